@@ -1,0 +1,83 @@
+# The two commands of the README, and a few more for developers.
+#   make run    install what is missing, build, start sluiced on
+#               tcp://127.0.0.1:7711 with its data in ./data
+#   make test   install what is missing, build, run every test plainly and
+#               under AddressSanitizer + UndefinedBehaviorSanitizer
+# Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
+
+PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
+              libnng-dev libcmocka-dev beanstalkd
+BENCH_PKGS := gnuplot-nox
+JOBS       := $(shell nproc 2>/dev/null || echo 2)
+BUILD      := build
+ASAN       := build-asan
+LISTEN     ?= tcp://127.0.0.1:7711
+DATA       ?= ./data
+CTEST      := ctest --output-on-failure -j $(JOBS)
+
+.PHONY: all deps bench-deps build build-asan run test test-plain test-asan \
+        bench fuzz format format-check clean
+
+all: build
+
+# Installs, through apt, the Debian packages that are not installed yet.
+define apt_install
+	@missing=$$(for p in $(1); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
+			--no-install-recommends $$missing; \
+	fi
+endef
+
+deps:
+	$(call apt_install,$(PKGS))
+
+bench-deps: deps
+	$(call apt_install,$(BENCH_PKGS))
+
+$(BUILD)/Makefile: CMakeLists.txt | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+$(ASAN)/Makefile: CMakeLists.txt | deps
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN)/Makefile
+	cmake --build $(ASAN) -j $(JOBS)
+
+run: build
+	mkdir -p $(DATA)
+	exec $(BUILD)/bin/sluiced --data $(DATA) --listen $(LISTEN)
+
+test-plain: build
+	cd $(BUILD) && $(CTEST)
+
+test-asan: build-asan
+	cd $(ASAN) && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		SLUICE_SANITIZED=1 $(CTEST)
+
+test: test-plain test-asan
+
+bench: bench-deps build
+	bench/compare.sh
+
+fuzz:
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN) build-fuzz

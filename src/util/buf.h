@@ -1,0 +1,129 @@
+/* buf - a growable byte buffer with little-endian writers, and `rd`, a
+ * bounds-checked reader over borrowed bytes. Every codec (log records,
+ * queue record bodies, snapshots, wire messages) is built on these two, so
+ * the byte order and the bounds checks live in one place.
+ *
+ * Writers: a failed allocation sets `b->oom` and later writes do nothing;
+ * check it once at the end (buf_failed()). Readers: reading past the end
+ * sets `r->bad` and yields zeros; check it once at the end (rd_failed()).
+ * Neither ever reads or writes out of bounds. */
+#ifndef SLUICE_UTIL_BUF_H
+#define SLUICE_UTIL_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	bool oom;
+};
+
+void buf_init(struct buf *b);
+void buf_free(struct buf *b);  /* frees the bytes; b may be reused */
+void buf_reset(struct buf *b); /* len = 0, keeps the memory */
+bool buf_reserve(struct buf *b, size_t more); /* false (and oom) on ENOMEM */
+/* Appends `n` zero bytes and returns where they start, or NULL on ENOMEM. */
+uint8_t *buf_extend(struct buf *b, size_t n);
+void buf_put(struct buf *b, const void *p, size_t n);
+void buf_put_u8(struct buf *b, uint8_t v);
+void buf_put_u16(struct buf *b, uint16_t v);
+void buf_put_u32(struct buf *b, uint32_t v);
+void buf_put_u64(struct buf *b, uint64_t v);
+void buf_put_i64(struct buf *b, int64_t v);
+/* A u32 length followed by the bytes. */
+void buf_put_blob(struct buf *b, const void *p, size_t n);
+/* A u16 length followed by the bytes (n must be < 65536). */
+void buf_put_str16(struct buf *b, const char *s, size_t n);
+
+static inline bool
+buf_failed(const struct buf *b)
+{
+	return b->oom;
+}
+
+/* Little-endian loads and stores on raw memory (no bounds checks). */
+static inline void
+le_store_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void
+le_store_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void
+le_store_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t
+le_load_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t
+le_load_u32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+static inline uint64_t
+le_load_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+struct rd {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	bool bad;
+};
+
+static inline void
+rd_init(struct rd *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->len = len;
+	r->off = 0;
+	r->bad = false;
+}
+
+static inline size_t
+rd_left(const struct rd *r)
+{
+	return r->len - r->off;
+}
+
+static inline bool
+rd_failed(const struct rd *r)
+{
+	return r->bad;
+}
+
+uint8_t rd_u8(struct rd *r);
+uint16_t rd_u16(struct rd *r);
+uint32_t rd_u32(struct rd *r);
+uint64_t rd_u64(struct rd *r);
+int64_t rd_i64(struct rd *r);
+/* Borrows `n` bytes; NULL (and bad) when fewer are left. */
+const uint8_t *rd_bytes(struct rd *r, size_t n);
+/* A u32 length then the bytes; the length is checked against what is left
+ * and against `max`. The result borrows from the reader's memory. */
+const uint8_t *rd_blob(struct rd *r, size_t max, size_t *n);
+/* A u16 length then the bytes, as buf_put_str16 wrote them. */
+const char *rd_str16(struct rd *r, size_t max, size_t *n);
+
+#endif

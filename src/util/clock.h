@@ -1,0 +1,12 @@
+/* clock - the two clocks the server reads. Wall time (unix ms) stamps
+ * records and decides run_at; monotonic time measures durations. The queue
+ * never reads a clock itself: the caller passes `now` in. */
+#ifndef SLUICE_UTIL_CLOCK_H
+#define SLUICE_UTIL_CLOCK_H
+
+#include <stdint.h>
+
+int64_t clock_now_ms(void);  /* unix time, ms */
+int64_t clock_mono_ns(void); /* monotonic, ns */
+
+#endif

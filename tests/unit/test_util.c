@@ -1,0 +1,131 @@
+/* Tests of src/util: the byte buffer and reader every codec stands on, and
+ * the names of error codes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sluice.h"
+#include "t_lib.h"
+#include "util/buf.h"
+#include "util/fsutil.h"
+
+/* Values written with buf_put_* read back the same through rd_*. */
+static void
+test_buf_round_trips_every_width(void **state)
+{
+	struct buf b;
+	struct rd r;
+	size_t n;
+	const uint8_t *blob;
+	const char *s;
+
+	(void)state;
+	buf_init(&b);
+	buf_put_u8(&b, 0xab);
+	buf_put_u16(&b, 0xbeef);
+	buf_put_u32(&b, 0xdeadbeef);
+	buf_put_u64(&b, 0x0123456789abcdefULL);
+	buf_put_i64(&b, -42);
+	buf_put_blob(&b, "payload", 7);
+	buf_put_str16(&b, "tube", 4);
+	buf_put_blob(&b, NULL, 0);
+	assert_false(buf_failed(&b));
+
+	rd_init(&r, b.data, b.len);
+	assert_int_equal(rd_u8(&r), 0xab);
+	assert_int_equal(rd_u16(&r), 0xbeef);
+	assert_int_equal(rd_u32(&r), 0xdeadbeef);
+	assert_true(rd_u64(&r) == 0x0123456789abcdefULL);
+	assert_true(rd_i64(&r) == -42);
+	blob = rd_blob(&r, 100, &n);
+	assert_int_equal(n, 7);
+	assert_memory_equal(blob, "payload", 7);
+	s = rd_str16(&r, 200, &n);
+	assert_int_equal(n, 4);
+	assert_memory_equal(s, "tube", 4);
+	blob = rd_blob(&r, 100, &n);
+	assert_non_null(blob);
+	assert_int_equal(n, 0);
+	assert_int_equal(rd_left(&r), 0);
+	assert_false(rd_failed(&r));
+	buf_free(&b);
+}
+
+/* Reading past the end, or a length over its limit, fails without
+ * touching memory beyond the input. */
+static void
+test_rd_refuses_lengths_past_the_end(void **state)
+{
+	uint8_t in[6] = { 10, 0, 0, 0, 'a', 'b' };
+	struct rd r;
+	size_t n;
+
+	(void)state;
+	rd_init(&r, in, sizeof(in));
+	assert_null(rd_blob(&r, 100, &n));
+	assert_true(rd_failed(&r));
+
+	rd_init(&r, in, sizeof(in));
+	in[0] = 2;
+	assert_null(rd_blob(&r, 1, &n));
+	assert_true(rd_failed(&r));
+
+	rd_init(&r, in, 3);
+	assert_int_equal(rd_u32(&r), 0);
+	assert_true(rd_failed(&r));
+	assert_int_equal(rd_u8(&r), 0);
+}
+
+/* Every code has a name, and negated errno values are named by the OS. */
+static void
+test_strerror_names_every_code(void **state)
+{
+	(void)state;
+	for (int rc = 0; rc < SLUICE_ERRMAX_; rc++)
+		assert_string_not_equal(sluice_strerror(rc), "unknown error");
+	assert_string_equal(sluice_strerror(-ENOENT), strerror(ENOENT));
+	assert_string_equal(
+	    sluice_strerror(SLUICE_ERRMAX_ + 5), "unknown error");
+}
+
+/* fs_read_all returns what fs_pwrite_all wrote. */
+static void
+test_fs_write_then_read_back(void **state)
+{
+	const char *path = t_path(*state, "a/b/file");
+	char dir[512];
+	uint8_t *data;
+	size_t len;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", t_path(*state, "a/b"));
+	assert_int_equal(fs_mkdir_p(dir), 0);
+	path = t_path(*state, "a/b/file");
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_pwrite_all(fd, "hello", 5, 3), 0);
+	close(fd);
+	assert_int_equal(fs_sync_dir(dir), 0);
+	assert_int_equal(fs_read_all(path, &data, &len), 0);
+	assert_int_equal(len, 8);
+	assert_memory_equal(data + 3, "hello", 5);
+	free(data);
+	assert_int_equal(
+	    fs_read_all(t_path(*state, "missing"), &data, &len), -ENOENT);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_round_trips_every_width),
+		cmocka_unit_test(test_rd_refuses_lengths_past_the_end),
+		cmocka_unit_test(test_strerror_names_every_code),
+		cmocka_unit_test_setup_teardown(test_fs_write_then_read_back,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+	};
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}

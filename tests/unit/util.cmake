@@ -1,0 +1,1 @@
+sluice_test(util LIBS sluice_util)
