@@ -1,0 +1,412 @@
+/* snap - snapshot files; see snap.h for their life cycle.
+ *
+ * Byte layout (little-endian):
+ *
+ *   header, 64 bytes
+ *     0  u8[8] magic "SLUICESN"
+ *     8  u32   version (SNAP_VERSION)
+ *     12 u32   header size (64)
+ *     16 u64   lsn: the state after this record
+ *     24 u64   epoch of that record
+ *     32 i64   time (unix ms) the snapshot was started
+ *     40 u64   reserved, 0
+ *     48 u64   reserved, 0
+ *     56 u64   XXH3_64bits of bytes [0,56)
+ *   entries, each 8-byte aligned
+ *     0  u64   XXH3_64bits of bytes [8, 16 + len)
+ *     8  u32   len, bytes of data
+ *     12 u16   type; SNAP_ENTRY_END closes the file
+ *     14 u16   flags, 0
+ *     16 u8[len] data, then zeros to a multiple of 8
+ *   the end entry's data: u64 number of entries before it
+ *
+ * A snapshot is valid when the header checks, every entry's checksum
+ * matches, an end entry comes last with the right count, and nothing
+ * follows it, and padding is zero. Anything else is SLUICE_ECORRUPT at the
+ * offset where the check failed. To change the layout, bump SNAP_VERSION and
+ * teach snap_load the old version, or document that old snapshots must be
+ * removed (the log still holds everything after the previous one).
+ *
+ * The writer checksums each entry with a streaming XXH3 state on the stack
+ * and writes through the caller's buffer: nothing is allocated, so a forked
+ * child may use it. The reader maps the file and checks it in place. */
+#define XXH_STATIC_LINKING_ONLY
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "log/snap.h"
+#include "sluice.h"
+#include "util/buf.h"
+#include "util/fsutil.h"
+
+static const char snap_magic[8] = { 'S', 'L', 'U', 'I', 'C', 'E', 'S', 'N' };
+
+static size_t
+pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+int
+snap_path(char *out, size_t n, const char *dir, uint64_t lsn)
+{
+	int rc = snprintf(out, n, "%s/%020" PRIu64 ".snap", dir, lsn);
+
+	return rc < 0 || (size_t)rc >= n ? -ENAMETOOLONG : 0;
+}
+
+static int
+writer_flush(struct snap_writer *w)
+{
+	int rc;
+
+	if (w->len == 0)
+		return 0;
+	rc = fs_pwrite_all(w->fd, w->buf, w->len, w->off);
+	if (rc != 0)
+		return rc;
+	w->off += (int64_t)w->len;
+	w->len = 0;
+	return 0;
+}
+
+/* Copies bytes through the buffer, flushing when it fills; data larger than
+ * the buffer goes straight to the file. */
+static int
+writer_put(struct snap_writer *w, const void *p, size_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (n > w->cap - w->len) {
+		rc = writer_flush(w);
+		if (rc != 0)
+			return rc;
+	}
+	if (n > w->cap) {
+		rc = fs_pwrite_all(w->fd, p, n, w->off);
+		if (rc != 0)
+			return rc;
+		w->off += (int64_t)n;
+		return 0;
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+	return 0;
+}
+
+int
+snap_writer_open(struct snap_writer *w, const char *dir, uint64_t lsn,
+    uint64_t epoch, int64_t time, void *buf, size_t cap)
+{
+	uint8_t hdr[SNAP_HDR_SIZE] = { 0 };
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->buf = buf;
+	w->cap = cap;
+	if (cap < 4096)
+		return -EINVAL;
+	if (snprintf(w->dir, sizeof(w->dir), "%s", dir) >= (int)sizeof(w->dir))
+		return -ENAMETOOLONG;
+	rc = snap_path(w->path, sizeof(w->path), dir, lsn);
+	if (rc != 0)
+		return rc;
+	if (snprintf(w->tmp, sizeof(w->tmp), "%s.inprogress", w->path) >=
+	    (int)sizeof(w->tmp))
+		return -ENAMETOOLONG;
+	w->fd = open(w->tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (w->fd < 0)
+		return -errno;
+
+	memcpy(hdr, snap_magic, sizeof(snap_magic));
+	le_store_u32(hdr + 8, SNAP_VERSION);
+	le_store_u32(hdr + 12, SNAP_HDR_SIZE);
+	le_store_u64(hdr + 16, lsn);
+	le_store_u64(hdr + 24, epoch);
+	le_store_u64(hdr + 32, (uint64_t)time);
+	le_store_u64(hdr + 56, XXH3_64bits(hdr, 56));
+	rc = writer_put(w, hdr, sizeof(hdr));
+	if (rc != 0) {
+		snap_writer_abort(w);
+		return rc;
+	}
+	return 0;
+}
+
+int
+snap_writer_add(struct snap_writer *w, uint16_t type, const void *a,
+    size_t alen, const void *b, size_t blen)
+{
+	static const uint8_t zeros[8];
+	uint8_t hdr[SNAP_ENTRY_HDR_SIZE] = { 0 };
+	XXH3_state_t st;
+	size_t len = alen + blen;
+
+	if (w->err != 0)
+		return w->err;
+	if (alen > SNAP_ENTRY_MAX || blen > SNAP_ENTRY_MAX - alen) {
+		w->err = SLUICE_ELIMIT;
+		return w->err;
+	}
+	le_store_u32(hdr + 8, (uint32_t)len);
+	le_store_u16(hdr + 12, type);
+	XXH3_64bits_reset(&st);
+	XXH3_64bits_update(&st, hdr + 8, 8);
+	if (alen)
+		XXH3_64bits_update(&st, a, alen);
+	if (blen)
+		XXH3_64bits_update(&st, b, blen);
+	le_store_u64(hdr, XXH3_64bits_digest(&st));
+
+	if ((w->err = writer_put(w, hdr, sizeof(hdr))) != 0 ||
+	    (w->err = writer_put(w, a, alen)) != 0 ||
+	    (w->err = writer_put(w, b, blen)) != 0 ||
+	    (w->err = writer_put(w, zeros, pad8(len) - len)) != 0)
+		return w->err;
+	if (type != SNAP_ENTRY_END)
+		w->entries++;
+	return 0;
+}
+
+int
+snap_writer_commit(struct snap_writer *w)
+{
+	uint8_t end[8];
+	int rc;
+
+	le_store_u64(end, w->entries);
+	rc = snap_writer_add(w, SNAP_ENTRY_END, end, sizeof(end), NULL, 0);
+	if (rc == 0)
+		rc = writer_flush(w);
+	if (rc == 0 && fdatasync(w->fd) < 0)
+		rc = -errno;
+	if (rc != 0)
+		goto fail_abort;
+	if (close(w->fd) < 0) {
+		w->fd = -1;
+		rc = -errno;
+		goto fail_abort;
+	}
+	w->fd = -1;
+	if (rename(w->tmp, w->path) < 0) {
+		rc = -errno;
+		goto fail_abort;
+	}
+	return fs_sync_dir(w->dir);
+
+fail_abort:
+	snap_writer_abort(w);
+	return rc;
+}
+
+void
+snap_writer_abort(struct snap_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (w->tmp[0] != '\0')
+		unlink(w->tmp);
+	if (w->err == 0)
+		w->err = -ECANCELED;
+}
+
+int
+snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
+    struct snap_info *info, uint64_t *bad_off)
+{
+	size_t off = SNAP_HDR_SIZE;
+	uint64_t entries = 0;
+
+	*bad_off = 0;
+	if (size < SNAP_HDR_SIZE || memcmp(p, snap_magic, 8) != 0 ||
+	    le_load_u32(p + 8) != SNAP_VERSION ||
+	    le_load_u32(p + 12) != SNAP_HDR_SIZE ||
+	    le_load_u64(p + 56) != XXH3_64bits(p, 56))
+		return SLUICE_ECORRUPT;
+	info->lsn = le_load_u64(p + 16);
+	info->epoch = le_load_u64(p + 24);
+	info->time = (int64_t)le_load_u64(p + 32);
+	info->bytes = size;
+
+	for (;;) {
+		uint32_t len;
+		uint16_t type;
+		int rc;
+
+		*bad_off = off;
+		if (size - off < SNAP_ENTRY_HDR_SIZE)
+			return SLUICE_ECORRUPT;
+		len = le_load_u32(p + off + 8);
+		type = le_load_u16(p + off + 12);
+		if (len > SNAP_ENTRY_MAX ||
+		    size - off - SNAP_ENTRY_HDR_SIZE < pad8(len) ||
+		    le_load_u16(p + off + 14) != 0 ||
+		    le_load_u64(p + off) !=
+		        XXH3_64bits(p + off + 8, 8 + (size_t)len))
+			return SLUICE_ECORRUPT;
+		if (type == SNAP_ENTRY_END) {
+			if (len != 8 ||
+			    le_load_u64(p + off + SNAP_ENTRY_HDR_SIZE) !=
+			        entries ||
+			    off + SNAP_ENTRY_HDR_SIZE + 8 != size)
+				return SLUICE_ECORRUPT;
+			info->entries = entries;
+			return 0;
+		}
+		for (size_t i = len; i < pad8(len); i++) {
+			if (p[off + SNAP_ENTRY_HDR_SIZE + i] != 0)
+				return SLUICE_ECORRUPT;
+		}
+		if (fn != NULL) {
+			rc = fn(arg, type, p + off + SNAP_ENTRY_HDR_SIZE, len);
+			if (rc != 0)
+				return rc;
+		}
+		entries++;
+		off += SNAP_ENTRY_HDR_SIZE + pad8(len);
+	}
+}
+
+int
+snap_load(const char *path, snap_visit_fn *fn, void *arg,
+    struct snap_info *info, uint64_t *bad_off)
+{
+	struct snap_info si = { 0 };
+	uint64_t where = 0;
+	struct stat st;
+	void *map;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (st.st_size < SNAP_HDR_SIZE) {
+		close(fd);
+		if (bad_off != NULL)
+			*bad_off = 0;
+		return SLUICE_ECORRUPT;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	rc = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (rc != 0)
+		return rc;
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	rc = snap_parse(map, (size_t)st.st_size, fn, arg, &si, &where);
+	munmap(map, (size_t)st.st_size);
+	if (rc == SLUICE_ECORRUPT && bad_off != NULL)
+		*bad_off = where;
+	if (rc == 0 && info != NULL)
+		*info = si;
+	return rc;
+}
+
+/* Parses "%020llu.snap"; false for any other name. */
+static bool
+snap_name_lsn(const char *name, uint64_t *lsn)
+{
+	uint64_t v = 0;
+
+	if (strlen(name) != 25 || strcmp(name + 20, ".snap") != 0)
+		return false;
+	for (int i = 0; i < 20; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	*lsn = v;
+	return true;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+snap_list(const char *dir, uint64_t **lsns, size_t *n)
+{
+	uint64_t *v = NULL, lsn;
+	size_t len = 0, cap = 0;
+	struct dirent *e;
+	DIR *d;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (!snap_name_lsn(e->d_name, &lsn))
+			continue;
+		if (len == cap) {
+			uint64_t *nv;
+
+			cap = cap ? cap * 2 : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[len++] = lsn;
+	}
+	closedir(d);
+	if (len > 0)
+		qsort(v, len, sizeof(*v), cmp_u64);
+	*lsns = v;
+	*n = len;
+	return 0;
+}
+
+int
+snap_remove_before(const char *dir, uint64_t lsn)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	uint64_t v;
+	int rc = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		bool stale = n > 11 &&
+		    strcmp(e->d_name + n - 11, ".inprogress") == 0 &&
+		    strstr(e->d_name, ".snap") != NULL;
+
+		if (!stale && !(snap_name_lsn(e->d_name, &v) && v < lsn))
+			continue;
+		if (fs_join(path, sizeof(path), dir, e->d_name) != 0)
+			continue;
+		if (unlink(path) < 0 && rc == 0)
+			rc = -errno;
+	}
+	closedir(d);
+	if (rc == 0)
+		rc = fs_sync_dir(dir);
+	return rc;
+}

@@ -1,0 +1,1 @@
+sluice_fuzz(snap LIBS sluice_log)

@@ -1,0 +1,1 @@
+sluice_test(snap LIBS sluice_log)
