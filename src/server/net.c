@@ -1,0 +1,315 @@
+/* net - see net.h.
+ *
+ * A context goes round one cycle: RECV (nng waits for a request) → CORE
+ * (the core thread holds the request) → SEND (nng sends the answer) →
+ * RECV. Its aio's callback runs on an nng thread at the end of RECV and of
+ * SEND; the core thread moves it from CORE to SEND. The only state shared
+ * between threads is the event queue (a mutex-protected FIFO, signalled
+ * through an eventfd) and the idle count (atomic).
+ *
+ * The pool starts with NET_POOL_START contexts. When the core drains
+ * events and fewer than NET_POOL_LOW contexts are idle, it opens
+ * NET_POOL_STEP more, so a request never waits for a free context while
+ * others are parked in blocked takes. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include "server/net.h"
+#include "util/log.h"
+
+enum {
+	NET_POOL_START = 64,
+	NET_POOL_LOW = 16,
+	NET_POOL_STEP = 64,
+	NET_POOL_MAX = 1 << 16,
+	NET_NNG_ERR_BASE = 1000,
+};
+
+enum ctx_state { CTX_RECV, CTX_CORE, CTX_SEND };
+
+struct net_ctx {
+	struct net *net;
+	nng_ctx ctx;
+	nng_aio *aio;
+	enum ctx_state state;
+	struct net_ev ev; /* the request event; one per context */
+	struct net_ctx *all_next;
+};
+
+struct net {
+	nng_socket sock;
+	int efd;
+	pthread_mutex_t lock; /* guards head, tail */
+	struct net_ev *head, *tail;
+	struct net_ctx *all; /* every context, for net_close */
+	size_t total;
+	atomic_size_t idle;
+	atomic_bool closing;
+};
+
+const char *
+net_strerror(int rc)
+{
+	if (rc <= -NET_NNG_ERR_BASE)
+		return nng_strerror(-rc - NET_NNG_ERR_BASE);
+	return strerror(-rc);
+}
+
+static void
+ev_push(struct net *n, struct net_ev *ev)
+{
+	uint64_t one = 1;
+	bool was_empty;
+
+	ev->next = NULL;
+	pthread_mutex_lock(&n->lock);
+	was_empty = n->head == NULL;
+	if (was_empty)
+		n->head = ev;
+	else
+		n->tail->next = ev;
+	n->tail = ev;
+	pthread_mutex_unlock(&n->lock);
+	if (was_empty && write(n->efd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow here; nothing to do. */
+	}
+}
+
+static void
+ctx_recv(struct net_ctx *c)
+{
+	c->state = CTX_RECV;
+	atomic_fetch_add(&c->net->idle, 1);
+	nng_ctx_recv(c->ctx, c->aio);
+}
+
+static void
+ctx_cb(void *arg)
+{
+	struct net_ctx *c = arg;
+	struct net *n = c->net;
+	int rv = nng_aio_result(c->aio);
+
+	if (c->state == CTX_SEND) {
+		if (rv != 0)
+			nng_msg_free(nng_aio_get_msg(c->aio));
+		if (rv == NNG_ECLOSED || atomic_load(&n->closing))
+			return;
+		ctx_recv(c);
+		return;
+	}
+	/* CTX_RECV */
+	atomic_fetch_sub(&n->idle, 1);
+	if (rv != 0) {
+		if (rv == NNG_ECLOSED || atomic_load(&n->closing))
+			return;
+		/* A failed receive (e.g. a pipe closed mid-message): retry. */
+		ctx_recv(c);
+		return;
+	}
+	c->state = CTX_CORE;
+	c->ev.kind = NET_REQUEST;
+	c->ev.ctx = c;
+	c->ev.msg = nng_aio_get_msg(c->aio);
+	c->ev.session = nng_pipe_id(nng_msg_get_pipe(c->ev.msg));
+	ev_push(n, &c->ev);
+}
+
+static void
+pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct net *n = arg;
+	struct net_ev *e;
+
+	if (atomic_load(&n->closing))
+		return;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		/* Without the event a closed session would keep its leases
+		 * until their ttr: close the pipe so the client reconnects
+		 * rather than run unaccounted. */
+		log_err("net", "out of memory for a session event");
+		return;
+	}
+	e->kind =
+	    ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN : NET_SESSION_CLOSE;
+	e->session = nng_pipe_id(p);
+	ev_push(n, e);
+}
+
+static int
+pool_grow(struct net *n, size_t count)
+{
+	for (size_t i = 0; i < count && n->total < NET_POOL_MAX; i++) {
+		struct net_ctx *c = calloc(1, sizeof(*c));
+		int rv;
+
+		if (c == NULL)
+			return -ENOMEM;
+		c->net = n;
+		rv = nng_aio_alloc(&c->aio, ctx_cb, c);
+		if (rv == 0) {
+			rv = nng_ctx_open(&c->ctx, n->sock);
+			if (rv != 0)
+				nng_aio_free(c->aio);
+		}
+		if (rv != 0) {
+			free(c);
+			return -(NET_NNG_ERR_BASE + rv);
+		}
+		c->all_next = n->all;
+		n->all = c;
+		n->total++;
+		ctx_recv(c);
+	}
+	return 0;
+}
+
+int
+net_open(struct net **out, const char *url, size_t max_msg)
+{
+	struct net *n;
+	int rv, rc;
+
+	n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&n->lock, NULL);
+	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (n->efd < 0) {
+		rc = -errno;
+		goto fail_free;
+	}
+	rv = nng_rep0_open(&n->sock);
+	if (rv != 0) {
+		rc = -(NET_NNG_ERR_BASE + rv);
+		goto fail_efd;
+	}
+	if ((rv = nng_socket_set_size(n->sock, NNG_OPT_RECVMAXSZ, max_msg)) ||
+	    (rv = nng_pipe_notify(n->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, n)) ||
+	    (rv = nng_pipe_notify(n->sock, NNG_PIPE_EV_REM_POST, pipe_cb, n))) {
+		rc = -(NET_NNG_ERR_BASE + rv);
+		goto fail_sock;
+	}
+	rc = pool_grow(n, NET_POOL_START);
+	if (rc != 0)
+		goto fail_sock;
+	rv = nng_listen(n->sock, url, NULL, 0);
+	if (rv != 0) {
+		rc = -(NET_NNG_ERR_BASE + rv);
+		goto fail_sock;
+	}
+	*out = n;
+	return 0;
+
+fail_sock:
+	net_close(n);
+	return rc;
+fail_efd:
+	close(n->efd);
+fail_free:
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+	return rc;
+}
+
+void
+net_close(struct net *n)
+{
+	struct net_ev *ev, *next;
+	struct net_ctx *c;
+
+	if (n == NULL)
+		return;
+	atomic_store(&n->closing, true);
+	nng_close(n->sock);
+	/* nng_aio_free waits for a running callback to finish. */
+	for (c = n->all; c != NULL; c = c->all_next)
+		nng_aio_stop(c->aio);
+	for (ev = net_drain(n); ev != NULL; ev = next) {
+		next = ev->next;
+		net_ev_done(ev);
+	}
+	while ((c = n->all) != NULL) {
+		n->all = c->all_next;
+		nng_aio_free(c->aio);
+		nng_ctx_close(c->ctx);
+		free(c);
+	}
+	close(n->efd);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+int
+net_fd(const struct net *n)
+{
+	return n->efd;
+}
+
+struct net_ev *
+net_drain(struct net *n)
+{
+	struct net_ev *list;
+	uint64_t v;
+
+	if (read(n->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing was signalled; the list may still hold
+		 * events pushed between a read and the lock. */
+	}
+	pthread_mutex_lock(&n->lock);
+	list = n->head;
+	n->head = n->tail = NULL;
+	pthread_mutex_unlock(&n->lock);
+	if (!atomic_load(&n->closing) && atomic_load(&n->idle) < NET_POOL_LOW) {
+		int rc = pool_grow(n, NET_POOL_STEP);
+
+		if (rc != 0)
+			log_warn(
+			    "net", "cannot add contexts: %s", net_strerror(rc));
+	}
+	return list;
+}
+
+void
+net_ev_done(struct net_ev *ev)
+{
+	if (ev->kind == NET_REQUEST) {
+		if (ev->msg != NULL)
+			nng_msg_free(ev->msg);
+		ev->msg = NULL;
+		return; /* embedded in its context */
+	}
+	free(ev);
+}
+
+void
+net_reply(struct net *n, struct net_ctx *c, nng_msg *msg)
+{
+	(void)n;
+	c->state = CTX_SEND;
+	nng_aio_set_msg(c->aio, msg);
+	nng_ctx_send(c->ctx, c->aio);
+}
+
+void
+net_drop(struct net *n, struct net_ctx *c)
+{
+	(void)n;
+	ctx_recv(c);
+}
+
+void
+net_counts(const struct net *n, size_t *total, size_t *idle)
+{
+	*total = n->total;
+	*idle = atomic_load(&n->idle);
+}

@@ -1,0 +1,67 @@
+/* net - the client face of sluiced: an nng rep0 socket served through a
+ * pool of contexts that grows with the number of requests in progress, so
+ * hundreds of clients (blocked takes included) are served at once.
+ *
+ * nng's threads only receive, send and queue events; every decision is
+ * made by the one thread that owns the queue. That thread polls net_fd(),
+ * takes the waiting events with net_drain(), and answers each request with
+ * net_reply() (or net_drop()), in any order and at any later time.
+ *
+ * A session is an nng pipe: NET_SESSION_OPEN arrives before any request
+ * from that pipe, NET_SESSION_CLOSE after its last one. */
+#ifndef SLUICE_SERVER_NET_H
+#define SLUICE_SERVER_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+struct net;
+struct net_ctx;
+
+enum net_ev_kind { NET_REQUEST, NET_SESSION_OPEN, NET_SESSION_CLOSE };
+
+struct net_ev {
+	struct net_ev *next;
+	enum net_ev_kind kind;
+	uint32_t session;    /* the pipe's id */
+	struct net_ctx *ctx; /* NET_REQUEST: where to answer */
+	nng_msg *msg;        /* NET_REQUEST: the request, owned by the core */
+};
+
+/* Listens on `url` ("tcp://127.0.0.1:7711", "ipc:///path", ...). Messages
+ * longer than `max_msg` are refused by the transport (the connection is
+ * closed); enforce the protocol's own limit below that. Returns 0, -errno,
+ * or an nng error as -(1000 + code) (see net_strerror). */
+int net_open(struct net **out, const char *url, size_t max_msg);
+
+/* Stops listening, aborts everything in flight and frees it all. Events
+ * not yet drained are discarded (their messages freed). */
+void net_close(struct net *n);
+
+/* Readable (eventfd) while events are waiting. */
+int net_fd(const struct net *n);
+
+/* Takes every waiting event, oldest first, as a list linked through
+ * `next`. Each event belongs to the caller until net_ev_done(). */
+struct net_ev *net_drain(struct net *n);
+
+/* Frees an event (a request's msg too, unless the caller took it and set
+ * ev->msg to NULL). A request's context stays busy until it is answered. */
+void net_ev_done(struct net_ev *ev);
+
+/* Answers the request held by `ctx` with `msg`; net takes `msg` in every
+ * case. The context then receives again. */
+void net_reply(struct net *n, struct net_ctx *ctx, nng_msg *msg);
+
+/* Gives up a request without an answer (its session is gone). */
+void net_drop(struct net *n, struct net_ctx *ctx);
+
+/* Contexts in the pool, and how many are waiting for a request. */
+void net_counts(const struct net *n, size_t *total, size_t *idle);
+
+/* Names an error returned by net_open. */
+const char *net_strerror(int rc);
+
+#endif

@@ -1,0 +1,1 @@
+sluice_test(net LIBS sluice_server TIMEOUT 60)

@@ -1,0 +1,149 @@
+/* The server's network face: requests from many clients arrive as events
+ * tagged with their session, answers reach the client that asked, parked
+ * requests never starve new ones, and sessions report their end. */
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "server/net.h"
+#include "t_lib.h"
+
+enum { CLIENTS = 150, WAIT_MS = 5000 };
+
+/* Waits for events, up to `want` of kind `kind` or WAIT_MS, appending
+ * NET_REQUEST events to `reqs`. Returns how many of `kind` arrived. */
+static int
+collect(struct net *n, enum net_ev_kind kind, int want, struct net_ev **reqs,
+    int *nreq)
+{
+	int got = 0;
+
+	for (int spins = 0; got < want && spins < WAIT_MS / 10; spins++) {
+		struct pollfd pfd = { .fd = net_fd(n), .events = POLLIN };
+		struct net_ev *ev, *next;
+
+		poll(&pfd, 1, 10);
+		for (ev = net_drain(n); ev != NULL; ev = next) {
+			next = ev->next;
+			if (ev->kind == kind)
+				got++;
+			if (ev->kind == NET_REQUEST && reqs != NULL)
+				reqs[(*nreq)++] = ev;
+			else
+				net_ev_done(ev);
+		}
+	}
+	return got;
+}
+
+/* 150 clients each send a request; the server holds all of them at once
+ * (more than the initial pool), then answers each with its own body. */
+static void
+test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
+{
+	static struct net_ev *reqs[CLIENTS];
+	static nng_socket cli[CLIENTS];
+	static nng_aio *aio[CLIENTS];
+	char url[300];
+	struct net *n;
+	size_t total, idle;
+	int nreq = 0;
+
+	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
+	assert_int_equal(net_open(&n, url, 1 << 20), 0);
+	for (int i = 0; i < CLIENTS; i++) {
+		char body[32];
+		nng_msg *m;
+
+		assert_int_equal(nng_req0_open(&cli[i]), 0);
+		assert_int_equal(nng_dial(cli[i], url, NULL, 0), 0);
+		assert_int_equal(nng_aio_alloc(&aio[i], NULL, NULL), 0);
+		nng_aio_set_timeout(aio[i], WAIT_MS);
+		snprintf(body, sizeof(body), "req-%d", i);
+		assert_int_equal(nng_msg_alloc(&m, 0), 0);
+		assert_int_equal(nng_msg_append(m, body, strlen(body) + 1), 0);
+		nng_aio_set_msg(aio[i], m);
+		nng_send_aio(cli[i], aio[i]);
+	}
+	assert_int_equal(
+	    collect(n, NET_REQUEST, CLIENTS, reqs, &nreq), CLIENTS);
+	net_counts(n, &total, &idle);
+	assert_true(total >= CLIENTS);
+
+	/* Answer in reverse order, echoing the request body. */
+	for (int i = nreq - 1; i >= 0; i--) {
+		nng_msg *m;
+
+		assert_true(reqs[i]->session != 0);
+		assert_int_equal(nng_msg_alloc(&m, 0), 0);
+		assert_int_equal(nng_msg_append(m, nng_msg_body(reqs[i]->msg),
+		                     nng_msg_len(reqs[i]->msg)),
+		    0);
+		net_reply(n, reqs[i]->ctx, m);
+		net_ev_done(reqs[i]);
+	}
+	for (int i = 0; i < CLIENTS; i++) {
+		char want[32];
+		nng_msg *m;
+
+		nng_aio_wait(aio[i]);
+		assert_int_equal(nng_aio_result(aio[i]), 0);
+		nng_recv_aio(cli[i], aio[i]);
+		nng_aio_wait(aio[i]);
+		assert_int_equal(nng_aio_result(aio[i]), 0);
+		m = nng_aio_get_msg(aio[i]);
+		snprintf(want, sizeof(want), "req-%d", i);
+		assert_string_equal((char *)nng_msg_body(m), want);
+		nng_msg_free(m);
+	}
+	for (int i = 0; i < CLIENTS; i++) {
+		nng_aio_free(aio[i]);
+		nng_close(cli[i]);
+	}
+	net_close(n);
+}
+
+/* A client that connects and goes away yields one open and one close
+ * event with the same session id, and a request it left unanswered can be
+ * dropped. */
+static void
+test_sessions_report_open_and_close(void **state)
+{
+	struct net_ev *reqs[4];
+	char url[300];
+	struct net *n;
+	nng_socket s;
+	uint32_t session;
+	int nreq = 0;
+
+	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
+	assert_int_equal(net_open(&n, url, 1 << 20), 0);
+	assert_int_equal(nng_req0_open(&s), 0);
+	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
+	assert_int_equal(nng_send(s, "x", 1, 0), 0);
+	assert_int_equal(collect(n, NET_REQUEST, 1, reqs, &nreq), 1);
+	session = reqs[0]->session;
+	nng_close(s);
+	assert_int_equal(collect(n, NET_SESSION_CLOSE, 1, NULL, NULL), 1);
+	net_drop(n, reqs[0]->ctx);
+	net_ev_done(reqs[0]);
+	assert_true(session != 0);
+	net_close(n);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_parked_requests_grow_the_pool_and_answers_find_their_client,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_sessions_report_open_and_close, t_tmpdir_setup,
+		    t_tmpdir_teardown),
+	};
+	return cmocka_run_group_tests_name("net", tests, NULL, NULL);
+}
