@@ -1,0 +1,274 @@
+/* t_srv - see t_srv.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t_srv.h"
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+const char *
+t_bin(const char *name)
+{
+	static char path[PATH_MAX + 256];
+	char self[PATH_MAX];
+
+	if (strlen(name) > 200)
+		return name;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n < 0)
+		n = 0;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/%s", self, name);
+	return path;
+}
+
+int
+t_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd, port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+void
+t_srv_init(struct t_srv *s, const char *dir, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->port = t_free_port();
+	snprintf(s->url, sizeof(s->url), "tcp://127.0.0.1:%d", s->port);
+	snprintf(s->data, sizeof(s->data), "%s/%s", dir, name);
+	snprintf(s->log, sizeof(s->log), "%s.log", s->data);
+}
+
+static bool
+port_open(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)port);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void
+print_log(const struct t_srv *s)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(s->log, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	fprintf(stderr, "--- %s\n", s->log);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, stderr);
+	close(fd);
+}
+
+int
+t_srv_start(struct t_srv *s)
+{
+	const char *argv[T_SRV_MAX_ARGS + 8];
+	int argc = 0, fd;
+	pid_t pid;
+
+	argv[argc++] = t_bin("sluiced");
+	argv[argc++] = "--data";
+	argv[argc++] = s->data;
+	argv[argc++] = "--listen";
+	argv[argc++] = s->url;
+	for (int i = 0; i < T_SRV_MAX_ARGS && s->args[i] != NULL; i++)
+		argv[argc++] = s->args[i];
+	argv[argc] = NULL;
+
+	fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fd, STDERR_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fd);
+	s->pid = pid;
+	for (int i = 0; i < 1000; i++) {
+		if (port_open(s->port))
+			return 0;
+		if (!t_srv_alive(s))
+			break;
+		sleep_ms(10);
+	}
+	fprintf(stderr, "sluiced on %s did not start\n", s->url);
+	print_log(s);
+	t_srv_stop(s, SIGKILL);
+	return -1;
+}
+
+bool
+t_srv_alive(struct t_srv *s)
+{
+	int status;
+
+	if (s->pid <= 0)
+		return false;
+	if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+		s->pid = 0;
+		return false;
+	}
+	return true;
+}
+
+int
+t_srv_stop(struct t_srv *s, int sig)
+{
+	int status;
+
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, sig);
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			s->pid = 0;
+			return status;
+		}
+		sleep_ms(10);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	s->pid = 0;
+	return -1;
+}
+
+/* Reads what is available from fd into buf at *len (keeping a NUL). */
+static bool
+drain(int fd, char *buf, size_t cap, size_t *len)
+{
+	char scratch[4096];
+	ssize_t n = read(fd, scratch, sizeof(scratch));
+
+	if (n <= 0)
+		return false;
+	if (buf != NULL && cap > 0) {
+		size_t room = cap - 1 - *len;
+		size_t take = (size_t)n < room ? (size_t)n : room;
+
+		memcpy(buf + *len, scratch, take);
+		*len += take;
+		buf[*len] = '\0';
+	}
+	return true;
+}
+
+int
+t_run(char *const argv[], const char *in, char *out, size_t outcap, char *err,
+    size_t errcap)
+{
+	int pin[2], pout[2], perr[2], status;
+	size_t olen = 0, elen = 0, ilen = in ? strlen(in) : 0, ioff = 0;
+	bool oopen = true, eopen = true;
+	pid_t pid;
+
+	if (out && outcap)
+		out[0] = '\0';
+	if (err && errcap)
+		err[0] = '\0';
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) ||
+	    pipe2(perr, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pin[0], 0);
+		dup2(pout[1], 1);
+		dup2(perr[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	if (ilen == 0) {
+		close(pin[1]);
+		pin[1] = -1;
+	}
+	for (int spins = 0; (oopen || eopen) && spins < 3000; spins++) {
+		struct pollfd p[3] = {
+			{ .fd = oopen ? pout[0] : -1, .events = POLLIN },
+			{ .fd = eopen ? perr[0] : -1, .events = POLLIN },
+			{ .fd = pin[1], .events = POLLOUT },
+		};
+
+		poll(p, 3, 10);
+		if (p[0].revents && !drain(pout[0], out, outcap, &olen))
+			oopen = false;
+		if (p[1].revents && !drain(perr[0], err, errcap, &elen))
+			eopen = false;
+		if (pin[1] >= 0 && (p[2].revents & (POLLOUT | POLLERR))) {
+			ssize_t n = write(pin[1], in + ioff, ilen - ioff);
+
+			if (n > 0)
+				ioff += (size_t)n;
+			if (n < 0 || ioff == ilen) {
+				close(pin[1]);
+				pin[1] = -1;
+			}
+		}
+	}
+	if (pin[1] >= 0)
+		close(pin[1]);
+	close(pout[0]);
+	close(perr[0]);
+	for (int i = 0; i < 3000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}

@@ -1,0 +1,50 @@
+/* t_srv - real sluiced processes for integration tests: start one on a
+ * free loopback port with its data in a test's directory, wait until it
+ * answers, kill it (SIGKILL or SIGTERM), restart it on the same port and
+ * data. Every wait is bounded. */
+#ifndef SLUICE_T_SRV_H
+#define SLUICE_T_SRV_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum { T_SRV_MAX_ARGS = 24 };
+
+struct t_srv {
+	pid_t pid; /* 0 when not running */
+	int port;
+	char url[64];                     /* tcp://127.0.0.1:PORT */
+	char data[512];                   /* --data */
+	char log[600];                    /* its stderr goes here (DATA.log) */
+	const char *args[T_SRV_MAX_ARGS]; /* extra arguments, NULL-ended */
+};
+
+/* Path of a built program (bin/NAME next to the test binary). */
+const char *t_bin(const char *name);
+
+/* A port on 127.0.0.1 that was free a moment ago. */
+int t_free_port(void);
+
+/* Fills `s` for a server with its data in `dir`/`name` on a fresh port.
+ * Extra arguments may be added to s->args before t_srv_start. */
+void t_srv_init(struct t_srv *s, const char *dir, const char *name);
+
+/* Starts sluiced and waits (up to 10 s) until it accepts connections.
+ * Returns 0, or -1 (its log is printed to stderr). */
+int t_srv_start(struct t_srv *s);
+
+/* Sends `sig` and waits up to 10 s for the process to end. Returns its
+ * wait status, or -1 if it did not end (it is then SIGKILLed). */
+int t_srv_stop(struct t_srv *s, int sig);
+
+/* True while the process runs. */
+bool t_srv_alive(struct t_srv *s);
+
+/* Runs a command line (argv, NULL-ended) with stdin from `in` (may be
+ * NULL), capturing up to outcap-1 bytes of stdout into out (NUL-ended;
+ * may be NULL) and of stderr into err (may be NULL). Returns the exit code,
+ * or -1 if it did not end within 30 s (then killed). */
+int t_run(char *const argv[], const char *in, char *out, size_t outcap,
+    char *err, size_t errcap);
+
+#endif
