@@ -181,7 +181,7 @@ snap_writer_add(struct snap_writer *w, uint16_t type, const void *a,
 }
 
 int
-snap_writer_commit(struct snap_writer *w)
+snap_writer_finish(struct snap_writer *w)
 {
 	uint8_t end[8];
 	int rc;
@@ -200,15 +200,37 @@ snap_writer_commit(struct snap_writer *w)
 		goto fail_abort;
 	}
 	w->fd = -1;
-	if (rename(w->tmp, w->path) < 0) {
-		rc = -errno;
-		goto fail_abort;
-	}
-	return fs_sync_dir(w->dir);
+	return 0;
 
 fail_abort:
 	snap_writer_abort(w);
 	return rc;
+}
+
+int
+snap_publish(const char *dir, uint64_t lsn)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	int rc = snap_path(path, sizeof(path), dir, lsn);
+
+	if (rc != 0)
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%s.inprogress", path);
+	if (rename(tmp, path) < 0)
+		return -errno;
+	return fs_sync_dir(dir);
+}
+
+int
+snap_writer_commit(struct snap_writer *w)
+{
+	int rc = snap_writer_finish(w);
+
+	if (rc == 0 && rename(w->tmp, w->path) < 0) {
+		rc = -errno;
+		unlink(w->tmp);
+	}
+	return rc == 0 ? fs_sync_dir(w->dir) : rc;
 }
 
 void

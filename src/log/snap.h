@@ -64,6 +64,16 @@ int snap_writer_add(struct snap_writer *w, uint16_t type, const void *a,
  * closed. Returns 0 or the first error. */
 int snap_writer_commit(struct snap_writer *w);
 
+/* The first half of commit: writes the end entry, syncs and closes, but
+ * leaves the file under its temporary name, for a writer (a forked child)
+ * whose snapshot may be published only later, by snap_publish(), once the
+ * log holds every record it covers. On failure the file is removed. */
+int snap_writer_finish(struct snap_writer *w);
+
+/* Renames the finished "<dir>/<lsn>.snap.inprogress" into place and syncs
+ * the directory. Returns 0 or -errno. */
+int snap_publish(const char *dir, uint64_t lsn);
+
 /* Closes the writer and removes the temporary file. */
 void snap_writer_abort(struct snap_writer *w);
 

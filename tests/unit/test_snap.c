@@ -170,6 +170,31 @@ test_list_and_remove_see_only_complete_snapshots(void **state)
 	free(lsns);
 }
 
+/* A finished but unpublished snapshot is invisible until published. */
+static void
+test_a_finished_snapshot_appears_only_when_published(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	static uint8_t buf[BUF_CAP];
+	struct snap_writer w;
+	struct snap_info info;
+	uint64_t *lsns;
+	size_t n;
+	char path[512];
+
+	assert_int_equal(snap_writer_open(&w, dir, 77, 2, 5, buf, BUF_CAP), 0);
+	assert_int_equal(snap_writer_add(&w, 4, "task", 4, "body", 4), 0);
+	assert_int_equal(snap_writer_finish(&w), 0);
+	assert_int_equal(snap_list(dir, &lsns, &n), 0);
+	assert_int_equal(n, 0);
+	free(lsns);
+	assert_int_equal(snap_publish(dir, 77), 0);
+	snap_path(path, sizeof(path), dir, 77);
+	assert_int_equal(snap_load(path, NULL, NULL, &info, NULL), 0);
+	assert_int_equal(info.entries, 1);
+	assert_int_equal(snap_publish(dir, 78), -ENOENT);
+}
+
 /* A visitor's error stops the load and is returned as it is. */
 static int
 stop_at_second(void *arg, uint16_t type, const void *data, size_t len)
@@ -214,6 +239,9 @@ main(void)
 		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_list_and_remove_see_only_complete_snapshots,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_finished_snapshot_appears_only_when_published,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_visitor_error_stops_the_load, t_tmpdir_setup,
