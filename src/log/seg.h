@@ -79,6 +79,7 @@ struct seg_reader {
 	uint64_t size; /* bytes in the file (or memory) */
 	uint8_t *buf;  /* window over the file: [buf_pos, buf_pos+buf_len) */
 	size_t cap;
+	size_t window; /* bytes read at a time; 0: 1 MiB */
 	uint64_t buf_pos;
 	size_t buf_len;
 	struct seg_hdr hdr;
@@ -109,7 +110,8 @@ int seg_reader_next(struct seg_reader *r, struct rec_view *out);
 /* Forgets the buffered window, so bytes appended since are seen. */
 void seg_reader_refresh(struct seg_reader *r);
 
-/* Closes the file and frees the window. Accepts a zeroed reader. */
+/* Closes the file and frees the window. Accepts a reader already closed
+ * or whose open failed. */
 void seg_reader_close(struct seg_reader *r);
 
 enum {
