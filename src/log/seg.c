@@ -1,0 +1,594 @@
+/* seg - one segment file: header, preallocation, reader, scan, cut.
+ *
+ * Header layout (64 bytes, little-endian):
+ *
+ *	 0  u64 magic      "SLUICEWL"
+ *	 8  u32 version    SEG_VERSION (1)
+ *	12  u32 hdr_size   64
+ *	16  u64 first_lsn  LSN of the first record; also the file name
+ *	24  u64 epoch      the writer's epoch when the segment was started
+ *	32  i64 created    unix ms
+ *	40  u64 size       bytes preallocated, header included
+ *	48  u64 reserved   0
+ *	56  u64 checksum   XXH3_64bits over bytes [0, 56)
+ *
+ * Records follow from offset 64, back to back, each 8-byte aligned; the
+ * space after the last one holds zeros (preallocation).
+ *
+ * Reading. The reader keeps a window of the file (1 MiB, more for a larger
+ * record) and decodes records in place. When a record fails the rule at
+ * offset X, the scan decides between a torn tail and corruption by
+ * looking at every 8-byte aligned offset after X for a record that
+ * validates AND could follow the last good one (its lsn is above the last
+ * good lsn by no more than the records that fit in between, its epoch is
+ * not lower). Without that second condition a task payload that happens to
+ * hold an encoded record, torn with its put, would stop start-up as
+ * "corruption". A record that validates but breaks the sequence at X
+ * itself (wrong lsn, lower epoch) is always corruption: no crash writes a
+ * whole, checksummed record with the wrong number.
+ *
+ *	- nothing but zeros after X: the clean end of the data;
+ *	- non-zero bytes but no such record: a torn tail, cut by zeroing
+ *	  X .. the last non-zero byte, then fdatasync (the space stays
+ *	  allocated and the file keeps its size);
+ *	- such a record at Y > X: corruption at X (SLUICE_ECORRUPT). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "log/seg.h"
+#include "sluice.h"
+#include "util/buf.h"
+#include "util/fault.h"
+#include "util/fsutil.h"
+
+enum {
+	WINDOW = 1 << 20, /* bytes read at a time */
+	ZERO_CHUNK = 1 << 20,
+	HDR_SUMMED = 56,
+};
+
+/* ---------------------------------------------------------------------
+ * Header and names
+ * ------------------------------------------------------------------- */
+
+void
+seg_hdr_encode(uint8_t *out, const struct seg_hdr *h)
+{
+	memset(out, 0, SEG_HDR_SIZE);
+	le_store_u64(out + 0, SEG_MAGIC);
+	le_store_u32(out + 8, h->version);
+	le_store_u32(out + 12, h->hdr_size);
+	le_store_u64(out + 16, h->first_lsn);
+	le_store_u64(out + 24, h->epoch);
+	le_store_u64(out + 32, (uint64_t)h->created);
+	le_store_u64(out + 40, h->size);
+	le_store_u64(out + 56, XXH3_64bits(out, HDR_SUMMED));
+}
+
+int
+seg_hdr_decode(const void *p, size_t avail, struct seg_hdr *out)
+{
+	const uint8_t *b = p;
+	struct seg_hdr h;
+
+	if (avail < SEG_HDR_SIZE || le_load_u64(b) != SEG_MAGIC)
+		return SLUICE_ECORRUPT;
+	h.version = le_load_u32(b + 8);
+	h.hdr_size = le_load_u32(b + 12);
+	h.first_lsn = le_load_u64(b + 16);
+	h.epoch = le_load_u64(b + 24);
+	h.created = (int64_t)le_load_u64(b + 32);
+	h.size = le_load_u64(b + 40);
+	h.checksum = le_load_u64(b + 56);
+	if (h.checksum != XXH3_64bits(b, HDR_SUMMED))
+		return SLUICE_ECORRUPT;
+	if (h.version != SEG_VERSION || h.hdr_size != SEG_HDR_SIZE ||
+	    h.first_lsn == 0 || h.size < SEG_HDR_SIZE)
+		return SLUICE_ECORRUPT;
+	*out = h;
+	return 0;
+}
+
+void
+seg_name(char *out, uint64_t first_lsn)
+{
+	snprintf(
+	    out, SEG_NAME_MAX, "%020llu.wal", (unsigned long long)first_lsn);
+}
+
+bool
+seg_parse_name(const char *name, uint64_t *first_lsn)
+{
+	uint64_t v = 0;
+
+	if (strlen(name) != 24 || strcmp(name + 20, ".wal") != 0)
+		return false;
+	for (int i = 0; i < 20; i++) {
+		unsigned d = (unsigned)(name[i] - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*first_lsn = v;
+	return true;
+}
+
+int
+seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn)
+{
+	char name[SEG_NAME_MAX];
+
+	seg_name(name, first_lsn);
+	return fs_join(out, n, dir, name);
+}
+
+/* ---------------------------------------------------------------------
+ * Creating and cutting
+ * ------------------------------------------------------------------- */
+
+static int
+write_zeros(int fd, uint64_t off, uint64_t len)
+{
+	uint8_t *zeros;
+	int rc = 0;
+
+	zeros = calloc(1, len < ZERO_CHUNK ? (size_t)len + 1 : ZERO_CHUNK);
+	if (zeros == NULL)
+		return -ENOMEM;
+	while (len > 0 && rc == 0) {
+		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
+
+		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
+		off += n;
+		len -= n;
+	}
+	free(zeros);
+	return rc;
+}
+
+static int
+fault_rc(int effect)
+{
+	return effect < 0 ? effect : -EIO;
+}
+
+int
+seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd_out)
+{
+	int fd, rc, f;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	f = FAULT_HIT(FAULT_SEG_ALLOC);
+	if (f != 0) {
+		rc = fault_rc(f);
+		goto fail_alloc;
+	}
+	if (fallocate(fd, 0, 0, (off_t)size) < 0) {
+		rc = -errno;
+		if (rc != -EOPNOTSUPP)
+			goto fail_alloc;
+		/* No fallocate here (tmpfs of old, some FUSE): zeros
+		 * written below allocate the space just as well. */
+		zero_fill = true;
+	}
+	if (zero_fill) {
+		rc = write_zeros(fd, 0, size);
+		if (rc != 0)
+			goto fail_alloc;
+	}
+	if (fdatasync(fd) < 0) {
+		rc = -errno;
+		goto fail_alloc;
+	}
+	*fd_out = fd;
+	return 0;
+
+fail_alloc:
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+int
+seg_cut(const char *path, uint64_t off, uint64_t len)
+{
+	int fd, rc, f;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = FAULT_HIT(FAULT_SEG_CUT);
+	if (f != 0) {
+		rc = fault_rc(f);
+		goto out;
+	}
+	rc = write_zeros(fd, off, len);
+	if (rc == 0 && fdatasync(fd) < 0)
+		rc = -errno;
+out:
+	close(fd);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Reader
+ * ------------------------------------------------------------------- */
+
+int
+seg_reader_open(struct seg_reader *r, const char *path)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (fstat(r->fd, &st) < 0) {
+		int rc = -errno;
+
+		close(r->fd);
+		r->fd = -1;
+		return rc;
+	}
+	r->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+void
+seg_reader_init_mem(struct seg_reader *r, const void *data, size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = "(memory)";
+	r->fd = -1;
+	r->mem = data;
+	r->size = len;
+}
+
+void
+seg_reader_close(struct seg_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->buf);
+	r->buf = NULL;
+	r->cap = 0;
+	r->buf_len = 0;
+}
+
+void
+seg_reader_refresh(struct seg_reader *r)
+{
+	struct stat st;
+
+	r->buf_len = 0;
+	if (r->fd >= 0 && fstat(r->fd, &st) == 0)
+		r->size = (uint64_t)st.st_size;
+}
+
+/* Points *p at offset `off`, with *got >= min(need, bytes left) bytes
+ * readable there (0 at or past the end). */
+static int
+peek(struct seg_reader *r, uint64_t off, size_t need, const uint8_t **p,
+    size_t *got)
+{
+	uint64_t left;
+	size_t n;
+	int rc;
+
+	if (off >= r->size) {
+		*p = NULL;
+		*got = 0;
+		return 0;
+	}
+	left = r->size - off;
+	if (r->mem != NULL) {
+		*p = r->mem + off;
+		*got = left > SIZE_MAX ? SIZE_MAX : (size_t)left;
+		return 0;
+	}
+	if (need > left)
+		need = (size_t)left;
+	if (r->buf_len > 0 && off >= r->buf_pos &&
+	    off + need <= r->buf_pos + r->buf_len) {
+		*p = r->buf + (off - r->buf_pos);
+		*got = (size_t)(r->buf_pos + r->buf_len - off);
+		return 0;
+	}
+	n = r->window ? r->window : WINDOW;
+	if (need > n)
+		n = need;
+	if (n > left)
+		n = (size_t)left;
+	if (n > r->cap) {
+		uint8_t *nb = realloc(r->buf, n);
+
+		if (nb == NULL)
+			return -ENOMEM;
+		r->buf = nb;
+		r->cap = n;
+	}
+	r->buf_len = 0;
+	rc = fs_pread_all(r->fd, r->buf, n, (int64_t)off);
+	if (rc != 0)
+		return rc;
+	r->buf_pos = off;
+	r->buf_len = n;
+	*p = r->buf;
+	*got = n;
+	return 0;
+}
+
+/* Decodes the record at `off`, reading as much of it as the file has. */
+static int
+decode_at(struct seg_reader *r, uint64_t off, struct rec_view *v)
+{
+	const uint8_t *p;
+	size_t got, need = REC_HDR_SIZE;
+	int rc;
+
+	rc = peek(r, off, need, &p, &got);
+	if (rc != 0)
+		return rc;
+	if (got >= sizeof(uint32_t)) {
+		uint32_t len = le_load_u32(p);
+
+		if (len >= REC_HDR_SIZE && len <= REC_MAX_LEN)
+			need = rec_size(len - REC_HDR_SIZE);
+		if (got < need) {
+			rc = peek(r, off, need, &p, &got);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return (int)rec_decode(p, got, v);
+}
+
+int
+seg_reader_hdr(struct seg_reader *r)
+{
+	const uint8_t *p;
+	size_t got;
+	int rc;
+
+	rc = peek(r, 0, SEG_HDR_SIZE, &p, &got);
+	if (rc != 0)
+		return rc;
+	rc = seg_hdr_decode(p, got, &r->hdr);
+	if (rc != 0)
+		return rc;
+	r->hdr_ok = true;
+	r->off = SEG_HDR_SIZE;
+	r->next_lsn = r->hdr.first_lsn;
+	r->epoch = r->hdr.epoch;
+	return 0;
+}
+
+int
+seg_reader_next(struct seg_reader *r, struct rec_view *out)
+{
+	int rc = decode_at(r, r->off, out);
+
+	if (rc != REC_VALID)
+		return rc;
+	if (out->hdr.lsn != r->next_lsn) {
+		out->why = REC_WHY_LSN;
+		return REC_INVALID;
+	}
+	if (out->hdr.epoch < r->epoch) {
+		out->why = REC_WHY_EPOCH;
+		return REC_INVALID;
+	}
+	r->off += out->size;
+	r->next_lsn++;
+	r->epoch = out->hdr.epoch;
+	r->nrec++;
+	return REC_VALID;
+}
+
+/* ---------------------------------------------------------------------
+ * Scan
+ * ------------------------------------------------------------------- */
+
+/* What lies after a bad record at `start`. */
+struct tail {
+	uint64_t valid_off; /* a record that could follow; 0 if none */
+	uint64_t nz_end;    /* past the last non-zero byte; `start` if none */
+};
+
+/* True when the 8 bytes at `p` could start a record: checked before the
+ * full decode so that zeros and most garbage cost one load. */
+static bool
+plausible_start(const uint8_t *p)
+{
+	uint32_t len = le_load_u32(p);
+
+	return len >= REC_HDR_SIZE && len <= REC_MAX_LEN &&
+	    le_load_u16(p + 4) != 0 && p[6] == REC_VERSION && p[7] == 0;
+}
+
+/* Looks at every 8-byte aligned offset from `start` to the end. A record
+ * found at `off` counts only if it could follow `last_lsn` (0: any lsn)
+ * with epoch >= `epoch`: at most one record per REC_HDR_SIZE bytes lies
+ * between. */
+static int
+scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
+    uint64_t epoch, bool any_lsn, struct tail *t)
+{
+	uint64_t off = start;
+
+	t->valid_off = 0;
+	t->nz_end = start;
+	while (off < r->size) {
+		const uint8_t *p;
+		size_t got, i;
+		int rc;
+
+		rc = peek(r, off, 8, &p, &got);
+		if (rc != 0)
+			return rc;
+		for (i = 0; i + 8 <= got; i += 8) {
+			struct rec_view v;
+			uint64_t at = off + i, most;
+			uint64_t w = le_load_u64(p + i);
+
+			if (w == 0)
+				continue;
+			/* Past the highest non-zero byte of the word. */
+			t->nz_end =
+			    at + (uint64_t)(63 - __builtin_clzll(w)) / 8 + 1;
+			if (!plausible_start(p + i))
+				continue;
+			rc = decode_at(r, at, &v);
+			if (rc < 0)
+				return rc;
+			/* decode_at may have moved the window. */
+			rc = peek(r, at, 8, &p, &got);
+			if (rc != 0)
+				return rc;
+			off = at;
+			i = 0;
+			if (v.why != REC_WHY_NONE || v.hdr.epoch < epoch)
+				continue;
+			most = last_lsn + 1 + (at - start) / REC_HDR_SIZE;
+			if (any_lsn ||
+			    (v.hdr.lsn > last_lsn && v.hdr.lsn <= most)) {
+				t->valid_off = at;
+				return 0;
+			}
+		}
+		if (i < got) {
+			/* Fewer than 8 bytes left at the very end. */
+			for (size_t j = i; j < got; j++)
+				if (p[j] != 0)
+					t->nz_end = off + j + 1;
+			i = got;
+		}
+		off += i;
+	}
+	if (t->nz_end > r->size)
+		t->nz_end = r->size;
+	return 0;
+}
+
+static int
+scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
+    rec_visit_fn *visit, void *arg, struct seg_scan *out)
+{
+	struct seg_scan s;
+	struct rec_view v;
+	struct tail t;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.size = r->size;
+	rc = seg_reader_hdr(r);
+	if (rc < 0)
+		return rc;
+	if (rc == SLUICE_ECORRUPT) {
+		/* A header that does not parse: a creation cut short if
+		 * nothing that could be a record of it follows. */
+		rc = scan_tail(r, SEG_HDR_SIZE, name_lsn ? name_lsn - 1 : 0, 0,
+		    name_lsn == 0, &t);
+		if (rc != 0)
+			return rc;
+		if (t.valid_off != 0) {
+			s.bad_off = 0;
+			s.good_off = t.valid_off;
+			*out = s;
+			return SLUICE_ECORRUPT;
+		}
+		s.hdr_bad = true;
+		s.last_lsn = name_lsn ? name_lsn - 1 : 0;
+		*out = s;
+		return 0;
+	}
+	s.hdr = r->hdr;
+	for (;;) {
+		rc = seg_reader_next(r, &v);
+		if (rc < 0)
+			return rc;
+		if (rc != REC_VALID)
+			break;
+		if (visit != NULL && v.hdr.lsn >= from_lsn) {
+			rc = visit(&v.hdr, v.body, arg);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	s.end = r->off;
+	s.nrec = r->nrec;
+	s.last_lsn = r->next_lsn - 1;
+	s.last_epoch = r->epoch;
+	s.why = v.why;
+	if (v.why == REC_WHY_LSN || v.why == REC_WHY_EPOCH) {
+		s.bad_off = s.good_off = r->off;
+		*out = s;
+		return SLUICE_ECORRUPT;
+	}
+	rc = scan_tail(r, r->off, s.last_lsn, r->epoch, false, &t);
+	if (rc != 0)
+		return rc;
+	if (t.valid_off != 0) {
+		s.bad_off = r->off;
+		s.good_off = t.valid_off;
+		*out = s;
+		return SLUICE_ECORRUPT;
+	}
+	if (t.nz_end > s.end) {
+		s.torn = true;
+		s.torn_bytes = t.nz_end - s.end;
+	} else {
+		s.why = REC_WHY_NONE;
+	}
+	if (s.torn && (flags & SEG_SCAN_CUT) && r->mem == NULL) {
+		rc = seg_cut(r->path, s.end, s.torn_bytes);
+		if (rc != 0)
+			return rc;
+		s.cut = true;
+	}
+	*out = s;
+	return 0;
+}
+
+int
+seg_scan(const char *path, uint64_t from_lsn, unsigned flags,
+    rec_visit_fn *visit, void *arg, struct seg_scan *out)
+{
+	struct seg_reader r;
+	const char *base = strrchr(path, '/');
+	uint64_t name_lsn = 0;
+	int rc;
+
+	if (!seg_parse_name(base ? base + 1 : path, &name_lsn))
+		name_lsn = 0;
+	rc = seg_reader_open(&r, path);
+	if (rc != 0)
+		return rc;
+	rc = scan(&r, name_lsn, from_lsn, flags, visit, arg, out);
+	seg_reader_close(&r);
+	return rc;
+}
+
+int
+seg_scan_mem(const void *data, size_t len, uint64_t from_lsn,
+    rec_visit_fn *visit, void *arg, struct seg_scan *out)
+{
+	struct seg_reader r;
+	int rc;
+
+	seg_reader_init_mem(&r, data, len);
+	rc = scan(&r, 0, from_lsn, 0, visit, arg, out);
+	seg_reader_close(&r);
+	return rc;
+}

@@ -1,0 +1,152 @@
+/* seg - one log segment file: a 64-byte header, then records back to back
+ * (layout in docs/log-format.md). Named "%020llu.wal" after the LSN of its
+ * first record and preallocated to its full size, so unused space reads
+ * as zeros. Append-only; only recovery shortens it, by zeroing a torn tail
+ * at a record boundary (seg_cut).
+ *
+ * The reader checks every record with rec_decode() and the sequence rules:
+ * the first record carries the header's first_lsn, each next one lsn + 1,
+ * and epochs never go down. When a record fails, every later 8-byte
+ * aligned offset is tried: nothing valid there means a torn tail (a write
+ * the crash interrupted); a valid record means corruption. */
+#ifndef SLUICE_LOG_SEG_H
+#define SLUICE_LOG_SEG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/rec.h"
+
+enum {
+	SEG_HDR_SIZE = 64,
+	SEG_VERSION = 1,
+	SEG_NAME_MAX = 32,           /* "%020llu.wal" and its NUL fit */
+	SEG_ALIGN = 4096,            /* segment sizes are multiples of it */
+	SEG_SIZE_MIN = 64 << 10,     /* 64 KiB */
+	SEG_SIZE_DEFAULT = 64 << 20, /* 64 MiB */
+};
+
+/* "SLUICEWL" as a little-endian u64. */
+#define SEG_MAGIC 0x4c57454349554c53ULL
+
+/* The decoded segment header. */
+struct seg_hdr {
+	uint32_t version;   /* SEG_VERSION */
+	uint32_t hdr_size;  /* SEG_HDR_SIZE */
+	uint64_t first_lsn; /* the LSN of the first record, also the name */
+	uint64_t epoch;     /* the writer's epoch when it was created */
+	int64_t created;    /* unix ms */
+	uint64_t size;      /* bytes preallocated, header included */
+	uint64_t checksum;  /* XXH3_64bits over bytes [0, 56) */
+};
+
+/* Writes the header's 64 bytes (computing the checksum) into `out`. */
+void seg_hdr_encode(uint8_t *out, const struct seg_hdr *h);
+
+/* Decodes a header. Returns 0, or SLUICE_ECORRUPT when fewer than 64
+ * bytes are given or magic, version, size or checksum are wrong. */
+int seg_hdr_decode(const void *p, size_t avail, struct seg_hdr *out);
+
+/* "%020llu.wal" into `out` (at least SEG_NAME_MAX bytes). */
+void seg_name(char *out, uint64_t first_lsn);
+
+/* True when `name` is exactly a segment name; *first_lsn gets its LSN. */
+bool seg_parse_name(const char *name, uint64_t *first_lsn);
+
+/* "dir/%020llu.wal". Returns 0 or -ENAMETOOLONG. */
+int seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn);
+
+/* Creates `path` (which must not exist), allocates `size` bytes and, with
+ * `zero_fill`, writes zeros over them, then fdatasyncs it (the directory
+ * is the caller's to sync). Writing the zeros once here turns the extents
+ * into written ones, so later fdatasyncs need not update metadata
+ * (docs/benchmarks.md). On success *fd is open read-write; on failure the
+ * file is removed. Returns 0 or -errno (-ENOSPC when the disk is full).
+ * Fault point FAULT_SEG_ALLOC. */
+int seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd);
+
+/* Zeroes `len` bytes at `off` and fdatasyncs: how a torn tail is cut
+ * while the preallocated space stays. Returns 0 or -errno. Fault point
+ * FAULT_SEG_CUT. */
+int seg_cut(const char *path, uint64_t off, uint64_t len);
+
+/* Reads a segment record by record, from a file or from memory. */
+struct seg_reader {
+	const char *path; /* borrowed, for messages; "(memory)" */
+	int fd;           /* -1 when reading memory */
+	const uint8_t *mem;
+	uint64_t size; /* bytes in the file (or memory) */
+	uint8_t *buf;  /* window over the file: [buf_pos, buf_pos+buf_len) */
+	size_t cap;
+	size_t window; /* bytes read at a time; 0: 1 MiB */
+	uint64_t buf_pos;
+	size_t buf_len;
+	struct seg_hdr hdr;
+	uint64_t off;      /* offset of the next record */
+	uint64_t next_lsn; /* the LSN the next record must carry */
+	uint64_t epoch;    /* the lowest epoch it may carry */
+	uint64_t nrec;     /* records read */
+	bool hdr_ok;
+};
+
+/* Opens `path` read-only (the reader borrows `path`). Returns 0 or -errno.
+ * The header is read by seg_reader_hdr(). */
+int seg_reader_open(struct seg_reader *r, const char *path);
+
+/* A reader over `len` borrowed bytes holding a whole segment. */
+void seg_reader_init_mem(struct seg_reader *r, const void *data, size_t len);
+
+/* Reads and checks the header; positions at the first record. Returns 0,
+ * SLUICE_ECORRUPT (bad header), or -errno. */
+int seg_reader_hdr(struct seg_reader *r);
+
+/* Reads the record at r->off. Returns REC_VALID (and advances), REC_END,
+ * REC_INVALID (out->why says why, including REC_WHY_LSN and REC_WHY_EPOCH
+ * for a valid record out of sequence), or -errno. `*out`'s body is
+ * borrowed until the next call. */
+int seg_reader_next(struct seg_reader *r, struct rec_view *out);
+
+/* Forgets the buffered window, so bytes appended since are seen. */
+void seg_reader_refresh(struct seg_reader *r);
+
+/* Closes the file and frees the window. Accepts a reader already closed
+ * or whose open failed. */
+void seg_reader_close(struct seg_reader *r);
+
+enum {
+	SEG_SCAN_CUT = 1 << 0, /* zero a torn tail and fdatasync */
+};
+
+/* What seg_scan() found. */
+struct seg_scan {
+	struct seg_hdr hdr;  /* valid unless hdr_bad */
+	bool hdr_bad;        /* the header does not parse and nothing valid
+	                      * follows it: a creation the crash cut short */
+	uint64_t last_lsn;   /* hdr.first_lsn - 1 when there is no record */
+	uint64_t last_epoch; /* of the last record, else the header's */
+	uint64_t nrec;       /* valid records (visited or not) */
+	uint64_t end;        /* offset after the last valid record */
+	uint64_t size;       /* bytes in the file */
+	bool torn;           /* non-zero bytes after `end`, none valid */
+	uint64_t torn_bytes; /* from `end` to past the last non-zero byte */
+	enum rec_why why;    /* why the record at `end` failed, or NONE */
+	bool cut;            /* the torn bytes were zeroed and synced */
+	uint64_t bad_off;    /* SLUICE_ECORRUPT: the first bad record */
+	uint64_t good_off;   /* SLUICE_ECORRUPT: a valid record after it */
+};
+
+/* Visits, in order, every record of `path` whose lsn >= `from_lsn`, and
+ * checks all of them. Returns 0; a non-zero value returned by `visit`;
+ * -errno on I/O failure; SLUICE_ECORRUPT when a bad record (or a bad
+ * header) is followed by a valid record. `*out` is written on success and
+ * on SLUICE_ECORRUPT (it then says where: bad_off, good_off, last_lsn).
+ * With SEG_SCAN_CUT a torn tail is zeroed (seg_cut). Does not log. */
+int seg_scan(const char *path, uint64_t from_lsn, unsigned flags,
+    rec_visit_fn *visit, void *arg, struct seg_scan *out);
+
+/* seg_scan() over a segment held in memory (never cuts). */
+int seg_scan_mem(const void *data, size_t len, uint64_t from_lsn,
+    rec_visit_fn *visit, void *arg, struct seg_scan *out);
+
+#endif

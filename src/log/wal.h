@@ -1,0 +1,175 @@
+/* wal - the log writer: group commit through io_uring.
+ *
+ * Used by ONE thread (the server's queue thread); nothing here blocks
+ * except wal_open, wal_sync, wal_prealloc_wait and wal_close. The cycle
+ * of an event-loop turn:
+ *
+ *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
+ *	                                          moves; reply to clients up
+ *	                                          to wal_durable_lsn(w)
+ *	requests                  -> wal_append()  copies the record into the
+ *	                                          batch being filled, assigns
+ *	                                          its LSN
+ *	end of turn               -> wal_submit(w) one write (+ fdatasync) of
+ *	                                          the whole batch, when none
+ *	                                          is in flight
+ *
+ * While one batch is in flight the next one fills. A spare segment is
+ * preallocated ahead of time by a background thread; rotation to it never
+ * waits for the disk. Any failed write or fdatasync poisons the writer:
+ * nothing more is reported durable, appends fail with SLUICE_ELOG, and
+ * the node must restart (recovery cuts whatever was not durable). */
+#ifndef SLUICE_LOG_WAL_H
+#define SLUICE_LOG_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/logdir.h"
+#include "log/rec.h"
+
+enum wal_fsync {
+	WAL_FSYNC_ALWAYS,   /* fdatasync before a record is durable */
+	WAL_FSYNC_INTERVAL, /* written is durable; fdatasync at most every
+	                     * interval_ms, so that much is at risk */
+	WAL_FSYNC_NEVER,    /* written is durable; the OS syncs when it
+	                     * likes */
+};
+
+struct wal_config {
+	const char *dir; /* created when missing */
+	enum wal_fsync fsync;
+	uint32_t interval_ms; /* WAL_FSYNC_INTERVAL; 0 means 1 */
+	uint64_t seg_size;    /* 0: SEG_SIZE_DEFAULT; else a multiple of
+	                       * SEG_ALIGN >= SEG_SIZE_MIN */
+	unsigned prealloc;    /* spare segments kept ready; 0: 1 */
+	bool no_zero_fill;    /* preallocate with fallocate only (slower
+	                       * fdatasync; see docs/benchmarks.md) */
+};
+
+enum {
+	WAL_NEW_WORK = 1 << 0, /* wal_append: this record creates work (a
+	                        * put); refused with SLUICE_ENOSPC rather than
+	                        * eat into the reserved space */
+	WAL_HIST_BUCKETS = 16, /* commit latency histogram */
+};
+
+struct wal;
+
+/* Opens the writer on cfg->dir, continuing after `end` (from logdir_scan
+ * with LOGDIR_CUT; NULL or an end without a segment: a new segment starts
+ * at end->last_lsn + 1, or LSN 1). Spare files of an earlier run are
+ * removed. Epoch: end->epoch, or 1 for a new log. Returns 0, SLUICE_EINVAL
+ * (bad config or end), -errno (e.g. -ENOSPC creating the first segment,
+ * or io_uring unavailable). On success the caller owns *out. */
+int wal_open(const struct wal_config *cfg, const struct logdir_end *end,
+    struct wal **out);
+
+/* Finishes what is in flight, fdatasyncs what was written (unless
+ * poisoned), stops the preallocator, closes. Returns 0, SLUICE_ELOG when
+ * the writer is (or became) poisoned, SLUICE_ETIMEDOUT when the disk did
+ * not answer within 30 s. Accepts NULL. */
+int wal_close(struct wal *w);
+
+/* Copies a record of `type` (1..99 or >= 100 for log records), `time`
+ * (unix ms) and `len` body bytes into the batch being filled; *lsn gets
+ * its LSN. `flags`: WAL_NEW_WORK. Never blocks. Returns 0; SLUICE_EINVAL
+ * (type 0, unknown flags); SLUICE_ETOOBIG (the record cannot fit in a
+ * segment); SLUICE_ENOSPC (WAL_NEW_WORK and the space left would not cover
+ * the reservation; or no preallocated segment to rotate into); SLUICE_ELOG
+ * (poisoned); -ENOMEM. Nothing is appended on failure. */
+int wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
+    size_t len, unsigned flags, uint64_t *lsn);
+
+/* A follower's append: the record exactly as the leader wrote it. hdr->lsn
+ * must be the next LSN and hdr->epoch >= the current epoch (which becomes
+ * hdr->epoch). Returns as wal_append, or SLUICE_EINVAL for a wrong lsn,
+ * SLUICE_EEPOCH for a lower epoch. */
+int wal_append_rec(
+    struct wal *w, const struct rec_hdr *hdr, const void *body, unsigned flags);
+
+/* Starts epoch `epoch` (> the current one): appends a REC_EPOCH record
+ * carrying it (*lsn); every later record carries it. Returns as
+ * wal_append, or SLUICE_EEPOCH when `epoch` is not higher. */
+int wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn);
+
+uint64_t wal_epoch(const struct wal *w);
+
+/* Bytes of log space that must stay available for records that live
+ * tasks will still need (their ack, release, fail...). Appends with
+ * WAL_NEW_WORK are refused when they would leave less than that in the
+ * preallocated space; other appends may use it. The preallocator keeps
+ * enough spare segments to cover it when the disk allows. */
+void wal_set_reserved(struct wal *w, uint64_t bytes);
+
+/* Starts the write of the batch being filled when no batch is in flight.
+ * Call at the end of every event-loop turn. Returns 0, SLUICE_ELOG. */
+int wal_submit(struct wal *w);
+
+/* Readable when wal_reap has something to do (an eventfd: completions
+ * and the preallocator signal it). Owned by the writer. */
+int wal_fd(const struct wal *w);
+
+/* Processes every completion waiting, without blocking: moves the durable
+ * LSN, submits the next queued batch, takes up new spare segments.
+ * Returns 0, or SLUICE_ELOG when the writer is poisoned. */
+int wal_reap(struct wal *w);
+
+/* The highest LSN that may be reported to clients: written and synced
+ * under WAL_FSYNC_ALWAYS, written otherwise. Never moves after a failure.
+ */
+uint64_t wal_durable_lsn(const struct wal *w);
+
+/* The LSN of the last record appended (0 when none). */
+uint64_t wal_last_lsn(const struct wal *w);
+
+bool wal_poisoned(const struct wal *w);
+
+/* Blocks until everything appended is written and fdatasynced (whatever
+ * the policy), or `timeout_ms` passed. Returns 0, SLUICE_ELOG,
+ * SLUICE_ETIMEDOUT. For shutdown, snapshots and tests. */
+int wal_sync(struct wal *w, int64_t timeout_ms);
+
+/* Blocks until the preallocator has as many spare segments as it wants,
+ * has failed, or `timeout_ms` passed. Returns 0 when it has them, the
+ * preallocator's error (-ENOSPC...), SLUICE_ETIMEDOUT. For tests and
+ * benchmarks. */
+int wal_prealloc_wait(struct wal *w, int64_t timeout_ms);
+
+/* Removes segments whose records all have lsn < `lsn` (the newest
+ * snapshot's LSN + 1), except the newest `keep` of them (followers may
+ * still need them) and the segment being written. Synchronous unlinks
+ * and one directory sync; call after a snapshot, not per request.
+ * Returns the number of segments removed (>= 0), or -errno. */
+int wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep);
+
+/* Counters for metrics. */
+struct wal_stats {
+	uint64_t records;        /* appended */
+	uint64_t bytes;          /* written to segments, headers included */
+	uint64_t batches;        /* writes submitted (one per batch) */
+	uint64_t batch_max;      /* most records in one batch */
+	uint64_t fsyncs;         /* fdatasyncs completed */
+	uint64_t segments;       /* segments in the directory */
+	uint64_t rotations;      /* segments started by rotation */
+	uint64_t removed;        /* segments removed */
+	uint64_t spares;         /* preallocated segments ready */
+	uint64_t alloc_failures; /* preallocations that failed */
+	uint64_t enospc;         /* appends refused with SLUICE_ENOSPC */
+	uint64_t last_lsn;
+	uint64_t durable_lsn;
+	uint64_t synced_lsn; /* written and fdatasynced */
+	uint64_t epoch;
+	uint64_t reserved;
+	uint64_t avail; /* bytes left in the current and spare segments */
+	bool poisoned;
+	/* Commit latency (submit to fdatasync done, or to write done when
+	 * there is no fdatasync): bucket i counts latencies below
+	 * 2^i * 16 us; the last bucket counts all longer ones. */
+	uint64_t commit_hist[WAL_HIST_BUCKETS];
+};
+
+void wal_stats(const struct wal *w, struct wal_stats *out);
+
+#endif

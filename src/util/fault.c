@@ -1,0 +1,68 @@
+/* fault - see fault.h. Only built into sluice_fault, with SLUICE_FAULT
+ * defined; production libraries never link it. Each point has an armed
+ * call number and a counter; both atomic, as the WAL's preallocator
+ * thread and the test thread hit points concurrently. */
+#include <stdatomic.h>
+
+#include "util/fault.h"
+
+#ifndef SLUICE_FAULT
+#error "fault.c is built only with SLUICE_FAULT"
+#endif
+
+struct fault {
+	atomic_uint calls;
+	atomic_uint fired;
+	atomic_uint nth; /* 0: disarmed */
+	atomic_int effect;
+	atomic_bool sticky;
+};
+
+static struct fault faults[FAULT_POINT_COUNT];
+
+void
+fault_arm(enum fault_point point, unsigned nth, int effect, bool sticky)
+{
+	struct fault *f = &faults[point];
+
+	atomic_store(&f->nth, 0);
+	atomic_store(&f->calls, 0);
+	atomic_store(&f->fired, 0);
+	atomic_store(&f->effect, effect);
+	atomic_store(&f->sticky, sticky);
+	atomic_store(&f->nth, nth);
+}
+
+void
+fault_reset(void)
+{
+	for (int i = 0; i < FAULT_POINT_COUNT; i++)
+		fault_arm((enum fault_point)i, 0, 0, false);
+}
+
+unsigned
+fault_calls(enum fault_point point)
+{
+	return atomic_load(&faults[point].calls);
+}
+
+unsigned
+fault_fired(enum fault_point point)
+{
+	return atomic_load(&faults[point].fired);
+}
+
+int
+fault_hit(enum fault_point point)
+{
+	struct fault *f = &faults[point];
+	unsigned call = atomic_fetch_add(&f->calls, 1) + 1;
+	unsigned nth = atomic_load(&f->nth);
+
+	if (nth == 0 || call < nth)
+		return 0;
+	if (call > nth && !atomic_load(&f->sticky))
+		return 0;
+	atomic_fetch_add(&f->fired, 1);
+	return atomic_load(&f->effect);
+}

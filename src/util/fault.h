@@ -1,0 +1,56 @@
+/* fault - named fault-injection points for tests of the I/O paths.
+ *
+ * Compiled in only when SLUICE_FAULT is defined (the sluice_log_fault
+ * library of the fault test): in every other build FAULT_HIT(point) is the
+ * constant 0 and no fault code exists in the binary. A test arms a point
+ * to fail its Nth call from now with an effect; the code at the point
+ * calls FAULT_HIT and, when it returns non-zero, behaves as if the system
+ * call had failed that way. Counters are atomic: the WAL's preallocator
+ * thread hits points too. */
+#ifndef SLUICE_UTIL_FAULT_H
+#define SLUICE_UTIL_FAULT_H
+
+#include <stdbool.h>
+
+enum fault_point {
+	FAULT_WAL_WRITE,  /* a write of a batch (io_uring) */
+	FAULT_WAL_FSYNC,  /* an fdatasync of a segment or fsync of the dir */
+	FAULT_WAL_RENAME, /* activating a spare segment (rename) */
+	FAULT_SEG_ALLOC,  /* preallocating a segment (fallocate) */
+	FAULT_SEG_CUT,    /* zeroing a torn tail */
+	FAULT_POINT_COUNT
+};
+
+enum {
+	FAULT_SHORT = 1, /* effect: a short write (about half is written) */
+};
+
+#ifdef SLUICE_FAULT
+
+/* Makes the `nth` call (1 = the next one) of `point` fail with `effect`:
+ * a negated errno (-EIO, -ENOSPC) or FAULT_SHORT. With `sticky`, every
+ * later call fails too (a disk that stays full). Resets the point's
+ * count. */
+void fault_arm(enum fault_point point, unsigned nth, int effect, bool sticky);
+
+/* Disarms every point and zeroes the counters. */
+void fault_reset(void);
+
+/* Calls of `point` since it was armed or reset. */
+unsigned fault_calls(enum fault_point point);
+
+/* Times `point` fired since it was armed or reset. */
+unsigned fault_fired(enum fault_point point);
+
+/* Counts a call of `point`; returns 0, or the effect when it fires. */
+int fault_hit(enum fault_point point);
+
+#define FAULT_HIT(point) fault_hit(point)
+
+#else
+
+#define FAULT_HIT(point) 0
+
+#endif
+
+#endif

@@ -1,0 +1,4 @@
+# Tests of src/log.
+sluice_test(rec LIBS sluice_log TIMEOUT 30)
+sluice_test(seg LIBS sluice_log TIMEOUT 30)
+sluice_test(logdir LIBS sluice_log TIMEOUT 30)
