@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -52,6 +53,7 @@ struct net {
 	struct net_ctx *all; /* every context, for net_close */
 	size_t total;
 	atomic_size_t idle;
+	atomic_size_t sending;
 	atomic_bool closing;
 };
 
@@ -99,6 +101,7 @@ ctx_cb(void *arg)
 	int rv = nng_aio_result(c->aio);
 
 	if (c->state == CTX_SEND) {
+		atomic_fetch_sub(&n->sending, 1);
 		if (rv != 0)
 			nng_msg_free(nng_aio_get_msg(c->aio));
 		if (rv == NNG_ECLOSED || atomic_load(&n->closing))
@@ -294,7 +297,7 @@ net_ev_done(struct net_ev *ev)
 void
 net_reply(struct net *n, struct net_ctx *c, nng_msg *msg)
 {
-	(void)n;
+	atomic_fetch_add(&n->sending, 1);
 	c->state = CTX_SEND;
 	nng_aio_set_msg(c->aio, msg);
 	nng_ctx_send(c->ctx, c->aio);
@@ -305,6 +308,15 @@ net_drop(struct net *n, struct net_ctx *c)
 {
 	(void)n;
 	ctx_recv(c);
+}
+
+void
+net_quiesce(struct net *n, int timeout_ms)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	for (int i = 0; i < timeout_ms && atomic_load(&n->sending) > 0; i++)
+		nanosleep(&ts, NULL);
 }
 
 void

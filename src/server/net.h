@@ -58,6 +58,10 @@ void net_reply(struct net *n, struct net_ctx *ctx, nng_msg *msg);
 /* Gives up a request without an answer (its session is gone). */
 void net_drop(struct net *n, struct net_ctx *ctx);
 
+/* Waits up to `timeout_ms` until every answer given to net_reply has
+ * been handed to the transport (shutdown). */
+void net_quiesce(struct net *n, int timeout_ms);
+
 /* Contexts in the pool, and how many are waiting for a request. */
 void net_counts(const struct net *n, size_t *total, size_t *idle);
 

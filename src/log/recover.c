@@ -1,0 +1,205 @@
+/* recover - see recover.h.
+ *
+ * Order of work:
+ *   1. list the snapshots; from the newest down, take the first whose
+ *      file checks out (snap_load without a visitor reads it once; the
+ *      second pass feeds the caller, so a damaged snapshot never leaves
+ *      half a state behind);
+ *   2. scan the log from snapshot LSN + 1 with logdir_scan, feeding each
+ *      record to the caller, stopping after `upto_lsn`;
+ *   3. when the log ends below the snapshot (possible only under the
+ *      interval and never fsync policies, whose unsynced tail a crash can
+ *      take while the snapshot was synced), the segments are all covered
+ *      by the snapshot: they are removed and the log starts anew after
+ *      the snapshot's LSN.
+ *
+ * A snapshot whose successor records the log no longer holds (segments
+ * removed after a newer snapshot, which is now damaged) cannot be used:
+ * that is SLUICE_ECORRUPT naming both. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/recover.h"
+#include "log/seg.h"
+#include "sluice.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+struct tail_ctx {
+	const struct recover_ops *ops;
+	void *arg;
+	uint64_t upto;
+	uint64_t applied;
+	uint64_t last_lsn;
+	uint64_t epoch;
+};
+
+/* A visitor's value that means "reached upto_lsn", not an error. */
+enum { RECOVER_STOP_ = -1000000 };
+
+static int
+tail_visit(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct tail_ctx *t = arg;
+	int rc;
+
+	if (t->upto != 0 && h->lsn > t->upto)
+		return RECOVER_STOP_;
+	if (t->ops->apply != NULL) {
+		rc = t->ops->apply(h, body, t->arg);
+		if (rc != 0)
+			return rc;
+	}
+	t->applied++;
+	t->last_lsn = h->lsn;
+	t->epoch = h->epoch;
+	return 0;
+}
+
+/* Picks the newest snapshot with a sound file, at or below `upto` (when
+ * set). Returns 0 with *lsn = 0 when there is none. */
+static int
+pick_snapshot(const char *dir, uint64_t upto, uint64_t *lsn, uint64_t *skipped)
+{
+	uint64_t *lsns = NULL;
+	size_t n = 0;
+	int rc;
+
+	*lsn = 0;
+	*skipped = 0;
+	rc = snap_list(dir, &lsns, &n);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc != 0)
+		return rc;
+	for (size_t i = n; i-- > 0;) {
+		char path[LOGDIR_PATH_MAX];
+		uint64_t bad = 0;
+
+		if (upto != 0 && lsns[i] > upto)
+			continue;
+		if (snap_path(path, sizeof(path), dir, lsns[i]) != 0)
+			continue;
+		rc = snap_load(path, NULL, NULL, NULL, &bad);
+		if (rc == 0) {
+			*lsn = lsns[i];
+			break;
+		}
+		log_err("recover",
+		    "snapshot %s is damaged at offset %" PRIu64
+		    " (%s); trying an older one",
+		    path, bad, sluice_strerror(rc));
+		(*skipped)++;
+	}
+	free(lsns);
+	return 0;
+}
+
+/* Removes every segment: all of them hold only records the snapshot
+ * covers. */
+static int
+drop_covered_segments(const char *dir)
+{
+	struct logdir ld = { 0 };
+	int rc = logdir_list(dir, &ld);
+
+	for (size_t i = 0; rc == 0 && i < ld.n; i++) {
+		char path[LOGDIR_PATH_MAX];
+
+		if (seg_path(path, sizeof(path), dir, ld.first[i]) == 0 &&
+		    unlink(path) < 0)
+			rc = -errno;
+	}
+	logdir_destroy(&ld);
+	return rc == 0 ? fs_sync_dir(dir) : rc;
+}
+
+int
+recover(const char *dir, unsigned flags, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out)
+{
+	struct tail_ctx t = { ops, arg, upto_lsn, 0, 0, 0 };
+	int64_t t0 = clock_mono_ns();
+	char path[LOGDIR_PATH_MAX];
+	struct snap_info si = { 0 };
+	uint64_t snap_lsn, from;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = pick_snapshot(dir, upto_lsn, &snap_lsn, &out->snaps_skipped);
+	if (rc != 0)
+		return rc;
+	if (snap_lsn != 0) {
+		snap_path(path, sizeof(path), dir, snap_lsn);
+		rc = snap_load(path, ops->snap_entry, arg, &si, NULL);
+		if (rc != 0) {
+			log_err("recover", "loading snapshot %s: %s", path,
+			    sluice_strerror(rc));
+			return rc;
+		}
+		out->snap_lsn = si.lsn;
+		out->snap_epoch = si.epoch;
+		out->snap_entries = si.entries;
+		t.last_lsn = si.lsn;
+		t.epoch = si.epoch;
+	}
+
+	from = snap_lsn + 1;
+	rc = logdir_scan(dir, from, (flags & RECOVER_CUT) ? LOGDIR_CUT : 0,
+	    tail_visit, &t, &out->end);
+	if (rc == RECOVER_STOP_) {
+		rc = 0;
+	} else if (rc == -ENOENT) {
+		log_err("recover",
+		    "the log no longer holds record %" PRIu64
+		    " (it starts later) and no snapshot covers it; "
+		    "run 'sluice-log verify %s'",
+		    from, dir);
+		rc = SLUICE_ECORRUPT;
+	} else if (rc == SLUICE_ECORRUPT) {
+		log_err("recover",
+		    "damaged log: %s at offset %" PRIu64 " after LSN %" PRIu64
+		    " (%s); run 'sluice-log verify %s', then 'sluice-log "
+		    "repair %s'",
+		    out->end.bad_path, out->end.bad_off, out->end.bad_lsn,
+		    out->end.bad_what ? out->end.bad_what : "bad record", dir,
+		    dir);
+	}
+	if (rc != 0)
+		return rc;
+
+	if (upto_lsn == 0 && snap_lsn != 0 && out->end.last_lsn < snap_lsn) {
+		log_warn("recover",
+		    "the log ends at LSN %" PRIu64 ", before snapshot %" PRIu64
+		    " (an unsynced tail was lost); the log restarts after the "
+		    "snapshot",
+		    out->end.last_lsn, snap_lsn);
+		if (flags & RECOVER_CUT) {
+			rc = drop_covered_segments(dir);
+			if (rc != 0)
+				return rc;
+		}
+		memset(&out->end, 0, sizeof(out->end));
+		out->end.last_lsn = snap_lsn;
+		out->end.epoch = si.epoch;
+		out->fresh_log = true;
+	}
+
+	out->records = t.applied;
+	out->last_lsn = t.last_lsn;
+	out->epoch = t.epoch != 0 ? t.epoch : out->end.epoch;
+	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
+	log_info("recover",
+	    "snapshot %" PRIu64 " (%" PRIu64 " entries) + %" PRIu64
+	    " records to LSN %" PRIu64 ", epoch %" PRIu64 ", in %" PRId64
+	    " ms%s",
+	    out->snap_lsn, out->snap_entries, out->records, out->last_lsn,
+	    out->epoch, out->elapsed_ms,
+	    out->end.torn ? "; torn tail cut" : "");
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* recover - rebuilds a node's state from its data directory: the newest
+ * valid snapshot, then every log record after it. The same path serves
+ * the server at start, `sluice-log state` and a follower that restarts.
+ *
+ * The state itself is the caller's: recovery hands it snapshot entries and
+ * then records through callbacks, and knows nothing of what they mean. */
+#ifndef SLUICE_LOG_RECOVER_H
+#define SLUICE_LOG_RECOVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "log/logdir.h"
+#include "log/rec.h"
+#include "log/snap.h"
+
+struct recover_ops {
+	/* Each entry of the chosen snapshot, in order. May be NULL. */
+	snap_visit_fn *snap_entry;
+	/* Each record after the snapshot (or from the first one), in
+	 * order, up to `upto_lsn`. May be NULL. */
+	rec_visit_fn *apply;
+};
+
+enum {
+	RECOVER_CUT = 1 << 0, /* cut a torn tail (the server does; the
+	                       * offline tool only when repairing) */
+};
+
+struct recover_result {
+	struct logdir_end end; /* where the log ends: for wal_open */
+	bool fresh_log;        /* the log must start anew at end.last_lsn
+	                        * + 1 (wal_open with this end) */
+	uint64_t snap_lsn;     /* the snapshot used; 0 when none */
+	uint64_t snap_epoch;
+	uint64_t snap_entries;
+	uint64_t snaps_skipped; /* newer snapshots that failed their check */
+	uint64_t records;       /* records applied after the snapshot */
+	uint64_t last_lsn;      /* the state's LSN: the last record applied, or
+	                         * the snapshot's */
+	uint64_t epoch;         /* the state's epoch */
+	int64_t elapsed_ms;
+};
+
+/* Rebuilds state from `dir`: the newest snapshot that passes its check
+ * (older ones are tried when a newer one is damaged, as long as the log
+ * still holds the records after them), then the log from there up to
+ * `upto_lsn` (0: to the end). With RECOVER_CUT a torn tail is cut. Logs
+ * what it did in one line, and any damage with its file and offset.
+ *
+ * Returns 0 and fills *out; SLUICE_ECORRUPT (damage in the log, or no
+ * usable snapshot although the log no longer starts at LSN 1); -errno;
+ * or a non-zero value returned by a callback. `*out` is written in every
+ * case, so the caller can name the damage (out->end.bad_*). */
+int recover(const char *dir, unsigned flags, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out);
+
+#endif
