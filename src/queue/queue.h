@@ -449,8 +449,8 @@ struct queue_stats {
 	struct queue_counters ctr;
 };
 
-/* Totals. O(1) (after the catch-up with now). Returns 0 or SLUICE_ENOMEM
- * (from the catch-up; *out is then as of the queue's clock). */
+/* Totals. O(1) (after the catch-up with now). Returns 0, SLUICE_EINVAL
+ * (now out of range) or SLUICE_ENOMEM (from the catch-up). */
 int queue_stats(struct queue *q, int64_t now, struct queue_stats *out);
 
 /* Tubes are numbered 0..queue_tube_count()-1 in creation order; a tube is
@@ -472,8 +472,9 @@ int queue_tube_stats(struct queue *q, int64_t now, const char *name,
 int queue_dump(const struct queue *q, struct buf *out);
 
 /* Checks every internal invariant (indexes, heaps, counts). O(n); for
- * tests and fuzzing. Returns 0 or SLUICE_ECORRUPT. */
-int queue_check(const struct queue *q);
+ * tests and fuzzing. Returns 0, or SLUICE_ECORRUPT with the failed
+ * condition in *why (a static string; why may be NULL). */
+int queue_check(const struct queue *q, const char **why);
 
 /* ---- Snapshots -------------------------------------------------------- */
 
