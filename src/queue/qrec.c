@@ -139,7 +139,8 @@ qrec_valid(const struct qrec *rec)
 
 	switch (rec->type) {
 	case QREC_PUT:
-		return p->id != 0 && p->ttr != 0 &&
+		/* The next id is id + 1: it must not wrap. */
+		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
 		    qrec_tube_valid(p->tube, p->tube_len) &&
 		    str_ok(p->key, p->key_len, QREC_KEY_MAX) &&
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&

@@ -37,7 +37,8 @@
  *   PAUSE    str16 tube, i64 until
  *
  * A body is valid when it has exactly this layout and its values are in
- * range: ids and ttr >= 1; leases >= 1 except the BURY of a task that was
+ * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
+ * leases >= 1 except the BURY of a task that was
  * not taken; times, periods in [0, QREC_TIME_MAX]; tube names 1-200 bytes
  * of [A-Za-z0-9_.:/-]; keys at most 200 bytes; error texts at most
  * QREC_ERROR_MAX; payloads at most QREC_PAYLOAD_MAX; booleans 0 or 1; the
