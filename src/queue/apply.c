@@ -1,0 +1,513 @@
+/* apply - changes the queue's state from a record (see queue.h for the
+ * transitions each record type makes).
+ *
+ * The live server, recovery and followers all come here, so the result
+ * depends only on the queue and (lsn, time, record): no clock, no
+ * configuration (records carry every derived value: run_at, dedup_ms,
+ * the outcome of a lease). Every function below first checks that the
+ * record fits the state - the task exists, is in a state the record can
+ * come from, holds the lease the record names, has or lacks a pending
+ * replacement as the outcome says - and returns SLUICE_ECORRUPT when it
+ * does not; then does every allocation (SLUICE_ENOMEM, undone); and only
+ * then commits, which cannot fail. So a failed apply changes nothing but
+ * the catch-up of the clock to the record's time, which only does what
+ * time would do anyway. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/qstate.h"
+#include "sluice.h"
+
+/* A copy of `len` bytes in *out (NULL when len is 0). */
+static int
+dup_bytes(const void *p, size_t len, char **out)
+{
+	*out = NULL;
+	if (len == 0)
+		return 0;
+	*out = malloc(len);
+	if (*out == NULL)
+		return SLUICE_ENOMEM;
+	memcpy(*out, p, len);
+	return 0;
+}
+
+static bool
+waiting(const struct task *t)
+{
+	return t->state == QUEUE_READY || t->state == QUEUE_DELAYED;
+}
+
+/* A new task that takes the place of `t` with new content: same id, tube,
+ * key and created_at; attempts 0, no error. Not placed, not indexed. */
+static struct task *
+rebuilt(const struct task *t, const void *payload, size_t len, uint32_t pri,
+    uint32_t ttr, uint32_t max_attempts, int64_t period, int64_t run_at,
+    int64_t time)
+{
+	struct task *nt = task_new(payload, len);
+
+	if (nt == NULL)
+		return NULL;
+	nt->id = t->id;
+	nt->tube = t->tube;
+	nt->created_at = t->created_at;
+	nt->updated_at = time;
+	nt->pri = pri;
+	nt->ttr = ttr;
+	nt->max_attempts = max_attempts;
+	nt->run_at = run_at;
+	if (task_has_key(t) || period != 0) {
+		if (task_ext_need(nt) != 0) {
+			task_free(nt);
+			return NULL;
+		}
+		nt->ext->period = period;
+	}
+	return nt;
+}
+
+/* Commits `nt` in place of `t` (leaving whatever state t was in). */
+static void
+swap_in(struct queue *q, struct task *t, struct task *nt, int state)
+{
+	qs_unplace(q, t);
+	qs_task_swap(q, t, nt);
+	qs_place(q, nt, state);
+	task_free(t);
+}
+
+static int
+apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
+{
+	struct keyent *ke = NULL, *newke = NULL;
+	struct tube *tb;
+	struct task *t;
+	bool created;
+	int state, rc;
+
+	if (p->id < q->next_id)
+		return SLUICE_ECORRUPT;
+	if (p->key_len > 0) {
+		ke = qs_key(q, p->key, p->key_len);
+		if (ke != NULL && ke->task != NULL)
+			return SLUICE_ECORRUPT;
+	}
+	t = task_new(p->payload, p->payload_len);
+	if (t == NULL)
+		return SLUICE_ENOMEM;
+	rc = SLUICE_ENOMEM;
+	if ((p->key_len > 0 || p->period != 0) && task_ext_need(t) != 0)
+		goto fail_alloc;
+	if (p->key_len > 0 && ke == NULL) {
+		newke = qs_keyent_new(q, p->key, p->key_len);
+		if (newke == NULL || qs_reserve_key(q) != 0)
+			goto fail_alloc;
+	}
+	if ((rc = qs_reserve_id(q)) != 0)
+		goto fail_alloc;
+	if ((rc = qs_tube_get(q, p->tube, p->tube_len, &tb, &created)) != 0)
+		goto fail_alloc;
+	state = qs_wait_state(q, p->run_at);
+	if ((rc = qs_reserve(q, tb, state, false, 0)) != 0)
+		goto fail_tube;
+
+	t->id = p->id;
+	t->tube = tb;
+	t->pri = p->pri;
+	t->ttr = p->ttr;
+	t->max_attempts = p->max_attempts;
+	t->run_at = p->run_at;
+	t->created_at = time;
+	t->updated_at = time;
+	idx_insert(&q->ids, t);
+	if (p->key_len > 0) {
+		if (ke != NULL) {
+			qs_dedup_unlink(q, ke);
+		} else {
+			ke = newke;
+			qs_key_insert(q, ke);
+		}
+		ke->task = t;
+		ke->id = t->id;
+		ke->expires = 0;
+		t->ext->key = ke;
+		q->nkeys++;
+	}
+	if (t->ext != NULL)
+		t->ext->period = p->period;
+	qs_place(q, t, state);
+	q->ntasks++;
+	q->next_id = p->id + 1;
+	QS_COUNT(q, tb, put);
+	return 0;
+
+fail_tube:
+	if (created)
+		qs_tube_undo(q, tb);
+fail_alloc:
+	free(newke);
+	task_free(t);
+	return rc;
+}
+
+static int
+apply_take(
+    struct queue *q, uint64_t lsn, int64_t time, const struct qrec_take *r)
+{
+	struct task *t = qs_task(q, r->id);
+	struct task_ext *e;
+	int rc;
+
+	/* Delayed too: the node that decided may have caught up with a
+	 * later clock than this one has. */
+	if (t == NULL || !waiting(t))
+		return SLUICE_ECORRUPT;
+	if ((rc = task_ext_need(t)) != 0)
+		return rc;
+	rc = qs_reserve(q, t->tube, QUEUE_TAKEN, !r->detached, r->session);
+	if (rc != 0) {
+		task_ext_trim(t);
+		return rc;
+	}
+	qs_unplace(q, t);
+	e = t->ext;
+	e->lease = lsn;
+	e->session = r->session;
+	e->detached = r->detached;
+	e->taken_at = time;
+	e->deadline = time + t->ttr;
+	if (t->attempts < UINT32_MAX)
+		t->attempts++;
+	t->updated_at = time;
+	qs_place(q, t, QUEUE_TAKEN);
+	QS_COUNT(q, t->tube, take);
+	return 0;
+}
+
+static void
+count_end(
+    struct queue *q, struct tube *tb, uint16_t type, const struct qrec_end *e)
+{
+	switch (type) {
+	case QREC_ACK:
+		QS_COUNT(q, tb, ack);
+		break;
+	case QREC_FAIL:
+		QS_COUNT(q, tb, fail);
+		break;
+	case QREC_RELEASE:
+		if (e->reason == QREC_BY_CLIENT)
+			QS_COUNT(q, tb, release);
+		break;
+	default:
+		break;
+	}
+	if (e->outcome == QREC_BURIED)
+		QS_COUNT(q, tb, bury);
+	if (e->reason == QREC_BY_TTR)
+		QS_COUNT(q, tb, ttr_expired);
+	else if (e->reason == QREC_BY_SESSION || e->reason == QREC_BY_RESTART)
+		QS_COUNT(q, tb, session_released);
+}
+
+/* Does the record's outcome fit the task? */
+static bool
+end_fits(uint16_t type, const struct task *t, const struct qrec_end *e)
+{
+	if (e->lease == 0) /* BURY of a task that is not taken */
+		return waiting(t);
+	if (t->state != QUEUE_TAKEN || t->ext->lease != e->lease)
+		return false;
+	if (task_has_repl(t) != (e->outcome == QREC_REPLACED))
+		return false;
+	if (type == QREC_ACK && e->outcome == QREC_WAIT)
+		return task_period(t) > 0;
+	return true;
+}
+
+/* ACK, RELEASE, FAIL and BURY: a lease ends (or an operator buries a
+ * waiting task), with the outcome the record names. */
+static int
+apply_end(
+    struct queue *q, uint16_t type, int64_t time, const struct qrec_end *e)
+{
+	struct task *t = qs_task(q, e->id), *nt;
+	struct tube *tb;
+	struct repl *rp;
+	char *err = NULL;
+	bool created;
+	int state, rc;
+
+	if (t == NULL || !end_fits(type, t, e))
+		return SLUICE_ECORRUPT;
+	tb = t->tube;
+	switch (e->outcome) {
+	case QREC_DELETED:
+		count_end(q, tb, type, e);
+		qs_task_destroy(q, t, time, e->dedup_ms);
+		return 0;
+
+	case QREC_WAIT:
+	case QREC_BURIED:
+		state = e->outcome == QREC_BURIED ? QUEUE_BURIED
+		                                  : qs_wait_state(q, e->run_at);
+		if (type == QREC_FAIL &&
+		    (rc = dup_bytes(e->text, e->text_len, &err)) != 0)
+			return rc;
+		if ((rc = qs_reserve(q, tb, state, false, 0)) != 0) {
+			free(err);
+			return rc;
+		}
+		qs_unplace(q, t);
+		if (e->outcome == QREC_WAIT)
+			t->run_at = e->run_at;
+		if (type == QREC_RELEASE)
+			t->pri = e->pri;
+		if (type == QREC_FAIL)
+			task_put_error(t, err, e->text_len);
+		if (type == QREC_ACK) { /* a recurring task's next run */
+			t->attempts = 0;
+			task_put_error(t, NULL, 0);
+		}
+		t->updated_at = time;
+		count_end(q, tb, type, e);
+		qs_place(q, t, state);
+		task_ext_trim(t);
+		return 0;
+
+	case QREC_MOVED:
+		rc = qs_tube_get(q, e->text, e->text_len, &tb, &created);
+		if (rc != 0)
+			return rc;
+		if ((rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
+			if (created)
+				qs_tube_undo(q, tb);
+			return rc;
+		}
+		count_end(q, t->tube, type, e);
+		qs_unplace(q, t);
+		t->tube = tb;
+		t->run_at = time;
+		t->attempts = 0;
+		t->updated_at = time;
+		task_put_error(t, NULL, 0);
+		qs_place(q, t, QUEUE_READY);
+		task_ext_trim(t);
+		return 0;
+
+	case QREC_REPLACED:
+		rp = t->ext->repl;
+		nt = rebuilt(t, rp->payload, rp->payload_len, rp->pri, rp->ttr,
+		    rp->max_attempts, rp->period,
+		    rp->run_at > time ? rp->run_at : time, time);
+		if (nt == NULL)
+			return SLUICE_ENOMEM;
+		state = qs_wait_state(q, nt->run_at);
+		if ((rc = qs_reserve(q, tb, state, false, 0)) != 0) {
+			task_free(nt);
+			return rc;
+		}
+		count_end(q, tb, type, e);
+		swap_in(q, t, nt, state);
+		return 0;
+	}
+	return SLUICE_ECORRUPT;
+}
+
+static int
+apply_touch(struct queue *q, int64_t time, const struct qrec_touch *r)
+{
+	struct task *t = qs_task(q, r->id);
+
+	if (t == NULL || t->state != QUEUE_TAKEN || t->ext->lease != r->lease)
+		return SLUICE_ECORRUPT;
+	t->ext->deadline = time + t->ttr;
+	t->updated_at = time;
+	heap_fix(&q->taken, t);
+	return 0;
+}
+
+static int
+apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
+{
+	struct task *t = qs_task(q, r->id);
+	int rc;
+
+	if (t == NULL || t->state == QUEUE_TAKEN)
+		return SLUICE_ECORRUPT;
+	if ((rc = qs_reserve(q, t->tube, QUEUE_READY, false, 0)) != 0)
+		return rc;
+	/* Ready from now on; a task already ready keeps its earlier time. */
+	if (t->state == QUEUE_BURIED || t->run_at > time)
+		t->run_at = time;
+	qs_unplace(q, t);
+	t->updated_at = time;
+	qs_place(q, t, QUEUE_READY);
+	QS_COUNT(q, t->tube, kick);
+	return 0;
+}
+
+static int
+apply_delete(struct queue *q, int64_t time, const struct qrec_delete *r)
+{
+	struct task *t = qs_task(q, r->id);
+
+	if (t == NULL)
+		return SLUICE_ECORRUPT;
+	QS_COUNT(q, t->tube, del);
+	qs_task_destroy(q, t, time, r->dedup_ms);
+	return 0;
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+	const struct task *x = *(struct task *const *)a;
+	const struct task *y = *(struct task *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
+{
+	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
+	struct heap *hs[3];
+	struct task **all;
+	size_t n = 0, total;
+
+	if (tb == NULL)
+		return SLUICE_ECORRUPT;
+	hs[0] = &tb->ready;
+	hs[1] = &tb->delayed;
+	hs[2] = &tb->buried;
+	total = (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
+	    tb->ntaken;
+	if (total == 0)
+		return 0;
+	all = malloc(total * sizeof(*all));
+	if (all == NULL)
+		return SLUICE_ENOMEM;
+	for (int h = 0; h < 3; h++)
+		for (uint32_t i = 0; i < hs[h]->len; i++)
+			all[n++] = hs[h]->item[i];
+	for (uint32_t i = 0; i < q->taken.len && n < total; i++) {
+		struct task *t = q->taken.item[i];
+
+		if (t->tube == tb)
+			all[n++] = t;
+	}
+	/* In id order, so keys enter the dedup list in a fixed order. */
+	qsort(all, n, sizeof(*all), by_id);
+	for (size_t i = 0; i < n; i++) {
+		QS_COUNT(q, tb, del);
+		qs_task_destroy(q, all[i], time, r->dedup_ms);
+	}
+	free(all);
+	return 0;
+}
+
+static int
+apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
+{
+	struct task *t = qs_task(q, r->id), *nt;
+	struct repl *rp;
+	int state, rc;
+
+	if (t == NULL || r->pending != (t->state == QUEUE_TAKEN))
+		return SLUICE_ECORRUPT;
+	if (r->pending) {
+		rp = repl_new(r->payload, r->payload_len);
+		if (rp == NULL)
+			return SLUICE_ENOMEM;
+		rp->pri = r->pri;
+		rp->ttr = r->ttr;
+		rp->max_attempts = r->max_attempts;
+		rp->run_at = r->run_at;
+		rp->period = r->period;
+		free(t->ext->repl);
+		t->ext->repl = rp;
+		t->updated_at = time;
+		QS_COUNT(q, t->tube, replace);
+		return 0;
+	}
+	nt = rebuilt(t, r->payload, r->payload_len, r->pri, r->ttr,
+	    r->max_attempts, r->period, r->run_at, time);
+	if (nt == NULL)
+		return SLUICE_ENOMEM;
+	state = qs_wait_state(q, nt->run_at);
+	if ((rc = qs_reserve(q, t->tube, state, false, 0)) != 0) {
+		task_free(nt);
+		return rc;
+	}
+	QS_COUNT(q, t->tube, replace);
+	swap_in(q, t, nt, state);
+	return 0;
+}
+
+static int
+apply_pause(struct queue *q, const struct qrec_pause *r)
+{
+	struct tube *tb;
+	bool created;
+	int rc;
+
+	if ((rc = qs_tube_get(q, r->tube, r->tube_len, &tb, &created)) != 0)
+		return rc;
+	qs_pause(q, tb, r->until > q->clock ? r->until : 0);
+	return 0;
+}
+
+int
+queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+{
+	int rc;
+
+	if (lsn <= q->lsn || time < 0 || time > QREC_TIME_MAX)
+		return SLUICE_ECORRUPT;
+	if (q->load.phase != 0 && !q->load.done)
+		return SLUICE_ECORRUPT; /* a snapshot is half loaded */
+	if (!qrec_valid(rec))
+		return SLUICE_ECORRUPT;
+	if ((rc = queue_tick(q, time)) != 0)
+		return rc;
+	switch (rec->type) {
+	case QREC_PUT:
+		rc = apply_put(q, time, &rec->u.put);
+		break;
+	case QREC_TAKE:
+		rc = apply_take(q, lsn, time, &rec->u.take);
+		break;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		rc = apply_end(q, rec->type, time, &rec->u.end);
+		break;
+	case QREC_TOUCH:
+		rc = apply_touch(q, time, &rec->u.touch);
+		break;
+	case QREC_KICK:
+		rc = apply_kick(q, time, &rec->u.kick);
+		break;
+	case QREC_DELETE:
+		rc = apply_delete(q, time, &rec->u.del);
+		break;
+	case QREC_FLUSH:
+		rc = apply_flush(q, time, &rec->u.flush);
+		break;
+	case QREC_REPLACE:
+		rc = apply_replace(q, time, &rec->u.replace);
+		break;
+	case QREC_PAUSE:
+		rc = apply_pause(q, &rec->u.pause);
+		break;
+	default:
+		rc = SLUICE_ECORRUPT;
+		break;
+	}
+	if (rc == 0)
+		q->lsn = lsn;
+	return rc;
+}

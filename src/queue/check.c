@@ -1,0 +1,192 @@
+/* check - verifies every invariant of the queue's structures (qstate.h):
+ * each task is where its state says and nowhere else, heaps are heaps,
+ * counts add up, keys, sessions and dedup entries point at each other.
+ * O(n); for tests and fuzzing, after every step if they like. */
+#include <string.h>
+
+#include "queue/qstate.h"
+#include "sluice.h"
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			if (why != NULL)                                       \
+				*why = #cond;                                  \
+			return SLUICE_ECORRUPT;                                \
+		}                                                              \
+	} while (0)
+
+static bool
+in_heap(const struct heap *h, const struct task *t, uint32_t pos)
+{
+	return pos < h->len && h->item[pos] == t;
+}
+
+static int
+check_task(const struct queue *q, const struct task *t, const char **why)
+{
+	const struct tube *tb = t->tube;
+	const struct task_ext *e = t->ext;
+
+	CHECK(t->id >= 1 && t->id < q->next_id);
+	CHECK(tb != NULL && tb->index < q->ntubes && q->tubes[tb->index] == tb);
+	CHECK(t->ttr >= 1);
+	switch (t->state) {
+	case QUEUE_READY:
+		CHECK(in_heap(&tb->ready, t, t->hpos));
+		CHECK(in_heap(&tb->age, t, t->apos));
+		CHECK(t->run_at <= q->clock);
+		break;
+	case QUEUE_DELAYED:
+		CHECK(in_heap(&tb->delayed, t, t->hpos));
+		CHECK(t->run_at > q->clock);
+		break;
+	case QUEUE_TAKEN:
+		CHECK(in_heap(&q->taken, t, t->hpos));
+		CHECK(e != NULL && e->taken);
+		CHECK(e->lease >= 1 && e->lease <= q->lsn);
+		CHECK(e->deadline >= e->taken_at);
+		break;
+	case QUEUE_BURIED:
+		CHECK(in_heap(&tb->buried, t, t->hpos));
+		break;
+	default:
+		CHECK(!"a known state");
+	}
+	if (t->state != QUEUE_READY)
+		CHECK(t->apos == HEAP_NONE);
+	if (e == NULL)
+		return 0;
+	CHECK(e->taken == (t->state == QUEUE_TAKEN));
+	CHECK(e->taken || e->error != NULL || e->period != 0 ||
+	    e->key != NULL || e->repl != NULL);
+	CHECK(e->repl == NULL || e->taken);
+	CHECK(e->error == NULL ||
+	    (e->error_len > 0 && e->error_len <= QREC_ERROR_MAX));
+	if (!e->taken)
+		CHECK(e->lease == 0 && e->sprev == NULL && e->snext == NULL);
+	if (e->key != NULL) {
+		CHECK(e->key->task == t && e->key->id == t->id);
+		CHECK(qs_key(q, e->key->key, e->key->len) == e->key);
+	}
+	if (e->taken && !e->detached) {
+		/* In its session's list: walk back to the head. */
+		const struct task *x = t;
+		uint64_t steps = 0;
+
+		while (x->ext->sprev != NULL && steps++ <= q->ntasks) {
+			CHECK(x->ext->sprev->ext->snext == x);
+			x = x->ext->sprev;
+			CHECK(x->ext->taken && !x->ext->detached);
+			CHECK(x->ext->session == e->session);
+		}
+		CHECK(idx_find(&q->sessions, e->session) == x);
+	}
+	if (e->taken && e->detached)
+		CHECK(e->sprev == NULL && e->snext == NULL);
+	return 0;
+}
+
+int
+queue_check(const struct queue *q, const char **why)
+{
+	uint64_t count[QUEUE_STATE_END_] = { 0 };
+	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
+	struct queue_counters sum;
+	int rc;
+
+	memset(&sum, 0, sizeof(sum));
+	CHECK(q->next_id >= 1);
+	CHECK(q->ids.len == q->ntasks);
+	for (uint32_t i = 0; i < q->ids.cap; i++) {
+		const struct task *t = q->ids.slot[i];
+
+		if (t == NULL)
+			continue;
+		CHECK(qs_task(q, t->id) == t);
+		if ((rc = check_task(q, t, why)) != 0)
+			return rc;
+		count[t->state]++;
+		tasks++;
+		if (t->state == QUEUE_TAKEN && t->ext->detached)
+			taken_free++;
+	}
+	CHECK(tasks == q->ntasks);
+	for (int s = QUEUE_READY; s < QUEUE_STATE_END_; s++)
+		CHECK(count[s] == q->count[s]);
+
+	/* Tubes: heaps, counts, wake and pause membership, counters. */
+	memset(count, 0, sizeof(count));
+	CHECK(q->names.len == q->ntubes);
+	CHECK(q->wake.cap >= q->ntubes && q->pauses.cap >= q->ntubes);
+	for (uint32_t i = 0; i < q->ntubes; i++) {
+		const struct tube *tb = q->tubes[i];
+
+		CHECK(tb->index == i);
+		CHECK(qs_tube(q, tb->name, tb->name_len) == tb);
+		CHECK(heap_valid(&tb->ready) && heap_valid(&tb->age));
+		CHECK(heap_valid(&tb->delayed) && heap_valid(&tb->buried));
+		CHECK(tb->ready.len == tb->age.len);
+		CHECK((tb->wpos != HEAP_NONE) == (tb->delayed.len > 0));
+		CHECK(tb->wpos == HEAP_NONE ||
+		    (tb->wpos < q->wake.len && q->wake.item[tb->wpos] == tb));
+		CHECK((tb->ppos != HEAP_NONE) == (tb->paused_until != 0));
+		CHECK(tb->ppos == HEAP_NONE ||
+		    (tb->ppos < q->pauses.len &&
+		        q->pauses.item[tb->ppos] == tb));
+		CHECK(tb->paused_until == 0 || tb->paused_until > q->clock);
+		count[QUEUE_READY] += tb->ready.len;
+		count[QUEUE_DELAYED] += tb->delayed.len;
+		count[QUEUE_BURIED] += tb->buried.len;
+		count[QUEUE_TAKEN] += tb->ntaken;
+		tube_counters_add(&sum, &tb->ctr);
+	}
+	for (int s = QUEUE_READY; s < QUEUE_STATE_END_; s++)
+		CHECK(count[s] == q->count[s]);
+	CHECK(memcmp(&sum, &q->ctr, sizeof(sum)) == 0);
+	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
+	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
+
+	/* Keys and the dedup list. */
+	for (uint32_t i = 0; i < q->keys.cap; i++) {
+		const struct keyent *ke = q->keys.slot[i];
+
+		if (ke == NULL)
+			continue;
+		CHECK(ke->len >= 1 && ke->len <= QREC_KEY_MAX);
+		if (ke->task != NULL) {
+			CHECK(ke->task->ext && ke->task->ext->key == ke);
+			nkeys++;
+		} else {
+			CHECK(ke->id >= 1 && ke->id < q->next_id);
+			ndedup++;
+		}
+	}
+	CHECK(nkeys == q->nkeys && ndedup == q->ndedup);
+	ndedup = 0;
+	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
+		CHECK(ke->task == NULL && ++ndedup <= q->ndedup);
+		CHECK(ke->next == NULL ? q->dedup_tail == ke
+		                       : ke->next->prev == ke);
+		CHECK(qs_key(q, ke->key, ke->len) == ke);
+	}
+	CHECK(ndedup == q->ndedup);
+
+	/* Sessions: each head starts a list of that session's tasks. */
+	for (uint32_t i = 0; i < q->sessions.cap; i++) {
+		const struct task *t = q->sessions.slot[i];
+		uint64_t session;
+
+		if (t == NULL)
+			continue;
+		CHECK(t->state == QUEUE_TAKEN && t->ext->sprev == NULL);
+		session = t->ext->session;
+		for (; t != NULL; t = t->ext->snext) {
+			CHECK(++linked <= q->count[QUEUE_TAKEN]);
+			CHECK(t->state == QUEUE_TAKEN && !t->ext->detached);
+			CHECK(t->ext->session == session);
+		}
+	}
+	CHECK(linked + taken_free == q->count[QUEUE_TAKEN]);
+	return 0;
+}

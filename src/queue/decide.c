@@ -1,0 +1,533 @@
+/* decide - checks requests against the state and says, as a record, what
+ * they would change (queue.h has the errors of each request). Nothing
+ * here changes the state, except catching up with `now` (queue_tick),
+ * which changes nothing a dump shows as of a given time.
+ *
+ * Decide computes every value that depends on the configuration or on
+ * the clock - run_at from a delay, the backoff of a fail, the next run of
+ * a recurring task, how long a completed key stays reserved, whether an
+ * expired lease buries its task - so that apply needs neither. */
+#include <string.h>
+
+#include "queue/qstate.h"
+#include "sluice.h"
+
+static bool
+time_ok(int64_t t)
+{
+	return t >= 0 && t <= QREC_TIME_MAX;
+}
+
+static int64_t
+clamp_time(int64_t t)
+{
+	return t > QREC_TIME_MAX ? QREC_TIME_MAX : t;
+}
+
+/* Catches up with `now`, which must be a valid time. */
+static int
+prep(struct queue *q, int64_t now, struct qrec *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!time_ok(now))
+		return SLUICE_EINVAL;
+	return queue_tick(q, now);
+}
+
+/* run_at of a request: absolute when given, else now + delay; never in
+ * the past. */
+static int
+when(int64_t now, int64_t run_at, int64_t delay, int64_t *out)
+{
+	if (!time_ok(run_at) || !time_ok(delay))
+		return SLUICE_EINVAL;
+	if (run_at == 0)
+		run_at = now + delay;
+	if (run_at < now)
+		run_at = now;
+	if (run_at > QREC_TIME_MAX)
+		return SLUICE_EINVAL;
+	*out = run_at;
+	return 0;
+}
+
+/* The lease rule (queue.h). */
+static int
+leased(struct queue *q, uint64_t id, uint64_t lease, struct task **out)
+{
+	struct task *t = qs_task(q, id);
+
+	if (t == NULL)
+		return SLUICE_ENOTFOUND;
+	if (t->state != QUEUE_TAKEN)
+		return lease != 0 ? SLUICE_ESTALE : SLUICE_ESTATE;
+	if (lease != 0 && t->ext->lease != lease)
+		return SLUICE_ESTALE;
+	*out = t;
+	return 0;
+}
+
+static void
+end_rec(struct qrec *out, uint16_t type, const struct task *t, uint8_t reason,
+    uint8_t outcome)
+{
+	out->type = type;
+	out->u.end.id = t->id;
+	out->u.end.lease = t->state == QUEUE_TAKEN ? t->ext->lease : 0;
+	out->u.end.reason = reason;
+	out->u.end.outcome = outcome;
+}
+
+/* A lease ends without its holder: expired, session gone, restart. */
+static void
+lost_lease(const struct task *t, int64_t now, uint8_t reason, struct qrec *out)
+{
+	if (task_has_repl(t)) {
+		end_rec(out, QREC_RELEASE, t, reason, QREC_REPLACED);
+	} else if (t->max_attempts > 0 && t->attempts >= t->max_attempts) {
+		end_rec(out, QREC_BURY, t, reason, QREC_BURIED);
+	} else {
+		end_rec(out, QREC_RELEASE, t, reason, QREC_WAIT);
+		out->u.end.run_at = now;
+		out->u.end.pri = t->pri;
+	}
+}
+
+static bool
+new_tube_allowed(const struct queue *q, const char *name, size_t len)
+{
+	return q->cfg.max_tubes == 0 || q->ntubes < q->cfg.max_tubes ||
+	    qs_tube(q, name, len) != NULL;
+}
+
+void
+queue_put_req_init(struct queue_put_req *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->pri = QUEUE_DEFAULT_PRI;
+}
+
+int
+queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
+    struct qrec *out, struct queue_put_res *res)
+{
+	uint32_t ttr = req->ttr_ms ? req->ttr_ms : q->cfg.default_ttr_ms;
+	struct keyent *ke = NULL;
+	int64_t run_at;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	if (req->payload_len > q->cfg.max_payload)
+		return SLUICE_ETOOBIG;
+	if (req->key_len > QREC_KEY_MAX || (req->key_len && !req->key))
+		return SLUICE_EKEY;
+	if (req->payload_len > 0 && req->payload == NULL)
+		return SLUICE_EINVAL;
+	if (ttr == 0 || ttr > q->cfg.max_ttr_ms)
+		return SLUICE_EINVAL;
+	if (!time_ok(req->period_ms) || (req->replace && req->key_len == 0))
+		return SLUICE_EINVAL;
+	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
+		return rc;
+
+	if (req->key_len > 0)
+		ke = qs_key(q, req->key, req->key_len);
+	if (ke != NULL && ke->task != NULL && req->replace) {
+		struct task *t = ke->task;
+		struct qrec_replace *r = &out->u.replace;
+
+		if (t->tube->name_len != req->tube_len ||
+		    memcmp(t->tube->name, req->tube, req->tube_len) != 0)
+			return SLUICE_EEXIST;
+		out->type = QREC_REPLACE;
+		r->id = t->id;
+		r->payload = req->payload;
+		r->payload_len = req->payload_len;
+		r->pri = req->pri;
+		r->ttr = ttr;
+		r->max_attempts = req->max_attempts;
+		r->run_at = run_at;
+		r->period = req->period_ms;
+		r->pending = t->state == QUEUE_TAKEN;
+		res->id = t->id;
+		res->created = false;
+		res->replaced = true;
+		return 0;
+	}
+	if (ke != NULL && !req->replace &&
+	    (ke->task != NULL || ke->expires > now)) {
+		out->type = QREC_NONE;
+		res->id = ke->task ? ke->task->id : ke->id;
+		res->created = false;
+		res->replaced = false;
+		return 0;
+	}
+	if (q->cfg.max_tasks != 0 && q->ntasks >= q->cfg.max_tasks)
+		return SLUICE_ELIMIT;
+	if (!new_tube_allowed(q, req->tube, req->tube_len))
+		return SLUICE_ELIMIT;
+	out->type = QREC_PUT;
+	out->u.put.id = q->next_id;
+	out->u.put.tube = req->tube;
+	out->u.put.tube_len = req->tube_len;
+	out->u.put.payload = req->payload;
+	out->u.put.payload_len = req->payload_len;
+	out->u.put.key = req->key;
+	out->u.put.key_len = req->key_len;
+	out->u.put.pri = req->pri;
+	out->u.put.ttr = ttr;
+	out->u.put.max_attempts = req->max_attempts;
+	out->u.put.run_at = run_at;
+	out->u.put.period = req->period_ms;
+	res->id = q->next_id;
+	res->created = true;
+	res->replaced = false;
+	return 0;
+}
+
+int
+queue_decide_take(struct queue *q, int64_t now,
+    const struct queue_take_req *req, struct qrec *out)
+{
+	struct task *best = NULL;
+	bool paused = false;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (req->ntubes == 0)
+		return SLUICE_EINVAL;
+	if (req->ntubes > q->cfg.max_take_tubes)
+		return SLUICE_ELIMIT;
+	for (size_t i = 0; i < req->ntubes; i++) {
+		const struct queue_str *s = &req->tubes[i];
+		struct tube *tb;
+		struct task *top;
+
+		if (!qrec_tube_valid(s->p, s->len))
+			return SLUICE_ETUBE;
+		tb = qs_tube(q, s->p, s->len);
+		if (tb == NULL || (top = heap_top(&tb->ready)) == NULL)
+			continue;
+		if (tb->paused_until != 0) {
+			paused = true;
+			continue;
+		}
+		if (best == NULL || tube_ready_less(top, best))
+			best = top;
+	}
+	if (best == NULL)
+		return paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
+	out->type = QREC_TAKE;
+	out->u.take.id = best->id;
+	out->u.take.session = req->session;
+	out->u.take.detached = req->detached;
+	return 0;
+}
+
+/* The first run_at + k * period (k >= 1) after now. */
+static int64_t
+next_run(int64_t run_at, int64_t period, int64_t now)
+{
+	int64_t k = 1;
+
+	if (run_at < now)
+		k = (now - run_at) / period + 1;
+	return clamp_time(run_at + k * period);
+}
+
+int
+queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
+    struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (req->to_tube_len > 0 &&
+	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
+		return SLUICE_ETUBE;
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	if (task_has_repl(t)) {
+		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_REPLACED);
+	} else if (req->to_tube_len > 0) {
+		if (!new_tube_allowed(q, req->to_tube, req->to_tube_len))
+			return SLUICE_ELIMIT;
+		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_MOVED);
+		out->u.end.text = req->to_tube;
+		out->u.end.text_len = req->to_tube_len;
+	} else if (task_period(t) > 0) {
+		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_WAIT);
+		out->u.end.run_at = next_run(t->run_at, task_period(t), now);
+	} else {
+		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DELETED);
+		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+	}
+	return 0;
+}
+
+int
+queue_decide_release(struct queue *q, int64_t now,
+    const struct queue_release_req *req, struct qrec *out)
+{
+	struct task *t;
+	int64_t run_at;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
+		return rc;
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	if (task_has_repl(t)) {
+		end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_REPLACED);
+		return 0;
+	}
+	end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_WAIT);
+	out->u.end.run_at = run_at;
+	out->u.end.pri = req->set_pri ? req->pri : t->pri;
+	return 0;
+}
+
+/* base * 2^(attempts - 1), at most cap. */
+static int64_t
+backoff(const struct queue_config *cfg, uint32_t attempts)
+{
+	int64_t d = cfg->backoff_base_ms;
+
+	for (uint32_t i = 1; i < attempts && d > 0 && d < cfg->backoff_cap_ms;
+	     i++)
+		d *= 2;
+	return d < cfg->backoff_cap_ms ? d : cfg->backoff_cap_ms;
+}
+
+int
+queue_decide_fail(struct queue *q, int64_t now,
+    const struct queue_fail_req *req, struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (req->error_len > q->cfg.max_error)
+		return SLUICE_ELIMIT;
+	if (req->error_len > 0 && req->error == NULL)
+		return SLUICE_EINVAL;
+	if (req->set_delay && !time_ok(req->delay_ms))
+		return SLUICE_EINVAL;
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	if (task_has_repl(t)) {
+		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_REPLACED);
+	} else if (t->max_attempts > 0 && t->attempts >= t->max_attempts) {
+		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_BURIED);
+	} else {
+		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_WAIT);
+		out->u.end.run_at = clamp_time(now +
+		    (req->set_delay ? req->delay_ms
+		                    : backoff(&q->cfg, t->attempts)));
+	}
+	out->u.end.text = req->error;
+	out->u.end.text_len = req->error_len;
+	return 0;
+}
+
+int
+queue_decide_touch(struct queue *q, int64_t now,
+    const struct queue_touch_req *req, struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	out->type = QREC_TOUCH;
+	out->u.touch.id = t->id;
+	out->u.touch.lease = t->ext->lease;
+	return 0;
+}
+
+int
+queue_decide_bury(struct queue *q, int64_t now,
+    const struct queue_bury_req *req, struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if ((t = qs_task(q, req->id)) == NULL)
+		return SLUICE_ENOTFOUND;
+	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
+		if (req->lease != 0)
+			return SLUICE_ESTALE;
+		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
+		return 0;
+	}
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
+	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
+	return 0;
+}
+
+int
+queue_decide_kick(struct queue *q, int64_t now,
+    const struct queue_kick_req *req, struct qrec *out)
+{
+	struct task *t;
+	struct tube *tb;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (req->id != 0) {
+		if ((t = qs_task(q, req->id)) == NULL)
+			return SLUICE_ENOTFOUND;
+		if (t->state != QUEUE_BURIED && t->state != QUEUE_DELAYED)
+			return SLUICE_ESTATE;
+	} else {
+		if (!qrec_tube_valid(req->tube, req->tube_len))
+			return SLUICE_ETUBE;
+		tb = qs_tube(q, req->tube, req->tube_len);
+		if (tb == NULL || (t = heap_top(&tb->buried)) == NULL)
+			return SLUICE_ENOTFOUND;
+	}
+	out->type = QREC_KICK;
+	out->u.kick.id = t->id;
+	return 0;
+}
+
+int
+queue_decide_delete(struct queue *q, int64_t now,
+    const struct queue_delete_req *req, struct qrec *out)
+{
+	struct task *t;
+	struct keyent *ke;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (req->id != 0) {
+		t = qs_task(q, req->id);
+	} else {
+		if (req->key_len == 0)
+			return SLUICE_EINVAL;
+		if (req->key_len > QREC_KEY_MAX || req->key == NULL)
+			return SLUICE_EKEY;
+		ke = qs_key(q, req->key, req->key_len);
+		t = ke ? ke->task : NULL;
+	}
+	if (t == NULL)
+		return SLUICE_ENOTFOUND;
+	out->type = QREC_DELETE;
+	out->u.del.id = t->id;
+	out->u.del.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+	return 0;
+}
+
+int
+queue_decide_flush(struct queue *q, int64_t now,
+    const struct queue_flush_req *req, struct qrec *out)
+{
+	struct tube *tb;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	if (tb == NULL ||
+	    (tb->ready.len == 0 && tb->delayed.len == 0 &&
+	        tb->buried.len == 0 && tb->ntaken == 0))
+		return 0; /* QREC_NONE: nothing to flush */
+	out->type = QREC_FLUSH;
+	out->u.flush.tube = req->tube;
+	out->u.flush.tube_len = req->tube_len;
+	out->u.flush.dedup_ms = q->cfg.dedup_ms;
+	return 0;
+}
+
+int
+queue_decide_pause(struct queue *q, int64_t now,
+    const struct queue_pause_req *req, struct qrec *out)
+{
+	struct tube *tb;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	if (!time_ok(req->until))
+		return SLUICE_EINVAL;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	/* Unpausing a tube that is not paused changes nothing. */
+	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
+		return 0;
+	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
+		return SLUICE_ELIMIT;
+	out->type = QREC_PAUSE;
+	out->u.pause.tube = req->tube;
+	out->u.pause.tube_len = req->tube_len;
+	out->u.pause.until = req->until;
+	return 0;
+}
+
+int
+queue_decide_expired(struct queue *q, int64_t now, struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	t = heap_top(&q->taken);
+	if (t == NULL || t->ext->deadline > now)
+		return SLUICE_ENOTFOUND;
+	lost_lease(t, now, QREC_BY_TTR, out);
+	return 0;
+}
+
+int
+queue_decide_session_gone(
+    struct queue *q, int64_t now, uint64_t session, struct qrec *out)
+{
+	struct task *t;
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	if ((t = idx_find(&q->sessions, session)) == NULL)
+		return SLUICE_ENOTFOUND;
+	lost_lease(t, now, QREC_BY_SESSION, out);
+	return 0;
+}
+
+int
+queue_decide_restart(struct queue *q, int64_t now, struct qrec *out)
+{
+	int rc;
+
+	if ((rc = prep(q, now, out)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < q->sessions.cap; i++) {
+		struct task *t = q->sessions.slot[i];
+
+		if (t != NULL) {
+			lost_lease(t, now, QREC_BY_RESTART, out);
+			return 0;
+		}
+	}
+	return SLUICE_ENOTFOUND;
+}

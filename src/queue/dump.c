@@ -1,0 +1,218 @@
+/* dump - the canonical text form of the whole state, for replay tests and
+ * `sluice-log state`. Everything is sorted (tubes by name, tasks by id,
+ * dedup entries by key) and described as of the queue's clock, so the
+ * bytes depend only on the state and not on how it was built: by the
+ * live server, by replay, or from a snapshot. Dedup entries that expired
+ * but were not yet reclaimed are left out, as are the sizes of tables and
+ * heaps. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/qstate.h"
+#include "sluice.h"
+
+static void out_fmt(struct buf *out, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+out_fmt(struct buf *out, const char *f, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(tmp, sizeof(tmp), f, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_put(out, tmp,
+		    (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void
+out_quoted(struct buf *out, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+
+	buf_put_u8(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+			buf_put_u8(out, s[i]);
+		else
+			out_fmt(out, "\\x%02x", s[i]);
+	}
+	buf_put_u8(out, '"');
+}
+
+static void
+out_hex(struct buf *out, const void *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *s = p;
+	uint8_t *d = buf_extend(out, 2 * n);
+
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		d[2 * i] = (uint8_t)digits[s[i] >> 4];
+		d[2 * i + 1] = (uint8_t)digits[s[i] & 15];
+	}
+}
+
+static void
+out_counters(struct buf *out, const struct queue_counters *c)
+{
+	out_fmt(out,
+	    " put=%" PRIu64 " take=%" PRIu64 " ack=%" PRIu64 " release=%" PRIu64
+	    " fail=%" PRIu64 " bury=%" PRIu64 " kick=%" PRIu64
+	    " delete=%" PRIu64 " ttr_expired=%" PRIu64
+	    " session_released=%" PRIu64 " replace=%" PRIu64,
+	    c->put, c->take, c->ack, c->release, c->fail, c->bury, c->kick,
+	    c->del, c->ttr_expired, c->session_released, c->replace);
+}
+
+static int
+cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+static int
+tube_cmp(const void *a, const void *b)
+{
+	const struct tube *x = *(struct tube *const *)a;
+	const struct tube *y = *(struct tube *const *)b;
+
+	return cmp_bytes(x->name, x->name_len, y->name, y->name_len);
+}
+
+static int
+task_cmp(const void *a, const void *b)
+{
+	const struct task *x = *(struct task *const *)a;
+	const struct task *y = *(struct task *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	const struct keyent *x = *(struct keyent *const *)a;
+	const struct keyent *y = *(struct keyent *const *)b;
+
+	return cmp_bytes(x->key, x->len, y->key, y->len);
+}
+
+static void
+dump_task(struct buf *out, const struct task *t)
+{
+	const struct task_ext *e = t->ext;
+
+	out_fmt(out, "task %" PRIu64 " tube=%s state=%s", t->id, t->tube->name,
+	    queue_state_name(t->state));
+	out_fmt(out,
+	    " pri=%" PRIu32 " ttr=%" PRIu32 " attempts=%" PRIu32
+	    " max_attempts=%" PRIu32 " run_at=%" PRId64 " period=%" PRId64
+	    " created_at=%" PRId64 " updated_at=%" PRId64,
+	    t->pri, t->ttr, t->attempts, t->max_attempts, t->run_at,
+	    e ? e->period : 0, t->created_at, t->updated_at);
+	if (e != NULL && e->key != NULL) {
+		out_fmt(out, " key=");
+		out_quoted(out, e->key->key, e->key->len);
+	}
+	if (e != NULL && e->error != NULL) {
+		out_fmt(out, " error=");
+		out_quoted(out, e->error, e->error_len);
+	}
+	if (e != NULL && e->taken)
+		out_fmt(out,
+		    " lease=%" PRIu64 " session=%" PRIu64 " taken_at=%" PRId64
+		    " deadline=%" PRId64 " detached=%d",
+		    e->lease, e->session, e->taken_at, e->deadline,
+		    e->detached ? 1 : 0);
+	out_fmt(out, " payload=");
+	out_hex(out, t->payload, t->payload_len);
+	buf_put_u8(out, '\n');
+	if (e != NULL && e->repl != NULL) {
+		const struct repl *r = e->repl;
+
+		out_fmt(out,
+		    "  replace pri=%" PRIu32 " ttr=%" PRIu32
+		    " max_attempts=%" PRIu32 " run_at=%" PRId64
+		    " period=%" PRId64 " payload=",
+		    r->pri, r->ttr, r->max_attempts, r->run_at, r->period);
+		out_hex(out, r->payload, r->payload_len);
+		buf_put_u8(out, '\n');
+	}
+}
+
+int
+queue_dump(const struct queue *q, struct buf *out)
+{
+	struct tube **tubes = NULL;
+	struct task **tasks = NULL;
+	struct keyent **keys = NULL;
+	size_t nt = 0, nk = 0;
+	int rc = SLUICE_ENOMEM;
+
+	tubes = malloc((q->ntubes + 1) * sizeof(*tubes));
+	tasks = malloc((q->ids.len + 1) * sizeof(*tasks));
+	keys = malloc((q->ndedup + 1) * sizeof(*keys));
+	if (tubes == NULL || tasks == NULL || keys == NULL)
+		goto done;
+	memcpy(tubes, q->tubes, q->ntubes * sizeof(*tubes));
+	qsort(tubes, q->ntubes, sizeof(*tubes), tube_cmp);
+	for (uint32_t i = 0; i < q->ids.cap; i++)
+		if (q->ids.slot[i] != NULL)
+			tasks[nt++] = q->ids.slot[i];
+	qsort(tasks, nt, sizeof(*tasks), task_cmp);
+	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next)
+		if (ke->expires > q->clock)
+			keys[nk++] = (struct keyent *)ke;
+	qsort(keys, nk, sizeof(*keys), key_cmp);
+
+	out_fmt(out,
+	    "queue lsn=%" PRIu64 " next_id=%" PRIu64 " clock=%" PRId64
+	    " tasks=%" PRIu64 " tubes=%" PRIu32 " keys=%" PRIu64 " dedup=%zu\n",
+	    q->lsn, q->next_id, q->clock, q->ntasks, q->ntubes, q->nkeys, nk);
+	out_fmt(out,
+	    "totals ready=%" PRIu64 " delayed=%" PRIu64 " taken=%" PRIu64
+	    " buried=%" PRIu64,
+	    q->count[QUEUE_READY], q->count[QUEUE_DELAYED],
+	    q->count[QUEUE_TAKEN], q->count[QUEUE_BURIED]);
+	out_counters(out, &q->ctr);
+	buf_put_u8(out, '\n');
+	for (uint32_t i = 0; i < q->ntubes; i++) {
+		const struct tube *tb = tubes[i];
+
+		out_fmt(out,
+		    "tube %s paused_until=%" PRId64 " ready=%" PRIu32
+		    " delayed=%" PRIu32 " taken=%" PRIu64 " buried=%" PRIu32,
+		    tb->name, tb->paused_until, tb->ready.len, tb->delayed.len,
+		    tb->ntaken, tb->buried.len);
+		out_counters(out, &tb->ctr);
+		buf_put_u8(out, '\n');
+	}
+	for (size_t i = 0; i < nt; i++)
+		dump_task(out, tasks[i]);
+	for (size_t i = 0; i < nk; i++) {
+		out_fmt(out, "dedup ");
+		out_quoted(out, keys[i]->key, keys[i]->len);
+		out_fmt(out, " id=%" PRIu64 " expires=%" PRId64 "\n",
+		    keys[i]->id, keys[i]->expires);
+	}
+	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
+done:
+	free(tubes);
+	free(tasks);
+	free(keys);
+	return rc;
+}

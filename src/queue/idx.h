@@ -1,0 +1,55 @@
+/* idx - an open-addressing hash table of pointers, keyed by a u64 that
+ * each item yields through a callback (a task's id, a session, the hash
+ * of a name). The table stores only the pointers: 8 bytes a slot, at most
+ * 3/4 full. Items whose keys collide (two names with one hash) are told
+ * apart with idx_find_eq(). As with the heap, space is reserved apart from
+ * insertion so callers can allocate before they change anything.
+ * Pure: no I/O, no logging. */
+#ifndef SLUICE_QUEUE_IDX_H
+#define SLUICE_QUEUE_IDX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t idx_key_fn(const void *item);
+typedef bool idx_eq_fn(const void *item, const void *arg);
+
+struct idx {
+	void **slot;  /* NULL: empty */
+	uint32_t cap; /* 0 or a power of two */
+	uint32_t len;
+	idx_key_fn *key;
+};
+
+void idx_init(struct idx *x, idx_key_fn *key);
+/* Frees the table (not the items). */
+void idx_free(struct idx *x);
+/* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. */
+int idx_reserve(struct idx *x, uint32_t more);
+/* Adds an item; room must have been reserved. */
+void idx_insert(struct idx *x, void *item);
+/* An item with that key, or NULL. */
+void *idx_find(const struct idx *x, uint64_t key);
+/* The item with that key for which eq(item, arg) holds, or NULL. */
+void *idx_find_eq(
+    const struct idx *x, uint64_t key, idx_eq_fn *eq, const void *arg);
+/* Removes an item that is in the table. May shrink the table, but always
+ * leaves room for one insert. */
+void idx_remove(struct idx *x, const void *item);
+/* Puts `item` in the slot of `old`, which has the same key. */
+void idx_swap(struct idx *x, const void *old, void *item);
+
+/* A strong 64-bit mix (the splitmix64 finalizer). */
+static inline uint64_t
+idx_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Hash of a byte string under a seed. */
+uint64_t idx_hash_bytes(uint64_t seed, const void *p, size_t n);
+
+#endif

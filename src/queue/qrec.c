@@ -1,0 +1,531 @@
+/* qrec - encode, decode and check queue record bodies. The byte layout of
+ * every type, and the rule for a valid body, are at the top of qrec.h.
+ *
+ * Decoding parses with the bounds-checked reader of util/buf.h and then
+ * runs the same check (qrec_valid) that encoding runs first, so what one
+ * accepts the other produces. Pure: no allocation beyond the output
+ * buffer, no I/O, no logging; fuzzed by tests/fuzz/fuzz_qrec.c. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "queue/qrec.h"
+#include "sluice.h"
+
+static const char *const type_names[QREC_TYPE_END_] = {
+	[QREC_NONE] = "NONE",
+	[QREC_PUT] = "PUT",
+	[QREC_TAKE] = "TAKE",
+	[QREC_ACK] = "ACK",
+	[QREC_RELEASE] = "RELEASE",
+	[QREC_FAIL] = "FAIL",
+	[QREC_TOUCH] = "TOUCH",
+	[QREC_BURY] = "BURY",
+	[QREC_KICK] = "KICK",
+	[QREC_DELETE] = "DELETE",
+	[QREC_FLUSH] = "FLUSH",
+	[QREC_REPLACE] = "REPLACE",
+	[QREC_PAUSE] = "PAUSE",
+};
+
+static const char *const reason_names[QREC_REASON_END_] = {
+	"client",
+	"ttr",
+	"session",
+	"restart",
+};
+
+static const char *const outcome_names[QREC_OUTCOME_END_] = {
+	"deleted",
+	"wait",
+	"buried",
+	"moved",
+	"replaced",
+};
+
+const char *
+qrec_type_name(uint16_t type)
+{
+	if (type < QREC_TYPE_END_)
+		return type_names[type];
+	return "?";
+}
+
+bool
+qrec_tube_valid(const char *name, size_t len)
+{
+	if (len == 0 || len > QREC_NAME_MAX || name == NULL)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		    c == ':' || c == '/' || c == '-')
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static bool
+time_ok(int64_t t)
+{
+	return t >= 0 && t <= QREC_TIME_MAX;
+}
+
+/* A string field: NULL only when empty. */
+static bool
+str_ok(const void *p, size_t len, size_t max)
+{
+	return len <= max && (len == 0 || p != NULL);
+}
+
+static bool
+end_valid(uint16_t type, const struct qrec_end *e)
+{
+	if (e->id == 0 || e->reason >= QREC_REASON_END_)
+		return false;
+	if (e->outcome >= QREC_OUTCOME_END_)
+		return false;
+	/* Only BURY may come from a task that is not taken (lease 0), and
+	 * then only on a client's (operator's) request. */
+	if (e->lease == 0 &&
+	    (type != QREC_BURY || e->reason != QREC_BY_CLIENT ||
+	        e->outcome != QREC_BURIED))
+		return false;
+	if (e->outcome == QREC_WAIT ? !time_ok(e->run_at) : e->run_at != 0)
+		return false;
+	switch (type) {
+	case QREC_ACK:
+		if (e->reason != QREC_BY_CLIENT || e->pri != 0)
+			return false;
+		if (e->outcome == QREC_BURIED)
+			return false;
+		if (e->outcome != QREC_DELETED && e->dedup_ms != 0)
+			return false;
+		if (e->outcome == QREC_MOVED)
+			return qrec_tube_valid(e->text, e->text_len);
+		return e->text_len == 0;
+	case QREC_RELEASE:
+		if (e->outcome != QREC_WAIT && e->outcome != QREC_REPLACED)
+			return false;
+		if (e->outcome != QREC_WAIT && e->pri != 0)
+			return false;
+		return e->dedup_ms == 0 && e->text_len == 0;
+	case QREC_FAIL:
+		if (e->reason != QREC_BY_CLIENT || e->pri != 0)
+			return false;
+		if (e->outcome != QREC_WAIT && e->outcome != QREC_BURIED &&
+		    e->outcome != QREC_REPLACED)
+			return false;
+		return e->dedup_ms == 0 &&
+		    str_ok(e->text, e->text_len, QREC_ERROR_MAX);
+	case QREC_BURY:
+		if (e->outcome != QREC_BURIED && e->outcome != QREC_REPLACED)
+			return false;
+		return e->pri == 0 && e->dedup_ms == 0 && e->text_len == 0;
+	default:
+		return false;
+	}
+}
+
+bool
+qrec_valid(const struct qrec *rec)
+{
+	const struct qrec_put *p = &rec->u.put;
+	const struct qrec_replace *r = &rec->u.replace;
+
+	switch (rec->type) {
+	case QREC_PUT:
+		/* The next id is id + 1: it must not wrap. */
+		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
+		    qrec_tube_valid(p->tube, p->tube_len) &&
+		    str_ok(p->key, p->key_len, QREC_KEY_MAX) &&
+		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
+		    time_ok(p->run_at) && time_ok(p->period);
+	case QREC_TAKE:
+		return rec->u.take.id != 0;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		return end_valid(rec->type, &rec->u.end);
+	case QREC_TOUCH:
+		return rec->u.touch.id != 0 && rec->u.touch.lease != 0;
+	case QREC_KICK:
+		return rec->u.kick.id != 0;
+	case QREC_DELETE:
+		return rec->u.del.id != 0;
+	case QREC_FLUSH:
+		return qrec_tube_valid(
+		    rec->u.flush.tube, rec->u.flush.tube_len);
+	case QREC_REPLACE:
+		return r->id != 0 && r->ttr != 0 &&
+		    str_ok(r->payload, r->payload_len, QREC_PAYLOAD_MAX) &&
+		    time_ok(r->run_at) && time_ok(r->period);
+	case QREC_PAUSE:
+		return qrec_tube_valid(
+		           rec->u.pause.tube, rec->u.pause.tube_len) &&
+		    time_ok(rec->u.pause.until);
+	default:
+		return false;
+	}
+}
+
+static void
+put_end(const struct qrec *rec, struct buf *out)
+{
+	const struct qrec_end *e = &rec->u.end;
+
+	buf_put_u64(out, e->id);
+	buf_put_u64(out, e->lease);
+	if (rec->type == QREC_RELEASE || rec->type == QREC_BURY)
+		buf_put_u8(out, e->reason);
+	buf_put_u8(out, e->outcome);
+	switch (rec->type) {
+	case QREC_ACK:
+		if (e->outcome == QREC_DELETED)
+			buf_put_u32(out, e->dedup_ms);
+		else if (e->outcome == QREC_WAIT)
+			buf_put_i64(out, e->run_at);
+		else if (e->outcome == QREC_MOVED)
+			buf_put_str16(out, e->text, e->text_len);
+		break;
+	case QREC_RELEASE:
+		if (e->outcome == QREC_WAIT) {
+			buf_put_u32(out, e->pri);
+			buf_put_i64(out, e->run_at);
+		}
+		break;
+	case QREC_FAIL:
+		buf_put_str16(out, e->text, e->text_len);
+		if (e->outcome == QREC_WAIT)
+			buf_put_i64(out, e->run_at);
+		break;
+	default:
+		break;
+	}
+}
+
+int
+qrec_encode(const struct qrec *rec, struct buf *out)
+{
+	size_t start = out->len;
+
+	if (!qrec_valid(rec))
+		return SLUICE_EINVAL;
+	switch (rec->type) {
+	case QREC_PUT: {
+		const struct qrec_put *p = &rec->u.put;
+
+		buf_put_u64(out, p->id);
+		buf_put_str16(out, p->tube, p->tube_len);
+		buf_put_u32(out, p->pri);
+		buf_put_i64(out, p->run_at);
+		buf_put_u32(out, p->ttr);
+		buf_put_u32(out, p->max_attempts);
+		buf_put_i64(out, p->period);
+		buf_put_str16(out, p->key, p->key_len);
+		buf_put_blob(out, p->payload, p->payload_len);
+		break;
+	}
+	case QREC_TAKE:
+		buf_put_u64(out, rec->u.take.id);
+		buf_put_u64(out, rec->u.take.session);
+		buf_put_u8(out, rec->u.take.detached ? 1 : 0);
+		break;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		put_end(rec, out);
+		break;
+	case QREC_TOUCH:
+		buf_put_u64(out, rec->u.touch.id);
+		buf_put_u64(out, rec->u.touch.lease);
+		break;
+	case QREC_KICK:
+		buf_put_u64(out, rec->u.kick.id);
+		break;
+	case QREC_DELETE:
+		buf_put_u64(out, rec->u.del.id);
+		buf_put_u32(out, rec->u.del.dedup_ms);
+		break;
+	case QREC_FLUSH:
+		buf_put_str16(out, rec->u.flush.tube, rec->u.flush.tube_len);
+		buf_put_u32(out, rec->u.flush.dedup_ms);
+		break;
+	case QREC_REPLACE: {
+		const struct qrec_replace *r = &rec->u.replace;
+
+		buf_put_u64(out, r->id);
+		buf_put_u8(out, r->pending ? 1 : 0);
+		buf_put_u32(out, r->pri);
+		buf_put_i64(out, r->run_at);
+		buf_put_u32(out, r->ttr);
+		buf_put_u32(out, r->max_attempts);
+		buf_put_i64(out, r->period);
+		buf_put_blob(out, r->payload, r->payload_len);
+		break;
+	}
+	case QREC_PAUSE:
+		buf_put_str16(out, rec->u.pause.tube, rec->u.pause.tube_len);
+		buf_put_i64(out, rec->u.pause.until);
+		break;
+	}
+	if (buf_failed(out)) {
+		out->len = start < out->len ? start : out->len;
+		return SLUICE_ENOMEM;
+	}
+	return 0;
+}
+
+static bool
+rd_bool(struct rd *r, bool *out)
+{
+	uint8_t v = rd_u8(r);
+
+	*out = v == 1;
+	return v <= 1;
+}
+
+static void
+get_end(uint16_t type, struct rd *r, struct qrec_end *e)
+{
+	e->id = rd_u64(r);
+	e->lease = rd_u64(r);
+	if (type == QREC_RELEASE || type == QREC_BURY)
+		e->reason = rd_u8(r);
+	e->outcome = rd_u8(r);
+	switch (type) {
+	case QREC_ACK:
+		if (e->outcome == QREC_DELETED)
+			e->dedup_ms = rd_u32(r);
+		else if (e->outcome == QREC_WAIT)
+			e->run_at = rd_i64(r);
+		else if (e->outcome == QREC_MOVED)
+			e->text = rd_str16(r, QREC_NAME_MAX, &e->text_len);
+		break;
+	case QREC_RELEASE:
+		if (e->outcome == QREC_WAIT) {
+			e->pri = rd_u32(r);
+			e->run_at = rd_i64(r);
+		}
+		break;
+	case QREC_FAIL:
+		e->text = rd_str16(r, QREC_ERROR_MAX, &e->text_len);
+		if (e->outcome == QREC_WAIT)
+			e->run_at = rd_i64(r);
+		break;
+	default:
+		break;
+	}
+}
+
+int
+qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
+{
+	struct qrec rec;
+	struct rd r;
+	bool ok = true;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = type;
+	rd_init(&r, body, len);
+	switch (type) {
+	case QREC_PUT: {
+		struct qrec_put *p = &rec.u.put;
+
+		p->id = rd_u64(&r);
+		p->tube = rd_str16(&r, QREC_NAME_MAX, &p->tube_len);
+		p->pri = rd_u32(&r);
+		p->run_at = rd_i64(&r);
+		p->ttr = rd_u32(&r);
+		p->max_attempts = rd_u32(&r);
+		p->period = rd_i64(&r);
+		p->key = rd_str16(&r, QREC_KEY_MAX, &p->key_len);
+		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
+		break;
+	}
+	case QREC_TAKE:
+		rec.u.take.id = rd_u64(&r);
+		rec.u.take.session = rd_u64(&r);
+		ok = rd_bool(&r, &rec.u.take.detached);
+		break;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		get_end(type, &r, &rec.u.end);
+		break;
+	case QREC_TOUCH:
+		rec.u.touch.id = rd_u64(&r);
+		rec.u.touch.lease = rd_u64(&r);
+		break;
+	case QREC_KICK:
+		rec.u.kick.id = rd_u64(&r);
+		break;
+	case QREC_DELETE:
+		rec.u.del.id = rd_u64(&r);
+		rec.u.del.dedup_ms = rd_u32(&r);
+		break;
+	case QREC_FLUSH:
+		rec.u.flush.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.flush.tube_len);
+		rec.u.flush.dedup_ms = rd_u32(&r);
+		break;
+	case QREC_REPLACE: {
+		struct qrec_replace *p = &rec.u.replace;
+
+		p->id = rd_u64(&r);
+		ok = rd_bool(&r, &p->pending);
+		p->pri = rd_u32(&r);
+		p->run_at = rd_i64(&r);
+		p->ttr = rd_u32(&r);
+		p->max_attempts = rd_u32(&r);
+		p->period = rd_i64(&r);
+		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
+		break;
+	}
+	case QREC_PAUSE:
+		rec.u.pause.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.pause.tube_len);
+		rec.u.pause.until = rd_i64(&r);
+		break;
+	default:
+		return SLUICE_ECORRUPT;
+	}
+	if (!ok || rd_failed(&r) || rd_left(&r) != 0 || !qrec_valid(&rec))
+		return SLUICE_ECORRUPT;
+	*out = rec;
+	return 0;
+}
+
+/* ---- Text form ------------------------------------------------------- */
+
+static void fmt(struct buf *out, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+fmt(struct buf *out, const char *f, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(tmp, sizeof(tmp), f, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_put(out, tmp,
+		    (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* A quoted string: printable ASCII as is, the rest as \xHH. */
+static void
+quoted(struct buf *out, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+
+	buf_put_u8(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+			buf_put_u8(out, s[i]);
+		else
+			fmt(out, "\\x%02x", s[i]);
+	}
+	buf_put_u8(out, '"');
+}
+
+int
+qrec_format(const struct qrec *rec, struct buf *out)
+{
+	const struct qrec_end *e = &rec->u.end;
+
+	fmt(out, "%s", qrec_type_name(rec->type));
+	switch (rec->type) {
+	case QREC_PUT: {
+		const struct qrec_put *p = &rec->u.put;
+
+		fmt(out, " id=%" PRIu64 " tube=", p->id);
+		buf_put(out, p->tube, p->tube_len);
+		fmt(out,
+		    " pri=%" PRIu32 " run_at=%" PRId64 " ttr=%" PRIu32
+		    " max_attempts=%" PRIu32 " period=%" PRId64,
+		    p->pri, p->run_at, p->ttr, p->max_attempts, p->period);
+		if (p->key_len > 0) {
+			fmt(out, " key=");
+			quoted(out, p->key, p->key_len);
+		}
+		fmt(out, " payload=%zuB", p->payload_len);
+		break;
+	}
+	case QREC_TAKE:
+		fmt(out, " id=%" PRIu64 " session=%" PRIu64 "%s",
+		    rec->u.take.id, rec->u.take.session,
+		    rec->u.take.detached ? " detached" : "");
+		break;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		fmt(out, " id=%" PRIu64 " lease=%" PRIu64, e->id, e->lease);
+		if (e->reason < QREC_REASON_END_)
+			fmt(out, " by=%s", reason_names[e->reason]);
+		if (e->outcome < QREC_OUTCOME_END_)
+			fmt(out, " -> %s", outcome_names[e->outcome]);
+		if (e->outcome == QREC_WAIT) {
+			fmt(out, " run_at=%" PRId64, e->run_at);
+			if (rec->type == QREC_RELEASE)
+				fmt(out, " pri=%" PRIu32, e->pri);
+		}
+		if (e->outcome == QREC_DELETED && rec->type == QREC_ACK)
+			fmt(out, " dedup_ms=%" PRIu32, e->dedup_ms);
+		if (rec->type == QREC_ACK && e->outcome == QREC_MOVED) {
+			fmt(out, " to=");
+			buf_put(out, e->text, e->text_len);
+		}
+		if (rec->type == QREC_FAIL) {
+			fmt(out, " error=");
+			quoted(out, e->text, e->text_len);
+		}
+		break;
+	case QREC_TOUCH:
+		fmt(out, " id=%" PRIu64 " lease=%" PRIu64, rec->u.touch.id,
+		    rec->u.touch.lease);
+		break;
+	case QREC_KICK:
+		fmt(out, " id=%" PRIu64, rec->u.kick.id);
+		break;
+	case QREC_DELETE:
+		fmt(out, " id=%" PRIu64 " dedup_ms=%" PRIu32, rec->u.del.id,
+		    rec->u.del.dedup_ms);
+		break;
+	case QREC_FLUSH:
+		fmt(out, " tube=");
+		buf_put(out, rec->u.flush.tube, rec->u.flush.tube_len);
+		fmt(out, " dedup_ms=%" PRIu32, rec->u.flush.dedup_ms);
+		break;
+	case QREC_REPLACE: {
+		const struct qrec_replace *r = &rec->u.replace;
+
+		fmt(out,
+		    " id=%" PRIu64 "%s pri=%" PRIu32 " run_at=%" PRId64
+		    " ttr=%" PRIu32 " max_attempts=%" PRIu32 " period=%" PRId64
+		    " payload=%zuB",
+		    r->id, r->pending ? " pending" : "", r->pri, r->run_at,
+		    r->ttr, r->max_attempts, r->period, r->payload_len);
+		break;
+	}
+	case QREC_PAUSE:
+		fmt(out, " tube=");
+		buf_put(out, rec->u.pause.tube, rec->u.pause.tube_len);
+		fmt(out, " until=%" PRId64, rec->u.pause.until);
+		break;
+	default:
+		break;
+	}
+	return buf_failed(out) ? SLUICE_ENOMEM : 0;
+}

@@ -1,0 +1,235 @@
+/* qrec - queue records: the decoded form of every change to the queue's
+ * state, and the byte encoding of their bodies in the log.
+ *
+ * A record is explicit about its outcome: decide (queue.h) computes what
+ * happens (the backoff of a fail, whether an expired lease buries its task,
+ * the next run of a recurring task, how long a key stays reserved) and
+ * apply only follows it, so the log reads as what happened and replay never
+ * depends on the configuration of the node that replays.
+ *
+ * Types 1..99 belong to the queue; the log layer uses 100 and up (epochs
+ * and the like) and never hands those to queue_apply(). The log frames a
+ * body with its type, LSN, epoch, time and checksum; this file knows only
+ * the body.
+ *
+ * Body layout (every integer little-endian, no padding, nothing after the
+ * last field; str16 = u16 length + bytes, blob = u32 length + bytes):
+ *
+ *   PUT      u64 id, str16 tube, u32 pri, i64 run_at, u32 ttr,
+ *            u32 max_attempts, i64 period, str16 key (empty: none),
+ *            blob payload
+ *   TAKE     u64 id, u64 session, u8 detached
+ *   ACK      u64 id, u64 lease, u8 outcome, then by outcome:
+ *            DELETED u32 dedup_ms | WAIT i64 run_at | MOVED str16 tube |
+ *            REPLACED nothing
+ *   RELEASE  u64 id, u64 lease, u8 reason, u8 outcome (WAIT | REPLACED),
+ *            then for WAIT: u32 pri, i64 run_at
+ *   FAIL     u64 id, u64 lease, u8 outcome (WAIT | BURIED | REPLACED),
+ *            str16 error, then for WAIT: i64 run_at
+ *   BURY     u64 id, u64 lease (0: the task was not taken), u8 reason,
+ *            u8 outcome (BURIED | REPLACED)
+ *   TOUCH    u64 id, u64 lease
+ *   KICK     u64 id
+ *   DELETE   u64 id, u32 dedup_ms
+ *   FLUSH    str16 tube, u32 dedup_ms
+ *   REPLACE  u64 id, u8 pending, u32 pri, i64 run_at, u32 ttr,
+ *            u32 max_attempts, i64 period, blob payload
+ *   PAUSE    str16 tube, i64 until
+ *
+ * A body is valid when it has exactly this layout and its values are in
+ * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
+ * leases >= 1 except the BURY of a task that was
+ * not taken; times, periods in [0, QREC_TIME_MAX]; tube names 1-200 bytes
+ * of [A-Za-z0-9_.:/-]; keys at most 200 bytes; error texts at most
+ * QREC_ERROR_MAX; payloads at most QREC_PAYLOAD_MAX; booleans 0 or 1; the
+ * reason and outcome allowed for the type. qrec_decode() accepts exactly
+ * the valid bodies and qrec_encode() writes exactly those, so
+ * decode(encode(r)) == r and encode(decode(b)) == b.
+ *
+ * Changing a layout: add a new type number (a record already in a log is
+ * never reinterpreted); retire the old type only when no supported log can
+ * hold it. */
+#ifndef SLUICE_QUEUE_QREC_H
+#define SLUICE_QUEUE_QREC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+enum qrec_type {
+	QREC_NONE = 0, /* no record: the request changes nothing */
+	QREC_PUT = 1,
+	QREC_TAKE = 2,
+	QREC_ACK = 3,
+	QREC_RELEASE = 4,
+	QREC_FAIL = 5,
+	QREC_TOUCH = 6,
+	QREC_BURY = 7,
+	QREC_KICK = 8,
+	QREC_DELETE = 9,
+	QREC_FLUSH = 10,
+	QREC_REPLACE = 11,
+	QREC_PAUSE = 12,
+	QREC_TYPE_END_,    /* one past the last queue type */
+	QREC_TYPE_MAX = 99 /* types above belong to the log layer */
+};
+
+/* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
+enum qrec_reason {
+	QREC_BY_CLIENT = 0,  /* the holder (or an operator) asked */
+	QREC_BY_TTR = 1,     /* the lease passed its deadline */
+	QREC_BY_SESSION = 2, /* the session holding the lease went away */
+	QREC_BY_RESTART = 3, /* the node restarted: every session is gone */
+	QREC_REASON_END_
+};
+
+/* What became of the task (ACK, RELEASE, FAIL, BURY). */
+enum qrec_outcome {
+	QREC_DELETED = 0,  /* ACK: gone; its key stays reserved dedup_ms */
+	QREC_WAIT = 1,     /* back in the tube, ready from run_at on */
+	QREC_BURIED = 2,   /* parked until kicked */
+	QREC_MOVED = 3,    /* ACK --to: ready in another tube */
+	QREC_REPLACED = 4, /* the pending replacement takes effect */
+	QREC_OUTCOME_END_
+};
+
+enum {
+	QREC_NAME_MAX = 200,   /* tube name */
+	QREC_KEY_MAX = 200,    /* task key */
+	QREC_ERROR_MAX = 4096, /* error text of a fail */
+	QREC_PAYLOAD_MAX = 256 * 1024 * 1024
+};
+
+/* Every time (unix ms), delay and period fits in [0, QREC_TIME_MAX], so
+ * sums of two never overflow. 2^53 ms is about 285,000 years. */
+#define QREC_TIME_MAX ((int64_t)1 << 53)
+
+/* A new task. */
+struct qrec_put {
+	uint64_t id; /* assigned by decide; apply sets next id past it */
+	const char *tube;
+	size_t tube_len;
+	const void *payload;
+	size_t payload_len;
+	const char *key; /* key_len 0: no key */
+	size_t key_len;
+	uint32_t pri;
+	uint32_t ttr; /* ms */
+	uint32_t max_attempts;
+	int64_t run_at; /* ready from then on */
+	int64_t period; /* ms; 0: not recurring */
+};
+
+/* A worker takes a task. The lease is the LSN of this record; the
+ * deadline is the record's time + the task's ttr. */
+struct qrec_take {
+	uint64_t id;
+	uint64_t session;
+	bool detached; /* the lease survives its session */
+};
+
+/* A lease ends: ACK, RELEASE, FAIL and BURY share this form; the layout
+ * comment above says which fields each type carries. */
+struct qrec_end {
+	uint64_t id;
+	uint64_t lease;    /* the task's current lease; BURY: 0 if not taken */
+	uint8_t reason;    /* enum qrec_reason */
+	uint8_t outcome;   /* enum qrec_outcome */
+	uint32_t pri;      /* RELEASE + WAIT: the priority from now on */
+	int64_t run_at;    /* WAIT: when it is ready again */
+	uint32_t dedup_ms; /* ACK + DELETED: how long the key stays reserved */
+	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text */
+	size_t text_len;
+};
+
+/* The holder extends its lease: deadline = record time + ttr. */
+struct qrec_touch {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* A buried or delayed task becomes ready. */
+struct qrec_kick {
+	uint64_t id;
+};
+
+/* A task is cancelled, whatever its state. */
+struct qrec_delete {
+	uint64_t id;
+	uint32_t dedup_ms; /* how long its key stays reserved */
+};
+
+/* Every task of a tube is cancelled. */
+struct qrec_flush {
+	const char *tube;
+	size_t tube_len;
+	uint32_t dedup_ms;
+};
+
+/* A live keyed task gets new content: at once, or, when `pending` (the
+ * task is taken), as soon as its lease ends. */
+struct qrec_replace {
+	uint64_t id;
+	const void *payload;
+	size_t payload_len;
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t max_attempts;
+	int64_t run_at;
+	int64_t period;
+	bool pending;
+};
+
+/* No takes from the tube before `until` (until <= the record's time:
+ * unpaused). */
+struct qrec_pause {
+	const char *tube;
+	size_t tube_len;
+	int64_t until;
+};
+
+/* A decoded record. Its pointers borrow: from the body it was decoded
+ * from, or, when decide made it, from the request. */
+struct qrec {
+	uint16_t type; /* enum qrec_type */
+	union {
+		struct qrec_put put;
+		struct qrec_take take;
+		struct qrec_end end; /* ACK RELEASE FAIL BURY */
+		struct qrec_touch touch;
+		struct qrec_kick kick;
+		struct qrec_delete del;
+		struct qrec_flush flush;
+		struct qrec_replace replace;
+		struct qrec_pause pause;
+	} u;
+};
+
+/* Appends the body of `rec` to `out`. Returns 0; SLUICE_EINVAL when the
+ * record is not valid (see above; nothing is appended); SLUICE_ENOMEM when
+ * the buffer could not grow. */
+int qrec_encode(const struct qrec *rec, struct buf *out);
+
+/* Decodes the body of a record of `type`. Returns 0, or SLUICE_ECORRUPT
+ * when the body is not exactly a valid body of that type (including every
+ * type this file does not know). Never reads outside body[0..len). On
+ * success `*out` borrows from `body`; on failure `*out` is untouched. */
+int qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out);
+
+/* True when `rec` is a valid record (what qrec_encode accepts). */
+bool qrec_valid(const struct qrec *rec);
+
+/* "PUT", "TAKE", ...; "?" for a type this file does not know. */
+const char *qrec_type_name(uint16_t type);
+
+/* Appends a one-line human-readable form of `rec` (no newline), for
+ * sluice-log dump. Returns 0 or SLUICE_ENOMEM. */
+int qrec_format(const struct qrec *rec, struct buf *out);
+
+/* True when `name` is a valid tube name: 1-200 bytes of
+ * [A-Za-z0-9_.:/-]. */
+bool qrec_tube_valid(const char *name, size_t len);
+
+#endif

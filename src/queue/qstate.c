@@ -1,0 +1,612 @@
+/* qstate - the queue's life cycle, the primitives that move tasks between
+ * the structures of their states (see qstate.h for where each state
+ * lives), and the time-driven changes (tick).
+ *
+ * Reserve, then commit: qs_reserve*() and qs_tube_get() do every
+ * allocation and may fail; qs_place(), qs_unplace(), qs_key_*() and the
+ * rest never fail, because the heaps and indexes keep the room that was
+ * reserved (a removal never takes it away). */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/qstate.h"
+#include "sluice.h"
+
+/* ---- Index keys ------------------------------------------------------ */
+
+static uint64_t
+id_key(const void *item)
+{
+	return ((const struct task *)item)->id;
+}
+
+static uint64_t
+session_key(const void *item)
+{
+	return ((const struct task *)item)->ext->session;
+}
+
+static uint64_t
+keyent_key(const void *item)
+{
+	return ((const struct keyent *)item)->hash;
+}
+
+static uint64_t
+tube_key(const void *item)
+{
+	return ((const struct tube *)item)->hash;
+}
+
+struct bytes {
+	const char *p;
+	size_t len;
+};
+
+static bool
+keyent_eq(const void *item, const void *arg)
+{
+	const struct keyent *ke = item;
+	const struct bytes *b = arg;
+
+	return ke->len == b->len && memcmp(ke->key, b->p, b->len) == 0;
+}
+
+static bool
+tube_eq(const void *item, const void *arg)
+{
+	const struct tube *tb = item;
+	const struct bytes *b = arg;
+
+	return tb->name_len == b->len && memcmp(tb->name, b->p, b->len) == 0;
+}
+
+/* ---- Life cycle ------------------------------------------------------ */
+
+void
+queue_config_default(struct queue_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
+	cfg->max_error = QUEUE_DEFAULT_MAX_ERROR;
+	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
+	cfg->backoff_base_ms = QUEUE_DEFAULT_BACKOFF_BASE_MS;
+	cfg->backoff_cap_ms = QUEUE_DEFAULT_BACKOFF_CAP_MS;
+	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
+	cfg->max_ttr_ms = QUEUE_DEFAULT_MAX_TTR_MS;
+	cfg->max_take_tubes = QUEUE_DEFAULT_MAX_TAKE_TUBES;
+	cfg->max_tubes = QUEUE_DEFAULT_MAX_TUBES;
+	cfg->max_tasks = 0;
+	cfg->hash_seed = 0x736c75696365ULL;
+}
+
+struct queue *
+queue_new(const struct queue_config *cfg)
+{
+	struct queue *q = calloc(1, sizeof(*q));
+
+	if (q == NULL)
+		return NULL;
+	if (cfg != NULL)
+		q->cfg = *cfg;
+	else
+		queue_config_default(&q->cfg);
+	if (q->cfg.max_payload > QREC_PAYLOAD_MAX)
+		q->cfg.max_payload = QREC_PAYLOAD_MAX;
+	if (q->cfg.max_error > QREC_ERROR_MAX)
+		q->cfg.max_error = QREC_ERROR_MAX;
+	idx_init(&q->ids, id_key);
+	idx_init(&q->keys, keyent_key);
+	idx_init(&q->names, tube_key);
+	idx_init(&q->sessions, session_key);
+	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
+	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
+	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
+	q->wake.noshrink = true;
+	q->pauses.noshrink = true;
+	q->next_id = 1;
+	return q;
+}
+
+void
+queue_delete(struct queue *q)
+{
+	if (q == NULL)
+		return;
+	for (uint32_t i = 0; i < q->ids.cap; i++)
+		task_free(q->ids.slot[i]);
+	for (uint32_t i = 0; i < q->keys.cap; i++)
+		free(q->keys.slot[i]);
+	for (uint32_t i = 0; i < q->ntubes; i++)
+		tube_free(q->tubes[i]);
+	free(q->tubes);
+	idx_free(&q->ids);
+	idx_free(&q->keys);
+	idx_free(&q->names);
+	idx_free(&q->sessions);
+	heap_free(&q->taken);
+	heap_free(&q->wake);
+	heap_free(&q->pauses);
+	free(q);
+}
+
+uint64_t
+queue_lsn(const struct queue *q)
+{
+	return q->lsn;
+}
+
+uint64_t
+queue_next_id(const struct queue *q)
+{
+	return q->next_id;
+}
+
+/* ---- Lookups --------------------------------------------------------- */
+
+struct task *
+qs_task(const struct queue *q, uint64_t id)
+{
+	return idx_find(&q->ids, id);
+}
+
+struct tube *
+qs_tube(const struct queue *q, const char *name, size_t len)
+{
+	struct bytes b = { name, len };
+
+	return idx_find_eq(&q->names,
+	    idx_hash_bytes(q->cfg.hash_seed, name, len), tube_eq, &b);
+}
+
+struct keyent *
+qs_key(const struct queue *q, const char *key, size_t len)
+{
+	struct bytes b = { key, len };
+
+	return idx_find_eq(&q->keys,
+	    idx_hash_bytes(q->cfg.hash_seed ^ 1, key, len), keyent_eq, &b);
+}
+
+/* ---- Tubes ----------------------------------------------------------- */
+
+int
+qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
+    bool *created)
+{
+	struct tube *tb = qs_tube(q, name, len);
+	int rc;
+
+	*created = false;
+	if (tb != NULL) {
+		*out = tb;
+		return 0;
+	}
+	if (q->ntubes == q->tubes_cap) {
+		uint32_t cap = q->tubes_cap ? q->tubes_cap * 2 : 16;
+		struct tube **p = realloc(q->tubes, cap * sizeof(*p));
+
+		if (p == NULL)
+			return SLUICE_ENOMEM;
+		q->tubes = p;
+		q->tubes_cap = cap;
+	}
+	if ((rc = idx_reserve(&q->names, 1)) != 0 ||
+	    (rc = heap_reserve(&q->wake, 1)) != 0 ||
+	    (rc = heap_reserve(&q->pauses, 1)) != 0)
+		return rc;
+	tb = tube_new(name, len, idx_hash_bytes(q->cfg.hash_seed, name, len));
+	if (tb == NULL)
+		return SLUICE_ENOMEM;
+	tb->index = q->ntubes;
+	q->tubes[q->ntubes++] = tb;
+	idx_insert(&q->names, tb);
+	/* The wake and pause heaps keep room for every tube. */
+	assert(q->wake.cap >= q->ntubes && q->pauses.cap >= q->ntubes);
+	*out = tb;
+	*created = true;
+	return 0;
+}
+
+void
+qs_tube_undo(struct queue *q, struct tube *tb)
+{
+	assert(tb->index == q->ntubes - 1 && tb->ready.len == 0 &&
+	    tb->delayed.len == 0 && tb->buried.len == 0 && tb->ntaken == 0);
+	idx_remove(&q->names, tb);
+	q->ntubes--;
+	tube_free(tb);
+}
+
+static void
+wake_update(struct queue *q, struct tube *tb)
+{
+	if (tb->delayed.len == 0) {
+		if (tb->wpos != HEAP_NONE)
+			heap_remove(&q->wake, tb);
+	} else if (tb->wpos == HEAP_NONE) {
+		heap_push(&q->wake, tb);
+	} else {
+		heap_fix(&q->wake, tb);
+	}
+}
+
+void
+qs_pause(struct queue *q, struct tube *tb, int64_t until)
+{
+	if (until == 0) {
+		if (tb->ppos != HEAP_NONE)
+			heap_remove(&q->pauses, tb);
+		tb->paused_until = 0;
+		return;
+	}
+	tb->paused_until = until;
+	if (tb->ppos == HEAP_NONE)
+		heap_push(&q->pauses, tb);
+	else
+		heap_fix(&q->pauses, tb);
+}
+
+/* ---- Placing tasks --------------------------------------------------- */
+
+int
+qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
+    uint64_t session)
+{
+	int rc;
+
+	switch (state) {
+	case QUEUE_READY:
+		if ((rc = heap_reserve(&tb->ready, 1)) != 0)
+			return rc;
+		return heap_reserve(&tb->age, 1);
+	case QUEUE_DELAYED:
+		return heap_reserve(&tb->delayed, 1);
+	case QUEUE_TAKEN:
+		if ((rc = heap_reserve(&q->taken, 1)) != 0)
+			return rc;
+		if (session_lease && idx_find(&q->sessions, session) == NULL)
+			return idx_reserve(&q->sessions, 1);
+		return 0;
+	case QUEUE_BURIED:
+		return heap_reserve(&tb->buried, 1);
+	default:
+		assert(!"bad state");
+		return SLUICE_EINVAL;
+	}
+}
+
+int
+qs_reserve_id(struct queue *q)
+{
+	return idx_reserve(&q->ids, 1);
+}
+
+int
+qs_reserve_key(struct queue *q)
+{
+	return idx_reserve(&q->keys, 1);
+}
+
+static void
+session_link(struct queue *q, struct task *t)
+{
+	struct task_ext *e = t->ext;
+	struct task *head = idx_find(&q->sessions, e->session);
+
+	if (head == NULL) {
+		e->sprev = NULL;
+		e->snext = NULL;
+		idx_insert(&q->sessions, t);
+		return;
+	}
+	/* After the head, so the index keeps pointing at it. */
+	e->sprev = head;
+	e->snext = head->ext->snext;
+	if (e->snext != NULL)
+		e->snext->ext->sprev = t;
+	head->ext->snext = t;
+}
+
+static void
+session_unlink(struct queue *q, struct task *t)
+{
+	struct task_ext *e = t->ext;
+
+	if (e->sprev != NULL) {
+		e->sprev->ext->snext = e->snext;
+		if (e->snext != NULL)
+			e->snext->ext->sprev = e->sprev;
+	} else if (e->snext != NULL) {
+		e->snext->ext->sprev = NULL;
+		idx_swap(&q->sessions, t, e->snext);
+	} else {
+		idx_remove(&q->sessions, t);
+	}
+	e->sprev = NULL;
+	e->snext = NULL;
+}
+
+void
+qs_place(struct queue *q, struct task *t, int state)
+{
+	struct tube *tb = t->tube;
+
+	t->state = (uint8_t)state;
+	switch (state) {
+	case QUEUE_READY:
+		assert(t->run_at <= q->clock);
+		heap_push(&tb->ready, t);
+		heap_push(&tb->age, t);
+		break;
+	case QUEUE_DELAYED:
+		assert(t->run_at > q->clock);
+		heap_push(&tb->delayed, t);
+		wake_update(q, tb);
+		break;
+	case QUEUE_TAKEN:
+		t->ext->taken = true;
+		heap_push(&q->taken, t);
+		tb->ntaken++;
+		if (!t->ext->detached)
+			session_link(q, t);
+		break;
+	case QUEUE_BURIED:
+		heap_push(&tb->buried, t);
+		break;
+	default:
+		assert(!"bad state");
+	}
+	q->count[state]++;
+}
+
+void
+qs_unplace(struct queue *q, struct task *t)
+{
+	struct tube *tb = t->tube;
+	struct task_ext *e = t->ext;
+
+	switch (t->state) {
+	case QUEUE_READY:
+		heap_remove(&tb->ready, t);
+		heap_remove(&tb->age, t);
+		break;
+	case QUEUE_DELAYED:
+		heap_remove(&tb->delayed, t);
+		wake_update(q, tb);
+		break;
+	case QUEUE_TAKEN:
+		heap_remove(&q->taken, t);
+		tb->ntaken--;
+		if (!e->detached)
+			session_unlink(q, t);
+		e->taken = false;
+		e->detached = false;
+		e->lease = 0;
+		e->session = 0;
+		e->taken_at = 0;
+		e->deadline = 0;
+		break;
+	case QUEUE_BURIED:
+		heap_remove(&tb->buried, t);
+		break;
+	default:
+		assert(!"bad state");
+	}
+	q->count[t->state]--;
+	t->state = 0;
+}
+
+/* ---- Keys ------------------------------------------------------------ */
+
+struct keyent *
+qs_keyent_new(const struct queue *q, const char *key, size_t len)
+{
+	struct keyent *ke = calloc(1, sizeof(*ke) + len);
+
+	if (ke == NULL)
+		return NULL;
+	memcpy(ke->key, key, len);
+	ke->len = (uint16_t)len;
+	ke->hash = idx_hash_bytes(q->cfg.hash_seed ^ 1, key, len);
+	return ke;
+}
+
+void
+qs_key_insert(struct queue *q, struct keyent *ke)
+{
+	idx_insert(&q->keys, ke);
+}
+
+void
+qs_dedup_unlink(struct queue *q, struct keyent *ke)
+{
+	if (ke->prev != NULL)
+		ke->prev->next = ke->next;
+	else
+		q->dedup_head = ke->next;
+	if (ke->next != NULL)
+		ke->next->prev = ke->prev;
+	else
+		q->dedup_tail = ke->prev;
+	ke->prev = NULL;
+	ke->next = NULL;
+	q->ndedup--;
+}
+
+void
+qs_dedup_append(struct queue *q, struct keyent *ke)
+{
+	ke->next = NULL;
+	ke->prev = q->dedup_tail;
+	if (q->dedup_tail != NULL)
+		q->dedup_tail->next = ke;
+	else
+		q->dedup_head = ke;
+	q->dedup_tail = ke;
+	q->ndedup++;
+}
+
+void
+qs_key_complete(
+    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
+{
+	struct keyent *ke = t->ext ? t->ext->key : NULL;
+
+	if (ke == NULL)
+		return;
+	t->ext->key = NULL;
+	q->nkeys--;
+	ke->task = NULL;
+	ke->id = t->id;
+	if (dedup_ms == 0) {
+		idx_remove(&q->keys, ke);
+		free(ke);
+		return;
+	}
+	ke->expires = time + dedup_ms;
+	qs_dedup_append(q, ke);
+}
+
+void
+qs_task_destroy(
+    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
+{
+	qs_unplace(q, t);
+	idx_remove(&q->ids, t);
+	qs_key_complete(q, t, time, dedup_ms);
+	q->ntasks--;
+	task_free(t);
+}
+
+void
+qs_task_swap(struct queue *q, struct task *t, struct task *nt)
+{
+	idx_swap(&q->ids, t, nt);
+	if (task_has_key(t)) {
+		assert(nt->ext != NULL);
+		nt->ext->key = t->ext->key;
+		nt->ext->key->task = nt;
+		t->ext->key = NULL;
+	}
+}
+
+/* ---- Views ----------------------------------------------------------- */
+
+void
+qs_view(const struct task *t, struct queue_task_view *out)
+{
+	const struct task_ext *e = t->ext;
+
+	memset(out, 0, sizeof(*out));
+	out->id = t->id;
+	out->tube = t->tube->name;
+	out->tube_len = t->tube->name_len;
+	out->state = t->state;
+	out->payload = t->payload;
+	out->payload_len = t->payload_len;
+	out->pri = t->pri;
+	out->ttr = t->ttr;
+	out->attempts = t->attempts;
+	out->max_attempts = t->max_attempts;
+	out->run_at = t->run_at;
+	out->created_at = t->created_at;
+	out->updated_at = t->updated_at;
+	if (e == NULL)
+		return;
+	out->period = e->period;
+	if (e->key != NULL) {
+		out->key = e->key->key;
+		out->key_len = e->key->len;
+	}
+	if (e->error != NULL) {
+		out->last_error = e->error;
+		out->last_error_len = e->error_len;
+	}
+	if (e->taken) {
+		out->lease = e->lease;
+		out->session = e->session;
+		out->taken_at = e->taken_at;
+		out->deadline = e->deadline;
+		out->detached = e->detached;
+	}
+	out->replace_pending = e->repl != NULL;
+}
+
+/* ---- Time ------------------------------------------------------------ */
+
+int
+queue_tick(struct queue *q, int64_t now)
+{
+	struct tube *tb;
+
+	if (now <= q->clock)
+		return 0;
+	/* Delayed tasks whose time has come, earliest first. */
+	while ((tb = heap_top(&q->wake)) != NULL) {
+		struct task *t = heap_top(&tb->delayed);
+		int rc;
+
+		if (t->run_at > now)
+			break;
+		if ((rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
+			/* Stop the clock just before this task. */
+			if (t->run_at - 1 > q->clock)
+				q->clock = t->run_at - 1;
+			return rc;
+		}
+		if (t->run_at > q->clock)
+			q->clock = t->run_at;
+		qs_unplace(q, t);
+		qs_place(q, t, QUEUE_READY);
+	}
+	q->clock = now;
+	while ((tb = heap_top(&q->pauses)) != NULL && tb->paused_until <= now)
+		qs_pause(q, tb, 0);
+	/* Dedup entries in completion order; one whose time went backwards
+	 * waits behind the head, and lookups check expires themselves. */
+	while (q->dedup_head != NULL && q->dedup_head->expires <= now) {
+		struct keyent *ke = q->dedup_head;
+
+		qs_dedup_unlink(q, ke);
+		idx_remove(&q->keys, ke);
+		free(ke);
+	}
+	return 0;
+}
+
+int64_t
+queue_next_wake(const struct queue *q)
+{
+	int64_t t = INT64_MAX;
+	const struct tube *tb;
+	const struct task *x;
+
+	if ((tb = heap_top(&q->wake)) != NULL)
+		t = ((const struct task *)heap_top(&tb->delayed))->run_at;
+	if ((x = heap_top(&q->taken)) != NULL && x->ext->deadline < t)
+		t = x->ext->deadline;
+	if ((tb = heap_top(&q->pauses)) != NULL && tb->paused_until < t)
+		t = tb->paused_until;
+	return t;
+}
+
+const char *
+queue_state_name(int state)
+{
+	switch (state) {
+	case QUEUE_READY:
+		return "ready";
+	case QUEUE_DELAYED:
+		return "delayed";
+	case QUEUE_TAKEN:
+		return "taken";
+	case QUEUE_BURIED:
+		return "buried";
+	case QUEUE_ANY:
+		return "any";
+	default:
+		return "?";
+	}
+}

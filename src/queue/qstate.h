@@ -1,0 +1,137 @@
+/* qstate - the queue's state and the primitives that change it, shared by
+ * the files of the queue module (apply, decide, queries, snapshot, dump,
+ * check) and by nothing else.
+ *
+ * Where a task is, by state:
+ *   ready    its tube's ready heap (pri, id) and age heap (run_at, id)
+ *   delayed  its tube's delayed heap (run_at, id); the tube is in the
+ *            queue's wake heap while that heap is not empty
+ *   taken    the queue's lease heap (deadline, id); under a session lease
+ *            also in its session's list, whose head is in `sessions`
+ *   buried   its tube's buried heap (updated_at, id)
+ * and always in `ids`. Invariants, as of `clock`: a ready task has
+ * run_at <= clock, a delayed one run_at > clock; a tube is in `pauses`
+ * iff paused_until != 0, and then paused_until > clock.
+ *
+ * Changing the state: first reserve (qs_reserve and friends: every
+ * allocation, may fail), then commit (qs_place, qs_unplace: never fail).
+ * That is how apply leaves the state unchanged on an error. */
+#ifndef SLUICE_QUEUE_QSTATE_H
+#define SLUICE_QUEUE_QSTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "queue/heap.h"
+#include "queue/idx.h"
+#include "queue/queue.h"
+#include "queue/task.h"
+#include "queue/tube.h"
+
+/* The snapshot loader's progress (qsnap.c). */
+struct qsnap_load {
+	int phase;         /* the last entry type loaded; 0 before META */
+	struct task *last; /* the task a REPL entry belongs to */
+	uint64_t ndedup;   /* DEDUP entries loaded */
+	bool done;
+};
+
+struct queue {
+	struct queue_config cfg;
+	struct idx ids;      /* task by id */
+	struct idx keys;     /* keyent by hash of the key */
+	struct idx names;    /* tube by hash of the name */
+	struct idx sessions; /* first task of each session's list */
+	struct tube **tubes; /* in creation order */
+	uint32_t ntubes;
+	uint32_t tubes_cap;
+	struct heap taken;  /* every taken task by (deadline, id) */
+	struct heap wake;   /* tubes with delayed tasks, by next run_at */
+	struct heap pauses; /* paused tubes, by paused_until */
+	struct keyent *dedup_head; /* dedup entries, oldest first */
+	struct keyent *dedup_tail;
+	uint64_t ndedup;
+	uint64_t nkeys; /* live tasks with a key */
+	uint64_t ntasks;
+	uint64_t count[QUEUE_STATE_END_]; /* tasks by state */
+	uint64_t next_id;
+	uint64_t lsn;
+	int64_t clock;
+	struct queue_counters ctr;
+	struct qsnap_load load;
+};
+
+/* Both the tube's and the queue's counter. */
+#define QS_COUNT(q, tb, field)                                                 \
+	do {                                                                   \
+		(tb)->ctr.field++;                                             \
+		(q)->ctr.field++;                                              \
+	} while (0)
+
+struct task *qs_task(const struct queue *q, uint64_t id);
+struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
+struct keyent *qs_key(const struct queue *q, const char *key, size_t len);
+
+/* The tube with that (valid) name, created when missing (*created then
+ * true). Returns 0, SLUICE_ENOMEM. */
+int qs_tube_get(struct queue *q, const char *name, size_t len,
+    struct tube **out, bool *created);
+/* Undoes qs_tube_get() that created an empty tube. */
+void qs_tube_undo(struct queue *q, struct tube *tb);
+
+/* The state a waiting task with this run_at is in: READY or DELAYED. */
+static inline int
+qs_wait_state(const struct queue *q, int64_t run_at)
+{
+	return run_at <= q->clock ? QUEUE_READY : QUEUE_DELAYED;
+}
+
+/* Room to place one task in `state` in tube tb; for TAKEN, under a
+ * session lease of `session` (detached: false). Returns 0, SLUICE_ENOMEM. */
+int qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
+    uint64_t session);
+
+/* Puts the task in `state` (the lease in t->ext set first for TAKEN);
+ * room reserved. */
+void qs_place(struct queue *q, struct task *t, int state);
+
+/* Takes the task out of the structures of its state. */
+void qs_unplace(struct queue *q, struct task *t);
+
+/* Room in the id index for one more task. */
+int qs_reserve_id(struct queue *q);
+int qs_reserve_key(struct queue *q);
+
+/* A new key entry (not indexed). NULL when out of memory. */
+struct keyent *qs_keyent_new(
+    const struct queue *q, const char *key, size_t len);
+
+/* Indexes a new key entry; room reserved. */
+void qs_key_insert(struct queue *q, struct keyent *ke);
+
+/* The task completed at `time`: its key (if any) becomes a dedup entry
+ * until time + dedup_ms, or goes away when dedup_ms is 0. */
+void qs_key_complete(
+    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms);
+
+/* Unlinks a dedup entry from the dedup list (it stays indexed). */
+void qs_dedup_unlink(struct queue *q, struct keyent *ke);
+/* Appends a dedup entry to the dedup list. */
+void qs_dedup_append(struct queue *q, struct keyent *ke);
+
+/* Removes a task completely: from its state, the id index, its key
+ * (which becomes a dedup entry as qs_key_complete says), and frees it. */
+void qs_task_destroy(
+    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms);
+
+/* `nt` takes the place of `t` (same id): in the id index and the key
+ * entry. Neither is placed in a state. */
+void qs_task_swap(struct queue *q, struct task *t, struct task *nt);
+
+/* Sets or clears (0) a tube's pause. */
+void qs_pause(struct queue *q, struct tube *tb, int64_t until);
+
+/* Fills a view of a task. */
+void qs_view(const struct task *t, struct queue_task_view *out);
+
+#endif

@@ -1,0 +1,519 @@
+/* queue - the in-memory job queue: tubes, tasks in their four states,
+ * leases, keys, pauses, and the counters behind stats.
+ *
+ * Pure: no I/O, no clock, no logging. Time always comes in, as `now` for
+ * a decision or a query, or as a record's `time` for apply.
+ *
+ * Every state change is split in two:
+ *   decide  queue_decide_<op>() checks a request against the state and
+ *           fills a record (qrec.h), or returns a SLUICE_E* error. It does
+ *           not change what a dump shows, beyond catching up with `now` as
+ *           queue_tick() does. out->type == QREC_NONE means "nothing to
+ *           log": the request succeeds without a record.
+ *   apply   queue_apply() changes the state from a record. The live server,
+ *           recovery and followers all call it, so the state is a pure
+ *           function of the sequence of (lsn, time, record): a record
+ *           inconsistent with the state (a damaged disk, a buggy peer) gets
+ *           SLUICE_ECORRUPT and changes nothing.
+ * The server runs decide -> encode -> append to the log (which assigns lsn
+ * and time) -> apply -> reply once durable. A take of N tasks is N rounds
+ * of decide + apply; so is a kick of N tasks.
+ *
+ * Task states and transitions (records in capitals):
+ *   (none)  -> ready | delayed     PUT (delayed when run_at is later)
+ *   delayed -> ready               time reaches run_at (no record)
+ *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
+ *   taken   -> taken               TOUCH (deadline = time + ttr)
+ *   taken   -> ready | delayed     RELEASE (client, ttr expiry, session
+ *                                  gone, restart); FAIL (backoff); ACK of
+ *                                  a recurring task; ACK --to (other tube)
+ *   taken   -> buried              FAIL at max_attempts; BURY (client, or
+ *                                  ttr / session / restart at max_attempts)
+ *   ready | delayed -> buried      BURY by an operator (lease 0)
+ *   buried | delayed -> ready      KICK
+ *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
+ *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
+ *   taken   -> taken               REPLACE pending: when the lease ends in
+ *                                  any way, the task takes the new content
+ *                                  and waits again (outcome REPLACED)
+ * Ready order: priority, then id. Keys are unique among live tasks and
+ * stay reserved for a dedup window once their task is acked or deleted.
+ * A ready task's run_at is when it became ready, so the oldest ready task
+ * is the one with the smallest run_at.
+ *
+ * The clock of the queue is the latest time it has seen (a record's time,
+ * or a tick's now); delayed tasks, pauses and dedup entries are as of that
+ * clock. Two queues given the same records, and ticked to the same time,
+ * have the same dump. */
+#ifndef SLUICE_QUEUE_QUEUE_H
+#define SLUICE_QUEUE_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "queue/qrec.h"
+#include "util/buf.h"
+
+struct queue;
+
+enum queue_state {
+	QUEUE_ANY = 0, /* for list: every state */
+	QUEUE_READY = 1,
+	QUEUE_DELAYED = 2,
+	QUEUE_TAKEN = 3,
+	QUEUE_BURIED = 4,
+	QUEUE_STATE_END_
+};
+
+enum {
+	QUEUE_DEFAULT_PRI = 1024,
+	QUEUE_DEFAULT_TTR_MS = 60 * 1000,
+	QUEUE_DEFAULT_DEDUP_MS = 10 * 60 * 1000,
+	QUEUE_DEFAULT_BACKOFF_BASE_MS = 1000,
+	QUEUE_DEFAULT_BACKOFF_CAP_MS = 60 * 60 * 1000,
+	QUEUE_DEFAULT_MAX_PAYLOAD = 1024 * 1024,
+	QUEUE_DEFAULT_MAX_ERROR = 1024,
+	QUEUE_DEFAULT_MAX_TTR_MS = 7 * 24 * 60 * 60 * 1000,
+	QUEUE_DEFAULT_MAX_TAKE_TUBES = 64,
+	QUEUE_DEFAULT_MAX_TUBES = 100000
+};
+
+/* Limits and defaults used by decide (apply never reads them: records
+ * carry every value). queue_config_default() fills the defaults. */
+struct queue_config {
+	size_t max_payload; /* bytes, at most QREC_PAYLOAD_MAX */
+	size_t max_error;   /* bytes of a fail's text, <= QREC_ERROR_MAX */
+	uint32_t dedup_ms;  /* key reserved this long after completion */
+	uint32_t backoff_base_ms; /* a fail's delay after the first attempt */
+	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
+	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
+	uint32_t max_ttr_ms;
+	uint32_t max_take_tubes; /* tubes named by one take */
+	uint32_t max_tubes;      /* 0: no limit */
+	uint64_t max_tasks;      /* live tasks; 0: no limit */
+	uint64_t hash_seed;      /* seeds the hash of keys and tube names */
+};
+
+void queue_config_default(struct queue_config *cfg);
+
+/* A new empty queue; `cfg` NULL means the defaults (copied). NULL when out
+ * of memory. */
+struct queue *queue_new(const struct queue_config *cfg);
+
+/* Frees the queue and everything in it. Accepts NULL. */
+void queue_delete(struct queue *q);
+
+/* A string that borrows its bytes. */
+struct queue_str {
+	const char *p;
+	size_t len;
+};
+
+/* ---- Requests and decisions ------------------------------------------ */
+
+struct queue_put_req {
+	const char *tube;
+	size_t tube_len;
+	const void *payload;
+	size_t payload_len;
+	uint32_t pri;
+	int64_t delay_ms;      /* from now; used when run_at == 0 */
+	int64_t run_at;        /* absolute unix ms; 0: now + delay_ms */
+	uint32_t ttr_ms;       /* 0: the configured default */
+	uint32_t max_attempts; /* 0: unlimited */
+	int64_t period_ms;     /* 0: not recurring */
+	const char *key;       /* key_len 0: no key */
+	size_t key_len;
+	bool replace; /* update the live task with this key (needs a key) */
+};
+
+/* Zero with pri = QUEUE_DEFAULT_PRI. */
+void queue_put_req_init(struct queue_put_req *req);
+
+struct queue_put_res {
+	uint64_t id;
+	bool created;  /* false: the key was live or in its dedup window */
+	bool replaced; /* the live task with this key gets the new content */
+};
+
+/* A put. Errors: SLUICE_ETUBE, SLUICE_ETOOBIG (payload), SLUICE_EKEY (key
+ * over 200 bytes), SLUICE_EINVAL (ttr 0 after defaults or over the limit,
+ * a negative or too large delay, run_at or period, replace without a
+ * key), SLUICE_ELIMIT (max_tasks, max_tubes), SLUICE_EEXIST (replace of a
+ * task that lives in another tube).
+ *
+ * With a key that is live, or completed less than the dedup window ago, a
+ * put creates nothing: out->type = QREC_NONE and res names the existing
+ * task with created = false. With `replace`, a live task with the key in
+ * the same tube gets a REPLACE (res->replaced); with no live task the put
+ * is an ordinary one that ignores the dedup window (the caller wants this
+ * content queued). A past run_at is read as now. */
+int queue_decide_put(struct queue *q, int64_t now,
+    const struct queue_put_req *req, struct qrec *out,
+    struct queue_put_res *res);
+
+struct queue_take_req {
+	const struct queue_str *tubes;
+	size_t ntubes;
+	uint64_t session;
+	bool detached; /* the lease outlives the session; only ttr ends it */
+};
+
+/* The best ready task across the tubes (priority, then id), skipping
+ * paused tubes. Errors: SLUICE_ETUBE (a bad name), SLUICE_EINVAL (no
+ * tube), SLUICE_ELIMIT (more than max_take_tubes); and, when there is
+ * nothing to take now, SLUICE_EPAUSED if a paused tube has ready tasks,
+ * else SLUICE_ETIMEDOUT. After applying the TAKE record, queue_peek()
+ * gives the task with its lease. */
+int queue_decide_take(struct queue *q, int64_t now,
+    const struct queue_take_req *req, struct qrec *out);
+
+/* The lease rule of ack, release, fail, touch and bury: unknown id ->
+ * SLUICE_ENOTFOUND; a task that is not taken, or whose lease is not
+ * `lease` -> SLUICE_ESTALE; lease 0 skips the check (an operator's
+ * override) but the task must be taken, else SLUICE_ESTATE. */
+
+struct queue_ack_req {
+	uint64_t id;
+	uint64_t lease;
+	const char *to_tube; /* to_tube_len 0: no move */
+	size_t to_tube_len;
+};
+
+/* Done. The task is deleted (its key reserved for the dedup window); a
+ * recurring task waits for its next run (the first run_at + k * period
+ * after now, attempts 0); with to_tube it moves there, ready, attempts 0.
+ * A pending replacement wins over all three. Errors: the lease rule,
+ * SLUICE_ETUBE. */
+int queue_decide_ack(struct queue *q, int64_t now,
+    const struct queue_ack_req *req, struct qrec *out);
+
+struct queue_release_req {
+	uint64_t id;
+	uint64_t lease;
+	int64_t delay_ms; /* from now; used when run_at == 0 */
+	int64_t run_at;   /* absolute; 0: now + delay_ms */
+	bool set_pri;
+	uint32_t pri;
+};
+
+/* Back to the tube (delayed when asked), attempts kept. Errors: the lease
+ * rule, SLUICE_EINVAL (delay or run_at out of range). */
+int queue_decide_release(struct queue *q, int64_t now,
+    const struct queue_release_req *req, struct qrec *out);
+
+struct queue_fail_req {
+	uint64_t id;
+	uint64_t lease;
+	const char *error;
+	size_t error_len;
+	bool set_delay; /* use delay_ms instead of the backoff */
+	int64_t delay_ms;
+};
+
+/* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
+ * delayed by delay_ms or the backoff (base * 2^(attempts-1), capped).
+ * The text becomes last_error. Errors: the lease rule, SLUICE_ELIMIT (text
+ * over max_error), SLUICE_EINVAL (delay). */
+int queue_decide_fail(struct queue *q, int64_t now,
+    const struct queue_fail_req *req, struct qrec *out);
+
+struct queue_touch_req {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* Extends the lease: deadline = time + ttr. Errors: the lease rule. */
+int queue_decide_touch(struct queue *q, int64_t now,
+    const struct queue_touch_req *req, struct qrec *out);
+
+struct queue_bury_req {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* Parks a task. A taken task follows the lease rule; a ready or delayed
+ * task can be buried with lease 0 (SLUICE_ESTALE with another lease); a
+ * buried one gets SLUICE_ESTATE. */
+int queue_decide_bury(struct queue *q, int64_t now,
+    const struct queue_bury_req *req, struct qrec *out);
+
+struct queue_kick_req {
+	uint64_t id;      /* != 0: this task */
+	const char *tube; /* id == 0: the oldest buried task of this tube */
+	size_t tube_len;
+};
+
+/* One task back to ready. By id: a buried or delayed task, else
+ * SLUICE_ESTATE (SLUICE_ENOTFOUND for an unknown id). By tube: the task
+ * buried longest; SLUICE_ENOTFOUND when none (kick N: call until then or
+ * N times). SLUICE_ETUBE for a bad name. */
+int queue_decide_kick(struct queue *q, int64_t now,
+    const struct queue_kick_req *req, struct qrec *out);
+
+struct queue_delete_req {
+	uint64_t id;     /* != 0: by id */
+	const char *key; /* id == 0: by key */
+	size_t key_len;
+};
+
+/* Cancels a task in any state (a taken one loses its lease). Errors:
+ * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_EINVAL (neither). */
+int queue_decide_delete(struct queue *q, int64_t now,
+    const struct queue_delete_req *req, struct qrec *out);
+
+struct queue_flush_req {
+	const char *tube;
+	size_t tube_len;
+};
+
+/* Cancels every task of a tube (QREC_NONE when it has none). Errors:
+ * SLUICE_ETUBE. */
+int queue_decide_flush(struct queue *q, int64_t now,
+    const struct queue_flush_req *req, struct qrec *out);
+
+struct queue_pause_req {
+	const char *tube;
+	size_t tube_len;
+	int64_t until; /* <= now: unpause */
+};
+
+/* No takes from the tube before `until`. Errors: SLUICE_ETUBE,
+ * SLUICE_EINVAL (until out of range), SLUICE_ELIMIT (max_tubes). */
+int queue_decide_pause(struct queue *q, int64_t now,
+    const struct queue_pause_req *req, struct qrec *out);
+
+/* The server's timers and events. Each yields one record, or
+ * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
+
+/* The lease with the earliest deadline <= now: RELEASE (reason TTR, ready
+ * at once, attempts kept), or BURY when max_attempts is reached. */
+int queue_decide_expired(struct queue *q, int64_t now, struct qrec *out);
+
+/* A task held under a session lease by `session`: RELEASE or BURY as for
+ * an expired lease, reason SESSION. Detached leases are not touched. */
+int queue_decide_session_gone(
+    struct queue *q, int64_t now, uint64_t session, struct qrec *out);
+
+/* After recovery: every task under a session lease (whatever the
+ * session), reason RESTART. Detached leases stay until their ttr. */
+int queue_decide_restart(struct queue *q, int64_t now, struct qrec *out);
+
+/* Changes the state from a record; `lsn` must be greater than every LSN
+ * applied before (the lease of a TAKE is its LSN) and `time` in
+ * [0, QREC_TIME_MAX]. Returns 0; SLUICE_ECORRUPT when the record does not
+ * fit the state (unknown id, wrong state or lease, duplicate id or key,
+ * unknown type, invalid fields, lsn not increasing); SLUICE_ENOMEM. On an
+ * error nothing changed. `rec` is only read. */
+int queue_apply(
+    struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
+
+/* Time-driven changes that need no record, up to `now`: delayed tasks
+ * whose run_at has come become ready, pauses end, dedup entries expire.
+ * Decide and the queries do this themselves. Returns 0 or SLUICE_ENOMEM
+ * (the clock then stops short of `now`; call again). */
+int queue_tick(struct queue *q, int64_t now);
+
+/* The earliest time something happens without a request: a delayed task
+ * gets ready, a lease deadline, a pause ends. INT64_MAX when none. The
+ * server sleeps until then (or a request), ticks, and runs
+ * queue_decide_expired(). */
+int64_t queue_next_wake(const struct queue *q);
+
+/* The LSN of the last record applied (or loaded with a snapshot). */
+uint64_t queue_lsn(const struct queue *q);
+
+/* The id the next put gets. */
+uint64_t queue_next_id(const struct queue *q);
+
+/* ---- Queries (read-only but for catching up with `now`) -------------- */
+
+/* Every field of a task. Pointers borrow from the queue until its next
+ * change (an apply, a tick, or a query given a later now). */
+struct queue_task_view {
+	uint64_t id;
+	const char *tube;
+	size_t tube_len;
+	int state; /* enum queue_state */
+	const void *payload;
+	size_t payload_len;
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t attempts;
+	uint32_t max_attempts;
+	int64_t run_at;
+	int64_t period;
+	int64_t created_at;
+	int64_t updated_at;
+	const char *key; /* NULL when none */
+	size_t key_len;
+	const char *last_error; /* NULL when none */
+	size_t last_error_len;
+	/* while taken, else 0 */
+	uint64_t lease;
+	uint64_t session;
+	int64_t taken_at;
+	int64_t deadline;
+	bool detached;
+	bool replace_pending; /* a REPLACE waits for the lease to end */
+};
+
+/* SLUICE_ENOTFOUND when no task has that id. */
+int queue_peek(
+    struct queue *q, int64_t now, uint64_t id, struct queue_task_view *out);
+
+/* The live task with that key. SLUICE_ENOTFOUND, SLUICE_EKEY. */
+int queue_peek_key(struct queue *q, int64_t now, const char *key,
+    size_t key_len, struct queue_task_view *out);
+
+/* The next task of a tube in `state`: READY the next taken (priority,
+ * id), DELAYED the next to get ready, BURIED the one buried longest.
+ * SLUICE_ENOTFOUND when none, SLUICE_ETUBE, SLUICE_EINVAL (other state). */
+int queue_peek_next(struct queue *q, int64_t now, const char *tube,
+    size_t tube_len, int state, struct queue_task_view *out);
+
+enum queue_order {
+	QUEUE_BY_ATTEMPTS = 0, /* most attempts first */
+	QUEUE_BY_AGE = 1,      /* oldest (created_at) first */
+	QUEUE_BY_RUN_AT = 2,   /* earliest run_at first */
+	QUEUE_ORDER_END_
+};
+
+struct queue_list_req {
+	const char *tube;
+	size_t tube_len;
+	int state; /* enum queue_state; QUEUE_ANY for all */
+	int order; /* enum queue_order; ties by id */
+	size_t limit;
+};
+
+/* Up to req->limit tasks of a tube into out[], in order; *n says how many
+ * (0 for a tube that does not exist). Errors: SLUICE_ETUBE, SLUICE_EINVAL,
+ * SLUICE_ENOMEM. O(tasks of the tube * log limit). */
+int queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
+    struct queue_task_view *out, size_t *n);
+
+struct queue_error_group {
+	const char *text; /* borrows, as a view does */
+	size_t text_len;
+	uint64_t count;
+};
+
+/* The live tasks of a tube that have a last_error, grouped by its text,
+ * most frequent first (ties by text); at most `max` groups into out[], *n
+ * says how many. Errors: SLUICE_ETUBE, SLUICE_ENOMEM. */
+int queue_errors(struct queue *q, int64_t now, const char *tube,
+    size_t tube_len, struct queue_error_group *out, size_t max, size_t *n);
+
+/* Cumulative event counts. */
+struct queue_counters {
+	uint64_t put; /* tasks created */
+	uint64_t take;
+	uint64_t ack;
+	uint64_t release; /* by the client */
+	uint64_t fail;
+	uint64_t bury; /* tasks that became buried, by any way */
+	uint64_t kick;
+	uint64_t del;              /* deleted, flushed included */
+	uint64_t ttr_expired;      /* leases ended by their deadline */
+	uint64_t session_released; /* leases ended by session gone / restart */
+	uint64_t replace;
+};
+
+struct queue_tube_stats {
+	const char *name; /* borrows; lives as long as the queue */
+	size_t name_len;
+	uint64_t ready;
+	uint64_t delayed;
+	uint64_t taken;
+	uint64_t buried;
+	int64_t paused_until;     /* 0: not paused */
+	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
+	                             0 when none */
+	struct queue_counters ctr;
+};
+
+struct queue_stats {
+	uint64_t ready;
+	uint64_t delayed;
+	uint64_t taken;
+	uint64_t buried;
+	uint64_t tasks;
+	uint64_t tubes;
+	uint64_t keys;  /* live tasks with a key */
+	uint64_t dedup; /* completed keys still reserved */
+	uint64_t next_id;
+	uint64_t lsn;
+	int64_t clock;
+	struct queue_counters ctr;
+};
+
+/* Totals. O(1) (after the catch-up with now). Returns 0, SLUICE_EINVAL
+ * (now out of range) or SLUICE_ENOMEM (from the catch-up). */
+int queue_stats(struct queue *q, int64_t now, struct queue_stats *out);
+
+/* Tubes are numbered 0..queue_tube_count()-1 in creation order; a tube is
+ * never removed. */
+uint32_t queue_tube_count(const struct queue *q);
+
+/* O(1). SLUICE_ENOTFOUND past the last tube. */
+int queue_tube_stats_at(
+    struct queue *q, int64_t now, uint32_t i, struct queue_tube_stats *out);
+
+/* O(1). SLUICE_ENOTFOUND when there is no such tube, SLUICE_ETUBE. */
+int queue_tube_stats(struct queue *q, int64_t now, const char *name,
+    size_t name_len, struct queue_tube_stats *out);
+
+/* Appends a canonical text form of the whole state as of the queue's
+ * clock: every task with every field, tubes with pauses and counters,
+ * dedup entries, next id, lsn, clock. Sorted, so two queues with the same
+ * state give the same bytes. Returns 0 or SLUICE_ENOMEM. */
+int queue_dump(const struct queue *q, struct buf *out);
+
+/* Checks every internal invariant (indexes, heaps, counts). O(n); for
+ * tests and fuzzing. Returns 0, or SLUICE_ECORRUPT with the failed
+ * condition in *why (a static string; why may be NULL). */
+int queue_check(const struct queue *q, const char **why);
+
+/* ---- Snapshots -------------------------------------------------------- */
+
+/* Snapshot entry types, in the order they are written:
+ *   META   u32 version, u64 lsn, u64 next_id, i64 clock
+ *   TUBE   str16 name, i64 paused_until, 11 x u64 counters   (each tube)
+ *   TASK   the task's fields, its payload last                (each task)
+ *   REPL   the pending replacement of the task just before
+ *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
+ *   END    u32 tubes, u64 tasks, u64 dedup entries
+ * The layouts are in qsnap.c. */
+enum queue_snap_type {
+	QSNAP_META = 1,
+	QSNAP_TUBE = 2,
+	QSNAP_TASK = 3,
+	QSNAP_REPL = 4,
+	QSNAP_DEDUP = 5,
+	QSNAP_END = 6
+};
+
+/* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0
+ * to go on; anything else stops the snapshot and is returned. */
+typedef int queue_emit_fn(void *arg, uint16_t type, const void *a, size_t alen,
+    const void *b, size_t blen);
+
+/* Emits the whole state. Allocates nothing and changes nothing, so it can
+ * run in a forked child. Returns 0 or what `emit` returned. */
+int queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg);
+
+/* Loads one entry into a queue made by queue_new() that nothing was
+ * applied to; entries must come in the order written. Every field is
+ * checked: SLUICE_ECORRUPT on anything out of order, out of range or
+ * inconsistent; SLUICE_ENOMEM. After an error, delete the queue. */
+int queue_snapshot_load(
+    struct queue *q, uint16_t type, const void *data, size_t len);
+
+/* True once the END entry has been loaded. */
+bool queue_snapshot_done(const struct queue *q);
+
+const char *queue_state_name(int state);
+
+#endif

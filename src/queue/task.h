@@ -1,0 +1,118 @@
+/* task - one task in memory, and the rarely used parts kept beside it.
+ *
+ * Memory: a task is one allocation holding its fixed fields and its
+ * payload (80 bytes + payload). What only some tasks need - the lease of a
+ * taken task, a key, a last error, a period, a pending replacement - lives
+ * in a `task_ext`, allocated when first needed and freed when empty. The
+ * id index and the heaps hold pointers to tasks; a task records its
+ * position in the heap of its state (hpos) and, while ready, in its tube's
+ * age heap (apos). */
+#ifndef SLUICE_QUEUE_TASK_H
+#define SLUICE_QUEUE_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tube;
+struct task;
+
+/* New content for a taken task, applied when its lease ends. */
+struct repl {
+	int64_t run_at;
+	int64_t period;
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t max_attempts;
+	uint32_t payload_len;
+	uint8_t payload[];
+};
+
+/* A key: of a live task (task != NULL), or reserved after its task
+ * completed (task == NULL) until `expires`; such dedup entries are listed
+ * oldest first through prev/next. */
+struct keyent {
+	struct task *task;
+	struct keyent *prev;
+	struct keyent *next;
+	uint64_t id;
+	int64_t expires;
+	uint64_t hash;
+	uint16_t len;
+	char key[];
+};
+
+struct task_ext {
+	/* The lease; meaningful while the task is taken. */
+	uint64_t lease;
+	uint64_t session;
+	int64_t taken_at;
+	int64_t deadline;
+	struct task *sprev; /* the tasks of one session: a list whose head */
+	struct task *snext; /* is in the queue's session index */
+	bool taken;
+	bool detached;
+	/* Set at any time. */
+	uint16_t error_len;
+	char *error; /* last_error, not NUL-terminated; NULL when none */
+	int64_t period;
+	struct keyent *key;
+	struct repl *repl;
+};
+
+struct task {
+	uint64_t id;
+	int64_t run_at; /* delayed: when ready; ready: since when */
+	int64_t created_at;
+	int64_t updated_at;
+	struct tube *tube;
+	struct task_ext *ext; /* NULL when nothing in it would be set */
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t attempts;
+	uint32_t max_attempts;
+	uint32_t hpos; /* in the heap of its state */
+	uint32_t apos; /* in its tube's age heap, while ready */
+	uint32_t payload_len;
+	uint8_t state; /* enum queue_state */
+	uint8_t payload[];
+};
+
+/* A task with a copy of the payload, every other field zero, in no heap.
+ * NULL when out of memory. */
+struct task *task_new(const void *payload, size_t len);
+
+/* Frees the task and its ext (not its key entry). Accepts NULL. */
+void task_free(struct task *t);
+
+struct repl *repl_new(const void *payload, size_t len);
+
+/* Makes sure t->ext exists. Returns 0 or SLUICE_ENOMEM. */
+int task_ext_need(struct task *t);
+
+/* Frees t->ext when nothing in it is set. */
+void task_ext_trim(struct task *t);
+
+/* Replaces last_error with `copy` (malloc'd; the task owns it from now
+ * on). copy NULL: no error. The ext must exist when copy != NULL. */
+void task_put_error(struct task *t, char *copy, size_t len);
+
+static inline int64_t
+task_period(const struct task *t)
+{
+	return t->ext ? t->ext->period : 0;
+}
+
+static inline bool
+task_has_repl(const struct task *t)
+{
+	return t->ext != NULL && t->ext->repl != NULL;
+}
+
+static inline bool
+task_has_key(const struct task *t)
+{
+	return t->ext != NULL && t->ext->key != NULL;
+}
+
+#endif

@@ -1,0 +1,4 @@
+# The in-memory queue: transitions and errors, the record codec, and a
+# random model test with replay checks.
+sluice_test(queue LIBS sluice_queue TIMEOUT 120)
+sluice_test(qrec LIBS sluice_queue TIMEOUT 60)

@@ -1,0 +1,175 @@
+/* t_queue - what the queue tests share: a miniature server around a
+ * queue. Each decided record is encoded, decoded back (so every test also
+ * runs the codec) and applied at the next LSN with the harness's time, as
+ * the server does after its log append; the bodies are kept so a test can
+ * replay them into another queue. Included by the queue tests only. */
+#ifndef SLUICE_T_QUEUE_H
+#define SLUICE_T_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/qrec.h"
+#include "queue/queue.h"
+#include "sluice.h"
+#include "util/buf.h"
+
+struct tq_entry {
+	uint16_t type;
+	uint64_t lsn;
+	int64_t time;
+	size_t off; /* of the body in tq.bodies */
+	size_t len;
+};
+
+struct tq {
+	struct queue *q;
+	uint64_t lsn;
+	int64_t now;
+	struct buf body;   /* scratch */
+	struct buf bodies; /* every body applied, back to back */
+	struct tq_entry *log;
+	size_t nlog;
+	size_t caplog;
+	bool keep; /* keep the log */
+};
+
+static inline void
+tq_init(struct tq *h, const struct queue_config *cfg, int64_t now)
+{
+	memset(h, 0, sizeof(*h));
+	h->q = queue_new(cfg);
+	h->now = now;
+	h->keep = true;
+	buf_init(&h->body);
+	buf_init(&h->bodies);
+}
+
+static inline void
+tq_fini(struct tq *h)
+{
+	queue_delete(h->q);
+	buf_free(&h->body);
+	buf_free(&h->bodies);
+	free(h->log);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Encodes, decodes and applies a decided record; returns apply's result
+ * (0 expected) or -1 when the codec failed. QREC_NONE is a no-op. */
+static inline int
+tq_commit(struct tq *h, const struct qrec *rec)
+{
+	struct qrec dec;
+	int rc;
+
+	if (rec->type == QREC_NONE)
+		return 0;
+	buf_reset(&h->body);
+	if (qrec_encode(rec, &h->body) != 0)
+		return -1;
+	if (qrec_decode(rec->type, h->body.data, h->body.len, &dec) != 0)
+		return -1;
+	rc = queue_apply(h->q, h->lsn + 1, h->now, &dec);
+	if (rc != 0)
+		return rc;
+	h->lsn++;
+	if (!h->keep)
+		return 0;
+	if (h->nlog == h->caplog) {
+		size_t cap = h->caplog ? 2 * h->caplog : 256;
+		struct tq_entry *p = realloc(h->log, cap * sizeof(*p));
+
+		if (p == NULL)
+			abort();
+		h->log = p;
+		h->caplog = cap;
+	}
+	h->log[h->nlog].type = rec->type;
+	h->log[h->nlog].lsn = h->lsn;
+	h->log[h->nlog].time = h->now;
+	h->log[h->nlog].off = h->bodies.len;
+	h->log[h->nlog].len = h->body.len;
+	h->nlog++;
+	buf_put(&h->bodies, h->body.data, h->body.len);
+	if (buf_failed(&h->bodies))
+		abort();
+	return 0;
+}
+
+/* Applies log entries [from, to) of h to q. Returns 0 or the first error. */
+static inline int
+tq_replay(const struct tq *h, struct queue *q, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct tq_entry *e = &h->log[i];
+		struct qrec rec;
+		int rc;
+
+		rc =
+		    qrec_decode(e->type, h->bodies.data + e->off, e->len, &rec);
+		if (rc != 0)
+			return rc;
+		if ((rc = queue_apply(q, e->lsn, e->time, &rec)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A snapshot kept in memory: entries back to back as (u16 type, u32 len,
+ * bytes). */
+static inline int
+tq_snap_emit(void *arg, uint16_t type, const void *a, size_t alen,
+    const void *b, size_t blen)
+{
+	struct buf *out = arg;
+
+	buf_put_u16(out, type);
+	buf_put_u32(out, (uint32_t)(alen + blen));
+	buf_put(out, a, alen);
+	buf_put(out, b, blen);
+	return buf_failed(out) ? SLUICE_ENOMEM : 0;
+}
+
+/* Loads a snapshot made with tq_snap_emit into a fresh queue. */
+static inline int
+tq_snap_load(struct queue *q, const struct buf *snap)
+{
+	struct rd r;
+
+	rd_init(&r, snap->data, snap->len);
+	while (rd_left(&r) > 0) {
+		uint16_t type = rd_u16(&r);
+		uint32_t len = rd_u32(&r);
+		const uint8_t *p = rd_bytes(&r, len);
+		int rc;
+
+		if (rd_failed(&r))
+			return SLUICE_ECORRUPT;
+		if ((rc = queue_snapshot_load(q, type, p, len)) != 0)
+			return rc;
+	}
+	return queue_snapshot_done(q) ? 0 : SLUICE_ECORRUPT;
+}
+
+/* Dumps of two queues after ticking both to `now`; true when equal. */
+static inline bool
+tq_same(struct queue *a, struct queue *b, int64_t now)
+{
+	struct buf x, y;
+	bool same;
+
+	buf_init(&x);
+	buf_init(&y);
+	if (queue_tick(a, now) != 0 || queue_tick(b, now) != 0 ||
+	    queue_dump(a, &x) != 0 || queue_dump(b, &y) != 0)
+		abort();
+	same = x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
+	buf_free(&x);
+	buf_free(&y);
+	return same;
+}
+
+#endif

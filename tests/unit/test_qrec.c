@@ -1,0 +1,610 @@
+/* Tests of src/queue/qrec: every record type round-trips through its byte
+ * encoding; truncated, padded, out-of-range and random bodies are refused
+ * with SLUICE_ECORRUPT and never read out of bounds.
+ *
+ * `test_qrec --write-corpus DIR` writes the fuzz corpus of fuzz_qrec (see
+ * tests/fuzz/fuzz_qrec.c for its format) instead of running the tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t_lib.h"
+#include "t_queue.h"
+
+#define T0 1700000000000LL
+
+/* One sample of every type and outcome. */
+static size_t
+samples(struct qrec *out)
+{
+	static const char err[] = "connection refused";
+	size_t n = 0;
+
+	memset(out, 0, 20 * sizeof(*out));
+	out[n].type = QREC_PUT;
+	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
+		1024, 60000, 5, T0, 0 };
+	n++;
+	out[n].type = QREC_PUT; /* no key, recurring, empty payload */
+	out[n].u.put = (struct qrec_put) { 8, "a:b/c.d-e_f", 11, "", 0, NULL, 0,
+		0, 1, 0, T0 + 5, 3600000 };
+	n++;
+	out[n].type = QREC_TAKE;
+	out[n].u.take = (struct qrec_take) { 7, 42, true };
+	n++;
+	out[n].type = QREC_ACK;
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_DELETED, 0, 0, 600000, NULL, 0 };
+	n++;
+	out[n].type = QREC_ACK;
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_WAIT, 0, T0 + 1000, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_ACK;
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_MOVED, 0, 0, 0, "next", 4 };
+	n++;
+	out[n].type = QREC_ACK;
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_REPLACED, 0, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_RELEASE;
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_WAIT, 3,
+		T0 + 7, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_RELEASE;
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_SESSION, QREC_REPLACED,
+		0, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_FAIL;
+	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_WAIT, 0, T0 + 2000, 0,
+		err, sizeof(err) - 1 };
+	n++;
+	out[n].type = QREC_FAIL;
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_BURIED, 0, 0, 0, err, 4 };
+	n++;
+	out[n].type = QREC_BURY;
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_RESTART, QREC_BURIED,
+		0, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_BURY; /* an operator buries a waiting task */
+	out[n].u.end = (struct qrec_end) { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0,
+		0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_TOUCH;
+	out[n].u.touch = (struct qrec_touch) { 7, 9 };
+	n++;
+	out[n].type = QREC_KICK;
+	out[n].u.kick = (struct qrec_kick) { 7 };
+	n++;
+	out[n].type = QREC_DELETE;
+	out[n].u.del = (struct qrec_delete) { 7, 600000 };
+	n++;
+	out[n].type = QREC_FLUSH;
+	out[n].u.flush = (struct qrec_flush) { "emails", 6, 0 };
+	n++;
+	out[n].type = QREC_REPLACE;
+	out[n].u.replace =
+	    (struct qrec_replace) { 7, "v2", 2, 1, 500, 3, T0 + 9, 0, true };
+	n++;
+	out[n].type = QREC_PAUSE;
+	out[n].u.pause = (struct qrec_pause) { "emails", 6, T0 + 60000 };
+	n++;
+	return n;
+}
+
+static void
+same_bytes(const void *a, size_t alen, const void *b, size_t blen)
+{
+	assert_int_equal(alen, blen);
+	if (alen > 0)
+		assert_memory_equal(a, b, alen);
+}
+
+/* Field by field: decode(encode(r)) == r. */
+static void
+assert_same_rec(const struct qrec *a, const struct qrec *b)
+{
+	assert_int_equal(a->type, b->type);
+	switch (a->type) {
+	case QREC_PUT: {
+		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
+
+		assert_true(x->id == y->id && x->pri == y->pri);
+		assert_true(
+		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
+		assert_true(x->run_at == y->run_at && x->period == y->period);
+		same_bytes(x->tube, x->tube_len, y->tube, y->tube_len);
+		same_bytes(x->key, x->key_len, y->key, y->key_len);
+		same_bytes(
+		    x->payload, x->payload_len, y->payload, y->payload_len);
+		break;
+	}
+	case QREC_TAKE:
+		assert_true(a->u.take.id == b->u.take.id);
+		assert_true(a->u.take.session == b->u.take.session);
+		assert_true(a->u.take.detached == b->u.take.detached);
+		break;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY: {
+		const struct qrec_end *x = &a->u.end, *y = &b->u.end;
+
+		assert_true(x->id == y->id && x->lease == y->lease);
+		assert_true(x->reason == y->reason && x->outcome == y->outcome);
+		assert_true(x->pri == y->pri && x->run_at == y->run_at);
+		assert_true(x->dedup_ms == y->dedup_ms);
+		same_bytes(x->text, x->text_len, y->text, y->text_len);
+		break;
+	}
+	case QREC_TOUCH:
+		assert_true(a->u.touch.id == b->u.touch.id);
+		assert_true(a->u.touch.lease == b->u.touch.lease);
+		break;
+	case QREC_KICK:
+		assert_true(a->u.kick.id == b->u.kick.id);
+		break;
+	case QREC_DELETE:
+		assert_true(a->u.del.id == b->u.del.id);
+		assert_true(a->u.del.dedup_ms == b->u.del.dedup_ms);
+		break;
+	case QREC_FLUSH:
+		same_bytes(a->u.flush.tube, a->u.flush.tube_len,
+		    b->u.flush.tube, b->u.flush.tube_len);
+		assert_true(a->u.flush.dedup_ms == b->u.flush.dedup_ms);
+		break;
+	case QREC_REPLACE: {
+		const struct qrec_replace *x = &a->u.replace,
+		                          *y = &b->u.replace;
+
+		assert_true(x->id == y->id && x->pri == y->pri);
+		assert_true(
+		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
+		assert_true(x->run_at == y->run_at && x->period == y->period);
+		assert_true(x->pending == y->pending);
+		same_bytes(
+		    x->payload, x->payload_len, y->payload, y->payload_len);
+		break;
+	}
+	case QREC_PAUSE:
+		same_bytes(a->u.pause.tube, a->u.pause.tube_len,
+		    b->u.pause.tube, b->u.pause.tube_len);
+		assert_true(a->u.pause.until == b->u.pause.until);
+		break;
+	default:
+		fail_msg("unexpected type %d", a->type);
+	}
+}
+
+/* Every type, every outcome: decode(encode(r)) == r and the bytes of a
+ * second encoding are the same. */
+static void
+test_every_record_round_trips(void **state)
+{
+	struct qrec recs[20], dec;
+	struct buf b, c;
+	size_t n = samples(recs);
+	bool seen[QREC_TYPE_END_] = { false };
+
+	(void)state;
+	buf_init(&b);
+	buf_init(&c);
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&b);
+		buf_reset(&c);
+		assert_true(qrec_valid(&recs[i]));
+		assert_int_equal(qrec_encode(&recs[i], &b), 0);
+		assert_int_equal(
+		    qrec_decode(recs[i].type, b.data, b.len, &dec), 0);
+		assert_same_rec(&recs[i], &dec);
+		assert_int_equal(qrec_encode(&dec, &c), 0);
+		same_bytes(b.data, b.len, c.data, c.len);
+		seen[recs[i].type] = true;
+	}
+	for (int t = QREC_PUT; t < QREC_TYPE_END_; t++)
+		assert_true(seen[t]);
+	buf_free(&b);
+	buf_free(&c);
+}
+
+/* Every proper prefix of a body, and a body with a byte more, is corrupt;
+ * the output is untouched. */
+static void
+test_truncated_and_padded_bodies_are_corrupt(void **state)
+{
+	struct qrec recs[20], dec;
+	struct buf b;
+	size_t n = samples(recs);
+
+	(void)state;
+	buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&b);
+		assert_int_equal(qrec_encode(&recs[i], &b), 0);
+		for (size_t len = 0; len < b.len; len++) {
+			memset(&dec, 0xa5, sizeof(dec));
+			assert_int_equal(
+			    qrec_decode(recs[i].type, b.data, len, &dec),
+			    SLUICE_ECORRUPT);
+			assert_int_equal(dec.type, 0xa5a5);
+		}
+		buf_put_u8(&b, 0);
+		assert_int_equal(qrec_decode(recs[i].type, b.data, b.len, &dec),
+		    SLUICE_ECORRUPT);
+	}
+	buf_free(&b);
+}
+
+/* Types the queue does not know are corrupt, whatever the body. */
+static void
+test_unknown_types_are_corrupt(void **state)
+{
+	const uint16_t types[] = { QREC_NONE, QREC_TYPE_END_, 50, 99, 100, 101,
+		65535 };
+	uint8_t body[16] = { 0 };
+	struct qrec dec;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		for (size_t len = 0; len <= sizeof(body); len++)
+			assert_int_equal(qrec_decode(types[i], body, len, &dec),
+			    SLUICE_ECORRUPT);
+	assert_string_equal(qrec_type_name(QREC_PUT), "PUT");
+	assert_string_equal(qrec_type_name(200), "?");
+}
+
+/* Well-formed bodies with values out of range are corrupt, and encode
+ * refuses the same records. */
+static void
+test_out_of_range_values_are_refused(void **state)
+{
+	struct qrec recs[20], bad;
+	struct buf b;
+	char longer[QREC_ERROR_MAX + 1];
+
+	(void)state;
+	samples(recs);
+	buf_init(&b);
+	memset(longer, 'x', sizeof(longer));
+#define REFUSED(mutation)                                                      \
+	do {                                                                   \
+		struct qrec dec;                                               \
+		mutation;                                                      \
+		assert_false(qrec_valid(&bad));                                \
+		buf_reset(&b);                                                 \
+		assert_int_equal(qrec_encode(&bad, &b), SLUICE_EINVAL);        \
+		assert_int_equal(b.len, 0);                                    \
+		(void)dec;                                                     \
+	} while (0)
+	bad = recs[0];
+	REFUSED(bad.u.put.id = 0);
+	bad = recs[0];
+	REFUSED(bad.u.put.id = UINT64_MAX);
+	bad = recs[0];
+	REFUSED(bad.u.put.ttr = 0);
+	bad = recs[0];
+	REFUSED(bad.u.put.tube = "a b");
+	bad = recs[0];
+	REFUSED(bad.u.put.tube_len = 0);
+	bad = recs[0];
+	REFUSED((bad.u.put.tube = longer, bad.u.put.tube_len = 201));
+	bad = recs[0];
+	REFUSED((bad.u.put.key = longer, bad.u.put.key_len = 201));
+	bad = recs[0];
+	REFUSED(bad.u.put.run_at = -1);
+	bad = recs[0];
+	REFUSED(bad.u.put.period = QREC_TIME_MAX + 1);
+	bad = recs[3];
+	REFUSED(bad.u.end.lease = 0);
+	bad = recs[3];
+	REFUSED(bad.u.end.outcome = QREC_BURIED);
+	bad = recs[3];
+	REFUSED(bad.u.end.outcome = 9);
+	bad = recs[7];
+	REFUSED(bad.u.end.reason = 4);
+	bad = recs[7];
+	REFUSED(bad.u.end.outcome = QREC_DELETED);
+	bad = recs[9];
+	REFUSED((bad.u.end.text = longer, bad.u.end.text_len = sizeof(longer)));
+	bad = recs[12];
+	REFUSED(bad.u.end.reason = QREC_BY_TTR);
+	bad = recs[13];
+	REFUSED(bad.u.touch.lease = 0);
+	bad = recs[14];
+	REFUSED(bad.u.kick.id = 0);
+	bad = recs[18];
+	REFUSED(bad.u.pause.until = -5);
+#undef REFUSED
+
+	/* The same through bytes: a TAKE whose detached flag is 2, a PUT
+	 * with a bad tube name. */
+	{
+		struct qrec dec;
+
+		buf_reset(&b);
+		buf_put_u64(&b, 1);
+		buf_put_u64(&b, 1);
+		buf_put_u8(&b, 2);
+		assert_int_equal(qrec_decode(QREC_TAKE, b.data, b.len, &dec),
+		    SLUICE_ECORRUPT);
+		buf_reset(&b);
+		assert_int_equal(qrec_encode(&recs[0], &b), 0);
+		b.data[8 + 2] = ' '; /* first byte of the tube name */
+		assert_int_equal(qrec_decode(QREC_PUT, b.data, b.len, &dec),
+		    SLUICE_ECORRUPT);
+		buf_reset(&b);
+		assert_int_equal(qrec_encode(&recs[0], &b), 0);
+		b.data[b.len - 5 - 1] = 0xff; /* payload length: too long */
+		assert_int_equal(qrec_decode(QREC_PUT, b.data, b.len, &dec),
+		    SLUICE_ECORRUPT);
+	}
+	buf_free(&b);
+}
+
+/* Random bodies of every type decode to an error or to a record that
+ * encodes back to the same bytes; never a crash. */
+static void
+test_random_bodies_decode_canonically_or_not_at_all(void **state)
+{
+	uint64_t seed = t_seed(11);
+	uint8_t body[96];
+	struct qrec dec;
+	struct buf b;
+	int decoded = 0;
+
+	(void)state;
+	buf_init(&b);
+	for (int i = 0; i < 200000; i++) {
+		uint16_t type = (uint16_t)(1 + t_below(&seed, QREC_TYPE_END_));
+		size_t len = (size_t)t_below(&seed, sizeof(body) + 1);
+
+		for (size_t j = 0; j < len; j++) {
+			/* Mostly small bytes so lengths and flags fit. */
+			uint64_t r = t_rand(&seed);
+
+			body[j] = (uint8_t)(r & 1 ? r >> 8 : (r >> 8) % 3);
+		}
+		if (qrec_decode(type, body, len, &dec) != 0)
+			continue;
+		decoded++;
+		buf_reset(&b);
+		assert_int_equal(qrec_encode(&dec, &b), 0);
+		same_bytes(b.data, b.len, body, len);
+	}
+	fprintf(stderr, "random bodies that decoded: %d\n", decoded);
+	assert_true(decoded > 0);
+	buf_free(&b);
+}
+
+/* The text form names the type and the fields a log reader needs. */
+static void
+test_format_reads_clearly(void **state)
+{
+	struct qrec recs[20];
+	struct buf b;
+
+	(void)state;
+	samples(recs);
+	buf_init(&b);
+	assert_int_equal(qrec_format(&recs[0], &b), 0);
+	buf_put_u8(&b, 0);
+	assert_string_equal((char *)b.data,
+	    "PUT id=7 tube=emails pri=1024 run_at=1700000000000 ttr=60000 "
+	    "max_attempts=5 period=0 key=\"k-1\" payload=5B");
+	buf_reset(&b);
+	assert_int_equal(qrec_format(&recs[9], &b), 0);
+	buf_put_u8(&b, 0);
+	assert_string_equal((char *)b.data,
+	    "FAIL id=7 lease=9 by=client -> wait run_at=1700000002000 "
+	    "error=\"connection refused\"");
+	buf_reset(&b);
+	assert_int_equal(qrec_format(&recs[7], &b), 0);
+	buf_put_u8(&b, 0);
+	assert_string_equal((char *)b.data,
+	    "RELEASE id=7 lease=9 by=ttr -> wait run_at=1700000000007 pri=3");
+	buf_free(&b);
+}
+
+/* Tube names: 1-200 bytes of [A-Za-z0-9_.:/-]. */
+static void
+test_tube_names(void **state)
+{
+	char name[QREC_NAME_MAX + 1];
+
+	(void)state;
+	memset(name, 'a', sizeof(name));
+	assert_true(qrec_tube_valid("Az09_.:/-", 9));
+	assert_true(qrec_tube_valid(name, QREC_NAME_MAX));
+	assert_false(qrec_tube_valid(name, QREC_NAME_MAX + 1));
+	assert_false(qrec_tube_valid("", 0));
+	assert_false(qrec_tube_valid(NULL, 3));
+	assert_false(qrec_tube_valid("a b", 3));
+	assert_false(qrec_tube_valid("a\0b", 3));
+	assert_false(qrec_tube_valid("é", 2));
+}
+
+/* ---- The fuzz corpus --------------------------------------------------- */
+
+static int
+write_file(const char *dir, const char *name, const struct buf *b)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(b->data, 1, b->len, f) != b->len) {
+		fprintf(stderr, "cannot write %s\n", path);
+		if (f != NULL)
+			fclose(f);
+		return 1;
+	}
+	return fclose(f) != 0;
+}
+
+/* A short life of a queue, through the harness, to produce records. */
+static void
+scenario(struct tq *h)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_str s = { "t", 1 };
+	struct queue_take_req tr = { &s, 1, 1, false };
+	struct queue_ack_req ar;
+	struct queue_fail_req fr;
+	struct queue_pause_req pr = { "u", 1, T0 + 500 };
+	struct queue_task_view v;
+	struct qrec rec;
+
+	for (int i = 0; i < 4; i++) {
+		queue_put_req_init(&req);
+		req.tube = i % 2 ? "t" : "u";
+		req.tube_len = 1;
+		req.payload = "job";
+		req.payload_len = 3;
+		req.key = i == 1 ? "key" : NULL;
+		req.key_len = i == 1 ? 3 : 0;
+		req.delay_ms = i == 3 ? 100 : 0;
+		req.max_attempts = 2;
+		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
+			tq_commit(h, &rec);
+	}
+	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0 &&
+	    tq_commit(h, &rec) == 0 &&
+	    queue_peek(h->q, h->now, rec.u.take.id, &v) == 0) {
+		memset(&fr, 0, sizeof(fr));
+		fr.id = v.id;
+		fr.lease = v.lease;
+		fr.error = "boom";
+		fr.error_len = 4;
+		if (queue_decide_fail(h->q, h->now, &fr, &rec) == 0)
+			tq_commit(h, &rec);
+	}
+	h->now += 1000;
+	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0 &&
+	    tq_commit(h, &rec) == 0 &&
+	    queue_peek(h->q, h->now, rec.u.take.id, &v) == 0) {
+		queue_put_req_init(&req);
+		req.tube = "t";
+		req.tube_len = 1;
+		req.payload = "v2";
+		req.payload_len = 2;
+		req.key = "key";
+		req.key_len = 3;
+		req.replace = true;
+		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
+			tq_commit(h, &rec);
+		memset(&ar, 0, sizeof(ar));
+		ar.id = v.id;
+		ar.lease = v.lease;
+		ar.to_tube = "done";
+		ar.to_tube_len = 4;
+		if (queue_decide_ack(h->q, h->now, &ar, &rec) == 0)
+			tq_commit(h, &rec);
+	}
+	if (queue_decide_pause(h->q, h->now, &pr, &rec) == 0)
+		tq_commit(h, &rec);
+	tr.detached = true;
+	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0)
+		tq_commit(h, &rec);
+}
+
+static int
+write_corpus(const char *dir)
+{
+	struct qrec recs[20];
+	size_t n = samples(recs);
+	struct buf b, body;
+	struct tq h;
+	int bad = 0;
+	char name[64];
+	uint64_t seed = 5;
+
+	buf_init(&b);
+	buf_init(&body);
+	/* Mode 0: one valid body of each sample, and two broken ones. */
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&b);
+		buf_put_u8(&b, 0);
+		buf_put_u16(&b, recs[i].type);
+		qrec_encode(&recs[i], &b);
+		snprintf(name, sizeof(name), "rec-%02zu-%s", i,
+		    qrec_type_name(recs[i].type));
+		bad |= write_file(dir, name, &b);
+	}
+	buf_reset(&b);
+	buf_put_u8(&b, 0);
+	buf_put_u16(&b, QREC_PUT);
+	qrec_encode(&recs[0], &b);
+	b.len -= 3;
+	bad |= write_file(dir, "rec-truncated-PUT", &b);
+	/* Mode 1: the records of a scenario. */
+	tq_init(&h, NULL, T0);
+	scenario(&h);
+	buf_reset(&b);
+	buf_put_u8(&b, 1);
+	for (size_t i = 0; i < h.nlog; i++) {
+		buf_put_u8(&b, (uint8_t)h.log[i].type);
+		buf_put_u16(&b, (uint16_t)h.log[i].len);
+		buf_put_u8(&b,
+		    (uint8_t)(i ? (h.log[i].time - h.log[i - 1].time) / 97
+		                : 0));
+		buf_put(&b, h.bodies.data + h.log[i].off, h.log[i].len);
+	}
+	bad |= write_file(dir, "apply-scenario", &b);
+	/* Mode 2: its snapshot, whole and cut. */
+	buf_reset(&body);
+	queue_snapshot_write(h.q, tq_snap_emit, &body);
+	buf_reset(&b);
+	buf_put_u8(&b, 2);
+	{
+		struct rd r;
+
+		rd_init(&r, body.data, body.len);
+		while (rd_left(&r) > 0) {
+			uint16_t type = rd_u16(&r);
+			uint32_t len = rd_u32(&r);
+
+			buf_put_u8(&b, (uint8_t)type);
+			buf_put_u16(&b, (uint16_t)len);
+			buf_put(&b, rd_bytes(&r, len), len);
+		}
+	}
+	bad |= write_file(dir, "snapshot-scenario", &b);
+	b.len -= 7;
+	bad |= write_file(dir, "snapshot-cut", &b);
+	tq_fini(&h);
+	/* Mode 3: operation strings. */
+	for (int k = 0; k < 3; k++) {
+		buf_reset(&b);
+		buf_put_u8(&b, 3);
+		for (int i = 0; i < 64 << k; i++)
+			buf_put_u8(&b, (uint8_t)t_rand(&seed));
+		snprintf(name, sizeof(name), "ops-%d", k);
+		bad |= write_file(dir, name, &b);
+	}
+	buf_free(&b);
+	buf_free(&body);
+	return bad;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_record_round_trips),
+		cmocka_unit_test(test_truncated_and_padded_bodies_are_corrupt),
+		cmocka_unit_test(test_unknown_types_are_corrupt),
+		cmocka_unit_test(test_out_of_range_values_are_refused),
+		cmocka_unit_test(
+		    test_random_bodies_decode_canonically_or_not_at_all),
+		cmocka_unit_test(test_format_reads_clearly),
+		cmocka_unit_test(test_tube_names),
+	};
+
+	if (argc == 3 && strcmp(argv[1], "--write-corpus") == 0)
+		return write_corpus(argv[2]);
+	return cmocka_run_group_tests_name("qrec", tests, NULL, NULL);
+}

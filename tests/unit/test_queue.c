@@ -1,0 +1,1896 @@
+/* Tests of src/queue: every transition of the task state machine and every
+ * error of every request, through the same path as the server (decide,
+ * encode, decode, apply), plus apply's refusal of records that do not fit
+ * the state, snapshots, and the queries. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t_lib.h"
+#include "t_queue.h"
+
+#define T0 1700000000000LL /* a unix time in ms */
+
+static struct tq *
+H(void **state)
+{
+	return *state;
+}
+
+static int
+setup(void **state)
+{
+	struct tq *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return -1;
+	tq_init(h, NULL, T0);
+	*state = h;
+	return h->q ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	tq_fini(*state);
+	free(*state);
+	return 0;
+}
+
+static void
+check(struct tq *h)
+{
+	const char *why = NULL;
+
+	if (queue_check(h->q, &why) != 0)
+		fail_msg("queue_check: %s", why);
+}
+
+/* Commits the record when decide succeeded; returns decide's code. */
+static int
+run(struct tq *h, int rc, const struct qrec *rec)
+{
+	if (rc == 0)
+		assert_int_equal(tq_commit(h, rec), 0);
+	check(h);
+	return rc;
+}
+
+static int
+try_put(
+    struct tq *h, const struct queue_put_req *req, struct queue_put_res *res)
+{
+	struct qrec rec;
+
+	return run(h, queue_decide_put(h->q, h->now, req, &rec, res), &rec);
+}
+
+static void
+req_for(struct queue_put_req *req, const char *tube, const char *payload)
+{
+	queue_put_req_init(req);
+	req->tube = tube;
+	req->tube_len = strlen(tube);
+	req->payload = payload;
+	req->payload_len = strlen(payload);
+}
+
+static uint64_t
+put_req(struct tq *h, const struct queue_put_req *req)
+{
+	struct queue_put_res res;
+
+	assert_int_equal(try_put(h, req, &res), 0);
+	assert_true(res.created);
+	return res.id;
+}
+
+static uint64_t
+put(struct tq *h, const char *tube, const char *payload)
+{
+	struct queue_put_req req;
+
+	req_for(&req, tube, payload);
+	return put_req(h, &req);
+}
+
+static uint64_t
+put_pri(struct tq *h, const char *tube, const char *payload, uint32_t pri)
+{
+	struct queue_put_req req;
+
+	req_for(&req, tube, payload);
+	req.pri = pri;
+	return put_req(h, &req);
+}
+
+static int
+take_from(struct tq *h, const struct queue_str *tubes, size_t n,
+    uint64_t session, bool detached, uint64_t *id, uint64_t *lease)
+{
+	struct queue_take_req req = { tubes, n, session, detached };
+	struct queue_task_view v;
+	struct qrec rec;
+	int rc;
+
+	rc = run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec);
+	if (rc != 0)
+		return rc;
+	assert_int_equal(queue_peek(h->q, h->now, rec.u.take.id, &v), 0);
+	assert_int_equal(v.state, QUEUE_TAKEN);
+	assert_true(v.lease == h->lsn); /* the lease is the TAKE's lsn */
+	*id = v.id;
+	if (lease != NULL)
+		*lease = v.lease;
+	return 0;
+}
+
+static int
+take(struct tq *h, const char *tube, uint64_t session, uint64_t *id,
+    uint64_t *lease)
+{
+	struct queue_str s = { tube, strlen(tube) };
+
+	return take_from(h, &s, 1, session, false, id, lease);
+}
+
+static int
+ack(struct tq *h, uint64_t id, uint64_t lease)
+{
+	struct queue_ack_req req = { id, lease, NULL, 0 };
+	struct qrec rec;
+
+	return run(h, queue_decide_ack(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+ack_to(struct tq *h, uint64_t id, uint64_t lease, const char *tube)
+{
+	struct queue_ack_req req = { id, lease, tube, strlen(tube) };
+	struct qrec rec;
+
+	return run(h, queue_decide_ack(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+release(struct tq *h, uint64_t id, uint64_t lease, int64_t delay, bool set_pri,
+    uint32_t pri)
+{
+	struct queue_release_req req = { id, lease, delay, 0, set_pri, pri };
+	struct qrec rec;
+
+	return run(h, queue_decide_release(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+fail_task(struct tq *h, uint64_t id, uint64_t lease, const char *err)
+{
+	struct queue_fail_req req = { id, lease, err, strlen(err), false, 0 };
+	struct qrec rec;
+
+	return run(h, queue_decide_fail(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+touch(struct tq *h, uint64_t id, uint64_t lease)
+{
+	struct queue_touch_req req = { id, lease };
+	struct qrec rec;
+
+	return run(h, queue_decide_touch(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+bury(struct tq *h, uint64_t id, uint64_t lease)
+{
+	struct queue_bury_req req = { id, lease };
+	struct qrec rec;
+
+	return run(h, queue_decide_bury(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+kick_id(struct tq *h, uint64_t id)
+{
+	struct queue_kick_req req = { id, NULL, 0 };
+	struct qrec rec;
+
+	return run(h, queue_decide_kick(h->q, h->now, &req, &rec), &rec);
+}
+
+/* Kicks up to n buried tasks of a tube; returns how many. */
+static int
+kick_n(struct tq *h, const char *tube, int n)
+{
+	struct queue_kick_req req = { 0, tube, strlen(tube) };
+	struct qrec rec;
+	int k = 0;
+
+	while (k < n &&
+	    run(h, queue_decide_kick(h->q, h->now, &req, &rec), &rec) == 0)
+		k++;
+	return k;
+}
+
+static int
+del_id(struct tq *h, uint64_t id)
+{
+	struct queue_delete_req req = { id, NULL, 0 };
+	struct qrec rec;
+
+	return run(h, queue_decide_delete(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+del_key(struct tq *h, const char *key)
+{
+	struct queue_delete_req req = { 0, key, strlen(key) };
+	struct qrec rec;
+
+	return run(h, queue_decide_delete(h->q, h->now, &req, &rec), &rec);
+}
+
+static int
+pause_tube(struct tq *h, const char *tube, int64_t until)
+{
+	struct queue_pause_req req = { tube, strlen(tube), until };
+	struct qrec rec;
+
+	return run(h, queue_decide_pause(h->q, h->now, &req, &rec), &rec);
+}
+
+/* Runs the server's ttr timer: every expired lease. Returns how many. */
+static int
+expire(struct tq *h)
+{
+	struct qrec rec;
+	int n = 0;
+
+	while (n < 100000 && queue_decide_expired(h->q, h->now, &rec) == 0) {
+		assert_int_equal(run(h, 0, &rec), 0);
+		n++;
+	}
+	return n;
+}
+
+static int
+session_gone(struct tq *h, uint64_t session)
+{
+	struct qrec rec;
+	int n = 0;
+
+	while (n < 100000 &&
+	    queue_decide_session_gone(h->q, h->now, session, &rec) == 0) {
+		assert_int_equal(run(h, 0, &rec), 0);
+		n++;
+	}
+	return n;
+}
+
+static int
+restart(struct tq *h)
+{
+	struct qrec rec;
+	int n = 0;
+
+	while (n < 100000 && queue_decide_restart(h->q, h->now, &rec) == 0) {
+		assert_int_equal(run(h, 0, &rec), 0);
+		n++;
+	}
+	return n;
+}
+
+static struct queue_task_view
+view(struct tq *h, uint64_t id)
+{
+	struct queue_task_view v;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	return v;
+}
+
+static struct queue_tube_stats
+tstats(struct tq *h, const char *tube)
+{
+	struct queue_tube_stats s;
+
+	assert_int_equal(
+	    queue_tube_stats(h->q, h->now, tube, strlen(tube), &s), 0);
+	return s;
+}
+
+static void
+assert_counts(struct tq *h, const char *tube, uint64_t ready, uint64_t delayed,
+    uint64_t taken, uint64_t buried)
+{
+	struct queue_tube_stats s = tstats(h, tube);
+
+	assert_true(s.ready == ready);
+	assert_true(s.delayed == delayed);
+	assert_true(s.taken == taken);
+	assert_true(s.buried == buried);
+}
+
+static void
+assert_payload(const struct queue_task_view *v, const char *payload)
+{
+	assert_int_equal(v->payload_len, strlen(payload));
+	assert_memory_equal(v->payload, payload, v->payload_len);
+}
+
+/* ---- put and take ------------------------------------------------------ */
+
+/* A put gives increasing ids; a take returns the task with a lease that is
+ * the LSN of its TAKE record, one attempt, and the ttr deadline. */
+static void
+test_put_then_take_gives_a_lease_and_a_deadline(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_task_view v;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "jobs", "one");
+	b = put(h, "jobs", "two");
+	assert_true(a == 1 && b == 2);
+	assert_counts(h, "jobs", 2, 0, 0, 0);
+	h->now += 5;
+	assert_int_equal(take(h, "jobs", 7, &id, &lease), 0);
+	assert_true(id == a && lease == 3);
+	v = view(h, id);
+	assert_int_equal(v.attempts, 1);
+	assert_true(v.taken_at == h->now);
+	assert_true(v.deadline == h->now + QUEUE_DEFAULT_TTR_MS);
+	assert_true(v.session == 7 && !v.detached);
+	assert_true(v.created_at == T0 && v.updated_at == h->now);
+	assert_int_equal(v.pri, QUEUE_DEFAULT_PRI);
+	assert_payload(&v, "one");
+	assert_counts(h, "jobs", 1, 0, 1, 0);
+	assert_int_equal(ack(h, id, lease), 0);
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), SLUICE_ENOTFOUND);
+	assert_counts(h, "jobs", 1, 0, 0, 0);
+	assert_true(tstats(h, "jobs").ctr.ack == 1);
+}
+
+/* Ready order is priority first, then id (FIFO among equals). */
+static void
+test_take_order_is_priority_then_id(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, b, c, d, id;
+
+	a = put_pri(h, "t", "a", 10);
+	b = put_pri(h, "t", "b", 5);
+	c = put_pri(h, "t", "c", 10);
+	d = put_pri(h, "t", "d", 0);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == d);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == b);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == a);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == c);
+	assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
+}
+
+/* A delayed task is not taken before its run_at, and is ready from then
+ * on; a run_at in the past means now. */
+static void
+test_delayed_task_gets_ready_at_run_at(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t a, b, id;
+
+	req_for(&req, "t", "later");
+	req.delay_ms = 1000;
+	a = put_req(h, &req);
+	assert_counts(h, "t", 0, 1, 0, 0);
+	assert_true(view(h, a).run_at == T0 + 1000);
+	assert_true(queue_next_wake(h->q) == T0 + 1000);
+	assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
+	h->now = T0 + 999;
+	assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
+	h->now = T0 + 1000;
+	assert_counts(h, "t", 1, 0, 0, 0);
+	assert_true(queue_next_wake(h->q) == INT64_MAX);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == a);
+
+	req_for(&req, "t", "past");
+	req.run_at = T0 - 5000;
+	b = put_req(h, &req);
+	assert_int_equal(view(h, b).state, QUEUE_READY);
+	assert_true(view(h, b).run_at == h->now);
+}
+
+/* ---- leases -------------------------------------------------------------- */
+
+/* Release puts the task back with the delay and priority asked, attempts
+ * kept. */
+static void
+test_release_with_delay_and_new_priority(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_task_view v;
+	uint64_t a, b, id, lease;
+
+	a = put_pri(h, "t", "a", 100);
+	b = put_pri(h, "t", "b", 50);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == b);
+	assert_int_equal(release(h, b, lease, 2000, true, 1), 0);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_int_equal(v.pri, 1);
+	assert_int_equal(v.attempts, 1);
+	assert_true(v.run_at == h->now + 2000);
+	assert_true(v.lease == 0);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == a);
+	h->now += 2000;
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == b);
+	assert_int_equal(view(h, b).attempts, 2);
+	/* Without a delay or priority: ready at once, priority kept. */
+	assert_int_equal(release(h, b, lease, 0, false, 0), 0);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.pri, 1);
+	assert_true(tstats(h, "t").ctr.release == 2);
+}
+
+/* A lease that is not the task's current one is refused; an unknown id is
+ * not found; lease 0 skips the check but the task must be taken. */
+static void
+test_stale_and_zero_leases(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, id, l1, l2;
+
+	a = put(h, "t", "a");
+	assert_int_equal(ack(h, a, 0), SLUICE_ESTATE);
+	assert_int_equal(ack(h, a, 12345), SLUICE_ESTALE);
+	assert_int_equal(take(h, "t", 1, &id, &l1), 0);
+	assert_int_equal(ack(h, a, l1 + 1), SLUICE_ESTALE);
+	assert_int_equal(touch(h, a, l1 + 1), SLUICE_ESTALE);
+	assert_int_equal(bury(h, a, l1 + 1), SLUICE_ESTALE);
+	assert_int_equal(fail_task(h, a, l1 + 1, "x"), SLUICE_ESTALE);
+	assert_int_equal(release(h, a, l1 + 1, 0, false, 0), SLUICE_ESTALE);
+	assert_int_equal(release(h, a, l1, 0, false, 0), 0);
+	/* The old lease is stale once released, and after the next take. */
+	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
+	assert_int_equal(take(h, "t", 1, &id, &l2), 0);
+	assert_true(l2 > l1);
+	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
+	assert_int_equal(ack(h, 999, l2), SLUICE_ENOTFOUND);
+	assert_int_equal(touch(h, a, 0), 0);
+	assert_int_equal(ack(h, a, 0), 0);
+	assert_int_equal(ack(h, a, l2), SLUICE_ENOTFOUND);
+}
+
+/* An expired lease puts the task back ready with its attempts; the old
+ * lease is then stale. */
+static void
+test_ttr_expiry_releases_and_keeps_attempts(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_task_view v;
+	uint64_t a, id, lease;
+
+	req_for(&req, "t", "a");
+	req.ttr_ms = 500;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(queue_next_wake(h->q) == h->now + 500);
+	h->now += 499;
+	assert_int_equal(expire(h), 0);
+	h->now += 1;
+	assert_int_equal(expire(h), 1);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.attempts, 1);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTALE);
+	assert_true(tstats(h, "t").ctr.ttr_expired == 1);
+	assert_true(tstats(h, "t").ctr.release == 0);
+}
+
+/* With max_attempts, the lease that expires at the last attempt buries
+ * the task instead. */
+static void
+test_ttr_expiry_buries_at_max_attempts(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t a, id;
+
+	req_for(&req, "t", "a");
+	req.ttr_ms = 100;
+	req.max_attempts = 2;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	h->now += 100;
+	assert_int_equal(expire(h), 1);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	h->now += 100;
+	assert_int_equal(expire(h), 1);
+	assert_int_equal(view(h, a).state, QUEUE_BURIED);
+	assert_int_equal(view(h, a).attempts, 2);
+	assert_true(tstats(h, "t").ctr.bury == 1);
+	assert_true(tstats(h, "t").ctr.ttr_expired == 2);
+}
+
+/* Touch moves the deadline to now + ttr. */
+static void
+test_touch_extends_the_deadline(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t a, id, lease;
+
+	req_for(&req, "t", "a");
+	req.ttr_ms = 1000;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	h->now += 800;
+	assert_int_equal(touch(h, a, lease), 0);
+	assert_true(view(h, a).deadline == h->now + 1000);
+	assert_true(queue_next_wake(h->q) == h->now + 1000);
+	h->now += 900;
+	assert_int_equal(expire(h), 0);
+	assert_int_equal(view(h, a).lease, lease);
+	h->now += 100;
+	assert_int_equal(expire(h), 1);
+	assert_int_equal(touch(h, a, lease), SLUICE_ESTALE);
+}
+
+/* A session going away releases the tasks it holds under session leases,
+ * and only those: detached leases and other sessions keep theirs. */
+static void
+test_session_gone_releases_only_its_session_leases(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str s = { "t", 1 };
+	uint64_t a, b, c, d, id;
+
+	a = put(h, "t", "a");
+	b = put(h, "t", "b");
+	c = put(h, "t", "c");
+	d = put(h, "t", "d");
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_int_equal(take_from(h, &s, 1, 1, true, &id, NULL), 0);
+	assert_int_equal(take(h, "t", 2, &id, NULL), 0);
+	assert_true(id == d);
+	assert_int_equal(session_gone(h, 1), 2);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(view(h, b).state, QUEUE_READY);
+	assert_int_equal(view(h, c).state, QUEUE_TAKEN);
+	assert_int_equal(view(h, d).state, QUEUE_TAKEN);
+	assert_int_equal(view(h, a).attempts, 1);
+	assert_int_equal(session_gone(h, 1), 0);
+	assert_true(tstats(h, "t").ctr.session_released == 2);
+	/* The detached lease ends by its ttr only. */
+	h->now += QUEUE_DEFAULT_TTR_MS;
+	assert_int_equal(expire(h), 2);
+	assert_int_equal(view(h, c).state, QUEUE_READY);
+}
+
+/* A disconnect at the last attempt buries, as a ttr expiry does. */
+static void
+test_session_gone_buries_at_max_attempts(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t a, id;
+
+	req_for(&req, "t", "a");
+	req.max_attempts = 1;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "t", 9, &id, NULL), 0);
+	assert_int_equal(session_gone(h, 9), 1);
+	assert_int_equal(view(h, a).state, QUEUE_BURIED);
+}
+
+/* After a restart every session lease is released; detached leases stay
+ * until their ttr. */
+static void
+test_restart_releases_session_leases_only(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str s = { "t", 1 };
+	uint64_t ids[6], id;
+
+	for (int i = 0; i < 6; i++)
+		ids[i] = put(h, "t", "x");
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(
+		    take_from(h, &s, 1, (uint64_t)i % 3, i == 5, &id, NULL), 0);
+	assert_int_equal(restart(h), 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(view(h, ids[i]).state, QUEUE_READY);
+	assert_int_equal(view(h, ids[5]).state, QUEUE_TAKEN);
+	assert_true(tstats(h, "t").ctr.session_released == 5);
+}
+
+/* ---- fail, bury, kick -----------------------------------------------------
+ */
+
+/* Fail delays by the backoff (1 s, 2 s, 4 s ...), records the error, and
+ * buries once attempts reach max_attempts. */
+static void
+test_fail_backs_off_then_buries(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_task_view v;
+	uint64_t a, id, lease;
+	int64_t delay = 1000;
+
+	req_for(&req, "t", "a");
+	req.max_attempts = 4;
+	a = put_req(h, &req);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+		assert_int_equal(fail_task(h, a, lease, "boom"), 0);
+		v = view(h, a);
+		assert_int_equal(v.state, QUEUE_DELAYED);
+		assert_true(v.run_at == h->now + delay);
+		assert_int_equal(v.last_error_len, 4);
+		assert_memory_equal(v.last_error, "boom", 4);
+		assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
+		h->now += delay;
+		delay *= 2;
+	}
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(fail_task(h, a, lease, "last"), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_int_equal(v.attempts, 4);
+	assert_memory_equal(v.last_error, "last", 4);
+	assert_true(tstats(h, "t").ctr.fail == 4);
+	assert_true(tstats(h, "t").ctr.bury == 1);
+}
+
+/* The backoff stops doubling at its cap; a fail may give its own delay. */
+static void
+test_fail_backoff_is_capped_and_can_be_explicit(void **state)
+{
+	struct queue_config cfg;
+	struct queue_fail_req fr;
+	struct qrec rec;
+	struct tq h;
+	uint64_t a, id, lease;
+	int64_t want[] = { 100, 200, 400, 500, 500 };
+
+	(void)state;
+	queue_config_default(&cfg);
+	cfg.backoff_base_ms = 100;
+	cfg.backoff_cap_ms = 500;
+	tq_init(&h, &cfg, T0);
+	a = put(&h, "t", "a");
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
+		assert_int_equal(fail_task(&h, a, lease, ""), 0);
+		assert_true(view(&h, a).run_at == h.now + want[i]);
+		assert_null(view(&h, a).last_error);
+		h.now += want[i];
+	}
+	assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
+	memset(&fr, 0, sizeof(fr));
+	fr.id = a;
+	fr.lease = lease;
+	fr.set_delay = true;
+	fr.delay_ms = 7;
+	assert_int_equal(
+	    run(&h, queue_decide_fail(h.q, h.now, &fr, &rec), &rec), 0);
+	assert_true(view(&h, a).run_at == h.now + 7);
+	fr.delay_ms = -1;
+	assert_int_equal(
+	    queue_decide_fail(h.q, h.now, &fr, &rec), SLUICE_EINVAL);
+	tq_fini(&h);
+}
+
+/* Bury parks a taken task; kick by id brings buried and delayed tasks
+ * back; ready and taken ones cannot be kicked. */
+static void
+test_bury_and_kick_by_id(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "a");
+	req_for(&req, "t", "b");
+	req.delay_ms = 60000;
+	b = put_req(h, &req);
+	assert_int_equal(kick_id(h, a), SLUICE_ESTATE);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(kick_id(h, a), SLUICE_ESTATE);
+	assert_int_equal(bury(h, a, lease), 0);
+	assert_counts(h, "t", 0, 1, 0, 1);
+	assert_int_equal(bury(h, a, 0), SLUICE_ESTATE);
+	assert_int_equal(bury(h, a, lease), SLUICE_ESTALE);
+	h->now += 10;
+	assert_int_equal(kick_id(h, a), 0);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_true(view(h, a).run_at == h->now);
+	assert_int_equal(kick_id(h, b), 0);
+	assert_int_equal(view(h, b).state, QUEUE_READY);
+	assert_true(view(h, b).run_at == h->now);
+	assert_int_equal(kick_id(h, 77), SLUICE_ENOTFOUND);
+	assert_true(tstats(h, "t").ctr.kick == 2);
+}
+
+/* An operator may bury a ready or delayed task with lease 0 only. */
+static void
+test_bury_of_a_waiting_task_needs_lease_zero(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a = put(h, "t", "a");
+
+	assert_int_equal(bury(h, a, 5), SLUICE_ESTALE);
+	assert_int_equal(bury(h, a, 0), 0);
+	assert_int_equal(view(h, a).state, QUEUE_BURIED);
+	assert_int_equal(bury(h, 99, 0), SLUICE_ENOTFOUND);
+}
+
+/* Kick N brings back up to N buried tasks, the longest buried first. */
+static void
+test_kick_n_oldest_buried_first(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t ids[4];
+
+	for (int i = 0; i < 4; i++)
+		ids[i] = put(h, "t", "x");
+	/* Bury in the order 2, 0, 3, 1 at increasing times. */
+	assert_int_equal(bury(h, ids[2], 0), 0);
+	h->now++;
+	assert_int_equal(bury(h, ids[0], 0), 0);
+	h->now++;
+	assert_int_equal(bury(h, ids[3], 0), 0);
+	h->now++;
+	assert_int_equal(bury(h, ids[1], 0), 0);
+	assert_int_equal(kick_n(h, "t", 2), 2);
+	assert_int_equal(view(h, ids[2]).state, QUEUE_READY);
+	assert_int_equal(view(h, ids[0]).state, QUEUE_READY);
+	assert_int_equal(view(h, ids[3]).state, QUEUE_BURIED);
+	assert_int_equal(kick_n(h, "t", 10), 2);
+	assert_int_equal(kick_n(h, "t", 10), 0);
+	assert_int_equal(kick_n(h, "nosuch", 1), 0);
+}
+
+/* ---- keys ------------------------------------------------------------------
+ */
+
+/* A key is unique among live tasks, then reserved for the dedup window
+ * after its task completes, then free again. */
+static void
+test_key_dedup_window(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_stats st;
+	uint64_t a, b, id, lease;
+
+	req_for(&req, "t", "a");
+	req.key = "order-42";
+	req.key_len = 8;
+	a = put_req(h, &req);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_false(res.created);
+	assert_true(res.id == a);
+	/* The key is global: another tube gets the same answer. */
+	req.tube = "u";
+	req.tube_len = 1;
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_false(res.created);
+	assert_true(res.id == a);
+	req.tube = "t";
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, a, lease), 0);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 0 && st.dedup == 1);
+	h->now += QUEUE_DEFAULT_DEDUP_MS - 1;
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_false(res.created);
+	assert_true(res.id == a);
+	h->now += 1;
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created);
+	b = res.id;
+	assert_true(b > a);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 1 && st.dedup == 0);
+	assert_int_equal(view(h, b).key_len, 8);
+}
+
+/* Delete by key cancels the live task and keeps the key reserved; peek by
+ * key sees only live tasks. */
+static void
+test_delete_by_key_keeps_the_key_reserved(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_task_view v;
+	uint64_t a;
+
+	req_for(&req, "t", "a");
+	req.key = "k";
+	req.key_len = 1;
+	a = put_req(h, &req);
+	assert_int_equal(queue_peek_key(h->q, h->now, "k", 1, &v), 0);
+	assert_true(v.id == a);
+	assert_int_equal(del_key(h, "k"), 0);
+	assert_int_equal(del_key(h, "k"), SLUICE_ENOTFOUND);
+	assert_int_equal(
+	    queue_peek_key(h->q, h->now, "k", 1, &v), SLUICE_ENOTFOUND);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_false(res.created);
+	assert_true(res.id == a);
+	/* The window passes with time alone (tick). */
+	h->now += QUEUE_DEFAULT_DEDUP_MS;
+	assert_int_equal(queue_tick(h->q, h->now), 0);
+	check(h);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created);
+}
+
+/* ---- recurring, replace, ack --to ------------------------------------------
+ */
+
+/* Acking a recurring task schedules it at the first run_at + k * period
+ * after the ack, with attempts reset. */
+static void
+test_ack_of_a_recurring_task_reschedules_it(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_task_view v;
+	uint64_t a, id, lease;
+
+	req_for(&req, "cron", "tick");
+	req.period_ms = 1000;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "cron", 1, &id, &lease), 0);
+	h->now += 300;
+	assert_int_equal(ack(h, a, lease), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_true(v.run_at == T0 + 1000);
+	assert_int_equal(v.attempts, 0);
+	assert_true(v.period == 1000);
+	/* Runs that were missed are skipped. */
+	h->now = T0 + 1000;
+	assert_int_equal(take(h, "cron", 1, &id, &lease), 0);
+	h->now = T0 + 3500;
+	assert_int_equal(ack(h, a, lease), 0);
+	assert_true(view(h, a).run_at == T0 + 4000);
+	assert_true(tstats(h, "cron").ctr.ack == 2);
+	assert_true(tstats(h, "cron").ctr.del == 0);
+}
+
+/* Replace of a ready task changes its content at once, same id. */
+static void
+test_replace_of_a_ready_task(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_task_view v;
+	uint64_t a;
+
+	req_for(&req, "t", "old");
+	req.key = "k";
+	req.key_len = 1;
+	a = put_req(h, &req);
+	req_for(&req, "t", "new!");
+	req.key = "k";
+	req.key_len = 1;
+	req.replace = true;
+	req.pri = 3;
+	req.delay_ms = 50;
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.id == a && !res.created && res.replaced);
+	v = view(h, a);
+	assert_payload(&v, "new!");
+	assert_int_equal(v.pri, 3);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_true(v.created_at == T0);
+	assert_int_equal(v.key_len, 1);
+	assert_true(tstats(h, "t").ctr.replace == 1);
+	assert_true(tstats(h, "t").ctr.put == 1);
+	/* A buried task is replaced too, and waits again. */
+	assert_int_equal(bury(h, a, 0), 0);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+}
+
+/* Replace of a taken task waits for its lease to end: the holder still
+ * sees the old content; its ack re-queues the task with the new one. */
+static void
+test_replace_of_a_taken_task_waits_for_the_ack(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_task_view v;
+	uint64_t a, id, lease;
+
+	req_for(&req, "t", "v1");
+	req.key = "k";
+	req.key_len = 1;
+	a = put_req(h, &req);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	req_for(&req, "t", "v2");
+	req.key = "k";
+	req.key_len = 1;
+	req.replace = true;
+	req.pri = 9;
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.replaced && res.id == a);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_TAKEN);
+	assert_true(v.replace_pending);
+	assert_payload(&v, "v1");
+	/* A second replace wins over the first. */
+	req.payload = "v3";
+	assert_int_equal(try_put(h, &req, &res), 0);
+	h->now += 10;
+	assert_int_equal(ack(h, a, lease), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_payload(&v, "v3");
+	assert_int_equal(v.pri, 9);
+	assert_int_equal(v.attempts, 0);
+	assert_false(v.replace_pending);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTALE);
+}
+
+/* The replacement also takes effect when the lease ends otherwise: by ttr
+ * expiry, release, fail or bury. */
+static void
+test_replace_of_a_taken_task_applies_when_the_lease_ends(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	uint64_t a, id, lease;
+
+	for (int way = 0; way < 4; way++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "k%d", way);
+		req_for(&req, "t", "old");
+		req.key = key;
+		req.key_len = strlen(key);
+		req.ttr_ms = 100;
+		req.max_attempts = 1;
+		a = put_req(h, &req);
+		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+		assert_true(id == a);
+		req.payload = "new";
+		req.replace = true;
+		assert_int_equal(try_put(h, &req, &res), 0);
+		if (way == 0) {
+			h->now += 100;
+			assert_int_equal(expire(h), 1);
+		} else if (way == 1) {
+			assert_int_equal(release(h, a, lease, 0, false, 0), 0);
+		} else if (way == 2) {
+			assert_int_equal(fail_task(h, a, lease, "e"), 0);
+		} else {
+			assert_int_equal(bury(h, a, lease), 0);
+		}
+		/* Not buried despite max_attempts 1: new content, new start. */
+		assert_int_equal(view(h, a).state, QUEUE_READY);
+		assert_int_equal(view(h, a).payload_len, 3);
+		assert_memory_equal(view(h, a).payload, "new", 3);
+		assert_int_equal(view(h, a).attempts, 0);
+		assert_int_equal(del_id(h, a), 0);
+	}
+}
+
+/* Replace with no live task is an ordinary put, even inside the dedup
+ * window; replace needs a key and the task's own tube. */
+static void
+test_replace_edge_cases(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	uint64_t a;
+
+	req_for(&req, "t", "a");
+	req.key = "k";
+	req.key_len = 1;
+	req.replace = true;
+	a = put_req(h, &req);
+	assert_int_equal(del_id(h, a), 0);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created && res.id != a);
+	req.tube = "other";
+	req.tube_len = 5;
+	assert_int_equal(try_put(h, &req, &res), SLUICE_EEXIST);
+	req.key_len = 0;
+	assert_int_equal(try_put(h, &req, &res), SLUICE_EINVAL);
+}
+
+/* ack --to moves the task, same id, ready in the other tube, attempts 0. */
+static void
+test_ack_to_tube_moves_the_task(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_task_view v;
+	uint64_t a, id, lease;
+
+	a = put(h, "stage1", "data");
+	assert_int_equal(take(h, "stage1", 1, &id, &lease), 0);
+	assert_int_equal(ack_to(h, a, lease, "bad name!"), SLUICE_ETUBE);
+	h->now += 20;
+	assert_int_equal(ack_to(h, a, lease, "stage2"), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.tube_len, 6);
+	assert_memory_equal(v.tube, "stage2", 6);
+	assert_int_equal(v.attempts, 0);
+	assert_true(v.run_at == h->now);
+	assert_counts(h, "stage1", 0, 0, 0, 0);
+	assert_counts(h, "stage2", 1, 0, 0, 0);
+	assert_true(tstats(h, "stage1").ctr.ack == 1);
+	assert_int_equal(take(h, "stage2", 1, &id, &lease), 0);
+	assert_true(id == a);
+	assert_int_equal(ack(h, a, lease), 0);
+}
+
+/* ---- delete, flush, pause -------------------------------------------------
+ */
+
+/* Delete works in every state; a deleted taken task's lease is gone. */
+static void
+test_delete_in_each_state(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t r, d, t, b, id, lease;
+
+	r = put(h, "t", "r");
+	req_for(&req, "t", "d");
+	req.delay_ms = 1000;
+	d = put_req(h, &req);
+	t = put(h, "t", "t");
+	b = put(h, "t", "b");
+	assert_int_equal(bury(h, b, 0), 0);
+	assert_int_equal(del_id(h, r), 0);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == t);
+	assert_int_equal(del_id(h, d), 0);
+	assert_int_equal(del_id(h, t), 0);
+	assert_int_equal(del_id(h, b), 0);
+	assert_int_equal(ack(h, t, lease), SLUICE_ENOTFOUND);
+	assert_int_equal(del_id(h, t), SLUICE_ENOTFOUND);
+	assert_counts(h, "t", 0, 0, 0, 0);
+	assert_true(tstats(h, "t").ctr.del == 4);
+	assert_true(queue_next_wake(h->q) == INT64_MAX);
+	{
+		struct queue_delete_req dr = { 0, NULL, 0 };
+		struct qrec rec;
+
+		assert_int_equal(queue_decide_delete(h->q, h->now, &dr, &rec),
+		    SLUICE_EINVAL);
+	}
+}
+
+/* Flush cancels every task of one tube, in every state. */
+static void
+test_flush_cancels_a_whole_tube(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_flush_req fr = { "t", 1 };
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+	uint64_t other, id;
+
+	for (int i = 0; i < 5; i++)
+		put(h, "t", "x");
+	req_for(&req, "t", "keyed");
+	req.key = "k";
+	req.key_len = 1;
+	req.delay_ms = 10;
+	put_req(h, &req);
+	other = put(h, "u", "y");
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_int_equal(bury(h, id + 1, 0), 0);
+	assert_int_equal(
+	    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec), 0);
+	assert_counts(h, "t", 0, 0, 0, 0);
+	assert_true(tstats(h, "t").ctr.del == 6);
+	assert_int_equal(view(h, other).state, QUEUE_READY);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_false(res.created);
+	/* Flushing an empty or unknown tube logs nothing. */
+	assert_int_equal(queue_decide_flush(h->q, h->now, &fr, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	fr.tube = "nosuch";
+	fr.tube_len = 6;
+	assert_int_equal(queue_decide_flush(h->q, h->now, &fr, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	fr.tube = "";
+	fr.tube_len = 0;
+	assert_int_equal(
+	    queue_decide_flush(h->q, h->now, &fr, &rec), SLUICE_ETUBE);
+}
+
+/* A paused tube hands out nothing until the pause ends or is lifted;
+ * takes over several tubes skip it. */
+static void
+test_pause_and_unpause(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str both[2] = { { "p", 1 }, { "q", 1 } };
+	uint64_t a, b, id;
+
+	a = put_pri(h, "p", "a", 0);
+	b = put_pri(h, "q", "b", 100);
+	assert_int_equal(pause_tube(h, "p", h->now + 1000), 0);
+	assert_true(tstats(h, "p").paused_until == h->now + 1000);
+	assert_true(queue_next_wake(h->q) == h->now + 1000);
+	assert_int_equal(take(h, "p", 1, &id, NULL), SLUICE_EPAUSED);
+	assert_int_equal(take_from(h, both, 2, 1, false, &id, NULL), 0);
+	assert_true(id == b);
+	h->now += 1000;
+	assert_true(tstats(h, "p").paused_until == 0);
+	assert_int_equal(take(h, "p", 1, &id, NULL), 0);
+	assert_true(id == a);
+	/* Pause, then lift it early; lifting twice logs nothing. */
+	put(h, "p", "c");
+	assert_int_equal(pause_tube(h, "p", h->now + 5000), 0);
+	assert_int_equal(take(h, "p", 1, &id, NULL), SLUICE_EPAUSED);
+	assert_int_equal(pause_tube(h, "p", 0), 0);
+	assert_int_equal(take(h, "p", 1, &id, NULL), 0);
+	{
+		struct queue_pause_req pr = { "p", 1, 0 };
+		struct qrec rec;
+
+		assert_int_equal(
+		    queue_decide_pause(h->q, h->now, &pr, &rec), 0);
+		assert_int_equal(rec.type, QREC_NONE);
+		pr.until = -1;
+		assert_int_equal(
+		    queue_decide_pause(h->q, h->now, &pr, &rec), SLUICE_EINVAL);
+	}
+	/* A pause can come before the tube's first task. */
+	assert_int_equal(pause_tube(h, "fresh", h->now + 10), 0);
+	assert_int_equal(queue_tube_count(h->q), 3);
+}
+
+/* A take over several tubes picks the best priority across them, then the
+ * smallest id; tubes that do not exist are skipped. */
+static void
+test_take_over_several_tubes(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str ts[3] = { { "a", 1 }, { "b", 1 }, { "none", 4 } };
+	uint64_t a1, b1, a2, b2, id;
+
+	a1 = put_pri(h, "a", "a1", 5);
+	b1 = put_pri(h, "b", "b1", 5);
+	a2 = put_pri(h, "a", "a2", 7);
+	b2 = put_pri(h, "b", "b2", 1);
+	assert_int_equal(take_from(h, ts, 3, 1, false, &id, NULL), 0);
+	assert_true(id == b2);
+	assert_int_equal(take_from(h, ts, 3, 1, false, &id, NULL), 0);
+	assert_true(id == a1);
+	assert_int_equal(take_from(h, ts, 3, 1, false, &id, NULL), 0);
+	assert_true(id == b1);
+	assert_int_equal(take_from(h, ts, 3, 1, false, &id, NULL), 0);
+	assert_true(id == a2);
+	assert_int_equal(
+	    take_from(h, ts, 3, 1, false, &id, NULL), SLUICE_ETIMEDOUT);
+	assert_int_equal(
+	    take_from(h, ts, 0, 1, false, &id, NULL), SLUICE_EINVAL);
+}
+
+/* ---- queries ----------------------------------------------------------------
+ */
+
+/* Peek gives the next ready (the one a take gets), the next delayed and
+ * the longest buried task of a tube. */
+static void
+test_peek_next_in_each_state(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_task_view v;
+	uint64_t r1, r2, d1, d2, b1, b2;
+
+	r1 = put_pri(h, "t", "r1", 9);
+	r2 = put_pri(h, "t", "r2", 2);
+	req_for(&req, "t", "d1");
+	req.delay_ms = 500;
+	d1 = put_req(h, &req);
+	req.delay_ms = 200;
+	d2 = put_req(h, &req);
+	b1 = put(h, "t", "b1");
+	b2 = put(h, "t", "b2");
+	assert_int_equal(bury(h, b2, 0), 0);
+	h->now++;
+	assert_int_equal(bury(h, b1, 0), 0);
+	assert_int_equal(
+	    queue_peek_next(h->q, h->now, "t", 1, QUEUE_READY, &v), 0);
+	assert_true(v.id == r2);
+	assert_int_equal(
+	    queue_peek_next(h->q, h->now, "t", 1, QUEUE_DELAYED, &v), 0);
+	assert_true(v.id == d2);
+	assert_int_equal(
+	    queue_peek_next(h->q, h->now, "t", 1, QUEUE_BURIED, &v), 0);
+	assert_true(v.id == b2);
+	assert_int_equal(queue_peek_next(h->q, h->now, "t", 1, QUEUE_TAKEN, &v),
+	    SLUICE_EINVAL);
+	assert_int_equal(queue_peek_next(h->q, h->now, "x", 1, QUEUE_READY, &v),
+	    SLUICE_ENOTFOUND);
+	assert_int_equal(
+	    queue_peek_next(h->q, h->now, "t!", 2, QUEUE_READY, &v),
+	    SLUICE_ETUBE);
+	(void)r1;
+	(void)d1;
+}
+
+/* Takes and releases ids[who] `times` times while the others of the tube
+ * are buried, then kicks them back. */
+static void
+take_times(struct tq *h, const uint64_t *ids, int n, int who, int times)
+{
+	uint64_t id, lease;
+
+	for (int i = 0; i < n; i++)
+		if (i != who)
+			assert_int_equal(bury(h, ids[i], 0), 0);
+	for (int k = 0; k < times; k++) {
+		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+		assert_true(id == ids[who]);
+		assert_int_equal(release(h, id, lease, 0, false, 0), 0);
+	}
+	assert_int_equal(kick_n(h, "t", n), n - 1);
+}
+
+/* List orders a tube's tasks by attempts (most first), age (oldest first)
+ * or run_at, ties by id, and stops at the limit. */
+static void
+test_list_orders_and_limit(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_list_req lr = { "t", 1, QUEUE_ANY, QUEUE_BY_ATTEMPTS, 10 };
+	struct queue_task_view v[10];
+	struct queue_put_req req;
+	uint64_t ids[5], id, lease;
+	uint64_t by_attempts[5];
+	size_t n;
+
+	for (int i = 0; i < 5; i++) {
+		req_for(&req, "t", "x");
+		req.delay_ms = (5 - i) * 100;
+		ids[i] = put_req(h, &req);
+		h->now += 10;
+	}
+	h->now += 1000;
+	take_times(h, ids, 5, 3, 3);
+	take_times(h, ids, 5, 1, 2);
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 5);
+	by_attempts[0] = ids[3];
+	by_attempts[1] = ids[1];
+	by_attempts[2] = ids[0];
+	by_attempts[3] = ids[2];
+	by_attempts[4] = ids[4];
+	for (size_t i = 0; i < n; i++)
+		assert_true(v[i].id == by_attempts[i]);
+	lr.order = QUEUE_BY_AGE;
+	lr.limit = 3;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_true(v[i].id == ids[i]);
+	/* By run_at: all got ready at the last kick but ids[0], released
+	 * later. */
+	h->now += 50;
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == ids[0]);
+	assert_int_equal(release(h, id, lease, 0, false, 0), 0);
+	lr.order = QUEUE_BY_RUN_AT;
+	lr.limit = 10;
+	lr.state = QUEUE_READY;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 5);
+	assert_true(v[0].id == ids[1] && v[4].id == ids[0]);
+	for (size_t i = 1; i < n; i++)
+		assert_true(v[i - 1].run_at < v[i].run_at ||
+		    (v[i - 1].run_at == v[i].run_at && v[i - 1].id < v[i].id));
+	lr.state = QUEUE_BURIED;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 0);
+	lr.tube = "nosuch";
+	lr.tube_len = 6;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 0);
+	lr.order = 9;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), SLUICE_EINVAL);
+	/* Taken tasks are listed too. */
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	lr.tube = "t";
+	lr.tube_len = 1;
+	lr.order = QUEUE_BY_AGE;
+	lr.state = QUEUE_TAKEN;
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_true(v[0].id == id && v[0].lease == lease);
+}
+
+/* Errors groups a tube's tasks by last_error, most frequent first. */
+static void
+test_errors_grouped_by_text(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_error_group g[4];
+	const char *errs[] = { "timeout", "oom", "timeout", "disk", "timeout",
+		"oom" };
+	uint64_t id, lease;
+	size_t n;
+
+	for (int i = 0; i < 6; i++)
+		put(h, "t", "x");
+	put(h, "t", "never failed");
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+		assert_int_equal(fail_task(h, id, lease, errs[i]), 0);
+	}
+	assert_int_equal(queue_errors(h->q, h->now, "t", 1, g, 4, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].count, 3);
+	assert_memory_equal(g[0].text, "timeout", 7);
+	assert_int_equal(g[1].count, 2);
+	assert_memory_equal(g[1].text, "oom", 3);
+	assert_int_equal(g[2].count, 1);
+	assert_memory_equal(g[2].text, "disk", 4);
+	assert_int_equal(queue_errors(h->q, h->now, "t", 1, g, 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(queue_errors(h->q, h->now, "u", 1, g, 4, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "", 0, g, 4, &n), SLUICE_ETUBE);
+}
+
+/* Stats: counts by state per tube and in total, the oldest ready task's
+ * age, counters, tube iteration. */
+static void
+test_stats(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_tube_stats ts;
+	struct queue_stats st;
+	uint64_t id, lease;
+
+	put(h, "a", "1");
+	h->now += 100;
+	put(h, "a", "2");
+	put(h, "b", "3");
+	assert_int_equal(take(h, "a", 1, &id, &lease), 0);
+	h->now += 50;
+	ts = tstats(h, "a");
+	assert_true(ts.ready == 1 && ts.taken == 1);
+	assert_true(ts.oldest_ready_age == 50);
+	assert_true(ts.ctr.put == 2 && ts.ctr.take == 1);
+	assert_true(tstats(h, "b").oldest_ready_age == 150 - 100 + 0 ||
+	    tstats(h, "b").oldest_ready_age == 50);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.ready == 2 && st.taken == 1 && st.tasks == 3);
+	assert_true(st.tubes == 2 && st.next_id == 4 && st.lsn == h->lsn);
+	assert_true(st.ctr.put == 3);
+	assert_int_equal(queue_tube_count(h->q), 2);
+	assert_int_equal(queue_tube_stats_at(h->q, h->now, 1, &ts), 0);
+	assert_memory_equal(ts.name, "b", 1);
+	assert_int_equal(
+	    queue_tube_stats_at(h->q, h->now, 2, &ts), SLUICE_ENOTFOUND);
+	assert_int_equal(
+	    queue_tube_stats(h->q, h->now, "c", 1, &ts), SLUICE_ENOTFOUND);
+	assert_int_equal(ack(h, id, lease), 0);
+	ts = tstats(h, "a");
+	assert_true(ts.ready == 1 && ts.taken == 0 && ts.ctr.ack == 1);
+}
+
+/* ---- limits
+ * ------------------------------------------------------------------ */
+
+/* Every limit has its own error. */
+static void
+test_every_limit_has_its_error(void **state)
+{
+	struct queue_config cfg;
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_str many[3] = { { "a", 1 }, { "b", 1 }, { "c", 1 } };
+	struct tq h;
+	char big[QREC_NAME_MAX + 2];
+	static char payload[2048];
+	uint64_t id, lease;
+
+	(void)state;
+	queue_config_default(&cfg);
+	cfg.max_payload = 1024;
+	cfg.max_error = 16;
+	cfg.max_take_tubes = 2;
+	cfg.max_tasks = 3;
+	cfg.max_tubes = 2;
+	cfg.max_ttr_ms = 10000;
+	cfg.default_ttr_ms = 5000;
+	tq_init(&h, &cfg, T0);
+	memset(big, 'x', sizeof(big));
+
+	req_for(&req, "t", "x");
+	req.tube = big;
+	req.tube_len = QREC_NAME_MAX + 1;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ETUBE);
+	req.tube_len = QREC_NAME_MAX;
+	assert_int_equal(try_put(&h, &req, &res), 0);
+	req.tube = "bad tube";
+	req.tube_len = 8;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ETUBE);
+	req.tube_len = 0;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ETUBE);
+	req_for(&req, "t", "x");
+	req.payload = payload;
+	req.payload_len = 1025;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ETOOBIG);
+	req.payload_len = 1024;
+	req.key = big;
+	req.key_len = QREC_KEY_MAX + 1;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_EKEY);
+	req.key_len = 0;
+	req.ttr_ms = 10001;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_EINVAL);
+	req.ttr_ms = 0;
+	req.delay_ms = -1;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_EINVAL);
+	req.delay_ms = QREC_TIME_MAX;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_EINVAL);
+	req.delay_ms = 0;
+	req.period_ms = -5;
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_EINVAL);
+	req.period_ms = 0;
+	assert_int_equal(try_put(&h, &req, &res), 0);
+	/* Two tubes exist: a third is over max_tubes. */
+	req.tube = "u";
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ELIMIT);
+	req.tube = "t";
+	assert_int_equal(try_put(&h, &req, &res), 0);
+	/* Three tasks: a fourth is over max_tasks. */
+	assert_int_equal(try_put(&h, &req, &res), SLUICE_ELIMIT);
+	assert_int_equal(
+	    take_from(&h, many, 3, 1, false, &id, NULL), SLUICE_ELIMIT);
+	assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
+	{
+		char text[18];
+
+		memset(text, 'e', sizeof(text));
+		text[17] = '\0';
+		assert_int_equal(fail_task(&h, id, lease, text), SLUICE_ELIMIT);
+		text[16] = '\0';
+		assert_int_equal(fail_task(&h, id, lease, text), 0);
+	}
+	assert_int_equal(ack_to(&h, id, 0, "third"), SLUICE_ESTATE);
+	assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack_to(&h, id, lease, "third"), SLUICE_ELIMIT);
+	assert_int_equal(release(&h, id, lease, -3, false, 0), SLUICE_EINVAL);
+	assert_int_equal(pause_tube(&h, "third", h.now + 1), SLUICE_ELIMIT);
+	{
+		struct queue_delete_req dr = { 0, big, QREC_KEY_MAX + 1 };
+		struct qrec rec;
+
+		assert_int_equal(
+		    queue_decide_delete(h.q, h.now, &dr, &rec), SLUICE_EKEY);
+		assert_int_equal(
+		    queue_decide_expired(h.q, -1, &rec), SLUICE_EINVAL);
+	}
+	tq_fini(&h);
+}
+
+/* ---- apply's checks
+ * ------------------------------------------------------------ */
+
+/* Applies `rec` expecting SLUICE_ECORRUPT and no change to the dump. */
+static void
+refused(struct tq *h, uint64_t lsn, const struct qrec *rec)
+{
+	struct buf before, after;
+
+	buf_init(&before);
+	buf_init(&after);
+	assert_int_equal(queue_dump(h->q, &before), 0);
+	assert_int_equal(queue_apply(h->q, lsn, h->now, rec), SLUICE_ECORRUPT);
+	assert_int_equal(queue_dump(h->q, &after), 0);
+	assert_int_equal(before.len, after.len);
+	assert_memory_equal(before.data, after.data, before.len);
+	check(h);
+	buf_free(&before);
+	buf_free(&after);
+}
+
+/* A record that does not fit the state (as from a damaged log or a buggy
+ * peer) is refused and changes nothing. */
+static void
+test_apply_refuses_records_that_do_not_fit(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct qrec rec;
+	uint64_t a, b, id, lease;
+	uint64_t next = 1000;
+
+	req_for(&req, "t", "a");
+	req.key = "k";
+	req.key_len = 1;
+	a = put_req(h, &req);
+	b = put(h, "t", "b");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == a);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_TAKE;
+	rec.u.take.id = 99; /* unknown */
+	refused(h, next++, &rec);
+	rec.u.take.id = a; /* already taken */
+	refused(h, next++, &rec);
+	rec.u.take.id = b;
+	refused(h, h->lsn, &rec); /* lsn not increasing */
+	h->now = -1;
+	refused(h, next++, &rec); /* time out of range */
+	h->now = T0;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_PUT;
+	rec.u.put.id = b; /* an id already used */
+	rec.u.put.tube = "t";
+	rec.u.put.tube_len = 1;
+	rec.u.put.ttr = 1;
+	refused(h, next++, &rec);
+	rec.u.put.id = 50;
+	rec.u.put.key = "k"; /* a live key */
+	rec.u.put.key_len = 1;
+	refused(h, next++, &rec);
+	rec.u.put.key_len = 0;
+	rec.u.put.tube = "no good";
+	rec.u.put.tube_len = 7;
+	refused(h, next++, &rec); /* not a valid record */
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_ACK;
+	rec.u.end.id = a;
+	rec.u.end.lease = lease + 1;
+	refused(h, next++, &rec);
+	rec.u.end.lease = lease;
+	rec.u.end.outcome = QREC_WAIT; /* not recurring */
+	rec.u.end.run_at = T0;
+	refused(h, next++, &rec);
+	rec.u.end.outcome = QREC_REPLACED; /* nothing pending */
+	rec.u.end.run_at = 0;
+	refused(h, next++, &rec);
+	rec.type = QREC_RELEASE;
+	rec.u.end.id = b; /* not taken */
+	rec.u.end.outcome = QREC_WAIT;
+	rec.u.end.run_at = T0;
+	refused(h, next++, &rec);
+	rec.type = QREC_BURY;
+	rec.u.end.lease = 0;
+	rec.u.end.id = a; /* taken: lease 0 is for waiting tasks */
+	rec.u.end.outcome = QREC_BURIED;
+	rec.u.end.run_at = 0;
+	refused(h, next++, &rec);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_KICK;
+	rec.u.kick.id = a; /* taken */
+	refused(h, next++, &rec);
+	rec.type = QREC_TOUCH;
+	rec.u.touch.id = b;
+	rec.u.touch.lease = 3;
+	refused(h, next++, &rec);
+	rec.type = QREC_DELETE;
+	rec.u.del.id = 77;
+	refused(h, next++, &rec);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_FLUSH;
+	rec.u.flush.tube = "nosuch";
+	rec.u.flush.tube_len = 6;
+	refused(h, next++, &rec);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = QREC_REPLACE;
+	rec.u.replace.id = b; /* not taken, yet pending */
+	rec.u.replace.ttr = 1;
+	rec.u.replace.pending = true;
+	refused(h, next++, &rec);
+	rec.u.replace.id = a; /* taken, yet not pending */
+	rec.u.replace.pending = false;
+	refused(h, next++, &rec);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = 42;
+	refused(h, next++, &rec);
+	rec.type = 100;
+	refused(h, next++, &rec);
+	/* The queue still works. */
+	assert_int_equal(ack(h, a, lease), 0);
+}
+
+/* next_wake is the earliest of a delayed run_at, a lease deadline and a
+ * pause's end. */
+static void
+test_next_wake_is_the_earliest_event(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t id;
+
+	assert_true(queue_next_wake(h->q) == INT64_MAX);
+	req_for(&req, "t", "a");
+	req.delay_ms = 3000;
+	put_req(h, &req);
+	assert_true(queue_next_wake(h->q) == T0 + 3000);
+	req.delay_ms = 0;
+	req.ttr_ms = 2000;
+	put_req(h, &req);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(queue_next_wake(h->q) == T0 + 2000);
+	assert_int_equal(pause_tube(h, "t", T0 + 1000), 0);
+	assert_true(queue_next_wake(h->q) == T0 + 1000);
+}
+
+/* ---- snapshots
+ * ------------------------------------------------------------------ */
+
+/* A queue with tasks in every state, keys, a dedup entry, a pending
+ * replacement and a pause. */
+static void
+build_rich_state(struct tq *h)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_str s = { "t", 1 };
+	uint64_t id, lease;
+
+	for (int i = 0; i < 20; i++) {
+		char key[16];
+
+		req_for(&req, i % 3 ? "t" : "u", "payload");
+		snprintf(key, sizeof(key), "key-%d", i);
+		req.key = i % 2 ? key : NULL;
+		req.key_len = i % 2 ? strlen(key) : 0;
+		req.delay_ms = i % 4 == 0 ? 5000 : 0;
+		req.period_ms = i == 5 ? 777 : 0;
+		req.max_attempts = (uint32_t)i % 3;
+		req.pri = (uint32_t)i % 5;
+		put_req(h, &req);
+		h->now += 3;
+	}
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(fail_task(h, id, lease, "bad"), 0);
+	assert_int_equal(take(h, "t", 2, &id, &lease), 0);
+	assert_int_equal(bury(h, id, lease), 0);
+	assert_int_equal(take_from(h, &s, 1, 3, true, &id, &lease), 0);
+	assert_int_equal(take(h, "t", 4, &id, &lease), 0);
+	if (view(h, id).key_len > 0) {
+		req_for(&req, "t", "replacement");
+		req.key = view(h, id).key;
+		req.key_len = view(h, id).key_len;
+		req.replace = true;
+		assert_int_equal(try_put(h, &req, &res), 0);
+		assert_true(res.replaced);
+	}
+	assert_int_equal(del_key(h, "key-3"), 0);
+	assert_int_equal(pause_tube(h, "u", h->now + 100000), 0);
+}
+
+/* Loading a snapshot and applying the records after it gives the state
+ * that applying everything gives. */
+static void
+test_snapshot_then_tail_equals_full_replay(void **state)
+{
+	struct tq *h = H(state);
+	struct queue *copy, *full;
+	struct buf snap;
+	size_t cut;
+	uint64_t id, lease;
+
+	build_rich_state(h);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	cut = h->nlog;
+	/* More records after the snapshot. */
+	h->now += 10000;
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, id, lease), 0);
+	assert_int_equal(expire(h), 0);
+	assert_int_equal(restart(h), 1); /* session 4's; 3's is detached */
+	put(h, "v", "late");
+
+	copy = queue_new(NULL);
+	assert_int_equal(tq_snap_load(copy, &snap), 0);
+	assert_int_equal(queue_check(copy, NULL), 0);
+	assert_true(queue_lsn(copy) == h->log[cut - 1].lsn);
+	assert_int_equal(tq_replay(h, copy, cut, h->nlog), 0);
+	assert_int_equal(queue_check(copy, NULL), 0);
+	full = queue_new(NULL);
+	assert_int_equal(tq_replay(h, full, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, full, h->now));
+	assert_true(tq_same(h->q, copy, h->now));
+	queue_delete(copy);
+	queue_delete(full);
+	buf_free(&snap);
+}
+
+struct entries {
+	uint16_t type[256];
+	struct buf data[256];
+	size_t n;
+};
+
+static int
+keep_entry(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	struct entries *e = arg;
+
+	if (e->n == 256)
+		return SLUICE_ELIMIT;
+	e->type[e->n] = type;
+	buf_init(&e->data[e->n]);
+	buf_put(&e->data[e->n], a, alen);
+	buf_put(&e->data[e->n], b, blen);
+	e->n++;
+	return 0;
+}
+
+/* Loads entries [0, n) except `skip` (n+1: none) with entry `bad` cut by
+ * one byte; returns the first error. */
+static int
+load_entries(struct entries *e, size_t skip, size_t cut, bool dup)
+{
+	struct queue *q = queue_new(NULL);
+	int rc = 0;
+
+	for (size_t i = 0; i < e->n && rc == 0; i++) {
+		size_t len = e->data[i].len;
+
+		if (i == skip)
+			continue;
+		if (i == cut)
+			len--;
+		rc = queue_snapshot_load(q, e->type[i], e->data[i].data, len);
+		if (rc == 0 && dup && i == skip + 1)
+			rc = queue_snapshot_load(
+			    q, e->type[i], e->data[i].data, len);
+	}
+	if (rc == 0 && !queue_snapshot_done(q))
+		rc = SLUICE_ECORRUPT;
+	queue_delete(q);
+	return rc;
+}
+
+/* A snapshot missing an entry, with an entry cut short, or with one
+ * repeated, does not load. */
+static void
+test_snapshot_load_refuses_broken_snapshots(void **state)
+{
+	struct tq *h = H(state);
+	struct entries *e = calloc(1, sizeof(*e));
+	struct qrec rec;
+
+	assert_non_null(e);
+	build_rich_state(h);
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	assert_true(e->n > 20);
+	assert_int_equal(load_entries(e, SIZE_MAX, SIZE_MAX, false), 0);
+	for (size_t i = 0; i < e->n; i++) {
+		assert_int_equal(
+		    load_entries(e, i, SIZE_MAX, false), SLUICE_ECORRUPT);
+		if (e->data[i].len > 0)
+			assert_int_equal(load_entries(e, SIZE_MAX, i, false),
+			    SLUICE_ECORRUPT);
+		if (i + 1 < e->n && e->type[i + 1] != QSNAP_END)
+			assert_int_equal(load_entries(e, i, SIZE_MAX, true),
+			    SLUICE_ECORRUPT);
+	}
+	/* Apply is refused while a snapshot is half loaded. */
+	{
+		struct queue *q = queue_new(NULL);
+
+		assert_int_equal(queue_snapshot_load(q, e->type[0],
+		                     e->data[0].data, e->data[0].len),
+		    0);
+		memset(&rec, 0, sizeof(rec));
+		rec.type = QREC_PAUSE;
+		rec.u.pause.tube = "t";
+		rec.u.pause.tube_len = 1;
+		assert_int_equal(queue_apply(q, queue_lsn(q) + 1, T0, &rec),
+		    SLUICE_ECORRUPT);
+		queue_delete(q);
+	}
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	free(e);
+}
+
+/* The record log replays into the same state, with and without ticks in
+ * between, and the dump describes it. */
+static void
+test_replay_gives_the_same_dump(void **state)
+{
+	struct tq *h = H(state);
+	struct queue *r = queue_new(NULL);
+	struct buf d;
+
+	build_rich_state(h);
+	assert_int_equal(tq_replay(h, r, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, r, h->now));
+	buf_init(&d);
+	assert_int_equal(queue_dump(r, &d), 0);
+	buf_put_u8(&d, 0);
+	assert_non_null(strstr((char *)d.data, "state=buried"));
+	assert_non_null(strstr((char *)d.data, "error=\"bad\""));
+	assert_non_null(strstr((char *)d.data, "  replace "));
+	assert_non_null(strstr((char *)d.data, "dedup \"key-3\""));
+	buf_free(&d);
+	queue_delete(r);
+}
+
+int
+main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_put_then_take_gives_a_lease_and_a_deadline),
+		T(test_take_order_is_priority_then_id),
+		T(test_delayed_task_gets_ready_at_run_at),
+		T(test_release_with_delay_and_new_priority),
+		T(test_stale_and_zero_leases),
+		T(test_ttr_expiry_releases_and_keeps_attempts),
+		T(test_ttr_expiry_buries_at_max_attempts),
+		T(test_touch_extends_the_deadline),
+		T(test_session_gone_releases_only_its_session_leases),
+		T(test_session_gone_buries_at_max_attempts),
+		T(test_restart_releases_session_leases_only),
+		T(test_fail_backs_off_then_buries),
+		T(test_fail_backoff_is_capped_and_can_be_explicit),
+		T(test_bury_and_kick_by_id),
+		T(test_bury_of_a_waiting_task_needs_lease_zero),
+		T(test_kick_n_oldest_buried_first),
+		T(test_key_dedup_window),
+		T(test_delete_by_key_keeps_the_key_reserved),
+		T(test_ack_of_a_recurring_task_reschedules_it),
+		T(test_replace_of_a_ready_task),
+		T(test_replace_of_a_taken_task_waits_for_the_ack),
+		T(test_replace_of_a_taken_task_applies_when_the_lease_ends),
+		T(test_replace_edge_cases),
+		T(test_ack_to_tube_moves_the_task),
+		T(test_delete_in_each_state),
+		T(test_flush_cancels_a_whole_tube),
+		T(test_pause_and_unpause),
+		T(test_take_over_several_tubes),
+		T(test_peek_next_in_each_state),
+		T(test_list_orders_and_limit),
+		T(test_errors_grouped_by_text),
+		T(test_stats),
+		T(test_every_limit_has_its_error),
+		T(test_apply_refuses_records_that_do_not_fit),
+		T(test_next_wake_is_the_earliest_event),
+		T(test_snapshot_then_tail_equals_full_replay),
+		T(test_snapshot_load_refuses_broken_snapshots),
+		T(test_replay_gives_the_same_dump),
+	};
+#undef T
+	return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
+}
