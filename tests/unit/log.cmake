@@ -2,3 +2,4 @@
 sluice_test(rec LIBS sluice_log TIMEOUT 30)
 sluice_test(seg LIBS sluice_log TIMEOUT 30)
 sluice_test(logdir LIBS sluice_log TIMEOUT 30)
+sluice_test(wal LIBS sluice_log TIMEOUT 60)
