@@ -100,9 +100,9 @@ typedef void ring_done_fn(struct ring_chain *c, void *arg);
 
 /* Drains the eventfd, then handles every completion waiting, without
  * blocking; calls `done` for each chain that finished (c->err says
- * whether it failed). Returns the number of chains finished, or -errno
- * when a resubmission could not be made (that chain is finished with the
- * error). */
+ * whether it failed; a resubmission that could not be made finishes its
+ * chain with that error). Returns the number of chains finished, or
+ * -errno when the eventfd cannot be read. */
 int ring_reap(struct ring *r, ring_done_fn *done, void *arg);
 
 /* Blocks until a completion waits or `timeout_ns` passed. Returns 0,

@@ -5,15 +5,20 @@
 #define SLUICE_T_LOG_H
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "log/logdir.h"
 #include "log/rec.h"
 #include "log/seg.h"
+#include "log/wal.h"
+#include "sluice.h"
 #include "t_lib.h"
 #include "util/buf.h"
+#include "util/clock.h"
 
 /* The body of record `lsn`: 1..61 bytes derived from the lsn, so a reader
  * can check what it got. */
@@ -161,6 +166,100 @@ t_visit_seq(const struct rec_hdr *h, const void *body, void *arg)
 	assert_true(t_body_ok(h->lsn, body, h->len - REC_HDR_SIZE));
 	(*want)++;
 	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The writer
+ * ------------------------------------------------------------------- */
+
+/* Scans `dir` (cutting a torn tail) and opens a writer after its end. */
+static inline int
+t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
+    unsigned prealloc, struct wal **out)
+{
+	struct wal_config cfg = { .dir = dir,
+		.fsync = fsync,
+		.interval_ms = 5,
+		.seg_size = seg_size,
+		.prealloc = prealloc };
+	struct logdir_end end;
+	int rc;
+
+	rc = logdir_scan(dir, 0, LOGDIR_CUT, NULL, NULL, &end);
+	if (rc != 0)
+		return rc;
+	return wal_open(&cfg, &end, out);
+}
+
+/* Appends the next record (body t_body(lsn)); returns wal_append's code
+ * and its LSN in *lsn. A rotation that finds no spare yet waits for the
+ * preallocator once and retries. */
+static inline int
+t_wal_try_append(struct wal *w, unsigned flags, uint64_t *lsn)
+{
+	uint64_t want = wal_last_lsn(w) + 1;
+	uint8_t body[64];
+	size_t len = t_body(want, body);
+	int rc;
+
+	rc = wal_append(w, (uint16_t)(1 + want % 99), 1000 + (int64_t)want,
+	    body, len, flags, lsn);
+	if (rc == SLUICE_ENOSPC && wal_prealloc_wait(w, 10000) == 0)
+		rc = wal_append(w, (uint16_t)(1 + want % 99),
+		    1000 + (int64_t)want, body, len, flags, lsn);
+	if (rc == 0)
+		assert_true(*lsn == want);
+	return rc;
+}
+
+static inline uint64_t
+t_wal_append(struct wal *w)
+{
+	uint64_t lsn = 0;
+
+	assert_int_equal(t_wal_try_append(w, 0, &lsn), 0);
+	return lsn;
+}
+
+/* One event-loop turn: wait (at most `ms`) for the writer's fd, reap,
+ * submit. Returns wal_reap's code. */
+static inline int
+t_wal_turn(struct wal *w, int ms)
+{
+	struct pollfd p = { .fd = wal_fd(w), .events = POLLIN };
+	int rc;
+
+	poll(&p, 1, ms);
+	rc = wal_reap(w);
+	if (rc == 0)
+		rc = wal_submit(w);
+	return rc;
+}
+
+/* Turns the loop until `lsn` is durable (at most 10 s). */
+static inline void
+t_wal_wait_durable(struct wal *w, uint64_t lsn)
+{
+	int64_t deadline = clock_mono_ns() + 10 * 1000000000LL;
+
+	assert_int_equal(wal_submit(w), 0);
+	while (wal_durable_lsn(w) < lsn) {
+		assert_true(clock_mono_ns() < deadline);
+		assert_int_equal(t_wal_turn(w, 100), 0);
+	}
+}
+
+/* Scans `dir` from the start, checking records 1.. are in sequence with
+ * t_body bodies; returns the end. */
+static inline struct logdir_end
+t_scan_all(const char *dir, uint64_t first)
+{
+	struct logdir_end end;
+	uint64_t want = first;
+
+	assert_int_equal(logdir_scan(dir, 0, 0, t_visit_seq, &want, &end), 0);
+	assert_true(want == end.last_lsn + 1);
+	return end;
 }
 
 #endif

@@ -1,0 +1,293 @@
+/* ring - see ring.h: linked chains of io_uring operations, reaped
+ * without blocking, short writes continued.
+ *
+ * A chain's life:
+ *
+ *	ring_submit: SQEs for every op not complete, linked (IOSQE_IO_LINK
+ *	             on all but the last); pending = their count
+ *	ring_reap:   one CQE per op; pending--. A write short of what was
+ *	             asked records the progress; the kernel cancels what
+ *	             follows it (-ECANCELED). An error that is not
+ *	             -ECANCELED is the chain's error.
+ *	pending 0:   error -> done(chain) with c->err
+ *	             every op complete -> done(chain)
+ *	             else (a short write, ops cancelled after it) ->
+ *	             resubmit the rest, at most RING_ATTEMPTS_MAX times
+ *
+ * Fault builds (SLUICE_FAULT): an op with a fault point asks FAULT_HIT as
+ * it is prepared. An error effect replaces the op by a NOP whose
+ * completion reports the error (the data is not written); FAULT_SHORT
+ * submits half of what is left of a write, which the kernel then writes
+ * short, exactly as a real short write. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log/ring.h"
+#include "util/clock.h"
+#include "util/fault.h"
+
+int
+ring_open(struct ring *r, unsigned entries)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->efd < 0)
+		return -errno;
+	rc = io_uring_queue_init(entries, &r->uring, 0);
+	if (rc < 0)
+		goto fail_init;
+	rc = io_uring_register_eventfd(&r->uring, r->efd);
+	if (rc < 0)
+		goto fail_register;
+	r->open = true;
+	return 0;
+
+fail_register:
+	io_uring_queue_exit(&r->uring);
+fail_init:
+	close(r->efd);
+	r->efd = -1;
+	return rc;
+}
+
+void
+ring_close(struct ring *r)
+{
+	if (!r->open)
+		return;
+	io_uring_queue_exit(&r->uring);
+	close(r->efd);
+	r->efd = -1;
+	r->open = false;
+}
+
+int
+ring_fd(const struct ring *r)
+{
+	return r->efd;
+}
+
+void
+ring_chain_init(struct ring_chain *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+struct ring_op *
+ring_chain_add(struct ring_chain *c, enum ring_kind kind, int fd)
+{
+	struct ring_op *op;
+
+	if (c->nop == RING_CHAIN_MAX)
+		return NULL;
+	op = &c->op[c->nop++];
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->fd = fd;
+	op->fault = -1;
+	op->chain = c;
+	return op;
+}
+
+/* Prepares `op` into `sqe`; a fault build may swap it for a NOP. */
+static void
+prep(struct io_uring_sqe *sqe, struct ring_op *op)
+{
+	size_t len = op->len - op->done;
+	int f = 0;
+
+	op->injected = 0;
+	if (op->fault >= 0)
+		f = FAULT_HIT((enum fault_point)op->fault);
+	if (f < 0) {
+		op->injected = f;
+		io_uring_prep_nop(sqe);
+		goto out;
+	}
+	switch (op->kind) {
+	case RING_WRITE:
+		if (f == FAULT_SHORT && len > 1)
+			len /= 2;
+		io_uring_prep_write(sqe, op->fd, op->buf + op->done,
+		    (unsigned)len, op->off + op->done);
+		break;
+	case RING_FDATASYNC:
+		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case RING_FSYNC:
+		io_uring_prep_fsync(sqe, op->fd, 0);
+		break;
+	case RING_RENAME:
+		io_uring_prep_renameat(
+		    sqe, AT_FDCWD, op->from, AT_FDCWD, op->to, 0);
+		break;
+	case RING_TIMEOUT:
+		io_uring_prep_timeout(sqe, &op->ts, 0, 0);
+		break;
+	}
+out:
+	io_uring_sqe_set_data(sqe, op);
+}
+
+int
+ring_submit(struct ring *r, struct ring_chain *c)
+{
+	struct io_uring_sqe *last = NULL;
+	unsigned n = 0;
+	int rc;
+
+	if (io_uring_sq_space_left(&r->uring) < c->nop)
+		return -EBUSY;
+	for (unsigned i = 0; i < c->nop; i++) {
+		struct ring_op *op = &c->op[i];
+		struct io_uring_sqe *sqe;
+
+		if (op->complete)
+			continue;
+		/* A write submitted in pieces never exceeds what one SQE
+		 * can carry (unsigned length). */
+		if (op->kind == RING_WRITE && op->len - op->done > 1u << 30)
+			return -EINVAL;
+		sqe = io_uring_get_sqe(&r->uring);
+		if (sqe == NULL)
+			return -EBUSY; /* space was checked: not reached */
+		prep(sqe, op);
+		if (last != NULL)
+			last->flags |= IOSQE_IO_LINK;
+		last = sqe;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	for (;;) {
+		rc = io_uring_submit(&r->uring);
+		if (rc != -EINTR && rc != -EAGAIN)
+			break;
+	}
+	if (rc < 0)
+		return rc;
+	if (c->attempts == 0)
+		c->start_ns = clock_mono_ns();
+	c->attempts++;
+	c->pending += n;
+	r->pending += n;
+	return 0;
+}
+
+/* Applies one completion to its op. */
+static void
+complete_op(struct ring_op *op, int res)
+{
+	struct ring_chain *c = op->chain;
+
+	if (op->injected < 0)
+		res = op->injected;
+	if (res == -ECANCELED && op->kind != RING_TIMEOUT)
+		return; /* an op before it failed or wrote short: retried */
+	switch (op->kind) {
+	case RING_WRITE:
+		if (res < 0)
+			break;
+		if (res == 0) {
+			res = -EIO; /* no progress: never loop on it */
+			break;
+		}
+		op->done += (size_t)res;
+		if (op->done >= op->len)
+			op->complete = true;
+		return;
+	case RING_TIMEOUT:
+		/* -ETIME is a timer that ran out: its purpose. */
+		op->complete = true;
+		op->res = res == -ETIME ? 0 : res;
+		return;
+	default:
+		if (res < 0)
+			break;
+		op->complete = true;
+		return;
+	}
+	op->res = res;
+	if (c->err == 0) {
+		c->err = res;
+		c->err_op = (int)(op - c->op);
+	}
+}
+
+/* A chain whose completions are all in: finished, or resubmitted. */
+static bool
+chain_settle(struct ring *r, struct ring_chain *c)
+{
+	int rc;
+
+	if (c->err != 0)
+		return true;
+	for (unsigned i = 0; i < c->nop; i++) {
+		if (c->op[i].complete)
+			continue;
+		if (c->attempts >= RING_ATTEMPTS_MAX) {
+			c->err = -EIO;
+			c->err_op = (int)i;
+			return true;
+		}
+		rc = ring_submit(r, c);
+		if (rc != 0) {
+			c->err = rc;
+			c->err_op = (int)i;
+			return true;
+		}
+		return false;
+	}
+	return true;
+}
+
+int
+ring_reap(struct ring *r, ring_done_fn *done, void *arg)
+{
+	struct io_uring_cqe *cqe;
+	uint64_t ev;
+	int finished = 0;
+
+	if (read(r->efd, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
+		return -errno;
+	while (io_uring_peek_cqe(&r->uring, &cqe) == 0) {
+		struct ring_op *op = io_uring_cqe_get_data(cqe);
+		struct ring_chain *c = op->chain;
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&r->uring, cqe);
+		r->pending--;
+		c->pending--;
+		complete_op(op, res);
+		if (c->pending > 0)
+			continue;
+		if (chain_settle(r, c)) {
+			finished++;
+			done(c, arg);
+		}
+	}
+	return finished;
+}
+
+int
+ring_wait(struct ring *r, int64_t timeout_ns)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = timeout_ns / 1000000000,
+		.tv_nsec = timeout_ns % 1000000000,
+	};
+	struct io_uring_cqe *cqe;
+	int rc;
+
+	if (timeout_ns < 0)
+		ts.tv_sec = ts.tv_nsec = 0;
+	rc = io_uring_wait_cqe_timeout(&r->uring, &cqe, &ts);
+	if (rc == -EINTR)
+		return 0;
+	return rc < 0 ? rc : 0;
+}

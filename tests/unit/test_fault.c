@@ -1,0 +1,343 @@
+/* Faults injected into the writer's I/O (built against sluice_log_fault):
+ * a short write, EIO or ENOSPC at the Nth write, fdatasync or rename, for
+ * every N in a range, under a workload that rotates through segments.
+ * After each run the log is reopened and scanned: every LSN ever reported
+ * durable is there and valid, nothing was reported durable after the
+ * failure, and the writer continues at the right LSN. Also: the space
+ * reservation with a disk that cannot preallocate, and a failing cut. */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/logdir.h"
+#include "log/seg.h"
+#include "log/wal.h"
+#include "sluice.h"
+#include "t_lib.h"
+#include "t_log.h"
+#include "util/fault.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+enum {
+	SEG = 64 << 10,
+	ROUNDS = 40,    /* batches per run */
+	PER_ROUND = 40, /* records per batch: ~2 rotations per run */
+	N_MAX = 40,
+};
+
+static void
+rm_files(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	char path[512];
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		assert_int_equal(
+		    fs_join(path, sizeof(path), dir, e->d_name), 0);
+		assert_int_equal(unlink(path), 0);
+	}
+	closedir(d);
+}
+
+/* What a run saw. */
+struct run {
+	uint64_t durable;  /* the highest LSN reported durable */
+	uint64_t appended; /* the last LSN appended */
+	bool poisoned;
+};
+
+/* Turns the loop until `lsn` is durable or the writer is poisoned, and
+ * checks that the durable LSN never moves once it is. */
+static void
+drive(struct wal *w, uint64_t lsn, struct run *run)
+{
+	int64_t deadline = clock_mono_ns() + 10 * 1000000000LL;
+
+	for (;;) {
+		uint64_t d = wal_durable_lsn(w);
+
+		assert_true(d >= run->durable);
+		if (run->poisoned)
+			assert_true(d == run->durable);
+		run->durable = d;
+		if (wal_poisoned(w))
+			run->poisoned = true;
+		if (run->poisoned || d >= lsn)
+			return;
+		assert_true(clock_mono_ns() < deadline);
+		t_wal_turn(w, 100);
+	}
+}
+
+/* One run with `point` armed to fail its Nth call with `effect`. */
+static void
+one_run(const char *dir, enum wal_fsync fsync, enum fault_point point,
+    unsigned n, int effect)
+{
+	struct run run = { 0 };
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t want = 1;
+	int rc;
+
+	rm_files(dir);
+	fault_reset();
+	assert_int_equal(t_wal_open(dir, fsync, SEG, 2, &w), 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	fault_arm(point, n, effect, false);
+	for (int round = 0; round < ROUNDS && !run.poisoned; round++) {
+		for (int i = 0; i < PER_ROUND; i++) {
+			uint64_t lsn;
+
+			rc = t_wal_try_append(w, 0, &lsn);
+			if (rc == SLUICE_ELOG) {
+				run.poisoned = true;
+				break;
+			}
+			assert_int_equal(rc, 0);
+			run.appended = lsn;
+		}
+		wal_submit(w);
+		drive(w, run.appended, &run);
+	}
+	drive(w, run.appended, &run);
+	/* The close syncs: that may be where the fault fires. */
+	rc = wal_close(w);
+	if (run.poisoned)
+		assert_int_equal(rc, SLUICE_ELOG);
+	else
+		assert_true(rc == 0 || rc == SLUICE_ELOG);
+	run.poisoned = run.poisoned || rc != 0;
+	/* Errors poison; a short write is only continued. */
+	if (effect == FAULT_SHORT || fault_fired(point) == 0) {
+		assert_false(run.poisoned);
+		assert_true(run.durable == run.appended);
+	} else {
+		assert_true(run.poisoned);
+	}
+	fault_reset();
+
+	/* Every durable LSN is there and valid; the tail, if torn, goes. */
+	assert_int_equal(
+	    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end), 0);
+	assert_true(end.last_lsn >= run.durable);
+	assert_true(end.last_lsn <= run.appended);
+
+	/* And the writer continues right after it. */
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	assert_true(wal_last_lsn(w) == end.last_lsn);
+	for (int i = 1; i <= 5; i++)
+		assert_true(t_wal_append(w) == end.last_lsn + (uint64_t)i);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir, 1);
+	assert_false(end.torn);
+}
+
+static void
+every_n(const char *dir, enum wal_fsync fsync, enum fault_point point,
+    unsigned n_max, int effect)
+{
+	for (unsigned n = 1; n <= n_max; n++)
+		one_run(dir, fsync, point, n, effect);
+}
+
+static const char *
+dir_of(void **state)
+{
+	return ((struct t_dir *)*state)->path;
+}
+
+/* A short write at the Nth write is continued: nothing is lost. */
+static void
+test_fault_short_write_at_every_n(void **state)
+{
+	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_WRITE, N_MAX,
+	    FAULT_SHORT);
+	every_n(
+	    dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_WRITE, 10, FAULT_SHORT);
+}
+
+/* EIO at the Nth write poisons; what was durable stays. */
+static void
+test_fault_eio_on_write_at_every_n(void **state)
+{
+	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_WRITE, N_MAX, -EIO);
+	every_n(dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_WRITE, 10, -EIO);
+}
+
+/* ENOSPC at the Nth write: the same. */
+static void
+test_fault_enospc_on_write_at_every_n(void **state)
+{
+	every_n(
+	    dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_WRITE, N_MAX, -ENOSPC);
+}
+
+/* EIO at the Nth fdatasync (of a batch, of the segment being left, of
+ * the directory): poisoned, never retried. */
+static void
+test_fault_eio_on_fsync_at_every_n(void **state)
+{
+	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_FSYNC, N_MAX, -EIO);
+	every_n(dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_FSYNC, 3, -EIO);
+}
+
+static void
+test_fault_enospc_on_fsync_at_every_n(void **state)
+{
+	every_n(
+	    dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_FSYNC, N_MAX, -ENOSPC);
+}
+
+/* A spare that cannot be renamed into place poisons too. */
+static void
+test_fault_rename_at_every_n(void **state)
+{
+	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_RENAME, 3, -EIO);
+	every_n(dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_RENAME, 3, -ENOSPC);
+}
+
+/* With `interval`, a failed timed fdatasync poisons. */
+static void
+test_fault_interval_fsync_failure_poisons(void **state)
+{
+	int64_t deadline = clock_mono_ns() + 10 * 1000000000LL;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	fault_reset();
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_INTERVAL, SEG, 1, &w), 0);
+	fault_arm(FAULT_WAL_FSYNC, 1, -EIO, false);
+	for (int i = 0; i < 10; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	while (!wal_poisoned(w)) {
+		assert_true(clock_mono_ns() < deadline);
+		t_wal_turn(w, 50);
+	}
+	assert_true(wal_durable_lsn(w) == lsn);
+	assert_int_equal(wal_append(w, 1, 0, "x", 1, 0, &lsn), SLUICE_ELOG);
+	assert_int_equal(wal_submit(w), SLUICE_ELOG);
+	assert_int_equal(wal_sync(w, 1000), SLUICE_ELOG);
+	assert_int_equal(wal_close(w), SLUICE_ELOG);
+	fault_reset();
+}
+
+/* A disk that cannot preallocate: new work is refused when the space left
+ * would not cover the reservation, while other records still go in and
+ * become durable; when space comes back new work is accepted again. */
+static void
+test_fault_reservation_refuses_new_work_not_acks(void **state)
+{
+	const uint64_t reserved = 16 << 10;
+	int64_t deadline;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0, acked = 0;
+	int rc = 0, puts = 0;
+
+	fault_reset();
+	/* Call 1: the first segment; 2: one spare; then the disk is full. */
+	fault_arm(FAULT_SEG_ALLOC, 3, -ENOSPC, true);
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	wal_set_reserved(w, reserved);
+
+	/* New work until refused: within the two segments. */
+	for (int i = 0; i < 5000; i++) {
+		rc = t_wal_try_append(w, WAL_NEW_WORK, &lsn);
+		if (rc != 0)
+			break;
+		puts++;
+	}
+	assert_int_equal(rc, SLUICE_ENOSPC);
+	assert_true(puts > 100);
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.enospc >= 1);
+	assert_true(st.avail >= reserved);
+	assert_true(st.avail < reserved + 200);
+	assert_true(fault_fired(FAULT_SEG_ALLOC) >= 1);
+
+	/* Acks (not new work) still fit in the reserve and become durable;
+	 * new work stays refused. */
+	for (uint64_t used = 0; used + 200 < reserved;) {
+		acked = t_wal_append(w);
+		used += 120;
+		assert_int_equal(
+		    t_wal_try_append(w, WAL_NEW_WORK, &lsn), SLUICE_ENOSPC);
+	}
+	t_wal_wait_durable(w, acked);
+
+	/* Space comes back: after the preallocator's retry, new work is
+	 * accepted again. */
+	fault_reset();
+	deadline = clock_mono_ns() + 10 * 1000000000LL;
+	for (;;) {
+		rc = t_wal_try_append(w, WAL_NEW_WORK, &lsn);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, SLUICE_ENOSPC);
+		assert_true(clock_mono_ns() < deadline);
+		t_wal_turn(w, 50);
+	}
+	t_wal_wait_durable(w, lsn);
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir_of(state), 1);
+}
+
+/* A failing cut leaves the torn tail in place and says so; the next scan
+ * cuts it. */
+static void
+test_fault_failed_cut_is_reported(void **state)
+{
+	struct logdir_end end;
+	char path[512];
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	fault_reset();
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	for (int i = 0; i < 10; i++)
+		lsn = t_wal_append(w);
+	assert_int_equal(wal_close(w), 0);
+	assert_int_equal(seg_path(path, sizeof(path), dir_of(state), 1), 0);
+	t_poke(path, 4096, "garbage!", 8);
+	fault_arm(FAULT_SEG_CUT, 1, -EIO, false);
+	assert_int_equal(
+	    logdir_scan(dir_of(state), 0, LOGDIR_CUT, NULL, NULL, &end), -EIO);
+	fault_reset();
+	assert_int_equal(
+	    logdir_scan(dir_of(state), 0, LOGDIR_CUT, NULL, NULL, &end), 0);
+	assert_true(end.torn && end.cut && end.last_lsn == lsn);
+}
+
+int
+main(void)
+{
+#define T(fn)                                                                  \
+	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_fault_short_write_at_every_n),
+		T(test_fault_eio_on_write_at_every_n),
+		T(test_fault_enospc_on_write_at_every_n),
+		T(test_fault_eio_on_fsync_at_every_n),
+		T(test_fault_enospc_on_fsync_at_every_n),
+		T(test_fault_rename_at_every_n),
+		T(test_fault_interval_fsync_failure_poisons),
+		T(test_fault_reservation_refuses_new_work_not_acks),
+		T(test_fault_failed_cut_is_reported),
+	};
+#undef T
+	log_set_level(LOG_ERR);
+	return cmocka_run_group_tests_name("fault", tests, NULL, NULL);
+}

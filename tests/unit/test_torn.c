@@ -1,0 +1,358 @@
+/* Torn tails: a log written by the writer, then cut at every byte offset
+ * inside its last records (zeros after the cut, or garbage), or with a
+ * byte of its last record flipped. Each time the scan must yield exactly
+ * the valid prefix, report the torn tail at the right offset, cut it, and
+ * a writer reopened there must continue at the right LSN. A flipped byte
+ * in the middle, followed by valid records, must be corruption naming
+ * segment and offset. */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/logdir.h"
+#include "log/seg.h"
+#include "log/wal.h"
+#include "sluice.h"
+#include "t_lib.h"
+#include "t_log.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+enum {
+	SEG = 64 << 10,
+	RECORDS = 1500, /* about two segments */
+	LAST = 4,       /* records of the tail cut at every offset */
+	FILES_MAX = 16,
+};
+
+/* The directory as the writer left it, to put back between cases. */
+struct saved {
+	int n;
+	char name[FILES_MAX][256];
+	uint8_t *data[FILES_MAX];
+	size_t len[FILES_MAX];
+	char last[512];          /* path of the last segment */
+	uint64_t offs[LAST + 1]; /* its last records' offsets, and end */
+	uint32_t lens[LAST];     /* their len fields */
+	uint64_t first_of_last;  /* lsn of offs[0]'s record */
+};
+
+static void
+rm_files(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	char path[512];
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		assert_int_equal(
+		    fs_join(path, sizeof(path), dir, e->d_name), 0);
+		assert_int_equal(unlink(path), 0);
+	}
+	closedir(d);
+}
+
+static void
+restore(const char *dir, const struct saved *s)
+{
+	char path[512];
+
+	rm_files(dir);
+	for (int i = 0; i < s->n; i++) {
+		assert_int_equal(
+		    fs_join(path, sizeof(path), dir, s->name[i]), 0);
+		t_write_file(path, s->data[i], s->len[i]);
+	}
+}
+
+static void
+saved_free(struct saved *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->data[i]);
+}
+
+/* Writes RECORDS records through the writer, closes, and remembers the
+ * files and where the last LAST records lie. */
+static void
+write_log(const char *dir, struct saved *s)
+{
+	struct logdir_end end;
+	struct seg_reader r;
+	struct rec_view v;
+	struct dirent *e;
+	struct wal *w;
+	uint64_t lsn = 0, ring_off[LAST];
+	uint32_t ring_len[LAST];
+	DIR *d;
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_NEVER, SEG, 2, &w), 0);
+	for (int i = 0; i < RECORDS; i++) {
+		lsn = t_wal_append(w);
+		if (i % 100 == 99)
+			t_wal_wait_durable(w, lsn);
+	}
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir, 1);
+	assert_true(end.last_lsn == RECORDS && end.nsegs >= 2);
+
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[512];
+
+		if (e->d_name[0] == '.')
+			continue;
+		assert_true(s->n < FILES_MAX);
+		snprintf(s->name[s->n], sizeof(s->name[0]), "%s", e->d_name);
+		assert_int_equal(
+		    fs_join(path, sizeof(path), dir, e->d_name), 0);
+		assert_int_equal(
+		    fs_read_all(path, &s->data[s->n], &s->len[s->n]), 0);
+		s->n++;
+	}
+	closedir(d);
+
+	/* Offsets of the last LAST records of the last segment. */
+	assert_int_equal(
+	    seg_path(s->last, sizeof(s->last), dir, end.seg_first_lsn), 0);
+	assert_int_equal(seg_reader_open(&r, s->last), 0);
+	assert_int_equal(seg_reader_hdr(&r), 0);
+	for (;;) {
+		uint64_t at = r.off;
+
+		if (seg_reader_next(&r, &v) != REC_VALID)
+			break;
+		memmove(
+		    ring_off, ring_off + 1, sizeof(ring_off[0]) * (LAST - 1));
+		memmove(
+		    ring_len, ring_len + 1, sizeof(ring_len[0]) * (LAST - 1));
+		ring_off[LAST - 1] = at;
+		ring_len[LAST - 1] = v.hdr.len;
+	}
+	assert_true(r.nrec >= LAST);
+	memcpy(s->offs, ring_off, sizeof(ring_off[0]) * LAST);
+	memcpy(s->lens, ring_len, sizeof(ring_len));
+	s->offs[LAST] = r.off;
+	assert_true(r.off == end.offset);
+	s->first_of_last = RECORDS - LAST + 1;
+	seg_reader_close(&r);
+}
+
+/* After a cut: reopen, append three, close; the log reads 1..last+3. */
+static void
+check_continues(const char *dir, uint64_t last)
+{
+	struct logdir_end end;
+	struct wal *w;
+
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	assert_true(wal_last_lsn(w) == last);
+	for (int i = 1; i <= 3; i++)
+		assert_true(t_wal_append(w) == last + (uint64_t)i);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir, 1);
+	assert_true(end.last_lsn == last + 3);
+	assert_false(end.torn);
+}
+
+/* What the scan must find when bytes from `x` on (up to the old end)
+ * are lost: the last record wholly before x, and a torn tail at the
+ * start of the record x falls in (unless x falls in padding). */
+static void
+expect_after_cut(const struct saved *s, uint64_t x, uint64_t *last,
+    uint64_t *torn_off, bool *torn)
+{
+	*last = s->first_of_last - 1;
+	*torn_off = s->offs[0];
+	*torn = false;
+	for (int k = 0; k < LAST; k++) {
+		if (x >= s->offs[k] + s->lens[k]) {
+			/* Record k is whole (its padding is zeros anyway). */
+			*last = s->first_of_last + (uint64_t)k;
+			*torn_off = s->offs[k + 1];
+			continue;
+		}
+		*torn = x > s->offs[k];
+		break;
+	}
+}
+
+/* Every cut inside the last records, zeros after it. */
+static void
+test_torn_cut_at_every_offset_with_zeros_after(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	struct saved s;
+	int cases = 0;
+
+	write_log(dir, &s);
+	for (uint64_t x = s.offs[0]; x <= s.offs[LAST]; x++) {
+		struct logdir_end end;
+		uint64_t last, torn_off, want = 1;
+		bool torn;
+
+		restore(dir, &s);
+		t_zero(s.last, x, (size_t)(s.offs[LAST] - x) + 8);
+		expect_after_cut(&s, x, &last, &torn_off, &torn);
+		assert_int_equal(
+		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
+		    0);
+		assert_true(end.last_lsn == last);
+		assert_true(want == last + 1);
+		assert_true(end.torn == torn);
+		if (torn) {
+			assert_true(end.torn_off == torn_off);
+			assert_true(end.cut);
+			assert_true(end.torn_bytes <= x - torn_off);
+		}
+		assert_true(end.offset == torn_off);
+		check_continues(dir, last);
+		cases++;
+	}
+	assert_true(cases > LAST * REC_HDR_SIZE);
+	saved_free(&s);
+}
+
+/* Every cut inside the last records, garbage after it (a write torn in
+ * the middle of a sector of old data). */
+static void
+test_torn_cut_at_every_offset_with_garbage_after(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	uint64_t seed = t_seed(0x5eed);
+	uint8_t junk[256];
+	struct saved s;
+
+	write_log(dir, &s);
+	for (uint64_t x = s.offs[0]; x <= s.offs[LAST]; x++) {
+		struct logdir_end end;
+		uint64_t last, torn_off, want = 1;
+		size_t n = (size_t)(s.offs[LAST] - x) + 64;
+		bool torn;
+
+		assert_true(n <= sizeof(junk) * 4);
+		restore(dir, &s);
+		for (size_t done = 0; done < n;) {
+			size_t m =
+			    n - done < sizeof(junk) ? n - done : sizeof(junk);
+
+			for (size_t i = 0; i < m; i++)
+				junk[i] = (uint8_t)(1 + t_below(&seed, 255));
+			t_poke(s.last, x + done, junk, m);
+			done += m;
+		}
+		expect_after_cut(&s, x, &last, &torn_off, &torn);
+		assert_int_equal(
+		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
+		    0);
+		assert_true(end.last_lsn == last);
+		assert_true(end.torn && end.cut);
+		/* Garbage in a record's padding leaves it whole (padding
+		 * is not checksummed); anywhere else it ends the log at the
+		 * start of that record. */
+		assert_true(end.torn_off == torn_off);
+		assert_true(end.torn_off == end.offset);
+		assert_true(end.torn_off + end.torn_bytes == x + n);
+		check_continues(dir, last);
+	}
+	saved_free(&s);
+}
+
+/* A flipped bit in any checksummed byte of the last record: torn there,
+ * the record before is the end. */
+static void
+test_torn_flipped_byte_in_last_record(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	uint64_t at, len;
+	struct saved s;
+
+	write_log(dir, &s);
+	at = s.offs[LAST - 1];
+	len = s.lens[LAST - 1];
+	for (uint64_t i = 0; i < len; i++) {
+		struct logdir_end end;
+		uint64_t want = 1;
+
+		restore(dir, &s);
+		t_flip(s.last, at + i, (uint8_t)(1u << (i % 8)));
+		assert_int_equal(
+		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
+		    0);
+		assert_true(end.last_lsn == RECORDS - 1);
+		assert_true(end.torn && end.cut);
+		assert_true(end.torn_off == at);
+		check_continues(dir, RECORDS - 1);
+	}
+	saved_free(&s);
+}
+
+/* A flipped byte in a record followed by valid ones is corruption, named
+ * by segment and offset - in the last segment and in an earlier one - and
+ * nothing is cut. */
+static void
+test_torn_flipped_byte_in_middle_is_corruption(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	struct logdir_end end;
+	struct seg_reader r;
+	struct rec_view v;
+	struct saved s;
+	char first[512];
+	uint64_t at = 0;
+
+	write_log(dir, &s);
+
+	/* Last segment, two records before its end. */
+	restore(dir, &s);
+	t_flip(s.last, s.offs[1] + REC_HDR_SIZE, 0x08);
+	assert_int_equal(
+	    logdir_scan(dir, 0, LOGDIR_CUT, NULL, NULL, &end), SLUICE_ECORRUPT);
+	assert_string_equal(end.bad_path, s.last);
+	assert_true(end.bad_off == s.offs[1]);
+	assert_true(end.bad_lsn == s.first_of_last);
+	assert_int_equal(t_file_size(s.last), SEG);
+	/* Undo: the log is whole again - nothing was cut. */
+	t_flip(s.last, s.offs[1] + REC_HDR_SIZE, 0x08);
+	assert_int_equal(logdir_scan(dir, 0, 0, NULL, NULL, &end), 0);
+	assert_true(end.last_lsn == RECORDS);
+
+	/* First segment, its 100th record. */
+	assert_int_equal(seg_path(first, sizeof(first), dir, 1), 0);
+	assert_int_equal(seg_reader_open(&r, first), 0);
+	assert_int_equal(seg_reader_hdr(&r), 0);
+	for (int i = 0; i < 100; i++) {
+		at = r.off;
+		assert_int_equal(seg_reader_next(&r, &v), REC_VALID);
+	}
+	seg_reader_close(&r);
+	t_flip(first, at + REC_HDR_SIZE, 0x01);
+	assert_int_equal(
+	    logdir_scan(dir, 0, LOGDIR_CUT, NULL, NULL, &end), SLUICE_ECORRUPT);
+	assert_string_equal(end.bad_path, first);
+	assert_true(end.bad_off == at);
+	assert_true(end.bad_lsn == 99);
+	saved_free(&s);
+}
+
+int
+main(void)
+{
+#define T(fn)                                                                  \
+	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_torn_cut_at_every_offset_with_zeros_after),
+		T(test_torn_cut_at_every_offset_with_garbage_after),
+		T(test_torn_flipped_byte_in_last_record),
+		T(test_torn_flipped_byte_in_middle_is_corruption),
+	};
+#undef T
+	log_set_level(LOG_ERR);
+	return cmocka_run_group_tests_name("torn", tests, NULL, NULL);
+}

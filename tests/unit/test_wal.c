@@ -1,0 +1,443 @@
+/* Tests of src/log/wal.c: the group-commit writer. Appends become durable
+ * under each fsync policy, LSNs continue across batches, rotations and
+ * reopenings, epochs start, old segments go. Faults and the space
+ * reservation are in test_fault.c (they need the fault-injection build). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/logdir.h"
+#include "log/wal.h"
+#include "sluice.h"
+#include "t_lib.h"
+#include "t_log.h"
+#include "util/log.h"
+
+enum { SMALL = 64 << 10 };
+
+static const char *
+dir_of(void **state)
+{
+	return ((struct t_dir *)*state)->path;
+}
+
+/* In an empty directory the first segment starts at LSN 1; appended
+ * records become durable and read back in order. */
+static void
+test_wal_appends_become_durable(void **state)
+{
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	assert_true(wal_durable_lsn(w) == 0 && wal_last_lsn(w) == 0);
+	for (int round = 0; round < 10; round++) {
+		for (int i = 0; i < 7; i++)
+			lsn = t_wal_append(w);
+		t_wal_wait_durable(w, lsn);
+	}
+	assert_true(lsn == 70);
+	assert_true(wal_durable_lsn(w) == 70);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == 70 && end.seg_first_lsn == 1);
+	assert_false(end.torn);
+}
+
+/* Nothing is durable before it was submitted and completed; the durable
+ * LSN never passes the last appended one. */
+static void
+test_wal_durable_follows_submission(void **state)
+{
+	struct wal *w;
+	uint64_t lsn;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	lsn = t_wal_append(w);
+	assert_true(wal_durable_lsn(w) == 0);
+	assert_int_equal(wal_reap(w), 0);
+	assert_true(wal_durable_lsn(w) == 0);
+	t_wal_wait_durable(w, lsn);
+	assert_true(wal_durable_lsn(w) == 1);
+	assert_int_equal(wal_close(w), 0);
+}
+
+/* While a batch is in flight the next one fills: many records, few
+ * writes, each an fdatasync under `always`. */
+static void
+test_wal_groups_records_into_batches(void **state)
+{
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	t_wal_append(w);
+	assert_int_equal(wal_submit(w), 0); /* batch 1 in flight */
+	for (int i = 0; i < 200; i++) {
+		lsn = t_wal_append(w);
+		assert_int_equal(wal_submit(w), 0);
+	}
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.records == 201);
+	assert_true(st.batches >= 2 && st.batches < 20);
+	assert_true(st.batch_max >= 100);
+	assert_true(st.fsyncs == st.batches);
+	assert_true(st.durable_lsn == 201 && st.synced_lsn == 201);
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir_of(state), 1);
+}
+
+/* Closing and reopening continues at the next LSN, in the same segment. */
+static void
+test_wal_reopen_continues_at_next_lsn(void **state)
+{
+	struct logdir_end end;
+	struct wal *w;
+
+	for (int run = 0; run < 3; run++) {
+		assert_int_equal(
+		    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w),
+		    0);
+		assert_true(wal_last_lsn(w) == (uint64_t)run * 10);
+		assert_true(wal_durable_lsn(w) == (uint64_t)run * 10);
+		for (int i = 0; i < 10; i++)
+			assert_true(
+			    t_wal_append(w) == (uint64_t)run * 10 + i + 1);
+		assert_int_equal(wal_close(w), 0);
+	}
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == 30 && end.nsegs == 1);
+}
+
+/* Small segments: records rotate through several, none spans two, and
+ * the whole log reads back; spares never count as segments. */
+static void
+test_wal_rotates_across_segments(void **state)
+{
+	struct logdir_end end;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 2, &w), 0);
+	for (int i = 0; i < 3000; i++) {
+		lsn = t_wal_append(w);
+		if (i % 50 == 49)
+			t_wal_wait_durable(w, lsn);
+	}
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.rotations >= 3);
+	assert_true(st.segments == st.rotations + 1);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == 3000);
+	assert_true(end.nsegs == st.segments);
+	assert_true(end.seg_first_lsn > 1);
+
+	/* And continues after a reopen, still rotating. */
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 2, &w), 0);
+	for (int i = 0; i < 1000; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == 4000);
+}
+
+/* `never`: written is durable; nothing is fdatasynced until wal_sync. */
+static void
+test_wal_fsync_never_reports_written_records(void **state)
+{
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_NEVER, SMALL, 1, &w), 0);
+	for (int i = 0; i < 50; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.durable_lsn == 50);
+	assert_true(st.fsyncs == 0);
+	assert_true(st.synced_lsn == 0);
+	assert_int_equal(wal_sync(w, 10000), 0);
+	wal_stats(w, &st);
+	assert_true(st.synced_lsn == 50 && st.fsyncs == 1);
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir_of(state), 1);
+}
+
+/* `interval`: written is durable at once; an fdatasync follows within
+ * about the interval (5 ms here), without being asked. */
+static void
+test_wal_fsync_interval_syncs_soon_after(void **state)
+{
+	int64_t deadline = clock_mono_ns() + 5 * 1000000000LL;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_INTERVAL, SMALL, 1, &w), 0);
+	for (int i = 0; i < 20; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	for (;;) {
+		wal_stats(w, &st);
+		if (st.synced_lsn == lsn)
+			break;
+		assert_true(clock_mono_ns() < deadline);
+		assert_int_equal(t_wal_turn(w, 50), 0);
+	}
+	assert_true(st.fsyncs >= 1);
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir_of(state), 1);
+}
+
+/* `always`: what is durable has been fdatasynced. */
+static void
+test_wal_fsync_always_syncs_before_durable(void **state)
+{
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	for (int round = 0; round < 20; round++) {
+		lsn = t_wal_append(w);
+		assert_int_equal(wal_submit(w), 0);
+		while (wal_durable_lsn(w) < lsn) {
+			assert_int_equal(t_wal_turn(w, 100), 0);
+			wal_stats(w, &st);
+			assert_true(st.synced_lsn >= st.durable_lsn);
+		}
+	}
+	wal_stats(w, &st);
+	assert_true(st.fsyncs >= 20);
+	assert_int_equal(wal_close(w), 0);
+}
+
+/* Bad arguments are refused and consume no LSN. */
+static void
+test_wal_refuses_bad_appends(void **state)
+{
+	uint8_t *big;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	assert_int_equal(wal_append(w, 0, 0, "x", 1, 0, &lsn), SLUICE_EINVAL);
+	assert_int_equal(
+	    wal_append(w, 1, 0, "x", 1, 0x80, &lsn), SLUICE_EINVAL);
+	big = calloc(1, SMALL);
+	assert_non_null(big);
+	assert_int_equal(
+	    wal_append(w, 1, 0, big, SMALL - 100, 0, &lsn), SLUICE_ETOOBIG);
+	free(big);
+	assert_true(wal_last_lsn(w) == 0);
+	assert_true(t_wal_append(w) == 1);
+	assert_int_equal(wal_close(w), 0);
+}
+
+/* Bad configurations are refused. */
+static void
+test_wal_refuses_bad_config(void **state)
+{
+	struct wal_config cfg = { .dir = dir_of(state), .seg_size = 5000 };
+	struct wal *w = NULL;
+
+	assert_int_equal(wal_open(&cfg, NULL, &w), SLUICE_EINVAL);
+	cfg.seg_size = SEG_ALIGN; /* below the minimum */
+	assert_int_equal(wal_open(&cfg, NULL, &w), SLUICE_EINVAL);
+	cfg.seg_size = 0;
+	cfg.fsync = (enum wal_fsync)9;
+	assert_int_equal(wal_open(&cfg, NULL, &w), SLUICE_EINVAL);
+	cfg.dir = NULL;
+	cfg.fsync = WAL_FSYNC_NEVER;
+	assert_int_equal(wal_open(&cfg, NULL, &w), SLUICE_EINVAL);
+	assert_null(w);
+	assert_int_equal(wal_close(NULL), 0);
+}
+
+/* A new epoch is a REC_EPOCH record; later records carry it, it survives
+ * a reopen, and it never goes back. */
+static int
+check_epochs(const struct rec_hdr *h, const void *body, void *arg)
+{
+	uint64_t *seen = arg;
+
+	if (h->type == REC_EPOCH) {
+		assert_int_equal(h->len - REC_HDR_SIZE, REC_EPOCH_BODY);
+		assert_true(le_load_u64(body) == h->epoch);
+		assert_true(le_load_u64((const uint8_t *)body + 8) == 1);
+		assert_true(h->lsn == 6);
+	}
+	assert_true(h->epoch == (h->lsn < 6 ? 1u : 7u));
+	(*seen)++;
+	return 0;
+}
+
+static void
+test_wal_new_epoch_is_recorded(void **state)
+{
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t lsn, seen = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	assert_true(wal_epoch(w) == 1);
+	for (int i = 0; i < 5; i++)
+		t_wal_append(w);
+	assert_int_equal(wal_set_epoch(w, 7, 1234, &lsn), 0);
+	assert_true(lsn == 6 && wal_epoch(w) == 7);
+	assert_int_equal(wal_set_epoch(w, 7, 1234, &lsn), SLUICE_EEPOCH);
+	for (int i = 0; i < 5; i++)
+		t_wal_append(w);
+	assert_int_equal(wal_close(w), 0);
+	assert_int_equal(
+	    logdir_scan(dir_of(state), 0, 0, check_epochs, &seen, &end), 0);
+	assert_true(seen == 11 && end.epoch == 7);
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	assert_true(wal_epoch(w) == 7);
+	assert_int_equal(wal_close(w), 0);
+}
+
+/* A follower writes the leader's records as they are: same LSN, epoch
+ * and time; out of order or from a lower epoch they are refused. */
+static void
+test_wal_append_rec_copies_leader_records(void **state)
+{
+	struct rec_hdr h = { .type = 3, .lsn = 1, .epoch = 4, .time = 99 };
+	struct logdir_end end;
+	struct wal *w;
+	uint8_t body[64];
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	for (uint64_t lsn = 1; lsn <= 5; lsn++) {
+		h.lsn = lsn;
+		h.len = (uint32_t)(REC_HDR_SIZE + t_body(lsn, body));
+		assert_int_equal(wal_append_rec(w, &h, body, 0), 0);
+	}
+	h.lsn = 7;
+	assert_int_equal(wal_append_rec(w, &h, body, 0), SLUICE_EINVAL);
+	h.lsn = 6;
+	h.epoch = 3;
+	assert_int_equal(wal_append_rec(w, &h, body, 0), SLUICE_EEPOCH);
+	assert_true(wal_epoch(w) == 4);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == 5 && end.epoch == 4);
+}
+
+/* remove_before deletes segments wholly below the LSN, oldest first,
+ * keeping the newest `keep` of them and never the current one. */
+static void
+test_wal_remove_before_keeps_what_is_asked(void **state)
+{
+	struct logdir ld;
+	struct wal *w;
+	uint64_t lsn = 0, cut;
+	int rc;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_NEVER, SMALL, 2, &w), 0);
+	for (int i = 0; i < 6000; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+	assert_true(ld.n >= 6);
+	cut = ld.first[4]; /* segments 0..3 lie wholly below it */
+
+	rc = wal_remove_before(w, cut, 1);
+	assert_int_equal(rc, 3);
+	logdir_destroy(&ld);
+	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+	assert_true(ld.first[0] < cut && ld.first[1] == cut);
+
+	/* Everything below the end, keep 0: all but the current one. */
+	rc = wal_remove_before(w, UINT64_MAX, 0);
+	assert_true(rc >= 1);
+	logdir_destroy(&ld);
+	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+	assert_int_equal(ld.n, 1);
+	assert_int_equal(wal_remove_before(w, UINT64_MAX, 0), 0);
+	logdir_destroy(&ld);
+	assert_int_equal(wal_close(w), 0);
+
+	/* What is left still reads, from where it starts. */
+	{
+		struct logdir_end end;
+
+		assert_int_equal(
+		    logdir_scan(dir_of(state), 0, 0, NULL, NULL, &end), 0);
+		assert_true(end.last_lsn == 6000);
+	}
+}
+
+/* Spare files a crashed run left are removed at open; the preallocator
+ * keeps the configured number ready. */
+static void
+test_wal_spares_are_made_and_stale_ones_removed(void **state)
+{
+	struct wal_stats st;
+	struct wal *w;
+
+	t_write_file(t_path(*state, "000009.spare"), "stale", 5);
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 3, &w), 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	wal_stats(w, &st);
+	assert_true(st.spares == 3);
+	assert_true(st.avail >= 3 * (SMALL / 2));
+	assert_int_equal(wal_close(w), 0);
+	assert_true(t_file_size(t_path(*state, "000009.spare")) < 0);
+	/* Unused spares are removed at close. */
+	{
+		struct logdir ld;
+
+		assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+		assert_int_equal(ld.n, 1);
+		logdir_destroy(&ld);
+	}
+}
+
+int
+main(void)
+{
+#define T(fn)                                                                  \
+	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_wal_appends_become_durable),
+		T(test_wal_durable_follows_submission),
+		T(test_wal_groups_records_into_batches),
+		T(test_wal_reopen_continues_at_next_lsn),
+		T(test_wal_rotates_across_segments),
+		T(test_wal_fsync_never_reports_written_records),
+		T(test_wal_fsync_interval_syncs_soon_after),
+		T(test_wal_fsync_always_syncs_before_durable),
+		T(test_wal_refuses_bad_appends),
+		T(test_wal_refuses_bad_config),
+		T(test_wal_new_epoch_is_recorded),
+		T(test_wal_append_rec_copies_leader_records),
+		T(test_wal_remove_before_keeps_what_is_asked),
+		T(test_wal_spares_are_made_and_stale_ones_removed),
+	};
+#undef T
+	log_set_level(LOG_WARN);
+	return cmocka_run_group_tests_name("wal", tests, NULL, NULL);
+}
