@@ -37,37 +37,37 @@ enum {
 
 /* Flag bits each request op may set in the header. */
 static const uint8_t req_flags[MSG_OP_END_] = {
-	[MSG_PUT] = PUT_F_REPLACE | PUT_F_AT,
-	[MSG_TAKE] = TAKE_F_DETACH,
-	[MSG_RELEASE] = RELEASE_F_PRIORITY,
-	[MSG_FAIL] = FAIL_F_DELAY,
-	[MSG_LIST] = LIST_F_PAYLOADS,
+	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
+	[MSG_OP_TAKE] = TAKE_F_DETACH,
+	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY,
+	[MSG_OP_FAIL] = FAIL_F_DELAY,
+	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
-	[MSG_PUT] = "put",
-	[MSG_PUT_BATCH] = "put_batch",
-	[MSG_TAKE] = "take",
-	[MSG_ACK] = "ack",
-	[MSG_RELEASE] = "release",
-	[MSG_FAIL] = "fail",
-	[MSG_TOUCH] = "touch",
-	[MSG_BURY] = "bury",
-	[MSG_KICK] = "kick",
-	[MSG_KICK_ID] = "kick_id",
-	[MSG_DELETE] = "delete",
-	[MSG_DELETE_KEY] = "delete_key",
-	[MSG_FLUSH] = "flush",
-	[MSG_PEEK] = "peek",
-	[MSG_PEEK_KEY] = "peek_key",
-	[MSG_PEEK_NEXT] = "peek_next",
-	[MSG_STATS] = "stats",
-	[MSG_LIST] = "list",
-	[MSG_ERRORS] = "errors",
-	[MSG_PAUSE] = "pause",
-	[MSG_SNAPSHOT] = "snapshot",
-	[MSG_PROMOTE] = "promote",
-	[MSG_FOLLOW] = "follow",
+	[MSG_OP_PUT] = "put",
+	[MSG_OP_PUT_BATCH] = "put_batch",
+	[MSG_OP_TAKE] = "take",
+	[MSG_OP_ACK] = "ack",
+	[MSG_OP_RELEASE] = "release",
+	[MSG_OP_FAIL] = "fail",
+	[MSG_OP_TOUCH] = "touch",
+	[MSG_OP_BURY] = "bury",
+	[MSG_OP_KICK] = "kick",
+	[MSG_OP_KICK_ID] = "kick_id",
+	[MSG_OP_DELETE] = "delete",
+	[MSG_OP_DELETE_KEY] = "delete_key",
+	[MSG_OP_FLUSH] = "flush",
+	[MSG_OP_PEEK] = "peek",
+	[MSG_OP_PEEK_KEY] = "peek_key",
+	[MSG_OP_PEEK_NEXT] = "peek_next",
+	[MSG_OP_STATS] = "stats",
+	[MSG_OP_LIST] = "list",
+	[MSG_OP_ERRORS] = "errors",
+	[MSG_OP_PAUSE] = "pause",
+	[MSG_OP_SNAPSHOT] = "snapshot",
+	[MSG_OP_PROMOTE] = "promote",
+	[MSG_OP_FOLLOW] = "follow",
 };
 
 static bool
@@ -534,9 +534,9 @@ get_req_body(
 	struct msg_put item;
 
 	switch (op) {
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		return get_put(r, flags, pmax, &q->put);
-	case MSG_PUT_BATCH:
+	case MSG_OP_PUT_BATCH:
 		q->put_batch.n = rd_u32(r);
 		NEED(r);
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
@@ -544,14 +544,14 @@ get_req_body(
 		for (uint32_t i = 0; i < q->put_batch.n; i++)
 			TRY(get_put_item(r, pmax, &item));
 		return 0;
-	case MSG_TAKE:
+	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);
-	case MSG_ACK:
+	case MSG_OP_ACK:
 		q->ack.id = rd_u64(r);
 		q->ack.lease = rd_u64(r);
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
-	case MSG_RELEASE:
+	case MSG_OP_RELEASE:
 		q->release.id = rd_u64(r);
 		q->release.lease = rd_u64(r);
 		q->release.delay = rd_u64(r);
@@ -559,46 +559,46 @@ get_req_body(
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
 		NEED(r);
 		return 0;
-	case MSG_FAIL:
+	case MSG_OP_FAIL:
 		q->fail.id = rd_u64(r);
 		q->fail.lease = rd_u64(r);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
-	case MSG_TOUCH:
-	case MSG_BURY:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
 		q->lease.id = rd_u64(r);
 		q->lease.lease = rd_u64(r);
 		NEED(r);
 		return 0;
-	case MSG_KICK:
+	case MSG_OP_KICK:
 		TRY(get_tube(r, false, &q->kick.tube));
 		q->kick.n = rd_u32(r);
 		NEED(r);
 		return q->kick.n == 0 ? SLUICE_EINVAL : 0;
-	case MSG_KICK_ID:
-	case MSG_DELETE:
-	case MSG_PEEK:
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
 		q->id = rd_u64(r);
 		NEED(r);
 		return 0;
-	case MSG_DELETE_KEY:
-	case MSG_PEEK_KEY:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
 		return get_key(r, true, &q->key);
-	case MSG_FLUSH:
-	case MSG_ERRORS:
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
 		return get_tube(r, false, &q->tube);
-	case MSG_STATS:
+	case MSG_OP_STATS:
 		return get_tube(r, true, &q->tube);
-	case MSG_PEEK_NEXT:
+	case MSG_OP_PEEK_NEXT:
 		TRY(get_tube(r, false, &q->peek_next.tube));
 		q->peek_next.state = rd_u8(r);
 		NEED(r);
 		if (!state_valid(q->peek_next.state))
 			return SLUICE_EPROTO;
 		return q->peek_next.state == MSG_ST_TAKEN ? SLUICE_EINVAL : 0;
-	case MSG_LIST:
+	case MSG_OP_LIST:
 		TRY(get_tube(r, false, &q->list.tube));
 		q->list.state = rd_u8(r);
 		q->list.order = rd_u8(r);
@@ -610,15 +610,15 @@ get_req_body(
 		    !order_valid(q->list.order))
 			return SLUICE_EPROTO;
 		return check_count(q->list.limit, MSG_LIST_MAX);
-	case MSG_PAUSE:
+	case MSG_OP_PAUSE:
 		TRY(get_tube(r, false, &q->pause.tube));
 		q->pause.duration = rd_u64(r);
 		NEED(r);
 		return 0;
-	case MSG_SNAPSHOT:
-	case MSG_PROMOTE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
 		return 0;
-	case MSG_FOLLOW:
+	case MSG_OP_FOLLOW:
 		TRY(get_text(r, MSG_URL_MAX, &q->url));
 		return q->url.len == 0 ? SLUICE_EINVAL : 0;
 	}
@@ -707,10 +707,10 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 	struct msg_error_count ec;
 
 	switch (op) {
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		TRY(get_put_res(r, &m->put));
 		return m->put.status != 0 ? SLUICE_EPROTO : 0;
-	case MSG_PUT_BATCH:
+	case MSG_OP_PUT_BATCH:
 		m->put_batch.n = rd_u32(r);
 		NEED(r);
 		if (m->put_batch.n > MSG_BATCH_MAX)
@@ -719,15 +719,15 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 		for (uint32_t i = 0; i < m->put_batch.n; i++)
 			TRY(get_put_res(r, &pr));
 		return 0;
-	case MSG_TAKE:
-	case MSG_LIST:
+	case MSG_OP_TAKE:
+	case MSG_OP_LIST:
 		return get_tasks(r, pmax, &m->tasks);
-	case MSG_ACK:
-	case MSG_RELEASE:
-	case MSG_FAIL:
-	case MSG_TOUCH:
-	case MSG_BURY:
-	case MSG_KICK_ID:
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+	case MSG_OP_KICK_ID:
 		m->after.id = rd_u64(r);
 		m->after.state = rd_u8(r);
 		m->after.run_at = rd_u64(r);
@@ -737,26 +737,26 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 		    !state_valid(m->after.state))
 			return SLUICE_EPROTO;
 		return 0;
-	case MSG_KICK:
-	case MSG_FLUSH:
-	case MSG_DELETE_KEY:
-	case MSG_PAUSE:
-	case MSG_SNAPSHOT:
-	case MSG_PROMOTE:
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PAUSE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
 		/* count, id, until, lsn, epoch: one u64 in the same place */
 		m->count = rd_u64(r);
 		NEED(r);
 		return 0;
-	case MSG_DELETE:
-	case MSG_FOLLOW:
+	case MSG_OP_DELETE:
+	case MSG_OP_FOLLOW:
 		return 0;
-	case MSG_PEEK:
-	case MSG_PEEK_KEY:
-	case MSG_PEEK_NEXT:
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
 		return get_task(r, pmax, &m->task);
-	case MSG_STATS:
+	case MSG_OP_STATS:
 		return get_stats(r, &m->stats);
-	case MSG_ERRORS:
+	case MSG_OP_ERRORS:
 		m->errors.n = rd_u32(r);
 		NEED(r);
 		iter_start(&m->errors.it, r, m->errors.n, 0);
@@ -865,15 +865,15 @@ static uint8_t
 req_flag_byte(const struct msg_req *q)
 {
 	switch (q->op) {
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		return put_flags(&q->put);
-	case MSG_TAKE:
+	case MSG_OP_TAKE:
 		return q->take.detach ? TAKE_F_DETACH : 0;
-	case MSG_RELEASE:
+	case MSG_OP_RELEASE:
 		return q->release.set_priority ? RELEASE_F_PRIORITY : 0;
-	case MSG_FAIL:
+	case MSG_OP_FAIL:
 		return q->fail.set_delay ? FAIL_F_DELAY : 0;
-	case MSG_LIST:
+	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
 	}
 	return 0;
@@ -883,9 +883,9 @@ static int
 enc_req_body(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		return enc_put(b, &q->put);
-	case MSG_PUT_BATCH:
+	case MSG_OP_PUT_BATCH:
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->put_batch.n);
 		for (uint32_t i = 0; i < q->put_batch.n; i++) {
@@ -893,7 +893,7 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 			TRY(enc_put(b, &q->put_batch.items[i]));
 		}
 		return 0;
-	case MSG_TAKE:
+	case MSG_OP_TAKE:
 		TRY(check_count(q->take.max, MSG_TAKE_MAX));
 		TRY(check_count(q->take.ntubes, MSG_TAKE_TUBES_MAX));
 		buf_put_u64(b, q->take.wait);
@@ -902,54 +902,54 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		for (uint32_t i = 0; i < q->take.ntubes; i++)
 			TRY(put_tube(b, q->take.tubes[i], false));
 		return 0;
-	case MSG_ACK:
+	case MSG_OP_ACK:
 		buf_put_u64(b, q->ack.id);
 		buf_put_u64(b, q->ack.lease);
 		return put_tube(b, q->ack.to, true);
-	case MSG_RELEASE:
+	case MSG_OP_RELEASE:
 		buf_put_u64(b, q->release.id);
 		buf_put_u64(b, q->release.lease);
 		buf_put_u64(b, q->release.delay);
 		buf_put_u32(
 		    b, q->release.set_priority ? q->release.priority : 0);
 		return 0;
-	case MSG_FAIL:
+	case MSG_OP_FAIL:
 		buf_put_u64(b, q->fail.id);
 		buf_put_u64(b, q->fail.lease);
 		buf_put_u64(b, q->fail.set_delay ? q->fail.delay : 0);
 		return put_text(b, q->fail.error, MSG_TEXT_MAX);
-	case MSG_TOUCH:
-	case MSG_BURY:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
 		buf_put_u64(b, q->lease.id);
 		buf_put_u64(b, q->lease.lease);
 		return 0;
-	case MSG_KICK:
+	case MSG_OP_KICK:
 		if (q->kick.n == 0)
 			return SLUICE_EINVAL;
 		TRY(put_tube(b, q->kick.tube, false));
 		buf_put_u32(b, q->kick.n);
 		return 0;
-	case MSG_KICK_ID:
-	case MSG_DELETE:
-	case MSG_PEEK:
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
 		buf_put_u64(b, q->id);
 		return 0;
-	case MSG_DELETE_KEY:
-	case MSG_PEEK_KEY:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
 		return put_key(b, q->key, true);
-	case MSG_FLUSH:
-	case MSG_ERRORS:
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
 		return put_tube(b, q->tube, false);
-	case MSG_STATS:
+	case MSG_OP_STATS:
 		return put_tube(b, q->tube, true);
-	case MSG_PEEK_NEXT:
+	case MSG_OP_PEEK_NEXT:
 		if (!state_valid(q->peek_next.state) ||
 		    q->peek_next.state == MSG_ST_TAKEN)
 			return SLUICE_EINVAL;
 		TRY(put_tube(b, q->peek_next.tube, false));
 		buf_put_u8(b, q->peek_next.state);
 		return 0;
-	case MSG_LIST:
+	case MSG_OP_LIST:
 		if ((q->list.state != MSG_ST_NONE &&
 		        !state_valid(q->list.state)) ||
 		    !order_valid(q->list.order))
@@ -960,14 +960,14 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		buf_put_u8(b, q->list.order);
 		buf_put_u32(b, q->list.limit);
 		return 0;
-	case MSG_PAUSE:
+	case MSG_OP_PAUSE:
 		TRY(put_tube(b, q->pause.tube, false));
 		buf_put_u64(b, q->pause.duration);
 		return 0;
-	case MSG_SNAPSHOT:
-	case MSG_PROMOTE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
 		return 0;
-	case MSG_FOLLOW:
+	case MSG_OP_FOLLOW:
 		if (q->url.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->url, MSG_URL_MAX);
@@ -1115,26 +1115,26 @@ static int
 enc_rep_body(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		if (m->put.status != 0)
 			return SLUICE_EINVAL;
 		return enc_put_res(b, &m->put);
-	case MSG_PUT_BATCH:
+	case MSG_OP_PUT_BATCH:
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->put_batch.n);
 		for (uint32_t i = 0; i < m->put_batch.n; i++)
 			enc_put_res(b, &m->put_batch.items[i]);
 		return 0;
-	case MSG_TAKE:
-	case MSG_LIST:
+	case MSG_OP_TAKE:
+	case MSG_OP_LIST:
 		return enc_tasks(b, &m->tasks);
-	case MSG_ACK:
-	case MSG_RELEASE:
-	case MSG_FAIL:
-	case MSG_TOUCH:
-	case MSG_BURY:
-	case MSG_KICK_ID:
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+	case MSG_OP_KICK_ID:
 		if (m->after.state != MSG_ST_NONE &&
 		    !state_valid(m->after.state))
 			return SLUICE_EINVAL;
@@ -1143,24 +1143,24 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		buf_put_u64(b, m->after.run_at);
 		buf_put_u64(b, m->after.deadline);
 		return 0;
-	case MSG_KICK:
-	case MSG_FLUSH:
-	case MSG_DELETE_KEY:
-	case MSG_PAUSE:
-	case MSG_SNAPSHOT:
-	case MSG_PROMOTE:
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PAUSE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
 		buf_put_u64(b, m->count);
 		return 0;
-	case MSG_DELETE:
-	case MSG_FOLLOW:
+	case MSG_OP_DELETE:
+	case MSG_OP_FOLLOW:
 		return 0;
-	case MSG_PEEK:
-	case MSG_PEEK_KEY:
-	case MSG_PEEK_NEXT:
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
 		return enc_task(b, &m->task);
-	case MSG_STATS:
+	case MSG_OP_STATS:
 		return enc_stats(b, &m->stats);
-	case MSG_ERRORS:
+	case MSG_OP_ERRORS:
 		buf_put_u32(b, m->errors.n);
 		for (uint32_t i = 0; i < m->errors.n; i++) {
 			TRY(put_text(
@@ -1235,16 +1235,16 @@ bool
 msg_req_idempotent(const struct msg_req *q)
 {
 	switch (q->op) {
-	case MSG_PEEK:
-	case MSG_PEEK_KEY:
-	case MSG_PEEK_NEXT:
-	case MSG_STATS:
-	case MSG_LIST:
-	case MSG_ERRORS:
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
 		return true;
-	case MSG_PUT:
+	case MSG_OP_PUT:
 		return q->put.key.len > 0;
-	case MSG_PUT_BATCH:
+	case MSG_OP_PUT_BATCH:
 		if (q->put_batch.items != NULL) {
 			for (uint32_t i = 0; i < q->put_batch.n; i++)
 				if (q->put_batch.items[i].key.len == 0)

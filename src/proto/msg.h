@@ -49,31 +49,32 @@ enum {
 };
 
 /* Request op codes (byte 2 of every message). A reply echoes its
- * request's op. Numbers are stable. */
+ * request's op. Numbers are stable. (MSG_OP_*, not MSG_*: <sys/socket.h>
+ * owns MSG_PEEK and friends.) */
 enum msg_op {
-	MSG_PUT = 0x01,
-	MSG_PUT_BATCH = 0x02,
-	MSG_TAKE = 0x03,
-	MSG_ACK = 0x04,
-	MSG_RELEASE = 0x05,
-	MSG_FAIL = 0x06,
-	MSG_TOUCH = 0x07,
-	MSG_BURY = 0x08,
-	MSG_KICK = 0x09,
-	MSG_KICK_ID = 0x0a,
-	MSG_DELETE = 0x0b,
-	MSG_DELETE_KEY = 0x0c,
-	MSG_FLUSH = 0x0d,
-	MSG_PEEK = 0x0e,
-	MSG_PEEK_KEY = 0x0f,
-	MSG_PEEK_NEXT = 0x10,
-	MSG_STATS = 0x11,
-	MSG_LIST = 0x12,
-	MSG_ERRORS = 0x13,
-	MSG_PAUSE = 0x14,
-	MSG_SNAPSHOT = 0x15,
-	MSG_PROMOTE = 0x16,
-	MSG_FOLLOW = 0x17,
+	MSG_OP_PUT = 0x01,
+	MSG_OP_PUT_BATCH = 0x02,
+	MSG_OP_TAKE = 0x03,
+	MSG_OP_ACK = 0x04,
+	MSG_OP_RELEASE = 0x05,
+	MSG_OP_FAIL = 0x06,
+	MSG_OP_TOUCH = 0x07,
+	MSG_OP_BURY = 0x08,
+	MSG_OP_KICK = 0x09,
+	MSG_OP_KICK_ID = 0x0a,
+	MSG_OP_DELETE = 0x0b,
+	MSG_OP_DELETE_KEY = 0x0c,
+	MSG_OP_FLUSH = 0x0d,
+	MSG_OP_PEEK = 0x0e,
+	MSG_OP_PEEK_KEY = 0x0f,
+	MSG_OP_PEEK_NEXT = 0x10,
+	MSG_OP_STATS = 0x11,
+	MSG_OP_LIST = 0x12,
+	MSG_OP_ERRORS = 0x13,
+	MSG_OP_PAUSE = 0x14,
+	MSG_OP_SNAPSHOT = 0x15,
+	MSG_OP_PROMOTE = 0x16,
+	MSG_OP_FOLLOW = 0x17,
 	MSG_OP_END_ /* one past the last op */
 };
 

@@ -61,7 +61,7 @@ t_mat_kvs(struct msg_kvs *k, struct t_mat *mat)
 static inline bool
 t_mat_req(struct msg_req *q, struct t_mat *mat)
 {
-	if (q->op == MSG_PUT_BATCH) {
+	if (q->op == MSG_OP_PUT_BATCH) {
 		struct msg_put *v =
 		    t_mat_alloc(mat, q->put_batch.n, sizeof(*v));
 		struct msg_iter it = q->put_batch.it;
@@ -71,7 +71,7 @@ t_mat_req(struct msg_req *q, struct t_mat *mat)
 				;
 			q->put_batch.items = v;
 		}
-	} else if (q->op == MSG_TAKE) {
+	} else if (q->op == MSG_OP_TAKE) {
 		struct msg_str *v =
 		    t_mat_alloc(mat, q->take.ntubes, sizeof(*v));
 		struct msg_iter it = q->take.it;
@@ -91,7 +91,7 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 	if (m->status != 0)
 		return true;
 	switch (m->op) {
-	case MSG_PUT_BATCH: {
+	case MSG_OP_PUT_BATCH: {
 		struct msg_put_res *v =
 		    t_mat_alloc(mat, m->put_batch.n, sizeof(*v));
 		struct msg_iter it = m->put_batch.it;
@@ -103,8 +103,8 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		}
 		break;
 	}
-	case MSG_TAKE:
-	case MSG_LIST: {
+	case MSG_OP_TAKE:
+	case MSG_OP_LIST: {
 		struct msg_task *v = t_mat_alloc(mat, m->tasks.n, sizeof(*v));
 		struct msg_iter it = m->tasks.it;
 
@@ -115,7 +115,7 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		}
 		break;
 	}
-	case MSG_STATS: {
+	case MSG_OP_STATS: {
 		struct msg_tube_stats *v =
 		    t_mat_alloc(mat, m->stats.ntubes, sizeof(*v));
 		struct msg_iter it = m->stats.it;
@@ -131,7 +131,7 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		m->stats.tubes = v;
 		break;
 	}
-	case MSG_ERRORS: {
+	case MSG_OP_ERRORS: {
 		struct msg_error_count *v =
 		    t_mat_alloc(mat, m->errors.n, sizeof(*v));
 		struct msg_iter it = m->errors.it;

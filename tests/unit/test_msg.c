@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h> /* its MSG_* names must not clash with ours */
 
 #include "proto/msg.h"
 #include "sluice.h"
@@ -33,14 +34,14 @@ static const struct msg_put batch_items[] = {
 static const struct msg_str take_tubes[] = { S("a"), S("b.c"), S("x:y/z-1") };
 
 static const struct msg_req reqs[] = {
-	{ .op = MSG_PUT,
+	{ .op = MSG_OP_PUT,
 	    .put = { .tube = S("emails"),
 	        .priority = 10,
 	        .when = 5000,
 	        .ttr = 30000,
 	        .max_attempts = 5,
 	        .payload = S("hello") } },
-	{ .op = MSG_PUT,
+	{ .op = MSG_OP_PUT,
 	    .put = { .tube = S("cron"),
 	        .priority = 1024,
 	        .when = 1700000000000ULL,
@@ -49,67 +50,70 @@ static const struct msg_req reqs[] = {
 	        .period = 3600000,
 	        .key = S("nightly"),
 	        .payload = S("\x00\xff\x01 binary") } },
-	{ .op = MSG_PUT_BATCH,
+	{ .op = MSG_OP_PUT_BATCH,
 	    .put_batch = { .n = N(batch_items), .items = batch_items } },
-	{ .op = MSG_TAKE,
+	{ .op = MSG_OP_TAKE,
 	    .take = { .wait = 1000,
 	        .max = 1,
 	        .ntubes = 1,
 	        .tubes = take_tubes } },
-	{ .op = MSG_TAKE,
+	{ .op = MSG_OP_TAKE,
 	    .take = { .wait = 0,
 	        .max = 10,
 	        .detach = true,
 	        .ntubes = N(take_tubes),
 	        .tubes = take_tubes } },
-	{ .op = MSG_ACK, .ack = { .id = 42, .lease = 7 } },
-	{ .op = MSG_ACK, .ack = { .id = 42, .lease = 7, .to = S("stage2") } },
-	{ .op = MSG_RELEASE, .release = { .id = 1, .lease = 2, .delay = 3 } },
-	{ .op = MSG_RELEASE,
+	{ .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 7 } },
+	{ .op = MSG_OP_ACK,
+	    .ack = { .id = 42, .lease = 7, .to = S("stage2") } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1, .lease = 2, .delay = 3 } },
+	{ .op = MSG_OP_RELEASE,
 	    .release = { .id = 1,
 	        .lease = 2,
 	        .set_priority = true,
 	        .priority = 9 } },
-	{ .op = MSG_FAIL, .fail = { .id = 5, .lease = 6, .error = S("boom") } },
-	{ .op = MSG_FAIL,
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5, .lease = 6, .error = S("boom") } },
+	{ .op = MSG_OP_FAIL,
 	    .fail = { .id = 5,
 	        .lease = 6,
 	        .set_delay = true,
 	        .delay = 250,
 	        .error = S("") } },
-	{ .op = MSG_TOUCH, .lease = { .id = 8, .lease = 9 } },
-	{ .op = MSG_BURY, .lease = { .id = 8, .lease = 10 } },
-	{ .op = MSG_KICK, .kick = { .tube = S("default"), .n = 5 } },
-	{ .op = MSG_KICK_ID, .id = 77 },
-	{ .op = MSG_DELETE, .id = 78 },
-	{ .op = MSG_DELETE_KEY, .key = S("order-17") },
-	{ .op = MSG_FLUSH, .tube = S("old") },
-	{ .op = MSG_PEEK, .id = UINT64_MAX },
-	{ .op = MSG_PEEK_KEY, .key = S("order-17") },
-	{ .op = MSG_PEEK_NEXT,
+	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .lease = 9 } },
+	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 10 } },
+	{ .op = MSG_OP_KICK, .kick = { .tube = S("default"), .n = 5 } },
+	{ .op = MSG_OP_KICK_ID, .id = 77 },
+	{ .op = MSG_OP_DELETE, .id = 78 },
+	{ .op = MSG_OP_DELETE_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_FLUSH, .tube = S("old") },
+	{ .op = MSG_OP_PEEK, .id = UINT64_MAX },
+	{ .op = MSG_OP_PEEK_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_PEEK_NEXT,
 	    .peek_next = { .tube = S("default"), .state = MSG_ST_READY } },
-	{ .op = MSG_PEEK_NEXT,
+	{ .op = MSG_OP_PEEK_NEXT,
 	    .peek_next = { .tube = S("default"), .state = MSG_ST_DELAYED } },
-	{ .op = MSG_PEEK_NEXT,
+	{ .op = MSG_OP_PEEK_NEXT,
 	    .peek_next = { .tube = S("default"), .state = MSG_ST_BURIED } },
-	{ .op = MSG_STATS },
-	{ .op = MSG_STATS, .tube = S("emails") },
-	{ .op = MSG_LIST,
+	{ .op = MSG_OP_STATS },
+	{ .op = MSG_OP_STATS, .tube = S("emails") },
+	{ .op = MSG_OP_LIST,
 	    .list = { .tube = S("t"),
 	        .state = MSG_ST_NONE,
 	        .order = MSG_ORDER_AGE,
 	        .limit = 100 } },
-	{ .op = MSG_LIST,
+	{ .op = MSG_OP_LIST,
 	    .list = { .tube = S("t"),
 	        .state = MSG_ST_BURIED,
 	        .order = MSG_ORDER_ATTEMPTS,
 	        .limit = 1000,
 	        .payloads = true } },
-	{ .op = MSG_ERRORS, .tube = S("t") },
-	{ .op = MSG_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
-	{ .op = MSG_SNAPSHOT },
-	{ .op = MSG_PROMOTE },
-	{ .op = MSG_FOLLOW, .url = S("tcp://10.0.0.1:7712") },
+	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
+	{ .op = MSG_OP_SNAPSHOT },
+	{ .op = MSG_OP_PROMOTE },
+	{ .op = MSG_OP_FOLLOW, .url = S("tcp://10.0.0.1:7712") },
 };
 
 static const struct msg_task tasks[] = {
@@ -178,36 +182,36 @@ static const struct msg_error_count error_counts[] = {
 };
 
 static const struct msg_rep reps[] = {
-	{ .op = MSG_PUT, .put = { .created = true, .id = 42 } },
-	{ .op = MSG_PUT, .put = { .created = false, .id = 7 } },
-	{ .op = MSG_PUT_BATCH,
+	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
+	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
+	{ .op = MSG_OP_PUT_BATCH,
 	    .put_batch = { .n = N(batch_res), .items = batch_res } },
-	{ .op = MSG_TAKE, .tasks = { .n = 0 } },
-	{ .op = MSG_TAKE, .tasks = { .n = N(tasks), .tasks = tasks } },
-	{ .op = MSG_LIST, .tasks = { .n = N(listed), .tasks = listed } },
-	{ .op = MSG_ACK, .after = { .id = 1 } },
-	{ .op = MSG_ACK,
+	{ .op = MSG_OP_TAKE, .tasks = { .n = 0 } },
+	{ .op = MSG_OP_TAKE, .tasks = { .n = N(tasks), .tasks = tasks } },
+	{ .op = MSG_OP_LIST, .tasks = { .n = N(listed), .tasks = listed } },
+	{ .op = MSG_OP_ACK, .after = { .id = 1 } },
+	{ .op = MSG_OP_ACK,
 	    .after = { .id = 1, .state = MSG_ST_DELAYED, .run_at = 99 } },
-	{ .op = MSG_RELEASE, .after = { .id = 1, .state = MSG_ST_READY } },
-	{ .op = MSG_FAIL,
+	{ .op = MSG_OP_RELEASE, .after = { .id = 1, .state = MSG_ST_READY } },
+	{ .op = MSG_OP_FAIL,
 	    .after = { .id = 1, .state = MSG_ST_DELAYED, .run_at = 2000 } },
-	{ .op = MSG_FAIL, .after = { .id = 1, .state = MSG_ST_BURIED } },
-	{ .op = MSG_TOUCH,
+	{ .op = MSG_OP_FAIL, .after = { .id = 1, .state = MSG_ST_BURIED } },
+	{ .op = MSG_OP_TOUCH,
 	    .after = { .id = 1, .state = MSG_ST_TAKEN, .deadline = 123 } },
-	{ .op = MSG_BURY, .after = { .id = 1, .state = MSG_ST_BURIED } },
-	{ .op = MSG_KICK_ID, .after = { .id = 1, .state = MSG_ST_READY } },
-	{ .op = MSG_KICK, .count = 5 },
-	{ .op = MSG_FLUSH, .count = 0 },
-	{ .op = MSG_DELETE_KEY, .id = 17 },
-	{ .op = MSG_PAUSE, .until = 1700000060000ULL },
-	{ .op = MSG_SNAPSHOT, .lsn = 1000 },
-	{ .op = MSG_PROMOTE, .epoch = 2 },
-	{ .op = MSG_DELETE },
-	{ .op = MSG_FOLLOW },
-	{ .op = MSG_PEEK, .task = tasks[0] },
-	{ .op = MSG_PEEK_KEY, .task = tasks[1] },
-	{ .op = MSG_PEEK_NEXT, .task = listed[0] },
-	{ .op = MSG_STATS,
+	{ .op = MSG_OP_BURY, .after = { .id = 1, .state = MSG_ST_BURIED } },
+	{ .op = MSG_OP_KICK_ID, .after = { .id = 1, .state = MSG_ST_READY } },
+	{ .op = MSG_OP_KICK, .count = 5 },
+	{ .op = MSG_OP_FLUSH, .count = 0 },
+	{ .op = MSG_OP_DELETE_KEY, .id = 17 },
+	{ .op = MSG_OP_PAUSE, .until = 1700000060000ULL },
+	{ .op = MSG_OP_SNAPSHOT, .lsn = 1000 },
+	{ .op = MSG_OP_PROMOTE, .epoch = 2 },
+	{ .op = MSG_OP_DELETE },
+	{ .op = MSG_OP_FOLLOW },
+	{ .op = MSG_OP_PEEK, .task = tasks[0] },
+	{ .op = MSG_OP_PEEK_KEY, .task = tasks[1] },
+	{ .op = MSG_OP_PEEK_NEXT, .task = listed[0] },
+	{ .op = MSG_OP_STATS,
 	    .stats = { .role = MSG_ROLE_LEADER,
 	        .epoch = 1,
 	        .lsn = 500,
@@ -221,16 +225,18 @@ static const struct msg_rep reps[] = {
 	        .more = { .n = N(node_kvs), .kvs = node_kvs },
 	        .ntubes = N(tube_stats),
 	        .tubes = tube_stats } },
-	{ .op = MSG_STATS,
+	{ .op = MSG_OP_STATS,
 	    .stats = { .role = MSG_ROLE_FOLLOWER,
 	        .epoch = 3,
 	        .leader = S("tcp://10.0.0.1:7711") } },
-	{ .op = MSG_ERRORS,
+	{ .op = MSG_OP_ERRORS,
 	    .errors = { .n = N(error_counts), .errors = error_counts } },
-	{ .op = MSG_PUT,
+	{ .op = MSG_OP_PUT,
 	    .status = SLUICE_ENOTLEADER,
 	    .err = { S("not leader"), S("tcp://10.0.0.2:7711") } },
-	{ .op = MSG_ACK, .status = SLUICE_ESTALE, .err = { S("stale lease") } },
+	{ .op = MSG_OP_ACK,
+	    .status = SLUICE_ESTALE,
+	    .err = { S("stale lease") } },
 	{ .op = 0xee, .status = SLUICE_EUNKNOWNOP },
 };
 
@@ -315,17 +321,17 @@ test_every_request_round_trips(void **state)
 		assert_int_equal(d.op, q->op);
 		assert_int_equal(msg_req_op(b.data, b.len), q->op);
 		switch (q->op) {
-		case MSG_PUT:
+		case MSG_OP_PUT:
 			assert_put_equal(&d.put, &q->put);
 			break;
-		case MSG_PUT_BATCH:
+		case MSG_OP_PUT_BATCH:
 			assert_int_equal(d.put_batch.n, q->put_batch.n);
 			assert_null(d.put_batch.items);
 			while (msg_next_put(&d.put_batch.it, &p))
 				assert_put_equal(&p, &q->put_batch.items[k++]);
 			assert_int_equal(k, q->put_batch.n);
 			break;
-		case MSG_TAKE:
+		case MSG_OP_TAKE:
 			assert_true(d.take.wait == q->take.wait);
 			assert_int_equal(d.take.max, q->take.max);
 			assert_int_equal(d.take.detach, q->take.detach);
@@ -334,62 +340,62 @@ test_every_request_round_trips(void **state)
 				assert_str_equal(s, q->take.tubes[k++]);
 			assert_int_equal(k, q->take.ntubes);
 			break;
-		case MSG_ACK:
+		case MSG_OP_ACK:
 			assert_true(d.ack.id == q->ack.id);
 			assert_true(d.ack.lease == q->ack.lease);
 			assert_str_equal(d.ack.to, q->ack.to);
 			break;
-		case MSG_RELEASE:
+		case MSG_OP_RELEASE:
 			assert_true(d.release.delay == q->release.delay);
 			assert_int_equal(
 			    d.release.set_priority, q->release.set_priority);
 			assert_int_equal(
 			    d.release.priority, q->release.priority);
 			break;
-		case MSG_FAIL:
+		case MSG_OP_FAIL:
 			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
 			assert_true(d.fail.delay == q->fail.delay);
 			assert_str_equal(d.fail.error, q->fail.error);
 			break;
-		case MSG_TOUCH:
-		case MSG_BURY:
+		case MSG_OP_TOUCH:
+		case MSG_OP_BURY:
 			assert_true(d.lease.id == q->lease.id);
 			assert_true(d.lease.lease == q->lease.lease);
 			break;
-		case MSG_KICK:
+		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
 			assert_int_equal(d.kick.n, q->kick.n);
 			break;
-		case MSG_KICK_ID:
-		case MSG_DELETE:
-		case MSG_PEEK:
+		case MSG_OP_KICK_ID:
+		case MSG_OP_DELETE:
+		case MSG_OP_PEEK:
 			assert_true(d.id == q->id);
 			break;
-		case MSG_DELETE_KEY:
-		case MSG_PEEK_KEY:
+		case MSG_OP_DELETE_KEY:
+		case MSG_OP_PEEK_KEY:
 			assert_str_equal(d.key, q->key);
 			break;
-		case MSG_FLUSH:
-		case MSG_ERRORS:
-		case MSG_STATS:
+		case MSG_OP_FLUSH:
+		case MSG_OP_ERRORS:
+		case MSG_OP_STATS:
 			assert_str_equal(d.tube, q->tube);
 			break;
-		case MSG_PEEK_NEXT:
+		case MSG_OP_PEEK_NEXT:
 			assert_str_equal(d.peek_next.tube, q->peek_next.tube);
 			assert_int_equal(d.peek_next.state, q->peek_next.state);
 			break;
-		case MSG_LIST:
+		case MSG_OP_LIST:
 			assert_str_equal(d.list.tube, q->list.tube);
 			assert_int_equal(d.list.state, q->list.state);
 			assert_int_equal(d.list.order, q->list.order);
 			assert_int_equal(d.list.limit, q->list.limit);
 			assert_int_equal(d.list.payloads, q->list.payloads);
 			break;
-		case MSG_PAUSE:
+		case MSG_OP_PAUSE:
 			assert_str_equal(d.pause.tube, q->pause.tube);
 			assert_true(d.pause.duration == q->pause.duration);
 			break;
-		case MSG_FOLLOW:
+		case MSG_OP_FOLLOW:
 			assert_str_equal(d.url, q->url);
 			break;
 		}
@@ -450,11 +456,11 @@ test_every_reply_round_trips(void **state)
 			continue;
 		}
 		switch (m->op) {
-		case MSG_PUT:
+		case MSG_OP_PUT:
 			assert_int_equal(d.put.created, m->put.created);
 			assert_true(d.put.id == m->put.id);
 			break;
-		case MSG_PUT_BATCH:
+		case MSG_OP_PUT_BATCH:
 			while (msg_next_put_res(&d.put_batch.it, &pr)) {
 				assert_int_equal(
 				    pr.status, m->put_batch.items[k].status);
@@ -465,18 +471,18 @@ test_every_reply_round_trips(void **state)
 			}
 			assert_int_equal(k, m->put_batch.n);
 			break;
-		case MSG_TAKE:
-		case MSG_LIST:
+		case MSG_OP_TAKE:
+		case MSG_OP_LIST:
 			while (msg_next_task(&d.tasks.it, &t))
 				assert_task_equal(&t, &m->tasks.tasks[k++]);
 			assert_int_equal(k, m->tasks.n);
 			break;
-		case MSG_PEEK:
-		case MSG_PEEK_KEY:
-		case MSG_PEEK_NEXT:
+		case MSG_OP_PEEK:
+		case MSG_OP_PEEK_KEY:
+		case MSG_OP_PEEK_NEXT:
 			assert_task_equal(&d.task, &m->task);
 			break;
-		case MSG_STATS:
+		case MSG_OP_STATS:
 			assert_int_equal(d.stats.role, m->stats.role);
 			assert_true(d.stats.epoch == m->stats.epoch);
 			assert_true(d.stats.lsn == m->stats.lsn);
@@ -490,7 +496,7 @@ test_every_reply_round_trips(void **state)
 				assert_counts_equal(&ts, &m->stats.tubes[k++]);
 			assert_int_equal(k, m->stats.ntubes);
 			break;
-		case MSG_ERRORS:
+		case MSG_OP_ERRORS:
 			while (msg_next_error_count(&d.errors.it, &ec)) {
 				assert_str_equal(
 				    ec.text, m->errors.errors[k].text);
@@ -500,15 +506,15 @@ test_every_reply_round_trips(void **state)
 			}
 			assert_int_equal(k, m->errors.n);
 			break;
-		case MSG_DELETE:
-		case MSG_FOLLOW:
+		case MSG_OP_DELETE:
+		case MSG_OP_FOLLOW:
 			break;
-		case MSG_KICK:
-		case MSG_FLUSH:
-		case MSG_DELETE_KEY:
-		case MSG_PAUSE:
-		case MSG_SNAPSHOT:
-		case MSG_PROMOTE:
+		case MSG_OP_KICK:
+		case MSG_OP_FLUSH:
+		case MSG_OP_DELETE_KEY:
+		case MSG_OP_PAUSE:
+		case MSG_OP_SNAPSHOT:
+		case MSG_OP_PROMOTE:
 			assert_true(d.count == m->count);
 			break;
 		default:
@@ -656,12 +662,12 @@ test_bad_header_errors(void **state)
 		assert_int_equal(
 		    decode_req_bytes(b.data, b.len), SLUICE_EUNKNOWNOP);
 	}
-	b.data[2] = MSG_PUT;
+	b.data[2] = MSG_OP_PUT;
 	b.data[3] = 0x04; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
 	/* flags on an op that has none */
-	encode_req(&b, &(struct msg_req) { .op = MSG_SNAPSHOT });
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_SNAPSHOT });
 	b.data[3] = 1;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
@@ -692,7 +698,8 @@ encode_put_rc(struct msg_put p)
 	int rc;
 
 	buf_init(&b);
-	rc = msg_encode_req(&b, &(struct msg_req) { .op = MSG_PUT, .put = p });
+	rc = msg_encode_req(
+	    &b, &(struct msg_req) { .op = MSG_OP_PUT, .put = p });
 	if (rc != 0)
 		assert_int_equal(b.len, 0); /* nothing left behind */
 	buf_free(&b);
@@ -731,36 +738,36 @@ test_encoder_checks_limits(void **state)
 	buf_init(&b);
 	assert_int_equal(
 	    msg_encode_req(&b,
-	        &(struct msg_req) { .op = MSG_FAIL,
+	        &(struct msg_req) { .op = MSG_OP_FAIL,
 	            .fail = { .error = { big, MSG_TEXT_MAX + 1 } } }),
 	    SLUICE_ELIMIT);
 	assert_int_equal(
 	    msg_encode_req(&b,
-	        &(struct msg_req) { .op = MSG_TAKE,
+	        &(struct msg_req) { .op = MSG_OP_TAKE,
 	            .take = { .max = 0, .ntubes = 1, .tubes = take_tubes } }),
 	    SLUICE_EINVAL);
 	assert_int_equal(msg_encode_req(&b,
-	                     &(struct msg_req) { .op = MSG_TAKE,
+	                     &(struct msg_req) { .op = MSG_OP_TAKE,
 	                         .take = { .max = MSG_TAKE_MAX + 1,
 	                             .ntubes = 1,
 	                             .tubes = take_tubes } }),
 	    SLUICE_ELIMIT);
 	assert_int_equal(
 	    msg_encode_req(&b,
-	        &(struct msg_req) { .op = MSG_PEEK_NEXT,
+	        &(struct msg_req) { .op = MSG_OP_PEEK_NEXT,
 	            .peek_next = { .tube = S("t"), .state = MSG_ST_TAKEN } }),
 	    SLUICE_EINVAL);
 	assert_int_equal(
 	    msg_encode_req(&b,
-	        &(struct msg_req) { .op = MSG_LIST,
+	        &(struct msg_req) { .op = MSG_OP_LIST,
 	            .list = { .tube = S("t"), .order = 7, .limit = 1 } }),
 	    SLUICE_EINVAL);
 	assert_int_equal(
-	    msg_encode_req(
-	        &b, &(struct msg_req) { .op = MSG_DELETE_KEY, .key = S("") }),
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_DELETE_KEY, .key = S("") }),
 	    SLUICE_EKEY);
 	assert_int_equal(
-	    msg_encode_req(&b, &(struct msg_req) { .op = MSG_FOLLOW }),
+	    msg_encode_req(&b, &(struct msg_req) { .op = MSG_OP_FOLLOW }),
 	    SLUICE_EINVAL);
 	assert_int_equal(b.len, 0);
 	buf_free(&b);
@@ -907,27 +914,31 @@ test_task_record_skips_unknown_tail(void **state)
 
 	(void)state;
 	buf_init(&b);
-	encode_rep(&b, &(struct msg_rep) { .op = MSG_PEEK, .task = tasks[1] });
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[1] });
 	len = le_load_u32(b.data + MSG_REP_HDR);
 	le_store_u32(b.data + MSG_REP_HDR, len + 3);
 	buf_put(&b, "new", 3);
 	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
 	assert_task_equal(&m.task, &tasks[1]);
 
-	encode_rep(&b, &(struct msg_rep) { .op = MSG_PEEK, .task = tasks[1] });
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[1] });
 	le_store_u32(b.data + MSG_REP_HDR, 50);
 	b.len = MSG_REP_HDR + 4 + 50;
 	assert_int_equal(
 	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
 
 	/* payload present but not `size` bytes */
-	encode_rep(&b, &(struct msg_rep) { .op = MSG_PEEK, .task = tasks[0] });
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[0] });
 	b.data[MSG_REP_HDR + 4 + 86] = 4; /* size: 5 -> 4 */
 	assert_int_equal(
 	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
 
 	/* an undefined state */
-	encode_rep(&b, &(struct msg_rep) { .op = MSG_PEEK, .task = tasks[0] });
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[0] });
 	b.data[MSG_REP_HDR + 4 + 16] = 9;
 	assert_int_equal(
 	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
@@ -959,7 +970,7 @@ test_error_replies(void **state)
 	text[sizeof(text) - 1] = '\0';
 	buf_reset(&b);
 	assert_int_equal(
-	    msg_encode_err(&b, MSG_PUT, SLUICE_ELOG, text, "tcp://leader:1"),
+	    msg_encode_err(&b, MSG_OP_PUT, SLUICE_ELOG, text, "tcp://leader:1"),
 	    0);
 	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
 	assert_int_equal(m.err.message.len, MSG_TEXT_MAX - 1);
@@ -967,9 +978,9 @@ test_error_replies(void **state)
 
 	buf_reset(&b);
 	assert_int_equal(
-	    msg_encode_err(&b, MSG_PUT, 0, "x", NULL), SLUICE_EINVAL);
+	    msg_encode_err(&b, MSG_OP_PUT, 0, "x", NULL), SLUICE_EINVAL);
 	assert_int_equal(
-	    msg_encode_err(&b, MSG_PUT, -5, "x", NULL), SLUICE_EINVAL);
+	    msg_encode_err(&b, MSG_OP_PUT, -5, "x", NULL), SLUICE_EINVAL);
 	assert_int_equal(b.len, 0);
 	buf_free(&b);
 }
@@ -1020,7 +1031,7 @@ test_idempotent_requests(void **state)
 		{ .tube = S("t"), .key = S("a") },
 		{ .tube = S("t"), .key = S("b") },
 	};
-	struct msg_req q = { .op = MSG_PUT_BATCH,
+	struct msg_req q = { .op = MSG_OP_PUT_BATCH,
 		.put_batch = { .n = 2, .items = keyed } };
 	struct msg_req d;
 	struct buf b;
@@ -1035,10 +1046,14 @@ test_idempotent_requests(void **state)
 	assert_false(msg_req_idempotent(&reqs[2])); /* batch, some unkeyed */
 	assert_false(msg_req_idempotent(&reqs[0])); /* put without key */
 	assert_true(msg_req_idempotent(&reqs[1]));  /* keyed put */
-	assert_false(msg_req_idempotent(&(struct msg_req) { .op = MSG_TAKE }));
-	assert_false(msg_req_idempotent(&(struct msg_req) { .op = MSG_ACK }));
-	assert_true(msg_req_idempotent(&(struct msg_req) { .op = MSG_STATS }));
-	assert_true(msg_req_idempotent(&(struct msg_req) { .op = MSG_PEEK }));
+	assert_false(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_TAKE }));
+	assert_false(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_ACK }));
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_STATS }));
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_PEEK }));
 }
 
 static void
@@ -1104,7 +1119,7 @@ test_doc_examples(void **state)
 	(void)state;
 	buf_init(&b);
 	encode_req(&b,
-	    &(struct msg_req) { .op = MSG_PUT,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
 	        .put = { .tube = S("emails"),
 	            .priority = 1024,
 	            .payload = S("hi") } });
@@ -1115,10 +1130,10 @@ test_doc_examples(void **state)
 	    "00 00 68 69");
 	encode_rep(&b,
 	    &(struct msg_rep) {
-	        .op = MSG_PUT, .put = { .created = true, .id = 42 } });
+	        .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } });
 	assert_hex(&b, "53 01 01 00 00 00 00 00 01 2a 00 00 00 00 00 00 00");
 	encode_req(&b,
-	    &(struct msg_req) { .op = MSG_TAKE,
+	    &(struct msg_req) { .op = MSG_OP_TAKE,
 	        .take = { .wait = 5000,
 	            .max = 1,
 	            .detach = true,
@@ -1129,7 +1144,7 @@ test_doc_examples(void **state)
 	    "01 00 06 00 65 6d 61 69 6c 73");
 	encode_rep(&b,
 	    &(struct msg_rep) {
-	        .op = MSG_TAKE, .tasks = { .n = 1, .tasks = &task } });
+	        .op = MSG_OP_TAKE, .tasks = { .n = 1, .tasks = &task } });
 	assert_hex(&b,
 	    "53 01 03 00 00 00 01 00 00 00 6c 00 00 00 2a 00"
 	    "00 00 00 00 00 00 e9 03 00 00 00 00 00 00 03 01"
@@ -1141,24 +1156,24 @@ test_doc_examples(void **state)
 	    "00 00 00 00 02 00 00 00 68 69");
 	encode_req(&b,
 	    &(struct msg_req) {
-	        .op = MSG_ACK, .ack = { .id = 42, .lease = 1001 } });
+	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 1001 } });
 	assert_hex(&b,
 	    "53 01 04 00 2a 00 00 00 00 00 00 00 e9 03 00 00"
 	    "00 00 00 00 00 00");
 	encode_rep(
-	    &b, &(struct msg_rep) { .op = MSG_ACK, .after = { .id = 42 } });
+	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });
 	assert_hex(&b,
 	    "53 01 04 00 00 00 2a 00 00 00 00 00 00 00 00 00"
 	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 	buf_reset(&b);
-	assert_int_equal(msg_encode_err(&b, MSG_PUT, SLUICE_ENOTLEADER,
+	assert_int_equal(msg_encode_err(&b, MSG_OP_PUT, SLUICE_ENOTLEADER,
 	                     "not leader", "tcp://10.0.0.2:7711"),
 	    0);
 	assert_hex(&b,
 	    "53 01 01 00 11 00 0a 00 6e 6f 74 20 6c 65 61 64"
 	    "65 72 13 00 74 63 70 3a 2f 2f 31 30 2e 30 2e 30"
 	    "2e 32 3a 37 37 31 31");
-	encode_req(&b, &(struct msg_req) { .op = MSG_STATS });
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_STATS });
 	assert_hex(&b, "53 01 11 00 00 00");
 	buf_free(&b);
 }
