@@ -312,6 +312,15 @@ follow_leader(struct sluice_client *c, const struct msg_rep *rep)
 	return true;
 }
 
+static void
+reply_free(struct sluice_client *c)
+{
+	if (c->reply != NULL) {
+		nng_msg_free(c->reply);
+		c->reply = NULL;
+	}
+}
+
 static nng_duration
 call_timeout(const struct sluice_client *c, int64_t extra_ms)
 {
@@ -335,10 +344,6 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 	int rc;
 
 	c->errmsg[0] = '\0';
-	if (c->reply != NULL) {
-		nng_msg_free(c->reply);
-		c->reply = NULL;
-	}
 	buf_reset(&c->out);
 	if ((rc = msg_encode_req(&c->out, req)) != 0) {
 		rc = rc == -ENOMEM ? SLUICE_ENOMEM : rc;
@@ -348,6 +353,7 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 	for (;;) {
 		if ((rc = conn_ensure(c)) != 0)
 			return rc;
+		reply_free(c); /* a redirected request's first reply */
 		rc = exchange(c, tmo);
 		if (rc == SLUICE_ECONN && idem && !retried) {
 			conn_close(c);
@@ -448,8 +454,7 @@ sluice_close(struct sluice_client *c)
 	if (c == NULL)
 		return;
 	conn_close(c);
-	if (c->reply != NULL)
-		nng_msg_free(c->reply);
+	reply_free(c);
 	nng_aio_free(c->aio);
 	buf_free(&c->out);
 	urls_free(&c->urls);

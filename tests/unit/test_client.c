@@ -877,5 +877,7 @@ main(void)
 		cmocka_unit_test(test_unreachable_server),
 	};
 
+	if (getenv("T"))
+		cmocka_set_test_filter(getenv("T"));
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);
 }
