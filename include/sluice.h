@@ -5,9 +5,48 @@
  * failure reported by the operating system. sluice_strerror() names all
  * three. Out-parameters are written only on success.
  *
- * The client handle and its functions arrive with the client library; the
- * error codes are shared by the server, the log tool and the library, and
- * are part of the wire protocol (their numbers never change). */
+ * The error codes are shared by the server, the log tool and the library,
+ * and are part of the wire protocol (their numbers never change).
+ *
+ * The client
+ * ----------
+ * A `struct sluice_client` is one connection to a sluice server (or to the
+ * first reachable of several: a leader and its followers). Every operation
+ * is one request and one reply; calls block until the reply, the call's
+ * timeout, or the loss of the connection.
+ *
+ * Threads: one handle per thread. A handle may move between threads but
+ * must never be used by two at once.
+ *
+ * Ownership: strings passed in are only read during the call. Results are
+ * either written into caller memory (ids, counts, `struct sluice_after`)
+ * or allocated by the library in one block the caller frees with the
+ * function named at the call (sluice_task_free, sluice_stats_free,
+ * sluice_errors_free). Out-parameters are written only on success; those
+ * documented as optional may be NULL.
+ *
+ * Errors every call may return, besides those listed with it:
+ *   SLUICE_ECONN      no server reachable, or the connection was lost
+ *                     while the request was under way (its outcome is then
+ *                     unknown; see "Retries" below)
+ *   SLUICE_ETIMEDOUT  no reply within the timeout (sluice_set_timeout);
+ *                     the outcome is unknown and the handle reconnects on
+ *                     the next call, so the server ends the session and
+ *                     returns its session-bound leases to ready
+ *   SLUICE_EPROTO     the reply did not decode (or is not this request's)
+ *   SLUICE_EVERSION   the server does not speak this protocol version
+ *   SLUICE_ENOMEM     out of memory
+ *   SLUICE_ESHUTDOWN  the server is shutting down
+ *   SLUICE_EINVAL     a NULL handle or a required argument missing
+ * sluice_errmsg() gives the detail of the last failure.
+ *
+ * Retries: with several URLs, a follower's SLUICE_ENOTLEADER reply makes
+ * the library connect to the leader it names (or the next URL) and send
+ * the request once more: the follower executed nothing. A connection lost
+ * during a request is reported as SLUICE_ECONN and the request is never
+ * sent again behind the caller's back, except for the requests that are
+ * safe to repeat: peeks, stats, list, errors, and puts whose tasks all
+ * have a key (see docs/protocol.md, "Retrying safely"). */
 #ifndef SLUICE_H
 #define SLUICE_H
 
@@ -62,6 +101,360 @@ enum sluice_error {
 /* Names an error code: 0, a SLUICE_E* code, or a negated errno. The string
  * is static; never NULL. */
 SLUICE_API const char *sluice_strerror(int rc);
+
+/* ======================================================================
+ * The client library (libsluice)
+ * ====================================================================== */
+
+/* Task states, as the server reports them. */
+enum sluice_state {
+	SLUICE_READY = 1,   /* waiting to be taken */
+	SLUICE_DELAYED = 2, /* waiting for its run_at */
+	SLUICE_TAKEN = 3,   /* leased to a worker */
+	SLUICE_BURIED = 4,  /* parked until kicked */
+};
+
+/* Orders of sluice_list(). */
+enum sluice_order {
+	SLUICE_ORDER_ATTEMPTS = 1, /* most attempts first */
+	SLUICE_ORDER_AGE = 2,      /* oldest first */
+	SLUICE_ORDER_RUN_AT = 3,   /* soonest run_at first */
+};
+
+/* Roles in sluice_stats(). */
+enum sluice_role {
+	SLUICE_LEADER = 1,
+	SLUICE_FOLLOWER = 2,
+};
+
+#define SLUICE_DEFAULT_URL     "tcp://127.0.0.1:7711"
+#define SLUICE_DEFAULT_TUBE    "default"
+#define SLUICE_PRI_DEFAULT     1024u
+#define SLUICE_TIMEOUT_DEFAULT 30000 /* ms, per call */
+#define SLUICE_CONNECT_DEFAULT 2000  /* ms, per URL */
+#define SLUICE_BATCH_MAX       1000  /* tasks per sluice_put_batch */
+#define SLUICE_TAKE_MAX        1000  /* tasks per sluice_take */
+#define SLUICE_LIST_MAX        1000  /* tasks per sluice_list */
+
+struct sluice_client;
+
+/* ---- connection ------------------------------------------------------ */
+
+/* Opens a client for `urls`: one nng URL or several separated by commas
+ * ("tcp://10.0.0.1:7711,tcp://10.0.0.2:7711"); NULL or "" means
+ * SLUICE_DEFAULT_URL. Nothing is connected yet: the first call connects
+ * to the first URL that answers, in order.
+ *
+ * Returns 0 and `*out`, which the caller closes with sluice_close();
+ * SLUICE_EINVAL for an empty URL in the list or a NULL `out`;
+ * SLUICE_ENOMEM. */
+SLUICE_API int sluice_open(const char *urls, struct sluice_client **out);
+
+/* Closes the connection and frees the handle. The server ends the session:
+ * tasks this handle took without `detach` return to ready. NULL is a
+ * no-op. */
+SLUICE_API void sluice_close(struct sluice_client *c);
+
+/* How long a call waits for its reply, in ms (default
+ * SLUICE_TIMEOUT_DEFAULT); < 0 waits forever. A take waits this long on
+ * top of its own wait. */
+SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
+
+/* How long connecting to one URL may take, in ms (default
+ * SLUICE_CONNECT_DEFAULT, at least 1). */
+SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
+
+/* The detail of the last failed call: the server's message, or what went
+ * wrong locally (e.g. which URL could not be reached). "" after a success.
+ * Valid until the next call on the handle. Never NULL. */
+SLUICE_API const char *sluice_errmsg(const struct sluice_client *c);
+
+/* The URL the handle is connected to (or will try first). Valid until the
+ * next call. Never NULL. */
+SLUICE_API const char *sluice_url(const struct sluice_client *c);
+
+/* ---- put ------------------------------------------------------------ */
+
+/* The options of a put. Initialise with sluice_put_opts_init(): a zeroed
+ * struct has priority 0 (most urgent), not the default. */
+struct sluice_put_opts {
+	const char *tube;  /* NULL: SLUICE_DEFAULT_TUBE */
+	uint32_t priority; /* 0 most urgent; default SLUICE_PRI_DEFAULT */
+	uint64_t delay_ms; /* ready after this many ms (0: at once) */
+	uint64_t run_at;   /* unix ms; when non-zero, used instead of delay */
+	uint64_t ttr_ms;   /* lease length; 0: the server's default (60 s) */
+	uint32_t max_attempts; /* buried after this many takes; 0: unlimited */
+	uint64_t period_ms;    /* recurring: ack reschedules after; 0: once */
+	const char *key;       /* NULL: none; else 1-200 bytes, unique among
+	                          live tasks: a put with a live key creates
+	                          nothing and returns the existing id */
+	int replace;           /* with key: update the live task instead */
+};
+
+/* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
+ * everything else 0. */
+SLUICE_API void sluice_put_opts_init(struct sluice_put_opts *o);
+
+/* Puts one task of `len` bytes at `payload` (may be NULL when len is 0).
+ * `o` NULL means the defaults.
+ *
+ * Returns 0, `*id` (optional) the task's id and `*created` (optional) 1,
+ * or 0 when the key was live and `*id` is the existing task. Errors:
+ * SLUICE_ETUBE, SLUICE_EKEY (key too long or containing NUL),
+ * SLUICE_EINVAL (replace without key), SLUICE_ETOOBIG (payload over the
+ * server's limit), SLUICE_EMSGSIZE, SLUICE_EEXIST, SLUICE_ENOSPC,
+ * SLUICE_ELOG, SLUICE_EREPLICA (too few replicas acknowledged: the task
+ * may or may not exist), SLUICE_ENOTLEADER (no leader reachable). A keyed
+ * put is retried once after a lost connection. */
+SLUICE_API int sluice_put(struct sluice_client *c,
+    const struct sluice_put_opts *o, const void *payload, size_t len,
+    uint64_t *id, int *created);
+
+/* One task of a batch: in, the options and payload; out, its result. */
+struct sluice_batch_item {
+	struct sluice_put_opts opts; /* initialise with sluice_put_opts_init */
+	const void *payload;
+	size_t len;
+	int rc;      /* out: 0 or the SLUICE_E* code of this task */
+	uint64_t id; /* out: its id when rc is 0 */
+	int created; /* out: as sluice_put's */
+};
+
+/* Puts `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit.
+ *
+ * Returns 0 when the server answered for each item: each item's `rc`, `id`
+ * and `created` are then set (an item can fail alone, e.g. SLUICE_EEXIST).
+ * Otherwise no item was put (or, for SLUICE_ECONN/SLUICE_ETIMEDOUT, the
+ * outcome is unknown) and the items are untouched: the errors of
+ * sluice_put for any item's fields, SLUICE_ELIMIT for n over the limit,
+ * SLUICE_EINVAL for n 0. Retried after a lost connection only when every
+ * item has a key. */
+SLUICE_API int sluice_put_batch(
+    struct sluice_client *c, struct sluice_batch_item *items, size_t n);
+
+/* ---- tasks ---------------------------------------------------------- */
+
+/* A task as take, peek and list return it. Every pointer points into the
+ * same allocation as the task itself. */
+struct sluice_task {
+	uint64_t id;
+	uint64_t lease; /* the lease to pass to ack etc.; 0 unless taken */
+	int state;      /* SLUICE_READY .. SLUICE_BURIED */
+	int detached;   /* the lease survives the session */
+	uint32_t priority;
+	uint32_t attempts;     /* times taken, this take included */
+	uint32_t max_attempts; /* 0: unlimited */
+	uint64_t ttr_ms;
+	uint64_t run_at;     /* unix ms it is (or was) due */
+	uint64_t period_ms;  /* 0: not recurring */
+	uint64_t created_at; /* unix ms */
+	uint64_t updated_at; /* unix ms */
+	uint64_t taken_at;   /* unix ms of the last take; 0: never */
+	uint64_t deadline;   /* unix ms the lease ends; 0 unless taken */
+	const char *tube;
+	const char *key;        /* NULL: none */
+	const char *last_error; /* NULL: none */
+	const void *payload;    /* payload_len bytes, then a NUL not counted */
+	size_t payload_len;     /* == size, or 0 when the list omitted it */
+	size_t size;            /* the payload's size on the server */
+};
+
+/* Frees what take, peek or list returned: the array and everything its
+ * tasks point to. NULL is a no-op. */
+SLUICE_API void sluice_task_free(struct sluice_task *tasks);
+
+/* The options of a take. Zero means the default of each field. */
+struct sluice_take_opts {
+	const char *const *tubes; /* tried in order; NULL: { "default" } */
+	size_t ntubes;            /* 1..64; 0 with tubes NULL */
+	uint64_t wait_ms;         /* wait for a task this long; 0: don't */
+	uint32_t max;             /* up to this many tasks; 0: 1 */
+	int detach;               /* the lease survives this handle's
+	                             connection and ends only by ttr (or
+	                             ack/release/...); else the tasks return
+	                             to ready when the connection closes */
+};
+
+/* Takes up to `o->max` tasks. `o` NULL: one task from "default", no wait.
+ *
+ * Returns 0, `*tasks` an array of `*n` >= 1 tasks (free it with
+ * sluice_task_free()), each with state SLUICE_TAKEN and its lease.
+ * SLUICE_ETIMEDOUT when no task was ready before the wait ended (nothing
+ * is taken); SLUICE_ETUBE; SLUICE_ELIMIT (max or ntubes over the limit);
+ * SLUICE_ENOSPC, SLUICE_ELOG (a take is logged). Never retried. */
+SLUICE_API int sluice_take(struct sluice_client *c,
+    const struct sluice_take_opts *o, struct sluice_task **tasks, size_t *n);
+
+/* The state of a task after ack, release, fail, touch, bury or kick_id. */
+struct sluice_after {
+	uint64_t id;
+	int state;         /* 0: gone (acked and not recurring), else
+	                      SLUICE_READY .. SLUICE_BURIED */
+	uint64_t run_at;   /* SLUICE_DELAYED: unix ms it becomes ready */
+	uint64_t deadline; /* SLUICE_TAKEN: unix ms the lease ends */
+};
+
+/* The lease operations name a task by id and the lease its take returned.
+ * They return 0 and, when `after` is not NULL, the task's state after the
+ * operation. Their errors: SLUICE_ENOTFOUND (no such task), SLUICE_ESTALE
+ * (the lease is not the task's current one: it expired, or the task was
+ * released or taken again), SLUICE_ESTATE (the task is not taken),
+ * SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA. None is retried. */
+
+/* Done. The task is deleted, or a recurring one rescheduled at its run_at
+ * plus period; with `to_tube` (NULL: none) it moves, atomically, to that
+ * tube as a ready task. Also SLUICE_ETUBE. */
+SLUICE_API int sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *to_tube, struct sluice_after *after);
+
+/* Back to ready, or delayed by `delay_ms`; `priority` >= 0 sets a new
+ * priority (< 0 keeps it; above UINT32_MAX: SLUICE_EINVAL). */
+SLUICE_API int sluice_release(struct sluice_client *c, uint64_t id,
+    uint64_t lease, uint64_t delay_ms, int64_t priority,
+    struct sluice_after *after);
+
+/* Failed, with `error` (NULL: none; up to 1024 bytes, else SLUICE_ELIMIT)
+ * as its last error. Delayed by `delay_ms`, or with `delay_ms` < 0 by the
+ * server's backoff (1 s doubling per attempt, at most 1 h); buried when
+ * attempts reached max_attempts. */
+SLUICE_API int sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *error, int64_t delay_ms, struct sluice_after *after);
+
+/* Extends the lease by the task's ttr from now (`after->deadline`). */
+SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
+    uint64_t lease, struct sluice_after *after);
+
+/* Parks the task until kicked. */
+SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
+    struct sluice_after *after);
+
+/* ---- admin ------------------------------------------------------------ */
+
+/* Moves up to `n` (>= 1) buried tasks of `tube` back to ready. Returns 0
+ * and `*kicked` (optional); SLUICE_ETUBE, SLUICE_EINVAL (n 0). */
+SLUICE_API int sluice_kick(
+    struct sluice_client *c, const char *tube, uint32_t n, uint64_t *kicked);
+
+/* Moves one buried task back to ready. SLUICE_ENOTFOUND, SLUICE_ESTATE
+ * (not buried). */
+SLUICE_API int sluice_kick_id(
+    struct sluice_client *c, uint64_t id, struct sluice_after *after);
+
+/* Deletes a task in any state. SLUICE_ENOTFOUND. */
+SLUICE_API int sluice_delete(struct sluice_client *c, uint64_t id);
+
+/* Deletes the task holding `key`; `*id` (optional) is its id.
+ * SLUICE_ENOTFOUND, SLUICE_EKEY. */
+SLUICE_API int sluice_delete_key(
+    struct sluice_client *c, const char *key, uint64_t *id);
+
+/* Deletes every task of `tube`; `*deleted` (optional) counts them.
+ * SLUICE_ETUBE. */
+SLUICE_API int sluice_flush(
+    struct sluice_client *c, const char *tube, uint64_t *deleted);
+
+/* One task by id, by key, or the next of a tube to leave `state`
+ * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;
+ * SLUICE_BURIED: the oldest buried; other states SLUICE_EINVAL). Returns 0
+ * and `*task` (one task, free it with sluice_task_free());
+ * SLUICE_ENOTFOUND; SLUICE_EKEY; SLUICE_ETUBE. Retried after a lost
+ * connection. */
+SLUICE_API int sluice_peek(
+    struct sluice_client *c, uint64_t id, struct sluice_task **task);
+SLUICE_API int sluice_peek_key(
+    struct sluice_client *c, const char *key, struct sluice_task **task);
+SLUICE_API int sluice_peek_next(struct sluice_client *c, const char *tube,
+    int state, struct sluice_task **task);
+
+/* A named counter of stats (see docs/protocol.md for the names). */
+struct sluice_kv {
+	const char *name;
+	uint64_t value;
+};
+
+struct sluice_tube_stats {
+	const char *name; /* "" for the totals */
+	uint64_t ready, delayed, taken, buried;
+	uint64_t paused_until;        /* unix ms; 0: not paused */
+	uint64_t oldest_ready_age_ms; /* 0: nothing ready */
+	size_t nkv;
+	const struct sluice_kv *kv; /* cumulative counters: "puts", ... */
+};
+
+struct sluice_stats {
+	int role; /* SLUICE_LEADER or SLUICE_FOLLOWER */
+	uint64_t epoch;
+	uint64_t lsn;         /* last LSN written */
+	uint64_t durable_lsn; /* last LSN durable */
+	uint64_t now;         /* the server's clock, unix ms */
+	const char *leader;   /* a follower's leader URL; "" on a leader */
+	struct sluice_tube_stats totals;
+	size_t nkv;
+	const struct sluice_kv *kv; /* log and replication state */
+	size_t ntubes;
+	const struct sluice_tube_stats *tubes;
+};
+
+/* Counts of every tube, or of `tube` alone (NULL: every tube). Returns 0
+ * and `*stats` (free it with sluice_stats_free()); SLUICE_ETUBE. Retried
+ * after a lost connection. */
+SLUICE_API int sluice_stats(
+    struct sluice_client *c, const char *tube, struct sluice_stats **stats);
+SLUICE_API void sluice_stats_free(struct sluice_stats *stats);
+
+/* The value named `name` among `n` pairs: 0 and `*value`, or
+ * SLUICE_ENOTFOUND. */
+SLUICE_API int sluice_kv_get(
+    const struct sluice_kv *kv, size_t n, const char *name, uint64_t *value);
+
+/* Up to `limit` (1..SLUICE_LIST_MAX) tasks of `tube` in `state` (0: every
+ * state) in `order` (SLUICE_ORDER_*); payloads only when `payloads` is
+ * non-zero (else each task's payload is empty and `size` gives its
+ * length). Returns 0, `*tasks` and `*n` (possibly 0; free with
+ * sluice_task_free()); SLUICE_ETUBE, SLUICE_EINVAL, SLUICE_ELIMIT.
+ * Retried after a lost connection. */
+SLUICE_API int sluice_list(struct sluice_client *c, const char *tube, int state,
+    int order, uint32_t limit, int payloads, struct sluice_task **tasks,
+    size_t *n);
+
+struct sluice_error_count {
+	const char *text; /* a last_error ("" for tasks without one) */
+	uint64_t count;   /* tasks of the tube with it */
+};
+
+/* The tasks of `tube` grouped by last error, most frequent first. Returns
+ * 0, `*errors` and `*n` (free with sluice_errors_free()); SLUICE_ETUBE.
+ * Retried after a lost connection. */
+SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
+    struct sluice_error_count **errors, size_t *n);
+SLUICE_API void sluice_errors_free(struct sluice_error_count *errors);
+
+/* Hands out no task of `tube` for `ms` ms (0: resume now). `*until`
+ * (optional): unix ms the pause ends, 0 when resumed. SLUICE_ETUBE. */
+SLUICE_API int sluice_pause(
+    struct sluice_client *c, const char *tube, uint64_t ms, uint64_t *until);
+
+/* ---- operations on the node ---------------------------------------- */
+
+/* Writes a snapshot now; `*lsn` (optional) is the last LSN it covers.
+ * SLUICE_ELOG, -errno from the server's file system as SLUICE_ELOG. */
+SLUICE_API int sluice_snapshot(struct sluice_client *c, uint64_t *lsn);
+
+/* Turns the follower this handle is connected to into a leader with a new
+ * epoch (`*epoch`, optional). Connect with the follower's URL alone:
+ * with several URLs the call goes to whichever answered first.
+ * SLUICE_ESTATE when the node already leads. */
+SLUICE_API int sluice_promote(struct sluice_client *c, uint64_t *epoch);
+
+/* Makes the node this handle is connected to follow the leader whose
+ * replication URL is `url`. SLUICE_EINVAL (empty), SLUICE_ELIMIT (over
+ * 512 bytes), SLUICE_EEPOCH. */
+SLUICE_API int sluice_follow(struct sluice_client *c, const char *url);
+
+/* ---- names --------------------------------------------------------- */
+
+/* "ready", "delayed", "taken", "buried"; "gone" for 0; "?" otherwise. */
+SLUICE_API const char *sluice_state_name(int state);
 
 #ifdef __cplusplus
 }

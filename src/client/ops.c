@@ -1,0 +1,519 @@
+/* ops - one public function per operation of sluice.h: check the
+ * arguments, build the request, client_call(), copy the results out.
+ * Nothing here touches the connection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/result.h"
+
+static struct msg_str
+tube_or_default(const char *tube)
+{
+	return msg_cstr(tube ? tube : SLUICE_DEFAULT_TUBE);
+}
+
+static int
+bad_arg(struct sluice_client *c, const char *what)
+{
+	if (c != NULL)
+		client_errmsg(c, "%s", what);
+	return SLUICE_EINVAL;
+}
+
+static void
+copy_after(const struct msg_rep *r, struct sluice_after *after)
+{
+	if (after == NULL)
+		return;
+	after->id = r->after.id;
+	after->state = r->after.state;
+	after->run_at = r->after.run_at;
+	after->deadline = r->after.deadline;
+}
+
+/* ---- put -------------------------------------------------------------- */
+
+void
+sluice_put_opts_init(struct sluice_put_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->priority = SLUICE_PRI_DEFAULT;
+}
+
+static void
+put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
+    struct msg_put *p)
+{
+	struct sluice_put_opts dflt;
+
+	if (o == NULL) {
+		sluice_put_opts_init(&dflt);
+		o = &dflt;
+	}
+	memset(p, 0, sizeof(*p));
+	p->tube = tube_or_default(o->tube);
+	p->priority = o->priority;
+	p->at = o->run_at != 0;
+	p->when = p->at ? o->run_at : o->delay_ms;
+	p->ttr = o->ttr_ms;
+	p->max_attempts = o->max_attempts;
+	p->period = o->period_ms;
+	p->key = msg_cstr(o->key);
+	p->replace = o->replace != 0;
+	p->payload.p = len ? payload : "";
+	p->payload.len = len;
+}
+
+int
+sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
+    const void *payload, size_t len, uint64_t *id, int *created)
+{
+	struct msg_req q = { .op = MSG_OP_PUT };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || (payload == NULL && len > 0))
+		return bad_arg(c, "put: payload missing");
+	put_fields(o, payload, len, &q.put);
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if (id != NULL)
+		*id = r.put.id;
+	if (created != NULL)
+		*created = r.put.created;
+	return 0;
+}
+
+int
+sluice_put_batch(
+    struct sluice_client *c, struct sluice_batch_item *items, size_t n)
+{
+	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
+	struct msg_put *v;
+	struct msg_put_res res;
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || items == NULL || n == 0)
+		return bad_arg(c, "put batch: no tasks");
+	if (n > SLUICE_BATCH_MAX) {
+		client_errmsg(
+		    c, "put batch: %zu tasks, at most %d", n, SLUICE_BATCH_MAX);
+		return SLUICE_ELIMIT;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (items[i].payload == NULL && items[i].len > 0)
+			return bad_arg(c, "put batch: payload missing");
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		return SLUICE_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		put_fields(
+		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
+	q.put_batch.n = (uint32_t)n;
+	q.put_batch.items = v;
+	rc = client_call(c, &q, 0, &r);
+	free(v);
+	if (rc != 0)
+		return rc;
+	if (r.put_batch.n != n) {
+		client_errmsg(
+		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
+		return SLUICE_EPROTO;
+	}
+	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
+		items[i].rc = res.status;
+		items[i].id = res.id;
+		items[i].created = res.created;
+	}
+	return 0;
+}
+
+/* ---- take and the lease operations ------------------------------------ */
+
+void
+sluice_task_free(struct sluice_task *tasks)
+{
+	free(tasks);
+}
+
+int
+sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
+    struct sluice_task **tasks, size_t *n)
+{
+	static const char *const dflt_tubes[] = { SLUICE_DEFAULT_TUBE };
+	struct sluice_take_opts dflt = { 0 };
+	struct msg_str tubes[MSG_TAKE_TUBES_MAX];
+	struct msg_req q = { .op = MSG_OP_TAKE };
+	const char *const *names;
+	size_t ntubes;
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || tasks == NULL || n == NULL)
+		return bad_arg(c, "take: no place for the tasks");
+	if (o == NULL)
+		o = &dflt;
+	names = o->tubes ? o->tubes : dflt_tubes;
+	ntubes = o->tubes ? o->ntubes : 1;
+	if (ntubes == 0)
+		return bad_arg(c, "take: no tube");
+	if (ntubes > MSG_TAKE_TUBES_MAX) {
+		client_errmsg(c, "take: %zu tubes, at most %d", ntubes,
+		    MSG_TAKE_TUBES_MAX);
+		return SLUICE_ELIMIT;
+	}
+	for (size_t i = 0; i < ntubes; i++)
+		tubes[i] = msg_cstr(names[i]);
+	q.take.wait = o->wait_ms;
+	q.take.max = o->max ? o->max : 1;
+	q.take.detach = o->detach != 0;
+	q.take.ntubes = (uint32_t)ntubes;
+	q.take.tubes = tubes;
+	if ((rc = client_call(c, &q,
+	         (int64_t)(o->wait_ms > INT32_MAX ? INT32_MAX : o->wait_ms),
+	         &r)) != 0)
+		return rc;
+	if (r.tasks.n == 0) {
+		client_errmsg(c, "nothing to take within %llu ms",
+		    (unsigned long long)o->wait_ms);
+		return SLUICE_ETIMEDOUT;
+	}
+	if (r.tasks.n > q.take.max) {
+		client_errmsg(
+		    c, "take: %u tasks for a max of %u", r.tasks.n, q.take.max);
+		return SLUICE_EPROTO;
+	}
+	if ((rc = result_tasks(&r.tasks, tasks)) != 0)
+		return rc;
+	*n = r.tasks.n;
+	return 0;
+}
+
+/* ack, release, fail, touch, bury, kick_id: a request, then `after`. */
+static int
+call_after(struct sluice_client *c, const struct msg_req *q,
+    struct sluice_after *after)
+{
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	copy_after(&r, after);
+	return 0;
+}
+
+int
+sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *to_tube, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_ACK,
+		.ack = { .id = id, .lease = lease, .to = msg_cstr(to_tube) } };
+
+	return call_after(c, &q, after);
+}
+
+int
+sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
+    uint64_t delay_ms, int64_t priority, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_RELEASE,
+		.release = { .id = id, .lease = lease, .delay = delay_ms } };
+
+	if (priority > (int64_t)UINT32_MAX)
+		return bad_arg(c, "release: priority above 4294967295");
+	if (priority >= 0) {
+		q.release.set_priority = true;
+		q.release.priority = (uint32_t)priority;
+	}
+	return call_after(c, &q, after);
+}
+
+int
+sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *error, int64_t delay_ms, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_FAIL,
+		.fail = {
+		    .id = id, .lease = lease, .error = msg_cstr(error) } };
+
+	if (delay_ms >= 0) {
+		q.fail.set_delay = true;
+		q.fail.delay = (uint64_t)delay_ms;
+	}
+	return call_after(c, &q, after);
+}
+
+int
+sluice_touch(struct sluice_client *c, uint64_t id, uint64_t lease,
+    struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_TOUCH,
+		.lease = { .id = id, .lease = lease } };
+
+	return call_after(c, &q, after);
+}
+
+int
+sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
+    struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_BURY,
+		.lease = { .id = id, .lease = lease } };
+
+	return call_after(c, &q, after);
+}
+
+/* ---- admin -------------------------------------------------------------- */
+
+/* Requests whose reply is one u64 (kick, flush, delete_key, pause,
+ * snapshot, promote): `*out` is optional. */
+static int
+call_u64(struct sluice_client *c, const struct msg_req *q, uint64_t *out)
+{
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	if (out != NULL)
+		*out = r.count;
+	return 0;
+}
+
+int
+sluice_kick(
+    struct sluice_client *c, const char *tube, uint32_t n, uint64_t *kicked)
+{
+	struct msg_req q = { .op = MSG_OP_KICK,
+		.kick = { .tube = tube_or_default(tube), .n = n } };
+
+	return call_u64(c, &q, kicked);
+}
+
+int
+sluice_kick_id(struct sluice_client *c, uint64_t id, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_KICK_ID, .id = id };
+
+	return call_after(c, &q, after);
+}
+
+int
+sluice_delete(struct sluice_client *c, uint64_t id)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE, .id = id };
+	struct msg_rep r;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	return client_call(c, &q, 0, &r);
+}
+
+int
+sluice_delete_key(struct sluice_client *c, const char *key, uint64_t *id)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE_KEY, .key = msg_cstr(key) };
+
+	return call_u64(c, &q, id);
+}
+
+int
+sluice_flush(struct sluice_client *c, const char *tube, uint64_t *deleted)
+{
+	struct msg_req q = { .op = MSG_OP_FLUSH,
+		.tube = tube_or_default(tube) };
+
+	return call_u64(c, &q, deleted);
+}
+
+static int
+call_task(
+    struct sluice_client *c, const struct msg_req *q, struct sluice_task **task)
+{
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || task == NULL)
+		return bad_arg(c, "peek: no place for the task");
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	return result_task(&r.task, task);
+}
+
+int
+sluice_peek(struct sluice_client *c, uint64_t id, struct sluice_task **task)
+{
+	struct msg_req q = { .op = MSG_OP_PEEK, .id = id };
+
+	return call_task(c, &q, task);
+}
+
+int
+sluice_peek_key(
+    struct sluice_client *c, const char *key, struct sluice_task **task)
+{
+	struct msg_req q = { .op = MSG_OP_PEEK_KEY, .key = msg_cstr(key) };
+
+	return call_task(c, &q, task);
+}
+
+int
+sluice_peek_next(struct sluice_client *c, const char *tube, int state,
+    struct sluice_task **task)
+{
+	struct msg_req q = { .op = MSG_OP_PEEK_NEXT,
+		.peek_next = { .tube = tube_or_default(tube) } };
+
+	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
+	    state != SLUICE_BURIED)
+		return bad_arg(
+		    c, "peek: state must be ready, delayed or buried");
+	q.peek_next.state = (uint8_t)state;
+	return call_task(c, &q, task);
+}
+
+int
+sluice_stats(
+    struct sluice_client *c, const char *tube, struct sluice_stats **stats)
+{
+	struct msg_req q = { .op = MSG_OP_STATS, .tube = msg_cstr(tube) };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || stats == NULL)
+		return bad_arg(c, "stats: no place for the result");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	return result_stats(&r.stats, stats);
+}
+
+void
+sluice_stats_free(struct sluice_stats *stats)
+{
+	free(stats);
+}
+
+int
+sluice_kv_get(
+    const struct sluice_kv *kv, size_t n, const char *name, uint64_t *value)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(kv[i].name, name) == 0) {
+			if (value != NULL)
+				*value = kv[i].value;
+			return 0;
+		}
+	}
+	return SLUICE_ENOTFOUND;
+}
+
+int
+sluice_list(struct sluice_client *c, const char *tube, int state, int order,
+    uint32_t limit, int payloads, struct sluice_task **tasks, size_t *n)
+{
+	struct msg_req q = { .op = MSG_OP_LIST,
+		.list = { .tube = tube_or_default(tube),
+		    .limit = limit,
+		    .payloads = payloads != 0 } };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || tasks == NULL || n == NULL)
+		return bad_arg(c, "list: no place for the tasks");
+	if (state < 0 || state > SLUICE_BURIED || order < 0 || order > 255)
+		return bad_arg(c, "list: unknown state or order");
+	q.list.state = (uint8_t)state;
+	q.list.order = (uint8_t)order;
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if ((rc = result_tasks(&r.tasks, tasks)) != 0)
+		return rc;
+	*n = r.tasks.n;
+	return 0;
+}
+
+int
+sluice_errors(struct sluice_client *c, const char *tube,
+    struct sluice_error_count **errors, size_t *n)
+{
+	struct msg_req q = { .op = MSG_OP_ERRORS,
+		.tube = tube_or_default(tube) };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || errors == NULL || n == NULL)
+		return bad_arg(c, "errors: no place for the result");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	return result_errors(&r.errors, errors, n);
+}
+
+void
+sluice_errors_free(struct sluice_error_count *errors)
+{
+	free(errors);
+}
+
+int
+sluice_pause(
+    struct sluice_client *c, const char *tube, uint64_t ms, uint64_t *until)
+{
+	struct msg_req q = { .op = MSG_OP_PAUSE,
+		.pause = { .tube = tube_or_default(tube), .duration = ms } };
+
+	return call_u64(c, &q, until);
+}
+
+/* ---- the node -------------------------------------------------------------
+ */
+
+int
+sluice_snapshot(struct sluice_client *c, uint64_t *lsn)
+{
+	struct msg_req q = { .op = MSG_OP_SNAPSHOT };
+
+	return call_u64(c, &q, lsn);
+}
+
+int
+sluice_promote(struct sluice_client *c, uint64_t *epoch)
+{
+	struct msg_req q = { .op = MSG_OP_PROMOTE };
+
+	return call_u64(c, &q, epoch);
+}
+
+int
+sluice_follow(struct sluice_client *c, const char *url)
+{
+	struct msg_req q = { .op = MSG_OP_FOLLOW, .url = msg_cstr(url) };
+	struct msg_rep r;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	return client_call(c, &q, 0, &r);
+}
+
+const char *
+sluice_state_name(int state)
+{
+	switch (state) {
+	case 0:
+		return "gone";
+	case SLUICE_READY:
+		return "ready";
+	case SLUICE_DELAYED:
+		return "delayed";
+	case SLUICE_TAKEN:
+		return "taken";
+	case SLUICE_BURIED:
+		return "buried";
+	}
+	return "?";
+}

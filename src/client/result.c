@@ -1,0 +1,262 @@
+/* result - see result.h.
+ *
+ * Each builder runs twice over the decoded reply: once to size the block
+ * (an `arena` with no memory only counts), once to fill it. The structs go
+ * first, at the start of the block, so they are aligned by malloc; the
+ * bytes (strings and payloads, each NUL-terminated) follow. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/result.h"
+
+struct arena {
+	char *base;  /* NULL while sizing */
+	size_t used; /* bytes placed (or counted) so far */
+};
+
+/* Room for `n` bytes; NULL while sizing. */
+static void *
+arena_take(struct arena *a, size_t n)
+{
+	void *p = a->base ? a->base + a->used : NULL;
+
+	a->used += n;
+	return p;
+}
+
+/* A copy of `s` with a NUL after it. */
+static const char *
+arena_str(struct arena *a, struct msg_str s)
+{
+	char *p = arena_take(a, s.len + 1);
+
+	if (p != NULL) {
+		if (s.len)
+			memcpy(p, s.p, s.len);
+		p[s.len] = '\0';
+	}
+	return p;
+}
+
+/* NULL for an empty string, as the API documents for key and last_error. */
+static const char *
+arena_opt_str(struct arena *a, struct msg_str s)
+{
+	const char *p = arena_str(a, s);
+
+	return s.len ? p : NULL;
+}
+
+static void
+fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
+{
+	const char *tube = arena_str(a, t->tube);
+	const char *key = arena_opt_str(a, t->key);
+	const char *err = arena_opt_str(a, t->last_error);
+	const char *payload = arena_str(a, t->payload);
+
+	if (o == NULL)
+		return;
+	memset(o, 0, sizeof(*o));
+	o->id = t->id;
+	o->lease = t->lease;
+	o->state = t->state;
+	o->detached = t->detached;
+	o->priority = t->priority;
+	o->attempts = t->attempts;
+	o->max_attempts = t->max_attempts;
+	o->ttr_ms = t->ttr;
+	o->run_at = t->run_at;
+	o->period_ms = t->period;
+	o->created_at = t->created_at;
+	o->updated_at = t->updated_at;
+	o->taken_at = t->taken_at;
+	o->deadline = t->deadline;
+	o->tube = tube;
+	o->key = key;
+	o->last_error = err;
+	o->payload = payload;
+	o->payload_len = t->payload.len;
+	o->size = t->size;
+}
+
+/* Lays out `n` tasks from `it` (or the single `one`). */
+static void
+build_tasks(
+    struct arena *a, struct msg_iter it, uint32_t n, const struct msg_task *one)
+{
+	struct sluice_task *v = arena_take(a, n * sizeof(*v));
+	struct msg_task t;
+
+	if (one != NULL) {
+		fill_task(a, one, v);
+		return;
+	}
+	for (uint32_t i = 0; msg_next_task(&it, &t); i++)
+		fill_task(a, &t, v ? &v[i] : NULL);
+}
+
+static int
+tasks_alloc(struct msg_iter it, uint32_t n, const struct msg_task *one,
+    struct sluice_task **out)
+{
+	struct arena a = { 0 };
+
+	if (n == 0) {
+		*out = NULL;
+		return 0;
+	}
+	build_tasks(&a, it, n, one);
+	if ((a.base = malloc(a.used)) == NULL)
+		return SLUICE_ENOMEM;
+	a.used = 0;
+	build_tasks(&a, it, n, one);
+	*out = (struct sluice_task *)a.base;
+	return 0;
+}
+
+int
+result_tasks(const struct msg_tasks *list, struct sluice_task **out)
+{
+	return tasks_alloc(list->it, list->n, NULL, out);
+}
+
+int
+result_task(const struct msg_task *t, struct sluice_task **out)
+{
+	struct msg_iter none = { 0 };
+
+	return tasks_alloc(none, 1, t, out);
+}
+
+/* ---- stats ----------------------------------------------------------- */
+
+/* Stats need the kv arrays placed among the structs (aligned), before the
+ * strings; so sizing happens in two parts: structs, then bytes. */
+struct stats_layout {
+	struct arena structs;
+	struct arena bytes;
+};
+
+static void
+fill_kvs(struct stats_layout *l, struct msg_kvs kvs, size_t *n,
+    const struct sluice_kv **out)
+{
+	struct sluice_kv *v = arena_take(&l->structs, kvs.n * sizeof(*v));
+	struct msg_kv kv;
+
+	for (uint32_t i = 0; msg_next_kv(&kvs.it, &kv); i++) {
+		const char *name = arena_str(&l->bytes, kv.name);
+
+		if (v != NULL) {
+			v[i].name = name;
+			v[i].value = kv.value;
+		}
+	}
+	*n = kvs.n;
+	*out = v;
+}
+
+static void
+fill_counts(struct stats_layout *l, const struct msg_tube_stats *s,
+    struct sluice_tube_stats *o)
+{
+	struct sluice_tube_stats tmp;
+
+	if (o == NULL)
+		o = &tmp;
+	memset(o, 0, sizeof(*o));
+	o->name = arena_str(&l->bytes, s->name);
+	o->ready = s->ready;
+	o->delayed = s->delayed;
+	o->taken = s->taken;
+	o->buried = s->buried;
+	o->paused_until = s->paused_until;
+	o->oldest_ready_age_ms = s->oldest_ready_age;
+	fill_kvs(l, s->more, &o->nkv, &o->kv);
+}
+
+static void
+build_stats(struct stats_layout *l, const struct msg_stats *s)
+{
+	struct sluice_stats *o = arena_take(&l->structs, sizeof(*o));
+	struct sluice_tube_stats *tubes =
+	    arena_take(&l->structs, s->ntubes * sizeof(*tubes));
+	struct sluice_stats tmp;
+	struct msg_tube_stats ts;
+	struct msg_iter it = s->it;
+
+	if (o == NULL)
+		o = &tmp;
+	memset(o, 0, sizeof(*o));
+	o->role = s->role;
+	o->epoch = s->epoch;
+	o->lsn = s->lsn;
+	o->durable_lsn = s->durable_lsn;
+	o->now = s->now;
+	o->leader = arena_str(&l->bytes, s->leader);
+	fill_counts(l, &s->totals, &o->totals);
+	fill_kvs(l, s->more, &o->nkv, &o->kv);
+	for (uint32_t i = 0; msg_next_tube_stats(&it, &ts); i++)
+		fill_counts(l, &ts, tubes ? &tubes[i] : NULL);
+	o->ntubes = s->ntubes;
+	o->tubes = tubes;
+}
+
+int
+result_stats(const struct msg_stats *s, struct sluice_stats **out)
+{
+	struct stats_layout l = { { 0 }, { 0 } };
+	char *block;
+
+	build_stats(&l, s);
+	if ((block = malloc(l.structs.used + l.bytes.used)) == NULL)
+		return SLUICE_ENOMEM;
+	l.bytes.base = block + l.structs.used;
+	l.structs.base = block;
+	l.structs.used = 0;
+	l.bytes.used = 0;
+	build_stats(&l, s);
+	*out = (struct sluice_stats *)block;
+	return 0;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static void
+build_errors(struct arena *a, const struct msg_errors *e)
+{
+	struct sluice_error_count *v = arena_take(a, e->n * sizeof(*v));
+	struct msg_iter it = e->it;
+	struct msg_error_count ec;
+
+	for (uint32_t i = 0; msg_next_error_count(&it, &ec); i++) {
+		const char *text = arena_str(a, ec.text);
+
+		if (v != NULL) {
+			v[i].text = text;
+			v[i].count = ec.count;
+		}
+	}
+}
+
+int
+result_errors(
+    const struct msg_errors *e, struct sluice_error_count **out, size_t *n)
+{
+	struct arena a = { 0 };
+
+	if (e->n == 0) {
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
+	build_errors(&a, e);
+	if ((a.base = malloc(a.used)) == NULL)
+		return SLUICE_ENOMEM;
+	a.used = 0;
+	build_errors(&a, e);
+	*out = (struct sluice_error_count *)a.base;
+	*n = e->n;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* result - decoded replies (which borrow from the reply message) turned into
+ * the public result types of sluice.h, each in one allocation the caller
+ * frees with one free(): the structs first, then every string and payload
+ * they point to, each followed by a NUL. All return 0 or SLUICE_ENOMEM and
+ * write their out-parameters only on success. */
+#ifndef SLUICE_CLIENT_RESULT_H
+#define SLUICE_CLIENT_RESULT_H
+
+#include <stddef.h>
+
+#include "proto/msg.h"
+#include "sluice.h"
+
+/* The `n` tasks of a decoded list; n 0 gives NULL. */
+int result_tasks(const struct msg_tasks *list, struct sluice_task **out);
+
+/* One task, as an array of one. */
+int result_task(const struct msg_task *t, struct sluice_task **out);
+
+int result_stats(const struct msg_stats *s, struct sluice_stats **out);
+
+/* n 0 gives NULL. */
+int result_errors(
+    const struct msg_errors *e, struct sluice_error_count **out, size_t *n);
+
+#endif

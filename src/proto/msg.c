@@ -1,0 +1,1263 @@
+/* msg - encode and decode wire messages (layout: docs/protocol.md).
+ *
+ * Design. Every field goes through one checker shared by both directions
+ * (check_tube, check_key, check_text, ...), so the encoder refuses exactly
+ * what the decoder would refuse and an encoded message always decodes.
+ * The decoder reads with `struct rd`, which never reads out of bounds and
+ * turns a short read into a sticky `bad` flag; every getter here tests that
+ * flag before it looks at a length or a value, so a truncated message is
+ * reported as SLUICE_ETRUNC and never as a limit or range error computed
+ * from a zero that was not really there.
+ *
+ * Lists are validated element by element at decode time, and the iterator
+ * keeps a copy of the reader at the first element: msg_next_*() runs the
+ * same getter again, which cannot fail the second time.
+ *
+ * Error precedence within a field: a declared length over its limit is the
+ * limit's error (ETOOBIG, ETUBE, EKEY, ELIMIT) even if the bytes are
+ * missing; otherwise missing bytes are ETRUNC. */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "proto/msg.h"
+#include "sluice.h"
+
+enum {
+	PUT_F_REPLACE = 0x01,
+	PUT_F_AT = 0x02,
+	TAKE_F_DETACH = 0x01,
+	RELEASE_F_PRIORITY = 0x01,
+	FAIL_F_DELAY = 0x01,
+	LIST_F_PAYLOADS = 0x01,
+	TASK_F_DETACHED = 0x01,
+	/* id .. size: the fixed part of a task record, in bytes */
+	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
+};
+
+/* Flag bits each request op may set in the header. */
+static const uint8_t req_flags[MSG_OP_END_] = {
+	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
+	[MSG_OP_TAKE] = TAKE_F_DETACH,
+	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY,
+	[MSG_OP_FAIL] = FAIL_F_DELAY,
+	[MSG_OP_LIST] = LIST_F_PAYLOADS,
+};
+
+static const char *const op_names[MSG_OP_END_] = {
+	[MSG_OP_PUT] = "put",
+	[MSG_OP_PUT_BATCH] = "put_batch",
+	[MSG_OP_TAKE] = "take",
+	[MSG_OP_ACK] = "ack",
+	[MSG_OP_RELEASE] = "release",
+	[MSG_OP_FAIL] = "fail",
+	[MSG_OP_TOUCH] = "touch",
+	[MSG_OP_BURY] = "bury",
+	[MSG_OP_KICK] = "kick",
+	[MSG_OP_KICK_ID] = "kick_id",
+	[MSG_OP_DELETE] = "delete",
+	[MSG_OP_DELETE_KEY] = "delete_key",
+	[MSG_OP_FLUSH] = "flush",
+	[MSG_OP_PEEK] = "peek",
+	[MSG_OP_PEEK_KEY] = "peek_key",
+	[MSG_OP_PEEK_NEXT] = "peek_next",
+	[MSG_OP_STATS] = "stats",
+	[MSG_OP_LIST] = "list",
+	[MSG_OP_ERRORS] = "errors",
+	[MSG_OP_PAUSE] = "pause",
+	[MSG_OP_SNAPSHOT] = "snapshot",
+	[MSG_OP_PROMOTE] = "promote",
+	[MSG_OP_FOLLOW] = "follow",
+};
+
+static bool
+op_known(uint8_t op)
+{
+	return op > 0 && op < MSG_OP_END_;
+}
+
+const char *
+msg_op_name(uint8_t op)
+{
+	return op_known(op) ? op_names[op] : NULL;
+}
+
+const char *
+msg_state_name(uint8_t state)
+{
+	static const char *const names[] = { "none", "ready", "delayed",
+		"taken", "buried" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
+}
+
+const char *
+msg_order_name(uint8_t order)
+{
+	switch (order) {
+	case MSG_ORDER_ATTEMPTS:
+		return "attempts";
+	case MSG_ORDER_AGE:
+		return "age";
+	case MSG_ORDER_RUN_AT:
+		return "run_at";
+	}
+	return NULL;
+}
+
+struct msg_str
+msg_cstr(const char *s)
+{
+	struct msg_str m = { s ? s : "", s ? strlen(s) : 0 };
+
+	return m;
+}
+
+/* ---- field checks, shared by encoder and decoder -------------------- */
+
+bool
+msg_tube_valid(const char *p, size_t len)
+{
+	if (len == 0 || len > MSG_TUBE_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		        c == ':' || c == '/' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int
+check_tube(struct msg_str s, bool empty_ok)
+{
+	if (s.len == 0 && empty_ok)
+		return 0;
+	return msg_tube_valid(s.p, s.len) ? 0 : SLUICE_ETUBE;
+}
+
+static int
+check_key(struct msg_str s, bool required)
+{
+	if (s.len > MSG_KEY_MAX || (s.len == 0 && required))
+		return SLUICE_EKEY;
+	if (s.len > 0 && memchr(s.p, '\0', s.len) != NULL)
+		return SLUICE_EKEY;
+	return 0;
+}
+
+static int
+check_text(struct msg_str s, size_t max)
+{
+	return s.len > max ? SLUICE_ELIMIT : 0;
+}
+
+static bool
+name_valid(struct msg_str s)
+{
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		        c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool
+state_valid(uint8_t st)
+{
+	return st >= MSG_ST_READY && st <= MSG_ST_BURIED;
+}
+
+static bool
+order_valid(uint8_t order)
+{
+	return msg_order_name(order) != NULL;
+}
+
+/* A count of `n` elements allowed 1..max: 0 is EINVAL, more ELIMIT. */
+static int
+check_count(uint32_t n, uint32_t max)
+{
+	if (n == 0)
+		return SLUICE_EINVAL;
+	return n > max ? SLUICE_ELIMIT : 0;
+}
+
+/* ---- decoding: getters ------------------------------------------------ */
+
+/* Each getter returns 0 or the error of the first problem it meets. */
+#define NEED(r)                                                                \
+	do {                                                                   \
+		if (rd_failed(r))                                              \
+			return SLUICE_ETRUNC;                                  \
+	} while (0)
+
+#define TRY(expr)                                                              \
+	do {                                                                   \
+		int rc_ = (expr);                                              \
+		if (rc_ != 0)                                                  \
+			return rc_;                                            \
+	} while (0)
+
+/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
+static int
+get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+{
+	uint16_t len = rd_u16(r);
+	const uint8_t *p;
+
+	NEED(r);
+	if (len > max)
+		return too_long;
+	p = rd_bytes(r, len);
+	NEED(r);
+	out->p = len ? (const char *)p : "";
+	out->len = len;
+	return 0;
+}
+
+static int
+get_tube(struct rd *r, bool empty_ok, struct msg_str *out)
+{
+	TRY(get_str(r, MSG_TUBE_MAX, SLUICE_ETUBE, out));
+	return check_tube(*out, empty_ok);
+}
+
+static int
+get_key(struct rd *r, bool required, struct msg_str *out)
+{
+	TRY(get_str(r, MSG_KEY_MAX, SLUICE_EKEY, out));
+	return check_key(*out, required);
+}
+
+static int
+get_text(struct rd *r, size_t max, struct msg_str *out)
+{
+	return get_str(r, max, SLUICE_ELIMIT, out);
+}
+
+static int
+get_payload(struct rd *r, size_t max, struct msg_str *out)
+{
+	uint32_t len = rd_u32(r);
+	const uint8_t *p;
+
+	NEED(r);
+	if (len > max)
+		return SLUICE_ETOOBIG;
+	p = rd_bytes(r, len);
+	NEED(r);
+	out->p = len ? (const char *)p : "";
+	out->len = len;
+	return 0;
+}
+
+/* The put fields, after the flags that came with them. */
+static int
+get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (flags & ~(PUT_F_REPLACE | PUT_F_AT))
+		return SLUICE_EPROTO;
+	p->replace = flags & PUT_F_REPLACE;
+	p->at = flags & PUT_F_AT;
+	TRY(get_tube(r, false, &p->tube));
+	p->priority = rd_u32(r);
+	p->when = rd_u64(r);
+	p->ttr = rd_u64(r);
+	p->max_attempts = rd_u32(r);
+	p->period = rd_u64(r);
+	TRY(get_key(r, false, &p->key));
+	if (p->replace && p->key.len == 0)
+		return SLUICE_EINVAL;
+	return get_payload(r, payload_max, &p->payload);
+}
+
+/* One batch item: its flags byte, then the put fields. */
+static int
+get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
+{
+	uint8_t flags = rd_u8(r);
+
+	NEED(r);
+	return get_put(r, flags, payload_max, p);
+}
+
+/* One task record. Its own length bounds a sub-reader; fields it lacks are
+ * EPROTO (the record lies about its size), bytes it has beyond the fields
+ * of version 1 are skipped. */
+static int
+get_task(struct rd *r, size_t payload_max, struct msg_task *t)
+{
+	uint32_t len = rd_u32(r);
+	const uint8_t *rec;
+	struct rd s;
+	uint8_t flags;
+	int rc;
+
+	NEED(r);
+	rec = rd_bytes(r, len);
+	NEED(r);
+	rd_init(&s, rec, len);
+	memset(t, 0, sizeof(*t));
+	t->id = rd_u64(&s);
+	t->lease = rd_u64(&s);
+	t->state = rd_u8(&s);
+	flags = rd_u8(&s);
+	t->detached = flags & TASK_F_DETACHED;
+	t->priority = rd_u32(&s);
+	t->attempts = rd_u32(&s);
+	t->max_attempts = rd_u32(&s);
+	t->ttr = rd_u64(&s);
+	t->run_at = rd_u64(&s);
+	t->period = rd_u64(&s);
+	t->created_at = rd_u64(&s);
+	t->updated_at = rd_u64(&s);
+	t->taken_at = rd_u64(&s);
+	t->deadline = rd_u64(&s);
+	t->size = rd_u32(&s);
+	if (!rd_failed(&s) && !state_valid(t->state))
+		return SLUICE_EPROTO;
+	if ((rc = get_tube(&s, false, &t->tube)) == 0 &&
+	    (rc = get_key(&s, false, &t->key)) == 0 &&
+	    (rc = get_text(&s, MSG_TEXT_MAX, &t->last_error)) == 0)
+		rc = get_payload(&s, payload_max, &t->payload);
+	if (rc == SLUICE_ETRUNC)
+		return SLUICE_EPROTO; /* the record, not the message, is short
+		                       */
+	if (rc != 0)
+		return rc;
+	if (t->payload.len != 0 && t->payload.len != t->size)
+		return SLUICE_EPROTO;
+	return 0;
+}
+
+static int
+get_put_res(struct rd *r, struct msg_put_res *out)
+{
+	uint8_t created;
+
+	out->status = rd_u16(r);
+	created = rd_u8(r);
+	out->id = rd_u64(r);
+	NEED(r);
+	if (created > 1)
+		return SLUICE_EPROTO;
+	out->created = created;
+	return 0;
+}
+
+static int
+get_kv(struct rd *r, struct msg_kv *out)
+{
+	TRY(get_str(r, MSG_NAME_MAX, SLUICE_ELIMIT, &out->name));
+	if (out->name.len == 0)
+		return SLUICE_ELIMIT;
+	if (!name_valid(out->name))
+		return SLUICE_EPROTO;
+	out->value = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+static int
+get_kvs(struct rd *r, struct msg_kvs *out)
+{
+	struct msg_kv kv;
+
+	memset(out, 0, sizeof(*out));
+	out->n = rd_u16(r);
+	NEED(r);
+	out->it.r = *r;
+	out->it.left = out->n;
+	for (uint32_t i = 0; i < out->n; i++)
+		TRY(get_kv(r, &kv));
+	return 0;
+}
+
+/* counts: six u64, then key/values. The name is read by the caller. */
+static int
+get_counts(struct rd *r, struct msg_tube_stats *out)
+{
+	out->ready = rd_u64(r);
+	out->delayed = rd_u64(r);
+	out->taken = rd_u64(r);
+	out->buried = rd_u64(r);
+	out->paused_until = rd_u64(r);
+	out->oldest_ready_age = rd_u64(r);
+	NEED(r);
+	return get_kvs(r, &out->more);
+}
+
+static int
+get_tube_stats(struct rd *r, struct msg_tube_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	TRY(get_tube(r, false, &out->name));
+	return get_counts(r, out);
+}
+
+static int
+get_error_count(struct rd *r, struct msg_error_count *out)
+{
+	TRY(get_text(r, MSG_TEXT_MAX, &out->text));
+	out->count = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+/* ---- decoding: iterators ---------------------------------------------- */
+
+static void
+iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
+{
+	it->r = *r;
+	it->left = n;
+	it->payload_max = pmax;
+}
+
+/* The element was checked by the decoder; failing now is a bug. */
+#define NEXT(it, getter)                                                       \
+	do {                                                                   \
+		int rc_;                                                       \
+		if ((it)->left == 0)                                           \
+			return false;                                          \
+		rc_ = (getter);                                                \
+		assert(rc_ == 0);                                              \
+		(void)rc_;                                                     \
+		(it)->left--;                                                  \
+		return true;                                                   \
+	} while (0)
+
+bool
+msg_next_put(struct msg_iter *it, struct msg_put *out)
+{
+	NEXT(it, get_put_item(&it->r, it->payload_max, out));
+}
+
+bool
+msg_next_str(struct msg_iter *it, struct msg_str *out)
+{
+	NEXT(it, get_tube(&it->r, false, out));
+}
+
+bool
+msg_next_task(struct msg_iter *it, struct msg_task *out)
+{
+	NEXT(it, get_task(&it->r, it->payload_max, out));
+}
+
+bool
+msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
+{
+	NEXT(it, get_put_res(&it->r, out));
+}
+
+bool
+msg_next_kv(struct msg_iter *it, struct msg_kv *out)
+{
+	NEXT(it, get_kv(&it->r, out));
+}
+
+bool
+msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out)
+{
+	NEXT(it, get_tube_stats(&it->r, out));
+}
+
+bool
+msg_next_error_count(struct msg_iter *it, struct msg_error_count *out)
+{
+	NEXT(it, get_error_count(&it->r, out));
+}
+
+/* ---- decoding: messages ----------------------------------------------- */
+
+static void
+limits_resolve(const struct msg_limits *lim, size_t *msg_max, size_t *pmax)
+{
+	*msg_max = MSG_SIZE_MAX;
+	*pmax = MSG_PAYLOAD_DEFAULT;
+	if (lim == NULL)
+		return;
+	if (lim->msg_max != 0 && lim->msg_max < MSG_SIZE_MAX)
+		*msg_max = lim->msg_max;
+	if (lim->payload_max != 0)
+		*pmax = lim->payload_max < MSG_SIZE_MAX ? lim->payload_max
+		                                        : MSG_SIZE_MAX;
+}
+
+/* The checks every message starts with: size, magic, version, length. */
+static int
+check_head(const uint8_t *b, size_t len, size_t msg_max, size_t hdr)
+{
+	if (len > msg_max)
+		return SLUICE_EMSGSIZE;
+	if (len >= 1 && b[0] != MSG_MAGIC)
+		return SLUICE_EPROTO;
+	if (len >= 2 && b[1] != MSG_VERSION)
+		return SLUICE_EVERSION;
+	if (len < hdr)
+		return SLUICE_ETRUNC;
+	return 0;
+}
+
+static int
+get_take(struct rd *r, uint8_t flags, struct msg_take *t)
+{
+	struct msg_str tube;
+
+	t->detach = flags & TAKE_F_DETACH;
+	t->wait = rd_u64(r);
+	t->max = rd_u32(r);
+	NEED(r);
+	TRY(check_count(t->max, MSG_TAKE_MAX));
+	t->ntubes = rd_u16(r);
+	NEED(r);
+	TRY(check_count(t->ntubes, MSG_TAKE_TUBES_MAX));
+	iter_start(&t->it, r, t->ntubes, 0);
+	for (uint32_t i = 0; i < t->ntubes; i++)
+		TRY(get_tube(r, false, &tube));
+	return 0;
+}
+
+static int
+get_req_body(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
+{
+	struct msg_put item;
+
+	switch (op) {
+	case MSG_OP_PUT:
+		return get_put(r, flags, pmax, &q->put);
+	case MSG_OP_PUT_BATCH:
+		q->put_batch.n = rd_u32(r);
+		NEED(r);
+		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
+		iter_start(&q->put_batch.it, r, q->put_batch.n, pmax);
+		for (uint32_t i = 0; i < q->put_batch.n; i++)
+			TRY(get_put_item(r, pmax, &item));
+		return 0;
+	case MSG_OP_TAKE:
+		return get_take(r, flags, &q->take);
+	case MSG_OP_ACK:
+		q->ack.id = rd_u64(r);
+		q->ack.lease = rd_u64(r);
+		NEED(r);
+		return get_tube(r, true, &q->ack.to);
+	case MSG_OP_RELEASE:
+		q->release.id = rd_u64(r);
+		q->release.lease = rd_u64(r);
+		q->release.delay = rd_u64(r);
+		q->release.priority = rd_u32(r);
+		q->release.set_priority = flags & RELEASE_F_PRIORITY;
+		NEED(r);
+		return 0;
+	case MSG_OP_FAIL:
+		q->fail.id = rd_u64(r);
+		q->fail.lease = rd_u64(r);
+		q->fail.delay = rd_u64(r);
+		q->fail.set_delay = flags & FAIL_F_DELAY;
+		NEED(r);
+		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		q->lease.id = rd_u64(r);
+		q->lease.lease = rd_u64(r);
+		NEED(r);
+		return 0;
+	case MSG_OP_KICK:
+		TRY(get_tube(r, false, &q->kick.tube));
+		q->kick.n = rd_u32(r);
+		NEED(r);
+		return q->kick.n == 0 ? SLUICE_EINVAL : 0;
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
+		q->id = rd_u64(r);
+		NEED(r);
+		return 0;
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return get_key(r, true, &q->key);
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
+		return get_tube(r, false, &q->tube);
+	case MSG_OP_STATS:
+		return get_tube(r, true, &q->tube);
+	case MSG_OP_PEEK_NEXT:
+		TRY(get_tube(r, false, &q->peek_next.tube));
+		q->peek_next.state = rd_u8(r);
+		NEED(r);
+		if (!state_valid(q->peek_next.state))
+			return SLUICE_EPROTO;
+		return q->peek_next.state == MSG_ST_TAKEN ? SLUICE_EINVAL : 0;
+	case MSG_OP_LIST:
+		TRY(get_tube(r, false, &q->list.tube));
+		q->list.state = rd_u8(r);
+		q->list.order = rd_u8(r);
+		q->list.limit = rd_u32(r);
+		q->list.payloads = flags & LIST_F_PAYLOADS;
+		NEED(r);
+		if ((q->list.state != MSG_ST_NONE &&
+		        !state_valid(q->list.state)) ||
+		    !order_valid(q->list.order))
+			return SLUICE_EPROTO;
+		return check_count(q->list.limit, MSG_LIST_MAX);
+	case MSG_OP_PAUSE:
+		TRY(get_tube(r, false, &q->pause.tube));
+		q->pause.duration = rd_u64(r);
+		NEED(r);
+		return 0;
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+		return 0;
+	case MSG_OP_FOLLOW:
+		TRY(get_text(r, MSG_URL_MAX, &q->url));
+		return q->url.len == 0 ? SLUICE_EINVAL : 0;
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+int
+msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
+    struct msg_req *out)
+{
+	const uint8_t *b = p;
+	size_t msg_max, pmax;
+	struct msg_req q;
+	struct rd r;
+	uint8_t op, flags;
+
+	limits_resolve(lim, &msg_max, &pmax);
+	TRY(check_head(b, len, msg_max, MSG_REQ_HDR));
+	op = b[2];
+	flags = b[3];
+	if (!op_known(op))
+		return SLUICE_EUNKNOWNOP;
+	if (flags & ~req_flags[op])
+		return SLUICE_EPROTO;
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	rd_init(&r, b + MSG_REQ_HDR, len - MSG_REQ_HDR);
+	TRY(get_req_body(&r, op, flags, pmax, &q));
+	if (rd_left(&r) != 0)
+		return SLUICE_EPROTO;
+	*out = q;
+	return 0;
+}
+
+uint8_t
+msg_req_op(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	return len >= 3 ? b[2] : 0;
+}
+
+static int
+get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
+{
+	struct msg_task task;
+
+	t->n = rd_u32(r);
+	NEED(r);
+	if (t->n > MSG_TAKE_MAX)
+		return SLUICE_ELIMIT;
+	iter_start(&t->it, r, t->n, pmax);
+	for (uint32_t i = 0; i < t->n; i++)
+		TRY(get_task(r, pmax, &task));
+	return 0;
+}
+
+static int
+get_stats(struct rd *r, struct msg_stats *s)
+{
+	struct msg_tube_stats ts;
+
+	s->role = rd_u8(r);
+	s->epoch = rd_u64(r);
+	s->lsn = rd_u64(r);
+	s->durable_lsn = rd_u64(r);
+	s->now = rd_u64(r);
+	NEED(r);
+	if (s->role != MSG_ROLE_LEADER && s->role != MSG_ROLE_FOLLOWER)
+		return SLUICE_EPROTO;
+	TRY(get_text(r, MSG_URL_MAX, &s->leader));
+	TRY(get_counts(r, &s->totals));
+	TRY(get_kvs(r, &s->more));
+	s->ntubes = rd_u32(r);
+	NEED(r);
+	iter_start(&s->it, r, s->ntubes, 0);
+	for (uint32_t i = 0; i < s->ntubes; i++)
+		TRY(get_tube_stats(r, &ts));
+	return 0;
+}
+
+static int
+get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
+{
+	struct msg_put_res pr;
+	struct msg_error_count ec;
+
+	switch (op) {
+	case MSG_OP_PUT:
+		TRY(get_put_res(r, &m->put));
+		return m->put.status != 0 ? SLUICE_EPROTO : 0;
+	case MSG_OP_PUT_BATCH:
+		m->put_batch.n = rd_u32(r);
+		NEED(r);
+		if (m->put_batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		iter_start(&m->put_batch.it, r, m->put_batch.n, 0);
+		for (uint32_t i = 0; i < m->put_batch.n; i++)
+			TRY(get_put_res(r, &pr));
+		return 0;
+	case MSG_OP_TAKE:
+	case MSG_OP_LIST:
+		return get_tasks(r, pmax, &m->tasks);
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+	case MSG_OP_KICK_ID:
+		m->after.id = rd_u64(r);
+		m->after.state = rd_u8(r);
+		m->after.run_at = rd_u64(r);
+		m->after.deadline = rd_u64(r);
+		NEED(r);
+		if (m->after.state != MSG_ST_NONE &&
+		    !state_valid(m->after.state))
+			return SLUICE_EPROTO;
+		return 0;
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PAUSE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+		/* count, id, until, lsn, epoch: one u64 in the same place */
+		m->count = rd_u64(r);
+		NEED(r);
+		return 0;
+	case MSG_OP_DELETE:
+	case MSG_OP_FOLLOW:
+		return 0;
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+		return get_task(r, pmax, &m->task);
+	case MSG_OP_STATS:
+		return get_stats(r, &m->stats);
+	case MSG_OP_ERRORS:
+		m->errors.n = rd_u32(r);
+		NEED(r);
+		iter_start(&m->errors.it, r, m->errors.n, 0);
+		for (uint32_t i = 0; i < m->errors.n; i++)
+			TRY(get_error_count(r, &ec));
+		return 0;
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+int
+msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
+    struct msg_rep *out)
+{
+	const uint8_t *b = p;
+	size_t msg_max, pmax;
+	struct msg_rep m;
+	struct rd r;
+
+	limits_resolve(lim, &msg_max, &pmax);
+	TRY(check_head(b, len, msg_max, MSG_REP_HDR));
+	if (b[3] != 0)
+		return SLUICE_EPROTO;
+	memset(&m, 0, sizeof(m));
+	m.op = b[2];
+	m.status = le_load_u16(b + 4);
+	rd_init(&r, b + MSG_REP_HDR, len - MSG_REP_HDR);
+	if (m.status != 0) {
+		TRY(get_text(&r, MSG_TEXT_MAX, &m.err.message));
+		TRY(get_text(&r, MSG_URL_MAX, &m.err.leader));
+	} else {
+		if (!op_known(m.op))
+			return SLUICE_EUNKNOWNOP;
+		TRY(get_rep_body(&r, m.op, pmax, &m));
+	}
+	if (rd_left(&r) != 0)
+		return SLUICE_EPROTO;
+	*out = m;
+	return 0;
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+static void
+put_str(struct buf *b, struct msg_str s)
+{
+	buf_put_str16(b, s.p, s.len);
+}
+
+static int
+put_tube(struct buf *b, struct msg_str s, bool empty_ok)
+{
+	TRY(check_tube(s, empty_ok));
+	put_str(b, s);
+	return 0;
+}
+
+static int
+put_key(struct buf *b, struct msg_str s, bool required)
+{
+	TRY(check_key(s, required));
+	put_str(b, s);
+	return 0;
+}
+
+static int
+put_text(struct buf *b, struct msg_str s, size_t max)
+{
+	TRY(check_text(s, max));
+	put_str(b, s);
+	return 0;
+}
+
+static int
+put_payload(struct buf *b, struct msg_str s)
+{
+	if (s.len > MSG_SIZE_MAX)
+		return SLUICE_ETOOBIG;
+	buf_put_blob(b, s.p, s.len);
+	return 0;
+}
+
+static uint8_t
+put_flags(const struct msg_put *p)
+{
+	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0);
+}
+
+static int
+enc_put(struct buf *b, const struct msg_put *p)
+{
+	TRY(put_tube(b, p->tube, false));
+	buf_put_u32(b, p->priority);
+	buf_put_u64(b, p->when);
+	buf_put_u64(b, p->ttr);
+	buf_put_u32(b, p->max_attempts);
+	buf_put_u64(b, p->period);
+	TRY(put_key(b, p->key, false));
+	if (p->replace && p->key.len == 0)
+		return SLUICE_EINVAL;
+	return put_payload(b, p->payload);
+}
+
+/* The header's flags byte for a request. */
+static uint8_t
+req_flag_byte(const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_PUT:
+		return put_flags(&q->put);
+	case MSG_OP_TAKE:
+		return q->take.detach ? TAKE_F_DETACH : 0;
+	case MSG_OP_RELEASE:
+		return q->release.set_priority ? RELEASE_F_PRIORITY : 0;
+	case MSG_OP_FAIL:
+		return q->fail.set_delay ? FAIL_F_DELAY : 0;
+	case MSG_OP_LIST:
+		return q->list.payloads ? LIST_F_PAYLOADS : 0;
+	}
+	return 0;
+}
+
+static int
+enc_req_body(struct buf *b, const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_PUT:
+		return enc_put(b, &q->put);
+	case MSG_OP_PUT_BATCH:
+		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
+		buf_put_u32(b, q->put_batch.n);
+		for (uint32_t i = 0; i < q->put_batch.n; i++) {
+			buf_put_u8(b, put_flags(&q->put_batch.items[i]));
+			TRY(enc_put(b, &q->put_batch.items[i]));
+		}
+		return 0;
+	case MSG_OP_TAKE:
+		TRY(check_count(q->take.max, MSG_TAKE_MAX));
+		TRY(check_count(q->take.ntubes, MSG_TAKE_TUBES_MAX));
+		buf_put_u64(b, q->take.wait);
+		buf_put_u32(b, q->take.max);
+		buf_put_u16(b, (uint16_t)q->take.ntubes);
+		for (uint32_t i = 0; i < q->take.ntubes; i++)
+			TRY(put_tube(b, q->take.tubes[i], false));
+		return 0;
+	case MSG_OP_ACK:
+		buf_put_u64(b, q->ack.id);
+		buf_put_u64(b, q->ack.lease);
+		return put_tube(b, q->ack.to, true);
+	case MSG_OP_RELEASE:
+		buf_put_u64(b, q->release.id);
+		buf_put_u64(b, q->release.lease);
+		buf_put_u64(b, q->release.delay);
+		buf_put_u32(
+		    b, q->release.set_priority ? q->release.priority : 0);
+		return 0;
+	case MSG_OP_FAIL:
+		buf_put_u64(b, q->fail.id);
+		buf_put_u64(b, q->fail.lease);
+		buf_put_u64(b, q->fail.set_delay ? q->fail.delay : 0);
+		return put_text(b, q->fail.error, MSG_TEXT_MAX);
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		buf_put_u64(b, q->lease.id);
+		buf_put_u64(b, q->lease.lease);
+		return 0;
+	case MSG_OP_KICK:
+		if (q->kick.n == 0)
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->kick.tube, false));
+		buf_put_u32(b, q->kick.n);
+		return 0;
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
+		buf_put_u64(b, q->id);
+		return 0;
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return put_key(b, q->key, true);
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
+		return put_tube(b, q->tube, false);
+	case MSG_OP_STATS:
+		return put_tube(b, q->tube, true);
+	case MSG_OP_PEEK_NEXT:
+		if (!state_valid(q->peek_next.state) ||
+		    q->peek_next.state == MSG_ST_TAKEN)
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->peek_next.tube, false));
+		buf_put_u8(b, q->peek_next.state);
+		return 0;
+	case MSG_OP_LIST:
+		if ((q->list.state != MSG_ST_NONE &&
+		        !state_valid(q->list.state)) ||
+		    !order_valid(q->list.order))
+			return SLUICE_EINVAL;
+		TRY(check_count(q->list.limit, MSG_LIST_MAX));
+		TRY(put_tube(b, q->list.tube, false));
+		buf_put_u8(b, q->list.state);
+		buf_put_u8(b, q->list.order);
+		buf_put_u32(b, q->list.limit);
+		return 0;
+	case MSG_OP_PAUSE:
+		TRY(put_tube(b, q->pause.tube, false));
+		buf_put_u64(b, q->pause.duration);
+		return 0;
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+		return 0;
+	case MSG_OP_FOLLOW:
+		if (q->url.len == 0)
+			return SLUICE_EINVAL;
+		return put_text(b, q->url, MSG_URL_MAX);
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+/* Ends an encoding started at `start`: keeps it, or on failure takes it
+ * back out of the buffer. */
+static int
+enc_finish(struct buf *b, size_t start, int rc)
+{
+	if (rc == 0 && buf_failed(b))
+		rc = -ENOMEM;
+	if (rc == 0 && b->len - start > MSG_SIZE_MAX)
+		rc = SLUICE_EMSGSIZE;
+	if (rc != 0 && b->len > start)
+		b->len = start;
+	return rc;
+}
+
+int
+msg_encode_req(struct buf *b, const struct msg_req *q)
+{
+	size_t start = b->len;
+	int rc = SLUICE_EUNKNOWNOP;
+
+	if (op_known(q->op)) {
+		buf_put_u8(b, MSG_MAGIC);
+		buf_put_u8(b, MSG_VERSION);
+		buf_put_u8(b, q->op);
+		buf_put_u8(b, req_flag_byte(q));
+		rc = enc_req_body(b, q);
+	}
+	return enc_finish(b, start, rc);
+}
+
+static int
+enc_task(struct buf *b, const struct msg_task *t)
+{
+	size_t at = b->len;
+
+	if (!state_valid(t->state))
+		return SLUICE_EINVAL;
+	if (t->payload.len != 0 && t->payload.len != t->size)
+		return SLUICE_EINVAL;
+	buf_put_u32(b, 0); /* the record's length, set below */
+	buf_put_u64(b, t->id);
+	buf_put_u64(b, t->lease);
+	buf_put_u8(b, t->state);
+	buf_put_u8(b, t->detached ? TASK_F_DETACHED : 0);
+	buf_put_u32(b, t->priority);
+	buf_put_u32(b, t->attempts);
+	buf_put_u32(b, t->max_attempts);
+	buf_put_u64(b, t->ttr);
+	buf_put_u64(b, t->run_at);
+	buf_put_u64(b, t->period);
+	buf_put_u64(b, t->created_at);
+	buf_put_u64(b, t->updated_at);
+	buf_put_u64(b, t->taken_at);
+	buf_put_u64(b, t->deadline);
+	buf_put_u32(b, t->size);
+	TRY(put_tube(b, t->tube, false));
+	TRY(put_key(b, t->key, false));
+	TRY(put_text(b, t->last_error, MSG_TEXT_MAX));
+	TRY(put_payload(b, t->payload));
+	if (!buf_failed(b))
+		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
+	return 0;
+}
+
+static int
+enc_tasks(struct buf *b, const struct msg_tasks *t)
+{
+	if (t->n > MSG_TAKE_MAX)
+		return SLUICE_ELIMIT;
+	buf_put_u32(b, t->n);
+	for (uint32_t i = 0; i < t->n; i++)
+		TRY(enc_task(b, &t->tasks[i]));
+	return 0;
+}
+
+static int
+enc_put_res(struct buf *b, const struct msg_put_res *r)
+{
+	buf_put_u16(b, r->status);
+	buf_put_u8(b, r->created ? 1 : 0);
+	buf_put_u64(b, r->id);
+	return 0;
+}
+
+static int
+enc_kvs(struct buf *b, const struct msg_kvs *k)
+{
+	if (k->n > UINT16_MAX)
+		return SLUICE_ELIMIT;
+	buf_put_u16(b, (uint16_t)k->n);
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct msg_kv *kv = &k->kvs[i];
+
+		if (kv->name.len == 0 || kv->name.len > MSG_NAME_MAX)
+			return SLUICE_ELIMIT;
+		if (!name_valid(kv->name))
+			return SLUICE_EINVAL;
+		put_str(b, kv->name);
+		buf_put_u64(b, kv->value);
+	}
+	return 0;
+}
+
+static int
+enc_counts(struct buf *b, const struct msg_tube_stats *s)
+{
+	buf_put_u64(b, s->ready);
+	buf_put_u64(b, s->delayed);
+	buf_put_u64(b, s->taken);
+	buf_put_u64(b, s->buried);
+	buf_put_u64(b, s->paused_until);
+	buf_put_u64(b, s->oldest_ready_age);
+	return enc_kvs(b, &s->more);
+}
+
+static int
+enc_stats(struct buf *b, const struct msg_stats *s)
+{
+	if (s->role != MSG_ROLE_LEADER && s->role != MSG_ROLE_FOLLOWER)
+		return SLUICE_EINVAL;
+	buf_put_u8(b, s->role);
+	buf_put_u64(b, s->epoch);
+	buf_put_u64(b, s->lsn);
+	buf_put_u64(b, s->durable_lsn);
+	buf_put_u64(b, s->now);
+	TRY(put_text(b, s->leader, MSG_URL_MAX));
+	TRY(enc_counts(b, &s->totals));
+	TRY(enc_kvs(b, &s->more));
+	buf_put_u32(b, s->ntubes);
+	for (uint32_t i = 0; i < s->ntubes; i++) {
+		TRY(put_tube(b, s->tubes[i].name, false));
+		TRY(enc_counts(b, &s->tubes[i]));
+	}
+	return 0;
+}
+
+static int
+enc_rep_body(struct buf *b, const struct msg_rep *m)
+{
+	switch (m->op) {
+	case MSG_OP_PUT:
+		if (m->put.status != 0)
+			return SLUICE_EINVAL;
+		return enc_put_res(b, &m->put);
+	case MSG_OP_PUT_BATCH:
+		if (m->put_batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		buf_put_u32(b, m->put_batch.n);
+		for (uint32_t i = 0; i < m->put_batch.n; i++)
+			enc_put_res(b, &m->put_batch.items[i]);
+		return 0;
+	case MSG_OP_TAKE:
+	case MSG_OP_LIST:
+		return enc_tasks(b, &m->tasks);
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+	case MSG_OP_KICK_ID:
+		if (m->after.state != MSG_ST_NONE &&
+		    !state_valid(m->after.state))
+			return SLUICE_EINVAL;
+		buf_put_u64(b, m->after.id);
+		buf_put_u8(b, m->after.state);
+		buf_put_u64(b, m->after.run_at);
+		buf_put_u64(b, m->after.deadline);
+		return 0;
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PAUSE:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+		buf_put_u64(b, m->count);
+		return 0;
+	case MSG_OP_DELETE:
+	case MSG_OP_FOLLOW:
+		return 0;
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+		return enc_task(b, &m->task);
+	case MSG_OP_STATS:
+		return enc_stats(b, &m->stats);
+	case MSG_OP_ERRORS:
+		buf_put_u32(b, m->errors.n);
+		for (uint32_t i = 0; i < m->errors.n; i++) {
+			TRY(put_text(
+			    b, m->errors.errors[i].text, MSG_TEXT_MAX));
+			buf_put_u64(b, m->errors.errors[i].count);
+		}
+		return 0;
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+static void
+put_rep_head(struct buf *b, uint8_t op, uint16_t status)
+{
+	buf_put_u8(b, MSG_MAGIC);
+	buf_put_u8(b, MSG_VERSION);
+	buf_put_u8(b, op);
+	buf_put_u8(b, 0);
+	buf_put_u16(b, status);
+}
+
+int
+msg_encode_rep(struct buf *b, const struct msg_rep *m)
+{
+	size_t start = b->len;
+	int rc;
+
+	put_rep_head(b, m->op, m->status);
+	if (m->status != 0) {
+		if ((rc = put_text(b, m->err.message, MSG_TEXT_MAX)) == 0)
+			rc = put_text(b, m->err.leader, MSG_URL_MAX);
+	} else {
+		rc = op_known(m->op) ? enc_rep_body(b, m) : SLUICE_EUNKNOWNOP;
+	}
+	return enc_finish(b, start, rc);
+}
+
+/* At most `max` bytes of `s`, cut back to the start of a UTF-8 sequence
+ * so that a cut never leaves half a character. */
+static struct msg_str
+cut_text(const char *s, size_t max)
+{
+	struct msg_str m = msg_cstr(s);
+
+	if (m.len > max) {
+		m.len = max;
+		while (m.len > 0 && ((unsigned char)m.p[m.len] & 0xc0) == 0x80)
+			m.len--;
+	}
+	return m;
+}
+
+int
+msg_encode_err(struct buf *b, uint8_t op, int status, const char *message,
+    const char *leader)
+{
+	struct msg_rep m;
+
+	if (status <= 0 || status > UINT16_MAX)
+		return SLUICE_EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.op = op;
+	m.status = (uint16_t)status;
+	m.err.message = cut_text(message, MSG_TEXT_MAX);
+	m.err.leader = cut_text(leader, MSG_URL_MAX);
+	return msg_encode_rep(b, &m);
+}
+
+/* ---- retry safety ------------------------------------------------------ */
+
+bool
+msg_req_idempotent(const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
+		return true;
+	case MSG_OP_PUT:
+		return q->put.key.len > 0;
+	case MSG_OP_PUT_BATCH:
+		if (q->put_batch.items != NULL) {
+			for (uint32_t i = 0; i < q->put_batch.n; i++)
+				if (q->put_batch.items[i].key.len == 0)
+					return false;
+		} else {
+			struct msg_iter it = q->put_batch.it;
+			struct msg_put p;
+
+			while (msg_next_put(&it, &p))
+				if (p.key.len == 0)
+					return false;
+		}
+		return q->put_batch.n > 0;
+	}
+	return false;
+}

@@ -1,0 +1,442 @@
+/* msg - the sluice wire protocol: one request or one reply per nng req/rep
+ * message body. The byte layout, every op code, field and limit is in
+ * docs/protocol.md; this header is the C view of it, shared by the server
+ * (decodes requests, encodes replies) and libsluice (the reverse).
+ *
+ * Pure: no I/O, no logging, no allocation except the caller's `struct buf`.
+ *
+ * Borrowing: a decoded `struct msg_req` / `struct msg_rep` points into the
+ * message bytes it was decoded from (strings, payloads, lists). It is valid
+ * while those bytes are, and strings are NOT NUL-terminated: use `.p` and
+ * `.len` (printf "%.*s").
+ *
+ * Lists (batch put items, take tubes, tasks, stats, errors, key/value
+ * pairs) are two-faced: to ENCODE, set the count `n` and point the array
+ * field at `n` elements; after DECODE the array field is NULL and the
+ * `it` iterator walks the elements with msg_next_*(). The decoder checks
+ * every element before it returns, so iteration never fails: each
+ * msg_next_*() returns true exactly `n` times.
+ *
+ * Results: 0, or a SLUICE_E* code naming the problem (sluice.h), or
+ * -ENOMEM when the output buffer could not grow. Encoders check the same
+ * limits as decoders, so whatever encodes also decodes; on failure the
+ * buffer is restored to its length on entry. */
+#ifndef SLUICE_PROTO_MSG_H
+#define SLUICE_PROTO_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+enum {
+	MSG_MAGIC = 0x53,     /* 'S', first byte of every message */
+	MSG_VERSION = 1,      /* second byte; bumped on incompatible changes */
+	MSG_REQ_HDR = 4,      /* magic, version, op, flags */
+	MSG_REP_HDR = 6,      /* magic, version, op, flags, u16 status */
+	MSG_TUBE_MAX = 200,   /* tube name: 1-200 bytes of [A-Za-z0-9_.:/-] */
+	MSG_KEY_MAX = 200,    /* key: 0 (none) - 200 bytes, no NUL byte */
+	MSG_TEXT_MAX = 1024,  /* error texts: fail's text, reply message */
+	MSG_URL_MAX = 512,    /* follow's URL, the leader URL of a reply */
+	MSG_NAME_MAX = 64,    /* name of a stats key/value pair */
+	MSG_BATCH_MAX = 1000, /* tasks in one batch put */
+	MSG_TAKE_MAX = 1000,  /* tasks in one take */
+	MSG_TAKE_TUBES_MAX = 64,       /* tubes named in one take */
+	MSG_LIST_MAX = 1000,           /* tasks in one list */
+	MSG_PAYLOAD_DEFAULT = 1 << 20, /* default payload limit, 1 MiB */
+	MSG_SIZE_MAX = 64 << 20,       /* largest message, 64 MiB */
+};
+
+/* Request op codes (byte 2 of every message). A reply echoes its
+ * request's op. Numbers are stable. (MSG_OP_*, not MSG_*: <sys/socket.h>
+ * owns MSG_PEEK and friends.) */
+enum msg_op {
+	MSG_OP_PUT = 0x01,
+	MSG_OP_PUT_BATCH = 0x02,
+	MSG_OP_TAKE = 0x03,
+	MSG_OP_ACK = 0x04,
+	MSG_OP_RELEASE = 0x05,
+	MSG_OP_FAIL = 0x06,
+	MSG_OP_TOUCH = 0x07,
+	MSG_OP_BURY = 0x08,
+	MSG_OP_KICK = 0x09,
+	MSG_OP_KICK_ID = 0x0a,
+	MSG_OP_DELETE = 0x0b,
+	MSG_OP_DELETE_KEY = 0x0c,
+	MSG_OP_FLUSH = 0x0d,
+	MSG_OP_PEEK = 0x0e,
+	MSG_OP_PEEK_KEY = 0x0f,
+	MSG_OP_PEEK_NEXT = 0x10,
+	MSG_OP_STATS = 0x11,
+	MSG_OP_LIST = 0x12,
+	MSG_OP_ERRORS = 0x13,
+	MSG_OP_PAUSE = 0x14,
+	MSG_OP_SNAPSHOT = 0x15,
+	MSG_OP_PROMOTE = 0x16,
+	MSG_OP_FOLLOW = 0x17,
+	MSG_OP_END_ /* one past the last op */
+};
+
+/* Task states as they travel (task records, peek_next, list). 0 means
+ * "none": a task that no longer exists (after ack), or "any" in list. */
+enum msg_state {
+	MSG_ST_NONE = 0,
+	MSG_ST_READY = 1,
+	MSG_ST_DELAYED = 2,
+	MSG_ST_TAKEN = 3,
+	MSG_ST_BURIED = 4,
+};
+
+/* list's order. */
+enum msg_order {
+	MSG_ORDER_ATTEMPTS = 1, /* most attempts first, then id */
+	MSG_ORDER_AGE = 2,      /* oldest (created_at) first, then id */
+	MSG_ORDER_RUN_AT = 3,   /* soonest run_at first, then id */
+};
+
+enum msg_role {
+	MSG_ROLE_LEADER = 1,
+	MSG_ROLE_FOLLOWER = 2,
+};
+
+/* Borrowed bytes, not NUL-terminated. {NULL, 0} and {"", 0} are empty. */
+struct msg_str {
+	const char *p;
+	size_t len;
+};
+
+/* Walks a decoded list; see msg_next_*(). Opaque to callers. */
+struct msg_iter {
+	struct rd r;
+	uint32_t left;
+	size_t payload_max;
+};
+
+/* Limits a decoder enforces; NULL means the defaults (msg_max =
+ * MSG_SIZE_MAX, payload_max = MSG_PAYLOAD_DEFAULT). Values above the
+ * protocol's own limits are clamped to them. */
+struct msg_limits {
+	size_t msg_max;     /* whole message, else SLUICE_EMSGSIZE */
+	size_t payload_max; /* one payload, else SLUICE_ETOOBIG */
+};
+
+/* ---- requests ------------------------------------------------------ */
+
+/* put, and each item of a batch put. */
+struct msg_put {
+	struct msg_str tube;
+	uint32_t priority;     /* 0 most urgent; the library default is 1024 */
+	uint64_t when;         /* delay in ms, or unix ms when `at` is set */
+	bool at;               /* `when` is an absolute time (unix ms) */
+	bool replace;          /* update the live task holding `key` */
+	uint64_t ttr;          /* ms; 0 = the server's default (60 s) */
+	uint32_t max_attempts; /* 0 = unlimited */
+	uint64_t period;       /* ms; 0 = not recurring */
+	struct msg_str key;    /* len 0 = no key; `replace` needs one */
+	struct msg_str payload;
+};
+
+struct msg_put_batch {
+	uint32_t n;                  /* 1..MSG_BATCH_MAX */
+	const struct msg_put *items; /* encode */
+	struct msg_iter it;          /* decode: msg_next_put() */
+};
+
+struct msg_take {
+	uint64_t wait;   /* ms to wait for a task; 0 = poll */
+	uint32_t max;    /* 1..MSG_TAKE_MAX tasks */
+	bool detach;     /* lease survives the session, ends by ttr only */
+	uint32_t ntubes; /* 1..MSG_TAKE_TUBES_MAX */
+	const struct msg_str *tubes; /* encode */
+	struct msg_iter it;          /* decode: msg_next_str() */
+};
+
+/* touch, bury */
+struct msg_lease {
+	uint64_t id;
+	uint64_t lease;
+};
+
+struct msg_ack {
+	uint64_t id;
+	uint64_t lease;
+	struct msg_str to; /* len 0 = no move; else the tube to move it to */
+};
+
+struct msg_release {
+	uint64_t id;
+	uint64_t lease;
+	uint64_t delay;    /* ms; 0 = ready at once */
+	bool set_priority; /* else `priority` is ignored (sent as 0) */
+	uint32_t priority;
+};
+
+struct msg_fail {
+	uint64_t id;
+	uint64_t lease;
+	bool set_delay;       /* else the server's backoff decides */
+	uint64_t delay;       /* ms, with set_delay (sent as 0 without) */
+	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */
+};
+
+struct msg_kick {
+	struct msg_str tube;
+	uint32_t n; /* >= 1 buried tasks to kick */
+};
+
+struct msg_peek_next {
+	struct msg_str tube;
+	uint8_t state; /* MSG_ST_READY, _DELAYED or _BURIED */
+};
+
+struct msg_list {
+	struct msg_str tube;
+	uint8_t state;  /* MSG_ST_*; MSG_ST_NONE = every state */
+	uint8_t order;  /* MSG_ORDER_* */
+	uint32_t limit; /* 1..MSG_LIST_MAX */
+	bool payloads;  /* include payloads (else only their size) */
+};
+
+struct msg_pause {
+	struct msg_str tube;
+	uint64_t duration; /* ms; 0 = resume now */
+};
+
+/* A request. `op` selects the member:
+ *   put put_batch take ack release fail
+ *   touch, bury                  -> lease
+ *   kick                         -> kick
+ *   kick_id, delete, peek        -> id
+ *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
+ *   flush, errors                -> tube
+ *   stats                        -> tube (len 0 = every tube)
+ *   peek_next list pause
+ *   follow                       -> url (1..MSG_URL_MAX bytes)
+ *   snapshot, promote            -> nothing */
+struct msg_req {
+	uint8_t op;
+	union {
+		struct msg_put put;
+		struct msg_put_batch put_batch;
+		struct msg_take take;
+		struct msg_ack ack;
+		struct msg_release release;
+		struct msg_fail fail;
+		struct msg_lease lease;
+		struct msg_kick kick;
+		uint64_t id;
+		struct msg_str key;
+		struct msg_str tube;
+		struct msg_peek_next peek_next;
+		struct msg_list list;
+		struct msg_pause pause;
+		struct msg_str url;
+	};
+};
+
+/* ---- replies ------------------------------------------------------- */
+
+/* One task, as take, peek and list return it. */
+struct msg_task {
+	uint64_t id;
+	uint64_t lease; /* the current lease while taken, else 0 */
+	uint8_t state;  /* MSG_ST_READY .. MSG_ST_BURIED */
+	bool detached;  /* the lease is detached from its session */
+	uint32_t priority;
+	uint32_t attempts; /* times taken */
+	uint32_t max_attempts;
+	uint64_t ttr;        /* ms */
+	uint64_t run_at;     /* unix ms the task is (or was) due */
+	uint64_t period;     /* ms; 0 = not recurring */
+	uint64_t created_at; /* unix ms */
+	uint64_t updated_at; /* unix ms */
+	uint64_t taken_at;   /* unix ms of the last take; 0 = never */
+	uint64_t deadline;   /* unix ms the lease ends; 0 unless taken */
+	uint32_t size;       /* payload size, even when payload is omitted */
+	struct msg_str tube;
+	struct msg_str key;        /* len 0 = no key */
+	struct msg_str last_error; /* len 0 = none */
+	struct msg_str payload;    /* len 0 when omitted (list) */
+};
+
+/* take and list */
+struct msg_tasks {
+	uint32_t n;                   /* take: 0 = nothing before the wait */
+	const struct msg_task *tasks; /* encode */
+	struct msg_iter it;           /* decode: msg_next_task() */
+};
+
+/* put's result, and one item of a batch put's. */
+struct msg_put_res {
+	uint16_t status; /* batch items: 0 or a SLUICE_E* code; put: 0 */
+	bool created; /* false: the key was live, `id` is the existing task */
+	uint64_t id;  /* 0 when status != 0 */
+};
+
+struct msg_put_batch_res {
+	uint32_t n;                      /* one per item, in request order */
+	const struct msg_put_res *items; /* encode */
+	struct msg_iter it;              /* decode: msg_next_put_res() */
+};
+
+/* ack, release, fail, touch, bury, kick_id: the task after the op. */
+struct msg_after {
+	uint64_t id;
+	uint8_t state;     /* MSG_ST_NONE: gone (acked, not recurring) */
+	uint64_t run_at;   /* when delayed: unix ms it becomes ready */
+	uint64_t deadline; /* when taken (touch): unix ms the lease ends */
+};
+
+struct msg_kv {
+	struct msg_str name; /* 1..MSG_NAME_MAX bytes of [a-z0-9_] */
+	uint64_t value;
+};
+
+struct msg_kvs {
+	uint32_t n;               /* 0..65535 */
+	const struct msg_kv *kvs; /* encode */
+	struct msg_iter it;       /* decode: msg_next_kv() */
+};
+
+/* Counts of one tube, or of all of them (totals, name empty). */
+struct msg_tube_stats {
+	struct msg_str name;
+	uint64_t ready, delayed, taken, buried;
+	uint64_t paused_until;     /* unix ms; 0 = not paused */
+	uint64_t oldest_ready_age; /* ms; 0 = nothing ready */
+	struct msg_kvs more;       /* cumulative counters (protocol.md) */
+};
+
+struct msg_stats {
+	uint8_t role; /* MSG_ROLE_* */
+	uint64_t epoch;
+	uint64_t lsn;          /* last LSN written */
+	uint64_t durable_lsn;  /* last LSN durable under the fsync policy */
+	uint64_t now;          /* the server's clock, unix ms */
+	struct msg_str leader; /* followers: the leader's client URL */
+	struct msg_tube_stats totals;
+	struct msg_kvs more; /* log and replication state (protocol.md) */
+	uint32_t ntubes;
+	const struct msg_tube_stats *tubes; /* encode */
+	struct msg_iter it;                 /* decode: msg_next_tube_stats() */
+};
+
+struct msg_error_count {
+	struct msg_str text;
+	uint64_t count;
+};
+
+struct msg_errors {
+	uint32_t n;
+	const struct msg_error_count *errors; /* encode */
+	struct msg_iter it; /* decode: msg_next_error_count() */
+};
+
+/* A reply. With status != 0 only `err` is meaningful (its message, and
+ * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
+ * status 0, `op` selects the member:
+ *   put -> put          put_batch -> put_batch     take, list -> tasks
+ *   ack release fail touch bury kick_id -> after
+ *   kick, flush -> count       delete_key -> id (of the deleted task)
+ *   peek peek_key peek_next -> task          stats -> stats
+ *   errors -> errors    pause -> until (unix ms; 0 = resumed)
+ *   snapshot -> lsn (the snapshot covers up to it)
+ *   promote -> epoch (the new one)
+ *   delete, follow -> nothing */
+struct msg_rep {
+	uint8_t op;
+	uint16_t status; /* 0, or a SLUICE_E* code */
+	union {
+		struct {
+			struct msg_str message; /* 0..MSG_TEXT_MAX bytes */
+			struct msg_str leader;  /* 0..MSG_URL_MAX bytes */
+		} err;
+		struct msg_put_res put;
+		struct msg_put_batch_res put_batch;
+		struct msg_tasks tasks;
+		struct msg_after after;
+		uint64_t count;
+		uint64_t id;
+		struct msg_task task;
+		struct msg_stats stats;
+		struct msg_errors errors;
+		uint64_t until;
+		uint64_t lsn;
+		uint64_t epoch;
+	};
+};
+
+/* ---- API ------------------------------------------------------------ */
+
+/* Appends the encoding of `req` to `b`. Returns 0; the SLUICE_E* code a
+ * decoder would give for a field outside its limits (SLUICE_ETUBE,
+ * SLUICE_EKEY, SLUICE_ELIMIT, SLUICE_EINVAL, SLUICE_EUNKNOWNOP,
+ * SLUICE_EMSGSIZE); or -ENOMEM. No payload limit is applied (the server's
+ * is configurable), but the message must stay within MSG_SIZE_MAX. */
+int msg_encode_req(struct buf *b, const struct msg_req *req);
+
+/* Decodes a request from `len` bytes at `p`. Returns 0 and fills `*out`
+ * (borrowing from `p`), or: SLUICE_EMSGSIZE (len > msg_max), SLUICE_EPROTO
+ * (bad magic, unknown flag bits or enum value, bytes left over),
+ * SLUICE_EVERSION, SLUICE_EUNKNOWNOP, SLUICE_ETRUNC (ends too early),
+ * SLUICE_ETOOBIG (payload > payload_max), SLUICE_ETUBE, SLUICE_EKEY,
+ * SLUICE_ELIMIT (a count or text over its limit), SLUICE_EINVAL (a value
+ * out of range: take/list/kick count 0, replace without a key, peek_next of
+ * a state other than ready/delayed/buried). `*out` is written only on
+ * success. */
+int msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
+    struct msg_req *out);
+
+/* The op byte of a request that may not decode, for the error reply; 0
+ * when the message is too short to have one. */
+uint8_t msg_req_op(const void *p, size_t len);
+
+/* Appends the encoding of `rep` to `b`. With status != 0 only `err` is
+ * read. Same results as msg_encode_req (SLUICE_EINVAL for a status that is
+ * not a SLUICE_E* code in 1..65535). */
+int msg_encode_rep(struct buf *b, const struct msg_rep *rep);
+
+/* Appends an error reply: the common case of msg_encode_rep. `message`
+ * and `leader` may be NULL (empty); longer texts are cut at their limit.
+ * `status` must be > 0 and < 65536, else SLUICE_EINVAL. */
+int msg_encode_err(struct buf *b, uint8_t op, int status, const char *message,
+    const char *leader);
+
+/* Decodes a reply. Results as msg_decode_req; an error reply (status != 0)
+ * decodes whatever its op byte, so the reply to an unknown op is readable.
+ * A reply's own version is checked: SLUICE_EVERSION. */
+int msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
+    struct msg_rep *out);
+
+/* Iterators over decoded lists: true and the next element, or false when
+ * all `n` were returned. Elements borrow from the message. */
+bool msg_next_put(struct msg_iter *it, struct msg_put *out);
+bool msg_next_str(struct msg_iter *it, struct msg_str *out);
+bool msg_next_task(struct msg_iter *it, struct msg_task *out);
+bool msg_next_put_res(struct msg_iter *it, struct msg_put_res *out);
+bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
+bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);
+bool msg_next_error_count(struct msg_iter *it, struct msg_error_count *out);
+
+/* True when `len` bytes at `p` are a valid tube name. */
+bool msg_tube_valid(const char *p, size_t len);
+
+/* "put", "put_batch", ...; NULL for an unknown op. */
+const char *msg_op_name(uint8_t op);
+
+/* "ready", "delayed", "taken", "buried"; "none" for 0; NULL if unknown. */
+const char *msg_state_name(uint8_t state);
+
+/* "attempts", "age", "run_at"; NULL if unknown. */
+const char *msg_order_name(uint8_t order);
+
+/* True for the requests that may be sent again after a lost connection
+ * without changing the outcome: peeks, stats, list, errors, and puts
+ * (single or batch) where every task has a key. */
+bool msg_req_idempotent(const struct msg_req *req);
+
+/* A C string as a msg_str (NULL gives an empty one). */
+struct msg_str msg_cstr(const char *s);
+
+#endif

@@ -1,0 +1,1269 @@
+/* Tests of src/proto/msg: every request and reply round-trips, every kind
+ * of bad input gets its own error, and the examples of docs/protocol.md
+ * are what the encoder produces.
+ *
+ * Run with `--corpus DIR` it writes the fuzz seed corpus instead (the
+ * encodings of every sample, plus broken ones): see tests/fuzz/msg.cmake. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h> /* its MSG_* names must not clash with ours */
+
+#include "proto/msg.h"
+#include "sluice.h"
+#include "t_lib.h"
+#include "t_msg.h"
+
+#define S(lit) ((struct msg_str) { lit, sizeof(lit) - 1 })
+#define N(a)   ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- samples: one or more of every request and reply --------------------- */
+
+static const struct msg_put batch_items[] = {
+	{ .tube = S("mail"), .priority = 1, .payload = S("a") },
+	{ .tube = S("mail"),
+	    .priority = 2,
+	    .when = 1700000000000ULL,
+	    .at = true,
+	    .key = S("k-2"),
+	    .replace = true,
+	    .payload = S("bb") },
+	{ .tube = S("sms"), .ttr = 5000, .max_attempts = 3, .payload = S("") },
+};
+static const struct msg_str take_tubes[] = { S("a"), S("b.c"), S("x:y/z-1") };
+
+static const struct msg_req reqs[] = {
+	{ .op = MSG_OP_PUT,
+	    .put = { .tube = S("emails"),
+	        .priority = 10,
+	        .when = 5000,
+	        .ttr = 30000,
+	        .max_attempts = 5,
+	        .payload = S("hello") } },
+	{ .op = MSG_OP_PUT,
+	    .put = { .tube = S("cron"),
+	        .priority = 1024,
+	        .when = 1700000000000ULL,
+	        .at = true,
+	        .replace = true,
+	        .period = 3600000,
+	        .key = S("nightly"),
+	        .payload = S("\x00\xff\x01 binary") } },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(batch_items), .items = batch_items } },
+	{ .op = MSG_OP_TAKE,
+	    .take = { .wait = 1000,
+	        .max = 1,
+	        .ntubes = 1,
+	        .tubes = take_tubes } },
+	{ .op = MSG_OP_TAKE,
+	    .take = { .wait = 0,
+	        .max = 10,
+	        .detach = true,
+	        .ntubes = N(take_tubes),
+	        .tubes = take_tubes } },
+	{ .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 7 } },
+	{ .op = MSG_OP_ACK,
+	    .ack = { .id = 42, .lease = 7, .to = S("stage2") } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1, .lease = 2, .delay = 3 } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1,
+	        .lease = 2,
+	        .set_priority = true,
+	        .priority = 9 } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5, .lease = 6, .error = S("boom") } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5,
+	        .lease = 6,
+	        .set_delay = true,
+	        .delay = 250,
+	        .error = S("") } },
+	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .lease = 9 } },
+	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 10 } },
+	{ .op = MSG_OP_KICK, .kick = { .tube = S("default"), .n = 5 } },
+	{ .op = MSG_OP_KICK_ID, .id = 77 },
+	{ .op = MSG_OP_DELETE, .id = 78 },
+	{ .op = MSG_OP_DELETE_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_FLUSH, .tube = S("old") },
+	{ .op = MSG_OP_PEEK, .id = UINT64_MAX },
+	{ .op = MSG_OP_PEEK_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_PEEK_NEXT,
+	    .peek_next = { .tube = S("default"), .state = MSG_ST_READY } },
+	{ .op = MSG_OP_PEEK_NEXT,
+	    .peek_next = { .tube = S("default"), .state = MSG_ST_DELAYED } },
+	{ .op = MSG_OP_PEEK_NEXT,
+	    .peek_next = { .tube = S("default"), .state = MSG_ST_BURIED } },
+	{ .op = MSG_OP_STATS },
+	{ .op = MSG_OP_STATS, .tube = S("emails") },
+	{ .op = MSG_OP_LIST,
+	    .list = { .tube = S("t"),
+	        .state = MSG_ST_NONE,
+	        .order = MSG_ORDER_AGE,
+	        .limit = 100 } },
+	{ .op = MSG_OP_LIST,
+	    .list = { .tube = S("t"),
+	        .state = MSG_ST_BURIED,
+	        .order = MSG_ORDER_ATTEMPTS,
+	        .limit = 1000,
+	        .payloads = true } },
+	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
+	{ .op = MSG_OP_SNAPSHOT },
+	{ .op = MSG_OP_PROMOTE },
+	{ .op = MSG_OP_FOLLOW, .url = S("tcp://10.0.0.1:7712") },
+};
+
+static const struct msg_task tasks[] = {
+	{ .id = 1,
+	    .lease = 100,
+	    .state = MSG_ST_TAKEN,
+	    .priority = 1024,
+	    .attempts = 1,
+	    .ttr = 60000,
+	    .run_at = 1700000000000ULL,
+	    .created_at = 1699999999000ULL,
+	    .updated_at = 1700000000001ULL,
+	    .taken_at = 1700000000001ULL,
+	    .deadline = 1700000060001ULL,
+	    .size = 5,
+	    .tube = S("emails"),
+	    .payload = S("hello") },
+	{ .id = 2,
+	    .lease = 101,
+	    .state = MSG_ST_TAKEN,
+	    .detached = true,
+	    .priority = 0,
+	    .attempts = 3,
+	    .max_attempts = 5,
+	    .ttr = 1000,
+	    .period = 86400000,
+	    .size = 4,
+	    .tube = S("x"),
+	    .key = S("nightly"),
+	    .last_error = S("exit 1: disk full"),
+	    .payload = S("\xff\xfe\x00\x01") },
+};
+/* list without payloads: size says how big they are */
+static const struct msg_task listed[] = {
+	{ .id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t") },
+	{ .id = 10,
+	    .state = MSG_ST_DELAYED,
+	    .run_at = 5,
+	    .size = 0,
+	    .tube = S("t") },
+};
+static const struct msg_put_res batch_res[] = {
+	{ .status = 0, .created = true, .id = 11 },
+	{ .status = 0, .created = false, .id = 3 },
+	{ .status = SLUICE_EEXIST, .created = false, .id = 0 },
+};
+static const struct msg_kv node_kvs[] = {
+	{ S("uptime_ms"), 12345 },
+	{ S("log_segments"), 3 },
+	{ S("followers"), 1 },
+};
+static const struct msg_kv tube_kvs[] = { { S("puts"), 10 }, { S("acks"), 7 } };
+static const struct msg_tube_stats tube_stats[] = {
+	{ .name = S("emails"),
+	    .ready = 1,
+	    .delayed = 2,
+	    .taken = 3,
+	    .buried = 4,
+	    .oldest_ready_age = 1500,
+	    .more = { .n = N(tube_kvs), .kvs = tube_kvs } },
+	{ .name = S("sms"), .paused_until = 1700000000000ULL },
+};
+static const struct msg_error_count error_counts[] = {
+	{ S("timeout"), 12 },
+	{ S(""), 1 },
+};
+
+static const struct msg_rep reps[] = {
+	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
+	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(batch_res), .items = batch_res } },
+	{ .op = MSG_OP_TAKE, .tasks = { .n = 0 } },
+	{ .op = MSG_OP_TAKE, .tasks = { .n = N(tasks), .tasks = tasks } },
+	{ .op = MSG_OP_LIST, .tasks = { .n = N(listed), .tasks = listed } },
+	{ .op = MSG_OP_ACK, .after = { .id = 1 } },
+	{ .op = MSG_OP_ACK,
+	    .after = { .id = 1, .state = MSG_ST_DELAYED, .run_at = 99 } },
+	{ .op = MSG_OP_RELEASE, .after = { .id = 1, .state = MSG_ST_READY } },
+	{ .op = MSG_OP_FAIL,
+	    .after = { .id = 1, .state = MSG_ST_DELAYED, .run_at = 2000 } },
+	{ .op = MSG_OP_FAIL, .after = { .id = 1, .state = MSG_ST_BURIED } },
+	{ .op = MSG_OP_TOUCH,
+	    .after = { .id = 1, .state = MSG_ST_TAKEN, .deadline = 123 } },
+	{ .op = MSG_OP_BURY, .after = { .id = 1, .state = MSG_ST_BURIED } },
+	{ .op = MSG_OP_KICK_ID, .after = { .id = 1, .state = MSG_ST_READY } },
+	{ .op = MSG_OP_KICK, .count = 5 },
+	{ .op = MSG_OP_FLUSH, .count = 0 },
+	{ .op = MSG_OP_DELETE_KEY, .id = 17 },
+	{ .op = MSG_OP_PAUSE, .until = 1700000060000ULL },
+	{ .op = MSG_OP_SNAPSHOT, .lsn = 1000 },
+	{ .op = MSG_OP_PROMOTE, .epoch = 2 },
+	{ .op = MSG_OP_DELETE },
+	{ .op = MSG_OP_FOLLOW },
+	{ .op = MSG_OP_PEEK, .task = tasks[0] },
+	{ .op = MSG_OP_PEEK_KEY, .task = tasks[1] },
+	{ .op = MSG_OP_PEEK_NEXT, .task = listed[0] },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .role = MSG_ROLE_LEADER,
+	        .epoch = 1,
+	        .lsn = 500,
+	        .durable_lsn = 499,
+	        .now = 1700000000000ULL,
+	        .totals = { .ready = 1,
+	            .delayed = 2,
+	            .taken = 3,
+	            .buried = 4,
+	            .more = { .n = N(tube_kvs), .kvs = tube_kvs } },
+	        .more = { .n = N(node_kvs), .kvs = node_kvs },
+	        .ntubes = N(tube_stats),
+	        .tubes = tube_stats } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .role = MSG_ROLE_FOLLOWER,
+	        .epoch = 3,
+	        .leader = S("tcp://10.0.0.1:7711") } },
+	{ .op = MSG_OP_ERRORS,
+	    .errors = { .n = N(error_counts), .errors = error_counts } },
+	{ .op = MSG_OP_PUT,
+	    .status = SLUICE_ENOTLEADER,
+	    .err = { S("not leader"), S("tcp://10.0.0.2:7711") } },
+	{ .op = MSG_OP_ACK,
+	    .status = SLUICE_ESTALE,
+	    .err = { S("stale lease") } },
+	{ .op = 0xee, .status = SLUICE_EUNKNOWNOP },
+};
+
+static void
+encode_req(struct buf *b, const struct msg_req *q)
+{
+	buf_reset(b);
+	assert_int_equal(msg_encode_req(b, q), 0);
+}
+
+static void
+encode_rep(struct buf *b, const struct msg_rep *m)
+{
+	buf_reset(b);
+	assert_int_equal(msg_encode_rep(b, m), 0);
+}
+
+/* ---- round trips ------------------------------------------------------- */
+
+static void
+assert_str_equal(struct msg_str a, struct msg_str b)
+{
+	assert_int_equal(a.len, b.len);
+	if (a.len)
+		assert_memory_equal(a.p, b.p, a.len);
+}
+
+static void
+assert_put_equal(const struct msg_put *a, const struct msg_put *b)
+{
+	assert_str_equal(a->tube, b->tube);
+	assert_int_equal(a->priority, b->priority);
+	assert_true(a->when == b->when);
+	assert_int_equal(a->at, b->at);
+	assert_int_equal(a->replace, b->replace);
+	assert_true(a->ttr == b->ttr);
+	assert_int_equal(a->max_attempts, b->max_attempts);
+	assert_true(a->period == b->period);
+	assert_str_equal(a->key, b->key);
+	assert_str_equal(a->payload, b->payload);
+}
+
+static void
+assert_task_equal(const struct msg_task *a, const struct msg_task *b)
+{
+	assert_true(a->id == b->id && a->lease == b->lease);
+	assert_int_equal(a->state, b->state);
+	assert_int_equal(a->detached, b->detached);
+	assert_int_equal(a->priority, b->priority);
+	assert_int_equal(a->attempts, b->attempts);
+	assert_int_equal(a->max_attempts, b->max_attempts);
+	assert_true(a->ttr == b->ttr && a->run_at == b->run_at);
+	assert_true(a->period == b->period);
+	assert_true(a->created_at == b->created_at);
+	assert_true(a->updated_at == b->updated_at);
+	assert_true(a->taken_at == b->taken_at);
+	assert_true(a->deadline == b->deadline);
+	assert_int_equal(a->size, b->size);
+	assert_str_equal(a->tube, b->tube);
+	assert_str_equal(a->key, b->key);
+	assert_str_equal(a->last_error, b->last_error);
+	assert_str_equal(a->payload, b->payload);
+}
+
+/* Field by field: what the encoder was given is what the decoder gives. */
+static void
+test_every_request_round_trips(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reqs); i++) {
+		const struct msg_req *q = &reqs[i];
+		struct msg_req d;
+		struct msg_put p;
+		struct msg_str s;
+		uint32_t k = 0;
+
+		encode_req(&b, q);
+		assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+		assert_int_equal(d.op, q->op);
+		assert_int_equal(msg_req_op(b.data, b.len), q->op);
+		switch (q->op) {
+		case MSG_OP_PUT:
+			assert_put_equal(&d.put, &q->put);
+			break;
+		case MSG_OP_PUT_BATCH:
+			assert_int_equal(d.put_batch.n, q->put_batch.n);
+			assert_null(d.put_batch.items);
+			while (msg_next_put(&d.put_batch.it, &p))
+				assert_put_equal(&p, &q->put_batch.items[k++]);
+			assert_int_equal(k, q->put_batch.n);
+			break;
+		case MSG_OP_TAKE:
+			assert_true(d.take.wait == q->take.wait);
+			assert_int_equal(d.take.max, q->take.max);
+			assert_int_equal(d.take.detach, q->take.detach);
+			assert_int_equal(d.take.ntubes, q->take.ntubes);
+			while (msg_next_str(&d.take.it, &s))
+				assert_str_equal(s, q->take.tubes[k++]);
+			assert_int_equal(k, q->take.ntubes);
+			break;
+		case MSG_OP_ACK:
+			assert_true(d.ack.id == q->ack.id);
+			assert_true(d.ack.lease == q->ack.lease);
+			assert_str_equal(d.ack.to, q->ack.to);
+			break;
+		case MSG_OP_RELEASE:
+			assert_true(d.release.delay == q->release.delay);
+			assert_int_equal(
+			    d.release.set_priority, q->release.set_priority);
+			assert_int_equal(
+			    d.release.priority, q->release.priority);
+			break;
+		case MSG_OP_FAIL:
+			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
+			assert_true(d.fail.delay == q->fail.delay);
+			assert_str_equal(d.fail.error, q->fail.error);
+			break;
+		case MSG_OP_TOUCH:
+		case MSG_OP_BURY:
+			assert_true(d.lease.id == q->lease.id);
+			assert_true(d.lease.lease == q->lease.lease);
+			break;
+		case MSG_OP_KICK:
+			assert_str_equal(d.kick.tube, q->kick.tube);
+			assert_int_equal(d.kick.n, q->kick.n);
+			break;
+		case MSG_OP_KICK_ID:
+		case MSG_OP_DELETE:
+		case MSG_OP_PEEK:
+			assert_true(d.id == q->id);
+			break;
+		case MSG_OP_DELETE_KEY:
+		case MSG_OP_PEEK_KEY:
+			assert_str_equal(d.key, q->key);
+			break;
+		case MSG_OP_FLUSH:
+		case MSG_OP_ERRORS:
+		case MSG_OP_STATS:
+			assert_str_equal(d.tube, q->tube);
+			break;
+		case MSG_OP_PEEK_NEXT:
+			assert_str_equal(d.peek_next.tube, q->peek_next.tube);
+			assert_int_equal(d.peek_next.state, q->peek_next.state);
+			break;
+		case MSG_OP_LIST:
+			assert_str_equal(d.list.tube, q->list.tube);
+			assert_int_equal(d.list.state, q->list.state);
+			assert_int_equal(d.list.order, q->list.order);
+			assert_int_equal(d.list.limit, q->list.limit);
+			assert_int_equal(d.list.payloads, q->list.payloads);
+			break;
+		case MSG_OP_PAUSE:
+			assert_str_equal(d.pause.tube, q->pause.tube);
+			assert_true(d.pause.duration == q->pause.duration);
+			break;
+		case MSG_OP_FOLLOW:
+			assert_str_equal(d.url, q->url);
+			break;
+		}
+	}
+	buf_free(&b);
+}
+
+static void
+assert_kvs_equal(struct msg_kvs d, const struct msg_kvs *want)
+{
+	struct msg_kv kv;
+	uint32_t k = 0;
+
+	assert_int_equal(d.n, want->n);
+	while (msg_next_kv(&d.it, &kv)) {
+		assert_str_equal(kv.name, want->kvs[k].name);
+		assert_true(kv.value == want->kvs[k].value);
+		k++;
+	}
+	assert_int_equal(k, want->n);
+}
+
+static void
+assert_counts_equal(
+    const struct msg_tube_stats *d, const struct msg_tube_stats *want)
+{
+	assert_str_equal(d->name, want->name);
+	assert_true(d->ready == want->ready && d->delayed == want->delayed);
+	assert_true(d->taken == want->taken && d->buried == want->buried);
+	assert_true(d->paused_until == want->paused_until);
+	assert_true(d->oldest_ready_age == want->oldest_ready_age);
+	assert_kvs_equal(d->more, &want->more);
+}
+
+static void
+test_every_reply_round_trips(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reps); i++) {
+		const struct msg_rep *m = &reps[i];
+		struct msg_rep d;
+		struct msg_task t;
+		struct msg_put_res pr;
+		struct msg_tube_stats ts;
+		struct msg_error_count ec;
+		uint32_t k = 0;
+
+		encode_rep(&b, m);
+		assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &d), 0);
+		assert_int_equal(d.op, m->op);
+		assert_int_equal(d.status, m->status);
+		if (m->status != 0) {
+			assert_str_equal(d.err.message, m->err.message);
+			assert_str_equal(d.err.leader, m->err.leader);
+			continue;
+		}
+		switch (m->op) {
+		case MSG_OP_PUT:
+			assert_int_equal(d.put.created, m->put.created);
+			assert_true(d.put.id == m->put.id);
+			break;
+		case MSG_OP_PUT_BATCH:
+			while (msg_next_put_res(&d.put_batch.it, &pr)) {
+				assert_int_equal(
+				    pr.status, m->put_batch.items[k].status);
+				assert_int_equal(
+				    pr.created, m->put_batch.items[k].created);
+				assert_true(pr.id == m->put_batch.items[k].id);
+				k++;
+			}
+			assert_int_equal(k, m->put_batch.n);
+			break;
+		case MSG_OP_TAKE:
+		case MSG_OP_LIST:
+			while (msg_next_task(&d.tasks.it, &t))
+				assert_task_equal(&t, &m->tasks.tasks[k++]);
+			assert_int_equal(k, m->tasks.n);
+			break;
+		case MSG_OP_PEEK:
+		case MSG_OP_PEEK_KEY:
+		case MSG_OP_PEEK_NEXT:
+			assert_task_equal(&d.task, &m->task);
+			break;
+		case MSG_OP_STATS:
+			assert_int_equal(d.stats.role, m->stats.role);
+			assert_true(d.stats.epoch == m->stats.epoch);
+			assert_true(d.stats.lsn == m->stats.lsn);
+			assert_true(
+			    d.stats.durable_lsn == m->stats.durable_lsn);
+			assert_true(d.stats.now == m->stats.now);
+			assert_str_equal(d.stats.leader, m->stats.leader);
+			assert_counts_equal(&d.stats.totals, &m->stats.totals);
+			assert_kvs_equal(d.stats.more, &m->stats.more);
+			while (msg_next_tube_stats(&d.stats.it, &ts))
+				assert_counts_equal(&ts, &m->stats.tubes[k++]);
+			assert_int_equal(k, m->stats.ntubes);
+			break;
+		case MSG_OP_ERRORS:
+			while (msg_next_error_count(&d.errors.it, &ec)) {
+				assert_str_equal(
+				    ec.text, m->errors.errors[k].text);
+				assert_true(
+				    ec.count == m->errors.errors[k].count);
+				k++;
+			}
+			assert_int_equal(k, m->errors.n);
+			break;
+		case MSG_OP_DELETE:
+		case MSG_OP_FOLLOW:
+			break;
+		case MSG_OP_KICK:
+		case MSG_OP_FLUSH:
+		case MSG_OP_DELETE_KEY:
+		case MSG_OP_PAUSE:
+		case MSG_OP_SNAPSHOT:
+		case MSG_OP_PROMOTE:
+			assert_true(d.count == m->count);
+			break;
+		default:
+			assert_true(d.after.id == m->after.id);
+			assert_int_equal(d.after.state, m->after.state);
+			assert_true(d.after.run_at == m->after.run_at);
+			assert_true(d.after.deadline == m->after.deadline);
+		}
+	}
+	buf_free(&b);
+}
+
+/* Decoding then encoding again gives the same bytes, for every sample. */
+static void
+test_decode_then_encode_gives_the_same_bytes(void **state)
+{
+	struct buf a, b;
+	struct t_mat mat = { 0 };
+
+	(void)state;
+	buf_init(&a);
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reqs); i++) {
+		struct msg_req d;
+
+		encode_req(&a, &reqs[i]);
+		assert_int_equal(msg_decode_req(a.data, a.len, NULL, &d), 0);
+		assert_true(t_mat_req(&d, &mat));
+		encode_req(&b, &d);
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.data, b.data, a.len);
+		t_mat_free(&mat);
+	}
+	for (uint32_t i = 0; i < N(reps); i++) {
+		struct msg_rep d;
+
+		encode_rep(&a, &reps[i]);
+		assert_int_equal(msg_decode_rep(a.data, a.len, NULL, &d), 0);
+		assert_true(t_mat_rep(&d, &mat));
+		encode_rep(&b, &d);
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.data, b.data, a.len);
+		t_mat_free(&mat);
+	}
+	buf_free(&a);
+	buf_free(&b);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Every proper prefix of every message is ETRUNC: never a crash, never a
+ * success, never another error. */
+static void
+test_truncated_at_every_length_is_etrunc(void **state)
+{
+	struct buf b;
+	struct msg_req q;
+	struct msg_rep m;
+
+	(void)state;
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reqs); i++) {
+		encode_req(&b, &reqs[i]);
+		for (size_t len = 0; len < b.len; len++) {
+			/* a copy of exactly len bytes, so ASan sees overreads
+			 */
+			uint8_t *p = malloc(len ? len : 1);
+
+			memcpy(p, b.data, len);
+			assert_int_equal(
+			    msg_decode_req(p, len, NULL, &q), SLUICE_ETRUNC);
+			free(p);
+		}
+	}
+	for (uint32_t i = 0; i < N(reps); i++) {
+		encode_rep(&b, &reps[i]);
+		for (size_t len = 0; len < b.len; len++) {
+			uint8_t *p = malloc(len ? len : 1);
+
+			memcpy(p, b.data, len);
+			assert_int_equal(
+			    msg_decode_rep(p, len, NULL, &m), SLUICE_ETRUNC);
+			free(p);
+		}
+	}
+	buf_free(&b);
+}
+
+/* Bytes after the last field are EPROTO, in requests and replies. */
+static void
+test_trailing_bytes_are_eproto(void **state)
+{
+	struct buf b;
+	struct msg_req q;
+	struct msg_rep m;
+
+	(void)state;
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reqs); i++) {
+		encode_req(&b, &reqs[i]);
+		buf_put_u8(&b, 0);
+		assert_int_equal(
+		    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_EPROTO);
+	}
+	for (uint32_t i = 0; i < N(reps); i++) {
+		encode_rep(&b, &reps[i]);
+		buf_put_u8(&b, 0);
+		assert_int_equal(
+		    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+	}
+	buf_free(&b);
+}
+
+static int
+decode_req_bytes(const void *p, size_t len)
+{
+	struct msg_req q;
+
+	return msg_decode_req(p, len, NULL, &q);
+}
+
+static void
+test_bad_header_errors(void **state)
+{
+	struct buf b;
+	struct msg_rep m;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &reqs[0]);
+	b.data[0] = 'X';
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	assert_int_equal(decode_req_bytes(b.data, 1), SLUICE_EPROTO);
+	b.data[0] = MSG_MAGIC;
+	b.data[1] = 2;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EVERSION);
+	assert_int_equal(decode_req_bytes(b.data, 2), SLUICE_EVERSION);
+	b.data[1] = 0;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EVERSION);
+	b.data[1] = MSG_VERSION;
+	for (int op = 0; op < 256; op++) {
+		if (msg_op_name((uint8_t)op) != NULL)
+			continue;
+		b.data[2] = (uint8_t)op;
+		assert_int_equal(
+		    decode_req_bytes(b.data, b.len), SLUICE_EUNKNOWNOP);
+	}
+	b.data[2] = MSG_OP_PUT;
+	b.data[3] = 0x04; /* not a put flag */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+
+	/* flags on an op that has none */
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_SNAPSHOT });
+	b.data[3] = 1;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+
+	/* replies: version, reserved flags, unknown op with status 0 */
+	encode_rep(&b, &reps[0]);
+	b.data[1] = 9;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EVERSION);
+	b.data[1] = MSG_VERSION;
+	b.data[3] = 1;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+	b.data[3] = 0;
+	b.data[2] = 0x99;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EUNKNOWNOP);
+	assert_int_equal(msg_encode_rep(&b, &(struct msg_rep) { .op = 0x99 }),
+	    SLUICE_EUNKNOWNOP);
+	assert_int_equal(msg_encode_req(&b, &(struct msg_req) { .op = 0 }),
+	    SLUICE_EUNKNOWNOP);
+	buf_free(&b);
+}
+
+static int
+encode_put_rc(struct msg_put p)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b);
+	rc = msg_encode_req(
+	    &b, &(struct msg_req) { .op = MSG_OP_PUT, .put = p });
+	if (rc != 0)
+		assert_int_equal(b.len, 0); /* nothing left behind */
+	buf_free(&b);
+	return rc;
+}
+
+/* The encoder refuses what the decoder would, with the same code. */
+static void
+test_encoder_checks_limits(void **state)
+{
+	char big[MSG_TEXT_MAX + 2];
+	struct msg_put p = { .tube = S("t"), .payload = S("x") };
+	struct msg_put q;
+	struct buf b;
+
+	(void)state;
+	memset(big, 'a', sizeof(big));
+	q = p;
+	q.tube = S("");
+	assert_int_equal(encode_put_rc(q), SLUICE_ETUBE);
+	q.tube = S("a b");
+	assert_int_equal(encode_put_rc(q), SLUICE_ETUBE);
+	q.tube = (struct msg_str) { big, MSG_TUBE_MAX + 1 };
+	assert_int_equal(encode_put_rc(q), SLUICE_ETUBE);
+	q.tube = (struct msg_str) { big, MSG_TUBE_MAX };
+	assert_int_equal(encode_put_rc(q), 0);
+	q = p;
+	q.key = (struct msg_str) { big, MSG_KEY_MAX + 1 };
+	assert_int_equal(encode_put_rc(q), SLUICE_EKEY);
+	q.key = S("a\0b");
+	assert_int_equal(encode_put_rc(q), SLUICE_EKEY);
+	q = p;
+	q.replace = true;
+	assert_int_equal(encode_put_rc(q), SLUICE_EINVAL);
+
+	buf_init(&b);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_FAIL,
+	            .fail = { .error = { big, MSG_TEXT_MAX + 1 } } }),
+	    SLUICE_ELIMIT);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_TAKE,
+	            .take = { .max = 0, .ntubes = 1, .tubes = take_tubes } }),
+	    SLUICE_EINVAL);
+	assert_int_equal(msg_encode_req(&b,
+	                     &(struct msg_req) { .op = MSG_OP_TAKE,
+	                         .take = { .max = MSG_TAKE_MAX + 1,
+	                             .ntubes = 1,
+	                             .tubes = take_tubes } }),
+	    SLUICE_ELIMIT);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_PEEK_NEXT,
+	            .peek_next = { .tube = S("t"), .state = MSG_ST_TAKEN } }),
+	    SLUICE_EINVAL);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_LIST,
+	            .list = { .tube = S("t"), .order = 7, .limit = 1 } }),
+	    SLUICE_EINVAL);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_DELETE_KEY, .key = S("") }),
+	    SLUICE_EKEY);
+	assert_int_equal(
+	    msg_encode_req(&b, &(struct msg_req) { .op = MSG_OP_FOLLOW }),
+	    SLUICE_EINVAL);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
+}
+
+/* A request whose tube, key, count or payload breaks a limit, built by
+ * hand since the encoder would refuse it. */
+static void
+test_decoder_names_each_limit(void **state)
+{
+	struct msg_limits lim = { .msg_max = 64, .payload_max = 4 };
+	struct msg_req q;
+	struct buf b;
+	char big[300];
+
+	(void)state;
+	memset(big, 'k', sizeof(big));
+	buf_init(&b);
+
+	/* message and payload size */
+	encode_req(&b, &reqs[0]); /* payload "hello": 5 bytes */
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, &lim, &q), SLUICE_ETOOBIG);
+	lim.msg_max = b.len - 1;
+	lim.payload_max = 5;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, &lim, &q), SLUICE_EMSGSIZE);
+	lim.msg_max = b.len;
+	assert_int_equal(msg_decode_req(b.data, b.len, &lim, &q), 0);
+	/* a declared payload length over the limit beats missing bytes */
+	b.len -= 5;
+	b.data[b.len - 4] = 0xff;
+	b.data[b.len - 3] = 0xff;
+	b.data[b.len - 2] = 0xff;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_ETOOBIG);
+
+	/* tube: empty, too long (declared), bad byte */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0d\x00", 4); /* flush */
+	buf_put_str16(&b, "", 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETUBE);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0d\x00", 4);
+	buf_put_u16(&b, 201);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETUBE);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0d\x00", 4);
+	buf_put_str16(&b, "a*b", 3);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETUBE);
+
+	/* key: too long, NUL inside, empty where required */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0c\x00", 4); /* delete_key */
+	buf_put_str16(&b, big, 201);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EKEY);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0c\x00", 4);
+	buf_put_str16(&b, "a\0", 2);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EKEY);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x0c\x00", 4);
+	buf_put_str16(&b, "", 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EKEY);
+
+	/* counts: take max 0 and over, batch over, list 0, kick 0 */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x03\x00", 4);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x03\x00", 4);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, MSG_TAKE_MAX + 1);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ELIMIT);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x03\x00", 4);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, 1);
+	buf_put_u16(&b, MSG_TAKE_TUBES_MAX + 1);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ELIMIT);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x02\x00", 4);
+	buf_put_u32(&b, MSG_BATCH_MAX + 1);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ELIMIT);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x09\x00", 4);
+	buf_put_str16(&b, "t", 1);
+	buf_put_u32(&b, 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+
+	/* enum values: list state 9 and order 0, peek_next state 3 */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x12\x00", 4);
+	buf_put_str16(&b, "t", 1);
+	buf_put(&b, "\x09\x01\x01\x00\x00\x00", 6);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[b.len - 6] = 0;
+	b.data[b.len - 5] = 0;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[b.len - 5] = 3;
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x10\x00", 4);
+	buf_put_str16(&b, "t", 1);
+	buf_put_u8(&b, MSG_ST_TAKEN);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+
+	/* replace without a key, built by hand */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x01\x01", 4);
+	buf_put_str16(&b, "t", 1);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_str16(&b, "", 0);
+	buf_put_blob(&b, "", 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	b.data[3] = 0;
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+
+	/* fail text over its limit */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x06\x00", 4);
+	buf_put_u64(&b, 1);
+	buf_put_u64(&b, 1);
+	buf_put_u64(&b, 0);
+	buf_put_u16(&b, MSG_TEXT_MAX + 1);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ELIMIT);
+	buf_free(&b);
+}
+
+/* The task record is extensible: bytes after the fields of version 1 are
+ * skipped; a record too short for its fields is malformed. */
+static void
+test_task_record_skips_unknown_tail(void **state)
+{
+	struct msg_rep m;
+	struct buf b;
+	uint32_t len;
+
+	(void)state;
+	buf_init(&b);
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[1] });
+	len = le_load_u32(b.data + MSG_REP_HDR);
+	le_store_u32(b.data + MSG_REP_HDR, len + 3);
+	buf_put(&b, "new", 3);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_task_equal(&m.task, &tasks[1]);
+
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[1] });
+	le_store_u32(b.data + MSG_REP_HDR, 50);
+	b.len = MSG_REP_HDR + 4 + 50;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+
+	/* payload present but not `size` bytes */
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[0] });
+	b.data[MSG_REP_HDR + 4 + 86] = 4; /* size: 5 -> 4 */
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+
+	/* an undefined state */
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = tasks[0] });
+	b.data[MSG_REP_HDR + 4 + 16] = 9;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+	buf_free(&b);
+}
+
+/* Error replies: any op byte, the leader URL, texts cut at a character. */
+static void
+test_error_replies(void **state)
+{
+	char text[MSG_TEXT_MAX + 10];
+	struct msg_rep m;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(
+	    msg_encode_err(&b, 0xfe, SLUICE_EUNKNOWNOP, "unknown op 254", NULL),
+	    0);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_int_equal(m.op, 0xfe);
+	assert_int_equal(m.status, SLUICE_EUNKNOWNOP);
+	assert_str_equal(m.err.message, S("unknown op 254"));
+	assert_int_equal(m.err.leader.len, 0);
+
+	/* "é" is 2 bytes; the cut falls between them and steps back */
+	memset(text, 'a', sizeof(text));
+	memcpy(text + MSG_TEXT_MAX - 1, "\xc3\xa9", 2);
+	text[sizeof(text) - 1] = '\0';
+	buf_reset(&b);
+	assert_int_equal(
+	    msg_encode_err(&b, MSG_OP_PUT, SLUICE_ELOG, text, "tcp://leader:1"),
+	    0);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_int_equal(m.err.message.len, MSG_TEXT_MAX - 1);
+	assert_str_equal(m.err.leader, S("tcp://leader:1"));
+
+	buf_reset(&b);
+	assert_int_equal(
+	    msg_encode_err(&b, MSG_OP_PUT, 0, "x", NULL), SLUICE_EINVAL);
+	assert_int_equal(
+	    msg_encode_err(&b, MSG_OP_PUT, -5, "x", NULL), SLUICE_EINVAL);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
+}
+
+/* Random corruption of valid messages never crashes the decoders, and
+ * whatever still decodes encodes again. */
+static void
+test_mutations_never_crash(void **state)
+{
+	uint64_t seed = t_seed(20240601);
+	struct t_mat mat = { 0 };
+	struct buf b, out;
+
+	(void)state;
+	buf_init(&b);
+	buf_init(&out);
+	for (int round = 0; round < 20000; round++) {
+		bool is_req = t_below(&seed, 2);
+		int flips = 1 + (int)t_below(&seed, 4);
+		struct msg_req q;
+		struct msg_rep m;
+
+		if (is_req)
+			encode_req(&b, &reqs[t_below(&seed, N(reqs))]);
+		else
+			encode_rep(&b, &reps[t_below(&seed, N(reps))]);
+		for (int f = 0; f < flips; f++)
+			b.data[t_below(&seed, b.len)] = (uint8_t)t_rand(&seed);
+		buf_reset(&out);
+		if (is_req && msg_decode_req(b.data, b.len, NULL, &q) == 0) {
+			assert_true(t_mat_req(&q, &mat));
+			assert_int_equal(msg_encode_req(&out, &q), 0);
+		} else if (!is_req &&
+		    msg_decode_rep(b.data, b.len, NULL, &m) == 0) {
+			assert_true(t_mat_rep(&m, &mat));
+			assert_int_equal(msg_encode_rep(&out, &m), 0);
+		}
+		t_mat_free(&mat);
+	}
+	buf_free(&b);
+	buf_free(&out);
+}
+
+static void
+test_idempotent_requests(void **state)
+{
+	static const struct msg_put keyed[] = {
+		{ .tube = S("t"), .key = S("a") },
+		{ .tube = S("t"), .key = S("b") },
+	};
+	struct msg_req q = { .op = MSG_OP_PUT_BATCH,
+		.put_batch = { .n = 2, .items = keyed } };
+	struct msg_req d;
+	struct buf b;
+
+	(void)state;
+	assert_true(msg_req_idempotent(&q));
+	buf_init(&b);
+	encode_req(&b, &q);
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_true(msg_req_idempotent(&d));
+	buf_free(&b);
+	assert_false(msg_req_idempotent(&reqs[2])); /* batch, some unkeyed */
+	assert_false(msg_req_idempotent(&reqs[0])); /* put without key */
+	assert_true(msg_req_idempotent(&reqs[1]));  /* keyed put */
+	assert_false(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_TAKE }));
+	assert_false(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_ACK }));
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_STATS }));
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_PEEK }));
+}
+
+static void
+test_names(void **state)
+{
+	(void)state;
+	for (int op = 1; op < MSG_OP_END_; op++)
+		assert_non_null(msg_op_name((uint8_t)op));
+	assert_null(msg_op_name(0));
+	assert_null(msg_op_name(MSG_OP_END_));
+	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");
+	assert_null(msg_state_name(5));
+	assert_string_equal(msg_order_name(MSG_ORDER_RUN_AT), "run_at");
+	assert_true(msg_tube_valid("A-Za-z0-9_.:/", 13));
+	assert_false(msg_tube_valid("t\xc3\xa9", 3));
+	assert_int_equal(msg_cstr(NULL).len, 0);
+}
+
+/* ---- docs/protocol.md, section 9 ------------------------------------------
+ */
+
+/* Compares the buffer with bytes written as hex pairs ("53 01 ..."). */
+static void
+assert_hex(const struct buf *b, const char *hex)
+{
+	size_t n = 0;
+
+	for (const char *h = hex; *h; h++) {
+		unsigned v;
+
+		if (*h == ' ' || *h == '\n')
+			continue;
+		assert_int_equal(sscanf(h, "%2x", &v), 1);
+		assert_true(n < b->len);
+		assert_int_equal(b->data[n], v);
+		n++;
+		h++;
+	}
+	assert_int_equal(n, b->len);
+}
+
+static void
+test_doc_examples(void **state)
+{
+	static const struct msg_str emails[] = { S("emails") };
+	const struct msg_task task = { .id = 42,
+		.lease = 1001,
+		.state = MSG_ST_TAKEN,
+		.detached = true,
+		.priority = 1024,
+		.attempts = 1,
+		.ttr = 60000,
+		.run_at = 1700000000000ULL,
+		.created_at = 1700000000000ULL,
+		.updated_at = 1700000000500ULL,
+		.taken_at = 1700000000500ULL,
+		.deadline = 1700000060500ULL,
+		.size = 2,
+		.tube = S("emails"),
+		.payload = S("hi") };
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("emails"),
+	            .priority = 1024,
+	            .payload = S("hi") } });
+	assert_hex(&b,
+	    "53 01 01 00 06 00 65 6d 61 69 6c 73 00 04 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00"
+	    "00 00 68 69");
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } });
+	assert_hex(&b, "53 01 01 00 00 00 00 00 01 2a 00 00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_TAKE,
+	        .take = { .wait = 5000,
+	            .max = 1,
+	            .detach = true,
+	            .ntubes = 1,
+	            .tubes = emails } });
+	assert_hex(&b,
+	    "53 01 03 01 88 13 00 00 00 00 00 00 01 00 00 00"
+	    "01 00 06 00 65 6d 61 69 6c 73");
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_TAKE, .tasks = { .n = 1, .tasks = &task } });
+	assert_hex(&b,
+	    "53 01 03 00 00 00 01 00 00 00 6c 00 00 00 2a 00"
+	    "00 00 00 00 00 00 e9 03 00 00 00 00 00 00 03 01"
+	    "00 04 00 00 01 00 00 00 00 00 00 00 60 ea 00 00"
+	    "00 00 00 00 00 68 e5 cf 8b 01 00 00 00 00 00 00"
+	    "00 00 00 00 00 68 e5 cf 8b 01 00 00 f4 69 e5 cf"
+	    "8b 01 00 00 f4 69 e5 cf 8b 01 00 00 54 54 e6 cf"
+	    "8b 01 00 00 02 00 00 00 06 00 65 6d 61 69 6c 73"
+	    "00 00 00 00 02 00 00 00 68 69");
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 1001 } });
+	assert_hex(&b,
+	    "53 01 04 00 2a 00 00 00 00 00 00 00 e9 03 00 00"
+	    "00 00 00 00 00 00");
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });
+	assert_hex(&b,
+	    "53 01 04 00 00 00 2a 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+	buf_reset(&b);
+	assert_int_equal(msg_encode_err(&b, MSG_OP_PUT, SLUICE_ENOTLEADER,
+	                     "not leader", "tcp://10.0.0.2:7711"),
+	    0);
+	assert_hex(&b,
+	    "53 01 01 00 11 00 0a 00 6e 6f 74 20 6c 65 61 64"
+	    "65 72 13 00 74 63 70 3a 2f 2f 31 30 2e 30 2e 30"
+	    "2e 32 3a 37 37 31 31");
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_STATS });
+	assert_hex(&b, "53 01 11 00 00 00");
+	buf_free(&b);
+}
+
+/* ---- the fuzz seed corpus --------------------------------------------------
+ */
+
+static int
+write_file(const char *dir, const char *name, const void *p, size_t len)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "wb")) == NULL)
+		return -1;
+	fwrite(p, 1, len, f);
+	return fclose(f);
+}
+
+/* Seeds: every sample request (q*) and reply (r*), and broken ones (x*):
+ * cut short, bad version, unknown op, trailing byte, huge lengths. The
+ * fuzz target tells requests from replies by the first byte of the file
+ * (see fuzz_msg.c), which these files carry. */
+static int
+write_corpus(const char *dir)
+{
+	struct buf b;
+	char name[64];
+	int rc = 0;
+
+	buf_init(&b);
+	for (uint32_t i = 0; i < N(reqs) && rc == 0; i++) {
+		buf_reset(&b);
+		buf_put_u8(&b, 'q');
+		msg_encode_req(&b, &reqs[i]);
+		snprintf(
+		    name, sizeof(name), "q%02u-%s", i, msg_op_name(reqs[i].op));
+		rc = write_file(dir, name, b.data, b.len);
+		if (i % 4 == 0) { /* cut in the middle */
+			snprintf(name, sizeof(name), "x%02u-cut", i);
+			rc |= write_file(dir, name, b.data, b.len / 2 + 1);
+		}
+	}
+	for (uint32_t i = 0; i < N(reps) && rc == 0; i++) {
+		buf_reset(&b);
+		buf_put_u8(&b, 'r');
+		msg_encode_rep(&b, &reps[i]);
+		snprintf(name, sizeof(name), "r%02u-%s", i,
+		    msg_op_name(reps[i].op) ? msg_op_name(reps[i].op) : "err");
+		rc = write_file(dir, name, b.data, b.len);
+	}
+	rc |= write_file(dir, "x-version", "q\x53\x02\x11\x00\x00\x00", 7);
+	rc |= write_file(dir, "x-unknown-op", "q\x53\x01\x7f\x00", 5);
+	rc |= write_file(dir, "x-magic", "rHTTP/1.1 200", 13);
+	rc |= write_file(dir, "x-trailing", "q\x53\x01\x15\x00\x00", 6);
+	rc |= write_file(dir, "x-huge-payload",
+	    "q\x53\x01\x01\x00\x01\x00t\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+	    "\0\0\0\0\0\0\0\0\0\0\xff\xff\xff\x7f",
+	    46);
+	rc |= write_file(dir, "x-many-tasks",
+	    "r\x53\x01\x03\x00\x00\x00"
+	    "\xe8\x03\x00\x00\xff\xff\x00\x00",
+	    15);
+	rc |= write_file(dir, "x-empty", "", 0);
+	buf_free(&b);
+	return rc ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_request_round_trips),
+		cmocka_unit_test(test_every_reply_round_trips),
+		cmocka_unit_test(test_decode_then_encode_gives_the_same_bytes),
+		cmocka_unit_test(test_truncated_at_every_length_is_etrunc),
+		cmocka_unit_test(test_trailing_bytes_are_eproto),
+		cmocka_unit_test(test_bad_header_errors),
+		cmocka_unit_test(test_encoder_checks_limits),
+		cmocka_unit_test(test_decoder_names_each_limit),
+		cmocka_unit_test(test_task_record_skips_unknown_tail),
+		cmocka_unit_test(test_error_replies),
+		cmocka_unit_test(test_mutations_never_crash),
+		cmocka_unit_test(test_idempotent_requests),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_doc_examples),
+	};
+
+	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)
+		return write_corpus(argv[2]);
+	return cmocka_run_group_tests_name("msg", tests, NULL, NULL);
+}
