@@ -194,12 +194,17 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	out->last_lsn = t.last_lsn;
 	out->epoch = t.epoch != 0 ? t.epoch : out->end.epoch;
 	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
-	log_info("recover",
-	    "snapshot %" PRIu64 " (%" PRIu64 " entries) + %" PRIu64
-	    " records to LSN %" PRIu64 ", epoch %" PRIu64 ", in %" PRId64
-	    " ms%s",
-	    out->snap_lsn, out->snap_entries, out->records, out->last_lsn,
-	    out->epoch, out->elapsed_ms,
-	    out->end.torn ? "; torn tail cut" : "");
+	if (out->snap_lsn != 0)
+		log_info("recover",
+		    "snapshot at LSN %" PRIu64 " (%" PRIu64
+		    " entries), then %" PRIu64 " records to LSN %" PRIu64
+		    ", epoch %" PRIu64 ", in %" PRId64 " ms",
+		    out->snap_lsn, out->snap_entries, out->records,
+		    out->last_lsn, out->epoch, out->elapsed_ms);
+	else
+		log_info("recover",
+		    "no snapshot; %" PRIu64 " records to LSN %" PRIu64
+		    ", epoch %" PRIu64 ", in %" PRId64 " ms",
+		    out->records, out->last_lsn, out->epoch, out->elapsed_ms);
 	return 0;
 }

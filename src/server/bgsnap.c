@@ -1,0 +1,245 @@
+/* bgsnap - snapshots written in the background by a forked child.
+ *
+ * fork() gives the child a copy-on-write image of the queue as it is at
+ * that instant, at LSN L (every record appended so far is applied). The
+ * child writes it with the snapshot writer, which allocates nothing (the
+ * buffer was allocated before the fork), then exits; the core thread
+ * stalls only for the fork itself. The parent learns of the exit through
+ * a pidfd in its poll set.
+ *
+ * A written snapshot is published (renamed into place) only once the log
+ * is durable up to L: otherwise a crash could leave a snapshot holding
+ * changes that the log, and so every client, never saw acknowledged. Then
+ * older snapshots and the segments the snapshot covers are removed
+ * (keeping --keep-segments of them for followers). */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log/snap.h"
+#include "server/core.h"
+#include "sluice.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+enum { SNAP_BUF_SIZE = 1 << 20 };
+
+void
+bgsnap_init(struct bgsnap *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->pidfd = -1;
+}
+
+bool
+bgsnap_due(const struct core *c)
+{
+	struct wal_stats ws;
+
+	if (c->snap.pid != 0 || c->snap.ready)
+		return false;
+	wal_stats(c->wal, &ws);
+	return ws.records - c->snap.records_at_last >= c->cfg->snap_records ||
+	    ws.bytes - c->snap.bytes_at_last >= c->cfg->snap_bytes;
+}
+
+static int
+emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	return snap_writer_add(arg, type, a, alen, b, blen);
+}
+
+/* Answers every snapshot request: with the LSN covered, or an error. */
+static void
+answer_waiters(struct core *c, int rc)
+{
+	struct snap_waiter *w;
+
+	while ((w = c->snap.waiters) != NULL) {
+		c->snap.waiters = w->next;
+		if (rc == 0) {
+			struct msg_rep rep = { .op = MSG_OP_SNAPSHOT };
+
+			rep.lsn = c->snap.last_lsn;
+			buf_reset(&c->out);
+			if (msg_encode_rep(&c->out, &rep) == 0)
+				core_reply(c, w->ctx);
+			else
+				net_drop(c->net, w->ctx);
+		} else {
+			core_reply_err(c, w->ctx, MSG_OP_SNAPSHOT,
+			    rc > 0 ? rc : SLUICE_ELOG, "snapshot failed: %s",
+			    sluice_strerror(rc));
+		}
+		free(w);
+	}
+}
+
+static void
+remove_unfinished(struct core *c)
+{
+	char path[4096], tmp[4200];
+
+	if (snap_path(path, sizeof(path), c->cfg->data_dir, c->snap.lsn) == 0) {
+		snprintf(tmp, sizeof(tmp), "%s.inprogress", path);
+		unlink(tmp);
+	}
+}
+
+int
+bgsnap_start(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	struct snap_writer w;
+	struct wal_stats ws;
+	int64_t t0;
+	pid_t pid;
+	int rc;
+
+	if (s->pid != 0 || s->ready)
+		return 0;
+	if (wal_poisoned(c->wal))
+		return SLUICE_ELOG;
+	if (s->buf == NULL) {
+		s->buf = malloc(SNAP_BUF_SIZE);
+		if (s->buf == NULL)
+			return -ENOMEM;
+	}
+	wal_stats(c->wal, &ws);
+	s->records_at_last = ws.records;
+	s->bytes_at_last = ws.bytes;
+	s->lsn = wal_last_lsn(c->wal);
+	if (s->lsn == s->last_lsn) {
+		/* Nothing new since the last one: it already covers all. */
+		answer_waiters(c, 0);
+		return 0;
+	}
+	rc = snap_writer_open(&w, c->cfg->data_dir, s->lsn, wal_epoch(c->wal),
+	    c->now, s->buf, SNAP_BUF_SIZE);
+	if (rc != 0) {
+		log_err("snap", "cannot start a snapshot in %s: %s",
+		    c->cfg->data_dir, sluice_strerror(rc));
+		return rc;
+	}
+	t0 = clock_mono_ns();
+	s->started_ns = t0;
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snap_writer_abort(&w);
+		log_err("snap", "fork: %s", strerror(-rc));
+		return rc;
+	}
+	if (pid == 0) {
+		/* The child: the queue as it was at the fork. */
+		rc = queue_snapshot_write(c->q, emit, &w);
+		if (rc == 0)
+			rc = snap_writer_finish(&w);
+		else
+			snap_writer_abort(&w);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	s->fork_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
+	close(w.fd); /* the child's now */
+	s->pid = pid;
+	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->pidfd < 0) {
+		/* Without a pidfd the loop would not notice the exit. */
+		log_warn("snap", "pidfd_open: %s; waiting for the snapshot",
+		    strerror(errno));
+		bgsnap_reap(c);
+	}
+	log_debug("snap",
+	    "writing snapshot at LSN %" PRIu64 " (fork took %" PRIu64 " us)",
+	    s->lsn, s->fork_us);
+	return 0;
+}
+
+void
+bgsnap_reap(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	int status;
+	pid_t r;
+
+	if (s->pid == 0)
+		return;
+	r = waitpid(s->pid, &status, s->pidfd >= 0 ? WNOHANG : 0);
+	if (r != s->pid)
+		return;
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
+	s->pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		s->ready = true;
+		bgsnap_publish(c);
+		return;
+	}
+	log_err("snap", "the snapshot at LSN %" PRIu64 " failed (%s %d)",
+	    s->lsn, WIFEXITED(status) ? "exit" : "signal",
+	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	remove_unfinished(c);
+	answer_waiters(c, SLUICE_ELOG);
+}
+
+void
+bgsnap_publish(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	int rc;
+
+	if (!s->ready || wal_durable_lsn(c->wal) < s->lsn)
+		return;
+	s->ready = false;
+	rc = snap_publish(c->cfg->data_dir, s->lsn);
+	if (rc != 0) {
+		log_err("snap",
+		    "publishing the snapshot at LSN %" PRIu64 ": %s", s->lsn,
+		    strerror(-rc));
+		remove_unfinished(c);
+		answer_waiters(c, rc);
+		return;
+	}
+	s->last_lsn = s->lsn;
+	s->last_at = clock_now_ms();
+	s->last_ms = (clock_mono_ns() - s->started_ns) / 1000000;
+	rc = snap_remove_before(c->cfg->data_dir, s->lsn);
+	if (rc != 0)
+		log_warn("snap", "removing older snapshots: %s", strerror(-rc));
+	rc = wal_remove_before(c->wal, s->lsn + 1, c->cfg->keep_segments);
+	if (rc < 0)
+		log_warn("snap", "removing old segments: %s", strerror(-rc));
+	log_info("snap",
+	    "snapshot at LSN %" PRIu64 " in %" PRId64 " ms (fork %" PRIu64
+	    " us); %d segments removed",
+	    s->lsn, s->last_ms, s->fork_us, rc < 0 ? 0 : rc);
+	answer_waiters(c, 0);
+}
+
+void
+bgsnap_fini(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	int status;
+
+	if (s->pid != 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, &status, 0);
+		remove_unfinished(c);
+		s->pid = 0;
+	}
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
+	answer_waiters(c, SLUICE_ESHUTDOWN);
+	free(s->buf);
+	s->buf = NULL;
+}

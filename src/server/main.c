@@ -1,0 +1,249 @@
+/* sluiced - the sluice server: command-line flags, then srv_run(). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/srv.h"
+#include "sluice.h"
+#include "util/log.h"
+
+static const char usage[] =
+    "usage: sluiced [options]\n"
+    "\n"
+    "A persistent, replicated job queue server.\n"
+    "\n"
+    "  --data DIR             data directory (log segments, snapshots);\n"
+    "                         created when missing (default ./data)\n"
+    "  --listen URL           where clients connect\n"
+    "                         (default tcp://127.0.0.1:7711)\n"
+    "  --fsync always|MS|never\n"
+    "                         always: fdatasync before any reply (default);\n"
+    "                         MS: fdatasync every MS milliseconds, up to MS\n"
+    "                         ms of acknowledged writes at risk;\n"
+    "                         never: leave it to the OS\n"
+    "  --repl-listen URL      accept followers on URL (default: none)\n"
+    "  --follow URL           run as a follower of the leader at URL\n"
+    "  --sync-replicas K      answer a write only once K followers hold it\n"
+    "                         (default 0)\n"
+    "  --http ADDR            serve /metrics, /health, /stats and / on ADDR\n"
+    "                         (default: none)\n"
+    "  --max-payload BYTES    largest task payload (default 1048576)\n"
+    "  --ttr MS               default time-to-run (default 60000)\n"
+    "  --dedup-window MS      how long a completed key stays taken\n"
+    "                         (default 600000)\n"
+    "  --segment-size BYTES   log segment size (default 67108864)\n"
+    "  --snapshot-records N   snapshot after N records (default 1000000)\n"
+    "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
+    "  --keep-segments N      old segments kept after a snapshot, for\n"
+    "                         followers (default 2)\n"
+    "  --log-level LEVEL      err, warn, info (default) or debug\n"
+    "  --version              print the version and exit\n"
+    "  --help                 print this help and exit\n";
+
+enum {
+	OPT_DATA = 256,
+	OPT_LISTEN,
+	OPT_FSYNC,
+	OPT_REPL_LISTEN,
+	OPT_FOLLOW,
+	OPT_SYNC_REPLICAS,
+	OPT_HTTP,
+	OPT_MAX_PAYLOAD,
+	OPT_TTR,
+	OPT_DEDUP,
+	OPT_SEG_SIZE,
+	OPT_SNAP_RECORDS,
+	OPT_SNAP_BYTES,
+	OPT_KEEP_SEGMENTS,
+	OPT_LOG_LEVEL,
+	OPT_VERSION,
+	OPT_HELP,
+};
+
+static const struct option options[] = {
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "repl-listen", required_argument, NULL, OPT_REPL_LISTEN },
+	{ "follow", required_argument, NULL, OPT_FOLLOW },
+	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
+	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
+	{ "ttr", required_argument, NULL, OPT_TTR },
+	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
+	{ "segment-size", required_argument, NULL, OPT_SEG_SIZE },
+	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
+	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
+	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A decimal integer in [lo, hi], the whole string. */
+static int
+parse_u64(
+    const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
+	    v > hi) {
+		fprintf(stderr,
+		    "sluiced: %s wants a whole number from %" PRIu64
+		    " to %" PRIu64 ", not '%s'\n",
+		    flag, lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+parse_fsync(const char *s, struct srv_config *cfg)
+{
+	uint64_t ms;
+
+	if (strcmp(s, "always") == 0) {
+		cfg->fsync = WAL_FSYNC_ALWAYS;
+		return 0;
+	}
+	if (strcmp(s, "never") == 0) {
+		cfg->fsync = WAL_FSYNC_NEVER;
+		return 0;
+	}
+	if (parse_u64("--fsync", s, 1, 3600000, &ms) != 0) {
+		fprintf(stderr,
+		    "sluiced: --fsync takes always, never or a "
+		    "number of milliseconds\n");
+		return -1;
+	}
+	cfg->fsync = WAL_FSYNC_INTERVAL;
+	cfg->fsync_ms = (uint32_t)ms;
+	return 0;
+}
+
+static int
+parse_args(int argc, char **argv, struct srv_config *cfg)
+{
+	enum log_level level;
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_DATA:
+			cfg->data_dir = optarg;
+			break;
+		case OPT_LISTEN:
+			cfg->listen = optarg;
+			break;
+		case OPT_FSYNC:
+			if (parse_fsync(optarg, cfg) != 0)
+				return 2;
+			break;
+		case OPT_REPL_LISTEN:
+			cfg->repl_listen = optarg;
+			break;
+		case OPT_FOLLOW:
+			cfg->follow = optarg;
+			break;
+		case OPT_SYNC_REPLICAS:
+			if (parse_u64("--sync-replicas", optarg, 0, 16, &v))
+				return 2;
+			cfg->sync_replicas = (unsigned)v;
+			break;
+		case OPT_HTTP:
+			cfg->http = optarg;
+			break;
+		case OPT_MAX_PAYLOAD:
+			if (parse_u64("--max-payload", optarg, 1, 64 << 20, &v))
+				return 2;
+			cfg->max_payload = (size_t)v;
+			break;
+		case OPT_TTR:
+			if (parse_u64("--ttr", optarg, 1, UINT32_MAX, &v))
+				return 2;
+			cfg->default_ttr_ms = (uint32_t)v;
+			break;
+		case OPT_DEDUP:
+			if (parse_u64(
+			        "--dedup-window", optarg, 0, UINT32_MAX, &v))
+				return 2;
+			cfg->dedup_ms = (uint32_t)v;
+			break;
+		case OPT_SEG_SIZE:
+			if (parse_u64("--segment-size", optarg, 1 << 20,
+			        UINT64_C(1) << 36, &v))
+				return 2;
+			cfg->seg_size = (v + 4095) & ~UINT64_C(4095);
+			break;
+		case OPT_SNAP_RECORDS:
+			if (parse_u64("--snapshot-records", optarg, 1,
+			        UINT64_MAX, &cfg->snap_records))
+				return 2;
+			break;
+		case OPT_SNAP_BYTES:
+			if (parse_u64("--snapshot-bytes", optarg, 1, UINT64_MAX,
+			        &cfg->snap_bytes))
+				return 2;
+			break;
+		case OPT_KEEP_SEGMENTS:
+			if (parse_u64("--keep-segments", optarg, 0, 100000, &v))
+				return 2;
+			cfg->keep_segments = (unsigned)v;
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_parse_level(optarg, &level) != 0) {
+				fprintf(stderr,
+				    "sluiced: --log-level takes err, warn, "
+				    "info or debug, not '%s'\n",
+				    optarg);
+				return 2;
+			}
+			log_set_level(level);
+			break;
+		case OPT_VERSION:
+			printf("sluiced %d.%d.%d\n", SLUICE_VERSION_MAJOR,
+			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
+			exit(0);
+		case OPT_HELP:
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sluiced: unexpected argument '%s'\n%s",
+		    argv[optind], usage);
+		return 2;
+	}
+	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL) {
+		fprintf(
+		    stderr, "sluiced: --sync-replicas needs --repl-listen\n");
+		return 2;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct srv_config cfg;
+	int rc;
+
+	srv_config_defaults(&cfg);
+	rc = parse_args(argc, argv, &cfg);
+	if (rc != 0)
+		return rc;
+	return srv_run(&cfg);
+}

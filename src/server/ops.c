@@ -1,0 +1,988 @@
+/* ops - one handler per request of the wire protocol (docs/protocol.md),
+ * and the waiting takes.
+ *
+ * A handler decodes nothing itself (msg.c did), maps the request onto the
+ * queue's decide functions, commits each record (core_commit: append +
+ * apply), and encodes the reply, which core_reply holds until the log is
+ * durable up to the last record appended. Errors are answered with the
+ * code the queue or the log gave and a text naming the task or tube.
+ *
+ * Waiting takes: a take that finds nothing and may wait joins a FIFO of
+ * waiters; each loop turn, after the turn's requests and timers, the FIFO
+ * is walked in arrival order and each waiter takes what it can. While
+ * waiters exist, a new take that may wait queues behind them, so a task
+ * goes to whoever has waited longest. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/core.h"
+#include "sluice.h"
+#include "util/log.h"
+
+enum { ERR_GROUPS_MAX = 1000 };
+
+static void
+view_to_task(const struct queue_task_view *v, bool payload, struct msg_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = v->id;
+	t->lease = v->lease;
+	t->state = (uint8_t)v->state; /* the numbers agree */
+	t->detached = v->detached;
+	t->priority = v->pri;
+	t->attempts = v->attempts;
+	t->max_attempts = v->max_attempts;
+	t->ttr = v->ttr;
+	t->run_at = (uint64_t)v->run_at;
+	t->period = (uint64_t)v->period;
+	t->created_at = (uint64_t)v->created_at;
+	t->updated_at = (uint64_t)v->updated_at;
+	t->taken_at = (uint64_t)v->taken_at;
+	t->deadline = (uint64_t)v->deadline;
+	t->size = (uint32_t)v->payload_len;
+	t->tube = (struct msg_str) { v->tube, v->tube_len };
+	if (v->key != NULL)
+		t->key = (struct msg_str) { v->key, v->key_len };
+	if (v->last_error != NULL)
+		t->last_error =
+		    (struct msg_str) { v->last_error, v->last_error_len };
+	if (payload)
+		t->payload = (struct msg_str) { v->payload, v->payload_len };
+}
+
+static void
+reply_rep(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
+{
+	int rc;
+
+	buf_reset(&c->out);
+	rc = msg_encode_rep(&c->out, rep);
+	if (rc != 0) {
+		core_reply_err(c, ctx, rep->op, rc > 0 ? rc : SLUICE_ENOMEM,
+		    "cannot encode the reply: %s", sluice_strerror(rc));
+		return;
+	}
+	core_reply(c, ctx);
+}
+
+/* The reply of ack, release, fail, touch, bury, kick_id: where the task
+ * is now. */
+static void
+reply_after(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id)
+{
+	struct msg_rep rep = { .op = op };
+	struct queue_task_view v;
+
+	rep.after.id = id;
+	if (queue_peek(c->q, c->now, id, &v) == 0) {
+		rep.after.state = (uint8_t)v.state;
+		rep.after.run_at = (uint64_t)v.run_at;
+		rep.after.deadline = (uint64_t)v.deadline;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+/* ---- put ------------------------------------------------------------- */
+
+static void
+put_req_from_msg(
+    struct core *c, const struct msg_put *m, struct queue_put_req *r)
+{
+	queue_put_req_init(r);
+	r->tube = m->tube.p;
+	r->tube_len = m->tube.len;
+	r->payload = m->payload.p;
+	r->payload_len = m->payload.len;
+	r->pri = m->priority;
+	if (m->at)
+		r->run_at = m->at && m->when == 0 ? c->now : (int64_t)m->when;
+	else
+		r->delay_ms = (int64_t)m->when;
+	r->ttr_ms = (uint32_t)(m->ttr > UINT32_MAX ? UINT32_MAX : m->ttr);
+	r->max_attempts = m->max_attempts;
+	r->period_ms = (int64_t)m->period;
+	r->key = m->key.p;
+	r->key_len = m->key.len;
+	r->replace = m->replace;
+}
+
+/* One put: decide and commit. Returns 0 or an error code. */
+static int
+put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
+{
+	struct queue_put_req req;
+	struct queue_put_res qres;
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	if (m->ttr > UINT32_MAX || m->when > (uint64_t)QREC_TIME_MAX ||
+	    m->period > (uint64_t)QREC_TIME_MAX)
+		return SLUICE_EINVAL;
+	put_req_from_msg(c, m, &req);
+	rc = queue_decide_put(c->q, c->now, &req, &r, &qres);
+	if (rc != 0)
+		return rc;
+	if (r.type != QREC_NONE) {
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		if (rc != 0)
+			return rc;
+	}
+	res->status = 0;
+	res->created = qres.created;
+	res->id = qres.id;
+	return 0;
+}
+
+static void
+op_put(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_PUT };
+	int rc = put_one(c, &req->put, &rep.put);
+
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_PUT, rc, "put to tube '%.*s': %s",
+		    (int)req->put.tube.len, req->put.tube.p,
+		    sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_PUT_BATCH };
+	struct msg_iter it = req->put_batch.it;
+	struct msg_put_res *res;
+	struct msg_put m;
+	uint32_t n = 0;
+
+	res = calloc(req->put_batch.n, sizeof(*res));
+	if (res == NULL) {
+		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	while (n < req->put_batch.n && msg_next_put(&it, &m)) {
+		int rc = put_one(c, &m, &res[n]);
+
+		if (rc != 0) {
+			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
+			res[n].id = 0;
+		}
+		n++;
+	}
+	rep.put_batch.n = n;
+	rep.put_batch.items = res;
+	reply_rep(c, ctx, &rep);
+	free(res);
+}
+
+/* ---- take and the waiters ------------------------------------------- */
+
+/* Takes up to `max` tasks now into ids[]. Returns 0 with *got >= 1; or the
+ * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
+ * error, with *got tasks taken before it. */
+static int
+take_now(struct core *c, uint32_t session, const struct queue_str *tubes,
+    size_t ntubes, uint32_t max, bool detached, uint64_t *ids, uint32_t *got)
+{
+	struct queue_take_req tr = { tubes, ntubes, session, detached };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = 0;
+
+	*got = 0;
+	while (*got < max) {
+		rc = queue_decide_take(c->q, c->now, &tr, &r);
+		if (rc != 0)
+			break;
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		if (rc != 0)
+			break;
+		ids[(*got)++] = r.u.take.id;
+	}
+	return *got > 0 ? 0 : rc;
+}
+
+static void
+reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
+    const uint64_t *ids, uint32_t n)
+{
+	struct msg_rep rep = { .op = op };
+	struct msg_task *tasks = NULL;
+	struct queue_task_view v;
+	uint32_t k = 0;
+
+	if (n > 0) {
+		tasks = calloc(n, sizeof(*tasks));
+		if (tasks == NULL) {
+			core_reply_err(c, ctx, op, SLUICE_ENOMEM, NULL);
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (queue_peek(c->q, c->now, ids[i], &v) == 0)
+			view_to_task(&v, true, &tasks[k++]);
+	}
+	rep.tasks.n = k;
+	rep.tasks.tasks = tasks;
+	reply_rep(c, ctx, &rep);
+	free(tasks);
+}
+
+static void
+waiter_unlink(struct core *c, struct waiter *w)
+{
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		c->wait_head = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	else
+		c->wait_tail = w->prev;
+	c->nwaiters--;
+}
+
+static int
+waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct queue_str *tubes, size_t ntubes, uint32_t max, bool detached,
+    uint64_t wait_ms)
+{
+	size_t bytes = 0, off = 0;
+	struct waiter *w;
+
+	for (size_t i = 0; i < ntubes; i++)
+		bytes += tubes[i].len;
+	w = malloc(sizeof(*w) + bytes + 1);
+	if (w == NULL)
+		return SLUICE_ENOMEM;
+	w->ctx = ctx;
+	w->session = session;
+	w->max = max;
+	w->detached = detached;
+	w->deadline = core_mono_ms() +
+	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
+	            ? (uint64_t)INT32_MAX * 1000
+	            : wait_ms);
+	w->ntubes = ntubes;
+	for (size_t i = 0; i < ntubes; i++) {
+		memcpy(w->names + off, tubes[i].p, tubes[i].len);
+		w->tubes[i].p = w->names + off;
+		w->tubes[i].len = tubes[i].len;
+		off += tubes[i].len;
+	}
+	w->next = NULL;
+	w->prev = c->wait_tail;
+	if (c->wait_tail != NULL)
+		c->wait_tail->next = w;
+	else
+		c->wait_head = w;
+	c->wait_tail = w;
+	c->nwaiters++;
+	return 0;
+}
+
+static void
+op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
+	struct msg_iter it = req->take.it;
+	const struct msg_take *t = &req->take;
+	uint64_t *ids;
+	struct msg_str s;
+	size_t n = 0;
+	uint32_t got = 0;
+	int rc;
+
+	while (n < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
+		tubes[n++] = (struct queue_str) { s.p, s.len };
+	/* Queue behind those who waited first. */
+	if (t->wait > 0 && c->nwaiters > 0) {
+		rc = waiter_add(
+		    c, ctx, session, tubes, n, t->max, t->detach, t->wait);
+		if (rc != 0)
+			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+		return;
+	}
+	ids = malloc(t->max * sizeof(*ids));
+	if (ids == NULL) {
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	rc = take_now(c, session, tubes, n, t->max, t->detach, ids, &got);
+	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
+		if (t->wait > 0) {
+			rc = waiter_add(c, ctx, session, tubes, n, t->max,
+			    t->detach, t->wait);
+			if (rc != 0)
+				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+		} else {
+			reply_tasks(c, ctx, MSG_OP_TAKE, ids, 0);
+		}
+	} else if (got == 0) {
+		core_reply_err(
+		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
+	} else {
+		reply_tasks(c, ctx, MSG_OP_TAKE, ids, got);
+	}
+	free(ids);
+}
+
+void
+ops_serve_waiters(struct core *c, int64_t mono_ms)
+{
+	struct waiter *w, *next;
+	uint64_t ids[MSG_TAKE_MAX];
+
+	for (w = c->wait_head; w != NULL; w = next) {
+		uint32_t got = 0;
+		int rc;
+
+		next = w->next;
+		rc = take_now(c, w->session, w->tubes, w->ntubes, w->max,
+		    w->detached, ids, &got);
+		if (got > 0) {
+			waiter_unlink(c, w);
+			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
+			free(w);
+		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED) {
+			waiter_unlink(c, w);
+			core_reply_err(c, w->ctx, MSG_OP_TAKE, rc, "take: %s",
+			    sluice_strerror(rc));
+			free(w);
+		} else if (w->deadline <= mono_ms) {
+			waiter_unlink(c, w);
+			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, 0);
+			free(w);
+		}
+	}
+}
+
+void
+ops_drop_waiters(struct core *c, uint32_t session)
+{
+	struct waiter *w, *next;
+
+	for (w = c->wait_head; w != NULL; w = next) {
+		next = w->next;
+		if (w->session != session)
+			continue;
+		waiter_unlink(c, w);
+		net_drop(c->net, w->ctx);
+		free(w);
+	}
+}
+
+void
+ops_end_waiters(struct core *c)
+{
+	struct waiter *w;
+
+	while ((w = c->wait_head) != NULL) {
+		waiter_unlink(c, w);
+		reply_tasks(c, w->ctx, MSG_OP_TAKE, NULL, 0);
+		free(w);
+	}
+}
+
+int64_t
+ops_next_deadline(const struct core *c)
+{
+	int64_t min = INT64_MAX;
+
+	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
+		if (w->deadline < min)
+			min = w->deadline;
+	return min;
+}
+
+/* ---- the lease operations ------------------------------------------- */
+
+/* Commits `r` after a decide that returned `rc`; answers. */
+static void
+finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
+    int rc, const struct qrec *r)
+{
+	uint64_t lsn;
+
+	if (rc == 0 && r->type != QREC_NONE)
+		rc = core_commit(c, r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s",
+		    msg_op_name(op), id, sluice_strerror(rc));
+		return;
+	}
+	reply_after(c, ctx, op, id);
+}
+
+static void
+op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_ack_req a = { req->ack.id, req->ack.lease, req->ack.to.p,
+		req->ack.to.len };
+	struct qrec r;
+	int rc = queue_decide_ack(c->q, c->now, &a, &r);
+
+	finish_lease_op(c, ctx, MSG_OP_ACK, req->ack.id, rc, &r);
+}
+
+static void
+op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_release *m = &req->release;
+	struct queue_release_req a = { 0 };
+	struct qrec r;
+	int rc = SLUICE_EINVAL;
+
+	a.id = m->id;
+	a.lease = m->lease;
+	a.set_pri = m->set_priority;
+	a.pri = m->priority;
+	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
+		a.delay_ms = (int64_t)m->delay;
+		rc = queue_decide_release(c->q, c->now, &a, &r);
+	}
+	finish_lease_op(c, ctx, MSG_OP_RELEASE, m->id, rc, &r);
+}
+
+static void
+op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_fail *m = &req->fail;
+	struct queue_fail_req a = { 0 };
+	struct qrec r;
+	int rc = SLUICE_EINVAL;
+
+	a.id = m->id;
+	a.lease = m->lease;
+	a.error = m->error.p;
+	a.error_len = m->error.len;
+	a.set_delay = m->set_delay;
+	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
+		a.delay_ms = (int64_t)m->delay;
+		rc = queue_decide_fail(c->q, c->now, &a, &r);
+	}
+	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, rc, &r);
+}
+
+static void
+op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_touch_req a = { req->lease.id, req->lease.lease };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = queue_decide_touch(c->q, c->now, &a, &r);
+
+	/* A touch extends work already taken: new work for the log's
+	 * reservation, so a full disk cannot be eaten by touches. */
+	if (rc == 0)
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_TOUCH, rc,
+		    "touch %" PRIu64 ": %s", a.id, sluice_strerror(rc));
+		return;
+	}
+	reply_after(c, ctx, MSG_OP_TOUCH, a.id);
+}
+
+static void
+op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_bury_req a = { req->lease.id, req->lease.lease };
+	struct qrec r;
+	int rc = queue_decide_bury(c->q, c->now, &a, &r);
+
+	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r);
+}
+
+static void
+op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_kick_req a = { 0, req->kick.tube.p, req->kick.tube.len };
+	struct msg_rep rep = { .op = MSG_OP_KICK };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < req->kick.n; i++) {
+		rc = queue_decide_kick(c->q, c->now, &a, &r);
+		if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0)
+			break;
+		rep.count++;
+	}
+	if (rc != 0 && rc != SLUICE_ENOTFOUND && rep.count == 0) {
+		core_reply_err(c, ctx, MSG_OP_KICK, rc, "kick tube '%.*s': %s",
+		    (int)a.tube_len, a.tube, sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_kick_req a = { req->id, NULL, 0 };
+	struct qrec r;
+	int rc = queue_decide_kick(c->q, c->now, &a, &r);
+
+	finish_lease_op(c, ctx, MSG_OP_KICK_ID, req->id, rc, &r);
+}
+
+static void
+op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_delete_req a = { 0 };
+	struct msg_rep rep = { .op = req->op };
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	if (req->op == MSG_OP_DELETE) {
+		a.id = req->id;
+	} else {
+		a.key = req->key.p;
+		a.key_len = req->key.len;
+	}
+	rc = queue_decide_delete(c->q, c->now, &a, &r);
+	if (rc == 0 && r.type != QREC_NONE) {
+		rep.id = r.u.del.id;
+		rc = core_commit(c, &r, 0, &lsn);
+	}
+	if (rc != 0) {
+		if (req->op == MSG_OP_DELETE)
+			core_reply_err(c, ctx, req->op, rc,
+			    "delete %" PRIu64 ": %s", req->id,
+			    sluice_strerror(rc));
+		else
+			core_reply_err(c, ctx, req->op, rc,
+			    "delete key '%.*s': %s", (int)a.key_len, a.key,
+			    sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_flush_req a = { req->tube.p, req->tube.len };
+	struct msg_rep rep = { .op = MSG_OP_FLUSH };
+	struct queue_tube_stats ts;
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	if (queue_tube_stats(c->q, c->now, a.tube, a.tube_len, &ts) == 0)
+		rep.count = ts.ready + ts.delayed + ts.taken + ts.buried;
+	rc = queue_decide_flush(c->q, c->now, &a, &r);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_FLUSH, rc,
+		    "flush tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len,
+		0 };
+	struct msg_rep rep = { .op = MSG_OP_PAUSE };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	if (req->pause.duration <= (uint64_t)QREC_TIME_MAX) {
+		a.until = req->pause.duration == 0
+		    ? c->now
+		    : c->now + (int64_t)req->pause.duration;
+		rc = queue_decide_pause(c->q, c->now, &a, &r);
+	}
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    sluice_strerror(rc));
+		return;
+	}
+	rep.until = req->pause.duration == 0 ? 0 : (uint64_t)a.until;
+	reply_rep(c, ctx, &rep);
+}
+
+/* ---- reads ----------------------------------------------------------- */
+
+static void
+reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+    const struct queue_task_view *v, const char *what)
+{
+	struct msg_rep rep = { .op = op };
+
+	if (rc != 0) {
+		core_reply_err(
+		    c, ctx, op, rc, "peek %s: %s", what, sluice_strerror(rc));
+		return;
+	}
+	view_to_task(v, true, &rep.task);
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_task_view v;
+	char what[200];
+	int rc;
+
+	switch (req->op) {
+	case MSG_OP_PEEK:
+		snprintf(what, sizeof(what), "%" PRIu64, req->id);
+		rc = queue_peek(c->q, c->now, req->id, &v);
+		break;
+	case MSG_OP_PEEK_KEY:
+		snprintf(what, sizeof(what), "key '%.*s'", (int)req->key.len,
+		    req->key.p);
+		rc = queue_peek_key(c->q, c->now, req->key.p, req->key.len, &v);
+		break;
+	default:
+		snprintf(what, sizeof(what), "next %s of tube '%.*s'",
+		    msg_state_name(req->peek_next.state),
+		    (int)req->peek_next.tube.len, req->peek_next.tube.p);
+		rc = queue_peek_next(c->q, c->now, req->peek_next.tube.p,
+		    req->peek_next.tube.len, req->peek_next.state, &v);
+		break;
+	}
+	reply_view(c, ctx, req->op, rc, &v, what);
+}
+
+static void
+op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_list *m = &req->list;
+	struct queue_list_req lr = { m->tube.p, m->tube.len, m->state, 0,
+		m->limit };
+	struct msg_rep rep = { .op = MSG_OP_LIST };
+	struct queue_task_view *views;
+	struct msg_task *tasks;
+	size_t n = 0;
+	int rc;
+
+	lr.order = m->order == MSG_ORDER_ATTEMPTS ? QUEUE_BY_ATTEMPTS
+	    : m->order == MSG_ORDER_AGE           ? QUEUE_BY_AGE
+	                                          : QUEUE_BY_RUN_AT;
+	views = calloc(m->limit, sizeof(*views));
+	tasks = calloc(m->limit, sizeof(*tasks));
+	rc = views && tasks ? queue_list(c->q, c->now, &lr, views, &n)
+	                    : SLUICE_ENOMEM;
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_LIST, rc, "list tube '%.*s': %s",
+		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			view_to_task(&views[i], m->payloads, &tasks[i]);
+		rep.tasks.n = (uint32_t)n;
+		rep.tasks.tasks = tasks;
+		reply_rep(c, ctx, &rep);
+	}
+	free(views);
+	free(tasks);
+}
+
+static void
+op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_ERRORS };
+	struct queue_error_group *g;
+	struct msg_error_count *e;
+	size_t n = 0;
+	int rc;
+
+	g = calloc(ERR_GROUPS_MAX, sizeof(*g));
+	e = calloc(ERR_GROUPS_MAX, sizeof(*e));
+	rc = g && e ? queue_errors(c->q, c->now, req->tube.p, req->tube.len, g,
+	                  ERR_GROUPS_MAX, &n)
+	            : SLUICE_ENOMEM;
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_ERRORS, rc,
+		    "errors of tube '%.*s': %s", (int)req->tube.len,
+		    req->tube.p, sluice_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			e[i].text =
+			    (struct msg_str) { g[i].text, g[i].text_len };
+			e[i].count = g[i].count;
+		}
+		rep.errors.n = (uint32_t)n;
+		rep.errors.errors = e;
+		reply_rep(c, ctx, &rep);
+	}
+	free(g);
+	free(e);
+}
+
+/* ---- stats ----------------------------------------------------------- */
+
+enum { TUBE_KVS = 12, NODE_KVS = 20 };
+
+struct tube_kvs {
+	struct msg_kv kv[TUBE_KVS];
+};
+
+static void
+kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
+{
+	out[*n].name = msg_cstr(name);
+	out[*n].value = value;
+	(*n)++;
+}
+
+static void
+counters_kvs(
+    const struct queue_counters *q, struct tube_kvs *k, struct msg_kvs *out)
+{
+	size_t n = 0;
+
+	kv(k->kv, &n, "puts", q->put);
+	kv(k->kv, &n, "takes", q->take);
+	kv(k->kv, &n, "acks", q->ack);
+	kv(k->kv, &n, "releases", q->release);
+	kv(k->kv, &n, "fails", q->fail);
+	kv(k->kv, &n, "buries", q->bury);
+	kv(k->kv, &n, "kicks", q->kick);
+	kv(k->kv, &n, "deletes", q->del);
+	kv(k->kv, &n, "timeouts", q->ttr_expired + q->session_released);
+	kv(k->kv, &n, "ttr_expired", q->ttr_expired);
+	kv(k->kv, &n, "session_released", q->session_released);
+	kv(k->kv, &n, "replaces", q->replace);
+	out->n = (uint32_t)n;
+	out->kvs = k->kv;
+}
+
+static void
+tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
+    struct msg_tube_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = (struct msg_str) { ts->name, ts->name_len };
+	out->ready = ts->ready;
+	out->delayed = ts->delayed;
+	out->taken = ts->taken;
+	out->buried = ts->buried;
+	out->paused_until = (uint64_t)ts->paused_until;
+	out->oldest_ready_age = (uint64_t)ts->oldest_ready_age;
+	counters_kvs(&ts->ctr, k, &out->more);
+}
+
+static void
+op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_STATS };
+	struct msg_stats *s = &rep.stats;
+	struct msg_tube_stats *tubes = NULL;
+	struct tube_kvs *tkvs = NULL, totkv;
+	struct msg_kv node[NODE_KVS];
+	struct queue_tube_stats ts;
+	struct queue_stats qs;
+	struct wal_stats ws;
+	size_t nn = 0, nctx, nidle;
+	uint32_t ntubes = 0, count;
+	int64_t oldest = 0;
+
+	queue_stats(c->q, c->now, &qs);
+	wal_stats(c->wal, &ws);
+	count = queue_tube_count(c->q);
+	if (req->tube.len > 0)
+		count = 1;
+	tubes = calloc(count ? count : 1, sizeof(*tubes));
+	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
+	if (tubes == NULL || tkvs == NULL) {
+		free(tubes);
+		free(tkvs);
+		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	if (req->tube.len > 0) {
+		if (queue_tube_stats(
+		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
+			memset(&ts, 0, sizeof(ts));
+			ts.name = req->tube.p;
+			ts.name_len = req->tube.len;
+		}
+		tube_to_msg(&ts, &tkvs[0], &tubes[0]);
+		ntubes = 1;
+	}
+	for (uint32_t i = 0; req->tube.len == 0 && i < count; i++) {
+		if (queue_tube_stats_at(c->q, c->now, i, &ts) != 0)
+			break;
+		tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
+		ntubes++;
+	}
+	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
+		if (queue_tube_stats_at(c->q, c->now, i, &ts) == 0 &&
+		    ts.oldest_ready_age > oldest)
+			oldest = ts.oldest_ready_age;
+	}
+
+	s->role = MSG_ROLE_LEADER;
+	s->epoch = wal_epoch(c->wal);
+	s->lsn = wal_last_lsn(c->wal);
+	s->durable_lsn = wal_durable_lsn(c->wal);
+	s->now = (uint64_t)c->now;
+	s->totals.ready = qs.ready;
+	s->totals.delayed = qs.delayed;
+	s->totals.taken = qs.taken;
+	s->totals.buried = qs.buried;
+	s->totals.oldest_ready_age = (uint64_t)oldest;
+	counters_kvs(&qs.ctr, &totkv, &s->totals.more);
+	net_counts(c->net, &nctx, &nidle);
+	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
+	kv(node, &nn, "tubes", qs.tubes);
+	kv(node, &nn, "tasks", qs.tasks);
+	kv(node, &nn, "keys", qs.keys);
+	kv(node, &nn, "sessions", c->sessions);
+	kv(node, &nn, "waiting_takes", c->nwaiters);
+	kv(node, &nn, "log_segments", ws.segments);
+	kv(node, &nn, "log_bytes", ws.bytes);
+	kv(node, &nn, "log_fsyncs", ws.fsyncs);
+	kv(node, &nn, "log_batches", ws.batches);
+	kv(node, &nn, "log_failed", ws.poisoned);
+	kv(node, &nn, "log_reserved", ws.reserved);
+	kv(node, &nn, "log_available", ws.avail);
+	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
+	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
+	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
+	kv(node, &nn, "followers", 0);
+	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
+	s->more.n = (uint32_t)nn;
+	s->more.kvs = node;
+	s->ntubes = ntubes;
+	s->tubes = tubes;
+	reply_rep(c, ctx, &rep);
+	free(tubes);
+	free(tkvs);
+}
+
+/* ---- node control ---------------------------------------------------- */
+
+static void
+op_snapshot(struct core *c, struct net_ctx *ctx)
+{
+	struct snap_waiter *w = malloc(sizeof(*w));
+	int rc;
+
+	if (w == NULL) {
+		core_reply_err(c, ctx, MSG_OP_SNAPSHOT, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	rc = c->snap.pid != 0 || c->snap.ready ? 0 : bgsnap_start(c);
+	if (rc != 0) {
+		free(w);
+		core_reply_err(c, ctx, MSG_OP_SNAPSHOT,
+		    rc > 0 ? rc : SLUICE_ELOG, "snapshot: %s",
+		    sluice_strerror(rc));
+		return;
+	}
+	w->ctx = ctx;
+	w->next = c->snap.waiters;
+	c->snap.waiters = w;
+}
+
+void
+ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
+{
+	struct msg_req req;
+	int rc;
+
+	rc = msg_decode_req(
+	    nng_msg_body(msg), nng_msg_len(msg), &c->limits, &req);
+	if (rc != 0) {
+		uint8_t op = msg_req_op(nng_msg_body(msg), nng_msg_len(msg));
+
+		core_reply_err(
+		    c, ctx, op, rc, "bad request: %s", sluice_strerror(rc));
+		return;
+	}
+	c->ops[req.op]++;
+	switch (req.op) {
+	case MSG_OP_PUT:
+		op_put(c, ctx, &req);
+		break;
+	case MSG_OP_PUT_BATCH:
+		op_put_batch(c, ctx, &req);
+		break;
+	case MSG_OP_TAKE:
+		op_take(c, ctx, session, &req);
+		break;
+	case MSG_OP_ACK:
+		op_ack(c, ctx, &req);
+		break;
+	case MSG_OP_RELEASE:
+		op_release(c, ctx, &req);
+		break;
+	case MSG_OP_FAIL:
+		op_fail(c, ctx, &req);
+		break;
+	case MSG_OP_TOUCH:
+		op_touch(c, ctx, &req);
+		break;
+	case MSG_OP_BURY:
+		op_bury(c, ctx, &req);
+		break;
+	case MSG_OP_KICK:
+		op_kick(c, ctx, &req);
+		break;
+	case MSG_OP_KICK_ID:
+		op_kick_id(c, ctx, &req);
+		break;
+	case MSG_OP_DELETE:
+	case MSG_OP_DELETE_KEY:
+		op_delete(c, ctx, &req);
+		break;
+	case MSG_OP_FLUSH:
+		op_flush(c, ctx, &req);
+		break;
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+		op_peek(c, ctx, &req);
+		break;
+	case MSG_OP_STATS:
+		op_stats(c, ctx, &req);
+		break;
+	case MSG_OP_LIST:
+		op_list(c, ctx, &req);
+		break;
+	case MSG_OP_ERRORS:
+		op_errors(c, ctx, &req);
+		break;
+	case MSG_OP_PAUSE:
+		op_pause(c, ctx, &req);
+		break;
+	case MSG_OP_SNAPSHOT:
+		op_snapshot(c, ctx);
+		break;
+	case MSG_OP_PROMOTE:
+		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
+		    "promote: this node is already the leader");
+		break;
+	case MSG_OP_FOLLOW:
+		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
+		    "follow: this node was not started as a follower "
+		    "(--follow URL)");
+		break;
+	default:
+		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);
+		break;
+	}
+}

@@ -1,0 +1,618 @@
+/* srv - sluiced's start-up, its core event loop, and its shutdown.
+ *
+ * Start-up: lock the data directory; rebuild the queue from the newest
+ * snapshot plus the log after it (recover.c, with the same queue_apply the
+ * live server uses); open the writer where the valid log ends; release
+ * every session lease (those sessions died with the previous process);
+ * listen.
+ *
+ * One turn of the loop, on the one thread that owns the queue and the
+ * writer:
+ *   1. poll: client events, writer completions, a signal, the snapshot
+ *      child, or the next timer (a delayed task, a lease deadline, a pause
+ *      end, a waiting take's deadline) — never a busy wait;
+ *   2. writer completions move the durable LSN; replies waiting for it are
+ *      sent (pending FIFO, ordered by LSN because appends are);
+ *   3. every client event is handled: decide, append, apply, encode the
+ *      reply and queue it with the LSN it depends on;
+ *   4. timers: time-driven changes, expired leases (logged records);
+ *   5. waiting takes are served in arrival order;
+ *   6. the writer submits the batch this turn filled: one write and one
+ *      fdatasync for every request of the turn (group commit).
+ *
+ * Shutdown (SIGTERM, SIGINT): stop reading requests, answer waiting takes
+ * with nothing, sync the log, send every reply it now covers, close. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log/recover.h"
+#include "log/snap.h"
+#include "server/core.h"
+#include "sluice.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+enum {
+	/* Space kept in the log for every live task's next record (its ack,
+	 * release or fail), plus room for fail texts: a full disk refuses
+	 * new work but never the end of work already accepted. */
+	RESERVE_PER_TASK = 128,
+	RESERVE_BASE = 1 << 20,
+	SHUTDOWN_SYNC_MS = 30000,
+};
+
+void
+srv_config_defaults(struct srv_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->data_dir = "./data";
+	cfg->listen = "tcp://127.0.0.1:7711";
+	cfg->fsync = WAL_FSYNC_ALWAYS;
+	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
+	cfg->snap_records = 1000000;
+	cfg->snap_bytes = 256u << 20;
+	cfg->keep_segments = 2;
+	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
+	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
+}
+
+int64_t
+core_mono_ms(void)
+{
+	return clock_mono_ns() / 1000000;
+}
+
+/* The turn's clock: wall time that never goes back, so records' times
+ * never decrease even when the system clock is stepped. */
+static void
+core_tick_clock(struct core *c)
+{
+	int64_t now = clock_now_ms();
+
+	if (now > c->now)
+		c->now = now;
+}
+
+int
+core_commit(
+    struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn)
+{
+	int rc;
+
+	buf_reset(&c->body);
+	rc = qrec_encode(rec, &c->body);
+	if (rc != 0)
+		return rc;
+	rc = wal_append(
+	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
+	if (rc != 0)
+		return rc;
+	rc = queue_apply(c->q, *lsn, c->now, rec);
+	if (rc != 0) {
+		/* decide just accepted this record against the same state:
+		 * the log now holds a record the state refuses. Stop
+		 * acknowledging anything rather than diverge from the log. */
+		log_err("srv",
+		    "record %" PRIu64 " (%s) was decided but not applied: %s; "
+		    "refusing further writes",
+		    *lsn, qrec_type_name(rec->type), sluice_strerror(rc));
+		abort();
+	}
+	c->applied = true;
+	return 0;
+}
+
+static void
+pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn)
+{
+	struct pending *p = malloc(sizeof(*p));
+
+	if (p == NULL) {
+		nng_msg_free(msg);
+		net_drop(c->net, ctx);
+		return;
+	}
+	p->next = NULL;
+	p->ctx = ctx;
+	p->msg = msg;
+	p->lsn = lsn;
+	if (c->pend_tail != NULL)
+		c->pend_tail->next = p;
+	else
+		c->pend_head = p;
+	c->pend_tail = p;
+}
+
+static nng_msg *
+msg_from_out(struct core *c)
+{
+	nng_msg *m;
+
+	if (buf_failed(&c->out) || nng_msg_alloc(&m, 0) != 0)
+		return NULL;
+	if (nng_msg_append(m, c->out.data, c->out.len) != 0) {
+		nng_msg_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void
+core_reply(struct core *c, struct net_ctx *ctx)
+{
+	uint64_t lsn = wal_last_lsn(c->wal);
+	nng_msg *m = msg_from_out(c);
+
+	if (m == NULL) {
+		log_warn("srv", "out of memory for a reply; dropping it");
+		net_drop(c->net, ctx);
+		return;
+	}
+	if (lsn <= wal_durable_lsn(c->wal) && c->pend_head == NULL)
+		net_reply(c->net, ctx, m);
+	else
+		pending_push(c, ctx, m, lsn);
+}
+
+void
+core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+    const char *fmt, ...)
+{
+	char text[MSG_TEXT_MAX];
+	va_list ap;
+
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(text, sizeof(text), fmt, ap);
+		va_end(ap);
+	} else {
+		snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
+	}
+	if (rc <= 0 || rc > 65535)
+		rc = SLUICE_EINVAL;
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, rc, text, NULL);
+	core_reply(c, ctx);
+}
+
+/* Sends every pending reply the log now covers. After the writer failed,
+ * nothing more becomes durable: the waiting replies become errors. */
+static void
+pending_flush(struct core *c)
+{
+	uint64_t durable = wal_durable_lsn(c->wal);
+	bool failed = wal_poisoned(c->wal);
+	struct pending *p;
+
+	while ((p = c->pend_head) != NULL && (p->lsn <= durable || failed)) {
+		c->pend_head = p->next;
+		if (c->pend_head == NULL)
+			c->pend_tail = NULL;
+		if (p->lsn <= durable) {
+			net_reply(c->net, p->ctx, p->msg);
+		} else {
+			uint8_t op = msg_req_op(
+			    nng_msg_body(p->msg), nng_msg_len(p->msg));
+
+			nng_msg_free(p->msg);
+			buf_reset(&c->out);
+			msg_encode_err(&c->out, op, SLUICE_ELOG,
+			    "the log failed before this change was durable; "
+			    "it may or may not survive a restart",
+			    NULL);
+			p->msg = msg_from_out(c);
+			if (p->msg != NULL)
+				net_reply(c->net, p->ctx, p->msg);
+			else
+				net_drop(c->net, p->ctx);
+		}
+		free(p);
+	}
+}
+
+/* Releases the tasks a gone session held (records), and forgets its
+ * waiting takes. */
+static void
+session_gone(struct core *c, uint32_t session)
+{
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	ops_drop_waiters(c, session);
+	for (int i = 0; i < 1000000; i++) {
+		rc = queue_decide_session_gone(c->q, c->now, session, &r);
+		if (rc != 0)
+			break;
+		rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0) {
+			log_warn("srv",
+			    "cannot log the release of session %u's tasks: "
+			    "%s; they return at their ttr",
+			    session, sluice_strerror(rc));
+			break;
+		}
+	}
+}
+
+/* Time-driven work: catch up, then log every expired lease. */
+static void
+run_timers(struct core *c)
+{
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	queue_tick(c->q, c->now);
+	for (int i = 0; i < 100000; i++) {
+		rc = queue_decide_expired(c->q, c->now, &r);
+		if (rc != 0)
+			break;
+		rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0) {
+			log_warn("srv", "cannot log a ttr expiry: %s",
+			    sluice_strerror(rc));
+			break;
+		}
+	}
+}
+
+static void
+handle_events(struct core *c)
+{
+	struct net_ev *ev, *next;
+
+	for (ev = net_drain(c->net); ev != NULL; ev = next) {
+		next = ev->next;
+		switch (ev->kind) {
+		case NET_REQUEST:
+			if (c->stopping) {
+				core_reply_err(c, ev->ctx,
+				    msg_req_op(nng_msg_body(ev->msg),
+				        nng_msg_len(ev->msg)),
+				    SLUICE_ESHUTDOWN, NULL);
+			} else {
+				ops_handle(c, ev->ctx, ev->session, ev->msg);
+			}
+			break;
+		case NET_SESSION_OPEN:
+			c->sessions++;
+			break;
+		case NET_SESSION_CLOSE:
+			if (c->sessions > 0)
+				c->sessions--;
+			session_gone(c, ev->session);
+			break;
+		}
+		net_ev_done(ev);
+	}
+}
+
+static void
+update_reservation(struct core *c)
+{
+	struct queue_stats st;
+
+	if (queue_stats(c->q, c->now, &st) == 0)
+		wal_set_reserved(c->wal,
+		    RESERVE_BASE + st.tasks * (uint64_t)RESERVE_PER_TASK);
+}
+
+/* How long poll may sleep: until the next timer, at most a second. */
+static int
+poll_timeout(struct core *c)
+{
+	int64_t wake = queue_next_wake(c->q);
+	int64_t dl = ops_next_deadline(c);
+	int64_t ms = 1000;
+
+	if (wake != INT64_MAX) {
+		int64_t d = wake - clock_now_ms();
+
+		if (d < ms)
+			ms = d;
+	}
+	if (dl != INT64_MAX) {
+		int64_t d = dl - core_mono_ms();
+
+		if (d < ms)
+			ms = d;
+	}
+	return ms < 0 ? 0 : (int)ms;
+}
+
+static void
+handle_signal(struct core *c)
+{
+	struct signalfd_siginfo si;
+
+	while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (!c->stopping)
+			log_info("srv", "%s: finishing in-flight work",
+			    strsignal((int)si.ssi_signo));
+		c->stopping = true;
+	}
+}
+
+static int
+loop(struct core *c)
+{
+	bool failed_logged = false;
+
+	while (!c->stopping) {
+		struct pollfd pfd[4] = {
+			{ .fd = net_fd(c->net), .events = POLLIN },
+			{ .fd = wal_fd(c->wal), .events = POLLIN },
+			{ .fd = c->sigfd, .events = POLLIN },
+			{ .fd = c->snap.pidfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, 4, poll_timeout(c)) < 0 && errno != EINTR) {
+			log_err("srv", "poll: %s", strerror(errno));
+			return 1;
+		}
+		core_tick_clock(c);
+		c->applied = false;
+		if (pfd[2].revents)
+			handle_signal(c);
+		wal_reap(c->wal);
+		pending_flush(c);
+		if (pfd[3].revents)
+			bgsnap_reap(c);
+		handle_events(c);
+		run_timers(c);
+		ops_serve_waiters(c, core_mono_ms());
+		update_reservation(c);
+		wal_submit(c->wal);
+		if (c->snap.ready)
+			bgsnap_publish(c);
+		else if (bgsnap_due(c))
+			bgsnap_start(c);
+		if (wal_poisoned(c->wal) && !failed_logged) {
+			log_err("srv",
+			    "the log refuses writes from now on; restart "
+			    "sluiced to recover from what is durable");
+			failed_logged = true;
+			pending_flush(c);
+		}
+	}
+	return 0;
+}
+
+/* Finishes in-flight work: no new requests; waiting takes get nothing;
+ * the log is synced and every reply it covers is sent. */
+static void
+shutdown_core(struct core *c)
+{
+	int rc;
+
+	ops_end_waiters(c);
+	bgsnap_fini(c);
+	handle_events(c); /* answered with SLUICE_ESHUTDOWN */
+	wal_submit(c->wal);
+	rc = wal_sync(c->wal, SHUTDOWN_SYNC_MS);
+	if (rc != 0)
+		log_err("srv", "syncing the log at shutdown: %s",
+		    sluice_strerror(rc));
+	wal_reap(c->wal);
+	pending_flush(c);
+	net_quiesce(c->net, 2000);
+}
+
+/* ---- start-up ------------------------------------------------------- */
+
+static int
+recover_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	return queue_snapshot_load(arg, type, data, len);
+}
+
+static int
+recover_record(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct queue *q = arg;
+	struct qrec r;
+	int rc;
+
+	if (h->type >= REC_TYPE_LOG_MIN)
+		return 0; /* the log's own records (epochs) */
+	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
+	if (rc == 0)
+		rc = queue_apply(q, h->lsn, h->time, &r);
+	if (rc != 0)
+		log_err("recover",
+		    "record %" PRIu64 " (%s) does not apply: %s; run "
+		    "'sluice-log verify' on the data directory",
+		    h->lsn, qrec_type_name(h->type), sluice_strerror(rc));
+	return rc;
+}
+
+static int
+lock_dir(const char *dir, int *fd_out)
+{
+	char path[4096];
+	int fd;
+
+	if (fs_join(path, sizeof(path), dir, "LOCK") != 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static int
+open_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* Logs the release of every session lease: those sessions died with the
+ * previous process. */
+static void
+release_restart(struct core *c)
+{
+	uint64_t lsn, n = 0;
+	struct qrec r;
+
+	while (queue_decide_restart(c->q, c->now, &r) == 0) {
+		if (core_commit(c, &r, 0, &lsn) != 0)
+			break;
+		n++;
+	}
+	if (n > 0)
+		log_info("srv",
+		    "released %" PRIu64 " tasks taken before the "
+		    "restart",
+		    n);
+}
+
+static int
+start(struct core *c, const struct srv_config *cfg)
+{
+	struct recover_ops ops = { recover_entry, recover_record };
+	struct wal_config wc = { 0 };
+	struct queue_config qc;
+	struct recover_result res;
+	struct queue_stats st;
+	int rc;
+
+	queue_config_default(&qc);
+	qc.max_payload = cfg->max_payload;
+	qc.default_ttr_ms = cfg->default_ttr_ms;
+	qc.dedup_ms = cfg->dedup_ms;
+	c->q = queue_new(&qc);
+	if (c->q == NULL)
+		return -ENOMEM;
+	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c->q, &res);
+	if (rc != 0) {
+		log_err("srv", "cannot start on %s: %s", cfg->data_dir,
+		    sluice_strerror(rc));
+		return rc;
+	}
+	wc.dir = cfg->data_dir;
+	wc.fsync = cfg->fsync;
+	wc.interval_ms = cfg->fsync_ms;
+	wc.seg_size = cfg->seg_size;
+	rc = wal_open(&wc, &res.end, &c->wal);
+	if (rc != 0) {
+		log_err("srv", "cannot open the log in %s: %s", cfg->data_dir,
+		    sluice_strerror(rc));
+		return rc;
+	}
+	c->snap.last_lsn = res.snap_lsn;
+	c->now = clock_now_ms();
+	release_restart(c);
+	update_reservation(c);
+	wal_submit(c->wal);
+
+	/* The transport refuses only what no request could be; the decoder
+	 * names every finer limit. */
+	rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
+	if (rc != 0) {
+		log_err("srv", "cannot listen on %s: %s", cfg->listen,
+		    net_strerror(rc));
+		return rc;
+	}
+	queue_stats(c->q, c->now, &st);
+	log_info("srv",
+	    "sluiced %d.%d.%d serving %s, data %s, fsync %s, %" PRIu64
+	    " tasks in %" PRIu64 " tubes, LSN %" PRIu64 ", epoch %" PRIu64
+	    ", recovered in %" PRId64 " ms",
+	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH,
+	    cfg->listen, cfg->data_dir,
+	    cfg->fsync == WAL_FSYNC_ALWAYS      ? "always"
+	        : cfg->fsync == WAL_FSYNC_NEVER ? "never"
+	                                        : "interval",
+	    st.tasks, st.tubes, wal_last_lsn(c->wal), wal_epoch(c->wal),
+	    res.elapsed_ms);
+	return 0;
+}
+
+int
+srv_run(const struct srv_config *cfg)
+{
+	struct core c;
+	int lockfd = -1, rc, exit_code = 1;
+
+	memset(&c, 0, sizeof(c));
+	c.cfg = cfg;
+	c.sigfd = -1;
+	c.started_ms = clock_now_ms();
+	c.limits.msg_max = MSG_SIZE_MAX;
+	c.limits.payload_max = cfg->max_payload;
+	buf_init(&c.body);
+	buf_init(&c.out);
+	bgsnap_init(&c.snap);
+
+	rc = fs_mkdir_p(cfg->data_dir);
+	if (rc != 0) {
+		log_err("srv", "cannot create %s: %s", cfg->data_dir,
+		    strerror(-rc));
+		goto out;
+	}
+	rc = lock_dir(cfg->data_dir, &lockfd);
+	if (rc != 0) {
+		log_err("srv", "cannot lock %s: %s", cfg->data_dir,
+		    rc == -EBUSY ? "another sluiced is using it"
+		                 : strerror(-rc));
+		goto out;
+	}
+	c.sigfd = open_signals();
+	if (c.sigfd < 0) {
+		log_err("srv", "signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (start(&c, cfg) != 0)
+		goto out;
+	exit_code = loop(&c);
+	shutdown_core(&c);
+
+out:
+	bgsnap_fini(&c);
+	net_close(c.net);
+	if (c.wal != NULL) {
+		rc = wal_close(c.wal);
+		if (rc != 0) {
+			log_err(
+			    "srv", "closing the log: %s", sluice_strerror(rc));
+			exit_code = 1;
+		}
+	}
+	queue_delete(c.q);
+	buf_free(&c.body);
+	buf_free(&c.out);
+	if (c.sigfd >= 0)
+		close(c.sigfd);
+	if (lockfd >= 0)
+		close(lockfd);
+	log_info("srv", "stopped%s", exit_code == 0 ? "" : " after an error");
+	return exit_code;
+}

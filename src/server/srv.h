@@ -1,0 +1,40 @@
+/* srv - sluiced itself: start-up (recovery), the core thread's event loop,
+ * and shutdown. The loop owns the queue and the log writer; every request
+ * is decided, logged and applied on it, and answered once the log holds
+ * what the answer depends on. */
+#ifndef SLUICE_SERVER_SRV_H
+#define SLUICE_SERVER_SRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/wal.h"
+
+struct srv_config {
+	const char *data_dir;    /* --data */
+	const char *listen;      /* --listen: the client URL */
+	enum wal_fsync fsync;    /* --fsync always|MS|never */
+	uint32_t fsync_ms;       /* --fsync MS */
+	const char *repl_listen; /* --repl-listen */
+	const char *follow;      /* --follow */
+	unsigned sync_replicas;  /* --sync-replicas */
+	const char *http;        /* --http */
+	size_t max_payload;      /* --max-payload */
+	uint64_t seg_size;       /* --segment-size */
+	uint64_t snap_records;   /* --snapshot-records */
+	uint64_t snap_bytes;     /* --snapshot-bytes */
+	unsigned keep_segments;  /* --keep-segments */
+	uint32_t default_ttr_ms; /* --ttr */
+	uint32_t dedup_ms;       /* --dedup-window */
+};
+
+/* Fills the defaults of SPEC §6. */
+void srv_config_defaults(struct srv_config *cfg);
+
+/* Recovers, serves until SIGTERM or SIGINT, then finishes what is in
+ * flight and stops. Returns the process exit code: 0 after a clean stop,
+ * 1 when start-up failed (the reason is logged). */
+int srv_run(const struct srv_config *cfg);
+
+#endif
