@@ -1,0 +1,3 @@
+add_executable(recovery_bench recovery_bench.c)
+target_link_libraries(recovery_bench PRIVATE sluice_log sluice_queue
+	sluice_util)

@@ -1,0 +1,338 @@
+/* recovery_bench - what a restart costs: replay speed of the log, the
+ * snapshot (written in-process, and the fork() that stalls the server when
+ * it snapshots in the background), restart from snapshot + tail, and the
+ * memory a live task takes.
+ *
+ *   recovery_bench --dir DIR --live N [--churn M] [--payload BYTES] [--json]
+ *
+ * Builds a log in DIR (which must not exist) with N live tasks of BYTES
+ * bytes (put) and M finished ones (put, take, ack: three records each),
+ * through the real writer and the real queue, then:
+ *   replay    a fresh queue rebuilt from the log alone: records/s;
+ *   snapshot  the live queue written as a snapshot file: ms, MB;
+ *   fork      fork() of this process holding the queue: ms (the stall);
+ *   restart   a fresh queue from the snapshot plus the log after it, and
+ *             the writer opened where the log ends: ms;
+ *   memory    resident bytes per live task, and beyond its payload.
+ * The last line is JSON. Nothing here is a test: figures only. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log/recover.h"
+#include "log/snap.h"
+#include "log/wal.h"
+#include "queue/queue.h"
+#include "sluice.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+enum { SYNC_EVERY = 1 << 16, SNAP_BUF = 1 << 20 };
+
+struct opts {
+	const char *dir;
+	uint64_t live;
+	uint64_t churn;
+	size_t payload;
+	bool json;
+};
+
+static double
+ms_since(int64_t t0)
+{
+	return (double)(clock_mono_ns() - t0) / 1e6;
+}
+
+/* Bytes the heap holds (mallinfo2: arena + mmapped). */
+static size_t
+heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+static void
+die(const char *what, int rc)
+{
+	fprintf(stderr, "recovery_bench: %s: %s\n", what, sluice_strerror(rc));
+	exit(1);
+}
+
+struct builder {
+	struct queue *q;
+	struct wal *wal;
+	struct buf body;
+	int64_t now;
+	uint64_t n;
+};
+
+static void
+commit(struct builder *b, const struct qrec *r)
+{
+	uint64_t lsn;
+	int rc;
+
+	buf_reset(&b->body);
+	if ((rc = qrec_encode(r, &b->body)) != 0)
+		die("encode", rc);
+	rc = wal_append(
+	    b->wal, r->type, b->now, b->body.data, b->body.len, 0, &lsn);
+	if (rc != 0)
+		die("append", rc);
+	if ((rc = queue_apply(b->q, lsn, b->now, r)) != 0)
+		die("apply", rc);
+	if (++b->n % SYNC_EVERY == 0) {
+		wal_submit(b->wal);
+		if ((rc = wal_sync(b->wal, 60000)) != 0)
+			die("sync", rc);
+	}
+}
+
+static uint64_t
+put(struct builder *b, const char *payload, size_t len)
+{
+	struct queue_put_req p;
+	struct queue_put_res res;
+	struct qrec r;
+	int rc;
+
+	queue_put_req_init(&p);
+	p.tube = "bench";
+	p.tube_len = 5;
+	p.payload = payload;
+	p.payload_len = len;
+	if ((rc = queue_decide_put(b->q, b->now, &p, &r, &res)) != 0)
+		die("put", rc);
+	commit(b, &r);
+	return res.id;
+}
+
+static void
+build(const struct opts *o, struct builder *b)
+{
+	struct queue_str tube = { "bench", 5 };
+	struct queue_take_req t = { &tube, 1, 1, true };
+	struct wal_config wc = { 0 };
+	char *payload = calloc(1, o->payload + 1);
+	struct qrec r;
+	int rc;
+
+	memset(payload, 'x', o->payload);
+	wc.dir = o->dir;
+	wc.fsync = WAL_FSYNC_NEVER;
+	wc.seg_size = 256u << 20;
+	if ((rc = wal_open(&wc, NULL, &b->wal)) != 0)
+		die("wal_open", rc);
+	b->q = queue_new(NULL);
+	buf_init(&b->body);
+	b->now = clock_now_ms();
+	for (uint64_t i = 0; i < o->churn; i++) {
+		struct queue_ack_req a = { 0 };
+
+		put(b, payload, o->payload);
+		if ((rc = queue_decide_take(b->q, b->now, &t, &r)) != 0)
+			die("take", rc);
+		commit(b, &r);
+		a.id = r.u.take.id;
+		if ((rc = queue_decide_ack(b->q, b->now, &a, &r)) != 0)
+			die("ack", rc);
+		commit(b, &r);
+	}
+	for (uint64_t i = 0; i < o->live; i++)
+		put(b, payload, o->payload);
+	wal_submit(b->wal);
+	if ((rc = wal_sync(b->wal, 60000)) != 0)
+		die("sync", rc);
+	free(payload);
+}
+
+static int
+emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	return snap_writer_add(arg, type, a, alen, b, blen);
+}
+
+static int
+load_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	return queue_snapshot_load(arg, type, data, len);
+}
+
+static int
+apply_rec(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct qrec r;
+	int rc;
+
+	if (h->type >= REC_TYPE_LOG_MIN)
+		return 0;
+	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
+	return rc ? rc : queue_apply(arg, h->lsn, h->time, &r);
+}
+
+static void
+usage(void)
+{
+	fputs("usage: recovery_bench --dir DIR --live N [--churn M] "
+	      "[--payload BYTES] [--json]\n",
+	    stderr);
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "dir", 1, NULL, 'd' },
+		{ "live", 1, NULL, 'l' }, { "churn", 1, NULL, 'c' },
+		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
+		{ NULL, 0, NULL, 0 } };
+	struct opts o = { NULL, 0, 0, 100, false };
+	struct recover_ops ops = { load_entry, apply_rec };
+	struct recover_result res;
+	struct builder b = { 0 };
+	struct snap_writer sw;
+	struct wal_config wc = { 0 };
+	struct wal *w2;
+	struct queue *q;
+	struct stat st;
+	char path[4096];
+	uint8_t *sbuf;
+	size_t heap0, heap1;
+	double build_ms, replay_ms, snap_ms, fork_ms, restart_ms;
+	uint64_t records;
+	int64_t t0;
+	pid_t pid;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'l':
+			o.live = strtoull(optarg, NULL, 10);
+			break;
+		case 'c':
+			o.churn = strtoull(optarg, NULL, 10);
+			break;
+		case 'p':
+			o.payload = strtoull(optarg, NULL, 10);
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (o.dir == NULL || stat(o.dir, &st) == 0)
+		usage();
+	log_set_level(LOG_WARN);
+
+	heap0 = heap_bytes();
+	t0 = clock_mono_ns();
+	build(&o, &b);
+	build_ms = ms_since(t0);
+	heap1 = heap_bytes();
+	records = b.n;
+
+	/* Snapshot of the live queue, then the fork stall. */
+	sbuf = malloc(SNAP_BUF);
+	t0 = clock_mono_ns();
+	rc = snap_writer_open(&sw, o.dir, wal_last_lsn(b.wal), wal_epoch(b.wal),
+	    b.now, sbuf, SNAP_BUF);
+	if (rc == 0)
+		rc = queue_snapshot_write(b.q, emit, &sw);
+	if (rc == 0)
+		rc = snap_writer_commit(&sw);
+	if (rc != 0)
+		die("snapshot", rc);
+	snap_ms = ms_since(t0);
+	snap_path(path, sizeof(path), o.dir, wal_last_lsn(b.wal));
+	stat(path, &st);
+	t0 = clock_mono_ns();
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	fork_ms = ms_since(t0);
+	waitpid(pid, NULL, 0);
+
+	/* A short tail after the snapshot, as a restart would find. */
+	for (int i = 0; i < 1000; i++)
+		put(&b, "tail", 4);
+	wal_submit(b.wal);
+	wal_sync(b.wal, 60000);
+	wal_close(b.wal);
+	queue_delete(b.q);
+	buf_free(&b.body);
+
+	/* Restart: snapshot + tail, then the writer. */
+	q = queue_new(NULL);
+	t0 = clock_mono_ns();
+	rc = recover(o.dir, RECOVER_CUT, 0, &ops, q, &res);
+	if (rc != 0)
+		die("recover", rc);
+	wc.dir = o.dir;
+	wc.seg_size = 256u << 20;
+	if ((rc = wal_open(&wc, &res.end, &w2)) != 0)
+		die("wal_open", rc);
+	restart_ms = ms_since(t0);
+	wal_close(w2);
+	queue_delete(q);
+
+	/* Replay from the log alone: hide the snapshot. */
+	{
+		char hidden[4200];
+
+		snprintf(hidden, sizeof(hidden), "%s.hidden", path);
+		rename(path, hidden);
+		q = queue_new(NULL);
+		t0 = clock_mono_ns();
+		rc = recover(o.dir, 0, 0, &ops, q, &res);
+		if (rc != 0)
+			die("replay", rc);
+		replay_ms = ms_since(t0);
+		queue_delete(q);
+		rename(hidden, path);
+	}
+
+	{
+		double per =
+		    o.live ? (double)(heap1 - heap0) / (double)o.live : 0;
+		double rps = (double)res.records / (replay_ms / 1000.0);
+
+		printf("live tasks          %" PRIu64 " of %zu bytes, %" PRIu64
+		       " finished (%" PRIu64 " records)\n",
+		    o.live, o.payload, o.churn, records);
+		printf("build               %.0f ms\n", build_ms);
+		printf("replay (log only)   %.0f ms, %.2f M records/s\n",
+		    replay_ms, rps / 1e6);
+		printf("snapshot write      %.0f ms, %.1f MB\n", snap_ms,
+		    (double)st.st_size / 1e6);
+		printf("fork stall          %.2f ms\n", fork_ms);
+		printf("restart (snap+tail) %.0f ms\n", restart_ms);
+		printf("memory per task     %.0f bytes (%.0f beyond the "
+		       "payload)\n",
+		    per, per - (double)o.payload);
+		printf("{\"live\":%" PRIu64 ",\"churn\":%" PRIu64
+		       ",\"payload\":%zu,\"records\":%" PRIu64
+		       ",\"replay_ms\":%.1f,\"replay_records_per_sec\":%.0f,"
+		       "\"snapshot_ms\":%.1f,\"snapshot_bytes\":%lld,"
+		       "\"fork_ms\":%.3f,\"restart_ms\":%.1f,"
+		       "\"bytes_per_task\":%.1f}\n",
+		    o.live, o.churn, o.payload, records, replay_ms, rps,
+		    snap_ms, (long long)st.st_size, fork_ms, restart_ms, per);
+	}
+	free(sbuf);
+	return 0;
+}
