@@ -12,6 +12,9 @@
 
 #include <nng/nng.h>
 
+#include <nng/protocol/reqrep0/req.h>
+
+#include "client/client.h"
 #include "client/urls.h"
 #include "proto/msg.h"
 #include "sluice.h"
@@ -427,6 +430,28 @@ test_lost_connection_is_econn_and_never_resent(void **state)
 	t_fake_stop(f);
 }
 
+/* nng's REQ resend is off on the socket and on the context the requests
+ * go through, so a long take is never sent twice behind our back. */
+static void
+test_resend_is_disabled(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(f->url);
+	nng_duration d = 0;
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), 0);
+	assert_true(c->open);
+	assert_int_equal(
+	    nng_socket_get_ms(c->sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(d, NNG_DURATION_INFINITE);
+	d = 0;
+	assert_int_equal(nng_ctx_get_ms(c->ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(d, NNG_DURATION_INFINITE);
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
 /* Reads and keyed puts are sent once more after a lost connection. */
 static void
 test_lost_connection_retries_idempotent_requests(void **state)
@@ -568,6 +593,7 @@ main(void)
 		    test_lost_connection_is_econn_and_never_resent),
 		cmocka_unit_test(
 		    test_lost_connection_retries_idempotent_requests),
+		cmocka_unit_test(test_resend_is_disabled),
 		cmocka_unit_test(test_no_reply_is_etimedout),
 		cmocka_unit_test(test_take_timeout_includes_its_wait),
 		cmocka_unit_test(test_garbage_reply_is_eproto),
