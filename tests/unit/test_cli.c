@@ -3,6 +3,7 @@
  * t_fake (tests/lib/t_fake.h): output shapes, exit codes, put --lines
  * batching and the work command. */
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,15 +209,15 @@ slurp(const char *path, char *buf, size_t n)
 	buf[len] = '\0';
 }
 
-/* Runs `sluice -s URL ARGS...` with `in` on its stdin. */
-static void
-run_cli(void *dir, struct run *r, const char *url, const char *in, ...)
+/* Starts `sluice -s URL ARGS...` with `in` on its stdin; wait_cli()
+ * collects it. */
+static pid_t
+spawn_cli(void *dir, const char *url, const char *in, va_list ap)
 {
 	char in_path[512], out_path[512], err_path[512];
 	const char *argv[40] = { SLUICE_CLI, "-s", url, "--timeout", "5s" };
 	posix_spawn_file_actions_t fa;
-	va_list ap;
-	int argc = 5, wstatus;
+	int argc = 5;
 	FILE *f;
 	pid_t pid;
 
@@ -226,10 +227,8 @@ run_cli(void *dir, struct run *r, const char *url, const char *in, ...)
 	assert_non_null(f = fopen(in_path, "wb"));
 	fputs(in ? in : "", f);
 	fclose(f);
-	va_start(ap, in);
 	while ((argv[argc] = va_arg(ap, const char *)) != NULL)
 		argc++;
-	va_end(ap);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, in_path, O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(
@@ -240,11 +239,44 @@ run_cli(void *dir, struct run *r, const char *url, const char *in, ...)
 	                     (char *const *)argv, environ),
 	    0);
 	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static void
+wait_cli(void *dir, pid_t pid, struct run *r)
+{
+	int wstatus;
+
 	assert_int_equal(waitpid(pid, &wstatus, 0), pid);
 	r->status =
 	    WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-	slurp(out_path, r->out, sizeof(r->out));
-	slurp(err_path, r->err, sizeof(r->err));
+	slurp(t_path(dir, "stdout"), r->out, sizeof(r->out));
+	slurp(t_path(dir, "stderr"), r->err, sizeof(r->err));
+}
+
+/* Runs `sluice -s URL ARGS...` with `in` on its stdin, to its end. */
+static void
+run_cli(void *dir, struct run *r, const char *url, const char *in, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, in);
+	pid = spawn_cli(dir, url, in, ap);
+	va_end(ap);
+	wait_cli(dir, pid, r);
+}
+
+static pid_t
+start_cli(void *dir, const char *url, const char *in, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, in);
+	pid = spawn_cli(dir, url, in, ap);
+	va_end(ap);
+	return pid;
 }
 
 static void
@@ -517,6 +549,38 @@ test_cli_work_runs_each_task(void **state)
 	t_fake_stop(f);
 }
 
+/* SIGTERM: no more takes; the running command finishes and is acked. */
+static void
+test_cli_work_stops_on_sigterm(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+	pid_t pid;
+
+	t_fake_add_work(f, "slow");
+	t_fake_add_work(f, "ok");
+	t_fake_add_work(f, "ok");
+	pid = start_cli(*state, f->url, NULL, "work", "-t", "work", "--", "sh",
+	    "-c", "read x; [ \"$x\" = ok ] || sleep 0.6", NULL);
+	/* once the first task is handed out, work has its handlers */
+	for (int i = 0; i < 500; i++) {
+		pthread_mutex_lock(&f->mtx);
+		bool taken = f->work_next > 0;
+		pthread_mutex_unlock(&f->mtx);
+		if (taken)
+			break;
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGTERM);
+	wait_cli(*state, pid, &r);
+	assert_int_equal(r.status, 0);
+	pthread_mutex_lock(&f->mtx);
+	assert_true(f->acked[0]);
+	assert_int_equal(f->work_next, 1); /* nothing taken after the signal */
+	pthread_mutex_unlock(&f->mtx);
+	t_fake_stop(f);
+}
+
 static void
 test_cli_every_command_has_help(void **state)
 {
@@ -561,6 +625,7 @@ main(void)
 		T(test_cli_put_lines_batches),
 		T(test_cli_put_lines_long_lines),
 		T(test_cli_work_runs_each_task),
+		T(test_cli_work_stops_on_sigterm),
 		T(test_cli_every_command_has_help),
 	};
 #undef T
