@@ -437,7 +437,7 @@ SLUICE_API int sluice_pause(
 /* ---- operations on the node ---------------------------------------- */
 
 /* Writes a snapshot now; `*lsn` (optional) is the last LSN it covers.
- * SLUICE_ELOG, -errno from the server's file system as SLUICE_ELOG. */
+ * SLUICE_ELOG when the server could not write it. */
 SLUICE_API int sluice_snapshot(struct sluice_client *c, uint64_t *lsn);
 
 /* Turns the follower this handle is connected to into a leader with a new

@@ -372,7 +372,9 @@ struct msg_rep {
 /* Appends the encoding of `req` to `b`. Returns 0; the SLUICE_E* code a
  * decoder would give for a field outside its limits (SLUICE_ETUBE,
  * SLUICE_EKEY, SLUICE_ELIMIT, SLUICE_EINVAL, SLUICE_EUNKNOWNOP,
- * SLUICE_EMSGSIZE); or -ENOMEM. No payload limit is applied (the server's
+ * SLUICE_EMSGSIZE), except that an undefined enum value (state, order,
+ * role) is SLUICE_EINVAL here where a decoder says SLUICE_EPROTO; or
+ * -ENOMEM. No payload limit is applied (the server's
  * is configurable), but the message must stay within MSG_SIZE_MAX. */
 int msg_encode_req(struct buf *b, const struct msg_req *req);
 

@@ -1,11 +1,9 @@
 /* Tests of libsluice without a server: the URL list, and the library
- * against `fake`, a tiny REP responder in this file that decodes requests
- * with the real codec and answers canned replies. It can also play a
- * follower ("not leader"), drop the connection mid-request, stay silent or
- * answer garbage, which is how redirection, connection loss, timeouts and
- * "never re-sent" are checked. */
-#include <arpa/inet.h>
-#include <stdatomic.h>
+ * against t_fake (tests/lib/t_fake.h), a tiny REP responder that decodes
+ * requests with the real codec and answers canned replies. It can also
+ * play a follower ("not leader"), drop the connection mid-request, stay
+ * silent or answer garbage, which is how redirection, connection loss,
+ * timeouts and "never re-sent" are checked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,312 +11,15 @@
 #include <unistd.h>
 
 #include <nng/nng.h>
-#include <nng/protocol/reqrep0/rep.h>
-#include <pthread.h>
 
+#include <nng/protocol/reqrep0/req.h>
+
+#include "client/client.h"
 #include "client/urls.h"
 #include "proto/msg.h"
 #include "sluice.h"
+#include "t_fake.h"
 #include "t_lib.h"
-
-#define S(lit) ((struct msg_str) { lit, sizeof(lit) - 1 })
-
-/* ---- the fake server ------------------------------------------------------
- */
-
-enum fake_mode {
-	FAKE_ECHO,      /* a canned success for every op */
-	FAKE_NOTLEADER, /* ENOTLEADER naming `leader` (may be empty) */
-	FAKE_DROP,      /* close the connection instead of answering */
-	FAKE_DROP_ONCE, /* drop the first request, then as FAKE_ECHO */
-	FAKE_SILENT,    /* never answer */
-	FAKE_GARBAGE,   /* answer bytes that are not a reply */
-	FAKE_ERROR,     /* answer `status` with a message */
-};
-
-struct fake {
-	nng_socket sock;
-	char url[64];
-	pthread_t thread;
-	atomic_bool stop;
-	atomic_int mode;
-	atomic_int nreq;             /* requests received */
-	atomic_int nop[MSG_OP_END_]; /* per op */
-	atomic_int delay_ms;         /* before each reply */
-	atomic_int status;           /* FAKE_ERROR's */
-	char leader[64];             /* FAKE_NOTLEADER's; set before use */
-	/* what the last put / take / ack carried, for checks */
-	pthread_mutex_t mtx;
-	struct msg_put last_put;
-	char last_put_tube[256], last_put_key[256], last_payload[256];
-	uint32_t last_take_max, last_take_ntubes;
-	bool last_take_detach;
-	char last_tubes[256];
-	uint32_t last_batch_n;
-};
-
-static const struct msg_kv kvs[] = { { S("puts"), 3 }, { S("acks"), 2 } };
-static const struct msg_kv node_kvs[] = { { S("uptime_ms"), 99 } };
-
-static void
-canned_task(struct msg_task *t, uint64_t id)
-{
-	memset(t, 0, sizeof(*t));
-	t->id = id;
-	t->lease = 1000 + id;
-	t->state = MSG_ST_TAKEN;
-	t->priority = 1024;
-	t->attempts = 1;
-	t->ttr = 60000;
-	t->run_at = 1700000000000ULL;
-	t->deadline = 1700000060000ULL;
-	t->size = 5;
-	t->tube = S("emails");
-	t->key = id == 2 ? S("k2") : S("");
-	t->last_error = id == 2 ? S("boom") : S("");
-	t->payload = S("hello");
-}
-
-static void
-copy_str(char *dst, size_t n, struct msg_str s)
-{
-	snprintf(dst, n, "%.*s", (int)s.len, s.p);
-}
-
-/* Records what the request carried, and answers success for its op. */
-static void
-answer_echo(struct fake *f, const struct msg_req *q, struct buf *b)
-{
-	struct msg_rep r = { .op = q->op };
-	struct msg_task tasks[3];
-	struct msg_put_res res[8];
-	struct msg_tube_stats ts[1];
-	struct msg_error_count ec[2] = { { S("timeout"), 4 }, { S(""), 1 } };
-	struct msg_put p;
-	struct msg_str s;
-	uint32_t i = 0;
-
-	pthread_mutex_lock(&f->mtx);
-	switch (q->op) {
-	case MSG_OP_PUT:
-		f->last_put = q->put;
-		copy_str(
-		    f->last_put_tube, sizeof(f->last_put_tube), q->put.tube);
-		copy_str(f->last_put_key, sizeof(f->last_put_key), q->put.key);
-		copy_str(
-		    f->last_payload, sizeof(f->last_payload), q->put.payload);
-		r.put.created = q->put.key.len == 0;
-		r.put.id = 42;
-		break;
-	case MSG_OP_PUT_BATCH:
-		f->last_batch_n = q->put_batch.n;
-		{
-			struct msg_iter it = q->put_batch.it;
-
-			while (msg_next_put(&it, &p) && i < 8) {
-				res[i].status = p.key.len && p.key.p[0] == 'x'
-				    ? SLUICE_EEXIST
-				    : 0;
-				res[i].created = res[i].status == 0;
-				res[i].id = res[i].status ? 0 : 100 + i;
-				i++;
-			}
-		}
-		r.put_batch.n = i;
-		r.put_batch.items = res;
-		break;
-	case MSG_OP_TAKE:
-		f->last_take_max = q->take.max;
-		f->last_take_ntubes = q->take.ntubes;
-		f->last_take_detach = q->take.detach;
-		f->last_tubes[0] = '\0';
-		{
-			struct msg_iter it = q->take.it;
-
-			while (msg_next_str(&it, &s)) {
-				size_t l = strlen(f->last_tubes);
-
-				snprintf(f->last_tubes + l,
-				    sizeof(f->last_tubes) - l, "%s%.*s",
-				    l ? "," : "", (int)s.len, s.p);
-				if (s.len == 5 && memcmp(s.p, "empty", 5) == 0)
-					i = 100;
-			}
-		}
-		r.tasks.n = i == 100 ? 0 : (q->take.max < 3 ? q->take.max : 3);
-		for (i = 0; i < r.tasks.n; i++)
-			canned_task(&tasks[i], i + 1);
-		r.tasks.tasks = tasks;
-		break;
-	case MSG_OP_LIST:
-		r.tasks.n = 2;
-		canned_task(&tasks[0], 1);
-		canned_task(&tasks[1], 2);
-		tasks[0].state = tasks[1].state = MSG_ST_BURIED;
-		if (!q->list.payloads)
-			tasks[0].payload = tasks[1].payload = S("");
-		r.tasks.tasks = tasks;
-		break;
-	case MSG_OP_ACK:
-	case MSG_OP_RELEASE:
-	case MSG_OP_FAIL:
-	case MSG_OP_TOUCH:
-	case MSG_OP_BURY:
-		r.after.id = q->lease.id; /* id first in each of these */
-		r.after.state = q->op == MSG_OP_ACK ? MSG_ST_NONE
-		    : q->op == MSG_OP_FAIL          ? MSG_ST_DELAYED
-		    : q->op == MSG_OP_TOUCH         ? MSG_ST_TAKEN
-		    : q->op == MSG_OP_BURY          ? MSG_ST_BURIED
-		                                    : MSG_ST_READY;
-		r.after.run_at = q->op == MSG_OP_FAIL ? 5000 : 0;
-		r.after.deadline = q->op == MSG_OP_TOUCH ? 7000 : 0;
-		break;
-	case MSG_OP_KICK_ID:
-		r.after.id = q->id;
-		r.after.state = MSG_ST_READY;
-		break;
-	case MSG_OP_KICK:
-		r.count = q->kick.n;
-		break;
-	case MSG_OP_FLUSH:
-		r.count = 7;
-		break;
-	case MSG_OP_DELETE_KEY:
-		r.id = 17;
-		break;
-	case MSG_OP_PAUSE:
-		r.until = q->pause.duration ? 1700000000000ULL : 0;
-		break;
-	case MSG_OP_SNAPSHOT:
-		r.lsn = 555;
-		break;
-	case MSG_OP_PROMOTE:
-		r.epoch = 4;
-		break;
-	case MSG_OP_PEEK:
-	case MSG_OP_PEEK_KEY:
-	case MSG_OP_PEEK_NEXT:
-		canned_task(&r.task, 2);
-		break;
-	case MSG_OP_STATS:
-		r.stats.role = MSG_ROLE_LEADER;
-		r.stats.epoch = 1;
-		r.stats.lsn = 10;
-		r.stats.durable_lsn = 9;
-		r.stats.totals.ready = 5;
-		r.stats.totals.more.n = 2;
-		r.stats.totals.more.kvs = kvs;
-		r.stats.more.n = 1;
-		r.stats.more.kvs = node_kvs;
-		memset(ts, 0, sizeof(ts));
-		ts[0].name = S("emails");
-		ts[0].ready = 5;
-		ts[0].buried = 1;
-		ts[0].more.n = 2;
-		ts[0].more.kvs = kvs;
-		r.stats.ntubes = 1;
-		r.stats.tubes = ts;
-		break;
-	case MSG_OP_ERRORS:
-		r.errors.n = 2;
-		r.errors.errors = ec;
-		break;
-	}
-	pthread_mutex_unlock(&f->mtx);
-	assert_int_equal(msg_encode_rep(b, &r), 0);
-}
-
-static void *
-fake_run(void *arg)
-{
-	struct fake *f = arg;
-	struct buf b;
-
-	buf_init(&b);
-	while (!atomic_load(&f->stop)) {
-		nng_msg *m, *rep;
-		struct msg_req q;
-		int mode, rc;
-
-		if (nng_recvmsg(f->sock, &m, 0) != 0)
-			continue; /* receive timeout: look at stop again */
-		atomic_fetch_add(&f->nreq, 1);
-		mode = atomic_load(&f->mode);
-		rc = msg_decode_req(nng_msg_body(m), nng_msg_len(m), NULL, &q);
-		if (rc == 0)
-			atomic_fetch_add(&f->nop[q.op], 1);
-		if (mode == FAKE_DROP_ONCE) {
-			atomic_store(&f->mode, FAKE_ECHO);
-			mode = FAKE_DROP;
-		}
-		if (mode == FAKE_DROP) {
-			nng_pipe_close(nng_msg_get_pipe(m));
-			nng_msg_free(m);
-			continue;
-		}
-		if (mode == FAKE_SILENT) {
-			nng_msg_free(m);
-			continue;
-		}
-		buf_reset(&b);
-		if (rc != 0)
-			msg_encode_err(&b,
-			    msg_req_op(nng_msg_body(m), nng_msg_len(m)), rc,
-			    "bad request", NULL);
-		else if (mode == FAKE_NOTLEADER)
-			msg_encode_err(&b, q.op, SLUICE_ENOTLEADER,
-			    "not leader", f->leader);
-		else if (mode == FAKE_ERROR)
-			msg_encode_err(&b, q.op, atomic_load(&f->status),
-			    "stale lease: task 42 was taken again", NULL);
-		else if (mode == FAKE_GARBAGE)
-			buf_put(&b, "hello", 5);
-		else
-			answer_echo(f, &q, &b);
-		if (atomic_load(&f->delay_ms) > 0)
-			usleep((useconds_t)atomic_load(&f->delay_ms) * 1000);
-		nng_msg_free(m);
-		if (nng_msg_alloc(&rep, b.len) == 0) {
-			memcpy(nng_msg_body(rep), b.data, b.len);
-			if (nng_sendmsg(f->sock, rep, 0) != 0)
-				nng_msg_free(rep);
-		}
-	}
-	buf_free(&b);
-	return NULL;
-}
-
-static struct fake *
-fake_start(enum fake_mode mode)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	nng_listener l;
-	nng_sockaddr sa;
-
-	assert_non_null(f);
-	pthread_mutex_init(&f->mtx, NULL);
-	atomic_store(&f->mode, mode);
-	assert_int_equal(nng_rep0_open(&f->sock), 0);
-	assert_int_equal(nng_socket_set_ms(f->sock, NNG_OPT_RECVTIMEO, 20), 0);
-	assert_int_equal(
-	    nng_socket_set_size(f->sock, NNG_OPT_RECVMAXSZ, MSG_SIZE_MAX), 0);
-	assert_int_equal(nng_listen(f->sock, "tcp://127.0.0.1:0", &l, 0), 0);
-	assert_int_equal(nng_listener_get_addr(l, NNG_OPT_LOCADDR, &sa), 0);
-	snprintf(f->url, sizeof(f->url), "tcp://127.0.0.1:%u",
-	    (unsigned)ntohs(sa.s_in.sa_port));
-	assert_int_equal(pthread_create(&f->thread, NULL, fake_run, f), 0);
-	return f;
-}
-
-static void
-fake_stop(struct fake *f)
-{
-	atomic_store(&f->stop, true);
-	pthread_join(f->thread, NULL);
-	nng_close(f->sock);
-	pthread_mutex_destroy(&f->mtx);
-	free(f);
-}
 
 static struct sluice_client *
 open_client(const char *urls)
@@ -388,7 +89,7 @@ test_urls_parse_refuses_empty_and_schemeless(void **state)
 static void
 test_put_carries_every_option(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	struct sluice_put_opts o;
 	uint64_t id = 0;
@@ -434,13 +135,13 @@ test_put_carries_every_option(void **state)
 	    sluice_put(c, NULL, NULL, 3, NULL, NULL), SLUICE_EINVAL);
 	assert_int_equal(atomic_load(&f->nreq), 2);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
 test_put_batch_reports_each_item(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	struct sluice_batch_item items[3];
 
@@ -461,13 +162,13 @@ test_put_batch_reports_each_item(void **state)
 	assert_int_equal(
 	    sluice_put_batch(c, items, SLUICE_BATCH_MAX + 1), SLUICE_ELIMIT);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
 test_take_returns_tasks_and_ack_release_fail(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	const char *tubes[] = { "a", "b" };
 	struct sluice_take_opts o = {
@@ -517,14 +218,14 @@ test_take_returns_tasks_and_ack_release_fail(void **state)
 	assert_false(f->last_take_detach);
 	sluice_task_free(t);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 /* An empty take is status 0 with no task on the wire, ETIMEDOUT here. */
 static void
 test_take_with_nothing_is_etimedout(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	const char *tubes[] = { "empty" };
 	struct sluice_take_opts o = { .tubes = tubes, .ntubes = 1 };
@@ -536,13 +237,13 @@ test_take_with_nothing_is_etimedout(void **state)
 	assert_null(t);
 	assert_string_not_equal(sluice_errmsg(c), "");
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
 test_admin_calls(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	struct sluice_task *t;
 	struct sluice_stats *st;
@@ -613,7 +314,7 @@ test_admin_calls(void **state)
 	assert_string_equal(ec[1].text, "");
 	sluice_errors_free(ec);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 /* ---- errors, redirection, connection loss -------------------------------- */
@@ -621,27 +322,26 @@ test_admin_calls(void **state)
 static void
 test_server_error_and_its_message(void **state)
 {
-	struct fake *f = fake_start(FAKE_ERROR);
+	struct t_fake *f = t_fake_start(T_FAKE_ERROR);
 	struct sluice_client *c = open_client(f->url);
 
 	(void)state;
 	atomic_store(&f->status, SLUICE_ESTALE);
 	assert_int_equal(sluice_ack(c, 42, 1, NULL, NULL), SLUICE_ESTALE);
-	assert_string_equal(
-	    sluice_errmsg(c), "stale lease: task 42 was taken again");
-	atomic_store(&f->mode, FAKE_ECHO);
+	assert_string_equal(sluice_errmsg(c), "lease 7 is not the current one");
+	atomic_store(&f->mode, T_FAKE_ECHO);
 	assert_int_equal(sluice_ack(c, 42, 1, NULL, NULL), 0);
 	assert_string_equal(sluice_errmsg(c), "");
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 /* A follower names the leader: the request goes there, once. */
 static void
 test_not_leader_redirects_to_the_named_leader(void **state)
 {
-	struct fake *leader = fake_start(FAKE_ECHO);
-	struct fake *follower = fake_start(FAKE_NOTLEADER);
+	struct t_fake *leader = t_fake_start(T_FAKE_ECHO);
+	struct t_fake *follower = t_fake_start(T_FAKE_NOTLEADER);
 	struct sluice_client *c;
 	uint64_t id = 0;
 
@@ -657,16 +357,16 @@ test_not_leader_redirects_to_the_named_leader(void **state)
 	assert_int_equal(sluice_put(c, NULL, "y", 1, &id, NULL), 0);
 	assert_int_equal(atomic_load(&follower->nreq), 1);
 	sluice_close(c);
-	fake_stop(follower);
-	fake_stop(leader);
+	t_fake_stop(follower);
+	t_fake_stop(leader);
 }
 
 /* Without a leader URL the next URL of the list is tried. */
 static void
 test_not_leader_without_url_tries_the_next(void **state)
 {
-	struct fake *a = fake_start(FAKE_NOTLEADER);
-	struct fake *b = fake_start(FAKE_ECHO);
+	struct t_fake *a = t_fake_start(T_FAKE_NOTLEADER);
+	struct t_fake *b = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c;
 	char urls[160];
 
@@ -677,16 +377,16 @@ test_not_leader_without_url_tries_the_next(void **state)
 	assert_int_equal(atomic_load(&a->nreq), 1);
 	assert_int_equal(atomic_load(&b->nreq), 1);
 	sluice_close(c);
-	fake_stop(a);
-	fake_stop(b);
+	t_fake_stop(a);
+	t_fake_stop(b);
 }
 
 /* Two nodes that each name the other: one retry, then ENOTLEADER. */
 static void
 test_not_leader_is_followed_only_once(void **state)
 {
-	struct fake *a = fake_start(FAKE_NOTLEADER);
-	struct fake *b = fake_start(FAKE_NOTLEADER);
+	struct t_fake *a = t_fake_start(T_FAKE_NOTLEADER);
+	struct t_fake *b = t_fake_start(T_FAKE_NOTLEADER);
 	struct sluice_client *c;
 
 	(void)state;
@@ -698,8 +398,8 @@ test_not_leader_is_followed_only_once(void **state)
 	assert_int_equal(atomic_load(&a->nreq) + atomic_load(&b->nreq), 2);
 	assert_non_null(strstr(sluice_errmsg(c), a->url));
 	sluice_close(c);
-	fake_stop(a);
-	fake_stop(b);
+	t_fake_stop(a);
+	t_fake_stop(b);
 }
 
 /* A connection lost during a put without a key: ECONN, and the request is
@@ -707,7 +407,7 @@ test_not_leader_is_followed_only_once(void **state)
 static void
 test_lost_connection_is_econn_and_never_resent(void **state)
 {
-	struct fake *f = fake_start(FAKE_DROP);
+	struct t_fake *f = t_fake_start(T_FAKE_DROP);
 	struct sluice_client *c = open_client(f->url);
 	uint64_t id;
 
@@ -723,18 +423,40 @@ test_lost_connection_is_econn_and_never_resent(void **state)
 	usleep(300 * 1000);
 	assert_int_equal(atomic_load(&f->nreq), 2);
 	/* the handle reconnects for the next call */
-	atomic_store(&f->mode, FAKE_ECHO);
+	atomic_store(&f->mode, T_FAKE_ECHO);
 	assert_int_equal(sluice_put(c, NULL, "x", 1, &id, NULL), 0);
 	assert_int_equal(atomic_load(&f->nreq), 3);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
+}
+
+/* nng's REQ resend is off on the socket and on the context the requests
+ * go through, so a long take is never sent twice behind our back. */
+static void
+test_resend_is_disabled(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(f->url);
+	nng_duration d = 0;
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), 0);
+	assert_true(c->open);
+	assert_int_equal(
+	    nng_socket_get_ms(c->sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(d, NNG_DURATION_INFINITE);
+	d = 0;
+	assert_int_equal(nng_ctx_get_ms(c->ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(d, NNG_DURATION_INFINITE);
+	sluice_close(c);
+	t_fake_stop(f);
 }
 
 /* Reads and keyed puts are sent once more after a lost connection. */
 static void
 test_lost_connection_retries_idempotent_requests(void **state)
 {
-	struct fake *f = fake_start(FAKE_DROP_ONCE);
+	struct t_fake *f = t_fake_start(T_FAKE_DROP_ONCE);
 	struct sluice_client *c = open_client(f->url);
 	struct sluice_put_opts o;
 	struct sluice_stats *st;
@@ -744,19 +466,19 @@ test_lost_connection_retries_idempotent_requests(void **state)
 	sluice_stats_free(st);
 	assert_int_equal(atomic_load(&f->nop[MSG_OP_STATS]), 2);
 
-	atomic_store(&f->mode, FAKE_DROP_ONCE);
+	atomic_store(&f->mode, T_FAKE_DROP_ONCE);
 	sluice_put_opts_init(&o);
 	o.key = "order-1";
 	assert_int_equal(sluice_put(c, &o, "x", 1, NULL, NULL), 0);
 	assert_int_equal(atomic_load(&f->nop[MSG_OP_PUT]), 2);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
 test_no_reply_is_etimedout(void **state)
 {
-	struct fake *f = fake_start(FAKE_SILENT);
+	struct t_fake *f = t_fake_start(T_FAKE_SILENT);
 	struct sluice_client *c = open_client(f->url);
 	int64_t t0 = now_ms();
 
@@ -766,14 +488,14 @@ test_no_reply_is_etimedout(void **state)
 	assert_true(now_ms() - t0 < 3000);
 	assert_int_equal(atomic_load(&f->nreq), 1);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 /* A take may wait its own wait on top of the call's timeout. */
 static void
 test_take_timeout_includes_its_wait(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c = open_client(f->url);
 	struct sluice_take_opts o = { .wait_ms = 600 };
 	struct sluice_task *t;
@@ -786,20 +508,20 @@ test_take_timeout_includes_its_wait(void **state)
 	sluice_task_free(t);
 	assert_int_equal(sluice_delete(c, 1), SLUICE_ETIMEDOUT);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
 test_garbage_reply_is_eproto(void **state)
 {
-	struct fake *f = fake_start(FAKE_GARBAGE);
+	struct t_fake *f = t_fake_start(T_FAKE_GARBAGE);
 	struct sluice_client *c = open_client(f->url);
 
 	(void)state;
 	assert_int_equal(sluice_delete(c, 1), SLUICE_EPROTO);
 	assert_non_null(strstr(sluice_errmsg(c), "bad reply"));
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 /* Nothing listening: ECONN within the connect timeout, naming the URL;
@@ -807,15 +529,15 @@ test_garbage_reply_is_eproto(void **state)
 static void
 test_unreachable_server(void **state)
 {
-	struct fake *f = fake_start(FAKE_ECHO);
-	struct fake *gone = fake_start(FAKE_ECHO);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct t_fake *gone = t_fake_start(T_FAKE_ECHO);
 	struct sluice_client *c;
 	char dead[64], urls[160];
 	int64_t t0;
 
 	(void)state;
 	snprintf(dead, sizeof(dead), "%s", gone->url);
-	fake_stop(gone); /* its port is now closed */
+	t_fake_stop(gone); /* its port is now closed */
 	c = open_client(dead);
 	sluice_set_connect_timeout(c, 300);
 	t0 = now_ms();
@@ -830,7 +552,7 @@ test_unreachable_server(void **state)
 	assert_int_equal(sluice_delete(c, 1), 0);
 	assert_string_equal(sluice_url(c), f->url);
 	sluice_close(c);
-	fake_stop(f);
+	t_fake_stop(f);
 }
 
 static void
@@ -871,6 +593,7 @@ main(void)
 		    test_lost_connection_is_econn_and_never_resent),
 		cmocka_unit_test(
 		    test_lost_connection_retries_idempotent_requests),
+		cmocka_unit_test(test_resend_is_disabled),
 		cmocka_unit_test(test_no_reply_is_etimedout),
 		cmocka_unit_test(test_take_timeout_includes_its_wait),
 		cmocka_unit_test(test_garbage_reply_is_eproto),

@@ -1,0 +1,633 @@
+/* Tests of the sluice command-line tool: its pure helpers (durations,
+ * numbers, UTF-8, JSON strings, base64), then the real binary run against
+ * t_fake (tests/lib/t_fake.h): output shapes, exit codes, put --lines
+ * batching and the work command. */
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "sluice.h"
+#include "t_fake.h"
+#include "t_lib.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t
+dur(const char *s)
+{
+	uint64_t ms = 12345;
+
+	assert_int_equal(cli_parse_dur(s, &ms), 0);
+	return ms;
+}
+
+static void
+test_dur_accepts_ms_and_units(void **state)
+{
+	(void)state;
+	assert_true(dur("0") == 0);
+	assert_true(dur("250") == 250);
+	assert_true(dur("250ms") == 250);
+	assert_true(dur("2s") == 2000);
+	assert_true(dur("1.5s") == 1500);
+	assert_true(dur(".5s") == 500);
+	assert_true(dur("0.001s") == 1);
+	assert_true(dur("1.5m") == 90000);
+	assert_true(dur("3m") == 180000);
+	assert_true(dur("1h") == 3600000);
+	assert_true(dur("24h") == 86400000);
+}
+
+static void
+test_dur_refuses_the_rest(void **state)
+{
+	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
+		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1d",
+		"99999999999999999999", "18446744073709551615h", "." };
+	uint64_t ms = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (cli_parse_dur(bad[i], &ms) == 0)
+			fail_msg("\"%s\" parsed", bad[i]);
+	}
+	assert_int_equal(cli_parse_dur(NULL, &ms), -1);
+	assert_true(ms == 7); /* untouched on failure */
+}
+
+static void
+test_uint_parsing(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(cli_parse_uint("0", 10, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(cli_parse_uint("4294967295", UINT32_MAX, &v), 0);
+	assert_true(v == UINT32_MAX);
+	assert_int_equal(cli_parse_uint("4294967296", UINT32_MAX, &v), -1);
+	assert_int_equal(
+	    cli_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(
+	    cli_parse_uint("18446744073709551616", UINT64_MAX, &v), -1);
+	assert_int_equal(cli_parse_uint("", 10, &v), -1);
+	assert_int_equal(cli_parse_uint("-1", 10, &v), -1);
+	assert_int_equal(cli_parse_uint("1x", 10, &v), -1);
+	assert_int_equal(cli_parse_uint("11", 10, &v), -1);
+}
+
+static void
+test_utf8_validation(void **state)
+{
+	(void)state;
+	assert_true(cli_utf8_valid("", 0));
+	assert_true(cli_utf8_valid("plain ascii", 11));
+	assert_true(cli_utf8_valid("\xc3\xa9", 2));         /* é */
+	assert_true(cli_utf8_valid("\xe2\x82\xac", 3));     /* € */
+	assert_true(cli_utf8_valid("\xf0\x9f\x98\x80", 4)); /* emoji */
+	assert_true(cli_utf8_valid("\xf4\x8f\xbf\xbf", 4)); /* U+10FFFF */
+	assert_true(cli_utf8_valid("a\0b", 3));             /* NUL is UTF-8 */
+	assert_false(cli_utf8_valid("\xff", 1));
+	assert_false(cli_utf8_valid("\x80", 1));             /* lone tail */
+	assert_false(cli_utf8_valid("\xc0\xaf", 2));         /* overlong */
+	assert_false(cli_utf8_valid("\xe0\x80\xaf", 3));     /* overlong */
+	assert_false(cli_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+	assert_false(cli_utf8_valid("\xf4\x90\x80\x80", 4)); /* > 10FFFF */
+	assert_false(cli_utf8_valid("\xe2\x82", 2));         /* cut short */
+	assert_false(cli_utf8_valid("\xc3\x28", 2));         /* bad tail */
+
+	assert_int_equal(cli_utf8_cut("abc", 3, 5), 3);
+	assert_int_equal(cli_utf8_cut("ab\xc3\xa9", 4, 3), 2);
+	assert_int_equal(cli_utf8_cut("ab\xc3\xa9", 4, 4), 4);
+}
+
+/* What `fn` wrote into a memory stream, NUL-terminated; free it. */
+static char *
+capture(void (*fn)(FILE *, const void *, size_t), const void *p, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	fn(f, p, n);
+	fclose(f);
+	return out;
+}
+
+static void
+test_json_escaping(void **state)
+{
+	static const char in[] =
+	    "a\"b\\c/\n\r\t\b\f\x01\x1f\x7f \xc3\xa9 \xff!";
+	char *s = capture(cli_json_str, in, sizeof(in) - 1);
+
+	(void)state;
+	assert_string_equal(s,
+	    "\"a\\\"b\\\\c/\\n\\r\\t\\b\\f\\u0001\\u001f"
+	    "\\u007f \xc3\xa9 \\ufffd!\"");
+	free(s);
+	s = capture(cli_json_str, "a\0b", 3);
+	assert_string_equal(s, "\"a\\u0000b\"");
+	free(s);
+}
+
+static void
+test_base64_vectors(void **state)
+{
+	/* RFC 4648, section 10 */
+	static const char *const v[][2] = { { "", "" }, { "f", "Zg==" },
+		{ "fo", "Zm8=" }, { "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *s = capture(cli_base64, v[i][0], strlen(v[i][0]));
+
+		assert_string_equal(s, v[i][1]);
+		free(s);
+	}
+	char *s = capture(cli_base64, "\xff\x00\x01", 3);
+	assert_string_equal(s, "/wAB");
+	free(s);
+}
+
+static void
+test_human_formats(void **state)
+{
+	char b[64];
+
+	(void)state;
+	cli_fmt_dur(b, sizeof(b), 0);
+	assert_string_equal(b, "0");
+	cli_fmt_dur(b, sizeof(b), 250);
+	assert_string_equal(b, "250ms");
+	cli_fmt_dur(b, sizeof(b), 1500);
+	assert_string_equal(b, "1.500s");
+	cli_fmt_dur(b, sizeof(b), 60000);
+	assert_string_equal(b, "1m");
+	cli_fmt_dur(b, sizeof(b), 200000);
+	assert_string_equal(b, "3m20s");
+	cli_fmt_dur(b, sizeof(b), 3600000 + 300000);
+	assert_string_equal(b, "1h5m");
+	cli_fmt_dur(b, sizeof(b), 3 * 86400000ULL + 4 * 3600000);
+	assert_string_equal(b, "3d4h");
+	cli_fmt_time(b, sizeof(b), 0);
+	assert_string_equal(b, "-");
+
+	char *s = capture(cli_print_bytes, "ok\t\x01\xff\\\n", 7);
+	assert_string_equal(s, "ok\t\\x01\\xff\\\\\n");
+	free(s);
+}
+
+/* ---- the binary -------------------------------------------------------------
+ */
+
+struct run {
+	int status; /* exit status, or 128 + signal */
+	char out[16384];
+	char err[8192];
+};
+
+static void
+slurp(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	size_t len = 0;
+
+	if (f != NULL) {
+		len = fread(buf, 1, n - 1, f);
+		fclose(f);
+	}
+	buf[len] = '\0';
+}
+
+/* Starts `sluice -s URL ARGS...` with `in` on its stdin; wait_cli()
+ * collects it. */
+static pid_t
+spawn_cli(void *dir, const char *url, const char *in, va_list ap)
+{
+	char in_path[512], out_path[512], err_path[512];
+	const char *argv[40] = { SLUICE_CLI, "-s", url, "--timeout", "5s" };
+	posix_spawn_file_actions_t fa;
+	int argc = 5;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(in_path, sizeof(in_path), "%s", t_path(dir, "stdin"));
+	snprintf(out_path, sizeof(out_path), "%s", t_path(dir, "stdout"));
+	snprintf(err_path, sizeof(err_path), "%s", t_path(dir, "stderr"));
+	assert_non_null(f = fopen(in_path, "wb"));
+	fputs(in ? in : "", f);
+	fclose(f);
+	while ((argv[argc] = va_arg(ap, const char *)) != NULL)
+		argc++;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, in_path, O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(
+	    &fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(
+	    &fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(posix_spawn(&pid, SLUICE_CLI, &fa, NULL,
+	                     (char *const *)argv, environ),
+	    0);
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static void
+wait_cli(void *dir, pid_t pid, struct run *r)
+{
+	int wstatus;
+
+	assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+	r->status =
+	    WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	slurp(t_path(dir, "stdout"), r->out, sizeof(r->out));
+	slurp(t_path(dir, "stderr"), r->err, sizeof(r->err));
+}
+
+/* Runs `sluice -s URL ARGS...` with `in` on its stdin, to its end. */
+static void
+run_cli(void *dir, struct run *r, const char *url, const char *in, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, in);
+	pid = spawn_cli(dir, url, in, ap);
+	va_end(ap);
+	wait_cli(dir, pid, r);
+}
+
+static pid_t
+start_cli(void *dir, const char *url, const char *in, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, in);
+	pid = spawn_cli(dir, url, in, ap);
+	va_end(ap);
+	return pid;
+}
+
+static void
+test_cli_put_prints_the_id(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "put", "-t", "emails", "-p", "5",
+	    "--delay", "2s", "--ttr", "1m", "--max-attempts", "3", "hello",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "42\n");
+	assert_string_equal(f->last_put_tube, "emails");
+	assert_string_equal(f->last_payload, "hello");
+	assert_int_equal(f->last_put.priority, 5);
+	assert_true(f->last_put.when == 2000 && !f->last_put.at);
+	assert_true(f->last_put.ttr == 60000);
+	assert_int_equal(f->last_put.max_attempts, 3);
+
+	run_cli(*state, &r, f->url, NULL, "put", "--json", "--key", "k",
+	    "--every", "1h", "x", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "{\"id\":42,\"created\":false}\n");
+	assert_true(f->last_put.period == 3600000);
+	t_fake_stop(f);
+}
+
+static void
+test_cli_exit_codes(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "put", "-t", "bad tube", "x", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err,
+	    "sluice: put: bad tube name (1-200 bytes of "
+	    "[A-Za-z0-9_.:/-])\n");
+	run_cli(*state, &r, f->url, NULL, "put", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "usage: sluice put"));
+	run_cli(*state, &r, f->url, NULL, "put", "--delay", "soon", "x", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(*state, &r, f->url, NULL, "frobnicate", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "empty", NULL);
+	assert_int_equal(r.status, 3);
+	assert_string_equal(r.out, "");
+	run_cli(*state, &r, f->url, NULL, "ack", "zero", NULL);
+	assert_int_equal(r.status, 2);
+	t_fake_stop(f);
+}
+
+/* The brief's example: an error names the command, the task and why. */
+static void
+test_cli_error_names_what_failed(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ERROR);
+	struct run r;
+
+	atomic_store(&f->status, SLUICE_ESTALE);
+	atomic_store(&f->error_op, MSG_OP_ACK);
+	run_cli(*state, &r, f->url, NULL, "ack", "42", "--lease", "7", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err,
+	    "sluice: ack 42: stale lease: the task was taken again or "
+	    "released (lease 7 is not the current one)\n");
+	t_fake_stop(f);
+}
+
+static void
+test_cli_take_json_shape(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "take", "--json", "-n", "2", "-t",
+	    "a", "-t", "b", "-w", "1s", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(f->last_tubes, "a,b");
+	assert_true(f->last_take_detach); /* the CLI's default */
+	assert_int_equal(f->last_take_max, 2);
+	/* one object per line, the fixed names first */
+	assert_memory_equal(r.out,
+	    "{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":\"taken\","
+	    "\"payload\":\"hello\",\"attempts\":1,\"priority\":1024,"
+	    "\"run_at\":1700000000000,\"last_error\":null,",
+	    strlen("{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":"
+	           "\"taken\",\"payload\":\"hello\",\"attempts\":1,"
+	           "\"priority\":1024,\"run_at\":1700000000000,\"last_error\":"
+	           "null,"));
+	assert_non_null(strstr(r.out, "}\n{\"id\":2,"));
+	assert_non_null(strstr(r.out, "\"last_error\":\"boom\""));
+
+	run_cli(*state, &r, f->url, NULL, "take", "--json", "--no-detach", "-t",
+	    "binary", NULL);
+	assert_false(f->last_take_detach);
+	assert_non_null(strstr(r.out, "\"payload_base64\":\"/wAB\""));
+	assert_null(strstr(r.out, "\"payload\":"));
+
+	run_cli(*state, &r, f->url, NULL, "take", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "lease         1001\n"));
+	t_fake_stop(f);
+}
+
+/* Without --lease the current one is looked up with peek. */
+static void
+test_cli_ack_looks_up_the_lease(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "ack", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 1);
+	assert_true(f->last_lease == 1002);
+	run_cli(*state, &r, f->url, NULL, "fail", "2", "--lease", "9", "-e",
+	    "disk full", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_true(f->last_lease == 9);
+	assert_string_equal(r.out,
+	    "{\"id\":2,\"state\":\"delayed\","
+	    "\"run_at\":5000,\"deadline\":0}\n");
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 1);
+	t_fake_stop(f);
+}
+
+static void
+test_cli_admin_json_shapes(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "stats", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out,
+	    "{\"role\":\"leader\",\"epoch\":1,"
+	    "\"lsn\":10,"));
+	assert_non_null(strstr(r.out,
+	    "\"tubes\":{\"emails\":{\"ready\":5,\"delayed\":0,\"taken\":0,"
+	    "\"buried\":1,"));
+	assert_non_null(strstr(r.out,
+	    "\"totals\":{\"ready\":5,\"delayed\":0,"
+	    "\"taken\":0,\"buried\":1,"));
+	run_cli(
+	    *state, &r, f->url, NULL, "list", "-t", "emails", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(r.out, "{\"tasks\":[{\"id\":1,", 17);
+	assert_non_null(strstr(r.out, "\"payload\":null"));
+	run_cli(
+	    *state, &r, f->url, NULL, "errors", "-t", "emails", "--json", NULL);
+	assert_string_equal(r.out,
+	    "{\"errors\":[{\"error\":\"timeout\","
+	    "\"count\":4},{\"error\":\"\",\"count\":1}]}"
+	    "\n");
+	run_cli(
+	    *state, &r, f->url, NULL, "kick", "emails", "4", "--json", NULL);
+	assert_string_equal(r.out, "{\"kicked\":4}\n");
+	run_cli(
+	    *state, &r, f->url, NULL, "delete", "-t", "emails", "--all", NULL);
+	assert_string_equal(r.out, "deleted 7\n");
+	run_cli(*state, &r, f->url, NULL, "stats", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "role        leader\n"));
+	t_fake_stop(f);
+}
+
+/* 250 lines: 250 ids in order, in batches of 100; an empty line skipped,
+ * a refused line reported by number. */
+static void
+test_cli_put_lines_batches(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	char *in = malloc(250 * 8 + 16);
+	struct run r;
+	size_t len = 0;
+	int lines = 0;
+
+	for (int i = 0; i < 250; i++)
+		len += (size_t)sprintf(in + len, "line%d\n", i);
+	run_cli(*state, &r, f->url, in, "put", "--lines", NULL);
+	assert_int_equal(r.status, 0);
+	for (char *p = r.out; (p = strchr(p, '\n')) != NULL; p++)
+		lines++;
+	assert_int_equal(lines, 250);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_PUT_BATCH]), 3);
+	assert_int_equal(f->last_batch_n, 50);
+
+	run_cli(*state, &r, f->url, "a\r\n\nxbad\nc", "put", "--lines",
+	    "--json", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out,
+	    "{\"id\":100,\"created\":true}\n"
+	    "{\"id\":102,\"created\":true}\n");
+	assert_string_equal(
+	    r.err, "sluice: put: line 3: key belongs to a live task\n");
+	free(in);
+	t_fake_stop(f);
+}
+
+/* Long lines: the reader's buffer grows while a batch is being gathered;
+ * every payload still arrives intact and in order. */
+static void
+test_cli_put_lines_long_lines(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	enum { LINES = 300, WIDTH = 3000 };
+	char *in = malloc(LINES * (WIDTH + 1) + 1), *p = in;
+	uint64_t h = 0;
+	struct run r;
+
+	for (int i = 0; i < LINES; i++) {
+		memset(p, 'a' + i % 26, WIDTH);
+		snprintf(p, WIDTH, "%d:", i); /* different lengths too */
+		p[strlen(p)] = 'y';
+		h = t_fake_hash(h, p, WIDTH);
+		p[WIDTH] = '\n';
+		p += WIDTH + 1;
+	}
+	*p = '\0';
+	run_cli(*state, &r, f->url, in, "put", "--lines", NULL);
+	assert_int_equal(r.status, 0);
+	pthread_mutex_lock(&f->mtx);
+	assert_true(f->batch_items == LINES);
+	assert_true(f->batch_hash == h);
+	pthread_mutex_unlock(&f->mtx);
+	free(in);
+	t_fake_stop(f);
+}
+
+/* work: exit 0 acks, failure fails with the last stderr line, a slow
+ * command gets its lease touched, and --max-tasks stops it. */
+static void
+test_cli_work_runs_each_task(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	static const char script[] =
+	    "read x; case \"$x\" in "
+	    "ok) exit 0;; "
+	    "slow) sleep 0.7; exit 0;; "
+	    "*) echo first >&2; echo \"bad payload $x\" >&2; exit 3;; esac";
+	struct run r;
+
+	t_fake_add_work(f, "ok");
+	t_fake_add_work(f, "bad");
+	t_fake_add_work(f, "slow");
+	t_fake_add_work(f, "ok");
+	f->work_ttr = 400;
+	run_cli(*state, &r, f->url, NULL, "work", "-t", "work", "-c", "2",
+	    "--max-tasks", "4", "--", "sh", "-c", script, NULL);
+	assert_int_equal(r.status, 0);
+	pthread_mutex_lock(&f->mtx);
+	assert_true(f->acked[0] && f->acked[2] && f->acked[3]);
+	assert_false(f->acked[1]);
+	assert_string_equal(f->failed[1], "bad payload bad");
+	assert_true(f->touches[2] >= 1);
+	assert_int_equal(f->touches[0], 0);
+	pthread_mutex_unlock(&f->mtx);
+	assert_non_null(strstr(r.err, "first\nbad payload bad\n"));
+
+	/* a command that cannot start fails its task with the reason */
+	t_fake_add_work(f, "ok");
+	run_cli(*state, &r, f->url, NULL, "work", "-t", "work", "--wait",
+	    "300ms", "--", "/nonexistent/cmd", NULL);
+	pthread_mutex_lock(&f->mtx);
+	assert_non_null(strstr(f->failed[4], "cannot run /nonexistent/cmd"));
+	pthread_mutex_unlock(&f->mtx);
+	t_fake_stop(f);
+}
+
+/* SIGTERM: no more takes; the running command finishes and is acked. */
+static void
+test_cli_work_stops_on_sigterm(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+	pid_t pid;
+
+	t_fake_add_work(f, "slow");
+	t_fake_add_work(f, "ok");
+	t_fake_add_work(f, "ok");
+	pid = start_cli(*state, f->url, NULL, "work", "-t", "work", "--", "sh",
+	    "-c", "read x; [ \"$x\" = ok ] || sleep 0.6", NULL);
+	/* once the first task is handed out, work has its handlers */
+	for (int i = 0; i < 500; i++) {
+		pthread_mutex_lock(&f->mtx);
+		bool taken = f->work_next > 0;
+		pthread_mutex_unlock(&f->mtx);
+		if (taken)
+			break;
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGTERM);
+	wait_cli(*state, pid, &r);
+	assert_int_equal(r.status, 0);
+	pthread_mutex_lock(&f->mtx);
+	assert_true(f->acked[0]);
+	assert_int_equal(f->work_next, 1); /* nothing taken after the signal */
+	pthread_mutex_unlock(&f->mtx);
+	t_fake_stop(f);
+}
+
+static void
+test_cli_every_command_has_help(void **state)
+{
+	static const char *const cmds[] = { "put", "take", "ack", "release",
+		"fail", "touch", "bury", "kick", "delete", "peek", "stats",
+		"list", "errors", "pause", "snapshot", "promote", "follow",
+		"work" };
+	struct run r;
+	char main_help[sizeof(r.out)];
+
+	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "--help", NULL);
+	assert_int_equal(r.status, 0);
+	memcpy(main_help, r.out, sizeof(main_help));
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		assert_non_null(strstr(main_help, cmds[i]));
+		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, cmds[i],
+		    "--help", NULL);
+		assert_int_equal(r.status, 0);
+		assert_memory_equal(r.out, "usage: sluice ", 14);
+	}
+}
+
+int
+main(void)
+{
+#define T(fn)                                                                  \
+	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dur_accepts_ms_and_units),
+		cmocka_unit_test(test_dur_refuses_the_rest),
+		cmocka_unit_test(test_uint_parsing),
+		cmocka_unit_test(test_utf8_validation),
+		cmocka_unit_test(test_json_escaping),
+		cmocka_unit_test(test_base64_vectors),
+		cmocka_unit_test(test_human_formats),
+		T(test_cli_put_prints_the_id),
+		T(test_cli_exit_codes),
+		T(test_cli_error_names_what_failed),
+		T(test_cli_take_json_shape),
+		T(test_cli_ack_looks_up_the_lease),
+		T(test_cli_admin_json_shapes),
+		T(test_cli_put_lines_batches),
+		T(test_cli_put_lines_long_lines),
+		T(test_cli_work_runs_each_task),
+		T(test_cli_work_stops_on_sigterm),
+		T(test_cli_every_command_has_help),
+	};
+#undef T
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

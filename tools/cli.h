@@ -1,0 +1,70 @@
+/* cli - what the files of the sluice command-line tool share: the state of
+ * one invocation, error reporting and the output of results. The tool uses
+ * libsluice's public API only. */
+#ifndef SLUICE_TOOLS_CLI_H
+#define SLUICE_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sluice.h"
+
+/* Exit codes. */
+enum {
+	EXIT_OK = 0,
+	EXIT_ERR = 1,
+	EXIT_USAGE = 2,
+	EXIT_EMPTY = 3, /* nothing to take before the timeout */
+};
+
+struct cli {
+	const char *urls;        /* -s, $SLUICE_URL, or NULL for the default */
+	int timeout_ms;          /* --timeout; < 0: the library's default */
+	struct sluice_client *c; /* opened by cli_connect() */
+	const char *cmd;         /* the command, for messages */
+};
+
+/* Opens the client once. Returns 0, or prints why and returns EXIT_ERR. */
+int cli_connect(struct cli *cli);
+
+/* "sluice: WHAT: ERROR (DETAIL)" on stderr, WHAT printf-style; returns
+ * EXIT_ERR. DETAIL is the library's message when it adds to the error's
+ * name. */
+int cli_fail(struct cli *cli, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "sluice: COMMAND: MESSAGE" and the command's usage line on stderr;
+ * returns EXIT_USAGE. */
+int cli_usage_error(struct cli *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints the current command's usage and help; returns EXIT_OK. */
+int cli_help(void);
+
+/* After getopt_long complained about an option: the usage, EXIT_USAGE. */
+int cli_bad_option(struct cli *cli);
+
+/* ---- output (cli_print.c) -------------------------------------------------
+ */
+
+/* One task: a JSON object on one line, or aligned "name value" lines. */
+void cli_print_task(FILE *f, const struct sluice_task *t, bool json);
+
+/* list's result: {"tasks":[...]} or a table. */
+void cli_print_task_list(
+    FILE *f, const struct sluice_task *t, size_t n, bool json);
+
+void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
+
+void cli_print_errors(
+    FILE *f, const struct sluice_error_count *e, size_t n, bool json);
+
+/* The state of a task after a lease operation or kick --id: JSON, or for
+ * humans only when there is something to say (e.g. "42 buried"). */
+void cli_print_after(FILE *f, const struct sluice_after *a, bool json);
+
+/* ---- work (cli_work.c) ------------------------------------------------ */
+
+int cmd_work(struct cli *cli, int argc, char **argv);
+
+#endif

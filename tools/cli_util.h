@@ -1,0 +1,49 @@
+/* cli_util - the pure helpers of the sluice command-line tool: parsing
+ * durations and numbers, JSON string output, base64, UTF-8 validation and
+ * time formatting. No I/O other than the FILE they are given. */
+#ifndef SLUICE_TOOLS_CLI_UTIL_H
+#define SLUICE_TOOLS_CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* DUR: milliseconds ("250"), or a number with a unit: ms, s, m or h
+ * ("250ms", "2s", "1.5m", "1h"). Returns 0 and `*ms`; -1 when `s` is not
+ * a duration or overflows. */
+int cli_parse_dur(const char *s, uint64_t *ms);
+
+/* A whole decimal number in [0, max]. Returns 0 and `*out`; -1 otherwise
+ * (empty, sign, garbage, over max). */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/* True when `len` bytes at `p` are valid UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+bool cli_utf8_valid(const void *p, size_t len);
+
+/* The longest prefix of at most `max` bytes of `s` that does not end in
+ * the middle of a UTF-8 sequence. */
+size_t cli_utf8_cut(const char *s, size_t len, size_t max);
+
+/* Writes `len` bytes as a JSON string, quotes included: RFC 8259
+ * escaping; bytes that are not valid UTF-8 become U+FFFD. */
+void cli_json_str(FILE *f, const void *p, size_t len);
+
+/* cli_json_str of a C string, or `null` for NULL. */
+void cli_json_cstr(FILE *f, const char *s);
+
+/* Standard base64 (RFC 4648, with padding) of `len` bytes. */
+void cli_base64(FILE *f, const void *p, size_t len);
+
+/* "2024-06-01 12:00:00.123" in local time; "-" for 0. */
+void cli_fmt_time(char *out, size_t n, uint64_t unix_ms);
+
+/* "250ms", "1.5s", "3m20s", "2h5m", "3d4h"; "0" for 0. */
+void cli_fmt_dur(char *out, size_t n, uint64_t ms);
+
+/* Writes `len` bytes for a human: valid UTF-8 as it is (control bytes other
+ * than newline and tab escaped), anything else as \xNN. */
+void cli_print_bytes(FILE *f, const void *p, size_t len);
+
+#endif
