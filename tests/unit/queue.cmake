@@ -2,3 +2,4 @@
 # random model test with replay checks.
 sluice_test(queue LIBS sluice_queue TIMEOUT 120)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
+sluice_test(model LIBS sluice_queue TIMEOUT 300)
