@@ -3,3 +3,4 @@
 sluice_test(queue LIBS sluice_queue TIMEOUT 120)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
+sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
