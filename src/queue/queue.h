@@ -9,7 +9,9 @@
  *           fills a record (qrec.h), or returns a SLUICE_E* error. It does
  *           not change what a dump shows, beyond catching up with `now` as
  *           queue_tick() does. out->type == QREC_NONE means "nothing to
- *           log": the request succeeds without a record.
+ *           log": the request succeeds without a record. The record (and
+ *           any other out-parameter) is written only on success; it
+ *           borrows strings and payloads from the request.
  *   apply   queue_apply() changes the state from a record. The live server,
  *           recovery and followers all call it, so the state is a pure
  *           function of the sequence of (lsn, time, record): a record

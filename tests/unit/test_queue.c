@@ -464,6 +464,16 @@ test_stale_and_zero_leases(void **state)
 	assert_true(l2 > l1);
 	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
 	assert_int_equal(ack(h, 999, l2), SLUICE_ENOTFOUND);
+	{
+		/* A refused request leaves the record untouched. */
+		struct queue_ack_req req = { a, l1, NULL, 0 };
+		struct qrec rec;
+
+		memset(&rec, 0xa5, sizeof(rec));
+		assert_int_equal(
+		    queue_decide_ack(h->q, h->now, &req, &rec), SLUICE_ESTALE);
+		assert_int_equal(rec.type, 0xa5a5);
+	}
 	assert_int_equal(touch(h, a, 0), 0);
 	assert_int_equal(ack(h, a, 0), 0);
 	assert_int_equal(ack(h, a, l2), SLUICE_ENOTFOUND);
