@@ -507,8 +507,8 @@ typedef int queue_emit_fn(void *arg, uint16_t type, const void *a, size_t alen,
 int queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg);
 
 /* Loads one entry into a queue made by queue_new() that nothing was
- * applied to; entries must come in the order written. Every field is
- * checked: SLUICE_ECORRUPT on anything out of order, out of range or
+ * applied to (nor ticked); entries must come in the order written. Every field
+ * is checked: SLUICE_ECORRUPT on anything out of order, out of range or
  * inconsistent; SLUICE_ENOMEM. After an error, delete the queue. */
 int queue_snapshot_load(
     struct queue *q, uint16_t type, const void *data, size_t len);

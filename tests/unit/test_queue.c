@@ -11,6 +11,38 @@
 
 #define T0 1700000000000LL /* a unix time in ms */
 
+/* The binary is linked with --wrap for malloc, calloc and realloc (see
+ * queue.cmake), so a test can count the allocations of a call. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static unsigned long allocs;
+
+void *
+__wrap_malloc(size_t n)
+{
+	allocs++;
+	return __real_malloc(n);
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	allocs++;
+	return __real_calloc(n, size);
+}
+
+void *
+__wrap_realloc(void *p, size_t n)
+{
+	allocs++;
+	return __real_realloc(p, n);
+}
+
 static struct tq *
 H(void **state)
 {
@@ -1742,6 +1774,59 @@ test_snapshot_then_tail_equals_full_replay(void **state)
 	buf_free(&snap);
 }
 
+struct fixed {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+	int entries;
+	int stop_at; /* return an error from this entry on; 0: never */
+};
+
+static int
+fixed_emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	struct fixed *f = arg;
+
+	(void)type;
+	if (++f->entries == f->stop_at)
+		return -5;
+	if (alen + blen > f->cap - f->len)
+		return SLUICE_ELIMIT;
+	memcpy(f->p + f->len, a, alen);
+	if (blen > 0)
+		memcpy(f->p + f->len + alen, b, blen);
+	f->len += alen + blen;
+	return 0;
+}
+
+/* Writing a snapshot allocates nothing (it runs in a forked child) and
+ * stops at the first error of its emitter. */
+static void
+test_snapshot_write_allocates_nothing(void **state)
+{
+	struct tq *h = H(state);
+	struct fixed f = { NULL, 0, 1 << 20, 0, 0 };
+	unsigned long before;
+
+	/* The count works: a put allocates. */
+	before = allocs;
+	build_rich_state(h);
+	assert_true(allocs > before);
+	f.p = malloc(f.cap);
+	assert_non_null(f.p);
+	before = allocs;
+	assert_int_equal(queue_snapshot_write(h->q, fixed_emit, &f), 0);
+	assert_true(allocs == before);
+	assert_true(f.entries > 20 && f.len > 0);
+	f.len = 0;
+	f.entries = 0;
+	f.stop_at = 7;
+	assert_int_equal(queue_snapshot_write(h->q, fixed_emit, &f), -5);
+	assert_int_equal(f.entries, 7);
+	free(f.p);
+}
+
 struct entries {
 	uint16_t type[256];
 	struct buf data[256];
@@ -1899,6 +1984,7 @@ main(void)
 		T(test_next_wake_is_the_earliest_event),
 		T(test_snapshot_then_tail_equals_full_replay),
 		T(test_snapshot_load_refuses_broken_snapshots),
+		T(test_snapshot_write_allocates_nothing),
 		T(test_replay_gives_the_same_dump),
 	};
 #undef T
