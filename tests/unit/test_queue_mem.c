@@ -5,8 +5,9 @@
  * memory comes back. The times printed are for information; nothing here
  * asserts a duration. Under the sanitizers (SLUICE_SANITIZED=1) malloc is
  * not glibc's: the run is smaller and the byte count is not checked.
- * SLUICE_MEM_TASKS=N measures N tasks instead (the figure moves as the
- * id index and heap arrays double). */
+ * SLUICE_MEM_TASKS=N measures N tasks instead, for information only: the
+ * figure moves (about 125 to 140 bytes) as the id index and the heap
+ * arrays double. */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,10 +112,11 @@ test_memory_per_task(void **state)
 	fprintf(stderr, "after draining: %zu bytes held\n", after - before);
 	assert_int_equal(queue_check(q, NULL), 0);
 	queue_delete(q);
-	if (!sanitized) {
-		assert_true(per_task - PAYLOAD <= TARGET);
+	if (!sanitized)
 		assert_true(after - before < 64 * 1024);
-	}
+	/* The target is for the measured case: a million tasks. */
+	if (!sanitized && n == 1000000)
+		assert_true(per_task - PAYLOAD <= TARGET);
 }
 
 int
