@@ -1,5 +1,20 @@
-/* apply - changes the queue's state from a record (see queue.h for the
- * transitions each record type makes).
+/* apply - changes the queue's state from a record. The task state machine,
+ * by record (more in queue.h and docs/queue.md):
+ *   PUT      (none) -> ready | delayed (by run_at)
+ *   TAKE     ready | delayed -> taken (attempts + 1, lease = lsn)
+ *   TOUCH    taken -> taken (deadline = time + ttr)
+ *   ACK      taken -> gone | delayed (recurring) | ready in another tube |
+ *            the pending replacement
+ *   RELEASE  taken -> ready | delayed | the pending replacement
+ *   FAIL     taken -> delayed (backoff) | buried | the pending replacement
+ *   BURY     taken -> buried | the pending replacement;
+ *            ready | delayed -> buried (lease 0, an operator)
+ *   KICK     buried | delayed -> ready
+ *   DELETE   any -> gone;  FLUSH  every task of a tube -> gone
+ *   REPLACE  ready | delayed | buried -> ready | delayed, new content;
+ *            taken -> taken with a pending replacement
+ *   PAUSE    no task changes; the tube's pause is set or lifted
+ * and, with no record, delayed -> ready as the clock passes run_at.
  *
  * The live server, recovery and followers all come here, so the result
  * depends only on the queue and (lsn, time, record): no clock, no

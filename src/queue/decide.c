@@ -34,6 +34,14 @@ prep(struct queue *q, int64_t now, struct qrec *out)
 	return queue_tick(q, now);
 }
 
+/* A decision made: the record goes out (only on success). */
+static int
+done(struct qrec *result, const struct qrec *rec)
+{
+	*result = *rec;
+	return 0;
+}
+
 /* run_at of a request: absolute when given, else now + delay; never in
  * the past. */
 static int
@@ -109,8 +117,9 @@ queue_put_req_init(struct queue_put_req *req)
 
 int
 queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
-    struct qrec *out, struct queue_put_res *res)
+    struct qrec *result, struct queue_put_res *res)
 {
+	struct qrec rec, *out = &rec;
 	uint32_t ttr = req->ttr_ms ? req->ttr_ms : q->cfg.default_ttr_ms;
 	struct keyent *ke = NULL;
 	int64_t run_at;
@@ -155,7 +164,7 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 		res->id = t->id;
 		res->created = false;
 		res->replaced = true;
-		return 0;
+		return done(result, out);
 	}
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
@@ -163,7 +172,7 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 		res->id = ke->task ? ke->task->id : ke->id;
 		res->created = false;
 		res->replaced = false;
-		return 0;
+		return done(result, out);
 	}
 	if (q->cfg.max_tasks != 0 && q->ntasks >= q->cfg.max_tasks)
 		return SLUICE_ELIMIT;
@@ -185,13 +194,14 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 	res->id = q->next_id;
 	res->created = true;
 	res->replaced = false;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_take(struct queue *q, int64_t now,
-    const struct queue_take_req *req, struct qrec *out)
+    const struct queue_take_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *best = NULL;
 	bool paused = false;
 	int rc;
@@ -225,7 +235,7 @@ queue_decide_take(struct queue *q, int64_t now,
 	out->u.take.id = best->id;
 	out->u.take.session = req->session;
 	out->u.take.detached = req->detached;
-	return 0;
+	return done(result, out);
 }
 
 /* The first run_at + k * period (k >= 1) after now. */
@@ -241,8 +251,9 @@ next_run(int64_t run_at, int64_t period, int64_t now)
 
 int
 queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
-    struct qrec *out)
+    struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -268,13 +279,14 @@ queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DELETED);
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
 	}
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_release(struct queue *q, int64_t now,
-    const struct queue_release_req *req, struct qrec *out)
+    const struct queue_release_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int64_t run_at;
 	int rc;
@@ -287,12 +299,12 @@ queue_decide_release(struct queue *q, int64_t now,
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_REPLACED);
-		return 0;
+		return done(result, out);
 	}
 	end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_WAIT);
 	out->u.end.run_at = run_at;
 	out->u.end.pri = req->set_pri ? req->pri : t->pri;
-	return 0;
+	return done(result, out);
 }
 
 /* base * 2^(attempts - 1), at most cap. */
@@ -309,8 +321,9 @@ backoff(const struct queue_config *cfg, uint32_t attempts)
 
 int
 queue_decide_fail(struct queue *q, int64_t now,
-    const struct queue_fail_req *req, struct qrec *out)
+    const struct queue_fail_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -336,13 +349,14 @@ queue_decide_fail(struct queue *q, int64_t now,
 	}
 	out->u.end.text = req->error;
 	out->u.end.text_len = req->error_len;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_touch(struct queue *q, int64_t now,
-    const struct queue_touch_req *req, struct qrec *out)
+    const struct queue_touch_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -353,13 +367,14 @@ queue_decide_touch(struct queue *q, int64_t now,
 	out->type = QREC_TOUCH;
 	out->u.touch.id = t->id;
 	out->u.touch.lease = t->ext->lease;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_bury(struct queue *q, int64_t now,
-    const struct queue_bury_req *req, struct qrec *out)
+    const struct queue_bury_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -371,19 +386,20 @@ queue_decide_bury(struct queue *q, int64_t now,
 		if (req->lease != 0)
 			return SLUICE_ESTALE;
 		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
-		return 0;
+		return done(result, out);
 	}
 	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
 		return rc;
 	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
 	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_kick(struct queue *q, int64_t now,
-    const struct queue_kick_req *req, struct qrec *out)
+    const struct queue_kick_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	struct tube *tb;
 	int rc;
@@ -404,13 +420,14 @@ queue_decide_kick(struct queue *q, int64_t now,
 	}
 	out->type = QREC_KICK;
 	out->u.kick.id = t->id;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_delete(struct queue *q, int64_t now,
-    const struct queue_delete_req *req, struct qrec *out)
+    const struct queue_delete_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	struct keyent *ke;
 	int rc;
@@ -432,13 +449,14 @@ queue_decide_delete(struct queue *q, int64_t now,
 	out->type = QREC_DELETE;
 	out->u.del.id = t->id;
 	out->u.del.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_flush(struct queue *q, int64_t now,
-    const struct queue_flush_req *req, struct qrec *out)
+    const struct queue_flush_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct tube *tb;
 	int rc;
 
@@ -450,18 +468,19 @@ queue_decide_flush(struct queue *q, int64_t now,
 	if (tb == NULL ||
 	    (tb->ready.len == 0 && tb->delayed.len == 0 &&
 	        tb->buried.len == 0 && tb->ntaken == 0))
-		return 0; /* QREC_NONE: nothing to flush */
+		return done(result, out); /* QREC_NONE: nothing to flush */
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
 	out->u.flush.tube_len = req->tube_len;
 	out->u.flush.dedup_ms = q->cfg.dedup_ms;
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_pause(struct queue *q, int64_t now,
-    const struct queue_pause_req *req, struct qrec *out)
+    const struct queue_pause_req *req, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct tube *tb;
 	int rc;
 
@@ -474,19 +493,20 @@ queue_decide_pause(struct queue *q, int64_t now,
 	tb = qs_tube(q, req->tube, req->tube_len);
 	/* Unpausing a tube that is not paused changes nothing. */
 	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
-		return 0;
+		return done(result, out);
 	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
 		return SLUICE_ELIMIT;
 	out->type = QREC_PAUSE;
 	out->u.pause.tube = req->tube;
 	out->u.pause.tube_len = req->tube_len;
 	out->u.pause.until = req->until;
-	return 0;
+	return done(result, out);
 }
 
 int
-queue_decide_expired(struct queue *q, int64_t now, struct qrec *out)
+queue_decide_expired(struct queue *q, int64_t now, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -496,13 +516,14 @@ queue_decide_expired(struct queue *q, int64_t now, struct qrec *out)
 	if (t == NULL || t->ext->deadline > now)
 		return SLUICE_ENOTFOUND;
 	lost_lease(t, now, QREC_BY_TTR, out);
-	return 0;
+	return done(result, out);
 }
 
 int
 queue_decide_session_gone(
-    struct queue *q, int64_t now, uint64_t session, struct qrec *out)
+    struct queue *q, int64_t now, uint64_t session, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	struct task *t;
 	int rc;
 
@@ -511,12 +532,13 @@ queue_decide_session_gone(
 	if ((t = idx_find(&q->sessions, session)) == NULL)
 		return SLUICE_ENOTFOUND;
 	lost_lease(t, now, QREC_BY_SESSION, out);
-	return 0;
+	return done(result, out);
 }
 
 int
-queue_decide_restart(struct queue *q, int64_t now, struct qrec *out)
+queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
 {
+	struct qrec rec, *out = &rec;
 	int rc;
 
 	if ((rc = prep(q, now, out)) != 0)
@@ -526,7 +548,7 @@ queue_decide_restart(struct queue *q, int64_t now, struct qrec *out)
 
 		if (t != NULL) {
 			lost_lease(t, now, QREC_BY_RESTART, out);
-			return 0;
+			return done(result, out);
 		}
 	}
 	return SLUICE_ENOTFOUND;

@@ -9,7 +9,9 @@
  *           fills a record (qrec.h), or returns a SLUICE_E* error. It does
  *           not change what a dump shows, beyond catching up with `now` as
  *           queue_tick() does. out->type == QREC_NONE means "nothing to
- *           log": the request succeeds without a record.
+ *           log": the request succeeds without a record. The record (and
+ *           any other out-parameter) is written only on success; it
+ *           borrows strings and payloads from the request.
  *   apply   queue_apply() changes the state from a record. The live server,
  *           recovery and followers all call it, so the state is a pure
  *           function of the sequence of (lsn, time, record): a record
@@ -505,8 +507,8 @@ typedef int queue_emit_fn(void *arg, uint16_t type, const void *a, size_t alen,
 int queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg);
 
 /* Loads one entry into a queue made by queue_new() that nothing was
- * applied to; entries must come in the order written. Every field is
- * checked: SLUICE_ECORRUPT on anything out of order, out of range or
+ * applied to (nor ticked); entries must come in the order written. Every field
+ * is checked: SLUICE_ECORRUPT on anything out of order, out of range or
  * inconsistent; SLUICE_ENOMEM. After an error, delete the queue. */
 int queue_snapshot_load(
     struct queue *q, uint16_t type, const void *data, size_t len);

@@ -1,4 +1,9 @@
 # The in-memory queue: transitions and errors, the record codec, and a
 # random model test with replay checks.
 sluice_test(queue LIBS sluice_queue TIMEOUT 120)
+# test_queue counts allocations (a snapshot write must make none).
+target_link_options(test_queue PRIVATE
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
+sluice_test(model LIBS sluice_queue TIMEOUT 300)
+sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)

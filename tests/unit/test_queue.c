@@ -11,6 +11,42 @@
 
 #define T0 1700000000000LL /* a unix time in ms */
 
+/* The binary is linked with --wrap for malloc, calloc and realloc (see
+ * queue.cmake), so a test can count the allocations of a call. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static unsigned long allocs;
+static unsigned long fail_at; /* this allocation fails; 0: none does */
+
+static bool
+alloc_fails(void)
+{
+	return ++allocs == fail_at;
+}
+
+void *
+__wrap_malloc(size_t n)
+{
+	return alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	return alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *
+__wrap_realloc(void *p, size_t n)
+{
+	return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
 static struct tq *
 H(void **state)
 {
@@ -464,6 +500,16 @@ test_stale_and_zero_leases(void **state)
 	assert_true(l2 > l1);
 	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
 	assert_int_equal(ack(h, 999, l2), SLUICE_ENOTFOUND);
+	{
+		/* A refused request leaves the record untouched. */
+		struct queue_ack_req req = { a, l1, NULL, 0 };
+		struct qrec rec;
+
+		memset(&rec, 0xa5, sizeof(rec));
+		assert_int_equal(
+		    queue_decide_ack(h->q, h->now, &req, &rec), SLUICE_ESTALE);
+		assert_int_equal(rec.type, 0xa5a5);
+	}
 	assert_int_equal(touch(h, a, 0), 0);
 	assert_int_equal(ack(h, a, 0), 0);
 	assert_int_equal(ack(h, a, l2), SLUICE_ENOTFOUND);
@@ -1732,6 +1778,173 @@ test_snapshot_then_tail_equals_full_replay(void **state)
 	buf_free(&snap);
 }
 
+/* Applies a decided record with the 1st, 2nd, ... allocation failing in
+ * turn: each failure must be SLUICE_ENOMEM and leave the dump as it was,
+ * until the apply gets all it needs. Returns how many failures. */
+static int
+apply_under_faults(struct tq *h, int rc, const struct qrec *decided)
+{
+	struct buf before, after, body;
+	struct qrec rec;
+	int failures = 0;
+
+	assert_int_equal(rc, 0);
+	buf_init(&before);
+	buf_init(&after);
+	buf_init(&body);
+	assert_int_equal(qrec_encode(decided, &body), 0);
+	assert_int_equal(
+	    qrec_decode(decided->type, body.data, body.len, &rec), 0);
+	assert_int_equal(queue_dump(h->q, &before), 0);
+	for (unsigned long n = 1; n < 100; n++) {
+		allocs = 0;
+		fail_at = n;
+		rc = queue_apply(h->q, h->lsn + 1, h->now, &rec);
+		fail_at = 0;
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, SLUICE_ENOMEM);
+		failures++;
+		buf_reset(&after);
+		assert_int_equal(queue_dump(h->q, &after), 0);
+		assert_int_equal(before.len, after.len);
+		assert_memory_equal(before.data, after.data, before.len);
+		check(h);
+	}
+	assert_int_equal(rc, 0);
+	h->lsn++;
+	check(h);
+	buf_free(&before);
+	buf_free(&after);
+	buf_free(&body);
+	return failures;
+}
+
+/* Out of memory in the middle of an apply changes nothing: every record
+ * type that allocates, with each of its allocations failing in turn. */
+static void
+test_apply_out_of_memory_changes_nothing(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str s = { "t", 1 };
+	struct queue_take_req tr = { &s, 1, 8, false };
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_ack_req ar;
+	struct queue_fail_req fr;
+	struct queue_flush_req flr = { "u", 1 };
+	struct queue_pause_req pr = { "new-tube", 8, T0 + 100 };
+	struct queue_task_view v;
+	struct qrec rec;
+	uint64_t a;
+	int failures = 0;
+
+	put(h, "u", "in u");
+	req_for(&req, "t", "first");
+	req.key = "k";
+	req.key_len = 1;
+	req.period_ms = 100;
+	failures += apply_under_faults(
+	    h, queue_decide_put(h->q, h->now, &req, &rec, &res), &rec);
+	a = res.id;
+	failures += apply_under_faults(
+	    h, queue_decide_take(h->q, h->now, &tr, &rec), &rec);
+	memset(&fr, 0, sizeof(fr));
+	fr.id = a;
+	fr.error = "it broke";
+	fr.error_len = 8;
+	fr.set_delay = true;
+	failures += apply_under_faults(
+	    h, queue_decide_fail(h->q, h->now, &fr, &rec), &rec);
+	failures += apply_under_faults(
+	    h, queue_decide_take(h->q, h->now, &tr, &rec), &rec);
+	req_for(&req, "t", "second version");
+	req.key = "k";
+	req.key_len = 1;
+	req.replace = true;
+	failures += apply_under_faults(
+	    h, queue_decide_put(h->q, h->now, &req, &rec, &res), &rec);
+	memset(&ar, 0, sizeof(ar));
+	ar.id = a;
+	failures += apply_under_faults(
+	    h, queue_decide_ack(h->q, h->now, &ar, &rec), &rec);
+	v = view(h, a);
+	assert_payload(&v, "second version");
+	failures += apply_under_faults(
+	    h, queue_decide_take(h->q, h->now, &tr, &rec), &rec);
+	ar.to_tube = "elsewhere";
+	ar.to_tube_len = 9;
+	failures += apply_under_faults(
+	    h, queue_decide_ack(h->q, h->now, &ar, &rec), &rec);
+	req.tube = "elsewhere";
+	req.tube_len = 9;
+	req.payload = "third";
+	req.payload_len = 5;
+	failures += apply_under_faults(
+	    h, queue_decide_put(h->q, h->now, &req, &rec, &res), &rec);
+	failures += apply_under_faults(
+	    h, queue_decide_pause(h->q, h->now, &pr, &rec), &rec);
+	failures += apply_under_faults(
+	    h, queue_decide_flush(h->q, h->now, &flr, &rec), &rec);
+	v = view(h, a);
+	assert_payload(&v, "third");
+	fprintf(stderr, "allocations failed: %d\n", failures);
+	assert_true(failures > 15);
+}
+
+struct fixed {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+	int entries;
+	int stop_at; /* return an error from this entry on; 0: never */
+};
+
+static int
+fixed_emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	struct fixed *f = arg;
+
+	(void)type;
+	if (++f->entries == f->stop_at)
+		return -5;
+	if (alen + blen > f->cap - f->len)
+		return SLUICE_ELIMIT;
+	memcpy(f->p + f->len, a, alen);
+	if (blen > 0)
+		memcpy(f->p + f->len + alen, b, blen);
+	f->len += alen + blen;
+	return 0;
+}
+
+/* Writing a snapshot allocates nothing (it runs in a forked child) and
+ * stops at the first error of its emitter. */
+static void
+test_snapshot_write_allocates_nothing(void **state)
+{
+	struct tq *h = H(state);
+	struct fixed f = { NULL, 0, 1 << 20, 0, 0 };
+	unsigned long before;
+
+	/* The count works: a put allocates. */
+	before = allocs;
+	build_rich_state(h);
+	assert_true(allocs > before);
+	f.p = malloc(f.cap);
+	assert_non_null(f.p);
+	before = allocs;
+	assert_int_equal(queue_snapshot_write(h->q, fixed_emit, &f), 0);
+	assert_true(allocs == before);
+	assert_true(f.entries > 20 && f.len > 0);
+	f.len = 0;
+	f.entries = 0;
+	f.stop_at = 7;
+	assert_int_equal(queue_snapshot_write(h->q, fixed_emit, &f), -5);
+	assert_int_equal(f.entries, 7);
+	free(f.p);
+}
+
 struct entries {
 	uint16_t type[256];
 	struct buf data[256];
@@ -1889,6 +2102,8 @@ main(void)
 		T(test_next_wake_is_the_earliest_event),
 		T(test_snapshot_then_tail_equals_full_replay),
 		T(test_snapshot_load_refuses_broken_snapshots),
+		T(test_snapshot_write_allocates_nothing),
+		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),
 	};
 #undef T

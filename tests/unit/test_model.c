@@ -1,0 +1,1103 @@
+/* Model test of src/queue: random request sequences, run both through the
+ * queue (decide, encode, decode, apply, as the server does) and through a
+ * small reference model that keeps live tasks in a plain array and answers
+ * everything by linear scans. After every step the error codes, the per
+ * tube stats (counts by state, oldest ready age, pause, every counter), the
+ * task the next take would get, and every field of one random task must
+ * agree. Time moves randomly, so delays, ttr expiry, backoff, dedup
+ * windows and pauses all happen.
+ *
+ * Replay: every record also goes to a follower queue through apply alone;
+ * their dumps are compared along the way. Snapshots taken at a few points
+ * are loaded into fresh queues that then apply the rest of the log, and
+ * must end with the same dump. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t_lib.h"
+#include "t_queue.h"
+
+#define T0 1700000000000LL
+
+enum {
+	NTUBE = 4,
+	NKEY = 6,
+	NERR = 4,
+	NPAY = 9,
+	NSESSION = 4,
+	MAXLIVE = 2048,
+	STEPS = 25000, /* per seed */
+	NSNAP = 3
+};
+
+enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3 };
+
+static const char *const tube_names[NTUBE] = { "t0", "t1", "t2", "t3" };
+static const char *const key_names[NKEY] = { "k0", "k1", "k2", "k3", "k4",
+	"k5" };
+static const char *const err_texts[NERR] = { "timeout", "oom",
+	"connection refused", "exit 1" };
+
+/* Payload p: "payload-p" cut or repeated to a length that depends on p. */
+static size_t
+payload(int p, char *out)
+{
+	size_t len = (size_t)(p * 13) % 60;
+	char word[16];
+	size_t w = (size_t)snprintf(word, sizeof(word), "payload-%d/", p);
+
+	for (size_t i = 0; i < len; i++)
+		out[i] = word[i % w];
+	return len;
+}
+
+/* ---- The model --------------------------------------------------------- */
+
+struct mt {
+	uint64_t id;
+	int tube;
+	int state;
+	uint32_t pri, ttr, attempts, maxa;
+	int64_t run_at, period, buried_at;
+	int key, err, pay; /* -1: none */
+	uint64_t lease, session;
+	bool detached;
+	int64_t deadline;
+	bool repl;
+	uint32_t r_pri, r_ttr, r_maxa;
+	int64_t r_run_at, r_period;
+	int r_pay;
+};
+
+struct model {
+	struct queue_config cfg;
+	struct mt t[MAXLIVE];
+	size_t n;
+	uint64_t next_id;
+	bool exists[NTUBE];
+	int64_t pause[NTUBE];
+	uint64_t dedup_id[NKEY]; /* 0: no entry */
+	int64_t dedup_exp[NKEY];
+	struct queue_counters ctr[NTUBE];
+};
+
+static struct mt *
+m_find(struct model *m, uint64_t id)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->t[i].id == id)
+			return &m->t[i];
+	return NULL;
+}
+
+static struct mt *
+m_by_key(struct model *m, int key)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->t[i].key == key)
+			return &m->t[i];
+	return NULL;
+}
+
+static bool
+m_ready(const struct mt *t, int64_t now)
+{
+	return t->state == M_WAIT && t->run_at <= now;
+}
+
+/* Removes a task; its key is reserved for the dedup window. */
+static void
+m_gone(struct model *m, struct mt *t, int64_t now)
+{
+	if (t->key >= 0) {
+		m->dedup_id[t->key] = t->id;
+		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+	}
+	*t = m->t[--m->n];
+}
+
+static void
+m_unlease(struct mt *t)
+{
+	t->lease = 0;
+	t->session = 0;
+	t->detached = false;
+	t->deadline = 0;
+}
+
+static void
+m_apply_repl(struct mt *t, int64_t now)
+{
+	t->pay = t->r_pay;
+	t->pri = t->r_pri;
+	t->ttr = t->r_ttr;
+	t->maxa = t->r_maxa;
+	t->period = t->r_period;
+	t->run_at = t->r_run_at > now ? t->r_run_at : now;
+	t->attempts = 0;
+	t->err = -1;
+	t->repl = false;
+	t->state = M_WAIT;
+	m_unlease(t);
+}
+
+static void
+m_bury(struct model *m, struct mt *t, int64_t now)
+{
+	t->state = M_BURIED;
+	t->buried_at = now;
+	m_unlease(t);
+	m->ctr[t->tube].bury++;
+}
+
+static int
+m_leased(struct model *m, uint64_t id, uint64_t lease, struct mt **out)
+{
+	struct mt *t = m_find(m, id);
+
+	if (t == NULL)
+		return SLUICE_ENOTFOUND;
+	if (t->state != M_TAKEN)
+		return lease ? SLUICE_ESTALE : SLUICE_ESTATE;
+	if (lease != 0 && lease != t->lease)
+		return SLUICE_ESTALE;
+	*out = t;
+	return 0;
+}
+
+/* A lease ends without its holder: ttr (ttr true) or session / restart. */
+static void
+m_lost(struct model *m, struct mt *t, int64_t now, bool ttr)
+{
+	if (ttr)
+		m->ctr[t->tube].ttr_expired++;
+	else
+		m->ctr[t->tube].session_released++;
+	if (t->repl) {
+		m_apply_repl(t, now);
+	} else if (t->maxa > 0 && t->attempts >= t->maxa) {
+		m_bury(m, t, now);
+	} else {
+		t->state = M_WAIT;
+		t->run_at = now;
+		m_unlease(t);
+	}
+}
+
+static int64_t
+m_backoff(const struct model *m, uint32_t attempts)
+{
+	int64_t d = m->cfg.backoff_base_ms;
+
+	for (uint32_t i = 1; i < attempts && d < m->cfg.backoff_cap_ms; i++)
+		d *= 2;
+	return d < m->cfg.backoff_cap_ms ? d : m->cfg.backoff_cap_ms;
+}
+
+/* The task a take over `mask` tubes gets; NULL with *rc set if none. */
+static struct mt *
+m_best(struct model *m, unsigned mask, int64_t now, int *rc)
+{
+	struct mt *best = NULL;
+	bool paused = false;
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct mt *t = &m->t[i];
+
+		if (!(mask & (1u << t->tube)) || !m_ready(t, now))
+			continue;
+		if (m->pause[t->tube] > now) {
+			paused = true;
+			continue;
+		}
+		if (best == NULL || t->pri < best->pri ||
+		    (t->pri == best->pri && t->id < best->id))
+			best = t;
+	}
+	*rc = best ? 0 : paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
+	return best;
+}
+
+/* ---- The run: both sides of each step ------------------------------------ */
+
+struct run {
+	struct tq h;
+	struct model *m;
+	struct queue *follower;
+	size_t fed; /* log entries given to the follower */
+	uint64_t rnd;
+	uint64_t ops, records;
+	struct buf snap[NSNAP];
+	size_t snap_at[NSNAP];
+	int nsnap;
+};
+
+static void
+check(struct run *r)
+{
+	const char *why = NULL;
+
+	if (queue_check(r->h.q, &why) != 0)
+		fail_msg("queue_check: %s", why);
+}
+
+static uint64_t
+rnd(struct run *r, uint64_t n)
+{
+	return t_below(&r->rnd, n);
+}
+
+static void
+commit(struct run *r, const struct qrec *rec)
+{
+	assert_int_equal(tq_commit(&r->h, rec), 0);
+	if (rec->type != QREC_NONE)
+		r->records++;
+}
+
+/* An id: mostly of a live task, sometimes any id ever given or more. */
+static uint64_t
+pick_id(struct run *r)
+{
+	if (r->m->n > 0 && rnd(r, 8) != 0)
+		return r->m->t[rnd(r, r->m->n)].id;
+	return 1 + rnd(r, r->m->next_id + 1);
+}
+
+/* An id for a lease request: mostly of a taken task, as a worker's. */
+static uint64_t
+pick_taken(struct run *r)
+{
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < r->m->n; i++)
+		n += r->m->t[i].state == M_TAKEN;
+	if (n == 0 || rnd(r, 5) == 0)
+		return pick_id(r);
+	k = rnd(r, n);
+	for (size_t i = 0; i < r->m->n; i++)
+		if (r->m->t[i].state == M_TAKEN && k-- == 0)
+			return r->m->t[i].id;
+	return pick_id(r);
+}
+
+/* The lease a client would send for id: mostly right, else 0 or stale. */
+static uint64_t
+pick_lease(struct run *r, uint64_t id)
+{
+	struct mt *t = m_find(r->m, id);
+	uint64_t lease = t ? t->lease : 0;
+	uint64_t c = rnd(r, 10);
+
+	if (c < 7 && lease != 0)
+		return lease;
+	if (c < 8)
+		return 0;
+	return lease + 1 + rnd(r, 3);
+}
+
+static int
+pick_tube(struct run *r)
+{
+	return (int)rnd(r, NTUBE);
+}
+
+static void
+op_put(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+	char pay[64];
+	int tube = pick_tube(r), key = -1, p = (int)rnd(r, NPAY);
+	int want = 0, rc;
+	int64_t run_at;
+	struct mt *live;
+
+	queue_put_req_init(&req);
+	req.tube = tube_names[tube];
+	req.tube_len = 2;
+	req.payload = pay;
+	req.payload_len = payload(p, pay);
+	req.pri = (uint32_t)rnd(r, 4) * 10;
+	if (rnd(r, 3) == 0)
+		req.delay_ms = (int64_t)rnd(r, 3000);
+	if (rnd(r, 20) == 0)
+		req.run_at = now + (int64_t)rnd(r, 4000) - 2000;
+	req.ttr_ms = rnd(r, 4) ? 100 + (uint32_t)rnd(r, 2000) : 0;
+	req.max_attempts = (uint32_t)rnd(r, 4);
+	if (rnd(r, 12) == 0)
+		req.period_ms = 500 + (int64_t)rnd(r, 2000);
+	if (rnd(r, 2) == 0) {
+		key = (int)rnd(r, NKEY);
+		req.key = key_names[key];
+		req.key_len = 2;
+		req.replace = rnd(r, 3) == 0;
+	}
+	/* Now and then a request that breaks a rule. */
+	switch (rnd(r, 60)) {
+	case 0:
+		req.tube = "bad tube";
+		req.tube_len = 8;
+		want = SLUICE_ETUBE;
+		break;
+	case 1:
+		req.payload_len = m->cfg.max_payload + 1;
+		want = SLUICE_ETOOBIG;
+		break;
+	case 2:
+		req.ttr_ms = m->cfg.max_ttr_ms + 1;
+		want = SLUICE_EINVAL;
+		break;
+	case 3:
+		req.delay_ms = -1;
+		req.run_at = 0;
+		want = SLUICE_EINVAL;
+		break;
+	case 4:
+		req.replace = true;
+		req.key_len = 0;
+		key = -1;
+		want = SLUICE_EINVAL;
+		break;
+	default:
+		break;
+	}
+	rc = queue_decide_put(r->h.q, now, &req, &rec, &res);
+	if (want != 0) {
+		assert_int_equal(rc, want);
+		return;
+	}
+	run_at = req.run_at ? req.run_at : now + req.delay_ms;
+	if (run_at < now)
+		run_at = now;
+	live = key >= 0 ? m_by_key(m, key) : NULL;
+	if (live != NULL && req.replace) {
+		if (live->tube != tube) {
+			assert_int_equal(rc, SLUICE_EEXIST);
+			return;
+		}
+		assert_int_equal(rc, 0);
+		assert_true(res.replaced && !res.created && res.id == live->id);
+		commit(r, &rec);
+		m->ctr[tube].replace++;
+		live->r_pay = p;
+		live->r_pri = req.pri;
+		live->r_ttr = req.ttr_ms ? req.ttr_ms : m->cfg.default_ttr_ms;
+		live->r_maxa = req.max_attempts;
+		live->r_run_at = run_at;
+		live->r_period = req.period_ms;
+		if (live->state == M_TAKEN) {
+			live->repl = true;
+		} else {
+			live->repl = true;
+			m_apply_repl(live, run_at);
+			live->run_at = run_at;
+		}
+		return;
+	}
+	if (live != NULL ||
+	    (key >= 0 && !req.replace && m->dedup_id[key] != 0 &&
+	        m->dedup_exp[key] > now)) {
+		assert_int_equal(rc, 0);
+		assert_int_equal(rec.type, QREC_NONE);
+		assert_false(res.created);
+		assert_true(res.id == (live ? live->id : m->dedup_id[key]));
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(res.created && res.id == m->next_id);
+	commit(r, &rec);
+	assert_true(m->n < MAXLIVE);
+	{
+		struct mt *t = &m->t[m->n++];
+
+		memset(t, 0, sizeof(*t));
+		t->id = m->next_id++;
+		t->tube = tube;
+		t->state = M_WAIT;
+		t->pri = req.pri;
+		t->ttr = req.ttr_ms ? req.ttr_ms : m->cfg.default_ttr_ms;
+		t->maxa = req.max_attempts;
+		t->run_at = run_at;
+		t->period = req.period_ms;
+		t->key = key;
+		t->err = -1;
+		t->pay = p;
+		if (key >= 0)
+			m->dedup_id[key] = 0;
+	}
+	m->exists[tube] = true;
+	m->ctr[tube].put++;
+}
+
+static void
+op_take(struct run *r)
+{
+	struct model *m = r->m;
+	struct queue_str ts[NTUBE + 1];
+	struct queue_take_req req;
+	struct qrec rec;
+	unsigned mask = 0;
+	size_t n = 0;
+	int want, rc;
+	struct mt *best;
+
+	for (int i = 0; i < NTUBE; i++) {
+		if (rnd(r, 2) == 0)
+			continue;
+		ts[n].p = tube_names[i];
+		ts[n].len = 2;
+		n++;
+		mask |= 1u << i;
+	}
+	if (n == 0) {
+		ts[n].p = tube_names[0];
+		ts[n].len = 2;
+		n++;
+		mask = 1;
+	}
+	req.tubes = ts;
+	req.ntubes = n;
+	req.session = 1 + rnd(r, NSESSION);
+	req.detached = rnd(r, 8) == 0;
+	if (rnd(r, 80) == 0) {
+		ts[n].p = "no/good!";
+		ts[n].len = 8;
+		req.ntubes = n + 1;
+		assert_int_equal(
+		    queue_decide_take(r->h.q, r->h.now, &req, &rec),
+		    SLUICE_ETUBE);
+		return;
+	}
+	best = m_best(m, mask, r->h.now, &want);
+	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	assert_true(rec.u.take.id == best->id);
+	commit(r, &rec);
+	best->state = M_TAKEN;
+	best->lease = r->h.lsn;
+	best->session = req.session;
+	best->detached = req.detached;
+	best->deadline = r->h.now + best->ttr;
+	best->attempts++;
+	m->ctr[best->tube].take++;
+}
+
+static void
+op_ack(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_ack_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int to = -1, want, rc;
+
+	memset(&req, 0, sizeof(req));
+	req.id = pick_taken(r);
+	req.lease = pick_lease(r, req.id);
+	if (rnd(r, 5) == 0) {
+		to = pick_tube(r);
+		req.to_tube = tube_names[to];
+		req.to_tube_len = 2;
+	}
+	want = m_leased(m, req.id, req.lease, &t);
+	rc = queue_decide_ack(r->h.q, now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	m->ctr[t->tube].ack++;
+	if (t->repl) {
+		m_apply_repl(t, now);
+	} else if (to >= 0) {
+		t->tube = to;
+		t->state = M_WAIT;
+		t->run_at = now;
+		t->attempts = 0;
+		t->err = -1;
+		m_unlease(t);
+		m->exists[to] = true;
+	} else if (t->period > 0) {
+		int64_t k =
+		    t->run_at < now ? (now - t->run_at) / t->period + 1 : 1;
+
+		t->run_at += k * t->period;
+		t->state = M_WAIT;
+		t->attempts = 0;
+		t->err = -1;
+		m_unlease(t);
+	} else {
+		m_gone(m, t, now);
+	}
+}
+
+static void
+op_release(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_release_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int want, rc;
+
+	memset(&req, 0, sizeof(req));
+	req.id = pick_taken(r);
+	req.lease = pick_lease(r, req.id);
+	if (rnd(r, 2) == 0)
+		req.delay_ms = (int64_t)rnd(r, 2000);
+	if (rnd(r, 3) == 0) {
+		req.set_pri = true;
+		req.pri = (uint32_t)rnd(r, 40);
+	}
+	want = m_leased(m, req.id, req.lease, &t);
+	rc = queue_decide_release(r->h.q, now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	m->ctr[t->tube].release++;
+	if (t->repl) {
+		m_apply_repl(t, now);
+		return;
+	}
+	t->state = M_WAIT;
+	t->run_at = now + req.delay_ms;
+	if (req.set_pri)
+		t->pri = req.pri;
+	m_unlease(t);
+}
+
+static void
+op_fail(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_fail_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int e = (int)rnd(r, NERR), want, rc;
+
+	memset(&req, 0, sizeof(req));
+	req.id = pick_taken(r);
+	req.lease = pick_lease(r, req.id);
+	req.error = err_texts[e];
+	req.error_len = strlen(err_texts[e]);
+	if (rnd(r, 4) == 0) {
+		req.set_delay = true;
+		req.delay_ms = (int64_t)rnd(r, 1500);
+	}
+	want = m_leased(m, req.id, req.lease, &t);
+	rc = queue_decide_fail(r->h.q, now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	m->ctr[t->tube].fail++;
+	if (t->repl) {
+		m_apply_repl(t, now);
+		return;
+	}
+	t->err = e;
+	if (t->maxa > 0 && t->attempts >= t->maxa) {
+		m_bury(m, t, now);
+		return;
+	}
+	t->state = M_WAIT;
+	t->run_at =
+	    now + (req.set_delay ? req.delay_ms : m_backoff(m, t->attempts));
+	m_unlease(t);
+}
+
+static void
+op_touch(struct run *r)
+{
+	struct queue_touch_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int want, rc;
+
+	req.id = pick_taken(r);
+	req.lease = pick_lease(r, req.id);
+	want = m_leased(r->m, req.id, req.lease, &t);
+	rc = queue_decide_touch(r->h.q, r->h.now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	t->deadline = r->h.now + t->ttr;
+}
+
+static void
+op_bury(struct run *r)
+{
+	struct model *m = r->m;
+	struct queue_bury_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int want, rc;
+
+	req.id = rnd(r, 2) ? pick_taken(r) : pick_id(r);
+	req.lease = rnd(r, 3) ? pick_lease(r, req.id) : 0;
+	t = m_find(m, req.id);
+	if (t != NULL && t->state == M_WAIT)
+		want = req.lease ? SLUICE_ESTALE : 0;
+	else
+		want = m_leased(m, req.id, req.lease, &t);
+	rc = queue_decide_bury(r->h.q, r->h.now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	if (t->repl)
+		m_apply_repl(t, r->h.now);
+	else
+		m_bury(m, t, r->h.now);
+}
+
+static void
+op_kick(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_kick_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int want = 0, rc;
+
+	memset(&req, 0, sizeof(req));
+	if (rnd(r, 2) == 0) {
+		req.id = pick_id(r);
+		t = m_find(m, req.id);
+		if (t == NULL)
+			want = SLUICE_ENOTFOUND;
+		else if (t->state != M_BURIED &&
+		    !(t->state == M_WAIT && t->run_at > now))
+			want = SLUICE_ESTATE;
+	} else {
+		int tube = pick_tube(r);
+
+		req.tube = tube_names[tube];
+		req.tube_len = 2;
+		for (size_t i = 0; i < m->n; i++) {
+			struct mt *x = &m->t[i];
+
+			if (x->tube != tube || x->state != M_BURIED)
+				continue;
+			if (t == NULL || x->buried_at < t->buried_at ||
+			    (x->buried_at == t->buried_at && x->id < t->id))
+				t = x;
+		}
+		if (t == NULL)
+			want = SLUICE_ENOTFOUND;
+	}
+	rc = queue_decide_kick(r->h.q, now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	assert_true(rec.u.kick.id == t->id);
+	commit(r, &rec);
+	t->state = M_WAIT;
+	t->run_at = now;
+	m->ctr[t->tube].kick++;
+}
+
+static void
+op_delete(struct run *r)
+{
+	struct model *m = r->m;
+	struct queue_delete_req req;
+	struct qrec rec;
+	struct mt *t = NULL;
+	int key = -1, rc;
+
+	memset(&req, 0, sizeof(req));
+	if (rnd(r, 4) == 0) {
+		key = (int)rnd(r, NKEY);
+		req.key = key_names[key];
+		req.key_len = 2;
+		t = m_by_key(m, key);
+	} else {
+		req.id = pick_id(r);
+		t = m_find(m, req.id);
+	}
+	rc = queue_decide_delete(r->h.q, r->h.now, &req, &rec);
+	assert_int_equal(rc, t ? 0 : SLUICE_ENOTFOUND);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	m->ctr[t->tube].del++;
+	m_gone(m, t, r->h.now);
+}
+
+static void
+op_flush(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r);
+	struct queue_flush_req req = { tube_names[tube], 2 };
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_flush(r->h.q, r->h.now, &req, &rec), 0);
+	commit(r, &rec);
+	for (size_t i = 0; i < m->n;) {
+		if (m->t[i].tube == tube) {
+			m->ctr[tube].del++;
+			m_gone(m, &m->t[i], r->h.now);
+		} else {
+			i++;
+		}
+	}
+}
+
+static void
+op_pause(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r);
+	int64_t until = rnd(r, 3) ? r->h.now + (int64_t)rnd(r, 3000) : 0;
+	struct queue_pause_req req = { tube_names[tube], 2, until };
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_pause(r->h.q, r->h.now, &req, &rec), 0);
+	commit(r, &rec);
+	if (until > r->h.now) {
+		m->pause[tube] = until;
+		m->exists[tube] = true;
+	} else {
+		m->pause[tube] = 0;
+	}
+}
+
+/* The server's ttr timer: every expired lease, earliest deadline first. */
+static void
+op_expire(struct run *r)
+{
+	struct model *m = r->m;
+	struct qrec rec;
+
+	for (size_t k = 0; k <= MAXLIVE; k++) {
+		struct mt *due = NULL;
+
+		for (size_t i = 0; i < m->n; i++) {
+			struct mt *t = &m->t[i];
+
+			if (t->state != M_TAKEN || t->deadline > r->h.now)
+				continue;
+			if (due == NULL || t->deadline < due->deadline ||
+			    (t->deadline == due->deadline && t->id < due->id))
+				due = t;
+		}
+		if (due == NULL) {
+			assert_int_equal(
+			    queue_decide_expired(r->h.q, r->h.now, &rec),
+			    SLUICE_ENOTFOUND);
+			return;
+		}
+		assert_int_equal(
+		    queue_decide_expired(r->h.q, r->h.now, &rec), 0);
+		assert_true(rec.u.end.id == due->id);
+		commit(r, &rec);
+		m_lost(m, due, r->h.now, true);
+	}
+	fail_msg("expiry did not end");
+}
+
+/* A session goes away (session != 0), or the node restarts (0). */
+static void
+op_sessions(struct run *r, uint64_t session)
+{
+	struct model *m = r->m;
+	struct qrec rec;
+
+	for (size_t k = 0; k <= MAXLIVE; k++) {
+		int rc = session
+		    ? queue_decide_session_gone(r->h.q, r->h.now, session, &rec)
+		    : queue_decide_restart(r->h.q, r->h.now, &rec);
+		struct mt *t;
+
+		if (rc != 0) {
+			assert_int_equal(rc, SLUICE_ENOTFOUND);
+			for (size_t i = 0; i < m->n; i++)
+				assert_false(m->t[i].state == M_TAKEN &&
+				    !m->t[i].detached &&
+				    (session == 0 ||
+				        m->t[i].session == session));
+			return;
+		}
+		t = m_find(m, rec.u.end.id);
+		assert_non_null(t);
+		assert_true(t->state == M_TAKEN && !t->detached);
+		assert_true(session == 0 || t->session == session);
+		commit(r, &rec);
+		m_lost(m, t, r->h.now, false);
+	}
+	fail_msg("session release did not end");
+}
+
+/* ---- Comparing ------------------------------------------------------------
+ */
+
+static void
+compare_task(struct run *r, const struct mt *t)
+{
+	struct queue_task_view v;
+	char pay[64];
+	size_t plen = payload(t->pay, pay);
+	int state = t->state == M_TAKEN ? QUEUE_TAKEN
+	    : t->state == M_BURIED      ? QUEUE_BURIED
+	    : t->run_at <= r->h.now     ? QUEUE_READY
+	                                : QUEUE_DELAYED;
+
+	assert_int_equal(queue_peek(r->h.q, r->h.now, t->id, &v), 0);
+	assert_int_equal(v.state, state);
+	assert_memory_equal(v.tube, tube_names[t->tube], 2);
+	assert_int_equal(v.pri, t->pri);
+	assert_int_equal(v.ttr, t->ttr);
+	assert_int_equal(v.attempts, t->attempts);
+	assert_int_equal(v.max_attempts, t->maxa);
+	assert_true(v.run_at == t->run_at);
+	assert_true(v.period == t->period);
+	assert_int_equal(v.payload_len, plen);
+	if (plen > 0)
+		assert_memory_equal(v.payload, pay, plen);
+	if (t->key >= 0) {
+		assert_int_equal(v.key_len, 2);
+		assert_memory_equal(v.key, key_names[t->key], 2);
+	} else {
+		assert_null(v.key);
+	}
+	if (t->err >= 0) {
+		assert_int_equal(v.last_error_len, strlen(err_texts[t->err]));
+		assert_memory_equal(
+		    v.last_error, err_texts[t->err], v.last_error_len);
+	} else {
+		assert_null(v.last_error);
+	}
+	assert_true(v.lease == t->lease && v.session == t->session);
+	assert_true(v.deadline == t->deadline && v.detached == t->detached);
+	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
+}
+
+static void
+compare(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_str all[NTUBE];
+	struct queue_take_req tr = { all, NTUBE, 1, false };
+	struct qrec rec;
+	uint64_t total = 0;
+	int want, rc;
+	struct mt *best;
+
+	for (int i = 0; i < NTUBE; i++) {
+		struct queue_tube_stats s;
+		uint64_t c[4] = { 0 };
+		int64_t oldest = INT64_MAX;
+
+		all[i].p = tube_names[i];
+		all[i].len = 2;
+		rc = queue_tube_stats(r->h.q, now, tube_names[i], 2, &s);
+		if (!m->exists[i]) {
+			assert_int_equal(rc, SLUICE_ENOTFOUND);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		for (size_t k = 0; k < m->n; k++) {
+			const struct mt *t = &m->t[k];
+
+			if (t->tube != i)
+				continue;
+			if (t->state == M_TAKEN)
+				c[2]++;
+			else if (t->state == M_BURIED)
+				c[3]++;
+			else if (t->run_at <= now)
+				c[0]++;
+			else
+				c[1]++;
+			if (m_ready(t, now) && t->run_at < oldest)
+				oldest = t->run_at;
+		}
+		assert_true(s.ready == c[0] && s.delayed == c[1]);
+		assert_true(s.taken == c[2] && s.buried == c[3]);
+		assert_true(s.oldest_ready_age ==
+		    (oldest == INT64_MAX ? 0 : now - oldest));
+		assert_true(
+		    s.paused_until == (m->pause[i] > now ? m->pause[i] : 0));
+		assert_memory_equal(&s.ctr, &m->ctr[i], sizeof(s.ctr));
+		total += c[0] + c[1] + c[2] + c[3];
+	}
+	assert_true(total == m->n);
+	best = m_best(m, (1u << NTUBE) - 1, now, &want);
+	rc = queue_decide_take(r->h.q, now, &tr, &rec);
+	assert_int_equal(rc, want);
+	if (rc == 0)
+		assert_true(rec.u.take.id == best->id);
+	if (m->n > 0)
+		compare_task(r, &m->t[rnd(r, m->n)]);
+	check(r);
+}
+
+static void
+feed_follower(struct run *r)
+{
+	assert_int_equal(tq_replay(&r->h, r->follower, r->fed, r->h.nlog), 0);
+	r->fed = r->h.nlog;
+}
+
+static void
+step(struct run *r, size_t i)
+{
+	uint64_t c = rnd(r, 100);
+	int64_t dt = 0;
+
+	/* Time: usually a little, now and then a jump past windows. */
+	if (rnd(r, 3) == 0)
+		dt = (int64_t)rnd(r, 400);
+	if (rnd(r, 200) == 0)
+		dt = (int64_t)rnd(r, 12000);
+	r->h.now += dt;
+	if (rnd(r, 10) < 7)
+		op_expire(r);
+	/* Keep the live set small enough for linear scans. */
+	if (r->m->n > 300 && c < 46)
+		c = 85 + c % 4;
+	if (c < 28)
+		op_put(r);
+	else if (c < 46)
+		op_take(r);
+	else if (c < 58)
+		op_ack(r);
+	else if (c < 63)
+		op_release(r);
+	else if (c < 70)
+		op_fail(r);
+	else if (c < 73)
+		op_touch(r);
+	else if (c < 76)
+		op_bury(r);
+	else if (c < 85)
+		op_kick(r);
+	else if (c < 88)
+		op_delete(r);
+	else if (c < 89)
+		op_flush(r);
+	else if (c < 92)
+		op_pause(r);
+	else if (c < 96)
+		op_sessions(r, 1 + rnd(r, NSESSION));
+	else if (c < 97)
+		op_sessions(r, 0);
+	else
+		op_expire(r);
+	r->ops++;
+	compare(r);
+	feed_follower(r);
+	if (i % 2500 == 0)
+		assert_true(tq_same(r->h.q, r->follower, r->h.now));
+	if (r->nsnap < NSNAP && i == (size_t)(r->nsnap + 1) * STEPS / 4) {
+		buf_init(&r->snap[r->nsnap]);
+		assert_int_equal(queue_snapshot_write(
+		                     r->h.q, tq_snap_emit, &r->snap[r->nsnap]),
+		    0);
+		r->snap_at[r->nsnap] = r->h.nlog;
+		r->nsnap++;
+	}
+}
+
+/* One seed: STEPS steps, then the follower, a full replay and each
+ * snapshot plus the rest of the log must end in the primary's state. */
+static void
+run_seed(uint64_t seed, uint64_t *ops, uint64_t *records)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	struct queue *replay;
+
+	assert_non_null(r);
+	r->m = calloc(1, sizeof(*r->m));
+	assert_non_null(r->m);
+	queue_config_default(&r->m->cfg);
+	r->m->cfg.dedup_ms = 5000;
+	r->m->cfg.backoff_base_ms = 100;
+	r->m->cfg.backoff_cap_ms = 1000;
+	r->m->cfg.default_ttr_ms = 1000;
+	r->m->cfg.max_ttr_ms = 10000;
+	r->m->cfg.max_payload = 59;
+	r->m->next_id = 1;
+	tq_init(&r->h, &r->m->cfg, T0);
+	r->follower = queue_new(&r->m->cfg);
+	r->rnd = seed;
+	for (size_t i = 1; i <= STEPS; i++)
+		step(r, i);
+	assert_true(tq_same(r->h.q, r->follower, r->h.now));
+	replay = queue_new(NULL); /* apply needs no configuration */
+	assert_int_equal(tq_replay(&r->h, replay, 0, r->h.nlog), 0);
+	assert_true(tq_same(r->h.q, replay, r->h.now));
+	queue_delete(replay);
+	for (int k = 0; k < r->nsnap; k++) {
+		struct queue *q = queue_new(NULL);
+
+		assert_int_equal(tq_snap_load(q, &r->snap[k]), 0);
+		assert_int_equal(queue_check(q, NULL), 0);
+		assert_int_equal(
+		    tq_replay(&r->h, q, r->snap_at[k], r->h.nlog), 0);
+		assert_true(tq_same(r->h.q, q, r->h.now));
+		queue_delete(q);
+		buf_free(&r->snap[k]);
+	}
+	{
+		struct queue_stats st;
+		const struct queue_counters *c = &st.ctr;
+
+		assert_int_equal(queue_stats(r->h.q, r->h.now, &st), 0);
+		fprintf(stderr,
+		    "seed %" PRIu64 ": put %" PRIu64 " take %" PRIu64
+		    " ack %" PRIu64 " release %" PRIu64 " fail %" PRIu64
+		    " bury %" PRIu64 " kick %" PRIu64 " delete %" PRIu64
+		    " ttr %" PRIu64 " session %" PRIu64 " replace %" PRIu64
+		    ", %" PRIu64 " live\n",
+		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
+		    c->kick, c->del, c->ttr_expired, c->session_released,
+		    c->replace, st.tasks);
+	}
+	*ops += r->ops;
+	*records += r->records;
+	queue_delete(r->follower);
+	tq_fini(&r->h);
+	free(r->m);
+	free(r);
+}
+
+static void
+test_queue_agrees_with_the_model(void **state)
+{
+	const uint64_t seeds[] = { 1, 2, 3, 0x5eed, 20240601 };
+	uint64_t base = t_seed(0), ops = 0, records = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+		run_seed(seeds[i] + base, &ops, &records);
+	fprintf(stderr, "model: %" PRIu64 " operations, %" PRIu64 " records\n",
+	    ops, records);
+	assert_true(ops >= 100000);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queue_agrees_with_the_model),
+	};
+
+	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
