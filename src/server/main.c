@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server/srv.h"
 #include "sluice.h"
@@ -235,12 +236,36 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 	return 0;
 }
 
+/* Background snapshots fork the server, and fork copies the page tables of
+ * the whole heap: 18 ms for 1M tasks with 4 KiB pages. glibc's
+ * malloc.hugetlb tunable backs the heap with transparent huge pages, which
+ * cuts that stall about sevenfold. Tunables are read only at start, so the
+ * server re-executes itself once with it set (SLUICE_NO_HUGEPAGES=1 keeps
+ * the heap as it is). */
+static void
+reexec_with_hugepages(char **argv)
+{
+	const char *cur = getenv("GLIBC_TUNABLES");
+	char buf[1024];
+
+	if (getenv("SLUICE_NO_HUGEPAGES") != NULL ||
+	    (cur != NULL && strstr(cur, "glibc.malloc.hugetlb") != NULL))
+		return;
+	snprintf(buf, sizeof(buf), "%s%sglibc.malloc.hugetlb=1", cur ? cur : "",
+	    cur && *cur ? ":" : "");
+	if (setenv("GLIBC_TUNABLES", buf, 1) != 0)
+		return;
+	execv("/proc/self/exe", argv);
+	/* Not fatal: run with small pages. */
+}
+
 int
 main(int argc, char **argv)
 {
 	struct srv_config cfg;
 	int rc;
 
+	reexec_with_hugepages(argv);
 	srv_config_defaults(&cfg);
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)
