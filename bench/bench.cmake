@@ -1,0 +1,10 @@
+# sluice-bench: closed-loop client workloads against sluiced or beanstalkd
+# (bench/compare.sh runs both and writes docs/benchmarks.md). The pure
+# parts (histogram, options, beanstalkd reply parser) form a library the
+# unit tests link too.
+add_library(sluice_benchlib STATIC
+	${CMAKE_CURRENT_LIST_DIR}/bench_hist.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_opts.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c)
+target_include_directories(sluice_benchlib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(sluice_benchlib PUBLIC m)
