@@ -8,3 +8,10 @@ add_library(sluice_benchlib STATIC
 	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c)
 target_include_directories(sluice_benchlib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sluice_benchlib PUBLIC m)
+
+add_executable(sluice-bench
+	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_sluice.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c)
+target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_proto
+	sluice_util nng::nng Threads::Threads)
