@@ -740,7 +740,9 @@ bench_beanstalk_run(const struct bench_opts *o, struct bench_result *r)
 		/* The sockets are idle now: back to blocking calls. */
 		if ((r->left = tube_count(&d, &d.conns[0], limit)) < 0)
 			goto fail_said;
-		if (r->take_acks != o->tasks || r->left != 0) {
+		/* All of them; with --duration, all but those left. */
+		if (r->take_acks + (uint64_t)r->left != o->tasks ||
+		    (o->duration_ms == 0 && r->left != 0)) {
 			bench_error("drained %llu of %llu jobs; the tube still "
 			            "holds %lld",
 			    (unsigned long long)r->take_acks,

@@ -44,54 +44,55 @@ static const struct option long_opts[] = {
 void
 bench_opts_usage(FILE *f)
 {
-	fputs(
-	    "usage: sluice-bench --target sluice|beanstalkd [--url URL]\n"
-	    "           --workload put|drain|mixed -c CONNS -n TASKS -s BYTES\n"
-	    "           [--duration DUR] [--batch N] [--preload N] [--tube T]\n"
-	    "           [--timeout DUR] [--limit DUR] [--json]\n"
-	    "\n"
-	    "Closed-loop client workloads: every connection sends its next\n"
-	    "request when the reply to the previous one came.\n"
-	    "\n"
-	    "  --target T     sluice (nng req0) or beanstalkd (its text "
-	    "protocol)\n"
-	    "  --url URL      tcp://HOST:PORT; default tcp://127.0.0.1:7711 "
-	    "for\n"
-	    "                 sluice, tcp://127.0.0.1:11300 for beanstalkd\n"
-	    "  --workload W   put:   C connections put N tasks\n"
-	    "                 drain: N tasks are preloaded (untimed), then C\n"
-	    "                        connections take + ack until the tube is\n"
-	    "                        empty (beanstalkd: reserve-with-timeout "
-	    "0\n"
-	    "                        + delete); one op = one take + ack\n"
-	    "                 mixed: a preload, then C/2 producers put and "
-	    "C/2\n"
-	    "                        consumers take + ack for --duration; "
-	    "with\n"
-	    "                        C = 1 one connection alternates put and\n"
-	    "                        take + ack\n"
-	    "  -c, --conns C  connections (default 1, at most 4096)\n"
-	    "  -n, --tasks N  tasks to put or drain (default 10000; 10k, 2M)\n"
-	    "  -s, --size S   payload bytes (default 100)\n"
-	    "  --duration D   mixed: how long (default 10s); put: stop at N "
-	    "or\n"
-	    "                 after D, whichever comes first (e.g. 500ms, 5s, "
-	    "1m)\n"
-	    "  --batch N      put: N tasks per request (sluice's batch put, "
-	    "at\n"
-	    "                 most 1000); beanstalkd has no batch put, so "
-	    "there N\n"
-	    "                 puts are pipelined in one write; latency is "
-	    "then\n"
-	    "                 per batch\n"
-	    "  --preload N    mixed: tasks put before the clock starts "
-	    "(10000)\n"
-	    "  --tube T       tube to use (default bench); drain needs it "
-	    "empty\n"
-	    "  --timeout D    give up when a reply takes longer (default 10s)\n"
-	    "  --limit D      give up when the whole run takes longer (5m)\n"
-	    "  --json         end with one JSON line of the same figures\n",
-	    f);
+	static const char *const lines[] = {
+		"usage: sluice-bench --target sluice|beanstalkd [--url URL]",
+		"    --workload put|drain|mixed -c CONNS -n TASKS -s BYTES",
+		"    [--duration DUR] [--batch N] [--preload N] [--tube T]",
+		"    [--timeout DUR] [--limit DUR] [--json]",
+		"",
+		"Closed-loop client workloads: each connection sends its next",
+		"request when the reply to its previous one came.",
+		"",
+		"  --target T    sluice (nng req0) or beanstalkd (text "
+		"protocol)",
+		"  --url URL     tcp://HOST:PORT; default tcp://127.0.0.1:7711",
+		"                (sluice), tcp://127.0.0.1:11300 (beanstalkd)",
+		"  --workload W  put:   C connections put N tasks",
+		"                drain: N tasks are preloaded (untimed), then "
+		"C",
+		"                       connections take + ack until the tube",
+		"                       is empty (beanstalkd: reserve-with-",
+		"                       timeout 0 + delete); 1 op = take + ack",
+		"                mixed: a preload, then C/2 producers put and",
+		"                       C/2 consumers take + ack for "
+		"--duration",
+		"                       (C = 1: one connection alternates)",
+		"  -c, --conns C connections (default 1, at most 4096)",
+		"  -n, --tasks N tasks to put or drain (default 10000; 10k, "
+		"2M)",
+		"  -s, --size S  payload bytes (default 100)",
+		"  --duration D  mixed: how long (default 10s); put, drain: "
+		"stop",
+		"                at N (drain: the empty tube) or after D,",
+		"                whichever comes first (500ms, 5s, 1m)",
+		"  --batch N     put: N tasks per request, at most 1000 "
+		"(sluice's",
+		"                batch put; beanstalkd has none, so there N "
+		"puts",
+		"                are pipelined in one write); latency per "
+		"batch",
+		"  --preload N   mixed: tasks put before the clock starts "
+		"(10000)",
+		"  --tube T      tube to use (default bench); drain wants it "
+		"empty",
+		"  --timeout D   give up when a reply takes longer (default "
+		"10s)",
+		"  --limit D     give up when the whole run takes longer (5m)",
+		"  --json        end with one JSON line of the same figures",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		fprintf(f, "%s\n", lines[i]);
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -352,10 +353,6 @@ bench_opts_parse(
 	if (have_preload && o->workload != BENCH_MIXED)
 		return fail(err, errlen,
 		    "--preload applies to mixed only (drain preloads -n)");
-	if (have_duration && o->workload == BENCH_DRAIN)
-		return fail(err, errlen,
-		    "--duration does not apply to drain, which runs until "
-		    "the tube is empty");
 	if (o->workload == BENCH_MIXED && !have_duration)
 		o->duration_ms = BENCH_MIXED_MS_DEFAULT;
 	if (!have_limit && o->duration_ms + 60000 > o->limit_ms)

@@ -47,7 +47,7 @@ struct bench_opts {
 	unsigned conns;       /* -c */
 	uint64_t tasks;       /* -n: put and drain */
 	size_t bytes;         /* -s: payload size */
-	uint64_t duration_ms; /* put: optional cap; mixed: the run; 0 = none */
+	uint64_t duration_ms; /* put, drain: a cap; mixed: the run; 0 = none */
 	unsigned batch;       /* put: tasks per request (1 = no batch) */
 	uint64_t preload;     /* mixed: tasks put before the clock starts */
 	char tube[BENCH_TUBE_MAX + 1];

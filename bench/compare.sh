@@ -17,7 +17,8 @@
 # Sizing, so each run takes a few seconds whatever the server's speed:
 #   put    stops after --secs (default 5) or 1,000,000 tasks;
 #   drain  drains N = 3 s worth of that set-up's put rate at the same C
-#          (1,000..300,000), preloaded untimed;
+#          (1,000..300,000), preloaded untimed, until the tube is empty or
+#          3 x --secs passed (the disk's speed may change in between);
 #   mixed  runs --secs after a preload of 3 s of the set-up's C = 1 put
 #          rate (500..10,000).
 #
@@ -279,7 +280,8 @@ for c in "${CONNS[@]}"; do
 	done
 	for kind in "${KINDS[@]}"; do
 		rate=${PUTRATE[$kind/$c]}
-		run "$kind" drain "$c" -n "$(clamp $((rate * 3)) 1000 300000)"
+		run "$kind" drain "$c" -n "$(clamp $((rate * 3)) 1000 300000)" \
+			--duration "$((secs * 3))s"
 	done
 	for kind in "${KINDS[@]}"; do
 		rate=${PUTRATE[$kind/1]:-${PUTRATE[$kind/$c]}}
@@ -329,7 +331,7 @@ cat "$TABLE"
 
 DAT=$TMP/chart.dat
 {
-	echo "label sluice bs-f0 bs-nolog"
+	echo "# label sluice bs-f0 bs-nolog"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
 			echo "\"$w C=$c\" $(cell OPS sluice/$w/$c) $(cell OPS bs-f0/$w/$c) $(cell OPS bs-nolog/$w/$c)"

@@ -2,7 +2,7 @@
 # connections, one bar per server set-up, log scale (the set-ups differ by
 # orders of magnitude). Called as
 #   gnuplot -e "datafile='chart.dat'; outfile='out.png'" bench/plot.gp
-# where chart.dat has a header line, then one line per workload:
+# where chart.dat has one line per workload (lines starting # are skipped):
 #   "put C=1" SLUICE BS_F0 BS_NOLOG     ("-" for a figure not measured)
 set terminal pngcairo size 960,540 font "sans,10"
 set output outfile
@@ -15,7 +15,7 @@ set logscale y
 set yrange [10:*]
 set ylabel "ops/s (log scale)"
 set grid ytics
-set key top left
+set key outside bottom center horizontal
 set datafile missing "-"
 set xtics nomirror
 plot datafile using 2:xtic(1) title "sluice (fsync always)" lc rgb "#1b6ca8", \

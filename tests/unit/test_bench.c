@@ -187,6 +187,10 @@ test_opts_defaults_per_target(void **state)
 	assert_int_equal(parse(&o, err, "--target sluice --workload drain"), 0);
 	assert_string_equal(o.url, "tcp://127.0.0.1:7711");
 	assert_int_equal(o.duration_ms, 0);
+	assert_int_equal(
+	    parse(&o, err, "--target sluice --workload drain --duration 5s"),
+	    0);
+	assert_int_equal(o.duration_ms, 5000);
 	assert_int_equal(parse(&o, err, "--help"), 1);
 }
 
@@ -207,7 +211,6 @@ test_opts_refuses_wrong_lines(void **state)
 		                                                */
 		"--target sluice --workload drain --batch 10", /* put only */
 		"--target sluice --workload mixed --batch 10", /* put only */
-		"--target sluice --workload drain --duration 5s",
 		"--target sluice --workload put --preload 10", /* mixed only */
 		"--target sluice --workload put --tube a:b",   /* beanstalkd */
 		"--target sluice --workload put --tube -a",
