@@ -339,7 +339,8 @@ DAT=$TMP/chart.dat
 	done
 } >"$DAT"
 if [ -n "$GNUPLOT" ]; then
-	"$GNUPLOT" -e "datafile='$DAT'; outfile='$ROOT/$PNG'" bench/plot.gp ||
+	"$GNUPLOT" -e "datafile='$DAT'; outfile='$ROOT/$PNG'; nosluice=$skip_sluice" \
+		bench/plot.gp ||
 		die "gnuplot failed"
 else
 	echo "compare.sh: warning: gnuplot not found (apt-get install gnuplot-nox, or make bench-deps): $PNG not redrawn" >&2
