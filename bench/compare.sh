@@ -353,7 +353,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
 	echo "$BEGIN_MARK"
 	echo "Measured $(date -u +%Y-%m-%d) with \`$CMDLINE\` at commit $rev:"
-	echo "$(nproc) cores, Linux $(uname -r), data on $(stat -f -c %T "$TMP"); one 100-byte O_DSYNC write took $FSYNC_BEFORE ms before the runs, $FSYNC_AFTER ms after;"
+	echo "$(nproc) cores, Linux $(uname -r), data on $(df --output=fstype "$TMP" | tail -n 1); one 100-byte O_DSYNC write took $FSYNC_BEFORE ms before the runs, $FSYNC_AFTER ms after;"
 	echo "$("$BEANSTALKD" -v 2>&1 | head -n 1); ${secs} s per put and mixed run; median of $repeat run(s) per cell."
 	[ $skip_sluice = 0 ] || echo "sluice was not measured in this run (\`--skip-sluice\`): its columns show \"-\"."
 	echo
