@@ -39,8 +39,9 @@ struct tail_ctx {
 	uint64_t epoch;
 };
 
-/* A visitor's value that means "reached upto_lsn", not an error. */
-enum { RECOVER_STOP_ = -1000000 };
+/* A visitor's value that means "reached upto_lsn", not an error: positive
+ * (readers take negative values for -errno) and above every SLUICE_E*. */
+enum { RECOVER_STOP_ = 1000000 };
 
 static int
 tail_visit(const struct rec_hdr *h, const void *body, void *arg)
