@@ -42,6 +42,7 @@ enum {
 	RECORD = 100,
 	MAX_RUNS = 8,
 	RAW_FILE = 64 << 20,
+	PREALLOC_FILE = 256 << 20, /* no wrap in a --prealloc run */
 };
 
 #define SLICE_S 0.5 /* writer and raw disk alternate in slices this long */
@@ -240,7 +241,8 @@ writer_slice(struct writer *wr, double secs, bool measure)
 
 /* A file like a segment: allocated and zero-filled (or as asked). */
 static int
-raw_file(const char *dir, const char *name, int how, char *path, size_t n)
+raw_file(const char *dir, const char *name, int how, uint64_t size, char *path,
+    size_t n)
 {
 	int fd, rc;
 
@@ -254,7 +256,7 @@ raw_file(const char *dir, const char *name, int how, char *path, size_t n)
 			die("open", -errno);
 		return fd;
 	}
-	rc = seg_prealloc(path, RAW_FILE, how == 2, &fd);
+	rc = seg_prealloc(path, size, how == 2, &fd);
 	if (rc != 0)
 		die("preallocating", rc);
 	return fd;
@@ -263,6 +265,7 @@ raw_file(const char *dir, const char *name, int how, char *path, size_t n)
 /* Latencies of raw pwrite + fdatasync, accumulated over slices. */
 struct raw {
 	int fd;
+	uint64_t limit; /* wrap to the start here; 0: the file grows */
 	char path[512];
 	uint64_t off;
 	int64_t *lat;
@@ -286,8 +289,8 @@ raw_slice(struct raw *rw, size_t bytes, double secs)
 
 		if (t0 >= end)
 			break;
-		if (rw->off + bytes > RAW_FILE)
-			rw->off = SEG_HDR_SIZE; /* extents stay written */
+		if (rw->limit != 0 && rw->off + bytes > rw->limit)
+			rw->off = SEG_HDR_SIZE;
 		rc = fs_pwrite_all(rw->fd, buf, bytes, (int64_t)rw->off);
 		if (rc == 0 && fdatasync(rw->fd) < 0)
 			rc = -errno;
@@ -328,7 +331,9 @@ run(const struct opts *o, int producers, struct result *r)
 	wr.nlat = 0;
 	wr.ns = 0;
 	rw.off = SEG_HDR_SIZE;
-	rw.fd = raw_file(o->dir, "raw.bench", 2, rw.path, sizeof(rw.path));
+	rw.limit = RAW_FILE; /* zero-filled: a wrap finds written extents */
+	rw.fd = raw_file(
+	    o->dir, "raw.bench", 2, RAW_FILE, rw.path, sizeof(rw.path));
 	for (int i = 0; i < slices; i++) {
 		writer_slice(&wr, SLICE_S, true);
 		raw_slice(&rw, bytes, SLICE_S);
@@ -361,36 +366,59 @@ prealloc_compare(const struct opts *o)
 {
 	static const char *const names[] = { "append (file grows)",
 		"fallocate only", "fallocate + zero-fill" };
-	static const size_t sizes[] = { 144, 4608 };
+	static const size_t sizes[] = { 144, 4608, 36864 };
+	int slices = (int)(o->seconds / SLICE_S + 0.5);
 
-	printf("\nfdatasync latency by preallocation (pwrite + fdatasync, "
-	       "sequential)\n");
-	printf("%-24s %8s %10s %10s %12s\n", "file", "bytes", "p50 us",
-	    "p99 us", "prealloc ms");
-	for (int how = 0; how < 3; how++) {
-		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-			char path[512];
-			double p50, p99;
+	if (slices < 1)
+		slices = 1;
+	printf("\nfdatasync latency by preallocation: pwrite + fdatasync at "
+	       "increasing offsets,\nthe three files in alternating %.1f s "
+	       "slices, %.1f s each\n",
+	    SLICE_S, slices * SLICE_S);
+	printf("%-24s %8s %10s %10s %10s %14s\n", "file", "bytes", "p50 us",
+	    "p99 us", "syncs/s", "prealloc ms/64M");
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		struct raw rw[3];
+		double ms[3];
+
+		for (int how = 0; how < 3; how++) {
+			char name[32];
 			int64_t t0 = clock_mono_ns();
-			int fd = raw_file(
-			    o->dir, "prealloc.bench", how, path, sizeof(path));
-			double ms = (double)(clock_mono_ns() - t0) / 1e6;
 
-			struct raw rw = { .fd = fd, .off = SEG_HDR_SIZE };
+			memset(&rw[how], 0, sizeof(rw[how]));
+			snprintf(name, sizeof(name), "prealloc%d.bench", how);
+			rw[how].fd = raw_file(o->dir, name, how, PREALLOC_FILE,
+			    rw[how].path, sizeof(rw[how].path));
+			rw[how].off = SEG_HDR_SIZE;
+			rw[how].limit = how == 0 ? 0 : PREALLOC_FILE;
+			ms[how] = (double)(clock_mono_ns() - t0) / 1e6 *
+			    (64 << 20) / PREALLOC_FILE;
+		}
+		for (int i = 0; i < slices; i++)
+			for (int how = 0; how < 3; how++)
+				raw_slice(&rw[how], sizes[s], SLICE_S);
+		for (int how = 0; how < 3; how++) {
+			double p50, p99, rate;
 
-			raw_slice(&rw, sizes[s], o->seconds);
-			qsort(rw.lat, rw.n, sizeof(*rw.lat), cmp_i64);
-			p50 = pct(rw.lat, rw.n, 0.5);
-			p99 = pct(rw.lat, rw.n, 0.99);
-			free(rw.lat);
-			close(fd);
-			unlink(path);
-			printf("%-24s %8zu %10.0f %10.0f %12.1f\n", names[how],
-			    sizes[s], p50, p99, ms);
-			printf("{\"bench\":\"log_prealloc\",\"file\":\"%s\","
-			       "\"bytes\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-			       "\"prealloc_ms\":%.1f}\n",
-			    names[how], sizes[s], p50, p99, ms);
+			qsort(rw[how].lat, rw[how].n, sizeof(int64_t), cmp_i64);
+			p50 = pct(rw[how].lat, rw[how].n, 0.5);
+			p99 = pct(rw[how].lat, rw[how].n, 0.99);
+			rate = (double)rw[how].n / ((double)rw[how].ns / 1e9);
+			if (rw[how].limit != 0 &&
+			    rw[how].n * sizes[s] > PREALLOC_FILE)
+				printf("(wrapped: later writes found written "
+				       "extents)\n");
+			printf("%-24s %8zu %10.0f %10.0f %10.0f %14.1f\n",
+			    names[how], sizes[s], p50, p99, rate, ms[how]);
+			printf(
+			    "{\"bench\":\"log_prealloc\",\"file\":\"%s\","
+			    "\"bytes\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+			    "\"syncs_per_s\":%.0f,\"prealloc_ms_per_64m\":%.1f}"
+			    "\n",
+			    names[how], sizes[s], p50, p99, rate, ms[how]);
+			free(rw[how].lat);
+			close(rw[how].fd);
+			unlink(rw[how].path);
 		}
 	}
 }
