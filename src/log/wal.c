@@ -1048,17 +1048,19 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 		if (w->fill == NULL)
 			return -ENOMEM;
 	}
-	dst = buf_extend(&w->fill->data, size);
-	if (dst == NULL) {
+	/* Reserved, not extended: rec_write fills every byte. */
+	if (!buf_reserve(&w->fill->data, size)) {
 		w->fill->data.oom = false;
 		return -ENOMEM;
 	}
+	dst = w->fill->data.data + w->fill->data.len;
 	h.type = type;
 	h.flags = 0;
 	h.lsn = w->next_lsn;
 	h.epoch = epoch;
 	h.time = time;
 	rec_write(dst, &h, body, len);
+	w->fill->data.len += size;
 	w->fill_off += size;
 	w->fill->last_lsn = h.lsn;
 	w->fill->nrec++;
