@@ -53,6 +53,7 @@ struct opts {
 	int producers[MAX_RUNS];
 	int nruns;
 	bool prealloc;
+	bool no_zero_fill;
 };
 
 struct result {
@@ -134,7 +135,9 @@ struct writer {
 static void
 writer_open(const struct opts *o, int producers, struct writer *wr)
 {
-	struct wal_config cfg = { .dir = o->dir, .fsync = WAL_FSYNC_ALWAYS };
+	struct wal_config cfg = { .dir = o->dir,
+		.fsync = WAL_FSYNC_ALWAYS,
+		.no_zero_fill = o->no_zero_fill };
 	int rc;
 
 	memset(wr, 0, sizeof(*wr));
@@ -438,7 +441,8 @@ usage(void)
 	    "  --seconds S     per measurement (default 3)\n"
 	    "  --producers L   closed-loop producer counts (default "
 	    "1,32,256)\n"
-	    "  --prealloc      also compare preallocation methods\n");
+	    "  --prealloc      also compare preallocation methods\n"
+	    "  --no-zero-fill  the writer's spares: fallocate only\n");
 	exit(2);
 }
 
@@ -450,6 +454,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "producers", required_argument, NULL, 'p' },
 		{ "prealloc", no_argument, NULL, 'a' },
+		{ "no-zero-fill", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -490,6 +495,9 @@ parse(int argc, char **argv, struct opts *o)
 		case 'a':
 			o->prealloc = true;
 			break;
+		case 'z':
+			o->no_zero_fill = true;
+			break;
 		default:
 			usage();
 		}
@@ -509,9 +517,11 @@ main(int argc, char **argv)
 	if (rc != 0)
 		die(o.dir, rc);
 	printf("write-ahead log, %d-byte records (%zu on disk), fsync "
-	       "always, %.1f s per side per producer count (alternating "
-	       "%.1f s slices), dir %s\n",
-	    RECORD, rec_size(RECORD), o.seconds, SLICE_S, o.dir);
+	       "always, spares %s, %.1f s per side per producer count "
+	       "(alternating %.1f s slices), dir %s\n",
+	    RECORD, rec_size(RECORD),
+	    o.no_zero_fill ? "fallocated" : "zero-filled", o.seconds, SLICE_S,
+	    o.dir);
 	printf("%9s %12s %10s %9s %9s %9s | %6s %12s %9s %9s %7s\n",
 	    "producers", "records/s", "fsyncs/s", "rec/fsync", "p50 us",
 	    "p99 us", "batch", "raw rec/s", "raw p50", "raw p99", "ratio");
