@@ -152,8 +152,8 @@ write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
 		if (rc == 0 && paced &&
 		    sync_file_range(fd, (off64_t)off, (off64_t)n,
-			SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-			    SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+		        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		            SYNC_FILE_RANGE_WAIT_AFTER) < 0)
 			rc = -errno;
 		off += n;
 		len -= n;
