@@ -133,8 +133,12 @@ seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn)
  * Creating and cutting
  * ------------------------------------------------------------------- */
 
+/* Writes zeros over [off, off + len). With `paced`, each chunk is
+ * written back before the next is dirtied (sync_file_range), so a
+ * segment's worth of zeros never queues in front of the writer's
+ * fdatasyncs as one 64 MiB burst. */
 static int
-write_zeros(int fd, uint64_t off, uint64_t len)
+write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 {
 	uint8_t *zeros;
 	int rc = 0;
@@ -146,6 +150,11 @@ write_zeros(int fd, uint64_t off, uint64_t len)
 		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
 
 		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
+		if (rc == 0 && paced &&
+		    sync_file_range(fd, (off64_t)off, (off64_t)n,
+		        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		            SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+			rc = -errno;
 		off += n;
 		len -= n;
 	}
@@ -181,7 +190,7 @@ seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd_out)
 		zero_fill = true;
 	}
 	if (zero_fill) {
-		rc = write_zeros(fd, 0, size);
+		rc = write_zeros(fd, 0, size, true);
 		if (rc != 0)
 			goto fail_alloc;
 	}
@@ -211,7 +220,7 @@ seg_cut(const char *path, uint64_t off, uint64_t len)
 		rc = fault_rc(f);
 		goto out;
 	}
-	rc = write_zeros(fd, off, len);
+	rc = write_zeros(fd, off, len, false);
 	if (rc == 0 && fdatasync(fd) < 0)
 		rc = -errno;
 out:

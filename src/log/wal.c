@@ -549,10 +549,17 @@ submit_batch(struct wal *w, struct wal_batch *b)
 }
 
 /* When nothing is in flight, submits the oldest sealed batch, or else
- * seals and submits the filling one. While a batch is in flight the
- * filling batch keeps growing: that is the group commit. */
+ * (with `take_fill`) seals and submits the filling one. While a batch is
+ * in flight the filling batch keeps growing: that is the group commit.
+ *
+ * A completion submits only sealed batches, never the filling one: the
+ * clients whose records just became durable send their next requests in
+ * the same event-loop turn, and the wal_submit at its end must find them
+ * in the same batch as the records that waited. Submitting the waiting
+ * ones alone would split the clients into two cohorts that take turns at
+ * the disk, each fdatasync carrying half of them, for good. */
 static int
-pump(struct wal *w)
+pump(struct wal *w, bool take_fill)
 {
 	struct wal_batch *b;
 
@@ -560,7 +567,7 @@ pump(struct wal *w)
 		return SLUICE_ELOG;
 	if (w->inflight != NULL)
 		return 0;
-	if (w->q == NULL && w->fill != NULL &&
+	if (take_fill && w->q == NULL && w->fill != NULL &&
 	    (w->fill->nrec > 0 || w->fill->opens))
 		seal_fill(w);
 	if (w->q == NULL)
@@ -665,7 +672,7 @@ batch_done(struct wal *w, struct wal_batch *b)
 	batch_free(w, b);
 	if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
 		arm_timer(w);
-	pump(w);
+	pump(w, false);
 }
 
 static void
@@ -1041,17 +1048,19 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 		if (w->fill == NULL)
 			return -ENOMEM;
 	}
-	dst = buf_extend(&w->fill->data, size);
-	if (dst == NULL) {
+	/* Reserved, not extended: rec_write fills every byte. */
+	if (!buf_reserve(&w->fill->data, size)) {
 		w->fill->data.oom = false;
 		return -ENOMEM;
 	}
+	dst = w->fill->data.data + w->fill->data.len;
 	h.type = type;
 	h.flags = 0;
 	h.lsn = w->next_lsn;
 	h.epoch = epoch;
 	h.time = time;
 	rec_write(dst, &h, body, len);
+	w->fill->data.len += size;
 	w->fill_off += size;
 	w->fill->last_lsn = h.lsn;
 	w->fill->nrec++;
@@ -1134,7 +1143,7 @@ wal_submit(struct wal *w)
 {
 	if (w->poisoned)
 		return SLUICE_ELOG;
-	return pump(w);
+	return pump(w, true);
 }
 
 int
@@ -1205,7 +1214,7 @@ wal_sync(struct wal *w, int64_t timeout_ms)
 				return 0;
 			submit_sync(w);
 		}
-		pump(w);
+		pump(w, true);
 		rc = wait_some(w, deadline);
 	}
 	return w->poisoned ? SLUICE_ELOG : rc;

@@ -112,8 +112,10 @@ int wal_submit(struct wal *w);
 int wal_fd(const struct wal *w);
 
 /* Processes every completion waiting, without blocking: moves the durable
- * LSN, submits the next queued batch, takes up new spare segments.
- * Returns 0, or SLUICE_ELOG when the writer is poisoned. */
+ * LSN and submits a batch that a rotation sealed. The filling batch waits
+ * for wal_submit, so that records appended in the same turn join it. Also
+ * clears the preallocator's wake-ups. Returns 0, or SLUICE_ELOG when the
+ * writer is poisoned. */
 int wal_reap(struct wal *w);
 
 /* The highest LSN that may be reported to clients: written and synced

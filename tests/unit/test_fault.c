@@ -168,6 +168,7 @@ static void
 test_fault_eio_on_write_at_every_n(void **state)
 {
 	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_WRITE, N_MAX, -EIO);
+	every_n(dir_of(state), WAL_FSYNC_INTERVAL, FAULT_WAL_WRITE, 20, -EIO);
 	every_n(dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_WRITE, 10, -EIO);
 }
 
@@ -185,6 +186,7 @@ static void
 test_fault_eio_on_fsync_at_every_n(void **state)
 {
 	every_n(dir_of(state), WAL_FSYNC_ALWAYS, FAULT_WAL_FSYNC, N_MAX, -EIO);
+	every_n(dir_of(state), WAL_FSYNC_INTERVAL, FAULT_WAL_FSYNC, 10, -EIO);
 	every_n(dir_of(state), WAL_FSYNC_NEVER, FAULT_WAL_FSYNC, 3, -EIO);
 }
 

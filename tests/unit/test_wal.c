@@ -416,6 +416,35 @@ test_wal_spares_are_made_and_stale_ones_removed(void **state)
 	}
 }
 
+/* A replication cursor follows the live log up to the durable LSN, across
+ * rotations, while the writer appends. */
+static void
+test_wal_cursor_follows_live_log(void **state)
+{
+	struct logdir_cursor *c;
+	struct rec_view v;
+	struct wal *w;
+	uint64_t want = 1, lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 2, &w), 0);
+	assert_int_equal(logdir_cursor_open(dir_of(state), 1, &c), 0);
+	for (int round = 0; round < 60; round++) {
+		for (int i = 0; i < 50; i++)
+			lsn = t_wal_append(w);
+		t_wal_wait_durable(w, lsn);
+		while (logdir_cursor_next(c, wal_durable_lsn(w), &v) == 0) {
+			assert_true(v.hdr.lsn == want);
+			assert_true(t_body_ok(want, v.body, v.body_len));
+			want++;
+		}
+		assert_true(want == wal_durable_lsn(w) + 1);
+	}
+	assert_true(want == 3001);
+	logdir_cursor_close(c);
+	assert_int_equal(wal_close(w), 0);
+}
+
 int
 main(void)
 {
@@ -436,6 +465,7 @@ main(void)
 		T(test_wal_append_rec_copies_leader_records),
 		T(test_wal_remove_before_keeps_what_is_asked),
 		T(test_wal_spares_are_made_and_stale_ones_removed),
+		T(test_wal_cursor_follows_live_log),
 	};
 #undef T
 	log_set_level(LOG_WARN);
