@@ -128,10 +128,10 @@ req_put(struct sdrv *d, struct msg_req *q, unsigned n)
 {
 	memset(q, 0, sizeof(*q));
 	if (n == 1 && d->o->batch == 1) {
-		q->op = MSG_PUT;
+		q->op = MSG_OP_PUT;
 		q->put = d->items[0];
 	} else {
-		q->op = MSG_PUT_BATCH;
+		q->op = MSG_OP_PUT_BATCH;
 		q->put_batch.n = n;
 		q->put_batch.items = d->items;
 	}
@@ -142,7 +142,7 @@ req_take(struct sdrv *d, struct msg_req *q, struct msg_str *tube)
 {
 	memset(q, 0, sizeof(*q));
 	*tube = msg_cstr(d->o->tube);
-	q->op = MSG_TAKE;
+	q->op = MSG_OP_TAKE;
 	q->take.wait = 0;
 	q->take.max = 1;
 	q->take.ntubes = 1;
@@ -153,7 +153,7 @@ static void
 req_ack(struct msg_req *q, uint64_t id, uint64_t lease)
 {
 	memset(q, 0, sizeof(*q));
-	q->op = MSG_ACK;
+	q->op = MSG_OP_ACK;
 	q->ack.id = id;
 	q->ack.lease = lease;
 }
@@ -193,7 +193,7 @@ put_check(struct msg_rep *rep, unsigned n, char *err, size_t errlen)
 	struct msg_put_res res;
 	unsigned k = 0;
 
-	if (rep->op == MSG_PUT) {
+	if (rep->op == MSG_OP_PUT) {
 		if (!rep->put.created || rep->put.id == 0) {
 			snprintf(err, errlen, "put: no task created");
 			return -1;
@@ -276,7 +276,7 @@ static long long
 tube_count(struct sconn *c)
 {
 	struct msg_tube_stats ts;
-	struct msg_req q = { .op = MSG_STATS };
+	struct msg_req q = { .op = MSG_OP_STATS };
 	struct msg_rep rep;
 	long long n = 0;
 	nng_msg *m;
@@ -322,7 +322,7 @@ preload(struct sdrv *d, struct sconn *c, uint64_t n)
 		unsigned k = n < MSG_BATCH_MAX ? (unsigned)n : MSG_BATCH_MAX;
 
 		memset(&q, 0, sizeof(q));
-		q.op = MSG_PUT_BATCH;
+		q.op = MSG_OP_PUT_BATCH;
 		q.put_batch.n = k;
 		q.put_batch.items = items;
 		if (scall(c, &q, &rep, &m, 0) != 0) {
@@ -424,7 +424,7 @@ sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 {
 	struct sdrv *d = c->d;
 	static const uint8_t ops[] = {
-		[SP_PUT] = MSG_PUT, [SP_TAKE] = MSG_TAKE, [SP_ACK] = MSG_ACK
+		[SP_PUT] = MSG_OP_PUT, [SP_TAKE] = MSG_OP_TAKE, [SP_ACK] = MSG_OP_ACK
 	};
 	uint8_t op = ops[c->phase];
 	struct msg_task task;
@@ -433,7 +433,7 @@ sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 	char err[256];
 
 	if (c->phase == SP_PUT && !(c->batch == 1 && d->o->batch == 1))
-		op = MSG_PUT_BATCH;
+		op = MSG_OP_PUT_BATCH;
 	if (rep_check(p, len, op, &rep, err, sizeof(err)) != 0)
 		goto fail_reply;
 	switch (c->phase) {
