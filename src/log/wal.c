@@ -74,6 +74,7 @@ enum {
 	SPARE_SLACK = 64 << 10, /* room a segment's end may waste (at
 	                         * most an eighth of a segment) */
 	ALLOC_RETRY_MS = 1000,  /* after a failed preallocation */
+	ALLOC_INLINE_MAX = 64,  /* spares one append may allocate itself */
 	CLOSE_TIMEOUT_MS = 30000,
 	BATCH_KEEP = 4,           /* idle batch buffers kept */
 	BATCH_BUF_KEEP = 4 << 20, /* larger buffers are freed when idle */
@@ -222,7 +223,7 @@ signal_efd(int efd)
 
 /* Makes one spare. Called without the lock. */
 static int
-make_spare(struct wal *w, unsigned seq, struct wal_seg **out)
+make_spare(struct wal *w, unsigned seq, bool zero_fill, struct wal_seg **out)
 {
 	struct wal_seg *s;
 	char name[32];
@@ -237,8 +238,7 @@ make_spare(struct wal *w, unsigned seq, struct wal_seg **out)
 	snprintf(name, sizeof(name), "%06u.spare", seq);
 	rc = fs_join(s->spare_path, sizeof(s->spare_path), w->dir, name);
 	if (rc == 0)
-		rc = seg_prealloc(
-		    s->spare_path, s->size, !w->cfg.no_zero_fill, &s->fd);
+		rc = seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd);
 	if (rc != 0) {
 		free(s);
 		return rc;
@@ -276,7 +276,7 @@ alloc_main(void *arg)
 		a->busy = true;
 		seq = a->seq++;
 		pthread_mutex_unlock(&a->mu);
-		rc = make_spare(w, seq, &s);
+		rc = make_spare(w, seq, !w->cfg.no_zero_fill, &s);
 		pthread_mutex_lock(&a->mu);
 		a->busy = false;
 		if (rc == 0) {
@@ -360,6 +360,37 @@ alloc_take(struct wal *w)
 	}
 	pthread_mutex_unlock(&a->mu);
 	return s;
+}
+
+/* Makes a spare on the writer's thread when the preallocator is behind:
+ * fallocate only, no zero fill, so it costs an extent allocation rather
+ * than a write of the whole segment (its first fdatasyncs are slower,
+ * docs/benchmarks.md). An append that the disk has room for never fails
+ * because the background thread was slow. Returns 0 or the error. */
+static int
+alloc_inline(struct wal *w)
+{
+	struct wal_alloc *a = &w->alloc;
+	struct wal_seg *s;
+	unsigned seq;
+	int rc;
+
+	pthread_mutex_lock(&a->mu);
+	seq = a->seq++;
+	pthread_mutex_unlock(&a->mu);
+	rc = make_spare(w, seq, false, &s);
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&a->mu);
+	if (a->ready_tail != NULL)
+		a->ready_tail->next = s;
+	else
+		a->ready = s;
+	a->ready_tail = s;
+	atomic_fetch_add(&a->nready, 1);
+	pthread_mutex_unlock(&a->mu);
+	w->st.inline_allocs++;
+	return 0;
 }
 
 static void
@@ -759,7 +790,7 @@ create_first(struct wal *w, uint64_t first_lsn, struct wal_seg **out)
 	struct wal_seg *s;
 	int rc;
 
-	rc = make_spare(w, w->alloc.seq++, &s);
+	rc = make_spare(w, w->alloc.seq++, !w->cfg.no_zero_fill, &s);
 	if (rc != 0)
 		return rc;
 	s->first_lsn = first_lsn;
@@ -952,6 +983,8 @@ rotate(struct wal *w)
 	uint8_t *p;
 
 	s = alloc_take(w);
+	if (s == NULL && alloc_inline(w) == 0)
+		s = alloc_take(w);
 	if (s == NULL)
 		return SLUICE_ENOSPC;
 	s->first_lsn = w->next_lsn;
@@ -1023,13 +1056,17 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 		return SLUICE_ETOOBIG;
 	size = rec_size(len);
 	fits = w->fill_off + size <= w->cur->size;
-	if (flags & WAL_NEW_WORK) {
+	/* New work must leave the reservation covered by space that is
+	 * allocated now; when the preallocator is behind, allocate here. */
+	for (int tries = 0; flags & WAL_NEW_WORK; tries++) {
 		uint64_t left = w->cur->size - w->fill_off;
 		uint64_t avail =
 		    left + atomic_load(&w->alloc.nready) * spare_cap(w);
 		uint64_t use = fits ? size : left + size;
 
-		if (avail < use || avail - use < w->reserved)
+		if (avail >= use && avail - use >= w->reserved)
+			break;
+		if (tries >= ALLOC_INLINE_MAX || alloc_inline(w) != 0)
 			return refuse(w,
 			    "the preallocated log space left "
 			    "would not cover the reservation");

@@ -192,8 +192,7 @@ t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
 }
 
 /* Appends the next record (body t_body(lsn)); returns wal_append's code
- * and its LSN in *lsn. A rotation that finds no spare yet waits for the
- * preallocator once and retries. */
+ * and its LSN in *lsn. */
 static inline int
 t_wal_try_append(struct wal *w, unsigned flags, uint64_t *lsn)
 {
@@ -204,9 +203,6 @@ t_wal_try_append(struct wal *w, unsigned flags, uint64_t *lsn)
 
 	rc = wal_append(w, (uint16_t)(1 + want % 99), 1000 + (int64_t)want,
 	    body, len, flags, lsn);
-	if (rc == SLUICE_ENOSPC && wal_prealloc_wait(w, 10000) == 0)
-		rc = wal_append(w, (uint16_t)(1 + want % 99),
-		    1000 + (int64_t)want, body, len, flags, lsn);
 	if (rc == 0)
 		assert_true(*lsn == want);
 	return rc;
