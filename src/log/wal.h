@@ -15,8 +15,9 @@
  *	                                          is in flight
  *
  * While one batch is in flight the next one fills. A spare segment is
- * preallocated ahead of time by a background thread; rotation to it never
- * waits for the disk. Any failed write or fdatasync poisons the writer:
+ * preallocated ahead of time by a background thread, so rotation does not
+ * wait for the disk; when that thread falls behind, the writer fallocates
+ * a spare itself (a short stall) rather than refuse a record. Any failed write or fdatasync poisons the writer:
  * nothing more is reported durable, appends fail with SLUICE_ELOG, and
  * the node must restart (recovery cuts whatever was not durable). */
 #ifndef SLUICE_LOG_WAL_H
@@ -74,10 +75,12 @@ int wal_close(struct wal *w);
 
 /* Copies a record of `type` (1..99 or >= 100 for log records), `time`
  * (unix ms) and `len` body bytes into the batch being filled; *lsn gets
- * its LSN. `flags`: WAL_NEW_WORK. Never blocks. Returns 0; SLUICE_EINVAL
- * (type 0, unknown flags); SLUICE_ETOOBIG (the record cannot fit in a
- * segment); SLUICE_ENOSPC (WAL_NEW_WORK and the space left would not cover
- * the reservation; or no preallocated segment to rotate into); SLUICE_ELOG
+ * its LSN. `flags`: WAL_NEW_WORK. Blocks only to fallocate a spare when
+ * the preallocator is behind. Returns 0; SLUICE_EINVAL (type 0, unknown
+ * flags); SLUICE_ETOOBIG (the record cannot fit in a segment);
+ * SLUICE_ENOSPC (WAL_NEW_WORK and the space left would not cover the
+ * reservation even after allocating; or the disk has no room for the
+ * next segment); SLUICE_ELOG
  * (poisoned); -ENOMEM. Nothing is appended on failure. */
 int wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
     size_t len, unsigned flags, uint64_t *lsn);
