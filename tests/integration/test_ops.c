@@ -1017,8 +1017,33 @@ test_snapshot_writes_a_file(void **state)
 	fix_down(&f);
 }
 
-/* ---- errors -------------------------------------------------------------
- */
+static void
+test_promote_and_follow_on_a_leader_are_refused(void **state)
+{
+	char url[600];
+	uint64_t epoch;
+	struct fix f;
+	int rc;
+
+	fix_up(state, &f, NULL);
+	rc = sluice_promote(f.c, &epoch);
+	it_rc(f.c, rc, SLUICE_ESTATE);
+	assert_non_null(strstr(sluice_errmsg(f.c), "leader"));
+	/* A leader started without --follow cannot follow (yet): refused
+	 * with a message that says why. */
+	rc = sluice_follow(f.c, "tcp://127.0.0.1:1");
+	it_rc(f.c, rc, SLUICE_EINVAL);
+	assert_non_null(strstr(sluice_errmsg(f.c), "follow"));
+	it_rc(f.c, sluice_follow(f.c, ""), SLUICE_EINVAL);
+	memset(url, 'u', sizeof(url));
+	url[sizeof(url) - 1] = '\0';
+	it_rc(f.c, sluice_follow(f.c, url), SLUICE_ELIMIT);
+	/* still a working leader */
+	(void)it_put(f.c, "x", "y");
+	fix_down(&f);
+}
+
+/* ---- errors ---------------------------------------------------------- */
 
 /* Unknown ids, bad tubes: each call names the problem. */
 static void
@@ -1131,6 +1156,7 @@ main(void)
 		T(test_errors_are_grouped),
 		T(test_pause_and_unpause),
 		T(test_snapshot_writes_a_file),
+		T(test_promote_and_follow_on_a_leader_are_refused),
 		T(test_unknown_ids_and_bad_tubes),
 		T(test_oversized_payload_is_etoobig),
 	};
