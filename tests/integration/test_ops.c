@@ -994,6 +994,52 @@ test_pause_and_unpause(void **state)
 	fix_down(&f);
 }
 
+/* Hundreds of tubes, each with a delayed task and a pause (so each sits
+ * in the server's wake and pause heaps), before and after a restart. */
+static void
+test_many_tubes_with_delays_and_pauses(void **state)
+{
+	enum { TUBES = 300 };
+	struct sluice_put_opts o;
+	struct sluice_task *t;
+	char name[32];
+	struct fix f;
+	uint64_t until, id;
+
+	fix_up(state, &f, NULL);
+	sluice_put_opts_init(&o);
+	o.tube = name;
+	for (int i = 0; i < TUBES; i++) {
+		snprintf(name, sizeof(name), "tube-%d", i);
+		o.delay_ms = 60000 + (uint64_t)i;
+		(void)it_put_o(f.c, &o, "delayed");
+		if (i % 2 == 0)
+			it_rc(f.c, sluice_pause(f.c, name, 60000, &until), 0);
+	}
+	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES);
+	assert_int_equal(it_counts(f.c, NULL).delayed, TUBES);
+	it_rc(f.c, sluice_peek_next(f.c, "tube-7", SLUICE_DELAYED, &t), 0);
+	assert_string_equal(t->tube, "tube-7");
+	sluice_task_free(t);
+
+	it_crash_restart(f.s);
+	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES);
+	o.delay_ms = 0;
+	for (int i = TUBES; i < TUBES + 20; i++) {
+		snprintf(name, sizeof(name), "tube-%d", i);
+		id = it_put_o(f.c, &o, "ready");
+		it_rc(f.c, sluice_pause(f.c, name, 60000, &until), 0);
+		it_rc(f.c, sluice_pause(f.c, name, 0, &until), 0);
+		t = it_take(f.c, name, 0, 0);
+		assert_int_equal(t->id, id);
+		it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES + 20);
+	assert_int_equal(it_counts(f.c, NULL).delayed, TUBES);
+	fix_down(&f);
+}
+
 /* ---- the node ---------------------------------------------------------- */
 
 static void
@@ -1155,6 +1201,7 @@ main(void)
 		T(test_list_in_each_order),
 		T(test_errors_are_grouped),
 		T(test_pause_and_unpause),
+		T(test_many_tubes_with_delays_and_pauses),
 		T(test_snapshot_writes_a_file),
 		T(test_promote_and_follow_on_a_leader_are_refused),
 		T(test_unknown_ids_and_bad_tubes),
