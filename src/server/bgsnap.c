@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,7 +101,7 @@ bgsnap_start(struct core *c)
 	struct snap_writer w;
 	struct wal_stats ws;
 	int64_t t0;
-	pid_t pid;
+	pid_t pid, parent;
 	int rc;
 
 	if (s->pid != 0 || s->ready)
@@ -130,6 +131,7 @@ bgsnap_start(struct core *c)
 	}
 	t0 = clock_mono_ns();
 	s->started_ns = t0;
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
@@ -138,7 +140,15 @@ bgsnap_start(struct core *c)
 		return rc;
 	}
 	if (pid == 0) {
-		/* The child: the queue as it was at the fork. */
+		/* The child: the queue as it was at the fork. It dies with
+		 * the server: it holds copies of the data directory's lock
+		 * and of the listening socket, which must not outlive a
+		 * killed server, or its restart would find both taken until
+		 * the snapshot is written. (Only the server publishes a
+		 * snapshot, so one without it is of no use.) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+		    getppid() != parent)
+			_exit(1);
 		rc = queue_snapshot_write(c->q, emit, &w);
 		if (rc == 0)
 			rc = snap_writer_finish(&w);
