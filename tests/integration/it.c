@@ -110,12 +110,18 @@ it_start(struct t_srv *s)
 }
 
 void
-it_crash_restart(struct t_srv *s)
+it_crash_restart(struct t_srv *s, struct sluice_client **c)
 {
 	int status = t_srv_stop(s, SIGKILL);
 
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	if (c != NULL) {
+		sluice_close(*c);
+		*c = NULL;
+	}
 	it_start(s);
+	if (c != NULL)
+		*c = it_client(s);
 }
 
 void

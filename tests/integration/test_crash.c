@@ -336,7 +336,7 @@ test_restart_while_a_snapshot_was_being_written(void **state)
 		 * at work: the reply never comes */
 		sluice_set_timeout(c, 30);
 		assert_int_not_equal(sluice_snapshot(c, &lsn), 0);
-		it_crash_restart(s);
+		it_crash_restart(s, &c);
 		sluice_set_timeout(c, IT_CALL_MS * (it_sanitized() ? 3 : 1));
 		assert_int_equal(it_counts(c, NULL).ready, TASKS);
 	}

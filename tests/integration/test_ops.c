@@ -1022,7 +1022,7 @@ test_many_tubes_with_delays_and_pauses(void **state)
 	assert_string_equal(t->tube, "tube-7");
 	sluice_task_free(t);
 
-	it_crash_restart(f.s);
+	it_crash_restart(f.s, &f.c);
 	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES);
 	o.delay_ms = 0;
 	for (int i = TUBES; i < TUBES + 20; i++) {

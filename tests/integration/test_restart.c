@@ -193,12 +193,12 @@ restart_test(void **state, bool snapshot)
 	c = it_client(s);
 	memset(&b, 0, sizeof(b));
 	work_before_crash(c, &b, snapshot);
-	/* the client stays connected: the kill, not a disconnect, ends it */
-	it_crash_restart(s);
+	/* the kill, not a disconnect, ends the session */
+	it_crash_restart(s, &c);
 	check_after_restart(c, &b);
 
 	/* once more: recovery now also replays the releases it logged */
-	it_crash_restart(s);
+	it_crash_restart(s, &c);
 	check_after_restart(c, &b);
 	ack_detached(c, &b);
 	sluice_close(c);
@@ -237,7 +237,7 @@ test_detached_lease_expires_after_restart(void **state)
 	id = it_put_o(c, &o, "x");
 	t0 = it_mono_ms();
 	t = it_take(c, "ttr", 0, 1);
-	it_crash_restart(s);
+	it_crash_restart(s, &c);
 	assert_int_equal(it_state(c, id), SLUICE_TAKEN);
 	assert_true(it_wait_state(c, id, SLUICE_READY, 5000) >= 0);
 	assert_true(it_mono_ms() - t0 >= 1990);
