@@ -192,9 +192,12 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 		q->tubes = p;
 		q->tubes_cap = cap;
 	}
+	/* Room in the wake and pause heaps for every tube, this one
+	 * included: heap_reserve counts from the heap's length (the tubes
+	 * in it now), not from the number of tubes. */
 	if ((rc = idx_reserve(&q->names, 1)) != 0 ||
-	    (rc = heap_reserve(&q->wake, 1)) != 0 ||
-	    (rc = heap_reserve(&q->pauses, 1)) != 0)
+	    (rc = heap_reserve(&q->wake, q->ntubes + 1 - q->wake.len)) != 0 ||
+	    (rc = heap_reserve(&q->pauses, q->ntubes + 1 - q->pauses.len)) != 0)
 		return rc;
 	tb = tube_new(name, len, idx_hash_bytes(q->cfg.hash_seed, name, len));
 	if (tb == NULL)

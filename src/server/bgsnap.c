@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +94,15 @@ remove_unfinished(struct core *c)
 	}
 }
 
+/* In the child: closes every descriptor above stdio but `keep`. */
+static void
+close_all_but(int keep)
+{
+	if (keep > 3)
+		close_range(3, (unsigned)keep - 1, 0);
+	close_range((unsigned)keep + 1, ~0U, 0);
+}
+
 int
 bgsnap_start(struct core *c)
 {
@@ -100,7 +110,7 @@ bgsnap_start(struct core *c)
 	struct snap_writer w;
 	struct wal_stats ws;
 	int64_t t0;
-	pid_t pid;
+	pid_t pid, parent;
 	int rc;
 
 	if (s->pid != 0 || s->ready)
@@ -130,6 +140,7 @@ bgsnap_start(struct core *c)
 	}
 	t0 = clock_mono_ns();
 	s->started_ns = t0;
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
@@ -138,7 +149,17 @@ bgsnap_start(struct core *c)
 		return rc;
 	}
 	if (pid == 0) {
-		/* The child: the queue as it was at the fork. */
+		/* The child: the queue as it was at the fork. It keeps no
+		 * descriptor but the snapshot's (and stdio): copies of the
+		 * data directory's lock and of the listening socket must
+		 * not outlive a killed server, or its restart would find
+		 * both taken until the snapshot is written. And it dies
+		 * with the server: only the server publishes a snapshot, so
+		 * one without it is of no use. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+		    getppid() != parent)
+			_exit(1);
+		close_all_but(w.fd);
 		rc = queue_snapshot_write(c->q, emit, &w);
 		if (rc == 0)
 			rc = snap_writer_finish(&w);

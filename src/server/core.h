@@ -69,7 +69,8 @@ struct core {
 	struct net *net;
 	int sigfd;
 	bool stopping;
-	int64_t now; /* unix ms of this turn, never going back */
+	int stop_signo; /* the signal that asked for the stop; 0: none */
+	int64_t now;    /* unix ms of this turn, never going back */
 	int64_t started_ms;
 	uint64_t sessions; /* open */
 	bool applied;      /* a record was applied this turn */

@@ -973,7 +973,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		op_snapshot(c, ctx);
 		break;
 	case MSG_OP_PROMOTE:
-		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
+		core_reply_err(c, ctx, req.op, SLUICE_ESTATE,
 		    "promote: this node is already the leader");
 		break;
 	case MSG_OP_FOLLOW:

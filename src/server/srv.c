@@ -338,10 +338,10 @@ handle_signal(struct core *c)
 {
 	struct signalfd_siginfo si;
 
+	/* Logged once, at the end of the stop (srv_run). */
 	while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (!c->stopping)
-			log_info("srv", "%s: finishing in-flight work",
-			    strsignal((int)si.ssi_signo));
+			c->stop_signo = (int)si.ssi_signo;
 		c->stopping = true;
 	}
 }
@@ -613,6 +613,13 @@ out:
 		close(c.sigfd);
 	if (lockfd >= 0)
 		close(lockfd);
-	log_info("srv", "stopped%s", exit_code == 0 ? "" : " after an error");
+	if (exit_code == 0 && c.stop_signo != 0 &&
+	    sigabbrev_np(c.stop_signo) != NULL)
+		log_info("srv",
+		    "stopped by SIG%s after finishing in-flight work",
+		    sigabbrev_np(c.stop_signo));
+	else
+		log_info("srv", "stopped%s",
+		    exit_code == 0 ? "" : " after an error");
 	return exit_code;
 }

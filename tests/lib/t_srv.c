@@ -73,16 +73,34 @@ t_srv_init(struct t_srv *s, const char *dir, const char *name)
 	snprintf(s->log, sizeof(s->log), "%s.log", s->data);
 }
 
+/* True when the port accepts a connection and answers nng's SP header
+ * exchange (as a REQ peer would). A bare connect-and-close is not enough:
+ * nng's listener takes a failed negotiation for a system error and stops
+ * accepting for 100 ms, which would delay the test's first request. */
 static bool
 port_open(int port)
 {
+	static const unsigned char hdr[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 };
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned char got[8];
+	size_t n = 0;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bool ok;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	a.sin_port = htons((uint16_t)port);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    write(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr);
+	while (ok && n < sizeof(got)) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		ok = poll(&p, 1, 1000) == 1 &&
+		    (r = read(fd, got + n, sizeof(got) - n)) > 0;
+		if (ok)
+			n += (size_t)r;
+	}
+	ok = ok && got[0] == 0 && got[1] == 'S' && got[2] == 'P';
 	if (fd >= 0)
 		close(fd);
 	return ok;
