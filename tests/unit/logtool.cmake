@@ -1,0 +1,7 @@
+# sluice-log (tools/sluice_log*.c) on directories built by the tests, and
+# sluiced started on damaged ones. Needs the sluice-log and sluiced
+# programs; skipped (77) when sluice-log is not built.
+if(TARGET sluice_logtool)
+	sluice_test(logtool LIBS sluice_logtool sluice_client_objs TIMEOUT 120)
+	add_dependencies(test_logtool sluice-log sluiced)
+endif()
