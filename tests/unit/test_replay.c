@@ -87,7 +87,8 @@ one_op(struct hist *h)
 	const char *tube = tubes[t_below(&h->rng, 3)];
 	struct queue_str ts = { tube, strlen(tube) };
 	struct qrec r;
-	char key[16], text[32];
+	/* The record borrows from these until it is committed below. */
+	char key[16], text[32], payload[64];
 	int rc = -1;
 
 	switch (t_below(&h->rng, 14)) {
@@ -96,7 +97,6 @@ one_op(struct hist *h)
 	case 2: {
 		struct queue_put_req p;
 		struct queue_put_res res;
-		char payload[64];
 		size_t n = t_below(&h->rng, sizeof(payload));
 
 		for (size_t i = 0; i < n; i++)
