@@ -41,6 +41,19 @@ lt_path(const struct lt_dir *d, const char *name, char *out, size_t n)
 		snprintf(out, n, "%s", name);
 }
 
+/* Copies a file name, cut to fit (only names sluice does not make can be
+ * that long). */
+static void
+name_copy(char *dst, size_t n, const char *src)
+{
+	size_t k = strlen(src);
+
+	if (k > n - 1)
+		k = n - 1;
+	memcpy(dst, src, k);
+	dst[k] = '\0';
+}
+
 static bool
 ends_with(const char *s, const char *suffix)
 {
@@ -167,15 +180,14 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			        sizeof(*d->segs)))
 				goto fail_nomem;
 			memset(&d->segs[d->nsegs], 0, sizeof(*d->segs));
-			snprintf(d->segs[d->nsegs].name, LT_NAME_MAX, "%s", n);
+			name_copy(d->segs[d->nsegs].name, LT_NAME_MAX, n);
 			d->segs[d->nsegs++].name_lsn = lsn;
 		} else if (snap_name(n, &lsn)) {
 			if (!grow((void **)&d->snaps, &snap_cap, d->nsnaps,
 			        sizeof(*d->snaps)))
 				goto fail_nomem;
 			memset(&d->snaps[d->nsnaps], 0, sizeof(*d->snaps));
-			snprintf(
-			    d->snaps[d->nsnaps].name, LT_NAME_MAX, "%s", n);
+			name_copy(d->snaps[d->nsnaps].name, LT_NAME_MAX, n);
 			d->snaps[d->nsnaps++].name_lsn = lsn;
 		} else if (strcmp(n, "LOCK") == 0) {
 			d->has_lock = true;
@@ -189,8 +201,7 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			d->nleft++;
 		} else {
 			if (d->nunknown++ == 0)
-				snprintf(d->unknown, sizeof(d->unknown), "%s",
-				    n);
+				name_copy(d->unknown, sizeof(d->unknown), n);
 		}
 	}
 	closedir(dir);
@@ -509,6 +520,17 @@ why_text(const struct walk_bad *b)
 	return rec_why_str(b->why);
 }
 
+/* "LSN 7 is" or "LSNs 7..9 are". */
+static void
+lsn_range(char *out, size_t n, uint64_t first, uint64_t last)
+{
+	if (first == last)
+		snprintf(out, n, "LSN %" PRIu64 " is", first);
+	else
+		snprintf(out, n, "LSNs %" PRIu64 "..%" PRIu64 " are", first,
+		    last);
+}
+
 /* Records one bad stretch of segment c->seg as a problem. */
 static void
 bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
@@ -542,18 +564,22 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 		    " breaks the sequence (%s); nothing valid follows",
 		    b->lsn_before, rec_why_str(b->why));
 	} else if (b->off == b->end) {
+		char lost[96];
+
+		lsn_range(lost, sizeof(lost), b->lsn_before + 1,
+		    b->lsn_after - 1);
 		p = problem(d, LT_DAMAGE, s->name, (int)i,
 		    "record LSN %" PRIu64 " follows LSN %" PRIu64
-		    ": LSNs %" PRIu64 "..%" PRIu64 " are missing",
-		    b->lsn_after, b->lsn_before, b->lsn_before + 1,
-		    b->lsn_after - 1);
+		    ": %s missing",
+		    b->lsn_after, b->lsn_before, lost);
 	} else {
-		char lost[96] = "";
+		char lost[128] = "", range[96];
 
-		if (b->lsn_after > b->lsn_before + 1)
-			snprintf(lost, sizeof(lost),
-			    "; LSNs %" PRIu64 "..%" PRIu64 " are lost in it",
-			    b->lsn_before + 1, b->lsn_after - 1);
+		if (b->lsn_after > b->lsn_before + 1) {
+			lsn_range(range, sizeof(range), b->lsn_before + 1,
+			    b->lsn_after - 1);
+			snprintf(lost, sizeof(lost), "; %s lost in it", range);
+		}
 		p = problem(d, LT_DAMAGE, s->name, (int)i,
 		    "bad record (%s) after LSN %" PRIu64
 		    "; valid records resume at offset %" PRIu64
@@ -711,13 +737,17 @@ check_joins(struct lt_dir *d)
 			struct lt_seg *q = &d->segs[prev];
 
 			last = seg_last(q);
-			if (first > last + 1)
+			if (first > last + 1) {
+				char gone[96];
+
+				lsn_range(gone, sizeof(gone), last + 1,
+				    first - 1);
 				p = problem(d, LT_DAMAGE, s->name, (int)i,
-				    "LSNs %" PRIu64 "..%" PRIu64
-				    " are missing: %s ends at LSN %" PRIu64
+				    "%s missing: %s ends at LSN %" PRIu64
 				    " and this segment starts at %" PRIu64
 				    " (a segment is missing)",
-				    last + 1, first - 1, q->name, last, first);
+				    gone, q->name, last, first);
+			}
 			else if (first <= last)
 				p = problem(d, LT_DAMAGE, s->name, (int)i,
 				    "this segment starts at LSN %" PRIu64

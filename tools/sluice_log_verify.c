@@ -373,7 +373,7 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 	lt_replay_free(&rp);
 	if (rc != 0)
 		goto out;
-	if (keep < S && start_found)
+	if (keep < S)
 		keep = S;
 	p->keep_last = keep;
 	if (split)
@@ -442,6 +442,9 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 		    "the new segment takes its place in the log");
 	}
 out:
+	/* Whatever lies past what is kept is lost, readable or not. */
+	if (rc == 0 && p->lost_n > 0)
+		p->lost_first = p->keep_last + 1;
 	free(fate);
 	return rc;
 }
@@ -650,9 +653,9 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	    d->path, status, now, p->keep_last);
 	if (p->lost_n > 0)
 		lt_bprintf(&b,
-		    "lost to the queue: %" PRIu64 " records, LSN %" PRIu64
-		    "..%" PRIu64 " (their bytes are here)\n",
-		    p->lost_n, p->lost_first, p->lost_last);
+		    "lost to the queue: LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64
+		    " whole records among them; their bytes are here)\n",
+		    p->lost_first, p->lost_last, p->lost_n);
 	else
 		lt_bprintf(&b, "no record the queue needs is lost\n");
 	lt_bprintf(&b, "\nfiles here:\n");
@@ -972,9 +975,10 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	    d->path, plan->keep_last);
 	if (plan->lost_n > 0)
 		lt_bprintf(b,
-		    " and lose %" PRIu64 " records (LSN %" PRIu64 "..%" PRIu64
-		    ") to the queue; their bytes go to lost+found.\n",
-		    plan->lost_n, plan->lost_first, plan->lost_last);
+		    " and lose LSN %" PRIu64 "..%" PRIu64
+		    " to the queue (%" PRIu64 " of those records are whole; "
+		    "their bytes go to lost+found).\n",
+		    plan->lost_first, plan->lost_last, plan->lost_n);
 	else
 		lt_bprintf(b,
 		    "; no record the queue needs is lost (what it moves goes "
@@ -1154,10 +1158,10 @@ lt_cmd_repair(int argc, char **argv)
 	    plan.keep_last);
 	if (plan.lost_n > 0)
 		lt_bprintf(&b,
-		    "%" PRIu64 " records (LSN %" PRIu64 "..%" PRIu64
-		    ") %s lost to the queue\n",
-		    plan.lost_n, plan.lost_first, plan.lost_last,
-		    dry ? "would be" : "are");
+		    "LSN %" PRIu64 "..%" PRIu64 " %s lost to the queue (%" PRIu64
+		    " whole records among them, kept in lost+found)\n",
+		    plan.lost_first, plan.lost_last, dry ? "would be" : "are",
+		    plan.lost_n);
 	else
 		lt_bprintf(&b, "no record the queue needs is lost\n");
 	lt_flush(&b, stdout);

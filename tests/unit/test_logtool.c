@@ -944,6 +944,85 @@ test_sluiced_refuses_damage_and_starts_after_repair(void **state)
 	free(r);
 }
 
+/* ---- the walk against the segment reader ------------------------------ */
+
+/* fuzz_seg's check, linked in: seg_scan_mem and sluice-log's walk agree on
+ * the first problem of the bytes, and the walk stays inside them. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A real segment, damaged at random in every way a disk or a crash can:
+ * flipped bits, zeroed runs, a record copied over another (an LSN out of
+ * sequence), the file cut short, garbage after the end. */
+static void
+test_the_walk_agrees_with_the_segment_reader(void **state)
+{
+	struct t_dir *d = *state;
+	uint64_t seed = t_seed(7);
+	char data[600];
+	uint8_t *img, *buf;
+	size_t len, end;
+	struct tl_log l;
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	tl_open(&l, data);
+	tl_history(&l, 40);
+	tl_close(&l);
+	assert_int_equal(fs_read_all(tl_seg_at(data, 0), &img, &len), 0);
+	for (end = len; end > SEG_HDR_SIZE && img[end - 1] == 0; end--)
+		;
+	len = end + 512 < len ? end + 512 : len; /* enough of the zeros */
+	buf = malloc(len);
+	assert_non_null(buf);
+	for (int i = 0; i < 3000; i++) {
+		size_t n = len;
+
+		memcpy(buf, img, len);
+		for (int k = 0; k < 1 + (int)t_below(&seed, 3); k++) {
+			size_t at = (size_t)t_below(&seed, end);
+			size_t run = 1 + (size_t)t_below(&seed, 64);
+
+			switch (t_below(&seed, 5)) {
+			case 0:
+				buf[at] ^= (uint8_t)(1u << t_below(&seed, 8));
+				break;
+			case 1:
+				if (at + run > len)
+					run = len - at;
+				memset(buf + at, 0, run);
+				break;
+			case 2: {
+				/* A record's first 8-aligned bytes copied to
+				 * another aligned place. */
+				size_t from = SEG_HDR_SIZE +
+				    (size_t)t_below(&seed, end - SEG_HDR_SIZE);
+				size_t to = SEG_HDR_SIZE +
+				    (size_t)t_below(&seed, end - SEG_HDR_SIZE);
+
+				from &= ~(size_t)7;
+				to &= ~(size_t)7;
+				run = 8 * (1 + (size_t)t_below(&seed, 24));
+				if (from + run > len || to + run > len)
+					break;
+				memmove(buf + to, img + from, run);
+				break;
+			}
+			case 3:
+				n = at;
+				break;
+			case 4:
+				if (end + run <= len)
+					for (size_t j = 0; j < run; j++)
+						buf[end + j] =
+						    (uint8_t)t_rand(&seed);
+				break;
+			}
+		}
+		LLVMFuzzerTestOneInput(buf, n);
+	}
+	free(buf);
+	free(img);
+}
+
 /* ---- the seed corpus of fuzz_seg --------------------------------------- */
 
 static int
@@ -1047,6 +1126,9 @@ main(int argc, char **argv)
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_sluiced_refuses_damage_and_starts_after_repair,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_walk_agrees_with_the_segment_reader,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 	};
 
