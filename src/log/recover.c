@@ -222,14 +222,15 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 		    "run 'sluice-log verify %s'",
 		    from, dir);
 		rc = SLUICE_ECORRUPT;
-	} else if (rc == SLUICE_ECORRUPT) {
+	} else if (rc == SLUICE_ECORRUPT && out->end.bad_what != NULL) {
+		/* The log itself; a record the caller refused (bad_what
+		 * unset) is the caller's to name. */
 		log_err("recover",
 		    "damaged log: %s at offset %" PRIu64 " after LSN %" PRIu64
 		    " (%s); run 'sluice-log verify %s', then 'sluice-log "
 		    "repair %s'",
 		    out->end.bad_path, out->end.bad_off, out->end.bad_lsn,
-		    out->end.bad_what ? out->end.bad_what : "bad record", dir,
-		    dir);
+		    out->end.bad_what, dir, dir);
 	}
 	if (rc != 0)
 		return rc;

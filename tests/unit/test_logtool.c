@@ -429,6 +429,25 @@ test_a_record_that_does_not_apply_is_damage(void **state)
 	    0);
 	tl_put(&l, "a", "after");
 	tl_close(&l);
+	{
+		/* sluiced names the record and what to run. */
+		const char *argv[] = { t_bin("sluiced"), "--data", data,
+			"--listen", "tcp://127.0.0.1:1", NULL };
+
+		argv[0] = strdup(argv[0]);
+		assert_int_equal(t_run((char *const *)argv, NULL, NULL, 0,
+		                     r->err, sizeof(r->err)),
+		    1);
+		free((char *)argv[0]);
+		snprintf(want, sizeof(want), "record %llu (ACK) does not apply",
+		    (unsigned long long)bad);
+		tl_has(r->err, want);
+		snprintf(want, sizeof(want), "run 'sluice-log verify %s', then "
+		                             "'sluice-log repair %s'",
+		    data, data);
+		tl_has(r->err, want);
+		assert_null(strstr(r->err, "damaged log:"));
+	}
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
 	snprintf(want, sizeof(want), "record LSN %llu (ACK) is whole but does "
 	                             "not apply",
