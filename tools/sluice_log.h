@@ -201,8 +201,9 @@ void lt_replay_free(struct lt_replay *r);
 enum lt_act_kind {
 	LT_ACT_MOVE_SNAP, /* a damaged snapshot -> lost+found */
 	LT_ACT_MOVE_SEG,  /* a whole segment -> lost+found */
-	LT_ACT_CUT,       /* bytes [off, end) copied to lost+found, then
-	                   * zeroed in place */
+	LT_ACT_CUT,       /* bytes [off, end) copied to lost+found (into a
+	                   * file of the segment's name, at their offsets,
+	                   * after its header), then zeroed in place */
 	LT_ACT_SPLIT,     /* the records [off, end) of a segment are copied
 	                   * into a new segment named after their first LSN,
 	                   * written as "<name>.repair" (the old file goes to
@@ -275,9 +276,13 @@ void lt_bprintf(struct buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Progress on stderr, only when it is a terminal and there is more than
- * one step. */
+ * one step; never when lt_progress_off (a dump whose records go to the
+ * same terminal). */
+extern bool lt_progress_off;
 void lt_progress_start(const char *what, size_t total);
 void lt_progress(size_t done, const char *name);
+/* Progress by records: call for every record; draws now and then. */
+void lt_progress_count(const char *what, uint64_t n, uint64_t lsn);
 void lt_progress_end(void);
 
 /* Writes the buffer to the stream; false on a write error. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sluice.h"
 #include "sluice_log.h"
@@ -594,6 +595,8 @@ lt_cmd_dump(int argc, char **argv)
 	}
 	buf_init(&dm.out);
 	buf_init(&dm.line);
+	/* Records scrolling past on the terminal are progress enough. */
+	lt_progress_off = isatty(STDOUT_FILENO);
 	rc = lt_open_checked(argv[optind], &d, &visit, &dm);
 	if (rc == LT_EXIT_OK) {
 		if (!lt_flush(&dm.out, stdout) || fflush(stdout) != 0)

@@ -236,10 +236,12 @@ static struct {
 	int64_t last_ns;
 } prog;
 
+bool lt_progress_off;
+
 void
 lt_progress_start(const char *what, size_t total)
 {
-	prog.on = total > 1 && isatty(STDERR_FILENO);
+	prog.on = total > 1 && !lt_progress_off && isatty(STDERR_FILENO);
 	prog.what = what;
 	prog.total = total;
 	prog.last_ns = 0;
@@ -259,6 +261,23 @@ lt_progress(size_t done, const char *name)
 	prog.last_ns = now;
 	fprintf(stderr, "\r\033[K%s %zu/%zu %s", prog.what, done + 1,
 	    prog.total, name);
+	fflush(stderr);
+}
+
+void
+lt_progress_count(const char *what, uint64_t n, uint64_t lsn)
+{
+	int64_t now;
+
+	if (lt_progress_off || (n & 4095) != 0 || !isatty(STDERR_FILENO))
+		return;
+	now = clock_mono_ns();
+	if (prog.last_ns != 0 && now - prog.last_ns < PROGRESS_EVERY_NS)
+		return;
+	prog.on = true;
+	prog.last_ns = now;
+	fprintf(stderr, "\r\033[K%s %" PRIu64 " records (LSN %" PRIu64 ")",
+	    what, n, lsn);
 	fflush(stderr);
 }
 

@@ -429,6 +429,7 @@ lt_cmd_stats(int argc, char **argv)
 
 struct state_ctx {
 	struct queue *q;
+	uint64_t n;
 	int rc; /* the first record that did not apply */
 	uint64_t bad_lsn;
 	uint16_t bad_type;
@@ -449,6 +450,7 @@ state_rec(const struct rec_hdr *h, const void *body, void *arg)
 	struct qrec r;
 	int rc;
 
+	lt_progress_count("replayed", ++c->n, h->lsn);
 	if (h->type >= REC_TYPE_LOG_MIN)
 		return 0;
 	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
@@ -519,22 +521,33 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
 	    ready, delayed, taken, buried);
 }
 
-/* Checks `--at` against what the directory still holds, by file names. */
+/* Checks `--at` against what the directory still holds, by file names:
+ * rebuilding a state starts from a snapshot at or before it, or from
+ * LSN 1. */
 static bool
 at_reachable(const struct lt_dir *d, uint64_t at)
 {
-	bool snap = false;
+	uint64_t oldest = 0;
 
-	for (size_t i = 0; i < d->nsnaps; i++)
+	for (size_t i = 0; i < d->nsnaps; i++) {
 		if (d->snaps[i].name_lsn <= at)
-			snap = true;
-	if (snap || d->nsegs == 0 || d->segs[0].name_lsn <= 1)
+			return true;
+		if (oldest == 0)
+			oldest = d->snaps[i].name_lsn;
+	}
+	if (d->nsegs == 0 || d->segs[0].name_lsn <= 1)
 		return true;
 	fprintf(stderr,
-	    "sluice-log: LSN %" PRIu64 " is older than anything %s still "
-	    "holds: the log starts at LSN %" PRIu64 " and no snapshot is at "
-	    "or before LSN %" PRIu64 "\n",
-	    at, d->path, d->segs[0].name_lsn, at);
+	    "sluice-log: the state at LSN %" PRIu64 " cannot be rebuilt "
+	    "from %s: it needs a snapshot at or before that LSN, or the log "
+	    "from LSN 1, and the log now starts at LSN %" PRIu64,
+	    at, d->path, d->segs[0].name_lsn);
+	if (oldest != 0)
+		fprintf(stderr,
+		    "; the oldest snapshot is at LSN %" PRIu64
+		    ", the earliest state it can give",
+		    oldest);
+	fputs("\n", stderr);
 	return false;
 }
 
@@ -548,7 +561,7 @@ lt_cmd_state(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct recover_ops ops = { state_entry, state_rec };
-	struct state_ctx sc = { NULL, 0, 0, 0 };
+	struct state_ctx sc = { NULL, 0, 0, 0, 0 };
 	struct recover_result res;
 	struct queue_stats st;
 	struct oldest old;
@@ -601,6 +614,7 @@ lt_cmd_state(int argc, char **argv)
 		return LT_EXIT_IO;
 	}
 	rc = recover(d.path, 0, at, &ops, &sc, &res);
+	lt_progress_end();
 	if (rc != 0) {
 		if (sc.rc != 0)
 			fprintf(stderr,

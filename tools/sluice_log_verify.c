@@ -501,7 +501,10 @@ lt_act_describe(const struct lt_act *a, bool dry, struct buf *out)
 
 enum { COPY_CHUNK = 1 << 20 };
 
-/* Copies [off, end) of `src` into a new file `dst`, and syncs it. */
+/* Copies the header of segment `src` and its bytes [off, end) into a new
+ * file `dst` at the same offsets, the bytes between left a hole, and syncs
+ * it: a segment file that `sluice-log dump` reads like any other (it
+ * sees zeros, then the records that were cut). */
 static int
 copy_range(const char *src, uint64_t off, uint64_t end, const char *dst)
 {
@@ -516,15 +519,22 @@ copy_range(const char *src, uint64_t off, uint64_t end, const char *dst)
 		rc = -errno;
 		goto done;
 	}
+	if (off > SEG_HDR_SIZE) {
+		rc = fs_pread_all(in, buf, SEG_HDR_SIZE, 0);
+		if (rc == 0)
+			rc = fs_pwrite_all(out, buf, SEG_HDR_SIZE, 0);
+	}
 	for (uint64_t at = off; at < end && rc == 0;) {
 		size_t n = end - at < COPY_CHUNK ? (size_t)(end - at)
 		                                 : COPY_CHUNK;
 
 		rc = fs_pread_all(in, buf, n, (int64_t)at);
 		if (rc == 0)
-			rc = fs_pwrite_all(out, buf, n, (int64_t)(at - off));
+			rc = fs_pwrite_all(out, buf, n, (int64_t)at);
 		at += n;
 	}
+	if (rc == 0 && ftruncate(out, (off_t)end) < 0)
+		rc = -errno;
 	if (rc == 0 && fsync(out) < 0)
 		rc = -errno;
 done:
@@ -533,6 +543,8 @@ done:
 	if (out >= 0)
 		close(out);
 	free(buf);
+	if (rc != 0 && out >= 0)
+		unlink(dst);
 	return rc;
 }
 
@@ -640,17 +652,19 @@ static int
 write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
     const char *status)
 {
+	char now[40], full[PATH_MAX];
 	struct buf b;
-	char now[40];
 	FILE *f;
 	int rc = 0;
 
 	buf_init(&b);
 	lt_time(clock_now_ms(), now, sizeof(now));
+	if (realpath(d->path, full) == NULL)
+		snprintf(full, sizeof(full), "%s", d->path);
 	lt_bprintf(&b,
 	    "sluice-log repair of %s\n%s at %s\n"
 	    "the log keeps records up to LSN %" PRIu64 "\n",
-	    d->path, status, now, p->keep_last);
+	    full, status, now, p->keep_last);
 	if (p->lost_n > 0)
 		lt_bprintf(&b,
 		    "lost to the queue: LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64
@@ -658,7 +672,9 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 		    p->lost_first, p->lost_last, p->lost_n);
 	else
 		lt_bprintf(&b, "no record the queue needs is lost\n");
-	lt_bprintf(&b, "\nfiles here:\n");
+	lt_bprintf(&b,
+	    "\n`sluice-log dump` on this directory prints every record kept "
+	    "here.\n\nfiles here:\n");
 	for (size_t i = 0; i < p->n; i++) {
 		const struct lt_act *a = &p->acts[i];
 
@@ -673,9 +689,10 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 			break;
 		case LT_ACT_CUT:
 			lt_bprintf(&b,
-			    "%s.%" PRIu64 "-%" PRIu64 "  bytes %" PRIu64
-			    "..%" PRIu64 " of segment %s",
-			    a->file, a->off, a->end, a->off, a->end, a->file);
+			    "%s  bytes %" PRIu64 "..%" PRIu64
+			    " cut from the segment, at their offsets (its "
+			    "header is copied, the bytes between are a hole)",
+			    a->file, a->off, a->end);
 			break;
 		default:
 			continue;
@@ -747,8 +764,7 @@ do_act(const struct lt_dir *d, const struct lt_act *a, const char *lf)
 			rc = fs_sync_dir(lf);
 		return rc == 0 ? fs_sync_dir(d->path) : rc;
 	case LT_ACT_CUT:
-		snprintf(dst, sizeof(dst), "%s/%s.%" PRIu64 "-%" PRIu64, lf,
-		    a->file, a->off, a->end);
+		snprintf(dst, sizeof(dst), "%s/%s", lf, a->file);
 		rc = copy_range(src, a->off, a->end, dst);
 		if (rc == 0)
 			rc = fs_sync_dir(lf);

@@ -144,6 +144,7 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 	struct tl_run *r = malloc(sizeof(*r));
 	struct tl_recs *recs = malloc(sizeof(*recs));
 	char base[600], work[600], want[2048], seg[600];
+	const char *base_seg;
 	struct tl_log l;
 	uint64_t off, size, lsn;
 	size_t nsegs;
@@ -167,6 +168,7 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 	}
 	lsn = recs->lsn[recs->n - 1];
 	snprintf(work, sizeof(work), "%s", t_path(d, "work"));
+	base_seg = seg;
 	for (uint64_t keep = 1; keep < size; keep++) {
 		char cmd[4096], wseg[1024];
 		uint64_t before;
@@ -211,14 +213,20 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 			snprintf(lf, sizeof(lf), "%s/lost+found", work);
 			stamp = tl_only_entry(lf);
 			assert_non_null(stamp);
-			snprintf(cut, sizeof(cut), "%s/%s/%s.%llu-%llu", lf,
-			    stamp, strrchr(seg, '/') + 1,
-			    (unsigned long long)off,
-			    (unsigned long long)(off + keep));
-			/* The bytes cut, as they were (trailing zeros of
+			snprintf(cut, sizeof(cut), "%s/%s/%s", lf, stamp,
+			    strrchr(seg, '/') + 1);
+			/* The bytes cut, at their offsets (trailing zeros of
 			 * the torn record are not data). */
-			assert_true(t_file_size(cut) >= 1 &&
-			    t_file_size(cut) <= (long)keep);
+			assert_true(t_file_size(cut) > (long)off &&
+			    t_file_size(cut) <= (long)(off + keep));
+			{
+				uint8_t a[8], b[8];
+				size_t k = keep < 8 ? (size_t)keep : 8;
+
+				t_peek(cut, off, a, k);
+				t_peek(base_seg, off, b, k);
+				assert_memory_equal(a, b, k);
+			}
 		}
 	}
 	free(recs);
@@ -310,6 +318,13 @@ test_a_flipped_byte_in_the_middle_of_a_segment_is_damage(void **state)
 		tl_has((char *)note, strrchr(seg, '/') + 1);
 		tl_has((char *)note, "\ndone at ");
 		free(note);
+		/* What was cut reads back with dump: the records after the
+		 * bad one, and every later segment's. */
+		assert_int_equal(tl_tool(r, "dump", lf, NULL), 1);
+		snprintf(want, sizeof(want), "%10llu  e1 ",
+		    (unsigned long long)(lsn + 1));
+		assert_memory_equal(r->out, want, strlen(want));
+		assert_null(strstr(r->out, "PUT      a                id=1 "));
 	}
 	free(recs);
 	free(r);
