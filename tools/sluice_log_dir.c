@@ -400,9 +400,8 @@ check_snap(struct lt_dir *d, size_t i)
 		    sluice_strerror(c.rc));
 	} else if (s->rc == SLUICE_ECORRUPT) {
 		p = problem(d, LT_DAMAGE, s->name, -1,
-		    "snapshot damaged at offset %" PRIu64
-		    " (a checksum, length or the end entry does not check)",
-		    s->bad_off);
+		    "snapshot damaged: an entry's checksum, length or the end "
+		    "entry does not check here");
 		p->has_off = true;
 		p->off = s->bad_off;
 		p->end = s->size;

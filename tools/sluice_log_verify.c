@@ -424,13 +424,23 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 	for (size_t i = 0; i < d->nsegs && rc == 0; i++) {
 		if (fate[i] != PRE)
 			continue;
-		rc = plan_move(d, p, i, keep,
-		    split && i == iR
-		        ? "replaced by the new segment that holds its records "
-		          "from where recovery starts"
-		        : "before where recovery starts (the snapshot covers "
-		          "it): a problem in it or after it breaks the log "
-		          "there");
+		if (split && i == iR)
+			snprintf(why, sizeof(why),
+			    "replaced by the new segment that holds its "
+			    "records from LSN %" PRIu64 " on",
+			    d->start);
+		else if (P != NULL && i == (size_t)P->seg && !P->boundary)
+			snprintf(why, sizeof(why),
+			    "damaged, and older than the snapshot at LSN %" PRIu64
+			    ", which covers its records",
+			    S);
+		else
+			snprintf(why, sizeof(why),
+			    "older than the snapshot at LSN %" PRIu64
+			    " (which covers its records) and cut off from the "
+			    "log by the problem after it",
+			    S);
+		rc = plan_move(d, p, i, keep, why);
 	}
 	if (rc == 0 && split) {
 		if ((a = act(p, LT_ACT_PUBLISH, d->segs[iR].name)) == NULL) {
@@ -980,8 +990,8 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	lt_bprintf(b, "verdict: DAMAGED%s. %s\n",
 	    stops ? " where recovery reads" : " outside what recovery reads",
 	    stops ? "sluiced will not start on this directory."
-	          : "sluiced starts, but the damage must be cleared before "
-	            "followers or a later snapshot need those files.");
+	          : "sluiced starts; followers that need those records "
+	            "cannot get them from this node until it is repaired.");
 	if (!plan->possible) {
 		lt_bprintf(b, "repair cannot fix it: %s\n", plan->impossible);
 		return;

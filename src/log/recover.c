@@ -120,7 +120,7 @@ check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
 		log_err("recover",
 		    "%s: the log starts at LSN %" PRIu64
 		    " but no usable snapshot covers LSNs 1..%" PRIu64
-		    " (%" PRIu64 " damaged snapshots skipped); run 'sluice-log "
+		    " (damaged snapshots skipped: %" PRIu64 "); run 'sluice-log "
 		    "verify %s'",
 		    out->end.bad_path, ld.first[0], ld.first[0] - 1, skipped,
 		    dir);

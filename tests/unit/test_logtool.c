@@ -354,7 +354,7 @@ test_a_flipped_byte_in_a_snapshot_is_damage(void **state)
 	snprintf(want, sizeof(want), "DAMAGE     %020llu.snap offset ",
 	    (unsigned long long)s);
 	tl_has(r->out, want);
-	tl_has(r->out, "snapshot damaged at offset");
+	tl_has(r->out, "snapshot damaged: an entry's checksum");
 	tl_has(r->out, "outside what recovery reads");
 	assert_int_equal(tl_tool(r, "repair", data, NULL), 0);
 	tl_has(r->out, "no record the queue needs is lost");
