@@ -65,8 +65,8 @@ lt_parse_u64(const char *opt, const char *s, uint64_t *out)
 }
 
 int
-lt_open_checked(const char *path, struct lt_dir *d, const struct lt_visit *v,
-    void *arg)
+lt_open_checked(
+    const char *path, struct lt_dir *d, const struct lt_visit *v, void *arg)
 {
 	char err[PATH_MAX + 256];
 	int rc;
@@ -78,8 +78,8 @@ lt_open_checked(const char *path, struct lt_dir *d, const struct lt_visit *v,
 	}
 	rc = lt_dir_check(d, v, arg);
 	if (rc != 0 && rc != -EPIPE) {
-		fprintf(stderr, "sluice-log: %s: %s\n", path,
-		    sluice_strerror(rc));
+		fprintf(
+		    stderr, "sluice-log: %s: %s\n", path, sluice_strerror(rc));
 		lt_dir_free(d);
 		return LT_EXIT_IO;
 	}

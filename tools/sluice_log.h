@@ -97,9 +97,9 @@ struct lt_dir {
 	size_t nsegs;
 	struct lt_snap *snaps; /* by LSN */
 	size_t nsnaps;
-	size_t nentries;         /* entries of any kind */
-	size_t nspares, nleft;   /* spare segments; unfinished files */
-	size_t nunknown;         /* files sluice does not make */
+	size_t nentries;           /* entries of any kind */
+	size_t nspares, nleft;     /* spare segments; unfinished files */
+	size_t nunknown;           /* files sluice does not make */
 	char unknown[LT_NAME_MAX]; /* one of them */
 	bool has_lock, has_lost_found, running;
 	uint64_t other_bytes; /* spares and leftovers */
@@ -111,10 +111,10 @@ struct lt_dir {
 
 	/* Known after lt_dir_check(). */
 	bool checked;
-	int snap_used;     /* the snapshot recovery starts from; -1 */
-	int snap_picked;   /* the one sluiced would pick (newest whose file
-	                    * checks); -1 */
-	uint64_t start;    /* the first LSN recovery replays */
+	int snap_used;   /* the snapshot recovery starts from; -1 */
+	int snap_picked; /* the one sluiced would pick (newest whose file
+	                  * checks); -1 */
+	uint64_t start;  /* the first LSN recovery replays */
 	uint64_t first_lsn, last_lsn; /* of the records present; 0: none */
 	uint64_t nrec;
 };
@@ -142,8 +142,8 @@ void lt_dir_free(struct lt_dir *d);
 int lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg);
 
 /* Walks segment `i` alone. Returns 0, -errno, or a callback's value. */
-int lt_seg_walk(const struct lt_dir *d, size_t i, const struct lt_visit *v,
-    void *arg);
+int lt_seg_walk(
+    const struct lt_dir *d, size_t i, const struct lt_visit *v, void *arg);
 
 /* "DIR/name". */
 void lt_path(const struct lt_dir *d, const char *name, char *out, size_t n);
@@ -186,8 +186,8 @@ struct lt_replay {
 
 /* Returns 0 (even when a record does not apply: see r->failed), or
  * SLUICE_ENOMEM, -errno. */
-int lt_replay_run(const struct lt_dir *d, uint64_t stop_lsn,
-    struct lt_replay *r);
+int lt_replay_run(
+    const struct lt_dir *d, uint64_t stop_lsn, struct lt_replay *r);
 
 /* Runs the replay over what recovery reads and records a record that does
  * not apply as a problem (sluiced would stop there). Fills *r (free it
@@ -226,7 +226,7 @@ struct lt_act {
 struct lt_plan {
 	struct lt_act *acts;
 	size_t n, cap;
-	bool possible;       /* false: no repair can give a log to start */
+	bool possible; /* false: no repair can give a log to start */
 	char impossible[2 * LT_WHAT_MAX];
 	uint64_t keep_last;  /* the last LSN the log keeps */
 	uint64_t lost_first; /* records lost: LSNs lost_first..lost_last */
@@ -239,8 +239,7 @@ int lt_repair_plan(const struct lt_dir *d, struct lt_plan *p);
 
 /* Carries the plan out: lost+found/<time>/ gets what is cut and a NOTE.
  * `out` gets one line per step. Returns an exit code. */
-int lt_repair_apply(
-    const struct lt_dir *d, const struct lt_plan *p, FILE *out);
+int lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out);
 
 void lt_plan_free(struct lt_plan *p);
 
@@ -301,8 +300,8 @@ bool lt_parse_u64(const char *opt, const char *s, uint64_t *out);
 
 /* Opens and checks a directory for a command, printing why it cannot.
  * Returns LT_EXIT_OK or the exit code to return. */
-int lt_open_checked(const char *path, struct lt_dir *d,
-    const struct lt_visit *v, void *arg);
+int lt_open_checked(
+    const char *path, struct lt_dir *d, const struct lt_visit *v, void *arg);
 
 /* The name of a record type: "PUT", ..., "EPOCH", or NULL. */
 const char *lt_type_name(uint16_t type);

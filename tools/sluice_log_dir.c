@@ -246,9 +246,9 @@ lt_dir_free(struct lt_dir *d)
 	d->nsegs = d->nsnaps = d->nprobs = d->nnotes = 0;
 }
 
-static struct lt_problem *
-problem(struct lt_dir *d, enum lt_kind kind, const char *file, int seg,
-    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static struct lt_problem *problem(struct lt_dir *d, enum lt_kind kind,
+    const char *file, int seg, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 static struct lt_problem *
 problem(struct lt_dir *d, enum lt_kind kind, const char *file, int seg,
@@ -526,8 +526,8 @@ lsn_range(char *out, size_t n, uint64_t first, uint64_t last)
 	if (first == last)
 		snprintf(out, n, "LSN %" PRIu64 " is", first);
 	else
-		snprintf(out, n, "LSNs %" PRIu64 "..%" PRIu64 " are", first,
-		    last);
+		snprintf(
+		    out, n, "LSNs %" PRIu64 "..%" PRIu64 " are", first, last);
 }
 
 /* Records one bad stretch of segment c->seg as a problem. */
@@ -565,8 +565,8 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 	} else if (b->off == b->end) {
 		char lost[96];
 
-		lsn_range(lost, sizeof(lost), b->lsn_before + 1,
-		    b->lsn_after - 1);
+		lsn_range(
+		    lost, sizeof(lost), b->lsn_before + 1, b->lsn_after - 1);
 		p = problem(d, LT_DAMAGE, s->name, (int)i,
 		    "record LSN %" PRIu64 " follows LSN %" PRIu64
 		    ": %s missing",
@@ -739,15 +739,14 @@ check_joins(struct lt_dir *d)
 			if (first > last + 1) {
 				char gone[96];
 
-				lsn_range(gone, sizeof(gone), last + 1,
-				    first - 1);
+				lsn_range(
+				    gone, sizeof(gone), last + 1, first - 1);
 				p = problem(d, LT_DAMAGE, s->name, (int)i,
 				    "%s missing: %s ends at LSN %" PRIu64
 				    " and this segment starts at %" PRIu64
 				    " (a segment is missing)",
 				    gone, q->name, last, first);
-			}
-			else if (first <= last)
+			} else if (first <= last)
 				p = problem(d, LT_DAMAGE, s->name, (int)i,
 				    "this segment starts at LSN %" PRIu64
 				    " but %s already ends at %" PRIu64
@@ -867,8 +866,7 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 		if (d->snaps[i].usable)
 			d->snap_used = (int)i;
 	}
-	d->start = d->snap_used >= 0 ? d->snaps[d->snap_used].info.lsn + 1
-	                             : 1;
+	d->start = d->snap_used >= 0 ? d->snaps[d->snap_used].info.lsn + 1 : 1;
 	lt_progress_start("checking segment", d->nsegs);
 	for (size_t i = 0; i < d->nsegs && rc == 0; i++) {
 		struct lt_seg *s = &d->segs[i];
@@ -980,8 +978,8 @@ replay_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 }
 
 static int
-replay_bad(void *arg, const struct lt_dir *d, size_t seg,
-    const struct walk_bad *b)
+replay_bad(
+    void *arg, const struct lt_dir *d, size_t seg, const struct walk_bad *b)
 {
 	struct replay_ctx *c = arg;
 

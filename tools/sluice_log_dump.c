@@ -106,8 +106,8 @@ names_grow(struct names *t)
 	if (slot == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n; i++) {
-		size_t at = hash_bytes(t->name[i], strlen(t->name[i])) &
-		    (nslot - 1);
+		size_t at =
+		    hash_bytes(t->name[i], strlen(t->name[i])) & (nslot - 1);
 
 		while (slot[at] != 0)
 			at = (at + 1) & (nslot - 1);
@@ -228,7 +228,8 @@ tube_from_snapshot(struct dump *dm, const struct lt_dir *d, uint64_t id)
 
 	if (!dm->snap_tried) {
 		dm->snap_tried = true;
-		if (d->snap_used >= 0 && (dm->snapq = queue_new(NULL)) != NULL &&
+		if (d->snap_used >= 0 &&
+		    (dm->snapq = queue_new(NULL)) != NULL &&
 		    lt_snap_load(d, (size_t)d->snap_used, dm->snapq) != 0) {
 			queue_delete(dm->snapq);
 			dm->snapq = NULL;
@@ -379,8 +380,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		if (r.type == QREC_PUT || (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
-			to = names_get(&dm->names, r.u.end.text,
-			    r.u.end.text_len);
+			to = names_get(
+			    &dm->names, r.u.end.text, r.u.end.text_len);
 			idmap_set(&dm->ids, id, to);
 		}
 	}
@@ -397,8 +398,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		lt_bprintf(b,
 		    "{\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu64
 		    ",\"type\":\"%s\",\"type_num\":%u,\"time\":%" PRId64
-		    ",\"time_utc\":\"%s\",\"segment\":\"%s\",\"offset\":%" PRIu64
-		    ",",
+		    ",\"time_utc\":\"%s\",\"segment\":\"%s\",\"offset\":"
+		    "%" PRIu64 ",",
 		    v->hdr.lsn, v->hdr.epoch,
 		    lt_type_name(v->hdr.type) ? lt_type_name(v->hdr.type) : "?",
 		    v->hdr.type, v->hdr.time, when, d->segs[seg].name, off);
@@ -422,7 +423,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			    le_load_u64(v->body), le_load_u64(v->body + 8));
 		} else {
 			lt_bprintf(b,
-			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_base64\":"
+			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
+			    "base64\":"
 			    "\"",
 			    queue ? "body does not decode"
 			          : "not a record type sluice knows",
@@ -474,8 +476,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 }
 
 static int
-dump_bad(void *arg, const struct lt_dir *d, size_t seg,
-    const struct walk_bad *b)
+dump_bad(
+    void *arg, const struct lt_dir *d, size_t seg, const struct walk_bad *b)
 {
 	struct dump *dm = arg;
 
@@ -486,13 +488,15 @@ dump_bad(void *arg, const struct lt_dir *d, size_t seg,
 	fflush(stdout);
 	if (walk_bad_is_torn(b) && seg + 1 == d->nsegs)
 		fprintf(stderr,
-		    "sluice-log: %s/%s offset %" PRIu64 ": torn tail of %" PRIu64
-		    " bytes after LSN %" PRIu64 " (sluiced cuts it at start)\n",
+		    "sluice-log: %s/%s offset %" PRIu64
+		    ": torn tail of %" PRIu64 " bytes after LSN %" PRIu64
+		    " (sluiced cuts it at start)\n",
 		    d->path, d->segs[seg].name, b->off, b->end - b->off,
 		    b->lsn_before);
 	else
 		fprintf(stderr,
-		    "sluice-log: %s/%s offset %" PRIu64 ": damage after LSN %" PRIu64
+		    "sluice-log: %s/%s offset %" PRIu64
+		    ": damage after LSN %" PRIu64
 		    "%s; the dump goes on after it\n",
 		    d->path, d->segs[seg].name, b->off, b->lsn_before,
 		    b->tail ? "" : " (valid records resume)");
@@ -520,8 +524,8 @@ parse_types(struct dump *dm, const char *s)
 		uint16_t ty = lt_type_parse(t);
 
 		if (ty == 0 || dm->ntypes == MAX_TYPES) {
-			fprintf(stderr, "sluice-log: --type: unknown type '%s'\n",
-			    t);
+			fprintf(stderr,
+			    "sluice-log: --type: unknown type '%s'\n", t);
 			dump_usage(stderr);
 			return false;
 		}
@@ -588,8 +592,9 @@ lt_cmd_dump(int argc, char **argv)
 		return LT_EXIT_USAGE;
 	}
 	if (dm.to != 0 && dm.to < dm.from) {
-		fprintf(stderr, "sluice-log: --to %" PRIu64
-		                " is before --from %" PRIu64 "\n",
+		fprintf(stderr,
+		    "sluice-log: --to %" PRIu64 " is before --from %" PRIu64
+		    "\n",
 		    dm.to, dm.from);
 		return LT_EXIT_USAGE;
 	}
@@ -607,7 +612,8 @@ lt_cmd_dump(int argc, char **argv)
 			rc = LT_EXIT_IO;
 		for (size_t i = 0; i < d.nprobs; i++)
 			if (d.probs[i].kind == LT_IOERR ||
-			    (d.probs[i].kind == LT_DAMAGE && !d.probs[i].has_off))
+			    (d.probs[i].kind == LT_DAMAGE &&
+			        !d.probs[i].has_off))
 				fprintf(stderr, "sluice-log: %s: %s\n",
 				    d.probs[i].file, d.probs[i].what);
 		if (rc == LT_EXIT_DAMAGE)

@@ -57,8 +57,8 @@ lt_age(int64_t ms, char *out, size_t n)
 	else if (s < 3600)
 		snprintf(out, n, "%" PRId64 "m%02ds", s / 60, (int)(s % 60));
 	else if (s < 86400)
-		snprintf(out, n, "%" PRId64 "h%02dm", s / 3600,
-		    (int)(s / 60 % 60));
+		snprintf(
+		    out, n, "%" PRId64 "h%02dm", s / 3600, (int)(s / 60 % 60));
 	else
 		snprintf(out, n, "%" PRId64 "d%02dh", s / 86400,
 		    (int)(s / 3600 % 24));
@@ -157,8 +157,8 @@ lt_base64(struct buf *b, const void *p, size_t n)
 	size_t i;
 
 	for (i = 0; i + 3 <= n; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 |
-		    s[i + 2];
+		uint32_t v =
+		    (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
 		char o[4] = { tab[v >> 18], tab[(v >> 12) & 63],
 			tab[(v >> 6) & 63], tab[v & 63] };
 

@@ -120,11 +120,15 @@ lost_found_bytes(const struct lt_dir *d)
 	return total;
 }
 
-enum keep_reason { KEPT_RECOVERY, KEPT_NO_SNAPSHOT, KEPT_RETENTION,
-	KEPT_EXTRA };
+enum keep_reason {
+	KEPT_RECOVERY,
+	KEPT_NO_SNAPSHOT,
+	KEPT_RETENTION,
+	KEPT_EXTRA
+};
 
-static const char *const keep_names[] = { "recovery", "recovery",
-	"retention", "retention" };
+static const char *const keep_names[] = { "recovery", "recovery", "retention",
+	"retention" };
 
 static enum keep_reason
 kept_by(const struct lt_dir *d, size_t i, unsigned keep)
@@ -248,8 +252,9 @@ lt_cmd_stats(int argc, char **argv)
 	if (json)
 		lt_bprintf(&b, "{\"segments\":[");
 	else if (d.nsegs > 0)
-		lt_bprintf(&b, "%-24s %10s %10s %9s %9s %9s %10s %10s  %-24s  "
-		               "%-24s  %s\n",
+		lt_bprintf(&b,
+		    "%-24s %10s %10s %9s %9s %9s %10s %10s  %-24s  "
+		    "%-24s  %s\n",
 		    "segment", "first_lsn", "last_lsn", "records", "live",
 		    "dead", "bytes", "file", "first record", "last record",
 		    "kept by");
@@ -287,7 +292,8 @@ lt_cmd_stats(int argc, char **argv)
 			    s->w.last_epoch);
 			if (known)
 				lt_bprintf(&b,
-				    "\"live\":%" PRIu64 ",\"dead\":%" PRIu64 ",",
+				    "\"live\":%" PRIu64 ",\"dead\":%" PRIu64
+				    ",",
 				    lc.segs[i].live, lc.segs[i].dead);
 			else
 				lt_bprintf(&b, "\"live\":null,\"dead\":null,");
@@ -332,7 +338,8 @@ lt_cmd_stats(int argc, char **argv)
 		}
 		lt_size(s->size, sz, sizeof(sz));
 		lt_bprintf(&b,
-		    "snapshot %s  LSN %" PRIu64 "  %" PRIu64 " entries  %s  %s\n",
+		    "snapshot %s  LSN %" PRIu64 "  %" PRIu64
+		    " entries  %s  %s\n",
 		    s->name, s->name_lsn, s->info.entries, sz,
 		    !s->usable                  ? "DAMAGED"
 		        : (int)i == d.snap_used ? "recovery starts here"
@@ -365,7 +372,8 @@ lt_cmd_stats(int argc, char **argv)
 		char a[32], s1[32], s2[32], s3[32];
 
 		lt_size(seg_bytes, a, sizeof(a));
-		lt_size(kept_bytes[KEPT_RECOVERY] + kept_bytes[KEPT_NO_SNAPSHOT],
+		lt_size(
+		    kept_bytes[KEPT_RECOVERY] + kept_bytes[KEPT_NO_SNAPSHOT],
 		    s1, sizeof(s1));
 		lt_size(kept_bytes[KEPT_RETENTION] + kept_bytes[KEPT_EXTRA], s2,
 		    sizeof(s2));
@@ -384,8 +392,8 @@ lt_cmd_stats(int argc, char **argv)
 			    "records: %" PRIu64 " live, %" PRIu64
 			    " dead (%.0f%% of the log no longer matters to "
 			    "the queue)\n",
-			    live, dead, 100.0 * (double)dead /
-			        (double)(live + dead));
+			    live, dead,
+			    100.0 * (double)dead / (double)(live + dead));
 		else if (!known && d.nsegs > 0)
 			lt_bprintf(&b,
 			    "records: live and dead unknown: the log is "
@@ -622,8 +630,9 @@ lt_cmd_state(int argc, char **argv)
 			    " (%s) does not apply to the queue rebuilt before "
 			    "it: %s\n",
 			    sc.bad_lsn,
-			    lt_type_name(sc.bad_type) ? lt_type_name(sc.bad_type)
-			                              : "?",
+			    lt_type_name(sc.bad_type)
+			        ? lt_type_name(sc.bad_type)
+			        : "?",
 			    sluice_strerror(sc.rc));
 		fprintf(stderr,
 		    "sluice-log: cannot rebuild the queue of %s%s: %s; run "
@@ -651,11 +660,11 @@ lt_cmd_state(int argc, char **argv)
 		lt_bprintf(&b,
 		    "{\"role\":\"offline\",\"epoch\":%" PRIu64
 		    ",\"lsn\":%" PRIu64 ",\"time\":%" PRId64
-		    ",\"snapshot_lsn\":%" PRIu64 ",\"records_replayed\":%" PRIu64
-		    ",\"tasks\":%" PRIu64 ",\"next_id\":%" PRIu64
-		    ",\"keys\":%" PRIu64 ",\"tubes\":{",
-		    res.epoch, res.last_lsn, st.clock, res.snap_lsn, res.records,
-		    st.tasks, st.next_id, st.keys);
+		    ",\"snapshot_lsn\":%" PRIu64
+		    ",\"records_replayed\":%" PRIu64 ",\"tasks\":%" PRIu64
+		    ",\"next_id\":%" PRIu64 ",\"keys\":%" PRIu64 ",\"tubes\":{",
+		    res.epoch, res.last_lsn, st.clock, res.snap_lsn,
+		    res.records, st.tasks, st.next_id, st.keys);
 		for (uint32_t i = 0; i < queue_tube_count(sc.q); i++) {
 			struct queue_tube_stats ts;
 
@@ -664,8 +673,8 @@ lt_cmd_state(int argc, char **argv)
 			lt_bprintf(&b, "%s", i ? "," : "");
 			lt_json_str(&b, ts.name, ts.name_len);
 			lt_bprintf(&b, ":{");
-			counts_json(&b, ts.ready, ts.delayed, ts.taken,
-			    ts.buried);
+			counts_json(
+			    &b, ts.ready, ts.delayed, ts.taken, ts.buried);
 			lt_bprintf(&b,
 			    ",\"paused_until\":%" PRId64
 			    ",\"oldest_ready_age_ms\":%" PRId64 "}",
@@ -675,7 +684,8 @@ lt_cmd_state(int argc, char **argv)
 		counts_json(&b, st.ready, st.delayed, st.taken, st.buried);
 		lt_bprintf(&b, "},\"oldest\":");
 		if (old.have) {
-			lt_bprintf(&b, "{\"id\":%" PRIu64 ",\"tube\":", old.v.id);
+			lt_bprintf(
+			    &b, "{\"id\":%" PRIu64 ",\"tube\":", old.v.id);
 			lt_json_str(&b, old.tube, strlen(old.tube));
 			lt_bprintf(&b,
 			    ",\"state\":\"%s\",\"created_at\":%" PRId64

@@ -141,8 +141,8 @@ snap_damaged(const struct lt_snap *s)
 
 /* Adds a MOVE_SEG of segment i, counting what it holds. */
 static int
-plan_move(const struct lt_dir *d, struct lt_plan *p, size_t i,
-    uint64_t keep, const char *why)
+plan_move(const struct lt_dir *d, struct lt_plan *p, size_t i, uint64_t keep,
+    const char *why)
 {
 	struct range r = { 0, UINT64_MAX, keep, 0, 0, 0, 0, 0, false, 0, 0 };
 	struct lt_act *a;
@@ -360,8 +360,9 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 	}
 	rc = lt_replay_run(d, 0, &rp);
 	if (rc == 0 && rp.failed &&
-	    (!cut || pos_cmp((struct pos) { rp.fail_seg, rp.fail_off, false },
-	                 qpos) < 0)) {
+	    (!cut ||
+	        pos_cmp((struct pos) { rp.fail_seg, rp.fail_off, false },
+	            qpos) < 0)) {
 		cut = true;
 		header = false;
 		qpos = (struct pos) { rp.fail_seg, rp.fail_off, false };
@@ -377,8 +378,9 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 		keep = S;
 	p->keep_last = keep;
 	if (split)
-		split_end = cut && qpos.seg == iR && !header ? qpos.off
-		                                             : d->segs[iR].w.end;
+		split_end = cut && qpos.seg == iR && !header
+		    ? qpos.off
+		    : d->segs[iR].w.end;
 
 	/* The actions, in the order they run: the new segment first, then
 	 * what is cut from the end (newest first), then what goes from the
@@ -431,8 +433,8 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 			    d->start);
 		else if (P != NULL && i == (size_t)P->seg && !P->boundary)
 			snprintf(why, sizeof(why),
-			    "damaged, and older than the snapshot at LSN %" PRIu64
-			    ", which covers its records",
+			    "damaged, and older than the snapshot at LSN "
+			    "%" PRIu64 ", which covers its records",
 			    S);
 		else
 			snprintf(why, sizeof(why),
@@ -490,13 +492,13 @@ lt_act_describe(const struct lt_act *a, bool dry, struct buf *out)
 		lt_bprintf(out,
 		    "%s %s at offset %" PRIu64 ": %" PRIu64
 		    " bytes copied to lost+found, then zeroed%s: %s\n",
-		    dry ? "would cut" : "cut", a->file, a->off,
-		    a->end - a->off, lsns, a->why);
+		    dry ? "would cut" : "cut", a->file, a->off, a->end - a->off,
+		    lsns, a->why);
 		break;
 	case LT_ACT_SPLIT:
 		lt_bprintf(out,
-		    "%s %s from %s bytes %" PRIu64 "..%" PRIu64
-		    " (LSN %" PRIu64 " on): %s\n",
+		    "%s %s from %s bytes %" PRIu64 "..%" PRIu64 " (LSN %" PRIu64
+		    " on): %s\n",
 		    dry ? "would write" : "wrote", a->to, a->file, a->off,
 		    a->end, a->first_lsn, a->why);
 		break;
@@ -535,8 +537,8 @@ copy_range(const char *src, uint64_t off, uint64_t end, const char *dst)
 			rc = fs_pwrite_all(out, buf, SEG_HDR_SIZE, 0);
 	}
 	for (uint64_t at = off; at < end && rc == 0;) {
-		size_t n = end - at < COPY_CHUNK ? (size_t)(end - at)
-		                                 : COPY_CHUNK;
+		size_t n =
+		    end - at < COPY_CHUNK ? (size_t)(end - at) : COPY_CHUNK;
 
 		rc = fs_pread_all(in, buf, n, (int64_t)at);
 		if (rc == 0)
@@ -599,8 +601,8 @@ write_split(const char *src, const struct lt_seg *old, const struct lt_act *a,
 
 		rc = fs_pread_all(in, buf, n, (int64_t)at);
 		if (rc == 0)
-			rc = fs_pwrite_all(fd, buf, n,
-			    (int64_t)(SEG_HDR_SIZE + at - a->off));
+			rc = fs_pwrite_all(
+			    fd, buf, n, (int64_t)(SEG_HDR_SIZE + at - a->off));
 		at += n;
 	}
 	if (rc == 0 && fdatasync(fd) < 0)
@@ -693,8 +695,7 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 		case LT_ACT_MOVE_SNAP:
 			lt_bprintf(&b, "%s  the whole %s (%" PRIu64 " bytes)",
 			    a->file,
-			    a->kind == LT_ACT_MOVE_SEG ? "segment"
-			                               : "snapshot",
+			    a->kind == LT_ACT_MOVE_SEG ? "segment" : "snapshot",
 			    a->end);
 			break;
 		case LT_ACT_CUT:
@@ -802,8 +803,8 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 
 	rc = take_lock(d, &lock);
 	if (rc != 0) {
-		fprintf(stderr,
-		    "sluice-log: %s: %s; nothing was changed\n", d->path,
+		fprintf(stderr, "sluice-log: %s: %s; nothing was changed\n",
+		    d->path,
 		    rc == -EBUSY ? "a sluiced is running on it (it holds "
 		                   "the LOCK): stop it first"
 		                 : strerror(-rc));
@@ -925,8 +926,8 @@ print_files(const struct lt_dir *d, struct buf *b)
 			    (int)i == d->snap_used ? " (recovery starts here)"
 			                           : "");
 		else
-			lt_bprintf(b, "  %s  snapshot  %s  %s\n", s->name, sz,
-			    st);
+			lt_bprintf(
+			    b, "  %s  snapshot  %s  %s\n", s->name, sz, st);
 	}
 }
 
@@ -958,16 +959,17 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		if (r->snap_lsn != 0)
 			lt_bprintf(b,
 			    "sluiced starts from the snapshot at LSN %" PRIu64
-			    " and replays %" PRIu64
-			    " records to LSN %" PRIu64 ".\n",
+			    " and replays %" PRIu64 " records to LSN %" PRIu64
+			    ".\n",
 			    r->snap_lsn, r->records, r->last_lsn);
 		else if (d->nsegs == 0 && d->nsnaps == 0)
-			lt_bprintf(b, "An empty log: sluiced begins a new "
-			              "one here.\n");
+			lt_bprintf(b,
+			    "An empty log: sluiced begins a new "
+			    "one here.\n");
 		else
 			lt_bprintf(b,
-			    "sluiced replays %" PRIu64 " records to LSN %" PRIu64
-			    ".\n",
+			    "sluiced replays %" PRIu64
+			    " records to LSN %" PRIu64 ".\n",
 			    r->records, r->last_lsn);
 		return;
 	}
@@ -1178,13 +1180,12 @@ lt_cmd_repair(int argc, char **argv)
 		for (size_t i = 0; i < plan.n; i++)
 			lt_act_describe(&plan.acts[i], true, &b);
 	}
-	lt_bprintf(&b,
-	    "the log %s records up to LSN %" PRIu64 "; ", dry ? "would keep"
-	                                                     : "keeps",
-	    plan.keep_last);
+	lt_bprintf(&b, "the log %s records up to LSN %" PRIu64 "; ",
+	    dry ? "would keep" : "keeps", plan.keep_last);
 	if (plan.lost_n > 0)
 		lt_bprintf(&b,
-		    "LSN %" PRIu64 "..%" PRIu64 " %s lost to the queue (%" PRIu64
+		    "LSN %" PRIu64 "..%" PRIu64
+		    " %s lost to the queue (%" PRIu64
 		    " whole records among them, kept in lost+found)\n",
 		    plan.lost_first, plan.lost_last, dry ? "would be" : "are",
 		    plan.lost_n);
@@ -1212,8 +1213,8 @@ lt_cmd_repair(int argc, char **argv)
 			lt_dir_free(&after);
 		}
 		if (vr == LT_EXIT_OK)
-			lt_bprintf(&b, "%s: sound now; sluiced can start\n",
-			    d.path);
+			lt_bprintf(
+			    &b, "%s: sound now; sluiced can start\n", d.path);
 		else
 			lt_bprintf(&b,
 			    "%s: still not sound after the repair (see "

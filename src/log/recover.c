@@ -115,13 +115,13 @@ check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
 		    ld.first[0]);
 		out->end.bad_off = 0;
 		out->end.bad_lsn = 0;
-		out->end.bad_what = "the log starts after LSN 1 and no snapshot "
-		                    "covers the records before it";
+		out->end.bad_what = "the log starts after LSN 1 and no "
+		                    "snapshot covers the records before it";
 		log_err("recover",
 		    "%s: the log starts at LSN %" PRIu64
 		    " but no usable snapshot covers LSNs 1..%" PRIu64
-		    " (damaged snapshots skipped: %" PRIu64 "); run 'sluice-log "
-		    "verify %s'",
+		    " (damaged snapshots skipped: %" PRIu64
+		    "); run 'sluice-log verify %s'",
 		    out->end.bad_path, ld.first[0], ld.first[0] - 1, skipped,
 		    dir);
 		rc = SLUICE_ECORRUPT;
@@ -151,8 +151,7 @@ torn_note(const char *dir, const struct logdir_end *e, char *out, size_t n)
 	if (seg_path(path, sizeof(path), dir, e->seg_first_lsn) != 0)
 		snprintf(path, sizeof(path), "the last segment");
 	snprintf(out, n,
-	    "; %s a torn tail of %" PRIu64 " bytes at offset %" PRIu64
-	    " of %s",
+	    "; %s a torn tail of %" PRIu64 " bytes at offset %" PRIu64 " of %s",
 	    e->cut ? "cut" : "found", e->torn_bytes, e->torn_off, path);
 }
 

@@ -57,11 +57,11 @@ tl_commit(struct tl_log *l, const struct qrec *r)
 
 	buf_reset(&l->body);
 	assert_int_equal(qrec_encode(r, &l->body), 0);
-	rc = wal_append(l->w, r->type, l->now, l->body.data, l->body.len, 0,
-	    &lsn);
+	rc = wal_append(
+	    l->w, r->type, l->now, l->body.data, l->body.len, 0, &lsn);
 	if (rc == SLUICE_ENOSPC && wal_prealloc_wait(l->w, 10000) == 0)
-		rc = wal_append(l->w, r->type, l->now, l->body.data,
-		    l->body.len, 0, &lsn);
+		rc = wal_append(
+		    l->w, r->type, l->now, l->body.data, l->body.len, 0, &lsn);
 	assert_int_equal(rc, 0);
 	assert_int_equal(queue_apply(l->q, lsn, l->now, r), 0);
 	assert_int_equal(t_wal_turn(l->w, 0), 0);
@@ -301,8 +301,8 @@ tl_seg_at(const char *dir, size_t i)
 
 	assert_int_equal(logdir_list(dir, &ld), 0);
 	if (i < ld.n) {
-		assert_int_equal(seg_path(path, sizeof(path), dir, ld.first[i]),
-		    0);
+		assert_int_equal(
+		    seg_path(path, sizeof(path), dir, ld.first[i]), 0);
 		rc = path;
 	}
 	logdir_destroy(&ld);
@@ -346,8 +346,8 @@ tl_tool(struct tl_run *r, ...)
 		argv[n++] = (char *)a;
 	va_end(ap);
 	argv[n] = NULL;
-	r->rc = t_run(argv, NULL, r->out, sizeof(r->out), r->err,
-	    sizeof(r->err));
+	r->rc =
+	    t_run(argv, NULL, r->out, sizeof(r->out), r->err, sizeof(r->err));
 	if (getenv("SLUICE_TEST_VERBOSE") != NULL)
 		fprintf(stderr, "--- sluice-log %s %s -> %d\n%s%s",
 		    n > 1 ? argv[1] : "", n > 2 ? argv[2] : "", r->rc, r->out,

@@ -51,12 +51,12 @@ test_an_empty_directory_is_a_valid_empty_log(void **state)
 	assert_int_equal(fs_mkdir_p(t_path(d, "empty")), 0);
 	assert_int_equal(tl_tool(r, "verify", t_path(d, "empty"), NULL), 0);
 	tl_has(r->out, "empty: a valid empty log");
-	assert_int_equal(tl_tool(r, "state", t_path(d, "empty"), "--json",
-	                     NULL),
-	    0);
+	assert_int_equal(
+	    tl_tool(r, "state", t_path(d, "empty"), "--json", NULL), 0);
 	tl_has(r->out, "\"lsn\":0");
-	tl_has(r->out, "\"totals\":{\"ready\":0,\"delayed\":0,\"taken\":0,"
-	               "\"buried\":0}");
+	tl_has(r->out,
+	    "\"totals\":{\"ready\":0,\"delayed\":0,\"taken\":0,"
+	    "\"buried\":0}");
 	assert_int_equal(tl_tool(r, "dump", t_path(d, "empty"), NULL), 0);
 	assert_string_equal(r->out, "");
 	free(r);
@@ -176,8 +176,8 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'",
 		    work, base, work);
 		assert_int_equal(system(cmd), 0);
-		snprintf(wseg, sizeof(wseg), "%s/%s", work,
-		    strrchr(seg, '/') + 1);
+		snprintf(
+		    wseg, sizeof(wseg), "%s/%s", work, strrchr(seg, '/') + 1);
 		/* Only the first `keep` bytes of the last record made it. */
 		t_zero(wseg, off + keep, (size_t)(size - keep));
 		if (keep < 4) {
@@ -189,8 +189,9 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 				continue;
 		}
 		assert_int_equal(tl_tool(r, "verify", work, NULL), 3);
-		snprintf(want, sizeof(want), "torn       %s offset %llu:",
-		    strrchr(seg, '/') + 1, (unsigned long long)off);
+		snprintf(want, sizeof(want),
+		    "torn       %s offset %llu:", strrchr(seg, '/') + 1,
+		    (unsigned long long)off);
 		tl_has(r->out, want);
 		snprintf(want, sizeof(want), "after LSN %llu",
 		    (unsigned long long)(lsn - 1));
@@ -199,8 +200,8 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 		if (keep % 16 != 1)
 			continue;
 		before = tl_dir_sum(work);
-		assert_int_equal(tl_tool(r, "repair", "--dry-run", work, NULL),
-		    0);
+		assert_int_equal(
+		    tl_tool(r, "repair", "--dry-run", work, NULL), 0);
 		tl_has(r->out, "would cut");
 		assert_true(tl_dir_sum(work) == before);
 		assert_int_equal(tl_tool(r, "repair", work, NULL), 0);
@@ -267,13 +268,15 @@ test_a_flipped_byte_in_the_middle_of_a_segment_is_damage(void **state)
 	t_flip(seg, off + REC_HDR_SIZE + 3, 0x10); /* in the body */
 
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
-	snprintf(want, sizeof(want), "DAMAGE     %s offset %llu: bad record "
-	                             "(checksum mismatch) after LSN %llu",
+	snprintf(want, sizeof(want),
+	    "DAMAGE     %s offset %llu: bad record "
+	    "(checksum mismatch) after LSN %llu",
 	    strrchr(seg, '/') + 1, (unsigned long long)off,
 	    (unsigned long long)(lsn - 1));
 	tl_has(r->out, want);
-	snprintf(want, sizeof(want), "valid records resume at offset %llu "
-	                             "with LSN %llu",
+	snprintf(want, sizeof(want),
+	    "valid records resume at offset %llu "
+	    "with LSN %llu",
 	    (unsigned long long)recs->off[mid + 1],
 	    (unsigned long long)(lsn + 1));
 	tl_has(r->out, want);
@@ -287,8 +290,8 @@ test_a_flipped_byte_in_the_middle_of_a_segment_is_damage(void **state)
 	snprintf(want, sizeof(want), "offset %llu: damage after LSN %llu",
 	    (unsigned long long)off, (unsigned long long)(lsn - 1));
 	tl_has(r->err, want);
-	snprintf(want, sizeof(want), "\n%10llu  ",
-	    (unsigned long long)(lsn + 1));
+	snprintf(
+	    want, sizeof(want), "\n%10llu  ", (unsigned long long)(lsn + 1));
 	tl_has(r->out, want);
 
 	assert_int_equal(tl_tool(r, "repair", data, NULL), 0);
@@ -409,8 +412,9 @@ test_a_segment_from_an_older_epoch_is_damage(void **state)
 	tl_seg_file(data, 1, 2, 10);
 	tl_seg_file(data, 11, 1, 10);
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
-	tl_has(r->out, "DAMAGE     00000000000000000011.wal (its start): "
-	               "epoch 1 after epoch 2");
+	tl_has(r->out,
+	    "DAMAGE     00000000000000000011.wal (its start): "
+	    "epoch 1 after epoch 2");
 	tl_has(r->out, "older epoch");
 	assert_int_equal(tl_tool(r, "repair", data, NULL), 0);
 	tl_has(r->out, "LSN 11..20 (10 records, LOST to the queue)");
@@ -439,8 +443,8 @@ test_a_record_that_does_not_apply_is_damage(void **state)
 	q.u.end.outcome = QREC_DELETED;
 	buf_reset(&l.body);
 	assert_int_equal(qrec_encode(&q, &l.body), 0);
-	assert_int_equal(wal_append(l.w, q.type, l.now, l.body.data,
-	                     l.body.len, 0, &bad),
+	assert_int_equal(
+	    wal_append(l.w, q.type, l.now, l.body.data, l.body.len, 0, &bad),
 	    0);
 	tl_put(&l, "a", "after");
 	tl_close(&l);
@@ -457,21 +461,23 @@ test_a_record_that_does_not_apply_is_damage(void **state)
 		snprintf(want, sizeof(want), "record %llu (ACK) does not apply",
 		    (unsigned long long)bad);
 		tl_has(r->err, want);
-		snprintf(want, sizeof(want), "run 'sluice-log verify %s', then "
-		                             "'sluice-log repair %s'",
+		snprintf(want, sizeof(want),
+		    "run 'sluice-log verify %s', then "
+		    "'sluice-log repair %s'",
 		    data, data);
 		tl_has(r->err, want);
 		assert_null(strstr(r->err, "damaged log:"));
 	}
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
-	snprintf(want, sizeof(want), "record LSN %llu (ACK) is whole but does "
-	                             "not apply",
+	snprintf(want, sizeof(want),
+	    "record LSN %llu (ACK) is whole but does "
+	    "not apply",
 	    (unsigned long long)bad);
 	tl_has(r->out, want);
 	assert_int_equal(tl_tool(r, "repair", data, NULL), 0);
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 0);
-	snprintf(want, sizeof(want), "\"lsn\":%llu,",
-	    (unsigned long long)(bad - 1));
+	snprintf(
+	    want, sizeof(want), "\"lsn\":%llu,", (unsigned long long)(bad - 1));
 	assert_int_equal(tl_tool(r, "state", data, "--json", NULL), 0);
 	tl_has(r->out, want);
 	free(r);
@@ -592,9 +598,8 @@ test_dump_tube_follows_ids_through_the_log_and_snapshot(void **state)
 	tl_close(&l);
 	assert_true(tl_seg_at(data, 0) != NULL);
 
-	assert_int_equal(tl_tool(r, "dump", data, "--tube", "mail", "--json",
-	                     NULL),
-	    0);
+	assert_int_equal(
+	    tl_tool(r, "dump", data, "--tube", "mail", "--json", NULL), 0);
 	tl_has(r->out, "\"type\":\"PUT\"");
 	tl_has(r->out, "\"type\":\"TAKE\"");
 	tl_has(r->out, "\"type\":\"ACK\"");
@@ -604,11 +609,9 @@ test_dump_tube_follows_ids_through_the_log_and_snapshot(void **state)
 	assert_null(strstr(r->out, "PUT "));
 	/* The task put before the first segment left: its tube comes from
 	 * the snapshot. */
-	assert_int_equal(tl_tool(r, "dump", data, "--tube", "early", "--json",
-	                     NULL),
-	    0);
-	snprintf(want, sizeof(want),
-	    "\"type\":\"TAKE\",\"type_num\":2");
+	assert_int_equal(
+	    tl_tool(r, "dump", data, "--tube", "early", "--json", NULL), 0);
+	snprintf(want, sizeof(want), "\"type\":\"TAKE\",\"type_num\":2");
 	tl_has(r->out, want);
 	snprintf(want, sizeof(want), "\"id\":%llu,\"tube\":\"early\"",
 	    (unsigned long long)old);
@@ -682,10 +685,12 @@ test_stats_says_what_keeps_each_segment(void **state)
 	assert_true(tl_nsegs(data) >= 4);
 	assert_int_equal(tl_tool(r, "stats", data, NULL), 0);
 	tl_has(r->out, "recovery (records after the snapshot at LSN");
-	tl_has(r->out, "retention (older than the snapshot; --keep-segments 2 "
-	               "keeps it for followers)");
-	tl_has(r->out, "nothing (beyond --keep-segments 2: sluiced removes it "
-	               "at its next snapshot)");
+	tl_has(r->out,
+	    "retention (older than the snapshot; --keep-segments 2 "
+	    "keeps it for followers)");
+	tl_has(r->out,
+	    "nothing (beyond --keep-segments 2: sluiced removes it "
+	    "at its next snapshot)");
 	tl_has(r->out, "why this size:");
 	assert_int_equal(tl_tool(r, "stats", data, "--json", NULL), 0);
 	tl_has(r->out, "\"kept_by\":\"retention\"");
@@ -807,8 +812,8 @@ put_n(struct sluice_client *c, const char *tube, int n, uint64_t delay)
 }
 
 static void
-take_one(struct sluice_client *c, const char *tube, uint64_t *id,
-    uint64_t *lease)
+take_one(
+    struct sluice_client *c, const char *tube, uint64_t *id, uint64_t *lease)
 {
 	const char *tubes[1] = { tube };
 	struct sluice_take_opts o = { tubes, 1, 0, 1, 0 };
@@ -861,11 +866,10 @@ test_state_at_agrees_with_a_live_server(void **state)
 	for (int i = 0; i < 4; i++) {
 		char lsn[64];
 
-		snprintf(at, sizeof(at), "%llu",
-		    (unsigned long long)pts[i].lsn);
+		snprintf(
+		    at, sizeof(at), "%llu", (unsigned long long)pts[i].lsn);
 		assert_int_equal(
-		    tl_tool(r, "state", s.data, "--at", at, "--json", NULL),
-		    0);
+		    tl_tool(r, "state", s.data, "--at", at, "--json", NULL), 0);
 		snprintf(lsn, sizeof(lsn), "\"epoch\":%llu,\"lsn\":%llu,",
 		    (unsigned long long)pts[i].epoch,
 		    (unsigned long long)pts[i].lsn);
@@ -953,15 +957,16 @@ test_sluiced_refuses_damage_and_starts_after_repair(void **state)
 	off = recs->off[10];
 	t_flip(seg, off + 8, 0x01); /* its LSN */
 	argv[0] = strdup(argv[0]);
-	assert_int_equal(t_run((char *const *)argv, NULL, NULL, 0, r->err,
-	                     sizeof(r->err)),
+	assert_int_equal(
+	    t_run((char *const *)argv, NULL, NULL, 0, r->err, sizeof(r->err)),
 	    1);
 	free((char *)argv[0]);
 	snprintf(want, sizeof(want), "damaged log: %s at offset %llu", seg,
 	    (unsigned long long)off);
 	tl_has(r->err, want);
-	snprintf(want, sizeof(want), "run 'sluice-log verify %s', then "
-	                             "'sluice-log repair %s'",
+	snprintf(want, sizeof(want),
+	    "run 'sluice-log verify %s', then "
+	    "'sluice-log repair %s'",
 	    data, data);
 	tl_has(r->err, want);
 
@@ -1082,8 +1087,7 @@ write_corpus(const char *dir)
 			break;
 		case 3:
 			memset(b.data, 0, SEG_HDR_SIZE);
-			memset(b.data + SEG_HDR_SIZE, 0,
-			    4096 - SEG_HDR_SIZE);
+			memset(b.data + SEG_HDR_SIZE, 0, 4096 - SEG_HDR_SIZE);
 			b.data[10] = 7;
 			break;
 		case 4:
@@ -1124,16 +1128,16 @@ main(int argc, char **argv)
 		    test_a_flipped_byte_in_the_middle_of_a_segment_is_damage,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_a_flipped_byte_in_a_snapshot_is_damage,
-		    t_tmpdir_setup, t_tmpdir_teardown),
+		    test_a_flipped_byte_in_a_snapshot_is_damage, t_tmpdir_setup,
+		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_a_missing_segment_is_named,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_segment_from_an_older_epoch_is_damage,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_a_record_that_does_not_apply_is_damage,
-		    t_tmpdir_setup, t_tmpdir_teardown),
+		    test_a_record_that_does_not_apply_is_damage, t_tmpdir_setup,
+		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_damage_before_the_snapshot_loses_nothing,
 		    t_tmpdir_setup, t_tmpdir_teardown),

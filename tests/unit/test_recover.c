@@ -14,9 +14,8 @@ write_snapshot(const char *dir, uint64_t lsn)
 	static uint8_t buf[4096];
 	struct snap_writer w;
 
-	assert_int_equal(snap_writer_open(&w, dir, lsn, 1, 1000, buf,
-	                     sizeof(buf)),
-	    0);
+	assert_int_equal(
+	    snap_writer_open(&w, dir, lsn, 1, 1000, buf, sizeof(buf)), 0);
 	assert_int_equal(snap_writer_add(&w, 7, "state", 5, NULL, 0), 0);
 	assert_int_equal(snap_writer_commit(&w), 0);
 }
@@ -62,8 +61,8 @@ test_a_log_that_lost_its_beginning_needs_a_snapshot(void **state)
 	struct seen s = { 0 };
 
 	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
-	assert_int_equal(recover(d->path, 0, 0, &ops, &s, &res),
-	    SLUICE_ECORRUPT);
+	assert_int_equal(
+	    recover(d->path, 0, 0, &ops, &s, &res), SLUICE_ECORRUPT);
 	assert_true(s.n == 0);
 	assert_non_null(strstr(res.end.bad_path, "00000000000000000005.wal"));
 	assert_non_null(res.end.bad_what);
@@ -99,8 +98,8 @@ test_a_damaged_snapshot_leaves_no_starting_point(void **state)
 	write_snapshot(d->path, 4);
 	assert_int_equal(snap_path(path, sizeof(path), d->path, 4), 0);
 	t_flip(path, SNAP_HDR_SIZE + 20, 0x40);
-	assert_int_equal(recover(d->path, 0, 0, &ops, &s, &res),
-	    SLUICE_ECORRUPT);
+	assert_int_equal(
+	    recover(d->path, 0, 0, &ops, &s, &res), SLUICE_ECORRUPT);
 	assert_true(res.snaps_skipped == 1);
 	assert_true(s.n == 0 && s.entries == 0);
 }
@@ -116,8 +115,8 @@ test_upto_below_the_log_and_every_snapshot_is_refused(void **state)
 
 	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
 	write_snapshot(d->path, 4);
-	assert_int_equal(recover(d->path, 0, 3, &ops, &s, &res),
-	    SLUICE_ECORRUPT);
+	assert_int_equal(
+	    recover(d->path, 0, 3, &ops, &s, &res), SLUICE_ECORRUPT);
 	assert_true(s.n == 0);
 	assert_int_equal(recover(d->path, 0, 6, &ops, &s, &res), 0);
 	assert_true(s.n == 2 && s.last == 6);
@@ -157,8 +156,7 @@ test_a_refused_record_is_the_callers_verdict_not_damage(void **state)
 	t_seg_file(d->path, 1, 1, SEG, 4, NULL);
 	memset(&end, 0xa5, sizeof(end));
 	before = end;
-	assert_int_equal(
-	    logdir_scan(d->path, 0, 0, refuse_second, NULL, &end),
+	assert_int_equal(logdir_scan(d->path, 0, 0, refuse_second, NULL, &end),
 	    SLUICE_ECORRUPT);
 	assert_memory_equal(&end, &before, sizeof(end));
 }

@@ -50,8 +50,8 @@ commit(struct hist *h, const struct qrec *r)
 
 	buf_reset(&h->body);
 	assert_int_equal(qrec_encode(r, &h->body), 0);
-	rc = wal_append(h->wal, r->type, h->now, h->body.data, h->body.len, 0,
-	    &lsn);
+	rc = wal_append(
+	    h->wal, r->type, h->now, h->body.data, h->body.len, 0, &lsn);
 	if (rc == SLUICE_ENOSPC && wal_prealloc_wait(h->wal, 10000) == 0) {
 		/* A rotation found no spare yet (a loaded machine): the
 		 * preallocator catches up, as the server's next turn would. */
