@@ -469,15 +469,34 @@ lt_plan_free(struct lt_plan *p)
 	p->n = p->cap = 0;
 }
 
+/* "LSN 7" or "LSN 7..9". */
+static const char *
+lsn_span(char *out, size_t n, uint64_t first, uint64_t last)
+{
+	if (first == last)
+		snprintf(out, n, "LSN %" PRIu64, first);
+	else
+		snprintf(out, n, "LSN %" PRIu64 "..%" PRIu64, first, last);
+	return out;
+}
+
+/* "1 record", "2 records" */
+static const char *
+records(char *out, size_t n, uint64_t count)
+{
+	snprintf(out, n, "%" PRIu64 " record%s", count, count == 1 ? "" : "s");
+	return out;
+}
+
 void
 lt_act_describe(const struct lt_act *a, bool dry, struct buf *out)
 {
-	char lsns[96] = "";
+	char lsns[128] = "", span[64], nr[40];
 
 	if (a->nrec > 0)
-		snprintf(lsns, sizeof(lsns),
-		    ", LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64 " records%s)",
-		    a->first_lsn, a->last_lsn, a->nrec,
+		snprintf(lsns, sizeof(lsns), ", %s (%s%s)",
+		    lsn_span(span, sizeof(span), a->first_lsn, a->last_lsn),
+		    records(nr, sizeof(nr), a->nrec),
 		    a->lost ? ", LOST to the queue" : "");
 	switch (a->kind) {
 	case LT_ACT_MOVE_SNAP:
@@ -664,7 +683,7 @@ static int
 write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
     const char *status)
 {
-	char now[40], full[PATH_MAX];
+	char now[40], full[PATH_MAX], span[64], nr[40];
 	struct buf b;
 	FILE *f;
 	int rc = 0;
@@ -679,9 +698,10 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	    full, status, now, p->keep_last);
 	if (p->lost_n > 0)
 		lt_bprintf(&b,
-		    "lost to the queue: LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64
-		    " whole records among them; their bytes are here)\n",
-		    p->lost_first, p->lost_last, p->lost_n);
+		    "lost to the queue: %s (whole among them: %s; their bytes "
+		    "are here)\n",
+		    lsn_span(span, sizeof(span), p->lost_first, p->lost_last),
+		    records(nr, sizeof(nr), p->lost_n));
 	else
 		lt_bprintf(&b, "no record the queue needs is lost\n");
 	lt_bprintf(&b,
@@ -709,10 +729,10 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 			continue;
 		}
 		if (a->nrec > 0)
-			lt_bprintf(&b,
-			    ", LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64
-			    " records)",
-			    a->first_lsn, a->last_lsn, a->nrec);
+			lt_bprintf(&b, ", %s (%s)",
+			    lsn_span(
+			        span, sizeof(span), a->first_lsn, a->last_lsn),
+			    records(nr, sizeof(nr), a->nrec));
 		lt_bprintf(&b, "\n    why: %s\n", a->why);
 	}
 	lt_bprintf(&b, "\nsteps:\n");
@@ -949,6 +969,7 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	size_t damage = lt_dir_count(d, LT_DAMAGE);
 	size_t io = lt_dir_count(d, LT_IOERR);
 	size_t torn = lt_dir_count(d, LT_TORN);
+	char span[64], nr[40];
 	bool stops = false;
 
 	for (size_t i = 0; i < d->nprobs; i++)
@@ -1003,10 +1024,11 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	    d->path, plan->keep_last);
 	if (plan->lost_n > 0)
 		lt_bprintf(b,
-		    " and lose LSN %" PRIu64 "..%" PRIu64
-		    " to the queue (%" PRIu64 " of those records are whole; "
-		    "their bytes go to lost+found).\n",
-		    plan->lost_first, plan->lost_last, plan->lost_n);
+		    " and lose %s to the queue (whole among them: %s; their "
+		    "bytes go to lost+found).\n",
+		    lsn_span(
+		        span, sizeof(span), plan->lost_first, plan->lost_last),
+		    records(nr, sizeof(nr), plan->lost_n));
 	else
 		lt_bprintf(b,
 		    "; no record the queue needs is lost (what it moves goes "
@@ -1126,6 +1148,7 @@ lt_cmd_repair(int argc, char **argv)
 	struct lt_replay r;
 	struct lt_plan plan;
 	struct lt_dir d;
+	char span[64], nr[40];
 	bool dry = false;
 	struct buf b;
 	int c, rc;
@@ -1148,6 +1171,14 @@ lt_cmd_repair(int argc, char **argv)
 	rc = lt_open_checked(argv[optind], &d, NULL, NULL);
 	if (rc != LT_EXIT_OK)
 		return rc;
+	if (d.running && !dry) {
+		fprintf(stderr,
+		    "sluice-log: %s: a sluiced is running on it (it holds the "
+		    "LOCK): stop it first; nothing was changed\n",
+		    d.path);
+		lt_dir_free(&d);
+		return LT_EXIT_DAMAGE;
+	}
 	rc = lt_dir_check_replay(&d, &r);
 	lt_replay_free(&r);
 	if (rc == 0)
@@ -1184,11 +1215,12 @@ lt_cmd_repair(int argc, char **argv)
 	    dry ? "would keep" : "keeps", plan.keep_last);
 	if (plan.lost_n > 0)
 		lt_bprintf(&b,
-		    "LSN %" PRIu64 "..%" PRIu64
-		    " %s lost to the queue (%" PRIu64
-		    " whole records among them, kept in lost+found)\n",
-		    plan.lost_first, plan.lost_last, dry ? "would be" : "are",
-		    plan.lost_n);
+		    "%slost to the queue: %s (whole among them: %s, kept in "
+		    "lost+found)\n",
+		    dry ? "would be " : "",
+		    lsn_span(
+		        span, sizeof(span), plan.lost_first, plan.lost_last),
+		    records(nr, sizeof(nr), plan.lost_n));
 	else
 		lt_bprintf(&b, "no record the queue needs is lost\n");
 	lt_flush(&b, stdout);

@@ -861,6 +861,11 @@ test_state_at_agrees_with_a_live_server(void **state)
 	assert_int_equal(sluice_open(s.url, &c), 0);
 	record_point(c, &pts[3]);
 	sluice_close(c);
+	/* repair never touches a directory a sluiced holds. */
+	assert_int_equal(tl_tool(r, "repair", s.data, NULL), 1);
+	tl_has(r->err, "a sluiced is running on it");
+	assert_int_equal(tl_tool(r, "verify", s.data, NULL), 0);
+	tl_has(r->out, "note       a sluiced is running on this directory");
 	assert_true(WIFEXITED(t_srv_stop(&s, SIGTERM)));
 
 	for (int i = 0; i < 4; i++) {
