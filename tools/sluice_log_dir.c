@@ -919,6 +919,32 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 	return 0;
 }
 
+int
+lt_open_checked(
+    const char *path, struct lt_dir *d, const struct lt_visit *v, void *arg)
+{
+	char err[PATH_MAX + 256];
+	int rc;
+
+	rc = lt_dir_open(path, d, err, sizeof(err));
+	if (rc != LT_EXIT_OK) {
+		fprintf(stderr, "sluice-log: %s\n", err);
+		return rc;
+	}
+	rc = lt_dir_check(d, v, arg);
+	if (rc != 0 && rc != -EPIPE) {
+		fprintf(
+		    stderr, "sluice-log: %s: %s\n", path, sluice_strerror(rc));
+		lt_dir_free(d);
+		return LT_EXIT_IO;
+	}
+	if (rc == -EPIPE) {
+		lt_dir_free(d);
+		return LT_EXIT_IO;
+	}
+	return LT_EXIT_OK;
+}
+
 /* ---- replay ----------------------------------------------------------- */
 
 struct replay_ctx {

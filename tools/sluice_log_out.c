@@ -1,9 +1,12 @@
 /* sluice_log_out - what sluice-log prints with: JSON strings, base64,
  * times, sizes, and a progress line for long runs on a terminal. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -223,6 +226,71 @@ lt_flush(struct buf *b, FILE *f)
 
 	buf_reset(b);
 	return ok;
+}
+
+/* ---- names and numbers --------------------------------------------- */
+
+bool
+lt_parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-') {
+		fprintf(stderr, "sluice-log: %s wants a number, not '%s'\n",
+		    opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+const char *
+lt_type_name(uint16_t type)
+{
+	if (type >= QREC_PUT && type < QREC_TYPE_END_)
+		return qrec_type_name(type);
+	if (type == REC_EPOCH)
+		return "EPOCH";
+	return NULL;
+}
+
+uint16_t
+lt_type_parse(const char *s)
+{
+	for (uint16_t t = QREC_PUT; t < QREC_TYPE_END_; t++)
+		if (strcasecmp(s, qrec_type_name(t)) == 0)
+			return t;
+	if (strcasecmp(s, "EPOCH") == 0)
+		return REC_EPOCH;
+	return 0;
+}
+
+uint64_t
+lt_qrec_id(const struct qrec *r)
+{
+	switch (r->type) {
+	case QREC_PUT:
+		return r->u.put.id;
+	case QREC_TAKE:
+		return r->u.take.id;
+	case QREC_ACK:
+	case QREC_RELEASE:
+	case QREC_FAIL:
+	case QREC_BURY:
+		return r->u.end.id;
+	case QREC_TOUCH:
+		return r->u.touch.id;
+	case QREC_KICK:
+		return r->u.kick.id;
+	case QREC_DELETE:
+		return r->u.del.id;
+	case QREC_REPLACE:
+		return r->u.replace.id;
+	}
+	return 0;
 }
 
 /* ---- progress --------------------------------------------------------- */

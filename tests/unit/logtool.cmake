@@ -2,7 +2,7 @@
 # sluiced started on damaged ones. Needs the sluice-log and sluiced
 # programs; skipped (77) when sluice-log is not built.
 if(TARGET sluice_logtool)
-	sluice_test(logtool LIBS sluice_logtool sluice_client_objs TIMEOUT 120)
+	sluice_test(logtool LIBS sluice_logtool sluice_client_objs TIMEOUT 300)
 	add_dependencies(test_logtool sluice-log sluiced)
 	# fuzz_seg's check of the walk against seg_scan, run on mutations.
 	target_sources(test_logtool PRIVATE

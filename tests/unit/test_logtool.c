@@ -13,6 +13,7 @@
 #include <termios.h>
 
 #include "sluice.h"
+#include "sluice_log.h"
 #include "t_logtool.h"
 
 /* ---- verify on sound directories --------------------------------------- */
@@ -144,7 +145,7 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 	struct tl_run *r = malloc(sizeof(*r));
 	struct tl_recs *recs = malloc(sizeof(*recs));
 	char base[600], work[600], want[2048], seg[600];
-	const char *base_seg;
+	uint8_t *orig;
 	struct tl_log l;
 	uint64_t off, size, lsn;
 	size_t nsegs;
@@ -168,27 +169,40 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 	}
 	lsn = recs->lsn[recs->n - 1];
 	snprintf(work, sizeof(work), "%s", t_path(d, "work"));
-	base_seg = seg;
+	orig = malloc(size);
+	assert_non_null(orig);
+	t_peek(seg, off, orig, (size_t)size);
 	for (uint64_t keep = 1; keep < size; keep++) {
 		char cmd[4096], wseg[1024];
+		struct lt_dir ld;
+		char err[256];
 		uint64_t before;
 
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'",
-		    work, base, work);
-		assert_int_equal(system(cmd), 0);
-		snprintf(
-		    wseg, sizeof(wseg), "%s/%s", work, strrchr(seg, '/') + 1);
 		/* Only the first `keep` bytes of the last record made it. */
-		t_zero(wseg, off + keep, (size_t)(size - keep));
-		if (keep < 4) {
-			/* A length that is still zero reads as the end. */
-			uint8_t b[4];
+		t_poke(seg, off, orig, (size_t)size);
+		t_zero(seg, off + keep, (size_t)(size - keep));
+		{
+			/* Nothing but zeros kept reads as the clean end. */
+			size_t nz = 0;
 
-			t_peek(wseg, off, b, 4);
-			if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0)
+			for (size_t i = 0; i < keep; i++)
+				nz += orig[i] != 0;
+			if (nz == 0)
 				continue;
 		}
-		assert_int_equal(tl_tool(r, "verify", work, NULL), 3);
+		/* Every offset through the tool's own checks... */
+		assert_int_equal(lt_dir_open(base, &ld, err, sizeof(err)), 0);
+		assert_int_equal(lt_dir_check(&ld, NULL, NULL), 0);
+		assert_int_equal(lt_dir_exit(&ld), 3);
+		assert_int_equal(ld.nprobs, 1);
+		assert_true(ld.probs[0].kind == LT_TORN);
+		assert_true(ld.probs[0].off == off);
+		assert_true(ld.probs[0].lsn_before == lsn - 1);
+		lt_dir_free(&ld);
+		/* ...and some through the command. */
+		if (keep % 8 != 1)
+			continue;
+		assert_int_equal(tl_tool(r, "verify", base, NULL), 3);
 		snprintf(want, sizeof(want),
 		    "torn       %s offset %llu:", strrchr(seg, '/') + 1,
 		    (unsigned long long)off);
@@ -197,8 +211,13 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 		    (unsigned long long)(lsn - 1));
 		tl_has(r->out, want);
 		tl_has(r->out, "verdict: a torn tail only");
-		if (keep % 16 != 1)
+		if (keep % 32 != 1)
 			continue;
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'",
+		    work, base, work);
+		assert_int_equal(system(cmd), 0);
+		snprintf(
+		    wseg, sizeof(wseg), "%s/%s", work, strrchr(seg, '/') + 1);
 		before = tl_dir_sum(work);
 		assert_int_equal(
 		    tl_tool(r, "repair", "--dry-run", work, NULL), 0);
@@ -210,6 +229,8 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 		{
 			char lf[1024], cut[2048];
 			const char *stamp;
+			uint8_t a[8];
+			size_t k = keep < 8 ? (size_t)keep : 8;
 
 			snprintf(lf, sizeof(lf), "%s/lost+found", work);
 			stamp = tl_only_entry(lf);
@@ -220,16 +241,15 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 			 * the torn record are not data). */
 			assert_true(t_file_size(cut) > (long)off &&
 			    t_file_size(cut) <= (long)(off + keep));
-			{
-				uint8_t a[8], b[8];
-				size_t k = keep < 8 ? (size_t)keep : 8;
-
-				t_peek(cut, off, a, k);
-				t_peek(base_seg, off, b, k);
-				assert_memory_equal(a, b, k);
-			}
+			t_peek(cut, off, a, k);
+			assert_memory_equal(a, orig, k);
+			/* The segment itself: zeros from the cut on. */
+			t_peek(wseg, off, a, k);
+			for (size_t i = 0; i < k; i++)
+				assert_int_equal(a[i], 0);
 		}
 	}
+	free(orig);
 	free(recs);
 	free(r);
 }
