@@ -565,9 +565,28 @@ test_dump_json_prints_every_field_and_escapes(void **state)
 	tl_put_n(&l, "img", bin, sizeof(bin), 0);
 	id = tl_take(&l, "mail", &lease);
 	tl_ack_to(&l, id, lease, "sent");
+	{
+		/* A promotion: an EPOCH record, and epoch 2 from then on. */
+		uint64_t lsn;
+
+		assert_int_equal(wal_set_epoch(l.w, 2, l.now, &lsn), 0);
+		assert_true(lsn == 5);
+	}
+	tl_put(&l, "mail", "after the promotion");
 	tl_close(&l);
 
-	assert_int_equal(tl_tool(r, "dump", data, "--json", NULL), 0);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 0);
+	assert_int_equal(tl_tool(r, "state", data, "--json", NULL), 0);
+	tl_has(r->out, "\"epoch\":2,\"lsn\":6,");
+	assert_int_equal(
+	    tl_tool(r, "dump", data, "--from", "5", "--json", NULL), 0);
+	tl_has(r->out, "{\"lsn\":5,\"epoch\":2,\"type\":\"EPOCH\"");
+	tl_has(r->out,
+	    "\"id\":null,\"tube\":null,\"new_epoch\":2,"
+	    "\"previous_epoch\":1}");
+	tl_has(r->out, "{\"lsn\":6,\"epoch\":2,\"type\":\"PUT\"");
+	assert_int_equal(
+	    tl_tool(r, "dump", data, "--to", "4", "--json", NULL), 0);
 	tl_has(r->out, "{\"lsn\":1,\"epoch\":1,\"type\":\"PUT\"");
 	tl_has(r->out, "\"id\":1,\"tube\":\"mail\",\"pri\":1024");
 	tl_has(r->out, "\"payload\":\"say \\\"hi\\\"\\n\\u0001\"");
