@@ -15,4 +15,5 @@ target_link_libraries(sluice_logtool PUBLIC sluice_log sluice_queue
 
 add_executable(sluice-log ${CMAKE_CURRENT_LIST_DIR}/sluice_log.c)
 target_link_libraries(sluice-log PRIVATE sluice_logtool)
-install(TARGETS sluice-log RUNTIME DESTINATION bin)
+include(GNUInstallDirs)
+install(TARGETS sluice-log RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -12,8 +12,10 @@
  * state. recover() from the log library, exactly as sluiced starts, with
  * upto_lsn = --at, then the queue's counts as of its clock, which is the
  * time of the last record applied: delayed tasks due by then are ready.
- * The JSON has the shape of `sluice stats --json` (role "offline"), so the
- * two can be compared. */
+ * The JSON has the shape of `sluice stats --json` (keys, order, counter
+ * names; role "offline", leader null, durable_lsn = lsn, now = the queue's
+ * clock), so the two can be compared, plus what only the log knows
+ * (snapshot_lsn, records_replayed, next_id, the oldest task). */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -519,14 +521,28 @@ state_usage(FILE *f)
 	    f);
 }
 
+/* A tube's counts as `sluice stats --json` prints them: states, pause,
+ * the oldest ready task's age, and the counters by the server's names. */
 static void
 counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
-    uint64_t buried)
+    uint64_t buried, int64_t paused_until, int64_t oldest_age,
+    const struct queue_counters *c)
 {
 	lt_bprintf(b,
-	    "\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
-	    ",\"buried\":%" PRIu64,
-	    ready, delayed, taken, buried);
+	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
+	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRId64
+	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"counters\":",
+	    ready, delayed, taken, buried, paused_until ? "true" : "false",
+	    paused_until, oldest_age);
+	lt_bprintf(b,
+	    "{\"puts\":%" PRIu64 ",\"takes\":%" PRIu64 ",\"acks\":%" PRIu64
+	    ",\"releases\":%" PRIu64 ",\"fails\":%" PRIu64
+	    ",\"buries\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"deletes\":%" PRIu64
+	    ",\"timeouts\":%" PRIu64 ",\"ttr_expired\":%" PRIu64
+	    ",\"session_released\":%" PRIu64 ",\"replaces\":%" PRIu64 "}}",
+	    c->put, c->take, c->ack, c->release, c->fail, c->bury, c->kick,
+	    c->del, c->ttr_expired + c->session_released, c->ttr_expired,
+	    c->session_released, c->replace);
 }
 
 /* Checks `--at` against what the directory still holds, by file names:
@@ -657,14 +673,13 @@ lt_cmd_state(int argc, char **argv)
 	lt_time(st.clock, when, sizeof(when));
 	buf_init(&b);
 	if (json) {
+		int64_t oldest_age = 0;
+
 		lt_bprintf(&b,
 		    "{\"role\":\"offline\",\"epoch\":%" PRIu64
-		    ",\"lsn\":%" PRIu64 ",\"time\":%" PRId64
-		    ",\"snapshot_lsn\":%" PRIu64
-		    ",\"records_replayed\":%" PRIu64 ",\"tasks\":%" PRIu64
-		    ",\"next_id\":%" PRIu64 ",\"keys\":%" PRIu64 ",\"tubes\":{",
-		    res.epoch, res.last_lsn, st.clock, res.snap_lsn,
-		    res.records, st.tasks, st.next_id, st.keys);
+		    ",\"lsn\":%" PRIu64 ",\"durable_lsn\":%" PRIu64
+		    ",\"now\":%" PRId64 ",\"leader\":null,\"tubes\":{",
+		    res.epoch, res.last_lsn, res.last_lsn, st.clock);
 		for (uint32_t i = 0; i < queue_tube_count(sc.q); i++) {
 			struct queue_tube_stats ts;
 
@@ -672,17 +687,24 @@ lt_cmd_state(int argc, char **argv)
 				break;
 			lt_bprintf(&b, "%s", i ? "," : "");
 			lt_json_str(&b, ts.name, ts.name_len);
-			lt_bprintf(&b, ":{");
-			counts_json(
-			    &b, ts.ready, ts.delayed, ts.taken, ts.buried);
-			lt_bprintf(&b,
-			    ",\"paused_until\":%" PRId64
-			    ",\"oldest_ready_age_ms\":%" PRId64 "}",
-			    ts.paused_until, ts.oldest_ready_age);
+			lt_bprintf(&b, ":");
+			counts_json(&b, ts.ready, ts.delayed, ts.taken,
+			    ts.buried, ts.paused_until, ts.oldest_ready_age,
+			    &ts.ctr);
+			if (ts.oldest_ready_age > oldest_age)
+				oldest_age = ts.oldest_ready_age;
 		}
-		lt_bprintf(&b, "},\"totals\":{");
-		counts_json(&b, st.ready, st.delayed, st.taken, st.buried);
-		lt_bprintf(&b, "},\"oldest\":");
+		lt_bprintf(&b, "},\"totals\":");
+		counts_json(&b, st.ready, st.delayed, st.taken, st.buried, 0,
+		    oldest_age, &st.ctr);
+		lt_bprintf(&b,
+		    ",\"node\":{\"tubes\":%" PRIu64 ",\"tasks\":%" PRIu64
+		    ",\"keys\":%" PRIu64 ",\"snapshot_lsn\":%" PRIu64
+		    "},\"snapshot_lsn\":%" PRIu64
+		    ",\"records_replayed\":%" PRIu64 ",\"next_id\":%" PRIu64,
+		    st.tubes, st.tasks, st.keys, res.snap_lsn, res.snap_lsn,
+		    res.records, st.next_id);
+		lt_bprintf(&b, ",\"oldest\":");
 		if (old.have) {
 			lt_bprintf(
 			    &b, "{\"id\":%" PRIu64 ",\"tube\":", old.v.id);

@@ -9,7 +9,7 @@
  * torn-or-corrupt test that looks for a record that could follow the last
  * good one), reports the bad stretch, and carries on from the record it
  * found. Its first report always agrees with seg_scan_mem() on the same
- * bytes; tests/fuzz/fuzz_seg.c checks that.
+ * bytes; tests/fuzz/fuzz_segwalk.c checks that.
  *
  * Pure: no I/O, no allocation, never reads outside the bytes given. */
 #ifndef SLUICE_TOOLS_LOG_WALK_H

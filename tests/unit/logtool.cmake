@@ -4,7 +4,8 @@
 if(TARGET sluice_logtool)
 	sluice_test(logtool LIBS sluice_logtool sluice_client_objs TIMEOUT 300)
 	add_dependencies(test_logtool sluice-log sluiced)
-	# fuzz_seg's check of the walk against seg_scan, run on mutations.
+	# fuzz_segwalk's check of the walk against seg_scan, run on
+	# mutations.
 	target_sources(test_logtool PRIVATE
-		${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_seg.c)
+		${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_segwalk.c)
 endif()
