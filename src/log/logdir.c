@@ -118,6 +118,24 @@ corrupt_what(const struct seg_scan *s)
 	return "bad record followed by a valid one";
 }
 
+/* The caller's visitor, wrapped so that a value it returns to stop the
+ * scan is never taken for seg_scan's own (-errno, SLUICE_ECORRUPT): a
+ * record the caller refuses is not damage at some offset of the file. */
+struct visit_ctx {
+	rec_visit_fn *fn;
+	void *arg;
+	int rc; /* what fn returned to stop the scan, else 0 */
+};
+
+static int
+visit_wrap(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct visit_ctx *v = arg;
+
+	v->rc = v->fn(h, body, v->arg);
+	return v->rc;
+}
+
 /* Scans segment `first` without visiting, to learn where it ends. */
 static int
 seg_end(const char *dir, uint64_t first, struct seg_scan *s)
@@ -135,6 +153,7 @@ int
 logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
     rec_visit_fn *visit, void *arg, struct logdir_end *end)
 {
+	struct visit_ctx vc = { visit, arg, 0 };
 	struct logdir ld;
 	struct logdir_end e;
 	uint64_t prev_last = 0, prev_epoch = 0;
@@ -174,8 +193,10 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 		if (rc != 0)
 			goto out;
 		rc = seg_scan(path, from_lsn,
-		    last && (flags & LOGDIR_CUT) ? SEG_SCAN_CUT : 0, visit, arg,
-		    &s);
+		    last && (flags & LOGDIR_CUT) ? SEG_SCAN_CUT : 0,
+		    visit != NULL ? visit_wrap : NULL, &vc, &s);
+		if (vc.rc != 0)
+			goto out; /* the visitor stopped the scan */
 		if (rc == SLUICE_ECORRUPT) {
 			rc = corrupt(
 			    &e, path, s.bad_off, s.last_lsn, corrupt_what(&s));
@@ -188,7 +209,7 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 			goto out;
 		}
 		if (rc != 0)
-			goto out; /* the visitor stopped the scan */
+			goto out;
 		if (have_prev && ld.first[i] != prev_last + 1) {
 			rc = corrupt(&e, path, 0, prev_last,
 			    "gap in LSNs: this segment does not start right "

@@ -101,6 +101,61 @@ pick_snapshot(const char *dir, uint64_t upto, uint64_t *lsn, uint64_t *skipped)
 	return 0;
 }
 
+/* Without a snapshot the state is rebuilt from LSN 1, so the log must
+ * still start there: a first segment that starts later means the records
+ * before it were removed (after a snapshot that is now damaged or gone),
+ * and replaying what is left would build a wrong state. */
+static int
+check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
+{
+	struct logdir ld = { 0 };
+	int rc = logdir_list(dir, &ld);
+
+	if (rc == 0 && ld.n > 0 && ld.first[0] > 1) {
+		seg_path(out->end.bad_path, sizeof(out->end.bad_path), dir,
+		    ld.first[0]);
+		out->end.bad_off = 0;
+		out->end.bad_lsn = 0;
+		out->end.bad_what = "the log starts after LSN 1 and no "
+		                    "snapshot covers the records before it";
+		log_err("recover",
+		    "%s: the log starts at LSN %" PRIu64
+		    " but no usable snapshot covers LSNs 1..%" PRIu64
+		    " (damaged snapshots skipped: %" PRIu64
+		    "); run 'sluice-log verify %s'",
+		    out->end.bad_path, ld.first[0], ld.first[0] - 1, skipped,
+		    dir);
+		rc = SLUICE_ECORRUPT;
+	}
+	logdir_destroy(&ld);
+	return rc;
+}
+
+/* "; cut a torn tail of N bytes at offset X of SEG" for the summary line,
+ * or "" when the log ended cleanly. */
+static void
+torn_note(const char *dir, const struct logdir_end *e, char *out, size_t n)
+{
+	char path[LOGDIR_PATH_MAX];
+
+	out[0] = '\0';
+	if (!e->torn)
+		return;
+	if (e->torn_off == 0) {
+		/* Only a header can be torn at offset 0. */
+		snprintf(out, n,
+		    "; %s a last segment whose header is torn (%" PRIu64
+		    " bytes, no record in it)",
+		    e->dropped ? "removed" : "found", e->torn_bytes);
+		return;
+	}
+	if (seg_path(path, sizeof(path), dir, e->seg_first_lsn) != 0)
+		snprintf(path, sizeof(path), "the last segment");
+	snprintf(out, n,
+	    "; %s a torn tail of %" PRIu64 " bytes at offset %" PRIu64 " of %s",
+	    e->cut ? "cut" : "found", e->torn_bytes, e->torn_off, path);
+}
+
 /* Removes every segment: all of them hold only records the snapshot
  * covers. */
 static int
@@ -129,6 +184,7 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	char path[LOGDIR_PATH_MAX];
 	struct snap_info si = { 0 };
 	uint64_t snap_lsn, from;
+	char torn[LOGDIR_PATH_MAX + 128];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -148,6 +204,10 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 		out->snap_entries = si.entries;
 		t.last_lsn = si.lsn;
 		t.epoch = si.epoch;
+	} else {
+		rc = check_log_start(dir, out->snaps_skipped, out);
+		if (rc != 0)
+			return rc;
 	}
 
 	from = snap_lsn + 1;
@@ -162,14 +222,15 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 		    "run 'sluice-log verify %s'",
 		    from, dir);
 		rc = SLUICE_ECORRUPT;
-	} else if (rc == SLUICE_ECORRUPT) {
+	} else if (rc == SLUICE_ECORRUPT && out->end.bad_what != NULL) {
+		/* The log itself; a record the caller refused (bad_what
+		 * unset) is the caller's to name. */
 		log_err("recover",
 		    "damaged log: %s at offset %" PRIu64 " after LSN %" PRIu64
 		    " (%s); run 'sluice-log verify %s', then 'sluice-log "
 		    "repair %s'",
 		    out->end.bad_path, out->end.bad_off, out->end.bad_lsn,
-		    out->end.bad_what ? out->end.bad_what : "bad record", dir,
-		    dir);
+		    out->end.bad_what, dir, dir);
 	}
 	if (rc != 0)
 		return rc;
@@ -195,17 +256,19 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	out->last_lsn = t.last_lsn;
 	out->epoch = t.epoch != 0 ? t.epoch : out->end.epoch;
 	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
+	torn_note(dir, &out->end, torn, sizeof(torn));
 	if (out->snap_lsn != 0)
 		log_info("recover",
 		    "snapshot at LSN %" PRIu64 " (%" PRIu64
 		    " entries), then %" PRIu64 " records to LSN %" PRIu64
-		    ", epoch %" PRIu64 ", in %" PRId64 " ms",
+		    ", epoch %" PRIu64 ", in %" PRId64 " ms%s",
 		    out->snap_lsn, out->snap_entries, out->records,
-		    out->last_lsn, out->epoch, out->elapsed_ms);
+		    out->last_lsn, out->epoch, out->elapsed_ms, torn);
 	else
 		log_info("recover",
 		    "no snapshot; %" PRIu64 " records to LSN %" PRIu64
-		    ", epoch %" PRIu64 ", in %" PRId64 " ms",
-		    out->records, out->last_lsn, out->epoch, out->elapsed_ms);
+		    ", epoch %" PRIu64 ", in %" PRId64 " ms%s",
+		    out->records, out->last_lsn, out->epoch, out->elapsed_ms,
+		    torn);
 	return 0;
 }

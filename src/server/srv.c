@@ -512,6 +512,14 @@ start(struct core *c, const struct srv_config *cfg)
 	if (c->q == NULL)
 		return -ENOMEM;
 	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c->q, &res);
+	if (rc == SLUICE_ECORRUPT) {
+		log_err("srv",
+		    "cannot start on %s: %s; run 'sluice-log verify %s', then "
+		    "'sluice-log repair %s' (docs/operations.md)",
+		    cfg->data_dir, sluice_strerror(rc), cfg->data_dir,
+		    cfg->data_dir);
+		return rc;
+	}
 	if (rc != 0) {
 		log_err("srv", "cannot start on %s: %s", cfg->data_dir,
 		    sluice_strerror(rc));

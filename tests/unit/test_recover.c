@@ -1,0 +1,188 @@
+/* Recovery and the log scan beneath it. Recovery starts at the newest
+ * sound snapshot, else at LSN 1: a log whose beginning was removed cannot
+ * be replayed without a snapshot that covers what is gone. */
+#include "log/recover.h"
+#include "log/snap.h"
+#include "t_log.h"
+
+enum { SEG = 64 << 10 };
+
+/* A snapshot at `lsn` holding one opaque entry. */
+static void
+write_snapshot(const char *dir, uint64_t lsn)
+{
+	static uint8_t buf[4096];
+	struct snap_writer w;
+
+	assert_int_equal(
+	    snap_writer_open(&w, dir, lsn, 1, 1000, buf, sizeof(buf)), 0);
+	assert_int_equal(snap_writer_add(&w, 7, "state", 5, NULL, 0), 0);
+	assert_int_equal(snap_writer_commit(&w), 0);
+}
+
+struct seen {
+	uint64_t first, last, n;
+	uint64_t entries;
+};
+
+static int
+count_rec(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct seen *s = arg;
+
+	(void)body;
+	if (s->n == 0)
+		s->first = h->lsn;
+	s->last = h->lsn;
+	s->n++;
+	return 0;
+}
+
+static int
+count_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	struct seen *s = arg;
+
+	(void)type;
+	(void)data;
+	(void)len;
+	s->entries++;
+	return 0;
+}
+
+static const struct recover_ops ops = { count_entry, count_rec };
+
+/* Without a snapshot, a log that starts at LSN 5 lost records 1..4. */
+static void
+test_a_log_that_lost_its_beginning_needs_a_snapshot(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
+	assert_int_equal(
+	    recover(d->path, 0, 0, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(s.n == 0);
+	assert_non_null(strstr(res.end.bad_path, "00000000000000000005.wal"));
+	assert_non_null(res.end.bad_what);
+}
+
+/* A snapshot at LSN 4 covers them: the records after it are replayed. */
+static void
+test_a_snapshot_covers_the_removed_records(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
+	write_snapshot(d->path, 4);
+	assert_int_equal(recover(d->path, 0, 0, &ops, &s, &res), 0);
+	assert_true(res.snap_lsn == 4);
+	assert_true(s.entries == 1);
+	assert_true(s.n == 3 && s.first == 5 && s.last == 7);
+	assert_true(res.last_lsn == 7);
+}
+
+/* When that snapshot is damaged there is nothing left to start from. */
+static void
+test_a_damaged_snapshot_leaves_no_starting_point(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+	char path[512];
+
+	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
+	write_snapshot(d->path, 4);
+	assert_int_equal(snap_path(path, sizeof(path), d->path, 4), 0);
+	t_flip(path, SNAP_HDR_SIZE + 20, 0x40);
+	assert_int_equal(
+	    recover(d->path, 0, 0, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(res.snaps_skipped == 1);
+	assert_true(s.n == 0 && s.entries == 0);
+}
+
+/* A state asked for below the first segment, with no snapshot at or
+ * before it, cannot be rebuilt either. */
+static void
+test_upto_below_the_log_and_every_snapshot_is_refused(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 5, 1, SEG, 3, NULL);
+	write_snapshot(d->path, 4);
+	assert_int_equal(
+	    recover(d->path, 0, 3, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(s.n == 0);
+	assert_int_equal(recover(d->path, 0, 6, &ops, &s, &res), 0);
+	assert_true(s.n == 2 && s.last == 6);
+}
+
+/* A log that starts at LSN 1 needs no snapshot. */
+static void
+test_a_whole_log_needs_no_snapshot(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 1, 1, SEG, 4, NULL);
+	assert_int_equal(recover(d->path, 0, 0, &ops, &s, &res), 0);
+	assert_true(s.n == 4 && s.first == 1 && res.last_lsn == 4);
+	assert_true(res.snap_lsn == 0);
+}
+
+static int
+refuse_second(const struct rec_hdr *h, const void *body, void *arg)
+{
+	(void)body;
+	(void)arg;
+	return h->lsn == 2 ? SLUICE_ECORRUPT : 0;
+}
+
+/* A record the caller refuses (one that does not apply to its state) stops
+ * the scan with the caller's code; it is not damage at some offset, so the
+ * end is not written as if it were. */
+static void
+test_a_refused_record_is_the_callers_verdict_not_damage(void **state)
+{
+	struct t_dir *d = *state;
+	struct logdir_end end, before;
+
+	t_seg_file(d->path, 1, 1, SEG, 4, NULL);
+	memset(&end, 0xa5, sizeof(end));
+	before = end;
+	assert_int_equal(logdir_scan(d->path, 0, 0, refuse_second, NULL, &end),
+	    SLUICE_ECORRUPT);
+	assert_memory_equal(&end, &before, sizeof(end));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_a_log_that_lost_its_beginning_needs_a_snapshot,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_snapshot_covers_the_removed_records, t_tmpdir_setup,
+		    t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_damaged_snapshot_leaves_no_starting_point,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_upto_below_the_log_and_every_snapshot_is_refused,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_whole_log_needs_no_snapshot, t_tmpdir_setup,
+		    t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_refused_record_is_the_callers_verdict_not_damage,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+	};
+	return cmocka_run_group_tests_name("recover", tests, NULL, NULL);
+}

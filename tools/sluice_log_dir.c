@@ -1,0 +1,1082 @@
+/* sluice_log_dir - a data directory as sluice-log sees it: every file
+ * classified, every segment walked to its end, every snapshot checked as
+ * a file and as a queue, the joins between segments, and each problem
+ * named by file, byte offset and the LSNs around it.
+ *
+ * The judgement is the server's. A segment is walked by walk_seg() (which
+ * goes on past damage to find every bad stretch) and scanned by seg_scan()
+ * (what the server runs); the two must agree on the first problem. Between
+ * segments the rules of logdir.c hold: each starts right after the one
+ * before, epochs never go down, only the last may end torn. Recovery
+ * starts from the newest snapshot whose file checks (snap.c) and whose
+ * entries load (qsnap.c), else from LSN 1; the log must still hold the
+ * records from there on.
+ *
+ * Order of work in lt_dir_check(): snapshots first (they decide where
+ * recovery starts), then each segment in name order, then the joins.
+ * Nothing here writes. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sluice.h"
+#include "sluice_log.h"
+#include "util/fsutil.h"
+
+enum { STOP_ = 0x51ce };
+
+void
+lt_path(const struct lt_dir *d, const char *name, char *out, size_t n)
+{
+	if (fs_join(out, n, d->path, name) != 0)
+		snprintf(out, n, "%s", name);
+}
+
+/* Copies a file name, cut to fit (only names sluice does not make can be
+ * that long). */
+static void
+name_copy(char *dst, size_t n, const char *src)
+{
+	size_t k = strlen(src);
+
+	if (k > n - 1)
+		k = n - 1;
+	memcpy(dst, src, k);
+	dst[k] = '\0';
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* "%020llu.snap" */
+static bool
+snap_name(const char *name, uint64_t *lsn)
+{
+	uint64_t v = 0;
+
+	if (strlen(name) != 25 || strcmp(name + 20, ".snap") != 0)
+		return false;
+	for (int i = 0; i < 20; i++) {
+		unsigned c = (unsigned)(name[i] - '0');
+
+		if (c > 9 || v > (UINT64_MAX - c) / 10)
+			return false;
+		v = v * 10 + c;
+	}
+	*lsn = v;
+	return true;
+}
+
+static int
+cmp_seg(const void *a, const void *b)
+{
+	const struct lt_seg *x = a, *y = b;
+
+	return x->name_lsn < y->name_lsn ? -1 : x->name_lsn > y->name_lsn;
+}
+
+static int
+cmp_snap(const void *a, const void *b)
+{
+	const struct lt_snap *x = a, *y = b;
+
+	return x->name_lsn < y->name_lsn ? -1 : x->name_lsn > y->name_lsn;
+}
+
+static bool
+grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+	size_t ncap;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 16;
+	np = realloc(*p, ncap * size);
+	if (np == NULL)
+		return false;
+	*p = np;
+	*cap = ncap;
+	return true;
+}
+
+/* Whether a sluiced holds the directory's lock now. */
+static bool
+lock_held(const struct lt_dir *d)
+{
+	char path[PATH_MAX];
+	bool held = false;
+	int fd;
+
+	lt_path(d, "LOCK", path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		held = errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
+int
+lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
+{
+	size_t seg_cap = 0, snap_cap = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *dir;
+
+	memset(d, 0, sizeof(*d));
+	d->snap_used = d->snap_picked = -1;
+	if (snprintf(d->path, sizeof(d->path), "%s", path) >=
+	    (int)sizeof(d->path)) {
+		snprintf(err, errn, "%s: path too long", path);
+		return LT_EXIT_USAGE;
+	}
+	if (stat(path, &st) < 0) {
+		int rc = errno;
+
+		snprintf(err, errn, "%s: %s", path,
+		    rc == ENOENT ? "no such directory" : strerror(rc));
+		return rc == ENOENT || rc == ENOTDIR ? LT_EXIT_NOTDATA
+		                                     : LT_EXIT_IO;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errn,
+		    "%s: not a directory (give the data directory, the "
+		    "--data of sluiced)",
+		    path);
+		return LT_EXIT_NOTDATA;
+	}
+	dir = opendir(path);
+	if (dir == NULL) {
+		snprintf(err, errn, "%s: cannot read the directory: %s", path,
+		    strerror(errno));
+		return LT_EXIT_IO;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		const char *n = e->d_name;
+		uint64_t lsn;
+
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+			continue;
+		d->nentries++;
+		if (seg_parse_name(n, &lsn)) {
+			if (!grow((void **)&d->segs, &seg_cap, d->nsegs,
+			        sizeof(*d->segs)))
+				goto fail_nomem;
+			memset(&d->segs[d->nsegs], 0, sizeof(*d->segs));
+			name_copy(d->segs[d->nsegs].name, LT_NAME_MAX, n);
+			d->segs[d->nsegs++].name_lsn = lsn;
+		} else if (snap_name(n, &lsn)) {
+			if (!grow((void **)&d->snaps, &snap_cap, d->nsnaps,
+			        sizeof(*d->snaps)))
+				goto fail_nomem;
+			memset(&d->snaps[d->nsnaps], 0, sizeof(*d->snaps));
+			name_copy(d->snaps[d->nsnaps].name, LT_NAME_MAX, n);
+			d->snaps[d->nsnaps++].name_lsn = lsn;
+		} else if (strcmp(n, "LOCK") == 0) {
+			d->has_lock = true;
+		} else if (strcmp(n, "lost+found") == 0) {
+			d->has_lost_found = true;
+		} else if (ends_with(n, ".spare")) {
+			d->nspares++;
+		} else if ((ends_with(n, ".inprogress") &&
+		               strstr(n, ".snap") != NULL) ||
+		    ends_with(n, ".wal.repair")) {
+			d->nleft++;
+		} else {
+			if (d->nunknown++ == 0)
+				name_copy(d->unknown, sizeof(d->unknown), n);
+		}
+	}
+	closedir(dir);
+	if (d->nunknown == d->nentries && d->nentries > 0) {
+		snprintf(err, errn,
+		    "%s is not a sluice data directory: it holds %zu "
+		    "entr%s (such as '%s') but no log segment "
+		    "(NNNNNNNNNNNNNNNNNNNN.wal), snapshot (.snap) or LOCK",
+		    path, d->nentries, d->nentries == 1 ? "y" : "ies",
+		    d->unknown);
+		lt_dir_free(d);
+		return LT_EXIT_NOTDATA;
+	}
+	if (d->nsegs > 0)
+		qsort(d->segs, d->nsegs, sizeof(*d->segs), cmp_seg);
+	if (d->nsnaps > 0)
+		qsort(d->snaps, d->nsnaps, sizeof(*d->snaps), cmp_snap);
+	if (d->has_lock)
+		d->running = lock_held(d);
+	return LT_EXIT_OK;
+
+fail_nomem:
+	closedir(dir);
+	lt_dir_free(d);
+	snprintf(err, errn, "out of memory listing %s", path);
+	return LT_EXIT_IO;
+}
+
+void
+lt_dir_free(struct lt_dir *d)
+{
+	free(d->segs);
+	free(d->snaps);
+	free(d->probs);
+	for (size_t i = 0; i < d->nnotes; i++)
+		free(d->notes[i]);
+	free(d->notes);
+	d->segs = NULL;
+	d->snaps = NULL;
+	d->probs = NULL;
+	d->notes = NULL;
+	d->nsegs = d->nsnaps = d->nprobs = d->nnotes = 0;
+}
+
+static struct lt_problem *problem(struct lt_dir *d, enum lt_kind kind,
+    const char *file, int seg, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static struct lt_problem *
+problem(struct lt_dir *d, enum lt_kind kind, const char *file, int seg,
+    const char *fmt, ...)
+{
+	static struct lt_problem spare; /* when out of memory: not kept */
+	struct lt_problem *p = &spare;
+	va_list ap;
+
+	if (grow((void **)&d->probs, &d->probs_cap, d->nprobs,
+	        sizeof(*d->probs)))
+		p = &d->probs[d->nprobs++];
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->seg = seg;
+	snprintf(p->file, sizeof(p->file), "%s", file);
+	va_start(ap, fmt);
+	vsnprintf(p->what, sizeof(p->what), fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static void note(struct lt_dir *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+note(struct lt_dir *d, const char *fmt, ...)
+{
+	char line[LT_WHAT_MAX + PATH_MAX];
+	char **nn;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	nn = realloc(d->notes, (d->nnotes + 1) * sizeof(*nn));
+	if (nn == NULL)
+		return;
+	d->notes = nn;
+	if ((nn[d->nnotes] = strdup(line)) != NULL)
+		d->nnotes++;
+}
+
+size_t
+lt_dir_count(const struct lt_dir *d, enum lt_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nprobs; i++)
+		n += d->probs[i].kind == kind;
+	return n;
+}
+
+int
+lt_dir_exit(const struct lt_dir *d)
+{
+	if (lt_dir_count(d, LT_DAMAGE) > 0)
+		return LT_EXIT_DAMAGE;
+	if (lt_dir_count(d, LT_IOERR) > 0)
+		return LT_EXIT_IO;
+	if (lt_dir_count(d, LT_TORN) > 0)
+		return LT_EXIT_TORN;
+	return LT_EXIT_OK;
+}
+
+/* ---- snapshots -------------------------------------------------------- */
+
+struct snap_ctx {
+	struct queue *q;
+	uint64_t entry;
+	uint16_t type;
+	int rc; /* what the queue said */
+};
+
+static int
+snap_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	struct snap_ctx *c = arg;
+
+	c->type = type;
+	c->rc = queue_snapshot_load(c->q, type, data, len);
+	if (c->rc == 0)
+		c->entry++;
+	return c->rc;
+}
+
+int
+lt_snap_load(const struct lt_dir *d, size_t i, struct queue *q)
+{
+	struct snap_ctx c = { q, 0, 0, 0 };
+	char path[PATH_MAX];
+	int rc;
+
+	lt_path(d, d->snaps[i].name, path, sizeof(path));
+	rc = snap_load(path, snap_entry, &c, NULL, NULL);
+	if (rc == 0 && !queue_snapshot_done(q))
+		rc = SLUICE_ECORRUPT;
+	return rc;
+}
+
+static const char *
+snap_entry_name(uint16_t type)
+{
+	switch (type) {
+	case QSNAP_META:
+		return "META";
+	case QSNAP_TUBE:
+		return "TUBE";
+	case QSNAP_TASK:
+		return "TASK";
+	case QSNAP_REPL:
+		return "REPL";
+	case QSNAP_DEDUP:
+		return "DEDUP";
+	case QSNAP_END:
+		return "END";
+	}
+	return "unknown";
+}
+
+static void
+check_snap(struct lt_dir *d, size_t i)
+{
+	struct lt_snap *s = &d->snaps[i];
+	struct snap_ctx c = { NULL, 0, 0, 0 };
+	char path[PATH_MAX];
+	struct stat st;
+	struct lt_problem *p;
+
+	lt_path(d, s->name, path, sizeof(path));
+	if (stat(path, &st) == 0)
+		s->size = (uint64_t)st.st_size;
+	c.q = queue_new(NULL);
+	if (c.q == NULL) {
+		s->rc = -ENOMEM;
+		problem(d, LT_IOERR, s->name, -1, "out of memory loading it");
+		return;
+	}
+	s->rc = snap_load(path, snap_entry, &c, &s->info, &s->bad_off);
+	if (s->rc != 0 && c.rc != 0) {
+		/* The file checks as far as it goes; the queue refused an
+		 * entry. */
+		s->load_rc = c.rc;
+		s->rc = 0;
+		problem(d, LT_DAMAGE, s->name, -1,
+		    "snapshot entry %" PRIu64 " (%s) does not load into a "
+		    "queue (%s): recovery cannot start from it",
+		    c.entry + 1, snap_entry_name(c.type),
+		    sluice_strerror(c.rc));
+	} else if (s->rc == SLUICE_ECORRUPT) {
+		p = problem(d, LT_DAMAGE, s->name, -1,
+		    "snapshot damaged: an entry's checksum, length or the end "
+		    "entry does not check here");
+		p->has_off = true;
+		p->off = s->bad_off;
+		p->end = s->size;
+	} else if (s->rc < 0) {
+		problem(d, LT_IOERR, s->name, -1, "cannot read: %s",
+		    strerror(-s->rc));
+	} else if (!queue_snapshot_done(c.q)) {
+		s->load_rc = SLUICE_ECORRUPT;
+		problem(d, LT_DAMAGE, s->name, -1,
+		    "snapshot holds no END entry: its queue state is "
+		    "incomplete");
+	} else if (s->info.lsn != s->name_lsn) {
+		s->load_rc = SLUICE_ECORRUPT;
+		problem(d, LT_DAMAGE, s->name, -1,
+		    "snapshot header says LSN %" PRIu64
+		    ", its name says %" PRIu64,
+		    s->info.lsn, s->name_lsn);
+	} else if (queue_lsn(c.q) != s->info.lsn) {
+		s->load_rc = SLUICE_ECORRUPT;
+		problem(d, LT_DAMAGE, s->name, -1,
+		    "snapshot state is at LSN %" PRIu64
+		    " but the file says %" PRIu64,
+		    queue_lsn(c.q), s->info.lsn);
+	} else {
+		s->usable = true;
+	}
+	queue_delete(c.q);
+}
+
+/* ---- segments --------------------------------------------------------- */
+
+/* A segment mapped read-only. */
+struct map {
+	const uint8_t *p;
+	size_t size;
+	void *addr;
+};
+
+static int
+map_open(const char *path, struct map *m)
+{
+	static const uint8_t none[1];
+	struct stat st;
+	int fd, rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->p = none;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else if (st.st_size > 0) {
+		m->addr = mmap(
+		    NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m->addr == MAP_FAILED) {
+			m->addr = NULL;
+			rc = -errno;
+		} else {
+			m->p = m->addr;
+			m->size = (size_t)st.st_size;
+			madvise(m->addr, m->size, MADV_SEQUENTIAL);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+static void
+map_close(struct map *m)
+{
+	if (m->addr != NULL)
+		munmap(m->addr, m->size);
+	m->addr = NULL;
+}
+
+struct walk_ctx {
+	struct lt_dir *dm; /* when checking: the directory to fill */
+	const struct lt_dir *d;
+	size_t seg;
+	const struct lt_visit *v;
+	void *arg;
+	bool have_first; /* when checking: the first bad stretch */
+	struct walk_bad first;
+};
+
+static void
+seg_first_rec(struct lt_seg *s, const struct rec_view *v)
+{
+	if (s->first_time == 0 && s->rec_bytes == 0) {
+		s->first_time = v->hdr.time;
+		s->first_epoch = v->hdr.epoch;
+	}
+	s->last_time = v->hdr.time;
+	s->rec_bytes += v->size;
+}
+
+static int
+on_rec(void *arg, uint64_t off, const struct rec_view *v)
+{
+	struct walk_ctx *c = arg;
+
+	if (c->dm != NULL)
+		seg_first_rec(&c->dm->segs[c->seg], v);
+	if (c->v != NULL && c->v->rec != NULL)
+		return c->v->rec(c->arg, c->d, c->seg, off, v);
+	return 0;
+}
+
+static const char *
+why_text(const struct walk_bad *b)
+{
+	if (b->why == REC_WHY_NONE)
+		return "zeros where a record should be";
+	return rec_why_str(b->why);
+}
+
+/* "LSN 7 is" or "LSNs 7..9 are". */
+static void
+lsn_range(char *out, size_t n, uint64_t first, uint64_t last)
+{
+	if (first == last)
+		snprintf(out, n, "LSN %" PRIu64 " is", first);
+	else
+		snprintf(
+		    out, n, "LSNs %" PRIu64 "..%" PRIu64 " are", first, last);
+}
+
+/* Records one bad stretch of segment c->seg as a problem. */
+static void
+bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
+{
+	struct lt_seg *s = &d->segs[i];
+	bool last = i + 1 == d->nsegs;
+	struct lt_problem *p;
+
+	if (b->header && b->tail) {
+		p = problem(d, last ? LT_TORN : LT_DAMAGE, s->name, (int)i,
+		    "segment header does not parse and no record follows "
+		    "(%" PRIu64 " bytes): a segment %s",
+		    b->end,
+		    last ? "created as the node stopped; sluiced removes it"
+		         : "that is not the last, so the log is broken here");
+	} else if (b->header) {
+		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "segment header does not parse; valid records follow at "
+		    "offset %" PRIu64 " (LSN %" PRIu64 ")",
+		    b->end, b->lsn_after);
+	} else if (walk_bad_is_torn(b)) {
+		p = problem(d, last ? LT_TORN : LT_DAMAGE, s->name, (int)i,
+		    "%" PRIu64 " bytes after LSN %" PRIu64
+		    " are not a record (%s) and nothing valid follows: %s",
+		    b->end - b->off, b->lsn_before, why_text(b),
+		    last ? "a torn tail (a write the stop cut short)"
+		         : "a torn record in a segment that is not the last");
+	} else if (b->tail) {
+		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "a whole record after LSN %" PRIu64
+		    " breaks the sequence (%s); nothing valid follows",
+		    b->lsn_before, rec_why_str(b->why));
+	} else if (b->off == b->end) {
+		char lost[96];
+
+		lsn_range(
+		    lost, sizeof(lost), b->lsn_before + 1, b->lsn_after - 1);
+		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "record LSN %" PRIu64 " follows LSN %" PRIu64
+		    ": %s missing",
+		    b->lsn_after, b->lsn_before, lost);
+	} else {
+		char lost[128] = "", range[96];
+
+		if (b->lsn_after > b->lsn_before + 1) {
+			lsn_range(range, sizeof(range), b->lsn_before + 1,
+			    b->lsn_after - 1);
+			snprintf(lost, sizeof(lost), "; %s lost in it", range);
+		}
+		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "bad record (%s) after LSN %" PRIu64
+		    "; valid records resume at offset %" PRIu64
+		    " with LSN %" PRIu64 "%s",
+		    why_text(b), b->lsn_before, b->end, b->lsn_after, lost);
+	}
+	p->has_off = true;
+	p->off = b->off;
+	p->end = b->end;
+	p->lsn_before = b->lsn_before;
+	p->lsn_after = b->lsn_after;
+}
+
+static int
+on_bad(void *arg, const struct walk_bad *b)
+{
+	struct walk_ctx *c = arg;
+
+	if (c->dm != NULL) {
+		bad_problem(c->dm, c->seg, b);
+		if (!c->have_first) {
+			c->have_first = true;
+			c->first = *b;
+		}
+	}
+	if (c->v != NULL && c->v->bad != NULL)
+		return c->v->bad(c->arg, c->d, c->seg, b);
+	return 0;
+}
+
+static const struct walk_ops walk_ops = { on_rec, on_bad };
+
+int
+lt_seg_walk(
+    const struct lt_dir *d, size_t i, const struct lt_visit *v, void *arg)
+{
+	struct walk_ctx c = { NULL, d, i, v, arg, false, { 0 } };
+	char path[PATH_MAX];
+	struct walk_result w;
+	struct map m;
+	int rc;
+
+	lt_path(d, d->segs[i].name, path, sizeof(path));
+	rc = map_open(path, &m);
+	if (rc != 0)
+		return rc;
+	rc = walk_seg(m.p, m.size, d->segs[i].name_lsn, &walk_ops, &c, &w);
+	map_close(&m);
+	return rc;
+}
+
+/* True when seg_scan's verdict and the walk's first report agree. */
+static bool
+agree(const struct lt_seg *s, const struct walk_bad *first)
+{
+	if (s->scan_rc == SLUICE_ECORRUPT)
+		return first != NULL && !walk_bad_is_torn(first) &&
+		    first->off == s->scan.bad_off;
+	if (s->scan_rc != 0)
+		return true; /* an I/O error: said elsewhere */
+	if (s->scan.hdr_bad)
+		return first != NULL && first->header && first->tail;
+	if (s->scan.torn)
+		return first != NULL && walk_bad_is_torn(first) &&
+		    first->off == s->scan.end &&
+		    first->end - first->off == s->scan.torn_bytes;
+	return first == NULL && s->scan.nrec == s->w.nrec;
+}
+
+static int
+check_seg(struct lt_dir *d, size_t i, const struct lt_visit *v, void *arg)
+{
+	struct lt_seg *s = &d->segs[i];
+	struct walk_ctx c = { d, d, i, v, arg, false, { 0 } };
+	char path[PATH_MAX];
+	struct map m;
+	int rc;
+
+	lt_path(d, s->name, path, sizeof(path));
+	rc = map_open(path, &m);
+	if (rc != 0) {
+		s->err = rc;
+		problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
+		    strerror(-rc));
+		return 0;
+	}
+	s->size = m.size;
+	rc = walk_seg(m.p, m.size, s->name_lsn, &walk_ops, &c, &s->w);
+	map_close(&m);
+	if (rc != 0)
+		return rc;
+	s->scan_rc = seg_scan(path, UINT64_MAX, 0, NULL, NULL, &s->scan);
+	if (s->scan_rc < 0) {
+		s->err = s->scan_rc;
+		problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
+		    strerror(-s->scan_rc));
+		return 0;
+	}
+	if (!agree(s, c.have_first ? &c.first : NULL))
+		problem(d, LT_DAMAGE, s->name, (int)i,
+		    "sluice-log and the segment reader disagree about this "
+		    "segment (seg_scan: %s at offset %" PRIu64
+		    "); please report it",
+		    sluice_strerror(s->scan_rc), s->scan.bad_off);
+	if (s->w.hdr_ok && s->w.hdr.first_lsn != s->name_lsn) {
+		struct lt_problem *p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "segment header says its first LSN is %" PRIu64
+		    " but its name says %" PRIu64,
+		    s->w.hdr.first_lsn, s->name_lsn);
+
+		p->has_off = true;
+		p->off = 16;
+		p->end = 24;
+	}
+	return 0;
+}
+
+/* The first LSN a segment holds (or would hold) and its last. */
+static uint64_t
+seg_first(const struct lt_seg *s)
+{
+	if (s->w.hdr_ok)
+		return s->w.hdr.first_lsn;
+	return s->w.nrec > 0 ? s->w.first_lsn : s->name_lsn;
+}
+
+static uint64_t
+seg_last(const struct lt_seg *s)
+{
+	return s->w.nrec > 0 ? s->w.last_lsn : seg_first(s) - 1;
+}
+
+/* A segment that holds nothing: unreadable, or a creation cut short. */
+static bool
+seg_void(const struct lt_seg *s)
+{
+	return s->err != 0 || (!s->w.hdr_ok && s->w.nrec == 0);
+}
+
+static void
+check_joins(struct lt_dir *d)
+{
+	int prev = -1;
+
+	for (size_t i = 0; i < d->nsegs; i++) {
+		struct lt_seg *s = &d->segs[i];
+		struct lt_problem *p = NULL;
+		uint64_t first, last, epoch;
+
+		if (seg_void(s))
+			continue;
+		first = seg_first(s);
+		epoch = s->w.hdr_ok ? s->w.hdr.epoch : s->first_epoch;
+		if (prev >= 0) {
+			struct lt_seg *q = &d->segs[prev];
+
+			last = seg_last(q);
+			if (first > last + 1) {
+				char gone[96];
+
+				lsn_range(
+				    gone, sizeof(gone), last + 1, first - 1);
+				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				    "%s missing: %s ends at LSN %" PRIu64
+				    " and this segment starts at %" PRIu64
+				    " (a segment is missing)",
+				    gone, q->name, last, first);
+			} else if (first <= last)
+				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				    "this segment starts at LSN %" PRIu64
+				    " but %s already ends at %" PRIu64
+				    " (segments overlap)",
+				    first, q->name, last);
+			else if (epoch < q->w.last_epoch)
+				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				    "epoch %" PRIu64 " after epoch %" PRIu64
+				    " of %s: a segment from an older epoch "
+				    "follows a newer one",
+				    epoch, q->w.last_epoch, q->name);
+			if (p != NULL) {
+				p->boundary = true;
+				p->lsn_before = last;
+				p->lsn_after = first;
+			}
+		}
+		prev = (int)i;
+	}
+}
+
+int
+lt_start_seg(const struct lt_dir *d)
+{
+	int k = -1;
+
+	for (size_t i = 0; i < d->nsegs; i++)
+		if (d->segs[i].name_lsn <= d->start)
+			k = (int)i;
+	return k;
+}
+
+static void
+check_start(struct lt_dir *d)
+{
+	const struct lt_snap *sn =
+	    d->snap_used >= 0 ? &d->snaps[d->snap_used] : NULL;
+	struct lt_problem *p;
+	int k = -1;
+
+	for (size_t i = 0; i < d->nsegs && k < 0; i++)
+		if (!seg_void(&d->segs[i]))
+			k = (int)i;
+	if (k < 0)
+		return;
+	if (seg_first(&d->segs[k]) > d->start) {
+		uint64_t f = seg_first(&d->segs[k]);
+
+		if (sn == NULL)
+			p = problem(d, LT_DAMAGE, d->segs[k].name, k,
+			    "the log starts at LSN %" PRIu64
+			    ": records 1..%" PRIu64
+			    " are gone and no usable snapshot covers them",
+			    f, f - 1);
+		else
+			p = problem(d, LT_DAMAGE, d->segs[k].name, k,
+			    "recovery starts from %s and needs LSN %" PRIu64
+			    " on, but the log starts at %" PRIu64
+			    ": LSNs %" PRIu64 "..%" PRIu64 " are gone",
+			    sn->name, d->start, f, d->start, f - 1);
+		p->boundary = true;
+		p->recovery = true;
+		p->fatal = true;
+		p->lsn_before = d->start - 1;
+		p->lsn_after = f;
+	}
+	if (sn != NULL && d->last_lsn < sn->info.lsn)
+		note(d,
+		    "the log ends at LSN %" PRIu64 ", before %s: sluiced "
+		    "starts from the snapshot and begins a new log after it "
+		    "(every segment is covered by the snapshot)",
+		    d->last_lsn, sn->name);
+}
+
+/* Marks the problems that lie in what recovery reads. */
+static void
+mark_recovery(struct lt_dir *d)
+{
+	int k = lt_start_seg(d);
+
+	for (size_t i = 0; i < d->nprobs; i++) {
+		struct lt_problem *p = &d->probs[i];
+
+		if (p->seg < 0) {
+			/* A snapshot: only the one sluiced picks matters,
+			 * when its entries do not load. */
+			p->recovery = d->snap_picked >= 0 &&
+			    strcmp(p->file, d->snaps[d->snap_picked].name) ==
+			        0 &&
+			    !d->snaps[d->snap_picked].usable;
+			continue;
+		}
+		if (p->recovery)
+			continue;
+		if (d->snap_used >= 0 && d->last_lsn < d->start) {
+			/* Every segment is covered: recovery drops them
+			 * (a torn tail is still cut first). */
+			p->recovery = p->kind == LT_TORN;
+			continue;
+		}
+		p->recovery = p->boundary ? p->seg - 1 >= k : p->seg >= k;
+	}
+}
+
+int
+lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
+{
+	int rc = 0;
+
+	/* sluiced picks the newest snapshot whose file checks (even when
+	 * its entries then fail to load); recovery after a repair starts
+	 * from the newest that also loads. */
+	for (size_t i = 0; i < d->nsnaps; i++) {
+		check_snap(d, i);
+		if (d->snaps[i].rc == 0)
+			d->snap_picked = (int)i;
+		if (d->snaps[i].usable)
+			d->snap_used = (int)i;
+	}
+	d->start = d->snap_used >= 0 ? d->snaps[d->snap_used].info.lsn + 1 : 1;
+	lt_progress_start("checking segment", d->nsegs);
+	for (size_t i = 0; i < d->nsegs && rc == 0; i++) {
+		struct lt_seg *s = &d->segs[i];
+
+		lt_progress(i, s->name);
+		rc = check_seg(d, i, v, arg);
+		if (rc == 0 && s->w.nrec > 0) {
+			if (d->first_lsn == 0)
+				d->first_lsn = s->w.first_lsn;
+			if (s->w.last_lsn > d->last_lsn)
+				d->last_lsn = s->w.last_lsn;
+			d->nrec += s->w.nrec;
+		}
+	}
+	lt_progress_end();
+	if (rc != 0)
+		return rc;
+	check_joins(d);
+	check_start(d);
+	mark_recovery(d);
+	for (size_t i = 0; i < d->nsnaps; i++) {
+		const struct lt_snap *s = &d->snaps[i];
+
+		if ((int)i != d->snap_used && s->usable)
+			note(d,
+			    "%s: an older snapshot; sluiced removes it after "
+			    "its next snapshot",
+			    s->name);
+	}
+	if (d->nleft > 0)
+		note(d,
+		    "%zu unfinished file(s) (*.snap.inprogress, "
+		    "*.wal.repair): left by a stop during a snapshot or a "
+		    "repair; sluiced ignores them",
+		    d->nleft);
+	if (d->nspares > 0)
+		note(d,
+		    "%zu spare segment file(s) (*.spare): preallocated "
+		    "space; sluiced removes them at start",
+		    d->nspares);
+	if (d->nunknown > 0)
+		note(d, "%zu file(s) sluice does not know, such as '%s'",
+		    d->nunknown, d->unknown);
+	if (d->running)
+		note(d,
+		    "a sluiced is running on this directory (it holds the "
+		    "LOCK): the newest segment may be changing as it is "
+		    "read");
+	d->checked = true;
+	return 0;
+}
+
+int
+lt_open_checked(
+    const char *path, struct lt_dir *d, const struct lt_visit *v, void *arg)
+{
+	char err[PATH_MAX + 256];
+	int rc;
+
+	rc = lt_dir_open(path, d, err, sizeof(err));
+	if (rc != LT_EXIT_OK) {
+		fprintf(stderr, "sluice-log: %s\n", err);
+		return rc;
+	}
+	rc = lt_dir_check(d, v, arg);
+	if (rc != 0 && rc != -EPIPE) {
+		fprintf(
+		    stderr, "sluice-log: %s: %s\n", path, sluice_strerror(rc));
+		lt_dir_free(d);
+		return LT_EXIT_IO;
+	}
+	if (rc == -EPIPE) {
+		lt_dir_free(d);
+		return LT_EXIT_IO;
+	}
+	return LT_EXIT_OK;
+}
+
+/* ---- replay ----------------------------------------------------------- */
+
+struct replay_ctx {
+	const struct lt_dir *d;
+	struct lt_replay *r;
+	uint64_t stop;
+	uint64_t expect;
+	uint64_t epoch;
+	bool started;
+	int oom;
+};
+
+static int
+replay_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
+    const struct rec_view *v)
+{
+	struct replay_ctx *c = arg;
+	struct lt_replay *r = c->r;
+	struct qrec q;
+	int rc;
+
+	(void)d;
+	if (v->hdr.lsn < c->expect && !c->started)
+		return 0; /* before the snapshot */
+	if (c->stop != 0 && v->hdr.lsn > c->stop)
+		return STOP_;
+	if (v->hdr.lsn != c->expect || v->hdr.epoch < c->epoch) {
+		r->broken = true;
+		return STOP_;
+	}
+	c->started = true;
+	c->expect++;
+	c->epoch = v->hdr.epoch;
+	if (v->hdr.type < REC_TYPE_LOG_MIN) {
+		rc = qrec_decode(v->hdr.type, v->body, v->body_len, &q);
+		if (rc == 0)
+			rc = queue_apply(r->q, v->hdr.lsn, v->hdr.time, &q);
+		if (rc == SLUICE_ENOMEM) {
+			c->oom = rc;
+			return STOP_;
+		}
+		if (rc != 0) {
+			r->failed = true;
+			r->fail_lsn = v->hdr.lsn;
+			r->fail_type = v->hdr.type;
+			r->fail_rc = rc;
+			r->fail_seg = seg;
+			r->fail_off = off;
+			return STOP_;
+		}
+	}
+	r->records++;
+	r->last_lsn = v->hdr.lsn;
+	r->last_time = v->hdr.time;
+	r->epoch = v->hdr.epoch;
+	return 0;
+}
+
+static int
+replay_bad(
+    void *arg, const struct lt_dir *d, size_t seg, const struct walk_bad *b)
+{
+	struct replay_ctx *c = arg;
+
+	if (!c->started)
+		return 0;
+	/* A torn tail is the end of the log, as recovery sees it. */
+	if (!(walk_bad_is_torn(b) && seg + 1 == d->nsegs))
+		c->r->broken = true;
+	return STOP_;
+}
+
+int
+lt_replay_run(const struct lt_dir *d, uint64_t stop_lsn, struct lt_replay *r)
+{
+	static const struct lt_visit visit = { replay_rec, replay_bad };
+	struct replay_ctx c = { d, r, stop_lsn, d->start, 0, false, 0 };
+	int k = lt_start_seg(d), rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->q = queue_new(NULL);
+	if (r->q == NULL)
+		return SLUICE_ENOMEM;
+	if (d->snap_used >= 0) {
+		const struct lt_snap *s = &d->snaps[d->snap_used];
+
+		rc = lt_snap_load(d, (size_t)d->snap_used, r->q);
+		if (rc != 0)
+			return rc;
+		r->snap_lsn = s->info.lsn;
+		r->last_lsn = s->info.lsn;
+		r->epoch = s->info.epoch;
+		r->last_time = s->info.time;
+		c.epoch = s->info.epoch;
+	}
+	for (size_t i = k < 0 ? 0 : (size_t)k; i < d->nsegs && rc == 0; i++) {
+		if (d->segs[i].err != 0) {
+			r->broken = true;
+			break;
+		}
+		rc = lt_seg_walk(d, i, &visit, &c);
+	}
+	if (rc == STOP_)
+		rc = 0;
+	return c.oom != 0 ? c.oom : rc;
+}
+
+void
+lt_replay_free(struct lt_replay *r)
+{
+	queue_delete(r->q);
+	r->q = NULL;
+}
+
+int
+lt_dir_check_replay(struct lt_dir *d, struct lt_replay *r)
+{
+	struct lt_problem *p;
+	int rc = lt_replay_run(d, 0, r);
+
+	if (rc != 0 || !r->failed)
+		return rc;
+	p = problem(d, LT_DAMAGE, d->segs[r->fail_seg].name, (int)r->fail_seg,
+	    "record LSN %" PRIu64 " (%s) is whole but does not apply to the "
+	    "queue rebuilt before it (%s): sluiced stops at it",
+	    r->fail_lsn,
+	    lt_type_name(r->fail_type) ? lt_type_name(r->fail_type) : "?",
+	    sluice_strerror(r->fail_rc));
+	p->has_off = true;
+	p->off = r->fail_off;
+	p->lsn_before = r->fail_lsn - 1;
+	p->lsn_after = r->fail_lsn;
+	p->recovery = true;
+	return 0;
+}
