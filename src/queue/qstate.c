@@ -81,13 +81,11 @@ queue_config_default(struct queue_config *cfg)
 	cfg->hash_seed = 0x736c75696365ULL;
 }
 
-struct queue *
-queue_new(const struct queue_config *cfg)
+/* A queue with no tasks, tubes or keys, over the memory *q. */
+static void
+queue_init(struct queue *q, const struct queue_config *cfg)
 {
-	struct queue *q = calloc(1, sizeof(*q));
-
-	if (q == NULL)
-		return NULL;
+	memset(q, 0, sizeof(*q));
 	if (cfg != NULL)
 		q->cfg = *cfg;
 	else
@@ -106,14 +104,12 @@ queue_new(const struct queue_config *cfg)
 	q->wake.noshrink = true;
 	q->pauses.noshrink = true;
 	q->next_id = 1;
-	return q;
 }
 
-void
-queue_delete(struct queue *q)
+/* Frees everything the queue holds, not the queue itself. */
+static void
+queue_fini(struct queue *q)
 {
-	if (q == NULL)
-		return;
 	for (uint32_t i = 0; i < q->ids.cap; i++)
 		task_free(q->ids.slot[i]);
 	for (uint32_t i = 0; i < q->keys.cap; i++)
@@ -128,7 +124,35 @@ queue_delete(struct queue *q)
 	heap_free(&q->taken);
 	heap_free(&q->wake);
 	heap_free(&q->pauses);
+}
+
+struct queue *
+queue_new(const struct queue_config *cfg)
+{
+	struct queue *q = malloc(sizeof(*q));
+
+	if (q == NULL)
+		return NULL;
+	queue_init(q, cfg);
+	return q;
+}
+
+void
+queue_delete(struct queue *q)
+{
+	if (q == NULL)
+		return;
+	queue_fini(q);
 	free(q);
+}
+
+void
+queue_clear(struct queue *q)
+{
+	struct queue_config cfg = q->cfg;
+
+	queue_fini(q);
+	queue_init(q, &cfg);
 }
 
 uint64_t
