@@ -81,6 +81,7 @@ one_op(struct hist *h)
 	struct queue_str ts = { tube, strlen(tube) };
 	struct qrec r;
 	char key[16], text[32];
+	char payload[64]; /* out here: r borrows it until the commit */
 	int rc = -1;
 
 	switch (t_below(&h->rng, 14)) {
@@ -89,7 +90,6 @@ one_op(struct hist *h)
 	case 2: {
 		struct queue_put_req p;
 		struct queue_put_res res;
-		char payload[64];
 		size_t n = t_below(&h->rng, sizeof(payload));
 
 		for (size_t i = 0; i < n; i++)
