@@ -124,6 +124,7 @@ queue_fini(struct queue *q)
 	heap_free(&q->taken);
 	heap_free(&q->wake);
 	heap_free(&q->pauses);
+	free(q->load.want);
 }
 
 struct queue *
