@@ -288,11 +288,11 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	 * task near the one before. The tasks themselves lie all over the
 	 * heap, so their memory is asked for a few slots ahead. */
 	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = q->ids.slot[i];
+		const struct task *t = idx_at(&q->ids, i);
 
 		if (i + QSNAP_PREFETCH < q->ids.cap &&
-		    q->ids.slot[i + QSNAP_PREFETCH] != NULL)
-			__builtin_prefetch(q->ids.slot[i + QSNAP_PREFETCH]);
+		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
+			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
 		if (t != NULL && (rc = emit_task(q, t, emit, arg)) != 0)
 			return rc;
 	}
@@ -365,7 +365,10 @@ load_meta(struct queue *q, struct rd *r)
 	if (q->lsn != 0 || q->ntasks != 0 || q->ntubes != 0 ||
 	    q->next_id != 1 || q->clock != 0)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
-	if ((rc = idx_reserve(&q->ids, reserve_count(ntasks))) != 0 ||
+	/* The index as it is just after growing (3/5 full), so the first
+	 * puts after a restart do not move every task again. */
+	if ((rc = idx_reserve(&q->ids, reserve_count(ntasks + ntasks / 4))) !=
+	        0 ||
 	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;

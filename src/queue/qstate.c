@@ -111,9 +111,9 @@ static void
 queue_fini(struct queue *q)
 {
 	for (uint32_t i = 0; i < q->ids.cap; i++)
-		task_free(q->ids.slot[i]);
+		task_free(idx_at(&q->ids, i));
 	for (uint32_t i = 0; i < q->keys.cap; i++)
-		free(q->keys.slot[i]);
+		free(idx_at(&q->keys, i));
 	for (uint32_t i = 0; i < q->ntubes; i++)
 		tube_free(q->tubes[i]);
 	free(q->tubes);
