@@ -68,6 +68,16 @@ idx_mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* Asks the memory for the home slot of `key` in advance, when an insert
+ * or lookup of that key is likely to come soon. Changes nothing. */
+static inline void
+idx_prefetch(const struct idx *x, uint64_t key)
+{
+	if (x->cap > 0)
+		__builtin_prefetch(
+		    &x->slot[(idx_mix(key) >> 32) * x->cap >> 32], 1);
+}
+
 /* Hash of a byte string under a seed. */
 uint64_t idx_hash_bytes(uint64_t seed, const void *p, size_t n);
 

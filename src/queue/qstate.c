@@ -179,8 +179,11 @@ qs_task(const struct queue *q, uint64_t id)
 struct tube *
 qs_tube(const struct queue *q, const char *name, size_t len)
 {
+	const struct tube *last = q->last_tube;
 	struct bytes b = { name, len };
 
+	if (last != NULL && tube_eq(last, &b))
+		return q->last_tube;
 	return idx_find_eq(&q->names,
 	    idx_hash_bytes(q->cfg.hash_seed, name, len), tube_eq, &b);
 }
@@ -205,6 +208,7 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 
 	*created = false;
 	if (tb != NULL) {
+		q->last_tube = tb;
 		*out = tb;
 		return 0;
 	}
@@ -241,6 +245,8 @@ qs_tube_undo(struct queue *q, struct tube *tb)
 	    tb->delayed.len == 0 && tb->buried.len == 0 && tb->ntaken == 0);
 	idx_remove(&q->names, tb);
 	q->ntubes--;
+	if (q->last_tube == tb)
+		q->last_tube = NULL;
 	tube_free(tb);
 }
 

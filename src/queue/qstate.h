@@ -50,11 +50,12 @@ struct qsnap_load {
 
 struct queue {
 	struct queue_config cfg;
-	struct idx ids;      /* task by id */
-	struct idx keys;     /* keyent by hash of the key */
-	struct idx names;    /* tube by hash of the name */
-	struct idx sessions; /* first task of each session's list */
-	struct tube **tubes; /* in creation order */
+	struct idx ids;         /* task by id */
+	struct idx keys;        /* keyent by hash of the key */
+	struct idx names;       /* tube by hash of the name */
+	struct idx sessions;    /* first task of each session's list */
+	struct tube **tubes;    /* in creation order */
+	struct tube *last_tube; /* the last found by name: puts come in runs */
 	uint32_t ntubes;
 	uint32_t tubes_cap;
 	struct heap taken;  /* every taken task by (deadline, id) */
