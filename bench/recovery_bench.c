@@ -168,6 +168,14 @@ load_entry(void *arg, uint16_t type, const void *data, size_t len)
 	return queue_snapshot_load(arg, type, data, len);
 }
 
+/* A damaged snapshot was loaded in part: start over, empty. */
+static int
+reset_queue(void *arg)
+{
+	queue_clear(arg);
+	return 0;
+}
+
 static int
 apply_rec(const struct rec_hdr *h, const void *body, void *arg)
 {
@@ -197,7 +205,7 @@ main(int argc, char **argv)
 		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
 		{ NULL, 0, NULL, 0 } };
 	struct opts o = { NULL, 0, 0, 100, false };
-	struct recover_ops ops = { load_entry, apply_rec };
+	struct recover_ops ops = { load_entry, apply_rec, reset_queue };
 	struct recover_result res;
 	struct builder b = { 0 };
 	struct snap_writer sw;

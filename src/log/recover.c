@@ -1,10 +1,13 @@
 /* recover - see recover.h.
  *
  * Order of work:
- *   1. list the snapshots; from the newest down, take the first whose
- *      file checks out (snap_load without a visitor reads it once; the
- *      second pass feeds the caller, so a damaged snapshot never leaves
- *      half a state behind);
+ *   1. list the snapshots; from the newest down, load the first whose
+ *      file checks out. The entries go to the caller as they are
+ *      checked, in one pass; when a snapshot turns out damaged half-way
+ *      the caller's reset empties its state before an older one is
+ *      tried, so a damaged snapshot never leaves half a state behind.
+ *      (A caller without reset gets a checking pass first, then the
+ *      loading pass: the file is read twice.)
  *   2. scan the log from snapshot LSN + 1 with logdir_scan, feeding each
  *      record to the caller, stopping after `upto_lsn`;
  *   3. when the log ends below the snapshot (possible only under the
@@ -62,15 +65,41 @@ tail_visit(const struct rec_hdr *h, const void *body, void *arg)
 	return 0;
 }
 
-/* Picks the newest snapshot with a sound file, at or below `upto` (when
- * set). Returns 0 with *lsn = 0 when there is none. */
+/* Forwards snapshot entries to the caller, remembering whether it was the
+ * caller that stopped the load (its verdict stands) or the file (damage:
+ * an older snapshot may do). */
+struct snap_ctx {
+	const struct recover_ops *ops;
+	void *arg;
+	int cb_rc;
+};
+
 static int
-pick_snapshot(const char *dir, uint64_t upto, uint64_t *lsn, uint64_t *skipped)
+snap_visit(void *arg, uint16_t type, const void *data, size_t len)
 {
+	struct snap_ctx *c = arg;
+
+	c->cb_rc = c->ops->snap_entry(c->arg, type, data, len);
+	return c->cb_rc;
+}
+
+/* Loads the newest snapshot with a sound file, at or below `upto` (when
+ * set), into the caller's state. With a reset callback each snapshot is
+ * read once: entries go out while it is checked, and a damaged one is
+ * followed by a reset. Without it, a snapshot is checked whole first.
+ * Returns 0 with *lsn (the name's) and *si, both 0 when there is none; a
+ * callback's value; -errno when the directory cannot be listed. */
+static int
+load_snapshot(const char *dir, uint64_t upto, const struct recover_ops *ops,
+    void *arg, uint64_t *lsn, struct snap_info *si, uint64_t *skipped)
+{
+	struct snap_ctx c = { ops, arg, 0 };
+	bool once = ops->reset != NULL || ops->snap_entry == NULL;
 	uint64_t *lsns = NULL;
 	size_t n = 0;
 	int rc;
 
+	memset(si, 0, sizeof(*si));
 	*lsn = 0;
 	*skipped = 0;
 	rc = snap_list(dir, &lsns, &n);
@@ -86,19 +115,34 @@ pick_snapshot(const char *dir, uint64_t upto, uint64_t *lsn, uint64_t *skipped)
 			continue;
 		if (snap_path(path, sizeof(path), dir, lsns[i]) != 0)
 			continue;
-		rc = snap_load(path, NULL, NULL, NULL, &bad);
+		c.cb_rc = 0;
+		if (once)
+			rc = snap_load(path,
+			    ops->snap_entry ? snap_visit : NULL, &c, si, &bad);
+		else if ((rc = snap_load(path, NULL, NULL, NULL, &bad)) == 0)
+			rc = snap_load(path, snap_visit, &c, si, &bad);
 		if (rc == 0) {
 			*lsn = lsns[i];
 			break;
+		}
+		if (c.cb_rc != 0) {
+			log_err("recover", "loading snapshot %s: %s", path,
+			    sluice_strerror(rc));
+			goto fail;
 		}
 		log_err("recover",
 		    "snapshot %s is damaged at offset %" PRIu64
 		    " (%s); trying an older one",
 		    path, bad, sluice_strerror(rc));
 		(*skipped)++;
+		memset(si, 0, sizeof(*si));
+		if (ops->reset != NULL && (rc = ops->reset(arg)) != 0)
+			goto fail;
+		rc = 0;
 	}
+fail:
 	free(lsns);
-	return 0;
+	return rc;
 }
 
 /* Without a snapshot the state is rebuilt from LSN 1, so the log must
@@ -181,24 +225,17 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 {
 	struct tail_ctx t = { ops, arg, upto_lsn, 0, 0, 0 };
 	int64_t t0 = clock_mono_ns();
-	char path[LOGDIR_PATH_MAX];
-	struct snap_info si = { 0 };
+	struct snap_info si;
 	uint64_t snap_lsn, from;
 	char torn[LOGDIR_PATH_MAX + 128];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = pick_snapshot(dir, upto_lsn, &snap_lsn, &out->snaps_skipped);
+	rc = load_snapshot(
+	    dir, upto_lsn, ops, arg, &snap_lsn, &si, &out->snaps_skipped);
 	if (rc != 0)
 		return rc;
 	if (snap_lsn != 0) {
-		snap_path(path, sizeof(path), dir, snap_lsn);
-		rc = snap_load(path, ops->snap_entry, arg, &si, NULL);
-		if (rc != 0) {
-			log_err("recover", "loading snapshot %s: %s", path,
-			    sluice_strerror(rc));
-			return rc;
-		}
 		out->snap_lsn = si.lsn;
 		out->snap_epoch = si.epoch;
 		out->snap_entries = si.entries;

@@ -14,12 +14,22 @@
 #include "log/rec.h"
 #include "log/snap.h"
 
+/* Empties the caller's state: recovery starts over with an older
+ * snapshot. Returns 0, or a non-zero value that stops recovery. */
+typedef int recover_reset_fn(void *arg);
+
 struct recover_ops {
 	/* Each entry of the chosen snapshot, in order. May be NULL. */
 	snap_visit_fn *snap_entry;
 	/* Each record after the snapshot (or from the first one), in
 	 * order, up to `upto_lsn`. May be NULL. */
 	rec_visit_fn *apply;
+	/* Called when a snapshot turns out damaged after some of its
+	 * entries went to snap_entry, before an older one is tried. With
+	 * reset, a snapshot is read once; without it, every snapshot is
+	 * checked whole before its first entry goes out (twice the reading),
+	 * so a damaged one never leaves half a state behind. May be NULL. */
+	recover_reset_fn *reset;
 };
 
 enum {

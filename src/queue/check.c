@@ -99,7 +99,7 @@ queue_check(const struct queue *q, const char **why)
 	CHECK(q->next_id >= 1);
 	CHECK(q->ids.len == q->ntasks);
 	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = q->ids.slot[i];
+		const struct task *t = idx_at(&q->ids, i);
 
 		if (t == NULL)
 			continue;
@@ -149,7 +149,7 @@ queue_check(const struct queue *q, const char **why)
 
 	/* Keys and the dedup list. */
 	for (uint32_t i = 0; i < q->keys.cap; i++) {
-		const struct keyent *ke = q->keys.slot[i];
+		const struct keyent *ke = idx_at(&q->keys, i);
 
 		if (ke == NULL)
 			continue;
@@ -174,7 +174,7 @@ queue_check(const struct queue *q, const char **why)
 
 	/* Sessions: each head starts a list of that session's tasks. */
 	for (uint32_t i = 0; i < q->sessions.cap; i++) {
-		const struct task *t = q->sessions.slot[i];
+		const struct task *t = idx_at(&q->sessions, i);
 		uint64_t session;
 
 		if (t == NULL)

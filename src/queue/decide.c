@@ -544,7 +544,7 @@ queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
 	if ((rc = prep(q, now, out)) != 0)
 		return rc;
 	for (uint32_t i = 0; i < q->sessions.cap; i++) {
-		struct task *t = q->sessions.slot[i];
+		struct task *t = idx_at(&q->sessions, i);
 
 		if (t != NULL) {
 			lost_lease(t, now, QREC_BY_RESTART, out);

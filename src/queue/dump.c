@@ -171,8 +171,8 @@ queue_dump(const struct queue *q, struct buf *out)
 	memcpy(tubes, q->tubes, q->ntubes * sizeof(*tubes));
 	qsort(tubes, q->ntubes, sizeof(*tubes), tube_cmp);
 	for (uint32_t i = 0; i < q->ids.cap; i++)
-		if (q->ids.slot[i] != NULL)
-			tasks[nt++] = q->ids.slot[i];
+		if (idx_at(&q->ids, i) != NULL)
+			tasks[nt++] = idx_at(&q->ids, i);
 	qsort(tasks, nt, sizeof(*tasks), task_cmp);
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next)
 		if (ke->expires > q->clock)

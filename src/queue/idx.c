@@ -1,8 +1,11 @@
 /* idx - see idx.h. Linear probing; removal shifts the following run back
- * (no tombstones), so a lookup stops at the first empty slot. Invariants:
- * len <= 3/4 cap (so an empty slot always exists and every probe loop
- * ends); every item sits between its home slot and the first empty slot
- * after it. */
+ * (no tombstones), so a lookup stops at the first empty slot. An item's
+ * home slot comes from the high half of its mixed key, scaled to the
+ * capacity (so any capacity works, not only powers of two); its tag is
+ * the low bits of the mixed key. Invariants: len <= 3/4 cap (so an empty
+ * slot always exists and every probe loop ends); every item sits between
+ * its home slot and the first empty slot after it; a slot's tag is its
+ * item's. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +13,35 @@
 #include "queue/idx.h"
 #include "sluice.h"
 
-enum { IDX_MIN_CAP = 16 };
+enum {
+	IDX_MIN_CAP = 16,
+	IDX_MAX_CAP = 1u << 31,
+	IDX_BATCH = 16, /* old slots a rehash moves at a time */
+};
+
+static inline uint32_t
+home_of(uint64_t h, uint32_t cap)
+{
+	return (uint32_t)(((h >> 32) * (uint64_t)cap) >> 32);
+}
+
+static inline uintptr_t
+slot_val(const void *item, uint64_t h)
+{
+	assert(((uintptr_t)item & IDX_TAG_MASK) == 0);
+	return (uintptr_t)item | ((uintptr_t)h & IDX_TAG_MASK);
+}
+
+static inline uint32_t
+next(const struct idx *x, uint32_t i)
+{
+	return i + 1 == x->cap ? 0 : i + 1;
+}
 
 static inline uint32_t
 home(const struct idx *x, const void *item)
 {
-	return (uint32_t)idx_mix(x->key(item)) & (x->cap - 1);
+	return home_of(idx_mix(x->key(item)), x->cap);
 }
 
 void
@@ -37,19 +63,22 @@ idx_free(struct idx *x)
 }
 
 static void
-place(struct idx *x, void *item)
+place(struct idx *x, uint32_t i, uintptr_t v)
 {
-	uint32_t i = home(x, item);
-
-	while (x->slot[i] != NULL)
-		i = (i + 1) & (x->cap - 1);
-	x->slot[i] = item;
+	while (x->slot[i] != 0)
+		i = next(x, i);
+	x->slot[i] = v;
 }
 
+/* Moves every item into a new table of `cap` slots. Each item must be
+ * read for its key, and they lie all over the heap, so the old slots go
+ * in batches: while one batch is placed, the items of the next are
+ * fetched, and the new home slots of a batch are fetched before any of
+ * it is placed. */
 static int
 rehash(struct idx *x, uint32_t cap)
 {
-	void **old = x->slot;
+	uintptr_t *old = x->slot;
 	uint32_t ocap = x->cap;
 
 	x->slot = calloc(cap, sizeof(*x->slot));
@@ -58,24 +87,57 @@ rehash(struct idx *x, uint32_t cap)
 		return SLUICE_ENOMEM;
 	}
 	x->cap = cap;
-	for (uint32_t i = 0; i < ocap; i++)
-		if (old[i] != NULL)
-			place(x, old[i]);
+	for (uint32_t i = 0; i < ocap; i += IDX_BATCH) {
+		uint32_t end = ocap - i < IDX_BATCH ? ocap : i + IDX_BATCH;
+		uint32_t ahead =
+		    ocap - end < IDX_BATCH ? ocap : end + IDX_BATCH;
+		uintptr_t v[IDX_BATCH];
+		uint32_t h[IDX_BATCH], n = 0;
+
+		for (uint32_t j = end; j < ahead; j++)
+			if (old[j] != 0)
+				__builtin_prefetch(
+				    (void *)(old[j] & ~IDX_TAG_MASK));
+		for (uint32_t j = i; j < end; j++) {
+			if (old[j] == 0)
+				continue;
+			v[n] = old[j];
+			h[n] = home_of(
+			    idx_mix(x->key((void *)(old[j] & ~IDX_TAG_MASK))),
+			    cap);
+			__builtin_prefetch(&x->slot[h[n]], 1);
+			n++;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			place(x, h[k], v[k]);
+	}
 	free(old);
 	return 0;
+}
+
+/* The capacity for `need` items: at most 3/4 full. */
+static uint64_t
+cap_for(uint64_t need)
+{
+	uint64_t cap = (need * 4 + 2) / 3;
+
+	return cap < IDX_MIN_CAP ? IDX_MIN_CAP : cap;
 }
 
 int
 idx_reserve(struct idx *x, uint32_t more)
 {
 	uint64_t need = (uint64_t)x->len + more;
-	uint64_t cap = x->cap ? x->cap : IDX_MIN_CAP;
+	uint64_t cap;
 
 	if (need * 4 <= (uint64_t)x->cap * 3)
 		return 0;
-	while (need * 4 > cap * 3)
-		cap *= 2;
-	if (cap > ((uint64_t)1 << 31))
+	/* Grow by a quarter at least: the table is 3/5 full after growing,
+	 * and each item is moved 4 times on average while it fills up. */
+	cap = cap_for(need);
+	if (cap < (uint64_t)x->cap + x->cap / 2)
+		cap = (uint64_t)x->cap + x->cap / 2;
+	if (cap > IDX_MAX_CAP)
 		return SLUICE_ENOMEM;
 	return rehash(x, (uint32_t)cap);
 }
@@ -83,36 +145,49 @@ idx_reserve(struct idx *x, uint32_t more)
 void
 idx_insert(struct idx *x, void *item)
 {
+	uint64_t h = idx_mix(x->key(item));
+
 	assert((uint64_t)(x->len + 1) * 4 <= (uint64_t)x->cap * 3);
-	place(x, item);
+	place(x, home_of(h, x->cap), slot_val(item, h));
 	x->len++;
 }
 
 void *
 idx_find(const struct idx *x, uint64_t key)
 {
+	uint64_t h = idx_mix(key);
+	uintptr_t tag = (uintptr_t)h & IDX_TAG_MASK;
 	uint32_t i;
 
 	if (x->len == 0)
 		return NULL;
-	i = (uint32_t)idx_mix(key) & (x->cap - 1);
-	for (; x->slot[i] != NULL; i = (i + 1) & (x->cap - 1))
-		if (x->key(x->slot[i]) == key)
-			return x->slot[i];
+	for (i = home_of(h, x->cap); x->slot[i] != 0; i = next(x, i)) {
+		uintptr_t v = x->slot[i];
+
+		if ((v & IDX_TAG_MASK) == tag &&
+		    x->key((void *)(v & ~IDX_TAG_MASK)) == key)
+			return (void *)(v & ~IDX_TAG_MASK);
+	}
 	return NULL;
 }
 
 void *
 idx_find_eq(const struct idx *x, uint64_t key, idx_eq_fn *eq, const void *arg)
 {
+	uint64_t h = idx_mix(key);
+	uintptr_t tag = (uintptr_t)h & IDX_TAG_MASK;
 	uint32_t i;
 
 	if (x->len == 0)
 		return NULL;
-	i = (uint32_t)idx_mix(key) & (x->cap - 1);
-	for (; x->slot[i] != NULL; i = (i + 1) & (x->cap - 1))
-		if (x->key(x->slot[i]) == key && eq(x->slot[i], arg))
-			return x->slot[i];
+	for (i = home_of(h, x->cap); x->slot[i] != 0; i = next(x, i)) {
+		uintptr_t v = x->slot[i];
+		void *item = (void *)(v & ~IDX_TAG_MASK);
+
+		if ((v & IDX_TAG_MASK) == tag && x->key(item) == key &&
+		    eq(item, arg))
+			return item;
+	}
 	return NULL;
 }
 
@@ -121,9 +196,9 @@ slot_of(const struct idx *x, const void *item)
 {
 	uint32_t i = home(x, item);
 
-	while (x->slot[i] != item) {
-		assert(x->slot[i] != NULL);
-		i = (i + 1) & (x->cap - 1);
+	while ((x->slot[i] & ~IDX_TAG_MASK) != (uintptr_t)item) {
+		assert(x->slot[i] != 0);
+		i = next(x, i);
 	}
 	return i;
 }
@@ -131,7 +206,6 @@ slot_of(const struct idx *x, const void *item)
 void
 idx_remove(struct idx *x, const void *item)
 {
-	uint32_t mask = x->cap - 1;
 	uint32_t i = slot_of(x, item);
 	uint32_t j = i;
 
@@ -140,12 +214,12 @@ idx_remove(struct idx *x, const void *item)
 	for (;;) {
 		uint32_t h;
 
-		x->slot[i] = NULL;
+		x->slot[i] = 0;
 		for (;;) {
-			j = (j + 1) & mask;
-			if (x->slot[j] == NULL)
+			j = next(x, j);
+			if (x->slot[j] == 0)
 				goto done;
-			h = home(x, x->slot[j]);
+			h = home(x, (void *)(x->slot[j] & ~IDX_TAG_MASK));
 			/* Keep it when its home is cyclically in (i, j]. */
 			if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
 				continue;
@@ -158,15 +232,18 @@ done:
 	x->len--;
 	/* Shrink when under 1/8 full; a failed shrink keeps the table. The
 	 * smaller table is at most 1/4 full: room for one insert remains. */
-	if (x->cap > IDX_MIN_CAP && x->len < x->cap / 8)
+	if (x->cap / 2 >= IDX_MIN_CAP && x->len < x->cap / 8)
 		(void)rehash(x, x->cap / 2);
 }
 
 void
 idx_swap(struct idx *x, const void *old, void *item)
 {
+	uint32_t i;
+
 	assert(x->key(old) == x->key(item));
-	x->slot[slot_of(x, old)] = item;
+	i = slot_of(x, old);
+	x->slot[i] = (uintptr_t)item | (x->slot[i] & IDX_TAG_MASK);
 }
 
 uint64_t

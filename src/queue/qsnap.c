@@ -3,30 +3,45 @@
  * loaded back with every field checked (it may come from a damaged disk;
  * fuzzed by tests/fuzz/fuzz_qrec.c).
  *
- * Entries, in this order (integers little-endian; str16 = u16 length +
- * bytes):
- *   META   u32 version (1), u64 lsn, u64 next_id, i64 clock
+ * Entries, in this order (fixed integers little-endian; str16 = u16 length
+ * + bytes; var = unsigned LEB128, at most 10 bytes, no needless trailing
+ * zero byte; zvar = a signed value zigzag-coded into a var):
+ *   META   u32 version (2), u64 lsn, u64 next_id, i64 clock, u64 tasks,
+ *          u64 taken tasks, u64 keys (of live tasks, plus the DEDUP
+ *          entries that follow)
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
  *          ack, release, fail, bury, kick, delete, ttr_expired,
- *          session_released, replace)                     - each tube, in
+ *          session_released, replace), u64 ready, u64 delayed, u64 buried
+ *          (its tasks in those states)                    - each tube, in
  *          creation order (a task names its tube by that position)
- *   TASK   u64 id, u32 tube, u8 state, u32 pri, u32 ttr, u32 attempts,
- *          u32 max_attempts, i64 run_at, i64 created_at, i64 updated_at,
- *          i64 period, str16 key, str16 error, then if taken: u64 lease,
- *          u64 session, i64 taken_at, i64 deadline, u8 detached; then
- *          u8 has_repl, u32 payload length, the payload    - each task
+ *   TASK   u8 flags (bits 0-2 state, 3 key, 4 error, 5 period, 6 a REPL
+ *          follows, 7 detached), var id, var tube, var pri, var ttr,
+ *          var attempts, var max_attempts, zvar clock - created_at,
+ *          zvar run_at - created_at, zvar updated_at - created_at,
+ *          then each only when its flag or state says so: var period,
+ *          var length + key, var length + error, taken: var lease,
+ *          var session, zvar taken_at - created_at, zvar deadline -
+ *          taken_at; then var payload length, the payload  - each task
  *   REPL   u64 id, u32 pri, u32 ttr, u32 max_attempts, i64 run_at,
  *          i64 period, u32 payload length, the payload  - right after a
- *          TASK with has_repl
+ *          TASK with flag 6
  *   DEDUP  str16 key, u64 id, i64 expires  - each unexpired dedup entry,
  *          oldest first
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * A TASK or REPL entry is emitted as its fixed part from a stack buffer
- * plus the payload where it lies, so nothing is copied or allocated.
+ * plus the payload where it lies, so nothing is copied or allocated. A
+ * TASK is about 16 bytes besides its payload: most fields are small, and
+ * the times are near each other and near the clock.
+ *
+ * The counts in META and TUBE let the loader size the id index and the
+ * heaps once, before the first task, instead of growing them (and
+ * rehashing the index) all along; END checks that they were right.
  *
  * Loading checks what apply guarantees: ids below next_id and unique,
  * keys unique, a ready task's run_at <= clock and a delayed one's later,
- * leases <= lsn, pauses after the clock, the counts in END. */
+ * leases <= lsn, pauses after the clock, the counts in META, TUBE and END.
+ * To change a layout, bump QSNAP_VERSION: the loader takes only its own
+ * (the log still holds what an older snapshot covered). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +49,25 @@
 #include "sluice.h"
 
 enum {
-	QSNAP_VERSION = 1,
+	QSNAP_VERSION = 2,
 	/* The largest fixed part: a TASK with a 200-byte key and the
 	 * longest error. */
-	QSNAP_HDR_MAX = 128 + QREC_KEY_MAX + QREC_ERROR_MAX
+	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX,
+	/* Tasks ahead of the one being written whose memory is fetched. */
+	QSNAP_PREFETCH = 8,
+	/* The most the counts of META and TUBE reserve room for up front:
+	 * a damaged count cannot ask for more (past it the index and heaps
+	 * grow as tasks come). */
+	QSNAP_RESERVE_MAX = 1 << 24,
+};
+
+enum {
+	TF_STATE = 0x07,
+	TF_KEY = 0x08,
+	TF_ERROR = 0x10,
+	TF_PERIOD = 0x20,
+	TF_REPL = 0x40,
+	TF_DETACHED = 0x80,
 };
 
 /* ---- Writing ---------------------------------------------------------- */
@@ -62,15 +92,6 @@ sw_room(struct sw *w, size_t n)
 	p = w->p + w->len;
 	w->len += n;
 	return p;
-}
-
-static void
-sw_u8(struct sw *w, uint8_t v)
-{
-	uint8_t *p = sw_room(w, 1);
-
-	if (p != NULL)
-		*p = v;
 }
 
 static void
@@ -132,48 +153,85 @@ sw_counters(struct sw *w, const struct queue_counters *c)
 	sw_u64(w, c->replace);
 }
 
+static uint8_t *
+put_var(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* a - b, zigzag-coded: small either way round. */
+static uint64_t
+zz_diff(int64_t a, int64_t b)
+{
+	uint64_t d = (uint64_t)a - (uint64_t)b;
+
+	return (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+}
+
+static uint8_t *
+put_bytes(uint8_t *p, const void *s, size_t n)
+{
+	p = put_var(p, n);
+	if (n > 0)
+		memcpy(p, s, n);
+	return p + n;
+}
+
 static int
-emit_task(const struct task *t, queue_emit_fn *emit, void *arg)
+emit_task(
+    const struct queue *q, const struct task *t, queue_emit_fn *emit, void *arg)
 {
 	const struct task_ext *e = t->ext;
 	uint8_t mem[QSNAP_HDR_MAX];
 	struct sw w = { mem, 0, sizeof(mem), false };
+	uint8_t *p = mem + 1;
+	uint8_t flags = t->state;
 	int rc;
 
-	sw_u64(&w, t->id);
-	sw_u32(&w, t->tube->index);
-	sw_u8(&w, t->state);
-	sw_u32(&w, t->pri);
-	sw_u32(&w, t->ttr);
-	sw_u32(&w, t->attempts);
-	sw_u32(&w, t->max_attempts);
-	sw_i64(&w, t->run_at);
-	sw_i64(&w, t->created_at);
-	sw_i64(&w, t->updated_at);
-	sw_i64(&w, e ? e->period : 0);
-	if (e != NULL && e->key != NULL)
-		sw_str16(&w, e->key->key, e->key->len);
-	else
-		sw_str16(&w, NULL, 0);
-	if (e != NULL && e->error != NULL)
-		sw_str16(&w, e->error, e->error_len);
-	else
-		sw_str16(&w, NULL, 0);
-	if (t->state == QUEUE_TAKEN) {
-		sw_u64(&w, e->lease);
-		sw_u64(&w, e->session);
-		sw_i64(&w, e->taken_at);
-		sw_i64(&w, e->deadline);
-		sw_u8(&w, e->detached ? 1 : 0);
+	p = put_var(p, t->id);
+	p = put_var(p, t->tube->index);
+	p = put_var(p, t->pri);
+	p = put_var(p, t->ttr);
+	p = put_var(p, t->attempts);
+	p = put_var(p, t->max_attempts);
+	p = put_var(p, zz_diff(q->clock, t->created_at));
+	p = put_var(p, zz_diff(t->run_at, t->created_at));
+	p = put_var(p, zz_diff(t->updated_at, t->created_at));
+	if (e != NULL) {
+		if (e->period != 0) {
+			flags |= TF_PERIOD;
+			p = put_var(p, (uint64_t)e->period);
+		}
+		if (e->key != NULL) {
+			flags |= TF_KEY;
+			p = put_bytes(p, e->key->key, e->key->len);
+		}
+		if (e->error != NULL) {
+			flags |= TF_ERROR;
+			p = put_bytes(p, e->error, e->error_len);
+		}
+		if (t->state == QUEUE_TAKEN) {
+			p = put_var(p, e->lease);
+			p = put_var(p, e->session);
+			p = put_var(p, zz_diff(e->taken_at, t->created_at));
+			p = put_var(p, zz_diff(e->deadline, e->taken_at));
+			if (e->detached)
+				flags |= TF_DETACHED;
+		}
+		if (e->repl != NULL)
+			flags |= TF_REPL;
 	}
-	sw_u8(&w, e != NULL && e->repl != NULL ? 1 : 0);
-	sw_u32(&w, t->payload_len);
-	if (w.over)
-		return SLUICE_EINVAL; /* cannot happen: QSNAP_HDR_MAX */
-	rc = emit(arg, QSNAP_TASK, mem, w.len, t->payload, t->payload_len);
+	p = put_var(p, t->payload_len);
+	mem[0] = flags;
+	rc = emit(arg, QSNAP_TASK, mem, (size_t)(p - mem), t->payload,
+	    t->payload_len);
 	if (rc != 0 || e == NULL || e->repl == NULL)
 		return rc;
-	w.len = 0;
 	sw_u64(&w, t->id);
 	sw_u32(&w, e->repl->pri);
 	sw_u32(&w, e->repl->ttr);
@@ -183,6 +241,17 @@ emit_task(const struct task *t, queue_emit_fn *emit, void *arg)
 	sw_u32(&w, e->repl->payload_len);
 	return emit(arg, QSNAP_REPL, mem, w.len, e->repl->payload,
 	    e->repl->payload_len);
+}
+
+/* Dedup entries a snapshot holds: those not yet expired. */
+static uint64_t
+live_dedup(const struct queue *q)
+{
+	uint64_t n = 0;
+
+	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next)
+		n += ke->expires > q->clock;
+	return n;
 }
 
 int
@@ -197,6 +266,9 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	sw_u64(&w, q->lsn);
 	sw_u64(&w, q->next_id);
 	sw_i64(&w, q->clock);
+	sw_u64(&w, q->ntasks);
+	sw_u64(&w, q->count[QUEUE_TAKEN]);
+	sw_u64(&w, q->nkeys + live_dedup(q));
 	if ((rc = emit(arg, QSNAP_META, mem, w.len, NULL, 0)) != 0)
 		return rc;
 	for (uint32_t i = 0; i < q->ntubes; i++) {
@@ -206,13 +278,24 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_str16(&w, tb->name, tb->name_len);
 		sw_i64(&w, tb->paused_until);
 		sw_counters(&w, &tb->ctr);
+		sw_u64(&w, tb->ready.len);
+		sw_u64(&w, tb->delayed.len);
+		sw_u64(&w, tb->buried.len);
 		if ((rc = emit(arg, QSNAP_TUBE, mem, w.len, NULL, 0)) != 0)
 			return rc;
 	}
-	for (uint32_t i = 0; i < q->ids.cap; i++)
-		if (q->ids.slot[i] != NULL &&
-		    (rc = emit_task(q->ids.slot[i], emit, arg)) != 0)
+	/* In slot order: a loader whose index has the same size puts each
+	 * task near the one before. The tasks themselves lie all over the
+	 * heap, so their memory is asked for a few slots ahead. */
+	for (uint32_t i = 0; i < q->ids.cap; i++) {
+		const struct task *t = idx_at(&q->ids, i);
+
+		if (i + QSNAP_PREFETCH < q->ids.cap &&
+		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
+			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
+		if (t != NULL && (rc = emit_task(q, t, emit, arg)) != 0)
 			return rc;
+	}
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
 		if (ke->expires <= q->clock)
 			continue; /* expired, not yet reclaimed */
@@ -255,6 +338,14 @@ rd_counters(struct rd *r, struct queue_counters *c)
 	c->replace = rd_u64(r);
 }
 
+/* Room for `n` more, as counted in a snapshot: at most
+ * QSNAP_RESERVE_MAX at once, so a damaged count cannot ask for the moon. */
+static uint32_t
+reserve_count(uint64_t n)
+{
+	return n > QSNAP_RESERVE_MAX ? QSNAP_RESERVE_MAX : (uint32_t)n;
+}
+
 static int
 load_meta(struct queue *q, struct rd *r)
 {
@@ -262,16 +353,32 @@ load_meta(struct queue *q, struct rd *r)
 	uint64_t lsn = rd_u64(r);
 	uint64_t next_id = rd_u64(r);
 	int64_t clock = rd_i64(r);
+	uint64_t ntasks = rd_u64(r);
+	uint64_t ntaken = rd_u64(r);
+	uint64_t nkeys = rd_u64(r);
+	int rc;
 
 	if (rd_failed(r) || rd_left(r) != 0 || version != QSNAP_VERSION ||
-	    next_id == 0 || next_id == UINT64_MAX || !time_ok(clock))
+	    next_id == 0 || next_id == UINT64_MAX || !time_ok(clock) ||
+	    ntasks >= next_id || ntaken > ntasks)
 		return SLUICE_ECORRUPT;
 	if (q->lsn != 0 || q->ntasks != 0 || q->ntubes != 0 ||
 	    q->next_id != 1 || q->clock != 0)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
+	/* The index as it is just after growing (3/5 full), so the first
+	 * puts after a restart do not move every task again. */
+	if ((rc = idx_reserve(&q->ids, reserve_count(ntasks + ntasks / 4))) !=
+	        0 ||
+	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
+	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
+		return rc;
 	q->lsn = lsn;
 	q->next_id = next_id;
 	q->clock = clock;
+	q->load.ntasks = ntasks;
+	q->load.ntaken = ntaken;
+	q->load.nkeys = nkeys;
+	q->load.nplaced = ntasks - ntaken;
 	return 0;
 }
 
@@ -279,43 +386,119 @@ static int
 load_tube(struct queue *q, struct rd *r)
 {
 	struct queue_counters c;
+	struct qsnap_want *want;
 	struct tube *tb;
 	const char *name;
 	size_t len;
 	int64_t paused;
+	uint64_t n[3];
 	bool created;
 	int rc;
 
 	name = rd_str16(r, QREC_NAME_MAX, &len);
 	paused = rd_i64(r);
 	rd_counters(r, &c);
+	n[0] = rd_u64(r);
+	n[1] = rd_u64(r);
+	n[2] = rd_u64(r);
 	if (rd_failed(r) || rd_left(r) != 0 || !qrec_tube_valid(name, len))
 		return SLUICE_ECORRUPT;
 	if (paused != 0 && (paused <= q->clock || !time_ok(paused)))
 		return SLUICE_ECORRUPT;
+	/* Tubes count no more tasks than META did, all told. */
+	if (n[0] > q->load.nplaced || n[1] > q->load.nplaced - n[0] ||
+	    n[2] > q->load.nplaced - n[0] - n[1])
+		return SLUICE_ECORRUPT;
 	if (qs_tube(q, name, len) != NULL || q->ntubes == UINT32_MAX)
 		return SLUICE_ECORRUPT;
+	want = realloc(q->load.want, (q->ntubes + 1) * sizeof(*want));
+	if (want == NULL)
+		return SLUICE_ENOMEM;
+	q->load.want = want;
 	if ((rc = qs_tube_get(q, name, len, &tb, &created)) != 0)
 		return rc;
+	want[tb->index].ready = n[0];
+	want[tb->index].delayed = n[1];
+	want[tb->index].buried = n[2];
+	q->load.nplaced -= n[0] + n[1] + n[2];
 	tb->ctr = c;
 	tube_counters_add(&q->ctr, &c);
 	qs_pause(q, tb, paused);
+	/* A failed reservation leaves the tube: the load stops there. */
+	if ((rc = heap_reserve(&tb->ready, reserve_count(n[0]))) != 0 ||
+	    (rc = heap_reserve(&tb->age, reserve_count(n[0]))) != 0 ||
+	    (rc = heap_reserve(&tb->delayed, reserve_count(n[1]))) != 0 ||
+	    (rc = heap_reserve(&tb->buried, reserve_count(n[2]))) != 0)
+		return rc;
 	return 0;
+}
+
+/* A var (see the top): its value, or 0 with the reader failed when the
+ * bytes end first, it is longer than 10 bytes or does not fit in 64 bits,
+ * or its last byte is a needless zero. */
+static inline uint64_t
+rd_var(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (r->off >= r->len)
+			break;
+		b = r->p[r->off++];
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			if (b == 0 && shift > 0)
+				break;
+			return v;
+		}
+	}
+	r->bad = true;
+	return 0;
+}
+
+/* `base` plus a zvar, as a time (an invalid sum fails time_ok). */
+static inline int64_t
+rd_time(struct rd *r, int64_t base)
+{
+	uint64_t z = rd_var(r);
+	uint64_t d = (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+
+	return (int64_t)((uint64_t)base + d);
+}
+
+/* A var length, then that many bytes (at most max). */
+static inline const char *
+rd_var_bytes(struct rd *r, size_t max, size_t *n)
+{
+	uint64_t len = rd_var(r);
+
+	if (len > max || len > rd_left(r)) {
+		r->bad = true;
+		*n = 0;
+		return NULL;
+	}
+	*n = (size_t)len;
+	return (const char *)rd_bytes(r, (size_t)len);
 }
 
 /* A TASK entry, parsed. */
 struct task_fields {
 	uint64_t id;
-	uint32_t tube;
+	uint64_t tube;
 	uint8_t state;
-	uint32_t pri;
-	uint32_t ttr;
-	uint32_t attempts;
-	uint32_t max_attempts;
+	uint8_t flags;
+	uint64_t pri;
+	uint64_t ttr;
+	uint64_t attempts;
+	uint64_t max_attempts;
 	int64_t run_at;
 	int64_t created_at;
 	int64_t updated_at;
-	int64_t period;
+	uint64_t period;
 	const char *key;
 	size_t key_len;
 	const char *error;
@@ -324,52 +507,70 @@ struct task_fields {
 	uint64_t session;
 	int64_t taken_at;
 	int64_t deadline;
-	uint8_t detached;
-	uint8_t has_repl;
-	uint32_t payload_len;
+	uint64_t payload_len;
 	const uint8_t *payload;
 };
 
 static int
 read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 {
-	memset(f, 0, sizeof(*f));
-	f->id = rd_u64(r);
-	f->tube = rd_u32(r);
-	f->state = rd_u8(r);
-	f->pri = rd_u32(r);
-	f->ttr = rd_u32(r);
-	f->attempts = rd_u32(r);
-	f->max_attempts = rd_u32(r);
-	f->run_at = rd_i64(r);
-	f->created_at = rd_i64(r);
-	f->updated_at = rd_i64(r);
-	f->period = rd_i64(r);
-	f->key = rd_str16(r, QREC_KEY_MAX, &f->key_len);
-	f->error = rd_str16(r, QREC_ERROR_MAX, &f->error_len);
+	uint64_t ago;
+
+	f->flags = rd_u8(r);
+	f->state = f->flags & TF_STATE;
+	f->id = rd_var(r);
+	f->tube = rd_var(r);
+	f->pri = rd_var(r);
+	f->ttr = rd_var(r);
+	f->attempts = rd_var(r);
+	f->max_attempts = rd_var(r);
+	ago = rd_var(r);
+	ago = (ago >> 1) ^ (uint64_t) - (int64_t)(ago & 1);
+	f->created_at = (int64_t)((uint64_t)q->clock - ago);
+	f->run_at = rd_time(r, f->created_at);
+	f->updated_at = rd_time(r, f->created_at);
+	f->period = (f->flags & TF_PERIOD) ? rd_var(r) : 0;
+	f->key = NULL;
+	f->key_len = 0;
+	f->error = NULL;
+	f->error_len = 0;
+	if (f->flags & TF_KEY)
+		f->key = rd_var_bytes(r, QREC_KEY_MAX, &f->key_len);
+	if (f->flags & TF_ERROR)
+		f->error = rd_var_bytes(r, QREC_ERROR_MAX, &f->error_len);
+	f->lease = 0;
+	f->session = 0;
+	f->taken_at = 0;
+	f->deadline = 0;
 	if (f->state == QUEUE_TAKEN) {
-		f->lease = rd_u64(r);
-		f->session = rd_u64(r);
-		f->taken_at = rd_i64(r);
-		f->deadline = rd_i64(r);
-		f->detached = rd_u8(r);
+		f->lease = rd_var(r);
+		f->session = rd_var(r);
+		f->taken_at = rd_time(r, f->created_at);
+		f->deadline = rd_time(r, f->taken_at);
 	}
-	f->has_repl = rd_u8(r);
-	f->payload_len = rd_u32(r);
+	f->payload_len = rd_var(r);
 	if (rd_failed(r) || rd_left(r) != f->payload_len ||
 	    f->payload_len > QREC_PAYLOAD_MAX)
 		return SLUICE_ECORRUPT;
 	f->payload = rd_bytes(r, f->payload_len);
 	if (f->id == 0 || f->id >= q->next_id || qs_task(q, f->id) != NULL)
 		return SLUICE_ECORRUPT;
-	if (f->tube >= q->ntubes || f->ttr == 0)
+	if (f->tube >= q->ntubes || f->ttr == 0 || f->ttr > UINT32_MAX ||
+	    f->pri > UINT32_MAX || f->attempts > UINT32_MAX ||
+	    f->max_attempts > UINT32_MAX)
 		return SLUICE_ECORRUPT;
 	if (!time_ok(f->run_at) || !time_ok(f->created_at) ||
-	    !time_ok(f->updated_at) || !time_ok(f->period))
+	    !time_ok(f->updated_at) || f->period > (uint64_t)QREC_TIME_MAX)
+		return SLUICE_ECORRUPT;
+	/* Flags stand for something present: no empty key or error, no
+	 * zero period. */
+	if (((f->flags & TF_KEY) && f->key_len == 0) ||
+	    ((f->flags & TF_ERROR) && f->error_len == 0) ||
+	    ((f->flags & TF_PERIOD) && f->period == 0))
 		return SLUICE_ECORRUPT;
 	if (f->key_len > 0 && qs_key(q, f->key, f->key_len) != NULL)
 		return SLUICE_ECORRUPT;
-	if (f->has_repl > 1 || (f->has_repl && f->state != QUEUE_TAKEN))
+	if ((f->flags & (TF_REPL | TF_DETACHED)) && f->state != QUEUE_TAKEN)
 		return SLUICE_ECORRUPT;
 	switch (f->state) {
 	case QUEUE_READY:
@@ -377,7 +578,7 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 	case QUEUE_DELAYED:
 		return f->run_at > q->clock ? 0 : SLUICE_ECORRUPT;
 	case QUEUE_TAKEN:
-		if (f->lease == 0 || f->lease > q->lsn || f->detached > 1 ||
+		if (f->lease == 0 || f->lease > q->lsn ||
 		    !time_ok(f->taken_at) || !time_ok(f->deadline) ||
 		    f->deadline < f->taken_at)
 			return SLUICE_ECORRUPT;
@@ -396,19 +597,21 @@ load_task(struct queue *q, struct rd *r)
 	struct keyent *ke = NULL;
 	char *err = NULL;
 	struct task *t;
+	bool detached;
 	int rc;
 
 	if ((rc = read_task(q, r, &f)) != 0)
 		return rc;
+	detached = (f.flags & TF_DETACHED) != 0;
 	t = task_new(f.payload, f.payload_len);
 	if (t == NULL)
 		return SLUICE_ENOMEM;
 	t->id = f.id;
 	t->tube = q->tubes[f.tube];
-	t->pri = f.pri;
-	t->ttr = f.ttr;
-	t->attempts = f.attempts;
-	t->max_attempts = f.max_attempts;
+	t->pri = (uint32_t)f.pri;
+	t->ttr = (uint32_t)f.ttr;
+	t->attempts = (uint32_t)f.attempts;
+	t->max_attempts = (uint32_t)f.max_attempts;
 	t->run_at = f.run_at;
 	t->created_at = f.created_at;
 	t->updated_at = f.updated_at;
@@ -427,19 +630,19 @@ load_task(struct queue *q, struct rd *r)
 	        qs_reserve_key(q) != 0))
 		goto fail;
 	if ((rc = qs_reserve_id(q)) != 0 ||
-	    (rc = qs_reserve(q, t->tube, f.state, !f.detached, f.session)) != 0)
+	    (rc = qs_reserve(q, t->tube, f.state, !detached, f.session)) != 0)
 		goto fail;
 
 	idx_insert(&q->ids, t);
 	if (t->ext != NULL) {
-		t->ext->period = f.period;
+		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);
 		if (f.state == QUEUE_TAKEN) {
 			t->ext->lease = f.lease;
 			t->ext->session = f.session;
 			t->ext->taken_at = f.taken_at;
 			t->ext->deadline = f.deadline;
-			t->ext->detached = f.detached;
+			t->ext->detached = detached;
 		}
 	}
 	if (ke != NULL) {
@@ -451,7 +654,7 @@ load_task(struct queue *q, struct rd *r)
 	}
 	qs_place(q, t, f.state);
 	q->ntasks++;
-	q->load.last = f.has_repl ? t : NULL;
+	q->load.last = (f.flags & TF_REPL) ? t : NULL;
 	return 0;
 
 fail:
@@ -538,6 +741,22 @@ load_end(struct queue *q, struct rd *r)
 	if (rd_failed(r) || rd_left(r) != 0 || ntubes != q->ntubes ||
 	    ntasks != q->ntasks || ndedup != q->load.ndedup)
 		return SLUICE_ECORRUPT;
+	/* The counts META and TUBE announced. */
+	if (ntasks != q->load.ntasks ||
+	    q->count[QUEUE_TAKEN] != q->load.ntaken ||
+	    q->nkeys + ndedup != q->load.nkeys)
+		return SLUICE_ECORRUPT;
+	for (uint32_t i = 0; i < q->ntubes; i++) {
+		const struct tube *tb = q->tubes[i];
+		const struct qsnap_want *w = &q->load.want[i];
+
+		if (tb->ready.len != w->ready ||
+		    tb->delayed.len != w->delayed ||
+		    tb->buried.len != w->buried)
+			return SLUICE_ECORRUPT;
+	}
+	free(q->load.want);
+	q->load.want = NULL;
 	q->load.done = true;
 	return 0;
 }

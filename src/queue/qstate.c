@@ -81,13 +81,11 @@ queue_config_default(struct queue_config *cfg)
 	cfg->hash_seed = 0x736c75696365ULL;
 }
 
-struct queue *
-queue_new(const struct queue_config *cfg)
+/* A queue with no tasks, tubes or keys, over the memory *q. */
+static void
+queue_init(struct queue *q, const struct queue_config *cfg)
 {
-	struct queue *q = calloc(1, sizeof(*q));
-
-	if (q == NULL)
-		return NULL;
+	memset(q, 0, sizeof(*q));
 	if (cfg != NULL)
 		q->cfg = *cfg;
 	else
@@ -106,18 +104,16 @@ queue_new(const struct queue_config *cfg)
 	q->wake.noshrink = true;
 	q->pauses.noshrink = true;
 	q->next_id = 1;
-	return q;
 }
 
-void
-queue_delete(struct queue *q)
+/* Frees everything the queue holds, not the queue itself. */
+static void
+queue_fini(struct queue *q)
 {
-	if (q == NULL)
-		return;
 	for (uint32_t i = 0; i < q->ids.cap; i++)
-		task_free(q->ids.slot[i]);
+		task_free(idx_at(&q->ids, i));
 	for (uint32_t i = 0; i < q->keys.cap; i++)
-		free(q->keys.slot[i]);
+		free(idx_at(&q->keys, i));
 	for (uint32_t i = 0; i < q->ntubes; i++)
 		tube_free(q->tubes[i]);
 	free(q->tubes);
@@ -128,7 +124,36 @@ queue_delete(struct queue *q)
 	heap_free(&q->taken);
 	heap_free(&q->wake);
 	heap_free(&q->pauses);
+	free(q->load.want);
+}
+
+struct queue *
+queue_new(const struct queue_config *cfg)
+{
+	struct queue *q = malloc(sizeof(*q));
+
+	if (q == NULL)
+		return NULL;
+	queue_init(q, cfg);
+	return q;
+}
+
+void
+queue_delete(struct queue *q)
+{
+	if (q == NULL)
+		return;
+	queue_fini(q);
 	free(q);
+}
+
+void
+queue_clear(struct queue *q)
+{
+	struct queue_config cfg = q->cfg;
+
+	queue_fini(q);
+	queue_init(q, &cfg);
 }
 
 uint64_t
@@ -154,8 +179,11 @@ qs_task(const struct queue *q, uint64_t id)
 struct tube *
 qs_tube(const struct queue *q, const char *name, size_t len)
 {
+	const struct tube *last = q->last_tube;
 	struct bytes b = { name, len };
 
+	if (last != NULL && tube_eq(last, &b))
+		return q->last_tube;
 	return idx_find_eq(&q->names,
 	    idx_hash_bytes(q->cfg.hash_seed, name, len), tube_eq, &b);
 }
@@ -180,6 +208,7 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 
 	*created = false;
 	if (tb != NULL) {
+		q->last_tube = tb;
 		*out = tb;
 		return 0;
 	}
@@ -219,6 +248,8 @@ qs_tube_undo(struct queue *q, struct tube *tb)
 	    tb->delayed.len == 0 && tb->buried.len == 0 && tb->ntaken == 0);
 	idx_remove(&q->names, tb);
 	q->ntubes--;
+	if (q->last_tube == tb)
+		q->last_tube = NULL;
 	tube_free(tb);
 }
 

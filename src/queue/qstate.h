@@ -28,21 +28,34 @@
 #include "queue/task.h"
 #include "queue/tube.h"
 
+/* A tube's tasks by state, as its snapshot TUBE entry counts them. */
+struct qsnap_want {
+	uint64_t ready;
+	uint64_t delayed;
+	uint64_t buried;
+};
+
 /* The snapshot loader's progress (qsnap.c). */
 struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
 	struct task *last; /* the task a REPL entry belongs to */
 	uint64_t ndedup;   /* DEDUP entries loaded */
+	uint64_t ntasks;   /* as META counts them */
+	uint64_t ntaken;
+	uint64_t nkeys;
+	uint64_t nplaced; /* of ntasks - ntaken, not yet in a TUBE count */
+	struct qsnap_want *want; /* per tube, until END checks them */
 	bool done;
 };
 
 struct queue {
 	struct queue_config cfg;
-	struct idx ids;      /* task by id */
-	struct idx keys;     /* keyent by hash of the key */
-	struct idx names;    /* tube by hash of the name */
-	struct idx sessions; /* first task of each session's list */
-	struct tube **tubes; /* in creation order */
+	struct idx ids;         /* task by id */
+	struct idx keys;        /* keyent by hash of the key */
+	struct idx names;       /* tube by hash of the name */
+	struct idx sessions;    /* first task of each session's list */
+	struct tube **tubes;    /* in creation order */
+	struct tube *last_tube; /* the last found by name: puts come in runs */
 	uint32_t ntubes;
 	uint32_t tubes_cap;
 	struct heap taken;  /* every taken task by (deadline, id) */

@@ -106,6 +106,11 @@ struct queue *queue_new(const struct queue_config *cfg);
 /* Frees the queue and everything in it. Accepts NULL. */
 void queue_delete(struct queue *q);
 
+/* Empties the queue back to what queue_new() made, keeping its
+ * configuration (recovery starts over this way when a snapshot turns out
+ * damaged half-way through its load). Allocates nothing. */
+void queue_clear(struct queue *q);
+
 /* A string that borrows its bytes. */
 struct queue_str {
 	const char *p;

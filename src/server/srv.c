@@ -419,6 +419,14 @@ recover_entry(void *arg, uint16_t type, const void *data, size_t len)
 	return queue_snapshot_load(arg, type, data, len);
 }
 
+/* A damaged snapshot was loaded in part: start over, empty. */
+static int
+recover_reset(void *arg)
+{
+	queue_clear(arg);
+	return 0;
+}
+
 static int
 recover_record(const struct rec_hdr *h, const void *body, void *arg)
 {
@@ -497,7 +505,8 @@ release_restart(struct core *c)
 static int
 start(struct core *c, const struct srv_config *cfg)
 {
-	struct recover_ops ops = { recover_entry, recover_record };
+	struct recover_ops ops = { recover_entry, recover_record,
+		recover_reset };
 	struct wal_config wc = { 0 };
 	struct queue_config qc;
 	struct recover_result res;

@@ -2037,6 +2037,84 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 	free(e);
 }
 
+/* Loads every entry, with entry `which` replaced by `data`. */
+static int
+load_with(struct entries *e, size_t which, const uint8_t *data, size_t len)
+{
+	struct queue *q = queue_new(NULL);
+	int rc = 0;
+
+	for (size_t i = 0; i < e->n && rc == 0; i++)
+		rc = i == which ? queue_snapshot_load(q, e->type[i], data, len)
+		                : queue_snapshot_load(q, e->type[i],
+		                      e->data[i].data, e->data[i].len);
+	if (rc == 0 && !queue_snapshot_done(q))
+		rc = SLUICE_ECORRUPT;
+	queue_delete(q);
+	return rc;
+}
+
+/* Entry `which` with `delta` added to the u64 at `off`. */
+static int
+load_with_count(struct entries *e, size_t which, size_t off, int delta)
+{
+	uint8_t copy[1024];
+	size_t len = e->data[which].len;
+
+	assert_true(len <= sizeof(copy) && off + 8 <= len);
+	memcpy(copy, e->data[which].data, len);
+	le_store_u64(copy + off, le_load_u64(copy + off) + (uint64_t)delta);
+	return load_with(e, which, copy, len);
+}
+
+/* The counts that META and TUBE give ahead of the tasks (they size the
+ * index and heaps) must be the counts the tasks make; a var written in
+ * more bytes than it needs is refused. */
+static void
+test_snapshot_load_checks_counts_and_vars(void **state)
+{
+	struct tq *h = H(state);
+	struct entries *e = calloc(1, sizeof(*e));
+	uint8_t copy[1024];
+	size_t tube = SIZE_MAX, task = SIZE_MAX, len;
+
+	assert_non_null(e);
+	build_rich_state(h);
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	assert_int_equal(e->type[0], QSNAP_META);
+	for (size_t i = 0; i < e->n; i++) {
+		if (e->type[i] == QSNAP_TUBE && tube == SIZE_MAX)
+			tube = i;
+		if (e->type[i] == QSNAP_TASK && task == SIZE_MAX)
+			task = i;
+	}
+	assert_true(tube != SIZE_MAX && task != SIZE_MAX);
+	assert_int_equal(load_with(e, 0, e->data[0].data, e->data[0].len), 0);
+	/* META: tasks at 28, taken at 36, keys at 44. */
+	for (size_t off = 28; off <= 44; off += 8) {
+		assert_int_equal(
+		    load_with_count(e, 0, off, 1), SLUICE_ECORRUPT);
+		assert_int_equal(
+		    load_with_count(e, 0, off, -1), SLUICE_ECORRUPT);
+	}
+	/* TUBE: the ready, delayed and buried counts close the entry. */
+	len = e->data[tube].len;
+	for (size_t off = len - 24; off < len; off += 8)
+		assert_int_equal(
+		    load_with_count(e, tube, off, 1), SLUICE_ECORRUPT);
+	/* TASK: its id (after the flags byte) in one byte more. */
+	len = e->data[task].len;
+	assert_true(e->data[task].data[1] < 0x80 && len < sizeof(copy));
+	copy[0] = e->data[task].data[0];
+	copy[1] = (uint8_t)(e->data[task].data[1] | 0x80);
+	copy[2] = 0;
+	memcpy(copy + 3, e->data[task].data + 2, len - 2);
+	assert_int_equal(load_with(e, task, copy, len + 1), SLUICE_ECORRUPT);
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	free(e);
+}
+
 /* The record log replays into the same state, with and without ticks in
  * between, and the dump describes it. */
 static void
@@ -2102,6 +2180,7 @@ main(void)
 		T(test_next_wake_is_the_earliest_event),
 		T(test_snapshot_then_tail_equals_full_replay),
 		T(test_snapshot_load_refuses_broken_snapshots),
+		T(test_snapshot_load_checks_counts_and_vars),
 		T(test_snapshot_write_allocates_nothing),
 		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),
