@@ -36,7 +36,7 @@
 
 enum {
 	MESSAGES = 100000, /* the acceptance's count: not scaled */
-	SENDERS = 8,
+	SENDERS = 16,
 	MAX_PAYLOAD = 4096,
 	RECV_MS = 5000,
 	BEFORE = 500,
@@ -605,7 +605,9 @@ normal_run(void *arg)
 }
 
 /* Two messages over 64 MiB: the server drops the connection (nng's
- * receive limit) and goes on; the socket then works again. */
+ * receive limit) and goes on serving. (A new socket checks that: nng
+ * 1.5's dialer does not always redial after its connection was reset in
+ * the middle of a send.) */
 static void
 over_the_limit(struct t_srv *s)
 {
@@ -620,33 +622,25 @@ over_the_limit(struct t_srv *s)
 	m[0] = MSG_MAGIC;
 	m[1] = MSG_VERSION;
 	m[2] = MSG_OP_PUT;
-	assert_int_equal(raw_open(s->url, 1500, &sock), 0);
 	for (int i = 0; i < 2; i++) {
-		int rv = nng_send(sock, m, len, 0);
+		int rv;
 
+		assert_int_equal(raw_open(s->url, 2000, &sock), 0);
+		rv = nng_send(sock, m, len, 0);
 		if (rv == 0)
 			rv = nng_recv(sock, &reply, &rlen, NNG_FLAG_ALLOC);
 		/* no reply: the connection was dropped */
 		assert_int_not_equal(rv, 0);
+		nng_close(sock);
 		assert_true(t_srv_alive(s));
 	}
-	/* the same socket reconnects and gets answers */
 	m[2] = MSG_OP_PROMOTE;
-	for (int i = 0; i < 100; i++) {
-		int rv = nng_send(sock, m, MSG_REQ_HDR, 0);
-
-		if (rv == 0 &&
-		    nng_recv(sock, &reply, &rlen, NNG_FLAG_ALLOC) == 0) {
-			assert_int_equal(
-			    msg_decode_rep(reply, rlen, NULL, &rep), 0);
-			assert_int_equal(rep.status, SLUICE_ESTATE);
-			nng_free(reply, rlen);
-			reply = NULL;
-			break;
-		}
-		assert_true(i < 99);
-		it_sleep_ms(20);
-	}
+	assert_int_equal(raw_open(s->url, RECV_MS, &sock), 0);
+	assert_int_equal(nng_send(sock, m, MSG_REQ_HDR, 0), 0);
+	assert_int_equal(nng_recv(sock, &reply, &rlen, NNG_FLAG_ALLOC), 0);
+	assert_int_equal(msg_decode_rep(reply, rlen, NULL, &rep), 0);
+	assert_int_equal(rep.status, SLUICE_ESTATE);
+	nng_free(reply, rlen);
 	nng_close(sock);
 	free(m);
 }
