@@ -37,7 +37,9 @@ struct net_ev {
 int net_open(struct net **out, const char *url, size_t max_msg);
 
 /* Stops listening, aborts everything in flight and frees it all. Events
- * not yet drained are discarded (their messages freed). */
+ * not yet drained are discarded (their messages freed). Waits at most 3 s
+ * for nng to close the socket; after that it returns with the socket
+ * (and the pool) left to the process's exit. */
 void net_close(struct net *n);
 
 /* Readable (eventfd) while events are waiting. */

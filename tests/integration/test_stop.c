@@ -1,8 +1,8 @@
-/* Graceful stop: SIGTERM while clients are putting. The server finishes
- * what is under way, exits 0 and logs one line; after a restart every
- * put it answered with an id is there. Requests that arrive during the
- * stop are refused (SLUICE_ESHUTDOWN) or find no server (SLUICE_ECONN):
- * never a success that is then lost. */
+/* Graceful stop: SIGTERM while clients are putting, five times. The
+ * server finishes what is under way, exits 0 and logs one line; after a
+ * restart every put it answered with an id is there. Requests that arrive
+ * during the stop are refused (SLUICE_ESHUTDOWN) or find no server
+ * (SLUICE_ECONN): never a success that is then lost. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,8 +13,9 @@
 #include "it.h"
 
 enum {
+	ROUNDS = 5,
 	PUTTERS = 8,
-	PUT_MAX = 200000, /* per thread, a bound only */
+	PUT_MAX = 50000, /* per thread and round, a bound only */
 };
 
 struct putter {
@@ -25,7 +26,7 @@ struct putter {
 	size_t n;
 	int last_rc;
 	bool keyed; /* half the threads put with keys (retried once) */
-	int index;
+	int round, index;
 };
 
 static void *
@@ -48,7 +49,8 @@ putter_run(void *arg)
 		int rc;
 
 		if (p->keyed) {
-			snprintf(key, sizeof(key), "k%d-%zu", p->index, p->n);
+			snprintf(key, sizeof(key), "k%d-%d-%zu", p->round,
+			    p->index, p->n);
 			o.key = key;
 		}
 		rc = sluice_put(c, &o, "payload", 7, &id, NULL);
@@ -84,68 +86,84 @@ log_lines_from(const struct t_srv *s, long from, char *out, size_t cap)
 	return lines;
 }
 
+/* Several rounds: putters start, the server gets SIGTERM at a random
+ * moment, must exit 0 with one line, and is started again for the next
+ * round; at the end every answered put of every round is there. */
 static void
 test_sigterm_while_putting(void **state)
 {
 	struct t_srv *s = it_srv(*state, "node");
-	struct putter p[PUTTERS];
+	struct putter p[ROUNDS][PUTTERS];
+	uint64_t seed = t_seed(0x570b);
 	struct it_errs errs;
 	struct sluice_client *c;
 	char tail[4096];
-	size_t total = 0;
-	long log_size;
-	int status, refused = 0;
+	size_t all = 0;
 
 	it_errs_init(&errs);
-	it_start(s);
 	memset(p, 0, sizeof(p));
-	for (int i = 0; i < PUTTERS; i++) {
-		p[i].url = s->url;
-		p[i].errs = &errs;
-		p[i].keyed = i % 2 == 1;
-		p[i].index = i;
-		p[i].ids = calloc(PUT_MAX, sizeof(uint64_t));
-		assert_non_null(p[i].ids);
-		assert_int_equal(
-		    pthread_create(&p[i].th, NULL, putter_run, &p[i]), 0);
-	}
-	it_sleep_ms(500);
-	log_size = t_file_size(s->log);
-	status = t_srv_stop(s, SIGTERM);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	for (int i = 0; i < PUTTERS; i++) {
-		assert_int_equal(pthread_join(p[i].th, NULL), 0);
-		total += p[i].n;
-		refused += p[i].last_rc == SLUICE_ESHUTDOWN;
-	}
-	it_errs_check(&errs);
-	print_message("%zu puts answered before the stop; %d threads were "
-	              "refused with ESHUTDOWN, the others found no server\n",
-	    total, refused);
-	assert_true(total > 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		size_t total = 0;
+		long log_size;
+		int status, refused = 0;
 
-	/* one line at stop, and it says so */
-	assert_int_equal(log_lines_from(s, log_size, tail, sizeof(tail)), 1);
+		it_start(s);
+		for (int i = 0; i < PUTTERS; i++) {
+			struct putter *q = &p[r][i];
+
+			q->url = s->url;
+			q->errs = &errs;
+			q->keyed = i % 2 == 1;
+			q->round = r;
+			q->index = i;
+			q->ids = calloc(PUT_MAX, sizeof(uint64_t));
+			assert_non_null(q->ids);
+			assert_int_equal(
+			    pthread_create(&q->th, NULL, putter_run, q), 0);
+		}
+		it_sleep_ms(300 + (int64_t)t_below(&seed, 400));
+		log_size = t_file_size(s->log);
+		status = t_srv_stop(s, SIGTERM);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		for (int i = 0; i < PUTTERS; i++) {
+			assert_int_equal(pthread_join(p[r][i].th, NULL), 0);
+			total += p[r][i].n;
+			refused += p[r][i].last_rc == SLUICE_ESHUTDOWN;
+		}
+		it_errs_check(&errs);
+		print_message("round %d: %zu puts answered before the stop; "
+		              "%d threads were refused with ESHUTDOWN, the "
+		              "others found no server\n",
+		    r, total, refused);
+		assert_true(total > 0);
+		all += total;
+
+		/* one line at stop, and it says so */
+		assert_int_equal(
+		    log_lines_from(s, log_size, tail, sizeof(tail)), 1);
+		assert_non_null(strstr(tail, "stopped"));
+		assert_null(strstr(tail, " err "));
+		assert_null(strstr(tail, " warn "));
+	}
 	print_message("at stop: %s", tail);
-	assert_non_null(strstr(tail, "stopped"));
-	assert_null(strstr(tail, " err "));
-	assert_null(strstr(tail, " warn "));
 
 	/* every answered put is there after the restart */
 	it_start(s);
 	c = it_client(s);
-	for (int i = 0; i < PUTTERS; i++)
-		for (size_t k = 0; k < p[i].n; k++)
-			if (it_state(c, p[i].ids[k]) != SLUICE_READY)
-				fail_msg("task %llu was put before the stop "
-				         "but is not there",
-				    (unsigned long long)p[i].ids[k]);
-	assert_true(it_counts(c, "stop").ready >= total);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int i = 0; i < PUTTERS; i++)
+			for (size_t k = 0; k < p[r][i].n; k++)
+				if (it_state(c, p[r][i].ids[k]) != SLUICE_READY)
+					fail_msg("task %llu was put before a "
+					         "stop but is not there",
+					    (unsigned long long)p[r][i].ids[k]);
+	assert_true(it_counts(c, "stop").ready >= all);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
-	for (int i = 0; i < PUTTERS; i++)
-		free(p[i].ids);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int i = 0; i < PUTTERS; i++)
+			free(p[r][i].ids);
 }
 
 struct killer {

@@ -120,6 +120,9 @@ test_delay_is_accurate(void **state)
 		t = it_take(c, "delay", 3000, 0);
 		took = it_mono_ms() - t0;
 		assert_int_equal(t->id, id);
+		/* by the server's clock: taken when due, not before */
+		assert_between((int64_t)(t->taken_at - t->run_at), 0, SLACK_MS,
+		    "taken after run_at");
 		assert_between(
 		    took, 500 - SLACK_MS, 500 + SLACK_MS, "delayed 500 ms");
 		it_rc(c, sluice_ack(c, id, t->lease, NULL, NULL), 0);
