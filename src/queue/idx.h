@@ -36,7 +36,11 @@ struct idx {
 void idx_init(struct idx *x, idx_key_fn *key);
 /* Frees the table (not the items). */
 void idx_free(struct idx *x);
-/* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. */
+/* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. Reserve for all
+ * before filling a table in the slot order of another (a snapshot): the
+ * items come in the order of their hash, and in a table too small for all
+ * of them they would pile up at its front, each insert probing a longer
+ * run than the one before. */
 int idx_reserve(struct idx *x, uint32_t more);
 /* Adds an item (aligned to max_align_t, as malloc gives); room must have
  * been reserved. */

@@ -55,9 +55,10 @@ enum {
 	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX,
 	/* Tasks ahead of the one being written whose memory is fetched. */
 	QSNAP_PREFETCH = 8,
-	/* The most the counts of META and TUBE reserve room for up front:
-	 * a damaged count cannot ask for more (past it the index and heaps
-	 * grow as tasks come). */
+	/* The most the key count and the TUBE counts reserve up front: a
+	 * damaged count cannot ask for more (past it the key index and the
+	 * heaps grow as entries come). The id index is sized for META's
+	 * count, whatever it is (see load_meta). */
 	QSNAP_RESERVE_MAX = 1 << 24,
 };
 
@@ -366,9 +367,13 @@ load_meta(struct queue *q, struct rd *r)
 	    q->next_id != 1 || q->clock != 0)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
 	/* The index as it is just after growing (3/5 full), so the first
-	 * puts after a restart do not move every task again. */
-	if ((rc = idx_reserve(&q->ids, reserve_count(ntasks + ntasks / 4))) !=
-	        0 ||
+	 * puts after a restart do not move every task again. Not capped as
+	 * the heaps are: tasks come in the order of the writer's index, and
+	 * in a table too small for all of them, items in that order would
+	 * pile up at its front. A state at LSN n holds at most n tasks. */
+	if (ntasks > lsn || ntasks > UINT32_MAX / 2)
+		return SLUICE_ECORRUPT;
+	if ((rc = idx_reserve(&q->ids, (uint32_t)(ntasks + ntasks / 4))) != 0 ||
 	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;

@@ -7,3 +7,4 @@ target_link_options(test_queue PRIVATE
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
+sluice_test(idx LIBS sluice_queue TIMEOUT 60)
