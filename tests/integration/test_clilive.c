@@ -1,0 +1,224 @@
+/* The sluice command-line tool against a real sluiced: every command, its
+ * JSON shapes (SPEC §6), its exit codes (0 ok, 1 error, 2 usage, 3 nothing
+ * to take), `put --lines` and `work`. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it.h"
+
+enum { OUT_MAX = 64 << 10, ARGS_MAX = 24 };
+
+static char out[OUT_MAX], err[OUT_MAX];
+
+/* Runs `sluice -s URL ARGS...` (NULL-ended) with `in` on stdin; returns
+ * its exit code, its stdout in `out`, its stderr in `err`. */
+static int
+cli(const struct t_srv *s, const char *in, ...)
+{
+	char *argv[ARGS_MAX];
+	char bin[1024];
+	int argc = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
+	argv[argc++] = bin;
+	argv[argc++] = "-s";
+	argv[argc++] = (char *)s->url;
+	va_start(ap, in);
+	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return t_run(argv, in, out, sizeof(out), err, sizeof(err));
+}
+
+/* The unsigned number after `"name":` in out. */
+static unsigned long long
+json_num(const char *json, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	p = strstr(json, key);
+	if (p == NULL)
+		fail_msg("no %s in %s", key, json);
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+static struct t_srv *
+up(void **state)
+{
+	struct t_srv *s = it_srv(*state, "cli");
+
+	it_start(s);
+	return s;
+}
+
+/* put, take, ack in both forms, with the JSON shapes of SPEC §6. */
+static void
+test_put_take_ack_with_json(void **state)
+{
+	struct t_srv *s = up(state);
+	char id[32], lease[32];
+
+	assert_int_equal(cli(s, NULL, "put", "-t", "mail", "hello", NULL), 0);
+	assert_string_equal(out, "1\n");
+	assert_int_equal(
+	    cli(s, NULL, "put", "-t", "mail", "--json", "second", NULL), 0);
+	assert_non_null(strstr(out, "{\"id\":2,\"created\":true}"));
+
+	assert_int_equal(cli(s, NULL, "take", "-t", "mail", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "id"), 1);
+	assert_non_null(strstr(out, "\"tube\":\"mail\""));
+	assert_non_null(strstr(out, "\"state\":\"taken\""));
+	assert_non_null(strstr(out, "\"payload\":\"hello\""));
+	assert_int_equal(json_num(out, "attempts"), 1);
+	assert_int_equal(json_num(out, "priority"), 1024);
+	assert_non_null(strstr(out, "\"last_error\":null"));
+	assert_true(json_num(out, "run_at") > 0);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+
+	/* a stale lease is refused, with a message and exit code 1 */
+	assert_int_equal(cli(s, NULL, "ack", "1", "--lease", "999", NULL), 1);
+	assert_non_null(strstr(err, "stale lease"));
+	assert_int_equal(cli(s, NULL, "ack", "1", "--lease", lease, NULL), 0);
+	assert_int_equal(cli(s, NULL, "peek", "1", NULL), 1);
+
+	/* payloads that are not UTF-8 come back as base64 */
+	assert_int_equal(
+	    cli(s, "\xff\xfe\n", "put", "-t", "bin", "--lines", NULL), 0);
+	snprintf(id, sizeof(id), "%.*s", (int)strcspn(out, "\n"), out);
+	assert_int_equal(cli(s, NULL, "peek", id, "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"payload_base64\":\"//4=\""));
+}
+
+/* Exit code 3 when nothing can be taken before the wait ends; 2 for bad
+ * usage; 1 for a server's refusal. */
+static void
+test_exit_codes(void **state)
+{
+	struct t_srv *s = up(state);
+
+	assert_int_equal(
+	    cli(s, NULL, "take", "-t", "empty", "-w", "200ms", NULL), 3);
+	assert_int_equal(cli(s, NULL, "take", "-t", "empty", NULL), 3);
+	assert_int_equal(cli(s, NULL, "put", "--delay", "soon", "x", NULL), 2);
+	assert_int_equal(cli(s, NULL, "no-such-command", NULL), 2);
+	assert_int_equal(cli(s, NULL, "put", "-t", "bad tube!", "x", NULL), 1);
+	assert_non_null(strstr(err, "tube"));
+	assert_int_equal(cli(s, NULL, "delete", "424242", NULL), 1);
+	assert_non_null(strstr(err, "no such task"));
+	assert_int_equal(cli(s, NULL, "promote", NULL), 1);
+	assert_int_equal(cli(s, NULL, "follow", "tcp://127.0.0.1:1", NULL), 1);
+}
+
+/* release, fail, touch, bury, kick, delete, peek, list, errors, pause,
+ * stats --json and snapshot, each through the tool. */
+static void
+test_every_other_command(void **state)
+{
+	struct t_srv *s = up(state);
+	char lease[32];
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cli(s, NULL, "put", "-t", "w",
+		                     "--max-attempts", "2", "job", NULL),
+		    0);
+	assert_int_equal(cli(s, NULL, "take", "-t", "w", "--json", NULL), 0);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(cli(s, NULL, "touch", "1", "--lease", lease, NULL), 0);
+	assert_int_equal(cli(s, NULL, "release", "1", "--lease", lease,
+	                     "--delay", "1h", "-p", "5", NULL),
+	    0);
+	assert_int_equal(cli(s, NULL, "peek", "1", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"state\":\"delayed\""));
+	assert_int_equal(json_num(out, "priority"), 5);
+	assert_int_equal(cli(s, NULL, "kick", "--id", "1", NULL), 0);
+
+	/* task 1 now comes first: priority 5 */
+	assert_int_equal(cli(s, NULL, "take", "-t", "w", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "id"), 1);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(cli(s, NULL, "fail", "1", "--lease", lease, "-e",
+	                     "disk on fire", NULL),
+	    0);
+	assert_int_equal(cli(s, NULL, "take", "-t", "w", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "id"), 2);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(cli(s, NULL, "bury", "2", "--lease", lease, NULL), 0);
+	/* task 1 reached max-attempts (2) at its fail: buried first */
+	assert_int_equal(
+	    cli(s, NULL, "peek", "-t", "w", "--buried", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "id"), 1);
+
+	assert_int_equal(cli(s, NULL, "errors", "-t", "w", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"error\":\"disk on fire\""));
+	assert_int_equal(cli(s, NULL, "list", "-t", "w", "--json", "--order",
+	                     "attempts", NULL),
+	    0);
+	assert_non_null(strstr(out, "{\"tasks\":["));
+
+	assert_int_equal(cli(s, NULL, "kick", "w", "5", NULL), 0);
+	assert_int_equal(cli(s, NULL, "stats", "-t", "w", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"role\":\"leader\""));
+	assert_non_null(strstr(out, "\"tubes\":{\"w\":{\"ready\":"));
+	assert_non_null(strstr(out, "\"totals\":{"));
+	assert_true(json_num(out, "lsn") > 0);
+	assert_true(json_num(out, "epoch") >= 1);
+
+	assert_int_equal(cli(s, NULL, "pause", "w", "10s", NULL), 0);
+	assert_int_equal(cli(s, NULL, "take", "-t", "w", NULL), 3);
+	assert_int_equal(cli(s, NULL, "pause", "w", "0", NULL), 0);
+	assert_int_equal(cli(s, NULL, "delete", "-t", "w", "--all", NULL), 0);
+	assert_int_equal(cli(s, NULL, "stats", "-t", "w", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "ready"), 0);
+	assert_int_equal(cli(s, NULL, "snapshot", NULL), 0);
+}
+
+/* put --lines prints an id per line; work runs a command per task: exit
+ * 0 acks, any other exit fails the task with its last stderr line. */
+static void
+test_lines_and_work(void **state)
+{
+	struct t_srv *s = up(state);
+	unsigned long ids = 0;
+
+	assert_int_equal(
+	    cli(s, "a\nb\nc\n", "put", "-t", "jobs", "--lines", NULL), 0);
+	for (const char *p = out; *p != '\0'; p++)
+		ids += *p == '\n';
+	assert_int_equal(ids, 3);
+	assert_int_equal(cli(s, NULL, "work", "-t", "jobs", "--max-tasks", "3",
+	                     "--", "/bin/sh", "-c",
+	                     "read x; [ \"$x\" != b ] || { echo no b >&2; "
+	                     "exit 1; }",
+	                     NULL),
+	    0);
+	assert_int_equal(
+	    cli(s, NULL, "stats", "-t", "jobs", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "ready"), 0);
+	assert_int_equal(json_num(out, "delayed"), 1); /* the failed one */
+	assert_int_equal(
+	    cli(s, NULL, "errors", "-t", "jobs", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"error\":\"no b\""));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_put_take_ack_with_json, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_exit_codes, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_every_other_command, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_lines_and_work, it_setup, it_teardown),
+	};
+	return cmocka_run_group_tests_name(
+	    "cli against sluiced", tests, NULL, NULL);
+}
