@@ -37,13 +37,14 @@ enum {
 
 enum ctx_state { CTX_RECV, CTX_CORE, CTX_SEND };
 
-struct net_ctx {
+struct net_rep_ctx {
+	struct net_ctx base; /* face NULL */
 	struct net *net;
 	nng_ctx ctx;
 	nng_aio *aio;
 	enum ctx_state state;
 	struct net_ev ev; /* the request event; one per context */
-	struct net_ctx *all_next;
+	struct net_rep_ctx *all_next;
 };
 
 struct net {
@@ -51,7 +52,8 @@ struct net {
 	int efd;
 	pthread_mutex_t lock; /* guards head, tail */
 	struct net_ev *head, *tail;
-	struct net_ctx *all; /* every context, for net_close */
+	struct net_rep_ctx *all; /* every context, for net_close */
+	atomic_uint_fast32_t face_sessions;
 	size_t total;
 	atomic_size_t idle;
 	atomic_size_t sending;
@@ -87,7 +89,7 @@ ev_push(struct net *n, struct net_ev *ev)
 }
 
 static void
-ctx_recv(struct net_ctx *c)
+ctx_recv(struct net_rep_ctx *c)
 {
 	c->state = CTX_RECV;
 	atomic_fetch_add(&c->net->idle, 1);
@@ -97,7 +99,7 @@ ctx_recv(struct net_ctx *c)
 static void
 ctx_cb(void *arg)
 {
-	struct net_ctx *c = arg;
+	struct net_rep_ctx *c = arg;
 	struct net *n = c->net;
 	int rv = nng_aio_result(c->aio);
 
@@ -121,7 +123,7 @@ ctx_cb(void *arg)
 	}
 	c->state = CTX_CORE;
 	c->ev.kind = NET_REQUEST;
-	c->ev.ctx = c;
+	c->ev.ctx = &c->base;
 	c->ev.msg = nng_aio_get_msg(c->aio);
 	c->ev.session = nng_pipe_id(nng_msg_get_pipe(c->ev.msg));
 	ev_push(n, &c->ev);
@@ -153,7 +155,7 @@ static int
 pool_grow(struct net *n, size_t count)
 {
 	for (size_t i = 0; i < count && n->total < NET_POOL_MAX; i++) {
-		struct net_ctx *c = calloc(1, sizeof(*c));
+		struct net_rep_ctx *c = calloc(1, sizeof(*c));
 		int rv;
 
 		if (c == NULL)
@@ -305,7 +307,7 @@ void
 net_close(struct net *n)
 {
 	struct net_ev *ev, *next;
-	struct net_ctx *c;
+	struct net_rep_ctx *c;
 
 	if (n == NULL)
 		return;
@@ -378,8 +380,41 @@ net_ev_done(struct net_ev *ev)
 }
 
 void
-net_reply(struct net *n, struct net_ctx *c, nng_msg *msg)
+net_post(struct net *n, struct net_ev *ev)
 {
+	ev_push(n, ev);
+}
+
+int
+net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session)
+{
+	struct net_ev *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return -ENOMEM;
+	e->kind = kind;
+	e->session = session;
+	ev_push(n, e);
+	return 0;
+}
+
+uint32_t
+net_face_session(struct net *n)
+{
+	uint32_t id = (uint32_t)atomic_fetch_add(&n->face_sessions, 1);
+
+	return 0x80000000u | (id & 0x7fffffffu);
+}
+
+void
+net_reply(struct net *n, struct net_ctx *base, nng_msg *msg)
+{
+	struct net_rep_ctx *c = (struct net_rep_ctx *)base;
+
+	if (base->face != NULL) {
+		base->face->reply(base, msg);
+		return;
+	}
 	atomic_fetch_add(&n->sending, 1);
 	c->state = CTX_SEND;
 	nng_aio_set_msg(c->aio, msg);
@@ -387,10 +422,14 @@ net_reply(struct net *n, struct net_ctx *c, nng_msg *msg)
 }
 
 void
-net_drop(struct net *n, struct net_ctx *c)
+net_drop(struct net *n, struct net_ctx *base)
 {
 	(void)n;
-	ctx_recv(c);
+	if (base->face != NULL) {
+		base->face->drop(base);
+		return;
+	}
+	ctx_recv((struct net_rep_ctx *)base);
 }
 
 void

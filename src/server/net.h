@@ -20,6 +20,22 @@
 struct net;
 struct net_ctx;
 
+/* Where a request is answered. net.c's own contexts have no face; another
+ * face of the server (the beanstalk listener, the HTTP server) embeds a
+ * net_ctx in its own request state, sets `face`, and posts its requests
+ * to the core with net_post(): the core answers every face alike. */
+struct net_face {
+	/* The core's answer; the face takes `msg`. Called on the core
+	 * thread. */
+	void (*reply)(struct net_ctx *ctx, nng_msg *msg);
+	/* The core gives up the request without an answer. */
+	void (*drop)(struct net_ctx *ctx);
+};
+
+struct net_ctx {
+	const struct net_face *face; /* NULL: one of net.c's contexts */
+};
+
 enum net_ev_kind { NET_REQUEST, NET_SESSION_OPEN, NET_SESSION_CLOSE };
 
 struct net_ev {
@@ -48,6 +64,19 @@ int net_fd(const struct net *n);
 /* Takes every waiting event, oldest first, as a list linked through
  * `next`. Each event belongs to the caller until net_ev_done(). */
 struct net_ev *net_drain(struct net *n);
+
+/* Queues an event from another face, from any thread. A NET_REQUEST
+ * event stays the face's (embed it beside the context); its msg becomes
+ * the core's. */
+void net_post(struct net *n, struct net_ev *ev);
+
+/* Queues a session event from another face (allocated here; the core
+ * frees it). Returns 0 or -ENOMEM. */
+int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session);
+
+/* A session id for another face's connection, distinct from every nng
+ * pipe's id (those are below 2^31). Thread-safe. */
+uint32_t net_face_session(struct net *n);
 
 /* Frees an event (a request's msg too, unless the caller took it and set
  * ev->msg to NULL). A request's context stays busy until it is answered. */
