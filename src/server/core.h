@@ -11,6 +11,7 @@
 
 #include <nng/nng.h>
 
+#include "log/epochs.h"
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
@@ -24,6 +25,7 @@ struct pending {
 	struct net_ctx *ctx;
 	nng_msg *msg;
 	uint64_t lsn;
+	int64_t at; /* monotonic ms it was queued */
 };
 
 /* A take waiting for a task. Waiters are served in arrival order. */
@@ -81,6 +83,13 @@ struct core {
 	uint64_t nwaiters;
 	struct bgsnap snap;
 	struct msg_limits limits;
+	/* replication */
+	bool follower;      /* this node follows a leader (follow.c) */
+	bool fenced;        /* a leader that learned of a higher epoch */
+	uint64_t fenced_by; /* that epoch */
+	struct epochs epochs;
+	struct repl *repl;  /* --repl-listen (repl.c); NULL */
+	struct follow *fol; /* the link to the leader; NULL */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 };
@@ -90,6 +99,26 @@ struct core {
  * (SLUICE_ENOSPC, SLUICE_ELOG, ...); on error nothing changed. */
 int core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn);
+
+/* Starts a new epoch (a leader's start, a promotion): a random nonce, the
+ * epoch history, then the REC_EPOCH record. Returns as wal_set_epoch. */
+int core_new_epoch(struct core *c, uint64_t epoch);
+
+/* The LSN up to which replies may go out: durable here, and on
+ * --sync-replicas followers. */
+uint64_t core_commit_lsn(const struct core *c);
+
+/* Logs the release of every session lease (a restart, a promotion). */
+void core_release_sessions(struct core *c);
+
+/* Rebuilds the queue and reopens the writer from what the data directory
+ * holds now (after a follower cut its log or installed a snapshot).
+ * Returns 0 or an error (logged). */
+int core_reload(struct core *c);
+
+/* Answers every pending reply that waits for a commit with an error:
+ * the node stopped leading before the change was confirmed. */
+void core_fail_pending(struct core *c);
 
 /* Sends the encoded reply in c->out on `ctx` once the log is durable up
  * to the last record appended so far (at once when it already is). */

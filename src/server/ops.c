@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "server/core.h"
+#include "server/follow.h"
+#include "server/repl.h"
 #include "sluice.h"
 #include "util/log.h"
 
@@ -733,7 +735,7 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- stats ----------------------------------------------------------- */
 
-enum { TUBE_KVS = 12, NODE_KVS = 20 };
+enum { TUBE_KVS = 12, NODE_KVS = 24, OPS_PEERS_MAX = 16 };
 
 struct tube_kvs {
 	struct msg_kv kv[TUBE_KVS];
@@ -791,7 +793,10 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_stats *s = &rep.stats;
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
-	struct msg_kv node[NODE_KVS];
+	struct msg_kv node[NODE_KVS + 3 * OPS_PEERS_MAX];
+	struct repl_peer_info peers[OPS_PEERS_MAX];
+	char pnames[OPS_PEERS_MAX][3][MSG_NAME_MAX];
+	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
 	struct wal_stats ws;
@@ -834,7 +839,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			oldest = ts.oldest_ready_age;
 	}
 
-	s->role = MSG_ROLE_LEADER;
+	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
+	if (c->follower)
+		s->leader = msg_cstr(follow_leader_url(c));
 	s->epoch = wal_epoch(c->wal);
 	s->lsn = wal_last_lsn(c->wal);
 	s->durable_lsn = wal_durable_lsn(c->wal);
@@ -862,8 +869,29 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
-	kv(node, &nn, "followers", 0);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
+	kv(node, &nn, "fenced", c->fenced);
+	if (c->follower) {
+		uint64_t lag, lag_ms;
+
+		follow_lag(c, &lag, &lag_ms);
+		kv(node, &nn, "leader_connected", follow_connected(c));
+		kv(node, &nn, "lag_records", lag);
+		kv(node, &nn, "lag_ms", lag_ms);
+	}
+	npeers = repl_peers(c, peers, OPS_PEERS_MAX);
+	kv(node, &nn, "followers", npeers);
+	for (size_t i = 0; i < npeers; i++) {
+		snprintf(pnames[i][0], sizeof(pnames[i][0]),
+		    "follower_%zu_acked_lsn", i + 1);
+		snprintf(pnames[i][1], sizeof(pnames[i][1]),
+		    "follower_%zu_lag_records", i + 1);
+		snprintf(pnames[i][2], sizeof(pnames[i][2]),
+		    "follower_%zu_lag_ms", i + 1);
+		kv(node, &nn, pnames[i][0], peers[i].acked_lsn);
+		kv(node, &nn, pnames[i][1], peers[i].lag_records);
+		kv(node, &nn, pnames[i][2], peers[i].lag_ms);
+	}
 	s->more.n = (uint32_t)nn;
 	s->more.kvs = node;
 	s->ntubes = ntubes;
@@ -898,6 +926,51 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 	c->snap.waiters = w;
 }
 
+/* Whether `op` changes the queue (a follower refuses it). */
+static bool
+op_writes(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+	case MSG_OP_FOLLOW:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static void
+refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
+{
+	const char *leader = follow_leader_url(c);
+
+	buf_reset(&c->out);
+	if (c->follower) {
+		char text[MSG_URL_MAX + 64];
+
+		snprintf(text, sizeof(text), "not leader; the leader is %s",
+		    leader[0] ? leader : "not known yet");
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text,
+		    leader[0] ? leader : NULL);
+	} else {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+		    "not leader: epoch %" PRIu64 " began on another node; "
+		    "this one (epoch %" PRIu64 ") takes no writes",
+		    c->fenced_by, wal_epoch(c->wal));
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
+	}
+	core_reply(c, ctx);
+}
+
 void
 ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
@@ -914,6 +987,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if ((c->follower || c->fenced) && op_writes(req.op)) {
+		refuse_write(c, ctx, req.op);
+		return;
+	}
 	switch (req.op) {
 	case MSG_OP_PUT:
 		op_put(c, ctx, &req);
@@ -973,13 +1050,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		op_snapshot(c, ctx);
 		break;
 	case MSG_OP_PROMOTE:
-		core_reply_err(c, ctx, req.op, SLUICE_ESTATE,
-		    "promote: this node is already the leader");
+		follow_promote(c, ctx);
 		break;
 	case MSG_OP_FOLLOW:
-		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
-		    "follow: this node was not started as a follower "
-		    "(--follow URL)");
+		follow_repoint(c, ctx, req.url.p, req.url.len);
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

@@ -569,7 +569,7 @@ test_dump_json_prints_every_field_and_escapes(void **state)
 		/* A promotion: an EPOCH record, and epoch 2 from then on. */
 		uint64_t lsn;
 
-		assert_int_equal(wal_set_epoch(l.w, 2, l.now, &lsn), 0);
+		assert_int_equal(wal_set_epoch(l.w, 2, 99, l.now, &lsn), 0);
 		assert_true(lsn == 5);
 	}
 	tl_put(&l, "mail", "after the promotion");
