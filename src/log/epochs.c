@@ -124,12 +124,13 @@ line(char *out, size_t n, const struct epoch_ent *x)
 int
 epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 {
-	const struct epoch_ent *l = epochs_last(e);
+	const struct epoch_ent *x = epochs_find(e, epoch);
 	char text[96];
 	int fd, len, rc;
 
-	if (l->epoch == epoch && l->start == start)
-		return 0;
+
+	if (x != NULL && x->start == start)
+		return 0; /* known already */
 	if (!follows(e, epoch, start))
 		return SLUICE_EEPOCH;
 	fd = open(e->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

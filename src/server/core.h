@@ -26,6 +26,7 @@ struct pending {
 	nng_msg *msg;
 	uint64_t lsn;
 	int64_t at; /* monotonic ms it was queued */
+	bool local; /* needs the local log only, not --sync-replicas */
 };
 
 /* A take waiting for a task. Waiters are served in arrival order. */
@@ -76,6 +77,8 @@ struct core {
 	int64_t started_ms;
 	uint64_t sessions; /* open */
 	bool applied;      /* a record was applied this turn */
+	bool reply_local;  /* the request being handled only reads: its
+	                    * answer needs the local log, not followers */
 	struct buf body;   /* a record body being encoded */
 	struct buf out;    /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
@@ -123,6 +126,10 @@ void core_fail_pending(struct core *c);
 /* Sends the encoded reply in c->out on `ctx` once the log is durable up
  * to the last record appended so far (at once when it already is). */
 void core_reply(struct core *c, struct net_ctx *ctx);
+
+/* core_reply for an answer that depends on the local log alone (a
+ * promotion: its followers are yet to come). */
+void core_reply_local(struct core *c, struct net_ctx *ctx);
 
 /* An error reply: `rc` with sluice_strerror's text, or `fmt` when given. */
 void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,

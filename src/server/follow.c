@@ -878,7 +878,7 @@ follow_promote(struct core *c, struct net_ctx *ctx)
 	rep.epoch = epoch;
 	buf_reset(&c->out);
 	msg_encode_rep(&c->out, &rep);
-	core_reply(c, ctx);
+	core_reply_local(c, ctx);
 }
 
 void

@@ -926,6 +926,9 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 	c->snap.waiters = w;
 }
 
+static void ops_dispatch(struct core *c, struct net_ctx *ctx,
+    uint32_t session, const struct msg_req *r);
+
 /* Whether `op` changes the queue (a follower refuses it). */
 static bool
 op_writes(uint8_t op)
@@ -991,6 +994,19 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		refuse_write(c, ctx, req.op);
 		return;
 	}
+	/* A read shows what this node holds; it does not wait for
+	 * --sync-replicas followers (a write does). */
+	c->reply_local = !op_writes(req.op);
+	ops_dispatch(c, ctx, session, &req);
+	c->reply_local = false;
+}
+
+static void
+ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r)
+{
+	const struct msg_req req = *r;
+
 	switch (req.op) {
 	case MSG_OP_PUT:
 		op_put(c, ctx, &req);

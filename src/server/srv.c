@@ -124,7 +124,8 @@ core_commit(
 }
 
 static void
-pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn)
+pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn,
+    bool local)
 {
 	struct pending *p = malloc(sizeof(*p));
 
@@ -138,6 +139,7 @@ pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn)
 	p->msg = msg;
 	p->lsn = lsn;
 	p->at = core_mono_ms();
+	p->local = local;
 	if (c->pend_tail != NULL)
 		c->pend_tail->next = p;
 	else
@@ -159,8 +161,8 @@ msg_from_out(struct core *c)
 	return m;
 }
 
-void
-core_reply(struct core *c, struct net_ctx *ctx)
+static void
+reply_at(struct core *c, struct net_ctx *ctx, bool local)
 {
 	uint64_t lsn = wal_last_lsn(c->wal);
 	nng_msg *m = msg_from_out(c);
@@ -170,10 +172,23 @@ core_reply(struct core *c, struct net_ctx *ctx)
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (lsn <= core_commit_lsn(c) && c->pend_head == NULL)
+	if (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
+	    c->pend_head == NULL)
 		net_reply(c->net, ctx, m);
 	else
-		pending_push(c, ctx, m, lsn);
+		pending_push(c, ctx, m, lsn, local);
+}
+
+void
+core_reply(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, c->reply_local);
+}
+
+void
+core_reply_local(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, true);
 }
 
 void
@@ -240,12 +255,12 @@ pending_flush(struct core *c)
 	char text[200];
 
 	while ((p = c->pend_head) != NULL &&
-	    (p->lsn <= commit || failed ||
+	    (p->lsn <= (p->local ? durable : commit) || failed ||
 	        (p->lsn <= durable && p->at <= too_old))) {
 		c->pend_head = p->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
-		if (p->lsn <= commit) {
+		if (p->lsn <= (p->local ? durable : commit)) {
 			net_reply(c->net, p->ctx, p->msg);
 		} else if (p->lsn <= durable) {
 			snprintf(text, sizeof(text),
