@@ -506,6 +506,36 @@ test_lower_epoch_is_refused(void **state)
 	assert_true(lsn_of(&b) == before);
 }
 
+/* The leader writes records its followers never get (they are stopped),
+ * dies, and comes back as a follower of the promoted one: it cuts those
+ * records (into lost+found) and ends with the new leader's state. */
+static void
+test_old_leader_cuts_its_divergent_tail(void **state)
+{
+	struct node a, b;
+
+	node_init(state, &a, "a");
+	node_init(state, &b, "b");
+	node_start(&a);
+	node_follows(&b, &a);
+	node_start(&b);
+	workload(&a, 50, 30);
+	wait_caught_up(&a, &b);
+	kill(b.s->pid, SIGSTOP);
+	for (int i = 0; i < 20; i++)
+		it_put(a.c, "alpha", "only on the old leader");
+	node_kill(&a);
+	kill(b.s->pid, SIGCONT);
+	it_rc(b.c, sluice_promote(b.c, NULL), 0);
+	it_put(b.c, "beta", "on the new leader");
+	node_follows(&a, &b);
+	node_start(&a);
+	wait_caught_up(&b, &a);
+	assert_same_state(&b, &a);
+	assert_true(it_log_count(a.s, "saved to") >= 1);
+	assert_int_equal(role_of(&a), SLUICE_FOLLOWER);
+}
+
 int
 main(void)
 {
@@ -518,6 +548,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_failover_loses_no_acknowledged_put, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_old_leader_cuts_its_divergent_tail, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_lower_epoch_is_refused, it_setup, it_teardown),
