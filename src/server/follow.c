@@ -901,6 +901,14 @@ follow_repoint(
 		    "follow: %s is this node's own replication URL", u);
 		return;
 	}
+	if (!c->follower && !c->fenced) {
+		core_reply_err(c, ctx, MSG_OP_FOLLOW, SLUICE_EINVAL,
+		    "follow: this node leads (epoch %" PRIu64 "); only a "
+		    "follower, or a leader that learned of a newer epoch, "
+		    "can follow: restart it with --follow URL",
+		    wal_epoch(c->wal));
+		return;
+	}
 	if (!c->follower) {
 		log_warn("follow", "stepping down: following %s from now on",
 		    u);

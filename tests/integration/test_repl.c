@@ -468,24 +468,30 @@ test_failover_loses_no_acknowledged_put(void **state)
 static void
 test_lower_epoch_is_refused(void **state)
 {
-	struct node a, b;
+	struct node a, b, c;
 	uint64_t before;
 
 	node_init(state, &a, "a");
 	node_init(state, &b, "b");
+	node_init(state, &c, "c");
 	node_start(&a);
 	node_follows(&b, &a);
 	node_start(&b);
 	it_put(a.c, "alpha", "one");
 	wait_caught_up(&a, &b);
 	/* b leads now, at a higher epoch than a; a, which does not know,
-	 * still thinks it leads. */
+	 * still thinks it leads. c follows b. */
 	it_rc(b.c, sluice_promote(b.c, NULL), 0);
 	it_put(b.c, "alpha", "two");
-	before = lsn_of(&b);
-	/* Pointing b at a's lower epoch: b refuses the stream, and a, which
-	 * learns of the higher epoch, stops taking writes. */
-	it_rc(b.c, sluice_follow(b.c, a.repl), 0);
+	node_follows(&c, &b);
+	node_start(&c);
+	wait_caught_up(&b, &c);
+	before = lsn_of(&c);
+	/* A leader may not be re-pointed; a follower may. */
+	it_rc(b.c, sluice_follow(b.c, a.repl), SLUICE_EINVAL);
+	/* Pointing c at a's lower epoch: the stream is refused, and a,
+	 * which learns of the higher epoch, stops taking writes. */
+	it_rc(c.c, sluice_follow(c.c, a.repl), 0);
 	{
 		int64_t end = it_mono_ms() + WAIT_MS;
 		struct sluice_put_opts o;
@@ -501,9 +507,13 @@ test_lower_epoch_is_refused(void **state)
 		}
 		assert_int_equal(rc, SLUICE_ENOTLEADER);
 	}
-	assert_true(it_log_count(b.s, "older than the follower") >= 1);
+	assert_true(it_log_count(c.s, "older than the follower") >= 1);
 	assert_true(it_log_count(a.s, "another node leads") >= 1);
-	assert_true(lsn_of(&b) == before);
+	assert_true(lsn_of(&c) == before);
+	/* a fenced leader may follow the new one, and catches up */
+	it_rc(a.c, sluice_follow(a.c, b.repl), 0);
+	wait_caught_up(&b, &a);
+	assert_same_state(&b, &a);
 }
 
 /* The leader writes records its followers never get (they are stopped),
