@@ -66,7 +66,7 @@ stop_all() {
 	rm -rf "${TMP:?}"/*
 }
 
-field() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d.get(sys.argv[1], ""))' "$1"; }
+field() { tail -n 1 | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d.get(sys.argv[1], ""))' "$1"; }
 
 # setup FOLLOWERS SYNC: runs put, prints one table row
 run_put() {
