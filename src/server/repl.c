@@ -28,6 +28,7 @@
 #include "log/rec.h"
 #include "log/snap.h"
 #include "proto/repl.h"
+#include "server/catchup.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/repl.h"
@@ -61,7 +62,8 @@ struct peer {
 	struct net_ctx *ctx;
 	uint32_t max_bytes;
 	int64_t deadline;
-	struct logdir_cursor *cur;
+	struct catchup *cu;    /* reads its segments; NULL until needed */
+	uint64_t cu_none_at;   /* durable LSN when a read found nothing */
 };
 
 struct repl {
@@ -69,6 +71,7 @@ struct repl {
 	struct peer *peers;
 	size_t npeers;
 	struct ring ring;
+	struct catchup_io *io;
 	struct buf recs;
 	struct buf out;
 };
@@ -209,7 +212,7 @@ peer_drop(struct repl *rp, uint32_t session)
 		*pp = p->next;
 		if (p->ctx != NULL)
 			net_drop(rp->net, p->ctx);
-		logdir_cursor_close(p->cur);
+		catchup_free(rp->io, p->cu);
 		log_info("repl", "follower %s left (acked lsn %" PRIu64 ")",
 		    p->url[0] ? p->url : "(no url)", p->acked);
 		free(p);
@@ -298,84 +301,109 @@ reply_snapshot(struct core *c, struct net_ctx *ctx)
 	send_out(c->repl, ctx);
 }
 
-/* Reads records for `p` from the segments (durable ones only). Returns
- * the count (>= 0), or -ENOENT when they were removed, or an error. */
-static int
-read_segments(struct core *c, struct peer *p, size_t max)
+/* Answers p's parked fetch with `count` records in `recs`. */
+static void
+send_records(struct core *c, struct peer *p, const struct buf *recs,
+    uint32_t count)
 {
-	uint64_t last = 0;
-	int rc;
+	struct repl *rp = c->repl;
+	struct repl_fetch_rep r;
 
-	if (p->cur != NULL && logdir_cursor_lsn(p->cur) != p->want) {
-		logdir_cursor_close(p->cur);
-		p->cur = NULL;
-	}
-	if (p->cur == NULL) {
-		rc = logdir_cursor_open(c->cfg->data_dir, p->want, &p->cur);
-		if (rc != 0)
-			return rc;
-	}
-	rc = logdir_cursor_read(
-	    p->cur, wal_durable_lsn(c->wal), max, &c->repl->recs, &last);
-	if (rc < 0) {
-		logdir_cursor_close(p->cur);
-		p->cur = NULL;
-	}
-	return rc;
+	fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
+	r.count = count;
+	r.records = recs->data;
+	r.records_len = recs->len;
+	buf_reset(&rp->out);
+	if (repl_encode_fetch_rep(&rp->out, &r) != 0)
+		reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOMEM, NULL);
+	else
+		send_out(rp, p->ctx);
+	p->ctx = NULL;
 }
 
-/* Answers p's fetch with records when there are some. False when there
- * is nothing to send yet. */
+/* The segments could not give p what it asked for. */
+static void
+segments_failed(struct core *c, struct peer *p, int rc)
+{
+	if (rc == -ENOENT) {
+		reply_snapshot(c, p->ctx);
+	} else {
+		log_err("repl",
+		    "reading the log at lsn %" PRIu64 " for a follower: %s",
+		    p->want, sluice_strerror(rc));
+		reply_err(c, p->ctx, REPL_OP_FETCH, rc > 0 ? rc : SLUICE_ELOG,
+		    "the leader cannot read its log there");
+	}
+	p->ctx = NULL;
+}
+
+static size_t
+budget(const struct peer *p)
+{
+	return p->max_bytes == 0 || p->max_bytes > REPL_BATCH_MAX
+	    ? REPL_BATCH_MAX
+	    : p->max_bytes;
+}
+
+/* Answers p's fetch with records when there are some: from memory, or
+ * by starting a read of the segments (answered when it completes). False
+ * while there is nothing to send yet. */
 static bool
 try_send(struct core *c, struct peer *p)
 {
 	struct repl *rp = c->repl;
-	struct repl_fetch_rep r;
 	uint64_t last = wal_last_lsn(c->wal);
+	uint64_t durable = wal_durable_lsn(c->wal);
 	uint32_t count = 0;
-	size_t max = p->max_bytes;
 	int rc;
 
 	if (p->want > last)
 		return false;
-	if (max == 0 || max > REPL_BATCH_MAX)
-		max = REPL_BATCH_MAX;
 	buf_reset(&rp->recs);
-	if (!ring_get(&rp->ring, p->want, last, max, &rp->recs, &count)) {
-		if (p->want > wal_durable_lsn(c->wal))
-			return false; /* not in memory, not yet in a file */
-		rc = read_segments(c, p, max);
-		if (rc == -ENOENT) {
-			reply_snapshot(c, p->ctx);
-			p->ctx = NULL;
-			return true;
-		}
-		if (rc < 0) {
-			log_err("repl", "reading the log at lsn %" PRIu64
-			    " for a follower: %s", p->want, sluice_strerror(rc));
-			reply_err(c, p->ctx, REPL_OP_FETCH,
-			    rc > 0 ? rc : SLUICE_ELOG,
-			    "the leader cannot read its log there");
-			p->ctx = NULL;
-			return true;
-		}
-		if (rc == 0)
-			return false;
-		count = (uint32_t)rc;
+	if (ring_get(&rp->ring, p->want, last, budget(p), &rp->recs, &count)) {
+		send_records(c, p, &rp->recs, count);
+		return true;
 	}
-	fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
-	r.count = count;
-	r.records = rp->recs.data;
-	r.records_len = rp->recs.len;
-	buf_reset(&rp->out);
-	rc = repl_encode_fetch_rep(&rp->out, &r);
+	if (p->want > durable)
+		return false; /* not in memory, not yet in a file */
+	if (p->cu != NULL && p->cu->busy)
+		return false; /* its read answers it */
+	if (p->cu_none_at == durable)
+		return false; /* read already; wait for more */
+	if (p->cu == NULL && (p->cu = catchup_new(p)) == NULL)
+		return false;
+	rc = catchup_start(rp->io, p->cu, p->want, durable, budget(p));
 	if (rc != 0) {
-		reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOMEM, NULL);
-	} else {
-		send_out(rp, p->ctx);
+		segments_failed(c, p, rc);
+		return true;
 	}
-	p->ctx = NULL;
-	return true;
+	return false;
+}
+
+/* A segment read for a follower ended. */
+static void
+catchup_done(struct catchup *r, int rc, void *arg)
+{
+	struct core *c = arg;
+	struct peer *p = r->owner;
+	struct rec_view v;
+
+	if (p->ctx == NULL)
+		return; /* the fetch is gone; the next one starts over */
+	if (rc == CATCHUP_NONE) {
+		p->cu_none_at = r->upto;
+		return;
+	}
+	if (rc != CATCHUP_MORE) {
+		segments_failed(c, p, rc);
+		return;
+	}
+	/* The read began at the LSN asked for then; a newer fetch may ask
+	 * for another. */
+	if (rec_decode(r->out.data, r->out.len, &v) != REC_VALID ||
+	    v.hdr.lsn != p->want)
+		return;
+	send_records(c, p, &r->out, r->count);
 }
 
 /* Where the follower must cut its log, or UINT64_MAX when it agrees. */
@@ -601,9 +629,15 @@ repl_open(struct core *c, const char *url)
 
 	if (rp == NULL)
 		return -ENOMEM;
+	rc = catchup_io_open(&rp->io, c->cfg->data_dir);
+	if (rc != 0) {
+		free(rp);
+		return rc;
+	}
 	rp->ring.cap = RING_CAP;
 	rp->ring.data = malloc(RING_CAP);
 	if (rp->ring.data == NULL) {
+		catchup_io_close(rp->io);
 		free(rp);
 		return -ENOMEM;
 	}
@@ -612,6 +646,7 @@ repl_open(struct core *c, const char *url)
 	buf_init(&rp->out);
 	rc = net_open(&rp->net, url, REPL_MSG_MAX);
 	if (rc != 0) {
+		catchup_io_close(rp->io);
 		free(rp->ring.data);
 		free(rp);
 		return rc;
@@ -630,6 +665,7 @@ repl_close(struct core *c)
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
 	net_close(rp->net);
+	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
 	buf_free(&rp->recs);
@@ -644,6 +680,12 @@ repl_fd(const struct core *c)
 	return c->repl != NULL ? net_fd(c->repl->net) : -1;
 }
 
+int
+repl_io_fd(const struct core *c)
+{
+	return c->repl != NULL ? catchup_io_fd(c->repl->io) : -1;
+}
+
 void
 repl_handle(struct core *c)
 {
@@ -651,6 +693,7 @@ repl_handle(struct core *c)
 
 	if (c->repl == NULL)
 		return;
+	catchup_io_reap(c->repl->io, catchup_done, c);
 	for (ev = net_drain(c->repl->net); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {

@@ -247,8 +247,13 @@ test_late_follower_catches_up_and_refuses_writes(void **state)
 
 	node_init(state, &l, "leader");
 	node_init(state, &f, "follower");
+	node_arg(&l, "--segment-size", "1048576");
 	node_start(&l);
-	workload(&l, (int)it_scale(600, 3, 100), 1);
+	workload_pad(&l, (int)it_scale(800, 3, 200), 1, 1800);
+	/* A restart empties the leader's memory of recent records: the
+	 * follower's records come from the segments (several of them). */
+	node_kill(&l);
+	node_start(&l);
 	node_follows(&f, &l);
 	node_start(&f);
 	wait_caught_up(&l, &f);
