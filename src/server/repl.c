@@ -33,6 +33,7 @@
 #include "server/follow.h"
 #include "server/repl.h"
 #include "sluice.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 
@@ -57,6 +58,11 @@ struct peer {
 	uint32_t session;
 	char url[MSG_URL_MAX + 1];
 	uint64_t acked; /* durable on the follower */
+	uint64_t ack_ms;     /* from the append of the record acked last to
+	                      * the ack saying it is durable there */
+	uint64_t ack_ms_max; /* the most that took since it came */
+	uint64_t joined;     /* our last LSN when it came: catching up to
+	                      * there is not lag */
 	uint64_t want;  /* the LSN it asked for last */
 	/* a parked fetch */
 	struct net_ctx *ctx;
@@ -182,8 +188,9 @@ ring_time(const struct ring *r, uint64_t lsn, int64_t *time)
 /* ---- followers ------------------------------------------------------ */
 
 static struct peer *
-peer_get(struct repl *rp, uint32_t session, bool create)
+peer_get(struct core *c, uint32_t session, bool create)
 {
+	struct repl *rp = c->repl;
 	struct peer *p;
 
 	for (p = rp->peers; p != NULL; p = p->next)
@@ -195,6 +202,7 @@ peer_get(struct repl *rp, uint32_t session, bool create)
 	if (p == NULL)
 		return NULL;
 	p->session = session;
+	p->joined = wal_last_lsn(c->wal);
 	p->next = rp->peers;
 	rp->peers = p;
 	rp->npeers++;
@@ -435,6 +443,23 @@ agreement(struct core *c, const struct repl_fetch_req *q)
 	return UINT64_MAX;
 }
 
+/* The follower holds everything up to `lsn` durably. */
+static void
+peer_acked(struct core *c, struct peer *p, uint64_t lsn)
+{
+	int64_t t;
+
+	if (lsn > p->acked && lsn > p->joined &&
+	    ring_time(&c->repl->ring, lsn, &t)) {
+		int64_t now = clock_now_ms();
+
+		p->ack_ms = now > t ? (uint64_t)(now - t) : 0;
+		if (p->ack_ms > p->ack_ms_max)
+			p->ack_ms_max = p->ack_ms;
+	}
+	p->acked = lsn;
+}
+
 static void
 on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_fetch_req *q)
@@ -463,7 +488,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		    "this node's epoch is older than the follower's");
 		return;
 	}
-	p = peer_get(rp, session, true);
+	p = peer_get(c, session, true);
 	if (p == NULL) {
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ELIMIT,
 		    "too many followers");
@@ -476,8 +501,8 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		    (int)q->url.len, q->url.p, q->from_lsn - 1);
 	memcpy(p->url, q->url.p, q->url.len);
 	p->url[q->url.len] = '\0';
-	p->acked = q->durable_lsn < q->from_lsn ? q->durable_lsn
-	                                       : q->from_lsn - 1;
+	peer_acked(c, p,
+	    q->durable_lsn < q->from_lsn ? q->durable_lsn : q->from_lsn - 1);
 	p->want = q->from_lsn;
 	p->ctx = ctx;
 	p->max_bytes = q->max_bytes;
@@ -506,10 +531,10 @@ static void
 on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_ack_req *q)
 {
-	struct peer *p = peer_get(c->repl, session, true);
+	struct peer *p = peer_get(c, session, true);
 
 	if (p != NULL && q->durable_lsn <= wal_last_lsn(c->wal))
-		p->acked = q->durable_lsn;
+		peer_acked(c, p, q->durable_lsn);
 	buf_reset(&c->repl->out);
 	repl_encode_ack_rep(&c->repl->out, wal_epoch(c->wal));
 	send_out(c->repl, ctx);
@@ -803,6 +828,8 @@ repl_peers(const struct core *c, struct repl_peer_info *out, size_t max)
 		i->acked_lsn = p->acked;
 		i->lag_records = last > p->acked ? last - p->acked : 0;
 		i->lag_ms = 0;
+		i->ack_ms = p->ack_ms;
+		i->ack_ms_max = p->ack_ms_max;
 		if (i->lag_records > 0 &&
 		    ring_time(&c->repl->ring, p->acked + 1, &t) && c->now > t)
 			i->lag_ms = (uint64_t)(c->now - t);

@@ -28,6 +28,8 @@ struct repl_peer_info {
 	uint64_t acked_lsn;
 	uint64_t lag_records;
 	uint64_t lag_ms;
+	uint64_t ack_ms;     /* append → durable on the follower, last ack */
+	uint64_t ack_ms_max; /* the most since it connected */
 };
 
 /* Listens for followers on `url`. Returns 0 or an error as net_open. */
