@@ -304,7 +304,7 @@ session_gone(struct core *c, uint32_t session)
 	int rc;
 
 	ops_drop_waiters(c, session);
-	if (c->follower)
+	if (c->follower || c->fenced)
 		return; /* the leader logs it; a follower holds no lease */
 	for (int i = 0; i < 1000000; i++) {
 		rc = queue_decide_session_gone(c->q, c->now, session, &r);
@@ -330,8 +330,9 @@ run_timers(struct core *c)
 	int rc;
 
 	queue_tick(c->q, c->now);
-	if (c->follower)
-		return; /* expiries come as the leader's records */
+	if (c->follower || c->fenced)
+		return; /* expiries come as the leader's records; a fenced
+		         * leader writes nothing more */
 	for (int i = 0; i < 100000; i++) {
 		rc = queue_decide_expired(c->q, c->now, &r);
 		if (rc != 0)
