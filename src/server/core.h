@@ -62,6 +62,23 @@ struct bgsnap {
 	uint8_t *buf; /* the writer's buffer */
 };
 
+enum { CORE_FOLLOWERS_MAX = 16 };
+
+/* Replication state, for stats, /metrics and /health. The replication
+ * code fills it on the core thread; until it exists a node is a leader
+ * without followers. */
+struct core_repl {
+	bool follower;       /* this node follows a leader (--follow) */
+	bool leader_lost;    /* a follower that cannot reach its leader */
+	const char *leader;  /* a follower's leader URL; NULL on a leader */
+	uint32_t nfollowers; /* a leader's connected followers */
+	struct {
+		uint64_t acked_lsn; /* the follower holds the log up to it */
+	} followers[CORE_FOLLOWERS_MAX];
+};
+
+struct http;
+
 struct core {
 	const struct srv_config *cfg;
 	struct queue *q;
@@ -83,6 +100,9 @@ struct core {
 	struct msg_limits limits;
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
+	struct core_repl repl;
+	struct http *http;   /* --http; NULL without */
+	int64_t recovery_ms; /* how long start-up recovery took */
 };
 
 /* Decides nothing; appends `rec` to the log and applies it. `flags`:

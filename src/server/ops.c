@@ -13,6 +13,7 @@
  * waiters exist, a new take that may wait queues behind them, so a task
  * goes to whoever has waited longest. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -733,7 +734,11 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- stats ----------------------------------------------------------- */
 
-enum { TUBE_KVS = 12, NODE_KVS = 20 };
+enum {
+	TUBE_KVS = 12,
+	NODE_KVS = 64 + 2 * WAL_HIST_BUCKETS + 2 * CORE_FOLLOWERS_MAX,
+	KV_NAME = 40,
+};
 
 struct tube_kvs {
 	struct msg_kv kv[TUBE_KVS];
@@ -745,6 +750,64 @@ kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
 	out[*n].name = msg_cstr(name);
 	out[*n].value = value;
 	(*n)++;
+}
+
+/* A pair whose name is made here; `names` keeps it (KV_NAME bytes per
+ * pair). */
+static void kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME],
+    uint64_t value, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME], uint64_t value,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(names[*n], KV_NAME, fmt, ap);
+	va_end(ap);
+	kv(out, n, names[*n], value);
+}
+
+/* The log's histograms as cumulative counts: log_commit_us_le_B (commits
+ * whose latency, submit to fdatasync done, was below B us) and
+ * log_batch_le_B (batches of at most B records), the last bucket of each
+ * being every one (_le_inf). Then replication: per follower its acked
+ * LSN and its lag in records. */
+static void
+node_hist_kvs(const struct core *c, const struct wal_stats *ws,
+    struct msg_kv *node, size_t *nn, char (*names)[KV_NAME])
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->commit_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_commit_us_le_%llu",
+			    16ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_commit_us_le_inf");
+	}
+	kv(node, nn, "log_commit_us_sum", ws->commit_us_sum);
+	sum = 0;
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->batch_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_batch_le_%llu",
+			    1ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_batch_le_inf");
+	}
+	kv(node, nn, "log_batch_records", ws->batch_records);
+	for (uint32_t i = 0; i < c->repl.nfollowers && i < CORE_FOLLOWERS_MAX;
+	     i++) {
+		uint64_t acked = c->repl.followers[i].acked_lsn;
+
+		kvf(node, nn, names, acked, "follower_%u_acked_lsn", i);
+		kvf(node, nn, names,
+		    ws->last_lsn > acked ? ws->last_lsn - acked : 0,
+		    "follower_%u_lag", i);
+	}
 }
 
 static void
@@ -792,6 +855,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
 	struct msg_kv node[NODE_KVS];
+	char names[NODE_KVS][KV_NAME];
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
 	struct wal_stats ws;
@@ -834,7 +898,8 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			oldest = ts.oldest_ready_age;
 	}
 
-	s->role = MSG_ROLE_LEADER;
+	s->role = c->repl.follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
+	s->leader = msg_cstr(c->repl.leader);
 	s->epoch = wal_epoch(c->wal);
 	s->lsn = wal_last_lsn(c->wal);
 	s->durable_lsn = wal_durable_lsn(c->wal);
@@ -862,8 +927,11 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
-	kv(node, &nn, "followers", 0);
+	kv(node, &nn, "recovery_ms", (uint64_t)c->recovery_ms);
+	kv(node, &nn, "followers", c->repl.nfollowers);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
+	kv(node, &nn, "leader_lost", c->repl.leader_lost);
+	node_hist_kvs(c, &ws, node, &nn, names);
 	s->more.n = (uint32_t)nn;
 	s->more.kvs = node;
 	s->ntubes = ntubes;

@@ -39,6 +39,7 @@
 #include "log/recover.h"
 #include "log/snap.h"
 #include "server/core.h"
+#include "server/http.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -380,6 +381,8 @@ loop(struct core *c)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c))
 			bgsnap_start(c);
+		http_set_health(c->http, wal_poisoned(c->wal), c->repl.follower,
+		    c->repl.leader_lost);
 		if (wal_poisoned(c->wal) && !failed_logged) {
 			log_err("srv",
 			    "the log refuses writes from now on; restart "
@@ -545,6 +548,7 @@ start(struct core *c, const struct srv_config *cfg)
 		return rc;
 	}
 	c->snap.last_lsn = res.snap_lsn;
+	c->recovery_ms = res.elapsed_ms;
 	c->now = clock_now_ms();
 	release_restart(c);
 	update_reservation(c);
@@ -607,13 +611,28 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "signalfd: %s", strerror(errno));
 		goto out;
 	}
+	/* Up before recovery: /health answers "recovering" meanwhile. */
+	if (cfg->http != NULL &&
+	    (rc = http_open(&c.http, cfg->http, cfg->http_admin)) != 0) {
+		log_err("srv", "cannot serve HTTP on %s: %s", cfg->http,
+		    net_strerror(rc));
+		goto out;
+	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	http_attach(c.http, c.net);
+	if (cfg->http != NULL)
+		log_info("http",
+		    "serving /metrics, /health, /stats and the "
+		    "admin page on %s%s",
+		    cfg->http, cfg->http_admin ? " (admin)" : "");
 	exit_code = loop(&c);
+	http_quiesce(c.http);
 	shutdown_core(&c);
 
 out:
 	bgsnap_fini(&c);
+	http_close(c.http);
 	net_close(c.net);
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
