@@ -101,6 +101,7 @@ struct core {
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 	struct core_repl repl;
+	bool reply_now; /* core_reply sends at once (stats on a failed log) */
 	struct http *http;   /* --http; NULL without */
 	int64_t recovery_ms; /* how long start-up recovery took */
 };

@@ -936,7 +936,12 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	s->more.kvs = node;
 	s->ntubes = ntubes;
 	s->tubes = tubes;
+	/* A failed log makes nothing durable again: stats answer anyway
+	 * (log_failed says why), or metrics would go dark when most
+	 * needed. */
+	c->reply_now = ws.poisoned;
 	reply_rep(c, ctx, &rep);
+	c->reply_now = false;
 	free(tubes);
 	free(tkvs);
 }

@@ -161,7 +161,8 @@ core_reply(struct core *c, struct net_ctx *ctx)
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (lsn <= wal_durable_lsn(c->wal) && c->pend_head == NULL)
+	if (c->reply_now ||
+	    (lsn <= wal_durable_lsn(c->wal) && c->pend_head == NULL))
 		net_reply(c->net, ctx, m);
 	else
 		pending_push(c, ctx, m, lsn);
