@@ -220,7 +220,6 @@ counts_json(FILE *f, const struct sluice_tube_stats *t)
 	fputc('}', f);
 }
 
-
 const char *
 json_role_name(int role)
 {

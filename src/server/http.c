@@ -41,8 +41,8 @@
 #include "util/log.h"
 
 enum {
-	QUERY_MAX = 256,    /* one decoded query value */
-	LIST_DEFAULT = 50,  /* /api/list without limit */
+	QUERY_MAX = 256,   /* one decoded query value */
+	LIST_DEFAULT = 50, /* /api/list without limit */
 	CLOSE_WAIT_MS = 3000,
 };
 
@@ -139,7 +139,9 @@ respond_text(nng_aio *aio, uint16_t status, const char *text)
 	int n = snprintf(line, sizeof(line), "%s\n", text);
 
 	respond(aio, status, "text/plain; charset=utf-8", line,
-	    n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	    n < 0                          ? 0
+	        : (size_t)n < sizeof(line) ? (size_t)n
+	                                   : sizeof(line) - 1);
 }
 
 /* {"error":TEXT,"code":N} with an HTTP status that fits the code. */
@@ -340,8 +342,8 @@ answer(struct hreq *r)
 		return;
 	}
 	if (rep.status != 0) {
-		respond_err(r->aio, rep.status, rep.err.message.p,
-		    rep.err.message.len);
+		respond_err(
+		    r->aio, rep.status, rep.err.message.p, rep.err.message.len);
 		return;
 	}
 	if ((f = open_memstream(&body, &len)) == NULL) {
@@ -478,7 +480,8 @@ tube_param(nng_aio *aio, char *tube, size_t cap)
 {
 	if (!query_get(req_uri(aio), "tube", tube, cap) ||
 	    !msg_tube_valid(tube, strlen(tube))) {
-		respond_errc(aio, SLUICE_ETUBE, "tube: a valid ?tube= is needed");
+		respond_errc(
+		    aio, SLUICE_ETUBE, "tube: a valid ?tube= is needed");
 		return false;
 	}
 	return true;
@@ -489,8 +492,7 @@ on_list(nng_aio *aio)
 {
 	static const char *const states[] = { "all", "ready", "delayed",
 		"taken", "buried" };
-	static const char *const orders[] = { "", "attempts", "age",
-		"run_at" };
+	static const char *const orders[] = { "", "attempts", "age", "run_at" };
 	const char *uri = req_uri(aio);
 	struct msg_req req = { .op = MSG_OP_LIST };
 	char tube[QUERY_MAX], v[32];
@@ -557,8 +559,8 @@ admin_allowed(nng_aio *aio)
 		    "delete from the page");
 		return false;
 	}
-	if (nng_http_req_get_header(nng_aio_get_input(aio, 0),
-	        "X-Sluice-Admin") == NULL) {
+	if (nng_http_req_get_header(
+	        nng_aio_get_input(aio, 0), "X-Sluice-Admin") == NULL) {
 		respond_text(aio, 403, "admin requests need X-Sluice-Admin");
 		return false;
 	}
@@ -582,8 +584,8 @@ on_kick(nng_aio *aio)
 		if (!tube_param(aio, tube, sizeof(tube)))
 			return;
 		if (!query_u64(uri, "n", &v) || v < 1 || v > UINT32_MAX) {
-			respond_errc(aio, SLUICE_EINVAL,
-			    "kick: ?id=N, or ?tube=T&n=N");
+			respond_errc(
+			    aio, SLUICE_EINVAL, "kick: ?id=N, or ?tube=T&n=N");
 			return;
 		}
 		req.op = MSG_OP_KICK;
@@ -612,8 +614,8 @@ on_delete(nng_aio *aio)
 /* ---- the server ------------------------------------------------------- */
 
 static int
-add_handler(struct http *h, const char *path, const char *method,
-    void (*cb)(nng_aio *))
+add_handler(
+    struct http *h, const char *path, const char *method, void (*cb)(nng_aio *))
 {
 	nng_http_handler *hd;
 	int rv;
@@ -733,14 +735,14 @@ http_close(struct http *h)
 	if (h == NULL)
 		return;
 	http_quiesce(h);
-	for (int i = 0; i < CLOSE_WAIT_MS && atomic_load(&h->inflight) > 0;
-	     i++)
+	for (int i = 0; i < CLOSE_WAIT_MS && atomic_load(&h->inflight) > 0; i++)
 		nanosleep(&ts, NULL);
 	if (atomic_load(&h->inflight) > 0) {
 		/* A request the core never answered: its memory would be
 		 * used after the free. Leave the server to the exit. */
-		log_warn("http", "requests still in progress at exit; "
-		                 "leaving them to the process's end");
+		log_warn("http",
+		    "requests still in progress at exit; "
+		    "leaving them to the process's end");
 		return;
 	}
 	nng_http_server_stop(h->srv);

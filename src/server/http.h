@@ -60,8 +60,8 @@ void http_attach(struct http *h, struct net *net);
 
 /* Publishes the state /health reads (the core thread, each turn; cheap
  * when nothing changed). Accepts NULL. */
-void http_set_health(struct http *h, bool log_failed, bool follower,
-    bool leader_lost);
+void http_set_health(
+    struct http *h, bool log_failed, bool follower, bool leader_lost);
 
 /* Phase HTTP_STOPPING: no more requests are posted to the core. Call
  * before the core's last drain of its events. Accepts NULL. */

@@ -153,8 +153,8 @@ tubes_write(FILE *f, const struct sluice_stats *s)
 		    s->tubes[i].paused_until != 0);
 	for (size_t k = 0; k < sizeof(tube_counters) / sizeof(tube_counters[0]);
 	     k++) {
-		family(f, tube_counters[k].name, "counter",
-		    tube_counters[k].help);
+		family(
+		    f, tube_counters[k].name, "counter", tube_counters[k].help);
 		for (size_t i = 0; i < s->ntubes; i++)
 			tube_sample(f, tube_counters[k].name, s->tubes[i].name,
 			    tube_kv(&s->tubes[i], tube_counters[k].kv));
@@ -178,7 +178,8 @@ histogram(FILE *f, const struct sluice_stats *s, const char *name,
 		unsigned long long b;
 		char *end;
 
-		if (strncmp(n, prefix, plen) != 0 || strncmp(n + plen, "_le_", 4))
+		if (strncmp(n, prefix, plen) != 0 ||
+		    strncmp(n + plen, "_le_", 4))
 			continue;
 		if (strcmp(n + plen + 4, "inf") == 0) {
 			count = s->kv[i].value;
@@ -231,8 +232,8 @@ node_write(FILE *f, const struct sluice_stats *s)
 
 	family(f, "sluice_role", "gauge",
 	    "1 for the role this node has now (leader or follower).");
-	fprintf(f, "sluice_role{role=\"leader\"} %d\n",
-	    s->role == SLUICE_LEADER);
+	fprintf(
+	    f, "sluice_role{role=\"leader\"} %d\n", s->role == SLUICE_LEADER);
 	fprintf(f, "sluice_role{role=\"follower\"} %d\n",
 	    s->role == SLUICE_FOLLOWER);
 	gauge(f, "sluice_epoch", "The replication epoch of the log.", s->epoch);
@@ -258,8 +259,10 @@ node_write(FILE *f, const struct sluice_stats *s)
 	gauge(f, "sluice_tubes", "Tubes that exist.", node_kv(s, "tubes"));
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
-	gauge(f, "sluice_log_segments", "Log segment files in the data "
-	    "directory.", node_kv(s, "log_segments"));
+	gauge(f, "sluice_log_segments",
+	    "Log segment files in the data "
+	    "directory.",
+	    node_kv(s, "log_segments"));
 	counter(f, "sluice_log_written_bytes_total",
 	    "Bytes written to log segments since start.",
 	    node_kv(s, "log_bytes"));

@@ -200,8 +200,7 @@ it_which(const char *name, char *out, size_t cap)
 	const char *path = getenv("PATH");
 	char dirs[4096];
 
-	snprintf(dirs, sizeof(dirs), "%s:/usr/sbin:/usr/bin",
-	    path ? path : "");
+	snprintf(dirs, sizeof(dirs), "%s:/usr/sbin:/usr/bin", path ? path : "");
 	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d != NULL;
 	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(out, cap, "%s/%s", d, name);

@@ -15,8 +15,8 @@ enum { IT_HTTP_MS = 15000 };
  * value\r\n" lines, or NULL) and `body` (NULL: none), and reads the whole
  * answer. Returns the HTTP status and `*out` (the body, NUL-ended, to
  * free), or -1 when nothing came within IT_HTTP_MS (*out NULL). */
-int it_http(int port, const char *method, const char *path,
-    const char *headers, const char *body, char **out);
+int it_http(int port, const char *method, const char *path, const char *headers,
+    const char *body, char **out);
 
 /* GET, asserted to answer `want`; the body (to free). */
 char *it_http_get(int port, const char *path, int want);

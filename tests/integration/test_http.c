@@ -21,8 +21,8 @@ struct http_srv {
 
 /* A server with --http on a free port (and `extra`, NULL-ended). */
 static void
-start_http(void **state, struct http_srv *h, const char *name,
-    const char *prog, const char *const *extra)
+start_http(void **state, struct http_srv *h, const char *name, const char *prog,
+    const char *const *extra)
 {
 	int n = 0;
 
@@ -117,8 +117,7 @@ check_tube(const char *metrics, const char *json, const char *tube,
 		{ "kicks", "sluice_tube_kicks_total" },
 		{ "deletes", "sluice_tube_deletes_total" },
 		{ "ttr_expired", "sluice_tube_ttr_expired_total" },
-		{ "session_released",
-		    "sluice_tube_disconnect_releases_total" },
+		{ "session_released", "sluice_tube_disconnect_releases_total" },
 	};
 	char series[256];
 
@@ -162,20 +161,20 @@ test_metrics_pass_promtool_and_match_sluice_stats(void **state)
 
 	{
 		char *argv[] = { promtool, "check", "metrics", NULL };
-		int rc = t_run(argv, metrics, out, sizeof(out), err,
-		    sizeof(err));
+		int rc =
+		    t_run(argv, metrics, out, sizeof(out), err, sizeof(err));
 
 		if (rc != 0)
-			fail_msg("promtool check metrics: %d\n%s%s", rc, out,
-			    err);
+			fail_msg(
+			    "promtool check metrics: %d\n%s%s", rc, out, err);
 	}
 	check_tube(metrics, json, "alpha", alpha);
 	check_tube(metrics, json, "beta", beta);
-	assert_int_equal((uint64_t)it_metric(metrics,
-	                     "sluice_tube_acks_total{tube=\"alpha\"}"),
+	assert_int_equal((uint64_t)it_metric(
+	                     metrics, "sluice_tube_acks_total{tube=\"alpha\"}"),
 	    1);
-	assert_int_equal((uint64_t)it_metric(metrics,
-	                     "sluice_tube_kicks_total{tube=\"beta\"}"),
+	assert_int_equal((uint64_t)it_metric(
+	                     metrics, "sluice_tube_kicks_total{tube=\"beta\"}"),
 	    1);
 	assert_int_equal((uint64_t)it_metric(metrics,
 	                     "sluice_tube_buries_total{tube=\"beta\"}"),
@@ -196,16 +195,15 @@ test_metrics_pass_promtool_and_match_sluice_stats(void **state)
 	assert_int_equal(
 	    (uint64_t)it_metric(metrics, "sluice_log_batch_records_count"),
 	    (uint64_t)it_json_num(json, "node", "log_batches"));
-	assert_true(it_metric(metrics, "sluice_log_commit_seconds_count") >=
-	    1);
-	assert_true(
-	    it_metric(metrics, "sluice_log_commit_seconds_bucket{le=\"+Inf\"}") ==
+	assert_true(it_metric(metrics, "sluice_log_commit_seconds_count") >= 1);
+	assert_true(it_metric(metrics,
+	                "sluice_log_commit_seconds_bucket{le=\"+Inf\"}") ==
 	    it_metric(metrics, "sluice_log_commit_seconds_count"));
 	assert_int_equal((uint64_t)it_metric(metrics, "sluice_log_failed"), 0);
 	/* The ready task of alpha has waited since it was put. */
-	assert_true(it_metric(metrics,
-	                "sluice_tube_oldest_ready_age_seconds{tube=\"alpha\"}") >
-	    0);
+	assert_true(
+	    it_metric(metrics,
+	        "sluice_tube_oldest_ready_age_seconds{tube=\"alpha\"}") > 0);
 	sluice_task_free(held);
 	sluice_close(c);
 	free(metrics);
@@ -305,16 +303,16 @@ test_admin_writes_need_http_admin(void **state)
 	assert_int_equal(it_state(c, id), SLUICE_BURIED);
 
 	snprintf(path, sizeof(path), "/api/kick?id=%" PRIu64, id);
-	assert_int_equal(it_http(ro.hport, "POST", path, hdr, NULL, &body),
-	    403);
+	assert_int_equal(
+	    it_http(ro.hport, "POST", path, hdr, NULL, &body), 403);
 	assert_non_null(strstr(body, "--http-admin"));
 	free(body);
-	assert_int_equal(it_http(rw.hport, "POST", path, NULL, NULL, &body),
-	    403);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, NULL, NULL, &body), 403);
 	free(body);
 	assert_int_equal(it_state(c, id), SLUICE_BURIED);
-	assert_int_equal(it_http(rw.hport, "POST", path, hdr, NULL, &body),
-	    200);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
 	free(body);
 	assert_int_equal(it_state(c, id), SLUICE_READY);
 
@@ -323,18 +321,19 @@ test_admin_writes_need_http_admin(void **state)
 	assert_non_null(strstr(body, "\"last_error\":\"broken\""));
 	free(body);
 	body = it_http_get(rw.hport, "/api/errors?tube=jobs", 200);
-	assert_string_equal(body, "{\"errors\":[{\"error\":\"broken\",\"count\":1}]}");
+	assert_string_equal(
+	    body, "{\"errors\":[{\"error\":\"broken\",\"count\":1}]}");
 	free(body);
 	body = it_http_get(rw.hport, "/api/list?tube=bad%20name", 400);
 	free(body);
 
 	snprintf(path, sizeof(path), "/api/delete?id=%" PRIu64, id);
-	assert_int_equal(it_http(rw.hport, "POST", path, hdr, NULL, &body),
-	    200);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
 	free(body);
 	assert_int_equal(it_state(c, id), 0);
-	assert_int_equal(it_http(rw.hport, "POST", path, hdr, NULL, &body),
-	    404);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 404);
 	free(body);
 	sluice_close(c);
 }

@@ -100,8 +100,8 @@ assert_cell(const char *row, const char *cls, uint64_t want)
 {
 	char pat[128];
 
-	snprintf(pat, sizeof(pat), "<td class=\"%s\">%" PRIu64 "</td>", cls,
-	    want);
+	snprintf(
+	    pat, sizeof(pat), "<td class=\"%s\">%" PRIu64 "</td>", cls, want);
 	if (strstr(row, pat) == NULL)
 		fail_msg("wanted %s in the row %s", pat, row);
 }
@@ -116,10 +116,9 @@ dump_dom(void **state, const char *url)
 	int n = 0, rc;
 
 	assert_non_null(out);
-	snprintf(budget, sizeof(budget), "--virtual-time-budget=%d",
-	    BUDGET_MS);
-	snprintf(profile, sizeof(profile), "--user-data-dir=%s/chromium",
-	    d->path);
+	snprintf(budget, sizeof(budget), "--virtual-time-budget=%d", BUDGET_MS);
+	snprintf(
+	    profile, sizeof(profile), "--user-data-dir=%s/chromium", d->path);
 	argv[n++] = chromium;
 	for (size_t i = 0; i < sizeof(browser_args) / sizeof(browser_args[0]);
 	     i++)
@@ -296,8 +295,8 @@ test_kick_on_the_page_makes_a_buried_task_ready(void **state)
 	free(body);
 
 	snprintf(path, sizeof(path), "/session/%s/url", sid);
-	snprintf(json, sizeof(json), "{\"url\":\"http://%s/#tube=jobs\"}",
-	    p.haddr);
+	snprintf(
+	    json, sizeof(json), "{\"url\":\"http://%s/#tube=jobs\"}", p.haddr);
 	assert_int_equal(wd("POST", path, json, &body), 200);
 	free(body);
 
@@ -310,9 +309,9 @@ test_kick_on_the_page_makes_a_buried_task_ready(void **state)
 	deadline = it_mono_ms() + DRIVER_WAIT_MS;
 	for (;;) {
 		st = wd("POST", path, json, &body);
-		if (st == 200 && it_json_str(body,
-		                     "element-6066-11e4-a52e-4f735466cecf",
-		                     eid, sizeof(eid)))
+		if (st == 200 &&
+		    it_json_str(body, "element-6066-11e4-a52e-4f735466cecf",
+		        eid, sizeof(eid)))
 			break;
 		if (it_mono_ms() > deadline)
 			fail_msg("no kick button for %" PRIu64 ": %d %s", id,

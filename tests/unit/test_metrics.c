@@ -63,34 +63,46 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 		{ "log_batch_le_1", 2 }, { "log_batch_le_2", 4 },
 		{ "log_batch_le_inf", 5 }, { "log_batch_records", 12 } };
 	struct sluice_tube_stats tubes[2] = {
-		{ .name = "emails", .ready = 5, .delayed = 1, .taken = 2,
-		    .buried = 1, .oldest_ready_age_ms = 1500, .nkv = 4,
+		{ .name = "emails",
+		    .ready = 5,
+		    .delayed = 1,
+		    .taken = 2,
+		    .buried = 1,
+		    .oldest_ready_age_ms = 1500,
+		    .nkv = 4,
 		    .kv = ctr },
 		{ .name = "odd\"na\\me", .ready = 0, .nkv = 0 },
 	};
-	struct sluice_stats s = { .role = SLUICE_LEADER, .epoch = 3,
-		.lsn = 100, .durable_lsn = 99, .now = 1010500, .leader = "",
-		.nkv = sizeof(node) / sizeof(node[0]), .kv = node, .ntubes = 2,
+	struct sluice_stats s = { .role = SLUICE_LEADER,
+		.epoch = 3,
+		.lsn = 100,
+		.durable_lsn = 99,
+		.now = 1010500,
+		.leader = "",
+		.nkv = sizeof(node) / sizeof(node[0]),
+		.kv = node,
+		.ntubes = 2,
 		.tubes = tubes };
 	char *t = prom(&s);
 	(void)state;
 
 	assert_int_equal(count(t, "# TYPE sluice_tube_tasks gauge\n"), 1);
 	assert_int_equal(count(t, "# HELP sluice_tube_tasks "), 1);
-	assert_int_equal(count(t, "# TYPE sluice_tube_puts_total counter\n"), 1);
-	assert_true(has_line(t,
-	    "sluice_tube_tasks{tube=\"emails\",state=\"ready\"} 5"));
-	assert_true(has_line(t,
-	    "sluice_tube_tasks{tube=\"emails\",state=\"buried\"} 1"));
+	assert_int_equal(
+	    count(t, "# TYPE sluice_tube_puts_total counter\n"), 1);
+	assert_true(has_line(
+	    t, "sluice_tube_tasks{tube=\"emails\",state=\"ready\"} 5"));
+	assert_true(has_line(
+	    t, "sluice_tube_tasks{tube=\"emails\",state=\"buried\"} 1"));
 	assert_true(has_line(t,
 	    "sluice_tube_tasks{tube=\"odd\\\"na\\\\me\",state=\"ready\"} 0"));
 	assert_true(has_line(t, "sluice_tube_puts_total{tube=\"emails\"} 7"));
-	assert_true(has_line(t,
-	    "sluice_tube_ttr_expired_total{tube=\"emails\"} 2"));
-	assert_true(has_line(t,
-	    "sluice_tube_disconnect_releases_total{tube=\"emails\"} 1"));
-	assert_true(has_line(t,
-	    "sluice_tube_oldest_ready_age_seconds{tube=\"emails\"} 1.500"));
+	assert_true(
+	    has_line(t, "sluice_tube_ttr_expired_total{tube=\"emails\"} 2"));
+	assert_true(has_line(
+	    t, "sluice_tube_disconnect_releases_total{tube=\"emails\"} 1"));
+	assert_true(has_line(
+	    t, "sluice_tube_oldest_ready_age_seconds{tube=\"emails\"} 1.500"));
 	assert_true(has_line(t, "sluice_connections 4"));
 	assert_true(has_line(t, "sluice_waiting_takes 2"));
 	assert_true(has_line(t, "sluice_lsn 100"));
@@ -100,12 +112,12 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 	assert_true(has_line(t, "sluice_role{role=\"follower\"} 0"));
 	assert_true(has_line(t, "sluice_uptime_seconds 61.500"));
 	assert_true(has_line(t, "# TYPE sluice_log_commit_seconds histogram"));
-	assert_true(has_line(t,
-	    "sluice_log_commit_seconds_bucket{le=\"1.6e-05\"} 1"));
-	assert_true(has_line(t,
-	    "sluice_log_commit_seconds_bucket{le=\"3.2e-05\"} 3"));
-	assert_true(has_line(t,
-	    "sluice_log_commit_seconds_bucket{le=\"+Inf\"} 5"));
+	assert_true(
+	    has_line(t, "sluice_log_commit_seconds_bucket{le=\"1.6e-05\"} 1"));
+	assert_true(
+	    has_line(t, "sluice_log_commit_seconds_bucket{le=\"3.2e-05\"} 3"));
+	assert_true(
+	    has_line(t, "sluice_log_commit_seconds_bucket{le=\"+Inf\"} 5"));
 	assert_true(has_line(t, "sluice_log_commit_seconds_sum 2"));
 	assert_true(has_line(t, "sluice_log_commit_seconds_count 5"));
 	assert_true(has_line(t, "sluice_log_batch_records_bucket{le=\"2\"} 4"));
@@ -126,8 +138,10 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 		{ "followers", 2 }, { "follower_0_acked_lsn", 90 },
 		{ "follower_0_lag", 10 }, { "follower_1_acked_lsn", 100 },
 		{ "follower_1_lag", 0 } };
-	struct sluice_stats s = { .role = SLUICE_FOLLOWER, .leader = "x",
-		.nkv = sizeof(node) / sizeof(node[0]), .kv = node };
+	struct sluice_stats s = { .role = SLUICE_FOLLOWER,
+		.leader = "x",
+		.nkv = sizeof(node) / sizeof(node[0]),
+		.kv = node };
 	char *t = prom(&s);
 	(void)state;
 
@@ -135,9 +149,12 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 	assert_true(has_line(t, "sluice_leader_lost 1"));
 	assert_true(has_line(t, "sluice_snapshot_age_seconds NaN"));
 	assert_true(has_line(t, "sluice_followers 2"));
-	assert_true(has_line(t, "sluice_follower_acked_lsn{follower=\"0\"} 90"));
-	assert_true(has_line(t, "sluice_follower_lag_records{follower=\"0\"} 10"));
-	assert_true(has_line(t, "sluice_follower_lag_records{follower=\"1\"} 0"));
+	assert_true(
+	    has_line(t, "sluice_follower_acked_lsn{follower=\"0\"} 90"));
+	assert_true(
+	    has_line(t, "sluice_follower_lag_records{follower=\"0\"} 10"));
+	assert_true(
+	    has_line(t, "sluice_follower_lag_records{follower=\"1\"} 0"));
 	assert_int_equal(count(t, "sluice_tube_tasks{"), 0);
 	free(t);
 }
@@ -147,8 +164,10 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 static void
 test_health_status_names_the_first_reason(void **state)
 {
-	struct http_health h = { .phase = HTTP_RECOVERING, .log_failed = true,
-		.follower = true, .leader_lost = true };
+	struct http_health h = { .phase = HTTP_RECOVERING,
+		.log_failed = true,
+		.follower = true,
+		.leader_lost = true };
 	const char *why;
 	(void)state;
 
