@@ -57,7 +57,6 @@ enum hkind {
 
 struct http {
 	nng_http_server *srv;
-	nng_url *url;
 	pthread_mutex_t mu; /* net, closing */
 	struct net *net;    /* NULL until the core serves */
 	bool closing;
@@ -631,16 +630,17 @@ add_handler(
 	return 0;
 }
 
+/* The one HTTP face of the process. It is never freed: nng may still be
+ * running a handler (which reads it) on one of its threads after the
+ * server is stopped, until the process ends. */
+static struct http the_http;
+
 static void
-http_free(struct http *h)
+http_release(struct http *h)
 {
 	if (h->srv != NULL)
 		nng_http_server_release(h->srv);
-	if (h->url != NULL)
-		nng_url_free(h->url);
-	pthread_mutex_destroy(&h->mu);
-	free(h->page);
-	free(h);
+	h->srv = NULL;
 }
 
 int
@@ -659,25 +659,28 @@ http_open(struct http **out, const char *addr, bool admin)
 		{ "/api/kick", "POST", on_kick },
 		{ "/api/delete", "POST", on_delete },
 	};
-	struct http *h = calloc(1, sizeof(*h));
+	struct http *h = &the_http;
+	nng_url *u = NULL;
 	char url[512];
 	int rv;
 
-	if (h == NULL)
-		return -ENOMEM;
+	if (h->page != NULL)
+		return -EBUSY; /* one per process */
 	pthread_mutex_init(&h->mu, NULL);
 	h->admin = admin;
 	atomic_init(&h->phase, HTTP_RECOVERING);
 	atomic_init(&h->inflight, 0);
 	h->page = http_page_build(admin, &h->page_len);
-	if (h->page == NULL) {
-		http_free(h);
+	if (h->page == NULL)
 		return -ENOMEM;
-	}
 	snprintf(url, sizeof(url), "%s%s",
 	    strstr(addr, "://") != NULL ? "" : "http://", addr);
-	if ((rv = nng_url_parse(&h->url, url)) != 0 ||
-	    (rv = nng_http_server_hold(&h->srv, h->url)) != 0)
+	rv = nng_url_parse(&u, url);
+	if (rv == 0) {
+		rv = nng_http_server_hold(&h->srv, u);
+		nng_url_free(u);
+	}
+	if (rv != 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if ((rv = add_handler(h, routes[i].path, routes[i].method,
@@ -689,7 +692,7 @@ http_open(struct http **out, const char *addr, bool admin)
 	return 0;
 
 fail:
-	http_free(h);
+	http_release(h);
 	return -(1000 + rv);
 }
 
@@ -746,5 +749,5 @@ http_close(struct http *h)
 		return;
 	}
 	nng_http_server_stop(h->srv);
-	http_free(h);
+	http_release(h);
 }
