@@ -160,8 +160,13 @@ kvs_text(FILE *f, const char *title, const struct sluice_kv *kv, size_t n)
 	if (n == 0)
 		return;
 	fprintf(f, "%s\n", title);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* Histogram buckets (log_commit_us_le_16...) are for
+		 * machines: --json and /metrics have them. */
+		if (strstr(kv[i].name, "_le_") != NULL)
+			continue;
 		fprintf(f, "  %-22s %" PRIu64 "\n", kv[i].name, kv[i].value);
+	}
 }
 
 void
