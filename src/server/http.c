@@ -77,6 +77,7 @@ struct hreq {
 	nng_aio *work; /* formats the answer off the core thread */
 	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
 	enum hkind kind;
+	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
 };
 
 /* ---- health --------------------------------------------------------- */
@@ -295,6 +296,12 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 		return;
 	}
 	buf_free(&b);
+	if (req->op == MSG_OP_KICK_ID || req->op == MSG_OP_DELETE)
+		snprintf(r->what, sizeof(r->what), "%s id=%" PRIu64,
+		    req->op == MSG_OP_DELETE ? "delete" : "kick", req->id);
+	else if (req->op == MSG_OP_KICK)
+		snprintf(r->what, sizeof(r->what), "kick tube=%.*s n=%u",
+		    (int)req->kick.tube.len, req->kick.tube.p, req->kick.n);
 	r->ctx.face = &http_face;
 	r->h = h;
 	r->aio = aio;
@@ -340,6 +347,11 @@ answer(struct hreq *r)
 		respond_text(r->aio, 500, "undecodable answer from the core");
 		return;
 	}
+	if (r->what[0] != '\0' && rep.status != 0)
+		log_info("http", "admin %s result=error error=\"%.*s\"",
+		    r->what, (int)rep.err.message.len, rep.err.message.p);
+	else if (r->what[0] != '\0')
+		log_info("http", "admin %s result=ok", r->what);
 	if (rep.status != 0) {
 		respond_err(
 		    r->aio, rep.status, rep.err.message.p, rep.err.message.len);

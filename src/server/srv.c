@@ -625,8 +625,8 @@ srv_run(const struct srv_config *cfg)
 	if (cfg->http != NULL)
 		log_info("http",
 		    "serving /metrics, /health, /stats and the "
-		    "admin page on %s%s",
-		    cfg->http, cfg->http_admin ? " (admin)" : "");
+		    "admin page addr=%s admin=%s",
+		    cfg->http, cfg->http_admin ? "yes" : "no");
 	exit_code = loop(&c);
 	http_quiesce(c.http);
 	shutdown_core(&c);

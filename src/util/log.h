@@ -15,7 +15,10 @@ extern enum log_level log_threshold;
 void log_set_level(enum log_level level);
 
 /* JSON lines instead of text: {"time":"...","level":"info",
- * "subsys":"srv","msg":"..."} (--log-format json). */
+ * "subsys":"srv","msg":"...", ...} (--log-format json). Words of the
+ * message of the form key=value (or key="several words") also become
+ * fields "key":"value", so a message written as
+ * "kick id=42 result=ok" is searchable by id and result. */
 void log_set_json(bool json);
 
 /* Parses "err", "warn", "info" or "debug". Returns 0, or -1 when unknown. */

@@ -315,6 +315,9 @@ test_admin_writes_need_http_admin(void **state)
 	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
 	free(body);
 	assert_int_equal(it_state(c, id), SLUICE_READY);
+	/* Admin writes are logged, with key=value fields. */
+	snprintf(path, sizeof(path), "admin kick id=%" PRIu64 " result=ok", id);
+	assert_int_equal(it_log_count(rw.s, path), 1);
 
 	/* The page's reads. */
 	body = it_http_get(rw.hport, "/api/list?tube=jobs&state=all", 200);

@@ -190,33 +190,53 @@ test_health_status_names_the_first_reason(void **state)
 	assert_int_equal(http_health_status(&h, &why), 200);
 }
 
-/* --log-format json: one object per line, the message escaped. */
+/* Captures what log_msg writes to stderr. */
 static void
-test_log_json_writes_one_object_per_line(void **state)
+log_capture(char *buf, size_t cap, bool json, const char *msg)
 {
-	char buf[4096];
 	int fds[2], saved;
 	ssize_t n;
-	(void)state;
 
 	assert_int_equal(pipe(fds), 0);
 	saved = dup(STDERR_FILENO);
 	dup2(fds[1], STDERR_FILENO);
-	log_set_json(true);
-	log_msg(LOG_WARN, "wal", "fsync \"%s\": %s\nnext", "a\\b", "EIO");
+	log_set_json(json);
+	log_msg(LOG_WARN, "wal", "%s", msg);
 	log_set_json(false);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	close(fds[1]);
-	n = read(fds[0], buf, sizeof(buf) - 1);
+	n = read(fds[0], buf, cap - 1);
 	close(fds[0]);
 	assert_true(n > 0);
 	buf[n] = '\0';
+}
+
+/* --log-format json: one object per line, the message escaped, and its
+ * key=value words as fields too. Text: time, level, subsystem, message. */
+static void
+test_log_lines_json_and_text(void **state)
+{
+	char buf[4096];
+	(void)state;
+
+	log_capture(buf, sizeof(buf), true, "fsync \"a\\b\": EIO\nnext");
 	assert_true(strncmp(buf, "{\"time\":\"", 9) == 0);
 	assert_non_null(strstr(buf,
 	    "Z\",\"level\":\"warn\",\"subsys\":\"wal\",\"msg\":\"fsync "
 	    "\\\"a\\\\b\\\": EIO\\u000anext\"}\n"));
 	assert_int_equal(count(buf, "\n"), 1);
+
+	log_capture(buf, sizeof(buf), true,
+	    "admin kick id=42 tube=jobs why=\"by hand\" result=ok x= =y");
+	assert_non_null(strstr(buf,
+	    "\"msg\":\"admin kick id=42 tube=jobs why=\\\"by hand\\\" "
+	    "result=ok x= =y\",\"id\":\"42\",\"tube\":\"jobs\","
+	    "\"why\":\"by hand\",\"result\":\"ok\"}\n"));
+
+	log_capture(buf, sizeof(buf), false, "segment cut at=64");
+	assert_int_equal(buf[4], '-');
+	assert_non_null(strstr(buf, "Z warn wal: segment cut at=64\n"));
 }
 
 int
@@ -228,7 +248,7 @@ main(void)
 		cmocka_unit_test(
 		    test_metrics_write_roles_followers_and_no_snapshot),
 		cmocka_unit_test(test_health_status_names_the_first_reason),
-		cmocka_unit_test(test_log_json_writes_one_object_per_line),
+		cmocka_unit_test(test_log_lines_json_and_text),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
