@@ -65,6 +65,8 @@ json_fields(char *line, size_t *n, size_t cap, const char *msg)
 			continue;
 		while (key_char(*p, false))
 			p++;
+		if (*p == '\0')
+			break;
 		if (*p != '=' || p[1] == ' ' || p[1] == '\0')
 			continue;
 		v = p + 1;

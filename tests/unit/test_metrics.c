@@ -234,6 +234,13 @@ test_log_lines_json_and_text(void **state)
 	    "result=ok x= =y\",\"id\":\"42\",\"tube\":\"jobs\","
 	    "\"why\":\"by hand\",\"result\":\"ok\"}\n"));
 
+	/* A message ending in a word: nothing read past its end (a field
+	 * of the line before must not come back). */
+	log_capture(buf, sizeof(buf), true, "x addr=1 admin=yes");
+	log_capture(buf, sizeof(buf), true, "stopped after in-flight work");
+	assert_non_null(
+	    strstr(buf, "\"msg\":\"stopped after in-flight work\"}\n"));
+
 	log_capture(buf, sizeof(buf), false, "segment cut at=64");
 	assert_int_equal(buf[4], '-');
 	assert_non_null(strstr(buf, "Z warn wal: segment cut at=64\n"));
