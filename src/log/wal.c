@@ -1153,7 +1153,8 @@ wal_append_rec(
 }
 
 int
-wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn)
+wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
+    uint64_t *lsn)
 {
 	uint8_t body[REC_EPOCH_BODY];
 	int rc;
@@ -1164,6 +1165,7 @@ wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn)
 		return SLUICE_EEPOCH;
 	le_store_u64(body, epoch);
 	le_store_u64(body + 8, w->epoch);
+	le_store_u64(body + 16, nonce);
 	rc = append(w, REC_EPOCH, time, epoch, body, sizeof(body), 0, lsn);
 	if (rc == 0) {
 		log_info("wal", "%s: epoch %" PRIu64 " begins at lsn %" PRIu64,

@@ -65,7 +65,7 @@ struct http {
 	char *page; /* the admin page, built once */
 	size_t page_len;
 	atomic_int phase;
-	atomic_bool log_failed, follower, leader_lost;
+	atomic_bool log_failed, follower, leader_lost, fenced;
 	atomic_uint inflight;
 };
 
@@ -99,7 +99,12 @@ http_health_status(const struct http_health *h, const char **reason)
 		return 503;
 	}
 	if (h->follower && h->leader_lost) {
-		*reason = "follower lost its leader";
+		*reason = "follower lost its leader: not connected to it";
+		return 503;
+	}
+	if (h->fenced) {
+		*reason = "fenced: a newer leader exists; this node refuses "
+		          "writes";
 		return 503;
 	}
 	*reason = "ok";
@@ -454,6 +459,7 @@ on_health(nng_aio *aio)
 		.log_failed = atomic_load(&h->log_failed),
 		.follower = atomic_load(&h->follower),
 		.leader_lost = atomic_load(&h->leader_lost),
+		.fenced = atomic_load(&h->fenced),
 	};
 	const char *reason;
 	int status = http_health_status(&hh, &reason);
@@ -721,14 +727,15 @@ http_attach(struct http *h, struct net *net)
 }
 
 void
-http_set_health(
-    struct http *h, bool log_failed, bool follower, bool leader_lost)
+http_set_health(struct http *h, bool log_failed, bool follower,
+    bool leader_lost, bool fenced)
 {
 	if (h == NULL)
 		return;
 	atomic_store(&h->log_failed, log_failed);
 	atomic_store(&h->follower, follower);
 	atomic_store(&h->leader_lost, leader_lost);
+	atomic_store(&h->fenced, fenced);
 }
 
 void

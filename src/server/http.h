@@ -43,7 +43,8 @@ struct http_health {
 	enum http_phase phase;
 	bool log_failed;  /* the log refuses writes (poisoned) */
 	bool follower;    /* this node follows a leader */
-	bool leader_lost; /* ... and cannot reach it */
+	bool leader_lost; /* ... and is not connected to it */
+	bool fenced;      /* a leader that learned of a newer leader */
 };
 
 /* The HTTP status /health answers for `h` (200 or 503), and the reason
@@ -60,8 +61,8 @@ void http_attach(struct http *h, struct net *net);
 
 /* Publishes the state /health reads (the core thread, each turn; cheap
  * when nothing changed). Accepts NULL. */
-void http_set_health(
-    struct http *h, bool log_failed, bool follower, bool leader_lost);
+void http_set_health(struct http *h, bool log_failed, bool follower,
+    bool leader_lost, bool fenced);
 
 /* Phase HTTP_STOPPING: no more requests are posted to the core. Call
  * before the core's last drain of its events. Accepts NULL. */

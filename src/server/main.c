@@ -30,6 +30,9 @@ static const char usage[] =
     "  --follow URL           run as a follower of the leader at URL\n"
     "  --sync-replicas K      answer a write only once K followers hold it\n"
     "                         (default 0)\n"
+    "  --sync-timeout MS      how long a write waits for those followers\n"
+    "                         before it fails with 'too few replicas'\n"
+    "                         (default 5000)\n"
     "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
     "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
     "                         (default: none)\n"
@@ -56,6 +59,7 @@ enum {
 	OPT_REPL_LISTEN,
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
+	OPT_SYNC_TIMEOUT,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
 	OPT_MAX_PAYLOAD,
@@ -78,6 +82,7 @@ static const struct option options[] = {
 	{ "repl-listen", required_argument, NULL, OPT_REPL_LISTEN },
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
+	{ "sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
@@ -169,6 +174,11 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if (parse_u64("--sync-replicas", optarg, 0, 16, &v))
 				return 2;
 			cfg->sync_replicas = (unsigned)v;
+			break;
+		case OPT_SYNC_TIMEOUT:
+			if (parse_u64("--sync-timeout", optarg, 1, 3600000, &v))
+				return 2;
+			cfg->sync_timeout_ms = (uint32_t)v;
 			break;
 		case OPT_HTTP:
 			cfg->http = optarg;

@@ -196,32 +196,44 @@ histogram(FILE *f, const struct sluice_stats *s, const char *name,
 	fprintf(f, "%s_count %" PRIu64 "\n", name, count);
 }
 
+/* A leader's followers: follower_N_acked_lsn, follower_N_lag_records and
+ * follower_N_lag_ms for N = 1..followers, labelled follower="N". */
 static void
 followers_write(FILE *f, const struct sluice_stats *s)
 {
+	static const struct {
+		const char *kv, *name, *help;
+		bool ms;
+	} per[] = {
+		{ "acked_lsn", "sluice_follower_acked_lsn",
+		    "The LSN up to which a follower holds the log durably.",
+		    false },
+		{ "lag_records", "sluice_follower_lag_records",
+		    "Records this leader wrote that a follower has not acked.",
+		    false },
+		{ "lag_ms", "sluice_follower_lag_seconds",
+		    "How long ago the oldest record a follower lacks was "
+		    "written.",
+		    true },
+	};
 	uint64_t n = node_kv(s, "followers");
 	char key[64];
 
 	gauge(f, "sluice_followers", "Followers connected to this leader.", n);
-	family(f, "sluice_follower_acked_lsn", "gauge",
-	    "The LSN up to which a follower holds the log durably.");
-	for (uint64_t i = 0; i < n; i++) {
-		snprintf(key, sizeof(key), "follower_%" PRIu64 "_acked_lsn", i);
-		if (node_has(s, key))
-			fprintf(f,
-			    "sluice_follower_acked_lsn{follower=\"%" PRIu64
-			    "\"} %" PRIu64 "\n",
-			    i, node_kv(s, key));
-	}
-	family(f, "sluice_follower_lag_records", "gauge",
-	    "Records the leader wrote that a follower has not acked yet.");
-	for (uint64_t i = 0; i < n; i++) {
-		snprintf(key, sizeof(key), "follower_%" PRIu64 "_lag", i);
-		if (node_has(s, key))
-			fprintf(f,
-			    "sluice_follower_lag_records{follower=\"%" PRIu64
-			    "\"} %" PRIu64 "\n",
-			    i, node_kv(s, key));
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		family(f, per[k].name, "gauge", per[k].help);
+		for (uint64_t i = 1; i <= n; i++) {
+			snprintf(key, sizeof(key), "follower_%" PRIu64 "_%s", i,
+			    per[k].kv);
+			if (!node_has(s, key))
+				continue;
+			fprintf(
+			    f, "%s{follower=\"%" PRIu64 "\"} ", per[k].name, i);
+			if (per[k].ms)
+				seconds(f, node_kv(s, key));
+			else
+				fprintf(f, "%" PRIu64 "\n", node_kv(s, key));
+		}
 	}
 }
 
@@ -238,8 +250,21 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    s->role == SLUICE_FOLLOWER);
 	gauge(f, "sluice_epoch", "The replication epoch of the log.", s->epoch);
 	gauge(f, "sluice_leader_lost",
-	    "1 on a follower that cannot reach its leader.",
-	    node_kv(s, "leader_lost"));
+	    "1 on a follower not connected to its leader.",
+	    s->role == SLUICE_FOLLOWER && node_has(s, "leader_connected") &&
+	        node_kv(s, "leader_connected") == 0);
+	gauge(f, "sluice_fenced",
+	    "1 on a leader that learned of a newer leader (it refuses "
+	    "writes).",
+	    node_kv(s, "fenced"));
+	gauge(f, "sluice_replication_lag_records",
+	    "On a follower: records the leader wrote that this node lacks.",
+	    node_kv(s, "lag_records"));
+	family(f, "sluice_replication_lag_seconds", "gauge",
+	    "On a follower: how long ago the leader wrote its newest record "
+	    "while this node still lacks records; 0 when caught up.");
+	fputs("sluice_replication_lag_seconds ", f);
+	seconds(f, node_kv(s, "lag_ms"));
 	gauge(f, "sluice_lsn", "The LSN of the last record written.", s->lsn);
 	gauge(f, "sluice_durable_lsn",
 	    "The last LSN durable under the fsync policy.", s->durable_lsn);

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "server/core.h"
+#include "server/follow.h"
+#include "server/repl.h"
 #include "sluice.h"
 #include "util/log.h"
 
@@ -736,7 +738,8 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 enum {
 	TUBE_KVS = 12,
-	NODE_KVS = 64 + 2 * WAL_HIST_BUCKETS + 2 * CORE_FOLLOWERS_MAX,
+	NODE_KVS = 32 + 2 * WAL_HIST_BUCKETS,
+	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
 
@@ -772,11 +775,10 @@ kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME], uint64_t value,
 /* The log's histograms as cumulative counts: log_commit_us_le_B (commits
  * whose latency, submit to fdatasync done, was below B us) and
  * log_batch_le_B (batches of at most B records), the last bucket of each
- * being every one (_le_inf). Then replication: per follower its acked
- * LSN and its lag in records. */
+ * being every one (_le_inf). */
 static void
-node_hist_kvs(const struct core *c, const struct wal_stats *ws,
-    struct msg_kv *node, size_t *nn, char (*names)[KV_NAME])
+node_hist_kvs(const struct wal_stats *ws, struct msg_kv *node, size_t *nn,
+    char (*names)[KV_NAME])
 {
 	uint64_t sum = 0;
 
@@ -799,15 +801,6 @@ node_hist_kvs(const struct core *c, const struct wal_stats *ws,
 			kvf(node, nn, names, sum, "log_batch_le_inf");
 	}
 	kv(node, nn, "log_batch_records", ws->batch_records);
-	for (uint32_t i = 0; i < c->repl.nfollowers && i < CORE_FOLLOWERS_MAX;
-	     i++) {
-		uint64_t acked = c->repl.followers[i].acked_lsn;
-
-		kvf(node, nn, names, acked, "follower_%u_acked_lsn", i);
-		kvf(node, nn, names,
-		    ws->last_lsn > acked ? ws->last_lsn - acked : 0,
-		    "follower_%u_lag", i);
-	}
 }
 
 static void
@@ -854,8 +847,11 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_stats *s = &rep.stats;
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
-	struct msg_kv node[NODE_KVS];
-	char names[NODE_KVS][KV_NAME];
+	struct msg_kv node[NODE_KVS + 3 * OPS_PEERS_MAX];
+	char names[NODE_KVS + 3 * OPS_PEERS_MAX][KV_NAME];
+	struct repl_peer_info peers[OPS_PEERS_MAX];
+	char pnames[OPS_PEERS_MAX][3][MSG_NAME_MAX];
+	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
 	struct wal_stats ws;
@@ -898,8 +894,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			oldest = ts.oldest_ready_age;
 	}
 
-	s->role = c->repl.follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
-	s->leader = msg_cstr(c->repl.leader);
+	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
+	if (c->follower)
+		s->leader = msg_cstr(follow_leader_url(c));
 	s->epoch = wal_epoch(c->wal);
 	s->lsn = wal_last_lsn(c->wal);
 	s->durable_lsn = wal_durable_lsn(c->wal);
@@ -928,10 +925,30 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
 	kv(node, &nn, "recovery_ms", (uint64_t)c->recovery_ms);
-	kv(node, &nn, "followers", c->repl.nfollowers);
+	node_hist_kvs(&ws, node, &nn, names);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
-	kv(node, &nn, "leader_lost", c->repl.leader_lost);
-	node_hist_kvs(c, &ws, node, &nn, names);
+	kv(node, &nn, "fenced", c->fenced);
+	if (c->follower) {
+		uint64_t lag, lag_ms;
+
+		follow_lag(c, &lag, &lag_ms);
+		kv(node, &nn, "leader_connected", follow_connected(c));
+		kv(node, &nn, "lag_records", lag);
+		kv(node, &nn, "lag_ms", lag_ms);
+	}
+	npeers = repl_peers(c, peers, OPS_PEERS_MAX);
+	kv(node, &nn, "followers", npeers);
+	for (size_t i = 0; i < npeers; i++) {
+		snprintf(pnames[i][0], sizeof(pnames[i][0]),
+		    "follower_%zu_acked_lsn", i + 1);
+		snprintf(pnames[i][1], sizeof(pnames[i][1]),
+		    "follower_%zu_lag_records", i + 1);
+		snprintf(pnames[i][2], sizeof(pnames[i][2]),
+		    "follower_%zu_lag_ms", i + 1);
+		kv(node, &nn, pnames[i][0], peers[i].acked_lsn);
+		kv(node, &nn, pnames[i][1], peers[i].lag_records);
+		kv(node, &nn, pnames[i][2], peers[i].lag_ms);
+	}
 	s->more.n = (uint32_t)nn;
 	s->more.kvs = node;
 	s->ntubes = ntubes;
@@ -971,6 +988,54 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 	c->snap.waiters = w;
 }
 
+static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r);
+
+/* Whether `op` changes the queue (a follower refuses it). */
+static bool
+op_writes(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+	case MSG_OP_FOLLOW:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static void
+refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
+{
+	const char *leader = follow_leader_url(c);
+
+	buf_reset(&c->out);
+	if (c->follower) {
+		char text[MSG_URL_MAX + 64];
+
+		snprintf(text, sizeof(text), "not leader; the leader is %s",
+		    leader[0] ? leader : "not known yet");
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text,
+		    leader[0] ? leader : NULL);
+	} else {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+		    "not leader: epoch %" PRIu64 " began on another node; "
+		    "this one (epoch %" PRIu64 ") takes no writes",
+		    c->fenced_by, wal_epoch(c->wal));
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
+	}
+	core_reply(c, ctx);
+}
+
 void
 ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
@@ -987,6 +1052,23 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if ((c->follower || c->fenced) && op_writes(req.op)) {
+		refuse_write(c, ctx, req.op);
+		return;
+	}
+	/* A read shows what this node holds; it does not wait for
+	 * --sync-replicas followers (a write does). */
+	c->reply_local = !op_writes(req.op);
+	ops_dispatch(c, ctx, session, &req);
+	c->reply_local = false;
+}
+
+static void
+ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r)
+{
+	const struct msg_req req = *r;
+
 	switch (req.op) {
 	case MSG_OP_PUT:
 		op_put(c, ctx, &req);
@@ -1046,13 +1128,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		op_snapshot(c, ctx);
 		break;
 	case MSG_OP_PROMOTE:
-		core_reply_err(c, ctx, req.op, SLUICE_ESTATE,
-		    "promote: this node is already the leader");
+		follow_promote(c, ctx);
 		break;
 	case MSG_OP_FOLLOW:
-		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
-		    "follow: this node was not started as a follower "
-		    "(--follow URL)");
+		follow_repoint(c, ctx, req.url.p, req.url.len);
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

@@ -19,6 +19,7 @@ struct srv_config {
 	const char *repl_listen; /* --repl-listen */
 	const char *follow;      /* --follow */
 	unsigned sync_replicas;  /* --sync-replicas */
+	uint32_t sync_timeout_ms; /* --sync-timeout */
 	const char *http;        /* --http */
 	bool http_admin;         /* --http-admin: the page may kick, delete */
 	size_t max_payload;      /* --max-payload */

@@ -2,8 +2,10 @@
  * (promtool, from Debian's prometheus package, checks it) and says what
  * `sluice stats --json` says after a known workload; /stats is that
  * JSON; /health turns 503 once the log refuses writes (a fault armed in
- * sluiced-fault); admin writes need --http-admin. */
+ * sluiced-fault) and on a follower whose leader is gone; admin writes
+ * need --http-admin. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,17 +256,24 @@ test_health_is_503_when_the_log_refuses_writes(void **state)
 	struct sluice_client *c;
 	char *body, *metrics;
 	uint64_t id = 0;
-	int created, rc;
+	int created, rc = 0;
 
-	setenv("SLUICE_FAULT", "wal_write:1:EIO:sticky", 1);
+	/* The 2nd write of the log: a leader writes its epoch record at
+	 * start, the first put is the next one. */
+	setenv("SLUICE_FAULT", "wal_write:2:EIO:sticky", 1);
 	start_http(state, &h, "f", "sluiced-fault", NULL);
 	unsetenv("SLUICE_FAULT");
 	body = it_http_get(h.hport, "/health", 200);
 	assert_string_equal(body, "ok\n");
 	free(body);
 
+	/* Puts until the armed write fails one (bounded). */
 	c = it_client(h.s);
-	rc = sluice_put(c, NULL, "doomed", 6, &id, &created);
+	for (int i = 0; i < 20; i++) {
+		rc = sluice_put(c, NULL, "doomed", 6, &id, &created);
+		if (rc != 0)
+			break;
+	}
 	assert_int_equal(rc, SLUICE_ELOG);
 	body = it_http_get(h.hport, "/health", 503);
 	assert_non_null(strstr(body, "log refuses writes"));
@@ -341,6 +350,81 @@ test_admin_writes_need_http_admin(void **state)
 	sluice_close(c);
 }
 
+/* Polls GET `path` (every 50 ms, bounded) until it answers `want`; the
+ * body (to free), or NULL when it never did. */
+static char *
+wait_status(int port, const char *path, int want, int64_t timeout_ms)
+{
+	int64_t deadline = it_mono_ms() + timeout_ms;
+	char *body = NULL;
+
+	while (it_mono_ms() < deadline) {
+		if (it_http(port, "GET", path, NULL, NULL, &body) == want)
+			return body;
+		free(body);
+		body = NULL;
+		it_sleep_ms(50);
+	}
+	return NULL;
+}
+
+/* A follower's /health is 200 while it is connected to its leader, and
+ * 503 once the leader is gone (killed); its metrics say so too. The
+ * leader's metrics show the follower and its acked LSN. */
+static void
+test_health_is_503_on_a_follower_whose_leader_is_gone(void **state)
+{
+	static char repl[64];
+	struct http_srv leader, follower;
+	const char *largs[] = { "--repl-listen", repl, NULL };
+	const char *fargs[] = { "--follow", repl, NULL };
+	struct sluice_client *c;
+	char *body, *metrics;
+	int64_t deadline;
+
+	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", it_free_port());
+	start_http(state, &leader, "leader", NULL, largs);
+	start_http(state, &follower, "follower", NULL, fargs);
+	body = wait_status(follower.hport, "/health", 200, 15000);
+	if (body == NULL)
+		fail_msg("the follower never became healthy");
+	free(body);
+
+	c = it_client(leader.s);
+	it_put(c, "jobs", "replicated");
+	/* The leader sees its follower ack the put. */
+	deadline = it_mono_ms() + 15000;
+	for (;;) {
+		metrics = it_http_get(leader.hport, "/metrics", 200);
+		if (it_metric(metrics, "sluice_followers") == 1 &&
+		    it_metric(
+		        metrics, "sluice_follower_acked_lsn{follower=\"1\"}") ==
+		        it_metric(metrics, "sluice_lsn"))
+			break;
+		free(metrics);
+		if (it_mono_ms() > deadline)
+			fail_msg("the follower never acked the leader's log");
+		it_sleep_ms(50);
+	}
+	free(metrics);
+	sluice_close(c);
+	metrics = it_http_get(follower.hport, "/metrics", 200);
+	assert_int_equal(
+	    (uint64_t)it_metric(metrics, "sluice_role{role=\"follower\"}"), 1);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_leader_lost"), 0);
+	free(metrics);
+
+	t_srv_stop(leader.s, SIGKILL);
+	body = wait_status(follower.hport, "/health", 503, 15000);
+	if (body == NULL)
+		fail_msg("the follower stayed healthy without its leader");
+	assert_non_null(strstr(body, "follower lost its leader"));
+	free(body);
+	metrics = it_http_get(follower.hport, "/metrics", 200);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_leader_lost"), 1);
+	free(metrics);
+}
+
 int
 main(void)
 {
@@ -356,6 +440,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_admin_writes_need_http_admin, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_health_is_503_on_a_follower_whose_leader_is_gone,
+		    it_setup, it_teardown),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

@@ -134,10 +134,12 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 static void
 test_metrics_write_roles_followers_and_no_snapshot(void **state)
 {
-	static const struct sluice_kv node[] = { { "leader_lost", 1 },
-		{ "followers", 2 }, { "follower_0_acked_lsn", 90 },
-		{ "follower_0_lag", 10 }, { "follower_1_acked_lsn", 100 },
-		{ "follower_1_lag", 0 } };
+	static const struct sluice_kv node[] = { { "leader_connected", 0 },
+		{ "lag_records", 7 }, { "lag_ms", 1200 }, { "followers", 2 },
+		{ "follower_1_acked_lsn", 90 },
+		{ "follower_1_lag_records", 10 }, { "follower_1_lag_ms", 350 },
+		{ "follower_2_acked_lsn", 100 },
+		{ "follower_2_lag_records", 0 }, { "follower_2_lag_ms", 0 } };
 	struct sluice_stats s = { .role = SLUICE_FOLLOWER,
 		.leader = "x",
 		.nkv = sizeof(node) / sizeof(node[0]),
@@ -147,14 +149,18 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 
 	assert_true(has_line(t, "sluice_role{role=\"follower\"} 1"));
 	assert_true(has_line(t, "sluice_leader_lost 1"));
+	assert_true(has_line(t, "sluice_replication_lag_records 7"));
+	assert_true(has_line(t, "sluice_replication_lag_seconds 1.200"));
 	assert_true(has_line(t, "sluice_snapshot_age_seconds NaN"));
 	assert_true(has_line(t, "sluice_followers 2"));
 	assert_true(
-	    has_line(t, "sluice_follower_acked_lsn{follower=\"0\"} 90"));
+	    has_line(t, "sluice_follower_acked_lsn{follower=\"1\"} 90"));
 	assert_true(
-	    has_line(t, "sluice_follower_lag_records{follower=\"0\"} 10"));
+	    has_line(t, "sluice_follower_lag_records{follower=\"1\"} 10"));
 	assert_true(
-	    has_line(t, "sluice_follower_lag_records{follower=\"1\"} 0"));
+	    has_line(t, "sluice_follower_lag_seconds{follower=\"1\"} 0.350"));
+	assert_true(
+	    has_line(t, "sluice_follower_lag_records{follower=\"2\"} 0"));
 	assert_int_equal(count(t, "sluice_tube_tasks{"), 0);
 	free(t);
 }
@@ -181,13 +187,16 @@ test_health_status_names_the_first_reason(void **state)
 	assert_non_null(strstr(why, "log refuses writes"));
 	h.log_failed = false;
 	assert_int_equal(http_health_status(&h, &why), 503);
-	assert_string_equal(why, "follower lost its leader");
+	assert_non_null(strstr(why, "follower lost its leader"));
 	h.leader_lost = false;
 	assert_int_equal(http_health_status(&h, &why), 200);
 	assert_string_equal(why, "ok");
 	h.follower = false;
 	h.leader_lost = true;
 	assert_int_equal(http_health_status(&h, &why), 200);
+	h.fenced = true;
+	assert_int_equal(http_health_status(&h, &why), 503);
+	assert_non_null(strstr(why, "fenced"));
 }
 
 /* Captures what log_msg writes to stderr. */
