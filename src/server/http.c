@@ -67,6 +67,7 @@ struct http {
 	atomic_int phase;
 	atomic_bool log_failed, follower, leader_lost, fenced;
 	atomic_uint inflight;
+	struct hreq *done; /* answered; freed on the core thread (mu) */
 };
 
 struct hreq {
@@ -78,6 +79,7 @@ struct hreq {
 	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
 	enum hkind kind;
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
+	struct hreq *next;            /* on h->done */
 };
 
 /* ---- health --------------------------------------------------------- */
@@ -431,9 +433,32 @@ work_cb(void *arg)
 	answer(r);
 	if (r->rep != NULL)
 		nng_msg_free(r->rep);
+	r->rep = NULL;
 	nng_aio_reap(r->work);
-	free(r);
+	/* The core may still be finishing the event embedded in r
+	 * (net_ev_done follows the reply): r is freed on its thread. */
+	pthread_mutex_lock(&h->mu);
+	r->next = h->done;
+	h->done = r;
+	pthread_mutex_unlock(&h->mu);
 	atomic_fetch_sub(&h->inflight, 1);
+}
+
+/* Frees the answered requests: on the core thread, between its events,
+ * so the core is done with every one of them. */
+static void
+reclaim(struct http *h)
+{
+	struct hreq *r, *next;
+
+	pthread_mutex_lock(&h->mu);
+	r = h->done;
+	h->done = NULL;
+	pthread_mutex_unlock(&h->mu);
+	for (; r != NULL; r = next) {
+		next = r->next;
+		free(r);
+	}
 }
 
 /* ---- handlers --------------------------------------------------------- */
@@ -727,8 +752,8 @@ http_attach(struct http *h, struct net *net)
 }
 
 void
-http_set_health(struct http *h, bool log_failed, bool follower,
-    bool leader_lost, bool fenced)
+http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
+    bool fenced)
 {
 	if (h == NULL)
 		return;
@@ -736,6 +761,7 @@ http_set_health(struct http *h, bool log_failed, bool follower,
 	atomic_store(&h->follower, follower);
 	atomic_store(&h->leader_lost, leader_lost);
 	atomic_store(&h->fenced, fenced);
+	reclaim(h);
 }
 
 void
@@ -769,4 +795,5 @@ http_close(struct http *h)
 	}
 	nng_http_server_stop(h->srv);
 	http_release(h);
+	reclaim(h);
 }

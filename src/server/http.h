@@ -59,10 +59,11 @@ int http_open(struct http **out, const char *addr, bool admin);
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct net *net);
 
-/* Publishes the state /health reads (the core thread, each turn; cheap
- * when nothing changed). Accepts NULL. */
-void http_set_health(struct http *h, bool log_failed, bool follower,
-    bool leader_lost, bool fenced);
+/* On the core thread, between its events, at least once per turn of its
+ * loop: publishes the state /health reads, and frees the requests whose
+ * answers went out. Cheap. Accepts NULL. */
+void http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
+    bool fenced);
 
 /* Phase HTTP_STOPPING: no more requests are posted to the core. Call
  * before the core's last drain of its events. Accepts NULL. */

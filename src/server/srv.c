@@ -434,6 +434,15 @@ handle_signal(struct core *c)
 	}
 }
 
+/* The HTTP face's turn: what /health reports (the face never waits for
+ * the core), published before the replies of a turn and at its end. */
+static void
+publish_health(struct core *c)
+{
+	http_turn(c->http, wal_poisoned(c->wal), c->follower,
+	    c->follower && !follow_connected(c), c->fenced);
+}
+
 static int
 loop(struct core *c)
 {
@@ -458,6 +467,7 @@ loop(struct core *c)
 		if (pfd[2].revents)
 			handle_signal(c);
 		wal_reap(c->wal);
+		publish_health(c); /* before the replies that tell of it */
 		repl_handle(c);
 		pending_flush(c);
 		if (pfd[3].revents)
@@ -473,8 +483,7 @@ loop(struct core *c)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c))
 			bgsnap_start(c);
-		http_set_health(c->http, wal_poisoned(c->wal), c->follower,
-		    c->follower && !follow_connected(c), c->fenced);
+		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
 			log_err("srv",
 			    "the log refuses writes from now on; restart "

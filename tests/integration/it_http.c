@@ -47,6 +47,9 @@ send_all(int fd, const char *p, size_t n)
 	return true;
 }
 
+/* Why the last it_http returned -1 (for the failure messages). */
+static __thread char why[128];
+
 int
 it_http(int port, const char *method, const char *path, const char *headers,
     const char *body, char **out)
@@ -58,7 +61,9 @@ it_http(int port, const char *method, const char *path, const char *headers,
 	int fd, status = -1;
 
 	*out = NULL;
+	snprintf(why, sizeof(why), "?");
 	if (buf == NULL || (fd = dial(port)) < 0) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -69,8 +74,10 @@ it_http(int port, const char *method, const char *path, const char *headers,
 	        method, path, port, headers ? headers : "", blen) < 0)
 		head = NULL;
 	if (head == NULL || !send_all(fd, head, strlen(head)) ||
-	    (body && !send_all(fd, body, blen)))
+	    (body && !send_all(fd, body, blen))) {
+		snprintf(why, sizeof(why), "send: %s", strerror(errno));
 		goto done;
+	}
 	/* Read to the end, or to Content-Length (some servers keep the
 	 * connection despite "close"). */
 	for (;;) {
@@ -96,14 +103,21 @@ it_http(int port, const char *method, const char *path, const char *headers,
 		if (end != NULL && clen >= 0 &&
 		    len >= (size_t)(end + 4 - buf) + (size_t)clen)
 			break;
-		if (it_mono_ms() > deadline)
+		if (it_mono_ms() > deadline) {
+			snprintf(why, sizeof(why),
+			    "no full answer in %d ms "
+			    "(%zu bytes)",
+			    IT_HTTP_MS, len);
 			goto done;
+		}
 		r = recv(fd, buf + len, cap - 1 - len, 0);
 		if (r == 0)
 			break;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			snprintf(why, sizeof(why), "recv after %zu bytes: %s",
+			    len, strerror(errno));
 			goto done;
 		}
 		len += (size_t)r;
@@ -111,6 +125,8 @@ it_http(int port, const char *method, const char *path, const char *headers,
 	buf[len] = '\0';
 	if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1 ||
 	    (p = strstr(buf, "\r\n\r\n")) == NULL) {
+		snprintf(
+		    why, sizeof(why), "not HTTP (%zu bytes): %.60s", len, buf);
 		status = -1;
 		goto done;
 	}
@@ -132,7 +148,7 @@ it_http_get(int port, const char *path, int want)
 
 	if (st != want)
 		fail_msg("GET %s: status %d, wanted %d: %s", path, st, want,
-		    body ? body : "(no answer)");
+		    body ? body : why);
 	return body;
 }
 
