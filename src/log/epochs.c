@@ -121,10 +121,26 @@ line(char *out, size_t n, const struct epoch_ent *x)
 	    x->epoch, x->nonce, x->start);
 }
 
+/* Syncs the directory holding `path`. */
+static int
+sync_parent(const char *path)
+{
+	char dir[LOGDIR_PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return fs_sync_dir(".");
+	*slash = '\0';
+	return fs_sync_dir(dir[0] ? dir : "/");
+}
+
 int
 epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 {
 	const struct epoch_ent *x = epochs_find(e, epoch);
+	bool created = false;
 	char text[96];
 	int fd, len, rc;
 
@@ -133,7 +149,13 @@ epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 		return 0; /* known already */
 	if (!follows(e, epoch, start))
 		return SLUICE_EEPOCH;
-	fd = open(e->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(e->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* The first epoch written: the file must survive too. */
+		fd = open(e->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0644);
+		created = fd >= 0;
+	}
 	if (fd < 0)
 		return -errno;
 	len = line(text, sizeof(text), &(struct epoch_ent) { epoch, nonce, start });
@@ -141,6 +163,8 @@ epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 	if (rc == 0 && fdatasync(fd) < 0)
 		rc = -errno;
 	close(fd);
+	if (rc == 0 && created)
+		rc = sync_parent(e->path);
 	if (rc == 0)
 		rc = push(e, epoch, nonce, start);
 	return rc;
@@ -150,8 +174,7 @@ epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 static int
 rewrite(const struct epochs *e)
 {
-	char tmp[LOGDIR_PATH_MAX + 8], dir[LOGDIR_PATH_MAX], text[96];
-	char *slash;
+	char tmp[LOGDIR_PATH_MAX + 8], text[96];
 	int fd, rc = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", e->path);
@@ -173,11 +196,7 @@ rewrite(const struct epochs *e)
 		unlink(tmp);
 		return rc;
 	}
-	snprintf(dir, sizeof(dir), "%s", e->path);
-	slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	return fs_sync_dir(slash != NULL ? dir : ".");
+	return sync_parent(e->path);
 }
 
 int

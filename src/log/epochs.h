@@ -5,8 +5,9 @@
  * The history lives in the file EPOCHS of the data directory, one line
  * "epoch nonce start_lsn" per epoch, appended and fdatasync'd when an
  * epoch begins, so it survives the removal of the segments that held the
- * REC_EPOCH records. Epoch 1 begins at LSN 1 with nonce 0 in every
- * history, written or not. The log stays the authority: at start-up the
+ * REC_EPOCH records. A history starts with epoch 1 at LSN 1, nonce 0,
+ * written or not; an epoch that holds no record (a new one begins at the
+ * same LSN) is replaced by the next. The log stays the authority: at start-up the
  * history drops what begins after the log's end (a crash between the two
  * writes) and learns every REC_EPOCH record recovery replays. */
 #ifndef SLUICE_LOG_EPOCHS_H
@@ -42,8 +43,8 @@ void epochs_free(struct epochs *e);
 
 /* Records that `epoch` began at `start` with `nonce`: in memory, and in
  * the file (appended and synced). An entry with the same epoch and start
- * is already there: nothing to do. Returns 0, SLUICE_EEPOCH (epoch or
- * start not above the last entry's), -errno. */
+ * is already there: nothing to do. Returns 0, SLUICE_EEPOCH (epoch not
+ * above the last entry's, or start below it), -errno. */
 int epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start);
 
 /* Forgets every epoch that began after `last_lsn` (the log was cut

@@ -196,8 +196,8 @@ histogram(FILE *f, const struct sluice_stats *s, const char *name,
 	fprintf(f, "%s_count %" PRIu64 "\n", name, count);
 }
 
-/* A leader's followers: follower_N_acked_lsn, follower_N_lag_records and
- * follower_N_lag_ms for N = 1..followers, labelled follower="N". */
+/* A leader's followers: follower_N_acked_lsn, _lag_records, _lag_ms,
+ * _ack_ms and _ack_ms_max for N = 1..followers, labelled follower="N". */
 static void
 followers_write(FILE *f, const struct sluice_stats *s)
 {
@@ -214,6 +214,14 @@ followers_write(FILE *f, const struct sluice_stats *s)
 		{ "lag_ms", "sluice_follower_lag_seconds",
 		    "How long ago the oldest record a follower lacks was "
 		    "written.",
+		    true },
+		{ "ack_ms", "sluice_follower_ack_seconds",
+		    "From the append of the record a follower acked last to "
+		    "its ack that the record is durable there.",
+		    true },
+		{ "ack_ms_max", "sluice_follower_ack_max_seconds",
+		    "The most sluice_follower_ack_seconds was since the "
+		    "follower connected.",
 		    true },
 	};
 	uint64_t n = node_kv(s, "followers");

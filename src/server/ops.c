@@ -847,10 +847,10 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_stats *s = &rep.stats;
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
-	struct msg_kv node[NODE_KVS + 3 * OPS_PEERS_MAX];
-	char names[NODE_KVS + 3 * OPS_PEERS_MAX][KV_NAME];
+	struct msg_kv node[NODE_KVS + 5 * OPS_PEERS_MAX];
+	char names[NODE_KVS + 5 * OPS_PEERS_MAX][KV_NAME];
 	struct repl_peer_info peers[OPS_PEERS_MAX];
-	char pnames[OPS_PEERS_MAX][3][MSG_NAME_MAX];
+	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX];
 	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
@@ -948,6 +948,12 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		kv(node, &nn, pnames[i][0], peers[i].acked_lsn);
 		kv(node, &nn, pnames[i][1], peers[i].lag_records);
 		kv(node, &nn, pnames[i][2], peers[i].lag_ms);
+		snprintf(pnames[i][3], sizeof(pnames[i][3]),
+		    "follower_%zu_ack_ms", i + 1);
+		snprintf(pnames[i][4], sizeof(pnames[i][4]),
+		    "follower_%zu_ack_ms_max", i + 1);
+		kv(node, &nn, pnames[i][3], peers[i].ack_ms);
+		kv(node, &nn, pnames[i][4], peers[i].ack_ms_max);
 	}
 	s->more.n = (uint32_t)nn;
 	s->more.kvs = node;

@@ -28,10 +28,12 @@
 #include "log/rec.h"
 #include "log/snap.h"
 #include "proto/repl.h"
+#include "server/catchup.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/repl.h"
 #include "sluice.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 
@@ -56,12 +58,18 @@ struct peer {
 	uint32_t session;
 	char url[MSG_URL_MAX + 1];
 	uint64_t acked; /* durable on the follower */
+	uint64_t ack_ms;     /* from the append of the record acked last to
+	                      * the ack saying it is durable there */
+	uint64_t ack_ms_max; /* the most that took since it came */
+	uint64_t joined;     /* our last LSN when it came: catching up to
+	                      * there is not lag */
 	uint64_t want;  /* the LSN it asked for last */
 	/* a parked fetch */
 	struct net_ctx *ctx;
 	uint32_t max_bytes;
 	int64_t deadline;
-	struct logdir_cursor *cur;
+	struct catchup *cu;    /* reads its segments; NULL until needed */
+	uint64_t cu_none_at;   /* durable LSN when a read found nothing */
 };
 
 struct repl {
@@ -69,6 +77,7 @@ struct repl {
 	struct peer *peers;
 	size_t npeers;
 	struct ring ring;
+	struct catchup_io *io;
 	struct buf recs;
 	struct buf out;
 };
@@ -179,8 +188,9 @@ ring_time(const struct ring *r, uint64_t lsn, int64_t *time)
 /* ---- followers ------------------------------------------------------ */
 
 static struct peer *
-peer_get(struct repl *rp, uint32_t session, bool create)
+peer_get(struct core *c, uint32_t session, bool create)
 {
+	struct repl *rp = c->repl;
 	struct peer *p;
 
 	for (p = rp->peers; p != NULL; p = p->next)
@@ -192,6 +202,7 @@ peer_get(struct repl *rp, uint32_t session, bool create)
 	if (p == NULL)
 		return NULL;
 	p->session = session;
+	p->joined = wal_last_lsn(c->wal);
 	p->next = rp->peers;
 	rp->peers = p;
 	rp->npeers++;
@@ -209,7 +220,7 @@ peer_drop(struct repl *rp, uint32_t session)
 		*pp = p->next;
 		if (p->ctx != NULL)
 			net_drop(rp->net, p->ctx);
-		logdir_cursor_close(p->cur);
+		catchup_free(rp->io, p->cu);
 		log_info("repl", "follower %s left (acked lsn %" PRIu64 ")",
 		    p->url[0] ? p->url : "(no url)", p->acked);
 		free(p);
@@ -298,84 +309,109 @@ reply_snapshot(struct core *c, struct net_ctx *ctx)
 	send_out(c->repl, ctx);
 }
 
-/* Reads records for `p` from the segments (durable ones only). Returns
- * the count (>= 0), or -ENOENT when they were removed, or an error. */
-static int
-read_segments(struct core *c, struct peer *p, size_t max)
+/* Answers p's parked fetch with `count` records in `recs`. */
+static void
+send_records(struct core *c, struct peer *p, const struct buf *recs,
+    uint32_t count)
 {
-	uint64_t last = 0;
-	int rc;
+	struct repl *rp = c->repl;
+	struct repl_fetch_rep r;
 
-	if (p->cur != NULL && logdir_cursor_lsn(p->cur) != p->want) {
-		logdir_cursor_close(p->cur);
-		p->cur = NULL;
-	}
-	if (p->cur == NULL) {
-		rc = logdir_cursor_open(c->cfg->data_dir, p->want, &p->cur);
-		if (rc != 0)
-			return rc;
-	}
-	rc = logdir_cursor_read(
-	    p->cur, wal_durable_lsn(c->wal), max, &c->repl->recs, &last);
-	if (rc < 0) {
-		logdir_cursor_close(p->cur);
-		p->cur = NULL;
-	}
-	return rc;
+	fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
+	r.count = count;
+	r.records = recs->data;
+	r.records_len = recs->len;
+	buf_reset(&rp->out);
+	if (repl_encode_fetch_rep(&rp->out, &r) != 0)
+		reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOMEM, NULL);
+	else
+		send_out(rp, p->ctx);
+	p->ctx = NULL;
 }
 
-/* Answers p's fetch with records when there are some. False when there
- * is nothing to send yet. */
+/* The segments could not give p what it asked for. */
+static void
+segments_failed(struct core *c, struct peer *p, int rc)
+{
+	if (rc == -ENOENT) {
+		reply_snapshot(c, p->ctx);
+	} else {
+		log_err("repl",
+		    "reading the log at lsn %" PRIu64 " for a follower: %s",
+		    p->want, sluice_strerror(rc));
+		reply_err(c, p->ctx, REPL_OP_FETCH, rc > 0 ? rc : SLUICE_ELOG,
+		    "the leader cannot read its log there");
+	}
+	p->ctx = NULL;
+}
+
+static size_t
+budget(const struct peer *p)
+{
+	return p->max_bytes == 0 || p->max_bytes > REPL_BATCH_MAX
+	    ? REPL_BATCH_MAX
+	    : p->max_bytes;
+}
+
+/* Answers p's fetch with records when there are some: from memory, or
+ * by starting a read of the segments (answered when it completes). False
+ * while there is nothing to send yet. */
 static bool
 try_send(struct core *c, struct peer *p)
 {
 	struct repl *rp = c->repl;
-	struct repl_fetch_rep r;
 	uint64_t last = wal_last_lsn(c->wal);
+	uint64_t durable = wal_durable_lsn(c->wal);
 	uint32_t count = 0;
-	size_t max = p->max_bytes;
 	int rc;
 
 	if (p->want > last)
 		return false;
-	if (max == 0 || max > REPL_BATCH_MAX)
-		max = REPL_BATCH_MAX;
 	buf_reset(&rp->recs);
-	if (!ring_get(&rp->ring, p->want, last, max, &rp->recs, &count)) {
-		if (p->want > wal_durable_lsn(c->wal))
-			return false; /* not in memory, not yet in a file */
-		rc = read_segments(c, p, max);
-		if (rc == -ENOENT) {
-			reply_snapshot(c, p->ctx);
-			p->ctx = NULL;
-			return true;
-		}
-		if (rc < 0) {
-			log_err("repl", "reading the log at lsn %" PRIu64
-			    " for a follower: %s", p->want, sluice_strerror(rc));
-			reply_err(c, p->ctx, REPL_OP_FETCH,
-			    rc > 0 ? rc : SLUICE_ELOG,
-			    "the leader cannot read its log there");
-			p->ctx = NULL;
-			return true;
-		}
-		if (rc == 0)
-			return false;
-		count = (uint32_t)rc;
+	if (ring_get(&rp->ring, p->want, last, budget(p), &rp->recs, &count)) {
+		send_records(c, p, &rp->recs, count);
+		return true;
 	}
-	fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
-	r.count = count;
-	r.records = rp->recs.data;
-	r.records_len = rp->recs.len;
-	buf_reset(&rp->out);
-	rc = repl_encode_fetch_rep(&rp->out, &r);
+	if (p->want > durable)
+		return false; /* not in memory, not yet in a file */
+	if (p->cu != NULL && p->cu->busy)
+		return false; /* its read answers it */
+	if (p->cu_none_at == durable)
+		return false; /* read already; wait for more */
+	if (p->cu == NULL && (p->cu = catchup_new(p)) == NULL)
+		return false;
+	rc = catchup_start(rp->io, p->cu, p->want, durable, budget(p));
 	if (rc != 0) {
-		reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOMEM, NULL);
-	} else {
-		send_out(rp, p->ctx);
+		segments_failed(c, p, rc);
+		return true;
 	}
-	p->ctx = NULL;
-	return true;
+	return false;
+}
+
+/* A segment read for a follower ended. */
+static void
+catchup_done(struct catchup *r, int rc, void *arg)
+{
+	struct core *c = arg;
+	struct peer *p = r->owner;
+	struct rec_view v;
+
+	if (p->ctx == NULL)
+		return; /* the fetch is gone; the next one starts over */
+	if (rc == CATCHUP_NONE) {
+		p->cu_none_at = r->upto;
+		return;
+	}
+	if (rc != CATCHUP_MORE) {
+		segments_failed(c, p, rc);
+		return;
+	}
+	/* The read began at the LSN asked for then; a newer fetch may ask
+	 * for another. */
+	if (rec_decode(r->out.data, r->out.len, &v) != REC_VALID ||
+	    v.hdr.lsn != p->want)
+		return;
+	send_records(c, p, &r->out, r->count);
 }
 
 /* Where the follower must cut its log, or UINT64_MAX when it agrees. */
@@ -407,6 +443,23 @@ agreement(struct core *c, const struct repl_fetch_req *q)
 	return UINT64_MAX;
 }
 
+/* The follower holds everything up to `lsn` durably. */
+static void
+peer_acked(struct core *c, struct peer *p, uint64_t lsn)
+{
+	int64_t t;
+
+	if (lsn > p->acked && lsn > p->joined &&
+	    ring_time(&c->repl->ring, lsn, &t)) {
+		int64_t now = clock_now_ms();
+
+		p->ack_ms = now > t ? (uint64_t)(now - t) : 0;
+		if (p->ack_ms > p->ack_ms_max)
+			p->ack_ms_max = p->ack_ms;
+	}
+	p->acked = lsn;
+}
+
 static void
 on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_fetch_req *q)
@@ -435,7 +488,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		    "this node's epoch is older than the follower's");
 		return;
 	}
-	p = peer_get(rp, session, true);
+	p = peer_get(c, session, true);
 	if (p == NULL) {
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ELIMIT,
 		    "too many followers");
@@ -448,8 +501,8 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		    (int)q->url.len, q->url.p, q->from_lsn - 1);
 	memcpy(p->url, q->url.p, q->url.len);
 	p->url[q->url.len] = '\0';
-	p->acked = q->durable_lsn < q->from_lsn ? q->durable_lsn
-	                                       : q->from_lsn - 1;
+	peer_acked(c, p,
+	    q->durable_lsn < q->from_lsn ? q->durable_lsn : q->from_lsn - 1);
 	p->want = q->from_lsn;
 	p->ctx = ctx;
 	p->max_bytes = q->max_bytes;
@@ -478,10 +531,10 @@ static void
 on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_ack_req *q)
 {
-	struct peer *p = peer_get(c->repl, session, true);
+	struct peer *p = peer_get(c, session, true);
 
 	if (p != NULL && q->durable_lsn <= wal_last_lsn(c->wal))
-		p->acked = q->durable_lsn;
+		peer_acked(c, p, q->durable_lsn);
 	buf_reset(&c->repl->out);
 	repl_encode_ack_rep(&c->repl->out, wal_epoch(c->wal));
 	send_out(c->repl, ctx);
@@ -601,9 +654,15 @@ repl_open(struct core *c, const char *url)
 
 	if (rp == NULL)
 		return -ENOMEM;
+	rc = catchup_io_open(&rp->io, c->cfg->data_dir);
+	if (rc != 0) {
+		free(rp);
+		return rc;
+	}
 	rp->ring.cap = RING_CAP;
 	rp->ring.data = malloc(RING_CAP);
 	if (rp->ring.data == NULL) {
+		catchup_io_close(rp->io);
 		free(rp);
 		return -ENOMEM;
 	}
@@ -612,6 +671,7 @@ repl_open(struct core *c, const char *url)
 	buf_init(&rp->out);
 	rc = net_open(&rp->net, url, REPL_MSG_MAX);
 	if (rc != 0) {
+		catchup_io_close(rp->io);
 		free(rp->ring.data);
 		free(rp);
 		return rc;
@@ -630,6 +690,7 @@ repl_close(struct core *c)
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
 	net_close(rp->net);
+	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
 	buf_free(&rp->recs);
@@ -644,6 +705,12 @@ repl_fd(const struct core *c)
 	return c->repl != NULL ? net_fd(c->repl->net) : -1;
 }
 
+int
+repl_io_fd(const struct core *c)
+{
+	return c->repl != NULL ? catchup_io_fd(c->repl->io) : -1;
+}
+
 void
 repl_handle(struct core *c)
 {
@@ -651,6 +718,7 @@ repl_handle(struct core *c)
 
 	if (c->repl == NULL)
 		return;
+	catchup_io_reap(c->repl->io, catchup_done, c);
 	for (ev = net_drain(c->repl->net); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
@@ -760,6 +828,8 @@ repl_peers(const struct core *c, struct repl_peer_info *out, size_t max)
 		i->acked_lsn = p->acked;
 		i->lag_records = last > p->acked ? last - p->acked : 0;
 		i->lag_ms = 0;
+		i->ack_ms = p->ack_ms;
+		i->ack_ms_max = p->ack_ms_max;
 		if (i->lag_records > 0 &&
 		    ring_time(&c->repl->ring, p->acked + 1, &t) && c->now > t)
 			i->lag_ms = (uint64_t)(c->now - t);

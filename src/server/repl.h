@@ -4,7 +4,8 @@
  * A follower asks for records from an LSN (a fetch); the leader first
  * checks that the follower's log agrees with its own up to there (epoch
  * history), then answers with a batch of whole records: from memory when
- * they are recent, from its segments when older, or "load a snapshot
+ * they are recent, from its segments when older (catchup.c, through
+ * io_uring), or "load a snapshot
  * first" when those segments are gone. With nothing new, the fetch waits
  * (long poll) until a record is appended or its wait is over. Acks carry
  * each follower's durable LSN; with --sync-replicas K a reply waits until
@@ -27,6 +28,8 @@ struct repl_peer_info {
 	uint64_t acked_lsn;
 	uint64_t lag_records;
 	uint64_t lag_ms;
+	uint64_t ack_ms;     /* append → durable on the follower, last ack */
+	uint64_t ack_ms_max; /* the most since it connected */
 };
 
 /* Listens for followers on `url`. Returns 0 or an error as net_open. */
@@ -36,7 +39,10 @@ void repl_close(struct core *c);
 /* Readable while follower requests wait; -1 without a listener. */
 int repl_fd(const struct core *c);
 
-/* Handles every waiting follower request. */
+/* Readable when reads of segments for followers completed; -1. */
+int repl_io_fd(const struct core *c);
+
+/* Handles every waiting follower request, and completed segment reads. */
 void repl_handle(struct core *c);
 
 /* Keeps a copy of a record just appended, for followers. */

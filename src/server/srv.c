@@ -449,16 +449,17 @@ loop(struct core *c)
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[6] = {
+		struct pollfd pfd[7] = {
 			{ .fd = net_fd(c->net), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
 			{ .fd = c->snap.pidfd, .events = POLLIN },
 			{ .fd = repl_fd(c), .events = POLLIN },
 			{ .fd = follow_fd(c), .events = POLLIN },
+			{ .fd = repl_io_fd(c), .events = POLLIN },
 		};
 
-		if (poll(pfd, 6, poll_timeout(c)) < 0 && errno != EINTR) {
+		if (poll(pfd, 7, poll_timeout(c)) < 0 && errno != EINTR) {
 			log_err("srv", "poll: %s", strerror(errno));
 			return 1;
 		}

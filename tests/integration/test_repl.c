@@ -247,8 +247,13 @@ test_late_follower_catches_up_and_refuses_writes(void **state)
 
 	node_init(state, &l, "leader");
 	node_init(state, &f, "follower");
+	node_arg(&l, "--segment-size", "1048576");
 	node_start(&l);
-	workload(&l, (int)it_scale(600, 3, 100), 1);
+	workload_pad(&l, (int)it_scale(800, 3, 200), 1, 1800);
+	/* A restart empties the leader's memory of recent records: the
+	 * follower's records come from the segments (several of them). */
+	node_kill(&l);
+	node_start(&l);
 	node_follows(&f, &l);
 	node_start(&f);
 	wait_caught_up(&l, &f);
@@ -546,6 +551,38 @@ test_old_leader_cuts_its_divergent_tail(void **state)
 	assert_int_equal(role_of(&a), SLUICE_FOLLOWER);
 }
 
+/* Promotion follows the restart rule: a session lease (its session was
+ * the old leader's) returns to ready; a detached lease stays valid, and
+ * its holder acks on the new leader. */
+static void
+test_leases_across_a_promotion(void **state)
+{
+	struct node a, b;
+	struct sluice_task *det, *ses;
+	uint64_t det_id, ses_id;
+
+	node_init(state, &a, "a");
+	node_init(state, &b, "b");
+	node_start(&a);
+	node_follows(&b, &a);
+	node_start(&b);
+	det_id = it_put(a.c, "alpha", "detached");
+	ses_id = it_put(a.c, "beta", "session");
+	det = it_take(a.c, "alpha", 0, 1);
+	ses = it_take(a.c, "beta", 0, 0);
+	assert_true(det->id == det_id && ses->id == ses_id);
+	wait_caught_up(&a, &b);
+	assert_int_equal(it_state(b.c, det_id), SLUICE_TAKEN);
+	node_kill(&a);
+	it_rc(b.c, sluice_promote(b.c, NULL), 0);
+	assert_int_equal(it_state(b.c, ses_id), SLUICE_READY);
+	assert_int_equal(it_state(b.c, det_id), SLUICE_TAKEN);
+	it_rc(b.c, sluice_ack(b.c, det->id, det->lease, NULL, NULL), 0);
+	assert_int_equal(it_state(b.c, det_id), 0);
+	sluice_task_free(det);
+	sluice_task_free(ses);
+}
+
 int
 main(void)
 {
@@ -562,6 +599,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_old_leader_cuts_its_divergent_tail, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_leases_across_a_promotion, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_lower_epoch_is_refused, it_setup, it_teardown),
 	};

@@ -138,7 +138,7 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 		{ "lag_records", 7 }, { "lag_ms", 1200 }, { "followers", 2 },
 		{ "follower_1_acked_lsn", 90 },
 		{ "follower_1_lag_records", 10 }, { "follower_1_lag_ms", 350 },
-		{ "follower_2_acked_lsn", 100 },
+		{ "follower_1_ack_ms", 4 }, { "follower_2_acked_lsn", 100 },
 		{ "follower_2_lag_records", 0 }, { "follower_2_lag_ms", 0 } };
 	struct sluice_stats s = { .role = SLUICE_FOLLOWER,
 		.leader = "x",
@@ -161,6 +161,8 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 	    has_line(t, "sluice_follower_lag_seconds{follower=\"1\"} 0.350"));
 	assert_true(
 	    has_line(t, "sluice_follower_lag_records{follower=\"2\"} 0"));
+	assert_true(
+	    has_line(t, "sluice_follower_ack_seconds{follower=\"1\"} 0.004"));
 	assert_int_equal(count(t, "sluice_tube_tasks{"), 0);
 	free(t);
 }
