@@ -535,6 +535,20 @@ hist_add(struct wal *w, int64_t ns)
 	while (i < WAL_HIST_BUCKETS - 1 && us >= ((int64_t)16 << i))
 		i++;
 	w->st.commit_hist[i]++;
+	w->st.commit_us_sum += (uint64_t)(us > 0 ? us : 0);
+}
+
+/* Group-commit batch sizes: bucket i counts batches of at most 2^i
+ * records; the last one every larger batch. */
+static void
+batch_hist_add(struct wal *w, uint64_t nrec)
+{
+	int i = 0;
+
+	while (i < WAL_HIST_BUCKETS - 1 && nrec > ((uint64_t)1 << i))
+		i++;
+	w->st.batch_hist[i]++;
+	w->st.batch_records += nrec;
 }
 
 static int
@@ -576,6 +590,7 @@ submit_batch(struct wal *w, struct wal_batch *b)
 	w->st.batches++;
 	if (b->nrec > w->st.batch_max)
 		w->st.batch_max = b->nrec;
+	batch_hist_add(w, b->nrec);
 	return 0;
 }
 

@@ -65,6 +65,8 @@ struct bgsnap {
 	uint8_t *buf; /* the writer's buffer */
 };
 
+struct http;
+
 struct core {
 	const struct srv_config *cfg;
 	struct queue *q;
@@ -95,6 +97,9 @@ struct core {
 	struct follow *fol; /* the link to the leader; NULL */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
+	bool reply_now; /* core_reply sends at once (stats on a failed log) */
+	struct http *http;   /* --http; NULL without */
+	int64_t recovery_ms; /* how long start-up recovery took */
 };
 
 /* Decides nothing; appends `rec` to the log and applies it. `flags`:

@@ -9,6 +9,7 @@
 
 #include "server/srv.h"
 #include "sluice.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 static const char usage[] =
@@ -32,8 +33,11 @@ static const char usage[] =
     "  --sync-timeout MS      how long a write waits for those followers\n"
     "                         before it fails with 'too few replicas'\n"
     "                         (default 5000)\n"
-    "  --http ADDR            serve /metrics, /health, /stats and / on ADDR\n"
+    "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
+    "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
     "                         (default: none)\n"
+    "  --http-admin           the admin page may kick and delete tasks\n"
+    "                         (default: read-only)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
     "  --ttr MS               default time-to-run (default 60000)\n"
     "  --dedup-window MS      how long a completed key stays taken\n"
@@ -44,6 +48,7 @@ static const char usage[] =
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
+    "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
     "  --help                 print this help and exit\n";
 
@@ -56,6 +61,7 @@ enum {
 	OPT_SYNC_REPLICAS,
 	OPT_SYNC_TIMEOUT,
 	OPT_HTTP,
+	OPT_HTTP_ADMIN,
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
@@ -64,6 +70,7 @@ enum {
 	OPT_SNAP_BYTES,
 	OPT_KEEP_SEGMENTS,
 	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
 	OPT_VERSION,
 	OPT_HELP,
 };
@@ -77,6 +84,7 @@ static const struct option options[] = {
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
 	{ "sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT },
 	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
@@ -85,6 +93,7 @@ static const struct option options[] = {
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -174,6 +183,9 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_HTTP:
 			cfg->http = optarg;
 			break;
+		case OPT_HTTP_ADMIN:
+			cfg->http_admin = true;
+			break;
 		case OPT_MAX_PAYLOAD:
 			if (parse_u64("--max-payload", optarg, 1, 64 << 20, &v))
 				return 2;
@@ -221,6 +233,17 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			}
 			log_set_level(level);
 			break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "text") != 0 &&
+			    strcmp(optarg, "json") != 0) {
+				fprintf(stderr,
+				    "sluiced: --log-format takes text or json, "
+				    "not '%s'\n",
+				    optarg);
+				return 2;
+			}
+			log_set_json(strcmp(optarg, "json") == 0);
+			break;
 		case OPT_VERSION:
 			printf("sluiced %d.%d.%d\n", SLUICE_VERSION_MAJOR,
 			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
@@ -236,6 +259,10 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 	if (optind < argc) {
 		fprintf(stderr, "sluiced: unexpected argument '%s'\n%s",
 		    argv[optind], usage);
+		return 2;
+	}
+	if (cfg->http_admin && cfg->http == NULL) {
+		fprintf(stderr, "sluiced: --http-admin needs --http\n");
 		return 2;
 	}
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL) {
@@ -276,6 +303,14 @@ main(int argc, char **argv)
 	int rc;
 
 	reexec_with_hugepages(argv);
+#ifdef SLUICE_FAULT
+	/* Test builds only (sluiced-fault): arm a fault point of the log. */
+	if (fault_arm_spec(getenv("SLUICE_FAULT")) != 0) {
+		fprintf(stderr, "sluiced: bad SLUICE_FAULT '%s'\n",
+		    getenv("SLUICE_FAULT"));
+		return 2;
+	}
+#endif
 	srv_config_defaults(&cfg);
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)

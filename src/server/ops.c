@@ -13,6 +13,7 @@
  * waiters exist, a new take that may wait queues behind them, so a task
  * goes to whoever has waited longest. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -735,7 +736,12 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- stats ----------------------------------------------------------- */
 
-enum { TUBE_KVS = 12, NODE_KVS = 24, OPS_PEERS_MAX = 16 };
+enum {
+	TUBE_KVS = 12,
+	NODE_KVS = 32 + 2 * WAL_HIST_BUCKETS,
+	OPS_PEERS_MAX = 16,
+	KV_NAME = 40,
+};
 
 struct tube_kvs {
 	struct msg_kv kv[TUBE_KVS];
@@ -747,6 +753,54 @@ kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
 	out[*n].name = msg_cstr(name);
 	out[*n].value = value;
 	(*n)++;
+}
+
+/* A pair whose name is made here; `names` keeps it (KV_NAME bytes per
+ * pair). */
+static void kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME],
+    uint64_t value, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME], uint64_t value,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(names[*n], KV_NAME, fmt, ap);
+	va_end(ap);
+	kv(out, n, names[*n], value);
+}
+
+/* The log's histograms as cumulative counts: log_commit_us_le_B (commits
+ * whose latency, submit to fdatasync done, was below B us) and
+ * log_batch_le_B (batches of at most B records), the last bucket of each
+ * being every one (_le_inf). */
+static void
+node_hist_kvs(const struct wal_stats *ws, struct msg_kv *node, size_t *nn,
+    char (*names)[KV_NAME])
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->commit_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_commit_us_le_%llu",
+			    16ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_commit_us_le_inf");
+	}
+	kv(node, nn, "log_commit_us_sum", ws->commit_us_sum);
+	sum = 0;
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->batch_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_batch_le_%llu",
+			    1ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_batch_le_inf");
+	}
+	kv(node, nn, "log_batch_records", ws->batch_records);
 }
 
 static void
@@ -794,6 +848,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
 	struct msg_kv node[NODE_KVS + 5 * OPS_PEERS_MAX];
+	char names[NODE_KVS + 5 * OPS_PEERS_MAX][KV_NAME];
 	struct repl_peer_info peers[OPS_PEERS_MAX];
 	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX];
 	size_t npeers;
@@ -869,6 +924,8 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
+	kv(node, &nn, "recovery_ms", (uint64_t)c->recovery_ms);
+	node_hist_kvs(&ws, node, &nn, names);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
 	kv(node, &nn, "fenced", c->fenced);
 	if (c->follower) {
@@ -902,7 +959,12 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	s->more.kvs = node;
 	s->ntubes = ntubes;
 	s->tubes = tubes;
+	/* A failed log makes nothing durable again: stats answer anyway
+	 * (log_failed says why), or metrics would go dark when most
+	 * needed. */
+	c->reply_now = ws.poisoned;
 	reply_rep(c, ctx, &rep);
+	c->reply_now = false;
 	free(tubes);
 	free(tkvs);
 }
@@ -932,8 +994,8 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 	c->snap.waiters = w;
 }
 
-static void ops_dispatch(struct core *c, struct net_ctx *ctx,
-    uint32_t session, const struct msg_req *r);
+static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r);
 
 /* Whether `op` changes the queue (a follower refuses it). */
 static bool

@@ -40,6 +40,7 @@
 #include "log/snap.h"
 #include "server/core.h"
 #include "server/follow.h"
+#include "server/http.h"
 #include "server/repl.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -103,8 +104,10 @@ core_commit(
 	if (rc != 0)
 		return rc;
 	if (c->repl != NULL) {
-		struct rec_hdr h = { .type = rec->type, .lsn = *lsn,
-			.epoch = wal_epoch(c->wal), .time = c->now };
+		struct rec_hdr h = { .type = rec->type,
+			.lsn = *lsn,
+			.epoch = wal_epoch(c->wal),
+			.time = c->now };
 
 		repl_note(c, &h, c->body.data, c->body.len);
 	}
@@ -124,8 +127,8 @@ core_commit(
 }
 
 static void
-pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn,
-    bool local)
+pending_push(
+    struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
 {
 	struct pending *p = malloc(sizeof(*p));
 
@@ -172,8 +175,9 @@ reply_at(struct core *c, struct net_ctx *ctx, bool local)
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
-	    c->pend_head == NULL)
+	if (c->reply_now ||
+	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
+	        c->pend_head == NULL))
 		net_reply(c->net, ctx, m);
 	else
 		pending_push(c, ctx, m, lsn, local);
@@ -431,6 +435,15 @@ handle_signal(struct core *c)
 	}
 }
 
+/* The HTTP face's turn: what /health reports (the face never waits for
+ * the core), published before the replies of a turn and at its end. */
+static void
+publish_health(struct core *c)
+{
+	http_turn(c->http, wal_poisoned(c->wal), c->follower,
+	    c->follower && !follow_connected(c), c->fenced);
+}
+
 static int
 loop(struct core *c)
 {
@@ -456,6 +469,7 @@ loop(struct core *c)
 		if (pfd[2].revents)
 			handle_signal(c);
 		wal_reap(c->wal);
+		publish_health(c); /* before the replies that tell of it */
 		repl_handle(c);
 		pending_flush(c);
 		if (pfd[3].revents)
@@ -471,6 +485,7 @@ loop(struct core *c)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c))
 			bgsnap_start(c);
+		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
 			log_err("srv",
 			    "the log refuses writes from now on; restart "
@@ -653,6 +668,7 @@ open_log(struct core *c, struct recover_result *res)
 		return rc;
 	}
 	c->snap.last_lsn = res->snap_lsn;
+	c->recovery_ms = res->elapsed_ms;
 	return 0;
 }
 
@@ -667,7 +683,8 @@ core_reload(struct core *c)
 	if (rc != 0)
 		return rc;
 	update_reservation(c);
-	log_info("srv", "state rebuilt from %s: lsn %" PRIu64 ", epoch %" PRIu64,
+	log_info("srv",
+	    "state rebuilt from %s: lsn %" PRIu64 ", epoch %" PRIu64,
 	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
 	return 0;
 }
@@ -784,13 +801,28 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "signalfd: %s", strerror(errno));
 		goto out;
 	}
+	/* Up before recovery: /health answers "recovering" meanwhile. */
+	if (cfg->http != NULL &&
+	    (rc = http_open(&c.http, cfg->http, cfg->http_admin)) != 0) {
+		log_err("srv", "cannot serve HTTP on %s: %s", cfg->http,
+		    net_strerror(rc));
+		goto out;
+	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	http_attach(c.http, c.net);
+	if (cfg->http != NULL)
+		log_info("http",
+		    "serving /metrics, /health, /stats and the "
+		    "admin page addr=%s admin=%s",
+		    cfg->http, cfg->http_admin ? "yes" : "no");
 	exit_code = loop(&c);
+	http_quiesce(c.http);
 	shutdown_core(&c);
 
 out:
 	bgsnap_fini(&c);
+	http_close(c.http);
 	follow_stop(&c);
 	repl_close(&c);
 	net_close(c.net);
