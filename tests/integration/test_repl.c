@@ -512,6 +512,11 @@ test_lower_epoch_is_refused(void **state)
 		}
 		assert_int_equal(rc, SLUICE_ENOTLEADER);
 	}
+	/* c logs the refusal when the answer reaches it */
+	for (int i = 0; i < 1000 && it_log_count(c.s, "older than the "
+	                                              "follower") == 0;
+	     i++)
+		it_sleep_ms(10);
 	assert_true(it_log_count(c.s, "older than the follower") >= 1);
 	assert_true(it_log_count(a.s, "another node leads") >= 1);
 	assert_true(lsn_of(&c) == before);
