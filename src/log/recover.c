@@ -30,6 +30,7 @@
 #include "log/seg.h"
 #include "sluice.h"
 #include "util/clock.h"
+#include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 
@@ -247,6 +248,8 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 			return rc;
 	}
 
+	/* Test builds only: a test holds recovery open here. */
+	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
 	from = snap_lsn + 1;
 	rc = logdir_scan(dir, from, (flags & RECOVER_CUT) ? LOGDIR_CUT : 0,
 	    tail_visit, &t, &out->end);

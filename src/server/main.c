@@ -310,6 +310,12 @@ main(int argc, char **argv)
 		    getenv("SLUICE_FAULT"));
 		return 2;
 	}
+	/* And a pause point: "recover:MS" holds recovery open MS ms. */
+	if (fault_arm_pause_spec(getenv("SLUICE_FAULT_PAUSE")) != 0) {
+		fprintf(stderr, "sluiced: bad SLUICE_FAULT_PAUSE '%s'\n",
+		    getenv("SLUICE_FAULT_PAUSE"));
+		return 2;
+	}
 #endif
 	srv_config_defaults(&cfg);
 	rc = parse_args(argc, argv, &cfg);

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/fault.h"
 
@@ -22,6 +23,7 @@ struct fault {
 };
 
 static struct fault faults[FAULT_POINT_COUNT];
+static atomic_uint pauses[FAULT_PAUSE_COUNT]; /* ms; 0: disarmed */
 
 void
 fault_arm(enum fault_point point, unsigned nth, int effect, bool sticky)
@@ -41,6 +43,8 @@ fault_reset(void)
 {
 	for (int i = 0; i < FAULT_POINT_COUNT; i++)
 		fault_arm((enum fault_point)i, 0, 0, false);
+	for (int i = 0; i < FAULT_PAUSE_COUNT; i++)
+		fault_arm_pause((enum fault_pause)i, 0);
 }
 
 unsigned
@@ -99,5 +103,46 @@ fault_arm_spec(const char *spec)
 	else
 		return -1;
 	fault_arm((enum fault_point)i, nth, eff, n == 4);
+	return 0;
+}
+
+void
+fault_arm_pause(enum fault_pause point, unsigned ms)
+{
+	atomic_store(&pauses[point], ms);
+}
+
+void
+fault_pause(enum fault_pause point)
+{
+	unsigned ms = atomic_load(&pauses[point]);
+	struct timespec ts = { (time_t)(ms / 1000),
+		(long)(ms % 1000) * 1000000 };
+
+	if (ms == 0)
+		return;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+		/* The rest of the pause. */
+	}
+}
+
+int
+fault_arm_pause_spec(const char *spec)
+{
+	static const char *const names[FAULT_PAUSE_COUNT] = { "recover" };
+	char point[32], rest[2];
+	unsigned ms;
+	int i;
+
+	if (spec == NULL || *spec == '\0')
+		return 0;
+	if (sscanf(spec, "%31[a-z_]:%u%1s", point, &ms, rest) != 2)
+		return -1;
+	for (i = 0; i < FAULT_PAUSE_COUNT; i++)
+		if (strcmp(point, names[i]) == 0)
+			break;
+	if (i == FAULT_PAUSE_COUNT)
+		return -1;
+	fault_arm_pause((enum fault_pause)i, ms);
 	return 0;
 }

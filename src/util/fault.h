@@ -25,6 +25,13 @@ enum {
 	FAULT_SHORT = 1, /* effect: a short write (about half is written) */
 };
 
+/* Pause points: places a test wants held open for a while, to look at the
+ * server in that state (a /health that answers "recovering"). */
+enum fault_pause {
+	FAULT_PAUSE_RECOVER, /* recovery, after the snapshot, before the log */
+	FAULT_PAUSE_COUNT
+};
+
 #ifdef SLUICE_FAULT
 
 /* Makes the `nth` call (1 = the next one) of `point` fail with `effect`:
@@ -52,11 +59,25 @@ int fault_hit(enum fault_point point);
  * the text does not parse. */
 int fault_arm_spec(const char *spec);
 
-#define FAULT_HIT(point) fault_hit(point)
+/* Makes every later call of pause point `point` sleep `ms` milliseconds
+ * (0 disarms it). fault_reset disarms pauses too. */
+void fault_arm_pause(enum fault_pause point, unsigned ms);
+
+/* Sleeps for the time armed at `point`, if any. */
+void fault_pause(enum fault_pause point);
+
+/* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
+ * "POINT:MS" with POINT recover. NULL or "" arms nothing. Returns 0, or
+ * -1 when the text does not parse. */
+int fault_arm_pause_spec(const char *spec);
+
+#define FAULT_HIT(point)   fault_hit(point)
+#define FAULT_PAUSE(point) fault_pause(point)
 
 #else
 
-#define FAULT_HIT(point) 0
+#define FAULT_HIT(point)   0
+#define FAULT_PAUSE(point) ((void)0)
 
 #endif
 

@@ -2,9 +2,10 @@
  * (promtool, from Debian's prometheus package, checks it) and says what
  * `sluice stats --json` says after a known workload; /stats is that
  * JSON; /health turns 503 once the log refuses writes (a fault armed in
- * sluiced-fault) and on a follower whose leader is gone; admin writes
- * need --http-admin. */
+ * sluiced-fault), while recovery runs (held open by sluiced-fault) and on
+ * a follower whose leader is gone; admin writes need --http-admin. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,67 @@ test_health_is_503_when_the_log_refuses_writes(void **state)
 	free(metrics);
 }
 
+static void *
+start_run(void *arg)
+{
+	struct t_srv *s = arg;
+
+	return (void *)(intptr_t)t_srv_start(s);
+}
+
+/* /health: 503 "recovering" while recovery runs (sluiced-fault holds it
+ * open for RECOVER_PAUSE_MS after loading the snapshot), then 200 once
+ * the node serves, with the task put before the restart. */
+static void
+test_health_is_503_while_recovering(void **state)
+{
+	enum { RECOVER_PAUSE_MS = 3000 };
+	struct http_srv h;
+	struct sluice_client *c;
+	char pause[32], *body = NULL, last[512] = "(no answer)";
+	pthread_t th;
+	void *started;
+	int64_t deadline;
+	uint64_t id;
+	int st = -1;
+
+	start_http(state, &h, "r", "sluiced-fault", NULL);
+	c = it_client(h.s);
+	id = it_put(c, "jobs", "kept");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(h.s, SIGTERM), 0);
+
+	/* The queue's port opens only after recovery, so the start (which
+	 * waits for it) runs in a thread while /health is polled. */
+	snprintf(pause, sizeof(pause), "recover:%d", RECOVER_PAUSE_MS);
+	setenv("SLUICE_FAULT_PAUSE", pause, 1);
+	assert_int_equal(pthread_create(&th, NULL, start_run, h.s), 0);
+	deadline = it_mono_ms() + RECOVER_PAUSE_MS * 3;
+	while (it_mono_ms() < deadline) {
+		st = it_http(h.hport, "GET", "/health", NULL, NULL, &body);
+		if (st == 503 && strstr(body, "recovering") != NULL)
+			break;
+		snprintf(last, sizeof(last), "%s", body ? body : "(no answer)");
+		free(body);
+		body = NULL;
+		it_sleep_ms(20);
+	}
+	assert_int_equal(pthread_join(th, &started), 0);
+	unsetenv("SLUICE_FAULT_PAUSE");
+	assert_int_equal((intptr_t)started, 0);
+	if (body == NULL)
+		fail_msg("/health never answered 503 recovering; last: %d %s",
+		    st, last);
+	free(body);
+
+	body = wait_status(&h, "/health", 200, 10000);
+	assert_string_equal(body, "ok\n");
+	free(body);
+	c = it_client(h.s);
+	assert_int_equal(it_state(c, id), SLUICE_READY);
+	sluice_close(c);
+}
+
 /* Kick and delete answer 403 without --http-admin, and without the
  * X-Sluice-Admin header (which a foreign page cannot send); with both
  * they work. */
@@ -460,6 +522,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_health_is_503_when_the_log_refuses_writes, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_health_is_503_while_recovering, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_admin_writes_need_http_admin, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -16,6 +16,7 @@
 #include "sluice.h"
 #include "t_lib.h"
 #include "t_log.h"
+#include "util/clock.h"
 #include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -323,6 +324,35 @@ test_fault_failed_cut_is_reported(void **state)
 	assert_true(end.torn && end.cut && end.last_lsn == lsn);
 }
 
+/* A pause point armed from text (as sluiced-fault does) sleeps there;
+ * malformed text arms nothing; reset disarms it. */
+static void
+test_fault_pause_spec_holds_the_point(void **state)
+{
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(fault_arm_pause_spec(NULL), 0);
+	assert_int_equal(fault_arm_pause_spec(""), 0);
+	assert_int_equal(fault_arm_pause_spec("recover"), -1);
+	assert_int_equal(fault_arm_pause_spec("recover:x"), -1);
+	assert_int_equal(fault_arm_pause_spec("recover:50ms"), -1);
+	assert_int_equal(fault_arm_pause_spec("replay:50"), -1);
+	t0 = clock_mono_ns();
+	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
+	assert_true(clock_mono_ns() - t0 < 150 * 1000000LL);
+
+	assert_int_equal(fault_arm_pause_spec("recover:200"), 0);
+	t0 = clock_mono_ns();
+	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
+	assert_true(clock_mono_ns() - t0 >= 200 * 1000000LL);
+
+	fault_reset();
+	t0 = clock_mono_ns();
+	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
+	assert_true(clock_mono_ns() - t0 < 150 * 1000000LL);
+}
+
 int
 main(void)
 {
@@ -338,6 +368,7 @@ main(void)
 		T(test_fault_interval_fsync_failure_poisons),
 		T(test_fault_reservation_refuses_new_work_not_acks),
 		T(test_fault_failed_cut_is_reported),
+		T(test_fault_pause_spec_holds_the_point),
 	};
 #undef T
 	log_set_level(LOG_ERR);
