@@ -100,9 +100,10 @@ corrupt(struct logdir_end *end, const char *path, uint64_t off, uint64_t lsn,
 	end->bad_lsn = lsn;
 	end->bad_what = what;
 	log_err("log",
-	    "%s: %s at offset %" PRIu64 " (last good lsn %" PRIu64
-	    "); the log is damaged, run `sluice-log verify` on the directory",
-	    path, what, off, lsn);
+	    "the log is damaged segment=%s offset=%" PRIu64
+	    " after_lsn=%" PRIu64 " why=\"%s\"; run `sluice-log verify` on "
+	    "the directory",
+	    path, off, lsn, what);
 	return SLUICE_ECORRUPT;
 }
 
@@ -164,7 +165,8 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 	memset(&e, 0, sizeof(e));
 	rc = logdir_list(dir, &ld);
 	if (rc != 0) {
-		log_err("log", "listing %s: %s", dir, sluice_strerror(rc));
+		log_err("log", "cannot list the log dir=%s error=\"%s\"", dir,
+		    sluice_strerror(rc));
 		return rc;
 	}
 	e.nsegs = ld.n;
@@ -204,8 +206,9 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 			goto out;
 		}
 		if (rc < 0) {
-			log_err(
-			    "log", "reading %s: %s", path, sluice_strerror(rc));
+			log_err("log",
+			    "cannot read a segment segment=%s error=\"%s\"",
+			    path, sluice_strerror(rc));
 			goto out;
 		}
 		if (rc != 0)
@@ -226,17 +229,20 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 			}
 			/* A creation cut short: the log ends before it. */
 			log_warn("log",
-			    "%s: header torn, no record in it (a segment "
-			    "created as the node stopped)%s",
-			    path, (flags & LOGDIR_CUT) ? "; removed" : "");
+			    "segment header torn, no record in it (a segment "
+			    "created as the node stopped) segment=%s "
+			    "removed=%s",
+			    path, (flags & LOGDIR_CUT) ? "yes" : "no");
 			e.torn = true;
 			e.torn_off = 0;
 			e.torn_bytes = s.size;
 			if (flags & LOGDIR_CUT) {
 				if (unlink(path) < 0 && errno != ENOENT) {
 					rc = -errno;
-					log_err("log", "removing %s: %s", path,
-					    strerror(errno));
+					log_err("log",
+					    "cannot remove a segment "
+					    "segment=%s error=\"%s\"",
+					    path, strerror(errno));
 					goto out;
 				}
 				rc = fs_sync_dir(dir);
@@ -307,11 +313,11 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 			e.torn_bytes = s.torn_bytes;
 			e.cut = s.cut;
 			log_warn("log",
-			    "%s: torn tail of %" PRIu64
-			    " bytes at offset %" PRIu64 " after lsn %" PRIu64
-			    " (%s)%s",
-			    path, s.torn_bytes, s.end, s.last_lsn,
-			    rec_why_str(s.why), s.cut ? "; cut" : "");
+			    "torn tail %s segment=%s offset=%" PRIu64
+			    " bytes=%" PRIu64 " after_lsn=%" PRIu64
+			    " why=\"%s\"",
+			    s.cut ? "cut" : "found", path, s.end, s.torn_bytes,
+			    s.last_lsn, rec_why_str(s.why));
 		}
 		prev_last = s.last_lsn;
 		prev_epoch = s.last_epoch;
@@ -399,12 +405,15 @@ logdir_truncate(const char *dir, uint64_t last_lsn)
 			goto out;
 		if (unlink(path) < 0 && errno != ENOENT) {
 			rc = -errno;
-			log_err(
-			    "log", "removing %s: %s", path, strerror(errno));
+			log_err("log",
+			    "cannot remove a segment segment=%s error=\"%s\"",
+			    path, strerror(errno));
 			goto out;
 		}
-		log_info("log", "%s: removed (after lsn %" PRIu64 ")", path,
-		    last_lsn);
+		log_info("log",
+		    "segment removed (after the cut) segment=%s "
+		    "cut_to=%" PRIu64,
+		    path, last_lsn);
 	}
 	rc = seg_path(path, sizeof(path), dir, ld.first[k]);
 	if (rc != 0)
@@ -423,8 +432,10 @@ logdir_truncate(const char *dir, uint64_t last_lsn)
 	cut_off = r.off;
 	seg_reader_close(&r);
 	if (rc == SLUICE_ECORRUPT) {
-		log_err(
-		    "log", "%s: header does not parse; cannot truncate", path);
+		log_err("log",
+		    "segment header does not parse; cannot truncate "
+		    "segment=%s",
+		    path);
 		goto out;
 	}
 	if (rc < 0)
@@ -435,10 +446,9 @@ logdir_truncate(const char *dir, uint64_t last_lsn)
 			rc = seg_cut(path, cut_off, stop - cut_off);
 			if (rc == 0)
 				log_info("log",
-				    "%s: cut %" PRIu64
-				    " bytes at offset %" PRIu64
-				    " (after lsn %" PRIu64 ")",
-				    path, stop - cut_off, cut_off, last_lsn);
+				    "segment cut segment=%s offset=%" PRIu64
+				    " bytes=%" PRIu64 " cut_to=%" PRIu64,
+				    path, cut_off, stop - cut_off, last_lsn);
 		}
 		if (rc != 0)
 			goto out;

@@ -127,13 +127,14 @@ load_snapshot(const char *dir, uint64_t upto, const struct recover_ops *ops,
 			break;
 		}
 		if (c.cb_rc != 0) {
-			log_err("recover", "loading snapshot %s: %s", path,
-			    sluice_strerror(rc));
+			log_err("recover",
+			    "cannot load a snapshot snapshot=%s error=\"%s\"",
+			    path, sluice_strerror(rc));
 			goto fail;
 		}
 		log_err("recover",
-		    "snapshot %s is damaged at offset %" PRIu64
-		    " (%s); trying an older one",
+		    "a snapshot is damaged; trying an older one snapshot=%s "
+		    "offset=%" PRIu64 " error=\"%s\"",
 		    path, bad, sluice_strerror(rc));
 		(*skipped)++;
 		memset(si, 0, sizeof(*si));
@@ -164,10 +165,10 @@ check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
 		out->end.bad_what = "the log starts after LSN 1 and no "
 		                    "snapshot covers the records before it";
 		log_err("recover",
-		    "%s: the log starts at LSN %" PRIu64
-		    " but no usable snapshot covers LSNs 1..%" PRIu64
-		    " (damaged snapshots skipped: %" PRIu64
-		    "); run 'sluice-log verify %s'",
+		    "the log starts late and no usable snapshot covers the "
+		    "records before it segment=%s first_lsn=%" PRIu64
+		    " missing_to=%" PRIu64 " snapshots_skipped=%" PRIu64
+		    "; run 'sluice-log verify %s'",
 		    out->end.bad_path, ld.first[0], ld.first[0] - 1, skipped,
 		    dir);
 		rc = SLUICE_ECORRUPT;
@@ -188,17 +189,15 @@ torn_note(const char *dir, const struct logdir_end *e, char *out, size_t n)
 		return;
 	if (e->torn_off == 0) {
 		/* Only a header can be torn at offset 0. */
-		snprintf(out, n,
-		    "; %s a last segment whose header is torn (%" PRIu64
-		    " bytes, no record in it)",
+		snprintf(out, n, " torn_header=%s torn_bytes=%" PRIu64,
 		    e->dropped ? "removed" : "found", e->torn_bytes);
 		return;
 	}
 	if (seg_path(path, sizeof(path), dir, e->seg_first_lsn) != 0)
-		snprintf(path, sizeof(path), "the last segment");
+		snprintf(path, sizeof(path), "last");
 	snprintf(out, n,
-	    "; %s a torn tail of %" PRIu64 " bytes at offset %" PRIu64 " of %s",
-	    e->cut ? "cut" : "found", e->torn_bytes, e->torn_off, path);
+	    " torn_tail=%s segment=%s offset=%" PRIu64 " torn_bytes=%" PRIu64,
+	    e->cut ? "cut" : "found", path, e->torn_off, e->torn_bytes);
 }
 
 /* Removes every segment: all of them hold only records the snapshot
@@ -257,18 +256,19 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 		rc = 0;
 	} else if (rc == -ENOENT) {
 		log_err("recover",
-		    "the log no longer holds record %" PRIu64
-		    " (it starts later) and no snapshot covers it; "
-		    "run 'sluice-log verify %s'",
+		    "the log no longer holds a record (it starts later) and "
+		    "no snapshot covers it lsn=%" PRIu64
+		    "; run 'sluice-log verify %s'",
 		    from, dir);
 		rc = SLUICE_ECORRUPT;
 	} else if (rc == SLUICE_ECORRUPT && out->end.bad_what != NULL) {
 		/* The log itself; a record the caller refused (bad_what
 		 * unset) is the caller's to name. */
 		log_err("recover",
-		    "damaged log: %s at offset %" PRIu64 " after LSN %" PRIu64
-		    " (%s); run 'sluice-log verify %s', then 'sluice-log "
-		    "repair %s'",
+		    "damaged log segment=%s offset=%" PRIu64
+		    " after_lsn=%" PRIu64
+		    " why=\"%s\"; run 'sluice-log verify %s', then "
+		    "'sluice-log repair %s'",
 		    out->end.bad_path, out->end.bad_off, out->end.bad_lsn,
 		    out->end.bad_what, dir, dir);
 	}
@@ -277,9 +277,9 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 
 	if (upto_lsn == 0 && snap_lsn != 0 && out->end.last_lsn < snap_lsn) {
 		log_warn("recover",
-		    "the log ends at LSN %" PRIu64 ", before snapshot %" PRIu64
-		    " (an unsynced tail was lost); the log restarts after the "
-		    "snapshot",
+		    "the log ends before the snapshot (an unsynced tail was "
+		    "lost); the log restarts after the snapshot lsn=%" PRIu64
+		    " snap_lsn=%" PRIu64,
 		    out->end.last_lsn, snap_lsn);
 		if (flags & RECOVER_CUT) {
 			rc = drop_covered_segments(dir);
@@ -299,15 +299,15 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	torn_note(dir, &out->end, torn, sizeof(torn));
 	if (out->snap_lsn != 0)
 		log_info("recover",
-		    "snapshot at LSN %" PRIu64 " (%" PRIu64
-		    " entries), then %" PRIu64 " records to LSN %" PRIu64
-		    ", epoch %" PRIu64 ", in %" PRId64 " ms%s",
+		    "recovered from a snapshot and the log snap_lsn=%" PRIu64
+		    " snap_entries=%" PRIu64 " records=%" PRIu64 " lsn=%" PRIu64
+		    " epoch=%" PRIu64 " ms=%" PRId64 "%s",
 		    out->snap_lsn, out->snap_entries, out->records,
 		    out->last_lsn, out->epoch, out->elapsed_ms, torn);
 	else
 		log_info("recover",
-		    "no snapshot; %" PRIu64 " records to LSN %" PRIu64
-		    ", epoch %" PRIu64 ", in %" PRId64 " ms%s",
+		    "recovered from the log alone records=%" PRIu64
+		    " lsn=%" PRIu64 " epoch=%" PRIu64 " ms=%" PRId64 "%s",
 		    out->records, out->last_lsn, out->epoch, out->elapsed_ms,
 		    torn);
 	return 0;

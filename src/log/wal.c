@@ -287,15 +287,15 @@ alloc_main(void *arg)
 			a->ready_tail = s;
 			atomic_fetch_add(&a->nready, 1);
 			if (a->err != 0)
-				log_info("wal", "%s: preallocation works again",
-				    w->dir);
+				log_info("wal",
+				    "preallocation works again dir=%s", w->dir);
 			a->err = 0;
 		} else {
 			if (a->err == 0)
 				log_warn("wal",
-				    "%s: cannot preallocate a %" PRIu64
-				    "-byte segment: %s; new work will be "
-				    "refused when the reserve runs low",
+				    "cannot preallocate a segment; new work "
+				    "will be refused when the reserve runs low "
+				    "dir=%s bytes=%" PRIu64 " error=\"%s\"",
 				    w->dir, w->cfg.seg_size,
 				    sluice_strerror(rc));
 			a->err = rc;
@@ -495,10 +495,11 @@ poison(struct wal *w, const char *what, const char *path, uint64_t off,
 {
 	if (!w->poisoned)
 		log_err("wal",
-		    "%s %s at offset %" PRIu64 " (lsn %" PRIu64 "..%" PRIu64
-		    ") failed: %s; nothing more is acknowledged and writes "
-		    "are refused; restart the node (recovery keeps the "
-		    "durable prefix, `sluice-log verify` checks it)",
+		    "log I/O failed; nothing more is acknowledged and writes "
+		    "are refused; restart the node (recovery keeps the durable "
+		    "prefix, `sluice-log verify` checks it) op=\"%s\" path=%s "
+		    "offset=%" PRIu64 " from_lsn=%" PRIu64 " to_lsn=%" PRIu64
+		    " error=\"%s\"",
 		    what, path, off, first_lsn, last_lsn, sluice_strerror(err));
 	w->poisoned = true;
 	w->st.poisoned = true;
@@ -931,7 +932,8 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 	}
 	rc = ring_open(&w->ring, RING_ENTRIES);
 	if (rc != 0) {
-		log_err("wal", "io_uring setup: %s", sluice_strerror(rc));
+		log_err("wal", "io_uring setup failed error=\"%s\"",
+		    sluice_strerror(rc));
 		goto fail;
 	}
 	w->epoch = end != NULL && end->epoch != 0 ? end->epoch : 1;
@@ -945,8 +947,8 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		rc = create_first(w, w->next_lsn, &w->cur);
 	}
 	if (rc != 0) {
-		log_err("wal", "%s: opening the log: %s", w->dir,
-		    sluice_strerror(rc));
+		log_err("wal", "cannot open the log dir=%s error=\"%s\"",
+		    w->dir, sluice_strerror(rc));
 		goto fail;
 	}
 	w->written_lsn = w->synced_lsn = w->durable_lsn = w->next_lsn - 1;
@@ -1046,7 +1048,7 @@ refuse(struct wal *w, const char *why)
 	w->st.enospc++;
 	if (!w->enospc_logged)
 		log_warn("wal",
-		    "%s: refusing new work: %s (reserved %" PRIu64 " bytes)",
+		    "refusing new work dir=%s why=\"%s\" reserved=%" PRIu64,
 		    w->dir, why, w->reserved);
 	w->enospc_logged = true;
 	return SLUICE_ENOSPC;
@@ -1168,8 +1170,9 @@ wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
 	le_store_u64(body + 16, nonce);
 	rc = append(w, REC_EPOCH, time, epoch, body, sizeof(body), 0, lsn);
 	if (rc == 0) {
-		log_info("wal", "%s: epoch %" PRIu64 " begins at lsn %" PRIu64,
-		    w->dir, epoch, *lsn);
+		log_info("wal",
+		    "epoch begins epoch=%" PRIu64 " lsn=%" PRIu64 " dir=%s",
+		    epoch, *lsn, w->dir);
 		w->epoch = epoch;
 	}
 	return rc;
@@ -1323,8 +1326,9 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 		if (rc == 0 && unlink(path) < 0)
 			rc = -errno;
 		if (rc != 0) {
-			log_err("wal", "removing %s: %s", path,
-			    sluice_strerror(rc));
+			log_err("wal",
+			    "cannot remove a segment segment=%s error=\"%s\"",
+			    path, sluice_strerror(rc));
 			break;
 		}
 		removed++;
@@ -1337,8 +1341,9 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 			rc = src;
 		w->st.removed += (uint64_t)removed;
 		w->st.segments -= (uint64_t)removed;
-		log_info("wal", "%s: removed %d segment(s) below lsn %" PRIu64,
-		    w->dir, removed, lsn);
+		log_info("wal",
+		    "segments removed removed=%d below_lsn=%" PRIu64 " dir=%s",
+		    removed, lsn, w->dir);
 	}
 	return rc != 0 ? rc : removed;
 }

@@ -136,7 +136,7 @@ bgsnap_start(struct core *c)
 	rc = snap_writer_open(&w, c->cfg->data_dir, s->lsn, wal_epoch(c->wal),
 	    c->now, s->buf, SNAP_BUF_SIZE);
 	if (rc != 0) {
-		log_err("snap", "cannot start a snapshot in %s: %s",
+		log_err("snap", "cannot start a snapshot data=%s error=\"%s\"",
 		    c->cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
@@ -147,7 +147,8 @@ bgsnap_start(struct core *c)
 	if (pid < 0) {
 		rc = -errno;
 		snap_writer_abort(&w);
-		log_err("snap", "fork: %s", strerror(-rc));
+		log_err("snap", "cannot fork for a snapshot error=\"%s\"",
+		    strerror(-rc));
 		return rc;
 	}
 	if (pid == 0) {
@@ -175,12 +176,12 @@ bgsnap_start(struct core *c)
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (s->pidfd < 0) {
 		/* Without a pidfd the loop would not notice the exit. */
-		log_warn("snap", "pidfd_open: %s; waiting for the snapshot",
+		log_warn("snap",
+		    "pidfd_open failed; waiting for the snapshot error=\"%s\"",
 		    strerror(errno));
 		bgsnap_reap(c);
 	}
-	log_debug("snap",
-	    "writing snapshot at LSN %" PRIu64 " (fork took %" PRIu64 " us)",
+	log_debug("snap", "writing a snapshot lsn=%" PRIu64 " fork_us=%" PRIu64,
 	    s->lsn, s->fork_us);
 	return 0;
 }
@@ -206,8 +207,8 @@ bgsnap_reap(struct core *c)
 		bgsnap_publish(c);
 		return;
 	}
-	log_err("snap", "the snapshot at LSN %" PRIu64 " failed (%s %d)",
-	    s->lsn, WIFEXITED(status) ? "exit" : "signal",
+	log_err("snap", "snapshot failed lsn=%" PRIu64 " %s=%d", s->lsn,
+	    WIFEXITED(status) ? "exit" : "signal",
 	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	remove_unfinished(c);
 	answer_waiters(c, SLUICE_ELOG);
@@ -244,8 +245,8 @@ bgsnap_publish(struct core *c)
 	rc = snap_publish(c->cfg->data_dir, s->lsn);
 	if (rc != 0) {
 		log_err("snap",
-		    "publishing the snapshot at LSN %" PRIu64 ": %s", s->lsn,
-		    strerror(-rc));
+		    "cannot publish the snapshot lsn=%" PRIu64 " error=\"%s\"",
+		    s->lsn, strerror(-rc));
 		remove_unfinished(c);
 		answer_waiters(c, rc);
 		return;
@@ -255,14 +256,16 @@ bgsnap_publish(struct core *c)
 	s->last_ms = (clock_mono_ns() - s->started_ns) / 1000000;
 	rc = snap_remove_before(c->cfg->data_dir, s->lsn);
 	if (rc != 0)
-		log_warn("snap", "removing older snapshots: %s", strerror(-rc));
+		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
+		    strerror(-rc));
 	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
 	    c->cfg->keep_segments);
 	if (rc < 0)
-		log_warn("snap", "removing old segments: %s", strerror(-rc));
+		log_warn("snap", "cannot remove old segments error=\"%s\"",
+		    strerror(-rc));
 	log_info("snap",
-	    "snapshot at LSN %" PRIu64 " in %" PRId64 " ms (fork %" PRIu64
-	    " us); %d segments removed",
+	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " fork_us=%" PRIu64
+	    " removed=%d",
 	    s->lsn, s->last_ms, s->fork_us, rc < 0 ? 0 : rc);
 	answer_waiters(c, 0);
 }

@@ -266,7 +266,8 @@ static void
 refused(struct follow *f, int rc, const char *what, int64_t mono_ms)
 {
 	if (rc != f->last_err)
-		log_warn("follow", "leader %s: %s", f->url, what);
+		log_warn("follow", "the leader refuses leader=%s why=\"%s\"",
+		    f->url, what);
 	f->last_err = rc;
 	f->retry_at = mono_ms + RETRY_SLOW_MS;
 }
@@ -288,8 +289,8 @@ apply_one(struct core *c, const struct rec_view *v)
 		rc = epochs_add(&c->epochs, v->hdr.epoch, nonce, v->hdr.lsn);
 		if (rc != 0)
 			log_warn("follow",
-			    "recording epoch %" PRIu64 " at lsn %" PRIu64
-			    ": %s",
+			    "cannot record an epoch epoch=%" PRIu64
+			    " lsn=%" PRIu64 " error=\"%s\"",
 			    v->hdr.epoch, v->hdr.lsn, sluice_strerror(rc));
 		return 0;
 	}
@@ -300,9 +301,9 @@ apply_one(struct core *c, const struct rec_view *v)
 		rc = queue_apply(c->q, v->hdr.lsn, v->hdr.time, &r);
 	if (rc != 0) {
 		log_err("follow",
-		    "record %" PRIu64 " (%s) from the leader does not apply "
-		    "here: %s; this follower stops (rebuild it from the "
-		    "leader)",
+		    "a record from the leader does not apply here; this "
+		    "follower stops (rebuild it from the leader) lsn=%" PRIu64
+		    " type=%s error=\"%s\"",
 		    v->hdr.lsn, qrec_type_name(v->hdr.type),
 		    sluice_strerror(rc));
 		c->fol->broken = true;
@@ -384,9 +385,9 @@ save_lost(struct core *c, uint64_t from, uint64_t last)
 	buf_free(&b);
 	logdir_cursor_close(cur);
 	log_warn("follow",
-	    "records %" PRIu64 "..%" PRIu64 " were never the leader's; "
-	    "saved to %s",
-	    from, last, path);
+	    "records that were never the leader's saved to path=%s "
+	    "from_lsn=%" PRIu64 " to_lsn=%" PRIu64,
+	    path, from, last);
 }
 
 /* Removes every segment and snapshot: the node starts over empty. */
@@ -442,11 +443,12 @@ cut_to(struct core *c, struct follow *f, uint64_t to, int64_t mono_ms)
 		return;
 	}
 	log_warn("follow",
-	    "our log parts from the leader's after lsn %" PRIu64
-	    " (ours ends at %" PRIu64 "); cutting it there",
+	    "our log parts from the leader's; cutting it cut_to=%" PRIu64
+	    " lsn=%" PRIu64,
 	    to, last);
 	if ((rc = close_log(c)) != 0)
-		log_warn("follow", "closing the log: %s", sluice_strerror(rc));
+		log_warn("follow", "cannot close the log error=\"%s\"",
+		    sluice_strerror(rc));
 	save_lost(c, to + 1, last);
 	rc = logdir_truncate(c->cfg->data_dir, to);
 	if (rc == 0 && snap_list(c->cfg->data_dir, &lsns, &n) == 0) {
@@ -463,8 +465,8 @@ cut_to(struct core *c, struct follow *f, uint64_t to, int64_t mono_ms)
 		rc = core_reload(c);
 	if (rc != 0) {
 		log_warn("follow",
-		    "cannot keep the log up to lsn %" PRIu64 " (%s); starting "
-		    "over from the leader",
+		    "cannot keep the log; starting over from the leader "
+		    "cut_to=%" PRIu64 " error=\"%s\"",
 		    to, sluice_strerror(rc));
 		if (c->wal != NULL)
 			close_log(c);
@@ -512,8 +514,9 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 		return;
 	}
 	if (f->contact == 0 || f->last_err != 0)
-		log_info("follow", "following %s (epoch %" PRIu64
-		    ", leader lsn %" PRIu64 ", ours %" PRIu64 ")",
+		log_info("follow",
+		    "following leader=%s epoch=%" PRIu64 " leader_lsn=%" PRIu64
+		    " lsn=%" PRIu64,
 		    f->url, r.epoch, r.last_lsn, wal_last_lsn(c->wal));
 	f->contact = mono_ms;
 	f->leader_epoch = r.epoch;
@@ -527,9 +530,9 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 		break;
 	case REPL_FETCH_SNAPSHOT:
 		log_info("follow",
-		    "the leader no longer has the records after our lsn %" PRIu64
-		    "; loading its snapshot at lsn %" PRIu64,
-		    wal_last_lsn(c->wal), r.snap_lsn);
+		    "the leader no longer has our next records; loading its "
+		    "snapshot leader=%s lsn=%" PRIu64 " snap_lsn=%" PRIu64,
+		    f->url, wal_last_lsn(c->wal), r.snap_lsn);
 		snap_abandon(f);
 		snprintf(f->snap_tmp, sizeof(f->snap_tmp), "%s/repl.snap.tmp",
 		    c->cfg->data_dir);
@@ -579,7 +582,8 @@ install_snapshot(struct core *c, struct follow *f, int64_t mono_ms)
 		hist[i] = (struct epoch_ent) { f->hist[i].epoch,
 			f->hist[i].nonce, f->hist[i].start };
 	if ((rc = close_log(c)) != 0)
-		log_warn("follow", "closing the log: %s", sluice_strerror(rc));
+		log_warn("follow", "cannot close the log error=\"%s\"",
+		    sluice_strerror(rc));
 	wipe(c);
 	rc = snap_path(path, sizeof(path), c->cfg->data_dir, f->snap_lsn);
 	if (rc == 0 && rename(f->snap_tmp, path) < 0)
@@ -593,15 +597,18 @@ install_snapshot(struct core *c, struct follow *f, int64_t mono_ms)
 	if (rc == 0)
 		rc = core_reload(c);
 	if (rc != 0) {
-		log_err("follow", "installing the leader's snapshot: %s",
-		    sluice_strerror(rc));
+		log_err("follow",
+		    "cannot install the leader's snapshot snap_lsn=%" PRIu64
+		    " error=\"%s\"",
+		    f->snap_lsn, sluice_strerror(rc));
 		if (c->wal != NULL)
 			close_log(c);
 		wipe(c);
 		if (core_reload(c) != 0)
 			abort();
 	} else {
-		log_info("follow", "loaded the leader's snapshot at lsn %" PRIu64,
+		log_info("follow",
+		    "loaded the leader's snapshot snap_lsn=%" PRIu64,
 		    f->snap_lsn);
 	}
 	f->retry_at = mono_ms;
@@ -675,7 +682,7 @@ follow_start(struct core *c, const char *url)
 	}
 	c->fol = f;
 	c->follower = true;
-	log_info("follow", "following the leader at %s", url);
+	log_info("follow", "following the leader leader=%s", url);
 	return 0;
 }
 
@@ -720,8 +727,10 @@ follow_turn(struct core *c, int64_t mono_ms)
 		if (rv != 0) {
 			if (f->contact != 0 && mono_ms - f->contact >= LOST_MS &&
 			    f->last_err != -ETIMEDOUT) {
-				log_warn("follow", "no answer from the leader at "
-				    "%s: %s", f->url, nng_strerror(rv));
+				log_warn("follow",
+				    "no answer from the leader leader=%s "
+				    "error=\"%s\"",
+				    f->url, nng_strerror(rv));
 				f->last_err = -ETIMEDOUT;
 			}
 			f->retry_at = mono_ms + RETRY_MS;
@@ -873,8 +882,9 @@ follow_promote(struct core *c, struct net_ctx *ctx)
 		return;
 	}
 	core_release_sessions(c);
-	log_info("follow", "promoted: this node leads, epoch %" PRIu64
-	    " from lsn %" PRIu64, epoch, wal_last_lsn(c->wal));
+	log_info("follow",
+	    "promoted: this node leads epoch=%" PRIu64 " lsn=%" PRIu64, epoch,
+	    wal_last_lsn(c->wal));
 	rep.epoch = epoch;
 	buf_reset(&c->out);
 	msg_encode_rep(&c->out, &rep);
@@ -910,7 +920,9 @@ follow_repoint(
 		return;
 	}
 	if (!c->follower) {
-		log_warn("follow", "stepping down: following %s from now on",
+		log_warn("follow",
+		    "stepping down: following another leader "
+		    "leader=%s",
 		    u);
 		ops_end_waiters(c);
 		core_fail_pending(c);

@@ -314,8 +314,8 @@ net_close(struct net *n)
 	atomic_store(&n->closing, true);
 	if (!close_socket(n, NET_CLOSE_MS)) {
 		log_debug("net",
-		    "the socket did not close within %d ms; leaving it to "
-		    "the exit",
+		    "the socket did not close in time; leaving it to the "
+		    "exit wait_ms=%d",
 		    NET_CLOSE_MS);
 		return;
 	}
@@ -361,8 +361,8 @@ net_drain(struct net *n)
 		int rc = pool_grow(n, NET_POOL_STEP);
 
 		if (rc != 0)
-			log_warn(
-			    "net", "cannot add contexts: %s", net_strerror(rc));
+			log_warn("net", "cannot add contexts error=\"%s\"",
+			    net_strerror(rc));
 	}
 	return list;
 }

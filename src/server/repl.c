@@ -221,8 +221,8 @@ peer_drop(struct repl *rp, uint32_t session)
 		if (p->ctx != NULL)
 			net_drop(rp->net, p->ctx);
 		catchup_free(rp->io, p->cu);
-		log_info("repl", "follower %s left (acked lsn %" PRIu64 ")",
-		    p->url[0] ? p->url : "(no url)", p->acked);
+		log_info("repl", "follower left follower=%s acked_lsn=%" PRIu64,
+		    p->url[0] ? p->url : "none", p->acked);
 		free(p);
 		rp->npeers--;
 		return;
@@ -337,8 +337,9 @@ segments_failed(struct core *c, struct peer *p, int rc)
 		reply_snapshot(c, p->ctx);
 	} else {
 		log_err("repl",
-		    "reading the log at lsn %" PRIu64 " for a follower: %s",
-		    p->want, sluice_strerror(rc));
+		    "cannot read the log for a follower follower=%s "
+		    "lsn=%" PRIu64 " error=\"%s\"",
+		    p->url[0] ? p->url : "none", p->want, sluice_strerror(rc));
 		reply_err(c, p->ctx, REPL_OP_FETCH, rc > 0 ? rc : SLUICE_ELOG,
 		    "the leader cannot read its log there");
 	}
@@ -477,10 +478,13 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (q->last_epoch > wal_epoch(c->wal)) {
 		if (!c->fenced)
 			log_warn("repl",
-			    "a follower is at epoch %" PRIu64 ", above ours "
-			    "(%" PRIu64 "): another node leads; refusing "
-			    "writes from now on",
-			    q->last_epoch, wal_epoch(c->wal));
+			    "a follower is at a higher epoch: another node "
+			    "leads; refusing writes from now on "
+			    "follower=%.*s follower_epoch=%" PRIu64
+			    " epoch=%" PRIu64,
+			    q->url.len > 0 ? (int)q->url.len : 4,
+			    q->url.len > 0 ? q->url.p : "none", q->last_epoch,
+			    wal_epoch(c->wal));
 		c->fenced = true;
 		if (q->last_epoch > c->fenced_by)
 			c->fenced_by = q->last_epoch;
@@ -497,7 +501,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (p->ctx != NULL) /* a newer fetch replaces a parked one */
 		net_drop(rp->net, p->ctx);
 	if (p->url[0] == '\0' && q->url.len > 0)
-		log_info("repl", "follower %.*s at lsn %" PRIu64,
+		log_info("repl", "follower joined follower=%.*s lsn=%" PRIu64,
 		    (int)q->url.len, q->url.p, q->from_lsn - 1);
 	memcpy(p->url, q->url.p, q->url.len);
 	p->url[q->url.len] = '\0';
@@ -512,9 +516,9 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	cut = agreement(c, q);
 	if (cut != UINT64_MAX) {
 		log_info("repl",
-		    "follower %s has records this node never had after lsn "
-		    "%" PRIu64 "; it cuts them",
-		    p->url, cut);
+		    "follower has records this node never had; it cuts them "
+		    "follower=%s cut_to=%" PRIu64,
+		    p->url[0] ? p->url : "none", cut);
 		fetch_rep_init(c, &r, REPL_FETCH_DIVERGED);
 		r.truncate_to = cut;
 		buf_reset(&rp->out);

@@ -117,8 +117,8 @@ core_commit(
 		 * the log now holds a record the state refuses. Stop
 		 * acknowledging anything rather than diverge from the log. */
 		log_err("srv",
-		    "record %" PRIu64 " (%s) was decided but not applied: %s; "
-		    "refusing further writes",
+		    "a decided record was not applied; refusing further "
+		    "writes lsn=%" PRIu64 " type=%s error=\"%s\"",
 		    *lsn, qrec_type_name(rec->type), sluice_strerror(rc));
 		abort();
 	}
@@ -317,8 +317,8 @@ session_gone(struct core *c, uint32_t session)
 		rc = core_commit(c, &r, 0, &lsn);
 		if (rc != 0) {
 			log_warn("srv",
-			    "cannot log the release of session %u's tasks: "
-			    "%s; they return at their ttr",
+			    "cannot log the release of a session's tasks; "
+			    "they return at their ttr session=%u error=\"%s\"",
 			    session, sluice_strerror(rc));
 			break;
 		}
@@ -343,7 +343,7 @@ run_timers(struct core *c)
 			break;
 		rc = core_commit(c, &r, 0, &lsn);
 		if (rc != 0) {
-			log_warn("srv", "cannot log a ttr expiry: %s",
+			log_warn("srv", "cannot log a ttr expiry error=\"%s\"",
 			    sluice_strerror(rc));
 			break;
 		}
@@ -461,7 +461,8 @@ loop(struct core *c)
 		};
 
 		if (poll(pfd, 7, poll_timeout(c)) < 0 && errno != EINTR) {
-			log_err("srv", "poll: %s", strerror(errno));
+			log_err(
+			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
 		}
 		core_tick_clock(c);
@@ -511,7 +512,7 @@ shutdown_core(struct core *c)
 	wal_submit(c->wal);
 	rc = wal_sync(c->wal, SHUTDOWN_SYNC_MS);
 	if (rc != 0)
-		log_err("srv", "syncing the log at shutdown: %s",
+		log_err("srv", "cannot sync the log at shutdown error=\"%s\"",
 		    sluice_strerror(rc));
 	wal_reap(c->wal);
 	pending_flush(c);
@@ -555,8 +556,8 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 		rc = epochs_add(&c->epochs, h->epoch, nonce, h->lsn);
 		if (rc != 0)
 			log_warn("recover",
-			    "epoch %" PRIu64 " at lsn %" PRIu64
-			    " does not follow the epoch history: %s",
+			    "an epoch does not follow the epoch history "
+			    "epoch=%" PRIu64 " lsn=%" PRIu64 " error=\"%s\"",
 			    h->epoch, h->lsn, sluice_strerror(rc));
 		return 0;
 	}
@@ -567,8 +568,9 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 		rc = queue_apply(q, h->lsn, h->time, &r);
 	if (rc != 0)
 		log_err("recover",
-		    "record %" PRIu64 " (%s) does not apply: %s; run "
-		    "'sluice-log verify' on the data directory",
+		    "a record does not apply lsn=%" PRIu64 " type=%s "
+		    "error=\"%s\"; run 'sluice-log verify' on the data "
+		    "directory",
 		    h->lsn, qrec_type_name(h->type), sluice_strerror(rc));
 	return rc;
 }
@@ -621,8 +623,8 @@ core_release_sessions(struct core *c)
 	}
 	if (n > 0)
 		log_info("srv",
-		    "released %" PRIu64 " tasks taken under a session "
-		    "lease (a restart or a promotion ends those sessions)",
+		    "released the tasks of ended sessions (a restart or a "
+		    "promotion ends them) tasks=%" PRIu64,
 		    n);
 }
 
@@ -640,22 +642,23 @@ open_log(struct core *c, struct recover_result *res)
 	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c, res);
 	if (rc == SLUICE_ECORRUPT) {
 		log_err("srv",
-		    "cannot start on %s: %s; run 'sluice-log verify %s', then "
-		    "'sluice-log repair %s' (docs/operations.md)",
+		    "cannot start data=%s error=\"%s\"; run 'sluice-log "
+		    "verify %s', then 'sluice-log repair %s' "
+		    "(docs/operations.md)",
 		    cfg->data_dir, sluice_strerror(rc), cfg->data_dir,
 		    cfg->data_dir);
 		return rc;
 	}
 	if (rc != 0) {
-		log_err("srv", "cannot start on %s: %s", cfg->data_dir,
-		    sluice_strerror(rc));
+		log_err("srv", "cannot start data=%s error=\"%s\"",
+		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
 	/* An epoch the history names but the log never got (a crash
 	 * between the two writes) is forgotten. */
 	rc = epochs_cut(&c->epochs, res->end.last_lsn);
 	if (rc != 0)
-		log_warn("srv", "rewriting the epoch history: %s",
+		log_warn("srv", "cannot rewrite the epoch history error=\"%s\"",
 		    sluice_strerror(rc));
 	wc.dir = cfg->data_dir;
 	wc.fsync = cfg->fsync;
@@ -663,8 +666,8 @@ open_log(struct core *c, struct recover_result *res)
 	wc.seg_size = cfg->seg_size;
 	rc = wal_open(&wc, &res->end, &c->wal);
 	if (rc != 0) {
-		log_err("srv", "cannot open the log in %s: %s", cfg->data_dir,
-		    sluice_strerror(rc));
+		log_err("srv", "cannot open the log data=%s error=\"%s\"",
+		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
 	c->snap.last_lsn = res->snap_lsn;
@@ -683,8 +686,7 @@ core_reload(struct core *c)
 	if (rc != 0)
 		return rc;
 	update_reservation(c);
-	log_info("srv",
-	    "state rebuilt from %s: lsn %" PRIu64 ", epoch %" PRIu64,
+	log_info("srv", "state rebuilt data=%s lsn=%" PRIu64 " epoch=%" PRIu64,
 	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
 	return 0;
 }
@@ -706,7 +708,8 @@ start(struct core *c, const struct srv_config *cfg)
 		return -ENOMEM;
 	rc = epochs_load(&c->epochs, cfg->data_dir);
 	if (rc != 0) {
-		log_err("srv", "cannot read the epoch history in %s: %s",
+		log_err("srv",
+		    "cannot read the epoch history data=%s error=\"%s\"",
 		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
@@ -716,7 +719,9 @@ start(struct core *c, const struct srv_config *cfg)
 	if (cfg->repl_listen != NULL) {
 		rc = repl_open(c, cfg->repl_listen);
 		if (rc != 0) {
-			log_err("srv", "cannot listen for followers on %s: %s",
+			log_err("srv",
+			    "cannot listen for followers repl_listen=%s "
+			    "error=\"%s\"",
 			    cfg->repl_listen, net_strerror(rc));
 			return rc;
 		}
@@ -724,8 +729,8 @@ start(struct core *c, const struct srv_config *cfg)
 	if (cfg->follow != NULL) {
 		rc = follow_start(c, cfg->follow);
 		if (rc != 0) {
-			log_err("srv", "cannot follow %s: %s", cfg->follow,
-			    net_strerror(rc));
+			log_err("srv", "cannot follow leader=%s error=\"%s\"",
+			    cfg->follow, net_strerror(rc));
 			return rc;
 		}
 	} else {
@@ -735,7 +740,7 @@ start(struct core *c, const struct srv_config *cfg)
 		 * them learn to cut them (docs/replication.md). */
 		rc = core_new_epoch(c, wal_epoch(c->wal) + 1);
 		if (rc != 0) {
-			log_err("srv", "cannot begin a new epoch: %s",
+			log_err("srv", "cannot begin a new epoch error=\"%s\"",
 			    sluice_strerror(rc));
 			return rc;
 		}
@@ -748,15 +753,15 @@ start(struct core *c, const struct srv_config *cfg)
 	 * names every finer limit. */
 	rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
 	if (rc != 0) {
-		log_err("srv", "cannot listen on %s: %s", cfg->listen,
-		    net_strerror(rc));
+		log_err("srv", "cannot listen listen=%s error=\"%s\"",
+		    cfg->listen, net_strerror(rc));
 		return rc;
 	}
 	queue_stats(c->q, c->now, &st);
 	log_info("srv",
-	    "sluiced %d.%d.%d serving %s as %s, data %s, fsync %s, %" PRIu64
-	    " tasks in %" PRIu64 " tubes, LSN %" PRIu64 ", epoch %" PRIu64
-	    ", recovered in %" PRId64 " ms",
+	    "sluiced serving version=%d.%d.%d listen=%s role=%s data=%s "
+	    "fsync=%s tasks=%" PRIu64 " tubes=%" PRIu64 " lsn=%" PRIu64
+	    " epoch=%" PRIu64 " recovered_ms=%" PRId64,
 	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH,
 	    cfg->listen, c->follower ? "follower" : "leader", cfg->data_dir,
 	    cfg->fsync == WAL_FSYNC_ALWAYS      ? "always"
@@ -785,27 +790,32 @@ srv_run(const struct srv_config *cfg)
 
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
-		log_err("srv", "cannot create %s: %s", cfg->data_dir,
-		    strerror(-rc));
+		log_err("srv",
+		    "cannot create the data directory data=%s "
+		    "error=\"%s\"",
+		    cfg->data_dir, strerror(-rc));
 		goto out;
 	}
 	rc = lock_dir(cfg->data_dir, &lockfd);
 	if (rc != 0) {
-		log_err("srv", "cannot lock %s: %s", cfg->data_dir,
+		log_err("srv",
+		    "cannot lock the data directory data=%s "
+		    "error=\"%s\"",
+		    cfg->data_dir,
 		    rc == -EBUSY ? "another sluiced is using it"
 		                 : strerror(-rc));
 		goto out;
 	}
 	c.sigfd = open_signals();
 	if (c.sigfd < 0) {
-		log_err("srv", "signalfd: %s", strerror(errno));
+		log_err("srv", "signalfd failed error=\"%s\"", strerror(errno));
 		goto out;
 	}
 	/* Up before recovery: /health answers "recovering" meanwhile. */
 	if (cfg->http != NULL &&
 	    (rc = http_open(&c.http, cfg->http, cfg->http_admin)) != 0) {
-		log_err("srv", "cannot serve HTTP on %s: %s", cfg->http,
-		    net_strerror(rc));
+		log_err("srv", "cannot serve HTTP http=%s error=\"%s\"",
+		    cfg->http, net_strerror(rc));
 		goto out;
 	}
 	if (start(&c, cfg) != 0)
@@ -829,8 +839,8 @@ out:
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
 		if (rc != 0) {
-			log_err(
-			    "srv", "closing the log: %s", sluice_strerror(rc));
+			log_err("srv", "cannot close the log error=\"%s\"",
+			    sluice_strerror(rc));
 			exit_code = 1;
 		}
 	}
@@ -845,10 +855,11 @@ out:
 	if (exit_code == 0 && c.stop_signo != 0 &&
 	    sigabbrev_np(c.stop_signo) != NULL)
 		log_info("srv",
-		    "stopped by SIG%s after finishing in-flight work",
+		    "stopped after finishing in-flight work signal=SIG%s "
+		    "exit=0",
 		    sigabbrev_np(c.stop_signo));
 	else
-		log_info("srv", "stopped%s",
-		    exit_code == 0 ? "" : " after an error");
+		log_info("srv", "stopped%s exit=%d",
+		    exit_code == 0 ? "" : " after an error", exit_code);
 	return exit_code;
 }

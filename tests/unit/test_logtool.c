@@ -478,7 +478,8 @@ test_a_record_that_does_not_apply_is_damage(void **state)
 		                     r->err, sizeof(r->err)),
 		    1);
 		free((char *)argv[0]);
-		snprintf(want, sizeof(want), "record %llu (ACK) does not apply",
+		snprintf(want, sizeof(want),
+		    "a record does not apply lsn=%llu type=ACK",
 		    (unsigned long long)bad);
 		tl_has(r->err, want);
 		snprintf(want, sizeof(want),
@@ -486,7 +487,7 @@ test_a_record_that_does_not_apply_is_damage(void **state)
 		    "'sluice-log repair %s'",
 		    data, data);
 		tl_has(r->err, want);
-		assert_null(strstr(r->err, "damaged log:"));
+		assert_null(strstr(r->err, "damaged log "));
 	}
 	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
 	snprintf(want, sizeof(want),
@@ -990,16 +991,15 @@ test_sluiced_cuts_a_torn_tail_and_says_where(void **state)
 	log = realloc(log, len + 1);
 	log[len] = 0;
 	/* The bytes run to the last non-zero one of the 20 left. */
-	snprintf(want, sizeof(want), "%s: torn tail of ", seg);
+	snprintf(want, sizeof(want), "torn tail cut segment=%s offset=%llu ",
+	    seg, (unsigned long long)off);
 	tl_has((char *)log, want);
-	snprintf(want, sizeof(want), " bytes at offset %llu after lsn %llu",
-	    (unsigned long long)off,
+	snprintf(want, sizeof(want), " after_lsn=%llu ",
 	    (unsigned long long)(recs->lsn[recs->n - 1] - 1));
 	tl_has((char *)log, want);
-	snprintf(want, sizeof(want), " bytes at offset %llu of %s",
-	    (unsigned long long)off, seg);
+	snprintf(want, sizeof(want), " torn_tail=cut segment=%s offset=%llu ",
+	    seg, (unsigned long long)off);
 	tl_has((char *)log, want);
-	tl_has((char *)log, "; cut a torn tail of ");
 	free(log);
 	free(recs);
 }
@@ -1035,7 +1035,7 @@ test_sluiced_refuses_damage_and_starts_after_repair(void **state)
 	    t_run((char *const *)argv, NULL, NULL, 0, r->err, sizeof(r->err)),
 	    1);
 	free((char *)argv[0]);
-	snprintf(want, sizeof(want), "damaged log: %s at offset %llu", seg,
+	snprintf(want, sizeof(want), "damaged log segment=%s offset=%llu", seg,
 	    (unsigned long long)off);
 	tl_has(r->err, want);
 	snprintf(want, sizeof(want),

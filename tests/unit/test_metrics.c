@@ -245,6 +245,15 @@ test_log_lines_json_and_text(void **state)
 	    "result=ok x= =y\",\"id\":\"42\",\"tube\":\"jobs\","
 	    "\"why\":\"by hand\",\"result\":\"ok\"}\n"));
 
+	/* The server's shape: a phrase, fields (a path, a quoted error),
+	 * then advice after a quoted value, which adds no field. */
+	log_capture(buf, sizeof(buf), true,
+	    "cannot start data=/var/lib/sluice error=\"damaged data on "
+	    "disk\"; run 'sluice-log verify /var/lib/sluice'");
+	assert_non_null(strstr(buf,
+	    ",\"data\":\"/var/lib/sluice\",\"error\":\"damaged data on "
+	    "disk\"}\n"));
+
 	/* A message ending in a word: nothing read past its end (a field
 	 * of the line before must not come back). */
 	log_capture(buf, sizeof(buf), true, "x addr=1 admin=yes");
