@@ -31,6 +31,8 @@ static const char usage[] =
     "                         (default 0)\n"
     "  --http ADDR            serve /metrics, /health, /stats and / on ADDR\n"
     "                         (default: none)\n"
+    "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
+    "                         e.g. 127.0.0.1:11300 (default: none)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
     "  --ttr MS               default time-to-run (default 60000)\n"
     "  --dedup-window MS      how long a completed key stays taken\n"
@@ -52,6 +54,7 @@ enum {
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
 	OPT_HTTP,
+	OPT_BEANSTALK,
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
@@ -72,6 +75,7 @@ static const struct option options[] = {
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
 	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
@@ -163,6 +167,9 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			break;
 		case OPT_HTTP:
 			cfg->http = optarg;
+			break;
+		case OPT_BEANSTALK:
+			cfg->beanstalk = optarg;
 			break;
 		case OPT_MAX_PAYLOAD:
 			if (parse_u64("--max-payload", optarg, 1, 64 << 20, &v))

@@ -38,6 +38,7 @@
 
 #include "log/recover.h"
 #include "log/snap.h"
+#include "server/bs.h"
 #include "server/core.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -573,9 +574,26 @@ start(struct core *c, const struct srv_config *cfg)
 	return 0;
 }
 
+/* The beanstalk face, when asked for (--beanstalk). */
+static int
+start_beanstalk(struct core *c, const struct srv_config *cfg, struct bs **bs)
+{
+	struct bs_config bc = { cfg->beanstalk, cfg->max_payload,
+		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
+	int rc = bs_open(bs, c->net, &bc);
+
+	if (rc != 0)
+		log_err("srv", "cannot listen for beanstalk clients on %s: %s",
+		    cfg->beanstalk, strerror(-rc));
+	else
+		log_info("srv", "beanstalk protocol on %s", cfg->beanstalk);
+	return rc;
+}
+
 int
 srv_run(const struct srv_config *cfg)
 {
+	struct bs *bs = NULL;
 	struct core c;
 	int lockfd = -1, rc, exit_code = 1;
 
@@ -609,12 +627,16 @@ srv_run(const struct srv_config *cfg)
 	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
+		goto out;
 	exit_code = loop(&c);
 	shutdown_core(&c);
 
 out:
+	bs_stop(bs);
 	bgsnap_fini(&c);
 	net_close(c.net);
+	bs_free(bs); /* after net_close: net may hold its requests */
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
 		if (rc != 0) {

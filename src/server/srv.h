@@ -20,6 +20,7 @@ struct srv_config {
 	const char *follow;      /* --follow */
 	unsigned sync_replicas;  /* --sync-replicas */
 	const char *http;        /* --http */
+	const char *beanstalk;   /* --beanstalk */
 	size_t max_payload;      /* --max-payload */
 	uint64_t seg_size;       /* --segment-size */
 	uint64_t snap_records;   /* --snapshot-records */
