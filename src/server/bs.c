@@ -909,10 +909,6 @@ cmd_reserve(struct bs_req *r)
 	uint64_t wait = WAIT_FOREVER_MS;
 
 	c->worker = true;
-	if (soon != INT64_MAX && soon - now <= DEADLINE_SOON_MS) {
-		req_text(r, reply_lines[2]);
-		return;
-	}
 	if (c->nwatch > MSG_TAKE_TUBES_MAX) {
 		/* the core takes from at most 64 tubes at once */
 		req_text(r, "BAD_FORMAT\r\n");
@@ -922,9 +918,13 @@ cmd_reserve(struct bs_req *r)
 		wait = r->cmd.timeout > WAIT_FOREVER_MS / 1000
 		    ? WAIT_FOREVER_MS
 		    : (uint64_t)r->cmd.timeout * 1000;
-	if (soon != INT64_MAX &&
-	    (uint64_t)(soon - now - DEADLINE_SOON_MS) < wait) {
-		wait = (uint64_t)(soon - now - DEADLINE_SOON_MS);
+	/* A ready job is reserved whatever the deadlines; the wait for one
+	 * ends at the safety margin of the first job held. */
+	if (soon != INT64_MAX && (soon - now <= DEADLINE_SOON_MS ||
+	                             soon - now - DEADLINE_SOON_MS < (int64_t)wait)) {
+		wait = soon - now <= DEADLINE_SOON_MS
+		    ? 0
+		    : (uint64_t)(soon - now - DEADLINE_SOON_MS);
 		r->capped = true;
 	}
 	for (size_t i = 0; i < c->nwatch; i++)
@@ -1055,7 +1055,6 @@ exec(struct bs_conn *c, const struct bs_cmd *cmd)
 		c->eof = true; /* out of memory: give up on this client */
 		return;
 	}
-	c->bs->cmds[cmd->kind]++;
 	if (cmd->tube != NULL) {
 		memcpy(r->tube, cmd->tube, cmd->tube_len);
 		r->tube_len = cmd->tube_len;
@@ -1079,7 +1078,6 @@ exec(struct bs_conn *c, const struct bs_cmd *cmd)
 	case BS_RESERVE_TIMEOUT:
 		break; /* posted when it is the oldest (conn_flush) */
 	case BS_RESERVE_JOB:
-		c->worker = true;
 		cmd_job(r, MSG_JOB_TAKE);
 		break;
 	case BS_DELETE:
@@ -1222,6 +1220,7 @@ conn_parse(struct bs_conn *c)
 		    max_job, &cmd, &err);
 		if (n == 0)
 			break;
+		c->bs->cmds[cmd.count_as]++;
 		if (err != BS_OK) {
 			struct bs_req *r = req_new(c, NULL);
 
@@ -1236,6 +1235,9 @@ conn_parse(struct bs_conn *c)
 		c->in_off += n;
 		conn_flush(c);
 	}
+	/* Compact only while no recv is in flight: it writes at in_len. */
+	if (c->recv_busy)
+		return;
 	if (c->in_off == c->in_len) {
 		c->in_off = c->in_len = 0;
 	} else if (c->in_off > 0 && c->in_len - c->in_off < c->in_off) {

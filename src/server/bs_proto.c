@@ -238,11 +238,16 @@ parse_args(struct bs_cmd *c, const char *s, const char *end)
 		ok = read_u32(&s, end, &c->pri) &&
 		    read_u32(&s, end, &c->delay) &&
 		    read_u32(&s, end, &c->ttr) &&
-		    read_num(&s, end, UINT32_MAX, &c->id) && s == end;
+		    read_num(&s, end, UINT32_MAX, &c->id);
 		c->body_len = (size_t)c->id;
 		c->id = 0;
 		if (c->ttr == 0)
 			c->ttr = 1;
+		/* beanstalkd counts a put once its numbers are read, and
+		 * looks for junk after them later */
+		if (ok)
+			c->count_as = BS_PUT;
+		ok = ok && s == end;
 		break;
 	case BS_RESERVE_TIMEOUT:
 		ok = read_lenient(s, end, true, NULL, &c->timeout);
@@ -289,6 +294,8 @@ parse_args(struct bs_cmd *c, const char *s, const char *end)
 	default:
 		break;
 	}
+	if (ok)
+		c->count_as = c->kind;
 	return ok ? BS_OK : BS_BAD_FORMAT;
 }
 
@@ -309,6 +316,7 @@ parse_line(struct bs_cmd *c, const char *p, const char *end)
 		/* no arguments: the name is the whole line (quit: any) */
 		if (len != n && c->kind != BS_QUIT)
 			return BS_BAD_FORMAT;
+		c->count_as = c->kind;
 		return BS_OK;
 	}
 	return BS_UNKNOWN_COMMAND;
@@ -377,8 +385,10 @@ bs_parse(struct bs_parser *ps, const char *p, size_t len, size_t max_job,
 		out->kind = BS_NONE;
 		return used;
 	}
-	if (len - used < out->body_len + 2)
+	if (len - used < out->body_len + 2) {
+		memset(out, 0, sizeof(*out));
 		return 0;
+	}
 	out->body = p + used;
 	if (memcmp(p + used + out->body_len, "\r\n", 2) != 0) {
 		*err = BS_EXPECTED_CRLF;

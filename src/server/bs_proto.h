@@ -59,6 +59,9 @@ enum bs_err {
 /* One command. Strings borrow from the parsed bytes. */
 struct bs_cmd {
 	enum bs_kind kind;
+	/* What beanstalkd's cmd-* counters count this as, error or not
+	 * (BS_NONE: nothing). */
+	enum bs_kind count_as;
 	uint64_t id;       /* the job commands */
 	uint32_t pri;      /* put, release, bury */
 	uint32_t delay;    /* put, release, pause-tube: seconds */

@@ -278,16 +278,27 @@ handle_events(struct core *c)
 	for (ev = net_drain(c->net); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
-		case NET_REQUEST:
+		case NET_REQUEST: {
+			/* Another face may reuse or free the event once it
+			 * is answered, which can happen inside ops_handle:
+			 * nothing here touches it after that. */
+			struct net_ctx *ctx = ev->ctx;
+			uint32_t session = ev->session;
+			nng_msg *msg = ev->msg;
+
+			ev->msg = NULL;
+			net_ev_done(ev);
 			if (c->stopping) {
-				core_reply_err(c, ev->ctx,
-				    msg_req_op(nng_msg_body(ev->msg),
-				        nng_msg_len(ev->msg)),
+				core_reply_err(c, ctx,
+				    msg_req_op(nng_msg_body(msg),
+				        nng_msg_len(msg)),
 				    SLUICE_ESHUTDOWN, NULL);
 			} else {
-				ops_handle(c, ev->ctx, ev->session, ev->msg);
+				ops_handle(c, ctx, session, msg);
 			}
-			break;
+			nng_msg_free(msg);
+			continue;
+		}
 		case NET_SESSION_OPEN:
 			c->sessions++;
 			break;
