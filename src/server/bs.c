@@ -77,19 +77,19 @@ struct bs_conn;
 
 /* One command of a connection. */
 struct bs_req {
-	struct bs_req *next;   /* the connection's FIFO */
-	struct bs_req *rnext;  /* the list of answered requests */
+	struct bs_req *next;  /* the connection's FIFO */
+	struct bs_req *rnext; /* the list of answered requests */
 	struct bs_conn *conn;
-	struct net_ctx ctx;    /* face = &bs_face */
-	struct net_ev ev;      /* the posted request */
-	nng_msg *rep;          /* the core's answer, until translated */
-	struct bs_cmd cmd;     /* strings in it are not valid after parse */
+	struct net_ctx ctx; /* face = &bs_face */
+	struct net_ev ev;   /* the posted request */
+	nng_msg *rep;       /* the core's answer, until translated */
+	struct bs_cmd cmd;  /* strings in it are not valid after parse */
 	char tube[BS_NAME_MAX + 1]; /* the command's tube, beanstalk form */
 	size_t tube_len;
-	bool posted;   /* the core holds it */
-	bool done;     /* `text` is the reply */
-	bool capped;   /* reserve: its wait stops at a DEADLINE_SOON */
-	int step;      /* pause-tube: 0 looks the tube up, 1 pauses it */
+	bool posted; /* the core holds it */
+	bool done;   /* `text` is the reply */
+	bool capped; /* reserve: its wait stops at a DEADLINE_SOON */
+	int step;    /* pause-tube: 0 looks the tube up, 1 pauses it */
 	struct buf text;
 };
 
@@ -121,8 +121,8 @@ struct bs_conn {
 	bool waiting; /* a reserve waits in the core */
 	bool producer, worker;
 	struct bs_req *head, *tail;
-	unsigned nreqs;   /* in the FIFO */
-	unsigned posted;  /* of them, held by the core */
+	unsigned nreqs;  /* in the FIFO */
+	unsigned posted; /* of them, held by the core */
 	struct name use;
 	struct name *watch;
 	size_t nwatch;
@@ -251,8 +251,7 @@ req_text(struct bs_req *r, const char *s)
 	r->done = true;
 }
 
-static void
-req_printf(struct bs_req *r, const char *fmt, ...)
+static void req_printf(struct bs_req *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -266,9 +265,8 @@ req_printf(struct bs_req *r, const char *fmt, ...)
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		buf_put(&r->text, line, (size_t)n < sizeof(line)
-		        ? (size_t)n
-		        : sizeof(line) - 1);
+		buf_put(&r->text, line,
+		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	r->done = true;
 }
 
@@ -282,8 +280,8 @@ req_post(struct bs_req *r, const struct msg_req *q)
 	nng_msg *m = NULL;
 
 	buf_reset(&bs->scratch);
-	if (msg_encode_req(&bs->scratch, q) != 0 ||
-	    buf_failed(&bs->scratch) || nng_msg_alloc(&m, 0) != 0 ||
+	if (msg_encode_req(&bs->scratch, q) != 0 || buf_failed(&bs->scratch) ||
+	    nng_msg_alloc(&m, 0) != 0 ||
 	    nng_msg_append(m, bs->scratch.data, bs->scratch.len) != 0) {
 		if (m != NULL)
 			nng_msg_free(m);
@@ -409,7 +407,8 @@ static bool
 conn_watches(const struct bs_conn *c, const char *p, size_t len)
 {
 	for (size_t i = 0; i < c->nwatch; i++)
-		if (c->watch[i].len == len && memcmp(c->watch[i].s, p, len) == 0)
+		if (c->watch[i].len == len &&
+		    memcmp(c->watch[i].s, p, len) == 0)
 			return true;
 	return false;
 }
@@ -427,7 +426,7 @@ tube_refs(const struct bs *bs, const char *p, size_t len)
 		if (c->closed)
 			continue;
 		if (c->use.len == len && memcmp(c->use.s, p, len) == 0)
-			t.using++;
+			t.using ++;
 		if (conn_watches(c, p, len)) {
 			t.watching++;
 			if (c->waiting)
@@ -453,16 +452,15 @@ tube_exists(const struct bs *bs, const struct msg_tube_stats *ts,
 {
 	if (len == 7 && memcmp(name, "default", 7) == 0)
 		return true;
-	if (ts != NULL &&
-	    ts->ready + ts->delayed + ts->taken + ts->buried > 0)
+	if (ts != NULL && ts->ready + ts->delayed + ts->taken + ts->buried > 0)
 		return true;
 	return refd(bs, name, len);
 }
 
 /* Calls fn for every tube beanstalk clients see: "default", the core's
  * tubes in creation order, then those only referenced by connections. */
-typedef void tube_fn(void *arg, const char *name, size_t len,
-    const struct msg_tube_stats *ts);
+typedef void tube_fn(
+    void *arg, const char *name, size_t len, const struct msg_tube_stats *ts);
 
 static bool
 listed(const struct buf *seen, const char *p, size_t len)
@@ -485,8 +483,8 @@ see(struct buf *seen, const char *p, size_t len)
 }
 
 static void
-each_tube(const struct bs *bs, const struct msg_stats *st, tube_fn *fn,
-    void *arg)
+each_tube(
+    const struct bs *bs, const struct msg_stats *st, tube_fn *fn, void *arg)
 {
 	struct msg_iter it = st->it;
 	struct msg_tube_stats ts;
@@ -508,8 +506,8 @@ each_tube(const struct bs *bs, const struct msg_stats *st, tube_fn *fn,
 		if (c->closed)
 			continue;
 		for (size_t i = 0; i <= c->nwatch; i++) {
-			const struct name *t = i < c->nwatch ? &c->watch[i]
-			                                     : &c->use;
+			const struct name *t =
+			    i < c->nwatch ? &c->watch[i] : &c->use;
 
 			if (listed(&seen, t->s, t->len))
 				continue;
@@ -521,8 +519,8 @@ each_tube(const struct bs *bs, const struct msg_stats *st, tube_fn *fn,
 }
 
 static void
-list_one(void *arg, const char *name, size_t len,
-    const struct msg_tube_stats *ts)
+list_one(
+    void *arg, const char *name, size_t len, const struct msg_tube_stats *ts)
 {
 	(void)ts;
 	buf_put(arg, "- ", 2);
@@ -531,8 +529,8 @@ list_one(void *arg, const char *name, size_t len,
 }
 
 static void
-count_one(void *arg, const char *name, size_t len,
-    const struct msg_tube_stats *ts)
+count_one(
+    void *arg, const char *name, size_t len, const struct msg_tube_stats *ts)
 {
 	(void)name;
 	(void)len;
@@ -626,8 +624,8 @@ stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 	yaml_s(y, "rusage-utime", line, strlen(line));
 	snprintf(line, sizeof(line), "%.6f", tv_s(ru.ru_stime));
 	yaml_s(y, "rusage-stime", line, strlen(line));
-	yaml_u(y, "uptime",
-	    (uint64_t)((clock_now_ms() - bs->started_ms) / 1000));
+	yaml_u(
+	    y, "uptime", (uint64_t)((clock_now_ms() - bs->started_ms) / 1000));
 	yaml_u(y, "binlog-oldest-index", 0);
 	yaml_u(y, "binlog-current-index", kv_find(&st->more, "log_segments"));
 	yaml_u(y, "binlog-records-migrated", 0);
@@ -920,15 +918,17 @@ cmd_reserve(struct bs_req *r)
 		    : (uint64_t)r->cmd.timeout * 1000;
 	/* A ready job is reserved whatever the deadlines; the wait for one
 	 * ends at the safety margin of the first job held. */
-	if (soon != INT64_MAX && (soon - now <= DEADLINE_SOON_MS ||
-	                             soon - now - DEADLINE_SOON_MS < (int64_t)wait)) {
+	if (soon != INT64_MAX &&
+	    (soon - now <= DEADLINE_SOON_MS ||
+	        soon - now - DEADLINE_SOON_MS < (int64_t)wait)) {
 		wait = soon - now <= DEADLINE_SOON_MS
 		    ? 0
 		    : (uint64_t)(soon - now - DEADLINE_SOON_MS);
 		r->capped = true;
 	}
 	for (size_t i = 0; i < c->nwatch; i++)
-		sluice_tube(c->watch[i].s, c->watch[i].len, names[i], &tubes[i]);
+		sluice_tube(
+		    c->watch[i].s, c->watch[i].len, names[i], &tubes[i]);
 	q.take.wait = wait;
 	q.take.max = 1;
 	q.take.ntubes = (uint32_t)c->nwatch;
@@ -1123,8 +1123,8 @@ exec(struct bs_conn *c, const struct bs_cmd *cmd)
 			break;
 		}
 		sluice_tube(c->use.s, c->use.len, tube, &q.kick.tube);
-		q.kick.n = cmd->bound > UINT32_MAX ? UINT32_MAX
-		                                   : (uint32_t)cmd->bound;
+		q.kick.n =
+		    cmd->bound > UINT32_MAX ? UINT32_MAX : (uint32_t)cmd->bound;
 		q.kick.delayed = true;
 		req_post(r, &q);
 		break;
@@ -1312,8 +1312,8 @@ conn_recv(struct bs_conn *c)
 	sqe = get_sqe(c->bs);
 	if (sqe == NULL)
 		return;
-	io_uring_prep_recv(sqe, c->fd, c->in + c->in_len,
-	    c->in_cap - c->in_len, 0);
+	io_uring_prep_recv(
+	    sqe, c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 	io_uring_sqe_set_data(sqe, (void *)((uintptr_t)c | UD_RECV));
 	c->recv_busy = true;
 }
@@ -1367,8 +1367,9 @@ conn_close(struct bs_conn *c)
 	bs->nconns--;
 	shutdown(c->fd, SHUT_RDWR);
 	if (net_post_session(bs->net, NET_SESSION_CLOSE, c->session) != 0)
-		log_warn("bs", "cannot tell the core that session %u ended; "
-		               "its jobs return at their ttr",
+		log_warn("bs",
+		    "cannot tell the core that session %u ended; "
+		    "its jobs return at their ttr",
 		    c->session);
 	conn_maybe_free(c);
 }
@@ -1384,8 +1385,7 @@ conn_progress(struct bs_conn *c)
 	conn_flush(c);
 	conn_parse(c);
 	conn_send(c);
-	if (c->quit && c->head == NULL && !c->send_busy &&
-	    c->out.len == 0) {
+	if (c->quit && c->head == NULL && !c->send_busy && c->out.len == 0) {
 		conn_close(c);
 		return;
 	}
@@ -1454,8 +1454,8 @@ arm_wake(struct bs *bs)
 
 	if (sqe == NULL)
 		return;
-	io_uring_prep_read(sqe, bs->wakefd, &bs->wake_buf,
-	    sizeof(bs->wake_buf), 0);
+	io_uring_prep_read(
+	    sqe, bs->wakefd, &bs->wake_buf, sizeof(bs->wake_buf), 0);
 	io_uring_sqe_set_data(sqe, (void *)(uintptr_t)UD_WAKE);
 }
 
@@ -1499,8 +1499,8 @@ take_answers(struct bs *bs)
 		 * the core may answer before this returns */
 		m = r->rep;
 		r->rep = NULL;
-		if (msg_decode_rep(nng_msg_body(m), nng_msg_len(m), NULL,
-		        &rep) != 0)
+		if (msg_decode_rep(
+		        nng_msg_body(m), nng_msg_len(m), NULL, &rep) != 0)
 			req_text(r, "INTERNAL_ERROR\r\n");
 		else
 			translate(r, &rep);
@@ -1570,8 +1570,7 @@ bs_thread(void *arg)
 		unsigned head, n = 0;
 		int rc = io_uring_submit_and_wait(&bs->ring, 1);
 
-		if (rc < 0 && rc != -EINTR && rc != -EAGAIN &&
-		    rc != -EBUSY) {
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
 			log_err("bs", "io_uring: %s; the beanstalk face stops",
 			    strerror(-rc));
 			break;

@@ -209,8 +209,7 @@ read_u32(const char **s, const char *end, uint32_t *out)
 
 /* The lenient readers: C's conversions on a NUL-ended copy. */
 static bool
-read_lenient(const char *s, const char *end, bool sign, uint64_t *u,
-    int64_t *i)
+read_lenient(const char *s, const char *end, bool sign, uint64_t *u, int64_t *i)
 {
 	char tmp[BS_LINE_MAX + 1], *e;
 	size_t n = (size_t)(end - s);

@@ -62,13 +62,13 @@ struct bs_cmd {
 	/* What beanstalkd's cmd-* counters count this as, error or not
 	 * (BS_NONE: nothing). */
 	enum bs_kind count_as;
-	uint64_t id;       /* the job commands */
-	uint32_t pri;      /* put, release, bury */
-	uint32_t delay;    /* put, release, pause-tube: seconds */
-	uint32_t ttr;      /* put: seconds, at least 1 */
-	int64_t timeout;   /* reserve-with-timeout: seconds; < 0: forever */
-	uint64_t bound;    /* kick */
-	const char *tube;  /* use, watch, ignore, stats-tube, pause-tube */
+	uint64_t id;      /* the job commands */
+	uint32_t pri;     /* put, release, bury */
+	uint32_t delay;   /* put, release, pause-tube: seconds */
+	uint32_t ttr;     /* put: seconds, at least 1 */
+	int64_t timeout;  /* reserve-with-timeout: seconds; < 0: forever */
+	uint64_t bound;   /* kick */
+	const char *tube; /* use, watch, ignore, stats-tube, pause-tube */
 	size_t tube_len;
 	const char *body; /* put */
 	size_t body_len;
@@ -86,8 +86,8 @@ struct bs_parser {
  * (and out->kind is BS_NONE); *err may also be BS_OK with out->kind ==
  * BS_NONE when the bytes were only discarded. A put needs its whole body
  * in the buffer; `max_job` is max-job-size. */
-size_t bs_parse(struct bs_parser *ps, const char *p, size_t len,
-    size_t max_job, struct bs_cmd *out, enum bs_err *err);
+size_t bs_parse(struct bs_parser *ps, const char *p, size_t len, size_t max_job,
+    struct bs_cmd *out, enum bs_err *err);
 
 /* The reply line of an error, "BAD_FORMAT\r\n" and the like. */
 const char *bs_err_line(enum bs_err err);

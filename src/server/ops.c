@@ -512,8 +512,8 @@ kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
 	int rc = 0;
 
 	for (uint32_t i = 0; i < k->n; i++) {
-		rc = queue_peek_next(c->q, c->now, k->tube.p, k->tube.len,
-		    QUEUE_DELAYED, &v);
+		rc = queue_peek_next(
+		    c->q, c->now, k->tube.p, k->tube.len, QUEUE_DELAYED, &v);
 		if (rc == 0) {
 			struct queue_kick_req a = { v.id, NULL, 0 };
 

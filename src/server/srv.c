@@ -290,8 +290,8 @@ handle_events(struct core *c)
 			net_ev_done(ev);
 			if (c->stopping) {
 				core_reply_err(c, ctx,
-				    msg_req_op(nng_msg_body(msg),
-				        nng_msg_len(msg)),
+				    msg_req_op(
+				        nng_msg_body(msg), nng_msg_len(msg)),
 				    SLUICE_ESHUTDOWN, NULL);
 			} else {
 				ops_handle(c, ctx, session, msg);

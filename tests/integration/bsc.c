@@ -139,7 +139,8 @@ bsc_replies(struct bsc *c, int n, int timeout_ms, struct buf *out)
 			got++;
 			continue;
 		}
-		if (it_mono_ms() >= end || fill(c, (int)(end - it_mono_ms())) < 0)
+		if (it_mono_ms() >= end ||
+		    fill(c, (int)(end - it_mono_ms())) < 0)
 			break;
 	}
 	return got;
@@ -152,8 +153,8 @@ bsc_reply(struct bsc *c)
 	char *s;
 
 	buf_init(&b);
-	assert_int_equal(bsc_replies(c, 1, (int)it_scale(10000, 1, 1) * 3, &b),
-	    1);
+	assert_int_equal(
+	    bsc_replies(c, 1, (int)it_scale(10000, 1, 1) * 3, &b), 1);
 	s = malloc(b.len + 1);
 	assert_non_null(s);
 	memcpy(s, b.data, b.len);

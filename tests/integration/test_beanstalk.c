@@ -102,8 +102,8 @@ test_jobs_cross_between_the_faces(void **state)
 	o.priority = 3;
 	id = it_put_o(f.c, &o, "from nng");
 	expect(&b, "watch work\r\n", "WATCHING 2\r\n");
-	snprintf(want, sizeof(want), "RESERVED %" PRIu64 " 8\r\nfrom nng\r\n",
-	    id);
+	snprintf(
+	    want, sizeof(want), "RESERVED %" PRIu64 " 8\r\nfrom nng\r\n", id);
 	expect(&b, "reserve-with-timeout 5\r\n", want);
 	assert_int_equal(it_state(f.c, id), SLUICE_TAKEN);
 	/* the beanstalk connection acts on what it holds */

@@ -26,30 +26,35 @@ struct step {
 	int replies;
 };
 
-#define S(conn, lit, n) { (conn), (lit), sizeof(lit) - 1, (n) }
-#define END { -1, NULL, 0, 0 }
+#define S(conn, lit, n)                                                        \
+	{                                                                      \
+		(conn), (lit), sizeof(lit) - 1, (n)                            \
+	}
+#define END                                                                    \
+	{                                                                      \
+		-1, NULL, 0, 0                                                 \
+	}
 
 /* Values that differ by design (docs/beanstalk.md, "What differs"). */
 static const char *const masked[] = {
 	/* stats */
-	"current-jobs-urgent", "pid", "version", "rusage-utime",
-	"rusage-stime", "uptime", "binlog-oldest-index",
-	"binlog-current-index", "binlog-records-migrated",
-	"binlog-records-written", "binlog-max-size", "id", "hostname", "os",
-	"job-timeouts",
+	"current-jobs-urgent", "pid", "version", "rusage-utime", "rusage-stime",
+	"uptime", "binlog-oldest-index", "binlog-current-index",
+	"binlog-records-migrated", "binlog-records-written", "binlog-max-size",
+	"id", "hostname", "os", "job-timeouts",
 	/* stats-job */
 	"age", "delay", "time-left", "file", "timeouts", "releases", "buries",
 	"kicks",
 	/* stats-tube */
-	"cmd-pause-tube", "pause", "pause-time-left",
-	NULL
+	"cmd-pause-tube", "pause", "pause-time-left", NULL
 };
 
 static bool
 is_masked(const char *key, size_t len)
 {
 	for (int i = 0; masked[i] != NULL; i++)
-		if (strlen(masked[i]) == len && memcmp(masked[i], key, len) == 0)
+		if (strlen(masked[i]) == len &&
+		    memcmp(masked[i], key, len) == 0)
 			return true;
 	return false;
 }
@@ -88,13 +93,15 @@ normalize(const struct buf *in, struct buf *out)
 		buf_put(out, "OK *\r\n", 6);
 		p = eol + 2;
 		for (const char *q = p; q < p + body;) {
-			const char *nl = memchr(q, '\n', (size_t)(p + body - q));
+			const char *nl =
+			    memchr(q, '\n', (size_t)(p + body - q));
 			const char *colon;
 
 			if (nl == NULL)
 				nl = p + body;
 			colon = memchr(q, ':', (size_t)(nl - q));
-			if (colon != NULL && is_masked(q, (size_t)(colon - q))) {
+			if (colon != NULL &&
+			    is_masked(q, (size_t)(colon - q))) {
 				buf_put(out, q, (size_t)(colon - q));
 				buf_put(out, ": *\n", 4);
 			} else {
@@ -390,9 +397,10 @@ test_pipelined_commands(void **state)
 	static struct step script[] = {
 		{ 0, burst, 0, 0 },
 		S(0, "stats-tube default\r\n", 1),
-		S(1, "reserve\r\ndelete 1\r\nreserve\r\nrelease 2 7 0\r\n"
-		     "reserve-with-timeout 0\r\nbury 2 9\r\npeek-buried\r\n"
-		     "kick 10\r\nstats-job 2\r\n",
+		S(1,
+		    "reserve\r\ndelete 1\r\nreserve\r\nrelease 2 7 0\r\n"
+		    "reserve-with-timeout 0\r\nbury 2 9\r\npeek-buried\r\n"
+		    "kick 10\r\nstats-job 2\r\n",
 		    9),
 		END,
 	};
@@ -432,7 +440,9 @@ test_tubes(void **state)
 		S(1, "pause-tube a+b;c$d(e) 0\r\n", 1),
 		S(1, "use other\r\nput 1 0 1 1\r\ny\r\n", 2),
 		S(1, "pause-tube other 100\r\n", 1),
-		S(2, "watch other\r\nignore default\r\nreserve-with-timeout 0\r\n",
+		S(2,
+		    "watch other\r\nignore default\r\nreserve-with-timeout "
+		    "0\r\n",
 		    3),
 		S(1, "stats-tube other\r\n", 1),
 		S(1, "pause-tube other 0\r\n", 1),

@@ -66,8 +66,8 @@ test_a_body_too_big_is_skipped_then_refused(void **state)
 
 	(void)state;
 	memset(body, 'x', sizeof(body));
-	assert_int_equal(bs_parse(&ps, in, strlen(in), 100, &c, &err),
-	    strlen(in));
+	assert_int_equal(
+	    bs_parse(&ps, in, strlen(in), 100, &c, &err), strlen(in));
 	assert_int_equal(err, BS_OK);
 	assert_int_equal(c.kind, BS_NONE);
 	assert_int_equal(c.count_as, BS_PUT);
@@ -91,8 +91,8 @@ test_a_line_too_long_is_one_bad_format(void **state)
 	memcpy(in + 300, "\r\nquit\r\n", 8);
 	/* one byte at a time, as a slow client sends it */
 	for (size_t len = 1; len <= 308 && off < 308; len++) {
-		while ((n = bs_parse(&ps, in + off, len - off, 100, &c,
-		            &err)) > 0) {
+		while ((n = bs_parse(&ps, in + off, len - off, 100, &c, &err)) >
+		    0) {
 			off += n;
 			bad += err == BS_BAD_FORMAT;
 			if (c.kind == BS_QUIT)
@@ -138,11 +138,11 @@ test_arguments_are_read_as_beanstalkd_reads_them(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(parse(cases[i].line, &c, &err),
-		    strlen(cases[i].line));
+		assert_int_equal(
+		    parse(cases[i].line, &c, &err), strlen(cases[i].line));
 		if (err != cases[i].err || c.kind != cases[i].kind)
-			fail_msg("%s: err %d kind %d", cases[i].line, err,
-			    c.kind);
+			fail_msg(
+			    "%s: err %d kind %d", cases[i].line, err, c.kind);
 	}
 	parse("release 7 4294967295 4294967295\r\n", &c, &err);
 	assert_int_equal(c.id, 7);
