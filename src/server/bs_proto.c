@@ -374,11 +374,15 @@ bs_parse(struct bs_parser *ps, const char *p, size_t len, size_t max_job,
 	}
 	used = (size_t)(eol - p) + 2;
 	*err = parse_line(out, p, eol);
-	if (*err != BS_OK || out->kind != BS_PUT) {
-		if (*err != BS_OK)
-			out->kind = BS_NONE;
+	if (*err != BS_OK) {
+		enum bs_kind count_as = out->count_as;
+
+		memset(out, 0, sizeof(*out)); /* nothing half parsed */
+		out->count_as = count_as;
 		return used;
 	}
+	if (out->kind != BS_PUT)
+		return used;
 	if (out->body_len > max_job) {
 		ps->skip = (uint64_t)out->body_len + 2;
 		out->kind = BS_NONE;
