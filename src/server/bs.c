@@ -125,7 +125,7 @@ struct bs_conn {
 	unsigned posted; /* of them, held by the core */
 	struct name use;
 	struct name *watch;
-	size_t nwatch;
+	size_t nwatch, watch_cap;
 	struct held *held;
 	size_t nheld, held_cap;
 };
@@ -1012,9 +1012,18 @@ cmd_watch(struct bs_req *r, const struct bs_cmd *cmd)
 	struct bs_conn *c = r->conn;
 
 	if (!conn_watches(c, cmd->tube, cmd->tube_len)) {
-		if (c->nwatch == WATCH_MAX) {
-			req_text(r, "OUT_OF_MEMORY\r\n");
-			return;
+		if (c->nwatch == c->watch_cap) {
+			size_t cap = c->watch_cap * 2;
+			struct name *w = cap <= WATCH_MAX
+			    ? realloc(c->watch, cap * sizeof(*w))
+			    : NULL;
+
+			if (w == NULL) {
+				req_text(r, "OUT_OF_MEMORY\r\n");
+				return;
+			}
+			c->watch = w;
+			c->watch_cap = cap;
 		}
 		memcpy(c->watch[c->nwatch].s, cmd->tube, cmd->tube_len);
 		c->watch[c->nwatch].len = cmd->tube_len;
@@ -1402,8 +1411,10 @@ conn_new(struct bs *bs, int fd)
 	struct bs_conn *c = calloc(1, sizeof(*c));
 	int one = 1;
 
-	if (c != NULL)
-		c->watch = calloc(WATCH_MAX, sizeof(*c->watch));
+	if (c != NULL) {
+		c->watch_cap = 4;
+		c->watch = calloc(c->watch_cap, sizeof(*c->watch));
+	}
 	if (c == NULL || c->watch == NULL) {
 		free(c);
 		close(fd);
