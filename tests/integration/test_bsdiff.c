@@ -448,9 +448,10 @@ test_tubes(void **state)
 		S(1, "pause-tube other 0\r\n", 1),
 		S(2, "reserve-with-timeout 0\r\n", 1),
 		S(1, "list-tubes\r\n", 1),
-		S(2, "watch w1\r\nwatch w2\r\nwatch w3\r\nwatch w4\r\n"
-		     "watch w5\r\nwatch w6\r\nignore w3\r\n"
-		     "list-tubes-watched\r\n",
+		S(2,
+		    "watch w1\r\nwatch w2\r\nwatch w3\r\nwatch w4\r\n"
+		    "watch w5\r\nwatch w6\r\nignore w3\r\n"
+		    "list-tubes-watched\r\n",
 		    8),
 		S(1, "use w6\r\nput 9 0 5 2\r\nw6\r\n", 2),
 		S(2, "reserve-with-timeout 2\r\nlist-tubes\r\n", 2),
