@@ -1045,9 +1045,9 @@ cmd_ignore(struct bs_req *r, const struct bs_cmd *cmd)
 			req_text(r, "NOT_IGNORED\r\n");
 			return;
 		}
-		memmove(&c->watch[i], &c->watch[i + 1],
-		    (c->nwatch - i - 1) * sizeof(c->watch[0]));
-		c->nwatch--;
+		/* the last tube takes its place, as in beanstalkd, so
+		 * list-tubes-watched shows the same order */
+		c->watch[i] = c->watch[--c->nwatch];
 		break;
 	}
 	req_printf(r, "WATCHING %zu\r\n", c->nwatch);
