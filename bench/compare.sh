@@ -134,11 +134,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A TCP port nothing listens on now.
+# A TCP port nothing listens on now, below the ephemeral range (32768+),
+# so that no client's outgoing connection holds it when a server binds.
 free_port() {
 	local p i
 	for i in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
