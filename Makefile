@@ -8,6 +8,9 @@
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev beanstalkd
 BENCH_PKGS := gnuplot-nox
+# What the tests of the HTTP face use: promtool checks /metrics, headless
+# chromium (driven by chromedriver) loads the admin page.
+TEST_PKGS  := prometheus chromium chromium-driver
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan
@@ -19,7 +22,7 @@ DATA       ?= ./data
 # failure fails again on the rerun.
 CTEST      := ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
 
-.PHONY: all deps bench-deps build build-asan run test test-plain test-asan \
+.PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
         bench fuzz format format-check clean
 
 all: build
@@ -44,6 +47,9 @@ deps:
 bench-deps: deps
 	$(call apt_install,$(BENCH_PKGS))
 
+test-deps: deps
+	$(call apt_install,$(TEST_PKGS))
+
 $(BUILD)/Makefile: CMakeLists.txt | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 
@@ -60,10 +66,10 @@ run: build
 	mkdir -p $(DATA)
 	exec $(BUILD)/bin/sluiced --data $(DATA) --listen $(LISTEN)
 
-test-plain: build
+test-plain: build test-deps
 	cd $(BUILD) && $(CTEST)
 
-test-asan: build-asan
+test-asan: build-asan test-deps
 	cd $(ASAN) && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		SLUICE_SANITIZED=1 $(CTEST)

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "proto/json.h"
 
 static uint64_t
 now_ms(void)
@@ -23,40 +24,6 @@ static bool
 payload_omitted(const struct sluice_task *t)
 {
 	return t->payload_len == 0 && t->size > 0;
-}
-
-static void
-task_json(FILE *f, const struct sluice_task *t)
-{
-	fprintf(f, "{\"id\":%" PRIu64 ",\"lease\":%" PRIu64 ",\"tube\":", t->id,
-	    t->lease);
-	cli_json_cstr(f, t->tube);
-	fprintf(f, ",\"state\":\"%s\",", sluice_state_name(t->state));
-	if (payload_omitted(t)) {
-		fputs("\"payload\":null", f);
-	} else if (cli_utf8_valid(t->payload, t->payload_len)) {
-		fputs("\"payload\":", f);
-		cli_json_str(f, t->payload, t->payload_len);
-	} else {
-		fputs("\"payload_base64\":\"", f);
-		cli_base64(f, t->payload, t->payload_len);
-		fputc('"', f);
-	}
-	fprintf(f,
-	    ",\"attempts\":%" PRIu32 ",\"priority\":%" PRIu32
-	    ",\"run_at\":%" PRIu64 ",\"last_error\":",
-	    t->attempts, t->priority, t->run_at);
-	cli_json_cstr(f, t->last_error);
-	fputs(",\"key\":", f);
-	cli_json_cstr(f, t->key);
-	fprintf(f,
-	    ",\"max_attempts\":%" PRIu32 ",\"ttr\":%" PRIu64
-	    ",\"period\":%" PRIu64 ",\"created_at\":%" PRIu64
-	    ",\"updated_at\":%" PRIu64 ",\"taken_at\":%" PRIu64
-	    ",\"deadline\":%" PRIu64 ",\"size\":%zu,\"detached\":%s}",
-	    t->max_attempts, t->ttr_ms, t->period_ms, t->created_at,
-	    t->updated_at, t->taken_at, t->deadline, t->size,
-	    t->detached ? "true" : "false");
 }
 
 /* "in 3s" / "3s ago" relative to now, for times near enough to matter. */
@@ -131,7 +98,7 @@ void
 cli_print_task(FILE *f, const struct sluice_task *t, bool json)
 {
 	if (json) {
-		task_json(f, t);
+		json_task(f, t);
 		fputc('\n', f);
 	} else {
 		task_text(f, t);
@@ -144,13 +111,8 @@ cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n, bool json)
 	char when[40];
 
 	if (json) {
-		fputs("{\"tasks\":[", f);
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				fputc(',', f);
-			task_json(f, &t[i]);
-		}
-		fputs("]}\n", f);
+		json_tasks(f, t, n);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "%-10s %-8s %10s %9s  %-23s %8s  %s\n", "ID", "STATE",
@@ -176,41 +138,6 @@ cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n, bool json)
 /* ---- stats --------------------------------------------------------------- */
 
 static void
-kvs_json(FILE *f, const struct sluice_kv *kv, size_t n)
-{
-	fputc('{', f);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', f);
-		cli_json_cstr(f, kv[i].name);
-		fprintf(f, ":%" PRIu64, kv[i].value);
-	}
-	fputc('}', f);
-}
-
-static void
-counts_json(FILE *f, const struct sluice_tube_stats *t)
-{
-	fprintf(f,
-	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
-	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRIu64
-	    ",\"oldest_ready_age_ms\":%" PRIu64 ",\"counters\":",
-	    t->ready, t->delayed, t->taken, t->buried,
-	    t->paused_until ? "true" : "false", t->paused_until,
-	    t->oldest_ready_age_ms);
-	kvs_json(f, t->kv, t->nkv);
-	fputc('}', f);
-}
-
-static const char *
-role_name(int role)
-{
-	return role == SLUICE_LEADER  ? "leader"
-	    : role == SLUICE_FOLLOWER ? "follower"
-	                              : "unknown";
-}
-
-static void
 counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
 {
 	char age[32], paused[40];
@@ -233,37 +160,24 @@ kvs_text(FILE *f, const char *title, const struct sluice_kv *kv, size_t n)
 	if (n == 0)
 		return;
 	fprintf(f, "%s\n", title);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* Histogram buckets (log_commit_us_le_16...) are for
+		 * machines: --json and /metrics have them. */
+		if (strstr(kv[i].name, "_le_") != NULL)
+			continue;
 		fprintf(f, "  %-22s %" PRIu64 "\n", kv[i].name, kv[i].value);
+	}
 }
 
 void
 cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 {
 	if (json) {
-		fprintf(f,
-		    "{\"role\":\"%s\",\"epoch\":%" PRIu64 ",\"lsn\":%" PRIu64
-		    ",\"durable_lsn\":%" PRIu64 ",\"now\":%" PRIu64
-		    ",\"leader\":",
-		    role_name(s->role), s->epoch, s->lsn, s->durable_lsn,
-		    s->now);
-		cli_json_cstr(f, s->leader[0] ? s->leader : NULL);
-		fputs(",\"tubes\":{", f);
-		for (size_t i = 0; i < s->ntubes; i++) {
-			if (i)
-				fputc(',', f);
-			cli_json_cstr(f, s->tubes[i].name);
-			fputc(':', f);
-			counts_json(f, &s->tubes[i]);
-		}
-		fputs("},\"totals\":", f);
-		counts_json(f, &s->totals);
-		fputs(",\"node\":", f);
-		kvs_json(f, s->kv, s->nkv);
-		fputs("}\n", f);
+		json_stats(f, s);
+		fputc('\n', f);
 		return;
 	}
-	fprintf(f, "role        %s\n", role_name(s->role));
+	fprintf(f, "role        %s\n", json_role_name(s->role));
 	if (s->leader[0])
 		fprintf(f, "leader      %s\n", s->leader);
 	fprintf(f, "epoch       %" PRIu64 "\n", s->epoch);
@@ -291,13 +205,8 @@ cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json)
 {
 	if (json) {
-		fputs("{\"errors\":[", f);
-		for (size_t i = 0; i < n; i++) {
-			fprintf(f, "%s{\"error\":", i ? "," : "");
-			cli_json_cstr(f, e[i].text);
-			fprintf(f, ",\"count\":%" PRIu64 "}", e[i].count);
-		}
-		fputs("]}\n", f);
+		json_errors(f, e, n);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "%10s  %s\n", "COUNT", "ERROR");

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "cli_util.h"
+#include "proto/json.h"
 
 /* ---- numbers and durations --------------------------------------------- */
 
@@ -73,57 +74,10 @@ cli_parse_dur(const char *s, uint64_t *ms)
 /* ---- UTF-8 ------------------------------------------------------------------
  */
 
-/* The length of the valid UTF-8 sequence at p (of at most `left` bytes), or
- * 0 when it is not one. */
-static size_t
-utf8_seq(const unsigned char *p, size_t left)
-{
-	unsigned c = p[0];
-	size_t n;
-	unsigned cp, min;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (left < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 bool
 cli_utf8_valid(const void *p, size_t len)
 {
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
-
-		if (n == 0)
-			return false;
-		i += n;
-	}
-	return true;
+	return json_utf8_valid(p, len);
 }
 
 size_t
@@ -142,98 +96,20 @@ cli_utf8_cut(const char *s, size_t len, size_t max)
 void
 cli_json_str(FILE *f, const void *p, size_t len)
 {
-	const unsigned char *s = p;
-
-	fputc('"', f);
-	for (size_t i = 0; i < len;) {
-		unsigned c = s[i];
-		size_t n = utf8_seq(s + i, len - i);
-
-		if (n == 0) {
-			fputs("\\ufffd", f);
-			i++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s + i, 1, n, f);
-			i += n;
-			continue;
-		}
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc((int)c, f);
-		}
-		i++;
-	}
-	fputc('"', f);
+	json_str(f, p, len);
 }
 
 void
 cli_json_cstr(FILE *f, const char *s)
 {
-	if (s == NULL)
-		fputs("null", f);
-	else
-		cli_json_str(f, s, strlen(s));
+	json_cstr(f, s);
 }
 
 void
 cli_base64(FILE *f, const void *p, size_t len)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *s = p;
-	size_t i = 0;
-
-	for (; i + 3 <= len; i += 3) {
-		uint32_t v =
-		    (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-
-		fputc(tab[v >> 18], f);
-		fputc(tab[(v >> 12) & 63], f);
-		fputc(tab[(v >> 6) & 63], f);
-		fputc(tab[v & 63], f);
-	}
-	if (len - i == 1) {
-		uint32_t v = (uint32_t)s[i] << 16;
-
-		fputc(tab[v >> 18], f);
-		fputc(tab[(v >> 12) & 63], f);
-		fputs("==", f);
-	} else if (len - i == 2) {
-		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
-
-		fputc(tab[v >> 18], f);
-		fputc(tab[(v >> 12) & 63], f);
-		fputc(tab[(v >> 6) & 63], f);
-		fputc('=', f);
-	}
+	json_base64(f, p, len);
 }
-
 /* ---- for humans ---------------------------------------------------------- */
 
 void
@@ -280,7 +156,7 @@ cli_print_bytes(FILE *f, const void *p, size_t len)
 	const unsigned char *s = p;
 
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
+		size_t n = json_utf8_seq(s + i, len - i);
 
 		if (n == 0 ||
 		    (n == 1 &&

@@ -419,8 +419,9 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		    v->body_len == REC_EPOCH_BODY) {
 			lt_bprintf(b,
 			    ",\"new_epoch\":%" PRIu64
-			    ",\"previous_epoch\":%" PRIu64,
-			    le_load_u64(v->body), le_load_u64(v->body + 8));
+			    ",\"previous_epoch\":%" PRIu64 ",\"nonce\":%" PRIu64,
+			    le_load_u64(v->body), le_load_u64(v->body + 8),
+			    le_load_u64(v->body + 16));
 		} else {
 			lt_bprintf(b,
 			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
@@ -447,8 +448,10 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		} else if (v->hdr.type == REC_EPOCH &&
 		    v->body_len == REC_EPOCH_BODY) {
 			lt_bprintf(&dm->line,
-			    "new=%" PRIu64 " previous=%" PRIu64 "%c",
-			    le_load_u64(v->body), le_load_u64(v->body + 8), 0);
+			    "new=%" PRIu64 " previous=%" PRIu64
+			    " nonce=%016" PRIx64 "%c",
+			    le_load_u64(v->body), le_load_u64(v->body + 8),
+			    le_load_u64(v->body + 16), 0);
 			tp = (const char *)dm->line.data;
 		} else {
 			lt_bprintf(&dm->line, "%zu-byte body %s%c", v->body_len,

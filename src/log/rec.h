@@ -23,9 +23,12 @@ enum {
 	REC_TYPE_QUEUE_MIN = 1, /* 1..99: queue records, opaque here */
 	REC_TYPE_QUEUE_MAX = 99,
 	REC_TYPE_LOG_MIN = 100, /* 100..: records of the log itself */
-	REC_EPOCH = 100,        /* a new epoch begins (promotion); body
-	                         * u64 new epoch, u64 previous epoch */
-	REC_EPOCH_BODY = 16,
+	REC_EPOCH = 100,        /* a new epoch begins (a leader's start or
+	                         * a promotion); body u64 new epoch, u64
+	                         * previous epoch, u64 nonce (random: two
+	                         * nodes that start the same epoch number
+	                         * still differ) */
+	REC_EPOCH_BODY = 24,
 };
 
 /* The decoded header. `len` counts header + body, not the padding. */

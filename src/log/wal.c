@@ -535,6 +535,20 @@ hist_add(struct wal *w, int64_t ns)
 	while (i < WAL_HIST_BUCKETS - 1 && us >= ((int64_t)16 << i))
 		i++;
 	w->st.commit_hist[i]++;
+	w->st.commit_us_sum += (uint64_t)(us > 0 ? us : 0);
+}
+
+/* Group-commit batch sizes: bucket i counts batches of at most 2^i
+ * records; the last one every larger batch. */
+static void
+batch_hist_add(struct wal *w, uint64_t nrec)
+{
+	int i = 0;
+
+	while (i < WAL_HIST_BUCKETS - 1 && nrec > ((uint64_t)1 << i))
+		i++;
+	w->st.batch_hist[i]++;
+	w->st.batch_records += nrec;
 }
 
 static int
@@ -576,6 +590,7 @@ submit_batch(struct wal *w, struct wal_batch *b)
 	w->st.batches++;
 	if (b->nrec > w->st.batch_max)
 		w->st.batch_max = b->nrec;
+	batch_hist_add(w, b->nrec);
 	return 0;
 }
 
@@ -1138,7 +1153,8 @@ wal_append_rec(
 }
 
 int
-wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn)
+wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
+    uint64_t *lsn)
 {
 	uint8_t body[REC_EPOCH_BODY];
 	int rc;
@@ -1149,6 +1165,7 @@ wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn)
 		return SLUICE_EEPOCH;
 	le_store_u64(body, epoch);
 	le_store_u64(body + 8, w->epoch);
+	le_store_u64(body + 16, nonce);
 	rc = append(w, REC_EPOCH, time, epoch, body, sizeof(body), 0, lsn);
 	if (rc == 0) {
 		log_info("wal", "%s: epoch %" PRIu64 " begins at lsn %" PRIu64,

@@ -17,9 +17,10 @@
  * While one batch is in flight the next one fills. A spare segment is
  * preallocated ahead of time by a background thread, so rotation does not
  * wait for the disk; when that thread falls behind, the writer fallocates
- * a spare itself (a short stall) rather than refuse a record. Any failed write or fdatasync poisons the writer:
- * nothing more is reported durable, appends fail with SLUICE_ELOG, and
- * the node must restart (recovery cuts whatever was not durable). */
+ * a spare itself (a short stall) rather than refuse a record. Any failed write
+ *or fdatasync poisons the writer: nothing more is reported durable, appends
+ *fail with SLUICE_ELOG, and the node must restart (recovery cuts whatever was
+ *not durable). */
 #ifndef SLUICE_LOG_WAL_H
 #define SLUICE_LOG_WAL_H
 
@@ -93,9 +94,10 @@ int wal_append_rec(
     struct wal *w, const struct rec_hdr *hdr, const void *body, unsigned flags);
 
 /* Starts epoch `epoch` (> the current one): appends a REC_EPOCH record
- * carrying it (*lsn); every later record carries it. Returns as
- * wal_append, or SLUICE_EEPOCH when `epoch` is not higher. */
-int wal_set_epoch(struct wal *w, uint64_t epoch, int64_t time, uint64_t *lsn);
+ * carrying it and `nonce` (*lsn); every later record carries it. Returns
+ * as wal_append, or SLUICE_EEPOCH when `epoch` is not higher. */
+int wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
+    uint64_t *lsn);
 
 uint64_t wal_epoch(const struct wal *w);
 
@@ -174,6 +176,11 @@ struct wal_stats {
 	 * there is no fdatasync): bucket i counts latencies below
 	 * 2^i * 16 us; the last bucket counts all longer ones. */
 	uint64_t commit_hist[WAL_HIST_BUCKETS];
+	uint64_t commit_us_sum; /* of every latency counted there */
+	/* Records per submitted batch: bucket i counts batches of at most
+	 * 2^i records; the last bucket counts all larger ones. */
+	uint64_t batch_hist[WAL_HIST_BUCKETS];
+	uint64_t batch_records; /* records in submitted batches */
 };
 
 void wal_stats(const struct wal *w, struct wal_stats *out);

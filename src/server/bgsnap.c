@@ -23,13 +23,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log/seg.h"
 #include "log/snap.h"
 #include "server/core.h"
+#include "server/repl.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-enum { SNAP_BUF_SIZE = 1 << 20 };
+enum { SNAP_BUF_SIZE = 1 << 20, REPL_RETAIN_SEGMENTS = 16 };
 
 void
 bgsnap_init(struct bgsnap *s)
@@ -211,6 +213,25 @@ bgsnap_reap(struct core *c)
 	answer_waiters(c, SLUICE_ELOG);
 }
 
+/* The first LSN the segments must keep: what the snapshot does not cover,
+ * and what connected followers have not acked yet, up to
+ * REPL_RETAIN_SEGMENTS segments more (past that, a follower that far
+ * behind loads a snapshot instead). */
+static uint64_t
+retain_from(struct core *c, uint64_t after_snap)
+{
+	uint64_t need = repl_needed_lsn(c);
+	uint64_t seg = c->cfg->seg_size ? c->cfg->seg_size : SEG_SIZE_DEFAULT;
+	uint64_t span = REPL_RETAIN_SEGMENTS * seg / 64; /* records, at
+	                                                  * least */
+
+	if (need >= after_snap)
+		return after_snap;
+	if (after_snap - need > span)
+		return after_snap - span;
+	return need;
+}
+
 void
 bgsnap_publish(struct core *c)
 {
@@ -235,7 +256,8 @@ bgsnap_publish(struct core *c)
 	rc = snap_remove_before(c->cfg->data_dir, s->lsn);
 	if (rc != 0)
 		log_warn("snap", "removing older snapshots: %s", strerror(-rc));
-	rc = wal_remove_before(c->wal, s->lsn + 1, c->cfg->keep_segments);
+	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
+	    c->cfg->keep_segments);
 	if (rc < 0)
 		log_warn("snap", "removing old segments: %s", strerror(-rc));
 	log_info("snap",

@@ -11,6 +11,7 @@
 
 #include <nng/nng.h>
 
+#include "log/epochs.h"
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
@@ -24,6 +25,8 @@ struct pending {
 	struct net_ctx *ctx;
 	nng_msg *msg;
 	uint64_t lsn;
+	int64_t at; /* monotonic ms it was queued */
+	bool local; /* needs the local log only, not --sync-replicas */
 };
 
 /* A take waiting for a task. Waiters are served in arrival order. */
@@ -62,6 +65,8 @@ struct bgsnap {
 	uint8_t *buf; /* the writer's buffer */
 };
 
+struct http;
+
 struct core {
 	const struct srv_config *cfg;
 	struct queue *q;
@@ -74,6 +79,8 @@ struct core {
 	int64_t started_ms;
 	uint64_t sessions; /* open */
 	bool applied;      /* a record was applied this turn */
+	bool reply_local;  /* the request being handled only reads: its
+	                    * answer needs the local log, not followers */
 	struct buf body;   /* a record body being encoded */
 	struct buf out;    /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
@@ -81,8 +88,18 @@ struct core {
 	uint64_t nwaiters;
 	struct bgsnap snap;
 	struct msg_limits limits;
+	/* replication */
+	bool follower;      /* this node follows a leader (follow.c) */
+	bool fenced;        /* a leader that learned of a higher epoch */
+	uint64_t fenced_by; /* that epoch */
+	struct epochs epochs;
+	struct repl *repl;  /* --repl-listen (repl.c); NULL */
+	struct follow *fol; /* the link to the leader; NULL */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
+	bool reply_now; /* core_reply sends at once (stats on a failed log) */
+	struct http *http;   /* --http; NULL without */
+	int64_t recovery_ms; /* how long start-up recovery took */
 };
 
 /* Decides nothing; appends `rec` to the log and applies it. `flags`:
@@ -91,9 +108,33 @@ struct core {
 int core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn);
 
+/* Starts a new epoch (a leader's start, a promotion): a random nonce, the
+ * epoch history, then the REC_EPOCH record. Returns as wal_set_epoch. */
+int core_new_epoch(struct core *c, uint64_t epoch);
+
+/* The LSN up to which replies may go out: durable here, and on
+ * --sync-replicas followers. */
+uint64_t core_commit_lsn(const struct core *c);
+
+/* Logs the release of every session lease (a restart, a promotion). */
+void core_release_sessions(struct core *c);
+
+/* Rebuilds the queue and reopens the writer from what the data directory
+ * holds now (after a follower cut its log or installed a snapshot).
+ * Returns 0 or an error (logged). */
+int core_reload(struct core *c);
+
+/* Answers every pending reply that waits for a commit with an error:
+ * the node stopped leading before the change was confirmed. */
+void core_fail_pending(struct core *c);
+
 /* Sends the encoded reply in c->out on `ctx` once the log is durable up
  * to the last record appended so far (at once when it already is). */
 void core_reply(struct core *c, struct net_ctx *ctx);
+
+/* core_reply for an answer that depends on the local log alone (a
+ * promotion: its followers are yet to come). */
+void core_reply_local(struct core *c, struct net_ctx *ctx);
 
 /* An error reply: `rc` with sluice_strerror's text, or `fmt` when given. */
 void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,

@@ -9,6 +9,7 @@
 
 #include "server/srv.h"
 #include "sluice.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 static const char usage[] =
@@ -29,8 +30,14 @@ static const char usage[] =
     "  --follow URL           run as a follower of the leader at URL\n"
     "  --sync-replicas K      answer a write only once K followers hold it\n"
     "                         (default 0)\n"
-    "  --http ADDR            serve /metrics, /health, /stats and / on ADDR\n"
+    "  --sync-timeout MS      how long a write waits for those followers\n"
+    "                         before it fails with 'too few replicas'\n"
+    "                         (default 5000)\n"
+    "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
+    "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
     "                         (default: none)\n"
+    "  --http-admin           the admin page may kick and delete tasks\n"
+    "                         (default: read-only)\n"
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
     "                         e.g. 127.0.0.1:11300 (default: none)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
@@ -43,6 +50,7 @@ static const char usage[] =
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
+    "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
     "  --help                 print this help and exit\n";
 
@@ -53,7 +61,9 @@ enum {
 	OPT_REPL_LISTEN,
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
+	OPT_SYNC_TIMEOUT,
 	OPT_HTTP,
+	OPT_HTTP_ADMIN,
 	OPT_BEANSTALK,
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
@@ -63,6 +73,7 @@ enum {
 	OPT_SNAP_BYTES,
 	OPT_KEEP_SEGMENTS,
 	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
 	OPT_VERSION,
 	OPT_HELP,
 };
@@ -74,7 +85,9 @@ static const struct option options[] = {
 	{ "repl-listen", required_argument, NULL, OPT_REPL_LISTEN },
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
+	{ "sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT },
 	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
@@ -84,6 +97,7 @@ static const struct option options[] = {
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -165,8 +179,16 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 				return 2;
 			cfg->sync_replicas = (unsigned)v;
 			break;
+		case OPT_SYNC_TIMEOUT:
+			if (parse_u64("--sync-timeout", optarg, 1, 3600000, &v))
+				return 2;
+			cfg->sync_timeout_ms = (uint32_t)v;
+			break;
 		case OPT_HTTP:
 			cfg->http = optarg;
+			break;
+		case OPT_HTTP_ADMIN:
+			cfg->http_admin = true;
 			break;
 		case OPT_BEANSTALK:
 			cfg->beanstalk = optarg;
@@ -218,6 +240,17 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			}
 			log_set_level(level);
 			break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "text") != 0 &&
+			    strcmp(optarg, "json") != 0) {
+				fprintf(stderr,
+				    "sluiced: --log-format takes text or json, "
+				    "not '%s'\n",
+				    optarg);
+				return 2;
+			}
+			log_set_json(strcmp(optarg, "json") == 0);
+			break;
 		case OPT_VERSION:
 			printf("sluiced %d.%d.%d\n", SLUICE_VERSION_MAJOR,
 			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
@@ -233,6 +266,10 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 	if (optind < argc) {
 		fprintf(stderr, "sluiced: unexpected argument '%s'\n%s",
 		    argv[optind], usage);
+		return 2;
+	}
+	if (cfg->http_admin && cfg->http == NULL) {
+		fprintf(stderr, "sluiced: --http-admin needs --http\n");
 		return 2;
 	}
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL) {
@@ -273,6 +310,14 @@ main(int argc, char **argv)
 	int rc;
 
 	reexec_with_hugepages(argv);
+#ifdef SLUICE_FAULT
+	/* Test builds only (sluiced-fault): arm a fault point of the log. */
+	if (fault_arm_spec(getenv("SLUICE_FAULT")) != 0) {
+		fprintf(stderr, "sluiced: bad SLUICE_FAULT '%s'\n",
+		    getenv("SLUICE_FAULT"));
+		return 2;
+	}
+#endif
 	srv_config_defaults(&cfg);
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)

@@ -13,11 +13,14 @@
  * waiters exist, a new take that may wait queues behind them, so a task
  * goes to whoever has waited longest. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/core.h"
+#include "server/follow.h"
+#include "server/repl.h"
 #include "sluice.h"
 #include "util/log.h"
 
@@ -763,7 +766,12 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- stats ----------------------------------------------------------- */
 
-enum { TUBE_KVS = 12, NODE_KVS = 20 };
+enum {
+	TUBE_KVS = 12,
+	NODE_KVS = 32 + 2 * WAL_HIST_BUCKETS,
+	OPS_PEERS_MAX = 16,
+	KV_NAME = 40,
+};
 
 struct tube_kvs {
 	struct msg_kv kv[TUBE_KVS];
@@ -775,6 +783,54 @@ kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
 	out[*n].name = msg_cstr(name);
 	out[*n].value = value;
 	(*n)++;
+}
+
+/* A pair whose name is made here; `names` keeps it (KV_NAME bytes per
+ * pair). */
+static void kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME],
+    uint64_t value, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+kvf(struct msg_kv *out, size_t *n, char (*names)[KV_NAME], uint64_t value,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(names[*n], KV_NAME, fmt, ap);
+	va_end(ap);
+	kv(out, n, names[*n], value);
+}
+
+/* The log's histograms as cumulative counts: log_commit_us_le_B (commits
+ * whose latency, submit to fdatasync done, was below B us) and
+ * log_batch_le_B (batches of at most B records), the last bucket of each
+ * being every one (_le_inf). */
+static void
+node_hist_kvs(const struct wal_stats *ws, struct msg_kv *node, size_t *nn,
+    char (*names)[KV_NAME])
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->commit_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_commit_us_le_%llu",
+			    16ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_commit_us_le_inf");
+	}
+	kv(node, nn, "log_commit_us_sum", ws->commit_us_sum);
+	sum = 0;
+	for (int i = 0; i < WAL_HIST_BUCKETS; i++) {
+		sum += ws->batch_hist[i];
+		if (i < WAL_HIST_BUCKETS - 1)
+			kvf(node, nn, names, sum, "log_batch_le_%llu",
+			    1ULL << i);
+		else
+			kvf(node, nn, names, sum, "log_batch_le_inf");
+	}
+	kv(node, nn, "log_batch_records", ws->batch_records);
 }
 
 static void
@@ -821,7 +877,11 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_stats *s = &rep.stats;
 	struct msg_tube_stats *tubes = NULL;
 	struct tube_kvs *tkvs = NULL, totkv;
-	struct msg_kv node[NODE_KVS];
+	struct msg_kv node[NODE_KVS + 5 * OPS_PEERS_MAX];
+	char names[NODE_KVS + 5 * OPS_PEERS_MAX][KV_NAME];
+	struct repl_peer_info peers[OPS_PEERS_MAX];
+	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX];
+	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
 	struct wal_stats ws;
@@ -864,7 +924,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			oldest = ts.oldest_ready_age;
 	}
 
-	s->role = MSG_ROLE_LEADER;
+	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
+	if (c->follower)
+		s->leader = msg_cstr(follow_leader_url(c));
 	s->epoch = wal_epoch(c->wal);
 	s->lsn = wal_last_lsn(c->wal);
 	s->durable_lsn = wal_durable_lsn(c->wal);
@@ -892,13 +954,47 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);
-	kv(node, &nn, "followers", 0);
+	kv(node, &nn, "recovery_ms", (uint64_t)c->recovery_ms);
+	node_hist_kvs(&ws, node, &nn, names);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
+	kv(node, &nn, "fenced", c->fenced);
+	if (c->follower) {
+		uint64_t lag, lag_ms;
+
+		follow_lag(c, &lag, &lag_ms);
+		kv(node, &nn, "leader_connected", follow_connected(c));
+		kv(node, &nn, "lag_records", lag);
+		kv(node, &nn, "lag_ms", lag_ms);
+	}
+	npeers = repl_peers(c, peers, OPS_PEERS_MAX);
+	kv(node, &nn, "followers", npeers);
+	for (size_t i = 0; i < npeers; i++) {
+		snprintf(pnames[i][0], sizeof(pnames[i][0]),
+		    "follower_%zu_acked_lsn", i + 1);
+		snprintf(pnames[i][1], sizeof(pnames[i][1]),
+		    "follower_%zu_lag_records", i + 1);
+		snprintf(pnames[i][2], sizeof(pnames[i][2]),
+		    "follower_%zu_lag_ms", i + 1);
+		kv(node, &nn, pnames[i][0], peers[i].acked_lsn);
+		kv(node, &nn, pnames[i][1], peers[i].lag_records);
+		kv(node, &nn, pnames[i][2], peers[i].lag_ms);
+		snprintf(pnames[i][3], sizeof(pnames[i][3]),
+		    "follower_%zu_ack_ms", i + 1);
+		snprintf(pnames[i][4], sizeof(pnames[i][4]),
+		    "follower_%zu_ack_ms_max", i + 1);
+		kv(node, &nn, pnames[i][3], peers[i].ack_ms);
+		kv(node, &nn, pnames[i][4], peers[i].ack_ms_max);
+	}
 	s->more.n = (uint32_t)nn;
 	s->more.kvs = node;
 	s->ntubes = ntubes;
 	s->tubes = tubes;
+	/* A failed log makes nothing durable again: stats answer anyway
+	 * (log_failed says why), or metrics would go dark when most
+	 * needed. */
+	c->reply_now = ws.poisoned;
 	reply_rep(c, ctx, &rep);
+	c->reply_now = false;
 	free(tubes);
 	free(tkvs);
 }
@@ -928,6 +1024,54 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 	c->snap.waiters = w;
 }
 
+static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r);
+
+/* Whether `op` changes the queue (a follower refuses it). */
+static bool
+op_writes(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+	case MSG_OP_FOLLOW:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static void
+refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
+{
+	const char *leader = follow_leader_url(c);
+
+	buf_reset(&c->out);
+	if (c->follower) {
+		char text[MSG_URL_MAX + 64];
+
+		snprintf(text, sizeof(text), "not leader; the leader is %s",
+		    leader[0] ? leader : "not known yet");
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text,
+		    leader[0] ? leader : NULL);
+	} else {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+		    "not leader: epoch %" PRIu64 " began on another node; "
+		    "this one (epoch %" PRIu64 ") takes no writes",
+		    c->fenced_by, wal_epoch(c->wal));
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
+	}
+	core_reply(c, ctx);
+}
+
 void
 ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
@@ -944,6 +1088,23 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if ((c->follower || c->fenced) && op_writes(req.op)) {
+		refuse_write(c, ctx, req.op);
+		return;
+	}
+	/* A read shows what this node holds; it does not wait for
+	 * --sync-replicas followers (a write does). */
+	c->reply_local = !op_writes(req.op);
+	ops_dispatch(c, ctx, session, &req);
+	c->reply_local = false;
+}
+
+static void
+ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *r)
+{
+	const struct msg_req req = *r;
+
 	switch (req.op) {
 	case MSG_OP_PUT:
 		op_put(c, ctx, &req);
@@ -1003,13 +1164,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		op_snapshot(c, ctx);
 		break;
 	case MSG_OP_PROMOTE:
-		core_reply_err(c, ctx, req.op, SLUICE_ESTATE,
-		    "promote: this node is already the leader");
+		follow_promote(c, ctx);
 		break;
 	case MSG_OP_FOLLOW:
-		core_reply_err(c, ctx, req.op, SLUICE_EINVAL,
-		    "follow: this node was not started as a follower "
-		    "(--follow URL)");
+		follow_repoint(c, ctx, req.url.p, req.url.len);
 		break;
 	case MSG_OP_JOB:
 		ops_job(c, ctx, session, &req);

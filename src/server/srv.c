@@ -40,6 +40,9 @@
 #include "log/snap.h"
 #include "server/bs.h"
 #include "server/core.h"
+#include "server/follow.h"
+#include "server/http.h"
+#include "server/repl.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -67,6 +70,7 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->keep_segments = 2;
 	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
 	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
+	cfg->sync_timeout_ms = 5000;
 }
 
 int64_t
@@ -100,6 +104,14 @@ core_commit(
 	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
 	if (rc != 0)
 		return rc;
+	if (c->repl != NULL) {
+		struct rec_hdr h = { .type = rec->type,
+			.lsn = *lsn,
+			.epoch = wal_epoch(c->wal),
+			.time = c->now };
+
+		repl_note(c, &h, c->body.data, c->body.len);
+	}
 	rc = queue_apply(c->q, *lsn, c->now, rec);
 	if (rc != 0) {
 		/* decide just accepted this record against the same state:
@@ -116,7 +128,8 @@ core_commit(
 }
 
 static void
-pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn)
+pending_push(
+    struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
 {
 	struct pending *p = malloc(sizeof(*p));
 
@@ -129,6 +142,8 @@ pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn)
 	p->ctx = ctx;
 	p->msg = msg;
 	p->lsn = lsn;
+	p->at = core_mono_ms();
+	p->local = local;
 	if (c->pend_tail != NULL)
 		c->pend_tail->next = p;
 	else
@@ -150,8 +165,8 @@ msg_from_out(struct core *c)
 	return m;
 }
 
-void
-core_reply(struct core *c, struct net_ctx *ctx)
+static void
+reply_at(struct core *c, struct net_ctx *ctx, bool local)
 {
 	uint64_t lsn = wal_last_lsn(c->wal);
 	nng_msg *m = msg_from_out(c);
@@ -161,10 +176,24 @@ core_reply(struct core *c, struct net_ctx *ctx)
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (lsn <= wal_durable_lsn(c->wal) && c->pend_head == NULL)
+	if (c->reply_now ||
+	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
+	        c->pend_head == NULL))
 		net_reply(c->net, ctx, m);
 	else
-		pending_push(c, ctx, m, lsn);
+		pending_push(c, ctx, m, lsn, local);
+}
+
+void
+core_reply(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, c->reply_local);
+}
+
+void
+core_reply_local(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, true);
 }
 
 void
@@ -188,37 +217,84 @@ core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 	core_reply(c, ctx);
 }
 
-/* Sends every pending reply the log now covers. After the writer failed,
- * nothing more becomes durable: the waiting replies become errors. */
+uint64_t
+core_commit_lsn(const struct core *c)
+{
+	uint64_t durable = wal_durable_lsn(c->wal), repl;
+
+	if (c->cfg->sync_replicas == 0 || c->follower)
+		return durable;
+	repl = repl_replicated_lsn(c, c->cfg->sync_replicas);
+	return repl < durable ? repl : durable;
+}
+
+/* Turns the pending reply `p` into the error `rc`, `text`, and sends it. */
+static void
+pending_fail(struct core *c, struct pending *p, int rc, const char *text)
+{
+	uint8_t op = msg_req_op(nng_msg_body(p->msg), nng_msg_len(p->msg));
+
+	nng_msg_free(p->msg);
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, rc, text, NULL);
+	p->msg = msg_from_out(c);
+	if (p->msg != NULL)
+		net_reply(c->net, p->ctx, p->msg);
+	else
+		net_drop(c->net, p->ctx);
+}
+
+/* Sends every pending reply the log (and, with --sync-replicas, enough
+ * followers) now covers. After the writer failed, nothing more becomes
+ * durable: the waiting replies become errors. A reply that waited longer
+ * than --sync-timeout for followers becomes an error too: its change is
+ * durable here, on fewer followers than asked. */
 static void
 pending_flush(struct core *c)
 {
 	uint64_t durable = wal_durable_lsn(c->wal);
+	uint64_t commit = core_commit_lsn(c);
 	bool failed = wal_poisoned(c->wal);
+	int64_t too_old = core_mono_ms() - (int64_t)c->cfg->sync_timeout_ms;
 	struct pending *p;
+	char text[200];
 
-	while ((p = c->pend_head) != NULL && (p->lsn <= durable || failed)) {
+	while ((p = c->pend_head) != NULL &&
+	    (p->lsn <= (p->local ? durable : commit) || failed ||
+	        (p->lsn <= durable && p->at <= too_old))) {
 		c->pend_head = p->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
-		if (p->lsn <= durable) {
+		if (p->lsn <= (p->local ? durable : commit)) {
 			net_reply(c->net, p->ctx, p->msg);
+		} else if (p->lsn <= durable) {
+			snprintf(text, sizeof(text),
+			    "written on the leader, but fewer than %u "
+			    "followers held it within %u ms; it may or may "
+			    "not survive a failover",
+			    c->cfg->sync_replicas, c->cfg->sync_timeout_ms);
+			pending_fail(c, p, SLUICE_EREPLICA, text);
 		} else {
-			uint8_t op = msg_req_op(
-			    nng_msg_body(p->msg), nng_msg_len(p->msg));
-
-			nng_msg_free(p->msg);
-			buf_reset(&c->out);
-			msg_encode_err(&c->out, op, SLUICE_ELOG,
+			pending_fail(c, p, SLUICE_ELOG,
 			    "the log failed before this change was durable; "
-			    "it may or may not survive a restart",
-			    NULL);
-			p->msg = msg_from_out(c);
-			if (p->msg != NULL)
-				net_reply(c->net, p->ctx, p->msg);
-			else
-				net_drop(c->net, p->ctx);
+			    "it may or may not survive a restart");
 		}
+		free(p);
+	}
+}
+
+void
+core_fail_pending(struct core *c)
+{
+	struct pending *p;
+
+	while ((p = c->pend_head) != NULL) {
+		c->pend_head = p->next;
+		if (c->pend_head == NULL)
+			c->pend_tail = NULL;
+		pending_fail(c, p, SLUICE_EREPLICA,
+		    "this node stopped leading before the change was "
+		    "confirmed; it may or may not survive");
 		free(p);
 	}
 }
@@ -233,6 +309,8 @@ session_gone(struct core *c, uint32_t session)
 	int rc;
 
 	ops_drop_waiters(c, session);
+	if (c->follower || c->fenced)
+		return; /* the leader logs it; a follower holds no lease */
 	for (int i = 0; i < 1000000; i++) {
 		rc = queue_decide_session_gone(c->q, c->now, session, &r);
 		if (rc != 0)
@@ -257,6 +335,9 @@ run_timers(struct core *c)
 	int rc;
 
 	queue_tick(c->q, c->now);
+	if (c->follower || c->fenced)
+		return; /* expiries come as the leader's records; a fenced
+		         * leader writes nothing more */
 	for (int i = 0; i < 100000; i++) {
 		rc = queue_decide_expired(c->q, c->now, &r);
 		if (rc != 0)
@@ -330,6 +411,14 @@ poll_timeout(struct core *c)
 	int64_t dl = ops_next_deadline(c);
 	int64_t ms = 1000;
 
+	if (repl_next_deadline(c) < dl)
+		dl = repl_next_deadline(c);
+	if (follow_next_deadline(c) < dl)
+		dl = follow_next_deadline(c);
+	if (c->pend_head != NULL && c->cfg->sync_replicas > 0 &&
+	    c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms < dl)
+		dl = c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms;
+
 	if (wake != INT64_MAX) {
 		int64_t d = wake - clock_now_ms();
 
@@ -358,20 +447,32 @@ handle_signal(struct core *c)
 	}
 }
 
+/* The HTTP face's turn: what /health reports (the face never waits for
+ * the core), published before the replies of a turn and at its end. */
+static void
+publish_health(struct core *c)
+{
+	http_turn(c->http, wal_poisoned(c->wal), c->follower,
+	    c->follower && !follow_connected(c), c->fenced);
+}
+
 static int
 loop(struct core *c)
 {
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[7] = {
 			{ .fd = net_fd(c->net), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
 			{ .fd = c->snap.pidfd, .events = POLLIN },
+			{ .fd = repl_fd(c), .events = POLLIN },
+			{ .fd = follow_fd(c), .events = POLLIN },
+			{ .fd = repl_io_fd(c), .events = POLLIN },
 		};
 
-		if (poll(pfd, 4, poll_timeout(c)) < 0 && errno != EINTR) {
+		if (poll(pfd, 7, poll_timeout(c)) < 0 && errno != EINTR) {
 			log_err("srv", "poll: %s", strerror(errno));
 			return 1;
 		}
@@ -380,18 +481,23 @@ loop(struct core *c)
 		if (pfd[2].revents)
 			handle_signal(c);
 		wal_reap(c->wal);
+		publish_health(c); /* before the replies that tell of it */
+		repl_handle(c);
 		pending_flush(c);
 		if (pfd[3].revents)
 			bgsnap_reap(c);
+		follow_turn(c, core_mono_ms());
 		handle_events(c);
 		run_timers(c);
 		ops_serve_waiters(c, core_mono_ms());
 		update_reservation(c);
 		wal_submit(c->wal);
+		repl_serve(c, core_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c))
 			bgsnap_start(c);
+		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
 			log_err("srv",
 			    "the log refuses writes from now on; restart "
@@ -412,6 +518,7 @@ shutdown_core(struct core *c)
 
 	ops_end_waiters(c);
 	bgsnap_fini(c);
+	follow_stop(c);
 	handle_events(c); /* answered with SLUICE_ESHUTDOWN */
 	wal_submit(c->wal);
 	rc = wal_sync(c->wal, SHUTDOWN_SYNC_MS);
@@ -420,6 +527,7 @@ shutdown_core(struct core *c)
 		    sluice_strerror(rc));
 	wal_reap(c->wal);
 	pending_flush(c);
+	core_fail_pending(c); /* still waiting for followers */
 	net_quiesce(c->net, 2000);
 }
 
@@ -428,26 +536,44 @@ shutdown_core(struct core *c)
 static int
 recover_entry(void *arg, uint16_t type, const void *data, size_t len)
 {
-	return queue_snapshot_load(arg, type, data, len);
+	struct core *c = arg;
+
+	return queue_snapshot_load(c->q, type, data, len);
 }
 
 /* A damaged snapshot was loaded in part: start over, empty. */
 static int
 recover_reset(void *arg)
 {
-	queue_clear(arg);
+	struct core *c = arg;
+
+	queue_clear(c->q);
 	return 0;
 }
 
 static int
 recover_record(const struct rec_hdr *h, const void *body, void *arg)
 {
-	struct queue *q = arg;
+	struct core *c = arg;
+	struct queue *q = c->q;
 	struct qrec r;
 	int rc;
 
+	if (h->type == REC_EPOCH) {
+		uint64_t nonce = h->len - REC_HDR_SIZE >= REC_EPOCH_BODY
+		    ? le_load_u64((const uint8_t *)body + 16)
+		    : 0;
+
+		rc = epochs_add(&c->epochs, h->epoch, nonce, h->lsn);
+		if (rc != 0)
+			log_warn("recover",
+			    "epoch %" PRIu64 " at lsn %" PRIu64
+			    " does not follow the epoch history: %s",
+			    h->epoch, h->lsn, sluice_strerror(rc));
+		return 0;
+	}
 	if (h->type >= REC_TYPE_LOG_MIN)
-		return 0; /* the log's own records (epochs) */
+		return 0; /* the log's own records */
 	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
 	if (rc == 0)
 		rc = queue_apply(q, h->lsn, h->time, &r);
@@ -494,10 +620,8 @@ open_signals(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-/* Logs the release of every session lease: those sessions died with the
- * previous process. */
-static void
-release_restart(struct core *c)
+void
+core_release_sessions(struct core *c)
 {
 	uint64_t lsn, n = 0;
 	struct qrec r;
@@ -509,30 +633,23 @@ release_restart(struct core *c)
 	}
 	if (n > 0)
 		log_info("srv",
-		    "released %" PRIu64 " tasks taken before the "
-		    "restart",
+		    "released %" PRIu64 " tasks taken under a session "
+		    "lease (a restart or a promotion ends those sessions)",
 		    n);
 }
 
+/* Rebuilds the queue from the data directory (newest snapshot, then the
+ * log) and opens the writer where the log ends. */
 static int
-start(struct core *c, const struct srv_config *cfg)
+open_log(struct core *c, struct recover_result *res)
 {
+	const struct srv_config *cfg = c->cfg;
 	struct recover_ops ops = { recover_entry, recover_record,
 		recover_reset };
 	struct wal_config wc = { 0 };
-	struct queue_config qc;
-	struct recover_result res;
-	struct queue_stats st;
 	int rc;
 
-	queue_config_default(&qc);
-	qc.max_payload = cfg->max_payload;
-	qc.default_ttr_ms = cfg->default_ttr_ms;
-	qc.dedup_ms = cfg->dedup_ms;
-	c->q = queue_new(&qc);
-	if (c->q == NULL)
-		return -ENOMEM;
-	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c->q, &res);
+	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c, res);
 	if (rc == SLUICE_ECORRUPT) {
 		log_err("srv",
 		    "cannot start on %s: %s; run 'sluice-log verify %s', then "
@@ -546,19 +663,96 @@ start(struct core *c, const struct srv_config *cfg)
 		    sluice_strerror(rc));
 		return rc;
 	}
+	/* An epoch the history names but the log never got (a crash
+	 * between the two writes) is forgotten. */
+	rc = epochs_cut(&c->epochs, res->end.last_lsn);
+	if (rc != 0)
+		log_warn("srv", "rewriting the epoch history: %s",
+		    sluice_strerror(rc));
 	wc.dir = cfg->data_dir;
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
 	wc.seg_size = cfg->seg_size;
-	rc = wal_open(&wc, &res.end, &c->wal);
+	rc = wal_open(&wc, &res->end, &c->wal);
 	if (rc != 0) {
 		log_err("srv", "cannot open the log in %s: %s", cfg->data_dir,
 		    sluice_strerror(rc));
 		return rc;
 	}
-	c->snap.last_lsn = res.snap_lsn;
+	c->snap.last_lsn = res->snap_lsn;
+	c->recovery_ms = res->elapsed_ms;
+	return 0;
+}
+
+int
+core_reload(struct core *c)
+{
+	struct recover_result res;
+	int rc;
+
+	queue_clear(c->q);
+	rc = open_log(c, &res);
+	if (rc != 0)
+		return rc;
+	update_reservation(c);
+	log_info("srv",
+	    "state rebuilt from %s: lsn %" PRIu64 ", epoch %" PRIu64,
+	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
+	return 0;
+}
+
+static int
+start(struct core *c, const struct srv_config *cfg)
+{
+	struct queue_config qc;
+	struct recover_result res;
+	struct queue_stats st;
+	int rc;
+
+	queue_config_default(&qc);
+	qc.max_payload = cfg->max_payload;
+	qc.default_ttr_ms = cfg->default_ttr_ms;
+	qc.dedup_ms = cfg->dedup_ms;
+	c->q = queue_new(&qc);
+	if (c->q == NULL)
+		return -ENOMEM;
+	rc = epochs_load(&c->epochs, cfg->data_dir);
+	if (rc != 0) {
+		log_err("srv", "cannot read the epoch history in %s: %s",
+		    cfg->data_dir, sluice_strerror(rc));
+		return rc;
+	}
+	if ((rc = open_log(c, &res)) != 0)
+		return rc;
 	c->now = clock_now_ms();
-	release_restart(c);
+	if (cfg->repl_listen != NULL) {
+		rc = repl_open(c, cfg->repl_listen);
+		if (rc != 0) {
+			log_err("srv", "cannot listen for followers on %s: %s",
+			    cfg->repl_listen, net_strerror(rc));
+			return rc;
+		}
+	}
+	if (cfg->follow != NULL) {
+		rc = follow_start(c, cfg->follow);
+		if (rc != 0) {
+			log_err("srv", "cannot follow %s: %s", cfg->follow,
+			    net_strerror(rc));
+			return rc;
+		}
+	} else {
+		/* Every start of a leader begins an epoch: records it sent
+		 * to followers before they were durable here, and lost in a
+		 * crash, belong to the old epoch, so followers that hold
+		 * them learn to cut them (docs/replication.md). */
+		rc = core_new_epoch(c, wal_epoch(c->wal) + 1);
+		if (rc != 0) {
+			log_err("srv", "cannot begin a new epoch: %s",
+			    sluice_strerror(rc));
+			return rc;
+		}
+		core_release_sessions(c);
+	}
 	update_reservation(c);
 	wal_submit(c->wal);
 
@@ -572,11 +766,11 @@ start(struct core *c, const struct srv_config *cfg)
 	}
 	queue_stats(c->q, c->now, &st);
 	log_info("srv",
-	    "sluiced %d.%d.%d serving %s, data %s, fsync %s, %" PRIu64
+	    "sluiced %d.%d.%d serving %s as %s, data %s, fsync %s, %" PRIu64
 	    " tasks in %" PRIu64 " tubes, LSN %" PRIu64 ", epoch %" PRIu64
 	    ", recovered in %" PRId64 " ms",
 	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH,
-	    cfg->listen, cfg->data_dir,
+	    cfg->listen, c->follower ? "follower" : "leader", cfg->data_dir,
 	    cfg->fsync == WAL_FSYNC_ALWAYS      ? "always"
 	        : cfg->fsync == WAL_FSYNC_NEVER ? "never"
 	                                        : "interval",
@@ -636,16 +830,33 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "signalfd: %s", strerror(errno));
 		goto out;
 	}
+	/* Up before recovery: /health answers "recovering" meanwhile. */
+	if (cfg->http != NULL &&
+	    (rc = http_open(&c.http, cfg->http, cfg->http_admin)) != 0) {
+		log_err("srv", "cannot serve HTTP on %s: %s", cfg->http,
+		    net_strerror(rc));
+		goto out;
+	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	http_attach(c.http, c.net);
+	if (cfg->http != NULL)
+		log_info("http",
+		    "serving /metrics, /health, /stats and the "
+		    "admin page addr=%s admin=%s",
+		    cfg->http, cfg->http_admin ? "yes" : "no");
 	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
 		goto out;
 	exit_code = loop(&c);
+	http_quiesce(c.http);
 	shutdown_core(&c);
 
 out:
 	bs_stop(bs);
 	bgsnap_fini(&c);
+	http_close(c.http);
+	follow_stop(&c);
+	repl_close(&c);
 	net_close(c.net);
 	bs_free(bs); /* after net_close: net may hold its requests */
 	if (c.wal != NULL) {
@@ -657,6 +868,7 @@ out:
 		}
 	}
 	queue_delete(c.q);
+	epochs_free(&c.epochs);
 	buf_free(&c.body);
 	buf_free(&c.out);
 	if (c.sigfd >= 0)

@@ -19,7 +19,9 @@ struct srv_config {
 	const char *repl_listen; /* --repl-listen */
 	const char *follow;      /* --follow */
 	unsigned sync_replicas;  /* --sync-replicas */
+	uint32_t sync_timeout_ms; /* --sync-timeout */
 	const char *http;        /* --http */
+	bool http_admin;         /* --http-admin: the page may kick, delete */
 	const char *beanstalk;   /* --beanstalk */
 	size_t max_payload;      /* --max-payload */
 	uint64_t seg_size;       /* --segment-size */

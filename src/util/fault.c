@@ -2,7 +2,10 @@
  * defined; production libraries never link it. Each point has an armed
  * call number and a counter; both atomic, as the WAL's preallocator
  * thread and the test thread hit points concurrently. */
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "util/fault.h"
 
@@ -65,4 +68,36 @@ fault_hit(enum fault_point point)
 		return 0;
 	atomic_fetch_add(&f->fired, 1);
 	return atomic_load(&f->effect);
+}
+
+int
+fault_arm_spec(const char *spec)
+{
+	static const char *const names[FAULT_POINT_COUNT] = { "wal_write",
+		"wal_fsync", "wal_rename", "seg_alloc", "seg_cut" };
+	char point[32], effect[16], sticky[16] = "";
+	unsigned nth;
+	int n, eff, i;
+
+	if (spec == NULL || *spec == '\0')
+		return 0;
+	n = sscanf(
+	    spec, "%31[a-z_]:%u:%15[A-Za-z]:%15s", point, &nth, effect, sticky);
+	if (n < 3 || nth == 0 || (n == 4 && strcmp(sticky, "sticky") != 0))
+		return -1;
+	for (i = 0; i < FAULT_POINT_COUNT; i++)
+		if (strcmp(point, names[i]) == 0)
+			break;
+	if (i == FAULT_POINT_COUNT)
+		return -1;
+	if (strcmp(effect, "EIO") == 0)
+		eff = -EIO;
+	else if (strcmp(effect, "ENOSPC") == 0)
+		eff = -ENOSPC;
+	else if (strcmp(effect, "short") == 0)
+		eff = FAULT_SHORT;
+	else
+		return -1;
+	fault_arm((enum fault_point)i, nth, eff, n == 4);
+	return 0;
 }

@@ -45,6 +45,13 @@ unsigned fault_fired(enum fault_point point);
 /* Counts a call of `point`; returns 0, or the effect when it fires. */
 int fault_hit(enum fault_point point);
 
+/* Arms a point from text, for a server process started by a test
+ * (sluiced-fault reads $SLUICE_FAULT): "POINT:NTH:EFFECT[:sticky]" with
+ * POINT wal_write, wal_fsync, wal_rename, seg_alloc or seg_cut; EFFECT
+ * EIO, ENOSPC or short. NULL or "" arms nothing. Returns 0, or -1 when
+ * the text does not parse. */
+int fault_arm_spec(const char *spec);
+
 #define FAULT_HIT(point) fault_hit(point)
 
 #else

@@ -1,15 +1,25 @@
 /* log - the server's diagnostic log: one line per event on stderr,
- * "TIME LEVEL subsystem: message". The level is tested before anything is
- * formatted, so a disabled debug line costs one comparison. Pure modules
- * (rec, qrec, msg, heap) never log: they return codes. */
+ * "TIME LEVEL subsystem: message", or one JSON object per line. The level is
+ * tested before anything is formatted, so a disabled debug line costs one
+ * comparison. Pure modules (rec, qrec, msg, heap) never log: they return codes.
+ */
 #ifndef SLUICE_UTIL_LOG_H
 #define SLUICE_UTIL_LOG_H
+
+#include <stdbool.h>
 
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern enum log_level log_threshold;
 
 void log_set_level(enum log_level level);
+
+/* JSON lines instead of text: {"time":"...","level":"info",
+ * "subsys":"srv","msg":"...", ...} (--log-format json). Words of the
+ * message of the form key=value (or key="several words") also become
+ * fields "key":"value", so a message written as
+ * "kick id=42 result=ok" is searchable by id and result. */
+void log_set_json(bool json);
 
 /* Parses "err", "warn", "info" or "debug". Returns 0, or -1 when unknown. */
 int log_parse_level(const char *name, enum log_level *out);

@@ -220,6 +220,63 @@ test_replies_are_durable_across_kill_9(void **state)
 	fix_down(&f);
 }
 
+/* On a follower, reads work and every write command names the leader;
+ * a job put on the leader is seen through the follower's face. */
+static void
+test_a_follower_names_its_leader(void **state)
+{
+	struct t_srv *lead = it_srv(*state, "leader");
+	struct t_srv *fol = it_srv(*state, "follower");
+	struct sluice_client *c;
+	char repl[64], follow[64], addr[32], cmd[64], want[128];
+	struct bsc b;
+	int port = t_free_port();
+	uint64_t id;
+	char *got;
+
+	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", t_free_port());
+	snprintf(follow, sizeof(follow), "%s", repl);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	lead->args[0] = "--repl-listen";
+	lead->args[1] = repl;
+	it_start(lead);
+	fol->args[0] = "--follow";
+	fol->args[1] = follow;
+	fol->args[2] = "--beanstalk";
+	fol->args[3] = addr;
+	it_start(fol);
+	c = it_client(lead);
+	id = it_put(c, "default", "replicated");
+	assert_int_equal(bsc_open(&b, port), 0);
+	/* the follower applies the put soon after the leader answers */
+	snprintf(
+	    want, sizeof(want), "FOUND %" PRIu64 " 10\r\nreplicated\r\n", id);
+	for (int i = 0; i < 500; i++) {
+		snprintf(cmd, sizeof(cmd), "peek %" PRIu64 "\r\n", id);
+		got = bsc_cmd(&b, cmd);
+		if (strcmp(got, want) == 0) {
+			free(got);
+			break;
+		}
+		assert_string_equal(got, "NOT_FOUND\r\n");
+		free(got);
+		it_sleep_ms(10);
+	}
+	snprintf(want, sizeof(want), "NOT_LEADER %s\r\n", lead->url);
+	expect(&b, "put 1 0 10 1\r\na\r\n", want);
+	expect(&b, "reserve-with-timeout 0\r\n", want);
+	snprintf(cmd, sizeof(cmd), "delete %" PRIu64 "\r\n", id);
+	expect(&b, cmd, want);
+	expect(&b, "kick 1\r\n", want);
+	got = bsc_cmd(&b, "stats-tube default\r\n");
+	assert_non_null(strstr(got, "\ncurrent-jobs-ready: 1\n"));
+	free(got);
+	bsc_close(&b);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(fol, SIGTERM), 0);
+	assert_int_equal(t_srv_stop(lead, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -228,6 +285,7 @@ main(void)
 		T(test_jobs_cross_between_the_faces),
 		T(test_a_client_gone_gives_its_jobs_back_at_once),
 		T(test_replies_are_durable_across_kill_9),
+		T(test_a_follower_names_its_leader),
 	};
 #undef T
 	return cmocka_run_group_tests_name("beanstalk", tests, NULL, NULL);

@@ -70,6 +70,7 @@ ids_has(const struct ids *s, uint64_t id)
 struct round {
 	const char *url;
 	atomic_bool stop;
+	atomic_size_t answered; /* puts answered this round */
 	struct it_errs *errs;
 };
 
@@ -120,8 +121,10 @@ putter_run(void *arg)
 			size_t len = (size_t)t_below(&t->seed, sizeof(payload));
 
 			rc = sluice_put(c, NULL, payload, len, &id, NULL);
-			if (rc == 0)
+			if (rc == 0) {
 				ids_add(&t->put_ok, id);
+				atomic_fetch_add(&t->r->answered, 1);
+			}
 		} else {
 			for (int i = 0; i < 8; i++) {
 				sluice_put_opts_init(&items[i].opts);
@@ -136,6 +139,7 @@ putter_run(void *arg)
 					    sluice_strerror(items[i].rc));
 				else
 					ids_add(&t->put_ok, items[i].id);
+				atomic_fetch_add(&t->r->answered, 1);
 			}
 		}
 		if (rc != 0 && !lost(rc))
@@ -209,7 +213,7 @@ test_crash_under_load(void **state)
 	it_errs_init(&errs);
 	it_start(s);
 	for (int round = 0; round < ROUNDS; round++) {
-		struct round r = { s->url, false, &errs };
+		struct round r = { s->url, false, 0, &errs };
 		int64_t kill_at =
 		    KILL_MIN_MS + (int64_t)t_below(&seed, KILL_SPAN_MS);
 		size_t puts = 0, acks = 0;
@@ -225,6 +229,10 @@ test_crash_under_load(void **state)
 			    0);
 		}
 		it_sleep_ms(kill_at);
+		/* A loaded machine may not have answered a put yet: the kill
+		 * must land while answered puts exist (bounded wait). */
+		for (int i = 0; i < 1000 && atomic_load(&r.answered) == 0; i++)
+			it_sleep_ms(10);
 		status = t_srv_stop(s, SIGKILL);
 		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		/* the threads end before the restart: a request they send

@@ -128,7 +128,7 @@ t_srv_start(struct t_srv *s)
 	int argc = 0, fd;
 	pid_t pid;
 
-	argv[argc++] = t_bin("sluiced");
+	argv[argc++] = t_bin(s->prog != NULL ? s->prog : "sluiced");
 	argv[argc++] = "--data";
 	argv[argc++] = s->data;
 	argv[argc++] = "--listen";

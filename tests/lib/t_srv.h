@@ -17,6 +17,7 @@ struct t_srv {
 	char data[512];                   /* --data */
 	char log[600];                    /* its stderr goes here (DATA.log) */
 	const char *args[T_SRV_MAX_ARGS]; /* extra arguments, NULL-ended */
+	const char *prog; /* the program in bin/; NULL: sluiced */
 };
 
 /* Path of a built program (bin/NAME next to the test binary). */

@@ -282,6 +282,7 @@ check_epochs(const struct rec_hdr *h, const void *body, void *arg)
 		assert_int_equal(h->len - REC_HDR_SIZE, REC_EPOCH_BODY);
 		assert_true(le_load_u64(body) == h->epoch);
 		assert_true(le_load_u64((const uint8_t *)body + 8) == 1);
+		assert_true(le_load_u64((const uint8_t *)body + 16) == 42);
 		assert_true(h->lsn == 6);
 	}
 	assert_true(h->epoch == (h->lsn < 6 ? 1u : 7u));
@@ -301,9 +302,9 @@ test_wal_new_epoch_is_recorded(void **state)
 	assert_true(wal_epoch(w) == 1);
 	for (int i = 0; i < 5; i++)
 		t_wal_append(w);
-	assert_int_equal(wal_set_epoch(w, 7, 1234, &lsn), 0);
+	assert_int_equal(wal_set_epoch(w, 7, 42, 1234, &lsn), 0);
 	assert_true(lsn == 6 && wal_epoch(w) == 7);
-	assert_int_equal(wal_set_epoch(w, 7, 1234, &lsn), SLUICE_EEPOCH);
+	assert_int_equal(wal_set_epoch(w, 7, 43, 1234, &lsn), SLUICE_EEPOCH);
 	for (int i = 0; i < 5; i++)
 		t_wal_append(w);
 	assert_int_equal(wal_close(w), 0);

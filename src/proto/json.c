@@ -1,0 +1,278 @@
+/* json - see json.h. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "proto/json.h"
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* sluice_state_name's names (the library is not linked here). */
+static const char *
+state_name(int state)
+{
+	static const char *const names[] = { "none", "ready", "delayed",
+		"taken", "buried" };
+
+	return state >= 0 && state <= 4 ? names[state] : "unknown";
+}
+
+size_t
+json_utf8_seq(const unsigned char *p, size_t left)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned cp, min;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (left < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+bool
+json_utf8_valid(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = json_utf8_seq(s + i, len - i);
+
+		if (n == 0)
+			return false;
+		i += n;
+	}
+	return true;
+}
+void
+json_str(FILE *f, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	fputc('"', f);
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		size_t n = json_utf8_seq(s + i, len - i);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc((int)c, f);
+		}
+		i++;
+	}
+	fputc('"', f);
+}
+
+void
+json_cstr(FILE *f, const char *s)
+{
+	if (s == NULL)
+		fputs("null", f);
+	else
+		json_str(f, s, strlen(s));
+}
+void
+json_base64(FILE *f, const void *p, size_t len)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = p;
+	size_t i = 0;
+
+	for (; i + 3 <= len; i += 3) {
+		uint32_t v =
+		    (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+
+		fputc(tab[v >> 18], f);
+		fputc(tab[(v >> 12) & 63], f);
+		fputc(tab[(v >> 6) & 63], f);
+		fputc(tab[v & 63], f);
+	}
+	if (len - i == 1) {
+		uint32_t v = (uint32_t)s[i] << 16;
+
+		fputc(tab[v >> 18], f);
+		fputc(tab[(v >> 12) & 63], f);
+		fputs("==", f);
+	} else if (len - i == 2) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
+
+		fputc(tab[v >> 18], f);
+		fputc(tab[(v >> 12) & 63], f);
+		fputc(tab[(v >> 6) & 63], f);
+		fputc('=', f);
+	}
+}
+
+void
+json_task(FILE *f, const struct sluice_task *t)
+{
+	fprintf(f, "{\"id\":%" PRIu64 ",\"lease\":%" PRIu64 ",\"tube\":", t->id,
+	    t->lease);
+	json_cstr(f, t->tube);
+	fprintf(f, ",\"state\":\"%s\",", state_name(t->state));
+	if (t->payload_len == 0 && t->size > 0) {
+		fputs("\"payload\":null", f);
+	} else if (json_utf8_valid(t->payload, t->payload_len)) {
+		fputs("\"payload\":", f);
+		json_str(f, t->payload, t->payload_len);
+	} else {
+		fputs("\"payload_base64\":\"", f);
+		json_base64(f, t->payload, t->payload_len);
+		fputc('"', f);
+	}
+	fprintf(f,
+	    ",\"attempts\":%" PRIu32 ",\"priority\":%" PRIu32
+	    ",\"run_at\":%" PRIu64 ",\"last_error\":",
+	    t->attempts, t->priority, t->run_at);
+	json_cstr(f, t->last_error);
+	fputs(",\"key\":", f);
+	json_cstr(f, t->key);
+	fprintf(f,
+	    ",\"max_attempts\":%" PRIu32 ",\"ttr\":%" PRIu64
+	    ",\"period\":%" PRIu64 ",\"created_at\":%" PRIu64
+	    ",\"updated_at\":%" PRIu64 ",\"taken_at\":%" PRIu64
+	    ",\"deadline\":%" PRIu64 ",\"size\":%zu,\"detached\":%s}",
+	    t->max_attempts, t->ttr_ms, t->period_ms, t->created_at,
+	    t->updated_at, t->taken_at, t->deadline, t->size,
+	    t->detached ? "true" : "false");
+}
+
+static void
+kvs_json(FILE *f, const struct sluice_kv *kv, size_t n)
+{
+	fputc('{', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_cstr(f, kv[i].name);
+		fprintf(f, ":%" PRIu64, kv[i].value);
+	}
+	fputc('}', f);
+}
+
+static void
+counts_json(FILE *f, const struct sluice_tube_stats *t)
+{
+	fprintf(f,
+	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
+	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRIu64
+	    ",\"oldest_ready_age_ms\":%" PRIu64 ",\"counters\":",
+	    t->ready, t->delayed, t->taken, t->buried,
+	    t->paused_until ? "true" : "false", t->paused_until,
+	    t->oldest_ready_age_ms);
+	kvs_json(f, t->kv, t->nkv);
+	fputc('}', f);
+}
+
+const char *
+json_role_name(int role)
+{
+	return role == SLUICE_LEADER  ? "leader"
+	    : role == SLUICE_FOLLOWER ? "follower"
+	                              : "unknown";
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+void
+json_tasks(FILE *f, const struct sluice_task *t, size_t n)
+{
+	fputs("{\"tasks\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_task(f, &t[i]);
+	}
+	fputs("]}", f);
+}
+
+void
+json_stats(FILE *f, const struct sluice_stats *s)
+{
+	fprintf(f,
+	    "{\"role\":\"%s\",\"epoch\":%" PRIu64 ",\"lsn\":%" PRIu64
+	    ",\"durable_lsn\":%" PRIu64 ",\"now\":%" PRIu64 ",\"leader\":",
+	    json_role_name(s->role), s->epoch, s->lsn, s->durable_lsn, s->now);
+	json_cstr(f, s->leader[0] ? s->leader : NULL);
+	fputs(",\"tubes\":{", f);
+	for (size_t i = 0; i < s->ntubes; i++) {
+		if (i)
+			fputc(',', f);
+		json_cstr(f, s->tubes[i].name);
+		fputc(':', f);
+		counts_json(f, &s->tubes[i]);
+	}
+	fputs("},\"totals\":", f);
+	counts_json(f, &s->totals);
+	fputs(",\"node\":", f);
+	kvs_json(f, s->kv, s->nkv);
+	fputc('}', f);
+}
+
+void
+json_errors(FILE *f, const struct sluice_error_count *e, size_t n)
+{
+	fputs("{\"errors\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"error\":", i ? "," : "");
+		json_cstr(f, e[i].text);
+		fprintf(f, ",\"count\":%" PRIu64 "}", e[i].count);
+	}
+	fputs("]}", f);
+}

@@ -1,0 +1,54 @@
+/* json - sluice's results as JSON, exactly as `sluice ... --json` prints
+ * them (field names in docs/client.md): stats, tasks, error groups. The
+ * command-line tool and the server's HTTP face (/stats, the admin page's
+ * API) both print through here, so the two never drift apart.
+ *
+ * Pure: writes to the FILE it is given (a memory stream in the server),
+ * nothing else; works on the public result types of sluice.h. Strings
+ * are escaped per RFC 8259; bytes that are not UTF-8 become U+FFFD. */
+#ifndef SLUICE_PROTO_JSON_H
+#define SLUICE_PROTO_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sluice.h"
+
+/* The length of the valid UTF-8 sequence at `p` (of at most `left` bytes,
+ * left >= 1), or 0 when it is not one. */
+size_t json_utf8_seq(const unsigned char *p, size_t left);
+
+/* True when `len` bytes at `p` are valid UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+bool json_utf8_valid(const void *p, size_t len);
+
+/* `len` bytes as a JSON string, quotes included. */
+void json_str(FILE *f, const void *p, size_t len);
+
+/* json_str of a C string, or `null` for NULL. */
+void json_cstr(FILE *f, const char *s);
+
+/* Standard base64 (RFC 4648, with padding) of `len` bytes. */
+void json_base64(FILE *f, const void *p, size_t len);
+
+/* "leader", "follower" or "unknown". */
+const char *json_role_name(int role);
+
+/* One task: {"id":N,"lease":N,"tube":"t","state":"ready","payload":...}
+ * ("payload_base64" when the bytes are not UTF-8, null when omitted). */
+void json_task(FILE *f, const struct sluice_task *t);
+
+/* {"tasks":[...]} */
+void json_tasks(FILE *f, const struct sluice_task *t, size_t n);
+
+/* {"role":"leader","epoch":N,...,"tubes":{...},"totals":{...},
+ * "node":{...}} */
+void json_stats(FILE *f, const struct sluice_stats *s);
+
+/* {"errors":[{"error":"text","count":N},...]} */
+void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
+
+/* No newline is written after any of them. */
+
+#endif

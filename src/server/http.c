@@ -1,0 +1,799 @@
+/* http - see http.h.
+ *
+ * One request's life (struct hreq):
+ *   1. nng calls the handler on one of its threads with the HTTP aio;
+ *      the handler parses the query, encodes a wire request and posts it
+ *      to the core (under h->mu, so nothing is posted once quiesced);
+ *   2. the core answers through this face's reply/drop, on its thread:
+ *      they only park the answer and schedule `work` (a zero sleep), so
+ *      the core spends nothing on formatting;
+ *   3. work_cb, on an nng thread, decodes the answer, formats the HTTP
+ *      response (Prometheus text, JSON), finishes the HTTP aio, and frees
+ *      the request (its work aio through nng_aio_reap, as it is running).
+ *
+ * Every posted request is answered by the core, which answers each one
+ * (the shutdown drain included); h->inflight counts those in progress so
+ * http_close can wait for them before the server is released.
+ *
+ * Admin writes (POST) need the header X-Sluice-Admin: a page of another
+ * origin cannot send it without a CORS preflight, which is never
+ * granted, so a foreign page cannot kick or delete through a browser. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/http/http.h>
+
+#include "client/result.h"
+#include "proto/json.h"
+#include "proto/msg.h"
+#include "server/http.h"
+#include "server/http_page.h"
+#include "server/metrics.h"
+#include "sluice.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+enum {
+	QUERY_MAX = 256,   /* one decoded query value */
+	LIST_DEFAULT = 50, /* /api/list without limit */
+	CLOSE_WAIT_MS = 3000,
+};
+
+enum hkind {
+	HK_METRICS,
+	HK_STATS,
+	HK_LIST,
+	HK_ERRORS,
+	HK_KICK,
+	HK_DELETE,
+};
+
+struct http {
+	nng_http_server *srv;
+	pthread_mutex_t mu; /* net, closing */
+	struct net *net;    /* NULL until the core serves */
+	bool closing;
+	bool admin;
+	uint32_t session;
+	char *page; /* the admin page, built once */
+	size_t page_len;
+	atomic_int phase;
+	atomic_bool log_failed, follower, leader_lost, fenced;
+	atomic_uint inflight;
+	struct hreq *done; /* answered; freed on the core thread (mu) */
+};
+
+struct hreq {
+	struct net_ctx ctx; /* the core answers here */
+	struct net_ev ev;
+	struct http *h;
+	nng_aio *aio;  /* the HTTP handler's */
+	nng_aio *work; /* formats the answer off the core thread */
+	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
+	enum hkind kind;
+	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
+	struct hreq *next;            /* on h->done */
+};
+
+/* ---- health --------------------------------------------------------- */
+
+int
+http_health_status(const struct http_health *h, const char **reason)
+{
+	if (h->phase == HTTP_RECOVERING) {
+		*reason = "recovering: replaying the log, not serving yet";
+		return 503;
+	}
+	if (h->phase == HTTP_STOPPING) {
+		*reason = "stopping";
+		return 503;
+	}
+	if (h->log_failed) {
+		*reason = "log refuses writes: a write or fsync failed; "
+		          "restart sluiced";
+		return 503;
+	}
+	if (h->follower && h->leader_lost) {
+		*reason = "follower lost its leader: not connected to it";
+		return 503;
+	}
+	if (h->fenced) {
+		*reason = "fenced: a newer leader exists; this node refuses "
+		          "writes";
+		return 503;
+	}
+	*reason = "ok";
+	return 200;
+}
+
+/* ---- responses ------------------------------------------------------ */
+
+static void
+respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len)
+{
+	nng_http_res *res;
+	int rv;
+
+	if ((rv = nng_http_res_alloc(&res)) != 0) {
+		nng_aio_finish(aio, rv);
+		return;
+	}
+	if ((rv = nng_http_res_set_status(res, status)) != 0 ||
+	    (rv = nng_http_res_set_header(res, "Content-Type", ctype)) != 0 ||
+	    (rv = nng_http_res_set_header(res, "Cache-Control", "no-store")) !=
+	        0 ||
+	    (rv = nng_http_res_copy_data(res, body, len)) != 0) {
+		nng_http_res_free(res);
+		nng_aio_finish(aio, rv);
+		return;
+	}
+	nng_aio_set_output(aio, 0, res);
+	nng_aio_finish(aio, 0);
+}
+
+static void
+respond_text(nng_aio *aio, uint16_t status, const char *text)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s\n", text);
+
+	respond(aio, status, "text/plain; charset=utf-8", line,
+	    n < 0                          ? 0
+	        : (size_t)n < sizeof(line) ? (size_t)n
+	                                   : sizeof(line) - 1);
+}
+
+/* {"error":TEXT,"code":N} with an HTTP status that fits the code. */
+static void
+respond_err(nng_aio *aio, int code, const char *text, size_t len)
+{
+	uint16_t status = code == SLUICE_ENOTFOUND ? 404
+	    : code == SLUICE_ETUBE || code == SLUICE_EINVAL ||
+	        code == SLUICE_ELIMIT || code == SLUICE_ESTATE
+	    ? 400
+	    : code == SLUICE_ESHUTDOWN ? 503
+	                               : 500;
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *f = open_memstream(&body, &blen);
+
+	if (f == NULL) {
+		respond_text(aio, 500, "out of memory");
+		return;
+	}
+	fputs("{\"error\":", f);
+	json_str(f, text, len);
+	fprintf(f, ",\"code\":%d}", code);
+	fclose(f);
+	respond(aio, status, "application/json", body, blen);
+	free(body);
+}
+
+static void
+respond_errc(nng_aio *aio, int code, const char *text)
+{
+	respond_err(aio, code, text, strlen(text));
+}
+
+/* ---- the query string ------------------------------------------------- */
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The decoded value of `name` in the query of `uri` into out (NUL-ended).
+ * Returns true when present and it fits (no NUL byte inside). */
+static bool
+query_get(const char *uri, const char *name, char *out, size_t cap)
+{
+	const char *p = strchr(uri, '?');
+	size_t nlen = strlen(name);
+
+	if (p == NULL)
+		return false;
+	for (p++; *p != '\0';) {
+		const char *end = p + strcspn(p, "&");
+
+		if ((size_t)(end - p) > nlen && strncmp(p, name, nlen) == 0 &&
+		    p[nlen] == '=') {
+			size_t n = 0;
+
+			for (const char *q = p + nlen + 1; q < end; q++) {
+				int c = (unsigned char)*q;
+
+				if (c == '+') {
+					c = ' ';
+				} else if (c == '%' && end - q >= 3 &&
+				    hexval(q[1]) >= 0 && hexval(q[2]) >= 0) {
+					c = hexval(q[1]) * 16 + hexval(q[2]);
+					q += 2;
+				}
+				if (c == 0 || n + 1 >= cap)
+					return false;
+				out[n++] = (char)c;
+			}
+			out[n] = '\0';
+			return true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static bool
+query_u64(const char *uri, const char *name, uint64_t *out)
+{
+	char v[32], *end;
+
+	if (!query_get(uri, name, v, sizeof(v)) || v[0] < '0' || v[0] > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* ---- requests to the core ------------------------------------------- */
+
+static void work_cb(void *arg);
+
+static void
+face_reply(struct net_ctx *ctx, nng_msg *msg)
+{
+	struct hreq *r = (struct hreq *)ctx;
+
+	r->rep = msg;
+	nng_sleep_aio(0, r->work);
+}
+
+static void
+face_drop(struct net_ctx *ctx)
+{
+	struct hreq *r = (struct hreq *)ctx;
+
+	r->rep = NULL;
+	nng_sleep_aio(0, r->work);
+}
+
+static const struct net_face http_face = { face_reply, face_drop };
+
+/* Encodes `req` and posts it to the core; the answer comes to work_cb. On
+ * failure the HTTP request is answered here. */
+static void
+post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
+{
+	struct hreq *r = calloc(1, sizeof(*r));
+	struct buf b;
+	nng_msg *m = NULL;
+	int rc;
+
+	buf_init(&b);
+	rc = msg_encode_req(&b, req);
+	if (rc != 0) {
+		const char *t = sluice_strerror(rc);
+
+		free(r);
+		buf_free(&b);
+		respond_err(aio, rc > 0 ? rc : SLUICE_ENOMEM, t, strlen(t));
+		return;
+	}
+	if (r == NULL || nng_msg_alloc(&m, 0) != 0 ||
+	    nng_msg_append(m, b.data, b.len) != 0 ||
+	    nng_aio_alloc(&r->work, work_cb, r) != 0) {
+		if (m != NULL)
+			nng_msg_free(m);
+		free(r);
+		buf_free(&b);
+		respond_text(aio, 500, "out of memory");
+		return;
+	}
+	buf_free(&b);
+	if (req->op == MSG_OP_KICK_ID || req->op == MSG_OP_DELETE)
+		snprintf(r->what, sizeof(r->what), "%s id=%" PRIu64,
+		    req->op == MSG_OP_DELETE ? "delete" : "kick", req->id);
+	else if (req->op == MSG_OP_KICK)
+		snprintf(r->what, sizeof(r->what), "kick tube=%.*s n=%u",
+		    (int)req->kick.tube.len, req->kick.tube.p, req->kick.n);
+	r->ctx.face = &http_face;
+	r->h = h;
+	r->aio = aio;
+	r->kind = kind;
+	r->ev.kind = NET_REQUEST;
+	r->ev.session = h->session;
+	r->ev.ctx = &r->ctx;
+	r->ev.msg = m;
+	pthread_mutex_lock(&h->mu);
+	if (h->net == NULL || h->closing) {
+		pthread_mutex_unlock(&h->mu);
+		nng_msg_free(m);
+		nng_aio_free(r->work);
+		free(r);
+		respond_text(aio, 503,
+		    atomic_load(&h->phase) == HTTP_RECOVERING
+		        ? "recovering: not serving yet"
+		        : "stopping");
+		return;
+	}
+	atomic_fetch_add(&h->inflight, 1);
+	net_post(h->net, &r->ev);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The answer as the HTTP response. */
+static void
+answer(struct hreq *r)
+{
+	struct msg_rep rep;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	if (r->rep == NULL) {
+		respond_text(r->aio, 503, "the server gave up the request");
+		return;
+	}
+	rc = msg_decode_rep(
+	    nng_msg_body(r->rep), nng_msg_len(r->rep), NULL, &rep);
+	if (rc != 0) {
+		respond_text(r->aio, 500, "undecodable answer from the core");
+		return;
+	}
+	if (r->what[0] != '\0' && rep.status != 0)
+		log_info("http", "admin %s result=error error=\"%.*s\"",
+		    r->what, (int)rep.err.message.len, rep.err.message.p);
+	else if (r->what[0] != '\0')
+		log_info("http", "admin %s result=ok", r->what);
+	if (rep.status != 0) {
+		respond_err(
+		    r->aio, rep.status, rep.err.message.p, rep.err.message.len);
+		return;
+	}
+	if ((f = open_memstream(&body, &len)) == NULL) {
+		respond_text(r->aio, 500, "out of memory");
+		return;
+	}
+	rc = 0;
+	switch (r->kind) {
+	case HK_METRICS:
+	case HK_STATS: {
+		struct sluice_stats *s;
+
+		if ((rc = result_stats(&rep.stats, &s)) != 0)
+			break;
+		if (r->kind == HK_METRICS)
+			metrics_write(f, s);
+		else
+			json_stats(f, s);
+		free(s);
+		break;
+	}
+	case HK_LIST: {
+		struct sluice_task *t = NULL;
+
+		if ((rc = result_tasks(&rep.tasks, &t)) != 0)
+			break;
+		json_tasks(f, t, rep.tasks.n);
+		free(t);
+		break;
+	}
+	case HK_ERRORS: {
+		struct sluice_error_count *e = NULL;
+		size_t n = 0;
+
+		if ((rc = result_errors(&rep.errors, &e, &n)) != 0)
+			break;
+		json_errors(f, e, n);
+		free(e);
+		break;
+	}
+	case HK_KICK:
+		if (rep.op == MSG_OP_KICK)
+			fprintf(f, "{\"kicked\":%" PRIu64 "}", rep.count);
+		else
+			fprintf(f, "{\"kicked\":1,\"id\":%" PRIu64 "}",
+			    rep.after.id);
+		break;
+	case HK_DELETE:
+		fputs("{\"deleted\":1}", f);
+		break;
+	}
+	fclose(f);
+	if (rc != 0)
+		respond_text(r->aio, 500, "out of memory");
+	else if (r->kind == HK_METRICS)
+		respond(r->aio, 200, "text/plain; version=0.0.4; charset=utf-8",
+		    body, len);
+	else
+		respond(r->aio, 200, "application/json", body, len);
+	free(body);
+}
+
+static void
+work_cb(void *arg)
+{
+	struct hreq *r = arg;
+	struct http *h = r->h;
+
+	answer(r);
+	if (r->rep != NULL)
+		nng_msg_free(r->rep);
+	r->rep = NULL;
+	nng_aio_reap(r->work);
+	/* The core may still be finishing the event embedded in r
+	 * (net_ev_done follows the reply): r is freed on its thread. */
+	pthread_mutex_lock(&h->mu);
+	r->next = h->done;
+	h->done = r;
+	pthread_mutex_unlock(&h->mu);
+	atomic_fetch_sub(&h->inflight, 1);
+}
+
+/* Frees the answered requests: on the core thread, between its events,
+ * so the core is done with every one of them. */
+static void
+reclaim(struct http *h)
+{
+	struct hreq *r, *next;
+
+	pthread_mutex_lock(&h->mu);
+	r = h->done;
+	h->done = NULL;
+	pthread_mutex_unlock(&h->mu);
+	for (; r != NULL; r = next) {
+		next = r->next;
+		free(r);
+	}
+}
+
+/* ---- handlers --------------------------------------------------------- */
+
+static struct http *
+handler_http(nng_aio *aio)
+{
+	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
+}
+
+static const char *
+req_uri(nng_aio *aio)
+{
+	return nng_http_req_get_uri(nng_aio_get_input(aio, 0));
+}
+
+static void
+on_health(nng_aio *aio)
+{
+	struct http *h = handler_http(aio);
+	struct http_health hh = {
+		.phase = (enum http_phase)atomic_load(&h->phase),
+		.log_failed = atomic_load(&h->log_failed),
+		.follower = atomic_load(&h->follower),
+		.leader_lost = atomic_load(&h->leader_lost),
+		.fenced = atomic_load(&h->fenced),
+	};
+	const char *reason;
+	int status = http_health_status(&hh, &reason);
+
+	respond_text(aio, (uint16_t)status, reason);
+}
+
+static void
+on_page(nng_aio *aio)
+{
+	struct http *h = handler_http(aio);
+
+	respond(aio, 200, "text/html; charset=utf-8", h->page, h->page_len);
+}
+
+static void
+on_stats(nng_aio *aio)
+{
+	struct msg_req req = { .op = MSG_OP_STATS };
+
+	post(handler_http(aio), aio, HK_STATS, &req);
+}
+
+static void
+on_metrics(nng_aio *aio)
+{
+	struct msg_req req = { .op = MSG_OP_STATS };
+
+	post(handler_http(aio), aio, HK_METRICS, &req);
+}
+
+/* The tube of the query, checked; else answers 400 and returns false. */
+static bool
+tube_param(nng_aio *aio, char *tube, size_t cap)
+{
+	if (!query_get(req_uri(aio), "tube", tube, cap) ||
+	    !msg_tube_valid(tube, strlen(tube))) {
+		respond_errc(
+		    aio, SLUICE_ETUBE, "tube: a valid ?tube= is needed");
+		return false;
+	}
+	return true;
+}
+
+static void
+on_list(nng_aio *aio)
+{
+	static const char *const states[] = { "all", "ready", "delayed",
+		"taken", "buried" };
+	static const char *const orders[] = { "", "attempts", "age", "run_at" };
+	const char *uri = req_uri(aio);
+	struct msg_req req = { .op = MSG_OP_LIST };
+	char tube[QUERY_MAX], v[32];
+	uint64_t limit = LIST_DEFAULT;
+
+	if (!tube_param(aio, tube, sizeof(tube)))
+		return;
+	req.list.tube = msg_cstr(tube);
+	req.list.state = MSG_ST_NONE;
+	req.list.order = MSG_ORDER_ATTEMPTS;
+	if (query_get(uri, "state", v, sizeof(v))) {
+		uint8_t i = 0;
+
+		while (i < 5 && strcmp(v, states[i]) != 0)
+			i++;
+		if (i == 5)
+			goto bad;
+		req.list.state = i;
+	}
+	if (query_get(uri, "order", v, sizeof(v))) {
+		uint8_t i = 1;
+
+		while (i < 4 && strcmp(v, orders[i]) != 0)
+			i++;
+		if (i == 4)
+			goto bad;
+		req.list.order = i;
+	}
+	if (query_get(uri, "limit", v, sizeof(v)) &&
+	    (!query_u64(uri, "limit", &limit) || limit < 1 ||
+	        limit > MSG_LIST_MAX))
+		goto bad;
+	req.list.limit = (uint32_t)limit;
+	post(handler_http(aio), aio, HK_LIST, &req);
+	return;
+bad:
+	respond_errc(aio, SLUICE_EINVAL,
+	    "list: state is all|ready|delayed|taken|buried, order "
+	    "attempts|age|run_at, limit 1..1000");
+}
+
+static void
+on_errors(nng_aio *aio)
+{
+	struct msg_req req = { .op = MSG_OP_ERRORS };
+	char tube[QUERY_MAX];
+
+	if (!tube_param(aio, tube, sizeof(tube)))
+		return;
+	req.tube = msg_cstr(tube);
+	post(handler_http(aio), aio, HK_ERRORS, &req);
+}
+
+/* Admin writes: refused unless --http-admin, and without the header a
+ * cross-origin page cannot send. */
+static bool
+admin_allowed(nng_aio *aio)
+{
+	struct http *h = handler_http(aio);
+
+	if (!h->admin) {
+		respond_text(aio, 403,
+		    "read-only: start sluiced with --http-admin to kick and "
+		    "delete from the page");
+		return false;
+	}
+	if (nng_http_req_get_header(
+	        nng_aio_get_input(aio, 0), "X-Sluice-Admin") == NULL) {
+		respond_text(aio, 403, "admin requests need X-Sluice-Admin");
+		return false;
+	}
+	return true;
+}
+
+static void
+on_kick(nng_aio *aio)
+{
+	const char *uri = req_uri(aio);
+	struct msg_req req = { 0 };
+	char tube[QUERY_MAX];
+	uint64_t v = 0;
+
+	if (!admin_allowed(aio))
+		return;
+	if (query_u64(uri, "id", &v)) {
+		req.op = MSG_OP_KICK_ID;
+		req.id = v;
+	} else {
+		if (!tube_param(aio, tube, sizeof(tube)))
+			return;
+		if (!query_u64(uri, "n", &v) || v < 1 || v > UINT32_MAX) {
+			respond_errc(
+			    aio, SLUICE_EINVAL, "kick: ?id=N, or ?tube=T&n=N");
+			return;
+		}
+		req.op = MSG_OP_KICK;
+		req.kick.tube = msg_cstr(tube);
+		req.kick.n = (uint32_t)v;
+	}
+	post(handler_http(aio), aio, HK_KICK, &req);
+}
+
+static void
+on_delete(nng_aio *aio)
+{
+	struct msg_req req = { .op = MSG_OP_DELETE };
+	uint64_t id = 0;
+
+	if (!admin_allowed(aio))
+		return;
+	if (!query_u64(req_uri(aio), "id", &id)) {
+		respond_errc(aio, SLUICE_EINVAL, "delete: ?id=N");
+		return;
+	}
+	req.id = id;
+	post(handler_http(aio), aio, HK_DELETE, &req);
+}
+
+/* ---- the server ------------------------------------------------------- */
+
+static int
+add_handler(
+    struct http *h, const char *path, const char *method, void (*cb)(nng_aio *))
+{
+	nng_http_handler *hd;
+	int rv;
+
+	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
+		return rv;
+	if ((rv = nng_http_handler_set_method(hd, method)) != 0 ||
+	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
+	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
+		nng_http_handler_free(hd);
+		return rv;
+	}
+	return 0;
+}
+
+/* The one HTTP face of the process. It is never freed: nng may still be
+ * running a handler (which reads it) on one of its threads after the
+ * server is stopped, until the process ends. */
+static struct http the_http;
+
+static void
+http_release(struct http *h)
+{
+	if (h->srv != NULL)
+		nng_http_server_release(h->srv);
+	h->srv = NULL;
+}
+
+int
+http_open(struct http **out, const char *addr, bool admin)
+{
+	static const struct {
+		const char *path, *method;
+		void (*cb)(nng_aio *);
+	} routes[] = {
+		{ "/", "GET", on_page },
+		{ "/metrics", "GET", on_metrics },
+		{ "/stats", "GET", on_stats },
+		{ "/health", "GET", on_health },
+		{ "/api/list", "GET", on_list },
+		{ "/api/errors", "GET", on_errors },
+		{ "/api/kick", "POST", on_kick },
+		{ "/api/delete", "POST", on_delete },
+	};
+	struct http *h = &the_http;
+	nng_url *u = NULL;
+	char url[512];
+	int rv;
+
+	if (h->page != NULL)
+		return -EBUSY; /* one per process */
+	pthread_mutex_init(&h->mu, NULL);
+	h->admin = admin;
+	atomic_init(&h->phase, HTTP_RECOVERING);
+	atomic_init(&h->inflight, 0);
+	h->page = http_page_build(admin, &h->page_len);
+	if (h->page == NULL)
+		return -ENOMEM;
+	snprintf(url, sizeof(url), "%s%s",
+	    strstr(addr, "://") != NULL ? "" : "http://", addr);
+	rv = nng_url_parse(&u, url);
+	if (rv == 0) {
+		rv = nng_http_server_hold(&h->srv, u);
+		nng_url_free(u);
+	}
+	if (rv != 0)
+		goto fail;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if ((rv = add_handler(h, routes[i].path, routes[i].method,
+		         routes[i].cb)) != 0)
+			goto fail;
+	if ((rv = nng_http_server_start(h->srv)) != 0)
+		goto fail;
+	*out = h;
+	return 0;
+
+fail:
+	http_release(h);
+	return -(1000 + rv);
+}
+
+void
+http_attach(struct http *h, struct net *net)
+{
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->net = net;
+	h->session = net_face_session(net);
+	pthread_mutex_unlock(&h->mu);
+	atomic_store(&h->phase, HTTP_SERVING);
+}
+
+void
+http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
+    bool fenced)
+{
+	if (h == NULL)
+		return;
+	atomic_store(&h->log_failed, log_failed);
+	atomic_store(&h->follower, follower);
+	atomic_store(&h->leader_lost, leader_lost);
+	atomic_store(&h->fenced, fenced);
+	reclaim(h);
+}
+
+void
+http_quiesce(struct http *h)
+{
+	if (h == NULL)
+		return;
+	atomic_store(&h->phase, HTTP_STOPPING);
+	pthread_mutex_lock(&h->mu);
+	h->closing = true;
+	pthread_mutex_unlock(&h->mu);
+}
+
+void
+http_close(struct http *h)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	if (h == NULL)
+		return;
+	http_quiesce(h);
+	for (int i = 0; i < CLOSE_WAIT_MS && atomic_load(&h->inflight) > 0; i++)
+		nanosleep(&ts, NULL);
+	if (atomic_load(&h->inflight) > 0) {
+		/* A request the core never answered: its memory would be
+		 * used after the free. Leave the server to the exit. */
+		log_warn("http",
+		    "requests still in progress at exit; "
+		    "leaving them to the process's end");
+		return;
+	}
+	nng_http_server_stop(h->srv);
+	http_release(h);
+	reclaim(h);
+}

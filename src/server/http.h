@@ -1,0 +1,76 @@
+/* http - the HTTP face of sluiced (--http ADDR), served by nng's HTTP
+ * server:
+ *
+ *   GET  /metrics      Prometheus text format (metrics.c)
+ *   GET  /stats        the JSON of `sluice stats --json`
+ *   GET  /health       200 "ok", or 503 and the reason
+ *   GET  /             the admin page (http_page.c), self-contained
+ *   GET  /api/list     ?tube=T&state=S&order=O&limit=N  {"tasks":[...]}
+ *   GET  /api/errors   ?tube=T                          {"errors":[...]}
+ *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
+ *   POST /api/delete   ?id=N                    only with --http-admin
+ *
+ * Every answer that needs the queue is a wire request posted to the core
+ * (net_post) with this face's context; the core answers it on its thread
+ * like any client's, and the answer is formatted on an nng thread. No
+ * nng thread ever touches the queue.
+ *
+ * /health needs no core turn: it reads state the core publishes here
+ * (atomics), so it answers during recovery, before the core serves, and
+ * while the core is busy.
+ *
+ * Lifetime: http_open before recovery (answers /health "recovering" and
+ * 503 for anything else), http_attach once the core serves, http_quiesce
+ * when the core stops taking requests (new ones get 503; those already
+ * posted are answered by the core's shutdown), http_close at the end. */
+#ifndef SLUICE_SERVER_HTTP_H
+#define SLUICE_SERVER_HTTP_H
+
+#include <stdbool.h>
+
+#include "server/net.h"
+
+struct http;
+
+/* What /health reports, in order of precedence. */
+enum http_phase {
+	HTTP_RECOVERING, /* start-up: recovery has not finished */
+	HTTP_SERVING,
+	HTTP_STOPPING,
+};
+
+struct http_health {
+	enum http_phase phase;
+	bool log_failed;  /* the log refuses writes (poisoned) */
+	bool follower;    /* this node follows a leader */
+	bool leader_lost; /* ... and is not connected to it */
+	bool fenced;      /* a leader that learned of a newer leader */
+};
+
+/* The HTTP status /health answers for `h` (200 or 503), and the reason
+ * ("ok", "recovering", ...). Pure. */
+int http_health_status(const struct http_health *h, const char **reason);
+
+/* Starts serving on `addr` ("127.0.0.1:7780", or a URL "http://..."),
+ * phase HTTP_RECOVERING. `admin`: the page may kick and delete. Returns
+ * 0, or an nng error as -(1000 + code) (net_strerror names it). */
+int http_open(struct http **out, const char *addr, bool admin);
+
+/* The core serves `net` from now on (phase HTTP_SERVING). */
+void http_attach(struct http *h, struct net *net);
+
+/* On the core thread, between its events, at least once per turn of its
+ * loop: publishes the state /health reads, and frees the requests whose
+ * answers went out. Cheap. Accepts NULL. */
+void http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
+    bool fenced);
+
+/* Phase HTTP_STOPPING: no more requests are posted to the core. Call
+ * before the core's last drain of its events. Accepts NULL. */
+void http_quiesce(struct http *h);
+
+/* Waits (bounded) for the answers in progress, stops serving and frees
+ * everything. Accepts NULL. */
+void http_close(struct http *h);
+
+#endif

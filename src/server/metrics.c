@@ -1,0 +1,346 @@
+/* metrics - the stats reply in Prometheus's text exposition format
+ * (version 0.0.4): every family with its HELP and TYPE lines, then its
+ * samples. Per-tube families carry a `tube` label; the task counts a
+ * `state` label too. Every number comes from one STATS reply, so a scrape
+ * costs what stats costs: O(tubes), never O(tasks).
+ *
+ * docs/operations.md lists every metric with its meaning; keep the two
+ * in step. Pure: writes to the FILE it is given, nothing else. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/metrics.h"
+
+/* A node key/value by name; 0 when the server did not send it. */
+static uint64_t
+node_kv(const struct sluice_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->nkv; i++)
+		if (strcmp(s->kv[i].name, name) == 0)
+			return s->kv[i].value;
+	return 0;
+}
+
+static bool
+node_has(const struct sluice_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->nkv; i++)
+		if (strcmp(s->kv[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static uint64_t
+tube_kv(const struct sluice_tube_stats *t, const char *name)
+{
+	for (size_t i = 0; i < t->nkv; i++)
+		if (strcmp(t->kv[i].name, name) == 0)
+			return t->kv[i].value;
+	return 0;
+}
+
+static void
+family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void
+label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void
+tube_sample(FILE *f, const char *name, const char *tube, uint64_t v)
+{
+	fprintf(f, "%s{tube=\"", name);
+	label_value(f, tube);
+	fprintf(f, "\"} %" PRIu64 "\n", v);
+}
+
+static void
+gauge(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	family(f, name, "gauge", help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+static void
+counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	family(f, name, "counter", help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+/* Milliseconds as seconds, exactly. */
+static void
+seconds(FILE *f, uint64_t ms)
+{
+	fprintf(f, "%" PRIu64 ".%03" PRIu64 "\n", ms / 1000, ms % 1000);
+}
+
+/* ---- per tube ----------------------------------------------------------- */
+
+static const struct {
+	const char *kv; /* the stats counter */
+	const char *name;
+	const char *help;
+} tube_counters[] = {
+	{ "puts", "sluice_tube_puts_total", "Tasks put (created)." },
+	{ "takes", "sluice_tube_takes_total", "Tasks handed to workers." },
+	{ "acks", "sluice_tube_acks_total", "Tasks acknowledged as done." },
+	{ "releases", "sluice_tube_releases_total",
+	    "Tasks released back by their workers." },
+	{ "fails", "sluice_tube_fails_total",
+	    "Tasks failed by their workers (retried later or buried)." },
+	{ "buries", "sluice_tube_buries_total",
+	    "Tasks buried (by a worker or after max_attempts)." },
+	{ "kicks", "sluice_tube_kicks_total",
+	    "Buried tasks kicked back to ready." },
+	{ "deletes", "sluice_tube_deletes_total", "Tasks deleted." },
+	{ "ttr_expired", "sluice_tube_ttr_expired_total",
+	    "Leases that ended by ttr expiry (the task went back)." },
+	{ "session_released", "sluice_tube_disconnect_releases_total",
+	    "Tasks released because the worker's connection closed." },
+	{ "replaces", "sluice_tube_replaces_total",
+	    "Keyed tasks replaced by a put with replace." },
+};
+
+static void
+tubes_write(FILE *f, const struct sluice_stats *s)
+{
+	static const char *const states[] = { "ready", "delayed", "taken",
+		"buried" };
+
+	family(f, "sluice_tube_tasks", "gauge",
+	    "Tasks in the tube by state (ready, delayed, taken, buried).");
+	for (size_t i = 0; i < s->ntubes; i++) {
+		const struct sluice_tube_stats *t = &s->tubes[i];
+		uint64_t v[4] = { t->ready, t->delayed, t->taken, t->buried };
+
+		for (int k = 0; k < 4; k++) {
+			fputs("sluice_tube_tasks{tube=\"", f);
+			label_value(f, t->name);
+			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", states[k],
+			    v[k]);
+		}
+	}
+	family(f, "sluice_tube_oldest_ready_age_seconds", "gauge",
+	    "How long the tube's oldest ready task has been ready; 0 when "
+	    "none is.");
+	for (size_t i = 0; i < s->ntubes; i++) {
+		fputs("sluice_tube_oldest_ready_age_seconds{tube=\"", f);
+		label_value(f, s->tubes[i].name);
+		fputs("\"} ", f);
+		seconds(f, s->tubes[i].oldest_ready_age_ms);
+	}
+	family(f, "sluice_tube_paused", "gauge",
+	    "1 while the tube is paused (hands out no task).");
+	for (size_t i = 0; i < s->ntubes; i++)
+		tube_sample(f, "sluice_tube_paused", s->tubes[i].name,
+		    s->tubes[i].paused_until != 0);
+	for (size_t k = 0; k < sizeof(tube_counters) / sizeof(tube_counters[0]);
+	     k++) {
+		family(
+		    f, tube_counters[k].name, "counter", tube_counters[k].help);
+		for (size_t i = 0; i < s->ntubes; i++)
+			tube_sample(f, tube_counters[k].name, s->tubes[i].name,
+			    tube_kv(&s->tubes[i], tube_counters[k].kv));
+	}
+}
+
+/* ---- the node ----------------------------------------------------------- */
+
+/* A histogram from the cumulative node pairs PREFIX_le_B (the last one
+ * PREFIX_le_inf); `scale` divides the bounds and the sum (us -> s). */
+static void
+histogram(FILE *f, const struct sluice_stats *s, const char *name,
+    const char *help, const char *prefix, double scale, uint64_t sum)
+{
+	size_t plen = strlen(prefix);
+	uint64_t count = 0;
+
+	family(f, name, "histogram", help);
+	for (size_t i = 0; i < s->nkv; i++) {
+		const char *n = s->kv[i].name;
+		unsigned long long b;
+		char *end;
+
+		if (strncmp(n, prefix, plen) != 0 ||
+		    strncmp(n + plen, "_le_", 4))
+			continue;
+		if (strcmp(n + plen + 4, "inf") == 0) {
+			count = s->kv[i].value;
+			continue;
+		}
+		b = strtoull(n + plen + 4, &end, 10);
+		if (*end != '\0')
+			continue;
+		fprintf(f, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name,
+		    (double)b / scale, s->kv[i].value);
+	}
+	fprintf(f, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, count);
+	fprintf(f, "%s_sum %.9g\n", name, (double)sum / scale);
+	fprintf(f, "%s_count %" PRIu64 "\n", name, count);
+}
+
+/* A leader's followers: follower_N_acked_lsn, _lag_records, _lag_ms,
+ * _ack_ms and _ack_ms_max for N = 1..followers, labelled follower="N". */
+static void
+followers_write(FILE *f, const struct sluice_stats *s)
+{
+	static const struct {
+		const char *kv, *name, *help;
+		bool ms;
+	} per[] = {
+		{ "acked_lsn", "sluice_follower_acked_lsn",
+		    "The LSN up to which a follower holds the log durably.",
+		    false },
+		{ "lag_records", "sluice_follower_lag_records",
+		    "Records this leader wrote that a follower has not acked.",
+		    false },
+		{ "lag_ms", "sluice_follower_lag_seconds",
+		    "How long ago the oldest record a follower lacks was "
+		    "written.",
+		    true },
+		{ "ack_ms", "sluice_follower_ack_seconds",
+		    "From the append of the record a follower acked last to "
+		    "its ack that the record is durable there.",
+		    true },
+		{ "ack_ms_max", "sluice_follower_ack_max_seconds",
+		    "The most sluice_follower_ack_seconds was since the "
+		    "follower connected.",
+		    true },
+	};
+	uint64_t n = node_kv(s, "followers");
+	char key[64];
+
+	gauge(f, "sluice_followers", "Followers connected to this leader.", n);
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		family(f, per[k].name, "gauge", per[k].help);
+		for (uint64_t i = 1; i <= n; i++) {
+			snprintf(key, sizeof(key), "follower_%" PRIu64 "_%s", i,
+			    per[k].kv);
+			if (!node_has(s, key))
+				continue;
+			fprintf(
+			    f, "%s{follower=\"%" PRIu64 "\"} ", per[k].name, i);
+			if (per[k].ms)
+				seconds(f, node_kv(s, key));
+			else
+				fprintf(f, "%" PRIu64 "\n", node_kv(s, key));
+		}
+	}
+}
+
+static void
+node_write(FILE *f, const struct sluice_stats *s)
+{
+	uint64_t snap_at = node_kv(s, "snapshot_at");
+
+	family(f, "sluice_role", "gauge",
+	    "1 for the role this node has now (leader or follower).");
+	fprintf(
+	    f, "sluice_role{role=\"leader\"} %d\n", s->role == SLUICE_LEADER);
+	fprintf(f, "sluice_role{role=\"follower\"} %d\n",
+	    s->role == SLUICE_FOLLOWER);
+	gauge(f, "sluice_epoch", "The replication epoch of the log.", s->epoch);
+	gauge(f, "sluice_leader_lost",
+	    "1 on a follower not connected to its leader.",
+	    s->role == SLUICE_FOLLOWER && node_has(s, "leader_connected") &&
+	        node_kv(s, "leader_connected") == 0);
+	gauge(f, "sluice_fenced",
+	    "1 on a leader that learned of a newer leader (it refuses "
+	    "writes).",
+	    node_kv(s, "fenced"));
+	gauge(f, "sluice_replication_lag_records",
+	    "On a follower: records the leader wrote that this node lacks.",
+	    node_kv(s, "lag_records"));
+	family(f, "sluice_replication_lag_seconds", "gauge",
+	    "On a follower: how long ago the leader wrote its newest record "
+	    "while this node still lacks records; 0 when caught up.");
+	fputs("sluice_replication_lag_seconds ", f);
+	seconds(f, node_kv(s, "lag_ms"));
+	gauge(f, "sluice_lsn", "The LSN of the last record written.", s->lsn);
+	gauge(f, "sluice_durable_lsn",
+	    "The last LSN durable under the fsync policy.", s->durable_lsn);
+	family(f, "sluice_uptime_seconds", "gauge",
+	    "Seconds since the server started.");
+	fputs("sluice_uptime_seconds ", f);
+	seconds(f, node_kv(s, "uptime_ms"));
+	family(f, "sluice_recovery_seconds", "gauge",
+	    "How long start-up recovery (snapshot + log replay) took.");
+	fputs("sluice_recovery_seconds ", f);
+	seconds(f, node_kv(s, "recovery_ms"));
+	gauge(f, "sluice_connections", "Client connections open.",
+	    node_kv(s, "sessions"));
+	gauge(f, "sluice_waiting_takes",
+	    "Takes waiting for a task (blocked workers).",
+	    node_kv(s, "waiting_takes"));
+	gauge(f, "sluice_tubes", "Tubes that exist.", node_kv(s, "tubes"));
+	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
+	    node_kv(s, "tasks"));
+	gauge(f, "sluice_log_segments",
+	    "Log segment files in the data "
+	    "directory.",
+	    node_kv(s, "log_segments"));
+	counter(f, "sluice_log_written_bytes_total",
+	    "Bytes written to log segments since start.",
+	    node_kv(s, "log_bytes"));
+	counter(f, "sluice_log_fsyncs_total",
+	    "fdatasyncs of the log since start.", node_kv(s, "log_fsyncs"));
+	gauge(f, "sluice_log_available_bytes",
+	    "Log space left in the current and preallocated segments.",
+	    node_kv(s, "log_available"));
+	gauge(f, "sluice_log_reserved_bytes",
+	    "Log space kept for the records live tasks still need.",
+	    node_kv(s, "log_reserved"));
+	gauge(f, "sluice_log_failed",
+	    "1 once a log write or fsync failed: writes are refused until "
+	    "a restart.",
+	    node_kv(s, "log_failed"));
+	histogram(f, s, "sluice_log_commit_seconds",
+	    "Group commit latency: a batch's write submitted to its "
+	    "fdatasync done.",
+	    "log_commit_us", 1e6, node_kv(s, "log_commit_us_sum"));
+	histogram(f, s, "sluice_log_batch_records",
+	    "Records per group-commit batch.", "log_batch", 1,
+	    node_kv(s, "log_batch_records"));
+	gauge(f, "sluice_snapshot_lsn", "The LSN the newest snapshot covers.",
+	    node_kv(s, "snapshot_lsn"));
+	family(f, "sluice_snapshot_age_seconds", "gauge",
+	    "Seconds since the newest snapshot was published; NaN when "
+	    "this process has published none.");
+	fputs("sluice_snapshot_age_seconds ", f);
+	if (snap_at != 0)
+		seconds(f, s->now > snap_at ? s->now - snap_at : 0);
+	else
+		fputs("NaN\n", f);
+	family(f, "sluice_snapshot_duration_seconds", "gauge",
+	    "How long the newest snapshot took to write.");
+	fputs("sluice_snapshot_duration_seconds ", f);
+	seconds(f, node_kv(s, "snapshot_ms"));
+	gauge(f, "sluice_sync_replicas",
+	    "Followers that must hold a write before it is answered.",
+	    node_kv(s, "sync_replicas"));
+	followers_write(f, s);
+}
+
+void
+metrics_write(FILE *f, const struct sluice_stats *s)
+{
+	node_write(f, s);
+	tubes_write(f, s);
+}

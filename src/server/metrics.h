@@ -1,0 +1,14 @@
+/* metrics - a stats reply as Prometheus metrics (text exposition format
+ * 0.0.4, `sluice_` prefix), for GET /metrics. docs/operations.md lists
+ * every metric. */
+#ifndef SLUICE_SERVER_METRICS_H
+#define SLUICE_SERVER_METRICS_H
+
+#include <stdio.h>
+
+#include "sluice.h"
+
+/* Writes every metric of `s` (a stats reply of every tube) to `f`. */
+void metrics_write(FILE *f, const struct sluice_stats *s);
+
+#endif

@@ -1,0 +1,470 @@
+/* The HTTP face of sluiced (--http): /metrics is valid Prometheus text
+ * (promtool, from Debian's prometheus package, checks it) and says what
+ * `sluice stats --json` says after a known workload; /stats is that
+ * JSON; /health turns 503 once the log refuses writes (a fault armed in
+ * sluiced-fault) and on a follower whose leader is gone; admin writes
+ * need --http-admin. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it.h"
+#include "it_http.h"
+
+enum { OUT_MAX = 1 << 20 };
+
+struct http_srv {
+	struct t_srv *s;
+	int hport;
+	char haddr[64];
+};
+
+/* A server with --http on a free port (and `extra`, NULL-ended). */
+static void
+start_http(void **state, struct http_srv *h, const char *name, const char *prog,
+    const char *const *extra)
+{
+	int n = 0;
+
+	h->s = it_srv(*state, name);
+	h->s->prog = prog;
+	h->hport = it_free_port();
+	snprintf(h->haddr, sizeof(h->haddr), "127.0.0.1:%d", h->hport);
+	h->s->args[n++] = "--http";
+	h->s->args[n++] = h->haddr;
+	for (; extra != NULL && *extra != NULL; extra++)
+		h->s->args[n++] = *extra;
+	it_start(h->s);
+}
+
+/* Polls GET `path` (every 50 ms, bounded) until it answers `want`; the
+ * body (to free). Fails the test, saying what came last and printing the
+ * server's log, when it never did. */
+static char *
+wait_status(
+    const struct http_srv *h, const char *path, int want, int64_t timeout_ms)
+{
+	int64_t deadline = it_mono_ms() + timeout_ms;
+	char *body = NULL, last[512] = "(no answer)";
+	int st = -1;
+
+	while (it_mono_ms() < deadline) {
+		st = it_http(h->hport, "GET", path, NULL, NULL, &body);
+		if (st == want)
+			return body;
+		snprintf(last, sizeof(last), "%s", body ? body : "(no answer)");
+		free(body);
+		body = NULL;
+		it_sleep_ms(50);
+	}
+	fprintf(stderr, "--- %s\n", h->s->log);
+	{
+		char line[1024];
+		FILE *f = fopen(h->s->log, "r");
+
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+			fputs(line, stderr);
+		if (f != NULL)
+			fclose(f);
+	}
+	fail_msg("GET %s never answered %d within %" PRId64 " ms; last: %d %s",
+	    path, want, timeout_ms, st, last);
+	return NULL;
+}
+
+/* `sluice -s URL stats --json` of the server: the output (to free). */
+static char *
+cli_stats_json(const struct t_srv *s)
+{
+	char bin[1024], *out = malloc(OUT_MAX), err[4096];
+	char *argv[] = { bin, "-s", (char *)s->url, "stats", "--json", NULL };
+	int rc;
+
+	assert_non_null(out);
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
+	/* The tool connects within 2 s; a machine busy with sanitized
+	 * builds may need longer: a few tries (bounded). */
+	for (int i = 0; i < 3; i++) {
+		rc = t_run(argv, NULL, out, OUT_MAX, err, sizeof(err));
+		if (rc == 0 || strstr(err, "no connection") == NULL)
+			break;
+	}
+	if (rc != 0)
+		fail_msg("sluice stats --json: exit %d: %s", rc, err);
+	return out;
+}
+
+static void
+fail_one(struct sluice_client *c, const char *tube, const char *error)
+{
+	struct sluice_task *t = it_take(c, tube, 0, 1);
+
+	it_rc(c, sluice_fail(c, t->id, t->lease, error, -1, NULL), 0);
+	sluice_task_free(t);
+}
+
+/* alpha: 1 ready, 1 delayed, 1 taken, 1 acked. beta: 2 buried by
+ * failing at max_attempts 1, one of them kicked back; 1 failed and
+ * delayed by the backoff. */
+static struct sluice_task *
+workload(struct sluice_client *c)
+{
+	struct sluice_put_opts o;
+	struct sluice_task *t, *held;
+	uint64_t kicked = 0;
+
+	sluice_put_opts_init(&o);
+	o.tube = "alpha";
+	it_put_o(c, &o, "a1");
+	it_put_o(c, &o, "a2");
+	it_put_o(c, &o, "a3");
+	o.delay_ms = 3600000;
+	it_put_o(c, &o, "later");
+	t = it_take(c, "alpha", 0, 1);
+	it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	held = it_take(c, "alpha", 0, 1);
+
+	sluice_put_opts_init(&o);
+	o.tube = "beta";
+	o.max_attempts = 1;
+	it_put_o(c, &o, "x");
+	it_put_o(c, &o, "y");
+	fail_one(c, "beta", "disk full");
+	fail_one(c, "beta", "disk full");
+	it_rc(c, sluice_kick(c, "beta", 1, &kicked), 0);
+	assert_int_equal(kicked, 1);
+	o.max_attempts = 0;
+	o.priority = 5000; /* after the kicked one */
+	it_put_o(c, &o, "z");
+	t = it_take(c, "beta", 0, 1);
+	sluice_task_free(t); /* the kicked one: taken again */
+	t = it_take(c, "beta", 0, 1);
+	it_rc(c, sluice_fail(c, t->id, t->lease, "timeout", -1, NULL), 0);
+	sluice_task_free(t);
+	return held;
+}
+
+static void
+check_tube(const char *metrics, const char *json, const char *tube,
+    const uint64_t want[4])
+{
+	static const char *const states[] = { "ready", "delayed", "taken",
+		"buried" };
+	static const char *const counters[][2] = {
+		{ "puts", "sluice_tube_puts_total" },
+		{ "takes", "sluice_tube_takes_total" },
+		{ "acks", "sluice_tube_acks_total" },
+		{ "releases", "sluice_tube_releases_total" },
+		{ "fails", "sluice_tube_fails_total" },
+		{ "buries", "sluice_tube_buries_total" },
+		{ "kicks", "sluice_tube_kicks_total" },
+		{ "deletes", "sluice_tube_deletes_total" },
+		{ "ttr_expired", "sluice_tube_ttr_expired_total" },
+		{ "session_released", "sluice_tube_disconnect_releases_total" },
+	};
+	char series[256];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(series, sizeof(series),
+		    "sluice_tube_tasks{tube=\"%s\",state=\"%s\"}", tube,
+		    states[i]);
+		assert_int_equal((uint64_t)it_metric(metrics, series), want[i]);
+		assert_int_equal(
+		    (uint64_t)it_json_num(json, tube, states[i]), want[i]);
+	}
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		snprintf(series, sizeof(series), "%s{tube=\"%s\"}",
+		    counters[i][1], tube);
+		assert_int_equal((uint64_t)it_metric(metrics, series),
+		    (uint64_t)it_json_num(json, tube, counters[i][0]));
+	}
+}
+
+/* After a known workload, promtool accepts /metrics and every count and
+ * counter equals what `sluice stats --json` reports. */
+static void
+test_metrics_pass_promtool_and_match_sluice_stats(void **state)
+{
+	static const uint64_t alpha[4] = { 1, 1, 1, 0 };
+	static const uint64_t beta[4] = { 0, 1, 1, 1 };
+	char promtool[1024], out[4096], err[4096];
+	struct http_srv h;
+	struct sluice_client *c;
+	struct sluice_task *held;
+	char *metrics, *json;
+
+	if (!it_which("promtool", promtool, sizeof(promtool)))
+		fail_msg("promtool is missing: install Debian's prometheus "
+		         "package (make test does)");
+	start_http(state, &h, "m", NULL, NULL);
+	c = it_client(h.s);
+	held = workload(c);
+	metrics = it_http_get(h.hport, "/metrics", 200);
+	json = cli_stats_json(h.s);
+
+	{
+		char *argv[] = { promtool, "check", "metrics", NULL };
+		int rc =
+		    t_run(argv, metrics, out, sizeof(out), err, sizeof(err));
+
+		if (rc != 0)
+			fail_msg(
+			    "promtool check metrics: %d\n%s%s", rc, out, err);
+	}
+	check_tube(metrics, json, "alpha", alpha);
+	check_tube(metrics, json, "beta", beta);
+	assert_int_equal((uint64_t)it_metric(
+	                     metrics, "sluice_tube_acks_total{tube=\"alpha\"}"),
+	    1);
+	assert_int_equal((uint64_t)it_metric(
+	                     metrics, "sluice_tube_kicks_total{tube=\"beta\"}"),
+	    1);
+	assert_int_equal((uint64_t)it_metric(metrics,
+	                     "sluice_tube_buries_total{tube=\"beta\"}"),
+	    2);
+	/* The node: nothing was written between the two reads. */
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_lsn"),
+	    (uint64_t)it_json_num(json, NULL, "lsn"));
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_durable_lsn"),
+	    (uint64_t)it_json_num(json, NULL, "durable_lsn"));
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_epoch"),
+	    (uint64_t)it_json_num(json, NULL, "epoch"));
+	assert_int_equal(
+	    (uint64_t)it_metric(metrics, "sluice_role{role=\"leader\"}"), 1);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_tasks"),
+	    (uint64_t)it_json_num(json, "node", "tasks"));
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_log_segments"),
+	    (uint64_t)it_json_num(json, "node", "log_segments"));
+	assert_int_equal(
+	    (uint64_t)it_metric(metrics, "sluice_log_batch_records_count"),
+	    (uint64_t)it_json_num(json, "node", "log_batches"));
+	assert_true(it_metric(metrics, "sluice_log_commit_seconds_count") >= 1);
+	assert_true(it_metric(metrics,
+	                "sluice_log_commit_seconds_bucket{le=\"+Inf\"}") ==
+	    it_metric(metrics, "sluice_log_commit_seconds_count"));
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_log_failed"), 0);
+	/* The ready task of alpha has waited since it was put. */
+	assert_true(
+	    it_metric(metrics,
+	        "sluice_tube_oldest_ready_age_seconds{tube=\"alpha\"}") > 0);
+	sluice_task_free(held);
+	sluice_close(c);
+	free(metrics);
+	free(json);
+}
+
+/* /stats is the JSON `sluice stats --json` prints. */
+static void
+test_stats_is_the_json_of_sluice_stats(void **state)
+{
+	static const char *const keys[] = { "ready", "delayed", "taken",
+		"buried", "puts", "takes", "fails", "buries", "kicks" };
+	struct http_srv h;
+	struct sluice_client *c;
+	struct sluice_task *held;
+	char *http, *cli, role[32];
+
+	start_http(state, &h, "s", NULL, NULL);
+	c = it_client(h.s);
+	held = workload(c);
+	http = it_http_get(h.hport, "/stats", 200);
+	cli = cli_stats_json(h.s);
+	assert_true(it_json_str(http, "role", role, sizeof(role)));
+	assert_string_equal(role, "leader");
+	assert_true(strncmp(http, "{\"role\":\"leader\",\"epoch\":", 25) == 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		assert_int_equal((uint64_t)it_json_num(http, "alpha", keys[i]),
+		    (uint64_t)it_json_num(cli, "alpha", keys[i]));
+		assert_int_equal((uint64_t)it_json_num(http, "beta", keys[i]),
+		    (uint64_t)it_json_num(cli, "beta", keys[i]));
+	}
+	assert_int_equal((uint64_t)it_json_num(http, NULL, "lsn"),
+	    (uint64_t)it_json_num(cli, NULL, "lsn"));
+	assert_non_null(strstr(http, "\"log_commit_us_le_inf\":"));
+	sluice_task_free(held);
+	sluice_close(c);
+	free(http);
+	free(cli);
+}
+
+/* /health: 200 while serving; 503 naming the log once a write failed
+ * (sluiced-fault fails the log's first write, sticky), while /metrics
+ * still answers and says so. */
+static void
+test_health_is_503_when_the_log_refuses_writes(void **state)
+{
+	struct http_srv h;
+	struct sluice_client *c;
+	char *body, *metrics;
+	uint64_t id = 0;
+	int created, rc = 0;
+
+	/* The 2nd write of the log: a leader writes its epoch record at
+	 * start, the first put is the next one. */
+	setenv("SLUICE_FAULT", "wal_write:2:EIO:sticky", 1);
+	start_http(state, &h, "f", "sluiced-fault", NULL);
+	unsetenv("SLUICE_FAULT");
+	body = it_http_get(h.hport, "/health", 200);
+	assert_string_equal(body, "ok\n");
+	free(body);
+
+	/* Puts until the armed write fails one (bounded). */
+	c = it_client(h.s);
+	for (int i = 0; i < 20; i++) {
+		rc = sluice_put(c, NULL, "doomed", 6, &id, &created);
+		if (rc != 0)
+			break;
+	}
+	assert_int_equal(rc, SLUICE_ELOG);
+	body = wait_status(&h, "/health", 503, 10000);
+	assert_non_null(strstr(body, "log refuses writes"));
+	metrics = it_http_get(h.hport, "/metrics", 200);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_log_failed"), 1);
+	sluice_close(c);
+	free(body);
+	free(metrics);
+}
+
+/* Kick and delete answer 403 without --http-admin, and without the
+ * X-Sluice-Admin header (which a foreign page cannot send); with both
+ * they work. */
+static void
+test_admin_writes_need_http_admin(void **state)
+{
+	static const char *const admin[] = { "--http-admin", NULL };
+	const char *hdr = "X-Sluice-Admin: 1\r\n";
+	struct http_srv ro, rw;
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	struct sluice_task *t;
+	char path[128], *body;
+	uint64_t id;
+
+	start_http(state, &ro, "ro", NULL, NULL);
+	start_http(state, &rw, "rw", NULL, admin);
+	c = it_client(rw.s);
+	sluice_put_opts_init(&o);
+	o.tube = "jobs";
+	o.max_attempts = 1;
+	id = it_put_o(c, &o, "p");
+	t = it_take(c, "jobs", 0, 1);
+	it_rc(c, sluice_fail(c, t->id, t->lease, "broken", -1, NULL), 0);
+	sluice_task_free(t);
+	assert_int_equal(it_state(c, id), SLUICE_BURIED);
+
+	snprintf(path, sizeof(path), "/api/kick?id=%" PRIu64, id);
+	assert_int_equal(
+	    it_http(ro.hport, "POST", path, hdr, NULL, &body), 403);
+	assert_non_null(strstr(body, "--http-admin"));
+	free(body);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, NULL, NULL, &body), 403);
+	free(body);
+	assert_int_equal(it_state(c, id), SLUICE_BURIED);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
+	free(body);
+	assert_int_equal(it_state(c, id), SLUICE_READY);
+	/* Admin writes are logged, with key=value fields. */
+	snprintf(path, sizeof(path), "admin kick id=%" PRIu64 " result=ok", id);
+	assert_int_equal(it_log_count(rw.s, path), 1);
+
+	/* The page's reads. */
+	body = it_http_get(rw.hport, "/api/list?tube=jobs&state=all", 200);
+	assert_non_null(strstr(body, "\"last_error\":\"broken\""));
+	free(body);
+	body = it_http_get(rw.hport, "/api/errors?tube=jobs", 200);
+	assert_string_equal(
+	    body, "{\"errors\":[{\"error\":\"broken\",\"count\":1}]}");
+	free(body);
+	body = it_http_get(rw.hport, "/api/list?tube=bad%20name", 400);
+	free(body);
+
+	snprintf(path, sizeof(path), "/api/delete?id=%" PRIu64, id);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
+	free(body);
+	assert_int_equal(it_state(c, id), 0);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 404);
+	free(body);
+	sluice_close(c);
+}
+
+/* A follower's /health is 200 while it is connected to its leader, and
+ * 503 once the leader is gone (killed); its metrics say so too. The
+ * leader's metrics show the follower and its acked LSN. */
+static void
+test_health_is_503_on_a_follower_whose_leader_is_gone(void **state)
+{
+	static char repl[64];
+	struct http_srv leader, follower;
+	const char *largs[] = { "--repl-listen", repl, NULL };
+	const char *fargs[] = { "--follow", repl, NULL };
+	struct sluice_client *c;
+	char *body, *metrics;
+	int64_t deadline;
+
+	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", it_free_port());
+	start_http(state, &leader, "leader", NULL, largs);
+	start_http(state, &follower, "follower", NULL, fargs);
+	body = wait_status(&follower, "/health", 200, 30000);
+	free(body);
+
+	c = it_client(leader.s);
+	it_put(c, "jobs", "replicated");
+	/* The leader sees its follower ack the put. */
+	deadline = it_mono_ms() + 15000;
+	for (;;) {
+		metrics = it_http_get(leader.hport, "/metrics", 200);
+		if (it_metric(metrics, "sluice_followers") == 1 &&
+		    it_metric(
+		        metrics, "sluice_follower_acked_lsn{follower=\"1\"}") ==
+		        it_metric(metrics, "sluice_lsn"))
+			break;
+		free(metrics);
+		if (it_mono_ms() > deadline)
+			fail_msg("the follower never acked the leader's log");
+		it_sleep_ms(50);
+	}
+	free(metrics);
+	sluice_close(c);
+	metrics = it_http_get(follower.hport, "/metrics", 200);
+	assert_int_equal(
+	    (uint64_t)it_metric(metrics, "sluice_role{role=\"follower\"}"), 1);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_leader_lost"), 0);
+	free(metrics);
+
+	t_srv_stop(leader.s, SIGKILL);
+	body = wait_status(&follower, "/health", 503, 30000);
+	assert_non_null(strstr(body, "follower lost its leader"));
+	free(body);
+	metrics = it_http_get(follower.hport, "/metrics", 200);
+	assert_int_equal((uint64_t)it_metric(metrics, "sluice_leader_lost"), 1);
+	free(metrics);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_metrics_pass_promtool_and_match_sluice_stats, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_stats_is_the_json_of_sluice_stats, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_health_is_503_when_the_log_refuses_writes, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_admin_writes_need_http_admin, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_health_is_503_on_a_follower_whose_leader_is_gone,
+		    it_setup, it_teardown),
+	};
+	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
+}

@@ -1,0 +1,1 @@
+sluice_test(metrics LIBS sluice_server TIMEOUT 30)
