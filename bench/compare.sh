@@ -5,6 +5,8 @@
 # a free port on 127.0.0.1:
 #   sluice       build/bin/sluiced --fsync always (fdatasync before a reply,
 #                group commit)
+#   sluice-bs    the same sluiced driven through its beanstalk face
+#                (--beanstalk): the beanstalkd load generator, unchanged
 #   bs-f0        beanstalkd -b DIR -f 0 (binlog, fsync after every write:
 #                durable like sluice)
 #   bs-nolog     beanstalkd without -b (no binlog: nothing survives a crash)
@@ -132,11 +134,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A TCP port nothing listens on now.
+# A TCP port nothing listens on now, below the ephemeral range (32768+),
+# so that no client's outgoing connection holds it when a server binds.
 free_port() {
 	local p i
 	for i in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
@@ -177,6 +180,12 @@ start_server() {
 	sluice)
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$port" \
 			--fsync always >"$SERVER_LOG" 2>&1 &
+		;;
+	sluice-bs)
+		# clients use the beanstalk port; the nng one is not used
+		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
+			--beanstalk "127.0.0.1:$port" --fsync always \
+			>"$SERVER_LOG" 2>&1 &
 		;;
 	bs-f0)
 		"$BEANSTALKD" -l 127.0.0.1 -p "$port" -b "$dir" -f 0 \
@@ -252,7 +261,7 @@ clamp() { # clamp VALUE LO HI (integers)
 	echo "$v"
 }
 
-KINDS=(sluice bs-f0 bs-nolog)
+KINDS=(sluice sluice-bs bs-f0 bs-nolog)
 [ $skip_sluice = 0 ] || KINDS=(bs-f0 bs-nolog)
 CONNS=(1 32)
 WORKLOADS=(put drain mixed)
@@ -314,11 +323,11 @@ ratio() { # ratio KEY_A KEY_B: OPS[a] / OPS[b] with two decimals, or "-"
 
 TABLE=$TMP/table.md
 {
-	echo "| workload | C | sluice ops/s | beanstalkd -f0 ops/s | beanstalkd (no binlog) ops/s | sluice / beanstalkd -f0 | p99 sluice (us) | p99 beanstalkd -f0 (us) | p99 beanstalkd no binlog (us) |"
-	echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+	echo "| workload | C | sluice ops/s | sluice beanstalk face ops/s | beanstalkd -f0 ops/s | beanstalkd (no binlog) ops/s | sluice / beanstalkd -f0 | sluice beanstalk face / beanstalkd -f0 | p99 sluice (us) | p99 sluice beanstalk face (us) | p99 beanstalkd -f0 (us) | p99 beanstalkd no binlog (us) |"
+	echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
-			echo "| $w | $c | $(cell OPS sluice/$w/$c) | $(cell OPS bs-f0/$w/$c) | $(cell OPS bs-nolog/$w/$c) | $(ratio sluice/$w/$c bs-f0/$w/$c) | $(cell P99 sluice/$w/$c) | $(cell P99 bs-f0/$w/$c) | $(cell P99 bs-nolog/$w/$c) |"
+			echo "| $w | $c | $(cell OPS sluice/$w/$c) | $(cell OPS sluice-bs/$w/$c) | $(cell OPS bs-f0/$w/$c) | $(cell OPS bs-nolog/$w/$c) | $(ratio sluice/$w/$c bs-f0/$w/$c) | $(ratio sluice-bs/$w/$c bs-f0/$w/$c) | $(cell P99 sluice/$w/$c) | $(cell P99 sluice-bs/$w/$c) | $(cell P99 bs-f0/$w/$c) | $(cell P99 bs-nolog/$w/$c) |"
 		done
 	done
 } >"$TABLE"
@@ -331,10 +340,10 @@ cat "$TABLE"
 
 DAT=$TMP/chart.dat
 {
-	echo "# label sluice bs-f0 bs-nolog"
+	echo "# label sluice bs-f0 bs-nolog sluice-bs"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
-			echo "\"$w C=$c\" $(cell OPS sluice/$w/$c) $(cell OPS bs-f0/$w/$c) $(cell OPS bs-nolog/$w/$c)"
+			echo "\"$w C=$c\" $(cell OPS sluice/$w/$c) $(cell OPS bs-f0/$w/$c) $(cell OPS bs-nolog/$w/$c) $(cell OPS sluice-bs/$w/$c)"
 		done
 	done
 } >"$DAT"

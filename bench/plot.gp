@@ -3,7 +3,7 @@
 # orders of magnitude). Called as
 #   gnuplot -e "datafile='chart.dat'; outfile='out.png'; nosluice=0" bench/plot.gp
 # where chart.dat has one line per workload (lines starting # are skipped):
-#   "put C=1" SLUICE BS_F0 BS_NOLOG     ("-" for a figure not measured)
+#   "put C=1" SLUICE BS_F0 BS_NOLOG SLUICE_BS  ("-": not measured)
 set terminal pngcairo size 960,540 font "sans,10"
 set output outfile
 set title "Client workloads: ops/s (100-byte payloads, closed loop; higher is better)"
@@ -25,6 +25,7 @@ if (nosluice) {
 	     ''       using 4 title "beanstalkd (no binlog)" lc rgb "#edae49"
 } else {
 	plot datafile using 2:xtic(1) title "sluice (fsync always)" lc rgb "#1b6ca8", \
+	     ''       using 5 title "sluice, beanstalk face" lc rgb "#00798c", \
 	     ''       using 3 title "beanstalkd -f0 (binlog, fsync per write)" lc rgb "#d1495b", \
 	     ''       using 4 title "beanstalkd (no binlog)" lc rgb "#edae49"
 }

@@ -30,6 +30,7 @@ enum {
 	RELEASE_F_PRIORITY = 0x01,
 	FAIL_F_DELAY = 0x01,
 	LIST_F_PAYLOADS = 0x01,
+	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
@@ -42,6 +43,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY,
 	[MSG_OP_FAIL] = FAIL_F_DELAY,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
+	[MSG_OP_KICK] = KICK_F_DELAYED,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -68,12 +70,13 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SNAPSHOT] = "snapshot",
 	[MSG_OP_PROMOTE] = "promote",
 	[MSG_OP_FOLLOW] = "follow",
+	[MSG_OP_JOB] = "job",
 };
 
 static bool
 op_known(uint8_t op)
 {
-	return op > 0 && op < MSG_OP_END_;
+	return op > 0 && op < MSG_OP_END_ && op_names[op] != NULL;
 }
 
 const char *
@@ -527,6 +530,12 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	return 0;
 }
 
+static bool
+job_verb_valid(uint8_t verb)
+{
+	return verb >= MSG_JOB_DELETE && verb < MSG_JOB_END_;
+}
+
 static int
 get_req_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
@@ -575,6 +584,7 @@ get_req_body(
 	case MSG_OP_KICK:
 		TRY(get_tube(r, false, &q->kick.tube));
 		q->kick.n = rd_u32(r);
+		q->kick.delayed = flags & KICK_F_DELAYED;
 		NEED(r);
 		return q->kick.n == 0 ? SLUICE_EINVAL : 0;
 	case MSG_OP_KICK_ID:
@@ -621,6 +631,13 @@ get_req_body(
 	case MSG_OP_FOLLOW:
 		TRY(get_text(r, MSG_URL_MAX, &q->url));
 		return q->url.len == 0 ? SLUICE_EINVAL : 0;
+	case MSG_OP_JOB:
+		q->job.verb = rd_u8(r);
+		q->job.id = rd_u64(r);
+		q->job.priority = rd_u32(r);
+		q->job.delay = rd_u64(r);
+		NEED(r);
+		return job_verb_valid(q->job.verb) ? 0 : SLUICE_EPROTO;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -721,6 +738,7 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
+	case MSG_OP_JOB:
 		return get_tasks(r, pmax, &m->tasks);
 	case MSG_OP_ACK:
 	case MSG_OP_RELEASE:
@@ -875,6 +893,8 @@ req_flag_byte(const struct msg_req *q)
 		return q->fail.set_delay ? FAIL_F_DELAY : 0;
 	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
+	case MSG_OP_KICK:
+		return q->kick.delayed ? KICK_F_DELAYED : 0;
 	}
 	return 0;
 }
@@ -971,6 +991,14 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		if (q->url.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->url, MSG_URL_MAX);
+	case MSG_OP_JOB:
+		if (!job_verb_valid(q->job.verb))
+			return SLUICE_EINVAL;
+		buf_put_u8(b, q->job.verb);
+		buf_put_u64(b, q->job.id);
+		buf_put_u32(b, q->job.priority);
+		buf_put_u64(b, q->job.delay);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -1128,6 +1156,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
+	case MSG_OP_JOB:
 		return enc_tasks(b, &m->tasks);
 	case MSG_OP_ACK:
 	case MSG_OP_RELEASE:

@@ -75,7 +75,21 @@ enum msg_op {
 	MSG_OP_SNAPSHOT = 0x15,
 	MSG_OP_PROMOTE = 0x16,
 	MSG_OP_FOLLOW = 0x17,
+	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
+	MSG_OP_JOB = 0x20,
 	MSG_OP_END_ /* one past the last op */
+};
+
+/* What MSG_OP_JOB does to its task. The task must not be taken, or be
+ * taken under a session lease of the session that sends the request:
+ * anything else is SLUICE_ENOTFOUND, as for an unknown id. */
+enum msg_job_verb {
+	MSG_JOB_DELETE = 1,  /* cancel it */
+	MSG_JOB_RELEASE = 2, /* taken: back, with priority and delay */
+	MSG_JOB_BURY = 3,    /* taken: buried, with priority */
+	MSG_JOB_TOUCH = 4,   /* taken: extend the lease */
+	MSG_JOB_TAKE = 5,    /* ready, delayed or buried: take it */
+	MSG_JOB_END_
 };
 
 /* Task states as they travel (task records, peek_next, list). 0 means
@@ -182,7 +196,16 @@ struct msg_fail {
 
 struct msg_kick {
 	struct msg_str tube;
-	uint32_t n; /* >= 1 buried tasks to kick */
+	uint32_t n;   /* >= 1 buried tasks to kick */
+	bool delayed; /* none buried: kick delayed ones, soonest first */
+};
+
+/* MSG_OP_JOB */
+struct msg_job {
+	uint8_t verb; /* enum msg_job_verb */
+	uint64_t id;
+	uint32_t priority; /* release, bury: the priority from now on */
+	uint64_t delay;    /* release: ms before it is ready again */
 };
 
 struct msg_peek_next {
@@ -213,6 +236,7 @@ struct msg_pause {
  *   stats                        -> tube (len 0 = every tube)
  *   peek_next list pause
  *   follow                       -> url (1..MSG_URL_MAX bytes)
+ *   job
  *   snapshot, promote            -> nothing */
 struct msg_req {
 	uint8_t op;
@@ -232,6 +256,7 @@ struct msg_req {
 		struct msg_list list;
 		struct msg_pause pause;
 		struct msg_str url;
+		struct msg_job job;
 	};
 };
 
@@ -337,6 +362,7 @@ struct msg_errors {
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
  *   put -> put          put_batch -> put_batch     take, list -> tasks
+ *   job -> tasks (the task after the op; none when deleted)
  *   ack release fail touch bury kick_id -> after
  *   kick, flush -> count       delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats

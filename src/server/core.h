@@ -145,6 +145,14 @@ void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 void ops_handle(
     struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
 
+/* ops.c: a task as the wire carries it (the payload only when asked). */
+void ops_view_to_task(
+    const struct queue_task_view *v, bool payload, struct msg_task *t);
+
+/* ops_job.c: MSG_OP_JOB, the beanstalk face's operations on one task. */
+void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req);
+
 /* ops.c: tries every waiting take in arrival order; answers those that
  * got tasks and those whose wait is over. */
 void ops_serve_waiters(struct core *c, int64_t mono_ms);

@@ -38,6 +38,8 @@ static const char usage[] =
     "                         (default: none)\n"
     "  --http-admin           the admin page may kick and delete tasks\n"
     "                         (default: read-only)\n"
+    "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
+    "                         e.g. 127.0.0.1:11300 (default: none)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
     "  --ttr MS               default time-to-run (default 60000)\n"
     "  --dedup-window MS      how long a completed key stays taken\n"
@@ -62,6 +64,7 @@ enum {
 	OPT_SYNC_TIMEOUT,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
+	OPT_BEANSTALK,
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
@@ -85,6 +88,7 @@ static const struct option options[] = {
 	{ "sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
+	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
@@ -185,6 +189,9 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			break;
 		case OPT_HTTP_ADMIN:
 			cfg->http_admin = true;
+			break;
+		case OPT_BEANSTALK:
+			cfg->beanstalk = optarg;
 			break;
 		case OPT_MAX_PAYLOAD:
 			if (parse_u64("--max-payload", optarg, 1, 64 << 20, &v))

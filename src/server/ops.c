@@ -26,8 +26,9 @@
 
 enum { ERR_GROUPS_MAX = 1000 };
 
-static void
-view_to_task(const struct queue_task_view *v, bool payload, struct msg_task *t)
+void
+ops_view_to_task(
+    const struct queue_task_view *v, bool payload, struct msg_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->id = v->id;
@@ -228,7 +229,7 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (queue_peek(c->q, c->now, ids[i], &v) == 0)
-			view_to_task(&v, true, &tasks[k++]);
+			ops_view_to_task(&v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
@@ -503,6 +504,33 @@ op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r);
 }
 
+/* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
+ * beanstalk kick when nothing is buried). Returns as op_kick's loop. */
+static int
+kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
+{
+	struct queue_task_view v;
+	struct qrec r;
+	uint64_t lsn;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < k->n; i++) {
+		rc = queue_peek_next(
+		    c->q, c->now, k->tube.p, k->tube.len, QUEUE_DELAYED, &v);
+		if (rc == 0) {
+			struct queue_kick_req a = { v.id, NULL, 0 };
+
+			rc = queue_decide_kick(c->q, c->now, &a, &r);
+		}
+		if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0)
+			break;
+		(*count)++;
+	}
+	return rc;
+}
+
 static void
 op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -520,6 +548,8 @@ op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			break;
 		rep.count++;
 	}
+	if (rc == SLUICE_ENOTFOUND && rep.count == 0 && req->kick.delayed)
+		rc = kick_delayed(c, &req->kick, &rep.count);
 	if (rc != 0 && rc != SLUICE_ENOTFOUND && rep.count == 0) {
 		core_reply_err(c, ctx, MSG_OP_KICK, rc, "kick tube '%.*s': %s",
 		    (int)a.tube_len, a.tube, sluice_strerror(rc));
@@ -637,7 +667,7 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 		    c, ctx, op, rc, "peek %s: %s", what, sluice_strerror(rc));
 		return;
 	}
-	view_to_task(v, true, &rep.task);
+	ops_view_to_task(v, true, &rep.task);
 	reply_rep(c, ctx, &rep);
 }
 
@@ -693,7 +723,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
 	} else {
 		for (size_t i = 0; i < n; i++)
-			view_to_task(&views[i], m->payloads, &tasks[i]);
+			ops_view_to_task(&views[i], m->payloads, &tasks[i]);
 		rep.tasks.n = (uint32_t)n;
 		rep.tasks.tasks = tasks;
 		reply_rep(c, ctx, &rep);
@@ -1138,6 +1168,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_FOLLOW:
 		follow_repoint(c, ctx, req.url.p, req.url.len);
+		break;
+	case MSG_OP_JOB:
+		ops_job(c, ctx, session, &req);
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

@@ -38,6 +38,7 @@
 
 #include "log/recover.h"
 #include "log/snap.h"
+#include "server/bs.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/http.h"
@@ -358,16 +359,27 @@ handle_events(struct core *c)
 	for (ev = net_drain(c->net); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
-		case NET_REQUEST:
+		case NET_REQUEST: {
+			/* Another face may reuse or free the event once it
+			 * is answered, which can happen inside ops_handle:
+			 * nothing here touches it after that. */
+			struct net_ctx *ctx = ev->ctx;
+			uint32_t session = ev->session;
+			nng_msg *msg = ev->msg;
+
+			ev->msg = NULL;
+			net_ev_done(ev);
 			if (c->stopping) {
-				core_reply_err(c, ev->ctx,
-				    msg_req_op(nng_msg_body(ev->msg),
-				        nng_msg_len(ev->msg)),
+				core_reply_err(c, ctx,
+				    msg_req_op(
+				        nng_msg_body(msg), nng_msg_len(msg)),
 				    SLUICE_ESHUTDOWN, NULL);
 			} else {
-				ops_handle(c, ev->ctx, ev->session, ev->msg);
+				ops_handle(c, ctx, session, msg);
 			}
-			break;
+			nng_msg_free(msg);
+			continue;
+		}
 		case NET_SESSION_OPEN:
 			c->sessions++;
 			break;
@@ -772,9 +784,26 @@ start(struct core *c, const struct srv_config *cfg)
 	return 0;
 }
 
+/* The beanstalk face, when asked for (--beanstalk). */
+static int
+start_beanstalk(struct core *c, const struct srv_config *cfg, struct bs **bs)
+{
+	struct bs_config bc = { cfg->beanstalk, cfg->max_payload,
+		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
+	int rc = bs_open(bs, c->net, &bc);
+
+	if (rc != 0)
+		log_err("srv", "cannot listen for beanstalk clients on %s: %s",
+		    cfg->beanstalk, strerror(-rc));
+	else
+		log_info("srv", "beanstalk protocol on %s", cfg->beanstalk);
+	return rc;
+}
+
 int
 srv_run(const struct srv_config *cfg)
 {
+	struct bs *bs = NULL;
 	struct core c;
 	int lockfd = -1, rc, exit_code = 1;
 
@@ -826,16 +855,20 @@ srv_run(const struct srv_config *cfg)
 		    "serving /metrics, /health, /stats and the "
 		    "admin page addr=%s admin=%s",
 		    cfg->http, cfg->http_admin ? "yes" : "no");
+	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
+		goto out;
 	exit_code = loop(&c);
 	http_quiesce(c.http);
 	shutdown_core(&c);
 
 out:
+	bs_stop(bs);
 	bgsnap_fini(&c);
 	http_close(c.http);
 	follow_stop(&c);
 	repl_close(&c);
 	net_close(c.net);
+	bs_free(bs); /* after net_close: net may hold its requests */
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
 		if (rc != 0) {

@@ -22,6 +22,7 @@ struct srv_config {
 	uint32_t sync_timeout_ms; /* --sync-timeout */
 	const char *http;        /* --http */
 	bool http_admin;         /* --http-admin: the page may kick, delete */
+	const char *beanstalk;   /* --beanstalk */
 	size_t max_payload;      /* --max-payload */
 	uint64_t seg_size;       /* --segment-size */
 	uint64_t snap_records;   /* --snapshot-records */

@@ -104,7 +104,8 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		break;
 	}
 	case MSG_OP_TAKE:
-	case MSG_OP_LIST: {
+	case MSG_OP_LIST:
+	case MSG_OP_JOB: {
 		struct msg_task *v = t_mat_alloc(mat, m->tasks.n, sizeof(*v));
 		struct msg_iter it = m->tasks.it;
 

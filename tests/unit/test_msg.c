@@ -84,6 +84,8 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .lease = 9 } },
 	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 10 } },
 	{ .op = MSG_OP_KICK, .kick = { .tube = S("default"), .n = 5 } },
+	{ .op = MSG_OP_KICK,
+	    .kick = { .tube = S("default"), .n = 2, .delayed = true } },
 	{ .op = MSG_OP_KICK_ID, .id = 77 },
 	{ .op = MSG_OP_DELETE, .id = 78 },
 	{ .op = MSG_OP_DELETE_KEY, .key = S("order-17") },
@@ -114,6 +116,12 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_SNAPSHOT },
 	{ .op = MSG_OP_PROMOTE },
 	{ .op = MSG_OP_FOLLOW, .url = S("tcp://10.0.0.1:7712") },
+	{ .op = MSG_OP_JOB,
+	    .job = { .verb = MSG_JOB_RELEASE,
+	        .id = 7,
+	        .priority = 3,
+	        .delay = 5000 } },
+	{ .op = MSG_OP_JOB, .job = { .verb = MSG_JOB_TAKE, .id = 9 } },
 };
 
 static const struct msg_task tasks[] = {
@@ -201,6 +209,8 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_BURY, .after = { .id = 1, .state = MSG_ST_BURIED } },
 	{ .op = MSG_OP_KICK_ID, .after = { .id = 1, .state = MSG_ST_READY } },
 	{ .op = MSG_OP_KICK, .count = 5 },
+	{ .op = MSG_OP_JOB, .tasks = { .n = 1, .tasks = tasks } },
+	{ .op = MSG_OP_JOB },
 	{ .op = MSG_OP_FLUSH, .count = 0 },
 	{ .op = MSG_OP_DELETE_KEY, .id = 17 },
 	{ .op = MSG_OP_PAUSE, .until = 1700000060000ULL },
@@ -365,6 +375,13 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
 			assert_int_equal(d.kick.n, q->kick.n);
+			assert_int_equal(d.kick.delayed, q->kick.delayed);
+			break;
+		case MSG_OP_JOB:
+			assert_int_equal(d.job.verb, q->job.verb);
+			assert_true(d.job.id == q->job.id);
+			assert_int_equal(d.job.priority, q->job.priority);
+			assert_true(d.job.delay == q->job.delay);
 			break;
 		case MSG_OP_KICK_ID:
 		case MSG_OP_DELETE:
@@ -473,6 +490,7 @@ test_every_reply_round_trips(void **state)
 			break;
 		case MSG_OP_TAKE:
 		case MSG_OP_LIST:
+		case MSG_OP_JOB:
 			while (msg_next_task(&d.tasks.it, &t))
 				assert_task_equal(&t, &m->tasks.tasks[k++]);
 			assert_int_equal(k, m->tasks.n);
@@ -1060,8 +1078,13 @@ static void
 test_names(void **state)
 {
 	(void)state;
-	for (int op = 1; op < MSG_OP_END_; op++)
-		assert_non_null(msg_op_name((uint8_t)op));
+	for (int op = 1; op < MSG_OP_END_; op++) {
+		/* 0x18-0x1f are reserved (replication) */
+		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB)
+			assert_null(msg_op_name((uint8_t)op));
+		else
+			assert_non_null(msg_op_name((uint8_t)op));
+	}
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");

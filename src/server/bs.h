@@ -1,0 +1,38 @@
+/* bs - the beanstalk face of sluiced: a TCP listener speaking beanstalkd
+ * 1.12's text protocol (docs/beanstalk.md), served by the same core, queue
+ * and log as nng clients.
+ *
+ * One thread runs an io_uring (accept, recv, send) for every connection;
+ * each command becomes a wire request posted to the core with net_post()
+ * (or is answered by the face alone: use, watch, ignore, list-tube-used,
+ * list-tubes-watched, quit), and replies leave in command order. */
+#ifndef SLUICE_SERVER_BS_H
+#define SLUICE_SERVER_BS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bs;
+struct net;
+
+struct bs_config {
+	const char *addr;    /* "HOST:PORT", e.g. "127.0.0.1:11300" */
+	size_t max_job;      /* max-job-size: the server's payload limit */
+	uint32_t max_ttr_ms; /* longer ttrs are cut to this */
+	uint64_t seg_size;   /* shown as binlog-max-size */
+};
+
+/* Listens on cfg->addr and starts the thread. Returns 0, -errno (the
+ * address does not resolve or bind: -EADDRNOTAVAIL, -EADDRINUSE, ...), or
+ * -EINVAL for an address without a port. */
+int bs_open(struct bs **out, struct net *net, const struct bs_config *cfg);
+
+/* Stops the thread and closes every socket; nothing more is posted to
+ * `net`. Requests the core still holds stay allocated. Accepts NULL. */
+void bs_stop(struct bs *bs);
+
+/* Frees what is left; call after net_close() (the core and net may hold
+ * requests until then). Accepts NULL. */
+void bs_free(struct bs *bs);
+
+#endif
