@@ -726,9 +726,20 @@ repl_handle(struct core *c)
 	for (ev = net_drain(c->repl->net); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
-		case NET_REQUEST:
-			on_request(c, ev->ctx, ev->session, ev->msg);
-			break;
+		case NET_REQUEST: {
+			/* The event belongs to its context, which may receive
+			 * again as soon as it is answered: nothing touches it
+			 * after on_request. */
+			struct net_ctx *ctx = ev->ctx;
+			uint32_t session = ev->session;
+			nng_msg *msg = ev->msg;
+
+			ev->msg = NULL;
+			net_ev_done(ev);
+			on_request(c, ctx, session, msg);
+			nng_msg_free(msg);
+			continue;
+		}
 		case NET_SESSION_OPEN:
 			break;
 		case NET_SESSION_CLOSE:
