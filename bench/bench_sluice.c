@@ -423,9 +423,9 @@ static int
 sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 {
 	struct sdrv *d = c->d;
-	static const uint8_t ops[] = {
-		[SP_PUT] = MSG_OP_PUT, [SP_TAKE] = MSG_OP_TAKE, [SP_ACK] = MSG_OP_ACK
-	};
+	static const uint8_t ops[] = { [SP_PUT] = MSG_OP_PUT,
+		[SP_TAKE] = MSG_OP_TAKE,
+		[SP_ACK] = MSG_OP_ACK };
 	uint8_t op = ops[c->phase];
 	struct msg_task task;
 	struct msg_rep rep;

@@ -419,7 +419,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		    v->body_len == REC_EPOCH_BODY) {
 			lt_bprintf(b,
 			    ",\"new_epoch\":%" PRIu64
-			    ",\"previous_epoch\":%" PRIu64 ",\"nonce\":%" PRIu64,
+			    ",\"previous_epoch\":%" PRIu64
+			    ",\"nonce\":%" PRIu64,
 			    le_load_u64(v->body), le_load_u64(v->body + 8),
 			    le_load_u64(v->body + 16));
 		} else {

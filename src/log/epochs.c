@@ -144,7 +144,6 @@ epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 	char text[96];
 	int fd, len, rc;
 
-
 	if (x != NULL && x->start == start)
 		return 0; /* known already */
 	if (!follows(e, epoch, start))
@@ -152,13 +151,14 @@ epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start)
 	fd = open(e->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		/* The first epoch written: the file must survive too. */
-		fd = open(e->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0644);
+		fd = open(
+		    e->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		created = fd >= 0;
 	}
 	if (fd < 0)
 		return -errno;
-	len = line(text, sizeof(text), &(struct epoch_ent) { epoch, nonce, start });
+	len = line(
+	    text, sizeof(text), &(struct epoch_ent) { epoch, nonce, start });
 	rc = fs_pwrite_all(fd, text, (size_t)len, lseek(fd, 0, SEEK_END));
 	if (rc == 0 && fdatasync(fd) < 0)
 		rc = -errno;

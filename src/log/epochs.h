@@ -7,8 +7,8 @@
  * epoch begins, so it survives the removal of the segments that held the
  * REC_EPOCH records. A history starts with epoch 1 at LSN 1, nonce 0,
  * written or not; an epoch that holds no record (a new one begins at the
- * same LSN) is replaced by the next. The log stays the authority: at start-up the
- * history drops what begins after the log's end (a crash between the two
+ * same LSN) is replaced by the next. The log stays the authority: at start-up
+ * the history drops what begins after the log's end (a crash between the two
  * writes) and learns every REC_EPOCH record recovery replays. */
 #ifndef SLUICE_LOG_EPOCHS_H
 #define SLUICE_LOG_EPOCHS_H
@@ -45,7 +45,8 @@ void epochs_free(struct epochs *e);
  * the file (appended and synced). An entry with the same epoch and start
  * is already there: nothing to do. Returns 0, SLUICE_EEPOCH (epoch not
  * above the last entry's, or start below it), -errno. */
-int epochs_add(struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start);
+int epochs_add(
+    struct epochs *e, uint64_t epoch, uint64_t nonce, uint64_t start);
 
 /* Forgets every epoch that began after `last_lsn` (the log was cut
  * there), rewriting the file. Returns 0 or -errno. */

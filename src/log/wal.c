@@ -1155,8 +1155,8 @@ wal_append_rec(
 }
 
 int
-wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
-    uint64_t *lsn)
+wal_set_epoch(
+    struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time, uint64_t *lsn)
 {
 	uint8_t body[REC_EPOCH_BODY];
 	int rc;

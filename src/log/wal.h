@@ -96,8 +96,8 @@ int wal_append_rec(
 /* Starts epoch `epoch` (> the current one): appends a REC_EPOCH record
  * carrying it and `nonce` (*lsn); every later record carries it. Returns
  * as wal_append, or SLUICE_EEPOCH when `epoch` is not higher. */
-int wal_set_epoch(struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time,
-    uint64_t *lsn);
+int wal_set_epoch(
+    struct wal *w, uint64_t epoch, uint64_t nonce, int64_t time, uint64_t *lsn);
 
 uint64_t wal_epoch(const struct wal *w);
 

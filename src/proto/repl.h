@@ -30,12 +30,12 @@ enum {
 	REPL_FETCH_DIVERGED = 2, /* the follower's log parts from ours:
 	                          * cut it after truncate_to */
 
-	REPL_BATCH_MAX = 8 << 20, /* record bytes a fetch asks for at most */
+	REPL_BATCH_MAX = 8 << 20,    /* record bytes a fetch asks for at most */
 	REPL_RECORDS_MAX = 72 << 20, /* record bytes in one reply: the
 	                              * batch, or one record of up to
 	                              * REC_MAX_LEN */
-	REPL_CHUNK_MAX = 4 << 20, /* snapshot bytes in one reply */
-	REPL_HISTORY_MAX = 4096,  /* epoch entries in a snapshot reply */
+	REPL_CHUNK_MAX = 4 << 20,    /* snapshot bytes in one reply */
+	REPL_HISTORY_MAX = 4096,     /* epoch entries in a snapshot reply */
 };
 
 struct repl_epoch {

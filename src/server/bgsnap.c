@@ -258,8 +258,8 @@ bgsnap_publish(struct core *c)
 	if (rc != 0)
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
 		    strerror(-rc));
-	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
-	    c->cfg->keep_segments);
+	rc = wal_remove_before(
+	    c->wal, retain_from(c, s->lsn + 1), c->cfg->keep_segments);
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));

@@ -245,8 +245,7 @@ take_records(struct catchup_io *io, struct catchup *r, bool eof)
 		struct rec_view v;
 		enum rec_result res;
 
-		if (r->next > r->upto ||
-		    (r->count > 0 && r->out.len >= r->max))
+		if (r->next > r->upto || (r->count > 0 && r->out.len >= r->max))
 			return 1;
 		res = rec_decode(r->buf + r->pos, r->len - r->pos, &v);
 		if (res == REC_VALID) {
@@ -280,8 +279,8 @@ take_records(struct catchup_io *io, struct catchup *r, bool eof)
 		if (v.why == REC_WHY_SHORT || v.why == REC_WHY_TRUNC ||
 		    res == REC_END) {
 			size_t need = r->len - r->pos >= 4
-			    ? rec_size(le_load_u32(r->buf + r->pos) -
-			          REC_HDR_SIZE)
+			    ? rec_size(
+			          le_load_u32(r->buf + r->pos) - REC_HDR_SIZE)
 			    : REC_HDR_SIZE;
 
 			if (eof)

@@ -40,11 +40,11 @@
 #include "util/log.h"
 
 enum {
-	FETCH_BYTES = 4 << 20, /* records asked for per fetch */
-	FETCH_WAIT_MS = 1000,  /* how long the leader may hold a fetch */
+	FETCH_BYTES = 4 << 20,   /* records asked for per fetch */
+	FETCH_WAIT_MS = 1000,    /* how long the leader may hold a fetch */
 	FETCH_TIMEOUT_MS = 5000, /* beyond the wait: the leader is lost */
-	RETRY_MS = 200,        /* after a failed fetch */
-	RETRY_SLOW_MS = 1000,  /* after a refusal */
+	RETRY_MS = 200,          /* after a failed fetch */
+	RETRY_SLOW_MS = 1000,    /* after a refusal */
 	SNAP_CHUNK = 4 << 20,
 	LOST_MS = 3000, /* no answer this long: not connected */
 };
@@ -59,8 +59,8 @@ struct follow {
 	atomic_bool fdone, adone;
 	atomic_bool fsent, asent; /* the request went out; a receive waits */
 	bool fbusy, abusy;
-	uint8_t fop;        /* the op in flight on fctx */
-	uint64_t acked;     /* the durable LSN last acked */
+	uint8_t fop;    /* the op in flight on fctx */
+	uint64_t acked; /* the durable LSN last acked */
 	uint64_t leader_last;
 	uint64_t leader_last_time;
 	uint64_t leader_epoch;
@@ -231,7 +231,8 @@ send_fetch(struct core *c, struct follow *f)
 	buf_reset(&f->out);
 	repl_encode_fetch(&f->out, &q);
 	f->fop = REPL_OP_FETCH;
-	f->fbusy = link_send(f, f->fctx, f->faio, FETCH_WAIT_MS + FETCH_TIMEOUT_MS);
+	f->fbusy =
+	    link_send(f, f->fctx, f->faio, FETCH_WAIT_MS + FETCH_TIMEOUT_MS);
 	if (f->fbusy && q.durable_lsn > f->acked)
 		f->acked = q.durable_lsn;
 }
@@ -494,8 +495,7 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 			    sluice_strerror(e.status), (int)e.err.message.len,
 			    e.err.message.p);
 		else
-			snprintf(text, sizeof(text), "%s",
-			    sluice_strerror(rc));
+			snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
 		refused(f, rc, text, mono_ms);
 		return;
 	}
@@ -539,8 +539,8 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 		f->snap_fd = open(f->snap_tmp,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (f->snap_fd < 0) {
-			refused(f, -errno, "cannot create a file for the snapshot",
-			    mono_ms);
+			refused(f, -errno,
+			    "cannot create a file for the snapshot", mono_ms);
 			return;
 		}
 		f->snap = true;
@@ -568,8 +568,8 @@ install_snapshot(struct core *c, struct follow *f, int64_t mono_ms)
 		rc = snap_load(f->snap_tmp, NULL, NULL, NULL, NULL);
 	if (rc != 0) {
 		snap_abandon(f);
-		refused(f, rc, "the snapshot received does not verify",
-		    mono_ms);
+		refused(
+		    f, rc, "the snapshot received does not verify", mono_ms);
 		return;
 	}
 	hist = calloc(f->nhist ? f->nhist : 1, sizeof(*hist));
@@ -725,7 +725,8 @@ follow_turn(struct core *c, int64_t mono_ms)
 		if (rv != 0 && !atomic_load(&f->fsent))
 			nng_msg_free(nng_aio_get_msg(f->faio)); /* unsent */
 		if (rv != 0) {
-			if (f->contact != 0 && mono_ms - f->contact >= LOST_MS &&
+			if (f->contact != 0 &&
+			    mono_ms - f->contact >= LOST_MS &&
 			    f->last_err != -ETIMEDOUT) {
 				log_warn("follow",
 				    "no answer from the leader leader=%s "
@@ -763,8 +764,7 @@ follow_turn(struct core *c, int64_t mono_ms)
 		else
 			send_fetch(c, f);
 	}
-	if (!f->abusy && f->contact != 0 &&
-	    wal_durable_lsn(c->wal) > f->acked)
+	if (!f->abusy && f->contact != 0 && wal_durable_lsn(c->wal) > f->acked)
 		send_ack(c, f);
 }
 
@@ -836,8 +836,10 @@ core_new_epoch(struct core *c, uint64_t epoch)
 	}
 	{
 		uint8_t body[REC_EPOCH_BODY];
-		struct rec_hdr h = { .type = REC_EPOCH, .lsn = lsn,
-			.epoch = epoch, .time = c->now };
+		struct rec_hdr h = { .type = REC_EPOCH,
+			.lsn = lsn,
+			.epoch = epoch,
+			.time = c->now };
 
 		le_store_u64(body, epoch);
 		le_store_u64(body + 8, prev);
@@ -892,8 +894,7 @@ follow_promote(struct core *c, struct net_ctx *ctx)
 }
 
 void
-follow_repoint(
-    struct core *c, struct net_ctx *ctx, const char *url, size_t len)
+follow_repoint(struct core *c, struct net_ctx *ctx, const char *url, size_t len)
 {
 	struct msg_rep rep = { .op = MSG_OP_FOLLOW };
 	char u[MSG_URL_MAX + 1];

@@ -38,9 +38,9 @@
 #include "util/log.h"
 
 enum {
-	RING_CAP = 32 << 20,    /* bytes of recent records kept */
+	RING_CAP = 32 << 20,     /* bytes of recent records kept */
 	RING_RECS_MAX = 1 << 20, /* records kept */
-	FETCH_WAIT_MAX = 10000, /* ms a fetch may park */
+	FETCH_WAIT_MAX = 10000,  /* ms a fetch may park */
 	PEERS_MAX = 64,
 	REPL_MSG_MAX = REPL_RECORDS_MAX + 4096,
 };
@@ -57,19 +57,19 @@ struct peer {
 	struct peer *next;
 	uint32_t session;
 	char url[MSG_URL_MAX + 1];
-	uint64_t acked; /* durable on the follower */
+	uint64_t acked;      /* durable on the follower */
 	uint64_t ack_ms;     /* from the append of the record acked last to
 	                      * the ack saying it is durable there */
 	uint64_t ack_ms_max; /* the most that took since it came */
 	uint64_t joined;     /* our last LSN when it came: catching up to
 	                      * there is not lag */
-	uint64_t want;  /* the LSN it asked for last */
+	uint64_t want;       /* the LSN it asked for last */
 	/* a parked fetch */
 	struct net_ctx *ctx;
 	uint32_t max_bytes;
 	int64_t deadline;
-	struct catchup *cu;    /* reads its segments; NULL until needed */
-	uint64_t cu_none_at;   /* durable LSN when a read found nothing */
+	struct catchup *cu;  /* reads its segments; NULL until needed */
+	uint64_t cu_none_at; /* durable LSN when a read found nothing */
 };
 
 struct repl {
@@ -115,8 +115,7 @@ ring_halve(struct ring *r)
 }
 
 static void
-ring_add(struct ring *r, const struct rec_hdr *h, const void *body,
-    size_t len)
+ring_add(struct ring *r, const struct rec_hdr *h, const void *body, size_t len)
 {
 	size_t size = rec_size(len);
 
@@ -249,14 +248,14 @@ send_out(struct repl *rp, struct net_ctx *ctx)
 }
 
 static void
-reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
-    const char *text)
+reply_err(
+    struct core *c, struct net_ctx *ctx, uint8_t op, int rc, const char *text)
 {
 	struct repl *rp = c->repl;
 
 	buf_reset(&rp->out);
-	msg_encode_err(&rp->out, op, rc, text,
-	    c->follower ? follow_leader_url(c) : NULL);
+	msg_encode_err(
+	    &rp->out, op, rc, text, c->follower ? follow_leader_url(c) : NULL);
 	send_out(rp, ctx);
 }
 
@@ -311,8 +310,8 @@ reply_snapshot(struct core *c, struct net_ctx *ctx)
 
 /* Answers p's parked fetch with `count` records in `recs`. */
 static void
-send_records(struct core *c, struct peer *p, const struct buf *recs,
-    uint32_t count)
+send_records(
+    struct core *c, struct peer *p, const struct buf *recs, uint32_t count)
 {
 	struct repl *rp = c->repl;
 	struct repl_fetch_rep r;
@@ -494,8 +493,8 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	}
 	p = peer_get(c, session, true);
 	if (p == NULL) {
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ELIMIT,
-		    "too many followers");
+		reply_err(
+		    c, ctx, REPL_OP_FETCH, SLUICE_ELIMIT, "too many followers");
 		return;
 	}
 	if (p->ctx != NULL) /* a newer fetch replaces a parked one */
@@ -589,14 +588,14 @@ on_snap(struct core *c, struct net_ctx *ctx, const struct repl_snap_req *q)
 	r.data = data;
 	r.len = n;
 	if (q->offset == 0) {
-		for (size_t i = 0; i < c->epochs.n && r.nhist < REPL_HISTORY_MAX;
-		     i++) {
+		for (size_t i = 0;
+		     i < c->epochs.n && r.nhist < REPL_HISTORY_MAX; i++) {
 			const struct epoch_ent *x = &c->epochs.v[i];
 
 			if (x->start > q->snap_lsn)
 				break;
-			hist[r.nhist++] =
-			    (struct repl_epoch) { x->epoch, x->nonce, x->start };
+			hist[r.nhist++] = (struct repl_epoch) { x->epoch,
+				x->nonce, x->start };
 		}
 		r.hist = hist;
 	}
@@ -611,8 +610,7 @@ on_snap(struct core *c, struct net_ctx *ctx, const struct repl_snap_req *q)
 }
 
 static void
-on_request(struct core *c, struct net_ctx *ctx, uint32_t session,
-    nng_msg *msg)
+on_request(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
 	const void *p = nng_msg_body(msg);
 	size_t len = nng_msg_len(msg);
@@ -751,8 +749,7 @@ repl_handle(struct core *c)
 }
 
 void
-repl_note(struct core *c, const struct rec_hdr *h, const void *body,
-    size_t len)
+repl_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
 {
 	if (c->repl != NULL)
 		ring_add(&c->repl->ring, h, body, len);

@@ -12,24 +12,24 @@
 #include "log/wal.h"
 
 struct srv_config {
-	const char *data_dir;    /* --data */
-	const char *listen;      /* --listen: the client URL */
-	enum wal_fsync fsync;    /* --fsync always|MS|never */
-	uint32_t fsync_ms;       /* --fsync MS */
-	const char *repl_listen; /* --repl-listen */
-	const char *follow;      /* --follow */
-	unsigned sync_replicas;  /* --sync-replicas */
+	const char *data_dir;     /* --data */
+	const char *listen;       /* --listen: the client URL */
+	enum wal_fsync fsync;     /* --fsync always|MS|never */
+	uint32_t fsync_ms;        /* --fsync MS */
+	const char *repl_listen;  /* --repl-listen */
+	const char *follow;       /* --follow */
+	unsigned sync_replicas;   /* --sync-replicas */
 	uint32_t sync_timeout_ms; /* --sync-timeout */
-	const char *http;        /* --http */
-	bool http_admin;         /* --http-admin: the page may kick, delete */
-	const char *beanstalk;   /* --beanstalk */
-	size_t max_payload;      /* --max-payload */
-	uint64_t seg_size;       /* --segment-size */
-	uint64_t snap_records;   /* --snapshot-records */
-	uint64_t snap_bytes;     /* --snapshot-bytes */
-	unsigned keep_segments;  /* --keep-segments */
-	uint32_t default_ttr_ms; /* --ttr */
-	uint32_t dedup_ms;       /* --dedup-window */
+	const char *http;         /* --http */
+	bool http_admin;          /* --http-admin: the page may kick, delete */
+	const char *beanstalk;    /* --beanstalk */
+	size_t max_payload;       /* --max-payload */
+	uint64_t seg_size;        /* --segment-size */
+	uint64_t snap_records;    /* --snapshot-records */
+	uint64_t snap_bytes;      /* --snapshot-bytes */
+	unsigned keep_segments;   /* --keep-segments */
+	uint32_t default_ttr_ms;  /* --ttr */
+	uint32_t dedup_ms;        /* --dedup-window */
 };
 
 /* Fills the defaults of SPEC §6. */

@@ -127,8 +127,8 @@ wait_caught_up(struct node *l, struct node *f)
 			return;
 		it_sleep_ms(10);
 	}
-	fail_msg("%s did not catch up: lsn %" PRIu64 " of %" PRIu64,
-	    f->s->data, got, want);
+	fail_msg("%s did not catch up: lsn %" PRIu64 " of %" PRIu64, f->s->data,
+	    got, want);
 }
 
 static uint64_t
@@ -155,13 +155,14 @@ dump(struct node *n, char *out, size_t cap)
 		len += (size_t)snprintf(out + len, cap - len,
 		    "%s r%" PRIu64 " d%" PRIu64 " t%" PRIu64 " b%" PRIu64 "\n",
 		    TUBES[t], k.ready, k.delayed, k.taken, k.buried);
-		for (int state = SLUICE_READY; state <= SLUICE_BURIED; state++) {
+		for (int state = SLUICE_READY; state <= SLUICE_BURIED;
+		     state++) {
 			struct sluice_task *ts = NULL;
 			size_t nt = 0;
 
 			it_rc(n->c,
-			    sluice_list(n->c, TUBES[t], state,
-			        SLUICE_ORDER_AGE, SLUICE_LIST_MAX, 1, &ts, &nt),
+			    sluice_list(n->c, TUBES[t], state, SLUICE_ORDER_AGE,
+			        SLUICE_LIST_MAX, 1, &ts, &nt),
 			    0);
 			for (size_t i = 0; i < nt && len + 128 < cap; i++)
 				len += (size_t)snprintf(out + len, cap - len,
@@ -184,10 +185,10 @@ assert_same_state(struct node *a, struct node *b)
 	dump(a, da, sizeof(da));
 	dump(b, db, sizeof(db));
 	if (strcmp(da, db) != 0) {
-		fprintf(stderr, "--- %s\n%.2000s\n--- %s\n%.2000s\n", a->s->data,
-		    da, b->s->data, db);
-		fail_msg("the states of %s and %s differ", a->s->data,
-		    b->s->data);
+		fprintf(stderr, "--- %s\n%.2000s\n--- %s\n%.2000s\n",
+		    a->s->data, da, b->s->data, db);
+		fail_msg(
+		    "the states of %s and %s differ", a->s->data, b->s->data);
 	}
 }
 
@@ -212,17 +213,21 @@ workload_pad(struct node *l, int n, int seed, size_t pad)
 		snprintf(payload, sizeof(payload), "task %d of seed %d %0*d", i,
 		    seed, (int)pad, 0);
 		it_rc(l->c,
-		    sluice_put(l->c, &o, payload, strlen(payload), &id, &created),
+		    sluice_put(
+		        l->c, &o, payload, strlen(payload), &id, &created),
 		    0);
 		if (i % 5 == 4) {
 			struct sluice_task *t = it_take(l->c, o.tube, 0, 1);
 
 			if (i % 3 == 0)
-				it_rc(l->c, sluice_bury(l->c, t->id, t->lease, NULL),
+				it_rc(l->c,
+				    sluice_bury(l->c, t->id, t->lease, NULL),
 				    0);
 			else
 				it_rc(l->c,
-				    sluice_ack(l->c, t->id, t->lease, NULL, NULL), 0);
+				    sluice_ack(
+				        l->c, t->id, t->lease, NULL, NULL),
+				    0);
 			sluice_task_free(t);
 		}
 	}
@@ -369,8 +374,8 @@ loader_main(void *arg)
 		sluice_put_opts_init(&o);
 		o.tube = "alpha";
 		snprintf(payload, sizeof(payload), "l%d-%d", ld->idx, i);
-		if (sluice_put(c, &o, payload, strlen(payload), &id, &created) ==
-		    0)
+		if (sluice_put(
+		        c, &o, payload, strlen(payload), &id, &created) == 0)
 			ld->acked[ld->nacked++] = id;
 		else
 			it_sleep_ms(5); /* the leader is gone: no spin */
@@ -468,7 +473,8 @@ test_failover_loses_no_acknowledged_put(void **state)
 	it_errs_check(&errs);
 }
 
-/* ---- epochs --------------------------------------------------------------- */
+/* ---- epochs ---------------------------------------------------------------
+ */
 
 static void
 test_lower_epoch_is_refused(void **state)
@@ -513,8 +519,10 @@ test_lower_epoch_is_refused(void **state)
 		assert_int_equal(rc, SLUICE_ENOTLEADER);
 	}
 	/* c logs the refusal when the answer reaches it */
-	for (int i = 0; i < 1000 && it_log_count(c.s, "older than the "
-	                                              "follower") == 0;
+	for (int i = 0; i < 1000 &&
+	     it_log_count(c.s,
+	         "older than the "
+	         "follower") == 0;
 	     i++)
 		it_sleep_ms(10);
 	assert_true(it_log_count(c.s, "older than the follower") >= 1);

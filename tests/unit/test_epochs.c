@@ -136,10 +136,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_a_new_history_holds_epoch_one,
-		    t_tmpdir_setup, t_tmpdir_teardown),
-		cmocka_unit_test_setup_teardown(test_added_epochs_survive_a_reload,
-		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_new_history_holds_epoch_one, t_tmpdir_setup,
+		    t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_added_epochs_survive_a_reload, t_tmpdir_setup,
+		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_an_epoch_without_records_is_replaced, t_tmpdir_setup,
 		    t_tmpdir_teardown),

@@ -52,7 +52,7 @@ commit(struct hist *h, const struct qrec *r)
 	/* Never SLUICE_ENOSPC here: the writer allocates a spare itself when
 	 * its preallocator is behind. */
 	assert_int_equal(wal_append(h->wal, r->type, h->now, h->body.data,
-			     h->body.len, 0, &lsn),
+	                     h->body.len, 0, &lsn),
 	    0);
 	assert_int_equal(queue_apply(h->q, lsn, h->now, r), 0);
 	if (r->type == QREC_PUT && h->nids < 4096)
