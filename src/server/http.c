@@ -435,8 +435,8 @@ work_cb(void *arg)
 		nng_msg_free(r->rep);
 	r->rep = NULL;
 	nng_aio_reap(r->work);
-	/* The core may still be finishing the event embedded in r
-	 * (net_ev_done follows the reply): r is freed on its thread. */
+	/* r is freed on the core thread, between its events: whatever
+	 * the core still does with a request it answered, r outlives it. */
 	pthread_mutex_lock(&h->mu);
 	r->next = h->done;
 	h->done = r;

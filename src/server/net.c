@@ -367,6 +367,16 @@ net_drain(struct net *n)
 	return list;
 }
 
+struct net_req
+net_ev_take(struct net_ev *ev)
+{
+	struct net_req r = { ev->ctx, ev->session, ev->msg };
+
+	ev->msg = NULL;
+	net_ev_done(ev);
+	return r;
+}
+
 void
 net_ev_done(struct net_ev *ev)
 {

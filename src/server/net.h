@@ -78,6 +78,18 @@ int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session);
  * pipe's id (those are below 2^31). Thread-safe. */
 uint32_t net_face_session(struct net *n);
 
+/* A request taken out of its event. */
+struct net_req {
+	struct net_ctx *ctx; /* where to answer */
+	uint32_t session;
+	nng_msg *msg; /* the caller's to free */
+};
+
+/* Takes a NET_REQUEST event apart and ends it. Handle the request from
+ * the result, never from the event: its context (or another face) may
+ * reuse the event as soon as the request is answered. */
+struct net_req net_ev_take(struct net_ev *ev);
+
 /* Frees an event (a request's msg too, unless the caller took it and set
  * ev->msg to NULL). A request's context stays busy until it is answered. */
 void net_ev_done(struct net_ev *ev);

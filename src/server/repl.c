@@ -725,17 +725,10 @@ repl_handle(struct core *c)
 		next = ev->next;
 		switch (ev->kind) {
 		case NET_REQUEST: {
-			/* The event belongs to its context, which may receive
-			 * again as soon as it is answered: nothing touches it
-			 * after on_request. */
-			struct net_ctx *ctx = ev->ctx;
-			uint32_t session = ev->session;
-			nng_msg *msg = ev->msg;
+			struct net_req q = net_ev_take(ev);
 
-			ev->msg = NULL;
-			net_ev_done(ev);
-			on_request(c, ctx, session, msg);
-			nng_msg_free(msg);
+			on_request(c, q.ctx, q.session, q.msg);
+			nng_msg_free(q.msg);
 			continue;
 		}
 		case NET_SESSION_OPEN:

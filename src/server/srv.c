@@ -360,24 +360,16 @@ handle_events(struct core *c)
 		next = ev->next;
 		switch (ev->kind) {
 		case NET_REQUEST: {
-			/* Another face may reuse or free the event once it
-			 * is answered, which can happen inside ops_handle:
-			 * nothing here touches it after that. */
-			struct net_ctx *ctx = ev->ctx;
-			uint32_t session = ev->session;
-			nng_msg *msg = ev->msg;
+			struct net_req q = net_ev_take(ev);
 
-			ev->msg = NULL;
-			net_ev_done(ev);
-			if (c->stopping) {
-				core_reply_err(c, ctx,
-				    msg_req_op(
-				        nng_msg_body(msg), nng_msg_len(msg)),
+			if (c->stopping)
+				core_reply_err(c, q.ctx,
+				    msg_req_op(nng_msg_body(q.msg),
+				        nng_msg_len(q.msg)),
 				    SLUICE_ESHUTDOWN, NULL);
-			} else {
-				ops_handle(c, ctx, session, msg);
-			}
-			nng_msg_free(msg);
+			else
+				ops_handle(c, q.ctx, q.session, q.msg);
+			nng_msg_free(q.msg);
 			continue;
 		}
 		case NET_SESSION_OPEN:
