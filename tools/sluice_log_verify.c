@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -751,26 +750,6 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	return rc;
 }
 
-static int
-take_lock(const struct lt_dir *d, int *fd_out)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	lt_path(d, "LOCK", path, sizeof(path));
-	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-
-		close(fd);
-		return rc;
-	}
-	*fd_out = fd;
-	return 0;
-}
-
 static const struct lt_seg *
 seg_named(const struct lt_dir *d, const char *name)
 {
@@ -821,7 +800,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 	struct buf b;
 	int lock = -1, rc;
 
-	rc = take_lock(d, &lock);
+	rc = fs_lock_dir(d->path, &lock);
 	if (rc != 0) {
 		fprintf(stderr, "sluice-log: %s: %s; nothing was changed\n",
 		    d->path,

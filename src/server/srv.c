@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -580,27 +579,6 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 }
 
 static int
-lock_dir(const char *dir, int *fd_out)
-{
-	char path[4096];
-	int fd;
-
-	if (fs_join(path, sizeof(path), dir, "LOCK") != 0)
-		return -ENAMETOOLONG;
-	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-
-		close(fd);
-		return rc;
-	}
-	*fd_out = fd;
-	return 0;
-}
-
-static int
 open_signals(void)
 {
 	sigset_t set;
@@ -817,7 +795,7 @@ srv_run(const struct srv_config *cfg)
 		    cfg->data_dir, strerror(-rc));
 		goto out;
 	}
-	rc = lock_dir(cfg->data_dir, &lockfd);
+	rc = fs_lock_dir(cfg->data_dir, &lockfd);
 	if (rc != 0) {
 		log_err("srv",
 		    "cannot lock the data directory data=%s "

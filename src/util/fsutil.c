@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -128,5 +129,26 @@ fs_pread_all(int fd, void *buf, size_t len, int64_t off)
 		len -= (size_t)n;
 		off += n;
 	}
+	return 0;
+}
+
+int
+fs_lock_dir(const char *dir, int *fd_out)
+{
+	char path[4096];
+	int fd;
+
+	if (fs_join(path, sizeof(path), dir, "LOCK") != 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
 	return 0;
 }

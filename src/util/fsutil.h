@@ -22,6 +22,11 @@ int fs_read_all(const char *path, uint8_t **out, size_t *len);
 /* write(2) all of buf at offset, retrying short writes and EINTR. */
 int fs_pwrite_all(int fd, const void *buf, size_t len, int64_t off);
 
+/* Locks "dir/LOCK" (created when missing) for this process, without
+ * waiting: *fd_out holds the lock until it is closed. -EBUSY when another
+ * process holds it (a running sluiced). */
+int fs_lock_dir(const char *dir, int *fd_out);
+
 /* read(2) exactly len bytes at offset; -EIO when the file is shorter. */
 int fs_pread_all(int fd, void *buf, size_t len, int64_t off);
 
