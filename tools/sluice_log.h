@@ -270,10 +270,6 @@ void lt_json_bytes(struct buf *b, const char *name, const void *p, size_t n);
 
 void lt_base64(struct buf *b, const void *p, size_t n);
 
-/* printf into a buf. */
-void lt_bprintf(struct buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* Progress on stderr, only when it is a terminal and there is more than
  * one step; never when lt_progress_off (a dump whose records go to the
  * same terminal). */

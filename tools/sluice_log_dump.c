@@ -264,7 +264,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_PUT: {
 		const struct qrec_put *p = &r->u.put;
 
-		lt_bprintf(b,
+		buf_printf(b,
 		    ",\"pri\":%" PRIu32 ",\"run_at\":%" PRId64
 		    ",\"ttr\":%" PRIu32 ",\"max_attempts\":%" PRIu32
 		    ",\"period\":%" PRId64 ",",
@@ -272,13 +272,13 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		if (p->key_len > 0)
 			lt_json_bytes(b, "key", p->key, p->key_len);
 		else
-			lt_bprintf(b, "\"key\":null");
-		lt_bprintf(b, ",\"payload_len\":%zu,", p->payload_len);
+			buf_printf(b, "\"key\":null");
+		buf_printf(b, ",\"payload_len\":%zu,", p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
 	}
 	case QREC_TAKE:
-		lt_bprintf(b,
+		buf_printf(b,
 		    ",\"lease\":%" PRIu64 ",\"session\":%" PRIu64
 		    ",\"detached\":%s",
 		    v->hdr.lsn, r->u.take.session,
@@ -288,38 +288,38 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
-		lt_bprintf(b, ",\"lease\":%" PRIu64 ",\"by\":\"%s\"", e->lease,
+		buf_printf(b, ",\"lease\":%" PRIu64 ",\"by\":\"%s\"", e->lease,
 		    e->reason < 4 ? reasons[e->reason] : "?");
-		lt_bprintf(b, ",\"outcome\":\"%s\"",
+		buf_printf(b, ",\"outcome\":\"%s\"",
 		    e->outcome < 5 ? outcomes[e->outcome] : "?");
 		if (e->outcome == QREC_WAIT)
-			lt_bprintf(b, ",\"run_at\":%" PRId64, e->run_at);
+			buf_printf(b, ",\"run_at\":%" PRId64, e->run_at);
 		if (e->outcome == QREC_WAIT && r->type == QREC_RELEASE)
-			lt_bprintf(b, ",\"pri\":%" PRIu32, e->pri);
+			buf_printf(b, ",\"pri\":%" PRIu32, e->pri);
 		if (r->type == QREC_ACK && e->outcome == QREC_DELETED)
-			lt_bprintf(b, ",\"dedup_ms\":%" PRIu32, e->dedup_ms);
+			buf_printf(b, ",\"dedup_ms\":%" PRIu32, e->dedup_ms);
 		if (r->type == QREC_ACK && e->outcome == QREC_MOVED) {
-			lt_bprintf(b, ",\"to_tube\":");
+			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
 		}
 		if (r->type == QREC_FAIL) {
-			lt_bprintf(b, ",");
+			buf_printf(b, ",");
 			lt_json_bytes(b, "error", e->text, e->text_len);
 		}
 		break;
 	case QREC_TOUCH:
-		lt_bprintf(b, ",\"lease\":%" PRIu64, r->u.touch.lease);
+		buf_printf(b, ",\"lease\":%" PRIu64, r->u.touch.lease);
 		break;
 	case QREC_DELETE:
-		lt_bprintf(b, ",\"dedup_ms\":%" PRIu32, r->u.del.dedup_ms);
+		buf_printf(b, ",\"dedup_ms\":%" PRIu32, r->u.del.dedup_ms);
 		break;
 	case QREC_FLUSH:
-		lt_bprintf(b, ",\"dedup_ms\":%" PRIu32, r->u.flush.dedup_ms);
+		buf_printf(b, ",\"dedup_ms\":%" PRIu32, r->u.flush.dedup_ms);
 		break;
 	case QREC_REPLACE: {
 		const struct qrec_replace *p = &r->u.replace;
 
-		lt_bprintf(b,
+		buf_printf(b,
 		    ",\"pending\":%s,\"pri\":%" PRIu32 ",\"run_at\":%" PRId64
 		    ",\"ttr\":%" PRIu32 ",\"max_attempts\":%" PRIu32
 		    ",\"period\":%" PRId64 ",\"payload_len\":%zu,",
@@ -329,7 +329,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		break;
 	}
 	case QREC_PAUSE:
-		lt_bprintf(b, ",\"until\":%" PRId64, r->u.pause.until);
+		buf_printf(b, ",\"until\":%" PRId64, r->u.pause.until);
 		break;
 	}
 }
@@ -395,7 +395,7 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 	dm->shown++;
 	lt_time(v->hdr.time, when, sizeof(when));
 	if (dm->json) {
-		lt_bprintf(b,
+		buf_printf(b,
 		    "{\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu64
 		    ",\"type\":\"%s\",\"type_num\":%u,\"time\":%" PRId64
 		    ",\"time_utc\":\"%s\",\"segment\":\"%s\",\"offset\":"
@@ -404,27 +404,27 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		    lt_type_name(v->hdr.type) ? lt_type_name(v->hdr.type) : "?",
 		    v->hdr.type, v->hdr.time, when, d->segs[seg].name, off);
 		if (id != 0)
-			lt_bprintf(b, "\"id\":%" PRIu64 ",", id);
+			buf_printf(b, "\"id\":%" PRIu64 ",", id);
 		else
-			lt_bprintf(b, "\"id\":null,");
-		lt_bprintf(b, "\"tube\":");
+			buf_printf(b, "\"id\":null,");
+		buf_printf(b, "\"tube\":");
 		if (tube != 0)
 			lt_json_str(b, dm->names.name[tube - 1],
 			    strlen(dm->names.name[tube - 1]));
 		else
-			lt_bprintf(b, "null");
+			buf_printf(b, "null");
 		if (ok) {
 			json_fields(b, v, &r);
 		} else if (v->hdr.type == REC_EPOCH &&
 		    v->body_len == REC_EPOCH_BODY) {
-			lt_bprintf(b,
+			buf_printf(b,
 			    ",\"new_epoch\":%" PRIu64
 			    ",\"previous_epoch\":%" PRIu64
 			    ",\"nonce\":%" PRIu64,
 			    le_load_u64(v->body), le_load_u64(v->body + 8),
 			    le_load_u64(v->body + 16));
 		} else {
-			lt_bprintf(b,
+			buf_printf(b,
 			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
 			    "base64\":"
 			    "\"",
@@ -432,9 +432,9 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			          : "not a record type sluice knows",
 			    v->body_len);
 			lt_base64(b, v->body, v->body_len);
-			lt_bprintf(b, "\"");
+			buf_printf(b, "\"");
 		}
-		lt_bprintf(b, "}\n");
+		buf_printf(b, "}\n");
 	} else {
 		const char *name = lt_type_name(v->hdr.type);
 
@@ -448,29 +448,29 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tp = sp != NULL ? sp + 1 : "";
 		} else if (v->hdr.type == REC_EPOCH &&
 		    v->body_len == REC_EPOCH_BODY) {
-			lt_bprintf(&dm->line,
+			buf_printf(&dm->line,
 			    "new=%" PRIu64 " previous=%" PRIu64
 			    " nonce=%016" PRIx64 "%c",
 			    le_load_u64(v->body), le_load_u64(v->body + 8),
 			    le_load_u64(v->body + 16), 0);
 			tp = (const char *)dm->line.data;
 		} else {
-			lt_bprintf(&dm->line, "%zu-byte body %s%c", v->body_len,
+			buf_printf(&dm->line, "%zu-byte body %s%c", v->body_len,
 			    queue ? "that does not decode"
 			          : "of a type sluice does not know",
 			    0);
 			tp = (const char *)dm->line.data;
 		}
-		lt_bprintf(b, "%10" PRIu64 "  e%-3" PRIu64 " %s  %-7s  ",
+		buf_printf(b, "%10" PRIu64 "  e%-3" PRIu64 " %s  %-7s  ",
 		    v->hdr.lsn, v->hdr.epoch, when, name ? name : "?");
 		if (name == NULL)
-			lt_bprintf(b, "(type %u) ", v->hdr.type);
+			buf_printf(b, "(type %u) ", v->hdr.type);
 		if (id != 0)
-			lt_bprintf(b, "%-16s ",
+			buf_printf(b, "%-16s ",
 			    tube != 0 ? dm->names.name[tube - 1] : "?");
 		else
-			lt_bprintf(b, "%-16s ", "-");
-		lt_bprintf(b, "%s\n", tp != NULL ? tp : "");
+			buf_printf(b, "%-16s ", "-");
+		buf_printf(b, "%s\n", tp != NULL ? tp : "");
 	}
 	if (b->len >= FLUSH_AT && !lt_flush(b, stdout)) {
 		dm->err = -EPIPE;

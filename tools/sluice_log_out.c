@@ -185,37 +185,13 @@ void
 lt_json_bytes(struct buf *b, const char *name, const void *p, size_t n)
 {
 	if (lt_utf8_valid(p, n)) {
-		lt_bprintf(b, "\"%s\":", name);
+		buf_printf(b, "\"%s\":", name);
 		lt_json_str(b, p, n);
 	} else {
-		lt_bprintf(b, "\"%s_base64\":\"", name);
+		buf_printf(b, "\"%s_base64\":\"", name);
 		lt_base64(b, p, n);
 		buf_put_u8(b, '"');
 	}
-}
-
-void
-lt_bprintf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char small[256];
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(small)) {
-		buf_put(b, small, (size_t)n);
-		return;
-	}
-	if (!buf_reserve(b, (size_t)n + 1))
-		return;
-	va_start(ap, fmt);
-	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 bool

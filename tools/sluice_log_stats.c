@@ -252,9 +252,9 @@ lt_cmd_stats(int argc, char **argv)
 	lf_bytes = lost_found_bytes(&d);
 	buf_init(&b);
 	if (json)
-		lt_bprintf(&b, "{\"segments\":[");
+		buf_printf(&b, "{\"segments\":[");
 	else if (d.nsegs > 0)
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "%-24s %10s %10s %9s %9s %9s %10s %10s  %-24s  "
 		    "%-24s  %s\n",
 		    "segment", "first_lsn", "last_lsn", "records", "live",
@@ -281,7 +281,7 @@ lt_cmd_stats(int argc, char **argv)
 			lt_time(s->last_time, t1, sizeof(t1));
 		}
 		if (json) {
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "%s{\"name\":\"%s\",\"first_lsn\":%" PRIu64
 			    ",\"last_lsn\":%" PRIu64 ",\"records\":%" PRIu64
 			    ",\"bytes\":%" PRIu64 ",\"file_bytes\":%" PRIu64
@@ -293,25 +293,25 @@ lt_cmd_stats(int argc, char **argv)
 			    s->rec_bytes, s->size, s->first_time, s->last_time,
 			    s->w.last_epoch);
 			if (known)
-				lt_bprintf(&b,
+				buf_printf(&b,
 				    "\"live\":%" PRIu64 ",\"dead\":%" PRIu64
 				    ",",
 				    lc.segs[i].live, lc.segs[i].dead);
 			else
-				lt_bprintf(&b, "\"live\":null,\"dead\":null,");
-			lt_bprintf(&b, "\"kept_by\":\"%s\",\"why\":",
+				buf_printf(&b, "\"live\":null,\"dead\":null,");
+			buf_printf(&b, "\"kept_by\":\"%s\",\"why\":",
 			    kr == KEPT_EXTRA ? "none" : keep_names[kr]);
 			{
 				const char *w = kept_text(&d, kr, keep);
 
 				lt_json_str(&b, w, strlen(w));
 			}
-			lt_bprintf(&b, "}");
+			buf_printf(&b, "}");
 			continue;
 		}
 		lt_size(s->rec_bytes, sz, sizeof(sz));
 		lt_size(s->size, fsz, sizeof(fsz));
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "%-24s %10" PRIu64 " %10" PRIu64 " %9" PRIu64
 		    " %9s %9s %10s %10s  %-24s  %-24s  %s\n",
 		    s->name, s->w.nrec ? s->w.first_lsn : 0,
@@ -319,16 +319,16 @@ lt_cmd_stats(int argc, char **argv)
 		    t0, t1, kept_text(&d, kr, keep));
 	}
 	if (json)
-		lt_bprintf(&b, "],\"snapshots\":[");
+		buf_printf(&b, "],\"snapshots\":[");
 	else if (d.nsnaps > 0)
-		lt_bprintf(&b, "\n");
+		buf_printf(&b, "\n");
 	for (size_t i = 0; i < d.nsnaps; i++) {
 		const struct lt_snap *s = &d.snaps[i];
 		char sz[32];
 
 		snap_bytes += s->size;
 		if (json) {
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "%s{\"name\":\"%s\",\"lsn\":%" PRIu64
 			    ",\"epoch\":%" PRIu64 ",\"entries\":%" PRIu64
 			    ",\"bytes\":%" PRIu64 ",\"usable\":%s,\"used\":%s}",
@@ -339,7 +339,7 @@ lt_cmd_stats(int argc, char **argv)
 			continue;
 		}
 		lt_size(s->size, sz, sizeof(sz));
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "snapshot %s  LSN %" PRIu64 "  %" PRIu64
 		    " entries  %s  %s\n",
 		    s->name, s->name_lsn, s->info.entries, sz,
@@ -349,7 +349,7 @@ lt_cmd_stats(int argc, char **argv)
 		                                  "snapshot)");
 	}
 	if (json) {
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "],\"totals\":{\"segments\":%zu,\"segment_bytes\":%" PRIu64
 		    ",\"record_bytes\":%" PRIu64 ",\"records\":%" PRIu64
 		    ",\"snapshots\":%zu,\"snapshot_bytes\":%" PRIu64
@@ -361,11 +361,11 @@ lt_cmd_stats(int argc, char **argv)
 		    kept_n[KEPT_RECOVERY] + kept_n[KEPT_NO_SNAPSHOT],
 		    kept_n[KEPT_RETENTION], kept_n[KEPT_EXTRA]);
 		if (known)
-			lt_bprintf(&b, "\"live\":%" PRIu64 ",\"dead\":%" PRIu64,
+			buf_printf(&b, "\"live\":%" PRIu64 ",\"dead\":%" PRIu64,
 			    live, dead);
 		else
-			lt_bprintf(&b, "\"live\":null,\"dead\":null");
-		lt_bprintf(&b,
+			buf_printf(&b, "\"live\":null,\"dead\":null");
+		buf_printf(&b,
 		    "},\"snapshot_lsn\":%" PRIu64 ",\"last_lsn\":%" PRIu64
 		    ",\"problems\":%zu}\n",
 		    d.snap_used >= 0 ? d.snaps[d.snap_used].info.lsn : 0,
@@ -380,36 +380,36 @@ lt_cmd_stats(int argc, char **argv)
 		lt_size(kept_bytes[KEPT_RETENTION] + kept_bytes[KEPT_EXTRA], s2,
 		    sizeof(s2));
 		lt_size(snap_bytes, s3, sizeof(s3));
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "\ntotal: %zu segments (%s on disk, %" PRIu64
 		    " records), %zu snapshot%s (%s)",
 		    d.nsegs, a, d.nrec, d.nsnaps, d.nsnaps == 1 ? "" : "s", s3);
 		if (lf_bytes > 0) {
 			lt_size(lf_bytes, a, sizeof(a));
-			lt_bprintf(&b, ", lost+found %s", a);
+			buf_printf(&b, ", lost+found %s", a);
 		}
-		lt_bprintf(&b, "\n");
+		buf_printf(&b, "\n");
 		if (known && live + dead > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "records: %" PRIu64 " live, %" PRIu64
 			    " dead (%.0f%% of the log no longer matters to "
 			    "the queue)\n",
 			    live, dead,
 			    100.0 * (double)dead / (double)(live + dead));
 		else if (!known && d.nsegs > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "records: live and dead unknown: the log is "
 			    "damaged (run `sluice-log verify %s`)\n",
 			    d.path);
 		if (d.snap_used < 0 && d.nsegs > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "why this size: no snapshot yet, so every segment "
 			    "(%s) is needed to rebuild the queue; sluiced "
 			    "snapshots after --snapshot-records or "
 			    "--snapshot-bytes, or on `sluice snapshot`\n",
 			    s1);
 		else if (d.nsegs > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "why this size: %zu segment(s) (%s) hold records "
 			    "after the snapshot at LSN %" PRIu64
 			    " (recovery needs them); %zu older segment(s) (%s) "
@@ -420,7 +420,7 @@ lt_cmd_stats(int argc, char **argv)
 			    kept_n[KEPT_RETENTION] + kept_n[KEPT_EXTRA], s2,
 			    kept_n[KEPT_EXTRA], keep);
 		if (d.nprobs > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "problems: %zu (run `sluice-log verify %s`)\n",
 			    d.nprobs, d.path);
 	}
@@ -528,13 +528,13 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
     uint64_t buried, int64_t paused_until, int64_t oldest_age,
     const struct queue_counters *c)
 {
-	lt_bprintf(b,
+	buf_printf(b,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
 	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRId64
 	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"counters\":",
 	    ready, delayed, taken, buried, paused_until ? "true" : "false",
 	    paused_until, oldest_age);
-	lt_bprintf(b,
+	buf_printf(b,
 	    "{\"puts\":%" PRIu64 ",\"takes\":%" PRIu64 ",\"acks\":%" PRIu64
 	    ",\"releases\":%" PRIu64 ",\"fails\":%" PRIu64
 	    ",\"buries\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"deletes\":%" PRIu64
@@ -675,7 +675,7 @@ lt_cmd_state(int argc, char **argv)
 	if (json) {
 		int64_t oldest_age = 0;
 
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "{\"role\":\"offline\",\"epoch\":%" PRIu64
 		    ",\"lsn\":%" PRIu64 ",\"durable_lsn\":%" PRIu64
 		    ",\"now\":%" PRId64 ",\"leader\":null,\"tubes\":{",
@@ -685,53 +685,53 @@ lt_cmd_state(int argc, char **argv)
 
 			if (queue_tube_stats_at(sc.q, st.clock, i, &ts) != 0)
 				break;
-			lt_bprintf(&b, "%s", i ? "," : "");
+			buf_printf(&b, "%s", i ? "," : "");
 			lt_json_str(&b, ts.name, ts.name_len);
-			lt_bprintf(&b, ":");
+			buf_printf(&b, ":");
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
 			    ts.buried, ts.paused_until, ts.oldest_ready_age,
 			    &ts.ctr);
 			if (ts.oldest_ready_age > oldest_age)
 				oldest_age = ts.oldest_ready_age;
 		}
-		lt_bprintf(&b, "},\"totals\":");
+		buf_printf(&b, "},\"totals\":");
 		counts_json(&b, st.ready, st.delayed, st.taken, st.buried, 0,
 		    oldest_age, &st.ctr);
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    ",\"node\":{\"tubes\":%" PRIu64 ",\"tasks\":%" PRIu64
 		    ",\"keys\":%" PRIu64 ",\"snapshot_lsn\":%" PRIu64
 		    "},\"snapshot_lsn\":%" PRIu64
 		    ",\"records_replayed\":%" PRIu64 ",\"next_id\":%" PRIu64,
 		    st.tubes, st.tasks, st.keys, res.snap_lsn, res.snap_lsn,
 		    res.records, st.next_id);
-		lt_bprintf(&b, ",\"oldest\":");
+		buf_printf(&b, ",\"oldest\":");
 		if (old.have) {
-			lt_bprintf(
+			buf_printf(
 			    &b, "{\"id\":%" PRIu64 ",\"tube\":", old.v.id);
 			lt_json_str(&b, old.tube, strlen(old.tube));
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    ",\"state\":\"%s\",\"created_at\":%" PRId64
 			    ",\"age_ms\":%" PRId64 "}",
 			    queue_state_name(old.v.state), old.v.created_at,
 			    st.clock - old.v.created_at);
 		} else {
-			lt_bprintf(&b, "null");
+			buf_printf(&b, "null");
 		}
-		lt_bprintf(&b, "}\n");
+		buf_printf(&b, "}\n");
 	} else {
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "state of %s at LSN %" PRIu64 " (epoch %" PRIu64
 		    "), as of %s\n",
 		    d.path, res.last_lsn, res.epoch, when);
 		if (res.snap_lsn != 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "rebuilt from the snapshot at LSN %" PRIu64
 			    " and %" PRIu64 " records after it\n",
 			    res.snap_lsn, res.records);
 		else
-			lt_bprintf(&b, "rebuilt from %" PRIu64 " records\n",
+			buf_printf(&b, "rebuilt from %" PRIu64 " records\n",
 			    res.records);
-		lt_bprintf(&b, "\n%-24s %9s %9s %9s %9s  %-12s %s\n", "tube",
+		buf_printf(&b, "\n%-24s %9s %9s %9s %9s  %-12s %s\n", "tube",
 		    "ready", "delayed", "taken", "buried", "oldest ready",
 		    "paused until");
 		for (uint32_t i = 0; i < queue_tube_count(sc.q); i++) {
@@ -744,13 +744,13 @@ lt_cmd_state(int argc, char **argv)
 				lt_age(ts.oldest_ready_age, age, sizeof(age));
 			if (ts.paused_until != 0)
 				lt_time(ts.paused_until, until, sizeof(until));
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "%-24.*s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 			    " %9" PRIu64 "  %-12s %s\n",
 			    (int)ts.name_len, ts.name, ts.ready, ts.delayed,
 			    ts.taken, ts.buried, age, until);
 		}
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "%-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 		    "\n",
 		    "(total)", st.ready, st.delayed, st.taken, st.buried);
@@ -759,7 +759,7 @@ lt_cmd_state(int argc, char **argv)
 
 			lt_time(old.v.created_at, created, sizeof(created));
 			lt_age(st.clock - old.v.created_at, age, sizeof(age));
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "\noldest task: id %" PRIu64
 			    " in %s (%s), created %s, %s before\n",
 			    old.v.id, old.tube, queue_state_name(old.v.state),

@@ -499,29 +499,29 @@ lt_act_describe(const struct lt_act *a, bool dry, struct buf *out)
 		    a->lost ? ", LOST to the queue" : "");
 	switch (a->kind) {
 	case LT_ACT_MOVE_SNAP:
-		lt_bprintf(out, "%s %s to lost+found: %s\n",
+		buf_printf(out, "%s %s to lost+found: %s\n",
 		    dry ? "would move" : "moved", a->file, a->why);
 		break;
 	case LT_ACT_MOVE_SEG:
-		lt_bprintf(out, "%s %s to lost+found%s: %s\n",
+		buf_printf(out, "%s %s to lost+found%s: %s\n",
 		    dry ? "would move" : "moved", a->file, lsns, a->why);
 		break;
 	case LT_ACT_CUT:
-		lt_bprintf(out,
+		buf_printf(out,
 		    "%s %s at offset %" PRIu64 ": %" PRIu64
 		    " bytes copied to lost+found, then zeroed%s: %s\n",
 		    dry ? "would cut" : "cut", a->file, a->off, a->end - a->off,
 		    lsns, a->why);
 		break;
 	case LT_ACT_SPLIT:
-		lt_bprintf(out,
+		buf_printf(out,
 		    "%s %s from %s bytes %" PRIu64 "..%" PRIu64 " (LSN %" PRIu64
 		    " on): %s\n",
 		    dry ? "would write" : "wrote", a->to, a->file, a->off,
 		    a->end, a->first_lsn, a->why);
 		break;
 	case LT_ACT_PUBLISH:
-		lt_bprintf(out, "%s %s into place: %s\n",
+		buf_printf(out, "%s %s into place: %s\n",
 		    dry ? "would put" : "put", a->to, a->why);
 		break;
 	}
@@ -691,19 +691,19 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	lt_time(clock_now_ms(), now, sizeof(now));
 	if (realpath(d->path, full) == NULL)
 		snprintf(full, sizeof(full), "%s", d->path);
-	lt_bprintf(&b,
+	buf_printf(&b,
 	    "sluice-log repair of %s\n%s at %s\n"
 	    "the log keeps records up to LSN %" PRIu64 "\n",
 	    full, status, now, p->keep_last);
 	if (p->lost_n > 0)
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "lost to the queue: %s (whole among them: %s; their bytes "
 		    "are here)\n",
 		    lsn_span(span, sizeof(span), p->lost_first, p->lost_last),
 		    records(nr, sizeof(nr), p->lost_n));
 	else
-		lt_bprintf(&b, "no record the queue needs is lost\n");
-	lt_bprintf(&b,
+		buf_printf(&b, "no record the queue needs is lost\n");
+	buf_printf(&b,
 	    "\n`sluice-log dump` on this directory prints every record kept "
 	    "here.\n\nfiles here:\n");
 	for (size_t i = 0; i < p->n; i++) {
@@ -712,13 +712,13 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 		switch (a->kind) {
 		case LT_ACT_MOVE_SEG:
 		case LT_ACT_MOVE_SNAP:
-			lt_bprintf(&b, "%s  the whole %s (%" PRIu64 " bytes)",
+			buf_printf(&b, "%s  the whole %s (%" PRIu64 " bytes)",
 			    a->file,
 			    a->kind == LT_ACT_MOVE_SEG ? "segment" : "snapshot",
 			    a->end);
 			break;
 		case LT_ACT_CUT:
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "%s  bytes %" PRIu64 "..%" PRIu64
 			    " cut from the segment, at their offsets (its "
 			    "header is copied, the bytes between are a hole)",
@@ -728,13 +728,13 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 			continue;
 		}
 		if (a->nrec > 0)
-			lt_bprintf(&b, ", %s (%s)",
+			buf_printf(&b, ", %s (%s)",
 			    lsn_span(
 			        span, sizeof(span), a->first_lsn, a->last_lsn),
 			    records(nr, sizeof(nr), a->nrec));
-		lt_bprintf(&b, "\n    why: %s\n", a->why);
+		buf_printf(&b, "\n    why: %s\n", a->why);
 	}
-	lt_bprintf(&b, "\nsteps:\n");
+	buf_printf(&b, "\nsteps:\n");
 	for (size_t i = 0; i < p->n; i++)
 		lt_act_describe(&p->acts[i], false, &b);
 	f = fopen(path, "w");
@@ -826,7 +826,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 	for (size_t i = 0; i < p->n; i++) {
 		rc = do_act(d, &p->acts[i], lf);
 		if (rc != 0) {
-			lt_bprintf(&b, "FAILED: ");
+			buf_printf(&b, "FAILED: ");
 			lt_act_describe(&p->acts[i], true, &b);
 			lt_flush(&b, out);
 			fprintf(stderr,
@@ -843,7 +843,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 		lt_flush(&b, out);
 	}
 	rc = write_note(notep, d, p, "done");
-	lt_bprintf(&b, "lost+found: %s (NOTE says what each file was)\n", lf);
+	buf_printf(&b, "lost+found: %s (NOTE says what each file was)\n", lf);
 	lt_flush(&b, out);
 	buf_free(&b);
 	close(lock);
@@ -895,17 +895,17 @@ print_files(const struct lt_dir *d, struct buf *b)
 
 		lt_size(s->size, sz, sizeof(sz));
 		if (s->err != 0) {
-			lt_bprintf(b, "  %s  %s\n", s->name, seg_status(d, i));
+			buf_printf(b, "  %s  %s\n", s->name, seg_status(d, i));
 			continue;
 		}
 		if (s->w.nrec > 0)
-			lt_bprintf(b,
+			buf_printf(b,
 			    "  %s  LSN %" PRIu64 "..%" PRIu64 "  epoch %" PRIu64
 			    "  %" PRIu64 " records  %s  %s\n",
 			    s->name, s->w.first_lsn, s->w.last_lsn,
 			    s->w.last_epoch, s->w.nrec, sz, seg_status(d, i));
 		else
-			lt_bprintf(b, "  %s  no records  %s  %s\n", s->name, sz,
+			buf_printf(b, "  %s  no records  %s  %s\n", s->name, sz,
 			    seg_status(d, i));
 	}
 	for (size_t i = 0; i < d->nsnaps; i++) {
@@ -917,7 +917,7 @@ print_files(const struct lt_dir *d, struct buf *b)
 			st = "UNREADABLE";
 		lt_size(s->size, sz, sizeof(sz));
 		if (s->rc == 0)
-			lt_bprintf(b,
+			buf_printf(b,
 			    "  %s  snapshot LSN %" PRIu64 "  epoch %" PRIu64
 			    "  %" PRIu64 " entries  %s  %s%s\n",
 			    s->name, s->info.lsn, s->info.epoch,
@@ -925,7 +925,7 @@ print_files(const struct lt_dir *d, struct buf *b)
 			    (int)i == d->snap_used ? " (recovery starts here)"
 			                           : "");
 		else
-			lt_bprintf(
+			buf_printf(
 			    b, "  %s  snapshot  %s  %s\n", s->name, sz, st);
 	}
 }
@@ -933,12 +933,12 @@ print_files(const struct lt_dir *d, struct buf *b)
 static void
 print_problem(const struct lt_problem *p, struct buf *b)
 {
-	lt_bprintf(b, "%-10s %s", kind_label(p->kind), p->file);
+	buf_printf(b, "%-10s %s", kind_label(p->kind), p->file);
 	if (p->has_off)
-		lt_bprintf(b, " offset %" PRIu64, p->off);
+		buf_printf(b, " offset %" PRIu64, p->off);
 	else if (p->boundary)
-		lt_bprintf(b, " (its start)");
-	lt_bprintf(b, ": %s\n", p->what);
+		buf_printf(b, " (its start)");
+	buf_printf(b, ": %s\n", p->what);
 }
 
 static void
@@ -955,26 +955,26 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		if (d->probs[i].recovery && d->probs[i].kind != LT_TORN)
 			stops = true;
 	if (damage + io + torn == 0) {
-		lt_bprintf(b, "verdict: sound. ");
+		buf_printf(b, "verdict: sound. ");
 		if (r->snap_lsn != 0)
-			lt_bprintf(b,
+			buf_printf(b,
 			    "sluiced starts from the snapshot at LSN %" PRIu64
 			    " and replays %" PRIu64 " records to LSN %" PRIu64
 			    ".\n",
 			    r->snap_lsn, r->records, r->last_lsn);
 		else if (d->nsegs == 0 && d->nsnaps == 0)
-			lt_bprintf(b,
+			buf_printf(b,
 			    "An empty log: sluiced begins a new "
 			    "one here.\n");
 		else
-			lt_bprintf(b,
+			buf_printf(b,
 			    "sluiced replays %" PRIu64
 			    " records to LSN %" PRIu64 ".\n",
 			    r->records, r->last_lsn);
 		return;
 	}
 	if (damage + io == 0) {
-		lt_bprintf(b,
+		buf_printf(b,
 		    "verdict: a torn tail only: the last write before a stop, "
 		    "cut short. sluiced cuts it at start (and logs segment, "
 		    "offset and bytes); under --fsync always nothing it "
@@ -984,35 +984,35 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		return;
 	}
 	if (io > 0 && damage == 0) {
-		lt_bprintf(b,
+		buf_printf(b,
 		    "verdict: some files cannot be read; fix that first (see "
 		    "above).\n");
 		return;
 	}
-	lt_bprintf(b, "verdict: DAMAGED%s. %s\n",
+	buf_printf(b, "verdict: DAMAGED%s. %s\n",
 	    stops ? " where recovery reads" : " outside what recovery reads",
 	    stops ? "sluiced will not start on this directory."
 	          : "sluiced starts; followers that need those records "
 	            "cannot get them from this node until it is repaired.");
 	if (!plan->possible) {
-		lt_bprintf(b, "repair cannot fix it: %s\n", plan->impossible);
+		buf_printf(b, "repair cannot fix it: %s\n", plan->impossible);
 		return;
 	}
-	lt_bprintf(b,
+	buf_printf(b,
 	    "`sluice-log repair %s` would keep the log up to LSN %" PRIu64,
 	    d->path, plan->keep_last);
 	if (plan->lost_n > 0)
-		lt_bprintf(b,
+		buf_printf(b,
 		    " and lose %s to the queue (whole among them: %s; their "
 		    "bytes go to lost+found).\n",
 		    lsn_span(
 		        span, sizeof(span), plan->lost_first, plan->lost_last),
 		    records(nr, sizeof(nr), plan->lost_n));
 	else
-		lt_bprintf(b,
+		buf_printf(b,
 		    "; no record the queue needs is lost (what it moves goes "
 		    "to lost+found).\n");
-	lt_bprintf(b, "run `sluice-log repair --dry-run %s` for each step.\n",
+	buf_printf(b, "run `sluice-log repair --dry-run %s` for each step.\n",
 	    d->path);
 }
 
@@ -1066,29 +1066,29 @@ lt_cmd_verify(int argc, char **argv)
 	rc = lt_repair_plan(&d, &plan);
 	buf_init(&b);
 	if (d.nentries == 0) {
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "%s: empty: a valid empty log (sluiced begins a new one "
 		    "here)\n",
 		    d.path);
 	} else {
-		lt_bprintf(&b, "%s: %zu segment%s", d.path, d.nsegs,
+		buf_printf(&b, "%s: %zu segment%s", d.path, d.nsegs,
 		    d.nsegs == 1 ? "" : "s");
 		if (d.nrec > 0)
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    ", LSN %" PRIu64 "..%" PRIu64 " (%" PRIu64
 			    " records)",
 			    d.first_lsn, d.last_lsn, d.nrec);
-		lt_bprintf(&b, ", %zu snapshot%s\n", d.nsnaps,
+		buf_printf(&b, ", %zu snapshot%s\n", d.nsnaps,
 		    d.nsnaps == 1 ? "" : "s");
 		print_files(&d, &b);
 	}
 	if (d.nprobs > 0)
-		lt_bprintf(&b, "\n");
+		buf_printf(&b, "\n");
 	for (size_t i = 0; i < d.nprobs; i++)
 		print_problem(&d.probs[i], &b);
 	for (size_t i = 0; i < d.nnotes; i++)
-		lt_bprintf(&b, "note       %s\n", d.notes[i]);
-	lt_bprintf(&b, "\n");
+		buf_printf(&b, "note       %s\n", d.notes[i]);
+	buf_printf(&b, "\n");
 	if (rc == 0)
 		print_verdict(&d, &r, &plan, &b);
 	lt_flush(&b, stdout);
@@ -1179,21 +1179,21 @@ lt_cmd_repair(int argc, char **argv)
 		goto out;
 	}
 	if (plan.n == 0) {
-		lt_bprintf(&b, "%s: nothing to repair\n", d.path);
+		buf_printf(&b, "%s: nothing to repair\n", d.path);
 		lt_flush(&b, stdout);
 		rc = LT_EXIT_OK;
 		goto out;
 	}
 	if (dry) {
-		lt_bprintf(&b, "%s: repair would do this (nothing changed):\n",
+		buf_printf(&b, "%s: repair would do this (nothing changed):\n",
 		    d.path);
 		for (size_t i = 0; i < plan.n; i++)
 			lt_act_describe(&plan.acts[i], true, &b);
 	}
-	lt_bprintf(&b, "the log %s records up to LSN %" PRIu64 "; ",
+	buf_printf(&b, "the log %s records up to LSN %" PRIu64 "; ",
 	    dry ? "would keep" : "keeps", plan.keep_last);
 	if (plan.lost_n > 0)
-		lt_bprintf(&b,
+		buf_printf(&b,
 		    "%slost to the queue: %s (whole among them: %s, kept in "
 		    "lost+found)\n",
 		    dry ? "would be " : "",
@@ -1201,7 +1201,7 @@ lt_cmd_repair(int argc, char **argv)
 		        span, sizeof(span), plan.lost_first, plan.lost_last),
 		    records(nr, sizeof(nr), plan.lost_n));
 	else
-		lt_bprintf(&b, "no record the queue needs is lost\n");
+		buf_printf(&b, "no record the queue needs is lost\n");
 	lt_flush(&b, stdout);
 	if (dry) {
 		rc = LT_EXIT_OK;
@@ -1224,10 +1224,10 @@ lt_cmd_repair(int argc, char **argv)
 			lt_dir_free(&after);
 		}
 		if (vr == LT_EXIT_OK)
-			lt_bprintf(
+			buf_printf(
 			    &b, "%s: sound now; sluiced can start\n", d.path);
 		else
-			lt_bprintf(&b,
+			buf_printf(&b,
 			    "%s: still not sound after the repair (see "
 			    "above); run `sluice-log verify %s`\n",
 			    d.path, d.path);

@@ -14,39 +14,6 @@
 #include "queue/qstate.h"
 #include "sluice.h"
 
-static void out_fmt(struct buf *out, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-out_fmt(struct buf *out, const char *f, ...)
-{
-	char tmp[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(tmp, sizeof(tmp), f, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_put(out, tmp,
-		    (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-static void
-out_quoted(struct buf *out, const void *p, size_t n)
-{
-	const uint8_t *s = p;
-
-	buf_put_u8(out, '"');
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
-			buf_put_u8(out, s[i]);
-		else
-			out_fmt(out, "\\x%02x", s[i]);
-	}
-	buf_put_u8(out, '"');
-}
-
 static void
 out_hex(struct buf *out, const void *p, size_t n)
 {
@@ -65,7 +32,7 @@ out_hex(struct buf *out, const void *p, size_t n)
 static void
 out_counters(struct buf *out, const struct queue_counters *c)
 {
-	out_fmt(out,
+	buf_printf(out,
 	    " put=%" PRIu64 " take=%" PRIu64 " ack=%" PRIu64 " release=%" PRIu64
 	    " fail=%" PRIu64 " bury=%" PRIu64 " kick=%" PRIu64
 	    " delete=%" PRIu64 " ttr_expired=%" PRIu64
@@ -116,35 +83,35 @@ dump_task(struct buf *out, const struct task *t)
 {
 	const struct task_ext *e = t->ext;
 
-	out_fmt(out, "task %" PRIu64 " tube=%s state=%s", t->id, t->tube->name,
-	    queue_state_name(t->state));
-	out_fmt(out,
+	buf_printf(out, "task %" PRIu64 " tube=%s state=%s", t->id,
+	    t->tube->name, queue_state_name(t->state));
+	buf_printf(out,
 	    " pri=%" PRIu32 " ttr=%" PRIu32 " attempts=%" PRIu32
 	    " max_attempts=%" PRIu32 " run_at=%" PRId64 " period=%" PRId64
 	    " created_at=%" PRId64 " updated_at=%" PRId64,
 	    t->pri, t->ttr, t->attempts, t->max_attempts, t->run_at,
 	    e ? e->period : 0, t->created_at, t->updated_at);
 	if (e != NULL && e->key != NULL) {
-		out_fmt(out, " key=");
-		out_quoted(out, e->key->key, e->key->len);
+		buf_printf(out, " key=");
+		buf_put_escaped(out, e->key->key, e->key->len);
 	}
 	if (e != NULL && e->error != NULL) {
-		out_fmt(out, " error=");
-		out_quoted(out, e->error, e->error_len);
+		buf_printf(out, " error=");
+		buf_put_escaped(out, e->error, e->error_len);
 	}
 	if (e != NULL && e->taken)
-		out_fmt(out,
+		buf_printf(out,
 		    " lease=%" PRIu64 " session=%" PRIu64 " taken_at=%" PRId64
 		    " deadline=%" PRId64 " detached=%d",
 		    e->lease, e->session, e->taken_at, e->deadline,
 		    e->detached ? 1 : 0);
-	out_fmt(out, " payload=");
+	buf_printf(out, " payload=");
 	out_hex(out, t->payload, t->payload_len);
 	buf_put_u8(out, '\n');
 	if (e != NULL && e->repl != NULL) {
 		const struct repl *r = e->repl;
 
-		out_fmt(out,
+		buf_printf(out,
 		    "  replace pri=%" PRIu32 " ttr=%" PRIu32
 		    " max_attempts=%" PRIu32 " run_at=%" PRId64
 		    " period=%" PRId64 " payload=",
@@ -179,11 +146,11 @@ queue_dump(const struct queue *q, struct buf *out)
 			keys[nk++] = (struct keyent *)ke;
 	qsort(keys, nk, sizeof(*keys), key_cmp);
 
-	out_fmt(out,
+	buf_printf(out,
 	    "queue lsn=%" PRIu64 " next_id=%" PRIu64 " clock=%" PRId64
 	    " tasks=%" PRIu64 " tubes=%" PRIu32 " keys=%" PRIu64 " dedup=%zu\n",
 	    q->lsn, q->next_id, q->clock, q->ntasks, q->ntubes, q->nkeys, nk);
-	out_fmt(out,
+	buf_printf(out,
 	    "totals ready=%" PRIu64 " delayed=%" PRIu64 " taken=%" PRIu64
 	    " buried=%" PRIu64,
 	    q->count[QUEUE_READY], q->count[QUEUE_DELAYED],
@@ -193,7 +160,7 @@ queue_dump(const struct queue *q, struct buf *out)
 	for (uint32_t i = 0; i < q->ntubes; i++) {
 		const struct tube *tb = tubes[i];
 
-		out_fmt(out,
+		buf_printf(out,
 		    "tube %s paused_until=%" PRId64 " ready=%" PRIu32
 		    " delayed=%" PRIu32 " taken=%" PRIu64 " buried=%" PRIu32,
 		    tb->name, tb->paused_until, tb->ready.len, tb->delayed.len,
@@ -204,9 +171,9 @@ queue_dump(const struct queue *q, struct buf *out)
 	for (size_t i = 0; i < nt; i++)
 		dump_task(out, tasks[i]);
 	for (size_t i = 0; i < nk; i++) {
-		out_fmt(out, "dedup ");
-		out_quoted(out, keys[i]->key, keys[i]->len);
-		out_fmt(out, " id=%" PRIu64 " expires=%" PRId64 "\n",
+		buf_printf(out, "dedup ");
+		buf_put_escaped(out, keys[i]->key, keys[i]->len);
+		buf_printf(out, " id=%" PRIu64 " expires=%" PRId64 "\n",
 		    keys[i]->id, keys[i]->expires);
 	}
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;

@@ -405,65 +405,31 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 
 /* ---- Text form ------------------------------------------------------- */
 
-static void fmt(struct buf *out, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-fmt(struct buf *out, const char *f, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(tmp, sizeof(tmp), f, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_put(out, tmp,
-		    (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* A quoted string: printable ASCII as is, the rest as \xHH. */
-static void
-quoted(struct buf *out, const void *p, size_t n)
-{
-	const uint8_t *s = p;
-
-	buf_put_u8(out, '"');
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
-			buf_put_u8(out, s[i]);
-		else
-			fmt(out, "\\x%02x", s[i]);
-	}
-	buf_put_u8(out, '"');
-}
-
 int
 qrec_format(const struct qrec *rec, struct buf *out)
 {
 	const struct qrec_end *e = &rec->u.end;
 
-	fmt(out, "%s", qrec_type_name(rec->type));
+	buf_printf(out, "%s", qrec_type_name(rec->type));
 	switch (rec->type) {
 	case QREC_PUT: {
 		const struct qrec_put *p = &rec->u.put;
 
-		fmt(out, " id=%" PRIu64 " tube=", p->id);
+		buf_printf(out, " id=%" PRIu64 " tube=", p->id);
 		buf_put(out, p->tube, p->tube_len);
-		fmt(out,
+		buf_printf(out,
 		    " pri=%" PRIu32 " run_at=%" PRId64 " ttr=%" PRIu32
 		    " max_attempts=%" PRIu32 " period=%" PRId64,
 		    p->pri, p->run_at, p->ttr, p->max_attempts, p->period);
 		if (p->key_len > 0) {
-			fmt(out, " key=");
-			quoted(out, p->key, p->key_len);
+			buf_printf(out, " key=");
+			buf_put_escaped(out, p->key, p->key_len);
 		}
-		fmt(out, " payload=%zuB", p->payload_len);
+		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}
 	case QREC_TAKE:
-		fmt(out, " id=%" PRIu64 " session=%" PRIu64 "%s",
+		buf_printf(out, " id=%" PRIu64 " session=%" PRIu64 "%s",
 		    rec->u.take.id, rec->u.take.session,
 		    rec->u.take.detached ? " detached" : "");
 		break;
@@ -471,47 +437,48 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
-		fmt(out, " id=%" PRIu64 " lease=%" PRIu64, e->id, e->lease);
+		buf_printf(
+		    out, " id=%" PRIu64 " lease=%" PRIu64, e->id, e->lease);
 		if (e->reason < QREC_REASON_END_)
-			fmt(out, " by=%s", reason_names[e->reason]);
+			buf_printf(out, " by=%s", reason_names[e->reason]);
 		if (e->outcome < QREC_OUTCOME_END_)
-			fmt(out, " -> %s", outcome_names[e->outcome]);
+			buf_printf(out, " -> %s", outcome_names[e->outcome]);
 		if (e->outcome == QREC_WAIT) {
-			fmt(out, " run_at=%" PRId64, e->run_at);
+			buf_printf(out, " run_at=%" PRId64, e->run_at);
 			if (rec->type == QREC_RELEASE)
-				fmt(out, " pri=%" PRIu32, e->pri);
+				buf_printf(out, " pri=%" PRIu32, e->pri);
 		}
 		if (e->outcome == QREC_DELETED && rec->type == QREC_ACK)
-			fmt(out, " dedup_ms=%" PRIu32, e->dedup_ms);
+			buf_printf(out, " dedup_ms=%" PRIu32, e->dedup_ms);
 		if (rec->type == QREC_ACK && e->outcome == QREC_MOVED) {
-			fmt(out, " to=");
+			buf_printf(out, " to=");
 			buf_put(out, e->text, e->text_len);
 		}
 		if (rec->type == QREC_FAIL) {
-			fmt(out, " error=");
-			quoted(out, e->text, e->text_len);
+			buf_printf(out, " error=");
+			buf_put_escaped(out, e->text, e->text_len);
 		}
 		break;
 	case QREC_TOUCH:
-		fmt(out, " id=%" PRIu64 " lease=%" PRIu64, rec->u.touch.id,
-		    rec->u.touch.lease);
+		buf_printf(out, " id=%" PRIu64 " lease=%" PRIu64,
+		    rec->u.touch.id, rec->u.touch.lease);
 		break;
 	case QREC_KICK:
-		fmt(out, " id=%" PRIu64, rec->u.kick.id);
+		buf_printf(out, " id=%" PRIu64, rec->u.kick.id);
 		break;
 	case QREC_DELETE:
-		fmt(out, " id=%" PRIu64 " dedup_ms=%" PRIu32, rec->u.del.id,
-		    rec->u.del.dedup_ms);
+		buf_printf(out, " id=%" PRIu64 " dedup_ms=%" PRIu32,
+		    rec->u.del.id, rec->u.del.dedup_ms);
 		break;
 	case QREC_FLUSH:
-		fmt(out, " tube=");
+		buf_printf(out, " tube=");
 		buf_put(out, rec->u.flush.tube, rec->u.flush.tube_len);
-		fmt(out, " dedup_ms=%" PRIu32, rec->u.flush.dedup_ms);
+		buf_printf(out, " dedup_ms=%" PRIu32, rec->u.flush.dedup_ms);
 		break;
 	case QREC_REPLACE: {
 		const struct qrec_replace *r = &rec->u.replace;
 
-		fmt(out,
+		buf_printf(out,
 		    " id=%" PRIu64 "%s pri=%" PRIu32 " run_at=%" PRId64
 		    " ttr=%" PRIu32 " max_attempts=%" PRIu32 " period=%" PRId64
 		    " payload=%zuB",
@@ -520,9 +487,9 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		break;
 	}
 	case QREC_PAUSE:
-		fmt(out, " tube=");
+		buf_printf(out, " tube=");
 		buf_put(out, rec->u.pause.tube, rec->u.pause.tube_len);
-		fmt(out, " until=%" PRId64, rec->u.pause.until);
+		buf_printf(out, " until=%" PRId64, rec->u.pause.until);
 		break;
 	default:
 		break;

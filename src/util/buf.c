@@ -1,4 +1,6 @@
 /* buf - see buf.h. Growth doubles, starting at 256 bytes. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,4 +207,43 @@ rd_str16(struct rd *r, size_t max, size_t *n)
 	}
 	*n = len;
 	return len ? (const char *)rd_bytes(r, len) : "";
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char small[256];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(small)) {
+		buf_put(b, small, (size_t)n);
+		return;
+	}
+	if (!buf_reserve(b, (size_t)n + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_put_escaped(struct buf *b, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+
+	buf_put_u8(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+			buf_put_u8(b, s[i]);
+		else
+			buf_printf(b, "\\x%02x", s[i]);
+	}
+	buf_put_u8(b, '"');
 }

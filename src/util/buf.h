@@ -38,6 +38,13 @@ void buf_put_blob(struct buf *b, const void *p, size_t n);
 /* A u16 length followed by the bytes (n must be < 65536). */
 void buf_put_str16(struct buf *b, const char *s, size_t n);
 
+/* printf into the buffer (any length). */
+void buf_printf(struct buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A quoted string: printable ASCII as is ('"' and '\\' excepted), every
+ * other byte as \xHH. */
+void buf_put_escaped(struct buf *b, const void *p, size_t n);
+
 static inline bool
 buf_failed(const struct buf *b)
 {
