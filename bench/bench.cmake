@@ -11,6 +11,7 @@ target_link_libraries(sluice_benchlib PUBLIC m)
 
 add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_result.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_sluice.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c)
 target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_proto

@@ -69,8 +69,7 @@ struct bconn {
 	size_t out_len, out_off, out_cap;
 	char *in; /* received, unparsed: in[in_off, in_len) */
 	size_t in_len, in_off, in_cap;
-	uint64_t puts, take_acks, empty, requests;
-	struct bench_hist lat_put, lat_take;
+	struct bench_tally t;
 };
 
 struct bdrv {
@@ -324,8 +323,7 @@ bconn_open(struct bdrv *d, struct bconn *c, int64_t deadline)
 	char cmd[3 * (BENCH_TUBE_MAX + 32)];
 	int n;
 
-	bench_hist_init(&c->lat_put);
-	bench_hist_init(&c->lat_take);
+	bench_tally_init(&c->t);
 	c->in_cap =
 	    d->o->bytes + 2048 > BS_IN_MIN ? d->o->bytes + 2048 : BS_IN_MIN;
 	c->in = malloc(c->in_cap);
@@ -495,9 +493,9 @@ bconn_reply(struct bconn *c, const struct bench_bsreply *rep, int64_t now)
 			return -1;
 		if (--c->expect > 0)
 			return 0;
-		bench_hist_record(&c->lat_put, (uint64_t)(now - c->t_req));
-		c->puts += c->batch;
-		c->requests++;
+		bench_hist_record(&c->t.lat_put, (uint64_t)(now - c->t_req));
+		c->t.puts += c->batch;
+		c->t.requests++;
 		return bconn_next(c, now);
 	case BP_RESERVE:
 		if (rep->kind == BS_TIMED_OUT) {
@@ -505,7 +503,7 @@ bconn_reply(struct bconn *c, const struct bench_bsreply *rep, int64_t now)
 				bconn_stop(c);
 				return 0;
 			}
-			c->empty++;
+			c->t.empty++;
 			return bconn_next(c, now);
 		}
 		if (expect(c, rep, BS_RESERVED, "reserve-with-timeout 0") != 0)
@@ -528,8 +526,8 @@ bconn_reply(struct bconn *c, const struct bench_bsreply *rep, int64_t now)
 	case BP_DELETE:
 		if (expect(c, rep, BS_DELETED, "delete") != 0)
 			return -1;
-		bench_hist_record(&c->lat_take, (uint64_t)(now - c->t_op));
-		c->take_acks++;
+		bench_hist_record(&c->t.lat_take, (uint64_t)(now - c->t_op));
+		c->t.take_acks++;
 		return bconn_next(c, now);
 	case BP_IDLE:
 		break;
@@ -719,36 +717,17 @@ bench_beanstalk_run(const struct bench_opts *o, struct bench_result *r)
 		goto fail_said;
 
 	r->seconds = (double)(t_end - t0) / 1e9;
-	for (unsigned i = 0; i < d.n; i++) {
-		struct bconn *c = &d.conns[i];
-		r->puts += c->puts;
-		r->take_acks += c->take_acks;
-		r->empty_takes += c->empty;
-		r->requests += c->requests;
-		bench_hist_merge(&r->lat_put, &c->lat_put);
-		bench_hist_merge(&r->lat_take, &c->lat_take);
-	}
-	r->ops = r->puts + r->take_acks;
+	for (unsigned i = 0; i < d.n; i++)
+		bench_result_add(r, &d.conns[i].t);
 
-	if (o->workload == BENCH_PUT && o->duration_ms == 0 &&
-	    r->puts != o->tasks) {
-		bench_error("put %llu tasks, expected %llu",
-		    (unsigned long long)r->puts, (unsigned long long)o->tasks);
+	if (bench_check_puts(o, r) != 0)
 		goto out;
-	}
 	if (o->workload == BENCH_DRAIN) {
 		/* The sockets are idle now: back to blocking calls. */
 		if ((r->left = tube_count(&d, &d.conns[0], limit)) < 0)
 			goto fail_said;
-		/* All of them; with --duration, all but those left. */
-		if (r->take_acks + (uint64_t)r->left != o->tasks ||
-		    (o->duration_ms == 0 && r->left != 0)) {
-			bench_error("drained %llu of %llu jobs; the tube still "
-			            "holds %lld",
-			    (unsigned long long)r->take_acks,
-			    (unsigned long long)o->tasks, r->left);
+		if (bench_check_drain(o, r, "jobs") != 0)
 			goto out;
-		}
 	}
 	rc = 0;
 	goto out;

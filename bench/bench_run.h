@@ -25,6 +25,27 @@ struct bench_result {
 	struct bench_hist lat_take; /* ns per take + ack pair */
 };
 
+/* What one connection counted; each driver keeps one per connection. */
+struct bench_tally {
+	uint64_t puts, take_acks, empty, requests;
+	struct bench_hist lat_put, lat_take;
+};
+
+void bench_tally_init(struct bench_tally *t);
+
+/* Adds a connection's tally to the result (and recomputes r->ops). */
+void bench_result_add(struct bench_result *r, const struct bench_tally *t);
+
+/* Whether a put workload without --duration put exactly the tasks asked
+ * for. Returns 0, or -1 after printing why. */
+int bench_check_puts(const struct bench_opts *o, const struct bench_result *r);
+
+/* Whether a drain took and acked every preloaded task (with --duration:
+ * all but r->left, which the driver counted). `unit` names them ("tasks",
+ * "jobs"). Returns 0, or -1 after printing why. */
+int bench_check_drain(
+    const struct bench_opts *o, const struct bench_result *r, const char *unit);
+
 /* Run the workload `o` names. Return 0, or -1 after printing why on stderr
  * (the server refused, did not answer, or broke the protocol; a count did
  * not add up). */

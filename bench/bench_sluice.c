@@ -66,8 +66,7 @@ struct sconn {
 	int64_t t_op;   /* ns: the op (take + ack) began */
 	uint64_t id, lease;
 	struct buf req; /* encoding scratch */
-	uint64_t puts, take_acks, empty, requests;
-	struct bench_hist lat_put, lat_take;
+	struct bench_tally t;
 };
 
 struct sdrv {
@@ -440,9 +439,9 @@ sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 	case SP_PUT:
 		if (put_check(&rep, c->batch, err, sizeof(err)) != 0)
 			goto fail_reply;
-		bench_hist_record(&c->lat_put, (uint64_t)(now - c->t_req));
-		c->puts += c->batch;
-		c->requests++;
+		bench_hist_record(&c->t.lat_put, (uint64_t)(now - c->t_req));
+		c->t.puts += c->batch;
+		c->t.requests++;
 		sconn_next(c, now);
 		return 0;
 	case SP_TAKE:
@@ -451,7 +450,7 @@ sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 				sconn_stop(c);
 				return 0;
 			}
-			c->empty++;
+			c->t.empty++;
 			sconn_next(c, now);
 			return 0;
 		}
@@ -482,8 +481,8 @@ sconn_reply(struct sconn *c, const void *p, size_t len, int64_t now)
 			    msg_state_name(rep.after.state));
 			goto fail_reply;
 		}
-		bench_hist_record(&c->lat_take, (uint64_t)(now - c->t_op));
-		c->take_acks++;
+		bench_hist_record(&c->t.lat_take, (uint64_t)(now - c->t_op));
+		c->t.take_acks++;
 		sconn_next(c, now);
 		return 0;
 	}
@@ -539,8 +538,7 @@ sconn_open(struct sdrv *d, struct sconn *c)
 	int rv;
 
 	buf_init(&c->req);
-	bench_hist_init(&c->lat_put);
-	bench_hist_init(&c->lat_take);
+	bench_tally_init(&c->t);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		bench_error("nng_req0_open: %s", nng_strerror(rv));
 		return -1;
@@ -693,37 +691,17 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 	}
 
 	r->seconds = (double)(t1 - t0) / 1e9;
-	for (unsigned i = 0; i < d.n; i++) {
-		struct sconn *c = &d.conns[i];
-		r->puts += c->puts;
-		r->take_acks += c->take_acks;
-		r->empty_takes += c->empty;
-		r->requests += c->requests;
-		bench_hist_merge(&r->lat_put, &c->lat_put);
-		bench_hist_merge(&r->lat_take, &c->lat_take);
-	}
-	r->ops = r->puts + r->take_acks;
+	for (unsigned i = 0; i < d.n; i++)
+		bench_result_add(r, &d.conns[i].t);
 
 	/* Do the counts add up? */
-	if (o->workload == BENCH_PUT && o->duration_ms == 0 &&
-	    r->puts != o->tasks) {
-		bench_error("put %llu tasks, expected %llu",
-		    (unsigned long long)r->puts, (unsigned long long)o->tasks);
+	if (bench_check_puts(o, r) != 0)
 		goto out;
-	}
 	if (o->workload == BENCH_DRAIN) {
 		if ((r->left = tube_count(&d.conns[0])) < 0)
 			goto out;
-		/* All of them; with --duration, all but those left. */
-		if (r->take_acks + (uint64_t)r->left != o->tasks ||
-		    (o->duration_ms == 0 && r->left != 0)) {
-			bench_error(
-			    "drained %llu of %llu tasks; the tube still "
-			    "holds %lld",
-			    (unsigned long long)r->take_acks,
-			    (unsigned long long)o->tasks, r->left);
+		if (bench_check_drain(o, r, "tasks") != 0)
 			goto out;
-		}
 	}
 	rc = 0;
 out:
