@@ -208,11 +208,12 @@ check_count(uint32_t n, uint32_t max)
 			return rc_;                                            \
 	} while (0)
 
-/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
+/* The `len` bytes after a length just read: at most `max`, `too_long` is
+ * the error beyond. */
 static int
-get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+get_bytes(
+    struct rd *r, size_t len, size_t max, int too_long, struct msg_str *out)
 {
-	uint16_t len = rd_u16(r);
 	const uint8_t *p;
 
 	NEED(r);
@@ -223,6 +224,15 @@ get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
 	out->p = len ? (const char *)p : "";
 	out->len = len;
 	return 0;
+}
+
+/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
+static int
+get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+{
+	uint16_t len = rd_u16(r);
+
+	return get_bytes(r, len, max, too_long, out);
 }
 
 static int
@@ -249,16 +259,8 @@ static int
 get_payload(struct rd *r, size_t max, struct msg_str *out)
 {
 	uint32_t len = rd_u32(r);
-	const uint8_t *p;
 
-	NEED(r);
-	if (len > max)
-		return SLUICE_ETOOBIG;
-	p = rd_bytes(r, len);
-	NEED(r);
-	out->p = len ? (const char *)p : "";
-	out->len = len;
-	return 0;
+	return get_bytes(r, len, max, SLUICE_ETOOBIG, out);
 }
 
 /* The put fields, after the flags that came with them. */
@@ -511,6 +513,14 @@ check_head(const uint8_t *b, size_t len, size_t msg_max, size_t hdr)
 	return 0;
 }
 
+/* The task and lease a request acts on, first in its body. */
+static void
+get_lease(struct rd *r, uint64_t *id, uint64_t *lease)
+{
+	*id = rd_u64(r);
+	*lease = rd_u64(r);
+}
+
 static int
 get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 {
@@ -556,29 +566,25 @@ get_req_body(
 	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);
 	case MSG_OP_ACK:
-		q->ack.id = rd_u64(r);
-		q->ack.lease = rd_u64(r);
+		get_lease(r, &q->ack.id, &q->ack.lease);
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
 	case MSG_OP_RELEASE:
-		q->release.id = rd_u64(r);
-		q->release.lease = rd_u64(r);
+		get_lease(r, &q->release.id, &q->release.lease);
 		q->release.delay = rd_u64(r);
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
 		NEED(r);
 		return 0;
 	case MSG_OP_FAIL:
-		q->fail.id = rd_u64(r);
-		q->fail.lease = rd_u64(r);
+		get_lease(r, &q->fail.id, &q->fail.lease);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
-		q->lease.id = rd_u64(r);
-		q->lease.lease = rd_u64(r);
+		get_lease(r, &q->lease.id, &q->lease.lease);
 		NEED(r);
 		return 0;
 	case MSG_OP_KICK:
@@ -824,28 +830,38 @@ put_str(struct buf *b, struct msg_str s)
 	buf_put_str16(b, s.p, s.len);
 }
 
+/* Writes `s` when its check `rc` passed; returns rc. */
+static int
+put_checked(struct buf *b, struct msg_str s, int rc)
+{
+	if (rc == 0)
+		put_str(b, s);
+	return rc;
+}
+
 static int
 put_tube(struct buf *b, struct msg_str s, bool empty_ok)
 {
-	TRY(check_tube(s, empty_ok));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_tube(s, empty_ok));
 }
 
 static int
 put_key(struct buf *b, struct msg_str s, bool required)
 {
-	TRY(check_key(s, required));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_key(s, required));
 }
 
 static int
 put_text(struct buf *b, struct msg_str s, size_t max)
 {
-	TRY(check_text(s, max));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_text(s, max));
+}
+
+static void
+put_lease(struct buf *b, uint64_t id, uint64_t lease)
+{
+	buf_put_u64(b, id);
+	buf_put_u64(b, lease);
 }
 
 static int
@@ -923,25 +939,21 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 			TRY(put_tube(b, q->take.tubes[i], false));
 		return 0;
 	case MSG_OP_ACK:
-		buf_put_u64(b, q->ack.id);
-		buf_put_u64(b, q->ack.lease);
+		put_lease(b, q->ack.id, q->ack.lease);
 		return put_tube(b, q->ack.to, true);
 	case MSG_OP_RELEASE:
-		buf_put_u64(b, q->release.id);
-		buf_put_u64(b, q->release.lease);
+		put_lease(b, q->release.id, q->release.lease);
 		buf_put_u64(b, q->release.delay);
 		buf_put_u32(
 		    b, q->release.set_priority ? q->release.priority : 0);
 		return 0;
 	case MSG_OP_FAIL:
-		buf_put_u64(b, q->fail.id);
-		buf_put_u64(b, q->fail.lease);
+		put_lease(b, q->fail.id, q->fail.lease);
 		buf_put_u64(b, q->fail.set_delay ? q->fail.delay : 0);
 		return put_text(b, q->fail.error, MSG_TEXT_MAX);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
-		buf_put_u64(b, q->lease.id);
-		buf_put_u64(b, q->lease.lease);
+		put_lease(b, q->lease.id, q->lease.lease);
 		return 0;
 	case MSG_OP_KICK:
 		if (q->kick.n == 0)
