@@ -208,11 +208,29 @@ check_count(uint32_t n, uint32_t max)
 			return rc_;                                            \
 	} while (0)
 
-/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
-static int
-get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+static void
+iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
 {
-	uint16_t len = rd_u16(r);
+	it->r = *r;
+	it->left = n;
+	it->payload_max = pmax;
+}
+
+/* A list of `n` elements: `it` is set to read them again (msg_next_*()),
+ * then each is checked now with `get`, which reads one from `r`. */
+#define GET_EACH(it, r, n, pmax, get)                                          \
+	do {                                                                   \
+		iter_start((it), (r), (n), (pmax));                            \
+		for (uint32_t i_ = 0; i_ < (n); i_++)                          \
+			TRY(get);                                              \
+	} while (0)
+
+/* The `len` bytes after a length just read: at most `max`, `too_long` is
+ * the error beyond. */
+static int
+get_bytes(
+    struct rd *r, size_t len, size_t max, int too_long, struct msg_str *out)
+{
 	const uint8_t *p;
 
 	NEED(r);
@@ -223,6 +241,15 @@ get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
 	out->p = len ? (const char *)p : "";
 	out->len = len;
 	return 0;
+}
+
+/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
+static int
+get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+{
+	uint16_t len = rd_u16(r);
+
+	return get_bytes(r, len, max, too_long, out);
 }
 
 static int
@@ -249,16 +276,8 @@ static int
 get_payload(struct rd *r, size_t max, struct msg_str *out)
 {
 	uint32_t len = rd_u32(r);
-	const uint8_t *p;
 
-	NEED(r);
-	if (len > max)
-		return SLUICE_ETOOBIG;
-	p = rd_bytes(r, len);
-	NEED(r);
-	out->p = len ? (const char *)p : "";
-	out->len = len;
-	return 0;
+	return get_bytes(r, len, max, SLUICE_ETOOBIG, out);
 }
 
 /* The put fields, after the flags that came with them. */
@@ -377,10 +396,7 @@ get_kvs(struct rd *r, struct msg_kvs *out)
 	memset(out, 0, sizeof(*out));
 	out->n = rd_u16(r);
 	NEED(r);
-	out->it.r = *r;
-	out->it.left = out->n;
-	for (uint32_t i = 0; i < out->n; i++)
-		TRY(get_kv(r, &kv));
+	GET_EACH(&out->it, r, out->n, 0, get_kv(r, &kv));
 	return 0;
 }
 
@@ -416,14 +432,6 @@ get_error_count(struct rd *r, struct msg_error_count *out)
 }
 
 /* ---- decoding: iterators ---------------------------------------------- */
-
-static void
-iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
-{
-	it->r = *r;
-	it->left = n;
-	it->payload_max = pmax;
-}
 
 /* The element was checked by the decoder; failing now is a bug. */
 #define NEXT(it, getter)                                                       \
@@ -511,6 +519,28 @@ check_head(const uint8_t *b, size_t len, size_t msg_max, size_t hdr)
 	return 0;
 }
 
+/* Starts decoding a message with a `hdr`-byte header: its head checked
+ * against the limits, `r` set on its body. */
+static int
+open_msg(const uint8_t *b, size_t len, const struct msg_limits *lim, size_t hdr,
+    struct rd *r, size_t *pmax)
+{
+	size_t msg_max;
+
+	limits_resolve(lim, &msg_max, pmax);
+	TRY(check_head(b, len, msg_max, hdr));
+	rd_init(r, b + hdr, len - hdr);
+	return 0;
+}
+
+/* The task and lease a request acts on, first in its body. */
+static void
+get_lease(struct rd *r, uint64_t *id, uint64_t *lease)
+{
+	*id = rd_u64(r);
+	*lease = rd_u64(r);
+}
+
 static int
 get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 {
@@ -524,9 +554,7 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	t->ntubes = rd_u16(r);
 	NEED(r);
 	TRY(check_count(t->ntubes, MSG_TAKE_TUBES_MAX));
-	iter_start(&t->it, r, t->ntubes, 0);
-	for (uint32_t i = 0; i < t->ntubes; i++)
-		TRY(get_tube(r, false, &tube));
+	GET_EACH(&t->it, r, t->ntubes, 0, get_tube(r, false, &tube));
 	return 0;
 }
 
@@ -549,36 +577,31 @@ get_req_body(
 		q->put_batch.n = rd_u32(r);
 		NEED(r);
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
-		iter_start(&q->put_batch.it, r, q->put_batch.n, pmax);
-		for (uint32_t i = 0; i < q->put_batch.n; i++)
-			TRY(get_put_item(r, pmax, &item));
+		GET_EACH(&q->put_batch.it, r, q->put_batch.n, pmax,
+		    get_put_item(r, pmax, &item));
 		return 0;
 	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);
 	case MSG_OP_ACK:
-		q->ack.id = rd_u64(r);
-		q->ack.lease = rd_u64(r);
+		get_lease(r, &q->ack.id, &q->ack.lease);
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
 	case MSG_OP_RELEASE:
-		q->release.id = rd_u64(r);
-		q->release.lease = rd_u64(r);
+		get_lease(r, &q->release.id, &q->release.lease);
 		q->release.delay = rd_u64(r);
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
 		NEED(r);
 		return 0;
 	case MSG_OP_FAIL:
-		q->fail.id = rd_u64(r);
-		q->fail.lease = rd_u64(r);
+		get_lease(r, &q->fail.id, &q->fail.lease);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
-		q->lease.id = rd_u64(r);
-		q->lease.lease = rd_u64(r);
+		get_lease(r, &q->lease.id, &q->lease.lease);
 		NEED(r);
 		return 0;
 	case MSG_OP_KICK:
@@ -647,13 +670,12 @@ msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
     struct msg_req *out)
 {
 	const uint8_t *b = p;
-	size_t msg_max, pmax;
+	size_t pmax;
 	struct msg_req q;
 	struct rd r;
 	uint8_t op, flags;
 
-	limits_resolve(lim, &msg_max, &pmax);
-	TRY(check_head(b, len, msg_max, MSG_REQ_HDR));
+	TRY(open_msg(b, len, lim, MSG_REQ_HDR, &r, &pmax));
 	op = b[2];
 	flags = b[3];
 	if (!op_known(op))
@@ -662,7 +684,6 @@ msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
 		return SLUICE_EPROTO;
 	memset(&q, 0, sizeof(q));
 	q.op = op;
-	rd_init(&r, b + MSG_REQ_HDR, len - MSG_REQ_HDR);
 	TRY(get_req_body(&r, op, flags, pmax, &q));
 	if (rd_left(&r) != 0)
 		return SLUICE_EPROTO;
@@ -687,9 +708,7 @@ get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 	NEED(r);
 	if (t->n > MSG_TAKE_MAX)
 		return SLUICE_ELIMIT;
-	iter_start(&t->it, r, t->n, pmax);
-	for (uint32_t i = 0; i < t->n; i++)
-		TRY(get_task(r, pmax, &task));
+	GET_EACH(&t->it, r, t->n, pmax, get_task(r, pmax, &task));
 	return 0;
 }
 
@@ -711,9 +730,7 @@ get_stats(struct rd *r, struct msg_stats *s)
 	TRY(get_kvs(r, &s->more));
 	s->ntubes = rd_u32(r);
 	NEED(r);
-	iter_start(&s->it, r, s->ntubes, 0);
-	for (uint32_t i = 0; i < s->ntubes; i++)
-		TRY(get_tube_stats(r, &ts));
+	GET_EACH(&s->it, r, s->ntubes, 0, get_tube_stats(r, &ts));
 	return 0;
 }
 
@@ -732,9 +749,8 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 		NEED(r);
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
-		iter_start(&m->put_batch.it, r, m->put_batch.n, 0);
-		for (uint32_t i = 0; i < m->put_batch.n; i++)
-			TRY(get_put_res(r, &pr));
+		GET_EACH(&m->put_batch.it, r, m->put_batch.n, 0,
+		    get_put_res(r, &pr));
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -777,9 +793,8 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 	case MSG_OP_ERRORS:
 		m->errors.n = rd_u32(r);
 		NEED(r);
-		iter_start(&m->errors.it, r, m->errors.n, 0);
-		for (uint32_t i = 0; i < m->errors.n; i++)
-			TRY(get_error_count(r, &ec));
+		GET_EACH(
+		    &m->errors.it, r, m->errors.n, 0, get_error_count(r, &ec));
 		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
@@ -790,18 +805,16 @@ msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
     struct msg_rep *out)
 {
 	const uint8_t *b = p;
-	size_t msg_max, pmax;
+	size_t pmax;
 	struct msg_rep m;
 	struct rd r;
 
-	limits_resolve(lim, &msg_max, &pmax);
-	TRY(check_head(b, len, msg_max, MSG_REP_HDR));
+	TRY(open_msg(b, len, lim, MSG_REP_HDR, &r, &pmax));
 	if (b[3] != 0)
 		return SLUICE_EPROTO;
 	memset(&m, 0, sizeof(m));
 	m.op = b[2];
 	m.status = le_load_u16(b + 4);
-	rd_init(&r, b + MSG_REP_HDR, len - MSG_REP_HDR);
 	if (m.status != 0) {
 		TRY(get_text(&r, MSG_TEXT_MAX, &m.err.message));
 		TRY(get_text(&r, MSG_URL_MAX, &m.err.leader));
@@ -824,28 +837,38 @@ put_str(struct buf *b, struct msg_str s)
 	buf_put_str16(b, s.p, s.len);
 }
 
+/* Writes `s` when its check `rc` passed; returns rc. */
+static int
+put_checked(struct buf *b, struct msg_str s, int rc)
+{
+	if (rc == 0)
+		put_str(b, s);
+	return rc;
+}
+
 static int
 put_tube(struct buf *b, struct msg_str s, bool empty_ok)
 {
-	TRY(check_tube(s, empty_ok));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_tube(s, empty_ok));
 }
 
 static int
 put_key(struct buf *b, struct msg_str s, bool required)
 {
-	TRY(check_key(s, required));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_key(s, required));
 }
 
 static int
 put_text(struct buf *b, struct msg_str s, size_t max)
 {
-	TRY(check_text(s, max));
-	put_str(b, s);
-	return 0;
+	return put_checked(b, s, check_text(s, max));
+}
+
+static void
+put_lease(struct buf *b, uint64_t id, uint64_t lease)
+{
+	buf_put_u64(b, id);
+	buf_put_u64(b, lease);
 }
 
 static int
@@ -923,25 +946,21 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 			TRY(put_tube(b, q->take.tubes[i], false));
 		return 0;
 	case MSG_OP_ACK:
-		buf_put_u64(b, q->ack.id);
-		buf_put_u64(b, q->ack.lease);
+		put_lease(b, q->ack.id, q->ack.lease);
 		return put_tube(b, q->ack.to, true);
 	case MSG_OP_RELEASE:
-		buf_put_u64(b, q->release.id);
-		buf_put_u64(b, q->release.lease);
+		put_lease(b, q->release.id, q->release.lease);
 		buf_put_u64(b, q->release.delay);
 		buf_put_u32(
 		    b, q->release.set_priority ? q->release.priority : 0);
 		return 0;
 	case MSG_OP_FAIL:
-		buf_put_u64(b, q->fail.id);
-		buf_put_u64(b, q->fail.lease);
+		put_lease(b, q->fail.id, q->fail.lease);
 		buf_put_u64(b, q->fail.set_delay ? q->fail.delay : 0);
 		return put_text(b, q->fail.error, MSG_TEXT_MAX);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
-		buf_put_u64(b, q->lease.id);
-		buf_put_u64(b, q->lease.lease);
+		put_lease(b, q->lease.id, q->lease.lease);
 		return 0;
 	case MSG_OP_KICK:
 		if (q->kick.n == 0)

@@ -24,21 +24,26 @@ clamp_time(int64_t t)
 	return t > QREC_TIME_MAX ? QREC_TIME_MAX : t;
 }
 
-/* Catches up with `now`, which must be a valid time. */
+/* The part of a decision particular to its request: checks `arg` (the
+ * request) against the state and fills `out`, or returns an error. */
+typedef int decide_fn(
+    struct queue *q, int64_t now, const void *arg, struct qrec *out);
+
+/* Every decision: catches up with `now`, which must be a valid time, lets
+ * `fn` decide, and hands out the record only on success. */
 static int
-prep(struct queue *q, int64_t now, struct qrec *out)
+decide(struct queue *q, int64_t now, decide_fn *fn, const void *arg,
+    struct qrec *result)
 {
-	memset(out, 0, sizeof(*out));
+	struct qrec rec;
+	int rc;
+
+	memset(&rec, 0, sizeof(rec));
 	if (!time_ok(now))
 		return SLUICE_EINVAL;
-	return queue_tick(q, now);
-}
-
-/* A decision made: the record goes out (only on success). */
-static int
-done(struct qrec *result, const struct qrec *rec)
-{
-	*result = *rec;
+	if ((rc = queue_tick(q, now)) != 0 || (rc = fn(q, now, arg, &rec)) != 0)
+		return rc;
+	*result = rec;
 	return 0;
 }
 
@@ -115,18 +120,30 @@ queue_put_req_init(struct queue_put_req *req)
 	req->pri = QUEUE_DEFAULT_PRI;
 }
 
-int
-queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
-    struct qrec *result, struct queue_put_res *res)
+struct put_args {
+	const struct queue_put_req *req;
+	struct queue_put_res *res;
+};
+
+static int
+put_res(struct queue_put_res *res, uint64_t id, bool created, bool replaced)
 {
-	struct qrec rec, *out = &rec;
+	res->id = id;
+	res->created = created;
+	res->replaced = replaced;
+	return 0;
+}
+
+static int
+put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct put_args *a = arg;
+	const struct queue_put_req *req = a->req;
 	uint32_t ttr = req->ttr_ms ? req->ttr_ms : q->cfg.default_ttr_ms;
 	struct keyent *ke = NULL;
 	int64_t run_at;
 	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
 	if (!qrec_tube_valid(req->tube, req->tube_len))
 		return SLUICE_ETUBE;
 	if (req->payload_len > q->cfg.max_payload)
@@ -161,18 +178,13 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 		r->run_at = run_at;
 		r->period = req->period_ms;
 		r->pending = t->state == QUEUE_TAKEN;
-		res->id = t->id;
-		res->created = false;
-		res->replaced = true;
-		return done(result, out);
+		return put_res(a->res, t->id, false, true);
 	}
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
 		out->type = QREC_NONE;
-		res->id = ke->task ? ke->task->id : ke->id;
-		res->created = false;
-		res->replaced = false;
-		return done(result, out);
+		return put_res(
+		    a->res, ke->task ? ke->task->id : ke->id, false, false);
 	}
 	if (q->cfg.max_tasks != 0 && q->ntasks >= q->cfg.max_tasks)
 		return SLUICE_ELIMIT;
@@ -191,23 +203,26 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 	out->u.put.max_attempts = req->max_attempts;
 	out->u.put.run_at = run_at;
 	out->u.put.period = req->period_ms;
-	res->id = q->next_id;
-	res->created = true;
-	res->replaced = false;
-	return done(result, out);
+	return put_res(a->res, q->next_id, true, false);
 }
 
 int
-queue_decide_take(struct queue *q, int64_t now,
-    const struct queue_take_req *req, struct qrec *result)
+queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
+    struct qrec *result, struct queue_put_res *res)
 {
-	struct qrec rec, *out = &rec;
+	struct put_args a = { req, res };
+
+	return decide(q, now, put_rec, &a, result);
+}
+
+static int
+take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_take_req *req = arg;
 	struct task *best = NULL;
 	bool paused = false;
-	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+	(void)now;
 	if (req->ntubes == 0)
 		return SLUICE_EINVAL;
 	if (req->ntubes > q->cfg.max_take_tubes)
@@ -235,7 +250,14 @@ queue_decide_take(struct queue *q, int64_t now,
 	out->u.take.id = best->id;
 	out->u.take.session = req->session;
 	out->u.take.detached = req->detached;
-	return done(result, out);
+	return 0;
+}
+
+int
+queue_decide_take(struct queue *q, int64_t now,
+    const struct queue_take_req *req, struct qrec *result)
+{
+	return decide(q, now, take_rec, req, result);
 }
 
 /* The first run_at + k * period (k >= 1) after now. */
@@ -249,16 +271,13 @@ next_run(int64_t run_at, int64_t period, int64_t now)
 	return clamp_time(run_at + k * period);
 }
 
-int
-queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
-    struct qrec *result)
+static int
+ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	struct qrec rec, *out = &rec;
+	const struct queue_ack_req *req = arg;
 	struct task *t;
 	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
 	if (req->to_tube_len > 0 &&
 	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
 		return SLUICE_ETUBE;
@@ -279,32 +298,43 @@ queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DELETED);
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
 	}
-	return done(result, out);
+	return 0;
 }
 
 int
-queue_decide_release(struct queue *q, int64_t now,
-    const struct queue_release_req *req, struct qrec *result)
+queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
+    struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
+	return decide(q, now, ack_rec, req, result);
+}
+
+static int
+release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_release_req *req = arg;
 	struct task *t;
 	int64_t run_at;
 	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
 	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_REPLACED);
-		return done(result, out);
+		return 0;
 	}
 	end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_WAIT);
 	out->u.end.run_at = run_at;
 	out->u.end.pri = req->set_pri ? req->pri : t->pri;
-	return done(result, out);
+	return 0;
+}
+
+int
+queue_decide_release(struct queue *q, int64_t now,
+    const struct queue_release_req *req, struct qrec *result)
+{
+	return decide(q, now, release_rec, req, result);
 }
 
 /* base * 2^(attempts - 1), at most cap. */
@@ -319,16 +349,13 @@ backoff(const struct queue_config *cfg, uint32_t attempts)
 	return d < cfg->backoff_cap_ms ? d : cfg->backoff_cap_ms;
 }
 
-int
-queue_decide_fail(struct queue *q, int64_t now,
-    const struct queue_fail_req *req, struct qrec *result)
+static int
+fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	struct qrec rec, *out = &rec;
+	const struct queue_fail_req *req = arg;
 	struct task *t;
 	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
 	if (req->error_len > q->cfg.max_error)
 		return SLUICE_ELIMIT;
 	if (req->error_len > 0 && req->error == NULL)
@@ -349,63 +376,77 @@ queue_decide_fail(struct queue *q, int64_t now,
 	}
 	out->u.end.text = req->error;
 	out->u.end.text_len = req->error_len;
-	return done(result, out);
+	return 0;
+}
+
+int
+queue_decide_fail(struct queue *q, int64_t now,
+    const struct queue_fail_req *req, struct qrec *result)
+{
+	return decide(q, now, fail_rec, req, result);
+}
+
+static int
+touch_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_touch_req *req = arg;
+	struct task *t;
+	int rc;
+
+	(void)now;
+	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+		return rc;
+	out->type = QREC_TOUCH;
+	out->u.touch.id = t->id;
+	out->u.touch.lease = t->ext->lease;
+	return 0;
 }
 
 int
 queue_decide_touch(struct queue *q, int64_t now,
     const struct queue_touch_req *req, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
-	struct task *t;
-	int rc;
-
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
-		return rc;
-	out->type = QREC_TOUCH;
-	out->u.touch.id = t->id;
-	out->u.touch.lease = t->ext->lease;
-	return done(result, out);
+	return decide(q, now, touch_rec, req, result);
 }
 
-int
-queue_decide_bury(struct queue *q, int64_t now,
-    const struct queue_bury_req *req, struct qrec *result)
+static int
+bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	struct qrec rec, *out = &rec;
+	const struct queue_bury_req *req = arg;
 	struct task *t;
 	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+	(void)now;
 	if ((t = qs_task(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
 		if (req->lease != 0)
 			return SLUICE_ESTALE;
 		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
-		return done(result, out);
+		return 0;
 	}
 	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
 		return rc;
 	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
 	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
-	return done(result, out);
+	return 0;
 }
 
 int
-queue_decide_kick(struct queue *q, int64_t now,
-    const struct queue_kick_req *req, struct qrec *result)
+queue_decide_bury(struct queue *q, int64_t now,
+    const struct queue_bury_req *req, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
+	return decide(q, now, bury_rec, req, result);
+}
+
+static int
+kick_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_kick_req *req = arg;
 	struct task *t;
 	struct tube *tb;
-	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+	(void)now;
 	if (req->id != 0) {
 		if ((t = qs_task(q, req->id)) == NULL)
 			return SLUICE_ENOTFOUND;
@@ -420,20 +461,24 @@ queue_decide_kick(struct queue *q, int64_t now,
 	}
 	out->type = QREC_KICK;
 	out->u.kick.id = t->id;
-	return done(result, out);
+	return 0;
 }
 
 int
-queue_decide_delete(struct queue *q, int64_t now,
-    const struct queue_delete_req *req, struct qrec *result)
+queue_decide_kick(struct queue *q, int64_t now,
+    const struct queue_kick_req *req, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
+	return decide(q, now, kick_rec, req, result);
+}
+
+static int
+delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_delete_req *req = arg;
 	struct task *t;
 	struct keyent *ke;
-	int rc;
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+	(void)now;
 	if (req->id != 0) {
 		t = qs_task(q, req->id);
 	} else {
@@ -449,43 +494,50 @@ queue_decide_delete(struct queue *q, int64_t now,
 	out->type = QREC_DELETE;
 	out->u.del.id = t->id;
 	out->u.del.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
-	return done(result, out);
+	return 0;
 }
 
 int
-queue_decide_flush(struct queue *q, int64_t now,
-    const struct queue_flush_req *req, struct qrec *result)
+queue_decide_delete(struct queue *q, int64_t now,
+    const struct queue_delete_req *req, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
-	struct tube *tb;
-	int rc;
+	return decide(q, now, delete_rec, req, result);
+}
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+static int
+flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_flush_req *req = arg;
+	struct tube *tb;
+
+	(void)now;
 	if (!qrec_tube_valid(req->tube, req->tube_len))
 		return SLUICE_ETUBE;
 	tb = qs_tube(q, req->tube, req->tube_len);
 	if (tb == NULL ||
 	    (tb->ready.len == 0 && tb->delayed.len == 0 &&
 	        tb->buried.len == 0 && tb->ntaken == 0))
-		return done(result, out); /* QREC_NONE: nothing to flush */
+		return 0; /* QREC_NONE: nothing to flush */
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
 	out->u.flush.tube_len = req->tube_len;
 	out->u.flush.dedup_ms = q->cfg.dedup_ms;
-	return done(result, out);
+	return 0;
 }
 
 int
-queue_decide_pause(struct queue *q, int64_t now,
-    const struct queue_pause_req *req, struct qrec *result)
+queue_decide_flush(struct queue *q, int64_t now,
+    const struct queue_flush_req *req, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
-	struct tube *tb;
-	int rc;
+	return decide(q, now, flush_rec, req, result);
+}
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+static int
+pause_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_pause_req *req = arg;
+	struct tube *tb;
+
 	if (!qrec_tube_valid(req->tube, req->tube_len))
 		return SLUICE_ETUBE;
 	if (!time_ok(req->until))
@@ -493,63 +545,78 @@ queue_decide_pause(struct queue *q, int64_t now,
 	tb = qs_tube(q, req->tube, req->tube_len);
 	/* Unpausing a tube that is not paused changes nothing. */
 	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
-		return done(result, out);
+		return 0;
 	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
 		return SLUICE_ELIMIT;
 	out->type = QREC_PAUSE;
 	out->u.pause.tube = req->tube;
 	out->u.pause.tube_len = req->tube_len;
 	out->u.pause.until = req->until;
-	return done(result, out);
+	return 0;
+}
+
+int
+queue_decide_pause(struct queue *q, int64_t now,
+    const struct queue_pause_req *req, struct qrec *result)
+{
+	return decide(q, now, pause_rec, req, result);
+}
+
+static int
+expired_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	struct task *t = heap_top(&q->taken);
+
+	(void)arg;
+	if (t == NULL || t->ext->deadline > now)
+		return SLUICE_ENOTFOUND;
+	lost_lease(t, now, QREC_BY_TTR, out);
+	return 0;
 }
 
 int
 queue_decide_expired(struct queue *q, int64_t now, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
-	struct task *t;
-	int rc;
+	return decide(q, now, expired_rec, NULL, result);
+}
 
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
-	t = heap_top(&q->taken);
-	if (t == NULL || t->ext->deadline > now)
+static int
+session_gone_rec(
+    struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const uint64_t *session = arg;
+	struct task *t;
+
+	if ((t = idx_find(&q->sessions, *session)) == NULL)
 		return SLUICE_ENOTFOUND;
-	lost_lease(t, now, QREC_BY_TTR, out);
-	return done(result, out);
+	lost_lease(t, now, QREC_BY_SESSION, out);
+	return 0;
 }
 
 int
 queue_decide_session_gone(
     struct queue *q, int64_t now, uint64_t session, struct qrec *result)
 {
-	struct qrec rec, *out = &rec;
-	struct task *t;
-	int rc;
-
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
-	if ((t = idx_find(&q->sessions, session)) == NULL)
-		return SLUICE_ENOTFOUND;
-	lost_lease(t, now, QREC_BY_SESSION, out);
-	return done(result, out);
+	return decide(q, now, session_gone_rec, &session, result);
 }
 
-int
-queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
+static int
+restart_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	struct qrec rec, *out = &rec;
-	int rc;
-
-	if ((rc = prep(q, now, out)) != 0)
-		return rc;
+	(void)arg;
 	for (uint32_t i = 0; i < q->sessions.cap; i++) {
 		struct task *t = idx_at(&q->sessions, i);
 
 		if (t != NULL) {
 			lost_lease(t, now, QREC_BY_RESTART, out);
-			return done(result, out);
+			return 0;
 		}
 	}
 	return SLUICE_ENOTFOUND;
+}
+
+int
+queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
+{
+	return decide(q, now, restart_rec, NULL, result);
 }
