@@ -2,11 +2,12 @@
  *
  *   sluice [-s URL[,URL...]] [--timeout DUR] COMMAND [options]
  *
- * One function per command: parse its options (getopt_long; each command
- * has its own table and help text), make one or a few libsluice calls,
- * print the result (cli_print.c) as text or, with --json, as JSON. `work`
- * lives in cli_work.c. Exit codes: 0 ok, 1 error, 2 usage, 3 nothing to
- * take before the timeout. */
+ * One function per command: parse its options (next_opt(), getopt_long
+ * over the command's own table, handles the --json, --help and bad
+ * options they all share), make one or a few libsluice calls, print the
+ * result (cli_print.c) as text or, with --json, as JSON. `work` lives in
+ * cli_work.c. Exit codes: 0 ok, 1 error, 2 usage, 3 nothing to take
+ * before the timeout. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -55,6 +56,10 @@ enum {
 	{                                                                      \
 		"json", no_argument, NULL, OPT_JSON                            \
 	}
+#define TUBE_OPT                                                               \
+	{                                                                      \
+		"tube", required_argument, NULL, 't'                           \
+	}
 #define LEASE_OPT                                                              \
 	{                                                                      \
 		"lease", required_argument, NULL, OPT_LEASE                    \
@@ -63,6 +68,9 @@ enum {
 	{                                                                      \
 		NULL, 0, NULL, 0                                               \
 	}
+
+/* What ends every command's table. */
+#define COMMON_OPTS JSON_OPT, HELP_OPT, END_OPT
 
 /* ---- help texts ------------------------------------------------------- */
 
@@ -192,6 +200,74 @@ cli_bad_option(struct cli *cli)
 	return EXIT_USAGE;
 }
 
+/* A command's arguments, read with getopt_long over its table. */
+struct args {
+	int argc;
+	char **argv;
+	const char *shorts;         /* getopt_long's optstring */
+	const struct option *longs; /* the command's table */
+	bool json;                  /* --json was given */
+	bool stop;                  /* the command is to return `status` */
+	int status;
+};
+
+/* The next of the command's own options, for its switch; -1 when there
+ * are no more. Handles what every command's options share: --json sets
+ * `a->json`; --help prints the help, and an option the command does not
+ * have the usage, and both set `a->stop`. */
+static int
+next_opt(struct cli *cli, struct args *a)
+{
+	int ch;
+
+	for (;;) {
+		ch = getopt_long(a->argc, a->argv, a->shorts, a->longs, NULL);
+		if (ch == OPT_JSON) {
+			a->json = true;
+			continue;
+		}
+		if (ch == OPT_HELP || ch == '?') {
+			a->status =
+			    ch == OPT_HELP ? cli_help() : cli_bad_option(cli);
+			a->stop = true;
+			return -1;
+		}
+		return ch;
+	}
+}
+
+/* After the options of a command that takes no operand: the usage error
+ * for one, or else connects. */
+static int
+no_operand_connect(struct cli *cli, int argc, char **argv)
+{
+	if (optind != argc)
+		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
+	return cli_connect(cli);
+}
+
+/* A result that is one number: {"KEY":N} with --json, else "TEXT N". */
+static void
+print_number(bool json, const char *key, const char *text, uint64_t v)
+{
+	if (json)
+		printf("{\"%s\":%" PRIu64 "}\n", key, v);
+	else
+		printf("%s %" PRIu64 "\n", text, v);
+}
+
+/* What put prints of a task it put: {"id":N,"created":BOOL} with --json,
+ * else the id. */
+static void
+print_put(bool json, uint64_t id, bool created)
+{
+	if (json)
+		printf("{\"id\":%" PRIu64 ",\"created\":%s}\n", id,
+		    created ? "true" : "false");
+	else
+		printf("%" PRIu64 "\n", id);
+}
+
 static int
 parse_id(struct cli *cli, const char *s, uint64_t *id)
 {
@@ -307,11 +383,8 @@ put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
 			fprintf(stderr, "sluice: put: line %lu: %s\n",
 			    lineno[i], sluice_strerror(items[i].rc));
 			*status = EXIT_ERR;
-		} else if (json) {
-			printf("{\"id\":%" PRIu64 ",\"created\":%s}\n",
-			    items[i].id, items[i].created ? "true" : "false");
 		} else {
-			printf("%" PRIu64 "\n", items[i].id);
+			print_put(json, items[i].id, items[i].created);
 		}
 	}
 	fflush(stdout);
@@ -423,7 +496,7 @@ static int
 cmd_put(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tube", required_argument, NULL, 't' },
+		TUBE_OPT,
 		{ "priority", required_argument, NULL, 'p' },
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "at", required_argument, NULL, OPT_AT },
@@ -433,17 +506,16 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
+	struct args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
-	bool json = false, lines = false, delay = false;
+	bool lines = false, delay = false;
 	uint64_t v, id;
 	int ch, rc, created;
 
 	sluice_put_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "t:p:h", opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
 		case 't':
 			o.tube = optarg;
@@ -493,15 +565,10 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		case OPT_LINES:
 			lines = true;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 	}
+	if (a.stop)
+		return a.status;
 	if (delay && o.run_at)
 		return cli_usage_error(
 		    cli, "--delay and --at exclude each other");
@@ -520,15 +587,11 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	if (lines)
-		return put_lines(cli, &o, json);
+		return put_lines(cli, &o, a.json);
 	if ((rc = sluice_put(cli->c, &o, argv[optind], strlen(argv[optind]),
 	         &id, &created)) != 0)
 		return cli_fail(cli, rc, "put");
-	if (json)
-		printf("{\"id\":%" PRIu64 ",\"created\":%s}\n", id,
-		    created ? "true" : "false");
-	else
-		printf("%" PRIu64 "\n", id);
+	print_put(a.json, id, created);
 	return EXIT_OK;
 }
 
@@ -560,24 +623,22 @@ static int
 cmd_take(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tube", required_argument, NULL, 't' },
+		TUBE_OPT,
 		{ "wait", required_argument, NULL, 'w' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
 	const char *tubes[64];
 	struct sluice_take_opts o = { .tubes = tubes, .max = 1, .detach = 1 };
+	struct args a = { argc, argv, "t:w:n:h", opts };
 	struct sluice_task *t;
-	bool json = false;
 	uint64_t v;
 	size_t n;
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "t:w:n:h", opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
 		case 't':
 			if (o.ntubes == 64)
@@ -603,21 +664,14 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		case OPT_NO_DETACH:
 			o.detach = 0;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 	}
-	if (optind != argc)
-		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
+	if (a.stop)
+		return a.status;
+	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
+		return rc;
 	if (o.ntubes == 0)
 		tubes[o.ntubes++] = SLUICE_DEFAULT_TUBE;
-	if ((rc = cli_connect(cli)) != 0)
-		return rc;
 	rc = sluice_take(cli->c, &o, &t, &n);
 	if (rc == SLUICE_ETIMEDOUT &&
 	    strncmp(sluice_errmsg(cli->c), "nothing to take", 15) == 0)
@@ -629,9 +683,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return cli_fail(cli, rc, "take");
 	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && !json)
+		if (i > 0 && !a.json)
 			putchar('\n');
-		cli_print_task(stdout, &t[i], json);
+		cli_print_task(stdout, &t[i], a.json);
 	}
 	sluice_task_free(t);
 	return EXIT_OK;
@@ -689,7 +743,34 @@ static const char bury_help[] =
     "      --lease L   the lease its take printed (default: look it up)\n"
     "      --json      print the task's state after\n";
 
-/* ack, release, fail, touch and bury share their parsing. */
+/* ack, release, fail, touch and bury share their parsing; this is what
+ * sets them apart. */
+enum lease_verb { ACK, RELEASE, FAIL, TOUCH, BURY };
+
+static const struct lease_op {
+	const char *name;
+	enum lease_verb verb;
+	const char *shorts;
+	bool to, delay, priority, error; /* the options it has */
+	bool print;                      /* prints the state after, always */
+} lease_ops[] = {
+	{ "ack", ACK, "h", .to = true },
+	{ "release", RELEASE, "hp:", .delay = true, .priority = true },
+	{ "fail", FAIL, "he:", .delay = true, .error = true, .print = true },
+	{ "touch", TOUCH, "h", .print = true },
+	{ "bury", BURY, "h" },
+};
+
+static const struct lease_op *
+find_lease_op(const char *name)
+{
+	size_t i = 0;
+
+	while (strcmp(lease_ops[i].name, name) != 0)
+		i++;
+	return &lease_ops[i];
+}
+
 static int
 cmd_lease_op(struct cli *cli, int argc, char **argv)
 {
@@ -699,24 +780,18 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "error", required_argument, NULL, 'e' },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
-	const char *name = cli->cmd, *to = NULL, *error = NULL;
-	bool json = false, has_lease = false, has_delay = false;
+	const struct lease_op *op = find_lease_op(cli->cmd);
+	struct args a = { argc, argv, op->shorts, opts };
+	const char *to = NULL, *error = NULL;
+	bool has_lease = false, has_delay = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v;
 	struct sluice_after after;
-	char shorts[8] = "h";
 	int ch, rc;
 
-	/* only the options each command has */
-	if (strcmp(name, "release") == 0)
-		strcat(shorts, "p:");
-	if (strcmp(name, "fail") == 0)
-		strcat(shorts, "e:");
-	while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		bool ok = true;
 
 		switch (ch) {
@@ -727,12 +802,11 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			has_lease = true;
 			break;
 		case OPT_TO:
-			ok = strcmp(name, "ack") == 0;
+			ok = op->to;
 			to = optarg;
 			break;
 		case OPT_DELAY:
-			ok = strcmp(name, "release") == 0 ||
-			    strcmp(name, "fail") == 0;
+			ok = op->delay;
 			if (ok &&
 			    (rc = parse_dur(cli, "--delay", optarg, &delay)) !=
 			        0)
@@ -740,7 +814,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			has_delay = true;
 			break;
 		case 'p':
-			ok = strcmp(name, "release") == 0;
+			ok = op->priority;
 			if (ok &&
 			    (rc = parse_u64(
 			         cli, "-p", optarg, UINT32_MAX, &v)) != 0)
@@ -748,49 +822,51 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			priority = (int64_t)v;
 			break;
 		case 'e':
-			ok = strcmp(name, "fail") == 0;
+			ok = op->error;
 			error = optarg;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 		if (!ok)
-			return cli_usage_error(cli, "%s has no option %s", name,
+			return cli_usage_error(cli, "%s has no option %s",
+			    op->name,
 			    ch == OPT_TO          ? "--to"
 			        : ch == OPT_DELAY ? "--delay"
 			        : ch == 'p'       ? "-p/--priority"
 			                          : "-e/--error");
 	}
+	if (a.stop)
+		return a.status;
 	if (optind != argc - 1)
 		return cli_usage_error(cli, "one task ID is needed");
 	if ((rc = parse_id(cli, argv[optind], &id)) != 0)
 		return rc;
-	if (strcmp(name, "fail") == 0 && error == NULL)
+	if (op->error && error == NULL)
 		return cli_usage_error(cli, "-e TEXT is needed");
 	if ((rc = cli_connect(cli)) != 0 ||
 	    (rc = find_lease(cli, id, has_lease, &lease)) != 0)
 		return rc;
-	if (strcmp(name, "ack") == 0)
+	switch (op->verb) {
+	case ACK:
 		rc = sluice_ack(cli->c, id, lease, to, &after);
-	else if (strcmp(name, "release") == 0)
+		break;
+	case RELEASE:
 		rc = sluice_release(cli->c, id, lease, delay, priority, &after);
-	else if (strcmp(name, "fail") == 0)
+		break;
+	case FAIL:
 		rc = sluice_fail(cli->c, id, lease, error,
 		    has_delay ? (int64_t)delay : -1, &after);
-	else if (strcmp(name, "touch") == 0)
+		break;
+	case TOUCH:
 		rc = sluice_touch(cli->c, id, lease, &after);
-	else
+		break;
+	case BURY:
 		rc = sluice_bury(cli->c, id, lease, &after);
+		break;
+	}
 	if (rc != 0)
-		return cli_fail(cli, rc, "%s %" PRIu64, name, id);
-	if (json || strcmp(name, "fail") == 0 || strcmp(name, "touch") == 0 ||
-	    after.state == SLUICE_DELAYED)
-		cli_print_after(stdout, &after, json);
+		return cli_fail(cli, rc, "%s %" PRIu64, op->name, id);
+	if (a.json || op->print || after.state == SLUICE_DELAYED)
+		cli_print_after(stdout, &after, a.json);
 	return EXIT_OK;
 }
 
@@ -809,30 +885,18 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, OPT_ID },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
+	struct args a = { argc, argv, "h", opts };
 	const char *id_arg = NULL;
 	struct sluice_after after;
 	uint64_t id, n = 1, kicked;
-	bool json = false;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case OPT_ID:
-			id_arg = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
-		}
-	}
+	while (next_opt(cli, &a) == OPT_ID)
+		id_arg = optarg;
+	if (a.stop)
+		return a.status;
 	if (id_arg != NULL) {
 		if (optind != argc)
 			return cli_usage_error(cli, "--id takes no TUBE");
@@ -841,7 +905,7 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 			return rc;
 		if ((rc = sluice_kick_id(cli->c, id, &after)) != 0)
 			return cli_fail(cli, rc, "kick %" PRIu64, id);
-		if (json)
+		if (a.json)
 			printf("{\"kicked\":1,\"id\":%" PRIu64 "}\n", id);
 		else
 			printf("kicked 1\n");
@@ -858,11 +922,33 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
 		return cli_fail(cli, rc, "kick %s", argv[optind]);
-	if (json)
-		printf("{\"kicked\":%" PRIu64 "}\n", kicked);
-	else
-		printf("kicked %" PRIu64 "\n", kicked);
+	print_number(a.json, "kicked", "kicked", kicked);
 	return EXIT_OK;
+}
+
+/* Which task delete or peek is about: an ID, --key KEY, or -t TUBE with
+ * a selector (delete's --all, peek's state). */
+struct target {
+	const char *key, *tube;
+	bool sel;
+	uint64_t id;
+};
+
+/* Checks that exactly one way was given, and reads the ID. The messages
+ * name the selector: "-t TUBE `tube_sel`", "-t TUBE goes with `sel`". */
+static int
+parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
+    const char *tube_sel, const char *sel)
+{
+	if ((tg->key != NULL) + tg->sel + (optind < argc) != 1 ||
+	    optind < argc - 1)
+		return cli_usage_error(
+		    cli, "give one of ID, --key KEY or -t TUBE %s", tube_sel);
+	if ((tg->tube != NULL) != tg->sel)
+		return cli_usage_error(cli, "-t TUBE goes with %s", sel);
+	if (optind < argc)
+		return parse_id(cli, argv[optind], &tg->id);
+	return 0;
 }
 
 static const char delete_usage[] =
@@ -883,63 +969,43 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, OPT_KEY },
-		{ "tube", required_argument, NULL, 't' },
+		TUBE_OPT,
 		{ "all", no_argument, NULL, OPT_ALL },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
-	const char *key = NULL, *tube = NULL;
-	bool all = false, json = false;
-	uint64_t id, n;
+	struct args a = { argc, argv, "t:h", opts };
+	struct target tg = { 0 };
+	uint64_t n;
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
 		case OPT_KEY:
-			key = optarg;
+			tg.key = optarg;
 			break;
 		case 't':
-			tube = optarg;
+			tg.tube = optarg;
 			break;
 		case OPT_ALL:
-			all = true;
+			tg.sel = true;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 	}
-	if ((key != NULL) + all + (optind < argc) != 1 || optind < argc - 1)
-		return cli_usage_error(cli,
-		    "give one of ID, --key KEY or -t TUBE "
-		    "--all");
-	if (all != (tube != NULL))
-		return cli_usage_error(cli, "-t TUBE goes with --all");
-	if (optind < argc && (rc = parse_id(cli, argv[optind], &id)) != 0)
+	if (a.stop)
+		return a.status;
+	if ((rc = parse_target(cli, argc, argv, &tg, "--all", "--all")) != 0 ||
+	    (rc = cli_connect(cli)) != 0)
 		return rc;
-	if ((rc = cli_connect(cli)) != 0)
-		return rc;
-	if (key != NULL) {
-		if ((rc = sluice_delete_key(cli->c, key, &id)) != 0)
-			return cli_fail(cli, rc, "delete --key %s", key);
-		if (json)
-			printf("{\"id\":%" PRIu64 "}\n", id);
-		else
-			printf("deleted %" PRIu64 "\n", id);
-	} else if (all) {
-		if ((rc = sluice_flush(cli->c, tube, &n)) != 0)
-			return cli_fail(cli, rc, "delete -t %s --all", tube);
-		if (json)
-			printf("{\"deleted\":%" PRIu64 "}\n", n);
-		else
-			printf("deleted %" PRIu64 "\n", n);
-	} else if ((rc = sluice_delete(cli->c, id)) != 0) {
-		return cli_fail(cli, rc, "delete %" PRIu64, id);
+	if (tg.key != NULL) {
+		if ((rc = sluice_delete_key(cli->c, tg.key, &tg.id)) != 0)
+			return cli_fail(cli, rc, "delete --key %s", tg.key);
+		print_number(a.json, "id", "deleted", tg.id);
+	} else if (tg.sel) {
+		if ((rc = sluice_flush(cli->c, tg.tube, &n)) != 0)
+			return cli_fail(cli, rc, "delete -t %s --all", tg.tube);
+		print_number(a.json, "deleted", "deleted", n);
+	} else if ((rc = sluice_delete(cli->c, tg.id)) != 0) {
+		return cli_fail(cli, rc, "delete %" PRIu64, tg.id);
 	}
 	return EXIT_OK;
 }
@@ -962,27 +1028,24 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, OPT_KEY },
-		{ "tube", required_argument, NULL, 't' },
+		TUBE_OPT,
 		{ "ready", no_argument, NULL, OPT_READY },
 		{ "delayed", no_argument, NULL, OPT_DELAYED },
 		{ "buried", no_argument, NULL, OPT_BURIED },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
-	const char *key = NULL, *tube = NULL;
+	struct args a = { argc, argv, "t:h", opts };
+	struct target tg = { 0 };
 	struct sluice_task *t;
-	bool json = false;
 	int state = 0, ch, rc;
-	uint64_t id = 0;
 
-	while ((ch = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
 		case OPT_KEY:
-			key = optarg;
+			tg.key = optarg;
 			break;
 		case 't':
-			tube = optarg;
+			tg.tube = optarg;
 			break;
 		case OPT_READY:
 		case OPT_DELAYED:
@@ -994,43 +1057,30 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 			    : ch == OPT_DELAYED ? SLUICE_DELAYED
 			                        : SLUICE_BURIED;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 	}
-	if ((key != NULL) + (state != 0) + (optind < argc) != 1 ||
-	    optind < argc - 1)
-		return cli_usage_error(cli,
-		    "give one of ID, --key KEY or -t TUBE "
-		    "with a state");
-	if ((tube != NULL) != (state != 0))
-		return cli_usage_error(cli,
-		    "-t TUBE goes with --ready, "
-		    "--delayed or --buried");
-	if (optind < argc && (rc = parse_id(cli, argv[optind], &id)) != 0)
+	if (a.stop)
+		return a.status;
+	tg.sel = state != 0;
+	if ((rc = parse_target(cli, argc, argv, &tg, "with a state",
+	         "--ready, --delayed or --buried")) != 0 ||
+	    (rc = cli_connect(cli)) != 0)
 		return rc;
-	if ((rc = cli_connect(cli)) != 0)
-		return rc;
-	if (key != NULL)
-		rc = sluice_peek_key(cli->c, key, &t);
-	else if (state != 0)
-		rc = sluice_peek_next(cli->c, tube, state, &t);
+	if (tg.key != NULL)
+		rc = sluice_peek_key(cli->c, tg.key, &t);
+	else if (tg.sel)
+		rc = sluice_peek_next(cli->c, tg.tube, state, &t);
 	else
-		rc = sluice_peek(cli->c, id, &t);
+		rc = sluice_peek(cli->c, tg.id, &t);
 	if (rc != 0) {
-		if (key != NULL)
-			return cli_fail(cli, rc, "peek --key %s", key);
-		if (state != 0)
-			return cli_fail(cli, rc, "peek -t %s --%s", tube,
+		if (tg.key != NULL)
+			return cli_fail(cli, rc, "peek --key %s", tg.key);
+		if (tg.sel)
+			return cli_fail(cli, rc, "peek -t %s --%s", tg.tube,
 			    sluice_state_name(state));
-		return cli_fail(cli, rc, "peek %" PRIu64, id);
+		return cli_fail(cli, rc, "peek %" PRIu64, tg.id);
 	}
-	cli_print_task(stdout, t, json);
+	cli_print_task(stdout, t, a.json);
 	sluice_task_free(t);
 	return EXIT_OK;
 }
@@ -1049,38 +1099,24 @@ static int
 cmd_stats(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tube", required_argument, NULL, 't' },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		TUBE_OPT,
+		COMMON_OPTS,
 	};
+	struct args a = { argc, argv, "t:h", opts };
 	const char *tube = NULL;
 	struct sluice_stats *s;
-	bool json = false;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 't':
-			tube = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
-		}
-	}
-	if (optind != argc)
-		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
-	if ((rc = cli_connect(cli)) != 0)
+	while (next_opt(cli, &a) == 't')
+		tube = optarg;
+	if (a.stop)
+		return a.status;
+	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
 	if ((rc = sluice_stats(cli->c, tube, &s)) != 0)
 		return tube ? cli_fail(cli, rc, "stats -t %s", tube)
 		            : cli_fail(cli, rc, "stats");
-	cli_print_stats(stdout, s, json);
+	cli_print_stats(stdout, s, a.json);
 	sluice_stats_free(s);
 	return EXIT_OK;
 }
@@ -1113,23 +1149,22 @@ static int
 cmd_list(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tube", required_argument, NULL, 't' },
+		TUBE_OPT,
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "order", required_argument, NULL, OPT_ORDER },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "payloads", no_argument, NULL, OPT_PAYLOADS },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		COMMON_OPTS,
 	};
+	struct args a = { argc, argv, "t:h", opts };
 	const char *tube = NULL;
 	int state = 0, order = SLUICE_ORDER_AGE, ch, rc;
-	bool json = false, payloads = false;
+	bool payloads = false;
 	uint64_t limit = 100;
 	struct sluice_task *t;
 	size_t n;
 
-	while ((ch = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
 		case 't':
 			tube = optarg;
@@ -1165,25 +1200,18 @@ cmd_list(struct cli *cli, int argc, char **argv)
 		case OPT_PAYLOADS:
 			payloads = true;
 			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
 		}
 	}
+	if (a.stop)
+		return a.status;
 	if (tube == NULL)
 		return cli_usage_error(cli, "-t TUBE is needed");
-	if (optind != argc)
-		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
-	if ((rc = cli_connect(cli)) != 0)
+	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
 	if ((rc = sluice_list(cli->c, tube, state, order, (uint32_t)limit,
-	         payloads && json, &t, &n)) != 0)
+	         payloads && a.json, &t, &n)) != 0)
 		return cli_fail(cli, rc, "list -t %s", tube);
-	cli_print_task_list(stdout, t, n, json);
+	cli_print_task_list(stdout, t, n, a.json);
 	sluice_task_free(t);
 	return EXIT_OK;
 }
@@ -1198,70 +1226,50 @@ static int
 cmd_errors(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tube", required_argument, NULL, 't' },
-		JSON_OPT,
-		HELP_OPT,
-		END_OPT,
+		TUBE_OPT,
+		COMMON_OPTS,
 	};
+	struct args a = { argc, argv, "t:h", opts };
 	struct sluice_error_count *e;
 	const char *tube = NULL;
-	bool json = false;
 	size_t n;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 't':
-			tube = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			return cli_help();
-		default:
-			return cli_bad_option(cli);
-		}
-	}
+	while (next_opt(cli, &a) == 't')
+		tube = optarg;
+	if (a.stop)
+		return a.status;
 	if (tube == NULL)
 		return cli_usage_error(cli, "-t TUBE is needed");
-	if (optind != argc)
-		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
-	if ((rc = cli_connect(cli)) != 0)
+	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
 	if ((rc = sluice_errors(cli->c, tube, &e, &n)) != 0)
 		return cli_fail(cli, rc, "errors -t %s", tube);
-	cli_print_errors(stdout, e, n, json);
+	cli_print_errors(stdout, e, n, a.json);
 	sluice_errors_free(e);
 	return EXIT_OK;
 }
 
-/* Commands with no options but --json and --help, and their positional
- * arguments: pause TUBE DUR, snapshot, promote, follow URL. */
+/* Commands with no options but --json and --help, and their operands:
+ * pause TUBE DUR, snapshot, promote, follow URL. Returns -1 to go on, or
+ * the command's exit code. */
 static int
-simple_opts(struct cli *cli, int argc, char **argv, int nargs, bool *json)
+simple_args(struct cli *cli, int argc, char **argv, int nargs, bool *json)
 {
-	static const struct option opts[] = { JSON_OPT, HELP_OPT, END_OPT };
-	int ch;
+	static const struct option opts[] = { COMMON_OPTS };
+	struct args a = { argc, argv, "h", opts };
 
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case OPT_JSON:
-			*json = true;
-			break;
-		case OPT_HELP:
-			cli_help();
-			return -1;
-		default:
-			return cli_bad_option(cli);
-		}
-	}
+	while (next_opt(cli, &a) != -1)
+		;
+	if (a.stop)
+		return a.status;
+	*json = a.json;
 	if (argc - optind != nargs && nargs == 0)
 		return cli_usage_error(cli, "takes no arguments");
 	if (argc - optind != nargs)
 		return cli_usage_error(cli, "%d argument%s needed", nargs,
 		    nargs == 1 ? " is" : "s are");
-	return 0;
+	return -1;
 }
 
 static const char pause_usage[] = "usage: sluice pause TUBE DUR [--json]\n";
@@ -1277,8 +1285,8 @@ cmd_pause(struct cli *cli, int argc, char **argv)
 	char when[40];
 	int rc;
 
-	if ((rc = simple_opts(cli, argc, argv, 2, &json)) != 0)
-		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = simple_args(cli, argc, argv, 2, &json)) >= 0)
+		return rc;
 	if ((rc = parse_dur(cli, "DUR", argv[optind + 1], &ms)) != 0 ||
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
@@ -1315,18 +1323,15 @@ cmd_node(struct cli *cli, int argc, char **argv)
 	uint64_t v;
 	int rc;
 
-	if ((rc = simple_opts(cli, argc, argv, 0, &json)) != 0)
-		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = simple_args(cli, argc, argv, 0, &json)) >= 0)
+		return rc;
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	rc = snap ? sluice_snapshot(cli->c, &v) : sluice_promote(cli->c, &v);
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s", cli->cmd);
-	if (json)
-		printf("{\"%s\":%" PRIu64 "}\n", snap ? "lsn" : "epoch", v);
-	else
-		printf(
-		    "%s %" PRIu64 "\n", snap ? "snapshot at lsn" : "epoch", v);
+	print_number(json, snap ? "lsn" : "epoch",
+	    snap ? "snapshot at lsn" : "epoch", v);
 	return EXIT_OK;
 }
 
@@ -1341,9 +1346,8 @@ cmd_follow(struct cli *cli, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	if ((rc = simple_opts(cli, argc, argv, 1, &json)) != 0)
-		return rc < 0 ? EXIT_OK : rc;
-	if ((rc = cli_connect(cli)) != 0)
+	if ((rc = simple_args(cli, argc, argv, 1, &json)) >= 0 ||
+	    (rc = cli_connect(cli)) != 0)
 		return rc;
 	if ((rc = sluice_follow(cli->c, argv[optind])) != 0)
 		return cli_fail(cli, rc, "follow %s", argv[optind]);
