@@ -35,13 +35,14 @@ bench_check_puts(const struct bench_opts *o, const struct bench_result *r)
 }
 
 int
-bench_check_drain(const struct bench_opts *o, const struct bench_result *r,
-    const char *unit)
+bench_check_drain(
+    const struct bench_opts *o, const struct bench_result *r, const char *unit)
 {
 	/* All of them; with --duration, all but those left. */
 	if (r->take_acks + (uint64_t)r->left != o->tasks ||
 	    (o->duration_ms == 0 && r->left != 0)) {
-		bench_error("drained %llu of %llu %s; the tube still holds %lld",
+		bench_error(
+		    "drained %llu of %llu %s; the tube still holds %lld",
 		    (unsigned long long)r->take_acks,
 		    (unsigned long long)o->tasks, unit, r->left);
 		return -1;

@@ -1011,17 +1011,20 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 		core_reply_err(c, ctx, MSG_OP_SNAPSHOT, SLUICE_ENOMEM, NULL);
 		return;
 	}
+	/* Waiting before the start: a start with nothing new since the
+	 * last snapshot answers the waiters at once. */
+	w->ctx = ctx;
+	w->next = c->snap.waiters;
+	c->snap.waiters = w;
 	rc = c->snap.pid != 0 || c->snap.ready ? 0 : bgsnap_start(c);
-	if (rc != 0) {
+	if (rc != 0 && c->snap.waiters == w) {
+		/* A start that fails answers no waiter: still ours. */
+		c->snap.waiters = w->next;
 		free(w);
 		core_reply_err(c, ctx, MSG_OP_SNAPSHOT,
 		    rc > 0 ? rc : SLUICE_ELOG, "snapshot: %s",
 		    sluice_strerror(rc));
-		return;
 	}
-	w->ctx = ctx;
-	w->next = c->snap.waiters;
-	c->snap.waiters = w;
 }
 
 static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,

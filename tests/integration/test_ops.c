@@ -1072,6 +1072,13 @@ test_snapshot_writes_a_file(void **state)
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(sb.st_size > 0);
 	assert_int_equal(it_node_kv(f.c, "snapshot_lsn"), lsn);
+	/* Nothing new since: answered at once with the same LSN. */
+	{
+		uint64_t again = 0;
+
+		it_rc(f.c, sluice_snapshot(f.c, &again), 0);
+		assert_true(again == lsn);
+	}
 	fix_down(&f);
 }
 
