@@ -30,6 +30,7 @@
 #include "log/recover.h"
 #include "log/snap.h"
 #include "log/wal.h"
+#include "queue/qrecover.h"
 #include "queue/queue.h"
 #include "sluice.h"
 #include "util/buf.h"
@@ -174,32 +175,6 @@ emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 	return snap_writer_add(arg, type, a, alen, b, blen);
 }
 
-static int
-load_entry(void *arg, uint16_t type, const void *data, size_t len)
-{
-	return queue_snapshot_load(arg, type, data, len);
-}
-
-/* A damaged snapshot was loaded in part: start over, empty. */
-static int
-reset_queue(void *arg)
-{
-	queue_clear(arg);
-	return 0;
-}
-
-static int
-apply_rec(const struct rec_hdr *h, const void *body, void *arg)
-{
-	struct qrec r;
-	int rc;
-
-	if (h->type >= REC_TYPE_LOG_MIN)
-		return 0;
-	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
-	return rc ? rc : queue_apply(arg, h->lsn, h->time, &r);
-}
-
 static void
 usage(void)
 {
@@ -217,7 +192,6 @@ main(int argc, char **argv)
 		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
 		{ NULL, 0, NULL, 0 } };
 	struct opts o = { NULL, 0, 0, 100, false };
-	struct recover_ops ops = { load_entry, apply_rec, reset_queue };
 	struct recover_result res;
 	struct builder b = { 0 };
 	struct snap_writer sw;
@@ -303,7 +277,7 @@ main(int argc, char **argv)
 	q = queue_new(NULL);
 	t0 = clock_mono_ns();
 	c0 = cpu_ms();
-	rc = recover(o.dir, RECOVER_CUT, 0, &ops, q, &res);
+	rc = recover(o.dir, RECOVER_CUT, 0, &queue_recover_ops, q, &res);
 	if (rc != 0)
 		die("recover", rc);
 	wc.dir = o.dir;
@@ -324,7 +298,7 @@ main(int argc, char **argv)
 		q = queue_new(NULL);
 		t0 = clock_mono_ns();
 		c0 = cpu_ms();
-		rc = recover(o.dir, 0, 0, &ops, q, &res);
+		rc = recover(o.dir, 0, 0, &queue_recover_ops, q, &res);
 		if (rc != 0)
 			die("replay", rc);
 		replay_ms = ms_since(t0);

@@ -13,6 +13,7 @@
 #include "log/recover.h"
 #include "log/snap.h"
 #include "log/wal.h"
+#include "queue/qrecover.h"
 #include "queue/queue.h"
 #include "sluice.h"
 #include "t_lib.h"
@@ -259,41 +260,14 @@ same_dump(const char *got, const char *want, const char *what)
 	    what, line, got + start, want + start);
 }
 
-static int
-load_entry(void *arg, uint16_t type, const void *data, size_t len)
-{
-	return queue_snapshot_load(arg, type, data, len);
-}
-
-/* A damaged snapshot was loaded in part: start over, empty. */
-static int
-reset_queue(void *arg)
-{
-	queue_clear(arg);
-	return 0;
-}
-
-static int
-apply_rec(const struct rec_hdr *hdr, const void *body, void *arg)
-{
-	struct qrec r;
-	int rc;
-
-	if (hdr->type >= REC_TYPE_LOG_MIN)
-		return 0;
-	rc = qrec_decode(hdr->type, body, hdr->len - REC_HDR_SIZE, &r);
-	return rc ? rc : queue_apply(arg, hdr->lsn, hdr->time, &r);
-}
-
 /* Rebuilds through recover(), up to `upto` (0: everything). */
 static struct queue *
 rebuild(const char *dir, uint64_t upto, struct recover_result *res)
 {
-	struct recover_ops ops = { load_entry, apply_rec, reset_queue };
 	struct queue *q = queue_new(NULL);
 
 	assert_non_null(q);
-	assert_int_equal(recover(dir, 0, upto, &ops, q, res), 0);
+	assert_int_equal(recover(dir, 0, upto, &queue_recover_ops, q, res), 0);
 	assert_int_equal(queue_check(q, NULL), 0);
 	return q;
 }

@@ -1,0 +1,33 @@
+/* qrecover - see qrecover.h. */
+#include "queue/qrecover.h"
+#include "queue/qrec.h"
+#include "queue/queue.h"
+
+static int
+load_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	return queue_snapshot_load(arg, type, data, len);
+}
+
+/* A damaged snapshot was loaded in part: start over, empty. */
+static int
+reset_queue(void *arg)
+{
+	queue_clear(arg);
+	return 0;
+}
+
+static int
+apply_rec(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct qrec r;
+	int rc;
+
+	if (h->type >= REC_TYPE_LOG_MIN)
+		return 0;
+	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
+	return rc ? rc : queue_apply(arg, h->lsn, h->time, &r);
+}
+
+const struct recover_ops queue_recover_ops = { load_entry, apply_rec,
+	reset_queue };
