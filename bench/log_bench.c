@@ -54,6 +54,7 @@ struct opts {
 	int nruns;
 	bool prealloc;
 	bool no_zero_fill;
+	enum wal_commit commit;
 };
 
 struct result {
@@ -137,7 +138,8 @@ writer_open(const struct opts *o, int producers, struct writer *wr)
 {
 	struct wal_config cfg = { .dir = o->dir,
 		.fsync = WAL_FSYNC_ALWAYS,
-		.no_zero_fill = o->no_zero_fill };
+		.no_zero_fill = o->no_zero_fill,
+		.commit = o->commit };
 	int rc;
 
 	memset(wr, 0, sizeof(*wr));
@@ -442,7 +444,10 @@ usage(void)
 	    "  --producers L   closed-loop producer counts (default "
 	    "1,32,256)\n"
 	    "  --prealloc      also compare preallocation methods\n"
-	    "  --no-zero-fill  the writer's spares: fallocate only\n");
+	    "  --no-zero-fill  the writer's spares: fallocate only\n"
+	    "  --commit M      inline (the default: write + fdatasync on "
+	    "the loop's\n"
+	    "                  thread) or ring (through io_uring)\n");
 	exit(2);
 }
 
@@ -455,6 +460,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "producers", required_argument, NULL, 'p' },
 		{ "prealloc", no_argument, NULL, 'a' },
 		{ "no-zero-fill", no_argument, NULL, 'z' },
+		{ "commit", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -498,6 +504,14 @@ parse(int argc, char **argv, struct opts *o)
 		case 'z':
 			o->no_zero_fill = true;
 			break;
+		case 'c':
+			if (strcmp(optarg, "inline") == 0)
+				o->commit = WAL_COMMIT_INLINE;
+			else if (strcmp(optarg, "ring") == 0)
+				o->commit = WAL_COMMIT_RING;
+			else
+				usage();
+			break;
 		default:
 			usage();
 		}
@@ -517,9 +531,10 @@ main(int argc, char **argv)
 	if (rc != 0)
 		die(o.dir, rc);
 	printf("write-ahead log, %d-byte records (%zu on disk), fsync "
-	       "always, spares %s, %.1f s per side per producer count "
-	       "(alternating %.1f s slices), dir %s\n",
+	       "always, commit %s, spares %s, %.1f s per side per producer "
+	       "count (alternating %.1f s slices), dir %s\n",
 	    RECORD, rec_size(RECORD),
+	    o.commit == WAL_COMMIT_RING ? "ring" : "inline",
 	    o.no_zero_fill ? "fallocated" : "zero-filled", o.seconds, SLICE_S,
 	    o.dir);
 	printf("%9s %12s %10s %9s %9s %9s | %6s %12s %9s %9s %7s\n",

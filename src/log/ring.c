@@ -21,6 +21,7 @@
  * short, exactly as a real short write. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -272,6 +273,73 @@ ring_reap(struct ring *r, ring_done_fn *done, void *arg)
 		}
 	}
 	return finished;
+}
+
+/* One operation of ring_run, by its system call: the result as a CQE
+ * would carry it. */
+static int
+run_op(struct ring_op *op)
+{
+	size_t len = op->len - op->done;
+	ssize_t n;
+	int f = 0, rc;
+
+	op->injected = 0;
+	if (op->fault >= 0)
+		f = FAULT_HIT((enum fault_point)op->fault);
+	if (f < 0) {
+		op->injected = f;
+		return 0;
+	}
+	do {
+		switch (op->kind) {
+		case RING_WRITE:
+			if (f == FAULT_SHORT && len > 1)
+				len /= 2;
+			n = pwrite(op->fd, op->buf + op->done, len,
+			    (off_t)(op->off + op->done));
+			rc = n < 0 ? -errno : (int)n;
+			break;
+		case RING_FDATASYNC:
+			rc = fdatasync(op->fd) < 0 ? -errno : 0;
+			break;
+		case RING_FSYNC:
+			rc = fsync(op->fd) < 0 ? -errno : 0;
+			break;
+		case RING_RENAME:
+			rc = rename(op->from, op->to) < 0 ? -errno : 0;
+			break;
+		default:
+			rc = -EINVAL; /* a timer has no inline form */
+			break;
+		}
+	} while (rc == -EINTR);
+	return rc;
+}
+
+int
+ring_run(struct ring_chain *c)
+{
+	c->start_ns = clock_mono_ns();
+	for (unsigned i = 0; i < c->nop && c->err == 0; i++) {
+		struct ring_op *op = &c->op[i];
+
+		while (!op->complete && c->err == 0) {
+			if (op->kind == RING_WRITE &&
+			    op->len - op->done > 1u << 30) {
+				c->err = -EINVAL;
+				c->err_op = (int)i;
+				break;
+			}
+			if (c->attempts++ >= RING_ATTEMPTS_MAX) {
+				c->err = -EIO;
+				c->err_op = (int)i;
+				break;
+			}
+			complete_op(op, run_op(op));
+		}
+	}
+	return c->err;
 }
 
 int

@@ -96,6 +96,15 @@ struct ring_op *ring_chain_add(
  * Returns 0 or -errno (nothing was submitted). */
 int ring_submit(struct ring *r, struct ring_chain *c);
 
+/* Runs every operation of `c` on the caller's thread with plain system
+ * calls (pwrite, fdatasync, fsync, rename; no timeouts), in order, with
+ * the rules of a submission: the same fault points, a short write
+ * continued, the first failure ends the chain. Blocks for as long as the
+ * disk takes. No callback: returns c->err (0 when every op completed).
+ * For the writer's commit when nothing else is in flight: one thread,
+ * no hand-off to the kernel's io workers. */
+int ring_run(struct ring_chain *c);
+
 typedef void ring_done_fn(struct ring_chain *c, void *arg);
 
 /* Drains the eventfd, then handles every completion waiting, without

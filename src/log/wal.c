@@ -17,6 +17,16 @@
  *	write(batch)                                         always
  *	[fdatasync]                                          policy always
  *
+ * How a batch is committed (cfg.commit). Inline, the default: the chain
+ * runs on the caller's thread with plain system calls (ring_run), so
+ * wal_submit returns with the batch durable and signals wal_fd; the
+ * caller's loop waits for the disk meanwhile, and what arrives then is
+ * the next batch. Through the ring: the chain is submitted to io_uring and
+ * wal_reap finishes it; the loop goes on while the disk works, but an
+ * fdatasync from io_uring runs on a kernel worker thread, and the
+ * hand-off there and back costs more than the overlap gains on a small
+ * machine (docs/benchmarks.md, log_bench --commit).
+ *
  * A record never spans segments: when it does not fit, the filling batch
  * is sealed and a new one starts in the next segment with the segment's
  * header as its first 64 bytes. Batch states:
@@ -552,6 +562,18 @@ batch_hist_add(struct wal *w, uint64_t nrec)
 	w->st.batch_records += nrec;
 }
 
+static void batch_done(struct wal *w, struct wal_batch *b);
+
+static void
+batch_started(struct wal *w, struct wal_batch *b)
+{
+	w->inflight = b;
+	w->st.batches++;
+	if (b->nrec > w->st.batch_max)
+		w->st.batch_max = b->nrec;
+	batch_hist_add(w, b->nrec);
+}
+
 static int
 submit_batch(struct wal *w, struct wal_batch *b)
 {
@@ -581,17 +603,22 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		op = ring_chain_add(c, RING_FDATASYNC, b->seg->fd);
 		op->fault = FAULT_WAL_FSYNC;
 	}
+	if (w->cfg.commit != WAL_COMMIT_RING) {
+		/* On this thread: the disk's own latency, no hand-off to
+		 * the kernel's io workers and back (see wal.h). */
+		ring_run(c);
+		batch_started(w, b);
+		batch_done(w, b);
+		signal_efd(ring_fd(&w->ring)); /* the durable LSN moved */
+		return w->poisoned ? SLUICE_ELOG : 0;
+	}
 	rc = ring_submit(&w->ring, c);
 	if (rc != 0) {
 		poison(w, "submitting the write of", b->seg->path, b->off,
 		    b->first_lsn, b->last_lsn, rc);
 		return SLUICE_ELOG;
 	}
-	w->inflight = b;
-	w->st.batches++;
-	if (b->nrec > w->st.batch_max)
-		w->st.batch_max = b->nrec;
-	batch_hist_add(w, b->nrec);
+	batch_started(w, b);
 	return 0;
 }
 

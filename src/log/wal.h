@@ -39,6 +39,19 @@ enum wal_fsync {
 	                     * likes */
 };
 
+/* How a batch is committed. */
+enum wal_commit {
+	WAL_COMMIT_INLINE, /* write (+ fdatasync) on the caller's thread
+	                    * when nothing else is in flight: the disk's
+	                    * latency and no thread hand-off; the caller's
+	                    * loop waits meanwhile, and the requests that
+	                    * arrive are the next batch (the default) */
+	WAL_COMMIT_RING,   /* through io_uring, reaped by the event loop:
+	                    * the loop goes on while the disk works, at the
+	                    * cost of the kernel worker that runs the
+	                    * fdatasync and two wake-ups per batch */
+};
+
 struct wal_config {
 	const char *dir; /* created when missing */
 	enum wal_fsync fsync;
@@ -48,6 +61,7 @@ struct wal_config {
 	unsigned prealloc;    /* spare segments kept ready; 0: 1 */
 	bool no_zero_fill;    /* preallocate with fallocate only (slower
 	                       * fdatasync; see docs/benchmarks.md) */
+	enum wal_commit commit;
 };
 
 enum {

@@ -484,6 +484,7 @@ loop(struct core *c)
 		ops_serve_waiters(c, core_mono_ms());
 		update_reservation(c);
 		wal_submit(c->wal);
+		pending_flush(c); /* an inline commit is durable already */
 		repl_serve(c, core_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);

@@ -172,6 +172,10 @@ t_visit_seq(const struct rec_hdr *h, const void *body, void *arg)
  * The writer
  * ------------------------------------------------------------------- */
 
+/* How t_wal_open's writers commit: a test that runs for both ways sets
+ * it before each round. */
+static enum wal_commit t_wal_commit = WAL_COMMIT_INLINE;
+
 /* Scans `dir` (cutting a torn tail) and opens a writer after its end. */
 static inline int
 t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
@@ -181,7 +185,8 @@ t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
 		.fsync = fsync,
 		.interval_ms = 5,
 		.seg_size = seg_size,
-		.prealloc = prealloc };
+		.prealloc = prealloc,
+		.commit = t_wal_commit };
 	struct logdir_end end;
 	int rc;
 

@@ -371,6 +371,14 @@ main(void)
 		T(test_fault_pause_spec_holds_the_point),
 	};
 #undef T
+	int failed;
+
 	log_set_level(LOG_ERR);
-	return cmocka_run_group_tests_name("fault", tests, NULL, NULL);
+	/* Every fault, committed on the loop's thread and through io_uring. */
+	t_wal_commit = WAL_COMMIT_INLINE;
+	failed =
+	    cmocka_run_group_tests_name("fault, inline", tests, NULL, NULL);
+	t_wal_commit = WAL_COMMIT_RING;
+	failed += cmocka_run_group_tests_name("fault, ring", tests, NULL, NULL);
+	return failed;
 }

@@ -3,6 +3,7 @@
  * reopenings, epochs start, old segments go. Faults and the space
  * reservation are in test_fault.c (they need the fault-injection build). */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,8 +66,34 @@ test_wal_durable_follows_submission(void **state)
 	assert_int_equal(wal_close(w), 0);
 }
 
-/* While a batch is in flight the next one fills: many records, few
- * writes, each an fdatasync under `always`. */
+/* Committed on the caller's thread, a submit returns with its batch
+ * written and synced, and says so on wal_fd. */
+static void
+test_wal_inline_commit_is_durable_when_submit_returns(void **state)
+{
+	struct pollfd pfd;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	for (int i = 0; i < 5; i++)
+		lsn = t_wal_append(w);
+	assert_true(wal_durable_lsn(w) == 0);
+	assert_int_equal(wal_submit(w), 0);
+	assert_true(wal_durable_lsn(w) == lsn);
+	pfd = (struct pollfd) { .fd = wal_fd(w), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(wal_reap(w), 0);
+	wal_stats(w, &st);
+	assert_true(st.batches == 1 && st.fsyncs == 1 && st.synced_lsn == 5);
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir_of(state), 1);
+}
+
+/* Through io_uring, while a batch is in flight the next one fills: many
+ * records, few writes, each an fdatasync under `always`. */
 static void
 test_wal_groups_records_into_batches(void **state)
 {
@@ -74,8 +101,10 @@ test_wal_groups_records_into_batches(void **state)
 	struct wal *w;
 	uint64_t lsn = 0;
 
+	t_wal_commit = WAL_COMMIT_RING;
 	assert_int_equal(
 	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	t_wal_commit = WAL_COMMIT_INLINE;
 	t_wal_append(w);
 	assert_int_equal(wal_submit(w), 0); /* batch 1 in flight */
 	for (int i = 0; i < 200; i++) {
@@ -454,6 +483,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_wal_appends_become_durable),
 		T(test_wal_durable_follows_submission),
+		T(test_wal_inline_commit_is_durable_when_submit_returns),
 		T(test_wal_groups_records_into_batches),
 		T(test_wal_reopen_continues_at_next_lsn),
 		T(test_wal_rotates_across_segments),
