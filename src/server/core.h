@@ -15,6 +15,7 @@
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/face_sp.h"
 #include "server/net.h"
 #include "server/srv.h"
 #include "util/buf.h"
@@ -72,6 +73,8 @@ struct core {
 	struct queue *q;
 	struct wal *wal;
 	struct net *net;
+	struct conns *conns;      /* the sockets of the core's own faces */
+	struct face_sp_config sp; /* tcp:// clients (face_sp.c) */
 	int sigfd;
 	bool stopping;
 	int stop_signo; /* the signal that asked for the stop; 0: none */

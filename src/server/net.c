@@ -52,6 +52,8 @@ struct net {
 	int efd;
 	pthread_mutex_t lock; /* guards head, tail */
 	struct net_ev *head, *tail;
+	struct net_ev *local, *local_tail; /* the core thread's own */
+	bool has_sock;
 	struct net_rep_ctx *all; /* every context, for net_close */
 	atomic_uint_fast32_t face_sessions;
 	size_t total;
@@ -194,6 +196,11 @@ net_open(struct net **out, const char *url, size_t max_msg)
 		rc = -errno;
 		goto fail_free;
 	}
+	if (url == NULL) {
+		*out = n;
+		return 0;
+	}
+	n->has_sock = true;
 	rv = nng_rep0_open(&n->sock);
 	if (rv != 0) {
 		rc = -(NET_NNG_ERR_BASE + rv);
@@ -312,7 +319,7 @@ net_close(struct net *n)
 	if (n == NULL)
 		return;
 	atomic_store(&n->closing, true);
-	if (!close_socket(n, NET_CLOSE_MS)) {
+	if (n->has_sock && !close_socket(n, NET_CLOSE_MS)) {
 		log_debug("net",
 		    "the socket did not close in time; leaving it to the "
 		    "exit wait_ms=%d",
@@ -346,7 +353,7 @@ net_fd(const struct net *n)
 struct net_ev *
 net_drain(struct net *n)
 {
-	struct net_ev *list;
+	struct net_ev *list, *tail;
 	uint64_t v;
 
 	if (read(n->efd, &v, sizeof(v)) < 0) {
@@ -355,9 +362,18 @@ net_drain(struct net *n)
 	}
 	pthread_mutex_lock(&n->lock);
 	list = n->head;
+	tail = n->tail;
 	n->head = n->tail = NULL;
 	pthread_mutex_unlock(&n->lock);
-	if (!atomic_load(&n->closing) && atomic_load(&n->idle) < NET_POOL_LOW) {
+	if (n->local != NULL) {
+		if (tail != NULL)
+			tail->next = n->local;
+		else
+			list = n->local;
+		n->local = n->local_tail = NULL;
+	}
+	if (n->has_sock && !atomic_load(&n->closing) &&
+	    atomic_load(&n->idle) < NET_POOL_LOW) {
 		int rc = pool_grow(n, NET_POOL_STEP);
 
 		if (rc != 0)
@@ -406,6 +422,36 @@ net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session)
 	e->session = session;
 	ev_push(n, e);
 	return 0;
+}
+
+void
+net_post_local(struct net *n, struct net_ev *ev)
+{
+	ev->next = NULL;
+	if (n->local_tail != NULL)
+		n->local_tail->next = ev;
+	else
+		n->local = ev;
+	n->local_tail = ev;
+}
+
+int
+net_post_session_local(struct net *n, enum net_ev_kind kind, uint32_t session)
+{
+	struct net_ev *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return -ENOMEM;
+	e->kind = kind;
+	e->session = session;
+	net_post_local(n, e);
+	return 0;
+}
+
+bool
+net_has_local(const struct net *n)
+{
+	return n->local != NULL;
 }
 
 uint32_t

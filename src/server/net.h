@@ -12,6 +12,7 @@
 #ifndef SLUICE_SERVER_NET_H
 #define SLUICE_SERVER_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,8 +49,9 @@ struct net_ev {
 
 /* Listens on `url` ("tcp://127.0.0.1:7711", "ipc:///path", ...). Messages
  * longer than `max_msg` are refused by the transport (the connection is
- * closed); enforce the protocol's own limit below that. Returns 0, -errno,
- * or an nng error as -(1000 + code) (see net_strerror). */
+ * closed); enforce the protocol's own limit below that. With `url` NULL,
+ * no socket: only the event queue, for the other faces. Returns 0,
+ * -errno, or an nng error as -(1000 + code) (see net_strerror). */
 int net_open(struct net **out, const char *url, size_t max_msg);
 
 /* Stops listening, aborts everything in flight and frees it all. Events
@@ -73,6 +75,17 @@ void net_post(struct net *n, struct net_ev *ev);
 /* Queues a session event from another face (allocated here; the core
  * frees it). Returns 0 or -ENOMEM. */
 int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session);
+
+/* net_post and net_post_session for the faces that run on the core
+ * thread itself (server/conn.h): no lock, no wake-up; net_drain returns
+ * these after the others. One face posts all of its events one way, so
+ * a session's events keep their order. Core thread only. */
+void net_post_local(struct net *n, struct net_ev *ev);
+int net_post_session_local(
+    struct net *n, enum net_ev_kind kind, uint32_t session);
+
+/* Whether events posted locally wait: the loop must not sleep. */
+bool net_has_local(const struct net *n);
 
 /* A session id for another face's connection, distinct from every nng
  * pipe's id (those are below 2^31). Thread-safe. */

@@ -38,6 +38,7 @@
 #include "log/recover.h"
 #include "log/snap.h"
 #include "server/bs.h"
+#include "server/conn.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/http.h"
@@ -453,7 +454,7 @@ loop(struct core *c)
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[7] = {
+		struct pollfd pfd[8] = {
 			{ .fd = net_fd(c->net), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
@@ -461,9 +462,11 @@ loop(struct core *c)
 			{ .fd = repl_fd(c), .events = POLLIN },
 			{ .fd = follow_fd(c), .events = POLLIN },
 			{ .fd = repl_io_fd(c), .events = POLLIN },
+			{ .fd = conns_fd(c->conns), .events = POLLIN },
 		};
+		int wait_ms = net_has_local(c->net) ? 0 : poll_timeout(c);
 
-		if (poll(pfd, 7, poll_timeout(c)) < 0 && errno != EINTR) {
+		if (poll(pfd, 8, wait_ms) < 0 && errno != EINTR) {
 			log_err(
 			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
@@ -479,12 +482,15 @@ loop(struct core *c)
 		if (pfd[3].revents)
 			bgsnap_reap(c);
 		follow_turn(c, core_mono_ms());
+		if (pfd[7].revents)
+			conns_run(c->conns);
 		handle_events(c);
 		run_timers(c);
 		ops_serve_waiters(c, core_mono_ms());
 		update_reservation(c);
 		wal_submit(c->wal);
 		pending_flush(c); /* an inline commit is durable already */
+		conns_flush(c->conns);
 		repl_serve(c, core_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
@@ -522,6 +528,16 @@ shutdown_core(struct core *c)
 	pending_flush(c);
 	core_fail_pending(c); /* still waiting for followers */
 	net_quiesce(c->net, 2000);
+	conns_stop_listening(c->conns);
+	conns_flush(c->conns);
+	for (int i = 0; i < 200 && conns_sending(c->conns); i++) {
+		struct pollfd pfd = { .fd = conns_fd(c->conns),
+			.events = POLLIN };
+
+		poll(&pfd, 1, 10);
+		conns_run(c->conns);
+		conns_flush(c->conns);
+	}
 }
 
 /* ---- start-up ------------------------------------------------------- */
@@ -734,7 +750,18 @@ start(struct core *c, const struct srv_config *cfg)
 
 	/* The transport refuses only what no request could be; the decoder
 	 * names every finer limit. */
-	rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
+	c->sp.net = NULL;
+	c->sp.max_msg = MSG_SIZE_MAX;
+	if (face_sp_serves(cfg->listen)) {
+		/* tcp:// clients are served on this thread (face_sp.c);
+		 * net keeps the event queue of the other faces */
+		rc = net_open(&c->net, NULL, 0);
+		c->sp.net = c->net;
+		if (rc == 0)
+			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
+	} else {
+		rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
+	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
 		    cfg->listen, net_strerror(rc));
@@ -806,6 +833,11 @@ srv_run(const struct srv_config *cfg)
 		                 : strerror(-rc));
 		goto out;
 	}
+	rc = conns_open(&c.conns);
+	if (rc != 0) {
+		log_err("srv", "epoll failed error=\"%s\"", strerror(-rc));
+		goto out;
+	}
 	c.sigfd = open_signals();
 	if (c.sigfd < 0) {
 		log_err("srv", "signalfd failed error=\"%s\"", strerror(errno));
@@ -838,6 +870,7 @@ out:
 	http_close(c.http);
 	follow_stop(&c);
 	repl_close(&c);
+	conns_close(c.conns);
 	net_close(c.net);
 	bs_free(bs); /* after net_close: net may hold its requests */
 	if (c.wal != NULL) {

@@ -1,0 +1,125 @@
+/* conn - the stream sockets of the faces that run on the core thread (the
+ * SP-over-TCP face for nng clients, the beanstalk face): listeners and
+ * connections on one epoll instance that the core's loop polls, read and
+ * written with plain non-blocking system calls on that same thread. No
+ * other thread touches them, so a request crosses no thread between its
+ * bytes arriving and its reply leaving.
+ *
+ * The loop's part: poll conns_fd(); conns_run() accepts and reads, and
+ * hands the bytes to each connection's face (face->input); at the end of
+ * the turn conns_flush() writes what the faces queued with conn_write().
+ *
+ * A connection's life: accepted → face->open → input ... → closed (the
+ * peer went away, a read or write failed, or conn_close) → face->closed
+ * once → freed (face->free) once it is closed and the face holds no
+ * reference (conn_hold/conn_release: requests the core still holds). A
+ * connection is never freed inside a call into its face. */
+#ifndef SLUICE_SERVER_CONN_H
+#define SLUICE_SERVER_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+struct conns;
+struct conn;
+
+struct conn_face {
+	const char *name; /* for log lines: "sp", "beanstalk" */
+	/* A connection was accepted: set c->data. Returns 0, or -errno to
+	 * close it at once (face->free is then not called). */
+	int (*open)(struct conn *c, void *arg);
+	/* Bytes arrived (conn_in), or output drained below the high mark:
+	 * parse what can be, conn_consume() what was parsed. */
+	void (*input)(struct conn *c);
+	/* The connection closed; called once. Output is dropped from now. */
+	void (*closed)(struct conn *c);
+	/* The last call: free c->data. */
+	void (*free)(struct conn *c);
+};
+
+struct conn {
+	struct conns *cs;
+	const struct conn_face *face;
+	void *data; /* the face's */
+	int fd;
+	char peer[64]; /* "ADDR:PORT" of the other end, for log lines */
+
+	/* Input: bytes [in_off, in_len) of `in` wait to be parsed. Reading
+	 * stops while in_len - in_off >= in_max (the face sets in_max to
+	 * the largest unit it must see whole). */
+	uint8_t *in;
+	size_t in_off, in_len, in_cap, in_max;
+
+	/* Output: bytes [out_off, out.len) of `out` wait to be written. */
+	struct buf out;
+	size_t out_off;
+
+	unsigned holds;           /* references the face keeps (conn_hold) */
+	bool closed;              /* no more input; output dropped */
+	bool close_sent;          /* close once the output is written */
+	bool queued;              /* on the flush list */
+	bool reading;             /* EPOLLIN is armed */
+	bool writing;             /* EPOLLOUT is armed */
+	bool freed_later;         /* on the free list */
+	struct conn *next, *prev; /* every connection */
+	struct conn *qnext;       /* the flush list */
+	struct conn *fnext;       /* the free list */
+	struct conn_listener *listen; /* accepted on */
+};
+
+/* Opens an empty set. Returns 0 or -errno. */
+int conns_open(struct conns **out);
+
+/* Closes every listener and connection (each face's closed and free run)
+ * and frees the set. Accepts NULL. */
+void conns_close(struct conns *cs);
+
+/* Readable when conns_run has something to do. */
+int conns_fd(const struct conns *cs);
+
+/* Listens on "HOST:PORT" ("[::1]:7711", "*:7711" or ":7711" for every
+ * address) for connections of `face`; `arg` goes to face->open. Returns
+ * 0; -EINVAL for an address without a port; -EADDRNOTAVAIL when HOST
+ * does not resolve; -errno from socket, bind or listen (-EADDRINUSE). */
+int conns_listen(struct conns *cs, const char *addr,
+    const struct conn_face *face, void *arg);
+
+/* Stops accepting (shutdown); connections stay. */
+void conns_stop_listening(struct conns *cs);
+
+/* Accepts, reads, and hands input to the faces, without blocking. */
+void conns_run(struct conns *cs);
+
+/* Writes what every connection queued, without blocking (the rest goes
+ * when the socket takes it), and frees closed connections nothing holds.
+ */
+void conns_flush(struct conns *cs);
+
+/* Whether anything is still to be written (shutdown waits for it). */
+bool conns_sending(const struct conns *cs);
+
+/* Queues `len` bytes for the peer, written by the next conns_flush. Does
+ * nothing once the connection is closed. Out of memory closes it. */
+void conn_write(struct conn *c, const void *p, size_t len);
+
+/* Bytes queued and not yet written. */
+size_t conn_unsent(const struct conn *c);
+
+/* The face parsed `n` bytes from the start of the input. */
+void conn_consume(struct conn *c, size_t n);
+
+/* Closes now: no more input, queued output dropped, face->closed. */
+void conn_close(struct conn *c);
+
+/* Closes once the queued output is written (beanstalk's quit). */
+void conn_close_when_sent(struct conn *c);
+
+/* A reference the face keeps past face->closed (a request the core
+ * holds); the connection is freed after the last conn_release. */
+void conn_hold(struct conn *c);
+void conn_release(struct conn *c);
+
+#endif

@@ -1,0 +1,35 @@
+/* face_sp - the client face of sluiced for tcp:// URLs: the SP-over-TCP
+ * framing nng's req0 sockets speak (src/proto/sp.h), served on the core
+ * thread (server/conn.h). libsluice, nng's req0, and any other REQ socket
+ * of the scalability protocols (pynng, mangos) are clients.
+ *
+ * Each connection is a session (disconnect releases its leases); each
+ * message a request posted to the core like any face's (net_post_local);
+ * each reply echoes its request's backtrace. Several requests of one
+ * connection may be in flight; their replies leave as the core answers
+ * them, in any order, each naming its request id. Other transports
+ * (ipc://, ws://, tls+tcp://) stay with nng (server/net.c). */
+#ifndef SLUICE_SERVER_FACE_SP_H
+#define SLUICE_SERVER_FACE_SP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct conns;
+struct net;
+
+struct face_sp_config {
+	struct net *net; /* where requests go */
+	size_t max_msg;  /* a longer message closes its connection */
+};
+
+/* Whether `url` is one this face serves (tcp://). */
+bool face_sp_serves(const char *url);
+
+/* Listens on `url` ("tcp://HOST:PORT"; HOST may be *, empty, a name, an
+ * IPv4 or a bracketed IPv6 address) for SP clients. `cfg` must outlive
+ * `cs`. Returns as conns_listen, or -EINVAL when `url` is not tcp://. */
+int face_sp_listen(
+    struct conns *cs, const struct face_sp_config *cfg, const char *url);
+
+#endif
