@@ -1,16 +1,15 @@
-/* bs - the beanstalk face: beanstalkd's text protocol on io_uring.
+/* bs - the beanstalk face: beanstalkd's text protocol, on the core thread.
  *
- * Threads. One thread owns the ring, the listening socket and every
- * connection. The core thread only calls face_reply/face_drop, which put
- * the request on a mutex-guarded list and wake the ring through an
- * eventfd; everything else here runs on the face's thread.
+ * Threads. None of its own: the listener and every connection are sockets
+ * of the core's loop (server/conn.h), so a command's bytes, its request to
+ * the core, the core's answer and the reply text never cross a thread.
  *
  * A connection. Bytes received are parsed (bs_proto.c) into commands,
  * each a `struct bs_req` in the connection's FIFO. A command either gets
  * its reply text at once (local commands, syntax errors), or is encoded
- * as a wire request and posted to the core; its reply is translated to
- * text when it comes back. Replies are written strictly in FIFO order:
- * the head leaves when it is done, then the next.
+ * as a wire request and posted to the core (net_post_local); its reply is
+ * translated to text when the core answers. Replies are written strictly
+ * in FIFO order: the head leaves when it is done, then the next.
  *
  * Reserves block, as in beanstalkd: a reserve is posted only once every
  * command before it is answered (so DEADLINE_SOON sees the connection's
@@ -26,33 +25,28 @@
  * DEADLINE_SOON; authority over jobs stays with the core (MSG_OP_JOB
  * checks the session).
  *
- * Lifetime. A request posted to the core belongs to the core until
- * face_reply/face_drop; a connection is freed once it is closed, no ring
- * operation is in flight on it, and the core holds none of its
- * requests. */
+ * Lifetime. A request posted to the core holds its connection
+ * (conn_hold) until face_reply/face_drop; conn.c frees the connection,
+ * and bs_conn_free its requests, once it is closed and nothing holds it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
 #include "proto/msg.h"
 #include "server/bs.h"
 #include "server/bs_proto.h"
+#include "server/conn.h"
 #include "server/net.h"
 #include "sluice.h"
 #include "util/buf.h"
@@ -60,8 +54,7 @@
 #include "util/log.h"
 
 enum {
-	RING_ENTRIES = 256,
-	RECV_MIN = 16 * 1024,    /* free space offered to each recv */
+	RECV_MIN = 16 * 1024,    /* input room past the largest command */
 	OUT_HIGH = 4 << 20,      /* stop parsing while this much is unsent */
 	REQS_MAX = 1024,         /* commands in flight per connection */
 	WATCH_MAX = 1024,        /* tubes one connection may watch */
@@ -69,20 +62,14 @@ enum {
 	WAIT_FOREVER_MS = 1 << 30,
 };
 
-/* user_data of ring operations: a pointer with the kind in its low bits
- * (connections are malloc'd, so aligned to 8). */
-enum { UD_ACCEPT = 1, UD_WAKE = 2, UD_RECV = 3, UD_SEND = 4, UD_MASK = 7 };
-
 struct bs_conn;
 
 /* One command of a connection. */
 struct bs_req {
-	struct bs_req *next;  /* the connection's FIFO */
-	struct bs_req *rnext; /* the list of answered requests */
+	struct bs_req *next; /* the connection's FIFO */
 	struct bs_conn *conn;
 	struct net_ctx ctx; /* face = &bs_face */
 	struct net_ev ev;   /* the posted request */
-	nng_msg *rep;       /* the core's answer, until translated */
 	struct bs_cmd cmd;  /* strings in it are not valid after parse */
 	char tube[BS_NAME_MAX + 1]; /* the command's tube, beanstalk form */
 	size_t tube_len;
@@ -105,19 +92,13 @@ struct name {
 
 struct bs_conn {
 	struct bs *bs;
+	struct conn *conn;
 	struct bs_conn *next, *prev; /* every connection */
-	int fd;
 	uint32_t session;
 	struct bs_parser ps;
-	char *in; /* received, from in_off to in_len not parsed yet */
-	size_t in_off, in_len, in_cap;
-	struct buf out;     /* replies waiting for the send in flight */
-	struct buf sending; /* the send in flight */
-	size_t sent;        /* bytes of `sending` the kernel took */
-	bool recv_busy, send_busy;
-	bool eof;     /* out of memory: stop reading, close */
+	bool eof;     /* out of memory: close */
 	bool quit;    /* quit: close once the replies before it are sent */
-	bool closed;  /* shut down; freed once nothing is in flight */
+	bool closed;  /* the socket closed; freed once nothing is held */
 	bool waiting; /* a reserve waits in the core */
 	bool producer, worker;
 	struct bs_req *head, *tail;
@@ -136,16 +117,6 @@ enum { CMD_COUNTERS = BS_KIND_END_ };
 struct bs {
 	struct net *net;
 	struct bs_config cfg;
-	struct io_uring ring;
-	bool ring_ok;
-	int lfd;
-	int wakefd;
-	uint64_t wake_buf;
-	pthread_t thread;
-	bool thread_ok;
-	atomic_bool stop;
-	pthread_mutex_t lock; /* guards answered */
-	struct bs_req *answered;
 	struct bs_conn *conns;
 	uint64_t cmds[CMD_COUNTERS];
 	uint64_t total_conns, nconns;
@@ -160,50 +131,22 @@ static const char *const reply_lines[] = {
 	"DEADLINE_SOON\r\n",
 };
 
-/* ---- replies from the core (any thread) ------------------------------- */
+/* ---- replies from the core ------------------------------------------ */
 
-static void
-wake(struct bs *bs)
-{
-	uint64_t one = 1;
-
-	if (write(bs->wakefd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is already non-zero, a wake is due */
-	}
-}
-
-/* A connection outlives the requests the core holds, so r->conn is
- * valid here. */
-static void
-answered_push(struct bs_req *r)
-{
-	struct bs *bs = r->conn->bs;
-
-	pthread_mutex_lock(&bs->lock);
-	r->rnext = bs->answered;
-	bs->answered = r;
-	pthread_mutex_unlock(&bs->lock);
-	wake(bs);
-}
+static void answer(struct bs_req *r, nng_msg *m);
 
 static void
 face_reply(struct net_ctx *ctx, nng_msg *msg)
 {
-	struct bs_req *r =
-	    (struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx));
-
-	r->rep = msg;
-	answered_push(r);
+	answer(
+	    (struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)), msg);
 }
 
 static void
 face_drop(struct net_ctx *ctx)
 {
-	struct bs_req *r =
-	    (struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx));
-
-	r->rep = NULL;
-	answered_push(r);
+	answer((struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)),
+	    NULL);
 }
 
 static const struct net_face bs_face = { face_reply, face_drop };
@@ -238,8 +181,6 @@ req_free(struct bs_req *r)
 {
 	if (r == NULL)
 		return;
-	if (r->rep != NULL)
-		nng_msg_free(r->rep);
 	buf_free(&r->text);
 	free(r);
 }
@@ -295,7 +236,8 @@ req_post(struct bs_req *r, const struct msg_req *q)
 	r->ev.msg = m;
 	r->posted = true;
 	c->posted++;
-	net_post(bs->net, &r->ev);
+	conn_hold(c->conn);
+	net_post_local(bs->net, &r->ev);
 }
 
 /* The sluice name of a beanstalk tube name (the caller checked it), or
@@ -1185,7 +1127,7 @@ is_reserve(const struct bs_req *r)
 	return r->cmd.kind == BS_RESERVE || r->cmd.kind == BS_RESERVE_TIMEOUT;
 }
 
-/* Moves the replies of the done commands at the head to `out`. */
+/* Moves the replies of the done commands at the head to the output. */
 static void
 conn_flush(struct bs_conn *c)
 {
@@ -1202,7 +1144,7 @@ conn_flush(struct bs_conn *c)
 		c->nreqs--;
 		if (r->cmd.kind == BS_QUIT)
 			c->quit = true;
-		buf_put(&c->out, r->text.data, r->text.len);
+		conn_write(c->conn, r->text.data, r->text.len);
 		req_free(r);
 	}
 }
@@ -1212,10 +1154,11 @@ conn_flush(struct bs_conn *c)
 static void
 conn_parse(struct bs_conn *c)
 {
+	struct conn *k = c->conn;
 	size_t max_job = c->bs->cfg.max_job;
 
-	while (!c->quit && !c->closed && c->in_off < c->in_len &&
-	    c->nreqs < REQS_MAX && c->out.len < OUT_HIGH) {
+	while (!c->quit && !c->closed && !c->eof && k->in_off < k->in_len &&
+	    c->nreqs < REQS_MAX && conn_unsent(k) < OUT_HIGH) {
 		struct bs_cmd cmd;
 		enum bs_err err;
 		size_t n;
@@ -1225,8 +1168,8 @@ conn_parse(struct bs_conn *c)
 		    ((is_reserve(c->tail) && !c->tail->done) ||
 		        c->tail->cmd.kind == BS_QUIT))
 			break;
-		n = bs_parse(&c->ps, c->in + c->in_off, c->in_len - c->in_off,
-		    max_job, &cmd, &err);
+		n = bs_parse(&c->ps, (const char *)k->in + k->in_off,
+		    k->in_len - k->in_off, max_job, &cmd, &err);
 		if (n == 0)
 			break;
 		c->bs->cmds[cmd.count_as]++;
@@ -1241,95 +1184,126 @@ conn_parse(struct bs_conn *c)
 		} else if (cmd.kind != BS_NONE) {
 			exec(c, &cmd);
 		}
-		c->in_off += n;
+		conn_consume(k, n);
 		conn_flush(c);
 	}
-	/* Compact only while no recv is in flight: it writes at in_len. */
-	if (c->recv_busy)
-		return;
-	if (c->in_off == c->in_len) {
-		c->in_off = c->in_len = 0;
-	} else if (c->in_off > 0 && c->in_len - c->in_off < c->in_off) {
-		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
-		c->in_len -= c->in_off;
-		c->in_off = 0;
-	}
 }
 
-static struct io_uring_sqe *
-get_sqe(struct bs *bs)
+/* After any event on the connection: reply, parse, close when done. */
+static void
+conn_progress(struct bs_conn *c)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&bs->ring);
-
-	if (sqe == NULL) {
-		io_uring_submit(&bs->ring);
-		sqe = io_uring_get_sqe(&bs->ring);
+	if (c->closed)
+		return;
+	conn_flush(c);
+	conn_parse(c);
+	if (c->eof) {
+		conn_close(c->conn);
+		return;
 	}
-	return sqe;
+	if (c->quit && c->head == NULL)
+		conn_close_when_sent(c->conn);
+}
+
+/* The core's answer `m` (NULL: dropped) to a posted request. */
+static void
+answer(struct bs_req *r, nng_msg *m)
+{
+	struct bs_conn *c = r->conn;
+	struct conn *k = c->conn;
+	struct msg_rep rep;
+
+	r->posted = false;
+	c->posted--;
+	if (is_reserve(r))
+		c->waiting = false;
+	if (c->closed || m == NULL) {
+		/* gone, or dropped by the core (its session ended) */
+		if (m == NULL && !c->closed)
+			req_text(r, "INTERNAL_ERROR\r\n");
+		if (c->closed)
+			r->done = true;
+	} else if (msg_decode_rep(
+	               nng_msg_body(m), nng_msg_len(m), NULL, &rep) != 0) {
+		req_text(r, "INTERNAL_ERROR\r\n");
+	} else {
+		/* translate may post the request again (pause-tube) */
+		translate(r, &rep);
+	}
+	if (m != NULL)
+		nng_msg_free(m);
+	conn_progress(c);
+	conn_release(k);
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void
+bs_conn_input(struct conn *k)
+{
+	conn_progress(k->data);
+}
+
+static int
+bs_conn_open(struct conn *k, void *arg)
+{
+	struct bs *bs = arg;
+	struct bs_conn *c = calloc(1, sizeof(*c));
+
+	if (c != NULL) {
+		c->watch_cap = 4;
+		c->watch = calloc(c->watch_cap, sizeof(*c->watch));
+	}
+	if (c == NULL || c->watch == NULL) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->bs = bs;
+	c->conn = k;
+	c->session = net_face_session(bs->net);
+	memcpy(c->use.s, "default", 7);
+	c->use.len = 7;
+	c->watch[0] = c->use;
+	c->nwatch = 1;
+	if (net_post_session_local(bs->net, NET_SESSION_OPEN, c->session) !=
+	    0) {
+		free(c->watch);
+		free(c);
+		return -ENOMEM;
+	}
+	k->data = c;
+	k->in_max = BS_LINE_MAX + bs->cfg.max_job + 2 + RECV_MIN;
+	c->next = bs->conns;
+	if (bs->conns != NULL)
+		bs->conns->prev = c;
+	bs->conns = c;
+	bs->nconns++;
+	bs->total_conns++;
+	return 0;
+}
+
+/* The socket closed (as beanstalkd, replies not sent yet are dropped):
+ * the core releases the session's leases. */
+static void
+bs_conn_closed(struct conn *k)
+{
+	struct bs_conn *c = k->data;
+	struct bs *bs = c->bs;
+
+	c->closed = true;
+	c->waiting = false;
+	bs->nconns--;
+	if (net_post_session_local(bs->net, NET_SESSION_CLOSE, c->session) != 0)
+		log_warn("bs",
+		    "cannot tell the core that session %u ended; "
+		    "its jobs return at their ttr",
+		    c->session);
 }
 
 static void
-conn_send(struct bs_conn *c)
+bs_conn_free(struct conn *k)
 {
-	struct io_uring_sqe *sqe;
-	struct buf t;
-
-	if (c->send_busy || c->closed)
-		return;
-	if (c->sent == c->sending.len) {
-		if (c->out.len == 0)
-			return;
-		t = c->sending;
-		c->sending = c->out;
-		c->out = t;
-		buf_reset(&c->out);
-		c->sent = 0;
-	}
-	sqe = get_sqe(c->bs);
-	if (sqe == NULL)
-		return;
-	io_uring_prep_send(sqe, c->fd, c->sending.data + c->sent,
-	    c->sending.len - c->sent, MSG_NOSIGNAL);
-	io_uring_sqe_set_data(sqe, (void *)((uintptr_t)c | UD_SEND));
-	c->send_busy = true;
-}
-
-static void
-conn_recv(struct bs_conn *c)
-{
-	struct io_uring_sqe *sqe;
-	size_t limit = BS_LINE_MAX + c->bs->cfg.max_job + 2 + RECV_MIN;
-
-	if (c->recv_busy || c->eof || c->quit || c->closed)
-		return;
-	if (c->in_len - c->in_off >= limit)
-		return; /* enough to parse; read more once it is */
-	if (c->in_cap - c->in_len < RECV_MIN) {
-		size_t cap = c->in_cap ? c->in_cap * 2 : 2 * RECV_MIN;
-		char *p;
-
-		while (cap - c->in_len < RECV_MIN)
-			cap *= 2;
-		p = realloc(c->in, cap);
-		if (p == NULL) {
-			c->eof = true;
-			return;
-		}
-		c->in = p;
-		c->in_cap = cap;
-	}
-	sqe = get_sqe(c->bs);
-	if (sqe == NULL)
-		return;
-	io_uring_prep_recv(
-	    sqe, c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-	io_uring_sqe_set_data(sqe, (void *)((uintptr_t)c | UD_RECV));
-	c->recv_busy = true;
-}
-
-static void
-conn_unlink(struct bs_conn *c)
-{
+	struct bs_conn *c = k->data;
 	struct bs *bs = c->bs;
 
 	if (c->prev != NULL)
@@ -1338,313 +1312,30 @@ conn_unlink(struct bs_conn *c)
 		bs->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-}
-
-/* Frees the connection once nothing refers to it any more. */
-static void
-conn_maybe_free(struct bs_conn *c)
-{
-	if (!c->closed || c->recv_busy || c->send_busy || c->posted > 0)
-		return;
-	conn_unlink(c);
 	while (c->head != NULL) {
 		struct bs_req *r = c->head;
 
 		c->head = r->next;
 		req_free(r);
 	}
-	close(c->fd);
-	buf_free(&c->out);
-	buf_free(&c->sending);
-	free(c->in);
 	free(c->watch);
 	free(c->held);
 	free(c);
 }
 
-/* Closes: the socket stops (in-flight ring operations finish with an
- * error), and the core releases the session's leases. */
-static void
-conn_close(struct bs_conn *c)
-{
-	struct bs *bs = c->bs;
-
-	if (c->closed)
-		return;
-	c->closed = true;
-	c->waiting = false;
-	bs->nconns--;
-	shutdown(c->fd, SHUT_RDWR);
-	if (net_post_session(bs->net, NET_SESSION_CLOSE, c->session) != 0)
-		log_warn("bs",
-		    "cannot tell the core that session %u ended; "
-		    "its jobs return at their ttr",
-		    c->session);
-	conn_maybe_free(c);
-}
-
-/* After any event on the connection: reply, parse, send, read. */
-static void
-conn_progress(struct bs_conn *c)
-{
-	if (c->closed) {
-		conn_maybe_free(c);
-		return;
-	}
-	conn_flush(c);
-	conn_parse(c);
-	conn_send(c);
-	if (c->quit && c->head == NULL && !c->send_busy && c->out.len == 0) {
-		conn_close(c);
-		return;
-	}
-	if (c->eof) {
-		conn_close(c);
-		return;
-	}
-	conn_recv(c);
-}
-
-static void
-conn_new(struct bs *bs, int fd)
-{
-	struct bs_conn *c = calloc(1, sizeof(*c));
-	int one = 1;
-
-	if (c != NULL) {
-		c->watch_cap = 4;
-		c->watch = calloc(c->watch_cap, sizeof(*c->watch));
-	}
-	if (c == NULL || c->watch == NULL) {
-		free(c);
-		close(fd);
-		return;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	c->bs = bs;
-	c->fd = fd;
-	c->session = net_face_session(bs->net);
-	buf_init(&c->out);
-	buf_init(&c->sending);
-	memcpy(c->use.s, "default", 7);
-	c->use.len = 7;
-	c->watch[0] = c->use;
-	c->nwatch = 1;
-	if (net_post_session(bs->net, NET_SESSION_OPEN, c->session) != 0) {
-		free(c->watch);
-		free(c);
-		close(fd);
-		return;
-	}
-	c->next = bs->conns;
-	if (bs->conns != NULL)
-		bs->conns->prev = c;
-	bs->conns = c;
-	bs->nconns++;
-	bs->total_conns++;
-	conn_recv(c);
-}
-
-/* ---- the ring ----------------------------------------------------------- */
-
-static void
-arm_accept(struct bs *bs)
-{
-	struct io_uring_sqe *sqe = get_sqe(bs);
-
-	if (sqe == NULL)
-		return;
-	io_uring_prep_accept(sqe, bs->lfd, NULL, NULL, SOCK_CLOEXEC);
-	io_uring_sqe_set_data(sqe, (void *)(uintptr_t)UD_ACCEPT);
-}
-
-static void
-arm_wake(struct bs *bs)
-{
-	struct io_uring_sqe *sqe = get_sqe(bs);
-
-	if (sqe == NULL)
-		return;
-	io_uring_prep_read(
-	    sqe, bs->wakefd, &bs->wake_buf, sizeof(bs->wake_buf), 0);
-	io_uring_sqe_set_data(sqe, (void *)(uintptr_t)UD_WAKE);
-}
-
-/* The answers the core gave since the last wake, in the order given. */
-static void
-take_answers(struct bs *bs)
-{
-	struct bs_req *list, *r, *rev = NULL;
-
-	pthread_mutex_lock(&bs->lock);
-	list = bs->answered;
-	bs->answered = NULL;
-	pthread_mutex_unlock(&bs->lock);
-	while ((r = list) != NULL) {
-		list = r->rnext;
-		r->rnext = rev;
-		rev = r;
-	}
-	while ((r = rev) != NULL) {
-		struct bs_conn *c = r->conn;
-		struct msg_rep rep;
-		nng_msg *m;
-
-		rev = r->rnext;
-		r->posted = false;
-		c->posted--;
-		if (c->closed || r->rep == NULL) {
-			/* gone, or dropped by the core (its session ended) */
-			if (r->rep == NULL && !c->closed)
-				req_text(r, "INTERNAL_ERROR\r\n");
-			if (is_reserve(r))
-				c->waiting = false;
-			if (c->closed)
-				r->done = true;
-			conn_progress(c);
-			continue;
-		}
-		if (is_reserve(r))
-			c->waiting = false;
-		/* translate may post the request again (pause-tube), and
-		 * the core may answer before this returns */
-		m = r->rep;
-		r->rep = NULL;
-		if (msg_decode_rep(
-		        nng_msg_body(m), nng_msg_len(m), NULL, &rep) != 0)
-			req_text(r, "INTERNAL_ERROR\r\n");
-		else
-			translate(r, &rep);
-		nng_msg_free(m);
-		conn_progress(c);
-	}
-}
-
-static void
-on_cqe(struct bs *bs, struct io_uring_cqe *cqe)
-{
-	uintptr_t ud = (uintptr_t)io_uring_cqe_get_data(cqe);
-	struct bs_conn *c = (struct bs_conn *)(ud & ~(uintptr_t)UD_MASK);
-	int res = cqe->res;
-
-	switch (ud & UD_MASK) {
-	case UD_ACCEPT:
-		if (res >= 0)
-			conn_new(bs, res);
-		else if (res != -EINTR && res != -ECONNABORTED)
-			log_warn("bs", "accept: %s", strerror(-res));
-		if (!atomic_load(&bs->stop))
-			arm_accept(bs);
-		break;
-	case UD_WAKE:
-		take_answers(bs);
-		if (!atomic_load(&bs->stop))
-			arm_wake(bs);
-		break;
-	case UD_RECV:
-		c->recv_busy = false;
-		/* The peer closed (or failed): as beanstalkd, the connection
-		 * ends at once, replies not sent yet included. */
-		if (res <= 0) {
-			conn_close(c); /* may free c */
-			break;
-		}
-		c->in_len += (size_t)res;
-		conn_progress(c);
-		break;
-	case UD_SEND:
-		c->send_busy = false;
-		if (res < 0) {
-			c->eof = true;
-			conn_close(c);
-			break;
-		}
-		c->sent += (size_t)res;
-		if (c->sent == c->sending.len) {
-			buf_reset(&c->sending);
-			c->sent = 0;
-		}
-		conn_progress(c);
-		break;
-	}
-}
-
-static void *
-bs_thread(void *arg)
-{
-	struct bs *bs = arg;
-
-	arm_accept(bs);
-	arm_wake(bs);
-	while (!atomic_load(&bs->stop)) {
-		struct io_uring_cqe *cqe;
-		unsigned head, n = 0;
-		int rc = io_uring_submit_and_wait(&bs->ring, 1);
-
-		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-			log_err("bs", "io_uring: %s; the beanstalk face stops",
-			    strerror(-rc));
-			break;
-		}
-		io_uring_for_each_cqe(&bs->ring, head, cqe)
-		{
-			on_cqe(bs, cqe);
-			n++;
-		}
-		io_uring_cq_advance(&bs->ring, n);
-	}
-	return NULL;
-}
+static const struct conn_face bs_conn_face = {
+	.name = "bs",
+	.open = bs_conn_open,
+	.input = bs_conn_input,
+	.closed = bs_conn_closed,
+	.free = bs_conn_free,
+};
 
 /* ---- start and stop ------------------------------------------------------ */
 
-static int
-listen_on(const char *addr, int *out)
-{
-	char host[256];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints, *res = NULL;
-	size_t hl;
-	int fd, one = 1, rc;
-
-	if (colon == NULL || colon[1] == '\0')
-		return -EINVAL;
-	hl = (size_t)(colon - addr);
-	if (hl >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	if (getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res) != 0)
-		return -EADDRNOTAVAIL;
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		freeaddrinfo(res);
-		return rc;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
-	    listen(fd, 1024) != 0) {
-		rc = -errno;
-		close(fd);
-		freeaddrinfo(res);
-		return rc;
-	}
-	freeaddrinfo(res);
-	*out = fd;
-	return 0;
-}
-
 int
-bs_open(struct bs **out, struct net *net, const struct bs_config *cfg)
+bs_open(struct bs **out, struct net *net, struct conns *cs,
+    const struct bs_config *cfg)
 {
 	struct bs *bs = calloc(1, sizeof(*bs));
 	int rc;
@@ -1653,85 +1344,24 @@ bs_open(struct bs **out, struct net *net, const struct bs_config *cfg)
 		return -ENOMEM;
 	bs->net = net;
 	bs->cfg = *cfg;
-	bs->lfd = bs->wakefd = -1;
 	bs->started_ms = clock_now_ms();
 	snprintf(bs->id, sizeof(bs->id), "%016" PRIx64,
 	    (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32));
 	buf_init(&bs->scratch);
-	pthread_mutex_init(&bs->lock, NULL);
-	rc = listen_on(cfg->addr, &bs->lfd);
-	if (rc != 0)
-		goto fail;
-	bs->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (bs->wakefd < 0) {
-		rc = -errno;
-		goto fail;
+	rc = conns_listen(cs, cfg->addr, &bs_conn_face, bs);
+	if (rc != 0) {
+		bs_free(bs);
+		return rc;
 	}
-	rc = io_uring_queue_init(RING_ENTRIES, &bs->ring, 0);
-	if (rc != 0)
-		goto fail;
-	bs->ring_ok = true;
-	rc = -pthread_create(&bs->thread, NULL, bs_thread, bs);
-	if (rc != 0)
-		goto fail;
-	bs->thread_ok = true;
 	*out = bs;
 	return 0;
-
-fail:
-	bs_stop(bs);
-	bs_free(bs);
-	return rc;
-}
-
-void
-bs_stop(struct bs *bs)
-{
-	if (bs == NULL)
-		return;
-	if (bs->thread_ok) {
-		atomic_store(&bs->stop, true);
-		wake(bs);
-		pthread_join(bs->thread, NULL);
-		bs->thread_ok = false;
-	}
-	if (bs->lfd >= 0) {
-		close(bs->lfd);
-		bs->lfd = -1;
-	}
-	for (struct bs_conn *c = bs->conns; c != NULL; c = c->next)
-		shutdown(c->fd, SHUT_RDWR);
 }
 
 void
 bs_free(struct bs *bs)
 {
-	struct bs_conn *c;
-	struct bs_req *r;
-
 	if (bs == NULL)
 		return;
-	/* The ring first: nothing may write into a buffer freed below. */
-	if (bs->ring_ok)
-		io_uring_queue_exit(&bs->ring);
-	bs->ring_ok = false;
-	/* Answers that came after the thread stopped. */
-	while ((r = bs->answered) != NULL) {
-		bs->answered = r->rnext;
-		r->posted = false;
-		r->conn->posted--;
-	}
-	while ((c = bs->conns) != NULL) {
-		c->closed = true;
-		c->recv_busy = c->send_busy = false;
-		/* requests the core never answered: net_close freed their
-		 * messages, nothing refers to them now */
-		c->posted = 0;
-		conn_maybe_free(c);
-	}
-	if (bs->wakefd >= 0)
-		close(bs->wakefd);
 	buf_free(&bs->scratch);
-	pthread_mutex_destroy(&bs->lock);
 	free(bs);
 }

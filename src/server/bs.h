@@ -2,8 +2,8 @@
  * 1.12's text protocol (docs/beanstalk.md), served by the same core, queue
  * and log as nng clients.
  *
- * One thread runs an io_uring (accept, recv, send) for every connection;
- * each command becomes a wire request posted to the core with net_post()
+ * Its connections are sockets of the core thread (server/conn.h); each
+ * command becomes a wire request posted to the core (net_post_local)
  * (or is answered by the face alone: use, watch, ignore, list-tube-used,
  * list-tubes-watched, quit), and replies leave in command order. */
 #ifndef SLUICE_SERVER_BS_H
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 struct bs;
+struct conns;
 struct net;
 
 struct bs_config {
@@ -22,17 +23,15 @@ struct bs_config {
 	uint64_t seg_size;   /* shown as binlog-max-size */
 };
 
-/* Listens on cfg->addr and starts the thread. Returns 0, -errno (the
- * address does not resolve or bind: -EADDRNOTAVAIL, -EADDRINUSE, ...), or
- * -EINVAL for an address without a port. */
-int bs_open(struct bs **out, struct net *net, const struct bs_config *cfg);
+/* Listens on cfg->addr among the core's sockets `cs`; commands go to
+ * `net` as local posts (the face runs on the core thread). Returns 0,
+ * -errno (the address does not resolve or bind: -EADDRNOTAVAIL,
+ * -EADDRINUSE, ...), or -EINVAL for an address without a port. */
+int bs_open(struct bs **out, struct net *net, struct conns *cs,
+    const struct bs_config *cfg);
 
-/* Stops the thread and closes every socket; nothing more is posted to
- * `net`. Requests the core still holds stay allocated. Accepts NULL. */
-void bs_stop(struct bs *bs);
-
-/* Frees what is left; call after net_close() (the core and net may hold
- * requests until then). Accepts NULL. */
+/* Frees the face; call after conns_close (its connections refer to it).
+ * Accepts NULL. */
 void bs_free(struct bs *bs);
 
 #endif

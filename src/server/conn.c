@@ -50,6 +50,7 @@ struct conns {
 	struct conn *flush_head; /* connections with output queued */
 	struct conn *free_head;  /* closed, held by nothing */
 	size_t nconns;
+	bool closing; /* conns_close */
 };
 
 int
@@ -242,7 +243,7 @@ conn_close(struct conn *c)
 	c->cs->nconns--;
 	buf_reset(&c->out);
 	c->out_off = 0;
-	if (c->face->closed != NULL)
+	if (c->face->closed != NULL && !c->cs->closing)
 		c->face->closed(c);
 	maybe_free(c);
 }
@@ -543,6 +544,7 @@ conns_close(struct conns *cs)
 	if (cs == NULL)
 		return;
 	conns_stop_listening(cs);
+	cs->closing = true; /* the core is gone: nothing to tell it */
 	for (struct conn *c = cs->all; c != NULL; c = c->next)
 		conn_close(c);
 	/* Whatever is still held belongs to a core that is gone. */

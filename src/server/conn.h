@@ -73,8 +73,9 @@ struct conn {
 /* Opens an empty set. Returns 0 or -errno. */
 int conns_open(struct conns **out);
 
-/* Closes every listener and connection (each face's closed and free run)
- * and frees the set. Accepts NULL. */
+/* Closes every listener and connection and frees the set, the faces'
+ * free included; face->closed is not called (the core is gone). Call
+ * after the core stopped. Accepts NULL. */
 void conns_close(struct conns *cs);
 
 /* Readable when conns_run has something to do. */

@@ -788,7 +788,7 @@ start_beanstalk(struct core *c, const struct srv_config *cfg, struct bs **bs)
 {
 	struct bs_config bc = { cfg->beanstalk, cfg->max_payload,
 		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
-	int rc = bs_open(bs, c->net, &bc);
+	int rc = bs_open(bs, c->net, c->conns, &bc);
 
 	if (rc != 0)
 		log_err("srv", "cannot listen for beanstalk clients on %s: %s",
@@ -865,14 +865,13 @@ srv_run(const struct srv_config *cfg)
 	shutdown_core(&c);
 
 out:
-	bs_stop(bs);
 	bgsnap_fini(&c);
 	http_close(c.http);
 	follow_stop(&c);
 	repl_close(&c);
-	conns_close(c.conns);
 	net_close(c.net);
-	bs_free(bs); /* after net_close: net may hold its requests */
+	conns_close(c.conns); /* after net_close: its events may be theirs */
+	bs_free(bs);          /* after conns_close: they refer to it */
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
 		if (rc != 0) {
