@@ -278,11 +278,12 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		break;
 	}
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		buf_printf(b,
 		    ",\"lease\":%" PRIu64 ",\"session\":%" PRIu64
 		    ",\"detached\":%s",
-		    v->hdr.lsn, r->u.take.session,
-		    r->u.take.detached ? "true" : "false");
+		    r->u.take.lease != 0 ? r->u.take.lease : v->hdr.lsn,
+		    r->u.take.session, r->u.take.detached ? "true" : "false");
 		break;
 	case QREC_ACK:
 	case QREC_RELEASE:
@@ -534,6 +535,9 @@ parse_types(struct dump *dm, const char *s)
 			return false;
 		}
 		dm->types[dm->ntypes++] = ty;
+		/* both forms of a take are TAKE to the reader */
+		if (ty == QREC_TAKE && dm->ntypes < MAX_TYPES)
+			dm->types[dm->ntypes++] = QREC_TAKE_LEASE;
 	}
 	return dm->ntypes > 0;
 }

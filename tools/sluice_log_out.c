@@ -251,6 +251,7 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_PUT:
 		return r->u.put.id;
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		return r->u.take.id;
 	case QREC_ACK:
 	case QREC_RELEASE:

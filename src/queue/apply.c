@@ -1,7 +1,8 @@
 /* apply - changes the queue's state from a record. The task state machine,
  * by record (more in queue.h and docs/queue.md):
  *   PUT      (none) -> ready | delayed (by run_at)
- *   TAKE     ready | delayed -> taken (attempts + 1, lease = lsn)
+ *   TAKE     ready | delayed -> taken (attempts + 1, lease = the
+ *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
  *   ACK      taken -> gone | delayed (recurring) | ready in another tube |
  *            the pending replacement
@@ -190,7 +191,7 @@ apply_take(
 	}
 	qs_unplace(q, t);
 	e = t->ext;
-	e->lease = lsn;
+	e->lease = r->lease != 0 ? r->lease : lsn;
 	e->session = r->session;
 	e->detached = r->detached;
 	e->taken_at = time;
@@ -495,6 +496,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = apply_put(q, time, &rec->u.put);
 		break;
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		rc = apply_take(q, lsn, time, &rec->u.take);
 		break;
 	case QREC_ACK:

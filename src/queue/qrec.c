@@ -27,6 +27,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_FLUSH] = "FLUSH",
 	[QREC_REPLACE] = "REPLACE",
 	[QREC_PAUSE] = "PAUSE",
+	[QREC_TAKE_LEASE] = "TAKE",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -146,7 +147,9 @@ qrec_valid(const struct qrec *rec)
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
 		    time_ok(p->run_at) && time_ok(p->period);
 	case QREC_TAKE:
-		return rec->u.take.id != 0;
+		return rec->u.take.id != 0 && rec->u.take.lease == 0;
+	case QREC_TAKE_LEASE:
+		return rec->u.take.id != 0 && rec->u.take.lease != 0;
 	case QREC_ACK:
 	case QREC_RELEASE:
 	case QREC_FAIL:
@@ -232,9 +235,12 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		break;
 	}
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		buf_put_u64(out, rec->u.take.id);
 		buf_put_u64(out, rec->u.take.session);
 		buf_put_u8(out, rec->u.take.detached ? 1 : 0);
+		if (rec->type == QREC_TAKE_LEASE)
+			buf_put_u64(out, rec->u.take.lease);
 		break;
 	case QREC_ACK:
 	case QREC_RELEASE:
@@ -350,9 +356,12 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		break;
 	}
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		rec.u.take.id = rd_u64(&r);
 		rec.u.take.session = rd_u64(&r);
 		ok = rd_bool(&r, &rec.u.take.detached);
+		if (type == QREC_TAKE_LEASE)
+			rec.u.take.lease = rd_u64(&r);
 		break;
 	case QREC_ACK:
 	case QREC_RELEASE:
@@ -429,9 +438,12 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		break;
 	}
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
 		buf_printf(out, " id=%" PRIu64 " session=%" PRIu64 "%s",
 		    rec->u.take.id, rec->u.take.session,
 		    rec->u.take.detached ? " detached" : "");
+		if (rec->u.take.lease != 0)
+			buf_printf(out, " lease=%" PRIu64, rec->u.take.lease);
 		break;
 	case QREC_ACK:
 	case QREC_RELEASE:

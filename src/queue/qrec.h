@@ -18,7 +18,8 @@
  *   PUT      u64 id, str16 tube, u32 pri, i64 run_at, u32 ttr,
  *            u32 max_attempts, i64 period, str16 key (empty: none),
  *            blob payload
- *   TAKE     u64 id, u64 session, u8 detached
+ *   TAKE     u64 id, u64 session, u8 detached (the lease is the LSN)
+ *   TAKE_LEASE u64 id, u64 session, u8 detached, u64 lease
  *   ACK      u64 id, u64 lease, u8 outcome, then by outcome:
  *            DELETED u32 dedup_ms | WAIT i64 run_at | MOVED str16 tube |
  *            REPLACED nothing
@@ -72,8 +73,9 @@ enum qrec_type {
 	QREC_FLUSH = 10,
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
-	QREC_TYPE_END_,    /* one past the last queue type */
-	QREC_TYPE_MAX = 99 /* types above belong to the log layer */
+	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
+	QREC_TYPE_END_,       /* one past the last queue type */
+	QREC_TYPE_MAX = 99    /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -122,13 +124,26 @@ struct qrec_put {
 	int64_t period; /* ms; 0: not recurring */
 };
 
-/* A worker takes a task. The lease is the LSN of this record; the
- * deadline is the record's time + the task's ttr. */
+/* A worker takes a task. The deadline is the record's time + the task's
+ * ttr. The lease: QREC_TAKE_LEASE carries it (>= 1); a QREC_TAKE, the
+ * form of older logs, has none here (0) and its lease is its LSN. */
 struct qrec_take {
 	uint64_t id;
 	uint64_t session;
 	bool detached; /* the lease survives its session */
+	uint64_t lease;
 };
+
+/* The lease token of a take written at `lsn` in epoch `epoch`: the LSN
+ * plus epoch * 2^32. Tokens increase with every take, and stay unique
+ * across a crash that loses takes whose replies went out before they were
+ * durable: a restart or a promotion begins a higher epoch, and the LSNs a
+ * crash can lose are fewer than 2^32 past the durable one. */
+static inline uint64_t
+qrec_lease(uint64_t epoch, uint64_t lsn)
+{
+	return lsn + (epoch << 32);
+}
 
 /* A lease ends: ACK, RELEASE, FAIL and BURY share this form; the layout
  * comment above says which fields each type carries. */

@@ -39,9 +39,10 @@
  *
  * Loading checks what apply guarantees: ids below next_id and unique,
  * keys unique, a ready task's run_at <= clock and a delayed one's later,
- * leases <= lsn, pauses after the clock, the counts in META, TUBE and END.
- * To change a layout, bump QSNAP_VERSION: the loader takes only its own
- * (the log still holds what an older snapshot covered). */
+ * leases >= 1 (a lease names its epoch: qrec_lease), pauses after the clock,
+ * the counts in META, TUBE and END. To change a layout, bump QSNAP_VERSION: the
+ * loader takes only its own (the log still holds what an older snapshot
+ * covered). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -583,9 +584,8 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 	case QUEUE_DELAYED:
 		return f->run_at > q->clock ? 0 : SLUICE_ECORRUPT;
 	case QUEUE_TAKEN:
-		if (f->lease == 0 || f->lease > q->lsn ||
-		    !time_ok(f->taken_at) || !time_ok(f->deadline) ||
-		    f->deadline < f->taken_at)
+		if (f->lease == 0 || !time_ok(f->taken_at) ||
+		    !time_ok(f->deadline) || f->deadline < f->taken_at)
 			return SLUICE_ECORRUPT;
 		return 0;
 	case QUEUE_BURIED:

@@ -84,6 +84,14 @@ struct core {
 	bool applied;      /* a record was applied this turn */
 	bool reply_local;  /* the request being handled only reads: its
 	                    * answer needs the local log, not followers */
+	bool reply_take;   /* the reply being sent hands out tasks: it
+	                    * waits for every record before its takes (the
+	                    * tasks' puts among them), hard_lsn, not for
+	                    * the takes themselves. A crash that loses a
+	                    * take makes its task ready again
+	                    * (at-least-once); its lease stays unique
+	                    * (qrec_lease). SPEC 4. */
+	uint64_t hard_lsn; /* the last record that is not a take */
 	struct buf body;   /* a record body being encoded */
 	struct buf out;    /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;

@@ -233,7 +233,9 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
+	c->reply_take = op == MSG_OP_TAKE && k > 0;
 	reply_rep(c, ctx, &rep);
+	c->reply_take = false;
 	free(tasks);
 }
 

@@ -94,8 +94,20 @@ int
 core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn)
 {
+	struct qrec take;
 	int rc;
 
+	if (rec->type == QREC_TAKE) {
+		/* The lease names the epoch: the reply leaves before the
+		 * record is durable (core_reply_take), and a crash may lose
+		 * the record, and with it its LSN, which the next epoch
+		 * reuses (qrec_lease). */
+		take = *rec;
+		take.type = QREC_TAKE_LEASE;
+		take.u.take.lease =
+		    qrec_lease(wal_epoch(c->wal), wal_last_lsn(c->wal) + 1);
+		rec = &take;
+	}
 	buf_reset(&c->body);
 	rc = qrec_encode(rec, &c->body);
 	if (rc != 0)
@@ -104,6 +116,8 @@ core_commit(
 	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
 	if (rc != 0)
 		return rc;
+	if (rec->type != QREC_TAKE_LEASE)
+		c->hard_lsn = *lsn;
 	if (c->repl != NULL) {
 		struct rec_hdr h = { .type = rec->type,
 			.lsn = *lsn,
@@ -168,7 +182,7 @@ msg_from_out(struct core *c)
 static void
 reply_at(struct core *c, struct net_ctx *ctx, bool local)
 {
-	uint64_t lsn = wal_last_lsn(c->wal);
+	uint64_t lsn = c->reply_take ? c->hard_lsn : wal_last_lsn(c->wal);
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {
@@ -178,7 +192,7 @@ reply_at(struct core *c, struct net_ctx *ctx, bool local)
 	}
 	if (c->reply_now ||
 	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
-	        c->pend_head == NULL))
+	        (c->pend_head == NULL || c->reply_take)))
 		net_reply(c->net, ctx, m);
 	else
 		pending_push(c, ctx, m, lsn, local);

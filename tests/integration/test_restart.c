@@ -250,6 +250,46 @@ test_detached_lease_expires_after_restart(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* A take's reply may leave before its record is durable, so a crash can
+ * lose a take whose lease a worker holds, and the LSN it had is reused.
+ * Leases name their epoch: the ones after a restart are higher and never
+ * equal one from before, and the old one is refused. */
+static void
+test_leases_after_a_restart_never_repeat_old_ones(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	uint64_t id, before[3], after;
+
+	it_start(s);
+	c = it_client(s);
+	id = it_put(c, "lease", "x");
+	for (int i = 0; i < 3; i++) {
+		t = it_take(c, "lease", 0, 0);
+		assert_int_equal(t->id, id);
+		before[i] = t->lease;
+		assert_true(i == 0 || before[i] > before[i - 1]);
+		if (i < 2)
+			it_rc(
+			    c, sluice_release(c, id, t->lease, 0, -1, NULL), 0);
+		sluice_task_free(t);
+	}
+	it_crash_restart(s, &c);
+	t = it_take(c, "lease", 0, 0);
+	assert_int_equal(t->id, id);
+	after = t->lease;
+	sluice_task_free(t);
+	assert_true(after > before[2]);
+	assert_true(after >> 32 > before[2] >> 32); /* a later epoch */
+	for (int i = 0; i < 3; i++)
+		it_rc(
+		    c, sluice_ack(c, id, before[i], NULL, NULL), SLUICE_ESTALE);
+	it_rc(c, sluice_ack(c, id, after, NULL, NULL), 0);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -258,6 +298,7 @@ main(void)
 		T(test_restart_from_the_log),
 		T(test_restart_from_a_snapshot_and_the_log),
 		T(test_detached_lease_expires_after_restart),
+		T(test_leases_after_a_restart_never_repeat_old_ones),
 	};
 #undef T
 	return cmocka_run_group_tests_name("restart", tests, NULL, NULL);

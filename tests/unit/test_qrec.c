@@ -30,7 +30,7 @@ samples(struct qrec *out)
 		0, 1, 0, T0 + 5, 3600000 };
 	n++;
 	out[n].type = QREC_TAKE;
-	out[n].u.take = (struct qrec_take) { 7, 42, true };
+	out[n].u.take = (struct qrec_take) { 7, 42, true, 0 };
 	n++;
 	out[n].type = QREC_ACK;
 	out[n].u.end =
@@ -91,6 +91,9 @@ samples(struct qrec *out)
 	out[n].type = QREC_PAUSE;
 	out[n].u.pause = (struct qrec_pause) { "emails", 6, T0 + 60000 };
 	n++;
+	out[n].type = QREC_TAKE_LEASE;
+	out[n].u.take = (struct qrec_take) { 7, 42, false, (3ull << 32) + 9 };
+	n++;
 	return n;
 }
 
@@ -122,6 +125,8 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		break;
 	}
 	case QREC_TAKE:
+	case QREC_TAKE_LEASE:
+		assert_true(a->u.take.lease == b->u.take.lease);
 		assert_true(a->u.take.id == b->u.take.id);
 		assert_true(a->u.take.session == b->u.take.session);
 		assert_true(a->u.take.detached == b->u.take.detached);
@@ -183,7 +188,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 static void
 test_every_record_round_trips(void **state)
 {
-	struct qrec recs[20], dec;
+	struct qrec recs[24], dec;
 	struct buf b, c;
 	size_t n = samples(recs);
 	bool seen[QREC_TYPE_END_] = { false };
@@ -214,7 +219,7 @@ test_every_record_round_trips(void **state)
 static void
 test_truncated_and_padded_bodies_are_corrupt(void **state)
 {
-	struct qrec recs[20], dec;
+	struct qrec recs[24], dec;
 	struct buf b;
 	size_t n = samples(recs);
 
@@ -260,7 +265,7 @@ test_unknown_types_are_corrupt(void **state)
 static void
 test_out_of_range_values_are_refused(void **state)
 {
-	struct qrec recs[20], bad;
+	struct qrec recs[24], bad;
 	struct buf b;
 	char longer[QREC_ERROR_MAX + 1];
 
@@ -382,7 +387,7 @@ test_random_bodies_decode_canonically_or_not_at_all(void **state)
 static void
 test_format_reads_clearly(void **state)
 {
-	struct qrec recs[20];
+	struct qrec recs[24];
 	struct buf b;
 
 	(void)state;
@@ -514,7 +519,7 @@ scenario(struct tq *h)
 static int
 write_corpus(const char *dir)
 {
-	struct qrec recs[20];
+	struct qrec recs[24];
 	size_t n = samples(recs);
 	struct buf b, body;
 	struct tq h;
