@@ -202,8 +202,8 @@ maybe_free(struct conn *c)
 {
 	struct conns *cs = c->cs;
 
-	if (!c->closed || c->holds > 0 || c->freed_later)
-		return;
+	if (!c->closed || c->holds > 0 || c->freed_later || c->queued)
+		return; /* a queued one is freed when the flush takes it */
 	c->freed_later = true;
 	c->fnext = cs->free_head;
 	cs->free_head = c;
@@ -525,6 +525,8 @@ conns_flush(struct conns *cs)
 		c->queued = false;
 		if (!c->closed && !c->writing)
 			write_some(c);
+		if (c->closed)
+			maybe_free(c);
 	}
 	free_dead(cs);
 }
@@ -548,8 +550,10 @@ conns_close(struct conns *cs)
 	for (struct conn *c = cs->all; c != NULL; c = c->next)
 		conn_close(c);
 	/* Whatever is still held belongs to a core that is gone. */
+	cs->flush_head = NULL;
 	for (struct conn *c = cs->all; c != NULL; c = c->next) {
 		c->holds = 0;
+		c->queued = false;
 		maybe_free(c);
 	}
 	free_dead(cs);

@@ -28,8 +28,9 @@ struct conn;
 
 struct conn_face {
 	const char *name; /* for log lines: "sp", "beanstalk" */
-	/* A connection was accepted: set c->data. Returns 0, or -errno to
-	 * close it at once (face->free is then not called). */
+	/* A connection was accepted: set c->data; it may queue a greeting
+	 * (conn_write) once nothing can fail any more. Returns 0, or -errno
+	 * to close it at once (face->free is then not called). */
 	int (*open)(struct conn *c, void *arg);
 	/* Bytes arrived (conn_in), or output drained below the high mark:
 	 * parse what can be, conn_consume() what was parsed. */
