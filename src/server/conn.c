@@ -509,7 +509,9 @@ conns_run(struct conns *cs)
 		}
 		if (c->closed)
 			continue;
-		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) && !may_read(c))
+			conn_close(c); /* dead, and nothing would read it */
+		else if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			read_some(c);
 	}
 	free_dead(cs);
