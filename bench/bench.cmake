@@ -22,3 +22,7 @@ add_executable(sluice-bench
 target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
 	sluice_proto sluice_util nng::nng Threads::Threads)
 
+# The raw disk, the yardstick compare.sh prints before and after its runs:
+# one small pwrite + fdatasync into a zero-filled file.
+add_executable(fsync_probe ${CMAKE_CURRENT_LIST_DIR}/fsync_probe.c)
+target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util)
