@@ -459,11 +459,13 @@ DAT=$TMP/chart.dat
 		done
 	done
 } >"$DAT"
+chart="and the chart into $PNG"
 if [ -n "$GNUPLOT" ]; then
 	timeout 60 "$GNUPLOT" -e "datafile='$DAT'; outfile='$ROOT/$PNG'; nosluice=$skip_sluice" \
 		bench/plot.gp ||
 		die "gnuplot failed"
 else
+	chart="($PNG was not redrawn)"
 	echo "compare.sh: warning: gnuplot not found (apt-get install gnuplot-nox, or make bench-deps): $PNG not redrawn" >&2
 fi
 
@@ -508,4 +510,4 @@ awk -v section="$SECTION" -v b="$BEGIN_MARK" -v e="$END_MARK" '
 	!skip { print }
 ' "$DOC" >"$TMP/doc.md"
 cp "$TMP/doc.md" "$DOC"
-echo "compare.sh: wrote the table into $DOC and the chart into $PNG" >&2
+echo "compare.sh: wrote the table into $DOC $chart" >&2
