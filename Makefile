@@ -7,7 +7,7 @@
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev beanstalkd
-BENCH_PKGS := gnuplot-nox
+BENCH_PKGS := gnuplot-nox redis-server
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page.
 TEST_PKGS  := prometheus chromium chromium-driver

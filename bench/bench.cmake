@@ -1,11 +1,13 @@
-# sluice-bench: closed-loop client workloads against sluiced or beanstalkd
-# (bench/compare.sh runs both and writes docs/benchmarks.md). The pure
-# parts (histogram, options, beanstalkd reply parser) form a library the
-# unit tests link too.
+# sluice-bench: closed-loop client workloads against sluiced, beanstalkd
+# or Redis (bench/compare.sh runs them all and writes docs/benchmarks.md).
+# The pure parts (histogram, options, beanstalkd and Redis reply parsers)
+# form a library the unit tests link too. libsluice is linked into the
+# benchmark only, as a program using it would.
 add_library(sluice_benchlib STATIC
 	${CMAKE_CURRENT_LIST_DIR}/bench_hist.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_opts.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c)
+	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_resp.c)
 target_include_directories(sluice_benchlib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sluice_benchlib PUBLIC m)
 
@@ -13,6 +15,14 @@ add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_result.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_sluice.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c)
-target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_proto
-	sluice_util nng::nng Threads::Threads)
+	${CMAKE_CURRENT_LIST_DIR}/bench_libsluice.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_tcp.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_redis.c)
+target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
+	sluice_proto sluice_util nng::nng Threads::Threads)
+
+# The raw disk, the yardstick compare.sh prints before and after its runs:
+# one small pwrite + fdatasync into a zero-filled file.
+add_executable(fsync_probe ${CMAKE_CURRENT_LIST_DIR}/fsync_probe.c)
+target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util)

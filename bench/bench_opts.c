@@ -21,6 +21,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_LIMIT,
 	OPT_JSON,
+	OPT_SERVER_PID,
 };
 
 static const struct option long_opts[] = {
@@ -37,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "server-pid", required_argument, NULL, OPT_SERVER_PID },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -45,18 +47,28 @@ void
 bench_opts_usage(FILE *f)
 {
 	static const char *const lines[] = {
-		"usage: sluice-bench --target sluice|beanstalkd [--url URL]",
+		"usage: sluice-bench --target TARGET [--url URL]",
 		"    --workload put|drain|mixed -c CONNS -n TASKS -s BYTES",
 		"    [--duration DUR] [--batch N] [--preload N] [--tube T]",
-		"    [--timeout DUR] [--limit DUR] [--json]",
+		"    [--timeout DUR] [--limit DUR] [--server-pid PID] [--json]",
 		"",
 		"Closed-loop client workloads: each connection sends its next",
 		"request when the reply to its previous one came.",
 		"",
-		"  --target T    sluice (nng req0) or beanstalkd (text "
-		"protocol)",
+		"  --target T    sluice:     sluiced, its protocol on nng req0",
+		"                            (asynchronous, one thread)",
+		"                libsluice:  sluiced through libsluice, a "
+		"thread",
+		"                            and a handle per connection",
+		"                beanstalkd: beanstalkd's text protocol "
+		"(also",
+		"                            sluiced --beanstalk)",
+		"                redis:      a Redis stream and consumer "
+		"group",
+		"                            (XADD, XREADGROUP, XACK + XDEL)",
 		"  --url URL     tcp://HOST:PORT; default tcp://127.0.0.1:7711",
-		"                (sluice), tcp://127.0.0.1:11300 (beanstalkd)",
+		"                (sluice, libsluice), tcp://127.0.0.1:11300",
+		"                (beanstalkd), tcp://127.0.0.1:6379 (redis)",
 		"  --workload W  put:   C connections put N tasks",
 		"                drain: N tasks are preloaded (untimed), then "
 		"C",
@@ -77,10 +89,9 @@ bench_opts_usage(FILE *f)
 		"                whichever comes first (500ms, 5s, 1m)",
 		"  --batch N     put: N tasks per request, at most 1000 "
 		"(sluice's",
-		"                batch put; beanstalkd has none, so there N "
-		"puts",
-		"                are pipelined in one write); latency per "
-		"batch",
+		"                batch put; beanstalkd and redis have none, so",
+		"                there N puts are pipelined in one write);",
+		"                latency per batch",
 		"  --preload N   mixed: tasks put before the clock starts "
 		"(10000)",
 		"  --tube T      tube to use (default bench); drain wants it "
@@ -88,6 +99,9 @@ bench_opts_usage(FILE *f)
 		"  --timeout D   give up when a reply takes longer (default "
 		"10s)",
 		"  --limit D     give up when the whole run takes longer (5m)",
+		"  --server-pid P  also report the CPU time (user + system) "
+		"process",
+		"                P used during the run, per op",
 		"  --json        end with one JSON line of the same figures",
 	};
 
@@ -237,13 +251,17 @@ bench_opts_parse(
 		case OPT_TARGET:
 			if (strcmp(optarg, "sluice") == 0)
 				o->target = BENCH_SLUICE;
+			else if (strcmp(optarg, "libsluice") == 0)
+				o->target = BENCH_LIBSLUICE;
 			else if (strcmp(optarg, "beanstalkd") == 0 ||
 			    strcmp(optarg, "beanstalk") == 0)
 				o->target = BENCH_BEANSTALKD;
+			else if (strcmp(optarg, "redis") == 0)
+				o->target = BENCH_REDIS;
 			else
 				return fail(err, errlen,
-				    "--target: '%s' is neither sluice nor "
-				    "beanstalkd",
+				    "--target: '%s' is not sluice, libsluice, "
+				    "beanstalkd or redis",
 				    optarg);
 			break;
 		case OPT_URL:
@@ -322,6 +340,12 @@ bench_opts_parse(
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_SERVER_PID:
+			if (count_arg("--server-pid", optarg, 1, INT32_MAX, &v,
+			        err, errlen) != 0)
+				return -1;
+			o->server_pid = (int)v;
+			break;
 		case 'h':
 			return 1;
 		case ':':
@@ -336,15 +360,16 @@ bench_opts_parse(
 		return fail(
 		    err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (o->target == 0)
-		return fail(
-		    err, errlen, "--target sluice|beanstalkd is needed");
+		return fail(err, errlen,
+		    "--target sluice|libsluice|beanstalkd|redis is needed");
 	if (o->workload == 0)
 		return fail(
 		    err, errlen, "--workload put|drain|mixed is needed");
 	if (o->url[0] == '\0')
 		strcpy(o->url,
-		    o->target == BENCH_SLUICE ? "tcp://127.0.0.1:7711"
-		                              : "tcp://127.0.0.1:11300");
+		    o->target == BENCH_BEANSTALKD  ? "tcp://127.0.0.1:11300"
+		        : o->target == BENCH_REDIS ? "tcp://127.0.0.1:6379"
+		                                   : "tcp://127.0.0.1:7711");
 	if (strncmp(o->url, "tcp://", 6) != 0)
 		return fail(
 		    err, errlen, "--url: '%s' is not tcp://HOST:PORT", o->url);
@@ -366,7 +391,17 @@ bench_opts_parse(
 const char *
 bench_target_name(enum bench_target t)
 {
-	return t == BENCH_SLUICE ? "sluice" : "beanstalkd";
+	switch (t) {
+	case BENCH_SLUICE:
+		return "sluice";
+	case BENCH_BEANSTALKD:
+		return "beanstalkd";
+	case BENCH_LIBSLUICE:
+		return "libsluice";
+	case BENCH_REDIS:
+		return "redis";
+	}
+	return "?";
 }
 
 const char *

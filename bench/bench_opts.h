@@ -10,8 +10,10 @@
 #include <stdio.h>
 
 enum bench_target {
-	BENCH_SLUICE = 1,
-	BENCH_BEANSTALKD = 2,
+	BENCH_SLUICE = 1,     /* sluiced, its wire protocol on nng req0 */
+	BENCH_BEANSTALKD = 2, /* beanstalkd's text protocol */
+	BENCH_LIBSLUICE = 3,  /* sluiced through libsluice's calls */
+	BENCH_REDIS = 4,      /* Redis streams, RESP */
 };
 
 enum bench_workload {
@@ -54,6 +56,7 @@ struct bench_opts {
 	uint64_t timeout_ms; /* longest wait for one reply */
 	uint64_t limit_ms;   /* hard limit on the whole run */
 	bool json;           /* also print one JSON line, last */
+	int server_pid;      /* whose CPU time to measure; 0 = none */
 };
 
 /* Fills `o` from argv. Returns 0; 1 when --help was asked (nothing else is

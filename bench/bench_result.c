@@ -1,5 +1,12 @@
-/* bench_result - what both drivers do with their connections' tallies:
- * add them up, and check that the counts add up. */
+/* bench_result - what every driver does with its connections' tallies:
+ * add them up, and check that the counts add up; and the server's CPU
+ * time around the run. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "bench_run.h"
 
 void
@@ -48,4 +55,54 @@ bench_check_drain(
 		return -1;
 	}
 	return 0;
+}
+
+/* utime + stime of /proc/PID/stat (fields 14 and 15, after the command
+ * name in parentheses, which may itself hold spaces), in ns; -1. */
+static int64_t
+proc_stat_cpu_ns(int pid)
+{
+	unsigned long long ut, st;
+	char path[64], line[1024], *p;
+	long tck = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (tck <= 0 || (f = fopen(path, "r")) == NULL)
+		return -1;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(line, ')')) == NULL)
+		return -1;
+	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime */
+	n = sscanf(p + 1,
+	    " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
+	if (n != 2)
+		return -1;
+	return (int64_t)((ut + st) * (1000000000ULL / (unsigned long long)tck));
+}
+
+int64_t
+bench_server_cpu_ns(const struct bench_opts *o)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (o->server_pid <= 0)
+		return -1;
+	if (clock_getcpuclockid((pid_t)o->server_pid, &clk) == 0 &&
+	    clock_gettime(clk, &ts) == 0)
+		return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return proc_stat_cpu_ns(o->server_pid);
+}
+
+void
+bench_result_cpu(
+    struct bench_result *r, const struct bench_opts *o, int64_t before)
+{
+	int64_t after = bench_server_cpu_ns(o);
+
+	r->server_cpu_ns = before >= 0 && after >= before ? after - before : -1;
 }

@@ -1,8 +1,9 @@
-/* bench_run - what a workload driver measures, and the two drivers: one
- * for sluiced (nng req0), one for beanstalkd (its text protocol over TCP).
- * A driver connects, preloads what the workload needs outside the timing,
- * runs the workload, checks the counts, and fills a bench_result; the
- * caller prints it. */
+/* bench_run - what a workload driver measures, and the drivers: sluiced
+ * over nng req0 in its wire protocol (bench_sluice.c), sluiced through
+ * libsluice (bench_libsluice.c), and the servers spoken to over plain TCP
+ * (bench_tcp.h: beanstalkd's protocol, Redis's). A driver connects,
+ * preloads what the workload needs outside the timing, runs the workload,
+ * checks the counts, and fills a bench_result; the caller prints it. */
 #ifndef SLUICE_BENCH_RUN_H
 #define SLUICE_BENCH_RUN_H
 
@@ -21,6 +22,7 @@ struct bench_result {
 	double preload_s;
 	double seconds; /* from the first request to the last reply */
 	long long left; /* drain: tasks left in the tube after; -1 unknown */
+	int64_t server_cpu_ns; /* --server-pid's CPU time over the run; -1 */
 	struct bench_hist lat_put;  /* ns per put request (or batch) */
 	struct bench_hist lat_take; /* ns per take + ack pair */
 };
@@ -46,11 +48,22 @@ int bench_check_puts(const struct bench_opts *o, const struct bench_result *r);
 int bench_check_drain(
     const struct bench_opts *o, const struct bench_result *r, const char *unit);
 
+/* The CPU time, user + system, of the process --server-pid names: every
+ * thread's, those that ended included (the kernel's clock of the process,
+ * in ns; /proc/PID/stat's ticks when that clock cannot be read). -1 when
+ * there is no --server-pid or neither can be read. */
+int64_t bench_server_cpu_ns(const struct bench_opts *o);
+
+/* Sets r->server_cpu_ns to the server's CPU time since `before` (a value
+ * of bench_server_cpu_ns), or -1 when either end is unknown. */
+void bench_result_cpu(
+    struct bench_result *r, const struct bench_opts *o, int64_t before);
+
 /* Run the workload `o` names. Return 0, or -1 after printing why on stderr
  * (the server refused, did not answer, or broke the protocol; a count did
  * not add up). */
 int bench_sluice_run(const struct bench_opts *o, struct bench_result *r);
-int bench_beanstalk_run(const struct bench_opts *o, struct bench_result *r);
+int bench_libsluice_run(const struct bench_opts *o, struct bench_result *r);
 
 /* "sluice-bench: " and the message on stderr. */
 void bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -615,7 +615,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 {
 	struct sdrv d = { .o = o };
 	pthread_condattr_t ca;
-	int64_t t0, t1, limit;
+	int64_t t0, t1, limit, cpu0;
 	long long before;
 	unsigned left;
 	int rc = -1;
@@ -671,6 +671,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 	/* The run. */
 	atomic_store(&d.remaining, o->tasks);
 	d.active = d.n;
+	cpu0 = bench_server_cpu_ns(o);
 	t0 = clock_mono_ns();
 	d.t_last = t0;
 	if (o->duration_ms)
@@ -684,6 +685,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 		/* Callbacks may still be running: leave the memory to exit. */
 		return -1;
 	}
+	bench_result_cpu(r, o, cpu0);
 	t1 = d.t_last;
 	if (d.failed) {
 		bench_error("%s", d.err);

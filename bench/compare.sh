@@ -1,49 +1,61 @@
 #!/usr/bin/env bash
-# compare.sh - sluice against beanstalkd, client workloads, in one run.
+# compare.sh - sluice against beanstalkd and Redis, client workloads, in
+# one run.
 #
 # Starts, for every measurement, a fresh server on a temporary directory and
-# a free port on 127.0.0.1:
-#   sluice       build/bin/sluiced --fsync always (fdatasync before a reply,
-#                group commit)
+# a free port of 127.0.0.1 below the ephemeral range:
+#   libsluice    build/bin/sluiced --fsync always (fdatasync before a reply,
+#                group commit), driven through libsluice: a thread and a
+#                handle per connection (sluice-bench --target libsluice)
 #   sluice-bs    the same sluiced driven through its beanstalk face
-#                (--beanstalk): the beanstalkd load generator, unchanged
+#                (--beanstalk) by the beanstalkd load generator
 #   bs-f0        beanstalkd -b DIR -f 0 (binlog, fsync after every write:
 #                durable like sluice)
-#   bs-nolog     beanstalkd without -b (no binlog: nothing survives a crash)
+#   redis        redis-server --appendonly yes --appendfsync always --save ''
+#                (AOF fsync'd before replies): a stream and a consumer
+#                group (XADD; XREADGROUP COUNT 1; XACK + XDEL pipelined)
 # and runs build/bin/sluice-bench on it: put, drain and mixed, at C = 1 and
-# C = 32 connections, 100-byte payloads. Then it prints a table, writes it
-# (with the command, the date and the raw JSON lines) into
-# docs/benchmarks.md between the client-workloads markers, and draws
-# docs/benchmarks-clients.png with gnuplot.
+# C = 32 connections, 100-byte payloads, plus put at C = 32 with libsluice's
+# batch put of 100 tasks. Each run also reports the server process's CPU
+# time (user + system) per op. build/bin/fsync_probe measures one raw
+# 100-byte pwrite + fdatasync (p50 of 2000) before and after everything.
+#
+# With --repeat R the whole set runs R times in interleaved rounds (round
+# 1 of every cell, then round 2, ...), each run on a fresh server, and each
+# figure is the median of its R values. Then it prints a table, writes it
+# (with the command, the commit, the date, the raw fsync p50s and the raw
+# JSON lines) into docs/benchmarks.md between the client-workloads markers,
+# and draws docs/benchmarks-clients.png with gnuplot.
 #
 # Sizing, so each run takes a few seconds whatever the server's speed:
-#   put    stops after --secs (default 5) or 1,000,000 tasks;
-#   drain  drains N = 3 s worth of that set-up's put rate at the same C
-#          (1,000..300,000), preloaded untimed, until the tube is empty or
-#          3 x --secs passed (the disk's speed may change in between);
+#   put    stops after --secs (default 5) or 1,000,000 tasks (batch put:
+#          10,000,000);
+#   drain  drains N = (put rate of that set-up at the same C, round 1) x
+#          --secs / 2 tasks (1,000..300,000), preloaded untimed, until the
+#          tube is empty or 3 x --secs passed;
 #   mixed  runs --secs after a preload of 3 s of the set-up's C = 1 put
 #          rate (500..10,000).
 #
 # Usage: bench/compare.sh [--skip-sluice] [--secs N] [--repeat R] [--no-docs]
 #                         [--keep]
-#   --skip-sluice  measure only the two beanstalkd set-ups (sluice columns
-#                  show "-"); without it a missing build/bin/sluiced is an
-#                  error
+#   --skip-sluice  measure only beanstalkd and Redis (sluice's columns show
+#                  "-"); without it a missing build/bin/sluiced is an error
 #   --secs N       seconds per put and mixed run (default 5)
-#   --repeat R     run each measurement R times, each on a fresh server,
-#                  and keep the run of median ops/s (default 1)
+#   --repeat R     R interleaved rounds; each figure is the median of R
+#                  (default 1)
 #   --no-docs      print the table, leave docs/ alone
 #   --keep         keep the temporary directory (server logs, raw results)
 # Environment: BUILD (default build), BENCH_TMPDIR (where the servers' data
 # goes; default BUILD; must be a real disk, not tmpfs, or fsync is free).
-# Build first: `make build` (or `make bench`, which installs gnuplot, builds
-# and runs this script).
+# Build first: `make build` (or `make bench`, which installs beanstalkd,
+# redis-server and gnuplot, builds and runs this script).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 BENCH=$BUILD/bin/sluice-bench
+PROBE=$BUILD/bin/fsync_probe
 SLUICED=$BUILD/bin/sluiced
 DOC=docs/benchmarks.md
 PNG=docs/benchmarks-clients.png
@@ -90,6 +102,10 @@ for v in "$secs" "$repeat"; do
 		;;
 	esac
 done
+[ "$secs" -le 600 ] && [ "$repeat" -le 99 ] || {
+	echo "compare.sh: --secs at most 600, --repeat at most 99" >&2
+	exit 2
+}
 
 die() {
 	echo "compare.sh: $*" >&2
@@ -99,11 +115,14 @@ die() {
 # ---- what is needed ---------------------------------------------------
 
 [ -x "$BENCH" ] || die "$BENCH not found: build first (make build, or make bench)"
+[ -x "$PROBE" ] || die "$PROBE not found: build first (make build, or make bench)"
 if [ $skip_sluice = 0 ] && [ ! -x "$SLUICED" ]; then
-	die "$SLUICED not found: sluiced is not built (make build). To measure only beanstalkd, run bench/compare.sh --skip-sluice"
+	die "$SLUICED not found: sluiced is not built (make build). To measure only beanstalkd and Redis, run bench/compare.sh --skip-sluice"
 fi
 BEANSTALKD=$(command -v beanstalkd || true)
 [ -n "$BEANSTALKD" ] || die "beanstalkd not found (apt-get install beanstalkd, or make bench-deps)"
+REDIS=$(command -v redis-server || true)
+[ -n "$REDIS" ] || die "redis-server not found (apt-get install redis-server, or make bench-deps)"
 GNUPLOT=$(command -v gnuplot || true)
 
 mkdir -p "${BENCH_TMPDIR:-$BUILD}"
@@ -113,16 +132,27 @@ if [ "$(stat -f -c %T "$TMP")" = tmpfs ]; then
 	echo "compare.sh: warning: $TMP is on tmpfs, where fsync costs nothing; set BENCH_TMPDIR to a directory on a disk" >&2
 fi
 
-# ---- processes: every one started is killed on the way out ------------
+# ---- processes: every one started is stopped on the way out ------------
 
 PIDS=()
+
+# Stops `pid` (one this script started): TERM, up to 10 s to exit (a
+# server may sync on its way out), then KILL.
+stop_pid() {
+	local pid=$1 i
+	kill "$pid" 2>/dev/null || return 0
+	for i in $(seq 1 200); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
 cleanup() {
 	local pid
-	for pid in "${PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${PIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
+	for pid in "${PIDS[@]+"${PIDS[@]}"}"; do
+		stop_pid "$pid"
 	done
 	PIDS=()
 	if [ $keep = 1 ]; then
@@ -170,14 +200,16 @@ wait_listening() {
 SERVER_PID=
 SERVER_URL=
 SERVER_LOG=
-# Starts a fresh server of kind $1 on a new directory and port.
+# Starts a fresh server of kind $1 on a new directory and port. Each is
+# started directly (no wrapper), so $! is the server's own pid, the one
+# whose CPU time sluice-bench reads.
 start_server() {
 	local kind=$1 dir port
 	dir=$(mktemp -d "$TMP/$kind.XXXXXX")
 	port=$(free_port)
 	SERVER_LOG=$dir.log
 	case $kind in
-	sluice)
+	libsluice)
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$port" \
 			--fsync always >"$SERVER_LOG" 2>&1 &
 		;;
@@ -191,8 +223,10 @@ start_server() {
 		"$BEANSTALKD" -l 127.0.0.1 -p "$port" -b "$dir" -f 0 \
 			>"$SERVER_LOG" 2>&1 &
 		;;
-	bs-nolog)
-		"$BEANSTALKD" -l 127.0.0.1 -p "$port" >"$SERVER_LOG" 2>&1 &
+	redis)
+		"$REDIS" --port "$port" --bind 127.0.0.1 --dir "$dir" \
+			--appendonly yes --appendfsync always --save '' \
+			--daemonize no >"$SERVER_LOG" 2>&1 &
 		;;
 	esac
 	SERVER_PID=$!
@@ -202,8 +236,7 @@ start_server() {
 }
 
 stop_server() {
-	kill "$SERVER_PID" 2>/dev/null || true
-	wait "$SERVER_PID" 2>/dev/null || true
+	stop_pid "$SERVER_PID"
 	local keep_pids=() pid
 	for pid in "${PIDS[@]}"; do
 		[ "$pid" = "$SERVER_PID" ] || keep_pids+=("$pid")
@@ -218,40 +251,57 @@ json_field() {
 
 RESULTS=$TMP/results.jsonl
 : >"$RESULTS"
-declare -A OPS P99 PUTRATE
+# VALS[figure/cell]: the values of every round, space-separated; a cell is
+# kind/workload/C. Figures: ops (ops/s), cpu (server CPU us per op), p50
+# and p99 (us).
+declare -A VALS
+# Sizes fixed in round 1 and kept for the others, so that every round
+# runs the same workload.
+declare -A DRAIN_N MIXED_PRELOAD
 
-# run KIND WORKLOAD C ARGS...: the measurement, $repeat times, each on a
-# fresh server; keeps the run of median ops/s (its ops/s and its p99).
+target_of() {
+	case $1 in
+	libsluice) echo libsluice ;;
+	sluice-bs | bs-f0) echo beanstalkd ;;
+	redis) echo redis ;;
+	esac
+}
+
+# run ROUND KIND WORKLOAD C LABEL ARGS...: one run on a fresh server; LABEL
+# names the cell's workload (put, put-b100, drain, mixed).
 run() {
-	local kind=$1 workload=$2 c=$3 target line i lines=()
-	shift 3
-	target=sluice
-	[ "$kind" = sluice ] || target=beanstalkd
-	printf '  %-8s %-5s C=%-2s ' "$kind" "$workload" "$c" >&2
-	for i in $(seq 1 "$repeat"); do
-		start_server "$kind"
-		if ! line=$(timeout 600 "$BENCH" --target "$target" \
-			--url "$SERVER_URL" --workload "$workload" -c "$c" \
-			-s 100 --timeout 10s --limit 5m --json "$@" | tail -n 1); then
-			echo >&2
-			echo "compare.sh: sluice-bench failed on $kind ($workload, C=$c); the server's log:" >&2
-			tail -n 20 "$SERVER_LOG" >&2 || true
-			exit 1
-		fi
-		stop_server
-		case $line in
-		'{'*) ;;
-		*) die "sluice-bench printed no JSON line for $kind $workload C=$c" ;;
+	local round=$1 kind=$2 workload=$3 c=$4 label=$5 line cell f v
+	shift 5
+	printf '  round %s/%s  %-9s %-8s C=%-2s ' "$round" "$repeat" "$kind" \
+		"$label" "$c" >&2
+	start_server "$kind"
+	if ! line=$(timeout -k 5 600 "$BENCH" --target "$(target_of "$kind")" \
+		--url "$SERVER_URL" --workload "$workload" -c "$c" \
+		-s 100 --timeout 10s --limit 5m --server-pid "$SERVER_PID" \
+		--json "$@" | tail -n 1); then
+		echo >&2
+		echo "compare.sh: sluice-bench failed on $kind ($label, C=$c); the server's log:" >&2
+		tail -n 20 "$SERVER_LOG" >&2 || true
+		exit 1
+	fi
+	stop_server
+	case $line in
+	'{'*) ;;
+	*) die "sluice-bench printed no JSON line for $kind $label C=$c" ;;
+	esac
+	echo "{\"server\":\"$kind\",\"round\":$round,${line#\{}" >>"$RESULTS"
+	cell=$kind/$label/$c
+	for f in ops:ops_per_sec cpu:server_cpu_us_per_op p50:p50_us p99:p99_us; do
+		v=$(json_field "$line" "${f#*:}")
+		case $v in
+		'' | -*) continue ;; # unknown (the CPU time could not be read)
 		esac
-		echo "{\"server\":\"$kind\",${line#\{}" >>"$RESULTS"
-		lines+=("$(json_field "$line" ops_per_sec) $line")
+		VALS[${f%%:*}/$cell]="${VALS[${f%%:*}/$cell]:-} $v"
 	done
-	line=$(printf '%s\n' "${lines[@]}" | sort -n | sed -n "$(((repeat + 1) / 2))p")
-	line=${line#* }
-	OPS[$kind/$workload/$c]=$(json_field "$line" ops_per_sec)
-	P99[$kind/$workload/$c]=$(json_field "$line" p99_us)
-	printf '%10.0f ops/s  p99 %8.0f us\n' "${OPS[$kind/$workload/$c]}" \
-		"${P99[$kind/$workload/$c]}" >&2
+	printf '%10.0f ops/s  server CPU %6s us/op  p50 %6.0f us\n' \
+		"$(json_field "$line" ops_per_sec)" \
+		"$(json_field "$line" server_cpu_us_per_op)" \
+		"$(json_field "$line" p50_us)" >&2
 }
 
 clamp() { # clamp VALUE LO HI (integers)
@@ -261,78 +311,140 @@ clamp() { # clamp VALUE LO HI (integers)
 	echo "$v"
 }
 
-KINDS=(sluice sluice-bs bs-f0 bs-nolog)
-[ $skip_sluice = 0 ] || KINDS=(bs-f0 bs-nolog)
+# The median of the values of VALS[$1] (the lower middle one for an even
+# count), or nothing.
+median() {
+	local vals=${VALS[$1]:-} n
+	[ -n "$vals" ] || return 0
+	n=$(wc -w <<<"$vals")
+	tr ' ' '\n' <<<"$vals" | sed '/^$/d' | sort -g | sed -n "$(((n + 1) / 2))p"
+}
+
+KINDS=(libsluice sluice-bs bs-f0 redis)
+[ $skip_sluice = 0 ] || KINDS=(bs-f0 redis)
 CONNS=(1 32)
 WORKLOADS=(put drain mixed)
 
-# The disk, for reading the durable columns: the mean time of one O_DSYNC
-# 100-byte write, before and after the runs (a shared virtual disk can
-# change speed several times over within minutes).
-dsync_ms() {
-	local out s
-	out=$(dd if=/dev/zero of="$TMP/dsync" bs=100 count=300 oflag=dsync 2>&1 | tail -n 1)
-	rm -f "$TMP/dsync"
-	s=$(sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p' <<<"$out")
-	awk -v s="${s:-0}" 'BEGIN { printf "%.2f", s * 1000 / 300 }'
+# The disk, for reading the durable columns: p50 of a raw 100-byte pwrite +
+# fdatasync (a shared virtual disk can change speed several times over
+# within minutes).
+fsync_p50() {
+	local line
+	line=$(timeout -k 5 120 "$PROBE" --dir "$TMP" --count 2000 \
+		--bytes 100 --max-time 60s --json | tail -n 1) ||
+		die "fsync_probe failed in $TMP"
+	json_field "$line" p50_us
 }
 
-echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}; 100-byte payloads; median of $repeat; data in $TMP" >&2
-FSYNC_BEFORE=$(dsync_ms)
-echo "compare.sh: one 100-byte O_DSYNC write takes $FSYNC_BEFORE ms on this disk" >&2
-# The set-ups take turns at each measurement, so a change in the disk's
-# speed during the run hits them alike.
-for c in "${CONNS[@]}"; do
-	for kind in "${KINDS[@]}"; do
-		run "$kind" put "$c" -n 1000000 --duration "${secs}s"
-		PUTRATE[$kind/$c]=${OPS[$kind/put/$c]%.*}
+echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
+FSYNC_BEFORE=$(fsync_p50)
+echo "compare.sh: raw 100-byte pwrite + fdatasync, p50 $FSYNC_BEFORE us" >&2
+for round in $(seq 1 "$repeat"); do
+	for c in "${CONNS[@]}"; do
+		for kind in "${KINDS[@]}"; do
+			run "$round" "$kind" put "$c" put -n 1000000 \
+				--duration "${secs}s"
+		done
+		for kind in "${KINDS[@]}"; do
+			if [ -z "${DRAIN_N[$kind/$c]:-}" ]; then
+				rate=$(median "ops/$kind/put/$c")
+				rate=${rate%.*}
+				DRAIN_N[$kind/$c]=$(clamp $((${rate:-0} * secs / 2)) 1000 300000)
+			fi
+			run "$round" "$kind" drain "$c" drain \
+				-n "${DRAIN_N[$kind/$c]}" --duration "$((secs * 3))s"
+		done
+		for kind in "${KINDS[@]}"; do
+			if [ -z "${MIXED_PRELOAD[$kind]:-}" ]; then
+				rate=$(median "ops/$kind/put/1")
+				rate=${rate%.*}
+				MIXED_PRELOAD[$kind]=$(clamp $((${rate:-0} * 3)) 500 10000)
+			fi
+			run "$round" "$kind" mixed "$c" mixed \
+				--duration "${secs}s" --preload "${MIXED_PRELOAD[$kind]}"
+		done
 	done
-	for kind in "${KINDS[@]}"; do
-		rate=${PUTRATE[$kind/$c]}
-		run "$kind" drain "$c" -n "$(clamp $((rate * 3)) 1000 300000)" \
-			--duration "$((secs * 3))s"
-	done
-	for kind in "${KINDS[@]}"; do
-		rate=${PUTRATE[$kind/1]:-${PUTRATE[$kind/$c]}}
-		run "$kind" mixed "$c" --duration "${secs}s" \
-			--preload "$(clamp $((rate * 3)) 500 10000)"
-	done
+	if [ $skip_sluice = 0 ]; then
+		run "$round" libsluice put 32 put-b100 -n 10000000 --batch 100 \
+			--duration "${secs}s"
+	fi
 done
-FSYNC_AFTER=$(dsync_ms)
-echo "compare.sh: one 100-byte O_DSYNC write takes $FSYNC_AFTER ms on this disk" >&2
+FSYNC_AFTER=$(fsync_p50)
+echo "compare.sh: raw 100-byte pwrite + fdatasync, p50 $FSYNC_AFTER us" >&2
 
 # ---- the table --------------------------------------------------------
 
-cell() { # cell MAP KEY: the figure, rounded, or "-"
-	local -n map=$1
-	if [ -n "${map[$2]+x}" ]; then
-		printf '%.0f' "${map[$2]}"
+fig() { # fig FIGURE CELL: the median, rounded (below 10: to 0.1), or "-"
+	local m
+	m=$(median "$1/$2")
+	if [ -n "$m" ]; then
+		awk -v m="$m" 'BEGIN { printf(m < 10 ? "%.1f" : "%.0f", m) }'
 	else
 		printf -- '-'
 	fi
 }
 
-ratio() { # ratio KEY_A KEY_B: OPS[a] / OPS[b] with two decimals, or "-"
-	if [ -n "${OPS[$1]+x}" ] && [ -n "${OPS[$2]+x}" ]; then
-		awk -v a="${OPS[$1]}" -v b="${OPS[$2]}" \
+ratio() { # ratio FIGURE CELL_A CELL_B: a / b with two decimals, or "-"
+	local a b
+	a=$(median "$1/$2")
+	b=$(median "$1/$3")
+	if [ -n "$a" ] && [ -n "$b" ]; then
+		awk -v a="$a" -v b="$b" \
 			'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'
 	else
 		printf -- '-'
 	fi
 }
 
+# The workload as the table names it.
+wname() {
+	case $1 in
+	put-b100) echo "put, batch of 100" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# row WORKLOAD C FIGURE NAME: one line of the table, with the ratios of
+# that figure
+row() {
+	local w=$1 c=$2 f=$3 name=$4 k cells=
+	for k in libsluice sluice-bs bs-f0 redis; do
+		cells="$cells | $(fig "$f" "$k/$w/$c")"
+	done
+	echo "| $(wname "$w") | $c | $name$cells | $(ratio "$f" "libsluice/$w/$c" "redis/$w/$c") | $(ratio "$f" "sluice-bs/$w/$c" "redis/$w/$c") |"
+}
+
+# the latencies, "p50 / p99"
+lat_row() {
+	local w=$1 c=$2 k cells=
+	for k in libsluice sluice-bs bs-f0 redis; do
+		if [ -n "${VALS[p50/$k/$w/$c]:-}" ]; then
+			cells="$cells | $(fig p50 "$k/$w/$c") / $(fig p99 "$k/$w/$c")"
+		else
+			cells="$cells | -"
+		fi
+	done
+	echo "| $(wname "$w") | $c | p50 / p99 µs$cells | | |"
+}
+
 TABLE=$TMP/table.md
 {
-	echo "| workload | C | sluice ops/s | sluice beanstalk face ops/s | beanstalkd -f0 ops/s | beanstalkd (no binlog) ops/s | sluice / beanstalkd -f0 | sluice beanstalk face / beanstalkd -f0 | p99 sluice (us) | p99 sluice beanstalk face (us) | p99 beanstalkd -f0 (us) | p99 beanstalkd no binlog (us) |"
-	echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	echo "| workload | C | figure | libsluice (nng) | sluice beanstalk face | beanstalkd -f0 | Redis always | libsluice / Redis | face / Redis |"
+	echo "|---|--:|---|--:|--:|--:|--:|--:|--:|"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
-			echo "| $w | $c | $(cell OPS sluice/$w/$c) | $(cell OPS sluice-bs/$w/$c) | $(cell OPS bs-f0/$w/$c) | $(cell OPS bs-nolog/$w/$c) | $(ratio sluice/$w/$c bs-f0/$w/$c) | $(ratio sluice-bs/$w/$c bs-f0/$w/$c) | $(cell P99 sluice/$w/$c) | $(cell P99 sluice-bs/$w/$c) | $(cell P99 bs-f0/$w/$c) | $(cell P99 bs-nolog/$w/$c) |"
+			row "$w" "$c" ops "ops/s"
+			row "$w" "$c" cpu "server CPU µs/op"
+			lat_row "$w" "$c"
 		done
 	done
+	row put-b100 32 ops "tasks/s"
+	row put-b100 32 cpu "server CPU µs/task"
+	lat_row put-b100 32
 } >"$TABLE"
 echo >&2
 cat "$TABLE"
+echo "raw 100-byte pwrite + fdatasync p50: $FSYNC_BEFORE us before, $FSYNC_AFTER us after"
 
 [ $write_docs = 1 ] || exit 0
 
@@ -340,18 +452,20 @@ cat "$TABLE"
 
 DAT=$TMP/chart.dat
 {
-	echo "# label sluice bs-f0 bs-nolog sluice-bs"
+	echo "# label libsluice sluice-bs bs-f0 redis"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
-			echo "\"$w C=$c\" $(cell OPS sluice/$w/$c) $(cell OPS bs-f0/$w/$c) $(cell OPS bs-nolog/$w/$c) $(cell OPS sluice-bs/$w/$c)"
+			echo "\"$w C=$c\" $(fig ops "libsluice/$w/$c") $(fig ops "sluice-bs/$w/$c") $(fig ops "bs-f0/$w/$c") $(fig ops "redis/$w/$c")"
 		done
 	done
 } >"$DAT"
+chart="and the chart into $PNG"
 if [ -n "$GNUPLOT" ]; then
-	"$GNUPLOT" -e "datafile='$DAT'; outfile='$ROOT/$PNG'; nosluice=$skip_sluice" \
+	timeout 60 "$GNUPLOT" -e "datafile='$DAT'; outfile='$ROOT/$PNG'; nosluice=$skip_sluice" \
 		bench/plot.gp ||
 		die "gnuplot failed"
 else
+	chart="($PNG was not redrawn)"
 	echo "compare.sh: warning: gnuplot not found (apt-get install gnuplot-nox, or make bench-deps): $PNG not redrawn" >&2
 fi
 
@@ -359,11 +473,16 @@ fi
 
 SECTION=$TMP/section.md
 rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
+	rev="$rev (with local changes)"
+fi
 {
 	echo "$BEGIN_MARK"
 	echo "Measured $(date -u +%Y-%m-%d) with \`$CMDLINE\` at commit $rev:"
-	echo "$(nproc) cores, Linux $(uname -r), data on $(df --output=fstype "$TMP" | tail -n 1); one 100-byte O_DSYNC write took $FSYNC_BEFORE ms before the runs, $FSYNC_AFTER ms after;"
-	echo "$("$BEANSTALKD" -v 2>&1 | head -n 1); ${secs} s per put and mixed run; median of $repeat run(s) per cell."
+	echo "$(nproc) cores, Linux $(uname -r), data on $(df --output=fstype "$TMP" | tail -n 1);"
+	echo "raw 100-byte \`pwrite\` + \`fdatasync\` p50 (\`fsync_probe\`, 2000 writes): **$FSYNC_BEFORE µs** before the runs, **$FSYNC_AFTER µs** after;"
+	echo "$("$BEANSTALKD" -v 2>&1 | head -n 1), Redis $("$REDIS" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p');"
+	echo "${secs} s per put and mixed run; median of $repeat interleaved round(s) per figure, each run on a fresh server."
 	[ $skip_sluice = 0 ] || echo "sluice was not measured in this run (\`--skip-sluice\`): its columns show \"-\"."
 	echo
 	cat "$TABLE"
@@ -391,4 +510,4 @@ awk -v section="$SECTION" -v b="$BEGIN_MARK" -v e="$END_MARK" '
 	!skip { print }
 ' "$DOC" >"$TMP/doc.md"
 cp "$TMP/doc.md" "$DOC"
-echo "compare.sh: wrote the table into $DOC and the chart into $PNG" >&2
+echo "compare.sh: wrote the table into $DOC $chart" >&2

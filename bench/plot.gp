@@ -3,10 +3,10 @@
 # orders of magnitude). Called as
 #   gnuplot -e "datafile='chart.dat'; outfile='out.png'; nosluice=0" bench/plot.gp
 # where chart.dat has one line per workload (lines starting # are skipped):
-#   "put C=1" SLUICE BS_F0 BS_NOLOG SLUICE_BS  ("-": not measured)
+#   "put C=1" LIBSLUICE SLUICE_BS BS_F0 REDIS  ("-": not measured)
 set terminal pngcairo size 960,540 font "sans,10"
 set output outfile
-set title "Client workloads: ops/s (100-byte payloads, closed loop; higher is better)"
+set title "Client workloads, every server durable: ops/s (100-byte payloads, closed loop; higher is better)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
@@ -21,11 +21,11 @@ set xtics nomirror
 # nosluice=1: sluice was not measured; leave its bars out.
 if (!exists("nosluice")) nosluice = 0
 if (nosluice) {
-	plot datafile using 3:xtic(1) title "beanstalkd -f0 (binlog, fsync per write)" lc rgb "#d1495b", \
-	     ''       using 4 title "beanstalkd (no binlog)" lc rgb "#edae49"
+	plot datafile using 4:xtic(1) title "beanstalkd -f0 (binlog, fsync per write)" lc rgb "#d1495b", \
+	     ''       using 5 title "Redis (appendfsync always)" lc rgb "#edae49"
 } else {
-	plot datafile using 2:xtic(1) title "sluice (fsync always)" lc rgb "#1b6ca8", \
-	     ''       using 5 title "sluice, beanstalk face" lc rgb "#00798c", \
-	     ''       using 3 title "beanstalkd -f0 (binlog, fsync per write)" lc rgb "#d1495b", \
-	     ''       using 4 title "beanstalkd (no binlog)" lc rgb "#edae49"
+	plot datafile using 2:xtic(1) title "sluice via libsluice (fsync always)" lc rgb "#1b6ca8", \
+	     ''       using 3 title "sluice, beanstalk face" lc rgb "#00798c", \
+	     ''       using 4 title "beanstalkd -f0 (binlog, fsync per write)" lc rgb "#d1495b", \
+	     ''       using 5 title "Redis (appendfsync always)" lc rgb "#edae49"
 }

@@ -1,19 +1,23 @@
 /* sluice-bench - closed-loop client workloads (put, drain, mixed) against
- * sluiced or beanstalkd, so the two can be compared in one run (see
+ * sluiced, beanstalkd or Redis, so they can be compared in one run (see
  * bench/compare.sh and docs/benchmarks.md).
  *
  * This file is the front: it parses the command line, hands the run to the
- * driver of the target (bench_sluice.c, bench_beanstalk.c) and prints what
+ * driver of the target (bench_sluice.c, bench_libsluice.c, bench_tcp.c
+ * with the dialect of bench_beanstalk.c or bench_redis.c) and prints what
  * it measured: a readable report, and with --json one JSON line last.
  * What an "op" is: put, one task put (with --batch the latency is per
- * request, a batch); drain, one take + ack (beanstalkd: reserve + delete);
- * mixed, either of the two. */
+ * request, a batch); drain, one take + ack (beanstalkd: reserve + delete;
+ * Redis: XREADGROUP, then XACK + XDEL); mixed, either of the two. With
+ * --server-pid, the server's CPU time over the run is divided by the
+ * ops. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_run.h"
+#include "bench_tcp.h"
 
 void
 bench_error(const char *fmt, ...)
@@ -70,9 +74,13 @@ rate(uint64_t n, double s)
 static void
 report(const struct bench_opts *o, const struct bench_result *r)
 {
-	const char *take = o->target == BENCH_SLUICE
-	    ? "take + ack"
-	    : "reserve-with-timeout 0 + delete";
+	const char *take = o->target == BENCH_BEANSTALKD
+	    ? "reserve-with-timeout 0 + delete"
+	    : o->target == BENCH_REDIS ? "XREADGROUP + XACK + XDEL"
+	                               : "take + ack";
+	double cpu_us = r->server_cpu_ns >= 0 && r->ops > 0
+	    ? (double)r->server_cpu_ns / 1000.0 / (double)r->ops
+	    : -1.0;
 	struct bench_hist all;
 
 	bench_hist_init(&all);
@@ -96,10 +104,11 @@ report(const struct bench_opts *o, const struct bench_result *r)
 		if (o->batch > 1)
 			printf("  %s of %u: %llu requests, %.1f requests/s; "
 			       "latency per batch\n",
-			    o->target == BENCH_SLUICE
+			    o->target == BENCH_SLUICE ||
+			            o->target == BENCH_LIBSLUICE
 			        ? "batch puts"
-			        : "pipelined puts (beanstalkd has no batch "
-			          "put), groups",
+			        : "pipelined puts (no batch put there), "
+			          "groups",
 			    o->batch, (unsigned long long)r->requests,
 			    rate(r->requests, r->seconds));
 		print_lat(o->batch > 1 ? "latency per batch" : "latency per op",
@@ -126,6 +135,9 @@ report(const struct bench_opts *o, const struct bench_result *r)
 		print_lat("  take + ack", &r->lat_take);
 		break;
 	}
+	if (r->server_cpu_ns >= 0)
+		printf("  server (pid %d) CPU: %.3f s, %.1f us per op\n",
+		    o->server_pid, (double)r->server_cpu_ns / 1e9, cpu_us);
 	if (!o->json)
 		return;
 
@@ -138,7 +150,8 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	       "\"requests\":%llu,\"puts\":%llu,\"take_acks\":%llu,"
 	       "\"put_p99_us\":%.1f,\"take_ack_p99_us\":%.1f,"
 	       "\"empty_takes\":%llu,\"preloaded\":%llu,\"preload_sec\":%.3f,"
-	       "\"left\":%lld,\"tube\":\"%s\"}\n",
+	       "\"left\":%lld,\"server_cpu_sec\":%.4f,"
+	       "\"server_cpu_us_per_op\":%.2f,\"tube\":\"%s\"}\n",
 	    bench_target_name(o->target), bench_workload_name(o->workload),
 	    o->conns,
 	    (unsigned long long)(o->workload == BENCH_MIXED ? r->preloaded
@@ -157,7 +170,9 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	    us(bench_hist_percentile(&r->lat_put, 99)),
 	    us(bench_hist_percentile(&r->lat_take, 99)),
 	    (unsigned long long)r->empty_takes,
-	    (unsigned long long)r->preloaded, r->preload_s, r->left, o->tube);
+	    (unsigned long long)r->preloaded, r->preload_s, r->left,
+	    r->server_cpu_ns >= 0 ? (double)r->server_cpu_ns / 1e9 : -1.0,
+	    cpu_us, o->tube);
 }
 
 int
@@ -186,8 +201,31 @@ main(int argc, char **argv)
 	bench_hist_init(&r->lat_put);
 	bench_hist_init(&r->lat_take);
 	r->left = -1;
-	rc = o.target == BENCH_SLUICE ? bench_sluice_run(&o, r)
-	                              : bench_beanstalk_run(&o, r);
+	r->server_cpu_ns = -1;
+	if (o.server_pid > 0 && bench_server_cpu_ns(&o) < 0) {
+		bench_error("--server-pid %d: cannot read its CPU time (no "
+		            "such process?)",
+		    o.server_pid);
+		free(r);
+		return 1;
+	}
+	switch (o.target) {
+	case BENCH_SLUICE:
+		rc = bench_sluice_run(&o, r);
+		break;
+	case BENCH_LIBSLUICE:
+		rc = bench_libsluice_run(&o, r);
+		break;
+	case BENCH_BEANSTALKD:
+		rc = bench_tcp_run(&bench_beanstalk_dialect, &o, r);
+		break;
+	case BENCH_REDIS:
+		rc = bench_tcp_run(&bench_redis_dialect, &o, r);
+		break;
+	default:
+		rc = -1;
+		break;
+	}
 	if (rc != 0) {
 		free(r);
 		return 1;

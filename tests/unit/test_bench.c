@@ -1,5 +1,6 @@
 /* Tests of sluice-bench's pure parts: the latency histogram and its
- * percentiles, the command line, and the beanstalkd reply parser. */
+ * percentiles, the command line, and the beanstalkd and Redis (RESP)
+ * reply parsers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "bench_bsreply.h"
 #include "bench_hist.h"
 #include "bench_opts.h"
+#include "bench_resp.h"
 #include "t_lib.h"
 
 /* ---- histogram ---------------------------------------------------- */
@@ -191,6 +193,18 @@ test_opts_defaults_per_target(void **state)
 	    parse(&o, err, "--target sluice --workload drain --duration 5s"),
 	    0);
 	assert_int_equal(o.duration_ms, 5000);
+	assert_int_equal(parse(&o, err, "--target redis --workload put"), 0);
+	assert_int_equal(o.target, BENCH_REDIS);
+	assert_string_equal(o.url, "tcp://127.0.0.1:6379");
+	assert_int_equal(o.server_pid, 0);
+	assert_int_equal(parse(&o, err,
+	                     "--target libsluice --workload put --batch 100 "
+	                     "--server-pid 4242"),
+	    0);
+	assert_int_equal(o.target, BENCH_LIBSLUICE);
+	assert_string_equal(o.url, "tcp://127.0.0.1:7711");
+	assert_int_equal(o.batch, 100);
+	assert_int_equal(o.server_pid, 4242);
 	assert_int_equal(parse(&o, err, "--help"), 1);
 }
 
@@ -201,7 +215,7 @@ test_opts_refuses_wrong_lines(void **state)
 	static const char *const bad[] = {
 		"--workload put",                         /* no target */
 		"--target sluice",                        /* no workload */
-		"--target redis --workload put",          /* bad target */
+		"--target memcached --workload put",      /* bad target */
 		"--target sluice --workload get",         /* bad workload */
 		"--target sluice --workload put -c 0",    /* no conns */
 		"--target sluice --workload put -c 5000", /* too many */
@@ -220,6 +234,8 @@ test_opts_refuses_wrong_lines(void **state)
 		"--target sluice --workload put extra",
 		"--target sluice --workload put --bogus",
 		"--target sluice --workload put -c",
+		"--target redis --workload put --server-pid 0",
+		"--target redis --workload put --server-pid x",
 	};
 	struct bench_opts o;
 	char err[256];
@@ -384,6 +400,156 @@ test_bsreply_reads_stats(void **state)
 	    -1);
 }
 
+/* ---- Redis replies (RESP) ----------------------------------------- */
+
+/* A command is an array of bulk strings; the length comes back even when
+ * the buffer is too small, and nothing is written past it. */
+static void
+test_resp_writes_a_command(void **state)
+{
+	static const char want[] = "*3\r\n$4\r\nXLEN\r\n$1\r\nt\r\n$0\r\n\r\n";
+	const char *argv[] = { "XLEN", "t", "" };
+	size_t lens[] = { 4, 1, 0 };
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(
+	    bench_resp_cmd(buf, sizeof(buf), 3, argv, lens), sizeof(want) - 1);
+	assert_memory_equal(buf, want, sizeof(want) - 1);
+	memset(buf, '#', sizeof(buf));
+	assert_int_equal(
+	    bench_resp_cmd(buf, 10, 3, argv, lens), sizeof(want) - 1);
+	assert_int_equal(buf[10], '#');
+	assert_int_equal(
+	    bench_resp_cmd(NULL, 0, 3, argv, lens), sizeof(want) - 1);
+}
+
+static long
+rparse(const char *s, struct bench_resp *r)
+{
+	return bench_resp_parse(s, strlen(s), r);
+}
+
+/* Each type of reply parses, nested arrays spanned whole. */
+static void
+test_resp_parses_each_type(void **state)
+{
+	struct bench_resp r;
+
+	(void)state;
+	assert_int_equal(rparse("+OK\r\n", &r), 5);
+	assert_int_equal(r.type, BENCH_RESP_SIMPLE);
+	assert_int_equal(r.len, 2);
+	assert_memory_equal(r.str, "OK", 2);
+	assert_int_equal(rparse("-BUSYGROUP exists\r\n", &r), 19);
+	assert_int_equal(r.type, BENCH_RESP_ERROR);
+	assert_int_equal(r.len, 16);
+	assert_int_equal(rparse(":42\r\n", &r), 5);
+	assert_int_equal(r.type, BENCH_RESP_INT);
+	assert_int_equal(r.n, 42);
+	assert_int_equal(rparse(":-3\r\n", &r), 5);
+	assert_int_equal(r.n, -3);
+	assert_int_equal(rparse("$5\r\nhello\r\n:1\r\n", &r), 11);
+	assert_int_equal(r.type, BENCH_RESP_BULK);
+	assert_int_equal(r.len, 5);
+	assert_memory_equal(r.str, "hello", 5);
+	assert_int_equal(rparse("$-1\r\n", &r), 5);
+	assert_true(r.nil);
+	assert_int_equal(rparse("*-1\r\n", &r), 5);
+	assert_int_equal(r.type, BENCH_RESP_ARRAY);
+	assert_true(r.nil);
+	assert_int_equal(rparse("*0\r\n", &r), 4);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(
+	    rparse("*2\r\n*1\r\n:1\r\n$2\r\nab\r\n+x\r\n", &r), 20);
+	assert_int_equal(r.n, 2);
+}
+
+/* Any prefix of a reply asks for more bytes, never misparses. */
+static void
+test_resp_waits_for_the_whole_reply(void **state)
+{
+	static const char *const replies[] = { "+OK\r\n", ":12345\r\n",
+		"$3\r\nabc\r\n", "*2\r\n$1\r\na\r\n*1\r\n:7\r\n", "*-1\r\n" };
+	struct bench_resp r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		size_t n = strlen(replies[i]);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(
+			    bench_resp_parse(replies[i], k, &r), 0);
+		assert_int_equal(bench_resp_parse(replies[i], n, &r), (long)n);
+	}
+}
+
+/* Bytes that cannot be a reply are refused. */
+static void
+test_resp_refuses_garbage(void **state)
+{
+	char big[BENCH_RESP_LINE_MAX + 10], deep[64] = "";
+	struct bench_resp r;
+
+	(void)state;
+	assert_int_equal(rparse("OK\r\n", &r), -1);
+	assert_int_equal(rparse(":x\r\n", &r), -1);
+	assert_int_equal(rparse(":\r\n", &r), -1);
+	assert_int_equal(rparse(":-\r\n", &r), -1);
+	assert_int_equal(rparse(":99999999999999999999\r\n", &r), -1);
+	assert_int_equal(rparse("$-2\r\n", &r), -1);
+	assert_int_equal(rparse("$3\r\nabcd\r\n", &r), -1);
+	assert_int_equal(rparse("*-2\r\n", &r), -1);
+	assert_int_equal(rparse("*1\r\n?\r\n", &r), -1);
+	memset(big, '+', sizeof(big));
+	assert_int_equal(bench_resp_parse(big, sizeof(big), &r), -1);
+	for (int i = 0; i <= BENCH_RESP_DEPTH_MAX; i++)
+		strcat(deep, "*1\r\n");
+	strcat(deep, ":1\r\n");
+	assert_int_equal(rparse(deep, &r), -1);
+}
+
+/* XREADGROUP's reply yields the entry's id and its payload's size; nil or
+ * an empty list is "nothing new"; another shape is refused. */
+static void
+test_resp_reads_a_stream_entry(void **state)
+{
+	static const char one[] = "*1\r\n*2\r\n$5\r\nbench\r\n*1\r\n"
+	                          "*2\r\n$15\r\n1700000000000-7\r\n"
+	                          "*4\r\n$1\r\na\r\n$1\r\nb\r\n"
+	                          "$7\r\npayload\r\n$3\r\nxyz\r\n";
+	static const char none[] = "*1\r\n*2\r\n$5\r\nbench\r\n*0\r\n";
+	static const char nofield[] = "*1\r\n*2\r\n$1\r\nt\r\n*1\r\n"
+	                              "*2\r\n$3\r\n1-1\r\n"
+	                              "*2\r\n$1\r\na\r\n$1\r\nb\r\n";
+	const char *id;
+	size_t id_len, value_len;
+
+	(void)state;
+	assert_int_equal(
+	    rparse(one, &(struct bench_resp) { 0 }), (long)sizeof(one) - 1);
+	assert_int_equal(bench_resp_stream_entry(one, sizeof(one) - 1,
+	                     "payload", &id, &id_len, &value_len),
+	    1);
+	assert_int_equal(id_len, 15);
+	assert_memory_equal(id, "1700000000000-7", 15);
+	assert_int_equal(value_len, 3);
+	assert_int_equal(bench_resp_stream_entry(
+	                     "*-1\r\n", 5, "payload", &id, &id_len, &value_len),
+	    0);
+	assert_int_equal(bench_resp_stream_entry(
+	                     "$-1\r\n", 5, "payload", &id, &id_len, &value_len),
+	    0);
+	assert_int_equal(bench_resp_stream_entry(none, sizeof(none) - 1,
+	                     "payload", &id, &id_len, &value_len),
+	    0);
+	assert_int_equal(bench_resp_stream_entry(nofield, sizeof(nofield) - 1,
+	                     "payload", &id, &id_len, &value_len),
+	    -1);
+	assert_int_equal(bench_resp_stream_entry(
+	                     ":1\r\n", 4, "payload", &id, &id_len, &value_len),
+	    -1);
+}
+
 int
 main(void)
 {
@@ -402,6 +568,11 @@ main(void)
 		cmocka_unit_test(test_bsreply_waits_for_the_whole_reply),
 		cmocka_unit_test(test_bsreply_refuses_garbage),
 		cmocka_unit_test(test_bsreply_reads_stats),
+		cmocka_unit_test(test_resp_writes_a_command),
+		cmocka_unit_test(test_resp_parses_each_type),
+		cmocka_unit_test(test_resp_waits_for_the_whole_reply),
+		cmocka_unit_test(test_resp_refuses_garbage),
+		cmocka_unit_test(test_resp_reads_a_stream_entry),
 	};
 	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
 }
