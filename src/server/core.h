@@ -1,7 +1,7 @@
 /* core - the state of the core thread, shared by the files that run on
- * it: srv.c (start-up, loop, timers, shutdown), ops.c (one handler per
- * request), bgsnap.c (snapshots in a forked child). Nothing here is
- * touched by any other thread. */
+ * it (srv.c's comment lists them, layer by layer), and the functions of
+ * core.c, the layer they all call down to. Nothing here is touched by
+ * any other thread. */
 #ifndef SLUICE_SERVER_CORE_H
 #define SLUICE_SERVER_CORE_H
 
@@ -104,8 +104,9 @@ struct core {
 	bool fenced;        /* a leader that learned of a higher epoch */
 	uint64_t fenced_by; /* that epoch */
 	struct epochs epochs;
-	struct repl *repl;  /* --repl-listen (repl.c); NULL */
-	struct follow *fol; /* the link to the leader; NULL */
+	struct repl *repl;                /* --repl-listen (repl.c); NULL */
+	struct follow *fol;               /* the link to the leader; NULL */
+	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
@@ -129,6 +130,24 @@ uint64_t core_commit_lsn(const struct core *c);
 
 /* Logs the release of every session lease (a restart, a promotion). */
 void core_release_sessions(struct core *c);
+
+/* A session is gone: on a leader, the release of its leases is logged.
+ * (Its waiting takes are the operations' to drop.) */
+void core_session_gone(struct core *c, uint32_t session);
+
+/* Sends every pending reply the log (and enough followers) now covers;
+ * after the log failed, or past --sync-timeout, the waiting replies
+ * become errors. */
+void core_flush_replies(struct core *c);
+
+/* Tells the log how much room live tasks' next records need. */
+void core_update_reservation(struct core *c);
+
+/* Rebuilds the queue from the data directory (newest snapshot, then the
+ * log) and opens the writer where the log ends. Returns 0 or an error
+ * (logged). */
+struct recover_result;
+int core_open_log(struct core *c, struct recover_result *res);
 
 /* Rebuilds the queue and reopens the writer from what the data directory
  * holds now (after a follower cut its log or installed a snapshot).
@@ -190,8 +209,5 @@ void bgsnap_reap(struct core *c);
 void bgsnap_publish(struct core *c);
 /* Waits for a running child (shutdown) and frees what is left. */
 void bgsnap_fini(struct core *c);
-
-/* monotonic ms */
-int64_t core_mono_ms(void);
 
 #endif

@@ -50,8 +50,7 @@ enum {
 };
 
 struct follow {
-	char url[MSG_URL_MAX + 1];        /* the leader's replication URL */
-	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says */
+	char url[MSG_URL_MAX + 1]; /* the leader's replication URL */
 	nng_socket sock;
 	nng_ctx fctx, actx;
 	nng_aio *faio, *aaio;
@@ -522,8 +521,8 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 	f->leader_epoch = r.epoch;
 	f->leader_last = r.last_lsn;
 	f->leader_last_time = r.last_time;
-	memcpy(f->leader_url, r.url.p, r.url.len);
-	f->leader_url[r.url.len] = '\0';
+	memcpy(c->leader_url, r.url.p, r.url.len);
+	c->leader_url[r.url.len] = '\0';
 	switch (r.kind) {
 	case REPL_FETCH_RECORDS:
 		on_records(c, f, &r, mono_ms);
@@ -699,6 +698,7 @@ follow_stop(struct core *c)
 	buf_free(&f->out);
 	free(f);
 	c->fol = NULL;
+	c->leader_url[0] = '\0';
 }
 
 int
@@ -781,7 +781,7 @@ follow_next_deadline(const struct core *c)
 const char *
 follow_leader_url(const struct core *c)
 {
-	return c->fol != NULL ? c->fol->leader_url : "";
+	return c->leader_url;
 }
 
 bool
@@ -790,7 +790,7 @@ follow_connected(const struct core *c)
 	const struct follow *f = c->fol;
 
 	return f != NULL && f->contact != 0 && !f->broken &&
-	    core_mono_ms() - f->contact < LOST_MS + FETCH_WAIT_MS;
+	    clock_mono_ms() - f->contact < LOST_MS + FETCH_WAIT_MS;
 }
 
 void
@@ -807,46 +807,6 @@ follow_lag(const struct core *c, uint64_t *records, uint64_t *ms)
 	if ((int64_t)f->leader_last_time > c->now)
 		return;
 	*ms = (uint64_t)(c->now - (int64_t)f->leader_last_time);
-}
-
-static uint64_t
-random_nonce(void)
-{
-	uint64_t n = 0;
-
-	if (getrandom(&n, sizeof(n), 0) != sizeof(n))
-		n = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
-	return n;
-}
-
-int
-core_new_epoch(struct core *c, uint64_t epoch)
-{
-	uint64_t nonce = random_nonce(), lsn = wal_last_lsn(c->wal) + 1;
-	uint64_t prev = wal_epoch(c->wal);
-	int rc;
-
-	rc = epochs_add(&c->epochs, epoch, nonce, lsn);
-	if (rc != 0)
-		return rc;
-	rc = wal_set_epoch(c->wal, epoch, nonce, c->now, &lsn);
-	if (rc != 0) {
-		epochs_cut(&c->epochs, lsn - 1);
-		return rc;
-	}
-	{
-		uint8_t body[REC_EPOCH_BODY];
-		struct rec_hdr h = { .type = REC_EPOCH,
-			.lsn = lsn,
-			.epoch = epoch,
-			.time = c->now };
-
-		le_store_u64(body, epoch);
-		le_store_u64(body + 8, prev);
-		le_store_u64(body + 16, nonce);
-		repl_note(c, &h, body, sizeof(body));
-	}
-	return 0;
 }
 
 void
@@ -925,8 +885,7 @@ follow_repoint(struct core *c, struct net_ctx *ctx, const char *url, size_t len)
 		    "stepping down: following another leader "
 		    "leader=%s",
 		    u);
-		ops_end_waiters(c);
-		core_fail_pending(c);
+		core_fail_pending(c); /* waiting takes: the loop ends them */
 		repl_demote(c);
 	}
 	follow_stop(c);

@@ -22,6 +22,7 @@
 #include "server/follow.h"
 #include "server/repl.h"
 #include "sluice.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 enum { ERR_GROUPS_MAX = 1000 };
@@ -270,7 +271,7 @@ waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
 	w->session = session;
 	w->max = max;
 	w->detached = detached;
-	w->deadline = core_mono_ms() +
+	w->deadline = clock_mono_ms() +
 	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
 	            ? (uint64_t)INT32_MAX * 1000
 	            : wait_ms);

@@ -30,7 +30,6 @@
 #include "proto/repl.h"
 #include "server/catchup.h"
 #include "server/core.h"
-#include "server/follow.h"
 #include "server/repl.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -255,7 +254,7 @@ reply_err(
 
 	buf_reset(&rp->out);
 	msg_encode_err(
-	    &rp->out, op, rc, text, c->follower ? follow_leader_url(c) : NULL);
+	    &rp->out, op, rc, text, c->follower ? c->leader_url : NULL);
 	send_out(rp, ctx);
 }
 
@@ -509,7 +508,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	p->want = q->from_lsn;
 	p->ctx = ctx;
 	p->max_bytes = q->max_bytes;
-	p->deadline = core_mono_ms() +
+	p->deadline = clock_mono_ms() +
 	    (q->wait_ms > FETCH_WAIT_MAX ? FETCH_WAIT_MAX : q->wait_ms);
 
 	cut = agreement(c, q);

@@ -6,19 +6,31 @@
  * every session lease (those sessions died with the previous process);
  * listen.
  *
+ * The server's layers, top down: this file (the loop: it calls every
+ * other); the operations (ops.c, ops_job.c); replication's follower side
+ * (follow.c); snapshots (bgsnap.c); the core (core.c: commit, replies);
+ * the leader's side of replication (repl.c, catchup.c); the faces that
+ * receive requests and carry replies (face_sp.c and bs.c over conn.c on
+ * this thread; net.c for nng's other transports, http.c). Each calls
+ * only the ones below it.
+ *
  * One turn of the loop, on the one thread that owns the queue and the
  * writer:
- *   1. poll: client events, writer completions, a signal, the snapshot
- *      child, or the next timer (a delayed task, a lease deadline, a pause
- *      end, a waiting take's deadline) — never a busy wait;
- *   2. writer completions move the durable LSN; replies waiting for it are
- *      sent (pending FIFO, ordered by LSN because appends are);
- *   3. every client event is handled: decide, append, apply, encode the
+ *   1. poll: the core's own sockets, nng's events, writer completions, a
+ *      signal, the snapshot child, or the next timer (a delayed task, a
+ *      lease deadline, a pause end, a waiting take's deadline) — never a
+ *      busy wait;
+ *   2. replies the durable LSN now covers are sent (pending FIFO);
+ *   3. the core's sockets are read (conns_run): each face cuts requests
+ *      and posts them here, with no lock and no wake-up;
+ *   4. every request is handled: decide, append, apply, encode the
  *      reply and queue it with the LSN it depends on;
- *   4. timers: time-driven changes, expired leases (logged records);
- *   5. waiting takes are served in arrival order;
- *   6. the writer submits the batch this turn filled: one write and one
- *      fdatasync for every request of the turn (group commit).
+ *   5. timers: time-driven changes, expired leases (logged records);
+ *   6. waiting takes are served in arrival order;
+ *   7. the writer commits the batch this turn filled, on this thread:
+ *      one write and one fdatasync for every request of the turn (group
+ *      commit); the replies it covers are queued on their connections,
+ *      and conns_flush writes each connection's with one send.
  *
  * Shutdown (SIGTERM, SIGINT): stop reading requests, answer waiting takes
  * with nothing, sync the log, send every reply it now covers, close. */
@@ -49,11 +61,6 @@
 #include "util/log.h"
 
 enum {
-	/* Space kept in the log for every live task's next record (its ack,
-	 * release or fail), plus room for fail texts: a full disk refuses
-	 * new work but never the end of work already accepted. */
-	RESERVE_PER_TASK = 128,
-	RESERVE_BASE = 1 << 20,
 	SHUTDOWN_SYNC_MS = 30000,
 };
 
@@ -73,12 +80,6 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->sync_timeout_ms = 5000;
 }
 
-int64_t
-core_mono_ms(void)
-{
-	return clock_mono_ns() / 1000000;
-}
-
 /* The turn's clock: wall time that never goes back, so records' times
  * never decrease even when the system clock is stepped. */
 static void
@@ -88,256 +89,6 @@ core_tick_clock(struct core *c)
 
 	if (now > c->now)
 		c->now = now;
-}
-
-int
-core_commit(
-    struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn)
-{
-	struct qrec take;
-	int rc;
-
-	if (rec->type == QREC_TAKE) {
-		/* The lease names the epoch: the reply leaves before the
-		 * record is durable (core_reply_take), and a crash may lose
-		 * the record, and with it its LSN, which the next epoch
-		 * reuses (qrec_lease). */
-		take = *rec;
-		take.type = QREC_TAKE_LEASE;
-		take.u.take.lease =
-		    qrec_lease(wal_epoch(c->wal), wal_last_lsn(c->wal) + 1);
-		rec = &take;
-	}
-	buf_reset(&c->body);
-	rc = qrec_encode(rec, &c->body);
-	if (rc != 0)
-		return rc;
-	rc = wal_append(
-	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
-	if (rc != 0)
-		return rc;
-	if (rec->type != QREC_TAKE_LEASE)
-		c->hard_lsn = *lsn;
-	if (c->repl != NULL) {
-		struct rec_hdr h = { .type = rec->type,
-			.lsn = *lsn,
-			.epoch = wal_epoch(c->wal),
-			.time = c->now };
-
-		repl_note(c, &h, c->body.data, c->body.len);
-	}
-	rc = queue_apply(c->q, *lsn, c->now, rec);
-	if (rc != 0) {
-		/* decide just accepted this record against the same state:
-		 * the log now holds a record the state refuses. Stop
-		 * acknowledging anything rather than diverge from the log. */
-		log_err("srv",
-		    "a decided record was not applied; refusing further "
-		    "writes lsn=%" PRIu64 " type=%s error=\"%s\"",
-		    *lsn, qrec_type_name(rec->type), sluice_strerror(rc));
-		abort();
-	}
-	c->applied = true;
-	return 0;
-}
-
-static void
-pending_push(
-    struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
-{
-	struct pending *p = malloc(sizeof(*p));
-
-	if (p == NULL) {
-		nng_msg_free(msg);
-		net_drop(c->net, ctx);
-		return;
-	}
-	p->next = NULL;
-	p->ctx = ctx;
-	p->msg = msg;
-	p->lsn = lsn;
-	p->at = core_mono_ms();
-	p->local = local;
-	if (c->pend_tail != NULL)
-		c->pend_tail->next = p;
-	else
-		c->pend_head = p;
-	c->pend_tail = p;
-}
-
-static nng_msg *
-msg_from_out(struct core *c)
-{
-	nng_msg *m;
-
-	if (buf_failed(&c->out) || nng_msg_alloc(&m, 0) != 0)
-		return NULL;
-	if (nng_msg_append(m, c->out.data, c->out.len) != 0) {
-		nng_msg_free(m);
-		return NULL;
-	}
-	return m;
-}
-
-static void
-reply_at(struct core *c, struct net_ctx *ctx, bool local)
-{
-	uint64_t lsn = c->reply_take ? c->hard_lsn : wal_last_lsn(c->wal);
-	nng_msg *m = msg_from_out(c);
-
-	if (m == NULL) {
-		log_warn("srv", "out of memory for a reply; dropping it");
-		net_drop(c->net, ctx);
-		return;
-	}
-	if (c->reply_now ||
-	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
-	        (c->pend_head == NULL || c->reply_take)))
-		net_reply(c->net, ctx, m);
-	else
-		pending_push(c, ctx, m, lsn, local);
-}
-
-void
-core_reply(struct core *c, struct net_ctx *ctx)
-{
-	reply_at(c, ctx, c->reply_local);
-}
-
-void
-core_reply_local(struct core *c, struct net_ctx *ctx)
-{
-	reply_at(c, ctx, true);
-}
-
-void
-core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
-    const char *fmt, ...)
-{
-	char text[MSG_TEXT_MAX];
-	va_list ap;
-
-	if (fmt != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(text, sizeof(text), fmt, ap);
-		va_end(ap);
-	} else {
-		snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
-	}
-	if (rc <= 0 || rc > 65535)
-		rc = SLUICE_EINVAL;
-	buf_reset(&c->out);
-	msg_encode_err(&c->out, op, rc, text, NULL);
-	core_reply(c, ctx);
-}
-
-uint64_t
-core_commit_lsn(const struct core *c)
-{
-	uint64_t durable = wal_durable_lsn(c->wal), repl;
-
-	if (c->cfg->sync_replicas == 0 || c->follower)
-		return durable;
-	repl = repl_replicated_lsn(c, c->cfg->sync_replicas);
-	return repl < durable ? repl : durable;
-}
-
-/* Turns the pending reply `p` into the error `rc`, `text`, and sends it. */
-static void
-pending_fail(struct core *c, struct pending *p, int rc, const char *text)
-{
-	uint8_t op = msg_req_op(nng_msg_body(p->msg), nng_msg_len(p->msg));
-
-	nng_msg_free(p->msg);
-	buf_reset(&c->out);
-	msg_encode_err(&c->out, op, rc, text, NULL);
-	p->msg = msg_from_out(c);
-	if (p->msg != NULL)
-		net_reply(c->net, p->ctx, p->msg);
-	else
-		net_drop(c->net, p->ctx);
-}
-
-/* Sends every pending reply the log (and, with --sync-replicas, enough
- * followers) now covers. After the writer failed, nothing more becomes
- * durable: the waiting replies become errors. A reply that waited longer
- * than --sync-timeout for followers becomes an error too: its change is
- * durable here, on fewer followers than asked. */
-static void
-pending_flush(struct core *c)
-{
-	uint64_t durable = wal_durable_lsn(c->wal);
-	uint64_t commit = core_commit_lsn(c);
-	bool failed = wal_poisoned(c->wal);
-	int64_t too_old = core_mono_ms() - (int64_t)c->cfg->sync_timeout_ms;
-	struct pending *p;
-	char text[200];
-
-	while ((p = c->pend_head) != NULL &&
-	    (p->lsn <= (p->local ? durable : commit) || failed ||
-	        (p->lsn <= durable && p->at <= too_old))) {
-		c->pend_head = p->next;
-		if (c->pend_head == NULL)
-			c->pend_tail = NULL;
-		if (p->lsn <= (p->local ? durable : commit)) {
-			net_reply(c->net, p->ctx, p->msg);
-		} else if (p->lsn <= durable) {
-			snprintf(text, sizeof(text),
-			    "written on the leader, but fewer than %u "
-			    "followers held it within %u ms; it may or may "
-			    "not survive a failover",
-			    c->cfg->sync_replicas, c->cfg->sync_timeout_ms);
-			pending_fail(c, p, SLUICE_EREPLICA, text);
-		} else {
-			pending_fail(c, p, SLUICE_ELOG,
-			    "the log failed before this change was durable; "
-			    "it may or may not survive a restart");
-		}
-		free(p);
-	}
-}
-
-void
-core_fail_pending(struct core *c)
-{
-	struct pending *p;
-
-	while ((p = c->pend_head) != NULL) {
-		c->pend_head = p->next;
-		if (c->pend_head == NULL)
-			c->pend_tail = NULL;
-		pending_fail(c, p, SLUICE_EREPLICA,
-		    "this node stopped leading before the change was "
-		    "confirmed; it may or may not survive");
-		free(p);
-	}
-}
-
-/* Releases the tasks a gone session held (records), and forgets its
- * waiting takes. */
-static void
-session_gone(struct core *c, uint32_t session)
-{
-	struct qrec r;
-	uint64_t lsn;
-	int rc;
-
-	ops_drop_waiters(c, session);
-	if (c->follower || c->fenced)
-		return; /* the leader logs it; a follower holds no lease */
-	for (int i = 0; i < 1000000; i++) {
-		rc = queue_decide_session_gone(c->q, c->now, session, &r);
-		if (rc != 0)
-			break;
-		rc = core_commit(c, &r, 0, &lsn);
-		if (rc != 0) {
-			log_warn("srv",
-			    "cannot log the release of a session's tasks; "
-			    "they return at their ttr session=%u error=\"%s\"",
-			    session, sluice_strerror(rc));
-			break;
-		}
-	}
 }
 
 /* Time-driven work: catch up, then log every expired lease. */
@@ -392,21 +143,12 @@ handle_events(struct core *c)
 		case NET_SESSION_CLOSE:
 			if (c->sessions > 0)
 				c->sessions--;
-			session_gone(c, ev->session);
+			ops_drop_waiters(c, ev->session);
+			core_session_gone(c, ev->session);
 			break;
 		}
 		net_ev_done(ev);
 	}
-}
-
-static void
-update_reservation(struct core *c)
-{
-	struct queue_stats st;
-
-	if (queue_stats(c->q, c->now, &st) == 0)
-		wal_set_reserved(c->wal,
-		    RESERVE_BASE + st.tasks * (uint64_t)RESERVE_PER_TASK);
 }
 
 /* How long poll may sleep: until the next timer, at most a second. */
@@ -432,7 +174,7 @@ poll_timeout(struct core *c)
 			ms = d;
 	}
 	if (dl != INT64_MAX) {
-		int64_t d = dl - core_mono_ms();
+		int64_t d = dl - clock_mono_ms();
 
 		if (d < ms)
 			ms = d;
@@ -492,20 +234,22 @@ loop(struct core *c)
 		wal_reap(c->wal);
 		publish_health(c); /* before the replies that tell of it */
 		repl_handle(c);
-		pending_flush(c);
+		core_flush_replies(c);
 		if (pfd[3].revents)
 			bgsnap_reap(c);
-		follow_turn(c, core_mono_ms());
+		follow_turn(c, clock_mono_ms());
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		handle_events(c);
+		if (c->follower && c->wait_head != NULL)
+			ops_end_waiters(c); /* a follower hands out no task */
 		run_timers(c);
-		ops_serve_waiters(c, core_mono_ms());
-		update_reservation(c);
+		ops_serve_waiters(c, clock_mono_ms());
+		core_update_reservation(c);
 		wal_submit(c->wal);
-		pending_flush(c); /* an inline commit is durable already */
+		core_flush_replies(c); /* an inline commit is durable already */
 		conns_flush(c->conns);
-		repl_serve(c, core_mono_ms());
+		repl_serve(c, clock_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c))
@@ -516,7 +260,7 @@ loop(struct core *c)
 			    "the log refuses writes from now on; restart "
 			    "sluiced to recover from what is durable");
 			failed_logged = true;
-			pending_flush(c);
+			core_flush_replies(c);
 		}
 	}
 	return 0;
@@ -539,7 +283,7 @@ shutdown_core(struct core *c)
 		log_err("srv", "cannot sync the log at shutdown error=\"%s\"",
 		    sluice_strerror(rc));
 	wal_reap(c->wal);
-	pending_flush(c);
+	core_flush_replies(c);
 	core_fail_pending(c); /* still waiting for followers */
 	net_quiesce(c->net, 2000);
 	conns_stop_listening(c->conns);
@@ -557,59 +301,6 @@ shutdown_core(struct core *c)
 /* ---- start-up ------------------------------------------------------- */
 
 static int
-recover_entry(void *arg, uint16_t type, const void *data, size_t len)
-{
-	struct core *c = arg;
-
-	return queue_snapshot_load(c->q, type, data, len);
-}
-
-/* A damaged snapshot was loaded in part: start over, empty. */
-static int
-recover_reset(void *arg)
-{
-	struct core *c = arg;
-
-	queue_clear(c->q);
-	return 0;
-}
-
-static int
-recover_record(const struct rec_hdr *h, const void *body, void *arg)
-{
-	struct core *c = arg;
-	struct queue *q = c->q;
-	struct qrec r;
-	int rc;
-
-	if (h->type == REC_EPOCH) {
-		uint64_t nonce = h->len - REC_HDR_SIZE >= REC_EPOCH_BODY
-		    ? le_load_u64((const uint8_t *)body + 16)
-		    : 0;
-
-		rc = epochs_add(&c->epochs, h->epoch, nonce, h->lsn);
-		if (rc != 0)
-			log_warn("recover",
-			    "an epoch does not follow the epoch history "
-			    "epoch=%" PRIu64 " lsn=%" PRIu64 " error=\"%s\"",
-			    h->epoch, h->lsn, sluice_strerror(rc));
-		return 0;
-	}
-	if (h->type >= REC_TYPE_LOG_MIN)
-		return 0; /* the log's own records */
-	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
-	if (rc == 0)
-		rc = queue_apply(q, h->lsn, h->time, &r);
-	if (rc != 0)
-		log_err("recover",
-		    "a record does not apply lsn=%" PRIu64 " type=%s "
-		    "error=\"%s\"; run 'sluice-log verify' on the data "
-		    "directory",
-		    h->lsn, qrec_type_name(h->type), sluice_strerror(rc));
-	return rc;
-}
-
-static int
 open_signals(void)
 {
 	sigset_t set;
@@ -621,87 +312,6 @@ open_signals(void)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-
-void
-core_release_sessions(struct core *c)
-{
-	uint64_t lsn, n = 0;
-	struct qrec r;
-
-	while (queue_decide_restart(c->q, c->now, &r) == 0) {
-		if (core_commit(c, &r, 0, &lsn) != 0)
-			break;
-		n++;
-	}
-	if (n > 0)
-		log_info("srv",
-		    "released the tasks of ended sessions (a restart or a "
-		    "promotion ends them) tasks=%" PRIu64,
-		    n);
-}
-
-/* Rebuilds the queue from the data directory (newest snapshot, then the
- * log) and opens the writer where the log ends. */
-static int
-open_log(struct core *c, struct recover_result *res)
-{
-	const struct srv_config *cfg = c->cfg;
-	struct recover_ops ops = { recover_entry, recover_record,
-		recover_reset };
-	struct wal_config wc = { 0 };
-	int rc;
-
-	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c, res);
-	if (rc == SLUICE_ECORRUPT) {
-		log_err("srv",
-		    "cannot start data=%s error=\"%s\"; run 'sluice-log "
-		    "verify %s', then 'sluice-log repair %s' "
-		    "(docs/operations.md)",
-		    cfg->data_dir, sluice_strerror(rc), cfg->data_dir,
-		    cfg->data_dir);
-		return rc;
-	}
-	if (rc != 0) {
-		log_err("srv", "cannot start data=%s error=\"%s\"",
-		    cfg->data_dir, sluice_strerror(rc));
-		return rc;
-	}
-	/* An epoch the history names but the log never got (a crash
-	 * between the two writes) is forgotten. */
-	rc = epochs_cut(&c->epochs, res->end.last_lsn);
-	if (rc != 0)
-		log_warn("srv", "cannot rewrite the epoch history error=\"%s\"",
-		    sluice_strerror(rc));
-	wc.dir = cfg->data_dir;
-	wc.fsync = cfg->fsync;
-	wc.interval_ms = cfg->fsync_ms;
-	wc.seg_size = cfg->seg_size;
-	rc = wal_open(&wc, &res->end, &c->wal);
-	if (rc != 0) {
-		log_err("srv", "cannot open the log data=%s error=\"%s\"",
-		    cfg->data_dir, sluice_strerror(rc));
-		return rc;
-	}
-	c->snap.last_lsn = res->snap_lsn;
-	c->recovery_ms = res->elapsed_ms;
-	return 0;
-}
-
-int
-core_reload(struct core *c)
-{
-	struct recover_result res;
-	int rc;
-
-	queue_clear(c->q);
-	rc = open_log(c, &res);
-	if (rc != 0)
-		return rc;
-	update_reservation(c);
-	log_info("srv", "state rebuilt data=%s lsn=%" PRIu64 " epoch=%" PRIu64,
-	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
-	return 0;
 }
 
 static int
@@ -726,7 +336,7 @@ start(struct core *c, const struct srv_config *cfg)
 		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
-	if ((rc = open_log(c, &res)) != 0)
+	if ((rc = core_open_log(c, &res)) != 0)
 		return rc;
 	c->now = clock_now_ms();
 	if (cfg->repl_listen != NULL) {
@@ -759,7 +369,7 @@ start(struct core *c, const struct srv_config *cfg)
 		}
 		core_release_sessions(c);
 	}
-	update_reservation(c);
+	core_update_reservation(c);
 	wal_submit(c->wal);
 
 	/* The transport refuses only what no request could be; the decoder

@@ -8,5 +8,6 @@
 
 int64_t clock_now_ms(void);  /* unix time, ms */
 int64_t clock_mono_ns(void); /* monotonic, ns */
+int64_t clock_mono_ms(void); /* monotonic, ms */
 
 #endif
