@@ -13,6 +13,10 @@ add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_result.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_sluice.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_lib.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c)
-target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_proto
-	sluice_util nng::nng Threads::Threads)
+# libsluice as applications link it: the archive, whose internal names are
+# local, so its copy of the codec does not clash with sluice_proto's. It
+# comes first so that sluice_strerror, public in both, is taken from it.
+target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
+	sluice_proto sluice_util nng::nng Threads::Threads)

@@ -45,7 +45,8 @@ void
 bench_opts_usage(FILE *f)
 {
 	static const char *const lines[] = {
-		"usage: sluice-bench --target sluice|beanstalkd [--url URL]",
+		"usage: sluice-bench --target sluice|libsluice|beanstalkd",
+		"    [--url URL]",
 		"    --workload put|drain|mixed -c CONNS -n TASKS -s BYTES",
 		"    [--duration DUR] [--batch N] [--preload N] [--tube T]",
 		"    [--timeout DUR] [--limit DUR] [--json]",
@@ -53,8 +54,9 @@ bench_opts_usage(FILE *f)
 		"Closed-loop client workloads: each connection sends its next",
 		"request when the reply to its previous one came.",
 		"",
-		"  --target T    sluice (nng req0) or beanstalkd (text "
-		"protocol)",
+		"  --target T    sluice (nng req0 aios), libsluice (sluiced",
+		"                through the client library, a thread per",
+		"                connection) or beanstalkd (text protocol)",
 		"  --url URL     tcp://HOST:PORT; default tcp://127.0.0.1:7711",
 		"                (sluice), tcp://127.0.0.1:11300 (beanstalkd)",
 		"  --workload W  put:   C connections put N tasks",
@@ -237,13 +239,15 @@ bench_opts_parse(
 		case OPT_TARGET:
 			if (strcmp(optarg, "sluice") == 0)
 				o->target = BENCH_SLUICE;
+			else if (strcmp(optarg, "libsluice") == 0)
+				o->target = BENCH_LIBSLUICE;
 			else if (strcmp(optarg, "beanstalkd") == 0 ||
 			    strcmp(optarg, "beanstalk") == 0)
 				o->target = BENCH_BEANSTALKD;
 			else
 				return fail(err, errlen,
-				    "--target: '%s' is neither sluice nor "
-				    "beanstalkd",
+				    "--target: '%s' is not sluice, libsluice "
+				    "or beanstalkd",
 				    optarg);
 			break;
 		case OPT_URL:
@@ -336,15 +340,15 @@ bench_opts_parse(
 		return fail(
 		    err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (o->target == 0)
-		return fail(
-		    err, errlen, "--target sluice|beanstalkd is needed");
+		return fail(err, errlen,
+		    "--target sluice|libsluice|beanstalkd is needed");
 	if (o->workload == 0)
 		return fail(
 		    err, errlen, "--workload put|drain|mixed is needed");
 	if (o->url[0] == '\0')
 		strcpy(o->url,
-		    o->target == BENCH_SLUICE ? "tcp://127.0.0.1:7711"
-		                              : "tcp://127.0.0.1:11300");
+		    o->target != BENCH_BEANSTALKD ? "tcp://127.0.0.1:7711"
+		                                  : "tcp://127.0.0.1:11300");
 	if (strncmp(o->url, "tcp://", 6) != 0)
 		return fail(
 		    err, errlen, "--url: '%s' is not tcp://HOST:PORT", o->url);
@@ -366,7 +370,9 @@ bench_opts_parse(
 const char *
 bench_target_name(enum bench_target t)
 {
-	return t == BENCH_SLUICE ? "sluice" : "beanstalkd";
+	return t == BENCH_SLUICE   ? "sluice"
+	    : t == BENCH_LIBSLUICE ? "libsluice"
+	                           : "beanstalkd";
 }
 
 const char *

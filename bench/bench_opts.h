@@ -12,6 +12,7 @@
 enum bench_target {
 	BENCH_SLUICE = 1,
 	BENCH_BEANSTALKD = 2,
+	BENCH_LIBSLUICE = 3, /* sluiced through libsluice, a thread each */
 };
 
 enum bench_workload {

@@ -1,5 +1,6 @@
-/* bench_run - what a workload driver measures, and the two drivers: one
- * for sluiced (nng req0), one for beanstalkd (its text protocol over TCP).
+/* bench_run - what a workload driver measures, and the drivers: two for
+ * sluiced (nng req0 aios; libsluice, a thread per connection), one for
+ * beanstalkd (its text protocol over TCP).
  * A driver connects, preloads what the workload needs outside the timing,
  * runs the workload, checks the counts, and fills a bench_result; the
  * caller prints it. */
@@ -50,6 +51,7 @@ int bench_check_drain(
  * (the server refused, did not answer, or broke the protocol; a count did
  * not add up). */
 int bench_sluice_run(const struct bench_opts *o, struct bench_result *r);
+int bench_lib_run(const struct bench_opts *o, struct bench_result *r);
 int bench_beanstalk_run(const struct bench_opts *o, struct bench_result *r);
 
 /* "sluice-bench: " and the message on stderr. */

@@ -3,8 +3,9 @@
  * bench/compare.sh and docs/benchmarks.md).
  *
  * This file is the front: it parses the command line, hands the run to the
- * driver of the target (bench_sluice.c, bench_beanstalk.c) and prints what
- * it measured: a readable report, and with --json one JSON line last.
+ * driver of the target (bench_sluice.c, bench_lib.c, bench_beanstalk.c)
+ * and prints what it measured: a readable report, and with --json one JSON
+ * line last.
  * What an "op" is: put, one task put (with --batch the latency is per
  * request, a batch); drain, one take + ack (beanstalkd: reserve + delete);
  * mixed, either of the two. */
@@ -70,7 +71,7 @@ rate(uint64_t n, double s)
 static void
 report(const struct bench_opts *o, const struct bench_result *r)
 {
-	const char *take = o->target == BENCH_SLUICE
+	const char *take = o->target != BENCH_BEANSTALKD
 	    ? "take + ack"
 	    : "reserve-with-timeout 0 + delete";
 	struct bench_hist all;
@@ -96,7 +97,7 @@ report(const struct bench_opts *o, const struct bench_result *r)
 		if (o->batch > 1)
 			printf("  %s of %u: %llu requests, %.1f requests/s; "
 			       "latency per batch\n",
-			    o->target == BENCH_SLUICE
+			    o->target != BENCH_BEANSTALKD
 			        ? "batch puts"
 			        : "pipelined puts (beanstalkd has no batch "
 			          "put), groups",
@@ -186,8 +187,9 @@ main(int argc, char **argv)
 	bench_hist_init(&r->lat_put);
 	bench_hist_init(&r->lat_take);
 	r->left = -1;
-	rc = o.target == BENCH_SLUICE ? bench_sluice_run(&o, r)
-	                              : bench_beanstalk_run(&o, r);
+	rc = o.target == BENCH_SLUICE     ? bench_sluice_run(&o, r)
+	    : o.target == BENCH_LIBSLUICE ? bench_lib_run(&o, r)
+	                                  : bench_beanstalk_run(&o, r);
 	if (rc != 0) {
 		free(r);
 		return 1;

@@ -191,6 +191,11 @@ test_opts_defaults_per_target(void **state)
 	    parse(&o, err, "--target sluice --workload drain --duration 5s"),
 	    0);
 	assert_int_equal(o.duration_ms, 5000);
+	assert_int_equal(
+	    parse(&o, err, "--target libsluice --workload put"), 0);
+	assert_int_equal(o.target, BENCH_LIBSLUICE);
+	assert_string_equal(o.url, "tcp://127.0.0.1:7711");
+	assert_string_equal(bench_target_name(o.target), "libsluice");
 	assert_int_equal(parse(&o, err, "--help"), 1);
 }
 
