@@ -430,23 +430,28 @@ test_lost_connection_is_econn_and_never_resent(void **state)
 	t_fake_stop(f);
 }
 
-/* nng's REQ resend is off on the socket and on the context the requests
- * go through, so a long take is never sent twice behind our back. */
+/* Through nng (an ipc:// URL), REQ resend is off on the socket and on
+ * the context the requests go through, so a long take is never sent
+ * twice behind our back. */
 static void
 test_resend_is_disabled(void **state)
 {
 	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
-	struct sluice_client *c = open_client(f->url);
+	struct sluice_client *c = open_client(f->ipc_url);
 	nng_duration d = 0;
+	nng_socket sock;
+	nng_ctx ctx;
 
 	(void)state;
 	assert_int_equal(sluice_delete(c, 1), 0);
-	assert_true(c->open);
+	assert_non_null(c->conn);
+	assert_ptr_equal(c->conn->ops, &conn_nng_ops);
+	conn_nng_sock(c->conn, &sock, &ctx);
 	assert_int_equal(
-	    nng_socket_get_ms(c->sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	    nng_socket_get_ms(sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
 	assert_int_equal(d, NNG_DURATION_INFINITE);
 	d = 0;
-	assert_int_equal(nng_ctx_get_ms(c->ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(nng_ctx_get_ms(ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
 	assert_int_equal(d, NNG_DURATION_INFINITE);
 	sluice_close(c);
 	t_fake_stop(f);
