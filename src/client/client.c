@@ -2,8 +2,9 @@
  * the retry rules of sluice.h.
  *
  * Connection. One connection (conn.h) to one URL at a time (several would
- * spread requests over leader and followers): an nng REQ socket.
- * Connecting to one URL takes at most connect_ms, the call's timeout
+ * spread requests over leader and followers): SP over TCP spoken here, on
+ * the caller's thread, for tcp://; an nng REQ socket for the other
+ * schemes. Connecting to one URL takes at most connect_ms, the call's timeout
  * never extends it; a URL that does not answer makes the handle try the
  * next one. A connection the server closed while the handle was idle is
  * noticed before the next request goes out, and replaced.
@@ -55,8 +56,7 @@ cur_url(const struct sluice_client *c)
 static const struct conn_ops *
 transport_of(const char *url)
 {
-	(void)url;
-	return &conn_nng_ops;
+	return strncmp(url, "tcp://", 6) == 0 ? &conn_tcp_ops : &conn_nng_ops;
 }
 
 static void

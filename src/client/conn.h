@@ -1,12 +1,16 @@
 /* conn - one connection of a libsluice handle to one server, whatever
  * carries the bytes. The handle's rules (which URL, "not leader", what may
  * be sent again: client.c) sit on top of four calls: open, up,
- * exchange, close. One transport implements them:
+ * exchange, close. Two transports implement them:
  *
- *   conn_nng   every scheme: an nng REQ socket
+ *   conn_tcp   tcp:// URLs: SP over TCP (proto/sp.h) spoken on the
+ *              caller's thread with plain sockets and poll(), so a call
+ *              costs a send, a poll and a receive, and no thread hand-off
+ *   conn_nng   every other scheme (ipc://, inproc://, ws://, tls+tcp://):
+ *              an nng REQ socket
  *
- * It sends one request at a time and waits for its reply; it never sends
- * a request again by itself (sluice.h, "Retries"). */
+ * Both send one request at a time and wait for its reply; neither ever
+ * sends a request again by itself (sluice.h, "Retries"). */
 #ifndef SLUICE_CLIENT_CONN_H
 #define SLUICE_CLIENT_CONN_H
 
@@ -54,6 +58,7 @@ struct conn_ops {
 	void (*close)(struct conn *k);
 };
 
+extern const struct conn_ops conn_tcp_ops; /* conn_tcp.c */
 extern const struct conn_ops conn_nng_ops; /* conn_nng.c */
 
 /* For tests: the socket and context under a conn_nng connection. */
