@@ -140,10 +140,12 @@ struct sluice_client;
 
 /* ---- connection ------------------------------------------------------ */
 
-/* Opens a client for `urls`: one nng URL or several separated by commas
+/* Opens a client for `urls`: one URL or several separated by commas
  * ("tcp://10.0.0.1:7711,tcp://10.0.0.2:7711"); NULL or "" means
  * SLUICE_DEFAULT_URL. Nothing is connected yet: the first call connects
- * to the first URL that answers, in order.
+ * to the first URL that answers, in order. tcp://HOST:PORT is spoken by
+ * the library itself, on the calling thread; the other schemes nng knows
+ * (ipc://, inproc://, ws://, tls+tcp://) go through an nng REQ socket.
  *
  * Returns 0 and `*out`, which the caller closes with sluice_close();
  * SLUICE_EINVAL for an empty URL in the list or a NULL `out`;
@@ -161,7 +163,11 @@ SLUICE_API void sluice_close(struct sluice_client *c);
 SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
 
 /* How long connecting to one URL may take, in ms (default
- * SLUICE_CONNECT_DEFAULT, at least 1). */
+ * SLUICE_CONNECT_DEFAULT, at least 1): resolving its host, connecting
+ * (a refused connection is tried again meanwhile) and the protocol's
+ * greeting. The call's timeout (sluice_set_timeout) does not extend it.
+ * A server that answers the greeting with something else (HTTP, the
+ * beanstalk protocol) fails the URL at once; sluice_errmsg() names it. */
 SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
 
 /* The detail of the last failed call: the server's message, or what went

@@ -4,12 +4,10 @@
 #ifndef SLUICE_CLIENT_CLIENT_H
 #define SLUICE_CLIENT_CLIENT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <nng/nng.h>
-
+#include "client/conn.h"
 #include "client/urls.h"
 #include "proto/msg.h"
 #include "sluice.h"
@@ -20,19 +18,11 @@ struct sluice_client {
 	int timeout_ms; /* per call; < 0: forever */
 	int connect_ms; /* per URL */
 
-	bool open;       /* sock, ctx are valid */
-	nng_socket sock; /* REQ, dialing urls.v[urls.cur] */
-	nng_ctx ctx;
-	nng_aio *aio;   /* the one send/recv in flight */
-	nng_msg *reply; /* the last reply; decoded replies borrow from it */
-	struct buf out; /* the encoded request */
-
-	/* Shared with nng's pipe callbacks, under mtx. */
-	pthread_mutex_t mtx;
-	pthread_cond_t cv; /* signalled when a pipe is added */
-	uint32_t pipe;     /* id of the live pipe; 0: none */
-	bool busy;         /* a request is in flight on aio */
-	bool lost;         /* the pipe went away while busy */
+	struct conn *conn; /* to urls.v[urls.cur]; NULL: not connected */
+	uint32_t seq;      /* numbers the requests, from a random start */
+	struct buf out;    /* the encoded request */
+	struct buf reply;  /* the last reply; decoded replies borrow from it */
+	size_t reply_off;  /* where its body starts */
 
 	char errmsg[1400];
 };

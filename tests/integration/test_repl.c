@@ -31,7 +31,24 @@ struct node {
 	char follow[64];
 	char sync[8];
 	struct sluice_client *c;
+	int slot; /* in `clients` */
 };
+
+/* The nodes' clients of the running test (the nodes themselves live on
+ * its stack), so that teardown closes those it did not. */
+static struct sluice_client *clients[IT_SRV_MAX];
+static int nclients;
+
+static int
+repl_teardown(void **state)
+{
+	for (int i = 0; i < nclients; i++) {
+		sluice_close(clients[i]);
+		clients[i] = NULL;
+	}
+	nclients = 0;
+	return it_teardown(state);
+}
 
 static void
 node_init(void **state, struct node *n, const char *name)
@@ -39,6 +56,8 @@ node_init(void **state, struct node *n, const char *name)
 	size_t a = 0;
 
 	memset(n, 0, sizeof(*n));
+	assert_true(nclients < IT_SRV_MAX);
+	n->slot = nclients++;
 	n->s = it_srv(*state, name);
 	snprintf(n->repl, sizeof(n->repl), "tcp://127.0.0.1:%d", t_free_port());
 	while (n->s->args[a] != NULL)
@@ -78,7 +97,7 @@ static void
 node_start(struct node *n)
 {
 	it_start(n->s);
-	n->c = it_client(n->s);
+	n->c = clients[n->slot] = it_client(n->s);
 }
 
 static void
@@ -86,7 +105,7 @@ node_kill(struct node *n)
 {
 	if (n->c != NULL)
 		sluice_close(n->c);
-	n->c = NULL;
+	n->c = clients[n->slot] = NULL;
 	t_srv_stop(n->s, SIGKILL);
 }
 
@@ -602,20 +621,20 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_late_follower_catches_up_and_refuses_writes, it_setup,
-		    it_teardown),
+		    repl_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_follower_after_compaction_loads_a_snapshot, it_setup,
-		    it_teardown),
+		    repl_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_failover_loses_no_acknowledged_put, it_setup,
-		    it_teardown),
+		    repl_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_old_leader_cuts_its_divergent_tail, it_setup,
-		    it_teardown),
+		    repl_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_leases_across_a_promotion, it_setup, it_teardown),
+		    test_leases_across_a_promotion, it_setup, repl_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_lower_epoch_is_refused, it_setup, it_teardown),
+		    test_lower_epoch_is_refused, it_setup, repl_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

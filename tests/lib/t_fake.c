@@ -15,6 +15,8 @@
 
 #define S(lit) ((struct msg_str) { lit, sizeof(lit) - 1 })
 
+static atomic_uint nfakes; /* numbers the ipc paths */
+
 static const struct msg_kv kvs[] = { { S("puts"), 3 }, { S("acks"), 2 } };
 static const struct msg_kv node_kvs[] = { { S("uptime_ms"), 99 } };
 
@@ -332,6 +334,10 @@ t_fake_start(enum t_fake_mode mode)
 	assert_int_equal(nng_listener_get_addr(l, NNG_OPT_LOCADDR, &sa), 0);
 	snprintf(f->url, sizeof(f->url), "tcp://127.0.0.1:%u",
 	    (unsigned)ntohs(sa.s_in.sa_port));
+	snprintf(f->ipc_url, sizeof(f->ipc_url),
+	    "ipc:///tmp/sluice-fake-%ld-%u.ipc", (long)getpid(),
+	    atomic_fetch_add(&nfakes, 1));
+	assert_int_equal(nng_listen(f->sock, f->ipc_url, NULL, 0), 0);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_run, f), 0);
 	return f;
 }

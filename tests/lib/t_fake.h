@@ -1,8 +1,8 @@
 /* t_fake - a tiny sluice server for tests that have no real one: an nng REP
- * socket on 127.0.0.1 (a free port) and a thread that decodes each request
- * with the real codec and answers a canned reply. Modes make it play a
- * follower, drop the connection, stay silent or answer garbage. It records
- * what requests carried, for the test to check.
+ * socket on 127.0.0.1 (a free port) and on an ipc:// path, and a thread that
+ * decodes each request with the real codec and answers a canned reply. Modes
+ * make it play a follower, drop the connection, stay silent or answer garbage.
+ * It records what requests carried, for the test to check.
  *
  * The tube "work" is a small queue the test fills (t_fake_add_work): takes
  * from it hand those tasks out once each; acks, fails and touches are
@@ -37,7 +37,8 @@ enum { T_FAKE_WORK_MAX = 32 };
 
 struct t_fake {
 	nng_socket sock;
-	char url[64];
+	char url[64];     /* tcp://127.0.0.1:PORT */
+	char ipc_url[96]; /* the same socket also listens here */
 	pthread_t thread;
 	atomic_bool stop;
 	atomic_int mode;

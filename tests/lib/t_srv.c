@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,23 +74,30 @@ t_srv_init(struct t_srv *s, const char *dir, const char *name)
 	snprintf(s->log, sizeof(s->log), "%s.log", s->data);
 }
 
-/* True when the port accepts a connection and answers nng's SP header
- * exchange (as a REQ peer would). A bare connect-and-close is not enough:
- * nng's listener takes a failed negotiation for a system error and stops
- * accepting for 100 ms, which would delay the test's first request. */
+/* True when the server's URL accepts a connection and answers nng's SP
+ * header exchange (as a REQ peer would): tcp://127.0.0.1:PORT, or
+ * ipc://PATH (nng's IPC transport opens with the same header). A bare
+ * connect-and-close is not enough: nng's listener takes a failed
+ * negotiation for a system error and stops accepting for 100 ms, which
+ * would delay the test's first request. */
 static bool
-port_open(int port)
+listening(const struct t_srv *s)
 {
 	static const unsigned char hdr[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 };
 	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct sockaddr_un u = { .sun_family = AF_UNIX };
+	bool ipc = strncmp(s->url, "ipc://", 6) == 0;
 	unsigned char got[8];
 	size_t n = 0;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(ipc ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bool ok;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((uint16_t)port);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	a.sin_port = htons((uint16_t)s->port);
+	snprintf(u.sun_path, sizeof(u.sun_path), "%s", s->url + 6);
+	ok = fd >= 0 &&
+	    (ipc ? connect(fd, (struct sockaddr *)&u, sizeof(u))
+	         : connect(fd, (struct sockaddr *)&a, sizeof(a))) == 0 &&
 	    write(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr);
 	while (ok && n < sizeof(got)) {
 		struct pollfd p = { fd, POLLIN, 0 };
@@ -154,7 +162,7 @@ t_srv_start(struct t_srv *s)
 	close(fd);
 	s->pid = pid;
 	for (int i = 0; i < 1000; i++) {
-		if (port_open(s->port))
+		if (listening(s))
 			return 0;
 		if (!t_srv_alive(s))
 			break;

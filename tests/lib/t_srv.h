@@ -13,9 +13,10 @@ enum { T_SRV_MAX_ARGS = 24 };
 struct t_srv {
 	pid_t pid; /* 0 when not running */
 	int port;
-	char url[64];                     /* tcp://127.0.0.1:PORT */
-	char data[512];                   /* --data */
-	char log[600];                    /* its stderr goes here (DATA.log) */
+	char url[64];   /* tcp://127.0.0.1:PORT, or an ipc://PATH set before
+	                   t_srv_start */
+	char data[512]; /* --data */
+	char log[600];  /* its stderr goes here (DATA.log) */
 	const char *args[T_SRV_MAX_ARGS]; /* extra arguments, NULL-ended */
 	const char *prog; /* the program in bin/; NULL: sluiced */
 };

@@ -3,10 +3,22 @@
  * requests with the real codec and answers canned replies. It can also
  * play a follower ("not leader"), drop the connection mid-request, stay
  * silent or answer garbage, which is how redirection, connection loss,
- * timeouts and "never re-sent" are checked. */
+ * timeouts and "never re-sent" are checked. t_fake is nng, so the tcp://
+ * tests also check that the library's own SP over TCP matches nng's.
+ *
+ * What nng cannot play is played by `struct raw`, a server written with
+ * plain sockets: a peer that is not a sluice server, replies cut, split
+ * into many writes, oversized, or preceded by a stale reply. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +29,7 @@
 #include "client/client.h"
 #include "client/urls.h"
 #include "proto/msg.h"
+#include "proto/sp.h"
 #include "sluice.h"
 #include "t_fake.h"
 #include "t_lib.h"
@@ -430,23 +443,28 @@ test_lost_connection_is_econn_and_never_resent(void **state)
 	t_fake_stop(f);
 }
 
-/* nng's REQ resend is off on the socket and on the context the requests
- * go through, so a long take is never sent twice behind our back. */
+/* Through nng (an ipc:// URL), REQ resend is off on the socket and on
+ * the context the requests go through, so a long take is never sent
+ * twice behind our back. */
 static void
 test_resend_is_disabled(void **state)
 {
 	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
-	struct sluice_client *c = open_client(f->url);
+	struct sluice_client *c = open_client(f->ipc_url);
 	nng_duration d = 0;
+	nng_socket sock;
+	nng_ctx ctx;
 
 	(void)state;
 	assert_int_equal(sluice_delete(c, 1), 0);
-	assert_true(c->open);
+	assert_non_null(c->conn);
+	assert_ptr_equal(c->conn->ops, &conn_nng_ops);
+	conn_nng_sock(c->conn, &sock, &ctx);
 	assert_int_equal(
-	    nng_socket_get_ms(c->sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	    nng_socket_get_ms(sock, NNG_OPT_REQ_RESENDTIME, &d), 0);
 	assert_int_equal(d, NNG_DURATION_INFINITE);
 	d = 0;
-	assert_int_equal(nng_ctx_get_ms(c->ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
+	assert_int_equal(nng_ctx_get_ms(ctx, NNG_OPT_REQ_RESENDTIME, &d), 0);
 	assert_int_equal(d, NNG_DURATION_INFINITE);
 	sluice_close(c);
 	t_fake_stop(f);
@@ -555,6 +573,519 @@ test_unreachable_server(void **state)
 	t_fake_stop(f);
 }
 
+/* ---- SP over TCP against a raw server ------------------------------------ */
+
+enum raw_mode {
+	RAW_HTTP,      /* answers our greeting in HTTP */
+	RAW_BEANSTALK, /* answers it as beanstalkd does a bad command */
+	RAW_SILENT,    /* accepts, reads, says nothing */
+	RAW_PROBED,    /* closes on our greeting, answers a GET in HTTP (as
+	                  nng's HTTP server does) */
+	RAW_STALE,     /* a reply to an older id before each reply, and one
+	                  after it in the same write */
+	RAW_CUT,       /* half a reply, then closes */
+	RAW_SPLIT,     /* each reply a few bytes per write */
+	RAW_HUGE,      /* a frame longer than any reply may be */
+	RAW_ONCE,      /* answers one request per connection, then closes */
+};
+
+enum {
+	RAW_IO_MS = 3000,    /* the longest the server waits for the client */
+	RAW_IDS = 16,        /* request ids kept */
+	RAW_BIG = 300 << 10, /* the payload of a take in RAW_SPLIT */
+};
+
+struct raw {
+	int lfd;
+	char url[64];
+	enum raw_mode mode;
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_int naccept;
+	atomic_int nreq;
+	uint32_t ids[RAW_IDS]; /* of the first requests, in order */
+	char *big;             /* RAW_BIG bytes */
+};
+
+/* Reads exactly `n` bytes, waiting at most RAW_IO_MS for each piece. */
+static bool
+raw_read(int fd, void *p, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pf, 1, RAW_IO_MS) != 1)
+			return false;
+		if ((r = read(fd, (char *)p + got, n - got)) <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+static bool
+raw_write(int fd, const void *p, size_t n)
+{
+	return send(fd, p, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
+
+/* Waits (bounded) until the client closes its side. */
+static void
+raw_drain(struct raw *r, int fd)
+{
+	char b[256];
+
+	for (int i = 0; i < 100 && !atomic_load(&r->stop); i++) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pf, 1, 50) == 1 && read(fd, b, sizeof(b)) <= 0)
+			return;
+	}
+}
+
+/* The reply to `q`: a put gets `put_id`; a take one task of RAW_BIG
+ * bytes; everything else an error. Framed with `id`, appended to `b`. */
+static void
+raw_frame(struct raw *r, struct buf *b, uint32_t id, const struct msg_req *q,
+    uint64_t put_id)
+{
+	struct msg_rep rep = { .op = q->op };
+	struct msg_task t;
+	size_t at = b->len;
+
+	buf_extend(b, SP_LEN);
+	buf_put_u32(b, 0);
+	sp_store_u32(b->data + at + SP_LEN, id);
+	if (q->op == MSG_OP_PUT) {
+		rep.put.id = put_id;
+		rep.put.created = true;
+		assert_int_equal(msg_encode_rep(b, &rep), 0);
+	} else if (q->op == MSG_OP_TAKE) {
+		memset(&t, 0, sizeof(t));
+		t.id = 9;
+		t.lease = 10;
+		t.state = MSG_ST_TAKEN;
+		t.tube = msg_cstr("big");
+		t.payload.p = r->big;
+		t.payload.len = RAW_BIG;
+		t.size = RAW_BIG;
+		rep.tasks.n = 1;
+		rep.tasks.tasks = &t;
+		assert_int_equal(msg_encode_rep(b, &rep), 0);
+	} else {
+		msg_encode_err(b, q->op, SLUICE_EINVAL, "raw", NULL);
+	}
+	sp_store_len(b->data + at, b->len - at - SP_LEN);
+}
+
+/* Serves requests on `fd` as the mode says, until the client goes. */
+static void
+raw_serve(struct raw *r, int fd)
+{
+	uint8_t hdr[SP_HANDSHAKE], fh[SP_LEN + 4];
+	struct buf body, out;
+	struct msg_req q;
+
+	buf_init(&body);
+	buf_init(&out);
+	sp_handshake(hdr, SP_PROTO_REP0);
+	if (!raw_write(fd, hdr, sizeof(hdr)))
+		goto done;
+	while (raw_read(fd, fh, sizeof(fh))) {
+		uint64_t len = sp_load_len(fh);
+		uint32_t id = sp_load_u32(fh + SP_LEN);
+		int n = atomic_fetch_add(&r->nreq, 1);
+
+		if (n < RAW_IDS)
+			r->ids[n] = id;
+		if (len < 4 || len > (1 << 20))
+			break;
+		buf_reset(&body);
+		if (!raw_read(fd, buf_extend(&body, len - 4), len - 4))
+			break;
+		assert_int_equal(
+		    msg_decode_req(body.data, body.len, NULL, &q), 0);
+		buf_reset(&out);
+		switch (r->mode) {
+		case RAW_STALE:
+			raw_frame(r, &out, id - 1, &q, 7);
+			raw_write(fd, out.data, out.len);
+			usleep(5 * 1000);
+			buf_reset(&out);
+			raw_frame(r, &out, id, &q, 42);
+			raw_frame(r, &out, id - 2, &q, 8);
+			raw_write(fd, out.data, out.len);
+			break;
+		case RAW_CUT:
+			raw_frame(r, &out, id, &q, 42);
+			raw_write(fd, out.data, out.len / 2);
+			goto done;
+		case RAW_SPLIT:
+			raw_frame(r, &out, id, &q, 42);
+			for (size_t at = 0, k = 1; at < out.len; at += k) {
+				/* a byte at a time at first, then larger */
+				k = at < 40 ? 1 : 4093;
+				if (k > out.len - at)
+					k = out.len - at;
+				if (!raw_write(fd, out.data + at, k))
+					goto done;
+				if (at < 40)
+					usleep(500);
+			}
+			break;
+		case RAW_HUGE:
+			sp_store_len(fh, (uint64_t)MSG_SIZE_MAX + 2048);
+			raw_write(fd, fh, sizeof(fh));
+			break;
+		default:
+			raw_frame(r, &out, id, &q, 42);
+			raw_write(fd, out.data, out.len);
+			if (r->mode == RAW_ONCE)
+				goto done;
+		}
+	}
+done:
+	buf_free(&body);
+	buf_free(&out);
+}
+
+static void
+raw_conn(struct raw *r, int fd)
+{
+	static const char http[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+	static const char bs[] = "UNKNOWN_COMMAND\r\n";
+	static const char notfound[] = "HTTP/1.0 404 Not Found\r\n\r\n";
+	uint8_t in[SP_HANDSHAKE];
+	char line[64];
+	size_t n = 0;
+
+	if (r->mode == RAW_PROBED) {
+		/* our greeting: close at once; an HTTP request: answer it */
+		if (!raw_read(fd, in, 4) || memcmp(in, "GET ", 4) != 0)
+			return;
+		while (n < sizeof(line) - 1 && raw_read(fd, line + n, 1) &&
+		    !(n >= 3 && memcmp(line + n - 3, "\r\n\r", 3) == 0 &&
+		        line[n] == '\n'))
+			n++;
+		raw_write(fd, notfound, sizeof(notfound) - 1);
+		return;
+	}
+	if (!raw_read(fd, in, sizeof(in)))
+		return;
+	switch (r->mode) {
+	case RAW_HTTP:
+		raw_write(fd, http, sizeof(http) - 1);
+		raw_drain(r, fd);
+		return;
+	case RAW_BEANSTALK:
+		raw_write(fd, bs, sizeof(bs) - 1);
+		raw_drain(r, fd);
+		return;
+	case RAW_SILENT:
+		raw_drain(r, fd);
+		return;
+	default:
+		raw_serve(r, fd);
+	}
+}
+
+static void *
+raw_run(void *arg)
+{
+	struct raw *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		struct pollfd pf = { .fd = r->lfd, .events = POLLIN };
+		int fd, one = 1;
+
+		if (poll(&pf, 1, 20) != 1)
+			continue;
+		if ((fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+			continue;
+		atomic_fetch_add(&r->naccept, 1);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		raw_conn(r, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static struct raw *
+raw_start(enum raw_mode mode)
+{
+	struct raw *r = calloc(1, sizeof(*r));
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+
+	assert_non_null(r);
+	r->mode = mode;
+	assert_non_null(r->big = malloc(RAW_BIG));
+	for (size_t i = 0; i < RAW_BIG; i++)
+		r->big[i] = (char)('a' + i % 26);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(
+	    (r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(r->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(r->lfd, 8), 0);
+	assert_int_equal(getsockname(r->lfd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(r->url, sizeof(r->url), "tcp://127.0.0.1:%u",
+	    (unsigned)ntohs(a.sin_port));
+	assert_int_equal(pthread_create(&r->thread, NULL, raw_run, r), 0);
+	return r;
+}
+
+static void
+raw_stop(struct raw *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+	close(r->lfd);
+	free(r->big);
+	free(r);
+}
+
+/* A server that answers in HTTP is named, and the handle goes on to the
+ * next URL. */
+static void
+test_tcp_peer_speaking_http_is_named(void **state)
+{
+	struct raw *r = raw_start(RAW_HTTP);
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(r->url);
+	char want[160], urls[160];
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ECONN);
+	snprintf(want, sizeof(want),
+	    "%s speaks HTTP, not the sluice protocol; is this the --http "
+	    "port?",
+	    r->url);
+	assert_string_equal(sluice_errmsg(c), want);
+	sluice_close(c);
+
+	snprintf(urls, sizeof(urls), "%s,%s", r->url, f->url);
+	c = open_client(urls);
+	assert_int_equal(sluice_delete(c, 1), 0);
+	assert_string_equal(sluice_url(c), f->url);
+	sluice_close(c);
+	t_fake_stop(f);
+	raw_stop(r);
+}
+
+/* beanstalkd's answer to a line it does not know names it too. */
+static void
+test_tcp_peer_speaking_beanstalk_is_named(void **state)
+{
+	struct raw *r = raw_start(RAW_BEANSTALK);
+	struct sluice_client *c = open_client(r->url);
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ECONN);
+	assert_non_null(strstr(sluice_errmsg(c), "speaks the beanstalk"));
+	assert_non_null(strstr(sluice_errmsg(c), "--beanstalk port"));
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* nng's HTTP server closes the connection on our greeting without a word:
+ * asked again in HTTP, it is named. */
+static void
+test_tcp_peer_that_closes_is_probed(void **state)
+{
+	struct raw *r = raw_start(RAW_PROBED);
+	struct sluice_client *c = open_client(r->url);
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ECONN);
+	assert_non_null(strstr(sluice_errmsg(c), "speaks HTTP"));
+	assert_int_equal(atomic_load(&r->naccept), 2);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* A peer that accepts and stays silent costs connect_ms, not more: the
+ * call's timeout does not extend the connect. */
+static void
+test_tcp_silent_peer_costs_the_connect_timeout(void **state)
+{
+	struct raw *r = raw_start(RAW_SILENT);
+	struct sluice_client *c = open_client(r->url);
+	int64_t t0, took;
+
+	(void)state;
+	sluice_set_connect_timeout(c, 300);
+	sluice_set_timeout(c, 10000);
+	t0 = now_ms();
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ECONN);
+	took = now_ms() - t0;
+	assert_true(took >= 290);
+	assert_true(took < 2000);
+	assert_non_null(strstr(sluice_errmsg(c), "sent nothing within 300 ms"));
+	assert_int_equal(atomic_load(&r->nreq), 0);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* Replies to other ids (left over from calls that gave up) are skipped,
+ * before the wanted one and after it in the same read; ids go up by one
+ * per request with the top bit set. */
+static void
+test_tcp_stale_replies_are_skipped(void **state)
+{
+	struct raw *r = raw_start(RAW_STALE);
+	struct sluice_client *c = open_client(r->url);
+	uint64_t id;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		id = 0;
+		assert_int_equal(sluice_put(c, NULL, "x", 1, &id, NULL), 0);
+		assert_true(id == 42);
+	}
+	assert_int_equal(atomic_load(&r->nreq), 3);
+	assert_int_equal(atomic_load(&r->naccept), 1);
+	for (int i = 0; i < 3; i++)
+		assert_true(r->ids[i] & SP_ID_BIT);
+	assert_true(r->ids[1] == (r->ids[0] + 1) ||
+	    (r->ids[0] == 0xffffffffu && r->ids[1] == SP_ID_BIT));
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* A connection closed halfway through a reply: ECONN, the put is not
+ * sent again, and the next call connects anew. */
+static void
+test_tcp_reply_cut_short_is_econn(void **state)
+{
+	struct raw *r = raw_start(RAW_CUT);
+	struct sluice_client *c = open_client(r->url);
+
+	(void)state;
+	assert_int_equal(sluice_put(c, NULL, "x", 1, NULL, NULL), SLUICE_ECONN);
+	assert_non_null(strstr(sluice_errmsg(c), "lost during put"));
+	assert_int_equal(atomic_load(&r->nreq), 1);
+	assert_int_equal(sluice_put(c, NULL, "x", 1, NULL, NULL), SLUICE_ECONN);
+	assert_int_equal(atomic_load(&r->nreq), 2);
+	assert_int_equal(atomic_load(&r->naccept), 2);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* Replies that arrive a byte at a time, and one of 300 KiB in many
+ * pieces, are put back together. */
+static void
+test_tcp_replies_split_into_many_writes(void **state)
+{
+	struct raw *r = raw_start(RAW_SPLIT);
+	struct sluice_client *c = open_client(r->url);
+	struct sluice_task *t;
+	uint64_t id = 0;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(sluice_put(c, NULL, "x", 1, &id, NULL), 0);
+	assert_true(id == 42);
+	assert_int_equal(sluice_take(c, NULL, &t, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].payload_len, RAW_BIG);
+	assert_memory_equal(t[0].payload, r->big, RAW_BIG);
+	sluice_task_free(t);
+	assert_int_equal(sluice_put(c, NULL, "x", 1, &id, NULL), 0);
+	assert_int_equal(atomic_load(&r->naccept), 1);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* A frame longer than the largest reply is a protocol error: the
+ * connection is closed, the next call opens another. */
+static void
+test_tcp_oversized_frame_is_eproto(void **state)
+{
+	struct raw *r = raw_start(RAW_HUGE);
+	struct sluice_client *c = open_client(r->url);
+
+	(void)state;
+	assert_int_equal(sluice_delete(c, 1), SLUICE_EPROTO);
+	assert_non_null(strstr(sluice_errmsg(c), "bad reply"));
+	assert_int_equal(sluice_delete(c, 1), SLUICE_EPROTO);
+	assert_int_equal(atomic_load(&r->naccept), 2);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* A connection the server closed while the handle was idle is replaced
+ * before the next request goes out: a put is not lost to it. */
+static void
+test_tcp_connection_closed_while_idle_is_replaced(void **state)
+{
+	struct raw *r = raw_start(RAW_ONCE);
+	struct sluice_client *c = open_client(r->url);
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sluice_put(c, NULL, "x", 1, NULL, NULL), 0);
+		/* the server's close reaches the client (bounded) */
+		for (int k = 0; k < 100 && c->conn->ops->up(c->conn); k++)
+			usleep(10 * 1000);
+	}
+	assert_int_equal(atomic_load(&r->nreq), 3);
+	assert_int_equal(atomic_load(&r->naccept), 3);
+	sluice_close(c);
+	raw_stop(r);
+}
+
+/* A host name is resolved (off the caller's thread, within the connect
+ * timeout), and each of its addresses tried: "localhost" may name ::1
+ * first, where nothing listens. */
+static void
+test_tcp_host_by_name(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c;
+	char url[64];
+
+	(void)state;
+	snprintf(
+	    url, sizeof(url), "tcp://localhost:%s", strrchr(f->url, ':') + 1);
+	c = open_client(url);
+	assert_int_equal(sluice_delete(c, 1), 0);
+	sluice_close(c);
+
+	snprintf(url, sizeof(url), "tcp://no-such-host.invalid:1");
+	c = open_client(url);
+	sluice_set_connect_timeout(c, 500);
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ECONN);
+	assert_non_null(strstr(sluice_errmsg(c), "no-such-host.invalid"));
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
+/* The other schemes still go through nng: every call works over ipc://. */
+static void
+test_ipc_goes_through_nng(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(f->ipc_url);
+	struct sluice_task *t;
+	uint64_t id = 0;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(sluice_put(c, NULL, "hi", 2, &id, NULL), 0);
+	assert_true(id == 42);
+	assert_ptr_equal(c->conn->ops, &conn_nng_ops);
+	assert_int_equal(sluice_take(c, NULL, &t, &n), 0);
+	sluice_task_free(t);
+	sluice_close(c);
+
+	c = open_client(f->url);
+	assert_int_equal(sluice_put(c, NULL, "hi", 2, &id, NULL), 0);
+	assert_ptr_equal(c->conn->ops, &conn_tcp_ops);
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
 static void
 test_open_refuses_bad_lists(void **state)
 {
@@ -598,6 +1129,19 @@ main(void)
 		cmocka_unit_test(test_take_timeout_includes_its_wait),
 		cmocka_unit_test(test_garbage_reply_is_eproto),
 		cmocka_unit_test(test_unreachable_server),
+		cmocka_unit_test(test_tcp_peer_speaking_http_is_named),
+		cmocka_unit_test(test_tcp_peer_speaking_beanstalk_is_named),
+		cmocka_unit_test(test_tcp_peer_that_closes_is_probed),
+		cmocka_unit_test(
+		    test_tcp_silent_peer_costs_the_connect_timeout),
+		cmocka_unit_test(test_tcp_stale_replies_are_skipped),
+		cmocka_unit_test(test_tcp_reply_cut_short_is_econn),
+		cmocka_unit_test(test_tcp_replies_split_into_many_writes),
+		cmocka_unit_test(test_tcp_oversized_frame_is_eproto),
+		cmocka_unit_test(
+		    test_tcp_connection_closed_while_idle_is_replaced),
+		cmocka_unit_test(test_tcp_host_by_name),
+		cmocka_unit_test(test_ipc_goes_through_nng),
 	};
 
 	if (getenv("T"))

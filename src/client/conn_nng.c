@@ -1,0 +1,289 @@
+/* conn_nng - a connection through an nng REQ socket, for every URL scheme
+ * but tcp:// (ipc://, inproc://, ws://, tls+tcp://: see conn.h).
+ *
+ * One REQ socket with one dialer, to one URL. The dial is non-blocking and
+ * open waits for nng's "pipe added" event up to connect_ms, so an
+ * unreachable host costs connect_ms, never a kernel's TCP timeout.
+ *
+ * No resend. nng's REQ protocol re-sends a request after
+ * NNG_OPT_REQ_RESENDTIME and, in nng 1.5, also on a new pipe when the one
+ * it went out on closes. Both are wrong for a queue (a take or a put would
+ * run twice), so the resend time is infinite and the connection watches
+ * its pipe: when the pipe goes away while a request is in flight, the
+ * pipe callback aborts the receive (`lost`) and the exchange reports
+ * SLUICE_ECONN; the caller then closes the socket.
+ *
+ * The `lost` race: the pipe may go between the end of the send and the
+ * start of the receive, when there is nothing to abort. So the callback
+ * sets `lost` under the mutex, and the exchange checks it under the mutex
+ * right after starting each operation; one of the two always sees the
+ * other. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "client/conn.h"
+#include "proto/msg.h"
+#include "sluice.h"
+
+enum {
+	RECONNECT_MIN_MS = 50,
+	RECONNECT_MAX_MS = 500,
+	/* the largest reply, with room for nng's request-id header */
+	RECV_MAX = MSG_SIZE_MAX + 1024,
+};
+
+struct conn_nng {
+	struct conn base;
+	nng_socket sock; /* REQ, dialing one URL */
+	nng_ctx ctx;
+	nng_aio *aio; /* the one send/recv in flight */
+
+	/* Shared with nng's pipe callbacks, under mtx. */
+	pthread_mutex_t mtx;
+	pthread_cond_t cv; /* signalled when a pipe is added */
+	uint32_t pipe;     /* id of the live pipe; 0: none */
+	bool busy;         /* a request is in flight on aio */
+	bool lost;         /* the pipe went away while busy */
+};
+
+static void
+pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct conn_nng *k = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+
+	pthread_mutex_lock(&k->mtx);
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		k->pipe = id;
+		pthread_cond_broadcast(&k->cv);
+	} else if (ev == NNG_PIPE_EV_REM_POST && id == k->pipe) {
+		k->pipe = 0;
+		if (k->busy) {
+			k->lost = true;
+			nng_aio_abort(k->aio, NNG_ECONNRESET);
+		}
+	}
+	pthread_mutex_unlock(&k->mtx);
+}
+
+static int
+nng_to_sluice(int rv)
+{
+	switch (rv) {
+	case 0:
+		return 0;
+	case NNG_ENOMEM:
+		return SLUICE_ENOMEM;
+	case NNG_ETIMEDOUT:
+		return SLUICE_ETIMEDOUT;
+	}
+	return SLUICE_ECONN;
+}
+
+/* Waits until a pipe is up or `ms` passed; true when up. */
+static bool
+wait_pipe(struct conn_nng *k, int ms)
+{
+	struct timespec dl;
+	bool up;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&k->mtx);
+	while (k->pipe == 0) {
+		if (pthread_cond_timedwait(&k->cv, &k->mtx, &dl) == ETIMEDOUT)
+			break;
+	}
+	up = k->pipe != 0;
+	pthread_mutex_unlock(&k->mtx);
+	return up;
+}
+
+/* Closes the socket (which runs the pipe callbacks: never with mtx held)
+ * and frees everything; `k` may be half built. */
+static void
+nng_conn_close(struct conn *base)
+{
+	struct conn_nng *k = (struct conn_nng *)base;
+
+	if (k == NULL)
+		return;
+	if (nng_socket_id(k->sock) > 0)
+		nng_close(k->sock);
+	nng_aio_free(k->aio);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->mtx);
+	free(k);
+}
+
+static int
+nng_conn_open(const char *url, int connect_ms, struct conn **out, char *err,
+    size_t errlen)
+{
+	struct conn_nng *k;
+	pthread_condattr_t ca;
+	nng_dialer d;
+	int rv;
+
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		return SLUICE_ENOMEM;
+	k->base.ops = &conn_nng_ops;
+	k->sock = (nng_socket)NNG_SOCKET_INITIALIZER;
+	pthread_mutex_init(&k->mtx, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((rv = nng_aio_alloc(&k->aio, NULL, NULL)) != 0 ||
+	    (rv = nng_req0_open(&k->sock)) != 0) {
+		snprintf(err, errlen, "open socket: %s", nng_strerror(rv));
+		goto fail_close;
+	}
+	if ((rv = nng_socket_set_ms(k->sock, NNG_OPT_REQ_RESENDTIME,
+	         NNG_DURATION_INFINITE)) != 0 ||
+	    (rv = nng_socket_set_size(k->sock, NNG_OPT_RECVMAXSZ, RECV_MAX)) !=
+	        0 ||
+	    (rv = nng_socket_set_ms(
+	         k->sock, NNG_OPT_RECONNMINT, RECONNECT_MIN_MS)) != 0 ||
+	    (rv = nng_socket_set_ms(
+	         k->sock, NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)) != 0 ||
+	    (rv = nng_pipe_notify(k->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, k)) !=
+	        0 ||
+	    (rv = nng_pipe_notify(k->sock, NNG_PIPE_EV_REM_POST, pipe_cb, k)) !=
+	        0 ||
+	    (rv = nng_ctx_open(&k->ctx, k->sock)) != 0 ||
+	    (rv = nng_ctx_set_ms(
+	         k->ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE)) != 0) {
+		snprintf(err, errlen, "set up socket: %s", nng_strerror(rv));
+		goto fail_close;
+	}
+	if ((rv = nng_dialer_create(&d, k->sock, url)) != 0) {
+		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+		goto fail_close;
+	}
+	if ((rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
+		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(rv));
+		goto fail_close;
+	}
+	if (!wait_pipe(k, connect_ms)) {
+		snprintf(err, errlen, "%s: no connection within %d ms", url,
+		    connect_ms);
+		rv = NNG_ETIMEDOUT;
+		goto fail_close;
+	}
+	*out = &k->base;
+	return 0;
+
+fail_close:
+	nng_conn_close(&k->base);
+	return rv == NNG_ENOMEM ? SLUICE_ENOMEM : SLUICE_ECONN;
+}
+
+static bool
+nng_conn_up(struct conn *base)
+{
+	struct conn_nng *k = (struct conn_nng *)base;
+	bool up;
+
+	pthread_mutex_lock(&k->mtx);
+	up = k->pipe != 0;
+	pthread_mutex_unlock(&k->mtx);
+	return up;
+}
+
+/* Checks, after an operation was started on aio, whether the pipe went
+ * away before the callback could abort it. */
+static void
+abort_if_lost(struct conn_nng *k)
+{
+	pthread_mutex_lock(&k->mtx);
+	if (k->lost)
+		nng_aio_abort(k->aio, NNG_ECONNRESET);
+	pthread_mutex_unlock(&k->mtx);
+}
+
+static int
+nng_conn_exchange(struct conn *base, const void *req, size_t len, uint32_t seq,
+    int tmo_ms, struct buf *reply, size_t *off, char *err, size_t errlen)
+{
+	struct conn_nng *k = (struct conn_nng *)base;
+	nng_duration tmo = tmo_ms < 0 ? NNG_DURATION_INFINITE : tmo_ms;
+	nng_msg *m;
+	bool lost;
+	int rv;
+
+	(void)seq; /* req0 numbers its requests itself */
+	(void)err;
+	(void)errlen;
+	if ((rv = nng_msg_alloc(&m, len)) != 0)
+		return SLUICE_ENOMEM;
+	memcpy(nng_msg_body(m), req, len);
+	pthread_mutex_lock(&k->mtx);
+	k->busy = true;
+	k->lost = k->pipe == 0;
+	pthread_mutex_unlock(&k->mtx);
+
+	nng_aio_set_msg(k->aio, m);
+	nng_aio_set_timeout(k->aio, tmo);
+	nng_ctx_send(k->ctx, k->aio);
+	abort_if_lost(k);
+	nng_aio_wait(k->aio);
+	if ((rv = nng_aio_result(k->aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(k->aio)); /* still ours */
+		nng_aio_set_msg(k->aio, NULL);
+		goto done;
+	}
+	nng_aio_set_timeout(k->aio, tmo);
+	nng_ctx_recv(k->ctx, k->aio);
+	abort_if_lost(k);
+	nng_aio_wait(k->aio);
+	if ((rv = nng_aio_result(k->aio)) == 0) {
+		m = nng_aio_get_msg(k->aio);
+		nng_aio_set_msg(k->aio, NULL);
+		buf_reset(reply);
+		buf_put(reply, nng_msg_body(m), nng_msg_len(m));
+		nng_msg_free(m);
+		if (buf_failed(reply))
+			rv = NNG_ENOMEM;
+		*off = 0;
+	}
+
+done:
+	pthread_mutex_lock(&k->mtx);
+	k->busy = false;
+	lost = k->lost;
+	pthread_mutex_unlock(&k->mtx);
+	if (rv == 0)
+		return 0;
+	if (lost)
+		return SLUICE_ECONN;
+	return nng_to_sluice(rv);
+}
+
+void
+conn_nng_sock(struct conn *base, nng_socket *sock, nng_ctx *ctx)
+{
+	struct conn_nng *k = (struct conn_nng *)base;
+
+	*sock = k->sock;
+	*ctx = k->ctx;
+}
+
+const struct conn_ops conn_nng_ops = {
+	.open = nng_conn_open,
+	.up = nng_conn_up,
+	.exchange = nng_conn_exchange,
+	.close = nng_conn_close,
+};
