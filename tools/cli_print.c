@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "cli_util.h"
 #include "proto/json.h"
+#include "util/dur.h"
 
 static uint64_t
 now_ms(void)
@@ -37,10 +38,10 @@ fmt_when(char *out, size_t n, uint64_t unix_ms)
 	if (unix_ms == 0) {
 		snprintf(out, n, "-");
 	} else if (unix_ms >= now) {
-		cli_fmt_dur(rel, sizeof(rel), unix_ms - now);
+		dur_fmt(rel, sizeof(rel), unix_ms - now);
 		snprintf(out, n, "%s (in %s)", abs, rel);
 	} else {
-		cli_fmt_dur(rel, sizeof(rel), now - unix_ms);
+		dur_fmt(rel, sizeof(rel), now - unix_ms);
 		snprintf(out, n, "%s (%s ago)", abs, rel);
 	}
 }
@@ -68,10 +69,10 @@ task_text(FILE *f, const struct sluice_task *t)
 		fmt_when(when, sizeof(when), t->deadline);
 		fprintf(f, "deadline      %s\n", when);
 	}
-	cli_fmt_dur(dur, sizeof(dur), t->ttr_ms);
+	dur_fmt(dur, sizeof(dur), t->ttr_ms);
 	fprintf(f, "ttr           %s\n", dur);
 	if (t->period_ms) {
-		cli_fmt_dur(dur, sizeof(dur), t->period_ms);
+		dur_fmt(dur, sizeof(dur), t->period_ms);
 		fprintf(f, "every         %s\n", dur);
 	}
 	fmt_when(when, sizeof(when), t->created_at);
@@ -143,7 +144,7 @@ counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
 	char age[32], paused[40];
 
 	if (t->oldest_ready_age_ms)
-		cli_fmt_dur(age, sizeof(age), t->oldest_ready_age_ms);
+		dur_fmt(age, sizeof(age), t->oldest_ready_age_ms);
 	else
 		snprintf(age, sizeof(age), "-");
 	cli_fmt_time(paused, sizeof(paused), t->paused_until);

@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "util/dur.h"
 
 extern char **environ;
 
@@ -561,7 +562,7 @@ cmd_work(struct cli *cli, int argc, char **argv)
 				    optarg);
 			break;
 		case 'w':
-			if (cli_parse_dur(optarg, &w.idle_ms) != 0 ||
+			if (dur_parse(optarg, &w.idle_ms) != 0 ||
 			    w.idle_ms == 0)
 				return cli_usage_error(cli,
 				    "--wait: \"%s\" is not a duration > 0",

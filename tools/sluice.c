@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "util/dur.h"
 
 /* Long-only options, shared by the commands' tables. */
 enum {
@@ -290,7 +291,7 @@ parse_u64(struct cli *cli, const char *opt, const char *s, uint64_t max,
 static int
 parse_dur(struct cli *cli, const char *opt, const char *s, uint64_t *ms)
 {
-	if (cli_parse_dur(s, ms) != 0)
+	if (dur_parse(s, ms) != 0)
 		return cli_usage_error(cli,
 		    "%s: \"%s\" is not a duration (ms, or a number with ms, s, "
 		    "m or h)",
@@ -1438,7 +1439,7 @@ main(int argc, char **argv)
 			cli.urls = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_dur(optarg, &ms) != 0 || ms > INT32_MAX)
+			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
 				return main_usage_error(
 				    "--timeout: \"%s\" is not a duration",
 				    optarg);

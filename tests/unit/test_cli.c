@@ -1,5 +1,5 @@
-/* Tests of the sluice command-line tool: its pure helpers (durations,
- * numbers, UTF-8, JSON strings, base64), then the real binary run against
+/* Tests of the sluice command-line tool: its pure helpers
+ * (numbers, UTF-8, JSON strings, base64), then the real binary run against
  * t_fake (tests/lib/t_fake.h): output shapes, exit codes, put --lines
  * batching and the work command. */
 #include <fcntl.h>
@@ -17,49 +17,6 @@
 #include "t_lib.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t
-dur(const char *s)
-{
-	uint64_t ms = 12345;
-
-	assert_int_equal(cli_parse_dur(s, &ms), 0);
-	return ms;
-}
-
-static void
-test_dur_accepts_ms_and_units(void **state)
-{
-	(void)state;
-	assert_true(dur("0") == 0);
-	assert_true(dur("250") == 250);
-	assert_true(dur("250ms") == 250);
-	assert_true(dur("2s") == 2000);
-	assert_true(dur("1.5s") == 1500);
-	assert_true(dur(".5s") == 500);
-	assert_true(dur("0.001s") == 1);
-	assert_true(dur("1.5m") == 90000);
-	assert_true(dur("3m") == 180000);
-	assert_true(dur("1h") == 3600000);
-	assert_true(dur("24h") == 86400000);
-}
-
-static void
-test_dur_refuses_the_rest(void **state)
-{
-	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
-		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1d",
-		"99999999999999999999", "18446744073709551615h", "." };
-	uint64_t ms = 7;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (cli_parse_dur(bad[i], &ms) == 0)
-			fail_msg("\"%s\" parsed", bad[i]);
-	}
-	assert_int_equal(cli_parse_dur(NULL, &ms), -1);
-	assert_true(ms == 7); /* untouched on failure */
-}
 
 static void
 test_uint_parsing(void **state)
@@ -165,20 +122,6 @@ test_human_formats(void **state)
 	char b[64];
 
 	(void)state;
-	cli_fmt_dur(b, sizeof(b), 0);
-	assert_string_equal(b, "0");
-	cli_fmt_dur(b, sizeof(b), 250);
-	assert_string_equal(b, "250ms");
-	cli_fmt_dur(b, sizeof(b), 1500);
-	assert_string_equal(b, "1.500s");
-	cli_fmt_dur(b, sizeof(b), 60000);
-	assert_string_equal(b, "1m");
-	cli_fmt_dur(b, sizeof(b), 200000);
-	assert_string_equal(b, "3m20s");
-	cli_fmt_dur(b, sizeof(b), 3600000 + 300000);
-	assert_string_equal(b, "1h5m");
-	cli_fmt_dur(b, sizeof(b), 3 * 86400000ULL + 4 * 3600000);
-	assert_string_equal(b, "3d4h");
 	cli_fmt_time(b, sizeof(b), 0);
 	assert_string_equal(b, "-");
 
@@ -609,8 +552,6 @@ main(void)
 #define T(fn)                                                                  \
 	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dur_accepts_ms_and_units),
-		cmocka_unit_test(test_dur_refuses_the_rest),
 		cmocka_unit_test(test_uint_parsing),
 		cmocka_unit_test(test_utf8_validation),
 		cmocka_unit_test(test_json_escaping),
