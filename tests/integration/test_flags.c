@@ -1,7 +1,8 @@
 /* sluiced's flags and a start that cannot succeed: a bad flag is one line
  * and a hint; durations read as the sluice tool reads them; a start that
  * fails for an address (not a URL, taken, unresolvable) says why and leaves
- * nothing on disk. */
+ * nothing on disk; a follower whose leader cannot be reached says so,
+ * naming the URL, and not in a flood. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -225,6 +226,31 @@ test_a_failed_start_leaves_nothing_on_disk(void **state)
 	close(fd);
 }
 
+/* A follower whose leader cannot be reached says so within seconds,
+ * naming the URL, and not on every retry. */
+static void
+test_an_unreachable_leader_is_logged(void **state)
+{
+	struct t_srv *s = it_srv(*state, "lonely");
+	char leader[64];
+	int64_t t0;
+	int n = 0;
+
+	snprintf(leader, sizeof(leader), "tcp://127.0.0.1:%d", t_free_port());
+	s->args[0] = "--follow";
+	s->args[1] = leader;
+	it_start(s);
+	t0 = it_mono_ms();
+	while (it_mono_ms() - t0 < 10000 &&
+	    (n = it_log_count(s, "cannot reach the leader")) < 1)
+		it_sleep_ms(100);
+	assert_int_equal(n, 1);
+	assert_true(it_log_count(s, leader) >= 2); /* "following", this */
+	it_sleep_ms(3000);
+	assert_int_equal(it_log_count(s, "cannot reach the leader"), 1);
+	assert_true(WIFEXITED(t_srv_stop(s, SIGTERM)));
+}
+
 int
 main(void)
 {
@@ -234,6 +260,7 @@ main(void)
 		T(test_a_bad_value_is_one_clear_line),
 		T(test_durations_take_units),
 		T(test_a_failed_start_leaves_nothing_on_disk),
+		T(test_an_unreachable_leader_is_logged),
 	};
 #undef T
 	return cmocka_run_group_tests_name("sluiced flags", tests, NULL, NULL);
