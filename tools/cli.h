@@ -5,6 +5,7 @@
 #define SLUICE_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sluice.h"
@@ -33,15 +34,25 @@ int cli_connect(struct cli *cli);
 int cli_fail(struct cli *cli, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* "sluice: COMMAND: MESSAGE" and the command's usage line on stderr;
- * returns EXIT_USAGE. */
+/* "sluice: COMMAND: MESSAGE" and a hint ("Try 'sluice COMMAND --help'")
+ * on stderr, as getopt tools do; returns EXIT_USAGE. */
 int cli_usage_error(struct cli *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A whole number in [min, max] for option `opt`: 0 and `*out`, or the
+ * usage error ("OPT takes a whole number from MIN to MAX, not "S""). */
+int cli_parse_num(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out);
+
+/* A duration (util/dur.h) of at least `min` ms for option `opt`: 0 and
+ * `*ms`, or the usage error. */
+int cli_parse_ms(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t *ms);
 
 /* Prints the current command's usage and help; returns EXIT_OK. */
 int cli_help(void);
 
-/* After getopt_long complained about an option: the usage, EXIT_USAGE. */
+/* After getopt_long complained about an option: the hint, EXIT_USAGE. */
 int cli_bad_option(struct cli *cli);
 
 /* ---- output (cli_print.c) -------------------------------------------------

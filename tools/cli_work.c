@@ -546,27 +546,20 @@ cmd_work(struct cli *cli, int argc, char **argv)
 			tubes[w.ntubes++] = optarg;
 			break;
 		case 'c':
-			if (cli_parse_uint(optarg, MAX_CONCURRENCY, &v) != 0 ||
-			    v == 0)
-				return cli_usage_error(cli,
-				    "-c: \"%s\" is not 1 to %d", optarg,
-				    MAX_CONCURRENCY);
+			if ((rc = cli_parse_num(cli, "-c", optarg, 1,
+			         MAX_CONCURRENCY, &v)) != 0)
+				return rc;
 			w.njobs = (int)v;
 			break;
 		case 'm':
-			if (cli_parse_uint(optarg, UINT64_MAX, &w.max_tasks) !=
-			        0 ||
-			    w.max_tasks == 0)
-				return cli_usage_error(cli,
-				    "--max-tasks: \"%s\" is not a number >= 1",
-				    optarg);
+			if ((rc = cli_parse_num(cli, "--max-tasks", optarg, 1,
+			         UINT64_MAX, &w.max_tasks)) != 0)
+				return rc;
 			break;
 		case 'w':
-			if (dur_parse(optarg, &w.idle_ms) != 0 ||
-			    w.idle_ms == 0)
-				return cli_usage_error(cli,
-				    "--wait: \"%s\" is not a duration > 0",
-				    optarg);
+			if ((rc = cli_parse_ms(
+			         cli, "--wait", optarg, 1, &w.idle_ms)) != 0)
+				return rc;
 			break;
 		case 'h':
 			return cli_help();

@@ -150,21 +150,28 @@ cli_connect(struct cli *cli)
 	return 0;
 }
 
+/* The server's and the library's messages often restate the error after
+ * where it happened, in their own words ("kick_id 9: no such task",
+ * "put to tube 'x': payload too large"). The where is said here, in the
+ * words of the command typed; so when the message holds the error's name,
+ * only the name and what follows it are kept, and otherwise the message
+ * is added after the name. */
 int
 cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 {
 	const char *detail = cli->c ? sluice_errmsg(cli->c) : "";
 	const char *name = sluice_strerror(rc);
+	const char *at = strstr(detail, name);
 	va_list ap;
 
 	fputs("sluice: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	if (detail[0] == '\0' || strcmp(detail, name) == 0)
+	if (detail[0] == '\0')
 		fprintf(stderr, ": %s\n", name);
-	else if (strncmp(detail, name, strlen(name)) == 0)
-		fprintf(stderr, ": %s\n", detail); /* already says it */
+	else if (at != NULL)
+		fprintf(stderr, ": %s\n", at);
 	else
 		fprintf(stderr, ": %s (%s)\n", name, detail);
 	return EXIT_ERR;
@@ -180,8 +187,6 @@ cli_usage_error(struct cli *cli, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	if (cur_cmd != NULL)
-		fputs(cur_cmd->usage, stderr);
 	fprintf(stderr, "Try 'sluice %s --help'.\n", cli->cmd);
 	return EXIT_USAGE;
 }
@@ -196,7 +201,6 @@ cli_help(void)
 int
 cli_bad_option(struct cli *cli)
 {
-	fputs(cur_cmd->usage, stderr);
 	fprintf(stderr, "Try 'sluice %s --help'.\n", cli->cmd);
 	return EXIT_USAGE;
 }
@@ -277,26 +281,49 @@ parse_id(struct cli *cli, const char *s, uint64_t *id)
 	return 0;
 }
 
-static int
-parse_u64(struct cli *cli, const char *opt, const char *s, uint64_t max,
-    uint64_t *out)
+int
+cli_parse_num(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out)
 {
-	if (cli_parse_uint(s, max, out) != 0)
+	uint64_t v;
+
+	if (cli_parse_uint(s, max, &v) != 0 || v < min)
 		return cli_usage_error(cli,
-		    "%s: \"%s\" is not a whole number (0 to %" PRIu64 ")", opt,
-		    s, max);
+		    "%s takes a whole number from %" PRIu64 " to %" PRIu64
+		    ", not \"%s\"",
+		    opt, min, max, s);
+	*out = v;
 	return 0;
+}
+
+int
+cli_parse_ms(
+    struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t *ms)
+{
+	char lo[32];
+	uint64_t v;
+
+	dur_fmt(lo, sizeof(lo), min);
+	if (dur_parse(s, &v) != 0 || v < min)
+		return cli_usage_error(cli,
+		    "%s takes a duration%s%s: milliseconds, or a number with "
+		    "ms, s, m or h (500, 2s, 1.5m, 1h); not \"%s\"",
+		    opt, min ? " of at least " : "", min ? lo : "", s);
+	*ms = v;
+	return 0;
+}
+
+static int
+parse_u64(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out)
+{
+	return cli_parse_num(cli, opt, s, min, max, out);
 }
 
 static int
 parse_dur(struct cli *cli, const char *opt, const char *s, uint64_t *ms)
 {
-	if (dur_parse(s, ms) != 0)
-		return cli_usage_error(cli,
-		    "%s: \"%s\" is not a duration (ms, or a number with ms, s, "
-		    "m or h)",
-		    opt, s);
-	return 0;
+	return cli_parse_ms(cli, opt, s, 0, ms);
 }
 
 /* The lease given with --lease, or the task's current one (peek). */
@@ -512,7 +539,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	struct args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
 	bool lines = false, delay = false;
-	uint64_t v, id;
+	uint64_t v = 0, id;
 	int ch, rc, created;
 
 	sluice_put_opts_init(&o);
@@ -523,7 +550,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		case 'p':
 			if ((rc = parse_u64(
-			         cli, "-p", optarg, UINT32_MAX, &v)) != 0)
+			         cli, "-p", optarg, 0, UINT32_MAX, &v)) != 0)
 				return rc;
 			o.priority = (uint32_t)v;
 			break;
@@ -534,12 +561,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			delay = true;
 			break;
 		case OPT_AT:
-			if ((rc = parse_u64(cli, "--at", optarg, UINT64_MAX,
+			if ((rc = parse_u64(cli, "--at", optarg, 1, UINT64_MAX,
 			         &o.run_at)) != 0)
 				return rc;
-			if (o.run_at == 0)
-				return cli_usage_error(
-				    cli, "--at: 0 is not a time");
 			break;
 		case OPT_TTR:
 			if ((rc = parse_dur(cli, "--ttr", optarg, &o.ttr_ms)) !=
@@ -547,7 +571,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 				return rc;
 			break;
 		case OPT_MAX_ATTEMPTS:
-			if ((rc = parse_u64(cli, "--max-attempts", optarg,
+			if ((rc = parse_u64(cli, "--max-attempts", optarg, 0,
 			         UINT32_MAX, &v)) != 0)
 				return rc;
 			o.max_attempts = (uint32_t)v;
@@ -635,7 +659,7 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	struct sluice_take_opts o = { .tubes = tubes, .max = 1, .detach = 1 };
 	struct args a = { argc, argv, "t:w:n:h", opts };
 	struct sluice_task *t;
-	uint64_t v;
+	uint64_t v = 0;
 	size_t n;
 	int ch, rc;
 
@@ -652,11 +676,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 				return rc;
 			break;
 		case 'n':
-			if ((rc = parse_u64(
-			         cli, "-n", optarg, SLUICE_TAKE_MAX, &v)) != 0)
+			if ((rc = parse_u64(cli, "-n", optarg, 1,
+			         SLUICE_TAKE_MAX, &v)) != 0)
 				return rc;
-			if (v == 0)
-				return cli_usage_error(cli, "-n: at least 1");
 			o.max = (uint32_t)v;
 			break;
 		case OPT_DETACH:
@@ -788,7 +810,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	const char *to = NULL, *error = NULL;
 	bool has_lease = false, has_delay = false;
 	int64_t priority = -1;
-	uint64_t id, lease = 0, delay = 0, v;
+	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
 	int ch, rc;
 
@@ -797,8 +819,8 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 
 		switch (ch) {
 		case OPT_LEASE:
-			if ((rc = parse_u64(cli, "--lease", optarg, UINT64_MAX,
-			         &lease)) != 0)
+			if ((rc = parse_u64(cli, "--lease", optarg, 0,
+			         UINT64_MAX, &lease)) != 0)
 				return rc;
 			has_lease = true;
 			break;
@@ -818,7 +840,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->priority;
 			if (ok &&
 			    (rc = parse_u64(
-			         cli, "-p", optarg, UINT32_MAX, &v)) != 0)
+			         cli, "-p", optarg, 0, UINT32_MAX, &v)) != 0)
 				return rc;
 			priority = (int64_t)v;
 			break;
@@ -905,7 +927,7 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		    (rc = cli_connect(cli)) != 0)
 			return rc;
 		if ((rc = sluice_kick_id(cli->c, id, &after)) != 0)
-			return cli_fail(cli, rc, "kick %" PRIu64, id);
+			return cli_fail(cli, rc, "kick --id %" PRIu64, id);
 		if (a.json)
 			printf("{\"kicked\":1,\"id\":%" PRIu64 "}\n", id);
 		else
@@ -915,10 +937,9 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 	if (optind == argc || argc - optind > 2)
 		return cli_usage_error(cli, "a TUBE (and maybe N) is needed");
 	if (argc - optind == 2 &&
-	    ((rc = parse_u64(cli, "N", argv[optind + 1], UINT32_MAX, &n)) != 0))
+	    ((rc = parse_u64(cli, "N", argv[optind + 1], 1, UINT32_MAX, &n)) !=
+	        0))
 		return rc;
-	if (n == 0)
-		return cli_usage_error(cli, "N: at least 1");
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
@@ -1191,12 +1212,9 @@ cmd_list(struct cli *cli, int argc, char **argv)
 				    optarg);
 			break;
 		case OPT_LIMIT:
-			if ((rc = parse_u64(cli, "--limit", optarg,
+			if ((rc = parse_u64(cli, "--limit", optarg, 1,
 			         SLUICE_LIST_MAX, &limit)) != 0)
 				return rc;
-			if (limit == 0)
-				return cli_usage_error(
-				    cli, "--limit: at least 1");
 			break;
 		case OPT_PAYLOADS:
 			payloads = true;
@@ -1412,8 +1430,36 @@ main_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%sTry 'sluice --help'.\n", main_usage);
+	fputs("\nTry 'sluice --help'.\n", stderr);
 	return EXIT_USAGE;
+}
+
+static const struct command *
+find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* `sluice help` and `sluice help COMMAND`: the same as --help. */
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc == 1) {
+		printf("%s%s", main_usage, main_help);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return main_usage_error("help: one COMMAND at most");
+	if ((cmd = find_command(argv[1])) == NULL)
+		return main_usage_error(
+		    "help: unknown command \"%s\"", argv[1]);
+	printf("%s%s", cmd->usage, cmd->help);
+	return EXIT_OK;
 }
 
 int
@@ -1427,11 +1473,12 @@ main(int argc, char **argv)
 		END_OPT,
 	};
 	struct cli cli = { .timeout_ms = -1, .cmd = "sluice" };
-	static char prog[64];
+	static char prog[64] = "sluice";
 	uint64_t ms;
 	int ch, rc;
 
 	cli.urls = getenv("SLUICE_URL");
+	argv[0] = prog; /* getopt_long names argv[0] in its complaints */
 	/* "+": stop at the command; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
 		switch (ch) {
@@ -1441,7 +1488,9 @@ main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
 				return main_usage_error(
-				    "--timeout: \"%s\" is not a duration",
+				    "--timeout takes a duration: milliseconds, "
+				    "or a number with ms, s, m or h (500, 2s, "
+				    "1.5m, 1h); not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
 			break;
@@ -1453,27 +1502,25 @@ main(int argc, char **argv)
 			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
 			return EXIT_OK;
 		default:
-			fprintf(stderr, "%sTry 'sluice --help'.\n", main_usage);
+			fputs("Try 'sluice --help'.\n", stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind == argc)
-		return main_usage_error("a COMMAND is needed");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[optind], commands[i].name) != 0)
-			continue;
-		cur_cmd = &commands[i];
-		cli.cmd = commands[i].name;
-		argv += optind;
-		argc -= optind;
-		/* getopt_long names argv[0] in its complaints */
-		snprintf(prog, sizeof(prog), "sluice %s", cli.cmd);
-		argv[0] = prog;
-		optind = 0; /* restart getopt: the command's options follow
-		               its name */
-		rc = commands[i].run(&cli, argc, argv);
-		sluice_close(cli.c);
-		return rc;
+	if (optind == argc) {
+		fprintf(stderr, "%sTry 'sluice --help'.\n", main_usage);
+		return EXIT_USAGE;
 	}
-	return main_usage_error("unknown command \"%s\"", argv[optind]);
+	if (strcmp(argv[optind], "help") == 0)
+		return cmd_help(argc - optind, argv + optind);
+	if ((cur_cmd = find_command(argv[optind])) == NULL)
+		return main_usage_error("unknown command \"%s\"", argv[optind]);
+	cli.cmd = cur_cmd->name;
+	argv += optind;
+	argc -= optind;
+	snprintf(prog, sizeof(prog), "sluice %s", cli.cmd);
+	argv[0] = prog;
+	optind = 0; /* restart getopt: the command's options follow its name */
+	rc = cur_cmd->run(&cli, argc, argv);
+	sluice_close(cli.c);
+	return rc;
 }

@@ -15,23 +15,32 @@ static char out[OUT_MAX], err[OUT_MAX];
 /* Runs `sluice -s URL ARGS...` (NULL-ended) with `in` on stdin; returns
  * its exit code, its stdout in `out`, its stderr in `err`. */
 static int
-cli(const struct t_srv *s, const char *in, ...)
+vcli(const char *url, const char *in, va_list ap)
 {
 	char *argv[ARGS_MAX];
 	char bin[1024];
 	int argc = 0;
-	va_list ap;
 
 	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
 	argv[argc++] = bin;
 	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
-	va_start(ap, in);
+	argv[argc++] = (char *)url;
 	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
 		argv[argc++] = a;
-	va_end(ap);
 	argv[argc] = NULL;
 	return t_run(argv, in, out, sizeof(out), err, sizeof(err));
+}
+
+static int
+cli(const struct t_srv *s, const char *in, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, in);
+	rc = vcli(s->url, in, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* The unsigned number after `"name":` in out. */
@@ -209,9 +218,57 @@ test_lines_and_work(void **state)
 	assert_non_null(strstr(out, "\"error\":\"no b\""));
 }
 
+/* ---- issue: errors said once, in the words of the command typed ------- */
+
+/* One line per error: the command as typed, the task, why. The server's
+ * and the library's own words for where it happened ("peek 99",
+ * "kick_id 9999") are not repeated after it. */
+static void
+test_errors_are_said_once(void **state)
+{
+	struct t_srv *s = up(state);
+
+	assert_int_equal(cli(s, NULL, "ack", "99", NULL), 1);
+	assert_string_equal(err, "sluice: ack 99: no such task\n");
+	assert_int_equal(cli(s, NULL, "ack", "99", "--lease", "5", NULL), 1);
+	assert_string_equal(err, "sluice: ack 99: no such task\n");
+	assert_int_equal(cli(s, NULL, "kick", "--id", "9999", NULL), 1);
+	assert_string_equal(err, "sluice: kick --id 9999: no such task\n");
+	assert_int_equal(cli(s, NULL, "delete", "424242", NULL), 1);
+	assert_string_equal(err, "sluice: delete 424242: no such task\n");
+	assert_int_equal(cli(s, NULL, "peek", "77", NULL), 1);
+	assert_string_equal(err, "sluice: peek 77: no such task\n");
+	assert_int_equal(cli(s, NULL, "put", "-t", "bad tube!", "x", NULL), 1);
+	assert_string_equal(err,
+	    "sluice: put: bad tube name (1-200 bytes of "
+	    "[A-Za-z0-9_.:/-])\n");
+	assert_string_equal(out, "");
+
+	/* a range is said once, whole */
+	assert_int_equal(
+	    cli(s, NULL, "list", "-t", "x", "--limit", "5000", NULL), 2);
+	assert_string_equal(err,
+	    "sluice: list: --limit takes a whole number from 1 to 1000, not "
+	    "\"5000\"\nTry 'sluice list --help'.\n");
+	assert_int_equal(
+	    cli(s, NULL, "list", "-t", "x", "--limit", "0", NULL), 2);
+	assert_non_null(strstr(err, "from 1 to 1000, not \"0\""));
+	assert_int_equal(cli(s, NULL, "take", "-n", "1001", NULL), 2);
+	assert_string_equal(err,
+	    "sluice: take: -n takes a whole number from 1 to 1000, not "
+	    "\"1001\"\nTry 'sluice take --help'.\n");
+	assert_int_equal(cli(s, NULL, "take", "-n", "0", NULL), 2);
+	assert_non_null(strstr(err, "from 1 to 1000, not \"0\""));
+}
+
+/* ---- issue: putting as users do -------------------------------------- */
+
+/* ---- issue: lists and output ----------------------------------------- */
+
 int
 main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_put_take_ack_with_json, it_setup, it_teardown),
@@ -221,7 +278,9 @@ main(void)
 		    test_every_other_command, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_lines_and_work, it_setup, it_teardown),
+		T(test_errors_are_said_once),
 	};
+#undef T
 	return cmocka_run_group_tests_name(
 	    "cli against sluiced", tests, NULL, NULL);
 }

@@ -261,7 +261,9 @@ test_cli_exit_codes(void **state)
 	    "[A-Za-z0-9_.:/-])\n");
 	run_cli(*state, &r, f->url, NULL, "put", NULL);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "usage: sluice put"));
+	assert_string_equal(r.err,
+	    "sluice: put: a PAYLOAD (or --lines) is needed\n"
+	    "Try 'sluice put --help'.\n");
 	run_cli(*state, &r, f->url, NULL, "put", "--delay", "soon", "x", NULL);
 	assert_int_equal(r.status, 2);
 	run_cli(*state, &r, f->url, NULL, "frobnicate", NULL);
