@@ -85,8 +85,9 @@ static const char main_help[] =
     "  -s, --server URL[,URL...]  the servers: a leader and its followers,\n"
     "                             tried in order (default $SLUICE_URL, else\n"
     "                             " SLUICE_DEFAULT_URL ")\n"
-    "      --timeout DUR          wait this long for each reply (default "
-    "30s)\n"
+    "      --timeout DUR          wait this long to connect, and for each\n"
+    "                             reply (default 2s to connect, 30s for a\n"
+    "                             reply; 0: replies may take any time)\n"
     "  -h, --help                 this help; `sluice COMMAND --help` for "
     "one\n"
     "                             command's options\n"
@@ -145,8 +146,14 @@ cli_connect(struct cli *cli)
 		    cli->urls ? cli->urls : "", sluice_strerror(rc));
 		return EXIT_ERR;
 	}
-	if (cli->timeout_ms >= 0)
+	/* --timeout bounds the connect too, not only each reply; 0 waits
+	 * for replies as long as they take */
+	if (cli->timeout_ms == 0) {
+		sluice_set_timeout(cli->c, -1);
+	} else if (cli->timeout_ms > 0) {
 		sluice_set_timeout(cli->c, cli->timeout_ms);
+		sluice_set_connect_timeout(cli->c, cli->timeout_ms);
+	}
 	return 0;
 }
 

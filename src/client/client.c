@@ -33,10 +33,12 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "client/client.h"
+#include "client/probe.h"
 
 enum {
 	RECONNECT_MIN_MS = 50,
 	RECONNECT_MAX_MS = 500,
+	PROBE_MAX_MS = 1000, /* a failed connection's look at the peer */
 	/* the largest reply, with room for nng's request-id header */
 	RECV_MAX = MSG_SIZE_MAX + 1024,
 };
@@ -180,8 +182,17 @@ conn_open(struct sluice_client *c, size_t idx)
 		goto fail_close;
 	}
 	if (!wait_pipe(c)) {
-		client_errmsg(
-		    c, "%s: no connection within %d ms", url, c->connect_ms);
+		char why[sizeof(c->errmsg)];
+
+		/* say why, when a quick look can tell */
+		if (probe_peer(url,
+		        c->connect_ms < PROBE_MAX_MS ? c->connect_ms
+		                                     : PROBE_MAX_MS,
+		        why, sizeof(why)) == 0)
+			client_errmsg(c, "%s: %s", url, why);
+		else
+			client_errmsg(c, "%s: no connection within %d ms", url,
+			    c->connect_ms);
 		rv = NNG_ETIMEDOUT;
 		goto fail_close;
 	}
@@ -362,17 +373,17 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 		}
 		if (rc == SLUICE_ECONN) {
 			client_errmsg(c,
-			    "connection to %s lost during %s: it may or may "
-			    "not have been done",
-			    cur_url(c), op);
+			    "connection to %s lost before the reply: the "
+			    "request may or may not have been done",
+			    cur_url(c));
 			conn_close(c);
 			return rc;
 		}
 		if (rc == SLUICE_ETIMEDOUT) {
 			client_errmsg(c,
-			    "no reply from %s to %s within %d ms: it may or "
-			    "may not have been done",
-			    cur_url(c), op, (int)tmo);
+			    "no reply from %s within %d ms: the request may "
+			    "or may not have been done",
+			    cur_url(c), (int)tmo);
 			conn_close(c);
 			return rc;
 		}

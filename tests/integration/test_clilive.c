@@ -43,6 +43,29 @@ cli(const struct t_srv *s, const char *in, ...)
 	return rc;
 }
 
+/* The same against any URL. */
+static int
+cli_at(const char *url, const char *in, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, in);
+	rc = vcli(url, in, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int
+count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
 /* The unsigned number after `"name":` in out. */
 static unsigned long long
 json_num(const char *json, const char *name)
@@ -261,6 +284,46 @@ test_errors_are_said_once(void **state)
 	assert_non_null(strstr(err, "from 1 to 1000, not \"0\""));
 }
 
+/* --timeout bounds the connect too; a port where another protocol
+ * answers is named, and so is one where nothing listens. */
+static void
+test_connection_trouble_is_named(void **state)
+{
+	struct t_srv *s = it_srv(*state, "faces");
+	char http[64], bs[64], url[80];
+	int64_t t0;
+
+	snprintf(http, sizeof(http), "127.0.0.1:%d", t_free_port());
+	snprintf(bs, sizeof(bs), "127.0.0.1:%d", t_free_port());
+	s->args[0] = "--http";
+	s->args[1] = http;
+	s->args[2] = "--beanstalk";
+	s->args[3] = bs;
+	it_start(s);
+
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", t_free_port());
+	t0 = it_mono_ms();
+	assert_int_equal(
+	    cli_at(url, NULL, "--timeout", "300ms", "stats", NULL), 1);
+	assert_true(it_mono_ms() - t0 < 1500); /* not the 2 s default */
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "sluice: stats: no connection"));
+	assert_non_null(strstr(err, "nothing listens"));
+
+	snprintf(url, sizeof(url), "tcp://%s", http);
+	assert_int_equal(
+	    cli_at(url, NULL, "--timeout", "500ms", "stats", NULL), 1);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "an HTTP server"));
+
+	snprintf(url, sizeof(url), "tcp://%s", bs);
+	assert_int_equal(cli_at(url, NULL, "--timeout", "500ms", "put", "-t",
+	                     "t", "x", NULL),
+	    1);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "beanstalk"));
+}
+
 /* ---- issue: putting as users do -------------------------------------- */
 
 /* ---- issue: lists and output ----------------------------------------- */
@@ -279,6 +342,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_lines_and_work, it_setup, it_teardown),
 		T(test_errors_are_said_once),
+		T(test_connection_trouble_is_named),
 	};
 #undef T
 	return cmocka_run_group_tests_name(
