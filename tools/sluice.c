@@ -9,6 +9,7 @@
  * cli_work.c. Exit codes: 0 ok, 1 error, 2 usage, 3 nothing to take
  * before the timeout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -46,6 +47,7 @@ enum {
 	OPT_LIMIT,
 	OPT_PAYLOADS,
 	OPT_TIMEOUT,
+	OPT_FILE,
 	OPT_HELP = 'h',
 };
 
@@ -504,10 +506,79 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 	return status;
 }
 
+enum {
+	/* The most a payload may be: sluiced's --max-payload is at most 64
+	 * MiB. What is longer is refused here, before it fills memory. */
+	PAYLOAD_READ_MAX = 64 << 20,
+};
+
+/* The payload of `put -` (stdin, `file` NULL) or `put --file FILE`, bytes
+ * as they are. Returns 0 and a malloc'd `*out` of `*len` bytes, or prints
+ * why and returns EXIT_ERR. */
+static int
+read_payload(const char *file, char **out, size_t *len)
+{
+	const char *name = file != NULL ? file : "stdin";
+	int fd = file != NULL ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	size_t n = 0, cap = 0;
+	char *b = NULL;
+	ssize_t r;
+
+	if (fd < 0) {
+		fprintf(stderr, "sluice: put: cannot read %s: %s\n", name,
+		    strerror(errno));
+		return EXIT_ERR;
+	}
+	for (;;) {
+		if (cap - n < 65536) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 262144;
+			if ((nb = realloc(b, cap)) == NULL) {
+				r = -1;
+				errno = ENOMEM;
+				break;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n > PAYLOAD_READ_MAX) {
+			fprintf(stderr,
+			    "sluice: put: %s holds more than %d MiB, more "
+			    "than any payload may be\n",
+			    name, PAYLOAD_READ_MAX >> 20);
+			r = 0;
+			n = SIZE_MAX;
+			break;
+		}
+	}
+	if (r < 0)
+		fprintf(stderr, "sluice: put: cannot read %s: %s\n", name,
+		    strerror(errno));
+	if (file != NULL)
+		close(fd);
+	if (r < 0 || n == SIZE_MAX) {
+		free(b);
+		return EXIT_ERR;
+	}
+	*out = b;
+	*len = n;
+	return 0;
+}
+
 static const char put_usage[] = "usage: sluice put [options] PAYLOAD\n"
+                                "       sluice put [options] - < FILE\n"
+                                "       sluice put [options] --file FILE\n"
                                 "       sluice put [options] --lines < FILE\n";
 static const char put_help[] =
-    "\nPuts a task into a tube and prints its id.\n\n"
+    "\nPuts a task into a tube and prints its id. The payload is PAYLOAD,\n"
+    "or with - all of stdin, or with --file all of FILE: bytes as they\n"
+    "are, up to the server's --max-payload.\n\n"
     "  -t, --tube TUBE       the tube (default \"default\")\n"
     "  -p, --priority N      0 is the most urgent (default 1024)\n"
     "      --delay DUR       ready only after DUR\n"
@@ -522,6 +593,7 @@ static const char put_help[] =
     "      --replace         with --key: update the live task instead\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
+    "      --file FILE       the payload is the content of FILE\n"
     "      --lines           one task per line of stdin (empty lines are\n"
     "                        skipped), sent in batches; prints one id per\n"
     "                        line as each batch is stored\n"
@@ -541,12 +613,16 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "file", required_argument, NULL, OPT_FILE },
 		COMMON_OPTS,
 	};
 	struct args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
 	bool lines = false, delay = false;
+	const char *file = NULL, *payload;
+	char *data = NULL;
 	uint64_t v = 0, id;
+	size_t len;
 	int ch, rc, created;
 
 	sluice_put_opts_init(&o);
@@ -597,6 +673,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		case OPT_LINES:
 			lines = true;
 			break;
+		case OPT_FILE:
+			file = optarg;
+			break;
 		}
 	}
 	if (a.stop)
@@ -609,20 +688,37 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	if (lines && o.key)
 		return cli_usage_error(cli,
 		    "--key with --lines would give every line the same key");
-	if (lines && optind != argc)
-		return cli_usage_error(
-		    cli, "--lines takes no PAYLOAD argument");
-	if (!lines && optind != argc - 1)
+	if (lines && (optind != argc || file != NULL))
 		return cli_usage_error(cli,
-		    optind == argc ? "a PAYLOAD (or --lines) is needed"
-		                   : "one PAYLOAD only (quote it)");
-	if ((rc = cli_connect(cli)) != 0)
-		return rc;
-	if (lines)
+		    "--lines reads stdin: no PAYLOAD, - or --file with it");
+	if (file != NULL && optind != argc)
+		return cli_usage_error(
+		    cli, "the payload is --file's: no PAYLOAD or - with it");
+	if (!lines && file == NULL && optind != argc - 1)
+		return cli_usage_error(cli,
+		    optind == argc
+		        ? "a PAYLOAD (- for stdin, --file F, or --lines) is "
+		          "needed"
+		        : "one PAYLOAD only (quote it)");
+	if (lines) {
+		if ((rc = cli_connect(cli)) != 0)
+			return rc;
 		return put_lines(cli, &o, a.json);
-	if ((rc = sluice_put(cli->c, &o, argv[optind], strlen(argv[optind]),
-	         &id, &created)) != 0)
-		return cli_fail(cli, rc, "put");
+	}
+	if (file != NULL || strcmp(argv[optind], "-") == 0) {
+		if ((rc = read_payload(file, &data, &len)) != 0)
+			return rc;
+		payload = data;
+	} else {
+		payload = argv[optind];
+		len = strlen(payload);
+	}
+	if ((rc = cli_connect(cli)) == 0 &&
+	    (rc = sluice_put(cli->c, &o, payload, len, &id, &created)) != 0)
+		rc = cli_fail(cli, rc, "put");
+	free(data);
+	if (rc != 0)
+		return rc;
 	print_put(a.json, id, created);
 	return EXIT_OK;
 }

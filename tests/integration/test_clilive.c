@@ -8,7 +8,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 64 << 10, ARGS_MAX = 24 };
+enum { OUT_MAX = 512 << 10, ARGS_MAX = 24 };
 
 static char out[OUT_MAX], err[OUT_MAX];
 
@@ -64,6 +64,14 @@ count_lines(const char *s)
 	for (; *s != '\0'; s++)
 		n += *s == '\n';
 	return n;
+}
+
+/* The first line of out, as a string (for ids). */
+static const char *
+first_line(char *buf, size_t n)
+{
+	snprintf(buf, n, "%.*s", (int)strcspn(out, "\n"), out);
+	return buf;
 }
 
 /* The unsigned number after `"name":` in out. */
@@ -326,6 +334,52 @@ test_connection_trouble_is_named(void **state)
 
 /* ---- issue: putting as users do -------------------------------------- */
 
+/* `put -` reads the payload from stdin, `--file F` from a file: bytes as
+ * they are, larger than an argument list may be. */
+static void
+test_put_reads_stdin_and_files(void **state)
+{
+	struct t_srv *s = up(state);
+	struct t_dir *d = *state;
+	enum { BIG = 140000 };
+	char *big = malloc(BIG + 1), id[32], path[600];
+	FILE *f;
+
+	assert_int_equal(
+	    cli(s, "hello from stdin\n", "put", "-t", "in", "-", NULL), 0);
+	assert_int_equal(
+	    cli(s, NULL, "peek", first_line(id, sizeof(id)), "--json", NULL),
+	    0);
+	assert_non_null(strstr(out, "\"payload\":\"hello from stdin\\n\""));
+
+	memset(big, 'b', BIG);
+	big[BIG] = '\0';
+	assert_int_equal(cli(s, big, "put", "-t", "in", "-", NULL), 0);
+	assert_int_equal(
+	    cli(s, NULL, "peek", first_line(id, sizeof(id)), "--json", NULL),
+	    0);
+	assert_int_equal(json_num(out, "size"), BIG);
+	free(big);
+
+	snprintf(path, sizeof(path), "%s", t_path(d, "payload.bin"));
+	assert_non_null(f = fopen(path, "wb"));
+	fwrite("a\0b\xff", 1, 4, f);
+	fclose(f);
+	assert_int_equal(
+	    cli(s, NULL, "put", "-t", "in", "--file", path, NULL), 0);
+	assert_int_equal(
+	    cli(s, NULL, "peek", first_line(id, sizeof(id)), "--json", NULL),
+	    0);
+	assert_non_null(strstr(out, "\"payload_base64\":\"YQBi/w==\""));
+
+	assert_int_equal(
+	    cli(s, NULL, "put", "--file", t_path(d, "no-such-file"), NULL), 1);
+	assert_non_null(strstr(err, "no-such-file"));
+	assert_int_equal(count_lines(err), 1);
+	assert_int_equal(cli(s, "x", "put", "-", "--file", path, NULL), 2);
+	assert_int_equal(cli(s, "x", "put", "-", "more", NULL), 2);
+}
+
 /* ---- issue: lists and output ----------------------------------------- */
 
 int
@@ -343,6 +397,7 @@ main(void)
 		    test_lines_and_work, it_setup, it_teardown),
 		T(test_errors_are_said_once),
 		T(test_connection_trouble_is_named),
+		T(test_put_reads_stdin_and_files),
 	};
 #undef T
 	return cmocka_run_group_tests_name(

@@ -262,7 +262,8 @@ test_cli_exit_codes(void **state)
 	run_cli(*state, &r, f->url, NULL, "put", NULL);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.err,
-	    "sluice: put: a PAYLOAD (or --lines) is needed\n"
+	    "sluice: put: a PAYLOAD (- for stdin, --file F, or --lines) is "
+	    "needed\n"
 	    "Try 'sluice put --help'.\n");
 	run_cli(*state, &r, f->url, NULL, "put", "--delay", "soon", "x", NULL);
 	assert_int_equal(r.status, 2);
