@@ -405,25 +405,122 @@ lines_fill(struct line_reader *lr, bool block)
 	return 0;
 }
 
-/* Puts the tasks of `items` and prints their ids in order. */
+/* What put --lines prints as it goes: with --json one array, an element
+ * per line as its batch is stored ("[" before the first, "," before the
+ * others, "]" at the end), else an id per stored line; each refused line
+ * gets its own error on stderr. */
+struct lines_out {
+	bool json;
+	size_t printed;  /* JSON elements so far */
+	int status;      /* EXIT_ERR once a line was refused */
+	int limit_known; /* 0: not asked yet; 1: known; -1: not told */
+	uint64_t limit;  /* the server's --max-payload, when told */
+};
+
+/* A batch the server refused whole with one of these may have been
+ * refused for one of its lines alone (a server that checks every item's
+ * limits while it decodes the request does so): its halves are tried
+ * apart, down to the line to blame. */
+static bool
+line_error(int rc)
+{
+	return rc == SLUICE_ETOOBIG || rc == SLUICE_ETUBE ||
+	    rc == SLUICE_EKEY || rc == SLUICE_ELIMIT || rc == SLUICE_EINVAL ||
+	    rc == SLUICE_EMSGSIZE;
+}
+
+/* "payload too large (N bytes; the limit is M)": the limit when the
+ * server's stats say it (node key max_payload). */
+static void
+too_large(
+    struct cli *cli, struct lines_out *lo, size_t len, char *out, size_t n)
+{
+	struct sluice_stats *st;
+
+	if (lo->limit_known == 0) {
+		lo->limit_known = -1;
+		if (sluice_stats(cli->c, NULL, &st) == 0) {
+			if (sluice_kv_get(st->kv, st->nkv, "max_payload",
+			        &lo->limit) == 0)
+				lo->limit_known = 1;
+			sluice_stats_free(st);
+		}
+	}
+	if (lo->limit_known == 1)
+		snprintf(out, n, "%s (%zu bytes; the limit is %" PRIu64 ")",
+		    sluice_strerror(SLUICE_ETOOBIG), len, lo->limit);
+	else
+		snprintf(out, n,
+		    "%s (%zu bytes, over the server's --max-payload)",
+		    sluice_strerror(SLUICE_ETOOBIG), len);
+}
+
+static void
+lines_element(struct lines_out *lo)
+{
+	fputs(lo->printed++ == 0 ? "[" : ",", stdout);
+}
+
+/* One line's result. */
+static void
+line_result(struct cli *cli, struct lines_out *lo,
+    const struct sluice_batch_item *it, unsigned long lineno)
+{
+	char why[256];
+
+	if (it->rc == 0) {
+		if (lo->json) {
+			lines_element(lo);
+			printf("{\"line\":%lu,\"id\":%" PRIu64
+			       ",\"created\":%s}\n",
+			    lineno, it->id, it->created ? "true" : "false");
+		} else {
+			printf("%" PRIu64 "\n", it->id);
+		}
+		return;
+	}
+	if (it->rc == SLUICE_ETOOBIG)
+		too_large(cli, lo, it->len, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", sluice_strerror(it->rc));
+	fprintf(stderr, "sluice: put: line %lu: %s\n", lineno, why);
+	if (lo->json) {
+		lines_element(lo);
+		printf("{\"line\":%lu,\"error\":", lineno);
+		cli_json_cstr(stdout, why);
+		printf(",\"code\":%d}\n", it->rc);
+	}
+	lo->status = EXIT_ERR;
+}
+
+/* Puts the tasks of `items` (lines `lineno`) and prints their results in
+ * order. Returns 0, or EXIT_ERR when the batch failed as a whole (the
+ * connection, a full log): its outcome is then unknown, and said. */
 static int
 put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
-    const unsigned long *lineno, bool json, int *status)
+    const unsigned long *lineno, struct lines_out *lo)
 {
 	int rc = sluice_put_batch(cli->c, items, n);
 
-	if (rc != 0)
-		return cli_fail(
-		    cli, rc, "put: lines %lu-%lu", lineno[0], lineno[n - 1]);
-	for (size_t i = 0; i < n; i++) {
-		if (items[i].rc != 0) {
-			fprintf(stderr, "sluice: put: line %lu: %s\n",
-			    lineno[i], sluice_strerror(items[i].rc));
-			*status = EXIT_ERR;
-		} else {
-			print_put(json, items[i].id, items[i].created);
-		}
+	if (rc != 0 && line_error(rc) && n > 1) {
+		size_t h = n / 2;
+
+		if ((rc = put_lines_batch(cli, items, h, lineno, lo)) != 0)
+			return rc;
+		return put_lines_batch(cli, items + h, n - h, lineno + h, lo);
 	}
+	if (rc != 0 && line_error(rc)) {
+		items[0].rc = rc; /* one line, refused */
+		rc = 0;
+	}
+	if (rc != 0) {
+		lo->status = EXIT_ERR;
+		return n == 1 ? cli_fail(cli, rc, "put: line %lu", lineno[0])
+		              : cli_fail(cli, rc, "put: lines %lu-%lu",
+		                    lineno[0], lineno[n - 1]);
+	}
+	for (size_t i = 0; i < n; i++)
+		line_result(cli, lo, &items[i], lineno[i]);
 	fflush(stdout);
 	return 0;
 }
@@ -447,7 +544,8 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 	struct sluice_batch_item items[LINES_BATCH];
 	unsigned long lineno[LINES_BATCH];
 	size_t start[LINES_BATCH];
-	int status = EXIT_OK, rc = 0;
+	struct lines_out lo = { .json = json, .status = EXIT_OK };
+	int rc = 0;
 
 	for (;;) {
 		size_t n = 0, off = 0, bytes = 0;
@@ -484,17 +582,13 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 		if (rc != 0) {
 			fprintf(stderr, "sluice: put: reading stdin: %s\n",
 			    strerror(-rc));
-			status = EXIT_ERR;
+			lo.status = EXIT_ERR;
 			break;
 		}
 		for (size_t i = 0; i < n; i++)
 			items[i].payload = lr.buf + start[i];
-		if (n > 0 &&
-		    put_lines_batch(cli, items, n, lineno, json, &status) !=
-		        0) {
-			status = EXIT_ERR;
+		if (n > 0 && put_lines_batch(cli, items, n, lineno, &lo) != 0)
 			break;
-		}
 		if (off > 0) {
 			memmove(lr.buf, lr.buf + off, lr.len - off);
 			lr.len -= off;
@@ -503,7 +597,9 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 			break;
 	}
 	free(lr.buf);
-	return status;
+	if (json)
+		fputs(lo.printed == 0 ? "[]\n" : "]\n", stdout);
+	return lo.status;
 }
 
 enum {
@@ -596,8 +692,14 @@ static const char put_help[] =
     "      --file FILE       the payload is the content of FILE\n"
     "      --lines           one task per line of stdin (empty lines are\n"
     "                        skipped), sent in batches; prints one id per\n"
-    "                        line as each batch is stored\n"
-    "      --json            print {\"id\":N,\"created\":true}\n";
+    "                        line as each batch is stored. A line that is\n"
+    "                        refused (too large, ...) is said on stderr\n"
+    "                        with its number, the others are stored; the\n"
+    "                        exit status is 1 when any line was refused\n"
+    "      --json            print {\"id\":N,\"created\":true}; with\n"
+    "                        --lines one array, an element per line:\n"
+    "                        {\"line\":N,\"id\":N,\"created\":true} or\n"
+    "                        {\"line\":N,\"error\":TEXT,\"code\":N}\n";
 
 static int
 cmd_put(struct cli *cli, int argc, char **argv)

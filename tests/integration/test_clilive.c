@@ -380,6 +380,42 @@ test_put_reads_stdin_and_files(void **state)
 	assert_int_equal(cli(s, "x", "put", "-", "more", NULL), 2);
 }
 
+/* put --lines: every good line is stored; each bad line gets its own
+ * error with its number; the exit status says not all were stored. */
+static void
+test_put_lines_refuses_bad_lines_alone(void **state)
+{
+	struct t_srv *s = it_srv(*state, "small");
+	char in[1024], *p = in;
+
+	s->args[0] = "--max-payload";
+	s->args[1] = "100";
+	it_start(s);
+	p += sprintf(p, "ok1\n");
+	memset(p, 'y', 200);
+	p += 200;
+	p += sprintf(p, "\nok2\n");
+	memset(p, 'z', 150);
+	p += 150;
+	p += sprintf(p, "\nok3\n");
+	assert_int_equal(cli(s, in, "put", "-t", "l", "--lines", NULL), 1);
+	assert_int_equal(count_lines(out), 3);
+	assert_int_equal(count_lines(err), 2);
+	assert_non_null(
+	    strstr(err, "sluice: put: line 2: payload too large (200 bytes"));
+	assert_non_null(
+	    strstr(err, "sluice: put: line 4: payload too large (150 bytes"));
+	assert_int_equal(cli(s, NULL, "stats", "-t", "l", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "ready"), 3);
+
+	/* all good: exit 0; --json is one value, an element per line */
+	assert_int_equal(
+	    cli(s, "a\nb\n", "put", "-t", "l", "--lines", "--json", NULL), 0);
+	assert_non_null(strstr(out, "[{\"line\":1,\"id\":"));
+	assert_non_null(strstr(out, "\n,{\"line\":2,\"id\":"));
+	assert_string_equal(out + strlen(out) - 2, "]\n");
+}
+
 /* ---- issue: lists and output ----------------------------------------- */
 
 int
@@ -398,6 +434,7 @@ main(void)
 		T(test_errors_are_said_once),
 		T(test_connection_trouble_is_named),
 		T(test_put_reads_stdin_and_files),
+		T(test_put_lines_refuses_bad_lines_alone),
 	};
 #undef T
 	return cmocka_run_group_tests_name(

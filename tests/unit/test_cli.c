@@ -393,7 +393,7 @@ test_cli_admin_json_shapes(void **state)
 }
 
 /* 250 lines: 250 ids in order, in batches of 100; an empty line skipped,
- * a refused line reported by number. */
+ * a refused line reported by number, in the JSON array too. */
 static void
 test_cli_put_lines_batches(void **state)
 {
@@ -417,8 +417,11 @@ test_cli_put_lines_batches(void **state)
 	    "--json", NULL);
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.out,
-	    "{\"id\":100,\"created\":true}\n"
-	    "{\"id\":102,\"created\":true}\n");
+	    "[{\"line\":1,\"id\":100,\"created\":true}\n"
+	    ",{\"line\":3,\"error\":\"key belongs to a live task\","
+	    "\"code\":23}\n"
+	    ",{\"line\":4,\"id\":102,\"created\":true}\n"
+	    "]\n");
 	assert_string_equal(
 	    r.err, "sluice: put: line 3: key belongs to a live task\n");
 	free(in);
