@@ -685,7 +685,8 @@ static const char put_help[] =
     "                        no limit)\n"
     "      --key KEY         while a task with this key lives (or for the\n"
     "                        server's dedup window after), putting it again\n"
-    "                        creates nothing and prints the existing id\n"
+    "                        creates nothing: it prints the existing id, and\n"
+    "                        on stderr \"key KEY exists as task N\"\n"
     "      --replace         with --key: update the live task instead\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
@@ -822,6 +823,18 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	print_put(a.json, id, created);
+	/* The id alone stays on stdout, for scripts; that nothing new
+	 * was stored is said beside it. */
+	if (!created && !a.json && o.replace)
+		fprintf(stderr,
+		    "sluice: put: key %s: task %" PRIu64
+		    " updated; nothing created\n",
+		    o.key, id);
+	else if (!created && !a.json)
+		fprintf(stderr,
+		    "sluice: put: key %s exists as task %" PRIu64
+		    "; nothing created\n",
+		    o.key ? o.key : "", id);
 	return EXIT_OK;
 }
 

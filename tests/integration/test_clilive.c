@@ -416,6 +416,25 @@ test_put_lines_refuses_bad_lines_alone(void **state)
 	assert_string_equal(out + strlen(out) - 2, "]\n");
 }
 
+/* A put that creates nothing (its key belongs to a live task) prints
+ * that task's id, and says so. */
+static void
+test_put_that_creates_nothing_says_so(void **state)
+{
+	struct t_srv *s = up(state);
+	char id[32], want[128];
+
+	assert_int_equal(cli(s, NULL, "put", "--key", "k1", "a", NULL), 0);
+	first_line(id, sizeof(id));
+	assert_string_equal(err, "");
+	assert_int_equal(cli(s, NULL, "put", "--key", "k1", "b", NULL), 0);
+	snprintf(want, sizeof(want), "%s\n", id);
+	assert_string_equal(out, want);
+	snprintf(want, sizeof(want),
+	    "sluice: put: key k1 exists as task %s; nothing created\n", id);
+	assert_string_equal(err, want);
+}
+
 /* ---- issue: lists and output ----------------------------------------- */
 
 int
@@ -435,6 +454,7 @@ main(void)
 		T(test_connection_trouble_is_named),
 		T(test_put_reads_stdin_and_files),
 		T(test_put_lines_refuses_bad_lines_alone),
+		T(test_put_that_creates_nothing_says_so),
 	};
 #undef T
 	return cmocka_run_group_tests_name(
