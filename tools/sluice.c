@@ -1599,7 +1599,8 @@ static const char work_usage[] =
     "[ARGS...]\n";
 static const char work_help[] =
     "\nRuns CMD once per task of TUBE, with the payload on its standard "
-    "input,\nup to N at once. CMD's exit status decides: 0 acks the task; "
+    "input,\nup to N at once (a CMD that cannot be run is refused before any "
+    "task\nis taken). CMD's exit status decides: 0 acks the task; "
     "anything\nelse fails it with the last line CMD wrote to standard error "
     "(or how it\nended), so it is retried after a backoff or buried. While "
     "CMD runs\nlonger than half the task's ttr, its lease is touched. CMD "

@@ -435,6 +435,38 @@ test_put_that_creates_nothing_says_so(void **state)
 	assert_string_equal(err, want);
 }
 
+/* work refuses to start when CMD cannot be run: no task is taken. */
+static void
+test_work_refuses_a_command_that_cannot_run(void **state)
+{
+	struct t_srv *s = up(state);
+	struct t_dir *d = *state;
+	char path[600];
+	FILE *f;
+
+	assert_int_equal(cli(s, NULL, "put", "-t", "wk", "job", NULL), 0);
+	assert_int_equal(cli(s, NULL, "work", "-t", "wk", "--max-tasks", "1",
+	                     "--", "/no/such/cmd", NULL),
+	    1);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "/no/such/cmd"));
+	assert_int_equal(cli(s, NULL, "work", "-t", "wk", "--max-tasks", "1",
+	                     "--", "no-such-command-anywhere", NULL),
+	    1);
+	assert_non_null(strstr(err, "not found"));
+	snprintf(path, sizeof(path), "%s", t_path(d, "not-executable"));
+	assert_non_null(f = fopen(path, "w"));
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	assert_int_equal(cli(s, NULL, "work", "-t", "wk", "--max-tasks", "1",
+	                     "--", path, NULL),
+	    1);
+	assert_non_null(strstr(err, "not-executable"));
+	assert_int_equal(cli(s, NULL, "stats", "-t", "wk", "--json", NULL), 0);
+	assert_int_equal(json_num(out, "ready"), 1);
+	assert_int_equal(json_num(out, "taken"), 0);
+}
+
 /* ---- issue: lists and output ----------------------------------------- */
 
 int
@@ -455,6 +487,7 @@ main(void)
 		T(test_put_reads_stdin_and_files),
 		T(test_put_lines_refuses_bad_lines_alone),
 		T(test_put_that_creates_nothing_says_so),
+		T(test_work_refuses_a_command_that_cannot_run),
 	};
 #undef T
 	return cmocka_run_group_tests_name(

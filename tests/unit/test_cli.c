@@ -488,12 +488,16 @@ test_cli_work_runs_each_task(void **state)
 	pthread_mutex_unlock(&f->mtx);
 	assert_non_null(strstr(r.err, "first\nbad payload bad\n"));
 
-	/* a command that cannot start fails its task with the reason */
+	/* a command that cannot be run is refused before any take */
 	t_fake_add_work(f, "ok");
 	run_cli(*state, &r, f->url, NULL, "work", "-t", "work", "--wait",
 	    "300ms", "--", "/nonexistent/cmd", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err,
+	    "sluice: work: cannot run /nonexistent/cmd: No such file or "
+	    "directory\n");
 	pthread_mutex_lock(&f->mtx);
-	assert_non_null(strstr(f->failed[4], "cannot run /nonexistent/cmd"));
+	assert_int_equal(f->work_next, 4);
 	pthread_mutex_unlock(&f->mtx);
 	t_fake_stop(f);
 }
