@@ -61,18 +61,25 @@ int cli_bad_option(struct cli *cli);
 /* One task: a JSON object on one line, or aligned "name value" lines. */
 void cli_print_task(FILE *f, const struct sluice_task *t, bool json);
 
-/* list's result: {"tasks":[...]} or a table. */
-void cli_print_task_list(
-    FILE *f, const struct sluice_task *t, size_t n, bool json);
+/* One task as a JSON object, no newline after it. */
+void cli_print_task_json(FILE *f, const struct sluice_task *t);
+
+/* list's result: {"tasks":[...],"omitted":N} or a table, then how many
+ * were left out (`omitted`) and how to see them. */
+void cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n,
+    uint64_t omitted, bool json);
 
 void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
 
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
 
-/* The state of a task after a lease operation or kick --id: JSON, or for
- * humans only when there is something to say (e.g. "42 buried"). */
-void cli_print_after(FILE *f, const struct sluice_after *a, bool json);
+/* What a lease operation or kick --id did: JSON ({"id":N,"state":...}),
+ * or one line for people, the verb (past tense) first: "acked 42",
+ * "failed 42, retry at TIME (in 2s)", "touched 42, leased until TIME".
+ * `to` is ack --to's tube, else NULL. */
+void cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
+    const char *to, bool json);
 
 /* ---- work (cli_work.c) ------------------------------------------------ */
 

@@ -72,13 +72,37 @@ cli_fmt_time(char *out, size_t n, uint64_t unix_ms)
 	time_t t = (time_t)(unix_ms / 1000);
 	struct tm tm;
 	char s[32];
+	long off;
 
 	if (unix_ms == 0 || localtime_r(&t, &tm) == NULL) {
 		snprintf(out, n, "-");
 		return;
 	}
-	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out, n, "%s.%03u", s, (unsigned)(unix_ms % 1000));
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	off = tm.tm_gmtoff / 60;
+	snprintf(out, n, "%s.%03u%c%02ld:%02ld", s, (unsigned)(unix_ms % 1000),
+	    off < 0 ? '-' : '+', (off < 0 ? -off : off) / 60,
+	    (off < 0 ? -off : off) % 60);
+}
+
+void
+cli_fmt_size(char *out, size_t n, uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB",
+		"PiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes < 1024) {
+		snprintf(out, n, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, n, "%.1f %s", v, units[u]);
 }
 
 void

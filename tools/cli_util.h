@@ -31,8 +31,12 @@ void cli_json_cstr(FILE *f, const char *s);
 /* Standard base64 (RFC 4648, with padding) of `len` bytes. */
 void cli_base64(FILE *f, const void *p, size_t len);
 
-/* "2024-06-01 12:00:00.123" in local time; "-" for 0. */
+/* ISO 8601 in local time, with its zone: "2024-06-01T12:00:00.123+02:00";
+ * "-" for 0. */
 void cli_fmt_time(char *out, size_t n, uint64_t unix_ms);
+
+/* "312 B", "1.5 KiB", "64.0 MiB", "1.2 GiB". */
+void cli_fmt_size(char *out, size_t n, uint64_t bytes);
 
 /* Writes `len` bytes for a human: valid UTF-8 as it is (control bytes other
  * than newline and tab escaped), anything else as \xNN. */

@@ -118,7 +118,19 @@ static const char main_help[] =
     "\n"
     "DUR is milliseconds, or a number with ms, s, m or h: 500, 2s, 1.5m, "
     "1h.\n"
-    "Commands that print data take --json.\n"
+    "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
+    "\n"
+    "Output, the same for every command:\n"
+    "  On success a command prints its result on standard output: put the\n"
+    "  new task's id alone (for scripts), take and peek the task, stats,\n"
+    "  list and errors a table, and every other command one line saying\n"
+    "  what it did, the verb first (\"acked 12\", \"released 12, ready\",\n"
+    "  \"kicked 3 tasks\"). With --json (every command but work) it prints\n"
+    "  exactly one JSON value instead (put --lines: one array, an element\n"
+    "  per line as it is stored). Times for people are ISO 8601\n"
+    "  in local time with their zone (2024-06-01T12:00:00.000+02:00); in\n"
+    "  JSON they are unix milliseconds. Errors and notes go to standard\n"
+    "  error, one line each: \"sluice: COMMAND: why\".\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 nothing to take before the "
     "timeout.\n";
 
@@ -268,6 +280,16 @@ print_number(bool json, const char *key, const char *text, uint64_t v)
 		printf("{\"%s\":%" PRIu64 "}\n", key, v);
 	else
 		printf("%s %" PRIu64 "\n", text, v);
+}
+
+/* A count of tasks: {"KEY":N} with --json, else "VERB N task(s)". */
+static void
+print_count(bool json, const char *key, const char *verb, uint64_t v)
+{
+	if (json)
+		printf("{\"%s\":%" PRIu64 "}\n", key, v);
+	else
+		printf("%s %" PRIu64 " task%s\n", verb, v, v == 1 ? "" : "s");
 }
 
 /* What put prints of a task it put: {"id":N,"created":BOOL} with --json,
@@ -859,7 +881,10 @@ static const char take_help[] =
     "  -n, --count N     take up to N tasks (default 1, at most 1000)\n"
     "      --detach      a detached lease (the default)\n"
     "      --no-detach   a lease bound to this command's connection\n"
-    "      --json        one JSON object per task, one per line\n\n"
+    "      --json        print the task as one JSON object (with -n N\n"
+    "                    above 1: {\"tasks\":[...]}); a payload that is\n"
+    "                    not UTF-8 comes as \"payload_base64\" instead of\n"
+    "                    \"payload\"\n\n"
     "Exit status 3 when there was nothing to take before the wait ended.\n";
 
 static int
@@ -923,10 +948,21 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "take");
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && !a.json)
-			putchar('\n');
-		cli_print_task(stdout, &t[i], a.json);
+	if (a.json && o.max > 1) {
+		/* one JSON value: its shape follows -n, not what came */
+		fputs("{\"tasks\":[", stdout);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				putchar(',');
+			cli_print_task_json(stdout, &t[i]);
+		}
+		fputs("]}\n", stdout);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				putchar('\n');
+			cli_print_task(stdout, &t[i], a.json);
+		}
 	}
 	sluice_task_free(t);
 	return EXIT_OK;
@@ -990,16 +1026,17 @@ enum lease_verb { ACK, RELEASE, FAIL, TOUCH, BURY };
 
 static const struct lease_op {
 	const char *name;
+	const char *done; /* what it printed: "acked 42, ..." */
 	enum lease_verb verb;
 	const char *shorts;
 	bool to, delay, priority, error; /* the options it has */
-	bool print;                      /* prints the state after, always */
 } lease_ops[] = {
-	{ "ack", ACK, "h", .to = true },
-	{ "release", RELEASE, "hp:", .delay = true, .priority = true },
-	{ "fail", FAIL, "he:", .delay = true, .error = true, .print = true },
-	{ "touch", TOUCH, "h", .print = true },
-	{ "bury", BURY, "h" },
+	{ "ack", "acked", ACK, "h", .to = true },
+	{ "release", "released", RELEASE, "hp:", .delay = true,
+	    .priority = true },
+	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true },
+	{ "touch", "touched", TOUCH, "h" },
+	{ "bury", "buried", BURY, "h" },
 };
 
 static const struct lease_op *
@@ -1106,8 +1143,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s %" PRIu64, op->name, id);
-	if (a.json || op->print || after.state == SLUICE_DELAYED)
-		cli_print_after(stdout, &after, a.json);
+	cli_print_after(stdout, op->done, &after, to, a.json);
 	return EXIT_OK;
 }
 
@@ -1149,7 +1185,7 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		if (a.json)
 			printf("{\"kicked\":1,\"id\":%" PRIu64 "}\n", id);
 		else
-			printf("kicked 1\n");
+			cli_print_after(stdout, "kicked", &after, NULL, false);
 		return EXIT_OK;
 	}
 	if (optind == argc || argc - optind > 2)
@@ -1162,7 +1198,7 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
 		return cli_fail(cli, rc, "kick %s", argv[optind]);
-	print_number(a.json, "kicked", "kicked", kicked);
+	print_count(a.json, "kicked", "kicked", kicked);
 	return EXIT_OK;
 }
 
@@ -1192,7 +1228,7 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 }
 
 static const char delete_usage[] =
-    "usage: sluice delete ID\n"
+    "usage: sluice delete ID [--json]\n"
     "       sluice delete --key KEY [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n";
 static const char delete_help[] =
@@ -1201,7 +1237,7 @@ static const char delete_help[] =
     "      --key KEY      the task holding this key\n"
     "  -t, --tube TUBE    with --all: the tube to empty\n"
     "      --all          every task of the tube; prints how many\n"
-    "      --json         print {\"id\":N} (--key) or {\"deleted\":N} "
+    "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
     "(--all)\n";
 
 static int
@@ -1243,9 +1279,11 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 	} else if (tg.sel) {
 		if ((rc = sluice_flush(cli->c, tg.tube, &n)) != 0)
 			return cli_fail(cli, rc, "delete -t %s --all", tg.tube);
-		print_number(a.json, "deleted", "deleted", n);
+		print_count(a.json, "deleted", "deleted", n);
 	} else if ((rc = sluice_delete(cli->c, tg.id)) != 0) {
 		return cli_fail(cli, rc, "delete %" PRIu64, tg.id);
+	} else {
+		print_number(a.json, "id", "deleted", tg.id);
 	}
 	return EXIT_OK;
 }
@@ -1261,7 +1299,10 @@ static const char peek_help[] =
     "      --ready        the next task a take would get\n"
     "      --delayed      the delayed task due soonest\n"
     "      --buried       the task buried longest\n"
-    "      --json         print the task as one JSON object\n";
+    "      --json         print the task as one JSON object; a payload "
+    "that\n"
+    "                     is not UTF-8 comes as \"payload_base64\" (base64)\n"
+    "                     instead of \"payload\"\n";
 
 static int
 cmd_peek(struct cli *cli, int argc, char **argv)
@@ -1370,11 +1411,12 @@ static const char list_help[] =
     "      --state S       ready, delayed, taken or buried (default: all)\n"
     "      --order O       attempts (most first), age (oldest first,\n"
     "                      the default) or run_at (soonest first)\n"
-    "      --limit N       at most N tasks (default 100, at most 1000)\n"
+    "      --limit N       at most N tasks (default 100, at most 1000);\n"
+    "                      how many were left out is said after them\n"
     "      --payloads      include the payloads (JSON; the text table "
     "shows\n"
     "                      sizes only)\n"
-    "      --json          print {\"tasks\":[...]}\n";
+    "      --json          print {\"tasks\":[...],\"omitted\":N}\n";
 
 static int
 parse_state(const char *s)
@@ -1383,6 +1425,32 @@ parse_state(const char *s)
 		if (strcmp(s, sluice_state_name(st)) == 0)
 			return st;
 	return -1;
+}
+
+/* How many of the tube's tasks (in `state`, 0: any) a list of `n` left
+ * out, from the tube's counts; 0 when it showed fewer than it could. */
+static uint64_t
+list_omitted(
+    struct cli *cli, const char *tube, int state, size_t n, size_t limit)
+{
+	const struct sluice_tube_stats *ts = NULL;
+	struct sluice_stats *st;
+	uint64_t total = 0;
+
+	if (n < limit || sluice_stats(cli->c, tube, &st) != 0)
+		return 0;
+	for (size_t i = 0; i < st->ntubes; i++)
+		if (strcmp(st->tubes[i].name, tube) == 0)
+			ts = &st->tubes[i];
+	if (ts != NULL)
+		total = state == SLUICE_READY ? ts->ready
+		    : state == SLUICE_DELAYED ? ts->delayed
+		    : state == SLUICE_TAKEN   ? ts->taken
+		    : state == SLUICE_BURIED
+		    ? ts->buried
+		    : ts->ready + ts->delayed + ts->taken + ts->buried;
+	sluice_stats_free(st);
+	return total > n ? total - n : 0;
 }
 
 static int
@@ -1448,7 +1516,8 @@ cmd_list(struct cli *cli, int argc, char **argv)
 	if ((rc = sluice_list(cli->c, tube, state, order, (uint32_t)limit,
 	         payloads && a.json, &t, &n)) != 0)
 		return cli_fail(cli, rc, "list -t %s", tube);
-	cli_print_task_list(stdout, t, n, a.json);
+	cli_print_task_list(stdout, t, n,
+	    list_omitted(cli, tube, state, n, (size_t)limit), a.json);
 	sluice_task_free(t);
 	return EXIT_OK;
 }
@@ -1533,9 +1602,9 @@ cmd_pause(struct cli *cli, int argc, char **argv)
 	if (json)
 		printf("{\"until\":%" PRIu64 "}\n", until);
 	else if (until)
-		printf("%s paused until %s\n", argv[optind], when);
+		printf("paused %s until %s\n", argv[optind], when);
 	else
-		printf("%s resumed\n", argv[optind]);
+		printf("resumed %s\n", argv[optind]);
 	return EXIT_OK;
 }
 
@@ -1568,14 +1637,15 @@ cmd_node(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s", cli->cmd);
 	print_number(json, snap ? "lsn" : "epoch",
-	    snap ? "snapshot at lsn" : "epoch", v);
+	    snap ? "snapshot written, up to lsn" : "promoted, epoch", v);
 	return EXIT_OK;
 }
 
-static const char follow_usage[] = "usage: sluice follow URL\n";
+static const char follow_usage[] = "usage: sluice follow URL [--json]\n";
 static const char follow_help[] =
     "\nMakes the node at -s URL follow the leader whose replication URL is\n"
-    "URL (the leader's --repl-listen).\n";
+    "URL (the leader's --repl-listen).\n\n"
+    "      --json   print {\"following\":URL}\n";
 
 static int
 cmd_follow(struct cli *cli, int argc, char **argv)
@@ -1588,6 +1658,13 @@ cmd_follow(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sluice_follow(cli->c, argv[optind])) != 0)
 		return cli_fail(cli, rc, "follow %s", argv[optind]);
+	if (json) {
+		fputs("{\"following\":", stdout);
+		cli_json_cstr(stdout, argv[optind]);
+		fputs("}\n", stdout);
+	} else {
+		printf("following %s\n", argv[optind]);
+	}
 	return EXIT_OK;
 }
 

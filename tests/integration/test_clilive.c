@@ -469,6 +469,155 @@ test_work_refuses_a_command_that_cannot_run(void **state)
 
 /* ---- issue: lists and output ----------------------------------------- */
 
+/* "YYYY-MM-DDTHH:MM:SS.mmm+HH:MM" (or -HH:MM) at p. */
+static bool
+iso_time_at(const char *p)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddd+dd:dd";
+
+	for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+		char c = p[i];
+
+		if (shape[i] == 'd'       ? c < '0' || c > '9'
+		        : shape[i] == '+' ? c != '+' && c != '-'
+		                          : c != shape[i])
+			return false;
+	}
+	return true;
+}
+
+/* True when the line at p holds such a time. */
+static bool
+iso_time_in_line(const char *p)
+{
+	assert_non_null(p);
+	for (p++; *p != '\0' && *p != '\n'; p++)
+		if (iso_time_at(p))
+			return true;
+	return false;
+}
+
+/* The text after `label` (and its spaces) in out. */
+static const char *
+after(const char *label)
+{
+	const char *p = strstr(out, label);
+
+	if (p == NULL)
+		fail_msg("no \"%s\" in:\n%s", label, out);
+	p += strlen(label);
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* The rule of `sluice --help`: a command that changes something prints
+ * one line saying what it did (put: the id alone); --json prints exactly
+ * one JSON value; times carry their zone. */
+static void
+test_output_rules(void **state)
+{
+	struct t_srv *s = up(state);
+	char lease[32];
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(
+		    cli(s, NULL, "put", "-t", "o", "job", NULL), 0);
+	assert_int_equal(cli(s, NULL, "take", "-t", "o", "--json", NULL), 0);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(cli(s, NULL, "ack", "1", "--lease", lease, NULL), 0);
+	assert_string_equal(out, "acked 1\n");
+
+	assert_int_equal(cli(s, NULL, "take", "-t", "o", "--json", NULL), 0);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(
+	    cli(s, NULL, "release", "2", "--lease", lease, NULL), 0);
+	assert_string_equal(out, "released 2, ready\n");
+	assert_int_equal(cli(s, NULL, "take", "-t", "o", "--json", NULL), 0);
+	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	assert_int_equal(cli(s, NULL, "touch", "2", "--lease", lease, NULL), 0);
+	assert_memory_equal(out, "touched 2, leased until ", 24);
+	assert_true(iso_time_at(out + 24));
+	assert_int_equal(cli(s, NULL, "bury", "2", "--lease", lease, NULL), 0);
+	assert_string_equal(out, "buried 2\n");
+	assert_int_equal(cli(s, NULL, "kick", "o", "5", NULL), 0);
+	assert_string_equal(out, "kicked 1 task\n");
+	assert_int_equal(cli(s, NULL, "delete", "2", NULL), 0);
+	assert_string_equal(out, "deleted 2\n");
+	assert_int_equal(cli(s, NULL, "delete", "3", "--json", NULL), 0);
+	assert_string_equal(out, "{\"id\":3}\n");
+	assert_int_equal(cli(s, NULL, "delete", "3", "--json", NULL), 1);
+	assert_string_equal(out, "");
+	assert_int_equal(cli(s, NULL, "pause", "o", "10s", NULL), 0);
+	assert_memory_equal(out, "paused o until ", 15);
+	assert_true(iso_time_at(out + 15));
+	assert_int_equal(cli(s, NULL, "pause", "o", "0", NULL), 0);
+	assert_string_equal(out, "resumed o\n");
+
+	/* one JSON value, whatever -n says */
+	assert_int_equal(cli(s, NULL, "put", "-t", "o", "job", NULL), 0);
+	assert_int_equal(
+	    cli(s, NULL, "take", "-t", "o", "-n", "5", "--json", NULL), 0);
+	assert_memory_equal(out, "{\"tasks\":[{\"id\":", 16);
+	assert_int_equal(count_lines(out), 1);
+
+	/* times for people carry their zone */
+	assert_int_equal(cli(s, NULL, "peek", "4", NULL), 0);
+	assert_true(iso_time_at(after("created_at")));
+	assert_true(iso_time_at(after("run_at")));
+	assert_int_equal(cli(s, NULL, "list", "-t", "o", NULL), 0);
+	assert_true(iso_time_in_line(strstr(out, "\n4 ")));
+}
+
+/* True when the line at p ends with `tail`. */
+static bool
+ends_line(const char *p, const char *tail)
+{
+	size_t n = strcspn(p, "\n"), t = strlen(tail);
+
+	return n >= t && memcmp(p + n - t, tail, t) == 0;
+}
+
+/* stats in text: durations, times and sizes for people; raw numbers in
+ * --json. */
+static void
+test_stats_text_is_for_people(void **state)
+{
+	struct t_srv *s = up(state);
+
+	assert_int_equal(cli(s, NULL, "put", "-t", "st", "x", NULL), 0);
+	assert_int_equal(cli(s, NULL, "stats", NULL), 0);
+	assert_null(strstr(out, "uptime_ms"));
+	assert_true(strchr("0123456789", *after("uptime")) != NULL);
+	assert_true(ends_line(after("log_bytes"), " B"));
+	assert_true(ends_line(after("log_available"), "iB"));
+	assert_int_equal(cli(s, NULL, "stats", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"uptime_ms\":"));
+}
+
+/* list says how many tasks it left out, and how to see them. */
+static void
+test_list_says_what_it_left_out(void **state)
+{
+	struct t_srv *s = up(state);
+
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(cli(s, NULL, "put", "-t", "l", "x", NULL), 0);
+	assert_int_equal(
+	    cli(s, NULL, "list", "-t", "l", "--limit", "2", NULL), 0);
+	assert_int_equal(count_lines(out), 4); /* header, 2 tasks, note */
+	assert_non_null(strstr(out, "3 more"));
+	assert_non_null(strstr(out, "--limit"));
+	assert_int_equal(
+	    cli(s, NULL, "list", "-t", "l", "--limit", "2", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"omitted\":3"));
+	assert_int_equal(cli(s, NULL, "list", "-t", "l", NULL), 0);
+	assert_int_equal(count_lines(out), 6);
+	assert_null(strstr(out, "more"));
+	assert_int_equal(cli(s, NULL, "list", "-t", "l", "--json", NULL), 0);
+	assert_non_null(strstr(out, "\"omitted\":0"));
+}
+
 int
 main(void)
 {
@@ -488,6 +637,9 @@ main(void)
 		T(test_put_lines_refuses_bad_lines_alone),
 		T(test_put_that_creates_nothing_says_so),
 		T(test_work_refuses_a_command_that_cannot_run),
+		T(test_output_rules),
+		T(test_stats_text_is_for_people),
+		T(test_list_says_what_it_left_out),
 	};
 #undef T
 	return cmocka_run_group_tests_name(

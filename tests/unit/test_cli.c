@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -124,6 +125,32 @@ test_human_formats(void **state)
 	(void)state;
 	cli_fmt_time(b, sizeof(b), 0);
 	assert_string_equal(b, "-");
+	/* times carry their zone (POSIX TZ strings: no tzdata needed) */
+	setenv("TZ", "XYZ-2", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 1500);
+	assert_string_equal(b, "1970-01-01T02:00:01.500+02:00");
+	setenv("TZ", "ABC+5:30", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 86400000);
+	assert_string_equal(b, "1970-01-01T18:30:00.000-05:30");
+	setenv("TZ", "UTC0", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 1700000000123ULL);
+	assert_string_equal(b, "2023-11-14T22:13:20.123+00:00");
+	unsetenv("TZ");
+	tzset();
+	/* sizes for people */
+	cli_fmt_size(b, sizeof(b), 0);
+	assert_string_equal(b, "0 B");
+	cli_fmt_size(b, sizeof(b), 1023);
+	assert_string_equal(b, "1023 B");
+	cli_fmt_size(b, sizeof(b), 1536);
+	assert_string_equal(b, "1.5 KiB");
+	cli_fmt_size(b, sizeof(b), 64 << 20);
+	assert_string_equal(b, "64.0 MiB");
+	cli_fmt_size(b, sizeof(b), 3ULL << 40);
+	assert_string_equal(b, "3.0 TiB");
 
 	char *s = capture(cli_print_bytes, "ok\t\x01\xff\\\n", 7);
 	assert_string_equal(s, "ok\t\\x01\\xff\\\\\n");
@@ -306,16 +333,18 @@ test_cli_take_json_shape(void **state)
 	assert_string_equal(f->last_tubes, "a,b");
 	assert_true(f->last_take_detach); /* the CLI's default */
 	assert_int_equal(f->last_take_max, 2);
-	/* one object per line, the fixed names first */
+	/* one JSON value: with -n above 1 {"tasks":[...]}, the fixed names
+	 * first in each */
 	assert_memory_equal(r.out,
-	    "{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":\"taken\","
-	    "\"payload\":\"hello\",\"attempts\":1,\"priority\":1024,"
-	    "\"run_at\":1700000000000,\"last_error\":null,",
-	    strlen("{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":"
-	           "\"taken\",\"payload\":\"hello\",\"attempts\":1,"
-	           "\"priority\":1024,\"run_at\":1700000000000,\"last_error\":"
-	           "null,"));
-	assert_non_null(strstr(r.out, "}\n{\"id\":2,"));
+	    "{\"tasks\":[{\"id\":1,\"lease\":1001,\"tube\":\"emails\","
+	    "\"state\":\"taken\",\"payload\":\"hello\",\"attempts\":1,"
+	    "\"priority\":1024,\"run_at\":1700000000000,\"last_error\":null,",
+	    strlen("{\"tasks\":[{\"id\":1,\"lease\":1001,\"tube\":"
+	           "\"emails\",\"state\":\"taken\",\"payload\":\"hello\","
+	           "\"attempts\":1,\"priority\":1024,\"run_at\":"
+	           "1700000000000,\"last_error\":null,"));
+	assert_non_null(strstr(r.out, "},{\"id\":2,"));
+	assert_string_equal(r.out + strlen(r.out) - 3, "]}\n");
 	assert_non_null(strstr(r.out, "\"last_error\":\"boom\""));
 
 	run_cli(*state, &r, f->url, NULL, "take", "--json", "--no-detach", "-t",
@@ -385,7 +414,7 @@ test_cli_admin_json_shapes(void **state)
 	assert_string_equal(r.out, "{\"kicked\":4}\n");
 	run_cli(
 	    *state, &r, f->url, NULL, "delete", "-t", "emails", "--all", NULL);
-	assert_string_equal(r.out, "deleted 7\n");
+	assert_string_equal(r.out, "deleted 7 tasks\n");
 	run_cli(*state, &r, f->url, NULL, "stats", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "role        leader\n"));
@@ -548,12 +577,56 @@ test_cli_every_command_has_help(void **state)
 	assert_int_equal(r.status, 0);
 	memcpy(main_help, r.out, sizeof(main_help));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char help[sizeof(r.out)];
+
 		assert_non_null(strstr(main_help, cmds[i]));
 		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, cmds[i],
 		    "--help", NULL);
 		assert_int_equal(r.status, 0);
 		assert_memory_equal(r.out, "usage: sluice ", 14);
+		memcpy(help, r.out, sizeof(help));
+		/* `sluice help CMD` is `sluice CMD --help` */
+		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "help", cmds[i],
+		    NULL);
+		assert_int_equal(r.status, 0);
+		assert_string_equal(r.out, help);
+		/* where a payload is shown, how a binary one is */
+		if (strcmp(cmds[i], "take") == 0 ||
+		    strcmp(cmds[i], "peek") == 0)
+			assert_non_null(strstr(help, "payload_base64"));
 	}
+	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, main_help);
+	run_cli(
+	    *state, &r, "tcp://127.0.0.1:1", NULL, "help", "frobnicate", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: help: unknown command \"frobnicate\"\n"
+	    "Try 'sluice --help'.\n");
+	/* the output rules, one for all, are written down */
+	assert_non_null(strstr(main_help, "Output, the same for every"));
+	assert_non_null(strstr(main_help, "exactly one JSON value"));
+}
+
+/* An option a command does not have: getopt's line and a hint, not the
+ * usage. */
+static void
+test_cli_unknown_option_is_a_line_and_a_hint(void **state)
+{
+	struct run r;
+
+	run_cli(
+	    *state, &r, "tcp://127.0.0.1:1", NULL, "put", "--bogus", "x", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice put: unrecognized option '--bogus'\n"
+	    "Try 'sluice put --help'.\n");
+	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "--bogus", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: unrecognized option '--bogus'\n"
+	    "Try 'sluice --help'.\n");
 }
 
 int
@@ -578,6 +651,7 @@ main(void)
 		T(test_cli_work_runs_each_task),
 		T(test_cli_work_stops_on_sigterm),
 		T(test_cli_every_command_has_help),
+		T(test_cli_unknown_option_is_a_line_and_a_hint),
 	};
 #undef T
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
