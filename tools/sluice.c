@@ -48,6 +48,7 @@ enum {
 	OPT_PAYLOADS,
 	OPT_TIMEOUT,
 	OPT_FILE,
+	OPT_SH,
 	OPT_HELP = 'h',
 };
 
@@ -865,7 +866,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
 
 static const char take_usage[] =
     "usage: sluice take [-t TUBE]... [-w DUR] [-n N] [--no-detach] "
-    "[--json]\n";
+    "[--json]\n"
+    "       sluice take [-t TUBE]... [-w DUR] [--no-detach] --sh\n";
 static const char take_help[] =
     "\nTakes tasks and prints them, with the lease that ack, release, fail,\n"
     "touch and bury need.\n\n"
@@ -884,7 +886,12 @@ static const char take_help[] =
     "      --json        print the task as one JSON object (with -n N\n"
     "                    above 1: {\"tasks\":[...]}); a payload that is\n"
     "                    not UTF-8 comes as \"payload_base64\" instead of\n"
-    "                    \"payload\"\n\n"
+    "                    \"payload\"\n"
+    "      --sh          print the task as shell assignments, for\n"
+    "                    eval \"$(sluice take --sh)\": SLUICE_TASK_ID,\n"
+    "                    SLUICE_LEASE, SLUICE_TUBE, SLUICE_ATTEMPTS (as\n"
+    "                    work gives its CMD) and SLUICE_PAYLOAD (or\n"
+    "                    SLUICE_PAYLOAD_BASE64 when it is not UTF-8 text)\n\n"
     "Exit status 3 when there was nothing to take before the wait ended.\n";
 
 static int
@@ -896,9 +903,11 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
+		{ "sh", no_argument, NULL, OPT_SH },
 		COMMON_OPTS,
 	};
 	const char *tubes[64];
+	bool sh = false;
 	struct sluice_take_opts o = { .tubes = tubes, .max = 1, .detach = 1 };
 	struct args a = { argc, argv, "t:w:n:h", opts };
 	struct sluice_task *t;
@@ -930,10 +939,16 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		case OPT_NO_DETACH:
 			o.detach = 0;
 			break;
+		case OPT_SH:
+			sh = true;
+			break;
 		}
 	}
 	if (a.stop)
 		return a.status;
+	if (sh && (a.json || o.max > 1))
+		return cli_usage_error(
+		    cli, "--sh prints one task: no --json or -n with it");
 	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
 	if (o.ntubes == 0)
@@ -948,7 +963,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "take");
-	if (a.json && o.max > 1) {
+	if (sh) {
+		cli_print_task_sh(stdout, &t[0]);
+	} else if (a.json && o.max > 1) {
 		/* one JSON value: its shape follows -n, not what came */
 		fputs("{\"tasks\":[", stdout);
 		for (size_t i = 0; i < n; i++) {

@@ -381,6 +381,27 @@ test_cli_ack_looks_up_the_lease(void **state)
 	t_fake_stop(f);
 }
 
+/* take --sh: assignments a shell can eval, whatever the payload holds. */
+static void
+test_cli_take_sh_is_for_eval(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	t_fake_add_work(f, "it's $HOME `x`");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "work", "--sh", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+	    "SLUICE_TASK_ID=101\nSLUICE_LEASE=5000\nSLUICE_TUBE='work'\n"
+	    "SLUICE_ATTEMPTS=1\nSLUICE_PAYLOAD='it'\\''s $HOME `x`'\n");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "binary", "--sh", NULL);
+	assert_non_null(strstr(r.out, "SLUICE_PAYLOAD_BASE64='/wAB'\n"));
+	assert_null(strstr(r.out, "SLUICE_PAYLOAD="));
+	run_cli(*state, &r, f->url, NULL, "take", "--sh", "--json", NULL);
+	assert_int_equal(r.status, 2);
+	t_fake_stop(f);
+}
+
 static void
 test_cli_admin_json_shapes(void **state)
 {
@@ -644,6 +665,7 @@ main(void)
 		T(test_cli_exit_codes),
 		T(test_cli_error_names_what_failed),
 		T(test_cli_take_json_shape),
+		T(test_cli_take_sh_is_for_eval),
 		T(test_cli_ack_looks_up_the_lease),
 		T(test_cli_admin_json_shapes),
 		T(test_cli_put_lines_batches),
