@@ -3,6 +3,9 @@
 #               tcp://127.0.0.1:7711 with its data in ./data
 #   make test   install what is missing, build, run every test plainly and
 #               under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install [PREFIX=/usr/local] [DESTDIR=...]
+#               build, then install sluiced, sluice, sluice-log, sluice.h,
+#               libsluice (.so and .a) and sluice.pc under PREFIX
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
@@ -16,6 +19,7 @@ BUILD      := build
 ASAN       := build-asan
 LISTEN     ?= tcp://127.0.0.1:7711
 DATA       ?= ./data
+PREFIX     ?= /usr/local
 # A test that fails is run once more (and the failure stays in the output):
 # nng 1.5.2 sometimes never returns from a socket close under connection
 # churn, which can hang test_badinput's raw sockets (see that test); a real
@@ -23,7 +27,7 @@ DATA       ?= ./data
 CTEST      := ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
 
 .PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
-        bench fuzz format format-check clean
+        install bench fuzz format format-check clean
 
 all: build
 
@@ -75,6 +79,12 @@ test-asan: build-asan test-deps
 		SLUICE_SANITIZED=1 $(CTEST)
 
 test: test-plain test-asan
+
+# The dynamic linker's cache is refreshed when root installs into the
+# system itself (not under DESTDIR), so the new libsluice.so is found.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 bench: bench-deps build
 	bench/compare.sh

@@ -171,8 +171,10 @@ SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
 SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
 
 /* The detail of the last failed call: the server's message, or what went
- * wrong locally (e.g. which URL could not be reached). "" after a success.
- * Valid until the next call on the handle. Never NULL. */
+ * wrong locally (e.g. which URL could not be reached, and what a short
+ * look found there: nothing listening, or an HTTP or beanstalkd-protocol
+ * server). "" after a success. Valid until the next call on the handle.
+ * Never NULL. */
 SLUICE_API const char *sluice_errmsg(const struct sluice_client *c);
 
 /* The URL the handle is connected to (or will try first). Valid until the

@@ -5,6 +5,7 @@
 #define SLUICE_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sluice.h"
@@ -33,15 +34,25 @@ int cli_connect(struct cli *cli);
 int cli_fail(struct cli *cli, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* "sluice: COMMAND: MESSAGE" and the command's usage line on stderr;
- * returns EXIT_USAGE. */
+/* "sluice: COMMAND: MESSAGE" and a hint ("Try 'sluice COMMAND --help'")
+ * on stderr, as getopt tools do; returns EXIT_USAGE. */
 int cli_usage_error(struct cli *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A whole number in [min, max] for option `opt`: 0 and `*out`, or the
+ * usage error ("OPT takes a whole number from MIN to MAX, not "S""). */
+int cli_parse_num(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out);
+
+/* A duration (util/dur.h) of at least `min` ms for option `opt`: 0 and
+ * `*ms`, or the usage error. */
+int cli_parse_ms(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t *ms);
 
 /* Prints the current command's usage and help; returns EXIT_OK. */
 int cli_help(void);
 
-/* After getopt_long complained about an option: the usage, EXIT_USAGE. */
+/* After getopt_long complained about an option: the hint, EXIT_USAGE. */
 int cli_bad_option(struct cli *cli);
 
 /* ---- output (cli_print.c) -------------------------------------------------
@@ -50,18 +61,30 @@ int cli_bad_option(struct cli *cli);
 /* One task: a JSON object on one line, or aligned "name value" lines. */
 void cli_print_task(FILE *f, const struct sluice_task *t, bool json);
 
-/* list's result: {"tasks":[...]} or a table. */
-void cli_print_task_list(
-    FILE *f, const struct sluice_task *t, size_t n, bool json);
+/* One task as shell assignments, for eval: SLUICE_TASK_ID, SLUICE_LEASE,
+ * SLUICE_TUBE, SLUICE_ATTEMPTS and SLUICE_PAYLOAD (SLUICE_PAYLOAD_BASE64
+ * when it is not UTF-8 or holds a NUL byte), quoted for sh. */
+void cli_print_task_sh(FILE *f, const struct sluice_task *t);
+
+/* One task as a JSON object, no newline after it. */
+void cli_print_task_json(FILE *f, const struct sluice_task *t);
+
+/* list's result: {"tasks":[...],"omitted":N} or a table, then how many
+ * were left out (`omitted`) and how to see them. */
+void cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n,
+    uint64_t omitted, bool json);
 
 void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
 
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
 
-/* The state of a task after a lease operation or kick --id: JSON, or for
- * humans only when there is something to say (e.g. "42 buried"). */
-void cli_print_after(FILE *f, const struct sluice_after *a, bool json);
+/* What a lease operation or kick --id did: JSON ({"id":N,"state":...}),
+ * or one line for people, the verb (past tense) first: "acked 42",
+ * "failed 42, retry at TIME (in 2s)", "touched 42, leased until TIME".
+ * `to` is ack --to's tube, else NULL. */
+void cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
+    const char *to, bool json);
 
 /* ---- work (cli_work.c) ------------------------------------------------ */
 

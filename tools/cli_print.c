@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "cli_util.h"
 #include "proto/json.h"
+#include "util/dur.h"
 
 static uint64_t
 now_ms(void)
@@ -37,10 +38,10 @@ fmt_when(char *out, size_t n, uint64_t unix_ms)
 	if (unix_ms == 0) {
 		snprintf(out, n, "-");
 	} else if (unix_ms >= now) {
-		cli_fmt_dur(rel, sizeof(rel), unix_ms - now);
+		dur_fmt(rel, sizeof(rel), unix_ms - now);
 		snprintf(out, n, "%s (in %s)", abs, rel);
 	} else {
-		cli_fmt_dur(rel, sizeof(rel), now - unix_ms);
+		dur_fmt(rel, sizeof(rel), now - unix_ms);
 		snprintf(out, n, "%s (%s ago)", abs, rel);
 	}
 }
@@ -68,10 +69,10 @@ task_text(FILE *f, const struct sluice_task *t)
 		fmt_when(when, sizeof(when), t->deadline);
 		fprintf(f, "deadline      %s\n", when);
 	}
-	cli_fmt_dur(dur, sizeof(dur), t->ttr_ms);
+	dur_fmt(dur, sizeof(dur), t->ttr_ms);
 	fprintf(f, "ttr           %s\n", dur);
 	if (t->period_ms) {
-		cli_fmt_dur(dur, sizeof(dur), t->period_ms);
+		dur_fmt(dur, sizeof(dur), t->period_ms);
 		fprintf(f, "every         %s\n", dur);
 	}
 	fmt_when(when, sizeof(when), t->created_at);
@@ -95,6 +96,49 @@ task_text(FILE *f, const struct sluice_task *t)
 }
 
 void
+cli_print_task_json(FILE *f, const struct sluice_task *t)
+{
+	json_task(f, t);
+}
+
+/* A shell word: in single quotes, a quote inside as '\''. */
+static void
+sh_quote(FILE *f, const char *p, size_t len)
+{
+	fputc('\'', f);
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(p[i], f);
+	}
+	fputc('\'', f);
+}
+
+void
+cli_print_task_sh(FILE *f, const struct sluice_task *t)
+{
+	const char *p = t->payload;
+
+	fprintf(f, "SLUICE_TASK_ID=%" PRIu64 "\nSLUICE_LEASE=%" PRIu64 "\n",
+	    t->id, t->lease);
+	fputs("SLUICE_TUBE=", f);
+	sh_quote(f, t->tube, strlen(t->tube));
+	fprintf(f, "\nSLUICE_ATTEMPTS=%" PRIu32 "\n", t->attempts);
+	/* a shell variable holds no NUL byte */
+	if (cli_utf8_valid(p, t->payload_len) &&
+	    memchr(p, '\0', t->payload_len) == NULL) {
+		fputs("SLUICE_PAYLOAD=", f);
+		sh_quote(f, p, t->payload_len);
+	} else {
+		fputs("SLUICE_PAYLOAD_BASE64='", f);
+		cli_base64(f, p, t->payload_len);
+		fputc('\'', f);
+	}
+	fputc('\n', f);
+}
+
+void
 cli_print_task(FILE *f, const struct sluice_task *t, bool json)
 {
 	if (json) {
@@ -106,22 +150,28 @@ cli_print_task(FILE *f, const struct sluice_task *t, bool json)
 }
 
 void
-cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n, bool json)
+cli_print_task_list(
+    FILE *f, const struct sluice_task *t, size_t n, uint64_t omitted, bool json)
 {
-	char when[40];
+	char when[48];
 
 	if (json) {
-		json_tasks(f, t, n);
-		fputc('\n', f);
+		fputs("{\"tasks\":[", f);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				fputc(',', f);
+			json_task(f, &t[i]);
+		}
+		fprintf(f, "],\"omitted\":%" PRIu64 "}\n", omitted);
 		return;
 	}
-	fprintf(f, "%-10s %-8s %10s %9s  %-23s %8s  %s\n", "ID", "STATE",
+	fprintf(f, "%-10s %-8s %10s %9s  %-29s %8s  %s\n", "ID", "STATE",
 	    "PRIORITY", "ATTEMPTS", "RUN_AT", "SIZE", "KEY / LAST_ERROR");
 	for (size_t i = 0; i < n; i++) {
 		cli_fmt_time(when, sizeof(when), t[i].run_at);
 		fprintf(f,
 		    "%-10" PRIu64 " %-8s %10" PRIu32 " %9" PRIu32
-		    "  %-23s %8zu  ",
+		    "  %-29s %8zu  ",
 		    t[i].id, sluice_state_name(t[i].state), t[i].priority,
 		    t[i].attempts, when, t[i].size);
 		if (t[i].key)
@@ -133,6 +183,11 @@ cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n, bool json)
 			    f, t[i].last_error, strlen(t[i].last_error));
 		fputc('\n', f);
 	}
+	if (omitted > 0)
+		fprintf(f,
+		    "(%" PRIu64 " more not shown: --limit N shows up to %d, "
+		    "--state and --order choose which)\n",
+		    omitted, SLUICE_LIST_MAX);
 }
 
 /* ---- stats --------------------------------------------------------------- */
@@ -140,10 +195,10 @@ cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n, bool json)
 static void
 counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
 {
-	char age[32], paused[40];
+	char age[32], paused[48];
 
 	if (t->oldest_ready_age_ms)
-		cli_fmt_dur(age, sizeof(age), t->oldest_ready_age_ms);
+		dur_fmt(age, sizeof(age), t->oldest_ready_age_ms);
 	else
 		snprintf(age, sizeof(age), "-");
 	cli_fmt_time(paused, sizeof(paused), t->paused_until);
@@ -154,6 +209,46 @@ counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
 	    t->paused_until ? paused : "-");
 }
 
+static bool
+ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* One key/value for people, by what its name says it is: a duration
+ * (NAME_ms, shown as NAME, or NAME_took for what the last snapshot and
+ * recovery took), a time (NAME_at), a size (log_bytes, log_reserved,
+ * log_available), else a count. */
+static void
+kv_text(FILE *f, const struct sluice_kv *kv)
+{
+	char label[64], val[64];
+	size_t n = strlen(kv->name);
+
+	snprintf(label, sizeof(label), "%s", kv->name);
+	if (ends_with(kv->name, "_ms") && n - 3 < sizeof(label)) {
+		/* how long a thing took, or how long ago: snapshot_ms is
+		 * the last snapshot's duration */
+		label[n - 3] = '\0';
+		if (strcmp(label, "snapshot") == 0 ||
+		    strcmp(label, "recovery") == 0)
+			snprintf(
+			    label + n - 3, sizeof(label) - (n - 3), "_took");
+		dur_fmt(val, sizeof(val), kv->value);
+	} else if (ends_with(kv->name, "_at")) {
+		cli_fmt_time(val, sizeof(val), kv->value);
+	} else if (ends_with(kv->name, "_bytes") ||
+	    strcmp(kv->name, "log_reserved") == 0 ||
+	    strcmp(kv->name, "log_available") == 0) {
+		cli_fmt_size(val, sizeof(val), kv->value);
+	} else {
+		snprintf(val, sizeof(val), "%" PRIu64, kv->value);
+	}
+	fprintf(f, "  %-22s %s\n", label, val);
+}
+
 static void
 kvs_text(FILE *f, const char *title, const struct sluice_kv *kv, size_t n)
 {
@@ -161,11 +256,12 @@ kvs_text(FILE *f, const char *title, const struct sluice_kv *kv, size_t n)
 		return;
 	fprintf(f, "%s\n", title);
 	for (size_t i = 0; i < n; i++) {
-		/* Histogram buckets (log_commit_us_le_16...) are for
+		/* Histograms (log_commit_us_le_16..., their _sum) are for
 		 * machines: --json and /metrics have them. */
-		if (strstr(kv[i].name, "_le_") != NULL)
+		if (strstr(kv[i].name, "_le_") != NULL ||
+		    ends_with(kv[i].name, "_sum"))
 			continue;
-		fprintf(f, "  %-22s %" PRIu64 "\n", kv[i].name, kv[i].value);
+		kv_text(f, &kv[i]);
 	}
 }
 
@@ -221,7 +317,8 @@ cli_print_errors(
 }
 
 void
-cli_print_after(FILE *f, const struct sluice_after *a, bool json)
+cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
+    const char *to, bool json)
 {
 	char when[96];
 
@@ -232,19 +329,35 @@ cli_print_after(FILE *f, const struct sluice_after *a, bool json)
 		    a->id, sluice_state_name(a->state), a->run_at, a->deadline);
 		return;
 	}
+	fprintf(f, "%s %" PRIu64, verb, a->id);
+	if (to != NULL) {
+		fputs(", moved to ", f);
+		cli_print_bytes(f, to, strlen(to));
+	}
 	switch (a->state) {
+	case SLUICE_READY:
+		/* kick's and ack --to's ready goes without saying */
+		if (strcmp(verb, "kicked") != 0 && to == NULL)
+			fputs(", ready", f);
+		break;
 	case SLUICE_DELAYED:
 		fmt_when(when, sizeof(when), a->run_at);
-		fprintf(f, "%" PRIu64 " delayed until %s\n", a->id, when);
+		fprintf(f,
+		    strcmp(verb, "failed") == 0      ? ", retry at %s"
+		        : strcmp(verb, "acked") == 0 ? ", runs again at %s"
+		                                     : ", delayed until %s",
+		    when);
 		break;
 	case SLUICE_TAKEN:
 		fmt_when(when, sizeof(when), a->deadline);
-		fprintf(f, "%" PRIu64 " leased until %s\n", a->id, when);
+		fprintf(f, ", leased until %s", when);
 		break;
 	case SLUICE_BURIED:
-		fprintf(f, "%" PRIu64 " buried\n", a->id);
+		if (strcmp(verb, "buried") != 0)
+			fputs(", buried", f);
 		break;
 	default:
-		break; /* gone or ready: nothing worth saying */
+		break; /* gone: what the verb says */
 	}
+	fputc('\n', f);
 }

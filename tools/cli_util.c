@@ -5,7 +5,7 @@
 #include "cli_util.h"
 #include "proto/json.h"
 
-/* ---- numbers and durations --------------------------------------------- */
+/* ---- numbers --------------------------------------------- */
 
 int
 cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -23,52 +23,6 @@ cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
-}
-
-int
-cli_parse_dur(const char *s, uint64_t *ms)
-{
-	static const struct {
-		const char *name;
-		uint64_t ms;
-	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
-		{ "h", 3600000 } };
-	uint64_t whole = 0, frac = 0, scale = 1;
-	const char *p = s;
-	int digits = 0;
-
-	if (s == NULL)
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		if (whole > (UINT64_MAX - 9) / 10)
-			return -1;
-		whole = whole * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (scale <
-			    1000000000ULL) { /* ns precision is plenty */
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				scale *= 10;
-			}
-		}
-	}
-	if (digits == 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		uint64_t u = units[i].ms;
-
-		if (strcmp(p, units[i].name) != 0)
-			continue;
-		if (u == 1 && scale > 1)
-			return -1; /* fractions of a millisecond */
-		if (whole > UINT64_MAX / u ||
-		    whole * u > UINT64_MAX - frac * u / scale)
-			return -1;
-		*ms = whole * u + frac * u / scale;
-		return 0;
-	}
-	return -1;
 }
 
 /* ---- UTF-8 ------------------------------------------------------------------
@@ -118,36 +72,37 @@ cli_fmt_time(char *out, size_t n, uint64_t unix_ms)
 	time_t t = (time_t)(unix_ms / 1000);
 	struct tm tm;
 	char s[32];
+	long off;
 
 	if (unix_ms == 0 || localtime_r(&t, &tm) == NULL) {
 		snprintf(out, n, "-");
 		return;
 	}
-	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out, n, "%s.%03u", s, (unsigned)(unix_ms % 1000));
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	off = tm.tm_gmtoff / 60;
+	snprintf(out, n, "%s.%03u%c%02ld:%02ld", s, (unsigned)(unix_ms % 1000),
+	    off < 0 ? '-' : '+', (off < 0 ? -off : off) / 60,
+	    (off < 0 ? -off : off) % 60);
 }
 
 void
-cli_fmt_dur(char *out, size_t n, uint64_t ms)
+cli_fmt_size(char *out, size_t n, uint64_t bytes)
 {
-	unsigned long long h = ms / 3600000, m = ms / 60000 % 60;
-	unsigned long long s = ms / 1000 % 60, rest = ms % 1000;
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB",
+		"PiB" };
+	double v = (double)bytes;
+	size_t u = 0;
 
-	if (ms == 0)
-		snprintf(out, n, "0");
-	else if (ms < 1000)
-		snprintf(out, n, "%llums", (unsigned long long)ms);
-	else if (ms < 60000 && rest == 0)
-		snprintf(out, n, "%llus", s);
-	else if (ms < 60000)
-		snprintf(out, n, "%llu.%03llus", s, rest);
-	else if (ms < 3600000)
-		snprintf(out, n, s ? "%llum%llus" : "%llum", m, s);
-	else if (ms < 86400000)
-		snprintf(out, n, m ? "%lluh%llum" : "%lluh", h, m);
-	else
-		snprintf(
-		    out, n, h % 24 ? "%llud%lluh" : "%llud", h / 24, h % 24);
+	if (bytes < 1024) {
+		snprintf(out, n, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, n, "%.1f %s", v, units[u]);
 }
 
 void

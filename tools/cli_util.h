@@ -1,5 +1,5 @@
 /* cli_util - the pure helpers of the sluice command-line tool: parsing
- * durations and numbers, JSON string output, base64, UTF-8 validation and
+ * numbers, JSON string output, base64, UTF-8 validation and
  * time formatting. No I/O other than the FILE they are given. */
 #ifndef SLUICE_TOOLS_CLI_UTIL_H
 #define SLUICE_TOOLS_CLI_UTIL_H
@@ -8,11 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* DUR: milliseconds ("250"), or a number with a unit: ms, s, m or h
- * ("250ms", "2s", "1.5m", "1h"). Returns 0 and `*ms`; -1 when `s` is not
- * a duration or overflows. */
-int cli_parse_dur(const char *s, uint64_t *ms);
 
 /* A whole decimal number in [0, max]. Returns 0 and `*out`; -1 otherwise
  * (empty, sign, garbage, over max). */
@@ -36,11 +31,12 @@ void cli_json_cstr(FILE *f, const char *s);
 /* Standard base64 (RFC 4648, with padding) of `len` bytes. */
 void cli_base64(FILE *f, const void *p, size_t len);
 
-/* "2024-06-01 12:00:00.123" in local time; "-" for 0. */
+/* ISO 8601 in local time, with its zone: "2024-06-01T12:00:00.123+02:00";
+ * "-" for 0. */
 void cli_fmt_time(char *out, size_t n, uint64_t unix_ms);
 
-/* "250ms", "1.5s", "3m20s", "2h5m", "3d4h"; "0" for 0. */
-void cli_fmt_dur(char *out, size_t n, uint64_t ms);
+/* "312 B", "1.5 KiB", "64.0 MiB", "1.2 GiB". */
+void cli_fmt_size(char *out, size_t n, uint64_t bytes);
 
 /* Writes `len` bytes for a human: valid UTF-8 as it is (control bytes other
  * than newline and tab escaped), anything else as \xNN. */

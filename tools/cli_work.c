@@ -19,17 +19,20 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_util.h"
+#include "util/dur.h"
 
 extern char **environ;
 
@@ -520,6 +523,58 @@ work_loop(struct work *w)
 	return broken ? EXIT_ERR : w->status;
 }
 
+/* True when `path` is a file this process may execute. Sets errno. */
+static bool
+executable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return false;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return false;
+	}
+	return access(path, X_OK) == 0;
+}
+
+/* Refuses, before any task is taken, a CMD that cannot be run: a path
+ * that is not an executable file, or a name found nowhere in $PATH (as
+ * posix_spawnp looks it up). Returns 0, or prints why and returns
+ * EXIT_ERR. A CMD that vanishes later still fails its task with the
+ * reason (fail_unstarted). */
+static int
+check_runnable(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char full[PATH_MAX];
+
+	if (strchr(cmd, '/') != NULL) {
+		if (executable(cmd))
+			return 0;
+		fprintf(stderr, "sluice: work: cannot run %s: %s\n", cmd,
+		    strerror(errno));
+		return EXIT_ERR;
+	}
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		size_t n = strcspn(p, ":");
+
+		/* an empty entry is the current directory */
+		if (snprintf(full, sizeof(full), "%.*s%s%s", (int)n,
+		        n ? p : ".", "/", cmd) < (int)sizeof(full) &&
+		    executable(full))
+			return 0;
+		p += n;
+		if (*p == '\0')
+			break;
+	}
+	fprintf(
+	    stderr, "sluice: work: cannot run %s: not found in $PATH\n", cmd);
+	return EXIT_ERR;
+}
+
 int
 cmd_work(struct cli *cli, int argc, char **argv)
 {
@@ -545,27 +600,20 @@ cmd_work(struct cli *cli, int argc, char **argv)
 			tubes[w.ntubes++] = optarg;
 			break;
 		case 'c':
-			if (cli_parse_uint(optarg, MAX_CONCURRENCY, &v) != 0 ||
-			    v == 0)
-				return cli_usage_error(cli,
-				    "-c: \"%s\" is not 1 to %d", optarg,
-				    MAX_CONCURRENCY);
+			if ((rc = cli_parse_num(cli, "-c", optarg, 1,
+			         MAX_CONCURRENCY, &v)) != 0)
+				return rc;
 			w.njobs = (int)v;
 			break;
 		case 'm':
-			if (cli_parse_uint(optarg, UINT64_MAX, &w.max_tasks) !=
-			        0 ||
-			    w.max_tasks == 0)
-				return cli_usage_error(cli,
-				    "--max-tasks: \"%s\" is not a number >= 1",
-				    optarg);
+			if ((rc = cli_parse_num(cli, "--max-tasks", optarg, 1,
+			         UINT64_MAX, &w.max_tasks)) != 0)
+				return rc;
 			break;
 		case 'w':
-			if (cli_parse_dur(optarg, &w.idle_ms) != 0 ||
-			    w.idle_ms == 0)
-				return cli_usage_error(cli,
-				    "--wait: \"%s\" is not a duration > 0",
-				    optarg);
+			if ((rc = cli_parse_ms(
+			         cli, "--wait", optarg, 1, &w.idle_ms)) != 0)
+				return rc;
 			break;
 		case 'h':
 			return cli_help();
@@ -578,6 +626,8 @@ cmd_work(struct cli *cli, int argc, char **argv)
 	if (optind == argc)
 		return cli_usage_error(cli, "a CMD to run is needed");
 	w.argv = argv + optind;
+	if ((rc = check_runnable(w.argv[0])) != 0)
+		return rc;
 	if ((w.jobs = calloc((size_t)w.njobs, sizeof(*w.jobs))) == NULL) {
 		fprintf(stderr, "sluice: work: out of memory\n");
 		return EXIT_ERR;

@@ -9,6 +9,7 @@
  * cli_work.c. Exit codes: 0 ok, 1 error, 2 usage, 3 nothing to take
  * before the timeout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "util/dur.h"
 
 /* Long-only options, shared by the commands' tables. */
 enum {
@@ -45,6 +47,8 @@ enum {
 	OPT_LIMIT,
 	OPT_PAYLOADS,
 	OPT_TIMEOUT,
+	OPT_FILE,
+	OPT_SH,
 	OPT_HELP = 'h',
 };
 
@@ -84,8 +88,9 @@ static const char main_help[] =
     "  -s, --server URL[,URL...]  the servers: a leader and its followers,\n"
     "                             tried in order (default $SLUICE_URL, else\n"
     "                             " SLUICE_DEFAULT_URL ")\n"
-    "      --timeout DUR          wait this long for each reply (default "
-    "30s)\n"
+    "      --timeout DUR          wait this long to connect, and for each\n"
+    "                             reply (default 2s to connect, 30s for a\n"
+    "                             reply; 0: replies may take any time)\n"
     "  -h, --help                 this help; `sluice COMMAND --help` for "
     "one\n"
     "                             command's options\n"
@@ -114,7 +119,19 @@ static const char main_help[] =
     "\n"
     "DUR is milliseconds, or a number with ms, s, m or h: 500, 2s, 1.5m, "
     "1h.\n"
-    "Commands that print data take --json.\n"
+    "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
+    "\n"
+    "Output, the same for every command:\n"
+    "  On success a command prints its result on standard output: put the\n"
+    "  new task's id alone (for scripts), take and peek the task, stats,\n"
+    "  list and errors a table, and every other command one line saying\n"
+    "  what it did, the verb first (\"acked 12\", \"released 12, ready\",\n"
+    "  \"kicked 3 tasks\"). With --json (every command but work) it prints\n"
+    "  exactly one JSON value instead (put --lines: one array, an element\n"
+    "  per line as it is stored). Times for people are ISO 8601\n"
+    "  in local time with their zone (2024-06-01T12:00:00.000+02:00); in\n"
+    "  JSON they are unix milliseconds. Errors and notes go to standard\n"
+    "  error, one line each: \"sluice: COMMAND: why\".\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 nothing to take before the "
     "timeout.\n";
 
@@ -144,26 +161,39 @@ cli_connect(struct cli *cli)
 		    cli->urls ? cli->urls : "", sluice_strerror(rc));
 		return EXIT_ERR;
 	}
-	if (cli->timeout_ms >= 0)
+	/* --timeout bounds the connect too, not only each reply; 0 waits
+	 * for replies as long as they take */
+	if (cli->timeout_ms == 0) {
+		sluice_set_timeout(cli->c, -1);
+	} else if (cli->timeout_ms > 0) {
 		sluice_set_timeout(cli->c, cli->timeout_ms);
+		sluice_set_connect_timeout(cli->c, cli->timeout_ms);
+	}
 	return 0;
 }
 
+/* The server's and the library's messages often restate the error after
+ * where it happened, in their own words ("kick_id 9: no such task",
+ * "put to tube 'x': payload too large"). The where is said here, in the
+ * words of the command typed; so when the message holds the error's name,
+ * only the name and what follows it are kept, and otherwise the message
+ * is added after the name. */
 int
 cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 {
 	const char *detail = cli->c ? sluice_errmsg(cli->c) : "";
 	const char *name = sluice_strerror(rc);
+	const char *at = strstr(detail, name);
 	va_list ap;
 
 	fputs("sluice: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	if (detail[0] == '\0' || strcmp(detail, name) == 0)
+	if (detail[0] == '\0')
 		fprintf(stderr, ": %s\n", name);
-	else if (strncmp(detail, name, strlen(name)) == 0)
-		fprintf(stderr, ": %s\n", detail); /* already says it */
+	else if (at != NULL)
+		fprintf(stderr, ": %s\n", at);
 	else
 		fprintf(stderr, ": %s (%s)\n", name, detail);
 	return EXIT_ERR;
@@ -179,8 +209,6 @@ cli_usage_error(struct cli *cli, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	if (cur_cmd != NULL)
-		fputs(cur_cmd->usage, stderr);
 	fprintf(stderr, "Try 'sluice %s --help'.\n", cli->cmd);
 	return EXIT_USAGE;
 }
@@ -195,7 +223,6 @@ cli_help(void)
 int
 cli_bad_option(struct cli *cli)
 {
-	fputs(cur_cmd->usage, stderr);
 	fprintf(stderr, "Try 'sluice %s --help'.\n", cli->cmd);
 	return EXIT_USAGE;
 }
@@ -256,6 +283,16 @@ print_number(bool json, const char *key, const char *text, uint64_t v)
 		printf("%s %" PRIu64 "\n", text, v);
 }
 
+/* A count of tasks: {"KEY":N} with --json, else "VERB N task(s)". */
+static void
+print_count(bool json, const char *key, const char *verb, uint64_t v)
+{
+	if (json)
+		printf("{\"%s\":%" PRIu64 "}\n", key, v);
+	else
+		printf("%s %" PRIu64 " task%s\n", verb, v, v == 1 ? "" : "s");
+}
+
 /* What put prints of a task it put: {"id":N,"created":BOOL} with --json,
  * else the id. */
 static void
@@ -276,26 +313,49 @@ parse_id(struct cli *cli, const char *s, uint64_t *id)
 	return 0;
 }
 
-static int
-parse_u64(struct cli *cli, const char *opt, const char *s, uint64_t max,
-    uint64_t *out)
+int
+cli_parse_num(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out)
 {
-	if (cli_parse_uint(s, max, out) != 0)
+	uint64_t v;
+
+	if (cli_parse_uint(s, max, &v) != 0 || v < min)
 		return cli_usage_error(cli,
-		    "%s: \"%s\" is not a whole number (0 to %" PRIu64 ")", opt,
-		    s, max);
+		    "%s takes a whole number from %" PRIu64 " to %" PRIu64
+		    ", not \"%s\"",
+		    opt, min, max, s);
+	*out = v;
 	return 0;
+}
+
+int
+cli_parse_ms(
+    struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t *ms)
+{
+	char lo[32];
+	uint64_t v;
+
+	dur_fmt(lo, sizeof(lo), min);
+	if (dur_parse(s, &v) != 0 || v < min)
+		return cli_usage_error(cli,
+		    "%s takes a duration%s%s: milliseconds, or a number with "
+		    "ms, s, m or h (500, 2s, 1.5m, 1h); not \"%s\"",
+		    opt, min ? " of at least " : "", min ? lo : "", s);
+	*ms = v;
+	return 0;
+}
+
+static int
+parse_u64(struct cli *cli, const char *opt, const char *s, uint64_t min,
+    uint64_t max, uint64_t *out)
+{
+	return cli_parse_num(cli, opt, s, min, max, out);
 }
 
 static int
 parse_dur(struct cli *cli, const char *opt, const char *s, uint64_t *ms)
 {
-	if (cli_parse_dur(s, ms) != 0)
-		return cli_usage_error(cli,
-		    "%s: \"%s\" is not a duration (ms, or a number with ms, s, "
-		    "m or h)",
-		    opt, s);
-	return 0;
+	return cli_parse_ms(cli, opt, s, 0, ms);
 }
 
 /* The lease given with --lease, or the task's current one (peek). */
@@ -368,25 +428,122 @@ lines_fill(struct line_reader *lr, bool block)
 	return 0;
 }
 
-/* Puts the tasks of `items` and prints their ids in order. */
+/* What put --lines prints as it goes: with --json one array, an element
+ * per line as its batch is stored ("[" before the first, "," before the
+ * others, "]" at the end), else an id per stored line; each refused line
+ * gets its own error on stderr. */
+struct lines_out {
+	bool json;
+	size_t printed;  /* JSON elements so far */
+	int status;      /* EXIT_ERR once a line was refused */
+	int limit_known; /* 0: not asked yet; 1: known; -1: not told */
+	uint64_t limit;  /* the server's --max-payload, when told */
+};
+
+/* A batch the server refused whole with one of these may have been
+ * refused for one of its lines alone (a server that checks every item's
+ * limits while it decodes the request does so): its halves are tried
+ * apart, down to the line to blame. */
+static bool
+line_error(int rc)
+{
+	return rc == SLUICE_ETOOBIG || rc == SLUICE_ETUBE ||
+	    rc == SLUICE_EKEY || rc == SLUICE_ELIMIT || rc == SLUICE_EINVAL ||
+	    rc == SLUICE_EMSGSIZE;
+}
+
+/* "payload too large (N bytes; the limit is M)": the limit when the
+ * server's stats say it (node key max_payload). */
+static void
+too_large(
+    struct cli *cli, struct lines_out *lo, size_t len, char *out, size_t n)
+{
+	struct sluice_stats *st;
+
+	if (lo->limit_known == 0) {
+		lo->limit_known = -1;
+		if (sluice_stats(cli->c, NULL, &st) == 0) {
+			if (sluice_kv_get(st->kv, st->nkv, "max_payload",
+			        &lo->limit) == 0)
+				lo->limit_known = 1;
+			sluice_stats_free(st);
+		}
+	}
+	if (lo->limit_known == 1)
+		snprintf(out, n, "%s (%zu bytes; the limit is %" PRIu64 ")",
+		    sluice_strerror(SLUICE_ETOOBIG), len, lo->limit);
+	else
+		snprintf(out, n,
+		    "%s (%zu bytes, over the server's --max-payload)",
+		    sluice_strerror(SLUICE_ETOOBIG), len);
+}
+
+static void
+lines_element(struct lines_out *lo)
+{
+	fputs(lo->printed++ == 0 ? "[" : ",", stdout);
+}
+
+/* One line's result. */
+static void
+line_result(struct cli *cli, struct lines_out *lo,
+    const struct sluice_batch_item *it, unsigned long lineno)
+{
+	char why[256];
+
+	if (it->rc == 0) {
+		if (lo->json) {
+			lines_element(lo);
+			printf("{\"line\":%lu,\"id\":%" PRIu64
+			       ",\"created\":%s}\n",
+			    lineno, it->id, it->created ? "true" : "false");
+		} else {
+			printf("%" PRIu64 "\n", it->id);
+		}
+		return;
+	}
+	if (it->rc == SLUICE_ETOOBIG)
+		too_large(cli, lo, it->len, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", sluice_strerror(it->rc));
+	fprintf(stderr, "sluice: put: line %lu: %s\n", lineno, why);
+	if (lo->json) {
+		lines_element(lo);
+		printf("{\"line\":%lu,\"error\":", lineno);
+		cli_json_cstr(stdout, why);
+		printf(",\"code\":%d}\n", it->rc);
+	}
+	lo->status = EXIT_ERR;
+}
+
+/* Puts the tasks of `items` (lines `lineno`) and prints their results in
+ * order. Returns 0, or EXIT_ERR when the batch failed as a whole (the
+ * connection, a full log): its outcome is then unknown, and said. */
 static int
 put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
-    const unsigned long *lineno, bool json, int *status)
+    const unsigned long *lineno, struct lines_out *lo)
 {
 	int rc = sluice_put_batch(cli->c, items, n);
 
-	if (rc != 0)
-		return cli_fail(
-		    cli, rc, "put: lines %lu-%lu", lineno[0], lineno[n - 1]);
-	for (size_t i = 0; i < n; i++) {
-		if (items[i].rc != 0) {
-			fprintf(stderr, "sluice: put: line %lu: %s\n",
-			    lineno[i], sluice_strerror(items[i].rc));
-			*status = EXIT_ERR;
-		} else {
-			print_put(json, items[i].id, items[i].created);
-		}
+	if (rc != 0 && line_error(rc) && n > 1) {
+		size_t h = n / 2;
+
+		if ((rc = put_lines_batch(cli, items, h, lineno, lo)) != 0)
+			return rc;
+		return put_lines_batch(cli, items + h, n - h, lineno + h, lo);
 	}
+	if (rc != 0 && line_error(rc)) {
+		items[0].rc = rc; /* one line, refused */
+		rc = 0;
+	}
+	if (rc != 0) {
+		lo->status = EXIT_ERR;
+		return n == 1 ? cli_fail(cli, rc, "put: line %lu", lineno[0])
+		              : cli_fail(cli, rc, "put: lines %lu-%lu",
+		                    lineno[0], lineno[n - 1]);
+	}
+	for (size_t i = 0; i < n; i++)
+		line_result(cli, lo, &items[i], lineno[i]);
 	fflush(stdout);
 	return 0;
 }
@@ -410,7 +567,8 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 	struct sluice_batch_item items[LINES_BATCH];
 	unsigned long lineno[LINES_BATCH];
 	size_t start[LINES_BATCH];
-	int status = EXIT_OK, rc = 0;
+	struct lines_out lo = { .json = json, .status = EXIT_OK };
+	int rc = 0;
 
 	for (;;) {
 		size_t n = 0, off = 0, bytes = 0;
@@ -447,17 +605,13 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 		if (rc != 0) {
 			fprintf(stderr, "sluice: put: reading stdin: %s\n",
 			    strerror(-rc));
-			status = EXIT_ERR;
+			lo.status = EXIT_ERR;
 			break;
 		}
 		for (size_t i = 0; i < n; i++)
 			items[i].payload = lr.buf + start[i];
-		if (n > 0 &&
-		    put_lines_batch(cli, items, n, lineno, json, &status) !=
-		        0) {
-			status = EXIT_ERR;
+		if (n > 0 && put_lines_batch(cli, items, n, lineno, &lo) != 0)
 			break;
-		}
 		if (off > 0) {
 			memmove(lr.buf, lr.buf + off, lr.len - off);
 			lr.len -= off;
@@ -466,13 +620,84 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 			break;
 	}
 	free(lr.buf);
-	return status;
+	if (json)
+		fputs(lo.printed == 0 ? "[]\n" : "]\n", stdout);
+	return lo.status;
+}
+
+enum {
+	/* The most a payload may be: sluiced's --max-payload is at most 64
+	 * MiB. What is longer is refused here, before it fills memory. */
+	PAYLOAD_READ_MAX = 64 << 20,
+};
+
+/* The payload of `put -` (stdin, `file` NULL) or `put --file FILE`, bytes
+ * as they are. Returns 0 and a malloc'd `*out` of `*len` bytes, or prints
+ * why and returns EXIT_ERR. */
+static int
+read_payload(const char *file, char **out, size_t *len)
+{
+	const char *name = file != NULL ? file : "stdin";
+	int fd = file != NULL ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	size_t n = 0, cap = 0;
+	char *b = NULL;
+	ssize_t r;
+
+	if (fd < 0) {
+		fprintf(stderr, "sluice: put: cannot read %s: %s\n", name,
+		    strerror(errno));
+		return EXIT_ERR;
+	}
+	for (;;) {
+		if (cap - n < 65536) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 262144;
+			if ((nb = realloc(b, cap)) == NULL) {
+				r = -1;
+				errno = ENOMEM;
+				break;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n > PAYLOAD_READ_MAX) {
+			fprintf(stderr,
+			    "sluice: put: %s holds more than %d MiB, more "
+			    "than any payload may be\n",
+			    name, PAYLOAD_READ_MAX >> 20);
+			r = 0;
+			n = SIZE_MAX;
+			break;
+		}
+	}
+	if (r < 0)
+		fprintf(stderr, "sluice: put: cannot read %s: %s\n", name,
+		    strerror(errno));
+	if (file != NULL)
+		close(fd);
+	if (r < 0 || n == SIZE_MAX) {
+		free(b);
+		return EXIT_ERR;
+	}
+	*out = b;
+	*len = n;
+	return 0;
 }
 
 static const char put_usage[] = "usage: sluice put [options] PAYLOAD\n"
+                                "       sluice put [options] - < FILE\n"
+                                "       sluice put [options] --file FILE\n"
                                 "       sluice put [options] --lines < FILE\n";
 static const char put_help[] =
-    "\nPuts a task into a tube and prints its id.\n\n"
+    "\nPuts a task into a tube and prints its id. The payload is PAYLOAD,\n"
+    "or with - all of stdin, or with --file all of FILE: bytes as they\n"
+    "are, up to the server's --max-payload.\n\n"
     "  -t, --tube TUBE       the tube (default \"default\")\n"
     "  -p, --priority N      0 is the most urgent (default 1024)\n"
     "      --delay DUR       ready only after DUR\n"
@@ -483,14 +708,22 @@ static const char put_help[] =
     "                        no limit)\n"
     "      --key KEY         while a task with this key lives (or for the\n"
     "                        server's dedup window after), putting it again\n"
-    "                        creates nothing and prints the existing id\n"
+    "                        creates nothing: it prints the existing id, and\n"
+    "                        on stderr \"key KEY exists as task N\"\n"
     "      --replace         with --key: update the live task instead\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
+    "      --file FILE       the payload is the content of FILE\n"
     "      --lines           one task per line of stdin (empty lines are\n"
     "                        skipped), sent in batches; prints one id per\n"
-    "                        line as each batch is stored\n"
-    "      --json            print {\"id\":N,\"created\":true}\n";
+    "                        line as each batch is stored. A line that is\n"
+    "                        refused (too large, ...) is said on stderr\n"
+    "                        with its number, the others are stored; the\n"
+    "                        exit status is 1 when any line was refused\n"
+    "      --json            print {\"id\":N,\"created\":true}; with\n"
+    "                        --lines one array, an element per line:\n"
+    "                        {\"line\":N,\"id\":N,\"created\":true} or\n"
+    "                        {\"line\":N,\"error\":TEXT,\"code\":N}\n";
 
 static int
 cmd_put(struct cli *cli, int argc, char **argv)
@@ -506,12 +739,16 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "file", required_argument, NULL, OPT_FILE },
 		COMMON_OPTS,
 	};
 	struct args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
 	bool lines = false, delay = false;
-	uint64_t v, id;
+	const char *file = NULL, *payload;
+	char *data = NULL;
+	uint64_t v = 0, id;
+	size_t len;
 	int ch, rc, created;
 
 	sluice_put_opts_init(&o);
@@ -522,7 +759,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		case 'p':
 			if ((rc = parse_u64(
-			         cli, "-p", optarg, UINT32_MAX, &v)) != 0)
+			         cli, "-p", optarg, 0, UINT32_MAX, &v)) != 0)
 				return rc;
 			o.priority = (uint32_t)v;
 			break;
@@ -533,12 +770,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			delay = true;
 			break;
 		case OPT_AT:
-			if ((rc = parse_u64(cli, "--at", optarg, UINT64_MAX,
+			if ((rc = parse_u64(cli, "--at", optarg, 1, UINT64_MAX,
 			         &o.run_at)) != 0)
 				return rc;
-			if (o.run_at == 0)
-				return cli_usage_error(
-				    cli, "--at: 0 is not a time");
 			break;
 		case OPT_TTR:
 			if ((rc = parse_dur(cli, "--ttr", optarg, &o.ttr_ms)) !=
@@ -546,7 +780,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 				return rc;
 			break;
 		case OPT_MAX_ATTEMPTS:
-			if ((rc = parse_u64(cli, "--max-attempts", optarg,
+			if ((rc = parse_u64(cli, "--max-attempts", optarg, 0,
 			         UINT32_MAX, &v)) != 0)
 				return rc;
 			o.max_attempts = (uint32_t)v;
@@ -565,6 +799,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		case OPT_LINES:
 			lines = true;
 			break;
+		case OPT_FILE:
+			file = optarg;
+			break;
 		}
 	}
 	if (a.stop)
@@ -577,21 +814,50 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	if (lines && o.key)
 		return cli_usage_error(cli,
 		    "--key with --lines would give every line the same key");
-	if (lines && optind != argc)
-		return cli_usage_error(
-		    cli, "--lines takes no PAYLOAD argument");
-	if (!lines && optind != argc - 1)
+	if (lines && (optind != argc || file != NULL))
 		return cli_usage_error(cli,
-		    optind == argc ? "a PAYLOAD (or --lines) is needed"
-		                   : "one PAYLOAD only (quote it)");
-	if ((rc = cli_connect(cli)) != 0)
-		return rc;
-	if (lines)
+		    "--lines reads stdin: no PAYLOAD, - or --file with it");
+	if (file != NULL && optind != argc)
+		return cli_usage_error(
+		    cli, "the payload is --file's: no PAYLOAD or - with it");
+	if (!lines && file == NULL && optind != argc - 1)
+		return cli_usage_error(cli,
+		    optind == argc
+		        ? "a PAYLOAD (- for stdin, --file F, or --lines) is "
+		          "needed"
+		        : "one PAYLOAD only (quote it)");
+	if (lines) {
+		if ((rc = cli_connect(cli)) != 0)
+			return rc;
 		return put_lines(cli, &o, a.json);
-	if ((rc = sluice_put(cli->c, &o, argv[optind], strlen(argv[optind]),
-	         &id, &created)) != 0)
-		return cli_fail(cli, rc, "put");
+	}
+	if (file != NULL || strcmp(argv[optind], "-") == 0) {
+		if ((rc = read_payload(file, &data, &len)) != 0)
+			return rc;
+		payload = data;
+	} else {
+		payload = argv[optind];
+		len = strlen(payload);
+	}
+	if ((rc = cli_connect(cli)) == 0 &&
+	    (rc = sluice_put(cli->c, &o, payload, len, &id, &created)) != 0)
+		rc = cli_fail(cli, rc, "put");
+	free(data);
+	if (rc != 0)
+		return rc;
 	print_put(a.json, id, created);
+	/* The id alone stays on stdout, for scripts; that nothing new
+	 * was stored is said beside it. */
+	if (!created && !a.json && o.replace)
+		fprintf(stderr,
+		    "sluice: put: key %s: task %" PRIu64
+		    " updated; nothing created\n",
+		    o.key, id);
+	else if (!created && !a.json)
+		fprintf(stderr,
+		    "sluice: put: key %s exists as task %" PRIu64
+		    "; nothing created\n",
+		    o.key ? o.key : "", id);
 	return EXIT_OK;
 }
 
@@ -600,7 +866,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
 
 static const char take_usage[] =
     "usage: sluice take [-t TUBE]... [-w DUR] [-n N] [--no-detach] "
-    "[--json]\n";
+    "[--json]\n"
+    "       sluice take [-t TUBE]... [-w DUR] [--no-detach] --sh\n";
 static const char take_help[] =
     "\nTakes tasks and prints them, with the lease that ack, release, fail,\n"
     "touch and bury need.\n\n"
@@ -616,7 +883,15 @@ static const char take_help[] =
     "  -n, --count N     take up to N tasks (default 1, at most 1000)\n"
     "      --detach      a detached lease (the default)\n"
     "      --no-detach   a lease bound to this command's connection\n"
-    "      --json        one JSON object per task, one per line\n\n"
+    "      --json        print the task as one JSON object (with -n N\n"
+    "                    above 1: {\"tasks\":[...]}); a payload that is\n"
+    "                    not UTF-8 comes as \"payload_base64\" instead of\n"
+    "                    \"payload\"\n"
+    "      --sh          print the task as shell assignments, for\n"
+    "                    eval \"$(sluice take --sh)\": SLUICE_TASK_ID,\n"
+    "                    SLUICE_LEASE, SLUICE_TUBE, SLUICE_ATTEMPTS (as\n"
+    "                    work gives its CMD) and SLUICE_PAYLOAD (or\n"
+    "                    SLUICE_PAYLOAD_BASE64 when it is not UTF-8 text)\n\n"
     "Exit status 3 when there was nothing to take before the wait ended.\n";
 
 static int
@@ -628,13 +903,15 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
+		{ "sh", no_argument, NULL, OPT_SH },
 		COMMON_OPTS,
 	};
 	const char *tubes[64];
+	bool sh = false;
 	struct sluice_take_opts o = { .tubes = tubes, .max = 1, .detach = 1 };
 	struct args a = { argc, argv, "t:w:n:h", opts };
 	struct sluice_task *t;
-	uint64_t v;
+	uint64_t v = 0;
 	size_t n;
 	int ch, rc;
 
@@ -651,11 +928,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 				return rc;
 			break;
 		case 'n':
-			if ((rc = parse_u64(
-			         cli, "-n", optarg, SLUICE_TAKE_MAX, &v)) != 0)
+			if ((rc = parse_u64(cli, "-n", optarg, 1,
+			         SLUICE_TAKE_MAX, &v)) != 0)
 				return rc;
-			if (v == 0)
-				return cli_usage_error(cli, "-n: at least 1");
 			o.max = (uint32_t)v;
 			break;
 		case OPT_DETACH:
@@ -664,10 +939,16 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		case OPT_NO_DETACH:
 			o.detach = 0;
 			break;
+		case OPT_SH:
+			sh = true;
+			break;
 		}
 	}
 	if (a.stop)
 		return a.status;
+	if (sh && (a.json || o.max > 1))
+		return cli_usage_error(
+		    cli, "--sh prints one task: no --json or -n with it");
 	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
 	if (o.ntubes == 0)
@@ -682,10 +963,23 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "take");
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && !a.json)
-			putchar('\n');
-		cli_print_task(stdout, &t[i], a.json);
+	if (sh) {
+		cli_print_task_sh(stdout, &t[0]);
+	} else if (a.json && o.max > 1) {
+		/* one JSON value: its shape follows -n, not what came */
+		fputs("{\"tasks\":[", stdout);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				putchar(',');
+			cli_print_task_json(stdout, &t[i]);
+		}
+		fputs("]}\n", stdout);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				putchar('\n');
+			cli_print_task(stdout, &t[i], a.json);
+		}
 	}
 	sluice_task_free(t);
 	return EXIT_OK;
@@ -749,16 +1043,17 @@ enum lease_verb { ACK, RELEASE, FAIL, TOUCH, BURY };
 
 static const struct lease_op {
 	const char *name;
+	const char *done; /* what it printed: "acked 42, ..." */
 	enum lease_verb verb;
 	const char *shorts;
 	bool to, delay, priority, error; /* the options it has */
-	bool print;                      /* prints the state after, always */
 } lease_ops[] = {
-	{ "ack", ACK, "h", .to = true },
-	{ "release", RELEASE, "hp:", .delay = true, .priority = true },
-	{ "fail", FAIL, "he:", .delay = true, .error = true, .print = true },
-	{ "touch", TOUCH, "h", .print = true },
-	{ "bury", BURY, "h" },
+	{ "ack", "acked", ACK, "h", .to = true },
+	{ "release", "released", RELEASE, "hp:", .delay = true,
+	    .priority = true },
+	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true },
+	{ "touch", "touched", TOUCH, "h" },
+	{ "bury", "buried", BURY, "h" },
 };
 
 static const struct lease_op *
@@ -787,7 +1082,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	const char *to = NULL, *error = NULL;
 	bool has_lease = false, has_delay = false;
 	int64_t priority = -1;
-	uint64_t id, lease = 0, delay = 0, v;
+	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
 	int ch, rc;
 
@@ -796,8 +1091,8 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 
 		switch (ch) {
 		case OPT_LEASE:
-			if ((rc = parse_u64(cli, "--lease", optarg, UINT64_MAX,
-			         &lease)) != 0)
+			if ((rc = parse_u64(cli, "--lease", optarg, 0,
+			         UINT64_MAX, &lease)) != 0)
 				return rc;
 			has_lease = true;
 			break;
@@ -817,7 +1112,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->priority;
 			if (ok &&
 			    (rc = parse_u64(
-			         cli, "-p", optarg, UINT32_MAX, &v)) != 0)
+			         cli, "-p", optarg, 0, UINT32_MAX, &v)) != 0)
 				return rc;
 			priority = (int64_t)v;
 			break;
@@ -865,8 +1160,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s %" PRIu64, op->name, id);
-	if (a.json || op->print || after.state == SLUICE_DELAYED)
-		cli_print_after(stdout, &after, a.json);
+	cli_print_after(stdout, op->done, &after, to, a.json);
 	return EXIT_OK;
 }
 
@@ -904,25 +1198,24 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		    (rc = cli_connect(cli)) != 0)
 			return rc;
 		if ((rc = sluice_kick_id(cli->c, id, &after)) != 0)
-			return cli_fail(cli, rc, "kick %" PRIu64, id);
+			return cli_fail(cli, rc, "kick --id %" PRIu64, id);
 		if (a.json)
 			printf("{\"kicked\":1,\"id\":%" PRIu64 "}\n", id);
 		else
-			printf("kicked 1\n");
+			cli_print_after(stdout, "kicked", &after, NULL, false);
 		return EXIT_OK;
 	}
 	if (optind == argc || argc - optind > 2)
 		return cli_usage_error(cli, "a TUBE (and maybe N) is needed");
 	if (argc - optind == 2 &&
-	    ((rc = parse_u64(cli, "N", argv[optind + 1], UINT32_MAX, &n)) != 0))
+	    ((rc = parse_u64(cli, "N", argv[optind + 1], 1, UINT32_MAX, &n)) !=
+	        0))
 		return rc;
-	if (n == 0)
-		return cli_usage_error(cli, "N: at least 1");
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
 		return cli_fail(cli, rc, "kick %s", argv[optind]);
-	print_number(a.json, "kicked", "kicked", kicked);
+	print_count(a.json, "kicked", "kicked", kicked);
 	return EXIT_OK;
 }
 
@@ -952,7 +1245,7 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 }
 
 static const char delete_usage[] =
-    "usage: sluice delete ID\n"
+    "usage: sluice delete ID [--json]\n"
     "       sluice delete --key KEY [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n";
 static const char delete_help[] =
@@ -961,7 +1254,7 @@ static const char delete_help[] =
     "      --key KEY      the task holding this key\n"
     "  -t, --tube TUBE    with --all: the tube to empty\n"
     "      --all          every task of the tube; prints how many\n"
-    "      --json         print {\"id\":N} (--key) or {\"deleted\":N} "
+    "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
     "(--all)\n";
 
 static int
@@ -1003,9 +1296,11 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 	} else if (tg.sel) {
 		if ((rc = sluice_flush(cli->c, tg.tube, &n)) != 0)
 			return cli_fail(cli, rc, "delete -t %s --all", tg.tube);
-		print_number(a.json, "deleted", "deleted", n);
+		print_count(a.json, "deleted", "deleted", n);
 	} else if ((rc = sluice_delete(cli->c, tg.id)) != 0) {
 		return cli_fail(cli, rc, "delete %" PRIu64, tg.id);
+	} else {
+		print_number(a.json, "id", "deleted", tg.id);
 	}
 	return EXIT_OK;
 }
@@ -1021,7 +1316,10 @@ static const char peek_help[] =
     "      --ready        the next task a take would get\n"
     "      --delayed      the delayed task due soonest\n"
     "      --buried       the task buried longest\n"
-    "      --json         print the task as one JSON object\n";
+    "      --json         print the task as one JSON object; a payload "
+    "that\n"
+    "                     is not UTF-8 comes as \"payload_base64\" (base64)\n"
+    "                     instead of \"payload\"\n";
 
 static int
 cmd_peek(struct cli *cli, int argc, char **argv)
@@ -1130,11 +1428,12 @@ static const char list_help[] =
     "      --state S       ready, delayed, taken or buried (default: all)\n"
     "      --order O       attempts (most first), age (oldest first,\n"
     "                      the default) or run_at (soonest first)\n"
-    "      --limit N       at most N tasks (default 100, at most 1000)\n"
+    "      --limit N       at most N tasks (default 100, at most 1000);\n"
+    "                      how many were left out is said after them\n"
     "      --payloads      include the payloads (JSON; the text table "
     "shows\n"
     "                      sizes only)\n"
-    "      --json          print {\"tasks\":[...]}\n";
+    "      --json          print {\"tasks\":[...],\"omitted\":N}\n";
 
 static int
 parse_state(const char *s)
@@ -1143,6 +1442,32 @@ parse_state(const char *s)
 		if (strcmp(s, sluice_state_name(st)) == 0)
 			return st;
 	return -1;
+}
+
+/* How many of the tube's tasks (in `state`, 0: any) a list of `n` left
+ * out, from the tube's counts; 0 when it showed fewer than it could. */
+static uint64_t
+list_omitted(
+    struct cli *cli, const char *tube, int state, size_t n, size_t limit)
+{
+	const struct sluice_tube_stats *ts = NULL;
+	struct sluice_stats *st;
+	uint64_t total = 0;
+
+	if (n < limit || sluice_stats(cli->c, tube, &st) != 0)
+		return 0;
+	for (size_t i = 0; i < st->ntubes; i++)
+		if (strcmp(st->tubes[i].name, tube) == 0)
+			ts = &st->tubes[i];
+	if (ts != NULL)
+		total = state == SLUICE_READY ? ts->ready
+		    : state == SLUICE_DELAYED ? ts->delayed
+		    : state == SLUICE_TAKEN   ? ts->taken
+		    : state == SLUICE_BURIED
+		    ? ts->buried
+		    : ts->ready + ts->delayed + ts->taken + ts->buried;
+	sluice_stats_free(st);
+	return total > n ? total - n : 0;
 }
 
 static int
@@ -1190,12 +1515,9 @@ cmd_list(struct cli *cli, int argc, char **argv)
 				    optarg);
 			break;
 		case OPT_LIMIT:
-			if ((rc = parse_u64(cli, "--limit", optarg,
+			if ((rc = parse_u64(cli, "--limit", optarg, 1,
 			         SLUICE_LIST_MAX, &limit)) != 0)
 				return rc;
-			if (limit == 0)
-				return cli_usage_error(
-				    cli, "--limit: at least 1");
 			break;
 		case OPT_PAYLOADS:
 			payloads = true;
@@ -1211,7 +1533,8 @@ cmd_list(struct cli *cli, int argc, char **argv)
 	if ((rc = sluice_list(cli->c, tube, state, order, (uint32_t)limit,
 	         payloads && a.json, &t, &n)) != 0)
 		return cli_fail(cli, rc, "list -t %s", tube);
-	cli_print_task_list(stdout, t, n, a.json);
+	cli_print_task_list(stdout, t, n,
+	    list_omitted(cli, tube, state, n, (size_t)limit), a.json);
 	sluice_task_free(t);
 	return EXIT_OK;
 }
@@ -1296,9 +1619,9 @@ cmd_pause(struct cli *cli, int argc, char **argv)
 	if (json)
 		printf("{\"until\":%" PRIu64 "}\n", until);
 	else if (until)
-		printf("%s paused until %s\n", argv[optind], when);
+		printf("paused %s until %s\n", argv[optind], when);
 	else
-		printf("%s resumed\n", argv[optind]);
+		printf("resumed %s\n", argv[optind]);
 	return EXIT_OK;
 }
 
@@ -1331,14 +1654,15 @@ cmd_node(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s", cli->cmd);
 	print_number(json, snap ? "lsn" : "epoch",
-	    snap ? "snapshot at lsn" : "epoch", v);
+	    snap ? "snapshot written, up to lsn" : "promoted, epoch", v);
 	return EXIT_OK;
 }
 
-static const char follow_usage[] = "usage: sluice follow URL\n";
+static const char follow_usage[] = "usage: sluice follow URL [--json]\n";
 static const char follow_help[] =
     "\nMakes the node at -s URL follow the leader whose replication URL is\n"
-    "URL (the leader's --repl-listen).\n";
+    "URL (the leader's --repl-listen).\n\n"
+    "      --json   print {\"following\":URL}\n";
 
 static int
 cmd_follow(struct cli *cli, int argc, char **argv)
@@ -1351,6 +1675,13 @@ cmd_follow(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sluice_follow(cli->c, argv[optind])) != 0)
 		return cli_fail(cli, rc, "follow %s", argv[optind]);
+	if (json) {
+		fputs("{\"following\":", stdout);
+		cli_json_cstr(stdout, argv[optind]);
+		fputs("}\n", stdout);
+	} else {
+		printf("following %s\n", argv[optind]);
+	}
 	return EXIT_OK;
 }
 
@@ -1362,7 +1693,8 @@ static const char work_usage[] =
     "[ARGS...]\n";
 static const char work_help[] =
     "\nRuns CMD once per task of TUBE, with the payload on its standard "
-    "input,\nup to N at once. CMD's exit status decides: 0 acks the task; "
+    "input,\nup to N at once (a CMD that cannot be run is refused before any "
+    "task\nis taken). CMD's exit status decides: 0 acks the task; "
     "anything\nelse fails it with the last line CMD wrote to standard error "
     "(or how it\nended), so it is retried after a backoff or buried. While "
     "CMD runs\nlonger than half the task's ttr, its lease is touched. CMD "
@@ -1411,8 +1743,36 @@ main_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%sTry 'sluice --help'.\n", main_usage);
+	fputs("\nTry 'sluice --help'.\n", stderr);
 	return EXIT_USAGE;
+}
+
+static const struct command *
+find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* `sluice help` and `sluice help COMMAND`: the same as --help. */
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc == 1) {
+		printf("%s%s", main_usage, main_help);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return main_usage_error("help: one COMMAND at most");
+	if ((cmd = find_command(argv[1])) == NULL)
+		return main_usage_error(
+		    "help: unknown command \"%s\"", argv[1]);
+	printf("%s%s", cmd->usage, cmd->help);
+	return EXIT_OK;
 }
 
 int
@@ -1426,11 +1786,12 @@ main(int argc, char **argv)
 		END_OPT,
 	};
 	struct cli cli = { .timeout_ms = -1, .cmd = "sluice" };
-	static char prog[64];
+	static char prog[64] = "sluice";
 	uint64_t ms;
 	int ch, rc;
 
 	cli.urls = getenv("SLUICE_URL");
+	argv[0] = prog; /* getopt_long names argv[0] in its complaints */
 	/* "+": stop at the command; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
 		switch (ch) {
@@ -1438,9 +1799,11 @@ main(int argc, char **argv)
 			cli.urls = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_dur(optarg, &ms) != 0 || ms > INT32_MAX)
+			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
 				return main_usage_error(
-				    "--timeout: \"%s\" is not a duration",
+				    "--timeout takes a duration: milliseconds, "
+				    "or a number with ms, s, m or h (500, 2s, "
+				    "1.5m, 1h); not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
 			break;
@@ -1452,27 +1815,25 @@ main(int argc, char **argv)
 			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
 			return EXIT_OK;
 		default:
-			fprintf(stderr, "%sTry 'sluice --help'.\n", main_usage);
+			fputs("Try 'sluice --help'.\n", stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind == argc)
-		return main_usage_error("a COMMAND is needed");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[optind], commands[i].name) != 0)
-			continue;
-		cur_cmd = &commands[i];
-		cli.cmd = commands[i].name;
-		argv += optind;
-		argc -= optind;
-		/* getopt_long names argv[0] in its complaints */
-		snprintf(prog, sizeof(prog), "sluice %s", cli.cmd);
-		argv[0] = prog;
-		optind = 0; /* restart getopt: the command's options follow
-		               its name */
-		rc = commands[i].run(&cli, argc, argv);
-		sluice_close(cli.c);
-		return rc;
+	if (optind == argc) {
+		fprintf(stderr, "%sTry 'sluice --help'.\n", main_usage);
+		return EXIT_USAGE;
 	}
-	return main_usage_error("unknown command \"%s\"", argv[optind]);
+	if (strcmp(argv[optind], "help") == 0)
+		return cmd_help(argc - optind, argv + optind);
+	if ((cur_cmd = find_command(argv[optind])) == NULL)
+		return main_usage_error("unknown command \"%s\"", argv[optind]);
+	cli.cmd = cur_cmd->name;
+	argv += optind;
+	argc -= optind;
+	snprintf(prog, sizeof(prog), "sluice %s", cli.cmd);
+	argv[0] = prog;
+	optind = 0; /* restart getopt: the command's options follow its name */
+	rc = cur_cmd->run(&cli, argc, argv);
+	sluice_close(cli.c);
+	return rc;
 }

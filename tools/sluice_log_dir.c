@@ -191,6 +191,10 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			d->snaps[d->nsnaps++].name_lsn = lsn;
 		} else if (strcmp(n, "LOCK") == 0) {
 			d->has_lock = true;
+		} else if (strcmp(n, "EPOCHS") == 0) {
+			/* the epoch history (src/log/epochs.h) */
+		} else if (strcmp(n, "EPOCHS.tmp") == 0) {
+			d->nleft++; /* a rewrite of it that did not finish */
 		} else if (strcmp(n, "lost+found") == 0) {
 			d->has_lost_found = true;
 		} else if (ends_with(n, ".spare")) {
@@ -209,7 +213,8 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 		snprintf(err, errn,
 		    "%s is not a sluice data directory: it holds %zu "
 		    "entr%s (such as '%s') but no log segment "
-		    "(NNNNNNNNNNNNNNNNNNNN.wal), snapshot (.snap) or LOCK",
+		    "(NNNNNNNNNNNNNNNNNNNN.wal), snapshot (.snap), EPOCHS "
+		    "or LOCK",
 		    path, d->nentries, d->nentries == 1 ? "y" : "ies",
 		    d->unknown);
 		lt_dir_free(d);
@@ -899,8 +904,8 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 	if (d->nleft > 0)
 		note(d,
 		    "%zu unfinished file(s) (*.snap.inprogress, "
-		    "*.wal.repair): left by a stop during a snapshot or a "
-		    "repair; sluiced ignores them",
+		    "*.wal.repair, EPOCHS.tmp): left by a stop during a "
+		    "snapshot, a repair or a new epoch; sluiced ignores them",
 		    d->nleft);
 	if (d->nspares > 0)
 		note(d,

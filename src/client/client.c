@@ -190,16 +190,16 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 		}
 		if (rc == SLUICE_ECONN) {
 			client_errmsg(c,
-			    "connection to %s lost during %s: it may or may "
-			    "not have been done",
-			    cur_url(c), op);
+			    "connection to %s lost before the reply: the "
+			    "request may or may not have been done",
+			    cur_url(c));
 			return rc;
 		}
 		if (rc == SLUICE_ETIMEDOUT) {
 			client_errmsg(c,
-			    "no reply from %s to %s within %d ms: it may or "
-			    "may not have been done",
-			    cur_url(c), op, tmo);
+			    "no reply from %s within %d ms: the request may "
+			    "or may not have been done",
+			    cur_url(c), tmo);
 			return rc;
 		}
 		if (rc != 0)

@@ -46,7 +46,8 @@ enum {
 	RETRY_MS = 200,          /* after a failed fetch */
 	RETRY_SLOW_MS = 1000,    /* after a refusal */
 	SNAP_CHUNK = 4 << 20,
-	LOST_MS = 3000, /* no answer this long: not connected */
+	LOST_MS = 3000,           /* no answer this long: not connected */
+	UNREACHED_LOG_MS = 30000, /* "cannot reach", at most this often */
 };
 
 struct follow {
@@ -64,6 +65,8 @@ struct follow {
 	uint64_t leader_last_time;
 	uint64_t leader_epoch;
 	int64_t contact;  /* monotonic ms of the last answer */
+	int64_t started;  /* monotonic ms follow_start() ran */
+	int64_t warn_at;  /* never answered: say so again at this time */
 	int64_t retry_at; /* no fetch before this (monotonic ms) */
 	int last_err;     /* the last refusal logged, not to repeat it */
 	bool broken;      /* a record did not apply: stop */
@@ -681,6 +684,8 @@ follow_start(struct core *c, const char *url)
 	}
 	c->fol = f;
 	c->follower = true;
+	f->started = clock_mono_ms();
+	f->warn_at = f->started + LOST_MS;
 	log_info("follow", "following the leader leader=%s", url);
 	return 0;
 }
@@ -758,6 +763,15 @@ follow_turn(struct core *c, int64_t mono_ms)
 	}
 	if (c->fol != f || f->broken || c->wal == NULL)
 		return;
+	/* A leader never reached (a wrong URL, a leader not up): said
+	 * after LOST_MS, then at most every UNREACHED_LOG_MS. */
+	if (f->contact == 0 && mono_ms >= f->warn_at) {
+		log_warn("follow",
+		    "cannot reach the leader leader=%s waited_ms=%" PRId64
+		    "; still trying",
+		    f->url, mono_ms - f->started);
+		f->warn_at = mono_ms + UNREACHED_LOG_MS;
+	}
 	if (!f->fbusy && mono_ms >= f->retry_at) {
 		if (f->snap)
 			send_snap(f);
@@ -772,10 +786,14 @@ int64_t
 follow_next_deadline(const struct core *c)
 {
 	const struct follow *f = c->fol;
+	int64_t dl;
 
-	if (f == NULL || f->fbusy || f->broken)
+	if (f == NULL || f->broken)
 		return INT64_MAX;
-	return f->retry_at;
+	dl = f->fbusy ? INT64_MAX : f->retry_at;
+	if (f->contact == 0 && f->warn_at < dl)
+		dl = f->warn_at;
+	return dl;
 }
 
 const char *

@@ -30,7 +30,8 @@ int follow_fd(const struct core *c);
  * (after the writer's completions were reaped). */
 void follow_turn(struct core *c, int64_t mono_ms);
 
-/* When follow_turn wants to run again at the latest (a retry), in
+/* When follow_turn wants to run again at the latest (a retry, or the
+ * next note that the leader cannot be reached), in
  * monotonic ms; INT64_MAX when only events matter. */
 int64_t follow_next_deadline(const struct core *c);
 

@@ -2,13 +2,20 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <nng/nng.h>
+
+#include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
+#include "util/dur.h"
 #include "util/fault.h"
 #include "util/log.h"
 
@@ -19,20 +26,22 @@ static const char usage[] =
     "\n"
     "  --data DIR             data directory (log segments, snapshots);\n"
     "                         created when missing (default ./data)\n"
-    "  --listen URL           where clients connect\n"
-    "                         (default tcp://127.0.0.1:7711)\n"
-    "  --fsync always|MS|never\n"
+    "  --listen URL           where clients connect: a URL such as\n"
+    "                         tcp://HOST:PORT (default tcp://127.0.0.1:7711)\n"
+    "  --fsync always|DUR|never\n"
     "                         always: fdatasync before any reply (default);\n"
-    "                         MS: fdatasync every MS milliseconds, up to MS\n"
-    "                         ms of acknowledged writes at risk;\n"
+    "                         DUR: fdatasync every DUR (1ms to 1h), up to\n"
+    "                         DUR of acknowledged writes at risk;\n"
     "                         never: leave it to the OS\n"
-    "  --repl-listen URL      accept followers on URL (default: none)\n"
-    "  --follow URL           run as a follower of the leader at URL\n"
+    "  --repl-listen URL      accept followers on URL, e.g.\n"
+    "                         tcp://127.0.0.1:7721 (default: none)\n"
+    "  --follow URL           run as a follower of the leader whose\n"
+    "                         --repl-listen is URL\n"
     "  --sync-replicas K      answer a write only once K followers hold it\n"
     "                         (default 0)\n"
-    "  --sync-timeout MS      how long a write waits for those followers\n"
+    "  --sync-timeout DUR     how long a write waits for those followers\n"
     "                         before it fails with 'too few replicas'\n"
-    "                         (default 5000)\n"
+    "                         (default 5s)\n"
     "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
     "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
     "                         (default: none)\n"
@@ -41,9 +50,9 @@ static const char usage[] =
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
     "                         e.g. 127.0.0.1:11300 (default: none)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
-    "  --ttr MS               default time-to-run (default 60000)\n"
-    "  --dedup-window MS      how long a completed key stays taken\n"
-    "                         (default 600000)\n"
+    "  --ttr DUR              default time-to-run (default 60s)\n"
+    "  --dedup-window DUR     how long a completed key stays taken\n"
+    "                         (default 10m)\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -52,7 +61,14 @@ static const char usage[] =
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
     "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
-    "  --help                 print this help and exit\n";
+    "  --help                 print this help and exit\n"
+    "\n"
+    "DUR is milliseconds, or a number with ms, s, m or h: 500, 2s, 1.5m, "
+    "1h.\n"
+    "Nothing is written to --data until every address above could be\n"
+    "listened on.\n";
+
+static const char hint[] = "Try 'sluiced --help'.\n";
 
 enum {
 	OPT_DATA = 256,
@@ -103,6 +119,25 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* ---- the flags' values ------------------------------------------------ */
+
+/* Every complaint about the command line: one line, exit code 2. */
+static int flag_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int
+flag_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sluiced: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
 /* A decimal integer in [lo, hi], the whole string. */
 static int
 parse_u64(
@@ -113,15 +148,31 @@ parse_u64(
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
-	    v > hi) {
-		fprintf(stderr,
-		    "sluiced: %s wants a whole number from %" PRIu64
-		    " to %" PRIu64 ", not '%s'\n",
+	if (errno != 0 || end == s || *end != '\0' || s[0] < '0' ||
+	    s[0] > '9' || v < lo || v > hi)
+		return flag_error("%s takes a whole number from %" PRIu64
+		                  " to %" PRIu64 ", not '%s'",
 		    flag, lo, hi, s);
-		return -1;
-	}
 	*out = v;
+	return 0;
+}
+
+/* A duration (util/dur.h, as the sluice tool reads them) in [lo, hi] ms. */
+static int
+parse_ms(
+    const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char a[32], b[32];
+	uint64_t ms;
+
+	dur_fmt(a, sizeof(a), lo);
+	dur_fmt(b, sizeof(b), hi);
+	if (dur_parse(s, &ms) != 0 || ms < lo || ms > hi)
+		return flag_error("%s takes a duration from %s to %s: "
+		                  "milliseconds, or a number with ms, s, m or "
+		                  "h (500, 2s, 1.5m, 1h); not '%s'",
+		    flag, a, b, s);
+	*out = ms;
 	return 0;
 }
 
@@ -138,15 +189,99 @@ parse_fsync(const char *s, struct srv_config *cfg)
 		cfg->fsync = WAL_FSYNC_NEVER;
 		return 0;
 	}
-	if (parse_u64("--fsync", s, 1, 3600000, &ms) != 0) {
-		fprintf(stderr,
-		    "sluiced: --fsync takes always, never or a "
-		    "number of milliseconds\n");
-		return -1;
-	}
+	if (dur_parse(s, &ms) != 0 || ms < 1 || ms > 3600000)
+		return flag_error("--fsync takes always, never, or how often "
+		                  "to sync: a duration from 1ms to 1h (500, "
+		                  "10ms, 1s); not '%s'",
+		    s);
 	cfg->fsync = WAL_FSYNC_INTERVAL;
 	cfg->fsync_ms = (uint32_t)ms;
 	return 0;
+}
+
+/* True when `port` is a decimal port number, 1 to 65535. */
+static bool
+port_ok(const char *port)
+{
+	uint64_t v = 0;
+
+	if (*port == '\0' || strlen(port) > 5)
+		return false;
+	for (const char *p = port; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	return v >= 1 && v <= 65535;
+}
+
+/* An nng URL (--listen, --repl-listen, --follow): a scheme nng knows,
+ * and for the TCP ones a host (for --follow) and a port. `example` is the
+ * flag's default port, for the message. */
+static int
+check_url(const char *flag, const char *s, const char *example)
+{
+	static const char *const schemes[] = { "tcp", "tcp4", "tcp6", "tls+tcp",
+		"tls+tcp4", "tls+tcp6", "ipc", "abstract", "ws", "ws4", "ws6",
+		"wss", "wss4", "wss6" };
+	bool known = false, tcp;
+	nng_url *u = NULL;
+	int rc = 0;
+
+	if (strstr(s, "://") == NULL)
+		return flag_error("%s takes a URL such as tcp://%s, not '%s'",
+		    flag, strchr(s, ':') != NULL ? s : example, s);
+	if (nng_url_parse(&u, s) != 0)
+		return flag_error("%s: '%s' is not a URL (one such as "
+		                  "tcp://%s is expected)",
+		    flag, s, example);
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		known = known || strcmp(u->u_scheme, schemes[i]) == 0;
+	tcp = strncmp(u->u_scheme, "ipc", 3) != 0 &&
+	    strcmp(u->u_scheme, "abstract") != 0;
+	if (!known)
+		rc = flag_error("%s: '%s' is not a transport sluiced speaks "
+		                "(tcp://, tls+tcp://, ipc://, ws://), in '%s'",
+		    flag, u->u_scheme, s);
+	else if (tcp && !port_ok(u->u_port))
+		rc = flag_error("%s: '%s' has no port from 1 to 65535 (a URL "
+		                "such as tcp://%s is expected)",
+		    flag, s, example);
+	else if (tcp && strcmp(flag, "--follow") == 0 &&
+	    u->u_hostname[0] == '\0')
+		rc = flag_error("--follow: '%s' names no host (a URL such as "
+		                "tcp://%s is expected)",
+		    s, example);
+	nng_url_free(u);
+	return rc;
+}
+
+/* HOST:PORT (--http, --beanstalk; --http also http://HOST:PORT). */
+static int
+check_addr(const char *flag, const char *s, const char *example)
+{
+	const char *a = s, *colon;
+
+	if (strcmp(flag, "--http") == 0 && strncmp(a, "http://", 7) == 0)
+		a += 7;
+	colon = strrchr(a, ':');
+	if (colon == NULL || !port_ok(colon + 1) || strchr(a, '/') != NULL)
+		return flag_error("%s takes HOST:PORT such as %s (PORT from 1 "
+		                  "to 65535), not '%s'",
+		    flag, example, s);
+	return 0;
+}
+
+/* ---- the command line --------------------------------------------------- */
+
+/* The long name of the option whose value is `val`. */
+static const char *
+option_name(int val)
+{
+	for (const struct option *o = options; o->name != NULL; o++)
+		if (o->val == val)
+			return o->name;
+	return "?";
 }
 
 static int
@@ -154,102 +289,102 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 {
 	enum log_level level;
 	uint64_t v;
-	int c;
+	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+	opterr = 0; /* our own messages: one line, then the hint */
+	while (rc == 0 &&
+	    (c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_DATA:
 			cfg->data_dir = optarg;
 			break;
 		case OPT_LISTEN:
 			cfg->listen = optarg;
+			rc = check_url("--listen", optarg, "127.0.0.1:7711");
 			break;
 		case OPT_FSYNC:
-			if (parse_fsync(optarg, cfg) != 0)
-				return 2;
+			rc = parse_fsync(optarg, cfg);
 			break;
 		case OPT_REPL_LISTEN:
 			cfg->repl_listen = optarg;
+			rc = check_url(
+			    "--repl-listen", optarg, "127.0.0.1:7721");
 			break;
 		case OPT_FOLLOW:
 			cfg->follow = optarg;
+			rc = check_url("--follow", optarg, "127.0.0.1:7721");
 			break;
 		case OPT_SYNC_REPLICAS:
-			if (parse_u64("--sync-replicas", optarg, 0, 16, &v))
-				return 2;
-			cfg->sync_replicas = (unsigned)v;
+			if ((rc = parse_u64(
+			         "--sync-replicas", optarg, 0, 16, &v)) == 0)
+				cfg->sync_replicas = (unsigned)v;
 			break;
 		case OPT_SYNC_TIMEOUT:
-			if (parse_u64("--sync-timeout", optarg, 1, 3600000, &v))
-				return 2;
-			cfg->sync_timeout_ms = (uint32_t)v;
+			if ((rc = parse_ms("--sync-timeout", optarg, 1, 3600000,
+			         &v)) == 0)
+				cfg->sync_timeout_ms = (uint32_t)v;
 			break;
 		case OPT_HTTP:
 			cfg->http = optarg;
+			rc = check_addr("--http", optarg, "127.0.0.1:7780");
 			break;
 		case OPT_HTTP_ADMIN:
 			cfg->http_admin = true;
 			break;
 		case OPT_BEANSTALK:
 			cfg->beanstalk = optarg;
+			rc = check_addr(
+			    "--beanstalk", optarg, "127.0.0.1:11300");
 			break;
 		case OPT_MAX_PAYLOAD:
-			if (parse_u64("--max-payload", optarg, 1, 64 << 20, &v))
-				return 2;
-			cfg->max_payload = (size_t)v;
+			if ((rc = parse_u64("--max-payload", optarg, 1,
+			         64 << 20, &v)) == 0)
+				cfg->max_payload = (size_t)v;
 			break;
 		case OPT_TTR:
-			if (parse_u64("--ttr", optarg, 1, UINT32_MAX, &v))
-				return 2;
-			cfg->default_ttr_ms = (uint32_t)v;
+			if ((rc = parse_ms(
+			         "--ttr", optarg, 1, UINT32_MAX, &v)) == 0)
+				cfg->default_ttr_ms = (uint32_t)v;
 			break;
 		case OPT_DEDUP:
-			if (parse_u64(
-			        "--dedup-window", optarg, 0, UINT32_MAX, &v))
-				return 2;
-			cfg->dedup_ms = (uint32_t)v;
+			if ((rc = parse_ms("--dedup-window", optarg, 0,
+			         UINT32_MAX, &v)) == 0)
+				cfg->dedup_ms = (uint32_t)v;
 			break;
 		case OPT_SEG_SIZE:
-			if (parse_u64("--segment-size", optarg, 1 << 20,
-			        UINT64_C(1) << 36, &v))
-				return 2;
-			cfg->seg_size = (v + 4095) & ~UINT64_C(4095);
+			if ((rc = parse_u64("--segment-size", optarg, 1 << 20,
+			         UINT64_C(1) << 36, &v)) == 0)
+				cfg->seg_size = (v + 4095) & ~UINT64_C(4095);
 			break;
 		case OPT_SNAP_RECORDS:
-			if (parse_u64("--snapshot-records", optarg, 1,
-			        UINT64_MAX, &cfg->snap_records))
-				return 2;
+			rc = parse_u64("--snapshot-records", optarg, 1,
+			    UINT64_MAX, &cfg->snap_records);
 			break;
 		case OPT_SNAP_BYTES:
-			if (parse_u64("--snapshot-bytes", optarg, 1, UINT64_MAX,
-			        &cfg->snap_bytes))
-				return 2;
+			rc = parse_u64("--snapshot-bytes", optarg, 1,
+			    UINT64_MAX, &cfg->snap_bytes);
 			break;
 		case OPT_KEEP_SEGMENTS:
-			if (parse_u64("--keep-segments", optarg, 0, 100000, &v))
-				return 2;
-			cfg->keep_segments = (unsigned)v;
+			if ((rc = parse_u64("--keep-segments", optarg, 0,
+			         100000, &v)) == 0)
+				cfg->keep_segments = (unsigned)v;
 			break;
 		case OPT_LOG_LEVEL:
-			if (log_parse_level(optarg, &level) != 0) {
-				fprintf(stderr,
-				    "sluiced: --log-level takes err, warn, "
-				    "info or debug, not '%s'\n",
+			if (log_parse_level(optarg, &level) != 0)
+				rc = flag_error("--log-level takes err, warn, "
+				                "info or debug, not '%s'",
 				    optarg);
-				return 2;
-			}
-			log_set_level(level);
+			else
+				log_set_level(level);
 			break;
 		case OPT_LOG_FORMAT:
 			if (strcmp(optarg, "text") != 0 &&
-			    strcmp(optarg, "json") != 0) {
-				fprintf(stderr,
-				    "sluiced: --log-format takes text or json, "
-				    "not '%s'\n",
+			    strcmp(optarg, "json") != 0)
+				rc = flag_error("--log-format takes text or "
+				                "json, not '%s'",
 				    optarg);
-				return 2;
-			}
-			log_set_json(strcmp(optarg, "json") == 0);
+			else
+				log_set_json(strcmp(optarg, "json") == 0);
 			break;
 		case OPT_VERSION:
 			printf("sluiced %d.%d.%d\n", SLUICE_VERSION_MAJOR,
@@ -258,25 +393,29 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
+		case ':':
+			rc = flag_error(
+			    "--%s needs a value", option_name(optopt));
+			fputs(hint, stderr);
+			break;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			rc =
+			    flag_error("unknown option '%s'", argv[optind - 1]);
+			fputs(hint, stderr);
+			break;
 		}
 	}
+	if (rc != 0)
+		return rc;
 	if (optind < argc) {
-		fprintf(stderr, "sluiced: unexpected argument '%s'\n%s",
-		    argv[optind], usage);
+		flag_error("unexpected argument '%s'", argv[optind]);
+		fputs(hint, stderr);
 		return 2;
 	}
-	if (cfg->http_admin && cfg->http == NULL) {
-		fprintf(stderr, "sluiced: --http-admin needs --http\n");
-		return 2;
-	}
-	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL) {
-		fprintf(
-		    stderr, "sluiced: --sync-replicas needs --repl-listen\n");
-		return 2;
-	}
+	if (cfg->http_admin && cfg->http == NULL)
+		return flag_error("--http-admin needs --http");
+	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)
+		return flag_error("--sync-replicas needs --repl-listen");
 	return 0;
 }
 
@@ -307,6 +446,7 @@ int
 main(int argc, char **argv)
 {
 	struct srv_config cfg;
+	sigset_t sigs;
 	int rc;
 
 	reexec_with_hugepages(argv);
@@ -328,5 +468,16 @@ main(int argc, char **argv)
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)
 		return rc;
+	/* Before anything is written: a start bound to fail for an address
+	 * fails here, with the data directory untouched. The check starts
+	 * nng's threads, which must inherit the mask srv_run sets (SIGINT
+	 * and SIGTERM blocked: the core reads them from a signalfd), or a
+	 * signal would end the process in one of them. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	if (preflight_check(&cfg) != 0)
+		return 1;
 	return srv_run(&cfg);
 }

@@ -1,5 +1,5 @@
-/* Tests of the sluice command-line tool: its pure helpers (durations,
- * numbers, UTF-8, JSON strings, base64), then the real binary run against
+/* Tests of the sluice command-line tool: its pure helpers
+ * (numbers, UTF-8, JSON strings, base64), then the real binary run against
  * t_fake (tests/lib/t_fake.h): output shapes, exit codes, put --lines
  * batching and the work command. */
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -17,49 +18,6 @@
 #include "t_lib.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t
-dur(const char *s)
-{
-	uint64_t ms = 12345;
-
-	assert_int_equal(cli_parse_dur(s, &ms), 0);
-	return ms;
-}
-
-static void
-test_dur_accepts_ms_and_units(void **state)
-{
-	(void)state;
-	assert_true(dur("0") == 0);
-	assert_true(dur("250") == 250);
-	assert_true(dur("250ms") == 250);
-	assert_true(dur("2s") == 2000);
-	assert_true(dur("1.5s") == 1500);
-	assert_true(dur(".5s") == 500);
-	assert_true(dur("0.001s") == 1);
-	assert_true(dur("1.5m") == 90000);
-	assert_true(dur("3m") == 180000);
-	assert_true(dur("1h") == 3600000);
-	assert_true(dur("24h") == 86400000);
-}
-
-static void
-test_dur_refuses_the_rest(void **state)
-{
-	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
-		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1d",
-		"99999999999999999999", "18446744073709551615h", "." };
-	uint64_t ms = 7;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (cli_parse_dur(bad[i], &ms) == 0)
-			fail_msg("\"%s\" parsed", bad[i]);
-	}
-	assert_int_equal(cli_parse_dur(NULL, &ms), -1);
-	assert_true(ms == 7); /* untouched on failure */
-}
 
 static void
 test_uint_parsing(void **state)
@@ -165,22 +123,34 @@ test_human_formats(void **state)
 	char b[64];
 
 	(void)state;
-	cli_fmt_dur(b, sizeof(b), 0);
-	assert_string_equal(b, "0");
-	cli_fmt_dur(b, sizeof(b), 250);
-	assert_string_equal(b, "250ms");
-	cli_fmt_dur(b, sizeof(b), 1500);
-	assert_string_equal(b, "1.500s");
-	cli_fmt_dur(b, sizeof(b), 60000);
-	assert_string_equal(b, "1m");
-	cli_fmt_dur(b, sizeof(b), 200000);
-	assert_string_equal(b, "3m20s");
-	cli_fmt_dur(b, sizeof(b), 3600000 + 300000);
-	assert_string_equal(b, "1h5m");
-	cli_fmt_dur(b, sizeof(b), 3 * 86400000ULL + 4 * 3600000);
-	assert_string_equal(b, "3d4h");
 	cli_fmt_time(b, sizeof(b), 0);
 	assert_string_equal(b, "-");
+	/* times carry their zone (POSIX TZ strings: no tzdata needed) */
+	setenv("TZ", "XYZ-2", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 1500);
+	assert_string_equal(b, "1970-01-01T02:00:01.500+02:00");
+	setenv("TZ", "ABC+5:30", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 86400000);
+	assert_string_equal(b, "1970-01-01T18:30:00.000-05:30");
+	setenv("TZ", "UTC0", 1);
+	tzset();
+	cli_fmt_time(b, sizeof(b), 1700000000123ULL);
+	assert_string_equal(b, "2023-11-14T22:13:20.123+00:00");
+	unsetenv("TZ");
+	tzset();
+	/* sizes for people */
+	cli_fmt_size(b, sizeof(b), 0);
+	assert_string_equal(b, "0 B");
+	cli_fmt_size(b, sizeof(b), 1023);
+	assert_string_equal(b, "1023 B");
+	cli_fmt_size(b, sizeof(b), 1536);
+	assert_string_equal(b, "1.5 KiB");
+	cli_fmt_size(b, sizeof(b), 64 << 20);
+	assert_string_equal(b, "64.0 MiB");
+	cli_fmt_size(b, sizeof(b), 3ULL << 40);
+	assert_string_equal(b, "3.0 TiB");
 
 	char *s = capture(cli_print_bytes, "ok\t\x01\xff\\\n", 7);
 	assert_string_equal(s, "ok\t\\x01\\xff\\\\\n");
@@ -318,7 +288,10 @@ test_cli_exit_codes(void **state)
 	    "[A-Za-z0-9_.:/-])\n");
 	run_cli(*state, &r, f->url, NULL, "put", NULL);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "usage: sluice put"));
+	assert_string_equal(r.err,
+	    "sluice: put: a PAYLOAD (- for stdin, --file F, or --lines) is "
+	    "needed\n"
+	    "Try 'sluice put --help'.\n");
 	run_cli(*state, &r, f->url, NULL, "put", "--delay", "soon", "x", NULL);
 	assert_int_equal(r.status, 2);
 	run_cli(*state, &r, f->url, NULL, "frobnicate", NULL);
@@ -360,16 +333,18 @@ test_cli_take_json_shape(void **state)
 	assert_string_equal(f->last_tubes, "a,b");
 	assert_true(f->last_take_detach); /* the CLI's default */
 	assert_int_equal(f->last_take_max, 2);
-	/* one object per line, the fixed names first */
+	/* one JSON value: with -n above 1 {"tasks":[...]}, the fixed names
+	 * first in each */
 	assert_memory_equal(r.out,
-	    "{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":\"taken\","
-	    "\"payload\":\"hello\",\"attempts\":1,\"priority\":1024,"
-	    "\"run_at\":1700000000000,\"last_error\":null,",
-	    strlen("{\"id\":1,\"lease\":1001,\"tube\":\"emails\",\"state\":"
-	           "\"taken\",\"payload\":\"hello\",\"attempts\":1,"
-	           "\"priority\":1024,\"run_at\":1700000000000,\"last_error\":"
-	           "null,"));
-	assert_non_null(strstr(r.out, "}\n{\"id\":2,"));
+	    "{\"tasks\":[{\"id\":1,\"lease\":1001,\"tube\":\"emails\","
+	    "\"state\":\"taken\",\"payload\":\"hello\",\"attempts\":1,"
+	    "\"priority\":1024,\"run_at\":1700000000000,\"last_error\":null,",
+	    strlen("{\"tasks\":[{\"id\":1,\"lease\":1001,\"tube\":"
+	           "\"emails\",\"state\":\"taken\",\"payload\":\"hello\","
+	           "\"attempts\":1,\"priority\":1024,\"run_at\":"
+	           "1700000000000,\"last_error\":null,"));
+	assert_non_null(strstr(r.out, "},{\"id\":2,"));
+	assert_string_equal(r.out + strlen(r.out) - 3, "]}\n");
 	assert_non_null(strstr(r.out, "\"last_error\":\"boom\""));
 
 	run_cli(*state, &r, f->url, NULL, "take", "--json", "--no-detach", "-t",
@@ -406,6 +381,27 @@ test_cli_ack_looks_up_the_lease(void **state)
 	t_fake_stop(f);
 }
 
+/* take --sh: assignments a shell can eval, whatever the payload holds. */
+static void
+test_cli_take_sh_is_for_eval(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	t_fake_add_work(f, "it's $HOME `x`");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "work", "--sh", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+	    "SLUICE_TASK_ID=101\nSLUICE_LEASE=5000\nSLUICE_TUBE='work'\n"
+	    "SLUICE_ATTEMPTS=1\nSLUICE_PAYLOAD='it'\\''s $HOME `x`'\n");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "binary", "--sh", NULL);
+	assert_non_null(strstr(r.out, "SLUICE_PAYLOAD_BASE64='/wAB'\n"));
+	assert_null(strstr(r.out, "SLUICE_PAYLOAD="));
+	run_cli(*state, &r, f->url, NULL, "take", "--sh", "--json", NULL);
+	assert_int_equal(r.status, 2);
+	t_fake_stop(f);
+}
+
 static void
 test_cli_admin_json_shapes(void **state)
 {
@@ -439,7 +435,7 @@ test_cli_admin_json_shapes(void **state)
 	assert_string_equal(r.out, "{\"kicked\":4}\n");
 	run_cli(
 	    *state, &r, f->url, NULL, "delete", "-t", "emails", "--all", NULL);
-	assert_string_equal(r.out, "deleted 7\n");
+	assert_string_equal(r.out, "deleted 7 tasks\n");
 	run_cli(*state, &r, f->url, NULL, "stats", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "role        leader\n"));
@@ -447,7 +443,7 @@ test_cli_admin_json_shapes(void **state)
 }
 
 /* 250 lines: 250 ids in order, in batches of 100; an empty line skipped,
- * a refused line reported by number. */
+ * a refused line reported by number, in the JSON array too. */
 static void
 test_cli_put_lines_batches(void **state)
 {
@@ -471,8 +467,11 @@ test_cli_put_lines_batches(void **state)
 	    "--json", NULL);
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.out,
-	    "{\"id\":100,\"created\":true}\n"
-	    "{\"id\":102,\"created\":true}\n");
+	    "[{\"line\":1,\"id\":100,\"created\":true}\n"
+	    ",{\"line\":3,\"error\":\"key belongs to a live task\","
+	    "\"code\":23}\n"
+	    ",{\"line\":4,\"id\":102,\"created\":true}\n"
+	    "]\n");
 	assert_string_equal(
 	    r.err, "sluice: put: line 3: key belongs to a live task\n");
 	free(in);
@@ -539,12 +538,16 @@ test_cli_work_runs_each_task(void **state)
 	pthread_mutex_unlock(&f->mtx);
 	assert_non_null(strstr(r.err, "first\nbad payload bad\n"));
 
-	/* a command that cannot start fails its task with the reason */
+	/* a command that cannot be run is refused before any take */
 	t_fake_add_work(f, "ok");
 	run_cli(*state, &r, f->url, NULL, "work", "-t", "work", "--wait",
 	    "300ms", "--", "/nonexistent/cmd", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err,
+	    "sluice: work: cannot run /nonexistent/cmd: No such file or "
+	    "directory\n");
 	pthread_mutex_lock(&f->mtx);
-	assert_non_null(strstr(f->failed[4], "cannot run /nonexistent/cmd"));
+	assert_int_equal(f->work_next, 4);
 	pthread_mutex_unlock(&f->mtx);
 	t_fake_stop(f);
 }
@@ -595,12 +598,56 @@ test_cli_every_command_has_help(void **state)
 	assert_int_equal(r.status, 0);
 	memcpy(main_help, r.out, sizeof(main_help));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char help[sizeof(r.out)];
+
 		assert_non_null(strstr(main_help, cmds[i]));
 		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, cmds[i],
 		    "--help", NULL);
 		assert_int_equal(r.status, 0);
 		assert_memory_equal(r.out, "usage: sluice ", 14);
+		memcpy(help, r.out, sizeof(help));
+		/* `sluice help CMD` is `sluice CMD --help` */
+		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "help", cmds[i],
+		    NULL);
+		assert_int_equal(r.status, 0);
+		assert_string_equal(r.out, help);
+		/* where a payload is shown, how a binary one is */
+		if (strcmp(cmds[i], "take") == 0 ||
+		    strcmp(cmds[i], "peek") == 0)
+			assert_non_null(strstr(help, "payload_base64"));
 	}
+	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, main_help);
+	run_cli(
+	    *state, &r, "tcp://127.0.0.1:1", NULL, "help", "frobnicate", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: help: unknown command \"frobnicate\"\n"
+	    "Try 'sluice --help'.\n");
+	/* the output rules, one for all, are written down */
+	assert_non_null(strstr(main_help, "Output, the same for every"));
+	assert_non_null(strstr(main_help, "exactly one JSON value"));
+}
+
+/* An option a command does not have: getopt's line and a hint, not the
+ * usage. */
+static void
+test_cli_unknown_option_is_a_line_and_a_hint(void **state)
+{
+	struct run r;
+
+	run_cli(
+	    *state, &r, "tcp://127.0.0.1:1", NULL, "put", "--bogus", "x", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice put: unrecognized option '--bogus'\n"
+	    "Try 'sluice put --help'.\n");
+	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "--bogus", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: unrecognized option '--bogus'\n"
+	    "Try 'sluice --help'.\n");
 }
 
 int
@@ -609,8 +656,6 @@ main(void)
 #define T(fn)                                                                  \
 	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dur_accepts_ms_and_units),
-		cmocka_unit_test(test_dur_refuses_the_rest),
 		cmocka_unit_test(test_uint_parsing),
 		cmocka_unit_test(test_utf8_validation),
 		cmocka_unit_test(test_json_escaping),
@@ -620,6 +665,7 @@ main(void)
 		T(test_cli_exit_codes),
 		T(test_cli_error_names_what_failed),
 		T(test_cli_take_json_shape),
+		T(test_cli_take_sh_is_for_eval),
 		T(test_cli_ack_looks_up_the_lease),
 		T(test_cli_admin_json_shapes),
 		T(test_cli_put_lines_batches),
@@ -627,6 +673,7 @@ main(void)
 		T(test_cli_work_runs_each_task),
 		T(test_cli_work_stops_on_sigterm),
 		T(test_cli_every_command_has_help),
+		T(test_cli_unknown_option_is_a_line_and_a_hint),
 	};
 #undef T
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

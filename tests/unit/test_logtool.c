@@ -937,6 +937,8 @@ test_state_at_agrees_with_a_live_server(void **state)
 	tl_has(r->err, "a sluiced is running on it");
 	assert_int_equal(tl_tool(r, "verify", s.data, NULL), 0);
 	tl_has(r->out, "note       a sluiced is running on this directory");
+	/* every file sluiced writes is one sluice-log knows (EPOCHS too) */
+	assert_null(strstr(r->out, "does not know"));
 	assert_true(WIFEXITED(t_srv_stop(&s, SIGTERM)));
 
 	for (int i = 0; i < 4; i++) {

@@ -1,5 +1,5 @@
 /* Tests of src/util: the byte buffer and reader every codec stands on, and
- * the names of error codes. */
+ * the names of error codes, and durations. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "sluice.h"
 #include "t_lib.h"
 #include "util/buf.h"
+#include "util/dur.h"
 #include "util/fsutil.h"
 
 /* Values written with buf_put_* read back the same through rd_*. */
@@ -117,6 +118,74 @@ test_fs_write_then_read_back(void **state)
 	    fs_read_all(t_path(*state, "missing"), &data, &len), -ENOENT);
 }
 
+/* ---- durations (util/dur.h), shared by sluiced and the sluice tool */
+
+static uint64_t
+dur(const char *s)
+{
+	uint64_t ms = 12345;
+
+	assert_int_equal(dur_parse(s, &ms), 0);
+	return ms;
+}
+
+static void
+test_dur_accepts_ms_and_units(void **state)
+{
+	(void)state;
+	assert_true(dur("0") == 0);
+	assert_true(dur("250") == 250);
+	assert_true(dur("250ms") == 250);
+	assert_true(dur("2s") == 2000);
+	assert_true(dur("1.5s") == 1500);
+	assert_true(dur(".5s") == 500);
+	assert_true(dur("0.001s") == 1);
+	assert_true(dur("1.5m") == 90000);
+	assert_true(dur("3m") == 180000);
+	assert_true(dur("1h") == 3600000);
+	assert_true(dur("24h") == 86400000);
+}
+
+static void
+test_dur_refuses_the_rest(void **state)
+{
+	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
+		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1d",
+		"99999999999999999999", "18446744073709551615h", "." };
+	uint64_t ms = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (dur_parse(bad[i], &ms) == 0)
+			fail_msg("\"%s\" parsed", bad[i]);
+	}
+	assert_int_equal(dur_parse(NULL, &ms), -1);
+	assert_true(ms == 7); /* untouched on failure */
+}
+
+/* Durations for people: the largest two units, no zero parts. */
+static void
+test_dur_fmt_for_people(void **state)
+{
+	char b[64];
+
+	(void)state;
+	dur_fmt(b, sizeof(b), 0);
+	assert_string_equal(b, "0");
+	dur_fmt(b, sizeof(b), 250);
+	assert_string_equal(b, "250ms");
+	dur_fmt(b, sizeof(b), 1500);
+	assert_string_equal(b, "1.500s");
+	dur_fmt(b, sizeof(b), 60000);
+	assert_string_equal(b, "1m");
+	dur_fmt(b, sizeof(b), 200000);
+	assert_string_equal(b, "3m20s");
+	dur_fmt(b, sizeof(b), 3600000 + 300000);
+	assert_string_equal(b, "1h5m");
+	dur_fmt(b, sizeof(b), 3 * 86400000ULL + 4 * 3600000);
+	assert_string_equal(b, "3d4h");
+}
+
 int
 main(void)
 {
@@ -124,6 +193,9 @@ main(void)
 		cmocka_unit_test(test_buf_round_trips_every_width),
 		cmocka_unit_test(test_rd_refuses_lengths_past_the_end),
 		cmocka_unit_test(test_strerror_names_every_code),
+		cmocka_unit_test(test_dur_accepts_ms_and_units),
+		cmocka_unit_test(test_dur_refuses_the_rest),
+		cmocka_unit_test(test_dur_fmt_for_people),
 		cmocka_unit_test_setup_teardown(test_fs_write_then_read_back,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 	};

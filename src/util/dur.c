@@ -1,0 +1,74 @@
+/* dur - see dur.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "util/dur.h"
+
+int
+dur_parse(const char *s, uint64_t *ms)
+{
+	static const struct {
+		const char *name;
+		uint64_t ms;
+	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
+		{ "h", 3600000 } };
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
+	int digits = 0;
+
+	if (s == NULL)
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (scale <
+			    1000000000ULL) { /* ns precision is plenty */
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+		}
+	}
+	if (digits == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t u = units[i].ms;
+
+		if (strcmp(p, units[i].name) != 0)
+			continue;
+		if (u == 1 && scale > 1)
+			return -1; /* fractions of a millisecond */
+		if (whole > UINT64_MAX / u ||
+		    whole * u > UINT64_MAX - frac * u / scale)
+			return -1;
+		*ms = whole * u + frac * u / scale;
+		return 0;
+	}
+	return -1;
+}
+
+void
+dur_fmt(char *out, size_t n, uint64_t ms)
+{
+	unsigned long long h = ms / 3600000, m = ms / 60000 % 60;
+	unsigned long long s = ms / 1000 % 60, rest = ms % 1000;
+
+	if (ms == 0)
+		snprintf(out, n, "0");
+	else if (ms < 1000)
+		snprintf(out, n, "%llums", (unsigned long long)ms);
+	else if (ms < 60000 && rest == 0)
+		snprintf(out, n, "%llus", s);
+	else if (ms < 60000)
+		snprintf(out, n, "%llu.%03llus", s, rest);
+	else if (ms < 3600000)
+		snprintf(out, n, s ? "%llum%llus" : "%llum", m, s);
+	else if (ms < 86400000)
+		snprintf(out, n, m ? "%lluh%llum" : "%lluh", h, m);
+	else
+		snprintf(
+		    out, n, h % 24 ? "%llud%lluh" : "%llud", h / 24, h % 24);
+}

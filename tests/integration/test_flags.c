@@ -1,0 +1,267 @@
+/* sluiced's flags and a start that cannot succeed: a bad flag is one line
+ * and a hint; durations read as the sluice tool reads them; a start that
+ * fails for an address (not a URL, taken, unresolvable) says why and leaves
+ * nothing on disk; a follower whose leader cannot be reached says so,
+ * naming the URL, and not in a flood. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "it.h"
+
+enum { OUT_MAX = 16 << 10, ARGS_MAX = 24 };
+
+static char out[OUT_MAX], err[OUT_MAX];
+
+/* Runs `sluiced ARGS...` (NULL-ended) to its end; its exit code, stdout
+ * in `out`, stderr in `err`. */
+static int
+sluiced(const char *arg, ...)
+{
+	char *argv[ARGS_MAX];
+	char bin[1024];
+	int argc = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluiced"));
+	argv[argc++] = bin;
+	va_start(ap, arg);
+	for (const char *a = arg; a != NULL && argc < ARGS_MAX - 1;
+	     a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
+}
+
+static int
+lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* A TCP socket listening on 127.0.0.1, as another program holding a port
+ * would; its port in `*port`. */
+static int
+hold_port(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* An unknown option: getopt's line and a hint, not the whole help. */
+static void
+test_an_unknown_option_is_one_line_and_a_hint(void **state)
+{
+	(void)state;
+	assert_int_equal(sluiced("--bogus", NULL), 2);
+	assert_int_equal(lines(err), 2);
+	assert_non_null(strstr(err, "'--bogus'"));
+	assert_non_null(strstr(err, "Try 'sluiced --help'"));
+	assert_null(strstr(err, "usage"));
+	assert_string_equal(out, "");
+
+	assert_int_equal(sluiced("--data", NULL), 2);
+	assert_int_equal(lines(err), 2);
+	assert_non_null(strstr(err, "Try 'sluiced --help'"));
+
+	assert_int_equal(sluiced("--data", "d", "extra", NULL), 2);
+	assert_int_equal(lines(err), 2);
+	assert_non_null(strstr(err, "'extra'"));
+}
+
+/* Bad values: one line each, naming the flag, what it takes, and what
+ * was given. */
+static void
+test_a_bad_value_is_one_clear_line(void **state)
+{
+	struct t_dir *d = *state;
+
+	assert_int_equal(
+	    sluiced("--data", t_path(d, "data"), "--fsync", "sometimes", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--fsync"));
+	assert_non_null(strstr(err, "always"));
+	assert_non_null(strstr(err, "never"));
+	assert_non_null(strstr(err, "'sometimes'"));
+
+	assert_int_equal(sluiced("--ttr", "soon", NULL), 2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--ttr"));
+	assert_non_null(strstr(err, "2s"));
+
+	assert_int_equal(sluiced("--sync-replicas", "many", NULL), 2);
+	assert_int_equal(lines(err), 1);
+
+	/* a URL flag given a bare address says what a URL looks like */
+	assert_int_equal(sluiced("--data", t_path(d, "data"), "--listen",
+	                     "127.0.0.1:7711", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--listen"));
+	assert_non_null(strstr(err, "tcp://127.0.0.1:7711"));
+	assert_int_equal(sluiced("--data", t_path(d, "data"), "--follow",
+	                     "localhost:7721", NULL),
+	    2);
+	assert_non_null(strstr(err, "tcp://localhost:7721"));
+	assert_int_equal(sluiced("--data", t_path(d, "data"), "--repl-listen",
+	                     "tcp://", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_false(exists(t_path(d, "data")));
+}
+
+/* The durations of sluiced's flags are the sluice tool's: 5s, 1.5m, 250. */
+static void
+test_durations_take_units(void **state)
+{
+	struct t_srv *s = it_srv(*state, "units");
+	struct sluice_client *c;
+	struct sluice_task *t;
+
+	s->args[0] = "--ttr";
+	s->args[1] = "5s";
+	s->args[2] = "--dedup-window";
+	s->args[3] = "1.5m";
+	s->args[4] = "--sync-timeout";
+	s->args[5] = "2s";
+	s->args[6] = "--fsync";
+	s->args[7] = "5ms";
+	it_start(s);
+	c = it_client(s);
+	t = it_peek(c, it_put(c, "units", "x"));
+	assert_non_null(t);
+	assert_int_equal(t->ttr_ms, 5000);
+	sluice_task_free(t);
+	sluice_close(c);
+}
+
+/* A start that fails because of an address touches no disk: no data
+ * directory, no segment, no epoch. */
+static void
+test_a_failed_start_leaves_nothing_on_disk(void **state)
+{
+	struct t_dir *d = *state;
+	char url[64], addr[64], data[600];
+	int port, fd = hold_port(&port);
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+
+	/* the client port is taken */
+	assert_int_equal(sluiced("--data", data, "--listen", url, NULL), 1);
+	assert_non_null(strstr(err, url));
+	assert_non_null(strstr(err, "in use"));
+	assert_false(exists(data));
+
+	/* so is the replication port, the HTTP one, the beanstalk one */
+	{
+		char free_url[64];
+
+		snprintf(free_url, sizeof(free_url), "tcp://127.0.0.1:%d",
+		    t_free_port());
+		assert_int_equal(sluiced("--data", data, "--listen", free_url,
+		                     "--repl-listen", url, NULL),
+		    1);
+		assert_non_null(strstr(err, "--repl-listen"));
+		assert_false(exists(data));
+		assert_int_equal(sluiced("--data", data, "--listen", free_url,
+		                     "--http", addr, NULL),
+		    1);
+		assert_non_null(strstr(err, "--http"));
+		assert_false(exists(data));
+		assert_int_equal(sluiced("--data", data, "--listen", free_url,
+		                     "--beanstalk", addr, NULL),
+		    1);
+		assert_non_null(strstr(err, "--beanstalk"));
+		assert_false(exists(data));
+		/* two flags on one port */
+		assert_int_equal(sluiced("--data", data, "--listen", free_url,
+		                     "--repl-listen", free_url, NULL),
+		    1);
+		assert_false(exists(data));
+		/* an address that is not this machine's */
+		assert_int_equal(sluiced("--data", data, "--listen",
+		                     "tcp://192.0.2.1:7711", NULL),
+		    1);
+		assert_non_null(strstr(err, "192.0.2.1"));
+		assert_false(exists(data));
+		assert_int_equal(sluiced("--data", data, "--listen", free_url,
+		                     "--http", "127.0.0.1:99999", NULL),
+		    2);
+		assert_non_null(strstr(err, "--http takes HOST:PORT"));
+		assert_false(exists(data));
+	}
+	close(fd);
+}
+
+/* A follower whose leader cannot be reached says so within seconds,
+ * naming the URL, and not on every retry. */
+static void
+test_an_unreachable_leader_is_logged(void **state)
+{
+	struct t_srv *s = it_srv(*state, "lonely");
+	char leader[64];
+	int64_t t0;
+	int n = 0;
+
+	snprintf(leader, sizeof(leader), "tcp://127.0.0.1:%d", t_free_port());
+	s->args[0] = "--follow";
+	s->args[1] = leader;
+	it_start(s);
+	t0 = it_mono_ms();
+	while (it_mono_ms() - t0 < 10000 &&
+	    (n = it_log_count(s, "cannot reach the leader")) < 1)
+		it_sleep_ms(100);
+	assert_int_equal(n, 1);
+	assert_true(it_log_count(s, leader) >= 2); /* "following", this */
+	it_sleep_ms(3000);
+	assert_int_equal(it_log_count(s, "cannot reach the leader"), 1);
+	assert_true(WIFEXITED(t_srv_stop(s, SIGTERM)));
+}
+
+int
+main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_an_unknown_option_is_one_line_and_a_hint),
+		T(test_a_bad_value_is_one_clear_line),
+		T(test_durations_take_units),
+		T(test_a_failed_start_leaves_nothing_on_disk),
+		T(test_an_unreachable_leader_is_logged),
+	};
+#undef T
+	return cmocka_run_group_tests_name("sluiced flags", tests, NULL, NULL);
+}
