@@ -296,10 +296,18 @@ struct sluice_after {
 
 /* The lease operations name a task by id and the lease its take returned.
  * They return 0 and, when `after` is not NULL, the task's state after the
- * operation. Their errors: SLUICE_ENOTFOUND (no such task), SLUICE_ESTALE
- * (the lease is not the task's current one: it expired, or the task was
- * released or taken again), SLUICE_ESTATE (the task is not taken),
- * SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA. None is retried. */
+ * operation. Their errors, in this order of precedence: SLUICE_ENOTFOUND
+ * (no such task), SLUICE_ESTATE (the task is not taken, whatever the
+ * lease), SLUICE_ESTALE (the lease is not the task's current one: it
+ * expired, or the task was released or taken again; lease 0 is always
+ * refused: a lease is required); then SLUICE_ENOSPC, SLUICE_ELOG,
+ * SLUICE_EREPLICA. None is retried.
+ *
+ * SLUICE_FORCE as the lease is an operator's override: the request goes
+ * without a lease and with the protocol's force flag, the server skips the
+ * lease check (not the state check) and logs it with the client's address.
+ * It also lets sluice_bury park a ready or delayed task. */
+#define SLUICE_FORCE UINT64_MAX
 
 /* Done. The task is deleted, or a recurring one rescheduled at its run_at
  * plus period; with `to_tube` (NULL: none) it moves, atomically, to that
@@ -324,7 +332,8 @@ SLUICE_API int sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
 SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
     uint64_t lease, struct sluice_after *after);
 
-/* Parks the task until kicked. */
+/* Parks the task until kicked. A ready or delayed task is parked only
+ * with SLUICE_FORCE (else SLUICE_ESTATE). */
 SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after);
 

@@ -34,6 +34,7 @@ enum {
 	OPT_DETACH,
 	OPT_NO_DETACH,
 	OPT_LEASE,
+	OPT_FORCE,
 	OPT_TO,
 	OPT_ID,
 	OPT_ALL,
@@ -295,30 +296,6 @@ parse_dur(struct cli *cli, const char *opt, const char *s, uint64_t *ms)
 		    "%s: \"%s\" is not a duration (ms, or a number with ms, s, "
 		    "m or h)",
 		    opt, s);
-	return 0;
-}
-
-/* The lease given with --lease, or the task's current one (peek). */
-static int
-find_lease(struct cli *cli, uint64_t id, bool given, uint64_t *lease)
-{
-	struct sluice_task *t;
-	int rc;
-
-	if (given)
-		return 0;
-	if ((rc = sluice_peek(cli->c, id, &t)) != 0)
-		return cli_fail(cli, rc, "%s %" PRIu64, cli->cmd, id);
-	if (t->state != SLUICE_TAKEN) {
-		fprintf(stderr,
-		    "sluice: %s %" PRIu64 ": the task is %s, not "
-		    "taken\n",
-		    cli->cmd, id, sluice_state_name(t->state));
-		sluice_task_free(t);
-		return EXIT_ERR;
-	}
-	*lease = t->lease;
-	sluice_task_free(t);
 	return 0;
 }
 
@@ -694,53 +671,60 @@ cmd_take(struct cli *cli, int argc, char **argv)
 /* ---- the lease operations ----------------------------------------------- */
 
 static const char ack_usage[] =
-    "usage: sluice ack ID [--lease L] [--to TUBE] [--json]\n";
+    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--json]\n";
 static const char ack_help[] =
     "\nThe task is done: it is deleted (a recurring one is scheduled "
     "again).\n\n"
-    "      --lease L   the lease its take printed. Without it the task's\n"
-    "                  current lease is looked up, which gives up the\n"
-    "                  protection against acking a task someone else has\n"
-    "                  taken since\n"
+    "      --lease L   the lease its take printed (needed: it fences off\n"
+    "                  a worker whose lease ran out)\n"
+    "      --force     without the lease: an operator's override, logged\n"
+    "                  by the server\n"
     "      --to TUBE   move it, atomically, to TUBE as a ready task (the\n"
     "                  next stage of a pipeline)\n"
     "      --json      print the task's state after: "
     "{\"id\":N,\"state\":...}\n";
 
 static const char release_usage[] =
-    "usage: sluice release ID [--lease L] [--delay DUR] [-p PRI] [--json]\n";
+    "usage: sluice release ID (--lease L | --force) [--delay DUR] [-p PRI] "
+    "[--json]\n";
 static const char release_help[] =
     "\nPuts a taken task back: ready now, or after --delay.\n\n"
-    "      --lease L       the lease its take printed (default: look it "
-    "up)\n"
+    "      --lease L       the lease its take printed\n"
+    "      --force         without the lease (an operator's override)\n"
     "      --delay DUR     ready again only after DUR\n"
     "  -p, --priority N    give it a new priority\n"
     "      --json          print the task's state after\n";
 
 static const char fail_usage[] =
-    "usage: sluice fail ID [--lease L] -e TEXT [--delay DUR] [--json]\n";
+    "usage: sluice fail ID (--lease L | --force) -e TEXT [--delay DUR] "
+    "[--json]\n";
 static const char fail_help[] =
     "\nThe task failed: it is retried after a backoff (1s, doubling each\n"
     "attempt, at most 1h), or buried when it was taken max-attempts times.\n"
     "Prints when it runs again, or that it is buried.\n\n"
-    "      --lease L       the lease its take printed (default: look it "
-    "up)\n"
+    "      --lease L       the lease its take printed\n"
+    "      --force         without the lease (an operator's override)\n"
     "  -e, --error TEXT    why (kept as its last error, up to 1024 bytes)\n"
     "      --delay DUR     retry after DUR instead of the backoff\n"
     "      --json          print the task's state after\n";
 
 static const char touch_usage[] =
-    "usage: sluice touch ID [--lease L] [--json]\n";
+    "usage: sluice touch ID (--lease L | --force) [--json]\n";
 static const char touch_help[] =
     "\nExtends the lease by the task's ttr from now; prints the new "
     "deadline.\n\n"
-    "      --lease L   the lease its take printed (default: look it up)\n"
+    "      --lease L   the lease its take printed\n"
+    "      --force     without the lease (an operator's override)\n"
     "      --json      print the task's state after\n";
 
-static const char bury_usage[] = "usage: sluice bury ID [--lease L] [--json]\n";
+static const char bury_usage[] =
+    "usage: sluice bury ID (--lease L | --force) [--json]\n";
 static const char bury_help[] =
-    "\nParks a taken task: it stays buried until kicked.\n\n"
-    "      --lease L   the lease its take printed (default: look it up)\n"
+    "\nParks a task: it stays buried until kicked. A taken task needs its\n"
+    "lease; --force parks any task that is not buried yet, a ready or\n"
+    "delayed one too (an operator's override, logged by the server).\n\n"
+    "      --lease L   the lease its take printed\n"
+    "      --force     without the lease\n"
     "      --json      print the task's state after\n";
 
 /* ack, release, fail, touch and bury share their parsing; this is what
@@ -776,6 +760,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		LEASE_OPT,
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "to", required_argument, NULL, OPT_TO },
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "priority", required_argument, NULL, 'p' },
@@ -785,7 +770,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct args a = { argc, argv, op->shorts, opts };
 	const char *to = NULL, *error = NULL;
-	bool has_lease = false, has_delay = false;
+	bool has_lease = false, has_delay = false, force = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v;
 	struct sluice_after after;
@@ -800,6 +785,9 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			         &lease)) != 0)
 				return rc;
 			has_lease = true;
+			break;
+		case OPT_FORCE:
+			force = true;
 			break;
 		case OPT_TO:
 			ok = op->to;
@@ -842,8 +830,14 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (op->error && error == NULL)
 		return cli_usage_error(cli, "-e TEXT is needed");
-	if ((rc = cli_connect(cli)) != 0 ||
-	    (rc = find_lease(cli, id, has_lease, &lease)) != 0)
+	if (has_lease == force)
+		return cli_usage_error(cli,
+		    has_lease ? "--lease and --force exclude each other"
+		              : "--lease L (the lease its take printed) or "
+		                "--force is needed");
+	if (force)
+		lease = SLUICE_FORCE;
+	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	switch (op->verb) {
 	case ACK:

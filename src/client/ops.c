@@ -190,6 +190,14 @@ sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
 	return 0;
 }
 
+/* The lease of a request: SLUICE_FORCE sends none, with the force flag. */
+static uint64_t
+lease_or_force(uint64_t lease, bool *force)
+{
+	*force = lease == SLUICE_FORCE;
+	return *force ? 0 : lease;
+}
+
 /* ack, release, fail, touch, bury, kick_id: a request, then `after`. */
 static int
 call_after(struct sluice_client *c, const struct msg_req *q,
@@ -211,7 +219,9 @@ sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *to_tube, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_ACK,
-		.ack = { .id = id, .lease = lease, .to = msg_cstr(to_tube) } };
+		.ack = { .id = id, .to = msg_cstr(to_tube) } };
+
+	q.ack.lease = lease_or_force(lease, &q.ack.force);
 
 	return call_after(c, &q, after);
 }
@@ -221,7 +231,9 @@ sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
     uint64_t delay_ms, int64_t priority, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_RELEASE,
-		.release = { .id = id, .lease = lease, .delay = delay_ms } };
+		.release = { .id = id, .delay = delay_ms } };
+
+	q.release.lease = lease_or_force(lease, &q.release.force);
 
 	if (priority > (int64_t)UINT32_MAX)
 		return bad_arg(c, "release: priority above 4294967295");
@@ -237,8 +249,9 @@ sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *error, int64_t delay_ms, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_FAIL,
-		.fail = {
-		    .id = id, .lease = lease, .error = msg_cstr(error) } };
+		.fail = { .id = id, .error = msg_cstr(error) } };
+
+	q.fail.lease = lease_or_force(lease, &q.fail.force);
 
 	if (delay_ms >= 0) {
 		q.fail.set_delay = true;
@@ -251,8 +264,9 @@ int
 sluice_touch(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
-	struct msg_req q = { .op = MSG_OP_TOUCH,
-		.lease = { .id = id, .lease = lease } };
+	struct msg_req q = { .op = MSG_OP_TOUCH, .lease = { .id = id } };
+
+	q.lease.lease = lease_or_force(lease, &q.lease.force);
 
 	return call_after(c, &q, after);
 }
@@ -261,8 +275,9 @@ int
 sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
-	struct msg_req q = { .op = MSG_OP_BURY,
-		.lease = { .id = id, .lease = lease } };
+	struct msg_req q = { .op = MSG_OP_BURY, .lease = { .id = id } };
+
+	q.lease.lease = lease_or_force(lease, &q.lease.force);
 
 	return call_after(c, &q, after);
 }

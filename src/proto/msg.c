@@ -32,6 +32,7 @@ enum {
 	LIST_F_PAYLOADS = 0x01,
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
+	LEASE_F_FORCE = 0x80, /* ack release fail touch bury: no lease check */
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -40,8 +41,11 @@ enum {
 static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
 	[MSG_OP_TAKE] = TAKE_F_DETACH,
-	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY,
-	[MSG_OP_FAIL] = FAIL_F_DELAY,
+	[MSG_OP_ACK] = LEASE_F_FORCE,
+	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE,
+	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE,
+	[MSG_OP_TOUCH] = LEASE_F_FORCE,
+	[MSG_OP_BURY] = LEASE_F_FORCE,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 };
@@ -584,6 +588,7 @@ get_req_body(
 		return get_take(r, flags, &q->take);
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
+		q->ack.force = flags & LEASE_F_FORCE;
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
 	case MSG_OP_RELEASE:
@@ -591,17 +596,20 @@ get_req_body(
 		q->release.delay = rd_u64(r);
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
+		q->release.force = flags & LEASE_F_FORCE;
 		NEED(r);
 		return 0;
 	case MSG_OP_FAIL:
 		get_lease(r, &q->fail.id, &q->fail.lease);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
+		q->fail.force = flags & LEASE_F_FORCE;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		get_lease(r, &q->lease.id, &q->lease.lease);
+		q->lease.force = flags & LEASE_F_FORCE;
 		NEED(r);
 		return 0;
 	case MSG_OP_KICK:
@@ -910,10 +918,17 @@ req_flag_byte(const struct msg_req *q)
 		return put_flags(&q->put);
 	case MSG_OP_TAKE:
 		return q->take.detach ? TAKE_F_DETACH : 0;
+	case MSG_OP_ACK:
+		return q->ack.force ? LEASE_F_FORCE : 0;
 	case MSG_OP_RELEASE:
-		return q->release.set_priority ? RELEASE_F_PRIORITY : 0;
+		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
+		    (q->release.force ? LEASE_F_FORCE : 0);
 	case MSG_OP_FAIL:
-		return q->fail.set_delay ? FAIL_F_DELAY : 0;
+		return (q->fail.set_delay ? FAIL_F_DELAY : 0) |
+		    (q->fail.force ? LEASE_F_FORCE : 0);
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return q->lease.force ? LEASE_F_FORCE : 0;
 	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
 	case MSG_OP_KICK:

@@ -166,21 +166,28 @@ struct msg_take {
 	struct msg_iter it;          /* decode: msg_next_str() */
 };
 
+/* ack, release, fail, touch and bury name a task and the lease its take
+ * returned; `force` (flag 0x80) is an operator's override: the lease is
+ * not checked (the server logs who asked). */
+
 /* touch, bury */
 struct msg_lease {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
 };
 
 struct msg_ack {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
 	struct msg_str to; /* len 0 = no move; else the tube to move it to */
 };
 
 struct msg_release {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
@@ -189,6 +196,7 @@ struct msg_release {
 struct msg_fail {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
 	bool set_delay;       /* else the server's backoff decides */
 	uint64_t delay;       /* ms, with set_delay (sent as 0 without) */
 	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */

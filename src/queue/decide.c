@@ -64,17 +64,19 @@ when(int64_t now, int64_t run_at, int64_t delay, int64_t *out)
 	return 0;
 }
 
-/* The lease rule (queue.h). */
+/* The lease rule (queue.h): the task, then its state, then the lease.
+ * Leases are LSNs (>= 1), so lease 0 never matches: it is no wildcard. */
 static int
-leased(struct queue *q, uint64_t id, uint64_t lease, struct task **out)
+leased(
+    struct queue *q, uint64_t id, uint64_t lease, bool force, struct task **out)
 {
 	struct task *t = qs_task(q, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state != QUEUE_TAKEN)
-		return lease != 0 ? SLUICE_ESTALE : SLUICE_ESTATE;
-	if (lease != 0 && t->ext->lease != lease)
+		return SLUICE_ESTATE;
+	if (!force && t->ext->lease != lease)
 		return SLUICE_ESTALE;
 	*out = t;
 	return 0;
@@ -281,7 +283,7 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->to_tube_len > 0 &&
 	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
 		return SLUICE_ETUBE;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -318,7 +320,7 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -362,7 +364,7 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (req->set_delay && !time_ok(req->delay_ms))
 		return SLUICE_EINVAL;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -394,7 +396,7 @@ touch_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	int rc;
 
 	(void)now;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	out->type = QREC_TOUCH;
 	out->u.touch.id = t->id;
@@ -420,12 +422,13 @@ bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if ((t = qs_task(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
-		if (req->lease != 0)
-			return SLUICE_ESTALE;
+		/* Only an operator parks a task nobody holds. */
+		if (!req->force)
+			return SLUICE_ESTATE;
 		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
 		return 0;
 	}
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
 	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);

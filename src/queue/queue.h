@@ -31,7 +31,7 @@
  *                                  a recurring task; ACK --to (other tube)
  *   taken   -> buried              FAIL at max_attempts; BURY (client, or
  *                                  ttr / session / restart at max_attempts)
- *   ready | delayed -> buried      BURY by an operator (lease 0)
+ *   ready | delayed -> buried      BURY by an operator (force)
  *   buried | delayed -> ready      KICK
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
  *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
@@ -176,16 +176,19 @@ struct queue_take_req {
 int queue_decide_take(struct queue *q, int64_t now,
     const struct queue_take_req *req, struct qrec *out);
 
-/* The lease rule of ack, release, fail, touch and bury: unknown id ->
- * SLUICE_ENOTFOUND; a task that is not taken, or whose lease is not
- * `lease` -> SLUICE_ESTALE; lease 0 skips the check (an operator's
- * override) but the task must be taken, else SLUICE_ESTATE. */
+/* The lease rule of ack, release, fail, touch and bury, checked in this
+ * order: an unknown id -> SLUICE_ENOTFOUND; a task that is not taken ->
+ * SLUICE_ESTATE, whatever the lease; a lease that is not the task's
+ * current one -> SLUICE_ESTALE. Lease 0 is no wildcard: leases are LSNs
+ * (>= 1), so it is always stale. `force` (an operator's override, which
+ * the server logs) skips the lease check, never the state check. */
 
 struct queue_ack_req {
 	uint64_t id;
 	uint64_t lease;
 	const char *to_tube; /* to_tube_len 0: no move */
 	size_t to_tube_len;
+	bool force; /* the lease is not checked (an operator's override) */
 };
 
 /* Done. The task is deleted (its key reserved for the dedup window); a
@@ -203,6 +206,7 @@ struct queue_release_req {
 	int64_t run_at;   /* absolute; 0: now + delay_ms */
 	bool set_pri;
 	uint32_t pri;
+	bool force; /* the lease is not checked */
 };
 
 /* Back to the tube (delayed when asked), attempts kept. Errors: the lease
@@ -217,6 +221,7 @@ struct queue_fail_req {
 	size_t error_len;
 	bool set_delay; /* use delay_ms instead of the backoff */
 	int64_t delay_ms;
+	bool force; /* the lease is not checked */
 };
 
 /* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
@@ -229,6 +234,7 @@ int queue_decide_fail(struct queue *q, int64_t now,
 struct queue_touch_req {
 	uint64_t id;
 	uint64_t lease;
+	bool force; /* the lease is not checked */
 };
 
 /* Extends the lease: deadline = time + ttr. Errors: the lease rule. */
@@ -238,11 +244,12 @@ int queue_decide_touch(struct queue *q, int64_t now,
 struct queue_bury_req {
 	uint64_t id;
 	uint64_t lease;
+	bool force; /* the lease is not checked; a waiting task may be parked */
 };
 
-/* Parks a task. A taken task follows the lease rule; a ready or delayed
- * task can be buried with lease 0 (SLUICE_ESTALE with another lease); a
- * buried one gets SLUICE_ESTATE. */
+/* Parks a task. A taken task follows the lease rule. A ready or delayed
+ * task is parked only with `force` (an operator's act: nobody holds a
+ * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE. */
 int queue_decide_bury(struct queue *q, int64_t now,
     const struct queue_bury_req *req, struct qrec *out);
 

@@ -12,6 +12,7 @@
  * is walked in arrival order and each waiter takes what it can. While
  * waiters exist, a new take that may wait queues behind them, so a task
  * goes to whoever has waited longest. */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +25,10 @@
 #include "sluice.h"
 #include "util/log.h"
 
-enum { ERR_GROUPS_MAX = 1000 };
+enum {
+	ERR_GROUPS_MAX = 1000,
+	PEER_MAX = 160, /* a peer's address as the log shows it */
+};
 
 void
 ops_view_to_task(
@@ -407,36 +411,145 @@ ops_next_deadline(const struct core *c)
 
 /* ---- the lease operations ------------------------------------------- */
 
-/* Commits `r` after a decide that returned `rc`; answers. */
+/* Who sent a request, for the log: the peer's address for an nng client
+ * (its pipe's remote address), else the session of another face. */
+static void
+peer_name(nng_msg *msg, uint32_t session, char *out, size_t len)
+{
+	nng_pipe p = nng_msg_get_pipe(msg);
+	nng_sockaddr sa;
+	char host[INET6_ADDRSTRLEN];
+
+	snprintf(out, len, "session-%" PRIu32, session);
+	if (nng_pipe_id(p) <= 0 ||
+	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
+		return;
+	switch (sa.s_family) {
+	case NNG_AF_INET:
+		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "%s:%u", host,
+			    (unsigned)ntohs(sa.s_in.sa_port));
+		break;
+	case NNG_AF_INET6:
+		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "[%s]:%u", host,
+			    (unsigned)ntohs(sa.s_in6.sa_port));
+		break;
+	case NNG_AF_IPC:
+		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The force flag of a lease request (an operator's override). */
+static bool
+req_forced(const struct msg_req *r)
+{
+	switch (r->op) {
+	case MSG_OP_ACK:
+		return r->ack.force;
+	case MSG_OP_RELEASE:
+		return r->release.force;
+	case MSG_OP_FAIL:
+		return r->fail.force;
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return r->lease.force;
+	default:
+		return false;
+	}
+}
+
+/* A refused lease operation, in words that name the task and what is
+ * wrong with the request. Never says the task's current lease. */
+static void
+lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
+    uint64_t lease, int rc)
+{
+	const char *name = msg_op_name(op);
+	struct queue_task_view v;
+
+	switch (rc) {
+	case SLUICE_ENOTFOUND:
+		core_reply_err(
+		    c, ctx, op, rc, "%s %" PRIu64 ": no such task", name, id);
+		return;
+	case SLUICE_ESTATE:
+		if (queue_peek(c->q, c->now, id, &v) != 0)
+			break;
+		core_reply_err(c, ctx, op, rc,
+		    "%s %" PRIu64 ": the task is %s, not taken%s", name, id,
+		    queue_state_name(v.state),
+		    op == MSG_OP_BURY && v.state != QUEUE_BURIED
+		        ? " (an operator parks it with force)"
+		        : "");
+		return;
+	case SLUICE_ESTALE:
+		if (lease == 0)
+			core_reply_err(c, ctx, op, rc,
+			    "%s %" PRIu64 ": a lease is required: the one "
+			    "its take returned (force overrides it, as an "
+			    "operator)",
+			    name, id);
+		else
+			core_reply_err(c, ctx, op, rc,
+			    "%s %" PRIu64 ": lease %" PRIu64 " is stale: the "
+			    "task was released, expired or taken again",
+			    name, id, lease);
+		return;
+	default:
+		break;
+	}
+	core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s", name, id,
+	    sluice_strerror(rc));
+}
+
+/* Commits `r` after a decide that returned `rc`; answers. `peer` is set
+ * for a forced request, which is logged whatever its result. */
 static void
 finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
-    int rc, const struct qrec *r)
+    uint64_t lease, int rc, const struct qrec *r, unsigned flags,
+    const char *peer)
 {
 	uint64_t lsn;
 
 	if (rc == 0 && r->type != QREC_NONE)
-		rc = core_commit(c, r, 0, &lsn);
+		rc = core_commit(c, r, flags, &lsn);
+	if (peer != NULL && rc == 0)
+		log_warn("ops",
+		    "lease override request=%s id=%" PRIu64
+		    " peer=%s result=ok",
+		    msg_op_name(op), id, peer);
+	else if (peer != NULL)
+		log_warn("ops",
+		    "lease override request=%s id=%" PRIu64 " peer=%s "
+		    "result=error error=\"%s\"",
+		    msg_op_name(op), id, peer, sluice_strerror(rc));
 	if (rc != 0) {
-		core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s",
-		    msg_op_name(op), id, sluice_strerror(rc));
+		lease_err(c, ctx, op, id, lease, rc);
 		return;
 	}
 	reply_after(c, ctx, op, id);
 }
 
 static void
-op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_ack_req a = { req->ack.id, req->ack.lease, req->ack.to.p,
-		req->ack.to.len };
+	const struct msg_ack *m = &req->ack;
+	struct queue_ack_req a = { m->id, m->lease, m->to.p, m->to.len,
+		m->force };
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_ACK, req->ack.id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_ACK, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
 	const struct msg_release *m = &req->release;
 	struct queue_release_req a = { 0 };
@@ -445,17 +558,20 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 	a.id = m->id;
 	a.lease = m->lease;
+	a.force = m->force;
 	a.set_pri = m->set_priority;
 	a.pri = m->priority;
 	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_release(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_RELEASE, m->id, rc, &r);
+	finish_lease_op(
+	    c, ctx, MSG_OP_RELEASE, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
 	const struct msg_fail *m = &req->fail;
 	struct queue_fail_req a = { 0 };
@@ -464,6 +580,7 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 	a.id = m->id;
 	a.lease = m->lease;
+	a.force = m->force;
 	a.error = m->error.p;
 	a.error_len = m->error.len;
 	a.set_delay = m->set_delay;
@@ -471,37 +588,34 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_touch_req a = { req->lease.id, req->lease.lease };
+	const struct msg_lease *m = &req->lease;
+	struct queue_touch_req a = { m->id, m->lease, m->force };
 	struct qrec r;
-	uint64_t lsn;
 	int rc = queue_decide_touch(c->q, c->now, &a, &r);
 
 	/* A touch extends work already taken: new work for the log's
 	 * reservation, so a full disk cannot be eaten by touches. */
-	if (rc == 0)
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
-	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_TOUCH, rc,
-		    "touch %" PRIu64 ": %s", a.id, sluice_strerror(rc));
-		return;
-	}
-	reply_after(c, ctx, MSG_OP_TOUCH, a.id);
+	finish_lease_op(
+	    c, ctx, MSG_OP_TOUCH, m->id, m->lease, rc, &r, WAL_NEW_WORK, peer);
 }
 
 static void
-op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_bury_req a = { req->lease.id, req->lease.lease };
+	const struct msg_lease *m = &req->lease;
+	struct queue_bury_req a = { m->id, m->lease, m->force };
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_BURY, m->id, m->lease, rc, &r, 0, peer);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -563,9 +677,17 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_kick_req a = { req->id, NULL, 0 };
 	struct qrec r;
+	uint64_t lsn;
 	int rc = queue_decide_kick(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_KICK_ID, req->id, rc, &r);
+	if (rc == 0)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_KICK_ID, rc,
+		    "kick_id %" PRIu64 ": %s", req->id, sluice_strerror(rc));
+		return;
+	}
+	reply_after(c, ctx, MSG_OP_KICK_ID, req->id);
 }
 
 static void
@@ -1028,7 +1150,7 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 }
 
 static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *r);
+    const struct msg_req *r, const char *peer);
 
 /* Whether `op` changes the queue (a follower refuses it). */
 static bool
@@ -1078,6 +1200,7 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 void
 ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
+	char peer[PEER_MAX] = "";
 	struct msg_req req;
 	int rc;
 
@@ -1097,14 +1220,16 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	}
 	/* A read shows what this node holds; it does not wait for
 	 * --sync-replicas followers (a write does). */
+	if (req_forced(&req))
+		peer_name(msg, session, peer, sizeof(peer));
 	c->reply_local = !op_writes(req.op);
-	ops_dispatch(c, ctx, session, &req);
+	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);
 	c->reply_local = false;
 }
 
 static void
 ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *r)
+    const struct msg_req *r, const char *peer)
 {
 	const struct msg_req req = *r;
 
@@ -1119,19 +1244,19 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		op_take(c, ctx, session, &req);
 		break;
 	case MSG_OP_ACK:
-		op_ack(c, ctx, &req);
+		op_ack(c, ctx, &req, peer);
 		break;
 	case MSG_OP_RELEASE:
-		op_release(c, ctx, &req);
+		op_release(c, ctx, &req, peer);
 		break;
 	case MSG_OP_FAIL:
-		op_fail(c, ctx, &req);
+		op_fail(c, ctx, &req, peer);
 		break;
 	case MSG_OP_TOUCH:
-		op_touch(c, ctx, &req);
+		op_touch(c, ctx, &req, peer);
 		break;
 	case MSG_OP_BURY:
-		op_bury(c, ctx, &req);
+		op_bury(c, ctx, &req, peer);
 		break;
 	case MSG_OP_KICK:
 		op_kick(c, ctx, &req);

@@ -415,10 +415,73 @@ test_ack_deletes_or_moves(void **state)
 	assert_int_equal(t->id, id);
 	sluice_task_free(t);
 
-	/* ack of a task that is not taken */
+	/* ack of a task that is not taken: ESTATE whatever the lease */
 	id = it_put(f.c, "stage1", "z");
 	it_rc(f.c, sluice_ack(f.c, id, 0, NULL, NULL), SLUICE_ESTATE);
-	it_rc(f.c, sluice_ack(f.c, id, 12345, NULL, NULL), SLUICE_ESTALE);
+	it_rc(f.c, sluice_ack(f.c, id, 12345, NULL, NULL), SLUICE_ESTATE);
+	fix_down(&f);
+}
+
+/* Fencing: a task another worker holds cannot be acked, released,
+ * failed, touched or buried without its lease; lease 0 is no wildcard.
+ * force is the operator's explicit override, and the server logs it with
+ * the client's address. On a task that is not taken the error names its
+ * state, with or without a lease. */
+static void
+test_lease_is_required_and_force_overrides(void **state)
+{
+	struct sluice_client *op;
+	struct sluice_after after;
+	struct sluice_task *t;
+	struct fix f;
+	uint64_t id;
+
+	fix_up(state, &f, NULL);
+	op = it_client(f.s);
+	id = it_put(f.c, "fence", "x");
+	t = it_take(f.c, "fence", 0, 0); /* a session lease of f.c */
+	assert_int_equal(t->id, id);
+
+	it_rc(op, sluice_ack(op, id, 0, NULL, NULL), SLUICE_ESTALE);
+	assert_non_null(strstr(sluice_errmsg(op), "a lease is required"));
+	it_rc(op, sluice_release(op, id, 0, 0, -1, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_fail(op, id, 0, "e", -1, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_touch(op, id, 0, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_bury(op, id, 0, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_ack(op, id, t->lease + 1, NULL, NULL), SLUICE_ESTALE);
+	assert_non_null(strstr(sluice_errmsg(op), "stale"));
+	assert_int_equal(it_state(op, id), SLUICE_TAKEN);
+	assert_int_equal(it_log_count(f.s, "lease override"), 0);
+
+	/* the operator's override: done, and logged with the peer */
+	it_rc(op, sluice_release(op, id, SLUICE_FORCE, 0, -1, &after), 0);
+	assert_int_equal(after.state, SLUICE_READY);
+	assert_int_equal(
+	    it_log_count(f.s, "lease override request=release id="), 1);
+	assert_int_equal(it_log_count(f.s, "peer=127.0.0.1:"), 1);
+	/* the worker's lease is gone with it */
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, NULL), SLUICE_ESTATE);
+
+	/* not taken: the state is named, with or without a lease */
+	it_rc(op, sluice_ack(op, id, 0, NULL, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is ready, not taken"));
+	it_rc(op, sluice_ack(op, id, t->lease, NULL, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is ready, not taken"));
+	it_rc(op, sluice_touch(op, id, SLUICE_FORCE, NULL), SLUICE_ESTATE);
+
+	/* bury parks a ready task by force only */
+	it_rc(op, sluice_bury(op, id, 0, NULL), SLUICE_ESTATE);
+	assert_int_equal(it_state(op, id), SLUICE_READY);
+	it_rc(op, sluice_bury(op, id, SLUICE_FORCE, &after), 0);
+	assert_int_equal(after.state, SLUICE_BURIED);
+	it_rc(op, sluice_bury(op, id, SLUICE_FORCE, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is buried, not taken"));
+	assert_int_equal(it_log_count(f.s, "lease override request=bury"), 2);
+	sluice_task_free(t);
+	sluice_close(op);
 	fix_down(&f);
 }
 
@@ -1210,6 +1273,7 @@ main(void)
 		T(test_take_from_tubes_max_wait_detach),
 		T(test_ack_deletes_or_moves),
 		T(test_stale_lease_is_refused),
+		T(test_lease_is_required_and_force_overrides),
 		T(test_release_with_delay_and_priority),
 		T(test_fail_backs_off_then_buries),
 		T(test_touch_moves_the_deadline),

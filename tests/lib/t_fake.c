@@ -110,7 +110,9 @@ note_lease_op(struct t_fake *f, const struct msg_req *q)
 {
 	int i = work_index(f, q->lease.id); /* id first in each of them */
 
+	/* id, lease, force: the same first fields in each of them */
 	f->last_lease = q->lease.lease;
+	f->last_force = q->lease.force;
 	if (i < 0)
 		return;
 	if (q->op == MSG_OP_ACK)

@@ -59,6 +59,7 @@ struct t_fake {
 	uint64_t batch_items; /* items of every batch put so far */
 	uint64_t batch_hash;  /* t_fake_hash over their payloads, in order */
 	uint64_t last_lease;  /* of the last ack/release/fail/touch/bury */
+	bool last_force;      /* its force flag */
 
 	/* Under mtx: the "work" tube. Task i has id 101 + i. */
 	char work[T_FAKE_WORK_MAX][64];

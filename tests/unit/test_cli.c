@@ -384,25 +384,40 @@ test_cli_take_json_shape(void **state)
 	t_fake_stop(f);
 }
 
-/* Without --lease the current one is looked up with peek. */
+/* A lease operation needs --lease or --force: the CLI never looks the
+ * lease up (that would ack whatever worker holds the task). */
 static void
-test_cli_ack_looks_up_the_lease(void **state)
+test_cli_ack_needs_a_lease_or_force(void **state)
 {
+	static const char *const ops[] = { "ack", "release", "touch", "bury" };
 	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
 	struct run r;
 
-	run_cli(*state, &r, f->url, NULL, "ack", "2", NULL);
+	for (size_t i = 0; i < 4; i++) {
+		run_cli(*state, &r, f->url, NULL, ops[i], "2", NULL);
+		assert_int_equal(r.status, 2);
+		assert_non_null(strstr(r.err, "--lease"));
+		assert_non_null(strstr(r.err, "--force"));
+		run_cli(*state, &r, f->url, NULL, ops[i], "2", "--lease", "5",
+		    "--force", NULL);
+		assert_int_equal(r.status, 2);
+	}
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 0);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_ACK]), 0);
+	run_cli(*state, &r, f->url, NULL, "ack", "2", "--force", NULL);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 1);
-	assert_true(f->last_lease == 1002);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_ACK]), 1);
+	assert_true(f->last_lease == 0);
+	assert_true(f->last_force);
 	run_cli(*state, &r, f->url, NULL, "fail", "2", "--lease", "9", "-e",
 	    "disk full", "--json", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(f->last_lease == 9);
+	assert_false(f->last_force);
 	assert_string_equal(r.out,
 	    "{\"id\":2,\"state\":\"delayed\","
 	    "\"run_at\":5000,\"deadline\":0}\n");
-	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 1);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_PEEK]), 0);
 	t_fake_stop(f);
 }
 
@@ -620,7 +635,7 @@ main(void)
 		T(test_cli_exit_codes),
 		T(test_cli_error_names_what_failed),
 		T(test_cli_take_json_shape),
-		T(test_cli_ack_looks_up_the_lease),
+		T(test_cli_ack_needs_a_lease_or_force),
 		T(test_cli_admin_json_shapes),
 		T(test_cli_put_lines_batches),
 		T(test_cli_put_lines_long_lines),

@@ -152,16 +152,19 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	m->ctr[t->tube].bury++;
 }
 
+/* The lease rule: the task, its state, then (without force) the lease;
+ * a taken task's lease is >= 1, so 0 never matches. */
 static int
-m_leased(struct model *m, uint64_t id, uint64_t lease, struct mt **out)
+m_leased(
+    struct model *m, uint64_t id, uint64_t lease, bool force, struct mt **out)
 {
 	struct mt *t = m_find(m, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state != M_TAKEN)
-		return lease ? SLUICE_ESTALE : SLUICE_ESTATE;
-	if (lease != 0 && lease != t->lease)
+		return SLUICE_ESTATE;
+	if (!force && lease != t->lease)
 		return SLUICE_ESTALE;
 	*out = t;
 	return 0;
@@ -296,6 +299,13 @@ pick_lease(struct run *r, uint64_t id)
 	if (c < 8)
 		return 0;
 	return lease + 1 + rnd(r, 3);
+}
+
+/* Now and then an operator's override. */
+static bool
+pick_force(struct run *r)
+{
+	return rnd(r, 10) == 0;
 }
 
 static int
@@ -503,12 +513,13 @@ op_ack(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	if (rnd(r, 5) == 0) {
 		to = pick_tube(r);
 		req.to_tube = tube_names[to];
 		req.to_tube_len = 2;
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_ack(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -552,13 +563,14 @@ op_release(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	if (rnd(r, 2) == 0)
 		req.delay_ms = (int64_t)rnd(r, 2000);
 	if (rnd(r, 3) == 0) {
 		req.set_pri = true;
 		req.pri = (uint32_t)rnd(r, 40);
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_release(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -589,13 +601,14 @@ op_fail(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	req.error = err_texts[e];
 	req.error_len = strlen(err_texts[e]);
 	if (rnd(r, 4) == 0) {
 		req.set_delay = true;
 		req.delay_ms = (int64_t)rnd(r, 1500);
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_fail(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -627,7 +640,8 @@ op_touch(struct run *r)
 
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
-	want = m_leased(r->m, req.id, req.lease, &t);
+	req.force = pick_force(r);
+	want = m_leased(r->m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_touch(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -647,11 +661,12 @@ op_bury(struct run *r)
 
 	req.id = rnd(r, 2) ? pick_taken(r) : pick_id(r);
 	req.lease = rnd(r, 3) ? pick_lease(r, req.id) : 0;
+	req.force = rnd(r, 3) == 0;
 	t = m_find(m, req.id);
 	if (t != NULL && t->state == M_WAIT)
-		want = req.lease ? SLUICE_ESTALE : 0;
+		want = req.force ? 0 : SLUICE_ESTATE;
 	else
-		want = m_leased(m, req.id, req.lease, &t);
+		want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_bury(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)

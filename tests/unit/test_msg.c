@@ -122,6 +122,17 @@ static const struct msg_req reqs[] = {
 	        .priority = 3,
 	        .delay = 5000 } },
 	{ .op = MSG_OP_JOB, .job = { .verb = MSG_JOB_TAKE, .id = 9 } },
+	/* an operator's override: force, no lease */
+	{ .op = MSG_OP_ACK, .ack = { .id = 42, .force = true } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1,
+	        .force = true,
+	        .set_priority = true,
+	        .priority = 4 } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5, .force = true, .error = S("stuck") } },
+	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .force = true } },
+	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 3, .force = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -353,9 +364,12 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_ACK:
 			assert_true(d.ack.id == q->ack.id);
 			assert_true(d.ack.lease == q->ack.lease);
+			assert_int_equal(d.ack.force, q->ack.force);
 			assert_str_equal(d.ack.to, q->ack.to);
 			break;
 		case MSG_OP_RELEASE:
+			assert_true(d.release.lease == q->release.lease);
+			assert_int_equal(d.release.force, q->release.force);
 			assert_true(d.release.delay == q->release.delay);
 			assert_int_equal(
 			    d.release.set_priority, q->release.set_priority);
@@ -363,6 +377,8 @@ test_every_request_round_trips(void **state)
 			    d.release.priority, q->release.priority);
 			break;
 		case MSG_OP_FAIL:
+			assert_true(d.fail.lease == q->fail.lease);
+			assert_int_equal(d.fail.force, q->fail.force);
 			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
 			assert_true(d.fail.delay == q->fail.delay);
 			assert_str_equal(d.fail.error, q->fail.error);
@@ -371,6 +387,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_BURY:
 			assert_true(d.lease.id == q->lease.id);
 			assert_true(d.lease.lease == q->lease.lease);
+			assert_int_equal(d.lease.force, q->lease.force);
 			break;
 		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
@@ -682,6 +699,8 @@ test_bad_header_errors(void **state)
 	}
 	b.data[2] = MSG_OP_PUT;
 	b.data[3] = 0x04; /* not a put flag */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[3] = 0x80; /* force belongs to the lease operations */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
 	/* flags on an op that has none */
@@ -1182,6 +1201,12 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 1001 } });
 	assert_hex(&b,
 	    "53 01 04 00 2a 00 00 00 00 00 00 00 e9 03 00 00"
+	    "00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_ACK, .ack = { .id = 42, .force = true } });
+	assert_hex(&b,
+	    "53 01 04 80 2a 00 00 00 00 00 00 00 00 00 00 00"
 	    "00 00 00 00 00 00");
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });

@@ -167,7 +167,8 @@ one_op(struct hist *h)
 	}
 	case 9: {
 		uint64_t id = some_id(h);
-		struct queue_bury_req a = { id, lease_of(h, id) };
+		struct queue_bury_req a = { id, lease_of(h, id),
+			t_below(&h->rng, 3) == 0 };
 
 		rc = queue_decide_bury(h->q, h->now, &a, &r);
 		break;
