@@ -494,9 +494,11 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	}
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
+	/* A cancelled task's key is free at once: the dedup window is for
+	 * work that was done, so that it is not done twice. */
 	out->type = QREC_DELETE;
 	out->u.del.id = t->id;
-	out->u.del.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+	out->u.del.dedup_ms = 0;
 	return 0;
 }
 
@@ -524,7 +526,7 @@ flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
 	out->u.flush.tube_len = req->tube_len;
-	out->u.flush.dedup_ms = q->cfg.dedup_ms;
+	out->u.flush.dedup_ms = 0; /* cancelled: keys free at once */
 	return 0;
 }
 

@@ -39,7 +39,8 @@
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
  * Ready order: priority, then id. Keys are unique among live tasks and
- * stay reserved for a dedup window once their task is acked or deleted.
+ * stay reserved for a dedup window once their task is acked (completed);
+ * a deleted (cancelled) task's key is free at once.
  * A ready task's run_at is when it became ready, so the oldest ready task
  * is the one with the smallest run_at.
  *
@@ -86,7 +87,7 @@ enum {
 struct queue_config {
 	size_t max_payload; /* bytes, at most QREC_PAYLOAD_MAX */
 	size_t max_error;   /* bytes of a fail's text, <= QREC_ERROR_MAX */
-	uint32_t dedup_ms;  /* key reserved this long after completion */
+	uint32_t dedup_ms;  /* key reserved this long after an ack */
 	uint32_t backoff_base_ms; /* a fail's delay after the first attempt */
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
@@ -272,7 +273,8 @@ struct queue_delete_req {
 	size_t key_len;
 };
 
-/* Cancels a task in any state (a taken one loses its lease). Errors:
+/* Cancels a task in any state (a taken one loses its lease); its key is
+ * free at once (no dedup window: nothing was done). Errors:
  * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_EINVAL (neither). */
 int queue_decide_delete(struct queue *q, int64_t now,
     const struct queue_delete_req *req, struct qrec *out);
@@ -282,8 +284,8 @@ struct queue_flush_req {
 	size_t tube_len;
 };
 
-/* Cancels every task of a tube (QREC_NONE when it has none). Errors:
- * SLUICE_ETUBE. */
+/* Cancels every task of a tube (QREC_NONE when it has none); their keys
+ * are free at once. Errors: SLUICE_ETUBE. */
 int queue_decide_flush(struct queue *q, int64_t now,
     const struct queue_flush_req *req, struct qrec *out);
 

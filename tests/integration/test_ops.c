@@ -210,6 +210,23 @@ test_put_key_dedups_and_replaces(void **state)
 	assert_int_equal(id2, id);
 	assert_null(it_peek(f.c, id));
 
+	/* cancelled, not done: a deleted task's key is free at once */
+	o.key = "invoice-2";
+	it_rc(f.c, sluice_put(f.c, &o, "to cancel", 9, &id, &created), 0);
+	assert_int_equal(created, 1);
+	it_rc(f.c, sluice_delete(f.c, id), 0);
+	it_rc(f.c, sluice_put(f.c, &o, "anew", 4, &id2, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id2 > id);
+	it_rc(f.c, sluice_delete_key(f.c, "invoice-2", &id3), 0);
+	assert_int_equal(id3, id2);
+	it_rc(f.c, sluice_put(f.c, &o, "again", 5, &id3, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id3 > id2);
+	t = it_peek(f.c, id3);
+	assert_memory_equal(t->payload, "again", 5);
+	sluice_task_free(t);
+
 	/* key limits: 200 bytes is fine, 201 is not */
 	memset(longkey, 'k', sizeof(longkey));
 	longkey[200] = '\0';

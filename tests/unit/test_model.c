@@ -107,13 +107,14 @@ m_ready(const struct mt *t, int64_t now)
 	return t->state == M_WAIT && t->run_at <= now;
 }
 
-/* Removes a task; its key is reserved for the dedup window. */
+/* Removes a task. The key of a completed (acked) one is reserved for the
+ * dedup window; that of a cancelled (deleted) one is free at once. */
 static void
-m_gone(struct model *m, struct mt *t, int64_t now)
+m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 {
 	if (t->key >= 0) {
-		m->dedup_id[t->key] = t->id;
-		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+		m->dedup_id[t->key] = completed ? t->id : 0;
+		m->dedup_exp[t->key] = completed ? now + m->cfg.dedup_ms : 0;
 	}
 	*t = m->t[--m->n];
 }
@@ -546,7 +547,7 @@ op_ack(struct run *r)
 		t->err = -1;
 		m_unlease(t);
 	} else {
-		m_gone(m, t, now);
+		m_gone(m, t, now, true);
 	}
 }
 
@@ -750,7 +751,7 @@ op_delete(struct run *r)
 		return;
 	commit(r, &rec);
 	m->ctr[t->tube].del++;
-	m_gone(m, t, r->h.now);
+	m_gone(m, t, r->h.now, false);
 }
 
 static void
@@ -766,7 +767,7 @@ op_flush(struct run *r)
 	for (size_t i = 0; i < m->n;) {
 		if (m->t[i].tube == tube) {
 			m->ctr[tube].del++;
-			m_gone(m, &m->t[i], r->h.now);
+			m_gone(m, &m->t[i], r->h.now, false);
 		} else {
 			i++;
 		}

@@ -963,16 +963,18 @@ test_key_dedup_window(void **state)
 	assert_int_equal(view(h, b).key_len, 8);
 }
 
-/* Delete by key cancels the live task and keeps the key reserved; peek by
- * key sees only live tasks. */
+/* Delete by key cancels the live task and frees its key at once (the
+ * dedup window is for completed work); peek by key sees only live tasks.
+ * The same for a delete by id and a flush. */
 static void
-test_delete_by_key_keeps_the_key_reserved(void **state)
+test_delete_frees_the_key_at_once(void **state)
 {
 	struct tq *h = H(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_task_view v;
-	uint64_t a;
+	struct queue_stats st;
+	uint64_t a, b, c;
 
 	req_for(&req, "t", "a");
 	req.key = "k";
@@ -984,15 +986,29 @@ test_delete_by_key_keeps_the_key_reserved(void **state)
 	assert_int_equal(del_key(h, "k"), SLUICE_ENOTFOUND);
 	assert_int_equal(
 	    queue_peek_key(h->q, h->now, "k", 1, &v), SLUICE_ENOTFOUND);
-	assert_int_equal(try_put(h, &req, &res), 0);
-	assert_false(res.created);
-	assert_true(res.id == a);
-	/* The window passes with time alone (tick). */
-	h->now += QUEUE_DEFAULT_DEDUP_MS;
-	assert_int_equal(queue_tick(h->q, h->now), 0);
-	check(h);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 0 && st.dedup == 0);
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_true(res.created);
+	b = res.id;
+	assert_true(b > a);
+	assert_int_equal(del_id(h, b), 0);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created);
+	c = res.id;
+	assert_true(c > b);
+	{
+		struct queue_flush_req fr = { "t", 1 };
+		struct qrec rec;
+
+		assert_int_equal(
+		    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec),
+		    0);
+	}
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created && res.id > c);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 1 && st.dedup == 0);
 }
 
 /* ---- recurring, replace, ack --to ------------------------------------------
@@ -1158,14 +1174,15 @@ test_replace_edge_cases(void **state)
 	struct tq *h = H(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
-	uint64_t a;
+	uint64_t a, id, lease;
 
 	req_for(&req, "t", "a");
 	req.key = "k";
 	req.key_len = 1;
 	req.replace = true;
 	a = put_req(h, &req);
-	assert_int_equal(del_id(h, a), 0);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, a, lease), 0); /* the key's window begins */
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_true(res.created && res.id != a);
 	req.tube = "other";
@@ -1266,8 +1283,11 @@ test_flush_cancels_a_whole_tube(void **state)
 	assert_counts(h, "t", 0, 0, 0, 0);
 	assert_true(tstats(h, "t").ctr.del == 6);
 	assert_int_equal(view(h, other).state, QUEUE_READY);
+	/* cancelled, not done: the key is free at once */
 	assert_int_equal(try_put(h, &req, &res), 0);
-	assert_false(res.created);
+	assert_true(res.created);
+	assert_int_equal(
+	    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec), 0);
 	/* Flushing an empty or unknown tube logs nothing. */
 	assert_int_equal(queue_decide_flush(h->q, h->now, &fr, &rec), 0);
 	assert_int_equal(rec.type, QREC_NONE);
@@ -1845,6 +1865,13 @@ build_rich_state(struct tq *h)
 		assert_true(res.replaced);
 	}
 	assert_int_equal(del_key(h, "key-3"), 0);
+	/* a completed keyed task: its key is kept for the dedup window */
+	req_for(&req, "done", "did it");
+	req.key = "done-key";
+	req.key_len = 8;
+	put_req(h, &req);
+	assert_int_equal(take(h, "done", 5, &id, &lease), 0);
+	assert_int_equal(ack(h, id, lease), 0);
 	assert_int_equal(pause_tube(h, "u", h->now + 100000), 0);
 }
 
@@ -2243,7 +2270,8 @@ test_replay_gives_the_same_dump(void **state)
 	assert_non_null(strstr((char *)d.data, "state=buried"));
 	assert_non_null(strstr((char *)d.data, "error=\"bad\""));
 	assert_non_null(strstr((char *)d.data, "  replace "));
-	assert_non_null(strstr((char *)d.data, "dedup \"key-3\""));
+	assert_non_null(strstr((char *)d.data, "dedup \"done-key\""));
+	assert_null(strstr((char *)d.data, "dedup \"key-3\""));
 	buf_free(&d);
 	queue_delete(r);
 }
@@ -2272,7 +2300,7 @@ main(void)
 		T(test_bury_of_a_waiting_task_needs_force),
 		T(test_kick_n_oldest_buried_first),
 		T(test_key_dedup_window),
-		T(test_delete_by_key_keeps_the_key_reserved),
+		T(test_delete_frees_the_key_at_once),
 		T(test_ack_of_a_recurring_task_reschedules_it),
 		T(test_replace_of_a_ready_task),
 		T(test_replace_of_a_taken_task_waits_for_the_ack),
