@@ -33,6 +33,7 @@ enum {
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
 	LEASE_F_FORCE = 0x80, /* ack release fail touch bury: no lease check */
+	PAUSE_F_CREATE = 0x01,
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -48,6 +49,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_BURY] = LEASE_F_FORCE,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
+	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -654,6 +656,7 @@ get_req_body(
 	case MSG_OP_PAUSE:
 		TRY(get_tube(r, false, &q->pause.tube));
 		q->pause.duration = rd_u64(r);
+		q->pause.create = flags & PAUSE_F_CREATE;
 		NEED(r);
 		return 0;
 	case MSG_OP_SNAPSHOT:
@@ -933,6 +936,8 @@ req_flag_byte(const struct msg_req *q)
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
 	case MSG_OP_KICK:
 		return q->kick.delayed ? KICK_F_DELAYED : 0;
+	case MSG_OP_PAUSE:
+		return q->pause.create ? PAUSE_F_CREATE : 0;
 	}
 	return 0;
 }

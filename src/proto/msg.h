@@ -232,6 +232,8 @@ struct msg_list {
 struct msg_pause {
 	struct msg_str tube;
 	uint64_t duration; /* ms; 0 = resume now */
+	bool create; /* flag 0x01: a tube the server never had is made (the
+	                beanstalk face); else SLUICE_ENOTFOUND */
 };
 
 /* A request. `op` selects the member:

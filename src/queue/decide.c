@@ -548,6 +548,8 @@ pause_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (!time_ok(req->until))
 		return SLUICE_EINVAL;
 	tb = qs_tube(q, req->tube, req->tube_len);
+	if (tb == NULL && !req->create)
+		return SLUICE_ENOTFOUND;
 	/* Unpausing a tube that is not paused changes nothing. */
 	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
 		return 0;

@@ -293,10 +293,13 @@ struct queue_pause_req {
 	const char *tube;
 	size_t tube_len;
 	int64_t until; /* <= now: unpause */
+	bool create;   /* a tube the queue does not know is made (else
+	                  SLUICE_ENOTFOUND) */
 };
 
 /* No takes from the tube before `until`. Errors: SLUICE_ETUBE,
- * SLUICE_EINVAL (until out of range), SLUICE_ELIMIT (max_tubes). */
+ * SLUICE_EINVAL (until out of range), SLUICE_ENOTFOUND (a tube the queue
+ * never had, without `create`), SLUICE_ELIMIT (max_tubes). */
 int queue_decide_pause(struct queue *q, int64_t now,
     const struct queue_pause_req *req, struct qrec *out);
 
@@ -440,6 +443,7 @@ struct queue_counters {
 struct queue_tube_stats {
 	const char *name; /* borrows; lives as long as the queue */
 	size_t name_len;
+	uint32_t index; /* in creation order (queue_tube_stats_at) */
 	uint64_t ready;
 	uint64_t delayed;
 	uint64_t taken;

@@ -773,6 +773,29 @@ first_task(const struct msg_rep *rep, struct msg_task *t, bool *have)
 
 static void repost_pause(struct bs_req *r);
 
+/* stats-tube and pause-tube of a tube the core never had (ENOTFOUND): it
+ * exists here all the same while a connection uses or watches it. */
+static void
+unknown_tube(struct bs_req *r)
+{
+	struct msg_tube_stats none;
+	struct buf y;
+
+	if (!tube_exists(r->conn->bs, NULL, r->tube, r->tube_len)) {
+		req_text(r, reply_lines[0]);
+		return;
+	}
+	if (r->cmd.kind == BS_PAUSE_TUBE) {
+		repost_pause(r);
+		return;
+	}
+	memset(&none, 0, sizeof(none));
+	buf_init(&y);
+	tube_yaml(r->conn->bs, r->tube, r->tube_len, &none, &y);
+	req_yaml(r, &y);
+	buf_free(&y);
+}
+
 static void
 translate(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -781,6 +804,11 @@ translate(struct bs_req *r, const struct msg_rep *rep)
 	struct buf y;
 	bool have;
 
+	if (rep->status == SLUICE_ENOTFOUND && r->step == 0 &&
+	    (r->cmd.kind == BS_STATS_TUBE || r->cmd.kind == BS_PAUSE_TUBE)) {
+		unknown_tube(r);
+		return;
+	}
 	if (rep->status != 0) {
 		if (rep->status == SLUICE_ETIMEDOUT && r->capped)
 			req_text(r, reply_lines[2]);
@@ -982,6 +1010,9 @@ repost_pause(struct bs_req *r)
 	r->step = 1;
 	sluice_tube(r->tube, r->tube_len, tube, &q.pause.tube);
 	q.pause.duration = (uint64_t)r->cmd.delay * 1000;
+	/* the tube exists for beanstalk clients (used or watched) even when
+	 * the core has never seen a job in it */
+	q.pause.create = true;
 	if (r->conn->closed) {
 		r->done = true;
 		return;

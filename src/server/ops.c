@@ -751,8 +751,8 @@ op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 static void
 op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
-	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len,
-		0 };
+	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len, 0,
+		req->pause.create };
 	struct msg_rep rep = { .op = MSG_OP_PAUSE };
 	struct qrec r;
 	uint64_t lsn;
@@ -766,6 +766,13 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+	if (rc == SLUICE_ENOTFOUND) {
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': no such tube (a tube exists once a "
+		    "task was put in it)",
+		    (int)a.tube_len, a.tube);
+		return;
+	}
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
 		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
@@ -992,6 +999,47 @@ tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
 	counters_kvs(&ts->ctr, k, &out->more);
 }
 
+/* Tubes come and go as in beanstalkd: a tube with no task, no pause and
+ * no take waiting on it is idle, and the listings (stats of every tube,
+ * hence /metrics and the admin page) leave it out. The queue keeps it (and
+ * its counters): a task put in it brings it back, and stats of that tube
+ * alone still answer. */
+
+/* A bit per tube (by index, `count` tubes) that a waiting take names.
+ * Returns 0 with *out NULL when no take waits, or SLUICE_ENOMEM. */
+static int
+waited_tubes(struct core *c, uint32_t count, uint8_t **out)
+{
+	struct queue_tube_stats ts;
+	uint8_t *bits;
+
+	*out = NULL;
+	if (c->nwaiters == 0 || count == 0)
+		return 0;
+	if ((bits = calloc((count + 7) / 8, 1)) == NULL)
+		return SLUICE_ENOMEM;
+	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
+		for (size_t i = 0; i < w->ntubes; i++)
+			if (queue_tube_stats(c->q, c->now, w->tubes[i].p,
+			        w->tubes[i].len, &ts) == 0 &&
+			    ts.index < count)
+				bits[ts.index / 8] |= 1u << (ts.index % 8);
+	*out = bits;
+	return 0;
+}
+
+/* Idle: nothing in it, not paused, no take waiting on it (`waited` from
+ * waited_tubes, NULL when none waits). */
+static bool
+tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
+{
+	if (ts->ready + ts->delayed + ts->taken + ts->buried > 0 ||
+	    ts->paused_until != 0)
+		return false;
+	return waited == NULL ||
+	    !(waited[ts->index / 8] & (1u << (ts->index % 8)));
+}
+
 static void
 op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1008,17 +1056,21 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct queue_stats qs;
 	struct wal_stats ws;
 	size_t nn = 0, nctx, nidle;
-	uint32_t ntubes = 0, count;
+	uint32_t ntubes = 0, count, listed = 0;
+	uint8_t *waited = NULL;
 	int64_t oldest = 0;
+	int rc;
 
 	queue_stats(c->q, c->now, &qs);
 	wal_stats(c->wal, &ws);
 	count = queue_tube_count(c->q);
+	rc = waited_tubes(c, count, &waited);
 	if (req->tube.len > 0)
 		count = 1;
 	tubes = calloc(count ? count : 1, sizeof(*tubes));
 	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
-	if (tubes == NULL || tkvs == NULL) {
+	if (rc != 0 || tubes == NULL || tkvs == NULL) {
+		free(waited);
 		free(tubes);
 		free(tkvs);
 		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
@@ -1027,24 +1079,32 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (req->tube.len > 0) {
 		if (queue_tube_stats(
 		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
-			memset(&ts, 0, sizeof(ts));
-			ts.name = req->tube.p;
-			ts.name_len = req->tube.len;
+			free(waited);
+			free(tubes);
+			free(tkvs);
+			core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOTFOUND,
+			    "stats of tube '%.*s': no such tube (a tube exists "
+			    "once a task was put in it)",
+			    (int)req->tube.len, req->tube.p);
+			return;
 		}
 		tube_to_msg(&ts, &tkvs[0], &tubes[0]);
 		ntubes = 1;
 	}
-	for (uint32_t i = 0; req->tube.len == 0 && i < count; i++) {
+	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
 		if (queue_tube_stats_at(c->q, c->now, i, &ts) != 0)
 			break;
-		tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
-		ntubes++;
-	}
-	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
-		if (queue_tube_stats_at(c->q, c->now, i, &ts) == 0 &&
-		    ts.oldest_ready_age > oldest)
+		if (ts.oldest_ready_age > oldest)
 			oldest = ts.oldest_ready_age;
+		if (tube_idle(&ts, waited))
+			continue;
+		listed++;
+		if (req->tube.len == 0 && ntubes < count) {
+			tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
+			ntubes++;
+		}
 	}
+	free(waited);
 
 	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
 	if (c->follower)
@@ -1061,7 +1121,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	counters_kvs(&qs.ctr, &totkv, &s->totals.more);
 	net_counts(c->net, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
-	kv(node, &nn, "tubes", qs.tubes);
+	kv(node, &nn, "tubes", listed);
 	kv(node, &nn, "tasks", qs.tasks);
 	kv(node, &nn, "keys", qs.keys);
 	kv(node, &nn, "sessions", c->sessions);

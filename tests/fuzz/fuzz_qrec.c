@@ -342,8 +342,8 @@ one_op(struct ops *o)
 		break;
 	}
 	case 11: {
-		struct queue_pause_req r = { tube, 1,
-			o->now + (b & 1) * b * 7 };
+		struct queue_pause_req r = { tube, 1, o->now + (b & 1) * b * 7,
+			(b & 2) != 0 };
 
 		rc = queue_decide_pause(o->q, o->now, &r, &rec);
 		break;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "it.h"
@@ -289,7 +290,12 @@ test_put_batch_answers_each_item(void **state)
 	assert_int_equal(it_state(f.c, it[5].id), SLUICE_READY);
 	/* live + items 0, 1, 5 */
 	assert_int_equal(it_counts(f.c, "b").ready, 4);
-	assert_int_equal(it_counts(f.c, "b2").ready, 0);
+	{
+		struct sluice_stats *st;
+
+		/* nothing went to b2: the tube was never made */
+		it_rc(f.c, sluice_stats(f.c, "b2", &st), SLUICE_ENOTFOUND);
+	}
 
 	it_rc(f.c, sluice_put_batch(f.c, it, 0), SLUICE_EINVAL);
 	it_rc(f.c, sluice_put_batch(f.c, it, SLUICE_BATCH_MAX + 1),
@@ -919,9 +925,8 @@ test_stats_per_tube_and_totals(void **state)
 	assert_int_equal(seen, 3);
 	sluice_stats_free(st);
 
-	/* a tube that never existed: zeros; a bad name: ETUBE */
-	k = it_counts(f.c, "never");
-	assert_int_equal(k.ready + k.delayed + k.taken + k.buried, 0);
+	/* a tube that never existed: ENOTFOUND; a bad name: ETUBE */
+	it_rc(f.c, sluice_stats(f.c, "never", &st), SLUICE_ENOTFOUND);
 	it_rc(f.c, sluice_stats(f.c, "bad tube", &st), SLUICE_ETUBE);
 	fix_down(&f);
 }
@@ -1086,6 +1091,107 @@ test_pause_and_unpause(void **state)
 	fix_down(&f);
 }
 
+/* Has stats of every tube a tube of that name? */
+static bool
+listed(struct sluice_client *c, const char *tube)
+{
+	struct sluice_stats *st = NULL;
+	bool found = false;
+
+	it_rc(c, sluice_stats(c, NULL, &st), 0);
+	for (size_t i = 0; i < st->ntubes; i++)
+		found |= strcmp(st->tubes[i].name, tube) == 0;
+	sluice_stats_free(st);
+	return found;
+}
+
+/* A take of "idle" that waits 3 s for nothing, on its own connection. */
+struct idle_wait {
+	const char *url;
+	int rc;
+};
+
+static void *
+wait_idle(void *arg)
+{
+	struct idle_wait *w = arg;
+	const char *tubes[] = { "idle" };
+	struct sluice_take_opts o = { tubes, 1, 3000, 1, 0 };
+	struct sluice_client *c = it_client_url(w->url);
+	struct sluice_task *t;
+	size_t n;
+
+	w->rc = c ? sluice_take(c, &o, &t, &n) : -1;
+	if (w->rc == 0)
+		sluice_task_free(t);
+	sluice_close(c);
+	return NULL;
+}
+
+/* pause and stats of a tube the server never had are an error, and
+ * create nothing; a tube with no task, no pause and no waiting take
+ * leaves the listings (stats of every tube, and so /metrics and the admin
+ * page), but stats of that tube alone still answer. */
+static void
+test_unknown_and_idle_tubes(void **state)
+{
+	struct idle_wait wt = { NULL, -1 };
+	struct sluice_client *w;
+	struct sluice_stats *st;
+	struct sluice_task *t;
+	struct fix f;
+	uint64_t until, tubes_before;
+	pthread_t th;
+	int64_t t0;
+
+	fix_up(state, &f, NULL);
+	tubes_before = it_node_kv(f.c, "tubes");
+	it_rc(f.c, sluice_pause(f.c, "nosuch", 1000, &until), SLUICE_ENOTFOUND);
+	assert_non_null(strstr(sluice_errmsg(f.c), "no such tube"));
+	it_rc(f.c, sluice_pause(f.c, "nosuch", 0, &until), SLUICE_ENOTFOUND);
+	it_rc(f.c, sluice_stats(f.c, "nosuch", &st), SLUICE_ENOTFOUND);
+	assert_non_null(strstr(sluice_errmsg(f.c), "nosuch"));
+	assert_false(listed(f.c, "nosuch"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before);
+
+	/* a tube lives while it holds a task ... */
+	(void)it_put(f.c, "idle", "x");
+	assert_true(listed(f.c, "idle"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before + 1);
+	t = it_take(f.c, "idle", 0, 0);
+	assert_true(listed(f.c, "idle")); /* taken is held */
+	it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	/* ... and leaves the listings once idle */
+	assert_false(listed(f.c, "idle"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before);
+	it_rc(f.c, sluice_stats(f.c, "idle", &st), 0); /* it alone answers */
+	assert_int_equal(st->ntubes, 1);
+	assert_int_equal(st->tubes[0].ready, 0);
+	sluice_stats_free(st);
+
+	/* a pause keeps it listed (it is known, so it can be paused) */
+	it_rc(f.c, sluice_pause(f.c, "idle", 60000, &until), 0);
+	assert_true(listed(f.c, "idle"));
+	it_rc(f.c, sluice_pause(f.c, "idle", 0, &until), 0);
+	assert_false(listed(f.c, "idle"));
+
+	/* so does a take waiting on it */
+	w = it_client(f.s);
+	wt.url = f.s->url;
+	assert_int_equal(pthread_create(&th, NULL, wait_idle, &wt), 0);
+	t0 = it_mono_ms();
+	while (it_node_kv(w, "waiting_takes") == 0 && it_mono_ms() - t0 < 2500)
+		it_sleep_ms(5);
+	assert_true(it_node_kv(w, "waiting_takes") > 0);
+	assert_true(listed(w, "idle"));
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(wt.rc, SLUICE_ETIMEDOUT);
+	assert_false(listed(w, "idle"));
+	sluice_close(w);
+	fix_down(&f);
+}
+
 /* Hundreds of tubes, each with a delayed task and a pause (so each sits
  * in the server's wake and pause heaps), before and after a restart. */
 static void
@@ -1127,7 +1233,8 @@ test_many_tubes_with_delays_and_pauses(void **state)
 		it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
 		sluice_task_free(t);
 	}
-	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES + 20);
+	/* the 20 new ones are idle again: no task, no pause */
+	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES);
 	assert_int_equal(it_counts(f.c, NULL).delayed, TUBES);
 	fix_down(&f);
 }
@@ -1301,6 +1408,7 @@ main(void)
 		T(test_list_in_each_order),
 		T(test_errors_are_grouped),
 		T(test_pause_and_unpause),
+		T(test_unknown_and_idle_tubes),
 		T(test_many_tubes_with_delays_and_pauses),
 		T(test_snapshot_writes_a_file),
 		T(test_promote_and_follow_on_a_leader_are_refused),

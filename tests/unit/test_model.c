@@ -780,10 +780,15 @@ op_pause(struct run *r)
 	struct model *m = r->m;
 	int tube = pick_tube(r);
 	int64_t until = rnd(r, 3) ? r->h.now + (int64_t)rnd(r, 3000) : 0;
-	struct queue_pause_req req = { tube_names[tube], 2, until };
+	struct queue_pause_req req = { tube_names[tube], 2, until,
+		rnd(r, 2) == 0 };
 	struct qrec rec;
+	int want = m->exists[tube] || req.create ? 0 : SLUICE_ENOTFOUND;
 
-	assert_int_equal(queue_decide_pause(r->h.q, r->h.now, &req, &rec), 0);
+	assert_int_equal(
+	    queue_decide_pause(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
 	commit(r, &rec);
 	if (until > r->h.now) {
 		m->pause[tube] = until;

@@ -133,6 +133,8 @@ static const struct msg_req reqs[] = {
 	    .fail = { .id = 5, .force = true, .error = S("stuck") } },
 	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .force = true } },
 	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 3, .force = true } },
+	{ .op = MSG_OP_PAUSE,
+	    .pause = { .tube = S("w"), .duration = 1000, .create = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -428,6 +430,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_PAUSE:
 			assert_str_equal(d.pause.tube, q->pause.tube);
 			assert_true(d.pause.duration == q->pause.duration);
+			assert_int_equal(d.pause.create, q->pause.create);
 			break;
 		case MSG_OP_FOLLOW:
 			assert_str_equal(d.url, q->url);

@@ -1339,9 +1339,22 @@ test_pause_and_unpause(void **state)
 		assert_int_equal(
 		    queue_decide_pause(h->q, h->now, &pr, &rec), SLUICE_EINVAL);
 	}
-	/* A pause can come before the tube's first task. */
-	assert_int_equal(pause_tube(h, "fresh", h->now + 10), 0);
+	/* A tube the queue never had is not made by a pause (nor lifted),
+	 * unless the caller asks for it (the beanstalk face, whose watched
+	 * tubes exist before their first task). */
+	assert_int_equal(pause_tube(h, "fresh", h->now + 10), SLUICE_ENOTFOUND);
+	assert_int_equal(pause_tube(h, "fresh", 0), SLUICE_ENOTFOUND);
+	assert_int_equal(queue_tube_count(h->q), 2);
+	{
+		struct queue_pause_req pr = { "fresh", 5, h->now + 10, true };
+		struct qrec rec;
+
+		assert_int_equal(
+		    run(h, queue_decide_pause(h->q, h->now, &pr, &rec), &rec),
+		    0);
+	}
 	assert_int_equal(queue_tube_count(h->q), 3);
+	assert_true(tstats(h, "fresh").paused_until == h->now + 10);
 }
 
 /* A take over several tubes picks the best priority across them, then the
@@ -1661,7 +1674,14 @@ test_every_limit_has_its_error(void **state)
 	assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
 	assert_int_equal(ack_to(&h, id, lease, "third"), SLUICE_ELIMIT);
 	assert_int_equal(release(&h, id, lease, -3, false, 0), SLUICE_EINVAL);
-	assert_int_equal(pause_tube(&h, "third", h.now + 1), SLUICE_ELIMIT);
+	assert_int_equal(pause_tube(&h, "third", h.now + 1), SLUICE_ENOTFOUND);
+	{
+		struct queue_pause_req pr = { "third", 5, h.now + 1, true };
+		struct qrec rec;
+
+		assert_int_equal(
+		    queue_decide_pause(h.q, h.now, &pr, &rec), SLUICE_ELIMIT);
+	}
 	{
 		struct queue_delete_req dr = { 0, big, QREC_KEY_MAX + 1 };
 		struct qrec rec;
@@ -1968,7 +1988,7 @@ test_apply_out_of_memory_changes_nothing(void **state)
 	struct queue_ack_req ar;
 	struct queue_fail_req fr;
 	struct queue_flush_req flr = { "u", 1 };
-	struct queue_pause_req pr = { "new-tube", 8, T0 + 100 };
+	struct queue_pause_req pr = { "new-tube", 8, T0 + 100, true };
 	struct queue_task_view v;
 	struct qrec rec;
 	uint64_t a;

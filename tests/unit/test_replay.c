@@ -189,7 +189,7 @@ one_op(struct hist *h)
 	}
 	case 12: {
 		struct queue_pause_req a = { tube, strlen(tube),
-			h->now + (int64_t)t_below(&h->rng, 2000) };
+			h->now + (int64_t)t_below(&h->rng, 2000), true };
 
 		rc = queue_decide_pause(h->q, h->now, &a, &r);
 		break;
