@@ -265,7 +265,7 @@ SLUICE_API void sluice_task_free(struct sluice_task *tasks);
 
 /* The options of a take. Zero means the default of each field. */
 struct sluice_take_opts {
-	const char *const *tubes; /* tried in order; NULL: { "default" } */
+	const char *const *tubes; /* NULL: { "default" } */
 	size_t ntubes;            /* 1..64; 0 with tubes NULL */
 	uint64_t wait_ms;         /* wait for a task this long; 0: don't */
 	uint32_t max;             /* up to this many tasks; 0: 1 */
@@ -273,6 +273,11 @@ struct sluice_take_opts {
 	                             connection and ends only by ttr (or
 	                             ack/release/...); else the tasks return
 	                             to ready when the connection closes */
+	int strict_order;         /* 0: the most urgent task across the tubes
+	                             (priority, then the oldest: beanstalkd's
+	                             rule);
+	                             else the tubes in the order given, the
+	                             first with a ready task gives it */
 };
 
 /* Takes up to `o->max` tasks. `o` NULL: one task from "default", no wait.

@@ -33,6 +33,7 @@ enum {
 	OPT_LINES,
 	OPT_DETACH,
 	OPT_NO_DETACH,
+	OPT_STRICT_ORDER,
 	OPT_LEASE,
 	OPT_FORCE,
 	OPT_TO,
@@ -576,8 +577,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
  */
 
 static const char take_usage[] =
-    "usage: sluice take [-t TUBE]... [-w DUR] [-n N] [--no-detach] "
-    "[--json]\n";
+    "usage: sluice take [-t TUBE]... [--strict-order] [-w DUR] [-n N] "
+    "[--no-detach] [--json]\n";
 static const char take_help[] =
     "\nTakes tasks and prints them, with the lease that ack, release, fail,\n"
     "touch and bury need.\n\n"
@@ -586,8 +587,12 @@ static const char take_help[] =
     "(then it is ready again). With --no-detach the lease belongs to this\n"
     "command's connection, and the task returns to ready as soon as the\n"
     "command exits: only useful to look, not to work.\n\n"
-    "  -t, --tube TUBE   a tube to take from; repeat for several, tried in\n"
-    "                    order (default \"default\")\n"
+    "  -t, --tube TUBE   a tube to take from (default \"default\"); repeat\n"
+    "                    for several: the most urgent task across them\n"
+    "                    (priority, then the oldest), as beanstalkd does\n"
+    "      --strict-order\n"
+    "                    try the tubes in the order given instead: the first\n"
+    "                    with a ready task gives it\n"
     "  -w, --wait DUR    wait up to DUR for a task (default 0: answer at "
     "once)\n"
     "  -n, --count N     take up to N tasks (default 1, at most 1000)\n"
@@ -605,6 +610,7 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
+		{ "strict-order", no_argument, NULL, OPT_STRICT_ORDER },
 		COMMON_OPTS,
 	};
 	const char *tubes[64];
@@ -640,6 +646,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_NO_DETACH:
 			o.detach = 0;
+			break;
+		case OPT_STRICT_ORDER:
+			o.strict_order = 1;
 			break;
 		}
 	}

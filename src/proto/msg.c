@@ -27,6 +27,7 @@ enum {
 	PUT_F_REPLACE = 0x01,
 	PUT_F_AT = 0x02,
 	TAKE_F_DETACH = 0x01,
+	TAKE_F_STRICT = 0x02,
 	RELEASE_F_PRIORITY = 0x01,
 	FAIL_F_DELAY = 0x01,
 	LIST_F_PAYLOADS = 0x01,
@@ -41,7 +42,7 @@ enum {
 /* Flag bits each request op may set in the header. */
 static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
-	[MSG_OP_TAKE] = TAKE_F_DETACH,
+	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT,
 	[MSG_OP_ACK] = LEASE_F_FORCE,
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE,
 	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE,
@@ -553,6 +554,7 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	struct msg_str tube;
 
 	t->detach = flags & TAKE_F_DETACH;
+	t->strict = flags & TAKE_F_STRICT;
 	t->wait = rd_u64(r);
 	t->max = rd_u32(r);
 	NEED(r);
@@ -920,7 +922,8 @@ req_flag_byte(const struct msg_req *q)
 	case MSG_OP_PUT:
 		return put_flags(&q->put);
 	case MSG_OP_TAKE:
-		return q->take.detach ? TAKE_F_DETACH : 0;
+		return (q->take.detach ? TAKE_F_DETACH : 0) |
+		    (q->take.strict ? TAKE_F_STRICT : 0);
 	case MSG_OP_ACK:
 		return q->ack.force ? LEASE_F_FORCE : 0;
 	case MSG_OP_RELEASE:

@@ -161,6 +161,8 @@ struct msg_take {
 	uint64_t wait;   /* ms to wait for a task; 0 = poll */
 	uint32_t max;    /* 1..MSG_TAKE_MAX tasks */
 	bool detach;     /* lease survives the session, ends by ttr only */
+	bool strict;     /* tubes in the order given, not the most urgent
+	                    task across them */
 	uint32_t ntubes; /* 1..MSG_TAKE_TUBES_MAX */
 	const struct msg_str *tubes; /* encode */
 	struct msg_iter it;          /* decode: msg_next_str() */

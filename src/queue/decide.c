@@ -229,13 +229,14 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (req->ntubes > q->cfg.max_take_tubes)
 		return SLUICE_ELIMIT;
+	for (size_t i = 0; i < req->ntubes; i++)
+		if (!qrec_tube_valid(req->tubes[i].p, req->tubes[i].len))
+			return SLUICE_ETUBE;
 	for (size_t i = 0; i < req->ntubes; i++) {
 		const struct queue_str *s = &req->tubes[i];
 		struct tube *tb;
 		struct task *top;
 
-		if (!qrec_tube_valid(s->p, s->len))
-			return SLUICE_ETUBE;
 		tb = qs_tube(q, s->p, s->len);
 		if (tb == NULL || (top = heap_top(&tb->ready)) == NULL)
 			continue;
@@ -245,6 +246,8 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		}
 		if (best == NULL || tube_ready_less(top, best))
 			best = top;
+		if (req->strict)
+			break; /* the first tube in order with a task wins */
 	}
 	if (best == NULL)
 		return paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;

@@ -166,14 +166,16 @@ struct queue_take_req {
 	size_t ntubes;
 	uint64_t session;
 	bool detached; /* the lease outlives the session; only ttr ends it */
+	bool strict;   /* tubes in the order given, not the best across them */
 };
 
 /* The best ready task across the tubes (priority, then id), skipping
- * paused tubes. Errors: SLUICE_ETUBE (a bad name), SLUICE_EINVAL (no
- * tube), SLUICE_ELIMIT (more than max_take_tubes); and, when there is
- * nothing to take now, SLUICE_EPAUSED if a paused tube has ready tasks,
- * else SLUICE_ETIMEDOUT. After applying the TAKE record, queue_peek()
- * gives the task with its lease. */
+ * paused tubes; with `strict`, the best of the first tube (in the order
+ * given) that has a ready task and is not paused. Errors: SLUICE_ETUBE (a bad
+ * name), SLUICE_EINVAL (no tube), SLUICE_ELIMIT (more than max_take_tubes);
+ * and, when there is nothing to take now, SLUICE_EPAUSED if a paused tube has
+ * ready tasks, else SLUICE_ETIMEDOUT. After applying the TAKE record,
+ * queue_peek() gives the task with its lease. */
 int queue_decide_take(struct queue *q, int64_t now,
     const struct queue_take_req *req, struct qrec *out);
 

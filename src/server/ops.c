@@ -194,17 +194,16 @@ op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
  * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
  * error, with *got tasks taken before it. */
 static int
-take_now(struct core *c, uint32_t session, const struct queue_str *tubes,
-    size_t ntubes, uint32_t max, bool detached, uint64_t *ids, uint32_t *got)
+take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
+    uint64_t *ids, uint32_t *got)
 {
-	struct queue_take_req tr = { tubes, ntubes, session, detached };
 	struct qrec r;
 	uint64_t lsn;
 	int rc = 0;
 
 	*got = 0;
 	while (*got < max) {
-		rc = queue_decide_take(c->q, c->now, &tr, &r);
+		rc = queue_decide_take(c->q, c->now, tr, &r);
 		if (rc != 0)
 			break;
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
@@ -255,12 +254,14 @@ waiter_unlink(struct core *c, struct waiter *w)
 	c->nwaiters--;
 }
 
+/* A take that waits: `tr` as it will be tried again (its tube names are
+ * copied). */
 static int
-waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct queue_str *tubes, size_t ntubes, uint32_t max, bool detached,
-    uint64_t wait_ms)
+waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
+    uint32_t max, uint64_t wait_ms)
 {
-	size_t bytes = 0, off = 0;
+	const struct queue_str *tubes = tr->tubes;
+	size_t bytes = 0, off = 0, ntubes = tr->ntubes;
 	struct waiter *w;
 
 	for (size_t i = 0; i < ntubes; i++)
@@ -269,9 +270,10 @@ waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (w == NULL)
 		return SLUICE_ENOMEM;
 	w->ctx = ctx;
-	w->session = session;
+	w->session = (uint32_t)tr->session;
 	w->max = max;
-	w->detached = detached;
+	w->detached = tr->detached;
+	w->strict = tr->strict;
 	w->deadline = core_mono_ms() +
 	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
 	            ? (uint64_t)INT32_MAX * 1000
@@ -301,18 +303,17 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
 	struct msg_iter it = req->take.it;
 	const struct msg_take *t = &req->take;
+	struct queue_take_req tr = { tubes, 0, session, t->detach, t->strict };
 	uint64_t *ids;
 	struct msg_str s;
-	size_t n = 0;
 	uint32_t got = 0;
 	int rc;
 
-	while (n < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
-		tubes[n++] = (struct queue_str) { s.p, s.len };
+	while (tr.ntubes < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
+		tubes[tr.ntubes++] = (struct queue_str) { s.p, s.len };
 	/* Queue behind those who waited first. */
 	if (t->wait > 0 && c->nwaiters > 0) {
-		rc = waiter_add(
-		    c, ctx, session, tubes, n, t->max, t->detach, t->wait);
+		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 		if (rc != 0)
 			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		return;
@@ -322,11 +323,10 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	rc = take_now(c, session, tubes, n, t->max, t->detach, ids, &got);
+	rc = take_now(c, &tr, t->max, ids, &got);
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
-			rc = waiter_add(c, ctx, session, tubes, n, t->max,
-			    t->detach, t->wait);
+			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 			if (rc != 0)
 				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		} else {
@@ -348,12 +348,13 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 	uint64_t ids[MSG_TAKE_MAX];
 
 	for (w = c->wait_head; w != NULL; w = next) {
+		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
+			w->detached, w->strict };
 		uint32_t got = 0;
 		int rc;
 
 		next = w->next;
-		rc = take_now(c, w->session, w->tubes, w->ntubes, w->max,
-		    w->detached, ids, &got);
+		rc = take_now(c, &tr, w->max, ids, &got);
 		if (got > 0) {
 			waiter_unlink(c, w);
 			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);

@@ -445,6 +445,49 @@ test_ack_deletes_or_moves(void **state)
 	fix_down(&f);
 }
 
+/* Across several tubes a take hands out the most urgent task of them
+ * all, whatever their order; with strict_order the first tube in the order
+ * given that has a task gives it. */
+static void
+test_take_priority_across_tubes_or_strict_order(void **state)
+{
+	const char *tubes[] = { "low", "high" };
+	struct sluice_take_opts o = { tubes, 2, 0, 1, 0 };
+	struct sluice_put_opts po;
+	struct sluice_task *t = NULL;
+	uint64_t l1, l2, h1;
+	struct fix f;
+	size_t n;
+
+	fix_up(state, &f, NULL);
+	sluice_put_opts_init(&po);
+	po.tube = "low";
+	po.priority = 500;
+	l1 = it_put_o(f.c, &po, "l1");
+	po.priority = 100;
+	l2 = it_put_o(f.c, &po, "l2");
+	po.tube = "high";
+	po.priority = 0;
+	h1 = it_put_o(f.c, &po, "h1");
+
+	/* default: priority across the tubes, "low" named first or not */
+	it_rc(f.c, sluice_take(f.c, &o, &t, &n), 0);
+	assert_int_equal(t[0].id, h1);
+	it_rc(f.c, sluice_release(f.c, h1, t[0].lease, 0, -1, NULL), 0);
+	sluice_task_free(t);
+
+	/* strict: "low" first, its most urgent task, then "high" */
+	o.strict_order = 1;
+	o.max = 3;
+	it_rc(f.c, sluice_take(f.c, &o, &t, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(t[0].id, l2);
+	assert_int_equal(t[1].id, l1);
+	assert_int_equal(t[2].id, h1);
+	sluice_task_free(t);
+	fix_down(&f);
+}
+
 /* Fencing: a task another worker holds cannot be acked, released,
  * failed, touched or buried without its lease; lease 0 is no wildcard.
  * force is the operator's explicit override, and the server logs it with
@@ -1395,6 +1438,7 @@ main(void)
 		T(test_put_key_dedups_and_replaces),
 		T(test_put_batch_answers_each_item),
 		T(test_take_from_tubes_max_wait_detach),
+		T(test_take_priority_across_tubes_or_strict_order),
 		T(test_ack_deletes_or_moves),
 		T(test_stale_lease_is_refused),
 		T(test_lease_is_required_and_force_overrides),

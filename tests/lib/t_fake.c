@@ -64,6 +64,7 @@ answer_take(struct t_fake *f, const struct msg_req *q, struct msg_task *v,
 
 	f->last_take_max = q->take.max;
 	f->last_take_detach = q->take.detach;
+	f->last_take_strict = q->take.strict;
 	f->last_tubes[0] = '\0';
 	while (msg_next_str(&it, &s)) {
 		size_t l = strlen(f->last_tubes);

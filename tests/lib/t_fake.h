@@ -54,6 +54,7 @@ struct t_fake {
 	char last_put_tube[256], last_put_key[256], last_payload[256];
 	uint32_t last_take_max;
 	bool last_take_detach;
+	bool last_take_strict;
 	char last_tubes[256];
 	uint32_t last_batch_n;
 	uint64_t batch_items; /* items of every batch put so far */

@@ -358,7 +358,8 @@ test_cli_take_json_shape(void **state)
 	    "a", "-t", "b", "-w", "1s", NULL);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(f->last_tubes, "a,b");
-	assert_true(f->last_take_detach); /* the CLI's default */
+	assert_true(f->last_take_detach);  /* the CLI's default */
+	assert_false(f->last_take_strict); /* priority across the tubes */
 	assert_int_equal(f->last_take_max, 2);
 	/* one object per line, the fixed names first */
 	assert_memory_equal(r.out,
@@ -381,6 +382,11 @@ test_cli_take_json_shape(void **state)
 	run_cli(*state, &r, f->url, NULL, "take", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "lease         1001\n"));
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "b", "-t", "a",
+	    "--strict-order", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(f->last_tubes, "b,a");
+	assert_true(f->last_take_strict);
 	t_fake_stop(f);
 }
 

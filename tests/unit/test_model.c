@@ -224,6 +224,29 @@ m_best(struct model *m, unsigned mask, int64_t now, int *rc)
 	return best;
 }
 
+/* A strict take: the tubes of `mask` one by one in the order of their
+ * numbers (the order the take names them), the first with a task wins. */
+static struct mt *
+m_best_in_order(struct model *m, unsigned mask, int64_t now, int *rc)
+{
+	bool paused = false;
+
+	for (int i = 0; i < NTUBE; i++) {
+		struct mt *best;
+		int one;
+
+		if (!(mask & (1u << i)))
+			continue;
+		if ((best = m_best(m, 1u << i, now, &one)) != NULL) {
+			*rc = 0;
+			return best;
+		}
+		paused |= one == SLUICE_EPAUSED;
+	}
+	*rc = paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
+	return NULL;
+}
+
 /* ---- The run: both sides of each step ------------------------------------ */
 
 struct run {
@@ -476,6 +499,7 @@ op_take(struct run *r)
 	req.ntubes = n;
 	req.session = 1 + rnd(r, NSESSION);
 	req.detached = rnd(r, 8) == 0;
+	req.strict = rnd(r, 4) == 0;
 	if (rnd(r, 80) == 0) {
 		ts[n].p = "no/good!";
 		ts[n].len = 8;
@@ -485,7 +509,10 @@ op_take(struct run *r)
 		    SLUICE_ETUBE);
 		return;
 	}
-	best = m_best(m, mask, r->h.now, &want);
+	if (req.strict)
+		best = m_best_in_order(m, mask, r->h.now, &want);
+	else
+		best = m_best(m, mask, r->h.now, &want);
 	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)

@@ -135,6 +135,11 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 3, .force = true } },
 	{ .op = MSG_OP_PAUSE,
 	    .pause = { .tube = S("w"), .duration = 1000, .create = true } },
+	{ .op = MSG_OP_TAKE,
+	    .take = { .max = 2,
+	        .strict = true,
+	        .ntubes = N(take_tubes),
+	        .tubes = take_tubes } },
 };
 
 static const struct msg_task tasks[] = {
@@ -358,6 +363,7 @@ test_every_request_round_trips(void **state)
 			assert_true(d.take.wait == q->take.wait);
 			assert_int_equal(d.take.max, q->take.max);
 			assert_int_equal(d.take.detach, q->take.detach);
+			assert_int_equal(d.take.strict, q->take.strict);
 			assert_int_equal(d.take.ntubes, q->take.ntubes);
 			while (msg_next_str(&d.take.it, &s))
 				assert_str_equal(s, q->take.tubes[k++]);

@@ -1384,6 +1384,38 @@ test_take_over_several_tubes(void **state)
 	    take_from(h, ts, 0, 1, false, &id, NULL), SLUICE_EINVAL);
 }
 
+/* A strict take tries the tubes in the order given: the first (not
+ * paused) with a ready task gives its best, however urgent the others'. */
+static void
+test_strict_take_follows_the_order_given(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str ts[3] = { { "none", 4 }, { "a", 1 }, { "b", 1 } };
+	struct queue_take_req req = { ts, 3, 1, false, true };
+	struct qrec rec;
+	uint64_t a1, a2, b1;
+
+	a1 = put_pri(h, "a", "a1", 9);
+	a2 = put_pri(h, "a", "a2", 5);
+	b1 = put_pri(h, "b", "b1", 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == a2);
+	/* a paused tube is passed over */
+	assert_int_equal(pause_tube(h, "a", h->now + 1000), 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == b1);
+	assert_int_equal(
+	    queue_decide_take(h->q, h->now, &req, &rec), SLUICE_EPAUSED);
+	assert_int_equal(pause_tube(h, "a", 0), 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == a1);
+	assert_int_equal(
+	    queue_decide_take(h->q, h->now, &req, &rec), SLUICE_ETIMEDOUT);
+}
+
 /* ---- queries ----------------------------------------------------------------
  */
 
@@ -2331,6 +2363,7 @@ main(void)
 		T(test_flush_cancels_a_whole_tube),
 		T(test_pause_and_unpause),
 		T(test_take_over_several_tubes),
+		T(test_strict_take_follows_the_order_given),
 		T(test_peek_next_in_each_state),
 		T(test_list_orders_and_limit),
 		T(test_errors_grouped_by_text),
