@@ -215,20 +215,32 @@ struct sluice_batch_item {
 	struct sluice_put_opts opts; /* initialise with sluice_put_opts_init */
 	const void *payload;
 	size_t len;
-	int rc;      /* out: 0 or the SLUICE_E* code of this task */
-	uint64_t id; /* out: its id when rc is 0 */
-	int created; /* out: as sluice_put's */
+	int rc;             /* out: 0 or the SLUICE_E* code of this task */
+	uint64_t id;        /* out: its id when rc is 0 */
+	int created;        /* out: as sluice_put's */
+	const char *errmsg; /* out: when rc != 0, why, in the server's words
+	                       ("payload of 2000000 bytes: over the server's
+	                       limit of 1048576 bytes"); "" when rc is 0.
+	                       Valid until the next call on the handle. */
 };
 
 /* Puts `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit.
+ * Each item is taken or refused on its own: a bad one does not refuse its
+ * neighbours.
  *
- * Returns 0 when the server answered for each item: each item's `rc`, `id`
- * and `created` are then set (an item can fail alone, e.g. SLUICE_EEXIST).
- * Otherwise no item was put (or, for SLUICE_ECONN/SLUICE_ETIMEDOUT, the
- * outcome is unknown) and the items are untouched: the errors of
- * sluice_put for any item's fields, SLUICE_ELIMIT for n over the limit,
- * SLUICE_EINVAL for n 0. Retried after a lost connection only when every
- * item has a key. */
+ * Returns 0 when the server answered for each item: each item's `rc`,
+ * `id`, `created` and `errmsg` are then set. An item fails alone with
+ * SLUICE_ETUBE (bad tube name), SLUICE_EKEY (bad key), SLUICE_EINVAL
+ * (replace without a key, or a time out of range), SLUICE_ETOOBIG
+ * (payload over the server's limit), SLUICE_EEXIST (replace of a task in
+ * another tube), SLUICE_ELIMIT (the server's task or tube limit), or the
+ * log's SLUICE_ENOSPC / SLUICE_ELOG. Otherwise no item was put (or, for
+ * SLUICE_ECONN/SLUICE_ETIMEDOUT, the outcome is unknown) and the items are
+ * untouched: SLUICE_ELIMIT for n over the limit, SLUICE_EINVAL for n 0 or
+ * a payload missing, SLUICE_ETUBE or SLUICE_EKEY for a tube or key too long
+ * for the message (over 65535 bytes), SLUICE_EMSGSIZE for a batch over the
+ * message limit. Retried after a lost connection only when every item has
+ * a key. */
 SLUICE_API int sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n);
 

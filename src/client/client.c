@@ -442,6 +442,7 @@ sluice_open(const char *urls, struct sluice_client **out)
 	pthread_cond_init(&c->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	buf_init(&c->out);
+	buf_init(&c->texts);
 	c->timeout_ms = SLUICE_TIMEOUT_DEFAULT;
 	c->connect_ms = SLUICE_CONNECT_DEFAULT;
 	*out = c;
@@ -457,6 +458,7 @@ sluice_close(struct sluice_client *c)
 	reply_free(c);
 	nng_aio_free(c->aio);
 	buf_free(&c->out);
+	buf_free(&c->texts);
 	urls_free(&c->urls);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mtx);

@@ -23,9 +23,11 @@ struct sluice_client {
 	bool open;       /* sock, ctx are valid */
 	nng_socket sock; /* REQ, dialing urls.v[urls.cur] */
 	nng_ctx ctx;
-	nng_aio *aio;   /* the one send/recv in flight */
-	nng_msg *reply; /* the last reply; decoded replies borrow from it */
-	struct buf out; /* the encoded request */
+	nng_aio *aio;     /* the one send/recv in flight */
+	nng_msg *reply;   /* the last reply; decoded replies borrow from it */
+	struct buf out;   /* the encoded request */
+	struct buf texts; /* the last batch put's item messages, each ended
+	                     by a NUL */
 
 	/* Shared with nng's pipe callbacks, under mtx. */
 	pthread_mutex_t mtx;

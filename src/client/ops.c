@@ -92,7 +92,9 @@ sluice_put_batch(
 	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
 	struct msg_put *v;
 	struct msg_put_res res;
+	struct msg_iter it;
 	struct msg_rep r;
+	size_t off = 0;
 	int rc;
 
 	if (c == NULL || items == NULL || n == 0)
@@ -111,6 +113,7 @@ sluice_put_batch(
 		put_fields(
 		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
 	q.put_batch.n = (uint32_t)n;
+	q.put_batch.messages = true;
 	q.put_batch.items = v;
 	rc = client_call(c, &q, 0, &r);
 	free(v);
@@ -121,10 +124,24 @@ sluice_put_batch(
 		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
 		return SLUICE_EPROTO;
 	}
+	/* The texts first (the buffer may move as it grows), then the
+	 * results pointing into it. */
+	buf_reset(&c->texts);
+	it = r.put_batch.it;
+	while (msg_next_put_res(&it, &res)) {
+		buf_put(&c->texts, res.message.p, res.message.len);
+		buf_put_u8(&c->texts, 0);
+	}
+	if (buf_failed(&c->texts))
+		return SLUICE_ENOMEM;
 	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
 		items[i].rc = res.status;
 		items[i].id = res.id;
 		items[i].created = res.created;
+		items[i].errmsg = (const char *)c->texts.data + off;
+		if (items[i].rc != 0 && res.message.len == 0)
+			items[i].errmsg = sluice_strerror(items[i].rc);
+		off += res.message.len + 1;
 	}
 	return 0;
 }

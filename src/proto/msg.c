@@ -35,6 +35,7 @@ enum {
 	TASK_F_DETACHED = 0x01,
 	LEASE_F_FORCE = 0x80, /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
+	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -42,6 +43,7 @@ enum {
 /* Flag bits each request op may set in the header. */
 static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
+	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT,
 	[MSG_OP_ACK] = LEASE_F_FORCE,
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE,
@@ -51,6 +53,13 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
+};
+
+/* Flag bits a reply (status 0) may carry, each one only when its request
+ * asked for it, so that a client that asks for nothing gets replies of
+ * version 1's first layout. */
+static const uint8_t rep_flags[MSG_OP_END_] = {
+	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -221,6 +230,7 @@ iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
 	it->r = *r;
 	it->left = n;
 	it->payload_max = pmax;
+	it->flags = 0;
 }
 
 /* A list of `n` elements: `it` is set to read them again (msg_next_*()),
@@ -308,14 +318,57 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 	return get_payload(r, payload_max, &p->payload);
 }
 
-/* One batch item: its flags byte, then the put fields. */
+/* A field of a batch item: a length (just read) and its bytes. A length
+ * over `max` whose bytes are all there is the item's error `err` (kept in
+ * *item_err when it is the first); over `max` with bytes missing, the
+ * request's (section 2 of the protocol: a limit before a truncation). */
+static int
+get_item_bytes(struct rd *r, size_t len, size_t max, int err,
+    struct msg_str *out, int *item_err)
+{
+	NEED(r);
+	if (len > max && rd_left(r) < len)
+		return err;
+	TRY(get_bytes(r, len, SIZE_MAX, err, out));
+	if (len > max && *item_err == 0)
+		*item_err = err;
+	return 0;
+}
+
+/* One batch item: its flags byte, then the put fields. What breaks only
+ * this item (a bad tube, a bad key, a replace without a key, a payload
+ * over the limit) is read whole and kept in p->error. */
 static int
 get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 {
 	uint8_t flags = rd_u8(r);
+	int err = 0;
 
 	NEED(r);
-	return get_put(r, flags, payload_max, p);
+	memset(p, 0, sizeof(*p));
+	if (flags & ~(PUT_F_REPLACE | PUT_F_AT))
+		return SLUICE_EPROTO;
+	p->replace = flags & PUT_F_REPLACE;
+	p->at = flags & PUT_F_AT;
+	TRY(get_item_bytes(
+	    r, rd_u16(r), MSG_TUBE_MAX, SLUICE_ETUBE, &p->tube, &err));
+	if (err == 0 && check_tube(p->tube, false) != 0)
+		err = SLUICE_ETUBE;
+	p->priority = rd_u32(r);
+	p->when = rd_u64(r);
+	p->ttr = rd_u64(r);
+	p->max_attempts = rd_u32(r);
+	p->period = rd_u64(r);
+	TRY(get_item_bytes(
+	    r, rd_u16(r), MSG_KEY_MAX, SLUICE_EKEY, &p->key, &err));
+	if (err == 0 && check_key(p->key, false) != 0)
+		err = SLUICE_EKEY;
+	if (err == 0 && p->replace && p->key.len == 0)
+		err = SLUICE_EINVAL;
+	TRY(get_item_bytes(
+	    r, rd_u32(r), payload_max, SLUICE_ETOOBIG, &p->payload, &err));
+	p->error = (uint16_t)err;
+	return 0;
 }
 
 /* One task record. Its own length bounds a sub-reader; fields it lacks are
@@ -367,11 +420,13 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	return 0;
 }
 
+/* A put result; with `message`, a batch item's text follows. */
 static int
-get_put_res(struct rd *r, struct msg_put_res *out)
+get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 {
 	uint8_t created;
 
+	memset(out, 0, sizeof(*out));
 	out->status = rd_u16(r);
 	created = rd_u8(r);
 	out->id = rd_u64(r);
@@ -379,6 +434,8 @@ get_put_res(struct rd *r, struct msg_put_res *out)
 	if (created > 1)
 		return SLUICE_EPROTO;
 	out->created = created;
+	if (message)
+		TRY(get_text(r, MSG_TEXT_MAX, &out->message));
 	return 0;
 }
 
@@ -474,7 +531,7 @@ msg_next_task(struct msg_iter *it, struct msg_task *out)
 bool
 msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
 {
-	NEXT(it, get_put_res(&it->r, out));
+	NEXT(it, get_put_res(&it->r, it->flags & BATCH_F_MESSAGES, out));
 }
 
 bool
@@ -582,6 +639,7 @@ get_req_body(
 	case MSG_OP_PUT:
 		return get_put(r, flags, pmax, &q->put);
 	case MSG_OP_PUT_BATCH:
+		q->put_batch.messages = flags & BATCH_F_MESSAGES;
 		q->put_batch.n = rd_u32(r);
 		NEED(r);
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
@@ -748,22 +806,25 @@ get_stats(struct rd *r, struct msg_stats *s)
 }
 
 static int
-get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
+get_rep_body(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
 	struct msg_put_res pr;
 	struct msg_error_count ec;
 
 	switch (op) {
 	case MSG_OP_PUT:
-		TRY(get_put_res(r, &m->put));
+		TRY(get_put_res(r, false, &m->put));
 		return m->put.status != 0 ? SLUICE_EPROTO : 0;
 	case MSG_OP_PUT_BATCH:
+		m->put_batch.messages = flags & BATCH_F_MESSAGES;
 		m->put_batch.n = rd_u32(r);
 		NEED(r);
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		GET_EACH(&m->put_batch.it, r, m->put_batch.n, 0,
-		    get_put_res(r, &pr));
+		    get_put_res(r, m->put_batch.messages, &pr));
+		m->put_batch.it.flags = flags;
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -823,18 +884,20 @@ msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
 	struct rd r;
 
 	TRY(open_msg(b, len, lim, MSG_REP_HDR, &r, &pmax));
-	if (b[3] != 0)
-		return SLUICE_EPROTO;
 	memset(&m, 0, sizeof(m));
 	m.op = b[2];
 	m.status = le_load_u16(b + 4);
 	if (m.status != 0) {
+		if (b[3] != 0)
+			return SLUICE_EPROTO;
 		TRY(get_text(&r, MSG_TEXT_MAX, &m.err.message));
 		TRY(get_text(&r, MSG_URL_MAX, &m.err.leader));
 	} else {
 		if (!op_known(m.op))
 			return SLUICE_EUNKNOWNOP;
-		TRY(get_rep_body(&r, m.op, pmax, &m));
+		if (b[3] & ~rep_flags[m.op])
+			return SLUICE_EPROTO;
+		TRY(get_rep_body(&r, m.op, b[3], pmax, &m));
 	}
 	if (rd_left(&r) != 0)
 		return SLUICE_EPROTO;
@@ -899,6 +962,27 @@ put_flags(const struct msg_put *p)
 	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0);
 }
 
+/* A batch item, as lenient as get_put_item: a bad tube, key or payload is
+ * the server's to refuse (alone); only what the layout cannot hold is an
+ * error here. */
+static int
+enc_put_item(struct buf *b, const struct msg_put *p)
+{
+	if (p->tube.len > UINT16_MAX)
+		return SLUICE_ETUBE;
+	if (p->key.len > UINT16_MAX)
+		return SLUICE_EKEY;
+	buf_put_u8(b, put_flags(p));
+	put_str(b, p->tube);
+	buf_put_u32(b, p->priority);
+	buf_put_u64(b, p->when);
+	buf_put_u64(b, p->ttr);
+	buf_put_u32(b, p->max_attempts);
+	buf_put_u64(b, p->period);
+	put_str(b, p->key);
+	return put_payload(b, p->payload);
+}
+
 static int
 enc_put(struct buf *b, const struct msg_put *p)
 {
@@ -921,6 +1005,8 @@ req_flag_byte(const struct msg_req *q)
 	switch (q->op) {
 	case MSG_OP_PUT:
 		return put_flags(&q->put);
+	case MSG_OP_PUT_BATCH:
+		return q->put_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_TAKE:
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
 		    (q->take.strict ? TAKE_F_STRICT : 0);
@@ -954,10 +1040,8 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_PUT_BATCH:
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->put_batch.n);
-		for (uint32_t i = 0; i < q->put_batch.n; i++) {
-			buf_put_u8(b, put_flags(&q->put_batch.items[i]));
-			TRY(enc_put(b, &q->put_batch.items[i]));
-		}
+		for (uint32_t i = 0; i < q->put_batch.n; i++)
+			TRY(enc_put_item(b, &q->put_batch.items[i]));
 		return 0;
 	case MSG_OP_TAKE:
 		TRY(check_count(q->take.max, MSG_TAKE_MAX));
@@ -1121,12 +1205,12 @@ enc_tasks(struct buf *b, const struct msg_tasks *t)
 }
 
 static int
-enc_put_res(struct buf *b, const struct msg_put_res *r)
+enc_put_res(struct buf *b, const struct msg_put_res *r, bool message)
 {
 	buf_put_u16(b, r->status);
 	buf_put_u8(b, r->created ? 1 : 0);
 	buf_put_u64(b, r->id);
-	return 0;
+	return message ? put_text(b, r->message, MSG_TEXT_MAX) : 0;
 }
 
 static int
@@ -1188,13 +1272,14 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PUT:
 		if (m->put.status != 0)
 			return SLUICE_EINVAL;
-		return enc_put_res(b, &m->put);
+		return enc_put_res(b, &m->put, false);
 	case MSG_OP_PUT_BATCH:
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->put_batch.n);
 		for (uint32_t i = 0; i < m->put_batch.n; i++)
-			enc_put_res(b, &m->put_batch.items[i]);
+			TRY(enc_put_res(
+			    b, &m->put_batch.items[i], m->put_batch.messages));
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -1243,13 +1328,24 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	return SLUICE_EUNKNOWNOP;
 }
 
+/* The flags byte of a reply (status 0). */
+static uint8_t
+rep_flag_byte(const struct msg_rep *m)
+{
+	switch (m->op) {
+	case MSG_OP_PUT_BATCH:
+		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	}
+	return 0;
+}
+
 static void
-put_rep_head(struct buf *b, uint8_t op, uint16_t status)
+put_rep_head(struct buf *b, uint8_t op, uint8_t flags, uint16_t status)
 {
 	buf_put_u8(b, MSG_MAGIC);
 	buf_put_u8(b, MSG_VERSION);
 	buf_put_u8(b, op);
-	buf_put_u8(b, 0);
+	buf_put_u8(b, flags);
 	buf_put_u16(b, status);
 }
 
@@ -1259,7 +1355,9 @@ msg_encode_rep(struct buf *b, const struct msg_rep *m)
 	size_t start = b->len;
 	int rc;
 
-	put_rep_head(b, m->op, m->status);
+	put_rep_head(b, m->op,
+	    m->status == 0 && op_known(m->op) ? rep_flag_byte(m) : 0,
+	    m->status);
 	if (m->status != 0) {
 		if ((rc = put_text(b, m->err.message, MSG_TEXT_MAX)) == 0)
 			rc = put_text(b, m->err.leader, MSG_URL_MAX);

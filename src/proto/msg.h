@@ -125,6 +125,7 @@ struct msg_iter {
 	struct rd r;
 	uint32_t left;
 	size_t payload_max;
+	uint8_t flags; /* the message's flags, when they shape its elements */
 };
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
@@ -149,10 +150,23 @@ struct msg_put {
 	uint64_t period;       /* ms; 0 = not recurring */
 	struct msg_str key;    /* len 0 = no key; `replace` needs one */
 	struct msg_str payload;
+	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
+	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
+	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
+	 * read, unchecked. */
+	uint16_t error;
 };
 
+/* A batch put. Its items are checked one by one: an item whose tube, key
+ * or payload breaks its limit is read whole and refused alone (its
+ * `error`), the others are put. Only what breaks the message itself (a
+ * count, flags, missing bytes, a length over its limit whose bytes are
+ * missing) refuses the whole request. The encoder lets such items through
+ * (so that a server can be asked, and answer, per item) as long as they
+ * fit the layout (str16 lengths). */
 struct msg_put_batch {
 	uint32_t n;                  /* 1..MSG_BATCH_MAX */
+	bool messages;               /* flag 0x01: each result carries a text */
 	const struct msg_put *items; /* encode */
 	struct msg_iter it;          /* decode: msg_next_put() */
 };
@@ -309,10 +323,13 @@ struct msg_put_res {
 	uint16_t status; /* batch items: 0 or a SLUICE_E* code; put: 0 */
 	bool created; /* false: the key was live, `id` is the existing task */
 	uint64_t id;  /* 0 when status != 0 */
+	struct msg_str message; /* batch reply with flag 0x01: why the item
+	                           was refused (0..MSG_TEXT_MAX bytes) */
 };
 
 struct msg_put_batch_res {
 	uint32_t n;                      /* one per item, in request order */
+	bool messages;                   /* flag 0x01: items carry a text */
 	const struct msg_put_res *items; /* encode */
 	struct msg_iter it;              /* decode: msg_next_put_res() */
 };

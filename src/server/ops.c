@@ -144,48 +144,149 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	return 0;
 }
 
+/* A name the client sent, fit for a message: at most 64 bytes, bytes that
+ * cannot be part of a tube name or a key shown as '?'. */
+static void
+show_name(struct msg_str s, char *out, size_t cap)
+{
+	size_t n = s.len < 64 ? s.len : 64, k = 0;
+
+	for (size_t i = 0; i < n && k + 4 < cap; i++) {
+		unsigned char ch = (unsigned char)s.p[i];
+
+		out[k++] =
+		    ch >= 0x20 && ch < 0x7f && ch != '\'' ? (char)ch : '?';
+	}
+	if (n < s.len && k + 4 < cap) {
+		memcpy(out + k, "...", 3);
+		k += 3;
+	}
+	out[k] = '\0';
+}
+
+/* Why a put, or one item of a batch put, was refused: `rc` in words that
+ * name what is wrong with the request. */
+static void
+put_err_text(
+    struct core *c, const struct msg_put *m, int rc, char *out, size_t len)
+{
+	struct queue_task_view v;
+	char name[80];
+
+	switch (rc) {
+	case SLUICE_ETUBE:
+		show_name(m->tube, name, sizeof(name));
+		snprintf(out, len,
+		    "bad tube name '%s' (%zu bytes): 1-200 bytes of A-Z a-z "
+		    "0-9 _ . : / -",
+		    name, m->tube.len);
+		return;
+	case SLUICE_EKEY:
+		snprintf(out, len,
+		    "bad key of %zu bytes: a key is 1-200 bytes, no NUL byte",
+		    m->key.len);
+		return;
+	case SLUICE_ETOOBIG:
+		snprintf(out, len,
+		    "payload of %zu bytes: over the server's limit of %zu "
+		    "bytes",
+		    m->payload.len, c->limits.payload_max);
+		return;
+	case SLUICE_EINVAL:
+		snprintf(out, len, "%s",
+		    m->replace && m->key.len == 0
+		        ? "replace needs a key"
+		        : "a value out of range: ttr (up to 7 days), delay, "
+		          "run_at or period");
+		return;
+	case SLUICE_EEXIST:
+		show_name(m->key, name, sizeof(name));
+		if (queue_peek_key(c->q, c->now, m->key.p, m->key.len, &v) ==
+		    0) {
+			snprintf(out, len,
+			    "key '%s' belongs to task %" PRIu64 " in tube "
+			    "'%.*s': replace keeps a task in its tube (delete "
+			    "it to put the key in another)",
+			    name, v.id, (int)v.tube_len, v.tube);
+			return;
+		}
+		break;
+	case SLUICE_ELIMIT:
+		snprintf(out, len, "%s",
+		    "the server holds as many tasks or tubes as it may");
+		return;
+	default:
+		break;
+	}
+	snprintf(out, len, "%s", sluice_strerror(rc));
+}
+
 static void
 op_put(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_PUT };
 	int rc = put_one(c, &req->put, &rep.put);
+	char text[MSG_TEXT_MAX / 2], name[80];
 
 	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_PUT, rc, "put to tube '%.*s': %s",
-		    (int)req->put.tube.len, req->put.tube.p,
-		    sluice_strerror(rc));
+		put_err_text(c, &req->put, rc, text, sizeof(text));
+		show_name(req->put.tube, name, sizeof(name));
+		if (rc == SLUICE_ETUBE)
+			core_reply_err(c, ctx, MSG_OP_PUT, rc, "put: %s", text);
+		else
+			core_reply_err(c, ctx, MSG_OP_PUT, rc,
+			    "put to tube '%s': %s", name, text);
 		return;
 	}
 	reply_rep(c, ctx, &rep);
 }
 
+enum { ITEM_TEXT = 256 }; /* a batch item's message, at most */
+
+/* Each item on its own: one that breaks a limit of its own (the decoder
+ * marked it) or that the queue refuses gets its code, and its message when
+ * the request asked for them; the others are put. All of them in one
+ * turn of the core, so one commit. */
 static void
 op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
+	const struct msg_put_batch *b = &req->put_batch;
 	struct msg_rep rep = { .op = MSG_OP_PUT_BATCH };
-	struct msg_iter it = req->put_batch.it;
+	struct msg_iter it = b->it;
 	struct msg_put_res *res;
+	char(*texts)[ITEM_TEXT] = NULL;
 	struct msg_put m;
 	uint32_t n = 0;
 
-	res = calloc(req->put_batch.n, sizeof(*res));
-	if (res == NULL) {
+	res = calloc(b->n, sizeof(*res));
+	if (b->messages)
+		texts = calloc(b->n, sizeof(*texts));
+	if (res == NULL || (b->messages && texts == NULL)) {
+		free(res);
+		free(texts);
 		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	while (n < req->put_batch.n && msg_next_put(&it, &m)) {
-		int rc = put_one(c, &m, &res[n]);
+	while (n < b->n && msg_next_put(&it, &m)) {
+		int rc = m.error != 0 ? m.error : put_one(c, &m, &res[n]);
 
 		if (rc != 0) {
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
 			res[n].id = 0;
+			res[n].created = false;
+			if (texts != NULL) {
+				put_err_text(c, &m, rc, texts[n], ITEM_TEXT);
+				res[n].message = msg_cstr(texts[n]);
+			}
 		}
 		n++;
 	}
 	rep.put_batch.n = n;
+	rep.put_batch.messages = b->messages;
 	rep.put_batch.items = res;
 	reply_rep(c, ctx, &rep);
 	free(res);
+	free(texts);
 }
 
 /* ---- take and the waiters ------------------------------------------- */
@@ -1270,8 +1371,19 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	if (rc != 0) {
 		uint8_t op = msg_req_op(nng_msg_body(msg), nng_msg_len(msg));
 
-		core_reply_err(
-		    c, ctx, op, rc, "bad request: %s", sluice_strerror(rc));
+		if (rc == SLUICE_ETOOBIG)
+			core_reply_err(c, ctx, op, rc,
+			    "bad request: a payload over the server's limit of "
+			    "%zu bytes",
+			    c->limits.payload_max);
+		else if (rc == SLUICE_EMSGSIZE)
+			core_reply_err(c, ctx, op, rc,
+			    "bad request: %zu bytes, over the message limit of "
+			    "%zu bytes",
+			    nng_msg_len(msg), c->limits.msg_max);
+		else
+			core_reply_err(c, ctx, op, rc, "bad request: %s",
+			    sluice_strerror(rc));
 		return;
 	}
 	c->ops[req.op]++;

@@ -285,6 +285,8 @@ test_put_batch_answers_each_item(void **state)
 	assert_int_equal(it[3].created, 0);
 	assert_int_equal(it[3].id, live);
 	assert_int_equal(it[4].rc, SLUICE_EEXIST);
+	assert_non_null(strstr(it[4].errmsg, "in tube 'b'"));
+	assert_string_equal(it[0].errmsg, "");
 	assert_int_equal(it[5].rc, 0);
 	assert_true(it[5].id > it[1].id);
 	assert_int_equal(it_state(f.c, it[5].id), SLUICE_READY);
@@ -300,10 +302,26 @@ test_put_batch_answers_each_item(void **state)
 	it_rc(f.c, sluice_put_batch(f.c, it, 0), SLUICE_EINVAL);
 	it_rc(f.c, sluice_put_batch(f.c, it, SLUICE_BATCH_MAX + 1),
 	    SLUICE_ELIMIT);
-	/* an item that cannot be encoded refuses the whole batch */
+	/* a bad tube, a bad key, a replace without a key: refused alone,
+	 * their neighbours are put */
+	for (int i = 0; i < 6; i++) {
+		sluice_put_opts_init(&it[i].opts);
+		it[i].opts.tube = "b";
+	}
 	it[1].opts.tube = "no spaces";
-	it_rc(f.c, sluice_put_batch(f.c, it, 2), SLUICE_ETUBE);
-	assert_int_equal(it_counts(f.c, "b").ready, 4);
+	it[2].opts.key = "";
+	it[2].opts.replace = 1;
+	it[4].opts.tube = "";
+	it_rc(f.c, sluice_put_batch(f.c, it, 6), 0);
+	assert_int_equal(it[0].rc, 0);
+	assert_int_equal(it[1].rc, SLUICE_ETUBE);
+	assert_non_null(strstr(it[1].errmsg, "bad tube name 'no spaces'"));
+	assert_int_equal(it[2].rc, SLUICE_EINVAL);
+	assert_non_null(strstr(it[2].errmsg, "replace needs a key"));
+	assert_int_equal(it[3].rc, 0);
+	assert_int_equal(it[4].rc, SLUICE_ETUBE);
+	assert_int_equal(it[5].rc, 0);
+	assert_int_equal(it_counts(f.c, "b").ready, 7);
 	fix_down(&f);
 }
 
@@ -1423,8 +1441,15 @@ test_oversized_payload_is_etoobig(void **state)
 	it[0].len = 10;
 	it[1].payload = big;
 	it[1].len = 2000;
-	it_rc(f.c, sluice_put_batch(f.c, it, 2), SLUICE_ETOOBIG);
-	assert_int_equal(it_counts(f.c, NULL).ready, 1);
+	it_rc(f.c, sluice_put_batch(f.c, it, 2), 0);
+	assert_int_equal(it[0].rc, 0); /* the good one is put */
+	assert_int_equal(it[1].rc, SLUICE_ETOOBIG);
+	assert_non_null(strstr(it[1].errmsg,
+	    "payload of 2000 bytes: over the server's limit of 1024 bytes"));
+	assert_int_equal(it_counts(f.c, NULL).ready, 2);
+	/* a single put says the same */
+	it_rc(f.c, sluice_put(f.c, NULL, big, 1025, &id, NULL), SLUICE_ETOOBIG);
+	assert_non_null(strstr(sluice_errmsg(f.c), "limit of 1024 bytes"));
 	free(big);
 	fix_down(&f);
 }

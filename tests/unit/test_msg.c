@@ -32,6 +32,15 @@ static const struct msg_put batch_items[] = {
 	{ .tube = S("sms"), .ttr = 5000, .max_attempts = 3, .payload = S("") },
 };
 static const struct msg_str take_tubes[] = { S("a"), S("b.c"), S("x:y/z-1") };
+/* a batch whose items break their limits: each is refused alone */
+static const struct msg_put bad_items[] = {
+	{ .tube = S("ok"), .payload = S("fine") },
+	{ .tube = S("no spaces"), .payload = S("x") },
+	{ .tube = S("ok"), .key = S("nul\0key"), .payload = S("x") },
+	{ .tube = S("ok"), .replace = true, .payload = S("x") },
+	{ .tube = S(""), .payload = S("x") },
+	{ .tube = S("ok"), .payload = S("also fine") },
+};
 
 static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_PUT,
@@ -140,6 +149,10 @@ static const struct msg_req reqs[] = {
 	        .strict = true,
 	        .ntubes = N(take_tubes),
 	        .tubes = take_tubes } },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(bad_items),
+	        .messages = true,
+	        .items = bad_items } },
 };
 
 static const struct msg_task tasks[] = {
@@ -185,6 +198,11 @@ static const struct msg_put_res batch_res[] = {
 	{ .status = 0, .created = true, .id = 11 },
 	{ .status = 0, .created = false, .id = 3 },
 	{ .status = SLUICE_EEXIST, .created = false, .id = 0 },
+};
+static const struct msg_put_res batch_res_texts[] = {
+	{ .status = 0, .created = true, .id = 12 },
+	{ .status = SLUICE_ETOOBIG,
+	    .message = S("payload of 2000 bytes: over the limit of 1024") },
 };
 static const struct msg_kv node_kvs[] = {
 	{ S("uptime_ms"), 12345 },
@@ -266,6 +284,10 @@ static const struct msg_rep reps[] = {
 	    .status = SLUICE_ESTALE,
 	    .err = { S("stale lease") } },
 	{ .op = 0xee, .status = SLUICE_EUNKNOWNOP },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(batch_res_texts),
+	        .messages = true,
+	        .items = batch_res_texts } },
 };
 
 static void
@@ -354,6 +376,8 @@ test_every_request_round_trips(void **state)
 			break;
 		case MSG_OP_PUT_BATCH:
 			assert_int_equal(d.put_batch.n, q->put_batch.n);
+			assert_int_equal(
+			    d.put_batch.messages, q->put_batch.messages);
 			assert_null(d.put_batch.items);
 			while (msg_next_put(&d.put_batch.it, &p))
 				assert_put_equal(&p, &q->put_batch.items[k++]);
@@ -504,7 +528,11 @@ test_every_reply_round_trips(void **state)
 			assert_true(d.put.id == m->put.id);
 			break;
 		case MSG_OP_PUT_BATCH:
+			assert_int_equal(
+			    d.put_batch.messages, m->put_batch.messages);
 			while (msg_next_put_res(&d.put_batch.it, &pr)) {
+				assert_str_equal(
+				    pr.message, m->put_batch.items[k].message);
 				assert_int_equal(
 				    pr.status, m->put_batch.items[k].status);
 				assert_int_equal(
@@ -1235,6 +1263,87 @@ test_doc_examples(void **state)
 	buf_free(&b);
 }
 
+/* A batch item that breaks a limit of its own (tube, key, replace without
+ * a key, payload) is read whole and marked, so the server refuses it
+ * alone; what breaks the message refuses the request. */
+static void
+test_batch_items_are_refused_alone(void **state)
+{
+	static const int want[] = { 0, SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL,
+		SLUICE_ETUBE, 0 };
+	const struct msg_limits lim = { 0, 8 }; /* payloads up to 8 bytes */
+	struct msg_put items[3], p;
+	char tube[300];
+	struct msg_req d;
+	struct buf b;
+	uint32_t k = 0;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = N(bad_items), .items = bad_items } });
+	assert_int_equal(msg_decode_req(b.data, b.len, &lim, &d), 0);
+	while (msg_next_put(&d.put_batch.it, &p)) {
+		/* "also fine" is 9 bytes: over this limit of 8 */
+		int w = k == 5 ? SLUICE_ETOOBIG : want[k];
+
+		assert_int_equal(p.error, w);
+		k++;
+	}
+	assert_int_equal(k, N(bad_items));
+
+	/* a tube of 300 bytes, all there: that item alone */
+	memset(tube, 't', sizeof(tube));
+	memset(items, 0, sizeof(items));
+	items[0] = (struct msg_put) { .tube = S("a"), .payload = S("1") };
+	items[1] = (struct msg_put) { .tube = { tube, sizeof(tube) },
+		.payload = S("2") };
+	items[2] = (struct msg_put) { .tube = S("a"), .payload = S("3") };
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = 3, .items = items } });
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	k = 0;
+	while (msg_next_put(&d.put_batch.it, &p))
+		assert_int_equal(p.error, k++ == 1 ? SLUICE_ETUBE : 0);
+	/* cut inside the long tube: its length is over the limit and its
+	 * bytes are missing, so the request is refused for the limit */
+	assert_int_equal(msg_decode_req(b.data, 60, NULL, &d), SLUICE_ETUBE);
+	/* bad flag bits in an item break the message */
+	b.data[MSG_REQ_HDR + 4] = 0x40;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EPROTO);
+
+	/* a payload over the limit with its bytes missing: the request */
+	buf_reset(&b);
+	buf_put_u8(&b, MSG_MAGIC);
+	buf_put_u8(&b, MSG_VERSION);
+	buf_put_u8(&b, MSG_OP_PUT_BATCH);
+	buf_put_u8(&b, 0);
+	buf_put_u32(&b, 1);
+	buf_put_u8(&b, 0);
+	buf_put_str16(&b, "a", 1);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_str16(&b, "", 0);
+	buf_put_u32(&b, 100);
+	buf_put(&b, "0123456789", 10);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, &lim, &d), SLUICE_ETOOBIG);
+
+	/* reply flags: only those the op defines */
+	encode_rep(&b, &reps[0]); /* a put */
+	b.data[3] = 0x01;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &(struct msg_rep) { 0 }),
+	    SLUICE_EPROTO);
+	buf_free(&b);
+}
+
 /* ---- the fuzz seed corpus --------------------------------------------------
  */
 
@@ -1318,6 +1427,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_idempotent_requests),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_doc_examples),
+		cmocka_unit_test(test_batch_items_are_refused_alone),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)
