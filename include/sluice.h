@@ -269,6 +269,20 @@ struct sluice_task {
 	const void *payload;    /* payload_len bytes, then a NUL not counted */
 	size_t payload_len;     /* == size, or 0 when the list omitted it */
 	size_t size;            /* the payload's size on the server */
+	/* A put with `replace` of a taken task queues its new content until
+	 * the lease ends (ack, release, fail, bury, expiry): then the task
+	 * takes it and waits again. */
+	int replace_pending; /* 1: such a replacement waits; `pending` is it */
+	struct {
+		uint32_t priority;
+		uint32_t max_attempts;
+		uint64_t ttr_ms;
+		uint64_t run_at; /* as asked; a time past means at once */
+		uint64_t period_ms;
+		const void *payload; /* as payload above */
+		size_t payload_len; /* == size, or 0 when the list omitted it */
+		size_t size;
+	} pending;
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -309,6 +323,10 @@ struct sluice_after {
 	                      SLUICE_READY .. SLUICE_BURIED */
 	uint64_t run_at;   /* SLUICE_DELAYED: unix ms it becomes ready */
 	uint64_t deadline; /* SLUICE_TAKEN: unix ms the lease ends */
+	int replaced;      /* ack, release, fail, bury: 1 when a replacement
+	                      (a put with replace while the task was taken)
+	                      took the task's place: it waits again, with the
+	                      new content, as `state` says */
 };
 
 /* The lease operations name a task by id and the lease its take returned.

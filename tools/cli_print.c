@@ -92,6 +92,19 @@ task_text(FILE *f, const struct sluice_task *t)
 		cli_print_bytes(f, t->payload, t->payload_len);
 		fputc('\n', f);
 	}
+	if (t->replace_pending) {
+		fprintf(f,
+		    "replacement   pending, taken when the lease ends: "
+		    "priority "
+		    "%" PRIu32 ", size %zu\n",
+		    t->pending.priority, t->pending.size);
+		if (t->pending.payload_len > 0 || t->pending.size == 0) {
+			fputs("  payload     ", f);
+			cli_print_bytes(
+			    f, t->pending.payload, t->pending.payload_len);
+			fputc('\n', f);
+		}
+	}
 }
 
 void
@@ -228,10 +241,16 @@ cli_print_after(FILE *f, const struct sluice_after *a, bool json)
 	if (json) {
 		fprintf(f,
 		    "{\"id\":%" PRIu64 ",\"state\":\"%s\",\"run_at\":%" PRIu64
-		    ",\"deadline\":%" PRIu64 "}\n",
-		    a->id, sluice_state_name(a->state), a->run_at, a->deadline);
+		    ",\"deadline\":%" PRIu64 "%s}\n",
+		    a->id, sluice_state_name(a->state), a->run_at, a->deadline,
+		    a->replaced ? ",\"replaced\":true" : "");
 		return;
 	}
+	if (a->replaced)
+		fprintf(f,
+		    "%" PRIu64 " replaced: the new content queued by put "
+		    "--replace took its place\n",
+		    a->id);
 	switch (a->state) {
 	case SLUICE_DELAYED:
 		fmt_when(when, sizeof(when), a->run_at);
@@ -243,6 +262,10 @@ cli_print_after(FILE *f, const struct sluice_after *a, bool json)
 		break;
 	case SLUICE_BURIED:
 		fprintf(f, "%" PRIu64 " buried\n", a->id);
+		break;
+	case SLUICE_READY:
+		if (a->replaced)
+			fprintf(f, "%" PRIu64 " ready\n", a->id);
 		break;
 	default:
 		break; /* gone or ready: nothing worth saying */

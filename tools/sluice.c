@@ -868,7 +868,8 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s %" PRIu64, op->name, id);
-	if (a.json || op->print || after.state == SLUICE_DELAYED)
+	if (a.json || op->print || after.state == SLUICE_DELAYED ||
+	    after.replaced)
 		cli_print_after(stdout, &after, a.json);
 	return EXIT_OK;
 }

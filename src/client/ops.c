@@ -30,6 +30,7 @@ copy_after(const struct msg_rep *r, struct sluice_after *after)
 	after->state = r->after.state;
 	after->run_at = r->after.run_at;
 	after->deadline = r->after.deadline;
+	after->replaced = r->after.replaced;
 }
 
 /* ---- put -------------------------------------------------------------- */
@@ -240,6 +241,7 @@ sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
 		.ack = { .id = id, .to = msg_cstr(to_tube) } };
 
 	q.ack.lease = lease_or_force(lease, &q.ack.force);
+	q.ack.report = true;
 
 	return call_after(c, &q, after);
 }
@@ -252,6 +254,7 @@ sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
 		.release = { .id = id, .delay = delay_ms } };
 
 	q.release.lease = lease_or_force(lease, &q.release.force);
+	q.release.report = true;
 
 	if (priority > (int64_t)UINT32_MAX)
 		return bad_arg(c, "release: priority above 4294967295");
@@ -270,6 +273,7 @@ sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
 		.fail = { .id = id, .error = msg_cstr(error) } };
 
 	q.fail.lease = lease_or_force(lease, &q.fail.force);
+	q.fail.report = true;
 
 	if (delay_ms >= 0) {
 		q.fail.set_delay = true;
@@ -296,6 +300,7 @@ sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
 	struct msg_req q = { .op = MSG_OP_BURY, .lease = { .id = id } };
 
 	q.lease.lease = lease_or_force(lease, &q.lease.force);
+	q.lease.report = true;
 
 	return call_after(c, &q, after);
 }

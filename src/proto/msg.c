@@ -33,7 +33,10 @@ enum {
 	LIST_F_PAYLOADS = 0x01,
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
-	LEASE_F_FORCE = 0x80, /* ack release fail touch bury: no lease check */
+	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
+	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
+	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
+	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	/* id .. size: the fixed part of a task record, in bytes */
@@ -45,11 +48,11 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
 	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT,
-	[MSG_OP_ACK] = LEASE_F_FORCE,
-	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE,
-	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE,
+	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_TOUCH] = LEASE_F_FORCE,
-	[MSG_OP_BURY] = LEASE_F_FORCE,
+	[MSG_OP_BURY] = LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
@@ -60,6 +63,10 @@ static const uint8_t req_flags[MSG_OP_END_] = {
  * version 1's first layout. */
 static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_ACK] = REP_F_REPLACED,
+	[MSG_OP_RELEASE] = REP_F_REPLACED,
+	[MSG_OP_FAIL] = REP_F_REPLACED,
+	[MSG_OP_BURY] = REP_F_REPLACED,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -371,6 +378,24 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	return 0;
 }
 
+/* A task's pending replacement, after its payload (flag 0x02). */
+static int
+get_pending(struct rd *s, size_t payload_max, struct msg_task *t)
+{
+	t->replace_pending = true;
+	t->pending.priority = rd_u32(s);
+	t->pending.max_attempts = rd_u32(s);
+	t->pending.ttr = rd_u64(s);
+	t->pending.run_at = rd_u64(s);
+	t->pending.period = rd_u64(s);
+	t->pending.size = rd_u32(s);
+	TRY(get_payload(s, payload_max, &t->pending.payload));
+	if (t->pending.payload.len != 0 &&
+	    t->pending.payload.len != t->pending.size)
+		return SLUICE_EPROTO;
+	return 0;
+}
+
 /* One task record. Its own length bounds a sub-reader; fields it lacks are
  * EPROTO (the record lies about its size), bytes it has beyond the fields
  * of version 1 are skipped. */
@@ -410,6 +435,8 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	    (rc = get_key(&s, false, &t->key)) == 0 &&
 	    (rc = get_text(&s, MSG_TEXT_MAX, &t->last_error)) == 0)
 		rc = get_payload(&s, payload_max, &t->payload);
+	if (rc == 0 && (flags & TASK_F_PENDING))
+		rc = get_pending(&s, payload_max, t);
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -651,6 +678,7 @@ get_req_body(
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
 		q->ack.force = flags & LEASE_F_FORCE;
+		q->ack.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
 	case MSG_OP_RELEASE:
@@ -659,6 +687,7 @@ get_req_body(
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
 		q->release.force = flags & LEASE_F_FORCE;
+		q->release.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return 0;
 	case MSG_OP_FAIL:
@@ -666,12 +695,14 @@ get_req_body(
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
 		q->fail.force = flags & LEASE_F_FORCE;
+		q->fail.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		get_lease(r, &q->lease.id, &q->lease.lease);
 		q->lease.force = flags & LEASE_F_FORCE;
+		q->lease.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return 0;
 	case MSG_OP_KICK:
@@ -840,6 +871,7 @@ get_rep_body(
 		m->after.state = rd_u8(r);
 		m->after.run_at = rd_u64(r);
 		m->after.deadline = rd_u64(r);
+		m->after.replaced = flags & REP_F_REPLACED;
 		NEED(r);
 		if (m->after.state != MSG_ST_NONE &&
 		    !state_valid(m->after.state))
@@ -1011,16 +1043,21 @@ req_flag_byte(const struct msg_req *q)
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
 		    (q->take.strict ? TAKE_F_STRICT : 0);
 	case MSG_OP_ACK:
-		return q->ack.force ? LEASE_F_FORCE : 0;
+		return (q->ack.force ? LEASE_F_FORCE : 0) |
+		    (q->ack.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_RELEASE:
 		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
-		    (q->release.force ? LEASE_F_FORCE : 0);
+		    (q->release.force ? LEASE_F_FORCE : 0) |
+		    (q->release.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_FAIL:
 		return (q->fail.set_delay ? FAIL_F_DELAY : 0) |
-		    (q->fail.force ? LEASE_F_FORCE : 0);
+		    (q->fail.force ? LEASE_F_FORCE : 0) |
+		    (q->fail.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_TOUCH:
-	case MSG_OP_BURY:
 		return q->lease.force ? LEASE_F_FORCE : 0;
+	case MSG_OP_BURY:
+		return (q->lease.force ? LEASE_F_FORCE : 0) |
+		    (q->lease.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
 	case MSG_OP_KICK:
@@ -1172,7 +1209,9 @@ enc_task(struct buf *b, const struct msg_task *t)
 	buf_put_u64(b, t->id);
 	buf_put_u64(b, t->lease);
 	buf_put_u8(b, t->state);
-	buf_put_u8(b, t->detached ? TASK_F_DETACHED : 0);
+	buf_put_u8(b,
+	    (t->detached ? TASK_F_DETACHED : 0) |
+	        (t->replace_pending ? TASK_F_PENDING : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -1188,6 +1227,18 @@ enc_task(struct buf *b, const struct msg_task *t)
 	TRY(put_key(b, t->key, false));
 	TRY(put_text(b, t->last_error, MSG_TEXT_MAX));
 	TRY(put_payload(b, t->payload));
+	if (t->replace_pending) {
+		if (t->pending.payload.len != 0 &&
+		    t->pending.payload.len != t->pending.size)
+			return SLUICE_EINVAL;
+		buf_put_u32(b, t->pending.priority);
+		buf_put_u32(b, t->pending.max_attempts);
+		buf_put_u64(b, t->pending.ttr);
+		buf_put_u64(b, t->pending.run_at);
+		buf_put_u64(b, t->pending.period);
+		buf_put_u32(b, t->pending.size);
+		TRY(put_payload(b, t->pending.payload));
+	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
 	return 0;
@@ -1335,6 +1386,11 @@ rep_flag_byte(const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_PUT_BATCH:
 		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_BURY:
+		return m->after.replaced ? REP_F_REPLACED : 0;
 	}
 	return 0;
 }

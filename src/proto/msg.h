@@ -191,12 +191,15 @@ struct msg_lease {
 	uint64_t id;
 	uint64_t lease;
 	bool force;
+	bool report; /* bury: flag 0x40, as ack's */
 };
 
 struct msg_ack {
 	uint64_t id;
 	uint64_t lease;
 	bool force;
+	bool report; /* flag 0x40: the reply says (its flag 0x01) whether a
+	                pending replacement took the task's place */
 	struct msg_str to; /* len 0 = no move; else the tube to move it to */
 };
 
@@ -204,6 +207,7 @@ struct msg_release {
 	uint64_t id;
 	uint64_t lease;
 	bool force;
+	bool report;       /* flag 0x40, as ack's */
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
@@ -213,6 +217,7 @@ struct msg_fail {
 	uint64_t id;
 	uint64_t lease;
 	bool force;
+	bool report;          /* flag 0x40, as ack's */
 	bool set_delay;       /* else the server's backoff decides */
 	uint64_t delay;       /* ms, with set_delay (sent as 0 without) */
 	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */
@@ -309,6 +314,19 @@ struct msg_task {
 	struct msg_str key;        /* len 0 = no key */
 	struct msg_str last_error; /* len 0 = none */
 	struct msg_str payload;    /* len 0 when omitted (list) */
+	/* A replacement waits for the task's lease to end (a put with
+	 * replace of a taken task): flag 0x02 of the record, then these
+	 * fields after the payload, the content the task takes then. */
+	bool replace_pending;
+	struct {
+		uint32_t priority;
+		uint32_t max_attempts;
+		uint64_t ttr;
+		uint64_t run_at; /* as asked; a past time means at once */
+		uint64_t period;
+		uint32_t size;
+		struct msg_str payload; /* len 0 when omitted (list) */
+	} pending;
 };
 
 /* take and list */
@@ -340,6 +358,9 @@ struct msg_after {
 	uint8_t state;     /* MSG_ST_NONE: gone (acked, not recurring) */
 	uint64_t run_at;   /* when delayed: unix ms it becomes ready */
 	uint64_t deadline; /* when taken (touch): unix ms the lease ends */
+	bool replaced;     /* reply flag 0x01 (asked by the request's flag
+	                      0x40): the lease ended by a pending replacement
+	                      taking the task's place; it waits again */
 };
 
 struct msg_kv {

@@ -378,6 +378,17 @@ struct queue_task_view {
 	int64_t deadline;
 	bool detached;
 	bool replace_pending; /* a REPLACE waits for the lease to end */
+	/* with replace_pending: the content the task takes when its lease
+	 * ends (run_at: as asked; the past is read as then) */
+	struct {
+		const void *payload;
+		size_t payload_len;
+		uint32_t pri;
+		uint32_t ttr;
+		uint32_t max_attempts;
+		int64_t run_at;
+		int64_t period;
+	} repl;
 };
 
 /* SLUICE_ENOTFOUND when no task has that id. */

@@ -58,6 +58,18 @@ ops_view_to_task(
 		    (struct msg_str) { v->last_error, v->last_error_len };
 	if (payload)
 		t->payload = (struct msg_str) { v->payload, v->payload_len };
+	if (v->replace_pending) {
+		t->replace_pending = true;
+		t->pending.priority = v->repl.pri;
+		t->pending.max_attempts = v->repl.max_attempts;
+		t->pending.ttr = v->repl.ttr;
+		t->pending.run_at = (uint64_t)v->repl.run_at;
+		t->pending.period = (uint64_t)v->repl.period;
+		t->pending.size = (uint32_t)v->repl.payload_len;
+		if (payload)
+			t->pending.payload = (struct msg_str) { v->repl.payload,
+				v->repl.payload_len };
+	}
 }
 
 static void
@@ -76,14 +88,17 @@ reply_rep(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
 }
 
 /* The reply of ack, release, fail, touch, bury, kick_id: where the task
- * is now. */
+ * is now; `replaced`: its lease ended by a pending replacement taking its
+ * place (said only to a request that asked). */
 static void
-reply_after(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id)
+reply_after(
+    struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id, bool replaced)
 {
 	struct msg_rep rep = { .op = op };
 	struct queue_task_view v;
 
 	rep.after.id = id;
+	rep.after.replaced = replaced;
 	if (queue_peek(c->q, c->now, id, &v) == 0) {
 		rep.after.state = (uint8_t)v.state;
 		rep.after.run_at = (uint64_t)v.run_at;
@@ -608,13 +623,33 @@ lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
 	    sluice_strerror(rc));
 }
 
+/* Whether a lease request asked to be told of a replacement. */
+static bool
+req_report(const struct msg_req *r)
+{
+	switch (r->op) {
+	case MSG_OP_ACK:
+		return r->ack.report;
+	case MSG_OP_RELEASE:
+		return r->release.report;
+	case MSG_OP_FAIL:
+		return r->fail.report;
+	case MSG_OP_BURY:
+		return r->lease.report;
+	default:
+		return false;
+	}
+}
+
 /* Commits `r` after a decide that returned `rc`; answers. `peer` is set
  * for a forced request, which is logged whatever its result. */
 static void
-finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
-    uint64_t lease, int rc, const struct qrec *r, unsigned flags,
+finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, const struct qrec *r, unsigned flags,
     const char *peer)
 {
+	uint8_t op = req->op;
+	bool replaced;
 	uint64_t lsn;
 
 	if (rc == 0 && r->type != QREC_NONE)
@@ -633,7 +668,9 @@ finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
 		lease_err(c, ctx, op, id, lease, rc);
 		return;
 	}
-	reply_after(c, ctx, op, id);
+	replaced = r->type != QREC_TOUCH && r->type != QREC_NONE &&
+	    r->u.end.outcome == QREC_REPLACED;
+	reply_after(c, ctx, op, id, replaced && req_report(req));
 }
 
 static void
@@ -646,7 +683,7 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_ACK, m->id, m->lease, rc, &r, 0, peer);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
@@ -667,8 +704,7 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_release(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(
-	    c, ctx, MSG_OP_RELEASE, m->id, m->lease, rc, &r, 0, peer);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
@@ -690,7 +726,7 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, m->lease, rc, &r, 0, peer);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
@@ -705,7 +741,7 @@ op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	/* A touch extends work already taken: new work for the log's
 	 * reservation, so a full disk cannot be eaten by touches. */
 	finish_lease_op(
-	    c, ctx, MSG_OP_TOUCH, m->id, m->lease, rc, &r, WAL_NEW_WORK, peer);
+	    c, ctx, req, m->id, m->lease, rc, &r, WAL_NEW_WORK, peer);
 }
 
 static void
@@ -717,7 +753,7 @@ op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_BURY, m->id, m->lease, rc, &r, 0, peer);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -789,7 +825,7 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    "kick_id %" PRIu64 ": %s", req->id, sluice_strerror(rc));
 		return;
 	}
-	reply_after(c, ctx, MSG_OP_KICK_ID, req->id);
+	reply_after(c, ctx, MSG_OP_KICK_ID, req->id, false);
 }
 
 static void

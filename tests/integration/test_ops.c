@@ -325,6 +325,73 @@ test_put_batch_answers_each_item(void **state)
 	fix_down(&f);
 }
 
+/* put --replace of a taken task: peek shows the replacement waiting for
+ * the lease to end, and the ack says it took the task's place (the task
+ * is ready again, with the new content). A replace naming another tube is
+ * refused and says where the task lives. */
+static void
+test_replace_of_a_taken_task_is_shown_and_told(void **state)
+{
+	struct sluice_put_opts o;
+	struct sluice_after after;
+	struct sluice_task *t, *p;
+	struct fix f;
+	uint64_t id, id2;
+	int created;
+
+	fix_up(state, &f, NULL);
+	sluice_put_opts_init(&o);
+	o.tube = "r";
+	o.key = "report-7";
+	it_rc(f.c, sluice_put(f.c, &o, "v1", 2, &id, &created), 0);
+	t = it_take(f.c, "r", 0, 0);
+	assert_int_equal(t->id, id);
+	p = it_peek(f.c, id);
+	assert_int_equal(p->replace_pending, 0);
+	sluice_task_free(p);
+
+	o.replace = 1;
+	o.priority = 7;
+	it_rc(f.c, sluice_put(f.c, &o, "v2", 2, &id2, &created), 0);
+	assert_int_equal(id2, id);
+	assert_int_equal(created, 0);
+	p = it_peek(f.c, id);
+	assert_int_equal(p->state, SLUICE_TAKEN);
+	assert_memory_equal(p->payload, "v1", 2);
+	assert_int_equal(p->replace_pending, 1);
+	assert_int_equal(p->pending.priority, 7);
+	assert_int_equal(p->pending.payload_len, 2);
+	assert_memory_equal(p->pending.payload, "v2", 2);
+	sluice_task_free(p);
+	it_rc(f.c, sluice_peek_key(f.c, "report-7", &p), 0);
+	assert_int_equal(p->replace_pending, 1);
+	sluice_task_free(p);
+
+	/* another tube: refused, and the message says where it lives */
+	o.tube = "elsewhere";
+	it_rc(f.c, sluice_put(f.c, &o, "v3", 2, &id2, NULL), SLUICE_EEXIST);
+	assert_non_null(strstr(sluice_errmsg(f.c), "in tube 'r'"));
+	o.tube = "r";
+
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, &after), 0);
+	assert_int_equal(after.replaced, 1);
+	assert_int_equal(after.state, SLUICE_READY);
+	p = it_peek(f.c, id);
+	assert_memory_equal(p->payload, "v2", 2);
+	assert_int_equal(p->priority, 7);
+	assert_int_equal(p->replace_pending, 0);
+	sluice_task_free(p);
+	sluice_task_free(t);
+
+	/* an ordinary ack says nothing of the kind */
+	t = it_take(f.c, "r", 0, 0);
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, &after), 0);
+	assert_int_equal(after.replaced, 0);
+	assert_int_equal(after.state, 0);
+	sluice_task_free(t);
+	fix_down(&f);
+}
+
 /* ---- take ------------------------------------------------------------- */
 
 static void
@@ -1462,6 +1529,7 @@ main(void)
 		T(test_put_options_are_stored),
 		T(test_put_key_dedups_and_replaces),
 		T(test_put_batch_answers_each_item),
+		T(test_replace_of_a_taken_task_is_shown_and_told),
 		T(test_take_from_tubes_max_wait_detach),
 		T(test_take_priority_across_tubes_or_strict_order),
 		T(test_ack_deletes_or_moves),

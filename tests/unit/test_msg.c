@@ -153,6 +153,13 @@ static const struct msg_req reqs[] = {
 	    .put_batch = { .n = N(bad_items),
 	        .messages = true,
 	        .items = bad_items } },
+	{ .op = MSG_OP_ACK, .ack = { .id = 3, .lease = 102, .report = true } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 3, .lease = 102, .report = true } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 3, .lease = 102, .report = true, .force = true } },
+	{ .op = MSG_OP_BURY,
+	    .lease = { .id = 3, .lease = 102, .report = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -185,6 +192,25 @@ static const struct msg_task tasks[] = {
 	    .last_error = S("exit 1: disk full"),
 	    .payload = S("\xff\xfe\x00\x01") },
 };
+/* taken, with a replacement waiting for its lease to end */
+static const struct msg_task pending_task = { .id = 3,
+	.lease = 102,
+	.state = MSG_ST_TAKEN,
+	.priority = 1024,
+	.attempts = 1,
+	.ttr = 60000,
+	.size = 3,
+	.tube = S("t"),
+	.key = S("k"),
+	.payload = S("old"),
+	.replace_pending = true,
+	.pending = { .priority = 9,
+	    .max_attempts = 2,
+	    .ttr = 30000,
+	    .run_at = 1700000000000ULL,
+	    .period = 0,
+	    .size = 4,
+	    .payload = S("new!") } };
 /* list without payloads: size says how big they are */
 static const struct msg_task listed[] = {
 	{ .id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t") },
@@ -288,6 +314,14 @@ static const struct msg_rep reps[] = {
 	    .put_batch = { .n = N(batch_res_texts),
 	        .messages = true,
 	        .items = batch_res_texts } },
+	{ .op = MSG_OP_PEEK_KEY, .task = pending_task },
+	{ .op = MSG_OP_ACK,
+	    .after = { .id = 3, .state = MSG_ST_READY, .replaced = true } },
+	{ .op = MSG_OP_BURY,
+	    .after = { .id = 3,
+	        .state = MSG_ST_DELAYED,
+	        .run_at = 5,
+	        .replaced = true } },
 };
 
 static void
@@ -349,6 +383,14 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_str_equal(a->key, b->key);
 	assert_str_equal(a->last_error, b->last_error);
 	assert_str_equal(a->payload, b->payload);
+	assert_int_equal(a->replace_pending, b->replace_pending);
+	assert_int_equal(a->pending.priority, b->pending.priority);
+	assert_int_equal(a->pending.max_attempts, b->pending.max_attempts);
+	assert_true(a->pending.ttr == b->pending.ttr);
+	assert_true(a->pending.run_at == b->pending.run_at);
+	assert_true(a->pending.period == b->pending.period);
+	assert_int_equal(a->pending.size, b->pending.size);
+	assert_str_equal(a->pending.payload, b->pending.payload);
 }
 
 /* Field by field: what the encoder was given is what the decoder gives. */
@@ -397,11 +439,13 @@ test_every_request_round_trips(void **state)
 			assert_true(d.ack.id == q->ack.id);
 			assert_true(d.ack.lease == q->ack.lease);
 			assert_int_equal(d.ack.force, q->ack.force);
+			assert_int_equal(d.ack.report, q->ack.report);
 			assert_str_equal(d.ack.to, q->ack.to);
 			break;
 		case MSG_OP_RELEASE:
 			assert_true(d.release.lease == q->release.lease);
 			assert_int_equal(d.release.force, q->release.force);
+			assert_int_equal(d.release.report, q->release.report);
 			assert_true(d.release.delay == q->release.delay);
 			assert_int_equal(
 			    d.release.set_priority, q->release.set_priority);
@@ -411,6 +455,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_FAIL:
 			assert_true(d.fail.lease == q->fail.lease);
 			assert_int_equal(d.fail.force, q->fail.force);
+			assert_int_equal(d.fail.report, q->fail.report);
 			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
 			assert_true(d.fail.delay == q->fail.delay);
 			assert_str_equal(d.fail.error, q->fail.error);
@@ -420,6 +465,7 @@ test_every_request_round_trips(void **state)
 			assert_true(d.lease.id == q->lease.id);
 			assert_true(d.lease.lease == q->lease.lease);
 			assert_int_equal(d.lease.force, q->lease.force);
+			assert_int_equal(d.lease.report, q->lease.report);
 			break;
 		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
@@ -594,6 +640,7 @@ test_every_reply_round_trips(void **state)
 			assert_int_equal(d.after.state, m->after.state);
 			assert_true(d.after.run_at == m->after.run_at);
 			assert_true(d.after.deadline == m->after.deadline);
+			assert_int_equal(d.after.replaced, m->after.replaced);
 		}
 	}
 	buf_free(&b);

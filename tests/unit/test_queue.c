@@ -1108,9 +1108,16 @@ test_replace_of_a_taken_task_waits_for_the_ack(void **state)
 	assert_int_equal(v.state, QUEUE_TAKEN);
 	assert_true(v.replace_pending);
 	assert_payload(&v, "v1");
+	/* The view shows what is pending. */
+	assert_int_equal(v.repl.payload_len, 2);
+	assert_memory_equal(v.repl.payload, "v2", 2);
+	assert_int_equal(v.repl.pri, 9);
+	assert_int_equal(v.repl.ttr, QUEUE_DEFAULT_TTR_MS);
 	/* A second replace wins over the first. */
 	req.payload = "v3";
 	assert_int_equal(try_put(h, &req, &res), 0);
+	v = view(h, a);
+	assert_memory_equal(v.repl.payload, "v3", 2);
 	h->now += 10;
 	assert_int_equal(ack(h, a, lease), 0);
 	v = view(h, a);
