@@ -50,6 +50,7 @@
 
 #include <liburing.h>
 
+#include "log/seg.h"
 #include "proto/msg.h"
 #include "server/bs.h"
 #include "server/bs_proto.h"
@@ -496,6 +497,9 @@ each_tube(
 	fn(arg, "default", 7, NULL);
 	see(&seen, "default", 7);
 	while (msg_next_tube_stats(&it, &ts)) {
+		/* only names a beanstalk client can use (no "x:zz") */
+		if (!bs_tube_reachable(ts.name.p, ts.name.len))
+			continue;
 		n = bs_tube_from_sluice(ts.name.p, ts.name.len, name);
 		if (listed(&seen, name, n) || !tube_exists(bs, &ts, name, n))
 			continue;
@@ -615,9 +619,13 @@ stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 	yaml_u(y, "current-waiting", waiting);
 	yaml_u(y, "total-connections", bs->total_conns);
 	yaml_u(y, "pid", (uint64_t)getpid());
-	snprintf(line, sizeof(line), "\"%d.%d.%d (sluice)\"",
-	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
-	yaml_s(y, "version", line, strlen(line));
+	/* the protocol this face speaks, as beanstalkd says it (clients
+	 * compare it to enable commands: kick-job needs 1.8); sluice's own
+	 * version has a field of its own */
+	yaml_s(y, "version", BS_VERSION, strlen(BS_VERSION));
+	snprintf(line, sizeof(line), "\"%d.%d.%d\"", SLUICE_VERSION_MAJOR,
+	    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
+	yaml_s(y, "sluice-version", line, strlen(line));
 	memset(&ru, 0, sizeof(ru));
 	getrusage(RUSAGE_SELF, &ru);
 	snprintf(line, sizeof(line), "%.6f", tv_s(ru.ru_utime));
@@ -630,7 +638,8 @@ stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 	yaml_u(y, "binlog-current-index", kv_find(&st->more, "log_segments"));
 	yaml_u(y, "binlog-records-migrated", 0);
 	yaml_u(y, "binlog-records-written", st->lsn);
-	yaml_u(y, "binlog-max-size", bs->cfg.seg_size);
+	yaml_u(y, "binlog-max-size",
+	    bs->cfg.seg_size ? bs->cfg.seg_size : SEG_SIZE_DEFAULT);
 	yaml_s(y, "draining", "false", 5);
 	yaml_s(y, "id", bs->id, strlen(bs->id));
 	gethostname(host, sizeof(host) - 1);
