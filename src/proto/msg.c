@@ -200,6 +200,14 @@ state_valid(uint8_t st)
 	return st >= MSG_ST_READY && st <= MSG_ST_BURIED;
 }
 
+/* The states peek_next can look into. */
+static bool
+peek_state_valid(uint8_t st)
+{
+	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
+	    st == MSG_ST_BURIED;
+}
+
 static bool
 order_valid(uint8_t order)
 {
@@ -729,9 +737,9 @@ get_req_body(
 		TRY(get_tube(r, false, &q->peek_next.tube));
 		q->peek_next.state = rd_u8(r);
 		NEED(r);
-		if (!state_valid(q->peek_next.state))
-			return SLUICE_EPROTO;
-		return q->peek_next.state == MSG_ST_TAKEN ? SLUICE_EINVAL : 0;
+		/* ready, delayed or buried; any other value (taken, none, or
+		 * none at all) is out of range for this op */
+		return peek_state_valid(q->peek_next.state) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_LIST:
 		TRY(get_tube(r, false, &q->list.tube));
 		q->list.state = rd_u8(r);
@@ -1126,8 +1134,7 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_STATS:
 		return put_tube(b, q->tube, true);
 	case MSG_OP_PEEK_NEXT:
-		if (!state_valid(q->peek_next.state) ||
-		    q->peek_next.state == MSG_ST_TAKEN)
+		if (!peek_state_valid(q->peek_next.state))
 			return SLUICE_EINVAL;
 		TRY(put_tube(b, q->peek_next.tube, false));
 		buf_put_u8(b, q->peek_next.state);

@@ -46,6 +46,12 @@ enum {
 	MSG_LIST_MAX = 1000,           /* tasks in one list */
 	MSG_PAYLOAD_DEFAULT = 1 << 20, /* default payload limit, 1 MiB */
 	MSG_SIZE_MAX = 64 << 20,       /* largest message, 64 MiB */
+	/* What a server lets its transport receive: 1 MiB over the limit,
+	 * so that a message a little too large arrives and is answered
+	 * SLUICE_EMSGSIZE (nng counts the REQ's 4-byte request id in its
+	 * receive limit too); beyond it the transport drops the connection
+	 * without reading the message. */
+	MSG_RECV_MAX = MSG_SIZE_MAX + (1 << 20),
 };
 
 /* Request op codes (byte 2 of every message). A reply echoes its
@@ -461,7 +467,7 @@ int msg_encode_req(struct buf *b, const struct msg_req *req);
  * SLUICE_ETOOBIG (payload > payload_max), SLUICE_ETUBE, SLUICE_EKEY,
  * SLUICE_ELIMIT (a count or text over its limit), SLUICE_EINVAL (a value
  * out of range: take/list/kick count 0, replace without a key, peek_next of
- * a state other than ready/delayed/buried). `*out` is written only on
+ * any state byte other than ready/delayed/buried). `*out` is written only on
  * success. */
 int msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
     struct msg_req *out);

@@ -733,7 +733,7 @@ start(struct core *c, const struct srv_config *cfg)
 
 	/* The transport refuses only what no request could be; the decoder
 	 * names every finer limit. */
-	rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
+	rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX);
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
 		    cfg->listen, net_strerror(rc));

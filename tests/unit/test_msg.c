@@ -926,6 +926,17 @@ test_decoder_names_each_limit(void **state)
 	assert_int_equal(
 	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_ETOOBIG);
 
+	/* peek_next: any state but ready, delayed, buried is EINVAL, the
+	 * undefined values (0, 5, 255) as taken (3) */
+	for (int st = 0; st < 256; st++) {
+		buf_reset(&b);
+		buf_put(&b, "\x53\x01\x10\x00", 4);
+		buf_put_str16(&b, "t", 1);
+		buf_put_u8(&b, (uint8_t)st);
+		assert_int_equal(decode_req_bytes(b.data, b.len),
+		    st == 1 || st == 2 || st == 4 ? 0 : SLUICE_EINVAL);
+	}
+
 	/* tube: empty, too long (declared), bad byte */
 	buf_reset(&b);
 	buf_put(&b, "\x53\x01\x0d\x00", 4); /* flush */
