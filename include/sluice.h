@@ -223,20 +223,32 @@ struct sluice_batch_item {
 	struct sluice_put_opts opts; /* initialise with sluice_put_opts_init */
 	const void *payload;
 	size_t len;
-	int rc;      /* out: 0 or the SLUICE_E* code of this task */
-	uint64_t id; /* out: its id when rc is 0 */
-	int created; /* out: as sluice_put's */
+	int rc;             /* out: 0 or the SLUICE_E* code of this task */
+	uint64_t id;        /* out: its id when rc is 0 */
+	int created;        /* out: as sluice_put's */
+	const char *errmsg; /* out: when rc != 0, why, in the server's words
+	                       ("payload of 2000000 bytes: over the server's
+	                       limit of 1048576 bytes"); "" when rc is 0.
+	                       Valid until the next call on the handle. */
 };
 
 /* Puts `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit.
+ * Each item is taken or refused on its own: a bad one does not refuse its
+ * neighbours.
  *
- * Returns 0 when the server answered for each item: each item's `rc`, `id`
- * and `created` are then set (an item can fail alone, e.g. SLUICE_EEXIST).
- * Otherwise no item was put (or, for SLUICE_ECONN/SLUICE_ETIMEDOUT, the
- * outcome is unknown) and the items are untouched: the errors of
- * sluice_put for any item's fields, SLUICE_ELIMIT for n over the limit,
- * SLUICE_EINVAL for n 0. Retried after a lost connection only when every
- * item has a key. */
+ * Returns 0 when the server answered for each item: each item's `rc`,
+ * `id`, `created` and `errmsg` are then set. An item fails alone with
+ * SLUICE_ETUBE (bad tube name), SLUICE_EKEY (bad key), SLUICE_EINVAL
+ * (replace without a key, or a time out of range), SLUICE_ETOOBIG
+ * (payload over the server's limit), SLUICE_EEXIST (replace of a task in
+ * another tube), SLUICE_ELIMIT (the server's task or tube limit), or the
+ * log's SLUICE_ENOSPC / SLUICE_ELOG. Otherwise no item was put (or, for
+ * SLUICE_ECONN/SLUICE_ETIMEDOUT, the outcome is unknown) and the items are
+ * untouched: SLUICE_ELIMIT for n over the limit, SLUICE_EINVAL for n 0 or
+ * a payload missing, SLUICE_ETUBE or SLUICE_EKEY for a tube or key too long
+ * for the message (over 65535 bytes), SLUICE_EMSGSIZE for a batch over the
+ * message limit. Retried after a lost connection only when every item has
+ * a key. */
 SLUICE_API int sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n);
 
@@ -265,6 +277,20 @@ struct sluice_task {
 	const void *payload;    /* payload_len bytes, then a NUL not counted */
 	size_t payload_len;     /* == size, or 0 when the list omitted it */
 	size_t size;            /* the payload's size on the server */
+	/* A put with `replace` of a taken task queues its new content until
+	 * the lease ends (ack, release, fail, bury, expiry): then the task
+	 * takes it and waits again. */
+	int replace_pending; /* 1: such a replacement waits; `pending` is it */
+	struct {
+		uint32_t priority;
+		uint32_t max_attempts;
+		uint64_t ttr_ms;
+		uint64_t run_at; /* as asked; a time past means at once */
+		uint64_t period_ms;
+		const void *payload; /* as payload above */
+		size_t payload_len; /* == size, or 0 when the list omitted it */
+		size_t size;
+	} pending;
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -273,7 +299,7 @@ SLUICE_API void sluice_task_free(struct sluice_task *tasks);
 
 /* The options of a take. Zero means the default of each field. */
 struct sluice_take_opts {
-	const char *const *tubes; /* tried in order; NULL: { "default" } */
+	const char *const *tubes; /* NULL: { "default" } */
 	size_t ntubes;            /* 1..64; 0 with tubes NULL */
 	uint64_t wait_ms;         /* wait for a task this long; 0: don't */
 	uint32_t max;             /* up to this many tasks; 0: 1 */
@@ -281,6 +307,11 @@ struct sluice_take_opts {
 	                             connection and ends only by ttr (or
 	                             ack/release/...); else the tasks return
 	                             to ready when the connection closes */
+	int strict_order;         /* 0: the most urgent task across the tubes
+	                             (priority, then the oldest: beanstalkd's
+	                             rule);
+	                             else the tubes in the order given, the
+	                             first with a ready task gives it */
 };
 
 /* Takes up to `o->max` tasks. `o` NULL: one task from "default", no wait.
@@ -300,14 +331,26 @@ struct sluice_after {
 	                      SLUICE_READY .. SLUICE_BURIED */
 	uint64_t run_at;   /* SLUICE_DELAYED: unix ms it becomes ready */
 	uint64_t deadline; /* SLUICE_TAKEN: unix ms the lease ends */
+	int replaced;      /* ack, release, fail, bury: 1 when a replacement
+	                      (a put with replace while the task was taken)
+	                      took the task's place: it waits again, with the
+	                      new content, as `state` says */
 };
 
 /* The lease operations name a task by id and the lease its take returned.
  * They return 0 and, when `after` is not NULL, the task's state after the
- * operation. Their errors: SLUICE_ENOTFOUND (no such task), SLUICE_ESTALE
- * (the lease is not the task's current one: it expired, or the task was
- * released or taken again), SLUICE_ESTATE (the task is not taken),
- * SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA. None is retried. */
+ * operation. Their errors, in this order of precedence: SLUICE_ENOTFOUND
+ * (no such task), SLUICE_ESTATE (the task is not taken, whatever the
+ * lease), SLUICE_ESTALE (the lease is not the task's current one: it
+ * expired, or the task was released or taken again; lease 0 is always
+ * refused: a lease is required); then SLUICE_ENOSPC, SLUICE_ELOG,
+ * SLUICE_EREPLICA. None is retried.
+ *
+ * SLUICE_FORCE as the lease is an operator's override: the request goes
+ * without a lease and with the protocol's force flag, the server skips the
+ * lease check (not the state check) and logs it with the client's address.
+ * It also lets sluice_bury park a ready or delayed task. */
+#define SLUICE_FORCE UINT64_MAX
 
 /* Done. The task is deleted, or a recurring one rescheduled at its run_at
  * plus period; with `to_tube` (NULL: none) it moves, atomically, to that
@@ -332,7 +375,8 @@ SLUICE_API int sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
 SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
     uint64_t lease, struct sluice_after *after);
 
-/* Parks the task until kicked. */
+/* Parks the task until kicked. A ready or delayed task is parked only
+ * with SLUICE_FORCE (else SLUICE_ESTATE). */
 SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after);
 

@@ -93,6 +93,19 @@ task_text(FILE *f, const struct sluice_task *t)
 		cli_print_bytes(f, t->payload, t->payload_len);
 		fputc('\n', f);
 	}
+	if (t->replace_pending) {
+		fprintf(f,
+		    "replacement   pending, taken when the lease ends: "
+		    "priority "
+		    "%" PRIu32 ", size %zu\n",
+		    t->pending.priority, t->pending.size);
+		if (t->pending.payload_len > 0 || t->pending.size == 0) {
+			fputs("  payload     ", f);
+			cli_print_bytes(
+			    f, t->pending.payload, t->pending.payload_len);
+			fputc('\n', f);
+		}
+	}
 }
 
 void
@@ -325,8 +338,9 @@ cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
 	if (json) {
 		fprintf(f,
 		    "{\"id\":%" PRIu64 ",\"state\":\"%s\",\"run_at\":%" PRIu64
-		    ",\"deadline\":%" PRIu64 "}\n",
-		    a->id, sluice_state_name(a->state), a->run_at, a->deadline);
+		    ",\"deadline\":%" PRIu64 "%s}\n",
+		    a->id, sluice_state_name(a->state), a->run_at, a->deadline,
+		    a->replaced ? ",\"replaced\":true" : "");
 		return;
 	}
 	fprintf(f, "%s %" PRIu64, verb, a->id);
@@ -334,6 +348,8 @@ cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
 		fputs(", moved to ", f);
 		cli_print_bytes(f, to, strlen(to));
 	}
+	if (a->replaced)
+		fputs(", replaced by the content queued by put --replace", f);
 	switch (a->state) {
 	case SLUICE_READY:
 		/* kick's and ack --to's ready goes without saying */

@@ -35,7 +35,9 @@ enum {
 	OPT_LINES,
 	OPT_DETACH,
 	OPT_NO_DETACH,
+	OPT_STRICT_ORDER,
 	OPT_LEASE,
+	OPT_FORCE,
 	OPT_TO,
 	OPT_ID,
 	OPT_ALL,
@@ -176,8 +178,9 @@ cli_connect(struct cli *cli)
  * where it happened, in their own words ("kick_id 9: no such task",
  * "put to tube 'x': payload too large"). The where is said here, in the
  * words of the command typed; so when the message holds the error's name,
- * only the name and what follows it are kept, and otherwise the message
- * is added after the name. */
+ * only the name and what follows it are kept; otherwise the server's why
+ * (what follows its "where: "), which is more specific than the name; a
+ * connection's message whole (it names the server). */
 int
 cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 {
@@ -194,8 +197,11 @@ cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 		fprintf(stderr, ": %s\n", name);
 	else if (at != NULL)
 		fprintf(stderr, ": %s\n", at);
+	else if (rc != SLUICE_ECONN && rc != SLUICE_ETIMEDOUT &&
+	    (at = strstr(detail, ": ")) != NULL)
+		fprintf(stderr, ": %s\n", at + 2); /* the why, not the where */
 	else
-		fprintf(stderr, ": %s (%s)\n", name, detail);
+		fprintf(stderr, ": %s\n", detail);
 	return EXIT_ERR;
 }
 
@@ -356,30 +362,6 @@ static int
 parse_dur(struct cli *cli, const char *opt, const char *s, uint64_t *ms)
 {
 	return cli_parse_ms(cli, opt, s, 0, ms);
-}
-
-/* The lease given with --lease, or the task's current one (peek). */
-static int
-find_lease(struct cli *cli, uint64_t id, bool given, uint64_t *lease)
-{
-	struct sluice_task *t;
-	int rc;
-
-	if (given)
-		return 0;
-	if ((rc = sluice_peek(cli->c, id, &t)) != 0)
-		return cli_fail(cli, rc, "%s %" PRIu64, cli->cmd, id);
-	if (t->state != SLUICE_TAKEN) {
-		fprintf(stderr,
-		    "sluice: %s %" PRIu64 ": the task is %s, not "
-		    "taken\n",
-		    cli->cmd, id, sluice_state_name(t->state));
-		sluice_task_free(t);
-		return EXIT_ERR;
-	}
-	*lease = t->lease;
-	sluice_task_free(t);
-	return 0;
 }
 
 /* ---- put ------------------------------------------------------------------
@@ -865,9 +847,10 @@ cmd_put(struct cli *cli, int argc, char **argv)
  */
 
 static const char take_usage[] =
-    "usage: sluice take [-t TUBE]... [-w DUR] [-n N] [--no-detach] "
-    "[--json]\n"
-    "       sluice take [-t TUBE]... [-w DUR] [--no-detach] --sh\n";
+    "usage: sluice take [-t TUBE]... [--strict-order] [-w DUR] [-n N] "
+    "[--no-detach] [--json]\n"
+    "       sluice take [-t TUBE]... [--strict-order] [-w DUR] "
+    "[--no-detach] --sh\n";
 static const char take_help[] =
     "\nTakes tasks and prints them, with the lease that ack, release, fail,\n"
     "touch and bury need.\n\n"
@@ -876,8 +859,12 @@ static const char take_help[] =
     "(then it is ready again). With --no-detach the lease belongs to this\n"
     "command's connection, and the task returns to ready as soon as the\n"
     "command exits: only useful to look, not to work.\n\n"
-    "  -t, --tube TUBE   a tube to take from; repeat for several, tried in\n"
-    "                    order (default \"default\")\n"
+    "  -t, --tube TUBE   a tube to take from (default \"default\"); repeat\n"
+    "                    for several: the most urgent task across them\n"
+    "                    (priority, then the oldest), as beanstalkd does\n"
+    "      --strict-order\n"
+    "                    try the tubes in the order given instead: the first\n"
+    "                    with a ready task gives it\n"
     "  -w, --wait DUR    wait up to DUR for a task (default 0: answer at "
     "once)\n"
     "  -n, --count N     take up to N tasks (default 1, at most 1000)\n"
@@ -904,6 +891,7 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
 		{ "sh", no_argument, NULL, OPT_SH },
+		{ "strict-order", no_argument, NULL, OPT_STRICT_ORDER },
 		COMMON_OPTS,
 	};
 	const char *tubes[64];
@@ -941,6 +929,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_SH:
 			sh = true;
+			break;
+		case OPT_STRICT_ORDER:
+			o.strict_order = 1;
 			break;
 		}
 	}
@@ -988,53 +979,60 @@ cmd_take(struct cli *cli, int argc, char **argv)
 /* ---- the lease operations ----------------------------------------------- */
 
 static const char ack_usage[] =
-    "usage: sluice ack ID [--lease L] [--to TUBE] [--json]\n";
+    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--json]\n";
 static const char ack_help[] =
     "\nThe task is done: it is deleted (a recurring one is scheduled "
     "again).\n\n"
-    "      --lease L   the lease its take printed. Without it the task's\n"
-    "                  current lease is looked up, which gives up the\n"
-    "                  protection against acking a task someone else has\n"
-    "                  taken since\n"
+    "      --lease L   the lease its take printed (needed: it fences off\n"
+    "                  a worker whose lease ran out)\n"
+    "      --force     without the lease: an operator's override, logged\n"
+    "                  by the server\n"
     "      --to TUBE   move it, atomically, to TUBE as a ready task (the\n"
     "                  next stage of a pipeline)\n"
     "      --json      print the task's state after: "
     "{\"id\":N,\"state\":...}\n";
 
 static const char release_usage[] =
-    "usage: sluice release ID [--lease L] [--delay DUR] [-p PRI] [--json]\n";
+    "usage: sluice release ID (--lease L | --force) [--delay DUR] [-p PRI] "
+    "[--json]\n";
 static const char release_help[] =
     "\nPuts a taken task back: ready now, or after --delay.\n\n"
-    "      --lease L       the lease its take printed (default: look it "
-    "up)\n"
+    "      --lease L       the lease its take printed\n"
+    "      --force         without the lease (an operator's override)\n"
     "      --delay DUR     ready again only after DUR\n"
     "  -p, --priority N    give it a new priority\n"
     "      --json          print the task's state after\n";
 
 static const char fail_usage[] =
-    "usage: sluice fail ID [--lease L] -e TEXT [--delay DUR] [--json]\n";
+    "usage: sluice fail ID (--lease L | --force) -e TEXT [--delay DUR] "
+    "[--json]\n";
 static const char fail_help[] =
     "\nThe task failed: it is retried after a backoff (1s, doubling each\n"
     "attempt, at most 1h), or buried when it was taken max-attempts times.\n"
     "Prints when it runs again, or that it is buried.\n\n"
-    "      --lease L       the lease its take printed (default: look it "
-    "up)\n"
+    "      --lease L       the lease its take printed\n"
+    "      --force         without the lease (an operator's override)\n"
     "  -e, --error TEXT    why (kept as its last error, up to 1024 bytes)\n"
     "      --delay DUR     retry after DUR instead of the backoff\n"
     "      --json          print the task's state after\n";
 
 static const char touch_usage[] =
-    "usage: sluice touch ID [--lease L] [--json]\n";
+    "usage: sluice touch ID (--lease L | --force) [--json]\n";
 static const char touch_help[] =
     "\nExtends the lease by the task's ttr from now; prints the new "
     "deadline.\n\n"
-    "      --lease L   the lease its take printed (default: look it up)\n"
+    "      --lease L   the lease its take printed\n"
+    "      --force     without the lease (an operator's override)\n"
     "      --json      print the task's state after\n";
 
-static const char bury_usage[] = "usage: sluice bury ID [--lease L] [--json]\n";
+static const char bury_usage[] =
+    "usage: sluice bury ID (--lease L | --force) [--json]\n";
 static const char bury_help[] =
-    "\nParks a taken task: it stays buried until kicked.\n\n"
-    "      --lease L   the lease its take printed (default: look it up)\n"
+    "\nParks a task: it stays buried until kicked. A taken task needs its\n"
+    "lease; --force parks any task that is not buried yet, a ready or\n"
+    "delayed one too (an operator's override, logged by the server).\n\n"
+    "      --lease L   the lease its take printed\n"
+    "      --force     without the lease\n"
     "      --json      print the task's state after\n";
 
 /* ack, release, fail, touch and bury share their parsing; this is what
@@ -1071,6 +1069,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		LEASE_OPT,
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "to", required_argument, NULL, OPT_TO },
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "priority", required_argument, NULL, 'p' },
@@ -1080,7 +1079,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct args a = { argc, argv, op->shorts, opts };
 	const char *to = NULL, *error = NULL;
-	bool has_lease = false, has_delay = false;
+	bool has_lease = false, has_delay = false, force = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
@@ -1095,6 +1094,9 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			         UINT64_MAX, &lease)) != 0)
 				return rc;
 			has_lease = true;
+			break;
+		case OPT_FORCE:
+			force = true;
 			break;
 		case OPT_TO:
 			ok = op->to;
@@ -1137,8 +1139,14 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (op->error && error == NULL)
 		return cli_usage_error(cli, "-e TEXT is needed");
-	if ((rc = cli_connect(cli)) != 0 ||
-	    (rc = find_lease(cli, id, has_lease, &lease)) != 0)
+	if (has_lease == force)
+		return cli_usage_error(cli,
+		    has_lease ? "--lease and --force exclude each other"
+		              : "--lease L (the lease its take printed) or "
+		                "--force is needed");
+	if (force)
+		lease = SLUICE_FORCE;
+	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	switch (op->verb) {
 	case ACK:

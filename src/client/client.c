@@ -274,6 +274,7 @@ sluice_open(const char *urls, struct sluice_client **out)
 	buf_init(&c->out);
 	buf_init(&c->reply);
 	c->seq = seq_start(c);
+	buf_init(&c->texts);
 	c->timeout_ms = SLUICE_TIMEOUT_DEFAULT;
 	c->connect_ms = SLUICE_CONNECT_DEFAULT;
 	*out = c;
@@ -288,6 +289,7 @@ sluice_close(struct sluice_client *c)
 	conn_drop(c);
 	buf_free(&c->reply);
 	buf_free(&c->out);
+	buf_free(&c->texts);
 	urls_free(&c->urls);
 	free(c);
 }

@@ -23,6 +23,8 @@ struct sluice_client {
 	struct buf out;    /* the encoded request */
 	struct buf reply;  /* the last reply; decoded replies borrow from it */
 	size_t reply_off;  /* where its body starts */
+	struct buf texts;  /* the last batch put's item messages, each ended
+	                    * by a NUL */
 
 	char errmsg[1400];
 };

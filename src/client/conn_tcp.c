@@ -520,7 +520,18 @@ greet(struct conn_tcp *k, const char *url, const struct addrinfo *ai,
 		    rc == SLUICE_ETIMEDOUT ? "timed out" : "connection lost");
 		return SLUICE_ECONN;
 	}
-	rc = read_greeting(k->fd, in, sizeof(in), SP_HANDSHAKE, dl, &n);
+	/* A sluice server greets at once. A text protocol (beanstalk's)
+	 * waits for a line instead: after half the time, end one, and it
+	 * answers with an error that names it. */
+	rc = read_greeting(k->fd, in, sizeof(in), SP_HANDSHAKE,
+	    dl < 0 ? dl : mono_ns() + (dl - mono_ns()) / 2, &n);
+	if (n == 0 && rc == SLUICE_ETIMEDOUT) {
+		struct iovec eol = { (void *)"\r\n", 2 };
+
+		if ((rc = send_all(k->fd, &eol, 1, dl)) == 0)
+			rc = read_greeting(
+			    k->fd, in, sizeof(in), SP_HANDSHAKE, dl, &n);
+	}
 	if (n >= SP_HANDSHAKE && sp_handshake_ok(in, SP_PROTO_REP0)) {
 		buf_put(&k->carry, in + SP_HANDSHAKE, n - SP_HANDSHAKE);
 		return buf_failed(&k->carry) ? SLUICE_ENOMEM : 0;

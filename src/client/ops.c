@@ -30,6 +30,7 @@ copy_after(const struct msg_rep *r, struct sluice_after *after)
 	after->state = r->after.state;
 	after->run_at = r->after.run_at;
 	after->deadline = r->after.deadline;
+	after->replaced = r->after.replaced;
 }
 
 /* ---- put -------------------------------------------------------------- */
@@ -92,7 +93,9 @@ sluice_put_batch(
 	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
 	struct msg_put *v;
 	struct msg_put_res res;
+	struct msg_iter it;
 	struct msg_rep r;
+	size_t off = 0;
 	int rc;
 
 	if (c == NULL || items == NULL || n == 0)
@@ -111,6 +114,7 @@ sluice_put_batch(
 		put_fields(
 		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
 	q.put_batch.n = (uint32_t)n;
+	q.put_batch.messages = true;
 	q.put_batch.items = v;
 	rc = client_call(c, &q, 0, &r);
 	free(v);
@@ -121,10 +125,24 @@ sluice_put_batch(
 		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
 		return SLUICE_EPROTO;
 	}
+	/* The texts first (the buffer may move as it grows), then the
+	 * results pointing into it. */
+	buf_reset(&c->texts);
+	it = r.put_batch.it;
+	while (msg_next_put_res(&it, &res)) {
+		buf_put(&c->texts, res.message.p, res.message.len);
+		buf_put_u8(&c->texts, 0);
+	}
+	if (buf_failed(&c->texts))
+		return SLUICE_ENOMEM;
 	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
 		items[i].rc = res.status;
 		items[i].id = res.id;
 		items[i].created = res.created;
+		items[i].errmsg = (const char *)c->texts.data + off;
+		if (items[i].rc != 0 && res.message.len == 0)
+			items[i].errmsg = sluice_strerror(items[i].rc);
+		off += res.message.len + 1;
 	}
 	return 0;
 }
@@ -168,6 +186,7 @@ sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
 	q.take.wait = o->wait_ms;
 	q.take.max = o->max ? o->max : 1;
 	q.take.detach = o->detach != 0;
+	q.take.strict = o->strict_order != 0;
 	q.take.ntubes = (uint32_t)ntubes;
 	q.take.tubes = tubes;
 	if ((rc = client_call(c, &q,
@@ -188,6 +207,14 @@ sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
 		return rc;
 	*n = r.tasks.n;
 	return 0;
+}
+
+/* The lease of a request: SLUICE_FORCE sends none, with the force flag. */
+static uint64_t
+lease_or_force(uint64_t lease, bool *force)
+{
+	*force = lease == SLUICE_FORCE;
+	return *force ? 0 : lease;
 }
 
 /* ack, release, fail, touch, bury, kick_id: a request, then `after`. */
@@ -211,7 +238,10 @@ sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *to_tube, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_ACK,
-		.ack = { .id = id, .lease = lease, .to = msg_cstr(to_tube) } };
+		.ack = { .id = id, .to = msg_cstr(to_tube) } };
+
+	q.ack.lease = lease_or_force(lease, &q.ack.force);
+	q.ack.report = true;
 
 	return call_after(c, &q, after);
 }
@@ -221,7 +251,10 @@ sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
     uint64_t delay_ms, int64_t priority, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_RELEASE,
-		.release = { .id = id, .lease = lease, .delay = delay_ms } };
+		.release = { .id = id, .delay = delay_ms } };
+
+	q.release.lease = lease_or_force(lease, &q.release.force);
+	q.release.report = true;
 
 	if (priority > (int64_t)UINT32_MAX)
 		return bad_arg(c, "release: priority above 4294967295");
@@ -237,8 +270,10 @@ sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *error, int64_t delay_ms, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_FAIL,
-		.fail = {
-		    .id = id, .lease = lease, .error = msg_cstr(error) } };
+		.fail = { .id = id, .error = msg_cstr(error) } };
+
+	q.fail.lease = lease_or_force(lease, &q.fail.force);
+	q.fail.report = true;
 
 	if (delay_ms >= 0) {
 		q.fail.set_delay = true;
@@ -251,8 +286,9 @@ int
 sluice_touch(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
-	struct msg_req q = { .op = MSG_OP_TOUCH,
-		.lease = { .id = id, .lease = lease } };
+	struct msg_req q = { .op = MSG_OP_TOUCH, .lease = { .id = id } };
+
+	q.lease.lease = lease_or_force(lease, &q.lease.force);
 
 	return call_after(c, &q, after);
 }
@@ -261,8 +297,10 @@ int
 sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
-	struct msg_req q = { .op = MSG_OP_BURY,
-		.lease = { .id = id, .lease = lease } };
+	struct msg_req q = { .op = MSG_OP_BURY, .lease = { .id = id } };
+
+	q.lease.lease = lease_or_force(lease, &q.lease.force);
+	q.lease.report = true;
 
 	return call_after(c, &q, after);
 }

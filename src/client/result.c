@@ -54,6 +54,8 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	const char *key = arena_opt_str(a, t->key);
 	const char *err = arena_opt_str(a, t->last_error);
 	const char *payload = arena_str(a, t->payload);
+	const char *pending =
+	    t->replace_pending ? arena_str(a, t->pending.payload) : NULL;
 
 	if (o == NULL)
 		return;
@@ -78,6 +80,17 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->payload = payload;
 	o->payload_len = t->payload.len;
 	o->size = t->size;
+	if (t->replace_pending) {
+		o->replace_pending = 1;
+		o->pending.priority = t->pending.priority;
+		o->pending.max_attempts = t->pending.max_attempts;
+		o->pending.ttr_ms = t->pending.ttr;
+		o->pending.run_at = t->pending.run_at;
+		o->pending.period_ms = t->pending.period;
+		o->pending.payload = pending;
+		o->pending.payload_len = t->pending.payload.len;
+		o->pending.size = t->pending.size;
+	}
 }
 
 /* Lays out `n` tasks from `it` (or the single `one`). */

@@ -1299,7 +1299,11 @@ wal_sync(struct wal *w, int64_t timeout_ms)
 			submit_sync(w);
 		}
 		pump(w, true);
-		rc = wait_some(w, deadline);
+		/* An inline commit is done already: wait only for the ring. */
+		if (w->ring.pending > 0)
+			rc = wait_some(w, deadline);
+		else if (clock_mono_ns() > deadline)
+			rc = SLUICE_ETIMEDOUT;
 	}
 	return w->poisoned ? SLUICE_ELOG : rc;
 }

@@ -159,6 +159,23 @@ json_base64(FILE *f, const void *p, size_t len)
 	}
 }
 
+/* "payload":..., or "payload_base64":"..." when the bytes are not UTF-8,
+ * or "payload":null when they were left out (list). */
+static void
+json_payload(FILE *f, const void *p, size_t len, size_t size)
+{
+	if (len == 0 && size > 0) {
+		fputs("\"payload\":null", f);
+	} else if (json_utf8_valid(p, len)) {
+		fputs("\"payload\":", f);
+		json_str(f, p, len);
+	} else {
+		fputs("\"payload_base64\":\"", f);
+		json_base64(f, p, len);
+		fputc('"', f);
+	}
+}
+
 void
 json_task(FILE *f, const struct sluice_task *t)
 {
@@ -166,16 +183,7 @@ json_task(FILE *f, const struct sluice_task *t)
 	    t->lease);
 	json_cstr(f, t->tube);
 	fprintf(f, ",\"state\":\"%s\",", state_name(t->state));
-	if (t->payload_len == 0 && t->size > 0) {
-		fputs("\"payload\":null", f);
-	} else if (json_utf8_valid(t->payload, t->payload_len)) {
-		fputs("\"payload\":", f);
-		json_str(f, t->payload, t->payload_len);
-	} else {
-		fputs("\"payload_base64\":\"", f);
-		json_base64(f, t->payload, t->payload_len);
-		fputc('"', f);
-	}
+	json_payload(f, t->payload, t->payload_len, t->size);
 	fprintf(f,
 	    ",\"attempts\":%" PRIu32 ",\"priority\":%" PRIu32
 	    ",\"run_at\":%" PRIu64 ",\"last_error\":",
@@ -187,10 +195,25 @@ json_task(FILE *f, const struct sluice_task *t)
 	    ",\"max_attempts\":%" PRIu32 ",\"ttr\":%" PRIu64
 	    ",\"period\":%" PRIu64 ",\"created_at\":%" PRIu64
 	    ",\"updated_at\":%" PRIu64 ",\"taken_at\":%" PRIu64
-	    ",\"deadline\":%" PRIu64 ",\"size\":%zu,\"detached\":%s}",
+	    ",\"deadline\":%" PRIu64 ",\"size\":%zu,\"detached\":%s",
 	    t->max_attempts, t->ttr_ms, t->period_ms, t->created_at,
 	    t->updated_at, t->taken_at, t->deadline, t->size,
 	    t->detached ? "true" : "false");
+	/* a put with replace of a taken task: what it becomes when the
+	 * lease ends */
+	if (t->replace_pending) {
+		fputs(",\"replacement\":{", f);
+		json_payload(f, t->pending.payload, t->pending.payload_len,
+		    t->pending.size);
+		fprintf(f,
+		    ",\"priority\":%" PRIu32 ",\"run_at\":%" PRIu64
+		    ",\"ttr\":%" PRIu64 ",\"max_attempts\":%" PRIu32
+		    ",\"period\":%" PRIu64 ",\"size\":%zu}",
+		    t->pending.priority, t->pending.run_at, t->pending.ttr_ms,
+		    t->pending.max_attempts, t->pending.period_ms,
+		    t->pending.size);
+	}
+	fputc('}', f);
 }
 
 static void

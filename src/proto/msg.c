@@ -27,11 +27,18 @@ enum {
 	PUT_F_REPLACE = 0x01,
 	PUT_F_AT = 0x02,
 	TAKE_F_DETACH = 0x01,
+	TAKE_F_STRICT = 0x02,
 	RELEASE_F_PRIORITY = 0x01,
 	FAIL_F_DELAY = 0x01,
 	LIST_F_PAYLOADS = 0x01,
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
+	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
+	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
+	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
+	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
+	PAUSE_F_CREATE = 0x01,
+	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -39,11 +46,27 @@ enum {
 /* Flag bits each request op may set in the header. */
 static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
-	[MSG_OP_TAKE] = TAKE_F_DETACH,
-	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY,
-	[MSG_OP_FAIL] = FAIL_F_DELAY,
+	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT,
+	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_TOUCH] = LEASE_F_FORCE,
+	[MSG_OP_BURY] = LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
+	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
+};
+
+/* Flag bits a reply (status 0) may carry, each one only when its request
+ * asked for it, so that a client that asks for nothing gets replies of
+ * version 1's first layout. */
+static const uint8_t rep_flags[MSG_OP_END_] = {
+	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_ACK] = REP_F_REPLACED,
+	[MSG_OP_RELEASE] = REP_F_REPLACED,
+	[MSG_OP_FAIL] = REP_F_REPLACED,
+	[MSG_OP_BURY] = REP_F_REPLACED,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -177,6 +200,14 @@ state_valid(uint8_t st)
 	return st >= MSG_ST_READY && st <= MSG_ST_BURIED;
 }
 
+/* The states peek_next can look into. */
+static bool
+peek_state_valid(uint8_t st)
+{
+	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
+	    st == MSG_ST_BURIED;
+}
+
 static bool
 order_valid(uint8_t order)
 {
@@ -214,6 +245,7 @@ iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
 	it->r = *r;
 	it->left = n;
 	it->payload_max = pmax;
+	it->flags = 0;
 }
 
 /* A list of `n` elements: `it` is set to read them again (msg_next_*()),
@@ -301,14 +333,75 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 	return get_payload(r, payload_max, &p->payload);
 }
 
-/* One batch item: its flags byte, then the put fields. */
+/* A field of a batch item: a length (just read) and its bytes. A length
+ * over `max` whose bytes are all there is the item's error `err` (kept in
+ * *item_err when it is the first); over `max` with bytes missing, the
+ * request's (section 2 of the protocol: a limit before a truncation). */
+static int
+get_item_bytes(struct rd *r, size_t len, size_t max, int err,
+    struct msg_str *out, int *item_err)
+{
+	NEED(r);
+	if (len > max && rd_left(r) < len)
+		return err;
+	TRY(get_bytes(r, len, SIZE_MAX, err, out));
+	if (len > max && *item_err == 0)
+		*item_err = err;
+	return 0;
+}
+
+/* One batch item: its flags byte, then the put fields. What breaks only
+ * this item (a bad tube, a bad key, a replace without a key, a payload
+ * over the limit) is read whole and kept in p->error. */
 static int
 get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 {
 	uint8_t flags = rd_u8(r);
+	int err = 0;
 
 	NEED(r);
-	return get_put(r, flags, payload_max, p);
+	memset(p, 0, sizeof(*p));
+	if (flags & ~(PUT_F_REPLACE | PUT_F_AT))
+		return SLUICE_EPROTO;
+	p->replace = flags & PUT_F_REPLACE;
+	p->at = flags & PUT_F_AT;
+	TRY(get_item_bytes(
+	    r, rd_u16(r), MSG_TUBE_MAX, SLUICE_ETUBE, &p->tube, &err));
+	if (err == 0 && check_tube(p->tube, false) != 0)
+		err = SLUICE_ETUBE;
+	p->priority = rd_u32(r);
+	p->when = rd_u64(r);
+	p->ttr = rd_u64(r);
+	p->max_attempts = rd_u32(r);
+	p->period = rd_u64(r);
+	TRY(get_item_bytes(
+	    r, rd_u16(r), MSG_KEY_MAX, SLUICE_EKEY, &p->key, &err));
+	if (err == 0 && check_key(p->key, false) != 0)
+		err = SLUICE_EKEY;
+	if (err == 0 && p->replace && p->key.len == 0)
+		err = SLUICE_EINVAL;
+	TRY(get_item_bytes(
+	    r, rd_u32(r), payload_max, SLUICE_ETOOBIG, &p->payload, &err));
+	p->error = (uint16_t)err;
+	return 0;
+}
+
+/* A task's pending replacement, after its payload (flag 0x02). */
+static int
+get_pending(struct rd *s, size_t payload_max, struct msg_task *t)
+{
+	t->replace_pending = true;
+	t->pending.priority = rd_u32(s);
+	t->pending.max_attempts = rd_u32(s);
+	t->pending.ttr = rd_u64(s);
+	t->pending.run_at = rd_u64(s);
+	t->pending.period = rd_u64(s);
+	t->pending.size = rd_u32(s);
+	TRY(get_payload(s, payload_max, &t->pending.payload));
+	if (t->pending.payload.len != 0 &&
+	    t->pending.payload.len != t->pending.size)
+		return SLUICE_EPROTO;
+	return 0;
 }
 
 /* One task record. Its own length bounds a sub-reader; fields it lacks are
@@ -350,6 +443,8 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	    (rc = get_key(&s, false, &t->key)) == 0 &&
 	    (rc = get_text(&s, MSG_TEXT_MAX, &t->last_error)) == 0)
 		rc = get_payload(&s, payload_max, &t->payload);
+	if (rc == 0 && (flags & TASK_F_PENDING))
+		rc = get_pending(&s, payload_max, t);
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -360,11 +455,13 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	return 0;
 }
 
+/* A put result; with `message`, a batch item's text follows. */
 static int
-get_put_res(struct rd *r, struct msg_put_res *out)
+get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 {
 	uint8_t created;
 
+	memset(out, 0, sizeof(*out));
 	out->status = rd_u16(r);
 	created = rd_u8(r);
 	out->id = rd_u64(r);
@@ -372,6 +469,8 @@ get_put_res(struct rd *r, struct msg_put_res *out)
 	if (created > 1)
 		return SLUICE_EPROTO;
 	out->created = created;
+	if (message)
+		TRY(get_text(r, MSG_TEXT_MAX, &out->message));
 	return 0;
 }
 
@@ -467,7 +566,7 @@ msg_next_task(struct msg_iter *it, struct msg_task *out)
 bool
 msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
 {
-	NEXT(it, get_put_res(&it->r, out));
+	NEXT(it, get_put_res(&it->r, it->flags & BATCH_F_MESSAGES, out));
 }
 
 bool
@@ -547,6 +646,7 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	struct msg_str tube;
 
 	t->detach = flags & TAKE_F_DETACH;
+	t->strict = flags & TAKE_F_STRICT;
 	t->wait = rd_u64(r);
 	t->max = rd_u32(r);
 	NEED(r);
@@ -574,6 +674,7 @@ get_req_body(
 	case MSG_OP_PUT:
 		return get_put(r, flags, pmax, &q->put);
 	case MSG_OP_PUT_BATCH:
+		q->put_batch.messages = flags & BATCH_F_MESSAGES;
 		q->put_batch.n = rd_u32(r);
 		NEED(r);
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
@@ -584,6 +685,8 @@ get_req_body(
 		return get_take(r, flags, &q->take);
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
+		q->ack.force = flags & LEASE_F_FORCE;
+		q->ack.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return get_tube(r, true, &q->ack.to);
 	case MSG_OP_RELEASE:
@@ -591,17 +694,23 @@ get_req_body(
 		q->release.delay = rd_u64(r);
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
+		q->release.force = flags & LEASE_F_FORCE;
+		q->release.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return 0;
 	case MSG_OP_FAIL:
 		get_lease(r, &q->fail.id, &q->fail.lease);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
+		q->fail.force = flags & LEASE_F_FORCE;
+		q->fail.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return get_text(r, MSG_TEXT_MAX, &q->fail.error);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		get_lease(r, &q->lease.id, &q->lease.lease);
+		q->lease.force = flags & LEASE_F_FORCE;
+		q->lease.report = flags & LEASE_F_REPORT;
 		NEED(r);
 		return 0;
 	case MSG_OP_KICK:
@@ -628,9 +737,9 @@ get_req_body(
 		TRY(get_tube(r, false, &q->peek_next.tube));
 		q->peek_next.state = rd_u8(r);
 		NEED(r);
-		if (!state_valid(q->peek_next.state))
-			return SLUICE_EPROTO;
-		return q->peek_next.state == MSG_ST_TAKEN ? SLUICE_EINVAL : 0;
+		/* ready, delayed or buried; any other value (taken, none, or
+		 * none at all) is out of range for this op */
+		return peek_state_valid(q->peek_next.state) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_LIST:
 		TRY(get_tube(r, false, &q->list.tube));
 		q->list.state = rd_u8(r);
@@ -646,6 +755,7 @@ get_req_body(
 	case MSG_OP_PAUSE:
 		TRY(get_tube(r, false, &q->pause.tube));
 		q->pause.duration = rd_u64(r);
+		q->pause.create = flags & PAUSE_F_CREATE;
 		NEED(r);
 		return 0;
 	case MSG_OP_SNAPSHOT:
@@ -735,22 +845,25 @@ get_stats(struct rd *r, struct msg_stats *s)
 }
 
 static int
-get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
+get_rep_body(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
 	struct msg_put_res pr;
 	struct msg_error_count ec;
 
 	switch (op) {
 	case MSG_OP_PUT:
-		TRY(get_put_res(r, &m->put));
+		TRY(get_put_res(r, false, &m->put));
 		return m->put.status != 0 ? SLUICE_EPROTO : 0;
 	case MSG_OP_PUT_BATCH:
+		m->put_batch.messages = flags & BATCH_F_MESSAGES;
 		m->put_batch.n = rd_u32(r);
 		NEED(r);
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		GET_EACH(&m->put_batch.it, r, m->put_batch.n, 0,
-		    get_put_res(r, &pr));
+		    get_put_res(r, m->put_batch.messages, &pr));
+		m->put_batch.it.flags = flags;
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -766,6 +879,7 @@ get_rep_body(struct rd *r, uint8_t op, size_t pmax, struct msg_rep *m)
 		m->after.state = rd_u8(r);
 		m->after.run_at = rd_u64(r);
 		m->after.deadline = rd_u64(r);
+		m->after.replaced = flags & REP_F_REPLACED;
 		NEED(r);
 		if (m->after.state != MSG_ST_NONE &&
 		    !state_valid(m->after.state))
@@ -810,18 +924,20 @@ msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
 	struct rd r;
 
 	TRY(open_msg(b, len, lim, MSG_REP_HDR, &r, &pmax));
-	if (b[3] != 0)
-		return SLUICE_EPROTO;
 	memset(&m, 0, sizeof(m));
 	m.op = b[2];
 	m.status = le_load_u16(b + 4);
 	if (m.status != 0) {
+		if (b[3] != 0)
+			return SLUICE_EPROTO;
 		TRY(get_text(&r, MSG_TEXT_MAX, &m.err.message));
 		TRY(get_text(&r, MSG_URL_MAX, &m.err.leader));
 	} else {
 		if (!op_known(m.op))
 			return SLUICE_EUNKNOWNOP;
-		TRY(get_rep_body(&r, m.op, pmax, &m));
+		if (b[3] & ~rep_flags[m.op])
+			return SLUICE_EPROTO;
+		TRY(get_rep_body(&r, m.op, b[3], pmax, &m));
 	}
 	if (rd_left(&r) != 0)
 		return SLUICE_EPROTO;
@@ -886,6 +1002,27 @@ put_flags(const struct msg_put *p)
 	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0);
 }
 
+/* A batch item, as lenient as get_put_item: a bad tube, key or payload is
+ * the server's to refuse (alone); only what the layout cannot hold is an
+ * error here. */
+static int
+enc_put_item(struct buf *b, const struct msg_put *p)
+{
+	if (p->tube.len > UINT16_MAX)
+		return SLUICE_ETUBE;
+	if (p->key.len > UINT16_MAX)
+		return SLUICE_EKEY;
+	buf_put_u8(b, put_flags(p));
+	put_str(b, p->tube);
+	buf_put_u32(b, p->priority);
+	buf_put_u64(b, p->when);
+	buf_put_u64(b, p->ttr);
+	buf_put_u32(b, p->max_attempts);
+	buf_put_u64(b, p->period);
+	put_str(b, p->key);
+	return put_payload(b, p->payload);
+}
+
 static int
 enc_put(struct buf *b, const struct msg_put *p)
 {
@@ -908,16 +1045,33 @@ req_flag_byte(const struct msg_req *q)
 	switch (q->op) {
 	case MSG_OP_PUT:
 		return put_flags(&q->put);
+	case MSG_OP_PUT_BATCH:
+		return q->put_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_TAKE:
-		return q->take.detach ? TAKE_F_DETACH : 0;
+		return (q->take.detach ? TAKE_F_DETACH : 0) |
+		    (q->take.strict ? TAKE_F_STRICT : 0);
+	case MSG_OP_ACK:
+		return (q->ack.force ? LEASE_F_FORCE : 0) |
+		    (q->ack.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_RELEASE:
-		return q->release.set_priority ? RELEASE_F_PRIORITY : 0;
+		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
+		    (q->release.force ? LEASE_F_FORCE : 0) |
+		    (q->release.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_FAIL:
-		return q->fail.set_delay ? FAIL_F_DELAY : 0;
+		return (q->fail.set_delay ? FAIL_F_DELAY : 0) |
+		    (q->fail.force ? LEASE_F_FORCE : 0) |
+		    (q->fail.report ? LEASE_F_REPORT : 0);
+	case MSG_OP_TOUCH:
+		return q->lease.force ? LEASE_F_FORCE : 0;
+	case MSG_OP_BURY:
+		return (q->lease.force ? LEASE_F_FORCE : 0) |
+		    (q->lease.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
 	case MSG_OP_KICK:
 		return q->kick.delayed ? KICK_F_DELAYED : 0;
+	case MSG_OP_PAUSE:
+		return q->pause.create ? PAUSE_F_CREATE : 0;
 	}
 	return 0;
 }
@@ -931,10 +1085,8 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_PUT_BATCH:
 		TRY(check_count(q->put_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->put_batch.n);
-		for (uint32_t i = 0; i < q->put_batch.n; i++) {
-			buf_put_u8(b, put_flags(&q->put_batch.items[i]));
-			TRY(enc_put(b, &q->put_batch.items[i]));
-		}
+		for (uint32_t i = 0; i < q->put_batch.n; i++)
+			TRY(enc_put_item(b, &q->put_batch.items[i]));
 		return 0;
 	case MSG_OP_TAKE:
 		TRY(check_count(q->take.max, MSG_TAKE_MAX));
@@ -982,8 +1134,7 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_STATS:
 		return put_tube(b, q->tube, true);
 	case MSG_OP_PEEK_NEXT:
-		if (!state_valid(q->peek_next.state) ||
-		    q->peek_next.state == MSG_ST_TAKEN)
+		if (!peek_state_valid(q->peek_next.state))
 			return SLUICE_EINVAL;
 		TRY(put_tube(b, q->peek_next.tube, false));
 		buf_put_u8(b, q->peek_next.state);
@@ -1065,7 +1216,9 @@ enc_task(struct buf *b, const struct msg_task *t)
 	buf_put_u64(b, t->id);
 	buf_put_u64(b, t->lease);
 	buf_put_u8(b, t->state);
-	buf_put_u8(b, t->detached ? TASK_F_DETACHED : 0);
+	buf_put_u8(b,
+	    (t->detached ? TASK_F_DETACHED : 0) |
+	        (t->replace_pending ? TASK_F_PENDING : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -1081,6 +1234,18 @@ enc_task(struct buf *b, const struct msg_task *t)
 	TRY(put_key(b, t->key, false));
 	TRY(put_text(b, t->last_error, MSG_TEXT_MAX));
 	TRY(put_payload(b, t->payload));
+	if (t->replace_pending) {
+		if (t->pending.payload.len != 0 &&
+		    t->pending.payload.len != t->pending.size)
+			return SLUICE_EINVAL;
+		buf_put_u32(b, t->pending.priority);
+		buf_put_u32(b, t->pending.max_attempts);
+		buf_put_u64(b, t->pending.ttr);
+		buf_put_u64(b, t->pending.run_at);
+		buf_put_u64(b, t->pending.period);
+		buf_put_u32(b, t->pending.size);
+		TRY(put_payload(b, t->pending.payload));
+	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
 	return 0;
@@ -1098,12 +1263,12 @@ enc_tasks(struct buf *b, const struct msg_tasks *t)
 }
 
 static int
-enc_put_res(struct buf *b, const struct msg_put_res *r)
+enc_put_res(struct buf *b, const struct msg_put_res *r, bool message)
 {
 	buf_put_u16(b, r->status);
 	buf_put_u8(b, r->created ? 1 : 0);
 	buf_put_u64(b, r->id);
-	return 0;
+	return message ? put_text(b, r->message, MSG_TEXT_MAX) : 0;
 }
 
 static int
@@ -1165,13 +1330,14 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PUT:
 		if (m->put.status != 0)
 			return SLUICE_EINVAL;
-		return enc_put_res(b, &m->put);
+		return enc_put_res(b, &m->put, false);
 	case MSG_OP_PUT_BATCH:
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->put_batch.n);
 		for (uint32_t i = 0; i < m->put_batch.n; i++)
-			enc_put_res(b, &m->put_batch.items[i]);
+			TRY(enc_put_res(
+			    b, &m->put_batch.items[i], m->put_batch.messages));
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -1220,13 +1386,29 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	return SLUICE_EUNKNOWNOP;
 }
 
+/* The flags byte of a reply (status 0). */
+static uint8_t
+rep_flag_byte(const struct msg_rep *m)
+{
+	switch (m->op) {
+	case MSG_OP_PUT_BATCH:
+		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_BURY:
+		return m->after.replaced ? REP_F_REPLACED : 0;
+	}
+	return 0;
+}
+
 static void
-put_rep_head(struct buf *b, uint8_t op, uint16_t status)
+put_rep_head(struct buf *b, uint8_t op, uint8_t flags, uint16_t status)
 {
 	buf_put_u8(b, MSG_MAGIC);
 	buf_put_u8(b, MSG_VERSION);
 	buf_put_u8(b, op);
-	buf_put_u8(b, 0);
+	buf_put_u8(b, flags);
 	buf_put_u16(b, status);
 }
 
@@ -1236,7 +1418,9 @@ msg_encode_rep(struct buf *b, const struct msg_rep *m)
 	size_t start = b->len;
 	int rc;
 
-	put_rep_head(b, m->op, m->status);
+	put_rep_head(b, m->op,
+	    m->status == 0 && op_known(m->op) ? rep_flag_byte(m) : 0,
+	    m->status);
 	if (m->status != 0) {
 		if ((rc = put_text(b, m->err.message, MSG_TEXT_MAX)) == 0)
 			rc = put_text(b, m->err.leader, MSG_URL_MAX);

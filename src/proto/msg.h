@@ -46,6 +46,12 @@ enum {
 	MSG_LIST_MAX = 1000,           /* tasks in one list */
 	MSG_PAYLOAD_DEFAULT = 1 << 20, /* default payload limit, 1 MiB */
 	MSG_SIZE_MAX = 64 << 20,       /* largest message, 64 MiB */
+	/* What a server lets its transport receive: 1 MiB over the limit,
+	 * so that a message a little too large arrives and is answered
+	 * SLUICE_EMSGSIZE (nng counts the REQ's 4-byte request id in its
+	 * receive limit too); beyond it the transport drops the connection
+	 * without reading the message. */
+	MSG_RECV_MAX = MSG_SIZE_MAX + (1 << 20),
 };
 
 /* Request op codes (byte 2 of every message). A reply echoes its
@@ -125,6 +131,7 @@ struct msg_iter {
 	struct rd r;
 	uint32_t left;
 	size_t payload_max;
+	uint8_t flags; /* the message's flags, when they shape its elements */
 };
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
@@ -149,10 +156,23 @@ struct msg_put {
 	uint64_t period;       /* ms; 0 = not recurring */
 	struct msg_str key;    /* len 0 = no key; `replace` needs one */
 	struct msg_str payload;
+	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
+	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
+	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
+	 * read, unchecked. */
+	uint16_t error;
 };
 
+/* A batch put. Its items are checked one by one: an item whose tube, key
+ * or payload breaks its limit is read whole and refused alone (its
+ * `error`), the others are put. Only what breaks the message itself (a
+ * count, flags, missing bytes, a length over its limit whose bytes are
+ * missing) refuses the whole request. The encoder lets such items through
+ * (so that a server can be asked, and answer, per item) as long as they
+ * fit the layout (str16 lengths). */
 struct msg_put_batch {
 	uint32_t n;                  /* 1..MSG_BATCH_MAX */
+	bool messages;               /* flag 0x01: each result carries a text */
 	const struct msg_put *items; /* encode */
 	struct msg_iter it;          /* decode: msg_next_put() */
 };
@@ -161,26 +181,39 @@ struct msg_take {
 	uint64_t wait;   /* ms to wait for a task; 0 = poll */
 	uint32_t max;    /* 1..MSG_TAKE_MAX tasks */
 	bool detach;     /* lease survives the session, ends by ttr only */
+	bool strict;     /* tubes in the order given, not the most urgent
+	                    task across them */
 	uint32_t ntubes; /* 1..MSG_TAKE_TUBES_MAX */
 	const struct msg_str *tubes; /* encode */
 	struct msg_iter it;          /* decode: msg_next_str() */
 };
 
+/* ack, release, fail, touch and bury name a task and the lease its take
+ * returned; `force` (flag 0x80) is an operator's override: the lease is
+ * not checked (the server logs who asked). */
+
 /* touch, bury */
 struct msg_lease {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
+	bool report; /* bury: flag 0x40, as ack's */
 };
 
 struct msg_ack {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
+	bool report; /* flag 0x40: the reply says (its flag 0x01) whether a
+	                pending replacement took the task's place */
 	struct msg_str to; /* len 0 = no move; else the tube to move it to */
 };
 
 struct msg_release {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
+	bool report;       /* flag 0x40, as ack's */
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
@@ -189,6 +222,8 @@ struct msg_release {
 struct msg_fail {
 	uint64_t id;
 	uint64_t lease;
+	bool force;
+	bool report;          /* flag 0x40, as ack's */
 	bool set_delay;       /* else the server's backoff decides */
 	uint64_t delay;       /* ms, with set_delay (sent as 0 without) */
 	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */
@@ -224,6 +259,8 @@ struct msg_list {
 struct msg_pause {
 	struct msg_str tube;
 	uint64_t duration; /* ms; 0 = resume now */
+	bool create; /* flag 0x01: a tube the server never had is made (the
+	                beanstalk face); else SLUICE_ENOTFOUND */
 };
 
 /* A request. `op` selects the member:
@@ -283,6 +320,19 @@ struct msg_task {
 	struct msg_str key;        /* len 0 = no key */
 	struct msg_str last_error; /* len 0 = none */
 	struct msg_str payload;    /* len 0 when omitted (list) */
+	/* A replacement waits for the task's lease to end (a put with
+	 * replace of a taken task): flag 0x02 of the record, then these
+	 * fields after the payload, the content the task takes then. */
+	bool replace_pending;
+	struct {
+		uint32_t priority;
+		uint32_t max_attempts;
+		uint64_t ttr;
+		uint64_t run_at; /* as asked; a past time means at once */
+		uint64_t period;
+		uint32_t size;
+		struct msg_str payload; /* len 0 when omitted (list) */
+	} pending;
 };
 
 /* take and list */
@@ -297,10 +347,13 @@ struct msg_put_res {
 	uint16_t status; /* batch items: 0 or a SLUICE_E* code; put: 0 */
 	bool created; /* false: the key was live, `id` is the existing task */
 	uint64_t id;  /* 0 when status != 0 */
+	struct msg_str message; /* batch reply with flag 0x01: why the item
+	                           was refused (0..MSG_TEXT_MAX bytes) */
 };
 
 struct msg_put_batch_res {
 	uint32_t n;                      /* one per item, in request order */
+	bool messages;                   /* flag 0x01: items carry a text */
 	const struct msg_put_res *items; /* encode */
 	struct msg_iter it;              /* decode: msg_next_put_res() */
 };
@@ -311,6 +364,9 @@ struct msg_after {
 	uint8_t state;     /* MSG_ST_NONE: gone (acked, not recurring) */
 	uint64_t run_at;   /* when delayed: unix ms it becomes ready */
 	uint64_t deadline; /* when taken (touch): unix ms the lease ends */
+	bool replaced;     /* reply flag 0x01 (asked by the request's flag
+	                      0x40): the lease ended by a pending replacement
+	                      taking the task's place; it waits again */
 };
 
 struct msg_kv {
@@ -411,7 +467,7 @@ int msg_encode_req(struct buf *b, const struct msg_req *req);
  * SLUICE_ETOOBIG (payload > payload_max), SLUICE_ETUBE, SLUICE_EKEY,
  * SLUICE_ELIMIT (a count or text over its limit), SLUICE_EINVAL (a value
  * out of range: take/list/kick count 0, replace without a key, peek_next of
- * a state other than ready/delayed/buried). `*out` is written only on
+ * any state byte other than ready/delayed/buried). `*out` is written only on
  * success. */
 int msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
     struct msg_req *out);

@@ -64,17 +64,19 @@ when(int64_t now, int64_t run_at, int64_t delay, int64_t *out)
 	return 0;
 }
 
-/* The lease rule (queue.h). */
+/* The lease rule (queue.h): the task, then its state, then the lease.
+ * Leases are LSNs (>= 1), so lease 0 never matches: it is no wildcard. */
 static int
-leased(struct queue *q, uint64_t id, uint64_t lease, struct task **out)
+leased(
+    struct queue *q, uint64_t id, uint64_t lease, bool force, struct task **out)
 {
 	struct task *t = qs_task(q, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state != QUEUE_TAKEN)
-		return lease != 0 ? SLUICE_ESTALE : SLUICE_ESTATE;
-	if (lease != 0 && t->ext->lease != lease)
+		return SLUICE_ESTATE;
+	if (!force && t->ext->lease != lease)
 		return SLUICE_ESTALE;
 	*out = t;
 	return 0;
@@ -227,13 +229,14 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (req->ntubes > q->cfg.max_take_tubes)
 		return SLUICE_ELIMIT;
+	for (size_t i = 0; i < req->ntubes; i++)
+		if (!qrec_tube_valid(req->tubes[i].p, req->tubes[i].len))
+			return SLUICE_ETUBE;
 	for (size_t i = 0; i < req->ntubes; i++) {
 		const struct queue_str *s = &req->tubes[i];
 		struct tube *tb;
 		struct task *top;
 
-		if (!qrec_tube_valid(s->p, s->len))
-			return SLUICE_ETUBE;
 		tb = qs_tube(q, s->p, s->len);
 		if (tb == NULL || (top = heap_top(&tb->ready)) == NULL)
 			continue;
@@ -243,6 +246,8 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		}
 		if (best == NULL || tube_ready_less(top, best))
 			best = top;
+		if (req->strict)
+			break; /* the first tube in order with a task wins */
 	}
 	if (best == NULL)
 		return paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
@@ -281,7 +286,7 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->to_tube_len > 0 &&
 	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
 		return SLUICE_ETUBE;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -318,7 +323,7 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -362,7 +367,7 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (req->set_delay && !time_ok(req->delay_ms))
 		return SLUICE_EINVAL;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_REPLACED);
@@ -394,7 +399,7 @@ touch_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	int rc;
 
 	(void)now;
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	out->type = QREC_TOUCH;
 	out->u.touch.id = t->id;
@@ -420,12 +425,13 @@ bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if ((t = qs_task(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
-		if (req->lease != 0)
-			return SLUICE_ESTALE;
+		/* Only an operator parks a task nobody holds. */
+		if (!req->force)
+			return SLUICE_ESTATE;
 		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
 		return 0;
 	}
-	if ((rc = leased(q, req->id, req->lease, &t)) != 0)
+	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
 	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
@@ -491,9 +497,11 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	}
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
+	/* A cancelled task's key is free at once: the dedup window is for
+	 * work that was done, so that it is not done twice. */
 	out->type = QREC_DELETE;
 	out->u.del.id = t->id;
-	out->u.del.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+	out->u.del.dedup_ms = 0;
 	return 0;
 }
 
@@ -521,7 +529,7 @@ flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
 	out->u.flush.tube_len = req->tube_len;
-	out->u.flush.dedup_ms = q->cfg.dedup_ms;
+	out->u.flush.dedup_ms = 0; /* cancelled: keys free at once */
 	return 0;
 }
 
@@ -543,6 +551,8 @@ pause_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (!time_ok(req->until))
 		return SLUICE_EINVAL;
 	tb = qs_tube(q, req->tube, req->tube_len);
+	if (tb == NULL && !req->create)
+		return SLUICE_ENOTFOUND;
 	/* Unpausing a tube that is not paused changes nothing. */
 	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
 		return 0;

@@ -135,7 +135,8 @@ queue_dump(const struct queue *q, struct buf *out)
 	keys = malloc((q->ndedup + 1) * sizeof(*keys));
 	if (tubes == NULL || tasks == NULL || keys == NULL)
 		goto done;
-	memcpy(tubes, q->tubes, q->ntubes * sizeof(*tubes));
+	if (q->ntubes > 0) /* q->tubes is NULL until the first tube */
+		memcpy(tubes, q->tubes, q->ntubes * sizeof(*tubes));
 	qsort(tubes, q->ntubes, sizeof(*tubes), tube_cmp);
 	for (uint32_t i = 0; i < q->ids.cap; i++)
 		if (idx_at(&q->ids, i) != NULL)

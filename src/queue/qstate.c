@@ -566,6 +566,15 @@ qs_view(const struct task *t, struct queue_task_view *out)
 		out->detached = e->detached;
 	}
 	out->replace_pending = e->repl != NULL;
+	if (e->repl != NULL) {
+		out->repl.payload = e->repl->payload;
+		out->repl.payload_len = e->repl->payload_len;
+		out->repl.pri = e->repl->pri;
+		out->repl.ttr = e->repl->ttr;
+		out->repl.max_attempts = e->repl->max_attempts;
+		out->repl.run_at = e->repl->run_at;
+		out->repl.period = e->repl->period;
+	}
 }
 
 /* ---- Time ------------------------------------------------------------ */

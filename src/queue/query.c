@@ -364,6 +364,7 @@ tube_stats(
 	memset(out, 0, sizeof(*out));
 	out->name = tb->name;
 	out->name_len = tb->name_len;
+	out->index = tb->index;
 	out->ready = tb->ready.len;
 	out->delayed = tb->delayed.len;
 	out->taken = tb->ntaken;

@@ -31,7 +31,7 @@
  *                                  a recurring task; ACK --to (other tube)
  *   taken   -> buried              FAIL at max_attempts; BURY (client, or
  *                                  ttr / session / restart at max_attempts)
- *   ready | delayed -> buried      BURY by an operator (lease 0)
+ *   ready | delayed -> buried      BURY by an operator (force)
  *   buried | delayed -> ready      KICK
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
  *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
@@ -39,7 +39,8 @@
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
  * Ready order: priority, then id. Keys are unique among live tasks and
- * stay reserved for a dedup window once their task is acked or deleted.
+ * stay reserved for a dedup window once their task is acked (completed);
+ * a deleted (cancelled) task's key is free at once.
  * A ready task's run_at is when it became ready, so the oldest ready task
  * is the one with the smallest run_at.
  *
@@ -86,7 +87,7 @@ enum {
 struct queue_config {
 	size_t max_payload; /* bytes, at most QREC_PAYLOAD_MAX */
 	size_t max_error;   /* bytes of a fail's text, <= QREC_ERROR_MAX */
-	uint32_t dedup_ms;  /* key reserved this long after completion */
+	uint32_t dedup_ms;  /* key reserved this long after an ack */
 	uint32_t backoff_base_ms; /* a fail's delay after the first attempt */
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
@@ -165,27 +166,32 @@ struct queue_take_req {
 	size_t ntubes;
 	uint64_t session;
 	bool detached; /* the lease outlives the session; only ttr ends it */
+	bool strict;   /* tubes in the order given, not the best across them */
 };
 
 /* The best ready task across the tubes (priority, then id), skipping
- * paused tubes. Errors: SLUICE_ETUBE (a bad name), SLUICE_EINVAL (no
- * tube), SLUICE_ELIMIT (more than max_take_tubes); and, when there is
- * nothing to take now, SLUICE_EPAUSED if a paused tube has ready tasks,
- * else SLUICE_ETIMEDOUT. After applying the TAKE record, queue_peek()
- * gives the task with its lease. */
+ * paused tubes; with `strict`, the best of the first tube (in the order
+ * given) that has a ready task and is not paused. Errors: SLUICE_ETUBE (a bad
+ * name), SLUICE_EINVAL (no tube), SLUICE_ELIMIT (more than max_take_tubes);
+ * and, when there is nothing to take now, SLUICE_EPAUSED if a paused tube has
+ * ready tasks, else SLUICE_ETIMEDOUT. After applying the TAKE record,
+ * queue_peek() gives the task with its lease. */
 int queue_decide_take(struct queue *q, int64_t now,
     const struct queue_take_req *req, struct qrec *out);
 
-/* The lease rule of ack, release, fail, touch and bury: unknown id ->
- * SLUICE_ENOTFOUND; a task that is not taken, or whose lease is not
- * `lease` -> SLUICE_ESTALE; lease 0 skips the check (an operator's
- * override) but the task must be taken, else SLUICE_ESTATE. */
+/* The lease rule of ack, release, fail, touch and bury, checked in this
+ * order: an unknown id -> SLUICE_ENOTFOUND; a task that is not taken ->
+ * SLUICE_ESTATE, whatever the lease; a lease that is not the task's
+ * current one -> SLUICE_ESTALE. Lease 0 is no wildcard: leases are LSNs
+ * (>= 1), so it is always stale. `force` (an operator's override, which
+ * the server logs) skips the lease check, never the state check. */
 
 struct queue_ack_req {
 	uint64_t id;
 	uint64_t lease;
 	const char *to_tube; /* to_tube_len 0: no move */
 	size_t to_tube_len;
+	bool force; /* the lease is not checked (an operator's override) */
 };
 
 /* Done. The task is deleted (its key reserved for the dedup window); a
@@ -203,6 +209,7 @@ struct queue_release_req {
 	int64_t run_at;   /* absolute; 0: now + delay_ms */
 	bool set_pri;
 	uint32_t pri;
+	bool force; /* the lease is not checked */
 };
 
 /* Back to the tube (delayed when asked), attempts kept. Errors: the lease
@@ -217,6 +224,7 @@ struct queue_fail_req {
 	size_t error_len;
 	bool set_delay; /* use delay_ms instead of the backoff */
 	int64_t delay_ms;
+	bool force; /* the lease is not checked */
 };
 
 /* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
@@ -229,6 +237,7 @@ int queue_decide_fail(struct queue *q, int64_t now,
 struct queue_touch_req {
 	uint64_t id;
 	uint64_t lease;
+	bool force; /* the lease is not checked */
 };
 
 /* Extends the lease: deadline = time + ttr. Errors: the lease rule. */
@@ -238,11 +247,12 @@ int queue_decide_touch(struct queue *q, int64_t now,
 struct queue_bury_req {
 	uint64_t id;
 	uint64_t lease;
+	bool force; /* the lease is not checked; a waiting task may be parked */
 };
 
-/* Parks a task. A taken task follows the lease rule; a ready or delayed
- * task can be buried with lease 0 (SLUICE_ESTALE with another lease); a
- * buried one gets SLUICE_ESTATE. */
+/* Parks a task. A taken task follows the lease rule. A ready or delayed
+ * task is parked only with `force` (an operator's act: nobody holds a
+ * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE. */
 int queue_decide_bury(struct queue *q, int64_t now,
     const struct queue_bury_req *req, struct qrec *out);
 
@@ -265,7 +275,8 @@ struct queue_delete_req {
 	size_t key_len;
 };
 
-/* Cancels a task in any state (a taken one loses its lease). Errors:
+/* Cancels a task in any state (a taken one loses its lease); its key is
+ * free at once (no dedup window: nothing was done). Errors:
  * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_EINVAL (neither). */
 int queue_decide_delete(struct queue *q, int64_t now,
     const struct queue_delete_req *req, struct qrec *out);
@@ -275,8 +286,8 @@ struct queue_flush_req {
 	size_t tube_len;
 };
 
-/* Cancels every task of a tube (QREC_NONE when it has none). Errors:
- * SLUICE_ETUBE. */
+/* Cancels every task of a tube (QREC_NONE when it has none); their keys
+ * are free at once. Errors: SLUICE_ETUBE. */
 int queue_decide_flush(struct queue *q, int64_t now,
     const struct queue_flush_req *req, struct qrec *out);
 
@@ -284,10 +295,13 @@ struct queue_pause_req {
 	const char *tube;
 	size_t tube_len;
 	int64_t until; /* <= now: unpause */
+	bool create;   /* a tube the queue does not know is made (else
+	                  SLUICE_ENOTFOUND) */
 };
 
 /* No takes from the tube before `until`. Errors: SLUICE_ETUBE,
- * SLUICE_EINVAL (until out of range), SLUICE_ELIMIT (max_tubes). */
+ * SLUICE_EINVAL (until out of range), SLUICE_ENOTFOUND (a tube the queue
+ * never had, without `create`), SLUICE_ELIMIT (max_tubes). */
 int queue_decide_pause(struct queue *q, int64_t now,
     const struct queue_pause_req *req, struct qrec *out);
 
@@ -364,6 +378,17 @@ struct queue_task_view {
 	int64_t deadline;
 	bool detached;
 	bool replace_pending; /* a REPLACE waits for the lease to end */
+	/* with replace_pending: the content the task takes when its lease
+	 * ends (run_at: as asked; the past is read as then) */
+	struct {
+		const void *payload;
+		size_t payload_len;
+		uint32_t pri;
+		uint32_t ttr;
+		uint32_t max_attempts;
+		int64_t run_at;
+		int64_t period;
+	} repl;
 };
 
 /* SLUICE_ENOTFOUND when no task has that id. */
@@ -431,6 +456,7 @@ struct queue_counters {
 struct queue_tube_stats {
 	const char *name; /* borrows; lives as long as the queue */
 	size_t name_len;
+	uint32_t index; /* in creation order (queue_tube_stats_at) */
 	uint64_t ready;
 	uint64_t delayed;
 	uint64_t taken;

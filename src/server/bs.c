@@ -43,6 +43,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "log/seg.h"
 #include "proto/msg.h"
 #include "server/bs.h"
 #include "server/bs_proto.h"
@@ -149,7 +150,15 @@ face_drop(struct net_ctx *ctx)
 	    NULL);
 }
 
-static const struct net_face bs_face = { face_reply, face_drop };
+static const char *
+face_peer(const struct net_ctx *ctx)
+{
+	return ((const struct bs_req *)((const char *)ctx -
+	            offsetof(struct bs_req, ctx)))
+	    ->conn->conn->peer;
+}
+
+static const struct net_face bs_face = { face_reply, face_drop, face_peer };
 
 /* ---- requests ---------------------------------------------------------- */
 
@@ -438,6 +447,9 @@ each_tube(
 	fn(arg, "default", 7, NULL);
 	see(&seen, "default", 7);
 	while (msg_next_tube_stats(&it, &ts)) {
+		/* only names a beanstalk client can use (no "x:zz") */
+		if (!bs_tube_reachable(ts.name.p, ts.name.len))
+			continue;
 		n = bs_tube_from_sluice(ts.name.p, ts.name.len, name);
 		if (listed(&seen, name, n) || !tube_exists(bs, &ts, name, n))
 			continue;
@@ -557,9 +569,13 @@ stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 	yaml_u(y, "current-waiting", waiting);
 	yaml_u(y, "total-connections", bs->total_conns);
 	yaml_u(y, "pid", (uint64_t)getpid());
-	snprintf(line, sizeof(line), "\"%d.%d.%d (sluice)\"",
-	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
-	yaml_s(y, "version", line, strlen(line));
+	/* the protocol this face speaks, as beanstalkd says it (clients
+	 * compare it to enable commands: kick-job needs 1.8); sluice's own
+	 * version has a field of its own */
+	yaml_s(y, "version", BS_VERSION, strlen(BS_VERSION));
+	snprintf(line, sizeof(line), "\"%d.%d.%d\"", SLUICE_VERSION_MAJOR,
+	    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
+	yaml_s(y, "sluice-version", line, strlen(line));
 	memset(&ru, 0, sizeof(ru));
 	getrusage(RUSAGE_SELF, &ru);
 	snprintf(line, sizeof(line), "%.6f", tv_s(ru.ru_utime));
@@ -572,7 +588,8 @@ stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 	yaml_u(y, "binlog-current-index", kv_find(&st->more, "log_segments"));
 	yaml_u(y, "binlog-records-migrated", 0);
 	yaml_u(y, "binlog-records-written", st->lsn);
-	yaml_u(y, "binlog-max-size", bs->cfg.seg_size);
+	yaml_u(y, "binlog-max-size",
+	    bs->cfg.seg_size ? bs->cfg.seg_size : SEG_SIZE_DEFAULT);
 	yaml_s(y, "draining", "false", 5);
 	yaml_s(y, "id", bs->id, strlen(bs->id));
 	gethostname(host, sizeof(host) - 1);
@@ -715,6 +732,29 @@ first_task(const struct msg_rep *rep, struct msg_task *t, bool *have)
 
 static void repost_pause(struct bs_req *r);
 
+/* stats-tube and pause-tube of a tube the core never had (ENOTFOUND): it
+ * exists here all the same while a connection uses or watches it. */
+static void
+unknown_tube(struct bs_req *r)
+{
+	struct msg_tube_stats none;
+	struct buf y;
+
+	if (!tube_exists(r->conn->bs, NULL, r->tube, r->tube_len)) {
+		req_text(r, reply_lines[0]);
+		return;
+	}
+	if (r->cmd.kind == BS_PAUSE_TUBE) {
+		repost_pause(r);
+		return;
+	}
+	memset(&none, 0, sizeof(none));
+	buf_init(&y);
+	tube_yaml(r->conn->bs, r->tube, r->tube_len, &none, &y);
+	req_yaml(r, &y);
+	buf_free(&y);
+}
+
 static void
 translate(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -723,6 +763,11 @@ translate(struct bs_req *r, const struct msg_rep *rep)
 	struct buf y;
 	bool have;
 
+	if (rep->status == SLUICE_ENOTFOUND && r->step == 0 &&
+	    (r->cmd.kind == BS_STATS_TUBE || r->cmd.kind == BS_PAUSE_TUBE)) {
+		unknown_tube(r);
+		return;
+	}
 	if (rep->status != 0) {
 		if (rep->status == SLUICE_ETIMEDOUT && r->capped)
 			req_text(r, reply_lines[2]);
@@ -924,6 +969,9 @@ repost_pause(struct bs_req *r)
 	r->step = 1;
 	sluice_tube(r->tube, r->tube_len, tube, &q.pause.tube);
 	q.pause.duration = (uint64_t)r->cmd.delay * 1000;
+	/* the tube exists for beanstalk clients (used or watched) even when
+	 * the core has never seen a job in it */
+	q.pause.create = true;
 	if (r->conn->closed) {
 		r->done = true;
 		return;

@@ -169,6 +169,21 @@ bs_tube_from_sluice(const char *p, size_t len, char *out)
 	return n;
 }
 
+bool
+bs_tube_reachable(const char *p, size_t len)
+{
+	char name[BS_NAME_MAX + 1], back[BS_NAME_MAX + 1];
+	size_t n, m;
+
+	if (len == 0 || len > BS_NAME_MAX)
+		return false;
+	n = bs_tube_from_sluice(p, len, name);
+	if (!bs_name_valid(name, n))
+		return false;
+	m = bs_tube_to_sluice(name, n, back);
+	return m == len && memcmp(back, p, len) == 0;
+}
+
 /* ---- arguments ------------------------------------------------------- */
 
 /* Spaces, then digits up to `max`. *s moves past them. */

@@ -92,6 +92,10 @@ size_t bs_parse(struct bs_parser *ps, const char *p, size_t len, size_t max_job,
 /* The reply line of an error, "BAD_FORMAT\r\n" and the like. */
 const char *bs_err_line(enum bs_err err);
 
+/* The beanstalkd version whose protocol the face speaks, as its `stats`
+ * reports it (a quoted YAML string). */
+#define BS_VERSION "\"1.12\""
+
 /* beanstalkd's rule for names: 1-200 bytes of letters, digits and
  * -+/;.$_() not starting with '-'. */
 bool bs_name_valid(const char *p, size_t len);
@@ -107,6 +111,11 @@ size_t bs_tube_to_sluice(const char *p, size_t len, char *out);
  * decoded; any other ':' is kept). Writes at most len bytes; returns the
  * length. */
 size_t bs_tube_from_sluice(const char *p, size_t len, char *out);
+
+/* True when beanstalk clients can name the sluice tube `p`: its beanstalk
+ * form is a valid beanstalk name that maps back to `p` (a tube such as
+ * "x:zz" has none: ':' is not a beanstalk character). */
+bool bs_tube_reachable(const char *p, size_t len);
 
 /* Sub-commands' names ("put", "reserve-with-timeout", ...). */
 const char *bs_kind_name(enum bs_kind kind);

@@ -37,6 +37,7 @@ struct waiter {
 	uint32_t session;
 	uint32_t max;
 	bool detached;
+	bool strict;      /* tubes in the order given */
 	int64_t deadline; /* monotonic ms */
 	size_t ntubes;
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];

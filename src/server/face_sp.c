@@ -88,7 +88,15 @@ sp_drop(struct net_ctx *ctx)
 	req_end(req_of(ctx));
 }
 
-static const struct net_face sp_face = { sp_reply, sp_drop };
+static const char *
+sp_peer(const struct net_ctx *ctx)
+{
+	return ((const struct sp_req *)((const char *)ctx -
+	            offsetof(struct sp_req, ctx)))
+	    ->sc->conn->peer;
+}
+
+static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer };
 
 /* One whole message: post its request. False when out of memory. */
 static bool

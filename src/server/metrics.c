@@ -289,7 +289,7 @@ node_write(FILE *f, const struct sluice_stats *s)
 	gauge(f, "sluice_waiting_takes",
 	    "Takes waiting for a task (blocked workers).",
 	    node_kv(s, "waiting_takes"));
-	gauge(f, "sluice_tubes", "Tubes that exist.", node_kv(s, "tubes"));
+	gauge(f, "sluice_tubes", "Tubes in use.", node_kv(s, "tubes"));
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
 	gauge(f, "sluice_log_segments",

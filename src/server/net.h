@@ -31,6 +31,9 @@ struct net_face {
 	void (*reply)(struct net_ctx *ctx, nng_msg *msg);
 	/* The core gives up the request without an answer. */
 	void (*drop)(struct net_ctx *ctx);
+	/* The other end's address for log lines ("127.0.0.1:5000"), or
+	 * NULL when the face cannot tell. Optional. */
+	const char *(*peer)(const struct net_ctx *ctx);
 };
 
 struct net_ctx {

@@ -12,6 +12,7 @@
  * is walked in arrival order and each waiter takes what it can. While
  * waiters exist, a new take that may wait queues behind them, so a task
  * goes to whoever has waited longest. */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +26,10 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum { ERR_GROUPS_MAX = 1000 };
+enum {
+	ERR_GROUPS_MAX = 1000,
+	PEER_MAX = 160, /* a peer's address as the log shows it */
+};
 
 void
 ops_view_to_task(
@@ -55,6 +59,18 @@ ops_view_to_task(
 		    (struct msg_str) { v->last_error, v->last_error_len };
 	if (payload)
 		t->payload = (struct msg_str) { v->payload, v->payload_len };
+	if (v->replace_pending) {
+		t->replace_pending = true;
+		t->pending.priority = v->repl.pri;
+		t->pending.max_attempts = v->repl.max_attempts;
+		t->pending.ttr = v->repl.ttr;
+		t->pending.run_at = (uint64_t)v->repl.run_at;
+		t->pending.period = (uint64_t)v->repl.period;
+		t->pending.size = (uint32_t)v->repl.payload_len;
+		if (payload)
+			t->pending.payload = (struct msg_str) { v->repl.payload,
+				v->repl.payload_len };
+	}
 }
 
 static void
@@ -73,14 +89,17 @@ reply_rep(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
 }
 
 /* The reply of ack, release, fail, touch, bury, kick_id: where the task
- * is now. */
+ * is now; `replaced`: its lease ended by a pending replacement taking its
+ * place (said only to a request that asked). */
 static void
-reply_after(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id)
+reply_after(
+    struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id, bool replaced)
 {
 	struct msg_rep rep = { .op = op };
 	struct queue_task_view v;
 
 	rep.after.id = id;
+	rep.after.replaced = replaced;
 	if (queue_peek(c->q, c->now, id, &v) == 0) {
 		rep.after.state = (uint8_t)v.state;
 		rep.after.run_at = (uint64_t)v.run_at;
@@ -141,48 +160,149 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	return 0;
 }
 
+/* A name the client sent, fit for a message: at most 64 bytes, bytes that
+ * cannot be part of a tube name or a key shown as '?'. */
+static void
+show_name(struct msg_str s, char *out, size_t cap)
+{
+	size_t n = s.len < 64 ? s.len : 64, k = 0;
+
+	for (size_t i = 0; i < n && k + 4 < cap; i++) {
+		unsigned char ch = (unsigned char)s.p[i];
+
+		out[k++] =
+		    ch >= 0x20 && ch < 0x7f && ch != '\'' ? (char)ch : '?';
+	}
+	if (n < s.len && k + 4 < cap) {
+		memcpy(out + k, "...", 3);
+		k += 3;
+	}
+	out[k] = '\0';
+}
+
+/* Why a put, or one item of a batch put, was refused: `rc` in words that
+ * name what is wrong with the request. */
+static void
+put_err_text(
+    struct core *c, const struct msg_put *m, int rc, char *out, size_t len)
+{
+	struct queue_task_view v;
+	char name[80];
+
+	switch (rc) {
+	case SLUICE_ETUBE:
+		show_name(m->tube, name, sizeof(name));
+		snprintf(out, len,
+		    "bad tube name '%s' (%zu bytes): 1-200 bytes of A-Z a-z "
+		    "0-9 _ . : / -",
+		    name, m->tube.len);
+		return;
+	case SLUICE_EKEY:
+		snprintf(out, len,
+		    "bad key of %zu bytes: a key is 1-200 bytes, no NUL byte",
+		    m->key.len);
+		return;
+	case SLUICE_ETOOBIG:
+		snprintf(out, len,
+		    "payload of %zu bytes: over the server's limit of %zu "
+		    "bytes",
+		    m->payload.len, c->limits.payload_max);
+		return;
+	case SLUICE_EINVAL:
+		snprintf(out, len, "%s",
+		    m->replace && m->key.len == 0
+		        ? "replace needs a key"
+		        : "a value out of range: ttr (up to 7 days), delay, "
+		          "run_at or period");
+		return;
+	case SLUICE_EEXIST:
+		show_name(m->key, name, sizeof(name));
+		if (queue_peek_key(c->q, c->now, m->key.p, m->key.len, &v) ==
+		    0) {
+			snprintf(out, len,
+			    "key '%s' belongs to task %" PRIu64 " in tube "
+			    "'%.*s': replace keeps a task in its tube (delete "
+			    "it to put the key in another)",
+			    name, v.id, (int)v.tube_len, v.tube);
+			return;
+		}
+		break;
+	case SLUICE_ELIMIT:
+		snprintf(out, len, "%s",
+		    "the server holds as many tasks or tubes as it may");
+		return;
+	default:
+		break;
+	}
+	snprintf(out, len, "%s", sluice_strerror(rc));
+}
+
 static void
 op_put(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_PUT };
 	int rc = put_one(c, &req->put, &rep.put);
+	char text[MSG_TEXT_MAX / 2], name[80];
 
 	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_PUT, rc, "put to tube '%.*s': %s",
-		    (int)req->put.tube.len, req->put.tube.p,
-		    sluice_strerror(rc));
+		put_err_text(c, &req->put, rc, text, sizeof(text));
+		show_name(req->put.tube, name, sizeof(name));
+		if (rc == SLUICE_ETUBE)
+			core_reply_err(c, ctx, MSG_OP_PUT, rc, "put: %s", text);
+		else
+			core_reply_err(c, ctx, MSG_OP_PUT, rc,
+			    "put to tube '%s': %s", name, text);
 		return;
 	}
 	reply_rep(c, ctx, &rep);
 }
 
+enum { ITEM_TEXT = 256 }; /* a batch item's message, at most */
+
+/* Each item on its own: one that breaks a limit of its own (the decoder
+ * marked it) or that the queue refuses gets its code, and its message when
+ * the request asked for them; the others are put. All of them in one
+ * turn of the core, so one commit. */
 static void
 op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
+	const struct msg_put_batch *b = &req->put_batch;
 	struct msg_rep rep = { .op = MSG_OP_PUT_BATCH };
-	struct msg_iter it = req->put_batch.it;
+	struct msg_iter it = b->it;
 	struct msg_put_res *res;
+	char(*texts)[ITEM_TEXT] = NULL;
 	struct msg_put m;
 	uint32_t n = 0;
 
-	res = calloc(req->put_batch.n, sizeof(*res));
-	if (res == NULL) {
+	res = calloc(b->n, sizeof(*res));
+	if (b->messages)
+		texts = calloc(b->n, sizeof(*texts));
+	if (res == NULL || (b->messages && texts == NULL)) {
+		free(res);
+		free(texts);
 		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	while (n < req->put_batch.n && msg_next_put(&it, &m)) {
-		int rc = put_one(c, &m, &res[n]);
+	while (n < b->n && msg_next_put(&it, &m)) {
+		int rc = m.error != 0 ? m.error : put_one(c, &m, &res[n]);
 
 		if (rc != 0) {
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
 			res[n].id = 0;
+			res[n].created = false;
+			if (texts != NULL) {
+				put_err_text(c, &m, rc, texts[n], ITEM_TEXT);
+				res[n].message = msg_cstr(texts[n]);
+			}
 		}
 		n++;
 	}
 	rep.put_batch.n = n;
+	rep.put_batch.messages = b->messages;
 	rep.put_batch.items = res;
 	reply_rep(c, ctx, &rep);
 	free(res);
+	free(texts);
 }
 
 /* ---- take and the waiters ------------------------------------------- */
@@ -191,17 +311,16 @@ op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
  * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
  * error, with *got tasks taken before it. */
 static int
-take_now(struct core *c, uint32_t session, const struct queue_str *tubes,
-    size_t ntubes, uint32_t max, bool detached, uint64_t *ids, uint32_t *got)
+take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
+    uint64_t *ids, uint32_t *got)
 {
-	struct queue_take_req tr = { tubes, ntubes, session, detached };
 	struct qrec r;
 	uint64_t lsn;
 	int rc = 0;
 
 	*got = 0;
 	while (*got < max) {
-		rc = queue_decide_take(c->q, c->now, &tr, &r);
+		rc = queue_decide_take(c->q, c->now, tr, &r);
 		if (rc != 0)
 			break;
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
@@ -254,12 +373,14 @@ waiter_unlink(struct core *c, struct waiter *w)
 	c->nwaiters--;
 }
 
+/* A take that waits: `tr` as it will be tried again (its tube names are
+ * copied). */
 static int
-waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct queue_str *tubes, size_t ntubes, uint32_t max, bool detached,
-    uint64_t wait_ms)
+waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
+    uint32_t max, uint64_t wait_ms)
 {
-	size_t bytes = 0, off = 0;
+	const struct queue_str *tubes = tr->tubes;
+	size_t bytes = 0, off = 0, ntubes = tr->ntubes;
 	struct waiter *w;
 
 	for (size_t i = 0; i < ntubes; i++)
@@ -268,9 +389,10 @@ waiter_add(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (w == NULL)
 		return SLUICE_ENOMEM;
 	w->ctx = ctx;
-	w->session = session;
+	w->session = (uint32_t)tr->session;
 	w->max = max;
-	w->detached = detached;
+	w->detached = tr->detached;
+	w->strict = tr->strict;
 	w->deadline = clock_mono_ms() +
 	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
 	            ? (uint64_t)INT32_MAX * 1000
@@ -300,18 +422,17 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
 	struct msg_iter it = req->take.it;
 	const struct msg_take *t = &req->take;
+	struct queue_take_req tr = { tubes, 0, session, t->detach, t->strict };
 	uint64_t *ids;
 	struct msg_str s;
-	size_t n = 0;
 	uint32_t got = 0;
 	int rc;
 
-	while (n < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
-		tubes[n++] = (struct queue_str) { s.p, s.len };
+	while (tr.ntubes < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
+		tubes[tr.ntubes++] = (struct queue_str) { s.p, s.len };
 	/* Queue behind those who waited first. */
 	if (t->wait > 0 && c->nwaiters > 0) {
-		rc = waiter_add(
-		    c, ctx, session, tubes, n, t->max, t->detach, t->wait);
+		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 		if (rc != 0)
 			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		return;
@@ -321,11 +442,10 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	rc = take_now(c, session, tubes, n, t->max, t->detach, ids, &got);
+	rc = take_now(c, &tr, t->max, ids, &got);
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
-			rc = waiter_add(c, ctx, session, tubes, n, t->max,
-			    t->detach, t->wait);
+			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 			if (rc != 0)
 				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		} else {
@@ -347,12 +467,13 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 	uint64_t ids[MSG_TAKE_MAX];
 
 	for (w = c->wait_head; w != NULL; w = next) {
+		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
+			w->detached, w->strict };
 		uint32_t got = 0;
 		int rc;
 
 		next = w->next;
-		rc = take_now(c, w->session, w->tubes, w->ntubes, w->max,
-		    w->detached, ids, &got);
+		rc = take_now(c, &tr, w->max, ids, &got);
 		if (got > 0) {
 			waiter_unlink(c, w);
 			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
@@ -410,36 +531,175 @@ ops_next_deadline(const struct core *c)
 
 /* ---- the lease operations ------------------------------------------- */
 
-/* Commits `r` after a decide that returned `rc`; answers. */
+/* Who sent a request, for the log: the peer's address as its face knows
+ * it, or an nng client's (its pipe's remote address), else the session. */
 static void
-finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
-    int rc, const struct qrec *r)
+peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
+    size_t len)
 {
+	nng_pipe p = nng_msg_get_pipe(msg);
+	nng_sockaddr sa;
+	char host[INET6_ADDRSTRLEN];
+	const char *known = ctx->face != NULL && ctx->face->peer != NULL
+	    ? ctx->face->peer(ctx)
+	    : NULL;
+
+	snprintf(out, len, "session-%" PRIu32, session);
+	if (known != NULL) {
+		snprintf(out, len, "%s", known);
+		return;
+	}
+	if (nng_pipe_id(p) <= 0 ||
+	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
+		return;
+	switch (sa.s_family) {
+	case NNG_AF_INET:
+		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "%s:%u", host,
+			    (unsigned)ntohs(sa.s_in.sa_port));
+		break;
+	case NNG_AF_INET6:
+		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "[%s]:%u", host,
+			    (unsigned)ntohs(sa.s_in6.sa_port));
+		break;
+	case NNG_AF_IPC:
+		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The force flag of a lease request (an operator's override). */
+static bool
+req_forced(const struct msg_req *r)
+{
+	switch (r->op) {
+	case MSG_OP_ACK:
+		return r->ack.force;
+	case MSG_OP_RELEASE:
+		return r->release.force;
+	case MSG_OP_FAIL:
+		return r->fail.force;
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return r->lease.force;
+	default:
+		return false;
+	}
+}
+
+/* A refused lease operation, in words that name the task and what is
+ * wrong with the request. Never says the task's current lease. */
+static void
+lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
+    uint64_t lease, int rc)
+{
+	const char *name = msg_op_name(op);
+	struct queue_task_view v;
+
+	switch (rc) {
+	case SLUICE_ENOTFOUND:
+		core_reply_err(
+		    c, ctx, op, rc, "%s %" PRIu64 ": no such task", name, id);
+		return;
+	case SLUICE_ESTATE:
+		if (queue_peek(c->q, c->now, id, &v) != 0)
+			break;
+		core_reply_err(c, ctx, op, rc,
+		    "%s %" PRIu64 ": the task is %s, not taken%s", name, id,
+		    queue_state_name(v.state),
+		    op == MSG_OP_BURY && v.state != QUEUE_BURIED
+		        ? " (an operator parks it with force)"
+		        : "");
+		return;
+	case SLUICE_ESTALE:
+		if (lease == 0)
+			core_reply_err(c, ctx, op, rc,
+			    "%s %" PRIu64 ": a lease is required: the one "
+			    "its take returned (force overrides it, as an "
+			    "operator)",
+			    name, id);
+		else
+			core_reply_err(c, ctx, op, rc,
+			    "%s %" PRIu64 ": lease %" PRIu64 " is stale: the "
+			    "task was released, expired or taken again",
+			    name, id, lease);
+		return;
+	default:
+		break;
+	}
+	core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s", name, id,
+	    sluice_strerror(rc));
+}
+
+/* Whether a lease request asked to be told of a replacement. */
+static bool
+req_report(const struct msg_req *r)
+{
+	switch (r->op) {
+	case MSG_OP_ACK:
+		return r->ack.report;
+	case MSG_OP_RELEASE:
+		return r->release.report;
+	case MSG_OP_FAIL:
+		return r->fail.report;
+	case MSG_OP_BURY:
+		return r->lease.report;
+	default:
+		return false;
+	}
+}
+
+/* Commits `r` after a decide that returned `rc`; answers. `peer` is set
+ * for a forced request, which is logged whatever its result. */
+static void
+finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, const struct qrec *r, unsigned flags,
+    const char *peer)
+{
+	uint8_t op = req->op;
+	bool replaced;
 	uint64_t lsn;
 
 	if (rc == 0 && r->type != QREC_NONE)
-		rc = core_commit(c, r, 0, &lsn);
+		rc = core_commit(c, r, flags, &lsn);
+	if (peer != NULL && rc == 0)
+		log_warn("ops",
+		    "lease override request=%s id=%" PRIu64
+		    " peer=%s result=ok",
+		    msg_op_name(op), id, peer);
+	else if (peer != NULL)
+		log_warn("ops",
+		    "lease override request=%s id=%" PRIu64 " peer=%s "
+		    "result=error error=\"%s\"",
+		    msg_op_name(op), id, peer, sluice_strerror(rc));
 	if (rc != 0) {
-		core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s",
-		    msg_op_name(op), id, sluice_strerror(rc));
+		lease_err(c, ctx, op, id, lease, rc);
 		return;
 	}
-	reply_after(c, ctx, op, id);
+	replaced = r->type != QREC_TOUCH && r->type != QREC_NONE &&
+	    r->u.end.outcome == QREC_REPLACED;
+	reply_after(c, ctx, op, id, replaced && req_report(req));
 }
 
 static void
-op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_ack_req a = { req->ack.id, req->ack.lease, req->ack.to.p,
-		req->ack.to.len };
+	const struct msg_ack *m = &req->ack;
+	struct queue_ack_req a = { m->id, m->lease, m->to.p, m->to.len,
+		m->force };
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_ACK, req->ack.id, rc, &r);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
 	const struct msg_release *m = &req->release;
 	struct queue_release_req a = { 0 };
@@ -448,17 +708,19 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 	a.id = m->id;
 	a.lease = m->lease;
+	a.force = m->force;
 	a.set_pri = m->set_priority;
 	a.pri = m->priority;
 	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_release(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_RELEASE, m->id, rc, &r);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
 	const struct msg_fail *m = &req->fail;
 	struct queue_fail_req a = { 0 };
@@ -467,6 +729,7 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 	a.id = m->id;
 	a.lease = m->lease;
+	a.force = m->force;
 	a.error = m->error.p;
 	a.error_len = m->error.len;
 	a.set_delay = m->set_delay;
@@ -474,37 +737,34 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, rc, &r);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 static void
-op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_touch_req a = { req->lease.id, req->lease.lease };
+	const struct msg_lease *m = &req->lease;
+	struct queue_touch_req a = { m->id, m->lease, m->force };
 	struct qrec r;
-	uint64_t lsn;
 	int rc = queue_decide_touch(c->q, c->now, &a, &r);
 
 	/* A touch extends work already taken: new work for the log's
 	 * reservation, so a full disk cannot be eaten by touches. */
-	if (rc == 0)
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
-	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_TOUCH, rc,
-		    "touch %" PRIu64 ": %s", a.id, sluice_strerror(rc));
-		return;
-	}
-	reply_after(c, ctx, MSG_OP_TOUCH, a.id);
+	finish_lease_op(
+	    c, ctx, req, m->id, m->lease, rc, &r, WAL_NEW_WORK, peer);
 }
 
 static void
-op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
 {
-	struct queue_bury_req a = { req->lease.id, req->lease.lease };
+	const struct msg_lease *m = &req->lease;
+	struct queue_bury_req a = { m->id, m->lease, m->force };
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -566,9 +826,17 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_kick_req a = { req->id, NULL, 0 };
 	struct qrec r;
+	uint64_t lsn;
 	int rc = queue_decide_kick(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_KICK_ID, req->id, rc, &r);
+	if (rc == 0)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_KICK_ID, rc,
+		    "kick_id %" PRIu64 ": %s", req->id, sluice_strerror(rc));
+		return;
+	}
+	reply_after(c, ctx, MSG_OP_KICK_ID, req->id, false);
 }
 
 static void
@@ -632,8 +900,8 @@ op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 static void
 op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
-	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len,
-		0 };
+	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len, 0,
+		req->pause.create };
 	struct msg_rep rep = { .op = MSG_OP_PAUSE };
 	struct qrec r;
 	uint64_t lsn;
@@ -647,6 +915,13 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+	if (rc == SLUICE_ENOTFOUND) {
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': no such tube (a tube exists once a "
+		    "task was put in it)",
+		    (int)a.tube_len, a.tube);
+		return;
+	}
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
 		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
@@ -873,6 +1148,47 @@ tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
 	counters_kvs(&ts->ctr, k, &out->more);
 }
 
+/* Tubes come and go as in beanstalkd: a tube with no task, no pause and
+ * no take waiting on it is idle, and the listings (stats of every tube,
+ * hence /metrics and the admin page) leave it out. The queue keeps it (and
+ * its counters): a task put in it brings it back, and stats of that tube
+ * alone still answer. */
+
+/* A bit per tube (by index, `count` tubes) that a waiting take names.
+ * Returns 0 with *out NULL when no take waits, or SLUICE_ENOMEM. */
+static int
+waited_tubes(struct core *c, uint32_t count, uint8_t **out)
+{
+	struct queue_tube_stats ts;
+	uint8_t *bits;
+
+	*out = NULL;
+	if (c->nwaiters == 0 || count == 0)
+		return 0;
+	if ((bits = calloc((count + 7) / 8, 1)) == NULL)
+		return SLUICE_ENOMEM;
+	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
+		for (size_t i = 0; i < w->ntubes; i++)
+			if (queue_tube_stats(c->q, c->now, w->tubes[i].p,
+			        w->tubes[i].len, &ts) == 0 &&
+			    ts.index < count)
+				bits[ts.index / 8] |= 1u << (ts.index % 8);
+	*out = bits;
+	return 0;
+}
+
+/* Idle: nothing in it, not paused, no take waiting on it (`waited` from
+ * waited_tubes, NULL when none waits). */
+static bool
+tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
+{
+	if (ts->ready + ts->delayed + ts->taken + ts->buried > 0 ||
+	    ts->paused_until != 0)
+		return false;
+	return waited == NULL ||
+	    !(waited[ts->index / 8] & (1u << (ts->index % 8)));
+}
+
 static void
 op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -889,17 +1205,21 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct queue_stats qs;
 	struct wal_stats ws;
 	size_t nn = 0, nctx, nidle;
-	uint32_t ntubes = 0, count;
+	uint32_t ntubes = 0, count, listed = 0;
+	uint8_t *waited = NULL;
 	int64_t oldest = 0;
+	int rc;
 
 	queue_stats(c->q, c->now, &qs);
 	wal_stats(c->wal, &ws);
 	count = queue_tube_count(c->q);
+	rc = waited_tubes(c, count, &waited);
 	if (req->tube.len > 0)
 		count = 1;
 	tubes = calloc(count ? count : 1, sizeof(*tubes));
 	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
-	if (tubes == NULL || tkvs == NULL) {
+	if (rc != 0 || tubes == NULL || tkvs == NULL) {
+		free(waited);
 		free(tubes);
 		free(tkvs);
 		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
@@ -908,24 +1228,32 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (req->tube.len > 0) {
 		if (queue_tube_stats(
 		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
-			memset(&ts, 0, sizeof(ts));
-			ts.name = req->tube.p;
-			ts.name_len = req->tube.len;
+			free(waited);
+			free(tubes);
+			free(tkvs);
+			core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOTFOUND,
+			    "stats of tube '%.*s': no such tube (a tube exists "
+			    "once a task was put in it)",
+			    (int)req->tube.len, req->tube.p);
+			return;
 		}
 		tube_to_msg(&ts, &tkvs[0], &tubes[0]);
 		ntubes = 1;
 	}
-	for (uint32_t i = 0; req->tube.len == 0 && i < count; i++) {
+	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
 		if (queue_tube_stats_at(c->q, c->now, i, &ts) != 0)
 			break;
-		tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
-		ntubes++;
-	}
-	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
-		if (queue_tube_stats_at(c->q, c->now, i, &ts) == 0 &&
-		    ts.oldest_ready_age > oldest)
+		if (ts.oldest_ready_age > oldest)
 			oldest = ts.oldest_ready_age;
+		if (tube_idle(&ts, waited))
+			continue;
+		listed++;
+		if (req->tube.len == 0 && ntubes < count) {
+			tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
+			ntubes++;
+		}
 	}
+	free(waited);
 
 	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
 	if (c->follower)
@@ -942,7 +1270,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	counters_kvs(&qs.ctr, &totkv, &s->totals.more);
 	net_counts(c->net, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
-	kv(node, &nn, "tubes", qs.tubes);
+	kv(node, &nn, "tubes", listed);
 	kv(node, &nn, "tasks", qs.tasks);
 	kv(node, &nn, "keys", qs.keys);
 	kv(node, &nn, "sessions", c->sessions);
@@ -1031,7 +1359,7 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 }
 
 static void ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *r);
+    const struct msg_req *r, const char *peer);
 
 /* Whether `op` changes the queue (a follower refuses it). */
 static bool
@@ -1081,6 +1409,7 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 void
 ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
+	char peer[PEER_MAX] = "";
 	struct msg_req req;
 	int rc;
 
@@ -1089,8 +1418,19 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	if (rc != 0) {
 		uint8_t op = msg_req_op(nng_msg_body(msg), nng_msg_len(msg));
 
-		core_reply_err(
-		    c, ctx, op, rc, "bad request: %s", sluice_strerror(rc));
+		if (rc == SLUICE_ETOOBIG)
+			core_reply_err(c, ctx, op, rc,
+			    "bad request: a payload over the server's limit of "
+			    "%zu bytes",
+			    c->limits.payload_max);
+		else if (rc == SLUICE_EMSGSIZE)
+			core_reply_err(c, ctx, op, rc,
+			    "bad request: %zu bytes, over the message limit of "
+			    "%zu bytes",
+			    nng_msg_len(msg), c->limits.msg_max);
+		else
+			core_reply_err(c, ctx, op, rc, "bad request: %s",
+			    sluice_strerror(rc));
 		return;
 	}
 	c->ops[req.op]++;
@@ -1100,14 +1440,16 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	}
 	/* A read shows what this node holds; it does not wait for
 	 * --sync-replicas followers (a write does). */
+	if (req_forced(&req))
+		peer_name(ctx, msg, session, peer, sizeof(peer));
 	c->reply_local = !op_writes(req.op);
-	ops_dispatch(c, ctx, session, &req);
+	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);
 	c->reply_local = false;
 }
 
 static void
 ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *r)
+    const struct msg_req *r, const char *peer)
 {
 	const struct msg_req req = *r;
 
@@ -1122,19 +1464,19 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		op_take(c, ctx, session, &req);
 		break;
 	case MSG_OP_ACK:
-		op_ack(c, ctx, &req);
+		op_ack(c, ctx, &req, peer);
 		break;
 	case MSG_OP_RELEASE:
-		op_release(c, ctx, &req);
+		op_release(c, ctx, &req, peer);
 		break;
 	case MSG_OP_FAIL:
-		op_fail(c, ctx, &req);
+		op_fail(c, ctx, &req, peer);
 		break;
 	case MSG_OP_TOUCH:
-		op_touch(c, ctx, &req);
+		op_touch(c, ctx, &req, peer);
 		break;
 	case MSG_OP_BURY:
-		op_bury(c, ctx, &req);
+		op_bury(c, ctx, &req, peer);
 		break;
 	case MSG_OP_KICK:
 		op_kick(c, ctx, &req);

@@ -70,7 +70,9 @@ job_bury(struct core *c, const struct queue_task_view *v, uint32_t pri)
 		rc = queue_decide_release(c->q, c->now, &a, &r);
 		if ((rc = commit(c, rc, &r, 0)) != 0)
 			return rc;
+		/* released: ready now, parked by the face's own right */
 		b.lease = 0;
+		b.force = true;
 	}
 	rc = queue_decide_bury(c->q, c->now, &b, &r);
 	return commit(c, rc, &r, 0);

@@ -375,7 +375,7 @@ start(struct core *c, const struct srv_config *cfg)
 	/* The transport refuses only what no request could be; the decoder
 	 * names every finer limit. */
 	c->sp.net = NULL;
-	c->sp.max_msg = MSG_SIZE_MAX;
+	c->sp.max_msg = MSG_RECV_MAX;
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
@@ -384,7 +384,7 @@ start(struct core *c, const struct srv_config *cfg)
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else {
-		rc = net_open(&c->net, cfg->listen, MSG_SIZE_MAX);
+		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX);
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",

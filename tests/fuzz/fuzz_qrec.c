@@ -271,6 +271,7 @@ one_op(struct ops *o)
 		struct queue_ack_req r = { 0, 0, NULL, 0 };
 
 		pick(o, &r.id, &r.lease);
+		r.force = (b & 0x30) == 0x30;
 		if (op % 14 == 3) {
 			r.to_tube = tube;
 			r.to_tube_len = 1;
@@ -283,6 +284,7 @@ one_op(struct ops *o)
 
 		memset(&r, 0, sizeof(r));
 		pick(o, &r.id, &r.lease);
+		r.force = (b & 0x30) == 0x30;
 		r.delay_ms = b & 1 ? b * 3 : 0;
 		r.set_pri = b & 2;
 		r.pri = b;
@@ -294,6 +296,7 @@ one_op(struct ops *o)
 
 		memset(&r, 0, sizeof(r));
 		pick(o, &r.id, &r.lease);
+		r.force = (b & 0x30) == 0x30;
 		r.error = errors[b % 3];
 		r.error_len = strlen(r.error);
 		r.set_delay = b & 4;
@@ -302,14 +305,14 @@ one_op(struct ops *o)
 		break;
 	}
 	case 6: {
-		struct queue_touch_req r;
+		struct queue_touch_req r = { 0, 0, (b & 0x30) == 0x30 };
 
 		pick(o, &r.id, &r.lease);
 		rc = queue_decide_touch(o->q, o->now, &r, &rec);
 		break;
 	}
 	case 7: {
-		struct queue_bury_req r;
+		struct queue_bury_req r = { 0, 0, (b & 0x30) == 0x30 };
 
 		pick(o, &r.id, &r.lease);
 		rc = queue_decide_bury(o->q, o->now, &r, &rec);
@@ -339,8 +342,8 @@ one_op(struct ops *o)
 		break;
 	}
 	case 11: {
-		struct queue_pause_req r = { tube, 1,
-			o->now + (b & 1) * b * 7 };
+		struct queue_pause_req r = { tube, 1, o->now + (b & 1) * b * 7,
+			(b & 2) != 0 };
 
 		rc = queue_decide_pause(o->q, o->now, &r, &rec);
 		break;

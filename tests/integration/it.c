@@ -243,9 +243,12 @@ it_counts(struct sluice_client *c, const char *tube)
 {
 	struct sluice_stats *st = NULL;
 	const struct sluice_tube_stats *ts;
-	struct it_counts k;
+	struct it_counts k = { 0, 0, 0, 0 };
+	int rc = sluice_stats(c, tube, &st);
 
-	it_rc(c, sluice_stats(c, tube, &st), 0);
+	if (rc == SLUICE_ENOTFOUND && tube != NULL)
+		return k; /* a tube the server never had holds nothing */
+	it_rc(c, rc, 0);
 	if (tube != NULL) {
 		assert_int_equal(st->ntubes, 1);
 		assert_string_equal(st->tubes[0].name, tube);

@@ -92,7 +92,8 @@ int it_state(struct sluice_client *c, uint64_t id);
 int64_t it_wait_state(
     struct sluice_client *c, uint64_t id, int state, int64_t timeout_ms);
 
-/* Counts of `tube` (NULL: totals): ready, delayed, taken, buried. */
+/* Counts of `tube` (NULL: totals): ready, delayed, taken, buried; zeros
+ * for a tube the server never had. */
 struct it_counts {
 	uint64_t ready, delayed, taken, buried;
 };

@@ -277,6 +277,88 @@ test_a_follower_names_its_leader(void **state)
 	assert_int_equal(t_srv_stop(lead, SIGTERM), 0);
 }
 
+/* The value of `key` in a YAML reply, as a string ("" when missing). */
+static void
+yaml_value(const char *yaml, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "\n%s: ", key);
+	out[0] = '\0';
+	if ((p = strstr(yaml, pat)) == NULL)
+		return;
+	p += strlen(pat);
+	while (p[n] != '\0' && p[n] != '\n' && n + 1 < cap)
+		n++;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* stats says a version beanstalkd clients can compare (1.12) and sluice's
+ * own in a field of its own; binlog-max-size is the segment size;
+ * list-tubes lists only names a client can use; pause-tube and
+ * stats-tube work on a tube that is only watched. */
+static void
+test_stats_and_tube_names_for_beanstalk_clients(void **state)
+{
+	struct bsc b;
+	struct fix f;
+	char v[64], *got, *line;
+	int n = 0;
+
+	fix_up(state, &f);
+	assert_int_equal(bsc_open(&b, f.port), 0);
+	got = bsc_cmd(&b, "stats\r\n");
+	yaml_value(got, "version", v, sizeof(v));
+	assert_string_equal(v, "\"1.12\"");
+	yaml_value(got, "sluice-version", v, sizeof(v));
+	assert_true(v[0] == '"' && strchr(v + 1, '.') != NULL);
+	yaml_value(got, "binlog-max-size", v, sizeof(v));
+	assert_string_equal(v, "67108864");
+	free(got);
+
+	/* tubes made through nng: one beanstalk can name, one it cannot */
+	(void)it_put(f.c, "x:zz", "unreachable");
+	(void)it_put(f.c, "jobs:o1:c", "jobs(1)");
+	got = bsc_cmd(&b, "list-tubes\r\n");
+	assert_null(strstr(got, "x:zz"));
+	assert_non_null(strstr(got, "\n- jobs(1)\n"));
+	/* every name listed can be used */
+	for (line = strstr(got, "\n- "); line != NULL && n < 16;
+	     line = strstr(line + 1, "\n- "), n++) {
+		char cmd[300], want[300];
+		size_t len = strcspn(line + 3, "\n");
+
+		snprintf(cmd, sizeof(cmd), "use %.*s\r\n", (int)len, line + 3);
+		snprintf(
+		    want, sizeof(want), "USING %.*s\r\n", (int)len, line + 3);
+		expect(&b, cmd, want);
+	}
+	assert_true(n >= 2);
+	free(got);
+	got = bsc_cmd(&b, "stats\r\n");
+	yaml_value(got, "current-tubes", v, sizeof(v));
+	assert_string_equal(v, "2"); /* default and jobs(1) */
+	free(got);
+
+	/* a tube only watched: stats-tube answers, pause-tube pauses it */
+	expect(&b, "watch fresh\r\n", "WATCHING 2\r\n");
+	got = bsc_cmd(&b, "stats-tube fresh\r\n");
+	assert_non_null(strstr(got, "\nname: fresh\n"));
+	free(got);
+	expect(&b, "pause-tube fresh 60\r\n", "PAUSED\r\n");
+	got = bsc_cmd(&b, "stats-tube fresh\r\n");
+	yaml_value(got, "pause-time-left", v, sizeof(v));
+	assert_true(atoi(v) >= 58);
+	free(got);
+	expect(&b, "stats-tube nope\r\n", "NOT_FOUND\r\n");
+	expect(&b, "pause-tube nope 1\r\n", "NOT_FOUND\r\n");
+	bsc_close(&b);
+	fix_down(&f);
+}
+
 int
 main(void)
 {
@@ -286,6 +368,7 @@ main(void)
 		T(test_a_client_gone_gives_its_jobs_back_at_once),
 		T(test_replies_are_durable_across_kill_9),
 		T(test_a_follower_names_its_leader),
+		T(test_stats_and_tube_names_for_beanstalk_clients),
 	};
 #undef T
 	return cmocka_run_group_tests_name("beanstalk", tests, NULL, NULL);

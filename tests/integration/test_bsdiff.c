@@ -49,6 +49,18 @@ static const char *const masked[] = {
 	"cmd-pause-tube", "pause", "pause-time-left", NULL
 };
 
+/* Fields only sluice's stats have: left out of the comparison. */
+static const char *const sluice_only[] = { "sluice-version", NULL };
+
+static bool
+is_one_of(const char *const *names, const char *key, size_t len)
+{
+	for (int i = 0; names[i] != NULL; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], key, len) == 0)
+			return true;
+	return false;
+}
+
 static bool
 is_masked(const char *key, size_t len)
 {
@@ -101,6 +113,9 @@ normalize(const struct buf *in, struct buf *out)
 				nl = p + body;
 			colon = memchr(q, ':', (size_t)(nl - q));
 			if (colon != NULL &&
+			    is_one_of(sluice_only, q, (size_t)(colon - q))) {
+				/* dropped */
+			} else if (colon != NULL &&
 			    is_masked(q, (size_t)(colon - q))) {
 				buf_put(out, q, (size_t)(colon - q));
 				buf_put(out, ": *\n", 4);

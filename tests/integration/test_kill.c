@@ -174,9 +174,9 @@ test_killed_workers_task_is_ready_at_once(void **state)
 		assert_int_equal(t->attempts, (uint32_t)round);
 		assert_int_equal(t->lease, 0);
 		sluice_task_free(t);
-		/* the dead worker's lease is stale now */
+		/* the dead worker's lease ended: the task is not taken */
 		it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL),
-		    SLUICE_ESTALE);
+		    SLUICE_ESTATE);
 	}
 
 	/* several tasks held by one worker all come back */
@@ -244,7 +244,7 @@ test_detached_lease_survives_the_worker(void **state)
 	t = it_peek(c, id);
 	assert_int_equal(t->attempts, 1);
 	sluice_task_free(t);
-	it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL), SLUICE_ESTALE);
+	it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL), SLUICE_ESTATE);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "it.h"
@@ -210,6 +211,23 @@ test_put_key_dedups_and_replaces(void **state)
 	assert_int_equal(id2, id);
 	assert_null(it_peek(f.c, id));
 
+	/* cancelled, not done: a deleted task's key is free at once */
+	o.key = "invoice-2";
+	it_rc(f.c, sluice_put(f.c, &o, "to cancel", 9, &id, &created), 0);
+	assert_int_equal(created, 1);
+	it_rc(f.c, sluice_delete(f.c, id), 0);
+	it_rc(f.c, sluice_put(f.c, &o, "anew", 4, &id2, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id2 > id);
+	it_rc(f.c, sluice_delete_key(f.c, "invoice-2", &id3), 0);
+	assert_int_equal(id3, id2);
+	it_rc(f.c, sluice_put(f.c, &o, "again", 5, &id3, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id3 > id2);
+	t = it_peek(f.c, id3);
+	assert_memory_equal(t->payload, "again", 5);
+	sluice_task_free(t);
+
 	/* key limits: 200 bytes is fine, 201 is not */
 	memset(longkey, 'k', sizeof(longkey));
 	longkey[200] = '\0';
@@ -267,20 +285,110 @@ test_put_batch_answers_each_item(void **state)
 	assert_int_equal(it[3].created, 0);
 	assert_int_equal(it[3].id, live);
 	assert_int_equal(it[4].rc, SLUICE_EEXIST);
+	assert_non_null(strstr(it[4].errmsg, "in tube 'b'"));
+	assert_string_equal(it[0].errmsg, "");
 	assert_int_equal(it[5].rc, 0);
 	assert_true(it[5].id > it[1].id);
 	assert_int_equal(it_state(f.c, it[5].id), SLUICE_READY);
 	/* live + items 0, 1, 5 */
 	assert_int_equal(it_counts(f.c, "b").ready, 4);
-	assert_int_equal(it_counts(f.c, "b2").ready, 0);
+	{
+		struct sluice_stats *st;
+
+		/* nothing went to b2: the tube was never made */
+		it_rc(f.c, sluice_stats(f.c, "b2", &st), SLUICE_ENOTFOUND);
+	}
 
 	it_rc(f.c, sluice_put_batch(f.c, it, 0), SLUICE_EINVAL);
 	it_rc(f.c, sluice_put_batch(f.c, it, SLUICE_BATCH_MAX + 1),
 	    SLUICE_ELIMIT);
-	/* an item that cannot be encoded refuses the whole batch */
+	/* a bad tube, a bad key, a replace without a key: refused alone,
+	 * their neighbours are put */
+	for (int i = 0; i < 6; i++) {
+		sluice_put_opts_init(&it[i].opts);
+		it[i].opts.tube = "b";
+	}
 	it[1].opts.tube = "no spaces";
-	it_rc(f.c, sluice_put_batch(f.c, it, 2), SLUICE_ETUBE);
-	assert_int_equal(it_counts(f.c, "b").ready, 4);
+	it[2].opts.key = "";
+	it[2].opts.replace = 1;
+	it[4].opts.tube = "";
+	it_rc(f.c, sluice_put_batch(f.c, it, 6), 0);
+	assert_int_equal(it[0].rc, 0);
+	assert_int_equal(it[1].rc, SLUICE_ETUBE);
+	assert_non_null(strstr(it[1].errmsg, "bad tube name 'no spaces'"));
+	assert_int_equal(it[2].rc, SLUICE_EINVAL);
+	assert_non_null(strstr(it[2].errmsg, "replace needs a key"));
+	assert_int_equal(it[3].rc, 0);
+	assert_int_equal(it[4].rc, SLUICE_ETUBE);
+	assert_int_equal(it[5].rc, 0);
+	assert_int_equal(it_counts(f.c, "b").ready, 7);
+	fix_down(&f);
+}
+
+/* put --replace of a taken task: peek shows the replacement waiting for
+ * the lease to end, and the ack says it took the task's place (the task
+ * is ready again, with the new content). A replace naming another tube is
+ * refused and says where the task lives. */
+static void
+test_replace_of_a_taken_task_is_shown_and_told(void **state)
+{
+	struct sluice_put_opts o;
+	struct sluice_after after;
+	struct sluice_task *t, *p;
+	struct fix f;
+	uint64_t id, id2;
+	int created;
+
+	fix_up(state, &f, NULL);
+	sluice_put_opts_init(&o);
+	o.tube = "r";
+	o.key = "report-7";
+	it_rc(f.c, sluice_put(f.c, &o, "v1", 2, &id, &created), 0);
+	t = it_take(f.c, "r", 0, 0);
+	assert_int_equal(t->id, id);
+	p = it_peek(f.c, id);
+	assert_int_equal(p->replace_pending, 0);
+	sluice_task_free(p);
+
+	o.replace = 1;
+	o.priority = 7;
+	it_rc(f.c, sluice_put(f.c, &o, "v2", 2, &id2, &created), 0);
+	assert_int_equal(id2, id);
+	assert_int_equal(created, 0);
+	p = it_peek(f.c, id);
+	assert_int_equal(p->state, SLUICE_TAKEN);
+	assert_memory_equal(p->payload, "v1", 2);
+	assert_int_equal(p->replace_pending, 1);
+	assert_int_equal(p->pending.priority, 7);
+	assert_int_equal(p->pending.payload_len, 2);
+	assert_memory_equal(p->pending.payload, "v2", 2);
+	sluice_task_free(p);
+	it_rc(f.c, sluice_peek_key(f.c, "report-7", &p), 0);
+	assert_int_equal(p->replace_pending, 1);
+	sluice_task_free(p);
+
+	/* another tube: refused, and the message says where it lives */
+	o.tube = "elsewhere";
+	it_rc(f.c, sluice_put(f.c, &o, "v3", 2, &id2, NULL), SLUICE_EEXIST);
+	assert_non_null(strstr(sluice_errmsg(f.c), "in tube 'r'"));
+	o.tube = "r";
+
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, &after), 0);
+	assert_int_equal(after.replaced, 1);
+	assert_int_equal(after.state, SLUICE_READY);
+	p = it_peek(f.c, id);
+	assert_memory_equal(p->payload, "v2", 2);
+	assert_int_equal(p->priority, 7);
+	assert_int_equal(p->replace_pending, 0);
+	sluice_task_free(p);
+	sluice_task_free(t);
+
+	/* an ordinary ack says nothing of the kind */
+	t = it_take(f.c, "r", 0, 0);
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, &after), 0);
+	assert_int_equal(after.replaced, 0);
+	assert_int_equal(after.state, 0);
+	sluice_task_free(t);
 	fix_down(&f);
 }
 
@@ -415,10 +523,116 @@ test_ack_deletes_or_moves(void **state)
 	assert_int_equal(t->id, id);
 	sluice_task_free(t);
 
-	/* ack of a task that is not taken */
+	/* ack of a task that is not taken: ESTATE whatever the lease */
 	id = it_put(f.c, "stage1", "z");
 	it_rc(f.c, sluice_ack(f.c, id, 0, NULL, NULL), SLUICE_ESTATE);
-	it_rc(f.c, sluice_ack(f.c, id, 12345, NULL, NULL), SLUICE_ESTALE);
+	it_rc(f.c, sluice_ack(f.c, id, 12345, NULL, NULL), SLUICE_ESTATE);
+	fix_down(&f);
+}
+
+/* Across several tubes a take hands out the most urgent task of them
+ * all, whatever their order; with strict_order the first tube in the order
+ * given that has a task gives it. */
+static void
+test_take_priority_across_tubes_or_strict_order(void **state)
+{
+	const char *tubes[] = { "low", "high" };
+	struct sluice_take_opts o = { tubes, 2, 0, 1, 0 };
+	struct sluice_put_opts po;
+	struct sluice_task *t = NULL;
+	uint64_t l1, l2, h1;
+	struct fix f;
+	size_t n;
+
+	fix_up(state, &f, NULL);
+	sluice_put_opts_init(&po);
+	po.tube = "low";
+	po.priority = 500;
+	l1 = it_put_o(f.c, &po, "l1");
+	po.priority = 100;
+	l2 = it_put_o(f.c, &po, "l2");
+	po.tube = "high";
+	po.priority = 0;
+	h1 = it_put_o(f.c, &po, "h1");
+
+	/* default: priority across the tubes, "low" named first or not */
+	it_rc(f.c, sluice_take(f.c, &o, &t, &n), 0);
+	assert_int_equal(t[0].id, h1);
+	it_rc(f.c, sluice_release(f.c, h1, t[0].lease, 0, -1, NULL), 0);
+	sluice_task_free(t);
+
+	/* strict: "low" first, its most urgent task, then "high" */
+	o.strict_order = 1;
+	o.max = 3;
+	it_rc(f.c, sluice_take(f.c, &o, &t, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(t[0].id, l2);
+	assert_int_equal(t[1].id, l1);
+	assert_int_equal(t[2].id, h1);
+	sluice_task_free(t);
+	fix_down(&f);
+}
+
+/* Fencing: a task another worker holds cannot be acked, released,
+ * failed, touched or buried without its lease; lease 0 is no wildcard.
+ * force is the operator's explicit override, and the server logs it with
+ * the client's address. On a task that is not taken the error names its
+ * state, with or without a lease. */
+static void
+test_lease_is_required_and_force_overrides(void **state)
+{
+	struct sluice_client *op;
+	struct sluice_after after;
+	struct sluice_task *t;
+	struct fix f;
+	uint64_t id;
+
+	fix_up(state, &f, NULL);
+	op = it_client(f.s);
+	id = it_put(f.c, "fence", "x");
+	t = it_take(f.c, "fence", 0, 0); /* a session lease of f.c */
+	assert_int_equal(t->id, id);
+
+	it_rc(op, sluice_ack(op, id, 0, NULL, NULL), SLUICE_ESTALE);
+	assert_non_null(strstr(sluice_errmsg(op), "a lease is required"));
+	it_rc(op, sluice_release(op, id, 0, 0, -1, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_fail(op, id, 0, "e", -1, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_touch(op, id, 0, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_bury(op, id, 0, NULL), SLUICE_ESTALE);
+	it_rc(op, sluice_ack(op, id, t->lease + 1, NULL, NULL), SLUICE_ESTALE);
+	assert_non_null(strstr(sluice_errmsg(op), "stale"));
+	assert_int_equal(it_state(op, id), SLUICE_TAKEN);
+	assert_int_equal(it_log_count(f.s, "lease override"), 0);
+
+	/* the operator's override: done, and logged with the peer */
+	it_rc(op, sluice_release(op, id, SLUICE_FORCE, 0, -1, &after), 0);
+	assert_int_equal(after.state, SLUICE_READY);
+	assert_int_equal(
+	    it_log_count(f.s, "lease override request=release id="), 1);
+	assert_int_equal(it_log_count(f.s, "peer=127.0.0.1:"), 1);
+	/* the worker's lease is gone with it */
+	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, NULL), SLUICE_ESTATE);
+
+	/* not taken: the state is named, with or without a lease */
+	it_rc(op, sluice_ack(op, id, 0, NULL, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is ready, not taken"));
+	it_rc(op, sluice_ack(op, id, t->lease, NULL, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is ready, not taken"));
+	it_rc(op, sluice_touch(op, id, SLUICE_FORCE, NULL), SLUICE_ESTATE);
+
+	/* bury parks a ready task by force only */
+	it_rc(op, sluice_bury(op, id, 0, NULL), SLUICE_ESTATE);
+	assert_int_equal(it_state(op, id), SLUICE_READY);
+	it_rc(op, sluice_bury(op, id, SLUICE_FORCE, &after), 0);
+	assert_int_equal(after.state, SLUICE_BURIED);
+	it_rc(op, sluice_bury(op, id, SLUICE_FORCE, NULL), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(op), "the task is buried, not taken"));
+	assert_int_equal(it_log_count(f.s, "lease override request=bury"), 2);
+	sluice_task_free(t);
+	sluice_close(op);
 	fix_down(&f);
 }
 
@@ -839,9 +1053,8 @@ test_stats_per_tube_and_totals(void **state)
 	assert_int_equal(seen, 3);
 	sluice_stats_free(st);
 
-	/* a tube that never existed: zeros; a bad name: ETUBE */
-	k = it_counts(f.c, "never");
-	assert_int_equal(k.ready + k.delayed + k.taken + k.buried, 0);
+	/* a tube that never existed: ENOTFOUND; a bad name: ETUBE */
+	it_rc(f.c, sluice_stats(f.c, "never", &st), SLUICE_ENOTFOUND);
 	it_rc(f.c, sluice_stats(f.c, "bad tube", &st), SLUICE_ETUBE);
 	fix_down(&f);
 }
@@ -1006,6 +1219,107 @@ test_pause_and_unpause(void **state)
 	fix_down(&f);
 }
 
+/* Has stats of every tube a tube of that name? */
+static bool
+listed(struct sluice_client *c, const char *tube)
+{
+	struct sluice_stats *st = NULL;
+	bool found = false;
+
+	it_rc(c, sluice_stats(c, NULL, &st), 0);
+	for (size_t i = 0; i < st->ntubes; i++)
+		found |= strcmp(st->tubes[i].name, tube) == 0;
+	sluice_stats_free(st);
+	return found;
+}
+
+/* A take of "idle" that waits 3 s for nothing, on its own connection. */
+struct idle_wait {
+	const char *url;
+	int rc;
+};
+
+static void *
+wait_idle(void *arg)
+{
+	struct idle_wait *w = arg;
+	const char *tubes[] = { "idle" };
+	struct sluice_take_opts o = { tubes, 1, 3000, 1, 0 };
+	struct sluice_client *c = it_client_url(w->url);
+	struct sluice_task *t;
+	size_t n;
+
+	w->rc = c ? sluice_take(c, &o, &t, &n) : -1;
+	if (w->rc == 0)
+		sluice_task_free(t);
+	sluice_close(c);
+	return NULL;
+}
+
+/* pause and stats of a tube the server never had are an error, and
+ * create nothing; a tube with no task, no pause and no waiting take
+ * leaves the listings (stats of every tube, and so /metrics and the admin
+ * page), but stats of that tube alone still answer. */
+static void
+test_unknown_and_idle_tubes(void **state)
+{
+	struct idle_wait wt = { NULL, -1 };
+	struct sluice_client *w;
+	struct sluice_stats *st;
+	struct sluice_task *t;
+	struct fix f;
+	uint64_t until, tubes_before;
+	pthread_t th;
+	int64_t t0;
+
+	fix_up(state, &f, NULL);
+	tubes_before = it_node_kv(f.c, "tubes");
+	it_rc(f.c, sluice_pause(f.c, "nosuch", 1000, &until), SLUICE_ENOTFOUND);
+	assert_non_null(strstr(sluice_errmsg(f.c), "no such tube"));
+	it_rc(f.c, sluice_pause(f.c, "nosuch", 0, &until), SLUICE_ENOTFOUND);
+	it_rc(f.c, sluice_stats(f.c, "nosuch", &st), SLUICE_ENOTFOUND);
+	assert_non_null(strstr(sluice_errmsg(f.c), "nosuch"));
+	assert_false(listed(f.c, "nosuch"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before);
+
+	/* a tube lives while it holds a task ... */
+	(void)it_put(f.c, "idle", "x");
+	assert_true(listed(f.c, "idle"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before + 1);
+	t = it_take(f.c, "idle", 0, 0);
+	assert_true(listed(f.c, "idle")); /* taken is held */
+	it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	/* ... and leaves the listings once idle */
+	assert_false(listed(f.c, "idle"));
+	assert_int_equal(it_node_kv(f.c, "tubes"), tubes_before);
+	it_rc(f.c, sluice_stats(f.c, "idle", &st), 0); /* it alone answers */
+	assert_int_equal(st->ntubes, 1);
+	assert_int_equal(st->tubes[0].ready, 0);
+	sluice_stats_free(st);
+
+	/* a pause keeps it listed (it is known, so it can be paused) */
+	it_rc(f.c, sluice_pause(f.c, "idle", 60000, &until), 0);
+	assert_true(listed(f.c, "idle"));
+	it_rc(f.c, sluice_pause(f.c, "idle", 0, &until), 0);
+	assert_false(listed(f.c, "idle"));
+
+	/* so does a take waiting on it */
+	w = it_client(f.s);
+	wt.url = f.s->url;
+	assert_int_equal(pthread_create(&th, NULL, wait_idle, &wt), 0);
+	t0 = it_mono_ms();
+	while (it_node_kv(w, "waiting_takes") == 0 && it_mono_ms() - t0 < 2500)
+		it_sleep_ms(5);
+	assert_true(it_node_kv(w, "waiting_takes") > 0);
+	assert_true(listed(w, "idle"));
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(wt.rc, SLUICE_ETIMEDOUT);
+	assert_false(listed(w, "idle"));
+	sluice_close(w);
+	fix_down(&f);
+}
+
 /* Hundreds of tubes, each with a delayed task and a pause (so each sits
  * in the server's wake and pause heaps), before and after a restart. */
 static void
@@ -1047,7 +1361,8 @@ test_many_tubes_with_delays_and_pauses(void **state)
 		it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
 		sluice_task_free(t);
 	}
-	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES + 20);
+	/* the 20 new ones are idle again: no task, no pause */
+	assert_int_equal(it_node_kv(f.c, "tubes"), TUBES);
 	assert_int_equal(it_counts(f.c, NULL).delayed, TUBES);
 	fix_down(&f);
 }
@@ -1193,8 +1508,15 @@ test_oversized_payload_is_etoobig(void **state)
 	it[0].len = 10;
 	it[1].payload = big;
 	it[1].len = 2000;
-	it_rc(f.c, sluice_put_batch(f.c, it, 2), SLUICE_ETOOBIG);
-	assert_int_equal(it_counts(f.c, NULL).ready, 1);
+	it_rc(f.c, sluice_put_batch(f.c, it, 2), 0);
+	assert_int_equal(it[0].rc, 0); /* the good one is put */
+	assert_int_equal(it[1].rc, SLUICE_ETOOBIG);
+	assert_non_null(strstr(it[1].errmsg,
+	    "payload of 2000 bytes: over the server's limit of 1024 bytes"));
+	assert_int_equal(it_counts(f.c, NULL).ready, 2);
+	/* a single put says the same */
+	it_rc(f.c, sluice_put(f.c, NULL, big, 1025, &id, NULL), SLUICE_ETOOBIG);
+	assert_non_null(strstr(sluice_errmsg(f.c), "limit of 1024 bytes"));
 	free(big);
 	fix_down(&f);
 }
@@ -1207,9 +1529,12 @@ main(void)
 		T(test_put_options_are_stored),
 		T(test_put_key_dedups_and_replaces),
 		T(test_put_batch_answers_each_item),
+		T(test_replace_of_a_taken_task_is_shown_and_told),
 		T(test_take_from_tubes_max_wait_detach),
+		T(test_take_priority_across_tubes_or_strict_order),
 		T(test_ack_deletes_or_moves),
 		T(test_stale_lease_is_refused),
+		T(test_lease_is_required_and_force_overrides),
 		T(test_release_with_delay_and_priority),
 		T(test_fail_backs_off_then_buries),
 		T(test_touch_moves_the_deadline),
@@ -1220,6 +1545,7 @@ main(void)
 		T(test_list_in_each_order),
 		T(test_errors_are_grouped),
 		T(test_pause_and_unpause),
+		T(test_unknown_and_idle_tubes),
 		T(test_many_tubes_with_delays_and_pauses),
 		T(test_snapshot_writes_a_file),
 		T(test_promote_and_follow_on_a_leader_are_refused),

@@ -241,7 +241,7 @@ test_detached_lease_expires_after_restart(void **state)
 	assert_int_equal(it_state(c, id), SLUICE_TAKEN);
 	assert_true(it_wait_state(c, id, SLUICE_READY, 5000) >= 0);
 	assert_true(it_mono_ms() - t0 >= 1990);
-	it_rc(c, sluice_ack(c, id, t->lease, NULL, NULL), SLUICE_ESTALE);
+	it_rc(c, sluice_ack(c, id, t->lease, NULL, NULL), SLUICE_ESTATE);
 	sluice_task_free(t);
 	t = it_peek(c, id);
 	assert_int_equal(t->attempts, 1);

@@ -256,7 +256,7 @@ test_wrong_peers_and_oversized_messages_are_closed(void **state)
 	close(fd);
 
 	fd = open_req(s);
-	sp_store_len(w, (uint64_t)MSG_SIZE_MAX + SP_BACKTRACE_MAX + 1);
+	sp_store_len(w, (uint64_t)MSG_RECV_MAX + SP_BACKTRACE_MAX + 1);
 	send_all(fd, w, sizeof(w));
 	assert_true(closed_by_peer(fd));
 	close(fd);

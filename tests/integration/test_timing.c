@@ -88,7 +88,7 @@ test_ttr_expiry_returns_the_task(void **state)
 		assert_int_equal(p->lease, 0);
 		sluice_task_free(p);
 		it_rc(
-		    c, sluice_ack(c, id, t->lease, NULL, NULL), SLUICE_ESTALE);
+		    c, sluice_ack(c, id, t->lease, NULL, NULL), SLUICE_ESTATE);
 		sluice_task_free(t);
 	}
 	t2 = it_take(c, "ttr", 0, 0);

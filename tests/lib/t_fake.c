@@ -66,6 +66,7 @@ answer_take(struct t_fake *f, const struct msg_req *q, struct msg_task *v,
 
 	f->last_take_max = q->take.max;
 	f->last_take_detach = q->take.detach;
+	f->last_take_strict = q->take.strict;
 	f->last_tubes[0] = '\0';
 	while (msg_next_str(&it, &s)) {
 		size_t l = strlen(f->last_tubes);
@@ -112,7 +113,9 @@ note_lease_op(struct t_fake *f, const struct msg_req *q)
 {
 	int i = work_index(f, q->lease.id); /* id first in each of them */
 
+	/* id, lease, force: the same first fields in each of them */
 	f->last_lease = q->lease.lease;
+	f->last_force = q->lease.force;
 	if (i < 0)
 		return;
 	if (q->op == MSG_OP_ACK)

@@ -55,11 +55,13 @@ struct t_fake {
 	char last_put_tube[256], last_put_key[256], last_payload[256];
 	uint32_t last_take_max;
 	bool last_take_detach;
+	bool last_take_strict;
 	char last_tubes[256];
 	uint32_t last_batch_n;
 	uint64_t batch_items; /* items of every batch put so far */
 	uint64_t batch_hash;  /* t_fake_hash over their payloads, in order */
 	uint64_t last_lease;  /* of the last ack/release/fail/touch/bury */
+	bool last_force;      /* its force flag */
 
 	/* Under mtx: the "work" tube. Task i has id 101 + i. */
 	char work[T_FAKE_WORK_MAX][64];

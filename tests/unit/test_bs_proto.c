@@ -183,6 +183,24 @@ test_tube_names_map_onto_sluice_names_and_back(void **state)
 	assert_false(bs_name_valid("-x", 2));
 }
 
+/* Only sluice tubes a beanstalk client can name are reachable: the list
+ * of tubes shows no name `use` would refuse. */
+static void
+test_only_names_a_client_can_use_are_reachable(void **state)
+{
+	static const char *const yes[] = { "default", "a:pb", "jobs:o1:c:px",
+		"x.y/z_1-2" };
+	static const char *const no[] = { "x:zz", "x:", ":p:", "-lead", "a::p",
+		"x:y:z" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(bs_tube_reachable(yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_false(bs_tube_reachable(no[i], strlen(no[i])));
+	assert_false(bs_tube_reachable("", 0));
+}
+
 int
 main(void)
 {
@@ -195,6 +213,8 @@ main(void)
 		    test_arguments_are_read_as_beanstalkd_reads_them),
 		cmocka_unit_test(
 		    test_tube_names_map_onto_sluice_names_and_back),
+		cmocka_unit_test(
+		    test_only_names_a_client_can_use_are_reachable),
 	};
 	return cmocka_run_group_tests_name("bs_proto", tests, NULL, NULL);
 }

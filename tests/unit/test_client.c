@@ -963,7 +963,7 @@ test_tcp_reply_cut_short_is_econn(void **state)
 
 	(void)state;
 	assert_int_equal(sluice_put(c, NULL, "x", 1, NULL, NULL), SLUICE_ECONN);
-	assert_non_null(strstr(sluice_errmsg(c), "lost during put"));
+	assert_non_null(strstr(sluice_errmsg(c), "lost before the reply"));
 	assert_int_equal(atomic_load(&r->nreq), 1);
 	assert_int_equal(sluice_put(c, NULL, "x", 1, NULL, NULL), SLUICE_ECONN);
 	assert_int_equal(atomic_load(&r->nreq), 2);

@@ -107,13 +107,14 @@ m_ready(const struct mt *t, int64_t now)
 	return t->state == M_WAIT && t->run_at <= now;
 }
 
-/* Removes a task; its key is reserved for the dedup window. */
+/* Removes a task. The key of a completed (acked) one is reserved for the
+ * dedup window; that of a cancelled (deleted) one is free at once. */
 static void
-m_gone(struct model *m, struct mt *t, int64_t now)
+m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 {
 	if (t->key >= 0) {
-		m->dedup_id[t->key] = t->id;
-		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+		m->dedup_id[t->key] = completed ? t->id : 0;
+		m->dedup_exp[t->key] = completed ? now + m->cfg.dedup_ms : 0;
 	}
 	*t = m->t[--m->n];
 }
@@ -152,16 +153,19 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	m->ctr[t->tube].bury++;
 }
 
+/* The lease rule: the task, its state, then (without force) the lease;
+ * a taken task's lease is >= 1, so 0 never matches. */
 static int
-m_leased(struct model *m, uint64_t id, uint64_t lease, struct mt **out)
+m_leased(
+    struct model *m, uint64_t id, uint64_t lease, bool force, struct mt **out)
 {
 	struct mt *t = m_find(m, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state != M_TAKEN)
-		return lease ? SLUICE_ESTALE : SLUICE_ESTATE;
-	if (lease != 0 && lease != t->lease)
+		return SLUICE_ESTATE;
+	if (!force && lease != t->lease)
 		return SLUICE_ESTALE;
 	*out = t;
 	return 0;
@@ -218,6 +222,29 @@ m_best(struct model *m, unsigned mask, int64_t now, int *rc)
 	}
 	*rc = best ? 0 : paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
 	return best;
+}
+
+/* A strict take: the tubes of `mask` one by one in the order of their
+ * numbers (the order the take names them), the first with a task wins. */
+static struct mt *
+m_best_in_order(struct model *m, unsigned mask, int64_t now, int *rc)
+{
+	bool paused = false;
+
+	for (int i = 0; i < NTUBE; i++) {
+		struct mt *best;
+		int one;
+
+		if (!(mask & (1u << i)))
+			continue;
+		if ((best = m_best(m, 1u << i, now, &one)) != NULL) {
+			*rc = 0;
+			return best;
+		}
+		paused |= one == SLUICE_EPAUSED;
+	}
+	*rc = paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
+	return NULL;
 }
 
 /* ---- The run: both sides of each step ------------------------------------ */
@@ -296,6 +323,13 @@ pick_lease(struct run *r, uint64_t id)
 	if (c < 8)
 		return 0;
 	return lease + 1 + rnd(r, 3);
+}
+
+/* Now and then an operator's override. */
+static bool
+pick_force(struct run *r)
+{
+	return rnd(r, 10) == 0;
 }
 
 static int
@@ -465,6 +499,7 @@ op_take(struct run *r)
 	req.ntubes = n;
 	req.session = 1 + rnd(r, NSESSION);
 	req.detached = rnd(r, 8) == 0;
+	req.strict = rnd(r, 4) == 0;
 	if (rnd(r, 80) == 0) {
 		ts[n].p = "no/good!";
 		ts[n].len = 8;
@@ -474,7 +509,10 @@ op_take(struct run *r)
 		    SLUICE_ETUBE);
 		return;
 	}
-	best = m_best(m, mask, r->h.now, &want);
+	if (req.strict)
+		best = m_best_in_order(m, mask, r->h.now, &want);
+	else
+		best = m_best(m, mask, r->h.now, &want);
 	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -503,12 +541,13 @@ op_ack(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	if (rnd(r, 5) == 0) {
 		to = pick_tube(r);
 		req.to_tube = tube_names[to];
 		req.to_tube_len = 2;
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_ack(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -535,7 +574,7 @@ op_ack(struct run *r)
 		t->err = -1;
 		m_unlease(t);
 	} else {
-		m_gone(m, t, now);
+		m_gone(m, t, now, true);
 	}
 }
 
@@ -552,13 +591,14 @@ op_release(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	if (rnd(r, 2) == 0)
 		req.delay_ms = (int64_t)rnd(r, 2000);
 	if (rnd(r, 3) == 0) {
 		req.set_pri = true;
 		req.pri = (uint32_t)rnd(r, 40);
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_release(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -589,13 +629,14 @@ op_fail(struct run *r)
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
+	req.force = pick_force(r);
 	req.error = err_texts[e];
 	req.error_len = strlen(err_texts[e]);
 	if (rnd(r, 4) == 0) {
 		req.set_delay = true;
 		req.delay_ms = (int64_t)rnd(r, 1500);
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_fail(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -627,7 +668,8 @@ op_touch(struct run *r)
 
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
-	want = m_leased(r->m, req.id, req.lease, &t);
+	req.force = pick_force(r);
+	want = m_leased(r->m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_touch(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -647,11 +689,12 @@ op_bury(struct run *r)
 
 	req.id = rnd(r, 2) ? pick_taken(r) : pick_id(r);
 	req.lease = rnd(r, 3) ? pick_lease(r, req.id) : 0;
+	req.force = rnd(r, 3) == 0;
 	t = m_find(m, req.id);
 	if (t != NULL && t->state == M_WAIT)
-		want = req.lease ? SLUICE_ESTALE : 0;
+		want = req.force ? 0 : SLUICE_ESTATE;
 	else
-		want = m_leased(m, req.id, req.lease, &t);
+		want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_bury(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -735,7 +778,7 @@ op_delete(struct run *r)
 		return;
 	commit(r, &rec);
 	m->ctr[t->tube].del++;
-	m_gone(m, t, r->h.now);
+	m_gone(m, t, r->h.now, false);
 }
 
 static void
@@ -751,7 +794,7 @@ op_flush(struct run *r)
 	for (size_t i = 0; i < m->n;) {
 		if (m->t[i].tube == tube) {
 			m->ctr[tube].del++;
-			m_gone(m, &m->t[i], r->h.now);
+			m_gone(m, &m->t[i], r->h.now, false);
 		} else {
 			i++;
 		}
@@ -764,10 +807,15 @@ op_pause(struct run *r)
 	struct model *m = r->m;
 	int tube = pick_tube(r);
 	int64_t until = rnd(r, 3) ? r->h.now + (int64_t)rnd(r, 3000) : 0;
-	struct queue_pause_req req = { tube_names[tube], 2, until };
+	struct queue_pause_req req = { tube_names[tube], 2, until,
+		rnd(r, 2) == 0 };
 	struct qrec rec;
+	int want = m->exists[tube] || req.create ? 0 : SLUICE_ENOTFOUND;
 
-	assert_int_equal(queue_decide_pause(r->h.q, r->h.now, &req, &rec), 0);
+	assert_int_equal(
+	    queue_decide_pause(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
 	commit(r, &rec);
 	if (until > r->h.now) {
 		m->pause[tube] = until;

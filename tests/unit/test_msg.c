@@ -32,6 +32,15 @@ static const struct msg_put batch_items[] = {
 	{ .tube = S("sms"), .ttr = 5000, .max_attempts = 3, .payload = S("") },
 };
 static const struct msg_str take_tubes[] = { S("a"), S("b.c"), S("x:y/z-1") };
+/* a batch whose items break their limits: each is refused alone */
+static const struct msg_put bad_items[] = {
+	{ .tube = S("ok"), .payload = S("fine") },
+	{ .tube = S("no spaces"), .payload = S("x") },
+	{ .tube = S("ok"), .key = S("nul\0key"), .payload = S("x") },
+	{ .tube = S("ok"), .replace = true, .payload = S("x") },
+	{ .tube = S(""), .payload = S("x") },
+	{ .tube = S("ok"), .payload = S("also fine") },
+};
 
 static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_PUT,
@@ -122,6 +131,35 @@ static const struct msg_req reqs[] = {
 	        .priority = 3,
 	        .delay = 5000 } },
 	{ .op = MSG_OP_JOB, .job = { .verb = MSG_JOB_TAKE, .id = 9 } },
+	/* an operator's override: force, no lease */
+	{ .op = MSG_OP_ACK, .ack = { .id = 42, .force = true } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1,
+	        .force = true,
+	        .set_priority = true,
+	        .priority = 4 } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5, .force = true, .error = S("stuck") } },
+	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .force = true } },
+	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 3, .force = true } },
+	{ .op = MSG_OP_PAUSE,
+	    .pause = { .tube = S("w"), .duration = 1000, .create = true } },
+	{ .op = MSG_OP_TAKE,
+	    .take = { .max = 2,
+	        .strict = true,
+	        .ntubes = N(take_tubes),
+	        .tubes = take_tubes } },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(bad_items),
+	        .messages = true,
+	        .items = bad_items } },
+	{ .op = MSG_OP_ACK, .ack = { .id = 3, .lease = 102, .report = true } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 3, .lease = 102, .report = true } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 3, .lease = 102, .report = true, .force = true } },
+	{ .op = MSG_OP_BURY,
+	    .lease = { .id = 3, .lease = 102, .report = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -154,6 +192,25 @@ static const struct msg_task tasks[] = {
 	    .last_error = S("exit 1: disk full"),
 	    .payload = S("\xff\xfe\x00\x01") },
 };
+/* taken, with a replacement waiting for its lease to end */
+static const struct msg_task pending_task = { .id = 3,
+	.lease = 102,
+	.state = MSG_ST_TAKEN,
+	.priority = 1024,
+	.attempts = 1,
+	.ttr = 60000,
+	.size = 3,
+	.tube = S("t"),
+	.key = S("k"),
+	.payload = S("old"),
+	.replace_pending = true,
+	.pending = { .priority = 9,
+	    .max_attempts = 2,
+	    .ttr = 30000,
+	    .run_at = 1700000000000ULL,
+	    .period = 0,
+	    .size = 4,
+	    .payload = S("new!") } };
 /* list without payloads: size says how big they are */
 static const struct msg_task listed[] = {
 	{ .id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t") },
@@ -167,6 +224,11 @@ static const struct msg_put_res batch_res[] = {
 	{ .status = 0, .created = true, .id = 11 },
 	{ .status = 0, .created = false, .id = 3 },
 	{ .status = SLUICE_EEXIST, .created = false, .id = 0 },
+};
+static const struct msg_put_res batch_res_texts[] = {
+	{ .status = 0, .created = true, .id = 12 },
+	{ .status = SLUICE_ETOOBIG,
+	    .message = S("payload of 2000 bytes: over the limit of 1024") },
 };
 static const struct msg_kv node_kvs[] = {
 	{ S("uptime_ms"), 12345 },
@@ -248,6 +310,18 @@ static const struct msg_rep reps[] = {
 	    .status = SLUICE_ESTALE,
 	    .err = { S("stale lease") } },
 	{ .op = 0xee, .status = SLUICE_EUNKNOWNOP },
+	{ .op = MSG_OP_PUT_BATCH,
+	    .put_batch = { .n = N(batch_res_texts),
+	        .messages = true,
+	        .items = batch_res_texts } },
+	{ .op = MSG_OP_PEEK_KEY, .task = pending_task },
+	{ .op = MSG_OP_ACK,
+	    .after = { .id = 3, .state = MSG_ST_READY, .replaced = true } },
+	{ .op = MSG_OP_BURY,
+	    .after = { .id = 3,
+	        .state = MSG_ST_DELAYED,
+	        .run_at = 5,
+	        .replaced = true } },
 };
 
 static void
@@ -309,6 +383,14 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_str_equal(a->key, b->key);
 	assert_str_equal(a->last_error, b->last_error);
 	assert_str_equal(a->payload, b->payload);
+	assert_int_equal(a->replace_pending, b->replace_pending);
+	assert_int_equal(a->pending.priority, b->pending.priority);
+	assert_int_equal(a->pending.max_attempts, b->pending.max_attempts);
+	assert_true(a->pending.ttr == b->pending.ttr);
+	assert_true(a->pending.run_at == b->pending.run_at);
+	assert_true(a->pending.period == b->pending.period);
+	assert_int_equal(a->pending.size, b->pending.size);
+	assert_str_equal(a->pending.payload, b->pending.payload);
 }
 
 /* Field by field: what the encoder was given is what the decoder gives. */
@@ -336,6 +418,8 @@ test_every_request_round_trips(void **state)
 			break;
 		case MSG_OP_PUT_BATCH:
 			assert_int_equal(d.put_batch.n, q->put_batch.n);
+			assert_int_equal(
+			    d.put_batch.messages, q->put_batch.messages);
 			assert_null(d.put_batch.items);
 			while (msg_next_put(&d.put_batch.it, &p))
 				assert_put_equal(&p, &q->put_batch.items[k++]);
@@ -345,6 +429,7 @@ test_every_request_round_trips(void **state)
 			assert_true(d.take.wait == q->take.wait);
 			assert_int_equal(d.take.max, q->take.max);
 			assert_int_equal(d.take.detach, q->take.detach);
+			assert_int_equal(d.take.strict, q->take.strict);
 			assert_int_equal(d.take.ntubes, q->take.ntubes);
 			while (msg_next_str(&d.take.it, &s))
 				assert_str_equal(s, q->take.tubes[k++]);
@@ -353,9 +438,14 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_ACK:
 			assert_true(d.ack.id == q->ack.id);
 			assert_true(d.ack.lease == q->ack.lease);
+			assert_int_equal(d.ack.force, q->ack.force);
+			assert_int_equal(d.ack.report, q->ack.report);
 			assert_str_equal(d.ack.to, q->ack.to);
 			break;
 		case MSG_OP_RELEASE:
+			assert_true(d.release.lease == q->release.lease);
+			assert_int_equal(d.release.force, q->release.force);
+			assert_int_equal(d.release.report, q->release.report);
 			assert_true(d.release.delay == q->release.delay);
 			assert_int_equal(
 			    d.release.set_priority, q->release.set_priority);
@@ -363,6 +453,9 @@ test_every_request_round_trips(void **state)
 			    d.release.priority, q->release.priority);
 			break;
 		case MSG_OP_FAIL:
+			assert_true(d.fail.lease == q->fail.lease);
+			assert_int_equal(d.fail.force, q->fail.force);
+			assert_int_equal(d.fail.report, q->fail.report);
 			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
 			assert_true(d.fail.delay == q->fail.delay);
 			assert_str_equal(d.fail.error, q->fail.error);
@@ -371,6 +464,8 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_BURY:
 			assert_true(d.lease.id == q->lease.id);
 			assert_true(d.lease.lease == q->lease.lease);
+			assert_int_equal(d.lease.force, q->lease.force);
+			assert_int_equal(d.lease.report, q->lease.report);
 			break;
 		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
@@ -411,6 +506,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_PAUSE:
 			assert_str_equal(d.pause.tube, q->pause.tube);
 			assert_true(d.pause.duration == q->pause.duration);
+			assert_int_equal(d.pause.create, q->pause.create);
 			break;
 		case MSG_OP_FOLLOW:
 			assert_str_equal(d.url, q->url);
@@ -478,7 +574,11 @@ test_every_reply_round_trips(void **state)
 			assert_true(d.put.id == m->put.id);
 			break;
 		case MSG_OP_PUT_BATCH:
+			assert_int_equal(
+			    d.put_batch.messages, m->put_batch.messages);
 			while (msg_next_put_res(&d.put_batch.it, &pr)) {
+				assert_str_equal(
+				    pr.message, m->put_batch.items[k].message);
 				assert_int_equal(
 				    pr.status, m->put_batch.items[k].status);
 				assert_int_equal(
@@ -540,6 +640,7 @@ test_every_reply_round_trips(void **state)
 			assert_int_equal(d.after.state, m->after.state);
 			assert_true(d.after.run_at == m->after.run_at);
 			assert_true(d.after.deadline == m->after.deadline);
+			assert_int_equal(d.after.replaced, m->after.replaced);
 		}
 	}
 	buf_free(&b);
@@ -683,6 +784,8 @@ test_bad_header_errors(void **state)
 	b.data[2] = MSG_OP_PUT;
 	b.data[3] = 0x04; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[3] = 0x80; /* force belongs to the lease operations */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
 	/* flags on an op that has none */
 	encode_req(&b, &(struct msg_req) { .op = MSG_OP_SNAPSHOT });
@@ -822,6 +925,17 @@ test_decoder_names_each_limit(void **state)
 	b.data[b.len - 2] = 0xff;
 	assert_int_equal(
 	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_ETOOBIG);
+
+	/* peek_next: any state but ready, delayed, buried is EINVAL, the
+	 * undefined values (0, 5, 255) as taken (3) */
+	for (int st = 0; st < 256; st++) {
+		buf_reset(&b);
+		buf_put(&b, "\x53\x01\x10\x00", 4);
+		buf_put_str16(&b, "t", 1);
+		buf_put_u8(&b, (uint8_t)st);
+		assert_int_equal(decode_req_bytes(b.data, b.len),
+		    st == 1 || st == 2 || st == 4 ? 0 : SLUICE_EINVAL);
+	}
 
 	/* tube: empty, too long (declared), bad byte */
 	buf_reset(&b);
@@ -1183,6 +1297,12 @@ test_doc_examples(void **state)
 	assert_hex(&b,
 	    "53 01 04 00 2a 00 00 00 00 00 00 00 e9 03 00 00"
 	    "00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_ACK, .ack = { .id = 42, .force = true } });
+	assert_hex(&b,
+	    "53 01 04 80 2a 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00");
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });
 	assert_hex(&b,
@@ -1198,6 +1318,87 @@ test_doc_examples(void **state)
 	    "2e 32 3a 37 37 31 31");
 	encode_req(&b, &(struct msg_req) { .op = MSG_OP_STATS });
 	assert_hex(&b, "53 01 11 00 00 00");
+	buf_free(&b);
+}
+
+/* A batch item that breaks a limit of its own (tube, key, replace without
+ * a key, payload) is read whole and marked, so the server refuses it
+ * alone; what breaks the message refuses the request. */
+static void
+test_batch_items_are_refused_alone(void **state)
+{
+	static const int want[] = { 0, SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL,
+		SLUICE_ETUBE, 0 };
+	const struct msg_limits lim = { 0, 8 }; /* payloads up to 8 bytes */
+	struct msg_put items[3], p;
+	char tube[300];
+	struct msg_req d;
+	struct buf b;
+	uint32_t k = 0;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = N(bad_items), .items = bad_items } });
+	assert_int_equal(msg_decode_req(b.data, b.len, &lim, &d), 0);
+	while (msg_next_put(&d.put_batch.it, &p)) {
+		/* "also fine" is 9 bytes: over this limit of 8 */
+		int w = k == 5 ? SLUICE_ETOOBIG : want[k];
+
+		assert_int_equal(p.error, w);
+		k++;
+	}
+	assert_int_equal(k, N(bad_items));
+
+	/* a tube of 300 bytes, all there: that item alone */
+	memset(tube, 't', sizeof(tube));
+	memset(items, 0, sizeof(items));
+	items[0] = (struct msg_put) { .tube = S("a"), .payload = S("1") };
+	items[1] = (struct msg_put) { .tube = { tube, sizeof(tube) },
+		.payload = S("2") };
+	items[2] = (struct msg_put) { .tube = S("a"), .payload = S("3") };
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = 3, .items = items } });
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	k = 0;
+	while (msg_next_put(&d.put_batch.it, &p))
+		assert_int_equal(p.error, k++ == 1 ? SLUICE_ETUBE : 0);
+	/* cut inside the long tube: its length is over the limit and its
+	 * bytes are missing, so the request is refused for the limit */
+	assert_int_equal(msg_decode_req(b.data, 60, NULL, &d), SLUICE_ETUBE);
+	/* bad flag bits in an item break the message */
+	b.data[MSG_REQ_HDR + 4] = 0x40;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EPROTO);
+
+	/* a payload over the limit with its bytes missing: the request */
+	buf_reset(&b);
+	buf_put_u8(&b, MSG_MAGIC);
+	buf_put_u8(&b, MSG_VERSION);
+	buf_put_u8(&b, MSG_OP_PUT_BATCH);
+	buf_put_u8(&b, 0);
+	buf_put_u32(&b, 1);
+	buf_put_u8(&b, 0);
+	buf_put_str16(&b, "a", 1);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_u32(&b, 0);
+	buf_put_u64(&b, 0);
+	buf_put_str16(&b, "", 0);
+	buf_put_u32(&b, 100);
+	buf_put(&b, "0123456789", 10);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, &lim, &d), SLUICE_ETOOBIG);
+
+	/* reply flags: only those the op defines */
+	encode_rep(&b, &reps[0]); /* a put */
+	b.data[3] = 0x01;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &(struct msg_rep) { 0 }),
+	    SLUICE_EPROTO);
 	buf_free(&b);
 }
 
@@ -1284,6 +1485,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_idempotent_requests),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_doc_examples),
+		cmocka_unit_test(test_batch_items_are_refused_alone),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)

@@ -459,7 +459,7 @@ scenario(struct tq *h)
 	struct queue_take_req tr = { &s, 1, 1, false };
 	struct queue_ack_req ar;
 	struct queue_fail_req fr;
-	struct queue_pause_req pr = { "u", 1, T0 + 500 };
+	struct queue_pause_req pr = { "u", 1, T0 + 500, true };
 	struct queue_task_view v;
 	struct qrec rec;
 

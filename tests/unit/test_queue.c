@@ -225,6 +225,49 @@ bury(struct tq *h, uint64_t id, uint64_t lease)
 	return run(h, queue_decide_bury(h->q, h->now, &req, &rec), &rec);
 }
 
+/* An operator's bury: force, no lease. */
+static int
+park(struct tq *h, uint64_t id)
+{
+	struct queue_bury_req req = { id, 0, true };
+	struct qrec rec;
+
+	return run(h, queue_decide_bury(h->q, h->now, &req, &rec), &rec);
+}
+
+/* ack, release, fail, touch or bury, by name, with force and `lease`. */
+static int
+forced(struct tq *h, const char *op, uint64_t id, uint64_t lease)
+{
+	struct qrec rec;
+	int rc;
+
+	if (strcmp(op, "ack") == 0) {
+		struct queue_ack_req req = { id, lease, NULL, 0, true };
+
+		rc = queue_decide_ack(h->q, h->now, &req, &rec);
+	} else if (strcmp(op, "release") == 0) {
+		struct queue_release_req req = { id, lease, 0, 0, false, 0,
+			true };
+
+		rc = queue_decide_release(h->q, h->now, &req, &rec);
+	} else if (strcmp(op, "fail") == 0) {
+		struct queue_fail_req req = { id, lease, "x", 1, false, 0,
+			true };
+
+		rc = queue_decide_fail(h->q, h->now, &req, &rec);
+	} else if (strcmp(op, "touch") == 0) {
+		struct queue_touch_req req = { id, lease, true };
+
+		rc = queue_decide_touch(h->q, h->now, &req, &rec);
+	} else {
+		struct queue_bury_req req = { id, lease, true };
+
+		rc = queue_decide_bury(h->q, h->now, &req, &rec);
+	}
+	return run(h, rc, &rec);
+}
+
 static int
 kick_id(struct tq *h, uint64_t id)
 {
@@ -477,16 +520,16 @@ test_release_with_delay_and_new_priority(void **state)
 }
 
 /* A lease that is not the task's current one is refused; an unknown id is
- * not found; lease 0 skips the check but the task must be taken. */
+ * not found; a task that is not taken is ESTATE whatever the lease. */
 static void
-test_stale_and_zero_leases(void **state)
+test_stale_leases(void **state)
 {
 	struct tq *h = H(state);
 	uint64_t a, id, l1, l2;
 
 	a = put(h, "t", "a");
 	assert_int_equal(ack(h, a, 0), SLUICE_ESTATE);
-	assert_int_equal(ack(h, a, 12345), SLUICE_ESTALE);
+	assert_int_equal(ack(h, a, 12345), SLUICE_ESTATE);
 	assert_int_equal(take(h, "t", 1, &id, &l1), 0);
 	assert_int_equal(ack(h, a, l1 + 1), SLUICE_ESTALE);
 	assert_int_equal(touch(h, a, l1 + 1), SLUICE_ESTALE);
@@ -494,10 +537,11 @@ test_stale_and_zero_leases(void **state)
 	assert_int_equal(fail_task(h, a, l1 + 1, "x"), SLUICE_ESTALE);
 	assert_int_equal(release(h, a, l1 + 1, 0, false, 0), SLUICE_ESTALE);
 	assert_int_equal(release(h, a, l1, 0, false, 0), 0);
-	/* The old lease is stale once released, and after the next take. */
-	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
+	/* Released: the task is not taken, whatever lease comes. */
+	assert_int_equal(ack(h, a, l1), SLUICE_ESTATE);
 	assert_int_equal(take(h, "t", 1, &id, &l2), 0);
 	assert_true(l2 > l1);
+	/* Taken again: the old lease is stale. */
 	assert_int_equal(ack(h, a, l1), SLUICE_ESTALE);
 	assert_int_equal(ack(h, 999, l2), SLUICE_ENOTFOUND);
 	{
@@ -510,9 +554,62 @@ test_stale_and_zero_leases(void **state)
 		    queue_decide_ack(h->q, h->now, &req, &rec), SLUICE_ESTALE);
 		assert_int_equal(rec.type, 0xa5a5);
 	}
-	assert_int_equal(touch(h, a, 0), 0);
-	assert_int_equal(ack(h, a, 0), 0);
+	assert_int_equal(ack(h, a, l2), 0);
 	assert_int_equal(ack(h, a, l2), SLUICE_ENOTFOUND);
+}
+
+/* Lease 0 is no wildcard: on a task another worker holds, every lease
+ * operation is refused as stale, and the holder's lease still works. */
+static void
+test_lease_zero_is_refused(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, id, lease;
+
+	a = put(h, "t", "a");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, a, 0), SLUICE_ESTALE);
+	assert_int_equal(touch(h, a, 0), SLUICE_ESTALE);
+	assert_int_equal(bury(h, a, 0), SLUICE_ESTALE);
+	assert_int_equal(fail_task(h, a, 0, "x"), SLUICE_ESTALE);
+	assert_int_equal(release(h, a, 0, 0, false, 0), SLUICE_ESTALE);
+	assert_int_equal(view(h, a).state, QUEUE_TAKEN);
+	assert_true(view(h, a).lease == lease);
+	assert_int_equal(ack(h, a, lease), 0);
+}
+
+/* force skips the lease check (any lease, 0 too) but not the state: on a
+ * task that is not taken it is still ESTATE (bury aside: it parks a
+ * waiting task by force). */
+static void
+test_force_overrides_the_lease_only(void **state)
+{
+	static const char *const ops[] = { "touch", "release", "fail", "ack" };
+	struct tq *h = H(state);
+	uint64_t a, id, lease;
+
+	a = put(h, "t", "a");
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(forced(h, ops[i], a, 0), SLUICE_ESTATE);
+		assert_int_equal(forced(h, ops[i], 99, 0), SLUICE_ENOTFOUND);
+	}
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(forced(h, "touch", a, lease + 7), 0);
+	assert_int_equal(forced(h, "touch", a, 0), 0);
+	assert_int_equal(view(h, a).state, QUEUE_TAKEN);
+	assert_int_equal(forced(h, "release", a, 0), 0);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(forced(h, "fail", a, lease + 1), 0);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+	h->now = view(h, a).run_at;
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(forced(h, "bury", a, 0), 0);
+	assert_int_equal(view(h, a).state, QUEUE_BURIED);
+	assert_int_equal(kick_id(h, a), 0);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(forced(h, "ack", a, 0), 0);
+	assert_int_equal(forced(h, "ack", a, 0), SLUICE_ENOTFOUND);
 }
 
 /* An expired lease puts the task back ready with its attempts; the old
@@ -537,7 +634,7 @@ test_ttr_expiry_releases_and_keeps_attempts(void **state)
 	v = view(h, a);
 	assert_int_equal(v.state, QUEUE_READY);
 	assert_int_equal(v.attempts, 1);
-	assert_int_equal(ack(h, a, lease), SLUICE_ESTALE);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
 	assert_true(tstats(h, "t").ctr.ttr_expired == 1);
 	assert_true(tstats(h, "t").ctr.release == 0);
 }
@@ -589,7 +686,7 @@ test_touch_extends_the_deadline(void **state)
 	assert_int_equal(view(h, a).lease, lease);
 	h->now += 100;
 	assert_int_equal(expire(h), 1);
-	assert_int_equal(touch(h, a, lease), SLUICE_ESTALE);
+	assert_int_equal(touch(h, a, lease), SLUICE_ESTATE);
 }
 
 /* A session going away releases the tasks it holds under session leases,
@@ -757,8 +854,8 @@ test_bury_and_kick_by_id(void **state)
 	assert_int_equal(kick_id(h, a), SLUICE_ESTATE);
 	assert_int_equal(bury(h, a, lease), 0);
 	assert_counts(h, "t", 0, 1, 0, 1);
-	assert_int_equal(bury(h, a, 0), SLUICE_ESTATE);
-	assert_int_equal(bury(h, a, lease), SLUICE_ESTALE);
+	assert_int_equal(park(h, a), SLUICE_ESTATE);
+	assert_int_equal(bury(h, a, lease), SLUICE_ESTATE);
 	h->now += 10;
 	assert_int_equal(kick_id(h, a), 0);
 	assert_int_equal(view(h, a).state, QUEUE_READY);
@@ -770,17 +867,28 @@ test_bury_and_kick_by_id(void **state)
 	assert_true(tstats(h, "t").ctr.kick == 2);
 }
 
-/* An operator may bury a ready or delayed task with lease 0 only. */
+/* A ready or delayed task is parked by force only: without it, bury
+ * says the task is not taken, whatever the lease. */
 static void
-test_bury_of_a_waiting_task_needs_lease_zero(void **state)
+test_bury_of_a_waiting_task_needs_force(void **state)
 {
 	struct tq *h = H(state);
-	uint64_t a = put(h, "t", "a");
+	struct queue_put_req req;
+	uint64_t a = put(h, "t", "a"), b;
 
-	assert_int_equal(bury(h, a, 5), SLUICE_ESTALE);
-	assert_int_equal(bury(h, a, 0), 0);
+	req_for(&req, "t", "b");
+	req.delay_ms = 60000;
+	b = put_req(h, &req);
+	assert_int_equal(bury(h, a, 5), SLUICE_ESTATE);
+	assert_int_equal(bury(h, a, 0), SLUICE_ESTATE);
+	assert_int_equal(bury(h, b, 0), SLUICE_ESTATE);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(park(h, a), 0);
 	assert_int_equal(view(h, a).state, QUEUE_BURIED);
-	assert_int_equal(bury(h, 99, 0), SLUICE_ENOTFOUND);
+	assert_int_equal(park(h, b), 0);
+	assert_int_equal(view(h, b).state, QUEUE_BURIED);
+	assert_int_equal(park(h, a), SLUICE_ESTATE);
+	assert_int_equal(park(h, 99), SLUICE_ENOTFOUND);
 }
 
 /* Kick N brings back up to N buried tasks, the longest buried first. */
@@ -793,13 +901,13 @@ test_kick_n_oldest_buried_first(void **state)
 	for (int i = 0; i < 4; i++)
 		ids[i] = put(h, "t", "x");
 	/* Bury in the order 2, 0, 3, 1 at increasing times. */
-	assert_int_equal(bury(h, ids[2], 0), 0);
+	assert_int_equal(park(h, ids[2]), 0);
 	h->now++;
-	assert_int_equal(bury(h, ids[0], 0), 0);
+	assert_int_equal(park(h, ids[0]), 0);
 	h->now++;
-	assert_int_equal(bury(h, ids[3], 0), 0);
+	assert_int_equal(park(h, ids[3]), 0);
 	h->now++;
-	assert_int_equal(bury(h, ids[1], 0), 0);
+	assert_int_equal(park(h, ids[1]), 0);
 	assert_int_equal(kick_n(h, "t", 2), 2);
 	assert_int_equal(view(h, ids[2]).state, QUEUE_READY);
 	assert_int_equal(view(h, ids[0]).state, QUEUE_READY);
@@ -855,16 +963,18 @@ test_key_dedup_window(void **state)
 	assert_int_equal(view(h, b).key_len, 8);
 }
 
-/* Delete by key cancels the live task and keeps the key reserved; peek by
- * key sees only live tasks. */
+/* Delete by key cancels the live task and frees its key at once (the
+ * dedup window is for completed work); peek by key sees only live tasks.
+ * The same for a delete by id and a flush. */
 static void
-test_delete_by_key_keeps_the_key_reserved(void **state)
+test_delete_frees_the_key_at_once(void **state)
 {
 	struct tq *h = H(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_task_view v;
-	uint64_t a;
+	struct queue_stats st;
+	uint64_t a, b, c;
 
 	req_for(&req, "t", "a");
 	req.key = "k";
@@ -876,15 +986,29 @@ test_delete_by_key_keeps_the_key_reserved(void **state)
 	assert_int_equal(del_key(h, "k"), SLUICE_ENOTFOUND);
 	assert_int_equal(
 	    queue_peek_key(h->q, h->now, "k", 1, &v), SLUICE_ENOTFOUND);
-	assert_int_equal(try_put(h, &req, &res), 0);
-	assert_false(res.created);
-	assert_true(res.id == a);
-	/* The window passes with time alone (tick). */
-	h->now += QUEUE_DEFAULT_DEDUP_MS;
-	assert_int_equal(queue_tick(h->q, h->now), 0);
-	check(h);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 0 && st.dedup == 0);
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_true(res.created);
+	b = res.id;
+	assert_true(b > a);
+	assert_int_equal(del_id(h, b), 0);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created);
+	c = res.id;
+	assert_true(c > b);
+	{
+		struct queue_flush_req fr = { "t", 1 };
+		struct qrec rec;
+
+		assert_int_equal(
+		    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec),
+		    0);
+	}
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created && res.id > c);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.keys == 1 && st.dedup == 0);
 }
 
 /* ---- recurring, replace, ack --to ------------------------------------------
@@ -952,7 +1076,7 @@ test_replace_of_a_ready_task(void **state)
 	assert_true(tstats(h, "t").ctr.replace == 1);
 	assert_true(tstats(h, "t").ctr.put == 1);
 	/* A buried task is replaced too, and waits again. */
-	assert_int_equal(bury(h, a, 0), 0);
+	assert_int_equal(park(h, a), 0);
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
 }
@@ -984,9 +1108,16 @@ test_replace_of_a_taken_task_waits_for_the_ack(void **state)
 	assert_int_equal(v.state, QUEUE_TAKEN);
 	assert_true(v.replace_pending);
 	assert_payload(&v, "v1");
+	/* The view shows what is pending. */
+	assert_int_equal(v.repl.payload_len, 2);
+	assert_memory_equal(v.repl.payload, "v2", 2);
+	assert_int_equal(v.repl.pri, 9);
+	assert_int_equal(v.repl.ttr, QUEUE_DEFAULT_TTR_MS);
 	/* A second replace wins over the first. */
 	req.payload = "v3";
 	assert_int_equal(try_put(h, &req, &res), 0);
+	v = view(h, a);
+	assert_memory_equal(v.repl.payload, "v3", 2);
 	h->now += 10;
 	assert_int_equal(ack(h, a, lease), 0);
 	v = view(h, a);
@@ -995,7 +1126,7 @@ test_replace_of_a_taken_task_waits_for_the_ack(void **state)
 	assert_int_equal(v.pri, 9);
 	assert_int_equal(v.attempts, 0);
 	assert_false(v.replace_pending);
-	assert_int_equal(ack(h, a, lease), SLUICE_ESTALE);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
 }
 
 /* The replacement also takes effect when the lease ends otherwise: by ttr
@@ -1050,14 +1181,15 @@ test_replace_edge_cases(void **state)
 	struct tq *h = H(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
-	uint64_t a;
+	uint64_t a, id, lease;
 
 	req_for(&req, "t", "a");
 	req.key = "k";
 	req.key_len = 1;
 	req.replace = true;
 	a = put_req(h, &req);
-	assert_int_equal(del_id(h, a), 0);
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, a, lease), 0); /* the key's window begins */
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_true(res.created && res.id != a);
 	req.tube = "other";
@@ -1111,7 +1243,7 @@ test_delete_in_each_state(void **state)
 	d = put_req(h, &req);
 	t = put(h, "t", "t");
 	b = put(h, "t", "b");
-	assert_int_equal(bury(h, b, 0), 0);
+	assert_int_equal(park(h, b), 0);
 	assert_int_equal(del_id(h, r), 0);
 	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
 	assert_true(id == t);
@@ -1152,14 +1284,17 @@ test_flush_cancels_a_whole_tube(void **state)
 	put_req(h, &req);
 	other = put(h, "u", "y");
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
-	assert_int_equal(bury(h, id + 1, 0), 0);
+	assert_int_equal(park(h, id + 1), 0);
 	assert_int_equal(
 	    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec), 0);
 	assert_counts(h, "t", 0, 0, 0, 0);
 	assert_true(tstats(h, "t").ctr.del == 6);
 	assert_int_equal(view(h, other).state, QUEUE_READY);
+	/* cancelled, not done: the key is free at once */
 	assert_int_equal(try_put(h, &req, &res), 0);
-	assert_false(res.created);
+	assert_true(res.created);
+	assert_int_equal(
+	    run(h, queue_decide_flush(h->q, h->now, &fr, &rec), &rec), 0);
 	/* Flushing an empty or unknown tube logs nothing. */
 	assert_int_equal(queue_decide_flush(h->q, h->now, &fr, &rec), 0);
 	assert_int_equal(rec.type, QREC_NONE);
@@ -1211,9 +1346,22 @@ test_pause_and_unpause(void **state)
 		assert_int_equal(
 		    queue_decide_pause(h->q, h->now, &pr, &rec), SLUICE_EINVAL);
 	}
-	/* A pause can come before the tube's first task. */
-	assert_int_equal(pause_tube(h, "fresh", h->now + 10), 0);
+	/* A tube the queue never had is not made by a pause (nor lifted),
+	 * unless the caller asks for it (the beanstalk face, whose watched
+	 * tubes exist before their first task). */
+	assert_int_equal(pause_tube(h, "fresh", h->now + 10), SLUICE_ENOTFOUND);
+	assert_int_equal(pause_tube(h, "fresh", 0), SLUICE_ENOTFOUND);
+	assert_int_equal(queue_tube_count(h->q), 2);
+	{
+		struct queue_pause_req pr = { "fresh", 5, h->now + 10, true };
+		struct qrec rec;
+
+		assert_int_equal(
+		    run(h, queue_decide_pause(h->q, h->now, &pr, &rec), &rec),
+		    0);
+	}
 	assert_int_equal(queue_tube_count(h->q), 3);
+	assert_true(tstats(h, "fresh").paused_until == h->now + 10);
 }
 
 /* A take over several tubes picks the best priority across them, then the
@@ -1243,6 +1391,38 @@ test_take_over_several_tubes(void **state)
 	    take_from(h, ts, 0, 1, false, &id, NULL), SLUICE_EINVAL);
 }
 
+/* A strict take tries the tubes in the order given: the first (not
+ * paused) with a ready task gives its best, however urgent the others'. */
+static void
+test_strict_take_follows_the_order_given(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str ts[3] = { { "none", 4 }, { "a", 1 }, { "b", 1 } };
+	struct queue_take_req req = { ts, 3, 1, false, true };
+	struct qrec rec;
+	uint64_t a1, a2, b1;
+
+	a1 = put_pri(h, "a", "a1", 9);
+	a2 = put_pri(h, "a", "a2", 5);
+	b1 = put_pri(h, "b", "b1", 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == a2);
+	/* a paused tube is passed over */
+	assert_int_equal(pause_tube(h, "a", h->now + 1000), 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == b1);
+	assert_int_equal(
+	    queue_decide_take(h->q, h->now, &req, &rec), SLUICE_EPAUSED);
+	assert_int_equal(pause_tube(h, "a", 0), 0);
+	assert_int_equal(
+	    run(h, queue_decide_take(h->q, h->now, &req, &rec), &rec), 0);
+	assert_true(rec.u.take.id == a1);
+	assert_int_equal(
+	    queue_decide_take(h->q, h->now, &req, &rec), SLUICE_ETIMEDOUT);
+}
+
 /* ---- queries ----------------------------------------------------------------
  */
 
@@ -1265,9 +1445,9 @@ test_peek_next_in_each_state(void **state)
 	d2 = put_req(h, &req);
 	b1 = put(h, "t", "b1");
 	b2 = put(h, "t", "b2");
-	assert_int_equal(bury(h, b2, 0), 0);
+	assert_int_equal(park(h, b2), 0);
 	h->now++;
-	assert_int_equal(bury(h, b1, 0), 0);
+	assert_int_equal(park(h, b1), 0);
 	assert_int_equal(
 	    queue_peek_next(h->q, h->now, "t", 1, QUEUE_READY, &v), 0);
 	assert_true(v.id == r2);
@@ -1297,7 +1477,7 @@ take_times(struct tq *h, const uint64_t *ids, int n, int who, int times)
 
 	for (int i = 0; i < n; i++)
 		if (i != who)
-			assert_int_equal(bury(h, ids[i], 0), 0);
+			assert_int_equal(park(h, ids[i]), 0);
 	for (int k = 0; k < times; k++) {
 		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
 		assert_true(id == ids[who]);
@@ -1533,7 +1713,14 @@ test_every_limit_has_its_error(void **state)
 	assert_int_equal(take(&h, "t", 1, &id, &lease), 0);
 	assert_int_equal(ack_to(&h, id, lease, "third"), SLUICE_ELIMIT);
 	assert_int_equal(release(&h, id, lease, -3, false, 0), SLUICE_EINVAL);
-	assert_int_equal(pause_tube(&h, "third", h.now + 1), SLUICE_ELIMIT);
+	assert_int_equal(pause_tube(&h, "third", h.now + 1), SLUICE_ENOTFOUND);
+	{
+		struct queue_pause_req pr = { "third", 5, h.now + 1, true };
+		struct qrec rec;
+
+		assert_int_equal(
+		    queue_decide_pause(h.q, h.now, &pr, &rec), SLUICE_ELIMIT);
+	}
 	{
 		struct queue_delete_req dr = { 0, big, QREC_KEY_MAX + 1 };
 		struct qrec rec;
@@ -1737,6 +1924,13 @@ build_rich_state(struct tq *h)
 		assert_true(res.replaced);
 	}
 	assert_int_equal(del_key(h, "key-3"), 0);
+	/* a completed keyed task: its key is kept for the dedup window */
+	req_for(&req, "done", "did it");
+	req.key = "done-key";
+	req.key_len = 8;
+	put_req(h, &req);
+	assert_int_equal(take(h, "done", 5, &id, &lease), 0);
+	assert_int_equal(ack(h, id, lease), 0);
 	assert_int_equal(pause_tube(h, "u", h->now + 100000), 0);
 }
 
@@ -1833,7 +2027,7 @@ test_apply_out_of_memory_changes_nothing(void **state)
 	struct queue_ack_req ar;
 	struct queue_fail_req fr;
 	struct queue_flush_req flr = { "u", 1 };
-	struct queue_pause_req pr = { "new-tube", 8, T0 + 100 };
+	struct queue_pause_req pr = { "new-tube", 8, T0 + 100, true };
 	struct queue_task_view v;
 	struct qrec rec;
 	uint64_t a;
@@ -1854,6 +2048,7 @@ test_apply_out_of_memory_changes_nothing(void **state)
 	fr.error = "it broke";
 	fr.error_len = 8;
 	fr.set_delay = true;
+	fr.force = true;
 	failures += apply_under_faults(
 	    h, queue_decide_fail(h->q, h->now, &fr, &rec), &rec);
 	failures += apply_under_faults(
@@ -1866,6 +2061,7 @@ test_apply_out_of_memory_changes_nothing(void **state)
 	    h, queue_decide_put(h->q, h->now, &req, &rec, &res), &rec);
 	memset(&ar, 0, sizeof(ar));
 	ar.id = a;
+	ar.force = true;
 	failures += apply_under_faults(
 	    h, queue_decide_ack(h->q, h->now, &ar, &rec), &rec);
 	v = view(h, a);
@@ -2133,7 +2329,8 @@ test_replay_gives_the_same_dump(void **state)
 	assert_non_null(strstr((char *)d.data, "state=buried"));
 	assert_non_null(strstr((char *)d.data, "error=\"bad\""));
 	assert_non_null(strstr((char *)d.data, "  replace "));
-	assert_non_null(strstr((char *)d.data, "dedup \"key-3\""));
+	assert_non_null(strstr((char *)d.data, "dedup \"done-key\""));
+	assert_null(strstr((char *)d.data, "dedup \"key-3\""));
 	buf_free(&d);
 	queue_delete(r);
 }
@@ -2147,7 +2344,9 @@ main(void)
 		T(test_take_order_is_priority_then_id),
 		T(test_delayed_task_gets_ready_at_run_at),
 		T(test_release_with_delay_and_new_priority),
-		T(test_stale_and_zero_leases),
+		T(test_stale_leases),
+		T(test_lease_zero_is_refused),
+		T(test_force_overrides_the_lease_only),
 		T(test_ttr_expiry_releases_and_keeps_attempts),
 		T(test_ttr_expiry_buries_at_max_attempts),
 		T(test_touch_extends_the_deadline),
@@ -2157,10 +2356,10 @@ main(void)
 		T(test_fail_backs_off_then_buries),
 		T(test_fail_backoff_is_capped_and_can_be_explicit),
 		T(test_bury_and_kick_by_id),
-		T(test_bury_of_a_waiting_task_needs_lease_zero),
+		T(test_bury_of_a_waiting_task_needs_force),
 		T(test_kick_n_oldest_buried_first),
 		T(test_key_dedup_window),
-		T(test_delete_by_key_keeps_the_key_reserved),
+		T(test_delete_frees_the_key_at_once),
 		T(test_ack_of_a_recurring_task_reschedules_it),
 		T(test_replace_of_a_ready_task),
 		T(test_replace_of_a_taken_task_waits_for_the_ack),
@@ -2171,6 +2370,7 @@ main(void)
 		T(test_flush_cancels_a_whole_tube),
 		T(test_pause_and_unpause),
 		T(test_take_over_several_tubes),
+		T(test_strict_take_follows_the_order_given),
 		T(test_peek_next_in_each_state),
 		T(test_list_orders_and_limit),
 		T(test_errors_grouped_by_text),

@@ -167,7 +167,8 @@ one_op(struct hist *h)
 	}
 	case 9: {
 		uint64_t id = some_id(h);
-		struct queue_bury_req a = { id, lease_of(h, id) };
+		struct queue_bury_req a = { id, lease_of(h, id),
+			t_below(&h->rng, 3) == 0 };
 
 		rc = queue_decide_bury(h->q, h->now, &a, &r);
 		break;
@@ -188,7 +189,7 @@ one_op(struct hist *h)
 	}
 	case 12: {
 		struct queue_pause_req a = { tube, strlen(tube),
-			h->now + (int64_t)t_below(&h->rng, 2000) };
+			h->now + (int64_t)t_below(&h->rng, 2000), true };
 
 		rc = queue_decide_pause(h->q, h->now, &a, &r);
 		break;
