@@ -429,7 +429,7 @@ lat_row() {
 
 TABLE=$TMP/table.md
 {
-	echo "| workload | C | figure | libsluice (nng) | sluice beanstalk face | beanstalkd -f0 | Redis always | libsluice / Redis | face / Redis |"
+	echo "| workload | C | figure | libsluice | sluice beanstalk face | beanstalkd -f0 | Redis always | libsluice / Redis | face / Redis |"
 	echo "|---|--:|---|--:|--:|--:|--:|--:|--:|"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONNS[@]}"; do
