@@ -19,8 +19,9 @@
  *
  * How a batch is committed (cfg.commit). Inline, the default: the chain
  * runs on the caller's thread with plain system calls (ring_run), so
- * wal_submit returns with the batch durable and signals wal_fd; the
- * caller's loop waits for the disk meanwhile, and what arrives then is
+ * wal_submit returns with the batch durable (wal_fd is not signalled:
+ * the caller looks at wal_durable_lsn); the caller's loop waits for the
+ * disk meanwhile, and what arrives then is
  * the next batch. Through the ring: the chain is submitted to io_uring and
  * wal_reap finishes it; the loop goes on while the disk works, but an
  * fdatasync from io_uring runs on a kernel worker thread, and the
@@ -609,7 +610,6 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		ring_run(c);
 		batch_started(w, b);
 		batch_done(w, b);
-		signal_efd(ring_fd(&w->ring)); /* the durable LSN moved */
 		return w->poisoned ? SLUICE_ELOG : 0;
 	}
 	rc = ring_submit(&w->ring, c);

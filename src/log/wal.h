@@ -123,7 +123,9 @@ uint64_t wal_epoch(const struct wal *w);
 void wal_set_reserved(struct wal *w, uint64_t bytes);
 
 /* Starts the write of the batch being filled when no batch is in flight.
- * Call at the end of every event-loop turn. Returns 0, SLUICE_ELOG. */
+ * Call at the end of every event-loop turn. With WAL_COMMIT_INLINE the
+ * write (and fdatasync) happen here: wal_durable_lsn has moved when it
+ * returns, and wal_fd says nothing of it. Returns 0, SLUICE_ELOG. */
 int wal_submit(struct wal *w);
 
 /* Readable when wal_reap has something to do (an eventfd: completions

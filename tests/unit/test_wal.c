@@ -3,7 +3,6 @@
  * reopenings, epochs start, old segments go. Faults and the space
  * reservation are in test_fault.c (they need the fault-injection build). */
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,11 +66,10 @@ test_wal_durable_follows_submission(void **state)
 }
 
 /* Committed on the caller's thread, a submit returns with its batch
- * written and synced, and says so on wal_fd. */
+ * written and synced. */
 static void
 test_wal_inline_commit_is_durable_when_submit_returns(void **state)
 {
-	struct pollfd pfd;
 	struct wal_stats st;
 	struct wal *w;
 	uint64_t lsn = 0;
@@ -83,8 +81,6 @@ test_wal_inline_commit_is_durable_when_submit_returns(void **state)
 	assert_true(wal_durable_lsn(w) == 0);
 	assert_int_equal(wal_submit(w), 0);
 	assert_true(wal_durable_lsn(w) == lsn);
-	pfd = (struct pollfd) { .fd = wal_fd(w), .events = POLLIN };
-	assert_int_equal(poll(&pfd, 1, 0), 1);
 	assert_int_equal(wal_reap(w), 0);
 	wal_stats(w, &st);
 	assert_true(st.batches == 1 && st.fsyncs == 1 && st.synced_lsn == 5);
