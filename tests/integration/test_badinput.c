@@ -7,7 +7,9 @@
  * payloads (the server runs with --max-payload 4096), and bytes left
  * over after a valid request; plus messages at the size limits: 64 MiB
  * is read, a byte more is EMSGSIZE, and past what the server's transport
- * lets in (MSG_RECV_MAX) the connection is dropped.
+ * lets in (MSG_RECV_MAX) the connection is dropped. The size limits go
+ * through plain sockets (it_sp.h): a connection the server drops mid-send
+ * is what made nng 1.5.2's close hang on the client side.
  *
  * Each message is decoded here too, with the server's limits, so its
  * expected status is known: a message that does not decode must get an
@@ -28,12 +30,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
 #include "it.h"
+#include "it_sp.h"
 #include "proto/msg.h"
+#include "proto/sp.h"
 
 enum {
 	MESSAGES = 100000, /* the acceptance's count, in the plain run */
@@ -645,34 +650,39 @@ normal_run(void *arg)
 	return NULL;
 }
 
-/* Sends `len` bytes (a put header, then zeros) on a socket of its own
- * and returns the reply's status, or -1 when no reply came (the server
- * dropped the connection). */
+/* One put of `len` bytes (`m`, its header set here) on a connection of
+ * its own, through plain sockets (it_sp.h): the reply's status, or -1
+ * when the server dropped the connection. */
 static int
 sized(struct t_srv *s, uint8_t *m, size_t len)
 {
+	uint32_t id = SP_ID_BIT | 1;
 	struct msg_rep rep;
-	void *reply = NULL;
-	size_t rlen = 0;
-	nng_socket sock;
-	int rv, status = -1;
+	struct buf body;
+	int fd = it_sp_open(s->port), status = -1;
 
 	m[0] = MSG_MAGIC;
 	m[1] = MSG_VERSION;
 	m[2] = MSG_OP_PUT;
-	assert_int_equal(raw_open(s->url, RECV_MS, &sock), 0);
-	rv = nng_send(sock, m, len, 0);
-	if (rv == 0)
-		rv = nng_recv(sock, &reply, &rlen, NNG_FLAG_ALLOC);
-	if (rv == 0) {
-		assert_int_equal(msg_decode_rep(reply, rlen, NULL, &rep), 0);
+	buf_init(&body);
+	if (len > MSG_RECV_MAX) {
+		/* the length alone is enough for the server to refuse it */
+		uint8_t w[SP_LEN + 4];
+
+		sp_store_len(w, 4 + len);
+		sp_store_u32(w + SP_LEN, id);
+		it_sp_send_all(fd, w, sizeof(w));
+		assert_true(it_sp_closed_by_peer(fd));
+	} else {
+		it_sp_send(fd, id, m, len);
+		assert_true(it_sp_recv(fd, &id, 1, &body));
+		assert_int_equal(
+		    msg_decode_rep(body.data, body.len, NULL, &rep), 0);
 		assert_int_equal(rep.op, MSG_OP_PUT);
 		status = rep.status;
-		nng_free(reply, rlen);
 	}
-	/* Once one close hangs inside nng (see close_bounded), later
-	 * closes of healthy sockets may wait behind it: bounded too. */
-	close_bounded(sock);
+	buf_free(&body);
+	close(fd);
 	assert_true(t_srv_alive(s));
 	return status;
 }
@@ -680,17 +690,16 @@ sized(struct t_srv *s, uint8_t *m, size_t len)
 /* At the size limits: a request of exactly 64 MiB is read (its put has
  * an empty tube name: ETUBE), one byte more is EMSGSIZE, and a message
  * over what the server lets in at all makes it drop the connection and
- * go on serving. (A socket for each: nng 1.5's dialer does not always
- * redial after its connection was reset in the middle of a send.) */
+ * go on serving. */
 static void
 over_the_limit(struct t_srv *s)
 {
 	size_t len = (size_t)MSG_RECV_MAX + 4096;
-	uint8_t *m = calloc(1, len);
+	uint8_t *m = calloc(1, MSG_SIZE_MAX + 1);
 	struct msg_rep rep;
-	void *reply = NULL;
-	size_t rlen = 0;
-	nng_socket sock;
+	struct buf body;
+	uint32_t id = SP_ID_BIT | 2;
+	int fd;
 
 	assert_non_null(m);
 	assert_int_equal(sized(s, m, MSG_SIZE_MAX), SLUICE_ETUBE);
@@ -698,13 +707,14 @@ over_the_limit(struct t_srv *s)
 	    sized(s, m, (size_t)MSG_SIZE_MAX + 1), SLUICE_EMSGSIZE);
 	assert_int_equal(sized(s, m, len), -1);
 	m[2] = MSG_OP_PROMOTE;
-	assert_int_equal(raw_open(s->url, RECV_MS, &sock), 0);
-	assert_int_equal(nng_send(sock, m, MSG_REQ_HDR, 0), 0);
-	assert_int_equal(nng_recv(sock, &reply, &rlen, NNG_FLAG_ALLOC), 0);
-	assert_int_equal(msg_decode_rep(reply, rlen, NULL, &rep), 0);
+	fd = it_sp_open(s->port);
+	buf_init(&body);
+	it_sp_send(fd, id, m, MSG_REQ_HDR);
+	assert_true(it_sp_recv(fd, &id, 1, &body));
+	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
 	assert_int_equal(rep.status, SLUICE_ESTATE);
-	nng_free(reply, rlen);
-	close_bounded(sock);
+	buf_free(&body);
+	close(fd);
 	free(m);
 }
 

@@ -4,113 +4,16 @@
  * backtrace of several hops echoed, malformed and oversized messages, a
  * peer that is not a requester, and a disconnect that releases the
  * session's leases. */
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-
 #include "it.h"
+#include "it_sp.h"
 #include "proto/msg.h"
 #include "proto/sp.h"
 #include "util/buf.h"
-
-enum { IO_MS = 5000 };
-
-static int
-dial(const struct t_srv *s)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-		.sin_port = htons((uint16_t)s->port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	assert_true(fd >= 0);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static void
-send_all(int fd, const void *p, size_t n)
-{
-	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
-}
-
-/* Reads exactly n bytes within IO_MS; false when the peer closed first. */
-static bool
-recv_all(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	int64_t end = it_mono_ms() + IO_MS;
-
-	while (got < n) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t r;
-
-		assert_true(it_mono_ms() < end);
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		r = recv(fd, (char *)p + got, n - got, 0);
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
-/* True when the server closes the connection within IO_MS. */
-static bool
-closed_by_peer(int fd)
-{
-	char b[64];
-	int64_t end = it_mono_ms() + IO_MS;
-
-	while (it_mono_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if (recv(fd, b, sizeof(b), 0) <= 0)
-			return true;
-	}
-	return false;
-}
-
-/* Connects and exchanges the headers. */
-static int
-open_req(const struct t_srv *s)
-{
-	uint8_t hs[SP_HANDSHAKE], peer[SP_HANDSHAKE];
-	int fd = dial(s);
-
-	sp_handshake(hs, SP_PROTO_REQ0);
-	send_all(fd, hs, sizeof(hs));
-	assert_true(recv_all(fd, peer, sizeof(peer)));
-	assert_true(sp_handshake_ok(peer, SP_PROTO_REP0));
-	return fd;
-}
-
-/* A frame: length, backtrace words, then the request `req`. */
-static void
-frame(struct buf *out, const uint32_t *bt, size_t nbt, const struct buf *req)
-{
-	uint8_t w[8];
-
-	sp_store_len(w, 4 * nbt + req->len);
-	buf_put(out, w, SP_LEN);
-	for (size_t i = 0; i < nbt; i++) {
-		sp_store_u32(w, bt[i]);
-		buf_put(out, w, 4);
-	}
-	buf_put(out, req->data, req->len);
-}
 
 static void
 put_req(struct buf *b, const char *tube, const char *payload)
@@ -130,20 +33,7 @@ static void
 read_reply(
     int fd, uint32_t *bt, size_t nbt, struct buf *body, struct msg_rep *rep)
 {
-	uint8_t w[8];
-	uint64_t len;
-
-	assert_true(recv_all(fd, w, SP_LEN));
-	len = sp_load_len(w);
-	assert_true(len >= 4 * nbt && len < (1u << 20));
-	for (size_t i = 0; i < nbt; i++) {
-		assert_true(recv_all(fd, w, 4));
-		bt[i] = sp_load_u32(w);
-	}
-	buf_reset(body);
-	assert_true(buf_reserve(body, len - 4 * nbt));
-	assert_true(recv_all(fd, body->data, len - 4 * nbt));
-	body->len = len - 4 * nbt;
+	assert_true(it_sp_recv(fd, bt, nbt, body));
 	assert_int_equal(msg_decode_rep(body->data, body->len, NULL, rep), 0);
 }
 
@@ -160,17 +50,17 @@ test_pipelined_requests_are_answered_with_their_ids(void **state)
 	int fd;
 
 	it_start(s);
-	fd = open_req(s);
+	fd = it_sp_open(s->port);
 	buf_init(&req);
 	buf_init(&out);
 	buf_init(&body);
 	for (int i = 0; i < 3; i++) {
 		put_req(&req, "sp", "hello");
-		frame(&out, &ids[i], 1, &req);
+		it_sp_frame(&out, &ids[i], 1, req.data, req.len);
 	}
-	send_all(fd, out.data, out.len - 5);
+	it_sp_send_all(fd, out.data, out.len - 5);
 	for (size_t i = out.len - 5; i < out.len; i++) {
-		send_all(fd, out.data + i, 1);
+		it_sp_send_all(fd, out.data + i, 1);
 		it_sleep_ms(2);
 	}
 	for (int i = 0; i < 3; i++) {
@@ -210,20 +100,20 @@ test_backtraces_are_echoed_and_malformed_ones_dropped(void **state)
 	int fd;
 
 	it_start(s);
-	fd = open_req(s);
+	fd = it_sp_open(s->port);
 	buf_init(&req);
 	buf_init(&out);
 	buf_init(&body);
 	put_req(&req, "sp", "x");
-	frame(&out, bad, 2, &req); /* dropped */
-	frame(&out, hops, 3, &req);
-	send_all(fd, out.data, out.len);
+	it_sp_frame(&out, bad, 2, req.data, req.len); /* dropped */
+	it_sp_frame(&out, hops, 3, req.data, req.len);
+	it_sp_send_all(fd, out.data, out.len);
 	read_reply(fd, got, 3, &body, &rep);
 	assert_memory_equal(got, hops, sizeof(hops));
 	assert_int_equal(rep.status, 0);
 	buf_reset(&out);
-	frame(&out, &one, 1, &req);
-	send_all(fd, out.data, out.len);
+	it_sp_frame(&out, &one, 1, req.data, req.len);
+	it_sp_send_all(fd, out.data, out.len);
 	read_reply(fd, got, 1, &body, &rep);
 	assert_true(got[0] == one);
 	close(fd);
@@ -244,21 +134,21 @@ test_wrong_peers_and_oversized_messages_are_closed(void **state)
 	int fd;
 
 	it_start(s);
-	fd = dial(s);
-	send_all(fd, "GET / HTTP/1.1\r\n\r\n", 18);
-	assert_true(closed_by_peer(fd));
+	fd = it_sp_dial(s->port);
+	it_sp_send_all(fd, "GET / HTTP/1.1\r\n\r\n", 18);
+	assert_true(it_sp_closed_by_peer(fd));
 	close(fd);
 
-	fd = dial(s);
+	fd = it_sp_dial(s->port);
 	sp_handshake(hs, SP_PROTO_REP0); /* a replier talking to a replier */
-	send_all(fd, hs, sizeof(hs));
-	assert_true(closed_by_peer(fd));
+	it_sp_send_all(fd, hs, sizeof(hs));
+	assert_true(it_sp_closed_by_peer(fd));
 	close(fd);
 
-	fd = open_req(s);
+	fd = it_sp_open(s->port);
 	sp_store_len(w, (uint64_t)MSG_RECV_MAX + SP_BACKTRACE_MAX + 1);
-	send_all(fd, w, sizeof(w));
-	assert_true(closed_by_peer(fd));
+	it_sp_send_all(fd, w, sizeof(w));
+	assert_true(it_sp_closed_by_peer(fd));
 	close(fd);
 
 	c = it_client(s);
@@ -285,7 +175,7 @@ test_a_closed_connection_releases_its_leases(void **state)
 	it_start(s);
 	c = it_client(s);
 	task = it_put(c, "sp", "held");
-	fd = open_req(s);
+	fd = it_sp_open(s->port);
 	buf_init(&req);
 	buf_init(&out);
 	buf_init(&body);
@@ -293,14 +183,14 @@ test_a_closed_connection_releases_its_leases(void **state)
 	q.take.ntubes = 1;
 	q.take.max = 1;
 	assert_int_equal(msg_encode_req(&req, &q), 0);
-	frame(&out, &id, 1, &req);
-	send_all(fd, out.data, out.len);
+	it_sp_frame(&out, &id, 1, req.data, req.len);
+	it_sp_send_all(fd, out.data, out.len);
 	read_reply(fd, &bt, 1, &body, &rep);
 	assert_int_equal(rep.status, 0);
 	assert_int_equal(rep.tasks.n, 1);
 	assert_int_equal(it_state(c, task), SLUICE_TAKEN);
 	close(fd);
-	assert_true(it_wait_state(c, task, SLUICE_READY, IO_MS) >= 0);
+	assert_true(it_wait_state(c, task, SLUICE_READY, IT_SP_MS) >= 0);
 	sluice_close(c);
 	buf_free(&req);
 	buf_free(&out);
