@@ -455,6 +455,7 @@ core_new_epoch(struct core *c, uint64_t epoch)
 		epochs_cut(&c->epochs, lsn - 1);
 		return rc;
 	}
+	c->hard_lsn = lsn;
 	{
 		uint8_t body[REC_EPOCH_BODY];
 		struct rec_hdr h = { .type = REC_EPOCH,

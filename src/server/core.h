@@ -81,20 +81,22 @@ struct core {
 	int stop_signo; /* the signal that asked for the stop; 0: none */
 	int64_t now;    /* unix ms of this turn, never going back */
 	int64_t started_ms;
-	uint64_t sessions; /* open */
-	bool applied;      /* a record was applied this turn */
-	bool reply_local;  /* the request being handled only reads: its
-	                    * answer needs the local log, not followers */
-	bool reply_take;   /* the reply being sent hands out tasks: it
-	                    * waits for every record before its takes (the
-	                    * tasks' puts among them), hard_lsn, not for
-	                    * the takes themselves. A crash that loses a
-	                    * take makes its task ready again
-	                    * (at-least-once); its lease stays unique
-	                    * (qrec_lease). SPEC 4. */
-	uint64_t hard_lsn; /* the last record that is not a take */
-	struct buf body;   /* a record body being encoded */
-	struct buf out;    /* a reply being encoded */
+	uint64_t sessions;   /* open */
+	bool applied;        /* a record was applied this turn */
+	bool reply_local;    /* the request being handled only reads: its
+	                      * answer needs the local log, not followers */
+	bool reply_take;     /* the reply being sent hands out tasks: it
+	                      * waits for every record before its takes (the
+	                      * tasks' puts among them), hard_lsn, not for
+	                      * the takes themselves. A crash that loses a
+	                      * take makes its task ready again
+	                      * (at-least-once); its lease stays unique
+	                      * (qrec_lease). SPEC 4. */
+	uint64_t hard_lsn;   /* the last record that is not a take */
+	int64_t takes_since; /* monotonic ms the log's commit has waited
+	                      * for, holding takes only; 0: it does not */
+	struct buf body;     /* a record body being encoded */
+	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
 	struct waiter *wait_head, *wait_tail;
 	uint64_t nwaiters;

@@ -62,6 +62,7 @@
 
 enum {
 	SHUTDOWN_SYNC_MS = 30000,
+	TAKE_SYNC_WAIT_MS = 2, /* the longest takes wait for company */
 };
 
 void
@@ -166,6 +167,8 @@ poll_timeout(struct core *c)
 	if (c->pend_head != NULL && c->cfg->sync_replicas > 0 &&
 	    c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms < dl)
 		dl = c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms;
+	if (c->takes_since != 0 && c->takes_since + TAKE_SYNC_WAIT_MS < dl)
+		dl = c->takes_since + TAKE_SYNC_WAIT_MS;
 
 	if (wake != INT64_MAX) {
 		int64_t d = wake - clock_now_ms();
@@ -180,6 +183,30 @@ poll_timeout(struct core *c)
 			ms = d;
 	}
 	return ms < 0 ? 0 : (int)ms;
+}
+
+/* Whether the log's commit may wait this turn: all it holds that is not
+ * durable yet are takes, whose replies went out already (core.h,
+ * reply_take), and no reply waits for them. A worker's ack usually comes
+ * within the next milliseconds: the take then shares its fdatasync
+ * instead of costing one of its own, which would delay that ack by a
+ * whole fdatasync. They wait TAKE_SYNC_WAIT_MS at the most. A crash
+ * meanwhile loses takes only (at-least-once: the tasks are ready again,
+ * the attempts uncounted). */
+static bool
+commit_may_wait(struct core *c)
+{
+	int64_t mono = clock_mono_ms();
+
+	if (c->follower || c->pend_head != NULL ||
+	    wal_durable_lsn(c->wal) < c->hard_lsn ||
+	    wal_last_lsn(c->wal) == wal_durable_lsn(c->wal)) {
+		c->takes_since = 0;
+		return false;
+	}
+	if (c->takes_since == 0)
+		c->takes_since = mono;
+	return mono - c->takes_since < TAKE_SYNC_WAIT_MS;
 }
 
 static void
@@ -246,8 +273,11 @@ loop(struct core *c)
 		run_timers(c);
 		ops_serve_waiters(c, clock_mono_ms());
 		core_update_reservation(c);
-		wal_submit(c->wal);
-		core_flush_replies(c); /* an inline commit is durable already */
+		if (!commit_may_wait(c)) {
+			c->takes_since = 0;
+			wal_submit(c->wal);
+			core_flush_replies(c); /* durable already, inline */
+		}
 		conns_flush(c->conns);
 		repl_serve(c, clock_mono_ms());
 		if (c->snap.ready)
