@@ -20,11 +20,8 @@ ASAN       := build-asan
 LISTEN     ?= tcp://127.0.0.1:7711
 DATA       ?= ./data
 PREFIX     ?= /usr/local
-# A test that fails is run once more (and the failure stays in the output):
-# nng 1.5.2 sometimes never returns from a socket close under connection
-# churn, which can hang test_badinput's raw sockets (see that test); a real
-# failure fails again on the rerun.
-CTEST      := ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
+# Every test runs once: a test that needs a second try is a defect.
+CTEST      := ctest --output-on-failure -j $(JOBS)
 
 .PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
         install bench fuzz format format-check clean
