@@ -405,7 +405,7 @@ update_reservation(struct core *c)
 	struct queue_stats st;
 
 	if (queue_stats(c->q, c->now, &st) == 0)
-		wal_set_reserved(c->wal,
+		wal_set_reserved(c->wal, 0,
 		    RESERVE_BASE + st.tasks * (uint64_t)RESERVE_PER_TASK);
 }
 
