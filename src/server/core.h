@@ -17,6 +17,7 @@
 #include "queue/queue.h"
 #include "server/face_sp.h"
 #include "server/net.h"
+#include "server/reserve.h"
 #include "server/srv.h"
 #include "util/buf.h"
 
@@ -111,11 +112,16 @@ struct core {
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
 	struct http *http;   /* --http; NULL without */
 	int64_t recovery_ms; /* how long start-up recovery took */
+	/* the log's reservation (reserve.h) */
+	struct reserve_sizes rsv;
+	uint64_t rsv_pool;
 };
 
-/* Decides nothing; appends `rec` to the log and applies it. `flags`:
- * WAL_NEW_WORK for records that create work. Returns 0 or the WAL's error
- * (SLUICE_ENOSPC, SLUICE_ELOG, ...); on error nothing changed. */
+/* Decides nothing; appends `rec` to the log and applies it, then sets the
+ * log's reservation for the new state. `flags`: WAL_NEW_WORK for records
+ * that create work, WAL_RETRY for churn (reserve.h says which is which),
+ * 0 for records that finish work already accepted. Returns 0 or the WAL's
+ * error (SLUICE_ENOSPC, SLUICE_ELOG, ...); on error nothing changed. */
 int core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn);
 
@@ -159,6 +165,10 @@ void ops_handle(
 /* ops.c: a task as the wire carries it (the payload only when asked). */
 void ops_view_to_task(
     const struct queue_task_view *v, bool payload, struct msg_task *t);
+
+/* ops.c: the log's class of a take of task `id` (reserve.h): 0 for its
+ * first take, WAL_RETRY for a task taken before. */
+unsigned ops_take_flags(struct core *c, uint64_t id);
 
 /* ops_job.c: MSG_OP_JOB, the beanstalk face's operations on one task. */
 void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,

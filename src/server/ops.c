@@ -7,6 +7,13 @@
  * durable up to the last record appended. Errors are answered with the
  * code the queue or the log gave and a text naming the task or tube.
  *
+ * The log's reservation (reserve.h): puts and replaces are new work,
+ * refused first when the disk fills; a retake, a touch, a kick, a pause
+ * and an ack that keeps the task alive (recurring, moved) are retries,
+ * which may use the pool beyond what live tasks need; everything that
+ * finishes accepted work (a first take, an ack, a release, a fail with
+ * its text cut to RESERVE_ERROR_MAX, a bury, a delete) may use it all.
+ *
  * Waiting takes: a take that finds nothing and may wait joins a FIFO of
  * waiters; each loop turn, after the turn's requests and timers, the FIFO
  * is walked in arrival order and each waiter takes what it can. While
@@ -186,6 +193,19 @@ op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- take and the waiters ------------------------------------------- */
 
+/* The log's class of a take of task `id`: its first take finishes work
+ * accepted with its put (its space is reserved); a task taken before is
+ * taken again from the pool. */
+unsigned
+ops_take_flags(struct core *c, uint64_t id)
+{
+	struct queue_task_view v;
+
+	if (queue_peek(c->q, c->now, id, &v) == 0 && v.attempts == 0)
+		return 0;
+	return WAL_RETRY;
+}
+
 /* Takes up to `max` tasks now into ids[]. Returns 0 with *got >= 1; or the
  * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
  * error, with *got tasks taken before it. */
@@ -203,7 +223,7 @@ take_now(struct core *c, uint32_t session, const struct queue_str *tubes,
 		rc = queue_decide_take(c->q, c->now, &tr, &r);
 		if (rc != 0)
 			break;
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		rc = core_commit(c, &r, ops_take_flags(c, r.u.take.id), &lsn);
 		if (rc != 0)
 			break;
 		ids[(*got)++] = r.u.take.id;
@@ -409,15 +429,16 @@ ops_next_deadline(const struct core *c)
 
 /* ---- the lease operations ------------------------------------------- */
 
-/* Commits `r` after a decide that returned `rc`; answers. */
+/* Commits `r` after a decide that returned `rc`, with the log's class
+ * `flags`; answers. */
 static void
 finish_lease_op(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
-    int rc, const struct qrec *r)
+    int rc, const struct qrec *r, unsigned flags)
 {
 	uint64_t lsn;
 
 	if (rc == 0 && r->type != QREC_NONE)
-		rc = core_commit(c, r, 0, &lsn);
+		rc = core_commit(c, r, flags, &lsn);
 	if (rc != 0) {
 		core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s",
 		    msg_op_name(op), id, sluice_strerror(rc));
@@ -434,7 +455,12 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_ACK, req->ack.id, rc, &r);
+	/* An ack that keeps the task alive (its next run, another tube, a
+	 * replacement) starts its life again: a retry. */
+	finish_lease_op(c, ctx, MSG_OP_ACK, req->ack.id, rc, &r,
+	    rc == 0 && r.type == QREC_ACK && r.u.end.outcome != QREC_DELETED
+	        ? WAL_RETRY
+	        : 0);
 }
 
 static void
@@ -453,7 +479,7 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_release(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_RELEASE, m->id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_RELEASE, m->id, rc, &r, 0);
 }
 
 static void
@@ -473,7 +499,25 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, rc, &r);
+	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text: a
+	 * longer one is written whole only beyond the floor, and cut when
+	 * the log is that full. */
+	if (rc == 0 && r.type == QREC_FAIL &&
+	    r.u.end.text_len > RESERVE_ERROR_MAX) {
+		uint64_t lsn;
+
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
+		if (rc == 0) {
+			reply_after(c, ctx, MSG_OP_FAIL, m->id);
+			return;
+		}
+		if (rc == SLUICE_ENOSPC) {
+			r.u.end.text_len =
+			    reserve_error_len(r.u.end.text, r.u.end.text_len);
+			rc = 0;
+		}
+	}
+	finish_lease_op(c, ctx, MSG_OP_FAIL, m->id, rc, &r, 0);
 }
 
 static void
@@ -484,10 +528,10 @@ op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	uint64_t lsn;
 	int rc = queue_decide_touch(c->q, c->now, &a, &r);
 
-	/* A touch extends work already taken: new work for the log's
+	/* A touch extends work already taken: a retry for the log's
 	 * reservation, so a full disk cannot be eaten by touches. */
 	if (rc == 0)
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_TOUCH, rc,
 		    "touch %" PRIu64 ": %s", a.id, sluice_strerror(rc));
@@ -503,7 +547,7 @@ op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_BURY, a.id, rc, &r, 0);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -525,7 +569,7 @@ kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
 			rc = queue_decide_kick(c->q, c->now, &a, &r);
 		}
 		if (rc == 0)
-			rc = core_commit(c, &r, 0, &lsn);
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 		if (rc != 0)
 			break;
 		(*count)++;
@@ -545,7 +589,7 @@ op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	for (uint32_t i = 0; i < req->kick.n; i++) {
 		rc = queue_decide_kick(c->q, c->now, &a, &r);
 		if (rc == 0)
-			rc = core_commit(c, &r, 0, &lsn);
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 		if (rc != 0)
 			break;
 		rep.count++;
@@ -567,7 +611,7 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct qrec r;
 	int rc = queue_decide_kick(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, MSG_OP_KICK_ID, req->id, rc, &r);
+	finish_lease_op(c, ctx, MSG_OP_KICK_ID, req->id, rc, &r, WAL_RETRY);
 }
 
 static void
@@ -645,7 +689,7 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		rc = queue_decide_pause(c->q, c->now, &a, &r);
 	}
 	if (rc == 0 && r.type != QREC_NONE)
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
 		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
@@ -770,7 +814,7 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 enum {
 	TUBE_KVS = 12,
-	NODE_KVS = 32 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 40 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -953,6 +997,8 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_failed", ws.poisoned);
 	kv(node, &nn, "log_reserved", ws.reserved);
 	kv(node, &nn, "log_available", ws.avail);
+	kv(node, &nn, "log_refusing_puts", ws.refusing);
+	kv(node, &nn, "log_files_bytes", ws.files_bytes);
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);

@@ -49,11 +49,6 @@
 #include "util/log.h"
 
 enum {
-	/* Space kept in the log for every live task's next record (its ack,
-	 * release or fail), plus room for fail texts: a full disk refuses
-	 * new work but never the end of work already accepted. */
-	RESERVE_PER_TASK = 128,
-	RESERVE_BASE = 1 << 20,
 	SHUTDOWN_SYNC_MS = 30000,
 };
 
@@ -89,6 +84,8 @@ core_tick_clock(struct core *c)
 	if (now > c->now)
 		c->now = now;
 }
+
+static void update_reservation(struct core *c);
 
 int
 core_commit(
@@ -138,6 +135,9 @@ core_commit(
 		abort();
 	}
 	c->applied = true;
+	/* The next append is checked against this state's needs, even in
+	 * the same turn (a batch of puts). */
+	update_reservation(c);
 	return 0;
 }
 
@@ -399,14 +399,22 @@ handle_events(struct core *c)
 	}
 }
 
+/* The log keeps the records live tasks still need, and a pool for
+ * retries beyond that (reserve.h). O(1). */
 static void
 update_reservation(struct core *c)
 {
 	struct queue_stats st;
+	struct reserve_counts n;
 
-	if (queue_stats(c->q, c->now, &st) == 0)
-		wal_set_reserved(c->wal, 0,
-		    RESERVE_BASE + st.tasks * (uint64_t)RESERVE_PER_TASK);
+	if (queue_stats(c->q, c->now, &st) != 0)
+		return;
+	n.ready = st.ready;
+	n.delayed = st.delayed;
+	n.taken = st.taken;
+	n.buried = st.buried;
+	wal_set_reserved(c->wal, reserve_floor(&c->rsv, &n),
+	    reserve_margin(&c->rsv, c->rsv_pool));
 }
 
 /* How long poll may sleep: until the next timer, at most a second. */
@@ -458,8 +466,15 @@ handle_signal(struct core *c)
 static void
 publish_health(struct core *c)
 {
-	http_turn(c->http, wal_poisoned(c->wal), c->follower,
-	    c->follower && !follow_connected(c), c->fenced);
+	struct http_health h = {
+		.log_failed = wal_poisoned(c->wal),
+		.follower = c->follower,
+		.leader_lost = c->follower && !follow_connected(c),
+		.fenced = c->fenced,
+		.log_full = !c->follower && wal_refusing(c->wal),
+	};
+
+	http_turn(c->http, &h);
 }
 
 static int
@@ -825,6 +840,8 @@ srv_run(const struct srv_config *cfg)
 	c.started_ms = clock_now_ms();
 	c.limits.msg_max = MSG_SIZE_MAX;
 	c.limits.payload_max = cfg->max_payload;
+	reserve_sizes_init(&c.rsv);
+	c.rsv_pool = reserve_pool(0);
 	buf_init(&c.body);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
