@@ -11,7 +11,15 @@
  * is durable up to L: otherwise a crash could leave a snapshot holding
  * changes that the log, and so every client, never saw acknowledged. Then
  * older snapshots and the segments the snapshot covers are removed
- * (keeping --keep-segments of them for followers). */
+ * (keeping --keep-segments of them for followers).
+ *
+ * A full log (c->full: new work refused, or no room for spares) is given
+ * its room back by snapshots: one is started each time the queue has
+ * shrunk by half since the full log began or since the last such one
+ * (a drain), and while the log is full its segments are removed without
+ * keeping --keep-segments (connected followers still keep theirs). A
+ * snapshot that does not fit on a full disk fails and is tried again
+ * after the next halving. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -31,7 +39,11 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum { SNAP_BUF_SIZE = 1 << 20, REPL_RETAIN_SEGMENTS = 16 };
+enum {
+	SNAP_BUF_SIZE = 1 << 20,
+	REPL_RETAIN_SEGMENTS = 16,
+	ROOM_SNAP_MS = 1000, /* between two snapshots for room, at least */
+};
 
 void
 bgsnap_init(struct bgsnap *s)
@@ -50,6 +62,31 @@ bgsnap_due(const struct core *c)
 	wal_stats(c->wal, &ws);
 	return ws.records - c->snap.records_at_last >= c->cfg->snap_records ||
 	    ws.bytes - c->snap.bytes_at_last >= c->cfg->snap_bytes;
+}
+
+bool
+bgsnap_due_for_room(struct core *c)
+{
+	struct queue_stats st;
+	struct wal_stats ws;
+	int64_t now = core_mono_ms();
+
+	if (!c->full.on || c->snap.pid != 0 || c->snap.ready ||
+	    now < c->full.next_ms || wal_last_lsn(c->wal) == c->snap.last_lsn ||
+	    queue_stats(c->q, c->now, &st) != 0)
+		return false;
+	if (st.tasks != 0 && st.tasks > c->full.tasks_mark / 2)
+		return false;
+	wal_stats(c->wal, &ws);
+	if (ws.segments < 2)
+		return false; /* only the segment being written: no room */
+	c->full.tasks_mark = st.tasks;
+	c->full.next_ms = now + ROOM_SNAP_MS;
+	log_info("snap",
+	    "snapshot for room: the log is full and the queue has shrunk "
+	    "tasks=%" PRIu64 " segments=%" PRIu64,
+	    st.tasks, ws.segments);
+	return true;
 }
 
 static int
@@ -258,8 +295,8 @@ bgsnap_publish(struct core *c)
 	if (rc != 0)
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
 		    strerror(-rc));
-	rc = wal_remove_before(
-	    c->wal, retain_from(c, s->lsn + 1), c->cfg->keep_segments);
+	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
+	    c->full.on ? 0 : c->cfg->keep_segments);
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));

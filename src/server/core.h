@@ -115,6 +115,15 @@ struct core {
 	/* the log's reservation (reserve.h) */
 	struct reserve_sizes rsv;
 	uint64_t rsv_pool;
+	/* A full log: new work refused, or spares the disk has no room
+	 * for. Meanwhile a snapshot is started each time the queue has
+	 * shrunk by half, so that the segments it covers are removed. */
+	struct {
+		bool on;
+		uint64_t tasks_mark; /* tasks at the start, or at the last
+		                      * snapshot started for room */
+		int64_t next_ms;     /* monotonic: no such snapshot before */
+	} full;
 };
 
 /* Decides nothing; appends `rec` to the log and applies it, then sets the
@@ -194,6 +203,10 @@ void bgsnap_init(struct bgsnap *s);
 int bgsnap_start(struct core *c);
 /* Whether the thresholds ask for a snapshot now. */
 bool bgsnap_due(const struct core *c);
+/* Whether the segments it would remove are wanted: the log is full
+ * (c->full) and the queue has shrunk by half since the last such one.
+ * Marks it started when it says yes. */
+bool bgsnap_due_for_room(struct core *c);
 /* The child's pidfd became readable: collect it. */
 void bgsnap_reap(struct core *c);
 /* Publishes a written snapshot once the log is durable up to it. */

@@ -417,6 +417,23 @@ update_reservation(struct core *c)
 	    reserve_margin(&c->rsv, c->rsv_pool));
 }
 
+/* Whether the log is full: new work refused, or spares the disk has no
+ * room for. On the way in, the queue's size is the mark a snapshot for
+ * room waits to see halved (bgsnap_due_for_room). */
+static void
+full_turn(struct core *c)
+{
+	struct queue_stats st;
+	bool full =
+	    !c->follower && (wal_refusing(c->wal) || wal_space_short(c->wal));
+
+	if (full && !c->full.on && queue_stats(c->q, c->now, &st) == 0) {
+		c->full.tasks_mark = st.tasks;
+		c->full.next_ms = 0;
+	}
+	c->full.on = full;
+}
+
 /* How long poll may sleep: until the next timer, at most a second. */
 static int
 poll_timeout(struct core *c)
@@ -517,13 +534,14 @@ loop(struct core *c)
 		run_timers(c);
 		ops_serve_waiters(c, core_mono_ms());
 		update_reservation(c);
+		full_turn(c);
 		wal_submit(c->wal);
 		pending_flush(c); /* an inline commit is durable already */
 		conns_flush(c->conns);
 		repl_serve(c, core_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
-		else if (bgsnap_due(c))
+		else if (bgsnap_due(c) || bgsnap_due_for_room(c))
 			bgsnap_start(c);
 		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
