@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log/seg.h"
 #include "server/srv.h"
 #include "sluice.h"
 #include "util/fault.h"
@@ -49,6 +50,13 @@ static const char usage[] =
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
+    "  --max-log-bytes N      the most the log's segment files may take,\n"
+    "                         preallocated ones included; a number with\n"
+    "                         an optional k, M or G (KiB, MiB, GiB); at\n"
+    "                         least two segments. When it is reached,\n"
+    "                         puts are refused while takes, acks, fails\n"
+    "                         and deletes go on (default: no limit, only\n"
+    "                         the disk's)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
     "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
@@ -72,6 +80,7 @@ enum {
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
 	OPT_KEEP_SEGMENTS,
+	OPT_MAX_LOG_BYTES,
 	OPT_LOG_LEVEL,
 	OPT_LOG_FORMAT,
 	OPT_VERSION,
@@ -96,6 +105,7 @@ static const struct option options[] = {
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
+	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -122,6 +132,48 @@ parse_u64(
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* A byte count: a whole number with an optional k, M or G (binary
+ * multiples), the whole string, at least 1. */
+static int
+parse_size(const char *flag, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end != s && end[0] != '\0' && end[1] == '\0') {
+		switch (end[0]) {
+		case 'k':
+		case 'K':
+			mult = UINT64_C(1) << 10;
+			end++;
+			break;
+		case 'M':
+			mult = UINT64_C(1) << 20;
+			end++;
+			break;
+		case 'G':
+			mult = UINT64_C(1) << 30;
+			end++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (errno != 0 || end == s || *end != '\0' || s[0] < '0' ||
+	    s[0] > '9' || v == 0 || v > UINT64_MAX / mult) {
+		fprintf(stderr,
+		    "sluiced: %s wants a number of bytes, with an optional "
+		    "k, M or G (for example 512M), not '%s'\n",
+		    flag, s);
+		return -1;
+	}
+	*out = (uint64_t)v * mult;
 	return 0;
 }
 
@@ -230,6 +282,11 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 				return 2;
 			cfg->keep_segments = (unsigned)v;
 			break;
+		case OPT_MAX_LOG_BYTES:
+			if (parse_size(
+			        "--max-log-bytes", optarg, &cfg->max_log_bytes))
+				return 2;
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) != 0) {
 				fprintf(stderr,
@@ -276,6 +333,19 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		fprintf(
 		    stderr, "sluiced: --sync-replicas needs --repl-listen\n");
 		return 2;
+	}
+	if (cfg->max_log_bytes != 0) {
+		uint64_t seg = cfg->seg_size ? cfg->seg_size : SEG_SIZE_DEFAULT;
+
+		if (cfg->max_log_bytes / 2 < seg) {
+			fprintf(stderr,
+			    "sluiced: --max-log-bytes %" PRIu64 " is less than "
+			    "two segments of %" PRIu64
+			    " bytes (--segment-size):"
+			    " the log needs one to write and one ready\n",
+			    cfg->max_log_bytes, seg);
+			return 2;
+		}
 	}
 	return 0;
 }

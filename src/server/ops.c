@@ -999,6 +999,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_available", ws.avail);
 	kv(node, &nn, "log_refusing_puts", ws.refusing);
 	kv(node, &nn, "log_files_bytes", ws.files_bytes);
+	kv(node, &nn, "log_max_bytes", c->cfg->max_log_bytes);
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);

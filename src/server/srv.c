@@ -710,6 +710,7 @@ open_log(struct core *c, struct recover_result *res)
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
 	wc.seg_size = cfg->seg_size;
+	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);
 	if (rc != 0) {
 		log_err("srv", "cannot open the log data=%s error=\"%s\"",
@@ -859,7 +860,7 @@ srv_run(const struct srv_config *cfg)
 	c.limits.msg_max = MSG_SIZE_MAX;
 	c.limits.payload_max = cfg->max_payload;
 	reserve_sizes_init(&c.rsv);
-	c.rsv_pool = reserve_pool(0);
+	c.rsv_pool = reserve_pool(cfg->max_log_bytes);
 	buf_init(&c.body);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
