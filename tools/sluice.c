@@ -368,12 +368,16 @@ lines_fill(struct line_reader *lr, bool block)
 	return 0;
 }
 
-/* Puts the tasks of `items` and prints their ids in order. */
+/* Puts the tasks of `items` and prints their ids in order; counts them
+ * in *accepted. Returns 0; SLUICE_ENOSPC when the log refused a line for
+ * want of room (the caller stops: every later line would be refused). */
 static int
 put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
-    const unsigned long *lineno, bool json, int *status)
+    const unsigned long *lineno, bool json, int *status,
+    unsigned long *accepted)
 {
 	int rc = sluice_put_batch(cli->c, items, n);
+	bool full = false;
 
 	if (rc != 0)
 		return cli_fail(
@@ -383,12 +387,14 @@ put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
 			fprintf(stderr, "sluice: put: line %lu: %s\n",
 			    lineno[i], sluice_strerror(items[i].rc));
 			*status = EXIT_ERR;
+			full = full || items[i].rc == SLUICE_ENOSPC;
 		} else {
 			print_put(json, items[i].id, items[i].created);
+			(*accepted)++;
 		}
 	}
 	fflush(stdout);
-	return 0;
+	return full ? SLUICE_ENOSPC : 0;
 }
 
 /* The next newline at or after `off`, or NULL. */
@@ -410,6 +416,7 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 	struct sluice_batch_item items[LINES_BATCH];
 	unsigned long lineno[LINES_BATCH];
 	size_t start[LINES_BATCH];
+	unsigned long accepted = 0;
 	int status = EXIT_OK, rc = 0;
 
 	for (;;) {
@@ -452,9 +459,18 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 		}
 		for (size_t i = 0; i < n; i++)
 			items[i].payload = lr.buf + start[i];
-		if (n > 0 &&
-		    put_lines_batch(cli, items, n, lineno, json, &status) !=
-		        0) {
+		if (n > 0)
+			rc = put_lines_batch(
+			    cli, items, n, lineno, json, &status, &accepted);
+		if (rc == SLUICE_ENOSPC) {
+			fprintf(stderr,
+			    "sluice: put: the log is full: stopped after line "
+			    "%lu; %lu lines accepted\n",
+			    lineno[n - 1], accepted);
+			status = EXIT_ERR;
+			break;
+		}
+		if (rc != 0) {
 			status = EXIT_ERR;
 			break;
 		}
@@ -489,7 +505,9 @@ static const char put_help[] =
     "                        after its run_at\n"
     "      --lines           one task per line of stdin (empty lines are\n"
     "                        skipped), sent in batches; prints one id per\n"
-    "                        line as each batch is stored\n"
+    "                        line as each batch is stored; stops at the\n"
+    "                        first batch a full log refuses, says how many\n"
+    "                        lines were accepted and exits 1\n"
     "      --json            print {\"id\":N,\"created\":true}\n";
 
 static int
