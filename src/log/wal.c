@@ -1249,12 +1249,18 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 	if (flags != 0) {
 		uint64_t keep =
 		    w->floor + (flags & WAL_NEW_WORK ? w->margin : 0);
+		/* Once refusing, new work waits until the record refused
+		 * would fit: smaller ones do not slip in meanwhile. */
+		uint64_t need = (flags & WAL_NEW_WORK) && w->refusing &&
+		        w->refused_size > size
+		    ? w->refused_size
+		    : size;
 		bool may = may_alloc_inline(w);
 
-		for (int tries = 0; !room_for(w, size, keep); tries++)
+		for (int tries = 0; !room_for(w, need, keep); tries++)
 			if (!may || tries >= ALLOC_INLINE_MAX ||
 			    alloc_inline(w) != 0)
-				return refuse(w, flags, size,
+				return refuse(w, flags, need,
 				    "the preallocated log space left "
 				    "would not cover the reservation");
 	}
