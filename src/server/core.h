@@ -116,13 +116,14 @@ struct core {
 	struct reserve_sizes rsv;
 	uint64_t rsv_pool;
 	/* A full log: new work refused, or spares the disk has no room
-	 * for. Meanwhile a snapshot is started each time the queue has
-	 * shrunk by half, so that the segments it covers are removed. */
+	 * for, and until a snapshot gave the room of finished work back.
+	 * A snapshot is started when as many tasks finished since the last
+	 * one as are live, so that the segments it covers are removed. */
 	struct {
 		bool on;
-		uint64_t tasks_mark; /* tasks at the start, or at the last
-		                      * snapshot started for room */
-		int64_t next_ms;     /* monotonic: no such snapshot before */
+		uint64_t done_mark; /* tasks finished (acked, deleted) when
+		                     * the last snapshot started */
+		int64_t next_ms;    /* monotonic: no snapshot for room before */
 	} full;
 };
 
@@ -203,10 +204,11 @@ void bgsnap_init(struct bgsnap *s);
 int bgsnap_start(struct core *c);
 /* Whether the thresholds ask for a snapshot now. */
 bool bgsnap_due(const struct core *c);
-/* Whether the segments it would remove are wanted: the log is full
- * (c->full) and the queue has shrunk by half since the last such one.
- * Marks it started when it says yes. */
-bool bgsnap_due_for_room(struct core *c);
+/* Whether a snapshot would give a full log (c->full) room back: as many
+ * tasks finished since the last snapshot as are live, and segments other
+ * than the current one; without `start`, also while one is under way.
+ * With `start`, logs and rate-limits the start. */
+bool bgsnap_due_for_room(struct core *c, bool start);
 /* The child's pidfd became readable: collect it. */
 void bgsnap_reap(struct core *c);
 /* Publishes a written snapshot once the log is durable up to it. */

@@ -418,20 +418,18 @@ update_reservation(struct core *c)
 }
 
 /* Whether the log is full: new work refused, or spares the disk has no
- * room for. On the way in, the queue's size is the mark a snapshot for
- * room waits to see halved (bgsnap_due_for_room). */
+ * room for; and after that, until a snapshot for room is no longer due
+ * (bgsnap_due_for_room), so that the room of a drain comes back even when
+ * the reserve it freed ended the refusal first. */
 static void
 full_turn(struct core *c)
 {
-	struct queue_stats st;
-	bool full =
-	    !c->follower && (wal_refusing(c->wal) || wal_space_short(c->wal));
-
-	if (full && !c->full.on && queue_stats(c->q, c->now, &st) == 0) {
-		c->full.tasks_mark = st.tasks;
-		c->full.next_ms = 0;
-	}
-	c->full.on = full;
+	if (c->follower)
+		c->full.on = false;
+	else if (wal_refusing(c->wal) || wal_space_short(c->wal))
+		c->full.on = true;
+	else if (c->full.on && !bgsnap_due_for_room(c, false))
+		c->full.on = false;
 }
 
 /* How long poll may sleep: until the next timer, at most a second. */
@@ -541,7 +539,7 @@ loop(struct core *c)
 		repl_serve(c, core_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
-		else if (bgsnap_due(c) || bgsnap_due_for_room(c))
+		else if (bgsnap_due(c) || bgsnap_due_for_room(c, true))
 			bgsnap_start(c);
 		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
