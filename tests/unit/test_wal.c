@@ -508,6 +508,9 @@ test_wal_max_bytes_refuses_new_work_then_retries_only(void **state)
 	n += append_until_refused(w, WAL_NEW_WORK, 100000);
 	assert_true(n > 1000); /* five segments' worth, less the reserve */
 	assert_true(wal_refusing(w));
+	/* a smaller record waits too: the state does not flap */
+	assert_int_equal(
+	    wal_append(w, 1, 0, "x", 1, WAL_NEW_WORK, &lsn), SLUICE_ENOSPC);
 	wal_stats(w, &st);
 	assert_true(st.refusing);
 	assert_true(st.files_bytes <= max);
