@@ -341,6 +341,9 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return;
 	}
 	rc = take_now(c, session, tubes, n, t->max, t->detach, ids, &got);
+	if (got == 0 && rc == SLUICE_ENOSPC && t->wait > 0)
+		rc = SLUICE_ETIMEDOUT; /* a retake on a full log: wait for
+		                        * room as for a task */
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
 			rc = waiter_add(c, ctx, session, tubes, n, t->max,
@@ -376,7 +379,8 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 			waiter_unlink(c, w);
 			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
 			free(w);
-		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED) {
+		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
+		    rc != SLUICE_ENOSPC) {
 			waiter_unlink(c, w);
 			core_reply_err(c, w->ctx, MSG_OP_TAKE, rc, "take: %s",
 			    sluice_strerror(rc));
