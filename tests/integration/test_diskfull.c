@@ -9,7 +9,10 @@
  * exactly once and with its payload, through the CLI, the beanstalk face
  * and libsluice; puts work again by themselves, a snapshot gives the
  * log's room back, and `sluice-log verify` finds the directory sound.
- * Every loop is bounded in count and in time. */
+ * And the churn of retries is bounded: on a full log, tasks released and
+ * taken again over and over spend a pool, then the retake is refused
+ * while what finishes work (an ack, a fail with its text cut, a delete)
+ * goes on. Every loop is bounded in count and in time. */
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -608,6 +611,91 @@ test_max_log_bytes_refuses_puts_only(void **state)
 	scenario(state, &f);
 }
 
+/* Retries spend the pool, then stop; finishing work does not. */
+static void
+test_retries_stop_when_the_pool_is_spent(void **state)
+{
+	static struct fix f;
+	struct sluice_take_opts wait = { &tube, 1, 300, 1, 0 };
+	struct sluice_task *held[2], *t, *p;
+	char error[1001];
+	int64_t deadline;
+	size_t n;
+	long cycles = 0;
+	int rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.s = it_srv(*state, "churn");
+	f.s->args[0] = "--max-log-bytes";
+	f.s->args[1] = "4M";
+	start(&f);
+	fill_with_library(&f);
+	assert_true(f.acc.n > 200);
+	held[0] = take_one(&f);
+	held[1] = take_one(&f);
+
+	/* take, release, again: every task once (first takes), then
+	 * retakes from the pool until it is spent */
+	deadline = it_mono_ms() + 120000;
+	while (cycles < 100000 && it_mono_ms() < deadline) {
+		struct sluice_take_opts o = { &tube, 1, 0, 1, 0 };
+
+		t = NULL;
+		rc = sluice_take(f.c, &o, &t, &n);
+		if (rc != 0)
+			break;
+		it_rc(
+		    f.c, sluice_release(f.c, t->id, t->lease, 0, -1, NULL), 0);
+		sluice_task_free(t);
+		cycles++;
+	}
+	it_rc(f.c, rc, SLUICE_ENOSPC);
+	assert_true(cycles > (long)f.acc.n);
+	assert_non_null(strstr(sluice_errmsg(f.c), "log full"));
+	/* a take that may wait waits for room, as for a task */
+	it_rc(f.c, sluice_take(f.c, &wait, &t, &n), SLUICE_ETIMEDOUT);
+	it_rc(f.c, sluice_touch(f.c, held[1]->id, held[1]->lease, NULL),
+	    SLUICE_ENOSPC);
+
+	/* what finishes work goes on: a fail (its text cut to what the
+	 * reserve holds), an ack */
+	memset(error, 'e', sizeof(error) - 1);
+	error[sizeof(error) - 1] = '\0';
+	it_rc(f.c,
+	    sluice_fail(f.c, held[0]->id, held[0]->lease, error, 0, NULL), 0);
+	it_rc(f.c, sluice_peek(f.c, held[0]->id, &p), 0);
+	assert_non_null(p->last_error);
+	assert_int_equal(strlen(p->last_error), 256);
+	sluice_task_free(p);
+	it_rc(f.c, sluice_ack(f.c, held[1]->id, held[1]->lease, NULL, NULL), 0);
+	drained(&f.acc, held[1]->id, held[1]->payload, held[1]->payload_len);
+	sluice_task_free(held[0]);
+	sluice_task_free(held[1]);
+
+	/* deletes give reserve back: retakes come back, and the rest
+	 * drains */
+	for (int i = 0; i < 1000; i++) {
+		it_rc(f.c, sluice_peek_next(f.c, tube, SLUICE_READY, &p), 0);
+		it_rc(f.c, sluice_delete(f.c, p->id), 0);
+		drained(&f.acc, p->id, p->payload, p->payload_len);
+		sluice_task_free(p);
+		t = NULL;
+		rc = sluice_take(f.c, &wait, &t, &n);
+		if (rc == 0)
+			break;
+		it_rc(f.c, rc, SLUICE_ETIMEDOUT);
+	}
+	it_rc(f.c, rc, 0);
+	drained(&f.acc, t->id, t->payload, t->payload_len);
+	it_rc(f.c, sluice_ack(f.c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	drain_with_library(&f);
+	assert_int_equal(count_done(&f.acc), f.acc.n);
+	check_room_back(&f, it_node_kv(f.c, "log_segments") + 1);
+	sluice_close(f.c);
+	assert_int_equal(t_srv_stop(f.s, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -616,6 +704,9 @@ main(void)
 		    test_a_full_tmpfs_refuses_puts_only, it_setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_max_log_bytes_refuses_puts_only, it_setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_retries_stop_when_the_pool_is_spent, it_setup,
+		    teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN); /* the CLI stops reading its input */
