@@ -285,7 +285,8 @@ struct sluice_take_opts {
  * is taken); SLUICE_ETUBE; SLUICE_ELIMIT (max or ntubes over the limit);
  * SLUICE_ELOG (a take is logged); SLUICE_ENOSPC only when the next task
  * was taken before (released, failed, its lease lost) and the full log's
- * pool for such retries is spent: a full log refuses puts, not the first
+ * pool for such retries is spent, and wait_ms is 0 (a take that may wait
+ * waits for room as for a task): a full log refuses puts, not the first
  * take of a task it accepted. Never retried. */
 SLUICE_API int sluice_take(struct sluice_client *c,
     const struct sluice_take_opts *o, struct sluice_task **tasks, size_t *n);
