@@ -108,7 +108,10 @@ mul_add(uint64_t acc, uint64_t a, uint64_t b)
 uint64_t
 reserve_floor(const struct reserve_sizes *z, const struct reserve_counts *n)
 {
-	uint64_t sum = 0, waiting = z->take + z->end;
+	/* One take more: a retry that starts a task over (a recurring
+	 * task's ack, a move) is checked against the floor before its own
+	 * record adds that task's next take to it. */
+	uint64_t sum = z->take, waiting = z->take + z->end;
 
 	sum = mul_add(sum, n->ready, waiting);
 	sum = mul_add(sum, n->delayed, waiting);

@@ -51,8 +51,9 @@ struct reserve_counts {
  * it (rec_size). */
 void reserve_sizes_init(struct reserve_sizes *z);
 
-/* The floor: what every live task in `n` still needs. Saturates at
- * UINT64_MAX. */
+/* The floor: what every live task in `n` still needs, and one take more
+ * (a retry that starts a task over is checked before its record adds the
+ * task's next take). Saturates at UINT64_MAX. */
 uint64_t reserve_floor(
     const struct reserve_sizes *z, const struct reserve_counts *n);
 
