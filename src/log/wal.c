@@ -202,7 +202,8 @@ struct wal {
 	uint64_t floor;  /* wal_set_reserved: WAL_RETRY leaves this much */
 	uint64_t margin; /* and WAL_NEW_WORK this much more */
 	bool refusing;   /* wal_refusing */
-	uint64_t refused_size; /* the smallest new record refused since */
+	uint64_t refused_size; /* the new record first refused: until it
+	                        * would fit, new work waits */
 	unsigned want;         /* the spares last asked of the preallocator */
 	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
@@ -1205,7 +1206,7 @@ refuse(struct wal *w, unsigned flags, uint64_t size, const char *why)
 		    "is short of space dir=%s why=\"%s\" reserved=%" PRIu64
 		    " available=%" PRIu64,
 		    w->dir, why, w->floor, avail_now(w));
-	if ((flags & WAL_NEW_WORK) && (!w->refusing || size < w->refused_size))
+	if ((flags & WAL_NEW_WORK) && !w->refusing)
 		w->refused_size = size;
 	if (flags & WAL_NEW_WORK)
 		w->refusing = true;
@@ -1255,10 +1256,10 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 		        w->refused_size > size
 		    ? w->refused_size
 		    : size;
-		bool may = may_alloc_inline(w);
 
 		for (int tries = 0; !room_for(w, need, keep); tries++)
-			if (!may || tries >= ALLOC_INLINE_MAX ||
+			if (tries >= ALLOC_INLINE_MAX ||
+			    (tries == 0 && !may_alloc_inline(w)) ||
 			    alloc_inline(w) != 0)
 				return refuse(w, flags, need,
 				    "the preallocated log space left "

@@ -132,9 +132,8 @@ uint64_t wal_epoch(const struct wal *w);
 void wal_set_reserved(struct wal *w, uint64_t floor, uint64_t margin);
 
 /* True while new work is refused: since an append with WAL_NEW_WORK was
- * refused, until the space available would take the smallest record
- * refused meanwhile with floor + margin left. Meanwhile smaller new work
- * is refused too. */
+ * refused, until the space available would take that record with floor +
+ * margin left. Meanwhile smaller new work is refused too. */
 bool wal_refusing(struct wal *w);
 
 /* True while the preallocator cannot make the spares it wants (its last

@@ -1,7 +1,9 @@
 /* Tests of src/log/wal.c: the group-commit writer. Appends become durable
  * under each fsync policy, LSNs continue across batches, rotations and
- * reopenings, epochs start, old segments go. Faults and the space
- * reservation are in test_fault.c (they need the fault-injection build). */
+ * reopenings, epochs start, old segments go, and a log limited to
+ * max_bytes refuses new work, then retries, never what finishes work.
+ * Faults and a disk that cannot preallocate are in test_fault.c (they
+ * need the fault-injection build). */
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
