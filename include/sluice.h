@@ -82,7 +82,9 @@ enum sluice_error {
 	SLUICE_ETRUNC = 10,     /* truncated message */
 	SLUICE_EVERSION = 11,   /* unsupported protocol version */
 	SLUICE_EUNKNOWNOP = 12, /* unknown operation */
-	SLUICE_ENOSPC = 13,     /* the log has no room for new tasks */
+	SLUICE_ENOSPC = 13,     /* the log has no room for new tasks (a
+	                         * put; or a retry once the log's pool for
+	                         * them is spent: see sluice_take) */
 	SLUICE_ELOG = 14,       /* the log failed; the node refuses writes */
 	SLUICE_ECORRUPT = 15,   /* damaged data on disk */
 	SLUICE_ETIMEDOUT = 16,  /* nothing to take, or no reply, in time */
@@ -320,7 +322,11 @@ struct sluice_take_opts {
  * sluice_task_free()), each with state SLUICE_TAKEN and its lease.
  * SLUICE_ETIMEDOUT when no task was ready before the wait ended (nothing
  * is taken); SLUICE_ETUBE; SLUICE_ELIMIT (max or ntubes over the limit);
- * SLUICE_ENOSPC, SLUICE_ELOG (a take is logged). Never retried. */
+ * SLUICE_ELOG (a take is logged); SLUICE_ENOSPC only when the next task
+ * was taken before (released, failed, its lease lost) and the full log's
+ * pool for such retries is spent, and wait_ms is 0 (a take that may wait
+ * waits for room as for a task): a full log refuses puts, not the first
+ * take of a task it accepted. Never retried. */
 SLUICE_API int sluice_take(struct sluice_client *c,
     const struct sluice_take_opts *o, struct sluice_task **tasks, size_t *n);
 
@@ -343,7 +349,10 @@ struct sluice_after {
  * (no such task), SLUICE_ESTATE (the task is not taken, whatever the
  * lease), SLUICE_ESTALE (the lease is not the task's current one: it
  * expired, or the task was released or taken again; lease 0 is always
- * refused: a lease is required); then SLUICE_ENOSPC, SLUICE_ELOG,
+ * refused: a lease is required); then SLUICE_ENOSPC (on a full log, only
+ * for touch and for an ack that keeps the task alive, recurring or with
+ * to_tube, once the pool for retries is spent; a fail's error text is
+ * then cut to 256 bytes rather than refused), SLUICE_ELOG,
  * SLUICE_EREPLICA. None is retried.
  *
  * SLUICE_FORCE as the lease is an operator's override: the request goes
@@ -383,12 +392,14 @@ SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
 /* ---- admin ------------------------------------------------------------ */
 
 /* Moves up to `n` (>= 1) buried tasks of `tube` back to ready. Returns 0
- * and `*kicked` (optional); SLUICE_ETUBE, SLUICE_EINVAL (n 0). */
+ * and `*kicked` (optional); SLUICE_ETUBE, SLUICE_EINVAL (n 0);
+ * SLUICE_ENOSPC when nothing was kicked because the log is full and its
+ * pool for retries is spent (kicks, like pauses, are retries). */
 SLUICE_API int sluice_kick(
     struct sluice_client *c, const char *tube, uint32_t n, uint64_t *kicked);
 
 /* Moves one buried task back to ready. SLUICE_ENOTFOUND, SLUICE_ESTATE
- * (not buried). */
+ * (not buried), SLUICE_ENOSPC (as sluice_kick). */
 SLUICE_API int sluice_kick_id(
     struct sluice_client *c, uint64_t id, struct sluice_after *after);
 
@@ -482,7 +493,8 @@ SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
 SLUICE_API void sluice_errors_free(struct sluice_error_count *errors);
 
 /* Hands out no task of `tube` for `ms` ms (0: resume now). `*until`
- * (optional): unix ms the pause ends, 0 when resumed. SLUICE_ETUBE. */
+ * (optional): unix ms the pause ends, 0 when resumed. SLUICE_ETUBE,
+ * SLUICE_ENOSPC (as sluice_kick). */
 SLUICE_API int sluice_pause(
     struct sluice_client *c, const char *tube, uint64_t ms, uint64_t *until);
 

@@ -416,10 +416,12 @@ lines_fill(struct line_reader *lr, bool block)
  * gets its own error on stderr. */
 struct lines_out {
 	bool json;
-	size_t printed;  /* JSON elements so far */
-	int status;      /* EXIT_ERR once a line was refused */
-	int limit_known; /* 0: not asked yet; 1: known; -1: not told */
-	uint64_t limit;  /* the server's --max-payload, when told */
+	size_t printed;         /* JSON elements so far */
+	int status;             /* EXIT_ERR once a line was refused */
+	int limit_known;        /* 0: not asked yet; 1: known; -1: not told */
+	uint64_t limit;         /* the server's --max-payload, when told */
+	unsigned long accepted; /* lines stored */
+	bool full;              /* the log refused one: stop reading */
 };
 
 /* A batch the server refused whole with one of these may have been
@@ -482,8 +484,11 @@ line_result(struct cli *cli, struct lines_out *lo,
 		} else {
 			printf("%" PRIu64 "\n", it->id);
 		}
+		lo->accepted++;
 		return;
 	}
+	if (it->rc == SLUICE_ENOSPC)
+		lo->full = true;
 	if (it->rc == SLUICE_ETOOBIG)
 		too_large(cli, lo, it->len, why, sizeof(why));
 	else
@@ -518,6 +523,8 @@ put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
 		items[0].rc = rc; /* one line, refused */
 		rc = 0;
 	}
+	if (rc == SLUICE_ENOSPC)
+		lo->full = true;
 	if (rc != 0) {
 		lo->status = EXIT_ERR;
 		return n == 1 ? cli_fail(cli, rc, "put: line %lu", lineno[0])
@@ -592,8 +599,19 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 		}
 		for (size_t i = 0; i < n; i++)
 			items[i].payload = lr.buf + start[i];
-		if (n > 0 && put_lines_batch(cli, items, n, lineno, &lo) != 0)
+		if (n > 0 && put_lines_batch(cli, items, n, lineno, &lo) != 0 &&
+		    !lo.full)
 			break;
+		if (lo.full) {
+			/* what follows would be refused too, until the log
+			 * has room again: say how far it got */
+			fprintf(stderr,
+			    "sluice: put: the log is full: stopped after line "
+			    "%lu; %lu lines accepted\n",
+			    lineno[n - 1], lo.accepted);
+			lo.status = EXIT_ERR;
+			break;
+		}
 		if (off > 0) {
 			memmove(lr.buf, lr.buf + off, lr.len - off);
 			lr.len -= off;
@@ -701,7 +719,9 @@ static const char put_help[] =
     "                        line as each batch is stored. A line that is\n"
     "                        refused (too large, ...) is said on stderr\n"
     "                        with its number, the others are stored; the\n"
-    "                        exit status is 1 when any line was refused\n"
+    "                        exit status is 1 when any line was refused.\n"
+    "                        It stops at the first line a full log\n"
+    "                        refuses, saying how many were accepted\n"
     "      --json            print {\"id\":N,\"created\":true}; with\n"
     "                        --lines one array, an element per line:\n"
     "                        {\"line\":N,\"id\":N,\"created\":true} or\n"

@@ -52,11 +52,14 @@
  *
  * Space. `avail` is the room left in the current segment plus that of
  * the spares ready (each counted at its size less the header and
- * SPARE_SLACK, for the record that may not fit at a segment's end). An
- * append marked WAL_NEW_WORK is refused with SLUICE_ENOSPC when it would
- * leave avail below the reservation; others may use the reserved room.
- * The preallocator is asked for enough spares to cover the reservation,
- * plus cfg->prealloc ahead. */
+ * SPARE_SLACK, for the record that may not fit at a segment's end). The
+ * reservation has two levels (wal_set_reserved): an append marked
+ * WAL_NEW_WORK is refused with SLUICE_ENOSPC when it would leave avail
+ * below floor + margin, one marked WAL_RETRY when it would leave it below
+ * the floor; others may use all of it. The preallocator is asked for
+ * enough spares to cover floor + margin, plus cfg->prealloc ahead. With
+ * cfg->max_bytes, the segment and spare files together stay within it:
+ * a spare that would pass it fails with -ENOSPC, as on a full disk. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +87,8 @@ enum {
 	RING_ENTRIES = 32,
 	SPARE_SLACK = 64 << 10, /* room a segment's end may waste (at
 	                         * most an eighth of a segment) */
-	ALLOC_RETRY_MS = 1000,  /* after a failed preallocation */
+	ALLOC_RETRY_MS = 1000,  /* after a failed preallocation; and new work
+	                         * allocates nothing itself for as long */
 	ALLOC_INLINE_MAX = 64,  /* spares one append may allocate itself */
 	CLOSE_TIMEOUT_MS = 30000,
 	BATCH_KEEP = 4,           /* idle batch buffers kept */
@@ -181,6 +185,8 @@ struct wal_alloc {
 	int64_t retry_at;
 	unsigned seq;
 	uint64_t failures;
+	uint64_t bytes;     /* segment and spare files in the directory */
+	bool capped;        /* the last failure was cfg.max_bytes's */
 	atomic_uint nready; /* read without the lock by the writer */
 };
 
@@ -194,7 +200,13 @@ struct wal {
 	uint64_t fill_off;   /* where the next record goes in it */
 	uint64_t next_lsn;
 	uint64_t epoch;
-	uint64_t reserved;
+	uint64_t floor;  /* wal_set_reserved: WAL_RETRY leaves this much */
+	uint64_t margin; /* and WAL_NEW_WORK this much more */
+	bool refusing;   /* wal_refusing */
+	uint64_t refused_size; /* the new record first refused: until it
+	                        * would fit, new work waits */
+	unsigned want;         /* the spares last asked of the preallocator */
+	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
 	struct wal_batch *fill; /* the batch being filled, or NULL */
 	struct wal_batch *q;    /* sealed, oldest first */
@@ -211,7 +223,7 @@ struct wal {
 	uint64_t synced_lsn;
 	uint64_t durable_lsn;
 	bool poisoned;
-	bool enospc_logged;
+	bool retry_logged; /* a refused WAL_RETRY was logged */
 
 	struct wal_alloc alloc;
 	struct wal_stats st;
@@ -232,6 +244,35 @@ signal_efd(int efd)
 	}
 }
 
+/* Counts `size` more bytes of files in the directory, or refuses them
+ * (-ENOSPC) when cfg.max_bytes would be passed. Called without the lock. */
+static int
+files_add(struct wal *w, uint64_t size)
+{
+	struct wal_alloc *a = &w->alloc;
+	int rc = 0;
+
+	pthread_mutex_lock(&a->mu);
+	if (w->cfg.max_bytes != 0 &&
+	    (a->bytes > w->cfg.max_bytes || size > w->cfg.max_bytes - a->bytes))
+		rc = -ENOSPC;
+	else
+		a->bytes += size;
+	a->capped = rc != 0;
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+static void
+files_sub(struct wal *w, uint64_t size)
+{
+	struct wal_alloc *a = &w->alloc;
+
+	pthread_mutex_lock(&a->mu);
+	a->bytes -= size < a->bytes ? size : a->bytes;
+	pthread_mutex_unlock(&a->mu);
+}
+
 /* Makes one spare. Called without the lock. */
 static int
 make_spare(struct wal *w, unsigned seq, bool zero_fill, struct wal_seg **out)
@@ -249,8 +290,14 @@ make_spare(struct wal *w, unsigned seq, bool zero_fill, struct wal_seg **out)
 	snprintf(name, sizeof(name), "%06u.spare", seq);
 	rc = fs_join(s->spare_path, sizeof(s->spare_path), w->dir, name);
 	if (rc == 0)
-		rc = seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd);
+		rc = files_add(w, s->size);
 	if (rc != 0) {
+		free(s);
+		return rc;
+	}
+	rc = seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd);
+	if (rc != 0) {
+		files_sub(w, s->size);
 		free(s);
 		return rc;
 	}
@@ -272,6 +319,7 @@ alloc_main(void *arg)
 		int rc;
 
 		if (atomic_load(&a->nready) >= a->want) {
+			a->err = 0; /* it has what it wants: not short */
 			pthread_cond_wait(&a->cv, &a->mu);
 			continue;
 		}
@@ -302,7 +350,14 @@ alloc_main(void *arg)
 				    "preallocation works again dir=%s", w->dir);
 			a->err = 0;
 		} else {
-			if (a->err == 0)
+			if (a->err == 0 && a->capped)
+				log_warn("wal",
+				    "cannot preallocate a segment within "
+				    "--max-log-bytes; new work will be refused "
+				    "when the reserve runs low dir=%s "
+				    "bytes=%" PRIu64 " max_bytes=%" PRIu64,
+				    w->dir, w->cfg.seg_size, w->cfg.max_bytes);
+			else if (a->err == 0)
 				log_warn("wal",
 				    "cannot preallocate a segment; new work "
 				    "will be refused when the reserve runs low "
@@ -339,17 +394,19 @@ alloc_update_want(struct wal *w)
 {
 	uint64_t cap = spare_cap(w);
 	uint64_t left = w->cur->size - w->fill_off;
+	uint64_t reserved = w->floor + w->margin;
 	uint64_t need = 0;
 
-	if (w->reserved > left)
-		need = (w->reserved - left + cap - 1) / cap;
+	if (reserved > left)
+		need = (reserved - left + cap - 1) / cap;
 	if (need > 1u << 16)
 		need = 1u << 16;
+	if (w->want == w->cfg.prealloc + need)
+		return; /* as asked already: no lock */
+	w->want = w->cfg.prealloc + (unsigned)need;
 	pthread_mutex_lock(&w->alloc.mu);
-	if (w->alloc.want != w->cfg.prealloc + need) {
-		w->alloc.want = w->cfg.prealloc + (unsigned)need;
-		pthread_cond_signal(&w->alloc.cv);
-	}
+	w->alloc.want = w->want;
+	pthread_cond_signal(&w->alloc.cv);
 	pthread_mutex_unlock(&w->alloc.mu);
 }
 
@@ -390,8 +447,10 @@ alloc_inline(struct wal *w)
 	seq = a->seq++;
 	pthread_mutex_unlock(&a->mu);
 	rc = make_spare(w, seq, false, &s);
-	if (rc != 0)
+	if (rc != 0) {
+		w->inline_failed_ms = clock_mono_ns() / 1000000;
 		return rc;
+	}
 	pthread_mutex_lock(&a->mu);
 	if (a->ready_tail != NULL)
 		a->ready_tail->next = s;
@@ -421,7 +480,8 @@ alloc_stop(struct wal *w)
 	/* Spares not used are removed: the next open makes fresh ones. */
 	while ((s = a->ready) != NULL) {
 		a->ready = s->next;
-		unlink(s->spare_path);
+		if (unlink(s->spare_path) == 0)
+			a->bytes -= s->size < a->bytes ? s->size : a->bytes;
 		seg_unref(s);
 	}
 	a->ready_tail = NULL;
@@ -817,6 +877,26 @@ remove_stale_spares(const char *dir)
 	return 0;
 }
 
+/* The bytes the segments listed in `ld` take (their sizes; a file that
+ * cannot be read counts as one default segment). */
+static uint64_t
+segments_bytes(const char *dir, const struct logdir *ld)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < ld->n; i++) {
+		char path[LOGDIR_PATH_MAX];
+		struct stat st;
+
+		if (seg_path(path, sizeof(path), dir, ld->first[i]) == 0 &&
+		    stat(path, &st) == 0)
+			sum += (uint64_t)st.st_size;
+		else
+			sum += SEG_SIZE_DEFAULT;
+	}
+	return sum;
+}
+
 /* Creates the first segment of a log, synchronously. */
 static int
 create_first(struct wal *w, uint64_t first_lsn, struct wal_seg **out)
@@ -984,9 +1064,11 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 	if (rc != 0)
 		goto fail;
 	w->st.segments = ld.n;
+	/* No spare exists yet: the files counted are the segments. */
+	w->alloc.bytes = segments_bytes(w->dir, &ld);
 	logdir_destroy(&ld);
 
-	w->alloc.want = w->cfg.prealloc;
+	w->alloc.want = w->want = w->cfg.prealloc;
 	rc = pthread_create(&w->alloc.thr, NULL, alloc_main, w);
 	if (rc != 0) {
 		rc = -rc;
@@ -1069,16 +1151,78 @@ fail:
 	return -ENOMEM;
 }
 
+/* Bytes available now: the rest of the current segment and the spares
+ * ready. */
+static uint64_t
+avail_now(const struct wal *w)
+{
+	return w->cur->size - w->fill_off +
+	    atomic_load(&((struct wal *)w)->alloc.nready) * spare_cap(w);
+}
+
+/* Whether a record of `size` bytes fits and leaves `keep` available. A
+ * record that does not fit in the current segment wastes its rest. */
+static bool
+room_for(const struct wal *w, uint64_t size, uint64_t keep)
+{
+	uint64_t left = w->cur->size - w->fill_off;
+	uint64_t avail = avail_now(w);
+	uint64_t use = w->fill_off + size <= w->cur->size ? size : left + size;
+
+	return avail >= use && avail - use >= keep;
+}
+
+/* Whether this append may fallocate a spare itself: not for reserved
+ * work within ALLOC_RETRY_MS of a failure (the disk is full; trying on
+ * every refused put would cost a fallocate each). */
+static bool
+may_alloc_inline(struct wal *w)
+{
+	int64_t now = clock_mono_ns() / 1000000;
+	bool failing;
+
+	if (w->inline_failed_ms != 0 &&
+	    now - w->inline_failed_ms < ALLOC_RETRY_MS)
+		return false;
+	pthread_mutex_lock(&w->alloc.mu);
+	failing = w->alloc.err != 0;
+	pthread_mutex_unlock(&w->alloc.mu);
+	return !failing;
+}
+
 static int
-refuse(struct wal *w, const char *why)
+refuse(struct wal *w, unsigned flags, uint64_t size, const char *why)
 {
 	w->st.enospc++;
-	if (!w->enospc_logged)
+	if ((flags & WAL_NEW_WORK) && !w->refusing)
 		log_warn("wal",
-		    "refusing new work dir=%s why=\"%s\" reserved=%" PRIu64,
-		    w->dir, why, w->reserved);
-	w->enospc_logged = true;
+		    "refusing new work; what is accepted can still be taken, "
+		    "acked, failed and deleted dir=%s why=\"%s\" "
+		    "reserved=%" PRIu64 " available=%" PRIu64,
+		    w->dir, why, w->floor + w->margin, avail_now(w));
+	else if (!(flags & WAL_NEW_WORK) && !w->retry_logged)
+		log_warn("wal",
+		    "refusing a retry (a retake, touch or kick) while the log "
+		    "is short of space dir=%s why=\"%s\" reserved=%" PRIu64
+		    " available=%" PRIu64,
+		    w->dir, why, w->floor, avail_now(w));
+	if ((flags & WAL_NEW_WORK) && !w->refusing)
+		w->refused_size = size;
+	if (flags & WAL_NEW_WORK)
+		w->refusing = true;
+	else
+		w->retry_logged = true;
 	return SLUICE_ENOSPC;
+}
+
+static void
+accepting_again(struct wal *w)
+{
+	w->refusing = false;
+	log_info("wal",
+	    "accepting new work again dir=%s reserved=%" PRIu64
+	    " available=%" PRIu64,
+	    w->dir, w->floor + w->margin, avail_now(w));
 }
 
 static int
@@ -1093,34 +1237,54 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 
 	if (w->poisoned)
 		return SLUICE_ELOG;
-	if (type == 0 || (flags & ~(unsigned)WAL_NEW_WORK) != 0)
+	if (type == 0 || (flags & ~(unsigned)(WAL_NEW_WORK | WAL_RETRY)) != 0 ||
+	    flags == (WAL_NEW_WORK | WAL_RETRY))
 		return SLUICE_EINVAL;
 	if (len > REC_MAX_BODY ||
 	    rec_size(len) > w->cfg.seg_size - SEG_HDR_SIZE)
 		return SLUICE_ETOOBIG;
 	size = rec_size(len);
-	fits = w->fill_off + size <= w->cur->size;
-	/* New work must leave the reservation covered by space that is
-	 * allocated now; when the preallocator is behind, allocate here. */
-	for (int tries = 0; flags & WAL_NEW_WORK; tries++) {
-		uint64_t left = w->cur->size - w->fill_off;
-		uint64_t avail =
-		    left + atomic_load(&w->alloc.nready) * spare_cap(w);
-		uint64_t use = fits ? size : left + size;
+	/* New work and retries must leave their part of the reservation
+	 * covered by space that is allocated now; when the preallocator is
+	 * behind, allocate here. */
+	if (flags != 0) {
+		uint64_t keep =
+		    w->floor + (flags & WAL_NEW_WORK ? w->margin : 0);
+		/* Once refusing, new work waits until the record refused
+		 * would fit: smaller ones do not slip in meanwhile. */
+		uint64_t need = (flags & WAL_NEW_WORK) && w->refusing &&
+		        w->refused_size > size
+		    ? w->refused_size
+		    : size;
 
-		if (avail >= use && avail - use >= w->reserved)
-			break;
-		if (tries >= ALLOC_INLINE_MAX || alloc_inline(w) != 0)
-			return refuse(w,
-			    "the preallocated log space left "
-			    "would not cover the reservation");
+		for (int tries = 0; !room_for(w, need, keep); tries++)
+			if (tries >= ALLOC_INLINE_MAX ||
+			    (tries == 0 && !may_alloc_inline(w)) ||
+			    alloc_inline(w) != 0)
+				return refuse(w, flags, need,
+				    "the preallocated log space left "
+				    "would not cover the reservation");
 	}
+	fits = w->fill_off + size <= w->cur->size;
 	if (!fits) {
 		rc = rotate(w);
-		if (rc == SLUICE_ENOSPC)
-			return refuse(w,
+		if (rc == SLUICE_ENOSPC && flags != 0)
+			return refuse(w, flags, size,
 			    "no preallocated segment to "
 			    "continue in");
+		if (rc == SLUICE_ENOSPC) {
+			/* The reserve was not preallocated (the disk
+			 * filled before the reservation was first set). */
+			w->st.enospc++;
+			if (!w->retry_logged)
+				log_warn("wal",
+				    "no room for a record that finishes "
+				    "work: no preallocated segment to "
+				    "continue in dir=%s",
+				    w->dir);
+			w->retry_logged = true;
+			return rc;
+		}
 		if (rc != 0)
 			return rc;
 	}
@@ -1147,7 +1311,10 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 	w->fill->nrec++;
 	w->next_lsn++;
 	w->st.records++;
-	w->enospc_logged = false;
+	if ((flags & WAL_NEW_WORK) && w->refusing)
+		accepting_again(w);
+	if (flags & WAL_RETRY)
+		w->retry_logged = false;
 	*lsn = h.lsn;
 	return 0;
 }
@@ -1212,10 +1379,31 @@ wal_epoch(const struct wal *w)
 }
 
 void
-wal_set_reserved(struct wal *w, uint64_t bytes)
+wal_set_reserved(struct wal *w, uint64_t floor, uint64_t margin)
 {
-	w->reserved = bytes;
+	w->floor = floor;
+	w->margin = margin;
 	alloc_update_want(w);
+}
+
+bool
+wal_refusing(struct wal *w)
+{
+	if (w->refusing && room_for(w, w->refused_size, w->floor + w->margin))
+		accepting_again(w);
+	return w->refusing;
+}
+
+bool
+wal_space_short(const struct wal *w)
+{
+	struct wal_alloc *a = (struct wal_alloc *)&w->alloc;
+	bool short_;
+
+	pthread_mutex_lock(&a->mu);
+	short_ = a->err != 0;
+	pthread_mutex_unlock(&a->mu);
+	return short_;
 }
 
 /* ---------------------------------------------------------------------
@@ -1352,10 +1540,15 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 	n = cand > keep ? cand - keep : 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[LOGDIR_PATH_MAX];
+		struct stat st = { 0 };
 
 		rc = seg_path(path, sizeof(path), w->dir, ld.first[i]);
+		if (rc == 0 && stat(path, &st) < 0)
+			st.st_size = 0;
 		if (rc == 0 && unlink(path) < 0)
 			rc = -errno;
+		if (rc == 0)
+			files_sub(w, (uint64_t)st.st_size);
 		if (rc != 0) {
 			log_err("wal",
 			    "cannot remove a segment segment=%s error=\"%s\"",
@@ -1375,6 +1568,13 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 		log_info("wal",
 		    "segments removed removed=%d below_lsn=%" PRIu64 " dir=%s",
 		    removed, lsn, w->dir);
+		/* The room may be what the preallocator was waiting for:
+		 * it tries now rather than at its next retry. */
+		pthread_mutex_lock(&w->alloc.mu);
+		w->alloc.retry_at = 0;
+		pthread_cond_signal(&w->alloc.cv);
+		pthread_mutex_unlock(&w->alloc.mu);
+		w->inline_failed_ms = 0;
 	}
 	return rc != 0 ? rc : removed;
 }
@@ -1389,11 +1589,15 @@ wal_stats(const struct wal *w, struct wal_stats *out)
 	out->durable_lsn = w->durable_lsn;
 	out->synced_lsn = w->synced_lsn;
 	out->epoch = w->epoch;
-	out->reserved = w->reserved;
+	out->reserved = w->floor + w->margin;
+	out->reserved_floor = w->floor;
+	out->refusing = w->refusing;
 	out->spares = atomic_load(&a->nready);
 	out->avail = w->cur->size - w->fill_off + out->spares * spare_cap(w);
 	pthread_mutex_lock(&a->mu);
 	out->alloc_failures = a->failures;
+	out->files_bytes = a->bytes;
+	out->space_short = a->err != 0;
 	pthread_mutex_unlock(&a->mu);
 	out->poisoned = w->poisoned;
 }

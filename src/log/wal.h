@@ -62,12 +62,20 @@ struct wal_config {
 	bool no_zero_fill;    /* preallocate with fallocate only (slower
 	                       * fdatasync; see docs/benchmarks.md) */
 	enum wal_commit commit;
+	uint64_t max_bytes; /* 0: no limit; else the segment and spare files
+	                     * together never take more (a spare that would
+	                     * pass it fails as the disk would, -ENOSPC) */
 };
 
+/* wal_append's flags: how much of the reserved space a record may use
+ * (wal_set_reserved). Without either, a record may use all of it: the
+ * records that finish work already accepted (a take, an ack, a fail...). */
 enum {
-	WAL_NEW_WORK = 1 << 0, /* wal_append: this record creates work (a
-	                        * put); refused with SLUICE_ENOSPC rather than
-	                        * eat into the reserved space */
+	WAL_NEW_WORK = 1 << 0, /* creates work (a put): refused with
+	                        * SLUICE_ENOSPC unless floor + margin stay
+	                        * available after it */
+	WAL_RETRY = 1 << 1,    /* churn (a retake, a touch, a kick): refused
+	                        * unless the floor stays available */
 	WAL_HIST_BUCKETS = 16, /* commit latency histogram */
 };
 
@@ -90,13 +98,13 @@ int wal_close(struct wal *w);
 
 /* Copies a record of `type` (1..99 or >= 100 for log records), `time`
  * (unix ms) and `len` body bytes into the batch being filled; *lsn gets
- * its LSN. `flags`: WAL_NEW_WORK. Blocks only to fallocate a spare when
- * the preallocator is behind. Returns 0; SLUICE_EINVAL (type 0, unknown
- * flags); SLUICE_ETOOBIG (the record cannot fit in a segment);
- * SLUICE_ENOSPC (WAL_NEW_WORK and the space left would not cover the
- * reservation even after allocating; or the disk has no room for the
- * next segment); SLUICE_ELOG
- * (poisoned); -ENOMEM. Nothing is appended on failure. */
+ * its LSN. `flags`: WAL_NEW_WORK or WAL_RETRY. Blocks only to fallocate a
+ * spare when the preallocator is behind (not again for new work within a
+ * second of a failed allocation). Returns 0; SLUICE_EINVAL (type 0,
+ * unknown flags); SLUICE_ETOOBIG (the record cannot fit in a segment);
+ * SLUICE_ENOSPC (the space left would not cover what `flags` must leave,
+ * even after allocating; or the disk has no room for the next segment);
+ * SLUICE_ELOG (poisoned); -ENOMEM. Nothing is appended on failure. */
 int wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
     size_t len, unsigned flags, uint64_t *lsn);
 
@@ -115,12 +123,22 @@ int wal_set_epoch(
 
 uint64_t wal_epoch(const struct wal *w);
 
-/* Bytes of log space that must stay available for records that live
- * tasks will still need (their ack, release, fail...). Appends with
- * WAL_NEW_WORK are refused when they would leave less than that in the
- * preallocated space; other appends may use it. The preallocator keeps
- * enough spare segments to cover it when the disk allows. */
-void wal_set_reserved(struct wal *w, uint64_t bytes);
+/* The reservation, in bytes of preallocated log space: `floor`, what the
+ * records of work already accepted still need (appends with WAL_RETRY
+ * must leave it), and `margin` on top of it (appends with WAL_NEW_WORK
+ * must leave floor + margin). Other appends may use all of it. The
+ * preallocator keeps enough spare segments to cover floor + margin when
+ * the disk allows. */
+void wal_set_reserved(struct wal *w, uint64_t floor, uint64_t margin);
+
+/* True while new work is refused: since an append with WAL_NEW_WORK was
+ * refused, until the space available would take that record with floor +
+ * margin left. Meanwhile smaller new work is refused too. */
+bool wal_refusing(struct wal *w);
+
+/* True while the preallocator cannot make the spares it wants (its last
+ * attempt failed: the disk, or max_bytes, is full). */
+bool wal_space_short(const struct wal *w);
 
 /* Starts the write of the batch being filled when no batch is in flight.
  * Call at the end of every event-loop turn. With WAL_COMMIT_INLINE the
@@ -185,8 +203,12 @@ struct wal_stats {
 	uint64_t durable_lsn;
 	uint64_t synced_lsn; /* written and fdatasynced */
 	uint64_t epoch;
-	uint64_t reserved;
-	uint64_t avail; /* bytes left in the current and spare segments */
+	uint64_t reserved;       /* floor + margin (wal_set_reserved) */
+	uint64_t reserved_floor; /* floor */
+	uint64_t avail;       /* bytes left in the current and spare segments */
+	uint64_t files_bytes; /* segment and spare files in the directory */
+	bool refusing;        /* wal_refusing */
+	bool space_short;     /* wal_space_short */
 	bool poisoned;
 	/* Commit latency (submit to fdatasync done, or to write done when
 	 * there is no fdatasync): bucket i counts latencies below

@@ -11,7 +11,16 @@
  * is durable up to L: otherwise a crash could leave a snapshot holding
  * changes that the log, and so every client, never saw acknowledged. Then
  * older snapshots and the segments the snapshot covers are removed
- * (keeping --keep-segments of them for followers). */
+ * (keeping --keep-segments of them for followers).
+ *
+ * A full log (c->full: new work refused, or no room for spares) is given
+ * its room back by snapshots: one is started when as many tasks finished
+ * (acked, deleted) since the last snapshot as are live, so that it holds
+ * at most half of what the log since then does (a drain halves the queue
+ * between two), and while the log is full its segments are removed
+ * without keeping --keep-segments (connected followers still keep
+ * theirs). A snapshot that does not fit on a full disk fails and is
+ * tried again when as many more tasks finished. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -31,7 +40,12 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum { SNAP_BUF_SIZE = 1 << 20, REPL_RETAIN_SEGMENTS = 16 };
+enum {
+	SNAP_BUF_SIZE = 1 << 20,
+	REPL_RETAIN_SEGMENTS = 16,
+	ROOM_SNAP_MS = 1000, /* between two snapshots for room, at least */
+	EXIT_NOSPC = 2,      /* the child's exit: the disk had no room */
+};
 
 void
 bgsnap_init(struct bgsnap *s)
@@ -50,6 +64,47 @@ bgsnap_due(const struct core *c)
 	wal_stats(c->wal, &ws);
 	return ws.records - c->snap.records_at_last >= c->cfg->snap_records ||
 	    ws.bytes - c->snap.bytes_at_last >= c->cfg->snap_bytes;
+}
+
+/* Tasks finished so far (acked, deleted, flushed). */
+static uint64_t
+tasks_done(const struct queue_stats *st)
+{
+	return st->ctr.ack + st->ctr.del;
+}
+
+bool
+bgsnap_due_for_room(struct core *c, bool start)
+{
+	struct queue_stats st;
+	struct wal_stats ws;
+	int64_t now = clock_mono_ms();
+	uint64_t done;
+
+	if (!c->full.on)
+		return false;
+	if (c->snap.pid != 0 || c->snap.ready)
+		return !start; /* one is under way: its removal is wanted */
+	if (wal_last_lsn(c->wal) == c->snap.last_lsn ||
+	    queue_stats(c->q, c->now, &st) != 0)
+		return false;
+	done = tasks_done(&st) - c->full.done_mark;
+	if (done == 0 || done < st.tasks)
+		return false; /* a snapshot would hold most of the log */
+	wal_stats(c->wal, &ws);
+	if (ws.segments < 2)
+		return false; /* only the segment being written: no room */
+	if (!start)
+		return true;
+	if (now < c->full.next_ms)
+		return false;
+	c->full.next_ms = now + ROOM_SNAP_MS;
+	log_info("snap",
+	    "snapshot for room: the log is full and tasks finished since "
+	    "the last snapshot done=%" PRIu64 " tasks=%" PRIu64
+	    " segments=%" PRIu64,
+	    done, st.tasks, ws.segments);
+	return true;
 }
 
 static int
@@ -111,6 +166,7 @@ bgsnap_start(struct core *c)
 	struct bgsnap *s = &c->snap;
 	struct snap_writer w;
 	struct wal_stats ws;
+	struct queue_stats st;
 	int64_t t0;
 	pid_t pid, parent;
 	int rc;
@@ -127,6 +183,8 @@ bgsnap_start(struct core *c)
 	wal_stats(c->wal, &ws);
 	s->records_at_last = ws.records;
 	s->bytes_at_last = ws.bytes;
+	if (queue_stats(c->q, c->now, &st) == 0)
+		c->full.done_mark = tasks_done(&st);
 	s->lsn = wal_last_lsn(c->wal);
 	if (s->lsn == s->last_lsn) {
 		/* Nothing new since the last one: it already covers all. */
@@ -168,7 +226,7 @@ bgsnap_start(struct core *c)
 			rc = snap_writer_finish(&w);
 		else
 			snap_writer_abort(&w);
-		_exit(rc == 0 ? 0 : 1);
+		_exit(rc == 0 ? 0 : rc == -ENOSPC ? EXIT_NOSPC : 1);
 	}
 	s->fork_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
 	close(w.fd); /* the child's now */
@@ -207,9 +265,15 @@ bgsnap_reap(struct core *c)
 		bgsnap_publish(c);
 		return;
 	}
-	log_err("snap", "snapshot failed lsn=%" PRIu64 " %s=%d", s->lsn,
-	    WIFEXITED(status) ? "exit" : "signal",
-	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOSPC)
+		log_warn("snap",
+		    "snapshot failed: no room for it on the disk lsn=%" PRIu64
+		    "; the log keeps its segments until one fits",
+		    s->lsn);
+	else
+		log_err("snap", "snapshot failed lsn=%" PRIu64 " %s=%d", s->lsn,
+		    WIFEXITED(status) ? "exit" : "signal",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	remove_unfinished(c);
 	answer_waiters(c, SLUICE_ELOG);
 }
@@ -258,8 +322,8 @@ bgsnap_publish(struct core *c)
 	if (rc != 0)
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
 		    strerror(-rc));
-	rc = wal_remove_before(
-	    c->wal, retain_from(c, s->lsn + 1), c->cfg->keep_segments);
+	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
+	    c->full.on ? 0 : c->cfg->keep_segments);
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));

@@ -30,14 +30,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum {
-	/* Space kept in the log for every live task's next record (its ack,
-	 * release or fail), plus room for fail texts: a full disk refuses
-	 * new work but never the end of work already accepted. */
-	RESERVE_PER_TASK = 128,
-	RESERVE_BASE = 1 << 20,
-};
-
 int
 core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn)
@@ -86,6 +78,9 @@ core_commit(
 		abort();
 	}
 	c->applied = true;
+	/* The next append is checked against this state's needs, even in
+	 * the same turn (a batch of puts). */
+	core_update_reservation(c);
 	return 0;
 }
 
@@ -290,10 +285,16 @@ void
 core_update_reservation(struct core *c)
 {
 	struct queue_stats st;
+	struct reserve_counts n;
 
-	if (queue_stats(c->q, c->now, &st) == 0)
-		wal_set_reserved(c->wal,
-		    RESERVE_BASE + st.tasks * (uint64_t)RESERVE_PER_TASK);
+	if (queue_stats(c->q, c->now, &st) != 0)
+		return;
+	n.ready = st.ready;
+	n.delayed = st.delayed;
+	n.taken = st.taken;
+	n.buried = st.buried;
+	wal_set_reserved(c->wal, reserve_floor(&c->rsv, &n),
+	    reserve_margin(&c->rsv, c->rsv_pool));
 }
 
 static int
@@ -403,6 +404,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
 	wc.seg_size = cfg->seg_size;
+	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);
 	if (rc != 0) {
 		log_err("srv", "cannot open the log data=%s error=\"%s\"",

@@ -17,6 +17,7 @@
 #include "queue/queue.h"
 #include "server/face_sp.h"
 #include "server/net.h"
+#include "server/reserve.h"
 #include "server/srv.h"
 #include "util/buf.h"
 
@@ -115,11 +116,26 @@ struct core {
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
 	struct http *http;   /* --http; NULL without */
 	int64_t recovery_ms; /* how long start-up recovery took */
+	/* the log's reservation (reserve.h) */
+	struct reserve_sizes rsv;
+	uint64_t rsv_pool;
+	/* A full log: new work refused, or spares the disk has no room
+	 * for, and until a snapshot gave the room of finished work back.
+	 * A snapshot is started when as many tasks finished since the last
+	 * one as are live, so that the segments it covers are removed. */
+	struct {
+		bool on;
+		uint64_t done_mark; /* tasks finished (acked, deleted) when
+		                     * the last snapshot started */
+		int64_t next_ms;    /* monotonic: no snapshot for room before */
+	} full;
 };
 
-/* Decides nothing; appends `rec` to the log and applies it. `flags`:
- * WAL_NEW_WORK for records that create work. Returns 0 or the WAL's error
- * (SLUICE_ENOSPC, SLUICE_ELOG, ...); on error nothing changed. */
+/* Decides nothing; appends `rec` to the log and applies it, then sets the
+ * log's reservation for the new state. `flags`: WAL_NEW_WORK for records
+ * that create work, WAL_RETRY for churn (reserve.h says which is which),
+ * 0 for records that finish work already accepted. Returns 0 or the WAL's
+ * error (SLUICE_ENOSPC, SLUICE_ELOG, ...); on error nothing changed. */
 int core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn);
 
@@ -143,7 +159,8 @@ void core_session_gone(struct core *c, uint32_t session);
  * become errors. */
 void core_flush_replies(struct core *c);
 
-/* Tells the log how much room live tasks' next records need. */
+/* Tells the log how much room live tasks' records still need, and the
+ * pool for retries beyond that (reserve.h). O(1). */
 void core_update_reservation(struct core *c);
 
 /* Rebuilds the queue from the data directory (newest snapshot, then the
@@ -182,6 +199,10 @@ void ops_handle(
 void ops_view_to_task(
     const struct queue_task_view *v, bool payload, struct msg_task *t);
 
+/* ops.c: the log's class of a take of task `id` (reserve.h): 0 for its
+ * first take, WAL_RETRY for a task taken before. */
+unsigned ops_take_flags(struct core *c, uint64_t id);
+
 /* ops_job.c: MSG_OP_JOB, the beanstalk face's operations on one task. */
 void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req);
@@ -206,6 +227,11 @@ void bgsnap_init(struct bgsnap *s);
 int bgsnap_start(struct core *c);
 /* Whether the thresholds ask for a snapshot now. */
 bool bgsnap_due(const struct core *c);
+/* Whether a snapshot would give a full log (c->full) room back: as many
+ * tasks finished since the last snapshot as are live, and segments other
+ * than the current one; without `start`, also while one is under way.
+ * With `start`, logs and rate-limits the start. */
+bool bgsnap_due_for_room(struct core *c, bool start);
 /* The child's pidfd became readable: collect it. */
 void bgsnap_reap(struct core *c);
 /* Publishes a written snapshot once the log is durable up to it. */

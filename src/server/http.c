@@ -65,7 +65,7 @@ struct http {
 	char *page; /* the admin page, built once */
 	size_t page_len;
 	atomic_int phase;
-	atomic_bool log_failed, follower, leader_lost, fenced;
+	atomic_bool log_failed, follower, leader_lost, fenced, log_full;
 	atomic_uint inflight;
 	struct hreq *done; /* answered; freed on the core thread (mu) */
 };
@@ -107,6 +107,10 @@ http_health_status(const struct http_health *h, const char **reason)
 	if (h->fenced) {
 		*reason = "fenced: a newer leader exists; this node refuses "
 		          "writes";
+		return 503;
+	}
+	if (h->log_full) {
+		*reason = "log full: puts refused";
 		return 503;
 	}
 	*reason = "ok";
@@ -485,6 +489,7 @@ on_health(nng_aio *aio)
 		.follower = atomic_load(&h->follower),
 		.leader_lost = atomic_load(&h->leader_lost),
 		.fenced = atomic_load(&h->fenced),
+		.log_full = atomic_load(&h->log_full),
 	};
 	const char *reason;
 	int status = http_health_status(&hh, &reason);
@@ -752,15 +757,15 @@ http_attach(struct http *h, struct net *net)
 }
 
 void
-http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
-    bool fenced)
+http_turn(struct http *h, const struct http_health *st)
 {
 	if (h == NULL)
 		return;
-	atomic_store(&h->log_failed, log_failed);
-	atomic_store(&h->follower, follower);
-	atomic_store(&h->leader_lost, leader_lost);
-	atomic_store(&h->fenced, fenced);
+	atomic_store(&h->log_failed, st->log_failed);
+	atomic_store(&h->follower, st->follower);
+	atomic_store(&h->leader_lost, st->leader_lost);
+	atomic_store(&h->fenced, st->fenced);
+	atomic_store(&h->log_full, st->log_full);
 	reclaim(h);
 }
 

@@ -45,6 +45,7 @@ struct http_health {
 	bool follower;    /* this node follows a leader */
 	bool leader_lost; /* ... and is not connected to it */
 	bool fenced;      /* a leader that learned of a newer leader */
+	bool log_full;    /* the log refuses new work (puts) */
 };
 
 /* The HTTP status /health answers for `h` (200 or 503), and the reason
@@ -60,10 +61,9 @@ int http_open(struct http **out, const char *addr, bool admin);
 void http_attach(struct http *h, struct net *net);
 
 /* On the core thread, between its events, at least once per turn of its
- * loop: publishes the state /health reads, and frees the requests whose
- * answers went out. Cheap. Accepts NULL. */
-void http_turn(struct http *h, bool log_failed, bool follower, bool leader_lost,
-    bool fenced);
+ * loop: publishes the state /health reads (`st`, its phase aside), and
+ * frees the requests whose answers went out. Cheap. Accepts NULL. */
+void http_turn(struct http *h, const struct http_health *st);
 
 /* Phase HTTP_STOPPING: no more requests are posted to the core. Call
  * before the core's last drain of its events. Accepts NULL. */

@@ -12,6 +12,7 @@
 
 #include <nng/nng.h>
 
+#include "log/seg.h"
 #include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
@@ -58,6 +59,13 @@ static const char usage[] =
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
+    "  --max-log-bytes N      the most the log's segment files may take,\n"
+    "                         preallocated ones included; a number with\n"
+    "                         an optional k, M or G (KiB, MiB, GiB); at\n"
+    "                         least two segments. When it is reached,\n"
+    "                         puts are refused while takes, acks, fails\n"
+    "                         and deletes go on (default: no limit, only\n"
+    "                         the disk's)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
     "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
@@ -88,6 +96,7 @@ enum {
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
 	OPT_KEEP_SEGMENTS,
+	OPT_MAX_LOG_BYTES,
 	OPT_LOG_LEVEL,
 	OPT_LOG_FORMAT,
 	OPT_VERSION,
@@ -112,6 +121,7 @@ static const struct option options[] = {
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
+	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -173,6 +183,47 @@ parse_ms(
 		                  "h (500, 2s, 1.5m, 1h); not '%s'",
 		    flag, a, b, s);
 	*out = ms;
+	return 0;
+}
+
+/* A byte count: a whole number with an optional k, M or G (binary
+ * multiples), the whole string, at least 1. */
+static int
+parse_size(const char *flag, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end != s && end[0] != '\0' && end[1] == '\0') {
+		switch (end[0]) {
+		case 'k':
+		case 'K':
+			mult = UINT64_C(1) << 10;
+			end++;
+			break;
+		case 'M':
+			mult = UINT64_C(1) << 20;
+			end++;
+			break;
+		case 'G':
+			mult = UINT64_C(1) << 30;
+			end++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (errno != 0 || end == s || *end != '\0' || s[0] < '0' ||
+	    s[0] > '9' || v == 0 || v > UINT64_MAX / mult) {
+		return flag_error("%s takes a number of bytes, with an "
+		                  "optional k, M or G (for example 512M), not "
+		                  "'%s'",
+		    flag, s);
+	}
+	*out = (uint64_t)v * mult;
 	return 0;
 }
 
@@ -369,6 +420,10 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			         100000, &v)) == 0)
 				cfg->keep_segments = (unsigned)v;
 			break;
+		case OPT_MAX_LOG_BYTES:
+			rc = parse_size(
+			    "--max-log-bytes", optarg, &cfg->max_log_bytes);
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) != 0)
 				rc = flag_error("--log-level takes err, warn, "
@@ -416,6 +471,17 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		return flag_error("--http-admin needs --http");
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)
 		return flag_error("--sync-replicas needs --repl-listen");
+	if (cfg->max_log_bytes != 0) {
+		uint64_t seg = cfg->seg_size ? cfg->seg_size : SEG_SIZE_DEFAULT;
+
+		if (cfg->max_log_bytes / 2 < seg)
+			return flag_error(
+			    "--max-log-bytes %" PRIu64
+			    " is less than two segments of %" PRIu64
+			    " bytes (--segment-size): the log needs "
+			    "one to write and one ready",
+			    cfg->max_log_bytes, seg);
+	}
 	return 0;
 }
 

@@ -305,8 +305,16 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "Log space left in the current and preallocated segments.",
 	    node_kv(s, "log_available"));
 	gauge(f, "sluice_log_reserved_bytes",
-	    "Log space kept for the records live tasks still need.",
+	    "Log space kept for the records live tasks still need, and for "
+	    "retries; puts may not use it.",
 	    node_kv(s, "log_reserved"));
+	gauge(f, "sluice_log_refusing_puts",
+	    "1 while the log is full: puts are refused; takes, acks, fails "
+	    "and deletes still work.",
+	    node_kv(s, "log_refusing_puts"));
+	gauge(f, "sluice_log_files_bytes",
+	    "Bytes of log segment files, preallocated ones included.",
+	    node_kv(s, "log_files_bytes"));
 	gauge(f, "sluice_log_failed",
 	    "1 once a log write or fsync failed: writes are refused until "
 	    "a restart.",

@@ -7,6 +7,13 @@
  * durable up to the last record appended. Errors are answered with the
  * code the queue or the log gave and a text naming the task or tube.
  *
+ * The log's reservation (reserve.h): puts and replaces are new work,
+ * refused first when the disk fills; a retake, a touch, a kick, a pause
+ * and an ack that keeps the task alive (recurring, moved) are retries,
+ * which may use the pool beyond what live tasks need; everything that
+ * finishes accepted work (a first take, an ack, a release, a fail with
+ * its text cut to RESERVE_ERROR_MAX, a bury, a delete) may use it all.
+ *
  * Waiting takes: a take that finds nothing and may wait joins a FIFO of
  * waiters; each loop turn, after the turn's requests and timers, the FIFO
  * is walked in arrival order and each waiter takes what it can. While
@@ -307,6 +314,19 @@ op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* ---- take and the waiters ------------------------------------------- */
 
+/* The log's class of a take of task `id`: its first take finishes work
+ * accepted with its put (its space is reserved); a task taken before is
+ * taken again from the pool. */
+unsigned
+ops_take_flags(struct core *c, uint64_t id)
+{
+	struct queue_task_view v;
+
+	if (queue_peek(c->q, c->now, id, &v) == 0 && v.attempts == 0)
+		return 0;
+	return WAL_RETRY;
+}
+
 /* Takes up to `max` tasks now into ids[]. Returns 0 with *got >= 1; or the
  * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
  * error, with *got tasks taken before it. */
@@ -323,7 +343,7 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 		rc = queue_decide_take(c->q, c->now, tr, &r);
 		if (rc != 0)
 			break;
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		rc = core_commit(c, &r, ops_take_flags(c, r.u.take.id), &lsn);
 		if (rc != 0)
 			break;
 		ids[(*got)++] = r.u.take.id;
@@ -443,6 +463,9 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return;
 	}
 	rc = take_now(c, &tr, t->max, ids, &got);
+	if (got == 0 && rc == SLUICE_ENOSPC && t->wait > 0)
+		rc = SLUICE_ETIMEDOUT; /* a retake on a full log: wait for
+		                        * room as for a task */
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
 			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
@@ -478,7 +501,8 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 			waiter_unlink(c, w);
 			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
 			free(w);
-		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED) {
+		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
+		    rc != SLUICE_ENOSPC) {
 			waiter_unlink(c, w);
 			core_reply_err(c, w->ctx, MSG_OP_TAKE, rc, "take: %s",
 			    sluice_strerror(rc));
@@ -652,19 +676,16 @@ req_report(const struct msg_req *r)
 	}
 }
 
-/* Commits `r` after a decide that returned `rc`; answers. `peer` is set
- * for a forced request, which is logged whatever its result. */
+/* Answers a lease operation whose record `r` was committed (rc 0) or
+ * refused. `peer` is set for a forced request, which is logged whatever
+ * its result. */
 static void
-finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
-    uint64_t id, uint64_t lease, int rc, const struct qrec *r, unsigned flags,
-    const char *peer)
+lease_done(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, const struct qrec *r, const char *peer)
 {
 	uint8_t op = req->op;
 	bool replaced;
-	uint64_t lsn;
 
-	if (rc == 0 && r->type != QREC_NONE)
-		rc = core_commit(c, r, flags, &lsn);
 	if (peer != NULL && rc == 0)
 		log_warn("ops",
 		    "lease override request=%s id=%" PRIu64
@@ -684,6 +705,20 @@ finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	reply_after(c, ctx, op, id, replaced && req_report(req));
 }
 
+/* Commits `r` after a decide that returned `rc`, with the log's class
+ * `flags` (reserve.h); answers. */
+static void
+finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, const struct qrec *r, unsigned flags,
+    const char *peer)
+{
+	uint64_t lsn;
+
+	if (rc == 0 && r->type != QREC_NONE)
+		rc = core_commit(c, r, flags, &lsn);
+	lease_done(c, ctx, req, id, lease, rc, r, peer);
+}
+
 static void
 op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
@@ -694,7 +729,13 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
+	/* An ack that keeps the task alive (its next run, another tube, a
+	 * replacement) starts its life again: a retry. */
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r,
+	    rc == 0 && r.type == QREC_ACK && r.u.end.outcome != QREC_DELETED
+	        ? WAL_RETRY
+	        : 0,
+	    peer);
 }
 
 static void
@@ -737,6 +778,24 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
+	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text: a
+	 * longer one is written whole only beyond the floor, and cut when
+	 * the log is that full. */
+	if (rc == 0 && r.type == QREC_FAIL &&
+	    r.u.end.text_len > RESERVE_ERROR_MAX) {
+		uint64_t lsn;
+
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
+		if (rc == 0) {
+			lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
+			return;
+		}
+		if (rc == SLUICE_ENOSPC) {
+			r.u.end.text_len =
+			    reserve_error_len(r.u.end.text, r.u.end.text_len);
+			rc = 0;
+		}
+	}
 	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
@@ -749,10 +808,9 @@ op_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_touch(c->q, c->now, &a, &r);
 
-	/* A touch extends work already taken: new work for the log's
+	/* A touch extends work already taken: a retry for the log's
 	 * reservation, so a full disk cannot be eaten by touches. */
-	finish_lease_op(
-	    c, ctx, req, m->id, m->lease, rc, &r, WAL_NEW_WORK, peer);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, WAL_RETRY, peer);
 }
 
 static void
@@ -786,7 +844,7 @@ kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
 			rc = queue_decide_kick(c->q, c->now, &a, &r);
 		}
 		if (rc == 0)
-			rc = core_commit(c, &r, 0, &lsn);
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 		if (rc != 0)
 			break;
 		(*count)++;
@@ -806,7 +864,7 @@ op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	for (uint32_t i = 0; i < req->kick.n; i++) {
 		rc = queue_decide_kick(c->q, c->now, &a, &r);
 		if (rc == 0)
-			rc = core_commit(c, &r, 0, &lsn);
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 		if (rc != 0)
 			break;
 		rep.count++;
@@ -830,7 +888,7 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	int rc = queue_decide_kick(c->q, c->now, &a, &r);
 
 	if (rc == 0)
-		rc = core_commit(c, &r, 0, &lsn);
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_KICK_ID, rc,
 		    "kick_id %" PRIu64 ": %s", req->id, sluice_strerror(rc));
@@ -914,7 +972,7 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		rc = queue_decide_pause(c->q, c->now, &a, &r);
 	}
 	if (rc == 0 && r.type != QREC_NONE)
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc == SLUICE_ENOTFOUND) {
 		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
 		    "pause tube '%.*s': no such tube (a tube exists once a "
@@ -1046,7 +1104,7 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 enum {
 	TUBE_KVS = 12,
-	NODE_KVS = 32 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 40 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -1282,6 +1340,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_failed", ws.poisoned);
 	kv(node, &nn, "log_reserved", ws.reserved);
 	kv(node, &nn, "log_available", ws.avail);
+	kv(node, &nn, "log_refusing_puts", ws.refusing);
+	kv(node, &nn, "log_files_bytes", ws.files_bytes);
+	kv(node, &nn, "log_max_bytes", c->cfg->max_log_bytes);
 	kv(node, &nn, "snapshot_lsn", c->snap.last_lsn);
 	kv(node, &nn, "snapshot_at", (uint64_t)c->snap.last_at);
 	kv(node, &nn, "snapshot_ms", (uint64_t)c->snap.last_ms);

@@ -89,7 +89,7 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 
 	if (v->state == QUEUE_BURIED || v->state == QUEUE_DELAYED) {
 		rc = queue_decide_kick(c->q, c->now, &k, &r);
-		if ((rc = commit(c, rc, &r, 0)) != 0)
+		if ((rc = commit(c, rc, &r, WAL_RETRY)) != 0)
 			return rc;
 	}
 	memset(&r, 0, sizeof(r));
@@ -97,7 +97,7 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 	r.u.take.id = v->id;
 	r.u.take.session = session;
 	r.u.take.detached = false;
-	return commit(c, 0, &r, WAL_NEW_WORK);
+	return commit(c, 0, &r, ops_take_flags(c, v->id));
 }
 
 void
@@ -147,9 +147,9 @@ ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
 		case MSG_JOB_TOUCH: {
 			struct queue_touch_req a = { j->id, v.lease };
 
-			/* new work for the log's reservation, as op_touch */
+			/* a retry for the log's reservation, as op_touch */
 			rc = queue_decide_touch(c->q, c->now, &a, &r);
-			rc = commit(c, rc, &r, WAL_NEW_WORK);
+			rc = commit(c, rc, &r, WAL_RETRY);
 			break;
 		}
 		default:

@@ -152,6 +152,21 @@ handle_events(struct core *c)
 	}
 }
 
+/* Whether the log is full: new work refused, or spares the disk has no
+ * room for; and after that, until a snapshot for room is no longer due
+ * (bgsnap_due_for_room), so that the room of a drain comes back even when
+ * the reserve it freed ended the refusal first. */
+static void
+full_turn(struct core *c)
+{
+	if (c->follower)
+		c->full.on = false;
+	else if (wal_refusing(c->wal) || wal_space_short(c->wal))
+		c->full.on = true;
+	else if (c->full.on && !bgsnap_due_for_room(c, false))
+		c->full.on = false;
+}
+
 /* How long poll may sleep: until the next timer, at most a second. */
 static int
 poll_timeout(struct core *c)
@@ -227,8 +242,15 @@ handle_signal(struct core *c)
 static void
 publish_health(struct core *c)
 {
-	http_turn(c->http, wal_poisoned(c->wal), c->follower,
-	    c->follower && !follow_connected(c), c->fenced);
+	struct http_health h = {
+		.log_failed = wal_poisoned(c->wal),
+		.follower = c->follower,
+		.leader_lost = c->follower && !follow_connected(c),
+		.fenced = c->fenced,
+		.log_full = !c->follower && wal_refusing(c->wal),
+	};
+
+	http_turn(c->http, &h);
 }
 
 static int
@@ -273,6 +295,7 @@ loop(struct core *c)
 		run_timers(c);
 		ops_serve_waiters(c, clock_mono_ms());
 		core_update_reservation(c);
+		full_turn(c);
 		if (!commit_may_wait(c)) {
 			c->takes_since = 0;
 			wal_submit(c->wal);
@@ -282,7 +305,7 @@ loop(struct core *c)
 		repl_serve(c, clock_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
-		else if (bgsnap_due(c))
+		else if (bgsnap_due(c) || bgsnap_due_for_room(c, true))
 			bgsnap_start(c);
 		publish_health(c);
 		if (wal_poisoned(c->wal) && !failed_logged) {
@@ -465,6 +488,8 @@ srv_run(const struct srv_config *cfg)
 	c.started_ms = clock_now_ms();
 	c.limits.msg_max = MSG_SIZE_MAX;
 	c.limits.payload_max = cfg->max_payload;
+	reserve_sizes_init(&c.rsv);
+	c.rsv_pool = reserve_pool(cfg->max_log_bytes);
 	buf_init(&c.body);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);

@@ -252,7 +252,7 @@ test_fault_reservation_refuses_new_work_not_acks(void **state)
 	assert_int_equal(
 	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
 	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
-	wal_set_reserved(w, reserved);
+	wal_set_reserved(w, 0, reserved);
 
 	/* New work until refused: within the two segments. */
 	for (int i = 0; i < 5000; i++) {

@@ -61,7 +61,9 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 		{ "log_commit_us_le_16", 1 }, { "log_commit_us_le_32", 3 },
 		{ "log_commit_us_le_inf", 5 }, { "log_commit_us_sum", 2000000 },
 		{ "log_batch_le_1", 2 }, { "log_batch_le_2", 4 },
-		{ "log_batch_le_inf", 5 }, { "log_batch_records", 12 } };
+		{ "log_batch_le_inf", 5 }, { "log_batch_records", 12 },
+		{ "log_reserved", 2204976 }, { "log_available", 2205408 },
+		{ "log_refusing_puts", 1 }, { "log_files_bytes", 8388608 } };
 	struct sluice_tube_stats tubes[2] = {
 		{ .name = "emails",
 		    .ready = 5,
@@ -111,6 +113,12 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 	assert_true(has_line(t, "sluice_role{role=\"leader\"} 1"));
 	assert_true(has_line(t, "sluice_role{role=\"follower\"} 0"));
 	assert_true(has_line(t, "sluice_uptime_seconds 61.500"));
+	assert_true(has_line(t, "sluice_log_reserved_bytes 2204976"));
+	assert_true(has_line(t, "sluice_log_available_bytes 2205408"));
+	assert_true(has_line(t, "sluice_log_refusing_puts 1"));
+	assert_true(has_line(t, "sluice_log_files_bytes 8388608"));
+	assert_int_equal(
+	    count(t, "# TYPE sluice_log_refusing_puts gauge\n"), 1);
 	assert_true(has_line(t, "# TYPE sluice_log_commit_seconds histogram"));
 	assert_true(
 	    has_line(t, "sluice_log_commit_seconds_bucket{le=\"1.6e-05\"} 1"));
@@ -199,6 +207,15 @@ test_health_status_names_the_first_reason(void **state)
 	h.fenced = true;
 	assert_int_equal(http_health_status(&h, &why), 503);
 	assert_non_null(strstr(why, "fenced"));
+	/* a full log refuses puts only: last, with the reason alerts match */
+	h.log_full = true;
+	assert_int_equal(http_health_status(&h, &why), 503);
+	assert_non_null(strstr(why, "fenced"));
+	h.fenced = false;
+	assert_int_equal(http_health_status(&h, &why), 503);
+	assert_string_equal(why, "log full: puts refused");
+	h.log_full = false;
+	assert_int_equal(http_health_status(&h, &why), 200);
 }
 
 /* Captures what log_msg writes to stderr. */

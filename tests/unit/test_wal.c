@@ -1,7 +1,9 @@
 /* Tests of src/log/wal.c: the group-commit writer. Appends become durable
  * under each fsync policy, LSNs continue across batches, rotations and
- * reopenings, epochs start, old segments go. Faults and the space
- * reservation are in test_fault.c (they need the fault-injection build). */
+ * reopenings, epochs start, old segments go, and a log limited to
+ * max_bytes refuses new work, then retries, never what finishes work.
+ * Faults and a disk that cannot preallocate are in test_fault.c (they
+ * need the fault-injection build). */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -266,6 +268,9 @@ test_wal_refuses_bad_appends(void **state)
 	assert_int_equal(wal_append(w, 0, 0, "x", 1, 0, &lsn), SLUICE_EINVAL);
 	assert_int_equal(
 	    wal_append(w, 1, 0, "x", 1, 0x80, &lsn), SLUICE_EINVAL);
+	assert_int_equal(
+	    wal_append(w, 1, 0, "x", 1, WAL_NEW_WORK | WAL_RETRY, &lsn),
+	    SLUICE_EINVAL);
 	big = calloc(1, SMALL);
 	assert_non_null(big);
 	assert_int_equal(
@@ -442,6 +447,108 @@ test_wal_spares_are_made_and_stale_ones_removed(void **state)
 	}
 }
 
+/* A writer whose files may take at most `max_bytes`. */
+static int
+open_capped(const char *dir, uint64_t max_bytes, struct wal **out)
+{
+	struct wal_config cfg = { .dir = dir,
+		.fsync = WAL_FSYNC_NEVER,
+		.seg_size = SMALL,
+		.prealloc = 1,
+		.max_bytes = max_bytes };
+	struct logdir_end end;
+	int rc;
+
+	rc = logdir_scan(dir, 0, LOGDIR_CUT, NULL, NULL, &end);
+	return rc != 0 ? rc : wal_open(&cfg, &end, out);
+}
+
+/* Appends with `flags` until one is refused (at most `max`); the number
+ * that went in. */
+static int
+append_until_refused(struct wal *w, unsigned flags, int max)
+{
+	uint64_t lsn;
+	int n = 0, rc = 0;
+
+	while (n < max && (rc = t_wal_try_append(w, flags, &lsn)) == 0)
+		n++;
+	assert_int_equal(rc, SLUICE_ENOSPC);
+	return n;
+}
+
+/* With max_bytes, the log's files never pass it. New work is refused
+ * first, with floor + margin still available; retries then use the
+ * margin down to the floor; the records that finish work use the floor.
+ * Removing segments gives the room back: the preallocator makes spares
+ * again and new work is accepted. */
+static void
+test_wal_max_bytes_refuses_new_work_then_retries_only(void **state)
+{
+	const uint64_t floor = 20000, margin = 30000, max = 6 * SMALL;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0, removed_bytes;
+	int64_t deadline;
+	int n, rc;
+
+	/* Less than one segment: the first cannot be made. */
+	assert_int_equal(open_capped(dir_of(state), SMALL / 2, &w), -ENOSPC);
+
+	assert_int_equal(open_capped(dir_of(state), max, &w), 0);
+	wal_set_reserved(w, floor, margin);
+	assert_false(wal_refusing(w));
+	n = append_until_refused(w, WAL_NEW_WORK, 100000);
+	/* A spare still being made is not room yet: once the preallocator
+	 * has stopped at the limit, what it made is used too. */
+	rc = wal_prealloc_wait(w, 10000);
+	assert_true(rc == 0 || rc == -ENOSPC);
+	n += append_until_refused(w, WAL_NEW_WORK, 100000);
+	assert_true(n > 1000); /* five segments' worth, less the reserve */
+	assert_true(wal_refusing(w));
+	/* a smaller record waits too: the state does not flap */
+	assert_int_equal(
+	    wal_append(w, 1, 0, "x", 1, WAL_NEW_WORK, &lsn), SLUICE_ENOSPC);
+	wal_stats(w, &st);
+	assert_true(st.refusing);
+	assert_true(st.files_bytes <= max);
+	assert_true(st.avail >= floor + margin);
+	assert_true(st.enospc >= 1);
+
+	/* Retries go on into the margin, not the floor. */
+	n = append_until_refused(w, WAL_RETRY, 100000);
+	assert_true(n >= (int)(margin / 104) - 2);
+	wal_stats(w, &st);
+	assert_true(st.avail >= floor);
+	assert_true(wal_refusing(w));
+
+	/* What finishes work takes the floor. */
+	for (uint64_t i = 0; i < floor / 104 - 2; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	assert_int_equal(
+	    t_wal_try_append(w, WAL_NEW_WORK, &lsn), SLUICE_ENOSPC);
+	wal_stats(w, &st);
+	assert_true(st.files_bytes <= max);
+
+	/* Room comes back: every segment but the current one goes. */
+	removed_bytes = st.files_bytes;
+	assert_true(wal_remove_before(w, wal_last_lsn(w), 0) >= 4);
+	wal_stats(w, &st);
+	assert_true(st.files_bytes <= removed_bytes - 4 * SMALL);
+	deadline = clock_mono_ns() + 10 * 1000000000LL;
+	while (wal_refusing(w)) {
+		assert_true(clock_mono_ns() < deadline);
+		t_wal_turn(w, 50);
+	}
+	assert_int_equal(t_wal_try_append(w, WAL_NEW_WORK, &lsn), 0);
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_false(st.refusing);
+	assert_true(st.files_bytes <= max);
+	assert_int_equal(wal_close(w), 0);
+}
+
 /* A replication cursor follows the live log up to the durable LSN, across
  * rotations, while the writer appends. */
 static void
@@ -493,6 +600,7 @@ main(void)
 		T(test_wal_remove_before_keeps_what_is_asked),
 		T(test_wal_spares_are_made_and_stale_ones_removed),
 		T(test_wal_cursor_follows_live_log),
+		T(test_wal_max_bytes_refuses_new_work_then_retries_only),
 	};
 #undef T
 	log_set_level(LOG_WARN);
