@@ -314,6 +314,12 @@ struct sluice_take_opts {
 	                             rule);
 	                             else the tubes in the order given, the
 	                             first with a ready task gives it */
+	int durable;              /* the reply waits until the take itself
+	                             is durable, so that no crash can undo
+	                             it (its attempt counted, its lease
+	                             held); 0: it leaves once the records
+	                             before it are, and a crash may make the
+	                             task ready again (docs/protocol.md) */
 };
 
 /* Takes up to `o->max` tasks. `o` NULL: one task from "default", no wait.

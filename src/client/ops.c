@@ -187,6 +187,7 @@ sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
 	q.take.max = o->max ? o->max : 1;
 	q.take.detach = o->detach != 0;
 	q.take.strict = o->strict_order != 0;
+	q.take.durable = o->durable != 0;
 	q.take.ntubes = (uint32_t)ntubes;
 	q.take.tubes = tubes;
 	if ((rc = client_call(c, &q,

@@ -28,6 +28,7 @@ enum {
 	PUT_F_AT = 0x02,
 	TAKE_F_DETACH = 0x01,
 	TAKE_F_STRICT = 0x02,
+	TAKE_F_DURABLE = 0x04,
 	RELEASE_F_PRIORITY = 0x01,
 	FAIL_F_DELAY = 0x01,
 	LIST_F_PAYLOADS = 0x01,
@@ -47,7 +48,7 @@ enum {
 static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
 	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
-	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT,
+	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT | TAKE_F_DURABLE,
 	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE | LEASE_F_REPORT,
@@ -647,6 +648,7 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 
 	t->detach = flags & TAKE_F_DETACH;
 	t->strict = flags & TAKE_F_STRICT;
+	t->durable = flags & TAKE_F_DURABLE;
 	t->wait = rd_u64(r);
 	t->max = rd_u32(r);
 	NEED(r);
@@ -1049,7 +1051,8 @@ req_flag_byte(const struct msg_req *q)
 		return q->put_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_TAKE:
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
-		    (q->take.strict ? TAKE_F_STRICT : 0);
+		    (q->take.strict ? TAKE_F_STRICT : 0) |
+		    (q->take.durable ? TAKE_F_DURABLE : 0);
 	case MSG_OP_ACK:
 		return (q->ack.force ? LEASE_F_FORCE : 0) |
 		    (q->ack.report ? LEASE_F_REPORT : 0);

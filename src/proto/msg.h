@@ -183,6 +183,7 @@ struct msg_take {
 	bool detach;     /* lease survives the session, ends by ttr only */
 	bool strict;     /* tubes in the order given, not the most urgent
 	                    task across them */
+	bool durable;    /* the reply waits for the take's own record */
 	uint32_t ntubes; /* 1..MSG_TAKE_TUBES_MAX */
 	const struct msg_str *tubes; /* encode */
 	struct msg_iter it;          /* decode: msg_next_str() */

@@ -56,7 +56,10 @@ core_commit(
 	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
 	if (rc != 0)
 		return rc;
-	if (rec->type != QREC_TAKE_LEASE)
+	/* A session lease ends with its session, which a crash ends too: a
+	 * lost take of one changes nothing but an uncounted attempt. A
+	 * detached lease outlives both, so its take is waited for. */
+	if (rec->type != QREC_TAKE_LEASE || rec->u.take.detached)
 		c->hard_lsn = *lsn;
 	if (c->repl != NULL) {
 		struct rec_hdr h = { .type = rec->type,

@@ -39,6 +39,7 @@ struct waiter {
 	uint32_t max;
 	bool detached;
 	bool strict;      /* tubes in the order given */
+	bool durable;     /* its reply waits for its takes' records */
 	int64_t deadline; /* monotonic ms */
 	size_t ntubes;
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
@@ -93,7 +94,10 @@ struct core {
 	                      * take makes its task ready again
 	                      * (at-least-once); its lease stays unique
 	                      * (qrec_lease). SPEC 4. */
-	uint64_t hard_lsn;   /* the last record that is not a take */
+	uint64_t hard_lsn;   /* the last record that is not a take under a
+	                      * session lease */
+	bool take_durable;   /* the take being answered asked to wait for
+	                      * its own record (its durable flag) */
 	int64_t takes_since; /* monotonic ms the log's commit has waited
 	                      * for, holding takes only; 0: it does not */
 	struct buf body;     /* a record body being encoded */

@@ -373,7 +373,7 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
-	c->reply_take = op == MSG_OP_TAKE && k > 0;
+	c->reply_take = op == MSG_OP_TAKE && k > 0 && !c->take_durable;
 	reply_rep(c, ctx, &rep);
 	c->reply_take = false;
 	free(tasks);
@@ -455,6 +455,8 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 		if (rc != 0)
 			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+		else
+			c->wait_tail->durable = t->durable;
 		return;
 	}
 	ids = malloc(t->max * sizeof(*ids));
@@ -471,6 +473,8 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 			if (rc != 0)
 				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+			else
+				c->wait_tail->durable = t->durable;
 		} else {
 			reply_tasks(c, ctx, MSG_OP_TAKE, ids, 0);
 		}
@@ -478,7 +482,9 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		core_reply_err(
 		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
 	} else {
+		c->take_durable = t->durable;
 		reply_tasks(c, ctx, MSG_OP_TAKE, ids, got);
+		c->take_durable = false;
 	}
 	free(ids);
 }
@@ -499,7 +505,9 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		rc = take_now(c, &tr, w->max, ids, &got);
 		if (got > 0) {
 			waiter_unlink(c, w);
+			c->take_durable = w->durable;
 			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
+			c->take_durable = false;
 			free(w);
 		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
 		    rc != SLUICE_ENOSPC) {

@@ -237,9 +237,6 @@ test_detached_lease_expires_after_restart(void **state)
 	id = it_put_o(c, &o, "x");
 	t0 = it_mono_ms();
 	t = it_take(c, "ttr", 0, 1);
-	/* A take's reply does not wait for its record; an acknowledged
-	 * change after it makes it durable too (docs/protocol.md). */
-	it_put(c, "other", "after the take");
 	it_crash_restart(s, &c);
 	assert_int_equal(it_state(c, id), SLUICE_TAKEN);
 	assert_true(it_wait_state(c, id, SLUICE_READY, 5000) >= 0);
@@ -293,6 +290,36 @@ test_leases_after_a_restart_never_repeat_old_ones(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* A durable take is answered only once its own record is: killed right
+ * after the reply, the node still counts the attempt (its session lease
+ * ends with the crash: the task is ready again, attempts 1). */
+static void
+test_a_durable_take_survives_a_crash(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	const char *tubes[1] = { "dur" };
+	struct sluice_take_opts o = { tubes, 1, 0, 1, 0, 0, 1 };
+	struct sluice_client *c;
+	struct sluice_task *t = NULL;
+	size_t n = 0;
+	uint64_t id;
+
+	it_start(s);
+	c = it_client(s);
+	id = it_put(c, "dur", "x");
+	it_rc(c, sluice_take(c, &o, &t, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(t->id, id);
+	sluice_task_free(t);
+	it_crash_restart(s, &c);
+	t = it_peek(c, id);
+	assert_int_equal(t->state, SLUICE_READY);
+	assert_int_equal(t->attempts, 1);
+	sluice_task_free(t);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -302,6 +329,7 @@ main(void)
 		T(test_restart_from_a_snapshot_and_the_log),
 		T(test_detached_lease_expires_after_restart),
 		T(test_leases_after_a_restart_never_repeat_old_ones),
+		T(test_a_durable_take_survives_a_crash),
 	};
 #undef T
 	return cmocka_run_group_tests_name("restart", tests, NULL, NULL);
