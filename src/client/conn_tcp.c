@@ -351,6 +351,21 @@ split_url(const char *url, char *host, char *port)
 
 /* Connects a non-blocking socket to `a` by `dl`. Returns the socket, or
  * -errno (-ETIMEDOUT when `dl` came first). */
+/* A TCP "simultaneous open" with itself: the local and the remote end
+ * are the same address and port. */
+static bool
+self_connected(int fd)
+{
+	struct sockaddr_storage l, r;
+	socklen_t ll = sizeof(l), rl = sizeof(r);
+
+	memset(&l, 0, sizeof(l));
+	memset(&r, 0, sizeof(r));
+	return getsockname(fd, (struct sockaddr *)&l, &ll) == 0 &&
+	    getpeername(fd, (struct sockaddr *)&r, &rl) == 0 && ll == rl &&
+	    memcmp(&l, &r, ll) == 0;
+}
+
 static int
 connect_one(const struct addrinfo *a, int64_t dl)
 {
@@ -374,6 +389,12 @@ connect_one(const struct addrinfo *a, int64_t dl)
 			e = errno;
 		if (e != 0)
 			goto fail_close;
+	}
+	if (self_connected(fd)) {
+		/* nothing listened, and the kernel gave the socket the very
+		 * port it dialed: it would talk to itself */
+		e = ECONNREFUSED;
+		goto fail_close;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;

@@ -46,22 +46,34 @@ t_bin(const char *name)
 	return path;
 }
 
+/* A port below the kernel's ephemeral range (32768 up, on Linux), picked
+ * at random and found free by binding it: an outgoing connection never
+ * takes such a port as its own, so a client that dials it before the
+ * server listens is refused, never connected to itself (a TCP
+ * "simultaneous open" with its own port, which would answer it with its
+ * own bytes). */
 int
 t_free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd, port = -1;
+	static unsigned seed;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	if (seed == 0)
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	for (int tries = 0; tries < 200; tries++) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		int fd, port = 20000 + (int)(rand_r(&seed) % 12000), ok;
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)port);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
+		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (ok)
+			return port;
+	}
+	return -1;
 }
 
 void
@@ -108,7 +120,9 @@ listening(const struct t_srv *s)
 		if (ok)
 			n += (size_t)r;
 	}
-	ok = ok && got[0] == 0 && got[1] == 'S' && got[2] == 'P';
+	/* rep0's own header: never our own bytes come back */
+	ok = ok && got[0] == 0 && got[1] == 'S' && got[2] == 'P' &&
+	    got[3] == 0 && got[4] == 0 && got[5] == 0x31;
 	if (fd >= 0)
 		close(fd);
 	return ok;
