@@ -899,7 +899,7 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_KICK_ID, rc,
-		    "kick_id %" PRIu64 ": %s", req->id, sluice_strerror(rc));
+		    "kick %" PRIu64 ": %s", req->id, sluice_strerror(rc));
 		return;
 	}
 	reply_after(c, ctx, MSG_OP_KICK_ID, req->id, false);

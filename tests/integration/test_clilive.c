@@ -253,7 +253,7 @@ test_lines_and_work(void **state)
 
 /* One line per error: the command as typed, the task, why. The server's
  * and the library's own words for where it happened ("peek 99",
- * "kick_id 9999") are not repeated after it. */
+ * "kick_id 9999" once) are not repeated after it. */
 static void
 test_errors_are_said_once(void **state)
 {
