@@ -58,24 +58,6 @@ refuse(struct held *h, const char *flag, const char *addr, const char *why,
 	return 1;
 }
 
-static int
-hold_url(struct held *h, const char *flag, const char *url)
-{
-	nng_socket s;
-	int rv;
-
-	if ((rv = nng_pair0_open(&s)) != 0)
-		return refuse(h, flag, url, nng_strerror(rv), false);
-	h->socks[h->nsocks++] = s;
-	if ((rv = nng_listen(s, url, NULL, 0)) != 0)
-		return refuse(h, flag, url,
-		    rv == NNG_EADDRINVAL
-		        ? "not an address of this machine, or not a valid one"
-		        : nng_strerror(rv),
-		    rv == NNG_EADDRINUSE);
-	return 0;
-}
-
 /* HOST:PORT, or http://HOST:PORT for --http; [v6] brackets allowed. */
 static int
 hold_addr(struct held *h, const char *flag, const char *addr)
@@ -117,6 +99,32 @@ hold_addr(struct held *h, const char *flag, const char *addr)
 	freeaddrinfo(res);
 	return rc != 0 ? refuse(h, flag, addr, strerror(rc), rc == EADDRINUSE)
 	               : 0;
+}
+
+static int
+hold_url(struct held *h, const char *flag, const char *url)
+{
+	nng_socket s;
+	int rv;
+
+	/* tcp:// is served by sluiced's own sockets: a plain bind says
+	 * all, and leaves nothing of nng's behind */
+	if (strncmp(url, "tcp://", 6) == 0) {
+		if (hold_addr(h, flag, url + 6) == 0)
+			return 0;
+		h->addr = url; /* named as it was given */
+		return 1;
+	}
+	if ((rv = nng_pair0_open(&s)) != 0)
+		return refuse(h, flag, url, nng_strerror(rv), false);
+	h->socks[h->nsocks++] = s;
+	if ((rv = nng_listen(s, url, NULL, 0)) != 0)
+		return refuse(h, flag, url,
+		    rv == NNG_EADDRINVAL
+		        ? "not an address of this machine, or not a valid one"
+		        : nng_strerror(rv),
+		    rv == NNG_EADDRINUSE);
+	return 0;
 }
 
 /* Binds them all; then lets them all go. 0, or 1 with h's failure. */

@@ -46,22 +46,30 @@ t_bin(const char *name)
 	return path;
 }
 
-/* A port below the kernel's ephemeral range (32768 up, on Linux), picked
- * at random and found free by binding it: an outgoing connection never
- * takes such a port as its own, so a client that dials it before the
- * server listens is refused, never connected to itself (a TCP
- * "simultaneous open" with its own port, which would answer it with its
- * own bytes). */
+/* A port below the kernel's ephemeral range (32768 up, on Linux), found
+ * free by binding it: an outgoing connection never takes such a port as
+ * its own, so a client that dials it before the server listens is
+ * refused, never connected to itself (a TCP "simultaneous open" with its
+ * own port, which would answer it with its own bytes). Each test process
+ * walks a block of its own (by pid), from a random start, so that tests
+ * running side by side do not hand out the same port between a check
+ * and a server's bind. */
 int
 t_free_port(void)
 {
-	static unsigned seed;
+	enum { BASE = 20000, BLOCKS = 120, BLOCK = 100 };
+	static unsigned next;
+	static bool started;
 
-	if (seed == 0)
-		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-	for (int tries = 0; tries < 200; tries++) {
+	if (!started) {
+		next = (unsigned)time(NULL) % BLOCK;
+		started = true;
+	}
+	for (int tries = 0; tries < BLOCK; tries++) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
-		int fd, port = 20000 + (int)(rand_r(&seed) % 12000), ok;
+		int fd, ok,
+		    port = BASE + (int)((unsigned)getpid() % BLOCKS) * BLOCK +
+		    (int)(next++ % BLOCK);
 
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		a.sin_port = htons((uint16_t)port);
