@@ -43,8 +43,8 @@ struct chaos_node {
 	char bs[40];   /* its --beanstalk address */
 	int bs_port;
 	char follow[64]; /* the leader it follows; "" when it leads */
-	char mnt[600];   /* its tmpfs, "" when none */
-	char ballast[640];
+	char mnt[400];   /* its tmpfs, "" when none */
+	char ballast[440];
 };
 
 struct chaos_figures {
@@ -90,10 +90,11 @@ void chaos_fail(struct chaos *c, const char *fmt, ...)
 
 bool chaos_failed(struct chaos *c);
 
-/* One fault of `kind` (enum hist_fault), its length drawn from `rng`;
- * the cluster is whole again when it returns (0), or the harness failed
- * (-1). Recorded in the history. */
-int chaos_fault(struct chaos *c, int kind, uint64_t *rng);
+/* One fault of `kind` (enum hist_fault), its length drawn from `rng`,
+ * recorded in the history. Every node runs again when it returns (0),
+ * and with `settle` the followers have joined the leader too (or 15 s
+ * went by); -1: the harness failed. */
+int chaos_fault(struct chaos *c, int kind, uint64_t *rng, bool settle);
 
 /* Undoes whatever is left of a fault (SIGCONT, the ballast, dead nodes
  * restarted as followers of the leader), then waits for the leader to

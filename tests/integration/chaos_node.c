@@ -74,12 +74,27 @@ chaos_failed(struct chaos *c)
 	return failed;
 }
 
+/* Makes `n` follow the leader whose replication URL is `url` ("": lead)
+ * when it next starts. */
+static void
+set_follow(struct chaos_node *n, const char *url)
+{
+	char copy[sizeof(n->follow)];
+
+	snprintf(copy, sizeof(copy), "%s", url);
+	memcpy(n->follow, copy, sizeof(copy));
+}
+
 static bool
 mount_tmpfs(struct chaos_node *n, const char *dir)
 {
 	char opts[32];
 
-	snprintf(n->mnt, sizeof(n->mnt), "%s/n%d-fs", dir, n->idx);
+	if ((size_t)snprintf(n->mnt, sizeof(n->mnt), "%s/n%d-fs", dir,
+	        n->idx) >= sizeof(n->mnt) - 8) {
+		n->mnt[0] = '\0';
+		return false;
+	}
 	snprintf(opts, sizeof(opts), "size=%dm", CHAOS_TMPFS_MB);
 	if (mkdir(n->mnt, 0755) != 0 ||
 	    mount("sluice-chaos", n->mnt, "tmpfs", 0, opts) != 0) {
@@ -88,8 +103,8 @@ mount_tmpfs(struct chaos_node *n, const char *dir)
 		n->mnt[0] = '\0';
 		return false;
 	}
-	snprintf(n->s->data, sizeof(n->s->data), "%s/data", n->mnt);
-	snprintf(n->ballast, sizeof(n->ballast), "%s/ballast", n->mnt);
+	snprintf(n->s->data, sizeof(n->s->data), "%.400s/data", n->mnt);
+	snprintf(n->ballast, sizeof(n->ballast), "%.400s/ballast", n->mnt);
 	return true;
 }
 
@@ -239,8 +254,7 @@ chaos_start(struct chaos *c)
 		struct chaos_node *n = &c->node[i];
 
 		if (i > 0)
-			snprintf(n->follow, sizeof(n->follow), "%s",
-			    c->node[0].repl);
+			set_follow(n, c->node[0].repl);
 		if (node_start(c, n) != 0)
 			return -1;
 	}
@@ -419,7 +433,7 @@ repoint(struct chaos *c, struct chaos_node *n, struct chaos_node *leader)
 	struct sluice_client *cl;
 	int rc = -1;
 
-	snprintf(n->follow, sizeof(n->follow), "%s", leader->repl);
+	set_follow(n, leader->repl);
 	for (int i = 0; i < 5 && rc != 0; i++) {
 		if ((cl = chaos_client(c, n->s->url)) == NULL)
 			break;
@@ -487,7 +501,7 @@ fault_failover(struct chaos *c, uint64_t *rng)
 		    best->idx, sluice_strerror(rc));
 		return -1;
 	}
-	best->follow[0] = '\0';
+	set_follow(best, "");
 	atomic_store(&c->leader, best->idx);
 	for (int i = 0; i < CHAOS_NODES; i++) {
 		struct chaos_node *n = &c->node[i];
@@ -495,12 +509,12 @@ fault_failover(struct chaos *c, uint64_t *rng)
 		if (n != old && n != best && repoint(c, n, best) != 0)
 			return -1;
 	}
-	snprintf(old->follow, sizeof(old->follow), "%s", best->repl);
+	set_follow(old, best->repl);
 	return node_start(c, old);
 }
 
 int
-chaos_fault(struct chaos *c, int kind, uint64_t *rng)
+chaos_fault(struct chaos *c, int kind, uint64_t *rng, bool settle)
 {
 	int rc;
 
@@ -524,7 +538,7 @@ chaos_fault(struct chaos *c, int kind, uint64_t *rng)
 		rc = -1;
 		break;
 	}
-	if (rc == 0 && !chaos_healthy(c, HEAL_MS)) {
+	if (rc == 0 && settle && !chaos_healthy(c, HEAL_MS)) {
 		c->fig.unhealthy++;
 		fprintf(stderr,
 		    "chaos: the cluster was not whole %d s after a %s\n",
@@ -550,11 +564,7 @@ chaos_heal(struct chaos *c)
 
 		if (t_srv_alive(n->s))
 			continue;
-		if (i == l)
-			n->follow[0] = '\0';
-		else
-			snprintf(n->follow, sizeof(n->follow), "%s",
-			    c->node[l].repl);
+		set_follow(n, i == l ? "" : c->node[l].repl);
 		if (node_start(c, n) != 0)
 			return -1;
 	}
