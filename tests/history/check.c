@@ -388,6 +388,8 @@ check_attempts(
 			uint32_t slack =
 			    crash_between(c, last->invoke, q->complete) ? 1 : 0;
 
+			if (slack && q->attempts == last->attempts)
+				c->r->uncounted++;
 			if ((uint64_t)q->attempts + slack <
 			    (uint64_t)last->attempts + 1) {
 				violation(c, HIST_R_ATTEMPTS, t->id, 0, last, q,
@@ -405,6 +407,8 @@ check_attempts(
 		uint32_t slack =
 		    crash_between(c, last->invoke, c->h->final_at) ? 1 : 0;
 
+		if (slack && t->final->attempts + 1 == last->attempts)
+			c->r->uncounted++;
 		if ((uint64_t)t->final->attempts + slack < last->attempts)
 			violation(c, HIST_R_ATTEMPTS, t->id, 0, last, t->final,
 			    "task %" PRIu64 ": attempts %" PRIu32
@@ -832,8 +836,10 @@ hist_report_print(
 
 	fprintf(f,
 	    "operations %zu (ok %zu, refused %zu, unknown %zu) on %zu tasks; "
-	    "%zu found by the final read\n",
-	    r->ops, r->ok, r->err, r->unknown, r->tasks, r->final_tasks);
+	    "%zu found by the final read; %zu takes uncounted after a "
+	    "crash\n",
+	    r->ops, r->ok, r->err, r->unknown, r->tasks, r->final_tasks,
+	    r->uncounted);
 	fprintf(f, "faults %zu (", r->faults);
 	for (int k = 1; k < HIST_FAULTS_; k++)
 		fprintf(f, "%s%s %zu", k > 1 ? ", " : "", hist_fault_name(k),

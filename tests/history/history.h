@@ -213,6 +213,8 @@ struct hist_report {
 	size_t faults; /* faults and crashes */
 	size_t by_fault[HIST_FAULTS_];
 	size_t final_tasks; /* tasks the final read found */
+	size_t uncounted;   /* takes a crash lost: attempts one lower across
+	                       it (allowed) */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

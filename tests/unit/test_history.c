@@ -108,6 +108,7 @@ test_a_good_history_passes(void **state)
 	assert_int_equal(r.by_fault[HIST_F_KILL], 1);
 	assert_int_equal(r.final_tasks, 3);
 	assert_int_equal(r.tasks, 7);
+	assert_int_equal(r.uncounted, 1);
 	hist_report_free(&r);
 }
 
@@ -301,6 +302,7 @@ test_attempts_that_go_down_are_caught(void **state)
 	hist_report_free(&r);
 	CHECK(allowed, &r);
 	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.uncounted, 1);
 	hist_report_free(&r);
 }
 
