@@ -16,8 +16,14 @@
 int
 bsc_open(struct bsc *c, int port)
 {
+	return bsc_open_within(c, port, 5000);
+}
+
+int
+bsc_open_within(struct bsc *c, int port, int ms)
+{
 	struct sockaddr_in a;
-	int64_t end = it_mono_ms() + 5000;
+	int64_t end = it_mono_ms() + ms;
 	int one = 1;
 
 	memset(&a, 0, sizeof(a));
@@ -33,7 +39,7 @@ bsc_open(struct bsc *c, int port)
 			break;
 		close(c->fd);
 		c->fd = -1;
-		if (it_mono_ms() > end)
+		if (it_mono_ms() >= end)
 			return -1;
 		it_sleep_ms(20);
 	}

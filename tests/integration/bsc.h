@@ -19,6 +19,10 @@ struct bsc {
 /* Connects to 127.0.0.1:port, retrying for up to 5 s. 0 or -1. */
 int bsc_open(struct bsc *c, int port);
 
+/* The same, retrying for up to `ms` (a port nothing listens on fails
+ * after that long; 0 tries once). */
+int bsc_open_within(struct bsc *c, int port, int ms);
+
 void bsc_close(struct bsc *c);
 
 /* Sends every byte. 0 or -1. */

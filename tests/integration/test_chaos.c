@@ -1,0 +1,452 @@
+/* Chaos: many concurrent clients of a replicated sluice (libsluice
+ * threads and beanstalk connections) record every call they make in a
+ * history while a nemesis injects faults (chaos.h); then a final read,
+ * once the faults have ended and every lease has run out, takes every
+ * task's state, and the history checker (tests/history) judges the whole
+ * history against sluice's rules. Any violation fails the test, with the
+ * operations that broke the rule and the task's whole history.
+ *
+ * In make test: 40 s of load and 3 faults (a failover and two of kill,
+ * SIGSTOP and full disk), seed 0xc4a05 unless SLUICE_TEST_SEED says
+ * otherwise. make chaos runs it for 10 minutes with a fault after every
+ * 0.3-1.3 s of calm:
+ *   SLUICE_CHAOS_SECS     seconds of load (default 40)
+ *   SLUICE_CHAOS_FAULTS   faults, evenly spread; 0: one after every
+ *                         0.3-1.3 s of calm
+ *   SLUICE_CHAOS_KINDS    fault names to cycle through (kill,
+ *                         kill-follower, stop, disk, failover)
+ *   SLUICE_CHAOS_HISTORY  where to write the history (it is also written
+ *                         to chaos-SEED.history when a rule is broken)
+ *   SLUICE_CHAOS_CHECK    a history file to check again, with no cluster
+ * The seed fixes the fault schedule and every client's choices, not the
+ * threads' interleaving: a rerun with a seed replays the same faults.
+ *
+ * The full disk needs root (a tmpfs per node, in a mount namespace of the
+ * test's own); without it that fault is left out, and said so. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chaos.h"
+
+enum {
+	SHORT_SECS = 40,
+	SHORT_FAULTS = 3,
+	FINAL_CALL_MS = 10000,
+	LIST_MAX = SLUICE_LIST_MAX,
+};
+
+static struct chaos *running_chaos; /* for the teardown */
+static bool can_mount;
+
+struct cfg {
+	int secs;
+	int faults; /* 0: one after every 0.3-1.3 s of calm, to the end */
+	int nlib, nbs;
+};
+
+static int
+env_int(const char *name, int dflt)
+{
+	const char *s = getenv(name);
+
+	return s != NULL && *s != '\0' ? atoi(s) : dflt;
+}
+
+static struct cfg
+config(void)
+{
+	struct cfg k;
+
+	k.secs = env_int("SLUICE_CHAOS_SECS", SHORT_SECS);
+	k.faults = env_int("SLUICE_CHAOS_FAULTS", SHORT_FAULTS);
+	k.nlib = (int)it_scale(6, 2, 3);
+	k.nbs = (int)it_scale(2, 2, 1);
+	if (k.secs < 10)
+		k.secs = 10;
+	return k;
+}
+
+static int
+chaos_teardown(void **state)
+{
+	if (running_chaos != NULL) {
+		for (int i = 0; i < CHAOS_NODES; i++)
+			if (running_chaos->node[i].s->pid > 0)
+				t_srv_stop(running_chaos->node[i].s, SIGKILL);
+		chaos_unmount(running_chaos);
+		running_chaos = NULL;
+	}
+	return it_teardown(state);
+}
+
+/* SLUICE_CHAOS_KINDS, a comma-separated list of fault names to cycle
+ * through; 0 when unset. */
+static int
+env_kind(int i)
+{
+	const char *s = getenv("SLUICE_CHAOS_KINDS");
+	int kinds[32], n = 0;
+
+	while (s != NULL && *s != '\0' && n < 32) {
+		size_t len = strcspn(s, ",");
+
+		for (int k = 1; k < HIST_FAULTS_; k++)
+			if (strlen(hist_fault_name(k)) == len &&
+			    strncmp(s, hist_fault_name(k), len) == 0)
+				kinds[n++] = k;
+		s += len + (s[len] == ',');
+	}
+	return n > 0 ? kinds[i % n] : 0;
+}
+
+/* The kind of fault number `i`. A short run (n faults) has a failover and
+ * n - 1 others, all different while they last; a long run draws them
+ * with weights. SLUICE_CHAOS_KINDS overrides both. */
+static int
+pick_fault(const struct chaos *c, int i, int n, uint64_t *rng)
+{
+	static int order[HIST_FAULTS_];
+	static int norder;
+
+	if (env_kind(i) != 0)
+		return env_kind(i);
+	if (n > 0) {
+		if (i == 0) {
+			int others[HIST_FAULTS_], nothers = 0;
+
+			others[nothers++] = HIST_F_KILL;
+			others[nothers++] = HIST_F_STOP;
+			if (c->tmpfs)
+				others[nothers++] = HIST_F_DISK;
+			for (int k = nothers - 1; k > 0; k--) {
+				int j = (int)t_below(rng, (uint64_t)k + 1);
+				int tmp = others[k];
+
+				others[k] = others[j];
+				others[j] = tmp;
+			}
+			norder = 0;
+			order[norder++] = HIST_F_FAILOVER;
+			for (int k = 0; k < nothers; k++)
+				order[norder++] = others[k];
+			order[norder++] = HIST_F_KILL_FOLLOWER;
+			/* the failover at a place the seed decides */
+			{
+				int j = (int)t_below(
+				    rng, (uint64_t)(n < norder ? n : norder));
+				int tmp = order[0];
+
+				order[0] = order[j];
+				order[j] = tmp;
+			}
+		}
+		return order[i % norder];
+	}
+	{
+		uint64_t r = t_below(rng, 100);
+
+		if (r < 20)
+			return HIST_F_KILL;
+		if (r < 30)
+			return HIST_F_KILL_FOLLOWER;
+		if (r < 55)
+			return HIST_F_STOP;
+		if (r < 70)
+			return c->tmpfs ? HIST_F_DISK : HIST_F_STOP;
+		return HIST_F_FAILOVER;
+	}
+}
+
+/* ---- the final read ------------------------------------------------------ */
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+add_final(struct hist *h, const struct sluice_task *t)
+{
+	struct hist_op op;
+
+	hist_op_init(&op, HIST_FINAL);
+	op.invoke = op.complete = hist_now(h);
+	op.id = t->id;
+	op.key = hist_payload_key(t->payload, t->payload_len);
+	op.attempts = t->attempts;
+	op.max = t->max_attempts;
+	op.state = (int8_t)t->state;
+	hist_add(h, &op);
+}
+
+/* Waits until no task is taken: every session is closed, every ttr ran
+ * out. False if some still are after the longest ttr and a margin. */
+static bool
+wait_untaken(struct sluice_client *cl)
+{
+	int64_t end =
+	    it_mono_ms() + CHAOS_TTR_MAX_MS + (it_sanitized() ? 30000 : 10000);
+
+	while (it_mono_ms() < end) {
+		struct sluice_stats *st = NULL;
+		bool none;
+
+		if (sluice_stats(cl, NULL, &st) != 0) {
+			it_sleep_ms(100);
+			continue;
+		}
+		none = st->totals.taken == 0;
+		sluice_stats_free(st);
+		if (none)
+			return true;
+		it_sleep_ms(100);
+	}
+	return false;
+}
+
+/* Every task the history names, by peek, and every task the lists show
+ * (an unknown put's task no one took); the end of the history. */
+static void
+final_read(struct chaos *c, struct hist *h)
+{
+	struct chaos_node *l = &c->node[atomic_load(&c->leader)];
+	struct sluice_client *cl = chaos_client(c, l->s->url);
+	uint64_t *ids, found = 0, total = 0;
+	size_t nids = 0, n0 = h->n;
+	bool complete = true;
+	struct sluice_stats *st = NULL;
+
+	ids = malloc((n0 ? n0 : 1) * sizeof(*ids));
+	if (cl == NULL || ids == NULL) {
+		chaos_fail(c, "final read: no client");
+		free(ids);
+		sluice_close(cl);
+		return;
+	}
+	sluice_set_timeout(cl, FINAL_CALL_MS);
+	if (!wait_untaken(cl))
+		fprintf(stderr,
+		    "chaos: tasks still taken after every lease "
+		    "should have ended\n");
+	for (size_t i = 0; i < n0; i++)
+		if (h->ops[i].id != 0)
+			ids[nids++] = h->ops[i].id;
+	qsort(ids, nids, sizeof(*ids), cmp_u64);
+	h->final_at = hist_now(h);
+	for (size_t i = 0; i < nids; i++) {
+		struct sluice_task *t = NULL;
+		int rc = -1;
+
+		if (i > 0 && ids[i] == ids[i - 1])
+			continue;
+		for (int k = 0; k < 5; k++) {
+			rc = sluice_peek(cl, ids[i], &t);
+			if (rc == 0 || rc == SLUICE_ENOTFOUND)
+				break;
+			it_sleep_ms(200);
+		}
+		if (rc == 0) {
+			add_final(h, t);
+			found++;
+		} else if (rc != SLUICE_ENOTFOUND) {
+			fprintf(stderr,
+			    "chaos: final peek of %" PRIu64 ": %s\n", ids[i],
+			    sluice_strerror(rc));
+			complete = false;
+		}
+		sluice_task_free(t);
+	}
+	for (int tb = 0; tb < 2; tb++) {
+		static const char *const tubes[2] = { "lib", "bs" };
+
+		for (int state = SLUICE_READY; state <= SLUICE_BURIED;
+		     state++) {
+			struct sluice_task *ts = NULL;
+			size_t n = 0;
+			int rc = sluice_list(cl, tubes[tb], state,
+			    SLUICE_ORDER_AGE, LIST_MAX, 1, &ts, &n);
+
+			if (rc != 0 && rc != SLUICE_ENOTFOUND) {
+				complete = false;
+				continue;
+			}
+			if (n == LIST_MAX)
+				fprintf(stderr,
+				    "chaos: %s has %d or more %s tasks: the "
+				    "final read lists only that many\n",
+				    tubes[tb], LIST_MAX,
+				    sluice_state_name(state));
+			for (size_t i = 0; i < n; i++)
+				if (bsearch(&ts[i].id, ids, nids, sizeof(*ids),
+				        cmp_u64) == NULL) {
+					add_final(h, &ts[i]);
+					found++;
+				}
+			sluice_task_free(ts);
+		}
+	}
+	for (int tb = 0; tb < 2; tb++) {
+		static const char *const tubes[2] = { "lib", "bs" };
+		int rc = sluice_stats(cl, tubes[tb], &st);
+
+		if (rc == 0) {
+			total += st->tubes[0].ready + st->tubes[0].delayed +
+			    st->tubes[0].taken + st->tubes[0].buried;
+			sluice_stats_free(st);
+		} else if (rc != SLUICE_ENOTFOUND) {
+			complete = false;
+		}
+	}
+	if (total != found)
+		fprintf(stderr,
+		    "chaos: the leader holds %" PRIu64
+		    " tasks, the final read found %" PRIu64 "\n",
+		    total, found);
+	h->final_complete = complete;
+	free(ids);
+	sluice_close(cl);
+}
+
+/* ---- the test ------------------------------------------------------------ */
+
+static void
+report(const struct chaos *c, const struct cfg *k, const struct hist *h,
+    const struct hist_report *r)
+{
+	fprintf(stderr,
+	    "chaos: seed %" PRIu64 ", %d s of load, %d nodes with "
+	    "--sync-replicas 1, %d libsluice and %d beanstalk clients, "
+	    "data on %s%s\n",
+	    c->seed, k->secs, CHAOS_NODES, k->nlib, k->nbs,
+	    c->tmpfs ? "tmpfs" : "the test's disk",
+	    c->tmpfs ? "" : " (not root: no full-disk fault)");
+	hist_report_print(h, r, stderr, 10);
+	if (c->fig.unhealthy > 0)
+		fprintf(stderr,
+		    "chaos: %lu faults after which the cluster took more "
+		    "than 15 s to be whole\n",
+		    c->fig.unhealthy);
+}
+
+static void
+save(const struct hist *h, const char *path)
+{
+	if (hist_save(h, path) == 0)
+		fprintf(stderr, "chaos: history written to %s\n", path);
+	else
+		fprintf(stderr, "chaos: could not write %s\n", path);
+}
+
+static void
+test_history_under_faults_keeps_the_rules(void **state)
+{
+	static struct chaos c;
+	struct cfg k = config();
+	uint64_t seed = t_seed(0xc4a05), rng = seed;
+	struct hist h;
+	struct hist_report r;
+	struct chaos_load *load;
+	int64_t start;
+	const char *keep = getenv("SLUICE_CHAOS_HISTORY");
+	char path[64];
+
+	hist_init(&h);
+	chaos_init(&c, state, &h, seed);
+	running_chaos = &c;
+	if (!can_mount)
+		fprintf(stderr,
+		    "chaos: not root: the full-disk fault is left out\n");
+	if (chaos_start(&c) != 0)
+		fail_msg("%s", c.err);
+	start = it_mono_ms();
+	c.end_ms = start + (int64_t)k.secs * 1000;
+	load = chaos_load_start(&c, k.nlib, k.nbs);
+	for (int i = 0; load != NULL && (k.faults == 0 || i < k.faults); i++) {
+		int64_t at = k.faults > 0
+		    ? start + (int64_t)(i + 1) * k.secs * 1000 / (k.faults + 1)
+		    : it_mono_ms() + 300 + (int64_t)t_below(&rng, 1000);
+		int kind;
+
+		while (it_mono_ms() < at && !chaos_failed(&c))
+			it_sleep_ms(20);
+		/* a fault needs a few seconds before the load ends */
+		if (chaos_failed(&c) || it_mono_ms() > c.end_ms - 5000)
+			break;
+		kind = pick_fault(&c, i, k.faults, &rng);
+		fprintf(stderr,
+		    "chaos: %.1f s: %s (fault %d; so far %lu operations, "
+		    "%lu unknown)\n",
+		    (double)(it_mono_ms() - start) / 1000,
+		    hist_fault_name(kind), i + 1, atomic_load(&c.fig.ops),
+		    atomic_load(&c.fig.unknown));
+		/* In a long run a quarter of the faults come before the
+		 * followers have caught up with the last one: a leader
+		 * restarted, then failed over; two failovers in a row. */
+		if (chaos_fault(&c, kind, &rng,
+		        k.faults > 0 || t_below(&rng, 4) != 0) != 0)
+			break;
+	}
+	while (it_mono_ms() < c.end_ms && !chaos_failed(&c))
+		it_sleep_ms(50);
+	chaos_load_stop(load);
+	if (!chaos_failed(&c) && chaos_heal(&c) == 0)
+		final_read(&c, &h);
+	assert_int_equal(hist_check(&h, &r), 0);
+	report(&c, &k, &h, &r);
+	if (keep != NULL && *keep != '\0')
+		save(&h, keep);
+	if (r.violations > 0) {
+		snprintf(path, sizeof(path), "chaos-%" PRIu64 ".history", seed);
+		save(&h, path);
+	}
+	if (chaos_failed(&c))
+		fail_msg("harness: %s", c.err);
+	assert_true(h.final_complete);
+	assert_int_equal(r.violations, 0);
+	hist_report_free(&r);
+	hist_free(&h);
+}
+
+/* SLUICE_CHAOS_CHECK=FILE: the checker alone, on a saved history. */
+static int
+check_file(const char *path)
+{
+	struct hist h;
+	struct hist_report r;
+	int rc;
+
+	hist_init(&h);
+	if (hist_load(&h, path) != 0 || hist_check(&h, &r) != 0) {
+		fprintf(stderr, "chaos: cannot check %s\n", path);
+		hist_free(&h);
+		return 2;
+	}
+	hist_report_print(&h, &r, stdout, 20);
+	rc = r.violations > 0;
+	hist_report_free(&r);
+	hist_free(&h);
+	return rc;
+}
+
+int
+main(void)
+{
+	const char *check = getenv("SLUICE_CHAOS_CHECK");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_history_under_faults_keeps_the_rules, it_setup,
+		    chaos_teardown),
+	};
+
+	if (check != NULL && *check != '\0')
+		return check_file(check);
+	/* before any thread: the tmpfs mounts live in our namespace */
+	can_mount = chaos_private_mounts();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

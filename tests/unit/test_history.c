@@ -1,0 +1,510 @@
+/* The history checker (tests/history) on histories written by hand: a
+ * good one that uses every allowance the rules give (a take lost in a
+ * crash, unknown acks and deletes, a release past max_attempts, the
+ * beanstalk face), and for each rule a history that breaks it, which the
+ * checker must name. Lines are hist_format's: invoke, complete (us),
+ * client, face, type, outcome, fields. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "t_lib.h"
+
+/* Checks a history of `n` lines; asserts it reads. */
+static void
+check(const char *const *lines, size_t n, struct hist_report *r)
+{
+	struct hist h;
+
+	hist_init(&h);
+	for (size_t i = 0; i < n; i++)
+		if (hist_parse(&h, lines[i]) != 0)
+			fail_msg("cannot read line %zu: %s", i, lines[i]);
+	assert_int_equal(hist_check(&h, r), 0);
+	if (r->violations > 0)
+		hist_report_print(&h, r, stderr, 5);
+	hist_free(&h);
+}
+
+#define CHECK(lines, r) check((lines), sizeof(lines) / sizeof((lines)[0]), (r))
+
+/* Exactly `n` violations, all of `rule`. */
+static void
+assert_only(const struct hist_report *r, enum hist_rule rule, size_t n)
+{
+	for (int k = 0; k < HIST_RULES_; k++)
+		if (k != (int)rule && r->by_rule[k] != 0)
+			fail_msg("%zu violations of %s, expected none",
+			    r->by_rule[k], hist_rule_name((enum hist_rule)k));
+	assert_int_equal(r->by_rule[rule], n);
+	assert_int_equal(r->violations, n);
+}
+
+/* Every allowance, and no violation. */
+static void
+test_a_good_history_passes(void **state)
+{
+	static const char *const lines[] = {
+		/* task 1, max 2: a fail at 1 delays, a fail at 2 buries */
+		"0 10 c1 lib put ok id=1 key=a1 max=2",
+		"20 30 c2 lib take ok id=1 lease=100 key=a1 att=1 max=2",
+		"40 50 c2 lib fail ok id=1 lease=100 state=delayed",
+		"60 70 c3 lib take ok id=1 lease=110 key=a1 att=2 max=2",
+		"80 90 c3 lib fail ok id=1 lease=110 state=buried",
+		/* task 2: a take lost in a crash is uncounted, and its
+		 * lease refused; the next take has the same attempts */
+		"0 10 c1 lib put ok id=2 key=a2",
+		"20 30 c2 lib take ok id=2 lease=120 key=a2 att=1",
+		"35 45 n0 - crash ok kind=kill",
+		"50 60 c2 lib ack err id=2 lease=120 err=3",
+		"70 80 c3 lib take ok id=2 lease=4294967400 key=a2 att=1",
+		"90 100 c3 lib ack ok id=2 lease=4294967400 state=gone",
+		/* task 3: a put and an ack of unknown outcome; the task
+		 * was seen, and the ack may have removed it */
+		"0 500 c1 lib put unknown key=a3",
+		"30 40 c2 lib take ok id=3 lease=130 key=a3 att=1",
+		"50 900 c2 lib ack unknown id=3 lease=130",
+		/* task 4, max 1: a release at 1 lets it be taken at 2; a
+		 * release of unknown outcome at 2 may leave it ready */
+		"0 10 c1 lib put ok id=4 key=a4 max=1",
+		"20 30 c2 lib take ok id=4 lease=140 key=a4 att=1 max=1",
+		"40 50 c2 lib release ok id=4 lease=140 state=ready",
+		"60 70 c3 lib take ok id=4 lease=150 key=a4 att=2 max=1",
+		"80 2000 c3 lib release unknown id=4 lease=150",
+		/* task 5: beanstalk's reserve and release, then an ack
+		 * through the library; the beanstalk delete comes late */
+		"0 10 c101 bs put ok id=5 key=a5",
+		"20 30 c101 bs take ok id=5 lease=9000001 key=a5",
+		"40 50 c101 bs release ok id=5 lease=9000001",
+		"60 70 c2 lib take ok id=5 lease=160 key=a5 att=2",
+		"80 90 c2 lib ack ok id=5 lease=160 state=gone",
+		"95 99 c101 bs delete err id=5 err=1",
+		/* a refused put creates nothing; a delete of unknown
+		 * outcome may have removed task 7 */
+		"0 10 c1 lib put err key=a6 err=13",
+		"0 10 c1 lib put ok id=7 key=a7",
+		"20 3000 c4 lib delete unknown id=7",
+		/* task 8: released, ready at the end */
+		"0 10 c1 lib put ok id=8 key=a8",
+		"20 30 c2 lib take ok id=8 lease=170 key=a8 att=1",
+		"40 50 c2 lib release ok id=8 lease=170 state=ready",
+		/* faults that are not crashes */
+		"100 300 n1 - fault ok kind=stop",
+		"400 900 n0 - fault ok kind=disk",
+		"5000 5000 c0 - final ok id=1 key=a1 att=2 max=2 state=buried",
+		"5000 5000 c0 - final ok id=4 key=a4 att=2 max=1 state=ready",
+		"5000 5000 c0 - final ok id=8 key=a8 att=1 state=ready",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.ops, 30);
+	assert_int_equal(r.unknown, 4);
+	assert_int_equal(r.faults, 3);
+	assert_int_equal(r.by_fault[HIST_F_KILL], 1);
+	assert_int_equal(r.final_tasks, 3);
+	assert_int_equal(r.tasks, 7);
+	assert_int_equal(r.uncounted, 1);
+	hist_report_free(&r);
+}
+
+/* An acknowledged put that is gone, with nothing that completed it. */
+static void
+test_a_lost_put_is_caught(void **state)
+{
+	static const char *const lines[] = {
+		"0 10 c1 lib put ok id=1 key=b1",
+		"20 30 c2 lib take ok id=1 lease=100 key=b1 att=1",
+		"40 50 c2 lib release ok id=1 lease=100 state=ready",
+		"0 10 c1 lib put ok id=2 key=b2",
+		"5000 5000 c0 - final ok id=1 key=b1 att=1 state=ready",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_only(&r, HIST_R_LOST, 1);
+	assert_int_equal(r.v[0].id, 2);
+	hist_report_free(&r);
+}
+
+/* Without a complete final read, nothing can be called lost. */
+static void
+test_an_incomplete_final_read_judges_no_loss(void **state)
+{
+	static const char *const lines[] = {
+		"0 10 c1 lib put ok id=2 key=b2",
+		"end 5000 incomplete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_int_equal(r.violations, 0);
+	hist_report_free(&r);
+}
+
+/* An ack and a delete that both succeeded, concurrently. */
+static void
+test_a_task_completed_twice_is_caught(void **state)
+{
+	static const char *const lines[] = {
+		"0 10 c1 lib put ok id=1 key=c1",
+		"20 30 c2 lib take ok id=1 lease=100 key=c1 att=1",
+		"40 60 c2 lib ack ok id=1 lease=100 state=gone",
+		"45 70 c3 lib delete ok id=1",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_only(&r, HIST_R_TWICE, 1);
+	hist_report_free(&r);
+}
+
+/* Taken again after an ack, or found at the end after one. */
+static void
+test_an_acked_task_taken_again_is_caught(void **state)
+{
+	static const char *const taken[] = {
+		"0 10 c1 lib put ok id=1 key=d1",
+		"20 30 c2 lib take ok id=1 lease=100 key=d1 att=1",
+		"40 50 c2 lib ack ok id=1 lease=100 state=gone",
+		"60 70 c3 lib take ok id=1 lease=200 key=d1 att=2",
+		"end 5000 complete",
+	};
+	static const char *const present[] = {
+		"0 10 c1 lib put ok id=1 key=d1",
+		"20 30 c2 lib take ok id=1 lease=100 key=d1 att=1",
+		"40 50 c2 lib ack ok id=1 lease=100 state=gone",
+		"5000 5000 c0 - final ok id=1 key=d1 att=1 state=ready",
+		"end 5000 complete",
+	};
+	/* a beanstalk reserve after a delete through the library */
+	static const char *const reserved[] = {
+		"0 10 c1 lib put ok id=1 key=d1",
+		"20 30 c1 lib delete ok id=1",
+		"40 50 c101 bs take ok id=1 lease=7 key=d1",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(taken, &r);
+	assert_only(&r, HIST_R_REVIVED, 1);
+	hist_report_free(&r);
+	CHECK(present, &r);
+	assert_only(&r, HIST_R_REVIVED, 1);
+	hist_report_free(&r);
+	CHECK(reserved, &r);
+	assert_only(&r, HIST_R_REVIVED, 1);
+	hist_report_free(&r);
+}
+
+/* A release with an older lease after a newer take was answered. */
+static void
+test_a_stale_lease_accepted_is_caught(void **state)
+{
+	static const char *const lines[] = {
+		"0 10 c1 lib put ok id=1 key=e1",
+		"20 30 c2 lib take ok id=1 lease=100 key=e1 att=1",
+		"40 50 c3 lib take ok id=1 lease=200 key=e1 att=2",
+		"60 70 c2 lib release ok id=1 lease=100 state=ready",
+		"80 90 c3 lib release ok id=1 lease=200 state=ready",
+		"5000 5000 c0 - final ok id=1 key=e1 att=2 state=ready",
+		"end 5000 complete",
+	};
+	/* the same through the beanstalk face: its reserve is newer by
+	 * real time */
+	static const char *const bs[] = {
+		"0 10 c1 lib put ok id=1 key=e1",
+		"20 30 c2 lib take ok id=1 lease=100 key=e1 att=1",
+		"40 50 c101 bs take ok id=1 lease=5 key=e1",
+		"60 70 c2 lib touch ok id=1 lease=100 state=taken",
+		"80 90 c101 bs delete ok id=1",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_only(&r, HIST_R_STALE, 1);
+	hist_report_free(&r);
+	CHECK(bs, &r);
+	assert_only(&r, HIST_R_STALE, 1);
+	hist_report_free(&r);
+}
+
+/* Attempts that go down: with no crash at all, two lower across one, or
+ * lower at the end. One lower across a crash is allowed. */
+static void
+test_attempts_that_go_down_are_caught(void **state)
+{
+	static const char *const nocrash[] = {
+		"0 10 c1 lib put ok id=1 key=f1",
+		"20 30 c2 lib take ok id=1 lease=100 key=f1 att=1",
+		"40 50 c2 lib release ok id=1 lease=100 state=ready",
+		"60 70 c2 lib take ok id=1 lease=110 key=f1 att=1",
+		"80 90 c2 lib ack ok id=1 lease=110 state=gone",
+		"end 5000 complete",
+	};
+	static const char *const twolower[] = {
+		"0 10 c1 lib put ok id=1 key=f1",
+		"20 30 c2 lib take ok id=1 lease=100 key=f1 att=3",
+		"35 45 n0 - crash ok kind=failover",
+		"60 70 c2 lib take ok id=1 lease=4294967396 key=f1 att=2",
+		"80 90 c2 lib ack ok id=1 lease=4294967396 state=gone",
+		"end 5000 complete",
+	};
+	static const char *const crashbefore[] = {
+		/* the crash ended before the take began: no excuse */
+		"0 10 c1 lib put ok id=1 key=f1",
+		"12 18 n0 - crash ok kind=kill",
+		"20 30 c2 lib take ok id=1 lease=4294967396 key=f1 att=1",
+		"60 70 c2 lib take ok id=1 lease=4294967400 key=f1 att=1",
+		"5000 5000 c0 - final ok id=1 key=f1 att=1 state=ready",
+		"end 5000 complete",
+	};
+	static const char *const atend[] = {
+		"0 10 c1 lib put ok id=1 key=f1",
+		"20 30 c2 lib take ok id=1 lease=100 key=f1 att=2",
+		"40 50 c2 lib release ok id=1 lease=100 state=ready",
+		"5000 5000 c0 - final ok id=1 key=f1 att=1 state=ready",
+		"end 5000 complete",
+	};
+	static const char *const allowed[] = {
+		"0 10 c1 lib put ok id=1 key=f1",
+		"20 30 c2 lib take ok id=1 lease=100 key=f1 att=2",
+		"35 45 n0 - crash ok kind=kill",
+		"5000 5000 c0 - final ok id=1 key=f1 att=1 state=ready",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(nocrash, &r);
+	assert_only(&r, HIST_R_ATTEMPTS, 1);
+	hist_report_free(&r);
+	CHECK(twolower, &r);
+	assert_only(&r, HIST_R_ATTEMPTS, 1);
+	hist_report_free(&r);
+	CHECK(crashbefore, &r);
+	assert_only(&r, HIST_R_ATTEMPTS, 1);
+	hist_report_free(&r);
+	CHECK(atend, &r);
+	assert_only(&r, HIST_R_ATTEMPTS, 1);
+	hist_report_free(&r);
+	CHECK(allowed, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.uncounted, 1);
+	hist_report_free(&r);
+}
+
+/* max_attempts: a fail at max that does not bury, one below that does,
+ * a take past max with no release, a task ready at the end past max,
+ * a task buried below max. */
+static void
+test_max_attempts_not_burying_is_caught(void **state)
+{
+	static const char *const failed[] = {
+		"0 10 c1 lib put ok id=1 key=91 max=2",
+		"20 30 c2 lib take ok id=1 lease=100 key=91 att=1 max=2",
+		"40 50 c2 lib fail ok id=1 lease=100 state=buried",
+		"60 70 c2 lib kick ok id=1",
+	};
+	static const char *const notburied[] = {
+		"0 10 c1 lib put ok id=1 key=91 max=1",
+		"20 30 c2 lib take ok id=1 lease=100 key=91 att=1 max=1",
+		"40 50 c2 lib fail ok id=1 lease=100 state=delayed",
+		"5000 5000 c0 - final ok id=1 key=91 att=1 max=1 state=buried",
+		"end 5000 complete",
+	};
+	static const char *const past[] = {
+		/* the first lease ended by ttr or disconnect, not release */
+		"0 10 c1 lib put ok id=1 key=91 max=1",
+		"20 30 c2 lib take ok id=1 lease=100 key=91 att=1 max=1",
+		"4000 4010 c3 lib take ok id=1 lease=200 key=91 att=2 max=1",
+		"4020 4030 c3 lib ack ok id=1 lease=200 state=gone",
+		"end 5000 complete",
+	};
+	static const char *const ready[] = {
+		"0 10 c1 lib put ok id=1 key=91 max=2",
+		"20 30 c2 lib take ok id=1 lease=100 key=91 att=1 max=2",
+		"40 50 c2 lib release ok id=1 lease=100 state=ready",
+		"60 70 c2 lib take ok id=1 lease=110 key=91 att=2 max=2",
+		"5000 5000 c0 - final ok id=1 key=91 att=2 max=2 state=ready",
+		"end 5000 complete",
+	};
+	static const char *const early[] = {
+		"0 10 c1 lib put ok id=1 key=91 max=3",
+		"20 30 c2 lib take ok id=1 lease=100 key=91 att=1 max=3",
+		"5000 5000 c0 - final ok id=1 key=91 att=1 max=3 state=buried",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+	struct hist h;
+
+	(void)state;
+	/* "kick" is no operation of the history: the line is refused */
+	hist_init(&h);
+	assert_int_equal(hist_parse(&h, failed[3]), -1);
+	hist_free(&h);
+	check(failed, 3, &r);
+	assert_only(&r, HIST_R_BURY, 1);
+	hist_report_free(&r);
+	CHECK(notburied, &r);
+	assert_only(&r, HIST_R_BURY, 1);
+	hist_report_free(&r);
+	CHECK(past, &r);
+	assert_only(&r, HIST_R_BURY, 1);
+	hist_report_free(&r);
+	CHECK(ready, &r);
+	assert_only(&r, HIST_R_BURY, 1);
+	hist_report_free(&r);
+	CHECK(early, &r);
+	assert_only(&r, HIST_R_BURY, 1);
+	hist_report_free(&r);
+}
+
+/* Unknown outcomes, seen both ways: a put that made two tasks, an
+ * unknown ack that a newer take shows failed yet is all that could have
+ * removed the task, a refused put whose task exists. */
+static void
+test_an_unknown_seen_both_ways_is_caught(void **state)
+{
+	static const char *const twice[] = {
+		"0 900 c1 lib put unknown key=a1",
+		"20 30 c2 lib take ok id=5 lease=100 key=a1 att=1",
+		"40 50 c2 lib ack ok id=5 lease=100 state=gone",
+		"60 70 c3 lib take ok id=6 lease=110 key=a1 att=1",
+		"80 90 c3 lib ack ok id=6 lease=110 state=gone",
+		"end 5000 complete",
+	};
+	static const char *const ack[] = {
+		"0 10 c1 lib put ok id=1 key=a2",
+		"20 30 c2 lib take ok id=1 lease=100 key=a2 att=1",
+		"40 900 c2 lib ack unknown id=1 lease=100",
+		"1000 1010 c3 lib take ok id=1 lease=200 key=a2 att=2",
+		"end 5000 complete",
+	};
+	static const char *const refused[] = {
+		"0 10 c1 lib put err key=a3 err=13",
+		"5000 5000 c0 - final ok id=9 key=a3 att=0 state=ready",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(twice, &r);
+	assert_only(&r, HIST_R_UNKNOWN, 1);
+	hist_report_free(&r);
+	CHECK(ack, &r);
+	assert_only(&r, HIST_R_UNKNOWN, 1);
+	hist_report_free(&r);
+	CHECK(refused, &r);
+	assert_only(&r, HIST_R_UNKNOWN, 1);
+	hist_report_free(&r);
+}
+
+/* Replies that do not fit together: a payload no put had, an ack that
+ * left the task ready, a task still taken at the end. */
+static void
+test_replies_that_do_not_fit_are_caught(void **state)
+{
+	static const char *const phantom[] = {
+		"5000 5000 c0 - final ok id=3 key=77 att=0 state=ready",
+		"end 5000 complete",
+	};
+	static const char *const ack[] = {
+		"0 10 c1 lib put ok id=1 key=78",
+		"20 30 c2 lib take ok id=1 lease=100 key=78 att=1",
+		"40 50 c2 lib ack ok id=1 lease=100 state=ready",
+		"end 5000 complete",
+	};
+	static const char *const taken[] = {
+		"0 10 c1 lib put ok id=1 key=79",
+		"20 30 c2 lib take ok id=1 lease=100 key=79 att=1",
+		"5000 5000 c0 - final ok id=1 key=79 att=1 state=taken",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(phantom, &r);
+	assert_only(&r, HIST_R_INTEGRITY, 1);
+	hist_report_free(&r);
+	CHECK(ack, &r);
+	assert_only(&r, HIST_R_INTEGRITY, 1);
+	hist_report_free(&r);
+	CHECK(taken, &r);
+	assert_only(&r, HIST_R_INTEGRITY, 1);
+	hist_report_free(&r);
+}
+
+/* hist_format and hist_parse agree, and payloads name their put. */
+static void
+test_text_and_payloads_round_trip(void **state)
+{
+	struct hist h;
+	struct hist_op op;
+	char line[512], again[512], p[HIST_PAYLOAD_MAX];
+	size_t len;
+
+	(void)state;
+	hist_init(&h);
+	hist_op_init(&op, HIST_FAIL);
+	op.invoke = 12;
+	op.complete = 3456;
+	op.client = 7;
+	op.face = HIST_LIB;
+	op.outcome = HIST_ERR;
+	op.id = 99;
+	op.lease = 4294967396ull;
+	op.err = 2;
+	op.state = 4;
+	hist_format(&op, line, sizeof(line));
+	assert_int_equal(hist_parse(&h, line), 0);
+	assert_int_equal(h.n, 1);
+	assert_memory_equal(&h.ops[0], &op, sizeof(op));
+	hist_format(&h.ops[0], again, sizeof(again));
+	assert_string_equal(line, again);
+	assert_int_equal(hist_parse(&h, "1 2 c1 lib take maybe id=1"), -1);
+	assert_int_equal(hist_parse(&h, "1 2 c1 lib take ok id=x"), -1);
+	assert_int_equal(hist_parse(&h, "5 2 c1 lib take ok"), -1);
+	assert_int_equal(hist_parse(&h, "# a comment"), 0);
+	assert_int_equal(h.n, 1);
+	hist_free(&h);
+
+	len = hist_payload(0x1234, p);
+	assert_int_equal(hist_payload_key(p, len), 0x1234);
+	assert_int_equal(hist_payload_key(p, len - 1), 0);
+	p[5] = 'x';
+	assert_int_equal(hist_payload_key(p, len), 0);
+	assert_int_equal(hist_payload_key("hello", 5), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_good_history_passes),
+		cmocka_unit_test(test_a_lost_put_is_caught),
+		cmocka_unit_test(test_an_incomplete_final_read_judges_no_loss),
+		cmocka_unit_test(test_a_task_completed_twice_is_caught),
+		cmocka_unit_test(test_an_acked_task_taken_again_is_caught),
+		cmocka_unit_test(test_a_stale_lease_accepted_is_caught),
+		cmocka_unit_test(test_attempts_that_go_down_are_caught),
+		cmocka_unit_test(test_max_attempts_not_burying_is_caught),
+		cmocka_unit_test(test_an_unknown_seen_both_ways_is_caught),
+		cmocka_unit_test(test_replies_that_do_not_fit_are_caught),
+		cmocka_unit_test(test_text_and_payloads_round_trip),
+	};
+
+	return cmocka_run_group_tests_name("history", tests, NULL, NULL);
+}
