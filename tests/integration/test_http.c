@@ -434,11 +434,11 @@ test_admin_writes_need_http_admin(void **state)
 	snprintf(path, sizeof(path), "admin kick id=%" PRIu64 " result=ok", id);
 	assert_int_equal(it_log_count(rw.s, path), 1);
 	/* An error says what was asked, once, in the page's words. */
-	assert_int_equal(it_http(rw.hport, "POST", "/api/kick?id=424242", hdr,
-	                     NULL, &body),
+	assert_int_equal(
+	    it_http(rw.hport, "POST", "/api/kick?id=424242", hdr, NULL, &body),
 	    404);
-	assert_string_equal(body,
-	    "{\"error\":\"kick 424242: no such task\",\"code\":1}");
+	assert_string_equal(
+	    body, "{\"error\":\"kick 424242: no such task\",\"code\":1}");
 	free(body);
 
 	/* The page's reads. */
