@@ -455,15 +455,8 @@ bench_libsluice_run(const struct bench_opts *o, struct bench_result *r)
 		bench_error("%s", err);
 		goto out;
 	}
-	if (o->workload == BENCH_DRAIN && before != 0) {
-		bench_error("tube %s already holds %lld tasks: drain needs an "
-		            "empty tube (use another --tube)",
-		    o->tube, before);
+	if (bench_check_start(o, before, r) != 0)
 		goto out;
-	}
-	r->preloaded = o->workload == BENCH_DRAIN ? o->tasks
-	    : o->workload == BENCH_MIXED          ? o->preload
-	                                          : 0;
 	t0 = clock_mono_ns();
 	if (r->preloaded && preload(&d, ctl, r->preloaded) != 0)
 		goto out;

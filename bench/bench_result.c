@@ -57,6 +57,22 @@ bench_check_drain(
 	return 0;
 }
 
+int
+bench_check_start(
+    const struct bench_opts *o, long long before, struct bench_result *r)
+{
+	if (o->workload == BENCH_DRAIN && before != 0) {
+		bench_error("tube %s already holds %lld tasks: drain needs an "
+		            "empty tube (use another --tube)",
+		    o->tube, before);
+		return -1;
+	}
+	r->preloaded = o->workload == BENCH_DRAIN ? o->tasks
+	    : o->workload == BENCH_MIXED          ? o->preload
+	                                          : 0;
+	return 0;
+}
+
 /* utime + stime of /proc/PID/stat (fields 14 and 15, after the command
  * name in parentheses, which may itself hold spaces), in ns; -1. */
 static int64_t

@@ -48,6 +48,12 @@ int bench_check_puts(const struct bench_opts *o, const struct bench_result *r);
 int bench_check_drain(
     const struct bench_opts *o, const struct bench_result *r, const char *unit);
 
+/* Before the preload: a drain must start on an empty tube (`before`
+ * tasks are in it). Sets r->preloaded to what the workload preloads.
+ * Returns 0, or -1 after printing why. */
+int bench_check_start(
+    const struct bench_opts *o, long long before, struct bench_result *r);
+
 /* The CPU time, user + system, of the process --server-pid names: every
  * thread's, those that ended included (the kernel's clock of the process,
  * in ns; /proc/PID/stat's ticks when that clock cannot be read). -1 when

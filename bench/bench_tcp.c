@@ -679,15 +679,8 @@ bench_tcp_run(const struct bench_dialect *dl, const struct bench_opts *o,
 		goto fail_said;
 	if ((before = dl->count(&d.conns[0], limit)) < 0)
 		goto fail_said;
-	if (o->workload == BENCH_DRAIN && before != 0) {
-		bench_error("tube %s already holds %lld tasks: drain needs an "
-		            "empty tube (use another --tube)",
-		    o->tube, before);
+	if (bench_check_start(o, before, r) != 0)
 		goto out;
-	}
-	r->preloaded = o->workload == BENCH_DRAIN ? o->tasks
-	    : o->workload == BENCH_MIXED          ? o->preload
-	                                          : 0;
 	t0 = clock_mono_ns();
 	if (r->preloaded && preload(&d, &d.conns[0], r->preloaded, limit) != 0)
 		goto fail_said;
