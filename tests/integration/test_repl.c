@@ -110,15 +110,23 @@ node_kill(struct node *n)
 }
 
 static uint64_t
-lsn_of(struct node *n)
+lsn_of_epoch(struct node *n, uint64_t *epoch)
 {
 	struct sluice_stats *st = NULL;
 	uint64_t lsn;
 
 	it_rc(n->c, sluice_stats(n->c, NULL, &st), 0);
 	lsn = st->lsn;
+	if (epoch != NULL)
+		*epoch = st->epoch;
 	sluice_stats_free(st);
 	return lsn;
+}
+
+static uint64_t
+lsn_of(struct node *n)
+{
+	return lsn_of_epoch(n, NULL);
 }
 
 static int
@@ -133,21 +141,25 @@ role_of(struct node *n)
 	return role;
 }
 
-/* Waits until `f` holds every record `l` has. */
+/* Waits until `f` holds every record `l` has. The epochs must match
+ * too: an old leader back as a follower may hold a divergent tail as
+ * long as the new leader's log, until it has cut it. */
 static void
 wait_caught_up(struct node *l, struct node *f)
 {
 	int64_t end = it_mono_ms() + WAIT_MS;
-	uint64_t want = lsn_of(l), got = 0;
+	uint64_t want_epoch, want = lsn_of_epoch(l, &want_epoch);
+	uint64_t got = 0, got_epoch = 0;
 
 	while (it_mono_ms() < end) {
-		got = lsn_of(f);
-		if (got >= want)
+		got = lsn_of_epoch(f, &got_epoch);
+		if (got_epoch == want_epoch && got >= want)
 			return;
 		it_sleep_ms(10);
 	}
-	fail_msg("%s did not catch up: lsn %" PRIu64 " of %" PRIu64, f->s->data,
-	    got, want);
+	fail_msg("%s did not catch up: lsn %" PRIu64 " of %" PRIu64
+	         ", epoch %" PRIu64 " of %" PRIu64,
+	    f->s->data, got, want, got_epoch, want_epoch);
 }
 
 static uint64_t
