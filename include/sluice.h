@@ -156,7 +156,8 @@ SLUICE_API int sluice_open(const char *urls, struct sluice_client **out);
 
 /* Closes the connection and frees the handle. The server ends the session:
  * tasks this handle took without `detach` return to ready. NULL is a
- * no-op. */
+ * no-op. Never blocks for long: on an nng transport it waits at most 2 s
+ * for nng's own close, which then finishes on a thread of its own. */
 SLUICE_API void sluice_close(struct sluice_client *c);
 
 /* How long a call waits for its reply, in ms (default

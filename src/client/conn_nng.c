@@ -31,10 +31,12 @@
 #include "client/conn.h"
 #include "proto/msg.h"
 #include "sluice.h"
+#include "util/nngclose.h"
 
 enum {
 	RECONNECT_MIN_MS = 50,
 	RECONNECT_MAX_MS = 500,
+	CLOSE_MS = 2000, /* the longest sluice_close waits for nng_close */
 	/* the largest reply, with room for nng's request-id header */
 	RECV_MAX = MSG_SIZE_MAX + 1024,
 };
@@ -91,16 +93,9 @@ nng_to_sluice(int rv)
 static bool
 wait_pipe(struct conn_nng *k, int ms)
 {
-	struct timespec dl;
+	struct timespec dl = nngclose_deadline(ms);
 	bool up;
 
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&k->mtx);
 	while (k->pipe == 0) {
 		if (pthread_cond_timedwait(&k->cv, &k->mtx, &dl) == ETIMEDOUT)
@@ -111,8 +106,22 @@ wait_pipe(struct conn_nng *k, int ms)
 	return up;
 }
 
+static void
+conn_nng_free(void *arg)
+{
+	struct conn_nng *k = arg;
+
+	nng_aio_free(k->aio);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->mtx);
+	free(k);
+}
+
 /* Closes the socket (which runs the pipe callbacks: never with mtx held)
- * and frees everything; `k` may be half built. */
+ * and frees everything; `k` may be half built. The close is bounded (see
+ * util/nngclose.h): an application's sluice_close never hangs. When nng
+ * does not return in CLOSE_MS, its closing thread frees `k` later, since
+ * the pipe callbacks may still reach it until then. */
 static void
 nng_conn_close(struct conn *base)
 {
@@ -120,12 +129,10 @@ nng_conn_close(struct conn *base)
 
 	if (k == NULL)
 		return;
-	if (nng_socket_id(k->sock) > 0)
-		nng_close(k->sock);
-	nng_aio_free(k->aio);
-	pthread_cond_destroy(&k->cv);
-	pthread_mutex_destroy(&k->mtx);
-	free(k);
+	if (nng_socket_id(k->sock) > 0 &&
+	    !nngclose_within(k->sock, CLOSE_MS, conn_nng_free, k))
+		return;
+	conn_nng_free(k);
 }
 
 static int

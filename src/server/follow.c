@@ -38,6 +38,7 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/nngclose.h"
 
 enum {
 	FETCH_BYTES = 4 << 20,   /* records asked for per fetch */
@@ -48,6 +49,7 @@ enum {
 	SNAP_CHUNK = 4 << 20,
 	LOST_MS = 3000,           /* no answer this long: not connected */
 	UNREACHED_LOG_MS = 30000, /* "cannot reach", at most this often */
+	LINK_CLOSE_MS = 3000,     /* the longest a link close waits for nng */
 };
 
 struct follow {
@@ -180,9 +182,18 @@ link_close(struct follow *f)
 		nng_msg_free(nng_aio_get_msg(f->aaio));
 	nng_ctx_close(f->fctx);
 	nng_ctx_close(f->actx);
-	nng_close(f->sock);
-	nng_aio_free(f->faio);
-	nng_aio_free(f->aaio);
+	/* Bounded (util/nngclose.h): a hung close must not stop the
+	 * follower from re-pointing. The aios are stopped, so no callback
+	 * runs again; if the close is abandoned they are left to it. */
+	if (nngclose_within(f->sock, LINK_CLOSE_MS, NULL, NULL)) {
+		nng_aio_free(f->faio);
+		nng_aio_free(f->aaio);
+	} else {
+		log_warn("follow",
+		    "the link to the leader did not close in time; going on "
+		    "wait_ms=%d",
+		    LINK_CLOSE_MS);
+	}
 	f->faio = f->aaio = NULL;
 	f->fbusy = f->abusy = false;
 	atomic_store(&f->fdone, false);

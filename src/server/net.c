@@ -25,6 +25,7 @@
 
 #include "server/net.h"
 #include "util/log.h"
+#include "util/nngclose.h"
 
 enum {
 	NET_POOL_START = 64,
@@ -234,82 +235,6 @@ fail_free:
 	return rc;
 }
 
-/* nng_close on a thread of its own, so that net_close can stop waiting
- * for it. nng 1.5.2 sometimes never returns from nng_close when clients
- * connect and disconnect while the socket closes (seen under load, with
- * no connection left open). `net` is kept here so that, if the wait is
- * abandoned, what the close still uses stays reachable. */
-struct closer {
-	pthread_mutex_t mx;
-	pthread_cond_t cv;
-	bool done;
-	struct net *net;
-};
-
-static void *
-closer_main(void *arg)
-{
-	struct closer *k = arg;
-
-	nng_close(k->net->sock);
-	pthread_mutex_lock(&k->mx);
-	k->done = true;
-	pthread_cond_signal(&k->cv);
-	pthread_mutex_unlock(&k->mx);
-	return NULL;
-}
-
-/* Closes the socket, waiting up to timeout_ms. True when it closed;
- * false when the close is still under way (its thread keeps `k`). */
-static bool
-close_socket(struct net *n, int timeout_ms)
-{
-	struct closer *k = calloc(1, sizeof(*k));
-	pthread_condattr_t ca;
-	struct timespec dl;
-	pthread_t th;
-	bool done;
-
-	if (k == NULL) {
-		nng_close(n->sock);
-		return true;
-	}
-	k->net = n;
-	pthread_mutex_init(&k->mx, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&k->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&th, NULL, closer_main, k) != 0) {
-		nng_close(n->sock);
-		done = true;
-		goto out_free;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&k->mx);
-	while (!k->done &&
-	    pthread_cond_timedwait(&k->cv, &k->mx, &dl) != ETIMEDOUT)
-		;
-	done = k->done;
-	pthread_mutex_unlock(&k->mx);
-	if (!done) {
-		pthread_detach(th);
-		return false;
-	}
-	pthread_join(th, NULL);
-out_free:
-	pthread_cond_destroy(&k->cv);
-	pthread_mutex_destroy(&k->mx);
-	free(k);
-	return done;
-}
-
 void
 net_close(struct net *n)
 {
@@ -319,7 +244,10 @@ net_close(struct net *n)
 	if (n == NULL)
 		return;
 	atomic_store(&n->closing, true);
-	if (n->has_sock && !close_socket(n, NET_CLOSE_MS)) {
+	/* If the close is abandoned, `n` stays allocated: what the close
+	 * still runs (the contexts' callbacks) may reach it until the exit. */
+	if (n->has_sock &&
+	    !nngclose_within(n->sock, NET_CLOSE_MS, NULL, NULL)) {
 		log_debug("net",
 		    "the socket did not close in time; leaving it to the "
 		    "exit wait_ms=%d",

@@ -39,6 +39,7 @@
 #include "it_sp.h"
 #include "proto/msg.h"
 #include "proto/sp.h"
+#include "util/nngclose.h"
 
 enum {
 	MESSAGES = 100000, /* the acceptance's count, in the plain run */
@@ -221,43 +222,12 @@ free_bases(struct bases *bs)
 		buf_free(&bs->b[i]);
 }
 
-/* nng_close, waiting for it at most 3 s. nng 1.5.2 sometimes never returns
- * from nng_close on a REQ socket whose pipes the server dropped (the same
- * hang sluiced bounds in net_close): the test must not hang with it. */
-struct closing {
-	nng_socket s;
-	atomic_bool done;
-};
-
-static void *
-close_run(void *arg)
-{
-	struct closing *c = arg;
-
-	nng_close(c->s);
-	atomic_store(&c->done, true);
-	return NULL;
-}
-
+/* nng_close, waiting for it at most 3 s (util/nngclose.h): the test must
+ * not hang where sluiced and libsluice would not. */
 static void
 close_bounded(nng_socket s)
 {
-	struct closing *c = calloc(1, sizeof(*c));
-	pthread_t th;
-
-	if (c == NULL || (c->s = s, pthread_create(&th, NULL, close_run, c))) {
-		nng_close(s);
-		free(c);
-		return;
-	}
-	for (int i = 0; i < 300 && !atomic_load(&c->done); i++)
-		it_sleep_ms(10);
-	if (atomic_load(&c->done)) {
-		pthread_join(th, NULL);
-		free(c);
-	} else {
-		pthread_detach(th); /* left to the process's exit, with c */
-	}
+	nngclose_within(s, 3000, NULL, NULL);
 }
 
 /* ---- bad messages -------------------------------------------------------- */

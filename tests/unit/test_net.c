@@ -2,14 +2,18 @@
  * tagged with their session, answers reach the client that asked, parked
  * requests never starve new ones, and sessions report their end. */
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
 
 #include "server/net.h"
 #include "t_lib.h"
+#include "util/nngclose.h"
 
 enum { CLIENTS = 150, WAIT_MS = 5000 };
 
@@ -134,6 +138,54 @@ test_sessions_report_open_and_close(void **state)
 	net_close(n);
 }
 
+/* Holds a closing socket up for HOLD_MS, as nng 1.5.2's hang holds it up
+ * for good: the pipe's removal runs this before nng_close can return. */
+enum { HOLD_MS = 1500 };
+
+static void
+hold_the_close(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	(void)ev;
+	(void)arg;
+	usleep(HOLD_MS * 1000);
+}
+
+static void
+note_closed(void *arg)
+{
+	atomic_store((atomic_bool *)arg, true);
+}
+
+/* A close that does not return stops being waited for at the bound (the
+ * close sluiced, its follower link and libsluice's sluice_close use), and
+ * what it still needs is released once it does return; a close that
+ * returns in time says so. */
+static void
+test_a_hung_close_is_waited_for_no_longer_than_its_bound(void **state)
+{
+	static atomic_bool closed; /* outlives the test if the close does */
+	nng_socket rep, req;
+	char url[300];
+
+	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
+	assert_int_equal(nng_rep0_open(&rep), 0);
+	assert_int_equal(nng_listen(rep, url, NULL, 0), 0);
+	assert_int_equal(nng_req0_open(&req), 0);
+	assert_int_equal(
+	    nng_pipe_notify(req, NNG_PIPE_EV_REM_POST, hold_the_close, NULL),
+	    0);
+	assert_int_equal(nng_dial(req, url, NULL, 0), 0);
+
+	assert_false(nngclose_within(req, 100, note_closed, &closed));
+	assert_false(atomic_load(&closed));
+	for (int i = 0; i < 500 && !atomic_load(&closed); i++)
+		usleep(10 * 1000);
+	assert_true(atomic_load(&closed));
+
+	assert_true(nngclose_within(rep, 3000, NULL, NULL));
+}
+
 int
 main(void)
 {
@@ -144,6 +196,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_sessions_report_open_and_close, t_tmpdir_setup,
 		    t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_hung_close_is_waited_for_no_longer_than_its_bound,
+		    t_tmpdir_setup, t_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests_name("net", tests, NULL, NULL);
 }
