@@ -134,7 +134,7 @@ enum sluice_role {
 #define SLUICE_PRI_DEFAULT     1024u
 #define SLUICE_TIMEOUT_DEFAULT 30000 /* ms, per call */
 #define SLUICE_CONNECT_DEFAULT 2000  /* ms, per URL */
-#define SLUICE_BATCH_MAX       1000  /* tasks per sluice_put_batch */
+#define SLUICE_BATCH_MAX       1000  /* tasks per batch put, ack, delete */
 #define SLUICE_TAKE_MAX        1000  /* tasks per sluice_take */
 #define SLUICE_LIST_MAX        1000  /* tasks per sluice_list */
 
@@ -394,6 +394,44 @@ SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
  * with SLUICE_FORCE (else SLUICE_ESTATE). */
 SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after);
+
+/* A task and the lease its take returned: an item of sluice_ack_batch. */
+struct sluice_lease {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* One item's result in sluice_ack_batch and sluice_delete_batch. */
+struct sluice_result {
+	int rc;             /* 0 or the SLUICE_E* code of this item */
+	const char *errmsg; /* when rc != 0, why, in the server's words
+	                       ("ack 8: lease 1002 is stale: ..."); "" when
+	                       rc is 0. Valid until the next call on the
+	                       handle. */
+};
+
+/* Acks `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit, as
+ * many sluice_ack calls without `to_tube` would (a recurring task is
+ * rescheduled). Each item follows the lease rule on its own: a bad one
+ * does not refuse its neighbours. There is no force in a batch: an item
+ * with lease SLUICE_FORCE is simply stale.
+ *
+ * Returns 0 when the server answered for each item: results[i] is then
+ * set for each, rc 0 or SLUICE_ENOTFOUND, SLUICE_ESTATE, SLUICE_ESTALE (as
+ * sluice_ack), SLUICE_ENOSPC (a recurring task's ack, as sluice_ack's),
+ * SLUICE_ELOG. Otherwise `results` are untouched and the error is the
+ * request's: SLUICE_ELIMIT (n over the limit), SLUICE_EINVAL (n 0 or an
+ * array missing), SLUICE_EREPLICA (too few replicas acknowledged: the
+ * acks may or may not hold), SLUICE_EUNKNOWNOP (a server older than the
+ * batch forms). Never retried. */
+SLUICE_API int sluice_ack_batch(struct sluice_client *c,
+    const struct sluice_lease *items, size_t n, struct sluice_result *results);
+
+/* Deletes `n` tasks by id (1..SLUICE_BATCH_MAX) in one request and one
+ * commit, each on its own (SLUICE_ENOTFOUND for an unknown id). Returns
+ * as sluice_ack_batch. */
+SLUICE_API int sluice_delete_batch(struct sluice_client *c, const uint64_t *ids,
+    size_t n, struct sluice_result *results);
 
 /* ---- admin ------------------------------------------------------------ */
 

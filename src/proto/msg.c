@@ -57,6 +57,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
+	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -68,6 +70,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_RELEASE] = REP_F_REPLACED,
 	[MSG_OP_FAIL] = REP_F_REPLACED,
 	[MSG_OP_BURY] = REP_F_REPLACED,
+	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -94,6 +98,8 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SNAPSHOT] = "snapshot",
 	[MSG_OP_PROMOTE] = "promote",
 	[MSG_OP_FOLLOW] = "follow",
+	[MSG_OP_ACK_BATCH] = "ack_batch",
+	[MSG_OP_DELETE_BATCH] = "delete_batch",
 	[MSG_OP_JOB] = "job",
 };
 
@@ -476,6 +482,35 @@ get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 }
 
 static int
+get_ack_item(struct rd *r, struct msg_ack_item *out)
+{
+	out->id = rd_u64(r);
+	out->lease = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+static int
+get_id(struct rd *r, uint64_t *out)
+{
+	*out = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+/* An ack_batch or delete_batch result; with `message`, its text. */
+static int
+get_item_res(struct rd *r, bool message, struct msg_item_res *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->status = rd_u16(r);
+	NEED(r);
+	if (message)
+		TRY(get_text(r, MSG_TEXT_MAX, &out->message));
+	return 0;
+}
+
+static int
 get_kv(struct rd *r, struct msg_kv *out)
 {
 	TRY(get_str(r, MSG_NAME_MAX, SLUICE_ELIMIT, &out->name));
@@ -568,6 +603,24 @@ bool
 msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
 {
 	NEXT(it, get_put_res(&it->r, it->flags & BATCH_F_MESSAGES, out));
+}
+
+bool
+msg_next_ack_item(struct msg_iter *it, struct msg_ack_item *out)
+{
+	NEXT(it, get_ack_item(&it->r, out));
+}
+
+bool
+msg_next_id(struct msg_iter *it, uint64_t *out)
+{
+	NEXT(it, get_id(&it->r, out));
+}
+
+bool
+msg_next_item_res(struct msg_iter *it, struct msg_item_res *out)
+{
+	NEXT(it, get_item_res(&it->r, it->flags & BATCH_F_MESSAGES, out));
 }
 
 bool
@@ -670,7 +723,9 @@ static int
 get_req_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
+	struct msg_ack_item ack;
 	struct msg_put item;
+	uint64_t id;
 
 	switch (op) {
 	case MSG_OP_PUT:
@@ -685,6 +740,22 @@ get_req_body(
 		return 0;
 	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);
+	case MSG_OP_ACK_BATCH:
+		q->ack_batch.messages = flags & BATCH_F_MESSAGES;
+		q->ack_batch.n = rd_u32(r);
+		NEED(r);
+		TRY(check_count(q->ack_batch.n, MSG_BATCH_MAX));
+		GET_EACH(&q->ack_batch.it, r, q->ack_batch.n, 0,
+		    get_ack_item(r, &ack));
+		return 0;
+	case MSG_OP_DELETE_BATCH:
+		q->delete_batch.messages = flags & BATCH_F_MESSAGES;
+		q->delete_batch.n = rd_u32(r);
+		NEED(r);
+		TRY(check_count(q->delete_batch.n, MSG_BATCH_MAX));
+		GET_EACH(&q->delete_batch.it, r, q->delete_batch.n, 0,
+		    get_id(r, &id));
+		return 0;
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
 		q->ack.force = flags & LEASE_F_FORCE;
@@ -851,6 +922,7 @@ get_rep_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
 	struct msg_put_res pr;
+	struct msg_item_res ir;
 	struct msg_error_count ec;
 
 	switch (op) {
@@ -866,6 +938,17 @@ get_rep_body(
 		GET_EACH(&m->put_batch.it, r, m->put_batch.n, 0,
 		    get_put_res(r, m->put_batch.messages, &pr));
 		m->put_batch.it.flags = flags;
+		return 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		m->batch.messages = flags & BATCH_F_MESSAGES;
+		m->batch.n = rd_u32(r);
+		NEED(r);
+		if (m->batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		GET_EACH(&m->batch.it, r, m->batch.n, 0,
+		    get_item_res(r, m->batch.messages, &ir));
+		m->batch.it.flags = flags;
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
@@ -1049,6 +1132,10 @@ req_flag_byte(const struct msg_req *q)
 		return put_flags(&q->put);
 	case MSG_OP_PUT_BATCH:
 		return q->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK_BATCH:
+		return q->ack_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_DELETE_BATCH:
+		return q->delete_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_TAKE:
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
 		    (q->take.strict ? TAKE_F_STRICT : 0) |
@@ -1090,6 +1177,19 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		buf_put_u32(b, q->put_batch.n);
 		for (uint32_t i = 0; i < q->put_batch.n; i++)
 			TRY(enc_put_item(b, &q->put_batch.items[i]));
+		return 0;
+	case MSG_OP_ACK_BATCH:
+		TRY(check_count(q->ack_batch.n, MSG_BATCH_MAX));
+		buf_put_u32(b, q->ack_batch.n);
+		for (uint32_t i = 0; i < q->ack_batch.n; i++)
+			put_lease(b, q->ack_batch.items[i].id,
+			    q->ack_batch.items[i].lease);
+		return 0;
+	case MSG_OP_DELETE_BATCH:
+		TRY(check_count(q->delete_batch.n, MSG_BATCH_MAX));
+		buf_put_u32(b, q->delete_batch.n);
+		for (uint32_t i = 0; i < q->delete_batch.n; i++)
+			buf_put_u64(b, q->delete_batch.ids[i]);
 		return 0;
 	case MSG_OP_TAKE:
 		TRY(check_count(q->take.max, MSG_TAKE_MAX));
@@ -1342,6 +1442,18 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 			TRY(enc_put_res(
 			    b, &m->put_batch.items[i], m->put_batch.messages));
 		return 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		if (m->batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		buf_put_u32(b, m->batch.n);
+		for (uint32_t i = 0; i < m->batch.n; i++) {
+			buf_put_u16(b, m->batch.items[i].status);
+			if (m->batch.messages)
+				TRY(put_text(b, m->batch.items[i].message,
+				    MSG_TEXT_MAX));
+		}
+		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
@@ -1396,6 +1508,9 @@ rep_flag_byte(const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_PUT_BATCH:
 		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		return m->batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_ACK:
 	case MSG_OP_RELEASE:
 	case MSG_OP_FAIL:
