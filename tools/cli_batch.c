@@ -35,8 +35,8 @@ print_result(struct batch_out *bo, uint64_t id, const struct sluice_result *r)
 	if (r->rc == 0) {
 		if (bo->json) {
 			element(bo);
-			printf("{\"id\":%" PRIu64 ",\"%s\":true}\n", id,
-			    bo->done);
+			printf(
+			    "{\"id\":%" PRIu64 ",\"%s\":true}\n", id, bo->done);
 		} else {
 			printf("%s %" PRIu64 "\n", bo->done, id);
 		}
@@ -93,11 +93,11 @@ send_batch(struct cli *cli, struct batch_out *bo, const struct sluice_lease *t,
 	         : sluice_delete_batch(cli->c, ids, n, res);
 	if (rc != 0) {
 		bo->status = EXIT_ERR;
-		return n == 1 ? cli_fail(cli, rc, "%s %" PRIu64, bo->verb,
-		                    t[0].id)
-		              : cli_fail(cli, rc, "%s of %zu tasks (%" PRIu64
-		                                  " to %" PRIu64 ")",
-		                    bo->verb, n, t[0].id, t[n - 1].id);
+		return n == 1
+		    ? cli_fail(cli, rc, "%s %" PRIu64, bo->verb, t[0].id)
+		    : cli_fail(cli, rc,
+		          "%s of %zu tasks (%" PRIu64 " to %" PRIu64 ")",
+		          bo->verb, n, t[0].id, t[n - 1].id);
 	}
 	for (size_t i = 0; i < n; i++)
 		print_result(bo, t[i].id, &res[i]);
@@ -132,8 +132,8 @@ parse_operand(
 }
 
 int
-cli_batch_operands(struct cli *cli, char **args, size_t nargs, bool ack,
-    bool json)
+cli_batch_operands(
+    struct cli *cli, char **args, size_t nargs, bool ack, bool json)
 {
 	struct batch_out bo = { ack ? "ack" : "delete",
 		ack ? "acked" : "deleted", json, 0, EXIT_OK };
@@ -176,7 +176,8 @@ parse_line(const char *p, size_t len, struct sluice_lease *out)
 	     w = strtok_r(NULL, " \t", &save))
 		tok[n++] = w;
 	return n == 2 && cli_parse_uint(tok[0], UINT64_MAX, &out->id) == 0 &&
-	    out->id != 0 && cli_parse_uint(tok[1], UINT64_MAX, &out->lease) == 0;
+	    out->id != 0 &&
+	    cli_parse_uint(tok[1], UINT64_MAX, &out->lease) == 0;
 }
 
 int
@@ -193,7 +194,8 @@ cli_ack_lines(struct cli *cli, bool json)
 	for (;;) {
 		size_t n = 0, k = 0, off = 0;
 
-		rc = lines_gather(&lr, SLUICE_BATCH_MAX, SIZE_MAX, sp, &n, &off);
+		rc =
+		    lines_gather(&lr, SLUICE_BATCH_MAX, SIZE_MAX, sp, &n, &off);
 		if (rc != 0) {
 			fprintf(stderr, "sluice: ack: reading stdin: %s\n",
 			    strerror(-rc));
@@ -203,7 +205,8 @@ cli_ack_lines(struct cli *cli, bool json)
 		/* results in line order: the lines before a bad one are
 		 * sent before it is reported */
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (parse_line(lr.buf + sp[i].start, sp[i].len, &t[k])) {
+			if (parse_line(
+			        lr.buf + sp[i].start, sp[i].len, &t[k])) {
 				k++;
 				continue;
 			}

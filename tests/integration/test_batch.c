@@ -36,10 +36,9 @@ static struct sluice_task *
 take_n(struct sluice_client *c, const char *tube, uint32_t n)
 {
 	const char *tubes[] = { tube };
-	struct sluice_take_opts o = { .tubes = tubes,
-		.ntubes = 1,
-		.max = n,
-		.detach = 1 };
+	struct sluice_take_opts o = {
+		.tubes = tubes, .ntubes = 1, .max = n, .detach = 1
+	};
 	struct sluice_task *t = NULL;
 	size_t got = 0;
 
@@ -55,8 +54,8 @@ cli_peek(const struct t_srv *s, uint64_t id)
 	char arg[32];
 
 	snprintf(arg, sizeof(arg), "%" PRIu64, id);
-	return it_cli(
-	    s->url, NULL, out, sizeof(out), err, sizeof(err), "peek", arg, NULL);
+	return it_cli(s->url, NULL, out, sizeof(out), err, sizeof(err), "peek",
+	    arg, NULL);
 }
 
 /* One request acks three tasks and refuses a stale lease, an unknown id
@@ -107,7 +106,8 @@ test_batch_ack_and_delete_answer_each_task(void **state)
 
 	/* through the CLI: only the task with the stale ack is left */
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(cli_peek(s, ids[i]), ids[i] == t[2].id ? 0 : 1);
+		assert_int_equal(
+		    cli_peek(s, ids[i]), ids[i] == t[2].id ? 0 : 1);
 	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
 	                     sizeof(err), "stats", "-t", "b", "--json", NULL),
 	    0);
@@ -115,8 +115,8 @@ test_batch_ack_and_delete_answer_each_task(void **state)
 
 	it_crash_restart(s, &c);
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(it_state(c, ids[i]),
-		    ids[i] == t[2].id ? SLUICE_TAKEN : 0);
+		assert_int_equal(
+		    it_state(c, ids[i]), ids[i] == t[2].id ? SLUICE_TAKEN : 0);
 	assert_int_equal(it_counts(c, "b").taken, 1);
 	sluice_task_free(t);
 	sluice_close(c);
@@ -142,8 +142,8 @@ test_cli_batch_forms(void **state)
 	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
 	                     sizeof(err), "ack", a0, stale, "--json", NULL),
 	    1);
-	snprintf(a1, sizeof(a1), "[{\"id\":%" PRIu64 ",\"acked\":true}\n,",
-	    t[0].id);
+	snprintf(
+	    a1, sizeof(a1), "[{\"id\":%" PRIu64 ",\"acked\":true}\n,", t[0].id);
 	assert_non_null(strstr(out, a1));
 	assert_non_null(strstr(out, "\"code\":2}\n]"));
 	assert_non_null(strstr(err, "is stale"));
