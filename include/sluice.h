@@ -433,6 +433,40 @@ SLUICE_API int sluice_ack_batch(struct sluice_client *c,
 SLUICE_API int sluice_delete_batch(struct sluice_client *c, const uint64_t *ids,
     size_t n, struct sluice_result *results);
 
+/* ---- update ---------------------------------------------------------- */
+
+/* What sluice_update changes. Initialise with sluice_update_opts_init():
+ * every field then says "unchanged"; set those to change. */
+struct sluice_update_opts {
+	int64_t priority;     /* 0..UINT32_MAX; < 0: unchanged */
+	int64_t delay_ms;     /* ready after this many ms from now; < 0:
+	                         unchanged */
+	uint64_t run_at;      /* unix ms, instead of delay_ms; 0: unchanged */
+	int64_t ttr_ms;       /* 1..; < 0: unchanged */
+	int64_t max_attempts; /* 0 (unlimited)..UINT32_MAX; < 0: unchanged */
+	int set_payload;      /* non-zero: the payload becomes payload[len] */
+	const void *payload;
+	size_t len;
+};
+
+/* Every field unchanged. */
+SLUICE_API void sluice_update_opts_init(struct sluice_update_opts *o);
+
+/* Changes a ready, delayed or buried task in place, without a key:
+ * attempts, key, tube and id stay; its updated_at becomes now (a buried
+ * task goes to the back of the kick order). A new run time makes the task
+ * ready or delayed by it. A taken task may change its priority only, at
+ * once (it sits in no priority order while taken: its release, fail or
+ * lost lease brings it back with the new one). Returns 0 and, when
+ * `after` is not NULL, the task's state after. Errors: SLUICE_ENOTFOUND,
+ * SLUICE_ESTATE (a taken task and anything but the priority; a buried task
+ * and a run time: kick it first), SLUICE_EINVAL (nothing to change, both
+ * delay and run_at, a value out of range), SLUICE_ETOOBIG, SLUICE_ENOSPC
+ * (a new payload on a full log), SLUICE_ELOG, SLUICE_EREPLICA,
+ * SLUICE_EUNKNOWNOP (a server older than update). Never retried. */
+SLUICE_API int sluice_update(struct sluice_client *c, uint64_t id,
+    const struct sluice_update_opts *o, struct sluice_after *after);
+
 /* ---- admin ------------------------------------------------------------ */
 
 /* Moves up to `n` (>= 1) buried tasks of `tube` back to ready. Returns 0

@@ -51,6 +51,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_FILE,
 	OPT_SH,
+	OPT_PAYLOAD,
 	OPT_HELP = 'h',
 };
 
@@ -106,6 +107,7 @@ static const char main_help[] =
     "  fail      a taken task failed: retry it later, or bury it\n"
     "  touch     extend a taken task's lease\n"
     "  bury      park a taken task until it is kicked\n"
+    "  update    change a waiting task in place (priority, time, ttr, ...)\n"
     "  kick      move buried tasks back to ready\n"
     "  delete    delete a task (by id or key), or every task of a tube\n"
     "  peek      show a task without taking it\n"
@@ -1144,6 +1146,119 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- update ----------------------------------------------------------- */
+
+static const char update_usage[] =
+    "usage: sluice update ID [-p PRI] [--delay DUR | --at MS] [--ttr DUR]\n"
+    "                        [--max-attempts N] [--payload TEXT | --file F]"
+    " [--json]\n";
+static const char update_help[] =
+    "\nChanges a ready, delayed or buried task in place (no key needed):\n"
+    "what is given, nothing else. Its attempts, key and tube stay. A taken\n"
+    "task may change its priority only (it applies when the task comes\n"
+    "back); a buried task keeps waiting for a kick, so no new time.\n\n"
+    "  -p, --priority N       the new priority (0 most urgent)\n"
+    "      --delay DUR        ready DUR from now (delayed until then)\n"
+    "      --at MS            ready at this unix time in ms\n"
+    "      --ttr DUR          how long a worker may hold it\n"
+    "      --max-attempts N   buried after N takes (0: unlimited)\n"
+    "      --payload TEXT     the new payload\n"
+    "      --file F           the new payload, from F (- for stdin)\n"
+    "      --json             print the task's state after: "
+    "{\"id\":N,\"state\":...}\n";
+
+static int
+cmd_update(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "priority", required_argument, NULL, 'p' },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "ttr", required_argument, NULL, OPT_TTR },
+		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
+		{ "payload", required_argument, NULL, OPT_PAYLOAD },
+		{ "file", required_argument, NULL, OPT_FILE },
+		COMMON_OPTS,
+	};
+	struct args a = { argc, argv, "p:h", opts };
+	struct sluice_update_opts o;
+	struct sluice_after after;
+	const char *file = NULL;
+	char *data = NULL;
+	uint64_t v = 0, id;
+	int ch, rc;
+
+	sluice_update_opts_init(&o);
+	while ((ch = next_opt(cli, &a)) != -1) {
+		rc = 0;
+		switch (ch) {
+		case 'p':
+			rc = parse_u64(cli, "-p", optarg, 0, UINT32_MAX, &v);
+			o.priority = (int64_t)v;
+			break;
+		case OPT_DELAY:
+			rc = parse_dur(cli, "--delay", optarg, &v);
+			o.delay_ms = (int64_t)v;
+			break;
+		case OPT_AT:
+			rc = parse_u64(
+			    cli, "--at", optarg, 1, UINT64_MAX, &o.run_at);
+			break;
+		case OPT_TTR:
+			rc = parse_dur(cli, "--ttr", optarg, &v);
+			o.ttr_ms = (int64_t)v;
+			break;
+		case OPT_MAX_ATTEMPTS:
+			rc = parse_u64(
+			    cli, "--max-attempts", optarg, 0, UINT32_MAX, &v);
+			o.max_attempts = (int64_t)v;
+			break;
+		case OPT_PAYLOAD:
+			o.set_payload = 1;
+			o.payload = optarg;
+			o.len = strlen(optarg);
+			break;
+		case OPT_FILE:
+			file = optarg;
+			break;
+		}
+		if (rc != 0)
+			return rc;
+	}
+	if (a.stop)
+		return a.status;
+	if (optind != argc - 1)
+		return cli_usage_error(cli, "one task ID is needed");
+	if ((rc = parse_id(cli, argv[optind], &id)) != 0)
+		return rc;
+	if (o.delay_ms >= 0 && o.run_at != 0)
+		return cli_usage_error(
+		    cli, "--delay and --at exclude each other");
+	if (o.set_payload && file != NULL)
+		return cli_usage_error(
+		    cli, "--payload and --file exclude each other");
+	if (o.priority < 0 && o.delay_ms < 0 && o.run_at == 0 && o.ttr_ms < 0 &&
+	    o.max_attempts < 0 && !o.set_payload && file == NULL)
+		return cli_usage_error(cli,
+		    "nothing to change: give -p, --delay, --at, --ttr, "
+		    "--max-attempts, --payload or --file");
+	if (file != NULL) {
+		if ((rc = read_payload(strcmp(file, "-") == 0 ? NULL : file,
+		         &data, &o.len)) != 0)
+			return rc;
+		o.set_payload = 1;
+		o.payload = data;
+	}
+	if ((rc = cli_connect(cli)) == 0 &&
+	    (rc = sluice_update(cli->c, id, &o, &after)) != 0)
+		rc = cli_fail(cli, rc, "update %" PRIu64, id);
+	free(data);
+	if (rc != 0)
+		return rc;
+	cli_print_after(stdout, "updated", &after, NULL, a.json);
+	return EXIT_OK;
+}
+
 /* ---- kick, delete, peek ------------------------------------------------ */
 
 static const char kick_usage[] = "usage: sluice kick TUBE [N] [--json]\n"
@@ -1707,6 +1822,7 @@ static const struct command commands[] = {
 	{ "fail", cmd_lease_op, fail_usage, fail_help },
 	{ "touch", cmd_lease_op, touch_usage, touch_help },
 	{ "bury", cmd_lease_op, bury_usage, bury_help },
+	{ "update", cmd_update, update_usage, update_help },
 	{ "kick", cmd_kick, kick_usage, kick_help },
 	{ "delete", cmd_delete, delete_usage, delete_help },
 	{ "peek", cmd_peek, peek_usage, peek_help },

@@ -306,6 +306,57 @@ sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
 	return call_after(c, &q, after);
 }
 
+/* ---- update ------------------------------------------------------------ */
+
+void
+sluice_update_opts_init(struct sluice_update_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->priority = -1;
+	o->delay_ms = -1;
+	o->ttr_ms = -1;
+	o->max_attempts = -1;
+}
+
+int
+sluice_update(struct sluice_client *c, uint64_t id,
+    const struct sluice_update_opts *o, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_UPDATE, .update = { .id = id } };
+	struct msg_update *u = &q.update;
+
+	if (o == NULL)
+		return bad_arg(c, "update: nothing to change");
+	if (o->priority > (int64_t)UINT32_MAX ||
+	    o->max_attempts > (int64_t)UINT32_MAX)
+		return bad_arg(
+		    c, "update: priority or max_attempts above 4294967295");
+	if (o->run_at != 0 && o->delay_ms >= 0)
+		return bad_arg(c, "update: a delay or a run_at, not both");
+	if (o->set_payload && o->payload == NULL && o->len > 0)
+		return bad_arg(c, "update: payload missing");
+	u->set_priority = o->priority >= 0;
+	u->priority = u->set_priority ? (uint32_t)o->priority : 0;
+	u->set_delay = o->delay_ms >= 0;
+	u->set_at = o->run_at != 0;
+	u->when = u->set_at ? o->run_at
+	    : u->set_delay  ? (uint64_t)o->delay_ms
+	                    : 0;
+	u->set_ttr = o->ttr_ms >= 0;
+	u->ttr = u->set_ttr ? (uint64_t)o->ttr_ms : 0;
+	u->set_max_attempts = o->max_attempts >= 0;
+	u->max_attempts = u->set_max_attempts ? (uint32_t)o->max_attempts : 0;
+	u->set_payload = o->set_payload != 0;
+	if (u->set_payload) {
+		u->payload.p = o->len ? o->payload : "";
+		u->payload.len = o->len;
+	}
+	if (!u->set_priority && !u->set_delay && !u->set_at && !u->set_ttr &&
+	    !u->set_max_attempts && !u->set_payload)
+		return bad_arg(c, "update: nothing to change");
+	return call_after(c, &q, after);
+}
+
 /* ---- ack_batch and delete_batch ---------------------------------------- */
 
 /* n within 1..SLUICE_BATCH_MAX and the arrays there: 0, or the error. */

@@ -40,6 +40,13 @@ enum {
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
+	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
+	UPD_F_DELAY = 0x02,
+	UPD_F_AT = 0x04,
+	UPD_F_TTR = 0x08,
+	UPD_F_MAX_ATTEMPTS = 0x10,
+	UPD_F_PAYLOAD = 0x20,
+	UPD_F_ALL = 0x3f,
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -59,6 +66,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_UPDATE] = UPD_F_ALL,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -100,6 +108,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_FOLLOW] = "follow",
 	[MSG_OP_ACK_BATCH] = "ack_batch",
 	[MSG_OP_DELETE_BATCH] = "delete_batch",
+	[MSG_OP_UPDATE] = "update",
 	[MSG_OP_JOB] = "job",
 };
 
@@ -713,6 +722,36 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	return 0;
 }
 
+/* update: at least one field, and a delay or a time, not both. */
+static int
+check_update_flags(uint8_t flags)
+{
+	if (flags == 0 || (flags & UPD_F_DELAY && flags & UPD_F_AT))
+		return SLUICE_EINVAL;
+	return 0;
+}
+
+static int
+get_update(struct rd *r, uint8_t flags, size_t pmax, struct msg_update *u)
+{
+	u->set_priority = flags & UPD_F_PRIORITY;
+	u->set_delay = flags & UPD_F_DELAY;
+	u->set_at = flags & UPD_F_AT;
+	u->set_ttr = flags & UPD_F_TTR;
+	u->set_max_attempts = flags & UPD_F_MAX_ATTEMPTS;
+	u->set_payload = flags & UPD_F_PAYLOAD;
+	u->id = rd_u64(r);
+	u->priority = rd_u32(r);
+	u->when = rd_u64(r);
+	u->ttr = rd_u64(r);
+	u->max_attempts = rd_u32(r);
+	NEED(r);
+	TRY(get_payload(r, pmax, &u->payload));
+	if (!u->set_payload && u->payload.len != 0)
+		return SLUICE_EINVAL;
+	return check_update_flags(flags);
+}
+
 static bool
 job_verb_valid(uint8_t verb)
 {
@@ -756,6 +795,8 @@ get_req_body(
 		GET_EACH(&q->delete_batch.it, r, q->delete_batch.n, 0,
 		    get_id(r, &id));
 		return 0;
+	case MSG_OP_UPDATE:
+		return get_update(r, flags, pmax, &q->update);
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
 		q->ack.force = flags & LEASE_F_FORCE;
@@ -960,6 +1001,7 @@ get_rep_body(
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 	case MSG_OP_KICK_ID:
+	case MSG_OP_UPDATE:
 		m->after.id = rd_u64(r);
 		m->after.state = rd_u8(r);
 		m->after.run_at = rd_u64(r);
@@ -1136,6 +1178,13 @@ req_flag_byte(const struct msg_req *q)
 		return q->ack_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_DELETE_BATCH:
 		return q->delete_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_UPDATE:
+		return (q->update.set_priority ? UPD_F_PRIORITY : 0) |
+		    (q->update.set_delay ? UPD_F_DELAY : 0) |
+		    (q->update.set_at ? UPD_F_AT : 0) |
+		    (q->update.set_ttr ? UPD_F_TTR : 0) |
+		    (q->update.set_max_attempts ? UPD_F_MAX_ATTEMPTS : 0) |
+		    (q->update.set_payload ? UPD_F_PAYLOAD : 0);
 	case MSG_OP_TAKE:
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
 		    (q->take.strict ? TAKE_F_STRICT : 0) |
@@ -1185,6 +1234,19 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 			put_lease(b, q->ack_batch.items[i].id,
 			    q->ack_batch.items[i].lease);
 		return 0;
+	case MSG_OP_UPDATE: {
+		const struct msg_update *u = &q->update;
+
+		TRY(check_update_flags(req_flag_byte(q)));
+		if (!u->set_payload && u->payload.len != 0)
+			return SLUICE_EINVAL;
+		buf_put_u64(b, u->id);
+		buf_put_u32(b, u->set_priority ? u->priority : 0);
+		buf_put_u64(b, u->set_delay || u->set_at ? u->when : 0);
+		buf_put_u64(b, u->set_ttr ? u->ttr : 0);
+		buf_put_u32(b, u->set_max_attempts ? u->max_attempts : 0);
+		return put_payload(b, u->payload);
+	}
 	case MSG_OP_DELETE_BATCH:
 		TRY(check_count(q->delete_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->delete_batch.n);
@@ -1464,6 +1526,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 	case MSG_OP_KICK_ID:
+	case MSG_OP_UPDATE:
 		if (m->after.state != MSG_ST_NONE &&
 		    !state_valid(m->after.state))
 			return SLUICE_EINVAL;

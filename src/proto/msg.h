@@ -84,6 +84,7 @@ enum msg_op {
 	/* 0x18 is free here (the replication port has its own ops) */
 	MSG_OP_ACK_BATCH = 0x19,
 	MSG_OP_DELETE_BATCH = 0x1a,
+	MSG_OP_UPDATE = 0x1b,
 	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
 	MSG_OP_JOB = 0x20,
 	MSG_OP_END_ /* one past the last op */
@@ -256,6 +257,23 @@ struct msg_delete_batch {
 	struct msg_iter it;  /* decode: msg_next_id() */
 };
 
+/* update: a task changed in place; each flag says a field is set (the
+ * others are sent as 0 and ignored). */
+struct msg_update {
+	uint64_t id;
+	bool set_priority;     /* flag 0x01 */
+	bool set_delay;        /* flag 0x02: `when` is a delay in ms */
+	bool set_at;           /* flag 0x04: `when` is a unix ms time */
+	bool set_ttr;          /* flag 0x08 */
+	bool set_max_attempts; /* flag 0x10 */
+	bool set_payload;      /* flag 0x20 */
+	uint32_t priority;
+	uint64_t when;
+	uint64_t ttr; /* ms, >= 1 */
+	uint32_t max_attempts;
+	struct msg_str payload;
+};
+
 struct msg_kick {
 	struct msg_str tube;
 	uint32_t n;   /* >= 1 buried tasks to kick */
@@ -291,7 +309,7 @@ struct msg_pause {
 };
 
 /* A request. `op` selects the member:
- *   put put_batch take ack release fail ack_batch delete_batch
+ *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
  *   kick                         -> kick
  *   kick_id, delete, peek        -> id
@@ -309,6 +327,7 @@ struct msg_req {
 		struct msg_put_batch put_batch;
 		struct msg_ack_batch ack_batch;
 		struct msg_delete_batch delete_batch;
+		struct msg_update update;
 		struct msg_take take;
 		struct msg_ack ack;
 		struct msg_release release;
@@ -462,7 +481,7 @@ struct msg_errors {
  *   put -> put          put_batch -> put_batch     take, list -> tasks
  *   ack_batch, delete_batch -> batch
  *   job -> tasks (the task after the op; none when deleted)
- *   ack release fail touch bury kick_id -> after
+ *   ack release fail touch bury kick_id update -> after
  *   kick, flush -> count       delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)

@@ -1071,6 +1071,79 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_rep(c, ctx, &rep);
 }
 
+/* Why an update was refused, naming the task. */
+static void
+update_err(struct core *c, struct net_ctx *ctx, uint64_t id, int rc)
+{
+	struct queue_task_view v;
+	bool known = queue_peek(c->q, c->now, id, &v) == 0;
+
+	if (rc == SLUICE_ESTATE && known && v.state == QUEUE_TAKEN)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": task %" PRIu64 " is taken: only its "
+		    "priority can change while a worker holds it",
+		    id, id);
+	else if (rc == SLUICE_ESTATE && known)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": task %" PRIu64 " is buried: it waits "
+		    "for a kick, not a time (kick it, then change its time)",
+		    id, id);
+	else if (rc == SLUICE_EINVAL)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": a value out of range: ttr (1 ms up to "
+		    "7 days), delay or run_at",
+		    id);
+	else if (rc == SLUICE_ETOOBIG)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": a payload over the server's limit of "
+		    "%zu bytes",
+		    id, c->limits.payload_max);
+	else
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": %s", id,
+		    rc == SLUICE_ENOTFOUND ? "no such task"
+		                           : sluice_strerror(rc));
+}
+
+static void
+op_update(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_update *m = &req->update;
+	struct queue_update_req a = { 0 };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	a.id = m->id;
+	a.set_pri = m->set_priority;
+	a.pri = m->priority;
+	a.set_run_at = m->set_delay || m->set_at;
+	a.set_ttr = m->set_ttr;
+	a.set_max_attempts = m->set_max_attempts;
+	a.max_attempts = m->max_attempts;
+	a.set_payload = m->set_payload;
+	a.payload = m->payload.p;
+	a.payload_len = m->payload.len;
+	if (m->when <= (uint64_t)QREC_TIME_MAX && m->ttr <= UINT32_MAX) {
+		a.ttr_ms = (uint32_t)m->ttr;
+		if (m->set_at)
+			a.run_at = m->when == 0 ? c->now : (int64_t)m->when;
+		else
+			a.delay_ms = (int64_t)m->when;
+		rc = queue_decide_update(c->q, c->now, &a, &r);
+	}
+	/* New content takes room in the log as a put's does; the rest is
+	 * churn of work already accepted. */
+	if (rc == 0)
+		rc = core_commit(
+		    c, &r, m->set_payload ? WAL_NEW_WORK : WAL_RETRY, &lsn);
+	if (rc != 0) {
+		update_err(c, ctx, m->id, rc);
+		return;
+	}
+	reply_after(c, ctx, MSG_OP_UPDATE, m->id, false);
+}
+
 static void
 op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1694,6 +1767,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_DELETE_BATCH:
 		op_delete_batch(c, ctx, &req);
+		break;
+	case MSG_OP_UPDATE:
+		op_update(c, ctx, &req);
 		break;
 	case MSG_OP_FLUSH:
 		op_flush(c, ctx, &req);

@@ -1,8 +1,9 @@
 /* Batch ack and batch delete against a real sluiced: many tasks in one
  * request, each with its own result (the lease rule per item), checked
- * afterwards through the CLI and again after a kill -9 and a restart; and
- * the CLI's batch forms (ack ID:LEASE..., ack --lines, delete ID...),
- * checked through the library. */
+ * afterwards through the CLI and again after a kill -9 and a restart; the
+ * CLI's batch forms (ack ID:LEASE..., ack --lines, delete ID...), checked
+ * through the library; and update, of a waiting task in place and of a
+ * taken one's priority, checked through the CLI and after a restart. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,6 +185,97 @@ test_cli_batch_forms(void **state)
 	sluice_close(c);
 }
 
+/* update through the library: a waiting task's priority, payload, ttr
+ * and run time change in place (attempts and key stay); the CLI shows it,
+ * and so does the server after a kill -9. A taken task may change its
+ * priority only; a buried one takes no new time. */
+static void
+test_update_changes_a_waiting_task_in_place(void **state)
+{
+	struct t_srv *s = up(state);
+	struct sluice_client *c = it_client(s);
+	struct sluice_update_opts u;
+	struct sluice_put_opts po;
+	struct sluice_after after;
+	struct sluice_task *t, *p;
+	uint64_t id, taken, buried;
+	char arg[32];
+
+	sluice_put_opts_init(&po);
+	po.tube = "u";
+	po.key = "row-7";
+	id = it_put_o(c, &po, "old");
+	sluice_update_opts_init(&u);
+	u.priority = 3;
+	u.ttr_ms = 5000;
+	u.max_attempts = 2;
+	u.delay_ms = 3600 * 1000;
+	u.set_payload = 1;
+	u.payload = "new payload";
+	u.len = 11;
+	it_rc(c, sluice_update(c, id, &u, &after), 0);
+	assert_int_equal(after.state, SLUICE_DELAYED);
+
+	snprintf(arg, sizeof(arg), "%" PRIu64, id);
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
+	                     sizeof(err), "peek", arg, "--json", NULL),
+	    0);
+	assert_non_null(strstr(out, "\"state\":\"delayed\""));
+	assert_non_null(strstr(out, "\"payload\":\"new payload\""));
+	assert_non_null(strstr(out, "\"priority\":3,"));
+	assert_non_null(strstr(out, "\"key\":\"row-7\""));
+	assert_non_null(strstr(out, "\"ttr\":5000,"));
+	assert_non_null(strstr(out, "\"max_attempts\":2,"));
+
+	/* back to ready through the CLI, then a taken task and a buried one */
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
+	                     sizeof(err), "update", arg, "--delay", "0s", NULL),
+	    0);
+	taken = it_put(c, "v", "held");
+	buried = it_put(c, "w", "parked");
+	t = it_take(c, "v", 0, 1);
+	sluice_update_opts_init(&u);
+	u.ttr_ms = 1000;
+	it_rc(c, sluice_update(c, taken, &u, &after), SLUICE_ESTATE);
+	assert_non_null(
+	    strstr(sluice_errmsg(c), "only its priority can change"));
+	sluice_update_opts_init(&u);
+	u.priority = 0;
+	it_rc(c, sluice_update(c, taken, &u, &after), 0);
+	assert_int_equal(after.state, SLUICE_TAKEN);
+	it_rc(c, sluice_bury(c, buried, SLUICE_FORCE, NULL), 0);
+	snprintf(arg, sizeof(arg), "%" PRIu64, buried);
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
+	                     sizeof(err), "update", arg, "--delay", "1s", NULL),
+	    1);
+	assert_non_null(strstr(err, "is buried"));
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
+	                     sizeof(err), "update", arg, "-p", "9", NULL),
+	    0);
+	sluice_update_opts_init(&u);
+	it_rc(c, sluice_update(c, buried, &u, &after), SLUICE_EINVAL);
+
+	it_crash_restart(s, &c);
+	p = it_peek(c, id);
+	assert_int_equal(p->state, SLUICE_READY);
+	assert_int_equal(p->priority, 3);
+	assert_int_equal(p->attempts, 0);
+	assert_true(p->ttr_ms == 5000 && p->max_attempts == 2);
+	assert_string_equal(p->payload, "new payload");
+	assert_string_equal(p->key, "row-7");
+	sluice_task_free(p);
+	p = it_peek(c, taken); /* detached: still taken, priority 0 */
+	assert_int_equal(p->state, SLUICE_TAKEN);
+	assert_int_equal(p->priority, 0);
+	sluice_task_free(p);
+	p = it_peek(c, buried);
+	assert_int_equal(p->state, SLUICE_BURIED);
+	assert_int_equal(p->priority, 9);
+	sluice_task_free(p);
+	sluice_task_free(t);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -193,6 +285,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cli_batch_forms, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_update_changes_a_waiting_task_in_place, it_setup,
+		    it_teardown),
 	};
 
 	return cmocka_run_group_tests_name("batch", tests, NULL, NULL);

@@ -171,6 +171,23 @@ static const struct msg_req reqs[] = {
 	    .delete_batch = { .n = N(delete_ids),
 	        .messages = true,
 	        .ids = delete_ids } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 7, .set_priority = true, .priority = 0 } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 8,
+	        .set_at = true,
+	        .when = 1700000000000ULL,
+	        .set_ttr = true,
+	        .ttr = 5000,
+	        .set_max_attempts = true,
+	        .max_attempts = 3,
+	        .set_payload = true,
+	        .payload = S("v2") } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 9,
+	        .set_delay = true,
+	        .when = 250,
+	        .set_payload = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -348,6 +365,8 @@ static const struct msg_rep reps[] = {
 	        .items = item_res } },
 	{ .op = MSG_OP_DELETE_BATCH,
 	    .batch = { .n = N(item_res_bare), .items = item_res_bare } },
+	{ .op = MSG_OP_UPDATE,
+	    .after = { .id = 8, .state = MSG_ST_DELAYED, .run_at = 77 } },
 };
 
 static void
@@ -477,6 +496,25 @@ test_every_request_round_trips(void **state)
 			assert_int_equal(k, q->delete_batch.n);
 			break;
 		}
+		case MSG_OP_UPDATE:
+			assert_true(d.update.id == q->update.id);
+			assert_int_equal(
+			    d.update.set_priority, q->update.set_priority);
+			assert_int_equal(
+			    d.update.set_delay, q->update.set_delay);
+			assert_int_equal(d.update.set_at, q->update.set_at);
+			assert_int_equal(d.update.set_ttr, q->update.set_ttr);
+			assert_int_equal(d.update.set_max_attempts,
+			    q->update.set_max_attempts);
+			assert_int_equal(
+			    d.update.set_payload, q->update.set_payload);
+			assert_int_equal(d.update.priority, q->update.priority);
+			assert_true(d.update.when == q->update.when);
+			assert_true(d.update.ttr == q->update.ttr);
+			assert_int_equal(
+			    d.update.max_attempts, q->update.max_attempts);
+			assert_str_equal(d.update.payload, q->update.payload);
+			break;
 		case MSG_OP_TAKE:
 			assert_true(d.take.wait == q->take.wait);
 			assert_int_equal(d.take.max, q->take.max);
@@ -1262,7 +1300,7 @@ test_names(void **state)
 	for (int op = 1; op < MSG_OP_END_; op++) {
 		/* 0x18 and 0x1c-0x1f name nothing on the client port */
 		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB &&
-		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_DELETE_BATCH))
+		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE))
 			assert_null(msg_op_name((uint8_t)op));
 		else
 			assert_non_null(msg_op_name((uint8_t)op));
@@ -1414,6 +1452,19 @@ test_doc_examples(void **state)
 	    &(struct msg_rep) { .op = MSG_OP_DELETE_BATCH,
 	        .batch = { .n = 2, .items = doc_del_res } });
 	assert_hex(&b, "53 01 1a 00 00 00 02 00 00 00 00 00 01 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_UPDATE,
+	        .update = { .id = 42, .set_priority = true, .priority = 5 } });
+	assert_hex(&b,
+	    "53 01 1b 01 2a 00 00 00 00 00 00 00 05 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_UPDATE,
+	        .after = { .id = 42, .state = MSG_ST_READY } });
+	assert_hex(&b,
+	    "53 01 1b 00 00 00 2a 00 00 00 00 00 00 00 01 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 	buf_free(&b);
 }
 
