@@ -4,7 +4,8 @@
  * making the library's blocking calls:
  *
  *   put    sluice_put, or sluice_put_batch of --batch tasks
- *   take   sluice_take of one task from the tube, no wait (a session
+ *   take   sluice_take of one task from the tube (drain --batch N: up to
+ *          N, then one sluice_ack_batch of them), no wait (a session
  *          lease); SLUICE_ETIMEDOUT means the tube is empty
  *   ack    sluice_ack of that task with its lease
  *
@@ -214,20 +215,51 @@ lconn_put(struct lconn *c, unsigned k)
 	return 0;
 }
 
-/* One take and, when it got a task, its ack. 1 when a task was taken and
- * acked, 0 when the tube was empty, -1 after ldrv_fail. */
+/* Acks the `n` tasks a take returned: one sluice_ack, or with --batch one
+ * sluice_ack_batch. 0, or -1 after ldrv_fail. */
+static int
+lconn_ack(struct lconn *c, const struct sluice_task *t, size_t n)
+{
+	struct sluice_lease items[SLUICE_TAKE_MAX] = { { 0, 0 } };
+	struct sluice_result res[SLUICE_TAKE_MAX];
+	struct sluice_after after;
+	int rc;
+
+	if (c->d->o->batch == 1) {
+		rc = sluice_ack(c->cl, t[0].id, t[0].lease, NULL, &after);
+		if (rc == 0 && after.state != 0)
+			rc = SLUICE_ESTATE;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			items[i] =
+			    (struct sluice_lease) { t[i].id, t[i].lease };
+		rc = sluice_ack_batch(c->cl, items, n, res);
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = res[i].rc;
+	}
+	if (rc != 0) {
+		ldrv_fail(c->d,
+		    "connection %u: ack of %zu tasks from %llu: %s: %s", c->idx,
+		    n, (unsigned long long)t[0].id, sluice_strerror(rc),
+		    sluice_errmsg(c->cl));
+		return -1;
+	}
+	return 0;
+}
+
+/* One take (of up to --batch tasks in a drain) and, when it got tasks,
+ * their ack. The number of tasks taken and acked, 0 when the tube was
+ * empty, -1 after ldrv_fail. */
 static int
 lconn_take_ack(struct lconn *c)
 {
 	struct ldrv *d = c->d;
 	const char *tubes[] = { d->o->tube };
 	struct sluice_take_opts to = {
-		.tubes = tubes, .ntubes = 1, .wait_ms = 0, .max = 1
+		.tubes = tubes, .ntubes = 1, .wait_ms = 0, .max = d->o->batch
 	};
 	struct sluice_task *tasks;
-	struct sluice_after after;
-	uint64_t id, lease;
-	size_t n, size;
+	size_t n;
 	int rc;
 
 	rc = sluice_take(c->cl, &to, &tasks, &n);
@@ -238,30 +270,19 @@ lconn_take_ack(struct lconn *c)
 		    sluice_strerror(rc), sluice_errmsg(c->cl));
 		return -1;
 	}
-	id = tasks[0].id;
-	lease = tasks[0].lease;
-	size = tasks[0].size;
+	for (size_t i = 0; i < n; i++) {
+		if (tasks[i].size != d->o->bytes) {
+			ldrv_fail(d,
+			    "connection %u: take: a task of %zu bytes, not "
+			    "%zu (a tube with other tasks?)",
+			    c->idx, tasks[i].size, d->o->bytes);
+			sluice_task_free(tasks);
+			return -1;
+		}
+	}
+	rc = lconn_ack(c, tasks, n);
 	sluice_task_free(tasks);
-	if (n != 1 || size != d->o->bytes) {
-		ldrv_fail(d,
-		    "connection %u: take: %zu tasks of %zu bytes for a take "
-		    "of 1 of %zu (a tube with other tasks?)",
-		    c->idx, n, size, d->o->bytes);
-		return -1;
-	}
-	rc = sluice_ack(c->cl, id, lease, NULL, &after);
-	if (rc != 0) {
-		ldrv_fail(d, "connection %u: sluice_ack of %llu: %s: %s",
-		    c->idx, (unsigned long long)id, sluice_strerror(rc),
-		    sluice_errmsg(c->cl));
-		return -1;
-	}
-	if (after.state != 0) {
-		ldrv_fail(d, "connection %u: ack: task %llu still exists",
-		    c->idx, (unsigned long long)id);
-		return -1;
-	}
-	return 1;
+	return rc < 0 ? -1 : (int)n;
 }
 
 /* The ops, until a stop condition: an error anywhere, the end of
@@ -305,7 +326,7 @@ lconn_loop(struct lconn *c)
 		}
 		now = clock_mono_ns();
 		bench_hist_record(&c->t.lat_take, (uint64_t)(now - t));
-		c->t.take_acks++;
+		c->t.take_acks += (uint64_t)rc;
 	}
 }
 

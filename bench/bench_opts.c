@@ -91,7 +91,8 @@ bench_opts_usage(FILE *f)
 		"(sluice's",
 		"                batch put; beanstalkd and redis have none, so",
 		"                there N puts are pipelined in one write);",
-		"                latency per batch",
+		"                drain (libsluice only): take up to N tasks,",
+		"                then one batch ack of them; latency per batch",
 		"  --preload N   mixed: tasks put before the clock starts "
 		"(10000)",
 		"  --tube T      tube to use (default bench); drain wants it "
@@ -373,8 +374,10 @@ bench_opts_parse(
 	if (strncmp(o->url, "tcp://", 6) != 0)
 		return fail(
 		    err, errlen, "--url: '%s' is not tcp://HOST:PORT", o->url);
-	if (have_batch && o->workload != BENCH_PUT)
-		return fail(err, errlen, "--batch applies to put only");
+	if (have_batch && o->workload != BENCH_PUT &&
+	    !(o->workload == BENCH_DRAIN && o->target == BENCH_LIBSLUICE))
+		return fail(err, errlen,
+		    "--batch applies to put, and to drain with libsluice");
 	if (have_preload && o->workload != BENCH_MIXED)
 		return fail(err, errlen,
 		    "--preload applies to mixed only (drain preloads -n)");

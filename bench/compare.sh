@@ -16,7 +16,8 @@
 #                group (XADD; XREADGROUP COUNT 1; XACK + XDEL pipelined)
 # and runs build/bin/sluice-bench on it: put, drain and mixed, at C = 1 and
 # C = 32 connections, 100-byte payloads, plus put at C = 32 with libsluice's
-# batch put of 100 tasks. Each run also reports the server process's CPU
+# batch put of 100 tasks and a drain at C = 32 that takes up to 100 tasks
+# and acks them with one batch ack. Each run also reports the server process's CPU
 # time (user + system) per op. build/bin/fsync_probe measures one raw
 # 100-byte pwrite + fdatasync (p50 of 2000) before and after everything.
 #
@@ -33,6 +34,8 @@
 #   drain  drains N = (put rate of that set-up at the same C, round 1) x
 #          --secs / 2 tasks (1,000..300,000), preloaded untimed, until the
 #          tube is empty or 3 x --secs passed;
+#   drain-b100 drains N = (the batch put's rate, round 1) x --secs / 2
+#          tasks (10,000..1,000,000), as drain does;
 #   mixed  runs --secs after a preload of 3 s of the set-up's C = 1 put
 #          rate (500..10,000).
 #
@@ -268,7 +271,7 @@ target_of() {
 }
 
 # run ROUND KIND WORKLOAD C LABEL ARGS...: one run on a fresh server; LABEL
-# names the cell's workload (put, put-b100, drain, mixed).
+# names the cell's workload (put, put-b100, drain, drain-b100, mixed).
 run() {
 	local round=$1 kind=$2 workload=$3 c=$4 label=$5 line cell f v
 	shift 5
@@ -336,7 +339,7 @@ fsync_p50() {
 	json_field "$line" p50_us
 }
 
-echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
+echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 and drain --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
 FSYNC_BEFORE=$(fsync_p50)
 echo "compare.sh: raw 100-byte pwrite + fdatasync, p50 $FSYNC_BEFORE us" >&2
 for round in $(seq 1 "$repeat"); do
@@ -367,6 +370,14 @@ for round in $(seq 1 "$repeat"); do
 	if [ $skip_sluice = 0 ]; then
 		run "$round" libsluice put 32 put-b100 -n 10000000 --batch 100 \
 			--duration "${secs}s"
+		if [ -z "${DRAIN_N[libsluice/b100]:-}" ]; then
+			rate=$(median "ops/libsluice/put-b100/32")
+			rate=${rate%.*}
+			DRAIN_N[libsluice/b100]=$(clamp $((${rate:-0} * secs / 2)) 10000 1000000)
+		fi
+		run "$round" libsluice drain 32 drain-b100 \
+			-n "${DRAIN_N[libsluice/b100]}" --batch 100 \
+			--duration "$((secs * 3))s"
 	fi
 done
 FSYNC_AFTER=$(fsync_p50)
@@ -400,6 +411,7 @@ ratio() { # ratio FIGURE CELL_A CELL_B: a / b with two decimals, or "-"
 wname() {
 	case $1 in
 	put-b100) echo "put, batch of 100" ;;
+	drain-b100) echo "drain, take 100 + batch ack" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -441,6 +453,9 @@ TABLE=$TMP/table.md
 	row put-b100 32 ops "tasks/s"
 	row put-b100 32 cpu "server CPU µs/task"
 	lat_row put-b100 32
+	row drain-b100 32 ops "tasks/s"
+	row drain-b100 32 cpu "server CPU µs/task"
+	lat_row drain-b100 32
 } >"$TABLE"
 echo >&2
 cat "$TABLE"

@@ -134,7 +134,7 @@ enum sluice_role {
 #define SLUICE_PRI_DEFAULT     1024u
 #define SLUICE_TIMEOUT_DEFAULT 30000 /* ms, per call */
 #define SLUICE_CONNECT_DEFAULT 2000  /* ms, per URL */
-#define SLUICE_BATCH_MAX       1000  /* tasks per sluice_put_batch */
+#define SLUICE_BATCH_MAX       1000  /* tasks per batch put, ack, delete */
 #define SLUICE_TAKE_MAX        1000  /* tasks per sluice_take */
 #define SLUICE_LIST_MAX        1000  /* tasks per sluice_list */
 
@@ -395,6 +395,78 @@ SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
  * with SLUICE_FORCE (else SLUICE_ESTATE). */
 SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after);
+
+/* A task and the lease its take returned: an item of sluice_ack_batch. */
+struct sluice_lease {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* One item's result in sluice_ack_batch and sluice_delete_batch. */
+struct sluice_result {
+	int rc;             /* 0 or the SLUICE_E* code of this item */
+	const char *errmsg; /* when rc != 0, why, in the server's words
+	                       ("ack 8: lease 1002 is stale: ..."); "" when
+	                       rc is 0. Valid until the next call on the
+	                       handle. */
+};
+
+/* Acks `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit, as
+ * many sluice_ack calls without `to_tube` would (a recurring task is
+ * rescheduled). Each item follows the lease rule on its own: a bad one
+ * does not refuse its neighbours. There is no force in a batch: an item
+ * with lease SLUICE_FORCE is simply stale.
+ *
+ * Returns 0 when the server answered for each item: results[i] is then
+ * set for each, rc 0 or SLUICE_ENOTFOUND, SLUICE_ESTATE, SLUICE_ESTALE (as
+ * sluice_ack), SLUICE_ENOSPC (a recurring task's ack, as sluice_ack's),
+ * SLUICE_ELOG. Otherwise `results` are untouched and the error is the
+ * request's: SLUICE_ELIMIT (n over the limit), SLUICE_EINVAL (n 0 or an
+ * array missing), SLUICE_EREPLICA (too few replicas acknowledged: the
+ * acks may or may not hold), SLUICE_EUNKNOWNOP (a server older than the
+ * batch forms). Never retried. */
+SLUICE_API int sluice_ack_batch(struct sluice_client *c,
+    const struct sluice_lease *items, size_t n, struct sluice_result *results);
+
+/* Deletes `n` tasks by id (1..SLUICE_BATCH_MAX) in one request and one
+ * commit, each on its own (SLUICE_ENOTFOUND for an unknown id). Returns
+ * as sluice_ack_batch. */
+SLUICE_API int sluice_delete_batch(struct sluice_client *c, const uint64_t *ids,
+    size_t n, struct sluice_result *results);
+
+/* ---- update ---------------------------------------------------------- */
+
+/* What sluice_update changes. Initialise with sluice_update_opts_init():
+ * every field then says "unchanged"; set those to change. */
+struct sluice_update_opts {
+	int64_t priority;     /* 0..UINT32_MAX; < 0: unchanged */
+	int64_t delay_ms;     /* ready after this many ms from now; < 0:
+	                         unchanged */
+	uint64_t run_at;      /* unix ms, instead of delay_ms; 0: unchanged */
+	int64_t ttr_ms;       /* 1..; < 0: unchanged */
+	int64_t max_attempts; /* 0 (unlimited)..UINT32_MAX; < 0: unchanged */
+	int set_payload;      /* non-zero: the payload becomes payload[len] */
+	const void *payload;
+	size_t len;
+};
+
+/* Every field unchanged. */
+SLUICE_API void sluice_update_opts_init(struct sluice_update_opts *o);
+
+/* Changes a ready, delayed or buried task in place, without a key:
+ * attempts, key, tube and id stay; its updated_at becomes now (a buried
+ * task goes to the back of the kick order). A new run time makes the task
+ * ready or delayed by it. A taken task may change its priority only, at
+ * once (it sits in no priority order while taken: its release, fail or
+ * lost lease brings it back with the new one). Returns 0 and, when
+ * `after` is not NULL, the task's state after. Errors: SLUICE_ENOTFOUND,
+ * SLUICE_ESTATE (a taken task and anything but the priority; a buried task
+ * and a run time: kick it first), SLUICE_EINVAL (nothing to change, both
+ * delay and run_at, a value out of range), SLUICE_ETOOBIG, SLUICE_ENOSPC
+ * (a new payload on a full log), SLUICE_ELOG, SLUICE_EREPLICA,
+ * SLUICE_EUNKNOWNOP (a server older than update). Never retried. */
+SLUICE_API int sluice_update(struct sluice_client *c, uint64_t id,
+    const struct sluice_update_opts *o, struct sluice_after *after);
 
 /* ---- admin ------------------------------------------------------------ */
 

@@ -86,6 +86,15 @@ void cli_print_errors(
 void cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
     const char *to, bool json);
 
+/* ---- the batch forms of ack and delete (cli_batch.c) ------------------ */
+
+/* ack ID:LEASE... (`ack` true) or delete ID... (more than one). */
+int cli_batch_operands(
+    struct cli *cli, char **args, size_t nargs, bool ack, bool json);
+
+/* ack --lines: "ID LEASE" per line of stdin. */
+int cli_ack_lines(struct cli *cli, bool json);
+
 /* ---- work (cli_work.c) ------------------------------------------------ */
 
 int cmd_work(struct cli *cli, int argc, char **argv);

@@ -12,13 +12,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_lines.h"
 #include "cli_util.h"
 #include "util/dur.h"
 
@@ -51,6 +51,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_FILE,
 	OPT_SH,
+	OPT_PAYLOAD,
 	OPT_HELP = 'h',
 };
 
@@ -106,6 +107,7 @@ static const char main_help[] =
     "  fail      a taken task failed: retry it later, or bury it\n"
     "  touch     extend a taken task's lease\n"
     "  bury      park a taken task until it is kicked\n"
+    "  update    change a waiting task in place (priority, time, ttr, ...)\n"
     "  kick      move buried tasks back to ready\n"
     "  delete    delete a task (by id or key), or every task of a tube\n"
     "  peek      show a task without taking it\n"
@@ -372,44 +374,6 @@ enum {
 	LINES_BYTES = 4 << 20, /* bytes per batch put, at most */
 };
 
-struct line_reader {
-	char *buf;
-	size_t len, cap;
-	bool eof;
-	unsigned long lineno;
-};
-
-/* Reads more of stdin; with `block` false only when some is ready. */
-static int
-lines_fill(struct line_reader *lr, bool block)
-{
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-	ssize_t n;
-
-	if (lr->eof)
-		return 0;
-	if (!block && poll(&p, 1, 0) <= 0)
-		return 0;
-	if (lr->cap - lr->len < 65536) {
-		size_t cap = lr->cap ? lr->cap * 2 : 131072;
-		char *b = realloc(lr->buf, cap);
-
-		if (b == NULL)
-			return -ENOMEM;
-		lr->buf = b;
-		lr->cap = cap;
-	}
-	do
-		n = read(STDIN_FILENO, lr->buf + lr->len, lr->cap - lr->len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		lr->eof = true;
-	lr->len += (size_t)n;
-	return 0;
-}
-
 /* What put --lines prints as it goes: with --json one array, an element
  * per line as its batch is stored ("[" before the first, "," before the
  * others, "]" at the end), else an id per stored line; each refused line
@@ -537,68 +501,34 @@ put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
 	return 0;
 }
 
-/* The next newline at or after `off`, or NULL. */
-static char *
-lines_next(const struct line_reader *lr, size_t off)
-{
-	return lr->len > off ? memchr(lr->buf + off, '\n', lr->len - off)
-	                     : NULL;
-}
-
-/* --lines: one task per line of stdin. A batch holds the lines that are
- * already there (up to LINES_BATCH), so a slow producer gets each line put
- * as it comes and a fast one gets big batches. Lines are kept as offsets
- * while reading, since reading may move the buffer. */
+/* --lines: one task per line of stdin, in batches of the lines that are
+ * already there (cli_lines.h). */
 static int
 put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 {
 	struct line_reader lr = { 0 };
 	struct sluice_batch_item items[LINES_BATCH];
 	unsigned long lineno[LINES_BATCH];
-	size_t start[LINES_BATCH];
+	struct line_span sp[LINES_BATCH];
 	struct lines_out lo = { .json = json, .status = EXIT_OK };
-	int rc = 0;
+	int rc;
 
 	for (;;) {
-		size_t n = 0, off = 0, bytes = 0;
+		size_t n = 0, off = 0;
 
-		/* gather complete lines: block for the first, not after */
-		while (n < LINES_BATCH && bytes < LINES_BYTES) {
-			char *nl = lines_next(&lr, off);
-			size_t end;
-
-			if (nl == NULL && !lr.eof) {
-				if ((rc = lines_fill(&lr, n == 0)) != 0)
-					break;
-				if (lines_next(&lr, off) == NULL && !lr.eof &&
-				    n > 0)
-					break; /* nothing more ready now */
-				continue;
-			}
-			end = nl ? (size_t)(nl - lr.buf) : lr.len;
-			if (nl == NULL && end == off)
-				break; /* eof */
-			lr.lineno++;
-			if (end > off && lr.buf[end - 1] == '\r')
-				end--;
-			if (end > off) {
-				items[n].opts = *o;
-				start[n] = off;
-				items[n].len = end - off;
-				lineno[n] = lr.lineno;
-				bytes += end - off;
-				n++;
-			}
-			off = nl ? (size_t)(nl - lr.buf) + 1 : lr.len;
-		}
+		rc = lines_gather(&lr, LINES_BATCH, LINES_BYTES, sp, &n, &off);
 		if (rc != 0) {
 			fprintf(stderr, "sluice: put: reading stdin: %s\n",
 			    strerror(-rc));
 			lo.status = EXIT_ERR;
 			break;
 		}
-		for (size_t i = 0; i < n; i++)
-			items[i].payload = lr.buf + start[i];
+		for (size_t i = 0; i < n; i++) {
+			items[i].opts = *o;
+			items[i].payload = lr.buf + sp[i].start;
+			items[i].len = sp[i].len;
+			lineno[i] = sp[i].lineno;
+		}
 		if (n > 0 && put_lines_batch(cli, items, n, lineno, &lo) != 0 &&
 		    !lo.full)
 			break;
@@ -612,14 +542,10 @@ put_lines(struct cli *cli, const struct sluice_put_opts *o, bool json)
 			lo.status = EXIT_ERR;
 			break;
 		}
-		if (off > 0) {
-			memmove(lr.buf, lr.buf + off, lr.len - off);
-			lr.len -= off;
-		}
-		if (lr.eof && lr.len == 0)
+		if (lines_consume(&lr, off))
 			break;
 	}
-	free(lr.buf);
+	lines_free(&lr);
 	if (json)
 		fputs(lo.printed == 0 ? "[]\n" : "]\n", stdout);
 	return lo.status;
@@ -999,18 +925,27 @@ cmd_take(struct cli *cli, int argc, char **argv)
 /* ---- the lease operations ----------------------------------------------- */
 
 static const char ack_usage[] =
-    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--json]\n";
+    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--json]\n"
+    "       sluice ack ID:LEASE... [--json]\n"
+    "       sluice ack --lines [--json] < FILE\n";
 static const char ack_help[] =
     "\nThe task is done: it is deleted (a recurring one is scheduled "
-    "again).\n\n"
+    "again).\n"
+    "Many tasks at once: ID:LEASE operands, or --lines with \"ID LEASE\" on\n"
+    "each line of stdin; up to 1000 tasks go in one request (one commit),\n"
+    "each acked or refused on its own: \"acked ID\" per task on stdout, the\n"
+    "reason of each refused one on stderr (exit 1 when any was).\n\n"
     "      --lease L   the lease its take printed (needed: it fences off\n"
     "                  a worker whose lease ran out)\n"
     "      --force     without the lease: an operator's override, logged\n"
     "                  by the server\n"
     "      --to TUBE   move it, atomically, to TUBE as a ready task (the\n"
     "                  next stage of a pipeline)\n"
+    "      --lines     ack the \"ID LEASE\" of each line of stdin\n"
     "      --json      print the task's state after: "
-    "{\"id\":N,\"state\":...}\n";
+    "{\"id\":N,\"state\":...};\n"
+    "                  many tasks: one array, {\"id\":N,\"acked\":true} or\n"
+    "                  {\"id\":N,\"error\":\"...\",\"code\":N} per task\n";
 
 static const char release_usage[] =
     "usage: sluice release ID (--lease L | --force) [--delay DUR] [-p PRI] "
@@ -1094,12 +1029,13 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "error", required_argument, NULL, 'e' },
+		{ "lines", no_argument, NULL, OPT_LINES },
 		COMMON_OPTS,
 	};
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct args a = { argc, argv, op->shorts, opts };
 	const char *to = NULL, *error = NULL;
-	bool has_lease = false, has_delay = false, force = false;
+	bool has_lease = false, has_delay = false, force = false, lines = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
@@ -1142,6 +1078,10 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->error;
 			error = optarg;
 			break;
+		case OPT_LINES:
+			ok = op->verb == ACK;
+			lines = true;
+			break;
 		}
 		if (!ok)
 			return cli_usage_error(cli, "%s has no option %s",
@@ -1149,10 +1089,24 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			    ch == OPT_TO          ? "--to"
 			        : ch == OPT_DELAY ? "--delay"
 			        : ch == 'p'       ? "-p/--priority"
-			                          : "-e/--error");
+			        : ch == 'e'       ? "-e/--error"
+			                          : "--lines");
 	}
 	if (a.stop)
 		return a.status;
+	if (op->verb == ACK &&
+	    (lines || (optind < argc && strchr(argv[optind], ':') != NULL))) {
+		if (has_lease || force || to != NULL)
+			return cli_usage_error(cli,
+			    "ID:LEASE and --lines take no --lease, --force or "
+			    "--to (ack those one at a time)");
+		if (lines && optind != argc)
+			return cli_usage_error(
+			    cli, "--lines reads stdin: no ID:LEASE with it");
+		return lines ? cli_ack_lines(cli, a.json)
+		             : cli_batch_operands(cli, argv + optind,
+		                   (size_t)(argc - optind), true, a.json);
+	}
 	if (optind != argc - 1)
 		return cli_usage_error(cli, "one task ID is needed");
 	if ((rc = parse_id(cli, argv[optind], &id)) != 0)
@@ -1189,6 +1143,119 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return cli_fail(cli, rc, "%s %" PRIu64, op->name, id);
 	cli_print_after(stdout, op->done, &after, to, a.json);
+	return EXIT_OK;
+}
+
+/* ---- update ----------------------------------------------------------- */
+
+static const char update_usage[] =
+    "usage: sluice update ID [-p PRI] [--delay DUR | --at MS] [--ttr DUR]\n"
+    "                        [--max-attempts N] [--payload TEXT | --file F]"
+    " [--json]\n";
+static const char update_help[] =
+    "\nChanges a ready, delayed or buried task in place (no key needed):\n"
+    "what is given, nothing else. Its attempts, key and tube stay. A taken\n"
+    "task may change its priority only (it applies when the task comes\n"
+    "back); a buried task keeps waiting for a kick, so no new time.\n\n"
+    "  -p, --priority N       the new priority (0 most urgent)\n"
+    "      --delay DUR        ready DUR from now (delayed until then)\n"
+    "      --at MS            ready at this unix time in ms\n"
+    "      --ttr DUR          how long a worker may hold it\n"
+    "      --max-attempts N   buried after N takes (0: unlimited)\n"
+    "      --payload TEXT     the new payload\n"
+    "      --file F           the new payload, from F (- for stdin)\n"
+    "      --json             print the task's state after: "
+    "{\"id\":N,\"state\":...}\n";
+
+static int
+cmd_update(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "priority", required_argument, NULL, 'p' },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "ttr", required_argument, NULL, OPT_TTR },
+		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
+		{ "payload", required_argument, NULL, OPT_PAYLOAD },
+		{ "file", required_argument, NULL, OPT_FILE },
+		COMMON_OPTS,
+	};
+	struct args a = { argc, argv, "p:h", opts };
+	struct sluice_update_opts o;
+	struct sluice_after after;
+	const char *file = NULL;
+	char *data = NULL;
+	uint64_t v = 0, id;
+	int ch, rc;
+
+	sluice_update_opts_init(&o);
+	while ((ch = next_opt(cli, &a)) != -1) {
+		rc = 0;
+		switch (ch) {
+		case 'p':
+			rc = parse_u64(cli, "-p", optarg, 0, UINT32_MAX, &v);
+			o.priority = (int64_t)v;
+			break;
+		case OPT_DELAY:
+			rc = parse_dur(cli, "--delay", optarg, &v);
+			o.delay_ms = (int64_t)v;
+			break;
+		case OPT_AT:
+			rc = parse_u64(
+			    cli, "--at", optarg, 1, UINT64_MAX, &o.run_at);
+			break;
+		case OPT_TTR:
+			rc = parse_dur(cli, "--ttr", optarg, &v);
+			o.ttr_ms = (int64_t)v;
+			break;
+		case OPT_MAX_ATTEMPTS:
+			rc = parse_u64(
+			    cli, "--max-attempts", optarg, 0, UINT32_MAX, &v);
+			o.max_attempts = (int64_t)v;
+			break;
+		case OPT_PAYLOAD:
+			o.set_payload = 1;
+			o.payload = optarg;
+			o.len = strlen(optarg);
+			break;
+		case OPT_FILE:
+			file = optarg;
+			break;
+		}
+		if (rc != 0)
+			return rc;
+	}
+	if (a.stop)
+		return a.status;
+	if (optind != argc - 1)
+		return cli_usage_error(cli, "one task ID is needed");
+	if ((rc = parse_id(cli, argv[optind], &id)) != 0)
+		return rc;
+	if (o.delay_ms >= 0 && o.run_at != 0)
+		return cli_usage_error(
+		    cli, "--delay and --at exclude each other");
+	if (o.set_payload && file != NULL)
+		return cli_usage_error(
+		    cli, "--payload and --file exclude each other");
+	if (o.priority < 0 && o.delay_ms < 0 && o.run_at == 0 && o.ttr_ms < 0 &&
+	    o.max_attempts < 0 && !o.set_payload && file == NULL)
+		return cli_usage_error(cli,
+		    "nothing to change: give -p, --delay, --at, --ttr, "
+		    "--max-attempts, --payload or --file");
+	if (file != NULL) {
+		if ((rc = read_payload(strcmp(file, "-") == 0 ? NULL : file,
+		         &data, &o.len)) != 0)
+			return rc;
+		o.set_payload = 1;
+		o.payload = data;
+	}
+	if ((rc = cli_connect(cli)) == 0 &&
+	    (rc = sluice_update(cli->c, id, &o, &after)) != 0)
+		rc = cli_fail(cli, rc, "update %" PRIu64, id);
+	free(data);
+	if (rc != 0)
+		return rc;
+	cli_print_after(stdout, "updated", &after, NULL, a.json);
 	return EXIT_OK;
 }
 
@@ -1273,17 +1340,23 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 }
 
 static const char delete_usage[] =
-    "usage: sluice delete ID [--json]\n"
+    "usage: sluice delete ID... [--json]\n"
     "       sluice delete --key KEY [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n";
 static const char delete_help[] =
     "\nDeletes a task in any state, by id or by key, or every task of a "
-    "tube.\n\n"
+    "tube.\n"
+    "Several IDs go in requests of up to 1000 (one commit each), each task\n"
+    "deleted or refused on its own: \"deleted ID\" per task on stdout, the\n"
+    "reason of each refused one on stderr (exit 1 when any was).\n\n"
     "      --key KEY      the task holding this key\n"
     "  -t, --tube TUBE    with --all: the tube to empty\n"
     "      --all          every task of the tube; prints how many\n"
     "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
-    "(--all)\n";
+    "(--all);\n"
+    "                     several IDs: one array, {\"id\":N,\"deleted\":true}\n"
+    "                     or {\"id\":N,\"error\":\"...\",\"code\":N} per "
+    "task\n";
 
 static int
 cmd_delete(struct cli *cli, int argc, char **argv)
@@ -1314,6 +1387,9 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 	}
 	if (a.stop)
 		return a.status;
+	if (argc - optind > 1 && tg.key == NULL && !tg.sel)
+		return cli_batch_operands(
+		    cli, argv + optind, (size_t)(argc - optind), false, a.json);
 	if ((rc = parse_target(cli, argc, argv, &tg, "--all", "--all")) != 0 ||
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
@@ -1746,6 +1822,7 @@ static const struct command commands[] = {
 	{ "fail", cmd_lease_op, fail_usage, fail_help },
 	{ "touch", cmd_lease_op, touch_usage, touch_help },
 	{ "bury", cmd_lease_op, bury_usage, bury_help },
+	{ "update", cmd_update, update_usage, update_help },
 	{ "kick", cmd_kick, kick_usage, kick_help },
 	{ "delete", cmd_delete, delete_usage, delete_help },
 	{ "peek", cmd_peek, peek_usage, peek_help },

@@ -332,6 +332,19 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_PAUSE:
 		buf_printf(b, ",\"until\":%" PRId64, r->u.pause.until);
 		break;
+	case QREC_UPDATE: {
+		const struct qrec_update *u = &r->u.update;
+
+		buf_printf(b,
+		    ",\"pri\":%" PRIu32 ",\"run_at\":%" PRId64
+		    ",\"ttr\":%" PRIu32 ",\"max_attempts\":%" PRIu32,
+		    u->pri, u->run_at, u->ttr, u->max_attempts);
+		if (u->has_payload) {
+			buf_printf(b, ",\"payload_len\":%zu,", u->payload_len);
+			lt_json_bytes(b, "payload", u->payload, u->payload_len);
+		}
+		break;
+	}
 	}
 }
 

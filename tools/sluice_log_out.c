@@ -266,6 +266,8 @@ lt_qrec_id(const struct qrec *r)
 		return r->u.del.id;
 	case QREC_REPLACE:
 		return r->u.replace.id;
+	case QREC_UPDATE:
+		return r->u.update.id;
 	}
 	return 0;
 }

@@ -306,6 +306,154 @@ sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
 	return call_after(c, &q, after);
 }
 
+/* ---- update ------------------------------------------------------------ */
+
+void
+sluice_update_opts_init(struct sluice_update_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->priority = -1;
+	o->delay_ms = -1;
+	o->ttr_ms = -1;
+	o->max_attempts = -1;
+}
+
+int
+sluice_update(struct sluice_client *c, uint64_t id,
+    const struct sluice_update_opts *o, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_UPDATE, .update = { .id = id } };
+	struct msg_update *u = &q.update;
+
+	if (o == NULL)
+		return bad_arg(c, "update: nothing to change");
+	if (o->priority > (int64_t)UINT32_MAX ||
+	    o->max_attempts > (int64_t)UINT32_MAX)
+		return bad_arg(
+		    c, "update: priority or max_attempts above 4294967295");
+	if (o->run_at != 0 && o->delay_ms >= 0)
+		return bad_arg(c, "update: a delay or a run_at, not both");
+	if (o->set_payload && o->payload == NULL && o->len > 0)
+		return bad_arg(c, "update: payload missing");
+	u->set_priority = o->priority >= 0;
+	u->priority = u->set_priority ? (uint32_t)o->priority : 0;
+	u->set_delay = o->delay_ms >= 0;
+	u->set_at = o->run_at != 0;
+	u->when = u->set_at ? o->run_at
+	    : u->set_delay  ? (uint64_t)o->delay_ms
+	                    : 0;
+	u->set_ttr = o->ttr_ms >= 0;
+	u->ttr = u->set_ttr ? (uint64_t)o->ttr_ms : 0;
+	u->set_max_attempts = o->max_attempts >= 0;
+	u->max_attempts = u->set_max_attempts ? (uint32_t)o->max_attempts : 0;
+	u->set_payload = o->set_payload != 0;
+	if (u->set_payload) {
+		u->payload.p = o->len ? o->payload : "";
+		u->payload.len = o->len;
+	}
+	if (!u->set_priority && !u->set_delay && !u->set_at && !u->set_ttr &&
+	    !u->set_max_attempts && !u->set_payload)
+		return bad_arg(c, "update: nothing to change");
+	return call_after(c, &q, after);
+}
+
+/* ---- ack_batch and delete_batch ---------------------------------------- */
+
+/* n within 1..SLUICE_BATCH_MAX and the arrays there: 0, or the error. */
+static int
+batch_args(struct sluice_client *c, const char *what, const void *in, size_t n,
+    const void *out)
+{
+	if (c == NULL || in == NULL || out == NULL || n == 0) {
+		client_errmsg(c, "%s: no tasks", what);
+		return SLUICE_EINVAL;
+	}
+	if (n > SLUICE_BATCH_MAX) {
+		client_errmsg(
+		    c, "%s: %zu tasks, at most %d", what, n, SLUICE_BATCH_MAX);
+		return SLUICE_ELIMIT;
+	}
+	return 0;
+}
+
+/* Sends a batch request of `n` items and copies each item's result out;
+ * their texts live in c->texts until the next call. */
+static int
+call_batch(struct sluice_client *c, const struct msg_req *q, size_t n,
+    const char *what, struct sluice_result *results)
+{
+	struct msg_item_res ir;
+	struct msg_iter it;
+	struct msg_rep r;
+	size_t off = 0;
+	int rc;
+
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	if (r.batch.n != n) {
+		client_errmsg(
+		    c, "%s: %u results for %zu tasks", what, r.batch.n, n);
+		return SLUICE_EPROTO;
+	}
+	/* The texts first (the buffer may move as it grows), then the
+	 * results pointing into it. */
+	buf_reset(&c->texts);
+	it = r.batch.it;
+	while (msg_next_item_res(&it, &ir)) {
+		buf_put(&c->texts, ir.message.p, ir.message.len);
+		buf_put_u8(&c->texts, 0);
+	}
+	if (buf_failed(&c->texts))
+		return SLUICE_ENOMEM;
+	for (size_t i = 0; msg_next_item_res(&r.batch.it, &ir); i++) {
+		results[i].rc = ir.status;
+		results[i].errmsg = (const char *)c->texts.data + off;
+		if (ir.status != 0 && ir.message.len == 0)
+			results[i].errmsg = sluice_strerror(ir.status);
+		off += ir.message.len + 1;
+	}
+	return 0;
+}
+
+int
+sluice_ack_batch(struct sluice_client *c, const struct sluice_lease *items,
+    size_t n, struct sluice_result *results)
+{
+	struct msg_req q = { .op = MSG_OP_ACK_BATCH };
+	struct msg_ack_item *v;
+	int rc;
+
+	if ((rc = batch_args(c, "ack batch", items, n, results)) != 0)
+		return rc;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		return SLUICE_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i].id = items[i].id;
+		v[i].lease = items[i].lease;
+	}
+	q.ack_batch.n = (uint32_t)n;
+	q.ack_batch.messages = true;
+	q.ack_batch.items = v;
+	rc = call_batch(c, &q, n, "ack batch", results);
+	free(v);
+	return rc;
+}
+
+int
+sluice_delete_batch(struct sluice_client *c, const uint64_t *ids, size_t n,
+    struct sluice_result *results)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE_BATCH };
+	int rc;
+
+	if ((rc = batch_args(c, "delete batch", ids, n, results)) != 0)
+		return rc;
+	q.delete_batch.n = (uint32_t)n;
+	q.delete_batch.messages = true;
+	q.delete_batch.ids = ids;
+	return call_batch(c, &q, n, "delete batch", results);
+}
+
 /* ---- admin -------------------------------------------------------------- */
 
 /* Requests whose reply is one u64 (kick, flush, delete_key, pause,

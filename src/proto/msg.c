@@ -40,6 +40,13 @@ enum {
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
+	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
+	UPD_F_DELAY = 0x02,
+	UPD_F_AT = 0x04,
+	UPD_F_TTR = 0x08,
+	UPD_F_MAX_ATTEMPTS = 0x10,
+	UPD_F_PAYLOAD = 0x20,
+	UPD_F_ALL = 0x3f,
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
@@ -57,6 +64,9 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
+	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_UPDATE] = UPD_F_ALL,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -68,6 +78,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_RELEASE] = REP_F_REPLACED,
 	[MSG_OP_FAIL] = REP_F_REPLACED,
 	[MSG_OP_BURY] = REP_F_REPLACED,
+	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -94,6 +106,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SNAPSHOT] = "snapshot",
 	[MSG_OP_PROMOTE] = "promote",
 	[MSG_OP_FOLLOW] = "follow",
+	[MSG_OP_ACK_BATCH] = "ack_batch",
+	[MSG_OP_DELETE_BATCH] = "delete_batch",
+	[MSG_OP_UPDATE] = "update",
 	[MSG_OP_JOB] = "job",
 };
 
@@ -476,6 +491,35 @@ get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 }
 
 static int
+get_ack_item(struct rd *r, struct msg_ack_item *out)
+{
+	out->id = rd_u64(r);
+	out->lease = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+static int
+get_id(struct rd *r, uint64_t *out)
+{
+	*out = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+/* An ack_batch or delete_batch result; with `message`, its text. */
+static int
+get_item_res(struct rd *r, bool message, struct msg_item_res *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->status = rd_u16(r);
+	NEED(r);
+	if (message)
+		TRY(get_text(r, MSG_TEXT_MAX, &out->message));
+	return 0;
+}
+
+static int
 get_kv(struct rd *r, struct msg_kv *out)
 {
 	TRY(get_str(r, MSG_NAME_MAX, SLUICE_ELIMIT, &out->name));
@@ -571,6 +615,24 @@ msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
 }
 
 bool
+msg_next_ack_item(struct msg_iter *it, struct msg_ack_item *out)
+{
+	NEXT(it, get_ack_item(&it->r, out));
+}
+
+bool
+msg_next_id(struct msg_iter *it, uint64_t *out)
+{
+	NEXT(it, get_id(&it->r, out));
+}
+
+bool
+msg_next_item_res(struct msg_iter *it, struct msg_item_res *out)
+{
+	NEXT(it, get_item_res(&it->r, it->flags & BATCH_F_MESSAGES, out));
+}
+
+bool
 msg_next_kv(struct msg_iter *it, struct msg_kv *out)
 {
 	NEXT(it, get_kv(&it->r, out));
@@ -660,6 +722,36 @@ get_take(struct rd *r, uint8_t flags, struct msg_take *t)
 	return 0;
 }
 
+/* update: at least one field, and a delay or a time, not both. */
+static int
+check_update_flags(uint8_t flags)
+{
+	if (flags == 0 || (flags & UPD_F_DELAY && flags & UPD_F_AT))
+		return SLUICE_EINVAL;
+	return 0;
+}
+
+static int
+get_update(struct rd *r, uint8_t flags, size_t pmax, struct msg_update *u)
+{
+	u->set_priority = flags & UPD_F_PRIORITY;
+	u->set_delay = flags & UPD_F_DELAY;
+	u->set_at = flags & UPD_F_AT;
+	u->set_ttr = flags & UPD_F_TTR;
+	u->set_max_attempts = flags & UPD_F_MAX_ATTEMPTS;
+	u->set_payload = flags & UPD_F_PAYLOAD;
+	u->id = rd_u64(r);
+	u->priority = rd_u32(r);
+	u->when = rd_u64(r);
+	u->ttr = rd_u64(r);
+	u->max_attempts = rd_u32(r);
+	NEED(r);
+	TRY(get_payload(r, pmax, &u->payload));
+	if (!u->set_payload && u->payload.len != 0)
+		return SLUICE_EINVAL;
+	return check_update_flags(flags);
+}
+
 static bool
 job_verb_valid(uint8_t verb)
 {
@@ -670,7 +762,9 @@ static int
 get_req_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
+	struct msg_ack_item ack;
 	struct msg_put item;
+	uint64_t id;
 
 	switch (op) {
 	case MSG_OP_PUT:
@@ -685,6 +779,24 @@ get_req_body(
 		return 0;
 	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);
+	case MSG_OP_ACK_BATCH:
+		q->ack_batch.messages = flags & BATCH_F_MESSAGES;
+		q->ack_batch.n = rd_u32(r);
+		NEED(r);
+		TRY(check_count(q->ack_batch.n, MSG_BATCH_MAX));
+		GET_EACH(&q->ack_batch.it, r, q->ack_batch.n, 0,
+		    get_ack_item(r, &ack));
+		return 0;
+	case MSG_OP_DELETE_BATCH:
+		q->delete_batch.messages = flags & BATCH_F_MESSAGES;
+		q->delete_batch.n = rd_u32(r);
+		NEED(r);
+		TRY(check_count(q->delete_batch.n, MSG_BATCH_MAX));
+		GET_EACH(&q->delete_batch.it, r, q->delete_batch.n, 0,
+		    get_id(r, &id));
+		return 0;
+	case MSG_OP_UPDATE:
+		return get_update(r, flags, pmax, &q->update);
 	case MSG_OP_ACK:
 		get_lease(r, &q->ack.id, &q->ack.lease);
 		q->ack.force = flags & LEASE_F_FORCE;
@@ -851,6 +963,7 @@ get_rep_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
 	struct msg_put_res pr;
+	struct msg_item_res ir;
 	struct msg_error_count ec;
 
 	switch (op) {
@@ -867,6 +980,17 @@ get_rep_body(
 		    get_put_res(r, m->put_batch.messages, &pr));
 		m->put_batch.it.flags = flags;
 		return 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		m->batch.messages = flags & BATCH_F_MESSAGES;
+		m->batch.n = rd_u32(r);
+		NEED(r);
+		if (m->batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		GET_EACH(&m->batch.it, r, m->batch.n, 0,
+		    get_item_res(r, m->batch.messages, &ir));
+		m->batch.it.flags = flags;
+		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
@@ -877,6 +1001,7 @@ get_rep_body(
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 	case MSG_OP_KICK_ID:
+	case MSG_OP_UPDATE:
 		m->after.id = rd_u64(r);
 		m->after.state = rd_u8(r);
 		m->after.run_at = rd_u64(r);
@@ -1049,6 +1174,17 @@ req_flag_byte(const struct msg_req *q)
 		return put_flags(&q->put);
 	case MSG_OP_PUT_BATCH:
 		return q->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK_BATCH:
+		return q->ack_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_DELETE_BATCH:
+		return q->delete_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_UPDATE:
+		return (q->update.set_priority ? UPD_F_PRIORITY : 0) |
+		    (q->update.set_delay ? UPD_F_DELAY : 0) |
+		    (q->update.set_at ? UPD_F_AT : 0) |
+		    (q->update.set_ttr ? UPD_F_TTR : 0) |
+		    (q->update.set_max_attempts ? UPD_F_MAX_ATTEMPTS : 0) |
+		    (q->update.set_payload ? UPD_F_PAYLOAD : 0);
 	case MSG_OP_TAKE:
 		return (q->take.detach ? TAKE_F_DETACH : 0) |
 		    (q->take.strict ? TAKE_F_STRICT : 0) |
@@ -1090,6 +1226,32 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		buf_put_u32(b, q->put_batch.n);
 		for (uint32_t i = 0; i < q->put_batch.n; i++)
 			TRY(enc_put_item(b, &q->put_batch.items[i]));
+		return 0;
+	case MSG_OP_ACK_BATCH:
+		TRY(check_count(q->ack_batch.n, MSG_BATCH_MAX));
+		buf_put_u32(b, q->ack_batch.n);
+		for (uint32_t i = 0; i < q->ack_batch.n; i++)
+			put_lease(b, q->ack_batch.items[i].id,
+			    q->ack_batch.items[i].lease);
+		return 0;
+	case MSG_OP_UPDATE: {
+		const struct msg_update *u = &q->update;
+
+		TRY(check_update_flags(req_flag_byte(q)));
+		if (!u->set_payload && u->payload.len != 0)
+			return SLUICE_EINVAL;
+		buf_put_u64(b, u->id);
+		buf_put_u32(b, u->set_priority ? u->priority : 0);
+		buf_put_u64(b, u->set_delay || u->set_at ? u->when : 0);
+		buf_put_u64(b, u->set_ttr ? u->ttr : 0);
+		buf_put_u32(b, u->set_max_attempts ? u->max_attempts : 0);
+		return put_payload(b, u->payload);
+	}
+	case MSG_OP_DELETE_BATCH:
+		TRY(check_count(q->delete_batch.n, MSG_BATCH_MAX));
+		buf_put_u32(b, q->delete_batch.n);
+		for (uint32_t i = 0; i < q->delete_batch.n; i++)
+			buf_put_u64(b, q->delete_batch.ids[i]);
 		return 0;
 	case MSG_OP_TAKE:
 		TRY(check_count(q->take.max, MSG_TAKE_MAX));
@@ -1342,6 +1504,18 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 			TRY(enc_put_res(
 			    b, &m->put_batch.items[i], m->put_batch.messages));
 		return 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		if (m->batch.n > MSG_BATCH_MAX)
+			return SLUICE_ELIMIT;
+		buf_put_u32(b, m->batch.n);
+		for (uint32_t i = 0; i < m->batch.n; i++) {
+			buf_put_u16(b, m->batch.items[i].status);
+			if (m->batch.messages)
+				TRY(put_text(b, m->batch.items[i].message,
+				    MSG_TEXT_MAX));
+		}
+		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
@@ -1352,6 +1526,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 	case MSG_OP_KICK_ID:
+	case MSG_OP_UPDATE:
 		if (m->after.state != MSG_ST_NONE &&
 		    !state_valid(m->after.state))
 			return SLUICE_EINVAL;
@@ -1396,6 +1571,9 @@ rep_flag_byte(const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_PUT_BATCH:
 		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		return m->batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_ACK:
 	case MSG_OP_RELEASE:
 	case MSG_OP_FAIL:

@@ -40,7 +40,7 @@ enum {
 	MSG_TEXT_MAX = 1024,  /* error texts: fail's text, reply message */
 	MSG_URL_MAX = 512,    /* follow's URL, the leader URL of a reply */
 	MSG_NAME_MAX = 64,    /* name of a stats key/value pair */
-	MSG_BATCH_MAX = 1000, /* tasks in one batch put */
+	MSG_BATCH_MAX = 1000, /* tasks in one batch put, ack or delete */
 	MSG_TAKE_MAX = 1000,  /* tasks in one take */
 	MSG_TAKE_TUBES_MAX = 64,       /* tubes named in one take */
 	MSG_LIST_MAX = 1000,           /* tasks in one list */
@@ -81,6 +81,10 @@ enum msg_op {
 	MSG_OP_SNAPSHOT = 0x15,
 	MSG_OP_PROMOTE = 0x16,
 	MSG_OP_FOLLOW = 0x17,
+	/* 0x18 is free here (the replication port has its own ops) */
+	MSG_OP_ACK_BATCH = 0x19,
+	MSG_OP_DELETE_BATCH = 0x1a,
+	MSG_OP_UPDATE = 0x1b,
 	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
 	MSG_OP_JOB = 0x20,
 	MSG_OP_END_ /* one past the last op */
@@ -230,6 +234,46 @@ struct msg_fail {
 	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */
 };
 
+/* One task of an ack_batch: its id and the lease its take returned. */
+struct msg_ack_item {
+	uint64_t id;
+	uint64_t lease;
+};
+
+/* ack_batch and delete_batch: many tasks in one request and one commit,
+ * each with its own result (the lease rule for an ack, an unknown id for
+ * both). No force, no move, no report: those take the single forms. */
+struct msg_ack_batch {
+	uint32_t n;                       /* 1..MSG_BATCH_MAX */
+	bool messages;                    /* flag 0x01: each result a text */
+	const struct msg_ack_item *items; /* encode */
+	struct msg_iter it;               /* decode: msg_next_ack_item() */
+};
+
+struct msg_delete_batch {
+	uint32_t n;          /* 1..MSG_BATCH_MAX */
+	bool messages;       /* flag 0x01: each result a text */
+	const uint64_t *ids; /* encode */
+	struct msg_iter it;  /* decode: msg_next_id() */
+};
+
+/* update: a task changed in place; each flag says a field is set (the
+ * others are sent as 0 and ignored). */
+struct msg_update {
+	uint64_t id;
+	bool set_priority;     /* flag 0x01 */
+	bool set_delay;        /* flag 0x02: `when` is a delay in ms */
+	bool set_at;           /* flag 0x04: `when` is a unix ms time */
+	bool set_ttr;          /* flag 0x08 */
+	bool set_max_attempts; /* flag 0x10 */
+	bool set_payload;      /* flag 0x20 */
+	uint32_t priority;
+	uint64_t when;
+	uint64_t ttr; /* ms, >= 1 */
+	uint32_t max_attempts;
+	struct msg_str payload;
+};
+
 struct msg_kick {
 	struct msg_str tube;
 	uint32_t n;   /* >= 1 buried tasks to kick */
@@ -265,7 +309,7 @@ struct msg_pause {
 };
 
 /* A request. `op` selects the member:
- *   put put_batch take ack release fail
+ *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
  *   kick                         -> kick
  *   kick_id, delete, peek        -> id
@@ -281,6 +325,9 @@ struct msg_req {
 	union {
 		struct msg_put put;
 		struct msg_put_batch put_batch;
+		struct msg_ack_batch ack_batch;
+		struct msg_delete_batch delete_batch;
+		struct msg_update update;
 		struct msg_take take;
 		struct msg_ack ack;
 		struct msg_release release;
@@ -359,6 +406,19 @@ struct msg_put_batch_res {
 	struct msg_iter it;              /* decode: msg_next_put_res() */
 };
 
+/* One result of ack_batch or delete_batch. */
+struct msg_item_res {
+	uint16_t status;        /* 0 or the item's SLUICE_E* code */
+	struct msg_str message; /* with flag 0x01: why it was refused */
+};
+
+struct msg_batch_res {
+	uint32_t n;                       /* one per item, in request order */
+	bool messages;                    /* flag 0x01: items carry a text */
+	const struct msg_item_res *items; /* encode */
+	struct msg_iter it;               /* decode: msg_next_item_res() */
+};
+
 /* ack, release, fail, touch, bury, kick_id: the task after the op. */
 struct msg_after {
 	uint64_t id;
@@ -419,8 +479,9 @@ struct msg_errors {
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
  *   put -> put          put_batch -> put_batch     take, list -> tasks
+ *   ack_batch, delete_batch -> batch
  *   job -> tasks (the task after the op; none when deleted)
- *   ack release fail touch bury kick_id -> after
+ *   ack release fail touch bury kick_id update -> after
  *   kick, flush -> count       delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
@@ -437,6 +498,7 @@ struct msg_rep {
 		} err;
 		struct msg_put_res put;
 		struct msg_put_batch_res put_batch;
+		struct msg_batch_res batch;
 		struct msg_tasks tasks;
 		struct msg_after after;
 		uint64_t count;
@@ -500,6 +562,9 @@ bool msg_next_put(struct msg_iter *it, struct msg_put *out);
 bool msg_next_str(struct msg_iter *it, struct msg_str *out);
 bool msg_next_task(struct msg_iter *it, struct msg_task *out);
 bool msg_next_put_res(struct msg_iter *it, struct msg_put_res *out);
+bool msg_next_ack_item(struct msg_iter *it, struct msg_ack_item *out);
+bool msg_next_id(struct msg_iter *it, uint64_t *out);
+bool msg_next_item_res(struct msg_iter *it, struct msg_item_res *out);
 bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
 bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);
 bool msg_next_error_count(struct msg_iter *it, struct msg_error_count *out);

@@ -15,6 +15,8 @@
  *   REPLACE  ready | delayed | buried -> ready | delayed, new content;
  *            taken -> taken with a pending replacement
  *   PAUSE    no task changes; the tube's pause is set or lifted
+ *   UPDATE   ready | delayed -> ready | delayed (by run_at), buried ->
+ *            buried, with new fields; taken -> taken, a new priority
  * and, with no record, delayed -> ready as the clock passes run_at.
  *
  * The live server, recovery and followers all come here, so the result
@@ -465,6 +467,84 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 	return 0;
 }
 
+/* A copy of `t` with another payload, taking over its ext (key, error,
+ * period); attempts, times and the rest kept. Not placed, not indexed:
+ * swap_payload puts it where `t` was. NULL when out of memory. */
+static struct task *
+repayloaded(const struct task *t, const void *payload, size_t len)
+{
+	struct task *nt = task_new(payload, len);
+
+	if (nt == NULL)
+		return NULL;
+	nt->id = t->id;
+	nt->tube = t->tube;
+	nt->run_at = t->run_at;
+	nt->created_at = t->created_at;
+	nt->updated_at = t->updated_at;
+	nt->pri = t->pri;
+	nt->ttr = t->ttr;
+	nt->attempts = t->attempts;
+	nt->max_attempts = t->max_attempts;
+	return nt;
+}
+
+/* `nt` takes the place of the unplaced `t` in the id index, with its ext
+ * (and so its key); `t` is freed. */
+static void
+swap_payload(struct queue *q, struct task *t, struct task *nt)
+{
+	idx_swap(&q->ids, t, nt);
+	nt->ext = t->ext;
+	t->ext = NULL;
+	if (task_has_key(nt))
+		nt->ext->key->task = nt;
+	task_free(t);
+}
+
+static int
+apply_update(struct queue *q, int64_t time, const struct qrec_update *u)
+{
+	struct task *t = qs_task(q, u->id), *nt = NULL;
+	int state, rc;
+
+	if (t == NULL)
+		return SLUICE_ECORRUPT;
+	if (t->state == QUEUE_TAKEN) {
+		if (u->run_at != t->run_at || u->ttr != t->ttr ||
+		    u->max_attempts != t->max_attempts || u->has_payload)
+			return SLUICE_ECORRUPT;
+		t->pri = u->pri;
+		if (task_has_repl(t))
+			t->ext->repl->pri = u->pri;
+		t->updated_at = time;
+		return 0;
+	}
+	if (t->state == QUEUE_BURIED && u->run_at != t->run_at)
+		return SLUICE_ECORRUPT;
+	state = t->state == QUEUE_BURIED ? QUEUE_BURIED
+	                                 : qs_wait_state(q, u->run_at);
+	if (u->has_payload &&
+	    (nt = repayloaded(t, u->payload, u->payload_len)) == NULL)
+		return SLUICE_ENOMEM;
+	if ((rc = qs_reserve(q, t->tube, state, false, 0)) != 0) {
+		task_free(nt);
+		return rc;
+	}
+	qs_unplace(q, t);
+	if (nt != NULL) {
+		swap_payload(q, t, nt);
+		t = nt;
+	}
+	t->pri = u->pri;
+	t->run_at = u->run_at;
+	t->ttr = u->ttr;
+	t->max_attempts = u->max_attempts;
+	t->updated_at = time;
+	qs_place(q, t, state);
+	return 0;
+}
+
 static int
 apply_pause(struct queue *q, const struct qrec_pause *r)
 {
@@ -522,6 +602,9 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		break;
 	case QREC_PAUSE:
 		rc = apply_pause(q, &rec->u.pause);
+		break;
+	case QREC_UPDATE:
+		rc = apply_update(q, time, &rec->u.update);
 		break;
 	default:
 		rc = SLUICE_ECORRUPT;

@@ -513,6 +513,58 @@ queue_decide_delete(struct queue *q, int64_t now,
 }
 
 static int
+update_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_update_req *req = arg;
+	struct qrec_update *u = &out->u.update;
+	struct task *t;
+	int64_t run_at = 0;
+	int rc;
+
+	if (!req->set_pri && !req->set_run_at && !req->set_ttr &&
+	    !req->set_max_attempts && !req->set_payload)
+		return SLUICE_EINVAL;
+	if (req->set_ttr &&
+	    (req->ttr_ms == 0 || req->ttr_ms > q->cfg.max_ttr_ms))
+		return SLUICE_EINVAL;
+	if (req->set_payload && req->payload_len > q->cfg.max_payload)
+		return SLUICE_ETOOBIG;
+	if (req->set_payload && req->payload_len > 0 && req->payload == NULL)
+		return SLUICE_EINVAL;
+	if (req->set_run_at &&
+	    (rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
+		return rc;
+	if ((t = qs_task(q, req->id)) == NULL)
+		return SLUICE_ENOTFOUND;
+	/* A worker holds the task as it is; only where it goes when it comes
+	 * back may change. A buried task waits for a kick, not a time. */
+	if (t->state == QUEUE_TAKEN &&
+	    (req->set_run_at || req->set_ttr || req->set_max_attempts ||
+	        req->set_payload))
+		return SLUICE_ESTATE;
+	if (t->state == QUEUE_BURIED && req->set_run_at)
+		return SLUICE_ESTATE;
+	out->type = QREC_UPDATE;
+	u->id = t->id;
+	u->pri = req->set_pri ? req->pri : t->pri;
+	u->run_at = req->set_run_at ? run_at : t->run_at;
+	u->ttr = req->set_ttr ? req->ttr_ms : t->ttr;
+	u->max_attempts =
+	    req->set_max_attempts ? req->max_attempts : t->max_attempts;
+	u->has_payload = req->set_payload;
+	u->payload = req->payload;
+	u->payload_len = req->set_payload ? req->payload_len : 0;
+	return 0;
+}
+
+int
+queue_decide_update(struct queue *q, int64_t now,
+    const struct queue_update_req *req, struct qrec *result)
+{
+	return decide(q, now, update_rec, req, result);
+}
+
+static int
 flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
 	const struct queue_flush_req *req = arg;

@@ -28,6 +28,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_REPLACE] = "REPLACE",
 	[QREC_PAUSE] = "PAUSE",
 	[QREC_TAKE_LEASE] = "TAKE",
+	[QREC_UPDATE] = "UPDATE",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -48,7 +49,7 @@ static const char *const outcome_names[QREC_OUTCOME_END_] = {
 const char *
 qrec_type_name(uint16_t type)
 {
-	if (type < QREC_TYPE_END_)
+	if (type < QREC_TYPE_END_ && type_names[type] != NULL)
 		return type_names[type];
 	return "?";
 }
@@ -137,6 +138,7 @@ qrec_valid(const struct qrec *rec)
 {
 	const struct qrec_put *p = &rec->u.put;
 	const struct qrec_replace *r = &rec->u.replace;
+	const struct qrec_update *u = &rec->u.update;
 
 	switch (rec->type) {
 	case QREC_PUT:
@@ -172,6 +174,11 @@ qrec_valid(const struct qrec *rec)
 		return qrec_tube_valid(
 		           rec->u.pause.tube, rec->u.pause.tube_len) &&
 		    time_ok(rec->u.pause.until);
+	case QREC_UPDATE:
+		return u->id != 0 && u->ttr != 0 && time_ok(u->run_at) &&
+		    (u->has_payload ? str_ok(u->payload, u->payload_len,
+		                          QREC_PAYLOAD_MAX)
+		                    : u->payload_len == 0);
 	default:
 		return false;
 	}
@@ -280,6 +287,19 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_str16(out, rec->u.pause.tube, rec->u.pause.tube_len);
 		buf_put_i64(out, rec->u.pause.until);
 		break;
+	case QREC_UPDATE: {
+		const struct qrec_update *u = &rec->u.update;
+
+		buf_put_u64(out, u->id);
+		buf_put_u32(out, u->pri);
+		buf_put_i64(out, u->run_at);
+		buf_put_u32(out, u->ttr);
+		buf_put_u32(out, u->max_attempts);
+		buf_put_u8(out, u->has_payload ? 1 : 0);
+		if (u->has_payload)
+			buf_put_blob(out, u->payload, u->payload_len);
+		break;
+	}
 	}
 	if (buf_failed(out)) {
 		out->len = start < out->len ? start : out->len;
@@ -403,6 +423,20 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.pause.tube_len);
 		rec.u.pause.until = rd_i64(&r);
 		break;
+	case QREC_UPDATE: {
+		struct qrec_update *u = &rec.u.update;
+
+		u->id = rd_u64(&r);
+		u->pri = rd_u32(&r);
+		u->run_at = rd_i64(&r);
+		u->ttr = rd_u32(&r);
+		u->max_attempts = rd_u32(&r);
+		ok = rd_bool(&r, &u->has_payload);
+		if (u->has_payload)
+			u->payload =
+			    rd_blob(&r, QREC_PAYLOAD_MAX, &u->payload_len);
+		break;
+	}
 	default:
 		return SLUICE_ECORRUPT;
 	}
@@ -503,6 +537,17 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		buf_put(out, rec->u.pause.tube, rec->u.pause.tube_len);
 		buf_printf(out, " until=%" PRId64, rec->u.pause.until);
 		break;
+	case QREC_UPDATE: {
+		const struct qrec_update *u = &rec->u.update;
+
+		buf_printf(out,
+		    " id=%" PRIu64 " pri=%" PRIu32 " run_at=%" PRId64
+		    " ttr=%" PRIu32 " max_attempts=%" PRIu32,
+		    u->id, u->pri, u->run_at, u->ttr, u->max_attempts);
+		if (u->has_payload)
+			buf_printf(out, " payload=%zuB", u->payload_len);
+		break;
+	}
 	default:
 		break;
 	}

@@ -36,6 +36,8 @@
  *   REPLACE  u64 id, u8 pending, u32 pri, i64 run_at, u32 ttr,
  *            u32 max_attempts, i64 period, blob payload
  *   PAUSE    str16 tube, i64 until
+ *   UPDATE   u64 id, u32 pri, i64 run_at, u32 ttr, u32 max_attempts,
+ *            u8 has_payload, then with has_payload: blob payload
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -74,8 +76,10 @@ enum qrec_type {
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
 	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
-	QREC_TYPE_END_,       /* one past the last queue type */
-	QREC_TYPE_MAX = 99    /* types above belong to the log layer */
+	/* 14, 15: kept for other record types */
+	QREC_UPDATE = 16,  /* a waiting task changed in place */
+	QREC_TYPE_END_,    /* one past the last queue type */
+	QREC_TYPE_MAX = 99 /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -197,6 +201,22 @@ struct qrec_replace {
 	bool pending;
 };
 
+/* A task changed in place, keeping its id, tube, key, attempts and state
+ * (a waiting task may go between ready and delayed by its run_at). The
+ * record carries every value the task has after it: those the request
+ * left alone are the task's own. A taken task changes its priority only
+ * (its pending replacement's too); a buried one keeps its run_at. */
+struct qrec_update {
+	uint64_t id;
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t max_attempts;
+	int64_t run_at;
+	bool has_payload; /* else the payload stays */
+	const void *payload;
+	size_t payload_len;
+};
+
 /* No takes from the tube before `until` (until <= the record's time:
  * unpaused). */
 struct qrec_pause {
@@ -219,6 +239,7 @@ struct qrec {
 		struct qrec_flush flush;
 		struct qrec_replace replace;
 		struct qrec_pause pause;
+		struct qrec_update update;
 	} u;
 };
 

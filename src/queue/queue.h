@@ -35,6 +35,8 @@
  *   buried | delayed -> ready      KICK
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
  *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
+ *   not taken -> same, or ready | delayed by run_at   UPDATE (in place)
+ *   taken   -> taken               UPDATE of the priority
  *   taken   -> taken               REPLACE pending: when the lease ends in
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
@@ -280,6 +282,36 @@ struct queue_delete_req {
  * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_EINVAL (neither). */
 int queue_decide_delete(struct queue *q, int64_t now,
     const struct queue_delete_req *req, struct qrec *out);
+
+struct queue_update_req {
+	uint64_t id;
+	bool set_pri;
+	uint32_t pri;
+	bool set_run_at;  /* the run time: run_at, or now + delay_ms */
+	int64_t delay_ms; /* used when run_at == 0 */
+	int64_t run_at;
+	bool set_ttr;
+	uint32_t ttr_ms;
+	bool set_max_attempts;
+	uint32_t max_attempts; /* 0: unlimited */
+	bool set_payload;
+	const void *payload;
+	size_t payload_len;
+};
+
+/* Changes a ready, delayed or buried task in place: what the request
+ * sets, nothing else (attempts, key, tube, id stay; updated_at is the
+ * record's time, which moves a buried task to the back of the kick
+ * order). A new run time makes a waiting task ready or delayed by it; a
+ * past one is read as now. A taken task may change its priority only: it
+ * takes effect at once (a taken task sits in no priority order; its
+ * release, fail or replacement brings it back with it). Errors:
+ * SLUICE_ENOTFOUND; SLUICE_ESTATE (a taken task and anything but the
+ * priority, a buried task and a run time); SLUICE_EINVAL (nothing to
+ * change, ttr 0 or over the limit, a delay or run_at out of range, a
+ * payload missing); SLUICE_ETOOBIG (payload). */
+int queue_decide_update(struct queue *q, int64_t now,
+    const struct queue_update_req *req, struct qrec *out);
 
 struct queue_flush_req {
 	const char *tube;

@@ -622,24 +622,26 @@ req_forced(const struct msg_req *r)
 	}
 }
 
-/* A refused lease operation, in words that name the task and what is
- * wrong with the request. Never says the task's current lease. */
+/* Why a lease operation was refused, in words that name the task and what
+ * is wrong with the request, into out[len]. Never says the task's current
+ * lease. */
 static void
-lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
-    uint64_t lease, int rc)
+lease_err_text(struct core *c, uint8_t op, uint64_t id, uint64_t lease, int rc,
+    char *out, size_t len)
 {
 	const char *name = msg_op_name(op);
 	struct queue_task_view v;
 
+	if (op == MSG_OP_ACK_BATCH)
+		name = "ack";
 	switch (rc) {
 	case SLUICE_ENOTFOUND:
-		core_reply_err(
-		    c, ctx, op, rc, "%s %" PRIu64 ": no such task", name, id);
+		snprintf(out, len, "%s %" PRIu64 ": no such task", name, id);
 		return;
 	case SLUICE_ESTATE:
 		if (queue_peek(c->q, c->now, id, &v) != 0)
 			break;
-		core_reply_err(c, ctx, op, rc,
+		snprintf(out, len,
 		    "%s %" PRIu64 ": the task is %s, not taken%s", name, id,
 		    queue_state_name(v.state),
 		    op == MSG_OP_BURY && v.state != QUEUE_BURIED
@@ -648,13 +650,13 @@ lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
 		return;
 	case SLUICE_ESTALE:
 		if (lease == 0)
-			core_reply_err(c, ctx, op, rc,
+			snprintf(out, len,
 			    "%s %" PRIu64 ": a lease is required: the one "
 			    "its take returned (force overrides it, as an "
 			    "operator)",
 			    name, id);
 		else
-			core_reply_err(c, ctx, op, rc,
+			snprintf(out, len,
 			    "%s %" PRIu64 ": lease %" PRIu64 " is stale: the "
 			    "task was released, expired or taken again",
 			    name, id, lease);
@@ -662,8 +664,17 @@ lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
 	default:
 		break;
 	}
-	core_reply_err(c, ctx, op, rc, "%s %" PRIu64 ": %s", name, id,
-	    sluice_strerror(rc));
+	snprintf(out, len, "%s %" PRIu64 ": %s", name, id, sluice_strerror(rc));
+}
+
+static void
+lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
+    uint64_t lease, int rc)
+{
+	char text[MSG_TEXT_MAX / 2];
+
+	lease_err_text(c, op, id, lease, rc, text, sizeof(text));
+	core_reply_err(c, ctx, op, rc, "%s", text);
 }
 
 /* Whether a lease request asked to be told of a replacement. */
@@ -727,6 +738,18 @@ finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	lease_done(c, ctx, req, id, lease, rc, r, peer);
 }
 
+/* The log's class of a decided ack: one that keeps the task alive (its
+ * next run, another tube, a replacement) starts its life again, a retry;
+ * one that ends it finishes accepted work. */
+static unsigned
+ack_flags(int rc, const struct qrec *r)
+{
+	return rc == 0 && r->type == QREC_ACK &&
+	        r->u.end.outcome != QREC_DELETED
+	    ? WAL_RETRY
+	    : 0;
+}
+
 static void
 op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
@@ -737,13 +760,122 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	/* An ack that keeps the task alive (its next run, another tube, a
-	 * replacement) starts its life again: a retry. */
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r,
-	    rc == 0 && r.type == QREC_ACK && r.u.end.outcome != QREC_DELETED
-	        ? WAL_RETRY
-	        : 0,
-	    peer);
+	finish_lease_op(
+	    c, ctx, req, m->id, m->lease, rc, &r, ack_flags(rc, &r), peer);
+}
+
+/* ---- ack_batch and delete_batch --------------------------------------- */
+
+/* The results of a batch being answered: a status per item, and a text
+ * per refused item when the request asked for them. */
+struct batch_out {
+	struct msg_item_res *res;
+	char (*texts)[ITEM_TEXT];
+	uint32_t n;
+};
+
+static int
+batch_out_new(struct batch_out *o, uint32_t n, bool messages)
+{
+	o->n = n;
+	o->res = calloc(n, sizeof(*o->res));
+	o->texts = messages ? calloc(n, sizeof(*o->texts)) : NULL;
+	if (o->res == NULL || (messages && o->texts == NULL)) {
+		free(o->res);
+		free(o->texts);
+		return SLUICE_ENOMEM;
+	}
+	return 0;
+}
+
+/* Sets item i's result to `rc`; returns where its text goes when it was
+ * refused and the request asked for texts, else NULL. */
+static char *
+batch_item(struct batch_out *o, uint32_t i, int rc)
+{
+	o->res[i].status = (uint16_t)(rc == 0 ? 0
+	        : rc > 0                      ? rc
+	                                      : SLUICE_ENOMEM);
+	return rc == 0 || o->texts == NULL ? NULL : o->texts[i];
+}
+
+/* Answers with every item's result once the log holds the batch (all its
+ * records were appended in this turn: one commit), and frees them. */
+static void
+batch_reply(
+    struct core *c, struct net_ctx *ctx, uint8_t op, struct batch_out *o)
+{
+	struct msg_rep rep = { .op = op };
+
+	for (uint32_t i = 0; o->texts != NULL && i < o->n; i++)
+		o->res[i].message = msg_cstr(o->texts[i]);
+	rep.batch.n = o->n;
+	rep.batch.messages = o->texts != NULL;
+	rep.batch.items = o->res;
+	reply_rep(c, ctx, &rep);
+	free(o->res);
+	free(o->texts);
+}
+
+/* Each (id, lease) acked on its own, as a plain ack without force or a
+ * move: the lease rule per item, one bad item refusing only itself. */
+static void
+op_ack_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_ack_batch *b = &req->ack_batch;
+	struct msg_iter it = b->it;
+	struct msg_ack_item m;
+	struct batch_out o;
+	uint32_t i = 0;
+
+	if (batch_out_new(&o, b->n, b->messages) != 0) {
+		core_reply_err(c, ctx, req->op, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	for (; i < b->n && msg_next_ack_item(&it, &m); i++) {
+		struct queue_ack_req a = { m.id, m.lease, NULL, 0, false };
+		struct qrec r;
+		uint64_t lsn;
+		char *why;
+		int rc = queue_decide_ack(c->q, c->now, &a, &r);
+
+		if (rc == 0)
+			rc = core_commit(c, &r, ack_flags(rc, &r), &lsn);
+		if ((why = batch_item(&o, i, rc)) != NULL)
+			lease_err_text(
+			    c, req->op, m.id, m.lease, rc, why, ITEM_TEXT);
+	}
+	batch_reply(c, ctx, req->op, &o);
+}
+
+static void
+op_delete_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_delete_batch *b = &req->delete_batch;
+	struct msg_iter it = b->it;
+	struct batch_out o;
+	uint64_t id;
+	uint32_t i = 0;
+
+	if (batch_out_new(&o, b->n, b->messages) != 0) {
+		core_reply_err(c, ctx, req->op, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	for (; i < b->n && msg_next_id(&it, &id); i++) {
+		struct queue_delete_req a = { id, NULL, 0 };
+		struct qrec r;
+		uint64_t lsn;
+		char *why;
+		int rc = queue_decide_delete(c->q, c->now, &a, &r);
+
+		if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+		if ((why = batch_item(&o, i, rc)) != NULL)
+			snprintf(why, ITEM_TEXT, "delete %" PRIu64 ": %s", id,
+			    rc == SLUICE_ENOTFOUND ? "no such task"
+			                           : sluice_strerror(rc));
+	}
+	batch_reply(c, ctx, req->op, &o);
 }
 
 static void
@@ -937,6 +1069,79 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		return;
 	}
 	reply_rep(c, ctx, &rep);
+}
+
+/* Why an update was refused, naming the task. */
+static void
+update_err(struct core *c, struct net_ctx *ctx, uint64_t id, int rc)
+{
+	struct queue_task_view v;
+	bool known = queue_peek(c->q, c->now, id, &v) == 0;
+
+	if (rc == SLUICE_ESTATE && known && v.state == QUEUE_TAKEN)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": task %" PRIu64 " is taken: only its "
+		    "priority can change while a worker holds it",
+		    id, id);
+	else if (rc == SLUICE_ESTATE && known)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": task %" PRIu64 " is buried: it waits "
+		    "for a kick, not a time (kick it, then change its time)",
+		    id, id);
+	else if (rc == SLUICE_EINVAL)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": a value out of range: ttr (1 ms up to "
+		    "7 days), delay or run_at",
+		    id);
+	else if (rc == SLUICE_ETOOBIG)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": a payload over the server's limit of "
+		    "%zu bytes",
+		    id, c->limits.payload_max);
+	else
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": %s", id,
+		    rc == SLUICE_ENOTFOUND ? "no such task"
+		                           : sluice_strerror(rc));
+}
+
+static void
+op_update(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_update *m = &req->update;
+	struct queue_update_req a = { 0 };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	a.id = m->id;
+	a.set_pri = m->set_priority;
+	a.pri = m->priority;
+	a.set_run_at = m->set_delay || m->set_at;
+	a.set_ttr = m->set_ttr;
+	a.set_max_attempts = m->set_max_attempts;
+	a.max_attempts = m->max_attempts;
+	a.set_payload = m->set_payload;
+	a.payload = m->payload.p;
+	a.payload_len = m->payload.len;
+	if (m->when <= (uint64_t)QREC_TIME_MAX && m->ttr <= UINT32_MAX) {
+		a.ttr_ms = (uint32_t)m->ttr;
+		if (m->set_at)
+			a.run_at = m->when == 0 ? c->now : (int64_t)m->when;
+		else
+			a.delay_ms = (int64_t)m->when;
+		rc = queue_decide_update(c->q, c->now, &a, &r);
+	}
+	/* New content takes room in the log as a put's does; the rest is
+	 * churn of work already accepted. */
+	if (rc == 0)
+		rc = core_commit(
+		    c, &r, m->set_payload ? WAL_NEW_WORK : WAL_RETRY, &lsn);
+	if (rc != 0) {
+		update_err(c, ctx, m->id, rc);
+		return;
+	}
+	reply_after(c, ctx, MSG_OP_UPDATE, m->id, false);
 }
 
 static void
@@ -1556,6 +1761,15 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	case MSG_OP_DELETE:
 	case MSG_OP_DELETE_KEY:
 		op_delete(c, ctx, &req);
+		break;
+	case MSG_OP_ACK_BATCH:
+		op_ack_batch(c, ctx, &req);
+		break;
+	case MSG_OP_DELETE_BATCH:
+		op_delete_batch(c, ctx, &req);
+		break;
+	case MSG_OP_UPDATE:
+		op_update(c, ctx, &req);
 		break;
 	case MSG_OP_FLUSH:
 		op_flush(c, ctx, &req);

@@ -327,3 +327,24 @@ it_log_count(const struct t_srv *s, const char *needle)
 	fclose(f);
 	return n;
 }
+
+int
+it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
+    size_t errcap, ...)
+{
+	char *argv[24];
+	char bin[1024];
+	int argc = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
+	argv[argc++] = bin;
+	argv[argc++] = "-s";
+	argv[argc++] = (char *)url;
+	va_start(ap, errcap);
+	for (char *a; argc < 23 && (a = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return t_run(argv, in, out, outcap, err, errcap);
+}

@@ -120,6 +120,12 @@ void it_errs_check(struct it_errs *e);
 void it_rc_at(
     struct sluice_client *c, int rc, int want, const char *file, int line);
 
+/* Runs `sluice -s URL ARGS...` (NULL-ended, at most 20) with `in` on stdin
+ * (NULL: none); returns its exit code, with its stdout in out[outcap] and
+ * its stderr in err[errcap] (either may be NULL). */
+int it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
+    size_t errcap, ...);
+
 /* Lines of the server's log (its stderr) that contain `needle`. */
 int it_log_count(const struct t_srv *s, const char *needle);
 

@@ -71,6 +71,25 @@ t_mat_req(struct msg_req *q, struct t_mat *mat)
 				;
 			q->put_batch.items = v;
 		}
+	} else if (q->op == MSG_OP_ACK_BATCH) {
+		struct msg_ack_item *v =
+		    t_mat_alloc(mat, q->ack_batch.n, sizeof(*v));
+		struct msg_iter it = q->ack_batch.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_ack_item(&it, &v[i]); i++)
+				;
+			q->ack_batch.items = v;
+		}
+	} else if (q->op == MSG_OP_DELETE_BATCH) {
+		uint64_t *v = t_mat_alloc(mat, q->delete_batch.n, sizeof(*v));
+		struct msg_iter it = q->delete_batch.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_id(&it, &v[i]); i++)
+				;
+			q->delete_batch.ids = v;
+		}
 	} else if (q->op == MSG_OP_TAKE) {
 		struct msg_str *v =
 		    t_mat_alloc(mat, q->take.ntubes, sizeof(*v));
@@ -100,6 +119,19 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 			for (uint32_t i = 0; msg_next_put_res(&it, &v[i]); i++)
 				;
 			m->put_batch.items = v;
+		}
+		break;
+	}
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH: {
+		struct msg_item_res *v =
+		    t_mat_alloc(mat, m->batch.n, sizeof(*v));
+		struct msg_iter it = m->batch.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_item_res(&it, &v[i]); i++)
+				;
+			m->batch.items = v;
 		}
 		break;
 	}

@@ -753,6 +753,68 @@ op_kick(struct run *r)
 	m->ctr[t->tube].kick++;
 }
 
+/* An update: of a waiting task anything, of a buried one all but its
+ * run time, of a taken one only its priority. */
+static void
+op_update(struct run *r)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	struct queue_update_req req;
+	struct qrec rec;
+	struct mt *t;
+	char pay[64];
+	int p = (int)rnd(r, NPAY), want = 0, rc;
+	int64_t run_at = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.id = pick_id(r);
+	t = m_find(m, req.id);
+	req.set_pri = rnd(r, 2) == 0;
+	req.pri = (uint32_t)rnd(r, 4) * 10;
+	req.set_run_at = rnd(r, 3) == 0;
+	req.delay_ms = (int64_t)rnd(r, 3000);
+	req.set_ttr = rnd(r, 4) == 0;
+	req.ttr_ms = 100 + (uint32_t)rnd(r, 2000);
+	req.set_max_attempts = rnd(r, 4) == 0;
+	req.max_attempts = (uint32_t)rnd(r, 4);
+	req.set_payload = rnd(r, 4) == 0;
+	req.payload = pay;
+	req.payload_len = payload(p, pay);
+	if (req.set_run_at)
+		run_at = now + req.delay_ms;
+	if (!req.set_pri && !req.set_run_at && !req.set_ttr &&
+	    !req.set_max_attempts && !req.set_payload)
+		want = SLUICE_EINVAL;
+	else if (t == NULL)
+		want = SLUICE_ENOTFOUND;
+	else if (t->state == M_TAKEN &&
+	    (req.set_run_at || req.set_ttr || req.set_max_attempts ||
+	        req.set_payload))
+		want = SLUICE_ESTATE;
+	else if (t->state == M_BURIED && req.set_run_at)
+		want = SLUICE_ESTATE;
+	rc = queue_decide_update(r->h.q, now, &req, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	if (req.set_pri) {
+		t->pri = req.pri;
+		t->r_pri = req.pri; /* a pending replacement's too */
+	}
+	if (req.set_run_at)
+		t->run_at = run_at;
+	if (req.set_ttr)
+		t->ttr = req.ttr_ms;
+	if (req.set_max_attempts)
+		t->maxa = req.max_attempts;
+	if (req.set_payload)
+		t->pay = p;
+	if (t->state == M_BURIED)
+		t->buried_at = now; /* the back of the kick order */
+}
+
 static void
 op_delete(struct run *r)
 {
@@ -1034,8 +1096,10 @@ step(struct run *r, size_t i)
 		op_touch(r);
 	else if (c < 76)
 		op_bury(r);
-	else if (c < 85)
+	else if (c < 83)
 		op_kick(r);
+	else if (c < 85)
+		op_update(r);
 	else if (c < 88)
 		op_delete(r);
 	else if (c < 89)

@@ -31,6 +31,9 @@ static const struct msg_put batch_items[] = {
 	    .payload = S("bb") },
 	{ .tube = S("sms"), .ttr = 5000, .max_attempts = 3, .payload = S("") },
 };
+static const struct msg_ack_item ack_items[] = { { 7, 1001 }, { 8, 1002 },
+	{ 9, 0 } };
+static const uint64_t delete_ids[] = { 7, UINT64_MAX };
 static const struct msg_str take_tubes[] = { S("a"), S("b.c"), S("x:y/z-1") };
 /* a batch whose items break their limits: each is refused alone */
 static const struct msg_put bad_items[] = {
@@ -160,6 +163,31 @@ static const struct msg_req reqs[] = {
 	    .fail = { .id = 3, .lease = 102, .report = true, .force = true } },
 	{ .op = MSG_OP_BURY,
 	    .lease = { .id = 3, .lease = 102, .report = true } },
+	{ .op = MSG_OP_ACK_BATCH,
+	    .ack_batch = { .n = N(ack_items), .items = ack_items } },
+	{ .op = MSG_OP_ACK_BATCH,
+	    .ack_batch = { .n = 1, .messages = true, .items = ack_items } },
+	{ .op = MSG_OP_DELETE_BATCH,
+	    .delete_batch = { .n = N(delete_ids),
+	        .messages = true,
+	        .ids = delete_ids } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 7, .set_priority = true, .priority = 0 } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 8,
+	        .set_at = true,
+	        .when = 1700000000000ULL,
+	        .set_ttr = true,
+	        .ttr = 5000,
+	        .set_max_attempts = true,
+	        .max_attempts = 3,
+	        .set_payload = true,
+	        .payload = S("v2") } },
+	{ .op = MSG_OP_UPDATE,
+	    .update = { .id = 9,
+	        .set_delay = true,
+	        .when = 250,
+	        .set_payload = true } },
 };
 
 static const struct msg_task tasks[] = {
@@ -230,6 +258,15 @@ static const struct msg_put_res batch_res_texts[] = {
 	{ .status = SLUICE_ETOOBIG,
 	    .message = S("payload of 2000 bytes: over the limit of 1024") },
 };
+static const struct msg_item_res item_res[] = {
+	{ .status = 0 },
+	{ .status = SLUICE_ESTALE,
+	    .message = S("ack 8: lease 1002 is stale: the task was released, "
+	                 "expired or taken again") },
+	{ .status = SLUICE_ENOTFOUND, .message = S("ack 9: no such task") },
+};
+static const struct msg_item_res item_res_bare[] = { { .status = 0 },
+	{ .status = SLUICE_ENOTFOUND } };
 static const struct msg_kv node_kvs[] = {
 	{ S("uptime_ms"), 12345 },
 	{ S("log_segments"), 3 },
@@ -322,6 +359,14 @@ static const struct msg_rep reps[] = {
 	        .state = MSG_ST_DELAYED,
 	        .run_at = 5,
 	        .replaced = true } },
+	{ .op = MSG_OP_ACK_BATCH,
+	    .batch = { .n = N(item_res),
+	        .messages = true,
+	        .items = item_res } },
+	{ .op = MSG_OP_DELETE_BATCH,
+	    .batch = { .n = N(item_res_bare), .items = item_res_bare } },
+	{ .op = MSG_OP_UPDATE,
+	    .after = { .id = 8, .state = MSG_ST_DELAYED, .run_at = 77 } },
 };
 
 static void
@@ -424,6 +469,51 @@ test_every_request_round_trips(void **state)
 			while (msg_next_put(&d.put_batch.it, &p))
 				assert_put_equal(&p, &q->put_batch.items[k++]);
 			assert_int_equal(k, q->put_batch.n);
+			break;
+		case MSG_OP_ACK_BATCH: {
+			struct msg_ack_item a;
+
+			assert_int_equal(d.ack_batch.n, q->ack_batch.n);
+			assert_int_equal(
+			    d.ack_batch.messages, q->ack_batch.messages);
+			while (msg_next_ack_item(&d.ack_batch.it, &a)) {
+				assert_true(a.id == q->ack_batch.items[k].id);
+				assert_true(
+				    a.lease == q->ack_batch.items[k].lease);
+				k++;
+			}
+			assert_int_equal(k, q->ack_batch.n);
+			break;
+		}
+		case MSG_OP_DELETE_BATCH: {
+			uint64_t id;
+
+			assert_int_equal(d.delete_batch.n, q->delete_batch.n);
+			assert_int_equal(
+			    d.delete_batch.messages, q->delete_batch.messages);
+			while (msg_next_id(&d.delete_batch.it, &id))
+				assert_true(id == q->delete_batch.ids[k++]);
+			assert_int_equal(k, q->delete_batch.n);
+			break;
+		}
+		case MSG_OP_UPDATE:
+			assert_true(d.update.id == q->update.id);
+			assert_int_equal(
+			    d.update.set_priority, q->update.set_priority);
+			assert_int_equal(
+			    d.update.set_delay, q->update.set_delay);
+			assert_int_equal(d.update.set_at, q->update.set_at);
+			assert_int_equal(d.update.set_ttr, q->update.set_ttr);
+			assert_int_equal(d.update.set_max_attempts,
+			    q->update.set_max_attempts);
+			assert_int_equal(
+			    d.update.set_payload, q->update.set_payload);
+			assert_int_equal(d.update.priority, q->update.priority);
+			assert_true(d.update.when == q->update.when);
+			assert_true(d.update.ttr == q->update.ttr);
+			assert_int_equal(
+			    d.update.max_attempts, q->update.max_attempts);
+			assert_str_equal(d.update.payload, q->update.payload);
 			break;
 		case MSG_OP_TAKE:
 			assert_true(d.take.wait == q->take.wait);
@@ -588,6 +678,21 @@ test_every_reply_round_trips(void **state)
 			}
 			assert_int_equal(k, m->put_batch.n);
 			break;
+		case MSG_OP_ACK_BATCH:
+		case MSG_OP_DELETE_BATCH: {
+			struct msg_item_res ir;
+
+			assert_int_equal(d.batch.messages, m->batch.messages);
+			while (msg_next_item_res(&d.batch.it, &ir)) {
+				assert_int_equal(
+				    ir.status, m->batch.items[k].status);
+				assert_str_equal(
+				    ir.message, m->batch.items[k].message);
+				k++;
+			}
+			assert_int_equal(k, m->batch.n);
+			break;
+		}
 		case MSG_OP_TAKE:
 		case MSG_OP_LIST:
 		case MSG_OP_JOB:
@@ -1193,8 +1298,9 @@ test_names(void **state)
 {
 	(void)state;
 	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x18-0x1f are reserved (replication) */
-		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB)
+		/* 0x18 and 0x1c-0x1f name nothing on the client port */
+		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB &&
+		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE))
 			assert_null(msg_op_name((uint8_t)op));
 		else
 			assert_non_null(msg_op_name((uint8_t)op));
@@ -1236,6 +1342,13 @@ static void
 test_doc_examples(void **state)
 {
 	static const struct msg_str emails[] = { S("emails") };
+	static const struct msg_ack_item doc_acks[] = { { 42, 1001 },
+		{ 43, 1002 } };
+	static const uint64_t doc_ids[] = { 42, 43 };
+	static const struct msg_item_res doc_ack_res[] = { { 0 },
+		{ SLUICE_ESTALE } };
+	static const struct msg_item_res doc_del_res[] = { { 0 },
+		{ SLUICE_ENOTFOUND } };
 	const struct msg_task task = { .id = 42,
 		.lease = 1001,
 		.state = MSG_ST_TAKEN,
@@ -1318,6 +1431,40 @@ test_doc_examples(void **state)
 	    "2e 32 3a 37 37 31 31");
 	encode_req(&b, &(struct msg_req) { .op = MSG_OP_STATS });
 	assert_hex(&b, "53 01 11 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_ACK_BATCH,
+	        .ack_batch = { .n = 2, .items = doc_acks } });
+	assert_hex(&b,
+	    "53 01 19 00 02 00 00 00 2a 00 00 00 00 00 00 00"
+	    "e9 03 00 00 00 00 00 00 2b 00 00 00 00 00 00 00"
+	    "ea 03 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_ACK_BATCH,
+	        .batch = { .n = 2, .items = doc_ack_res } });
+	assert_hex(&b, "53 01 19 00 00 00 02 00 00 00 00 00 02 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_DELETE_BATCH,
+	        .delete_batch = { .n = 2, .ids = doc_ids } });
+	assert_hex(&b,
+	    "53 01 1a 00 02 00 00 00 2a 00 00 00 00 00 00 00"
+	    "2b 00 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_DELETE_BATCH,
+	        .batch = { .n = 2, .items = doc_del_res } });
+	assert_hex(&b, "53 01 1a 00 00 00 02 00 00 00 00 00 01 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_UPDATE,
+	        .update = { .id = 42, .set_priority = true, .priority = 5 } });
+	assert_hex(&b,
+	    "53 01 1b 01 2a 00 00 00 00 00 00 00 05 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_UPDATE,
+	        .after = { .id = 42, .state = MSG_ST_READY } });
+	assert_hex(&b,
+	    "53 01 1b 00 00 00 2a 00 00 00 00 00 00 00 01 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 	buf_free(&b);
 }
 
