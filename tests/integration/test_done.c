@@ -5,6 +5,7 @@
  * tube's tasks by state and age in one request. Each state is checked
  * through another interface than the one that made it (the CLI against
  * the library and back), and again after a kill -9 and restart. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,27 @@ cli(const struct t_srv *s, ...)
 	if (rc != 0)
 		fprintf(stderr, "sluice %s: exit %d: %s", argv[3], rc, err);
 	return rc;
+}
+
+/* Runs `sluice-log ARGS...` (NULL-ended) on a stopped server's data. */
+static int
+log_tool(const char *cmd, const char *dir, ...)
+{
+	char *argv[ARGS_MAX];
+	char bin[1024];
+	int argc = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluice-log"));
+	argv[argc++] = bin;
+	argv[argc++] = (char *)cmd;
+	argv[argc++] = (char *)dir;
+	va_start(ap, dir);
+	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
 }
 
 /* The unsigned number after `"name":` in out. */
@@ -157,8 +179,8 @@ test_acked_tasks_are_kept_as_done(void **state)
 	    0);
 	out_has("\"result\":null");
 	out_has("\"payload\":\"to: ann\"");
-	assert_int_equal(cli(s, "peek", "-t", "mail", "--done", "--json", NULL),
-	    0);
+	assert_int_equal(
+	    cli(s, "peek", "-t", "mail", "--done", "--json", NULL), 0);
 	assert_true(json_num("id") == a);
 	assert_int_equal(cli(s, "stats", "-t", "mail", "--json", NULL), 0);
 	assert_int_equal(json_num("done"), 2);
@@ -178,7 +200,8 @@ test_acked_tasks_are_kept_as_done(void **state)
 	/* Past the window the key is free: a new task gets it, and the
 	 * done one keeps its history without the key. */
 	for (int i = 0; i < 400; i++) {
-		fresh = put_key(c, "mail", "order-7", "to: ann, later", &created);
+		fresh =
+		    put_key(c, "mail", "order-7", "to: ann, later", &created);
 		if (created)
 			break;
 		it_sleep_ms(10);
@@ -221,9 +244,8 @@ test_done_tasks_are_purged(void **state)
 	out_has("\"state\":\"done\"");
 	assert_true(it_wait_state(c, id[2], 0, 5000) >= 0);
 	assert_true(it_wait_state(c, id[1], 0, 5000) >= 0);
-	assert_int_equal(cli(s, "list", "-t", "jobs", "--state", "done",
-	                     "--json", NULL),
-	    0);
+	assert_int_equal(
+	    cli(s, "list", "-t", "jobs", "--state", "done", "--json", NULL), 0);
 	out_has("{\"tasks\":[]");
 	it_crash_restart(s, &c);
 	for (int i = 0; i < 3; i++)
@@ -267,8 +289,8 @@ test_delete_by_state_and_age(void **state)
 	assert_int_equal(json_num("deleted"), 6);
 	assert_int_equal(it_counts(c, "old").ready, 0);
 	assert_int_equal(it_state(c, keyed), 0);
-	assert_true(put_key(c, "old", "nightly", "keyed again", &created) !=
-	    keyed);
+	assert_true(
+	    put_key(c, "old", "nightly", "keyed again", &created) != keyed);
 	assert_int_equal(created, 1);
 	/* Buried and done, through the library; the CLI sees them gone. */
 	it_rc(c, sluice_delete_where(c, "other", SLUICE_BURIED, 0, &n), 0);
@@ -276,17 +298,15 @@ test_delete_by_state_and_age(void **state)
 	it_rc(c, sluice_delete_where(c, "fin", SLUICE_DONE, 0, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(cli(s, "peek", "--key", "nightly", "--json", NULL), 0);
-	assert_int_equal(cli(s, "list", "-t", "fin", "--state", "done",
-	                     "--json", NULL),
-	    0);
+	assert_int_equal(
+	    cli(s, "list", "-t", "fin", "--state", "done", "--json", NULL), 0);
 	out_has("{\"tasks\":[]");
 	/* Bad requests: a taken state, a missing age. */
 	assert_int_equal(cli(s, "delete", "-t", "old", "--state", "taken",
 	                     "--older-than", "1s", NULL),
 	    2);
-	assert_int_equal(cli(s, "delete", "-t", "old", "--state", "ready",
-	                     NULL),
-	    2);
+	assert_int_equal(
+	    cli(s, "delete", "-t", "old", "--state", "ready", NULL), 2);
 	it_rc(c, sluice_delete_where(c, "old", SLUICE_TAKEN, 0, &n),
 	    SLUICE_EINVAL);
 
@@ -295,6 +315,23 @@ test_delete_by_state_and_age(void **state)
 	assert_int_equal(it_state(c, done), 0);
 	assert_int_equal(it_counts(c, "old").ready, 1);
 	sluice_close(c);
+
+	/* The log tool reads the new records and replays them. */
+	t_srv_stop(s, SIGKILL);
+	assert_int_equal(log_tool("verify", s->data, NULL), 0);
+	assert_int_equal(log_tool("dump", s->data, NULL), 0);
+	out_has("DELETE_WHERE");
+	out_has("tube=old state=ready before=");
+	out_has("-> done dedup_ms=0 keep_ms=3600000");
+	out_has("result=\"r\"");
+	assert_int_equal(log_tool("dump", s->data, "--json", NULL), 0);
+	out_has("\"outcome\":\"done\"");
+	out_has("\"state\":\"done\"");
+	assert_int_equal(log_tool("state", s->data, "--json", NULL), 0);
+	out_has("\"old\":{\"ready\":1,\"delayed\":0,\"taken\":0,"
+	        "\"buried\":0,\"done\":0");
+	out_has("\"fin\":{\"ready\":0,\"delayed\":0,\"taken\":0,"
+	        "\"buried\":0,\"done\":0");
 }
 
 int
