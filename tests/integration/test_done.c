@@ -334,6 +334,64 @@ test_delete_by_state_and_age(void **state)
 	        "\"buried\":0,\"done\":0");
 }
 
+static uint64_t
+lsn_of(struct sluice_client *c)
+{
+	struct sluice_stats *st = NULL;
+	uint64_t lsn;
+
+	it_rc(c, sluice_stats(c, NULL, &st), 0);
+	lsn = st->lsn;
+	sluice_stats_free(st);
+	return lsn;
+}
+
+/* Followers apply the same records: a done task (the follower keeps no
+ * finished tasks of its own: the record says how long) and a delete by
+ * state and age arrive as the leader has them. */
+static void
+test_followers_get_done_tasks_and_deletes(void **state)
+{
+	static char repl[64];
+	static const char *const largs[] = { "--keep-done", "1h",
+		"--repl-listen", repl, NULL };
+	static const char *const fargs[] = { "--follow", repl, NULL };
+	struct t_srv *l, *f;
+	struct sluice_client *lc, *fc;
+	uint64_t done, n = 0;
+	int64_t end;
+	char id[32];
+
+	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", t_free_port());
+	l = server(state, largs);
+	f = it_srv(*state, "follower");
+	for (int i = 0; fargs[i] != NULL; i++)
+		f->args[i] = fargs[i];
+	it_start(f);
+	lc = it_client(l);
+	fc = it_client(f);
+	done = it_put(lc, "mail", "to: ann");
+	assert_true(take_ack(lc, "mail", "sent") == done);
+	it_put(lc, "mail", "old one");
+	it_put(lc, "mail", "old two");
+	it_rc(lc, sluice_delete_where(lc, "mail", SLUICE_READY, 0, &n), 0);
+	assert_int_equal(n, 2);
+	end = it_mono_ms() + it_scale(10000, 1, 10000) * 3;
+	while (lsn_of(fc) < lsn_of(lc) && it_mono_ms() < end)
+		it_sleep_ms(10);
+	assert_true(lsn_of(fc) == lsn_of(lc));
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)done);
+	assert_int_equal(cli(f, "peek", id, "--json", NULL), 0);
+	out_has("\"state\":\"done\"");
+	out_has("\"result\":\"sent\"");
+	assert_int_equal(cli(f, "stats", "-t", "mail", "--json", NULL), 0);
+	assert_int_equal(json_num("ready"), 0);
+	assert_int_equal(json_num("done"), 1);
+	sluice_close(fc);
+	sluice_close(lc);
+}
+
 int
 main(void)
 {
@@ -344,6 +402,9 @@ main(void)
 		    test_done_tasks_are_purged, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_delete_by_state_and_age, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_followers_get_done_tasks_and_deletes, it_setup,
+		    it_teardown),
 	};
 
 	return cmocka_run_group_tests_name("done", tests, NULL, NULL);
