@@ -530,11 +530,11 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
 {
 	buf_printf(b,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
-	    ",\"buried\":%" PRIu64 ",\"done\":%" PRIu64
-	    ",\"paused\":%s,\"paused_until\":%" PRId64
-	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"counters\":",
-	    ready, delayed, taken, buried, done,
-	    paused_until ? "true" : "false", paused_until, oldest_age);
+	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRId64
+	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"done\":%" PRIu64
+	    ",\"counters\":",
+	    ready, delayed, taken, buried, paused_until ? "true" : "false",
+	    paused_until, oldest_age, done);
 	buf_printf(b,
 	    "{\"puts\":%" PRIu64 ",\"takes\":%" PRIu64 ",\"acks\":%" PRIu64
 	    ",\"releases\":%" PRIu64 ",\"fails\":%" PRIu64

@@ -329,9 +329,9 @@ test_delete_by_state_and_age(void **state)
 	out_has("\"state\":\"done\"");
 	assert_int_equal(log_tool("state", s->data, "--json", NULL), 0);
 	out_has("\"old\":{\"ready\":1,\"delayed\":0,\"taken\":0,"
-	        "\"buried\":0,\"done\":0");
-	out_has("\"fin\":{\"ready\":0,\"delayed\":0,\"taken\":0,"
-	        "\"buried\":0,\"done\":0");
+	        "\"buried\":0,");
+	out_has("\"totals\":{\"ready\":1,");
+	out_has("\"oldest_ready_age_ms\":0,\"done\":0,");
 }
 
 static uint64_t
