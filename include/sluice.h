@@ -114,6 +114,8 @@ enum sluice_state {
 	SLUICE_DELAYED = 2, /* waiting for its run_at */
 	SLUICE_TAKEN = 3,   /* leased to a worker */
 	SLUICE_BURIED = 4,  /* parked until kicked */
+	SLUICE_DONE = 5,    /* acked, kept while its tube retains finished
+	                       tasks (sluiced --keep-done) */
 };
 
 /* Orders of sluice_list(). */
@@ -262,7 +264,7 @@ SLUICE_API int sluice_put_batch(
 struct sluice_task {
 	uint64_t id;
 	uint64_t lease; /* the lease to pass to ack etc.; 0 unless taken */
-	int state;      /* SLUICE_READY .. SLUICE_BURIED */
+	int state;      /* SLUICE_READY .. SLUICE_DONE */
 	int detached;   /* the lease survives the session */
 	uint32_t priority;
 	uint32_t attempts;     /* times taken, this take included */
@@ -294,6 +296,11 @@ struct sluice_task {
 		size_t payload_len; /* == size, or 0 when the list omitted it */
 		size_t size;
 	} pending;
+	/* SLUICE_DONE only (else 0 / NULL): */
+	uint64_t finished_at; /* unix ms of its ack */
+	uint64_t kept_until;  /* unix ms it is purged */
+	uint64_t duration_ms; /* its last take to its ack */
+	const char *result;   /* the ack's result text; NULL: none */
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -341,7 +348,7 @@ SLUICE_API int sluice_take(struct sluice_client *c,
 struct sluice_after {
 	uint64_t id;
 	int state;         /* 0: gone (acked and not recurring), else
-	                      SLUICE_READY .. SLUICE_BURIED */
+	                      SLUICE_READY .. SLUICE_DONE */
 	uint64_t run_at;   /* SLUICE_DELAYED: unix ms it becomes ready */
 	uint64_t deadline; /* SLUICE_TAKEN: unix ms the lease ends */
 	int replaced;      /* ack, release, fail, bury: 1 when a replacement
@@ -373,6 +380,21 @@ struct sluice_after {
  * tube as a ready task. Also SLUICE_ETUBE. */
 SLUICE_API int sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *to_tube, struct sluice_after *after);
+
+/* The options of sluice_ack_opts(). Zero means none. */
+struct sluice_ack_opts {
+	const char *to_tube; /* move the task to this tube, as sluice_ack */
+	const char *result;  /* a short text (up to 1024 bytes, else
+	                        SLUICE_ELIMIT) kept with the task when its
+	                        tube retains finished tasks (it becomes
+	                        SLUICE_DONE); dropped otherwise */
+};
+
+/* sluice_ack with options: as sluice_ack, and the task's result. A task
+ * kept as done reports `after->state` SLUICE_DONE. */
+SLUICE_API int sluice_ack_opts(struct sluice_client *c, uint64_t id,
+    uint64_t lease, const struct sluice_ack_opts *o,
+    struct sluice_after *after);
 
 /* Back to ready, or delayed by `delay_ms`; `priority` >= 0 sets a new
  * priority (< 0 keeps it; above UINT32_MAX: SLUICE_EINVAL). */
@@ -495,9 +517,19 @@ SLUICE_API int sluice_delete_key(
 SLUICE_API int sluice_flush(
     struct sluice_client *c, const char *tube, uint64_t *deleted);
 
+/* Deletes, in one request and one logged change, every task of `tube` in
+ * `state` (SLUICE_READY, SLUICE_DELAYED, SLUICE_BURIED or SLUICE_DONE;
+ * else SLUICE_EINVAL) at least `older_ms` old: by its creation, a done
+ * task by its ack. Their keys are free at once. `*deleted` (optional)
+ * counts them. SLUICE_ETUBE. */
+SLUICE_API int sluice_delete_where(struct sluice_client *c, const char *tube,
+    int state, uint64_t older_ms, uint64_t *deleted);
+
 /* One task by id, by key, or the next of a tube to leave `state`
  * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;
- * SLUICE_BURIED: the oldest buried; other states SLUICE_EINVAL). Returns 0
+ * SLUICE_BURIED: the oldest buried; SLUICE_DONE: the one finished
+ * longest ago; other states SLUICE_EINVAL). A done task is found by its
+ * key while the key is reserved (the dedup window). Returns 0
  * and `*task` (one task, free it with sluice_task_free());
  * SLUICE_ENOTFOUND; SLUICE_EKEY; SLUICE_ETUBE. Retried after a lost
  * connection. */

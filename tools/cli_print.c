@@ -93,6 +93,19 @@ task_text(FILE *f, const struct sluice_task *t)
 		cli_print_bytes(f, t->payload, t->payload_len);
 		fputc('\n', f);
 	}
+	if (t->state == SLUICE_DONE) {
+		fmt_when(when, sizeof(when), t->finished_at);
+		fprintf(f, "finished_at   %s\n", when);
+		dur_fmt(dur, sizeof(dur), t->duration_ms);
+		fprintf(f, "duration      %s\n", dur);
+		fmt_when(when, sizeof(when), t->kept_until);
+		fprintf(f, "kept_until    %s\n", when);
+		if (t->result) {
+			fputs("result        ", f);
+			cli_print_bytes(f, t->result, strlen(t->result));
+			fputc('\n', f);
+		}
+	}
 	if (t->replace_pending) {
 		fprintf(f,
 		    "replacement   pending, taken when the lease ends: "
@@ -371,6 +384,9 @@ cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
 	case SLUICE_BURIED:
 		if (strcmp(verb, "buried") != 0)
 			fputs(", buried", f);
+		break;
+	case SLUICE_DONE:
+		fputs(", kept as done", f);
 		break;
 	default:
 		break; /* gone: what the verb says */

@@ -44,6 +44,9 @@ enum {
 	OPT_READY,
 	OPT_DELAYED,
 	OPT_BURIED,
+	OPT_DONE,
+	OPT_OLDER_THAN,
+	OPT_RESULT,
 	OPT_STATE,
 	OPT_ORDER,
 	OPT_LIMIT,
@@ -121,8 +124,8 @@ static const char main_help[] =
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
     "\n"
-    "DUR is milliseconds, or a number with ms, s, m or h: 500, 2s, 1.5m, "
-    "1h.\n"
+    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
+    "1.5m, 1h, 30d.\n"
     "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
     "\n"
     "Output, the same for every command:\n"
@@ -347,7 +350,7 @@ cli_parse_ms(
 	if (dur_parse(s, &v) != 0 || v < min)
 		return cli_usage_error(cli,
 		    "%s takes a duration%s%s: milliseconds, or a number with "
-		    "ms, s, m or h (500, 2s, 1.5m, 1h); not \"%s\"",
+		    "ms, s, m, h or d (500, 2s, 1.5m, 1h, 30d); not \"%s\"",
 		    opt, min ? " of at least " : "", min ? lo : "", s);
 	*ms = v;
 	return 0;
@@ -925,12 +928,14 @@ cmd_take(struct cli *cli, int argc, char **argv)
 /* ---- the lease operations ----------------------------------------------- */
 
 static const char ack_usage[] =
-    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--json]\n"
+    "usage: sluice ack ID (--lease L | --force) [--to TUBE] [--result TEXT] "
+    "[--json]\n"
     "       sluice ack ID:LEASE... [--json]\n"
     "       sluice ack --lines [--json] < FILE\n";
 static const char ack_help[] =
     "\nThe task is done: it is deleted (a recurring one is scheduled "
-    "again).\n"
+    "again),\nor kept as done when the server keeps finished tasks "
+    "(--keep-done).\n"
     "Many tasks at once: ID:LEASE operands, or --lines with \"ID LEASE\" on\n"
     "each line of stdin; up to 1000 tasks go in one request (one commit),\n"
     "each acked or refused on its own: \"acked ID\" per task on stdout, the\n"
@@ -942,6 +947,8 @@ static const char ack_help[] =
     "      --to TUBE   move it, atomically, to TUBE as a ready task (the\n"
     "                  next stage of a pipeline)\n"
     "      --lines     ack the \"ID LEASE\" of each line of stdin\n"
+    "      --result TEXT  a short text (up to 1024 bytes) kept with the\n"
+    "                  done task\n"
     "      --json      print the task's state after: "
     "{\"id\":N,\"state\":...};\n"
     "                  many tasks: one array, {\"id\":N,\"acked\":true} or\n"
@@ -1001,7 +1008,7 @@ static const struct lease_op {
 	const char *shorts;
 	bool to, delay, priority, error; /* the options it has */
 } lease_ops[] = {
-	{ "ack", "acked", ACK, "h", .to = true },
+	{ "ack", "acked", ACK, "h", .to = true, .error = false },
 	{ "release", "released", RELEASE, "hp:", .delay = true,
 	    .priority = true },
 	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true },
@@ -1030,12 +1037,13 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		{ "priority", required_argument, NULL, 'p' },
 		{ "error", required_argument, NULL, 'e' },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "result", required_argument, NULL, OPT_RESULT },
 		COMMON_OPTS,
 	};
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct args a = { argc, argv, op->shorts, opts };
-	const char *to = NULL, *error = NULL;
 	bool has_lease = false, has_delay = false, force = false, lines = false;
+	const char *to = NULL, *error = NULL, *result = NULL;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
@@ -1082,24 +1090,30 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->verb == ACK;
 			lines = true;
 			break;
+		case OPT_RESULT:
+			ok = op->verb == ACK;
+			result = optarg;
+			break;
 		}
 		if (!ok)
 			return cli_usage_error(cli, "%s has no option %s",
 			    op->name,
-			    ch == OPT_TO          ? "--to"
-			        : ch == OPT_DELAY ? "--delay"
-			        : ch == 'p'       ? "-p/--priority"
-			        : ch == 'e'       ? "-e/--error"
-			                          : "--lines");
+			    ch == OPT_TO           ? "--to"
+			        : ch == OPT_DELAY  ? "--delay"
+			        : ch == 'p'        ? "-p/--priority"
+			        : ch == 'e'        ? "-e/--error"
+			        : ch == OPT_RESULT ? "--result"
+			                           : "--lines");
 	}
 	if (a.stop)
 		return a.status;
 	if (op->verb == ACK &&
 	    (lines || (optind < argc && strchr(argv[optind], ':') != NULL))) {
-		if (has_lease || force || to != NULL)
+		if (has_lease || force || to != NULL || result != NULL)
 			return cli_usage_error(cli,
-			    "ID:LEASE and --lines take no --lease, --force or "
-			    "--to (ack those one at a time)");
+			    "ID:LEASE and --lines take no --lease, --force, "
+			    "--to "
+			    "or --result (ack those one at a time)");
 		if (lines && optind != argc)
 			return cli_usage_error(
 			    cli, "--lines reads stdin: no ID:LEASE with it");
@@ -1123,9 +1137,12 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	switch (op->verb) {
-	case ACK:
-		rc = sluice_ack(cli->c, id, lease, to, &after);
+	case ACK: {
+		struct sluice_ack_opts o = { to, result };
+
+		rc = sluice_ack_opts(cli->c, id, lease, &o, &after);
 		break;
+	}
 	case RELEASE:
 		rc = sluice_release(cli->c, id, lease, delay, priority, &after);
 		break;
@@ -1339,21 +1356,42 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 	return 0;
 }
 
+/* The --older-than value as given, for messages. */
+static const char *
+argv_older(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc)
+			return argv[i + 1];
+		if (strncmp(argv[i], "--older-than=", 13) == 0)
+			return argv[i] + 13;
+	}
+	return "?";
+}
+
+static int parse_state(const char *s);
+
 static const char delete_usage[] =
     "usage: sluice delete ID... [--json]\n"
     "       sluice delete --key KEY [--json]\n"
-    "       sluice delete -t TUBE --all [--json]\n";
+    "       sluice delete -t TUBE --all [--json]\n"
+    "       sluice delete -t TUBE --state S --older-than DUR [--json]\n";
 static const char delete_help[] =
-    "\nDeletes a task in any state, by id or by key, or every task of a "
-    "tube.\n"
+    "\nDeletes a task in any state, by id or by key, every task of a "
+    "tube,\nor a tube's tasks in one state by age.\n"
     "Several IDs go in requests of up to 1000 (one commit each), each task\n"
     "deleted or refused on its own: \"deleted ID\" per task on stdout, the\n"
     "reason of each refused one on stderr (exit 1 when any was).\n\n"
     "      --key KEY      the task holding this key\n"
-    "  -t, --tube TUBE    with --all: the tube to empty\n"
+    "  -t, --tube TUBE    with --all or --state: the tube\n"
     "      --all          every task of the tube; prints how many\n"
+    "      --state S      ready, delayed, buried or done: those at least\n"
+    "                     --older-than DUR old (since created; a done\n"
+    "                     task since its ack), in one request; prints how\n"
+    "                     many\n"
+    "      --older-than DUR  with --state: the age (0: all of them)\n"
     "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
-    "(--all);\n"
+    "(--all, --state);\n"
     "                     several IDs: one array, {\"id\":N,\"deleted\":true}\n"
     "                     or {\"id\":N,\"error\":\"...\",\"code\":N} per "
     "task\n";
@@ -1365,12 +1403,15 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		{ "key", required_argument, NULL, OPT_KEY },
 		TUBE_OPT,
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
 		COMMON_OPTS,
 	};
 	struct args a = { argc, argv, "t:h", opts };
 	struct target tg = { 0 };
-	uint64_t n;
-	int ch, rc;
+	uint64_t n, older = 0;
+	bool has_older = false;
+	int state = 0, ch, rc;
 
 	while ((ch = next_opt(cli, &a)) != -1) {
 		switch (ch) {
@@ -1383,17 +1424,46 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		case OPT_ALL:
 			tg.sel = true;
 			break;
+		case OPT_STATE:
+			state = parse_state(optarg);
+			if (state != SLUICE_READY && state != SLUICE_DELAYED &&
+			    state != SLUICE_BURIED && state != SLUICE_DONE)
+				return cli_usage_error(cli,
+				    "--state: \"%s\" is not ready, delayed, "
+				    "buried or done",
+				    optarg);
+			break;
+		case OPT_OLDER_THAN:
+			if ((rc = parse_dur(
+			         cli, "--older-than", optarg, &older)) != 0)
+				return rc;
+			has_older = true;
+			break;
 		}
 	}
 	if (a.stop)
 		return a.status;
-	if (argc - optind > 1 && tg.key == NULL && !tg.sel)
+	if (argc - optind > 1 && tg.key == NULL && !tg.sel && state == 0)
 		return cli_batch_operands(
 		    cli, argv + optind, (size_t)(argc - optind), false, a.json);
-	if ((rc = parse_target(cli, argc, argv, &tg, "--all", "--all")) != 0 ||
+	if ((state != 0) != has_older)
+		return cli_usage_error(
+		    cli, "--state S and --older-than DUR go together");
+	if (state != 0 && tg.sel)
+		return cli_usage_error(cli, "--all or --state, not both");
+	tg.sel = tg.sel || state != 0;
+	if ((rc = parse_target(cli, argc, argv, &tg, "--all or --state",
+	         "--all or --state")) != 0 ||
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
-	if (tg.key != NULL) {
+	if (state != 0) {
+		if ((rc = sluice_delete_where(
+		         cli->c, tg.tube, state, older, &n)) != 0)
+			return cli_fail(cli, rc,
+			    "delete -t %s --state %s --older-than %s", tg.tube,
+			    sluice_state_name(state), argv_older(argc, argv));
+		print_count(a.json, "deleted", "deleted", n);
+	} else if (tg.key != NULL) {
 		if ((rc = sluice_delete_key(cli->c, tg.key, &tg.id)) != 0)
 			return cli_fail(cli, rc, "delete --key %s", tg.key);
 		print_number(a.json, "id", "deleted", tg.id);
@@ -1412,7 +1482,7 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 static const char peek_usage[] =
     "usage: sluice peek ID [--json]\n"
     "       sluice peek --key KEY [--json]\n"
-    "       sluice peek -t TUBE --ready|--delayed|--buried [--json]\n";
+    "       sluice peek -t TUBE --ready|--delayed|--buried|--done [--json]\n";
 static const char peek_help[] =
     "\nShows a task without taking it.\n\n"
     "      --key KEY      the task holding this key\n"
@@ -1420,6 +1490,7 @@ static const char peek_help[] =
     "      --ready        the next task a take would get\n"
     "      --delayed      the delayed task due soonest\n"
     "      --buried       the task buried longest\n"
+    "      --done         the done task finished longest ago\n"
     "      --json         print the task as one JSON object; a payload "
     "that\n"
     "                     is not UTF-8 comes as \"payload_base64\" (base64)\n"
@@ -1434,6 +1505,7 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 		{ "ready", no_argument, NULL, OPT_READY },
 		{ "delayed", no_argument, NULL, OPT_DELAYED },
 		{ "buried", no_argument, NULL, OPT_BURIED },
+		{ "done", no_argument, NULL, OPT_DONE },
 		COMMON_OPTS,
 	};
 	struct args a = { argc, argv, "t:h", opts };
@@ -1452,12 +1524,15 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 		case OPT_READY:
 		case OPT_DELAYED:
 		case OPT_BURIED:
+		case OPT_DONE:
 			if (state != 0)
-				return cli_usage_error(
-				    cli, "one of --ready, --delayed, --buried");
+				return cli_usage_error(cli,
+				    "one of --ready, --delayed, --buried, "
+				    "--done");
 			state = ch == OPT_READY ? SLUICE_READY
 			    : ch == OPT_DELAYED ? SLUICE_DELAYED
-			                        : SLUICE_BURIED;
+			    : ch == OPT_BURIED  ? SLUICE_BURIED
+			                        : SLUICE_DONE;
 			break;
 		}
 	}
@@ -1465,7 +1540,7 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 		return a.status;
 	tg.sel = state != 0;
 	if ((rc = parse_target(cli, argc, argv, &tg, "with a state",
-	         "--ready, --delayed or --buried")) != 0 ||
+	         "--ready, --delayed, --buried or --done")) != 0 ||
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
 	if (tg.key != NULL)
@@ -1529,7 +1604,8 @@ static const char list_usage[] =
 static const char list_help[] =
     "\nLists a tube's tasks.\n\n"
     "  -t, --tube TUBE     the tube\n"
-    "      --state S       ready, delayed, taken or buried (default: all)\n"
+    "      --state S       ready, delayed, taken, buried or done (default:\n"
+    "                      all)\n"
     "      --order O       attempts (most first), age (oldest first,\n"
     "                      the default) or run_at (soonest first)\n"
     "      --limit N       at most N tasks (default 100, at most 1000);\n"
@@ -1542,7 +1618,7 @@ static const char list_help[] =
 static int
 parse_state(const char *s)
 {
-	for (int st = SLUICE_READY; st <= SLUICE_BURIED; st++)
+	for (int st = SLUICE_READY; st <= SLUICE_DONE; st++)
 		if (strcmp(s, sluice_state_name(st)) == 0)
 			return st;
 	return -1;
@@ -1556,20 +1632,23 @@ list_omitted(
 {
 	const struct sluice_tube_stats *ts = NULL;
 	struct sluice_stats *st;
-	uint64_t total = 0;
+	uint64_t total = 0, done = 0;
 
 	if (n < limit || sluice_stats(cli->c, tube, &st) != 0)
 		return 0;
 	for (size_t i = 0; i < st->ntubes; i++)
 		if (strcmp(st->tubes[i].name, tube) == 0)
 			ts = &st->tubes[i];
+	if (ts != NULL && sluice_kv_get(ts->kv, ts->nkv, "done", &done) != 0)
+		done = 0; /* a server that keeps no done tasks */
 	if (ts != NULL)
 		total = state == SLUICE_READY ? ts->ready
 		    : state == SLUICE_DELAYED ? ts->delayed
 		    : state == SLUICE_TAKEN   ? ts->taken
-		    : state == SLUICE_BURIED
-		    ? ts->buried
-		    : ts->ready + ts->delayed + ts->taken + ts->buried;
+		    : state == SLUICE_BURIED  ? ts->buried
+		    : state == SLUICE_DONE
+		    ? done
+		    : ts->ready + ts->delayed + ts->taken + ts->buried + done;
 	sluice_stats_free(st);
 	return total > n ? total - n : 0;
 }
@@ -1602,7 +1681,7 @@ cmd_list(struct cli *cli, int argc, char **argv)
 			if ((state = parse_state(optarg)) < 0)
 				return cli_usage_error(cli,
 				    "--state: \"%s\" is not ready, delayed, "
-				    "taken or buried",
+				    "taken, buried or done",
 				    optarg);
 			break;
 		case OPT_ORDER:
@@ -1907,8 +1986,8 @@ main(int argc, char **argv)
 			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
 				return main_usage_error(
 				    "--timeout takes a duration: milliseconds, "
-				    "or a number with ms, s, m or h (500, 2s, "
-				    "1.5m, 1h); not \"%s\"",
+				    "or a number with ms, s, m, h or d (500, "
+				    "2s, 1.5m, 1h, 30d); not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
 			break;

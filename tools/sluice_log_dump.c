@@ -253,7 +253,9 @@ type_wanted(const struct dump *dm, uint16_t type)
 
 static const char *const reasons[] = { "client", "ttr", "session", "restart" };
 static const char *const outcomes[] = { "deleted", "wait", "buried", "moved",
-	"replaced" };
+	"replaced", "done" };
+static const char *const where_states[] = { "?", "ready", "delayed", "?",
+	"buried", "done" };
 
 static void
 json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
@@ -292,13 +294,21 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		buf_printf(b, ",\"lease\":%" PRIu64 ",\"by\":\"%s\"", e->lease,
 		    e->reason < 4 ? reasons[e->reason] : "?");
 		buf_printf(b, ",\"outcome\":\"%s\"",
-		    e->outcome < 5 ? outcomes[e->outcome] : "?");
+		    e->outcome < 6 ? outcomes[e->outcome] : "?");
 		if (e->outcome == QREC_WAIT)
 			buf_printf(b, ",\"run_at\":%" PRId64, e->run_at);
 		if (e->outcome == QREC_WAIT && r->type == QREC_RELEASE)
 			buf_printf(b, ",\"pri\":%" PRIu32, e->pri);
-		if (r->type == QREC_ACK && e->outcome == QREC_DELETED)
+		if (r->type == QREC_ACK &&
+		    (e->outcome == QREC_DELETED || e->outcome == QREC_DONE))
 			buf_printf(b, ",\"dedup_ms\":%" PRIu32, e->dedup_ms);
+		if (e->outcome == QREC_DONE) {
+			buf_printf(b,
+			    ",\"keep_ms\":%" PRId64 ",\"max_done\":%" PRIu64
+			    ",",
+			    e->keep_ms, e->max_done);
+			lt_json_bytes(b, "result", e->text, e->text_len);
+		}
 		if (r->type == QREC_ACK && e->outcome == QREC_MOVED) {
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
@@ -345,6 +355,11 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		}
 		break;
 	}
+	case QREC_DELETE_WHERE:
+		buf_printf(b, ",\"state\":\"%s\",\"before\":%" PRId64,
+		    r->u.where.state < 6 ? where_states[r->u.where.state] : "?",
+		    r->u.where.before);
+		break;
 	}
 }
 
@@ -364,6 +379,10 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_PAUSE:
 		*p = r->u.pause.tube;
 		*n = r->u.pause.tube_len;
+		return true;
+	case QREC_DELETE_WHERE:
+		*p = r->u.where.tube;
+		*n = r->u.where.tube_len;
 		return true;
 	}
 	return false;
@@ -527,7 +546,7 @@ dump_usage(FILE *f)
 	fputs("usage: sluice-log dump DIR [--from LSN] [--to LSN] "
 	      "[--type T[,T...]] [--tube TUBE] [--json]\n"
 	      "Types: PUT TAKE ACK RELEASE FAIL TOUCH BURY KICK DELETE FLUSH "
-	      "REPLACE PAUSE EPOCH.\n",
+	      "REPLACE PAUSE DELETE_WHERE EPOCH.\n",
 	    f);
 }
 

@@ -525,15 +525,16 @@ state_usage(FILE *f)
  * the oldest ready task's age, and the counters by the server's names. */
 static void
 counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
-    uint64_t buried, int64_t paused_until, int64_t oldest_age,
+    uint64_t buried, uint64_t done, int64_t paused_until, int64_t oldest_age,
     const struct queue_counters *c)
 {
 	buf_printf(b,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
 	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRId64
-	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"counters\":",
+	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"done\":%" PRIu64
+	    ",\"counters\":",
 	    ready, delayed, taken, buried, paused_until ? "true" : "false",
-	    paused_until, oldest_age);
+	    paused_until, oldest_age, done);
 	buf_printf(b,
 	    "{\"puts\":%" PRIu64 ",\"takes\":%" PRIu64 ",\"acks\":%" PRIu64
 	    ",\"releases\":%" PRIu64 ",\"fails\":%" PRIu64
@@ -689,14 +690,14 @@ lt_cmd_state(int argc, char **argv)
 			lt_json_str(&b, ts.name, ts.name_len);
 			buf_printf(&b, ":");
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
-			    ts.buried, ts.paused_until, ts.oldest_ready_age,
-			    &ts.ctr);
+			    ts.buried, ts.done, ts.paused_until,
+			    ts.oldest_ready_age, &ts.ctr);
 			if (ts.oldest_ready_age > oldest_age)
 				oldest_age = ts.oldest_ready_age;
 		}
 		buf_printf(&b, "},\"totals\":");
-		counts_json(&b, st.ready, st.delayed, st.taken, st.buried, 0,
-		    oldest_age, &st.ctr);
+		counts_json(&b, st.ready, st.delayed, st.taken, st.buried,
+		    st.done, 0, oldest_age, &st.ctr);
 		buf_printf(&b,
 		    ",\"node\":{\"tubes\":%" PRIu64 ",\"tasks\":%" PRIu64
 		    ",\"keys\":%" PRIu64 ",\"snapshot_lsn\":%" PRIu64
@@ -731,9 +732,9 @@ lt_cmd_state(int argc, char **argv)
 		else
 			buf_printf(&b, "rebuilt from %" PRIu64 " records\n",
 			    res.records);
-		buf_printf(&b, "\n%-24s %9s %9s %9s %9s  %-12s %s\n", "tube",
-		    "ready", "delayed", "taken", "buried", "oldest ready",
-		    "paused until");
+		buf_printf(&b, "\n%-24s %9s %9s %9s %9s %9s  %-12s %s\n",
+		    "tube", "ready", "delayed", "taken", "buried", "done",
+		    "oldest ready", "paused until");
 		for (uint32_t i = 0; i < queue_tube_count(sc.q); i++) {
 			struct queue_tube_stats ts;
 			char age[24] = "-", until[40] = "-";
@@ -746,14 +747,15 @@ lt_cmd_state(int argc, char **argv)
 				lt_time(ts.paused_until, until, sizeof(until));
 			buf_printf(&b,
 			    "%-24.*s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-			    " %9" PRIu64 "  %-12s %s\n",
+			    " %9" PRIu64 " %9" PRIu64 "  %-12s %s\n",
 			    (int)ts.name_len, ts.name, ts.ready, ts.delayed,
-			    ts.taken, ts.buried, age, until);
+			    ts.taken, ts.buried, ts.done, age, until);
 		}
 		buf_printf(&b,
 		    "%-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-		    "\n",
-		    "(total)", st.ready, st.delayed, st.taken, st.buried);
+		    " %9" PRIu64 "\n",
+		    "(total)", st.ready, st.delayed, st.taken, st.buried,
+		    st.done);
 		if (old.have) {
 			char created[40], age[24];
 

@@ -248,6 +248,22 @@ sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
 }
 
 int
+sluice_ack_opts(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const struct sluice_ack_opts *o, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_ACK, .ack = { .id = id } };
+
+	if (o != NULL) {
+		q.ack.to = msg_cstr(o->to_tube);
+		q.ack.result = msg_cstr(o->result);
+	}
+	q.ack.lease = lease_or_force(lease, &q.ack.force);
+	q.ack.report = true;
+
+	return call_after(c, &q, after);
+}
+
+int
 sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
     uint64_t delay_ms, int64_t priority, struct sluice_after *after)
 {
@@ -519,6 +535,23 @@ sluice_flush(struct sluice_client *c, const char *tube, uint64_t *deleted)
 	return call_u64(c, &q, deleted);
 }
 
+int
+sluice_delete_where(struct sluice_client *c, const char *tube, int state,
+    uint64_t older_ms, uint64_t *deleted)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE_WHERE,
+		.where = { .tube = tube_or_default(tube),
+		    .state = (uint8_t)state,
+		    .older = older_ms } };
+
+	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
+	    state != SLUICE_BURIED && state != SLUICE_DONE)
+		return bad_arg(c,
+		    "delete_where: the state is ready, delayed, buried or "
+		    "done");
+	return call_u64(c, &q, deleted);
+}
+
 static int
 call_task(
     struct sluice_client *c, const struct msg_req *q, struct sluice_task **task)
@@ -558,9 +591,9 @@ sluice_peek_next(struct sluice_client *c, const char *tube, int state,
 		.peek_next = { .tube = tube_or_default(tube) } };
 
 	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
-	    state != SLUICE_BURIED)
+	    state != SLUICE_BURIED && state != SLUICE_DONE)
 		return bad_arg(
-		    c, "peek: state must be ready, delayed or buried");
+		    c, "peek: state must be ready, delayed, buried or done");
 	q.peek_next.state = (uint8_t)state;
 	return call_task(c, &q, task);
 }
@@ -613,7 +646,7 @@ sluice_list(struct sluice_client *c, const char *tube, int state, int order,
 
 	if (c == NULL || tasks == NULL || n == NULL)
 		return bad_arg(c, "list: no place for the tasks");
-	if (state < 0 || state > SLUICE_BURIED || order < 0 || order > 255)
+	if (state < 0 || state > SLUICE_DONE || order < 0 || order > 255)
 		return bad_arg(c, "list: unknown state or order");
 	q.list.state = (uint8_t)state;
 	q.list.order = (uint8_t)order;
@@ -701,6 +734,8 @@ sluice_state_name(int state)
 		return "taken";
 	case SLUICE_BURIED:
 		return "buried";
+	case SLUICE_DONE:
+		return "done";
 	}
 	return "?";
 }

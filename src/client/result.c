@@ -56,6 +56,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	const char *payload = arena_str(a, t->payload);
 	const char *pending =
 	    t->replace_pending ? arena_str(a, t->pending.payload) : NULL;
+	const char *result = arena_opt_str(a, t->done.result);
 
 	if (o == NULL)
 		return;
@@ -91,6 +92,10 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 		o->pending.payload_len = t->pending.payload.len;
 		o->pending.size = t->pending.size;
 	}
+	o->finished_at = t->done.finished_at;
+	o->kept_until = t->done.kept_until;
+	o->duration_ms = t->done.duration;
+	o->result = result;
 }
 
 /* Lays out `n` tasks from `it` (or the single `one`). */

@@ -11,9 +11,9 @@ static const char *
 state_name(int state)
 {
 	static const char *const names[] = { "none", "ready", "delayed",
-		"taken", "buried" };
+		"taken", "buried", "done" };
 
-	return state >= 0 && state <= 4 ? names[state] : "unknown";
+	return state >= 0 && state <= 5 ? names[state] : "unknown";
 }
 
 size_t
@@ -212,6 +212,13 @@ json_task(FILE *f, const struct sluice_task *t)
 		    t->pending.priority, t->pending.run_at, t->pending.ttr_ms,
 		    t->pending.max_attempts, t->pending.period_ms,
 		    t->pending.size);
+	}
+	if (t->state == SLUICE_DONE) {
+		fprintf(f,
+		    ",\"finished_at\":%" PRIu64 ",\"kept_until\":%" PRIu64
+		    ",\"duration_ms\":%" PRIu64 ",\"result\":",
+		    t->finished_at, t->kept_until, t->duration_ms);
+		json_cstr(f, t->result);
 	}
 	fputc('}', f);
 }

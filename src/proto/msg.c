@@ -35,6 +35,8 @@ enum {
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
+	TASK_F_DONE = 0x04,    /* a done task: its fields follow */
+	ACK_F_RESULT = 0x01,   /* a result text follows the to_tube */
 	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
@@ -56,7 +58,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
 	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT | TAKE_F_DURABLE,
-	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT | ACK_F_RESULT,
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_TOUCH] = LEASE_F_FORCE,
@@ -109,6 +111,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = "ack_batch",
 	[MSG_OP_DELETE_BATCH] = "delete_batch",
 	[MSG_OP_UPDATE] = "update",
+	[MSG_OP_DELETE_WHERE] = "delete_where",
 	[MSG_OP_JOB] = "job",
 };
 
@@ -128,7 +131,7 @@ const char *
 msg_state_name(uint8_t state)
 {
 	static const char *const names[] = { "none", "ready", "delayed",
-		"taken", "buried" };
+		"taken", "buried", "done" };
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
 }
@@ -213,7 +216,16 @@ name_valid(struct msg_str s)
 static bool
 state_valid(uint8_t st)
 {
-	return st >= MSG_ST_READY && st <= MSG_ST_BURIED;
+	return st >= MSG_ST_READY && st <= MSG_ST_DONE;
+}
+
+/* The states a delete_where can name: every state but taken (a task
+ * someone holds is deleted by id). */
+static bool
+where_state_valid(uint8_t st)
+{
+	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
+	    st == MSG_ST_BURIED || st == MSG_ST_DONE;
 }
 
 /* The states peek_next can look into. */
@@ -221,7 +233,7 @@ static bool
 peek_state_valid(uint8_t st)
 {
 	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
-	    st == MSG_ST_BURIED;
+	    st == MSG_ST_BURIED || st == MSG_ST_DONE;
 }
 
 static bool
@@ -461,6 +473,12 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 		rc = get_payload(&s, payload_max, &t->payload);
 	if (rc == 0 && (flags & TASK_F_PENDING))
 		rc = get_pending(&s, payload_max, t);
+	if (rc == 0 && (flags & TASK_F_DONE)) {
+		t->done.finished_at = rd_u64(&s);
+		t->done.kept_until = rd_u64(&s);
+		t->done.duration = rd_u64(&s);
+		rc = get_text(&s, MSG_TEXT_MAX, &t->done.result);
+	}
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -802,7 +820,11 @@ get_req_body(
 		q->ack.force = flags & LEASE_F_FORCE;
 		q->ack.report = flags & LEASE_F_REPORT;
 		NEED(r);
-		return get_tube(r, true, &q->ack.to);
+		TRY(get_tube(r, true, &q->ack.to));
+		if (!(flags & ACK_F_RESULT))
+			return 0;
+		TRY(get_text(r, MSG_TEXT_MAX, &q->ack.result));
+		return q->ack.result.len == 0 ? SLUICE_EINVAL : 0;
 	case MSG_OP_RELEASE:
 		get_lease(r, &q->release.id, &q->release.lease);
 		q->release.delay = rd_u64(r);
@@ -866,6 +888,12 @@ get_req_body(
 		    !order_valid(q->list.order))
 			return SLUICE_EPROTO;
 		return check_count(q->list.limit, MSG_LIST_MAX);
+	case MSG_OP_DELETE_WHERE:
+		TRY(get_tube(r, false, &q->where.tube));
+		q->where.state = rd_u8(r);
+		q->where.older = rd_u64(r);
+		NEED(r);
+		return where_state_valid(q->where.state) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_PAUSE:
 		TRY(get_tube(r, false, &q->pause.tube));
 		q->pause.duration = rd_u64(r);
@@ -1014,6 +1042,7 @@ get_rep_body(
 		return 0;
 	case MSG_OP_KICK:
 	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_WHERE:
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:
@@ -1191,7 +1220,8 @@ req_flag_byte(const struct msg_req *q)
 		    (q->take.durable ? TAKE_F_DURABLE : 0);
 	case MSG_OP_ACK:
 		return (q->ack.force ? LEASE_F_FORCE : 0) |
-		    (q->ack.report ? LEASE_F_REPORT : 0);
+		    (q->ack.report ? LEASE_F_REPORT : 0) |
+		    (q->ack.result.len > 0 ? ACK_F_RESULT : 0);
 	case MSG_OP_RELEASE:
 		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
 		    (q->release.force ? LEASE_F_FORCE : 0) |
@@ -1264,7 +1294,10 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		return 0;
 	case MSG_OP_ACK:
 		put_lease(b, q->ack.id, q->ack.lease);
-		return put_tube(b, q->ack.to, true);
+		TRY(put_tube(b, q->ack.to, true));
+		if (q->ack.result.len > 0)
+			return put_text(b, q->ack.result, MSG_TEXT_MAX);
+		return 0;
 	case MSG_OP_RELEASE:
 		put_lease(b, q->release.id, q->release.lease);
 		buf_put_u64(b, q->release.delay);
@@ -1318,6 +1351,13 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_PAUSE:
 		TRY(put_tube(b, q->pause.tube, false));
 		buf_put_u64(b, q->pause.duration);
+		return 0;
+	case MSG_OP_DELETE_WHERE:
+		if (!where_state_valid(q->where.state))
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->where.tube, false));
+		buf_put_u8(b, q->where.state);
+		buf_put_u64(b, q->where.older);
 		return 0;
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
@@ -1383,7 +1423,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	buf_put_u8(b, t->state);
 	buf_put_u8(b,
 	    (t->detached ? TASK_F_DETACHED : 0) |
-	        (t->replace_pending ? TASK_F_PENDING : 0));
+	        (t->replace_pending ? TASK_F_PENDING : 0) |
+	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -1410,6 +1451,12 @@ enc_task(struct buf *b, const struct msg_task *t)
 		buf_put_u64(b, t->pending.period);
 		buf_put_u32(b, t->pending.size);
 		TRY(put_payload(b, t->pending.payload));
+	}
+	if (t->state == MSG_ST_DONE) {
+		buf_put_u64(b, t->done.finished_at);
+		buf_put_u64(b, t->done.kept_until);
+		buf_put_u64(b, t->done.duration);
+		TRY(put_text(b, t->done.result, MSG_TEXT_MAX));
 	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
@@ -1537,6 +1584,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		return 0;
 	case MSG_OP_KICK:
 	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_WHERE:
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:

@@ -85,6 +85,7 @@ enum msg_op {
 	MSG_OP_ACK_BATCH = 0x19,
 	MSG_OP_DELETE_BATCH = 0x1a,
 	MSG_OP_UPDATE = 0x1b,
+	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
 	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
 	MSG_OP_JOB = 0x20,
 	MSG_OP_END_ /* one past the last op */
@@ -110,6 +111,7 @@ enum msg_state {
 	MSG_ST_DELAYED = 2,
 	MSG_ST_TAKEN = 3,
 	MSG_ST_BURIED = 4,
+	MSG_ST_DONE = 5, /* acked, kept by the tube's retention */
 };
 
 /* list's order. */
@@ -212,6 +214,8 @@ struct msg_ack {
 	bool report; /* flag 0x40: the reply says (its flag 0x01) whether a
 	                pending replacement took the task's place */
 	struct msg_str to; /* len 0 = no move; else the tube to move it to */
+	struct msg_str result; /* flag 0x01 when len > 0: a short text kept
+	                          with the done task (0..MSG_TEXT_MAX) */
 };
 
 struct msg_release {
@@ -301,6 +305,13 @@ struct msg_list {
 	bool payloads;  /* include payloads (else only their size) */
 };
 
+/* delete_where: a tube's tasks in one state, at least `older` ms old */
+struct msg_delete_where {
+	struct msg_str tube;
+	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE */
+	uint64_t older; /* ms; by created_at, a done task by finished_at */
+};
+
 struct msg_pause {
 	struct msg_str tube;
 	uint64_t duration; /* ms; 0 = resume now */
@@ -317,6 +328,7 @@ struct msg_pause {
  *   flush, errors                -> tube
  *   stats                        -> tube (len 0 = every tube)
  *   peek_next list pause
+ *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
  *   job
  *   snapshot, promote            -> nothing */
@@ -340,6 +352,7 @@ struct msg_req {
 		struct msg_peek_next peek_next;
 		struct msg_list list;
 		struct msg_pause pause;
+		struct msg_delete_where where;
 		struct msg_str url;
 		struct msg_job job;
 	};
@@ -351,7 +364,7 @@ struct msg_req {
 struct msg_task {
 	uint64_t id;
 	uint64_t lease; /* the current lease while taken, else 0 */
-	uint8_t state;  /* MSG_ST_READY .. MSG_ST_BURIED */
+	uint8_t state;  /* MSG_ST_READY .. MSG_ST_DONE */
 	bool detached;  /* the lease is detached from its session */
 	uint32_t priority;
 	uint32_t attempts; /* times taken */
@@ -381,6 +394,14 @@ struct msg_task {
 		uint32_t size;
 		struct msg_str payload; /* len 0 when omitted (list) */
 	} pending;
+	/* A done task (state MSG_ST_DONE): record flag 0x04, these fields
+	 * after the payload. */
+	struct {
+		uint64_t finished_at; /* unix ms of its ack */
+		uint64_t kept_until;  /* unix ms it is purged */
+		uint64_t duration;    /* ms from its last take to its ack */
+		struct msg_str result;
+	} done;
 };
 
 /* take and list */
@@ -482,7 +503,8 @@ struct msg_errors {
  *   ack_batch, delete_batch -> batch
  *   job -> tasks (the task after the op; none when deleted)
  *   ack release fail touch bury kick_id update -> after
- *   kick, flush -> count       delete_key -> id (of the deleted task)
+ *   kick, flush, delete_where -> count
+ *   delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
  *   snapshot -> lsn (the snapshot covers up to it)

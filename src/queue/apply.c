@@ -5,19 +5,23 @@
  *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
  *   ACK      taken -> gone | delayed (recurring) | ready in another tube |
- *            the pending replacement
+ *            the pending replacement | done (kept until time + keep_ms;
+ *            then, past max_done, the done tasks whose keep ends first
+ *            are purged)
  *   RELEASE  taken -> ready | delayed | the pending replacement
  *   FAIL     taken -> delayed (backoff) | buried | the pending replacement
  *   BURY     taken -> buried | the pending replacement;
  *            ready | delayed -> buried (lease 0, an operator)
  *   KICK     buried | delayed -> ready
  *   DELETE   any -> gone;  FLUSH  every task of a tube -> gone
+ *   DELETE_WHERE  the tube's tasks in one state, old enough -> gone
  *   REPLACE  ready | delayed | buried -> ready | delayed, new content;
  *            taken -> taken with a pending replacement
  *   PAUSE    no task changes; the tube's pause is set or lifted
  *   UPDATE   ready | delayed -> ready | delayed (by run_at), buried ->
  *            buried, with new fields; taken -> taken, a new priority
- * and, with no record, delayed -> ready as the clock passes run_at.
+ * and, with no record, delayed -> ready as the clock passes run_at, and
+ * done -> gone as it passes a done task's run_at (its kept_until).
  *
  * The live server, recovery and followers all come here, so the result
  * depends only on the queue and (lsn, time, record): no clock, no
@@ -141,7 +145,7 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	idx_insert(&q->ids, t);
 	if (p->key_len > 0) {
 		if (ke != NULL) {
-			qs_dedup_unlink(q, ke);
+			qs_dedup_reuse(q, ke);
 		} else {
 			ke = newke;
 			qs_key_insert(q, ke);
@@ -247,6 +251,47 @@ end_fits(uint16_t type, const struct task *t, const struct qrec_end *e)
 	return true;
 }
 
+/* ACK with outcome DONE: the task stays, done, with what it needs to be
+ * shown (payload, take time, result, its key while reserved); its lease
+ * is gone. One that would be purged at once (a record whose time is
+ * behind the clock) goes as if deleted. */
+static int
+apply_done(
+    struct queue *q, int64_t time, const struct qrec_end *e, struct task *t)
+{
+	int64_t until = time + e->keep_ms, taken_at = t->ext->taken_at;
+	struct keyent *ke = t->ext->key;
+	char *res = NULL;
+	int rc;
+
+	if (until > QREC_TIME_MAX)
+		until = QREC_TIME_MAX;
+	if (until <= q->clock) {
+		count_end(q, t->tube, QREC_ACK, e);
+		qs_task_destroy(q, t, time, e->dedup_ms);
+		return 0;
+	}
+	if ((rc = dup_bytes(e->text, e->text_len, &res)) != 0 ||
+	    (rc = qs_reserve(q, t->tube, QUEUE_DONE, false, 0)) != 0) {
+		free(res);
+		return rc;
+	}
+	count_end(q, t->tube, QREC_ACK, e);
+	qs_unplace(q, t);
+	qs_key_complete(q, t, time, e->dedup_ms);
+	if (ke != NULL && e->dedup_ms != 0)
+		t->ext->key = ke; /* now a dedup entry naming this task */
+	t->ext->taken_at = taken_at;
+	t->ext->result = res;
+	t->ext->result_len = (uint16_t)e->text_len;
+	t->updated_at = time;
+	t->run_at = until;
+	qs_place(q, t, QUEUE_DONE);
+	while (e->max_done != 0 && q->count[QUEUE_DONE] > e->max_done)
+		qs_done_drop(q, heap_top(&q->done));
+	return 0;
+}
+
 /* ACK, RELEASE, FAIL and BURY: a lease ends (or an operator buries a
  * waiting task), with the outcome the record names. */
 static int
@@ -264,6 +309,9 @@ apply_end(
 		return SLUICE_ECORRUPT;
 	tb = t->tube;
 	switch (e->outcome) {
+	case QREC_DONE:
+		return apply_done(q, time, e, t);
+
 	case QREC_DELETED:
 		count_end(q, tb, type, e);
 		qs_task_destroy(q, t, time, e->dedup_ms);
@@ -355,7 +403,7 @@ apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
 	struct task *t = qs_task(q, r->id);
 	int rc;
 
-	if (t == NULL || t->state == QUEUE_TAKEN)
+	if (t == NULL || t->state == QUEUE_TAKEN || t->state == QUEUE_DONE)
 		return SLUICE_ECORRUPT;
 	if ((rc = qs_reserve(q, t->tube, QUEUE_READY, false, 0)) != 0)
 		return rc;
@@ -390,11 +438,24 @@ by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Cancels n tasks of tube tb, in id order so that keys enter the dedup
+ * list in a fixed order. */
+static void
+cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
+    int64_t time, uint32_t dedup_ms)
+{
+	qsort(all, n, sizeof(*all), by_id);
+	for (size_t i = 0; i < n; i++) {
+		QS_COUNT(q, tb, del);
+		qs_task_destroy(q, all[i], time, dedup_ms);
+	}
+}
+
 static int
 apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
 {
 	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
-	struct heap *hs[3];
+	struct heap *hs[4];
 	struct task **all;
 	size_t n = 0, total;
 
@@ -403,14 +464,15 @@ apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
 	hs[0] = &tb->ready;
 	hs[1] = &tb->delayed;
 	hs[2] = &tb->buried;
+	hs[3] = &tb->done;
 	total = (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
-	    tb->ntaken;
+	    tb->done.len + tb->ntaken;
 	if (total == 0)
 		return 0;
 	all = malloc(total * sizeof(*all));
 	if (all == NULL)
 		return SLUICE_ENOMEM;
-	for (int h = 0; h < 3; h++)
+	for (int h = 0; h < 4; h++)
 		for (uint32_t i = 0; i < hs[h]->len; i++)
 			all[n++] = hs[h]->item[i];
 	for (uint32_t i = 0; i < q->taken.len && n < total; i++) {
@@ -419,12 +481,59 @@ apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
 		if (t->tube == tb)
 			all[n++] = t;
 	}
-	/* In id order, so keys enter the dedup list in a fixed order. */
-	qsort(all, n, sizeof(*all), by_id);
-	for (size_t i = 0; i < n; i++) {
-		QS_COUNT(q, tb, del);
-		qs_task_destroy(q, all[i], time, r->dedup_ms);
+	cancel_all(q, tb, all, n, time, r->dedup_ms);
+	free(all);
+	return 0;
+}
+
+/* The heap of a tube's tasks in `state`, and the time a DELETE_WHERE
+ * measures their age by. */
+static struct heap *
+state_heap(struct tube *tb, int state)
+{
+	switch (state) {
+	case QUEUE_READY:
+		return &tb->ready;
+	case QUEUE_DELAYED:
+		return &tb->delayed;
+	case QUEUE_BURIED:
+		return &tb->buried;
+	case QUEUE_DONE:
+		return &tb->done;
+	default:
+		return NULL;
 	}
+}
+
+int64_t
+qs_age_time(const struct task *t)
+{
+	return t->state == QUEUE_DONE ? t->updated_at : t->created_at;
+}
+
+static int
+apply_delete_where(
+    struct queue *q, int64_t time, const struct qrec_delete_where *r)
+{
+	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
+	struct heap *h = tb ? state_heap(tb, r->state) : NULL;
+	struct task **all;
+	size_t n = 0;
+
+	if (tb == NULL || h == NULL)
+		return SLUICE_ECORRUPT;
+	if (h->len == 0)
+		return 0;
+	all = malloc(h->len * sizeof(*all));
+	if (all == NULL)
+		return SLUICE_ENOMEM;
+	for (uint32_t i = 0; i < h->len; i++) {
+		struct task *t = h->item[i];
+
+		if (qs_age_time(t) <= r->before)
+			all[n++] = t;
+	}
+	cancel_all(q, tb, all, n, time, 0);
 	free(all);
 	return 0;
 }
@@ -436,7 +545,8 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 	struct repl *rp;
 	int state, rc;
 
-	if (t == NULL || r->pending != (t->state == QUEUE_TAKEN))
+	if (t == NULL || t->state == QUEUE_DONE ||
+	    r->pending != (t->state == QUEUE_TAKEN))
 		return SLUICE_ECORRUPT;
 	if (r->pending) {
 		rp = repl_new(r->payload, r->payload_len);
@@ -508,7 +618,7 @@ apply_update(struct queue *q, int64_t time, const struct qrec_update *u)
 	struct task *t = qs_task(q, u->id), *nt = NULL;
 	int state, rc;
 
-	if (t == NULL)
+	if (t == NULL || t->state == QUEUE_DONE)
 		return SLUICE_ECORRUPT;
 	if (t->state == QUEUE_TAKEN) {
 		if (u->run_at != t->run_at || u->ttr != t->ttr ||
@@ -605,6 +715,9 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		break;
 	case QREC_UPDATE:
 		rc = apply_update(q, time, &rec->u.update);
+		break;
+	case QREC_DELETE_WHERE:
+		rc = apply_delete_where(q, time, &rec->u.where);
 		break;
 	default:
 		rc = SLUICE_ECORRUPT;

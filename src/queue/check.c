@@ -50,22 +50,37 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 	case QUEUE_BURIED:
 		CHECK(in_heap(&tb->buried, t, t->hpos));
 		break;
+	case QUEUE_DONE:
+		CHECK(in_heap(&tb->done, t, t->hpos));
+		CHECK(in_heap(&q->done, t, t->apos));
+		CHECK(t->run_at > q->clock);
+		CHECK(e != NULL && e->repl == NULL &&
+		    e->taken_at <= t->updated_at);
+		CHECK(e->result == NULL ||
+		    (e->result_len > 0 && e->result_len <= QREC_RESULT_MAX));
+		break;
 	default:
 		CHECK(!"a known state");
 	}
-	if (t->state != QUEUE_READY)
+	if (t->state != QUEUE_READY && t->state != QUEUE_DONE)
 		CHECK(t->apos == HEAP_NONE);
 	if (e == NULL)
 		return 0;
 	CHECK(e->taken == (t->state == QUEUE_TAKEN));
 	CHECK(e->taken || e->error != NULL || e->period != 0 ||
-	    e->key != NULL || e->repl != NULL);
+	    e->key != NULL || e->repl != NULL || t->state == QUEUE_DONE);
+	CHECK(t->state == QUEUE_DONE ||
+	    (e->result == NULL && e->taken_at == 0) || e->taken);
 	CHECK(e->repl == NULL || e->taken);
 	CHECK(e->error == NULL ||
 	    (e->error_len > 0 && e->error_len <= QREC_ERROR_MAX));
 	if (!e->taken)
 		CHECK(e->lease == 0 && e->sprev == NULL && e->snext == NULL);
-	if (e->key != NULL) {
+	if (e->key != NULL && t->state == QUEUE_DONE) {
+		/* A dedup entry that still names this done task. */
+		CHECK(e->key->task == NULL && e->key->id == t->id);
+		CHECK(qs_key(q, e->key->key, e->key->len) == e->key);
+	} else if (e->key != NULL) {
 		CHECK(e->key->task == t && e->key->id == t->id);
 		CHECK(qs_key(q, e->key->key, e->key->len) == e->key);
 	}
@@ -138,6 +153,8 @@ queue_check(const struct queue *q, const char **why)
 		count[QUEUE_READY] += tb->ready.len;
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;
+		count[QUEUE_DONE] += tb->done.len;
+		CHECK(heap_valid(&tb->done));
 		count[QUEUE_TAKEN] += tb->ntaken;
 		tube_counters_add(&sum, &tb->ctr);
 	}
@@ -146,6 +163,7 @@ queue_check(const struct queue *q, const char **why)
 	CHECK(memcmp(&sum, &q->ctr, sizeof(sum)) == 0);
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
+	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);
 
 	/* Keys and the dedup list. */
 	for (uint32_t i = 0; i < q->keys.cap; i++) {
@@ -158,7 +176,12 @@ queue_check(const struct queue *q, const char **why)
 			CHECK(ke->task->ext && ke->task->ext->key == ke);
 			nkeys++;
 		} else {
+			const struct task *t = qs_task(q, ke->id);
+
 			CHECK(ke->id >= 1 && ke->id < q->next_id);
+			/* A task with its id is the done task it belongs to. */
+			CHECK(t == NULL ||
+			    (t->state == QUEUE_DONE && t->ext->key == ke));
 			ndedup++;
 		}
 	}

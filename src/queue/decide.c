@@ -188,7 +188,9 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return put_res(
 		    a->res, ke->task ? ke->task->id : ke->id, false, false);
 	}
-	if (q->cfg.max_tasks != 0 && q->ntasks >= q->cfg.max_tasks)
+	/* Done tasks have a bound of their own (max_done). */
+	if (q->cfg.max_tasks != 0 &&
+	    q->ntasks - q->count[QUEUE_DONE] >= q->cfg.max_tasks)
 		return SLUICE_ELIMIT;
 	if (!new_tube_allowed(q, req->tube, req->tube_len))
 		return SLUICE_ELIMIT;
@@ -281,11 +283,15 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
 	const struct queue_ack_req *req = arg;
 	struct task *t;
+	int64_t keep;
 	int rc;
 
 	if (req->to_tube_len > 0 &&
 	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
 		return SLUICE_ETUBE;
+	if (req->result_len > QUEUE_RESULT_MAX ||
+	    (req->result_len > 0 && req->result == NULL))
+		return SLUICE_ELIMIT;
 	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
@@ -299,11 +305,27 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	} else if (task_period(t) > 0) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_WAIT);
 		out->u.end.run_at = next_run(t->run_at, task_period(t), now);
+	} else if ((keep = queue_keep_done_ms(
+	                q, t->tube->name, t->tube->name_len)) > 0) {
+		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DONE);
+		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+		out->u.end.keep_ms = keep;
+		out->u.end.max_done = q->cfg.max_done;
+		out->u.end.text = req->result;
+		out->u.end.text_len = req->result_len;
 	} else {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DELETED);
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
 	}
 	return 0;
+}
+
+int64_t
+queue_keep_done_ms(const struct queue *q, const char *tube, size_t tube_len)
+{
+	(void)tube;
+	(void)tube_len;
+	return q->cfg.keep_done_ms;
 }
 
 int
@@ -493,7 +515,7 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		if (req->key_len > QREC_KEY_MAX || req->key == NULL)
 			return SLUICE_EKEY;
 		ke = qs_key(q, req->key, req->key_len);
-		t = ke ? ke->task : NULL;
+		t = qs_key_task(q, ke);
 	}
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
@@ -542,7 +564,8 @@ update_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	    (req->set_run_at || req->set_ttr || req->set_max_attempts ||
 	        req->set_payload))
 		return SLUICE_ESTATE;
-	if (t->state == QUEUE_BURIED && req->set_run_at)
+	if ((t->state == QUEUE_BURIED && req->set_run_at) ||
+	    t->state == QUEUE_DONE) /* finished: history, not work */
 		return SLUICE_ESTATE;
 	out->type = QREC_UPDATE;
 	u->id = t->id;
@@ -576,7 +599,7 @@ flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	tb = qs_tube(q, req->tube, req->tube_len);
 	if (tb == NULL ||
 	    (tb->ready.len == 0 && tb->delayed.len == 0 &&
-	        tb->buried.len == 0 && tb->ntaken == 0))
+	        tb->buried.len == 0 && tb->done.len == 0 && tb->ntaken == 0))
 		return 0; /* QREC_NONE: nothing to flush */
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
@@ -590,6 +613,71 @@ queue_decide_flush(struct queue *q, int64_t now,
     const struct queue_flush_req *req, struct qrec *result)
 {
 	return decide(q, now, flush_rec, req, result);
+}
+
+struct where_args {
+	const struct queue_delete_where_req *req;
+	uint64_t *count;
+};
+
+static int
+delete_where_rec(
+    struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct where_args *a = arg;
+	const struct queue_delete_where_req *req = a->req;
+	const struct heap *h = NULL;
+	struct tube *tb;
+	uint64_t n = 0;
+
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	if (!time_ok(req->older))
+		return SLUICE_EINVAL;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	switch (req->state) {
+	case QUEUE_READY:
+		h = tb ? &tb->ready : NULL;
+		break;
+	case QUEUE_DELAYED:
+		h = tb ? &tb->delayed : NULL;
+		break;
+	case QUEUE_BURIED:
+		h = tb ? &tb->buried : NULL;
+		break;
+	case QUEUE_DONE:
+		h = tb ? &tb->done : NULL;
+		break;
+	default:
+		return SLUICE_EINVAL;
+	}
+	for (uint32_t i = 0; h != NULL && i < h->len; i++)
+		n += qs_age_time(h->item[i]) <= now - req->older;
+	*a->count = n;
+	if (n == 0)
+		return 0; /* QREC_NONE: nothing that old */
+	out->type = QREC_DELETE_WHERE;
+	out->u.where.tube = req->tube;
+	out->u.where.tube_len = req->tube_len;
+	out->u.where.state = (uint8_t)req->state;
+	out->u.where.before = now - req->older;
+	return 0;
+}
+
+int
+queue_decide_delete_where(struct queue *q, int64_t now,
+    const struct queue_delete_where_req *req, struct qrec *result,
+    uint64_t *count)
+{
+	struct where_args a = { req, count };
+	uint64_t n = 0;
+	int rc;
+
+	a.count = &n;
+	rc = decide(q, now, delete_where_rec, &a, result);
+	if (rc == 0)
+		*count = n;
+	return rc;
 }
 
 static int

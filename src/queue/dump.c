@@ -78,8 +78,18 @@ key_cmp(const void *a, const void *b)
 	return cmp_bytes(x->key, x->len, y->key, y->len);
 }
 
+/* A done task's key shows while its reservation lasts (one that expired
+ * but was not yet reclaimed is left out, as its dedup entry is). */
+static bool
+key_shown(const struct queue *q, const struct task *t)
+{
+	const struct keyent *ke = t->ext ? t->ext->key : NULL;
+
+	return ke != NULL && (ke->task != NULL || ke->expires > q->clock);
+}
+
 static void
-dump_task(struct buf *out, const struct task *t)
+dump_task(struct buf *out, const struct queue *q, const struct task *t)
 {
 	const struct task_ext *e = t->ext;
 
@@ -91,7 +101,7 @@ dump_task(struct buf *out, const struct task *t)
 	    " created_at=%" PRId64 " updated_at=%" PRId64,
 	    t->pri, t->ttr, t->attempts, t->max_attempts, t->run_at,
 	    e ? e->period : 0, t->created_at, t->updated_at);
-	if (e != NULL && e->key != NULL) {
+	if (key_shown(q, t)) {
 		buf_printf(out, " key=");
 		buf_put_escaped(out, e->key->key, e->key->len);
 	}
@@ -105,6 +115,10 @@ dump_task(struct buf *out, const struct task *t)
 		    " deadline=%" PRId64 " detached=%d",
 		    e->lease, e->session, e->taken_at, e->deadline,
 		    e->detached ? 1 : 0);
+	if (t->state == QUEUE_DONE) {
+		buf_printf(out, " taken_at=%" PRId64 " result=", e->taken_at);
+		buf_put_escaped(out, e->result, e->result_len);
+	}
 	buf_printf(out, " payload=");
 	out_hex(out, t->payload, t->payload_len);
 	buf_put_u8(out, '\n');
@@ -153,9 +167,10 @@ queue_dump(const struct queue *q, struct buf *out)
 	    q->lsn, q->next_id, q->clock, q->ntasks, q->ntubes, q->nkeys, nk);
 	buf_printf(out,
 	    "totals ready=%" PRIu64 " delayed=%" PRIu64 " taken=%" PRIu64
-	    " buried=%" PRIu64,
+	    " buried=%" PRIu64 " done=%" PRIu64,
 	    q->count[QUEUE_READY], q->count[QUEUE_DELAYED],
-	    q->count[QUEUE_TAKEN], q->count[QUEUE_BURIED]);
+	    q->count[QUEUE_TAKEN], q->count[QUEUE_BURIED],
+	    q->count[QUEUE_DONE]);
 	out_counters(out, &q->ctr);
 	buf_put_u8(out, '\n');
 	for (uint32_t i = 0; i < q->ntubes; i++) {
@@ -163,14 +178,15 @@ queue_dump(const struct queue *q, struct buf *out)
 
 		buf_printf(out,
 		    "tube %s paused_until=%" PRId64 " ready=%" PRIu32
-		    " delayed=%" PRIu32 " taken=%" PRIu64 " buried=%" PRIu32,
+		    " delayed=%" PRIu32 " taken=%" PRIu64 " buried=%" PRIu32
+		    " done=%" PRIu32,
 		    tb->name, tb->paused_until, tb->ready.len, tb->delayed.len,
-		    tb->ntaken, tb->buried.len);
+		    tb->ntaken, tb->buried.len, tb->done.len);
 		out_counters(out, &tb->ctr);
 		buf_put_u8(out, '\n');
 	}
 	for (size_t i = 0; i < nt; i++)
-		dump_task(out, tasks[i]);
+		dump_task(out, q, tasks[i]);
 	for (size_t i = 0; i < nk; i++) {
 		buf_printf(out, "dedup ");
 		buf_put_escaped(out, keys[i]->key, keys[i]->len);

@@ -29,6 +29,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_PAUSE] = "PAUSE",
 	[QREC_TAKE_LEASE] = "TAKE",
 	[QREC_UPDATE] = "UPDATE",
+	[QREC_DELETE_WHERE] = "DELETE_WHERE",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -44,7 +45,26 @@ static const char *const outcome_names[QREC_OUTCOME_END_] = {
 	"buried",
 	"moved",
 	"replaced",
+	"done",
 };
+
+/* The states a DELETE_WHERE may name (enum queue_state's numbers). */
+static const char *
+where_state_name(uint8_t state)
+{
+	switch (state) {
+	case 1:
+		return "ready";
+	case 2:
+		return "delayed";
+	case 4:
+		return "buried";
+	case 5:
+		return "done";
+	default:
+		return "?";
+	}
+}
 
 const char *
 qrec_type_name(uint16_t type)
@@ -99,16 +119,23 @@ end_valid(uint16_t type, const struct qrec_end *e)
 		return false;
 	if (e->outcome == QREC_WAIT ? !time_ok(e->run_at) : e->run_at != 0)
 		return false;
+	if (e->outcome == QREC_DONE
+	        ? type != QREC_ACK || e->keep_ms < 1 || !time_ok(e->keep_ms)
+	        : e->keep_ms != 0 || e->max_done != 0)
+		return false;
 	switch (type) {
 	case QREC_ACK:
 		if (e->reason != QREC_BY_CLIENT || e->pri != 0)
 			return false;
 		if (e->outcome == QREC_BURIED)
 			return false;
-		if (e->outcome != QREC_DELETED && e->dedup_ms != 0)
+		if (e->outcome != QREC_DELETED && e->outcome != QREC_DONE &&
+		    e->dedup_ms != 0)
 			return false;
 		if (e->outcome == QREC_MOVED)
 			return qrec_tube_valid(e->text, e->text_len);
+		if (e->outcome == QREC_DONE)
+			return str_ok(e->text, e->text_len, QREC_RESULT_MAX);
 		return e->text_len == 0;
 	case QREC_RELEASE:
 		if (e->outcome != QREC_WAIT && e->outcome != QREC_REPLACED)
@@ -179,6 +206,12 @@ qrec_valid(const struct qrec *rec)
 		    (u->has_payload ? str_ok(u->payload, u->payload_len,
 		                          QREC_PAYLOAD_MAX)
 		                    : u->payload_len == 0);
+	case QREC_DELETE_WHERE:
+		return qrec_tube_valid(
+		           rec->u.where.tube, rec->u.where.tube_len) &&
+		    (rec->u.where.state == 1 || rec->u.where.state == 2 ||
+		        rec->u.where.state == 4 || rec->u.where.state == 5) &&
+		    time_ok(rec->u.where.before);
 	default:
 		return false;
 	}
@@ -196,12 +229,18 @@ put_end(const struct qrec *rec, struct buf *out)
 	buf_put_u8(out, e->outcome);
 	switch (rec->type) {
 	case QREC_ACK:
-		if (e->outcome == QREC_DELETED)
+		if (e->outcome == QREC_DELETED) {
 			buf_put_u32(out, e->dedup_ms);
-		else if (e->outcome == QREC_WAIT)
+		} else if (e->outcome == QREC_WAIT) {
 			buf_put_i64(out, e->run_at);
-		else if (e->outcome == QREC_MOVED)
+		} else if (e->outcome == QREC_MOVED) {
 			buf_put_str16(out, e->text, e->text_len);
+		} else if (e->outcome == QREC_DONE) {
+			buf_put_u32(out, e->dedup_ms);
+			buf_put_i64(out, e->keep_ms);
+			buf_put_u64(out, e->max_done);
+			buf_put_str16(out, e->text, e->text_len);
+		}
 		break;
 	case QREC_RELEASE:
 		if (e->outcome == QREC_WAIT) {
@@ -300,6 +339,11 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 			buf_put_blob(out, u->payload, u->payload_len);
 		break;
 	}
+	case QREC_DELETE_WHERE:
+		buf_put_str16(out, rec->u.where.tube, rec->u.where.tube_len);
+		buf_put_u8(out, rec->u.where.state);
+		buf_put_i64(out, rec->u.where.before);
+		break;
 	}
 	if (buf_failed(out)) {
 		out->len = start < out->len ? start : out->len;
@@ -327,12 +371,18 @@ get_end(uint16_t type, struct rd *r, struct qrec_end *e)
 	e->outcome = rd_u8(r);
 	switch (type) {
 	case QREC_ACK:
-		if (e->outcome == QREC_DELETED)
+		if (e->outcome == QREC_DELETED) {
 			e->dedup_ms = rd_u32(r);
-		else if (e->outcome == QREC_WAIT)
+		} else if (e->outcome == QREC_WAIT) {
 			e->run_at = rd_i64(r);
-		else if (e->outcome == QREC_MOVED)
+		} else if (e->outcome == QREC_MOVED) {
 			e->text = rd_str16(r, QREC_NAME_MAX, &e->text_len);
+		} else if (e->outcome == QREC_DONE) {
+			e->dedup_ms = rd_u32(r);
+			e->keep_ms = rd_i64(r);
+			e->max_done = rd_u64(r);
+			e->text = rd_str16(r, QREC_RESULT_MAX, &e->text_len);
+		}
 		break;
 	case QREC_RELEASE:
 		if (e->outcome == QREC_WAIT) {
@@ -437,6 +487,12 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 			    rd_blob(&r, QREC_PAYLOAD_MAX, &u->payload_len);
 		break;
 	}
+	case QREC_DELETE_WHERE:
+		rec.u.where.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.where.tube_len);
+		rec.u.where.state = rd_u8(&r);
+		rec.u.where.before = rd_i64(&r);
+		break;
 	default:
 		return SLUICE_ECORRUPT;
 	}
@@ -494,8 +550,15 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			if (rec->type == QREC_RELEASE)
 				buf_printf(out, " pri=%" PRIu32, e->pri);
 		}
-		if (e->outcome == QREC_DELETED && rec->type == QREC_ACK)
+		if ((e->outcome == QREC_DELETED || e->outcome == QREC_DONE) &&
+		    rec->type == QREC_ACK)
 			buf_printf(out, " dedup_ms=%" PRIu32, e->dedup_ms);
+		if (e->outcome == QREC_DONE) {
+			buf_printf(out,
+			    " keep_ms=%" PRId64 " max_done=%" PRIu64 " result=",
+			    e->keep_ms, e->max_done);
+			buf_put_escaped(out, e->text, e->text_len);
+		}
 		if (rec->type == QREC_ACK && e->outcome == QREC_MOVED) {
 			buf_printf(out, " to=");
 			buf_put(out, e->text, e->text_len);
@@ -548,6 +611,12 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			buf_printf(out, " payload=%zuB", u->payload_len);
 		break;
 	}
+	case QREC_DELETE_WHERE:
+		buf_printf(out, " tube=");
+		buf_put(out, rec->u.where.tube, rec->u.where.tube_len);
+		buf_printf(out, " state=%s before=%" PRId64,
+		    where_state_name(rec->u.where.state), rec->u.where.before);
+		break;
 	default:
 		break;
 	}

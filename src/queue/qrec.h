@@ -22,7 +22,8 @@
  *   TAKE_LEASE u64 id, u64 session, u8 detached, u64 lease
  *   ACK      u64 id, u64 lease, u8 outcome, then by outcome:
  *            DELETED u32 dedup_ms | WAIT i64 run_at | MOVED str16 tube |
- *            REPLACED nothing
+ *            REPLACED nothing | DONE u32 dedup_ms, i64 keep_ms,
+ *            u64 max_done, str16 result
  *   RELEASE  u64 id, u64 lease, u8 reason, u8 outcome (WAIT | REPLACED),
  *            then for WAIT: u32 pri, i64 run_at
  *   FAIL     u64 id, u64 lease, u8 outcome (WAIT | BURIED | REPLACED),
@@ -38,6 +39,9 @@
  *   PAUSE    str16 tube, i64 until
  *   UPDATE   u64 id, u32 pri, i64 run_at, u32 ttr, u32 max_attempts,
  *            u8 has_payload, then with has_payload: blob payload
+ *   DELETE_WHERE str16 tube, u8 state (1 ready, 2 delayed, 4 buried,
+ *            5 done), i64 before: every task of the tube in that state
+ *            created (done: finished) at or before `before` is cancelled
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -45,7 +49,8 @@
  * not taken; times, periods in [0, QREC_TIME_MAX]; tube names 1-200 bytes
  * of [A-Za-z0-9_.:/-]; keys at most 200 bytes; error texts at most
  * QREC_ERROR_MAX; payloads at most QREC_PAYLOAD_MAX; booleans 0 or 1; the
- * reason and outcome allowed for the type. qrec_decode() accepts exactly
+ * reason and outcome allowed for the type; a DONE's keep_ms >= 1, its
+ * result at most QREC_RESULT_MAX. qrec_decode() accepts exactly
  * the valid bodies and qrec_encode() writes exactly those, so
  * decode(encode(r)) == r and encode(decode(b)) == b.
  *
@@ -77,9 +82,10 @@ enum qrec_type {
 	QREC_PAUSE = 12,
 	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
 	/* 14, 15: kept for other record types */
-	QREC_UPDATE = 16,  /* a waiting task changed in place */
-	QREC_TYPE_END_,    /* one past the last queue type */
-	QREC_TYPE_MAX = 99 /* types above belong to the log layer */
+	QREC_UPDATE = 16,       /* a waiting task changed in place */
+	QREC_DELETE_WHERE = 17, /* a tube's tasks by state and age */
+	QREC_TYPE_END_,         /* one past the last queue type */
+	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -98,13 +104,15 @@ enum qrec_outcome {
 	QREC_BURIED = 2,   /* parked until kicked */
 	QREC_MOVED = 3,    /* ACK --to: ready in another tube */
 	QREC_REPLACED = 4, /* the pending replacement takes effect */
+	QREC_DONE = 5,     /* ACK: kept as done until time + keep_ms */
 	QREC_OUTCOME_END_
 };
 
 enum {
-	QREC_NAME_MAX = 200,   /* tube name */
-	QREC_KEY_MAX = 200,    /* task key */
-	QREC_ERROR_MAX = 4096, /* error text of a fail */
+	QREC_NAME_MAX = 200,    /* tube name */
+	QREC_KEY_MAX = 200,     /* task key */
+	QREC_ERROR_MAX = 4096,  /* error text of a fail */
+	QREC_RESULT_MAX = 1024, /* result text of an ack */
 	QREC_PAYLOAD_MAX = 256 * 1024 * 1024
 };
 
@@ -158,9 +166,14 @@ struct qrec_end {
 	uint8_t outcome;   /* enum qrec_outcome */
 	uint32_t pri;      /* RELEASE + WAIT: the priority from now on */
 	int64_t run_at;    /* WAIT: when it is ready again */
-	uint32_t dedup_ms; /* ACK + DELETED: how long the key stays reserved */
-	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text */
+	uint32_t dedup_ms; /* ACK + DELETED | DONE: how long the key stays
+	                      reserved */
+	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text;
+	                      ACK + DONE: the result */
 	size_t text_len;
+	int64_t keep_ms;   /* ACK + DONE: kept until time + keep_ms */
+	uint64_t max_done; /* ACK + DONE: done tasks kept at most (0: no
+	                      limit); those whose keep ends first go */
 };
 
 /* The holder extends its lease: deadline = record time + ttr. */
@@ -225,6 +238,15 @@ struct qrec_pause {
 	int64_t until;
 };
 
+/* The tasks of a tube in one state, created (done: finished) at or
+ * before `before`, are cancelled; their keys are free at once. */
+struct qrec_delete_where {
+	const char *tube;
+	size_t tube_len;
+	uint8_t state; /* enum queue_state: READY DELAYED BURIED DONE */
+	int64_t before;
+};
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -240,6 +262,7 @@ struct qrec {
 		struct qrec_replace replace;
 		struct qrec_pause pause;
 		struct qrec_update update;
+		struct qrec_delete_where where;
 	} u;
 };
 

@@ -6,13 +6,12 @@
  * Entries, in this order (fixed integers little-endian; str16 = u16 length
  * + bytes; var = unsigned LEB128, at most 10 bytes, no needless trailing
  * zero byte; zvar = a signed value zigzag-coded into a var):
- *   META   u32 version (2), u64 lsn, u64 next_id, i64 clock, u64 tasks,
- *          u64 taken tasks, u64 keys (of live tasks, plus the DEDUP
- *          entries that follow)
- *   TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
+ *   META   u32 version (3; 2 is read too), u64 lsn, u64 next_id, i64 clock, u64
+ * tasks, u64 taken tasks, u64 keys (of live tasks, plus the DEDUP entries that
+ * follow) TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
  *          ack, release, fail, bury, kick, delete, ttr_expired,
- *          session_released, replace), u64 ready, u64 delayed, u64 buried
- *          (its tasks in those states)                    - each tube, in
+ *          session_released, replace), u64 ready, u64 delayed, u64 buried,
+ *          u64 done (version 3) (its tasks in those states) - each tube, in
  *          creation order (a task names its tube by that position)
  *   TASK   u8 flags (bits 0-2 state, 3 key, 4 error, 5 period, 6 a REPL
  *          follows, 7 detached), var id, var tube, var pri, var ttr,
@@ -21,12 +20,15 @@
  *          then each only when its flag or state says so: var period,
  *          var length + key, var length + error, taken: var lease,
  *          var session, zvar taken_at - created_at, zvar deadline -
- *          taken_at; then var payload length, the payload  - each task
+ *          taken_at; done (state 5, version 3): zvar taken_at -
+ *          created_at, var length + result (0: none), and no key (a
+ *          done task's key is the DEDUP entry naming its id); then var
+ *          payload length, the payload                    - each task
  *   REPL   u64 id, u32 pri, u32 ttr, u32 max_attempts, i64 run_at,
  *          i64 period, u32 payload length, the payload  - right after a
  *          TASK with flag 6
  *   DEDUP  str16 key, u64 id, i64 expires  - each unexpired dedup entry,
- *          oldest first
+ *          oldest first; one whose id is a done task's is its key
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * A TASK or REPL entry is emitted as its fixed part from a stack buffer
  * plus the payload where it lies, so nothing is copied or allocated. A
@@ -50,10 +52,11 @@
 #include "sluice.h"
 
 enum {
-	QSNAP_VERSION = 2,
+	QSNAP_VERSION = 3,
+	QSNAP_VERSION_MIN = 2, /* no done tasks */
 	/* The largest fixed part: a TASK with a 200-byte key and the
 	 * longest error. */
-	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX,
+	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX + QREC_RESULT_MAX,
 	/* Tasks ahead of the one being written whose memory is fetched. */
 	QSNAP_PREFETCH = 8,
 	/* The most the key count and the TUBE counts reserve up front: a
@@ -209,7 +212,7 @@ emit_task(
 			flags |= TF_PERIOD;
 			p = put_var(p, (uint64_t)e->period);
 		}
-		if (e->key != NULL) {
+		if (e->key != NULL && t->state != QUEUE_DONE) {
 			flags |= TF_KEY;
 			p = put_bytes(p, e->key->key, e->key->len);
 		}
@@ -224,6 +227,10 @@ emit_task(
 			p = put_var(p, zz_diff(e->deadline, e->taken_at));
 			if (e->detached)
 				flags |= TF_DETACHED;
+		}
+		if (t->state == QUEUE_DONE) {
+			p = put_var(p, zz_diff(e->taken_at, t->created_at));
+			p = put_bytes(p, e->result, e->result_len);
 		}
 		if (e->repl != NULL)
 			flags |= TF_REPL;
@@ -283,6 +290,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_u64(&w, tb->ready.len);
 		sw_u64(&w, tb->delayed.len);
 		sw_u64(&w, tb->buried.len);
+		sw_u64(&w, tb->done.len);
 		if ((rc = emit(arg, QSNAP_TUBE, mem, w.len, NULL, 0)) != 0)
 			return rc;
 	}
@@ -360,9 +368,9 @@ load_meta(struct queue *q, struct rd *r)
 	uint64_t nkeys = rd_u64(r);
 	int rc;
 
-	if (rd_failed(r) || rd_left(r) != 0 || version != QSNAP_VERSION ||
-	    next_id == 0 || next_id == UINT64_MAX || !time_ok(clock) ||
-	    ntasks >= next_id || ntaken > ntasks)
+	if (rd_failed(r) || rd_left(r) != 0 || version < QSNAP_VERSION_MIN ||
+	    version > QSNAP_VERSION || next_id == 0 || next_id == UINT64_MAX ||
+	    !time_ok(clock) || ntasks >= next_id || ntaken > ntasks)
 		return SLUICE_ECORRUPT;
 	if (q->lsn != 0 || q->ntasks != 0 || q->ntubes != 0 ||
 	    q->next_id != 1 || q->clock != 0)
@@ -385,6 +393,7 @@ load_meta(struct queue *q, struct rd *r)
 	q->load.ntaken = ntaken;
 	q->load.nkeys = nkeys;
 	q->load.nplaced = ntasks - ntaken;
+	q->load.version = version;
 	return 0;
 }
 
@@ -397,7 +406,7 @@ load_tube(struct queue *q, struct rd *r)
 	const char *name;
 	size_t len;
 	int64_t paused;
-	uint64_t n[3];
+	uint64_t n[4];
 	bool created;
 	int rc;
 
@@ -407,13 +416,15 @@ load_tube(struct queue *q, struct rd *r)
 	n[0] = rd_u64(r);
 	n[1] = rd_u64(r);
 	n[2] = rd_u64(r);
+	n[3] = q->load.version >= 3 ? rd_u64(r) : 0;
 	if (rd_failed(r) || rd_left(r) != 0 || !qrec_tube_valid(name, len))
 		return SLUICE_ECORRUPT;
 	if (paused != 0 && (paused <= q->clock || !time_ok(paused)))
 		return SLUICE_ECORRUPT;
 	/* Tubes count no more tasks than META did, all told. */
 	if (n[0] > q->load.nplaced || n[1] > q->load.nplaced - n[0] ||
-	    n[2] > q->load.nplaced - n[0] - n[1])
+	    n[2] > q->load.nplaced - n[0] - n[1] ||
+	    n[3] > q->load.nplaced - n[0] - n[1] - n[2])
 		return SLUICE_ECORRUPT;
 	if (qs_tube(q, name, len) != NULL || q->ntubes == UINT32_MAX)
 		return SLUICE_ECORRUPT;
@@ -426,7 +437,8 @@ load_tube(struct queue *q, struct rd *r)
 	want[tb->index].ready = n[0];
 	want[tb->index].delayed = n[1];
 	want[tb->index].buried = n[2];
-	q->load.nplaced -= n[0] + n[1] + n[2];
+	want[tb->index].done = n[3];
+	q->load.nplaced -= n[0] + n[1] + n[2] + n[3];
 	tb->ctr = c;
 	tube_counters_add(&q->ctr, &c);
 	qs_pause(q, tb, paused);
@@ -434,7 +446,9 @@ load_tube(struct queue *q, struct rd *r)
 	if ((rc = heap_reserve(&tb->ready, reserve_count(n[0]))) != 0 ||
 	    (rc = heap_reserve(&tb->age, reserve_count(n[0]))) != 0 ||
 	    (rc = heap_reserve(&tb->delayed, reserve_count(n[1]))) != 0 ||
-	    (rc = heap_reserve(&tb->buried, reserve_count(n[2]))) != 0)
+	    (rc = heap_reserve(&tb->buried, reserve_count(n[2]))) != 0 ||
+	    (rc = heap_reserve(&tb->done, reserve_count(n[3]))) != 0 ||
+	    (rc = heap_reserve(&q->done, reserve_count(n[3]))) != 0)
 		return rc;
 	return 0;
 }
@@ -513,6 +527,8 @@ struct task_fields {
 	uint64_t session;
 	int64_t taken_at;
 	int64_t deadline;
+	const char *result;
+	size_t result_len;
 	uint64_t payload_len;
 	const uint8_t *payload;
 };
@@ -554,6 +570,12 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 		f->taken_at = rd_time(r, f->created_at);
 		f->deadline = rd_time(r, f->taken_at);
 	}
+	f->result = NULL;
+	f->result_len = 0;
+	if (f->state == QUEUE_DONE) {
+		f->taken_at = rd_time(r, f->created_at);
+		f->result = rd_var_bytes(r, QREC_RESULT_MAX, &f->result_len);
+	}
 	f->payload_len = rd_var(r);
 	if (rd_failed(r) || rd_left(r) != f->payload_len ||
 	    f->payload_len > QREC_PAYLOAD_MAX)
@@ -590,6 +612,12 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 		return 0;
 	case QUEUE_BURIED:
 		return 0;
+	case QUEUE_DONE:
+		if (q->load.version < 3 || (f->flags & TF_KEY) ||
+		    f->run_at <= q->clock || !time_ok(f->taken_at) ||
+		    f->taken_at > f->updated_at)
+			return SLUICE_ECORRUPT;
+		return 0;
 	default:
 		return SLUICE_ECORRUPT;
 	}
@@ -600,7 +628,7 @@ load_task(struct queue *q, struct rd *r)
 {
 	struct task_fields f;
 	struct keyent *ke = NULL;
-	char *err = NULL;
+	char *err = NULL, *res = NULL;
 	struct task *t;
 	bool detached;
 	int rc;
@@ -622,9 +650,14 @@ load_task(struct queue *q, struct rd *r)
 	t->updated_at = f.updated_at;
 	rc = SLUICE_ENOMEM;
 	if ((f.period != 0 || f.key_len > 0 || f.error_len > 0 ||
-	        f.state == QUEUE_TAKEN) &&
+	        f.state == QUEUE_TAKEN || f.state == QUEUE_DONE) &&
 	    task_ext_need(t) != 0)
 		goto fail;
+	if (f.result_len > 0) {
+		if ((res = malloc(f.result_len)) == NULL)
+			goto fail;
+		memcpy(res, f.result, f.result_len);
+	}
 	if (f.error_len > 0) {
 		if ((err = malloc(f.error_len)) == NULL)
 			goto fail;
@@ -649,6 +682,11 @@ load_task(struct queue *q, struct rd *r)
 			t->ext->deadline = f.deadline;
 			t->ext->detached = detached;
 		}
+		if (f.state == QUEUE_DONE) {
+			t->ext->taken_at = f.taken_at;
+			t->ext->result = res;
+			t->ext->result_len = (uint16_t)f.result_len;
+		}
 	}
 	if (ke != NULL) {
 		ke->task = t;
@@ -664,6 +702,7 @@ load_task(struct queue *q, struct rd *r)
 
 fail:
 	free(err);
+	free(res);
 	free(ke);
 	task_free(t);
 	return rc;
@@ -705,6 +744,7 @@ static int
 load_dedup(struct queue *q, struct rd *r)
 {
 	struct keyent *ke;
+	struct task *t;
 	const char *key;
 	size_t len;
 	uint64_t id;
@@ -719,8 +759,10 @@ load_dedup(struct queue *q, struct rd *r)
 	if (expires <= q->clock ||
 	    expires > QREC_TIME_MAX + (int64_t)UINT32_MAX)
 		return SLUICE_ECORRUPT;
-	if (id == 0 || id >= q->next_id || qs_task(q, id) != NULL ||
-	    qs_key(q, key, len) != NULL)
+	/* The task it names, if any, is a done task whose key this is. */
+	t = qs_task(q, id);
+	if (id == 0 || id >= q->next_id || qs_key(q, key, len) != NULL ||
+	    (t != NULL && (t->state != QUEUE_DONE || t->ext->key != NULL)))
 		return SLUICE_ECORRUPT;
 	if ((ke = qs_keyent_new(q, key, len)) == NULL)
 		return SLUICE_ENOMEM;
@@ -730,6 +772,8 @@ load_dedup(struct queue *q, struct rd *r)
 	}
 	ke->id = id;
 	ke->expires = expires;
+	if (t != NULL)
+		t->ext->key = ke;
 	qs_key_insert(q, ke);
 	qs_dedup_append(q, ke);
 	q->load.ndedup++;
@@ -757,7 +801,7 @@ load_end(struct queue *q, struct rd *r)
 
 		if (tb->ready.len != w->ready ||
 		    tb->delayed.len != w->delayed ||
-		    tb->buried.len != w->buried)
+		    tb->buried.len != w->buried || tb->done.len != w->done)
 			return SLUICE_ECORRUPT;
 	}
 	free(q->load.want);

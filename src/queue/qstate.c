@@ -78,6 +78,8 @@ queue_config_default(struct queue_config *cfg)
 	cfg->max_take_tubes = QUEUE_DEFAULT_MAX_TAKE_TUBES;
 	cfg->max_tubes = QUEUE_DEFAULT_MAX_TUBES;
 	cfg->max_tasks = 0;
+	cfg->keep_done_ms = 0;
+	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
 	cfg->hash_seed = 0x736c75696365ULL;
 }
 
@@ -101,6 +103,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
+	heap_init(&q->done, tube_run_at_less, offsetof(struct task, apos));
 	q->wake.noshrink = true;
 	q->pauses.noshrink = true;
 	q->next_id = 1;
@@ -124,6 +127,7 @@ queue_fini(struct queue *q)
 	heap_free(&q->taken);
 	heap_free(&q->wake);
 	heap_free(&q->pauses);
+	heap_free(&q->done);
 	free(q->load.want);
 }
 
@@ -305,6 +309,10 @@ qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
 		return 0;
 	case QUEUE_BURIED:
 		return heap_reserve(&tb->buried, 1);
+	case QUEUE_DONE:
+		if ((rc = heap_reserve(&tb->done, 1)) != 0)
+			return rc;
+		return heap_reserve(&q->done, 1);
 	default:
 		assert(!"bad state");
 		return SLUICE_EINVAL;
@@ -389,6 +397,11 @@ qs_place(struct queue *q, struct task *t, int state)
 	case QUEUE_BURIED:
 		heap_push(&tb->buried, t);
 		break;
+	case QUEUE_DONE:
+		assert(t->run_at > q->clock);
+		heap_push(&tb->done, t);
+		heap_push(&q->done, t);
+		break;
 	default:
 		assert(!"bad state");
 	}
@@ -424,6 +437,10 @@ qs_unplace(struct queue *q, struct task *t)
 		break;
 	case QUEUE_BURIED:
 		heap_remove(&tb->buried, t);
+		break;
+	case QUEUE_DONE:
+		heap_remove(&tb->done, t);
+		heap_remove(&q->done, t);
 		break;
 	default:
 		assert(!"bad state");
@@ -491,6 +508,16 @@ qs_key_complete(
 	if (ke == NULL)
 		return;
 	t->ext->key = NULL;
+	if (ke->task == NULL) {
+		/* A done task's key, already reserved since its ack: a
+		 * cancel frees it, anything else leaves it to expire. */
+		if (dedup_ms == 0) {
+			qs_dedup_unlink(q, ke);
+			idx_remove(&q->keys, ke);
+			free(ke);
+		}
+		return;
+	}
 	q->nkeys--;
 	ke->task = NULL;
 	ke->id = t->id;
@@ -512,6 +539,50 @@ qs_task_destroy(
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
 	task_free(t);
+}
+
+struct task *
+qs_key_task(const struct queue *q, const struct keyent *ke)
+{
+	struct task *t;
+
+	if (ke == NULL)
+		return NULL;
+	if (ke->task != NULL)
+		return ke->task;
+	t = qs_task(q, ke->id);
+	return t != NULL && t->ext != NULL && t->ext->key == ke ? t : NULL;
+}
+
+void
+qs_done_drop(struct queue *q, struct task *t)
+{
+	if (task_has_key(t))
+		t->ext->key = NULL; /* the reservation outlives the task */
+	qs_task_destroy(q, t, 0, 0);
+}
+
+/* A dedup entry goes: the done task it still names loses its key. */
+static void
+dedup_free(struct queue *q, struct keyent *ke)
+{
+	struct task *t = qs_key_task(q, ke);
+
+	if (t != NULL)
+		t->ext->key = NULL;
+	qs_dedup_unlink(q, ke);
+	idx_remove(&q->keys, ke);
+	free(ke);
+}
+
+void
+qs_dedup_reuse(struct queue *q, struct keyent *ke)
+{
+	struct task *t = qs_key_task(q, ke);
+
+	if (t != NULL)
+		t->ext->key = NULL;
+	qs_dedup_unlink(q, ke);
 }
 
 void
@@ -565,6 +636,14 @@ qs_view(const struct task *t, struct queue_task_view *out)
 		out->deadline = e->deadline;
 		out->detached = e->detached;
 	}
+	if (t->state == QUEUE_DONE) {
+		out->finished_at = t->updated_at;
+		out->kept_until = t->run_at;
+		out->duration = t->updated_at - e->taken_at;
+		out->taken_at = e->taken_at;
+		out->result = e->result;
+		out->result_len = e->result_len;
+	}
 	out->replace_pending = e->repl != NULL;
 	if (e->repl != NULL) {
 		out->repl.payload = e->repl->payload;
@@ -583,6 +662,7 @@ int
 queue_tick(struct queue *q, int64_t now)
 {
 	struct tube *tb;
+	struct task *x;
 
 	if (now <= q->clock)
 		return 0;
@@ -609,13 +689,11 @@ queue_tick(struct queue *q, int64_t now)
 		qs_pause(q, tb, 0);
 	/* Dedup entries in completion order; one whose time went backwards
 	 * waits behind the head, and lookups check expires themselves. */
-	while (q->dedup_head != NULL && q->dedup_head->expires <= now) {
-		struct keyent *ke = q->dedup_head;
-
-		qs_dedup_unlink(q, ke);
-		idx_remove(&q->keys, ke);
-		free(ke);
-	}
+	while (q->dedup_head != NULL && q->dedup_head->expires <= now)
+		dedup_free(q, q->dedup_head);
+	/* Done tasks whose retention ended, in the order it ends. */
+	while ((x = heap_top(&q->done)) != NULL && x->run_at <= now)
+		qs_done_drop(q, x);
 	return 0;
 }
 
@@ -632,6 +710,8 @@ queue_next_wake(const struct queue *q)
 		t = x->ext->deadline;
 	if ((tb = heap_top(&q->pauses)) != NULL && tb->paused_until < t)
 		t = tb->paused_until;
+	if ((x = heap_top(&q->done)) != NULL && x->run_at < t)
+		t = x->run_at;
 	return t;
 }
 
@@ -647,6 +727,8 @@ queue_state_name(int state)
 		return "taken";
 	case QUEUE_BURIED:
 		return "buried";
+	case QUEUE_DONE:
+		return "done";
 	case QUEUE_ANY:
 		return "any";
 	default:

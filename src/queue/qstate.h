@@ -9,9 +9,11 @@
  *   taken    the queue's lease heap (deadline, id); under a session lease
  *            also in its session's list, whose head is in `sessions`
  *   buried   its tube's buried heap (updated_at, id)
+ *   done     its tube's done heap (updated_at, id) and the queue's purge
+ *            heap `done` (run_at = kept until, id)
  * and always in `ids`. Invariants, as of `clock`: a ready task has
- * run_at <= clock, a delayed one run_at > clock; a tube is in `pauses`
- * iff paused_until != 0, and then paused_until > clock.
+ * run_at <= clock, a delayed one and a done one run_at > clock; a tube is in
+ * `pauses` iff paused_until != 0, and then paused_until > clock.
  *
  * Changing the state: first reserve (qs_reserve and friends: every
  * allocation, may fail), then commit (qs_place, qs_unplace: never fail).
@@ -33,11 +35,13 @@ struct qsnap_want {
 	uint64_t ready;
 	uint64_t delayed;
 	uint64_t buried;
+	uint64_t done;
 };
 
 /* The snapshot loader's progress (qsnap.c). */
 struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
+	uint32_t version;  /* META's */
 	struct task *last; /* the task a REPL entry belongs to */
 	uint64_t ndedup;   /* DEDUP entries loaded */
 	uint64_t ntasks;   /* as META counts them */
@@ -61,6 +65,7 @@ struct queue {
 	struct heap taken;  /* every taken task by (deadline, id) */
 	struct heap wake;   /* tubes with delayed tasks, by next run_at */
 	struct heap pauses; /* paused tubes, by paused_until */
+	struct heap done;   /* done tasks, by (run_at = kept until, id) */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;
@@ -129,13 +134,24 @@ void qs_key_complete(
 
 /* Unlinks a dedup entry from the dedup list (it stays indexed). */
 void qs_dedup_unlink(struct queue *q, struct keyent *ke);
+/* Takes a dedup entry off the list for a new task with its key (a done
+ * task it named loses the key). */
+void qs_dedup_reuse(struct queue *q, struct keyent *ke);
 /* Appends a dedup entry to the dedup list. */
 void qs_dedup_append(struct queue *q, struct keyent *ke);
 
 /* Removes a task completely: from its state, the id index, its key
- * (which becomes a dedup entry as qs_key_complete says), and frees it. */
+ * (which becomes a dedup entry as qs_key_complete says; a done task's
+ * entry is dropped when dedup_ms is 0, else kept), and frees it. */
 void qs_task_destroy(
     struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms);
+
+/* The task a key names: its live task, or the done task its dedup entry
+ * still belongs to; NULL when neither. */
+struct task *qs_key_task(const struct queue *q, const struct keyent *ke);
+
+/* Purges a done task (its dedup entry, if any, stays until it expires). */
+void qs_done_drop(struct queue *q, struct task *t);
 
 /* `nt` takes the place of `t` (same id): in the id index and the key
  * entry. Neither is placed in a state. */
@@ -143,6 +159,10 @@ void qs_task_swap(struct queue *q, struct task *t, struct task *nt);
 
 /* Sets or clears (0) a tube's pause. */
 void qs_pause(struct queue *q, struct tube *tb, int64_t until);
+
+/* The time a task's age is measured from: created_at, or for a done task
+ * the time it finished. */
+int64_t qs_age_time(const struct task *t);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

@@ -39,16 +39,19 @@ queue_peek_key(struct queue *q, int64_t now, const char *key, size_t key_len,
     struct queue_task_view *out)
 {
 	struct keyent *ke;
+	struct task *t;
 	int rc;
 
 	if ((rc = catch_up(q, now)) != 0)
 		return rc;
 	if (key_len == 0 || key_len > QREC_KEY_MAX || key == NULL)
 		return SLUICE_EKEY;
+	/* A live task, or a done one while its key is reserved. */
 	ke = qs_key(q, key, key_len);
-	if (ke == NULL || ke->task == NULL)
+	if ((t = qs_key_task(q, ke)) == NULL ||
+	    (ke->task == NULL && ke->expires <= q->clock))
 		return SLUICE_ENOTFOUND;
-	qs_view(ke->task, out);
+	qs_view(t, out);
 	return 0;
 }
 
@@ -65,7 +68,7 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 	if (!qrec_tube_valid(tube, tube_len))
 		return SLUICE_ETUBE;
 	if (state != QUEUE_READY && state != QUEUE_DELAYED &&
-	    state != QUEUE_BURIED)
+	    state != QUEUE_BURIED && state != QUEUE_DONE)
 		return SLUICE_EINVAL;
 	if ((tb = qs_tube(q, tube, tube_len)) == NULL)
 		return SLUICE_ENOTFOUND;
@@ -73,8 +76,10 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		t = heap_top(&tb->ready);
 	else if (state == QUEUE_DELAYED)
 		t = heap_top(&tb->delayed);
-	else
+	else if (state == QUEUE_BURIED)
 		t = heap_top(&tb->buried);
+	else
+		t = heap_top(&tb->done);
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
 	qs_view(t, out);
@@ -86,10 +91,12 @@ static void
 visit(const struct queue *q, const struct tube *tb, int state,
     void (*fn)(struct task *, void *), void *arg)
 {
-	const struct heap *hs[3] = { &tb->ready, &tb->delayed, &tb->buried };
-	const int st[3] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED };
+	const struct heap *hs[4] = { &tb->ready, &tb->delayed, &tb->buried,
+		&tb->done };
+	const int st[4] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED,
+		QUEUE_DONE };
 
-	for (int h = 0; h < 3; h++) {
+	for (int h = 0; h < 4; h++) {
 		if (state != QUEUE_ANY && state != st[h])
 			continue;
 		for (uint32_t i = 0; i < hs[h]->len; i++)
@@ -105,6 +112,14 @@ visit(const struct queue *q, const struct tube *tb, int state,
 		if (t->tube == tb)
 			fn(t, arg);
 	}
+}
+
+/* Every task of the tube, done ones included. */
+static uint64_t
+tube_tasks(const struct tube *tb)
+{
+	return (uint64_t)tb->ready.len + tb->delayed.len + tb->buried.len +
+	    tb->done.len + tb->ntaken;
 }
 
 /* ---- list: the first `limit` tasks in an order ------------------------ */
@@ -195,9 +210,7 @@ queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
 	    req->order < 0 || req->order >= QUEUE_ORDER_END_)
 		return SLUICE_EINVAL;
 	tb = qs_tube(q, req->tube, req->tube_len);
-	count = tb ? (uint64_t)tb->ready.len + tb->delayed.len +
-	        tb->buried.len + tb->ntaken
-	           : 0;
+	count = tb ? tube_tasks(tb) : 0;
 	p.k = req->limit < count ? req->limit : (size_t)count;
 	if (p.k == 0) {
 		*n = 0;
@@ -284,9 +297,7 @@ queue_errors(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 	if (!qrec_tube_valid(tube, tube_len))
 		return SLUICE_ETUBE;
 	tb = qs_tube(q, tube, tube_len);
-	total = tb ? (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
-	        tb->ntaken
-	           : 0;
+	total = tb ? (size_t)tube_tasks(tb) : 0;
 	if (total == 0) {
 		*n = 0;
 		return 0;
@@ -338,6 +349,7 @@ queue_stats(struct queue *q, int64_t now, struct queue_stats *out)
 	out->delayed = q->count[QUEUE_DELAYED];
 	out->taken = q->count[QUEUE_TAKEN];
 	out->buried = q->count[QUEUE_BURIED];
+	out->done = q->count[QUEUE_DONE];
 	out->tasks = q->ntasks;
 	out->tubes = q->ntubes;
 	out->keys = q->nkeys;
@@ -369,6 +381,7 @@ tube_stats(
 	out->delayed = tb->delayed.len;
 	out->taken = tb->ntaken;
 	out->buried = tb->buried.len;
+	out->done = tb->done.len;
 	out->paused_until = tb->paused_until;
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;

@@ -33,7 +33,12 @@
  *                                  ttr / session / restart at max_attempts)
  *   ready | delayed -> buried      BURY by an operator (force)
  *   buried | delayed -> ready      KICK
- *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
+ *   taken   -> done                ACK when the tube keeps finished
+ *                                  tasks (outcome DONE)
+ *   done    -> (gone)              time reaches its kept_until, or the
+ *                                  done limit of a later ACK (no record)
+ *   any     -> (gone)              ACK, DELETE, FLUSH of its tube,
+ *                                  DELETE_WHERE (by state and age)
  *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
  *   not taken -> same, or ready | delayed by run_at   UPDATE (in place)
  *   taken   -> taken               UPDATE of the priority
@@ -42,14 +47,17 @@
  *                                  and waits again (outcome REPLACED)
  * Ready order: priority, then id. Keys are unique among live tasks and
  * stay reserved for a dedup window once their task is acked (completed);
- * a deleted (cancelled) task's key is free at once.
+ * a deleted (cancelled) task's key is free at once. A done task's key is
+ * such a reserved key that still names its task (peek by key shows it);
+ * when the window ends the done task loses its key, and a put with it
+ * creates a new task.
  * A ready task's run_at is when it became ready, so the oldest ready task
  * is the one with the smallest run_at.
  *
  * The clock of the queue is the latest time it has seen (a record's time,
  * or a tick's now); delayed tasks, pauses and dedup entries are as of that
- * clock. Two queues given the same records, and ticked to the same time,
- * have the same dump. */
+ * clock, and so is the purge of done tasks. Two queues given the same records,
+ * and ticked to the same time, have the same dump. */
 #ifndef SLUICE_QUEUE_QUEUE_H
 #define SLUICE_QUEUE_QUEUE_H
 
@@ -68,6 +76,7 @@ enum queue_state {
 	QUEUE_DELAYED = 2,
 	QUEUE_TAKEN = 3,
 	QUEUE_BURIED = 4,
+	QUEUE_DONE = 5, /* acked, kept while its tube retains finished tasks */
 	QUEUE_STATE_END_
 };
 
@@ -81,7 +90,9 @@ enum {
 	QUEUE_DEFAULT_MAX_ERROR = 1024,
 	QUEUE_DEFAULT_MAX_TTR_MS = 7 * 24 * 60 * 60 * 1000,
 	QUEUE_DEFAULT_MAX_TAKE_TUBES = 64,
-	QUEUE_DEFAULT_MAX_TUBES = 100000
+	QUEUE_DEFAULT_MAX_TUBES = 100000,
+	QUEUE_DEFAULT_MAX_DONE = 1000000,
+	QUEUE_RESULT_MAX = 1024 /* bytes of an ack's result text */
 };
 
 /* Limits and defaults used by decide (apply never reads them: records
@@ -97,6 +108,8 @@ struct queue_config {
 	uint32_t max_take_tubes; /* tubes named by one take */
 	uint32_t max_tubes;      /* 0: no limit */
 	uint64_t max_tasks;      /* live tasks; 0: no limit */
+	int64_t keep_done_ms;    /* retention of acked tasks; 0: deleted */
+	uint64_t max_done;       /* done tasks kept at most; 0: no limit */
 	uint64_t hash_seed;      /* seeds the hash of keys and tube names */
 };
 
@@ -194,13 +207,16 @@ struct queue_ack_req {
 	const char *to_tube; /* to_tube_len 0: no move */
 	size_t to_tube_len;
 	bool force; /* the lease is not checked (an operator's override) */
+	const char *result; /* kept with a done task; result_len 0: none */
+	size_t result_len;
 };
 
-/* Done. The task is deleted (its key reserved for the dedup window); a
- * recurring task waits for its next run (the first run_at + k * period
- * after now, attempts 0); with to_tube it moves there, ready, attempts 0.
- * A pending replacement wins over all three. Errors: the lease rule,
- * SLUICE_ETUBE. */
+/* Done. The task is deleted, or kept as done until now + the retention of
+ * its tube (queue_keep_done_ms) with its result text (its key reserved for the
+ * dedup window); a recurring task waits for its next run (the first run_at + k
+ * * period after now, attempts 0); with to_tube it moves there, ready, attempts
+ * 0. A pending replacement wins over all three. Errors: the lease rule,
+ * SLUICE_ETUBE, SLUICE_ELIMIT (result over QUEUE_RESULT_MAX). */
 int queue_decide_ack(struct queue *q, int64_t now,
     const struct queue_ack_req *req, struct qrec *out);
 
@@ -323,6 +339,28 @@ struct queue_flush_req {
 int queue_decide_flush(struct queue *q, int64_t now,
     const struct queue_flush_req *req, struct qrec *out);
 
+/* How long an acked task of this tube is kept as done; 0: not kept. The
+ * one place the retention is read: today the server's default
+ * (cfg.keep_done_ms); a tube's own setting overrides it here. */
+int64_t queue_keep_done_ms(
+    const struct queue *q, const char *tube, size_t tube_len);
+
+struct queue_delete_where_req {
+	const char *tube;
+	size_t tube_len;
+	int state;     /* READY, DELAYED, BURIED or DONE */
+	int64_t older; /* ms: created_at (done: finished_at) <= now - older */
+};
+
+/* Cancels, in one record, every task of the tube in `state` that is at
+ * least `older` ms old: by created_at, or for a done task by the time it
+ * finished. Their keys are free at once. *count says how many it removes
+ * (QREC_NONE when none). Errors: SLUICE_ETUBE, SLUICE_EINVAL (state,
+ * older out of range). */
+int queue_decide_delete_where(struct queue *q, int64_t now,
+    const struct queue_delete_where_req *req, struct qrec *out,
+    uint64_t *count);
+
 struct queue_pause_req {
 	const char *tube;
 	size_t tube_len;
@@ -363,14 +401,15 @@ int queue_apply(
     struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
 
 /* Time-driven changes that need no record, up to `now`: delayed tasks
- * whose run_at has come become ready, pauses end, dedup entries expire.
+ * whose run_at has come become ready, pauses end, dedup entries expire,
+ * done tasks past their kept_until are purged.
  * Decide and the queries do this themselves. Returns 0 or SLUICE_ENOMEM
  * (the clock then stops short of `now`; call again). */
 int queue_tick(struct queue *q, int64_t now);
 
 /* The earliest time something happens without a request: a delayed task
- * gets ready, a lease deadline, a pause ends. INT64_MAX when none. The
- * server sleeps until then (or a request), ticks, and runs
+ * gets ready, a lease deadline, a pause ends, a done task is purged. INT64_MAX
+ * when none. The server sleeps until then (or a request), ticks, and runs
  * queue_decide_expired(). */
 int64_t queue_next_wake(const struct queue *q);
 
@@ -410,6 +449,13 @@ struct queue_task_view {
 	int64_t deadline;
 	bool detached;
 	bool replace_pending; /* a REPLACE waits for the lease to end */
+	/* done: when it finished (= updated_at), until when it is kept
+	 * (= run_at), how long its last take lasted, its result */
+	int64_t finished_at;
+	int64_t kept_until;
+	int64_t duration;
+	const char *result; /* NULL when none */
+	size_t result_len;
 	/* with replace_pending: the content the task takes when its lease
 	 * ends (run_at: as asked; the past is read as then) */
 	struct {
@@ -432,7 +478,8 @@ int queue_peek_key(struct queue *q, int64_t now, const char *key,
     size_t key_len, struct queue_task_view *out);
 
 /* The next task of a tube in `state`: READY the next taken (priority,
- * id), DELAYED the next to get ready, BURIED the one buried longest.
+ * id), DELAYED the next to get ready, BURIED the one buried longest, DONE
+ * the one finished longest ago.
  * SLUICE_ENOTFOUND when none, SLUICE_ETUBE, SLUICE_EINVAL (other state). */
 int queue_peek_next(struct queue *q, int64_t now, const char *tube,
     size_t tube_len, int state, struct queue_task_view *out);
@@ -493,6 +540,7 @@ struct queue_tube_stats {
 	uint64_t delayed;
 	uint64_t taken;
 	uint64_t buried;
+	uint64_t done;
 	int64_t paused_until;     /* 0: not paused */
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
@@ -504,7 +552,8 @@ struct queue_stats {
 	uint64_t delayed;
 	uint64_t taken;
 	uint64_t buried;
-	uint64_t tasks;
+	uint64_t done;
+	uint64_t tasks; /* done ones included */
 	uint64_t tubes;
 	uint64_t keys;  /* live tasks with a key */
 	uint64_t dedup; /* completed keys still reserved */

@@ -1,6 +1,7 @@
 /* task - see task.h. Allocation and the ext's lifetime: an ext exists
- * while the task is taken or has a key, an error, a period or a pending
- * replacement, and is freed by task_ext_trim() once none holds. */
+ * while the task is taken or has a key, an error, a period, a pending
+ * replacement, or is done (its take time and result), and is freed by
+ * task_ext_trim() once none holds. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ task_free(struct task *t)
 		return;
 	if (t->ext != NULL) {
 		free(t->ext->error);
+		free(t->ext->result);
 		free(t->ext->repl);
 		free(t->ext);
 	}
@@ -67,7 +69,8 @@ task_ext_trim(struct task *t)
 	struct task_ext *e = t->ext;
 
 	if (e == NULL || e->taken || e->error != NULL || e->period != 0 ||
-	    e->key != NULL || e->repl != NULL)
+	    e->key != NULL || e->repl != NULL || e->result != NULL ||
+	    e->taken_at != 0)
 		return;
 	free(e);
 	t->ext = NULL;

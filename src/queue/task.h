@@ -2,11 +2,13 @@
  *
  * Memory: a task is one allocation holding its fixed fields and its
  * payload (80 bytes + payload). What only some tasks need - the lease of a
- * taken task, a key, a last error, a period, a pending replacement - lives
+ * taken task, a key, a last error, a period, a pending replacement, the
+ * take time and result of a done task - lives
  * in a `task_ext`, allocated when first needed and freed when empty. The
  * id index and the heaps hold pointers to tasks; a task records its
  * position in the heap of its state (hpos) and, while ready, in its tube's
- * age heap (apos). */
+ * age heap (apos); a done task is in its tube's done heap (hpos) and the
+ * queue's purge heap (apos), and its run_at is the time it is purged. */
 #ifndef SLUICE_QUEUE_TASK_H
 #define SLUICE_QUEUE_TASK_H
 
@@ -30,7 +32,8 @@ struct repl {
 
 /* A key: of a live task (task != NULL), or reserved after its task
  * completed (task == NULL) until `expires`; such dedup entries are listed
- * oldest first through prev/next. */
+ * oldest first through prev/next. A done task still points at its dedup
+ * entry (ext->key) while the entry lasts. */
 struct keyent {
 	struct task *task;
 	struct keyent *prev;
@@ -43,7 +46,8 @@ struct keyent {
 };
 
 struct task_ext {
-	/* The lease; meaningful while the task is taken. */
+	/* The lease; meaningful while the task is taken (a done task keeps
+	 * taken_at: its duration is updated_at - taken_at). */
 	uint64_t lease;
 	uint64_t session;
 	int64_t taken_at;
@@ -54,7 +58,9 @@ struct task_ext {
 	bool detached;
 	/* Set at any time. */
 	uint16_t error_len;
-	char *error; /* last_error, not NUL-terminated; NULL when none */
+	uint16_t result_len;
+	char *error;  /* last_error, not NUL-terminated; NULL when none */
+	char *result; /* a done task's result; NULL when none */
 	int64_t period;
 	struct keyent *key;
 	struct repl *repl;

@@ -19,6 +19,7 @@ tube_new(const char *name, size_t len, uint64_t hash)
 	heap_init(&tb->age, tube_run_at_less, offsetof(struct task, apos));
 	heap_init(&tb->delayed, tube_run_at_less, offsetof(struct task, hpos));
 	heap_init(&tb->buried, tube_buried_less, offsetof(struct task, hpos));
+	heap_init(&tb->done, tube_buried_less, offsetof(struct task, hpos));
 	tb->hash = hash;
 	tb->wpos = HEAP_NONE;
 	tb->ppos = HEAP_NONE;
@@ -37,6 +38,7 @@ tube_free(struct tube *tb)
 	heap_free(&tb->age);
 	heap_free(&tb->delayed);
 	heap_free(&tb->buried);
+	heap_free(&tb->done);
 	free(tb);
 }
 

@@ -15,6 +15,7 @@ struct tube {
 	struct heap age;     /* the same tasks by (run_at, id) */
 	struct heap delayed; /* delayed tasks by (run_at, id) */
 	struct heap buried;  /* buried tasks by (updated_at, id) */
+	struct heap done;    /* done tasks by (updated_at = finished, id) */
 	uint64_t ntaken;
 	struct queue_counters ctr;
 	int64_t paused_until; /* 0: not paused */

@@ -54,6 +54,12 @@ static const char usage[] =
     "  --ttr DUR              default time-to-run (default 60s)\n"
     "  --dedup-window DUR     how long a completed key stays taken\n"
     "                         (default 10m)\n"
+    "  --keep-done DUR        keep acked tasks as done this long, with\n"
+    "                         their finish time, duration and result;\n"
+    "                         0 deletes them at ack (default 0)\n"
+    "  --max-done N           the most done tasks kept; past it, those\n"
+    "                         whose keep ends first are purged (default\n"
+    "                         1000000)\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -71,8 +77,8 @@ static const char usage[] =
     "  --version              print the version and exit\n"
     "  --help                 print this help and exit\n"
     "\n"
-    "DUR is milliseconds, or a number with ms, s, m or h: 500, 2s, 1.5m, "
-    "1h.\n"
+    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
+    "1.5m, 1h, 30d.\n"
     "Nothing is written to --data until every address above could be\n"
     "listened on.\n";
 
@@ -92,6 +98,8 @@ enum {
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
+	OPT_KEEP_DONE,
+	OPT_MAX_DONE,
 	OPT_SEG_SIZE,
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
@@ -117,6 +125,8 @@ static const struct option options[] = {
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
+	{ "keep-done", required_argument, NULL, OPT_KEEP_DONE },
+	{ "max-done", required_argument, NULL, OPT_MAX_DONE },
 	{ "segment-size", required_argument, NULL, OPT_SEG_SIZE },
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
@@ -179,8 +189,8 @@ parse_ms(
 	dur_fmt(b, sizeof(b), hi);
 	if (dur_parse(s, &ms) != 0 || ms < lo || ms > hi)
 		return flag_error("%s takes a duration from %s to %s: "
-		                  "milliseconds, or a number with ms, s, m or "
-		                  "h (500, 2s, 1.5m, 1h); not '%s'",
+		                  "milliseconds, or a number with ms, s, m, h "
+		                  "or d (500, 2s, 1.5m, 1h, 30d); not '%s'",
 		    flag, a, b, s);
 	*out = ms;
 	return 0;
@@ -401,6 +411,15 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_ms("--dedup-window", optarg, 0,
 			         UINT32_MAX, &v)) == 0)
 				cfg->dedup_ms = (uint32_t)v;
+			break;
+		case OPT_KEEP_DONE:
+			if ((rc = parse_ms("--keep-done", optarg, 0,
+			         UINT64_C(3650) * 86400000, &v)) == 0)
+				cfg->keep_done_ms = (int64_t)v;
+			break;
+		case OPT_MAX_DONE:
+			rc = parse_u64("--max-done", optarg, 1, UINT64_MAX,
+			    &cfg->max_done);
 			break;
 		case OPT_SEG_SIZE:
 			if ((rc = parse_u64("--segment-size", optarg, 1 << 20,

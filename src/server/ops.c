@@ -66,6 +66,14 @@ ops_view_to_task(
 		    (struct msg_str) { v->last_error, v->last_error_len };
 	if (payload)
 		t->payload = (struct msg_str) { v->payload, v->payload_len };
+	if (v->state == QUEUE_DONE) {
+		t->done.finished_at = (uint64_t)v->finished_at;
+		t->done.kept_until = (uint64_t)v->kept_until;
+		t->done.duration = (uint64_t)v->duration;
+		if (v->result != NULL)
+			t->done.result =
+			    (struct msg_str) { v->result, v->result_len };
+	}
 	if (v->replace_pending) {
 		t->replace_pending = true;
 		t->pending.priority = v->repl.pri;
@@ -740,14 +748,37 @@ finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 
 /* The log's class of a decided ack: one that keeps the task alive (its
  * next run, another tube, a replacement) starts its life again, a retry;
- * one that ends it finishes accepted work. */
+ * one that ends it (deleted, or kept as done) finishes accepted work. */
 static unsigned
 ack_flags(int rc, const struct qrec *r)
 {
 	return rc == 0 && r->type == QREC_ACK &&
-	        r->u.end.outcome != QREC_DELETED
+	        r->u.end.outcome != QREC_DELETED &&
+	        r->u.end.outcome != QREC_DONE
 	    ? WAL_RETRY
 	    : 0;
+}
+
+/* The reserve holds a lease's end with RESERVE_ERROR_MAX bytes of text (a
+ * fail's error, an ack's result): a longer one is written whole only
+ * beyond the floor, and cut when the log is that full. True when `r` was
+ * committed here; else *rc and `r` (perhaps cut) are for the usual way. */
+static bool
+commit_long_text(struct core *c, struct qrec *r, int *rc)
+{
+	uint64_t lsn;
+
+	if (*rc != 0 || r->u.end.text_len <= RESERVE_ERROR_MAX)
+		return false;
+	*rc = core_commit(c, r, WAL_RETRY, &lsn);
+	if (*rc == 0)
+		return true;
+	if (*rc == SLUICE_ENOSPC) {
+		r->u.end.text_len =
+		    reserve_error_len(r->u.end.text, r->u.end.text_len);
+		*rc = 0;
+	}
+	return false;
 }
 
 static void
@@ -756,10 +787,15 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 {
 	const struct msg_ack *m = &req->ack;
 	struct queue_ack_req a = { m->id, m->lease, m->to.p, m->to.len,
-		m->force };
+		m->force, m->result.p, m->result.len };
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
+	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_DONE &&
+	    commit_long_text(c, &r, &rc)) {
+		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
+		return;
+	}
 	finish_lease_op(
 	    c, ctx, req, m->id, m->lease, rc, &r, ack_flags(rc, &r), peer);
 }
@@ -918,23 +954,9 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text: a
-	 * longer one is written whole only beyond the floor, and cut when
-	 * the log is that full. */
-	if (rc == 0 && r.type == QREC_FAIL &&
-	    r.u.end.text_len > RESERVE_ERROR_MAX) {
-		uint64_t lsn;
-
-		rc = core_commit(c, &r, WAL_RETRY, &lsn);
-		if (rc == 0) {
-			lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
-			return;
-		}
-		if (rc == SLUICE_ENOSPC) {
-			r.u.end.text_len =
-			    reserve_error_len(r.u.end.text, r.u.end.text_len);
-			rc = 0;
-		}
+	if (r.type == QREC_FAIL && commit_long_text(c, &r, &rc)) {
+		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
+		return;
 	}
 	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
@@ -1083,6 +1105,11 @@ update_err(struct core *c, struct net_ctx *ctx, uint64_t id, int rc)
 		    "update %" PRIu64 ": task %" PRIu64 " is taken: only its "
 		    "priority can change while a worker holds it",
 		    id, id);
+	else if (rc == SLUICE_ESTATE && known && v.state == QUEUE_DONE)
+		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
+		    "update %" PRIu64 ": task %" PRIu64 " is done: a finished "
+		    "task is kept as it was",
+		    id, id);
 	else if (rc == SLUICE_ESTATE && known)
 		core_reply_err(c, ctx, MSG_OP_UPDATE, rc,
 		    "update %" PRIu64 ": task %" PRIu64 " is buried: it waits "
@@ -1155,7 +1182,8 @@ op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	int rc;
 
 	if (queue_tube_stats(c->q, c->now, a.tube, a.tube_len, &ts) == 0)
-		rep.count = ts.ready + ts.delayed + ts.taken + ts.buried;
+		rep.count =
+		    ts.ready + ts.delayed + ts.taken + ts.buried + ts.done;
 	rc = queue_decide_flush(c->q, c->now, &a, &r);
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, 0, &lsn);
@@ -1163,6 +1191,35 @@ op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		core_reply_err(c, ctx, MSG_OP_FLUSH, rc,
 		    "flush tube '%.*s': %s", (int)a.tube_len, a.tube,
 		    sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
+}
+
+static void
+op_delete_where(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_delete_where *m = &req->where;
+	struct queue_delete_where_req a = { m->tube.p, m->tube.len, m->state,
+		0 };
+	struct msg_rep rep = { .op = MSG_OP_DELETE_WHERE };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	if (m->older <= (uint64_t)QREC_TIME_MAX) {
+		a.older = (int64_t)m->older;
+		rc =
+		    queue_decide_delete_where(c->q, c->now, &a, &r, &rep.count);
+	}
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, rc,
+		    "delete %s tasks of tube '%.*s' older than %" PRIu64
+		    " ms: %s",
+		    msg_state_name(m->state), (int)m->tube.len, m->tube.p,
+		    m->older, sluice_strerror(rc));
 		return;
 	}
 	reply_rep(c, ctx, &rep);
@@ -1316,7 +1373,7 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 /* ---- stats ----------------------------------------------------------- */
 
 enum {
-	TUBE_KVS = 12,
+	TUBE_KVS = 13,
 	NODE_KVS = 40 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
@@ -1383,8 +1440,8 @@ node_hist_kvs(const struct wal_stats *ws, struct msg_kv *node, size_t *nn,
 }
 
 static void
-counters_kvs(
-    const struct queue_counters *q, struct tube_kvs *k, struct msg_kvs *out)
+counters_kvs(const struct queue_counters *q, uint64_t done, struct tube_kvs *k,
+    struct msg_kvs *out)
 {
 	size_t n = 0;
 
@@ -1400,6 +1457,7 @@ counters_kvs(
 	kv(k->kv, &n, "ttr_expired", q->ttr_expired);
 	kv(k->kv, &n, "session_released", q->session_released);
 	kv(k->kv, &n, "replaces", q->replace);
+	kv(k->kv, &n, "done", done); /* kept now, not cumulative */
 	out->n = (uint32_t)n;
 	out->kvs = k->kv;
 }
@@ -1416,7 +1474,7 @@ tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
 	out->buried = ts->buried;
 	out->paused_until = (uint64_t)ts->paused_until;
 	out->oldest_ready_age = (uint64_t)ts->oldest_ready_age;
-	counters_kvs(&ts->ctr, k, &out->more);
+	counters_kvs(&ts->ctr, ts->done, k, &out->more);
 }
 
 /* Tubes come and go as in beanstalkd: a tube with no task, no pause and
@@ -1453,7 +1511,7 @@ waited_tubes(struct core *c, uint32_t count, uint8_t **out)
 static bool
 tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
 {
-	if (ts->ready + ts->delayed + ts->taken + ts->buried > 0 ||
+	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
 	    ts->paused_until != 0)
 		return false;
 	return waited == NULL ||
@@ -1538,7 +1596,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	s->totals.taken = qs.taken;
 	s->totals.buried = qs.buried;
 	s->totals.oldest_ready_age = (uint64_t)oldest;
-	counters_kvs(&qs.ctr, &totkv, &s->totals.more);
+	counters_kvs(&qs.ctr, qs.done, &totkv, &s->totals.more);
 	net_counts(c->net, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
 	kv(node, &nn, "tubes", listed);
@@ -1773,6 +1831,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_FLUSH:
 		op_flush(c, ctx, &req);
+		break;
+	case MSG_OP_DELETE_WHERE:
+		op_delete_where(c, ctx, &req);
 		break;
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:

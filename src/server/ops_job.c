@@ -111,6 +111,9 @@ ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
 	int rc;
 
 	rc = queue_peek(c->q, c->now, j->id, &v);
+	/* A done task is finished work: the beanstalk face never sees it. */
+	if (rc == 0 && v.state == QUEUE_DONE)
+		rc = SLUICE_ENOTFOUND;
 	taken = rc == 0 && v.state == QUEUE_TAKEN;
 	mine = taken && !v.detached && v.session == session;
 	if (rc == 0 && taken != mine)

@@ -48,8 +48,13 @@ end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
 		r.u.end.run_at = QREC_TIME_MAX;
 	if (type == QREC_RELEASE && outcome == QREC_WAIT)
 		r.u.end.pri = UINT32_MAX;
-	if (type == QREC_ACK && outcome == QREC_DELETED)
+	if (type == QREC_ACK &&
+	    (outcome == QREC_DELETED || outcome == QREC_DONE))
 		r.u.end.dedup_ms = UINT32_MAX;
+	if (outcome == QREC_DONE) {
+		r.u.end.keep_ms = QREC_TIME_MAX;
+		r.u.end.max_done = UINT64_MAX;
+	}
 	r.u.end.text = text;
 	r.u.end.text_len = text_len;
 	return framed(&r);
@@ -79,6 +84,11 @@ reserve_sizes_init(struct reserve_sizes *z)
 	release = end_size(QREC_RELEASE, QREC_BY_TTR, QREC_WAIT, NULL, 0);
 	bury = end_size(QREC_BURY, QREC_BY_TTR, QREC_BURIED, NULL, 0);
 	end = end_size(QREC_ACK, QREC_BY_CLIENT, QREC_DELETED, NULL, 0);
+	/* an ack that keeps its task as done, with the longest result */
+	end = max_u64(end,
+	    end_size(QREC_ACK, QREC_BY_CLIENT, QREC_DONE, text,
+	        sizeof(text) < QREC_RESULT_MAX ? sizeof(text)
+	                                       : QREC_RESULT_MAX));
 	end = max_u64(end, release);
 	end = max_u64(end, bury);
 	end = max_u64(end,

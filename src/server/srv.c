@@ -78,6 +78,7 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->keep_segments = 2;
 	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
 	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
+	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
 	cfg->sync_timeout_ms = 5000;
 }
 
@@ -379,6 +380,8 @@ start(struct core *c, const struct srv_config *cfg)
 	qc.max_payload = cfg->max_payload;
 	qc.default_ttr_ms = cfg->default_ttr_ms;
 	qc.dedup_ms = cfg->dedup_ms;
+	qc.keep_done_ms = cfg->keep_done_ms;
+	qc.max_done = cfg->max_done;
 	c->q = queue_new(&qc);
 	if (c->q == NULL)
 		return -ENOMEM;

@@ -30,6 +30,8 @@ struct srv_config {
 	unsigned keep_segments;   /* --keep-segments */
 	uint32_t default_ttr_ms;  /* --ttr */
 	uint32_t dedup_ms;        /* --dedup-window */
+	int64_t keep_done_ms;     /* --keep-done */
+	uint64_t max_done;        /* --max-done */
 	uint64_t max_log_bytes;   /* --max-log-bytes: segment and spare files,
 	                           * at most; 0: no limit */
 };

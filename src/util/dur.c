@@ -11,7 +11,7 @@ dur_parse(const char *s, uint64_t *ms)
 		const char *name;
 		uint64_t ms;
 	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
-		{ "h", 3600000 } };
+		{ "h", 3600000 }, { "d", 86400000 } };
 	uint64_t whole = 0, frac = 0, scale = 1;
 	const char *p = s;
 	int digits = 0;

@@ -1,7 +1,7 @@
 /* dur - durations as people type and read them. One parser for every
  * duration sluiced's flags and the sluice tool accept, so `--ttr 5s` means
  * the same to both: milliseconds ("250"), or a number with a unit, ms, s,
- * m or h ("250ms", "2s", "1.5m", "1h"). Pure. */
+ * m, h or d ("250ms", "2s", "1.5m", "1h", "30d"). Pure. */
 #ifndef SLUICE_UTIL_DUR_H
 #define SLUICE_UTIL_DUR_H
 
@@ -10,7 +10,8 @@
 
 /* What dur_parse() accepts, for messages. */
 #define DUR_SYNTAX                                                             \
-	"milliseconds, or a number with ms, s, m or h (500, 2s, 1.5m, 1h)"
+	"milliseconds, or a number with ms, s, m, h or d (500, 2s, 1.5m, 1h, " \
+	"30d)"
 
 /* Parses a duration. Returns 0 and `*ms`; -1 when `s` is not a duration
  * (empty, a sign, spaces, an unknown unit, a fraction of a millisecond) or

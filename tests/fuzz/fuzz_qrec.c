@@ -12,11 +12,11 @@
  *      pass queue_check. A META counting more than FUZZ_TASKS_MAX tasks
  *      ends the input (the id index is sized for the count up front).
  *   3  operations: each byte picks a request with parameters from the
- *      bytes after it. What decide accepts must encode, decode and apply
- *      without error; replaying those records into a fresh queue must
- *      give the same dump.
- * A broken invariant aborts, which is what the fuzzer reports. The corpus
- * in tests/fuzz/corpus/qrec comes from `test_qrec --write-corpus DIR`. */
+ *      bytes after it (acked tasks are kept as done, 2 s, 5 at most). What
+ * decide accepts must encode, decode and apply without error; replaying those
+ * records into a fresh queue must give the same dump. A broken invariant
+ * aborts, which is what the fuzzer reports. The corpus in
+ * tests/fuzz/corpus/qrec comes from `test_qrec --write-corpus DIR`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +233,7 @@ one_op(struct ops *o)
 	int rc = -1; /* -1: nothing decided */
 
 	memset(&rec, 0, sizeof(rec));
-	switch (op % 14) {
+	switch (op % 15) {
 	case 0: {
 		struct queue_put_req r;
 		struct queue_put_res res;
@@ -272,9 +272,12 @@ one_op(struct ops *o)
 
 		pick(o, &r.id, &r.lease);
 		r.force = (b & 0x30) == 0x30;
-		if (op % 14 == 3) {
+		if (op % 15 == 3) {
 			r.to_tube = tube;
 			r.to_tube_len = 1;
+		} else if (b & 8) { /* kept as done, with a result */
+			r.result = errors[1 + b % 2];
+			r.result_len = strlen(r.result);
 		}
 		rc = queue_decide_ack(o->q, o->now, &r, &rec);
 		break;
@@ -348,6 +351,15 @@ one_op(struct ops *o)
 		rc = queue_decide_pause(o->q, o->now, &r, &rec);
 		break;
 	}
+	case 14: {
+		static const int states[] = { 1, 2, 4, 5 };
+		struct queue_delete_where_req r = { tube, 1, states[b % 4],
+			(int64_t)(b >> 2) * 50 };
+		uint64_t n;
+
+		rc = queue_decide_delete_where(o->q, o->now, &r, &rec, &n);
+		break;
+	}
 	case 12:
 		o->now += (int64_t)b * 13;
 		rc = queue_tick(o->q, o->now);
@@ -381,12 +393,18 @@ operations(struct rd *in)
 {
 	struct ops o;
 	struct queue *replay = queue_new(NULL);
+	struct queue_config cfg;
 	struct buf x, y;
 	struct rd r;
 
 	memset(&o, 0, sizeof(o));
+	/* Acked tasks are kept a while, a few at most (replay needs no
+	 * configuration: the records carry it). */
+	queue_config_default(&cfg);
+	cfg.keep_done_ms = 2000;
+	cfg.max_done = 5;
 	o.in = in;
-	o.q = queue_new(NULL);
+	o.q = queue_new(&cfg);
 	o.now = T0;
 	buf_init(&o.body);
 	buf_init(&o.log);

@@ -32,13 +32,15 @@ enum {
 	NSNAP = 3
 };
 
-enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3 };
+enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3, M_DONE = 4 };
 
 static const char *const tube_names[NTUBE] = { "t0", "t1", "t2", "t3" };
 static const char *const key_names[NKEY] = { "k0", "k1", "k2", "k3", "k4",
 	"k5" };
 static const char *const err_texts[NERR] = { "timeout", "oom",
 	"connection refused", "exit 1" };
+static const char *const results[NERR] = { "ok", "sent 3 mails", "",
+	"done in 12 ms" };
 
 /* Payload p: "payload-p" cut or repeated to a length that depends on p. */
 static size_t
@@ -65,6 +67,11 @@ struct mt {
 	uint64_t lease, session;
 	bool detached;
 	int64_t deadline;
+	int64_t created, taken_at;
+	/* done: when, until when it is kept, its key while reserved (in
+	 * dedup_id), its result (-1: none) */
+	int64_t finished, kept_until;
+	int dkey, res;
 	bool repl;
 	uint32_t r_pri, r_ttr, r_maxa;
 	int64_t r_run_at, r_period;
@@ -101,6 +108,18 @@ m_by_key(struct model *m, int key)
 	return NULL;
 }
 
+/* The done task whose key is still reserved. */
+static struct mt *
+m_done_by_key(struct model *m, int key, int64_t now)
+{
+	struct mt *t;
+
+	if (m->dedup_id[key] == 0 || m->dedup_exp[key] <= now)
+		return NULL;
+	t = m_find(m, m->dedup_id[key]);
+	return t != NULL && t->state == M_DONE ? t : NULL;
+}
+
 static bool
 m_ready(const struct mt *t, int64_t now)
 {
@@ -112,6 +131,10 @@ m_ready(const struct mt *t, int64_t now)
 static void
 m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 {
+	/* A cancelled done task frees its reserved key too. */
+	if (t->state == M_DONE && t->dkey >= 0 && !completed &&
+	    m->dedup_id[t->dkey] == t->id)
+		m->dedup_id[t->dkey] = 0;
 	if (t->key >= 0) {
 		m->dedup_id[t->key] = completed ? t->id : 0;
 		m->dedup_exp[t->key] = completed ? now + m->cfg.dedup_ms : 0;
@@ -151,6 +174,46 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	t->buried_at = now;
 	m_unlease(t);
 	m->ctr[t->tube].bury++;
+}
+
+/* The done task purged first: the earliest kept_until, then id. */
+static struct mt *
+m_first_done(struct model *m)
+{
+	struct mt *first = NULL;
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct mt *t = &m->t[i];
+
+		if (t->state == M_DONE &&
+		    (first == NULL || t->kept_until < first->kept_until ||
+		        (t->kept_until == first->kept_until &&
+		            t->id < first->id)))
+			first = t;
+	}
+	return first;
+}
+
+/* Done tasks whose retention ended go (their reserved keys stay). */
+static void
+m_purge(struct model *m, int64_t now)
+{
+	struct mt *t;
+
+	while ((t = m_first_done(m)) != NULL && t->kept_until <= now) {
+		t->dkey = -1;
+		m_gone(m, t, now, true);
+	}
+}
+
+static size_t
+m_count_done(const struct model *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += m->t[i].state == M_DONE;
+	return n;
 }
 
 /* The lease rule: the task, its state, then (without force) the lease;
@@ -461,6 +524,9 @@ op_put(struct run *r)
 		t->period = req.period_ms;
 		t->key = key;
 		t->err = -1;
+		t->res = -1;
+		t->dkey = -1;
+		t->created = now;
 		t->pay = p;
 		if (key >= 0)
 			m->dedup_id[key] = 0;
@@ -524,8 +590,33 @@ op_take(struct run *r)
 	best->session = req.session;
 	best->detached = req.detached;
 	best->deadline = r->h.now + best->ttr;
+	best->taken_at = r->h.now;
 	best->attempts++;
 	m->ctr[best->tube].take++;
+}
+
+/* Acked in a tube that keeps finished tasks. */
+static void
+m_done(struct model *m, struct mt *t, int64_t now, int res)
+{
+	t->state = M_DONE;
+	t->finished = now;
+	t->kept_until = now + m->cfg.keep_done_ms;
+	t->res = res;
+	t->repl = false;
+	m_unlease(t);
+	t->dkey = t->key;
+	if (t->key >= 0) {
+		m->dedup_id[t->key] = t->id;
+		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+		t->key = -1;
+	}
+	while (m_count_done(m) > m->cfg.max_done) {
+		struct mt *x = m_first_done(m);
+
+		x->dkey = -1;
+		m_gone(m, x, now, true);
+	}
 }
 
 static void
@@ -536,7 +627,7 @@ op_ack(struct run *r)
 	struct queue_ack_req req;
 	struct qrec rec;
 	struct mt *t = NULL;
-	int to = -1, want, rc;
+	int to = -1, res = -1, want, rc;
 
 	memset(&req, 0, sizeof(req));
 	req.id = pick_taken(r);
@@ -546,6 +637,13 @@ op_ack(struct run *r)
 		to = pick_tube(r);
 		req.to_tube = tube_names[to];
 		req.to_tube_len = 2;
+	}
+	if (rnd(r, 2) == 0) {
+		res = (int)rnd(r, NERR);
+		req.result = results[res];
+		req.result_len = strlen(results[res]);
+		if (req.result_len == 0)
+			res = -1;
 	}
 	want = m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_ack(r->h.q, now, &req, &rec);
@@ -573,6 +671,8 @@ op_ack(struct run *r)
 		t->attempts = 0;
 		t->err = -1;
 		m_unlease(t);
+	} else if (m->cfg.keep_done_ms > 0) {
+		m_done(m, t, now, res);
 	} else {
 		m_gone(m, t, now, true);
 	}
@@ -792,7 +892,8 @@ op_update(struct run *r)
 	    (req.set_run_at || req.set_ttr || req.set_max_attempts ||
 	        req.set_payload))
 		want = SLUICE_ESTATE;
-	else if (t->state == M_BURIED && req.set_run_at)
+	else if ((t->state == M_BURIED && req.set_run_at) ||
+	    t->state == M_DONE)
 		want = SLUICE_ESTATE;
 	rc = queue_decide_update(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
@@ -830,6 +931,8 @@ op_delete(struct run *r)
 		req.key = key_names[key];
 		req.key_len = 2;
 		t = m_by_key(m, key);
+		if (t == NULL)
+			t = m_done_by_key(m, key, r->h.now);
 	} else {
 		req.id = pick_id(r);
 		t = m_find(m, req.id);
@@ -857,6 +960,63 @@ op_flush(struct run *r)
 		if (m->t[i].tube == tube) {
 			m->ctr[tube].del++;
 			m_gone(m, &m->t[i], r->h.now, false);
+		} else {
+			i++;
+		}
+	}
+}
+
+/* The age a delete by state and age measures. */
+static int64_t
+m_age_time(const struct mt *t)
+{
+	return t->state == M_DONE ? t->finished : t->created;
+}
+
+static int
+m_state(const struct mt *t, int64_t now)
+{
+	switch (t->state) {
+	case M_TAKEN:
+		return QUEUE_TAKEN;
+	case M_BURIED:
+		return QUEUE_BURIED;
+	case M_DONE:
+		return QUEUE_DONE;
+	default:
+		return t->run_at <= now ? QUEUE_READY : QUEUE_DELAYED;
+	}
+}
+
+static void
+op_delete_where(struct run *r)
+{
+	static const int states[] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED,
+		QUEUE_DONE };
+	struct model *m = r->m;
+	int64_t now = r->h.now;
+	int tube = pick_tube(r);
+	struct queue_delete_where_req req = { tube_names[tube], 2,
+		states[rnd(r, 4)], (int64_t)rnd(r, 6000) };
+	uint64_t count = 0, want = 0;
+	struct qrec rec;
+
+	for (size_t i = 0; i < m->n; i++)
+		want += m->t[i].tube == tube &&
+		    m_state(&m->t[i], now) == req.state &&
+		    m_age_time(&m->t[i]) <= now - req.older;
+	assert_int_equal(
+	    queue_decide_delete_where(r->h.q, now, &req, &rec, &count), 0);
+	assert_true(count == want);
+	assert_true((rec.type == QREC_NONE) == (want == 0));
+	commit(r, &rec);
+	for (size_t i = 0; i < m->n;) {
+		struct mt *t = &m->t[i];
+
+		if (t->tube == tube && m_state(t, now) == req.state &&
+		    m_age_time(t) <= now - req.older) {
+			m->ctr[tube].del++;
+			m_gone(m, t, now, false);
 		} else {
 			i++;
 		}
@@ -962,10 +1122,8 @@ compare_task(struct run *r, const struct mt *t)
 	struct queue_task_view v;
 	char pay[64];
 	size_t plen = payload(t->pay, pay);
-	int state = t->state == M_TAKEN ? QUEUE_TAKEN
-	    : t->state == M_BURIED      ? QUEUE_BURIED
-	    : t->run_at <= r->h.now     ? QUEUE_READY
-	                                : QUEUE_DELAYED;
+	int state = m_state(t, r->h.now);
+	int key = t->key;
 
 	assert_int_equal(queue_peek(r->h.q, r->h.now, t->id, &v), 0);
 	assert_int_equal(v.state, state);
@@ -974,14 +1132,30 @@ compare_task(struct run *r, const struct mt *t)
 	assert_int_equal(v.ttr, t->ttr);
 	assert_int_equal(v.attempts, t->attempts);
 	assert_int_equal(v.max_attempts, t->maxa);
-	assert_true(v.run_at == t->run_at);
+	if (state == QUEUE_DONE) {
+		assert_true(
+		    v.run_at == t->kept_until && v.kept_until == t->kept_until);
+		assert_true(v.finished_at == t->finished);
+		assert_true(v.duration == t->finished - t->taken_at);
+		if (t->res >= 0) {
+			assert_int_equal(v.result_len, strlen(results[t->res]));
+			assert_memory_equal(
+			    v.result, results[t->res], v.result_len);
+		} else {
+			assert_null(v.result);
+		}
+		if (t->dkey >= 0 && m_done_by_key(r->m, t->dkey, r->h.now) == t)
+			key = t->dkey;
+	} else {
+		assert_true(v.run_at == t->run_at);
+	}
 	assert_true(v.period == t->period);
 	assert_int_equal(v.payload_len, plen);
 	if (plen > 0)
 		assert_memory_equal(v.payload, pay, plen);
-	if (t->key >= 0) {
+	if (key >= 0) {
 		assert_int_equal(v.key_len, 2);
-		assert_memory_equal(v.key, key_names[t->key], 2);
+		assert_memory_equal(v.key, key_names[key], 2);
 	} else {
 		assert_null(v.key);
 	}
@@ -1011,7 +1185,7 @@ compare(struct run *r)
 
 	for (int i = 0; i < NTUBE; i++) {
 		struct queue_tube_stats s;
-		uint64_t c[4] = { 0 };
+		uint64_t c[5] = { 0 };
 		int64_t oldest = INT64_MAX;
 
 		all[i].p = tube_names[i];
@@ -1027,7 +1201,9 @@ compare(struct run *r)
 
 			if (t->tube != i)
 				continue;
-			if (t->state == M_TAKEN)
+			if (t->state == M_DONE)
+				c[4]++;
+			else if (t->state == M_TAKEN)
 				c[2]++;
 			else if (t->state == M_BURIED)
 				c[3]++;
@@ -1040,12 +1216,13 @@ compare(struct run *r)
 		}
 		assert_true(s.ready == c[0] && s.delayed == c[1]);
 		assert_true(s.taken == c[2] && s.buried == c[3]);
+		assert_true(s.done == c[4]);
 		assert_true(s.oldest_ready_age ==
 		    (oldest == INT64_MAX ? 0 : now - oldest));
 		assert_true(
 		    s.paused_until == (m->pause[i] > now ? m->pause[i] : 0));
 		assert_memory_equal(&s.ctr, &m->ctr[i], sizeof(s.ctr));
-		total += c[0] + c[1] + c[2] + c[3];
+		total += c[0] + c[1] + c[2] + c[3] + c[4];
 	}
 	assert_true(total == m->n);
 	best = m_best(m, (1u << NTUBE) - 1, now, &want);
@@ -1077,6 +1254,7 @@ step(struct run *r, size_t i)
 	if (rnd(r, 200) == 0)
 		dt = (int64_t)rnd(r, 12000);
 	r->h.now += dt;
+	m_purge(r->m, r->h.now);
 	if (rnd(r, 10) < 7)
 		op_expire(r);
 	/* Keep the live set small enough for linear scans. */
@@ -1103,7 +1281,7 @@ step(struct run *r, size_t i)
 	else if (c < 88)
 		op_delete(r);
 	else if (c < 89)
-		op_flush(r);
+		rnd(r, 2) ? op_flush(r) : op_delete_where(r);
 	else if (c < 92)
 		op_pause(r);
 	else if (c < 96)
@@ -1145,6 +1323,11 @@ run_seed(uint64_t seed, uint64_t *ops, uint64_t *records)
 	r->m->cfg.default_ttr_ms = 1000;
 	r->m->cfg.max_ttr_ms = 10000;
 	r->m->cfg.max_payload = 59;
+	/* Half the seeds keep acked tasks as done, a few at most. */
+	if (seed % 2 == 1) {
+		r->m->cfg.keep_done_ms = 3000;
+		r->m->cfg.max_done = 40;
+	}
 	r->m->next_id = 1;
 	tq_init(&r->h, &r->m->cfg, T0);
 	r->follower = queue_new(&r->m->cfg);
@@ -1177,10 +1360,10 @@ run_seed(uint64_t seed, uint64_t *ops, uint64_t *records)
 		    " ack %" PRIu64 " release %" PRIu64 " fail %" PRIu64
 		    " bury %" PRIu64 " kick %" PRIu64 " delete %" PRIu64
 		    " ttr %" PRIu64 " session %" PRIu64 " replace %" PRIu64
-		    ", %" PRIu64 " live\n",
+		    ", %" PRIu64 " tasks, %" PRIu64 " done\n",
 		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
 		    c->kick, c->del, c->ttr_expired, c->session_released,
-		    c->replace, st.tasks);
+		    c->replace, st.tasks, st.done);
 	}
 	*ops += r->ops;
 	*records += r->records;

@@ -1031,16 +1031,38 @@ test_decoder_names_each_limit(void **state)
 	assert_int_equal(
 	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_ETOOBIG);
 
-	/* peek_next: any state but ready, delayed, buried is EINVAL, the
-	 * undefined values (0, 5, 255) as taken (3) */
+	/* peek_next: any state but ready, delayed, buried, done is EINVAL,
+	 * the undefined values (0, 6, 255) as taken (3) */
 	for (int st = 0; st < 256; st++) {
 		buf_reset(&b);
 		buf_put(&b, "\x53\x01\x10\x00", 4);
 		buf_put_str16(&b, "t", 1);
 		buf_put_u8(&b, (uint8_t)st);
 		assert_int_equal(decode_req_bytes(b.data, b.len),
-		    st == 1 || st == 2 || st == 4 ? 0 : SLUICE_EINVAL);
+		    st == 1 || st == 2 || st == 4 || st == 5 ? 0
+		                                             : SLUICE_EINVAL);
 	}
+
+	/* delete_where: the same states */
+	for (int st = 0; st < 256; st++) {
+		buf_reset(&b);
+		buf_put(&b, "\x53\x01\x1d\x00", 4);
+		buf_put_str16(&b, "t", 1);
+		buf_put_u8(&b, (uint8_t)st);
+		buf_put_u64(&b, 1000);
+		assert_int_equal(decode_req_bytes(b.data, b.len),
+		    st == 1 || st == 2 || st == 4 || st == 5 ? 0
+		                                             : SLUICE_EINVAL);
+	}
+
+	/* ack: the result flag wants a text of 1-1024 bytes */
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x04\x01", 4);
+	buf_put_u64(&b, 1);
+	buf_put_u64(&b, 2);
+	buf_put_str16(&b, "", 0);
+	buf_put_str16(&b, "", 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
 
 	/* tube: empty, too long (declared), bad byte */
 	buf_reset(&b);
@@ -1298,9 +1320,11 @@ test_names(void **state)
 {
 	(void)state;
 	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x18 and 0x1c-0x1f name nothing on the client port */
+		/* 0x18, 0x1c, 0x1e and 0x1f name nothing on the client
+		 * port */
 		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB &&
-		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE))
+		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE) &&
+		    op != MSG_OP_DELETE_WHERE)
 			assert_null(msg_op_name((uint8_t)op));
 		else
 			assert_non_null(msg_op_name((uint8_t)op));
@@ -1308,7 +1332,8 @@ test_names(void **state)
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");
-	assert_null(msg_state_name(5));
+	assert_string_equal(msg_state_name(MSG_ST_DONE), "done");
+	assert_null(msg_state_name(6));
 	assert_string_equal(msg_order_name(MSG_ORDER_RUN_AT), "run_at");
 	assert_true(msg_tube_valid("A-Za-z0-9_.:/", 13));
 	assert_false(msg_tube_valid("t\xc3\xa9", 3));
@@ -1416,6 +1441,50 @@ test_doc_examples(void **state)
 	assert_hex(&b,
 	    "53 01 04 80 2a 00 00 00 00 00 00 00 00 00 00 00"
 	    "00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_ACK,
+	        .ack = { .id = 42, .lease = 1001, .result = S("sent") } });
+	assert_hex(&b,
+	    "53 01 04 01 2a 00 00 00 00 00 00 00 e9 03 00 00"
+	    "00 00 00 00 00 00 04 00 73 65 6e 74");
+	{
+		struct msg_task done = task;
+
+		done.lease = 0;
+		done.state = MSG_ST_DONE;
+		done.detached = false;
+		done.run_at = 1700086400800ULL;
+		done.updated_at = 1700000000800ULL;
+		done.deadline = 0;
+		done.done.finished_at = 1700000000800ULL;
+		done.done.kept_until = 1700086400800ULL;
+		done.done.duration = 300;
+		done.done.result = S("sent");
+		encode_rep(
+		    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = done });
+		assert_hex(&b,
+		    "53 01 0e 00 00 00 8a 00 00 00 2a 00 00 00 00 00"
+		    "00 00 00 00 00 00 00 00 00 00 05 04 00 04 00 00"
+		    "01 00 00 00 00 00 00 00 60 ea 00 00 00 00 00 00"
+		    "20 c7 0b d5 8b 01 00 00 00 00 00 00 00 00 00 00"
+		    "00 68 e5 cf 8b 01 00 00 20 6b e5 cf 8b 01 00 00"
+		    "f4 69 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00"
+		    "02 00 00 00 06 00 65 6d 61 69 6c 73 00 00 00 00"
+		    "02 00 00 00 68 69 20 6b e5 cf 8b 01 00 00 20 c7"
+		    "0b d5 8b 01 00 00 2c 01 00 00 00 00 00 00 04 00"
+		    "73 65 6e 74");
+	}
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_DELETE_WHERE,
+	        .where = { .tube = S("emails"),
+	            .state = MSG_ST_DONE,
+	            .older = 2592000000ULL } });
+	assert_hex(&b,
+	    "53 01 1d 00 06 00 65 6d 61 69 6c 73 05 00 c8 7e"
+	    "9a 00 00 00 00");
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_DELETE_WHERE, .count = 3 });
+	assert_hex(&b, "53 01 1d 00 00 00 03 00 00 00 00 00 00 00");
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });
 	assert_hex(&b,

@@ -20,7 +20,7 @@ samples(struct qrec *out)
 	static const char err[] = "connection refused";
 	size_t n = 0;
 
-	memset(out, 0, 20 * sizeof(*out));
+	memset(out, 0, 24 * sizeof(*out));
 	out[n].type = QREC_PUT;
 	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
 		1024, 60000, 5, T0, 0 };
@@ -101,6 +101,16 @@ samples(struct qrec *out)
 	out[n].type = QREC_UPDATE;
 	out[n].u.update =
 	    (struct qrec_update) { 7, 0, 1, 0, T0, true, "new", 3 };
+	out[n].type = QREC_ACK; /* kept as done, with a result */
+	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_DONE, 0, 0, 600000,
+		"sent", 4, 86400000, 1000000 };
+	n++;
+	out[n].type = QREC_ACK; /* done, no key, no result, no limit */
+	out[n].u.end =
+	    (struct qrec_end) { 7, 9, 0, QREC_DONE, 0, 0, 0, NULL, 0, 1, 0 };
+	n++;
+	out[n].type = QREC_DELETE_WHERE;
+	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 5, T0 };
 	n++;
 	return n;
 }
@@ -149,6 +159,8 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(x->reason == y->reason && x->outcome == y->outcome);
 		assert_true(x->pri == y->pri && x->run_at == y->run_at);
 		assert_true(x->dedup_ms == y->dedup_ms);
+		assert_true(
+		    x->keep_ms == y->keep_ms && x->max_done == y->max_done);
 		same_bytes(x->text, x->text_len, y->text, y->text_len);
 		break;
 	}
@@ -158,6 +170,12 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		break;
 	case QREC_KICK:
 		assert_true(a->u.kick.id == b->u.kick.id);
+		break;
+	case QREC_DELETE_WHERE:
+		same_bytes(a->u.where.tube, a->u.where.tube_len,
+		    b->u.where.tube, b->u.where.tube_len);
+		assert_true(a->u.where.state == b->u.where.state);
+		assert_true(a->u.where.before == b->u.where.before);
 		break;
 	case QREC_DELETE:
 		assert_true(a->u.del.id == b->u.del.id);
@@ -228,6 +246,8 @@ test_every_record_round_trips(void **state)
 		same_bytes(b.data, b.len, c.data, c.len);
 		seen[recs[i].type] = true;
 	}
+	/* Every type this file names (the numbers between belong to no
+	 * record yet). */
 	for (int t = QREC_PUT; t < QREC_TYPE_END_; t++)
 		assert_true(
 		    seen[t] || strcmp(qrec_type_name((uint16_t)t), "?") == 0);

@@ -2233,6 +2233,39 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 	free(e);
 }
 
+/* A snapshot of version 2 (written before done tasks: no done count in
+ * TUBE entries, version 2 in META) still loads, to the same state. */
+static void
+test_snapshot_version_2_still_loads(void **state)
+{
+	struct tq *h = H(state);
+	struct entries *e = calloc(1, sizeof(*e));
+	struct queue *q = queue_new(NULL);
+	int rc = 0;
+
+	assert_non_null(e);
+	build_rich_state(h);
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	for (size_t i = 0; i < e->n && rc == 0; i++) {
+		struct buf *d = &e->data[i];
+
+		if (e->type[i] == QSNAP_META)
+			le_store_u32(d->data, 2);
+		if (e->type[i] == QSNAP_TUBE) {
+			assert_true(le_load_u64(d->data + d->len - 8) == 0);
+			d->len -= 8;
+		}
+		rc = queue_snapshot_load(q, e->type[i], d->data, d->len);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(queue_snapshot_done(q));
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	free(e);
+}
+
 /* Loads every entry, with entry `which` replaced by `data`. */
 static int
 load_with(struct entries *e, size_t which, const uint8_t *data, size_t len)
@@ -2381,6 +2414,7 @@ main(void)
 		T(test_snapshot_then_tail_equals_full_replay),
 		T(test_snapshot_load_refuses_broken_snapshots),
 		T(test_snapshot_load_checks_counts_and_vars),
+		T(test_snapshot_version_2_still_loads),
 		T(test_snapshot_write_allocates_nothing),
 		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),

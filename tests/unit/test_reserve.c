@@ -48,7 +48,7 @@ fail_with(const char *text, size_t len, uint8_t outcome)
 static void
 test_reserve_sizes_are_the_framed_records(void **state)
 {
-	static char text[RESERVE_ERROR_MAX + REC_ALIGN];
+	static char text[RESERVE_ERROR_MAX + 2 * REC_ALIGN];
 	struct reserve_sizes z;
 	struct qrec r;
 	(void)state;
@@ -57,8 +57,11 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	reserve_sizes_init(&z);
 	assert_int_equal(z.take, rec_size(8 + 8 + 1 + 8));
 	assert_int_equal(z.kick, rec_size(8));
+	/* the widest end: an ack that keeps its task as done, with a
+	 * result of RESERVE_ERROR_MAX bytes (a fail's text is as long, its
+	 * other fields narrower) */
 	assert_int_equal(
-	    z.end, rec_size(8 + 8 + 1 + 2 + RESERVE_ERROR_MAX + 8));
+	    z.end, rec_size(8 + 8 + 1 + 4 + 8 + 8 + 2 + RESERVE_ERROR_MAX));
 	/* each with a header */
 	assert_true(z.take > REC_HDR_SIZE && z.kick > REC_HDR_SIZE);
 
@@ -73,9 +76,9 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	assert_true(framed(&r) <= z.end);
 	r = fail_with(text, RESERVE_ERROR_MAX, QREC_BURIED);
 	assert_true(framed(&r) <= z.end);
-	/* ... and a longer text (past the padding) does not: that is why
-	 * it is cut */
-	r = fail_with(text, RESERVE_ERROR_MAX + REC_ALIGN, QREC_WAIT);
+	/* ... and a longer text (past the padding and the done ack's
+	 * wider fields) does not: that is why it is cut */
+	r = fail_with(text, RESERVE_ERROR_MAX + 2 * REC_ALIGN, QREC_WAIT);
 	assert_true(framed(&r) > z.end);
 
 	memset(&r, 0, sizeof(r));
@@ -84,6 +87,12 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	r.u.end.lease = 7;
 	r.u.end.outcome = QREC_DELETED;
 	r.u.end.dedup_ms = 600000;
+	assert_true(framed(&r) <= z.end);
+	r.u.end.outcome = QREC_DONE;
+	r.u.end.keep_ms = 86400000;
+	r.u.end.max_done = 1000000;
+	r.u.end.text = text;
+	r.u.end.text_len = RESERVE_ERROR_MAX;
 	assert_true(framed(&r) <= z.end);
 	memset(&r, 0, sizeof(r));
 	r.type = QREC_DELETE;

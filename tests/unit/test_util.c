@@ -144,13 +144,15 @@ test_dur_accepts_ms_and_units(void **state)
 	assert_true(dur("3m") == 180000);
 	assert_true(dur("1h") == 3600000);
 	assert_true(dur("24h") == 86400000);
+	assert_true(dur("30d") == UINT64_C(2592000000));
+	assert_true(dur("1.5d") == 129600000);
 }
 
 static void
 test_dur_refuses_the_rest(void **state)
 {
 	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
-		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1d",
+		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1D", "1w",
 		"99999999999999999999", "18446744073709551615h", "." };
 	uint64_t ms = 7;
 
