@@ -226,7 +226,8 @@ lt_parse_u64(const char *opt, const char *s, uint64_t *out)
 const char *
 lt_type_name(uint16_t type)
 {
-	if (type >= QREC_PUT && type < QREC_TYPE_END_)
+	if (type >= QREC_PUT && type < QREC_TYPE_END_ &&
+	    strcmp(qrec_type_name(type), "?") != 0)
 		return qrec_type_name(type);
 	if (type == REC_EPOCH)
 		return "EPOCH";
@@ -237,7 +238,8 @@ uint16_t
 lt_type_parse(const char *s)
 {
 	for (uint16_t t = QREC_PUT; t < QREC_TYPE_END_; t++)
-		if (strcasecmp(s, qrec_type_name(t)) == 0)
+		if (lt_type_name(t) != NULL &&
+		    strcasecmp(s, lt_type_name(t)) == 0)
 			return t;
 	if (strcasecmp(s, "EPOCH") == 0)
 		return REC_EPOCH;
@@ -249,6 +251,7 @@ lt_qrec_id(const struct qrec *r)
 {
 	switch (r->type) {
 	case QREC_PUT:
+	case QREC_PUT_V:
 		return r->u.put.id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
@@ -265,6 +268,7 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_DELETE:
 		return r->u.del.id;
 	case QREC_REPLACE:
+	case QREC_REPLACE_V:
 		return r->u.replace.id;
 	case QREC_UPDATE:
 		return r->u.update.id;
