@@ -1418,6 +1418,23 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } });
 	assert_hex(&b, "53 01 01 00 00 00 00 00 01 2a 00 00 00 00 00 00 00");
 	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("rows"),
+	            .priority = 1024,
+	            .replace = true,
+	            .key = S("r7"),
+	            .if_newer = 1700000000123ULL,
+	            .payload = S("{}") } });
+	assert_hex(&b,
+	    "53 01 01 05 04 00 72 6f 77 73 00 04 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 02 00 72 37 02 00"
+	    "00 00 7b 7d 7b 68 e5 cf 8b 01 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_PUT, .put = { .stale = true, .id = 42 } });
+	assert_hex(&b, "53 01 01 00 00 00 00 00 02 2a 00 00 00 00 00 00 00");
+	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_TAKE,
 	        .take = { .wait = 5000,
 	            .max = 1,
