@@ -54,8 +54,8 @@ cli_peek_json(const struct t_srv *s, uint64_t id)
 
 /* The task's payload and version, through the library. */
 static void
-assert_task(struct sluice_client *c, uint64_t id, const char *payload,
-    uint64_t version)
+assert_task(
+    struct sluice_client *c, uint64_t id, const char *payload, uint64_t version)
 {
 	struct sluice_task *t = it_peek(c, id);
 
@@ -94,34 +94,33 @@ test_if_newer_replaces_only_newer_content(void **state)
 	assert_non_null(strstr(out, "\"version\":100"));
 
 	/* newer, through the CLI */
-	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
-	                     sizeof(err), "put", "-t", "rows", "--key",
-	                     "row-7", "--replace", "--if-newer", "200", "v200",
-	                     "--json", NULL),
+	assert_int_equal(
+	    it_cli(s->url, NULL, out, sizeof(out), err, sizeof(err), "put",
+	        "-t", "rows", "--key", "row-7", "--replace", "--if-newer",
+	        "200", "v200", "--json", NULL),
 	    0);
 	assert_non_null(strstr(out,
 	    "\"created\":false,\"replaced\":true,\"stale_version\":false}"));
 	assert_task(c, id, "v200", 200);
-	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
-	                     sizeof(err), "put", "-t", "rows", "--key",
-	                     "row-7", "--replace", "--if-newer", "150", "v150",
-	                     "--json", NULL),
+	assert_int_equal(
+	    it_cli(s->url, NULL, out, sizeof(out), err, sizeof(err), "put",
+	        "-t", "rows", "--key", "row-7", "--replace", "--if-newer",
+	        "150", "v150", "--json", NULL),
 	    0);
 	assert_non_null(strstr(out,
 	    "\"created\":false,\"replaced\":false,\"stale_version\":true}"));
 	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
-	                     sizeof(err), "put", "-t", "rows", "--key",
-	                     "row-7", "--replace", "--if-newer", "150", "v150",
-	                     NULL),
+	                     sizeof(err), "put", "-t", "rows", "--key", "row-7",
+	                     "--replace", "--if-newer", "150", "v150", NULL),
 	    0);
 	assert_non_null(strstr(err, "nothing changed"));
 	assert_task(c, id, "v200", 200);
 
 	/* --if-newer without --replace: usage; so in the library and on the
 	 * wire (the library checks first) */
-	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), err,
-	                     sizeof(err), "put", "-t", "rows", "--key",
-	                     "row-7", "--if-newer", "300", "x", NULL),
+	assert_int_equal(
+	    it_cli(s->url, NULL, out, sizeof(out), err, sizeof(err), "put",
+	        "-t", "rows", "--key", "row-7", "--if-newer", "300", "x", NULL),
 	    2);
 	assert_non_null(strstr(err, "--if-newer needs --replace"));
 	sluice_put_opts_init(&o);
