@@ -202,6 +202,15 @@ struct sluice_put_opts {
 	                          live tasks: a put with a live key creates
 	                          nothing and returns the existing id */
 	int replace;           /* with key: update the live task instead */
+	/* With key and replace: the client's version of this content, >= 1
+	 * (such as its source row's updated_at); 0: none. The replace
+	 * happens only when it is greater than the version stored with the
+	 * live task (none stored: any version is greater); otherwise
+	 * nothing changes and the result says stale_version. The put stores
+	 * it with the task either way (a new task, or the replaced one); a
+	 * put or replace without one leaves the task without a version. A
+	 * server older than versions answers SLUICE_EPROTO. */
+	uint64_t if_newer;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -214,14 +223,31 @@ SLUICE_API void sluice_put_opts_init(struct sluice_put_opts *o);
  * Returns 0, `*id` (optional) the task's id and `*created` (optional) 1,
  * or 0 when the key was live and `*id` is the existing task. Errors:
  * SLUICE_ETUBE, SLUICE_EKEY (key too long or containing NUL),
- * SLUICE_EINVAL (replace without key), SLUICE_ETOOBIG (payload over the
- * server's limit), SLUICE_EMSGSIZE, SLUICE_EEXIST, SLUICE_ENOSPC,
- * SLUICE_ELOG, SLUICE_EREPLICA (too few replicas acknowledged: the task
- * may or may not exist), SLUICE_ENOTLEADER (no leader reachable). A keyed
- * put is retried once after a lost connection. */
+ * SLUICE_EINVAL (replace without key, if_newer without replace), SLUICE_ETOOBIG
+ * (payload over the server's limit), SLUICE_EMSGSIZE, SLUICE_EEXIST,
+ * SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA (too few replicas acknowledged:
+ * the task may or may not exist), SLUICE_ENOTLEADER (no leader reachable). A
+ * keyed put is retried once after a lost connection. */
 SLUICE_API int sluice_put(struct sluice_client *c,
     const struct sluice_put_opts *o, const void *payload, size_t len,
     uint64_t *id, int *created);
+
+/* What a put did. */
+struct sluice_put_result {
+	uint64_t id;       /* the new task, or the live one with the key */
+	int created;       /* 1: a new task */
+	int replaced;      /* 1: (replace) the live task took the content */
+	int stale_version; /* 1: (if_newer) the task's version is as new or
+	                      newer: nothing changed */
+};
+
+/* sluice_put, with everything the put did in `*res` (optional). Errors as
+ * sluice_put's, and SLUICE_EINVAL for if_newer without key and replace.
+ * A retried put with if_newer whose first try went through answers
+ * stale_version (the version stored is then its own). */
+SLUICE_API int sluice_put_ex(struct sluice_client *c,
+    const struct sluice_put_opts *o, const void *payload, size_t len,
+    struct sluice_put_result *res);
 
 /* One task of a batch: in, the options and payload; out, its result. */
 struct sluice_batch_item {
@@ -235,6 +261,7 @@ struct sluice_batch_item {
 	                       ("payload of 2000000 bytes: over the server's
 	                       limit of 1048576 bytes"); "" when rc is 0.
 	                       Valid until the next call on the handle. */
+	int stale_version;  /* out: as sluice_put_result's */
 };
 
 /* Puts `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit.
@@ -295,12 +322,16 @@ struct sluice_task {
 		const void *payload; /* as payload above */
 		size_t payload_len; /* == size, or 0 when the list omitted it */
 		size_t size;
+		uint64_t version; /* the replacement's (if_newer); 0: none */
 	} pending;
 	/* SLUICE_DONE only (else 0 / NULL): */
 	uint64_t finished_at; /* unix ms of its ack */
 	uint64_t kept_until;  /* unix ms it is purged */
 	uint64_t duration_ms; /* its last take to its ack */
 	const char *result;   /* the ack's result text; NULL: none */
+	/* The client's version of the content, as a put with if_newer
+	 * stored it; 0: none. */
+	uint64_t version;
 };
 
 /* Frees what take, peek or list returned: the array and everything its

@@ -82,6 +82,8 @@ task_text(FILE *f, const struct sluice_task *t)
 		cli_print_bytes(f, t->key, strlen(t->key));
 		fputc('\n', f);
 	}
+	if (t->version)
+		fprintf(f, "version       %" PRIu64 "\n", t->version);
 	if (t->last_error) {
 		fputs("last_error    ", f);
 		cli_print_bytes(f, t->last_error, strlen(t->last_error));
@@ -112,6 +114,9 @@ task_text(FILE *f, const struct sluice_task *t)
 		    "priority "
 		    "%" PRIu32 ", size %zu\n",
 		    t->pending.priority, t->pending.size);
+		if (t->pending.version)
+			fprintf(f, "  version     %" PRIu64 "\n",
+			    t->pending.version);
 		if (t->pending.payload_len > 0 || t->pending.size == 0) {
 			fputs("  payload     ", f);
 			cli_print_bytes(

@@ -31,6 +31,7 @@ enum {
 	OPT_MAX_ATTEMPTS,
 	OPT_KEY,
 	OPT_REPLACE,
+	OPT_IF_NEWER,
 	OPT_EVERY,
 	OPT_LINES,
 	OPT_DETACH,
@@ -314,6 +315,44 @@ print_put(bool json, uint64_t id, bool created)
 		    created ? "true" : "false");
 	else
 		printf("%" PRIu64 "\n", id);
+}
+
+/* What put prints: print_put's, with "replaced" for a put with replace
+ * and "stale_version" for one with if_newer. Without --json, the id alone
+ * stays on stdout, for scripts; that nothing new was stored, or nothing
+ * changed, is said on stderr beside it. */
+static void
+print_put_result(const struct sluice_put_opts *o,
+    const struct sluice_put_result *res, bool json)
+{
+	if (json && o->replace) {
+		printf("{\"id\":%" PRIu64 ",\"created\":%s,\"replaced\":%s",
+		    res->id, res->created ? "true" : "false",
+		    res->replaced ? "true" : "false");
+		if (o->if_newer)
+			printf(",\"stale_version\":%s",
+			    res->stale_version ? "true" : "false");
+		puts("}");
+		return;
+	}
+	print_put(json, res->id, res->created);
+	if (json || res->created)
+		return;
+	if (res->stale_version)
+		fprintf(stderr,
+		    "sluice: put: key %s: task %" PRIu64 " has a version of "
+		    "%" PRIu64 " or newer; nothing changed\n",
+		    o->key, res->id, o->if_newer);
+	else if (o->replace)
+		fprintf(stderr,
+		    "sluice: put: key %s: task %" PRIu64
+		    " updated; nothing created\n",
+		    o->key, res->id);
+	else
+		fprintf(stderr,
+		    "sluice: put: key %s exists as task %" PRIu64
+		    "; nothing created\n",
+		    o->key ? o->key : "", res->id);
 }
 
 static int
@@ -640,6 +679,12 @@ static const char put_help[] =
     "                        creates nothing: it prints the existing id, and\n"
     "                        on stderr \"key KEY exists as task N\"\n"
     "      --replace         with --key: update the live task instead\n"
+    "      --if-newer V      with --replace: only if V (a version, such as\n"
+    "                        the source row's updated_at, >= 1) is greater\n"
+    "                        than the version stored with the live task\n"
+    "                        (none stored: any V); else nothing changes and\n"
+    "                        stderr says so (exit 0). V is stored with the\n"
+    "                        task, a new one too\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -651,7 +696,9 @@ static const char put_help[] =
     "                        exit status is 1 when any line was refused.\n"
     "                        It stops at the first line a full log\n"
     "                        refuses, saying how many were accepted\n"
-    "      --json            print {\"id\":N,\"created\":true}; with\n"
+    "      --json            print {\"id\":N,\"created\":true} (with\n"
+    "                        --replace, \"replaced\" too; with --if-newer,\n"
+    "                        \"stale_version\" too); with\n"
     "                        --lines one array, an element per line:\n"
     "                        {\"line\":N,\"id\":N,\"created\":true} or\n"
     "                        {\"line\":N,\"error\":TEXT,\"code\":N}\n";
@@ -668,6 +715,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
 		{ "key", required_argument, NULL, OPT_KEY },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
+		{ "if-newer", required_argument, NULL, OPT_IF_NEWER },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "file", required_argument, NULL, OPT_FILE },
@@ -675,12 +723,13 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	};
 	struct args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
+	struct sluice_put_result res;
 	bool lines = false, delay = false;
 	const char *file = NULL, *payload;
 	char *data = NULL;
-	uint64_t v = 0, id;
+	uint64_t v = 0;
 	size_t len;
-	int ch, rc, created;
+	int ch, rc;
 
 	sluice_put_opts_init(&o);
 	while ((ch = next_opt(cli, &a)) != -1) {
@@ -722,6 +771,11 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		case OPT_REPLACE:
 			o.replace = 1;
 			break;
+		case OPT_IF_NEWER:
+			if ((rc = parse_u64(cli, "--if-newer", optarg, 1,
+			         UINT64_MAX, &o.if_newer)) != 0)
+				return rc;
+			break;
 		case OPT_EVERY:
 			if ((rc = parse_dur(
 			         cli, "--every", optarg, &o.period_ms)) != 0)
@@ -742,6 +796,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		    cli, "--delay and --at exclude each other");
 	if (o.replace && o.key == NULL)
 		return cli_usage_error(cli, "--replace needs --key");
+	if (o.if_newer && !o.replace)
+		return cli_usage_error(
+		    cli, "--if-newer needs --replace (and --key)");
 	if (lines && o.key)
 		return cli_usage_error(cli,
 		    "--key with --lines would give every line the same key");
@@ -771,24 +828,12 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		len = strlen(payload);
 	}
 	if ((rc = cli_connect(cli)) == 0 &&
-	    (rc = sluice_put(cli->c, &o, payload, len, &id, &created)) != 0)
+	    (rc = sluice_put_ex(cli->c, &o, payload, len, &res)) != 0)
 		rc = cli_fail(cli, rc, "put");
 	free(data);
 	if (rc != 0)
 		return rc;
-	print_put(a.json, id, created);
-	/* The id alone stays on stdout, for scripts; that nothing new
-	 * was stored is said beside it. */
-	if (!created && !a.json && o.replace)
-		fprintf(stderr,
-		    "sluice: put: key %s: task %" PRIu64
-		    " updated; nothing created\n",
-		    o.key, id);
-	else if (!created && !a.json)
-		fprintf(stderr,
-		    "sluice: put: key %s exists as task %" PRIu64
-		    "; nothing created\n",
-		    o.key ? o.key : "", id);
+	print_put_result(&o, &res, a.json);
 	return EXIT_OK;
 }
 

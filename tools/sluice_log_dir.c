@@ -370,6 +370,8 @@ snap_entry_name(uint16_t type)
 		return "DEDUP";
 	case QSNAP_END:
 		return "END";
+	case QSNAP_TASKVER:
+		return "TASKVER";
 	}
 	return "unknown";
 }

@@ -263,7 +263,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	const struct qrec_end *e = &r->u.end;
 
 	switch (r->type) {
-	case QREC_PUT: {
+	case QREC_PUT:
+	case QREC_PUT_V: {
 		const struct qrec_put *p = &r->u.put;
 
 		buf_printf(b,
@@ -275,6 +276,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			lt_json_bytes(b, "key", p->key, p->key_len);
 		else
 			buf_printf(b, "\"key\":null");
+		if (p->version != 0)
+			buf_printf(b, ",\"version\":%" PRIu64, p->version);
 		buf_printf(b, ",\"payload_len\":%zu,", p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
@@ -327,7 +330,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_FLUSH:
 		buf_printf(b, ",\"dedup_ms\":%" PRIu32, r->u.flush.dedup_ms);
 		break;
-	case QREC_REPLACE: {
+	case QREC_REPLACE:
+	case QREC_REPLACE_V: {
 		const struct qrec_replace *p = &r->u.replace;
 
 		buf_printf(b,
@@ -337,6 +341,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    p->pending ? "true" : "false", p->pri, p->run_at, p->ttr,
 		    p->max_attempts, p->period, p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
+		if (p->version != 0)
+			buf_printf(b, ",\"version\":%" PRIu64, p->version);
 		break;
 	}
 	case QREC_PAUSE:
@@ -369,6 +375,7 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 {
 	switch (r->type) {
 	case QREC_PUT:
+	case QREC_PUT_V:
 		*p = r->u.put.tube;
 		*n = r->u.put.tube_len;
 		return true;
@@ -410,7 +417,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tube = names_get(&dm->names, tp, tn);
 		else if (id != 0 && (tube = idmap_get(&dm->ids, id)) == 0)
 			tube = tube_from_snapshot(dm, d, id);
-		if (r.type == QREC_PUT || (id != 0 && tube != 0))
+		if (r.type == QREC_PUT || r.type == QREC_PUT_V ||
+		    (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
 			to = names_get(

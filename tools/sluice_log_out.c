@@ -238,7 +238,8 @@ uint16_t
 lt_type_parse(const char *s)
 {
 	for (uint16_t t = QREC_PUT; t < QREC_TYPE_END_; t++)
-		if (strcasecmp(s, qrec_type_name(t)) == 0)
+		if (lt_type_name(t) != NULL &&
+		    strcasecmp(s, lt_type_name(t)) == 0)
 			return t;
 	if (strcasecmp(s, "EPOCH") == 0)
 		return REC_EPOCH;
@@ -250,6 +251,7 @@ lt_qrec_id(const struct qrec *r)
 {
 	switch (r->type) {
 	case QREC_PUT:
+	case QREC_PUT_V:
 		return r->u.put.id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
@@ -266,6 +268,7 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_DELETE:
 		return r->u.del.id;
 	case QREC_REPLACE:
+	case QREC_REPLACE_V:
 		return r->u.replace.id;
 	case QREC_UPDATE:
 		return r->u.update.id;

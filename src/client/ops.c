@@ -62,13 +62,14 @@ put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
 	p->period = o->period_ms;
 	p->key = msg_cstr(o->key);
 	p->replace = o->replace != 0;
+	p->if_newer = o->if_newer;
 	p->payload.p = len ? payload : "";
 	p->payload.len = len;
 }
 
 int
-sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
-    const void *payload, size_t len, uint64_t *id, int *created)
+sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
+    const void *payload, size_t len, struct sluice_put_result *res)
 {
 	struct msg_req q = { .op = MSG_OP_PUT };
 	struct msg_rep r;
@@ -77,12 +78,32 @@ sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
 	if (c == NULL || (payload == NULL && len > 0))
 		return bad_arg(c, "put: payload missing");
 	put_fields(o, payload, len, &q.put);
+	if (q.put.if_newer != 0 && (!q.put.replace || q.put.key.len == 0))
+		return bad_arg(c, "put: if_newer needs a key and replace");
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
+	if (res != NULL) {
+		res->id = r.put.id;
+		res->created = r.put.created;
+		res->stale_version = r.put.stale;
+		res->replaced = q.put.replace && !r.put.created && !r.put.stale;
+	}
+	return 0;
+}
+
+int
+sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
+    const void *payload, size_t len, uint64_t *id, int *created)
+{
+	struct sluice_put_result res;
+	int rc = sluice_put_ex(c, o, payload, len, &res);
+
+	if (rc != 0)
+		return rc;
 	if (id != NULL)
-		*id = r.put.id;
+		*id = res.id;
 	if (created != NULL)
-		*created = r.put.created;
+		*created = res.created;
 	return 0;
 }
 
@@ -139,6 +160,7 @@ sluice_put_batch(
 		items[i].rc = res.status;
 		items[i].id = res.id;
 		items[i].created = res.created;
+		items[i].stale_version = res.stale;
 		items[i].errmsg = (const char *)c->texts.data + off;
 		if (items[i].rc != 0 && res.message.len == 0)
 			items[i].errmsg = sluice_strerror(items[i].rc);

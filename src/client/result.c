@@ -81,6 +81,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->payload = payload;
 	o->payload_len = t->payload.len;
 	o->size = t->size;
+	o->version = t->version;
 	if (t->replace_pending) {
 		o->replace_pending = 1;
 		o->pending.priority = t->pending.priority;
@@ -91,6 +92,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 		o->pending.payload = pending;
 		o->pending.payload_len = t->pending.payload.len;
 		o->pending.size = t->pending.size;
+		o->pending.version = t->pending.version;
 	}
 	o->finished_at = t->done.finished_at;
 	o->kept_until = t->done.kept_until;

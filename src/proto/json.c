@@ -199,6 +199,8 @@ json_task(FILE *f, const struct sluice_task *t)
 	    t->max_attempts, t->ttr_ms, t->period_ms, t->created_at,
 	    t->updated_at, t->taken_at, t->deadline, t->size,
 	    t->detached ? "true" : "false");
+	if (t->version != 0) /* a put with if_newer stored it */
+		fprintf(f, ",\"version\":%" PRIu64, t->version);
 	/* a put with replace of a taken task: what it becomes when the
 	 * lease ends */
 	if (t->replace_pending) {
@@ -208,10 +210,13 @@ json_task(FILE *f, const struct sluice_task *t)
 		fprintf(f,
 		    ",\"priority\":%" PRIu32 ",\"run_at\":%" PRIu64
 		    ",\"ttr\":%" PRIu64 ",\"max_attempts\":%" PRIu32
-		    ",\"period\":%" PRIu64 ",\"size\":%zu}",
+		    ",\"period\":%" PRIu64 ",\"size\":%zu",
 		    t->pending.priority, t->pending.run_at, t->pending.ttr_ms,
 		    t->pending.max_attempts, t->pending.period_ms,
 		    t->pending.size);
+		if (t->pending.version != 0)
+			fprintf(f, ",\"version\":%" PRIu64, t->pending.version);
+		fputc('}', f);
 	}
 	if (t->state == SLUICE_DONE) {
 		fprintf(f,

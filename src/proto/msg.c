@@ -26,6 +26,9 @@
 enum {
 	PUT_F_REPLACE = 0x01,
 	PUT_F_AT = 0x02,
+	PUT_F_IF_NEWER = 0x04, /* a u64 version follows the payload */
+	PUT_F_ALL = PUT_F_REPLACE | PUT_F_AT | PUT_F_IF_NEWER,
+	PUT_RES_STALE = 2, /* put result's `created`: if_newer was not newer */
 	TAKE_F_DETACH = 0x01,
 	TAKE_F_STRICT = 0x02,
 	TAKE_F_DURABLE = 0x04,
@@ -36,6 +39,7 @@ enum {
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
 	TASK_F_DONE = 0x04,    /* a done task: its fields follow */
+	TASK_F_VERSION = 0x08, /* versions follow, after everything else */
 	ACK_F_RESULT = 0x01,   /* a result text follows the to_tube */
 	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
@@ -55,7 +59,7 @@ enum {
 
 /* Flag bits each request op may set in the header. */
 static const uint8_t req_flags[MSG_OP_END_] = {
-	[MSG_OP_PUT] = PUT_F_REPLACE | PUT_F_AT,
+	[MSG_OP_PUT] = PUT_F_ALL,
 	[MSG_OP_PUT_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT | TAKE_F_DURABLE,
 	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT | ACK_F_RESULT,
@@ -340,12 +344,24 @@ get_payload(struct rd *r, size_t max, struct msg_str *out)
 	return get_bytes(r, len, max, SLUICE_ETOOBIG, out);
 }
 
+/* With flag 0x04, the version after the payload: at least 1, and only
+ * with replace (which has a key). EINVAL otherwise. */
+static int
+get_if_newer(struct rd *r, uint8_t flags, struct msg_put *p)
+{
+	if (!(flags & PUT_F_IF_NEWER))
+		return 0;
+	p->if_newer = rd_u64(r);
+	NEED(r);
+	return p->if_newer == 0 || !p->replace ? SLUICE_EINVAL : 0;
+}
+
 /* The put fields, after the flags that came with them. */
 static int
 get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 {
 	memset(p, 0, sizeof(*p));
-	if (flags & ~(PUT_F_REPLACE | PUT_F_AT))
+	if (flags & ~PUT_F_ALL)
 		return SLUICE_EPROTO;
 	p->replace = flags & PUT_F_REPLACE;
 	p->at = flags & PUT_F_AT;
@@ -358,7 +374,8 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 	TRY(get_key(r, false, &p->key));
 	if (p->replace && p->key.len == 0)
 		return SLUICE_EINVAL;
-	return get_payload(r, payload_max, &p->payload);
+	TRY(get_payload(r, payload_max, &p->payload));
+	return get_if_newer(r, flags, p);
 }
 
 /* A field of a batch item: a length (just read) and its bytes. A length
@@ -385,11 +402,11 @@ static int
 get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 {
 	uint8_t flags = rd_u8(r);
-	int err = 0;
+	int err = 0, rc;
 
 	NEED(r);
 	memset(p, 0, sizeof(*p));
-	if (flags & ~(PUT_F_REPLACE | PUT_F_AT))
+	if (flags & ~PUT_F_ALL)
 		return SLUICE_EPROTO;
 	p->replace = flags & PUT_F_REPLACE;
 	p->at = flags & PUT_F_AT;
@@ -410,6 +427,12 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 		err = SLUICE_EINVAL;
 	TRY(get_item_bytes(
 	    r, rd_u32(r), payload_max, SLUICE_ETOOBIG, &p->payload, &err));
+	if ((rc = get_if_newer(r, flags, p)) == SLUICE_EINVAL) {
+		if (err == 0)
+			err = rc;
+	} else if (rc != 0) {
+		return rc;
+	}
 	p->error = (uint16_t)err;
 	return 0;
 }
@@ -479,6 +502,12 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 		t->done.duration = rd_u64(&s);
 		rc = get_text(&s, MSG_TEXT_MAX, &t->done.result);
 	}
+	if (rc == 0 && (flags & TASK_F_VERSION)) {
+		t->version = rd_u64(&s);
+		t->pending.version = rd_u64(&s);
+		if (rd_failed(&s))
+			rc = SLUICE_ETRUNC;
+	}
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -500,9 +529,10 @@ get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 	created = rd_u8(r);
 	out->id = rd_u64(r);
 	NEED(r);
-	if (created > 1)
+	if (created > PUT_RES_STALE)
 		return SLUICE_EPROTO;
-	out->created = created;
+	out->created = created == 1;
+	out->stale = created == PUT_RES_STALE;
 	if (message)
 		TRY(get_text(r, MSG_TEXT_MAX, &out->message));
 	return 0;
@@ -1155,7 +1185,16 @@ put_payload(struct buf *b, struct msg_str s)
 static uint8_t
 put_flags(const struct msg_put *p)
 {
-	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0);
+	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0) |
+	    (p->if_newer != 0 ? PUT_F_IF_NEWER : 0);
+}
+
+/* After the payload: the version, with flag 0x04 (put_flags). */
+static void
+put_if_newer(struct buf *b, const struct msg_put *p)
+{
+	if (p->if_newer != 0)
+		buf_put_u64(b, p->if_newer);
 }
 
 /* A batch item, as lenient as get_put_item: a bad tube, key or payload is
@@ -1176,7 +1215,9 @@ enc_put_item(struct buf *b, const struct msg_put *p)
 	buf_put_u32(b, p->max_attempts);
 	buf_put_u64(b, p->period);
 	put_str(b, p->key);
-	return put_payload(b, p->payload);
+	TRY(put_payload(b, p->payload));
+	put_if_newer(b, p);
+	return 0;
 }
 
 static int
@@ -1189,9 +1230,13 @@ enc_put(struct buf *b, const struct msg_put *p)
 	buf_put_u32(b, p->max_attempts);
 	buf_put_u64(b, p->period);
 	TRY(put_key(b, p->key, false));
-	if (p->replace && p->key.len == 0)
+	if ((p->replace || p->if_newer != 0) && p->key.len == 0)
 		return SLUICE_EINVAL;
-	return put_payload(b, p->payload);
+	if (p->if_newer != 0 && !p->replace)
+		return SLUICE_EINVAL;
+	TRY(put_payload(b, p->payload));
+	put_if_newer(b, p);
+	return 0;
 }
 
 /* The header's flags byte for a request. */
@@ -1408,6 +1453,13 @@ msg_encode_req(struct buf *b, const struct msg_req *q)
 	return enc_finish(b, start, rc);
 }
 
+/* A record without versions has the layout it had before them. */
+static bool
+has_version(const struct msg_task *t)
+{
+	return t->version != 0 || (t->replace_pending && t->pending.version);
+}
+
 static int
 enc_task(struct buf *b, const struct msg_task *t)
 {
@@ -1424,7 +1476,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	buf_put_u8(b,
 	    (t->detached ? TASK_F_DETACHED : 0) |
 	        (t->replace_pending ? TASK_F_PENDING : 0) |
-	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0));
+	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0) |
+	        (has_version(t) ? TASK_F_VERSION : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -1458,6 +1511,10 @@ enc_task(struct buf *b, const struct msg_task *t)
 		buf_put_u64(b, t->done.duration);
 		TRY(put_text(b, t->done.result, MSG_TEXT_MAX));
 	}
+	if (has_version(t)) {
+		buf_put_u64(b, t->version);
+		buf_put_u64(b, t->pending.version);
+	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
 	return 0;
@@ -1478,7 +1535,7 @@ static int
 enc_put_res(struct buf *b, const struct msg_put_res *r, bool message)
 {
 	buf_put_u16(b, r->status);
-	buf_put_u8(b, r->created ? 1 : 0);
+	buf_put_u8(b, r->created ? 1 : r->stale ? PUT_RES_STALE : 0);
 	buf_put_u64(b, r->id);
 	return message ? put_text(b, r->message, MSG_TEXT_MAX) : 0;
 }

@@ -162,6 +162,8 @@ struct msg_put {
 	uint64_t period;       /* ms; 0 = not recurring */
 	struct msg_str key;    /* len 0 = no key; `replace` needs one */
 	struct msg_str payload;
+	uint64_t if_newer; /* flag 0x04, with replace: a version >= 1 (after
+	                      the payload); 0 = none */
 	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
 	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
 	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
@@ -393,6 +395,7 @@ struct msg_task {
 		uint64_t period;
 		uint32_t size;
 		struct msg_str payload; /* len 0 when omitted (list) */
+		uint64_t version;       /* 0 = none */
 	} pending;
 	/* A done task (state MSG_ST_DONE): record flag 0x04, these fields
 	 * after the payload. */
@@ -402,6 +405,10 @@ struct msg_task {
 		uint64_t duration;    /* ms from its last take to its ack */
 		struct msg_str result;
 	} done;
+	/* The client's version (a put with if_newer), and the pending
+	 * replacement's: flag 0x08 of the record and two u64 at its end,
+	 * when either is not 0. */
+	uint64_t version;
 };
 
 /* take and list */
@@ -415,6 +422,8 @@ struct msg_tasks {
 struct msg_put_res {
 	uint16_t status; /* batch items: 0 or a SLUICE_E* code; put: 0 */
 	bool created; /* false: the key was live, `id` is the existing task */
+	bool stale;   /* if_newer was not newer than the task's version:
+	                 nothing changed (`created` byte 2) */
 	uint64_t id;  /* 0 when status != 0 */
 	struct msg_str message; /* batch reply with flag 0x01: why the item
 	                           was refused (0..MSG_TEXT_MAX bytes) */

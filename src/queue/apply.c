@@ -1,6 +1,7 @@
 /* apply - changes the queue's state from a record. The task state machine,
  * by record (more in queue.h and docs/queue.md):
- *   PUT      (none) -> ready | delayed (by run_at)
+ *   PUT      (none) -> ready | delayed (by run_at); PUT_V also
+ *            stores its version with the key
  *   TAKE     ready | delayed -> taken (attempts + 1, lease = the
  *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
@@ -16,7 +17,9 @@
  *   DELETE   any -> gone;  FLUSH  every task of a tube -> gone
  *   DELETE_WHERE  the tube's tasks in one state, old enough -> gone
  *   REPLACE  ready | delayed | buried -> ready | delayed, new content;
- *            taken -> taken with a pending replacement
+ *            taken -> taken with a pending replacement. REPLACE_V the
+ *            same, and the new content's version goes with it (to the
+ *            key at once, or with the pending replacement)
  *   PAUSE    no task changes; the tube's pause is set or lifted
  *   UPDATE   ready | delayed -> ready | delayed (by run_at), buried ->
  *            buried, with new fields; taken -> taken, a new priority
@@ -89,12 +92,16 @@ rebuilt(const struct task *t, const void *payload, size_t len, uint32_t pri,
 	return nt;
 }
 
-/* Commits `nt` in place of `t` (leaving whatever state t was in). */
+/* Commits `nt` in place of `t` (leaving whatever state t was in), with
+ * the version of its new content (0: none). */
 static void
-swap_in(struct queue *q, struct task *t, struct task *nt, int state)
+swap_in(struct queue *q, struct task *t, struct task *nt, int state,
+    uint64_t version)
 {
 	qs_unplace(q, t);
 	qs_task_swap(q, t, nt);
+	if (task_has_key(nt))
+		nt->ext->key->version = version;
 	qs_place(q, nt, state);
 	task_free(t);
 }
@@ -152,7 +159,7 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 		}
 		ke->task = t;
 		ke->id = t->id;
-		ke->expires = 0;
+		ke->version = p->version; /* was expires: no longer reserved */
 		t->ext->key = ke;
 		q->nkeys++;
 	}
@@ -378,7 +385,7 @@ apply_end(
 			return rc;
 		}
 		count_end(q, tb, type, e);
-		swap_in(q, t, nt, state);
+		swap_in(q, t, nt, state, rp->version);
 		return 0;
 	}
 	return SLUICE_ECORRUPT;
@@ -548,6 +555,8 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 	if (t == NULL || t->state == QUEUE_DONE ||
 	    r->pending != (t->state == QUEUE_TAKEN))
 		return SLUICE_ECORRUPT;
+	if (r->version != 0 && !task_has_key(t))
+		return SLUICE_ECORRUPT; /* a version lives with the key */
 	if (r->pending) {
 		rp = repl_new(r->payload, r->payload_len);
 		if (rp == NULL)
@@ -557,6 +566,7 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 		rp->max_attempts = r->max_attempts;
 		rp->run_at = r->run_at;
 		rp->period = r->period;
+		rp->version = r->version;
 		free(t->ext->repl);
 		t->ext->repl = rp;
 		t->updated_at = time;
@@ -573,7 +583,7 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 		return rc;
 	}
 	QS_COUNT(q, t->tube, replace);
-	swap_in(q, t, nt, state);
+	swap_in(q, t, nt, state, r->version);
 	return 0;
 }
 
@@ -683,6 +693,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return rc;
 	switch (rec->type) {
 	case QREC_PUT:
+	case QREC_PUT_V:
 		rc = apply_put(q, time, &rec->u.put);
 		break;
 	case QREC_TAKE:
@@ -708,6 +719,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = apply_flush(q, time, &rec->u.flush);
 		break;
 	case QREC_REPLACE:
+	case QREC_REPLACE_V:
 		rc = apply_replace(q, time, &rec->u.replace);
 		break;
 	case QREC_PAUSE:

@@ -133,7 +133,48 @@ put_res(struct queue_put_res *res, uint64_t id, bool created, bool replaced)
 	res->id = id;
 	res->created = created;
 	res->replaced = replaced;
+	res->stale = false;
 	return 0;
+}
+
+/* The version a replace with if_newer is compared with: that of the
+ * content the task will have, its pending replacement's when a worker
+ * holds it. */
+static uint64_t
+newest_version(const struct task *t)
+{
+	return task_has_repl(t) ? t->ext->repl->version : task_version(t);
+}
+
+/* A REPLACE of the live task `t`, or nothing when if_newer is not newer
+ * than its version. */
+static int
+replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
+    int64_t run_at, struct qrec *out, struct queue_put_res *res)
+{
+	struct qrec_replace *r = &out->u.replace;
+
+	if (t->tube->name_len != req->tube_len ||
+	    memcmp(t->tube->name, req->tube, req->tube_len) != 0)
+		return SLUICE_EEXIST;
+	if (req->if_newer != 0 && newest_version(t) >= req->if_newer) {
+		out->type = QREC_NONE;
+		put_res(res, t->id, false, false);
+		res->stale = true;
+		return 0;
+	}
+	out->type = req->if_newer != 0 ? QREC_REPLACE_V : QREC_REPLACE;
+	r->id = t->id;
+	r->payload = req->payload;
+	r->payload_len = req->payload_len;
+	r->pri = req->pri;
+	r->ttr = ttr;
+	r->max_attempts = req->max_attempts;
+	r->run_at = run_at;
+	r->period = req->period_ms;
+	r->pending = t->state == QUEUE_TAKEN;
+	r->version = req->if_newer;
+	return put_res(res, t->id, false, true);
 }
 
 static int
@@ -158,30 +199,15 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (!time_ok(req->period_ms) || (req->replace && req->key_len == 0))
 		return SLUICE_EINVAL;
+	if (req->if_newer != 0 && !req->replace)
+		return SLUICE_EINVAL;
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
 
 	if (req->key_len > 0)
 		ke = qs_key(q, req->key, req->key_len);
-	if (ke != NULL && ke->task != NULL && req->replace) {
-		struct task *t = ke->task;
-		struct qrec_replace *r = &out->u.replace;
-
-		if (t->tube->name_len != req->tube_len ||
-		    memcmp(t->tube->name, req->tube, req->tube_len) != 0)
-			return SLUICE_EEXIST;
-		out->type = QREC_REPLACE;
-		r->id = t->id;
-		r->payload = req->payload;
-		r->payload_len = req->payload_len;
-		r->pri = req->pri;
-		r->ttr = ttr;
-		r->max_attempts = req->max_attempts;
-		r->run_at = run_at;
-		r->period = req->period_ms;
-		r->pending = t->state == QUEUE_TAKEN;
-		return put_res(a->res, t->id, false, true);
-	}
+	if (ke != NULL && ke->task != NULL && req->replace)
+		return replace_rec(req, ke->task, ttr, run_at, out, a->res);
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
 		out->type = QREC_NONE;
@@ -194,7 +220,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_ELIMIT;
 	if (!new_tube_allowed(q, req->tube, req->tube_len))
 		return SLUICE_ELIMIT;
-	out->type = QREC_PUT;
+	out->type = req->if_newer != 0 ? QREC_PUT_V : QREC_PUT;
+	out->u.put.version = req->if_newer;
 	out->u.put.id = q->next_id;
 	out->u.put.tube = req->tube;
 	out->u.put.tube_len = req->tube_len;

@@ -104,6 +104,8 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 	if (key_shown(q, t)) {
 		buf_printf(out, " key=");
 		buf_put_escaped(out, e->key->key, e->key->len);
+		if (e->key->version != 0)
+			buf_printf(out, " version=%" PRIu64, e->key->version);
 	}
 	if (e != NULL && e->error != NULL) {
 		buf_printf(out, " error=");
@@ -131,6 +133,8 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 		    " period=%" PRId64 " payload=",
 		    r->pri, r->ttr, r->max_attempts, r->run_at, r->period);
 		out_hex(out, r->payload, r->payload_len);
+		if (r->version != 0)
+			buf_printf(out, " version=%" PRIu64, r->version);
 		buf_put_u8(out, '\n');
 	}
 }

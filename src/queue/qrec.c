@@ -30,6 +30,8 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_TAKE_LEASE] = "TAKE",
 	[QREC_UPDATE] = "UPDATE",
 	[QREC_DELETE_WHERE] = "DELETE_WHERE",
+	[QREC_PUT_V] = "PUT_V",
+	[QREC_REPLACE_V] = "REPLACE_V",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -169,12 +171,15 @@ qrec_valid(const struct qrec *rec)
 
 	switch (rec->type) {
 	case QREC_PUT:
+	case QREC_PUT_V:
 		/* The next id is id + 1: it must not wrap. */
 		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
 		    qrec_tube_valid(p->tube, p->tube_len) &&
 		    str_ok(p->key, p->key_len, QREC_KEY_MAX) &&
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
-		    time_ok(p->run_at) && time_ok(p->period);
+		    time_ok(p->run_at) && time_ok(p->period) &&
+		    (rec->type == QREC_PUT_V ? p->version != 0 && p->key_len > 0
+		                             : p->version == 0);
 	case QREC_TAKE:
 		return rec->u.take.id != 0 && rec->u.take.lease == 0;
 	case QREC_TAKE_LEASE:
@@ -194,9 +199,11 @@ qrec_valid(const struct qrec *rec)
 		return qrec_tube_valid(
 		    rec->u.flush.tube, rec->u.flush.tube_len);
 	case QREC_REPLACE:
+	case QREC_REPLACE_V:
 		return r->id != 0 && r->ttr != 0 &&
 		    str_ok(r->payload, r->payload_len, QREC_PAYLOAD_MAX) &&
-		    time_ok(r->run_at) && time_ok(r->period);
+		    time_ok(r->run_at) && time_ok(r->period) &&
+		    (rec->type == QREC_REPLACE_V) == (r->version != 0);
 	case QREC_PAUSE:
 		return qrec_tube_valid(
 		           rec->u.pause.tube, rec->u.pause.tube_len) &&
@@ -266,7 +273,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	if (!qrec_valid(rec))
 		return SLUICE_EINVAL;
 	switch (rec->type) {
-	case QREC_PUT: {
+	case QREC_PUT:
+	case QREC_PUT_V: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_put_u64(out, p->id);
@@ -278,6 +286,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_i64(out, p->period);
 		buf_put_str16(out, p->key, p->key_len);
 		buf_put_blob(out, p->payload, p->payload_len);
+		if (rec->type == QREC_PUT_V)
+			buf_put_u64(out, p->version);
 		break;
 	}
 	case QREC_TAKE:
@@ -309,7 +319,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_str16(out, rec->u.flush.tube, rec->u.flush.tube_len);
 		buf_put_u32(out, rec->u.flush.dedup_ms);
 		break;
-	case QREC_REPLACE: {
+	case QREC_REPLACE:
+	case QREC_REPLACE_V: {
 		const struct qrec_replace *r = &rec->u.replace;
 
 		buf_put_u64(out, r->id);
@@ -320,6 +331,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_u32(out, r->max_attempts);
 		buf_put_i64(out, r->period);
 		buf_put_blob(out, r->payload, r->payload_len);
+		if (rec->type == QREC_REPLACE_V)
+			buf_put_u64(out, r->version);
 		break;
 	}
 	case QREC_PAUSE:
@@ -411,7 +424,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	rec.type = type;
 	rd_init(&r, body, len);
 	switch (type) {
-	case QREC_PUT: {
+	case QREC_PUT:
+	case QREC_PUT_V: {
 		struct qrec_put *p = &rec.u.put;
 
 		p->id = rd_u64(&r);
@@ -423,6 +437,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		p->period = rd_i64(&r);
 		p->key = rd_str16(&r, QREC_KEY_MAX, &p->key_len);
 		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
+		if (type == QREC_PUT_V)
+			p->version = rd_u64(&r);
 		break;
 	}
 	case QREC_TAKE:
@@ -455,7 +471,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.flush.tube_len);
 		rec.u.flush.dedup_ms = rd_u32(&r);
 		break;
-	case QREC_REPLACE: {
+	case QREC_REPLACE:
+	case QREC_REPLACE_V: {
 		struct qrec_replace *p = &rec.u.replace;
 
 		p->id = rd_u64(&r);
@@ -466,6 +483,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		p->max_attempts = rd_u32(&r);
 		p->period = rd_i64(&r);
 		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
+		if (type == QREC_REPLACE_V)
+			p->version = rd_u64(&r);
 		break;
 	}
 	case QREC_PAUSE:
@@ -511,7 +530,8 @@ qrec_format(const struct qrec *rec, struct buf *out)
 
 	buf_printf(out, "%s", qrec_type_name(rec->type));
 	switch (rec->type) {
-	case QREC_PUT: {
+	case QREC_PUT:
+	case QREC_PUT_V: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_printf(out, " id=%" PRIu64 " tube=", p->id);
@@ -524,6 +544,8 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			buf_printf(out, " key=");
 			buf_put_escaped(out, p->key, p->key_len);
 		}
+		if (p->version != 0)
+			buf_printf(out, " version=%" PRIu64, p->version);
 		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}
@@ -584,15 +606,18 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		buf_put(out, rec->u.flush.tube, rec->u.flush.tube_len);
 		buf_printf(out, " dedup_ms=%" PRIu32, rec->u.flush.dedup_ms);
 		break;
-	case QREC_REPLACE: {
+	case QREC_REPLACE:
+	case QREC_REPLACE_V: {
 		const struct qrec_replace *r = &rec->u.replace;
 
 		buf_printf(out,
 		    " id=%" PRIu64 "%s pri=%" PRIu32 " run_at=%" PRId64
-		    " ttr=%" PRIu32 " max_attempts=%" PRIu32 " period=%" PRId64
-		    " payload=%zuB",
+		    " ttr=%" PRIu32 " max_attempts=%" PRIu32 " period=%" PRId64,
 		    r->id, r->pending ? " pending" : "", r->pri, r->run_at,
-		    r->ttr, r->max_attempts, r->period, r->payload_len);
+		    r->ttr, r->max_attempts, r->period);
+		if (r->version != 0)
+			buf_printf(out, " version=%" PRIu64, r->version);
+		buf_printf(out, " payload=%zuB", r->payload_len);
 		break;
 	}
 	case QREC_PAUSE:

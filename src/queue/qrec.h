@@ -42,6 +42,16 @@
  *   DELETE_WHERE str16 tube, u8 state (1 ready, 2 delayed, 4 buried,
  *            5 done), i64 before: every task of the tube in that state
  *            created (done: finished) at or before `before` is cancelled
+ *   PUT_V    a PUT's body, then u64 version
+ *   REPLACE_V  a REPLACE's body, then u64 version
+ *
+ * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
+ * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
+ * in struct qrec_put / qrec_replace). Types, not an optional trailing
+ * field: a body is exactly its layout, so a binary that does not know
+ * versions refuses a log that holds one (an unknown type) rather than
+ * reading it as if the version were not there; and a put without a
+ * version logs the same bytes as before. A PUT_V has a key.
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -84,8 +94,11 @@ enum qrec_type {
 	/* 14, 15: kept for other record types */
 	QREC_UPDATE = 16,       /* a waiting task changed in place */
 	QREC_DELETE_WHERE = 17, /* a tube's tasks by state and age */
-	QREC_TYPE_END_,         /* one past the last queue type */
-	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
+	/* 18, 19: kept for other record types */
+	QREC_PUT_V = 20,     /* PUT with the client's version */
+	QREC_REPLACE_V = 21, /* REPLACE with the client's version */
+	QREC_TYPE_END_,      /* one past the last queue type */
+	QREC_TYPE_MAX = 99   /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -132,8 +145,9 @@ struct qrec_put {
 	uint32_t pri;
 	uint32_t ttr; /* ms */
 	uint32_t max_attempts;
-	int64_t run_at; /* ready from then on */
-	int64_t period; /* ms; 0: not recurring */
+	int64_t run_at;   /* ready from then on */
+	int64_t period;   /* ms; 0: not recurring */
+	uint64_t version; /* PUT_V: >= 1, stored with the key; PUT: 0 */
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's
@@ -212,6 +226,8 @@ struct qrec_replace {
 	int64_t run_at;
 	int64_t period;
 	bool pending;
+	uint64_t version; /* REPLACE_V: >= 1, the new content's; REPLACE: 0
+	                     (the new content has no version) */
 };
 
 /* A task changed in place, keeping its id, tube, key, attempts and state
@@ -252,14 +268,14 @@ struct qrec_delete_where {
 struct qrec {
 	uint16_t type; /* enum qrec_type */
 	union {
-		struct qrec_put put;
+		struct qrec_put put; /* PUT, PUT_V */
 		struct qrec_take take;
 		struct qrec_end end; /* ACK RELEASE FAIL BURY */
 		struct qrec_touch touch;
 		struct qrec_kick kick;
 		struct qrec_delete del;
 		struct qrec_flush flush;
-		struct qrec_replace replace;
+		struct qrec_replace replace; /* REPLACE, REPLACE_V */
 		struct qrec_pause pause;
 		struct qrec_update update;
 		struct qrec_delete_where where;

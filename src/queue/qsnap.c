@@ -27,6 +27,11 @@
  *   REPL   u64 id, u32 pri, u32 ttr, u32 max_attempts, i64 run_at,
  *          i64 period, u32 payload length, the payload  - right after a
  *          TASK with flag 6
+ *   TASKVER u64 id, u64 version, u64 pending version  - right after the
+ *          TASK (and its REPL) of a task with a version or whose pending
+ *          replacement has one (0: none; not both 0), so a task without
+ *          costs no byte, and a snapshot of a queue without versions is
+ *          one that loaders older than this entry read too
  *   DEDUP  str16 key, u64 id, i64 expires  - each unexpired dedup entry,
  *          oldest first; one whose id is a done task's is its key
  *   END    u32 tubes, u64 tasks, u64 dedup entries
@@ -252,6 +257,24 @@ emit_task(
 	    e->repl->payload_len);
 }
 
+/* The TASKVER entry of a task that has a version, or whose pending
+ * replacement has one. */
+static int
+emit_versions(const struct task *t, queue_emit_fn *emit, void *arg)
+{
+	uint64_t v = task_version(t);
+	uint64_t pv = task_has_repl(t) ? t->ext->repl->version : 0;
+	uint8_t mem[24];
+	struct sw w = { mem, 0, sizeof(mem), false };
+
+	if (v == 0 && pv == 0)
+		return 0;
+	sw_u64(&w, t->id);
+	sw_u64(&w, v);
+	sw_u64(&w, pv);
+	return emit(arg, QSNAP_TASKVER, mem, w.len, NULL, 0);
+}
+
 /* Dedup entries a snapshot holds: those not yet expired. */
 static uint64_t
 live_dedup(const struct queue *q)
@@ -303,7 +326,9 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		if (i + QSNAP_PREFETCH < q->ids.cap &&
 		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
 			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
-		if (t != NULL && (rc = emit_task(q, t, emit, arg)) != 0)
+		if (t != NULL &&
+		    ((rc = emit_task(q, t, emit, arg)) != 0 ||
+		        (rc = emit_versions(t, emit, arg)) != 0))
 			return rc;
 	}
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
@@ -740,6 +765,29 @@ load_repl(struct queue *q, struct rd *r)
 	return 0;
 }
 
+/* The versions of a task loaded before: it has a key for the first, a
+ * pending replacement for the second, and none set yet. */
+static int
+load_taskver(struct queue *q, struct rd *r)
+{
+	uint64_t id = rd_u64(r);
+	uint64_t v = rd_u64(r);
+	uint64_t pv = rd_u64(r);
+	struct task *t;
+
+	if (rd_failed(r) || rd_left(r) != 0 || (v == 0 && pv == 0))
+		return SLUICE_ECORRUPT;
+	if ((t = qs_task(q, id)) == NULL || !task_has_key(t) ||
+	    t->ext->key->version != 0)
+		return SLUICE_ECORRUPT;
+	if (pv != 0 && (!task_has_repl(t) || t->ext->repl->version != 0))
+		return SLUICE_ECORRUPT;
+	t->ext->key->version = v;
+	if (pv != 0)
+		t->ext->repl->version = pv;
+	return 0;
+}
+
 static int
 load_dedup(struct queue *q, struct rd *r)
 {
@@ -824,9 +872,13 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_TUBE:
 		return l->phase == QSNAP_META || l->phase == QSNAP_TUBE;
 	case QSNAP_TASK:
-		return l->phase >= QSNAP_META && l->phase <= QSNAP_REPL;
+		return (l->phase >= QSNAP_META && l->phase <= QSNAP_REPL) ||
+		    l->phase == QSNAP_TASKVER;
 	case QSNAP_REPL:
 		return false;
+	case QSNAP_TASKVER:
+		return l->phase == QSNAP_TASK || l->phase == QSNAP_REPL ||
+		    l->phase == QSNAP_TASKVER;
 	case QSNAP_DEDUP:
 	case QSNAP_END:
 		return l->phase != 0;
@@ -860,6 +912,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_DEDUP:
 		rc = load_dedup(q, &r);
+		break;
+	case QSNAP_TASKVER:
+		rc = load_taskver(q, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

@@ -624,6 +624,7 @@ qs_view(const struct task *t, struct queue_task_view *out)
 	if (e->key != NULL) {
 		out->key = e->key->key;
 		out->key_len = e->key->len;
+		out->version = task_version(t);
 	}
 	if (e->error != NULL) {
 		out->last_error = e->error;
@@ -653,6 +654,7 @@ qs_view(const struct task *t, struct queue_task_view *out)
 		out->repl.max_attempts = e->repl->max_attempts;
 		out->repl.run_at = e->repl->run_at;
 		out->repl.period = e->repl->period;
+		out->repl.version = e->repl->version;
 	}
 }
 

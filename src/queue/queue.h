@@ -22,7 +22,8 @@
  * of decide + apply; so is a kick of N tasks.
  *
  * Task states and transitions (records in capitals):
- *   (none)  -> ready | delayed     PUT (delayed when run_at is later)
+ *   (none)  -> ready | delayed     PUT, PUT_V (delayed when run_at is
+ *                                  later; PUT_V stores a version)
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
@@ -39,7 +40,8 @@
  *                                  done limit of a later ACK (no record)
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube,
  *                                  DELETE_WHERE (by state and age)
- *   not taken -> ready | delayed   REPLACE (new content, attempts 0)
+ *   not taken -> ready | delayed   REPLACE, REPLACE_V (new content and
+ *                                  its version, attempts 0)
  *   not taken -> same, or ready | delayed by run_at   UPDATE (in place)
  *   taken   -> taken               UPDATE of the priority
  *   taken   -> taken               REPLACE pending: when the lease ends in
@@ -149,6 +151,11 @@ struct queue_put_req {
 	const char *key;       /* key_len 0: no key */
 	size_t key_len;
 	bool replace; /* update the live task with this key (needs a key) */
+	/* With replace: the client's version of this content (such as its
+	 * source row's updated_at), >= 1; 0: none. The replace happens only
+	 * when it is greater than the version stored with the live task
+	 * (none stored: any is greater); the put stores it either way. */
+	uint64_t if_newer;
 };
 
 /* Zero with pri = QUEUE_DEFAULT_PRI. */
@@ -158,6 +165,7 @@ struct queue_put_res {
 	uint64_t id;
 	bool created;  /* false: the key was live or in its dedup window */
 	bool replaced; /* the live task with this key gets the new content */
+	bool stale;    /* if_newer was not newer: nothing changes */
 };
 
 /* A put. Errors: SLUICE_ETUBE, SLUICE_ETOOBIG (payload), SLUICE_EKEY (key
@@ -171,7 +179,15 @@ struct queue_put_res {
  * task with created = false. With `replace`, a live task with the key in
  * the same tube gets a REPLACE (res->replaced); with no live task the put
  * is an ordinary one that ignores the dedup window (the caller wants this
- * content queued). A past run_at is read as now. */
+ * content queued). A past run_at is read as now.
+ *
+ * With if_newer (replace and a key needed, else SLUICE_EINVAL) the records
+ * are PUT_V and REPLACE_V, which store the version with the task (with a
+ * taken task, with its pending replacement). When the live task's version
+ * (its pending replacement's, if it has one) is >= if_newer, nothing
+ * changes: out->type = QREC_NONE, res names the task with created and
+ * replaced false and stale true. A tube other than the task's is
+ * SLUICE_EEXIST first, stale or not. */
 int queue_decide_put(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);
@@ -456,6 +472,7 @@ struct queue_task_view {
 	int64_t duration;
 	const char *result; /* NULL when none */
 	size_t result_len;
+	uint64_t version; /* the client's version (PUT_V); 0: none */
 	/* with replace_pending: the content the task takes when its lease
 	 * ends (run_at: as asked; the past is read as then) */
 	struct {
@@ -466,6 +483,7 @@ struct queue_task_view {
 		uint32_t max_attempts;
 		int64_t run_at;
 		int64_t period;
+		uint64_t version; /* 0: none */
 	} repl;
 };
 
@@ -597,6 +615,7 @@ int queue_check(const struct queue *q, const char **why);
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters   (each tube)
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
+ *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * The layouts are in qsnap.c. */
@@ -606,7 +625,8 @@ enum queue_snap_type {
 	QSNAP_TASK = 3,
 	QSNAP_REPL = 4,
 	QSNAP_DEDUP = 5,
-	QSNAP_END = 6
+	QSNAP_END = 6,
+	QSNAP_TASKVER = 7
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

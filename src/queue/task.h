@@ -21,6 +21,7 @@ struct task;
 
 /* New content for a taken task, applied when its lease ends. */
 struct repl {
+	uint64_t version; /* the client's version of this content; 0: none */
 	int64_t run_at;
 	int64_t period;
 	uint32_t pri;
@@ -33,13 +34,20 @@ struct repl {
 /* A key: of a live task (task != NULL), or reserved after its task
  * completed (task == NULL) until `expires`; such dedup entries are listed
  * oldest first through prev/next. A done task still points at its dedup
- * entry (ext->key) while the entry lasts. */
+ * entry (ext->key) while the entry lasts. A live task's key holds the
+ * client's version of the task's content (a put with if_newer) where a
+ * dedup entry holds `expires`: a task with a version costs nothing more,
+ * and the version of completed work is never asked for (a done task has
+ * none). */
 struct keyent {
 	struct task *task;
 	struct keyent *prev;
 	struct keyent *next;
 	uint64_t id;
-	int64_t expires;
+	union {
+		int64_t expires;  /* dedup entry: reserved until then */
+		uint64_t version; /* live task: its content's; 0: none */
+	};
 	uint64_t hash;
 	uint16_t len;
 	char key[];
@@ -119,6 +127,15 @@ static inline bool
 task_has_key(const struct task *t)
 {
 	return t->ext != NULL && t->ext->key != NULL;
+}
+
+/* The client's version of the task's content; 0: none (only a keyed task
+ * has one). */
+static inline uint64_t
+task_version(const struct task *t)
+{
+	return task_has_key(t) && t->ext->key->task == t ? t->ext->key->version
+	                                                 : 0;
 }
 
 #endif

@@ -59,6 +59,7 @@ ops_view_to_task(
 	t->deadline = (uint64_t)v->deadline;
 	t->size = (uint32_t)v->payload_len;
 	t->tube = (struct msg_str) { v->tube, v->tube_len };
+	t->version = v->version;
 	if (v->key != NULL)
 		t->key = (struct msg_str) { v->key, v->key_len };
 	if (v->last_error != NULL)
@@ -82,6 +83,7 @@ ops_view_to_task(
 		t->pending.run_at = (uint64_t)v->repl.run_at;
 		t->pending.period = (uint64_t)v->repl.period;
 		t->pending.size = (uint32_t)v->repl.payload_len;
+		t->pending.version = v->repl.version;
 		if (payload)
 			t->pending.payload = (struct msg_str) { v->repl.payload,
 				v->repl.payload_len };
@@ -145,6 +147,7 @@ put_req_from_msg(
 	r->key = m->key.p;
 	r->key_len = m->key.len;
 	r->replace = m->replace;
+	r->if_newer = m->if_newer;
 }
 
 /* One put: decide and commit. Returns 0 or an error code. */
@@ -171,6 +174,7 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	}
 	res->status = 0;
 	res->created = qres.created;
+	res->stale = qres.stale;
 	res->id = qres.id;
 	return 0;
 }
@@ -225,8 +229,11 @@ put_err_text(
 		return;
 	case SLUICE_EINVAL:
 		snprintf(out, len, "%s",
-		    m->replace && m->key.len == 0
-		        ? "replace needs a key"
+		    m->replace && m->key.len == 0 ? "replace needs a key"
+		        : m->error == SLUICE_EINVAL ||
+		            (m->if_newer != 0 && !m->replace)
+		        ? "if-newer needs replace, a key and a version of at "
+		          "least 1"
 		        : "a value out of range: ttr (up to 7 days), delay, "
 		          "run_at or period");
 		return;

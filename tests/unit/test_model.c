@@ -76,6 +76,7 @@ struct mt {
 	uint32_t r_pri, r_ttr, r_maxa;
 	int64_t r_run_at, r_period;
 	int r_pay;
+	uint64_t ver, r_ver; /* the client's versions; 0: none */
 };
 
 struct model {
@@ -159,6 +160,7 @@ m_apply_repl(struct mt *t, int64_t now)
 	t->ttr = t->r_ttr;
 	t->maxa = t->r_maxa;
 	t->period = t->r_period;
+	t->ver = t->r_ver;
 	t->run_at = t->r_run_at > now ? t->r_run_at : now;
 	t->attempts = 0;
 	t->err = -1;
@@ -434,6 +436,9 @@ op_put(struct run *r)
 		req.key = key_names[key];
 		req.key_len = 2;
 		req.replace = rnd(r, 3) == 0;
+		/* a few versions, so that stale ones come often */
+		if (req.replace && rnd(r, 2) == 0)
+			req.if_newer = 1 + rnd(r, 6);
 	}
 	/* Now and then a request that breaks a rule. */
 	switch (rnd(r, 60)) {
@@ -461,6 +466,11 @@ op_put(struct run *r)
 		key = -1;
 		want = SLUICE_EINVAL;
 		break;
+	case 5:
+		req.replace = false;
+		req.if_newer = 1 + rnd(r, 6);
+		want = SLUICE_EINVAL;
+		break;
 	default:
 		break;
 	}
@@ -479,7 +489,17 @@ op_put(struct run *r)
 			return;
 		}
 		assert_int_equal(rc, 0);
+		if (req.if_newer != 0 &&
+		    (live->repl ? live->r_ver : live->ver) >= req.if_newer) {
+			assert_int_equal(rec.type, QREC_NONE);
+			assert_true(res.stale && !res.replaced && !res.created);
+			assert_true(res.id == live->id);
+			return;
+		}
+		assert_int_equal(
+		    rec.type, req.if_newer ? QREC_REPLACE_V : QREC_REPLACE);
 		assert_true(res.replaced && !res.created && res.id == live->id);
+		assert_false(res.stale);
 		commit(r, &rec);
 		m->ctr[tube].replace++;
 		live->r_pay = p;
@@ -488,6 +508,7 @@ op_put(struct run *r)
 		live->r_maxa = req.max_attempts;
 		live->r_run_at = run_at;
 		live->r_period = req.period_ms;
+		live->r_ver = req.if_newer;
 		if (live->state == M_TAKEN) {
 			live->repl = true;
 		} else {
@@ -507,7 +528,8 @@ op_put(struct run *r)
 		return;
 	}
 	assert_int_equal(rc, 0);
-	assert_true(res.created && res.id == m->next_id);
+	assert_true(res.created && res.id == m->next_id && !res.stale);
+	assert_int_equal(rec.type, req.if_newer ? QREC_PUT_V : QREC_PUT);
 	commit(r, &rec);
 	assert_true(m->n < MAXLIVE);
 	{
@@ -523,6 +545,7 @@ op_put(struct run *r)
 		t->run_at = run_at;
 		t->period = req.period_ms;
 		t->key = key;
+		t->ver = req.if_newer;
 		t->err = -1;
 		t->res = -1;
 		t->dkey = -1;
@@ -892,8 +915,7 @@ op_update(struct run *r)
 	    (req.set_run_at || req.set_ttr || req.set_max_attempts ||
 	        req.set_payload))
 		want = SLUICE_ESTATE;
-	else if ((t->state == M_BURIED && req.set_run_at) ||
-	    t->state == M_DONE)
+	else if ((t->state == M_BURIED && req.set_run_at) || t->state == M_DONE)
 		want = SLUICE_ESTATE;
 	rc = queue_decide_update(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
@@ -1169,6 +1191,10 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
+	/* a done task is history: its version went with its live key */
+	assert_true(v.version == (t->state == M_DONE ? 0 : t->ver));
+	if (v.replace_pending)
+		assert_true(v.repl.version == t->r_ver);
 }
 
 static void

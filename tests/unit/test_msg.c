@@ -30,6 +30,11 @@ static const struct msg_put batch_items[] = {
 	    .replace = true,
 	    .payload = S("bb") },
 	{ .tube = S("sms"), .ttr = 5000, .max_attempts = 3, .payload = S("") },
+	{ .tube = S("rows"),
+	    .key = S("row-7"),
+	    .replace = true,
+	    .if_newer = 1700000000123ULL,
+	    .payload = S("v") },
 };
 static const struct msg_ack_item ack_items[] = { { 7, 1001 }, { 8, 1002 },
 	{ 9, 0 } };
@@ -188,6 +193,12 @@ static const struct msg_req reqs[] = {
 	        .set_delay = true,
 	        .when = 250,
 	        .set_payload = true } },
+	{ .op = MSG_OP_PUT,
+	    .put = { .tube = S("rows"),
+	        .replace = true,
+	        .key = S("row-7"),
+	        .if_newer = UINT64_MAX,
+	        .payload = S("{}") } },
 };
 
 static const struct msg_task tasks[] = {
@@ -238,7 +249,19 @@ static const struct msg_task pending_task = { .id = 3,
 	    .run_at = 1700000000000ULL,
 	    .period = 0,
 	    .size = 4,
-	    .payload = S("new!") } };
+	    .payload = S("new!"),
+	    .version = 8 },
+	.version = 7 };
+/* a version without a pending replacement */
+static const struct msg_task versioned_task = { .id = 4,
+	.state = MSG_ST_READY,
+	.priority = 1,
+	.ttr = 1000,
+	.size = 1,
+	.tube = S("rows"),
+	.key = S("row-7"),
+	.payload = S("v"),
+	.version = 1700000000123ULL };
 /* list without payloads: size says how big they are */
 static const struct msg_task listed[] = {
 	{ .id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t") },
@@ -252,6 +275,7 @@ static const struct msg_put_res batch_res[] = {
 	{ .status = 0, .created = true, .id = 11 },
 	{ .status = 0, .created = false, .id = 3 },
 	{ .status = SLUICE_EEXIST, .created = false, .id = 0 },
+	{ .status = 0, .stale = true, .id = 4 },
 };
 static const struct msg_put_res batch_res_texts[] = {
 	{ .status = 0, .created = true, .id = 12 },
@@ -291,6 +315,7 @@ static const struct msg_error_count error_counts[] = {
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
+	{ .op = MSG_OP_PUT, .put = { .stale = true, .id = 7 } },
 	{ .op = MSG_OP_PUT_BATCH,
 	    .put_batch = { .n = N(batch_res), .items = batch_res } },
 	{ .op = MSG_OP_TAKE, .tasks = { .n = 0 } },
@@ -352,6 +377,7 @@ static const struct msg_rep reps[] = {
 	        .messages = true,
 	        .items = batch_res_texts } },
 	{ .op = MSG_OP_PEEK_KEY, .task = pending_task },
+	{ .op = MSG_OP_PEEK, .task = versioned_task },
 	{ .op = MSG_OP_ACK,
 	    .after = { .id = 3, .state = MSG_ST_READY, .replaced = true } },
 	{ .op = MSG_OP_BURY,
@@ -406,6 +432,7 @@ assert_put_equal(const struct msg_put *a, const struct msg_put *b)
 	assert_true(a->period == b->period);
 	assert_str_equal(a->key, b->key);
 	assert_str_equal(a->payload, b->payload);
+	assert_true(a->if_newer == b->if_newer);
 }
 
 static void
@@ -436,6 +463,8 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_true(a->pending.period == b->pending.period);
 	assert_int_equal(a->pending.size, b->pending.size);
 	assert_str_equal(a->pending.payload, b->pending.payload);
+	assert_true(a->version == b->version);
+	assert_true(a->pending.version == b->pending.version);
 }
 
 /* Field by field: what the encoder was given is what the decoder gives. */
@@ -661,6 +690,7 @@ test_every_reply_round_trips(void **state)
 		switch (m->op) {
 		case MSG_OP_PUT:
 			assert_int_equal(d.put.created, m->put.created);
+			assert_int_equal(d.put.stale, m->put.stale);
 			assert_true(d.put.id == m->put.id);
 			break;
 		case MSG_OP_PUT_BATCH:
@@ -673,6 +703,8 @@ test_every_reply_round_trips(void **state)
 				    pr.status, m->put_batch.items[k].status);
 				assert_int_equal(
 				    pr.created, m->put_batch.items[k].created);
+				assert_int_equal(
+				    pr.stale, m->put_batch.items[k].stale);
 				assert_true(pr.id == m->put_batch.items[k].id);
 				k++;
 			}
@@ -887,8 +919,11 @@ test_bad_header_errors(void **state)
 		    decode_req_bytes(b.data, b.len), SLUICE_EUNKNOWNOP);
 	}
 	b.data[2] = MSG_OP_PUT;
-	b.data[3] = 0x04; /* not a put flag */
+	b.data[3] = 0x08; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	/* if_newer (0x04): a version must follow the payload */
+	b.data[3] = 0x04;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
 	b.data[3] = 0x80; /* force belongs to the lease operations */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
@@ -1408,6 +1443,23 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } });
 	assert_hex(&b, "53 01 01 00 00 00 00 00 01 2a 00 00 00 00 00 00 00");
 	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("rows"),
+	            .priority = 1024,
+	            .replace = true,
+	            .key = S("r7"),
+	            .if_newer = 1700000000123ULL,
+	            .payload = S("{}") } });
+	assert_hex(&b,
+	    "53 01 01 05 04 00 72 6f 77 73 00 04 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 02 00 72 37 02 00"
+	    "00 00 7b 7d 7b 68 e5 cf 8b 01 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_PUT, .put = { .stale = true, .id = 42 } });
+	assert_hex(&b, "53 01 01 00 00 00 00 00 02 2a 00 00 00 00 00 00 00");
+	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_TAKE,
 	        .take = { .wait = 5000,
 	            .max = 1,
@@ -1534,6 +1586,52 @@ test_doc_examples(void **state)
 	assert_hex(&b,
 	    "53 01 1b 00 00 00 2a 00 00 00 00 00 00 00 01 00"
 	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+	buf_free(&b);
+}
+
+/* if_newer (flag 0x04) is a version of at least 1 after the payload, and
+ * only with replace: else EINVAL, for a put the request, for a batch item
+ * that item alone. */
+static void
+test_if_newer_needs_replace_and_a_version(void **state)
+{
+	struct msg_put item = { .tube = S("rows"),
+		.key = S("k"),
+		.replace = true,
+		.if_newer = 5,
+		.payload = S("v") };
+	struct msg_put p;
+	struct msg_req d;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_PUT, .put = item });
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+	b.data[3] = 0x04; /* no replace */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	b.data[3] = 0x05;
+	memset(b.data + b.len - 8, 0, 8); /* version 0 */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	assert_int_equal(decode_req_bytes(b.data, b.len - 8), SLUICE_ETRUNC);
+
+	/* nor does the encoder write them */
+	buf_reset(&b);
+	item.replace = false;
+	assert_int_equal(
+	    msg_encode_req(
+	        &b, &(struct msg_req) { .op = MSG_OP_PUT, .put = item }),
+	    SLUICE_EINVAL);
+
+	buf_reset(&b);
+	item.replace = true;
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = 1, .items = &item } });
+	memset(b.data + b.len - 8, 0, 8);
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_true(msg_next_put(&d.put_batch.it, &p));
+	assert_int_equal(p.error, SLUICE_EINVAL);
 	buf_free(&b);
 }
 
@@ -1702,6 +1800,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_doc_examples),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
+		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)

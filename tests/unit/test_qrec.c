@@ -112,6 +112,14 @@ samples(struct qrec *out)
 	out[n].type = QREC_DELETE_WHERE;
 	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 5, T0 };
 	n++;
+	out[n].type = QREC_PUT_V;
+	out[n].u.put = (struct qrec_put) { 9, "rows", 4, "r", 1, "row-7", 5,
+		1024, 60000, 0, T0, 0, 1700000000123ull };
+	n++;
+	out[n].type = QREC_REPLACE_V;
+	out[n].u.replace = (struct qrec_replace) { 9, "r2", 2, 1024, 60000, 0,
+		T0 + 1, 0, true, UINT64_MAX };
+	n++;
 	return n;
 }
 
@@ -129,9 +137,11 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 {
 	assert_int_equal(a->type, b->type);
 	switch (a->type) {
-	case QREC_PUT: {
+	case QREC_PUT:
+	case QREC_PUT_V: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
 
+		assert_true(x->version == y->version);
 		assert_true(x->id == y->id && x->pri == y->pri);
 		assert_true(
 		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
@@ -186,10 +196,12 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    b->u.flush.tube, b->u.flush.tube_len);
 		assert_true(a->u.flush.dedup_ms == b->u.flush.dedup_ms);
 		break;
-	case QREC_REPLACE: {
+	case QREC_REPLACE:
+	case QREC_REPLACE_V: {
 		const struct qrec_replace *x = &a->u.replace,
 		                          *y = &b->u.replace;
 
+		assert_true(x->version == y->version);
 		assert_true(x->id == y->id && x->pri == y->pri);
 		assert_true(
 		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
@@ -301,6 +313,17 @@ test_unknown_types_are_corrupt(void **state)
 	assert_string_equal(qrec_type_name(200), "?");
 }
 
+/* The first sample of `type`. */
+static const struct qrec *
+sample_of(const struct qrec *recs, uint16_t type)
+{
+	for (size_t i = 0; i < 32; i++)
+		if (recs[i].type == type)
+			return &recs[i];
+	fail_msg("no sample of type %u", type);
+	return NULL;
+}
+
 /* Well-formed bodies with values out of range are corrupt, and encode
  * refuses the same records. */
 static void
@@ -362,6 +385,16 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.kick.id = 0);
 	bad = recs[18];
 	REFUSED(bad.u.pause.until = -5);
+	bad = recs[0]; /* a version is PUT_V's, a key too */
+	REFUSED(bad.u.put.version = 5);
+	bad = *sample_of(recs, QREC_PUT_V);
+	REFUSED(bad.u.put.version = 0);
+	bad = *sample_of(recs, QREC_PUT_V);
+	REFUSED(bad.u.put.key_len = 0);
+	bad = *sample_of(recs, QREC_REPLACE_V);
+	REFUSED(bad.u.replace.version = 0);
+	bad = *sample_of(recs, QREC_REPLACE_V);
+	REFUSED(bad.type = QREC_REPLACE);
 #undef REFUSED
 
 	/* The same through bytes: a TAKE whose detached flag is 2, a PUT
