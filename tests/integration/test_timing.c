@@ -12,7 +12,11 @@
 #include "it.h"
 
 enum {
-	SLACK_MS = 100, /* "± 100 ms" */
+	SLACK_MS = 100, /* how early a client-side measure may start */
+	/* How late a wake-up may come on a machine busy with other work
+	 * (a parallel build, the sanitizers): a server that polls, or waits
+	 * a second too long, is still far beyond it. */
+	LATE_MS = 300,
 };
 
 static void
@@ -82,7 +86,7 @@ test_ttr_expiry_returns_the_task(void **state)
 		assert_int_equal(it_state(c, id), SLUICE_TAKEN);
 		assert_true(it_wait_state(c, id, SLUICE_READY, 3000) >= 0);
 		took = it_mono_ms() - t0;
-		assert_between(took, 295, 300 + 2 * SLACK_MS, "ttr expiry");
+		assert_between(took, 295, 300 + LATE_MS, "ttr expiry");
 		p = it_peek(c, id);
 		assert_int_equal(p->attempts, (uint32_t)round);
 		assert_int_equal(p->lease, 0);
@@ -121,10 +125,10 @@ test_delay_is_accurate(void **state)
 		took = it_mono_ms() - t0;
 		assert_int_equal(t->id, id);
 		/* by the server's clock: taken when due, not before */
-		assert_between((int64_t)(t->taken_at - t->run_at), 0, SLACK_MS,
+		assert_between((int64_t)(t->taken_at - t->run_at), 0, LATE_MS,
 		    "taken after run_at");
 		assert_between(
-		    took, 500 - SLACK_MS, 500 + SLACK_MS, "delayed 500 ms");
+		    took, 500 - SLACK_MS, 500 + LATE_MS, "delayed 500 ms");
 		it_rc(c, sluice_ack(c, id, t->lease, NULL, NULL), 0);
 		sluice_task_free(t);
 	}
@@ -196,7 +200,7 @@ test_fail_backs_off_then_buries(void **state)
 	sluice_task_free(t);
 	t = it_take(c, "flaky2", 3000, 0);
 	assert_int_equal(t->id, id);
-	assert_between(it_mono_ms() - t0, 200 - SLACK_MS, 200 + SLACK_MS,
+	assert_between(it_mono_ms() - t0, 200 - SLACK_MS, 200 + LATE_MS,
 	    "fail delay 200 ms");
 	sluice_task_free(t);
 	down(s, c);
@@ -281,7 +285,7 @@ test_recurring_task_comes_back(void **state)
 		assert_int_equal(t->id, id);
 		assert_int_equal(t->run_at, after.run_at);
 		assert_between(it_mono_ms() - t0, 300 * k - 5,
-		    300 * k + SLACK_MS, "period");
+		    300 * k + LATE_MS, "period");
 	}
 	/* done with it for good */
 	it_rc(c, sluice_delete(c, id), 0);
@@ -387,7 +391,7 @@ test_pause_holds_tasks_until_it_ends(void **state)
 	it_rc(c, sluice_take(c, &o, &t, &n), 0);
 	assert_int_equal(t[0].id, id);
 	assert_between(
-	    it_mono_ms() - t0, 600 - 5, 600 + SLACK_MS, "pause of 600 ms");
+	    it_mono_ms() - t0, 600 - 5, 600 + LATE_MS, "pause of 600 ms");
 	it_rc(c, sluice_ack(c, id, t[0].lease, NULL, NULL), 0);
 	sluice_task_free(t);
 
