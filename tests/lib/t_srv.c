@@ -221,10 +221,19 @@ t_srv_stop(struct t_srv *s, int sig)
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
 			s->pid = 0;
+			/* a death the test did not ask for: show why */
+			if (WIFSIGNALED(status) && WTERMSIG(status) != sig) {
+				fprintf(stderr, "sluiced died of signal %d\n",
+				    WTERMSIG(status));
+				print_log(s);
+			}
 			return status;
 		}
 		sleep_ms(10);
 	}
+	fprintf(stderr, "sluiced did not stop within 10 s of signal %d\n",
+	    sig);
+	print_log(s);
 	kill(s->pid, SIGKILL);
 	waitpid(s->pid, &status, 0);
 	s->pid = 0;
