@@ -169,17 +169,27 @@ link_open(struct follow *f, const char *url)
 	return 0;
 }
 
+/* Frees what a finished exchange on `aio` still holds: the reply, when
+ * one came; the request, when its send failed (a send that fails leaves
+ * the message with the caller). */
+static void
+exchange_free(nng_aio *aio, const atomic_bool *sent)
+{
+	if (nng_aio_result(aio) == 0 || !atomic_load(sent))
+		nng_msg_free(nng_aio_get_msg(aio));
+}
+
 static void
 link_close(struct follow *f)
 {
+	/* A stopped exchange has finished: a send waiting for a leader
+	 * that never answered is cancelled, its request still ours. */
 	nng_aio_stop(f->faio);
 	nng_aio_stop(f->aaio);
-	if (atomic_load(&f->fdone) && atomic_load(&f->fsent) &&
-	    nng_aio_result(f->faio) == 0)
-		nng_msg_free(nng_aio_get_msg(f->faio));
-	if (atomic_load(&f->adone) && atomic_load(&f->asent) &&
-	    nng_aio_result(f->aaio) == 0)
-		nng_msg_free(nng_aio_get_msg(f->aaio));
+	if (atomic_load(&f->fdone))
+		exchange_free(f->faio, &f->fsent);
+	if (atomic_load(&f->adone))
+		exchange_free(f->aaio, &f->asent);
 	nng_ctx_close(f->fctx);
 	nng_ctx_close(f->actx);
 	/* Bounded (util/nngclose.h): a hung close must not stop the
@@ -738,9 +748,8 @@ follow_turn(struct core *c, int64_t mono_ms)
 		int rv = nng_aio_result(f->faio);
 
 		f->fbusy = false;
-		if (rv != 0 && !atomic_load(&f->fsent))
-			nng_msg_free(nng_aio_get_msg(f->faio)); /* unsent */
 		if (rv != 0) {
+			exchange_free(f->faio, &f->fsent);
 			if (f->contact != 0 &&
 			    mono_ms - f->contact >= LOST_MS &&
 			    f->last_err != -ETIMEDOUT) {
@@ -765,10 +774,7 @@ follow_turn(struct core *c, int64_t mono_ms)
 		int rv = nng_aio_result(f->aaio);
 
 		f->abusy = false;
-		if (rv == 0)
-			nng_msg_free(nng_aio_get_msg(f->aaio));
-		else if (!atomic_load(&f->asent))
-			nng_msg_free(nng_aio_get_msg(f->aaio)); /* unsent */
+		exchange_free(f->aaio, &f->asent);
 		if (rv != 0)
 			f->acked = 0; /* send it again */
 	}
