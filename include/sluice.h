@@ -310,8 +310,8 @@ struct sluice_take_opts {
 	                             ack/release/...); else the tasks return
 	                             to ready when the connection closes */
 	int strict_order;         /* 0: the most urgent task across the tubes
-	                             (priority, then the oldest: beanstalkd's
-	                             rule);
+	                             (priority, then the earliest
+	                             due, then the smallest id);
 	                             else the tubes in the order given, the
 	                             first with a ready task gives it */
 	int durable;              /* the reply waits until the take itself

@@ -3,7 +3,7 @@
  * check) and by nothing else.
  *
  * Where a task is, by state:
- *   ready    its tube's ready heap (pri, id) and age heap (run_at, id)
+ *   ready    its tube's ready heap (pri, run_at, id) and age heap (run_at, id)
  *   delayed  its tube's delayed heap (run_at, id); the tube is in the
  *            queue's wake heap while that heap is not empty
  *   taken    the queue's lease heap (deadline, id); under a session lease

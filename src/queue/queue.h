@@ -38,7 +38,8 @@
  *   taken   -> taken               REPLACE pending: when the lease ends in
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
- * Ready order: priority, then id. Keys are unique among live tasks and
+ * Ready order: priority, then run_at (when the task became due), then
+ * id. Keys are unique among live tasks and
  * stay reserved for a dedup window once their task is acked (completed);
  * a deleted (cancelled) task's key is free at once.
  * A ready task's run_at is when it became ready, so the oldest ready task
@@ -169,7 +170,7 @@ struct queue_take_req {
 	bool strict;   /* tubes in the order given, not the best across them */
 };
 
-/* The best ready task across the tubes (priority, then id), skipping
+/* The best ready task across the tubes (priority, run_at, id), skipping
  * paused tubes; with `strict`, the best of the first tube (in the order
  * given) that has a ready task and is not paused. Errors: SLUICE_ETUBE (a bad
  * name), SLUICE_EINVAL (no tube), SLUICE_ELIMIT (more than max_take_tubes);
@@ -400,7 +401,7 @@ int queue_peek_key(struct queue *q, int64_t now, const char *key,
     size_t key_len, struct queue_task_view *out);
 
 /* The next task of a tube in `state`: READY the next taken (priority,
- * id), DELAYED the next to get ready, BURIED the one buried longest.
+ * run_at, id), DELAYED the next to get ready, BURIED the one buried longest.
  * SLUICE_ENOTFOUND when none, SLUICE_ETUBE, SLUICE_EINVAL (other state). */
 int queue_peek_next(struct queue *q, int64_t now, const char *tube,
     size_t tube_len, int state, struct queue_task_view *out);

@@ -217,7 +217,9 @@ m_best(struct model *m, unsigned mask, int64_t now, int *rc)
 			continue;
 		}
 		if (best == NULL || t->pri < best->pri ||
-		    (t->pri == best->pri && t->id < best->id))
+		    (t->pri == best->pri &&
+		        (t->run_at < best->run_at ||
+		            (t->run_at == best->run_at && t->id < best->id))))
 			best = t;
 	}
 	*rc = best ? 0 : paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;

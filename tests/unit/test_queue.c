@@ -452,6 +452,35 @@ test_take_order_is_priority_then_id(void **state)
 	assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
 }
 
+/* Tasks due at one priority come out in the order they became due, not
+ * in id order: a later put that was due first is taken first, and a
+ * plain put made after both waits behind them (priority, run_at, id). */
+static void
+test_take_order_is_priority_then_due_time_then_id(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t late, early, plain, urgent, id;
+
+	req_for(&req, "t", "due at +200");
+	req.delay_ms = 200;
+	late = put_req(h, &req);
+	req_for(&req, "t", "due at +100");
+	req.delay_ms = 100;
+	early = put_req(h, &req);
+	h->now = T0 + 300;
+	plain = put(h, "t", "plain");
+	urgent = put_pri(h, "t", "urgent", 1);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == urgent);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == early);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == late);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == plain);
+}
+
 /* A delayed task is not taken before its run_at, and is ready from then
  * on; a run_at in the past means now. */
 static void
@@ -2342,6 +2371,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_put_then_take_gives_a_lease_and_a_deadline),
 		T(test_take_order_is_priority_then_id),
+		T(test_take_order_is_priority_then_due_time_then_id),
 		T(test_delayed_task_gets_ready_at_run_at),
 		T(test_release_with_delay_and_new_priority),
 		T(test_stale_leases),
