@@ -36,6 +36,10 @@
  *   REPLACE  u64 id, u8 pending, u32 pri, i64 run_at, u32 ttr,
  *            u32 max_attempts, i64 period, blob payload
  *   PAUSE    str16 tube, i64 until
+ *   UNTAKE   u64 id, u64 lease, u8 outcome (WAIT | REPLACED)
+ *   SETBACK  u64 id, u64 lease (0: the task was not taken), u8 reason
+ *            (CLIENT | TTR | SESSION), u8 outcome (WAIT | BURIED |
+ *            REPLACED), str16 error, then for WAIT: u32 pri, i64 run_at
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -74,6 +78,8 @@ enum qrec_type {
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
 	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
+	QREC_UNTAKE = 14,     /* a take whose reply was not delivered */
+	QREC_SETBACK = 15,    /* RELEASE or BURY with an error text */
 	QREC_TYPE_END_,       /* one past the last queue type */
 	QREC_TYPE_MAX = 99    /* types above belong to the log layer */
 };
@@ -152,12 +158,24 @@ struct qrec_end {
 	uint64_t lease;    /* the task's current lease; BURY: 0 if not taken */
 	uint8_t reason;    /* enum qrec_reason */
 	uint8_t outcome;   /* enum qrec_outcome */
-	uint32_t pri;      /* RELEASE + WAIT: the priority from now on */
+	uint32_t pri;      /* RELEASE, SETBACK + WAIT: the priority */
 	int64_t run_at;    /* WAIT: when it is ready again */
 	uint32_t dedup_ms; /* ACK + DELETED: how long the key stays reserved */
-	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text */
+	const char *text;  /* ACK + MOVED: the tube; FAIL, SETBACK: the
+	                    * error text */
 	size_t text_len;
 };
+
+/* UNTAKE (in struct qrec_end: id, lease, outcome; the rest 0): a take
+ * whose reply could not be delivered (its session was gone) is undone:
+ * the task waits again as it did before the take (its run_at kept),
+ * attempts - 1, or takes its pending replacement (REPLACED).
+ *
+ * SETBACK (in struct qrec_end, text = the error): a lease ends with an
+ * error text, which becomes last_error: a lost lease under the retry
+ * policy (reason TTR or SESSION: WAIT with the backoff's run_at, or
+ * BURIED at max_attempts) or a bury with a text (reason CLIENT, BURIED;
+ * lease 0 for an operator's bury of a waiting task). */
 
 /* The holder extends its lease: deadline = record time + ttr. */
 struct qrec_touch {
@@ -212,7 +230,7 @@ struct qrec {
 	union {
 		struct qrec_put put;
 		struct qrec_take take;
-		struct qrec_end end; /* ACK RELEASE FAIL BURY */
+		struct qrec_end end; /* ACK RELEASE FAIL BURY UNTAKE SETBACK */
 		struct qrec_touch touch;
 		struct qrec_kick kick;
 		struct qrec_delete del;

@@ -602,6 +602,7 @@ queue_tick(struct queue *q, int64_t now)
 		if (t->run_at > q->clock)
 			q->clock = t->run_at;
 		qs_unplace(q, t);
+		t->updated_at = t->run_at; /* a transition, at its time */
 		qs_place(q, t, QUEUE_READY);
 	}
 	q->clock = now;

@@ -72,6 +72,7 @@ struct queue {
 	int64_t clock;
 	struct queue_counters ctr;
 	struct qsnap_load load;
+	char why[64]; /* the text of the last ttr expiry decided */
 };
 
 /* Both the tube's and the queue's counter. */
@@ -143,6 +144,13 @@ void qs_task_swap(struct queue *q, struct task *t, struct task *nt);
 
 /* Sets or clears (0) a tube's pause. */
 void qs_pause(struct queue *q, struct tube *tb, int64_t until);
+
+/* How long a task whose lease was lost waits before it is ready again,
+ * after `attempts` takes: the one place that reads the retry policy of
+ * lost leases (cfg.lost_lease_retry, the backoff), so that a tube's own
+ * settings can override it here. */
+int64_t queue_lost_lease_delay(
+    const struct queue *q, const struct tube *tb, uint32_t attempts);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

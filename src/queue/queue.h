@@ -83,6 +83,13 @@ enum {
 	QUEUE_DEFAULT_MAX_TUBES = 100000
 };
 
+/* What becomes of a task whose lease was lost (ttr expiry, session gone):
+ * the retry policy of fail (the default), or ready at once. */
+enum queue_retry {
+	QUEUE_RETRY_BACKOFF = 0,
+	QUEUE_RETRY_IMMEDIATE = 1
+};
+
 /* Limits and defaults used by decide (apply never reads them: records
  * carry every value). queue_config_default() fills the defaults. */
 struct queue_config {
@@ -97,6 +104,7 @@ struct queue_config {
 	uint32_t max_tubes;      /* 0: no limit */
 	uint64_t max_tasks;      /* live tasks; 0: no limit */
 	uint64_t hash_seed;      /* seeds the hash of keys and tube names */
+	uint8_t lost_lease_retry; /* enum queue_retry */
 };
 
 void queue_config_default(struct queue_config *cfg);
@@ -226,9 +234,11 @@ struct queue_fail_req {
 	bool set_delay; /* use delay_ms instead of the backoff */
 	int64_t delay_ms;
 	bool force; /* the lease is not checked */
+	bool fatal; /* buried at once, whatever the attempts */
 };
 
-/* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
+/* Failed: buried when fatal, or when max_attempts > 0 and attempts >=
+ * max_attempts, else
  * delayed by delay_ms or the backoff (base * 2^(attempts-1), capped).
  * The text becomes last_error. Errors: the lease rule, SLUICE_ELIMIT (text
  * over max_error), SLUICE_EINVAL (delay). */
@@ -249,11 +259,15 @@ struct queue_bury_req {
 	uint64_t id;
 	uint64_t lease;
 	bool force; /* the lease is not checked; a waiting task may be parked */
+	const char *error; /* error_len 0: last_error is left as it is */
+	size_t error_len;
 };
 
-/* Parks a task. A taken task follows the lease rule. A ready or delayed
+/* Parks a task; a text becomes its last_error (a SETBACK record, else a
+ * BURY). A taken task follows the lease rule. A ready or delayed
  * task is parked only with `force` (an operator's act: nobody holds a
- * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE. */
+ * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE.
+ * SLUICE_ELIMIT: a text over max_error. */
 int queue_decide_bury(struct queue *q, int64_t now,
     const struct queue_bury_req *req, struct qrec *out);
 
@@ -309,18 +323,34 @@ int queue_decide_pause(struct queue *q, int64_t now,
 /* The server's timers and events. Each yields one record, or
  * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
 
-/* The lease with the earliest deadline <= now: RELEASE (reason TTR, ready
- * at once, attempts kept), or BURY when max_attempts is reached. */
+/* A lost lease follows the retry policy of fail (cfg.lost_lease_retry):
+ * a SETBACK that delays the task by the backoff of its attempts (or
+ * makes it ready at once under QUEUE_RETRY_IMMEDIATE) and records why in
+ * last_error, or buries it when max_attempts is reached; a task with a
+ * pending replacement takes it (RELEASE, REPLACED). */
+
+/* The lease with the earliest deadline <= now, reason TTR, last_error
+ * "ttr expired after 60s" (its ttr). The text borrows from the queue
+ * until its next decide. */
 int queue_decide_expired(struct queue *q, int64_t now, struct qrec *out);
 
-/* A task held under a session lease by `session`: RELEASE or BURY as for
- * an expired lease, reason SESSION. Detached leases are not touched. */
-int queue_decide_session_gone(
-    struct queue *q, int64_t now, uint64_t session, struct qrec *out);
+/* A task held under a session lease by `session`, reason SESSION, with
+ * `why` (borrowed: "worker disconnected (127.0.0.1:5432)") as its
+ * last_error, cut to max_error. Detached leases are not touched. */
+int queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
+    const char *why, size_t why_len, struct qrec *out);
 
 /* After recovery: every task under a session lease (whatever the
- * session), reason RESTART. Detached leases stay until their ttr. */
+ * session), reason RESTART: RELEASE, ready at once, attempts kept (BURY
+ * at max_attempts); no backoff: the node, not the task, failed. Detached
+ * leases stay until their ttr. */
 int queue_decide_restart(struct queue *q, int64_t now, struct qrec *out);
+
+/* Undoes the take that gave `lease` on task `id`, whose reply could not
+ * be delivered: UNTAKE (the task waits again where it was, attempts - 1).
+ * Errors: the lease rule. */
+int queue_decide_untake(struct queue *q, int64_t now, uint64_t id,
+    uint64_t lease, struct qrec *out);
 
 /* Changes the state from a record; `lsn` must be greater than every LSN
  * applied before (the lease of a TAKE is its LSN) and `time` in

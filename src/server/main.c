@@ -13,6 +13,7 @@
 #include <nng/nng.h>
 
 #include "log/seg.h"
+#include "queue/queue.h"
 #include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
@@ -54,6 +55,11 @@ static const char usage[] =
     "  --ttr DUR              default time-to-run (default 60s)\n"
     "  --dedup-window DUR     how long a completed key stays taken\n"
     "                         (default 10m)\n"
+    "  --lost-lease-retry backoff|immediate\n"
+    "                         a task whose lease expired or whose worker\n"
+    "                         disconnected waits the fail backoff (1s,\n"
+    "                         doubling per attempt, at most 1h; default)\n"
+    "                         or is ready again at once\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -92,6 +98,7 @@ enum {
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
+	OPT_LOST_LEASE_RETRY,
 	OPT_SEG_SIZE,
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
@@ -117,6 +124,7 @@ static const struct option options[] = {
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
+	{ "lost-lease-retry", required_argument, NULL, OPT_LOST_LEASE_RETRY },
 	{ "segment-size", required_argument, NULL, OPT_SEG_SIZE },
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
@@ -401,6 +409,17 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_ms("--dedup-window", optarg, 0,
 			         UINT32_MAX, &v)) == 0)
 				cfg->dedup_ms = (uint32_t)v;
+			break;
+		case OPT_LOST_LEASE_RETRY:
+			if (strcmp(optarg, "backoff") == 0) {
+				cfg->lost_lease_retry = QUEUE_RETRY_BACKOFF;
+			} else if (strcmp(optarg, "immediate") == 0) {
+				cfg->lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
+			} else {
+				rc = flag_error("--lost-lease-retry takes "
+				                "backoff or immediate, not '%s'",
+				    optarg);
+			}
 			break;
 		case OPT_SEG_SIZE:
 			if ((rc = parse_u64("--segment-size", optarg, 1 << 20,

@@ -351,31 +351,43 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 	return *got > 0 ? 0 : rc;
 }
 
+/* Answers a take of `session` with the tasks it got. Should the reply
+ * not reach its client, the core undoes the takes (core.c). */
 static void
-reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
+reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
     const uint64_t *ids, uint32_t n)
 {
-	struct msg_rep rep = { .op = op };
+	struct msg_rep rep = { .op = MSG_OP_TAKE };
 	struct msg_task *tasks = NULL;
+	struct core_take *takes = NULL;
 	struct queue_task_view v;
 	uint32_t k = 0;
 
 	if (n > 0) {
-		tasks = calloc(n, sizeof(*tasks));
+		/* one allocation: the take's reply is the hot path */
+		tasks = calloc(n, sizeof(*tasks) + sizeof(*takes));
 		if (tasks == NULL) {
-			core_reply_err(c, ctx, op, SLUICE_ENOMEM, NULL);
+			core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 			return;
 		}
+		takes = (struct core_take *)(tasks + n);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (queue_peek(c->q, c->now, ids[i], &v) == 0)
-			ops_view_to_task(&v, true, &tasks[k++]);
+		if (queue_peek(c->q, c->now, ids[i], &v) != 0)
+			continue;
+		takes[k] = (struct core_take) { v.id, v.lease };
+		ops_view_to_task(&v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
-	c->reply_take = op == MSG_OP_TAKE && k > 0 && !c->take_durable;
+	c->reply_take = k > 0 && !c->take_durable;
+	c->reply_takes = takes;
+	c->reply_ntakes = k;
+	c->reply_session = session;
 	reply_rep(c, ctx, &rep);
 	c->reply_take = false;
+	c->reply_takes = NULL;
+	c->reply_ntakes = 0;
 	free(tasks);
 }
 
@@ -476,14 +488,14 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 			else
 				c->wait_tail->durable = t->durable;
 		} else {
-			reply_tasks(c, ctx, MSG_OP_TAKE, ids, 0);
+			reply_tasks(c, ctx, session, ids, 0);
 		}
 	} else if (got == 0) {
 		core_reply_err(
 		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
 	} else {
 		c->take_durable = t->durable;
-		reply_tasks(c, ctx, MSG_OP_TAKE, ids, got);
+		reply_tasks(c, ctx, session, ids, got);
 		c->take_durable = false;
 	}
 	free(ids);
@@ -506,7 +518,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		if (got > 0) {
 			waiter_unlink(c, w);
 			c->take_durable = w->durable;
-			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
+			reply_tasks(c, w->ctx, w->session, ids, got);
 			c->take_durable = false;
 			free(w);
 		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
@@ -517,7 +529,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 			free(w);
 		} else if (w->deadline <= mono_ms) {
 			waiter_unlink(c, w);
-			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, 0);
+			reply_tasks(c, w->ctx, w->session, ids, 0);
 			free(w);
 		}
 	}
@@ -545,7 +557,7 @@ ops_end_waiters(struct core *c)
 
 	while ((w = c->wait_head) != NULL) {
 		waiter_unlink(c, w);
-		reply_tasks(c, w->ctx, MSG_OP_TAKE, NULL, 0);
+		reply_tasks(c, w->ctx, w->session, NULL, 0);
 		free(w);
 	}
 }
@@ -569,38 +581,17 @@ static void
 peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
     size_t len)
 {
-	nng_pipe p = nng_msg_get_pipe(msg);
-	nng_sockaddr sa;
-	char host[INET6_ADDRSTRLEN];
 	const char *known = ctx->face != NULL && ctx->face->peer != NULL
 	    ? ctx->face->peer(ctx)
 	    : NULL;
 
-	snprintf(out, len, "session-%" PRIu32, session);
 	if (known != NULL) {
 		snprintf(out, len, "%s", known);
 		return;
 	}
-	if (nng_pipe_id(p) <= 0 ||
-	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
-		return;
-	switch (sa.s_family) {
-	case NNG_AF_INET:
-		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
-			snprintf(out, len, "%s:%u", host,
-			    (unsigned)ntohs(sa.s_in.sa_port));
-		break;
-	case NNG_AF_INET6:
-		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
-			snprintf(out, len, "[%s]:%u", host,
-			    (unsigned)ntohs(sa.s_in6.sa_port));
-		break;
-	case NNG_AF_IPC:
-		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
-		break;
-	default:
-		break;
-	}
+	net_pipe_peer(nng_msg_get_pipe(msg), out, len);
+	if (out[0] == '\0')
+		snprintf(out, len, "session-%" PRIu32, session);
 }
 
 /* The force flag of a lease request (an operator's override). */

@@ -140,6 +140,7 @@ handle_events(struct core *c)
 		}
 		case NET_SESSION_OPEN:
 			c->sessions++;
+			core_session_open(c, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
 			if (c->sessions > 0)
@@ -379,6 +380,7 @@ start(struct core *c, const struct srv_config *cfg)
 	qc.max_payload = cfg->max_payload;
 	qc.default_ttr_ms = cfg->default_ttr_ms;
 	qc.dedup_ms = cfg->dedup_ms;
+	qc.lost_lease_retry = cfg->lost_lease_retry;
 	c->q = queue_new(&qc);
 	if (c->q == NULL)
 		return -ENOMEM;
@@ -493,6 +495,7 @@ srv_run(const struct srv_config *cfg)
 	buf_init(&c.body);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
+	sess_tab_init(&c.sess);
 
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
@@ -561,6 +564,7 @@ out:
 	}
 	queue_delete(c.q);
 	epochs_free(&c.epochs);
+	sess_tab_fini(&c.sess);
 	buf_free(&c.body);
 	buf_free(&c.out);
 	if (c.sigfd >= 0)

@@ -30,6 +30,7 @@ struct srv_config {
 	unsigned keep_segments;   /* --keep-segments */
 	uint32_t default_ttr_ms;  /* --ttr */
 	uint32_t dedup_ms;        /* --dedup-window */
+	uint8_t lost_lease_retry; /* --lost-lease-retry: enum queue_retry */
 	uint64_t max_log_bytes;   /* --max-log-bytes: segment and spare files,
 	                           * at most; 0: no limit */
 };

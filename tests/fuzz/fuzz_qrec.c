@@ -360,8 +360,8 @@ one_op(struct ops *o)
 			if (b % 3 == 0)
 				rc = queue_decide_expired(o->q, o->now, &rec);
 			else if (b % 3 == 1)
-				rc = queue_decide_session_gone(
-				    o->q, o->now, (b >> 2) % 3, &rec);
+				rc = queue_decide_session_gone(o->q, o->now,
+				    (b >> 2) % 3, "gone", 4, &rec);
 			else
 				rc = queue_decide_restart(o->q, o->now, &rec);
 			if (rc != 0)

@@ -20,7 +20,7 @@ samples(struct qrec *out)
 	static const char err[] = "connection refused";
 	size_t n = 0;
 
-	memset(out, 0, 20 * sizeof(*out));
+	memset(out, 0, 28 * sizeof(*out));
 	out[n].type = QREC_PUT;
 	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
 		1024, 60000, 5, T0, 0 };
@@ -94,6 +94,26 @@ samples(struct qrec *out)
 	out[n].type = QREC_TAKE_LEASE;
 	out[n].u.take = (struct qrec_take) { 7, 42, false, (3ull << 32) + 9 };
 	n++;
+	out[n].type = QREC_UNTAKE; /* 20 */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_WAIT, 0,
+		0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_UNTAKE;
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_REPLACED,
+		0, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_SETBACK; /* 22: a lost lease, backed off */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_WAIT, 3,
+		T0 + 1000, 0, "ttr expired after 60s", 21 };
+	n++;
+	out[n].type = QREC_SETBACK; /* an operator buries with a text */
+	out[n].u.end = (struct qrec_end) { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0,
+		0, 0, err, sizeof(err) - 1 };
+	n++;
+	out[n].type = QREC_SETBACK; /* a disconnect at max_attempts */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_SESSION, QREC_BURIED,
+		0, 0, 0, "worker disconnected (127.0.0.1:5432)", 36 };
+	n++;
 	return n;
 }
 
@@ -134,7 +154,9 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_ACK:
 	case QREC_RELEASE:
 	case QREC_FAIL:
-	case QREC_BURY: {
+	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK: {
 		const struct qrec_end *x = &a->u.end, *y = &b->u.end;
 
 		assert_true(x->id == y->id && x->lease == y->lease);
@@ -188,7 +210,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 static void
 test_every_record_round_trips(void **state)
 {
-	struct qrec recs[24], dec;
+	struct qrec recs[28], dec;
 	struct buf b, c;
 	size_t n = samples(recs);
 	bool seen[QREC_TYPE_END_] = { false };
@@ -219,7 +241,7 @@ test_every_record_round_trips(void **state)
 static void
 test_truncated_and_padded_bodies_are_corrupt(void **state)
 {
-	struct qrec recs[24], dec;
+	struct qrec recs[28], dec;
 	struct buf b;
 	size_t n = samples(recs);
 
@@ -265,7 +287,7 @@ test_unknown_types_are_corrupt(void **state)
 static void
 test_out_of_range_values_are_refused(void **state)
 {
-	struct qrec recs[24], bad;
+	struct qrec recs[28], bad;
 	struct buf b;
 	char longer[QREC_ERROR_MAX + 1];
 
@@ -321,6 +343,20 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.kick.id = 0);
 	bad = recs[18];
 	REFUSED(bad.u.pause.until = -5);
+	bad = recs[20];
+	REFUSED((bad.u.end.text = "x", bad.u.end.text_len = 1));
+	bad = recs[20];
+	REFUSED(bad.u.end.run_at = T0);
+	bad = recs[20];
+	REFUSED(bad.u.end.outcome = QREC_BURIED);
+	bad = recs[22];
+	REFUSED(bad.u.end.reason = QREC_BY_CLIENT);
+	bad = recs[22];
+	REFUSED(bad.u.end.reason = QREC_BY_RESTART);
+	bad = recs[22];
+	REFUSED(bad.u.end.lease = 0);
+	bad = recs[23];
+	REFUSED(bad.u.end.reason = QREC_BY_TTR);
 #undef REFUSED
 
 	/* The same through bytes: a TAKE whose detached flag is 2, a PUT
@@ -387,7 +423,7 @@ test_random_bodies_decode_canonically_or_not_at_all(void **state)
 static void
 test_format_reads_clearly(void **state)
 {
-	struct qrec recs[24];
+	struct qrec recs[28];
 	struct buf b;
 
 	(void)state;
@@ -519,7 +555,7 @@ scenario(struct tq *h)
 static int
 write_corpus(const char *dir)
 {
-	struct qrec recs[24];
+	struct qrec recs[28];
 	size_t n = samples(recs);
 	struct buf b, body;
 	struct tq h;

@@ -339,7 +339,8 @@ session_gone(struct tq *h, uint64_t session)
 	int n = 0;
 
 	while (n < 100000 &&
-	    queue_decide_session_gone(h->q, h->now, session, &rec) == 0) {
+	    queue_decide_session_gone(h->q, h->now, session,
+	        "worker disconnected", 19, &rec) == 0) {
 		assert_int_equal(run(h, 0, &rec), 0);
 		n++;
 	}
@@ -641,8 +642,16 @@ test_force_overrides_the_lease_only(void **state)
 	assert_int_equal(forced(h, "ack", a, 0), SLUICE_ENOTFOUND);
 }
 
-/* An expired lease puts the task back ready with its attempts; the old
- * lease is then stale. */
+static void
+assert_error(const struct queue_task_view *v, const char *text)
+{
+	assert_int_equal(v->last_error_len, strlen(text));
+	assert_memory_equal(v->last_error, text, v->last_error_len);
+}
+
+/* An expired lease puts the task back with its attempts, delayed by the
+ * backoff of a fail and with why in last_error; the old lease is then
+ * stale. */
 static void
 test_ttr_expiry_releases_and_keeps_attempts(void **state)
 {
@@ -661,8 +670,10 @@ test_ttr_expiry_releases_and_keeps_attempts(void **state)
 	h->now += 1;
 	assert_int_equal(expire(h), 1);
 	v = view(h, a);
-	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_true(v.run_at == h->now + QUEUE_DEFAULT_BACKOFF_BASE_MS);
 	assert_int_equal(v.attempts, 1);
+	assert_error(&v, "ttr expired after 500ms");
 	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
 	assert_true(tstats(h, "t").ctr.ttr_expired == 1);
 	assert_true(tstats(h, "t").ctr.release == 0);
@@ -684,12 +695,18 @@ test_ttr_expiry_buries_at_max_attempts(void **state)
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
 	h->now += 100;
 	assert_int_equal(expire(h), 1);
-	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+	h->now += QUEUE_DEFAULT_BACKOFF_BASE_MS;
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
 	h->now += 100;
 	assert_int_equal(expire(h), 1);
 	assert_int_equal(view(h, a).state, QUEUE_BURIED);
 	assert_int_equal(view(h, a).attempts, 2);
+	{
+		struct queue_task_view v = view(h, a);
+
+		assert_error(&v, "ttr expired after 100ms");
+	}
 	assert_true(tstats(h, "t").ctr.bury == 1);
 	assert_true(tstats(h, "t").ctr.ttr_expired == 2);
 }
@@ -725,6 +742,7 @@ test_session_gone_releases_only_its_session_leases(void **state)
 {
 	struct tq *h = H(state);
 	struct queue_str s = { "t", 1 };
+	struct queue_task_view v;
 	uint64_t a, b, c, d, id;
 
 	a = put(h, "t", "a");
@@ -737,17 +755,160 @@ test_session_gone_releases_only_its_session_leases(void **state)
 	assert_int_equal(take(h, "t", 2, &id, NULL), 0);
 	assert_true(id == d);
 	assert_int_equal(session_gone(h, 1), 2);
-	assert_int_equal(view(h, a).state, QUEUE_READY);
-	assert_int_equal(view(h, b).state, QUEUE_READY);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+	assert_int_equal(view(h, b).state, QUEUE_DELAYED);
 	assert_int_equal(view(h, c).state, QUEUE_TAKEN);
 	assert_int_equal(view(h, d).state, QUEUE_TAKEN);
 	assert_int_equal(view(h, a).attempts, 1);
+	v = view(h, a);
+	assert_error(&v, "worker disconnected");
 	assert_int_equal(session_gone(h, 1), 0);
 	assert_true(tstats(h, "t").ctr.session_released == 2);
 	/* The detached lease ends by its ttr only. */
 	h->now += QUEUE_DEFAULT_TTR_MS;
 	assert_int_equal(expire(h), 2);
-	assert_int_equal(view(h, c).state, QUEUE_READY);
+	v = view(h, c);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_error(&v, "ttr expired after 60s");
+}
+
+/* Under QUEUE_RETRY_IMMEDIATE a lost lease makes the task ready at once,
+ * still recording why. */
+static void
+test_lost_lease_can_retry_at_once(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_config cfg;
+	struct queue_task_view v;
+	uint64_t a, id;
+
+	tq_fini(h);
+	queue_config_default(&cfg);
+	cfg.lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
+	tq_init(h, &cfg, T0);
+	a = put(h, "t", "a");
+	assert_int_equal(take(h, "t", 3, &id, NULL), 0);
+	assert_int_equal(session_gone(h, 3), 1);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.attempts, 1);
+	assert_error(&v, "worker disconnected");
+}
+
+/* The backoff of lost leases doubles per attempt up to its cap, as a
+ * fail's does. */
+static void
+test_lost_lease_backoff_doubles(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	int64_t want = QUEUE_DEFAULT_BACKOFF_BASE_MS;
+	uint64_t a, id;
+
+	req_for(&req, "t", "a");
+	req.ttr_ms = 10;
+	a = put_req(h, &req);
+	for (int i = 0; i < 14; i++) {
+		assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+		h->now += 10;
+		assert_int_equal(expire(h), 1);
+		assert_true(view(h, a).run_at == h->now + want);
+		h->now = view(h, a).run_at;
+		want = want * 2 > QUEUE_DEFAULT_BACKOFF_CAP_MS
+		    ? QUEUE_DEFAULT_BACKOFF_CAP_MS
+		    : want * 2;
+	}
+	assert_int_equal(view(h, a).attempts, 14);
+}
+
+/* A take whose reply went nowhere is undone: the task waits where it
+ * did (ahead of later puts), its attempt uncounted; its lease is gone. */
+static void
+test_untake_puts_the_task_back_in_its_place(void **state)
+{
+	struct tq *h = H(state);
+	struct qrec rec;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "a");
+	h->now += 5;
+	b = put(h, "t", "b");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == a);
+	assert_int_equal(run(h,
+	                     queue_decide_untake(
+	                         h->q, h->now, a, lease + 1, &rec),
+	                     &rec),
+	    SLUICE_ESTALE);
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec),
+	    0);
+	assert_int_equal(rec.type, QREC_UNTAKE);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(view(h, a).attempts, 0);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec),
+	    SLUICE_ESTATE);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == a);
+	assert_int_equal(view(h, a).attempts, 1);
+	(void)b;
+}
+
+/* fail --fatal buries at once whatever the attempts; bury takes a text
+ * that becomes last_error, for a taken task and an operator's park. */
+static void
+test_fatal_fail_and_bury_with_a_text(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_fail_req f = { 0 };
+	struct queue_bury_req br = { 0 };
+	struct queue_task_view v;
+	struct qrec rec;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "a");
+	b = put(h, "t", "b");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	f.id = a;
+	f.lease = lease;
+	f.error = "bad input";
+	f.error_len = 9;
+	f.fatal = true;
+	assert_int_equal(
+	    run(h, queue_decide_fail(h->q, h->now, &f, &rec), &rec), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "bad input");
+
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	br.id = b;
+	br.lease = lease;
+	br.error = "poison";
+	br.error_len = 6;
+	assert_int_equal(
+	    run(h, queue_decide_bury(h->q, h->now, &br, &rec), &rec), 0);
+	assert_int_equal(rec.type, QREC_SETBACK);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "poison");
+	assert_true(tstats(h, "t").ctr.bury == 2);
+
+	/* an operator parks a ready task with a text */
+	assert_int_equal(kick_id(h, b), 0);
+	br.lease = 0;
+	br.force = true;
+	br.error = "parked by hand";
+	br.error_len = 14;
+	assert_int_equal(
+	    run(h, queue_decide_bury(h->q, h->now, &br, &rec), &rec), 0);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "parked by hand");
+	br.error_len = QUEUE_DEFAULT_MAX_ERROR + 1;
+	assert_int_equal(queue_decide_bury(h->q, h->now, &br, &rec),
+	    SLUICE_ELIMIT);
 }
 
 /* A disconnect at the last attempt buries, as a ttr expiry does. */
@@ -2382,6 +2543,10 @@ main(void)
 		T(test_touch_extends_the_deadline),
 		T(test_session_gone_releases_only_its_session_leases),
 		T(test_session_gone_buries_at_max_attempts),
+		T(test_lost_lease_can_retry_at_once),
+		T(test_lost_lease_backoff_doubles),
+		T(test_untake_puts_the_task_back_in_its_place),
+		T(test_fatal_fail_and_bury_with_a_text),
 		T(test_restart_releases_session_leases_only),
 		T(test_fail_backs_off_then_buries),
 		T(test_fail_backoff_is_capped_and_can_be_explicit),
