@@ -141,10 +141,10 @@ lost_lease(const struct queue *q, const struct task *t, int64_t now,
 	} else {
 		end_rec(out, restart ? QREC_RELEASE : QREC_SETBACK, t, reason,
 		    QREC_WAIT);
-		out->u.end.run_at = restart ? now
-		                            : clamp_time(now +
-		                                  queue_lost_lease_delay(q,
-		                                      t->tube, t->attempts));
+		out->u.end.run_at = restart
+		    ? now
+		    : clamp_time(now +
+		          queue_lost_lease_delay(q, t->tube, t->attempts));
 		out->u.end.pri = t->pri;
 	}
 	if (!restart) {
@@ -622,8 +622,8 @@ expired_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (t == NULL || t->ext->deadline > now)
 		return SLUICE_ENOTFOUND;
 	if (t->ttr % 1000 == 0)
-		snprintf(q->why, sizeof(q->why), "ttr expired after %" PRIu32 "s",
-		    t->ttr / 1000);
+		snprintf(q->why, sizeof(q->why),
+		    "ttr expired after %" PRIu32 "s", t->ttr / 1000);
 	else
 		snprintf(q->why, sizeof(q->why),
 		    "ttr expired after %" PRIu32 "ms", t->ttr);

@@ -85,10 +85,7 @@ enum {
 
 /* What becomes of a task whose lease was lost (ttr expiry, session gone):
  * the retry policy of fail (the default), or ready at once. */
-enum queue_retry {
-	QUEUE_RETRY_BACKOFF = 0,
-	QUEUE_RETRY_IMMEDIATE = 1
-};
+enum queue_retry { QUEUE_RETRY_BACKOFF = 0, QUEUE_RETRY_IMMEDIATE = 1 };
 
 /* Limits and defaults used by decide (apply never reads them: records
  * carry every value). queue_config_default() fills the defaults. */
@@ -100,10 +97,10 @@ struct queue_config {
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
 	uint32_t max_ttr_ms;
-	uint32_t max_take_tubes; /* tubes named by one take */
-	uint32_t max_tubes;      /* 0: no limit */
-	uint64_t max_tasks;      /* live tasks; 0: no limit */
-	uint64_t hash_seed;      /* seeds the hash of keys and tube names */
+	uint32_t max_take_tubes;  /* tubes named by one take */
+	uint32_t max_tubes;       /* 0: no limit */
+	uint64_t max_tasks;       /* live tasks; 0: no limit */
+	uint64_t hash_seed;       /* seeds the hash of keys and tube names */
 	uint8_t lost_lease_retry; /* enum queue_retry */
 };
 

@@ -104,8 +104,8 @@ undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
 	uint64_t lsn;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (queue_decide_untake(c->q, c->now, takes[i].id,
-		        takes[i].lease, &r) != 0)
+		if (queue_decide_untake(
+		        c->q, c->now, takes[i].id, takes[i].lease, &r) != 0)
 			continue;
 		if (core_commit(c, &r, 0, &lsn) != 0) {
 			log_warn("srv",

@@ -104,8 +104,7 @@ sp_alive(const struct net_ctx *ctx)
 	            ->sc->conn->closed;
 }
 
-static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer,
-	sp_alive };
+static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive };
 
 /* One whole message: post its request. False when out of memory. */
 static bool

@@ -416,9 +416,10 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			} else if (strcmp(optarg, "immediate") == 0) {
 				cfg->lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
 			} else {
-				rc = flag_error("--lost-lease-retry takes "
-				                "backoff or immediate, not '%s'",
-				    optarg);
+				rc =
+				    flag_error("--lost-lease-retry takes "
+				               "backoff or immediate, not '%s'",
+				        optarg);
 			}
 			break;
 		case OPT_SEG_SIZE:

@@ -148,8 +148,8 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 	peer[0] = '\0';
 	if (ev == NNG_PIPE_EV_ADD_POST)
 		net_pipe_peer(p, peer, sizeof(peer));
-	e = session_ev(ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN
-	                                          : NET_SESSION_CLOSE,
+	e = session_ev(
+	    ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN : NET_SESSION_CLOSE,
 	    nng_pipe_id(p), peer);
 	if (e == NULL) {
 		/* Without the event a closed session would keep its leases
@@ -436,8 +436,8 @@ session_ev(enum net_ev_kind kind, uint32_t session, const char *peer)
 }
 
 int
-net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session,
-    const char *peer)
+net_post_session(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
 {
 	struct net_ev *e = session_ev(kind, session, peer);
 
@@ -459,8 +459,8 @@ net_post_local(struct net *n, struct net_ev *ev)
 }
 
 int
-net_post_session_local(struct net *n, enum net_ev_kind kind, uint32_t session,
-    const char *peer)
+net_post_session_local(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
 {
 	struct net_ev *e = session_ev(kind, session, peer);
 

@@ -86,16 +86,16 @@ void net_post(struct net *n, struct net_ev *ev);
 /* Queues a session event from another face (allocated here; the core
  * frees it), with the other end's address for an open (`peer` NULL: not
  * known). Returns 0 or -ENOMEM. */
-int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session,
-    const char *peer);
+int net_post_session(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer);
 
 /* net_post and net_post_session for the faces that run on the core
  * thread itself (server/conn.h): no lock, no wake-up; net_drain returns
  * these after the others. One face posts all of its events one way, so
  * a session's events keep their order. Core thread only. */
 void net_post_local(struct net *n, struct net_ev *ev);
-int net_post_session_local(struct net *n, enum net_ev_kind kind,
-    uint32_t session, const char *peer);
+int net_post_session_local(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer);
 
 /* The remote address of an nng pipe ("127.0.0.1:5000", "[::1]:5000",
  * "ipc:/path") into out; "" when it cannot be told. */

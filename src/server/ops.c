@@ -367,7 +367,8 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
 		/* one allocation: the take's reply is the hot path */
 		tasks = calloc(n, sizeof(*tasks) + sizeof(*takes));
 		if (tasks == NULL) {
-			core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
+			core_reply_err(
+			    c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 			return;
 		}
 		takes = (struct core_take *)(tasks + n);
@@ -608,6 +609,8 @@ req_forced(const struct msg_req *r)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		return r->lease.force;
+	case MSG_OP_RELEASE_ALL:
+		return true; /* an operator's override of every lease */
 	default:
 		return false;
 	}
@@ -758,6 +761,32 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
+/* finish_lease_op for a record with an error text (FAIL, SETBACK). The
+ * reserve holds one with RESERVE_ERROR_MAX bytes of text: a longer one is
+ * written whole only beyond the floor, and cut when the log is that
+ * full. */
+static void
+finish_with_text(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, struct qrec *r, const char *peer)
+{
+	if (rc == 0 && (r->type == QREC_FAIL || r->type == QREC_SETBACK) &&
+	    r->u.end.text_len > RESERVE_ERROR_MAX) {
+		uint64_t lsn;
+
+		rc = core_commit(c, r, WAL_RETRY, &lsn);
+		if (rc == 0) {
+			lease_done(c, ctx, req, id, lease, 0, r, peer);
+			return;
+		}
+		if (rc == SLUICE_ENOSPC) {
+			r->u.end.text_len =
+			    reserve_error_len(r->u.end.text, r->u.end.text_len);
+			rc = 0;
+		}
+	}
+	finish_lease_op(c, ctx, req, id, lease, rc, r, 0, peer);
+}
+
 static void
 op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
@@ -773,29 +802,12 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	a.error = m->error.p;
 	a.error_len = m->error.len;
 	a.set_delay = m->set_delay;
+	a.fatal = m->fatal;
 	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text: a
-	 * longer one is written whole only beyond the floor, and cut when
-	 * the log is that full. */
-	if (rc == 0 && r.type == QREC_FAIL &&
-	    r.u.end.text_len > RESERVE_ERROR_MAX) {
-		uint64_t lsn;
-
-		rc = core_commit(c, &r, WAL_RETRY, &lsn);
-		if (rc == 0) {
-			lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
-			return;
-		}
-		if (rc == SLUICE_ENOSPC) {
-			r.u.end.text_len =
-			    reserve_error_len(r.u.end.text, r.u.end.text_len);
-			rc = 0;
-		}
-	}
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
+	finish_with_text(c, ctx, req, m->id, m->lease, rc, &r, peer);
 }
 
 static void
@@ -817,11 +829,62 @@ op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_lease *m = &req->lease;
-	struct queue_bury_req a = { m->id, m->lease, m->force };
+	struct queue_bury_req a = { m->id, m->lease, m->force, m->error.p,
+		m->error.len };
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
+	finish_with_text(c, ctx, req, m->id, m->lease, rc, &r, peer);
+}
+
+/* Every taken task of a tube back to ready, attempts kept: an operator's
+ * release of the tube's leases (each a RELEASE, as with force), all in
+ * this turn's commit window. */
+static void
+op_release_all(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
+{
+	struct queue_list_req lr = { req->tube.p, req->tube.len, QUEUE_TAKEN,
+		QUEUE_BY_AGE, 0 };
+	struct msg_rep rep = { .op = MSG_OP_RELEASE_ALL };
+	struct queue_task_view *v = NULL;
+	struct queue_tube_stats ts;
+	size_t n = 0;
+	int rc = 0;
+
+	if (queue_tube_stats(c->q, c->now, lr.tube, lr.tube_len, &ts) == 0 &&
+	    ts.taken > 0) {
+		lr.limit = (size_t)ts.taken;
+		v = malloc(lr.limit * sizeof(*v));
+		rc = v == NULL ? SLUICE_ENOMEM
+		               : queue_list(c->q, c->now, &lr, v, &n);
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct queue_release_req a = { 0 };
+		struct qrec r;
+		uint64_t lsn;
+
+		a.id = v[i].id;
+		a.force = true;
+		rc = queue_decide_release(c->q, c->now, &a, &r);
+		if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+		if (rc == 0)
+			rep.count++;
+	}
+	free(v);
+	log_info("ops",
+	    "release of every lease tube=%.*s released=%" PRIu64
+	    " peer=%s result=%s",
+	    (int)lr.tube_len, lr.tube, rep.count, peer ? peer : "-",
+	    rc == 0 ? "ok" : sluice_strerror(rc));
+	if (rc != 0 && rep.count == 0) {
+		core_reply_err(c, ctx, MSG_OP_RELEASE_ALL, rc,
+		    "release every task of tube '%.*s': %s", (int)lr.tube_len,
+		    lr.tube, sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -1550,6 +1613,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_FLUSH:
 		op_flush(c, ctx, &req);
+		break;
+	case MSG_OP_RELEASE_ALL:
+		op_release_all(c, ctx, &req, peer);
 		break;
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:

@@ -91,8 +91,8 @@ reserve_sizes_init(struct reserve_sizes *z)
 	end = max_u64(end,
 	    end_size(QREC_SETBACK, QREC_BY_TTR, QREC_WAIT, text, sizeof(text)));
 	end = max_u64(end,
-	    end_size(QREC_SETBACK, QREC_BY_TTR, QREC_BURIED, text,
-	        sizeof(text)));
+	    end_size(
+	        QREC_SETBACK, QREC_BY_TTR, QREC_BURIED, text, sizeof(text)));
 	/* beanstalk's bury with a new priority: a release, then a bury */
 	end = max_u64(end, release + bury);
 	/* a delete of a taken task ends its lease too */

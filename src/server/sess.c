@@ -34,8 +34,7 @@ sess_open(struct sess_tab *t, uint32_t id, const char *peer)
 
 	if (sess_find(t, id) != NULL)
 		return 0;
-	if (idx_reserve(&t->ids, 1) != 0 ||
-	    (s = malloc(sizeof(*s))) == NULL)
+	if (idx_reserve(&t->ids, 1) != 0 || (s = malloc(sizeof(*s))) == NULL)
 		return -ENOMEM;
 	s->id = id;
 	snprintf(s->peer, sizeof(s->peer), "%s", peer != NULL ? peer : "");

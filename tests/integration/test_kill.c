@@ -178,8 +178,8 @@ test_killed_workers_task_is_ready_at_once(void **state)
 		assert_int_equal(t->attempts, (uint32_t)round);
 		assert_int_equal(t->lease, 0);
 		assert_non_null(t->last_error);
-		assert_memory_equal(t->last_error,
-		    "worker disconnected (127.0.0.1:", 31);
+		assert_memory_equal(
+		    t->last_error, "worker disconnected (127.0.0.1:", 31);
 		sluice_task_free(t);
 		/* the dead worker's lease ended: the task is not taken */
 		it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL),

@@ -339,8 +339,8 @@ session_gone(struct tq *h, uint64_t session)
 	int n = 0;
 
 	while (n < 100000 &&
-	    queue_decide_session_gone(h->q, h->now, session,
-	        "worker disconnected", 19, &rec) == 0) {
+	    queue_decide_session_gone(
+	        h->q, h->now, session, "worker disconnected", 19, &rec) == 0) {
 		assert_int_equal(run(h, 0, &rec), 0);
 		n++;
 	}
@@ -835,14 +835,11 @@ test_untake_puts_the_task_back_in_its_place(void **state)
 	b = put(h, "t", "b");
 	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
 	assert_true(id == a);
-	assert_int_equal(run(h,
-	                     queue_decide_untake(
-	                         h->q, h->now, a, lease + 1, &rec),
-	                     &rec),
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease + 1, &rec), &rec),
 	    SLUICE_ESTALE);
 	assert_int_equal(
-	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec),
-	    0);
+	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec), 0);
 	assert_int_equal(rec.type, QREC_UNTAKE);
 	assert_int_equal(view(h, a).state, QUEUE_READY);
 	assert_int_equal(view(h, a).attempts, 0);
@@ -907,8 +904,8 @@ test_fatal_fail_and_bury_with_a_text(void **state)
 	assert_int_equal(v.state, QUEUE_BURIED);
 	assert_error(&v, "parked by hand");
 	br.error_len = QUEUE_DEFAULT_MAX_ERROR + 1;
-	assert_int_equal(queue_decide_bury(h->q, h->now, &br, &rec),
-	    SLUICE_ELIMIT);
+	assert_int_equal(
+	    queue_decide_bury(h->q, h->now, &br, &rec), SLUICE_ELIMIT);
 }
 
 /* A disconnect at the last attempt buries, as a ttr expiry does. */
