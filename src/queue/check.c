@@ -59,7 +59,7 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 		return 0;
 	CHECK(e->taken == (t->state == QUEUE_TAKEN));
 	CHECK(e->taken || e->error != NULL || e->period != 0 ||
-	    e->key != NULL || e->repl != NULL);
+	    e->key != NULL || e->repl != NULL || e->taken_at != 0);
 	CHECK(e->repl == NULL || e->taken);
 	CHECK(e->error == NULL ||
 	    (e->error_len > 0 && e->error_len <= QREC_ERROR_MAX));

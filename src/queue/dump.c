@@ -105,6 +105,8 @@ dump_task(struct buf *out, const struct task *t)
 		    " deadline=%" PRId64 " detached=%d",
 		    e->lease, e->session, e->taken_at, e->deadline,
 		    e->detached ? 1 : 0);
+	else if (e != NULL && e->taken_at != 0)
+		buf_printf(out, " taken_at=%" PRId64, e->taken_at);
 	buf_printf(out, " payload=");
 	out_hex(out, t->payload, t->payload_len);
 	buf_put_u8(out, '\n');

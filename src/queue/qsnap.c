@@ -6,10 +6,9 @@
  * Entries, in this order (fixed integers little-endian; str16 = u16 length
  * + bytes; var = unsigned LEB128, at most 10 bytes, no needless trailing
  * zero byte; zvar = a signed value zigzag-coded into a var):
- *   META   u32 version (2), u64 lsn, u64 next_id, i64 clock, u64 tasks,
- *          u64 taken tasks, u64 keys (of live tasks, plus the DEDUP
- *          entries that follow)
- *   TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
+ *   META   u32 version (3; 2 is read too), u64 lsn, u64 next_id, i64 clock, u64
+ * tasks, u64 taken tasks, u64 keys (of live tasks, plus the DEDUP entries that
+ * follow) TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
  *          ack, release, fail, bury, kick, delete, ttr_expired,
  *          session_released, replace), u64 ready, u64 delayed, u64 buried
  *          (its tasks in those states)                    - each tube, in
@@ -21,7 +20,9 @@
  *          then each only when its flag or state says so: var period,
  *          var length + key, var length + error, taken: var lease,
  *          var session, zvar taken_at - created_at, zvar deadline -
- *          taken_at; then var payload length, the payload  - each task
+ *          taken_at; not taken (version 3): var last take (0: never
+ *          taken, else zigzag(taken_at - created_at) + 1); then var
+ *          payload length, the payload  - each task
  *   REPL   u64 id, u32 pri, u32 ttr, u32 max_attempts, i64 run_at,
  *          i64 period, u32 payload length, the payload  - right after a
  *          TASK with flag 6
@@ -40,9 +41,9 @@
  * Loading checks what apply guarantees: ids below next_id and unique,
  * keys unique, a ready task's run_at <= clock and a delayed one's later,
  * leases >= 1 (a lease names its epoch: qrec_lease), pauses after the clock,
- * the counts in META, TUBE and END. To change a layout, bump QSNAP_VERSION: the
- * loader takes only its own (the log still holds what an older snapshot
- * covered). */
+ * the counts in META, TUBE and END. To change a layout, bump QSNAP_VERSION
+ * and keep reading the version before it (a data directory of the last
+ * release must load). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +51,8 @@
 #include "sluice.h"
 
 enum {
-	QSNAP_VERSION = 2,
+	QSNAP_VERSION = 3,
+	QSNAP_VERSION_OLD = 2, /* read too: no last take of waiting tasks */
 	/* The largest fixed part: a TASK with a 200-byte key and the
 	 * longest error. */
 	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX,
@@ -184,6 +186,16 @@ put_bytes(uint8_t *p, const void *s, size_t n)
 	return p + n;
 }
 
+/* A waiting or buried task's last take as the snapshot holds it: 0 for
+ * none, else the zigzag of taken_at - created_at, plus 1. */
+static uint64_t
+last_take(const struct task *t)
+{
+	if (t->ext == NULL || t->ext->taken_at == 0)
+		return 0;
+	return zz_diff(t->ext->taken_at, t->created_at) + 1;
+}
+
 static int
 emit_task(
     const struct queue *q, const struct task *t, queue_emit_fn *emit, void *arg)
@@ -228,6 +240,9 @@ emit_task(
 		if (e->repl != NULL)
 			flags |= TF_REPL;
 	}
+	/* The last take of a task no longer taken (version 3). */
+	if (t->state != QUEUE_TAKEN)
+		p = put_var(p, last_take(t));
 	p = put_var(p, t->payload_len);
 	mem[0] = flags;
 	rc = emit(arg, QSNAP_TASK, mem, (size_t)(p - mem), t->payload,
@@ -360,7 +375,8 @@ load_meta(struct queue *q, struct rd *r)
 	uint64_t nkeys = rd_u64(r);
 	int rc;
 
-	if (rd_failed(r) || rd_left(r) != 0 || version != QSNAP_VERSION ||
+	if (rd_failed(r) || rd_left(r) != 0 ||
+	    (version != QSNAP_VERSION && version != QSNAP_VERSION_OLD) ||
 	    next_id == 0 || next_id == UINT64_MAX || !time_ok(clock) ||
 	    ntasks >= next_id || ntaken > ntasks)
 		return SLUICE_ECORRUPT;
@@ -378,6 +394,7 @@ load_meta(struct queue *q, struct rd *r)
 	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
+	q->load.version = version;
 	q->lsn = lsn;
 	q->next_id = next_id;
 	q->clock = clock;
@@ -553,6 +570,17 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 		f->session = rd_var(r);
 		f->taken_at = rd_time(r, f->created_at);
 		f->deadline = rd_time(r, f->taken_at);
+	} else if (q->load.version >= 3) {
+		uint64_t last = rd_var(r);
+
+		if (last > 0) {
+			last--;
+			f->taken_at = f->created_at +
+			    (int64_t)((last >> 1) ^
+			        (uint64_t) - (int64_t)(last & 1));
+			if (!time_ok(f->taken_at) || f->taken_at == 0)
+				return SLUICE_ECORRUPT;
+		}
 	}
 	f->payload_len = rd_var(r);
 	if (rd_failed(r) || rd_left(r) != f->payload_len ||
@@ -622,7 +650,7 @@ load_task(struct queue *q, struct rd *r)
 	t->updated_at = f.updated_at;
 	rc = SLUICE_ENOMEM;
 	if ((f.period != 0 || f.key_len > 0 || f.error_len > 0 ||
-	        f.state == QUEUE_TAKEN) &&
+	        f.taken_at != 0) &&
 	    task_ext_need(t) != 0)
 		goto fail;
 	if (f.error_len > 0) {
@@ -642,10 +670,10 @@ load_task(struct queue *q, struct rd *r)
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);
+		t->ext->taken_at = f.taken_at;
 		if (f.state == QUEUE_TAKEN) {
 			t->ext->lease = f.lease;
 			t->ext->session = f.session;
-			t->ext->taken_at = f.taken_at;
 			t->ext->deadline = f.deadline;
 			t->ext->detached = detached;
 		}

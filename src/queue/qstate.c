@@ -419,8 +419,7 @@ qs_unplace(struct queue *q, struct task *t)
 		e->detached = false;
 		e->lease = 0;
 		e->session = 0;
-		e->taken_at = 0;
-		e->deadline = 0;
+		e->deadline = 0; /* taken_at stays: the last take */
 		break;
 	case QUEUE_BURIED:
 		heap_remove(&tb->buried, t);
@@ -558,10 +557,10 @@ qs_view(const struct task *t, struct queue_task_view *out)
 		out->last_error = e->error;
 		out->last_error_len = e->error_len;
 	}
+	out->taken_at = e->taken_at; /* the last take, taken or not */
 	if (e->taken) {
 		out->lease = e->lease;
 		out->session = e->session;
-		out->taken_at = e->taken_at;
 		out->deadline = e->deadline;
 		out->detached = e->detached;
 	}

@@ -38,6 +38,7 @@ struct qsnap_want {
 /* The snapshot loader's progress (qsnap.c). */
 struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
+	uint32_t version;  /* META's: the layout of the entries that follow */
 	struct task *last; /* the task a REPL entry belongs to */
 	uint64_t ndedup;   /* DEDUP entries loaded */
 	uint64_t ntasks;   /* as META counts them */

@@ -66,8 +66,8 @@ task_ext_trim(struct task *t)
 {
 	struct task_ext *e = t->ext;
 
-	if (e == NULL || e->taken || e->error != NULL || e->period != 0 ||
-	    e->key != NULL || e->repl != NULL)
+	if (e == NULL || e->taken || e->taken_at != 0 || e->error != NULL ||
+	    e->period != 0 || e->key != NULL || e->repl != NULL)
 		return;
 	free(e);
 	t->ext = NULL;

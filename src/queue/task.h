@@ -43,7 +43,8 @@ struct keyent {
 };
 
 struct task_ext {
-	/* The lease; meaningful while the task is taken. */
+	/* The lease; meaningful while the task is taken (taken_at: the last
+	 * take, kept after the lease ends). */
 	uint64_t lease;
 	uint64_t session;
 	int64_t taken_at;

@@ -2303,6 +2303,69 @@ fixed_emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 
 /* Writing a snapshot allocates nothing (it runs in a forked child) and
  * stops at the first error of its emitter. */
+/* A snapshot of the previous layout (version 2: no last take of waiting
+ * tasks) still loads; one of the current layout keeps the last take of
+ * a released task. */
+static void
+test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
+{
+	struct tq *h = H(state);
+	struct buf snap, old;
+	struct queue *q;
+	struct rd r;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "p");
+	b = put(h, "t", "q");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == a);
+	h->now += 10;
+	assert_int_equal(release(h, a, lease, 0, false, 0), 0);
+	assert_true(view(h, a).taken_at == T0);
+	assert_true(view(h, b).taken_at == 0);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	q = queue_new(NULL);
+	assert_int_equal(tq_snap_load(q, &snap), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+
+	/* version 2: META says 2; a waiting TASK has no last-take var
+	 * (the byte before its one-byte payload length and payload) */
+	assert_int_equal(del_id(h, a), 0);
+	buf_reset(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	buf_init(&old);
+	rd_init(&r, snap.data, snap.len);
+	while (rd_left(&r) > 0) {
+		uint16_t type = rd_u16(&r);
+		uint32_t len = rd_u32(&r);
+		const uint8_t *e = rd_bytes(&r, len);
+
+		assert_false(rd_failed(&r));
+		buf_put_u16(&old, type);
+		if (type == QSNAP_META) {
+			buf_put_u32(&old, len);
+			buf_put_u32(&old, 2);
+			buf_put(&old, e + 4, len - 4);
+		} else if (type == QSNAP_TASK) {
+			assert_int_equal(e[len - 3], 0); /* never taken */
+			buf_put_u32(&old, len - 1);
+			buf_put(&old, e, len - 3);
+			buf_put(&old, e + len - 2, 2);
+		} else {
+			buf_put_u32(&old, len);
+			buf_put(&old, e, len);
+		}
+	}
+	q = queue_new(NULL);
+	assert_int_equal(tq_snap_load(q, &old), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+	buf_free(&old);
+	buf_free(&snap);
+}
+
 static void
 test_snapshot_write_allocates_nothing(void **state)
 {
@@ -2574,6 +2637,7 @@ main(void)
 		T(test_snapshot_load_refuses_broken_snapshots),
 		T(test_snapshot_load_checks_counts_and_vars),
 		T(test_snapshot_write_allocates_nothing),
+		T(test_snapshot_of_version_2_loads_and_3_keeps_the_last_take),
 		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),
 	};
