@@ -279,6 +279,20 @@ test_a_take_whose_client_is_gone_takes_nothing(void **state)
 		assert_int_equal(json_num(out, "attempts"), 0);
 	}
 	sluice_close(c);
+
+	/* the log inspector reads the records that undid the takes */
+	t_srv_stop(p.lead, SIGKILL);
+	{
+		char bin[1024];
+		char *argv[] = { bin, "dump", "--type", "UNTAKE", p.lead->data,
+			NULL };
+
+		snprintf(bin, sizeof(bin), "%s", t_bin("sluice-log"));
+		assert_int_equal(
+		    t_run(argv, NULL, out, sizeof(out), err, sizeof(err)), 0);
+		assert_true(strstr(out, "UNTAKE") != NULL);
+		assert_true(strstr(out, "-> wait") != NULL);
+	}
 }
 
 /* An operator releases every taken task of a tube at once; their holders'
