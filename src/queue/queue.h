@@ -26,12 +26,17 @@
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
- *   taken   -> ready | delayed     RELEASE (client, ttr expiry, session
- *                                  gone, restart); FAIL (backoff); ACK of
- *                                  a recurring task; ACK --to (other tube)
- *   taken   -> buried              FAIL at max_attempts; BURY (client, or
- *                                  ttr / session / restart at max_attempts)
- *   ready | delayed -> buried      BURY by an operator (force)
+ *   taken   -> ready | delayed     RELEASE (client, restart); SETBACK
+ *                                  (ttr expiry, session gone: backoff and
+ *                                  why); FAIL (backoff); ACK of a
+ *                                  recurring task; ACK --to (other tube);
+ *                                  UNTAKE (its take's reply went nowhere:
+ *                                  attempts - 1, run_at kept)
+ *   taken   -> buried              FAIL at max_attempts or fatal; BURY
+ *                                  (client, restart at max_attempts);
+ *                                  SETBACK (bury with a text; ttr /
+ *                                  session at max_attempts)
+ *   ready | delayed -> buried      BURY or SETBACK by an operator (force)
  *   buried | delayed -> ready      KICK
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
  *   not taken -> ready | delayed   REPLACE (new content, attempts 0)

@@ -176,8 +176,7 @@ pair_start(void **state, struct pair *p)
 {
 	p->lead = it_srv(*state, "lead");
 	p->fol = it_srv(*state, "fol");
-	snprintf(p->repl, sizeof(p->repl), "tcp://127.0.0.1:%d",
-	    t_free_port());
+	snprintf(p->repl, sizeof(p->repl), "tcp://127.0.0.1:%d", t_free_port());
 	snprintf(p->follow, sizeof(p->follow), "%s", p->repl);
 	p->lead->args[0] = "--repl-listen";
 	p->lead->args[1] = p->repl;
@@ -325,8 +324,9 @@ test_release_all_frees_every_lease_of_a_tube(void **state)
 	assert_int_equal(cli(s, "release", "-t", "jobs", "--all", NULL), 0);
 	assert_string_equal(out, "released 0 tasks\n");
 	assert_int_equal(cli(s, "release", "1", "--all", NULL), 2);
-	assert_true(it_log_count(s, "release of every lease tube=jobs "
-	                            "released=2 peer=127.0.0.1:") == 1);
+	assert_true(it_log_count(s,
+	                "release of every lease tube=jobs "
+	                "released=2 peer=127.0.0.1:") == 1);
 
 	sluice_close(w);
 	it_crash_restart(s, &c);
