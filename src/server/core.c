@@ -338,10 +338,11 @@ undo_pending_takes(struct core *c, uint32_t session)
 	uint32_t undone = 0;
 
 	for (struct pending *p = c->pend_head; p != NULL; p = p->next) {
-		if (p->ntakes == 0 || p->undone || p->session != session)
+		if (p->ntakes == 0 || p->session != session)
 			continue;
 		undone += undo_takes(c, p->takes, p->ntakes);
 		p->undone = true;
+		p->ntakes = 0;
 	}
 	return undone;
 }
