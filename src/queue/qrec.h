@@ -94,7 +94,7 @@ enum qrec_type {
 	QREC_FLUSH = 10,
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
-	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
+	QREC_TAKE_LEASE = 13,   /* TAKE with its lease token (epoch-proof) */
 	QREC_UNTAKE = 14,       /* a take whose reply was not delivered */
 	QREC_SETBACK = 15,      /* RELEASE or BURY with an error text */
 	QREC_UPDATE = 16,       /* a waiting task changed in place */

@@ -231,8 +231,7 @@ t_srv_stop(struct t_srv *s, int sig)
 		}
 		sleep_ms(10);
 	}
-	fprintf(stderr, "sluiced did not stop within 10 s of signal %d\n",
-	    sig);
+	fprintf(stderr, "sluiced did not stop within 10 s of signal %d\n", sig);
 	print_log(s);
 	kill(s->pid, SIGKILL);
 	waitpid(s->pid, &status, 0);

@@ -173,6 +173,7 @@ m_apply_repl(struct mt *t, int64_t now)
 	t->run_at = t->r_run_at > now ? t->r_run_at : now;
 	t->attempts = 0;
 	t->has_err = false;
+	t->taken_at = 0; /* new content starts over: never taken */
 	t->repl = false;
 	t->state = M_WAIT;
 	m_unlease(t);
@@ -1257,6 +1258,9 @@ compare_task(struct run *r, const struct mt *t)
 	} else {
 		assert_null(v.last_error);
 	}
+	/* the last take outlives its lease: a done task's duration starts
+	 * there, a waiting one shows when it was last tried */
+	assert_true(v.taken_at == t->taken_at);
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
@@ -1264,6 +1268,50 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.version == (t->state == M_DONE ? 0 : t->ver));
 	if (v.replace_pending)
 		assert_true(v.repl.version == t->r_ver);
+}
+
+static int
+by_err(const void *a, const void *b)
+{
+	return strcmp((*(const struct mt *const *)a)->err,
+	    (*(const struct mt *const *)b)->err);
+}
+
+/* errors groups the last_error of a tube's live tasks: a done task keeps
+ * its last error (peek shows how its attempts went) but is no longer
+ * failing, so a lost lease or a fail it got over does not count. */
+static void
+compare_errors(struct run *r, int tube)
+{
+	static const struct mt *with[MAXLIVE];
+	static struct queue_error_group g[MAXLIVE];
+	struct model *m = r->m;
+	size_t n = 0, ng = 0, i, j;
+
+	for (i = 0; i < m->n; i++)
+		if (m->t[i].tube == tube && m->t[i].has_err &&
+		    m->t[i].state != M_DONE)
+			with[n++] = &m->t[i];
+	qsort(with, n, sizeof(with[0]), by_err);
+	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2, g,
+	                     MAXLIVE, &ng),
+	    0);
+	for (i = 0; i < n; i = j) {
+		const char *text = with[i]->err;
+		size_t k = 0;
+
+		for (j = i; j < n && strcmp(with[j]->err, text) == 0; j++)
+			;
+		while (k < ng &&
+		    (g[k].text_len != strlen(text) ||
+		        memcmp(g[k].text, text, g[k].text_len) != 0))
+			k++;
+		assert_true(k < ng);
+		assert_int_equal(g[k].count, j - i);
+		ng--; /* each group once: move the last into its place */
+		g[k] = g[ng];
+	}
+	assert_int_equal(ng, 0);
 }
 
 static void
@@ -1327,6 +1375,8 @@ compare(struct run *r)
 		assert_true(rec.u.take.id == best->id);
 	if (m->n > 0)
 		compare_task(r, &m->t[rnd(r, m->n)]);
+	if (rnd(r, 4) == 0)
+		compare_errors(r, (int)rnd(r, NTUBE));
 	check(r);
 }
 
