@@ -269,7 +269,7 @@ static int
 apply_done(
     struct queue *q, int64_t time, const struct qrec_end *e, struct task *t)
 {
-	int64_t until = time + e->keep_ms, taken_at = t->ext->taken_at;
+	int64_t until = time + e->keep_ms;
 	struct keyent *ke = t->ext->key;
 	char *res = NULL;
 	int rc;
@@ -291,7 +291,7 @@ apply_done(
 	qs_key_complete(q, t, time, e->dedup_ms);
 	if (ke != NULL && e->dedup_ms != 0)
 		t->ext->key = ke; /* now a dedup entry naming this task */
-	t->ext->taken_at = taken_at;
+	/* taken_at, the last take, stays: the duration starts there */
 	t->ext->result = res;
 	t->ext->result_len = (uint16_t)e->text_len;
 	t->updated_at = time;
