@@ -349,8 +349,8 @@ struct sluice_take_opts {
 	                             ack/release/...); else the tasks return
 	                             to ready when the connection closes */
 	int strict_order;         /* 0: the most urgent task across the tubes
-	                             (priority, then the oldest: beanstalkd's
-	                             rule);
+	                             (priority, then the earliest
+	                             due, then the smallest id);
 	                             else the tubes in the order given, the
 	                             first with a ready task gives it */
 	int durable;              /* the reply waits until the take itself
@@ -440,6 +440,11 @@ SLUICE_API int sluice_release(struct sluice_client *c, uint64_t id,
 SLUICE_API int sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *error, int64_t delay_ms, struct sluice_after *after);
 
+/* Failed for good (bad input no retry can mend): buried at once, whatever
+ * the attempts, with `error` as its last error (as sluice_fail). */
+SLUICE_API int sluice_fail_fatal(struct sluice_client *c, uint64_t id,
+    uint64_t lease, const char *error, struct sluice_after *after);
+
 /* Extends the lease by the task's ttr from now (`after->deadline`). */
 SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
     uint64_t lease, struct sluice_after *after);
@@ -448,6 +453,12 @@ SLUICE_API int sluice_touch(struct sluice_client *c, uint64_t id,
  * with SLUICE_FORCE (else SLUICE_ESTATE). */
 SLUICE_API int sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after);
+
+/* sluice_bury with `error` (NULL or "": none, the last error is kept; up
+ * to 1024 bytes, else SLUICE_ELIMIT) recorded as the task's last error:
+ * why it was parked, for `sluice errors`. */
+SLUICE_API int sluice_bury_error(struct sluice_client *c, uint64_t id,
+    uint64_t lease, const char *error, struct sluice_after *after);
 
 /* A task and the lease its take returned: an item of sluice_ack_batch. */
 struct sluice_lease {
@@ -555,6 +566,13 @@ SLUICE_API int sluice_flush(
  * counts them. SLUICE_ETUBE. */
 SLUICE_API int sluice_delete_where(struct sluice_client *c, const char *tube,
     int state, uint64_t older_ms, uint64_t *deleted);
+
+/* Releases every taken task of `tube` at once (an operator's act, as a
+ * release with SLUICE_FORCE of each: the leases end, the tasks are ready
+ * again with their attempts); `*released` (optional) counts them.
+ * SLUICE_ETUBE. */
+SLUICE_API int sluice_release_all(
+    struct sluice_client *c, const char *tube, uint64_t *released);
 
 /* One task by id, by key, or the next of a tube to leave `state`
  * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;

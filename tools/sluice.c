@@ -56,6 +56,7 @@ enum {
 	OPT_FILE,
 	OPT_SH,
 	OPT_PAYLOAD,
+	OPT_FATAL,
 	OPT_HELP = 'h',
 };
 
@@ -850,12 +851,14 @@ static const char take_help[] =
     "touch and bury need.\n\n"
     "The lease is DETACHED by default: the task stays taken after this\n"
     "command exits, until ack/release/fail/bury or until its ttr runs out\n"
-    "(then it is ready again). With --no-detach the lease belongs to this\n"
-    "command's connection, and the task returns to ready as soon as the\n"
-    "command exits: only useful to look, not to work.\n\n"
+    "(then it waits the server's retry backoff). With --no-detach the\n"
+    "lease belongs to this command's connection, and the task goes back\n"
+    "as soon as the command exits, as a lost lease (the backoff, the\n"
+    "attempt counted): only useful to look, not to work. A take killed\n"
+    "before its answer arrived takes nothing.\n\n"
     "  -t, --tube TUBE   a tube to take from (default \"default\"); repeat\n"
     "                    for several: the most urgent task across them\n"
-    "                    (priority, then the oldest), as beanstalkd does\n"
+    "                    (priority, then the earliest due)\n"
     "      --strict-order\n"
     "                    try the tubes in the order given instead: the first\n"
     "                    with a ready task gives it\n"
@@ -1001,18 +1004,25 @@ static const char ack_help[] =
 
 static const char release_usage[] =
     "usage: sluice release ID (--lease L | --force) [--delay DUR] [-p PRI] "
-    "[--json]\n";
+    "[--json]\n"
+    "       sluice release -t TUBE --all [--json]\n";
 static const char release_help[] =
     "\nPuts a taken task back: ready now, or after --delay.\n\n"
     "      --lease L       the lease its take printed\n"
     "      --force         without the lease (an operator's override)\n"
     "      --delay DUR     ready again only after DUR\n"
     "  -p, --priority N    give it a new priority\n"
-    "      --json          print the task's state after\n";
+    "  -t, --tube TUBE     with --all: the tube\n"
+    "      --all           every taken task of the tube, ready again at\n"
+    "                      once with its attempts (an operator's override\n"
+    "                      of every lease, logged by the server); prints\n"
+    "                      how many\n"
+    "      --json          print the task's state after ({\"released\":N}\n"
+    "                      with --all)\n";
 
 static const char fail_usage[] =
-    "usage: sluice fail ID (--lease L | --force) -e TEXT [--delay DUR] "
-    "[--json]\n";
+    "usage: sluice fail ID (--lease L | --force) -e TEXT "
+    "[--delay DUR | --fatal] [--json]\n";
 static const char fail_help[] =
     "\nThe task failed: it is retried after a backoff (1s, doubling each\n"
     "attempt, at most 1h), or buried when it was taken max-attempts times.\n"
@@ -1021,6 +1031,8 @@ static const char fail_help[] =
     "      --force         without the lease (an operator's override)\n"
     "  -e, --error TEXT    why (kept as its last error, up to 1024 bytes)\n"
     "      --delay DUR     retry after DUR instead of the backoff\n"
+    "      --fatal         no retry can mend it: buried at once, whatever\n"
+    "                      the attempts\n"
     "      --json          print the task's state after\n";
 
 static const char touch_usage[] =
@@ -1033,14 +1045,15 @@ static const char touch_help[] =
     "      --json      print the task's state after\n";
 
 static const char bury_usage[] =
-    "usage: sluice bury ID (--lease L | --force) [--json]\n";
+    "usage: sluice bury ID (--lease L | --force) [-e TEXT] [--json]\n";
 static const char bury_help[] =
     "\nParks a task: it stays buried until kicked. A taken task needs its\n"
     "lease; --force parks any task that is not buried yet, a ready or\n"
     "delayed one too (an operator's override, logged by the server).\n\n"
-    "      --lease L   the lease its take printed\n"
-    "      --force     without the lease\n"
-    "      --json      print the task's state after\n";
+    "      --lease L       the lease its take printed\n"
+    "      --force         without the lease\n"
+    "  -e, --error TEXT    why (kept as its last error, up to 1024 bytes)\n"
+    "      --json          print the task's state after\n";
 
 /* ack, release, fail, touch and bury share their parsing; this is what
  * sets them apart. */
@@ -1051,15 +1064,33 @@ static const struct lease_op {
 	const char *done; /* what it printed: "acked 42, ..." */
 	enum lease_verb verb;
 	const char *shorts;
-	bool to, delay, priority, error; /* the options it has */
+	bool to, delay, priority, error, all, fatal; /* the options it has */
+	bool needs_error;
 } lease_ops[] = {
-	{ "ack", "acked", ACK, "h", .to = true, .error = false },
-	{ "release", "released", RELEASE, "hp:", .delay = true,
-	    .priority = true },
-	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true },
+	{ "ack", "acked", ACK, "h", .to = true },
+	{ "release", "released", RELEASE, "hp:t:", .delay = true,
+	    .priority = true, .all = true },
+	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true,
+	    .fatal = true, .needs_error = true },
 	{ "touch", "touched", TOUCH, "h" },
-	{ "bury", "buried", BURY, "h" },
+	{ "bury", "buried", BURY, "he:", .error = true },
 };
+
+/* sluice release -t TUBE --all */
+static int
+release_all(struct cli *cli, const char *tube, bool json)
+{
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != 0)
+		return rc;
+	rc = sluice_release_all(cli->c, tube, &n);
+	if (rc != 0)
+		return cli_fail(cli, rc, "release every task of %s", tube);
+	print_count(json, "released", "released", n);
+	return EXIT_OK;
+}
 
 static const struct lease_op *
 find_lease_op(const char *name)
@@ -1083,12 +1114,16 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		{ "error", required_argument, NULL, 'e' },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "result", required_argument, NULL, OPT_RESULT },
+		{ "tube", required_argument, NULL, 't' },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "fatal", no_argument, NULL, OPT_FATAL },
 		COMMON_OPTS,
 	};
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct args a = { argc, argv, op->shorts, opts };
+	const char *to = NULL, *error = NULL, *result = NULL, *tube = NULL;
 	bool has_lease = false, has_delay = false, force = false, lines = false;
-	const char *to = NULL, *error = NULL, *result = NULL;
+	bool all = false, fatal = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
@@ -1139,6 +1174,18 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->verb == ACK;
 			result = optarg;
 			break;
+		case 't':
+			ok = op->all;
+			tube = optarg;
+			break;
+		case OPT_ALL:
+			ok = op->all;
+			all = true;
+			break;
+		case OPT_FATAL:
+			ok = op->fatal;
+			fatal = true;
+			break;
 		}
 		if (!ok)
 			return cli_usage_error(cli, "%s has no option %s",
@@ -1148,6 +1195,9 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			        : ch == 'p'        ? "-p/--priority"
 			        : ch == 'e'        ? "-e/--error"
 			        : ch == OPT_RESULT ? "--result"
+			        : ch == 't'        ? "-t/--tube"
+			        : ch == OPT_ALL    ? "--all"
+			        : ch == OPT_FATAL  ? "--fatal"
 			                           : "--lines");
 	}
 	if (a.stop)
@@ -1166,11 +1216,26 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		             : cli_batch_operands(cli, argv + optind,
 		                   (size_t)(argc - optind), true, a.json);
 	}
+	if (all || tube != NULL) {
+		if (!all || tube == NULL)
+			return cli_usage_error(cli,
+			    "-t TUBE and --all go together: every taken "
+			    "task of TUBE");
+		if (optind != argc || has_lease || force || has_delay ||
+		    priority >= 0)
+			return cli_usage_error(cli,
+			    "release -t TUBE --all takes no task ID, lease, "
+			    "delay or priority");
+		return release_all(cli, tube, a.json);
+	}
+	if (fatal && has_delay)
+		return cli_usage_error(
+		    cli, "--fatal and --delay exclude each other");
 	if (optind != argc - 1)
 		return cli_usage_error(cli, "one task ID is needed");
 	if ((rc = parse_id(cli, argv[optind], &id)) != 0)
 		return rc;
-	if (op->error && error == NULL)
+	if (op->needs_error && error == NULL)
 		return cli_usage_error(cli, "-e TEXT is needed");
 	if (has_lease == force)
 		return cli_usage_error(cli,
@@ -1192,14 +1257,15 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		rc = sluice_release(cli->c, id, lease, delay, priority, &after);
 		break;
 	case FAIL:
-		rc = sluice_fail(cli->c, id, lease, error,
-		    has_delay ? (int64_t)delay : -1, &after);
+		rc = fatal ? sluice_fail_fatal(cli->c, id, lease, error, &after)
+		           : sluice_fail(cli->c, id, lease, error,
+		                 has_delay ? (int64_t)delay : -1, &after);
 		break;
 	case TOUCH:
 		rc = sluice_touch(cli->c, id, lease, &after);
 		break;
 	case BURY:
-		rc = sluice_bury(cli->c, id, lease, &after);
+		rc = sluice_bury_error(cli->c, id, lease, error, &after);
 		break;
 	}
 	if (rc != 0)

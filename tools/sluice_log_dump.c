@@ -294,13 +294,16 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		buf_printf(b, ",\"lease\":%" PRIu64 ",\"by\":\"%s\"", e->lease,
 		    e->reason < 4 ? reasons[e->reason] : "?");
 		buf_printf(b, ",\"outcome\":\"%s\"",
 		    e->outcome < 6 ? outcomes[e->outcome] : "?");
-		if (e->outcome == QREC_WAIT)
+		if (e->outcome == QREC_WAIT && r->type != QREC_UNTAKE)
 			buf_printf(b, ",\"run_at\":%" PRId64, e->run_at);
-		if (e->outcome == QREC_WAIT && r->type == QREC_RELEASE)
+		if (e->outcome == QREC_WAIT &&
+		    (r->type == QREC_RELEASE || r->type == QREC_SETBACK))
 			buf_printf(b, ",\"pri\":%" PRIu32, e->pri);
 		if (r->type == QREC_ACK &&
 		    (e->outcome == QREC_DELETED || e->outcome == QREC_DONE))
@@ -316,7 +319,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
 		}
-		if (r->type == QREC_FAIL) {
+		if (r->type == QREC_FAIL || r->type == QREC_SETBACK) {
 			buf_printf(b, ",");
 			lt_json_bytes(b, "error", e->text, e->text_len);
 		}

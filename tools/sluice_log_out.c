@@ -260,6 +260,8 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		return r->u.end.id;
 	case QREC_TOUCH:
 		return r->u.touch.id;

@@ -322,6 +322,18 @@ sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
 }
 
 int
+sluice_fail_fatal(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *error, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_FAIL,
+		.fail = { .id = id, .error = msg_cstr(error), .fatal = true } };
+
+	q.fail.lease = lease_or_force(lease, &q.fail.force);
+	q.fail.report = true;
+	return call_after(c, &q, after);
+}
+
+int
 sluice_touch(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
@@ -336,7 +348,15 @@ int
 sluice_bury(struct sluice_client *c, uint64_t id, uint64_t lease,
     struct sluice_after *after)
 {
-	struct msg_req q = { .op = MSG_OP_BURY, .lease = { .id = id } };
+	return sluice_bury_error(c, id, lease, NULL, after);
+}
+
+int
+sluice_bury_error(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const char *error, struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_BURY,
+		.lease = { .id = id, .error = msg_cstr(error) } };
 
 	q.lease.lease = lease_or_force(lease, &q.lease.force);
 	q.lease.report = true;
@@ -572,6 +592,16 @@ sluice_delete_where(struct sluice_client *c, const char *tube, int state,
 		    "delete_where: the state is ready, delayed, buried or "
 		    "done");
 	return call_u64(c, &q, deleted);
+}
+
+int
+sluice_release_all(
+    struct sluice_client *c, const char *tube, uint64_t *released)
+{
+	struct msg_req q = { .op = MSG_OP_RELEASE_ALL,
+		.tube = tube_or_default(tube) };
+
+	return call_u64(c, &q, released);
 }
 
 static int

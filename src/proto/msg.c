@@ -34,6 +34,8 @@ enum {
 	TAKE_F_DURABLE = 0x04,
 	RELEASE_F_PRIORITY = 0x01,
 	FAIL_F_DELAY = 0x01,
+	FAIL_F_FATAL = 0x02, /* buried at once, whatever the attempts */
+	BURY_F_ERROR = 0x01, /* an error text follows the lease */
 	LIST_F_PAYLOADS = 0x01,
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
@@ -64,9 +66,10 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_TAKE] = TAKE_F_DETACH | TAKE_F_STRICT | TAKE_F_DURABLE,
 	[MSG_OP_ACK] = LEASE_F_FORCE | LEASE_F_REPORT | ACK_F_RESULT,
 	[MSG_OP_RELEASE] = RELEASE_F_PRIORITY | LEASE_F_FORCE | LEASE_F_REPORT,
-	[MSG_OP_FAIL] = FAIL_F_DELAY | LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_FAIL] =
+	    FAIL_F_DELAY | FAIL_F_FATAL | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_TOUCH] = LEASE_F_FORCE,
-	[MSG_OP_BURY] = LEASE_F_FORCE | LEASE_F_REPORT,
+	[MSG_OP_BURY] = BURY_F_ERROR | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_LIST] = LIST_F_PAYLOADS,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
@@ -112,6 +115,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SNAPSHOT] = "snapshot",
 	[MSG_OP_PROMOTE] = "promote",
 	[MSG_OP_FOLLOW] = "follow",
+	[MSG_OP_RELEASE_ALL] = "release_all",
 	[MSG_OP_ACK_BATCH] = "ack_batch",
 	[MSG_OP_DELETE_BATCH] = "delete_batch",
 	[MSG_OP_UPDATE] = "update",
@@ -868,6 +872,7 @@ get_req_body(
 		get_lease(r, &q->fail.id, &q->fail.lease);
 		q->fail.delay = rd_u64(r);
 		q->fail.set_delay = flags & FAIL_F_DELAY;
+		q->fail.fatal = flags & FAIL_F_FATAL;
 		q->fail.force = flags & LEASE_F_FORCE;
 		q->fail.report = flags & LEASE_F_REPORT;
 		NEED(r);
@@ -878,7 +883,11 @@ get_req_body(
 		q->lease.force = flags & LEASE_F_FORCE;
 		q->lease.report = flags & LEASE_F_REPORT;
 		NEED(r);
-		return 0;
+		if (op != MSG_OP_BURY || !(flags & BURY_F_ERROR))
+			return 0;
+		TRY(get_text(r, MSG_TEXT_MAX, &q->lease.error));
+		/* the flag says a text follows: an empty one is not sent */
+		return q->lease.error.len > 0 ? 0 : SLUICE_EINVAL;
 	case MSG_OP_KICK:
 		TRY(get_tube(r, false, &q->kick.tube));
 		q->kick.n = rd_u32(r);
@@ -896,6 +905,7 @@ get_req_body(
 		return get_key(r, true, &q->key);
 	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
+	case MSG_OP_RELEASE_ALL:
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
 		return get_tube(r, true, &q->tube);
@@ -1073,6 +1083,7 @@ get_rep_body(
 	case MSG_OP_KICK:
 	case MSG_OP_FLUSH:
 	case MSG_OP_DELETE_WHERE:
+	case MSG_OP_RELEASE_ALL:
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:
@@ -1273,12 +1284,14 @@ req_flag_byte(const struct msg_req *q)
 		    (q->release.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_FAIL:
 		return (q->fail.set_delay ? FAIL_F_DELAY : 0) |
+		    (q->fail.fatal ? FAIL_F_FATAL : 0) |
 		    (q->fail.force ? LEASE_F_FORCE : 0) |
 		    (q->fail.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_TOUCH:
 		return q->lease.force ? LEASE_F_FORCE : 0;
 	case MSG_OP_BURY:
-		return (q->lease.force ? LEASE_F_FORCE : 0) |
+		return (q->lease.error.len > 0 ? BURY_F_ERROR : 0) |
+		    (q->lease.force ? LEASE_F_FORCE : 0) |
 		    (q->lease.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_LIST:
 		return q->list.payloads ? LIST_F_PAYLOADS : 0;
@@ -1356,6 +1369,8 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		put_lease(b, q->lease.id, q->lease.lease);
+		if (q->op == MSG_OP_BURY && q->lease.error.len > 0)
+			return put_text(b, q->lease.error, MSG_TEXT_MAX);
 		return 0;
 	case MSG_OP_KICK:
 		if (q->kick.n == 0)
@@ -1373,6 +1388,7 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		return put_key(b, q->key, true);
 	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
+	case MSG_OP_RELEASE_ALL:
 		return put_tube(b, q->tube, false);
 	case MSG_OP_STATS:
 		return put_tube(b, q->tube, true);
@@ -1642,6 +1658,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_KICK:
 	case MSG_OP_FLUSH:
 	case MSG_OP_DELETE_WHERE:
+	case MSG_OP_RELEASE_ALL:
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:

@@ -81,7 +81,7 @@ enum msg_op {
 	MSG_OP_SNAPSHOT = 0x15,
 	MSG_OP_PROMOTE = 0x16,
 	MSG_OP_FOLLOW = 0x17,
-	/* 0x18 is free here (the replication port has its own ops) */
+	MSG_OP_RELEASE_ALL = 0x18, /* every taken task of a tube */
 	MSG_OP_ACK_BATCH = 0x19,
 	MSG_OP_DELETE_BATCH = 0x1a,
 	MSG_OP_UPDATE = 0x1b,
@@ -206,7 +206,8 @@ struct msg_lease {
 	uint64_t id;
 	uint64_t lease;
 	bool force;
-	bool report; /* bury: flag 0x40, as ack's */
+	bool report;          /* bury: flag 0x40, as ack's */
+	struct msg_str error; /* bury: flag 0x01 when not empty; last_error */
 };
 
 struct msg_ack {
@@ -236,6 +237,7 @@ struct msg_fail {
 	bool force;
 	bool report;          /* flag 0x40, as ack's */
 	bool set_delay;       /* else the server's backoff decides */
+	bool fatal;           /* flag 0x02: buried at once */
 	uint64_t delay;       /* ms, with set_delay (sent as 0 without) */
 	struct msg_str error; /* 0..MSG_TEXT_MAX bytes */
 };

@@ -13,6 +13,9 @@
  *   FAIL     taken -> delayed (backoff) | buried | the pending replacement
  *   BURY     taken -> buried | the pending replacement;
  *            ready | delayed -> buried (lease 0, an operator)
+ *   SETBACK  as RELEASE (ready | delayed) or BURY, with a last_error
+ *   UNTAKE   taken -> ready | delayed as before the take (attempts - 1)
+ *            | the pending replacement
  *   KICK     buried | delayed -> ready
  *   DELETE   any -> gone;  FLUSH  every task of a tube -> gone
  *   DELETE_WHERE  the tube's tasks in one state, old enough -> gone
@@ -266,7 +269,7 @@ static int
 apply_done(
     struct queue *q, int64_t time, const struct qrec_end *e, struct task *t)
 {
-	int64_t until = time + e->keep_ms, taken_at = t->ext->taken_at;
+	int64_t until = time + e->keep_ms;
 	struct keyent *ke = t->ext->key;
 	char *res = NULL;
 	int rc;
@@ -288,7 +291,7 @@ apply_done(
 	qs_key_complete(q, t, time, e->dedup_ms);
 	if (ke != NULL && e->dedup_ms != 0)
 		t->ext->key = ke; /* now a dedup entry naming this task */
-	t->ext->taken_at = taken_at;
+	/* taken_at, the last take, stays: the duration starts there */
 	t->ext->result = res;
 	t->ext->result_len = (uint16_t)e->text_len;
 	t->updated_at = time;
@@ -306,9 +309,11 @@ apply_end(
     struct queue *q, uint16_t type, int64_t time, const struct qrec_end *e)
 {
 	struct task *t = qs_task(q, e->id), *nt;
+	bool has_error = type == QREC_FAIL || type == QREC_SETBACK;
 	struct tube *tb;
 	struct repl *rp;
 	char *err = NULL;
+	int64_t run_at;
 	bool created;
 	int state, rc;
 
@@ -326,22 +331,33 @@ apply_end(
 
 	case QREC_WAIT:
 	case QREC_BURIED:
+		/* An undone take leaves the task where it waited. */
+		run_at = type == QREC_UNTAKE ? t->run_at : e->run_at;
 		state = e->outcome == QREC_BURIED ? QUEUE_BURIED
-		                                  : qs_wait_state(q, e->run_at);
-		if (type == QREC_FAIL &&
+		                                  : qs_wait_state(q, run_at);
+		if (has_error &&
 		    (rc = dup_bytes(e->text, e->text_len, &err)) != 0)
 			return rc;
+		/* A waiting task an operator buries may have no ext yet. */
+		if (err != NULL && (rc = task_ext_need(t)) != 0) {
+			free(err);
+			return rc;
+		}
 		if ((rc = qs_reserve(q, tb, state, false, 0)) != 0) {
 			free(err);
+			task_ext_trim(t);
 			return rc;
 		}
 		qs_unplace(q, t);
 		if (e->outcome == QREC_WAIT)
-			t->run_at = e->run_at;
-		if (type == QREC_RELEASE)
+			t->run_at = run_at;
+		if (type == QREC_RELEASE ||
+		    (type == QREC_SETBACK && e->outcome == QREC_WAIT))
 			t->pri = e->pri;
-		if (type == QREC_FAIL)
+		if (has_error)
 			task_put_error(t, err, e->text_len);
+		if (type == QREC_UNTAKE && t->attempts > 0)
+			t->attempts--;
 		if (type == QREC_ACK) { /* a recurring task's next run */
 			t->attempts = 0;
 			task_put_error(t, NULL, 0);
@@ -704,6 +720,8 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		rc = apply_end(q, rec->type, time, &rec->u.end);
 		break;
 	case QREC_TOUCH:

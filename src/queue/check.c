@@ -68,9 +68,9 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 		return 0;
 	CHECK(e->taken == (t->state == QUEUE_TAKEN));
 	CHECK(e->taken || e->error != NULL || e->period != 0 ||
-	    e->key != NULL || e->repl != NULL || t->state == QUEUE_DONE);
-	CHECK(t->state == QUEUE_DONE ||
-	    (e->result == NULL && e->taken_at == 0) || e->taken);
+	    e->key != NULL || e->repl != NULL || e->taken_at != 0 ||
+	    t->state == QUEUE_DONE);
+	CHECK(t->state == QUEUE_DONE || e->result == NULL);
 	CHECK(e->repl == NULL || e->taken);
 	CHECK(e->error == NULL ||
 	    (e->error_len > 0 && e->error_len <= QREC_ERROR_MAX));

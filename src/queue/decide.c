@@ -7,6 +7,8 @@
  * the clock - run_at from a delay, the backoff of a fail, the next run of
  * a recurring task, how long a completed key stays reserved, whether an
  * expired lease buries its task - so that apply needs neither. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "queue/qstate.h"
@@ -93,18 +95,62 @@ end_rec(struct qrec *out, uint16_t type, const struct task *t, uint8_t reason,
 	out->u.end.outcome = outcome;
 }
 
-/* A lease ends without its holder: expired, session gone, restart. */
-static void
-lost_lease(const struct task *t, int64_t now, uint8_t reason, struct qrec *out)
+/* base * 2^(attempts - 1), at most cap. */
+static int64_t
+backoff(const struct queue_config *cfg, uint32_t attempts)
 {
+	int64_t d = cfg->backoff_base_ms;
+
+	for (uint32_t i = 1; i < attempts && d > 0 && d < cfg->backoff_cap_ms;
+	     i++)
+		d *= 2;
+	return d < cfg->backoff_cap_ms ? d : cfg->backoff_cap_ms;
+}
+
+int64_t
+queue_lost_lease_delay(
+    const struct queue *q, const struct tube *tb, uint32_t attempts)
+{
+	(void)tb; /* tubes have no retry settings of their own yet */
+	if (q->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE)
+		return 0;
+	return backoff(&q->cfg, attempts);
+}
+
+static bool
+at_max_attempts(const struct task *t)
+{
+	return t->max_attempts > 0 && t->attempts >= t->max_attempts;
+}
+
+/* A lease ends without its holder: expired or session gone (with `why`,
+ * SETBACK under the retry policy), restart (no text: RELEASE at once). */
+static void
+lost_lease(const struct queue *q, const struct task *t, int64_t now,
+    uint8_t reason, const char *why, size_t why_len, struct qrec *out)
+{
+	bool restart = reason == QREC_BY_RESTART;
+
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, reason, QREC_REPLACED);
-	} else if (t->max_attempts > 0 && t->attempts >= t->max_attempts) {
-		end_rec(out, QREC_BURY, t, reason, QREC_BURIED);
+		return;
+	}
+	if (at_max_attempts(t)) {
+		end_rec(out, restart ? QREC_BURY : QREC_SETBACK, t, reason,
+		    QREC_BURIED);
 	} else {
-		end_rec(out, QREC_RELEASE, t, reason, QREC_WAIT);
-		out->u.end.run_at = now;
+		end_rec(out, restart ? QREC_RELEASE : QREC_SETBACK, t, reason,
+		    QREC_WAIT);
+		out->u.end.run_at = restart
+		    ? now
+		    : clamp_time(now +
+		          queue_lost_lease_delay(q, t->tube, t->attempts));
 		out->u.end.pri = t->pri;
+	}
+	if (!restart) {
+		out->u.end.text = why;
+		out->u.end.text_len =
+		    why_len < q->cfg.max_error ? why_len : q->cfg.max_error;
 	}
 }
 
@@ -391,18 +437,6 @@ queue_decide_release(struct queue *q, int64_t now,
 	return decide(q, now, release_rec, req, result);
 }
 
-/* base * 2^(attempts - 1), at most cap. */
-static int64_t
-backoff(const struct queue_config *cfg, uint32_t attempts)
-{
-	int64_t d = cfg->backoff_base_ms;
-
-	for (uint32_t i = 1; i < attempts && d > 0 && d < cfg->backoff_cap_ms;
-	     i++)
-		d *= 2;
-	return d < cfg->backoff_cap_ms ? d : cfg->backoff_cap_ms;
-}
-
 static int
 fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
@@ -420,7 +454,7 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return rc;
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_REPLACED);
-	} else if (t->max_attempts > 0 && t->attempts >= t->max_attempts) {
+	} else if (req->fatal || at_max_attempts(t)) {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_BURIED);
 	} else {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_WAIT);
@@ -467,23 +501,30 @@ static int
 bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
 	const struct queue_bury_req *req = arg;
+	uint16_t type = req->error_len > 0 ? QREC_SETBACK : QREC_BURY;
 	struct task *t;
 	int rc;
 
 	(void)now;
+	if (req->error_len > q->cfg.max_error)
+		return SLUICE_ELIMIT;
+	if (req->error_len > 0 && req->error == NULL)
+		return SLUICE_EINVAL;
 	if ((t = qs_task(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
 		/* Only an operator parks a task nobody holds. */
 		if (!req->force)
 			return SLUICE_ESTATE;
-		end_rec(out, QREC_BURY, t, QREC_BY_CLIENT, QREC_BURIED);
-		return 0;
+		end_rec(out, type, t, QREC_BY_CLIENT, QREC_BURIED);
+	} else {
+		if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
+			return rc;
+		end_rec(out, type, t, QREC_BY_CLIENT,
+		    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
 	}
-	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
-		return rc;
-	end_rec(out, QREC_BURY, t, QREC_BY_CLIENT,
-	    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
+	out->u.end.text = req->error;
+	out->u.end.text_len = req->error_len;
 	return 0;
 }
 
@@ -747,7 +788,13 @@ expired_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	(void)arg;
 	if (t == NULL || t->ext->deadline > now)
 		return SLUICE_ENOTFOUND;
-	lost_lease(t, now, QREC_BY_TTR, out);
+	if (t->ttr % 1000 == 0)
+		snprintf(q->why, sizeof(q->why),
+		    "ttr expired after %" PRIu32 "s", t->ttr / 1000);
+	else
+		snprintf(q->why, sizeof(q->why),
+		    "ttr expired after %" PRIu32 "ms", t->ttr);
+	lost_lease(q, t, now, QREC_BY_TTR, q->why, strlen(q->why), out);
 	return 0;
 }
 
@@ -757,24 +804,34 @@ queue_decide_expired(struct queue *q, int64_t now, struct qrec *result)
 	return decide(q, now, expired_rec, NULL, result);
 }
 
+struct gone_args {
+	uint64_t session;
+	const char *why;
+	size_t why_len;
+};
+
 static int
 session_gone_rec(
     struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	const uint64_t *session = arg;
+	const struct gone_args *a = arg;
 	struct task *t;
 
-	if ((t = idx_find(&q->sessions, *session)) == NULL)
+	if (a->why_len > 0 && a->why == NULL)
+		return SLUICE_EINVAL;
+	if ((t = idx_find(&q->sessions, a->session)) == NULL)
 		return SLUICE_ENOTFOUND;
-	lost_lease(t, now, QREC_BY_SESSION, out);
+	lost_lease(q, t, now, QREC_BY_SESSION, a->why, a->why_len, out);
 	return 0;
 }
 
 int
-queue_decide_session_gone(
-    struct queue *q, int64_t now, uint64_t session, struct qrec *result)
+queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
+    const char *why, size_t why_len, struct qrec *result)
 {
-	return decide(q, now, session_gone_rec, &session, result);
+	struct gone_args a = { session, why, why_len };
+
+	return decide(q, now, session_gone_rec, &a, result);
 }
 
 static int
@@ -785,7 +842,7 @@ restart_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		struct task *t = idx_at(&q->sessions, i);
 
 		if (t != NULL) {
-			lost_lease(t, now, QREC_BY_RESTART, out);
+			lost_lease(q, t, now, QREC_BY_RESTART, NULL, 0, out);
 			return 0;
 		}
 	}
@@ -796,4 +853,33 @@ int
 queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
 {
 	return decide(q, now, restart_rec, NULL, result);
+}
+
+struct untake_args {
+	uint64_t id;
+	uint64_t lease;
+};
+
+static int
+untake_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct untake_args *a = arg;
+	struct task *t;
+	int rc;
+
+	(void)now;
+	if ((rc = leased(q, a->id, a->lease, false, &t)) != 0)
+		return rc;
+	end_rec(out, QREC_UNTAKE, t, QREC_BY_CLIENT,
+	    task_has_repl(t) ? QREC_REPLACED : QREC_WAIT);
+	return 0;
+}
+
+int
+queue_decide_untake(struct queue *q, int64_t now, uint64_t id, uint64_t lease,
+    struct qrec *result)
+{
+	struct untake_args a = { id, lease };
+
+	return decide(q, now, untake_rec, &a, result);
 }

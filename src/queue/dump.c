@@ -120,6 +120,8 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 	if (t->state == QUEUE_DONE) {
 		buf_printf(out, " taken_at=%" PRId64 " result=", e->taken_at);
 		buf_put_escaped(out, e->result, e->result_len);
+	} else if (e != NULL && !e->taken && e->taken_at != 0) {
+		buf_printf(out, " taken_at=%" PRId64, e->taken_at);
 	}
 	buf_printf(out, " payload=");
 	out_hex(out, t->payload, t->payload_len);

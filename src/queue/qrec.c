@@ -28,6 +28,8 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_REPLACE] = "REPLACE",
 	[QREC_PAUSE] = "PAUSE",
 	[QREC_TAKE_LEASE] = "TAKE",
+	[QREC_UNTAKE] = "UNTAKE",
+	[QREC_SETBACK] = "SETBACK",
 	[QREC_UPDATE] = "UPDATE",
 	[QREC_DELETE_WHERE] = "DELETE_WHERE",
 	[QREC_PUT_V] = "PUT_V",
@@ -113,11 +115,11 @@ end_valid(uint16_t type, const struct qrec_end *e)
 		return false;
 	if (e->outcome >= QREC_OUTCOME_END_)
 		return false;
-	/* Only BURY may come from a task that is not taken (lease 0), and
-	 * then only on a client's (operator's) request. */
+	/* Only BURY and SETBACK may come from a task that is not taken
+	 * (lease 0), and then only on a client's (operator's) request. */
 	if (e->lease == 0 &&
-	    (type != QREC_BURY || e->reason != QREC_BY_CLIENT ||
-	        e->outcome != QREC_BURIED))
+	    ((type != QREC_BURY && type != QREC_SETBACK) ||
+	        e->reason != QREC_BY_CLIENT || e->outcome != QREC_BURIED))
 		return false;
 	if (e->outcome == QREC_WAIT ? !time_ok(e->run_at) : e->run_at != 0)
 		return false;
@@ -157,6 +159,23 @@ end_valid(uint16_t type, const struct qrec_end *e)
 		if (e->outcome != QREC_BURIED && e->outcome != QREC_REPLACED)
 			return false;
 		return e->pri == 0 && e->dedup_ms == 0 && e->text_len == 0;
+	case QREC_UNTAKE:
+		if (e->outcome != QREC_WAIT && e->outcome != QREC_REPLACED)
+			return false;
+		return e->reason == QREC_BY_CLIENT && e->run_at == 0 &&
+		    e->pri == 0 && e->dedup_ms == 0 && e->text_len == 0;
+	case QREC_SETBACK:
+		/* A client's setback is a bury; a restart's has no text. */
+		if (e->reason == QREC_BY_RESTART ||
+		    (e->reason == QREC_BY_CLIENT && e->outcome == QREC_WAIT))
+			return false;
+		if (e->outcome != QREC_WAIT && e->outcome != QREC_BURIED &&
+		    e->outcome != QREC_REPLACED)
+			return false;
+		if (e->outcome != QREC_WAIT && e->pri != 0)
+			return false;
+		return e->dedup_ms == 0 &&
+		    str_ok(e->text, e->text_len, QREC_ERROR_MAX);
 	default:
 		return false;
 	}
@@ -188,6 +207,8 @@ qrec_valid(const struct qrec *rec)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		return end_valid(rec->type, &rec->u.end);
 	case QREC_TOUCH:
 		return rec->u.touch.id != 0 && rec->u.touch.lease != 0;
@@ -231,7 +252,8 @@ put_end(const struct qrec *rec, struct buf *out)
 
 	buf_put_u64(out, e->id);
 	buf_put_u64(out, e->lease);
-	if (rec->type == QREC_RELEASE || rec->type == QREC_BURY)
+	if (rec->type == QREC_RELEASE || rec->type == QREC_BURY ||
+	    rec->type == QREC_SETBACK)
 		buf_put_u8(out, e->reason);
 	buf_put_u8(out, e->outcome);
 	switch (rec->type) {
@@ -259,6 +281,13 @@ put_end(const struct qrec *rec, struct buf *out)
 		buf_put_str16(out, e->text, e->text_len);
 		if (e->outcome == QREC_WAIT)
 			buf_put_i64(out, e->run_at);
+		break;
+	case QREC_SETBACK:
+		buf_put_str16(out, e->text, e->text_len);
+		if (e->outcome == QREC_WAIT) {
+			buf_put_u32(out, e->pri);
+			buf_put_i64(out, e->run_at);
+		}
 		break;
 	default:
 		break;
@@ -302,6 +331,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		put_end(rec, out);
 		break;
 	case QREC_TOUCH:
@@ -379,7 +410,7 @@ get_end(uint16_t type, struct rd *r, struct qrec_end *e)
 {
 	e->id = rd_u64(r);
 	e->lease = rd_u64(r);
-	if (type == QREC_RELEASE || type == QREC_BURY)
+	if (type == QREC_RELEASE || type == QREC_BURY || type == QREC_SETBACK)
 		e->reason = rd_u8(r);
 	e->outcome = rd_u8(r);
 	switch (type) {
@@ -407,6 +438,13 @@ get_end(uint16_t type, struct rd *r, struct qrec_end *e)
 		e->text = rd_str16(r, QREC_ERROR_MAX, &e->text_len);
 		if (e->outcome == QREC_WAIT)
 			e->run_at = rd_i64(r);
+		break;
+	case QREC_SETBACK:
+		e->text = rd_str16(r, QREC_ERROR_MAX, &e->text_len);
+		if (e->outcome == QREC_WAIT) {
+			e->pri = rd_u32(r);
+			e->run_at = rd_i64(r);
+		}
 		break;
 	default:
 		break;
@@ -453,6 +491,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		get_end(type, &r, &rec.u.end);
 		break;
 	case QREC_TOUCH:
@@ -561,15 +601,18 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK:
 		buf_printf(
 		    out, " id=%" PRIu64 " lease=%" PRIu64, e->id, e->lease);
-		if (e->reason < QREC_REASON_END_)
+		if (e->reason < QREC_REASON_END_ && rec->type != QREC_UNTAKE)
 			buf_printf(out, " by=%s", reason_names[e->reason]);
 		if (e->outcome < QREC_OUTCOME_END_)
 			buf_printf(out, " -> %s", outcome_names[e->outcome]);
-		if (e->outcome == QREC_WAIT) {
+		if (e->outcome == QREC_WAIT && rec->type != QREC_UNTAKE) {
 			buf_printf(out, " run_at=%" PRId64, e->run_at);
-			if (rec->type == QREC_RELEASE)
+			if (rec->type == QREC_RELEASE ||
+			    rec->type == QREC_SETBACK)
 				buf_printf(out, " pri=%" PRIu32, e->pri);
 		}
 		if ((e->outcome == QREC_DELETED || e->outcome == QREC_DONE) &&
@@ -585,7 +628,7 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			buf_printf(out, " to=");
 			buf_put(out, e->text, e->text_len);
 		}
-		if (rec->type == QREC_FAIL) {
+		if (rec->type == QREC_FAIL || rec->type == QREC_SETBACK) {
 			buf_printf(out, " error=");
 			buf_put_escaped(out, e->text, e->text_len);
 		}

@@ -37,6 +37,10 @@
  *   REPLACE  u64 id, u8 pending, u32 pri, i64 run_at, u32 ttr,
  *            u32 max_attempts, i64 period, blob payload
  *   PAUSE    str16 tube, i64 until
+ *   UNTAKE   u64 id, u64 lease, u8 outcome (WAIT | REPLACED)
+ *   SETBACK  u64 id, u64 lease (0: the task was not taken), u8 reason
+ *            (CLIENT | TTR | SESSION), u8 outcome (WAIT | BURIED |
+ *            REPLACED), str16 error, then for WAIT: u32 pri, i64 run_at
  *   UPDATE   u64 id, u32 pri, i64 run_at, u32 ttr, u32 max_attempts,
  *            u8 has_payload, then with has_payload: blob payload
  *   DELETE_WHERE str16 tube, u8 state (1 ready, 2 delayed, 4 buried,
@@ -55,9 +59,9 @@
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
- * leases >= 1 except the BURY of a task that was
- * not taken; times, periods in [0, QREC_TIME_MAX]; tube names 1-200 bytes
- * of [A-Za-z0-9_.:/-]; keys at most 200 bytes; error texts at most
+ * leases >= 1 except the BURY or SETBACK of a task that was not taken;
+ * times, periods in [0, QREC_TIME_MAX]; tube names 1-200 bytes of
+ * [A-Za-z0-9_.:/-]; keys at most 200 bytes; error texts at most
  * QREC_ERROR_MAX; payloads at most QREC_PAYLOAD_MAX; booleans 0 or 1; the
  * reason and outcome allowed for the type; a DONE's keep_ms >= 1, its
  * result at most QREC_RESULT_MAX. qrec_decode() accepts exactly
@@ -90,8 +94,9 @@ enum qrec_type {
 	QREC_FLUSH = 10,
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
-	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
-	/* 14, 15: kept for other record types */
+	QREC_TAKE_LEASE = 13,   /* TAKE with its lease token (epoch-proof) */
+	QREC_UNTAKE = 14,       /* a take whose reply was not delivered */
+	QREC_SETBACK = 15,      /* RELEASE or BURY with an error text */
 	QREC_UPDATE = 16,       /* a waiting task changed in place */
 	QREC_DELETE_WHERE = 17, /* a tube's tasks by state and age */
 	/* 18, 19: kept for other record types */
@@ -178,17 +183,28 @@ struct qrec_end {
 	uint64_t lease;    /* the task's current lease; BURY: 0 if not taken */
 	uint8_t reason;    /* enum qrec_reason */
 	uint8_t outcome;   /* enum qrec_outcome */
-	uint32_t pri;      /* RELEASE + WAIT: the priority from now on */
+	uint32_t pri;      /* RELEASE, SETBACK + WAIT: the priority */
 	int64_t run_at;    /* WAIT: when it is ready again */
 	uint32_t dedup_ms; /* ACK + DELETED | DONE: how long the key stays
 	                      reserved */
-	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text;
-	                      ACK + DONE: the result */
+	const char *text;  /* ACK + MOVED: the tube; FAIL, SETBACK: the error
+	                      text; ACK + DONE: the result */
 	size_t text_len;
 	int64_t keep_ms;   /* ACK + DONE: kept until time + keep_ms */
 	uint64_t max_done; /* ACK + DONE: done tasks kept at most (0: no
 	                      limit); those whose keep ends first go */
 };
+
+/* UNTAKE (in struct qrec_end: id, lease, outcome; the rest 0): a take
+ * whose reply could not be delivered (its session was gone) is undone:
+ * the task waits again as it did before the take (its run_at kept),
+ * attempts - 1, or takes its pending replacement (REPLACED).
+ *
+ * SETBACK (in struct qrec_end, text = the error): a lease ends with an
+ * error text, which becomes last_error: a lost lease under the retry
+ * policy (reason TTR or SESSION: WAIT with the backoff's run_at, or
+ * BURIED at max_attempts) or a bury with a text (reason CLIENT, BURIED;
+ * lease 0 for an operator's bury of a waiting task). */
 
 /* The holder extends its lease: deadline = record time + ttr. */
 struct qrec_touch {
@@ -270,7 +286,7 @@ struct qrec {
 	union {
 		struct qrec_put put; /* PUT, PUT_V */
 		struct qrec_take take;
-		struct qrec_end end; /* ACK RELEASE FAIL BURY */
+		struct qrec_end end; /* ACK RELEASE FAIL BURY UNTAKE SETBACK */
 		struct qrec_touch touch;
 		struct qrec_kick kick;
 		struct qrec_delete del;

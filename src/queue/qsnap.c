@@ -6,9 +6,10 @@
  * Entries, in this order (fixed integers little-endian; str16 = u16 length
  * + bytes; var = unsigned LEB128, at most 10 bytes, no needless trailing
  * zero byte; zvar = a signed value zigzag-coded into a var):
- *   META   u32 version (3; 2 is read too), u64 lsn, u64 next_id, i64 clock, u64
- * tasks, u64 taken tasks, u64 keys (of live tasks, plus the DEDUP entries that
- * follow) TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
+ *   META   u32 version (3; 2 is read too), u64 lsn, u64 next_id,
+ *          i64 clock, u64 tasks, u64 taken tasks, u64 keys (of live
+ *          tasks, plus the DEDUP entries that follow)
+ *   TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
  *          ack, release, fail, bury, kick, delete, ttr_expired,
  *          session_released, replace), u64 ready, u64 delayed, u64 buried,
  *          u64 done (version 3) (its tasks in those states) - each tube, in
@@ -20,10 +21,13 @@
  *          then each only when its flag or state says so: var period,
  *          var length + key, var length + error, taken: var lease,
  *          var session, zvar taken_at - created_at, zvar deadline -
- *          taken_at; done (state 5, version 3): zvar taken_at -
- *          created_at, var length + result (0: none), and no key (a
- *          done task's key is the DEDUP entry naming its id); then var
- *          payload length, the payload                    - each task
+ *          taken_at; done (state 5): zvar taken_at - created_at,
+ *          var length + result (0: none), and no key (a done task's key
+ *          is the DEDUP entry naming its id); ready, delayed, buried:
+ *          var last take (0: never taken, else zigzag(taken_at -
+ *          created_at) + 1); then var payload length, the payload
+ *                                                         - each task
+ *          (version 2 has neither done tasks nor the last take)
  *   REPL   u64 id, u32 pri, u32 ttr, u32 max_attempts, i64 run_at,
  *          i64 period, u32 payload length, the payload  - right after a
  *          TASK with flag 6
@@ -47,9 +51,9 @@
  * Loading checks what apply guarantees: ids below next_id and unique,
  * keys unique, a ready task's run_at <= clock and a delayed one's later,
  * leases >= 1 (a lease names its epoch: qrec_lease), pauses after the clock,
- * the counts in META, TUBE and END. To change a layout, bump QSNAP_VERSION: the
- * loader takes only its own (the log still holds what an older snapshot
- * covered). */
+ * the counts in META, TUBE and END. To change a layout, bump QSNAP_VERSION
+ * and keep reading the version before it (a data directory of the last
+ * release must load). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +62,7 @@
 
 enum {
 	QSNAP_VERSION = 3,
-	QSNAP_VERSION_MIN = 2, /* no done tasks */
+	QSNAP_VERSION_MIN = 2, /* no done tasks, no last take */
 	/* The largest fixed part: a TASK with a 200-byte key and the
 	 * longest error. */
 	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX + QREC_RESULT_MAX,
@@ -192,6 +196,16 @@ put_bytes(uint8_t *p, const void *s, size_t n)
 	return p + n;
 }
 
+/* A waiting or buried task's last take as the snapshot holds it: 0 for
+ * none, else the zigzag of taken_at - created_at, plus 1. */
+static uint64_t
+last_take(const struct task *t)
+{
+	if (t->ext == NULL || t->ext->taken_at == 0)
+		return 0;
+	return zz_diff(t->ext->taken_at, t->created_at) + 1;
+}
+
 static int
 emit_task(
     const struct queue *q, const struct task *t, queue_emit_fn *emit, void *arg)
@@ -240,6 +254,10 @@ emit_task(
 		if (e->repl != NULL)
 			flags |= TF_REPL;
 	}
+	/* The last take of a waiting or buried task (a taken one has its
+	 * lease fields, a done one its own taken_at). */
+	if (t->state != QUEUE_TAKEN && t->state != QUEUE_DONE)
+		p = put_var(p, last_take(t));
 	p = put_var(p, t->payload_len);
 	mem[0] = flags;
 	rc = emit(arg, QSNAP_TASK, mem, (size_t)(p - mem), t->payload,
@@ -505,14 +523,21 @@ rd_var(struct rd *r)
 	return 0;
 }
 
-/* `base` plus a zvar, as a time (an invalid sum fails time_ok). */
+/* `base` plus a zigzag-coded difference, as a time (an invalid sum
+ * fails time_ok). */
 static inline int64_t
-rd_time(struct rd *r, int64_t base)
+zz_add(int64_t base, uint64_t z)
 {
-	uint64_t z = rd_var(r);
 	uint64_t d = (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
 
 	return (int64_t)((uint64_t)base + d);
+}
+
+/* `base` plus a zvar, as a time. */
+static inline int64_t
+rd_time(struct rd *r, int64_t base)
+{
+	return zz_add(base, rd_var(r));
 }
 
 /* A var length, then that many bytes (at most max). */
@@ -594,6 +619,14 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 		f->session = rd_var(r);
 		f->taken_at = rd_time(r, f->created_at);
 		f->deadline = rd_time(r, f->taken_at);
+	} else if (f->state != QUEUE_DONE && q->load.version >= 3) {
+		uint64_t last = rd_var(r); /* see last_take() */
+
+		if (last > 0) {
+			f->taken_at = zz_add(f->created_at, last - 1);
+			if (!time_ok(f->taken_at) || f->taken_at == 0)
+				return SLUICE_ECORRUPT;
+		}
 	}
 	f->result = NULL;
 	f->result_len = 0;
@@ -675,7 +708,8 @@ load_task(struct queue *q, struct rd *r)
 	t->updated_at = f.updated_at;
 	rc = SLUICE_ENOMEM;
 	if ((f.period != 0 || f.key_len > 0 || f.error_len > 0 ||
-	        f.state == QUEUE_TAKEN || f.state == QUEUE_DONE) &&
+	        f.state == QUEUE_TAKEN || f.state == QUEUE_DONE ||
+	        f.taken_at != 0) &&
 	    task_ext_need(t) != 0)
 		goto fail;
 	if (f.result_len > 0) {
@@ -700,15 +734,14 @@ load_task(struct queue *q, struct rd *r)
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);
+		t->ext->taken_at = f.taken_at;
 		if (f.state == QUEUE_TAKEN) {
 			t->ext->lease = f.lease;
 			t->ext->session = f.session;
-			t->ext->taken_at = f.taken_at;
 			t->ext->deadline = f.deadline;
 			t->ext->detached = detached;
 		}
 		if (f.state == QUEUE_DONE) {
-			t->ext->taken_at = f.taken_at;
 			t->ext->result = res;
 			t->ext->result_len = (uint16_t)f.result_len;
 		}

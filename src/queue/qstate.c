@@ -432,8 +432,7 @@ qs_unplace(struct queue *q, struct task *t)
 		e->detached = false;
 		e->lease = 0;
 		e->session = 0;
-		e->taken_at = 0;
-		e->deadline = 0;
+		e->deadline = 0; /* taken_at stays: the last take */
 		break;
 	case QUEUE_BURIED:
 		heap_remove(&tb->buried, t);
@@ -630,10 +629,10 @@ qs_view(const struct task *t, struct queue_task_view *out)
 		out->last_error = e->error;
 		out->last_error_len = e->error_len;
 	}
+	out->taken_at = e->taken_at; /* the last take, taken or not */
 	if (e->taken) {
 		out->lease = e->lease;
 		out->session = e->session;
-		out->taken_at = e->taken_at;
 		out->deadline = e->deadline;
 		out->detached = e->detached;
 	}
@@ -684,6 +683,7 @@ queue_tick(struct queue *q, int64_t now)
 		if (t->run_at > q->clock)
 			q->clock = t->run_at;
 		qs_unplace(q, t);
+		t->updated_at = t->run_at; /* a transition, at its time */
 		qs_place(q, t, QUEUE_READY);
 	}
 	q->clock = now;

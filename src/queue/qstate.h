@@ -3,7 +3,7 @@
  * check) and by nothing else.
  *
  * Where a task is, by state:
- *   ready    its tube's ready heap (pri, id) and age heap (run_at, id)
+ *   ready    its tube's ready heap (pri, run_at, id) and age heap (run_at, id)
  *   delayed  its tube's delayed heap (run_at, id); the tube is in the
  *            queue's wake heap while that heap is not empty
  *   taken    the queue's lease heap (deadline, id); under a session lease
@@ -41,7 +41,7 @@ struct qsnap_want {
 /* The snapshot loader's progress (qsnap.c). */
 struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
-	uint32_t version;  /* META's */
+	uint32_t version;  /* META's: the layout of the entries that follow */
 	struct task *last; /* the task a REPL entry belongs to */
 	uint64_t ndedup;   /* DEDUP entries loaded */
 	uint64_t ntasks;   /* as META counts them */
@@ -77,6 +77,7 @@ struct queue {
 	int64_t clock;
 	struct queue_counters ctr;
 	struct qsnap_load load;
+	char why[64]; /* the text of the last ttr expiry decided */
 };
 
 /* Both the tube's and the queue's counter. */
@@ -163,6 +164,13 @@ void qs_pause(struct queue *q, struct tube *tb, int64_t until);
 /* The time a task's age is measured from: created_at, or for a done task
  * the time it finished. */
 int64_t qs_age_time(const struct task *t);
+
+/* How long a task whose lease was lost waits before it is ready again,
+ * after `attempts` takes: the one place that reads the retry policy of
+ * lost leases (cfg.lost_lease_retry, the backoff), so that a tube's own
+ * settings can override it here. */
+int64_t queue_lost_lease_delay(
+    const struct queue *q, const struct tube *tb, uint32_t attempts);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

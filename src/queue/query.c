@@ -243,12 +243,14 @@ struct errs {
 	size_t len;
 };
 
+/* A live task's last error: a done task keeps its own (peek shows how
+ * its attempts went) but is no longer failing. */
 static void
 err_one(struct task *t, void *arg)
 {
 	struct errs *e = arg;
 
-	if (t->ext != NULL && t->ext->error != NULL)
+	if (t->state != QUEUE_DONE && t->ext != NULL && t->ext->error != NULL)
 		e->t[e->len++] = t;
 }
 

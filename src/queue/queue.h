@@ -27,12 +27,17 @@
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
- *   taken   -> ready | delayed     RELEASE (client, ttr expiry, session
- *                                  gone, restart); FAIL (backoff); ACK of
- *                                  a recurring task; ACK --to (other tube)
- *   taken   -> buried              FAIL at max_attempts; BURY (client, or
- *                                  ttr / session / restart at max_attempts)
- *   ready | delayed -> buried      BURY by an operator (force)
+ *   taken   -> ready | delayed     RELEASE (client, restart); SETBACK
+ *                                  (ttr expiry, session gone: backoff and
+ *                                  why); FAIL (backoff); ACK of a
+ *                                  recurring task; ACK --to (other tube);
+ *                                  UNTAKE (its take's reply went nowhere:
+ *                                  attempts - 1, run_at kept)
+ *   taken   -> buried              FAIL at max_attempts or fatal; BURY
+ *                                  (client, restart at max_attempts);
+ *                                  SETBACK (bury with a text; ttr /
+ *                                  session at max_attempts)
+ *   ready | delayed -> buried      BURY or SETBACK by an operator (force)
  *   buried | delayed -> ready      KICK
  *   taken   -> done                ACK when the tube keeps finished
  *                                  tasks (outcome DONE)
@@ -47,7 +52,8 @@
  *   taken   -> taken               REPLACE pending: when the lease ends in
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
- * Ready order: priority, then id. Keys are unique among live tasks and
+ * Ready order: priority, then run_at (when the task became due), then
+ * id. Keys are unique among live tasks and
  * stay reserved for a dedup window once their task is acked (completed);
  * a deleted (cancelled) task's key is free at once. A done task's key is
  * such a reserved key that still names its task (peek by key shows it);
@@ -97,6 +103,10 @@ enum {
 	QUEUE_RESULT_MAX = 1024 /* bytes of an ack's result text */
 };
 
+/* What becomes of a task whose lease was lost (ttr expiry, session gone):
+ * the retry policy of fail (the default), or ready at once. */
+enum queue_retry { QUEUE_RETRY_BACKOFF = 0, QUEUE_RETRY_IMMEDIATE = 1 };
+
 /* Limits and defaults used by decide (apply never reads them: records
  * carry every value). queue_config_default() fills the defaults. */
 struct queue_config {
@@ -107,12 +117,13 @@ struct queue_config {
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
 	uint32_t max_ttr_ms;
-	uint32_t max_take_tubes; /* tubes named by one take */
-	uint32_t max_tubes;      /* 0: no limit */
-	uint64_t max_tasks;      /* live tasks; 0: no limit */
-	int64_t keep_done_ms;    /* retention of acked tasks; 0: deleted */
-	uint64_t max_done;       /* done tasks kept at most; 0: no limit */
-	uint64_t hash_seed;      /* seeds the hash of keys and tube names */
+	uint32_t max_take_tubes;  /* tubes named by one take */
+	uint32_t max_tubes;       /* 0: no limit */
+	uint64_t max_tasks;       /* live tasks; 0: no limit */
+	int64_t keep_done_ms;     /* retention of acked tasks; 0: deleted */
+	uint64_t max_done;        /* done tasks kept at most; 0: no limit */
+	uint64_t hash_seed;       /* seeds the hash of keys and tube names */
+	uint8_t lost_lease_retry; /* enum queue_retry */
 };
 
 void queue_config_default(struct queue_config *cfg);
@@ -200,7 +211,7 @@ struct queue_take_req {
 	bool strict;   /* tubes in the order given, not the best across them */
 };
 
-/* The best ready task across the tubes (priority, then id), skipping
+/* The best ready task across the tubes (priority, run_at, id), skipping
  * paused tubes; with `strict`, the best of the first tube (in the order
  * given) that has a ready task and is not paused. Errors: SLUICE_ETUBE (a bad
  * name), SLUICE_EINVAL (no tube), SLUICE_ELIMIT (more than max_take_tubes);
@@ -259,9 +270,11 @@ struct queue_fail_req {
 	bool set_delay; /* use delay_ms instead of the backoff */
 	int64_t delay_ms;
 	bool force; /* the lease is not checked */
+	bool fatal; /* buried at once, whatever the attempts */
 };
 
-/* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
+/* Failed: buried when fatal, or when max_attempts > 0 and attempts >=
+ * max_attempts, else
  * delayed by delay_ms or the backoff (base * 2^(attempts-1), capped).
  * The text becomes last_error. Errors: the lease rule, SLUICE_ELIMIT (text
  * over max_error), SLUICE_EINVAL (delay). */
@@ -282,11 +295,15 @@ struct queue_bury_req {
 	uint64_t id;
 	uint64_t lease;
 	bool force; /* the lease is not checked; a waiting task may be parked */
+	const char *error; /* error_len 0: last_error is left as it is */
+	size_t error_len;
 };
 
-/* Parks a task. A taken task follows the lease rule. A ready or delayed
+/* Parks a task; a text becomes its last_error (a SETBACK record, else a
+ * BURY). A taken task follows the lease rule. A ready or delayed
  * task is parked only with `force` (an operator's act: nobody holds a
- * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE. */
+ * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE.
+ * SLUICE_ELIMIT: a text over max_error. */
 int queue_decide_bury(struct queue *q, int64_t now,
     const struct queue_bury_req *req, struct qrec *out);
 
@@ -394,18 +411,34 @@ int queue_decide_pause(struct queue *q, int64_t now,
 /* The server's timers and events. Each yields one record, or
  * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
 
-/* The lease with the earliest deadline <= now: RELEASE (reason TTR, ready
- * at once, attempts kept), or BURY when max_attempts is reached. */
+/* A lost lease follows the retry policy of fail (cfg.lost_lease_retry):
+ * a SETBACK that delays the task by the backoff of its attempts (or
+ * makes it ready at once under QUEUE_RETRY_IMMEDIATE) and records why in
+ * last_error, or buries it when max_attempts is reached; a task with a
+ * pending replacement takes it (RELEASE, REPLACED). */
+
+/* The lease with the earliest deadline <= now, reason TTR, last_error
+ * "ttr expired after 60s" (its ttr). The text borrows from the queue
+ * until its next decide. */
 int queue_decide_expired(struct queue *q, int64_t now, struct qrec *out);
 
-/* A task held under a session lease by `session`: RELEASE or BURY as for
- * an expired lease, reason SESSION. Detached leases are not touched. */
-int queue_decide_session_gone(
-    struct queue *q, int64_t now, uint64_t session, struct qrec *out);
+/* A task held under a session lease by `session`, reason SESSION, with
+ * `why` (borrowed: "worker disconnected (127.0.0.1:5432)") as its
+ * last_error, cut to max_error. Detached leases are not touched. */
+int queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
+    const char *why, size_t why_len, struct qrec *out);
 
 /* After recovery: every task under a session lease (whatever the
- * session), reason RESTART. Detached leases stay until their ttr. */
+ * session), reason RESTART: RELEASE, ready at once, attempts kept (BURY
+ * at max_attempts); no backoff: the node, not the task, failed. Detached
+ * leases stay until their ttr. */
 int queue_decide_restart(struct queue *q, int64_t now, struct qrec *out);
+
+/* Undoes the take that gave `lease` on task `id`, whose reply could not
+ * be delivered: UNTAKE (the task waits again where it was, attempts - 1).
+ * Errors: the lease rule. */
+int queue_decide_untake(struct queue *q, int64_t now, uint64_t id,
+    uint64_t lease, struct qrec *out);
 
 /* Changes the state from a record; `lsn` must be greater than every LSN
  * applied before (the lease of a TAKE is its LSN) and `time` in
@@ -496,8 +529,8 @@ int queue_peek_key(struct queue *q, int64_t now, const char *key,
     size_t key_len, struct queue_task_view *out);
 
 /* The next task of a tube in `state`: READY the next taken (priority,
- * id), DELAYED the next to get ready, BURIED the one buried longest, DONE
- * the one finished longest ago.
+ * run_at, id), DELAYED the next to get ready, BURIED the one buried longest,
+ * DONE the one finished longest ago.
  * SLUICE_ENOTFOUND when none, SLUICE_ETUBE, SLUICE_EINVAL (other state). */
 int queue_peek_next(struct queue *q, int64_t now, const char *tube,
     size_t tube_len, int state, struct queue_task_view *out);

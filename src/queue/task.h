@@ -54,8 +54,9 @@ struct keyent {
 };
 
 struct task_ext {
-	/* The lease; meaningful while the task is taken (a done task keeps
-	 * taken_at: its duration is updated_at - taken_at). */
+	/* The lease; meaningful while the task is taken (taken_at: the last
+	 * take, kept after the lease ends; a done task's duration is
+	 * updated_at - taken_at). */
 	uint64_t lease;
 	uint64_t session;
 	int64_t taken_at;

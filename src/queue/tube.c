@@ -42,12 +42,20 @@ tube_free(struct tube *tb)
 	free(tb);
 }
 
+/* Priority, then the time the task became due (a ready task's run_at),
+ * then id: FIFO for plain puts, whose run_at never decreases with the id,
+ * and due order for timed tasks, which may have been put in another
+ * order than they came due. */
 bool
 tube_ready_less(const void *a, const void *b)
 {
 	const struct task *x = a, *y = b;
 
-	return x->pri != y->pri ? x->pri < y->pri : x->id < y->id;
+	if (x->pri != y->pri)
+		return x->pri < y->pri;
+	if (x->run_at != y->run_at)
+		return x->run_at < y->run_at;
+	return x->id < y->id;
 }
 
 bool

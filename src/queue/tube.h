@@ -11,7 +11,7 @@
 #include "queue/queue.h"
 
 struct tube {
-	struct heap ready;   /* ready tasks by (pri, id) */
+	struct heap ready;   /* ready tasks by (pri, run_at, id) */
 	struct heap age;     /* the same tasks by (run_at, id) */
 	struct heap delayed; /* delayed tasks by (run_at, id) */
 	struct heap buried;  /* buried tasks by (updated_at, id) */

@@ -158,7 +158,16 @@ face_peer(const struct net_ctx *ctx)
 	    ->conn->conn->peer;
 }
 
-static const struct net_face bs_face = { face_reply, face_drop, face_peer };
+static bool
+face_alive(const struct net_ctx *ctx)
+{
+	return !((const struct bs_req *)((const char *)ctx -
+	             offsetof(struct bs_req, ctx)))
+	            ->conn->closed;
+}
+
+static const struct net_face bs_face = { face_reply, face_drop, face_peer,
+	face_alive };
 
 /* ---- requests ---------------------------------------------------------- */
 
@@ -1313,8 +1322,8 @@ bs_conn_open(struct conn *k, void *arg)
 	c->use.len = 7;
 	c->watch[0] = c->use;
 	c->nwatch = 1;
-	if (net_post_session_local(bs->net, NET_SESSION_OPEN, c->session) !=
-	    0) {
+	if (net_post_session_local(
+	        bs->net, NET_SESSION_OPEN, c->session, k->peer) != 0) {
 		free(c->watch);
 		free(c);
 		return -ENOMEM;
@@ -1341,7 +1350,8 @@ bs_conn_closed(struct conn *k)
 	c->closed = true;
 	c->waiting = false;
 	bs->nconns--;
-	if (net_post_session_local(bs->net, NET_SESSION_CLOSE, c->session) != 0)
+	if (net_post_session_local(
+	        bs->net, NET_SESSION_CLOSE, c->session, NULL) != 0)
 		log_warn("bs",
 		    "cannot tell the core that session %u ended; "
 		    "its jobs return at their ttr",

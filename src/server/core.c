@@ -13,7 +13,14 @@
  * enough followers) holds what it depends on; until then it waits in the
  * pending FIFO with that LSN. The FIFO is in LSN order because appends
  * are, except for takes that got tasks: those wait for the last record
- * that is not a take (hard_lsn), not for their own (docs/protocol.md). */
+ * that is not a take (hard_lsn), not for their own (docs/protocol.md).
+ *
+ * A take whose client is gone takes nothing: when a reply that hands out
+ * tasks is about to be sent and its connection closed (the face says so),
+ * or its session ends while the reply waits, each take is undone
+ * (UNTAKE, in the same commit window) instead of leaving the task taken
+ * until its ttr. A reply handed to a live connection whose peer dies
+ * later is an ordinary lost lease. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -87,11 +94,46 @@ core_commit(
 	return 0;
 }
 
+/* Undoes the takes of a reply that cannot be delivered; returns how many
+ * were (a task whose lease already ended is left as it is). */
+static uint32_t
+undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
+{
+	uint32_t undone = 0;
+	struct qrec r;
+	uint64_t lsn;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (queue_decide_untake(
+		        c->q, c->now, takes[i].id, takes[i].lease, &r) != 0)
+			continue;
+		if (core_commit(c, &r, 0, &lsn) != 0) {
+			log_warn("srv",
+			    "cannot log the undoing of a take whose reply "
+			    "was not delivered; the task returns at its ttr "
+			    "id=%" PRIu64,
+			    takes[i].id);
+			continue;
+		}
+		undone++;
+	}
+	return undone;
+}
+
+/* Whether an answer can still reach the client of `ctx`. */
+static bool
+deliverable(const struct net_ctx *ctx)
+{
+	return ctx->face == NULL || ctx->face->alive == NULL ||
+	    ctx->face->alive(ctx);
+}
+
 static void
 pending_push(
     struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
 {
-	struct pending *p = malloc(sizeof(*p));
+	uint32_t n = c->reply_ntakes;
+	struct pending *p = malloc(sizeof(*p) + n * sizeof(p->takes[0]));
 
 	if (p == NULL) {
 		nng_msg_free(msg);
@@ -104,6 +146,11 @@ pending_push(
 	p->lsn = lsn;
 	p->at = clock_mono_ms();
 	p->local = local;
+	p->undone = false;
+	p->session = c->reply_session;
+	p->ntakes = n;
+	if (n > 0)
+		memcpy(p->takes, c->reply_takes, n * sizeof(p->takes[0]));
 	if (c->pend_tail != NULL)
 		c->pend_tail->next = p;
 	else
@@ -133,6 +180,13 @@ reply_at(struct core *c, struct net_ctx *ctx, bool local)
 
 	if (m == NULL) {
 		log_warn("srv", "out of memory for a reply; dropping it");
+		undo_takes(c, c->reply_takes, c->reply_ntakes);
+		net_drop(c->net, ctx);
+		return;
+	}
+	if (c->reply_ntakes > 0 && !deliverable(ctx)) {
+		undo_takes(c, c->reply_takes, c->reply_ntakes);
+		nng_msg_free(m);
 		net_drop(c->net, ctx);
 		return;
 	}
@@ -225,7 +279,12 @@ core_flush_replies(struct core *c)
 		c->pend_head = p->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
-		if (p->lsn <= (p->local ? durable : commit)) {
+		if (p->undone ||
+		    (p->ntakes > 0 && !failed && !deliverable(p->ctx))) {
+			undo_takes(c, p->takes, p->ntakes);
+			nng_msg_free(p->msg);
+			net_drop(c->net, p->ctx);
+		} else if (p->lsn <= (p->local ? durable : commit)) {
 			net_reply(c->net, p->ctx, p->msg);
 		} else if (p->lsn <= durable) {
 			snprintf(text, sizeof(text),
@@ -259,18 +318,48 @@ core_fail_pending(struct core *c)
 	}
 }
 
-/* Releases the tasks a gone session held (records). */
 void
-core_session_gone(struct core *c, uint32_t session)
+core_session_open(struct core *c, uint32_t session, const char *peer)
 {
+	if (sess_open(&c->sess, session, peer) != 0)
+		log_warn("srv",
+		    "out of memory for a session's entry; its leases are "
+		    "lost unnamed session=%u",
+		    session);
+	log_debug("srv", "session opened session=%u peer=%s", session,
+	    peer != NULL && peer[0] != '\0' ? peer : "-");
+}
+
+/* Undoes the takes of the session's replies that still wait for the log:
+ * they will not be delivered. Returns how many takes were undone. */
+static uint32_t
+undo_pending_takes(struct core *c, uint32_t session)
+{
+	uint32_t undone = 0;
+
+	for (struct pending *p = c->pend_head; p != NULL; p = p->next) {
+		if (p->ntakes == 0 || p->session != session)
+			continue;
+		undone += undo_takes(c, p->takes, p->ntakes);
+		p->undone = true;
+		p->ntakes = 0;
+	}
+	return undone;
+}
+
+/* Ends the leases a gone session held (records), each recording why.
+ * Returns how many. */
+static uint32_t
+lose_session_leases(struct core *c, uint32_t session, const char *why)
+{
+	uint32_t n = 0;
 	struct qrec r;
 	uint64_t lsn;
 	int rc;
 
-	if (c->follower || c->fenced)
-		return; /* the leader logs it; a follower holds no lease */
 	for (int i = 0; i < 1000000; i++) {
-		rc = queue_decide_session_gone(c->q, c->now, session, &r);
+		rc = queue_decide_session_gone(
+		    c->q, c->now, session, why, strlen(why), &r);
 		if (rc != 0)
 			break;
 		rc = core_commit(c, &r, 0, &lsn);
@@ -281,7 +370,33 @@ core_session_gone(struct core *c, uint32_t session)
 			    session, sluice_strerror(rc));
 			break;
 		}
+		n++;
 	}
+	return n;
+}
+
+void
+core_session_gone(struct core *c, uint32_t session)
+{
+	const struct sess *s = sess_find(&c->sess, session);
+	char peer[NET_PEER_MAX + 16], why[NET_PEER_MAX + 40];
+	uint32_t undone = 0, released = 0;
+
+	if (s != NULL && s->peer[0] != '\0')
+		snprintf(peer, sizeof(peer), "%s", s->peer);
+	else
+		snprintf(peer, sizeof(peer), "session-%u", session);
+	/* the leader logs it; a follower holds no lease */
+	if (!c->follower && !c->fenced) {
+		snprintf(why, sizeof(why), "worker disconnected (%s)", peer);
+		undone = undo_pending_takes(c, session);
+		released = lose_session_leases(c, session, why);
+	}
+	log_debug("srv",
+	    "session closed session=%u peer=%s leases_released=%u "
+	    "takes_undone=%u",
+	    session, peer, released, undone);
+	sess_close(&c->sess, session);
 }
 
 void

@@ -18,8 +18,16 @@
 #include "server/face_sp.h"
 #include "server/net.h"
 #include "server/reserve.h"
+#include "server/sess.h"
 #include "server/srv.h"
 #include "util/buf.h"
+
+/* A task a take reply hands out: undone (UNTAKE) when the reply cannot
+ * be delivered. */
+struct core_take {
+	uint64_t id;
+	uint64_t lease;
+};
 
 /* A reply waiting for the log to hold what it depends on. */
 struct pending {
@@ -27,8 +35,12 @@ struct pending {
 	struct net_ctx *ctx;
 	nng_msg *msg;
 	uint64_t lsn;
-	int64_t at; /* monotonic ms it was queued */
-	bool local; /* needs the local log only, not --sync-replicas */
+	int64_t at;       /* monotonic ms it was queued */
+	bool local;       /* needs the local log only, not --sync-replicas */
+	bool undone;      /* its takes were undone: dropped, not sent */
+	uint32_t session; /* a take reply's session */
+	uint32_t ntakes;  /* the tasks a take reply hands out, in takes[] */
+	struct core_take takes[];
 };
 
 /* A take waiting for a task. Waiters are served in arrival order. */
@@ -83,25 +95,32 @@ struct core {
 	int stop_signo; /* the signal that asked for the stop; 0: none */
 	int64_t now;    /* unix ms of this turn, never going back */
 	int64_t started_ms;
-	uint64_t sessions;   /* open */
-	bool applied;        /* a record was applied this turn */
-	bool reply_local;    /* the request being handled only reads: its
-	                      * answer needs the local log, not followers */
-	bool reply_take;     /* the reply being sent hands out tasks: it
-	                      * waits for every record before its takes (the
-	                      * tasks' puts among them), hard_lsn, not for
-	                      * the takes themselves. A crash that loses a
-	                      * take makes its task ready again
-	                      * (at-least-once); its lease stays unique
-	                      * (qrec_lease). SPEC 4. */
-	uint64_t hard_lsn;   /* the last record that is not a take under a
-	                      * session lease */
-	bool take_durable;   /* the take being answered asked to wait for
-	                      * its own record (its durable flag) */
-	int64_t takes_since; /* monotonic ms the log's commit has waited
-	                      * for, holding takes only; 0: it does not */
-	struct buf body;     /* a record body being encoded */
-	struct buf out;      /* a reply being encoded */
+	uint64_t sessions;    /* open */
+	struct sess_tab sess; /* open sessions and their peers */
+	bool applied;         /* a record was applied this turn */
+	bool reply_local;     /* the request being handled only reads: its
+	                       * answer needs the local log, not followers */
+	bool reply_take;      /* the reply being sent hands out tasks: it
+	                       * waits for every record before its takes (the
+	                       * tasks' puts among them), hard_lsn, not for
+	                       * the takes themselves. A crash that loses a
+	                       * take makes its task ready again
+	                       * (at-least-once); its lease stays unique
+	                       * (qrec_lease). SPEC 4. */
+	uint64_t hard_lsn;    /* the last record that is not a take under a
+	                       * session lease */
+	bool take_durable;    /* the take being answered asked to wait for
+	                       * its own record (its durable flag) */
+	const struct core_take
+	    *reply_takes; /* the reply being sent hands
+	                   * these tasks out (a take's): undone when it
+	                   * cannot be delivered */
+	uint32_t reply_ntakes;
+	uint32_t reply_session; /* the session of that take */
+	int64_t takes_since;    /* monotonic ms the log's commit has waited
+	                         * for, holding takes only; 0: it does not */
+	struct buf body;        /* a record body being encoded */
+	struct buf out;         /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
 	struct waiter *wait_head, *wait_tail;
 	uint64_t nwaiters;
@@ -154,7 +173,12 @@ uint64_t core_commit_lsn(const struct core *c);
 /* Logs the release of every session lease (a restart, a promotion). */
 void core_release_sessions(struct core *c);
 
-/* A session is gone: on a leader, the release of its leases is logged.
+/* A session opened: remembered with its peer's address, logged (debug). */
+void core_session_open(struct core *c, uint32_t session, const char *peer);
+
+/* A session is gone: on a leader, the takes of its replies still waiting
+ * for the log are undone (UNTAKE), and the loss of its other leases is
+ * logged ("worker disconnected (PEER)"); logged (debug) with counts.
  * (Its waiting takes are the operations' to drop.) */
 void core_session_gone(struct core *c, uint32_t session);
 

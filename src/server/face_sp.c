@@ -96,7 +96,15 @@ sp_peer(const struct net_ctx *ctx)
 	    ->sc->conn->peer;
 }
 
-static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer };
+static bool
+sp_alive(const struct net_ctx *ctx)
+{
+	return !((const struct sp_req *)((const char *)ctx -
+	             offsetof(struct sp_req, ctx)))
+	            ->sc->conn->closed;
+}
+
+static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive };
 
 /* One whole message: post its request. False when out of memory. */
 static bool
@@ -194,8 +202,8 @@ sp_open(struct conn *c, void *arg)
 	s->conn = c;
 	s->cfg = cfg;
 	s->session = net_face_session(cfg->net);
-	if (net_post_session_local(cfg->net, NET_SESSION_OPEN, s->session) !=
-	    0) {
+	if (net_post_session_local(
+	        cfg->net, NET_SESSION_OPEN, s->session, c->peer) != 0) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -212,7 +220,7 @@ sp_closed(struct conn *c)
 	struct sp_conn *s = c->data;
 
 	if (net_post_session_local(
-	        s->cfg->net, NET_SESSION_CLOSE, s->session) != 0)
+	        s->cfg->net, NET_SESSION_CLOSE, s->session, NULL) != 0)
 		log_warn("sp",
 		    "cannot tell the core that a session ended; its leases "
 		    "end at their ttr session=%u",

@@ -13,6 +13,7 @@
 #include <nng/nng.h>
 
 #include "log/seg.h"
+#include "queue/queue.h"
 #include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
@@ -60,6 +61,11 @@ static const char usage[] =
     "  --max-done N           the most done tasks kept; past it, those\n"
     "                         whose keep ends first are purged (default\n"
     "                         1000000)\n"
+    "  --lost-lease-retry backoff|immediate\n"
+    "                         a task whose lease expired or whose worker\n"
+    "                         disconnected waits the fail backoff (1s,\n"
+    "                         doubling per attempt, at most 1h; default)\n"
+    "                         or is ready again at once\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -100,6 +106,7 @@ enum {
 	OPT_DEDUP,
 	OPT_KEEP_DONE,
 	OPT_MAX_DONE,
+	OPT_LOST_LEASE_RETRY,
 	OPT_SEG_SIZE,
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
@@ -127,6 +134,7 @@ static const struct option options[] = {
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
 	{ "keep-done", required_argument, NULL, OPT_KEEP_DONE },
 	{ "max-done", required_argument, NULL, OPT_MAX_DONE },
+	{ "lost-lease-retry", required_argument, NULL, OPT_LOST_LEASE_RETRY },
 	{ "segment-size", required_argument, NULL, OPT_SEG_SIZE },
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
@@ -420,6 +428,18 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_MAX_DONE:
 			rc = parse_u64("--max-done", optarg, 1, UINT64_MAX,
 			    &cfg->max_done);
+			break;
+		case OPT_LOST_LEASE_RETRY:
+			if (strcmp(optarg, "backoff") == 0) {
+				cfg->lost_lease_retry = QUEUE_RETRY_BACKOFF;
+			} else if (strcmp(optarg, "immediate") == 0) {
+				cfg->lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
+			} else {
+				rc =
+				    flag_error("--lost-lease-retry takes "
+				               "backoff or immediate, not '%s'",
+				        optarg);
+			}
 			break;
 		case OPT_SEG_SIZE:
 			if ((rc = parse_u64("--segment-size", optarg, 1 << 20,

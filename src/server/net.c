@@ -11,9 +11,11 @@
  * events and fewer than NET_POOL_LOW contexts are idle, it opens
  * NET_POOL_STEP more, so a request never waits for a free context while
  * others are parked in blocked takes. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -132,15 +134,24 @@ ctx_cb(void *arg)
 	ev_push(n, &c->ev);
 }
 
+static struct net_ev *session_ev(
+    enum net_ev_kind kind, uint32_t session, const char *peer);
+
 static void
 pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct net *n = arg;
 	struct net_ev *e;
+	char peer[NET_PEER_MAX];
 
 	if (atomic_load(&n->closing))
 		return;
-	e = calloc(1, sizeof(*e));
+	peer[0] = '\0';
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		net_pipe_peer(p, peer, sizeof(peer));
+	e = session_ev(
+	    ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN : NET_SESSION_CLOSE,
+	    nng_pipe_id(p), peer);
 	if (e == NULL) {
 		/* Without the event a closed session would keep its leases
 		 * until their ttr: close the pipe so the client reconnects
@@ -148,9 +159,6 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		log_err("net", "out of memory for a session event");
 		return;
 	}
-	e->kind =
-	    ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN : NET_SESSION_CLOSE;
-	e->session = nng_pipe_id(p);
 	ev_push(n, e);
 }
 
@@ -339,15 +347,30 @@ net_post(struct net *n, struct net_ev *ev)
 	ev_push(n, ev);
 }
 
-int
-net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session)
+/* A session event with room for the peer's address after it. */
+static struct net_ev *
+session_ev(enum net_ev_kind kind, uint32_t session, const char *peer)
 {
-	struct net_ev *e = calloc(1, sizeof(*e));
+	struct net_ev *e = calloc(1, sizeof(*e) + NET_PEER_MAX);
+
+	if (e == NULL)
+		return NULL;
+	e->kind = kind;
+	e->session = session;
+	e->peer = (char *)(e + 1);
+	if (peer != NULL)
+		snprintf(e->peer, NET_PEER_MAX, "%s", peer);
+	return e;
+}
+
+int
+net_post_session(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
+{
+	struct net_ev *e = session_ev(kind, session, peer);
 
 	if (e == NULL)
 		return -ENOMEM;
-	e->kind = kind;
-	e->session = session;
 	ev_push(n, e);
 	return 0;
 }
@@ -364,16 +387,44 @@ net_post_local(struct net *n, struct net_ev *ev)
 }
 
 int
-net_post_session_local(struct net *n, enum net_ev_kind kind, uint32_t session)
+net_post_session_local(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
 {
-	struct net_ev *e = calloc(1, sizeof(*e));
+	struct net_ev *e = session_ev(kind, session, peer);
 
 	if (e == NULL)
 		return -ENOMEM;
-	e->kind = kind;
-	e->session = session;
 	net_post_local(n, e);
 	return 0;
+}
+
+void
+net_pipe_peer(nng_pipe p, char *out, size_t len)
+{
+	nng_sockaddr sa;
+	char host[INET6_ADDRSTRLEN];
+
+	out[0] = '\0';
+	if (nng_pipe_id(p) <= 0 ||
+	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
+		return;
+	switch (sa.s_family) {
+	case NNG_AF_INET:
+		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "%s:%u", host,
+			    (unsigned)ntohs(sa.s_in.sa_port));
+		break;
+	case NNG_AF_INET6:
+		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
+			snprintf(out, len, "[%s]:%u", host,
+			    (unsigned)ntohs(sa.s_in6.sa_port));
+		break;
+	case NNG_AF_IPC:
+		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
+		break;
+	default:
+		break;
+	}
 }
 
 bool

@@ -34,6 +34,10 @@ struct net_face {
 	/* The other end's address for log lines ("127.0.0.1:5000"), or
 	 * NULL when the face cannot tell. Optional. */
 	const char *(*peer)(const struct net_ctx *ctx);
+	/* Whether an answer can still reach the other end (false once its
+	 * connection closed). Optional: without it, an answer is deliverable
+	 * while its session is open. */
+	bool (*alive)(const struct net_ctx *ctx);
 };
 
 struct net_ctx {
@@ -42,12 +46,16 @@ struct net_ctx {
 
 enum net_ev_kind { NET_REQUEST, NET_SESSION_OPEN, NET_SESSION_CLOSE };
 
+enum { NET_PEER_MAX = 64 };
+
 struct net_ev {
 	struct net_ev *next;
 	enum net_ev_kind kind;
 	uint32_t session;    /* the pipe's id */
 	struct net_ctx *ctx; /* NET_REQUEST: where to answer */
 	nng_msg *msg;        /* NET_REQUEST: the request, owned by the core */
+	char *peer; /* NET_SESSION_OPEN: the other end's address ("" when
+	             * unknown), in the same allocation as the event */
 };
 
 /* Listens on `url` ("tcp://127.0.0.1:7711", "ipc:///path", ...). Messages
@@ -76,8 +84,10 @@ struct net_ev *net_drain(struct net *n);
 void net_post(struct net *n, struct net_ev *ev);
 
 /* Queues a session event from another face (allocated here; the core
- * frees it). Returns 0 or -ENOMEM. */
-int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session);
+ * frees it), with the other end's address for an open (`peer` NULL: not
+ * known). Returns 0 or -ENOMEM. */
+int net_post_session(
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer);
 
 /* net_post and net_post_session for the faces that run on the core
  * thread itself (server/conn.h): no lock, no wake-up; net_drain returns
@@ -85,7 +95,11 @@ int net_post_session(struct net *n, enum net_ev_kind kind, uint32_t session);
  * a session's events keep their order. Core thread only. */
 void net_post_local(struct net *n, struct net_ev *ev);
 int net_post_session_local(
-    struct net *n, enum net_ev_kind kind, uint32_t session);
+    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer);
+
+/* The remote address of an nng pipe ("127.0.0.1:5000", "[::1]:5000",
+ * "ipc:/path") into out; "" when it cannot be told. */
+void net_pipe_peer(nng_pipe p, char *out, size_t len);
 
 /* Whether events posted locally wait: the loop must not sleep. */
 bool net_has_local(const struct net *n);

@@ -366,31 +366,44 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 	return *got > 0 ? 0 : rc;
 }
 
+/* Answers a take of `session` with the tasks it got. Should the reply
+ * not reach its client, the core undoes the takes (core.c). */
 static void
-reply_tasks(struct core *c, struct net_ctx *ctx, uint8_t op,
+reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
     const uint64_t *ids, uint32_t n)
 {
-	struct msg_rep rep = { .op = op };
+	struct msg_rep rep = { .op = MSG_OP_TAKE };
 	struct msg_task *tasks = NULL;
+	struct core_take *takes = NULL;
 	struct queue_task_view v;
 	uint32_t k = 0;
 
 	if (n > 0) {
-		tasks = calloc(n, sizeof(*tasks));
+		/* one allocation: the take's reply is the hot path */
+		tasks = calloc(n, sizeof(*tasks) + sizeof(*takes));
 		if (tasks == NULL) {
-			core_reply_err(c, ctx, op, SLUICE_ENOMEM, NULL);
+			core_reply_err(
+			    c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 			return;
 		}
+		takes = (struct core_take *)(tasks + n);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (queue_peek(c->q, c->now, ids[i], &v) == 0)
-			ops_view_to_task(&v, true, &tasks[k++]);
+		if (queue_peek(c->q, c->now, ids[i], &v) != 0)
+			continue;
+		takes[k] = (struct core_take) { v.id, v.lease };
+		ops_view_to_task(&v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
-	c->reply_take = op == MSG_OP_TAKE && k > 0 && !c->take_durable;
+	c->reply_take = k > 0 && !c->take_durable;
+	c->reply_takes = takes;
+	c->reply_ntakes = k;
+	c->reply_session = session;
 	reply_rep(c, ctx, &rep);
 	c->reply_take = false;
+	c->reply_takes = NULL;
+	c->reply_ntakes = 0;
 	free(tasks);
 }
 
@@ -491,14 +504,14 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 			else
 				c->wait_tail->durable = t->durable;
 		} else {
-			reply_tasks(c, ctx, MSG_OP_TAKE, ids, 0);
+			reply_tasks(c, ctx, session, ids, 0);
 		}
 	} else if (got == 0) {
 		core_reply_err(
 		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
 	} else {
 		c->take_durable = t->durable;
-		reply_tasks(c, ctx, MSG_OP_TAKE, ids, got);
+		reply_tasks(c, ctx, session, ids, got);
 		c->take_durable = false;
 	}
 	free(ids);
@@ -521,7 +534,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		if (got > 0) {
 			waiter_unlink(c, w);
 			c->take_durable = w->durable;
-			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, got);
+			reply_tasks(c, w->ctx, w->session, ids, got);
 			c->take_durable = false;
 			free(w);
 		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
@@ -532,7 +545,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 			free(w);
 		} else if (w->deadline <= mono_ms) {
 			waiter_unlink(c, w);
-			reply_tasks(c, w->ctx, MSG_OP_TAKE, ids, 0);
+			reply_tasks(c, w->ctx, w->session, ids, 0);
 			free(w);
 		}
 	}
@@ -560,7 +573,7 @@ ops_end_waiters(struct core *c)
 
 	while ((w = c->wait_head) != NULL) {
 		waiter_unlink(c, w);
-		reply_tasks(c, w->ctx, MSG_OP_TAKE, NULL, 0);
+		reply_tasks(c, w->ctx, w->session, NULL, 0);
 		free(w);
 	}
 }
@@ -584,38 +597,17 @@ static void
 peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
     size_t len)
 {
-	nng_pipe p = nng_msg_get_pipe(msg);
-	nng_sockaddr sa;
-	char host[INET6_ADDRSTRLEN];
 	const char *known = ctx->face != NULL && ctx->face->peer != NULL
 	    ? ctx->face->peer(ctx)
 	    : NULL;
 
-	snprintf(out, len, "session-%" PRIu32, session);
 	if (known != NULL) {
 		snprintf(out, len, "%s", known);
 		return;
 	}
-	if (nng_pipe_id(p) <= 0 ||
-	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
-		return;
-	switch (sa.s_family) {
-	case NNG_AF_INET:
-		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
-			snprintf(out, len, "%s:%u", host,
-			    (unsigned)ntohs(sa.s_in.sa_port));
-		break;
-	case NNG_AF_INET6:
-		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
-			snprintf(out, len, "[%s]:%u", host,
-			    (unsigned)ntohs(sa.s_in6.sa_port));
-		break;
-	case NNG_AF_IPC:
-		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
-		break;
-	default:
-		break;
-	}
+	net_pipe_peer(nng_msg_get_pipe(msg), out, len);
+	if (out[0] == '\0')
+		snprintf(out, len, "session-%" PRIu32, session);
 }
 
 /* The force flag of a lease request (an operator's override). */
@@ -632,6 +624,8 @@ req_forced(const struct msg_req *r)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 		return r->lease.force;
+	case MSG_OP_RELEASE_ALL:
+		return true; /* an operator's override of every lease */
 	default:
 		return false;
 	}
@@ -767,9 +761,10 @@ ack_flags(int rc, const struct qrec *r)
 }
 
 /* The reserve holds a lease's end with RESERVE_ERROR_MAX bytes of text (a
- * fail's error, an ack's result): a longer one is written whole only
- * beyond the floor, and cut when the log is that full. True when `r` was
- * committed here; else *rc and `r` (perhaps cut) are for the usual way. */
+ * fail's or a setback's error, an ack's result): a longer one is written
+ * whole only beyond the floor, and cut when the log is that full. True
+ * when `r` was committed here; else *rc and `r` (perhaps cut) are for the
+ * usual way. */
 static bool
 commit_long_text(struct core *c, struct qrec *r, int *rc)
 {
@@ -942,6 +937,20 @@ op_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
 }
 
+/* finish_lease_op for a record with an error text (FAIL, SETBACK), which
+ * may be longer than the reserve holds (commit_long_text). */
+static void
+finish_with_text(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    uint64_t id, uint64_t lease, int rc, struct qrec *r, const char *peer)
+{
+	if (rc == 0 && (r->type == QREC_FAIL || r->type == QREC_SETBACK) &&
+	    commit_long_text(c, r, &rc)) {
+		lease_done(c, ctx, req, id, lease, 0, r, peer);
+		return;
+	}
+	finish_lease_op(c, ctx, req, id, lease, rc, r, 0, peer);
+}
+
 static void
 op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
@@ -957,15 +966,12 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	a.error = m->error.p;
 	a.error_len = m->error.len;
 	a.set_delay = m->set_delay;
+	a.fatal = m->fatal;
 	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	if (r.type == QREC_FAIL && commit_long_text(c, &r, &rc)) {
-		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
-		return;
-	}
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
+	finish_with_text(c, ctx, req, m->id, m->lease, rc, &r, peer);
 }
 
 static void
@@ -987,11 +993,62 @@ op_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_lease *m = &req->lease;
-	struct queue_bury_req a = { m->id, m->lease, m->force };
+	struct queue_bury_req a = { m->id, m->lease, m->force, m->error.p,
+		m->error.len };
 	struct qrec r;
 	int rc = queue_decide_bury(c->q, c->now, &a, &r);
 
-	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, peer);
+	finish_with_text(c, ctx, req, m->id, m->lease, rc, &r, peer);
+}
+
+/* Every taken task of a tube back to ready, attempts kept: an operator's
+ * release of the tube's leases (each a RELEASE, as with force), all in
+ * this turn's commit window. */
+static void
+op_release_all(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer)
+{
+	struct queue_list_req lr = { req->tube.p, req->tube.len, QUEUE_TAKEN,
+		QUEUE_BY_AGE, 0 };
+	struct msg_rep rep = { .op = MSG_OP_RELEASE_ALL };
+	struct queue_task_view *v = NULL;
+	struct queue_tube_stats ts;
+	size_t n = 0;
+	int rc = 0;
+
+	if (queue_tube_stats(c->q, c->now, lr.tube, lr.tube_len, &ts) == 0 &&
+	    ts.taken > 0) {
+		lr.limit = (size_t)ts.taken;
+		v = malloc(lr.limit * sizeof(*v));
+		rc = v == NULL ? SLUICE_ENOMEM
+		               : queue_list(c->q, c->now, &lr, v, &n);
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct queue_release_req a = { 0 };
+		struct qrec r;
+		uint64_t lsn;
+
+		a.id = v[i].id;
+		a.force = true;
+		rc = queue_decide_release(c->q, c->now, &a, &r);
+		if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+		if (rc == 0)
+			rep.count++;
+	}
+	free(v);
+	log_info("ops",
+	    "release of every lease tube=%.*s released=%" PRIu64
+	    " peer=%s result=%s",
+	    (int)lr.tube_len, lr.tube, rep.count, peer ? peer : "-",
+	    rc == 0 ? "ok" : sluice_strerror(rc));
+	if (rc != 0 && rep.count == 0) {
+		core_reply_err(c, ctx, MSG_OP_RELEASE_ALL, rc,
+		    "release every task of tube '%.*s': %s", (int)lr.tube_len,
+		    lr.tube, sluice_strerror(rc));
+		return;
+	}
+	reply_rep(c, ctx, &rep);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -1841,6 +1898,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_DELETE_WHERE:
 		op_delete_where(c, ctx, &req);
+		break;
+	case MSG_OP_RELEASE_ALL:
+		op_release_all(c, ctx, &req, peer);
 		break;
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:

@@ -46,7 +46,8 @@ end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
 	r.u.end.outcome = outcome;
 	if (outcome == QREC_WAIT)
 		r.u.end.run_at = QREC_TIME_MAX;
-	if (type == QREC_RELEASE && outcome == QREC_WAIT)
+	if ((type == QREC_RELEASE || type == QREC_SETBACK) &&
+	    outcome == QREC_WAIT)
 		r.u.end.pri = UINT32_MAX;
 	if (type == QREC_ACK &&
 	    (outcome == QREC_DELETED || outcome == QREC_DONE))
@@ -96,6 +97,12 @@ reserve_sizes_init(struct reserve_sizes *z)
 	end = max_u64(end,
 	    end_size(
 	        QREC_FAIL, QREC_BY_CLIENT, QREC_BURIED, text, sizeof(text)));
+	/* a lost lease or a bury with a text (cut as a fail's) */
+	end = max_u64(end,
+	    end_size(QREC_SETBACK, QREC_BY_TTR, QREC_WAIT, text, sizeof(text)));
+	end = max_u64(end,
+	    end_size(
+	        QREC_SETBACK, QREC_BY_TTR, QREC_BURIED, text, sizeof(text)));
 	/* beanstalk's bury with a new priority: a release, then a bury */
 	end = max_u64(end, release + bury);
 	/* a delete of a taken task ends its lease too */

@@ -6,10 +6,10 @@
  * take and an end; a taken task its end; a buried task a kick, a take and
  * an end. The end is the largest record that may end a lease from the
  * reserve: an ack, a release, a bury (or beanstalk's release-then-bury),
- * a lost lease, or a fail whose error text is cut to RESERVE_ERROR_MAX
- * bytes. Their sum over the live tasks is the floor. Every size is that
- * of the record as the log writes it (header, body, padding), measured
- * by encoding one.
+ * a lost lease, or a fail, setback or bury whose error text is cut to
+ * RESERVE_ERROR_MAX bytes. Their sum over the live tasks is the floor. Every
+ * size is that of the record as the log writes it (header, body, padding),
+ * measured by encoding one.
  *
  * The log (wal.h) keeps three levels:
  *   - records that finish accepted work (a first take, an ack, a fail,

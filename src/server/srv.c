@@ -141,6 +141,7 @@ handle_events(struct core *c)
 		}
 		case NET_SESSION_OPEN:
 			c->sessions++;
+			core_session_open(c, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
 			if (c->sessions > 0)
@@ -382,6 +383,7 @@ start(struct core *c, const struct srv_config *cfg)
 	qc.dedup_ms = cfg->dedup_ms;
 	qc.keep_done_ms = cfg->keep_done_ms;
 	qc.max_done = cfg->max_done;
+	qc.lost_lease_retry = cfg->lost_lease_retry;
 	c->q = queue_new(&qc);
 	if (c->q == NULL)
 		return -ENOMEM;
@@ -496,6 +498,7 @@ srv_run(const struct srv_config *cfg)
 	buf_init(&c.body);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
+	sess_tab_init(&c.sess);
 
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
@@ -564,6 +567,7 @@ out:
 	}
 	queue_delete(c.q);
 	epochs_free(&c.epochs);
+	sess_tab_fini(&c.sess);
 	buf_free(&c.body);
 	buf_free(&c.out);
 	if (c.sigfd >= 0)

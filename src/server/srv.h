@@ -32,6 +32,7 @@ struct srv_config {
 	uint32_t dedup_ms;        /* --dedup-window */
 	int64_t keep_done_ms;     /* --keep-done */
 	uint64_t max_done;        /* --max-done */
+	uint8_t lost_lease_retry; /* --lost-lease-retry: enum queue_retry */
 	uint64_t max_log_bytes;   /* --max-log-bytes: segment and spare files,
 	                           * at most; 0: no limit */
 };

@@ -304,6 +304,7 @@ one_op(struct ops *o)
 		r.error_len = strlen(r.error);
 		r.set_delay = b & 4;
 		r.delay_ms = b;
+		r.fatal = (b & 0xc0) == 0xc0;
 		rc = queue_decide_fail(o->q, o->now, &r, &rec);
 		break;
 	}
@@ -311,13 +312,21 @@ one_op(struct ops *o)
 		struct queue_touch_req r = { 0, 0, (b & 0x30) == 0x30 };
 
 		pick(o, &r.id, &r.lease);
-		rc = queue_decide_touch(o->q, o->now, &r, &rec);
+		if (b & 0x40) /* a take whose reply went nowhere */
+			rc = queue_decide_untake(
+			    o->q, o->now, r.id, r.lease, &rec);
+		else
+			rc = queue_decide_touch(o->q, o->now, &r, &rec);
 		break;
 	}
 	case 7: {
 		struct queue_bury_req r = { 0, 0, (b & 0x30) == 0x30 };
 
 		pick(o, &r.id, &r.lease);
+		if (b & 1) {
+			r.error = errors[b % 3];
+			r.error_len = strlen(r.error);
+		}
 		rc = queue_decide_bury(o->q, o->now, &r, &rec);
 		break;
 	}
@@ -372,8 +381,8 @@ one_op(struct ops *o)
 			if (b % 3 == 0)
 				rc = queue_decide_expired(o->q, o->now, &rec);
 			else if (b % 3 == 1)
-				rc = queue_decide_session_gone(
-				    o->q, o->now, (b >> 2) % 3, &rec);
+				rc = queue_decide_session_gone(o->q, o->now,
+				    (b >> 2) % 3, "gone", 4, &rec);
 			else
 				rc = queue_decide_restart(o->q, o->now, &rec);
 			if (rc != 0)

@@ -531,8 +531,10 @@ test_output_rules(void **state)
 
 	assert_int_equal(cli(s, NULL, "take", "-t", "o", "--json", NULL), 0);
 	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
+	/* -p 0: released now, it would queue behind 3 and 4, which were
+	 * due before it */
 	assert_int_equal(
-	    cli(s, NULL, "release", "2", "--lease", lease, NULL), 0);
+	    cli(s, NULL, "release", "2", "--lease", lease, "-p", "0", NULL), 0);
 	assert_string_equal(out, "released 2, ready\n");
 	assert_int_equal(cli(s, NULL, "take", "-t", "o", "--json", NULL), 0);
 	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));

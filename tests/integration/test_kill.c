@@ -142,7 +142,9 @@ worker_kill(struct worker *w)
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
-/* The task of a killed worker is ready again at once, attempts 1. */
+/* Under --lost-lease-retry immediate, the task of a killed worker is
+ * ready again at once, attempts 1, with why in last_error. (By default
+ * it waits the backoff first: test_life.c.) */
 static void
 test_killed_workers_task_is_ready_at_once(void **state)
 {
@@ -154,6 +156,8 @@ test_killed_workers_task_is_ready_at_once(void **state)
 	int64_t took;
 	uint64_t id;
 
+	s->args[0] = "--lost-lease-retry";
+	s->args[1] = "immediate";
 	it_start(s);
 	c = it_client(s);
 	sluice_put_opts_init(&o);
@@ -173,6 +177,9 @@ test_killed_workers_task_is_ready_at_once(void **state)
 		t = it_peek(c, id);
 		assert_int_equal(t->attempts, (uint32_t)round);
 		assert_int_equal(t->lease, 0);
+		assert_non_null(t->last_error);
+		assert_memory_equal(
+		    t->last_error, "worker disconnected (127.0.0.1:", 31);
 		sluice_task_free(t);
 		/* the dead worker's lease ended: the task is not taken */
 		it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL),

@@ -63,7 +63,9 @@ struct mt {
 	int state;
 	uint32_t pri, ttr, attempts, maxa;
 	int64_t run_at, period, buried_at;
-	int key, err, pay; /* -1: none */
+	int key, pay; /* -1: none */
+	bool has_err;
+	char err[80]; /* last_error while has_err */
 	uint64_t lease, session;
 	bool detached;
 	int64_t deadline;
@@ -144,6 +146,13 @@ m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 }
 
 static void
+m_set_err(struct mt *t, const char *text)
+{
+	snprintf(t->err, sizeof(t->err), "%s", text);
+	t->has_err = true;
+}
+
+static void
 m_unlease(struct mt *t)
 {
 	t->lease = 0;
@@ -163,7 +172,8 @@ m_apply_repl(struct mt *t, int64_t now)
 	t->ver = t->r_ver;
 	t->run_at = t->r_run_at > now ? t->r_run_at : now;
 	t->attempts = 0;
-	t->err = -1;
+	t->has_err = false;
+	t->taken_at = 0; /* new content starts over: never taken */
 	t->repl = false;
 	t->state = M_WAIT;
 	m_unlease(t);
@@ -236,25 +246,6 @@ m_leased(
 	return 0;
 }
 
-/* A lease ends without its holder: ttr (ttr true) or session / restart. */
-static void
-m_lost(struct model *m, struct mt *t, int64_t now, bool ttr)
-{
-	if (ttr)
-		m->ctr[t->tube].ttr_expired++;
-	else
-		m->ctr[t->tube].session_released++;
-	if (t->repl) {
-		m_apply_repl(t, now);
-	} else if (t->maxa > 0 && t->attempts >= t->maxa) {
-		m_bury(m, t, now);
-	} else {
-		t->state = M_WAIT;
-		t->run_at = now;
-		m_unlease(t);
-	}
-}
-
 static int64_t
 m_backoff(const struct model *m, uint32_t attempts)
 {
@@ -263,6 +254,44 @@ m_backoff(const struct model *m, uint32_t attempts)
 	for (uint32_t i = 1; i < attempts && d < m->cfg.backoff_cap_ms; i++)
 		d *= 2;
 	return d < m->cfg.backoff_cap_ms ? d : m->cfg.backoff_cap_ms;
+}
+
+/* A lease ends without its holder: ttr, session gone (with `why`) or a
+ * restart (why NULL). The first two follow the retry policy and record
+ * why; a restart makes the task ready at once and records nothing. */
+static void
+m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
+{
+	char text[80];
+
+	if (ttr) {
+		m->ctr[t->tube].ttr_expired++;
+		if (t->ttr % 1000 == 0)
+			snprintf(text, sizeof(text), "ttr expired after %us",
+			    (unsigned)(t->ttr / 1000));
+		else
+			snprintf(text, sizeof(text), "ttr expired after %ums",
+			    (unsigned)t->ttr);
+		why = text;
+	} else {
+		m->ctr[t->tube].session_released++;
+	}
+	if (t->repl) {
+		m_apply_repl(t, now);
+		return;
+	}
+	if (why != NULL)
+		m_set_err(t, why);
+	if (t->maxa > 0 && t->attempts >= t->maxa) {
+		m_bury(m, t, now);
+	} else {
+		t->state = M_WAIT;
+		t->run_at = now;
+		if (why != NULL &&
+		    m->cfg.lost_lease_retry == QUEUE_RETRY_BACKOFF)
+			t->run_at += m_backoff(m, t->attempts);
+		m_unlease(t);
+	}
 }
 
 /* The task a take over `mask` tubes gets; NULL with *rc set if none. */
@@ -282,7 +311,9 @@ m_best(struct model *m, unsigned mask, int64_t now, int *rc)
 			continue;
 		}
 		if (best == NULL || t->pri < best->pri ||
-		    (t->pri == best->pri && t->id < best->id))
+		    (t->pri == best->pri &&
+		        (t->run_at < best->run_at ||
+		            (t->run_at == best->run_at && t->id < best->id))))
 			best = t;
 	}
 	*rc = best ? 0 : paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
@@ -546,7 +577,7 @@ op_put(struct run *r)
 		t->period = req.period_ms;
 		t->key = key;
 		t->ver = req.if_newer;
-		t->err = -1;
+		t->has_err = false;
 		t->res = -1;
 		t->dkey = -1;
 		t->created = now;
@@ -682,7 +713,7 @@ op_ack(struct run *r)
 		t->state = M_WAIT;
 		t->run_at = now;
 		t->attempts = 0;
-		t->err = -1;
+		t->has_err = false;
 		m_unlease(t);
 		m->exists[to] = true;
 	} else if (t->period > 0) {
@@ -692,7 +723,7 @@ op_ack(struct run *r)
 		t->run_at += k * t->period;
 		t->state = M_WAIT;
 		t->attempts = 0;
-		t->err = -1;
+		t->has_err = false;
 		m_unlease(t);
 	} else if (m->cfg.keep_done_ms > 0) {
 		m_done(m, t, now, res);
@@ -755,6 +786,7 @@ op_fail(struct run *r)
 	req.force = pick_force(r);
 	req.error = err_texts[e];
 	req.error_len = strlen(err_texts[e]);
+	req.fatal = rnd(r, 8) == 0;
 	if (rnd(r, 4) == 0) {
 		req.set_delay = true;
 		req.delay_ms = (int64_t)rnd(r, 1500);
@@ -770,8 +802,8 @@ op_fail(struct run *r)
 		m_apply_repl(t, now);
 		return;
 	}
-	t->err = e;
-	if (t->maxa > 0 && t->attempts >= t->maxa) {
+	m_set_err(t, err_texts[e]);
+	if (req.fatal || (t->maxa > 0 && t->attempts >= t->maxa)) {
 		m_bury(m, t, now);
 		return;
 	}
@@ -808,11 +840,17 @@ op_bury(struct run *r)
 	struct queue_bury_req req;
 	struct qrec rec;
 	struct mt *t = NULL;
-	int want, rc;
+	int want, rc, e = -1;
 
+	memset(&req, 0, sizeof(req));
 	req.id = rnd(r, 2) ? pick_taken(r) : pick_id(r);
 	req.lease = rnd(r, 3) ? pick_lease(r, req.id) : 0;
 	req.force = rnd(r, 3) == 0;
+	if (rnd(r, 2) == 0) {
+		e = (int)rnd(r, NERR);
+		req.error = err_texts[e];
+		req.error_len = strlen(err_texts[e]);
+	}
 	t = m_find(m, req.id);
 	if (t != NULL && t->state == M_WAIT)
 		want = req.force ? 0 : SLUICE_ESTATE;
@@ -823,10 +861,40 @@ op_bury(struct run *r)
 	if (rc != 0)
 		return;
 	commit(r, &rec);
-	if (t->repl)
+	if (t->repl) {
 		m_apply_repl(t, r->h.now);
-	else
-		m_bury(m, t, r->h.now);
+		return;
+	}
+	if (e >= 0)
+		m_set_err(t, err_texts[e]);
+	m_bury(m, t, r->h.now);
+}
+
+/* A take whose reply was not delivered is undone: the task waits where
+ * it did, one attempt fewer. */
+static void
+op_untake(struct run *r)
+{
+	struct model *m = r->m;
+	uint64_t id = pick_taken(r), lease = pick_lease(r, id);
+	struct qrec rec;
+	struct mt *t = NULL;
+	int want, rc;
+
+	want = m_leased(m, id, lease, false, &t);
+	rc = queue_decide_untake(r->h.q, r->h.now, id, lease, &rec);
+	assert_int_equal(rc, want);
+	if (rc != 0)
+		return;
+	commit(r, &rec);
+	if (t->repl) {
+		m_apply_repl(t, r->h.now);
+		return;
+	}
+	t->state = M_WAIT;
+	if (t->attempts > 0)
+		t->attempts--;
+	m_unlease(t);
 }
 
 static void
@@ -1098,7 +1166,7 @@ op_expire(struct run *r)
 		    queue_decide_expired(r->h.q, r->h.now, &rec), 0);
 		assert_true(rec.u.end.id == due->id);
 		commit(r, &rec);
-		m_lost(m, due, r->h.now, true);
+		m_lost(m, due, r->h.now, true, NULL);
 	}
 	fail_msg("expiry did not end");
 }
@@ -1109,11 +1177,14 @@ op_sessions(struct run *r, uint64_t session)
 {
 	struct model *m = r->m;
 	struct qrec rec;
+	char why[64];
 
+	snprintf(why, sizeof(why), "worker disconnected (peer-%" PRIu64 ")",
+	    session);
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		int rc = session
-		    ? queue_decide_session_gone(r->h.q, r->h.now, session, &rec)
-		    : queue_decide_restart(r->h.q, r->h.now, &rec);
+		int rc = session ? queue_decide_session_gone(r->h.q, r->h.now,
+		                       session, why, strlen(why), &rec)
+		                 : queue_decide_restart(r->h.q, r->h.now, &rec);
 		struct mt *t;
 
 		if (rc != 0) {
@@ -1130,7 +1201,7 @@ op_sessions(struct run *r, uint64_t session)
 		assert_true(t->state == M_TAKEN && !t->detached);
 		assert_true(session == 0 || t->session == session);
 		commit(r, &rec);
-		m_lost(m, t, r->h.now, false);
+		m_lost(m, t, r->h.now, false, session ? why : NULL);
 	}
 	fail_msg("session release did not end");
 }
@@ -1181,13 +1252,15 @@ compare_task(struct run *r, const struct mt *t)
 	} else {
 		assert_null(v.key);
 	}
-	if (t->err >= 0) {
-		assert_int_equal(v.last_error_len, strlen(err_texts[t->err]));
-		assert_memory_equal(
-		    v.last_error, err_texts[t->err], v.last_error_len);
+	if (t->has_err) {
+		assert_int_equal(v.last_error_len, strlen(t->err));
+		assert_memory_equal(v.last_error, t->err, v.last_error_len);
 	} else {
 		assert_null(v.last_error);
 	}
+	/* the last take outlives its lease: a done task's duration starts
+	 * there, a waiting one shows when it was last tried */
+	assert_true(v.taken_at == t->taken_at);
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
@@ -1195,6 +1268,50 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.version == (t->state == M_DONE ? 0 : t->ver));
 	if (v.replace_pending)
 		assert_true(v.repl.version == t->r_ver);
+}
+
+static int
+by_err(const void *a, const void *b)
+{
+	return strcmp((*(const struct mt *const *)a)->err,
+	    (*(const struct mt *const *)b)->err);
+}
+
+/* errors groups the last_error of a tube's live tasks: a done task keeps
+ * its last error (peek shows how its attempts went) but is no longer
+ * failing, so a lost lease or a fail it got over does not count. */
+static void
+compare_errors(struct run *r, int tube)
+{
+	static const struct mt *with[MAXLIVE];
+	static struct queue_error_group g[MAXLIVE];
+	struct model *m = r->m;
+	size_t n = 0, ng = 0, i, j;
+
+	for (i = 0; i < m->n; i++)
+		if (m->t[i].tube == tube && m->t[i].has_err &&
+		    m->t[i].state != M_DONE)
+			with[n++] = &m->t[i];
+	qsort(with, n, sizeof(with[0]), by_err);
+	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2, g,
+	                     MAXLIVE, &ng),
+	    0);
+	for (i = 0; i < n; i = j) {
+		const char *text = with[i]->err;
+		size_t k = 0;
+
+		for (j = i; j < n && strcmp(with[j]->err, text) == 0; j++)
+			;
+		while (k < ng &&
+		    (g[k].text_len != strlen(text) ||
+		        memcmp(g[k].text, text, g[k].text_len) != 0))
+			k++;
+		assert_true(k < ng);
+		assert_int_equal(g[k].count, j - i);
+		ng--; /* each group once: move the last into its place */
+		g[k] = g[ng];
+	}
+	assert_int_equal(ng, 0);
 }
 
 static void
@@ -1258,6 +1375,8 @@ compare(struct run *r)
 		assert_true(rec.u.take.id == best->id);
 	if (m->n > 0)
 		compare_task(r, &m->t[rnd(r, m->n)]);
+	if (rnd(r, 4) == 0)
+		compare_errors(r, (int)rnd(r, NTUBE));
 	check(r);
 }
 
@@ -1296,8 +1415,10 @@ step(struct run *r, size_t i)
 		op_release(r);
 	else if (c < 70)
 		op_fail(r);
-	else if (c < 73)
+	else if (c < 72)
 		op_touch(r);
+	else if (c < 73)
+		op_untake(r);
 	else if (c < 76)
 		op_bury(r);
 	else if (c < 83)
@@ -1334,7 +1455,7 @@ step(struct run *r, size_t i)
 /* One seed: STEPS steps, then the follower, a full replay and each
  * snapshot plus the rest of the log must end in the primary's state. */
 static void
-run_seed(uint64_t seed, uint64_t *ops, uint64_t *records)
+run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	struct queue *replay;
@@ -1354,6 +1475,7 @@ run_seed(uint64_t seed, uint64_t *ops, uint64_t *records)
 		r->m->cfg.keep_done_ms = 3000;
 		r->m->cfg.max_done = 40;
 	}
+	r->m->cfg.lost_lease_retry = retry;
 	r->m->next_id = 1;
 	tq_init(&r->h, &r->m->cfg, T0);
 	r->follower = queue_new(&r->m->cfg);
@@ -1407,7 +1529,9 @@ test_queue_agrees_with_the_model(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-		run_seed(seeds[i] + base, &ops, &records);
+		run_seed(seeds[i] + base,
+		    i == 0 ? QUEUE_RETRY_IMMEDIATE : QUEUE_RETRY_BACKOFF, &ops,
+		    &records);
 	fprintf(stderr, "model: %" PRIu64 " operations, %" PRIu64 " records\n",
 	    ops, records);
 	assert_true(ops >= 100000);

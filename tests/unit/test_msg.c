@@ -98,8 +98,13 @@ static const struct msg_req reqs[] = {
 	        .set_delay = true,
 	        .delay = 250,
 	        .error = S("") } },
+	{ .op = MSG_OP_FAIL,
+	    .fail = { .id = 5, .lease = 6, .fatal = true, .error = S("bad") } },
 	{ .op = MSG_OP_TOUCH, .lease = { .id = 8, .lease = 9 } },
 	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 10 } },
+	{ .op = MSG_OP_BURY,
+	    .lease = { .id = 8, .lease = 10, .error = S("poison") } },
+	{ .op = MSG_OP_RELEASE_ALL, .tube = S("emails") },
 	{ .op = MSG_OP_KICK, .kick = { .tube = S("default"), .n = 5 } },
 	{ .op = MSG_OP_KICK,
 	    .kick = { .tube = S("default"), .n = 2, .delayed = true } },
@@ -336,6 +341,7 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_JOB, .tasks = { .n = 1, .tasks = tasks } },
 	{ .op = MSG_OP_JOB },
 	{ .op = MSG_OP_FLUSH, .count = 0 },
+	{ .op = MSG_OP_RELEASE_ALL, .count = 3 },
 	{ .op = MSG_OP_DELETE_KEY, .id = 17 },
 	{ .op = MSG_OP_PAUSE, .until = 1700000060000ULL },
 	{ .op = MSG_OP_SNAPSHOT, .lsn = 1000 },
@@ -577,6 +583,7 @@ test_every_request_round_trips(void **state)
 			assert_int_equal(d.fail.report, q->fail.report);
 			assert_int_equal(d.fail.set_delay, q->fail.set_delay);
 			assert_true(d.fail.delay == q->fail.delay);
+			assert_int_equal(d.fail.fatal, q->fail.fatal);
 			assert_str_equal(d.fail.error, q->fail.error);
 			break;
 		case MSG_OP_TOUCH:
@@ -585,6 +592,7 @@ test_every_request_round_trips(void **state)
 			assert_true(d.lease.lease == q->lease.lease);
 			assert_int_equal(d.lease.force, q->lease.force);
 			assert_int_equal(d.lease.report, q->lease.report);
+			assert_str_equal(d.lease.error, q->lease.error);
 			break;
 		case MSG_OP_KICK:
 			assert_str_equal(d.kick.tube, q->kick.tube);
@@ -609,6 +617,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_FLUSH:
 		case MSG_OP_ERRORS:
 		case MSG_OP_STATS:
+		case MSG_OP_RELEASE_ALL:
 			assert_str_equal(d.tube, q->tube);
 			break;
 		case MSG_OP_PEEK_NEXT:
@@ -766,6 +775,7 @@ test_every_reply_round_trips(void **state)
 			break;
 		case MSG_OP_KICK:
 		case MSG_OP_FLUSH:
+		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_DELETE_KEY:
 		case MSG_OP_PAUSE:
 		case MSG_OP_SNAPSHOT:
@@ -1355,10 +1365,8 @@ test_names(void **state)
 {
 	(void)state;
 	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x18, 0x1c, 0x1e and 0x1f name nothing on the client
-		 * port */
-		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB &&
-		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE) &&
+		/* 0x1c, 0x1e and 0x1f name nothing on the client port */
+		if (op > MSG_OP_UPDATE && op < MSG_OP_JOB &&
 		    op != MSG_OP_DELETE_WHERE)
 			assert_null(msg_op_name((uint8_t)op));
 		else
@@ -1586,6 +1594,29 @@ test_doc_examples(void **state)
 	assert_hex(&b,
 	    "53 01 1b 00 00 00 2a 00 00 00 00 00 00 00 01 00"
 	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_FAIL,
+	        .fail = { .id = 42,
+	            .lease = 1001,
+	            .fatal = true,
+	            .error = S("bad input") } });
+	assert_hex(&b,
+	    "53 01 06 02 2a 00 00 00 00 00 00 00 e9 03 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 09 00 62 61"
+	    "64 20 69 6e 70 75 74");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_BURY,
+	        .lease = { .id = 42, .lease = 1001, .error = S("poison") } });
+	assert_hex(&b,
+	    "53 01 08 01 2a 00 00 00 00 00 00 00 e9 03 00 00"
+	    "00 00 00 00 06 00 70 6f 69 73 6f 6e");
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_RELEASE_ALL, .tube = S("emails") });
+	assert_hex(&b, "53 01 18 00 06 00 65 6d 61 69 6c 73");
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_RELEASE_ALL, .count = 2 });
+	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
 	buf_free(&b);
 }
 

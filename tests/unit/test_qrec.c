@@ -13,6 +13,9 @@
 
 #define T0 1700000000000LL
 
+/* Room for the samples (samples() checks that they fit). */
+#define NSAMPLES 40
+
 /* One sample of every type and outcome. */
 static size_t
 samples(struct qrec *out)
@@ -20,7 +23,7 @@ samples(struct qrec *out)
 	static const char err[] = "connection refused";
 	size_t n = 0;
 
-	memset(out, 0, 24 * sizeof(*out));
+	memset(out, 0, NSAMPLES * sizeof(*out));
 	out[n].type = QREC_PUT;
 	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
 		1024, 60000, 5, T0, 0 };
@@ -94,6 +97,26 @@ samples(struct qrec *out)
 	out[n].type = QREC_TAKE_LEASE;
 	out[n].u.take = (struct qrec_take) { 7, 42, false, (3ull << 32) + 9 };
 	n++;
+	out[n].type = QREC_UNTAKE; /* 20 */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_WAIT, 0,
+		0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_UNTAKE;
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_REPLACED,
+		0, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_SETBACK; /* 22: a lost lease, backed off */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_WAIT, 3,
+		T0 + 1000, 0, "ttr expired after 60s", 21 };
+	n++;
+	out[n].type = QREC_SETBACK; /* an operator buries with a text */
+	out[n].u.end = (struct qrec_end) { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0,
+		0, 0, err, sizeof(err) - 1 };
+	n++;
+	out[n].type = QREC_SETBACK; /* a disconnect at max_attempts */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_SESSION, QREC_BURIED,
+		0, 0, 0, "worker disconnected (127.0.0.1:5432)", 36 };
+	n++;
 	out[n].type = QREC_UPDATE;
 	out[n].u.update =
 	    (struct qrec_update) { 7, 5, 30000, 2, T0 + 50, false, NULL, 0 };
@@ -101,6 +124,7 @@ samples(struct qrec *out)
 	out[n].type = QREC_UPDATE;
 	out[n].u.update =
 	    (struct qrec_update) { 7, 0, 1, 0, T0, true, "new", 3 };
+	n++;
 	out[n].type = QREC_ACK; /* kept as done, with a result */
 	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_DONE, 0, 0, 600000,
 		"sent", 4, 86400000, 1000000 };
@@ -120,6 +144,7 @@ samples(struct qrec *out)
 	out[n].u.replace = (struct qrec_replace) { 9, "r2", 2, 1024, 60000, 0,
 		T0 + 1, 0, true, UINT64_MAX };
 	n++;
+	assert_true(n <= NSAMPLES);
 	return n;
 }
 
@@ -162,7 +187,9 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_ACK:
 	case QREC_RELEASE:
 	case QREC_FAIL:
-	case QREC_BURY: {
+	case QREC_BURY:
+	case QREC_UNTAKE:
+	case QREC_SETBACK: {
 		const struct qrec_end *x = &a->u.end, *y = &b->u.end;
 
 		assert_true(x->id == y->id && x->lease == y->lease);
@@ -238,7 +265,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 static void
 test_every_record_round_trips(void **state)
 {
-	struct qrec recs[32], dec;
+	struct qrec recs[NSAMPLES], dec;
 	struct buf b, c;
 	size_t n = samples(recs);
 	bool seen[QREC_TYPE_END_] = { false };
@@ -272,7 +299,7 @@ test_every_record_round_trips(void **state)
 static void
 test_truncated_and_padded_bodies_are_corrupt(void **state)
 {
-	struct qrec recs[32], dec;
+	struct qrec recs[NSAMPLES], dec;
 	struct buf b;
 	size_t n = samples(recs);
 
@@ -329,7 +356,7 @@ sample_of(const struct qrec *recs, uint16_t type)
 static void
 test_out_of_range_values_are_refused(void **state)
 {
-	struct qrec recs[32], bad;
+	struct qrec recs[NSAMPLES], bad;
 	struct buf b;
 	char longer[QREC_ERROR_MAX + 1];
 
@@ -385,6 +412,20 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.kick.id = 0);
 	bad = recs[18];
 	REFUSED(bad.u.pause.until = -5);
+	bad = recs[20];
+	REFUSED((bad.u.end.text = "x", bad.u.end.text_len = 1));
+	bad = recs[20];
+	REFUSED(bad.u.end.run_at = T0);
+	bad = recs[20];
+	REFUSED(bad.u.end.outcome = QREC_BURIED);
+	bad = recs[22];
+	REFUSED(bad.u.end.reason = QREC_BY_CLIENT);
+	bad = recs[22];
+	REFUSED(bad.u.end.reason = QREC_BY_RESTART);
+	bad = recs[22];
+	REFUSED(bad.u.end.lease = 0);
+	bad = recs[23];
+	REFUSED(bad.u.end.reason = QREC_BY_TTR);
 	bad = recs[0]; /* a version is PUT_V's, a key too */
 	REFUSED(bad.u.put.version = 5);
 	bad = *sample_of(recs, QREC_PUT_V);
@@ -461,7 +502,7 @@ test_random_bodies_decode_canonically_or_not_at_all(void **state)
 static void
 test_format_reads_clearly(void **state)
 {
-	struct qrec recs[32];
+	struct qrec recs[NSAMPLES];
 	struct buf b;
 
 	(void)state;
@@ -593,7 +634,7 @@ scenario(struct tq *h)
 static int
 write_corpus(const char *dir)
 {
-	struct qrec recs[32];
+	struct qrec recs[NSAMPLES];
 	size_t n = samples(recs);
 	struct buf b, body;
 	struct tq h;

@@ -339,7 +339,8 @@ session_gone(struct tq *h, uint64_t session)
 	int n = 0;
 
 	while (n < 100000 &&
-	    queue_decide_session_gone(h->q, h->now, session, &rec) == 0) {
+	    queue_decide_session_gone(
+	        h->q, h->now, session, "worker disconnected", 19, &rec) == 0) {
 		assert_int_equal(run(h, 0, &rec), 0);
 		n++;
 	}
@@ -450,6 +451,35 @@ test_take_order_is_priority_then_id(void **state)
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
 	assert_true(id == c);
 	assert_int_equal(take(h, "t", 1, &id, NULL), SLUICE_ETIMEDOUT);
+}
+
+/* Tasks due at one priority come out in the order they became due, not
+ * in id order: a later put that was due first is taken first, and a
+ * plain put made after both waits behind them (priority, run_at, id). */
+static void
+test_take_order_is_priority_then_due_time_then_id(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	uint64_t late, early, plain, urgent, id;
+
+	req_for(&req, "t", "due at +200");
+	req.delay_ms = 200;
+	late = put_req(h, &req);
+	req_for(&req, "t", "due at +100");
+	req.delay_ms = 100;
+	early = put_req(h, &req);
+	h->now = T0 + 300;
+	plain = put(h, "t", "plain");
+	urgent = put_pri(h, "t", "urgent", 1);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == urgent);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == early);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == late);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == plain);
 }
 
 /* A delayed task is not taken before its run_at, and is ready from then
@@ -612,8 +642,16 @@ test_force_overrides_the_lease_only(void **state)
 	assert_int_equal(forced(h, "ack", a, 0), SLUICE_ENOTFOUND);
 }
 
-/* An expired lease puts the task back ready with its attempts; the old
- * lease is then stale. */
+static void
+assert_error(const struct queue_task_view *v, const char *text)
+{
+	assert_int_equal(v->last_error_len, strlen(text));
+	assert_memory_equal(v->last_error, text, v->last_error_len);
+}
+
+/* An expired lease puts the task back with its attempts, delayed by the
+ * backoff of a fail and with why in last_error; the old lease is then
+ * stale. */
 static void
 test_ttr_expiry_releases_and_keeps_attempts(void **state)
 {
@@ -632,8 +670,10 @@ test_ttr_expiry_releases_and_keeps_attempts(void **state)
 	h->now += 1;
 	assert_int_equal(expire(h), 1);
 	v = view(h, a);
-	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_true(v.run_at == h->now + QUEUE_DEFAULT_BACKOFF_BASE_MS);
 	assert_int_equal(v.attempts, 1);
+	assert_error(&v, "ttr expired after 500ms");
 	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
 	assert_true(tstats(h, "t").ctr.ttr_expired == 1);
 	assert_true(tstats(h, "t").ctr.release == 0);
@@ -655,12 +695,18 @@ test_ttr_expiry_buries_at_max_attempts(void **state)
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
 	h->now += 100;
 	assert_int_equal(expire(h), 1);
-	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+	h->now += QUEUE_DEFAULT_BACKOFF_BASE_MS;
 	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
 	h->now += 100;
 	assert_int_equal(expire(h), 1);
 	assert_int_equal(view(h, a).state, QUEUE_BURIED);
 	assert_int_equal(view(h, a).attempts, 2);
+	{
+		struct queue_task_view v = view(h, a);
+
+		assert_error(&v, "ttr expired after 100ms");
+	}
 	assert_true(tstats(h, "t").ctr.bury == 1);
 	assert_true(tstats(h, "t").ctr.ttr_expired == 2);
 }
@@ -696,6 +742,7 @@ test_session_gone_releases_only_its_session_leases(void **state)
 {
 	struct tq *h = H(state);
 	struct queue_str s = { "t", 1 };
+	struct queue_task_view v;
 	uint64_t a, b, c, d, id;
 
 	a = put(h, "t", "a");
@@ -708,17 +755,157 @@ test_session_gone_releases_only_its_session_leases(void **state)
 	assert_int_equal(take(h, "t", 2, &id, NULL), 0);
 	assert_true(id == d);
 	assert_int_equal(session_gone(h, 1), 2);
-	assert_int_equal(view(h, a).state, QUEUE_READY);
-	assert_int_equal(view(h, b).state, QUEUE_READY);
+	assert_int_equal(view(h, a).state, QUEUE_DELAYED);
+	assert_int_equal(view(h, b).state, QUEUE_DELAYED);
 	assert_int_equal(view(h, c).state, QUEUE_TAKEN);
 	assert_int_equal(view(h, d).state, QUEUE_TAKEN);
 	assert_int_equal(view(h, a).attempts, 1);
+	v = view(h, a);
+	assert_error(&v, "worker disconnected");
 	assert_int_equal(session_gone(h, 1), 0);
 	assert_true(tstats(h, "t").ctr.session_released == 2);
 	/* The detached lease ends by its ttr only. */
 	h->now += QUEUE_DEFAULT_TTR_MS;
 	assert_int_equal(expire(h), 2);
-	assert_int_equal(view(h, c).state, QUEUE_READY);
+	v = view(h, c);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_error(&v, "ttr expired after 60s");
+}
+
+/* Under QUEUE_RETRY_IMMEDIATE a lost lease makes the task ready at once,
+ * still recording why. */
+static void
+test_lost_lease_can_retry_at_once(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_config cfg;
+	struct queue_task_view v;
+	uint64_t a, id;
+
+	tq_fini(h);
+	queue_config_default(&cfg);
+	cfg.lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
+	tq_init(h, &cfg, T0);
+	a = put(h, "t", "a");
+	assert_int_equal(take(h, "t", 3, &id, NULL), 0);
+	assert_int_equal(session_gone(h, 3), 1);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.attempts, 1);
+	assert_error(&v, "worker disconnected");
+}
+
+/* The backoff of lost leases doubles per attempt up to its cap, as a
+ * fail's does. */
+static void
+test_lost_lease_backoff_doubles(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	int64_t want = QUEUE_DEFAULT_BACKOFF_BASE_MS;
+	uint64_t a, id;
+
+	req_for(&req, "t", "a");
+	req.ttr_ms = 10;
+	a = put_req(h, &req);
+	for (int i = 0; i < 14; i++) {
+		assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+		h->now += 10;
+		assert_int_equal(expire(h), 1);
+		assert_true(view(h, a).run_at == h->now + want);
+		h->now = view(h, a).run_at;
+		want = want * 2 > QUEUE_DEFAULT_BACKOFF_CAP_MS
+		    ? QUEUE_DEFAULT_BACKOFF_CAP_MS
+		    : want * 2;
+	}
+	assert_int_equal(view(h, a).attempts, 14);
+}
+
+/* A take whose reply went nowhere is undone: the task waits where it
+ * did (ahead of later puts), its attempt uncounted; its lease is gone. */
+static void
+test_untake_puts_the_task_back_in_its_place(void **state)
+{
+	struct tq *h = H(state);
+	struct qrec rec;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "a");
+	h->now += 5;
+	b = put(h, "t", "b");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == a);
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease + 1, &rec), &rec),
+	    SLUICE_ESTALE);
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec), 0);
+	assert_int_equal(rec.type, QREC_UNTAKE);
+	assert_int_equal(view(h, a).state, QUEUE_READY);
+	assert_int_equal(view(h, a).attempts, 0);
+	assert_int_equal(ack(h, a, lease), SLUICE_ESTATE);
+	assert_int_equal(
+	    run(h, queue_decide_untake(h->q, h->now, a, lease, &rec), &rec),
+	    SLUICE_ESTATE);
+	assert_int_equal(take(h, "t", 1, &id, NULL), 0);
+	assert_true(id == a);
+	assert_int_equal(view(h, a).attempts, 1);
+	(void)b;
+}
+
+/* fail --fatal buries at once whatever the attempts; bury takes a text
+ * that becomes last_error, for a taken task and an operator's park. */
+static void
+test_fatal_fail_and_bury_with_a_text(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_fail_req f = { 0 };
+	struct queue_bury_req br = { 0 };
+	struct queue_task_view v;
+	struct qrec rec;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "a");
+	b = put(h, "t", "b");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	f.id = a;
+	f.lease = lease;
+	f.error = "bad input";
+	f.error_len = 9;
+	f.fatal = true;
+	assert_int_equal(
+	    run(h, queue_decide_fail(h->q, h->now, &f, &rec), &rec), 0);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "bad input");
+
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	br.id = b;
+	br.lease = lease;
+	br.error = "poison";
+	br.error_len = 6;
+	assert_int_equal(
+	    run(h, queue_decide_bury(h->q, h->now, &br, &rec), &rec), 0);
+	assert_int_equal(rec.type, QREC_SETBACK);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "poison");
+	assert_true(tstats(h, "t").ctr.bury == 2);
+
+	/* an operator parks a ready task with a text */
+	assert_int_equal(kick_id(h, b), 0);
+	br.lease = 0;
+	br.force = true;
+	br.error = "parked by hand";
+	br.error_len = 14;
+	assert_int_equal(
+	    run(h, queue_decide_bury(h->q, h->now, &br, &rec), &rec), 0);
+	v = view(h, b);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	assert_error(&v, "parked by hand");
+	br.error_len = QUEUE_DEFAULT_MAX_ERROR + 1;
+	assert_int_equal(
+	    queue_decide_bury(h->q, h->now, &br, &rec), SLUICE_ELIMIT);
 }
 
 /* A disconnect at the last attempt buries, as a ttr expiry does. */
@@ -2114,6 +2301,122 @@ fixed_emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 	return 0;
 }
 
+/* The end of the var at `off` in d[0..len). */
+static size_t
+skip_var(const uint8_t *d, size_t len, size_t off)
+{
+	while (off < len && (d[off] & 0x80))
+		off++;
+	assert_true(off < len);
+	return off + 1;
+}
+
+/* The var at `off` (at most 64 bits). */
+static uint64_t
+var_at(const uint8_t *d, size_t len, size_t off)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; off < len; shift += 7, off++) {
+		v |= (uint64_t)(d[off] & 0x7f) << shift;
+		if (!(d[off] & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* Rewrites one snapshot entry (version 3, as qsnap.c lays it out) in
+ * place and returns its new length: with `v2`, as version 2 wrote it
+ * (META's version, no done count in TUBE, no last take in a waiting or
+ * buried TASK); else still version 3 but with every last take 0 (never
+ * taken), the state a version 2 snapshot loads to. */
+static size_t
+entry_before_last_take(uint16_t type, uint8_t *d, size_t len, bool v2)
+{
+	size_t off = 1, end;
+	uint8_t flags;
+
+	if (v2 && type == QSNAP_META)
+		le_store_u32(d, 2);
+	if (v2 && type == QSNAP_TUBE) {
+		assert_true(le_load_u64(d + len - 8) == 0); /* no done task */
+		return len - 8;
+	}
+	if (type != QSNAP_TASK)
+		return len;
+	flags = d[0];
+	assert_true((flags & 0x07) != QUEUE_DONE || !v2);
+	if ((flags & 0x07) == QUEUE_TAKEN || (flags & 0x07) == QUEUE_DONE)
+		return len;
+	for (int i = 0; i < 9; i++) /* id .. updated_at */
+		off = skip_var(d, len, off);
+	if (flags & 0x20) /* period */
+		off = skip_var(d, len, off);
+	for (uint8_t f = 0x08; f <= 0x10; f <<= 1) /* key, error */
+		if (flags & f)
+			off = skip_var(d, len, off) + var_at(d, len, off);
+	end = skip_var(d, len, off); /* the last take */
+	if (!v2)
+		d[off++] = 0;
+	memmove(d + off, d + end, len - end);
+	return len - (end - off);
+}
+
+/* A snapshot of the previous layout (version 2: no last take of waiting
+ * tasks) still loads; one of the current layout keeps the last take of
+ * a released task. */
+static void
+test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
+{
+	struct tq *h = H(state);
+	struct buf snap, old;
+	struct queue *q;
+	struct rd r;
+	uint64_t a, b, id, lease;
+
+	a = put(h, "t", "p");
+	b = put(h, "t", "q");
+	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
+	assert_true(id == a);
+	h->now += 10;
+	assert_int_equal(release(h, a, lease, 0, false, 0), 0);
+	assert_true(view(h, a).taken_at == T0);
+	assert_true(view(h, b).taken_at == 0);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	q = queue_new(NULL);
+	assert_int_equal(tq_snap_load(q, &snap), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+
+	/* version 2: what its writer gave for the same queue */
+	assert_int_equal(del_id(h, a), 0);
+	buf_reset(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	buf_init(&old);
+	rd_init(&r, snap.data, snap.len);
+	while (rd_left(&r) > 0) {
+		uint16_t type = rd_u16(&r);
+		uint32_t len = rd_u32(&r);
+		uint8_t e[256];
+
+		assert_false(rd_failed(&r) || len > sizeof(e));
+		memcpy(e, rd_bytes(&r, len), len);
+		if (type == QSNAP_TASK)
+			assert_int_equal(e[len - 3], 0); /* never taken */
+		len = (uint32_t)entry_before_last_take(type, e, len, true);
+		buf_put_u16(&old, type);
+		buf_put_u32(&old, len);
+		buf_put(&old, e, len);
+	}
+	q = queue_new(NULL);
+	assert_int_equal(tq_snap_load(q, &old), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+	buf_free(&old);
+	buf_free(&snap);
+}
+
 /* Writing a snapshot allocates nothing (it runs in a forked child) and
  * stops at the first error of its emitter. */
 static void
@@ -2233,34 +2536,42 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 	free(e);
 }
 
-/* A snapshot of version 2 (written before done tasks: no done count in
- * TUBE entries, version 2 in META) still loads, to the same state. */
+/* A snapshot of version 2 (written before done tasks and the last take:
+ * no done count in TUBE entries, no last take in TASK entries, version 2
+ * in META) still loads, to the same state but for the last takes. */
 static void
 test_snapshot_version_2_still_loads(void **state)
 {
 	struct tq *h = H(state);
 	struct entries *e = calloc(1, sizeof(*e));
-	struct queue *q = queue_new(NULL);
+	struct queue *q = queue_new(NULL), *want = queue_new(NULL);
 	int rc = 0;
 
 	assert_non_null(e);
 	build_rich_state(h);
 	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	/* The state version 3 holds without the last takes of waiting and
+	 * buried tasks, which version 2 did not keep. */
 	for (size_t i = 0; i < e->n && rc == 0; i++) {
 		struct buf *d = &e->data[i];
 
-		if (e->type[i] == QSNAP_META)
-			le_store_u32(d->data, 2);
-		if (e->type[i] == QSNAP_TUBE) {
-			assert_true(le_load_u64(d->data + d->len - 8) == 0);
-			d->len -= 8;
-		}
+		d->len =
+		    entry_before_last_take(e->type[i], d->data, d->len, false);
+		rc = queue_snapshot_load(want, e->type[i], d->data, d->len);
+	}
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < e->n && rc == 0; i++) {
+		struct buf *d = &e->data[i];
+
+		d->len =
+		    entry_before_last_take(e->type[i], d->data, d->len, true);
 		rc = queue_snapshot_load(q, e->type[i], d->data, d->len);
 	}
 	assert_int_equal(rc, 0);
 	assert_true(queue_snapshot_done(q));
-	assert_true(tq_same(h->q, q, h->now));
+	assert_true(tq_same(want, q, h->now));
 	queue_delete(q);
+	queue_delete(want);
 	for (size_t i = 0; i < e->n; i++)
 		buf_free(&e->data[i]);
 	free(e);
@@ -2375,6 +2686,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_put_then_take_gives_a_lease_and_a_deadline),
 		T(test_take_order_is_priority_then_id),
+		T(test_take_order_is_priority_then_due_time_then_id),
 		T(test_delayed_task_gets_ready_at_run_at),
 		T(test_release_with_delay_and_new_priority),
 		T(test_stale_leases),
@@ -2385,6 +2697,10 @@ main(void)
 		T(test_touch_extends_the_deadline),
 		T(test_session_gone_releases_only_its_session_leases),
 		T(test_session_gone_buries_at_max_attempts),
+		T(test_lost_lease_can_retry_at_once),
+		T(test_lost_lease_backoff_doubles),
+		T(test_untake_puts_the_task_back_in_its_place),
+		T(test_fatal_fail_and_bury_with_a_text),
 		T(test_restart_releases_session_leases_only),
 		T(test_fail_backs_off_then_buries),
 		T(test_fail_backoff_is_capped_and_can_be_explicit),
@@ -2416,6 +2732,7 @@ main(void)
 		T(test_snapshot_load_checks_counts_and_vars),
 		T(test_snapshot_version_2_still_loads),
 		T(test_snapshot_write_allocates_nothing),
+		T(test_snapshot_of_version_2_loads_and_3_keeps_the_last_take),
 		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),
 	};

@@ -195,8 +195,8 @@ one_op(struct hist *h)
 		break;
 	}
 	case 13:
-		rc = queue_decide_session_gone(
-		    h->q, h->now, 1 + t_below(&h->rng, 3), &r);
+		rc = queue_decide_session_gone(h->q, h->now,
+		    1 + t_below(&h->rng, 3), "worker disconnected", 19, &r);
 		break;
 	}
 	if (rc == 0 && r.type != QREC_NONE)
