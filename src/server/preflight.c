@@ -1,8 +1,9 @@
 /* preflight - see preflight.h.
  *
  * The nng URLs (--listen, --repl-listen) are bound through nng itself, so
- * every scheme and option it takes is checked as the server will use it;
- * the plain TCP addresses (--http, --beanstalk) with a socket, as the
+ * every scheme and option it takes is checked as the server will use it,
+ * but for tcp:// and ipc://, which plain sockets check as well; the
+ * plain TCP addresses (--http, --beanstalk) with a socket, as the
  * HTTP and beanstalk faces bind them (SO_REUSEADDR, so a port in
  * TIME_WAIT is not mistaken for a taken one). Everything stays bound until
  * the last check, so two flags given one port are caught too. A port in
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +43,8 @@ struct held {
 	int nsocks;
 	int fds[PREFLIGHT_MAX];
 	int nfds;
+	const char *made[PREFLIGHT_MAX]; /* ipc paths bound here */
+	int nmade;
 	/* the first failure */
 	const char *flag, *addr;
 	char why[128];
@@ -101,6 +105,47 @@ hold_addr(struct held *h, const char *flag, const char *addr)
 	               : 0;
 }
 
+/* ipc://PATH with a plain unix socket, as nng's ipc listener will see it:
+ * a socket a live server answers on is in use; one nobody answers on is
+ * stale (nng removes it); a free path is bound and listened on until the
+ * last check, then removed. Nothing of nng's
+ * is left behind (its close reaps on a thread of its own, after a quick
+ * exit too late for LeakSanitizer). */
+static int
+hold_ipc(struct held *h, const char *flag, const char *url)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = url + 6;
+	int fd, rc = 0;
+
+	if (strlen(path) == 0 || strlen(path) >= sizeof(sa.sun_path))
+		return refuse(
+		    h, flag, url, "not a socket path (1 to 107 bytes)", false);
+	memcpy(sa.sun_path, path, strlen(path));
+	/* non-blocking: a listener that accepts nobody fills its backlog,
+	 * and a connect to it would wait for ever */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return refuse(h, flag, url, strerror(errno), false);
+	h->fds[h->nfds++] = fd;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+	    errno == EAGAIN)
+		rc = EADDRINUSE;
+	else if (errno == ENOENT) {
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+			rc = errno;
+		} else {
+			h->made[h->nmade++] = path;
+			if (listen(fd, 1) != 0)
+				rc = errno;
+		}
+	} else if (errno != ECONNREFUSED) {
+		rc = errno;
+	}
+	return rc != 0 ? refuse(h, flag, url, strerror(rc), rc == EADDRINUSE)
+	               : 0;
+}
+
 static int
 hold_url(struct held *h, const char *flag, const char *url)
 {
@@ -115,6 +160,8 @@ hold_url(struct held *h, const char *flag, const char *url)
 		h->addr = url; /* named as it was given */
 		return 1;
 	}
+	if (strncmp(url, "ipc://", 6) == 0)
+		return hold_ipc(h, flag, url);
 	if ((rv = nng_pair0_open(&s)) != 0)
 		return refuse(h, flag, url, nng_strerror(rv), false);
 	h->socks[h->nsocks++] = s;
@@ -146,6 +193,8 @@ try_all(const struct srv_config *cfg, struct held *h)
 		nng_close(h->socks[i]);
 	for (int i = 0; i < h->nfds; i++)
 		close(h->fds[i]);
+	for (int i = 0; i < h->nmade; i++)
+		unlink(h->made[i]);
 	return rc;
 }
 

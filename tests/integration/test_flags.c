@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -223,6 +224,32 @@ test_a_failed_start_leaves_nothing_on_disk(void **state)
 		assert_false(exists(data));
 	}
 	close(fd);
+
+	/* an ipc:// path a live server answers on; one in no directory */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char ipc[sizeof(sa.sun_path) + 8];
+		const char *path = t_path(d, "s");
+
+		assert_true(strlen(path) < sizeof(sa.sun_path));
+		memcpy(sa.sun_path, path, strlen(path));
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_true(fd >= 0);
+		assert_int_equal(
+		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(fd, 4), 0);
+		snprintf(ipc, sizeof(ipc), "ipc://%s", path);
+		assert_int_equal(
+		    sluiced("--data", data, "--listen", ipc, NULL), 1);
+		assert_non_null(strstr(err, "in use"));
+		assert_false(exists(data));
+		close(fd);
+		snprintf(ipc, sizeof(ipc), "ipc://%s", t_path(d, "no/such"));
+		assert_int_equal(
+		    sluiced("--data", data, "--listen", ipc, NULL), 1);
+		assert_non_null(strstr(err, "No such file or directory"));
+		assert_false(exists(data));
+	}
 }
 
 /* A follower whose leader cannot be reached says so within seconds,
