@@ -97,6 +97,7 @@ enum sluice_error {
 	SLUICE_EEXIST = 23,     /* the key belongs to a live task */
 	SLUICE_EPAUSED = 24,    /* the tube is paused */
 	SLUICE_ELIMIT = 25,     /* a count or text exceeds its limit */
+	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_ERRMAX_
 };
 

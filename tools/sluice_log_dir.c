@@ -370,6 +370,8 @@ snap_entry_name(uint16_t type)
 		return "DEDUP";
 	case QSNAP_END:
 		return "END";
+	case QSNAP_TUBE_SET:
+		return "TUBE_SET";
 	}
 	return "unknown";
 }

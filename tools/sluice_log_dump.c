@@ -255,6 +255,34 @@ static const char *const reasons[] = { "client", "ttr", "session", "restart" };
 static const char *const outcomes[] = { "deleted", "wait", "buried", "moved",
 	"replaced" };
 
+/* The settings a TUBE_SET gives its tube: those it sets, null for the
+ * others (the server's defaults). */
+static void
+json_tube_conf(struct buf *b, const struct qrec_tube_conf *c)
+{
+	static const char *const names[] = { "ttr", "max_attempts",
+		"backoff_base", "backoff_cap", "keep_done" };
+	const uint8_t bits[] = { QREC_TS_TTR, QREC_TS_MAX_ATTEMPTS,
+		QREC_TS_BACKOFF, QREC_TS_BACKOFF, QREC_TS_KEEP_DONE };
+	const int64_t vals[] = { c->ttr, c->max_attempts, c->backoff_base,
+		c->backoff_cap, c->keep_done };
+
+	for (size_t i = 0; i < sizeof(bits); i++)
+		if (c->set & bits[i])
+			buf_printf(b, ",\"%s\":%" PRId64, names[i], vals[i]);
+		else
+			buf_printf(b, ",\"%s\":null", names[i]);
+	buf_printf(b, ",\"lost_lease\":%s",
+	    !(c->set & QREC_TS_LOST_LEASE) ? "null"
+	        : c->lost_lease_immediate  ? "\"immediate\""
+	                                   : "\"backoff\"");
+	buf_printf(b, ",\"dead_letter\":");
+	if (c->set & QREC_TS_DEAD_LETTER)
+		lt_json_str(b, c->dead_letter, c->dead_letter_len);
+	else
+		buf_printf(b, "null");
+}
+
 static void
 json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 {
@@ -303,6 +331,10 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
 		}
+		if (r->type != QREC_ACK && e->outcome == QREC_MOVED) {
+			buf_printf(b, ",\"to_tube\":");
+			lt_json_str(b, e->to, e->to_len);
+		}
 		if (r->type == QREC_FAIL) {
 			buf_printf(b, ",");
 			lt_json_bytes(b, "error", e->text, e->text_len);
@@ -332,6 +364,13 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_PAUSE:
 		buf_printf(b, ",\"until\":%" PRId64, r->u.pause.until);
 		break;
+	case QREC_TUBE_SET:
+		json_tube_conf(b, &r->u.tube_set.conf);
+		break;
+	case QREC_TUBE_DELETE:
+		buf_printf(b, ",\"force\":%s",
+		    r->u.tube_delete.force ? "true" : "false");
+		break;
 	}
 }
 
@@ -351,6 +390,14 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_PAUSE:
 		*p = r->u.pause.tube;
 		*n = r->u.pause.tube_len;
+		return true;
+	case QREC_TUBE_SET:
+		*p = r->u.tube_set.tube;
+		*n = r->u.tube_set.tube_len;
+		return true;
+	case QREC_TUBE_DELETE:
+		*p = r->u.tube_delete.tube;
+		*n = r->u.tube_delete.tube_len;
 		return true;
 	}
 	return false;
@@ -383,6 +430,10 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
 			to = names_get(
 			    &dm->names, r.u.end.text, r.u.end.text_len);
+			idmap_set(&dm->ids, id, to);
+		} else if (r.u.end.outcome == QREC_MOVED &&
+		    (r.type == QREC_FAIL || r.type == QREC_BURY)) {
+			to = names_get(&dm->names, r.u.end.to, r.u.end.to_len);
 			idmap_set(&dm->ids, id, to);
 		}
 	}

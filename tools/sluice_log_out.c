@@ -226,7 +226,8 @@ lt_parse_u64(const char *opt, const char *s, uint64_t *out)
 const char *
 lt_type_name(uint16_t type)
 {
-	if (type >= QREC_PUT && type < QREC_TYPE_END_)
+	if (type >= QREC_PUT && type < QREC_TYPE_END_ &&
+	    strcmp(qrec_type_name(type), "?") != 0)
 		return qrec_type_name(type);
 	if (type == REC_EPOCH)
 		return "EPOCH";

@@ -47,6 +47,7 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 {
 	struct queue_tube_stats ts;
 	struct queue_task_view tv;
+	struct qrec_tube_conf conf;
 	struct qrec r;
 	uint64_t id;
 
@@ -59,6 +60,10 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 		return queue_tube_stats(c->q, 0, r.u.pause.tube,
 		           r.u.pause.tube_len, &ts) == 0 &&
 		    ts.paused_until == r.u.pause.until && ts.paused_until != 0;
+	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
+		return queue_tube_settings(c->q, r.u.tube_set.tube,
+		           r.u.tube_set.tube_len, &conf) == 0 &&
+		    conf.set == r.u.tube_set.conf.set && conf.set != 0;
 	id = lt_qrec_id(&r);
 	return id != 0 && queue_peek(c->q, 0, id, &tv) == 0;
 }

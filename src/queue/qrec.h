@@ -36,6 +36,16 @@
  *   REPLACE  u64 id, u8 pending, u32 pri, i64 run_at, u32 ttr,
  *            u32 max_attempts, i64 period, blob payload
  *   PAUSE    str16 tube, i64 until
+ *   TUBE_SET str16 tube, then the tube's settings from now on (conf):
+ *            u8 set (QREC_TS_* bits), u32 ttr, u32 max_attempts,
+ *            u32 backoff_base, u32 backoff_cap, i64 keep_done,
+ *            u8 lost_lease_immediate, str16 dead_letter; a field whose
+ *            bit is clear is 0 (empty) and inherits the server's default
+ *   TUBE_DELETE str16 tube, u8 force (its tasks are cancelled first)
+ *
+ * FAIL and BURY may also have the outcome MOVED (the tube's dead-letter
+ * setting): FAIL then ends with str16 tube after its error, BURY with
+ * str16 tube after its outcome.
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -73,9 +83,11 @@ enum qrec_type {
 	QREC_FLUSH = 10,
 	QREC_REPLACE = 11,
 	QREC_PAUSE = 12,
-	QREC_TAKE_LEASE = 13, /* TAKE with its lease token (epoch-proof) */
-	QREC_TYPE_END_,       /* one past the last queue type */
-	QREC_TYPE_MAX = 99    /* types above belong to the log layer */
+	QREC_TAKE_LEASE = 13,  /* TAKE with its lease token (epoch-proof) */
+	QREC_TUBE_SET = 18,    /* a tube's settings change */
+	QREC_TUBE_DELETE = 19, /* a tube goes away (with its tasks: force) */
+	QREC_TYPE_END_,        /* one past the last queue type */
+	QREC_TYPE_MAX = 99     /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -92,7 +104,8 @@ enum qrec_outcome {
 	QREC_DELETED = 0,  /* ACK: gone; its key stays reserved dedup_ms */
 	QREC_WAIT = 1,     /* back in the tube, ready from run_at on */
 	QREC_BURIED = 2,   /* parked until kicked */
-	QREC_MOVED = 3,    /* ACK --to: ready in another tube */
+	QREC_MOVED = 3,    /* ACK --to, or FAIL / BURY to the tube's dead
+	                      letter tube: ready in another tube */
 	QREC_REPLACED = 4, /* the pending replacement takes effect */
 	QREC_OUTCOME_END_
 };
@@ -157,6 +170,8 @@ struct qrec_end {
 	uint32_t dedup_ms; /* ACK + DELETED: how long the key stays reserved */
 	const char *text;  /* ACK + MOVED: the tube; FAIL: the error text */
 	size_t text_len;
+	const char *to; /* FAIL, BURY + MOVED: the dead-letter tube */
+	size_t to_len;
 };
 
 /* The holder extends its lease: deadline = record time + ttr. */
@@ -205,6 +220,46 @@ struct qrec_pause {
 	int64_t until;
 };
 
+/* The settings a tube may carry (QREC_TS_* say which it has; the others
+ * are the server's defaults). */
+enum qrec_tube_field {
+	QREC_TS_TTR = 0x01, /* a put's ttr when it gives none */
+	QREC_TS_MAX_ATTEMPTS =
+	    0x02,                  /* a put's max_attempts when it gives none */
+	QREC_TS_BACKOFF = 0x04,    /* a fail's delay: base, doubling, cap */
+	QREC_TS_KEEP_DONE = 0x08,  /* how long finished tasks are kept */
+	QREC_TS_LOST_LEASE = 0x10, /* a lost lease: retry at once or back off */
+	QREC_TS_DEAD_LETTER = 0x20, /* buried tasks move to this tube */
+	QREC_TS_ALL = 0x3f
+};
+
+struct qrec_tube_conf {
+	uint8_t set; /* QREC_TS_* */
+	uint32_t ttr;
+	uint32_t max_attempts;
+	uint32_t backoff_base;
+	uint32_t backoff_cap; /* >= backoff_base */
+	int64_t keep_done;    /* ms, in [0, QREC_TIME_MAX] */
+	bool lost_lease_immediate;
+	const char *dead_letter; /* a tube name, never the tube itself */
+	size_t dead_letter_len;
+};
+
+/* A tube's settings from now on: all of them, not a change. */
+struct qrec_tube_set {
+	const char *tube;
+	size_t tube_len;
+	struct qrec_tube_conf conf;
+};
+
+/* A tube goes away; with `force` its tasks are cancelled first (their
+ * keys free at once), else it has none. */
+struct qrec_tube_delete {
+	const char *tube;
+	size_t tube_len;
+	bool force;
+};
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -219,6 +274,8 @@ struct qrec {
 		struct qrec_flush flush;
 		struct qrec_replace replace;
 		struct qrec_pause pause;
+		struct qrec_tube_set tube_set;
+		struct qrec_tube_delete tube_delete;
 	} u;
 };
 
@@ -242,6 +299,21 @@ const char *qrec_type_name(uint16_t type);
 /* Appends a one-line human-readable form of `rec` (no newline), for
  * sluice-log dump. Returns 0 or SLUICE_ENOMEM. */
 int qrec_format(const struct qrec *rec, struct buf *out);
+
+/* True when `c` is a valid set of settings for the tube `tube` (the
+ * rule of a TUBE_SET body; the snapshot holds the same). */
+bool qrec_tube_conf_valid(
+    const struct qrec_tube_conf *c, const char *tube, size_t tube_len);
+
+/* Writes or reads the settings part of a TUBE_SET body (after its tube
+ * name). The reader fails `r` on missing bytes; check the result with
+ * qrec_tube_conf_valid(). */
+void qrec_tube_conf_put(struct buf *out, const struct qrec_tube_conf *c);
+void qrec_tube_conf_get(struct rd *r, struct qrec_tube_conf *c);
+
+/* Appends " ttr=N max_attempts=N ..." for the fields `c` sets (or
+ * " (defaults)"), as qrec_format and the queue's dump write them. */
+void qrec_tube_conf_format(const struct qrec_tube_conf *c, struct buf *out);
 
 /* True when `name` is a valid tube name: 1-200 bytes of
  * [A-Za-z0-9_.:/-]. */

@@ -79,7 +79,10 @@ enum {
 	QUEUE_DEFAULT_MAX_ERROR = 1024,
 	QUEUE_DEFAULT_MAX_TTR_MS = 7 * 24 * 60 * 60 * 1000,
 	QUEUE_DEFAULT_MAX_TAKE_TUBES = 64,
-	QUEUE_DEFAULT_MAX_TUBES = 100000
+	QUEUE_DEFAULT_MAX_TUBES = 100000,
+	/* What a tube that does not set them gets (see tube set). */
+	QUEUE_DEFAULT_KEEP_DONE_MS = 0,         /* finished tasks: not kept */
+	QUEUE_DEFAULT_LOST_LEASE_IMMEDIATE = 1, /* a lost lease: ready again */
 };
 
 /* Limits and defaults used by decide (apply never reads them: records
@@ -305,6 +308,37 @@ struct queue_pause_req {
 int queue_decide_pause(struct queue *q, int64_t now,
     const struct queue_pause_req *req, struct qrec *out);
 
+struct queue_tube_set_req {
+	const char *tube;
+	size_t tube_len;
+	uint8_t set;   /* QREC_TS_* fields to take from `conf` */
+	uint8_t unset; /* QREC_TS_* fields back to the server's defaults */
+	struct qrec_tube_conf conf; /* the values of the fields in `set`
+	                               (conf.set is not read) */
+};
+
+/* Changes the fields of a tube's settings named in set and unset, and no
+ * other; the record carries the whole result (QREC_NONE when nothing
+ * changes). A tube the queue does not have is made. Errors:
+ * SLUICE_ETUBE (the tube, or the dead letter's name), SLUICE_EINVAL (a
+ * field both set and unset, an unknown field, ttr 0 or over the limit, a
+ * backoff cap below its base, keep_done out of range, a dead letter that
+ * is the tube itself), SLUICE_ELIMIT (max_tubes). */
+int queue_decide_tube_set(struct queue *q, int64_t now,
+    const struct queue_tube_set_req *req, struct qrec *out);
+
+struct queue_tube_delete_req {
+	const char *tube;
+	size_t tube_len;
+	bool force; /* its tasks are cancelled too (keys free at once) */
+};
+
+/* Removes a tube and its settings (its counters leave the totals).
+ * Errors: SLUICE_ETUBE, SLUICE_ENOTFOUND (a tube the queue does not
+ * have), SLUICE_ENOTEMPTY (it has tasks, without force). */
+int queue_decide_tube_delete(struct queue *q, int64_t now,
+    const struct queue_tube_delete_req *req, struct qrec *out);
+
 /* The server's timers and events. Each yields one record, or
  * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
 
@@ -486,8 +520,8 @@ struct queue_stats {
  * (now out of range) or SLUICE_ENOMEM (from the catch-up). */
 int queue_stats(struct queue *q, int64_t now, struct queue_stats *out);
 
-/* Tubes are numbered 0..queue_tube_count()-1 in creation order; a tube is
- * never removed. */
+/* Tubes are numbered 0..queue_tube_count()-1 in creation order; a
+ * TUBE_DELETE moves the tubes after it down one. */
 uint32_t queue_tube_count(const struct queue *q);
 
 /* O(1). SLUICE_ENOTFOUND past the last tube. */
@@ -497,6 +531,14 @@ int queue_tube_stats_at(
 /* O(1). SLUICE_ENOTFOUND when there is no such tube, SLUICE_ETUBE. */
 int queue_tube_stats(struct queue *q, int64_t now, const char *name,
     size_t name_len, struct queue_tube_stats *out);
+
+/* The settings in force for a tube: out->set says which the tube sets
+ * itself; every value is the one in force (the server's default where
+ * the tube sets none); dead_letter is empty unless set (borrowed until
+ * the next change). A tube the queue does not have has the defaults.
+ * SLUICE_ETUBE. */
+int queue_tube_settings(
+    struct queue *q, const char *name, size_t len, struct qrec_tube_conf *out);
 
 /* Appends a canonical text form of the whole state as of the queue's
  * clock: every task with every field, tubes with pauses and counters,
@@ -514,6 +556,7 @@ int queue_check(const struct queue *q, const char **why);
 /* Snapshot entry types, in the order they are written:
  *   META   u32 version, u64 lsn, u64 next_id, i64 clock
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters   (each tube)
+ *   TUBE_SET  the settings of the tube just before, when it has any
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
@@ -525,7 +568,8 @@ enum queue_snap_type {
 	QSNAP_TASK = 3,
 	QSNAP_REPL = 4,
 	QSNAP_DEDUP = 5,
-	QSNAP_END = 6
+	QSNAP_END = 6,
+	QSNAP_TUBE_SET = 18 /* numbered as the record of the same content */
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

@@ -20,7 +20,7 @@ samples(struct qrec *out)
 	static const char err[] = "connection refused";
 	size_t n = 0;
 
-	memset(out, 0, 20 * sizeof(*out));
+	memset(out, 0, 32 * sizeof(*out));
 	out[n].type = QREC_PUT;
 	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
 		1024, 60000, 5, T0, 0 };
@@ -94,6 +94,25 @@ samples(struct qrec *out)
 	out[n].type = QREC_TAKE_LEASE;
 	out[n].u.take = (struct qrec_take) { 7, 42, false, (3ull << 32) + 9 };
 	n++;
+	out[n].type = QREC_FAIL; /* to the dead letter tube */
+	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_MOVED, 0, 0, 0, err, 4,
+		"dead", 4 };
+	n++;
+	out[n].type = QREC_BURY; /* a lost lease, to the dead letter tube */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0,
+		0, NULL, 0, "dead", 4 };
+	n++;
+	out[n].type = QREC_TUBE_SET;
+	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6,
+		{ QREC_TS_ALL, 30000, 5, 100, 60000, 86400000, true, "dead",
+		    4 } };
+	n++;
+	out[n].type = QREC_TUBE_SET; /* back to every default */
+	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6, { 0 } };
+	n++;
+	out[n].type = QREC_TUBE_DELETE;
+	out[n].u.tube_delete = (struct qrec_tube_delete) { "emails", 6, true };
+	n++;
 	return n;
 }
 
@@ -142,8 +161,30 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(x->pri == y->pri && x->run_at == y->run_at);
 		assert_true(x->dedup_ms == y->dedup_ms);
 		same_bytes(x->text, x->text_len, y->text, y->text_len);
+		same_bytes(x->to, x->to_len, y->to, y->to_len);
 		break;
 	}
+	case QREC_TUBE_SET: {
+		const struct qrec_tube_conf *x = &a->u.tube_set.conf,
+		                            *y = &b->u.tube_set.conf;
+
+		same_bytes(a->u.tube_set.tube, a->u.tube_set.tube_len,
+		    b->u.tube_set.tube, b->u.tube_set.tube_len);
+		assert_true(x->set == y->set && x->ttr == y->ttr);
+		assert_true(x->max_attempts == y->max_attempts);
+		assert_true(x->backoff_base == y->backoff_base &&
+		    x->backoff_cap == y->backoff_cap);
+		assert_true(x->keep_done == y->keep_done &&
+		    x->lost_lease_immediate == y->lost_lease_immediate);
+		same_bytes(x->dead_letter, x->dead_letter_len, y->dead_letter,
+		    y->dead_letter_len);
+		break;
+	}
+	case QREC_TUBE_DELETE:
+		same_bytes(a->u.tube_delete.tube, a->u.tube_delete.tube_len,
+		    b->u.tube_delete.tube, b->u.tube_delete.tube_len);
+		assert_true(a->u.tube_delete.force == b->u.tube_delete.force);
+		break;
 	case QREC_TOUCH:
 		assert_true(a->u.touch.id == b->u.touch.id);
 		assert_true(a->u.touch.lease == b->u.touch.lease);
@@ -188,7 +229,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 static void
 test_every_record_round_trips(void **state)
 {
-	struct qrec recs[24], dec;
+	struct qrec recs[32], dec;
 	struct buf b, c;
 	size_t n = samples(recs);
 	bool seen[QREC_TYPE_END_] = { false };
@@ -209,7 +250,7 @@ test_every_record_round_trips(void **state)
 		seen[recs[i].type] = true;
 	}
 	for (int t = QREC_PUT; t < QREC_TYPE_END_; t++)
-		assert_true(seen[t]);
+		assert_true(seen[t] || strcmp(qrec_type_name(t), "?") == 0);
 	buf_free(&b);
 	buf_free(&c);
 }
@@ -219,7 +260,7 @@ test_every_record_round_trips(void **state)
 static void
 test_truncated_and_padded_bodies_are_corrupt(void **state)
 {
-	struct qrec recs[24], dec;
+	struct qrec recs[32], dec;
 	struct buf b;
 	size_t n = samples(recs);
 
@@ -265,7 +306,7 @@ test_unknown_types_are_corrupt(void **state)
 static void
 test_out_of_range_values_are_refused(void **state)
 {
-	struct qrec recs[24], bad;
+	struct qrec recs[32], bad;
 	struct buf b;
 	char longer[QREC_ERROR_MAX + 1];
 
@@ -321,6 +362,35 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.kick.id = 0);
 	bad = recs[18];
 	REFUSED(bad.u.pause.until = -5);
+	/* A dead letter move names a good tube; an ACK's goes in text. */
+	bad = recs[20];
+	REFUSED(bad.u.end.to_len = 0);
+	bad = recs[21];
+	REFUSED(bad.u.end.to = "a b");
+	bad = recs[9];
+	REFUSED((bad.u.end.to = "dead", bad.u.end.to_len = 4));
+	/* Settings: known fields only, zero when not set, ttr >= 1, cap >=
+	 * base, never the tube itself as its dead letter. */
+	bad = recs[22];
+	REFUSED(bad.u.tube_set.conf.set = 0x40 | QREC_TS_ALL);
+	bad = recs[22];
+	REFUSED(bad.u.tube_set.conf.ttr = 0);
+	bad = recs[22];
+	REFUSED(bad.u.tube_set.conf.backoff_cap = 99);
+	bad = recs[22];
+	REFUSED(bad.u.tube_set.conf.keep_done = -1);
+	bad = recs[22];
+	REFUSED((bad.u.tube_set.conf.dead_letter = "emails",
+	    bad.u.tube_set.conf.dead_letter_len = 6));
+	bad = recs[23];
+	REFUSED(bad.u.tube_set.conf.max_attempts = 3);
+	bad = recs[23];
+	REFUSED(bad.u.tube_set.conf.lost_lease_immediate = true);
+	bad = recs[23];
+	REFUSED((bad.u.tube_set.conf.dead_letter = "dead",
+	    bad.u.tube_set.conf.dead_letter_len = 4));
+	bad = recs[24];
+	REFUSED(bad.u.tube_delete.tube_len = 0);
 #undef REFUSED
 
 	/* The same through bytes: a TAKE whose detached flag is 2, a PUT
@@ -387,7 +457,7 @@ test_random_bodies_decode_canonically_or_not_at_all(void **state)
 static void
 test_format_reads_clearly(void **state)
 {
-	struct qrec recs[24];
+	struct qrec recs[32];
 	struct buf b;
 
 	(void)state;
@@ -460,8 +530,11 @@ scenario(struct tq *h)
 	struct queue_ack_req ar;
 	struct queue_fail_req fr;
 	struct queue_pause_req pr = { "u", 1, T0 + 500, true };
+	struct queue_tube_set_req sr;
+	struct queue_tube_delete_req dr = { "done", 4, true };
 	struct queue_task_view v;
 	struct qrec rec;
+	uint64_t held = 0;
 
 	for (int i = 0; i < 4; i++) {
 		queue_put_req_init(&req);
@@ -512,14 +585,33 @@ scenario(struct tq *h)
 	if (queue_decide_pause(h->q, h->now, &pr, &rec) == 0)
 		tq_commit(h, &rec);
 	tr.detached = true;
-	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0)
+	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0 &&
+	    tq_commit(h, &rec) == 0)
+		held = rec.u.take.id;
+	/* Settings: "t" buries into "dead"; then a tube goes away. */
+	memset(&sr, 0, sizeof(sr));
+	sr.tube = "t";
+	sr.tube_len = 1;
+	sr.set = QREC_TS_TTR | QREC_TS_DEAD_LETTER;
+	sr.conf.ttr = 5000;
+	sr.conf.dead_letter = "dead";
+	sr.conf.dead_letter_len = 4;
+	if (queue_decide_tube_set(h->q, h->now, &sr, &rec) == 0)
+		tq_commit(h, &rec);
+	if (queue_peek(h->q, h->now, held, &v) == 0 && v.state == QUEUE_TAKEN) {
+		struct queue_bury_req br = { v.id, v.lease, false };
+
+		if (queue_decide_bury(h->q, h->now, &br, &rec) == 0)
+			tq_commit(h, &rec);
+	}
+	if (queue_decide_tube_delete(h->q, h->now, &dr, &rec) == 0)
 		tq_commit(h, &rec);
 }
 
 static int
 write_corpus(const char *dir)
 {
-	struct qrec recs[24];
+	struct qrec recs[32];
 	size_t n = samples(recs);
 	struct buf b, body;
 	struct tq h;
