@@ -86,6 +86,10 @@ void cli_print_errors(
 void cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
     const char *to, bool json);
 
+/* ---- tube (cli_tube.c) ------------------------------------------------ */
+
+int cmd_tube(struct cli *cli, int argc, char **argv);
+
 /* ---- work (cli_work.c) ------------------------------------------------ */
 
 int cmd_work(struct cli *cli, int argc, char **argv);

@@ -81,8 +81,12 @@ enum msg_op {
 	MSG_OP_SNAPSHOT = 0x15,
 	MSG_OP_PROMOTE = 0x16,
 	MSG_OP_FOLLOW = 0x17,
-	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
+	MSG_OP_TUBE_SET = 0x1e,
+	MSG_OP_TUBE_SHOW = 0x1f,
+	/* 0x20, 0x22..0x27: what the beanstalk face needs (docs/beanstalk.md)
+	 */
 	MSG_OP_JOB = 0x20,
+	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_END_ /* one past the last op */
 };
 
@@ -264,6 +268,51 @@ struct msg_pause {
 	                beanstalk face); else SLUICE_ENOTFOUND */
 };
 
+/* A tube's settings (tube_set, tube_show, stats with `settings`). `set`
+ * says which the tube sets itself (MSG_TS_*); in a reply every value is
+ * the one in force (the server's default where the tube sets none), and
+ * dead_letter is empty unless set. */
+enum msg_tube_field {
+	MSG_TS_TTR = 0x01,
+	MSG_TS_MAX_ATTEMPTS = 0x02,
+	MSG_TS_BACKOFF = 0x04, /* base and cap */
+	MSG_TS_KEEP_DONE = 0x08,
+	MSG_TS_LOST_LEASE = 0x10,
+	MSG_TS_DEAD_LETTER = 0x20,
+	MSG_TS_ALL = 0x3f
+};
+
+struct msg_tube_conf {
+	uint8_t set;
+	uint64_t ttr; /* ms */
+	uint32_t max_attempts;
+	uint64_t backoff_base;     /* ms */
+	uint64_t backoff_cap;      /* ms */
+	uint64_t keep_done;        /* ms */
+	bool lost_lease_immediate; /* else a lost lease backs off as a fail */
+	struct msg_str dead_letter;
+};
+
+/* tube_set: the fields in conf.set take conf's values, those in `unset`
+ * go back to the server's defaults, the others stay. */
+struct msg_tube_set {
+	struct msg_str tube;
+	uint8_t unset;
+	struct msg_tube_conf conf;
+};
+
+struct msg_tube_delete {
+	struct msg_str tube;
+	bool force; /* flag 0x01: its tasks are deleted with it */
+};
+
+/* stats: `tube` first, as the member `tube` of the request it shares
+ * its place with. */
+struct msg_stats_req {
+	struct msg_str tube; /* len 0 = every tube */
+	bool settings; /* flag 0x01: each tube's settings follow its counts */
+};
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail
  *   touch, bury                  -> lease
@@ -271,7 +320,9 @@ struct msg_pause {
  *   kick_id, delete, peek        -> id
  *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
  *   flush, errors                -> tube
- *   stats                        -> tube (len 0 = every tube)
+ *   stats                        -> stats (its tube is also `tube`)
+ *   tube_set tube_delete
+ *   tube_show                    -> tube
  *   peek_next list pause
  *   follow                       -> url (1..MSG_URL_MAX bytes)
  *   job
@@ -295,6 +346,9 @@ struct msg_req {
 		struct msg_pause pause;
 		struct msg_str url;
 		struct msg_job job;
+		struct msg_stats_req stats;
+		struct msg_tube_set tube_set;
+		struct msg_tube_delete tube_delete;
 	};
 };
 
@@ -388,6 +442,7 @@ struct msg_tube_stats {
 	uint64_t paused_until;     /* unix ms; 0 = not paused */
 	uint64_t oldest_ready_age; /* ms; 0 = nothing ready */
 	struct msg_kvs more;       /* cumulative counters (protocol.md) */
+	struct msg_tube_conf conf; /* tubes of a stats with `settings` */
 };
 
 struct msg_stats {
@@ -399,6 +454,8 @@ struct msg_stats {
 	struct msg_str leader; /* followers: the leader's client URL */
 	struct msg_tube_stats totals;
 	struct msg_kvs more; /* log and replication state (protocol.md) */
+	bool settings;       /* reply flag 0x01 (asked by the request's): each
+	                        tube carries its settings (conf) */
 	uint32_t ntubes;
 	const struct msg_tube_stats *tubes; /* encode */
 	struct msg_iter it;                 /* decode: msg_next_tube_stats() */
@@ -424,6 +481,7 @@ struct msg_errors {
  *   kick, flush -> count       delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
+ *   tube_set, tube_show -> tube_conf    tube_delete -> count (its tasks)
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   delete, follow -> nothing */
@@ -447,6 +505,10 @@ struct msg_rep {
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
+		struct {
+			struct msg_str tube;
+			struct msg_tube_conf conf;
+		} tube_conf;
 	};
 };
 

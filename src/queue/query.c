@@ -370,6 +370,7 @@ tube_stats(
 	out->taken = tb->ntaken;
 	out->buried = tb->buried.len;
 	out->paused_until = tb->paused_until;
+	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;
 	out->ctr = tb->ctr;

@@ -498,6 +498,7 @@ struct queue_tube_stats {
 	int64_t paused_until;     /* 0: not paused */
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
+	uint8_t settings;         /* QREC_TS_* the tube sets itself */
 	struct queue_counters ctr;
 };
 

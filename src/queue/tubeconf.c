@@ -83,8 +83,8 @@ queue_tube_dead_letter(const struct queue *q, const struct tube *tb,
 }
 
 int
-queue_tube_settings(struct queue *q, const char *name, size_t len,
-    struct qrec_tube_conf *out)
+queue_tube_settings(
+    struct queue *q, const char *name, size_t len, struct qrec_tube_conf *out)
 {
 	const struct tube *tb;
 	struct qrec_tube_conf c;

@@ -31,11 +31,13 @@ max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* A lease's end of `type` with `outcome`, every field at its widest. */
+/* A lease's end of `type` with `outcome`, every field at its widest (a
+ * move to a dead-letter tube names the longest tube). */
 static uint64_t
 end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
     size_t text_len)
 {
+	static char tube[QREC_NAME_MAX];
 	struct qrec r;
 
 	memset(&r, 0, sizeof(r));
@@ -52,6 +54,11 @@ end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
 		r.u.end.dedup_ms = UINT32_MAX;
 	r.u.end.text = text;
 	r.u.end.text_len = text_len;
+	if (outcome == QREC_MOVED) {
+		memset(tube, 'x', sizeof(tube));
+		r.u.end.to = tube;
+		r.u.end.to_len = sizeof(tube);
+	}
 	return framed(&r);
 }
 
@@ -86,6 +93,14 @@ reserve_sizes_init(struct reserve_sizes *z)
 	end = max_u64(end,
 	    end_size(
 	        QREC_FAIL, QREC_BY_CLIENT, QREC_BURIED, text, sizeof(text)));
+	/* buried into the tube's dead-letter tube instead */
+	end = max_u64(end,
+	    end_size(
+	        QREC_FAIL, QREC_BY_CLIENT, QREC_MOVED, text, sizeof(text)));
+	end =
+	    max_u64(end, end_size(QREC_BURY, QREC_BY_TTR, QREC_MOVED, NULL, 0));
+	bury = max_u64(
+	    bury, end_size(QREC_BURY, QREC_BY_CLIENT, QREC_MOVED, NULL, 0));
 	/* beanstalk's bury with a new priority: a release, then a bury */
 	end = max_u64(end, release + bury);
 	/* a delete of a taken task ends its lease too */
