@@ -74,7 +74,13 @@ void cli_print_task_json(FILE *f, const struct sluice_task *t);
 void cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n,
     uint64_t omitted, bool json);
 
+/* The table of counts, then the settings tubes set themselves. */
 void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
+
+/* Setting `i` (the bit 1 << i of SLUICE_TS_*) for people: "30s", "5",
+ * "1s, doubling, at most 1h", ... */
+void cli_tube_setting_text(
+    const struct sluice_tube_conf *c, unsigned i, char *out, size_t n);
 
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);

@@ -48,10 +48,10 @@ parse_backoff(struct cli *cli, const char *s, struct sluice_tube_conf *c)
 		    s);
 	memcpy(base, s, (size_t)(comma - s));
 	base[comma - s] = '\0';
-	if (cli_parse_ms(cli, "--backoff's BASE", base, 0,
-	        &c->backoff_base_ms) != 0 ||
-	    cli_parse_ms(cli, "--backoff's CAP", comma + 1, 0,
-	        &c->backoff_cap_ms) != 0)
+	if (cli_parse_ms(
+	        cli, "--backoff's BASE", base, 0, &c->backoff_base_ms) != 0 ||
+	    cli_parse_ms(
+	        cli, "--backoff's CAP", comma + 1, 0, &c->backoff_cap_ms) != 0)
 		return EXIT_USAGE;
 	if (c->backoff_cap_ms < c->backoff_base_ms)
 		return cli_usage_error(
@@ -144,45 +144,6 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 	return 0;
 }
 
-/* "30s", "5", "1s, doubling, at most 1h", ... for people. */
-static void
-setting_text(const struct sluice_tube_conf *c, unsigned i, char *out, size_t n)
-{
-	char a[32], b[32];
-
-	switch (1u << i) {
-	case SLUICE_TS_TTR:
-		dur_fmt(out, n, c->ttr_ms);
-		break;
-	case SLUICE_TS_MAX_ATTEMPTS:
-		if (c->max_attempts == 0)
-			snprintf(out, n, "unlimited");
-		else
-			snprintf(out, n, "%" PRIu32, c->max_attempts);
-		break;
-	case SLUICE_TS_BACKOFF:
-		dur_fmt(a, sizeof(a), c->backoff_base_ms);
-		dur_fmt(b, sizeof(b), c->backoff_cap_ms);
-		snprintf(out, n, "%s, doubling, at most %s", a, b);
-		break;
-	case SLUICE_TS_KEEP_DONE:
-		if (c->keep_done_ms == 0)
-			snprintf(out, n, "not kept");
-		else
-			dur_fmt(out, n, c->keep_done_ms);
-		break;
-	case SLUICE_TS_LOST_LEASE:
-		snprintf(out, n, "%s",
-		    c->lost_lease_immediate ? "ready at once (immediate)"
-		                            : "as a fail (backoff)");
-		break;
-	default:
-		snprintf(out, n, "%s",
-		    c->dead_letter[0] ? c->dead_letter : "none: buried in place");
-		break;
-	}
-}
-
 static void
 print_conf(const char *tube, const struct sluice_tube_conf *c, bool json)
 {
@@ -195,7 +156,7 @@ print_conf(const char *tube, const struct sluice_tube_conf *c, bool json)
 	}
 	printf("tube %s\n", tube);
 	for (unsigned i = 0; i < 6; i++) {
-		setting_text(c, i, val, sizeof(val));
+		cli_tube_setting_text(c, i, val, sizeof(val));
 		printf("  %-13s %s%s\n", json_tube_fields[i], val,
 		    c->set & (1u << i) ? "" : " (default)");
 	}

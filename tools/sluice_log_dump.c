@@ -255,34 +255,6 @@ static const char *const reasons[] = { "client", "ttr", "session", "restart" };
 static const char *const outcomes[] = { "deleted", "wait", "buried", "moved",
 	"replaced" };
 
-/* The settings a TUBE_SET gives its tube: those it sets, null for the
- * others (the server's defaults). */
-static void
-json_tube_conf(struct buf *b, const struct qrec_tube_conf *c)
-{
-	static const char *const names[] = { "ttr", "max_attempts",
-		"backoff_base", "backoff_cap", "keep_done" };
-	const uint8_t bits[] = { QREC_TS_TTR, QREC_TS_MAX_ATTEMPTS,
-		QREC_TS_BACKOFF, QREC_TS_BACKOFF, QREC_TS_KEEP_DONE };
-	const int64_t vals[] = { c->ttr, c->max_attempts, c->backoff_base,
-		c->backoff_cap, c->keep_done };
-
-	for (size_t i = 0; i < sizeof(bits); i++)
-		if (c->set & bits[i])
-			buf_printf(b, ",\"%s\":%" PRId64, names[i], vals[i]);
-		else
-			buf_printf(b, ",\"%s\":null", names[i]);
-	buf_printf(b, ",\"lost_lease\":%s",
-	    !(c->set & QREC_TS_LOST_LEASE) ? "null"
-	        : c->lost_lease_immediate  ? "\"immediate\""
-	                                   : "\"backoff\"");
-	buf_printf(b, ",\"dead_letter\":");
-	if (c->set & QREC_TS_DEAD_LETTER)
-		lt_json_str(b, c->dead_letter, c->dead_letter_len);
-	else
-		buf_printf(b, "null");
-}
-
 static void
 json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 {
@@ -365,7 +337,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		buf_printf(b, ",\"until\":%" PRId64, r->u.pause.until);
 		break;
 	case QREC_TUBE_SET:
-		json_tube_conf(b, &r->u.tube_set.conf);
+		lt_json_tube_conf(b, &r->u.tube_set.conf);
 		break;
 	case QREC_TUBE_DELETE:
 		buf_printf(b, ",\"force\":%s",

@@ -550,6 +550,47 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
 	    c->session_released, c->replace);
 }
 
+/* After a tube's counts: "settings":{...} the tube sets itself (in the
+ * counts' object, as `sluice stats --json` puts them), when it has any. */
+static void
+state_settings_json(
+    struct buf *b, struct queue *q, const struct queue_tube_stats *ts)
+{
+	struct qrec_tube_conf c;
+
+	if (ts->settings == 0 ||
+	    queue_tube_settings(q, ts->name, ts->name_len, &c) != 0)
+		return;
+	b->len--; /* the counts' closing brace */
+	buf_printf(b, ",\"settings\":{\"tube\":");
+	lt_json_str(b, ts->name, ts->name_len);
+	lt_json_tube_conf(b, &c);
+	buf_printf(b, "}}");
+}
+
+/* The settings tubes set themselves, a line a tube. */
+static void
+state_settings_text(struct buf *b, struct queue *q, int64_t now)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < queue_tube_count(q); i++) {
+		struct queue_tube_stats ts;
+		struct qrec_tube_conf c;
+
+		if (queue_tube_stats_at(q, now, i, &ts) != 0 ||
+		    ts.settings == 0 ||
+		    queue_tube_settings(q, ts.name, ts.name_len, &c) != 0)
+			continue;
+		if (!any)
+			buf_printf(b, "\nsettings of their own:\n");
+		any = true;
+		buf_printf(b, "  %-22.*s", (int)ts.name_len, ts.name);
+		qrec_tube_conf_format(&c, b);
+		buf_printf(b, "\n");
+	}
+}
+
 /* Checks `--at` against what the directory still holds, by file names:
  * rebuilding a state starts from a snapshot at or before it, or from
  * LSN 1. */
@@ -696,6 +737,7 @@ lt_cmd_state(int argc, char **argv)
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
 			    ts.buried, ts.paused_until, ts.oldest_ready_age,
 			    &ts.ctr);
+			state_settings_json(&b, sc.q, &ts);
 			if (ts.oldest_ready_age > oldest_age)
 				oldest_age = ts.oldest_ready_age;
 		}
@@ -759,6 +801,7 @@ lt_cmd_state(int argc, char **argv)
 		    "%-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 		    "\n",
 		    "(total)", st.ready, st.delayed, st.taken, st.buried);
+		state_settings_text(&b, sc.q, st.clock);
 		if (old.have) {
 			char created[40], age[24];
 

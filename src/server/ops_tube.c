@@ -24,7 +24,8 @@ ops_tube_conf_to_msg(const struct qrec_tube_conf *q, struct msg_tube_conf *m)
 	m->backoff_cap = q->backoff_cap;
 	m->keep_done = (uint64_t)q->keep_done;
 	m->lost_lease_immediate = q->lost_lease_immediate;
-	m->dead_letter = (struct msg_str) { q->dead_letter, q->dead_letter_len };
+	m->dead_letter =
+	    (struct msg_str) { q->dead_letter, q->dead_letter_len };
 }
 
 /* Answers with the tube's settings as they are now. */
