@@ -49,8 +49,8 @@ static void
 assert_out_has(const char *want)
 {
 	if (strstr(out, want) == NULL)
-		fail_msg("wanted \"%s\" in the output:\n%s\n%s", want, out,
-		    err);
+		fail_msg(
+		    "wanted \"%s\" in the output:\n%s\n%s", want, out, err);
 }
 
 static struct sluice_tube_conf
@@ -123,9 +123,9 @@ settings_survive(void **state, bool snapshot)
 	it_start(s);
 	c = it_client(s);
 	first = put_plain(c, "mail", "before");
-	assert_int_equal(cli(s, "tube", "set", "mail", "--ttr", "5s",
-	                     "--max-attempts", "3", "--backoff", "150ms,400ms",
-	                     "--keep-done", "1h", NULL),
+	assert_int_equal(
+	    cli(s, "tube", "set", "mail", "--ttr", "5s", "--max-attempts", "3",
+	        "--backoff", "150ms,400ms", "--keep-done", "1h", NULL),
 	    0);
 	assert_out_has("ttr           5s\n");
 	assert_int_equal(
@@ -160,7 +160,8 @@ settings_survive(void **state, bool snapshot)
 	if (snapshot)
 		it_rc(c, sluice_snapshot(c, NULL), 0);
 	/* after the snapshot, a change only the log holds */
-	assert_int_equal(cli(s, "tube", "set", "other", "--ttr", "2s", NULL), 0);
+	assert_int_equal(
+	    cli(s, "tube", "set", "other", "--ttr", "2s", NULL), 0);
 	it_crash_restart(s, &c);
 
 	assert_mail_settings(c);
@@ -178,8 +179,8 @@ settings_survive(void **state, bool snapshot)
 	assert_int_equal(t->max_attempts, 3);
 	sluice_task_free(t);
 	it_crash_restart(s, &c);
-	assert_int_equal(show(c, "mail").set,
-	    SLUICE_TS_MAX_ATTEMPTS | SLUICE_TS_BACKOFF);
+	assert_int_equal(
+	    show(c, "mail").set, SLUICE_TS_MAX_ATTEMPTS | SLUICE_TS_BACKOFF);
 	sluice_close(c);
 }
 
@@ -205,20 +206,18 @@ test_bad_settings_are_refused(void **state)
 
 	it_start(s);
 	c = it_client(s);
-	assert_int_equal(cli(s, "tube", "set", "jobs", "--dead-letter", "jobs",
-	                     NULL),
-	    1);
+	assert_int_equal(
+	    cli(s, "tube", "set", "jobs", "--dead-letter", "jobs", NULL), 1);
 	if (strstr(err, "cannot be its own dead letter") == NULL)
 		fail_msg("no reason in: %s", err);
-	assert_int_equal(cli(s, "tube", "set", "jobs", "--backoff", "2s,1s",
-	                     NULL),
-	    2);
 	assert_int_equal(
-	    cli(s, "tube", "set", "jobs", "--ttr", "default", "--ttr", "1s",
-	        NULL),
+	    cli(s, "tube", "set", "jobs", "--backoff", "2s,1s", NULL), 2);
+	assert_int_equal(cli(s, "tube", "set", "jobs", "--ttr", "default",
+	                     "--ttr", "1s", NULL),
 	    2);
 	assert_int_equal(cli(s, "tube", "set", "jobs", NULL), 2);
-	assert_int_equal(cli(s, "tube", "show", "jobs", "--ttr", "1s", NULL), 2);
+	assert_int_equal(
+	    cli(s, "tube", "show", "jobs", "--ttr", "1s", NULL), 2);
 	memset(&conf, 0, sizeof(conf));
 	conf.set = SLUICE_TS_TTR;
 	it_rc(c, sluice_tube_set(c, "jobs", &conf, 0, NULL), SLUICE_EINVAL);
@@ -323,14 +322,15 @@ test_dead_letters_arrive_ready_and_survive_a_crash(void **state)
 	it_crash_restart(s, &c);
 
 	/* through the CLI: where each went, what it kept */
-	assert_int_equal(cli(s, "list", "-t", "orders.dead", "--payloads", "--json",
-	                     NULL), 0);
+	assert_int_equal(
+	    cli(s, "list", "-t", "orders.dead", "--payloads", "--json", NULL),
+	    0);
 	assert_out_has("\"payload\":\"fail me\"");
 	assert_out_has("\"last_error\":\"card declined\"");
 	assert_out_has("\"payload\":\"bury me\"");
 	assert_out_has("\"payload\":\"lose me\"");
-	assert_dead(c, failed, "orders.dead", 1, "out of stock",
-	    "after the snapshot");
+	assert_dead(
+	    c, failed, "orders.dead", 1, "out of stock", "after the snapshot");
 	k = it_counts(c, "orders.dead");
 	assert_true(k.ready == 4 && k.buried == 0);
 	assert_true(it_counts(c, "orders.dead2").ready == 0);
