@@ -773,6 +773,7 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 {
 	const struct msg_fail *m = &req->fail;
 	struct queue_fail_req a = { 0 };
+	size_t room = RESERVE_ERROR_MAX;
 	struct qrec r;
 	int rc = SLUICE_EINVAL;
 
@@ -786,11 +787,12 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_fail(c->q, c->now, &a, &r);
 	}
-	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text: a
-	 * longer one is written whole only beyond the floor, and cut when
-	 * the log is that full. */
-	if (rc == 0 && r.type == QREC_FAIL &&
-	    r.u.end.text_len > RESERVE_ERROR_MAX) {
+	/* The reserve holds a fail with RESERVE_ERROR_MAX bytes of text and
+	 * dead-letter tube name: a longer one is written whole only beyond
+	 * the floor, and cut when the log is that full. */
+	if (rc == 0 && r.type == QREC_FAIL)
+		room -= r.u.end.to_len;
+	if (rc == 0 && r.type == QREC_FAIL && r.u.end.text_len > room) {
 		uint64_t lsn;
 
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
@@ -799,8 +801,8 @@ op_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 			return;
 		}
 		if (rc == SLUICE_ENOSPC) {
-			r.u.end.text_len =
-			    reserve_error_len(r.u.end.text, r.u.end.text_len);
+			r.u.end.text_len = reserve_error_len(
+			    r.u.end.text, r.u.end.text_len, room);
 			rc = 0;
 		}
 	}

@@ -93,14 +93,14 @@ reserve_sizes_init(struct reserve_sizes *z)
 	end = max_u64(end,
 	    end_size(
 	        QREC_FAIL, QREC_BY_CLIENT, QREC_BURIED, text, sizeof(text)));
-	/* buried into the tube's dead-letter tube instead */
+	/* buried into the tube's dead-letter tube instead: the tube's name
+	 * takes its room from the fail's text (reserve_error_len) */
 	end = max_u64(end,
-	    end_size(
-	        QREC_FAIL, QREC_BY_CLIENT, QREC_MOVED, text, sizeof(text)));
-	end =
-	    max_u64(end, end_size(QREC_BURY, QREC_BY_TTR, QREC_MOVED, NULL, 0));
+	    end_size(QREC_FAIL, QREC_BY_CLIENT, QREC_MOVED, text,
+	        sizeof(text) - QREC_NAME_MAX));
 	bury = max_u64(
-	    bury, end_size(QREC_BURY, QREC_BY_CLIENT, QREC_MOVED, NULL, 0));
+	    bury, end_size(QREC_BURY, QREC_BY_TTR, QREC_MOVED, NULL, 0));
+	end = max_u64(end, bury);
 	/* beanstalk's bury with a new priority: a release, then a bury */
 	end = max_u64(end, release + bury);
 	/* a delete of a taken task ends its lease too */
@@ -150,13 +150,13 @@ reserve_margin(const struct reserve_sizes *z, uint64_t pool)
 }
 
 size_t
-reserve_error_len(const char *text, size_t len)
+reserve_error_len(const char *text, size_t len, size_t max)
 {
 	size_t n = len;
 
-	if (n <= RESERVE_ERROR_MAX)
+	if (n <= max)
 		return n;
-	n = RESERVE_ERROR_MAX;
+	n = max;
 	/* Back off continuation bytes (10xxxxxx): the cut falls before the
 	 * character they belong to. At most 3 in valid UTF-8. */
 	for (int i = 0;

@@ -48,7 +48,7 @@ fail_with(const char *text, size_t len, uint8_t outcome)
 static void
 test_reserve_sizes_are_the_framed_records(void **state)
 {
-	static char text[RESERVE_ERROR_MAX + REC_ALIGN];
+	static char text[RESERVE_ERROR_MAX + 2 * REC_ALIGN];
 	struct reserve_sizes z;
 	struct qrec r;
 	(void)state;
@@ -57,8 +57,13 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	reserve_sizes_init(&z);
 	assert_int_equal(z.take, rec_size(8 + 8 + 1 + 8));
 	assert_int_equal(z.kick, rec_size(8));
-	assert_int_equal(
-	    z.end, rec_size(8 + 8 + 1 + 2 + RESERVE_ERROR_MAX + 8));
+	/* the end: beanstalk's release with a priority (8 + 8 + 1 + 1 + 4
+	 * + 8) and bury into a dead-letter tube of the longest name (8 + 8 +
+	 * 1 + 1 + 2 + 200), more than a fail with all its text (8 + 8 + 1 +
+	 * 2 + RESERVE_ERROR_MAX + 8) */
+	assert_true(rec_size(8 + 8 + 1 + 2 + RESERVE_ERROR_MAX + 8) <
+	    rec_size(30) + rec_size(20 + QREC_NAME_MAX));
+	assert_int_equal(z.end, rec_size(30) + rec_size(20 + QREC_NAME_MAX));
 	/* each with a header */
 	assert_true(z.take > REC_HDR_SIZE && z.kick > REC_HDR_SIZE);
 
@@ -73,9 +78,20 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	assert_true(framed(&r) <= z.end);
 	r = fail_with(text, RESERVE_ERROR_MAX, QREC_BURIED);
 	assert_true(framed(&r) <= z.end);
+	/* to a dead-letter tube: its name takes room from the text */
+	{
+		static char tube[QREC_NAME_MAX];
+
+		memset(tube, 't', sizeof(tube));
+		r = fail_with(
+		    text, RESERVE_ERROR_MAX - QREC_NAME_MAX, QREC_MOVED);
+		r.u.end.to = tube;
+		r.u.end.to_len = sizeof(tube);
+		assert_true(framed(&r) <= z.end);
+	}
 	/* ... and a longer text (past the padding) does not: that is why
 	 * it is cut */
-	r = fail_with(text, RESERVE_ERROR_MAX + REC_ALIGN, QREC_WAIT);
+	r = fail_with(text, RESERVE_ERROR_MAX + 2 * REC_ALIGN, QREC_WAIT);
 	assert_true(framed(&r) > z.end);
 
 	memset(&r, 0, sizeof(r));
@@ -147,26 +163,31 @@ test_reserve_error_len_cuts_between_characters(void **state)
 	(void)state;
 
 	memset(text, 'a', sizeof(text));
-	assert_int_equal(reserve_error_len(text, 10), 10);
+	assert_int_equal(reserve_error_len(text, 10, RESERVE_ERROR_MAX), 10);
 	assert_int_equal(
-	    reserve_error_len(text, RESERVE_ERROR_MAX), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, RESERVE_ERROR_MAX, RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 
 	/* "é" (2 bytes) across the limit: cut before it */
 	memcpy(text + RESERVE_ERROR_MAX - 1, "\xc3\xa9", 2);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX - 1);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX - 1);
 	/* "€" (3 bytes) ending exactly at the limit: kept */
 	memset(text, 'a', sizeof(text));
 	memcpy(text + RESERVE_ERROR_MAX - 3, "\xe2\x82\xac", 3);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 	/* a 4-byte character starting 2 bytes before it: cut before */
 	memset(text, 'a', sizeof(text));
 	memcpy(text + RESERVE_ERROR_MAX - 2, "\xf0\x9f\x98\x80", 4);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX - 2);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX - 2);
 }
 
 int
