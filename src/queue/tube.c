@@ -53,7 +53,8 @@ tube_conf_new(const struct qrec_tube_conf *c, struct tube_conf **out)
 	if ((tc = malloc(sizeof(*tc))) == NULL)
 		return SLUICE_ENOMEM;
 	tc->v = *c;
-	memcpy(tc->dead_letter, c->dead_letter, c->dead_letter_len);
+	if (c->dead_letter_len > 0)
+		memcpy(tc->dead_letter, c->dead_letter, c->dead_letter_len);
 	tc->v.dead_letter = tc->dead_letter;
 	*out = tc;
 	return 0;
