@@ -31,6 +31,9 @@
  *                                  a recurring task; ACK --to (other tube)
  *   taken   -> buried              FAIL at max_attempts; BURY (client, or
  *                                  ttr / session / restart at max_attempts)
+ *   taken   -> ready (other tube)  the same FAIL and BURY (outcome MOVED)
+ *                                  in a tube with a dead-letter tube
+ *   any     -> (gone)              TUBE_DELETE with force of its tube
  *   ready | delayed -> buried      BURY by an operator (force)
  *   buried | delayed -> ready      KICK
  *   any     -> (gone)              ACK, DELETE, FLUSH of its tube
@@ -131,8 +134,8 @@ struct queue_put_req {
 	uint32_t pri;
 	int64_t delay_ms;      /* from now; used when run_at == 0 */
 	int64_t run_at;        /* absolute unix ms; 0: now + delay_ms */
-	uint32_t ttr_ms;       /* 0: the configured default */
-	uint32_t max_attempts; /* 0: unlimited */
+	uint32_t ttr_ms;       /* 0: the tube's, else the configured default */
+	uint32_t max_attempts; /* 0: the tube's, else unlimited */
 	int64_t period_ms;     /* 0: not recurring */
 	const char *key;       /* key_len 0: no key */
 	size_t key_len;
@@ -230,8 +233,10 @@ struct queue_fail_req {
 	bool force; /* the lease is not checked */
 };
 
-/* Failed: buried when max_attempts > 0 and attempts >= max_attempts, else
- * delayed by delay_ms or the backoff (base * 2^(attempts-1), capped).
+/* Failed: buried when max_attempts > 0 and attempts >= max_attempts (or
+ * moved, ready, to its tube's dead-letter tube, attempts kept), else
+ * delayed by delay_ms or its tube's backoff (base * 2^(attempts-1),
+ * capped).
  * The text becomes last_error. Errors: the lease rule, SLUICE_ELIMIT (text
  * over max_error), SLUICE_EINVAL (delay). */
 int queue_decide_fail(struct queue *q, int64_t now,
@@ -253,7 +258,8 @@ struct queue_bury_req {
 	bool force; /* the lease is not checked; a waiting task may be parked */
 };
 
-/* Parks a task. A taken task follows the lease rule. A ready or delayed
+/* Parks a task. A taken task follows the lease rule, and goes to its
+ * tube's dead-letter tube (ready) when the tube has one. A ready or delayed
  * task is parked only with `force` (an operator's act: nobody holds a
  * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE. */
 int queue_decide_bury(struct queue *q, int64_t now,
@@ -343,7 +349,8 @@ int queue_decide_tube_delete(struct queue *q, int64_t now,
  * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
 
 /* The lease with the earliest deadline <= now: RELEASE (reason TTR, ready
- * at once, attempts kept), or BURY when max_attempts is reached. */
+ * at once, attempts kept), or BURY when max_attempts is reached (to the
+ * tube's dead-letter tube when it has one). */
 int queue_decide_expired(struct queue *q, int64_t now, struct qrec *out);
 
 /* A task held under a session lease by `session`: RELEASE or BURY as for
