@@ -436,15 +436,57 @@ rnd(struct run *r, uint64_t n)
 	return t_below(&r->rnd, n);
 }
 
+/* The seams between tube settings and the server's, over every seed: a
+ * task kept as done by its tube's own keep_done where the server keeps
+ * none, a lost lease under its tube's own retry where the server's
+ * differs, a lost lease at max_attempts and a fatal fail moved to a dead
+ * letter. Each must happen, or the model did not test it. */
+static struct {
+	uint64_t own_keep, own_retry, lost_moved, fatal_moved;
+} seams;
+
+/* Counts the seams a record is about to cross (the model has not
+ * applied it yet: its task is as it was). */
+static void
+count_seams(struct run *r, const struct qrec *rec)
+{
+	const struct model *m = r->m;
+	const struct qrec_end *e = &rec->u.end;
+	const struct mt *t;
+	const struct mconf *c;
+
+	if (rec->type != QREC_ACK && rec->type != QREC_FAIL &&
+	    rec->type != QREC_SETBACK)
+		return;
+	if ((t = m_find(r->m, e->id)) == NULL)
+		return;
+	c = &m->conf[t->tube];
+	if (rec->type == QREC_ACK && e->outcome == QREC_DONE &&
+	    (c->set & QREC_TS_KEEP_DONE) && m->cfg.keep_done_ms == 0)
+		seams.own_keep++;
+	if (rec->type == QREC_SETBACK && e->outcome == QREC_WAIT &&
+	    (c->set & QREC_TS_LOST_LEASE) &&
+	    c->immediate != (m->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE))
+		seams.own_retry++;
+	if (rec->type == QREC_SETBACK && e->outcome == QREC_MOVED &&
+	    e->reason != QREC_BY_CLIENT)
+		seams.lost_moved++;
+	if (rec->type == QREC_FAIL && e->outcome == QREC_MOVED &&
+	    (t->maxa == 0 || t->attempts < t->maxa))
+		seams.fatal_moved++;
+}
+
 static void
 commit(struct run *r, const struct qrec *rec)
 {
+	count_seams(r, rec);
 	assert_int_equal(tq_commit(&r->h, rec), 0);
 	if (rec->type != QREC_NONE)
 		r->records++;
 	r->tube_sets += rec->type == QREC_TUBE_SET;
 	r->tube_deletes += rec->type == QREC_TUBE_DELETE;
-	r->dead_letters += (rec->type == QREC_FAIL || rec->type == QREC_BURY) &&
+	r->dead_letters += (rec->type == QREC_FAIL || rec->type == QREC_BURY ||
+	                       rec->type == QREC_SETBACK) &&
 	    rec->u.end.outcome == QREC_MOVED;
 }
 
@@ -1775,9 +1817,15 @@ test_queue_agrees_with_the_model(void **state)
 		run_seed(seeds[i] + base,
 		    i == 0 ? QUEUE_RETRY_IMMEDIATE : QUEUE_RETRY_BACKOFF, &ops,
 		    &records);
-	fprintf(stderr, "model: %" PRIu64 " operations, %" PRIu64 " records\n",
-	    ops, records);
+	fprintf(stderr,
+	    "model: %" PRIu64 " operations, %" PRIu64 " records; kept by "
+	    "a tube %" PRIu64 ", lost leases by a tube's retry %" PRIu64
+	    ", lost leases moved %" PRIu64 ", fatal fails moved %" PRIu64 "\n",
+	    ops, records, seams.own_keep, seams.own_retry, seams.lost_moved,
+	    seams.fatal_moved);
 	assert_true(ops >= 100000);
+	assert_true(seams.own_keep > 0 && seams.own_retry > 0);
+	assert_true(seams.lost_moved > 0 && seams.fatal_moved > 0);
 }
 
 int
