@@ -80,8 +80,9 @@ assert_mail_settings(struct sluice_client *c)
 	assert_true(conf.ttr_ms == 5000);
 	assert_int_equal(conf.max_attempts, 3);
 	assert_true(conf.backoff_base_ms == 150 && conf.backoff_cap_ms == 400);
-	/* the others are the server's */
-	assert_int_equal(conf.lost_lease_immediate, 1);
+	/* the others are the server's (--lost-lease-retry backoff, its
+	 * default) */
+	assert_int_equal(conf.lost_lease_immediate, 0);
 	assert_string_equal(conf.dead_letter, "");
 }
 

@@ -1509,13 +1509,12 @@ doc_tube_examples(struct buf *b)
 	                .max_attempts = 5,
 	                .backoff_base = 1000,
 	                .backoff_cap = 3600000,
-	                .lost_lease_immediate = true,
 	                .dead_letter = S("dead") } } });
 	assert_hex(b,
 	    "53 01 1e 00 00 00 06 00 65 6d 61 69 6c 73 23 30"
 	    "75 00 00 00 00 00 00 05 00 00 00 e8 03 00 00 00"
 	    "00 00 00 80 ee 36 00 00 00 00 00 00 00 00 00 00"
-	    "00 00 00 01 04 00 64 65 61 64");
+	    "00 00 00 00 04 00 64 65 61 64");
 	encode_req(b,
 	    &(struct msg_req) { .op = MSG_OP_TUBE_SHOW, .tube = S("emails") });
 	assert_hex(b, "53 01 1f 00 06 00 65 6d 61 69 6c 73");
