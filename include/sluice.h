@@ -97,6 +97,7 @@ enum sluice_error {
 	SLUICE_EEXIST = 23,     /* the key belongs to a live task */
 	SLUICE_EPAUSED = 24,    /* the tube is paused */
 	SLUICE_ELIMIT = 25,     /* a count or text exceeds its limit */
+	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_ERRMAX_
 };
 
@@ -139,6 +140,7 @@ enum sluice_role {
 #define SLUICE_BATCH_MAX       1000  /* tasks per batch put, ack, delete */
 #define SLUICE_TAKE_MAX        1000  /* tasks per sluice_take */
 #define SLUICE_LIST_MAX        1000  /* tasks per sluice_list */
+#define SLUICE_TUBE_MAX        200   /* bytes of a tube name */
 
 struct sluice_client;
 
@@ -589,6 +591,57 @@ SLUICE_API int sluice_peek_key(
 SLUICE_API int sluice_peek_next(struct sluice_client *c, const char *tube,
     int state, struct sluice_task **task);
 
+/* The settings a tube may carry (sluice_tube_set): each one is the
+ * tube's own, or the server's default. */
+enum sluice_tube_field {
+	SLUICE_TS_TTR = 0x01,          /* a put's ttr when it gives none */
+	SLUICE_TS_MAX_ATTEMPTS = 0x02, /* a put's max_attempts when it gives
+	                                  none (0) */
+	SLUICE_TS_BACKOFF = 0x04,      /* a fail's delay: base, doubling, cap */
+	SLUICE_TS_KEEP_DONE = 0x08,    /* how long finished tasks are kept */
+	SLUICE_TS_LOST_LEASE = 0x10,   /* a lost lease (ttr, disconnect): ready
+	                                  at once, or the fail's backoff */
+	SLUICE_TS_DEAD_LETTER = 0x20,  /* where buried tasks go, ready */
+	SLUICE_TS_ALL = 0x3f
+};
+
+struct sluice_tube_conf {
+	unsigned set; /* SLUICE_TS_*: the fields the tube sets itself; in a
+	                 result the others hold the server's defaults */
+	uint64_t ttr_ms;
+	uint32_t max_attempts; /* 0: unlimited */
+	uint64_t backoff_base_ms;
+	uint64_t backoff_cap_ms;
+	uint64_t keep_done_ms;    /* 0: finished tasks are not kept */
+	int lost_lease_immediate; /* 1: ready at once; 0: as a fail */
+	char dead_letter[SLUICE_TUBE_MAX + 1]; /* "": none */
+};
+
+/* Changes a tube's settings: the fields in set->set take set's values,
+ * those in `unset` go back to the server's defaults, the others stay.
+ * `set` may be NULL (only unset); `*now` (optional) gets the settings
+ * after the change. A tube set this way is made if need be and listed by
+ * stats even without tasks. Returns 0; SLUICE_ETUBE (the tube or the
+ * dead letter's name); SLUICE_EINVAL (a field both set and unset, ttr 0
+ * or over 7 days, a backoff cap below its base, a dead letter that is the
+ * tube itself); SLUICE_ELIMIT (too many tubes). Retried after a lost
+ * connection (setting values is idempotent). */
+SLUICE_API int sluice_tube_set(struct sluice_client *c, const char *tube,
+    const struct sluice_tube_conf *set, unsigned unset,
+    struct sluice_tube_conf *now);
+
+/* The settings in force for `tube` (set says which are its own). A tube
+ * the server does not have shows the defaults. SLUICE_ETUBE. */
+SLUICE_API int sluice_tube_show(
+    struct sluice_client *c, const char *tube, struct sluice_tube_conf *conf);
+
+/* Removes `tube` and its settings; with `force` its tasks too, in one
+ * commit (their keys are free at once). `*deleted` (optional): the tasks
+ * deleted. SLUICE_ENOTFOUND (no such tube), SLUICE_ENOTEMPTY (tasks left,
+ * without force), SLUICE_ETUBE. */
+SLUICE_API int sluice_tube_delete(
+    struct sluice_client *c, const char *tube, int force, uint64_t *deleted);
+
 /* A named counter of stats (see docs/protocol.md for the names). */
 struct sluice_kv {
 	const char *name;
@@ -601,7 +654,9 @@ struct sluice_tube_stats {
 	uint64_t paused_until;        /* unix ms; 0: not paused */
 	uint64_t oldest_ready_age_ms; /* 0: nothing ready */
 	size_t nkv;
-	const struct sluice_kv *kv; /* cumulative counters: "puts", ... */
+	const struct sluice_kv *kv;   /* cumulative counters: "puts", ... */
+	struct sluice_tube_conf conf; /* the tube's settings (not the
+	                                 totals') */
 };
 
 struct sluice_stats {

@@ -74,7 +74,13 @@ void cli_print_task_json(FILE *f, const struct sluice_task *t);
 void cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n,
     uint64_t omitted, bool json);
 
+/* The table of counts, then the settings tubes set themselves. */
 void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
+
+/* Setting `i` (the bit 1 << i of SLUICE_TS_*) for people: "30s", "5",
+ * "1s, doubling, at most 1h", ... */
+void cli_tube_setting_text(
+    const struct sluice_tube_conf *c, unsigned i, char *out, size_t n);
 
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
@@ -94,6 +100,10 @@ int cli_batch_operands(
 
 /* ack --lines: "ID LEASE" per line of stdin. */
 int cli_ack_lines(struct cli *cli, bool json);
+
+/* ---- tube (cli_tube.c) ------------------------------------------------ */
+
+int cmd_tube(struct cli *cli, int argc, char **argv);
 
 /* ---- work (cli_work.c) ------------------------------------------------ */
 

@@ -296,6 +296,78 @@ kvs_text(FILE *f, const char *title, const struct sluice_kv *kv, size_t n)
 	}
 }
 
+/* ---- tube settings ------------------------------------------------------- */
+
+void
+cli_tube_setting_text(
+    const struct sluice_tube_conf *c, unsigned i, char *out, size_t n)
+{
+	char a[32], b[32];
+
+	switch (1u << i) {
+	case SLUICE_TS_TTR:
+		dur_fmt(out, n, c->ttr_ms);
+		break;
+	case SLUICE_TS_MAX_ATTEMPTS:
+		if (c->max_attempts == 0)
+			snprintf(out, n, "unlimited");
+		else
+			snprintf(out, n, "%" PRIu32, c->max_attempts);
+		break;
+	case SLUICE_TS_BACKOFF:
+		dur_fmt(a, sizeof(a), c->backoff_base_ms);
+		dur_fmt(b, sizeof(b), c->backoff_cap_ms);
+		snprintf(out, n, "%s, doubling, at most %s", a, b);
+		break;
+	case SLUICE_TS_KEEP_DONE:
+		if (c->keep_done_ms == 0)
+			snprintf(out, n, "not kept");
+		else
+			dur_fmt(out, n, c->keep_done_ms);
+		break;
+	case SLUICE_TS_LOST_LEASE:
+		snprintf(out, n, "%s",
+		    c->lost_lease_immediate ? "ready at once (immediate)"
+		                            : "as a fail (backoff)");
+		break;
+	default:
+		snprintf(out, n, "%s",
+		    c->dead_letter[0] ? c->dead_letter
+		                      : "none: buried in place");
+		break;
+	}
+}
+
+/* The settings tubes set themselves, one line a tube ("-" for none). */
+static void
+own_settings(FILE *f, const struct sluice_stats *s)
+{
+	char val[SLUICE_TUBE_MAX + 64];
+	bool any = false;
+
+	for (size_t i = 0; i < s->ntubes; i++) {
+		const struct sluice_tube_conf *c = &s->tubes[i].conf;
+		const char *sep = "";
+
+		if (c->set == 0)
+			continue;
+		if (!any)
+			fprintf(f,
+			    "\nsettings of their own (the others are the "
+			    "server's)\n");
+		any = true;
+		fprintf(f, "  %-22s ", s->tubes[i].name);
+		for (unsigned k = 0; k < 6; k++) {
+			if (!(c->set & (1u << k)))
+				continue;
+			cli_tube_setting_text(c, k, val, sizeof(val));
+			fprintf(f, "%s%s %s", sep, json_tube_fields[k], val);
+			sep = "; ";
+		}
+		fputc('\n', f);
+	}
+}
+
 void
 cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 {
@@ -316,6 +388,7 @@ cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 	for (size_t i = 0; i < s->ntubes; i++)
 		counts_row(f, s->tubes[i].name, &s->tubes[i]);
 	counts_row(f, "(all tubes)", &s->totals);
+	own_settings(f, s);
 	if (s->ntubes == 1) {
 		fputc('\n', f);
 		kvs_text(f, s->tubes[0].name, s->tubes[0].kv, s->tubes[0].nkv);

@@ -122,6 +122,7 @@ static const char main_help[] =
     "  list      a tube's tasks, by state and order\n"
     "  errors    a tube's tasks counted by last error\n"
     "  pause     stop handing out a tube's tasks for a while\n"
+    "  tube      set or show a tube's own settings; delete a tube\n"
     "  snapshot  write a snapshot now\n"
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
@@ -1919,6 +1920,36 @@ cmd_pause(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static const char tube_usage[] =
+    "usage: sluice tube set TUBE [--ttr DUR] [--max-attempts N]\n"
+    "                   [--backoff BASE,CAP] [--keep-done DUR]\n"
+    "                   [--lost-lease immediate|backoff]\n"
+    "                   [--dead-letter TUBE2] [--json]\n"
+    "       sluice tube show TUBE [--json]\n"
+    "       sluice tube delete TUBE [--force] [--json]\n";
+static const char tube_help[] =
+    "\nA tube's own defaults, for the tasks put in it from now on; each\n"
+    "setting the tube does not have is the server's. `set` changes only\n"
+    "the settings given; `default` as a value gives one back to the "
+    "server.\n\n"
+    "      --ttr DUR            a put's ttr when it gives none\n"
+    "      --max-attempts N     a put's max attempts when it gives none "
+    "(0:\n"
+    "                           unlimited)\n"
+    "      --backoff BASE,CAP   a fail's delay: BASE, doubling with each\n"
+    "                           attempt, at most CAP\n"
+    "      --keep-done DUR      how long finished tasks are kept\n"
+    "      --lost-lease HOW     a lease lost to ttr or a disconnect: ready\n"
+    "                           at once (immediate) or as a fail "
+    "(backoff)\n"
+    "      --dead-letter TUBE2  a task that would be buried in TUBE moves\n"
+    "                           to TUBE2 instead, ready, its attempts and\n"
+    "                           last error kept\n"
+    "      --force              delete: the tube's tasks too (else a tube\n"
+    "                           with tasks is refused)\n"
+    "      --json               print the settings as JSON (set, show), or\n"
+    "                           {\"tube\":\"T\",\"deleted\":N} (delete)\n";
+
 static const char snapshot_usage[] = "usage: sluice snapshot [--json]\n";
 static const char snapshot_help[] =
     "\nAsks the server to write a snapshot now; prints the last LSN it "
@@ -2020,6 +2051,7 @@ static const struct command commands[] = {
 	{ "list", cmd_list, list_usage, list_help },
 	{ "errors", cmd_errors, errors_usage, errors_help },
 	{ "pause", cmd_pause, pause_usage, pause_help },
+	{ "tube", cmd_tube, tube_usage, tube_help },
 	{ "snapshot", cmd_node, snapshot_usage, snapshot_help },
 	{ "promote", cmd_node, promote_usage, promote_help },
 	{ "follow", cmd_follow, follow_usage, follow_help },

@@ -268,6 +268,12 @@ void lt_json_str(struct buf *b, const void *p, size_t n);
 /* "name":"..." when the bytes are UTF-8, else "name_base64":"...". */
 void lt_json_bytes(struct buf *b, const char *name, const void *p, size_t n);
 
+/* ,"ttr":N,"max_attempts":N,"backoff_base":N,"backoff_cap":N,
+ * "keep_done":N,"lost_lease":"immediate"|"backoff","dead_letter":"t":
+ * the settings `c` sets, null for the others (the server's defaults,
+ * which the log does not know). */
+void lt_json_tube_conf(struct buf *b, const struct qrec_tube_conf *c);
+
 void lt_base64(struct buf *b, const void *p, size_t n);
 
 /* Progress on stderr, only when it is a terminal and there is more than

@@ -319,6 +319,10 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
 		}
+		if (r->type != QREC_ACK && e->outcome == QREC_MOVED) {
+			buf_printf(b, ",\"to_tube\":");
+			lt_json_str(b, e->to, e->to_len);
+		}
 		if (r->type == QREC_FAIL || r->type == QREC_SETBACK) {
 			buf_printf(b, ",");
 			lt_json_bytes(b, "error", e->text, e->text_len);
@@ -369,6 +373,13 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    r->u.where.state < 6 ? where_states[r->u.where.state] : "?",
 		    r->u.where.before);
 		break;
+	case QREC_TUBE_SET:
+		lt_json_tube_conf(b, &r->u.tube_set.conf);
+		break;
+	case QREC_TUBE_DELETE:
+		buf_printf(b, ",\"force\":%s",
+		    r->u.tube_delete.force ? "true" : "false");
+		break;
 	}
 }
 
@@ -393,6 +404,14 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_DELETE_WHERE:
 		*p = r->u.where.tube;
 		*n = r->u.where.tube_len;
+		return true;
+	case QREC_TUBE_SET:
+		*p = r->u.tube_set.tube;
+		*n = r->u.tube_set.tube_len;
+		return true;
+	case QREC_TUBE_DELETE:
+		*p = r->u.tube_delete.tube;
+		*n = r->u.tube_delete.tube_len;
 		return true;
 	}
 	return false;
@@ -426,6 +445,10 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
 			to = names_get(
 			    &dm->names, r.u.end.text, r.u.end.text_len);
+			idmap_set(&dm->ids, id, to);
+		} else if (r.u.end.outcome == QREC_MOVED &&
+		    (r.type == QREC_FAIL || r.type == QREC_BURY)) {
+			to = names_get(&dm->names, r.u.end.to, r.u.end.to_len);
 			idmap_set(&dm->ids, id, to);
 		}
 	}

@@ -246,6 +246,32 @@ lt_type_parse(const char *s)
 	return 0;
 }
 
+void
+lt_json_tube_conf(struct buf *b, const struct qrec_tube_conf *c)
+{
+	static const char *const names[] = { "ttr", "max_attempts",
+		"backoff_base", "backoff_cap", "keep_done" };
+	const uint8_t bits[] = { QREC_TS_TTR, QREC_TS_MAX_ATTEMPTS,
+		QREC_TS_BACKOFF, QREC_TS_BACKOFF, QREC_TS_KEEP_DONE };
+	const int64_t vals[] = { c->ttr, c->max_attempts, c->backoff_base,
+		c->backoff_cap, c->keep_done };
+
+	for (size_t i = 0; i < sizeof(bits); i++)
+		if (c->set & bits[i])
+			buf_printf(b, ",\"%s\":%" PRId64, names[i], vals[i]);
+		else
+			buf_printf(b, ",\"%s\":null", names[i]);
+	buf_printf(b, ",\"lost_lease\":%s",
+	    !(c->set & QREC_TS_LOST_LEASE) ? "null"
+	        : c->lost_lease_immediate  ? "\"immediate\""
+	                                   : "\"backoff\"");
+	buf_printf(b, ",\"dead_letter\":");
+	if (c->set & QREC_TS_DEAD_LETTER)
+		lt_json_str(b, c->dead_letter, c->dead_letter_len);
+	else
+		buf_printf(b, "null");
+}
+
 uint64_t
 lt_qrec_id(const struct qrec *r)
 {

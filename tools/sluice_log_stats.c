@@ -47,6 +47,7 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 {
 	struct queue_tube_stats ts;
 	struct queue_task_view tv;
+	struct qrec_tube_conf conf;
 	struct qrec r;
 	uint64_t id;
 
@@ -59,6 +60,10 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 		return queue_tube_stats(c->q, 0, r.u.pause.tube,
 		           r.u.pause.tube_len, &ts) == 0 &&
 		    ts.paused_until == r.u.pause.until && ts.paused_until != 0;
+	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
+		return queue_tube_settings(c->q, r.u.tube_set.tube,
+		           r.u.tube_set.tube_len, &conf) == 0 &&
+		    conf.set == r.u.tube_set.conf.set && conf.set != 0;
 	id = lt_qrec_id(&r);
 	return id != 0 && queue_peek(c->q, 0, id, &tv) == 0;
 }
@@ -546,6 +551,47 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
 	    c->session_released, c->replace);
 }
 
+/* After a tube's counts: "settings":{...} the tube sets itself (in the
+ * counts' object, as `sluice stats --json` puts them), when it has any. */
+static void
+state_settings_json(
+    struct buf *b, struct queue *q, const struct queue_tube_stats *ts)
+{
+	struct qrec_tube_conf c;
+
+	if (ts->settings == 0 ||
+	    queue_tube_settings(q, ts->name, ts->name_len, &c) != 0)
+		return;
+	b->len--; /* the counts' closing brace */
+	buf_printf(b, ",\"settings\":{\"tube\":");
+	lt_json_str(b, ts->name, ts->name_len);
+	lt_json_tube_conf(b, &c);
+	buf_printf(b, "}}");
+}
+
+/* The settings tubes set themselves, a line a tube. */
+static void
+state_settings_text(struct buf *b, struct queue *q, int64_t now)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < queue_tube_count(q); i++) {
+		struct queue_tube_stats ts;
+		struct qrec_tube_conf c;
+
+		if (queue_tube_stats_at(q, now, i, &ts) != 0 ||
+		    ts.settings == 0 ||
+		    queue_tube_settings(q, ts.name, ts.name_len, &c) != 0)
+			continue;
+		if (!any)
+			buf_printf(b, "\nsettings of their own:\n");
+		any = true;
+		buf_printf(b, "  %-22.*s", (int)ts.name_len, ts.name);
+		qrec_tube_conf_format(&c, b);
+		buf_printf(b, "\n");
+	}
+}
+
 /* Checks `--at` against what the directory still holds, by file names:
  * rebuilding a state starts from a snapshot at or before it, or from
  * LSN 1. */
@@ -692,6 +738,7 @@ lt_cmd_state(int argc, char **argv)
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
 			    ts.buried, ts.done, ts.paused_until,
 			    ts.oldest_ready_age, &ts.ctr);
+			state_settings_json(&b, sc.q, &ts);
 			if (ts.oldest_ready_age > oldest_age)
 				oldest_age = ts.oldest_ready_age;
 		}
@@ -756,6 +803,7 @@ lt_cmd_state(int argc, char **argv)
 		    " %9" PRIu64 "\n",
 		    "(total)", st.ready, st.delayed, st.taken, st.buried,
 		    st.done);
+		state_settings_text(&b, sc.q, st.clock);
 		if (old.have) {
 			char created[40], age[24];
 

@@ -654,7 +654,8 @@ int
 sluice_stats(
     struct sluice_client *c, const char *tube, struct sluice_stats **stats)
 {
-	struct msg_req q = { .op = MSG_OP_STATS, .tube = msg_cstr(tube) };
+	struct msg_req q = { .op = MSG_OP_STATS,
+		.stats = { .tube = msg_cstr(tube), .settings = true } };
 	struct msg_rep r;
 	int rc;
 
@@ -740,6 +741,76 @@ sluice_pause(
 		.pause = { .tube = tube_or_default(tube), .duration = ms } };
 
 	return call_u64(c, &q, until);
+}
+
+/* ---- tubes ------------------------------------------------------------- */
+
+/* tube_set and tube_show: the settings the reply carries into `*out`
+ * (optional). */
+static int
+call_conf(struct sluice_client *c, const struct msg_req *q,
+    struct sluice_tube_conf *out)
+{
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	if (out != NULL)
+		result_tube_conf(&r.tube_conf.conf, out);
+	return 0;
+}
+
+int
+sluice_tube_set(struct sluice_client *c, const char *tube,
+    const struct sluice_tube_conf *set, unsigned unset,
+    struct sluice_tube_conf *now)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_SET };
+	struct msg_tube_conf *m = &q.tube_set.conf;
+
+	if ((unset & ~(unsigned)SLUICE_TS_ALL) != 0 ||
+	    (set != NULL && (set->set & ~(unsigned)SLUICE_TS_ALL) != 0))
+		return bad_arg(c, "tube set: unknown setting");
+	q.tube_set.tube = tube_or_default(tube);
+	q.tube_set.unset = (uint8_t)unset;
+	if (set != NULL) {
+		m->set = (uint8_t)set->set;
+		m->ttr = set->ttr_ms;
+		m->max_attempts = set->max_attempts;
+		m->backoff_base = set->backoff_base_ms;
+		m->backoff_cap = set->backoff_cap_ms;
+		m->keep_done = set->keep_done_ms;
+		m->lost_lease_immediate = set->lost_lease_immediate != 0;
+		if (set->set & SLUICE_TS_DEAD_LETTER)
+			m->dead_letter = msg_cstr(set->dead_letter);
+	}
+	return call_conf(c, &q, now);
+}
+
+int
+sluice_tube_show(
+    struct sluice_client *c, const char *tube, struct sluice_tube_conf *conf)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_SHOW,
+		.tube = tube_or_default(tube) };
+
+	if (conf == NULL)
+		return bad_arg(c, "tube show: no place for the result");
+	return call_conf(c, &q, conf);
+}
+
+int
+sluice_tube_delete(
+    struct sluice_client *c, const char *tube, int force, uint64_t *deleted)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_DELETE,
+		.tube_delete = {
+		    .tube = tube_or_default(tube), .force = force != 0 } };
+
+	return call_u64(c, &q, deleted);
 }
 
 /* ---- the node -------------------------------------------------------------

@@ -177,6 +177,24 @@ fill_kvs(struct stats_layout *l, struct msg_kvs kvs, size_t *n,
 	*out = v;
 }
 
+void
+result_tube_conf(const struct msg_tube_conf *m, struct sluice_tube_conf *o)
+{
+	size_t n = m->dead_letter.len < SLUICE_TUBE_MAX ? m->dead_letter.len
+	                                                : SLUICE_TUBE_MAX;
+
+	memset(o, 0, sizeof(*o));
+	o->set = m->set;
+	o->ttr_ms = m->ttr;
+	o->max_attempts = m->max_attempts;
+	o->backoff_base_ms = m->backoff_base;
+	o->backoff_cap_ms = m->backoff_cap;
+	o->keep_done_ms = m->keep_done;
+	o->lost_lease_immediate = m->lost_lease_immediate;
+	if (n > 0)
+		memcpy(o->dead_letter, m->dead_letter.p, n);
+}
+
 static void
 fill_counts(struct stats_layout *l, const struct msg_tube_stats *s,
     struct sluice_tube_stats *o)
@@ -194,6 +212,7 @@ fill_counts(struct stats_layout *l, const struct msg_tube_stats *s,
 	o->paused_until = s->paused_until;
 	o->oldest_ready_age_ms = s->oldest_ready_age;
 	fill_kvs(l, s->more, &o->nkv, &o->kv);
+	result_tube_conf(&s->conf, &o->conf);
 }
 
 static void

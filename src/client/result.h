@@ -19,6 +19,10 @@ int result_task(const struct msg_task *t, struct sluice_task **out);
 
 int result_stats(const struct msg_stats *s, struct sluice_stats **out);
 
+/* A tube's settings as the wire carried them (the dead letter copied). */
+void result_tube_conf(
+    const struct msg_tube_conf *m, struct sluice_tube_conf *o);
+
 /* n 0 gives NULL. */
 int result_errors(
     const struct msg_errors *e, struct sluice_error_count **out, size_t *n);

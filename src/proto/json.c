@@ -241,8 +241,42 @@ kvs_json(FILE *f, const struct sluice_kv *kv, size_t n)
 	fputc('}', f);
 }
 
+const char *const json_tube_fields[6] = { "ttr", "max_attempts", "backoff",
+	"keep_done", "lost_lease", "dead_letter" };
+
+void
+json_tube_conf(FILE *f, const char *tube, const struct sluice_tube_conf *c)
+{
+	const char *sep = "";
+
+	fputc('{', f);
+	if (tube != NULL) {
+		fputs("\"tube\":", f);
+		json_cstr(f, tube);
+		fputc(',', f);
+	}
+	fprintf(f,
+	    "\"ttr_ms\":%" PRIu64 ",\"max_attempts\":%" PRIu32
+	    ",\"backoff_base_ms\":%" PRIu64 ",\"backoff_cap_ms\":%" PRIu64
+	    ",\"keep_done_ms\":%" PRIu64
+	    ",\"lost_lease\":\"%s\",\"dead_letter\":",
+	    c->ttr_ms, c->max_attempts, c->backoff_base_ms, c->backoff_cap_ms,
+	    c->keep_done_ms, c->lost_lease_immediate ? "immediate" : "backoff");
+	json_cstr(f, c->dead_letter[0] ? c->dead_letter : NULL);
+	fputs(",\"own\":[", f);
+	for (unsigned i = 0; i < 6; i++) {
+		if (c->set & (1u << i)) {
+			fprintf(f, "%s\"%s\"", sep, json_tube_fields[i]);
+			sep = ",";
+		}
+	}
+	fputs("]}", f);
+}
+
+/* A tube's counts, with its settings (`conf`; NULL for the totals). */
 static void
-counts_json(FILE *f, const struct sluice_tube_stats *t)
+counts_json(FILE *f, const struct sluice_tube_stats *t,
+    const struct sluice_tube_conf *conf)
 {
 	fprintf(f,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
@@ -252,6 +286,10 @@ counts_json(FILE *f, const struct sluice_tube_stats *t)
 	    t->paused_until ? "true" : "false", t->paused_until,
 	    t->oldest_ready_age_ms);
 	kvs_json(f, t->kv, t->nkv);
+	if (conf != NULL) {
+		fputs(",\"settings\":", f);
+		json_tube_conf(f, NULL, conf);
+	}
 	fputc('}', f);
 }
 
@@ -291,10 +329,10 @@ json_stats(FILE *f, const struct sluice_stats *s)
 			fputc(',', f);
 		json_cstr(f, s->tubes[i].name);
 		fputc(':', f);
-		counts_json(f, &s->tubes[i]);
+		counts_json(f, &s->tubes[i], &s->tubes[i].conf);
 	}
 	fputs("},\"totals\":", f);
-	counts_json(f, &s->totals);
+	counts_json(f, &s->totals, NULL);
 	fputs(",\"node\":", f);
 	kvs_json(f, s->kv, s->nkv);
 	fputc('}', f);

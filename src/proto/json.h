@@ -46,6 +46,18 @@ void json_tasks(FILE *f, const struct sluice_task *t, size_t n);
  * "node":{...}} */
 void json_stats(FILE *f, const struct sluice_stats *s);
 
+/* A tube's settings: {"tube":"t" (when `tube` is not NULL),"ttr_ms":N,
+ * "max_attempts":N,"backoff_base_ms":N,"backoff_cap_ms":N,
+ * "keep_done_ms":N,"lost_lease":"immediate"|"backoff","dead_letter":"t"
+ * or null,"own":["ttr",...]} - the values in force, and which of them
+ * the tube sets itself. */
+void json_tube_conf(
+    FILE *f, const char *tube, const struct sluice_tube_conf *c);
+
+/* The names of the settings, in SLUICE_TS_* bit order: "ttr",
+ * "max_attempts", "backoff", "keep_done", "lost_lease", "dead_letter". */
+extern const char *const json_tube_fields[6];
+
 /* {"errors":[{"error":"text","count":N},...]} */
 void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
 

@@ -47,6 +47,8 @@ enum {
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
+	STATS_F_SETTINGS = 0x01, /* stats, request and reply */
+	TUBE_DELETE_F_FORCE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,
@@ -76,6 +78,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
+	[MSG_OP_STATS] = STATS_F_SETTINGS,
+	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -89,6 +93,7 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_BURY] = REP_F_REPLACED,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_STATS] = STATS_F_SETTINGS,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -121,6 +126,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_UPDATE] = "update",
 	[MSG_OP_DELETE_WHERE] = "delete_where",
 	[MSG_OP_JOB] = "job",
+	[MSG_OP_TUBE_SET] = "tube_set",
+	[MSG_OP_TUBE_SHOW] = "tube_show",
+	[MSG_OP_TUBE_DELETE] = "tube_delete",
 };
 
 static bool
@@ -610,12 +618,39 @@ get_counts(struct rd *r, struct msg_tube_stats *out)
 	return get_kvs(r, &out->more);
 }
 
+/* A tube's settings: u8 set, u64 ttr, u32 max_attempts, u64 backoff
+ * base, u64 backoff cap, u64 keep_done, u8 lost_lease (1 immediate),
+ * str16 dead_letter (present exactly when set says so). */
 static int
-get_tube_stats(struct rd *r, struct msg_tube_stats *out)
+get_tube_conf(struct rd *r, struct msg_tube_conf *out)
+{
+	uint8_t lost;
+
+	out->set = rd_u8(r);
+	out->ttr = rd_u64(r);
+	out->max_attempts = rd_u32(r);
+	out->backoff_base = rd_u64(r);
+	out->backoff_cap = rd_u64(r);
+	out->keep_done = rd_u64(r);
+	lost = rd_u8(r);
+	NEED(r);
+	if ((out->set & ~MSG_TS_ALL) != 0 || lost > 1)
+		return SLUICE_EPROTO;
+	out->lost_lease_immediate = lost == 1;
+	TRY(get_tube(r, true, &out->dead_letter));
+	if ((out->dead_letter.len > 0) !=
+	    ((out->set & MSG_TS_DEAD_LETTER) != 0))
+		return SLUICE_EINVAL;
+	return 0;
+}
+
+static int
+get_tube_stats(struct rd *r, bool settings, struct msg_tube_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	TRY(get_tube(r, false, &out->name));
-	return get_counts(r, out);
+	TRY(get_counts(r, out));
+	return settings ? get_tube_conf(r, &out->conf) : 0;
 }
 
 static int
@@ -693,7 +728,7 @@ msg_next_kv(struct msg_iter *it, struct msg_kv *out)
 bool
 msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out)
 {
-	NEXT(it, get_tube_stats(&it->r, out));
+	NEXT(it, get_tube_stats(&it->r, it->flags & STATS_F_SETTINGS, out));
 }
 
 bool
@@ -908,7 +943,23 @@ get_req_body(
 	case MSG_OP_RELEASE_ALL:
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
-		return get_tube(r, true, &q->tube);
+		q->stats.settings = flags & STATS_F_SETTINGS;
+		return get_tube(r, true, &q->stats.tube);
+	case MSG_OP_TUBE_SHOW:
+		return get_tube(r, false, &q->tube);
+	case MSG_OP_TUBE_SET:
+		TRY(get_tube(r, false, &q->tube_set.tube));
+		q->tube_set.unset = rd_u8(r);
+		NEED(r);
+		if ((q->tube_set.unset & ~MSG_TS_ALL) != 0)
+			return SLUICE_EPROTO;
+		TRY(get_tube_conf(r, &q->tube_set.conf));
+		return (q->tube_set.unset & q->tube_set.conf.set) != 0
+		    ? SLUICE_EINVAL
+		    : 0;
+	case MSG_OP_TUBE_DELETE:
+		q->tube_delete.force = flags & TUBE_DELETE_F_FORCE;
+		return get_tube(r, false, &q->tube_delete.tube);
 	case MSG_OP_PEEK_NEXT:
 		TRY(get_tube(r, false, &q->peek_next.tube));
 		q->peek_next.state = rd_u8(r);
@@ -1005,7 +1056,7 @@ get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 }
 
 static int
-get_stats(struct rd *r, struct msg_stats *s)
+get_stats(struct rd *r, bool settings, struct msg_stats *s)
 {
 	struct msg_tube_stats ts;
 
@@ -1022,7 +1073,9 @@ get_stats(struct rd *r, struct msg_stats *s)
 	TRY(get_kvs(r, &s->more));
 	s->ntubes = rd_u32(r);
 	NEED(r);
-	GET_EACH(&s->it, r, s->ntubes, 0, get_tube_stats(r, &ts));
+	GET_EACH(&s->it, r, s->ntubes, 0, get_tube_stats(r, settings, &ts));
+	s->settings = settings;
+	s->it.flags = settings ? STATS_F_SETTINGS : 0;
 	return 0;
 }
 
@@ -1088,6 +1141,7 @@ get_rep_body(
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
+	case MSG_OP_TUBE_DELETE:
 		/* count, id, until, lsn, epoch: one u64 in the same place */
 		m->count = rd_u64(r);
 		NEED(r);
@@ -1100,7 +1154,11 @@ get_rep_body(
 	case MSG_OP_PEEK_NEXT:
 		return get_task(r, pmax, &m->task);
 	case MSG_OP_STATS:
-		return get_stats(r, &m->stats);
+		return get_stats(r, flags & STATS_F_SETTINGS, &m->stats);
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		TRY(get_tube(r, false, &m->tube_conf.tube));
+		return get_tube_conf(r, &m->tube_conf.conf);
 	case MSG_OP_ERRORS:
 		m->errors.n = rd_u32(r);
 		NEED(r);
@@ -1250,6 +1308,22 @@ enc_put(struct buf *b, const struct msg_put *p)
 	return 0;
 }
 
+static int
+enc_tube_conf(struct buf *b, const struct msg_tube_conf *c)
+{
+	if ((c->set & ~MSG_TS_ALL) != 0 ||
+	    (c->dead_letter.len > 0) != ((c->set & MSG_TS_DEAD_LETTER) != 0))
+		return SLUICE_EINVAL;
+	buf_put_u8(b, c->set);
+	buf_put_u64(b, c->ttr);
+	buf_put_u32(b, c->max_attempts);
+	buf_put_u64(b, c->backoff_base);
+	buf_put_u64(b, c->backoff_cap);
+	buf_put_u64(b, c->keep_done);
+	buf_put_u8(b, c->lost_lease_immediate ? 1 : 0);
+	return put_tube(b, c->dead_letter, true);
+}
+
 /* The header's flags byte for a request. */
 static uint8_t
 req_flag_byte(const struct msg_req *q)
@@ -1299,6 +1373,10 @@ req_flag_byte(const struct msg_req *q)
 		return q->kick.delayed ? KICK_F_DELAYED : 0;
 	case MSG_OP_PAUSE:
 		return q->pause.create ? PAUSE_F_CREATE : 0;
+	case MSG_OP_STATS:
+		return q->stats.settings ? STATS_F_SETTINGS : 0;
+	case MSG_OP_TUBE_DELETE:
+		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
 	}
 	return 0;
 }
@@ -1391,7 +1469,18 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_RELEASE_ALL:
 		return put_tube(b, q->tube, false);
 	case MSG_OP_STATS:
-		return put_tube(b, q->tube, true);
+		return put_tube(b, q->stats.tube, true);
+	case MSG_OP_TUBE_SHOW:
+		return put_tube(b, q->tube, false);
+	case MSG_OP_TUBE_DELETE:
+		return put_tube(b, q->tube_delete.tube, false);
+	case MSG_OP_TUBE_SET:
+		if ((q->tube_set.unset & ~MSG_TS_ALL) != 0 ||
+		    (q->tube_set.unset & q->tube_set.conf.set) != 0)
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->tube_set.tube, false));
+		buf_put_u8(b, q->tube_set.unset);
+		return enc_tube_conf(b, &q->tube_set.conf);
 	case MSG_OP_PEEK_NEXT:
 		if (!peek_state_valid(q->peek_next.state))
 			return SLUICE_EINVAL;
@@ -1604,6 +1693,8 @@ enc_stats(struct buf *b, const struct msg_stats *s)
 	for (uint32_t i = 0; i < s->ntubes; i++) {
 		TRY(put_tube(b, s->tubes[i].name, false));
 		TRY(enc_counts(b, &s->tubes[i]));
+		if (s->settings)
+			TRY(enc_tube_conf(b, &s->tubes[i].conf));
 	}
 	return 0;
 }
@@ -1663,8 +1754,13 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PAUSE:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
+	case MSG_OP_TUBE_DELETE:
 		buf_put_u64(b, m->count);
 		return 0;
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		TRY(put_tube(b, m->tube_conf.tube, false));
+		return enc_tube_conf(b, &m->tube_conf.conf);
 	case MSG_OP_DELETE:
 	case MSG_OP_FOLLOW:
 		return 0;
@@ -1701,6 +1797,8 @@ rep_flag_byte(const struct msg_rep *m)
 	case MSG_OP_FAIL:
 	case MSG_OP_BURY:
 		return m->after.replaced ? REP_F_REPLACED : 0;
+	case MSG_OP_STATS:
+		return m->stats.settings ? STATS_F_SETTINGS : 0;
 	}
 	return 0;
 }
@@ -1776,6 +1874,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_STATS:
 	case MSG_OP_LIST:
 	case MSG_OP_ERRORS:
+	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_TUBE_SET: /* absolute values: twice is once */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

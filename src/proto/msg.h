@@ -86,8 +86,12 @@ enum msg_op {
 	MSG_OP_DELETE_BATCH = 0x1a,
 	MSG_OP_UPDATE = 0x1b,
 	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
-	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
+	MSG_OP_TUBE_SET = 0x1e,
+	MSG_OP_TUBE_SHOW = 0x1f,
+	/* 0x20, 0x22..0x27: what the beanstalk face needs (docs/beanstalk.md)
+	 */
 	MSG_OP_JOB = 0x20,
+	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_END_ /* one past the last op */
 };
 
@@ -323,6 +327,51 @@ struct msg_pause {
 	                beanstalk face); else SLUICE_ENOTFOUND */
 };
 
+/* A tube's settings (tube_set, tube_show, stats with `settings`). `set`
+ * says which the tube sets itself (MSG_TS_*); in a reply every value is
+ * the one in force (the server's default where the tube sets none), and
+ * dead_letter is empty unless set. */
+enum msg_tube_field {
+	MSG_TS_TTR = 0x01,
+	MSG_TS_MAX_ATTEMPTS = 0x02,
+	MSG_TS_BACKOFF = 0x04, /* base and cap */
+	MSG_TS_KEEP_DONE = 0x08,
+	MSG_TS_LOST_LEASE = 0x10,
+	MSG_TS_DEAD_LETTER = 0x20,
+	MSG_TS_ALL = 0x3f
+};
+
+struct msg_tube_conf {
+	uint8_t set;
+	uint64_t ttr; /* ms */
+	uint32_t max_attempts;
+	uint64_t backoff_base;     /* ms */
+	uint64_t backoff_cap;      /* ms */
+	uint64_t keep_done;        /* ms */
+	bool lost_lease_immediate; /* else a lost lease backs off as a fail */
+	struct msg_str dead_letter;
+};
+
+/* tube_set: the fields in conf.set take conf's values, those in `unset`
+ * go back to the server's defaults, the others stay. */
+struct msg_tube_set {
+	struct msg_str tube;
+	uint8_t unset;
+	struct msg_tube_conf conf;
+};
+
+struct msg_tube_delete {
+	struct msg_str tube;
+	bool force; /* flag 0x01: its tasks are deleted with it */
+};
+
+/* stats: `tube` first, as the member `tube` of the request it shares
+ * its place with. */
+struct msg_stats_req {
+	struct msg_str tube; /* len 0 = every tube */
+	bool settings; /* flag 0x01: each tube's settings follow its counts */
+};
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
@@ -330,7 +379,9 @@ struct msg_pause {
  *   kick_id, delete, peek        -> id
  *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
  *   flush, errors                -> tube
- *   stats                        -> tube (len 0 = every tube)
+ *   stats                        -> stats (its tube is also `tube`)
+ *   tube_set tube_delete
+ *   tube_show                    -> tube
  *   peek_next list pause
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
@@ -359,6 +410,9 @@ struct msg_req {
 		struct msg_delete_where where;
 		struct msg_str url;
 		struct msg_job job;
+		struct msg_stats_req stats;
+		struct msg_tube_set tube_set;
+		struct msg_tube_delete tube_delete;
 	};
 };
 
@@ -480,6 +534,7 @@ struct msg_tube_stats {
 	uint64_t paused_until;     /* unix ms; 0 = not paused */
 	uint64_t oldest_ready_age; /* ms; 0 = nothing ready */
 	struct msg_kvs more;       /* cumulative counters (protocol.md) */
+	struct msg_tube_conf conf; /* tubes of a stats with `settings` */
 };
 
 struct msg_stats {
@@ -491,6 +546,8 @@ struct msg_stats {
 	struct msg_str leader; /* followers: the leader's client URL */
 	struct msg_tube_stats totals;
 	struct msg_kvs more; /* log and replication state (protocol.md) */
+	bool settings;       /* reply flag 0x01 (asked by the request's): each
+	                        tube carries its settings (conf) */
 	uint32_t ntubes;
 	const struct msg_tube_stats *tubes; /* encode */
 	struct msg_iter it;                 /* decode: msg_next_tube_stats() */
@@ -518,6 +575,7 @@ struct msg_errors {
  *   delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
+ *   tube_set, tube_show -> tube_conf    tube_delete -> count (its tasks)
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   delete, follow -> nothing */
@@ -542,6 +600,10 @@ struct msg_rep {
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
+		struct {
+			struct msg_str tube;
+			struct msg_tube_conf conf;
+		} tube_conf;
 	};
 };
 

@@ -67,7 +67,7 @@ ERRORS = {
     11: "EVERSION", 12: "EUNKNOWNOP", 13: "ENOSPC", 14: "ELOG",
     15: "ECORRUPT", 16: "ETIMEDOUT", 17: "ENOTLEADER", 18: "EREPLICA",
     19: "EEPOCH", 20: "ECONN", 21: "ENOMEM", 22: "ESHUTDOWN", 23: "EEXIST",
-    24: "EPAUSED", 25: "ELIMIT",
+    24: "EPAUSED", 25: "ELIMIT", 28: "ENOTEMPTY",
 }
 for _code, _name in ERRORS.items():
     globals()[_name] = _code

@@ -10,8 +10,9 @@
  *            then, past max_done, the done tasks whose keep ends first
  *            are purged)
  *   RELEASE  taken -> ready | delayed | the pending replacement
- *   FAIL     taken -> delayed (backoff) | buried | the pending replacement
- *   BURY     taken -> buried | the pending replacement;
+ *   FAIL     taken -> delayed (backoff) | buried | dead letter | the
+ *            pending replacement
+ *   BURY     taken -> buried | dead letter | the pending replacement;
  *            ready | delayed -> buried (lease 0, an operator)
  *   SETBACK  as RELEASE (ready | delayed) or BURY, with a last_error
  *   UNTAKE   taken -> ready | delayed as before the take (attempts - 1)
@@ -26,6 +27,11 @@
  *   PAUSE    no task changes; the tube's pause is set or lifted
  *   UPDATE   ready | delayed -> ready | delayed (by run_at), buried ->
  *            buried, with new fields; taken -> taken, a new priority
+ *   TUBE_SET no task changes; the tube's settings are replaced
+ *   TUBE_DELETE  every task of the tube -> gone (force); the tube goes
+ *   FAIL, BURY, SETBACK with outcome MOVED: taken -> ready in the
+ *            dead-letter tube, attempts and last_error kept (a FAIL's or
+ *            SETBACK's text becomes it)
  * and, with no record, delayed -> ready as the clock passes run_at, and
  * done -> gone as it passes a done task's run_at (its kept_until).
  *
@@ -246,6 +252,49 @@ count_end(
 		QS_COUNT(q, tb, session_released);
 }
 
+/* ACK --to: ready in the next tube, a fresh start (attempts 0, no
+ * error). FAIL, BURY or SETBACK to the dead-letter tube: ready there as
+ * it was, attempts and last error kept (a FAIL's or SETBACK's text
+ * becomes it), so whoever
+ * reads the dead letters sees why the task got there. */
+static int
+apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
+    const struct qrec_end *e)
+{
+	bool acked = type == QREC_ACK, created;
+	bool has_error = type == QREC_FAIL || type == QREC_SETBACK;
+	struct tube *tb;
+	char *err = NULL;
+	int rc;
+
+	rc = acked ? qs_tube_get(q, e->text, e->text_len, &tb, &created)
+	           : qs_tube_get(q, e->to, e->to_len, &tb, &created);
+	if (rc != 0)
+		return rc;
+	if (has_error)
+		rc = dup_bytes(e->text, e->text_len, &err);
+	if (rc != 0 || (rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
+		free(err);
+		if (created)
+			qs_tube_undo(q, tb);
+		return rc;
+	}
+	count_end(q, t->tube, type, e);
+	qs_unplace(q, t);
+	t->tube = tb;
+	t->run_at = time;
+	t->updated_at = time;
+	if (acked) {
+		t->attempts = 0;
+		task_put_error(t, NULL, 0);
+	} else if (has_error) {
+		task_put_error(t, err, e->text_len);
+	}
+	qs_place(q, t, QUEUE_READY);
+	task_ext_trim(t);
+	return 0;
+}
+
 /* Does the record's outcome fit the task? */
 static bool
 end_fits(uint16_t type, const struct task *t, const struct qrec_end *e)
@@ -314,7 +363,6 @@ apply_end(
 	struct repl *rp;
 	char *err = NULL;
 	int64_t run_at;
-	bool created;
 	int state, rc;
 
 	if (t == NULL || !end_fits(type, t, e))
@@ -369,24 +417,7 @@ apply_end(
 		return 0;
 
 	case QREC_MOVED:
-		rc = qs_tube_get(q, e->text, e->text_len, &tb, &created);
-		if (rc != 0)
-			return rc;
-		if ((rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
-			if (created)
-				qs_tube_undo(q, tb);
-			return rc;
-		}
-		count_end(q, t->tube, type, e);
-		qs_unplace(q, t);
-		t->tube = tb;
-		t->run_at = time;
-		t->attempts = 0;
-		t->updated_at = time;
-		task_put_error(t, NULL, 0);
-		qs_place(q, t, QUEUE_READY);
-		task_ext_trim(t);
-		return 0;
+		return apply_moved(q, type, time, t, e);
 
 	case QREC_REPLACED:
 		rp = t->ext->repl;
@@ -474,22 +505,16 @@ cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
 	}
 }
 
+/* Cancels every task of the tube, done ones too (cancel_all). Returns 0
+ * or SLUICE_ENOMEM (nothing changed). */
 static int
-apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
+flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 {
-	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
-	struct heap *hs[4];
+	struct heap *hs[4] = { &tb->ready, &tb->delayed, &tb->buried,
+		&tb->done };
+	size_t n = 0, total = tube_tasks(tb);
 	struct task **all;
-	size_t n = 0, total;
 
-	if (tb == NULL)
-		return SLUICE_ECORRUPT;
-	hs[0] = &tb->ready;
-	hs[1] = &tb->delayed;
-	hs[2] = &tb->buried;
-	hs[3] = &tb->done;
-	total = (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
-	    tb->done.len + tb->ntaken;
 	if (total == 0)
 		return 0;
 	all = malloc(total * sizeof(*all));
@@ -504,7 +529,7 @@ apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
 		if (t->tube == tb)
 			all[n++] = t;
 	}
-	cancel_all(q, tb, all, n, time, r->dedup_ms);
+	cancel_all(q, tb, all, n, time, dedup_ms);
 	free(all);
 	return 0;
 }
@@ -559,6 +584,16 @@ apply_delete_where(
 	cancel_all(q, tb, all, n, time, 0);
 	free(all);
 	return 0;
+}
+
+static int
+apply_flush(struct queue *q, int64_t time, const struct qrec_flush *r)
+{
+	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
+
+	if (tb == NULL)
+		return SLUICE_ECORRUPT;
+	return flush_tube(q, tb, time, r->dedup_ms);
 }
 
 static int
@@ -694,6 +729,40 @@ apply_pause(struct queue *q, const struct qrec_pause *r)
 	return 0;
 }
 
+static int
+apply_tube_set(struct queue *q, const struct qrec_tube_set *r)
+{
+	struct tube_conf *tc;
+	struct tube *tb;
+	bool created;
+	int rc;
+
+	if ((rc = tube_conf_new(&r->conf, &tc)) != 0)
+		return rc;
+	if ((rc = qs_tube_get(q, r->tube, r->tube_len, &tb, &created)) != 0) {
+		free(tc);
+		return rc;
+	}
+	free(tb->conf);
+	tb->conf = tc;
+	return 0;
+}
+
+static int
+apply_tube_delete(
+    struct queue *q, int64_t time, const struct qrec_tube_delete *r)
+{
+	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
+	int rc;
+
+	if (tb == NULL || (!r->force && tube_tasks(tb) != 0))
+		return SLUICE_ECORRUPT;
+	if ((rc = flush_tube(q, tb, time, 0)) != 0)
+		return rc;
+	qs_tube_remove(q, tb);
+	return 0;
+}
+
 int
 queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 {
@@ -748,6 +817,12 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		break;
 	case QREC_DELETE_WHERE:
 		rc = apply_delete_where(q, time, &rec->u.where);
+		break;
+	case QREC_TUBE_SET:
+		rc = apply_tube_set(q, &rec->u.tube_set);
+		break;
+	case QREC_TUBE_DELETE:
+		rc = apply_tube_delete(q, time, &rec->u.tube_delete);
 		break;
 	default:
 		rc = SLUICE_ECORRUPT;

@@ -150,6 +150,11 @@ queue_check(const struct queue *q, const char **why)
 		    (tb->ppos < q->pauses.len &&
 		        q->pauses.item[tb->ppos] == tb));
 		CHECK(tb->paused_until == 0 || tb->paused_until > q->clock);
+		CHECK(tb->conf == NULL ||
+		    (tb->conf->v.set != 0 &&
+		        tb->conf->v.dead_letter == tb->conf->dead_letter &&
+		        qrec_tube_conf_valid(
+		            &tb->conf->v, tb->name, tb->name_len)));
 		count[QUEUE_READY] += tb->ready.len;
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;

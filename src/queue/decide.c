@@ -95,26 +95,29 @@ end_rec(struct qrec *out, uint16_t type, const struct task *t, uint8_t reason,
 	out->u.end.outcome = outcome;
 }
 
-/* base * 2^(attempts - 1), at most cap. */
+/* The tube's backoff base * 2^(attempts - 1), at most its cap. */
 static int64_t
-backoff(const struct queue_config *cfg, uint32_t attempts)
+backoff(const struct queue *q, const struct tube *tb, uint32_t attempts)
 {
-	int64_t d = cfg->backoff_base_ms;
+	uint32_t base, cap;
+	int64_t d;
 
-	for (uint32_t i = 1; i < attempts && d > 0 && d < cfg->backoff_cap_ms;
-	     i++)
+	queue_tube_backoff(q, tb, &base, &cap);
+	d = base;
+	for (uint32_t i = 1; i < attempts && d > 0 && d < cap; i++)
 		d *= 2;
-	return d < cfg->backoff_cap_ms ? d : cfg->backoff_cap_ms;
+	return d < cap ? d : cap;
 }
 
+/* The tube's lost-lease setting, else the server's --lost-lease-retry;
+ * a backoff is the tube's (its own base and cap, else the server's). */
 int64_t
 queue_lost_lease_delay(
     const struct queue *q, const struct tube *tb, uint32_t attempts)
 {
-	(void)tb; /* tubes have no retry settings of their own yet */
-	if (q->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE)
+	if (queue_tube_lost_lease_immediate(q, tb))
 		return 0;
-	return backoff(&q->cfg, attempts);
+	return backoff(q, tb, attempts);
 }
 
 static bool
@@ -123,8 +126,36 @@ at_max_attempts(const struct task *t)
 	return t->max_attempts > 0 && t->attempts >= t->max_attempts;
 }
 
+static bool
+new_tube_allowed(const struct queue *q, const char *name, size_t len)
+{
+	return q->cfg.max_tubes == 0 || q->ntubes < q->cfg.max_tubes ||
+	    qs_tube(q, name, len) != NULL;
+}
+
+/* A taken task is to be buried (FAIL, BURY or SETBACK of type): it moves
+ * to its tube's dead-letter tube instead when the tube has one (and that
+ * tube may be made), else it is buried in place. */
+static void
+bury_rec_of(const struct queue *q, struct qrec *out, uint16_t type,
+    const struct task *t, uint8_t reason)
+{
+	const char *to;
+	size_t len;
+
+	if (queue_tube_dead_letter(q, t->tube, &to, &len) &&
+	    new_tube_allowed(q, to, len)) {
+		end_rec(out, type, t, reason, QREC_MOVED);
+		out->u.end.to = to;
+		out->u.end.to_len = len;
+	} else {
+		end_rec(out, type, t, reason, QREC_BURIED);
+	}
+}
+
 /* A lease ends without its holder: expired or session gone (with `why`,
- * SETBACK under the retry policy), restart (no text: RELEASE at once). */
+ * SETBACK under the retry policy), restart (no text: RELEASE at once).
+ * At max_attempts the task is buried, or moves to its tube's dead letter. */
 static void
 lost_lease(const struct queue *q, const struct task *t, int64_t now,
     uint8_t reason, const char *why, size_t why_len, struct qrec *out)
@@ -136,8 +167,8 @@ lost_lease(const struct queue *q, const struct task *t, int64_t now,
 		return;
 	}
 	if (at_max_attempts(t)) {
-		end_rec(out, restart ? QREC_BURY : QREC_SETBACK, t, reason,
-		    QREC_BURIED);
+		bury_rec_of(
+		    q, out, restart ? QREC_BURY : QREC_SETBACK, t, reason);
 	} else {
 		end_rec(out, restart ? QREC_RELEASE : QREC_SETBACK, t, reason,
 		    QREC_WAIT);
@@ -152,13 +183,6 @@ lost_lease(const struct queue *q, const struct task *t, int64_t now,
 		out->u.end.text_len =
 		    why_len < q->cfg.max_error ? why_len : q->cfg.max_error;
 	}
-}
-
-static bool
-new_tube_allowed(const struct queue *q, const char *name, size_t len)
-{
-	return q->cfg.max_tubes == 0 || q->ntubes < q->cfg.max_tubes ||
-	    qs_tube(q, name, len) != NULL;
 }
 
 void
@@ -196,7 +220,8 @@ newest_version(const struct task *t)
  * than its version. */
 static int
 replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
-    int64_t run_at, struct qrec *out, struct queue_put_res *res)
+    uint32_t max_attempts, int64_t run_at, struct qrec *out,
+    struct queue_put_res *res)
 {
 	struct qrec_replace *r = &out->u.replace;
 
@@ -215,7 +240,7 @@ replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
 	r->payload_len = req->payload_len;
 	r->pri = req->pri;
 	r->ttr = ttr;
-	r->max_attempts = req->max_attempts;
+	r->max_attempts = max_attempts;
 	r->run_at = run_at;
 	r->period = req->period_ms;
 	r->pending = t->state == QUEUE_TAKEN;
@@ -228,13 +253,23 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
 	const struct put_args *a = arg;
 	const struct queue_put_req *req = a->req;
-	uint32_t ttr = req->ttr_ms ? req->ttr_ms : q->cfg.default_ttr_ms;
+	uint32_t ttr = req->ttr_ms, max_attempts = req->max_attempts;
 	struct keyent *ke = NULL;
 	int64_t run_at;
 	int rc;
 
 	if (!qrec_tube_valid(req->tube, req->tube_len))
 		return SLUICE_ETUBE;
+	/* What the put leaves out, its tube decides. The lookup is the
+	 * one apply makes next (the queue's last tube: one compare). */
+	if (ttr == 0 || max_attempts == 0) {
+		const struct tube *tb = qs_tube(q, req->tube, req->tube_len);
+
+		if (ttr == 0)
+			ttr = queue_tube_ttr_ms(q, tb);
+		if (max_attempts == 0)
+			max_attempts = queue_tube_max_attempts(q, tb);
+	}
 	if (req->payload_len > q->cfg.max_payload)
 		return SLUICE_ETOOBIG;
 	if (req->key_len > QREC_KEY_MAX || (req->key_len && !req->key))
@@ -253,7 +288,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->key_len > 0)
 		ke = qs_key(q, req->key, req->key_len);
 	if (ke != NULL && ke->task != NULL && req->replace)
-		return replace_rec(req, ke->task, ttr, run_at, out, a->res);
+		return replace_rec(
+		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
 		out->type = QREC_NONE;
@@ -277,7 +313,7 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	out->u.put.key_len = req->key_len;
 	out->u.put.pri = req->pri;
 	out->u.put.ttr = ttr;
-	out->u.put.max_attempts = req->max_attempts;
+	out->u.put.max_attempts = max_attempts;
 	out->u.put.run_at = run_at;
 	out->u.put.period = req->period_ms;
 	return put_res(a->res, q->next_id, true, false);
@@ -396,9 +432,7 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 int64_t
 queue_keep_done_ms(const struct queue *q, const char *tube, size_t tube_len)
 {
-	(void)tube;
-	(void)tube_len;
-	return q->cfg.keep_done_ms;
+	return queue_tube_keep_done_ms(q, qs_tube(q, tube, tube_len));
 }
 
 int
@@ -455,12 +489,14 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_REPLACED);
 	} else if (req->fatal || at_max_attempts(t)) {
-		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_BURIED);
+		/* A fatal fail is a bury by the worker: it follows the tube's
+		 * dead letter like every other. */
+		bury_rec_of(q, out, QREC_FAIL, t, QREC_BY_CLIENT);
 	} else {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_WAIT);
 		out->u.end.run_at = clamp_time(now +
 		    (req->set_delay ? req->delay_ms
-		                    : backoff(&q->cfg, t->attempts)));
+		                    : backoff(q, t->tube, t->attempts)));
 	}
 	out->u.end.text = req->error;
 	out->u.end.text_len = req->error_len;
@@ -520,8 +556,10 @@ bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	} else {
 		if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 			return rc;
-		end_rec(out, type, t, QREC_BY_CLIENT,
-		    task_has_repl(t) ? QREC_REPLACED : QREC_BURIED);
+		if (task_has_repl(t))
+			end_rec(out, type, t, QREC_BY_CLIENT, QREC_REPLACED);
+		else
+			bury_rec_of(q, out, type, t, QREC_BY_CLIENT);
 	}
 	out->u.end.text = req->error;
 	out->u.end.text_len = req->error_len;
@@ -665,9 +703,7 @@ flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (!qrec_tube_valid(req->tube, req->tube_len))
 		return SLUICE_ETUBE;
 	tb = qs_tube(q, req->tube, req->tube_len);
-	if (tb == NULL ||
-	    (tb->ready.len == 0 && tb->delayed.len == 0 &&
-	        tb->buried.len == 0 && tb->done.len == 0 && tb->ntaken == 0))
+	if (tb == NULL || tube_tasks(tb) == 0)
 		return 0; /* QREC_NONE: nothing to flush */
 	out->type = QREC_FLUSH;
 	out->u.flush.tube = req->tube;
@@ -778,6 +814,136 @@ queue_decide_pause(struct queue *q, int64_t now,
     const struct queue_pause_req *req, struct qrec *result)
 {
 	return decide(q, now, pause_rec, req, result);
+}
+
+/* The settings `req` leaves the tube with (`old` its current ones). */
+static int
+merged_conf(const struct queue *q, const struct qrec_tube_conf *old,
+    const struct queue_tube_set_req *req, struct qrec_tube_conf *out)
+{
+	const struct qrec_tube_conf *in = &req->conf;
+	uint8_t set = req->set, unset = req->unset;
+	struct qrec_tube_conf c = *old;
+
+	if (((set | unset) & ~QREC_TS_ALL) != 0 || (set & unset) != 0)
+		return SLUICE_EINVAL;
+	if ((set & QREC_TS_DEAD_LETTER) &&
+	    !qrec_tube_valid(in->dead_letter, in->dead_letter_len))
+		return SLUICE_ETUBE;
+	if ((set & QREC_TS_TTR) &&
+	    (in->ttr == 0 || in->ttr > q->cfg.max_ttr_ms))
+		return SLUICE_EINVAL;
+	if (set & QREC_TS_TTR)
+		c.ttr = in->ttr;
+	if (set & QREC_TS_MAX_ATTEMPTS)
+		c.max_attempts = in->max_attempts;
+	if (set & QREC_TS_BACKOFF) {
+		c.backoff_base = in->backoff_base;
+		c.backoff_cap = in->backoff_cap;
+	}
+	if (set & QREC_TS_KEEP_DONE)
+		c.keep_done = in->keep_done;
+	if (set & QREC_TS_LOST_LEASE)
+		c.lost_lease_immediate = in->lost_lease_immediate;
+	if (set & QREC_TS_DEAD_LETTER) {
+		c.dead_letter = in->dead_letter;
+		c.dead_letter_len = in->dead_letter_len;
+	}
+	/* An unset field is zero, as a TUBE_SET record holds it. */
+	if (unset & QREC_TS_TTR)
+		c.ttr = 0;
+	if (unset & QREC_TS_MAX_ATTEMPTS)
+		c.max_attempts = 0;
+	if (unset & QREC_TS_BACKOFF)
+		c.backoff_base = c.backoff_cap = 0;
+	if (unset & QREC_TS_KEEP_DONE)
+		c.keep_done = 0;
+	if (unset & QREC_TS_LOST_LEASE)
+		c.lost_lease_immediate = false;
+	if (unset & QREC_TS_DEAD_LETTER) {
+		c.dead_letter = NULL;
+		c.dead_letter_len = 0;
+	}
+	c.set = (uint8_t)((c.set | set) & ~unset);
+	if (!qrec_tube_conf_valid(&c, req->tube, req->tube_len))
+		return SLUICE_EINVAL;
+	*out = c;
+	return 0;
+}
+
+static bool
+same_conf(const struct qrec_tube_conf *a, const struct qrec_tube_conf *b)
+{
+	return a->set == b->set && a->ttr == b->ttr &&
+	    a->max_attempts == b->max_attempts &&
+	    a->backoff_base == b->backoff_base &&
+	    a->backoff_cap == b->backoff_cap && a->keep_done == b->keep_done &&
+	    a->lost_lease_immediate == b->lost_lease_immediate &&
+	    a->dead_letter_len == b->dead_letter_len &&
+	    (a->dead_letter_len == 0 ||
+	        memcmp(a->dead_letter, b->dead_letter, a->dead_letter_len) ==
+	            0);
+}
+
+static int
+tube_set_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_tube_set_req *req = arg;
+	const struct tube *tb;
+	struct qrec_tube_conf old, c;
+	int rc;
+
+	(void)now;
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	old = tube_conf_get(tb);
+	if ((rc = merged_conf(q, &old, req, &c)) != 0)
+		return rc;
+	/* No change, or nothing to set on a tube that is not there. */
+	if (same_conf(&old, &c))
+		return 0;
+	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
+		return SLUICE_ELIMIT;
+	out->type = QREC_TUBE_SET;
+	out->u.tube_set.tube = req->tube;
+	out->u.tube_set.tube_len = req->tube_len;
+	out->u.tube_set.conf = c;
+	return 0;
+}
+
+int
+queue_decide_tube_set(struct queue *q, int64_t now,
+    const struct queue_tube_set_req *req, struct qrec *result)
+{
+	return decide(q, now, tube_set_rec, req, result);
+}
+
+static int
+tube_delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
+{
+	const struct queue_tube_delete_req *req = arg;
+	const struct tube *tb;
+
+	(void)now;
+	if (!qrec_tube_valid(req->tube, req->tube_len))
+		return SLUICE_ETUBE;
+	if ((tb = qs_tube(q, req->tube, req->tube_len)) == NULL)
+		return SLUICE_ENOTFOUND;
+	if (tube_tasks(tb) != 0 && !req->force)
+		return SLUICE_ENOTEMPTY;
+	out->type = QREC_TUBE_DELETE;
+	out->u.tube_delete.tube = req->tube;
+	out->u.tube_delete.tube_len = req->tube_len;
+	out->u.tube_delete.force = req->force && tube_tasks(tb) != 0;
+	return 0;
+}
+
+int
+queue_decide_tube_delete(struct queue *q, int64_t now,
+    const struct queue_tube_delete_req *req, struct qrec *result)
+{
+	return decide(q, now, tube_delete_rec, req, result);
 }
 
 static int

@@ -189,6 +189,10 @@ queue_dump(const struct queue *q, struct buf *out)
 		    tb->name, tb->paused_until, tb->ready.len, tb->delayed.len,
 		    tb->ntaken, tb->buried.len, tb->done.len);
 		out_counters(out, &tb->ctr);
+		if (tb->conf != NULL) {
+			buf_printf(out, " settings:");
+			qrec_tube_conf_format(&tb->conf->v, out);
+		}
 		buf_put_u8(out, '\n');
 	}
 	for (size_t i = 0; i < nt; i++)

@@ -34,6 +34,8 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_DELETE_WHERE] = "DELETE_WHERE",
 	[QREC_PUT_V] = "PUT_V",
 	[QREC_REPLACE_V] = "REPLACE_V",
+	[QREC_TUBE_SET] = "TUBE_SET",
+	[QREC_TUBE_DELETE] = "TUBE_DELETE",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -127,6 +129,11 @@ end_valid(uint16_t type, const struct qrec_end *e)
 	        ? type != QREC_ACK || e->keep_ms < 1 || !time_ok(e->keep_ms)
 	        : e->keep_ms != 0 || e->max_done != 0)
 		return false;
+	/* A dead-letter move names its tube in `to`; nothing else does. */
+	if (type != QREC_ACK && e->outcome == QREC_MOVED
+	        ? !qrec_tube_valid(e->to, e->to_len)
+	        : e->to_len != 0)
+		return false;
 	switch (type) {
 	case QREC_ACK:
 		if (e->reason != QREC_BY_CLIENT || e->pri != 0)
@@ -151,12 +158,13 @@ end_valid(uint16_t type, const struct qrec_end *e)
 		if (e->reason != QREC_BY_CLIENT || e->pri != 0)
 			return false;
 		if (e->outcome != QREC_WAIT && e->outcome != QREC_BURIED &&
-		    e->outcome != QREC_REPLACED)
+		    e->outcome != QREC_REPLACED && e->outcome != QREC_MOVED)
 			return false;
 		return e->dedup_ms == 0 &&
 		    str_ok(e->text, e->text_len, QREC_ERROR_MAX);
 	case QREC_BURY:
-		if (e->outcome != QREC_BURIED && e->outcome != QREC_REPLACED)
+		if (e->outcome != QREC_BURIED && e->outcome != QREC_REPLACED &&
+		    e->outcome != QREC_MOVED)
 			return false;
 		return e->pri == 0 && e->dedup_ms == 0 && e->text_len == 0;
 	case QREC_UNTAKE:
@@ -170,7 +178,7 @@ end_valid(uint16_t type, const struct qrec_end *e)
 		    (e->reason == QREC_BY_CLIENT && e->outcome == QREC_WAIT))
 			return false;
 		if (e->outcome != QREC_WAIT && e->outcome != QREC_BURIED &&
-		    e->outcome != QREC_REPLACED)
+		    e->outcome != QREC_REPLACED && e->outcome != QREC_MOVED)
 			return false;
 		if (e->outcome != QREC_WAIT && e->pri != 0)
 			return false;
@@ -179,6 +187,35 @@ end_valid(uint16_t type, const struct qrec_end *e)
 	default:
 		return false;
 	}
+}
+
+bool
+qrec_tube_conf_valid(
+    const struct qrec_tube_conf *c, const char *tube, size_t tube_len)
+{
+	uint8_t s = c->set;
+
+	if ((s & ~QREC_TS_ALL) != 0)
+		return false;
+	/* A field the tube does not set is zero: one encoding per state. */
+	if (!(s & QREC_TS_TTR) ? c->ttr != 0 : c->ttr == 0)
+		return false;
+	if (!(s & QREC_TS_MAX_ATTEMPTS) && c->max_attempts != 0)
+		return false;
+	if (!(s & QREC_TS_BACKOFF) ? c->backoff_base != 0 || c->backoff_cap != 0
+	                           : c->backoff_base > c->backoff_cap)
+		return false;
+	if (!(s & QREC_TS_KEEP_DONE) ? c->keep_done != 0
+	                             : !time_ok(c->keep_done))
+		return false;
+	if (!(s & QREC_TS_LOST_LEASE) && c->lost_lease_immediate)
+		return false;
+	if (!(s & QREC_TS_DEAD_LETTER))
+		return c->dead_letter_len == 0;
+	/* Never the tube itself: a dead letter is somewhere else. */
+	return qrec_tube_valid(c->dead_letter, c->dead_letter_len) &&
+	    (c->dead_letter_len != tube_len ||
+	        memcmp(c->dead_letter, tube, tube_len) != 0);
 }
 
 bool
@@ -240,6 +277,14 @@ qrec_valid(const struct qrec *rec)
 		    (rec->u.where.state == 1 || rec->u.where.state == 2 ||
 		        rec->u.where.state == 4 || rec->u.where.state == 5) &&
 		    time_ok(rec->u.where.before);
+	case QREC_TUBE_SET:
+		return qrec_tube_valid(
+		           rec->u.tube_set.tube, rec->u.tube_set.tube_len) &&
+		    qrec_tube_conf_valid(&rec->u.tube_set.conf,
+		        rec->u.tube_set.tube, rec->u.tube_set.tube_len);
+	case QREC_TUBE_DELETE:
+		return qrec_tube_valid(
+		    rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
 	default:
 		return false;
 	}
@@ -292,6 +337,21 @@ put_end(const struct qrec *rec, struct buf *out)
 	default:
 		break;
 	}
+	if (rec->type != QREC_ACK && e->outcome == QREC_MOVED)
+		buf_put_str16(out, e->to, e->to_len);
+}
+
+void
+qrec_tube_conf_put(struct buf *out, const struct qrec_tube_conf *c)
+{
+	buf_put_u8(out, c->set);
+	buf_put_u32(out, c->ttr);
+	buf_put_u32(out, c->max_attempts);
+	buf_put_u32(out, c->backoff_base);
+	buf_put_u32(out, c->backoff_cap);
+	buf_put_i64(out, c->keep_done);
+	buf_put_u8(out, c->lost_lease_immediate ? 1 : 0);
+	buf_put_str16(out, c->dead_letter, c->dead_letter_len);
 }
 
 int
@@ -388,6 +448,16 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_u8(out, rec->u.where.state);
 		buf_put_i64(out, rec->u.where.before);
 		break;
+	case QREC_TUBE_SET:
+		buf_put_str16(
+		    out, rec->u.tube_set.tube, rec->u.tube_set.tube_len);
+		qrec_tube_conf_put(out, &rec->u.tube_set.conf);
+		break;
+	case QREC_TUBE_DELETE:
+		buf_put_str16(
+		    out, rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
+		buf_put_u8(out, rec->u.tube_delete.force ? 1 : 0);
+		break;
 	}
 	if (buf_failed(out)) {
 		out->len = start < out->len ? start : out->len;
@@ -449,6 +519,26 @@ get_end(uint16_t type, struct rd *r, struct qrec_end *e)
 	default:
 		break;
 	}
+	if (type != QREC_ACK && e->outcome == QREC_MOVED)
+		e->to = rd_str16(r, QREC_NAME_MAX, &e->to_len);
+}
+
+void
+qrec_tube_conf_get(struct rd *r, struct qrec_tube_conf *c)
+{
+	uint8_t lost;
+
+	c->set = rd_u8(r);
+	c->ttr = rd_u32(r);
+	c->max_attempts = rd_u32(r);
+	c->backoff_base = rd_u32(r);
+	c->backoff_cap = rd_u32(r);
+	c->keep_done = rd_i64(r);
+	lost = rd_u8(r);
+	c->lost_lease_immediate = lost == 1;
+	if (lost > 1)
+		r->bad = true;
+	c->dead_letter = rd_str16(r, QREC_NAME_MAX, &c->dead_letter_len);
 }
 
 int
@@ -552,6 +642,16 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		rec.u.where.state = rd_u8(&r);
 		rec.u.where.before = rd_i64(&r);
 		break;
+	case QREC_TUBE_SET:
+		rec.u.tube_set.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_set.tube_len);
+		qrec_tube_conf_get(&r, &rec.u.tube_set.conf);
+		break;
+	case QREC_TUBE_DELETE:
+		rec.u.tube_delete.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_delete.tube_len);
+		ok = rd_bool(&r, &rec.u.tube_delete.force);
+		break;
 	default:
 		return SLUICE_ECORRUPT;
 	}
@@ -562,6 +662,29 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 }
 
 /* ---- Text form ------------------------------------------------------- */
+
+void
+qrec_tube_conf_format(const struct qrec_tube_conf *c, struct buf *out)
+{
+	if (c->set == 0)
+		buf_printf(out, " (defaults)");
+	if (c->set & QREC_TS_TTR)
+		buf_printf(out, " ttr=%" PRIu32, c->ttr);
+	if (c->set & QREC_TS_MAX_ATTEMPTS)
+		buf_printf(out, " max_attempts=%" PRIu32, c->max_attempts);
+	if (c->set & QREC_TS_BACKOFF)
+		buf_printf(out, " backoff=%" PRIu32 ",%" PRIu32,
+		    c->backoff_base, c->backoff_cap);
+	if (c->set & QREC_TS_KEEP_DONE)
+		buf_printf(out, " keep_done=%" PRId64, c->keep_done);
+	if (c->set & QREC_TS_LOST_LEASE)
+		buf_printf(out, " lost_lease=%s",
+		    c->lost_lease_immediate ? "immediate" : "backoff");
+	if (c->set & QREC_TS_DEAD_LETTER) {
+		buf_printf(out, " dead_letter=");
+		buf_put(out, c->dead_letter, c->dead_letter_len);
+	}
+}
 
 int
 qrec_format(const struct qrec *rec, struct buf *out)
@@ -632,6 +755,10 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			buf_printf(out, " error=");
 			buf_put_escaped(out, e->text, e->text_len);
 		}
+		if (rec->type != QREC_ACK && e->outcome == QREC_MOVED) {
+			buf_printf(out, " to=");
+			buf_put(out, e->to, e->to_len);
+		}
 		break;
 	case QREC_TOUCH:
 		buf_printf(out, " id=%" PRIu64 " lease=%" PRIu64,
@@ -684,6 +811,18 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		buf_put(out, rec->u.where.tube, rec->u.where.tube_len);
 		buf_printf(out, " state=%s before=%" PRId64,
 		    where_state_name(rec->u.where.state), rec->u.where.before);
+		break;
+	case QREC_TUBE_SET:
+		buf_printf(out, " tube=");
+		buf_put(out, rec->u.tube_set.tube, rec->u.tube_set.tube_len);
+		qrec_tube_conf_format(&rec->u.tube_set.conf, out);
+		break;
+	case QREC_TUBE_DELETE:
+		buf_printf(out, " tube=");
+		buf_put(
+		    out, rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
+		if (rec->u.tube_delete.force)
+			buf_printf(out, " force");
 		break;
 	default:
 		break;

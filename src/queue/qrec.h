@@ -48,6 +48,12 @@
  *            created (done: finished) at or before `before` is cancelled
  *   PUT_V    a PUT's body, then u64 version
  *   REPLACE_V  a REPLACE's body, then u64 version
+ *   TUBE_SET str16 tube, then the tube's settings from now on (conf):
+ *            u8 set (QREC_TS_* bits), u32 ttr, u32 max_attempts,
+ *            u32 backoff_base, u32 backoff_cap, i64 keep_done,
+ *            u8 lost_lease_immediate, str16 dead_letter; a field whose
+ *            bit is clear is 0 (empty) and inherits the server's default
+ *   TUBE_DELETE str16 tube, u8 force (its tasks are cancelled first)
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -56,6 +62,10 @@
  * versions refuses a log that holds one (an unknown type) rather than
  * reading it as if the version were not there; and a put without a
  * version logs the same bytes as before. A PUT_V has a key.
+ *
+ * FAIL, BURY and SETBACK may also have the outcome MOVED (the tube's
+ * dead-letter setting): FAIL and SETBACK then end with str16 tube after
+ * their error, BURY with str16 tube after its outcome.
  *
  * A body is valid when it has exactly this layout and its values are in
  * range: ids and ttr >= 1 (a PUT's id < 2^64 - 1, so the next id fits);
@@ -99,11 +109,12 @@ enum qrec_type {
 	QREC_SETBACK = 15,      /* RELEASE or BURY with an error text */
 	QREC_UPDATE = 16,       /* a waiting task changed in place */
 	QREC_DELETE_WHERE = 17, /* a tube's tasks by state and age */
-	/* 18, 19: kept for other record types */
-	QREC_PUT_V = 20,     /* PUT with the client's version */
-	QREC_REPLACE_V = 21, /* REPLACE with the client's version */
-	QREC_TYPE_END_,      /* one past the last queue type */
-	QREC_TYPE_MAX = 99   /* types above belong to the log layer */
+	QREC_TUBE_SET = 18,     /* a tube's settings change */
+	QREC_TUBE_DELETE = 19,  /* a tube goes away (with its tasks: force) */
+	QREC_PUT_V = 20,        /* PUT with the client's version */
+	QREC_REPLACE_V = 21,    /* REPLACE with the client's version */
+	QREC_TYPE_END_,         /* one past the last queue type */
+	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
 
 /* Why a lease ended (RELEASE, BURY). ACK and FAIL are always CLIENT. */
@@ -120,7 +131,8 @@ enum qrec_outcome {
 	QREC_DELETED = 0,  /* ACK: gone; its key stays reserved dedup_ms */
 	QREC_WAIT = 1,     /* back in the tube, ready from run_at on */
 	QREC_BURIED = 2,   /* parked until kicked */
-	QREC_MOVED = 3,    /* ACK --to: ready in another tube */
+	QREC_MOVED = 3,    /* ACK --to, or FAIL / BURY to the tube's dead
+	                      letter tube: ready in another tube */
 	QREC_REPLACED = 4, /* the pending replacement takes effect */
 	QREC_DONE = 5,     /* ACK: kept as done until time + keep_ms */
 	QREC_OUTCOME_END_
@@ -193,6 +205,9 @@ struct qrec_end {
 	int64_t keep_ms;   /* ACK + DONE: kept until time + keep_ms */
 	uint64_t max_done; /* ACK + DONE: done tasks kept at most (0: no
 	                      limit); those whose keep ends first go */
+	const char *to;    /* FAIL, BURY, SETBACK + MOVED: the dead-letter
+	                      tube */
+	size_t to_len;
 };
 
 /* UNTAKE (in struct qrec_end: id, lease, outcome; the rest 0): a take
@@ -203,8 +218,9 @@ struct qrec_end {
  * SETBACK (in struct qrec_end, text = the error): a lease ends with an
  * error text, which becomes last_error: a lost lease under the retry
  * policy (reason TTR or SESSION: WAIT with the backoff's run_at, or
- * BURIED at max_attempts) or a bury with a text (reason CLIENT, BURIED;
- * lease 0 for an operator's bury of a waiting task). */
+ * BURIED at max_attempts, MOVED to the tube's dead letter) or a bury
+ * with a text (reason CLIENT, BURIED or MOVED; lease 0 for an operator's
+ * bury of a waiting task, which is always BURIED). */
 
 /* The holder extends its lease: deadline = record time + ttr. */
 struct qrec_touch {
@@ -279,6 +295,46 @@ struct qrec_delete_where {
 	int64_t before;
 };
 
+/* The settings a tube may carry (QREC_TS_* say which it has; the others
+ * are the server's defaults). */
+enum qrec_tube_field {
+	QREC_TS_TTR = 0x01, /* a put's ttr when it gives none */
+	QREC_TS_MAX_ATTEMPTS =
+	    0x02,                  /* a put's max_attempts when it gives none */
+	QREC_TS_BACKOFF = 0x04,    /* a fail's delay: base, doubling, cap */
+	QREC_TS_KEEP_DONE = 0x08,  /* how long finished tasks are kept */
+	QREC_TS_LOST_LEASE = 0x10, /* a lost lease: retry at once or back off */
+	QREC_TS_DEAD_LETTER = 0x20, /* buried tasks move to this tube */
+	QREC_TS_ALL = 0x3f
+};
+
+struct qrec_tube_conf {
+	uint8_t set; /* QREC_TS_* */
+	uint32_t ttr;
+	uint32_t max_attempts;
+	uint32_t backoff_base;
+	uint32_t backoff_cap; /* >= backoff_base */
+	int64_t keep_done;    /* ms, in [0, QREC_TIME_MAX] */
+	bool lost_lease_immediate;
+	const char *dead_letter; /* a tube name, never the tube itself */
+	size_t dead_letter_len;
+};
+
+/* A tube's settings from now on: all of them, not a change. */
+struct qrec_tube_set {
+	const char *tube;
+	size_t tube_len;
+	struct qrec_tube_conf conf;
+};
+
+/* A tube goes away; with `force` its tasks are cancelled first (their
+ * keys free at once), else it has none. */
+struct qrec_tube_delete {
+	const char *tube;
+	size_t tube_len;
+	bool force;
+};
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -295,6 +351,8 @@ struct qrec {
 		struct qrec_pause pause;
 		struct qrec_update update;
 		struct qrec_delete_where where;
+		struct qrec_tube_set tube_set;
+		struct qrec_tube_delete tube_delete;
 	} u;
 };
 
@@ -318,6 +376,21 @@ const char *qrec_type_name(uint16_t type);
 /* Appends a one-line human-readable form of `rec` (no newline), for
  * sluice-log dump. Returns 0 or SLUICE_ENOMEM. */
 int qrec_format(const struct qrec *rec, struct buf *out);
+
+/* True when `c` is a valid set of settings for the tube `tube` (the
+ * rule of a TUBE_SET body; the snapshot holds the same). */
+bool qrec_tube_conf_valid(
+    const struct qrec_tube_conf *c, const char *tube, size_t tube_len);
+
+/* Writes or reads the settings part of a TUBE_SET body (after its tube
+ * name). The reader fails `r` on missing bytes; check the result with
+ * qrec_tube_conf_valid(). */
+void qrec_tube_conf_put(struct buf *out, const struct qrec_tube_conf *c);
+void qrec_tube_conf_get(struct rd *r, struct qrec_tube_conf *c);
+
+/* Appends " ttr=N max_attempts=N ..." for the fields `c` sets (or
+ * " (defaults)"), as qrec_format and the queue's dump write them. */
+void qrec_tube_conf_format(const struct qrec_tube_conf *c, struct buf *out);
 
 /* True when `name` is a valid tube name: 1-200 bytes of
  * [A-Za-z0-9_.:/-]. */

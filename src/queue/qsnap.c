@@ -14,6 +14,12 @@
  *          session_released, replace), u64 ready, u64 delayed, u64 buried,
  *          u64 done (version 3) (its tasks in those states) - each tube, in
  *          creation order (a task names its tube by that position)
+ *   TUBE_SET (18) the settings of the TUBE just before, only when it has
+ *          any: the settings part of a TUBE_SET record body (qrec.h:
+ *          u8 set, u32 ttr, u32 max_attempts, u32 backoff_base,
+ *          u32 backoff_cap, i64 keep_done, u8 lost_lease_immediate,
+ *          str16 dead_letter). A snapshot of tubes without settings has
+ *          none, and reads as before they existed.
  *   TASK   u8 flags (bits 0-2 state, 3 key, 4 error, 5 period, 6 a REPL
  *          follows, 7 detached), var id, var tube, var pri, var ttr,
  *          var attempts, var max_attempts, zvar clock - created_at,
@@ -106,6 +112,15 @@ sw_room(struct sw *w, size_t n)
 	p = w->p + w->len;
 	w->len += n;
 	return p;
+}
+
+static void
+sw_u8(struct sw *w, uint8_t v)
+{
+	uint8_t *p = sw_room(w, 1);
+
+	if (p != NULL)
+		*p = v;
 }
 
 static void
@@ -293,6 +308,24 @@ emit_versions(const struct task *t, queue_emit_fn *emit, void *arg)
 	return emit(arg, QSNAP_TASKVER, mem, w.len, NULL, 0);
 }
 
+/* The layout of qrec_tube_conf_put(), without allocating. */
+static int
+emit_tube_set(const struct qrec_tube_conf *c, queue_emit_fn *emit, void *arg)
+{
+	uint8_t mem[64 + QREC_NAME_MAX];
+	struct sw w = { mem, 0, sizeof(mem), false };
+
+	sw_u8(&w, c->set);
+	sw_u32(&w, c->ttr);
+	sw_u32(&w, c->max_attempts);
+	sw_u32(&w, c->backoff_base);
+	sw_u32(&w, c->backoff_cap);
+	sw_i64(&w, c->keep_done);
+	sw_u8(&w, c->lost_lease_immediate ? 1 : 0);
+	sw_str16(&w, c->dead_letter, c->dead_letter_len);
+	return emit(arg, QSNAP_TUBE_SET, mem, w.len, NULL, 0);
+}
+
 /* Dedup entries a snapshot holds: those not yet expired. */
 static uint64_t
 live_dedup(const struct queue *q)
@@ -333,6 +366,9 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_u64(&w, tb->buried.len);
 		sw_u64(&w, tb->done.len);
 		if ((rc = emit(arg, QSNAP_TUBE, mem, w.len, NULL, 0)) != 0)
+			return rc;
+		if (tb->conf != NULL &&
+		    (rc = emit_tube_set(&tb->conf->v, emit, arg)) != 0)
 			return rc;
 	}
 	/* In slot order: a loader whose index has the same size puts each
@@ -494,6 +530,20 @@ load_tube(struct queue *q, struct rd *r)
 	    (rc = heap_reserve(&q->done, reserve_count(n[3]))) != 0)
 		return rc;
 	return 0;
+}
+
+/* The settings of the tube loaded last, which has none yet. */
+static int
+load_tube_set(struct queue *q, struct rd *r)
+{
+	struct tube *tb = q->ntubes > 0 ? q->tubes[q->ntubes - 1] : NULL;
+	struct qrec_tube_conf c;
+
+	qrec_tube_conf_get(r, &c);
+	if (rd_failed(r) || rd_left(r) != 0 || tb == NULL || tb->conf != NULL ||
+	    c.set == 0 || !qrec_tube_conf_valid(&c, tb->name, tb->name_len))
+		return SLUICE_ECORRUPT;
+	return tube_conf_new(&c, &tb->conf);
 }
 
 /* A var (see the top): its value, or 0 with the reader failed when the
@@ -904,6 +954,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase == 0;
 	case QSNAP_TUBE:
 		return l->phase == QSNAP_META || l->phase == QSNAP_TUBE;
+	case QSNAP_TUBE_SET: /* load_tube_set checks it follows its TUBE */
+		return l->phase == QSNAP_TUBE;
 	case QSNAP_TASK:
 		return (l->phase >= QSNAP_META && l->phase <= QSNAP_REPL) ||
 		    l->phase == QSNAP_TASKVER;
@@ -948,6 +1000,10 @@ queue_snapshot_load(
 		break;
 	case QSNAP_TASKVER:
 		rc = load_taskver(q, &r);
+		break;
+	case QSNAP_TUBE_SET:
+		rc = load_tube_set(q, &r);
+		type = QSNAP_TUBE; /* what may follow is what follows a TUBE */
 		break;
 	default:
 		rc = load_end(q, &r);

@@ -248,9 +248,22 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 void
 qs_tube_undo(struct queue *q, struct tube *tb)
 {
-	assert(tb->index == q->ntubes - 1 && tb->ready.len == 0 &&
-	    tb->delayed.len == 0 && tb->buried.len == 0 && tb->ntaken == 0);
+	assert(tb->index == q->ntubes - 1);
+	qs_tube_remove(q, tb);
+}
+
+void
+qs_tube_remove(struct queue *q, struct tube *tb)
+{
+	assert(tube_tasks(tb) == 0 && tb->wpos == HEAP_NONE);
 	idx_remove(&q->names, tb);
+	if (tb->ppos != HEAP_NONE)
+		heap_remove(&q->pauses, tb);
+	tube_counters_sub(&q->ctr, &tb->ctr);
+	for (uint32_t i = tb->index + 1; i < q->ntubes; i++) {
+		q->tubes[i - 1] = q->tubes[i];
+		q->tubes[i - 1]->index = i - 1;
+	}
 	q->ntubes--;
 	if (q->last_tube == tb)
 		q->last_tube = NULL;

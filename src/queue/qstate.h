@@ -97,6 +97,32 @@ int qs_tube_get(struct queue *q, const char *name, size_t len,
     struct tube **out, bool *created);
 /* Undoes qs_tube_get() that created an empty tube. */
 void qs_tube_undo(struct queue *q, struct tube *tb);
+/* Removes a tube that has no task, wherever it is: the tubes after it
+ * move down one index (their order, hence every heap's, stays), and its
+ * counters leave the totals. */
+void qs_tube_remove(struct queue *q, struct tube *tb);
+
+/* ---- The settings in force for a tube (tubeconf.c) ----
+ * Each gives the tube's own value when it sets one, else the server's
+ * default. `tb` may be NULL (a tube not made yet: the defaults). Decide
+ * reads them; apply never does (records carry the values). */
+uint32_t queue_tube_ttr_ms(const struct queue *q, const struct tube *tb);
+uint32_t queue_tube_max_attempts(const struct queue *q, const struct tube *tb);
+/* A fail's delay after attempt n: base * 2^(n-1), at most cap. */
+void queue_tube_backoff(const struct queue *q, const struct tube *tb,
+    uint32_t *base_ms, uint32_t *cap_ms);
+/* How long finished tasks are kept (0: not at all): the tube's own,
+ * else the server's cfg.keep_done_ms. */
+int64_t queue_tube_keep_done_ms(const struct queue *q, const struct tube *tb);
+/* True: a lost lease (ttr, disconnect) makes the task ready at once;
+ * false: it waits out the fail backoff. The tube's own, else the server's
+ * --lost-lease-retry (cfg.lost_lease_retry). */
+bool queue_tube_lost_lease_immediate(
+    const struct queue *q, const struct tube *tb);
+/* True and the tube's dead-letter tube (borrowed from the tube), when
+ * buried tasks move there; false when they stay buried in place. */
+bool queue_tube_dead_letter(const struct queue *q, const struct tube *tb,
+    const char **name, size_t *len);
 
 /* The state a waiting task with this run_at is in: READY or DELAYED. */
 static inline int
@@ -167,8 +193,9 @@ int64_t qs_age_time(const struct task *t);
 
 /* How long a task whose lease was lost waits before it is ready again,
  * after `attempts` takes: the one place that reads the retry policy of
- * lost leases (cfg.lost_lease_retry, the backoff), so that a tube's own
- * settings can override it here. */
+ * lost leases: the tube's own lost-lease setting, else the server's
+ * (cfg.lost_lease_retry); a backoff is the tube's own base and cap, else
+ * the server's. */
 int64_t queue_lost_lease_delay(
     const struct queue *q, const struct tube *tb, uint32_t attempts);
 

@@ -114,14 +114,6 @@ visit(const struct queue *q, const struct tube *tb, int state,
 	}
 }
 
-/* Every task of the tube, done ones included. */
-static uint64_t
-tube_tasks(const struct tube *tb)
-{
-	return (uint64_t)tb->ready.len + tb->delayed.len + tb->buried.len +
-	    tb->done.len + tb->ntaken;
-}
-
 /* ---- list: the first `limit` tasks in an order ------------------------ */
 
 /* A bounded selection: a max-heap (by `order`) of the best k so far. */
@@ -385,6 +377,7 @@ tube_stats(
 	out->buried = tb->buried.len;
 	out->done = tb->done.len;
 	out->paused_until = tb->paused_until;
+	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;
 	out->ctr = tb->ctr;

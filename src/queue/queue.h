@@ -37,6 +37,9 @@
  *                                  (client, restart at max_attempts);
  *                                  SETBACK (bury with a text; ttr /
  *                                  session at max_attempts)
+ *   taken   -> ready (other tube)  the same FAIL, BURY and SETBACK (outcome
+ *                                  MOVED) in a tube with a dead-letter tube
+ *   any     -> (gone)              TUBE_DELETE with force of its tube
  *   ready | delayed -> buried      BURY or SETBACK by an operator (force)
  *   buried | delayed -> ready      KICK
  *   taken   -> done                ACK when the tube keeps finished
@@ -156,8 +159,8 @@ struct queue_put_req {
 	uint32_t pri;
 	int64_t delay_ms;      /* from now; used when run_at == 0 */
 	int64_t run_at;        /* absolute unix ms; 0: now + delay_ms */
-	uint32_t ttr_ms;       /* 0: the configured default */
-	uint32_t max_attempts; /* 0: unlimited */
+	uint32_t ttr_ms;       /* 0: the tube's, else the configured default */
+	uint32_t max_attempts; /* 0: the tube's, else unlimited */
 	int64_t period_ms;     /* 0: not recurring */
 	const char *key;       /* key_len 0: no key */
 	size_t key_len;
@@ -274,8 +277,9 @@ struct queue_fail_req {
 };
 
 /* Failed: buried when fatal, or when max_attempts > 0 and attempts >=
- * max_attempts, else
- * delayed by delay_ms or the backoff (base * 2^(attempts-1), capped).
+ * max_attempts (or moved, ready, to its tube's dead-letter tube, attempts
+ * kept: a fatal fail is a worker's bury like any other), else delayed by
+ * delay_ms or its tube's backoff (base * 2^(attempts-1), capped).
  * The text becomes last_error. Errors: the lease rule, SLUICE_ELIMIT (text
  * over max_error), SLUICE_EINVAL (delay). */
 int queue_decide_fail(struct queue *q, int64_t now,
@@ -300,7 +304,8 @@ struct queue_bury_req {
 };
 
 /* Parks a task; a text becomes its last_error (a SETBACK record, else a
- * BURY). A taken task follows the lease rule. A ready or delayed
+ * BURY). A taken task follows the lease rule, and goes to its tube's
+ * dead-letter tube (ready) when the tube has one. A ready or delayed
  * task is parked only with `force` (an operator's act: nobody holds a
  * lease on it), else SLUICE_ESTATE; a buried one gets SLUICE_ESTATE.
  * SLUICE_ELIMIT: a text over max_error. */
@@ -373,8 +378,8 @@ int queue_decide_flush(struct queue *q, int64_t now,
     const struct queue_flush_req *req, struct qrec *out);
 
 /* How long an acked task of this tube is kept as done; 0: not kept. The
- * one place the retention is read: today the server's default
- * (cfg.keep_done_ms); a tube's own setting overrides it here. */
+ * one place the retention is read: the tube's own keep_done when it sets
+ * one (tube set), else the server's default (cfg.keep_done_ms). */
 int64_t queue_keep_done_ms(
     const struct queue *q, const char *tube, size_t tube_len);
 
@@ -408,14 +413,46 @@ struct queue_pause_req {
 int queue_decide_pause(struct queue *q, int64_t now,
     const struct queue_pause_req *req, struct qrec *out);
 
+struct queue_tube_set_req {
+	const char *tube;
+	size_t tube_len;
+	uint8_t set;   /* QREC_TS_* fields to take from `conf` */
+	uint8_t unset; /* QREC_TS_* fields back to the server's defaults */
+	struct qrec_tube_conf conf; /* the values of the fields in `set`
+	                               (conf.set is not read) */
+};
+
+/* Changes the fields of a tube's settings named in set and unset, and no
+ * other; the record carries the whole result (QREC_NONE when nothing
+ * changes). A tube the queue does not have is made. Errors:
+ * SLUICE_ETUBE (the tube, or the dead letter's name), SLUICE_EINVAL (a
+ * field both set and unset, an unknown field, ttr 0 or over the limit, a
+ * backoff cap below its base, keep_done out of range, a dead letter that
+ * is the tube itself), SLUICE_ELIMIT (max_tubes). */
+int queue_decide_tube_set(struct queue *q, int64_t now,
+    const struct queue_tube_set_req *req, struct qrec *out);
+
+struct queue_tube_delete_req {
+	const char *tube;
+	size_t tube_len;
+	bool force; /* its tasks are cancelled too (keys free at once) */
+};
+
+/* Removes a tube and its settings (its counters leave the totals).
+ * Errors: SLUICE_ETUBE, SLUICE_ENOTFOUND (a tube the queue does not
+ * have), SLUICE_ENOTEMPTY (it has tasks, without force). */
+int queue_decide_tube_delete(struct queue *q, int64_t now,
+    const struct queue_tube_delete_req *req, struct qrec *out);
+
 /* The server's timers and events. Each yields one record, or
  * SLUICE_ENOTFOUND when nothing is left to do; call until then. */
 
-/* A lost lease follows the retry policy of fail (cfg.lost_lease_retry):
- * a SETBACK that delays the task by the backoff of its attempts (or
- * makes it ready at once under QUEUE_RETRY_IMMEDIATE) and records why in
- * last_error, or buries it when max_attempts is reached; a task with a
- * pending replacement takes it (RELEASE, REPLACED). */
+/* A lost lease follows the retry policy of its tube, else the server's
+ * (queue_lost_lease_delay): a SETBACK that delays the task by the backoff
+ * of its attempts (or makes it ready at once when the retry is immediate)
+ * and records why in last_error, or buries it when max_attempts is
+ * reached (moves it, ready, to the tube's dead-letter tube when it has
+ * one); a task with a pending replacement takes it (RELEASE, REPLACED). */
 
 /* The lease with the earliest deadline <= now, reason TTR, last_error
  * "ttr expired after 60s" (its ttr). The text borrows from the queue
@@ -595,6 +632,7 @@ struct queue_tube_stats {
 	int64_t paused_until;     /* 0: not paused */
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
+	uint8_t settings;         /* QREC_TS_* the tube sets itself */
 	struct queue_counters ctr;
 };
 
@@ -618,8 +656,8 @@ struct queue_stats {
  * (now out of range) or SLUICE_ENOMEM (from the catch-up). */
 int queue_stats(struct queue *q, int64_t now, struct queue_stats *out);
 
-/* Tubes are numbered 0..queue_tube_count()-1 in creation order; a tube is
- * never removed. */
+/* Tubes are numbered 0..queue_tube_count()-1 in creation order; a
+ * TUBE_DELETE moves the tubes after it down one. */
 uint32_t queue_tube_count(const struct queue *q);
 
 /* O(1). SLUICE_ENOTFOUND past the last tube. */
@@ -629,6 +667,14 @@ int queue_tube_stats_at(
 /* O(1). SLUICE_ENOTFOUND when there is no such tube, SLUICE_ETUBE. */
 int queue_tube_stats(struct queue *q, int64_t now, const char *name,
     size_t name_len, struct queue_tube_stats *out);
+
+/* The settings in force for a tube: out->set says which the tube sets
+ * itself; every value is the one in force (the server's default where
+ * the tube sets none); dead_letter is empty unless set (borrowed until
+ * the next change). A tube the queue does not have has the defaults.
+ * SLUICE_ETUBE. */
+int queue_tube_settings(
+    struct queue *q, const char *name, size_t len, struct qrec_tube_conf *out);
 
 /* Appends a canonical text form of the whole state as of the queue's
  * clock: every task with every field, tubes with pauses and counters,
@@ -646,6 +692,7 @@ int queue_check(const struct queue *q, const char **why);
 /* Snapshot entry types, in the order they are written:
  *   META   u32 version, u64 lsn, u64 next_id, i64 clock
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters   (each tube)
+ *   TUBE_SET  the settings of the tube just before, when it has any
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
@@ -659,7 +706,8 @@ enum queue_snap_type {
 	QSNAP_REPL = 4,
 	QSNAP_DEDUP = 5,
 	QSNAP_END = 6,
-	QSNAP_TASKVER = 7
+	QSNAP_TASKVER = 7,
+	QSNAP_TUBE_SET = 18 /* numbered as the record of the same content */
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

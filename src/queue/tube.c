@@ -7,6 +7,7 @@
 
 #include "queue/task.h"
 #include "queue/tube.h"
+#include "sluice.h"
 
 struct tube *
 tube_new(const char *name, size_t len, uint64_t hash)
@@ -39,7 +40,34 @@ tube_free(struct tube *tb)
 	heap_free(&tb->delayed);
 	heap_free(&tb->buried);
 	heap_free(&tb->done);
+	free(tb->conf);
 	free(tb);
+}
+
+int
+tube_conf_new(const struct qrec_tube_conf *c, struct tube_conf **out)
+{
+	struct tube_conf *tc;
+
+	*out = NULL;
+	if (c->set == 0)
+		return 0;
+	if ((tc = malloc(sizeof(*tc))) == NULL)
+		return SLUICE_ENOMEM;
+	tc->v = *c;
+	if (c->dead_letter_len > 0)
+		memcpy(tc->dead_letter, c->dead_letter, c->dead_letter_len);
+	tc->v.dead_letter = tc->dead_letter;
+	*out = tc;
+	return 0;
+}
+
+struct qrec_tube_conf
+tube_conf_get(const struct tube *tb)
+{
+	struct qrec_tube_conf none = { 0 };
+
+	return tb != NULL && tb->conf != NULL ? tb->conf->v : none;
 }
 
 /* Priority, then the time the task became due (a ready task's run_at),
@@ -106,18 +134,32 @@ tube_pause_less(const void *a, const void *b)
 	    : x->index < y->index;
 }
 
+/* a += sign * b, counter by counter (sign 1 or -1, modulo 2^64). */
+static void
+counters_fold(
+    struct queue_counters *a, const struct queue_counters *b, uint64_t sign)
+{
+	a->put += sign * b->put;
+	a->take += sign * b->take;
+	a->ack += sign * b->ack;
+	a->release += sign * b->release;
+	a->fail += sign * b->fail;
+	a->bury += sign * b->bury;
+	a->kick += sign * b->kick;
+	a->del += sign * b->del;
+	a->ttr_expired += sign * b->ttr_expired;
+	a->session_released += sign * b->session_released;
+	a->replace += sign * b->replace;
+}
+
 void
 tube_counters_add(struct queue_counters *a, const struct queue_counters *b)
 {
-	a->put += b->put;
-	a->take += b->take;
-	a->ack += b->ack;
-	a->release += b->release;
-	a->fail += b->fail;
-	a->bury += b->bury;
-	a->kick += b->kick;
-	a->del += b->del;
-	a->ttr_expired += b->ttr_expired;
-	a->session_released += b->session_released;
-	a->replace += b->replace;
+	counters_fold(a, b, 1);
+}
+
+void
+tube_counters_sub(struct queue_counters *a, const struct queue_counters *b)
+{
+	counters_fold(a, b, UINT64_MAX);
 }

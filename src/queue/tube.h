@@ -1,7 +1,9 @@
 /* tube - a named queue: its ready, delayed and buried tasks in heaps, the
  * count of its taken tasks (which sit in the queue's lease heap), its
- * pause, and its counters. A tube is created on first use and lives as
- * long as the queue, so its counters and position never go away. */
+ * pause, its counters and its settings. A tube is created on first use
+ * and lives until a TUBE_DELETE removes it (its counters leave the
+ * queue's totals with it); a tube never set carries no settings at all
+ * (conf NULL), so it costs what a tube always did. */
 #ifndef SLUICE_QUEUE_TUBE_H
 #define SLUICE_QUEUE_TUBE_H
 
@@ -9,6 +11,12 @@
 
 #include "queue/heap.h"
 #include "queue/queue.h"
+
+/* A tube's own settings; the dead letter's name is copied here. */
+struct tube_conf {
+	struct qrec_tube_conf v; /* v.dead_letter points at dead_letter[] */
+	char dead_letter[QREC_NAME_MAX];
+};
 
 struct tube {
 	struct heap ready;   /* ready tasks by (pri, run_at, id) */
@@ -18,11 +26,12 @@ struct tube {
 	struct heap done;    /* done tasks by (updated_at = finished, id) */
 	uint64_t ntaken;
 	struct queue_counters ctr;
-	int64_t paused_until; /* 0: not paused */
-	uint64_t hash;        /* of the name */
-	uint32_t index;       /* creation order */
-	uint32_t wpos;        /* in the queue's wake heap, by next run_at */
-	uint32_t ppos;        /* in the queue's pause heap */
+	int64_t paused_until;   /* 0: not paused */
+	struct tube_conf *conf; /* NULL: every setting is the server's */
+	uint64_t hash;          /* of the name */
+	uint32_t index;         /* creation order */
+	uint32_t wpos;          /* in the queue's wake heap, by next run_at */
+	uint32_t ppos;          /* in the queue's pause heap */
 	uint16_t name_len;
 	char name[]; /* NUL-terminated */
 };
@@ -30,8 +39,24 @@ struct tube {
 /* An empty tube, or NULL when out of memory. */
 struct tube *tube_new(const char *name, size_t len, uint64_t hash);
 
-/* Frees the tube and its heap arrays (not the tasks). Accepts NULL. */
+/* A copy of `c` (NULL when it sets nothing: *out NULL), or
+ * SLUICE_ENOMEM. */
+int tube_conf_new(const struct qrec_tube_conf *c, struct tube_conf **out);
+
+/* The tube's settings, or all-default ones (set 0) when it has none. */
+struct qrec_tube_conf tube_conf_get(const struct tube *tb);
+
+/* Frees the tube, its settings and its heap arrays (not the tasks).
+ * Accepts NULL. */
 void tube_free(struct tube *tb);
+
+/* Its tasks, in every state (done ones too). */
+static inline size_t
+tube_tasks(const struct tube *tb)
+{
+	return (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
+	    tb->done.len + tb->ntaken;
+}
 
 /* Task orders of the tube heaps and of the queue's lease heap. */
 bool tube_ready_less(const void *a, const void *b);
@@ -43,8 +68,10 @@ bool tube_deadline_less(const void *a, const void *b);
 bool tube_wake_less(const void *a, const void *b);
 bool tube_pause_less(const void *a, const void *b);
 
-/* Adds counters b into a. */
+/* Adds counters b into a; takes them out of a. */
 void tube_counters_add(
+    struct queue_counters *a, const struct queue_counters *b);
+void tube_counters_sub(
     struct queue_counters *a, const struct queue_counters *b);
 
 #endif

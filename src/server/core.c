@@ -380,6 +380,11 @@ core_session_gone(struct core *c, uint32_t session)
 {
 	const struct sess *s = sess_find(&c->sess, session);
 	char peer[NET_PEER_MAX + 16], why[NET_PEER_MAX + 40];
+
+	/* The reserve holds a lost lease's reason of this length at most. */
+	_Static_assert(sizeof(why) <= RESERVE_WHY_MAX,
+	    "a reason the reserve "
+	    "holds");
 	uint32_t undone = 0, released = 0;
 
 	if (s != NULL && s->peer[0] != '\0')

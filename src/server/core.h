@@ -231,6 +231,17 @@ void ops_view_to_task(
  * first take, WAL_RETRY for a task taken before. */
 unsigned ops_take_flags(struct core *c, uint64_t id);
 
+/* ops.c: encodes `rep` and answers it as core_reply does. */
+void ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep);
+
+/* ops_tube.c: tube_set, tube_show and tube_delete. */
+void ops_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+
+/* ops_tube.c: a tube's settings as the wire carries them (borrows the
+ * dead letter's name). */
+void ops_tube_conf_to_msg(
+    const struct qrec_tube_conf *q, struct msg_tube_conf *m);
+
 /* ops_job.c: MSG_OP_JOB, the beanstalk face's operations on one task. */
 void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req);

@@ -508,7 +508,8 @@ on_page(nng_aio *aio)
 static void
 on_stats(nng_aio *aio)
 {
-	struct msg_req req = { .op = MSG_OP_STATS };
+	struct msg_req req = { .op = MSG_OP_STATS,
+		.stats = { .settings = true } };
 
 	post(handler_http(aio), aio, HK_STATS, &req);
 }
@@ -516,7 +517,8 @@ on_stats(nng_aio *aio)
 static void
 on_metrics(nng_aio *aio)
 {
-	struct msg_req req = { .op = MSG_OP_STATS };
+	struct msg_req req = { .op = MSG_OP_STATS,
+		.stats = { .settings = true } };
 
 	post(handler_http(aio), aio, HK_METRICS, &req);
 }

@@ -118,6 +118,61 @@ static const struct {
 	    "Keyed tasks replaced by a put with replace." },
 };
 
+/* The settings in force for each tube (its own, or the server's). */
+static void
+settings_write(FILE *f, const struct sluice_stats *s)
+{
+	static const struct {
+		const char *name;
+		const char *help;
+		bool ms;
+	} fams[] = {
+		{ "sluice_tube_ttr_seconds",
+		    "The ttr a put without its own gets in this tube.", true },
+		{ "sluice_tube_max_attempts",
+		    "The max attempts a put without its own gets; 0: "
+		    "unlimited.",
+		    false },
+		{ "sluice_tube_backoff_base_seconds",
+		    "A fail's delay after the first attempt, doubling with "
+		    "each.",
+		    true },
+		{ "sluice_tube_backoff_cap_seconds",
+		    "The longest delay of a fail.", true },
+		{ "sluice_tube_keep_done_seconds",
+		    "How long finished tasks are kept; 0: not kept.", true },
+	};
+
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		family(f, fams[k].name, "gauge", fams[k].help);
+		for (size_t i = 0; i < s->ntubes; i++) {
+			const struct sluice_tube_conf *c = &s->tubes[i].conf;
+			const uint64_t v[] = { c->ttr_ms, c->max_attempts,
+				c->backoff_base_ms, c->backoff_cap_ms,
+				c->keep_done_ms };
+
+			fprintf(f, "%s{tube=\"", fams[k].name);
+			label_value(f, s->tubes[i].name);
+			fputs("\"} ", f);
+			if (fams[k].ms)
+				seconds(f, v[k]);
+			else
+				fprintf(f, "%" PRIu64 "\n", v[k]);
+		}
+	}
+	family(f, "sluice_tube_dead_letter", "gauge",
+	    "1 for a tube whose buried tasks go to the dead_letter tube.");
+	for (size_t i = 0; i < s->ntubes; i++) {
+		if (s->tubes[i].conf.dead_letter[0] == '\0')
+			continue;
+		fputs("sluice_tube_dead_letter{tube=\"", f);
+		label_value(f, s->tubes[i].name);
+		fputs("\",dead_letter=\"", f);
+		label_value(f, s->tubes[i].conf.dead_letter);
+		fputs("\"} 1\n", f);
+	}
+}
+
 static void
 tubes_write(FILE *f, const struct sluice_stats *s)
 {
@@ -159,6 +214,7 @@ tubes_write(FILE *f, const struct sluice_stats *s)
 			tube_sample(f, tube_counters[k].name, s->tubes[i].name,
 			    tube_kv(&s->tubes[i], tube_counters[k].kv));
 	}
+	settings_write(f, s);
 }
 
 /* ---- the node ----------------------------------------------------------- */

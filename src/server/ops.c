@@ -90,8 +90,8 @@ ops_view_to_task(
 	}
 }
 
-static void
-reply_rep(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
+void
+ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
 {
 	int rc;
 
@@ -122,7 +122,7 @@ reply_after(
 		rep.after.run_at = (uint64_t)v.run_at;
 		rep.after.deadline = (uint64_t)v.deadline;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 /* ---- put ------------------------------------------------------------- */
@@ -276,7 +276,7 @@ op_put(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			    "put to tube '%s': %s", name, text);
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 enum { ITEM_TEXT = 256 }; /* a batch item's message, at most */
@@ -322,7 +322,7 @@ op_put_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	rep.put_batch.n = n;
 	rep.put_batch.messages = b->messages;
 	rep.put_batch.items = res;
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 	free(res);
 	free(texts);
 }
@@ -400,7 +400,7 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
 	c->reply_takes = takes;
 	c->reply_ntakes = k;
 	c->reply_session = session;
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 	c->reply_take = false;
 	c->reply_takes = NULL;
 	c->reply_ntakes = 0;
@@ -761,23 +761,25 @@ ack_flags(int rc, const struct qrec *r)
 }
 
 /* The reserve holds a lease's end with RESERVE_ERROR_MAX bytes of text (a
- * fail's or a setback's error, an ack's result): a longer one is written
- * whole only beyond the floor, and cut when the log is that full. True
- * when `r` was committed here; else *rc and `r` (perhaps cut) are for the
- * usual way. */
+ * fail's or a setback's error, an ack's result), less the name of the
+ * dead-letter tube it moves the task to: a longer one is written whole
+ * only beyond the floor, and cut when the log is that full. True when `r`
+ * was committed here; else *rc and `r` (perhaps cut) are for the usual
+ * way. */
 static bool
 commit_long_text(struct core *c, struct qrec *r, int *rc)
 {
+	size_t room = RESERVE_ERROR_MAX - r->u.end.to_len;
 	uint64_t lsn;
 
-	if (*rc != 0 || r->u.end.text_len <= RESERVE_ERROR_MAX)
+	if (*rc != 0 || r->u.end.text_len <= room)
 		return false;
 	*rc = core_commit(c, r, WAL_RETRY, &lsn);
 	if (*rc == 0)
 		return true;
 	if (*rc == SLUICE_ENOSPC) {
 		r->u.end.text_len =
-		    reserve_error_len(r->u.end.text, r->u.end.text_len);
+		    reserve_error_len(r->u.end.text, r->u.end.text_len, room);
 		*rc = 0;
 	}
 	return false;
@@ -850,7 +852,7 @@ batch_reply(
 	rep.batch.n = o->n;
 	rep.batch.messages = o->texts != NULL;
 	rep.batch.items = o->res;
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 	free(o->res);
 	free(o->texts);
 }
@@ -1048,7 +1050,7 @@ op_release_all(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 		    lr.tube, sluice_strerror(rc));
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 /* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
@@ -1102,7 +1104,7 @@ op_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    (int)a.tube_len, a.tube, sluice_strerror(rc));
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 static void
@@ -1154,7 +1156,7 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			    sluice_strerror(rc));
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 /* Why an update was refused, naming the task. */
@@ -1257,7 +1259,7 @@ op_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    sluice_strerror(rc));
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 static void
@@ -1286,7 +1288,7 @@ op_delete_where(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    m->older, sluice_strerror(rc));
 		return;
 	}
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 static void
@@ -1321,7 +1323,7 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		return;
 	}
 	rep.until = req->pause.duration == 0 ? 0 : (uint64_t)a.until;
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 /* ---- reads ----------------------------------------------------------- */
@@ -1338,7 +1340,7 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 		return;
 	}
 	ops_view_to_task(v, true, &rep.task);
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 }
 
 static void
@@ -1396,7 +1398,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			ops_view_to_task(&views[i], m->payloads, &tasks[i]);
 		rep.tasks.n = (uint32_t)n;
 		rep.tasks.tasks = tasks;
-		reply_rep(c, ctx, &rep);
+		ops_reply(c, ctx, &rep);
 	}
 	free(views);
 	free(tasks);
@@ -1428,7 +1430,7 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		}
 		rep.errors.n = (uint32_t)n;
 		rep.errors.errors = e;
-		reply_rep(c, ctx, &rep);
+		ops_reply(c, ctx, &rep);
 	}
 	free(g);
 	free(e);
@@ -1526,10 +1528,13 @@ counters_kvs(const struct queue_counters *q, uint64_t done, struct tube_kvs *k,
 	out->kvs = k->kv;
 }
 
+/* A tube's counts, and its settings when the stats asked for them. */
 static void
-tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
-    struct msg_tube_stats *out)
+tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
+    struct tube_kvs *k, bool settings, struct msg_tube_stats *out)
 {
+	struct qrec_tube_conf conf;
+
 	memset(out, 0, sizeof(*out));
 	out->name = (struct msg_str) { ts->name, ts->name_len };
 	out->ready = ts->ready;
@@ -1539,12 +1544,15 @@ tube_to_msg(const struct queue_tube_stats *ts, struct tube_kvs *k,
 	out->paused_until = (uint64_t)ts->paused_until;
 	out->oldest_ready_age = (uint64_t)ts->oldest_ready_age;
 	counters_kvs(&ts->ctr, ts->done, k, &out->more);
+	if (settings &&
+	    queue_tube_settings(c->q, ts->name, ts->name_len, &conf) == 0)
+		ops_tube_conf_to_msg(&conf, &out->conf);
 }
 
-/* Tubes come and go as in beanstalkd: a tube with no task, no pause and
- * no take waiting on it is idle, and the listings (stats of every tube,
- * hence /metrics and the admin page) leave it out. The queue keeps it (and
- * its counters): a task put in it brings it back, and stats of that tube
+/* Tubes come and go as in beanstalkd: a tube with no task, no pause, no
+ * settings and no take waiting on it is idle, and the listings (stats of every
+ * tube, hence /metrics and the admin page) leave it out. The queue keeps it
+ * (and its counters): a task put in it brings it back, and stats of that tube
  * alone still answer. */
 
 /* A bit per tube (by index, `count` tubes) that a waiting take names.
@@ -1576,7 +1584,7 @@ static bool
 tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
 {
 	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
-	    ts->paused_until != 0)
+	    ts->paused_until != 0 || ts->settings != 0)
 		return false;
 	return waited == NULL ||
 	    !(waited[ts->index / 8] & (1u << (ts->index % 8)));
@@ -1630,7 +1638,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			    (int)req->tube.len, req->tube.p);
 			return;
 		}
-		tube_to_msg(&ts, &tkvs[0], &tubes[0]);
+		tube_to_msg(c, &ts, &tkvs[0], req->stats.settings, &tubes[0]);
 		ntubes = 1;
 	}
 	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
@@ -1642,7 +1650,8 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			continue;
 		listed++;
 		if (req->tube.len == 0 && ntubes < count) {
-			tube_to_msg(&ts, &tkvs[ntubes], &tubes[ntubes]);
+			tube_to_msg(c, &ts, &tkvs[ntubes], req->stats.settings,
+			    &tubes[ntubes]);
 			ntubes++;
 		}
 	}
@@ -1716,11 +1725,12 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	s->more.kvs = node;
 	s->ntubes = ntubes;
 	s->tubes = tubes;
+	s->settings = req->stats.settings;
 	/* A failed log makes nothing durable again: stats answer anyway
 	 * (log_failed says why), or metrics would go dark when most
 	 * needed. */
 	c->reply_now = ws.poisoned;
-	reply_rep(c, ctx, &rep);
+	ops_reply(c, ctx, &rep);
 	c->reply_now = false;
 	free(tubes);
 	free(tkvs);
@@ -1771,6 +1781,7 @@ op_writes(uint8_t op)
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:
+	case MSG_OP_TUBE_SHOW:
 		return false;
 	default:
 		return true;
@@ -1930,6 +1941,11 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_JOB:
 		ops_job(c, ctx, session, &req);
+		break;
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_TUBE_DELETE:
+		ops_tube(c, ctx, &req);
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

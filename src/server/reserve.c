@@ -31,11 +31,13 @@ max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* A lease's end of `type` with `outcome`, every field at its widest. */
+/* A lease's end of `type` with `outcome`, every field at its widest (a
+ * move to a dead-letter tube names the longest tube). */
 static uint64_t
 end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
     size_t text_len)
 {
+	static char tube[QREC_NAME_MAX];
 	struct qrec r;
 
 	memset(&r, 0, sizeof(r));
@@ -58,6 +60,11 @@ end_size(uint16_t type, uint8_t reason, uint8_t outcome, const char *text,
 	}
 	r.u.end.text = text;
 	r.u.end.text_len = text_len;
+	if (outcome == QREC_MOVED) {
+		memset(tube, 'x', sizeof(tube));
+		r.u.end.to = tube;
+		r.u.end.to_len = sizeof(tube);
+	}
 	return framed(&r);
 }
 
@@ -103,6 +110,21 @@ reserve_sizes_init(struct reserve_sizes *z)
 	end = max_u64(end,
 	    end_size(
 	        QREC_SETBACK, QREC_BY_TTR, QREC_BURIED, text, sizeof(text)));
+	/* buried into the tube's dead-letter tube instead: the tube's name
+	 * takes its room from a fail's or a bury's text (reserve_error_len);
+	 * a lost lease's reason is short (RESERVE_WHY_MAX) and is not cut */
+	end = max_u64(end,
+	    end_size(QREC_FAIL, QREC_BY_CLIENT, QREC_MOVED, text,
+	        sizeof(text) - QREC_NAME_MAX));
+	end = max_u64(end,
+	    end_size(QREC_SETBACK, QREC_BY_CLIENT, QREC_MOVED, text,
+	        sizeof(text) - QREC_NAME_MAX));
+	end = max_u64(end,
+	    end_size(
+	        QREC_SETBACK, QREC_BY_TTR, QREC_MOVED, text, RESERVE_WHY_MAX));
+	bury = max_u64(
+	    bury, end_size(QREC_BURY, QREC_BY_TTR, QREC_MOVED, NULL, 0));
+	end = max_u64(end, bury);
 	/* beanstalk's bury with a new priority: a release, then a bury */
 	end = max_u64(end, release + bury);
 	/* a delete of a taken task ends its lease too */
@@ -152,13 +174,13 @@ reserve_margin(const struct reserve_sizes *z, uint64_t pool)
 }
 
 size_t
-reserve_error_len(const char *text, size_t len)
+reserve_error_len(const char *text, size_t len, size_t max)
 {
 	size_t n = len;
 
-	if (n <= RESERVE_ERROR_MAX)
+	if (n <= max)
 		return n;
-	n = RESERVE_ERROR_MAX;
+	n = max;
 	/* Back off continuation bytes (10xxxxxx): the cut falls before the
 	 * character they belong to. At most 3 in valid UTF-8. */
 	for (int i = 0;

@@ -7,9 +7,11 @@
  * an end. The end is the largest record that may end a lease from the
  * reserve: an ack, a release, a bury (or beanstalk's release-then-bury),
  * a lost lease, or a fail, setback or bury whose error text is cut to
- * RESERVE_ERROR_MAX bytes. Their sum over the live tasks is the floor. Every
- * size is that of the record as the log writes it (header, body, padding),
- * measured by encoding one.
+ * RESERVE_ERROR_MAX bytes (less the dead-letter tube's name when it moves
+ * the task there; a lost lease's reason is at most RESERVE_WHY_MAX).
+ * Their sum over the live tasks is the floor. Every size is that of the
+ * record as the log writes it (header, body, padding), measured by
+ * encoding one.
  *
  * The log (wal.h) keeps three levels:
  *   - records that finish accepted work (a first take, an ack, a fail,
@@ -30,6 +32,9 @@
 enum {
 	RESERVE_ERROR_MAX = 256, /* a fail's error text written from the
 	                          * reserve, at most (longer ones are cut) */
+	RESERVE_WHY_MAX = 128,   /* a lost lease's reason ("ttr expired
+	                          * after 60s", "worker disconnected (peer)"),
+	                          * at most: never cut */
 	RESERVE_POOL = 1 << 20,  /* room for retries once new work is
 	                          * refused ... */
 	RESERVE_POOL_DIV = 8,    /* ... at most this part of --max-log-bytes */
@@ -66,8 +71,9 @@ uint64_t reserve_pool(uint64_t max_bytes);
 uint64_t reserve_margin(const struct reserve_sizes *z, uint64_t pool);
 
 /* The length to which a fail's error text of `len` bytes is cut when it
- * is written from the reserve: at most RESERVE_ERROR_MAX bytes, never in
- * the middle of a UTF-8 character. */
-size_t reserve_error_len(const char *text, size_t len);
+ * is written from the reserve: at most `max` bytes (RESERVE_ERROR_MAX,
+ * less the name of the dead-letter tube the fail moves the task to),
+ * never in the middle of a UTF-8 character. */
+size_t reserve_error_len(const char *text, size_t len, size_t max);
 
 #endif

@@ -233,7 +233,7 @@ one_op(struct ops *o)
 	int rc = -1; /* -1: nothing decided */
 
 	memset(&rec, 0, sizeof(rec));
-	switch (op % 15) {
+	switch (op % 17) {
 	case 0: {
 		struct queue_put_req r;
 		struct queue_put_res res;
@@ -272,7 +272,7 @@ one_op(struct ops *o)
 
 		pick(o, &r.id, &r.lease);
 		r.force = (b & 0x30) == 0x30;
-		if (op % 15 == 3) {
+		if (op % 17 == 3) {
 			r.to_tube = tube;
 			r.to_tube_len = 1;
 		} else if (b & 8) { /* kept as done, with a result */
@@ -367,6 +367,31 @@ one_op(struct ops *o)
 		uint64_t n;
 
 		rc = queue_decide_delete_where(o->q, o->now, &r, &rec, &n);
+		break;
+	}
+	case 15: {
+		struct queue_tube_set_req r;
+
+		memset(&r, 0, sizeof(r));
+		r.tube = tube;
+		r.tube_len = 1;
+		r.set = (uint8_t)(b >> 2);
+		r.unset = (uint8_t)(b & 0x30 ? (~b >> 2) & QREC_TS_ALL : 0);
+		r.conf.ttr = 20 + b;
+		r.conf.max_attempts = b % 3;
+		r.conf.backoff_base = b % 5;
+		r.conf.backoff_cap = b;
+		r.conf.keep_done = b * 100;
+		r.conf.lost_lease_immediate = b & 1;
+		r.conf.dead_letter = tubes[(b + 1) % 3];
+		r.conf.dead_letter_len = 1;
+		rc = queue_decide_tube_set(o->q, o->now, &r, &rec);
+		break;
+	}
+	case 16: {
+		struct queue_tube_delete_req r = { tube, 1, b & 1 };
+
+		rc = queue_decide_tube_delete(o->q, o->now, &r, &rec);
 		break;
 	}
 	case 12:

@@ -7,6 +7,10 @@
  * whose ack got no reply may or may not be there. Puts carry no key, so
  * the library never retries them behind our back.
  *
+ * A third kind of client changes a tube's settings all along (its ttr
+ * grows by one each time): the last change answered must be there after
+ * every crash, or a later one.
+ *
  * Small snapshot thresholds make the server snapshot during the load, so
  * kills also land during snapshots; a separate test kills the server
  * while a large snapshot is being written and restarts it at once. */
@@ -22,6 +26,8 @@ enum {
 	ROUNDS = 5,
 	PUTTERS = 3,
 	WORKERS = 3,
+	THREADS = PUTTERS + WORKERS + 1, /* and one that sets a tube */
+	TTR_BASE = 10000,
 	KILL_MIN_MS = 150,
 	KILL_SPAN_MS = 600,
 };
@@ -79,6 +85,7 @@ struct client_th {
 	struct round *r;
 	uint64_t seed;
 	struct ids put_ok, ack_ok, ack_unknown;
+	uint64_t ttr; /* the setter: the last ttr it set and saw answered */
 };
 
 /* The outcome of a request the kill interrupted is unknown; anything
@@ -195,13 +202,60 @@ worker_run(void *arg)
 	return NULL;
 }
 
+/* Sets tube "cfg"'s ttr to one more each time, from th->ttr on. */
+static void *
+setter_run(void *arg)
+{
+	struct client_th *t = arg;
+	struct sluice_client *c = th_client(t->r);
+	struct sluice_tube_conf conf;
+
+	if (c == NULL)
+		return NULL;
+	memset(&conf, 0, sizeof(conf));
+	conf.set = SLUICE_TS_TTR;
+	conf.ttr_ms = t->ttr;
+	while (!atomic_load(&t->r->stop)) {
+		int rc;
+
+		conf.ttr_ms++;
+		rc = sluice_tube_set(c, "cfg", &conf, 0, NULL);
+		if (rc == 0)
+			t->ttr = conf.ttr_ms;
+		else if (!lost(rc))
+			it_errs_add(t->r->errs, "tube set: %s (%s)",
+			    sluice_strerror(rc), sluice_errmsg(c));
+		it_sleep_ms(2);
+	}
+	sluice_close(c);
+	return NULL;
+}
+
+/* After a restart: "cfg" has the ttr last answered, or a later one. */
+static uint64_t
+check_settings(const struct t_srv *s, uint64_t answered)
+{
+	struct sluice_client *c = it_client(s);
+	struct sluice_tube_conf conf;
+
+	it_rc(c, sluice_tube_show(c, "cfg", &conf), 0);
+	sluice_close(c);
+	if (answered > TTR_BASE && conf.ttr_ms < answered)
+		fail_msg("tube cfg's ttr %llu was answered, but it is %llu "
+		         "after the crash",
+		    (unsigned long long)answered,
+		    (unsigned long long)conf.ttr_ms);
+	return conf.set ? conf.ttr_ms : TTR_BASE;
+}
+
 static void
 test_crash_under_load(void **state)
 {
 	static const char *const args[] = { "--snapshot-records", "3000",
 		NULL };
 	struct t_srv *s = it_srv(*state, "node");
-	struct client_th th[PUTTERS + WORKERS];
+	struct client_th th[THREADS];
+	uint64_t ttr = TTR_BASE;
 	struct ids put_ok = { 0 }, ack_ok = { 0 }, ack_unknown = { 0 };
 	struct it_errs errs;
 	struct sluice_client *c;
@@ -220,12 +274,15 @@ test_crash_under_load(void **state)
 		int status;
 
 		memset(th, 0, sizeof(th));
-		for (int i = 0; i < PUTTERS + WORKERS; i++) {
+		for (int i = 0; i < THREADS; i++) {
 			th[i].r = &r;
 			th[i].seed = t_rand(&seed);
-			assert_int_equal(
-			    pthread_create(&th[i].th, NULL,
-			        i < PUTTERS ? putter_run : worker_run, &th[i]),
+			th[i].ttr = ttr;
+			assert_int_equal(pthread_create(&th[i].th, NULL,
+			                     i < PUTTERS           ? putter_run
+			                         : i < THREADS - 1 ? worker_run
+			                                           : setter_run,
+			                     &th[i]),
 			    0);
 		}
 		it_sleep_ms(kill_at);
@@ -238,7 +295,7 @@ test_crash_under_load(void **state)
 		/* the threads end before the restart: a request they send
 		 * later must not reach the next server */
 		atomic_store(&r.stop, true);
-		for (int i = 0; i < PUTTERS + WORKERS; i++) {
+		for (int i = 0; i < THREADS; i++) {
 			assert_int_equal(pthread_join(th[i].th, NULL), 0);
 			puts += th[i].put_ok.n;
 			acks += th[i].ack_ok.n;
@@ -254,6 +311,7 @@ test_crash_under_load(void **state)
 		    round, (long long)kill_at, puts, acks);
 		assert_true(puts > 0);
 		it_start(s);
+		ttr = check_settings(s, th[THREADS - 1].ttr);
 	}
 	it_errs_check(&errs);
 	assert_true(ack_ok.n > 0);

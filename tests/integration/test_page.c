@@ -143,11 +143,17 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	struct sluice_client *c;
 	struct sluice_put_opts o;
 	struct sluice_task *held;
+	struct sluice_tube_conf conf;
 	char url[256], row[4096], pat[128], *dom;
 	uint64_t buried;
 
 	start_page_srv(state, &p, "ro", false);
 	c = it_client(p.s);
+	memset(&conf, 0, sizeof(conf));
+	conf.set = SLUICE_TS_TTR | SLUICE_TS_MAX_ATTEMPTS;
+	conf.ttr_ms = 30000;
+	conf.max_attempts = 4;
+	assert_int_equal(sluice_tube_set(c, "emails", &conf, 0, NULL), 0);
 	sluice_put_opts_init(&o);
 	o.tube = "emails";
 	for (int i = 0; i < 4; i++)
@@ -165,6 +171,11 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	assert_cell(row, "delayed", 1);
 	assert_cell(row, "taken", 1);
 	assert_cell(row, "buried", 2);
+	/* The settings it has of its own. */
+	if (strstr(row,
+	        "<td class=\"settings text\">ttr 30.0 s, max "
+	        "attempts 4</td>") == NULL)
+		fail_msg("no settings in the row %s", row);
 	/* The chosen tube: its buried tasks, by id, with the error as text
 	 * (escaped, not markup), and the errors grouped: 2 of that one. */
 	snprintf(pat, sizeof(pat), "<tr data-id=\"%" PRIu64 "\">", buried);

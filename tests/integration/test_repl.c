@@ -173,6 +173,28 @@ fnv(const void *p, size_t n)
 	return h;
 }
 
+/* Every tube the node lists, with the settings it has of its own. */
+static size_t
+dump_tubes(struct node *n, char *out, size_t cap)
+{
+	struct sluice_stats *st = NULL;
+	size_t len = 0;
+
+	it_rc(n->c, sluice_stats(n->c, NULL, &st), 0);
+	for (size_t i = 0; i < st->ntubes && len + 512 < cap; i++) {
+		const struct sluice_tube_conf *c = &st->tubes[i].conf;
+
+		len += (size_t)snprintf(out + len, cap - len,
+		    "tube %s set %x ttr %" PRIu64 " max %u backoff %" PRIu64
+		    "-%" PRIu64 " keep %" PRIu64 " lost %d dead '%s'\n",
+		    st->tubes[i].name, c->set, c->ttr_ms, c->max_attempts,
+		    c->backoff_base_ms, c->backoff_cap_ms, c->keep_done_ms,
+		    c->lost_lease_immediate, c->dead_letter);
+	}
+	sluice_stats_free(st);
+	return len;
+}
+
 /* One line per task, canonical, into `out`. */
 static void
 dump(struct node *n, char *out, size_t cap)
@@ -180,6 +202,7 @@ dump(struct node *n, char *out, size_t cap)
 	size_t len = 0;
 
 	out[0] = '\0';
+	len = dump_tubes(n, out, cap);
 	for (size_t t = 0; t < 2; t++) {
 		struct it_counts k = it_counts(n->c, TUBES[t]);
 
@@ -278,9 +301,40 @@ workload_pad(struct node *l, int n, int seed, size_t pad)
 	}
 }
 
+/* Settings and tube removal: `seed` sets TUBES[0]'s, with a dead
+ * letter into TUBES[1], fills a tube of its own and force-deletes the
+ * one the seed before filled. */
+static void
+tube_churn(struct node *l, int seed)
+{
+	struct sluice_tube_conf conf;
+	char mine[32], before[32];
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.set = SLUICE_TS_TTR | SLUICE_TS_MAX_ATTEMPTS |
+	    SLUICE_TS_DEAD_LETTER | (seed % 2 ? SLUICE_TS_BACKOFF : 0);
+	conf.ttr_ms = 1000 + (uint64_t)seed;
+	conf.max_attempts = (uint32_t)seed;
+	conf.backoff_base_ms = 10;
+	conf.backoff_cap_ms = 20 * (uint64_t)seed;
+	snprintf(conf.dead_letter, sizeof(conf.dead_letter), "%s", TUBES[1]);
+	it_rc(l->c,
+	    sluice_tube_set(
+	        l->c, TUBES[0], &conf, seed % 2 ? 0 : SLUICE_TS_BACKOFF, NULL),
+	    0);
+	snprintf(mine, sizeof(mine), "churn-%d", seed);
+	snprintf(before, sizeof(before), "churn-%d", seed - 1);
+	it_put(l->c, mine, "short-lived");
+	rc = sluice_tube_delete(l->c, before, 1, NULL);
+	if (rc != 0 && rc != SLUICE_ENOTFOUND) /* a seed may run alone */
+		it_rc(l->c, rc, 0);
+}
+
 static void
 workload(struct node *l, int n, int seed)
 {
+	tube_churn(l, seed);
 	workload_pad(l, n, seed, 1);
 }
 
@@ -367,6 +421,7 @@ test_follower_after_compaction_loads_a_snapshot(void **state)
 	/* Enough records for several segments; then a snapshot removes the
 	 * segments it covers. */
 	for (int round = 0; round < 3; round++) {
+		tube_churn(&l, 10 + round); /* settings in the snapshot */
 		workload_pad(&l, 800, 10 + round, 1024);
 		it_rc(l.c, sluice_snapshot(l.c, NULL), 0);
 	}

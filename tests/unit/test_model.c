@@ -7,6 +7,10 @@
  * agree. Time moves randomly, so delays, ttr expiry, backoff, dedup
  * windows and pauses all happen.
  *
+ * Tubes carry settings (tube set: ttr, max_attempts, backoff, a dead
+ * letter tube, and two the queue only keeps) that puts, fails and buries
+ * follow, and go away (tube delete, with their tasks when forced).
+ *
  * Replay: every record also goes to a follower queue through apply alone;
  * their dumps are compared along the way. Snapshots taken at a few points
  * are loaded into fresh queues that then apply the rest of the log, and
@@ -33,6 +37,15 @@ enum {
 };
 
 enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3, M_DONE = 4 };
+
+/* A tube's settings: the QREC_TS_* it sets, and their values. */
+struct mconf {
+	uint8_t set;
+	uint32_t ttr, maxa, base, cap;
+	int64_t keep;
+	bool immediate;
+	int dl; /* the dead letter tube; -1: none */
+};
 
 static const char *const tube_names[NTUBE] = { "t0", "t1", "t2", "t3" };
 static const char *const key_names[NKEY] = { "k0", "k1", "k2", "k3", "k4",
@@ -91,6 +104,7 @@ struct model {
 	uint64_t dedup_id[NKEY]; /* 0: no entry */
 	int64_t dedup_exp[NKEY];
 	struct queue_counters ctr[NTUBE];
+	struct mconf conf[NTUBE];
 };
 
 static struct mt *
@@ -228,6 +242,41 @@ m_count_done(const struct model *m)
 	return n;
 }
 
+/* A taken task to be buried goes to its tube's dead letter tube, ready,
+ * when the tube has one. */
+static void
+m_bury_taken(struct model *m, struct mt *t, int64_t now)
+{
+	int dl = m->conf[t->tube].dl;
+
+	if (dl < 0) {
+		m_bury(m, t, now);
+		return;
+	}
+	t->tube = dl;
+	t->state = M_WAIT;
+	t->run_at = now;
+	m_unlease(t);
+	m->exists[dl] = true;
+}
+
+static uint32_t
+m_ttr(const struct model *m, int tube, uint32_t asked)
+{
+	if (asked != 0)
+		return asked;
+	return (m->conf[tube].set & QREC_TS_TTR) ? m->conf[tube].ttr
+	                                         : m->cfg.default_ttr_ms;
+}
+
+static uint32_t
+m_maxa(const struct model *m, int tube, uint32_t asked)
+{
+	if (asked != 0 || !(m->conf[tube].set & QREC_TS_MAX_ATTEMPTS))
+		return asked;
+	return m->conf[tube].maxa;
+}
+
 /* The lease rule: the task, its state, then (without force) the lease;
  * a taken task's lease is >= 1, so 0 never matches. */
 static int
@@ -247,13 +296,28 @@ m_leased(
 }
 
 static int64_t
-m_backoff(const struct model *m, uint32_t attempts)
+m_backoff(const struct model *m, int tube, uint32_t attempts)
 {
-	int64_t d = m->cfg.backoff_base_ms;
+	const struct mconf *c = &m->conf[tube];
+	bool own = (c->set & QREC_TS_BACKOFF) != 0;
+	int64_t d = own ? c->base : m->cfg.backoff_base_ms;
+	int64_t cap = own ? c->cap : m->cfg.backoff_cap_ms;
 
-	for (uint32_t i = 1; i < attempts && d < m->cfg.backoff_cap_ms; i++)
+	for (uint32_t i = 1; i < attempts && d > 0 && d < cap; i++)
 		d *= 2;
-	return d < m->cfg.backoff_cap_ms ? d : m->cfg.backoff_cap_ms;
+	return d < cap ? d : cap;
+}
+
+/* A lost lease is ready again at once: the tube's own setting, else the
+ * server's --lost-lease-retry. */
+static bool
+m_lost_immediate(const struct model *m, int tube)
+{
+	const struct mconf *c = &m->conf[tube];
+
+	if (c->set & QREC_TS_LOST_LEASE)
+		return c->immediate;
+	return m->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE;
 }
 
 /* A lease ends without its holder: ttr, session gone (with `why`) or a
@@ -283,13 +347,12 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 	if (why != NULL)
 		m_set_err(t, why);
 	if (t->maxa > 0 && t->attempts >= t->maxa) {
-		m_bury(m, t, now);
+		m_bury_taken(m, t, now);
 	} else {
 		t->state = M_WAIT;
 		t->run_at = now;
-		if (why != NULL &&
-		    m->cfg.lost_lease_retry == QUEUE_RETRY_BACKOFF)
-			t->run_at += m_backoff(m, t->attempts);
+		if (why != NULL && !m_lost_immediate(m, t->tube))
+			t->run_at += m_backoff(m, t->tube, t->attempts);
 		m_unlease(t);
 	}
 }
@@ -352,6 +415,7 @@ struct run {
 	size_t fed; /* log entries given to the follower */
 	uint64_t rnd;
 	uint64_t ops, records;
+	uint64_t tube_sets, tube_deletes, dead_letters;
 	struct buf snap[NSNAP];
 	size_t snap_at[NSNAP];
 	int nsnap;
@@ -372,12 +436,58 @@ rnd(struct run *r, uint64_t n)
 	return t_below(&r->rnd, n);
 }
 
+/* The seams between tube settings and the server's, over every seed: a
+ * task kept as done by its tube's own keep_done where the server keeps
+ * none, a lost lease under its tube's own retry where the server's
+ * differs, a lost lease at max_attempts and a fatal fail moved to a dead
+ * letter. Each must happen, or the model did not test it. */
+static struct {
+	uint64_t own_keep, own_retry, lost_moved, fatal_moved;
+} seams;
+
+/* Counts the seams a record is about to cross (the model has not
+ * applied it yet: its task is as it was). */
+static void
+count_seams(struct run *r, const struct qrec *rec)
+{
+	const struct model *m = r->m;
+	const struct qrec_end *e = &rec->u.end;
+	const struct mt *t;
+	const struct mconf *c;
+
+	if (rec->type != QREC_ACK && rec->type != QREC_FAIL &&
+	    rec->type != QREC_SETBACK)
+		return;
+	if ((t = m_find(r->m, e->id)) == NULL)
+		return;
+	c = &m->conf[t->tube];
+	if (rec->type == QREC_ACK && e->outcome == QREC_DONE &&
+	    (c->set & QREC_TS_KEEP_DONE) && m->cfg.keep_done_ms == 0)
+		seams.own_keep++;
+	if (rec->type == QREC_SETBACK && e->outcome == QREC_WAIT &&
+	    (c->set & QREC_TS_LOST_LEASE) &&
+	    c->immediate != (m->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE))
+		seams.own_retry++;
+	if (rec->type == QREC_SETBACK && e->outcome == QREC_MOVED &&
+	    e->reason != QREC_BY_CLIENT)
+		seams.lost_moved++;
+	if (rec->type == QREC_FAIL && e->outcome == QREC_MOVED &&
+	    (t->maxa == 0 || t->attempts < t->maxa))
+		seams.fatal_moved++;
+}
+
 static void
 commit(struct run *r, const struct qrec *rec)
 {
+	count_seams(r, rec);
 	assert_int_equal(tq_commit(&r->h, rec), 0);
 	if (rec->type != QREC_NONE)
 		r->records++;
+	r->tube_sets += rec->type == QREC_TUBE_SET;
+	r->tube_deletes += rec->type == QREC_TUBE_DELETE;
+	r->dead_letters += (rec->type == QREC_FAIL || rec->type == QREC_BURY ||
+	                       rec->type == QREC_SETBACK) &&
+	    rec->u.end.outcome == QREC_MOVED;
 }
 
 /* An id: mostly of a live task, sometimes any id ever given or more. */
@@ -535,8 +645,8 @@ op_put(struct run *r)
 		m->ctr[tube].replace++;
 		live->r_pay = p;
 		live->r_pri = req.pri;
-		live->r_ttr = req.ttr_ms ? req.ttr_ms : m->cfg.default_ttr_ms;
-		live->r_maxa = req.max_attempts;
+		live->r_ttr = m_ttr(m, tube, req.ttr_ms);
+		live->r_maxa = m_maxa(m, tube, req.max_attempts);
 		live->r_run_at = run_at;
 		live->r_period = req.period_ms;
 		live->r_ver = req.if_newer;
@@ -571,8 +681,8 @@ op_put(struct run *r)
 		t->tube = tube;
 		t->state = M_WAIT;
 		t->pri = req.pri;
-		t->ttr = req.ttr_ms ? req.ttr_ms : m->cfg.default_ttr_ms;
-		t->maxa = req.max_attempts;
+		t->ttr = m_ttr(m, tube, req.ttr_ms);
+		t->maxa = m_maxa(m, tube, req.max_attempts);
 		t->run_at = run_at;
 		t->period = req.period_ms;
 		t->key = key;
@@ -649,13 +759,22 @@ op_take(struct run *r)
 	m->ctr[best->tube].take++;
 }
 
+/* How long the tube keeps finished tasks: its own, else the server's. */
+static int64_t
+m_keep(const struct model *m, int tube)
+{
+	const struct mconf *c = &m->conf[tube];
+
+	return (c->set & QREC_TS_KEEP_DONE) ? c->keep : m->cfg.keep_done_ms;
+}
+
 /* Acked in a tube that keeps finished tasks. */
 static void
 m_done(struct model *m, struct mt *t, int64_t now, int res)
 {
 	t->state = M_DONE;
 	t->finished = now;
-	t->kept_until = now + m->cfg.keep_done_ms;
+	t->kept_until = now + m_keep(m, t->tube);
 	t->res = res;
 	t->repl = false;
 	m_unlease(t);
@@ -725,7 +844,7 @@ op_ack(struct run *r)
 		t->attempts = 0;
 		t->has_err = false;
 		m_unlease(t);
-	} else if (m->cfg.keep_done_ms > 0) {
+	} else if (m_keep(m, t->tube) > 0) {
 		m_done(m, t, now, res);
 	} else {
 		m_gone(m, t, now, true);
@@ -804,12 +923,12 @@ op_fail(struct run *r)
 	}
 	m_set_err(t, err_texts[e]);
 	if (req.fatal || (t->maxa > 0 && t->attempts >= t->maxa)) {
-		m_bury(m, t, now);
+		m_bury_taken(m, t, now);
 		return;
 	}
 	t->state = M_WAIT;
-	t->run_at =
-	    now + (req.set_delay ? req.delay_ms : m_backoff(m, t->attempts));
+	t->run_at = now +
+	    (req.set_delay ? req.delay_ms : m_backoff(m, t->tube, t->attempts));
 	m_unlease(t);
 }
 
@@ -867,7 +986,10 @@ op_bury(struct run *r)
 	}
 	if (e >= 0)
 		m_set_err(t, err_texts[e]);
-	m_bury(m, t, r->h.now);
+	if (t->state == M_TAKEN)
+		m_bury_taken(m, t, r->h.now);
+	else /* an operator parks a waiting task in place */
+		m_bury(m, t, r->h.now);
 }
 
 /* A take whose reply was not delivered is undone: the task waits where
@@ -1137,6 +1259,133 @@ op_pause(struct run *r)
 	}
 }
 
+/* Random settings for a tube: some fields set, some back to default,
+ * now and then a request that breaks a rule. */
+static void
+op_tube_set(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r), want = 0, dl = (int)rnd(r, NTUBE);
+	struct queue_tube_set_req req;
+	struct mconf c = m->conf[tube];
+	struct qrec rec;
+
+	memset(&req, 0, sizeof(req));
+	req.tube = tube_names[tube];
+	req.tube_len = 2;
+	req.set = (uint8_t)rnd(r, QREC_TS_ALL + 1);
+	req.unset = (uint8_t)(rnd(r, QREC_TS_ALL + 1) & ~req.set);
+	req.conf.ttr = 100 + (uint32_t)rnd(r, 2000);
+	req.conf.max_attempts = (uint32_t)rnd(r, 4);
+	req.conf.backoff_base = (uint32_t)rnd(r, 300);
+	req.conf.backoff_cap = req.conf.backoff_base + (uint32_t)rnd(r, 3000);
+	req.conf.keep_done = (int64_t)rnd(r, 100000);
+	req.conf.lost_lease_immediate = rnd(r, 2) == 0;
+	req.conf.dead_letter = tube_names[dl];
+	req.conf.dead_letter_len = 2;
+	if (rnd(r, 3) != 0)
+		req.unset &= (uint8_t)rnd(r, QREC_TS_ALL + 1);
+	switch (rnd(r, 30)) {
+	case 0:
+		req.set |= QREC_TS_TTR;
+		req.conf.ttr = rnd(r, 2) ? 0 : m->cfg.max_ttr_ms + 1;
+		want = SLUICE_EINVAL;
+		break;
+	case 1:
+		req.set |= QREC_TS_BACKOFF;
+		req.conf.backoff_cap = req.conf.backoff_base = 10;
+		req.conf.backoff_base = 11;
+		want = SLUICE_EINVAL;
+		break;
+	case 2:
+		req.set |= QREC_TS_DEAD_LETTER;
+		req.conf.dead_letter = "no such!";
+		req.conf.dead_letter_len = 8;
+		req.unset &= (uint8_t)~QREC_TS_DEAD_LETTER;
+		want = SLUICE_ETUBE;
+		break;
+	case 3:
+		req.unset |= req.set | QREC_TS_TTR;
+		req.set |= QREC_TS_TTR;
+		want = SLUICE_EINVAL;
+		break;
+	default:
+		break;
+	}
+	if (want == 0 && (req.set & QREC_TS_DEAD_LETTER) && dl == tube)
+		want = SLUICE_EINVAL; /* never the tube itself */
+	assert_int_equal(
+	    queue_decide_tube_set(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
+	if (req.set & QREC_TS_TTR)
+		c.ttr = req.conf.ttr;
+	if (req.set & QREC_TS_MAX_ATTEMPTS)
+		c.maxa = req.conf.max_attempts;
+	if (req.set & QREC_TS_BACKOFF) {
+		c.base = req.conf.backoff_base;
+		c.cap = req.conf.backoff_cap;
+	}
+	if (req.set & QREC_TS_KEEP_DONE)
+		c.keep = req.conf.keep_done;
+	if (req.set & QREC_TS_LOST_LEASE)
+		c.immediate = req.conf.lost_lease_immediate;
+	if (req.set & QREC_TS_DEAD_LETTER)
+		c.dl = dl;
+	if (req.unset & QREC_TS_DEAD_LETTER)
+		c.dl = -1;
+	c.set = (uint8_t)((c.set | req.set) & ~req.unset);
+	/* A record exactly when something changed. */
+	assert_int_equal(rec.type == QREC_NONE,
+	    c.set == m->conf[tube].set &&
+	        (c.set == 0 || memcmp(&c, &m->conf[tube], sizeof(c)) == 0));
+	if (rec.type == QREC_NONE)
+		return;
+	commit(r, &rec);
+	m->conf[tube] = c;
+	m->exists[tube] = true;
+}
+
+static void
+m_conf_clear(struct mconf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->dl = -1;
+}
+
+static void
+op_tube_delete(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r), want = 0;
+	struct queue_tube_delete_req req = { tube_names[tube], 2,
+		rnd(r, 2) == 0 };
+	struct qrec rec;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += m->t[i].tube == tube;
+	if (!m->exists[tube])
+		want = SLUICE_ENOTFOUND;
+	else if (n > 0 && !req.force)
+		want = SLUICE_ENOTEMPTY;
+	assert_int_equal(
+	    queue_decide_tube_delete(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
+	commit(r, &rec);
+	for (size_t i = 0; i < m->n;) {
+		if (m->t[i].tube == tube)
+			m_gone(m, &m->t[i], r->h.now, false);
+		else
+			i++;
+	}
+	m->exists[tube] = false;
+	m->pause[tube] = 0;
+	memset(&m->ctr[tube], 0, sizeof(m->ctr[tube]));
+	m_conf_clear(&m->conf[tube]);
+}
+
 /* The server's ttr timer: every expired lease, earliest deadline first. */
 static void
 op_expire(struct run *r)
@@ -1314,6 +1563,33 @@ compare_errors(struct run *r, int tube)
 	assert_int_equal(ng, 0);
 }
 
+/* The settings in force: the tube's own, else the defaults. */
+static void
+compare_conf(struct run *r, int tube)
+{
+	const struct mconf *c = &r->m->conf[tube];
+	struct qrec_tube_conf q;
+	uint8_t set = c->set;
+
+	assert_int_equal(
+	    queue_tube_settings(r->h.q, tube_names[tube], 2, &q), 0);
+	assert_int_equal(q.set, set);
+	assert_int_equal(q.ttr, m_ttr(r->m, tube, 0));
+	assert_int_equal(q.max_attempts, m_maxa(r->m, tube, 0));
+	assert_int_equal(q.backoff_base,
+	    set & QREC_TS_BACKOFF ? c->base : r->m->cfg.backoff_base_ms);
+	assert_int_equal(q.backoff_cap,
+	    set & QREC_TS_BACKOFF ? c->cap : r->m->cfg.backoff_cap_ms);
+	assert_true(q.keep_done == m_keep(r->m, tube));
+	assert_true(q.lost_lease_immediate == m_lost_immediate(r->m, tube));
+	if (c->dl >= 0) {
+		assert_int_equal(q.dead_letter_len, 2);
+		assert_memory_equal(q.dead_letter, tube_names[c->dl], 2);
+	} else {
+		assert_int_equal(q.dead_letter_len, 0);
+	}
+}
+
 static void
 compare(struct run *r)
 {
@@ -1365,6 +1641,7 @@ compare(struct run *r)
 		assert_true(
 		    s.paused_until == (m->pause[i] > now ? m->pause[i] : 0));
 		assert_memory_equal(&s.ctr, &m->ctr[i], sizeof(s.ctr));
+		compare_conf(r, i);
 		total += c[0] + c[1] + c[2] + c[3] + c[4];
 	}
 	assert_true(total == m->n);
@@ -1429,8 +1706,10 @@ step(struct run *r, size_t i)
 		op_delete(r);
 	else if (c < 89)
 		rnd(r, 2) ? op_flush(r) : op_delete_where(r);
-	else if (c < 92)
+	else if (c < 91)
 		op_pause(r);
+	else if (c < 92)
+		rnd(r, 8) ? op_tube_set(r) : op_tube_delete(r);
 	else if (c < 96)
 		op_sessions(r, 1 + rnd(r, NSESSION));
 	else if (c < 97)
@@ -1477,6 +1756,8 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	}
 	r->m->cfg.lost_lease_retry = retry;
 	r->m->next_id = 1;
+	for (int i = 0; i < NTUBE; i++)
+		m_conf_clear(&r->m->conf[i]);
 	tq_init(&r->h, &r->m->cfg, T0);
 	r->follower = queue_new(&r->m->cfg);
 	r->rnd = seed;
@@ -1508,10 +1789,14 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		    " ack %" PRIu64 " release %" PRIu64 " fail %" PRIu64
 		    " bury %" PRIu64 " kick %" PRIu64 " delete %" PRIu64
 		    " ttr %" PRIu64 " session %" PRIu64 " replace %" PRIu64
-		    ", %" PRIu64 " tasks, %" PRIu64 " done\n",
+		    ", %" PRIu64 " tasks, %" PRIu64 " done; tube set %" PRIu64
+		    " delete %" PRIu64 ", dead letters %" PRIu64 "\n",
 		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
 		    c->kick, c->del, c->ttr_expired, c->session_released,
-		    c->replace, st.tasks, st.done);
+		    c->replace, st.tasks, st.done, r->tube_sets,
+		    r->tube_deletes, r->dead_letters);
+		assert_true(r->tube_sets > 0 && r->tube_deletes > 0 &&
+		    r->dead_letters > 0);
 	}
 	*ops += r->ops;
 	*records += r->records;
@@ -1532,9 +1817,15 @@ test_queue_agrees_with_the_model(void **state)
 		run_seed(seeds[i] + base,
 		    i == 0 ? QUEUE_RETRY_IMMEDIATE : QUEUE_RETRY_BACKOFF, &ops,
 		    &records);
-	fprintf(stderr, "model: %" PRIu64 " operations, %" PRIu64 " records\n",
-	    ops, records);
+	fprintf(stderr,
+	    "model: %" PRIu64 " operations, %" PRIu64 " records; kept by "
+	    "a tube %" PRIu64 ", lost leases by a tube's retry %" PRIu64
+	    ", lost leases moved %" PRIu64 ", fatal fails moved %" PRIu64 "\n",
+	    ops, records, seams.own_keep, seams.own_retry, seams.lost_moved,
+	    seams.fatal_moved);
 	assert_true(ops >= 100000);
+	assert_true(seams.own_keep > 0 && seams.own_retry > 0);
+	assert_true(seams.lost_moved > 0 && seams.fatal_moved > 0);
 }
 
 int

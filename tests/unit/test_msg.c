@@ -50,6 +50,14 @@ static const struct msg_put bad_items[] = {
 	{ .tube = S("ok"), .payload = S("also fine") },
 };
 
+/* Every setting a tube may carry. */
+#define A_CONF                                                                 \
+	{                                                                      \
+		.set = MSG_TS_ALL, .ttr = 1000, .max_attempts = 3,             \
+		.backoff_base = 10, .backoff_cap = 100, .keep_done = 86400000, \
+		.dead_letter = S("dead")                                       \
+	}
+
 static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_PUT,
 	    .put = { .tube = S("emails"),
@@ -157,6 +165,15 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_BURY, .lease = { .id = 8, .lease = 3, .force = true } },
 	{ .op = MSG_OP_PAUSE,
 	    .pause = { .tube = S("w"), .duration = 1000, .create = true } },
+	{ .op = MSG_OP_TUBE_SET,
+	    .tube_set = { .tube = S("emails"), .conf = A_CONF } },
+	{ .op = MSG_OP_TUBE_SET,
+	    .tube_set = { .tube = S("emails"),
+	        .unset = MSG_TS_TTR | MSG_TS_DEAD_LETTER } },
+	{ .op = MSG_OP_TUBE_SHOW, .tube = S("emails") },
+	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("emails"), false } },
+	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("old"), true } },
+	{ .op = MSG_OP_STATS, .stats = { .settings = true } },
 	{ .op = MSG_OP_TAKE,
 	    .take = { .max = 2,
 	        .strict = true,
@@ -312,6 +329,18 @@ static const struct msg_tube_stats tube_stats[] = {
 	    .more = { .n = N(tube_kvs), .kvs = tube_kvs } },
 	{ .name = S("sms"), .paused_until = 1700000000000ULL },
 };
+static const struct msg_tube_stats tube_stats_conf[] = {
+	{ .name = S("emails"),
+	    .ready = 1,
+	    .conf = { .set = MSG_TS_TTR | MSG_TS_DEAD_LETTER,
+	        .ttr = 30000,
+	        .backoff_base = 1000,
+	        .backoff_cap = 3600000,
+	        .lost_lease_immediate = true,
+	        .dead_letter = S("emails.dead") } },
+	{ .name = S("sms"), .conf = { .ttr = 60000, .keep_done = 5 } },
+};
+
 static const struct msg_error_count error_counts[] = {
 	{ S("timeout"), 12 },
 	{ S(""), 1 },
@@ -399,6 +428,16 @@ static const struct msg_rep reps[] = {
 	    .batch = { .n = N(item_res_bare), .items = item_res_bare } },
 	{ .op = MSG_OP_UPDATE,
 	    .after = { .id = 8, .state = MSG_ST_DELAYED, .run_at = 77 } },
+	{ .op = MSG_OP_TUBE_SET,
+	    .tube_conf = { .tube = S("emails"), .conf = A_CONF } },
+	{ .op = MSG_OP_TUBE_SHOW,
+	    .tube_conf = { .tube = S("new"), .conf = { .ttr = 60000 } } },
+	{ .op = MSG_OP_TUBE_DELETE, .count = 12 },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .role = MSG_ROLE_LEADER,
+	        .settings = true,
+	        .ntubes = N(tube_stats_conf),
+	        .tubes = tube_stats_conf } },
 };
 
 static void
@@ -471,6 +510,18 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_str_equal(a->pending.payload, b->pending.payload);
 	assert_true(a->version == b->version);
 	assert_true(a->pending.version == b->pending.version);
+}
+
+static void
+assert_conf_equal(const struct msg_tube_conf *a, const struct msg_tube_conf *b)
+{
+	assert_int_equal(a->set, b->set);
+	assert_true(a->ttr == b->ttr && a->max_attempts == b->max_attempts);
+	assert_true(a->backoff_base == b->backoff_base &&
+	    a->backoff_cap == b->backoff_cap);
+	assert_true(a->keep_done == b->keep_done);
+	assert_int_equal(a->lost_lease_immediate, b->lost_lease_immediate);
+	assert_str_equal(a->dead_letter, b->dead_letter);
 }
 
 /* Field by field: what the encoder was given is what the decoder gives. */
@@ -616,9 +667,24 @@ test_every_request_round_trips(void **state)
 			break;
 		case MSG_OP_FLUSH:
 		case MSG_OP_ERRORS:
-		case MSG_OP_STATS:
 		case MSG_OP_RELEASE_ALL:
+		case MSG_OP_TUBE_SHOW:
 			assert_str_equal(d.tube, q->tube);
+			break;
+		case MSG_OP_STATS:
+			assert_str_equal(d.stats.tube, q->stats.tube);
+			assert_int_equal(d.stats.settings, q->stats.settings);
+			break;
+		case MSG_OP_TUBE_SET:
+			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
+			assert_int_equal(d.tube_set.unset, q->tube_set.unset);
+			assert_conf_equal(&d.tube_set.conf, &q->tube_set.conf);
+			break;
+		case MSG_OP_TUBE_DELETE:
+			assert_str_equal(
+			    d.tube_delete.tube, q->tube_delete.tube);
+			assert_int_equal(
+			    d.tube_delete.force, q->tube_delete.force);
 			break;
 		case MSG_OP_PEEK_NEXT:
 			assert_str_equal(d.peek_next.tube, q->peek_next.tube);
@@ -756,9 +822,20 @@ test_every_reply_round_trips(void **state)
 			assert_str_equal(d.stats.leader, m->stats.leader);
 			assert_counts_equal(&d.stats.totals, &m->stats.totals);
 			assert_kvs_equal(d.stats.more, &m->stats.more);
-			while (msg_next_tube_stats(&d.stats.it, &ts))
+			assert_int_equal(d.stats.settings, m->stats.settings);
+			while (msg_next_tube_stats(&d.stats.it, &ts)) {
+				if (m->stats.settings)
+					assert_conf_equal(
+					    &ts.conf, &m->stats.tubes[k].conf);
 				assert_counts_equal(&ts, &m->stats.tubes[k++]);
+			}
 			assert_int_equal(k, m->stats.ntubes);
+			break;
+		case MSG_OP_TUBE_SET:
+		case MSG_OP_TUBE_SHOW:
+			assert_str_equal(d.tube_conf.tube, m->tube_conf.tube);
+			assert_conf_equal(
+			    &d.tube_conf.conf, &m->tube_conf.conf);
 			break;
 		case MSG_OP_ERRORS:
 			while (msg_next_error_count(&d.errors.it, &ec)) {
@@ -780,6 +857,7 @@ test_every_reply_round_trips(void **state)
 		case MSG_OP_PAUSE:
 		case MSG_OP_SNAPSHOT:
 		case MSG_OP_PROMOTE:
+		case MSG_OP_TUBE_DELETE:
 			assert_true(d.count == m->count);
 			break;
 		default:
@@ -1365,9 +1443,8 @@ test_names(void **state)
 {
 	(void)state;
 	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x1c, 0x1e and 0x1f name nothing on the client port */
-		if (op > MSG_OP_UPDATE && op < MSG_OP_JOB &&
-		    op != MSG_OP_DELETE_WHERE)
+		/* 0x1c names nothing on the client port */
+		if (op > MSG_OP_UPDATE && op < MSG_OP_DELETE_WHERE)
 			assert_null(msg_op_name((uint8_t)op));
 		else
 			assert_non_null(msg_op_name((uint8_t)op));
@@ -1404,6 +1481,54 @@ assert_hex(const struct buf *b, const char *hex)
 		h++;
 	}
 	assert_int_equal(n, b->len);
+}
+
+/* The tube_* examples, and stats with settings. */
+static void
+doc_tube_examples(struct buf *b)
+{
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_TUBE_SET,
+	        .tube_set = { .tube = S("emails"),
+	            .unset = MSG_TS_BACKOFF,
+	            .conf = { .set = MSG_TS_TTR | MSG_TS_MAX_ATTEMPTS |
+	                    MSG_TS_DEAD_LETTER,
+	                .ttr = 30000,
+	                .max_attempts = 5,
+	                .dead_letter = S("dead") } } });
+	assert_hex(b,
+	    "53 01 1e 00 06 00 65 6d 61 69 6c 73 04 23 30 75"
+	    "00 00 00 00 00 00 05 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 04 00 64 65 61 64");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_TUBE_SET,
+	        .tube_conf = { .tube = S("emails"),
+	            .conf = { .set = 0x23,
+	                .ttr = 30000,
+	                .max_attempts = 5,
+	                .backoff_base = 1000,
+	                .backoff_cap = 3600000,
+	                .dead_letter = S("dead") } } });
+	assert_hex(b,
+	    "53 01 1e 00 00 00 06 00 65 6d 61 69 6c 73 23 30"
+	    "75 00 00 00 00 00 00 05 00 00 00 e8 03 00 00 00"
+	    "00 00 00 80 ee 36 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 04 00 64 65 61 64");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_TUBE_SHOW, .tube = S("emails") });
+	assert_hex(b, "53 01 1f 00 06 00 65 6d 61 69 6c 73");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_TUBE_DELETE,
+	        .tube_delete = { S("emails"), true } });
+	assert_hex(b, "53 01 21 01 06 00 65 6d 61 69 6c 73");
+	encode_rep(
+	    b, &(struct msg_rep) { .op = MSG_OP_TUBE_DELETE, .count = 3 });
+	assert_hex(b, "53 01 21 00 00 00 03 00 00 00 00 00 00 00");
+	encode_req(b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_STATS, .stats = { .settings = true } });
+	assert_hex(b, "53 01 11 01 00 00");
 }
 
 static void
@@ -1617,6 +1742,7 @@ test_doc_examples(void **state)
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_RELEASE_ALL, .count = 2 });
 	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
+	doc_tube_examples(&b);
 	buf_free(&b);
 }
 
@@ -1663,6 +1789,49 @@ test_if_newer_needs_replace_and_a_version(void **state)
 	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
 	assert_true(msg_next_put(&d.put_batch.it, &p));
 	assert_int_equal(p.error, SLUICE_EINVAL);
+	buf_free(&b);
+}
+
+/* tube_set: unknown bits and a lost_lease byte over 1 are EPROTO; a bit
+ * both set and unset, or a dead letter present without its bit (or the
+ * reverse), EINVAL; a bad dead-letter name ETUBE. */
+static void
+test_tube_set_errors(void **state)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_SET,
+		.tube_set = { .tube = S("t"), .conf = A_CONF } };
+	struct msg_req d;
+	struct buf b;
+	size_t at;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &q);
+	at = MSG_REQ_HDR + 2 + 1; /* tube "t": the unset byte */
+	b.data[at] = 0x40;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EPROTO);
+	b.data[at] = MSG_TS_TTR; /* also in set */
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EINVAL);
+	b.data[at] = 0;
+	b.data[at + 1] = MSG_TS_ALL & ~MSG_TS_DEAD_LETTER; /* "dead" left */
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EINVAL);
+	b.data[at + 1] = MSG_TS_ALL;
+	b.data[at + 2 + 8 + 4 + 8 * 3] = 2; /* lost_lease */
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EPROTO);
+	b.data[at + 2 + 8 + 4 + 8 * 3] = 0;
+	b.data[b.len - 1] = ' '; /* "dea " */
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), SLUICE_ETUBE);
+	/* the encoder refuses what the decoder would */
+	q.tube_set.unset = MSG_TS_TTR;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.tube_set.unset = 0;
+	q.tube_set.conf.dead_letter = S("");
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
 	buf_free(&b);
 }
 
@@ -1830,6 +1999,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_idempotent_requests),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_doc_examples),
+		cmocka_unit_test(test_tube_set_errors),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
 	};

@@ -14,7 +14,7 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 40
+#define NSAMPLES 48
 
 /* One sample of every type and outcome. */
 static size_t
@@ -144,6 +144,34 @@ samples(struct qrec *out)
 	out[n].u.replace = (struct qrec_replace) { 9, "r2", 2, 1024, 60000, 0,
 		T0 + 1, 0, true, UINT64_MAX };
 	n++;
+	out[n].type = QREC_FAIL; /* to the dead letter tube */
+	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_MOVED, 0, 0, 0, err, 4,
+		0, 0, "dead", 4 };
+	n++;
+	out[n].type = QREC_BURY; /* a lost lease, to the dead letter tube */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0,
+		0, NULL, 0, 0, 0, "dead", 4 };
+	n++;
+	out[n].type = QREC_TUBE_SET;
+	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6,
+		{ QREC_TS_ALL, 30000, 5, 100, 60000, 86400000, true, "dead",
+		    4 } };
+	n++;
+	out[n].type = QREC_TUBE_SET; /* back to every default */
+	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6, { 0 } };
+	n++;
+	out[n].type = QREC_TUBE_DELETE;
+	out[n].u.tube_delete = (struct qrec_tube_delete) { "emails", 6, true };
+	n++;
+	out[n].type = QREC_SETBACK; /* a lost lease at max_attempts, to
+	                             * the dead letter tube */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0,
+		0, "ttr expired after 60s", 21, 0, 0, "dead", 4 };
+	n++;
+	out[n].type = QREC_SETBACK; /* a worker's bury with a text, moved */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_MOVED, 0,
+		0, 0, err, 4, 0, 0, "dead", 4 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -199,8 +227,30 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(
 		    x->keep_ms == y->keep_ms && x->max_done == y->max_done);
 		same_bytes(x->text, x->text_len, y->text, y->text_len);
+		same_bytes(x->to, x->to_len, y->to, y->to_len);
 		break;
 	}
+	case QREC_TUBE_SET: {
+		const struct qrec_tube_conf *x = &a->u.tube_set.conf,
+		                            *y = &b->u.tube_set.conf;
+
+		same_bytes(a->u.tube_set.tube, a->u.tube_set.tube_len,
+		    b->u.tube_set.tube, b->u.tube_set.tube_len);
+		assert_true(x->set == y->set && x->ttr == y->ttr);
+		assert_true(x->max_attempts == y->max_attempts);
+		assert_true(x->backoff_base == y->backoff_base &&
+		    x->backoff_cap == y->backoff_cap);
+		assert_true(x->keep_done == y->keep_done &&
+		    x->lost_lease_immediate == y->lost_lease_immediate);
+		same_bytes(x->dead_letter, x->dead_letter_len, y->dead_letter,
+		    y->dead_letter_len);
+		break;
+	}
+	case QREC_TUBE_DELETE:
+		same_bytes(a->u.tube_delete.tube, a->u.tube_delete.tube_len,
+		    b->u.tube_delete.tube, b->u.tube_delete.tube_len);
+		assert_true(a->u.tube_delete.force == b->u.tube_delete.force);
+		break;
 	case QREC_TOUCH:
 		assert_true(a->u.touch.id == b->u.touch.id);
 		assert_true(a->u.touch.lease == b->u.touch.lease);
@@ -340,11 +390,34 @@ test_unknown_types_are_corrupt(void **state)
 	assert_string_equal(qrec_type_name(200), "?");
 }
 
+/* The TUBE_SET sample that goes back to every default (set 0). */
+static struct qrec
+tube_set_default(const struct qrec *recs)
+{
+	for (size_t i = 0; i < NSAMPLES; i++)
+		if (recs[i].type == QREC_TUBE_SET &&
+		    recs[i].u.tube_set.conf.set == 0)
+			return recs[i];
+	fail_msg("no TUBE_SET sample without settings");
+	return recs[0];
+}
+
+/* The first lease's end of `type` with `outcome`. */
+static const struct qrec *
+sample_end(const struct qrec *recs, uint16_t type, uint8_t outcome)
+{
+	for (size_t i = 0; i < NSAMPLES; i++)
+		if (recs[i].type == type && recs[i].u.end.outcome == outcome)
+			return &recs[i];
+	fail_msg("no sample of type %u outcome %u", type, outcome);
+	return NULL;
+}
+
 /* The first sample of `type`. */
 static const struct qrec *
 sample_of(const struct qrec *recs, uint16_t type)
 {
-	for (size_t i = 0; i < 32; i++)
+	for (size_t i = 0; i < NSAMPLES; i++)
 		if (recs[i].type == type)
 			return &recs[i];
 	fail_msg("no sample of type %u", type);
@@ -436,6 +509,43 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.replace.version = 0);
 	bad = *sample_of(recs, QREC_REPLACE_V);
 	REFUSED(bad.type = QREC_REPLACE);
+	/* A dead letter move names a good tube; an ACK's goes in text. */
+	bad = *sample_end(recs, QREC_FAIL, QREC_MOVED);
+	REFUSED(bad.u.end.to_len = 0);
+	bad = *sample_end(recs, QREC_BURY, QREC_MOVED);
+	REFUSED(bad.u.end.to = "a b");
+	bad = recs[9];
+	REFUSED((bad.u.end.to = "dead", bad.u.end.to_len = 4));
+	/* Settings: known fields only, zero when not set, ttr >= 1, cap >=
+	 * base, never the tube itself as its dead letter. */
+	bad = *sample_of(recs, QREC_TUBE_SET);
+	REFUSED(bad.u.tube_set.conf.set = 0x40 | QREC_TS_ALL);
+	bad = *sample_of(recs, QREC_TUBE_SET);
+	REFUSED(bad.u.tube_set.conf.ttr = 0);
+	bad = *sample_of(recs, QREC_TUBE_SET);
+	REFUSED(bad.u.tube_set.conf.backoff_cap = 99);
+	bad = *sample_of(recs, QREC_TUBE_SET);
+	REFUSED(bad.u.tube_set.conf.keep_done = -1);
+	bad = *sample_of(recs, QREC_TUBE_SET);
+	REFUSED((bad.u.tube_set.conf.dead_letter = "emails",
+	    bad.u.tube_set.conf.dead_letter_len = 6));
+	bad = tube_set_default(recs);
+	REFUSED(bad.u.tube_set.conf.max_attempts = 3);
+	bad = tube_set_default(recs);
+	REFUSED(bad.u.tube_set.conf.lost_lease_immediate = true);
+	bad = tube_set_default(recs);
+	REFUSED((bad.u.tube_set.conf.dead_letter = "dead",
+	    bad.u.tube_set.conf.dead_letter_len = 4));
+	bad = *sample_of(recs, QREC_TUBE_DELETE);
+	REFUSED(bad.u.tube_delete.tube_len = 0);
+	/* A SETBACK into a dead letter names it too, and only a taken
+	 * task's goes there (an operator's bury of a waiting one stays) */
+	bad = *sample_end(recs, QREC_SETBACK, QREC_MOVED);
+	REFUSED(bad.u.end.to_len = 0);
+	bad = *sample_end(recs, QREC_SETBACK, QREC_MOVED);
+	REFUSED(bad.u.end.lease = 0);
+	bad = *sample_end(recs, QREC_SETBACK, QREC_MOVED);
+	REFUSED(bad.u.end.pri = 3);
 #undef REFUSED
 
 	/* The same through bytes: a TAKE whose detached flag is 2, a PUT
@@ -575,8 +685,11 @@ scenario(struct tq *h)
 	struct queue_ack_req ar;
 	struct queue_fail_req fr;
 	struct queue_pause_req pr = { "u", 1, T0 + 500, true };
+	struct queue_tube_set_req sr;
+	struct queue_tube_delete_req dr = { "done", 4, true };
 	struct queue_task_view v;
 	struct qrec rec;
+	uint64_t held = 0;
 
 	for (int i = 0; i < 4; i++) {
 		queue_put_req_init(&req);
@@ -627,7 +740,26 @@ scenario(struct tq *h)
 	if (queue_decide_pause(h->q, h->now, &pr, &rec) == 0)
 		tq_commit(h, &rec);
 	tr.detached = true;
-	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0)
+	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0 &&
+	    tq_commit(h, &rec) == 0)
+		held = rec.u.take.id;
+	/* Settings: "t" buries into "dead"; then a tube goes away. */
+	memset(&sr, 0, sizeof(sr));
+	sr.tube = "t";
+	sr.tube_len = 1;
+	sr.set = QREC_TS_TTR | QREC_TS_DEAD_LETTER;
+	sr.conf.ttr = 5000;
+	sr.conf.dead_letter = "dead";
+	sr.conf.dead_letter_len = 4;
+	if (queue_decide_tube_set(h->q, h->now, &sr, &rec) == 0)
+		tq_commit(h, &rec);
+	if (queue_peek(h->q, h->now, held, &v) == 0 && v.state == QUEUE_TAKEN) {
+		struct queue_bury_req br = { v.id, v.lease, false };
+
+		if (queue_decide_bury(h->q, h->now, &br, &rec) == 0)
+			tq_commit(h, &rec);
+	}
+	if (queue_decide_tube_delete(h->q, h->now, &dr, &rec) == 0)
 		tq_commit(h, &rec);
 }
 

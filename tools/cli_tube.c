@@ -1,0 +1,224 @@
+/* cli_tube - `sluice tube set|show|delete TUBE`: a tube's own settings
+ * and its removal.
+ *
+ * set changes only the settings named on its command line; a value of
+ * `default` gives a setting back to the server. show prints the settings
+ * in force, each marked when it is the server's default. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_util.h"
+#include "proto/json.h"
+#include "util/dur.h"
+
+enum {
+	T_TTR = 256,
+	T_MAX_ATTEMPTS,
+	T_BACKOFF,
+	T_KEEP_DONE,
+	T_LOST_LEASE,
+	T_DEAD_LETTER,
+	T_FORCE,
+	T_JSON,
+};
+
+/* What the command line asks. */
+struct tube_args {
+	struct sluice_tube_conf set; /* set.set: the settings given */
+	unsigned unset;              /* the settings given as `default` */
+	unsigned named;              /* every setting named */
+	bool force;
+	bool json;
+};
+
+/* BASE,CAP: two durations, the cap at least the base. */
+static int
+parse_backoff(struct cli *cli, const char *s, struct sluice_tube_conf *c)
+{
+	char base[64];
+	const char *comma = strchr(s, ',');
+
+	if (comma == NULL || (size_t)(comma - s) >= sizeof(base))
+		return cli_usage_error(cli,
+		    "--backoff takes BASE,CAP: two durations (1s,1h), not "
+		    "\"%s\"",
+		    s);
+	memcpy(base, s, (size_t)(comma - s));
+	base[comma - s] = '\0';
+	if (cli_parse_ms(
+	        cli, "--backoff's BASE", base, 0, &c->backoff_base_ms) != 0 ||
+	    cli_parse_ms(
+	        cli, "--backoff's CAP", comma + 1, 0, &c->backoff_cap_ms) != 0)
+		return EXIT_USAGE;
+	if (c->backoff_cap_ms < c->backoff_base_ms)
+		return cli_usage_error(
+		    cli, "--backoff: the CAP must be at least the BASE");
+	return 0;
+}
+
+/* One setting's value into a->set, or `default` into a->unset. */
+static int
+parse_setting(struct cli *cli, int opt, const char *s, struct tube_args *a)
+{
+	struct sluice_tube_conf *c = &a->set;
+	unsigned bit = 1u << (opt - T_TTR);
+	uint64_t v;
+	int rc = 0;
+
+	if (a->named & bit)
+		return cli_usage_error(
+		    cli, "--%s is given twice", json_tube_fields[opt - T_TTR]);
+	a->named |= bit;
+	if (strcmp(s, "default") == 0) {
+		a->unset |= bit;
+		return 0;
+	}
+	c->set |= bit;
+	switch (opt) {
+	case T_TTR:
+		return cli_parse_ms(cli, "--ttr", s, 1, &c->ttr_ms);
+	case T_MAX_ATTEMPTS:
+		rc = cli_parse_num(cli, "--max-attempts", s, 0, UINT32_MAX, &v);
+		c->max_attempts = (uint32_t)v;
+		return rc;
+	case T_BACKOFF:
+		return parse_backoff(cli, s, c);
+	case T_KEEP_DONE:
+		return cli_parse_ms(cli, "--keep-done", s, 0, &c->keep_done_ms);
+	case T_LOST_LEASE:
+		if (strcmp(s, "immediate") != 0 && strcmp(s, "backoff") != 0)
+			return cli_usage_error(cli,
+			    "--lost-lease takes immediate, backoff or "
+			    "default, not \"%s\"",
+			    s);
+		c->lost_lease_immediate = strcmp(s, "immediate") == 0;
+		return 0;
+	default:
+		if (strlen(s) > SLUICE_TUBE_MAX)
+			return cli_usage_error(cli,
+			    "--dead-letter: a tube name is at most %d bytes",
+			    SLUICE_TUBE_MAX);
+		strcpy(c->dead_letter, s);
+		return 0;
+	}
+}
+
+static int
+parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
+{
+	static const struct option opts[] = {
+		{ "ttr", required_argument, NULL, T_TTR },
+		{ "max-attempts", required_argument, NULL, T_MAX_ATTEMPTS },
+		{ "backoff", required_argument, NULL, T_BACKOFF },
+		{ "keep-done", required_argument, NULL, T_KEEP_DONE },
+		{ "lost-lease", required_argument, NULL, T_LOST_LEASE },
+		{ "dead-letter", required_argument, NULL, T_DEAD_LETTER },
+		{ "force", no_argument, NULL, T_FORCE },
+		{ "json", no_argument, NULL, T_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case T_FORCE:
+			a->force = true;
+			break;
+		case T_JSON:
+			a->json = true;
+			break;
+		case 'h':
+			exit(cli_help());
+		case '?':
+			return cli_bad_option(cli);
+		default:
+			if ((rc = parse_setting(cli, ch, optarg, a)) != 0)
+				return rc;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void
+print_conf(const char *tube, const struct sluice_tube_conf *c, bool json)
+{
+	char val[SLUICE_TUBE_MAX + 64];
+
+	if (json) {
+		json_tube_conf(stdout, tube, c);
+		fputc('\n', stdout);
+		return;
+	}
+	printf("tube %s\n", tube);
+	for (unsigned i = 0; i < 6; i++) {
+		cli_tube_setting_text(c, i, val, sizeof(val));
+		printf("  %-13s %s%s\n", json_tube_fields[i], val,
+		    c->set & (1u << i) ? "" : " (default)");
+	}
+}
+
+static const char *
+operand_check(struct cli *cli, const char *sub, const struct tube_args *a)
+{
+	(void)cli;
+	if (strcmp(sub, "set") == 0)
+		return a->force ? "--force is delete's" : NULL;
+	if (a->named != 0)
+		return "the settings (--ttr ...) are set's";
+	if (strcmp(sub, "show") == 0 && a->force)
+		return "--force is delete's";
+	return NULL;
+}
+
+int
+cmd_tube(struct cli *cli, int argc, char **argv)
+{
+	struct tube_args a;
+	struct sluice_tube_conf now;
+	const char *sub, *tube, *why;
+	uint64_t deleted;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	if ((rc = parse_args(cli, argc, argv, &a)) != 0)
+		return rc;
+	if (argc - optind != 2)
+		return cli_usage_error(cli, "set, show or delete, and a TUBE");
+	sub = argv[optind];
+	tube = argv[optind + 1];
+	if (strcmp(sub, "set") != 0 && strcmp(sub, "show") != 0 &&
+	    strcmp(sub, "delete") != 0)
+		return cli_usage_error(
+		    cli, "set, show or delete, not \"%s\"", sub);
+	if ((why = operand_check(cli, sub, &a)) != NULL)
+		return cli_usage_error(cli, "%s", why);
+	if (strcmp(sub, "set") == 0 && a.named == 0)
+		return cli_usage_error(cli,
+		    "set what? --ttr, --max-attempts, --backoff, --keep-done, "
+		    "--lost-lease or --dead-letter");
+	if ((rc = cli_connect(cli)) != 0)
+		return rc;
+	if (strcmp(sub, "delete") == 0) {
+		if ((rc = sluice_tube_delete(cli->c, tube, a.force, &deleted)))
+			return cli_fail(cli, rc, "tube delete %s", tube);
+		if (a.json)
+			printf("{\"tube\":\"%s\",\"deleted\":%" PRIu64 "}\n",
+			    tube, deleted);
+		else
+			printf("deleted tube %s (%" PRIu64 " task%s)\n", tube,
+			    deleted, deleted == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	rc = strcmp(sub, "set") == 0
+	    ? sluice_tube_set(cli->c, tube, &a.set, a.unset, &now)
+	    : sluice_tube_show(cli->c, tube, &now);
+	if (rc != 0)
+		return cli_fail(cli, rc, "tube %s %s", sub, tube);
+	print_conf(tube, &now, a.json);
+	return EXIT_OK;
+}
