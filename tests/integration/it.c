@@ -328,23 +328,40 @@ it_log_count(const struct t_srv *s, const char *needle)
 	return n;
 }
 
+void
+it_cli_argv(struct it_argv *a, const char *url, va_list ap)
+{
+	int argc = 0;
+
+	snprintf(a->bin, sizeof(a->bin), "%s", t_bin("sluice"));
+	a->argv[argc++] = a->bin;
+	a->argv[argc++] = "-s";
+	a->argv[argc++] = (char *)url;
+	for (char *s;
+	     argc < IT_CLI_ARGS - 1 && (s = va_arg(ap, char *)) != NULL;)
+		a->argv[argc++] = s;
+	a->argv[argc] = NULL;
+}
+
+int
+it_cli_v(const char *url, const char *in, char *out, size_t outcap, char *err,
+    size_t errcap, va_list ap)
+{
+	struct it_argv a;
+
+	it_cli_argv(&a, url, ap);
+	return t_run(a.argv, in, out, outcap, err, errcap);
+}
+
 int
 it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
     size_t errcap, ...)
 {
-	char *argv[24];
-	char bin[1024];
-	int argc = 0;
 	va_list ap;
+	int rc;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)url;
 	va_start(ap, errcap);
-	for (char *a; argc < 23 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	rc = it_cli_v(url, in, out, outcap, err, errcap, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	return t_run(argv, in, out, outcap, err, errcap);
+	return rc;
 }

@@ -14,6 +14,7 @@
 #define SLUICE_IT_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -120,11 +121,22 @@ void it_errs_check(struct it_errs *e);
 void it_rc_at(
     struct sluice_client *c, int rc, int want, const char *file, int line);
 
-/* Runs `sluice -s URL ARGS...` (NULL-ended, at most 20) with `in` on stdin
- * (NULL: none); returns its exit code, with its stdout in out[outcap] and
- * its stderr in err[errcap] (either may be NULL). */
+/* Runs `sluice -s URL ARGS...` (NULL-ended, at most IT_CLI_ARGS - 4) with
+ * `in` on stdin (NULL: none); returns its exit code, with its stdout in
+ * out[outcap] and its stderr in err[errcap] (either may be NULL). */
 int it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
     size_t errcap, ...);
+int it_cli_v(const char *url, const char *in, char *out, size_t outcap,
+    char *err, size_t errcap, va_list ap);
+
+/* The command line of `sluice -s URL ARGS...` from a NULL-ended list, for
+ * a test that runs it its own way (in the background, say). */
+enum { IT_CLI_ARGS = 32 };
+struct it_argv {
+	char *argv[IT_CLI_ARGS]; /* NULL-ended */
+	char bin[1024];          /* argv[0] */
+};
+void it_cli_argv(struct it_argv *a, const char *url, va_list ap);
 
 /* Lines of the server's log (its stderr) that contain `needle`. */
 int it_log_count(const struct t_srv *s, const char *needle);

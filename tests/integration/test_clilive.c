@@ -8,7 +8,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 512 << 10, ARGS_MAX = 24 };
+enum { OUT_MAX = 512 << 10 };
 
 static char out[OUT_MAX], err[OUT_MAX];
 
@@ -17,18 +17,7 @@ static char out[OUT_MAX], err[OUT_MAX];
 static int
 vcli(const char *url, const char *in, va_list ap)
 {
-	char *argv[ARGS_MAX];
-	char bin[1024];
-	int argc = 0;
-
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)url;
-	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
-	argv[argc] = NULL;
-	return t_run(argv, in, out, sizeof(out), err, sizeof(err));
+	return it_cli_v(url, in, out, sizeof(out), err, sizeof(err), ap);
 }
 
 static int

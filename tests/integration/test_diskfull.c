@@ -133,21 +133,13 @@ count_done(const struct accepted *a)
 static int
 cli(const struct t_srv *s, const char *in, ...)
 {
-	char *argv[16];
-	char bin[1024];
-	int argc = 0;
 	va_list ap;
+	int rc;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
 	va_start(ap, in);
-	for (char *a; argc < 15 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	rc = it_cli_v(s->url, in, out, sizeof(out), err, sizeof(err), ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	return t_run(argv, in, out, sizeof(out), err, sizeof(err));
+	return rc;
 }
 
 /* Mounts a TMPFS_MB tmpfs on `dir` (created). False when this process

@@ -22,23 +22,14 @@ static char out[OUT_MAX], err[OUT_MAX];
 static int
 cli(const struct t_srv *s, ...)
 {
-	char *argv[ARGS_MAX];
-	char bin[1024];
-	int argc = 0, rc;
 	va_list ap;
+	int rc;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
 	va_start(ap, s);
-	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	rc = t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
 	if (rc != 0)
-		fprintf(stderr, "sluice %s: exit %d: %s", argv[3], rc, err);
+		fprintf(stderr, "sluice: exit %d: %s", rc, err);
 	return rc;
 }
 

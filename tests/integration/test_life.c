@@ -14,7 +14,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 64 << 10, ARGS_MAX = 24, WAIT_MS = 10000 };
+enum { OUT_MAX = 64 << 10, WAIT_MS = 10000 };
 
 static char out[OUT_MAX], err[OUT_MAX];
 
@@ -23,49 +23,33 @@ static char out[OUT_MAX], err[OUT_MAX];
 static int
 cli(const struct t_srv *s, ...)
 {
-	char *argv[ARGS_MAX];
-	char bin[1024];
-	int argc = 0;
 	va_list ap;
+	int rc;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
 	va_start(ap, s);
-	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	return t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
+	return rc;
 }
 
 /* The same in the background, output thrown away: its pid (tracked). */
 static pid_t
 cli_spawn(const struct t_srv *s, ...)
 {
-	char *argv[ARGS_MAX];
-	char bin[1024];
-	int argc = 0;
+	struct it_argv a;
 	va_list ap;
 	pid_t pid;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
 	va_start(ap, s);
-	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	it_cli_argv(&a, s->url, ap);
 	va_end(ap);
-	argv[argc] = NULL;
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		FILE *null = freopen("/dev/null", "w", stdout);
 
 		(void)null;
-		execv(argv[0], argv);
+		execv(a.argv[0], a.argv);
 		_exit(127);
 	}
 	it_track_pid(pid);

@@ -18,7 +18,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 64 << 10, ARGS_MAX = 24 };
+enum { OUT_MAX = 64 << 10 };
 
 static char out[OUT_MAX], err[OUT_MAX];
 
@@ -27,21 +27,13 @@ static char out[OUT_MAX], err[OUT_MAX];
 static int
 cli(const struct t_srv *s, ...)
 {
-	char *argv[ARGS_MAX];
-	char bin[1024];
 	va_list ap;
-	int argc = 0;
+	int rc;
 
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	argv[argc++] = bin;
-	argv[argc++] = "-s";
-	argv[argc++] = (char *)s->url;
 	va_start(ap, s);
-	for (char *a; argc < ARGS_MAX - 1 && (a = va_arg(ap, char *)) != NULL;)
-		argv[argc++] = a;
+	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	return t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
+	return rc;
 }
 
 /* The CLI's output holds `want`. */
