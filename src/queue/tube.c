@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/task.h"
 #include "queue/tube.h"
 
@@ -39,6 +40,7 @@ tube_free(struct tube *tb)
 	heap_free(&tb->delayed);
 	heap_free(&tb->buried);
 	heap_free(&tb->done);
+	hourly_free(tb->hourly);
 	free(tb);
 }
 
