@@ -85,6 +85,7 @@ enum msg_op {
 	MSG_OP_ACK_BATCH = 0x19,
 	MSG_OP_DELETE_BATCH = 0x1a,
 	MSG_OP_UPDATE = 0x1b,
+	MSG_OP_STATS_HOURLY = 0x1c, /* a tube's statistics per hour, 48 h */
 	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
 	/* 0x20..0x27: what the beanstalk face needs (docs/beanstalk.md) */
 	MSG_OP_JOB = 0x20,
@@ -328,7 +329,7 @@ struct msg_pause {
  *   kick_id, delete, peek        -> id
  *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
  *   flush, errors                -> tube
- *   stats                        -> tube (len 0 = every tube)
+ *   stats, stats_hourly          -> tube (len 0 = every tube)
  *   peek_next list pause
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
@@ -505,6 +506,26 @@ struct msg_errors {
 	struct msg_iter it; /* decode: msg_next_error_count() */
 };
 
+/* One hour of stats_hourly: durations in ms, p50/p99 estimates. */
+struct msg_dist {
+	uint64_t count, total, max, p50, p99;
+};
+
+struct msg_hour {
+	uint64_t start; /* unix ms, a UTC hour */
+	uint64_t acks, fails, buries, ttr_expired;
+	struct msg_dist work; /* take -> ack, of its acks */
+	struct msg_dist wait; /* ready -> take, of its takes */
+};
+
+enum { MSG_HOURS_MAX = 48 };
+
+struct msg_hours {
+	uint32_t n;                   /* 0..MSG_HOURS_MAX, newest first */
+	const struct msg_hour *hours; /* encode */
+	struct msg_iter it;           /* decode: msg_next_hour() */
+};
+
 /* A reply. With status != 0 only `err` is meaningful (its message, and
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
@@ -516,6 +537,7 @@ struct msg_errors {
  *   delete_key -> id (of the deleted task)
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
+ *   stats_hourly -> hours
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   delete, follow -> nothing */
@@ -537,6 +559,7 @@ struct msg_rep {
 		struct msg_task task;
 		struct msg_stats stats;
 		struct msg_errors errors;
+		struct msg_hours hours;
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
@@ -599,6 +622,7 @@ bool msg_next_item_res(struct msg_iter *it, struct msg_item_res *out);
 bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
 bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);
 bool msg_next_error_count(struct msg_iter *it, struct msg_error_count *out);
+bool msg_next_hour(struct msg_iter *it, struct msg_hour *out);
 
 /* True when `len` bytes at `p` are a valid tube name. */
 bool msg_tube_valid(const char *p, size_t len);

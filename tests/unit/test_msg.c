@@ -129,6 +129,8 @@ static const struct msg_req reqs[] = {
 	        .limit = 1000,
 	        .payloads = true } },
 	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_STATS_HOURLY, .tube = S("t") },
+	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
 	{ .op = MSG_OP_SNAPSHOT },
 	{ .op = MSG_OP_PROMOTE },
@@ -312,6 +314,12 @@ static const struct msg_error_count error_counts[] = {
 	{ S(""), 1 },
 };
 
+static const struct msg_hour hours[] = {
+	{ 1700002800000, 10, 2, 1, 1, { 10, 2500, 900, 210, 900 },
+	    { 12, 120, 40, 7, 40 } },
+	{ 1699999200000, 0, 0, 3, 0, { 0 }, { 0 } },
+};
+
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
@@ -365,6 +373,9 @@ static const struct msg_rep reps[] = {
 	        .leader = S("tcp://10.0.0.1:7711") } },
 	{ .op = MSG_OP_ERRORS,
 	    .errors = { .n = N(error_counts), .errors = error_counts } },
+	{ .op = MSG_OP_STATS_HOURLY,
+	    .hours = { .n = N(hours), .hours = hours } },
+	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PUT,
 	    .status = SLUICE_ENOTLEADER,
 	    .err = { S("not leader"), S("tcp://10.0.0.2:7711") } },
@@ -609,6 +620,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_FLUSH:
 		case MSG_OP_ERRORS:
 		case MSG_OP_STATS:
+		case MSG_OP_STATS_HOURLY:
 			assert_str_equal(d.tube, q->tube);
 			break;
 		case MSG_OP_PEEK_NEXT:
@@ -676,6 +688,7 @@ test_every_reply_round_trips(void **state)
 		struct msg_put_res pr;
 		struct msg_tube_stats ts;
 		struct msg_error_count ec;
+		struct msg_hour hr;
 		uint32_t k = 0;
 
 		encode_rep(&b, m);
@@ -760,6 +773,12 @@ test_every_reply_round_trips(void **state)
 				k++;
 			}
 			assert_int_equal(k, m->errors.n);
+			break;
+		case MSG_OP_STATS_HOURLY:
+			while (msg_next_hour(&d.hours.it, &hr))
+				assert_memory_equal(
+				    &hr, &m->hours.hours[k++], sizeof(hr));
+			assert_int_equal(k, m->hours.n);
 			break;
 		case MSG_OP_DELETE:
 		case MSG_OP_FOLLOW:
@@ -1355,10 +1374,9 @@ test_names(void **state)
 {
 	(void)state;
 	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x18, 0x1c, 0x1e and 0x1f name nothing on the client
-		 * port */
+		/* 0x18, 0x1e and 0x1f name nothing on the client port */
 		if (op > MSG_OP_FOLLOW && op < MSG_OP_JOB &&
-		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_UPDATE) &&
+		    (op < MSG_OP_ACK_BATCH || op > MSG_OP_STATS_HOURLY) &&
 		    op != MSG_OP_DELETE_WHERE)
 			assert_null(msg_op_name((uint8_t)op));
 		else
@@ -1405,6 +1423,8 @@ test_doc_examples(void **state)
 	static const struct msg_ack_item doc_acks[] = { { 42, 1001 },
 		{ 43, 1002 } };
 	static const uint64_t doc_ids[] = { 42, 43 };
+	static const struct msg_hour doc_hour = { 1699999200000ULL, 2, 1, 0, 1,
+		{ 2, 500, 300, 222, 300 }, { 3, 30, 20, 10, 20 } };
 	static const struct msg_item_res doc_ack_res[] = { { 0 },
 		{ SLUICE_ESTALE } };
 	static const struct msg_item_res doc_del_res[] = { { 0 },
@@ -1586,6 +1606,23 @@ test_doc_examples(void **state)
 	assert_hex(&b,
 	    "53 01 1b 00 00 00 2a 00 00 00 00 00 00 00 01 00"
 	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });
+	assert_hex(&b, "53 01 1c 00 06 00 65 6d 61 69 6c 73");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_STATS_HOURLY,
+	        .hours = { .n = 1, .hours = &doc_hour } });
+	assert_hex(&b,
+	    "53 01 1c 00 00 00 01 00 00 00"
+	    "00 33 d9 cf 8b 01 00 00 02 00 00 00 00 00 00 00"
+	    "01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00"
+	    "f4 01 00 00 00 00 00 00 2c 01 00 00 00 00 00 00"
+	    "de 00 00 00 00 00 00 00 2c 01 00 00 00 00 00 00"
+	    "03 00 00 00 00 00 00 00 1e 00 00 00 00 00 00 00"
+	    "14 00 00 00 00 00 00 00 0a 00 00 00 00 00 00 00"
+	    "14 00 00 00 00 00 00 00");
 	buf_free(&b);
 }
 
