@@ -22,8 +22,8 @@
  * either written into caller memory (ids, counts, `struct sluice_after`)
  * or allocated by the library in one block the caller frees with the
  * function named at the call (sluice_task_free, sluice_stats_free,
- * sluice_errors_free, sluice_stats_hourly_free). Out-parameters are written only on success; those
- * documented as optional may be NULL.
+ * sluice_errors_free, sluice_stats_hourly_free). Out-parameters are written
+ * only on success; those documented as optional may be NULL.
  *
  * Errors every call may return, besides those listed with it:
  *   SLUICE_ECONN      no server reachable, or the connection was lost
