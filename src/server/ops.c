@@ -1436,6 +1436,51 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	free(e);
 }
 
+static void
+dist_to_msg(const struct queue_dist *d, struct msg_dist *out)
+{
+	*out = (struct msg_dist) { d->count, d->total_ms, d->max_ms, d->p50_ms,
+		d->p99_ms };
+}
+
+/* A tube's (or every tube's) statistics per hour: read-only, so followers
+ * answer it with the same numbers (they come from the records applied). */
+static void
+op_stats_hourly(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_STATS_HOURLY };
+	struct queue_hour *hours = calloc(QUEUE_HOURS, sizeof(*hours));
+	struct msg_hour *out = calloc(QUEUE_HOURS, sizeof(*out));
+	size_t n = 0;
+	int rc;
+
+	rc = hours && out
+	    ? queue_hourly(c->q, c->now, req->tube.p, req->tube.len, hours, &n)
+	    : SLUICE_ENOMEM;
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_STATS_HOURLY, rc,
+		    "hourly stats of tube '%.*s': %s", (int)req->tube.len,
+		    req->tube.p,
+		    rc == SLUICE_ENOTFOUND ? "no such tube"
+		                           : sluice_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			out[i].start = (uint64_t)hours[i].start;
+			out[i].acks = hours[i].acks;
+			out[i].fails = hours[i].fails;
+			out[i].buries = hours[i].buries;
+			out[i].ttr_expired = hours[i].ttr_expired;
+			dist_to_msg(&hours[i].work, &out[i].work);
+			dist_to_msg(&hours[i].wait, &out[i].wait);
+		}
+		rep.hours.n = (uint32_t)n;
+		rep.hours.hours = out;
+		ops_reply(c, ctx, &rep);
+	}
+	free(hours);
+	free(out);
+}
+
 /* ---- stats ----------------------------------------------------------- */
 
 enum {
@@ -1778,6 +1823,7 @@ op_writes(uint8_t op)
 	case MSG_OP_STATS:
 	case MSG_OP_LIST:
 	case MSG_OP_ERRORS:
+	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:
@@ -1926,6 +1972,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_ERRORS:
 		op_errors(c, ctx, &req);
+		break;
+	case MSG_OP_STATS_HOURLY:
+		op_stats_hourly(c, ctx, &req);
 		break;
 	case MSG_OP_PAUSE:
 		op_pause(c, ctx, &req);
