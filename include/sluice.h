@@ -726,7 +726,7 @@ struct sluice_hour {
 	uint64_t start; /* unix ms of the hour's start */
 	uint64_t acks;
 	uint64_t fails;
-	uint64_t buries; /* tasks buried, by any way (fail, ttr, bury) */
+	uint64_t buries; /* buried, or moved to the dead letter instead */
 	uint64_t ttr_expired;
 	struct sluice_dist work; /* of its acks: take -> ack */
 	struct sluice_dist wait; /* of its takes: ready -> take */

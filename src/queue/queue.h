@@ -719,7 +719,7 @@ struct queue_hour {
 	int64_t start; /* unix ms: hour * QUEUE_HOUR_MS */
 	uint64_t acks; /* = work.count */
 	uint64_t fails;
-	uint64_t buries; /* tasks that became buried, any way */
+	uint64_t buries; /* buried, or moved to the dead letter instead */
 	uint64_t ttr_expired;
 	struct queue_dist work; /* acks: take -> ack */
 	struct queue_dist wait; /* takes: ready -> take */

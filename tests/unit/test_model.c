@@ -521,10 +521,40 @@ count_seams(struct run *r, const struct qrec *rec)
 		seams.fatal_moved++;
 }
 
+/* The records the hourly statistics classify since UNTAKE, SETBACK, dead
+ * letters and tube removal, over every seed: a ttr expiry and a lost
+ * session (SETBACK), a ttr expiry that buries or moves, a move to a dead
+ * letter, an undone take, a tube deleted with statistics. Each must
+ * happen, or compare_hourly did not check it. */
+static struct {
+	uint64_t ttr, session, ttr_bury, moved, untake, freed;
+} hseams;
+
+static void
+count_hourly_seams(const struct qrec *rec)
+{
+	const struct qrec_end *e = &rec->u.end;
+
+	if (rec->type == QREC_UNTAKE)
+		hseams.untake++;
+	if (rec->type == QREC_SETBACK && e->reason == QREC_BY_SESSION)
+		hseams.session++;
+	if (rec->type == QREC_SETBACK && e->reason == QREC_BY_TTR) {
+		hseams.ttr++;
+		hseams.ttr_bury +=
+		    e->outcome == QREC_BURIED || e->outcome == QREC_MOVED;
+	}
+	if ((rec->type == QREC_FAIL || rec->type == QREC_BURY ||
+	        rec->type == QREC_SETBACK) &&
+	    e->outcome == QREC_MOVED)
+		hseams.moved++;
+}
+
 static void
 commit(struct run *r, const struct qrec *rec)
 {
 	count_seams(r, rec);
+	count_hourly_seams(rec);
 	assert_int_equal(tq_commit(&r->h, rec), 0);
 	if (rec->type != QREC_NONE)
 		r->records++;
@@ -1433,6 +1463,12 @@ op_tube_delete(struct run *r)
 	m->exists[tube] = false;
 	m->pause[tube] = 0;
 	memset(&m->ctr[tube], 0, sizeof(m->ctr[tube]));
+	for (size_t i = 0; i < m->nev; i++) {
+		if (m->ev[i].tube == tube) {
+			hseams.freed++;
+			break;
+		}
+	}
 	m_forget_events(m, tube);
 	m_conf_clear(&m->conf[tube]);
 }
@@ -1798,11 +1834,60 @@ done:
 	free(wait);
 }
 
+/* The total bucket of a duration: (4^(c-1), 4^c], 0 and 1 in bucket 0,
+ * the last one everything longer. */
+static int
+total_bucket_of(int64_t ms)
+{
+	int c = 0;
+
+	while (c < QUEUE_TOTAL_BUCKETS - 1 && ms > queue_total_bound(c))
+		c++;
+	return c;
+}
+
+/* A tube's totals since its first event (those of /metrics) against
+ * every event the model logged for it. */
+static void
+compare_totals(struct run *r, int tube)
+{
+	struct model *m = r->m;
+	struct queue_total got[2], want[2];
+	struct queue_tube_stats st;
+
+	if (!m->exists[tube])
+		return;
+	assert_int_equal(
+	    queue_tube_stats(r->h.q, r->h.now, tube_names[tube], 2, &st), 0);
+	assert_int_equal(
+	    queue_tube_totals(r->h.q, st.index, &got[0], &got[1]), 0);
+	memset(want, 0, sizeof(want));
+	for (size_t i = 0; i < m->nev; i++) {
+		const struct mev *e = &m->ev[i];
+		struct queue_total *w = &want[e->kind == EV_WORK ? 0 : 1];
+
+		if (e->tube != tube ||
+		    (e->kind != EV_WORK && e->kind != EV_WAIT))
+			continue;
+		w->count++;
+		w->total_ms += (uint64_t)e->dur;
+		w->bucket[total_bucket_of(e->dur)]++;
+	}
+	for (int k = 0; k < 2; k++) {
+		assert_true(got[k].count == want[k].count);
+		assert_true(got[k].total_ms == want[k].total_ms);
+		assert_memory_equal(
+		    got[k].bucket, want[k].bucket, sizeof(want[k].bucket));
+	}
+}
+
 static void
 compare_hourly(struct run *r)
 {
 	for (int i = -1; i < NTUBE; i++)
 		compare_hours(r, i);
+	for (int i = 0; i < NTUBE; i++)
+		compare_totals(r, i);
 }
 
 static void
@@ -1981,6 +2066,16 @@ test_queue_agrees_with_the_model(void **state)
 	assert_true(ops >= 100000);
 	assert_true(seams.own_keep > 0 && seams.own_retry > 0);
 	assert_true(seams.lost_moved > 0 && seams.fatal_moved > 0);
+	fprintf(stderr,
+	    "hourly: ttr setbacks %" PRIu64 " (burying or moved %" PRIu64
+	    "), session setbacks %" PRIu64 ", dead-letter moves %" PRIu64
+	    ", untakes %" PRIu64 ", tubes deleted with statistics %" PRIu64
+	    "\n",
+	    hseams.ttr, hseams.ttr_bury, hseams.session, hseams.moved,
+	    hseams.untake, hseams.freed);
+	assert_true(hseams.ttr > 0 && hseams.ttr_bury > 0);
+	assert_true(hseams.session > 0 && hseams.moved > 0);
+	assert_true(hseams.untake > 0 && hseams.freed > 0);
 }
 
 int
