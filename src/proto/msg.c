@@ -47,7 +47,8 @@ enum {
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
-	STATS_F_SETTINGS = 0x01, /* stats, request and reply */
+	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
+	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	TUBE_DELETE_F_FORCE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
@@ -78,7 +79,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
-	[MSG_OP_STATS] = STATS_F_SETTINGS,
+	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
 };
 
@@ -975,6 +976,7 @@ get_req_body(
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
 		q->stats.settings = flags & STATS_F_SETTINGS;
+		q->stats.durations = flags & STATS_F_DURATIONS;
 		return get_tube(r, true, &q->stats.tube);
 	case MSG_OP_TUBE_SHOW:
 		return get_tube(r, false, &q->tube);
@@ -1415,7 +1417,8 @@ req_flag_byte(const struct msg_req *q)
 	case MSG_OP_PAUSE:
 		return q->pause.create ? PAUSE_F_CREATE : 0;
 	case MSG_OP_STATS:
-		return q->stats.settings ? STATS_F_SETTINGS : 0;
+		return (q->stats.settings ? STATS_F_SETTINGS : 0) |
+		    (q->stats.durations ? STATS_F_DURATIONS : 0);
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
 	}

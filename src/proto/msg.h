@@ -370,7 +370,9 @@ struct msg_tube_delete {
  * its place with. */
 struct msg_stats_req {
 	struct msg_str tube; /* len 0 = every tube */
-	bool settings; /* flag 0x01: each tube's settings follow its counts */
+	bool settings;  /* flag 0x01: each tube's settings follow its counts */
+	bool durations; /* flag 0x02: the duration histograms of the busiest
+	                   tubes among their pairs (protocol.md) */
 };
 
 /* A request. `op` selects the member:

@@ -176,6 +176,10 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("emails"), false } },
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("old"), true } },
 	{ .op = MSG_OP_STATS, .stats = { .settings = true } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .tube = S("emails"), .durations = true } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .settings = true, .durations = true } },
 	{ .op = MSG_OP_TAKE,
 	    .take = { .max = 2,
 	        .strict = true,
@@ -686,6 +690,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_STATS:
 			assert_str_equal(d.stats.tube, q->stats.tube);
 			assert_int_equal(d.stats.settings, q->stats.settings);
+			assert_int_equal(d.stats.durations, q->stats.durations);
 			break;
 		case MSG_OP_TUBE_SET:
 			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
@@ -1544,6 +1549,10 @@ doc_tube_examples(struct buf *b)
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS, .stats = { .settings = true } });
 	assert_hex(b, "53 01 11 01 00 00");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_STATS,
+	        .stats = { .settings = true, .durations = true } });
+	assert_hex(b, "53 01 11 03 00 00");
 }
 
 static void
