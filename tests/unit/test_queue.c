@@ -2398,7 +2398,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	while (rd_left(&r) > 0) {
 		uint16_t type = rd_u16(&r);
 		uint32_t len = rd_u32(&r);
-		uint8_t e[256];
+		uint8_t e[1024]; /* the largest: an HOUR entry, 460 bytes */
 
 		assert_false(rd_failed(&r) || len > sizeof(e));
 		memcpy(e, rd_bytes(&r, len), len);
@@ -2883,6 +2883,7 @@ test_hourly_counts_durations_and_window(void **state)
 	assert_int_equal(fail_task(h, id, lease, "no"), 0);
 	req_for(&req, "w", "c");
 	req.max_attempts = 1;
+	req.pri = req.pri + 1; /* after b, which is due later (ready order) */
 	put_req(h, &req);
 	h->now += 5000; /* b ready again 1 s after its fail, c since its put */
 	assert_int_equal(take(h, "w", 1, &id, &lease), 0); /* b: waited 4000 */
