@@ -22,8 +22,8 @@
  * either written into caller memory (ids, counts, `struct sluice_after`)
  * or allocated by the library in one block the caller frees with the
  * function named at the call (sluice_task_free, sluice_stats_free,
- * sluice_errors_free). Out-parameters are written only on success; those
- * documented as optional may be NULL.
+ * sluice_errors_free, sluice_stats_hourly_free). Out-parameters are written
+ * only on success; those documented as optional may be NULL.
  *
  * Errors every call may return, besides those listed with it:
  *   SLUICE_ECONN      no server reachable, or the connection was lost
@@ -45,7 +45,8 @@
  * the request once more: the follower executed nothing. A connection lost
  * during a request is reported as SLUICE_ECONN and the request is never
  * sent again behind the caller's back, except for the requests that are
- * safe to repeat: peeks, stats, list, errors, and puts whose tasks all
+ * safe to repeat: peeks, stats (hourly too), list, errors, and puts whose
+ * tasks all
  * have a key (see docs/protocol.md, "Retrying safely"). */
 #ifndef SLUICE_H
 #define SLUICE_H
@@ -706,6 +707,39 @@ struct sluice_error_count {
 SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n);
 SLUICE_API void sluice_errors_free(struct sluice_error_count *errors);
+
+/* A distribution of durations in ms. total and max are exact; p50 and
+ * p99 come from a log-scale histogram (bounds 1, 2, 3, 4, 6, 8, 12, ...
+ * 2^24 ms): within 22.5% of the true value up to 4.66 hours, the hour's
+ * maximum beyond. */
+struct sluice_dist {
+	uint64_t count;
+	uint64_t total_ms;
+	uint64_t max_ms;
+	uint64_t p50_ms;
+	uint64_t p99_ms;
+};
+
+/* One UTC hour of a tube's work, counted by the time of the server's
+ * records (so every node of a cluster, and a restarted one, agree). */
+struct sluice_hour {
+	uint64_t start; /* unix ms of the hour's start */
+	uint64_t acks;
+	uint64_t fails;
+	uint64_t buries; /* buried, or moved to the dead letter instead */
+	uint64_t ttr_expired;
+	struct sluice_dist work; /* of its acks: take -> ack */
+	struct sluice_dist wait; /* of its takes: ready -> take */
+};
+
+/* The statistics of `tube` (NULL: every tube, merged) per hour for the last
+ * 48 hours of the server's clock: the hours with any event, newest first.
+ * Returns 0, `*hours` and `*n` (free with sluice_stats_hourly_free());
+ * SLUICE_ETUBE, SLUICE_ENOTFOUND (no such tube). Retried after a lost
+ * connection. */
+SLUICE_API int sluice_stats_hourly(struct sluice_client *c, const char *tube,
+    struct sluice_hour **hours, size_t *n);
+SLUICE_API void sluice_stats_hourly_free(struct sluice_hour *hours);
 
 /* Hands out no task of `tube` for `ms` ms (0: resume now). `*until`
  * (optional): unix ms the pause ends, 0 when resumed. SLUICE_ETUBE,

@@ -85,6 +85,10 @@ void cli_tube_setting_text(
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
 
+/* stats --hourly: one row per hour, newest first. */
+void cli_print_hourly(
+    FILE *f, const struct sluice_hour *h, size_t n, bool json);
+
 /* What a lease operation or kick --id did: JSON ({"id":N,"state":...}),
  * or one line for people, the verb (past tense) first: "acked 42",
  * "failed 42, retry at TIME (in 2s)", "touched 42, leased until TIME".

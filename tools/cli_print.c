@@ -420,6 +420,52 @@ cli_print_errors(
 	}
 }
 
+/* A duration column: "-" when there is nothing to measure. */
+static void
+dur_cell(FILE *f, uint64_t count, uint64_t ms)
+{
+	char s[32];
+
+	if (count == 0)
+		snprintf(s, sizeof(s), "-");
+	else
+		dur_fmt(s, sizeof(s), ms);
+	fprintf(f, " %9s", s);
+}
+
+void
+cli_print_hourly(FILE *f, const struct sluice_hour *h, size_t n, bool json)
+{
+	if (json) {
+		json_hours(f, h, n);
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "%-17s %7s %6s %6s %6s %9s %9s %9s %9s %9s %9s %9s\n",
+	    "HOUR (UTC)", "ACKS", "FAILS", "BURIES", "TTR", "WORK", "AVG",
+	    "P50", "P99", "WAIT AVG", "P50", "P99");
+	for (size_t i = 0; i < n; i++) {
+		const struct sluice_dist *w = &h[i].work, *q = &h[i].wait;
+		time_t t = (time_t)(h[i].start / 1000);
+		struct tm tm;
+		char hour[32];
+
+		gmtime_r(&t, &tm);
+		strftime(hour, sizeof(hour), "%Y-%m-%d %H:00", &tm);
+		fprintf(f,
+		    "%-17s %7" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
+		    hour, h[i].acks, h[i].fails, h[i].buries, h[i].ttr_expired);
+		dur_cell(f, w->count, w->total_ms);
+		dur_cell(f, w->count, w->count ? w->total_ms / w->count : 0);
+		dur_cell(f, w->count, w->p50_ms);
+		dur_cell(f, w->count, w->p99_ms);
+		dur_cell(f, q->count, q->count ? q->total_ms / q->count : 0);
+		dur_cell(f, q->count, q->p50_ms);
+		dur_cell(f, q->count, q->p99_ms);
+		fputc('\n', f);
+	}
+}
+
 void
 cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
     const char *to, bool json)

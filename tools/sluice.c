@@ -57,6 +57,7 @@ enum {
 	OPT_SH,
 	OPT_PAYLOAD,
 	OPT_FATAL,
+	OPT_HOURLY,
 	OPT_HELP = 'h',
 };
 
@@ -1677,31 +1678,60 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 /* ---- admin ------------------------------------------------------------------
  */
 
-static const char stats_usage[] = "usage: sluice stats [-t TUBE] [--json]\n";
+static const char stats_usage[] =
+    "usage: sluice stats [--hourly] [-t TUBE] [--json]\n";
 static const char stats_help[] =
     "\nCounts per tube and state, cumulative counters, the age of the "
     "oldest\nready task, and the node's log and replication state.\n\n"
     "  -t, --tube TUBE   only this tube (the totals still cover all)\n"
+    "      --hourly      per UTC hour of the last 48 (newest first): acks,\n"
+    "                    fails, buries, ttr expiries, the work of the acks\n"
+    "                    (take -> ack: total, average, p50, p99) and the\n"
+    "                    wait of the takes (ready -> take); of every tube,\n"
+    "                    or of TUBE with -t\n"
     "      --json        print one JSON object\n";
+
+static int
+stats_hourly(struct cli *cli, const char *tube, bool json)
+{
+	struct sluice_hour *h;
+	size_t n;
+	int rc;
+
+	if ((rc = sluice_stats_hourly(cli->c, tube, &h, &n)) != 0)
+		return tube ? cli_fail(cli, rc, "stats --hourly -t %s", tube)
+		            : cli_fail(cli, rc, "stats --hourly");
+	cli_print_hourly(stdout, h, n, json);
+	sluice_stats_hourly_free(h);
+	return EXIT_OK;
+}
 
 static int
 cmd_stats(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TUBE_OPT,
+		{ "hourly", no_argument, NULL, OPT_HOURLY },
 		COMMON_OPTS,
 	};
 	struct args a = { argc, argv, "t:h", opts };
 	const char *tube = NULL;
 	struct sluice_stats *s;
-	int rc;
+	bool hourly = false;
+	int ch, rc;
 
-	while (next_opt(cli, &a) == 't')
-		tube = optarg;
+	while ((ch = next_opt(cli, &a)) != -1) {
+		if (ch == 't')
+			tube = optarg;
+		else if (ch == OPT_HOURLY)
+			hourly = true;
+	}
 	if (a.stop)
 		return a.status;
 	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
+	if (hourly)
+		return stats_hourly(cli, tube, a.json);
 	if ((rc = sluice_stats(cli->c, tube, &s)) != 0)
 		return tube ? cli_fail(cli, rc, "stats -t %s", tube)
 		            : cli_fail(cli, rc, "stats");

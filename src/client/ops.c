@@ -733,6 +733,52 @@ sluice_errors_free(struct sluice_error_count *errors)
 	free(errors);
 }
 
+static void
+dist_from_msg(const struct msg_dist *d, struct sluice_dist *out)
+{
+	*out =
+	    (struct sluice_dist) { d->count, d->total, d->max, d->p50, d->p99 };
+}
+
+int
+sluice_stats_hourly(struct sluice_client *c, const char *tube,
+    struct sluice_hour **hours, size_t *n)
+{
+	struct msg_req q = { .op = MSG_OP_STATS_HOURLY,
+		.tube = msg_cstr(tube) };
+	struct msg_rep r;
+	struct msg_hour h;
+	struct sluice_hour *out;
+	size_t i = 0;
+	int rc;
+
+	if (c == NULL || hours == NULL || n == NULL)
+		return bad_arg(c, "stats_hourly: no place for the result");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if ((out = calloc(r.hours.n + 1, sizeof(*out))) == NULL)
+		return SLUICE_ENOMEM;
+	while (msg_next_hour(&r.hours.it, &h)) {
+		out[i].start = h.start;
+		out[i].acks = h.acks;
+		out[i].fails = h.fails;
+		out[i].buries = h.buries;
+		out[i].ttr_expired = h.ttr_expired;
+		dist_from_msg(&h.work, &out[i].work);
+		dist_from_msg(&h.wait, &out[i].wait);
+		i++;
+	}
+	*hours = out;
+	*n = i;
+	return 0;
+}
+
+void
+sluice_stats_hourly_free(struct sluice_hour *hours)
+{
+	free(hours);
+}
+
 int
 sluice_pause(
     struct sluice_client *c, const char *tube, uint64_t ms, uint64_t *until)

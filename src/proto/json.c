@@ -349,3 +349,32 @@ json_errors(FILE *f, const struct sluice_error_count *e, size_t n)
 	}
 	fputs("]}", f);
 }
+
+static void
+json_dist(FILE *f, const char *name, const struct sluice_dist *d)
+{
+	fprintf(f,
+	    ",\"%s\":{\"count\":%" PRIu64 ",\"total_ms\":%" PRIu64
+	    ",\"avg_ms\":%" PRIu64 ",\"max_ms\":%" PRIu64 ",\"p50_ms\":%" PRIu64
+	    ",\"p99_ms\":%" PRIu64 "}",
+	    name, d->count, d->total_ms, d->count ? d->total_ms / d->count : 0,
+	    d->max_ms, d->p50_ms, d->p99_ms);
+}
+
+void
+json_hours(FILE *f, const struct sluice_hour *h, size_t n)
+{
+	fputs("{\"hours\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f,
+		    "%s{\"start\":%" PRIu64 ",\"acks\":%" PRIu64
+		    ",\"fails\":%" PRIu64 ",\"buries\":%" PRIu64
+		    ",\"ttr_expired\":%" PRIu64,
+		    i ? "," : "", h[i].start, h[i].acks, h[i].fails,
+		    h[i].buries, h[i].ttr_expired);
+		json_dist(f, "work", &h[i].work);
+		json_dist(f, "wait", &h[i].wait);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}

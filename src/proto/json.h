@@ -61,6 +61,11 @@ extern const char *const json_tube_fields[6];
 /* {"errors":[{"error":"text","count":N},...]} */
 void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
 
+/* {"hours":[{"start":MS,"acks":N,"fails":N,"buries":N,"ttr_expired":N,
+ * "work":DIST,"wait":DIST},...]}, DIST = {"count":N,"total_ms":N,
+ * "avg_ms":N,"max_ms":N,"p50_ms":N,"p99_ms":N} (avg rounded down). */
+void json_hours(FILE *f, const struct sluice_hour *h, size_t n);
+
 /* No newline is written after any of them. */
 
 #endif

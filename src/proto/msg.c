@@ -47,7 +47,8 @@ enum {
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
-	STATS_F_SETTINGS = 0x01, /* stats, request and reply */
+	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
+	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	TUBE_DELETE_F_FORCE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
@@ -78,7 +79,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
-	[MSG_OP_STATS] = STATS_F_SETTINGS,
+	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
 };
 
@@ -124,6 +125,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = "ack_batch",
 	[MSG_OP_DELETE_BATCH] = "delete_batch",
 	[MSG_OP_UPDATE] = "update",
+	[MSG_OP_STATS_HOURLY] = "stats_hourly",
 	[MSG_OP_DELETE_WHERE] = "delete_where",
 	[MSG_OP_JOB] = "job",
 	[MSG_OP_TUBE_SET] = "tube_set",
@@ -662,6 +664,30 @@ get_error_count(struct rd *r, struct msg_error_count *out)
 	return 0;
 }
 
+static void
+get_dist(struct rd *r, struct msg_dist *d)
+{
+	d->count = rd_u64(r);
+	d->total = rd_u64(r);
+	d->max = rd_u64(r);
+	d->p50 = rd_u64(r);
+	d->p99 = rd_u64(r);
+}
+
+static int
+get_hour(struct rd *r, struct msg_hour *out)
+{
+	out->start = rd_u64(r);
+	out->acks = rd_u64(r);
+	out->fails = rd_u64(r);
+	out->buries = rd_u64(r);
+	out->ttr_expired = rd_u64(r);
+	get_dist(r, &out->work);
+	get_dist(r, &out->wait);
+	NEED(r);
+	return 0;
+}
+
 /* ---- decoding: iterators ---------------------------------------------- */
 
 /* The element was checked by the decoder; failing now is a bug. */
@@ -735,6 +761,12 @@ bool
 msg_next_error_count(struct msg_iter *it, struct msg_error_count *out)
 {
 	NEXT(it, get_error_count(&it->r, out));
+}
+
+bool
+msg_next_hour(struct msg_iter *it, struct msg_hour *out)
+{
+	NEXT(it, get_hour(&it->r, out));
 }
 
 /* ---- decoding: messages ----------------------------------------------- */
@@ -944,6 +976,7 @@ get_req_body(
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
 		q->stats.settings = flags & STATS_F_SETTINGS;
+		q->stats.durations = flags & STATS_F_DURATIONS;
 		return get_tube(r, true, &q->stats.tube);
 	case MSG_OP_TUBE_SHOW:
 		return get_tube(r, false, &q->tube);
@@ -960,6 +993,8 @@ get_req_body(
 	case MSG_OP_TUBE_DELETE:
 		q->tube_delete.force = flags & TUBE_DELETE_F_FORCE;
 		return get_tube(r, false, &q->tube_delete.tube);
+	case MSG_OP_STATS_HOURLY:
+		return get_tube(r, true, &q->tube);
 	case MSG_OP_PEEK_NEXT:
 		TRY(get_tube(r, false, &q->peek_next.tube));
 		q->peek_next.state = rd_u8(r);
@@ -1086,6 +1121,7 @@ get_rep_body(
 	struct msg_put_res pr;
 	struct msg_item_res ir;
 	struct msg_error_count ec;
+	struct msg_hour hr;
 
 	switch (op) {
 	case MSG_OP_PUT:
@@ -1164,6 +1200,13 @@ get_rep_body(
 		NEED(r);
 		GET_EACH(
 		    &m->errors.it, r, m->errors.n, 0, get_error_count(r, &ec));
+		return 0;
+	case MSG_OP_STATS_HOURLY:
+		m->hours.n = rd_u32(r);
+		NEED(r);
+		if (m->hours.n > MSG_HOURS_MAX)
+			return SLUICE_ELIMIT;
+		GET_EACH(&m->hours.it, r, m->hours.n, 0, get_hour(r, &hr));
 		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
@@ -1374,7 +1417,8 @@ req_flag_byte(const struct msg_req *q)
 	case MSG_OP_PAUSE:
 		return q->pause.create ? PAUSE_F_CREATE : 0;
 	case MSG_OP_STATS:
-		return q->stats.settings ? STATS_F_SETTINGS : 0;
+		return (q->stats.settings ? STATS_F_SETTINGS : 0) |
+		    (q->stats.durations ? STATS_F_DURATIONS : 0);
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
 	}
@@ -1481,6 +1525,8 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		TRY(put_tube(b, q->tube_set.tube, false));
 		buf_put_u8(b, q->tube_set.unset);
 		return enc_tube_conf(b, &q->tube_set.conf);
+	case MSG_OP_STATS_HOURLY:
+		return put_tube(b, q->tube, true);
 	case MSG_OP_PEEK_NEXT:
 		if (!peek_state_valid(q->peek_next.state))
 			return SLUICE_EINVAL;
@@ -1676,6 +1722,28 @@ enc_counts(struct buf *b, const struct msg_tube_stats *s)
 	return enc_kvs(b, &s->more);
 }
 
+static void
+enc_dist(struct buf *b, const struct msg_dist *d)
+{
+	buf_put_u64(b, d->count);
+	buf_put_u64(b, d->total);
+	buf_put_u64(b, d->max);
+	buf_put_u64(b, d->p50);
+	buf_put_u64(b, d->p99);
+}
+
+static void
+enc_hour(struct buf *b, const struct msg_hour *h)
+{
+	buf_put_u64(b, h->start);
+	buf_put_u64(b, h->acks);
+	buf_put_u64(b, h->fails);
+	buf_put_u64(b, h->buries);
+	buf_put_u64(b, h->ttr_expired);
+	enc_dist(b, &h->work);
+	enc_dist(b, &h->wait);
+}
+
 static int
 enc_stats(struct buf *b, const struct msg_stats *s)
 {
@@ -1778,6 +1846,13 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 			buf_put_u64(b, m->errors.errors[i].count);
 		}
 		return 0;
+	case MSG_OP_STATS_HOURLY:
+		if (m->hours.n > MSG_HOURS_MAX)
+			return SLUICE_ELIMIT;
+		buf_put_u32(b, m->hours.n);
+		for (uint32_t i = 0; i < m->hours.n; i++)
+			enc_hour(b, &m->hours.hours[i]);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -1876,6 +1951,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_ERRORS:
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_TUBE_SET: /* absolute values: twice is once */
+	case MSG_OP_STATS_HOURLY:
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

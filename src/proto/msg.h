@@ -85,6 +85,7 @@ enum msg_op {
 	MSG_OP_ACK_BATCH = 0x19,
 	MSG_OP_DELETE_BATCH = 0x1a,
 	MSG_OP_UPDATE = 0x1b,
+	MSG_OP_STATS_HOURLY = 0x1c, /* a tube's statistics per hour, 48 h */
 	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
 	MSG_OP_TUBE_SET = 0x1e,
 	MSG_OP_TUBE_SHOW = 0x1f,
@@ -369,7 +370,9 @@ struct msg_tube_delete {
  * its place with. */
 struct msg_stats_req {
 	struct msg_str tube; /* len 0 = every tube */
-	bool settings; /* flag 0x01: each tube's settings follow its counts */
+	bool settings;  /* flag 0x01: each tube's settings follow its counts */
+	bool durations; /* flag 0x02: the duration histograms of the busiest
+	                   tubes among their pairs (protocol.md) */
 };
 
 /* A request. `op` selects the member:
@@ -382,6 +385,7 @@ struct msg_stats_req {
  *   stats                        -> stats (its tube is also `tube`)
  *   tube_set tube_delete
  *   tube_show                    -> tube
+ *   stats_hourly                 -> tube (len 0 = every tube)
  *   peek_next list pause
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
@@ -564,6 +568,26 @@ struct msg_errors {
 	struct msg_iter it; /* decode: msg_next_error_count() */
 };
 
+/* One hour of stats_hourly: durations in ms, p50/p99 estimates. */
+struct msg_dist {
+	uint64_t count, total, max, p50, p99;
+};
+
+struct msg_hour {
+	uint64_t start; /* unix ms, a UTC hour */
+	uint64_t acks, fails, buries, ttr_expired;
+	struct msg_dist work; /* take -> ack, of its acks */
+	struct msg_dist wait; /* ready -> take, of its takes */
+};
+
+enum { MSG_HOURS_MAX = 48 };
+
+struct msg_hours {
+	uint32_t n;                   /* 0..MSG_HOURS_MAX, newest first */
+	const struct msg_hour *hours; /* encode */
+	struct msg_iter it;           /* decode: msg_next_hour() */
+};
+
 /* A reply. With status != 0 only `err` is meaningful (its message, and
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
@@ -576,6 +600,7 @@ struct msg_errors {
  *   peek peek_key peek_next -> task          stats -> stats
  *   errors -> errors    pause -> until (unix ms; 0 = resumed)
  *   tube_set, tube_show -> tube_conf    tube_delete -> count (its tasks)
+ *   stats_hourly -> hours
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   delete, follow -> nothing */
@@ -597,6 +622,7 @@ struct msg_rep {
 		struct msg_task task;
 		struct msg_stats stats;
 		struct msg_errors errors;
+		struct msg_hours hours;
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
@@ -663,6 +689,7 @@ bool msg_next_item_res(struct msg_iter *it, struct msg_item_res *out);
 bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
 bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);
 bool msg_next_error_count(struct msg_iter *it, struct msg_error_count *out);
+bool msg_next_hour(struct msg_iter *it, struct msg_hour *out);
 
 /* True when `len` bytes at `p` are a valid tube name. */
 bool msg_tube_valid(const char *p, size_t len);

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -204,7 +205,8 @@ apply_take(
 	 * later clock than this one has. */
 	if (t == NULL || !waiting(t))
 		return SLUICE_ECORRUPT;
-	if ((rc = task_ext_need(t)) != 0)
+	if ((rc = hourly_reserve(q, t->tube, time)) != 0 ||
+	    (rc = task_ext_need(t)) != 0)
 		return rc;
 	rc = qs_reserve(q, t->tube, QUEUE_TAKEN, !r->detached, r->session);
 	if (rc != 0) {
@@ -223,13 +225,20 @@ apply_take(
 	t->updated_at = time;
 	qs_place(q, t, QUEUE_TAKEN);
 	QS_COUNT(q, t->tube, take);
+	hourly_take(q, t->tube, time, t->run_at);
 	return 0;
 }
 
+/* Counts a record that ends the lease of t (or buries it), before t leaves
+ * its state: the lease's take time goes into the hourly statistics. */
 static void
-count_end(
-    struct queue *q, struct tube *tb, uint16_t type, const struct qrec_end *e)
+count_end(struct queue *q, const struct task *t, int64_t time, uint16_t type,
+    const struct qrec_end *e)
 {
+	struct tube *tb = t->tube;
+
+	hourly_end(q, tb, time, type, e,
+	    t->state == QUEUE_TAKEN ? t->ext->taken_at : time);
 	switch (type) {
 	case QREC_ACK:
 		QS_COUNT(q, tb, ack);
@@ -279,7 +288,7 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 			qs_tube_undo(q, tb);
 		return rc;
 	}
-	count_end(q, t->tube, type, e);
+	count_end(q, t, time, type, e);
 	qs_unplace(q, t);
 	t->tube = tb;
 	t->run_at = time;
@@ -326,7 +335,7 @@ apply_done(
 	if (until > QREC_TIME_MAX)
 		until = QREC_TIME_MAX;
 	if (until <= q->clock) {
-		count_end(q, t->tube, QREC_ACK, e);
+		count_end(q, t, time, QREC_ACK, e);
 		qs_task_destroy(q, t, time, e->dedup_ms);
 		return 0;
 	}
@@ -335,7 +344,7 @@ apply_done(
 		free(res);
 		return rc;
 	}
-	count_end(q, t->tube, QREC_ACK, e);
+	count_end(q, t, time, QREC_ACK, e);
 	qs_unplace(q, t);
 	qs_key_complete(q, t, time, e->dedup_ms);
 	if (ke != NULL && e->dedup_ms != 0)
@@ -368,12 +377,14 @@ apply_end(
 	if (t == NULL || !end_fits(type, t, e))
 		return SLUICE_ECORRUPT;
 	tb = t->tube;
+	if ((rc = hourly_reserve(q, tb, time)) != 0)
+		return rc;
 	switch (e->outcome) {
 	case QREC_DONE:
 		return apply_done(q, time, e, t);
 
 	case QREC_DELETED:
-		count_end(q, tb, type, e);
+		count_end(q, t, time, type, e);
 		qs_task_destroy(q, t, time, e->dedup_ms);
 		return 0;
 
@@ -396,6 +407,7 @@ apply_end(
 			task_ext_trim(t);
 			return rc;
 		}
+		count_end(q, t, time, type, e);
 		qs_unplace(q, t);
 		if (e->outcome == QREC_WAIT)
 			t->run_at = run_at;
@@ -411,7 +423,6 @@ apply_end(
 			task_put_error(t, NULL, 0);
 		}
 		t->updated_at = time;
-		count_end(q, tb, type, e);
 		qs_place(q, t, state);
 		task_ext_trim(t);
 		return 0;
@@ -431,7 +442,7 @@ apply_end(
 			task_free(nt);
 			return rc;
 		}
-		count_end(q, tb, type, e);
+		count_end(q, t, time, type, e);
 		swap_in(q, t, nt, state, rp->version);
 		return 0;
 	}

@@ -4,6 +4,7 @@
  * O(n); for tests and fuzzing, after every step if they like. */
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -162,6 +163,8 @@ queue_check(const struct queue *q, const char **why)
 		CHECK(heap_valid(&tb->done));
 		count[QUEUE_TAKEN] += tb->ntaken;
 		tube_counters_add(&sum, &tb->ctr);
+		if ((rc = hourly_check(q, tb, why)) != 0)
+			return rc;
 	}
 	for (int s = QUEUE_READY; s < QUEUE_STATE_END_; s++)
 		CHECK(count[s] == q->count[s]);

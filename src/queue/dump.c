@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -194,6 +195,7 @@ queue_dump(const struct queue *q, struct buf *out)
 			qrec_tube_conf_format(&tb->conf->v, out);
 		}
 		buf_put_u8(out, '\n');
+		hourly_dump(q, tb, out);
 	}
 	for (size_t i = 0; i < nt; i++)
 		dump_task(out, q, tasks[i]);

@@ -44,7 +44,10 @@
  *          one that loaders older than this entry read too
  *   DEDUP  str16 key, u64 id, i64 expires  - each unexpired dedup entry,
  *          oldest first; one whose id is a done task's is its key
- *   END    u32 tubes, u64 tasks, u64 dedup entries
+ *   HOURLY, HOUR  the statistics per hour of each tube that has them
+ *          (layout in hourly.c)
+ *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
+ *          HOURLY entries, u32 their number
  * A TASK or REPL entry is emitted as its fixed part from a stack buffer
  * plus the payload where it lies, so nothing is copied or allocated. A
  * TASK is about 16 bytes besides its payload: most fields are small, and
@@ -63,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -343,6 +347,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	uint8_t mem[512];
 	struct sw w = { mem, 0, sizeof(mem), false };
 	uint64_t ndedup = 0;
+	uint32_t nhourly;
 	int rc;
 
 	sw_u32(&w, QSNAP_VERSION);
@@ -396,10 +401,14 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 			return rc;
 		ndedup++;
 	}
+	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
+		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);
 	sw_u64(&w, q->ntasks);
 	sw_u64(&w, ndedup);
+	if (nhourly != 0)
+		sw_u32(&w, nhourly);
 	return emit(arg, QSNAP_END, mem, w.len, NULL, 0);
 }
 
@@ -917,9 +926,14 @@ load_end(struct queue *q, struct rd *r)
 	uint32_t ntubes = rd_u32(r);
 	uint64_t ntasks = rd_u64(r);
 	uint64_t ndedup = rd_u64(r);
+	uint32_t nhourly = rd_left(r) != 0 ? rd_u32(r) : 0;
 
 	if (rd_failed(r) || rd_left(r) != 0 || ntubes != q->ntubes ||
 	    ntasks != q->ntasks || ndedup != q->load.ndedup)
+		return SLUICE_ECORRUPT;
+	/* Every HOURLY entry END counts, each with the HOUR entries it
+	 * announced. */
+	if (nhourly != q->load.nhourly || q->load.hours_left != 0)
 		return SLUICE_ECORRUPT;
 	/* The counts META and TUBE announced. */
 	if (ntasks != q->load.ntasks ||
@@ -966,7 +980,10 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		    l->phase == QSNAP_TASKVER;
 	case QSNAP_DEDUP:
 	case QSNAP_END:
-		return l->phase != 0;
+	case QSNAP_HOURLY:
+		return l->phase != 0 && l->hours_left == 0;
+	case QSNAP_HOUR:
+		return l->phase == QSNAP_HOURLY || l->phase == QSNAP_HOUR;
 	default:
 		return false;
 	}
@@ -1004,6 +1021,12 @@ queue_snapshot_load(
 	case QSNAP_TUBE_SET:
 		rc = load_tube_set(q, &r);
 		type = QSNAP_TUBE; /* what may follow is what follows a TUBE */
+		break;
+	case QSNAP_HOURLY:
+		rc = hourly_load_tube(q, &r);
+		break;
+	case QSNAP_HOUR:
+		rc = hourly_load_hour(q, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -675,6 +676,7 @@ qs_view(const struct task *t, struct queue_task_view *out)
 int
 queue_tick(struct queue *q, int64_t now)
 {
+	int64_t hour = q->clock / QUEUE_HOUR_MS;
 	struct tube *tb;
 	struct task *x;
 
@@ -709,6 +711,9 @@ queue_tick(struct queue *q, int64_t now)
 	/* Done tasks whose retention ended, in the order it ends. */
 	while ((x = heap_top(&q->done)) != NULL && x->run_at <= now)
 		qs_done_drop(q, x);
+	/* Hours of statistics the window left, once per hour of the clock. */
+	if (now / QUEUE_HOUR_MS != hour)
+		hourly_prune(q);
 	return 0;
 }
 

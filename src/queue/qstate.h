@@ -49,6 +49,9 @@ struct qsnap_load {
 	uint64_t nkeys;
 	uint64_t nplaced; /* of ntasks - ntaken, not yet in a TUBE count */
 	struct qsnap_want *want; /* per tube, until END checks them */
+	struct tube *hourly;     /* the tube of the last HOURLY entry */
+	uint32_t hours_left;     /* HOUR entries it announced, not yet seen */
+	uint32_t nhourly;        /* HOURLY entries loaded */
 	bool done;
 };
 

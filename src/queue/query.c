@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -412,4 +413,22 @@ queue_tube_stats(struct queue *q, int64_t now, const char *name,
 		return SLUICE_ENOTFOUND;
 	tube_stats(q, tb, out);
 	return 0;
+}
+
+int
+queue_hourly(struct queue *q, int64_t now, const char *tube, size_t tube_len,
+    struct queue_hour out[QUEUE_HOURS], size_t *n)
+{
+	struct tube *tb = NULL;
+	int rc;
+
+	if ((rc = catch_up(q, now)) != 0)
+		return rc;
+	if (tube_len > 0) {
+		if (!qrec_tube_valid(tube, tube_len))
+			return SLUICE_ETUBE;
+		if ((tb = qs_tube(q, tube, tube_len)) == NULL)
+			return SLUICE_ENOTFOUND;
+	}
+	return hourly_collect(q, tb, out, n);
 }

@@ -676,6 +676,80 @@ int queue_tube_stats(struct queue *q, int64_t now, const char *name,
 int queue_tube_settings(
     struct queue *q, const char *name, size_t len, struct qrec_tube_conf *out);
 
+/* ---- Hourly statistics ------------------------------------------------ */
+
+/* Per tube and UTC hour of the records' time (unix ms / QUEUE_HOUR_MS), for
+ * the last QUEUE_HOURS hours of the queue's clock: acks, fails, buries and
+ * ttr expiries, and two distributions - the work of an ack (its time - the
+ * take's time) and the wait of a take (its time - when the task became
+ * ready: its run_at). Derived from the records applied, so the same on
+ * every node and after a restart; kept in snapshots. A duration is in whole
+ * ms and falls in one of QUEUE_HIST_BUCKETS buckets: bucket 0 holds 0, bucket
+ * b holds (queue_hist_bound(b-1), queue_hist_bound(b)], bounds 1, 2, 3, 4,
+ * 6, 8, 12, 16, 24, ... (2^k and 3 * 2^(k-1)) up to 2^24 ms (4.66 h); the
+ * last bucket holds everything longer. A percentile is the geometric middle
+ * of its bucket (at most the hour's maximum): within 22.5% of the true value
+ * (sqrt(1.5) - 1) up to 4.66 h, the maximum beyond. Totals, averages and
+ * maxima are exact. */
+enum {
+	QUEUE_HOURS = 48,
+	QUEUE_HOUR_MS = 3600 * 1000,
+	QUEUE_HIST_BUCKETS = 50,
+	/* The tube totals (queue_tube_totals) keep every fourth bound:
+	 * 1, 4, 16, 64, ... 4^12 ms, and the rest. */
+	QUEUE_TOTAL_BUCKETS = 14
+};
+
+/* The upper bound (ms, inclusive) of bucket b < QUEUE_HIST_BUCKETS - 1. */
+int64_t queue_hist_bound(int b);
+
+/* The bucket a duration of `ms` falls in. */
+int queue_hist_bucket(int64_t ms);
+
+/* One distribution of an hour, summed up. */
+struct queue_dist {
+	uint64_t count;
+	uint64_t total_ms;
+	uint64_t max_ms;
+	uint64_t p50_ms; /* estimates, as said above; 0 when count is 0 */
+	uint64_t p99_ms;
+};
+
+struct queue_hour {
+	int64_t start; /* unix ms: hour * QUEUE_HOUR_MS */
+	uint64_t acks; /* = work.count */
+	uint64_t fails;
+	uint64_t buries; /* buried, or moved to the dead letter instead */
+	uint64_t ttr_expired;
+	struct queue_dist work; /* acks: take -> ack */
+	struct queue_dist wait; /* takes: ready -> take */
+};
+
+/* The hours of one tube (tube_len 0: of every tube, merged) that saw any of
+ * these events, newest first, as of the clock after catching up with `now`:
+ * at most QUEUE_HOURS into out[], *n says how many. Errors: SLUICE_ETUBE,
+ * SLUICE_ENOTFOUND (no such tube), SLUICE_EINVAL (now), SLUICE_ENOMEM. */
+int queue_hourly(struct queue *q, int64_t now, const char *tube,
+    size_t tube_len, struct queue_hour out[QUEUE_HOURS], size_t *n);
+
+/* A tube's distributions since its first event (not windowed), in the
+ * coarse buckets: bucket c holds (queue_total_bound(c-1),
+ * queue_total_bound(c)], the last everything longer. */
+struct queue_total {
+	uint64_t count;
+	uint64_t total_ms;
+	uint64_t bucket[QUEUE_TOTAL_BUCKETS];
+};
+
+/* The upper bound (ms, inclusive) of total bucket c < QUEUE_TOTAL_BUCKETS - 1:
+ * 4^c. */
+int64_t queue_total_bound(int c);
+
+/* The totals of tube i (creation order): the work of its acks, the wait of
+ * its takes. O(1). SLUICE_ENOTFOUND past the last tube. */
+int queue_tube_totals(const struct queue *q, uint32_t i,
+    struct queue_total *work, struct queue_total *wait);
+
 /* Appends a canonical text form of the whole state as of the queue's
  * clock: every task with every field, tubes with pauses and counters,
  * dedup entries, next id, lsn, clock. Sorted, so two queues with the same
@@ -697,6 +771,8 @@ int queue_check(const struct queue *q, const char **why);
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
+ *   HOURLY str16 tube, its totals                (each tube with statistics)
+ *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * The layouts are in qsnap.c. */
 enum queue_snap_type {
@@ -707,7 +783,9 @@ enum queue_snap_type {
 	QSNAP_DEDUP = 5,
 	QSNAP_END = 6,
 	QSNAP_TASKVER = 7,
-	QSNAP_TUBE_SET = 18 /* numbered as the record of the same content */
+	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
+	QSNAP_HOURLY = 19,
+	QSNAP_HOUR = 20
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/hourly.h"
 #include "queue/task.h"
 #include "queue/tube.h"
 #include "sluice.h"
@@ -41,6 +42,7 @@ tube_free(struct tube *tb)
 	heap_free(&tb->buried);
 	heap_free(&tb->done);
 	free(tb->conf);
+	hourly_free(tb->hourly);
 	free(tb);
 }
 

@@ -26,8 +26,9 @@ struct tube {
 	struct heap done;    /* done tasks by (updated_at = finished, id) */
 	uint64_t ntaken;
 	struct queue_counters ctr;
-	int64_t paused_until;   /* 0: not paused */
 	struct tube_conf *conf; /* NULL: every setting is the server's */
+	struct hourly *hourly;  /* statistics per hour (hourly.h); NULL: none */
+	int64_t paused_until;   /* 0: not paused */
 	uint64_t hash;          /* of the name */
 	uint32_t index;         /* creation order */
 	uint32_t wpos;          /* in the queue's wake heap, by next run_at */

@@ -518,7 +518,7 @@ static void
 on_metrics(nng_aio *aio)
 {
 	struct msg_req req = { .op = MSG_OP_STATS,
-		.stats = { .settings = true } };
+		.stats = { .settings = true, .durations = true } };
 
 	post(handler_http(aio), aio, HK_METRICS, &req);
 }

@@ -91,6 +91,80 @@ seconds(FILE *f, uint64_t ms)
 	fprintf(f, "%" PRIu64 ".%03" PRIu64 "\n", ms / 1000, ms % 1000);
 }
 
+/* v / scale as a sample value or bound: milliseconds (scale 1000) as
+ * seconds exactly, anything else to 9 digits. */
+static void
+scaled(char *out, size_t cap, uint64_t v, double scale)
+{
+	if (scale == 1000)
+		snprintf(
+		    out, cap, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+	else
+		snprintf(out, cap, "%.9g", (double)v / scale);
+}
+
+/* `name`, then the labels: the tube's (when not NULL) and le (when not
+ * NULL). */
+static void
+series(FILE *f, const char *name, const char *tube, const char *le)
+{
+	fputs(name, f);
+	if (tube == NULL && le == NULL)
+		return;
+	fputc('{', f);
+	if (tube != NULL) {
+		fputs("tube=\"", f);
+		label_value(f, tube);
+		fputs(le != NULL ? "\"," : "\"", f);
+	}
+	if (le != NULL)
+		fprintf(f, "le=\"%s\"", le);
+	fputc('}', f);
+}
+
+/* The samples of a histogram from the cumulative pairs PREFIX_le_B (the
+ * last one PREFIX_le_inf) of kv[], labelled with `tube` unless NULL;
+ * `scale` divides the bounds and the sum (us -> s, ms -> s). */
+static void
+histogram_samples(FILE *f, const struct sluice_kv *kv, size_t nkv,
+    const char *name, const char *tube, const char *prefix, double scale,
+    uint64_t sum)
+{
+	size_t plen = strlen(prefix);
+	uint64_t count = 0;
+	char metric[128], v[32];
+
+	snprintf(metric, sizeof(metric), "%s_bucket", name);
+	for (size_t i = 0; i < nkv; i++) {
+		const char *n = kv[i].name;
+		unsigned long long b;
+		char *end;
+
+		if (strncmp(n, prefix, plen) != 0 ||
+		    strncmp(n + plen, "_le_", 4))
+			continue;
+		if (strcmp(n + plen + 4, "inf") == 0) {
+			count = kv[i].value;
+			continue;
+		}
+		b = strtoull(n + plen + 4, &end, 10);
+		if (*end != '\0')
+			continue;
+		scaled(v, sizeof(v), b, scale);
+		series(f, metric, tube, v);
+		fprintf(f, " %" PRIu64 "\n", kv[i].value);
+	}
+	series(f, metric, tube, "+Inf");
+	fprintf(f, " %" PRIu64 "\n", count);
+	snprintf(metric, sizeof(metric), "%s_sum", name);
+	series(f, metric, tube, NULL);
+	scaled(v, sizeof(v), sum, scale);
+	fprintf(f, " %s\n", v);
+	snprintf(metric, sizeof(metric), "%s_count", name);
+	series(f, metric, tube, NULL);
+	fprintf(f, " %" PRIu64 "\n", count);
+}
+
 /* ---- per tube ----------------------------------------------------------- */
 
 static const struct {
@@ -173,6 +247,43 @@ settings_write(FILE *f, const struct sluice_stats *s)
 	}
 }
 
+/* The histograms of work and wait since each tube's first event, from
+ * the pairs work_ms_le_B, wait_ms_le_B (stats flag durations: the busiest
+ * tubes only, protocol.md) in ms. */
+static void
+durations_write(FILE *f, const struct sluice_stats *s)
+{
+	static const struct {
+		const char *name, *help, *prefix, *sum;
+	} fams[] = {
+		{ "sluice_task_duration_seconds",
+		    "Work of the tube's acked tasks, take to ack, since the "
+		    "tube's first event.",
+		    "work_ms", "work_ms_sum" },
+		{ "sluice_task_wait_seconds",
+		    "Wait of the tube's takes, ready to take, since the "
+		    "tube's first event.",
+		    "wait_ms", "wait_ms_sum" },
+	};
+	char inf[32];
+
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		family(f, fams[k].name, "histogram", fams[k].help);
+		snprintf(inf, sizeof(inf), "%s_le_inf", fams[k].prefix);
+		for (size_t i = 0; i < s->ntubes; i++) {
+			const struct sluice_tube_stats *t = &s->tubes[i];
+			bool has = false;
+
+			for (size_t j = 0; j < t->nkv && !has; j++)
+				has = strcmp(t->kv[j].name, inf) == 0;
+			if (has)
+				histogram_samples(f, t->kv, t->nkv,
+				    fams[k].name, t->name, fams[k].prefix, 1000,
+				    tube_kv(t, fams[k].sum));
+		}
+	}
+}
+
 static void
 tubes_write(FILE *f, const struct sluice_stats *s)
 {
@@ -215,41 +326,18 @@ tubes_write(FILE *f, const struct sluice_stats *s)
 			    tube_kv(&s->tubes[i], tube_counters[k].kv));
 	}
 	settings_write(f, s);
+	durations_write(f, s);
 }
 
 /* ---- the node ----------------------------------------------------------- */
 
-/* A histogram from the cumulative node pairs PREFIX_le_B (the last one
- * PREFIX_le_inf); `scale` divides the bounds and the sum (us -> s). */
+/* A node histogram from its pairs PREFIX_le_B. */
 static void
 histogram(FILE *f, const struct sluice_stats *s, const char *name,
     const char *help, const char *prefix, double scale, uint64_t sum)
 {
-	size_t plen = strlen(prefix);
-	uint64_t count = 0;
-
 	family(f, name, "histogram", help);
-	for (size_t i = 0; i < s->nkv; i++) {
-		const char *n = s->kv[i].name;
-		unsigned long long b;
-		char *end;
-
-		if (strncmp(n, prefix, plen) != 0 ||
-		    strncmp(n + plen, "_le_", 4))
-			continue;
-		if (strcmp(n + plen + 4, "inf") == 0) {
-			count = s->kv[i].value;
-			continue;
-		}
-		b = strtoull(n + plen + 4, &end, 10);
-		if (*end != '\0')
-			continue;
-		fprintf(f, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name,
-		    (double)b / scale, s->kv[i].value);
-	}
-	fprintf(f, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, count);
-	fprintf(f, "%s_sum %.9g\n", name, (double)sum / scale);
-	fprintf(f, "%s_count %" PRIu64 "\n", name, count);
+	histogram_samples(f, s->kv, s->nkv, name, NULL, prefix, scale, sum);
 }
 
 /* A leader's followers: follower_N_acked_lsn, _lag_records, _lag_ms,

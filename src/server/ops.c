@@ -1436,17 +1436,65 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	free(e);
 }
 
+static void
+dist_to_msg(const struct queue_dist *d, struct msg_dist *out)
+{
+	*out = (struct msg_dist) { d->count, d->total_ms, d->max_ms, d->p50_ms,
+		d->p99_ms };
+}
+
+/* A tube's (or every tube's) statistics per hour: read-only, so followers
+ * answer it with the same numbers (they come from the records applied). */
+static void
+op_stats_hourly(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_STATS_HOURLY };
+	struct queue_hour *hours = calloc(QUEUE_HOURS, sizeof(*hours));
+	struct msg_hour *out = calloc(QUEUE_HOURS, sizeof(*out));
+	size_t n = 0;
+	int rc;
+
+	rc = hours && out
+	    ? queue_hourly(c->q, c->now, req->tube.p, req->tube.len, hours, &n)
+	    : SLUICE_ENOMEM;
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_STATS_HOURLY, rc,
+		    "hourly stats of tube '%.*s': %s", (int)req->tube.len,
+		    req->tube.p,
+		    rc == SLUICE_ENOTFOUND ? "no such tube"
+		                           : sluice_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			out[i].start = (uint64_t)hours[i].start;
+			out[i].acks = hours[i].acks;
+			out[i].fails = hours[i].fails;
+			out[i].buries = hours[i].buries;
+			out[i].ttr_expired = hours[i].ttr_expired;
+			dist_to_msg(&hours[i].work, &out[i].work);
+			dist_to_msg(&hours[i].wait, &out[i].wait);
+		}
+		rep.hours.n = (uint32_t)n;
+		rep.hours.hours = out;
+		ops_reply(c, ctx, &rep);
+	}
+	free(hours);
+	free(out);
+}
+
 /* ---- stats ----------------------------------------------------------- */
 
 enum {
 	TUBE_KVS = 13,
+	/* work and wait: a cumulative pair per total bucket, and the sum */
+	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
+	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
 	NODE_KVS = 40 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
 
 struct tube_kvs {
-	struct msg_kv kv[TUBE_KVS];
+	struct msg_kv kv[TUBE_KVS + DURATION_KVS];
 };
 
 static void
@@ -1526,6 +1574,99 @@ counters_kvs(const struct queue_counters *q, uint64_t done, struct tube_kvs *k,
 	kv(k->kv, &n, "done", done); /* kept now, not cumulative */
 	out->n = (uint32_t)n;
 	out->kvs = k->kv;
+}
+
+/* The names of the duration pairs (protocol.md): work_ms_le_B and
+ * wait_ms_le_B for the bounds of queue_total_bound(), _le_inf for the
+ * last bucket; made once (the core is one thread). */
+static const char *
+duration_name(int which, int c)
+{
+	static char names[2][QUEUE_TOTAL_BUCKETS][KV_NAME];
+	static bool made;
+
+	if (!made) {
+		for (int w = 0; w < 2; w++) {
+			const char *p = w == 0 ? "work_ms" : "wait_ms";
+
+			for (int b = 0; b < QUEUE_TOTAL_BUCKETS - 1; b++)
+				snprintf(names[w][b], KV_NAME, "%s_le_%" PRId64,
+				    p, queue_total_bound(b));
+			snprintf(names[w][QUEUE_TOTAL_BUCKETS - 1], KV_NAME,
+			    "%s_le_inf", p);
+		}
+		made = true;
+	}
+	return names[which][c];
+}
+
+/* Appends one histogram's pairs after the tube's counters. */
+static void
+duration_kvs(
+    struct tube_kvs *k, size_t *n, int which, const struct queue_total *t)
+{
+	uint64_t sum = 0;
+
+	for (int b = 0; b < QUEUE_TOTAL_BUCKETS; b++) {
+		sum += t->bucket[b];
+		kv(k->kv, n, duration_name(which, b), sum);
+	}
+	kv(k->kv, n, which == 0 ? "work_ms_sum" : "wait_ms_sum", t->total_ms);
+}
+
+struct busy {
+	uint64_t events; /* takes and acks in the tube's totals */
+	uint32_t pos;    /* in the reply's list */
+};
+
+static int
+busy_cmp(const void *a, const void *b)
+{
+	const struct busy *x = a, *y = b;
+
+	if (x->events != y->events)
+		return x->events > y->events ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Stats flag durations: the histograms of the DURATION_TUBES_MAX listed
+ * tubes with the most takes and acks (ties: the one listed first, made
+ * first), after their counters. Returns 0 or SLUICE_ENOMEM. */
+static int
+durations_add(struct core *c, struct msg_tube_stats *tubes, uint32_t n,
+    struct tube_kvs *tkvs)
+{
+	struct queue_total work, wait;
+	struct queue_tube_stats ts;
+	struct busy *busy = calloc(n ? n : 1, sizeof(*busy));
+	uint32_t nb = 0;
+
+	if (busy == NULL)
+		return SLUICE_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (queue_tube_stats(c->q, c->now, tubes[i].name.p,
+		        tubes[i].name.len, &ts) != 0 ||
+		    queue_tube_totals(c->q, ts.index, &work, &wait) != 0)
+			continue;
+		if (work.count + wait.count > 0)
+			busy[nb++] =
+			    (struct busy) { work.count + wait.count, i };
+	}
+	qsort(busy, nb, sizeof(*busy), busy_cmp);
+	for (uint32_t j = 0; j < nb && j < DURATION_TUBES_MAX; j++) {
+		struct msg_tube_stats *t = &tubes[busy[j].pos];
+		size_t k = t->more.n;
+
+		if (queue_tube_stats(
+		        c->q, c->now, t->name.p, t->name.len, &ts) != 0 ||
+		    queue_tube_totals(c->q, ts.index, &work, &wait) != 0)
+			continue;
+		duration_kvs(&tkvs[busy[j].pos], &k, 0, &work);
+		duration_kvs(&tkvs[busy[j].pos], &k, 1, &wait);
+		t->more.n = (uint32_t)k;
+	}
+	free(busy);
+	return 0;
 }
 
 /* A tube's counts, and its settings when the stats asked for them. */
@@ -1656,6 +1797,13 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		}
 	}
 	free(waited);
+	if (req->stats.durations &&
+	    durations_add(c, tubes, ntubes, tkvs) != 0) {
+		free(tubes);
+		free(tkvs);
+		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
+		return;
+	}
 
 	s->role = c->follower ? MSG_ROLE_FOLLOWER : MSG_ROLE_LEADER;
 	if (c->follower)
@@ -1778,6 +1926,7 @@ op_writes(uint8_t op)
 	case MSG_OP_STATS:
 	case MSG_OP_LIST:
 	case MSG_OP_ERRORS:
+	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:
@@ -1926,6 +2075,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_ERRORS:
 		op_errors(c, ctx, &req);
+		break;
+	case MSG_OP_STATS_HOURLY:
+		op_stats_hourly(c, ctx, &req);
 		break;
 	case MSG_OP_PAUSE:
 		op_pause(c, ctx, &req);

@@ -257,6 +257,145 @@ test_metrics_pass_promtool_and_match_sluice_stats(void **state)
 	free(json);
 }
 
+/* The histogram bounds of the duration families: 4^c ms in seconds. */
+static const char *const dur_le[] = { "0.001", "0.004", "0.016", "0.064",
+	"0.256", "1.024", "4.096", "16.384", "65.536", "262.144", "1048.576",
+	"4194.304", "16777.216", "+Inf" };
+
+static double
+dur_sample(const char *metrics, const char *fam, const char *part,
+    const char *tube, const char *le)
+{
+	char series[256];
+
+	if (le != NULL)
+		snprintf(series, sizeof(series), "%s_%s{tube=\"%s\",le=\"%s\"}",
+		    fam, part, tube, le);
+	else
+		snprintf(series, sizeof(series), "%s_%s{tube=\"%s\"}", fam,
+		    part, tube);
+	return it_metric(metrics, series);
+}
+
+/* One tube's histogram of /metrics against the tube's hours through the
+ * library (all of a test's events fall in the 48 hours): its count and
+ * sum exactly, cumulative buckets that reach the count at the first
+ * bound at or above the longest duration, and not before. */
+static void
+check_durations(const char *metrics, const char *fam, const char *tube,
+    const struct sluice_hour *hours, size_t n, bool work)
+{
+	uint64_t count = 0, total = 0, max = 0, prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sluice_dist *d =
+		    work ? &hours[i].work : &hours[i].wait;
+
+		count += d->count;
+		total += d->total_ms;
+		if (d->max_ms > max)
+			max = d->max_ms;
+	}
+	assert_int_equal(
+	    (uint64_t)dur_sample(metrics, fam, "count", tube, NULL), count);
+	assert_int_equal(
+	    (uint64_t)(dur_sample(metrics, fam, "sum", tube, NULL) * 1000 +
+	        0.5),
+	    total);
+	for (size_t c = 0; c < sizeof(dur_le) / sizeof(dur_le[0]); c++) {
+		uint64_t v = (uint64_t)dur_sample(
+		    metrics, fam, "bucket", tube, dur_le[c]);
+		uint64_t bound = c + 1 < sizeof(dur_le) / sizeof(dur_le[0])
+		    ? UINT64_C(1) << (2 * c)
+		    : UINT64_MAX;
+
+		assert_true(v >= prev);
+		assert_int_equal(v == count, bound >= max || count == 0);
+		prev = v;
+	}
+}
+
+/* /metrics carries sluice_task_duration_seconds and
+ * sluice_task_wait_seconds per tube: promtool accepts them, they agree
+ * with the tube's counters and its hours, and only the 100 busiest tubes
+ * have them: beta and t01..t98 (4 takes and acks each), alpha (3), not
+ * t00 (a take and an ack). Like every per-tube series, only tubes in use
+ * (listed by stats) have them: each keeps a ready task. */
+static void
+test_metrics_histograms_of_work_and_wait(void **state)
+{
+	static const char *const fams[] = { "sluice_task_duration_seconds",
+		"sluice_task_wait_seconds" };
+	char promtool[1024], out[4096], err[4096], tube[8], series[128];
+	struct http_srv h;
+	struct sluice_client *c;
+	struct sluice_task *held, *t;
+	struct sluice_hour *hours;
+	char *metrics;
+	size_t n;
+
+	if (!it_which("promtool", promtool, sizeof(promtool)))
+		fail_msg("promtool is missing: install Debian's prometheus "
+		         "package (make test does)");
+	start_http(state, &h, "d", NULL, NULL);
+	c = it_client(h.s);
+	held = workload(c);
+	for (int i = 0; i <= 98; i++) {
+		snprintf(tube, sizeof(tube), "t%02d", i);
+		for (int k = 0; k < (i == 0 ? 1 : 2); k++) {
+			it_put(c, tube, "x");
+			t = it_take(c, tube, 0, 1);
+			it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+			sluice_task_free(t);
+		}
+		it_put(c, tube, "left"); /* listed: a tube in use */
+	}
+	metrics = it_http_get(h.hport, "/metrics", 200);
+	{
+		char *argv[] = { promtool, "check", "metrics", NULL };
+		int rc =
+		    t_run(argv, metrics, out, sizeof(out), err, sizeof(err));
+
+		if (rc != 0)
+			fail_msg(
+			    "promtool check metrics: %d\n%s%s", rc, out, err);
+	}
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(
+		    series, sizeof(series), "# TYPE %s histogram\n", fams[k]);
+		assert_non_null(strstr(metrics, series));
+	}
+	/* alpha: 2 takes, 1 ack; beta: 4 takes, no ack. */
+	assert_int_equal(
+	    (uint64_t)dur_sample(metrics, fams[0], "count", "alpha", NULL),
+	    (uint64_t)it_metric(
+	        metrics, "sluice_tube_acks_total{tube=\"alpha\"}"));
+	assert_int_equal(
+	    (uint64_t)dur_sample(metrics, fams[1], "count", "beta", NULL), 4);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i == 0 ? "alpha" : "beta";
+
+		it_rc(c, sluice_stats_hourly(c, name, &hours, &n), 0);
+		check_durations(metrics, fams[0], name, hours, n, true);
+		check_durations(metrics, fams[1], name, hours, n, false);
+		sluice_stats_hourly_free(hours);
+	}
+	/* 101 tubes had takes: t00, the least busy, is left out. */
+	snprintf(series, sizeof(series), "%s_count{tube=\"t00\"}", fams[0]);
+	assert_null(strstr(metrics, series));
+	snprintf(series, sizeof(series), "%s_count{tube=\"t00\"}", fams[1]);
+	assert_null(strstr(metrics, series));
+	assert_int_equal(
+	    (uint64_t)dur_sample(metrics, fams[0], "count", "t01", NULL), 2);
+	assert_int_equal(
+	    (uint64_t)dur_sample(metrics, fams[1], "count", "t98", NULL), 2);
+	assert_non_null(
+	    strstr(metrics, "sluice_tube_takes_total{tube=\"t00\"} 1"));
+	sluice_task_free(held);
+	sluice_close(c);
+	free(metrics);
+}
+
 /* /stats is the JSON `sluice stats --json` prints. */
 static void
 test_stats_is_the_json_of_sluice_stats(void **state)
@@ -522,6 +661,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_metrics_pass_promtool_and_match_sluice_stats, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_metrics_histograms_of_work_and_wait, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_stats_is_the_json_of_sluice_stats, it_setup,

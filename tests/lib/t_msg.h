@@ -164,6 +164,17 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		m->stats.tubes = v;
 		break;
 	}
+	case MSG_OP_STATS_HOURLY: {
+		struct msg_hour *v = t_mat_alloc(mat, m->hours.n, sizeof(*v));
+		struct msg_iter it = m->hours.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_hour(&it, &v[i]); i++)
+				;
+			m->hours.hours = v;
+		}
+		break;
+	}
 	case MSG_OP_ERRORS: {
 		struct msg_error_count *v =
 		    t_mat_alloc(mat, m->errors.n, sizeof(*v));

@@ -14,7 +14,13 @@
  * Replay: every record also goes to a follower queue through apply alone;
  * their dumps are compared along the way. Snapshots taken at a few points
  * are loaded into fresh queues that then apply the rest of the log, and
- * must end with the same dump. */
+ * must end with the same dump.
+ *
+ * Hourly statistics: the model logs every take, ack, fail, bury and ttr
+ * expiry with its time and duration; now and then (and at the end) each
+ * tube's hours and those of every tube merged must agree: counts, totals
+ * and maxima exactly, each percentile in the bucket of the true one (the
+ * nearest rank of the durations logged) and within the stated error. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +111,41 @@ struct model {
 	int64_t dedup_exp[NKEY];
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
+	struct mev *ev; /* every event the hourly statistics count */
+	size_t nev, evcap;
 };
+
+enum { EV_WAIT, EV_WORK, EV_FAIL, EV_BURY, EV_TTR };
+
+struct mev {
+	int64_t time;
+	int64_t dur; /* EV_WAIT, EV_WORK */
+	int tube;
+	int kind;
+};
+
+static void
+m_event(struct model *m, int tube, int64_t time, int kind, int64_t dur)
+{
+	if (m->nev == m->evcap) {
+		m->evcap = m->evcap ? 2 * m->evcap : 4096;
+		m->ev = realloc(m->ev, m->evcap * sizeof(*m->ev));
+		assert_non_null(m->ev);
+	}
+	m->ev[m->nev++] = (struct mev) { time, dur, tube, kind };
+}
+
+/* A deleted tube's statistics go with it. */
+static void
+m_forget_events(struct model *m, int tube)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nev; i++)
+		if (m->ev[i].tube != tube)
+			m->ev[k++] = m->ev[i];
+	m->nev = k;
+}
 
 static struct mt *
 m_find(struct model *m, uint64_t id)
@@ -200,6 +240,7 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	t->buried_at = now;
 	m_unlease(t);
 	m->ctr[t->tube].bury++;
+	m_event(m, t->tube, now, EV_BURY, 0);
 }
 
 /* The done task purged first: the earliest kept_until, then id. */
@@ -253,6 +294,9 @@ m_bury_taken(struct model *m, struct mt *t, int64_t now)
 		m_bury(m, t, now);
 		return;
 	}
+	/* Where the task would have been buried, the statistics count a
+	 * bury, as the dead letter stands for one. */
+	m_event(m, t->tube, now, EV_BURY, 0);
 	t->tube = dl;
 	t->state = M_WAIT;
 	t->run_at = now;
@@ -330,6 +374,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 
 	if (ttr) {
 		m->ctr[t->tube].ttr_expired++;
+		m_event(m, t->tube, now, EV_TTR, 0);
 		if (t->ttr % 1000 == 0)
 			snprintf(text, sizeof(text), "ttr expired after %us",
 			    (unsigned)(t->ttr / 1000));
@@ -476,10 +521,40 @@ count_seams(struct run *r, const struct qrec *rec)
 		seams.fatal_moved++;
 }
 
+/* The records the hourly statistics classify since UNTAKE, SETBACK, dead
+ * letters and tube removal, over every seed: a ttr expiry and a lost
+ * session (SETBACK), a ttr expiry that buries or moves, a move to a dead
+ * letter, an undone take, a tube deleted with statistics. Each must
+ * happen, or compare_hourly did not check it. */
+static struct {
+	uint64_t ttr, session, ttr_bury, moved, untake, freed;
+} hseams;
+
+static void
+count_hourly_seams(const struct qrec *rec)
+{
+	const struct qrec_end *e = &rec->u.end;
+
+	if (rec->type == QREC_UNTAKE)
+		hseams.untake++;
+	if (rec->type == QREC_SETBACK && e->reason == QREC_BY_SESSION)
+		hseams.session++;
+	if (rec->type == QREC_SETBACK && e->reason == QREC_BY_TTR) {
+		hseams.ttr++;
+		hseams.ttr_bury +=
+		    e->outcome == QREC_BURIED || e->outcome == QREC_MOVED;
+	}
+	if ((rec->type == QREC_FAIL || rec->type == QREC_BURY ||
+	        rec->type == QREC_SETBACK) &&
+	    e->outcome == QREC_MOVED)
+		hseams.moved++;
+}
+
 static void
 commit(struct run *r, const struct qrec *rec)
 {
 	count_seams(r, rec);
+	count_hourly_seams(rec);
 	assert_int_equal(tq_commit(&r->h, rec), 0);
 	if (rec->type != QREC_NONE)
 		r->records++;
@@ -757,6 +832,7 @@ op_take(struct run *r)
 	best->taken_at = r->h.now;
 	best->attempts++;
 	m->ctr[best->tube].take++;
+	m_event(m, best->tube, r->h.now, EV_WAIT, r->h.now - best->run_at);
 }
 
 /* How long the tube keeps finished tasks: its own, else the server's. */
@@ -825,6 +901,7 @@ op_ack(struct run *r)
 		return;
 	commit(r, &rec);
 	m->ctr[t->tube].ack++;
+	m_event(m, t->tube, now, EV_WORK, now - t->taken_at);
 	if (t->repl) {
 		m_apply_repl(t, now);
 	} else if (to >= 0) {
@@ -917,6 +994,7 @@ op_fail(struct run *r)
 		return;
 	commit(r, &rec);
 	m->ctr[t->tube].fail++;
+	m_event(m, t->tube, now, EV_FAIL, 0);
 	if (t->repl) {
 		m_apply_repl(t, now);
 		return;
@@ -1013,6 +1091,8 @@ op_untake(struct run *r)
 		m_apply_repl(t, r->h.now);
 		return;
 	}
+	/* The take's wait stays counted (EV_WAIT of op_take), as the
+	 * tube's take counter keeps the take. */
 	t->state = M_WAIT;
 	if (t->attempts > 0)
 		t->attempts--;
@@ -1383,6 +1463,13 @@ op_tube_delete(struct run *r)
 	m->exists[tube] = false;
 	m->pause[tube] = 0;
 	memset(&m->ctr[tube], 0, sizeof(m->ctr[tube]));
+	for (size_t i = 0; i < m->nev; i++) {
+		if (m->ev[i].tube == tube) {
+			hseams.freed++;
+			break;
+		}
+	}
+	m_forget_events(m, tube);
 	m_conf_clear(&m->conf[tube]);
 }
 
@@ -1657,6 +1744,152 @@ compare(struct run *r)
 	check(r);
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One distribution of an hour against the durations the model logged. */
+static void
+compare_dist(const struct queue_dist *d, int64_t *durs, size_t n)
+{
+	static const unsigned pct[2] = { 50, 99 };
+	uint64_t total = 0;
+
+	assert_int_equal(d->count, n);
+	qsort(durs, n, sizeof(*durs), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		total += (uint64_t)durs[i];
+	assert_true(d->total_ms == total);
+	assert_true(d->max_ms == (n ? (uint64_t)durs[n - 1] : 0));
+	for (int k = 0; k < 2 && n > 0; k++) {
+		uint64_t est = k == 0 ? d->p50_ms : d->p99_ms;
+		int64_t v = durs[(n * pct[k] + 99) / 100 - 1];
+		int b = queue_hist_bucket(v);
+
+		if (b == QUEUE_HIST_BUCKETS - 1) {
+			assert_true(est == d->max_ms);
+			continue;
+		}
+		assert_int_equal(queue_hist_bucket((int64_t)est), b);
+		assert_true((double)est <= 1.225 * (double)v + 1 &&
+		    (double)est >= (double)v / 1.225 - 1);
+	}
+}
+
+/* The hours of one tube (-1: every tube merged) against the model's log. */
+static void
+compare_hours(struct run *r, int tube)
+{
+	struct model *m = r->m;
+	int64_t hc = r->h.now / QUEUE_HOUR_MS;
+	struct queue_hour out[QUEUE_HOURS];
+	int64_t *work = malloc((m->nev + 1) * sizeof(*work));
+	int64_t *wait = malloc((m->nev + 1) * sizeof(*wait));
+	size_t n = 0, k = 0;
+	int rc;
+
+	assert_true(work != NULL && wait != NULL);
+	rc = queue_hourly(r->h.q, r->h.now, tube < 0 ? NULL : tube_names[tube],
+	    tube < 0 ? 0 : 2, out, &n);
+	if (tube >= 0 && !m->exists[tube]) {
+		assert_int_equal(rc, SLUICE_ENOTFOUND);
+		goto done;
+	}
+	assert_int_equal(rc, 0);
+	for (int64_t h = hc; h > hc - QUEUE_HOURS; h--) {
+		uint64_t c[5] = { 0 };
+		size_t nwork = 0, nwait = 0;
+
+		for (size_t i = 0; i < m->nev; i++) {
+			const struct mev *e = &m->ev[i];
+
+			if (e->time / QUEUE_HOUR_MS != h ||
+			    (tube >= 0 && e->tube != tube))
+				continue;
+			c[e->kind]++;
+			if (e->kind == EV_WORK)
+				work[nwork++] = e->dur;
+			if (e->kind == EV_WAIT)
+				wait[nwait++] = e->dur;
+		}
+		if (c[0] + c[1] + c[2] + c[3] + c[4] == 0)
+			continue;
+		assert_true(k < n);
+		assert_true(out[k].start == h * QUEUE_HOUR_MS);
+		assert_int_equal(out[k].acks, c[EV_WORK]);
+		assert_int_equal(out[k].fails, c[EV_FAIL]);
+		assert_int_equal(out[k].buries, c[EV_BURY]);
+		assert_int_equal(out[k].ttr_expired, c[EV_TTR]);
+		compare_dist(&out[k].work, work, nwork);
+		compare_dist(&out[k].wait, wait, nwait);
+		k++;
+	}
+	assert_int_equal(k, n);
+done:
+	free(work);
+	free(wait);
+}
+
+/* The total bucket of a duration: (4^(c-1), 4^c], 0 and 1 in bucket 0,
+ * the last one everything longer. */
+static int
+total_bucket_of(int64_t ms)
+{
+	int c = 0;
+
+	while (c < QUEUE_TOTAL_BUCKETS - 1 && ms > queue_total_bound(c))
+		c++;
+	return c;
+}
+
+/* A tube's totals since its first event (those of /metrics) against
+ * every event the model logged for it. */
+static void
+compare_totals(struct run *r, int tube)
+{
+	struct model *m = r->m;
+	struct queue_total got[2], want[2];
+	struct queue_tube_stats st;
+
+	if (!m->exists[tube])
+		return;
+	assert_int_equal(
+	    queue_tube_stats(r->h.q, r->h.now, tube_names[tube], 2, &st), 0);
+	assert_int_equal(
+	    queue_tube_totals(r->h.q, st.index, &got[0], &got[1]), 0);
+	memset(want, 0, sizeof(want));
+	for (size_t i = 0; i < m->nev; i++) {
+		const struct mev *e = &m->ev[i];
+		struct queue_total *w = &want[e->kind == EV_WORK ? 0 : 1];
+
+		if (e->tube != tube ||
+		    (e->kind != EV_WORK && e->kind != EV_WAIT))
+			continue;
+		w->count++;
+		w->total_ms += (uint64_t)e->dur;
+		w->bucket[total_bucket_of(e->dur)]++;
+	}
+	for (int k = 0; k < 2; k++) {
+		assert_true(got[k].count == want[k].count);
+		assert_true(got[k].total_ms == want[k].total_ms);
+		assert_memory_equal(
+		    got[k].bucket, want[k].bucket, sizeof(want[k].bucket));
+	}
+}
+
+static void
+compare_hourly(struct run *r)
+{
+	for (int i = -1; i < NTUBE; i++)
+		compare_hours(r, i);
+	for (int i = 0; i < NTUBE; i++)
+		compare_totals(r, i);
+}
+
 static void
 feed_follower(struct run *r)
 {
@@ -1675,6 +1908,9 @@ step(struct run *r, size_t i)
 		dt = (int64_t)rnd(r, 400);
 	if (rnd(r, 200) == 0)
 		dt = (int64_t)rnd(r, 12000);
+	/* Rarely hours at once: the statistics' window moves on. */
+	if (rnd(r, 1500) == 0)
+		dt = (int64_t)rnd(r, 60) * QUEUE_HOUR_MS;
 	r->h.now += dt;
 	m_purge(r->m, r->h.now);
 	if (rnd(r, 10) < 7)
@@ -1721,6 +1957,8 @@ step(struct run *r, size_t i)
 	feed_follower(r);
 	if (i % 2500 == 0)
 		assert_true(tq_same(r->h.q, r->follower, r->h.now));
+	if (i % 500 == 0)
+		compare_hourly(r);
 	if (r->nsnap < NSNAP && i == (size_t)(r->nsnap + 1) * STEPS / 4) {
 		buf_init(&r->snap[r->nsnap]);
 		assert_int_equal(queue_snapshot_write(
@@ -1764,6 +2002,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	for (size_t i = 1; i <= STEPS; i++)
 		step(r, i);
 	assert_true(tq_same(r->h.q, r->follower, r->h.now));
+	compare_hourly(r);
 	replay = queue_new(NULL); /* apply needs no configuration */
 	assert_int_equal(tq_replay(&r->h, replay, 0, r->h.nlog), 0);
 	assert_true(tq_same(r->h.q, replay, r->h.now));
@@ -1802,6 +2041,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	*records += r->records;
 	queue_delete(r->follower);
 	tq_fini(&r->h);
+	free(r->m->ev);
 	free(r->m);
 	free(r);
 }
@@ -1826,6 +2066,16 @@ test_queue_agrees_with_the_model(void **state)
 	assert_true(ops >= 100000);
 	assert_true(seams.own_keep > 0 && seams.own_retry > 0);
 	assert_true(seams.lost_moved > 0 && seams.fatal_moved > 0);
+	fprintf(stderr,
+	    "hourly: ttr setbacks %" PRIu64 " (burying or moved %" PRIu64
+	    "), session setbacks %" PRIu64 ", dead-letter moves %" PRIu64
+	    ", untakes %" PRIu64 ", tubes deleted with statistics %" PRIu64
+	    "\n",
+	    hseams.ttr, hseams.ttr_bury, hseams.session, hseams.moved,
+	    hseams.untake, hseams.freed);
+	assert_true(hseams.ttr > 0 && hseams.ttr_bury > 0);
+	assert_true(hseams.session > 0 && hseams.moved > 0);
+	assert_true(hseams.untake > 0 && hseams.freed > 0);
 }
 
 int

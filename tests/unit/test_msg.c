@@ -142,6 +142,8 @@ static const struct msg_req reqs[] = {
 	        .limit = 1000,
 	        .payloads = true } },
 	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_STATS_HOURLY, .tube = S("t") },
+	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
 	{ .op = MSG_OP_SNAPSHOT },
 	{ .op = MSG_OP_PROMOTE },
@@ -174,6 +176,10 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("emails"), false } },
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("old"), true } },
 	{ .op = MSG_OP_STATS, .stats = { .settings = true } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .tube = S("emails"), .durations = true } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .settings = true, .durations = true } },
 	{ .op = MSG_OP_TAKE,
 	    .take = { .max = 2,
 	        .strict = true,
@@ -346,6 +352,12 @@ static const struct msg_error_count error_counts[] = {
 	{ S(""), 1 },
 };
 
+static const struct msg_hour hours[] = {
+	{ 1700002800000, 10, 2, 1, 1, { 10, 2500, 900, 210, 900 },
+	    { 12, 120, 40, 7, 40 } },
+	{ 1699999200000, 0, 0, 3, 0, { 0 }, { 0 } },
+};
+
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
@@ -400,6 +412,9 @@ static const struct msg_rep reps[] = {
 	        .leader = S("tcp://10.0.0.1:7711") } },
 	{ .op = MSG_OP_ERRORS,
 	    .errors = { .n = N(error_counts), .errors = error_counts } },
+	{ .op = MSG_OP_STATS_HOURLY,
+	    .hours = { .n = N(hours), .hours = hours } },
+	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PUT,
 	    .status = SLUICE_ENOTLEADER,
 	    .err = { S("not leader"), S("tcp://10.0.0.2:7711") } },
@@ -669,11 +684,13 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_ERRORS:
 		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_TUBE_SHOW:
+		case MSG_OP_STATS_HOURLY:
 			assert_str_equal(d.tube, q->tube);
 			break;
 		case MSG_OP_STATS:
 			assert_str_equal(d.stats.tube, q->stats.tube);
 			assert_int_equal(d.stats.settings, q->stats.settings);
+			assert_int_equal(d.stats.durations, q->stats.durations);
 			break;
 		case MSG_OP_TUBE_SET:
 			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
@@ -751,6 +768,7 @@ test_every_reply_round_trips(void **state)
 		struct msg_put_res pr;
 		struct msg_tube_stats ts;
 		struct msg_error_count ec;
+		struct msg_hour hr;
 		uint32_t k = 0;
 
 		encode_rep(&b, m);
@@ -846,6 +864,12 @@ test_every_reply_round_trips(void **state)
 				k++;
 			}
 			assert_int_equal(k, m->errors.n);
+			break;
+		case MSG_OP_STATS_HOURLY:
+			while (msg_next_hour(&d.hours.it, &hr))
+				assert_memory_equal(
+				    &hr, &m->hours.hours[k++], sizeof(hr));
+			assert_int_equal(k, m->hours.n);
 			break;
 		case MSG_OP_DELETE:
 		case MSG_OP_FOLLOW:
@@ -1442,13 +1466,9 @@ static void
 test_names(void **state)
 {
 	(void)state;
-	for (int op = 1; op < MSG_OP_END_; op++) {
-		/* 0x1c names nothing on the client port */
-		if (op > MSG_OP_UPDATE && op < MSG_OP_DELETE_WHERE)
-			assert_null(msg_op_name((uint8_t)op));
-		else
-			assert_non_null(msg_op_name((uint8_t)op));
-	}
+	/* every op from 0x01 to the last names something */
+	for (int op = 1; op < MSG_OP_END_; op++)
+		assert_non_null(msg_op_name((uint8_t)op));
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");
@@ -1529,6 +1549,10 @@ doc_tube_examples(struct buf *b)
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS, .stats = { .settings = true } });
 	assert_hex(b, "53 01 11 01 00 00");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_STATS,
+	        .stats = { .settings = true, .durations = true } });
+	assert_hex(b, "53 01 11 03 00 00");
 }
 
 static void
@@ -1538,6 +1562,8 @@ test_doc_examples(void **state)
 	static const struct msg_ack_item doc_acks[] = { { 42, 1001 },
 		{ 43, 1002 } };
 	static const uint64_t doc_ids[] = { 42, 43 };
+	static const struct msg_hour doc_hour = { 1699999200000ULL, 2, 1, 0, 1,
+		{ 2, 500, 300, 222, 300 }, { 3, 30, 20, 10, 20 } };
 	static const struct msg_item_res doc_ack_res[] = { { 0 },
 		{ SLUICE_ESTALE } };
 	static const struct msg_item_res doc_del_res[] = { { 0 },
@@ -1743,6 +1769,23 @@ test_doc_examples(void **state)
 	    &b, &(struct msg_rep) { .op = MSG_OP_RELEASE_ALL, .count = 2 });
 	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
 	doc_tube_examples(&b);
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });
+	assert_hex(&b, "53 01 1c 00 06 00 65 6d 61 69 6c 73");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_STATS_HOURLY,
+	        .hours = { .n = 1, .hours = &doc_hour } });
+	assert_hex(&b,
+	    "53 01 1c 00 00 00 01 00 00 00"
+	    "00 33 d9 cf 8b 01 00 00 02 00 00 00 00 00 00 00"
+	    "01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00"
+	    "f4 01 00 00 00 00 00 00 2c 01 00 00 00 00 00 00"
+	    "de 00 00 00 00 00 00 00 2c 01 00 00 00 00 00 00"
+	    "03 00 00 00 00 00 00 00 1e 00 00 00 00 00 00 00"
+	    "14 00 00 00 00 00 00 00 0a 00 00 00 00 00 00 00"
+	    "14 00 00 00 00 00 00 00");
 	buf_free(&b);
 }
 

@@ -2398,7 +2398,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	while (rd_left(&r) > 0) {
 		uint16_t type = rd_u16(&r);
 		uint32_t len = rd_u32(&r);
-		uint8_t e[256];
+		uint8_t e[1024]; /* the largest: an HOUR entry, 460 bytes */
 
 		assert_false(rd_failed(&r) || len > sizeof(e));
 		memcpy(e, rd_bytes(&r, len), len);
@@ -2811,6 +2811,151 @@ test_replay_gives_the_same_dump(void **state)
 	queue_delete(r);
 }
 
+/* ---- hourly statistics
+ * ------------------------------------------------------------ */
+
+/* Bucket b holds (bound(b-1), bound(b)]: 1, 2, 3, 4, 6, 8, 12, ... 2^24; the
+ * totals keep every fourth bound. */
+static void
+test_hourly_buckets_and_bounds(void **state)
+{
+	(void)state;
+	assert_int_equal(queue_hist_bucket(0), 0);
+	assert_int_equal(queue_hist_bucket(-5), 0);
+	assert_int_equal(queue_hist_bucket(1), 1);
+	for (int b = 1; b < QUEUE_HIST_BUCKETS - 1; b++) {
+		int64_t hi = queue_hist_bound(b), lo = queue_hist_bound(b - 1);
+
+		assert_true(hi > lo);
+		assert_int_equal(queue_hist_bucket(hi), b);
+		assert_int_equal(queue_hist_bucket(lo + 1), b);
+		assert_int_equal(queue_hist_bucket(hi + 1), b + 1);
+		/* the ratio that bounds the error of a percentile */
+		assert_true(2 * hi <= 3 * (lo + 1) || hi - lo == 1);
+	}
+	assert_true(queue_hist_bound(QUEUE_HIST_BUCKETS - 2) == 1 << 24);
+	assert_int_equal(
+	    queue_hist_bucket(INT64_C(1) << 40), QUEUE_HIST_BUCKETS - 1);
+	for (int c = 0; c < QUEUE_TOTAL_BUCKETS - 1; c++)
+		assert_true(queue_total_bound(c) ==
+		    queue_hist_bound(c == 0 ? 1 : 4 * c));
+}
+
+static struct queue_hour
+one_hour(struct tq *h, const char *tube, size_t *n)
+{
+	struct queue_hour out[QUEUE_HOURS];
+
+	assert_int_equal(
+	    queue_hourly(h->q, h->now, tube, tube ? strlen(tube) : 0, out, n),
+	    0);
+	assert_true(*n >= 1);
+	return out[0];
+}
+
+/* Acks, fails, buries and ttr expiries count in the hour of their record;
+ * work is take -> ack, wait is ready -> take; hours leave after 48. */
+static void
+test_hourly_counts_durations_and_window(void **state)
+{
+	struct tq *h = H(state);
+	int64_t hb = (T0 / QUEUE_HOUR_MS + 1) * QUEUE_HOUR_MS;
+	struct queue_hour out[QUEUE_HOURS], x;
+	struct queue_total work, wait;
+	struct queue_put_req req;
+	struct queue *copy;
+	uint64_t id, lease;
+	size_t n;
+
+	h->now = hb + 1000;
+	assert_int_equal(
+	    queue_hourly(h->q, h->now, "w", 1, out, &n), SLUICE_ENOTFOUND);
+	assert_int_equal(
+	    queue_hourly(h->q, h->now, "no good", 7, out, &n), SLUICE_ETUBE);
+	put(h, "w", "a");
+	h->now += 100;
+	assert_int_equal(take(h, "w", 1, &id, &lease), 0); /* waited 100 */
+	h->now += 250;
+	assert_int_equal(ack(h, id, lease), 0); /* worked 250 */
+	put(h, "w", "b");
+	h->now += 3000;
+	assert_int_equal(take(h, "w", 1, &id, &lease), 0); /* waited 3000 */
+	assert_int_equal(fail_task(h, id, lease, "no"), 0);
+	req_for(&req, "w", "c");
+	req.max_attempts = 1;
+	req.pri = req.pri + 1; /* after b, which is due later (ready order) */
+	put_req(h, &req);
+	h->now += 5000; /* b ready again 1 s after its fail, c since its put */
+	assert_int_equal(take(h, "w", 1, &id, &lease), 0); /* b: waited 4000 */
+	assert_memory_equal(view(h, id).payload, "b", 1);
+	assert_int_equal(bury(h, id, lease), 0);
+	assert_int_equal(take(h, "w", 1, &id, &lease), 0); /* c: 5000 */
+	h->now += QUEUE_DEFAULT_TTR_MS;
+	/* c's ttr expires at its max_attempts: an expiry and a bury */
+	assert_int_equal(expire(h), 1);
+	x = one_hour(h, "w", &n);
+	assert_int_equal(n, 1);
+	assert_true(x.start == hb);
+	assert_true(
+	    x.acks == 1 && x.fails == 1 && x.buries == 2 && x.ttr_expired == 1);
+	assert_true(x.work.count == 1 && x.work.total_ms == 250 &&
+	    x.work.max_ms == 250);
+	assert_int_equal(
+	    queue_hist_bucket((int64_t)x.work.p50_ms), queue_hist_bucket(250));
+	assert_true(x.wait.count == 4 &&
+	    x.wait.total_ms == 100 + 3000 + 5000 + 4000 &&
+	    x.wait.max_ms == 5000);
+	assert_true(
+	    x.wait.p50_ms <= x.wait.p99_ms && x.wait.p99_ms <= x.wait.max_ms);
+
+	/* A later hour, another tube: newest first; merged over tubes. */
+	h->now = hb + QUEUE_HOUR_MS + 10;
+	put(h, "v", "d");
+	h->now += 7;
+	assert_int_equal(take(h, "v", 1, &id, &lease), 0);
+	assert_int_equal(ack(h, id, lease), 0);
+	assert_int_equal(queue_hourly(h->q, h->now, NULL, 0, out, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true(out[0].start == hb + QUEUE_HOUR_MS && out[0].acks == 1 &&
+	    out[0].wait.total_ms == 7 && out[0].work.total_ms == 0);
+	assert_true(out[1].start == hb && out[1].wait.count == 4);
+	x = one_hour(h, "w", &n);
+	assert_true(n == 1 && x.start == hb);
+
+	/* 48 hours later the first hour is gone; the totals stay. */
+	h->now = hb + (QUEUE_HOURS - 1) * (int64_t)QUEUE_HOUR_MS;
+	assert_int_equal(queue_hourly(h->q, h->now, "w", 1, out, &n), 0);
+	assert_int_equal(n, 1);
+	h->now = hb + QUEUE_HOURS * (int64_t)QUEUE_HOUR_MS;
+	assert_int_equal(queue_hourly(h->q, h->now, "w", 1, out, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(queue_hourly(h->q, h->now, NULL, 0, out, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(queue_tube_totals(h->q, 0, &work, &wait), 0);
+	assert_true(work.count == 1 && work.total_ms == 250);
+	assert_true(wait.count == 4 && wait.total_ms == 12100);
+	assert_true(wait.bucket[6] == 2 && wait.bucket[4] == 1 &&
+	    wait.bucket[7] == 1); /* 3000, 4000 | 100 | 5000 */
+	assert_int_equal(
+	    queue_tube_totals(h->q, 2, &work, &wait), SLUICE_ENOTFOUND);
+	check(h);
+
+	/* A snapshot holds them: loaded, the same dump. */
+	copy = queue_new(NULL);
+	{
+		struct buf snap;
+
+		buf_init(&snap);
+		assert_int_equal(
+		    queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+		assert_int_equal(tq_snap_load(copy, &snap), 0);
+		buf_free(&snap);
+	}
+	assert_int_equal(queue_check(copy, NULL), 0);
+	assert_true(tq_same(h->q, copy, h->now));
+	queue_delete(copy);
+}
+
 int
 main(void)
 {
@@ -2869,6 +3014,8 @@ main(void)
 		T(test_snapshot_of_version_2_loads_and_3_keeps_the_last_take),
 		T(test_apply_out_of_memory_changes_nothing),
 		T(test_replay_gives_the_same_dump),
+		T(test_hourly_buckets_and_bounds),
+		T(test_hourly_counts_durations_and_window),
 	};
 #undef T
 	return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
