@@ -79,19 +79,14 @@ wait_status(
 static char *
 cli_stats_json(const struct t_srv *s)
 {
-	char bin[1024], *out = malloc(OUT_MAX), err[4096];
-	char *argv[] = { bin, "-s", (char *)s->url, "stats", "--json", NULL };
+	char *out = malloc(OUT_MAX), err[4096];
 	int rc;
 
 	assert_non_null(out);
-	snprintf(bin, sizeof(bin), "%s", t_bin("sluice"));
-	/* The tool connects within 2 s; a machine busy with sanitized
-	 * builds may need longer: a few tries (bounded). */
-	for (int i = 0; i < 3; i++) {
-		rc = t_run(argv, NULL, out, OUT_MAX, err, sizeof(err));
-		if (rc == 0 || strstr(err, "no connection") == NULL)
-			break;
-	}
+	/* The tool connects within 2 s by default; a machine busy with
+	 * sanitized builds may need longer: one run, a longer bound. */
+	rc = it_cli(s->url, NULL, out, OUT_MAX, err, sizeof(err), "--timeout",
+	    "10s", "stats", "--json", NULL);
 	if (rc != 0)
 		fail_msg("sluice stats --json: exit %d: %s", rc, err);
 	return out;
