@@ -11,11 +11,12 @@
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
-              libnng-dev libcmocka-dev beanstalkd python3
+              libnng-dev libcmocka-dev libjansson-dev beanstalkd python3
 BENCH_PKGS := gnuplot-nox redis-server
 # What the tests of the HTTP face use: promtool checks /metrics, headless
-# chromium (driven by chromedriver) loads the admin page.
-TEST_PKGS  := prometheus chromium chromium-driver
+# chromium (driven by chromedriver) loads the admin page. The etcd client's
+# tests (and failover's) run a real etcd.
+TEST_PKGS  := prometheus chromium chromium-driver etcd-server
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan
