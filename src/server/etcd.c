@@ -198,8 +198,8 @@ left_ms(int64_t deadline)
  * "error" object), else the body's first bytes. Sets *code to the gRPC
  * code when the body names one, else -1. */
 static void
-error_text(json_t *root, const char *body, size_t len, char *out,
-    size_t outlen, int *code)
+error_text(json_t *root, const char *body, size_t len, char *out, size_t outlen,
+    int *code)
 {
 	json_t *err = json_object_get(root, "error");
 	json_t *src = json_is_object(err) ? err : root;
@@ -214,16 +214,16 @@ error_text(json_t *root, const char *body, size_t len, char *out,
 	else if (json_is_string(err))
 		snprintf(out, outlen, "%s", json_string_value(err));
 	else
-		snprintf(out, outlen, "%.*s", (int)(len < 200 ? len : 200),
-		    body);
+		snprintf(
+		    out, outlen, "%.*s", (int)(len < 200 ? len : 200), body);
 }
 
 /* An error answer: ETCD_ENOLEASE for a lease that does not exist (gRPC
  * NotFound about a lease), else ETCD_EHTTP. `status` 200 is the keepalive
  * stream's error object. */
 static int
-answer_error(struct etcd *e, unsigned status, const char *reason,
-    json_t *root, const char *body, size_t len)
+answer_error(struct etcd *e, unsigned status, const char *reason, json_t *root,
+    const char *body, size_t len)
 {
 	char text[400];
 	int code;
@@ -251,8 +251,8 @@ parse_answer(struct etcd *e, nng_http_res *res, json_t **out)
 	nng_http_res_get_data(res, &body, &len);
 	root = json_loadb(body, len, 0, &jerr);
 	if (status != 200 || json_object_get(root, "error") != NULL) {
-		rc = answer_error(e, status, nng_http_res_get_reason(res), root,
-		    body, len);
+		rc = answer_error(
+		    e, status, nng_http_res_get_reason(res), root, body, len);
 		json_decref(root);
 		return rc;
 	}
@@ -261,8 +261,8 @@ parse_answer(struct etcd *e, nng_http_res *res, json_t **out)
 		    e->where, jerr.text, jerr.position);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return fail(e, ETCD_EJSON, "%s: the answer is not an object",
-		    e->where);
+		return fail(
+		    e, ETCD_EJSON, "%s: the answer is not an object", e->where);
 	}
 	*out = root;
 	return 0;
@@ -340,8 +340,8 @@ post(struct etcd *e, const char *path, json_t *body, json_t **out)
 		nng_http_conn *conn = NULL;
 		int rv;
 
-		snprintf(e->where, sizeof(e->where), "etcd %s %s",
-		    e->ep[i].url, path);
+		snprintf(e->where, sizeof(e->where), "etcd %s %s", e->ep[i].url,
+		    path);
 		if (clock_mono_ms() >= deadline) {
 			rc = fail(e, ETCD_ETIMEDOUT,
 			    "%s: no endpoint connected within %d ms", e->where,
@@ -350,15 +350,16 @@ post(struct etcd *e, const char *path, json_t *body, json_t **out)
 		}
 		rv = connect_ep(&e->ep[i], deadline, &conn);
 		if (rv == 0) {
-			rc = exchange(e, &e->ep[i], conn, path, text, deadline,
-			    out);
+			rc = exchange(
+			    e, &e->ep[i], conn, path, text, deadline, out);
 			nng_http_conn_close(conn);
 			/* A member that timed out is tried last next time. */
 			e->cur = rc == ETCD_ETIMEDOUT ? (i + 1) % e->n : i;
 			break;
 		}
 		if (rv == NNG_ENOMEM) {
-			rc = fail(e, ETCD_ENOMEM, "%s: out of memory", e->where);
+			rc =
+			    fail(e, ETCD_ENOMEM, "%s: out of memory", e->where);
 			break;
 		}
 		if (rv == NNG_ETIMEDOUT) {
@@ -402,8 +403,8 @@ b64(const void *p, size_t len)
 /* The int64 field `name` of `obj` into *out: a string of digits (or a
  * number), or 0 when absent and not `required`. */
 static int
-get_i64(struct etcd *e, json_t *obj, const char *name, bool required,
-    int64_t *out)
+get_i64(
+    struct etcd *e, json_t *obj, const char *name, bool required, int64_t *out)
 {
 	json_t *j = json_object_get(obj, name);
 	const char *s;
@@ -513,11 +514,10 @@ parse_kv(struct etcd *e, json_t *j, struct etcd_kv *kv)
 
 	memset(kv, 0, sizeof(*kv));
 	if (!json_is_object(j))
-		return fail(e, ETCD_EJSON, "%s: a key is not an object",
-		    e->where);
+		return fail(
+		    e, ETCD_EJSON, "%s: a key is not an object", e->where);
 	if ((rc = get_bytes(e, j, "key", true, &key, &klen)) != 0 ||
-	    (rc = get_bytes(e, j, "value", false, &kv->value, &kv->len)) !=
-	        0 ||
+	    (rc = get_bytes(e, j, "value", false, &kv->value, &kv->len)) != 0 ||
 	    (rc = get_i64(e, j, "create_revision", true, &kv->create_rev)) !=
 	        0 ||
 	    (rc = get_i64(e, j, "mod_revision", true, &kv->mod_rev)) != 0 ||
@@ -574,8 +574,7 @@ take_first(struct etcd_kvs *kvs, struct etcd_kv *kv)
 /* ---- Leases ------------------------------------------------------------- */
 
 int
-etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *id,
-    int64_t *granted_s)
+etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *id, int64_t *granted_s)
 {
 	json_t *req, *ans = NULL;
 	int64_t got_id, got_ttl;
@@ -696,9 +695,8 @@ parse_create(struct etcd *e, json_t *ans, bool *created, struct etcd_kv *cur)
 		*created = true;
 		return 0;
 	}
-	range = json_object_get(json_array_get(json_object_get(ans,
-	                                           "responses"),
-	                            0),
+	range = json_object_get(
+	    json_array_get(json_object_get(ans, "responses"), 0),
 	    "response_range");
 	if (range == NULL)
 		return fail(e, ETCD_EJSON,
@@ -721,8 +719,8 @@ parse_create(struct etcd *e, json_t *ans, bool *created, struct etcd_kv *cur)
 }
 
 int
-etcd_create(struct etcd *e, const char *key, const void *value,
-    size_t len, int64_t lease, bool *created, struct etcd_kv *cur)
+etcd_create(struct etcd *e, const char *key, const void *value, size_t len,
+    int64_t lease, bool *created, struct etcd_kv *cur)
 {
 	json_t *k = b64(key, strlen(key)), *put, *req = NULL, *ans = NULL;
 	int rc;

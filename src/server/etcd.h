@@ -68,8 +68,8 @@ struct etcd;
  * separated by commas), each call bounded by `timeout_ms` (> 0). Returns
  * NULL with a message in `err` (errlen bytes) when an endpoint is not an
  * http:// URL or memory runs out. Talks to nobody until the first call. */
-struct etcd *etcd_new(const char *endpoints, int timeout_ms, char *err,
-    size_t errlen);
+struct etcd *etcd_new(
+    const char *endpoints, int timeout_ms, char *err, size_t errlen);
 
 /* Frees the client; NULL is fine. No call may be running. */
 void etcd_delete(struct etcd *e);
@@ -85,8 +85,8 @@ const char *etcd_strerror(int rc);
 /* Grants a lease of `ttl_s` seconds (> 0). On success *id is its ID and
  * *granted_s the TTL etcd granted (etcd may raise a TTL below its
  * minimum). */
-int etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *id,
-    int64_t *granted_s);
+int etcd_lease_grant(
+    struct etcd *e, int64_t ttl_s, int64_t *id, int64_t *granted_s);
 
 /* Renews lease `id` once, for its full TTL. On success *ttl_s is the TTL
  * it now has. ETCD_ENOLEASE when it has expired or was revoked. */
@@ -107,13 +107,12 @@ int etcd_put(struct etcd *e, const char *key, const void *value, size_t len,
  * *created says whether this call created it; when it did not, *cur (if
  * not NULL) receives the key as it is (the caller frees it with
  * etcd_kv_free). */
-int etcd_create(struct etcd *e, const char *key, const void *value,
-    size_t len, int64_t lease, bool *created, struct etcd_kv *cur);
+int etcd_create(struct etcd *e, const char *key, const void *value, size_t len,
+    int64_t lease, bool *created, struct etcd_kv *cur);
 
 /* Reads `key`. On success *found says whether it exists and, if so, *kv
  * holds it (the caller frees it with etcd_kv_free). */
-int etcd_get(struct etcd *e, const char *key, bool *found,
-    struct etcd_kv *kv);
+int etcd_get(struct etcd *e, const char *key, bool *found, struct etcd_kv *kv);
 
 /* Reads every key that starts with `prefix` into *out (the caller frees
  * it with etcd_kvs_free). ETCD_EINVAL for an empty prefix. */

@@ -55,8 +55,8 @@ base64_decode(void *dst, const char *src, size_t len, size_t *out)
 	for (size_t i = 0; i < len; i += 4) {
 		bool last = i + 4 == len;
 		/* Padding: at most two '=', only at the very end. */
-		int pad = last && src[i + 3] == '=' ? (src[i + 2] == '=' ? 2 : 1)
-		                                    : 0;
+		int pad =
+		    last && src[i + 3] == '=' ? (src[i + 2] == '=' ? 2 : 1) : 0;
 		uint32_t v = 0;
 
 		for (int k = 0; k < 4; k++) {

@@ -9,6 +9,7 @@
 
 #include "sluice.h"
 #include "t_lib.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/dur.h"
 #include "util/fsutil.h"
@@ -190,6 +191,50 @@ test_dur_fmt_for_people(void **state)
 	assert_string_equal(b, "3d4h");
 }
 
+/* RFC 4648's examples, and every length from 0 to 40 of every byte value
+ * back and forth. */
+static void
+test_base64_round_trips(void **state)
+{
+	static const char *const rfc[][2] = { { "", "" }, { "f", "Zg==" },
+		{ "fo", "Zm8=" }, { "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
+	uint8_t in[40], out[40];
+	char enc[64];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rfc) / sizeof(rfc[0]); i++) {
+		base64_encode(enc, rfc[i][0], strlen(rfc[i][0]));
+		assert_string_equal(enc, rfc[i][1]);
+	}
+	for (size_t len = 0; len <= sizeof(in); len++) {
+		for (size_t i = 0; i < len; i++)
+			in[i] = (uint8_t)(len * 37 + i * 101);
+		base64_encode(enc, in, len);
+		assert_int_equal(strlen(enc), base64_len(len));
+		assert_true(base64_decode(out, enc, strlen(enc), &n));
+		assert_int_equal(n, len);
+		assert_memory_equal(out, in, len);
+	}
+}
+
+static void
+test_base64_refuses_the_rest(void **state)
+{
+	static const char *const bad[] = { "Z", "Zg=", "Zg",
+		"Z===", "====", "Zg==Zg==", "Zm9!", "Zm 9", "=Zm9", "Zm=v" };
+	uint8_t out[16];
+	size_t n = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (base64_decode(out, bad[i], strlen(bad[i]), &n))
+			fail_msg("\"%s\" decoded", bad[i]);
+	}
+	assert_int_equal(n, 7); /* untouched on failure */
+}
+
 int
 main(void)
 {
@@ -200,6 +245,8 @@ main(void)
 		cmocka_unit_test(test_dur_accepts_ms_and_units),
 		cmocka_unit_test(test_dur_refuses_the_rest),
 		cmocka_unit_test(test_dur_fmt_for_people),
+		cmocka_unit_test(test_base64_round_trips),
+		cmocka_unit_test(test_base64_refuses_the_rest),
 		cmocka_unit_test_setup_teardown(test_fs_write_then_read_back,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 	};
