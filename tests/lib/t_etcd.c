@@ -217,7 +217,8 @@ read_request(int fd)
 static void
 fake_wait(struct t_etcd_fake *f, int ms)
 {
-	for (int waited = 0; waited < ms && !atomic_load(&f->stop); waited += 20)
+	for (int waited = 0; waited < ms && !atomic_load(&f->stop);
+	     waited += 20)
 		sleep_ms(20);
 }
 
@@ -281,7 +282,8 @@ fake_listen(int *port)
 		*port = t_free_port();
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		a.sin_port = htons((uint16_t)*port);
-		if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		if (fd >= 0 &&
+		    bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
 		    listen(fd, 16) == 0)
 			return fd;
 		if (fd >= 0)

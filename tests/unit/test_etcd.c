@@ -46,8 +46,8 @@ client_of(const char *endpoints, int timeout_ms)
 	do {                                                                   \
 		int rc_ = (rc);                                                \
 		if (rc_ != 0)                                                  \
-			fail_msg("%s: %s", etcd_strerror(rc_),                 \
-			    etcd_errmsg(e));                                   \
+			fail_msg(                                              \
+			    "%s: %s", etcd_strerror(rc_), etcd_errmsg(e));     \
 	} while (0)
 
 /* ---- Against a real etcd ------------------------------------------------ */
@@ -146,8 +146,8 @@ test_put_under_a_lease(void **state)
 static void
 test_get_prefix(void **state)
 {
-	static const char *const keys[] = { "/t/pfx/b", "/t/pfx/a",
-		"/t/pfy", "/t/pf", "/t/pfx/c" };
+	static const char *const keys[] = { "/t/pfx/b", "/t/pfx/a", "/t/pfy",
+		"/t/pf", "/t/pfx/c" };
 	struct etcd *e = client_of(shared.url, TIMEOUT_MS);
 	struct etcd_kvs kvs;
 
@@ -245,8 +245,8 @@ race(void *arg)
 
 		snprintf(key, sizeof(key), "/t/race/%d", round);
 		pthread_barrier_wait(r->start);
-		rc = etcd_create(e, key, r->name, strlen(r->name), 0, &created,
-		    &cur);
+		rc = etcd_create(
+		    e, key, r->name, strlen(r->name), 0, &created, &cur);
 		if (rc != 0)
 			fail_msg("%s: %s", etcd_strerror(rc), etcd_errmsg(e));
 		if (created) {
@@ -367,12 +367,14 @@ static void
 test_bad_answers_are_clear_errors(void **state)
 {
 	static const struct bad bads[] = {
-		{ 500, "{\"error\":\"boom\",\"message\":\"etcdserver: boom\","
-		       "\"code\":2}",
+		{ 500,
+		    "{\"error\":\"boom\",\"message\":\"etcdserver: boom\","
+		    "\"code\":2}",
 		    0, false, ETCD_EHTTP, "HTTP 500 Fake: etcdserver: boom" },
 		{ 503, "not json", 0, false, ETCD_EHTTP, "HTTP 503" },
-		{ 404, "{\"message\":\"etcdserver: requested lease not "
-		       "found\",\"code\":5}",
+		{ 404,
+		    "{\"message\":\"etcdserver: requested lease not "
+		    "found\",\"code\":5}",
 		    0, false, ETCD_ENOLEASE, "requested lease not found" },
 		{ 200, "{\"header\":", 0, false, ETCD_EJSON, "malformed JSON" },
 		{ 200, "", 0, false, ETCD_EJSON, "malformed JSON" },
@@ -461,13 +463,13 @@ test_answers_missing_fields(void **state)
 	/* A failed transaction must carry the key that made it fail. */
 	snprintf(body, sizeof(body), "{%s,\"responses\":[]}", hdr);
 	t_etcd_fake_set(f, 200, body, 0, false);
-	assert_int_equal(etcd_create(e, "x", "v", 1, 0, &created, NULL),
-	    ETCD_EJSON);
+	assert_int_equal(
+	    etcd_create(e, "x", "v", 1, 0, &created, NULL), ETCD_EJSON);
 	snprintf(body, sizeof(body),
 	    "{%s,\"responses\":[{\"response_range\":{%s}}]}", hdr, hdr);
 	t_etcd_fake_set(f, 200, body, 0, false);
-	assert_int_equal(etcd_create(e, "x", "v", 1, 0, &created, NULL),
-	    ETCD_EJSON);
+	assert_int_equal(
+	    etcd_create(e, "x", "v", 1, 0, &created, NULL), ETCD_EJSON);
 	assert_non_null(strstr(etcd_errmsg(e), "absent"));
 	assert_true(atomic_load(&f->nreq) >= 8);
 	t_etcd_fake_stop(f);
@@ -490,8 +492,8 @@ test_bad_endpoints_are_refused(void **state)
 	}
 	assert_null(etcd_new("http://127.0.0.1:1", 0, err, sizeof(err)));
 	assert_non_null(strstr(err, "timeout"));
-	assert_int_equal(strcmp(etcd_strerror(ETCD_ENOLEASE), "no such lease"),
-	    0);
+	assert_int_equal(
+	    strcmp(etcd_strerror(ETCD_ENOLEASE), "no such lease"), 0);
 }
 
 static int
@@ -531,10 +533,11 @@ main(void)
 	};
 
 	if (!t_etcd_available()) {
-		fprintf(stderr, "etcd is not installed: skipped "
-		                "(make test-deps installs etcd-server)\n");
+		fprintf(stderr,
+		    "etcd is not installed: skipped "
+		    "(make test-deps installs etcd-server)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests_name("etcd", tests, start_shared,
-	    stop_shared);
+	return cmocka_run_group_tests_name(
+	    "etcd", tests, start_shared, stop_shared);
 }
