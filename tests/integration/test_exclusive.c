@@ -6,6 +6,7 @@
  * acceptance's; they are not scaled down under sanitizers. */
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,30 @@ load(struct sluice_client *c)
 	return first;
 }
 
+/* Every task was acked once, yet some remain: says which, and how they
+ * got there (their state, attempts and last error; the server's log). */
+static void
+explain_leftovers(const struct t_srv *s, struct sluice_client *c)
+{
+	struct sluice_task *ts = NULL;
+	size_t n = 0;
+
+	t_srv_print_log(s);
+	if (sluice_list(c, "excl", 0, SLUICE_ORDER_AGE, 20, 0, &ts, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr,
+		    "left: task %llu %s attempts %u lease %llu taken_at "
+		    "%llu updated_at %llu last_error \"%s\"\n",
+		    (unsigned long long)ts[i].id,
+		    sluice_state_name(ts[i].state), ts[i].attempts,
+		    (unsigned long long)ts[i].lease,
+		    (unsigned long long)ts[i].taken_at,
+		    (unsigned long long)ts[i].updated_at,
+		    ts[i].last_error ? ts[i].last_error : "");
+	sluice_task_free(ts);
+}
+
 static void
 test_every_task_is_processed_exactly_once(void **state)
 {
@@ -183,6 +208,8 @@ test_every_task_is_processed_exactly_once(void **state)
 			    (unsigned long long)(sh.first_id + i));
 
 	k = it_counts(c, NULL);
+	if (k.ready + k.delayed + k.taken + k.buried != 0)
+		explain_leftovers(s, c);
 	assert_int_equal(k.ready, 0);
 	assert_int_equal(k.delayed, 0);
 	assert_int_equal(k.taken, 0);

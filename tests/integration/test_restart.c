@@ -313,8 +313,13 @@ test_a_durable_take_survives_a_crash(void **state)
 	sluice_task_free(t);
 	it_crash_restart(s, &c);
 	t = it_peek(c, id);
-	assert_int_equal(t->state, SLUICE_READY);
-	assert_int_equal(t->attempts, 1);
+	if (t->state != SLUICE_READY || t->attempts != 1) {
+		t_srv_print_log(s);
+		fail_msg("after the crash task %llu is %s, attempts %u, "
+		         "last_error \"%s\": want ready, attempts 1",
+		    (unsigned long long)id, sluice_state_name(t->state),
+		    t->attempts, t->last_error ? t->last_error : "");
+	}
 	sluice_task_free(t);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);

@@ -136,8 +136,8 @@ listening(const struct t_srv *s)
 	return ok;
 }
 
-static void
-print_log(const struct t_srv *s)
+void
+t_srv_print_log(const struct t_srv *s)
 {
 	char buf[4096];
 	ssize_t n;
@@ -191,7 +191,7 @@ t_srv_start(struct t_srv *s)
 		sleep_ms(10);
 	}
 	fprintf(stderr, "sluiced on %s did not start\n", s->url);
-	print_log(s);
+	t_srv_print_log(s);
 	t_srv_stop(s, SIGKILL);
 	return -1;
 }
@@ -225,14 +225,14 @@ t_srv_stop(struct t_srv *s, int sig)
 			if (WIFSIGNALED(status) && WTERMSIG(status) != sig) {
 				fprintf(stderr, "sluiced died of signal %d\n",
 				    WTERMSIG(status));
-				print_log(s);
+				t_srv_print_log(s);
 			}
 			return status;
 		}
 		sleep_ms(10);
 	}
 	fprintf(stderr, "sluiced did not stop within 10 s of signal %d\n", sig);
-	print_log(s);
+	t_srv_print_log(s);
 	kill(s->pid, SIGKILL);
 	waitpid(s->pid, &status, 0);
 	s->pid = 0;

@@ -39,6 +39,10 @@ int t_srv_start(struct t_srv *s);
  * wait status, or -1 if it did not end (it is then SIGKILLed). */
 int t_srv_stop(struct t_srv *s, int sig);
 
+/* Copies the server's log (its stderr) to the test's stderr: for a
+ * failure worth explaining. */
+void t_srv_print_log(const struct t_srv *s);
+
 /* True while the process runs. */
 bool t_srv_alive(struct t_srv *s);
 
