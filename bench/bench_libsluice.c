@@ -227,7 +227,8 @@ lconn_ack(struct lconn *c, const struct sluice_task *t, size_t n)
 
 	if (c->d->o->batch == 1) {
 		rc = sluice_ack(c->cl, t[0].id, t[0].lease, NULL, &after);
-		if (rc == 0 && after.state != 0)
+		/* finished: gone, or kept as done (--keep-done) */
+		if (rc == 0 && after.state != 0 && after.state != SLUICE_DONE)
 			rc = SLUICE_ESTATE;
 	} else {
 		for (size_t i = 0; i < n; i++)
