@@ -114,7 +114,6 @@ int
 t_etcd_start(struct t_etcd *e)
 {
 	char client[64], peer[64], cluster[160];
-	int fd;
 	pid_t pid;
 
 	snprintf(client, sizeof(client), "http://127.0.0.1:%d", e->client_port);
@@ -126,21 +125,8 @@ t_etcd_start(struct t_etcd *e)
 		"--initial-advertise-peer-urls", peer, "--initial-cluster",
 		cluster, "--initial-cluster-token", e->name, NULL };
 
-	fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if ((pid = t_spawn_logged((char *const *)argv, e->log)) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fd, STDERR_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fd);
 	e->pid = pid;
 	for (int i = 0; i < 600; i++) {
 		int status;

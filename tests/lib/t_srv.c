@@ -151,11 +151,30 @@ t_srv_print_log(const struct t_srv *s)
 	close(fd);
 }
 
+pid_t
+t_spawn_logged(char *const argv[], const char *log)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	pid_t pid;
+
+	if (fd < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, STDERR_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	return pid < 0 ? -1 : pid;
+}
+
 int
 t_srv_start(struct t_srv *s)
 {
 	const char *argv[T_SRV_MAX_ARGS + 8];
-	int argc = 0, fd;
+	int argc = 0;
 	pid_t pid;
 
 	argv[argc++] = t_bin(s->prog != NULL ? s->prog : "sluiced");
@@ -167,21 +186,8 @@ t_srv_start(struct t_srv *s)
 		argv[argc++] = s->args[i];
 	argv[argc] = NULL;
 
-	fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if ((pid = t_spawn_logged((char *const *)argv, s->log)) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fd, STDERR_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fd);
 	s->pid = pid;
 	for (int i = 0; i < 1000; i++) {
 		if (listening(s))

@@ -50,6 +50,11 @@ bool t_srv_alive(struct t_srv *s);
  * NULL), capturing up to outcap-1 bytes of stdout into out (NUL-ended;
  * may be NULL) and of stderr into err (may be NULL). Returns the exit code,
  * or -1 if it did not end within 30 s (then killed). */
+/* Starts argv (argv[0] found on PATH unless it holds a '/') in the
+ * background with its stdout and stderr appended to `log`. Its pid, or
+ * -1 when it could not be started. */
+pid_t t_spawn_logged(char *const argv[], const char *log);
+
 int t_run(char *const argv[], const char *in, char *out, size_t outcap,
     char *err, size_t errcap);
 
