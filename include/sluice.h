@@ -42,7 +42,10 @@
  *
  * Retries: with several URLs, a follower's SLUICE_ENOTLEADER reply makes
  * the library connect to the leader it names (or the next URL) and send
- * the request once more: the follower executed nothing. A connection lost
+ * the request once more: the follower executed nothing. While no leader
+ * answers (it died and the others elect the next, docs/replication.md),
+ * the call keeps looking, pausing a little longer each time (at most
+ * 200 ms), until its timeout. A connection lost
  * during a request is reported as SLUICE_ECONN and the request is never
  * sent again behind the caller's back, except for the requests that are
  * safe to repeat: peeks, stats (hourly too), list, errors, and puts whose

@@ -14,8 +14,13 @@
  * and the call fails (SLUICE_ECONN, SLUICE_ETIMEDOUT: the outcome is
  * unknown), except that a request msg_req_idempotent() calls harmless to
  * repeat is sent once more after a lost connection. A "not leader" reply
- * sends the request, once, to the leader it names: the follower ran
- * nothing.
+ * sends the request to the leader it names: the follower ran nothing.
+ *
+ * Failover. With several URLs, while no leader answers (none reachable,
+ * or followers that know no leader or name one that is gone), the call
+ * keeps looking, with a short growing pause, until its timeout: a
+ * cluster electing a new leader is found again without the caller's
+ * help.
  *
  * The reply. Its bytes stay in c->reply until the next call (decoded
  * replies point into them); a reply larger than REPLY_KEEP gives its
@@ -32,7 +37,10 @@
 #include "client/client.h"
 
 enum {
-	REPLY_KEEP = 1 << 20, /* reply memory kept between calls */
+	REPLY_KEEP = 1 << 20,    /* reply memory kept between calls */
+	ELECTION_MAX_MS = 30000, /* a call with no timeout looks for a
+	                          * leader this long at most */
+	BACKOFF_MAX_MS = 200,
 };
 
 void
@@ -83,8 +91,8 @@ conn_ensure(struct sluice_client *c)
 		size_t idx = (c->urls.cur + k) % c->urls.n;
 		const char *url = c->urls.v[idx];
 
-		rc = transport_of(url)->open(
-		    url, c->connect_ms, &c->conn, c->errmsg, sizeof(c->errmsg));
+		rc = transport_of(url)->open(url, c->connect_ms, c->urls.n == 1,
+		    &c->conn, c->errmsg, sizeof(c->errmsg));
 		if (rc == 0) {
 			c->urls.cur = idx;
 			return 0;
@@ -121,6 +129,35 @@ follow_leader(struct sluice_client *c, const struct msg_rep *rep)
 	if (c->urls.n < 2)
 		return false;
 	c->urls.cur = (c->urls.cur + 1) % c->urls.n;
+	return true;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A cluster without a reachable leader (one died, the others elect the
+ * next): with several URLs, waits a little before the call looks again,
+ * doubling the wait each time, while the call's time lasts. False when
+ * there is one URL or no time left. Nothing was executed: no server
+ * answered, or a follower said it is not the leader. */
+static bool
+await_leader(struct sluice_client *c, int64_t deadline, int *backoff_ms)
+{
+	struct timespec ts;
+
+	if (c->urls.n < 2 || mono_ms() + *backoff_ms > deadline)
+		return false;
+	ts.tv_sec = *backoff_ms / 1000;
+	ts.tv_nsec = (long)(*backoff_ms % 1000) * 1000000;
+	nanosleep(&ts, NULL);
+	*backoff_ms =
+	    *backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *backoff_ms * 2;
 	return true;
 }
 
@@ -167,7 +204,10 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 	const char *op = msg_op_name(req->op);
 	int tmo = call_timeout(c, extra_ms);
 	bool idem = msg_req_idempotent(req);
-	bool redirected = false, retried = false;
+	bool retried = false;
+	int64_t deadline = mono_ms() + (tmo < 0 ? ELECTION_MAX_MS : tmo);
+	int backoff_ms = 10;
+	size_t hops = 0;
 	int rc;
 
 	c->errmsg[0] = '\0';
@@ -181,8 +221,12 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 		return rc;
 	}
 	for (;;) {
-		if ((rc = conn_ensure(c)) != 0)
+		if ((rc = conn_ensure(c)) != 0) {
+			if (rc == SLUICE_ECONN &&
+			    await_leader(c, deadline, &backoff_ms))
+				continue;
 			return rc;
+		}
 		rc = exchange(c, op, tmo);
 		if (rc == SLUICE_ECONN && idem && !retried) {
 			retried = true;
@@ -214,9 +258,16 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 			conn_drop(c);
 			return rc == SLUICE_EVERSION ? rc : SLUICE_EPROTO;
 		}
-		if (rep->status == SLUICE_ENOTLEADER && !redirected &&
+		if (rep->status == SLUICE_ENOTLEADER && hops < 2 * c->urls.n &&
 		    follow_leader(c, rep)) {
-			redirected = true;
+			hops++;
+			conn_drop(c);
+			continue;
+		}
+		if (rep->status == SLUICE_ENOTLEADER &&
+		    await_leader(c, deadline, &backoff_ms)) {
+			hops = 0;
+			c->urls.cur = (c->urls.cur + 1) % c->urls.n;
 			conn_drop(c);
 			continue;
 		}

@@ -136,13 +136,15 @@ nng_conn_close(struct conn *base)
 }
 
 static int
-nng_conn_open(const char *url, int connect_ms, struct conn **out, char *err,
-    size_t errlen)
+nng_conn_open(const char *url, int connect_ms, bool retry_refused,
+    struct conn **out, char *err, size_t errlen)
 {
 	struct conn_nng *k;
 	pthread_condattr_t ca;
 	nng_dialer d;
 	int rv;
+
+	(void)retry_refused; /* nng's dialer keeps its own policy */
 
 	if ((k = calloc(1, sizeof(*k))) == NULL)
 		return SLUICE_ENOMEM;

@@ -13,7 +13,7 @@
  *  - connect without blocking, each address in turn, waiting in poll();
  *    a refused connection is tried again after 50 ms, doubling up to
  *    500 ms, as nng's dialer does, so a server that is restarting is
- *    found once it listens;
+ *    found once it listens (unless the handle has other URLs to try);
  *  - TCP_NODELAY (a request is one write and waits for its reply);
  *  - send our req0 header and read the peer's. A peer that answers
  *    something else is named (sp_guess_peer): it is not a sluice server,
@@ -408,7 +408,7 @@ fail_close:
  * Returns the socket, or SLUICE_ECONN's negation with the reason. */
 static int
 connect_any(const char *url, const struct addrinfo *ai, int connect_ms,
-    int64_t dl, char *err, size_t errlen)
+    bool retry_refused, int64_t dl, char *err, size_t errlen)
 {
 	int pause_ms = RETRY_MIN_MS, e = ETIMEDOUT;
 
@@ -423,7 +423,7 @@ connect_any(const char *url, const struct addrinfo *ai, int connect_ms,
 			if (e == ETIMEDOUT)
 				goto fail_timeout;
 		}
-		if ((left = ms_left(dl)) == 0)
+		if ((left = ms_left(dl)) == 0 || !retry_refused)
 			break;
 		if (left > pause_ms)
 			left = pause_ms;
@@ -594,8 +594,8 @@ tcp_close(struct conn *base)
 }
 
 static int
-tcp_open(const char *url, int connect_ms, struct conn **out, char *err,
-    size_t errlen)
+tcp_open(const char *url, int connect_ms, bool retry_refused, struct conn **out,
+    char *err, size_t errlen)
 {
 	int64_t dl = deadline_in(connect_ms);
 	char host[HOST_MAX], port[PORT_MAX];
@@ -626,7 +626,8 @@ tcp_open(const char *url, int connect_ms, struct conn **out, char *err,
 	}
 	k->base.ops = &conn_tcp_ops;
 	buf_init(&k->carry);
-	if ((k->fd = connect_any(url, ai, connect_ms, dl, err, errlen)) < 0) {
+	if ((k->fd = connect_any(
+	         url, ai, connect_ms, retry_refused, dl, err, errlen)) < 0) {
 		rc = -k->fd;
 		goto fail_close;
 	}

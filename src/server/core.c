@@ -266,12 +266,15 @@ pending_fail(struct core *c, struct pending *p, int rc, const char *text)
 void
 core_flush_replies(struct core *c)
 {
-	uint64_t durable = wal_durable_lsn(c->wal);
-	uint64_t commit = core_commit_lsn(c);
+	uint64_t durable, commit;
 	bool failed = wal_poisoned(c->wal);
 	int64_t too_old = clock_mono_ms() - (int64_t)c->cfg->sync_timeout_ms;
 	struct pending *p;
 	char text[200];
+
+	core_check_lease(c); /* no reply of a write once the lease ran out */
+	durable = wal_durable_lsn(c->wal);
+	commit = core_commit_lsn(c);
 
 	while ((p = c->pend_head) != NULL &&
 	    (p->lsn <= (p->local ? durable : commit) || failed ||
@@ -300,6 +303,33 @@ core_flush_replies(struct core *c)
 		}
 		free(p);
 	}
+}
+
+bool
+core_counts(const struct core *c, const char *url)
+{
+	if (!c->counting)
+		return true;
+	for (size_t i = 0; i < c->ncount; i++)
+		if (strcmp(c->count[i], url) == 0)
+			return true;
+	return false;
+}
+
+void
+core_check_lease(struct core *c)
+{
+	if (c->elect == NULL || c->follower || c->fenced)
+		return;
+	if (clock_mono_ms() < elect_lease_until(c->elect))
+		return;
+	c->fenced = true;
+	c->fenced_by = 0;
+	log_warn("srv",
+	    "the leader lease runs out: no writes from now on epoch=%" PRIu64
+	    " lsn=%" PRIu64,
+	    wal_epoch(c->wal), wal_last_lsn(c->wal));
+	core_fail_pending(c);
 }
 
 void

@@ -15,6 +15,7 @@
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/elect.h"
 #include "server/face_sp.h"
 #include "server/net.h"
 #include "server/reserve.h"
@@ -137,7 +138,21 @@ struct core {
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
-	struct http *http;   /* --http; NULL without */
+	struct http *http; /* --http; NULL without */
+	/* automatic failover (cluster.c) */
+	struct elect *elect; /* --etcd; NULL without */
+	struct elect_state elect_st;
+	struct elect_cmd elect_cmd;
+	bool counting; /* only the followers in count[] count for
+	                * --sync-replicas: the sync set */
+	size_t ncount;
+	char (*count)[MSG_URL_MAX + 1]; /* their client URLs */
+	uint64_t count_gen;             /* the thread's COUNT applied */
+	bool handing;                   /* a switchover: no writes */
+	struct net_ctx *handover_ctx;   /* its request, to answer */
+	uint64_t handover_id;
+	char handover_to[ELECT_NAME_MAX + 1];
+	uint32_t handover_ms;
 	int64_t recovery_ms; /* how long start-up recovery took */
 	/* the log's reservation (reserve.h) */
 	struct reserve_sizes rsv;
@@ -169,6 +184,15 @@ int core_new_epoch(struct core *c, uint64_t epoch);
 /* The LSN up to which replies may go out: durable here, and on
  * --sync-replicas followers. */
 uint64_t core_commit_lsn(const struct core *c);
+
+/* With --etcd, a leader takes writes only while its lease holds: past
+ * the election's deadline it fences itself (no writes; the replies that
+ * wait for a commit fail). */
+void core_check_lease(struct core *c);
+
+/* Whether the follower at client URL `url` counts for --sync-replicas:
+ * with --etcd, only those of the sync set (elect.h) do. */
+bool core_counts(const struct core *c, const char *url);
 
 /* Logs the release of every session lease (a restart, a promotion). */
 void core_release_sessions(struct core *c);

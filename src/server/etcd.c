@@ -741,6 +741,39 @@ etcd_create(struct etcd *e, const char *key, const void *value, size_t len,
 	return rc;
 }
 
+int
+etcd_put_if_lease(struct etcd *e, const char *key, const void *value,
+    size_t len, int64_t lease, const char *guard, int64_t guard_lease,
+    bool *done)
+{
+	json_t *g = b64(guard, strlen(guard)), *put, *req = NULL, *ans = NULL;
+	json_t *ok;
+	char ls[24];
+	int rc;
+
+	i64s(ls, guard_lease);
+	put = put_req(key, value, len, lease);
+	if (g != NULL && put != NULL)
+		req = json_pack("{s:[{s:O, s:s, s:s, s:s}], s:[{s:O}]}",
+		    "compare", "key", g, "result", "EQUAL", "target", "LEASE",
+		    "lease", ls, "success", "request_put", put);
+	if ((rc = post(e, "/v3/kv/txn", req, &ans)) == 0 &&
+	    (rc = check_header(e, ans)) == 0) {
+		ok = json_object_get(ans, "succeeded");
+		if (ok != NULL && !json_is_boolean(ok))
+			rc = fail(e, ETCD_EJSON,
+			    "%s: field \"succeeded\" is not a boolean",
+			    e->where);
+		else
+			*done = json_is_true(ok);
+	}
+	json_decref(ans);
+	json_decref(req);
+	json_decref(put);
+	json_decref(g);
+	return rc;
+}
+
 /* A range of [key, end) (end NULL: the key alone). */
 static int
 range(struct etcd *e, const char *key, const char *end, struct etcd_kvs *out)

@@ -110,6 +110,13 @@ int etcd_put(struct etcd *e, const char *key, const void *value, size_t len,
 int etcd_create(struct etcd *e, const char *key, const void *value, size_t len,
     int64_t lease, bool *created, struct etcd_kv *cur);
 
+/* Sets `key` bound to `lease` (0: none) only if `guard` exists bound to
+ * lease `guard_lease`, atomically: a leader writes what only the holder
+ * of the leader key may write. *done says whether it was written. */
+int etcd_put_if_lease(struct etcd *e, const char *key, const void *value,
+    size_t len, int64_t lease, const char *guard, int64_t guard_lease,
+    bool *done);
+
 /* Reads `key`. On success *found says whether it exists and, if so, *kv
  * holds it (the caller frees it with etcd_kv_free). */
 int etcd_get(struct etcd *e, const char *key, bool *found, struct etcd_kv *kv);

@@ -844,11 +844,41 @@ follow_lag(const struct core *c, uint64_t *records, uint64_t *ms)
 	*ms = (uint64_t)(c->now - (int64_t)f->leader_last_time);
 }
 
+int
+follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch)
+{
+	uint64_t e = wal_epoch(c->wal);
+	int rc;
+
+	if (c->fol != NULL && c->fol->broken)
+		return SLUICE_ECORRUPT;
+	if (c->fol != NULL && c->fol->leader_epoch > e)
+		e = c->fol->leader_epoch;
+	if (c->fenced_by > e)
+		e = c->fenced_by;
+	e++;
+	if (e < min_epoch)
+		e = min_epoch;
+	follow_stop(c);
+	c->follower = false;
+	c->fenced = false;
+	c->fenced_by = 0;
+	rc = core_new_epoch(c, e);
+	if (rc != 0)
+		return rc;
+	core_release_sessions(c);
+	log_info("follow",
+	    "promoted: this node leads epoch=%" PRIu64 " lsn=%" PRIu64, e,
+	    wal_last_lsn(c->wal));
+	*epoch = e;
+	return 0;
+}
+
 void
 follow_promote(struct core *c, struct net_ctx *ctx)
 {
 	struct msg_rep rep = { .op = MSG_OP_PROMOTE };
-	uint64_t epoch;
+	uint64_t epoch = 0;
 	int rc;
 
 	if (!c->follower) {
@@ -858,34 +888,52 @@ follow_promote(struct core *c, struct net_ctx *ctx)
 		              : "promote: this node is already the leader");
 		return;
 	}
-	if (c->fol != NULL && c->fol->broken) {
-		core_reply_err(c, ctx, MSG_OP_PROMOTE, SLUICE_ECORRUPT,
+	rc = follow_lead(c, 0, &epoch);
+	if (rc == SLUICE_ECORRUPT) {
+		core_reply_err(c, ctx, MSG_OP_PROMOTE, rc,
 		    "promote: this follower stopped on a record it could not "
 		    "apply");
 		return;
 	}
-	epoch = wal_epoch(c->wal);
-	if (c->fol != NULL && c->fol->leader_epoch > epoch)
-		epoch = c->fol->leader_epoch;
-	epoch++;
-	follow_stop(c);
-	c->follower = false;
-	c->fenced = false;
-	rc = core_new_epoch(c, epoch);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_PROMOTE, rc,
-		    "promote: cannot start epoch %" PRIu64 ": %s", epoch,
+		    "promote: cannot start a new epoch: %s",
 		    sluice_strerror(rc));
 		return;
 	}
-	core_release_sessions(c);
-	log_info("follow",
-	    "promoted: this node leads epoch=%" PRIu64 " lsn=%" PRIu64, epoch,
-	    wal_last_lsn(c->wal));
 	rep.epoch = epoch;
 	buf_reset(&c->out);
 	msg_encode_rep(&c->out, &rep);
 	core_reply_local(c, ctx);
+}
+
+int
+follow_switch(struct core *c, const char *url)
+{
+	int rc;
+
+	if (!c->follower) {
+		log_warn("follow",
+		    "stepping down: following another leader "
+		    "leader=%s",
+		    url);
+		core_fail_pending(c); /* waiting takes: the loop ends them */
+		repl_demote(c);
+	}
+	follow_stop(c);
+	rc = follow_start(c, url);
+	c->follower = true;
+	if (rc == 0) {
+		c->fenced = false;
+		c->fenced_by = 0;
+	}
+	return rc;
+}
+
+const char *
+follow_url(const struct core *c)
+{
+	return c->fol != NULL ? c->fol->url : "";
 }
 
 void
@@ -915,23 +963,12 @@ follow_repoint(struct core *c, struct net_ctx *ctx, const char *url, size_t len)
 		    wal_epoch(c->wal));
 		return;
 	}
-	if (!c->follower) {
-		log_warn("follow",
-		    "stepping down: following another leader "
-		    "leader=%s",
-		    u);
-		core_fail_pending(c); /* waiting takes: the loop ends them */
-		repl_demote(c);
-	}
-	follow_stop(c);
-	rc = follow_start(c, u);
+	rc = follow_switch(c, u);
 	if (rc != 0) {
-		c->follower = true;
 		core_reply_err(c, ctx, MSG_OP_FOLLOW, SLUICE_EINVAL,
 		    "follow: cannot dial %s: %s", u, net_strerror(rc));
 		return;
 	}
-	c->fenced = false;
 	buf_reset(&c->out);
 	msg_encode_rep(&c->out, &rep);
 	core_reply(c, ctx);

@@ -45,6 +45,21 @@ bool follow_connected(const struct core *c);
  * behind in ms. */
 void follow_lag(const struct core *c, uint64_t *records, uint64_t *ms);
 
+/* This follower, or a fenced leader, becomes a leader with a new epoch:
+ * above every epoch it knows of, and at least `min_epoch`; session
+ * leases are released as at a restart. Returns 0 with the epoch in
+ * *epoch, SLUICE_ECORRUPT (it stopped on a record it could not apply),
+ * or the log's error. */
+int follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch);
+
+/* From now on follows the leader whose replication URL is `url`; a
+ * leader steps down (its waiting replies fail). Returns 0 or an error as
+ * follow_start (the node is then a follower with no leader). */
+int follow_switch(struct core *c, const char *url);
+
+/* The replication URL followed; "" when none. */
+const char *follow_url(const struct core *c);
+
 /* MSG_OP_PROMOTE: this follower becomes a leader with a new epoch. */
 void follow_promote(struct core *c, struct net_ctx *ctx);
 

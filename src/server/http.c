@@ -104,6 +104,11 @@ http_health_status(const struct http_health *h, const char **reason)
 		*reason = "follower lost its leader: not connected to it";
 		return 503;
 	}
+	if (h->no_lease) {
+		*reason = "no leader lease: this node refuses writes until "
+		          "the election decides";
+		return 503;
+	}
 	if (h->fenced) {
 		*reason = "fenced: a newer leader exists; this node refuses "
 		          "writes";

@@ -45,6 +45,7 @@ struct http_health {
 	bool follower;    /* this node follows a leader */
 	bool leader_lost; /* ... and is not connected to it */
 	bool fenced;      /* a leader that learned of a newer leader */
+	bool no_lease;    /* ... or whose leader lease ran out (--etcd) */
 	bool log_full;    /* the log refuses new work (puts) */
 };
 

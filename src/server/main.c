@@ -44,6 +44,22 @@ static const char usage[] =
     "  --sync-timeout DUR     how long a write waits for those followers\n"
     "                         before it fails with 'too few replicas'\n"
     "                         (default 5s)\n"
+    "  --etcd URL[,URL...]    automatic failover: elect the leader through\n"
+    "                         etcd at these client URLs, e.g.\n"
+    "                         http://127.0.0.1:2379 (default: none; promote\n"
+    "                         and follow by hand). Needs --repl-listen\n"
+    "  --cluster NAME         the cluster's name in etcd: nodes of one\n"
+    "                         cluster share it (default sluice)\n"
+    "  --node NAME            this node's name in the cluster (default: the\n"
+    "                         HOST:PORT of --advertise)\n"
+    "  --advertise URL        the client URL other nodes and clients reach\n"
+    "                         this node at (default: --listen)\n"
+    "  --advertise-repl URL   the URL followers reach --repl-listen at\n"
+    "                         (default: --repl-listen)\n"
+    "  --leader-ttl DUR       the leader's lease in etcd: a leader that\n"
+    "                         cannot renew it stops taking writes before\n"
+    "                         it ends, and a follower takes over after it\n"
+    "                         (1s to 5m, whole seconds; default 3s)\n"
     "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
     "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
     "                         (default: none)\n"
@@ -98,6 +114,12 @@ enum {
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
 	OPT_SYNC_TIMEOUT,
+	OPT_ETCD,
+	OPT_CLUSTER,
+	OPT_NODE,
+	OPT_ADVERTISE,
+	OPT_ADVERTISE_REPL,
+	OPT_LEADER_TTL,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
 	OPT_BEANSTALK,
@@ -126,6 +148,12 @@ static const struct option options[] = {
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
 	{ "sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT },
+	{ "etcd", required_argument, NULL, OPT_ETCD },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
+	{ "advertise-repl", required_argument, NULL, OPT_ADVERTISE_REPL },
+	{ "leader-ttl", required_argument, NULL, OPT_LEADER_TTL },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
@@ -341,6 +369,114 @@ check_addr(const char *flag, const char *s, const char *example)
 	return 0;
 }
 
+/* --etcd: comma-separated http:// URLs with a port. */
+static int
+check_endpoints(const char *s)
+{
+	char one[512];
+	const char *p = s, *comma;
+	size_t len;
+
+	for (int i = 0; i < 16; i++) {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (len == 0 || len >= sizeof(one) ||
+		    strncmp(p, "http://", 7) != 0)
+			return flag_error("--etcd takes etcd's client URLs "
+			                  "such as http://127.0.0.1:2379, "
+			                  "separated by commas; not '%s'",
+			    s);
+		memcpy(one, p, len);
+		one[len] = '\0';
+		if (strrchr(one + 7, ':') == NULL ||
+		    !port_ok(strrchr(one + 7, ':') + 1))
+			return flag_error("--etcd: '%s' has no port from 1 to "
+			                  "65535 (http://127.0.0.1:2379 is "
+			                  "etcd's usual address)",
+			    one);
+		if (comma == NULL)
+			return 0;
+		p = comma + 1;
+	}
+	return flag_error("--etcd takes at most 16 URLs");
+}
+
+/* --cluster and --node: 1 to 64 bytes of [A-Za-z0-9_.:-], which go into
+ * etcd keys as they are. */
+static int
+check_name(const char *flag, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64 ||
+	    strspn(s,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789_.:-") != n)
+		return flag_error("%s takes 1 to 64 letters, digits and "
+		                  "_ . : -, not '%s'",
+		    flag, s);
+	return 0;
+}
+
+/* Whether an nng URL listens on every address (0.0.0.0, ::, or none):
+ * no use to others as an address to reach. */
+static bool
+url_wildcard(const char *url)
+{
+	const char *h = strstr(url, "://");
+
+	if (h == NULL)
+		return true;
+	h += 3;
+	return h[0] == ':' || h[0] == '*' || strncmp(h, "0.0.0.0:", 8) == 0 ||
+	    strncmp(h, "[::]:", 5) == 0;
+}
+
+/* The flags of automatic failover, with their defaults. */
+static int
+check_failover(struct srv_config *cfg)
+{
+	static char node[80];
+	const char *h;
+
+	if (cfg->etcd == NULL) {
+		if (cfg->advertise != NULL || cfg->node != NULL ||
+		    cfg->advertise_repl != NULL)
+			return flag_error("--node, --advertise and "
+			                  "--advertise-repl need --etcd");
+		return 0;
+	}
+	if (cfg->follow != NULL)
+		return flag_error("--etcd elects the leader: leave --follow "
+		                  "out");
+	if (cfg->repl_listen == NULL)
+		return flag_error("--etcd needs --repl-listen: any node may "
+		                  "come to lead, and followers dial it there");
+	if (cfg->advertise == NULL) {
+		if (url_wildcard(cfg->listen))
+			return flag_error("--listen %s is no address others "
+			                  "can reach: say --advertise URL",
+			    cfg->listen);
+		cfg->advertise = cfg->listen;
+	}
+	if (cfg->advertise_repl == NULL) {
+		if (url_wildcard(cfg->repl_listen))
+			return flag_error("--repl-listen %s is no address "
+			                  "followers can reach: say "
+			                  "--advertise-repl URL",
+			    cfg->repl_listen);
+		cfg->advertise_repl = cfg->repl_listen;
+	}
+	if (cfg->node == NULL) {
+		h = strstr(cfg->advertise, "://");
+		snprintf(node, sizeof(node), "%s", h != NULL ? h + 3 : "");
+		if (check_name("--node", node) != 0)
+			return 2;
+		cfg->node = node;
+	}
+	return 0;
+}
+
 /* ---- the command line --------------------------------------------------- */
 
 /* The long name of the option whose value is `val`. */
@@ -392,6 +528,33 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_ms("--sync-timeout", optarg, 1, 3600000,
 			         &v)) == 0)
 				cfg->sync_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_ETCD:
+			cfg->etcd = optarg;
+			rc = check_endpoints(optarg);
+			break;
+		case OPT_CLUSTER:
+			cfg->cluster = optarg;
+			rc = check_name("--cluster", optarg);
+			break;
+		case OPT_NODE:
+			cfg->node = optarg;
+			rc = check_name("--node", optarg);
+			break;
+		case OPT_ADVERTISE:
+			cfg->advertise = optarg;
+			rc = check_url("--advertise", optarg, "127.0.0.1:7711");
+			break;
+		case OPT_ADVERTISE_REPL:
+			cfg->advertise_repl = optarg;
+			rc = check_url(
+			    "--advertise-repl", optarg, "127.0.0.1:7721");
+			break;
+		case OPT_LEADER_TTL:
+			if ((rc = parse_ms("--leader-ttl", optarg, 1000, 300000,
+			         &v)) == 0)
+				cfg->leader_ttl_ms =
+				    (uint32_t)((v + 999) / 1000 * 1000);
 			break;
 		case OPT_HTTP:
 			cfg->http = optarg;
@@ -510,6 +673,8 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		return flag_error("--http-admin needs --http");
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)
 		return flag_error("--sync-replicas needs --repl-listen");
+	if ((rc = check_failover(cfg)) != 0)
+		return rc;
 	if (cfg->max_log_bytes != 0) {
 		uint64_t seg = cfg->seg_size ? cfg->seg_size : SEG_SIZE_DEFAULT;
 

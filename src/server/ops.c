@@ -1950,6 +1950,17 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 		    leader[0] ? leader : "not known yet");
 		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text,
 		    leader[0] ? leader : NULL);
+	} else if (c->handing) {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+		    "not leader: handing the lead over to %s", c->handover_to);
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
+	} else if (c->fenced_by == 0) {
+		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER,
+		    "not leader: this node's leader lease ran out; it takes "
+		    "no writes until the election decides",
+		    NULL);
 	} else {
 		char text[160];
 
@@ -1990,7 +2001,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
-	if ((c->follower || c->fenced) && op_writes(req.op)) {
+	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {
 		refuse_write(c, ctx, req.op);
 		return;
 	}

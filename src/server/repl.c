@@ -789,7 +789,10 @@ repl_replicated_lsn(const struct core *c, unsigned k)
 	if (c->repl == NULL || k == 0 || c->repl->npeers < k)
 		return 0;
 	for (const struct peer *p = c->repl->peers; p != NULL; p = p->next)
-		top[n++] = p->acked;
+		if (core_counts(c, p->url))
+			top[n++] = p->acked;
+	if (n < k)
+		return 0;
 	/* the k-th highest: a partial selection, n is small */
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = i + 1; j < n; j++)

@@ -50,6 +50,7 @@
 #include "log/recover.h"
 #include "log/snap.h"
 #include "server/bs.h"
+#include "server/cluster.h"
 #include "server/conn.h"
 #include "server/core.h"
 #include "server/follow.h"
@@ -80,6 +81,8 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
 	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
 	cfg->sync_timeout_ms = 5000;
+	cfg->cluster = "sluice";
+	cfg->leader_ttl_ms = 3000;
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -102,9 +105,9 @@ run_timers(struct core *c)
 	int rc;
 
 	queue_tick(c->q, c->now);
-	if (c->follower || c->fenced)
+	if (c->follower || c->fenced || c->handing)
 		return; /* expiries come as the leader's records; a fenced
-		         * leader writes nothing more */
+		         * leader writes nothing more, nor one handing over */
 	for (int i = 0; i < 100000; i++) {
 		rc = queue_decide_expired(c->q, c->now, &r);
 		if (rc != 0)
@@ -181,6 +184,8 @@ poll_timeout(struct core *c)
 		dl = repl_next_deadline(c);
 	if (follow_next_deadline(c) < dl)
 		dl = follow_next_deadline(c);
+	if (cluster_next_deadline(c) < dl)
+		dl = cluster_next_deadline(c);
 	if (c->pend_head != NULL && c->cfg->sync_replicas > 0 &&
 	    c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms < dl)
 		dl = c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms;
@@ -249,6 +254,7 @@ publish_health(struct core *c)
 		.follower = c->follower,
 		.leader_lost = c->follower && !follow_connected(c),
 		.fenced = c->fenced,
+		.no_lease = c->fenced && c->fenced_by == 0,
 		.log_full = !c->follower && wal_refusing(c->wal),
 	};
 
@@ -261,7 +267,7 @@ loop(struct core *c)
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[8] = {
+		struct pollfd pfd[9] = {
 			{ .fd = net_fd(c->net), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
@@ -270,10 +276,11 @@ loop(struct core *c)
 			{ .fd = follow_fd(c), .events = POLLIN },
 			{ .fd = repl_io_fd(c), .events = POLLIN },
 			{ .fd = conns_fd(c->conns), .events = POLLIN },
+			{ .fd = cluster_fd(c), .events = POLLIN },
 		};
 		int wait_ms = net_has_local(c->net) ? 0 : poll_timeout(c);
 
-		if (poll(pfd, 8, wait_ms) < 0 && errno != EINTR) {
+		if (poll(pfd, 9, wait_ms) < 0 && errno != EINTR) {
 			log_err(
 			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
@@ -289,11 +296,13 @@ loop(struct core *c)
 		if (pfd[3].revents)
 			bgsnap_reap(c);
 		follow_turn(c, clock_mono_ms());
+		cluster_turn(c);
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		handle_events(c);
-		if (c->follower && c->wait_head != NULL)
-			ops_end_waiters(c); /* a follower hands out no task */
+		if ((c->follower || c->fenced || c->handing) &&
+		    c->wait_head != NULL)
+			ops_end_waiters(c); /* only a leader hands tasks out */
 		run_timers(c);
 		ops_serve_waiters(c, clock_mono_ms());
 		core_update_reservation(c);
@@ -302,6 +311,8 @@ loop(struct core *c)
 			c->takes_since = 0;
 			wal_submit(c->wal);
 			core_flush_replies(c); /* durable already, inline */
+			follow_turn(c, clock_mono_ms()); /* a follower acks
+			                                  * it at once */
 		}
 		conns_flush(c->conns);
 		repl_serve(c, clock_mono_ms());
@@ -407,7 +418,11 @@ start(struct core *c, const struct srv_config *cfg)
 			return rc;
 		}
 	}
-	if (cfg->follow != NULL) {
+	if (cfg->etcd != NULL) {
+		/* The election decides: until then a follower of nobody,
+		 * taking no writes (cluster.c) */
+		c->follower = true;
+	} else if (cfg->follow != NULL) {
 		rc = follow_start(c, cfg->follow);
 		if (rc != 0) {
 			log_err("srv", "cannot follow leader=%s error=\"%s\"",
@@ -455,7 +470,11 @@ start(struct core *c, const struct srv_config *cfg)
 	    "fsync=%s tasks=%" PRIu64 " tubes=%" PRIu64 " lsn=%" PRIu64
 	    " epoch=%" PRIu64 " recovered_ms=%" PRId64,
 	    SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH,
-	    cfg->listen, c->follower ? "follower" : "leader", cfg->data_dir,
+	    cfg->listen,
+	    cfg->etcd != NULL ? "candidate"
+	        : c->follower ? "follower"
+	                      : "leader",
+	    cfg->data_dir,
 	    cfg->fsync == WAL_FSYNC_ALWAYS      ? "always"
 	        : cfg->fsync == WAL_FSYNC_NEVER ? "never"
 	                                        : "interval",
@@ -545,11 +564,15 @@ srv_run(const struct srv_config *cfg)
 		    cfg->http, cfg->http_admin ? "yes" : "no");
 	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
 		goto out;
+	if (cluster_open(&c) != 0)
+		goto out;
 	exit_code = loop(&c);
 	http_quiesce(c.http);
 	shutdown_core(&c);
+	cluster_close(&c); /* no writes are taken any more */
 
 out:
+	cluster_close(&c);
 	bgsnap_fini(&c);
 	http_close(c.http);
 	follow_stop(&c);

@@ -35,6 +35,13 @@ struct srv_config {
 	uint8_t lost_lease_retry; /* --lost-lease-retry: enum queue_retry */
 	uint64_t max_log_bytes;   /* --max-log-bytes: segment and spare files,
 	                           * at most; 0: no limit */
+	/* automatic failover (docs/replication.md) */
+	const char *etcd;           /* --etcd: endpoints; NULL: manual */
+	const char *cluster;        /* --cluster */
+	const char *node;           /* --node */
+	const char *advertise;      /* --advertise: the client URL */
+	const char *advertise_repl; /* --advertise-repl */
+	uint32_t leader_ttl_ms;     /* --leader-ttl */
 };
 
 /* Fills the defaults of SPEC §6. */

@@ -1,0 +1,188 @@
+/* cluster - automatic failover on the core thread: starts the election
+ * thread (elect.c), carries out what it decides (lead, follow, count
+ * these followers), tells it the node's state each turn, and answers the
+ * cluster and switchover operations. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/cluster.h"
+#include "server/core.h"
+#include "server/elect.h"
+#include "server/follow.h"
+#include "server/repl.h"
+#include "sluice.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+/* The client URL of the node's own --listen, unless --advertise says. */
+int
+cluster_open(struct core *c)
+{
+	const struct srv_config *cfg = c->cfg;
+	struct elect_config ec = {
+		.endpoints = cfg->etcd,
+		.cluster = cfg->cluster,
+		.node = cfg->node,
+		.client = cfg->advertise,
+		.repl = cfg->advertise_repl,
+		.ttl_ms = cfg->leader_ttl_ms,
+		.sync_replicas = cfg->sync_replicas,
+	};
+	char err[256];
+
+	if (cfg->etcd == NULL)
+		return 0;
+	c->count = calloc(ELECT_MEMBERS_MAX, sizeof(*c->count));
+	if (c->count == NULL)
+		return SLUICE_ENOMEM;
+	c->counting = cfg->sync_replicas > 0;
+	if (elect_start(&c->elect, &ec, err, sizeof(err)) != 0) {
+		log_err("cluster", "cannot start the election error=\"%s\"",
+		    err);
+		return SLUICE_EINVAL;
+	}
+	log_info("cluster",
+	    "automatic failover through etcd cluster=%s node=%s etcd=%s "
+	    "ttl_ms=%u advertise=%s repl=%s",
+	    cfg->cluster, cfg->node, cfg->etcd, cfg->leader_ttl_ms,
+	    cfg->advertise, cfg->advertise_repl);
+	return 0;
+}
+
+void
+cluster_close(struct core *c)
+{
+	/* a clean stop: the lease goes at once, and with it the leader key,
+	 * so a follower takes over without waiting for the TTL */
+	elect_stop(c->elect, true);
+	c->elect = NULL;
+	free(c->count);
+	c->count = NULL;
+}
+
+int
+cluster_fd(const struct core *c)
+{
+	return elect_fd(c->elect);
+}
+
+int64_t
+cluster_next_deadline(const struct core *c)
+{
+	if (c->elect == NULL || c->follower || c->fenced)
+		return INT64_MAX;
+	return elect_lease_until(c->elect);
+}
+
+/* The election won: lead with a new epoch, counting no follower until
+ * the thread names them. */
+static void
+lead(struct core *c, const struct elect_cmd *cmd)
+{
+	uint64_t epoch = 0;
+	int rc;
+
+	c->handing = false;
+	c->ncount = 0;
+	if (!c->follower && !c->fenced) {
+		elect_led(c->elect, wal_epoch(c->wal));
+		return;
+	}
+	rc = follow_lead(c, cmd->min_epoch, &epoch);
+	if (rc != 0) {
+		log_err("cluster", "cannot lead error=\"%s\"",
+		    sluice_strerror(rc));
+		epoch = 0;
+	}
+	elect_led(c->elect, epoch);
+}
+
+static void
+follow(struct core *c, const struct elect_cmd *cmd)
+{
+	int rc;
+
+	if (c->follower && c->fol != NULL &&
+	    strcmp(follow_url(c), cmd->url) == 0)
+		return;
+	c->handing = false;
+	rc = follow_switch(c, cmd->url);
+	if (rc != 0)
+		log_warn("cluster", "cannot follow leader=%s error=\"%s\"",
+		    cmd->url, net_strerror(rc));
+}
+
+static void
+count(struct core *c, const struct elect_cmd *cmd)
+{
+	c->ncount = cmd->nurls;
+	for (size_t i = 0; i < cmd->nurls; i++)
+		memcpy(c->count[i], cmd->urls[i], sizeof(c->count[i]));
+	c->count_gen = cmd->gen;
+}
+
+/* Every field of the node's state the thread reads. */
+static void
+publish(struct core *c)
+{
+	struct elect_state *s = &c->elect_st;
+	struct repl_peer_info peers[ELECT_PEERS_MAX];
+	uint64_t lag_ms;
+
+	memset(s, 0, offsetof(struct elect_state, peers));
+	if (!c->follower)
+		s->role = c->fenced ? ELECT_FENCED : ELECT_LEADER;
+	else
+		s->role = c->fol != NULL ? ELECT_FOLLOWER : ELECT_CANDIDATE;
+	s->epoch = wal_epoch(c->wal);
+	s->last_lsn = wal_last_lsn(c->wal);
+	s->durable_lsn = wal_durable_lsn(c->wal);
+	follow_lag(c, &s->lag_records, &lag_ms);
+	if (c->follower && c->fol != NULL)
+		snprintf(s->following, sizeof(s->following), "%s",
+		    follow_url(c));
+	s->count_gen = c->count_gen;
+	if (!c->follower) {
+		s->npeers = repl_peers(c, peers, ELECT_PEERS_MAX);
+		for (size_t i = 0; i < s->npeers; i++) {
+			snprintf(s->peers[i].url, sizeof(s->peers[i].url),
+			    "%s", peers[i].url);
+			s->peers[i].acked_lsn = peers[i].acked_lsn;
+		}
+	}
+	s->handover = c->handover_ctx != NULL;
+	s->handover_id = c->handover_id;
+	snprintf(s->handover_to, sizeof(s->handover_to), "%s",
+	    c->handover_to);
+	s->handover_ms = c->handover_ms;
+	elect_publish(c->elect, s);
+}
+
+void
+cluster_turn(struct core *c)
+{
+	struct elect_cmd *cmd = &c->elect_cmd;
+
+	if (c->elect == NULL)
+		return;
+	while (elect_next_cmd(c->elect, cmd)) {
+		switch (cmd->kind) {
+		case ELECT_CMD_LEAD:
+			lead(c, cmd);
+			break;
+		case ELECT_CMD_FOLLOW:
+			follow(c, cmd);
+			break;
+		case ELECT_CMD_COUNT:
+			count(c, cmd);
+			break;
+		case ELECT_CMD_HANDED:
+			break;
+		}
+	}
+	core_check_lease(c);
+	publish(c);
+}
