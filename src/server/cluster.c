@@ -40,8 +40,8 @@ cluster_open(struct core *c)
 		return SLUICE_ENOMEM;
 	c->counting = cfg->sync_replicas > 0;
 	if (elect_start(&c->elect, &ec, err, sizeof(err)) != 0) {
-		log_err("cluster", "cannot start the election error=\"%s\"",
-		    err);
+		log_err(
+		    "cluster", "cannot start the election error=\"%s\"", err);
 		return SLUICE_EINVAL;
 	}
 	log_info("cluster",
@@ -77,6 +77,39 @@ cluster_next_deadline(const struct core *c)
 	return elect_lease_until(c->elect);
 }
 
+static void
+kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
+{
+	out[*n].name = msg_cstr(name);
+	out[*n].value = value;
+	(*n)++;
+}
+
+void
+cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
+{
+	struct elect_view *v;
+	int64_t now = clock_now_ms();
+
+	if (c->elect == NULL || (v = malloc(sizeof(*v))) == NULL)
+		return;
+	elect_view(c->elect, v);
+	kv(out, n, "cluster_on", 1);
+	kv(out, n, "cluster_leader", v->holding);
+	kv(out, n, "cluster_lease_remaining_ms",
+	    v->holding && v->lease_until > now
+	        ? (uint64_t)(v->lease_until - now)
+	        : 0);
+	kv(out, n, "cluster_renewal_age_ms",
+	    v->renewed_at != 0 && now > v->renewed_at
+	        ? (uint64_t)(now - v->renewed_at)
+	        : 0);
+	kv(out, n, "cluster_etcd_errors", v->etcd_errors);
+	kv(out, n, "cluster_etcd_error_at", (uint64_t)v->etcd_error_at);
+	kv(out, n, "cluster_elections", v->elections);
+	free(v);
+}
+
 /* The election won: lead with a new epoch, counting no follower until
  * the thread names them. */
 static void
@@ -93,8 +126,8 @@ lead(struct core *c, const struct elect_cmd *cmd)
 	}
 	rc = follow_lead(c, cmd->min_epoch, &epoch);
 	if (rc != 0) {
-		log_err("cluster", "cannot lead error=\"%s\"",
-		    sluice_strerror(rc));
+		log_err(
+		    "cluster", "cannot lead error=\"%s\"", sluice_strerror(rc));
 		epoch = 0;
 	}
 	elect_led(c->elect, epoch);
@@ -142,21 +175,20 @@ publish(struct core *c)
 	s->durable_lsn = wal_durable_lsn(c->wal);
 	follow_lag(c, &s->lag_records, &lag_ms);
 	if (c->follower && c->fol != NULL)
-		snprintf(s->following, sizeof(s->following), "%s",
-		    follow_url(c));
+		snprintf(
+		    s->following, sizeof(s->following), "%s", follow_url(c));
 	s->count_gen = c->count_gen;
 	if (!c->follower) {
 		s->npeers = repl_peers(c, peers, ELECT_PEERS_MAX);
 		for (size_t i = 0; i < s->npeers; i++) {
-			snprintf(s->peers[i].url, sizeof(s->peers[i].url),
-			    "%s", peers[i].url);
+			snprintf(s->peers[i].url, sizeof(s->peers[i].url), "%s",
+			    peers[i].url);
 			s->peers[i].acked_lsn = peers[i].acked_lsn;
 		}
 	}
 	s->handover = c->handover_ctx != NULL;
 	s->handover_id = c->handover_id;
-	snprintf(s->handover_to, sizeof(s->handover_to), "%s",
-	    c->handover_to);
+	snprintf(s->handover_to, sizeof(s->handover_to), "%s", c->handover_to);
 	s->handover_ms = c->handover_ms;
 	elect_publish(c->elect, s);
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 struct core;
-struct elect_cmd;
+struct msg_kv;
 
 /* Starts the election thread (with --etcd). Returns 0 or an error. */
 int cluster_open(struct core *c);
@@ -24,6 +24,13 @@ int cluster_fd(const struct core *c);
 /* Carries out the thread's commands, fences a leader whose lease runs
  * out, and publishes the node's state. Call every turn. */
 void cluster_turn(struct core *c);
+
+/* With --etcd, appends the cluster's figures to the stats' node pairs
+ * (at most CLUSTER_KVS): whether this node holds the leader lease, the
+ * lease's remaining ms, ms since its last renewal, etcd calls failed,
+ * when the last failed, elections won. */
+enum { CLUSTER_KVS = 7 };
+void cluster_kvs(struct core *c, struct msg_kv *out, size_t *n);
 
 /* When a leader's lease runs out (monotonic ms); INT64_MAX. */
 int64_t cluster_next_deadline(const struct core *c);

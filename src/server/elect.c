@@ -40,7 +40,7 @@ enum {
 	FAST_TICK_MS = 20, /* while something changes hands */
 	CMDS_MAX = 8,
 	KEY_MAX = 3 * ELECT_NAME_MAX + 32,
-	PUBLISH_MS = 250, /* the member key at most this often... */
+	PUBLISH_MS = 250,  /* the member key at most this often... */
 	REFRESH_MS = 1000, /* ...and at least this often */
 };
 
@@ -89,9 +89,9 @@ struct elect {
 	/* the sync set */
 	size_t nsync;
 	char sync[ELECT_MEMBERS_MAX][ELECT_NAME_MAX + 1];
-	uint64_t gen;         /* the last COUNT sent */
-	bool shrinking;       /* a COUNT of the intersection was sent */
-	uint64_t target_lsn;  /* joiners must hold this */
+	uint64_t gen;        /* the last COUNT sent */
+	bool shrinking;      /* a COUNT of the intersection was sent */
+	uint64_t target_lsn; /* joiners must hold this */
 	size_t nnext;
 	char next[ELECT_MEMBERS_MAX][ELECT_NAME_MAX + 1];
 	/* a switchover */
@@ -200,8 +200,9 @@ push_cmd(struct elect *e, const struct elect_cmd *cmd)
 		log_warn("elect", "cannot wake the core error=\"%s\"",
 		    strerror(errno));
 	if (!sent)
-		log_warn("elect", "the core has not taken its commands; "
-		                  "dropped one kind=%d",
+		log_warn("elect",
+		    "the core has not taken its commands; "
+		    "dropped one kind=%d",
 		    (int)cmd->kind);
 }
 
@@ -241,8 +242,8 @@ keep_lease(struct elect *e)
 	int rc;
 
 	if (e->lease == 0) {
-		rc = etcd_lease_grant(e->etcd, (e->ttl_ms + 999) / 1000, &id,
-		    &ttl);
+		rc = etcd_lease_grant(
+		    e->etcd, (e->ttl_ms + 999) / 1000, &id, &ttl);
 		if (rc != 0) {
 			etcd_failed(e, "lease grant", rc);
 			return false;
@@ -251,7 +252,8 @@ keep_lease(struct elect *e)
 	} else if (t - e->renewed >= e->granted_ms / 3) {
 		rc = etcd_lease_keepalive(e->etcd, e->lease, &ttl);
 		if (rc == ETCD_ENOLEASE) {
-			log_warn("elect", "the lease expired in etcd lease=%" PRIx64,
+			log_warn("elect",
+			    "the lease expired in etcd lease=%" PRIx64,
 			    (uint64_t)e->lease);
 			e->lease = 0;
 			lose_leader_key(e, "its lease expired");
@@ -295,8 +297,8 @@ parse_key(struct elect *e, const struct etcd_kv *kv, struct cluster_keys *ck)
 	json_t *a;
 
 	if (j == NULL || !json_is_object(j)) {
-		log_warn("elect", "a key that is not a JSON object key=%s",
-		    kv->key);
+		log_warn(
+		    "elect", "a key that is not a JSON object key=%s", kv->key);
 		json_decref(j);
 		return;
 	}
@@ -312,8 +314,8 @@ parse_key(struct elect *e, const struct etcd_kv *kv, struct cluster_keys *ck)
 	} else if (strcmp(kv->key, e->k_sync) == 0) {
 		ck->sync_found = true;
 		a = json_object_get(j, "members");
-		for (size_t i = 0; i < json_array_size(a) &&
-		     ck->nsync < ELECT_MEMBERS_MAX;
+		for (size_t i = 0;
+		     i < json_array_size(a) && ck->nsync < ELECT_MEMBERS_MAX;
 		     i++)
 			copy(ck->sync[ck->nsync++], ELECT_NAME_MAX + 1,
 			    json_string_value(json_array_get(a, i)));
@@ -347,8 +349,8 @@ read_cluster(struct elect *e, struct cluster_keys *ck)
 	etcd_kvs_free(&kvs);
 	for (size_t i = 0; i < ck->n; i++) {
 		ck->m[i].sync = in_set(ck->sync, ck->nsync, ck->m[i].name);
-		ck->m[i].lease = ck->leader_found &&
-		    strcmp(ck->m[i].name, ck->leader) == 0;
+		ck->m[i].lease =
+		    ck->leader_found && strcmp(ck->m[i].name, ck->leader) == 0;
 		if (ck->m[i].epoch > e->max_epoch)
 			e->max_epoch = ck->m[i].epoch;
 	}
@@ -367,8 +369,7 @@ publish_view(struct elect *e, const struct cluster_keys *ck)
 	copy(e->view.leader_client, sizeof(e->view.leader_client),
 	    ck->leader_found ? ck->leader_client : "");
 	e->view.holding = e->holding;
-	e->view.lease_until =
-	    e->holding ? e->renewed_unix + e->granted_ms : 0;
+	e->view.lease_until = e->holding ? e->renewed_unix + e->granted_ms : 0;
 	e->view.renewed_at = e->lease != 0 ? e->renewed_unix : 0;
 	e->view.n = ck->n;
 	memcpy(e->view.m, ck->m, ck->n * sizeof(ck->m[0]));
@@ -410,10 +411,9 @@ publish_member(struct elect *e)
 	        s->durable_lsn == e->published_lsn))
 		return;
 	j = json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I}", "name",
-	    e->node, "client", e->client, "repl", e->repl, "role",
-	    (int)s->role, "epoch", (json_int_t)s->epoch, "lsn",
-	    (json_int_t)s->durable_lsn, "lag", (json_int_t)s->lag_records,
-	    "lease_until",
+	    e->node, "client", e->client, "repl", e->repl, "role", (int)s->role,
+	    "epoch", (json_int_t)s->epoch, "lsn", (json_int_t)s->durable_lsn,
+	    "lag", (json_int_t)s->lag_records, "lease_until",
 	    (json_int_t)(e->holding ? e->renewed_unix + e->granted_ms : 0),
 	    "at", (json_int_t)clock_now_ms());
 	put_json(e, "publish the member key", e->k_member, j, e->lease);
@@ -433,14 +433,13 @@ leader_value(struct elect *e)
 
 /* Whether `name` may take the leader key now. */
 static bool
-may_lead(const struct elect *e, const struct cluster_keys *ck,
-    const char *name)
+may_lead(const struct elect *e, const struct cluster_keys *ck, const char *name)
 {
 	if (ck->switch_found && ck->switch_until > clock_now_ms())
 		return strcmp(ck->switch_to, name) == 0;
 	if (e->k == 0 || !ck->sync_found || ck->nsync == 0)
 		return true;
-	return in_set((char(*)[ELECT_NAME_MAX + 1])ck->sync, ck->nsync, name);
+	return in_set((char(*)[ELECT_NAME_MAX + 1]) ck->sync, ck->nsync, name);
 }
 
 /* Whether this node is the most advanced of those that may lead: the
@@ -489,8 +488,8 @@ try_to_lead(struct elect *e, const struct cluster_keys *ck)
 	json_decref(j);
 	if (s == NULL)
 		return;
-	rc = etcd_create(e->etcd, e->k_leader, s, strlen(s), e->lease,
-	    &created, NULL);
+	rc = etcd_create(
+	    e->etcd, e->k_leader, s, strlen(s), e->lease, &created, NULL);
 	free(s);
 	if (rc != 0) {
 		etcd_failed(e, "create the leader key", rc);
@@ -512,6 +511,28 @@ try_to_lead(struct elect *e, const struct cluster_keys *ck)
 	    e->cluster, e->node, e->now.durable_lsn, e->now.epoch,
 	    switched ? " (switchover)" : "");
 	cmd.min_epoch = e->max_epoch + 1;
+	e->lead_wait = true;
+	push_cmd(e, &cmd);
+}
+
+/* The core fenced itself, its lease deadline passed, yet the key is
+ * still ours (a renewal came late): nobody else can have led, so it leads
+ * again, in a new epoch. */
+static void
+lead_again(struct elect *e)
+{
+	struct elect_cmd cmd = { .kind = ELECT_CMD_LEAD };
+
+	log_warn("elect",
+	    "the node fenced itself but still holds the leader key: "
+	    "leading again");
+	e->nsync = 0;
+	e->shrinking = false;
+	e->epoch = 0;
+	cmd.min_epoch = e->max_epoch + 1;
+	pthread_mutex_lock(&e->mu);
+	e->led = false;
+	pthread_mutex_unlock(&e->mu);
 	e->lead_wait = true;
 	push_cmd(e, &cmd);
 }
@@ -714,8 +735,8 @@ keep_sync_set(struct elect *e, const struct cluster_keys *ck)
 	json_decref(j);
 	if (s == NULL)
 		return;
-	rc = etcd_put_if_lease(e->etcd, e->k_sync, s, strlen(s), 0,
-	    e->k_leader, e->lease, &done);
+	rc = etcd_put_if_lease(
+	    e->etcd, e->k_sync, s, strlen(s), 0, e->k_leader, e->lease, &done);
 	free(s);
 	if (rc != 0) {
 		etcd_failed(e, "write the sync set", rc);
@@ -736,8 +757,8 @@ keep_sync_set(struct elect *e, const struct cluster_keys *ck)
 /* ---- a switchover ------------------------------------------------------- */
 
 static void
-handed(struct elect *e, int rc, const char *text, const char *url,
-    uint64_t epoch)
+handed(
+    struct elect *e, int rc, const char *text, const char *url, uint64_t epoch)
 {
 	struct elect_cmd *cmd = calloc(1, sizeof(*cmd));
 
@@ -848,8 +869,8 @@ follow_leader(struct elect *e, const struct cluster_keys *ck)
 		return;
 	cmd->kind = ELECT_CMD_FOLLOW;
 	copy(cmd->url, sizeof(cmd->url), ck->leader_repl);
-	log_info("elect", "following the leader leader=%s repl=%s",
-	    ck->leader, ck->leader_repl);
+	log_info("elect", "following the leader leader=%s repl=%s", ck->leader,
+	    ck->leader_repl);
 	push_cmd(e, cmd);
 	free(cmd);
 }
@@ -887,7 +908,10 @@ turn(struct elect *e)
 	}
 	if (ck->leader_found) {
 		e->absent_since = 0;
-		if (e->holding) {
+		if (e->holding && e->now.role == ELECT_FENCED &&
+		    !e->lead_wait) {
+			lead_again(e);
+		} else if (e->holding) {
 			keep_sync_set(e, ck);
 			handover_turn(e, ck);
 		} else {
@@ -922,7 +946,8 @@ run(void *arg)
 	while (!stop) {
 		turn(e);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(busy(e) ? FAST_TICK_MS : TICK_MS) * 1000000;
+		ts.tv_nsec +=
+		    (long)(busy(e) ? FAST_TICK_MS : TICK_MS) * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
@@ -975,8 +1000,8 @@ elect_start(struct elect **out, const struct elect_config *cfg, char *err,
 	snprintf(e->k_sync, KEY_MAX, "/sluice/%s/sync", e->cluster);
 	snprintf(e->k_switch, KEY_MAX, "/sluice/%s/switchover", e->cluster);
 	snprintf(e->k_members, KEY_MAX, "/sluice/%s/members/", e->cluster);
-	snprintf(e->k_member, KEY_MAX, "/sluice/%s/members/%s", e->cluster,
-	    e->node);
+	snprintf(
+	    e->k_member, KEY_MAX, "/sluice/%s/members/%s", e->cluster, e->node);
 	copy(e->view.cluster, sizeof(e->view.cluster), e->cluster);
 	copy(e->view.node, sizeof(e->view.node), e->node);
 	e->view.ttl_ms = e->ttl_ms;

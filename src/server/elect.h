@@ -59,37 +59,37 @@ struct elect_state {
 	uint8_t role; /* enum elect_role */
 	uint64_t epoch;
 	uint64_t last_lsn, durable_lsn;
-	uint64_t lag_records;              /* a follower's */
-	char following[MSG_URL_MAX + 1];   /* the repl URL it follows; "" */
-	uint64_t count_gen;                /* the counted set it applies */
-	size_t npeers;                     /* a leader's followers */
+	uint64_t lag_records;            /* a follower's */
+	char following[MSG_URL_MAX + 1]; /* the repl URL it follows; "" */
+	uint64_t count_gen;              /* the counted set it applies */
+	size_t npeers;                   /* a leader's followers */
 	struct {
 		char url[MSG_URL_MAX + 1]; /* its client URL */
 		uint64_t acked_lsn;
 	} peers[ELECT_PEERS_MAX];
-	bool handover; /* a switchover was asked of this leader */
+	bool handover;        /* a switchover was asked of this leader */
 	uint64_t handover_id; /* which: one per request */
 	char handover_to[ELECT_NAME_MAX + 1];
 	uint32_t handover_ms;
 };
 
 enum elect_cmd_kind {
-	ELECT_CMD_LEAD = 1,  /* this node won: begin epoch >= min_epoch */
-	ELECT_CMD_FOLLOW,    /* follow the leader whose repl URL is url */
-	ELECT_CMD_COUNT,     /* count only these followers (client URLs) */
-	ELECT_CMD_HANDED,    /* a switchover is done or failed: answer it */
+	ELECT_CMD_LEAD = 1, /* this node won: begin epoch >= min_epoch */
+	ELECT_CMD_FOLLOW,   /* follow the leader whose repl URL is url */
+	ELECT_CMD_COUNT,    /* count only these followers (client URLs) */
+	ELECT_CMD_HANDED,   /* a switchover is done or failed: answer it */
 };
 
 struct elect_cmd {
 	enum elect_cmd_kind kind;
-	uint64_t min_epoch;                    /* LEAD */
-	char url[MSG_URL_MAX + 1];             /* FOLLOW; HANDED: new leader */
-	uint64_t gen;                          /* COUNT */
-	size_t nurls;                          /* COUNT */
+	uint64_t min_epoch;        /* LEAD */
+	char url[MSG_URL_MAX + 1]; /* FOLLOW; HANDED: new leader */
+	uint64_t gen;              /* COUNT */
+	size_t nurls;              /* COUNT */
 	char urls[ELECT_MEMBERS_MAX][MSG_URL_MAX + 1];
-	int rc;                                /* HANDED: 0 or SLUICE_E* */
-	char text[ELECT_ERR_MAX];              /* HANDED: what failed */
-	uint64_t epoch;                        /* HANDED: the new epoch */
+	int rc;                   /* HANDED: 0 or SLUICE_E* */
+	char text[ELECT_ERR_MAX]; /* HANDED: what failed */
+	uint64_t epoch;           /* HANDED: the new epoch */
 };
 
 /* One member as last read from etcd. */
@@ -112,9 +112,9 @@ struct elect_view {
 	char leader[ELECT_NAME_MAX + 1]; /* "" when none */
 	char leader_client[MSG_URL_MAX + 1];
 	uint32_t ttl_ms;
-	bool holding;          /* this node holds the leader key */
-	int64_t lease_until;   /* this node's lease: unix ms; 0 */
-	int64_t renewed_at;    /* unix ms of its last renewal; 0 */
+	bool holding;                   /* this node holds the leader key */
+	int64_t lease_until;            /* this node's lease: unix ms; 0 */
+	int64_t renewed_at;             /* unix ms of its last renewal; 0 */
 	char etcd_error[ELECT_ERR_MAX]; /* the last failed call; "" */
 	int64_t etcd_error_at;          /* unix ms; 0 */
 	uint64_t etcd_errors;           /* failed calls since start */
@@ -126,8 +126,8 @@ struct elect_view {
 struct elect;
 
 /* Starts the thread. Returns 0, or -1 with a message in `err`. */
-int elect_start(struct elect **out, const struct elect_config *cfg,
-    char *err, size_t errlen);
+int elect_start(struct elect **out, const struct elect_config *cfg, char *err,
+    size_t errlen);
 
 /* Stops the thread. `resign`: give the leader key up (a clean stop), so
  * that a follower takes over at once instead of after the TTL. */

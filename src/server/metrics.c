@@ -389,6 +389,39 @@ followers_write(FILE *f, const struct sluice_stats *s)
 	}
 }
 
+/* Automatic failover (--etcd): the node's view of its lease. */
+static void
+cluster_write(FILE *f, const struct sluice_stats *s)
+{
+	uint64_t err_at = node_kv(s, "cluster_etcd_error_at");
+
+	if (!node_has(s, "cluster_on"))
+		return;
+	gauge(f, "sluice_cluster_leader",
+	    "1 while this node holds the cluster's leader lease in etcd.",
+	    node_kv(s, "cluster_leader"));
+	family(f, "sluice_cluster_lease_remaining_seconds", "gauge",
+	    "How long the leader lease lasts by its last renewal; 0 on a "
+	    "node that holds none.");
+	fputs("sluice_cluster_lease_remaining_seconds ", f);
+	seconds(f, node_kv(s, "cluster_lease_remaining_ms"));
+	family(f, "sluice_cluster_lease_renewal_age_seconds", "gauge",
+	    "Seconds since this node last renewed its lease in etcd.");
+	fputs("sluice_cluster_lease_renewal_age_seconds ", f);
+	seconds(f, node_kv(s, "cluster_renewal_age_ms"));
+	counter(f, "sluice_cluster_etcd_errors_total",
+	    "etcd calls that failed since start (the last one's text: "
+	    "sluice cluster).",
+	    node_kv(s, "cluster_etcd_errors"));
+	family(f, "sluice_cluster_etcd_last_error_timestamp_seconds", "gauge",
+	    "Unix time of the last failed etcd call; 0: none.");
+	fputs("sluice_cluster_etcd_last_error_timestamp_seconds ", f);
+	seconds(f, err_at);
+	counter(f, "sluice_cluster_elections_total",
+	    "Leader keys this node won since start.",
+	    node_kv(s, "cluster_elections"));
+}
+
 static void
 node_write(FILE *f, const struct sluice_stats *s)
 {
@@ -488,6 +521,7 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "Followers that must hold a write before it is answered.",
 	    node_kv(s, "sync_replicas"));
 	followers_write(f, s);
+	cluster_write(f, s);
 }
 
 void

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/cluster.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/repl.h"
@@ -1488,7 +1489,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 40 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 48 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -1842,6 +1843,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	node_hist_kvs(&ws, node, &nn, names);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
 	kv(node, &nn, "fenced", c->fenced);
+	cluster_kvs(c, node, &nn);
 	if (c->follower) {
 		uint64_t lag, lag_ms;
 
