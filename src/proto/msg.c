@@ -131,6 +131,8 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_TUBE_SET] = "tube_set",
 	[MSG_OP_TUBE_SHOW] = "tube_show",
 	[MSG_OP_TUBE_DELETE] = "tube_delete",
+	[MSG_OP_CLUSTER] = "cluster",
+	[MSG_OP_SWITCHOVER] = "switchover",
 };
 
 static bool
@@ -152,6 +154,15 @@ msg_state_name(uint8_t state)
 		"taken", "buried", "done" };
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
+}
+
+const char *
+msg_node_role_name(uint8_t role)
+{
+	static const char *const names[MSG_NODE_ROLE_END_] = { "follower",
+		"leader", "candidate", "fenced" };
+
+	return role < MSG_NODE_ROLE_END_ ? names[role] : NULL;
 }
 
 const char *
@@ -216,6 +227,18 @@ static int
 check_text(struct msg_str s, size_t max)
 {
 	return s.len > max ? SLUICE_ELIMIT : 0;
+}
+
+/* A node's or a cluster's name: 1..MSG_NODE_MAX bytes (0 when `empty_ok`),
+ * no NUL byte (libsluice hands them out as C strings). */
+static int
+check_node(struct msg_str s, bool empty_ok)
+{
+	if ((s.len == 0 && !empty_ok) || s.len > MSG_NODE_MAX)
+		return SLUICE_EINVAL;
+	if (s.len > 0 && memchr(s.p, '\0', s.len) != NULL)
+		return SLUICE_EINVAL;
+	return 0;
 }
 
 static bool
@@ -348,6 +371,13 @@ static int
 get_text(struct rd *r, size_t max, struct msg_str *out)
 {
 	return get_str(r, max, SLUICE_ELIMIT, out);
+}
+
+static int
+get_node(struct rd *r, bool empty_ok, struct msg_str *out)
+{
+	TRY(get_str(r, MSG_NODE_MAX, SLUICE_EINVAL, out));
+	return check_node(*out, empty_ok);
 }
 
 static int
@@ -688,6 +718,27 @@ get_hour(struct rd *r, struct msg_hour *out)
 	return 0;
 }
 
+/* One member of a cluster reply. */
+static int
+get_member(struct rd *r, struct msg_member *out)
+{
+	memset(out, 0, sizeof(*out));
+	TRY(get_node(r, false, &out->name));
+	TRY(get_text(r, MSG_URL_MAX, &out->client));
+	TRY(get_text(r, MSG_URL_MAX, &out->repl));
+	out->role = rd_u8(r);
+	out->flags = rd_u8(r);
+	out->epoch = rd_u64(r);
+	out->durable_lsn = rd_u64(r);
+	out->lag_records = rd_u64(r);
+	out->lease_until = (int64_t)rd_u64(r);
+	out->age_ms = rd_u64(r);
+	NEED(r);
+	if (out->role >= MSG_NODE_ROLE_END_ || (out->flags & ~MSG_MEMBER_ALL))
+		return SLUICE_EPROTO;
+	return 0;
+}
+
 /* ---- decoding: iterators ---------------------------------------------- */
 
 /* The element was checked by the decoder; failing now is a bug. */
@@ -767,6 +818,12 @@ bool
 msg_next_hour(struct msg_iter *it, struct msg_hour *out)
 {
 	NEXT(it, get_hour(&it->r, out));
+}
+
+bool
+msg_next_member(struct msg_iter *it, struct msg_member *out)
+{
+	NEXT(it, get_member(&it->r, out));
 }
 
 /* ---- decoding: messages ----------------------------------------------- */
@@ -1028,10 +1085,16 @@ get_req_body(
 		return 0;
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
+	case MSG_OP_CLUSTER:
 		return 0;
 	case MSG_OP_FOLLOW:
 		TRY(get_text(r, MSG_URL_MAX, &q->url));
 		return q->url.len == 0 ? SLUICE_EINVAL : 0;
+	case MSG_OP_SWITCHOVER:
+		TRY(get_node(r, false, &q->switchover.node));
+		q->switchover.timeout_ms = rd_u32(r);
+		NEED(r);
+		return 0;
 	case MSG_OP_JOB:
 		q->job.verb = rd_u8(r);
 		q->job.id = rd_u64(r);
@@ -1111,6 +1174,25 @@ get_stats(struct rd *r, bool settings, struct msg_stats *s)
 	GET_EACH(&s->it, r, s->ntubes, 0, get_tube_stats(r, settings, &ts));
 	s->settings = settings;
 	s->it.flags = settings ? STATS_F_SETTINGS : 0;
+	return 0;
+}
+
+static int
+get_cluster(struct rd *r, struct msg_cluster *c)
+{
+	struct msg_member mb;
+
+	TRY(get_node(r, false, &c->cluster));
+	TRY(get_node(r, false, &c->node));
+	TRY(get_node(r, true, &c->leader));
+	c->ttl_ms = rd_u32(r);
+	NEED(r);
+	TRY(get_text(r, MSG_TEXT_MAX, &c->etcd_error));
+	c->n = rd_u32(r);
+	NEED(r);
+	if (c->n > MSG_CLUSTER_MEMBERS_MAX)
+		return SLUICE_ELIMIT;
+	GET_EACH(&c->it, r, c->n, 0, get_member(r, &mb));
 	return 0;
 }
 
@@ -1208,6 +1290,13 @@ get_rep_body(
 			return SLUICE_ELIMIT;
 		GET_EACH(&m->hours.it, r, m->hours.n, 0, get_hour(r, &hr));
 		return 0;
+	case MSG_OP_CLUSTER:
+		return get_cluster(r, &m->cluster);
+	case MSG_OP_SWITCHOVER:
+		TRY(get_text(r, MSG_URL_MAX, &m->switchover.leader));
+		m->switchover.epoch = rd_u64(r);
+		NEED(r);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -1276,6 +1365,12 @@ static int
 put_text(struct buf *b, struct msg_str s, size_t max)
 {
 	return put_checked(b, s, check_text(s, max));
+}
+
+static int
+put_node(struct buf *b, struct msg_str s, bool empty_ok)
+{
+	return put_checked(b, s, check_node(s, empty_ok));
 }
 
 static void
@@ -1557,11 +1652,16 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		return 0;
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
+	case MSG_OP_CLUSTER:
 		return 0;
 	case MSG_OP_FOLLOW:
 		if (q->url.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->url, MSG_URL_MAX);
+	case MSG_OP_SWITCHOVER:
+		TRY(put_node(b, q->switchover.node, false));
+		buf_put_u32(b, q->switchover.timeout_ms);
+		return 0;
 	case MSG_OP_JOB:
 		if (!job_verb_valid(q->job.verb))
 			return SLUICE_EINVAL;
@@ -1768,6 +1868,40 @@ enc_stats(struct buf *b, const struct msg_stats *s)
 }
 
 static int
+enc_member(struct buf *b, const struct msg_member *mb)
+{
+	if (mb->role >= MSG_NODE_ROLE_END_ || (mb->flags & ~MSG_MEMBER_ALL))
+		return SLUICE_EINVAL;
+	TRY(put_node(b, mb->name, false));
+	TRY(put_text(b, mb->client, MSG_URL_MAX));
+	TRY(put_text(b, mb->repl, MSG_URL_MAX));
+	buf_put_u8(b, mb->role);
+	buf_put_u8(b, mb->flags);
+	buf_put_u64(b, mb->epoch);
+	buf_put_u64(b, mb->durable_lsn);
+	buf_put_u64(b, mb->lag_records);
+	buf_put_u64(b, (uint64_t)mb->lease_until);
+	buf_put_u64(b, mb->age_ms);
+	return 0;
+}
+
+static int
+enc_cluster(struct buf *b, const struct msg_cluster *c)
+{
+	TRY(put_node(b, c->cluster, false));
+	TRY(put_node(b, c->node, false));
+	TRY(put_node(b, c->leader, true));
+	buf_put_u32(b, c->ttl_ms);
+	TRY(put_text(b, c->etcd_error, MSG_TEXT_MAX));
+	if (c->n > MSG_CLUSTER_MEMBERS_MAX)
+		return SLUICE_ELIMIT;
+	buf_put_u32(b, c->n);
+	for (uint32_t i = 0; i < c->n; i++)
+		TRY(enc_member(b, &c->members[i]));
+	return 0;
+}
+
+static int
 enc_rep_body(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {
@@ -1852,6 +1986,12 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		buf_put_u32(b, m->hours.n);
 		for (uint32_t i = 0; i < m->hours.n; i++)
 			enc_hour(b, &m->hours.hours[i]);
+		return 0;
+	case MSG_OP_CLUSTER:
+		return enc_cluster(b, &m->cluster);
+	case MSG_OP_SWITCHOVER:
+		TRY(put_text(b, m->switchover.leader, MSG_URL_MAX));
+		buf_put_u64(b, m->switchover.epoch);
 		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
@@ -1952,6 +2092,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_TUBE_SET: /* absolute values: twice is once */
 	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_CLUSTER:
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

@@ -89,11 +89,13 @@ enum msg_op {
 	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
 	MSG_OP_TUBE_SET = 0x1e,
 	MSG_OP_TUBE_SHOW = 0x1f,
-	/* 0x20, 0x22..0x27: what the beanstalk face needs (docs/beanstalk.md)
+	/* 0x20, 0x24..0x27: what the beanstalk face needs (docs/beanstalk.md)
 	 */
 	MSG_OP_JOB = 0x20,
 	MSG_OP_TUBE_DELETE = 0x21,
-	MSG_OP_END_ /* one past the last op */
+	MSG_OP_CLUSTER = 0x22,    /* the cluster as the node sees it (etcd) */
+	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
+	MSG_OP_END_               /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -126,9 +128,28 @@ enum msg_order {
 	MSG_ORDER_RUN_AT = 3,   /* soonest run_at first, then id */
 };
 
+/* stats' role. (A cluster member's role is enum msg_node_role, numbered
+ * apart: both are on the wire as they are.) */
 enum msg_role {
 	MSG_ROLE_LEADER = 1,
 	MSG_ROLE_FOLLOWER = 2,
+};
+
+/* A cluster member's role, as the cluster reply carries it. */
+enum msg_node_role {
+	MSG_NODE_FOLLOWER = 0,
+	MSG_NODE_LEADER = 1,
+	MSG_NODE_CANDIDATE = 2, /* no leader known yet */
+	MSG_NODE_FENCED = 3,    /* a leader that stopped writing */
+	MSG_NODE_ROLE_END_
+};
+
+/* A cluster member's flags. */
+enum {
+	MSG_MEMBER_SYNC = 0x01,  /* counted by the leader for --sync-replicas:
+	                            may take over */
+	MSG_MEMBER_LEASE = 0x02, /* holds the leader lease */
+	MSG_MEMBER_ALL = 0x03
 };
 
 /* Borrowed bytes, not NUL-terminated. {NULL, 0} and {"", 0} are empty. */
@@ -366,6 +387,14 @@ struct msg_tube_delete {
 	bool force; /* flag 0x01: its tasks are deleted with it */
 };
 
+/* switchover: the leader stops taking writes, waits until `node` holds
+ * everything it wrote, then lets only `node` take its lease. */
+struct msg_switchover {
+	struct msg_str node; /* 1..MSG_NODE_MAX bytes, else SLUICE_EINVAL */
+	uint32_t timeout_ms; /* how long to wait for `node` to catch up; 0:
+	                        the server's default */
+};
+
 /* stats: `tube` first, as the member `tube` of the request it shares
  * its place with. */
 struct msg_stats_req {
@@ -389,8 +418,8 @@ struct msg_stats_req {
  *   peek_next list pause
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
- *   job
- *   snapshot, promote            -> nothing */
+ *   job switchover
+ *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
 	uint8_t op;
 	union {
@@ -417,6 +446,7 @@ struct msg_req {
 		struct msg_stats_req stats;
 		struct msg_tube_set tube_set;
 		struct msg_tube_delete tube_delete;
+		struct msg_switchover switchover;
 	};
 };
 
@@ -588,6 +618,43 @@ struct msg_hours {
 	struct msg_iter it;           /* decode: msg_next_hour() */
 };
 
+enum {
+	MSG_NODE_MAX = 64, /* a node's or a cluster's name (--node, --cluster):
+	                      1-64 bytes, no NUL byte */
+	MSG_CLUSTER_MEMBERS_MAX = 64, /* members in a cluster reply */
+};
+
+/* One member of a cluster, by the key it keeps in etcd. */
+struct msg_member {
+	struct msg_str name;   /* --node, 1..MSG_NODE_MAX bytes */
+	struct msg_str client; /* its client URL (--advertise),
+	                          0..MSG_URL_MAX */
+	struct msg_str repl;   /* its replication URL, 0..MSG_URL_MAX */
+	uint8_t role;          /* enum msg_node_role */
+	uint8_t flags;         /* MSG_MEMBER_* */
+	uint64_t epoch;
+	uint64_t durable_lsn;
+	uint64_t lag_records; /* a follower's, by its own count; 0 on a
+	                         leader */
+	int64_t lease_until;  /* unix ms the leader's lease lasts until by its
+	                         last renewal; 0 for others */
+	uint64_t age_ms;      /* since the member last published its key */
+};
+
+/* cluster: what the answering node read from etcd last. */
+struct msg_cluster {
+	struct msg_str cluster;    /* --cluster, 1..MSG_NODE_MAX */
+	struct msg_str node;       /* the answering node's name, 1..NODE_MAX */
+	struct msg_str leader;     /* the leader's name, "" when none */
+	uint32_t ttl_ms;           /* the leader lease's TTL (--leader-ttl) */
+	struct msg_str etcd_error; /* the node's last failed etcd call, ""
+	                              when the last call succeeded;
+	                              0..MSG_TEXT_MAX */
+	uint32_t n;                /* 0..MSG_CLUSTER_MEMBERS_MAX */
+	const struct msg_member *members; /* encode */
+	struct msg_iter it;               /* decode: msg_next_member() */
+};
+
 /* A reply. With status != 0 only `err` is meaningful (its message, and
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
@@ -603,6 +670,7 @@ struct msg_hours {
  *   stats_hourly -> hours
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
+ *   cluster -> cluster   switchover -> switchover
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -630,6 +698,12 @@ struct msg_rep {
 			struct msg_str tube;
 			struct msg_tube_conf conf;
 		} tube_conf;
+		struct msg_cluster cluster;
+		struct {
+			struct msg_str leader; /* the new leader's client URL,
+			                          0..MSG_URL_MAX */
+			uint64_t epoch;        /* its epoch */
+		} switchover;
 	};
 };
 
@@ -639,7 +713,8 @@ struct msg_rep {
  * decoder would give for a field outside its limits (SLUICE_ETUBE,
  * SLUICE_EKEY, SLUICE_ELIMIT, SLUICE_EINVAL, SLUICE_EUNKNOWNOP,
  * SLUICE_EMSGSIZE), except that an undefined enum value (state, order,
- * role) is SLUICE_EINVAL here where a decoder says SLUICE_EPROTO; or
+ * role, member flags) is SLUICE_EINVAL here where a decoder says
+ * SLUICE_EPROTO; or
  * -ENOMEM. No payload limit is applied (the server's
  * is configurable), but the message must stay within MSG_SIZE_MAX. */
 int msg_encode_req(struct buf *b, const struct msg_req *req);
@@ -651,7 +726,8 @@ int msg_encode_req(struct buf *b, const struct msg_req *req);
  * SLUICE_ETOOBIG (payload > payload_max), SLUICE_ETUBE, SLUICE_EKEY,
  * SLUICE_ELIMIT (a count or text over its limit), SLUICE_EINVAL (a value
  * out of range: take/list/kick count 0, replace without a key, peek_next of
- * any state byte other than ready/delayed/buried). `*out` is written only on
+ * any state byte other than ready/delayed/buried, a node name empty, over
+ * MSG_NODE_MAX bytes or holding a NUL byte). `*out` is written only on
  * success. */
 int msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
     struct msg_req *out);
@@ -690,6 +766,7 @@ bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
 bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);
 bool msg_next_error_count(struct msg_iter *it, struct msg_error_count *out);
 bool msg_next_hour(struct msg_iter *it, struct msg_hour *out);
+bool msg_next_member(struct msg_iter *it, struct msg_member *out);
 
 /* True when `len` bytes at `p` are a valid tube name. */
 bool msg_tube_valid(const char *p, size_t len);
@@ -700,11 +777,14 @@ const char *msg_op_name(uint8_t op);
 /* "ready", "delayed", "taken", "buried"; "none" for 0; NULL if unknown. */
 const char *msg_state_name(uint8_t state);
 
+/* "follower", "leader", "candidate", "fenced"; NULL if unknown. */
+const char *msg_node_role_name(uint8_t role);
+
 /* "attempts", "age", "run_at"; NULL if unknown. */
 const char *msg_order_name(uint8_t order);
 
 /* True for the requests that may be sent again after a lost connection
- * without changing the outcome: peeks, stats, list, errors, and puts
+ * without changing the outcome: peeks, stats, list, errors, cluster, and puts
  * (single or batch) where every task has a key. */
 bool msg_req_idempotent(const struct msg_req *req);
 

@@ -175,6 +175,18 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		}
 		break;
 	}
+	case MSG_OP_CLUSTER: {
+		struct msg_member *v =
+		    t_mat_alloc(mat, m->cluster.n, sizeof(*v));
+		struct msg_iter it = m->cluster.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_member(&it, &v[i]); i++)
+				;
+			m->cluster.members = v;
+		}
+		break;
+	}
 	case MSG_OP_ERRORS: {
 		struct msg_error_count *v =
 		    t_mat_alloc(mat, m->errors.n, sizeof(*v));

@@ -227,6 +227,12 @@ static const struct msg_req reqs[] = {
 	        .key = S("row-7"),
 	        .if_newer = UINT64_MAX,
 	        .payload = S("{}") } },
+	{ .op = MSG_OP_CLUSTER },
+	{ .op = MSG_OP_SWITCHOVER, .switchover = { .node = S("node-b") } },
+	{ .op = MSG_OP_SWITCHOVER,
+	    .switchover = { .node = S("a-name-of-the-longest-length-allowed-"
+	                              "which-is-64-bytes-long.xyz!"),
+	        .timeout_ms = UINT32_MAX } },
 };
 
 static const struct msg_task tasks[] = {
@@ -358,6 +364,35 @@ static const struct msg_hour hours[] = {
 	{ 1699999200000, 0, 0, 3, 0, { 0 }, { 0 } },
 };
 
+/* every role and flag, times at their extremes */
+static const struct msg_member members[] = {
+	{ .name = S("node-a"),
+	    .client = S("tcp://10.0.0.1:7711"),
+	    .repl = S("tcp://10.0.0.1:7712"),
+	    .role = MSG_NODE_LEADER,
+	    .flags = MSG_MEMBER_LEASE,
+	    .epoch = 3,
+	    .durable_lsn = 1234,
+	    .lease_until = 1700000010000LL,
+	    .age_ms = 300 },
+	{ .name = S("node-b"),
+	    .client = S("tcp://10.0.0.2:7711"),
+	    .repl = S("tcp://10.0.0.2:7712"),
+	    .role = MSG_NODE_FOLLOWER,
+	    .flags = MSG_MEMBER_SYNC,
+	    .epoch = 3,
+	    .durable_lsn = 1230,
+	    .lag_records = 4,
+	    .age_ms = 1100 },
+	{ .name = S("node-c"),
+	    .role = MSG_NODE_FENCED,
+	    .flags = MSG_MEMBER_SYNC | MSG_MEMBER_LEASE,
+	    .epoch = UINT64_MAX,
+	    .lease_until = INT64_MIN,
+	    .age_ms = UINT64_MAX },
+	{ .name = S("d"), .role = MSG_NODE_CANDIDATE, .lease_until = -1 },
+};
+
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
@@ -453,6 +488,22 @@ static const struct msg_rep reps[] = {
 	        .settings = true,
 	        .ntubes = N(tube_stats_conf),
 	        .tubes = tube_stats_conf } },
+	{ .op = MSG_OP_CLUSTER,
+	    .cluster = { .cluster = S("prod"),
+	        .node = S("node-b"),
+	        .leader = S("node-a"),
+	        .ttl_ms = 10000,
+	        .etcd_error = S("etcd http://127.0.0.1:2379: connection "
+	                        "refused"),
+	        .n = N(members),
+	        .members = members } },
+	{ .op = MSG_OP_CLUSTER,
+	    .cluster = { .cluster = S("c"), .node = S("n"), .ttl_ms = 1 } },
+	{ .op = MSG_OP_SWITCHOVER,
+	    .switchover = { .leader = S("tcp://10.0.0.2:7711"), .epoch = 4 } },
+	{ .op = MSG_OP_SWITCHOVER,
+	    .status = SLUICE_ETIMEDOUT,
+	    .err = { S("node-b did not catch up within 10s") } },
 };
 
 static void
@@ -722,6 +773,11 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_FOLLOW:
 			assert_str_equal(d.url, q->url);
 			break;
+		case MSG_OP_SWITCHOVER:
+			assert_str_equal(d.switchover.node, q->switchover.node);
+			assert_int_equal(
+			    d.switchover.timeout_ms, q->switchover.timeout_ms);
+			break;
 		}
 	}
 	buf_free(&b);
@@ -752,6 +808,36 @@ assert_counts_equal(
 	assert_true(d->paused_until == want->paused_until);
 	assert_true(d->oldest_ready_age == want->oldest_ready_age);
 	assert_kvs_equal(d->more, &want->more);
+}
+
+static void
+assert_cluster_equal(struct msg_cluster d, const struct msg_cluster *want)
+{
+	struct msg_member mb;
+	uint32_t k = 0;
+
+	assert_str_equal(d.cluster, want->cluster);
+	assert_str_equal(d.node, want->node);
+	assert_str_equal(d.leader, want->leader);
+	assert_int_equal(d.ttl_ms, want->ttl_ms);
+	assert_str_equal(d.etcd_error, want->etcd_error);
+	assert_int_equal(d.n, want->n);
+	assert_null(d.members);
+	while (msg_next_member(&d.it, &mb)) {
+		const struct msg_member *w = &want->members[k++];
+
+		assert_str_equal(mb.name, w->name);
+		assert_str_equal(mb.client, w->client);
+		assert_str_equal(mb.repl, w->repl);
+		assert_int_equal(mb.role, w->role);
+		assert_int_equal(mb.flags, w->flags);
+		assert_true(mb.epoch == w->epoch);
+		assert_true(mb.durable_lsn == w->durable_lsn);
+		assert_true(mb.lag_records == w->lag_records);
+		assert_true(mb.lease_until == w->lease_until);
+		assert_true(mb.age_ms == w->age_ms);
+	}
+	assert_int_equal(k, want->n);
 }
 
 static void
@@ -870,6 +956,14 @@ test_every_reply_round_trips(void **state)
 				assert_memory_equal(
 				    &hr, &m->hours.hours[k++], sizeof(hr));
 			assert_int_equal(k, m->hours.n);
+			break;
+		case MSG_OP_CLUSTER:
+			assert_cluster_equal(d.cluster, &m->cluster);
+			break;
+		case MSG_OP_SWITCHOVER:
+			assert_str_equal(
+			    d.switchover.leader, m->switchover.leader);
+			assert_true(d.switchover.epoch == m->switchover.epoch);
 			break;
 		case MSG_OP_DELETE:
 		case MSG_OP_FOLLOW:
@@ -1460,6 +1554,11 @@ test_idempotent_requests(void **state)
 	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_STATS }));
 	assert_true(
 	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_PEEK }));
+	/* the cluster is a read; a switchover hands the leadership over */
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_CLUSTER }));
+	assert_false(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_SWITCHOVER }));
 }
 
 static void
@@ -1475,6 +1574,14 @@ test_names(void **state)
 	assert_string_equal(msg_state_name(MSG_ST_DONE), "done");
 	assert_null(msg_state_name(6));
 	assert_string_equal(msg_order_name(MSG_ORDER_RUN_AT), "run_at");
+	assert_string_equal(msg_op_name(MSG_OP_CLUSTER), "cluster");
+	assert_string_equal(msg_op_name(MSG_OP_SWITCHOVER), "switchover");
+	assert_string_equal(msg_node_role_name(MSG_NODE_FOLLOWER), "follower");
+	assert_string_equal(msg_node_role_name(MSG_NODE_LEADER), "leader");
+	assert_string_equal(
+	    msg_node_role_name(MSG_NODE_CANDIDATE), "candidate");
+	assert_string_equal(msg_node_role_name(MSG_NODE_FENCED), "fenced");
+	assert_null(msg_node_role_name(MSG_NODE_ROLE_END_));
 	assert_true(msg_tube_valid("A-Za-z0-9_.:/", 13));
 	assert_false(msg_tube_valid("t\xc3\xa9", 3));
 	assert_int_equal(msg_cstr(NULL).len, 0);
@@ -1553,6 +1660,78 @@ doc_tube_examples(struct buf *b)
 	    &(struct msg_req) { .op = MSG_OP_STATS,
 	        .stats = { .settings = true, .durations = true } });
 	assert_hex(b, "53 01 11 03 00 00");
+}
+
+/* cluster and switchover. */
+static void
+doc_cluster_examples(struct buf *b)
+{
+	static const struct msg_member doc_members[] = {
+		{ .name = S("a"),
+		    .client = S("tcp://a:7711"),
+		    .repl = S("tcp://a:7712"),
+		    .role = MSG_NODE_LEADER,
+		    .flags = MSG_MEMBER_LEASE,
+		    .epoch = 3,
+		    .durable_lsn = 1234,
+		    .lease_until = 1700000010000LL,
+		    .age_ms = 300 },
+		{ .name = S("b"),
+		    .client = S("tcp://b:7711"),
+		    .repl = S("tcp://b:7712"),
+		    .role = MSG_NODE_FOLLOWER,
+		    .flags = MSG_MEMBER_SYNC,
+		    .epoch = 3,
+		    .durable_lsn = 1230,
+		    .lag_records = 4,
+		    .age_ms = 1100 },
+	};
+
+	encode_req(b, &(struct msg_req) { .op = MSG_OP_CLUSTER });
+	assert_hex(b, "53 01 22 00");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_CLUSTER,
+	        .cluster = { .cluster = S("prod"),
+	            .node = S("b"),
+	            .leader = S("a"),
+	            .ttl_ms = 10000,
+	            .n = 2,
+	            .members = doc_members } });
+	assert_hex(b,
+	    "53 01 22 00 00 00 04 00 70 72 6f 64 01 00 62 01"
+	    "00 61 10 27 00 00 00 00 02 00 00 00"
+	    "01 00 61 0c 00 74 63 70 3a 2f 2f 61 3a 37 37 31"
+	    "31 0c 00 74 63 70 3a 2f 2f 61 3a 37 37 31 32 01"
+	    "02 03 00 00 00 00 00 00 00 d2 04 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 10 8f e5 cf 8b 01 00"
+	    "00 2c 01 00 00 00 00 00 00"
+	    "01 00 62 0c 00 74 63 70 3a 2f 2f 62 3a 37 37 31"
+	    "31 0c 00 74 63 70 3a 2f 2f 62 3a 37 37 31 32 00"
+	    "01 03 00 00 00 00 00 00 00 ce 04 00 00 00 00 00"
+	    "00 04 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 4c 04 00 00 00 00 00 00");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_SWITCHOVER,
+	        .switchover = { .node = S("b"), .timeout_ms = 10000 } });
+	assert_hex(b, "53 01 23 00 01 00 62 10 27 00 00");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_SWITCHOVER,
+	        .switchover = { .leader = S("tcp://b:7711"), .epoch = 4 } });
+	assert_hex(b,
+	    "53 01 23 00 00 00 0c 00 74 63 70 3a 2f 2f 62 3a"
+	    "37 37 31 31 04 00 00 00 00 00 00 00");
+	buf_reset(b);
+	assert_int_equal(msg_encode_err(b, MSG_OP_CLUSTER, SLUICE_ESTATE,
+	                     "automatic failover is off: this node runs "
+	                     "without --etcd",
+	                     NULL),
+	    0);
+	assert_hex(b,
+	    "53 01 22 00 03 00 38 00 61 75 74 6f 6d 61 74 69"
+	    "63 20 66 61 69 6c 6f 76 65 72 20 69 73 20 6f 66"
+	    "66 3a 20 74 68 69 73 20 6e 6f 64 65 20 72 75 6e"
+	    "73 20 77 69 74 68 6f 75 74 20 2d 2d 65 74 63 64"
+	    "00 00");
 }
 
 static void
@@ -1769,6 +1948,7 @@ test_doc_examples(void **state)
 	    &b, &(struct msg_rep) { .op = MSG_OP_RELEASE_ALL, .count = 2 });
 	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
 	doc_tube_examples(&b);
+	doc_cluster_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });
@@ -1959,6 +2139,210 @@ test_batch_items_are_refused_alone(void **state)
 	buf_free(&b);
 }
 
+/* switchover names a member: 1-64 bytes without a NUL, else EINVAL (a
+ * length over 64 even with its bytes missing); its flags byte is 0. */
+static void
+test_switchover_node_limits(void **state)
+{
+	char big[MSG_NODE_MAX + 1];
+	struct msg_req q = { .op = MSG_OP_SWITCHOVER };
+	struct buf b;
+
+	(void)state;
+	memset(big, 'n', sizeof(big));
+	buf_init(&b);
+	q.switchover.node = (struct msg_str) { big, MSG_NODE_MAX };
+	encode_req(&b, &q);
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+	b.data[3] = 0x01;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	/* the encoder refuses what the decoder does, leaving nothing */
+	buf_reset(&b);
+	q.switchover.node = (struct msg_str) { big, MSG_NODE_MAX + 1 };
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.switchover.node = S("");
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.switchover.node = S("a\0b");
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	assert_int_equal(b.len, 0);
+	/* by hand: too long, too long and cut, empty, a NUL */
+	buf_put(&b, "\x53\x01\x23\x00", 4);
+	buf_put_str16(&b, big, MSG_NODE_MAX + 1);
+	buf_put_u32(&b, 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	assert_int_equal(decode_req_bytes(b.data, 8), SLUICE_EINVAL);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x23\x00", 4);
+	buf_put_str16(&b, "", 0);
+	buf_put_u32(&b, 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x23\x00", 4);
+	buf_put_str16(&b, "a\0", 2);
+	buf_put_u32(&b, 0);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	/* cluster takes no flags and no body */
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_CLUSTER });
+	assert_int_equal(b.len, MSG_REQ_HDR);
+	b.data[3] = 0x01;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	buf_free(&b);
+}
+
+static int
+encode_cluster_rc(struct msg_cluster c)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b);
+	rc = msg_encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_CLUSTER, .cluster = c });
+	if (rc != 0)
+		assert_int_equal(b.len, 0);
+	buf_free(&b);
+	return rc;
+}
+
+static int
+decode_rep_bytes(const void *p, size_t len)
+{
+	struct msg_rep m;
+
+	return msg_decode_rep(p, len, NULL, &m);
+}
+
+/* The cluster reply's limits, each refused by the encoder and the decoder
+ * alike: names (EINVAL), URLs and the etcd text (ELIMIT), the count
+ * (ELIMIT), a role or flag bit not defined (encoder EINVAL, decoder
+ * EPROTO). */
+static void
+test_cluster_reply_limits(void **state)
+{
+	static struct msg_member many[MSG_CLUSTER_MEMBERS_MAX + 1];
+	const struct msg_cluster ok = { .cluster = S("prod"),
+		.node = S("node-b"),
+		.n = 1,
+		.members = members };
+	char big[MSG_TEXT_MAX + 1];
+	struct msg_member mb = members[1];
+	struct msg_cluster c;
+	struct buf b;
+	size_t at;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	for (size_t i = 0; i < N(many); i++)
+		many[i] = members[3];
+	assert_int_equal(encode_cluster_rc(ok), 0);
+	c = ok;
+	c.cluster = S("");
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	c = ok;
+	c.node = (struct msg_str) { big, MSG_NODE_MAX + 1 };
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	c = ok;
+	c.leader = (struct msg_str) { big, MSG_NODE_MAX + 1 };
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	c.leader = (struct msg_str) { big, MSG_NODE_MAX };
+	assert_int_equal(encode_cluster_rc(c), 0);
+	c = ok;
+	c.etcd_error = (struct msg_str) { big, MSG_TEXT_MAX + 1 };
+	assert_int_equal(encode_cluster_rc(c), SLUICE_ELIMIT);
+	c.etcd_error = (struct msg_str) { big, MSG_TEXT_MAX };
+	assert_int_equal(encode_cluster_rc(c), 0);
+	c = ok;
+	c.n = N(many);
+	c.members = many;
+	assert_int_equal(encode_cluster_rc(c), SLUICE_ELIMIT);
+	c.n = MSG_CLUSTER_MEMBERS_MAX;
+	assert_int_equal(encode_cluster_rc(c), 0);
+	c = ok;
+	c.members = &mb;
+	mb.client = (struct msg_str) { big, MSG_URL_MAX + 1 };
+	assert_int_equal(encode_cluster_rc(c), SLUICE_ELIMIT);
+	mb = members[1];
+	mb.repl = (struct msg_str) { big, MSG_URL_MAX + 1 };
+	assert_int_equal(encode_cluster_rc(c), SLUICE_ELIMIT);
+	mb = members[1];
+	mb.name = S("");
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	mb = members[1];
+	mb.role = MSG_NODE_ROLE_END_;
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	mb = members[1];
+	mb.flags = 0x04;
+	assert_int_equal(encode_cluster_rc(c), SLUICE_EINVAL);
+	mb = members[1];
+
+	/* the decoder: a one-member reply changed byte by byte */
+	buf_init(&b);
+	encode_rep(
+	    &b, &(struct msg_rep) { .op = MSG_OP_CLUSTER, .cluster = c });
+	assert_int_equal(decode_rep_bytes(b.data, b.len), 0);
+	/* cluster "prod", node "node-b", leader "", ttl, etcd_error "" */
+	at = MSG_REP_HDR + 6 + 8 + 2 + 4 + 2;
+	assert_int_equal(le_load_u32(b.data + at), 1);
+	le_store_u32(b.data + at, MSG_CLUSTER_MEMBERS_MAX + 1);
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
+	le_store_u32(b.data + at, 1);
+	at += 4; /* the member: name "node-b", client, repl (19 bytes each) */
+	b.data[at + 8 + 21 + 21] = MSG_NODE_ROLE_END_;
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[at + 8 + 21 + 21] = 0xff;
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[at + 8 + 21 + 21] = MSG_NODE_FENCED;
+	b.data[at + 8 + 21 + 21 + 1] = 0x80;
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EPROTO);
+	b.data[at + 8 + 21 + 21 + 1] = MSG_MEMBER_ALL;
+	assert_int_equal(decode_rep_bytes(b.data, b.len), 0);
+	b.data[at + 2] = '\0'; /* a NUL in the name */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	b.data[at + 2] = 'n';
+	le_store_u16(b.data + at, 0); /* an empty name */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	le_store_u16(b.data + at, MSG_NODE_MAX + 1); /* over the limit */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	le_store_u16(b.data + at, 6);
+	le_store_u16(b.data + at + 8, MSG_URL_MAX + 1); /* client URL */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
+	le_store_u16(b.data + at + 8, 19);
+	le_store_u16(b.data + at + 8 + 21, MSG_URL_MAX + 1); /* repl URL */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
+	le_store_u16(b.data + at + 8 + 21, 19);
+	assert_int_equal(decode_rep_bytes(b.data, b.len), 0);
+	/* the head's names and text */
+	le_store_u16(b.data + MSG_REP_HDR, 0); /* cluster "" */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	le_store_u16(b.data + MSG_REP_HDR, 4);
+	le_store_u16(b.data + MSG_REP_HDR + 6, 0); /* node "" */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	le_store_u16(b.data + MSG_REP_HDR + 6, 6);
+	le_store_u16(b.data + MSG_REP_HDR + 14, MSG_NODE_MAX + 1); /* leader */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EINVAL);
+	le_store_u16(b.data + MSG_REP_HDR + 14, 0);
+	le_store_u16(b.data + MSG_REP_HDR + 20, MSG_TEXT_MAX + 1); /* etcd */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
+	le_store_u16(b.data + MSG_REP_HDR + 20, 0);
+	assert_int_equal(decode_rep_bytes(b.data, b.len), 0);
+	b.data[3] = 0x01; /* no reply flags */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EPROTO);
+
+	/* switchover's reply: the leader URL up to 512 bytes */
+	buf_reset(&b);
+	assert_int_equal(
+	    msg_encode_rep(&b,
+	        &(struct msg_rep) { .op = MSG_OP_SWITCHOVER,
+	            .switchover = { .leader = { big, MSG_URL_MAX + 1 } } }),
+	    SLUICE_ELIMIT);
+	assert_int_equal(b.len, 0);
+	buf_put(&b, "\x53\x01\x23\x00\x00\x00", 6);
+	buf_put_str16(&b, big, MSG_URL_MAX + 1);
+	buf_put_u64(&b, 4);
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
+	buf_free(&b);
+}
+
 /* ---- the fuzz seed corpus --------------------------------------------------
  */
 
@@ -2045,6 +2429,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_tube_set_errors),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
+		cmocka_unit_test(test_switchover_node_limits),
+		cmocka_unit_test(test_cluster_reply_limits),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)
