@@ -157,6 +157,124 @@ count(struct core *c, const struct elect_cmd *cmd)
 	c->count_gen = cmd->gen;
 }
 
+/* ---- the cluster and switchover operations ------------------------------ */
+
+enum { SWITCHOVER_DEFAULT_MS = 10000 };
+
+static const char no_etcd[] =
+    "automatic failover is off: this node runs without --etcd";
+
+void
+cluster_op_view(struct core *c, struct net_ctx *ctx)
+{
+	struct msg_rep rep = { .op = MSG_OP_CLUSTER };
+	struct msg_member *mm;
+	struct elect_view *v;
+	int64_t now = clock_now_ms();
+
+	if (c->elect == NULL) {
+		core_reply_err(c, ctx, MSG_OP_CLUSTER, SLUICE_ESTATE, no_etcd);
+		return;
+	}
+	v = malloc(sizeof(*v));
+	mm = calloc(ELECT_MEMBERS_MAX, sizeof(*mm));
+	if (v == NULL || mm == NULL) {
+		free(v);
+		free(mm);
+		core_reply_err(c, ctx, MSG_OP_CLUSTER, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	elect_view(c->elect, v);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct elect_member *m = &v->m[i];
+
+		mm[i].name = msg_cstr(m->name);
+		mm[i].client = msg_cstr(m->client);
+		mm[i].repl = msg_cstr(m->repl);
+		mm[i].role =
+		    m->role < MSG_NODE_ROLE_END_ ? m->role : MSG_NODE_CANDIDATE;
+		mm[i].flags = (m->sync ? MSG_MEMBER_SYNC : 0) |
+		    (m->lease ? MSG_MEMBER_LEASE : 0);
+		mm[i].epoch = m->epoch;
+		mm[i].durable_lsn = m->lsn;
+		mm[i].lag_records = m->lag;
+		mm[i].lease_until = m->lease_until;
+		mm[i].age_ms =
+		    m->at != 0 && now > m->at ? (uint64_t)(now - m->at) : 0;
+	}
+	rep.cluster.cluster = msg_cstr(v->cluster);
+	rep.cluster.node = msg_cstr(v->node);
+	rep.cluster.leader = msg_cstr(v->leader);
+	rep.cluster.ttl_ms = v->ttl_ms;
+	rep.cluster.etcd_error = msg_cstr(v->etcd_error);
+	rep.cluster.n = (uint32_t)v->n;
+	rep.cluster.members = mm;
+	buf_reset(&c->out);
+	msg_encode_rep(&c->out, &rep);
+	core_reply_local(c, ctx);
+	free(mm);
+	free(v);
+}
+
+void
+cluster_op_switchover(
+    struct core *c, struct net_ctx *ctx, const struct msg_switchover *req)
+{
+	if (c->elect == NULL) {
+		core_reply_err(
+		    c, ctx, MSG_OP_SWITCHOVER, SLUICE_ESTATE, no_etcd);
+		return;
+	}
+	if (c->handover_ctx != NULL) {
+		core_reply_err(c, ctx, MSG_OP_SWITCHOVER, SLUICE_ESTATE,
+		    "switchover: one to %s is under way", c->handover_to);
+		return;
+	}
+	if (req->node.len == strlen(c->cfg->node) &&
+	    memcmp(req->node.p, c->cfg->node, req->node.len) == 0) {
+		core_reply_err(c, ctx, MSG_OP_SWITCHOVER, SLUICE_ESTATE,
+		    "switchover: %s leads already", c->cfg->node);
+		return;
+	}
+	snprintf(c->handover_to, sizeof(c->handover_to), "%.*s",
+	    (int)req->node.len, req->node.p);
+	c->handover_ms =
+	    req->timeout_ms != 0 ? req->timeout_ms : SWITCHOVER_DEFAULT_MS;
+	c->handover_ctx = ctx;
+	c->handover_id++;
+	c->handing = true; /* no writes from now on: the target catches up */
+	log_info("cluster", "switchover asked to=%s timeout_ms=%u",
+	    c->handover_to, c->handover_ms);
+}
+
+/* The election thread finished a switchover: answer it; on failure this
+ * node takes writes again. */
+static void
+handed(struct core *c, const struct elect_cmd *cmd)
+{
+	struct msg_rep rep = { .op = MSG_OP_SWITCHOVER };
+	struct net_ctx *ctx = c->handover_ctx;
+
+	c->handover_ctx = NULL;
+	c->handing = false;
+	if (ctx == NULL)
+		return;
+	if (cmd->rc != 0) {
+		log_warn("cluster", "switchover failed to=%s error=\"%s\"",
+		    c->handover_to, cmd->text);
+		core_reply_err(
+		    c, ctx, MSG_OP_SWITCHOVER, cmd->rc, "%s", cmd->text);
+		return;
+	}
+	log_info("cluster", "switchover done leader=%s url=%s epoch=%" PRIu64,
+	    c->handover_to, cmd->url, cmd->epoch);
+	rep.switchover.leader = msg_cstr(cmd->url);
+	rep.switchover.epoch = cmd->epoch;
+	buf_reset(&c->out);
+	msg_encode_rep(&c->out, &rep);
+	core_reply_local(c, ctx);
+}
+
 /* Every field of the node's state the thread reads. */
 static void
 publish(struct core *c)
@@ -212,6 +330,7 @@ cluster_turn(struct core *c)
 			count(c, cmd);
 			break;
 		case ELECT_CMD_HANDED:
+			handed(c, cmd);
 			break;
 		}
 	}

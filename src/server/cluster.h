@@ -10,6 +10,8 @@
 
 struct core;
 struct msg_kv;
+struct msg_switchover;
+struct net_ctx;
 
 /* Starts the election thread (with --etcd). Returns 0 or an error. */
 int cluster_open(struct core *c);
@@ -31,6 +33,16 @@ void cluster_turn(struct core *c);
  * when the last failed, elections won. */
 enum { CLUSTER_KVS = 7 };
 void cluster_kvs(struct core *c, struct msg_kv *out, size_t *n);
+
+/* MSG_OP_CLUSTER: the members as the election thread last read them. */
+void cluster_op_view(struct core *c, struct net_ctx *ctx);
+
+/* MSG_OP_SWITCHOVER: on the leader, writes stop; the election thread
+ * waits until the named member holds every record, then hands the
+ * leader key to it; answered once it leads, or with the reason it did
+ * not (writes then resume). */
+void cluster_op_switchover(
+    struct core *c, struct net_ctx *ctx, const struct msg_switchover *req);
 
 /* When a leader's lease runs out (monotonic ms); INT64_MAX. */
 int64_t cluster_next_deadline(const struct core *c);

@@ -795,6 +795,24 @@ handover_start(struct elect *e, const struct cluster_keys *ck)
 	log_info("elect", "switchover: waiting for %s to catch up", e->ho_to);
 }
 
+/* A switchover the core was asked for: started if this node holds the
+ * leader key, else refused. */
+static void
+handover_new(struct elect *e, const struct cluster_keys *ck)
+{
+	if (e->ho != HO_NONE || !e->now.handover ||
+	    e->now.handover_id == e->ho_id)
+		return;
+	e->ho_id = e->now.handover_id;
+	if (e->holding && e->epoch != 0 && ck->leader_found)
+		handover_start(e, ck);
+	else
+		handed(e, SLUICE_ESTATE,
+		    "switchover: this node does not hold the leader key (yet); "
+		    "try again",
+		    "", 0);
+}
+
 /* Once the target holds every record, name it in the switchover key and
  * give the leader key up. */
 static void
@@ -807,11 +825,6 @@ handover_turn(struct elect *e, const struct cluster_keys *ck)
 	char *s;
 	int rc;
 
-	if (e->ho == HO_NONE && e->now.handover &&
-	    e->now.handover_id != e->ho_id && e->holding && e->epoch) {
-		e->ho_id = e->now.handover_id;
-		handover_start(e, ck);
-	}
 	if (e->ho != HO_CATCHUP)
 		return;
 	if (clock_mono_ms() > e->ho_deadline) {
@@ -896,6 +909,7 @@ turn(struct elect *e)
 	if (!ck->leader_found && e->holding)
 		lose_leader_key(e, "the key is gone");
 	publish_member(e);
+	handover_new(e, ck);
 	if (e->ho == HO_RELEASED) {
 		if (ck->leader_found && strcmp(ck->leader, e->ho_to) == 0 &&
 		    ck->leader_epoch != 0)

@@ -1933,6 +1933,7 @@ op_writes(uint8_t op)
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:
 	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_CLUSTER:
 		return false;
 	default:
 		return true;
@@ -2103,6 +2104,12 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_FOLLOW:
 		follow_repoint(c, ctx, req.url.p, req.url.len);
+		break;
+	case MSG_OP_CLUSTER:
+		cluster_op_view(c, ctx);
+		break;
+	case MSG_OP_SWITCHOVER:
+		cluster_op_switchover(c, ctx, &req.switchover);
 		break;
 	case MSG_OP_JOB:
 		ops_job(c, ctx, session, &req);
