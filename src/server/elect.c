@@ -209,12 +209,14 @@ push_cmd(struct elect *e, const struct elect_cmd *cmd)
 static void
 set_lease_until(struct elect *e)
 {
-	/* A margin of a quarter TTL: the core's turn, its clock, and etcd's
-	 * own lease checks all fit in it with room to spare. */
+	/* etcd lets the lease go no sooner than TTL after it received the
+	 * renewal, which we sent at `renewed`: the core checks the deadline
+	 * right before every reply of a write, so the margin only has to
+	 * cover the clocks' rates and a send; a sixth of the TTL is ample. */
 	int64_t until = 0;
 
 	if (e->holding && e->lease != 0)
-		until = e->renewed + e->granted_ms - e->granted_ms / 4;
+		until = e->renewed + e->granted_ms - e->granted_ms / 6;
 	atomic_store(&e->lease_until, until);
 }
 
@@ -249,7 +251,9 @@ keep_lease(struct elect *e)
 			return false;
 		}
 		e->lease = id;
-	} else if (t - e->renewed >= e->granted_ms / 3) {
+	} else if (t - e->renewed >= e->granted_ms * 2 / 5) {
+		/* renewed at 40 % of the TTL: a call may take its whole
+		 * timeout (a third) and still land before the deadline */
 		rc = etcd_lease_keepalive(e->etcd, e->lease, &ttl);
 		if (rc == ETCD_ENOLEASE) {
 			log_warn("elect",
