@@ -2004,6 +2004,8 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if (op_writes(req.op))
+		core_check_lease(c); /* a write is decided only under it */
 	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {
 		refuse_write(c, ctx, req.op);
 		return;
