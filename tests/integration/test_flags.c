@@ -141,6 +141,54 @@ test_a_bad_value_is_one_clear_line(void **state)
 	assert_false(exists(t_path(d, "data")));
 }
 
+/* The flags of automatic failover: each mistake named in one line, before
+ * anything is written. */
+static void
+test_failover_flags_are_checked(void **state)
+{
+	struct t_dir *d = *state;
+	const char *data = t_path(d, "data");
+	const char *etcd = "http://127.0.0.1:2379";
+
+	assert_int_equal(sluiced("--data", data, "--etcd", etcd, NULL), 2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--etcd needs --repl-listen"));
+
+	assert_int_equal(sluiced("--data", data, "--etcd", etcd,
+	                     "--repl-listen", "tcp://127.0.0.1:7721",
+	                     "--follow", "tcp://127.0.0.1:7722", NULL),
+	    2);
+	assert_non_null(strstr(err, "leave --follow out"));
+
+	assert_int_equal(
+	    sluiced("--data", data, "--etcd", "127.0.0.1:2379", NULL), 2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "http://127.0.0.1:2379"));
+	assert_non_null(strstr(err, "'127.0.0.1:2379'"));
+
+	assert_int_equal(sluiced("--data", data, "--etcd",
+	                     "http://127.0.0.1:2379,http://h", NULL),
+	    2);
+	assert_non_null(strstr(err, "'http://h' has no port"));
+
+	assert_int_equal(sluiced("--data", data, "--node", "a b", NULL), 2);
+	assert_non_null(strstr(err, "--node takes 1 to 64"));
+	assert_int_equal(sluiced("--data", data, "--node", "n1", NULL), 2);
+	assert_non_null(strstr(err, "need --etcd"));
+
+	assert_int_equal(
+	    sluiced("--data", data, "--leader-ttl", "500ms", NULL), 2);
+	assert_non_null(strstr(err, "--leader-ttl"));
+	assert_non_null(strstr(err, "1s"));
+
+	assert_int_equal(sluiced("--data", data, "--etcd", etcd, "--listen",
+	                     "tcp://0.0.0.0:7711", "--repl-listen",
+	                     "tcp://127.0.0.1:7721", NULL),
+	    2);
+	assert_non_null(strstr(err, "say --advertise URL"));
+	assert_false(exists(data));
+}
+
 /* The durations of sluiced's flags are the sluice tool's: 5s, 1.5m, 250. */
 static void
 test_durations_take_units(void **state)
@@ -286,6 +334,7 @@ main(void)
 		T(test_an_unknown_option_is_one_line_and_a_hint),
 		T(test_a_bad_value_is_one_clear_line),
 		T(test_durations_take_units),
+		T(test_failover_flags_are_checked),
 		T(test_a_failed_start_leaves_nothing_on_disk),
 		T(test_an_unreachable_leader_is_logged),
 	};
