@@ -89,6 +89,12 @@ void cli_print_errors(
 void cli_print_hourly(
     FILE *f, const struct sluice_hour *h, size_t n, bool json);
 
+/* cluster: a line naming the cluster, the node that answered and the
+ * leader, then a row per member (NAME ROLE EPOCH LSN LAG SYNC LEASE SEEN,
+ * the leader marked "*"), then the node's last etcd error when there is
+ * one; or the JSON object. */
+void cli_print_cluster(FILE *f, const struct sluice_cluster *c, bool json);
+
 /* What a lease operation or kick --id did: JSON ({"id":N,"state":...}),
  * or one line for people, the verb (past tense) first: "acked 42",
  * "failed 42, retry at TIME (in 2s)", "touched 42, leased until TIME".

@@ -398,6 +398,85 @@ cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 	}
 }
 
+/* ---- cluster ------------------------------------------------------------- */
+
+/* A member's lease: "until TIME (in 2.1s)", or "-" without one. */
+static void
+lease_cell(char *out, size_t n, const struct sluice_member *m)
+{
+	char when[96];
+
+	if (m->lease_until <= 0) {
+		snprintf(out, n, "-");
+		return;
+	}
+	fmt_when(when, sizeof(when), (uint64_t)m->lease_until);
+	snprintf(out, n, "until %s", when);
+}
+
+static void
+member_row(
+    FILE *f, const struct sluice_member *m, bool leads, int name_w, int lease_w)
+{
+	char lag[24], lease[128], age[32], seen[40];
+
+	if (m->role == SLUICE_NODE_LEADER)
+		snprintf(lag, sizeof(lag), "-");
+	else
+		snprintf(lag, sizeof(lag), "%" PRIu64, m->lag_records);
+	lease_cell(lease, sizeof(lease), m);
+	if (m->age_ms == 0) {
+		snprintf(seen, sizeof(seen), "now");
+	} else {
+		dur_fmt(age, sizeof(age), m->age_ms);
+		snprintf(seen, sizeof(seen), "%s ago", age);
+	}
+	fprintf(f,
+	    "%s %-*s  %-9s %6" PRIu64 " %10" PRIu64 " %8s  %-4s  %-*s  %s\n",
+	    leads ? "*" : " ", name_w, m->name, json_node_role_name(m->role),
+	    m->epoch, m->durable_lsn, lag, m->sync ? "yes" : "-", lease_w,
+	    lease, seen);
+}
+
+void
+cli_print_cluster(FILE *f, const struct sluice_cluster *c, bool json)
+{
+	int name_w = 4, lease_w = 5;
+	char ttl[32], lease[128];
+
+	if (json) {
+		json_cluster(f, c);
+		fputc('\n', f);
+		return;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		int w = (int)strlen(c->members[i].name);
+
+		lease_cell(lease, sizeof(lease), &c->members[i]);
+		name_w = w > name_w ? w : name_w;
+		w = (int)strlen(lease);
+		lease_w = w > lease_w ? w : lease_w;
+	}
+	dur_fmt(ttl, sizeof(ttl), c->ttl_ms);
+	fprintf(f, "cluster %s, as node %s sees it: ", c->cluster, c->node);
+	if (c->leader[0])
+		fprintf(f, "leader %s, lease ttl %s\n", c->leader, ttl);
+	else
+		fprintf(f, "no leader, lease ttl %s\n", ttl);
+	fprintf(f, "  %-*s  %-9s %6s %10s %8s  %-4s  %-*s  %s\n", name_w,
+	    "NAME", "ROLE", "EPOCH", "LSN", "LAG", "SYNC", lease_w, "LEASE",
+	    "SEEN");
+	for (size_t i = 0; i < c->n; i++)
+		member_row(f, &c->members[i],
+		    strcmp(c->members[i].name, c->leader) == 0, name_w,
+		    lease_w);
+	if (c->etcd_error[0]) {
+		fputs("etcd's last error: ", f);
+		cli_print_bytes(f, c->etcd_error, strlen(c->etcd_error));
+		fputc('\n', f);
+	}
+}
+
 /* ---- errors and after ---------------------------------------------------- */
 
 void

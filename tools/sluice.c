@@ -127,6 +127,9 @@ static const char main_help[] =
     "  snapshot  write a snapshot now\n"
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
+    "Automatic failover (sluiced --etcd):\n"
+    "  cluster     the cluster's members as the node sees them\n"
+    "  switchover  hand the leadership to another member\n"
     "\n"
     "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
     "1.5m, 1h, 30d.\n"
@@ -1899,8 +1902,8 @@ cmd_errors(struct cli *cli, int argc, char **argv)
 }
 
 /* Commands with no options but --json and --help, and their operands:
- * pause TUBE DUR, snapshot, promote, follow URL. Returns -1 to go on, or
- * the command's exit code. */
+ * pause TUBE DUR, snapshot, promote, follow URL, cluster. Returns -1 to go
+ * on, or the command's exit code. */
 static int
 simple_args(struct cli *cli, int argc, char **argv, int nargs, bool *json)
 {
@@ -2040,6 +2043,98 @@ cmd_follow(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- automatic failover ----------------------------------------------- */
+
+static const char cluster_usage[] = "usage: sluice cluster [--json]\n";
+static const char cluster_help[] =
+    "\nShows the cluster as the node at -s URL sees it in etcd (any node\n"
+    "answers, leader or follower): one row per member, the leader marked\n"
+    "\"*\": its role (leader, follower, candidate: no leader known yet,\n"
+    "fenced: a leader that stopped writing), epoch, durable LSN, lag in\n"
+    "records, SYNC (counted for --sync-replicas, so it may take over),\n"
+    "the leader's lease and when the member last published its key. The\n"
+    "node's last failed etcd call, if any, follows the table. A node\n"
+    "started without --etcd answers that automatic failover is off.\n\n"
+    "      --json   print {\"cluster\":NAME,\"node\":NAME,\"leader\":NAME,\n"
+    "               \"ttl_ms\":N,\"etcd_error\":TEXT,\"members\":[...]}\n";
+
+static int
+cmd_cluster(struct cli *cli, int argc, char **argv)
+{
+	struct sluice_cluster *cl;
+	bool json = false;
+	int rc;
+
+	if ((rc = simple_args(cli, argc, argv, 0, &json)) >= 0 ||
+	    (rc = cli_connect(cli)) != 0)
+		return rc;
+	if ((rc = sluice_cluster(cli->c, &cl)) != 0)
+		return cli_fail(cli, rc, "cluster");
+	cli_print_cluster(stdout, cl, json);
+	sluice_cluster_free(cl);
+	return EXIT_OK;
+}
+
+static const char switchover_usage[] =
+    "usage: sluice switchover NODE [--timeout DUR] [--json]\n";
+static const char switchover_help[] =
+    "\nHands the leadership to the member NODE (its --node): the leader "
+    "stops\ntaking writes, waits until NODE holds everything it wrote, "
+    "then lets\nonly NODE take its lease; prints the new leader once NODE "
+    "leads. Sent\nto a follower, it goes to the leader.\n\n"
+    "      --timeout DUR   how long the leader waits for NODE to catch up\n"
+    "                      (default: the server's); past it, the old\n"
+    "                      leader keeps leading\n"
+    "      --json          print {\"node\":NODE,\"leader\":URL,"
+    "\"epoch\":N}\n";
+
+static int
+cmd_switchover(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		COMMON_OPTS,
+	};
+	struct args a = { argc, argv, "h", opts };
+	struct sluice_switchover_result res;
+	uint64_t ms = 0;
+	const char *node;
+	int ch, rc;
+
+	while ((ch = next_opt(cli, &a)) != -1) {
+		if (ch == OPT_TIMEOUT &&
+		    (rc = cli_parse_ms(cli, "--timeout", optarg, 1, &ms)) != 0)
+			return rc;
+	}
+	if (a.stop)
+		return a.status;
+	if (argc - optind != 1)
+		return cli_usage_error(cli, "one NODE is needed");
+	node = argv[optind];
+	if (node[0] == '\0' || strlen(node) > SLUICE_NODE_MAX)
+		return cli_usage_error(cli,
+		    "NODE is a member's name (its --node), 1-64 bytes; not "
+		    "\"%s\"",
+		    node);
+	if (ms > UINT32_MAX)
+		return cli_usage_error(cli, "--timeout is at most 49d");
+	if ((rc = cli_connect(cli)) != 0)
+		return rc;
+	if ((rc = sluice_switchover(cli->c, node, (uint32_t)ms, &res)) != 0)
+		return cli_fail(cli, rc, "switchover %s", node);
+	if (a.json) {
+		fputs("{\"node\":", stdout);
+		cli_json_cstr(stdout, node);
+		fputs(",\"leader\":", stdout);
+		cli_json_cstr(stdout, res.leader);
+		printf(",\"epoch\":%" PRIu64 "}\n", res.epoch);
+	} else {
+		printf("%s leads now (epoch %" PRIu64 ", %s)\n", node,
+		    res.epoch, res.leader);
+	}
+	return EXIT_OK;
+}
+
 /* ---- main
  * --------------------------------------------------------------------- */
 
@@ -2085,6 +2180,8 @@ static const struct command commands[] = {
 	{ "snapshot", cmd_node, snapshot_usage, snapshot_help },
 	{ "promote", cmd_node, promote_usage, promote_help },
 	{ "follow", cmd_follow, follow_usage, follow_help },
+	{ "cluster", cmd_cluster, cluster_usage, cluster_help },
+	{ "switchover", cmd_switchover, switchover_usage, switchover_help },
 	{ "work", cmd_work, work_usage, work_help },
 };
 

@@ -889,6 +889,70 @@ sluice_follow(struct sluice_client *c, const char *url)
 	return client_call(c, &q, 0, &r);
 }
 
+/* ---- automatic failover ------------------------------------------------ */
+
+/* The wire's limits are the API's. */
+_Static_assert(SLUICE_NODE_MAX == MSG_NODE_MAX, "node name limit");
+_Static_assert(SLUICE_URL_MAX == MSG_URL_MAX, "URL limit");
+
+int
+sluice_cluster(struct sluice_client *c, struct sluice_cluster **out)
+{
+	struct msg_req q = { .op = MSG_OP_CLUSTER };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || out == NULL)
+		return bad_arg(c, "cluster: no place for the result");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	return result_cluster(&r.cluster, out);
+}
+
+void
+sluice_cluster_free(struct sluice_cluster *cluster)
+{
+	free(cluster);
+}
+
+int
+sluice_switchover(struct sluice_client *c, const char *node,
+    uint32_t timeout_ms, struct sluice_switchover_result *res)
+{
+	struct msg_req q = { .op = MSG_OP_SWITCHOVER,
+		.switchover = {
+		    .node = msg_cstr(node), .timeout_ms = timeout_ms } };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if (q.switchover.node.len == 0 ||
+	    q.switchover.node.len > SLUICE_NODE_MAX)
+		return bad_arg(c,
+		    "switchover: the node's name is 1-64 bytes (its --node)");
+	/* the leader waits up to timeout_ms for the node to catch up */
+	if ((rc = client_call(c, &q, timeout_ms, &r)) != 0)
+		return rc;
+	if (res != NULL) {
+		memset(res, 0, sizeof(*res));
+		res->epoch = r.switchover.epoch;
+		memcpy(res->leader, r.switchover.leader.p,
+		    r.switchover.leader.len);
+	}
+	return 0;
+}
+
+const char *
+sluice_node_role_name(int role)
+{
+	const char *name = role >= 0 && role <= UINT8_MAX
+	    ? msg_node_role_name((uint8_t)role)
+	    : NULL;
+
+	return name ? name : "?";
+}
+
 const char *
 sluice_state_name(int state)
 {

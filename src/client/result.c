@@ -299,3 +299,67 @@ result_errors(
 	*n = e->n;
 	return 0;
 }
+
+/* ---- cluster ----------------------------------------------------------- */
+
+static void
+fill_member(
+    struct arena *a, const struct msg_member *m, struct sluice_member *o)
+{
+	const char *name = arena_str(a, m->name);
+	const char *client = arena_str(a, m->client);
+	const char *repl = arena_str(a, m->repl);
+
+	if (o == NULL)
+		return;
+	memset(o, 0, sizeof(*o));
+	o->name = name;
+	o->client_url = client;
+	o->repl_url = repl;
+	o->role = m->role;
+	o->sync = (m->flags & MSG_MEMBER_SYNC) != 0;
+	o->lease = (m->flags & MSG_MEMBER_LEASE) != 0;
+	o->epoch = m->epoch;
+	o->durable_lsn = m->durable_lsn;
+	o->lag_records = m->lag_records;
+	o->lease_until = m->lease_until;
+	o->age_ms = m->age_ms;
+}
+
+/* The structs first (the cluster, then its members), then the strings. */
+static void
+build_cluster(struct arena *a, const struct msg_cluster *m)
+{
+	struct sluice_cluster *o = arena_take(a, sizeof(*o));
+	struct sluice_member *v = arena_take(a, m->n * sizeof(*v));
+	struct msg_iter it = m->it;
+	struct msg_member mb;
+	struct sluice_cluster tmp;
+
+	if (o == NULL)
+		o = &tmp;
+	memset(o, 0, sizeof(*o));
+	o->cluster = arena_str(a, m->cluster);
+	o->node = arena_str(a, m->node);
+	o->leader = arena_str(a, m->leader);
+	o->etcd_error = arena_str(a, m->etcd_error);
+	o->ttl_ms = m->ttl_ms;
+	for (uint32_t i = 0; msg_next_member(&it, &mb); i++)
+		fill_member(a, &mb, v ? &v[i] : NULL);
+	o->n = m->n;
+	o->members = m->n ? v : NULL;
+}
+
+int
+result_cluster(const struct msg_cluster *m, struct sluice_cluster **out)
+{
+	struct arena a = { 0 };
+
+	build_cluster(&a, m);
+	if ((a.base = malloc(a.used)) == NULL)
+		return SLUICE_ENOMEM;
+	a.used = 0;
+	build_cluster(&a, m);
+	*out = (struct sluice_cluster *)a.base;
+	return 0;
+}

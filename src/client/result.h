@@ -23,6 +23,9 @@ int result_stats(const struct msg_stats *s, struct sluice_stats **out);
 void result_tube_conf(
     const struct msg_tube_conf *m, struct sluice_tube_conf *o);
 
+/* The cluster and its members (members NULL when there are none). */
+int result_cluster(const struct msg_cluster *m, struct sluice_cluster **out);
+
 /* n 0 gives NULL. */
 int result_errors(
     const struct msg_errors *e, struct sluice_error_count **out, size_t *n);

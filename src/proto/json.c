@@ -301,6 +301,22 @@ json_role_name(int role)
 	                              : "unknown";
 }
 
+const char *
+json_node_role_name(int role)
+{
+	switch (role) {
+	case SLUICE_NODE_FOLLOWER:
+		return "follower";
+	case SLUICE_NODE_LEADER:
+		return "leader";
+	case SLUICE_NODE_CANDIDATE:
+		return "candidate";
+	case SLUICE_NODE_FENCED:
+		return "fenced";
+	}
+	return "unknown";
+}
+
 /* ---- results ------------------------------------------------------------ */
 
 void
@@ -375,6 +391,51 @@ json_hours(FILE *f, const struct sluice_hour *h, size_t n)
 		json_dist(f, "work", &h[i].work);
 		json_dist(f, "wait", &h[i].wait);
 		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+/* A string that may be empty: null when it is. */
+static void
+json_opt(FILE *f, const char *s)
+{
+	json_cstr(f, s[0] ? s : NULL);
+}
+
+static void
+json_member(FILE *f, const struct sluice_member *m)
+{
+	fputs("{\"name\":", f);
+	json_cstr(f, m->name);
+	fprintf(f,
+	    ",\"role\":\"%s\",\"client_url\":", json_node_role_name(m->role));
+	json_opt(f, m->client_url);
+	fputs(",\"repl_url\":", f);
+	json_opt(f, m->repl_url);
+	fprintf(f,
+	    ",\"sync\":%s,\"lease\":%s,\"epoch\":%" PRIu64
+	    ",\"durable_lsn\":%" PRIu64 ",\"lag_records\":%" PRIu64
+	    ",\"lease_until\":%" PRId64 ",\"age_ms\":%" PRIu64 "}",
+	    m->sync ? "true" : "false", m->lease ? "true" : "false", m->epoch,
+	    m->durable_lsn, m->lag_records, m->lease_until, m->age_ms);
+}
+
+void
+json_cluster(FILE *f, const struct sluice_cluster *c)
+{
+	fputs("{\"cluster\":", f);
+	json_cstr(f, c->cluster);
+	fputs(",\"node\":", f);
+	json_cstr(f, c->node);
+	fputs(",\"leader\":", f);
+	json_opt(f, c->leader);
+	fprintf(f, ",\"ttl_ms\":%" PRIu32 ",\"etcd_error\":", c->ttl_ms);
+	json_opt(f, c->etcd_error);
+	fputs(",\"members\":[", f);
+	for (size_t i = 0; i < c->n; i++) {
+		if (i)
+			fputc(',', f);
+		json_member(f, &c->members[i]);
 	}
 	fputs("]}", f);
 }

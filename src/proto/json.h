@@ -35,6 +35,10 @@ void json_base64(FILE *f, const void *p, size_t len);
 /* "leader", "follower" or "unknown". */
 const char *json_role_name(int role);
 
+/* A cluster member's: "follower", "leader", "candidate", "fenced" or
+ * "unknown". */
+const char *json_node_role_name(int role);
+
 /* One task: {"id":N,"lease":N,"tube":"t","state":"ready","payload":...}
  * ("payload_base64" when the bytes are not UTF-8, null when omitted). */
 void json_task(FILE *f, const struct sluice_task *t);
@@ -65,6 +69,13 @@ void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
  * "work":DIST,"wait":DIST},...]}, DIST = {"count":N,"total_ms":N,
  * "avg_ms":N,"max_ms":N,"p50_ms":N,"p99_ms":N} (avg rounded down). */
 void json_hours(FILE *f, const struct sluice_hour *h, size_t n);
+
+/* {"cluster":"c","node":"n","leader":"a"|null,"ttl_ms":N,
+ * "etcd_error":"text"|null,"members":[{"name":"a","role":"leader",
+ * "client_url":"u"|null,"repl_url":"u"|null,"sync":false,"lease":true,
+ * "epoch":N,"durable_lsn":N,"lag_records":N,"lease_until":MS,
+ * "age_ms":N},...]} */
+void json_cluster(FILE *f, const struct sluice_cluster *c);
 
 /* No newline is written after any of them. */
 

@@ -11,7 +11,7 @@
  * `.len` (printf "%.*s").
  *
  * Lists (batch put items, take tubes, tasks, stats, errors, key/value
- * pairs) are two-faced: to ENCODE, set the count `n` and point the array
+ * pairs, cluster members) are two-faced: to ENCODE, set the count `n` and point the array
  * field at `n` elements; after DECODE the array field is NULL and the
  * `it` iterator walks the elements with msg_next_*(). The decoder checks
  * every element before it returns, so iteration never fails: each

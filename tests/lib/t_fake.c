@@ -20,6 +20,29 @@ static atomic_uint nfakes; /* numbers the ipc paths */
 static const struct msg_kv kvs[] = { { S("puts"), 3 }, { S("acks"), 2 } };
 static const struct msg_kv node_kvs[] = { { S("uptime_ms"), 99 } };
 
+/* The cluster as node "b" sees it: every role, both flags. */
+static const struct msg_member members[] = {
+	{ .name = S("a"),
+	    .client = S("tcp://10.0.0.1:7711"),
+	    .repl = S("tcp://10.0.0.1:7712"),
+	    .role = MSG_NODE_LEADER,
+	    .flags = MSG_MEMBER_LEASE,
+	    .epoch = 3,
+	    .durable_lsn = 1234,
+	    .lease_until = T_FAKE_LEASE_UNTIL,
+	    .age_ms = 300 },
+	{ .name = S("b"),
+	    .client = S(T_FAKE_NEW_LEADER),
+	    .repl = S("tcp://10.0.0.2:7712"),
+	    .role = MSG_NODE_FOLLOWER,
+	    .flags = MSG_MEMBER_SYNC,
+	    .epoch = 3,
+	    .durable_lsn = 1230,
+	    .lag_records = 4,
+	    .age_ms = 1100 },
+	{ .name = S("c"), .role = MSG_NODE_CANDIDATE, .epoch = 2 },
+};
+
 static void
 canned_task(struct msg_task *t, uint64_t id)
 {
@@ -251,6 +274,23 @@ answer_echo(
 	case MSG_OP_ERRORS:
 		r.errors.n = 2;
 		r.errors.errors = ec;
+		break;
+	case MSG_OP_CLUSTER:
+		r.cluster.cluster = S("prod");
+		r.cluster.node = S("b");
+		r.cluster.leader = S("a");
+		r.cluster.ttl_ms = 10000;
+		r.cluster.etcd_error =
+		    S("etcd 127.0.0.1:2379: connection refused");
+		r.cluster.n = 3;
+		r.cluster.members = members;
+		break;
+	case MSG_OP_SWITCHOVER:
+		copy_str(
+		    f->last_node, sizeof(f->last_node), q->switchover.node);
+		f->last_switchover_timeout = q->switchover.timeout_ms;
+		r.switchover.leader = S(T_FAKE_NEW_LEADER);
+		r.switchover.epoch = 4;
 		break;
 	}
 	pthread_mutex_unlock(&f->mtx);

@@ -7,7 +7,10 @@
  * The tube "work" is a small queue the test fills (t_fake_add_work): takes
  * from it hand those tasks out once each; acks, fails and touches are
  * recorded. Other takes get canned tasks (none from the tube "empty", a
- * binary payload from the tube "binary").
+ * binary payload from the tube "binary"). cluster answers node "b"'s view
+ * of three nodes ("a" leads, its lease ending at T_FAKE_LEASE_UNTIL) and
+ * an etcd error; a switchover names "b" the leader at T_FAKE_NEW_LEADER,
+ * epoch 4.
  *
  * Link with the codec (sluice_proto or the client objects), nng and
  * pthreads. */
@@ -34,6 +37,9 @@ enum t_fake_mode {
 };
 
 enum { T_FAKE_WORK_MAX = 32 };
+
+#define T_FAKE_NEW_LEADER  "tcp://10.0.0.2:7711"
+#define T_FAKE_LEASE_UNTIL 1700000010000LL
 
 struct t_fake {
 	nng_socket sock;
@@ -62,6 +68,8 @@ struct t_fake {
 	uint64_t batch_hash;  /* t_fake_hash over their payloads, in order */
 	uint64_t last_lease;  /* of the last ack/release/fail/touch/bury */
 	bool last_force;      /* its force flag */
+	char last_node[80];   /* the last switchover's node */
+	uint32_t last_switchover_timeout;
 
 	/* Under mtx: the "work" tube. Task i has id 101 + i. */
 	char work[T_FAKE_WORK_MAX][64];

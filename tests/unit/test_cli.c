@@ -463,6 +463,122 @@ test_cli_admin_json_shapes(void **state)
 	t_fake_stop(f);
 }
 
+/* cluster: a row per member in the text table, the leader marked, its
+ * lease as a time with its zone, etcd's error below; every field in the
+ * JSON object. */
+static void
+test_cli_cluster_table_and_json(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	setenv("TZ", "UTC0", 1);
+	run_cli(*state, &r, f->url, NULL, "cluster", NULL);
+	unsetenv("TZ");
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(r.out,
+	    "cluster prod, as node b sees it: leader a, lease ttl 10s\n"
+	    "  NAME  ROLE       EPOCH        LSN      LAG  SYNC  LEASE",
+	    strlen("cluster prod, as node b sees it: leader a, lease ttl "
+	           "10s\n  NAME  ROLE       EPOCH        LSN      LAG  SYNC  "
+	           "LEASE"));
+	/* the lease ended long ago: "(... ago)" after its time */
+	assert_non_null(strstr(r.out,
+	    "\n* a     leader         3       1234        -  -     "
+	    "until 2023-11-14T22:13:30.000+00:00 ("));
+	assert_non_null(strstr(r.out, "ago)  300ms ago\n"));
+	assert_non_null(strstr(
+	    r.out, "\n  b     follower       3       1230        4  yes   -"));
+	assert_non_null(strstr(r.out, "  1.100s ago\n"));
+	assert_non_null(strstr(r.out,
+	    "\n  c     candidate      2          0        0  -     -  "));
+	assert_non_null(strstr(r.out, "  now\n"));
+	assert_non_null(strstr(r.out,
+	    "\netcd's last error: etcd 127.0.0.1:2379: connection refused\n"));
+
+	run_cli(*state, &r, f->url, NULL, "cluster", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+	    "{\"cluster\":\"prod\",\"node\":\"b\",\"leader\":\"a\","
+	    "\"ttl_ms\":10000,\"etcd_error\":\"etcd 127.0.0.1:2379: "
+	    "connection refused\",\"members\":["
+	    "{\"name\":\"a\",\"role\":\"leader\","
+	    "\"client_url\":\"tcp://10.0.0.1:7711\","
+	    "\"repl_url\":\"tcp://10.0.0.1:7712\",\"sync\":false,"
+	    "\"lease\":true,\"epoch\":3,\"durable_lsn\":1234,"
+	    "\"lag_records\":0,\"lease_until\":1700000010000,"
+	    "\"age_ms\":300},"
+	    "{\"name\":\"b\",\"role\":\"follower\","
+	    "\"client_url\":\"tcp://10.0.0.2:7711\","
+	    "\"repl_url\":\"tcp://10.0.0.2:7712\",\"sync\":true,"
+	    "\"lease\":false,\"epoch\":3,\"durable_lsn\":1230,"
+	    "\"lag_records\":4,\"lease_until\":0,\"age_ms\":1100},"
+	    "{\"name\":\"c\",\"role\":\"candidate\",\"client_url\":null,"
+	    "\"repl_url\":null,\"sync\":false,\"lease\":false,"
+	    "\"epoch\":2,\"durable_lsn\":0,\"lag_records\":0,"
+	    "\"lease_until\":0,\"age_ms\":0}]}\n");
+
+	run_cli(*state, &r, f->url, NULL, "cluster", "extra", NULL);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_CLUSTER]), 2);
+	t_fake_stop(f);
+}
+
+/* cluster from a node without --etcd: the server's why, exit 1. */
+static void
+test_cli_cluster_without_etcd_says_so(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ERROR);
+	struct run r;
+
+	atomic_store(&f->status, SLUICE_ESTATE);
+	run_cli(*state, &r, f->url, NULL, "cluster", NULL);
+	assert_int_equal(r.status, 1);
+	assert_memory_equal(r.err, "sluice: cluster: ", 17);
+	assert_string_equal(r.out, "");
+	t_fake_stop(f);
+}
+
+/* switchover NODE [--timeout DUR]: the new leader, or a usage error. */
+static void
+test_cli_switchover(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct run r;
+
+	run_cli(*state, &r, f->url, NULL, "switchover", "b", "--timeout", "20s",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(
+	    r.out, "b leads now (epoch 4, tcp://10.0.0.2:7711)\n");
+	assert_string_equal(f->last_node, "b");
+	assert_int_equal(f->last_switchover_timeout, 20000);
+	run_cli(*state, &r, f->url, NULL, "switchover", "--json", "b", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+	    "{\"node\":\"b\",\"leader\":\"tcp://10.0.0.2:7711\","
+	    "\"epoch\":4}\n");
+	assert_int_equal(f->last_switchover_timeout, 0);
+
+	run_cli(*state, &r, f->url, NULL, "switchover", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: switchover: one NODE is needed\n"
+	    "Try 'sluice switchover --help'.\n");
+	run_cli(*state, &r, f->url, NULL, "switchover", "", NULL);
+	assert_int_equal(r.status, 2);
+	assert_memory_equal(
+	    r.err, "sluice: switchover: NODE is a member's", 38);
+	run_cli(*state, &r, f->url, NULL, "switchover", "b", "--timeout",
+	    "soon", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(*state, &r, f->url, NULL, "switchover", "b", "--timeout", "60d",
+	    NULL);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_SWITCHOVER]), 2);
+	t_fake_stop(f);
+}
+
 /* 250 lines: 250 ids in order, in batches of 100; an empty line skipped,
  * a refused line reported by number, in the JSON array too. */
 static void
@@ -611,7 +727,7 @@ test_cli_every_command_has_help(void **state)
 	static const char *const cmds[] = { "put", "take", "ack", "release",
 		"fail", "touch", "bury", "kick", "delete", "peek", "stats",
 		"list", "errors", "pause", "snapshot", "promote", "follow",
-		"work" };
+		"cluster", "switchover", "work" };
 	struct run r;
 	char main_help[sizeof(r.out)];
 
@@ -689,6 +805,9 @@ main(void)
 		T(test_cli_take_sh_is_for_eval),
 		T(test_cli_ack_needs_a_lease_or_force),
 		T(test_cli_admin_json_shapes),
+		T(test_cli_cluster_table_and_json),
+		T(test_cli_cluster_without_etcd_says_so),
+		T(test_cli_switchover),
 		T(test_cli_put_lines_batches),
 		T(test_cli_put_lines_long_lines),
 		T(test_cli_work_runs_each_task),

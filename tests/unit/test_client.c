@@ -498,6 +498,113 @@ test_lost_connection_retries_idempotent_requests(void **state)
 	t_fake_stop(f);
 }
 
+/* cluster: every field of every member, in one block; a read, so it is
+ * sent once more after a lost connection. */
+static void
+test_cluster_returns_every_member(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_DROP_ONCE);
+	struct sluice_client *c = open_client(f->url);
+	const struct sluice_member *m;
+	struct sluice_cluster *cl;
+
+	(void)state;
+	assert_int_equal(sluice_cluster(c, &cl), 0);
+	assert_int_equal(atomic_load(&f->nop[MSG_OP_CLUSTER]), 2);
+	assert_string_equal(cl->cluster, "prod");
+	assert_string_equal(cl->node, "b");
+	assert_string_equal(cl->leader, "a");
+	assert_string_equal(
+	    cl->etcd_error, "etcd 127.0.0.1:2379: connection refused");
+	assert_int_equal(cl->ttl_ms, 10000);
+	assert_int_equal(cl->n, 3);
+	m = &cl->members[0];
+	assert_string_equal(m->name, "a");
+	assert_string_equal(m->client_url, "tcp://10.0.0.1:7711");
+	assert_string_equal(m->repl_url, "tcp://10.0.0.1:7712");
+	assert_int_equal(m->role, SLUICE_NODE_LEADER);
+	assert_true(m->lease && !m->sync);
+	assert_true(m->epoch == 3 && m->durable_lsn == 1234);
+	assert_true(m->lag_records == 0 && m->age_ms == 300);
+	assert_true(m->lease_until == T_FAKE_LEASE_UNTIL);
+	m = &cl->members[1];
+	assert_string_equal(m->name, "b");
+	assert_int_equal(m->role, SLUICE_NODE_FOLLOWER);
+	assert_true(m->sync && !m->lease);
+	assert_true(m->lag_records == 4 && m->lease_until == 0);
+	m = &cl->members[2];
+	assert_string_equal(m->client_url, "");
+	assert_string_equal(sluice_node_role_name(m->role), "candidate");
+	sluice_cluster_free(cl);
+	assert_string_equal(
+	    sluice_node_role_name(SLUICE_NODE_FENCED), "fenced");
+	assert_string_equal(sluice_node_role_name(4), "?");
+	assert_string_equal(sluice_node_role_name(-1), "?");
+	assert_int_equal(sluice_cluster(c, NULL), SLUICE_EINVAL);
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
+/* switchover: a follower sends it on to the leader it names (once); a
+ * lost connection is ECONN and the request is never sent again; a bad
+ * name never leaves the library. */
+static void
+test_switchover_goes_to_the_leader_and_is_never_resent(void **state)
+{
+	struct t_fake *leader = t_fake_start(T_FAKE_ECHO);
+	struct t_fake *follower = t_fake_start(T_FAKE_NOTLEADER);
+	struct sluice_switchover_result res;
+	char big[SLUICE_NODE_MAX + 2];
+	struct sluice_client *c;
+
+	(void)state;
+	snprintf(follower->leader, sizeof(follower->leader), "%s", leader->url);
+	c = open_client(follower->url);
+	assert_int_equal(sluice_switchover(c, "b", 2500, &res), 0);
+	assert_true(res.epoch == 4);
+	assert_string_equal(res.leader, T_FAKE_NEW_LEADER);
+	assert_int_equal(atomic_load(&follower->nop[MSG_OP_SWITCHOVER]), 1);
+	assert_int_equal(atomic_load(&leader->nop[MSG_OP_SWITCHOVER]), 1);
+	assert_string_equal(leader->last_node, "b");
+	assert_int_equal(leader->last_switchover_timeout, 2500);
+	assert_int_equal(sluice_switchover(c, "b", 0, NULL), 0);
+
+	memset(big, 'n', sizeof(big));
+	big[SLUICE_NODE_MAX + 1] = '\0';
+	assert_int_equal(sluice_switchover(c, "", 0, NULL), SLUICE_EINVAL);
+	assert_int_equal(sluice_switchover(c, NULL, 0, NULL), SLUICE_EINVAL);
+	assert_int_equal(sluice_switchover(c, big, 0, NULL), SLUICE_EINVAL);
+	assert_non_null(strstr(sluice_errmsg(c), "1-64 bytes"));
+	big[SLUICE_NODE_MAX] = '\0';
+	assert_int_equal(sluice_switchover(c, big, 0, NULL), 0);
+	assert_int_equal(atomic_load(&leader->nop[MSG_OP_SWITCHOVER]), 3);
+
+	atomic_store(&leader->mode, T_FAKE_DROP);
+	assert_int_equal(sluice_switchover(c, "b", 0, &res), SLUICE_ECONN);
+	usleep(300 * 1000); /* time for any resend to happen */
+	assert_int_equal(atomic_load(&leader->nreq), 4);
+	sluice_close(c);
+	t_fake_stop(follower);
+	t_fake_stop(leader);
+}
+
+/* The leader may wait timeout_ms for the node to catch up: the call waits
+ * that long on top of its own timeout. */
+static void
+test_switchover_timeout_extends_the_call(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(f->url);
+
+	(void)state;
+	sluice_set_timeout(c, 100);
+	atomic_store(&f->delay_ms, 400);
+	assert_int_equal(sluice_switchover(c, "b", 600, NULL), 0);
+	assert_int_equal(sluice_switchover(c, "b", 0, NULL), SLUICE_ETIMEDOUT);
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
 static void
 test_no_reply_is_etimedout(void **state)
 {
@@ -1130,6 +1237,10 @@ main(void)
 		cmocka_unit_test(
 		    test_lost_connection_retries_idempotent_requests),
 		cmocka_unit_test(test_resend_is_disabled),
+		cmocka_unit_test(test_cluster_returns_every_member),
+		cmocka_unit_test(
+		    test_switchover_goes_to_the_leader_and_is_never_resent),
+		cmocka_unit_test(test_switchover_timeout_extends_the_call),
 		cmocka_unit_test(test_no_reply_is_etimedout),
 		cmocka_unit_test(test_take_timeout_includes_its_wait),
 		cmocka_unit_test(test_garbage_reply_is_eproto),
