@@ -11,8 +11,8 @@
  * `.len` (printf "%.*s").
  *
  * Lists (batch put items, take tubes, tasks, stats, errors, key/value
- * pairs, cluster members) are two-faced: to ENCODE, set the count `n` and point the array
- * field at `n` elements; after DECODE the array field is NULL and the
+ * pairs, cluster members) are two-faced: to ENCODE, set the count `n` and point
+ * the array field at `n` elements; after DECODE the array field is NULL and the
  * `it` iterator walks the elements with msg_next_*(). The decoder checks
  * every element before it returns, so iteration never fails: each
  * msg_next_*() returns true exactly `n` times.

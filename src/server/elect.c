@@ -367,11 +367,17 @@ read_cluster(struct elect *e, struct cluster_keys *ck)
 static void
 publish_view(struct elect *e, const struct cluster_keys *ck)
 {
+	bool mine = e->holding; /* maybe created after the read */
+
 	pthread_mutex_lock(&e->mu);
 	copy(e->view.leader, sizeof(e->view.leader),
-	    ck->leader_found ? ck->leader : "");
+	    mine                   ? e->node
+	        : ck->leader_found ? ck->leader
+	                           : "");
 	copy(e->view.leader_client, sizeof(e->view.leader_client),
-	    ck->leader_found ? ck->leader_client : "");
+	    mine                   ? e->client
+	        : ck->leader_found ? ck->leader_client
+	                           : "");
 	e->view.holding = e->holding;
 	e->view.lease_until = e->holding ? e->renewed_unix + e->granted_ms : 0;
 	e->view.renewed_at = e->lease != 0 ? e->renewed_unix : 0;
