@@ -184,9 +184,18 @@ etcd_ok(struct elect *e)
 }
 
 static void
-push_cmd(struct elect *e, const struct elect_cmd *cmd)
+wake_core(struct elect *e)
 {
 	uint64_t one = 1;
+
+	if (write(e->efd, &one, sizeof(one)) < 0)
+		log_warn("elect", "cannot wake the core error=\"%s\"",
+		    strerror(errno));
+}
+
+static void
+push_cmd(struct elect *e, const struct elect_cmd *cmd)
+{
 	bool sent = false;
 
 	pthread_mutex_lock(&e->mu);
@@ -196,10 +205,9 @@ push_cmd(struct elect *e, const struct elect_cmd *cmd)
 		sent = true;
 	}
 	pthread_mutex_unlock(&e->mu);
-	if (sent && write(e->efd, &one, sizeof(one)) < 0)
-		log_warn("elect", "cannot wake the core error=\"%s\"",
-		    strerror(errno));
-	if (!sent)
+	if (sent)
+		wake_core(e);
+	else
 		log_warn("elect",
 		    "the core has not taken its commands; "
 		    "dropped one kind=%d",
@@ -233,6 +241,7 @@ lose_leader_key(struct elect *e, const char *why)
 	e->nsync = 0;
 	e->shrinking = false;
 	set_lease_until(e);
+	wake_core(e); /* it fences itself now, not at its next timer */
 }
 
 /* Grants or renews the node's lease. False while it has none. */
