@@ -1,8 +1,8 @@
 /* elect - the election thread (elect.h).
  *
- * One turn every TICK_MS: renew the node's lease when a quarter of its TTL
- * has passed; read every key of the cluster in one range; publish the
- * member key; then decide:
+ * One turn every TICK_MS (FAST_TICK_MS while something changes hands):
+ * renew the node's lease when 40 % of its TTL has passed; read every key of the
+ * cluster in one range; publish the member key; then decide:
  *   - the leader key is ours: keep the sync set, carry out a switchover;
  *   - another node holds it: follow that node;
  *   - nobody holds it: if this node may lead (it is in the sync set, or
@@ -110,6 +110,7 @@ struct cluster_keys {
 	char leader_repl[MSG_URL_MAX + 1];
 	uint64_t leader_epoch;
 	bool sync_found;
+	uint64_t sync_lsn; /* every member of the set held this */
 	size_t nsync;
 	char sync[ELECT_MEMBERS_MAX][ELECT_NAME_MAX + 1];
 	bool switch_found;
@@ -332,6 +333,7 @@ parse_key(struct elect *e, const struct etcd_kv *kv, struct cluster_keys *ck)
 		     i++)
 			copy(ck->sync[ck->nsync++], ELECT_NAME_MAX + 1,
 			    json_string_value(json_array_get(a, i)));
+		ck->sync_lsn = json_u64(j, "lsn");
 		if (json_u64(j, "epoch") > e->max_epoch)
 			e->max_epoch = json_u64(j, "epoch");
 	} else if (strcmp(kv->key, e->k_switch) == 0) {
@@ -450,15 +452,20 @@ leader_value(struct elect *e)
 
 /* ---- the election ------------------------------------------------------- */
 
-/* Whether `name` may take the leader key now. */
+/* Whether `name`, whose log is durable up to `lsn`, may take the leader
+ * key now. A member of the sync set whose log holds less than the set
+ * held when it was formed lost its data (restarted empty under its old
+ * name): it must catch up as a follower first. */
 static bool
-may_lead(const struct elect *e, const struct cluster_keys *ck, const char *name)
+may_lead(const struct elect *e, const struct cluster_keys *ck, const char *name,
+    uint64_t lsn)
 {
 	if (ck->switch_found && ck->switch_until > clock_now_ms())
 		return strcmp(ck->switch_to, name) == 0;
 	if (e->k == 0 || !ck->sync_found || ck->nsync == 0)
 		return true;
-	return in_set((char(*)[ELECT_NAME_MAX + 1]) ck->sync, ck->nsync, name);
+	return lsn >= ck->sync_lsn &&
+	    in_set((char(*)[ELECT_NAME_MAX + 1]) ck->sync, ck->nsync, name);
 }
 
 /* Whether this node is the most advanced of those that may lead: the
@@ -469,7 +476,8 @@ most_advanced(const struct elect *e, const struct cluster_keys *ck)
 	for (size_t i = 0; i < ck->n; i++) {
 		const struct elect_member *m = &ck->m[i];
 
-		if (strcmp(m->name, e->node) == 0 || !may_lead(e, ck, m->name))
+		if (strcmp(m->name, e->node) == 0 ||
+		    !may_lead(e, ck, m->name, m->lsn))
 			continue;
 		if (m->epoch != e->now.epoch) {
 			if (m->epoch > e->now.epoch)
@@ -495,7 +503,7 @@ try_to_lead(struct elect *e, const struct cluster_keys *ck)
 	int rc;
 
 	if (e->lease == 0 || e->now.role == ELECT_LEADER || e->lead_wait ||
-	    !may_lead(e, ck, e->node))
+	    !may_lead(e, ck, e->node, e->now.durable_lsn))
 		return;
 	switched = ck->switch_found && ck->switch_until > clock_now_ms();
 	if (!switched && !most_advanced(e, ck) &&
@@ -748,8 +756,9 @@ keep_sync_set(struct elect *e, const struct cluster_keys *ck)
 	a = json_array();
 	for (size_t i = 0; i < e->nnext && a != NULL; i++)
 		json_array_append_new(a, json_string(e->next[i]));
-	j = json_pack("{s:I, s:s, s:i, s:o}", "epoch", (json_int_t)e->epoch,
-	    "leader", e->node, "k", (int)e->k, "members", a);
+	j = json_pack("{s:I, s:s, s:i, s:I, s:o}", "epoch",
+	    (json_int_t)e->epoch, "leader", e->node, "k", (int)e->k, "lsn",
+	    (json_int_t)e->target_lsn, "members", a);
 	s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (s == NULL)

@@ -243,7 +243,8 @@ send_fetch(struct core *c, struct follow *f)
 		.durable_lsn = wal_durable_lsn(c->wal),
 		.max_bytes = FETCH_BYTES,
 		.wait_ms = FETCH_WAIT_MS,
-		.url = msg_cstr(c->cfg->listen),
+		.url = msg_cstr(c->cfg->advertise != NULL ? c->cfg->advertise
+		                                          : c->cfg->listen),
 	};
 
 	/* The epoch of our last record is the history's, unless the log
