@@ -543,8 +543,10 @@ try_to_lead(struct elect *e, const struct cluster_keys *ck)
 }
 
 /* The core fenced itself, its lease deadline passed, yet the key is
- * still ours (a renewal came late): nobody else can have led, so it leads
- * again, in a new epoch. */
+ * still ours (a renewal came late, or etcd came back and extended every
+ * lease): nobody else can have led, so it leads again, in a new epoch.
+ * (Fenced at the epoch it leads: a state from before the core answered
+ * LEAD says an older one.) */
 static void
 lead_again(struct elect *e)
 {
@@ -950,8 +952,8 @@ turn(struct elect *e)
 	}
 	if (ck->leader_found) {
 		e->absent_since = 0;
-		if (e->holding && e->now.role == ELECT_FENCED &&
-		    !e->lead_wait) {
+		if (e->holding && !e->lead_wait &&
+		    e->now.role == ELECT_FENCED && e->now.epoch == e->epoch) {
 			lead_again(e);
 		} else if (e->holding) {
 			keep_sync_set(e, ck);
