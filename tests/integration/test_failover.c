@@ -389,7 +389,8 @@ load_check(const struct load *l, struct it_node *n, const char *when)
 	    sluice_list(n->c, l->tube, 0, SLUICE_ORDER_AGE, SLUICE_LIST_MAX, 1,
 	        &ts, &nt),
 	    0);
-	qsort(ts, nt, sizeof(*ts), cmp_task);
+	if (nt > 0) /* ts is NULL when the tube is empty */
+		qsort(ts, nt, sizeof(*ts), cmp_task);
 	for (size_t i = 0; i < nt; i++)
 		if (has(acks, nacks, ts[i].id))
 			fail_msg("%s: task %" PRIu64
@@ -401,8 +402,9 @@ load_check(const struct load *l, struct it_node *n, const char *when)
 
 		for (size_t p = 0; p < ld->nputs; p++) {
 			struct sluice_task key = { .id = ld->puts[p] };
-			const struct sluice_task *t =
-			    bsearch(&key, ts, nt, sizeof(*ts), cmp_task);
+			const struct sluice_task *t = nt == 0
+			    ? NULL
+			    : bsearch(&key, ts, nt, sizeof(*ts), cmp_task);
 
 			nputs++;
 			if (t == NULL &&
