@@ -144,8 +144,8 @@ fnv(const void *p, size_t n)
 
 /* A tube's settings, counts and tasks, one line each. */
 static size_t
-dump_tube(struct it_node *n, const struct sluice_tube_stats *t, char *out,
-    size_t cap)
+dump_tube(
+    struct it_node *n, const struct sluice_tube_stats *t, char *out, size_t cap)
 {
 	const struct sluice_tube_conf *c = &t->conf;
 	size_t len = 0;

@@ -23,8 +23,8 @@ enum {
 
 struct it_node {
 	struct t_srv *s;
-	char repl[64];   /* its --repl-listen URL */
-	char follow[64]; /* what --follow names, when set */
+	char repl[64];           /* its --repl-listen URL */
+	char follow[64];         /* what --follow names, when set */
 	struct sluice_client *c; /* a client of this node alone; NULL
 	                            while it is down */
 	int slot;
