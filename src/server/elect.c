@@ -287,6 +287,32 @@ keep_lease(struct elect *e)
 	return true;
 }
 
+/* A leader that fenced itself when its lease ran out (etcd away) takes no
+ * write again at that epoch, but etcd may keep its lease (a restarted
+ * etcd extends every lease) and with it the leader key: nobody would
+ * lead. Gives the lease up, and the key with it, so that an election
+ * follows. True when it did. The epoch check skips a stale state that
+ * predates the core's answer to LEAD. */
+static bool
+give_up_when_fenced(struct elect *e)
+{
+	int rc;
+
+	if (!e->holding || e->lead_wait || e->epoch == 0 ||
+	    e->now.role != ELECT_FENCED || e->now.epoch != e->epoch)
+		return false;
+	rc = etcd_lease_revoke(e->etcd, e->lease);
+	if (rc != 0 && rc != ETCD_ENOLEASE) {
+		etcd_failed(e, "give up the lease of a fenced leader", rc);
+		return false;
+	}
+	e->lease = 0;
+	lose_leader_key(e,
+	    "this node fenced itself when its lease ran out; "
+	    "lease given up");
+	return true;
+}
+
 /* ---- reading the cluster ------------------------------------------------ */
 
 static void
@@ -929,7 +955,7 @@ turn(struct elect *e)
 	e->now = e->st;
 	pthread_mutex_unlock(&e->mu);
 	led(e);
-	if (!keep_lease(e))
+	if (!keep_lease(e) || give_up_when_fenced(e))
 		goto out;
 	if (read_cluster(e, ck) != 0)
 		goto out;

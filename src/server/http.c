@@ -65,7 +65,8 @@ struct http {
 	char *page; /* the admin page, built once */
 	size_t page_len;
 	atomic_int phase;
-	atomic_bool log_failed, follower, leader_lost, fenced, log_full;
+	atomic_bool log_failed, follower, leader_lost, fenced, no_lease;
+	atomic_bool log_full;
 	atomic_uint inflight;
 	struct hreq *done; /* answered; freed on the core thread (mu) */
 };
@@ -494,6 +495,7 @@ on_health(nng_aio *aio)
 		.follower = atomic_load(&h->follower),
 		.leader_lost = atomic_load(&h->leader_lost),
 		.fenced = atomic_load(&h->fenced),
+		.no_lease = atomic_load(&h->no_lease),
 		.log_full = atomic_load(&h->log_full),
 	};
 	const char *reason;
@@ -772,6 +774,7 @@ http_turn(struct http *h, const struct http_health *st)
 	atomic_store(&h->follower, st->follower);
 	atomic_store(&h->leader_lost, st->leader_lost);
 	atomic_store(&h->fenced, st->fenced);
+	atomic_store(&h->no_lease, st->no_lease);
 	atomic_store(&h->log_full, st->log_full);
 	reclaim(h);
 }

@@ -4,10 +4,8 @@
  * restarted, a leader killed under load with --sync-replicas 1 and every
  * acknowledged put found on the promoted follower, the old leader coming
  * back with a divergent tail, and a stream from a lower epoch refused.
- *
- * "Same state" is compared over the wire: every task of every tube, in a
- * canonical order, with its state, attempts, priority, run_at and
- * payload, and the counts per state. */
+ * Nodes are promoted and re-pointed by hand here; test_failover.c lets
+ * etcd elect them. "Same state" is compared over the wire (it_node.h). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,255 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "it.h"
+#include "it_node.h"
 
 enum {
-	WAIT_MS = 20000, /* the longest a node may take to catch up */
 	LOADERS = 4,
 };
 
 static const char *const TUBES[] = { "alpha", "beta" };
 
-/* A node: a server whose replication URL is ready for --repl-listen. */
-struct node {
-	struct t_srv *s;
-	char repl[64];
-	char follow[64];
-	char sync[8];
-	struct sluice_client *c;
-	int slot; /* in `clients` */
-};
-
-/* The nodes' clients of the running test (the nodes themselves live on
- * its stack), so that teardown closes those it did not. */
-static struct sluice_client *clients[IT_SRV_MAX];
-static int nclients;
-
-static int
-repl_teardown(void **state)
-{
-	for (int i = 0; i < nclients; i++) {
-		sluice_close(clients[i]);
-		clients[i] = NULL;
-	}
-	nclients = 0;
-	return it_teardown(state);
-}
-
-static void
-node_init(void **state, struct node *n, const char *name)
-{
-	size_t a = 0;
-
-	memset(n, 0, sizeof(*n));
-	assert_true(nclients < IT_SRV_MAX);
-	n->slot = nclients++;
-	n->s = it_srv(*state, name);
-	snprintf(n->repl, sizeof(n->repl), "tcp://127.0.0.1:%d", t_free_port());
-	while (n->s->args[a] != NULL)
-		a++;
-	n->s->args[a++] = "--repl-listen";
-	n->s->args[a++] = n->repl;
-	n->s->args[a] = NULL;
-}
-
-static void
-node_arg(struct node *n, const char *k, const char *v)
-{
-	size_t a = 0;
-
-	while (n->s->args[a] != NULL)
-		a++;
-	assert_true(a + 2 < T_SRV_MAX_ARGS);
-	n->s->args[a++] = k;
-	n->s->args[a++] = v;
-	n->s->args[a] = NULL;
-}
-
-/* Makes `n` start as a follower of `leader` (before it starts). */
-static void
-node_follows(struct node *n, const struct node *leader)
-{
-	snprintf(n->follow, sizeof(n->follow), "%s", leader->repl);
-	for (size_t a = 0; n->s->args[a] != NULL; a += 2)
-		if (strcmp(n->s->args[a], "--follow") == 0) {
-			n->s->args[a + 1] = n->follow;
-			return;
-		}
-	node_arg(n, "--follow", n->follow);
-}
-
-static void
-node_start(struct node *n)
-{
-	it_start(n->s);
-	n->c = clients[n->slot] = it_client(n->s);
-}
-
-static void
-node_kill(struct node *n)
-{
-	if (n->c != NULL)
-		sluice_close(n->c);
-	n->c = clients[n->slot] = NULL;
-	t_srv_stop(n->s, SIGKILL);
-}
-
-static uint64_t
-lsn_of_epoch(struct node *n, uint64_t *epoch)
-{
-	struct sluice_stats *st = NULL;
-	uint64_t lsn;
-
-	it_rc(n->c, sluice_stats(n->c, NULL, &st), 0);
-	lsn = st->lsn;
-	if (epoch != NULL)
-		*epoch = st->epoch;
-	sluice_stats_free(st);
-	return lsn;
-}
-
-static uint64_t
-lsn_of(struct node *n)
-{
-	return lsn_of_epoch(n, NULL);
-}
-
-static int
-role_of(struct node *n)
-{
-	struct sluice_stats *st = NULL;
-	int role;
-
-	it_rc(n->c, sluice_stats(n->c, NULL, &st), 0);
-	role = st->role;
-	sluice_stats_free(st);
-	return role;
-}
-
-/* Waits until `f` holds every record `l` has. The epochs must match
- * too: an old leader back as a follower may hold a divergent tail as
- * long as the new leader's log, until it has cut it. */
-static void
-wait_caught_up(struct node *l, struct node *f)
-{
-	int64_t end = it_mono_ms() + WAIT_MS;
-	uint64_t want_epoch, want = lsn_of_epoch(l, &want_epoch);
-	uint64_t got = 0, got_epoch = 0;
-
-	while (it_mono_ms() < end) {
-		got = lsn_of_epoch(f, &got_epoch);
-		if (got_epoch == want_epoch && got >= want)
-			return;
-		it_sleep_ms(10);
-	}
-	fail_msg("%s did not catch up: lsn %" PRIu64 " of %" PRIu64
-	         ", epoch %" PRIu64 " of %" PRIu64,
-	    f->s->data, got, want, got_epoch, want_epoch);
-}
-
-static uint64_t
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-/* Every tube the node lists, with the settings it has of its own. */
-static size_t
-dump_tubes(struct node *n, char *out, size_t cap)
-{
-	struct sluice_stats *st = NULL;
-	size_t len = 0;
-
-	it_rc(n->c, sluice_stats(n->c, NULL, &st), 0);
-	for (size_t i = 0; i < st->ntubes && len + 512 < cap; i++) {
-		const struct sluice_tube_conf *c = &st->tubes[i].conf;
-
-		len += (size_t)snprintf(out + len, cap - len,
-		    "tube %s set %x ttr %" PRIu64 " max %u backoff %" PRIu64
-		    "-%" PRIu64 " keep %" PRIu64 " lost %d dead '%s'\n",
-		    st->tubes[i].name, c->set, c->ttr_ms, c->max_attempts,
-		    c->backoff_base_ms, c->backoff_cap_ms, c->keep_done_ms,
-		    c->lost_lease_immediate, c->dead_letter);
-	}
-	sluice_stats_free(st);
-	return len;
-}
-
-/* One line per task, canonical, into `out`. */
-static void
-dump(struct node *n, char *out, size_t cap)
-{
-	size_t len = 0;
-
-	out[0] = '\0';
-	len = dump_tubes(n, out, cap);
-	for (size_t t = 0; t < 2; t++) {
-		struct it_counts k = it_counts(n->c, TUBES[t]);
-
-		len += (size_t)snprintf(out + len, cap - len,
-		    "%s r%" PRIu64 " d%" PRIu64 " t%" PRIu64 " b%" PRIu64 "\n",
-		    TUBES[t], k.ready, k.delayed, k.taken, k.buried);
-		for (int state = SLUICE_READY; state <= SLUICE_BURIED;
-		     state++) {
-			struct sluice_task *ts = NULL;
-			size_t nt = 0;
-
-			it_rc(n->c,
-			    sluice_list(n->c, TUBES[t], state, SLUICE_ORDER_AGE,
-			        SLUICE_LIST_MAX, 1, &ts, &nt),
-			    0);
-			for (size_t i = 0; i < nt && len + 128 < cap; i++)
-				len += (size_t)snprintf(out + len, cap - len,
-				    "%" PRIu64 " %d a%u p%u r%" PRIu64
-				    " %zu:%016" PRIx64 "\n",
-				    ts[i].id, ts[i].state, ts[i].attempts,
-				    ts[i].priority, ts[i].run_at,
-				    ts[i].payload_len,
-				    fnv(ts[i].payload, ts[i].payload_len));
-			sluice_task_free(ts);
-		}
-	}
-}
-
-/* `b` converges on `a`'s state: within WAIT_MS it holds every record `a`
- * has and the two dumps match. A leader may still write after a first
- * look (a new leader releases the leases of sessions it never saw), so
- * one comparison is not enough; a difference that lasts is a failure. */
-static void
-assert_same_state(struct node *a, struct node *b)
-{
-	static char da[1 << 20], db[1 << 20];
-	int64_t end = it_mono_ms() + WAIT_MS;
-	size_t line = 0;
-
-	do {
-		wait_caught_up(a, b);
-		dump(a, da, sizeof(da));
-		dump(b, db, sizeof(db));
-		if (strcmp(da, db) == 0)
-			return;
-		it_sleep_ms(50);
-	} while (it_mono_ms() < end);
-	for (size_t i = 0; da[i] == db[i]; i++) /* they differ: it stops */
-		if (da[i] == '\n')
-			line = i + 1;
-	fprintf(stderr,
-	    "--- %s\n%.1000s\n--- %s\n%.1000s\nthe first line that "
-	    "differs:\n< %.200s\n> %.200s\n",
-	    a->s->data, da, b->s->data, db, da + line, db + line);
-	fail_msg("the states of %s and %s differ", a->s->data, b->s->data);
-}
-
 /* A mixed workload: puts, some taken and acked, some buried, some
  * delayed far in the future. */
 static void
-workload_pad(struct node *l, int n, int seed, size_t pad)
+workload_pad(struct it_node *l, int n, int seed, size_t pad)
 {
 	char payload[2048];
 
@@ -305,7 +66,7 @@ workload_pad(struct node *l, int n, int seed, size_t pad)
  * letter into TUBES[1], fills a tube of its own and force-deletes the
  * one the seed before filled. */
 static void
-tube_churn(struct node *l, int seed)
+tube_churn(struct it_node *l, int seed)
 {
 	struct sluice_tube_conf conf;
 	char mine[32], before[32];
@@ -332,7 +93,7 @@ tube_churn(struct node *l, int seed)
 }
 
 static void
-workload(struct node *l, int n, int seed)
+workload(struct it_node *l, int n, int seed)
 {
 	tube_churn(l, seed);
 	workload_pad(l, n, seed, 1);
@@ -343,26 +104,26 @@ workload(struct node *l, int n, int seed)
 static void
 test_late_follower_catches_up_and_refuses_writes(void **state)
 {
-	struct node l, f;
+	struct it_node l, f;
 	struct sluice_client *both;
 	char urls[200];
 	uint64_t id;
 	int created;
 
-	node_init(state, &l, "leader");
-	node_init(state, &f, "follower");
-	node_arg(&l, "--segment-size", "1048576");
-	node_start(&l);
+	it_node_init(state, &l, "leader");
+	it_node_init(state, &f, "follower");
+	it_node_arg(&l, "--segment-size", "1048576");
+	it_node_start(&l);
 	workload_pad(&l, (int)it_scale(800, 3, 200), 1, 1800);
 	/* A restart empties the leader's memory of recent records: the
 	 * follower's records come from the segments (several of them). */
-	node_kill(&l);
-	node_start(&l);
-	node_follows(&f, &l);
-	node_start(&f);
-	wait_caught_up(&l, &f);
-	assert_same_state(&l, &f);
-	assert_int_equal(role_of(&f), SLUICE_FOLLOWER);
+	it_node_kill(&l);
+	it_node_start(&l);
+	it_node_follows(&f, &l);
+	it_node_start(&f);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
+	assert_int_equal(it_node_role(&f), SLUICE_FOLLOWER);
 	assert_true(it_node_kv(l.c, "followers") == 1);
 
 	/* A write sent to the follower: it answers "not leader" with the
@@ -386,38 +147,38 @@ test_late_follower_catches_up_and_refuses_writes(void **state)
 	assert_non_null(both);
 	id = it_put(both, "alpha", "through the follower's URL");
 	sluice_close(both);
-	wait_caught_up(&l, &f);
+	it_node_caught_up(&l, &f);
 	assert_true(it_state(f.c, id) == SLUICE_READY);
-	assert_same_state(&l, &f);
+	it_node_same_state(&l, &f);
 
 	/* The follower restarts (kill -9) and goes on from its own log. */
-	node_kill(&f);
+	it_node_kill(&f);
 	workload(&l, (int)it_scale(200, 3, 50), 2);
-	node_start(&f);
-	wait_caught_up(&l, &f);
-	assert_same_state(&l, &f);
+	it_node_start(&f);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
 
 	/* Stopped (SIGSTOP) while the leader writes, then resumed. */
 	kill(f.s->pid, SIGSTOP);
 	workload(&l, (int)it_scale(200, 3, 50), 3);
 	kill(f.s->pid, SIGCONT);
-	wait_caught_up(&l, &f);
-	assert_same_state(&l, &f);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
 	assert_true(it_node_kv(f.c, "lag_records") == 0);
 }
 
 static void
 test_follower_after_compaction_loads_a_snapshot(void **state)
 {
-	struct node l, f;
+	struct it_node l, f;
 	struct sluice_stats *st = NULL;
 
-	node_init(state, &l, "leader");
-	node_init(state, &f, "follower");
-	node_arg(&l, "--segment-size", "1048576");
-	node_arg(&l, "--keep-segments", "0");
-	node_arg(&l, "--fsync", "never");
-	node_start(&l);
+	it_node_init(state, &l, "leader");
+	it_node_init(state, &f, "follower");
+	it_node_arg(&l, "--segment-size", "1048576");
+	it_node_arg(&l, "--keep-segments", "0");
+	it_node_arg(&l, "--fsync", "never");
+	it_node_start(&l);
 	/* Enough records for several segments; then a snapshot removes the
 	 * segments it covers. */
 	for (int round = 0; round < 3; round++) {
@@ -429,17 +190,17 @@ test_follower_after_compaction_loads_a_snapshot(void **state)
 	sluice_stats_free(st);
 	/* A restart empties the leader's memory of recent records: what the
 	 * follower needs is in no segment and in no memory. */
-	node_kill(&l);
-	node_start(&l);
-	node_follows(&f, &l);
-	node_start(&f);
-	wait_caught_up(&l, &f);
-	assert_same_state(&l, &f);
+	it_node_kill(&l);
+	it_node_start(&l);
+	it_node_follows(&f, &l);
+	it_node_start(&f);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
 	assert_true(it_log_count(f.s, "loading its snapshot") >= 1);
 	/* and it keeps streaming after the snapshot */
 	workload(&l, 100, 20);
-	wait_caught_up(&l, &f);
-	assert_same_state(&l, &f);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
 }
 
 /* ---- failover under load ------------------------------------------------ */
@@ -487,7 +248,7 @@ loader_main(void *arg)
 static void
 test_failover_loses_no_acknowledged_put(void **state)
 {
-	struct node n[3];
+	struct it_node n[3];
 	int leader = 0, rounds = (int)it_scale(3, 2, 2);
 	struct it_errs errs;
 
@@ -496,14 +257,14 @@ test_failover_loses_no_acknowledged_put(void **state)
 		char name[16];
 
 		snprintf(name, sizeof(name), "node%d", i);
-		node_init(state, &n[i], name);
-		node_arg(&n[i], "--sync-replicas", "1");
+		it_node_init(state, &n[i], name);
+		it_node_arg(&n[i], "--sync-replicas", "1");
 	}
-	node_start(&n[0]);
-	node_follows(&n[1], &n[0]);
-	node_follows(&n[2], &n[0]);
-	node_start(&n[1]);
-	node_start(&n[2]);
+	it_node_start(&n[0]);
+	it_node_follows(&n[1], &n[0]);
+	it_node_follows(&n[2], &n[0]);
+	it_node_start(&n[1]);
+	it_node_start(&n[2]);
 
 	for (int round = 0; round < rounds; round++) {
 		struct loader *ld = calloc(LOADERS, sizeof(*ld));
@@ -525,7 +286,7 @@ test_failover_loses_no_acknowledged_put(void **state)
 		}
 		/* kill -9 at a random moment under load */
 		it_sleep_ms(200 + rand() % 600);
-		node_kill(&n[leader]);
+		it_node_kill(&n[leader]);
 		it_sleep_ms(300);
 		atomic_store(&stop, true);
 		for (int i = 0; i < LOADERS; i++)
@@ -537,14 +298,14 @@ test_failover_loses_no_acknowledged_put(void **state)
 
 			if (i == leader)
 				continue;
-			lsn = lsn_of(&n[i]);
+			lsn = it_node_lsn(&n[i], NULL);
 			if (best < 0 || lsn > best_lsn) {
 				best = i;
 				best_lsn = lsn;
 			}
 		}
 		it_rc(n[best].c, sluice_promote(n[best].c, NULL), 0);
-		assert_int_equal(role_of(&n[best]), SLUICE_LEADER);
+		assert_int_equal(it_node_role(&n[best]), SLUICE_LEADER);
 		for (int i = 0; i < LOADERS; i++)
 			for (size_t k = 0; k < ld[i].nacked; k++)
 				if (it_state(n[best].c, ld[i].acked[k]) == 0)
@@ -559,14 +320,14 @@ test_failover_loses_no_acknowledged_put(void **state)
 				continue;
 			it_rc(n[i].c, sluice_follow(n[i].c, n[best].repl), 0);
 		}
-		node_follows(&n[leader], &n[best]);
-		node_start(&n[leader]);
+		it_node_follows(&n[leader], &n[best]);
+		it_node_start(&n[leader]);
 		for (int i = 0; i < 3; i++)
 			if (i != best)
-				wait_caught_up(&n[best], &n[i]);
+				it_node_caught_up(&n[best], &n[i]);
 		for (int i = 0; i < 3; i++)
 			if (i != best)
-				assert_same_state(&n[best], &n[i]);
+				it_node_same_state(&n[best], &n[i]);
 		leader = best;
 		free(ld);
 	}
@@ -579,32 +340,32 @@ test_failover_loses_no_acknowledged_put(void **state)
 static void
 test_lower_epoch_is_refused(void **state)
 {
-	struct node a, b, c;
+	struct it_node a, b, c;
 	uint64_t before;
 
-	node_init(state, &a, "a");
-	node_init(state, &b, "b");
-	node_init(state, &c, "c");
-	node_start(&a);
-	node_follows(&b, &a);
-	node_start(&b);
+	it_node_init(state, &a, "a");
+	it_node_init(state, &b, "b");
+	it_node_init(state, &c, "c");
+	it_node_start(&a);
+	it_node_follows(&b, &a);
+	it_node_start(&b);
 	it_put(a.c, "alpha", "one");
-	wait_caught_up(&a, &b);
+	it_node_caught_up(&a, &b);
 	/* b leads now, at a higher epoch than a; a, which does not know,
 	 * still thinks it leads. c follows b. */
 	it_rc(b.c, sluice_promote(b.c, NULL), 0);
 	it_put(b.c, "alpha", "two");
-	node_follows(&c, &b);
-	node_start(&c);
-	wait_caught_up(&b, &c);
-	before = lsn_of(&c);
+	it_node_follows(&c, &b);
+	it_node_start(&c);
+	it_node_caught_up(&b, &c);
+	before = it_node_lsn(&c, NULL);
 	/* A leader may not be re-pointed; a follower may. */
 	it_rc(b.c, sluice_follow(b.c, a.repl), SLUICE_EINVAL);
 	/* Pointing c at a's lower epoch: the stream is refused, and a,
 	 * which learns of the higher epoch, stops taking writes. */
 	it_rc(c.c, sluice_follow(c.c, a.repl), 0);
 	{
-		int64_t end = it_mono_ms() + WAIT_MS;
+		int64_t end = it_mono_ms() + IT_NODE_WAIT_MS;
 		struct sluice_put_opts o;
 		uint64_t id;
 		int created, rc = 0;
@@ -627,11 +388,11 @@ test_lower_epoch_is_refused(void **state)
 		it_sleep_ms(10);
 	assert_true(it_log_count(c.s, "older than the follower") >= 1);
 	assert_true(it_log_count(a.s, "another node leads") >= 1);
-	assert_true(lsn_of(&c) == before);
+	assert_true(it_node_lsn(&c, NULL) == before);
 	/* a fenced leader may follow the new one, and catches up */
 	it_rc(a.c, sluice_follow(a.c, b.repl), 0);
-	wait_caught_up(&b, &a);
-	assert_same_state(&b, &a);
+	it_node_caught_up(&b, &a);
+	it_node_same_state(&b, &a);
 }
 
 /* The leader writes records its followers never get (they are stopped),
@@ -640,28 +401,28 @@ test_lower_epoch_is_refused(void **state)
 static void
 test_old_leader_cuts_its_divergent_tail(void **state)
 {
-	struct node a, b;
+	struct it_node a, b;
 
-	node_init(state, &a, "a");
-	node_init(state, &b, "b");
-	node_start(&a);
-	node_follows(&b, &a);
-	node_start(&b);
+	it_node_init(state, &a, "a");
+	it_node_init(state, &b, "b");
+	it_node_start(&a);
+	it_node_follows(&b, &a);
+	it_node_start(&b);
 	workload(&a, 50, 30);
-	wait_caught_up(&a, &b);
+	it_node_caught_up(&a, &b);
 	kill(b.s->pid, SIGSTOP);
 	for (int i = 0; i < 20; i++)
 		it_put(a.c, "alpha", "only on the old leader");
-	node_kill(&a);
+	it_node_kill(&a);
 	kill(b.s->pid, SIGCONT);
 	it_rc(b.c, sluice_promote(b.c, NULL), 0);
 	it_put(b.c, "beta", "on the new leader");
-	node_follows(&a, &b);
-	node_start(&a);
-	wait_caught_up(&b, &a);
-	assert_same_state(&b, &a);
+	it_node_follows(&a, &b);
+	it_node_start(&a);
+	it_node_caught_up(&b, &a);
+	it_node_same_state(&b, &a);
 	assert_true(it_log_count(a.s, "saved to") >= 1);
-	assert_int_equal(role_of(&a), SLUICE_FOLLOWER);
+	assert_int_equal(it_node_role(&a), SLUICE_FOLLOWER);
 }
 
 /* Promotion follows the restart rule: a session lease (its session was
@@ -670,23 +431,23 @@ test_old_leader_cuts_its_divergent_tail(void **state)
 static void
 test_leases_across_a_promotion(void **state)
 {
-	struct node a, b;
+	struct it_node a, b;
 	struct sluice_task *det, *ses;
 	uint64_t det_id, ses_id;
 
-	node_init(state, &a, "a");
-	node_init(state, &b, "b");
-	node_start(&a);
-	node_follows(&b, &a);
-	node_start(&b);
+	it_node_init(state, &a, "a");
+	it_node_init(state, &b, "b");
+	it_node_start(&a);
+	it_node_follows(&b, &a);
+	it_node_start(&b);
 	det_id = it_put(a.c, "alpha", "detached");
 	ses_id = it_put(a.c, "beta", "session");
 	det = it_take(a.c, "alpha", 0, 1);
 	ses = it_take(a.c, "beta", 0, 0);
 	assert_true(det->id == det_id && ses->id == ses_id);
-	wait_caught_up(&a, &b);
+	it_node_caught_up(&a, &b);
 	assert_int_equal(it_state(b.c, det_id), SLUICE_TAKEN);
-	node_kill(&a);
+	it_node_kill(&a);
 	it_rc(b.c, sluice_promote(b.c, NULL), 0);
 	assert_int_equal(it_state(b.c, ses_id), SLUICE_READY);
 	assert_int_equal(it_state(b.c, det_id), SLUICE_TAKEN);
@@ -702,20 +463,20 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_late_follower_catches_up_and_refuses_writes, it_setup,
-		    repl_teardown),
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_follower_after_compaction_loads_a_snapshot, it_setup,
-		    repl_teardown),
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_failover_loses_no_acknowledged_put, it_setup,
-		    repl_teardown),
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_old_leader_cuts_its_divergent_tail, it_setup,
-		    repl_teardown),
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_leases_across_a_promotion, it_setup, repl_teardown),
+		    test_leases_across_a_promotion, it_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_lower_epoch_is_refused, it_setup, repl_teardown),
+		    test_lower_epoch_is_refused, it_setup, it_node_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
