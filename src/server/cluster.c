@@ -259,20 +259,25 @@ handed(struct core *c, const struct elect_cmd *cmd)
 	c->handing = false;
 	if (ctx == NULL)
 		return;
+	/* The answer depends on no record of this node's: it goes now,
+	 * before the node steps down and fails what waits for its log. */
+	c->reply_now = true;
 	if (cmd->rc != 0) {
 		log_warn("cluster", "switchover failed to=%s error=\"%s\"",
 		    c->handover_to, cmd->text);
 		core_reply_err(
 		    c, ctx, MSG_OP_SWITCHOVER, cmd->rc, "%s", cmd->text);
-		return;
+	} else {
+		log_info("cluster",
+		    "switchover done leader=%s url=%s epoch=%" PRIu64,
+		    c->handover_to, cmd->url, cmd->epoch);
+		rep.switchover.leader = msg_cstr(cmd->url);
+		rep.switchover.epoch = cmd->epoch;
+		buf_reset(&c->out);
+		msg_encode_rep(&c->out, &rep);
+		core_reply_local(c, ctx);
 	}
-	log_info("cluster", "switchover done leader=%s url=%s epoch=%" PRIu64,
-	    c->handover_to, cmd->url, cmd->epoch);
-	rep.switchover.leader = msg_cstr(cmd->url);
-	rep.switchover.epoch = cmd->epoch;
-	buf_reset(&c->out);
-	msg_encode_rep(&c->out, &rep);
-	core_reply_local(c, ctx);
+	c->reply_now = false;
 }
 
 /* Every field of the node's state the thread reads. */
@@ -291,6 +296,7 @@ publish(struct core *c)
 	s->epoch = wal_epoch(c->wal);
 	s->last_lsn = wal_last_lsn(c->wal);
 	s->durable_lsn = wal_durable_lsn(c->wal);
+	s->commit_lsn = core_commit_lsn(c);
 	follow_lag(c, &s->lag_records, &lag_ms);
 	if (c->follower && c->fol != NULL)
 		snprintf(

@@ -86,6 +86,7 @@ struct elect {
 	uint64_t published_lsn;
 	uint8_t published_role;
 	char last_err[ELECT_ERR_MAX];
+	int64_t logged_at; /* monotonic ms a failure was last logged */
 	/* the sync set */
 	size_t nsync;
 	char sync[ELECT_MEMBERS_MAX][ELECT_NAME_MAX + 1];
@@ -161,9 +162,15 @@ etcd_failed(struct elect *e, const char *what, int rc)
 	char text[ELECT_ERR_MAX];
 
 	snprintf(text, sizeof(text), "%s: %s", what, etcd_errmsg(e->etcd));
-	if (strcmp(text, e->last_err) != 0)
+	/* said when it starts and when it changes, at most once a second
+	 * (while etcd is away, the calls of a turn fail each their way) */
+	if (e->last_err[0] == '\0' ||
+	    (strcmp(text, e->last_err) != 0 &&
+	        clock_mono_ms() - e->logged_at >= 1000)) {
+		e->logged_at = clock_mono_ms();
 		log_warn("elect", "etcd call failed what=%s error=\"%s\" rc=%s",
 		    what, etcd_errmsg(e->etcd), etcd_strerror(rc));
+	}
 	copy(e->last_err, sizeof(e->last_err), text);
 	pthread_mutex_lock(&e->mu);
 	copy(e->view.etcd_error, sizeof(e->view.etcd_error), text);
@@ -284,32 +291,6 @@ keep_lease(struct elect *e)
 	e->renewed = t;
 	e->renewed_unix = unix_t;
 	set_lease_until(e);
-	return true;
-}
-
-/* A leader that fenced itself when its lease ran out (etcd away) takes no
- * write again at that epoch, but etcd may keep its lease (a restarted
- * etcd extends every lease) and with it the leader key: nobody would
- * lead. Gives the lease up, and the key with it, so that an election
- * follows. True when it did. The epoch check skips a stale state that
- * predates the core's answer to LEAD. */
-static bool
-give_up_when_fenced(struct elect *e)
-{
-	int rc;
-
-	if (!e->holding || e->lead_wait || e->epoch == 0 ||
-	    e->now.role != ELECT_FENCED || e->now.epoch != e->epoch)
-		return false;
-	rc = etcd_lease_revoke(e->etcd, e->lease);
-	if (rc != 0 && rc != ETCD_ENOLEASE) {
-		etcd_failed(e, "give up the lease of a fenced leader", rc);
-		return false;
-	}
-	e->lease = 0;
-	lose_leader_key(e,
-	    "this node fenced itself when its lease ran out; "
-	    "lease given up");
 	return true;
 }
 
@@ -891,7 +872,9 @@ handover_turn(struct elect *e, const struct cluster_keys *ck)
 		handed(e, SLUICE_ETIMEDOUT, text, "", 0);
 		return;
 	}
-	if (!peer_acked(e, ck, e->ho_to, &acked) || acked < e->now.last_lsn)
+	/* every write answered first: none fails when the key is given up */
+	if (!peer_acked(e, ck, e->ho_to, &acked) || acked < e->now.last_lsn ||
+	    e->now.commit_lsn < e->now.last_lsn)
 		return;
 	j = json_pack("{s:s, s:s, s:I}", "from", e->node, "to", e->ho_to,
 	    "until", (json_int_t)(clock_now_ms() + 2 * (int64_t)e->ttl_ms));
@@ -955,7 +938,7 @@ turn(struct elect *e)
 	e->now = e->st;
 	pthread_mutex_unlock(&e->mu);
 	led(e);
-	if (!keep_lease(e) || give_up_when_fenced(e))
+	if (!keep_lease(e))
 		goto out;
 	if (read_cluster(e, ck) != 0)
 		goto out;

@@ -59,6 +59,7 @@ struct elect_state {
 	uint8_t role; /* enum elect_role */
 	uint64_t epoch;
 	uint64_t last_lsn, durable_lsn;
+	uint64_t commit_lsn;             /* replies may go out up to here */
 	uint64_t lag_records;            /* a follower's */
 	char following[MSG_URL_MAX + 1]; /* the repl URL it follows; "" */
 	uint64_t count_gen;              /* the counted set it applies */

@@ -658,6 +658,54 @@ test_leader_frozen_past_its_lease(void **state)
 	free(load);
 }
 
+/* ---- a switchover ---------------------------------------------------------
+ */
+
+/* A planned handover under load: the named follower leads, the old leader
+ * follows it, nothing acknowledged is lost; a switchover to no member or
+ * to the leader itself is refused, and the cluster shows who leads. */
+static void
+test_switchover_under_load(void **state)
+{
+	struct sluice_switchover_result res;
+	struct load *load = calloc(1, sizeof(*load));
+	struct sluice_cluster *view;
+	struct sluice_client *c;
+	struct cluster cl;
+	int l, t;
+
+	assert_non_null(load);
+	cluster_init(state, &cl, "switch");
+	l = cluster_start(&cl);
+	t = (l + 1) % NODES;
+	c = cluster_client(&cl);
+	assert_int_equal(
+	    sluice_switchover(c, "nobody", 0, NULL), SLUICE_ENOTFOUND);
+	assert_non_null(strstr(sluice_errmsg(c), "nobody"));
+	assert_int_equal(
+	    sluice_switchover(c, cl.node[l], 0, NULL), SLUICE_ESTATE);
+
+	load_start(load, &cl, "switch");
+	it_sleep_ms(500);
+	if (sluice_switchover(c, cl.node[t], 0, &res) != 0)
+		fail_msg("switchover: %s", sluice_errmsg(c));
+	assert_string_equal(res.leader, cl.n[t].s->url);
+	assert_true(res.epoch > 0);
+	it_sleep_ms(300); /* the load goes on under the new leader */
+	load_stop(load);
+	assert_int_equal(find_leader(&cl, l), t);
+	load_check(load, &cl.n[t], "a switchover");
+	cluster_converges(&cl, t);
+
+	assert_int_equal(sluice_cluster(c, &view), 0);
+	assert_string_equal(view->leader, cl.node[t]);
+	assert_int_equal((int)view->n, NODES);
+	sluice_cluster_free(view);
+	sluice_close(c);
+	load_free(load);
+	free(load);
+}
+
 /* ---- a follower killed --------------------------------------------------- */
 
 static void
@@ -793,6 +841,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_leader_frozen_past_its_lease, fo_setup,
 		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_switchover_under_load, fo_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_follower_killed_and_restarted, fo_setup,
 		    it_node_teardown),
