@@ -528,28 +528,6 @@ test_leader_killed_under_load(void **state)
 
 /* ---- the leader frozen --------------------------------------------------- */
 
-/* Waits until the kernel reports process `pid` stopped. */
-static void
-wait_stopped(pid_t pid)
-{
-	char path[64], stat[256];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 1000; i++) {
-		FILE *f = fopen(path, "r");
-		const char *p = NULL;
-
-		if (f != NULL && fgets(stat, sizeof(stat), f) != NULL)
-			p = strrchr(stat, ')');
-		if (f != NULL)
-			fclose(f);
-		if (p != NULL && p[1] == ' ' && p[2] == 'T')
-			return;
-		it_sleep_ms(5);
-	}
-	fail_msg("process %d did not stop", (int)pid);
-}
-
 /* A put over a plain connection to one node: libsluice would follow a
  * "not leader" reply to the leader it names, and what counts here is the
  * node's own answer. `id` is the request's id (high bit set). */
@@ -612,7 +590,7 @@ test_leader_frozen_past_its_lease(void **state)
 	it_sleep_ms(500);
 	t0 = it_mono_ms();
 	kill(cl.n[old].s->pid, SIGSTOP);
-	wait_stopped(cl.n[old].s->pid);
+	assert_int_equal(t_wait_stopped(cl.n[old].s->pid), 0);
 	raw_put(fd, id); /* it reaches the old leader frozen */
 	printf("the first write succeeded %" PRId64 " ms after the leader "
 	       "froze\n",

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "t_etcd.h"
+#include "t_lib.h"
 #include "t_srv.h"
 
 static void
@@ -153,7 +154,9 @@ t_etcd_signal(struct t_etcd *e, int sig)
 	if (e->pid <= 0)
 		return -1;
 	kill(e->pid, sig);
-	if (sig == SIGSTOP || sig == SIGCONT)
+	if (sig == SIGSTOP)
+		return t_wait_stopped(e->pid);
+	if (sig == SIGCONT)
 		return 0;
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(e->pid, &status, WNOHANG) == e->pid) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "t_lib.h"
@@ -100,4 +101,26 @@ t_seed(uint64_t dflt)
 
 	fprintf(stderr, "seed %llu\n", (unsigned long long)seed);
 	return seed;
+}
+
+int
+t_wait_stopped(pid_t pid)
+{
+	struct timespec ts = { 0, 5 * 1000000 };
+	char path[64], stat[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		const char *p = NULL;
+
+		if (f != NULL && fgets(stat, sizeof(stat), f) != NULL)
+			p = strrchr(stat, ')');
+		if (f != NULL)
+			fclose(f);
+		if (p != NULL && p[1] == ' ' && p[2] == 'T')
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
 }

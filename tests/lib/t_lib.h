@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cmocka.h>
 
@@ -38,6 +39,11 @@ long t_file_size(const char *path);
 /* Seeds from $SLUICE_TEST_SEED when set, else returns `dflt`; prints it so
  * a failure can be replayed. */
 uint64_t t_seed(uint64_t dflt);
+
+/* Waits (up to 5 s) until the kernel reports process `pid` stopped: a
+ * SIGSTOP is delivered asynchronously, and a process still running may
+ * answer a request sent right after kill(). Returns 0, or -1. */
+int t_wait_stopped(pid_t pid);
 
 /* A small fast PRNG (splitmix64) for deterministic random tests. */
 static inline uint64_t

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -62,7 +63,12 @@ t_free_port(void)
 	static bool started;
 
 	if (!started) {
-		next = (unsigned)time(NULL) % BLOCK;
+		/* a random start within the block: two test programs whose
+		 * pids share a block, started in the same second, must not
+		 * walk the same ports */
+		if (getrandom(&next, sizeof(next), 0) != sizeof(next))
+			next = (unsigned)time(NULL) ^ (unsigned)getpid();
+		next %= BLOCK;
 		started = true;
 	}
 	for (int tries = 0; tries < BLOCK; tries++) {
