@@ -75,10 +75,19 @@ it_node_start(struct it_node *n)
 int
 it_node_stop(struct it_node *n, int sig)
 {
+	int status;
+
+	/* A kill -9 comes first: a client closed before it would end its
+	 * session while the node still runs, and the node would write the
+	 * loss of that session's leases (a backoff) before it dies. */
+	if (sig == SIGKILL)
+		status = t_srv_stop(n->s, sig);
 	if (n->c != NULL)
 		sluice_close(n->c);
 	n->c = clients[n->slot] = NULL;
-	return t_srv_stop(n->s, sig);
+	if (sig != SIGKILL)
+		status = t_srv_stop(n->s, sig);
+	return status;
 }
 
 void
