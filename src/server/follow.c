@@ -39,6 +39,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/nngclose.h"
+#include "util/tlsfile.h"
 
 enum {
 	FETCH_BYTES = 4 << 20,   /* records asked for per fetch */
@@ -139,8 +140,31 @@ snap_abandon(struct follow *f)
 
 /* ---- the link ------------------------------------------------------- */
 
+/* Dials `url` in the background, with TLS when the URL asks for it: the
+ * leader's certificate must be signed by --tls-ca and name the URL's
+ * host; ours is shown when the leader requires one. */
 static int
-link_open(struct follow *f, const char *url)
+dial(nng_socket sock, const char *url, const struct tlsfile *tls)
+{
+	nng_tls_config *cfg = NULL;
+	nng_dialer d;
+	int rv;
+
+	if (!tlsfile_url(url))
+		return nng_dial(sock, url, NULL, NNG_FLAG_NONBLOCK);
+	if (tls == NULL)
+		return NNG_EINVAL;
+	if ((rv = tlsfile_client(tls, url, &cfg)) != 0)
+		return rv;
+	if ((rv = nng_dialer_create(&d, sock, url)) == 0 &&
+	    (rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg)) == 0)
+		rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK);
+	nng_tls_config_free(cfg); /* the dialer holds its own reference */
+	return rv;
+}
+
+static int
+link_open(struct follow *f, const char *url, const struct tlsfile *tls)
 {
 	int rv;
 
@@ -155,7 +179,7 @@ link_open(struct follow *f, const char *url)
 	    (rv = nng_ctx_open(&f->actx, f->sock)) != 0 ||
 	    (rv = nng_aio_alloc(&f->faio, fetch_cb, f)) != 0 ||
 	    (rv = nng_aio_alloc(&f->aaio, ack_cb, f)) != 0 ||
-	    (rv = nng_dial(f->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	    (rv = dial(f->sock, url, tls)) != 0) {
 		nng_close(f->sock);
 		if (f->faio != NULL)
 			nng_aio_free(f->faio);
@@ -698,7 +722,7 @@ follow_start(struct core *c, const char *url)
 		return rc;
 	}
 	buf_init(&f->out);
-	rc = link_open(f, url);
+	rc = link_open(f, url, c->cfg->tls);
 	if (rc != 0) {
 		close(f->efd);
 		free(f);
@@ -786,8 +810,12 @@ follow_turn(struct core *c, int64_t mono_ms)
 	if (f->contact == 0 && mono_ms >= f->warn_at) {
 		log_warn("follow",
 		    "cannot reach the leader leader=%s waited_ms=%" PRId64
-		    "; still trying",
-		    f->url, mono_ms - f->started);
+		    "; still trying%s",
+		    f->url, mono_ms - f->started,
+		    tlsfile_url(f->url)
+		        ? " (over TLS: is its certificate signed by --tls-ca, "
+		          "for the URL's host, and not expired?)"
+		        : "");
 		f->warn_at = mono_ms + UNREACHED_LOG_MS;
 	}
 	if (!f->fbusy && mono_ms >= f->retry_at) {

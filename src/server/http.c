@@ -39,6 +39,7 @@
 #include "sluice.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/tlsfile.h"
 
 enum {
 	QUERY_MAX = 256,   /* one decoded query value */
@@ -700,8 +701,23 @@ http_release(struct http *h)
 	h->srv = NULL;
 }
 
+/* HTTPS with the node's certificate. */
+static int
+serve_tls(nng_http_server *srv, const struct tlsfile *tls)
+{
+	nng_tls_config *cfg;
+	int rv;
+
+	if ((rv = tlsfile_server(tls, &cfg)) != 0)
+		return rv;
+	rv = nng_http_server_set_tls(srv, cfg);
+	nng_tls_config_free(cfg); /* the server holds its own reference */
+	return rv;
+}
+
 int
-http_open(struct http **out, const char *addr, bool admin)
+http_open(
+    struct http **out, const char *addr, bool admin, const struct tlsfile *tls)
 {
 	static const struct {
 		const char *path, *method;
@@ -730,13 +746,17 @@ http_open(struct http **out, const char *addr, bool admin)
 	h->page = http_page_build(admin, &h->page_len);
 	if (h->page == NULL)
 		return -ENOMEM;
-	snprintf(url, sizeof(url), "%s%s",
-	    strstr(addr, "://") != NULL ? "" : "http://", addr);
+	if (strstr(addr, "://") != NULL)
+		addr = strstr(addr, "://") + 3;
+	snprintf(
+	    url, sizeof(url), "%s://%s", tls != NULL ? "https" : "http", addr);
 	rv = nng_url_parse(&u, url);
 	if (rv == 0) {
 		rv = nng_http_server_hold(&h->srv, u);
 		nng_url_free(u);
 	}
+	if (rv == 0 && tls != NULL)
+		rv = serve_tls(h->srv, tls);
 	if (rv != 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)

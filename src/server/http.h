@@ -31,6 +31,7 @@
 #include "server/net.h"
 
 struct http;
+struct tlsfile;
 
 /* What /health reports, in order of precedence. */
 enum http_phase {
@@ -54,9 +55,11 @@ struct http_health {
 int http_health_status(const struct http_health *h, const char **reason);
 
 /* Starts serving on `addr` ("127.0.0.1:7780", or a URL "http://..."),
- * phase HTTP_RECOVERING. `admin`: the page may kick and delete. Returns
- * 0, or an nng error as -(1000 + code) (net_strerror names it). */
-int http_open(struct http **out, const char *addr, bool admin);
+ * phase HTTP_RECOVERING. `admin`: the page may kick and delete. With
+ * `tls` (the node's certificate, util/tlsfile.h), HTTPS. Returns 0, or an
+ * nng error as -(1000 + code) (net_strerror names it). */
+int http_open(
+    struct http **out, const char *addr, bool admin, const struct tlsfile *tls);
 
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct net *net);

@@ -20,6 +20,7 @@
 #include "util/dur.h"
 #include "util/fault.h"
 #include "util/log.h"
+#include "util/tlsfile.h"
 
 static const char usage[] =
     "usage: sluiced [options]\n"
@@ -61,10 +62,20 @@ static const char usage[] =
     "                         it ends, and a follower takes over after it\n"
     "                         (1s to 5m, whole seconds; default 3s)\n"
     "  --http ADDR            serve /metrics, /health, /stats and the admin\n"
-    "                         page / on ADDR, e.g. 127.0.0.1:7780\n"
+    "                         page / on ADDR, e.g. 127.0.0.1:7780; over\n"
+    "                         HTTPS when --tls-cert is given\n"
     "                         (default: none)\n"
     "  --http-admin           the admin page may kick and delete tasks\n"
     "                         (default: read-only)\n"
+    "  --tls-cert FILE        this node's certificate (PEM), for the\n"
+    "                         tls+tcp:// URLs of --listen and --repl-listen\n"
+    "                         and for --http, which then serves HTTPS\n"
+    "  --tls-key FILE         the certificate's private key (PEM)\n"
+    "  --tls-ca FILE          the CA (PEM) that signs the peers: a follower\n"
+    "                         verifies its leader (--follow tls+tcp://)\n"
+    "                         with it, and --tls-client-auth clients\n"
+    "  --tls-client-auth      every TLS port requires a client certificate\n"
+    "                         signed by --tls-ca\n"
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
     "                         e.g. 127.0.0.1:11300 (default: none)\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
@@ -123,6 +134,10 @@ enum {
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
 	OPT_BEANSTALK,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_CA,
+	OPT_TLS_CLIENT_AUTH,
 	OPT_MAX_PAYLOAD,
 	OPT_TTR,
 	OPT_DEDUP,
@@ -157,6 +172,10 @@ static const struct option options[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "tls-client-auth", no_argument, NULL, OPT_TLS_CLIENT_AUTH },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
@@ -353,7 +372,8 @@ check_url(const char *flag, const char *s, const char *example)
 	return rc;
 }
 
-/* HOST:PORT (--http, --beanstalk; --http also http://HOST:PORT). */
+/* HOST:PORT (--http, --beanstalk; --http also http:// or
+ * https://HOST:PORT). */
 static int
 check_addr(const char *flag, const char *s, const char *example)
 {
@@ -361,6 +381,8 @@ check_addr(const char *flag, const char *s, const char *example)
 
 	if (strcmp(flag, "--http") == 0 && strncmp(a, "http://", 7) == 0)
 		a += 7;
+	else if (strcmp(flag, "--http") == 0 && strncmp(a, "https://", 8) == 0)
+		a += 8;
 	colon = strrchr(a, ':');
 	if (colon == NULL || !port_ok(colon + 1) || strchr(a, '/') != NULL)
 		return flag_error("%s takes HOST:PORT such as %s (PORT from 1 "
@@ -477,6 +499,75 @@ check_failover(struct srv_config *cfg)
 	return 0;
 }
 
+/* The TLS flags against the URLs that need them. */
+static int
+check_tls(const struct srv_config *cfg)
+{
+	const char *const listening[][2] = { { "--listen", cfg->listen },
+		{ "--repl-listen", cfg->repl_listen } };
+
+	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL))
+		return flag_error("--tls-cert and --tls-key go together: give "
+		                  "both");
+	for (size_t i = 0; i < 2; i++)
+		if (listening[i][1] != NULL && tlsfile_url(listening[i][1]) &&
+		    cfg->tls_cert == NULL)
+			return flag_error(
+			    "%s %s needs this node's certificate: "
+			    "give --tls-cert FILE and --tls-key "
+			    "FILE",
+			    listening[i][0], listening[i][1]);
+	if (cfg->follow != NULL && tlsfile_url(cfg->follow) &&
+	    cfg->tls_ca == NULL)
+		return flag_error("--follow %s needs --tls-ca FILE: the CA "
+		                  "that signed the leader's certificate",
+		    cfg->follow);
+	if (cfg->etcd != NULL && cfg->repl_listen != NULL &&
+	    tlsfile_url(cfg->repl_listen) && cfg->tls_ca == NULL)
+		return flag_error("--etcd with --repl-listen %s needs --tls-ca "
+		                  "FILE: a node that comes to follow verifies "
+		                  "its leader with it",
+		    cfg->repl_listen);
+	if (cfg->http != NULL && strncmp(cfg->http, "https://", 8) == 0 &&
+	    cfg->tls_cert == NULL)
+		return flag_error("--http %s needs this node's certificate: "
+		                  "give --tls-cert FILE and --tls-key FILE",
+		    cfg->http);
+	if (cfg->http != NULL && strncmp(cfg->http, "http://", 7) == 0 &&
+	    cfg->tls_cert != NULL)
+		return flag_error("--http %s: with --tls-cert the HTTP face "
+		                  "serves HTTPS; say https:// or HOST:PORT",
+		    cfg->http);
+	if (cfg->tls_client_auth &&
+	    (cfg->tls_ca == NULL || cfg->tls_cert == NULL))
+		return flag_error("--tls-client-auth needs --tls-ca (the CA "
+		                  "that signs the clients) and --tls-cert");
+	return 0;
+}
+
+/* Reads and checks the TLS files, before anything is written. */
+static int
+load_tls(struct srv_config *cfg, struct tlsfile *tls)
+{
+	static const char *const names[3] = { "--tls-ca", "--tls-cert",
+		"--tls-key" };
+	char err[512];
+
+	if (cfg->tls_ca == NULL && cfg->tls_cert == NULL)
+		return 0;
+	if (tlsfile_load(tls, cfg->tls_ca, cfg->tls_cert, cfg->tls_key, names,
+	        err, sizeof(err)) != 0) {
+		log_err("srv",
+		    "cannot use TLS file error=\"%s\"; nothing was written to "
+		    "the data directory",
+		    err);
+		return 1;
+	}
+	tls->client_auth = cfg->tls_client_auth;
+	cfg->tls = tls;
+	return 0;
+}
+
 /* ---- the command line --------------------------------------------------- */
 
 /* The long name of the option whose value is `val`. */
@@ -567,6 +658,18 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			cfg->beanstalk = optarg;
 			rc = check_addr(
 			    "--beanstalk", optarg, "127.0.0.1:11300");
+			break;
+		case OPT_TLS_CERT:
+			cfg->tls_cert = optarg;
+			break;
+		case OPT_TLS_KEY:
+			cfg->tls_key = optarg;
+			break;
+		case OPT_TLS_CA:
+			cfg->tls_ca = optarg;
+			break;
+		case OPT_TLS_CLIENT_AUTH:
+			cfg->tls_client_auth = true;
 			break;
 		case OPT_MAX_PAYLOAD:
 			if ((rc = parse_u64("--max-payload", optarg, 1,
@@ -675,6 +778,8 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		return flag_error("--sync-replicas needs --repl-listen");
 	if ((rc = check_failover(cfg)) != 0)
 		return rc;
+	if ((rc = check_tls(cfg)) != 0)
+		return rc;
 	if (cfg->max_log_bytes != 0) {
 		uint64_t seg = cfg->seg_size ? cfg->seg_size : SEG_SIZE_DEFAULT;
 
@@ -716,6 +821,7 @@ int
 main(int argc, char **argv)
 {
 	struct srv_config cfg;
+	struct tlsfile tls = { 0 };
 	sigset_t sigs;
 	int rc;
 
@@ -738,16 +844,18 @@ main(int argc, char **argv)
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)
 		return rc;
-	/* Before anything is written: a start bound to fail for an address
-	 * fails here, with the data directory untouched. The check starts
-	 * nng's threads, which must inherit the mask srv_run sets (SIGINT
-	 * and SIGTERM blocked: the core reads them from a signalfd), or a
-	 * signal would end the process in one of them. */
+	/* Before anything is written: a start bound to fail for a TLS
+	 * file or an address fails here, with the data directory untouched. The
+	 * check starts nng's threads, which must inherit the mask srv_run sets
+	 * (SIGINT and SIGTERM blocked: the core reads them from a signalfd), or
+	 * a signal would end the process in one of them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	if (preflight_check(&cfg) != 0)
+	if (load_tls(&cfg, &tls) != 0 || preflight_check(&cfg) != 0)
 		return 1;
-	return srv_run(&cfg);
+	rc = srv_run(&cfg);
+	tlsfile_free(&tls);
+	return rc;
 }

@@ -28,6 +28,7 @@
 #include "server/net.h"
 #include "util/log.h"
 #include "util/nngclose.h"
+#include "util/tlsfile.h"
 
 enum {
 	NET_POOL_START = 64,
@@ -190,8 +191,30 @@ pool_grow(struct net *n, size_t count)
 	return 0;
 }
 
+/* Starts listening on `url`, with TLS when the URL asks for it. */
+static int
+listen_on(nng_socket sock, const char *url, const struct tlsfile *tls)
+{
+	nng_tls_config *cfg = NULL;
+	nng_listener l;
+	int rv;
+
+	if (!tlsfile_url(url))
+		return nng_listen(sock, url, NULL, 0);
+	if (tls == NULL)
+		return NNG_EINVAL;
+	if ((rv = tlsfile_server(tls, &cfg)) != 0)
+		return rv;
+	if ((rv = nng_listener_create(&l, sock, url)) == 0 &&
+	    (rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, cfg)) == 0)
+		rv = nng_listener_start(l, 0);
+	nng_tls_config_free(cfg); /* the listener holds its own reference */
+	return rv;
+}
+
 int
-net_open(struct net **out, const char *url, size_t max_msg)
+net_open(struct net **out, const char *url, size_t max_msg,
+    const struct tlsfile *tls)
 {
 	struct net *n;
 	int rv, rc;
@@ -224,7 +247,7 @@ net_open(struct net **out, const char *url, size_t max_msg)
 	rc = pool_grow(n, NET_POOL_START);
 	if (rc != 0)
 		goto fail_sock;
-	rv = nng_listen(n->sock, url, NULL, 0);
+	rv = listen_on(n->sock, url, tls);
 	if (rv != 0) {
 		rc = -(NET_NNG_ERR_BASE + rv);
 		goto fail_sock;

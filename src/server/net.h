@@ -20,6 +20,7 @@
 
 struct net;
 struct net_ctx;
+struct tlsfile;
 
 /* Where a request is answered. net.c's own contexts have no face; another
  * face of the server (the beanstalk listener, the HTTP server) embeds a
@@ -60,10 +61,13 @@ struct net_ev {
 
 /* Listens on `url` ("tcp://127.0.0.1:7711", "ipc:///path", ...). Messages
  * longer than `max_msg` are refused by the transport (the connection is
- * closed); enforce the protocol's own limit below that. With `url` NULL,
- * no socket: only the event queue, for the other faces. Returns 0,
- * -errno, or an nng error as -(1000 + code) (see net_strerror). */
-int net_open(struct net **out, const char *url, size_t max_msg);
+ * closed); enforce the protocol's own limit below that. A TLS URL
+ * (tls+tcp://) is served with `tls`'s certificate (util/tlsfile.h; NULL
+ * only for other URLs). With `url` NULL, no socket: only the event queue,
+ * for the other faces. Returns 0, -errno, or an nng error as -(1000 +
+ * code) (see net_strerror). */
+int net_open(struct net **out, const char *url, size_t max_msg,
+    const struct tlsfile *tls);
 
 /* Stops listening, aborts everything in flight and frees it all. Events
  * not yet drained are discarded (their messages freed). Waits at most 3 s

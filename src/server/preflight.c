@@ -74,6 +74,8 @@ hold_addr(struct held *h, const char *flag, const char *addr)
 
 	if (strncmp(a, "http://", 7) == 0)
 		a += 7;
+	else if (strncmp(a, "https://", 8) == 0)
+		a += 8;
 	colon = strrchr(a, ':');
 	hl = colon != NULL ? (size_t)(colon - a) : 0;
 	if (colon == NULL || hl >= sizeof(host))

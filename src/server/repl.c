@@ -670,7 +670,7 @@ repl_open(struct core *c, const char *url)
 	ring_clear(&rp->ring, wal_last_lsn(c->wal) + 1);
 	buf_init(&rp->recs);
 	buf_init(&rp->out);
-	rc = net_open(&rp->net, url, REPL_MSG_MAX);
+	rc = net_open(&rp->net, url, REPL_MSG_MAX, c->cfg->tls);
 	if (rc != 0) {
 		catchup_io_close(rp->io);
 		free(rp->ring.data);

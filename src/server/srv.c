@@ -452,12 +452,12 @@ start(struct core *c, const struct srv_config *cfg)
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
-		rc = net_open(&c->net, NULL, 0);
+		rc = net_open(&c->net, NULL, 0, NULL);
 		c->sp.net = c->net;
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else {
-		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX);
+		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
@@ -549,7 +549,8 @@ srv_run(const struct srv_config *cfg)
 	}
 	/* Up before recovery: /health answers "recovering" meanwhile. */
 	if (cfg->http != NULL &&
-	    (rc = http_open(&c.http, cfg->http, cfg->http_admin)) != 0) {
+	    (rc = http_open(&c.http, cfg->http, cfg->http_admin,
+	         cfg->tls_cert != NULL ? cfg->tls : NULL)) != 0) {
 		log_err("srv", "cannot serve HTTP http=%s error=\"%s\"",
 		    cfg->http, net_strerror(rc));
 		goto out;
@@ -560,8 +561,9 @@ srv_run(const struct srv_config *cfg)
 	if (cfg->http != NULL)
 		log_info("http",
 		    "serving /metrics, /health, /stats and the "
-		    "admin page addr=%s admin=%s",
-		    cfg->http, cfg->http_admin ? "yes" : "no");
+		    "admin page addr=%s scheme=%s admin=%s",
+		    cfg->http, cfg->tls_cert != NULL ? "https" : "http",
+		    cfg->http_admin ? "yes" : "no");
 	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
 		goto out;
 	if (cluster_open(&c) != 0)

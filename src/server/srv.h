@@ -11,6 +11,8 @@
 
 #include "log/wal.h"
 
+struct tlsfile;
+
 struct srv_config {
 	const char *data_dir;     /* --data */
 	const char *listen;       /* --listen: the client URL */
@@ -42,6 +44,12 @@ struct srv_config {
 	const char *advertise;      /* --advertise: the client URL */
 	const char *advertise_repl; /* --advertise-repl */
 	uint32_t leader_ttl_ms;     /* --leader-ttl */
+	/* TLS (docs/security.md) */
+	const char *tls_cert;      /* --tls-cert */
+	const char *tls_key;       /* --tls-key */
+	const char *tls_ca;        /* --tls-ca */
+	bool tls_client_auth;      /* --tls-client-auth */
+	const struct tlsfile *tls; /* their contents; NULL: no TLS */
 };
 
 /* Fills the defaults of SPEC §6. */

@@ -57,7 +57,7 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_open(&n, url, 1 << 20), 0);
+	assert_int_equal(net_open(&n, url, 1 << 20, NULL), 0);
 	for (int i = 0; i < CLIENTS; i++) {
 		char body[32];
 		nng_msg *m;
@@ -124,7 +124,7 @@ test_sessions_report_open_and_close(void **state)
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_open(&n, url, 1 << 20), 0);
+	assert_int_equal(net_open(&n, url, 1 << 20, NULL), 0);
 	assert_int_equal(nng_req0_open(&s), 0);
 	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
 	assert_int_equal(nng_send(s, "x", 1, 0), 0);
