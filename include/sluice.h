@@ -184,6 +184,22 @@ SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
  * beanstalk protocol) fails the URL at once; sluice_errmsg() names it. */
 SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
 
+/* TLS, for tls+tcp:// URLs (nng's TLS; see docs/security.md). `ca_file`:
+ * the CA (PEM) that signed the servers' certificates; a server is
+ * accepted only with a certificate it signed, unexpired, for the URL's
+ * host. `cert_file` and `key_file` (PEM; both or neither): the client's
+ * own certificate, for a server started with --tls-client-auth. The files
+ * are read now: a missing, unreadable or invalid one fails here, with
+ * SLUICE_EINVAL and sluice_errmsg() naming it; the handle keeps what it
+ * had. On 0 the next call connects anew with these. Without a CA a
+ * tls+tcp:// URL is refused (nothing is sent unverified). A connection
+ * that fails over TLS is named in sluice_errmsg(): a certificate the CA
+ * does not verify, a plain server at a TLS URL ("use tcp://..."), and for
+ * a tcp:// URL, a TLS server ("use a tls+tcp:// URL"). tcp:// URLs never
+ * use TLS. */
+SLUICE_API int sluice_set_tls(struct sluice_client *c, const char *ca_file,
+    const char *cert_file, const char *key_file);
+
 /* The detail of the last failed call: the server's message, or what went
  * wrong locally (e.g. which URL could not be reached, and what a short
  * look found there: nothing listening, or an HTTP or beanstalkd-protocol

@@ -21,6 +21,9 @@ enum {
 struct cli {
 	const char *urls;        /* -s, $SLUICE_URL, or NULL for the default */
 	int timeout_ms;          /* --timeout; < 0: the library's default */
+	const char *tls_ca;      /* --tls-ca, $SLUICE_TLS_CA; NULL: none */
+	const char *tls_cert;    /* --tls-cert, $SLUICE_TLS_CERT */
+	const char *tls_key;     /* --tls-key, $SLUICE_TLS_KEY */
 	struct sluice_client *c; /* opened by cli_connect() */
 	const char *cmd;         /* the command, for messages */
 };

@@ -58,6 +58,9 @@ enum {
 	OPT_PAYLOAD,
 	OPT_FATAL,
 	OPT_HOURLY,
+	OPT_TLS_CA,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
 	OPT_HELP = 'h',
 };
 
@@ -100,6 +103,13 @@ static const char main_help[] =
     "      --timeout DUR          wait this long to connect, and for each\n"
     "                             reply (default 2s to connect, 30s for a\n"
     "                             reply; 0: replies may take any time)\n"
+    "      --tls-ca FILE          for tls+tcp:// URLs: the CA (PEM) that\n"
+    "                             signed the servers' certificates\n"
+    "                             (default $SLUICE_TLS_CA)\n"
+    "      --tls-cert FILE        this client's certificate (PEM), for\n"
+    "                             servers that require one\n"
+    "                             (default $SLUICE_TLS_CERT)\n"
+    "      --tls-key FILE         its private key (default $SLUICE_TLS_KEY)\n"
     "  -h, --help                 this help; `sluice COMMAND --help` for "
     "one\n"
     "                             command's options\n"
@@ -173,6 +183,12 @@ cli_connect(struct cli *cli)
 		    "sluice: bad server list \"%s\": %s (expected "
 		    "URL[,URL...], each like tcp://HOST:PORT)\n",
 		    cli->urls ? cli->urls : "", sluice_strerror(rc));
+		return EXIT_ERR;
+	}
+	if ((cli->tls_ca != NULL || cli->tls_cert != NULL) &&
+	    sluice_set_tls(cli->c, cli->tls_ca, cli->tls_cert, cli->tls_key) !=
+	        0) {
+		fprintf(stderr, "sluice: TLS: %s\n", sluice_errmsg(cli->c));
 		return EXIT_ERR;
 	}
 	/* --timeout bounds the connect too, not only each reply; 0 waits
@@ -2235,6 +2251,9 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "server", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		END_OPT,
@@ -2245,6 +2264,9 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	cli.urls = getenv("SLUICE_URL");
+	cli.tls_ca = getenv("SLUICE_TLS_CA");
+	cli.tls_cert = getenv("SLUICE_TLS_CERT");
+	cli.tls_key = getenv("SLUICE_TLS_KEY");
 	argv[0] = prog; /* getopt_long names argv[0] in its complaints */
 	/* "+": stop at the command; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
@@ -2260,6 +2282,15 @@ main(int argc, char **argv)
 				    "2s, 1.5m, 1h, 30d); not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
+			break;
+		case OPT_TLS_CA:
+			cli.tls_ca = optarg;
+			break;
+		case OPT_TLS_CERT:
+			cli.tls_cert = optarg;
+			break;
+		case OPT_TLS_KEY:
+			cli.tls_key = optarg;
 			break;
 		case 'h':
 			printf("%s%s", main_usage, main_help);

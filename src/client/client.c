@@ -92,7 +92,8 @@ conn_ensure(struct sluice_client *c)
 		const char *url = c->urls.v[idx];
 
 		rc = transport_of(url)->open(url, c->connect_ms, c->urls.n == 1,
-		    &c->conn, c->errmsg, sizeof(c->errmsg));
+		    c->tls.ca != NULL ? &c->tls : NULL, &c->conn, c->errmsg,
+		    sizeof(c->errmsg));
 		if (rc == 0) {
 			c->urls.cur = idx;
 			return 0;
@@ -342,6 +343,7 @@ sluice_close(struct sluice_client *c)
 	buf_free(&c->out);
 	buf_free(&c->texts);
 	urls_free(&c->urls);
+	tlsfile_free(&c->tls);
 	free(c);
 }
 void
@@ -356,6 +358,31 @@ sluice_set_connect_timeout(struct sluice_client *c, int ms)
 {
 	if (c != NULL)
 		c->connect_ms = ms < 1 ? 1 : ms;
+}
+
+int
+sluice_set_tls(struct sluice_client *c, const char *ca_file,
+    const char *cert_file, const char *key_file)
+{
+	static const char *const names[3] = { "CA", "certificate", "key" };
+	struct tlsfile t;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if (ca_file == NULL) {
+		client_errmsg(c,
+		    "TLS needs the CA that signed the server's "
+		    "certificate");
+		return SLUICE_EINVAL;
+	}
+	if (tlsfile_load(&t, ca_file, cert_file, key_file, names, c->errmsg,
+	        sizeof(c->errmsg)) != 0)
+		return SLUICE_EINVAL;
+	conn_drop(c); /* the next call connects with these */
+	tlsfile_free(&c->tls);
+	c->tls = t;
+	c->errmsg[0] = '\0';
+	return 0;
 }
 
 const char *

@@ -12,11 +12,13 @@
 #include "proto/msg.h"
 #include "sluice.h"
 #include "util/buf.h"
+#include "util/tlsfile.h"
 
 struct sluice_client {
 	struct urls urls;
-	int timeout_ms; /* per call; < 0: forever */
-	int connect_ms; /* per URL */
+	int timeout_ms;     /* per call; < 0: forever */
+	int connect_ms;     /* per URL */
+	struct tlsfile tls; /* sluice_set_tls; zeroed: none */
 
 	struct conn *conn; /* to urls.v[urls.cur]; NULL: not connected */
 	uint32_t seq;      /* numbers the requests, from a random start */

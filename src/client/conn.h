@@ -23,6 +23,7 @@
 #include "util/buf.h"
 
 struct conn_ops;
+struct tlsfile;
 
 /* Each transport's connection starts with this. */
 struct conn {
@@ -33,10 +34,13 @@ struct conn_ops {
 	/* Connects to `url`, all of it (resolving, connecting, the
 	 * protocol's greeting) within `connect_ms`; a refused connection is
 	 * tried again meanwhile when `retry_refused` (the handle has no
-	 * other URL to try). Returns 0 and `*out`; SLUICE_ECONN or
-	 * SLUICE_ENOMEM with the reason, naming the URL, in `err`. */
+	 * other URL to try). A TLS URL (tls+tcp://) is verified with
+	 * `tls` (util/tlsfile.h; NULL: no CA was given, which such a URL
+	 * needs). Returns 0 and `*out`; SLUICE_ECONN or SLUICE_ENOMEM with
+	 * the reason, naming the URL, in `err`. */
 	int (*open)(const char *url, int connect_ms, bool retry_refused,
-	    struct conn **out, char *err, size_t errlen);
+	    const struct tlsfile *tls, struct conn **out, char *err,
+	    size_t errlen);
 
 	/* Whether the connection still stands as far as is known now,
 	 * without waiting: false once the server closed it. */

@@ -17,7 +17,14 @@
  * start of the receive, when there is nothing to abort. So the callback
  * sets `lost` under the mutex, and the exchange checks it under the mutex
  * right after starting each operation; one of the two always sees the
- * other. */
+ * other.
+ *
+ * TLS (tls+tcp://): the dialer carries a configuration made from the
+ * handle's CA (and certificate) for the URL's host. nng retries a failed
+ * handshake quietly, so a TLS URL that gives no connection in time is
+ * looked at once more to say why (diagnose): a plain sluice server there
+ * (it greets at once, where a TLS server waits for a hello), or the
+ * handshake's own error, such as a certificate the CA does not verify. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,6 +39,8 @@
 #include "proto/msg.h"
 #include "sluice.h"
 #include "util/nngclose.h"
+#include "util/tlsfile.h"
+#include "proto/sp.h"
 
 enum {
 	RECONNECT_MIN_MS = 50,
@@ -39,6 +48,7 @@ enum {
 	CLOSE_MS = 2000, /* the longest sluice_close waits for nng_close */
 	/* the largest reply, with room for nng's request-id header */
 	RECV_MAX = MSG_SIZE_MAX + 1024,
+	PROBE_MAX_MS = 1000, /* each step of a failed TLS URL's diagnosis */
 };
 
 struct conn_nng {
@@ -135,13 +145,150 @@ nng_conn_close(struct conn *base)
 	conn_nng_free(k);
 }
 
+/* Runs one step of a stream on `aio` and waits for it. */
+static int
+stream_step(nng_aio *aio, void (*op)(nng_stream *, nng_aio *), nng_stream *s)
+{
+	op(s, aio);
+	nng_aio_wait(aio);
+	return nng_aio_result(aio);
+}
+
+/* Connects to `url` as a byte stream (with `cfg` for TLS), sends the SP
+ * greeting of req0, and reads the peer's first bytes into `in`. Returns
+ * 0 (with *n), or the first nng error. */
+static int
+stream_probe(
+    const char *url, nng_tls_config *cfg, int ms, uint8_t *in, size_t *n)
+{
+	uint8_t hdr[SP_HANDSHAKE];
+	nng_iov iov = { hdr, sizeof(hdr) };
+	nng_stream_dialer *d = NULL;
+	nng_stream *s = NULL;
+	nng_aio *aio = NULL;
+	int rv;
+
+	*n = 0;
+	sp_handshake(hdr, SP_PROTO_REQ0);
+	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0 ||
+	    (rv = nng_stream_dialer_alloc(&d, url)) != 0 ||
+	    (cfg != NULL &&
+	        (rv = nng_stream_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg)) !=
+	            0))
+		goto out;
+	nng_aio_set_timeout(aio, ms);
+	nng_stream_dialer_dial(d, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0)
+		goto out;
+	s = nng_aio_get_output(aio, 0);
+	if ((rv = nng_aio_set_iov(aio, 1, &iov)) != 0 ||
+	    (rv = stream_step(aio, nng_stream_send, s)) != 0)
+		goto out;
+	iov.iov_buf = in;
+	iov.iov_len = SP_HANDSHAKE;
+	if ((rv = nng_aio_set_iov(aio, 1, &iov)) == 0 &&
+	    (rv = stream_step(aio, nng_stream_recv, s)) == 0)
+		*n = nng_aio_count(aio);
+out:
+	if (s != NULL)
+		nng_stream_free(s);
+	nng_stream_dialer_free(d);
+	nng_aio_free(aio);
+	return rv;
+}
+
+/* A TLS URL gave no connection within connect_ms: says why in `err`. */
+static void
+diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
+    size_t errlen)
+{
+	int ms = connect_ms < PROBE_MAX_MS ? connect_ms : PROBE_MAX_MS;
+	nng_tls_config *cfg = NULL;
+	uint8_t in[SP_HANDSHAKE];
+	char plain[600];
+	size_t n;
+	int rv;
+
+	/* tls+tcp://H:P -> tcp://H:P: a plain sluice server greets at once */
+	snprintf(plain, sizeof(plain), "%s", url + strlen("tls+"));
+	rv = stream_probe(plain, NULL, ms, in, &n);
+	if (rv == 0 && n == SP_HANDSHAKE && in[0] == 0 && in[1] == 'S' &&
+	    in[2] == 'P' && in[3] == 0) {
+		snprintf(err, errlen,
+		    "%s: the server speaks the sluice protocol without TLS: "
+		    "use %s",
+		    url, plain);
+		return;
+	}
+	if (rv == NNG_ECONNREFUSED || rv == NNG_EADDRINVAL ||
+	    rv == NNG_EUNREACHABLE) {
+		snprintf(err, errlen, "%s: no connection within %d ms (%s)",
+		    url, connect_ms, nng_strerror(rv));
+		return;
+	}
+	if ((rv = tlsfile_client(tls, url, &cfg)) == 0) {
+		rv = stream_probe(url, cfg, ms, in, &n);
+		nng_tls_config_free(cfg);
+	}
+	/* mbedtls's verification failures reach nng as either */
+	if (rv == NNG_EPEERAUTH || rv == NNG_ECRYPTO)
+		snprintf(err, errlen,
+		    "%s: the TLS handshake failed: the server's certificate is "
+		    "not signed by the CA given, is not for this host, or has "
+		    "expired%s (%s)",
+		    url,
+		    tls->cert == NULL ? "; or the server requires a client "
+		                        "certificate"
+		                      : "",
+		    nng_strerror(rv));
+	else if (rv != 0)
+		snprintf(err, errlen, "%s: the TLS handshake failed (%s)", url,
+		    nng_strerror(rv));
+	else
+		snprintf(err, errlen, "%s: no connection within %d ms", url,
+		    connect_ms);
+}
+
+/* Starts dialing `url` in the background, with TLS when the URL asks for
+ * it. */
+static int
+dial(nng_socket sock, const char *url, const struct tlsfile *tls, char *err,
+    size_t errlen)
+{
+	nng_tls_config *cfg = NULL;
+	nng_dialer d;
+	int rv;
+
+	if (tlsfile_url(url) && tls == NULL) {
+		snprintf(err, errlen,
+		    "%s: a TLS URL needs the CA that signed the server's "
+		    "certificate (sluice_set_tls, --tls-ca, $SLUICE_TLS_CA)",
+		    url);
+		return NNG_EINVAL;
+	}
+	if (tlsfile_url(url) && (rv = tlsfile_client(tls, url, &cfg)) != 0) {
+		snprintf(err, errlen, "%s: TLS: %s", url, nng_strerror(rv));
+		return rv;
+	}
+	if ((rv = nng_dialer_create(&d, sock, url)) != 0)
+		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+	else if (cfg != NULL &&
+	    (rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg)) != 0)
+		snprintf(err, errlen, "%s: TLS: %s", url, nng_strerror(rv));
+	else if ((rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0)
+		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(rv));
+	if (cfg != NULL)
+		nng_tls_config_free(cfg); /* the dialer holds its own */
+	return rv;
+}
+
 static int
 nng_conn_open(const char *url, int connect_ms, bool retry_refused,
-    struct conn **out, char *err, size_t errlen)
+    const struct tlsfile *tls, struct conn **out, char *err, size_t errlen)
 {
 	struct conn_nng *k;
 	pthread_condattr_t ca;
-	nng_dialer d;
 	int rv;
 
 	(void)retry_refused; /* nng's dialer keeps its own policy */
@@ -178,17 +325,14 @@ nng_conn_open(const char *url, int connect_ms, bool retry_refused,
 		snprintf(err, errlen, "set up socket: %s", nng_strerror(rv));
 		goto fail_close;
 	}
-	if ((rv = nng_dialer_create(&d, k->sock, url)) != 0) {
-		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+	if ((rv = dial(k->sock, url, tls, err, errlen)) != 0)
 		goto fail_close;
-	}
-	if ((rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
-		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(rv));
-		goto fail_close;
-	}
 	if (!wait_pipe(k, connect_ms)) {
-		snprintf(err, errlen, "%s: no connection within %d ms", url,
-		    connect_ms);
+		if (tlsfile_url(url) && strncmp(url, "tls+", 4) == 0)
+			diagnose(url, tls, connect_ms, err, errlen);
+		else
+			snprintf(err, errlen, "%s: no connection within %d ms",
+			    url, connect_ms);
 		rv = NNG_ETIMEDOUT;
 		goto fail_close;
 	}

@@ -460,6 +460,10 @@ name_peer(
 	if (what != NULL) {
 		if (strcmp(what, "HTTP") == 0)
 			hint = "; is this the --http port?";
+		else if (strcmp(what, "TLS") == 0)
+			hint =
+			    ": use a tls+tcp:// URL, with the CA that signed "
+			    "its certificate (--tls-ca, sluice_set_tls)";
 		else if (strstr(what, "beanstalk") != NULL)
 			hint = "; is this the --beanstalk port?";
 		snprintf(err, errlen, "%s speaks %s, not the sluice protocol%s",
@@ -499,29 +503,44 @@ read_greeting(
 	return rc;
 }
 
+/* A TLS 1.2 ClientHello: a TLS server answers it (a ServerHello or an
+ * alert) where it closes on our header without a word. */
+static const uint8_t client_hello[] = { 22, 3, 1, 0, 47, 1, 0, 0, 43, 3,
+	3, [43] = 0, 0, 4, 0xc0, 0x2f, 0x00, 0x9c, 1, 0 };
+
 /* A peer that closed on our header: asks it, on a new connection, in
- * HTTP, and names it from the answer when that is recognised. */
+ * HTTP, then on another in TLS, and names it from the answer when that is
+ * recognised. */
 static bool
-probe_peer(const char *url, const struct addrinfo *a, int64_t dl, char *err,
+probe_peer(const char *url, const struct addrinfo *ai, int64_t dl, char *err,
     size_t errlen)
 {
-	static const char req[] = "GET / HTTP/1.0\r\n\r\n";
-	struct iovec iov = { (void *)req, sizeof(req) - 1 };
-	uint8_t in[GREETING_MAX];
-	size_t n = 0;
-	int fd;
+	static const char http_req[] = "GET / HTTP/1.0\r\n\r\n";
+	static const struct iovec probes[] = {
+		{ (void *)http_req, sizeof(http_req) - 1 },
+		{ (void *)client_hello, sizeof(client_hello) },
+	};
 
-	for (fd = -1; a != NULL && fd < 0; a = a->ai_next)
-		fd = connect_one(a, dl);
-	if (fd < 0)
-		return false;
-	if (send_all(fd, &iov, 1, dl) == 0)
-		read_greeting(fd, in, sizeof(in), 5, dl, &n);
-	close(fd);
-	if (n == 0 || sp_guess_peer(in, n) == NULL)
-		return false;
-	name_peer(url, in, n, err, errlen);
-	return true;
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		const struct addrinfo *a = ai;
+		struct iovec iov = probes[i]; /* send_all changes it */
+		uint8_t in[GREETING_MAX];
+		size_t n = 0;
+		int fd;
+
+		for (fd = -1; a != NULL && fd < 0; a = a->ai_next)
+			fd = connect_one(a, dl);
+		if (fd < 0)
+			return false;
+		if (send_all(fd, &iov, 1, dl) == 0)
+			read_greeting(fd, in, sizeof(in), 5, dl, &n);
+		close(fd);
+		if (n > 0 && sp_guess_peer(in, n) != NULL) {
+			name_peer(url, in, n, err, errlen);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Sends our header and checks the peer's, by `dl`. Returns 0; else
@@ -594,9 +613,10 @@ tcp_close(struct conn *base)
 }
 
 static int
-tcp_open(const char *url, int connect_ms, bool retry_refused, struct conn **out,
-    char *err, size_t errlen)
+tcp_open(const char *url, int connect_ms, bool retry_refused,
+    const struct tlsfile *tls, struct conn **out, char *err, size_t errlen)
 {
+	(void)tls; /* tcp:// is plain */
 	int64_t dl = deadline_in(connect_ms);
 	char host[HOST_MAX], port[PORT_MAX];
 	struct addrinfo *ai = NULL;

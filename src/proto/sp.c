@@ -32,6 +32,9 @@ sp_guess_peer(const uint8_t *in, size_t n)
 		return "an SP protocol other than rep0";
 	if (n >= 5 && memcmp(in, "HTTP/", 5) == 0)
 		return "HTTP";
+	/* a TLS record: an alert (21) or a handshake (22), version 3.x */
+	if (n >= 3 && (in[0] == 21 || in[0] == 22) && in[1] == 3)
+		return "TLS";
 	if ((n >= 9 && memcmp(in, "BAD_FORMAT", n < 10 ? n : 10) == 0) ||
 	    (n >= 9 && memcmp(in, "UNKNOWN_C", 9) == 0))
 		return "the beanstalk protocol";

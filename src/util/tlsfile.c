@@ -16,8 +16,8 @@ enum { PEM_MAX = 1 << 20 }; /* a CA bundle is a few hundred KiB at most */
 
 /* The whole file, NUL-terminated, into *out; or -1 with the reason. */
 static int
-read_text(const char *name, const char *path, char **out, char *err,
-    size_t errlen)
+read_text(
+    const char *name, const char *path, char **out, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
 	char *text;
@@ -69,8 +69,9 @@ read_pem(const char *name, const char *path, const char *label,
 		}
 		begin = strstr(begin + 11, "-----BEGIN ");
 	}
-	snprintf(err, errlen, "%s %s: no PEM %s in it (a file beginning "
-	                      "with -----BEGIN %s----- is expected)",
+	snprintf(err, errlen,
+	    "%s %s: no PEM %s in it (a file beginning "
+	    "with -----BEGIN %s----- is expected)",
 	    name, path, what, label);
 	free(text);
 	return -1;
@@ -89,12 +90,15 @@ tlsfile_load(struct tlsfile *t, const char *ca, const char *cert,
 		    names[1], names[2]);
 		return -1;
 	}
-	if ((ca != NULL && read_pem(names[0], ca, "CERTIFICATE", "certificate",
-	                       &t->ca, err, errlen) != 0) ||
-	    (cert != NULL && read_pem(names[1], cert, "CERTIFICATE",
-	                         "certificate", &t->cert, err, errlen) != 0) ||
-	    (key != NULL && read_pem(names[2], key, "PRIVATE KEY",
-	                        "private key", &t->key, err, errlen) != 0))
+	if ((ca != NULL &&
+	        read_pem(names[0], ca, "CERTIFICATE", "certificate", &t->ca,
+	            err, errlen) != 0) ||
+	    (cert != NULL &&
+	        read_pem(names[1], cert, "CERTIFICATE", "certificate", &t->cert,
+	            err, errlen) != 0) ||
+	    (key != NULL &&
+	        read_pem(names[2], key, "PRIVATE KEY", "private key", &t->key,
+	            err, errlen) != 0))
 		goto fail;
 	if ((rv = nng_tls_config_alloc(&cfg, NNG_TLS_MODE_CLIENT)) != 0) {
 		snprintf(err, errlen, "TLS: %s", nng_strerror(rv));

@@ -20,9 +20,9 @@
 #include <nng/supplemental/tls/tls.h>
 
 struct tlsfile {
-	char *ca;   /* PEM: the CA that signs the peers; NULL: none */
-	char *cert; /* PEM: our own certificate (chain); NULL: none */
-	char *key;  /* PEM: its private key; NULL with cert */
+	char *ca;         /* PEM: the CA that signs the peers; NULL: none */
+	char *cert;       /* PEM: our own certificate (chain); NULL: none */
+	char *key;        /* PEM: its private key; NULL with cert */
 	bool client_auth; /* a server requires a certificate signed by ca */
 };
 
