@@ -16,7 +16,7 @@ BENCH_PKGS := gnuplot-nox redis-server
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page. The etcd client's
 # tests (and failover's) run a real etcd.
-TEST_PKGS  := prometheus chromium chromium-driver etcd-server
+TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan

@@ -238,13 +238,16 @@ diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
 		    "not signed by the CA given, is not for this host, or has "
 		    "expired%s (%s)",
 		    url,
-		    tls->cert == NULL ? "; or the server requires a client "
+		    tls->cert == NULL ? "; or the server may require a client "
 		                        "certificate"
 		                      : "",
 		    nng_strerror(rv));
 	else if (rv != 0)
-		snprintf(err, errlen, "%s: the TLS handshake failed (%s)", url,
-		    nng_strerror(rv));
+		snprintf(err, errlen, "%s: the TLS handshake failed (%s)%s",
+		    url, nng_strerror(rv),
+		    tls->cert == NULL ? "; the server may require a client "
+		                        "certificate"
+		                      : "");
 	else
 		snprintf(err, errlen, "%s: no connection within %d ms", url,
 		    connect_ms);

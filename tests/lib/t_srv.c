@@ -142,6 +142,30 @@ listening(const struct t_srv *s)
 	return ok;
 }
 
+/* A TLS URL (tls+tcp://) cannot be asked in SP without a handshake of
+ * its own: the server's log line that it serves stands for the answer
+ * (it is written once every listener is up). */
+static bool
+tls_url(const struct t_srv *s)
+{
+	return strncmp(s->url, "tls+", 4) == 0;
+}
+
+static bool
+logged_serving(const struct t_srv *s)
+{
+	char line[4096];
+	FILE *f = fopen(s->log, "r");
+	bool found = false;
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, "sluiced serving") != NULL;
+	fclose(f);
+	return found;
+}
+
 void
 t_srv_print_log(const struct t_srv *s)
 {
@@ -196,7 +220,7 @@ t_srv_start(struct t_srv *s)
 		return -1;
 	s->pid = pid;
 	for (int i = 0; i < 1000; i++) {
-		if (listening(s))
+		if (tls_url(s) ? logged_serving(s) : listening(s))
 			return 0;
 		if (!t_srv_alive(s))
 			break;
