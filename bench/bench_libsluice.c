@@ -376,6 +376,12 @@ client_open(const struct bench_opts *o)
 		bench_error("sluice_open %s: %s", o->url, sluice_strerror(rc));
 		return NULL;
 	}
+	if (o->tls_ca != NULL &&
+	    (rc = sluice_set_tls(cl, o->tls_ca, NULL, NULL)) != 0) {
+		bench_error("--tls-ca: %s", sluice_errmsg(cl));
+		sluice_close(cl);
+		return NULL;
+	}
 	sluice_set_timeout(
 	    cl, o->timeout_ms > 1000000000 ? 1000000000 : (int)o->timeout_ms);
 	return cl;

@@ -22,6 +22,7 @@ enum {
 	OPT_LIMIT,
 	OPT_JSON,
 	OPT_SERVER_PID,
+	OPT_TLS_CA,
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +40,7 @@ static const struct option long_opts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "server-pid", required_argument, NULL, OPT_SERVER_PID },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -68,7 +70,9 @@ bench_opts_usage(FILE *f)
 		"                            (XADD, XREADGROUP, XACK + XDEL)",
 		"  --url URL     tcp://HOST:PORT; default tcp://127.0.0.1:7711",
 		"                (sluice, libsluice), tcp://127.0.0.1:11300",
-		"                (beanstalkd), tcp://127.0.0.1:6379 (redis)",
+		"                (beanstalkd), tcp://127.0.0.1:6379 (redis);",
+		"                libsluice also tls+tcp://HOST:PORT",
+		"  --tls-ca FILE the CA of a tls+tcp:// URL (libsluice)",
 		"  --workload W  put:   C connections put N tasks",
 		"                drain: N tasks are preloaded (untimed), then "
 		"C",
@@ -265,6 +269,9 @@ bench_opts_parse(
 				    "beanstalkd or redis",
 				    optarg);
 			break;
+		case OPT_TLS_CA:
+			o->tls_ca = optarg;
+			break;
 		case OPT_URL:
 			if (strlen(optarg) >= sizeof(o->url))
 				return fail(err, errlen, "--url: too long");
@@ -371,9 +378,15 @@ bench_opts_parse(
 		    o->target == BENCH_BEANSTALKD  ? "tcp://127.0.0.1:11300"
 		        : o->target == BENCH_REDIS ? "tcp://127.0.0.1:6379"
 		                                   : "tcp://127.0.0.1:7711");
-	if (strncmp(o->url, "tcp://", 6) != 0)
+	if (o->target == BENCH_LIBSLUICE &&
+	    strncmp(o->url, "tls+tcp://", 10) == 0) {
+		if (o->tls_ca == NULL)
+			return fail(err, errlen, "--url %s needs --tls-ca FILE",
+			    o->url);
+	} else if (strncmp(o->url, "tcp://", 6) != 0) {
 		return fail(
 		    err, errlen, "--url: '%s' is not tcp://HOST:PORT", o->url);
+	}
 	if (have_batch && o->workload != BENCH_PUT &&
 	    !(o->workload == BENCH_DRAIN && o->target == BENCH_LIBSLUICE))
 		return fail(err, errlen,

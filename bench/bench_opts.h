@@ -57,6 +57,7 @@ struct bench_opts {
 	uint64_t limit_ms;   /* hard limit on the whole run */
 	bool json;           /* also print one JSON line, last */
 	int server_pid;      /* whose CPU time to measure; 0 = none */
+	const char *tls_ca;  /* libsluice with tls+tcp://: the CA */
 };
 
 /* Fills `o` from argv. Returns 0; 1 when --help was asked (nothing else is

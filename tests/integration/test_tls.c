@@ -47,14 +47,16 @@ make_certs(void **state, struct certs *c)
 		"-out ca.crt -days 2 -subj /CN=sluice-test-ca",
 		"openssl req -x509 -newkey rsa:2048 -nodes -keyout ca2.key "
 		"-out ca2.crt -days 2 -subj /CN=another-ca",
-		"openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
+		"openssl req -newkey rsa:2048 -nodes -keyout srv.key -out "
+		"srv.csr "
 		"-subj /CN=127.0.0.1",
 		"printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san",
 		"openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
 		"-CAcreateserial -out srv.crt -days 2 -extfile san",
 		"openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
 		"-CAcreateserial -out old.crt -days -1 -extfile san",
-		"openssl req -newkey rsa:2048 -nodes -keyout cli.key -out cli.csr "
+		"openssl req -newkey rsa:2048 -nodes -keyout cli.key -out "
+		"cli.csr "
 		"-subj /CN=a-client",
 		"openssl x509 -req -in cli.csr -CA ca.crt -CAkey ca.key "
 		"-CAcreateserial -out cli.crt -days 2",
@@ -73,8 +75,7 @@ make_certs(void **state, struct certs *c)
 
 /* A server whose client port is tls+tcp:// with `cert`. */
 static struct t_srv *
-tls_srv(void **state, const char *name, const struct certs *c,
-    const char *cert)
+tls_srv(void **state, const char *name, const struct certs *c, const char *cert)
 {
 	struct t_srv *s = it_srv(*state, name);
 
@@ -89,15 +90,14 @@ tls_srv(void **state, const char *name, const struct certs *c,
 /* A handle for `url` verifying with `ca` (and showing a client
  * certificate when `ccert`). */
 static struct sluice_client *
-tls_client(const char *url, const char *ca, const struct certs *c,
-    bool ccert)
+tls_client(const char *url, const char *ca, const struct certs *c, bool ccert)
 {
 	struct sluice_client *h = it_client_url(url);
 
 	assert_non_null(h);
 	it_rc(h,
-	    sluice_set_tls(h, ca, ccert ? c->ccert : NULL,
-	        ccert ? c->ckey : NULL),
+	    sluice_set_tls(
+	        h, ca, ccert ? c->ccert : NULL, ccert ? c->ckey : NULL),
 	    0);
 	sluice_set_connect_timeout(h, 1000);
 	return h;
