@@ -102,6 +102,9 @@ enum sluice_error {
 	SLUICE_EEXIST = 23,     /* the key belongs to a live task */
 	SLUICE_EPAUSED = 24,    /* the tube is paused */
 	SLUICE_ELIMIT = 25,     /* a count or text exceeds its limit */
+	SLUICE_EAUTH = 26,      /* the server needs a token (--auth): none
+	                           sent, or not a known one */
+	SLUICE_EPERM = 27,      /* the token's role or tubes do not allow it */
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_ERRMAX_
 };

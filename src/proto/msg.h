@@ -95,7 +95,9 @@ enum msg_op {
 	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_CLUSTER = 0x22,    /* the cluster as the node sees it (etcd) */
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
-	MSG_OP_END_               /* one past the last op */
+	/* 0x24..0x27: the beanstalk face's */
+	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
+	MSG_OP_END_         /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
