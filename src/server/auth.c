@@ -136,8 +136,10 @@ bool
 auth_tube_ok(const struct auth_token *t, const char *tube, size_t len)
 {
 	if (t->prefix_len == SIZE_MAX)
-		return len == strlen(t->tubes) && memcmp(tube, t->tubes, len) == 0;
-	return len >= t->prefix_len && memcmp(tube, t->tubes, t->prefix_len) == 0;
+		return len == strlen(t->tubes) &&
+		    memcmp(tube, t->tubes, len) == 0;
+	return len >= t->prefix_len &&
+	    memcmp(tube, t->tubes, t->prefix_len) == 0;
 }
 
 bool
@@ -187,10 +189,12 @@ parse_name(struct parse *p, const char *s, struct auth_token *t)
 	size_t n = strlen(s);
 
 	if (n > AUTH_NAME_MAX)
-		return fail(p, "token name longer than %d bytes", AUTH_NAME_MAX);
+		return fail(
+		    p, "token name longer than %d bytes", AUTH_NAME_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!name_char(s[i]))
-			return fail(p, "token name \"%s\": only [A-Za-z0-9_.:-]", s);
+			return fail(
+			    p, "token name \"%s\": only [A-Za-z0-9_.:-]", s);
 	memcpy(t->name, s, n + 1);
 	return 0;
 }
@@ -207,7 +211,8 @@ parse_tubes(struct parse *p, const char *s, struct auth_token *t)
 	for (size_t i = 0; i < body; i++)
 		if (!tube_char(s[i]))
 			return fail(p,
-			    "tube pattern \"%s\": a tube name, a prefix and `*`, "
+			    "tube pattern \"%s\": a tube name, a prefix and "
+			    "`*`, "
 			    "or `*`",
 			    s);
 	memcpy(t->tubes, s, n + 1);
@@ -231,15 +236,17 @@ static int
 parse_hash(struct parse *p, const char *s, struct auth_token *t)
 {
 	if (strlen(s) != 2 * AUTH_HASH_LEN)
-		return fail(p, "the hash is %zu characters, not 64 hex digits "
-		               "(a SHA-256)",
+		return fail(p,
+		    "the hash is %zu characters, not 64 hex digits "
+		    "(a SHA-256)",
 		    strlen(s));
 	for (size_t i = 0; i < AUTH_HASH_LEN; i++) {
 		int hi = hex_val(s[2 * i]), lo = hex_val(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
-			return fail(p, "the hash has a character that is not "
-			               "a hex digit");
+			return fail(p,
+			    "the hash has a character that is not "
+			    "a hex digit");
 		t->hash[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
@@ -259,13 +266,14 @@ parse_line(struct parse *p, char *line, struct auth_token *t)
 		else
 			n++;
 	if (n != 4)
-		return fail(p, "%d fields; a line is NAME ROLE TUBES SHA256HEX",
-		    n);
+		return fail(
+		    p, "%d fields; a line is NAME ROLE TUBES SHA256HEX", n);
 	if (parse_name(p, f[0], t) != 0)
 		return -1;
 	if ((t->role = (uint8_t)auth_role_parse(f[1])) == 0)
-		return fail(p, "unknown role \"%s\" (producer, worker, admin, "
-		               "replica or monitor)",
+		return fail(p,
+		    "unknown role \"%s\" (producer, worker, admin, "
+		    "replica or monitor)",
 		    f[1]);
 	if (parse_tubes(p, f[2], t) != 0 || parse_hash(p, f[3], t) != 0)
 		return -1;
@@ -278,7 +286,8 @@ check_unique(struct parse *p, const struct auth *a, const struct auth_token *t)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		if (strcmp(a->v[i].name, t->name) == 0)
-			return fail(p, "token name \"%s\" already used", t->name);
+			return fail(
+			    p, "token name \"%s\" already used", t->name);
 		if (auth_hash_eq(a->v[i].hash, t->hash))
 			return fail(p, "the hash of \"%s\" is also \"%s\"'s",
 			    t->name, a->v[i].name);
@@ -312,7 +321,7 @@ int
 auth_parse(const char *path, const char *text, size_t len, struct auth *out,
     char err[AUTH_ERR_MAX])
 {
-	struct parse p = {.path = path, .line = 0, .err = err};
+	struct parse p = { .path = path, .line = 0, .err = err };
 	size_t at = 0;
 
 	out->v = NULL;
@@ -325,8 +334,8 @@ auth_parse(const char *path, const char *text, size_t len, struct auth *out,
 
 		p.line++;
 		if (n >= sizeof(line))
-			rc = fail(&p, "line longer than %zu bytes",
-			    sizeof(line) - 1);
+			rc = fail(
+			    &p, "line longer than %zu bytes", sizeof(line) - 1);
 		else if (memchr(text + at, '\0', n) != NULL)
 			rc = fail(&p, "a NUL byte");
 		if (rc == 0) {

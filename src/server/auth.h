@@ -41,7 +41,7 @@ enum auth_role {
 
 struct auth_token {
 	char name[AUTH_NAME_MAX + 1];
-	uint8_t role;                  /* enum auth_role */
+	uint8_t role;                   /* enum auth_role */
 	char tubes[AUTH_TUBES_MAX + 1]; /* as written, `*` included */
 	size_t prefix_len; /* a pattern's bytes before its `*`; or SIZE_MAX:
 	                      an exact name */
@@ -60,8 +60,8 @@ int auth_load(const char *path, struct auth *out, char err[AUTH_ERR_MAX]);
 
 /* Parses the text of a token file (`path` names it in errors). Same
  * results as auth_load. */
-int auth_parse(const char *path, const char *text, size_t len,
-    struct auth *out, char err[AUTH_ERR_MAX]);
+int auth_parse(const char *path, const char *text, size_t len, struct auth *out,
+    char err[AUTH_ERR_MAX]);
 
 void auth_free(struct auth *a);
 

@@ -1934,6 +1934,7 @@ op_writes(uint8_t op)
 	case MSG_OP_FOLLOW:
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_CLUSTER:
+	case MSG_OP_AUTH:
 		return false;
 	default:
 		return true;
@@ -2120,6 +2121,10 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_TUBE_DELETE:
 		ops_tube(c, ctx, &req);
+		break;
+	case MSG_OP_AUTH:
+		/* without --auth there is nothing to bind */
+		ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

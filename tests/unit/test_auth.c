@@ -12,13 +12,13 @@
 
 #define H_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
 /* H_X without its first digit */
-#define H_X_TAIL                                                             \
+#define H_X_TAIL                                                               \
 	"d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
-#define H_EMPTY                                                              \
+#define H_EMPTY                                                                \
 	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define H_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 /* printf secret-producer | sha256sum */
-#define H_PROD                                                               \
+#define H_PROD                                                                 \
 	"46a9599866548c7ceb5b4de808d5c9af9e38959aeea5fcb4463680d6cc7db499"
 
 static void
@@ -101,30 +101,42 @@ test_auth_refuses_every_bad_line(void **state)
 		const char *line;
 		const char *err;
 	} bad[] = {
-		{"a producer x", "tokens:2: 3 fields; a line is NAME ROLE "
-		                 "TUBES SHA256HEX"},
-		{"a producer x " H_X " more", "tokens:2: 5 fields; a line is "
-		                              "NAME ROLE TUBES SHA256HEX"},
-		{"a b@d * " H_X, "tokens:2: unknown role \"b@d\" (producer, "
-		                 "worker, admin, replica or monitor)"},
-		{"a Admin * " H_X, "tokens:2: unknown role \"Admin\" (producer, "
-		                   "worker, admin, replica or monitor)"},
-		{"n@me admin * " H_X, "tokens:2: token name \"n@me\": only "
-		                      "[A-Za-z0-9_.:-]"},
-		{"a admin e*x " H_X, "tokens:2: tube pattern \"e*x\": a tube "
-		                     "name, a prefix and `*`, or `*`"},
-		{"a admin ** " H_X, "tokens:2: tube pattern \"**\": a tube "
-		                    "name, a prefix and `*`, or `*`"},
-		{"a admin * abc", "tokens:2: the hash is 3 characters, not 64 "
-		                  "hex digits (a SHA-256)"},
-		{"a admin * " H_X "0", "tokens:2: the hash is 65 characters, "
-		                       "not 64 hex digits (a SHA-256)"},
-		{"a admin * g" H_X_TAIL, "tokens:2: the hash has a character "
-		                        "that is not a hex digit"},
-		{"first admin * " H_ABC, "tokens:2: token name \"first\" "
-		                         "already used"},
-		{"second admin * " H_X, "tokens:2: the hash of \"second\" is "
-		                        "also \"first\"'s"},
+		{ "a producer x",
+		    "tokens:2: 3 fields; a line is NAME ROLE "
+		    "TUBES SHA256HEX" },
+		{ "a producer x " H_X " more",
+		    "tokens:2: 5 fields; a line is "
+		    "NAME ROLE TUBES SHA256HEX" },
+		{ "a b@d * " H_X,
+		    "tokens:2: unknown role \"b@d\" (producer, "
+		    "worker, admin, replica or monitor)" },
+		{ "a Admin * " H_X,
+		    "tokens:2: unknown role \"Admin\" (producer, "
+		    "worker, admin, replica or monitor)" },
+		{ "n@me admin * " H_X,
+		    "tokens:2: token name \"n@me\": only "
+		    "[A-Za-z0-9_.:-]" },
+		{ "a admin e*x " H_X,
+		    "tokens:2: tube pattern \"e*x\": a tube "
+		    "name, a prefix and `*`, or `*`" },
+		{ "a admin ** " H_X,
+		    "tokens:2: tube pattern \"**\": a tube "
+		    "name, a prefix and `*`, or `*`" },
+		{ "a admin * abc",
+		    "tokens:2: the hash is 3 characters, not 64 "
+		    "hex digits (a SHA-256)" },
+		{ "a admin * " H_X "0",
+		    "tokens:2: the hash is 65 characters, "
+		    "not 64 hex digits (a SHA-256)" },
+		{ "a admin * g" H_X_TAIL,
+		    "tokens:2: the hash has a character "
+		    "that is not a hex digit" },
+		{ "first admin * " H_ABC,
+		    "tokens:2: token name \"first\" "
+		    "already used" },
+		{ "second admin * " H_X,
+		    "tokens:2: the hash of \"second\" is "
+		    "also \"first\"'s" },
 	};
 	char err[AUTH_ERR_MAX];
 	struct auth a;
@@ -166,7 +178,8 @@ test_auth_refuses_long_names_lines_and_nul(void **state)
 	tube[202] = '\0';
 	snprintf(text, sizeof(text), "a admin %s %s\n", tube, H_X);
 	assert_int_equal(parse(text, &a, err), -1);
-	assert_string_equal(err, "tokens:1: tube pattern longer than 200 bytes");
+	assert_string_equal(
+	    err, "tokens:1: tube pattern longer than 200 bytes");
 
 	memset(text, ' ', 600);
 	text[600] = '\0';
@@ -193,8 +206,8 @@ test_auth_load_reads_a_file_and_names_a_missing_one(void **state)
 	assert_int_equal(auth_load(path, &a, err), 0);
 	assert_int_equal(a.n, 1);
 	assert_non_null(auth_find(&a, "", 0));
-	assert_string_equal(auth_role_name(auth_find(&a, "", 0)->role),
-	    "monitor");
+	assert_string_equal(
+	    auth_role_name(auth_find(&a, "", 0)->role), "monitor");
 	auth_free(&a);
 }
 
@@ -202,35 +215,36 @@ test_auth_load_reads_a_file_and_names_a_missing_one(void **state)
 static void
 test_auth_role_by_op(void **state)
 {
-	static const uint8_t producer[] = {MSG_OP_PUT, MSG_OP_PUT_BATCH,
-	    MSG_OP_PEEK, MSG_OP_PEEK_KEY, MSG_OP_PEEK_NEXT, MSG_OP_AUTH};
-	static const uint8_t worker[] = {MSG_OP_PUT, MSG_OP_PUT_BATCH,
-	    MSG_OP_TAKE, MSG_OP_ACK, MSG_OP_ACK_BATCH, MSG_OP_RELEASE,
-	    MSG_OP_FAIL, MSG_OP_TOUCH, MSG_OP_BURY, MSG_OP_AUTH};
-	static const uint8_t monitor[] = {MSG_OP_STATS, MSG_OP_STATS_HOURLY,
-	    MSG_OP_CLUSTER, MSG_OP_AUTH};
-	static const uint8_t replica[] = {MSG_OP_AUTH};
+	static const uint8_t producer[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
+		MSG_OP_PEEK, MSG_OP_PEEK_KEY, MSG_OP_PEEK_NEXT, MSG_OP_AUTH };
+	static const uint8_t worker[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
+		MSG_OP_TAKE, MSG_OP_ACK, MSG_OP_ACK_BATCH, MSG_OP_RELEASE,
+		MSG_OP_FAIL, MSG_OP_TOUCH, MSG_OP_BURY, MSG_OP_AUTH };
+	static const uint8_t monitor[] = { MSG_OP_STATS, MSG_OP_STATS_HOURLY,
+		MSG_OP_CLUSTER, MSG_OP_AUTH };
+	static const uint8_t replica[] = { MSG_OP_AUTH };
 	static const struct {
 		int role;
 		const uint8_t *ops;
 		size_t n;
 	} table[] = {
-		{AUTH_PRODUCER, producer, sizeof(producer)},
-		{AUTH_WORKER, worker, sizeof(worker)},
-		{AUTH_MONITOR, monitor, sizeof(monitor)},
-		{AUTH_REPLICA, replica, sizeof(replica)},
+		{ AUTH_PRODUCER, producer, sizeof(producer) },
+		{ AUTH_WORKER, worker, sizeof(worker) },
+		{ AUTH_MONITOR, monitor, sizeof(monitor) },
+		{ AUTH_REPLICA, replica, sizeof(replica) },
 	};
 
 	(void)state;
 	for (unsigned op = 1; op < MSG_OP_END_; op++) {
 		assert_true(auth_role_allows(AUTH_ADMIN, (uint8_t)op));
-		assert_false(auth_role_allows(0, (uint8_t)op) &&
-		    op != MSG_OP_AUTH);
+		assert_false(
+		    auth_role_allows(0, (uint8_t)op) && op != MSG_OP_AUTH);
 		for (size_t r = 0; r < sizeof(table) / sizeof(table[0]); r++) {
-			bool want = memchr(table[r].ops, (int)op, table[r].n) !=
-			    NULL;
+			bool want =
+			    memchr(table[r].ops, (int)op, table[r].n) != NULL;
 
-			if (auth_role_allows(table[r].role, (uint8_t)op) != want)
+			if (auth_role_allows(table[r].role, (uint8_t)op) !=
+			    want)
 				fail_msg("role %s op 0x%02x: %s",
 				    auth_role_name(table[r].role), op,
 				    want ? "refused" : "allowed");
