@@ -187,6 +187,13 @@ SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
  * beanstalk protocol) fails the URL at once; sluice_errmsg() names it. */
 SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
 
+/* The token the handle sends (the auth op) as the first request of every
+ * connection it opens, again after a reconnect, for a server started with
+ * --auth (docs/security.md). A copy is kept; NULL or "" sends none. A
+ * wrong token makes each call fail with SLUICE_EAUTH. Returns 0,
+ * SLUICE_EINVAL (over 256 bytes, or no handle), SLUICE_ENOMEM. */
+SLUICE_API int sluice_set_token(struct sluice_client *c, const char *token);
+
 /* The detail of the last failed call: the server's message, or what went
  * wrong locally (e.g. which URL could not be reached, and what a short
  * look found there: nothing listening, or an HTTP or beanstalkd-protocol

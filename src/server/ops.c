@@ -524,6 +524,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 	struct waiter *w, *next;
 	uint64_t ids[MSG_TAKE_MAX];
 
+	ops_auth_serve(c, mono_ms);
 	for (w = c->wait_head; w != NULL; w = next) {
 		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
 			w->detached, w->strict };
@@ -565,6 +566,7 @@ ops_drop_waiters(struct core *c, uint32_t session)
 		net_drop(c->net, w->ctx);
 		free(w);
 	}
+	ops_auth_drop(c, session);
 }
 
 void
@@ -572,6 +574,7 @@ ops_end_waiters(struct core *c)
 {
 	struct waiter *w;
 
+	ops_auth_serve(c, INT64_MAX);
 	while ((w = c->wait_head) != NULL) {
 		waiter_unlink(c, w);
 		reply_tasks(c, w->ctx, w->session, NULL, 0);
@@ -582,7 +585,7 @@ ops_end_waiters(struct core *c)
 int64_t
 ops_next_deadline(const struct core *c)
 {
-	int64_t min = INT64_MAX;
+	int64_t min = ops_auth_next(c);
 
 	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
 		if (w->deadline < min)
@@ -2005,6 +2008,8 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if (!ops_auth_check(c, ctx, session, &req))
+		return;
 	if (op_writes(req.op))
 		core_check_lease(c); /* a write is decided only under it */
 	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {

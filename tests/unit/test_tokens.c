@@ -314,5 +314,5 @@ main(void)
 		cmocka_unit_test(test_auth_tube_patterns),
 		cmocka_unit_test(test_auth_hash_eq),
 	};
-	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("tokens", tests, NULL, NULL);
 }
