@@ -20,6 +20,7 @@ enum {
 
 struct cli {
 	const char *urls;        /* -s, $SLUICE_URL, or NULL for the default */
+	const char *token;       /* --token-file's, or $SLUICE_TOKEN; NULL */
 	int timeout_ms;          /* --timeout; < 0: the library's default */
 	struct sluice_client *c; /* opened by cli_connect() */
 	const char *cmd;         /* the command, for messages */

@@ -18,7 +18,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define AUTH_PAUSE_MIN_MS 100
+#define AUTH_PAUSE_MIN_MS  100
 #define AUTH_PAUSE_SPAN_MS 400
 
 struct auth_wait {
@@ -95,17 +95,18 @@ peer_of(const struct sess *s)
 }
 
 static void
-auth_failed(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct sess *s)
+auth_failed(
+    struct core *c, struct net_ctx *ctx, uint32_t session, const struct sess *s)
 {
 	struct auth_wait *w = malloc(sizeof(*w));
 
-	log_warn("auth", "refused a token that is not in the file peer=%s "
-	                 "session=%" PRIu32,
+	log_warn("auth",
+	    "refused a token that is not in the file peer=%s "
+	    "session=%" PRIu32,
 	    peer_of(s), session);
 	if (w == NULL) {
-		reply_eauth(c, ctx, MSG_OP_AUTH,
-		    "unauthenticated: not a known token");
+		reply_eauth(
+		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
 		return;
 	}
 	w->ctx = ctx;

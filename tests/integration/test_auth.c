@@ -96,16 +96,27 @@ test_no_token_and_wrong_token_are_eauth(void **state)
 	/* others are served meanwhile; nothing was put */
 	admin = as(&f, ADMIN);
 	assert_int_equal(it_counts(admin, "emails").ready, 0);
-	assert_true(it_log_count(f.s, "refused a token that is not in the "
-	                              "file peer=") >= 1);
+	assert_true(it_log_count(f.s,
+	                "refused a token that is not in the "
+	                "file peer=") >= 1);
 	sluice_close(none);
 	sluice_close(wrong);
 	sluice_close(admin);
 }
 
 /* What each role gets for each operation: 1 allowed, 0 EPERM. */
-enum { OP_PUT, OP_PEEK, OP_TAKE_ACK, OP_STATS, OP_KICK, OP_PAUSE,
-	OP_DELETE, OP_FLUSH, OP_SNAPSHOT, NOPS };
+enum {
+	OP_PUT,
+	OP_PEEK,
+	OP_TAKE_ACK,
+	OP_STATS,
+	OP_KICK,
+	OP_PAUSE,
+	OP_DELETE,
+	OP_FLUSH,
+	OP_SNAPSHOT,
+	NOPS
+};
 static const char allowed[NROLES][NOPS] = {
 	[ADMIN] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 	[PRODUCER] = { 1, 1, 0, 0, 0, 0, 0, 0, 0 },
@@ -195,8 +206,8 @@ test_every_op_by_every_role(void **state)
 		}
 		sluice_close(c);
 	}
-	assert_true(it_log_count(f.s, "not allowed token=prom role=monitor") >=
-	    1);
+	assert_true(
+	    it_log_count(f.s, "not allowed token=prom role=monitor") >= 1);
 	sluice_close(admin);
 }
 
@@ -251,8 +262,7 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	write_tokens(f.file, 1u << ADMIN); /* the producer is gone */
 	assert_int_equal(kill(f.s->pid, SIGHUP), 0);
 	end = it_mono_ms() + 10000;
-	while (it_mono_ms() < end &&
-	    (rc = put(prod, "emails", &id)) == 0)
+	while (it_mono_ms() < end && (rc = put(prod, "emails", &id)) == 0)
 		it_sleep_ms(20);
 	it_rc(prod, rc, SLUICE_EAUTH);
 	/* the admin's session goes on; a bad file keeps the tokens */
@@ -270,6 +280,66 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	    it_log_count(f.s, "cannot read the token file again"), 1);
 	assert_true(it_counts(admin, "emails").ready >= 1);
 	sluice_close(prod);
+	sluice_close(admin);
+}
+
+/* `sluice token new` makes a token and its line; the CLI sends it from
+ * $SLUICE_TOKEN or --token-file. */
+static void
+test_cli_token_new_env_and_file(void **state)
+{
+	struct fix f;
+	char out[1024], err[1024], token[128], line[512], tfile[600];
+	struct sluice_client *admin;
+	FILE *tf;
+	int64_t end;
+
+	start(state, &f);
+	assert_int_equal(
+	    it_cli(f.s->url, NULL, out, sizeof(out), err, sizeof(err), "token",
+	        "new", "cli", "worker", "emails*", NULL),
+	    0);
+	assert_int_equal(
+	    sscanf(out, "token: %127s\nline: %511[^\n]", token, line), 2);
+	assert_int_equal(strlen(token), 64);
+	assert_int_equal(it_cli(f.s->url, NULL, NULL, 0, err, sizeof(err),
+	                     "token", "new", "x", "boss", "*", NULL),
+	    2);
+	assert_non_null(strstr(err, "unknown role \"boss\""));
+
+	assert_non_null(tf = fopen(f.file, "a"));
+	fprintf(tf, "%s\n", line);
+	fclose(tf);
+	assert_int_equal(kill(f.s->pid, SIGHUP), 0);
+	end = it_mono_ms() + 10000;
+	while (it_mono_ms() < end &&
+	    it_log_count(f.s, "token file read again") < 1)
+		it_sleep_ms(20);
+
+	assert_int_equal(it_cli(f.s->url, NULL, NULL, 0, err, sizeof(err),
+	                     "put", "-t", "emails", "a", NULL),
+	    1);
+	assert_non_null(strstr(err, "send auth first"));
+	setenv("SLUICE_TOKEN", token, 1);
+	assert_int_equal(it_cli(f.s->url, NULL, NULL, 0, err, sizeof(err),
+	                     "put", "-t", "emails", "b", NULL),
+	    0);
+	assert_int_equal(it_cli(f.s->url, NULL, NULL, 0, err, sizeof(err),
+	                     "put", "-t", "billing", "c", NULL),
+	    1);
+	assert_non_null(strstr(err, "not allowed"));
+	unsetenv("SLUICE_TOKEN");
+	snprintf(tfile, sizeof(tfile), "%s", t_path(*state, "mytoken"));
+	assert_non_null(tf = fopen(tfile, "w"));
+	fprintf(tf, "%s\n", token);
+	fclose(tf);
+	assert_int_equal(
+	    it_cli(f.s->url, NULL, NULL, 0, err, sizeof(err), "--token-file",
+	        tfile, "put", "-t", "emails", "d", NULL),
+	    0);
+	admin = as(&f, ADMIN);
+	assert_int_equal(it_counts(admin, "emails").ready, 2);
+	assert_int_equal(it_counts(admin, "billing").ready, 0);
 	sluice_close(admin);
 }
 
@@ -313,8 +383,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_tube_patterns_hold, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sighup_revokes_a_token_on_a_live_connection,
-		    it_setup, it_teardown),
+		    test_sighup_revokes_a_token_on_a_live_connection, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_cli_token_new_env_and_file, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
