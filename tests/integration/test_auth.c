@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "it.h"
+#include "it_http.h"
 #include "server/auth.h"
 
 /* token, line without its hash */
@@ -283,6 +284,34 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	sluice_close(admin);
 }
 
+/* The HTTP face still serves /metrics beside --auth (its bearer check is
+ * to come), and says so in the log. */
+static void
+test_http_face_beside_auth(void **state)
+{
+	struct fix f;
+	char addr[64];
+	int port = it_free_port();
+	char *body;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	f.s = it_srv(*state, "a");
+	snprintf(f.file, sizeof(f.file), "%s", t_path(*state, "tokens"));
+	write_tokens(f.file, 1u << ADMIN);
+	f.s->args[0] = "--auth";
+	f.s->args[1] = f.file;
+	f.s->args[2] = "--http";
+	f.s->args[3] = addr;
+	it_start(f.s);
+	body = it_http_get(port, "/metrics", 200);
+	assert_non_null(strstr(body, "sluice_"));
+	free(body);
+	assert_int_equal(it_log_count(f.s,
+	                     "the HTTP face does not check "
+	                     "tokens yet"),
+	    1);
+}
+
 /* `sluice token new` makes a token and its line; the CLI sends it from
  * $SLUICE_TOKEN or --token-file. */
 static void
@@ -387,6 +416,8 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cli_token_new_env_and_file, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_http_face_beside_auth, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
