@@ -11,7 +11,7 @@
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
-              libnng-dev libcmocka-dev libjansson-dev beanstalkd python3
+              libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3
 BENCH_PKGS := gnuplot-nox redis-server
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page. The etcd client's

@@ -102,6 +102,9 @@ enum sluice_error {
 	SLUICE_EEXIST = 23,     /* the key belongs to a live task */
 	SLUICE_EPAUSED = 24,    /* the tube is paused */
 	SLUICE_ELIMIT = 25,     /* a count or text exceeds its limit */
+	SLUICE_EAUTH = 26,      /* the server needs a token (--auth): none
+	                           sent, or not a known one */
+	SLUICE_EPERM = 27,      /* the token's role or tubes do not allow it */
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_ERRMAX_
 };
@@ -199,6 +202,12 @@ SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
  * use TLS. */
 SLUICE_API int sluice_set_tls(struct sluice_client *c, const char *ca_file,
     const char *cert_file, const char *key_file);
+/* The token the handle sends (the auth op) as the first request of every
+ * connection it opens, again after a reconnect, for a server started with
+ * --auth (docs/security.md). A copy is kept; NULL or "" sends none. A
+ * wrong token makes each call fail with SLUICE_EAUTH. Returns 0,
+ * SLUICE_EINVAL (over 256 bytes, or no handle), SLUICE_ENOMEM. */
+SLUICE_API int sluice_set_token(struct sluice_client *c, const char *token);
 
 /* The detail of the last failed call: the server's message, or what went
  * wrong locally (e.g. which URL could not be reached, and what a short

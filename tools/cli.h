@@ -20,6 +20,7 @@ enum {
 
 struct cli {
 	const char *urls;        /* -s, $SLUICE_URL, or NULL for the default */
+	const char *token;       /* --token-file's, or $SLUICE_TOKEN; NULL */
 	int timeout_ms;          /* --timeout; < 0: the library's default */
 	const char *tls_ca;      /* --tls-ca, $SLUICE_TLS_CA; NULL: none */
 	const char *tls_cert;    /* --tls-cert, $SLUICE_TLS_CERT */

@@ -15,11 +15,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_lines.h"
 #include "cli_util.h"
+#include "proto/msg.h"
+#include "server/auth.h"
 #include "util/dur.h"
 
 /* Long-only options, shared by the commands' tables. */
@@ -61,6 +64,7 @@ enum {
 	OPT_TLS_CA,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
+	OPT_TOKEN_FILE,
 	OPT_HELP = 'h',
 };
 
@@ -100,6 +104,10 @@ static const char main_help[] =
     "  -s, --server URL[,URL...]  the servers: a leader and its followers,\n"
     "                             tried in order (default $SLUICE_URL, else\n"
     "                             " SLUICE_DEFAULT_URL ")\n"
+    "      --token-file FILE      send the token in FILE's first line to a\n"
+    "                             server started with --auth (default\n"
+    "                             $SLUICE_TOKEN); never on the command line,\n"
+    "                             where ps would show it\n"
     "      --timeout DUR          wait this long to connect, and for each\n"
     "                             reply (default 2s to connect, 30s for a\n"
     "                             reply; 0: replies may take any time)\n"
@@ -137,6 +145,7 @@ static const char main_help[] =
     "  snapshot  write a snapshot now\n"
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
+    "  token     make a new token for sluiced --auth\n"
     "Automatic failover (sluiced --etcd):\n"
     "  cluster     the cluster's members as the node sees them\n"
     "  switchover  hand the leadership to another member\n"
@@ -190,6 +199,11 @@ cli_connect(struct cli *cli)
 	        0) {
 		fprintf(stderr, "sluice: TLS: %s\n", sluice_errmsg(cli->c));
 		return EXIT_ERR;
+	}
+	if (cli->token != NULL && sluice_set_token(cli->c, cli->token) != 0) {
+		fprintf(stderr, "sluice: the token is over %d bytes\n",
+		    MSG_TOKEN_MAX);
+		return EXIT_USAGE;
 	}
 	/* --timeout bounds the connect too, not only each reply; 0 waits
 	 * for replies as long as they take */
@@ -2059,6 +2073,58 @@ cmd_follow(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- tokens --------------------------------------------------------- */
+
+static const char token_usage[] =
+    "usage: sluice token new NAME ROLE TUBES [--json]\n";
+static const char token_help[] =
+    "\nPrints a new random token (32 bytes, in hex) for sluiced --auth,\n"
+    "and the line to add to its token file (the token's SHA-256 in place\n"
+    "of the token): ROLE is producer, worker, admin, replica or monitor,\n"
+    "TUBES `*`, a prefix and `*` (emails*) or one tube. Send SIGHUP to\n"
+    "sluiced after changing the file. Talks to no server.\n\n"
+    "      --json   print {\"token\":TOKEN,\"line\":LINE}\n";
+
+static int
+cmd_token(struct cli *cli, int argc, char **argv)
+{
+	char token[2 * 32 + 1], line[512], err[AUTH_ERR_MAX];
+	uint8_t raw[32], hash[AUTH_HASH_LEN];
+	struct auth check;
+	bool json = false;
+	int rc, n;
+
+	if ((rc = simple_args(cli, argc, argv, 4, &json)) >= 0)
+		return rc;
+	if (strcmp(argv[optind], "new") != 0)
+		return cli_usage_error(
+		    cli, "unknown \"%s\" (token new)", argv[optind]);
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return cli_fail(cli, -errno, "token new: getrandom");
+	for (size_t i = 0; i < sizeof(raw); i++)
+		sprintf(token + 2 * i, "%02x", raw[i]);
+	auth_sha256(token, strlen(token), hash);
+	n = snprintf(line, sizeof(line), "%s %s %s ", argv[optind + 1],
+	    argv[optind + 2], argv[optind + 3]);
+	for (size_t i = 0; i < sizeof(hash) && n > 0 && n < 400; i++)
+		n += snprintf(
+		    line + n, sizeof(line) - (size_t)n, "%02x", hash[i]);
+	/* the server's own parser says whether the line is good */
+	if (auth_parse("line", line, strlen(line), &check, err) != 0)
+		return cli_usage_error(cli, "%s", strchr(err, ' ') + 1);
+	auth_free(&check);
+	if (json) {
+		fputs("{\"token\":", stdout);
+		cli_json_cstr(stdout, token);
+		fputs(",\"line\":", stdout);
+		cli_json_cstr(stdout, line);
+		fputs("}\n", stdout);
+	} else {
+		printf("token: %s\nline:  %s\n", token, line);
+	}
+	return EXIT_OK;
+}
+
 /* ---- automatic failover ----------------------------------------------- */
 
 static const char cluster_usage[] = "usage: sluice cluster [--json]\n";
@@ -2199,6 +2265,7 @@ static const struct command commands[] = {
 	{ "cluster", cmd_cluster, cluster_usage, cluster_help },
 	{ "switchover", cmd_switchover, switchover_usage, switchover_help },
 	{ "work", cmd_work, work_usage, work_help },
+	{ "token", cmd_token, token_usage, token_help },
 };
 
 static int main_usage_error(const char *fmt, ...)
@@ -2245,6 +2312,34 @@ cmd_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The first line of `path`, its blanks cut, or NULL (said why). */
+static const char *
+read_token(const char *path)
+{
+	static char token[MSG_TOKEN_MAX + 2];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL) {
+		fprintf(stderr, "sluice: --token-file %s: %s\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	if (fgets(token, sizeof(token), f) == NULL)
+		token[0] = '\0';
+	fclose(f);
+	n = strcspn(token, " \t\r\n");
+	if (n == 0 || n > MSG_TOKEN_MAX) {
+		fprintf(stderr,
+		    "sluice: --token-file %s: its first line is not a token "
+		    "(1-%d bytes)\n",
+		    path, MSG_TOKEN_MAX);
+		return NULL;
+	}
+	token[n] = '\0';
+	return token;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2254,6 +2349,7 @@ main(int argc, char **argv)
 		{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
 		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		END_OPT,
@@ -2267,12 +2363,19 @@ main(int argc, char **argv)
 	cli.tls_ca = getenv("SLUICE_TLS_CA");
 	cli.tls_cert = getenv("SLUICE_TLS_CERT");
 	cli.tls_key = getenv("SLUICE_TLS_KEY");
+	cli.token = getenv("SLUICE_TOKEN");
+	if (cli.token != NULL && cli.token[0] == '\0')
+		cli.token = NULL;
 	argv[0] = prog; /* getopt_long names argv[0] in its complaints */
 	/* "+": stop at the command; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.urls = optarg;
+			break;
+		case OPT_TOKEN_FILE:
+			if ((cli.token = read_token(optarg)) == NULL)
+				return EXIT_ERR;
 			break;
 		case OPT_TIMEOUT:
 			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)

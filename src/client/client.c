@@ -96,6 +96,7 @@ conn_ensure(struct sluice_client *c)
 		    sizeof(c->errmsg));
 		if (rc == 0) {
 			c->urls.cur = idx;
+			c->need_auth = c->token != NULL;
 			return 0;
 		}
 		if (rc == SLUICE_ENOMEM)
@@ -197,8 +198,38 @@ exchange(struct sluice_client *c, const char *op, int tmo)
 	return rc;
 }
 
+static int client_call_once(struct sluice_client *c, const struct msg_req *req,
+    int64_t extra_ms, struct msg_rep *rep);
+
+/* The handle's token, as the first request of a connection. */
+static int
+send_auth(struct sluice_client *c)
+{
+	const struct msg_req q = { .op = MSG_OP_AUTH,
+		.token = { c->token, strlen(c->token) } };
+	struct msg_rep rep;
+
+	c->need_auth = false;
+	return client_call_once(c, &q, 0, &rep);
+}
+
+/* A request refused SLUICE_EAUTH was not done: after a reconnect the
+ * server may have seen a new session (nng redials by itself), so the
+ * token is sent again and the request once more. */
 int
 client_call(struct sluice_client *c, const struct msg_req *req,
+    int64_t extra_ms, struct msg_rep *rep)
+{
+	int rc = client_call_once(c, req, extra_ms, rep);
+
+	if (rc != SLUICE_EAUTH || c->token == NULL || req->op == MSG_OP_AUTH)
+		return rc;
+	c->need_auth = true;
+	return client_call_once(c, req, extra_ms, rep);
+}
+
+static int
+client_call_once(struct sluice_client *c, const struct msg_req *req,
     int64_t extra_ms, struct msg_rep *rep)
 {
 	const struct msg_limits lim = { MSG_SIZE_MAX, MSG_SIZE_MAX };
@@ -227,6 +258,17 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 			    await_leader(c, deadline, &backoff_ms))
 				continue;
 			return rc;
+		}
+		if (c->need_auth && req->op != MSG_OP_AUTH) {
+			/* a new connection: its token first, then this */
+			struct buf keep = c->out;
+
+			buf_init(&c->out);
+			rc = send_auth(c);
+			buf_free(&c->out);
+			c->out = keep;
+			if (rc != 0)
+				return rc;
 		}
 		rc = exchange(c, op, tmo);
 		if (rc == SLUICE_ECONN && idem && !retried) {
@@ -339,6 +381,7 @@ sluice_close(struct sluice_client *c)
 	if (c == NULL)
 		return;
 	conn_drop(c);
+	free(c->token);
 	buf_free(&c->reply);
 	buf_free(&c->out);
 	buf_free(&c->texts);
@@ -382,6 +425,21 @@ sluice_set_tls(struct sluice_client *c, const char *ca_file,
 	tlsfile_free(&c->tls);
 	c->tls = t;
 	c->errmsg[0] = '\0';
+	return 0;
+}
+
+int
+sluice_set_token(struct sluice_client *c, const char *token)
+{
+	char *copy = NULL;
+
+	if (c == NULL || (token != NULL && strlen(token) > MSG_TOKEN_MAX))
+		return SLUICE_EINVAL;
+	if (token != NULL && token[0] != '\0' && (copy = strdup(token)) == NULL)
+		return SLUICE_ENOMEM;
+	free(c->token);
+	c->token = copy;
+	c->need_auth = copy != NULL && c->conn != NULL;
 	return 0;
 }
 

@@ -28,6 +28,9 @@ struct sluice_client {
 	struct buf texts;  /* the last batch put's item messages, each ended
 	                    * by a NUL */
 
+	char *token;    /* sent first on every connection; NULL: none */
+	bool need_auth; /* the connection has not sent it yet */
+
 	char errmsg[1400];
 };
 

@@ -133,6 +133,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_TUBE_DELETE] = "tube_delete",
 	[MSG_OP_CLUSTER] = "cluster",
 	[MSG_OP_SWITCHOVER] = "switchover",
+	[MSG_OP_AUTH] = "auth",
 };
 
 static bool
@@ -1090,6 +1091,9 @@ get_req_body(
 	case MSG_OP_FOLLOW:
 		TRY(get_text(r, MSG_URL_MAX, &q->url));
 		return q->url.len == 0 ? SLUICE_EINVAL : 0;
+	case MSG_OP_AUTH:
+		TRY(get_text(r, MSG_TOKEN_MAX, &q->token));
+		return q->token.len == 0 ? SLUICE_EINVAL : 0;
 	case MSG_OP_SWITCHOVER:
 		TRY(get_node(r, false, &q->switchover.node));
 		q->switchover.timeout_ms = rd_u32(r);
@@ -1266,6 +1270,7 @@ get_rep_body(
 		return 0;
 	case MSG_OP_DELETE:
 	case MSG_OP_FOLLOW:
+	case MSG_OP_AUTH:
 		return 0;
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
@@ -1658,6 +1663,10 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		if (q->url.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->url, MSG_URL_MAX);
+	case MSG_OP_AUTH:
+		if (q->token.len == 0)
+			return SLUICE_EINVAL;
+		return put_text(b, q->token, MSG_TOKEN_MAX);
 	case MSG_OP_SWITCHOVER:
 		TRY(put_node(b, q->switchover.node, false));
 		buf_put_u32(b, q->switchover.timeout_ms);
@@ -1965,6 +1974,7 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		return enc_tube_conf(b, &m->tube_conf.conf);
 	case MSG_OP_DELETE:
 	case MSG_OP_FOLLOW:
+	case MSG_OP_AUTH:
 		return 0;
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
@@ -2093,6 +2103,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_TUBE_SET: /* absolute values: twice is once */
 	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_CLUSTER:
+	case MSG_OP_AUTH: /* the same token bound again */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

@@ -39,6 +39,7 @@ enum {
 	MSG_KEY_MAX = 200,    /* key: 0 (none) - 200 bytes, no NUL byte */
 	MSG_TEXT_MAX = 1024,  /* error texts: fail's text, reply message */
 	MSG_URL_MAX = 512,    /* follow's URL, the leader URL of a reply */
+	MSG_TOKEN_MAX = 256,  /* auth's token */
 	MSG_NAME_MAX = 64,    /* name of a stats key/value pair */
 	MSG_BATCH_MAX = 1000, /* tasks in one batch put, ack or delete */
 	MSG_TAKE_MAX = 1000,  /* tasks in one take */
@@ -95,7 +96,9 @@ enum msg_op {
 	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_CLUSTER = 0x22,    /* the cluster as the node sees it (etcd) */
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
-	MSG_OP_END_               /* one past the last op */
+	/* 0x24..0x27: the beanstalk face's */
+	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
+	MSG_OP_END_         /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -418,6 +421,7 @@ struct msg_stats_req {
  *   peek_next list pause
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
+ *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
  *   job switchover
  *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
@@ -442,6 +446,7 @@ struct msg_req {
 		struct msg_pause pause;
 		struct msg_delete_where where;
 		struct msg_str url;
+		struct msg_str token;
 		struct msg_job job;
 		struct msg_stats_req stats;
 		struct msg_tube_set tube_set;

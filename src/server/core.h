@@ -15,6 +15,7 @@
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/auth.h"
 #include "server/elect.h"
 #include "server/face_sp.h"
 #include "server/net.h"
@@ -98,20 +99,25 @@ struct core {
 	int64_t started_ms;
 	uint64_t sessions;    /* open */
 	struct sess_tab sess; /* open sessions and their peers */
-	bool applied;         /* a record was applied this turn */
-	bool reply_local;     /* the request being handled only reads: its
-	                       * answer needs the local log, not followers */
-	bool reply_take;      /* the reply being sent hands out tasks: it
-	                       * waits for every record before its takes (the
-	                       * tasks' puts among them), hard_lsn, not for
-	                       * the takes themselves. A crash that loses a
-	                       * take makes its task ready again
-	                       * (at-least-once); its lease stays unique
-	                       * (qrec_lease). SPEC 4. */
-	uint64_t hard_lsn;    /* the last record that is not a take under a
-	                       * session lease */
-	bool take_durable;    /* the take being answered asked to wait for
-	                       * its own record (its durable flag) */
+	/* --auth (ops_auth.c): the token file, and the replies to failed
+	 * auths, each sent after a pause */
+	bool auth_on;
+	struct auth auth;
+	struct auth_wait *auth_waits;
+	bool applied;      /* a record was applied this turn */
+	bool reply_local;  /* the request being handled only reads: its
+	                    * answer needs the local log, not followers */
+	bool reply_take;   /* the reply being sent hands out tasks: it
+	                    * waits for every record before its takes (the
+	                    * tasks' puts among them), hard_lsn, not for
+	                    * the takes themselves. A crash that loses a
+	                    * take makes its task ready again
+	                    * (at-least-once); its lease stays unique
+	                    * (qrec_lease). SPEC 4. */
+	uint64_t hard_lsn; /* the last record that is not a take under a
+	                    * session lease */
+	bool take_durable; /* the take being answered asked to wait for
+	                    * its own record (its durable flag) */
 	const struct core_take
 	    *reply_takes; /* the reply being sent hands
 	                   * these tasks out (a take's): undone when it
@@ -244,6 +250,26 @@ void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 
 /* ops.c: decodes and answers one request (the message stays the
  * caller's). */
+/* --auth: loads the token file at start. Returns 0, or -1 (logged). */
+int ops_auth_open(struct core *c);
+
+/* SIGHUP: reads the token file again; sessions whose token left it lose
+ * it. A bad file keeps the tokens in force (logged). */
+void ops_auth_reload(struct core *c);
+
+/* Whether the request may go on to its op; else it is answered (an
+ * auth request is answered here). */
+bool ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req);
+
+/* The failed auths' delayed replies: those due by `mono_ms` sent, those
+ * of a closed session dropped, all sent at the end; when the next is due
+ * (INT64_MAX: none). */
+void ops_auth_serve(struct core *c, int64_t mono_ms);
+void ops_auth_drop(struct core *c, uint32_t session);
+void ops_auth_end(struct core *c); /* frees the file and the list */
+int64_t ops_auth_next(const struct core *c);
+
 void ops_handle(
     struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
 

@@ -773,6 +773,12 @@ fail:
 	return -(1000 + rv);
 }
 
+uint32_t
+http_session(const struct http *h)
+{
+	return h != NULL ? h->session : 0;
+}
+
 void
 http_attach(struct http *h, struct net *net)
 {

@@ -64,6 +64,10 @@ int http_open(
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct net *net);
 
+/* The session the face's requests come from (after http_attach); 0
+ * without a face. Core thread. */
+uint32_t http_session(const struct http *h);
+
 /* On the core thread, between its events, at least once per turn of its
  * loop: publishes the state /health reads (`st`, its phase aside), and
  * frees the requests whose answers went out. Cheap. Accepts NULL. */

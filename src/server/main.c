@@ -78,6 +78,12 @@ static const char usage[] =
     "                         signed by --tls-ca\n"
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
     "                         e.g. 127.0.0.1:11300 (default: none)\n"
+    "  --beanstalk-insecure   with --auth, let --beanstalk listen on an\n"
+    "                         address other than loopback (beanstalkd's\n"
+    "                         protocol has no way to authenticate)\n"
+    "  --auth FILE            clients must send a token of FILE first;\n"
+    "                         lines NAME ROLE TUBES SHA256HEX (see\n"
+    "                         docs/security.md); SIGHUP reads it again\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
     "  --ttr DUR              default time-to-run (default 60s)\n"
     "  --dedup-window DUR     how long a completed key stays taken\n"
@@ -133,6 +139,8 @@ enum {
 	OPT_LEADER_TTL,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
+	OPT_AUTH,
+	OPT_BEANSTALK_INSECURE,
 	OPT_BEANSTALK,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
@@ -171,6 +179,8 @@ static const struct option options[] = {
 	{ "leader-ttl", required_argument, NULL, OPT_LEADER_TTL },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
+	{ "auth", required_argument, NULL, OPT_AUTH },
+	{ "beanstalk-insecure", no_argument, NULL, OPT_BEANSTALK_INSECURE },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
@@ -389,6 +399,28 @@ check_addr(const char *flag, const char *s, const char *example)
 		                  "to 65535), not '%s'",
 		    flag, example, s);
 	return 0;
+}
+
+/* The beanstalk face has no way to authenticate: beside --auth it
+ * listens on loopback only, unless --beanstalk-insecure says otherwise. */
+static int
+check_beanstalk_auth(const struct srv_config *cfg)
+{
+	const char *host = cfg->beanstalk;
+
+	if (cfg->beanstalk_insecure && cfg->beanstalk == NULL)
+		return flag_error("--beanstalk-insecure needs --beanstalk");
+	if (cfg->auth_file == NULL || host == NULL || cfg->beanstalk_insecure)
+		return 0;
+	if (strncmp(host, "127.", 4) == 0 ||
+	    strncmp(host, "localhost:", 10) == 0 ||
+	    strncmp(host, "[::1]:", 6) == 0)
+		return 0;
+	return flag_error("--beanstalk %s: the beanstalk protocol cannot "
+	                  "send a token, so with --auth it listens on "
+	                  "loopback only (add --beanstalk-insecure to allow "
+	                  "it)",
+	    host);
 }
 
 /* --etcd: comma-separated http:// URLs with a port. */
@@ -654,6 +686,12 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_HTTP_ADMIN:
 			cfg->http_admin = true;
 			break;
+		case OPT_AUTH:
+			cfg->auth_file = optarg;
+			break;
+		case OPT_BEANSTALK_INSECURE:
+			cfg->beanstalk_insecure = true;
+			break;
 		case OPT_BEANSTALK:
 			cfg->beanstalk = optarg;
 			rc = check_addr(
@@ -774,6 +812,8 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 	}
 	if (cfg->http_admin && cfg->http == NULL)
 		return flag_error("--http-admin needs --http");
+	if ((rc = check_beanstalk_auth(cfg)) != 0)
+		return rc;
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)
 		return flag_error("--sync-replicas needs --repl-listen");
 	if ((rc = check_failover(cfg)) != 0)

@@ -524,6 +524,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 	struct waiter *w, *next;
 	uint64_t ids[MSG_TAKE_MAX];
 
+	ops_auth_serve(c, mono_ms);
 	for (w = c->wait_head; w != NULL; w = next) {
 		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
 			w->detached, w->strict };
@@ -565,6 +566,7 @@ ops_drop_waiters(struct core *c, uint32_t session)
 		net_drop(c->net, w->ctx);
 		free(w);
 	}
+	ops_auth_drop(c, session);
 }
 
 void
@@ -572,6 +574,7 @@ ops_end_waiters(struct core *c)
 {
 	struct waiter *w;
 
+	ops_auth_serve(c, INT64_MAX);
 	while ((w = c->wait_head) != NULL) {
 		waiter_unlink(c, w);
 		reply_tasks(c, w->ctx, w->session, NULL, 0);
@@ -582,7 +585,7 @@ ops_end_waiters(struct core *c)
 int64_t
 ops_next_deadline(const struct core *c)
 {
-	int64_t min = INT64_MAX;
+	int64_t min = ops_auth_next(c);
 
 	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
 		if (w->deadline < min)
@@ -1934,6 +1937,7 @@ op_writes(uint8_t op)
 	case MSG_OP_FOLLOW:
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_CLUSTER:
+	case MSG_OP_AUTH:
 		return false;
 	default:
 		return true;
@@ -2004,6 +2008,8 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	if (!ops_auth_check(c, ctx, session, &req))
+		return;
 	if (op_writes(req.op))
 		core_check_lease(c); /* a write is decided only under it */
 	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {
@@ -2120,6 +2126,10 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_TUBE_DELETE:
 		ops_tube(c, ctx, &req);
+		break;
+	case MSG_OP_AUTH:
+		/* without --auth there is nothing to bind */
+		ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });
 		break;
 	default:
 		core_reply_err(c, ctx, req.op, SLUICE_EUNKNOWNOP, NULL);

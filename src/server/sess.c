@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "server/sess.h"
 
@@ -36,6 +37,7 @@ sess_open(struct sess_tab *t, uint32_t id, const char *peer)
 		return 0;
 	if (idx_reserve(&t->ids, 1) != 0 || (s = malloc(sizeof(*s))) == NULL)
 		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
 	s->id = id;
 	snprintf(s->peer, sizeof(s->peer), "%s", peer != NULL ? peer : "");
 	idx_insert(&t->ids, s);
@@ -46,6 +48,23 @@ const struct sess *
 sess_find(const struct sess_tab *t, uint32_t id)
 {
 	return idx_find(&t->ids, id);
+}
+
+struct sess *
+sess_get(struct sess_tab *t, uint32_t id)
+{
+	return idx_find(&t->ids, id);
+}
+
+void
+sess_each(struct sess_tab *t, void (*fn)(struct sess *s, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i < t->ids.cap; i++) {
+		struct sess *s = idx_at(&t->ids, i);
+
+		if (s != NULL)
+			fn(s, arg);
+	}
 }
 
 void

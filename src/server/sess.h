@@ -4,14 +4,22 @@
 #ifndef SLUICE_SERVER_SESS_H
 #define SLUICE_SERVER_SESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "queue/idx.h"
 #include "server/net.h"
 
+struct auth_token;
+
 struct sess {
 	uint32_t id;
 	char peer[NET_PEER_MAX]; /* "" when the face could not tell */
+	/* --auth: the line of the session's token, NULL before a good auth
+	 * or after its token left the file; `authed` says which */
+	const struct auth_token *tok;
+	bool authed;
+	uint8_t hash[32]; /* the token's SHA-256, to find it after a reload */
 };
 
 struct sess_tab {
@@ -29,6 +37,13 @@ int sess_open(struct sess_tab *t, uint32_t id, const char *peer);
 
 /* The open session `id`, or NULL. Borrowed until sess_close(). */
 const struct sess *sess_find(const struct sess_tab *t, uint32_t id);
+
+/* The open session `id` to change, or NULL. */
+struct sess *sess_get(struct sess_tab *t, uint32_t id);
+
+/* Calls fn on every open session. */
+void sess_each(
+    struct sess_tab *t, void (*fn)(struct sess *s, void *arg), void *arg);
 
 /* Forgets a session (nothing when it is not in the table). */
 void sess_close(struct sess_tab *t, uint32_t id);

@@ -238,6 +238,10 @@ handle_signal(struct core *c)
 
 	/* Logged once, at the end of the stop (srv_run). */
 	while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			ops_auth_reload(c);
+			continue;
+		}
 		if (!c->stopping)
 			c->stop_signo = (int)si.ssi_signo;
 		c->stopping = true;
@@ -375,6 +379,7 @@ open_signals(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP); /* reads --auth's file again */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -542,6 +547,8 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "epoll failed error=\"%s\"", strerror(-rc));
 		goto out;
 	}
+	if (ops_auth_open(&c) != 0)
+		goto out;
 	c.sigfd = open_signals();
 	if (c.sigfd < 0) {
 		log_err("srv", "signalfd failed error=\"%s\"", strerror(errno));
@@ -592,6 +599,7 @@ out:
 	}
 	queue_delete(c.q);
 	epochs_free(&c.epochs);
+	ops_auth_end(&c);
 	sess_tab_fini(&c.sess);
 	buf_free(&c.body);
 	buf_free(&c.out);

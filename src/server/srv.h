@@ -25,6 +25,9 @@ struct srv_config {
 	const char *http;         /* --http */
 	bool http_admin;          /* --http-admin: the page may kick, delete */
 	const char *beanstalk;    /* --beanstalk */
+	bool beanstalk_insecure;  /* --beanstalk-insecure: beside --auth, on
+	                             a non-loopback address */
+	const char *auth_file;    /* --auth: the token file; NULL: open */
 	size_t max_payload;       /* --max-payload */
 	uint64_t seg_size;        /* --segment-size */
 	uint64_t snap_records;    /* --snapshot-records */

@@ -31,6 +31,8 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_EEXIST] = "key belongs to a live task",
 	[SLUICE_EPAUSED] = "tube is paused",
 	[SLUICE_ELIMIT] = "limit exceeded",
+	[SLUICE_EAUTH] = "unauthenticated: this server needs a token",
+	[SLUICE_EPERM] = "not allowed",
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
 };
 

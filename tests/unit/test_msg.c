@@ -233,6 +233,7 @@ static const struct msg_req reqs[] = {
 	    .switchover = { .node = S("a-name-of-the-longest-length-allowed-"
 	                              "which-is-64-bytes-long.xyz!"),
 	        .timeout_ms = UINT32_MAX } },
+	{ .op = MSG_OP_AUTH, .token = S("3q2-7wAA_token") },
 };
 
 static const struct msg_task tasks[] = {
@@ -504,6 +505,10 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_SWITCHOVER,
 	    .status = SLUICE_ETIMEDOUT,
 	    .err = { S("node-b did not catch up within 10s") } },
+	{ .op = MSG_OP_AUTH },
+	{ .op = MSG_OP_AUTH,
+	    .status = SLUICE_EAUTH,
+	    .err = { S("unauthenticated: not a known token") } },
 };
 
 static void
@@ -772,6 +777,9 @@ test_every_request_round_trips(void **state)
 			break;
 		case MSG_OP_FOLLOW:
 			assert_str_equal(d.url, q->url);
+			break;
+		case MSG_OP_AUTH:
+			assert_str_equal(d.token, q->token);
 			break;
 		case MSG_OP_SWITCHOVER:
 			assert_str_equal(d.switchover.node, q->switchover.node);
@@ -1559,15 +1567,20 @@ test_idempotent_requests(void **state)
 	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_CLUSTER }));
 	assert_false(
 	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_SWITCHOVER }));
+	/* auth binds the same token again */
+	assert_true(
+	    msg_req_idempotent(&(struct msg_req) { .op = MSG_OP_AUTH }));
 }
 
 static void
 test_names(void **state)
 {
 	(void)state;
-	/* every op from 0x01 to the last names something */
+	/* every op from 0x01 to the last names something, but for those
+	 * kept for the beanstalk face */
 	for (int op = 1; op < MSG_OP_END_; op++)
-		assert_non_null(msg_op_name((uint8_t)op));
+		if (op < 0x24 || op > 0x27)
+			assert_non_null(msg_op_name((uint8_t)op));
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");
@@ -1576,6 +1589,7 @@ test_names(void **state)
 	assert_string_equal(msg_order_name(MSG_ORDER_RUN_AT), "run_at");
 	assert_string_equal(msg_op_name(MSG_OP_CLUSTER), "cluster");
 	assert_string_equal(msg_op_name(MSG_OP_SWITCHOVER), "switchover");
+	assert_string_equal(msg_op_name(MSG_OP_AUTH), "auth");
 	assert_string_equal(msg_node_role_name(MSG_NODE_FOLLOWER), "follower");
 	assert_string_equal(msg_node_role_name(MSG_NODE_LEADER), "leader");
 	assert_string_equal(
@@ -1732,6 +1746,32 @@ doc_cluster_examples(struct buf *b)
 	    "66 3a 20 74 68 69 73 20 6e 6f 64 65 20 72 75 6e"
 	    "73 20 77 69 74 68 6f 75 74 20 2d 2d 65 74 63 64"
 	    "00 00");
+}
+
+/* auth. */
+static void
+doc_auth_examples(struct buf *b)
+{
+	encode_req(
+	    b, &(struct msg_req) { .op = MSG_OP_AUTH, .token = S("s3cret") });
+	assert_hex(b, "53 01 28 00 06 00 73 33 63 72 65 74");
+	encode_rep(b, &(struct msg_rep) { .op = MSG_OP_AUTH });
+	assert_hex(b, "53 01 28 00 00 00");
+	buf_reset(b);
+	assert_int_equal(msg_encode_err(b, MSG_OP_AUTH, SLUICE_EAUTH,
+	                     "unauthenticated: not a known token", NULL),
+	    0);
+	assert_hex(b,
+	    "53 01 28 00 1a 00 22 00 75 6e 61 75 74 68 65 6e"
+	    "74 69 63 61 74 65 64 3a 20 6e 6f 74 20 61 20 6b"
+	    "6e 6f 77 6e 20 74 6f 6b 65 6e 00 00");
+	buf_reset(b);
+	assert_int_equal(
+	    msg_encode_err(b, MSG_OP_PUT, SLUICE_EPERM, "not allowed", NULL),
+	    0);
+	assert_hex(b,
+	    "53 01 01 00 1b 00 0b 00 6e 6f 74 20 61 6c 6c 6f"
+	    "77 65 64 00 00");
 }
 
 static void
@@ -1949,6 +1989,7 @@ test_doc_examples(void **state)
 	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
 	doc_tube_examples(&b);
 	doc_cluster_examples(&b);
+	doc_auth_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });

@@ -1,0 +1,389 @@
+/* auth - see auth.h. The file is small (one line per token) and read
+ * whole; a lookup hashes the presented token once and compares the hash
+ * with every line's without an early exit. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/sha256.h>
+
+#include "proto/msg.h"
+#include "server/auth.h"
+
+#define AUTH_FILE_MAX (4u << 20) /* far more lines than anyone writes */
+
+static const char *const role_names[AUTH_ROLE_END_] = {
+	[AUTH_PRODUCER] = "producer",
+	[AUTH_WORKER] = "worker",
+	[AUTH_ADMIN] = "admin",
+	[AUTH_REPLICA] = "replica",
+	[AUTH_MONITOR] = "monitor",
+};
+
+const char *
+auth_role_name(int role)
+{
+	if (role > 0 && role < AUTH_ROLE_END_)
+		return role_names[role];
+	return "?";
+}
+
+int
+auth_role_parse(const char *s)
+{
+	for (int r = 1; r < AUTH_ROLE_END_; r++)
+		if (strcmp(s, role_names[r]) == 0)
+			return r;
+	return 0;
+}
+
+void
+auth_sha256(const void *p, size_t len, uint8_t out[AUTH_HASH_LEN])
+{
+	mbedtls_sha256_ret(p, len, out, 0);
+}
+
+bool
+auth_hash_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < AUTH_HASH_LEN; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+const struct auth_token *
+auth_find_hash(const struct auth *a, const uint8_t hash[AUTH_HASH_LEN])
+{
+	const struct auth_token *found = NULL;
+
+	/* Every line is compared: hashes are unique in a table, so at most
+	 * one matches, and the time says nothing of which. */
+	for (size_t i = 0; i < a->n; i++)
+		if (auth_hash_eq(a->v[i].hash, hash))
+			found = &a->v[i];
+	return found;
+}
+
+const struct auth_token *
+auth_find(const struct auth *a, const void *token, size_t len)
+{
+	uint8_t h[AUTH_HASH_LEN];
+
+	auth_sha256(token, len, h);
+	return auth_find_hash(a, h);
+}
+
+/* ---- what a role may do -------------------------------------------- */
+
+static bool
+producer_op(uint8_t op)
+{
+	return op == MSG_OP_PUT || op == MSG_OP_PUT_BATCH ||
+	    op == MSG_OP_PEEK || op == MSG_OP_PEEK_KEY ||
+	    op == MSG_OP_PEEK_NEXT;
+}
+
+static bool
+worker_op(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PUT:
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_TAKE:
+	case MSG_OP_ACK:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool
+monitor_op(uint8_t op)
+{
+	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
+	    op == MSG_OP_CLUSTER;
+}
+
+bool
+auth_role_allows(int role, uint8_t op)
+{
+	if (op == MSG_OP_AUTH)
+		return true; /* a session may always change its token */
+	switch (role) {
+	case AUTH_ADMIN:
+		return true;
+	case AUTH_PRODUCER:
+		return producer_op(op);
+	case AUTH_WORKER:
+		return worker_op(op);
+	case AUTH_MONITOR:
+		return monitor_op(op);
+	default: /* replica: the replication port only */
+		return false;
+	}
+}
+
+bool
+auth_tube_ok(const struct auth_token *t, const char *tube, size_t len)
+{
+	if (t->prefix_len == SIZE_MAX)
+		return len == strlen(t->tubes) &&
+		    memcmp(tube, t->tubes, len) == 0;
+	return len >= t->prefix_len &&
+	    memcmp(tube, t->tubes, t->prefix_len) == 0;
+}
+
+bool
+auth_all_tubes(const struct auth_token *t)
+{
+	return t->prefix_len == 0;
+}
+
+/* ---- the file ------------------------------------------------------ */
+
+struct parse {
+	const char *path;
+	unsigned line;
+	char *err;
+};
+
+static int
+fail(struct parse *p, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(p->err, AUTH_ERR_MAX, "%s:%u: %s", p->path, p->line, what);
+	return -1;
+}
+
+static bool
+name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == ':' ||
+	    ch == '-';
+}
+
+static bool
+tube_char(char ch)
+{
+	return name_char(ch) || ch == '/';
+}
+
+static int
+parse_name(struct parse *p, const char *s, struct auth_token *t)
+{
+	size_t n = strlen(s);
+
+	if (n > AUTH_NAME_MAX)
+		return fail(
+		    p, "token name longer than %d bytes", AUTH_NAME_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!name_char(s[i]))
+			return fail(
+			    p, "token name \"%s\": only [A-Za-z0-9_.:-]", s);
+	memcpy(t->name, s, n + 1);
+	return 0;
+}
+
+static int
+parse_tubes(struct parse *p, const char *s, struct auth_token *t)
+{
+	size_t n = strlen(s);
+	bool star = n > 0 && s[n - 1] == '*';
+	size_t body = star ? n - 1 : n;
+
+	if (body > 200)
+		return fail(p, "tube pattern longer than 200 bytes");
+	for (size_t i = 0; i < body; i++)
+		if (!tube_char(s[i]))
+			return fail(p,
+			    "tube pattern \"%s\": a tube name, a prefix and "
+			    "`*`, "
+			    "or `*`",
+			    s);
+	memcpy(t->tubes, s, n + 1);
+	t->prefix_len = star ? body : SIZE_MAX;
+	return 0;
+}
+
+static int
+hex_val(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+static int
+parse_hash(struct parse *p, const char *s, struct auth_token *t)
+{
+	if (strlen(s) != 2 * AUTH_HASH_LEN)
+		return fail(p,
+		    "the hash is %zu characters, not 64 hex digits "
+		    "(a SHA-256)",
+		    strlen(s));
+	for (size_t i = 0; i < AUTH_HASH_LEN; i++) {
+		int hi = hex_val(s[2 * i]), lo = hex_val(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return fail(p,
+			    "the hash has a character that is not "
+			    "a hex digit");
+		t->hash[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* One non-blank, non-comment line, NUL-terminated, into `t`. */
+static int
+parse_line(struct parse *p, char *line, struct auth_token *t)
+{
+	char *f[5], *save = NULL;
+	int n = 0;
+
+	for (char *w = strtok_r(line, " \t\r", &save); w != NULL;
+	     w = strtok_r(NULL, " \t\r", &save))
+		if (n < 5)
+			f[n++] = w;
+		else
+			n++;
+	if (n != 4)
+		return fail(
+		    p, "%d fields; a line is NAME ROLE TUBES SHA256HEX", n);
+	if (parse_name(p, f[0], t) != 0)
+		return -1;
+	if ((t->role = (uint8_t)auth_role_parse(f[1])) == 0)
+		return fail(p,
+		    "unknown role \"%s\" (producer, worker, admin, "
+		    "replica or monitor)",
+		    f[1]);
+	if (parse_tubes(p, f[2], t) != 0 || parse_hash(p, f[3], t) != 0)
+		return -1;
+	return 0;
+}
+
+/* A name or a hash twice would make a lookup ambiguous. */
+static int
+check_unique(struct parse *p, const struct auth *a, const struct auth_token *t)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		if (strcmp(a->v[i].name, t->name) == 0)
+			return fail(
+			    p, "token name \"%s\" already used", t->name);
+		if (auth_hash_eq(a->v[i].hash, t->hash))
+			return fail(p, "the hash of \"%s\" is also \"%s\"'s",
+			    t->name, a->v[i].name);
+	}
+	return 0;
+}
+
+static int
+add_line(struct parse *p, struct auth *a, char *line)
+{
+	struct auth_token t, *v;
+
+	memset(&t, 0, sizeof(t));
+	if (parse_line(p, line, &t) != 0 || check_unique(p, a, &t) != 0)
+		return -1;
+	if ((v = realloc(a->v, (a->n + 1) * sizeof(*v))) == NULL)
+		return fail(p, "out of memory");
+	a->v = v;
+	a->v[a->n++] = t;
+	return 0;
+}
+
+static bool
+blank_or_comment(const char *s)
+{
+	s += strspn(s, " \t\r");
+	return *s == '\0' || *s == '#';
+}
+
+int
+auth_parse(const char *path, const char *text, size_t len, struct auth *out,
+    char err[AUTH_ERR_MAX])
+{
+	struct parse p = { .path = path, .line = 0, .err = err };
+	size_t at = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	while (at < len) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl != NULL ? (size_t)(nl - text) - at : len - at;
+		char line[512];
+		int rc = 0;
+
+		p.line++;
+		if (n >= sizeof(line))
+			rc = fail(
+			    &p, "line longer than %zu bytes", sizeof(line) - 1);
+		else if (memchr(text + at, '\0', n) != NULL)
+			rc = fail(&p, "a NUL byte");
+		if (rc == 0) {
+			memcpy(line, text + at, n);
+			line[n] = '\0';
+			if (!blank_or_comment(line))
+				rc = add_line(&p, out, line);
+		}
+		if (rc != 0) {
+			auth_free(out);
+			return -1;
+		}
+		at += n + 1;
+	}
+	return 0;
+}
+
+int
+auth_load(const char *path, struct auth *out, char err[AUTH_ERR_MAX])
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	out->v = NULL;
+	out->n = 0;
+	if (f == NULL)
+		snprintf(err, AUTH_ERR_MAX, "%s: %s", path, strerror(errno));
+	else if ((text = malloc(AUTH_FILE_MAX + 1)) == NULL)
+		snprintf(err, AUTH_ERR_MAX, "%s: out of memory", path);
+	else if ((n = fread(text, 1, AUTH_FILE_MAX + 1, f)), ferror(f))
+		snprintf(err, AUTH_ERR_MAX, "%s: read failed", path);
+	else if (n > AUTH_FILE_MAX)
+		snprintf(err, AUTH_ERR_MAX, "%s: larger than %u bytes", path,
+		    AUTH_FILE_MAX);
+	else
+		rc = auth_parse(path, text, n, out, err);
+	free(text);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+void
+auth_free(struct auth *a)
+{
+	free(a->v);
+	a->v = NULL;
+	a->n = 0;
+}

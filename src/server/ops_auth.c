@@ -1,0 +1,413 @@
+/* ops_auth - --auth on the client port: the auth op binds a session to a
+ * token of the file, and every later request is checked against the
+ * token's role and tube pattern, from memory (the session keeps a pointer
+ * to its token's line; a reload re-points it by the token's hash).
+ *
+ * A failed auth is answered after a pause of 100-500 ms, kept in a list
+ * the core's loop serves like its other timers: the core never blocks,
+ * and a client guessing tokens gets one guess per pause per connection.
+ * A refusal says only "not allowed"; the log line says who and what. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice.h"
+
+#include "server/core.h"
+#include "server/http.h"
+#include "server/net.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define AUTH_PAUSE_MIN_MS  100
+#define AUTH_PAUSE_SPAN_MS 400
+
+struct auth_wait {
+	struct net_ctx *ctx;
+	uint32_t session;
+	int64_t due; /* monotonic ms */
+	struct auth_wait *next;
+};
+
+int
+ops_auth_open(struct core *c)
+{
+	char err[AUTH_ERR_MAX];
+
+	if (c->cfg->auth_file == NULL)
+		return 0;
+	if (auth_load(c->cfg->auth_file, &c->auth, err) != 0) {
+		log_err("auth", "cannot read the token file: %s", err);
+		return -1;
+	}
+	c->auth_on = true;
+	log_info("auth", "clients need a token file=%s tokens=%zu",
+	    c->cfg->auth_file, c->auth.n);
+	if (c->cfg->http != NULL)
+		log_warn("auth",
+		    "the HTTP face does not check tokens yet: keep --http "
+		    "on loopback http=%s",
+		    c->cfg->http);
+	return 0;
+}
+
+static void
+rebind(struct sess *s, void *arg)
+{
+	const struct auth *a = arg;
+
+	if (s->authed)
+		s->tok = auth_find_hash(a, s->hash);
+}
+
+void
+ops_auth_reload(struct core *c)
+{
+	char err[AUTH_ERR_MAX];
+	struct auth fresh;
+
+	if (!c->auth_on) {
+		log_info("auth", "SIGHUP without --auth: nothing to read");
+		return;
+	}
+	if (auth_load(c->cfg->auth_file, &fresh, err) != 0) {
+		log_err("auth",
+		    "cannot read the token file again; the tokens read "
+		    "before stay in force: %s",
+		    err);
+		return;
+	}
+	sess_each(&c->sess, rebind, &fresh);
+	auth_free(&c->auth);
+	c->auth = fresh;
+	log_info("auth", "token file read again file=%s tokens=%zu",
+	    c->cfg->auth_file, c->auth.n);
+}
+
+/* ---- auth ------------------------------------------------------------ */
+
+static void
+reply_eauth(struct core *c, struct net_ctx *ctx, uint8_t op, const char *text)
+{
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, SLUICE_EAUTH, text, NULL);
+	core_reply_local(c, ctx);
+}
+
+static const char *
+peer_of(const struct sess *s)
+{
+	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
+}
+
+static void
+auth_failed(
+    struct core *c, struct net_ctx *ctx, uint32_t session, const struct sess *s)
+{
+	struct auth_wait *w = malloc(sizeof(*w));
+
+	log_warn("auth",
+	    "refused a token that is not in the file peer=%s "
+	    "session=%" PRIu32,
+	    peer_of(s), session);
+	if (w == NULL) {
+		reply_eauth(
+		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
+		return;
+	}
+	w->ctx = ctx;
+	w->session = session;
+	w->due = clock_mono_ms() + AUTH_PAUSE_MIN_MS +
+	    (int64_t)(random() % AUTH_PAUSE_SPAN_MS);
+	w->next = c->auth_waits;
+	c->auth_waits = w;
+}
+
+static void
+op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	struct sess *s = sess_get(&c->sess, session);
+	const struct auth_token *t;
+	uint8_t hash[AUTH_HASH_LEN];
+
+	auth_sha256(req->token.p, req->token.len, hash);
+	t = auth_find_hash(&c->auth, hash);
+	if (t == NULL || s == NULL) {
+		if (s != NULL) /* a failed change loses the token held */
+			s->tok = NULL, s->authed = false;
+		auth_failed(c, ctx, session, s);
+		return;
+	}
+	s->tok = t;
+	s->authed = true;
+	memcpy(s->hash, hash, sizeof(hash));
+	log_debug("auth", "session bound token=%s role=%s peer=%s", t->name,
+	    auth_role_name(t->role), peer_of(s));
+	ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });
+}
+
+void
+ops_auth_serve(struct core *c, int64_t mono_ms)
+{
+	struct auth_wait **pw = &c->auth_waits, *w;
+
+	while ((w = *pw) != NULL) {
+		if (w->due > mono_ms) {
+			pw = &w->next;
+			continue;
+		}
+		*pw = w->next;
+		reply_eauth(c, w->ctx, MSG_OP_AUTH,
+		    "unauthenticated: not a known token");
+		free(w);
+	}
+}
+
+void
+ops_auth_drop(struct core *c, uint32_t session)
+{
+	struct auth_wait **pw = &c->auth_waits, *w;
+
+	while ((w = *pw) != NULL) {
+		if (w->session != session) {
+			pw = &w->next;
+			continue;
+		}
+		*pw = w->next;
+		net_drop(c->net, w->ctx);
+		free(w);
+	}
+}
+
+void
+ops_auth_end(struct core *c)
+{
+	struct auth_wait *w;
+
+	/* answered by ops_end_waiters while the sockets were up */
+	while ((w = c->auth_waits) != NULL) {
+		c->auth_waits = w->next;
+		free(w);
+	}
+	auth_free(&c->auth);
+}
+
+int64_t
+ops_auth_next(const struct core *c)
+{
+	int64_t min = INT64_MAX;
+
+	for (const struct auth_wait *w = c->auth_waits; w != NULL; w = w->next)
+		if (w->due < min)
+			min = w->due;
+	return min;
+}
+
+/* ---- the tubes a request names ---------------------------------------- */
+
+/* A tube of 0 bytes is every tube: the pattern `*` only. */
+static bool
+tube_ok(const struct auth_token *t, struct msg_str tube, struct msg_str *bad)
+{
+	bool ok = tube.len == 0 ? auth_all_tubes(t)
+	                        : auth_tube_ok(t, tube.p, tube.len);
+
+	if (!ok)
+		*bad = tube;
+	return ok;
+}
+
+/* A task named by id: its tube. An unknown id passes (it is answered
+ * ENOTFOUND as without --auth). */
+static bool
+id_ok(struct core *c, const struct auth_token *t, uint64_t id,
+    struct msg_str *bad)
+{
+	struct queue_task_view v;
+
+	if (queue_peek(c->q, c->now, id, &v) != 0)
+		return true;
+	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
+}
+
+static bool
+key_ok(struct core *c, const struct auth_token *t, struct msg_str key,
+    struct msg_str *bad)
+{
+	struct queue_task_view v;
+
+	if (queue_peek_key(c->q, c->now, key.p, key.len, &v) != 0)
+		return true;
+	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
+}
+
+static bool
+batch_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
+    struct msg_str *bad)
+{
+	struct msg_iter it;
+	bool ok = true;
+
+	switch (r->op) {
+	case MSG_OP_PUT_BATCH: {
+		struct msg_put p;
+
+		it = r->put_batch.it;
+		while (ok && msg_next_put(&it, &p))
+			ok = tube_ok(t, p.tube, bad);
+		return ok;
+	}
+	case MSG_OP_TAKE: {
+		struct msg_str s;
+
+		it = r->take.it;
+		while (ok && msg_next_str(&it, &s))
+			ok = tube_ok(t, s, bad);
+		return ok;
+	}
+	case MSG_OP_ACK_BATCH: {
+		struct msg_ack_item a;
+
+		it = r->ack_batch.it;
+		while (ok && msg_next_ack_item(&it, &a))
+			ok = id_ok(c, t, a.id, bad);
+		return ok;
+	}
+	default: { /* delete_batch */
+		uint64_t id;
+
+		it = r->delete_batch.it;
+		while (ok && msg_next_id(&it, &id))
+			ok = id_ok(c, t, id, bad);
+		return ok;
+	}
+	}
+}
+
+static bool
+tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
+    struct msg_str *bad)
+{
+	switch (r->op) {
+	case MSG_OP_PUT:
+		return tube_ok(t, r->put.tube, bad);
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_TAKE:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		return batch_ok(c, t, r, bad);
+	case MSG_OP_ACK:
+		return id_ok(c, t, r->ack.id, bad) &&
+		    (r->ack.to.len == 0 || tube_ok(t, r->ack.to, bad));
+	case MSG_OP_RELEASE:
+		return id_ok(c, t, r->release.id, bad);
+	case MSG_OP_FAIL:
+		return id_ok(c, t, r->fail.id, bad);
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return id_ok(c, t, r->lease.id, bad);
+	case MSG_OP_UPDATE:
+		return id_ok(c, t, r->update.id, bad);
+	case MSG_OP_JOB:
+		return id_ok(c, t, r->job.id, bad);
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
+		return id_ok(c, t, r->id, bad);
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return key_ok(c, t, r->key, bad);
+	case MSG_OP_KICK:
+		return tube_ok(t, r->kick.tube, bad);
+	case MSG_OP_PEEK_NEXT:
+		return tube_ok(t, r->peek_next.tube, bad);
+	case MSG_OP_LIST:
+		return tube_ok(t, r->list.tube, bad);
+	case MSG_OP_PAUSE:
+		return tube_ok(t, r->pause.tube, bad);
+	case MSG_OP_DELETE_WHERE:
+		return tube_ok(t, r->where.tube, bad);
+	case MSG_OP_TUBE_SET:
+		return tube_ok(t, r->tube_set.tube, bad);
+	case MSG_OP_TUBE_DELETE:
+		return tube_ok(t, r->tube_delete.tube, bad);
+	case MSG_OP_STATS:
+		return tube_ok(t, r->stats.tube, bad);
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
+	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_STATS_HOURLY:
+		return tube_ok(t, r->tube, bad);
+	default: /* node-wide: snapshot, promote, follow, cluster, ... */
+		return tube_ok(t, (struct msg_str) { "", 0 }, bad);
+	}
+}
+
+/* The lease ops' force: an operator's override, the admin's. */
+static bool
+forced(const struct msg_req *r)
+{
+	switch (r->op) {
+	case MSG_OP_ACK:
+		return r->ack.force;
+	case MSG_OP_RELEASE:
+		return r->release.force;
+	case MSG_OP_FAIL:
+		return r->fail.force;
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return r->lease.force;
+	default:
+		return false;
+	}
+}
+
+static void
+refuse(struct core *c, struct net_ctx *ctx, const struct sess *s,
+    const struct msg_req *r, struct msg_str bad)
+{
+	log_warn("auth", "not allowed token=%s role=%s peer=%s op=%s tube=%.*s",
+	    s->tok->name, auth_role_name(s->tok->role), peer_of(s),
+	    msg_op_name(r->op), bad.len > 0 ? (int)bad.len : 1,
+	    bad.len > 0 ? bad.p : "-");
+	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
+}
+
+bool
+ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	const struct sess *s;
+	struct msg_str bad = { "", 0 };
+
+	/* The HTTP face's own session: it does not check bearer tokens
+	 * yet (docs/security.md), and serves only reads unless
+	 * --http-admin. */
+	if (!c->auth_on ||
+	    (c->http != NULL && session == http_session(c->http)))
+		return true;
+	if (req->op == MSG_OP_AUTH) {
+		op_auth(c, ctx, session, req);
+		return false;
+	}
+	s = sess_find(&c->sess, session);
+	if (s == NULL || s->tok == NULL) {
+		reply_eauth(c, ctx, req->op,
+		    s != NULL && s->authed
+		        ? "unauthenticated: the token is no longer valid"
+		        : "unauthenticated: send auth first");
+		return false;
+	}
+	if (!auth_role_allows(s->tok->role, req->op) ||
+	    (forced(req) && s->tok->role != AUTH_ADMIN)) {
+		refuse(c, ctx, s, req, bad);
+		return false;
+	}
+	if (!tubes_ok(c, s->tok, req, &bad)) {
+		refuse(c, ctx, s, req, bad);
+		return false;
+	}
+	return true;
+}

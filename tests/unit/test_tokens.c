@@ -1,0 +1,318 @@
+/* The token file of --auth (src/server/auth.c): every parse error with
+ * its line, SHA-256 against vectors from `printf ... | sha256sum`, the
+ * lookup, what each role may send, and tube patterns. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t_lib.h"
+
+#include "proto/msg.h"
+#include "server/auth.h"
+
+#define H_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+/* H_X without its first digit */
+#define H_X_TAIL                                                               \
+	"d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+#define H_EMPTY                                                                \
+	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define H_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/* printf secret-producer | sha256sum */
+#define H_PROD                                                                 \
+	"46a9599866548c7ceb5b4de808d5c9af9e38959aeea5fcb4463680d6cc7db499"
+
+static void
+hex(const uint8_t *h, char out[65])
+{
+	for (int i = 0; i < AUTH_HASH_LEN; i++)
+		sprintf(out + 2 * i, "%02x", h[i]);
+}
+
+static void
+test_auth_sha256_vectors(void **state)
+{
+	uint8_t h[AUTH_HASH_LEN];
+	char s[65];
+
+	(void)state;
+	auth_sha256("x", 1, h);
+	hex(h, s);
+	assert_string_equal(s, H_X);
+	auth_sha256("", 0, h);
+	hex(h, s);
+	assert_string_equal(s, H_EMPTY);
+	auth_sha256("abc", 3, h);
+	hex(h, s);
+	assert_string_equal(s, H_ABC);
+}
+
+static int
+parse(const char *text, struct auth *a, char *err)
+{
+	return auth_parse("tokens", text, strlen(text), a, err);
+}
+
+static void
+test_auth_parses_lines_comments_and_blanks(void **state)
+{
+	const char *text = "# tokens of the test\n"
+	                   "\n"
+	                   "   \t\n"
+	                   "mailer producer emails* " H_PROD "\n"
+	                   "  # indented comment\n"
+	                   "ops admin * " H_X "\r\n"
+	                   "billing-w worker billing " H_ABC;
+	char err[AUTH_ERR_MAX] = "";
+	struct auth a;
+	const struct auth_token *t;
+
+	(void)state;
+	assert_int_equal(parse(text, &a, err), 0);
+	assert_int_equal(a.n, 3);
+	assert_string_equal(a.v[0].name, "mailer");
+	assert_int_equal(a.v[0].role, AUTH_PRODUCER);
+	assert_string_equal(a.v[0].tubes, "emails*");
+	assert_int_equal(a.v[0].prefix_len, 6);
+	assert_int_equal(a.v[1].role, AUTH_ADMIN);
+	assert_true(auth_all_tubes(&a.v[1]));
+	assert_false(auth_all_tubes(&a.v[0]));
+	assert_int_equal(a.v[2].prefix_len, SIZE_MAX);
+
+	t = auth_find(&a, "secret-producer", 15);
+	assert_non_null(t);
+	assert_string_equal(t->name, "mailer");
+	t = auth_find(&a, "x", 1);
+	assert_non_null(t);
+	assert_string_equal(t->name, "ops");
+	assert_null(auth_find(&a, "secret-produce", 14));
+	assert_null(auth_find(&a, "", 0));
+	auth_free(&a);
+
+	assert_int_equal(parse("", &a, err), 0);
+	assert_int_equal(a.n, 0);
+	auth_free(&a);
+}
+
+/* Each bad line, alone after a good one, names its line and problem. */
+static void
+test_auth_refuses_every_bad_line(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *err;
+	} bad[] = {
+		{ "a producer x",
+		    "tokens:2: 3 fields; a line is NAME ROLE "
+		    "TUBES SHA256HEX" },
+		{ "a producer x " H_X " more",
+		    "tokens:2: 5 fields; a line is "
+		    "NAME ROLE TUBES SHA256HEX" },
+		{ "a b@d * " H_X,
+		    "tokens:2: unknown role \"b@d\" (producer, "
+		    "worker, admin, replica or monitor)" },
+		{ "a Admin * " H_X,
+		    "tokens:2: unknown role \"Admin\" (producer, "
+		    "worker, admin, replica or monitor)" },
+		{ "n@me admin * " H_X,
+		    "tokens:2: token name \"n@me\": only "
+		    "[A-Za-z0-9_.:-]" },
+		{ "a admin e*x " H_X,
+		    "tokens:2: tube pattern \"e*x\": a tube "
+		    "name, a prefix and `*`, or `*`" },
+		{ "a admin ** " H_X,
+		    "tokens:2: tube pattern \"**\": a tube "
+		    "name, a prefix and `*`, or `*`" },
+		{ "a admin * abc",
+		    "tokens:2: the hash is 3 characters, not 64 "
+		    "hex digits (a SHA-256)" },
+		{ "a admin * " H_X "0",
+		    "tokens:2: the hash is 65 characters, "
+		    "not 64 hex digits (a SHA-256)" },
+		{ "a admin * g" H_X_TAIL,
+		    "tokens:2: the hash has a character "
+		    "that is not a hex digit" },
+		{ "first admin * " H_ABC,
+		    "tokens:2: token name \"first\" "
+		    "already used" },
+		{ "second admin * " H_X,
+		    "tokens:2: the hash of \"second\" is "
+		    "also \"first\"'s" },
+	};
+	char err[AUTH_ERR_MAX];
+	struct auth a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text), "first worker * %s\n%s\n", H_X,
+		    bad[i].line);
+		err[0] = '\0';
+		assert_int_equal(parse(text, &a, err), -1);
+		assert_string_equal(err, bad[i].err);
+		assert_null(a.v);
+		assert_int_equal(a.n, 0);
+	}
+}
+
+static void
+test_auth_refuses_long_names_lines_and_nul(void **state)
+{
+	char text[2048], name[AUTH_NAME_MAX + 2], tube[203];
+	char err[AUTH_ERR_MAX];
+	struct auth a;
+
+	(void)state;
+	memset(name, 'n', AUTH_NAME_MAX + 1);
+	name[AUTH_NAME_MAX + 1] = '\0';
+	snprintf(text, sizeof(text), "%s admin * %s\n", name, H_X);
+	assert_int_equal(parse(text, &a, err), -1);
+	assert_string_equal(err, "tokens:1: token name longer than 64 bytes");
+	name[AUTH_NAME_MAX] = '\0'; /* exactly the limit: fine */
+	snprintf(text, sizeof(text), "%s admin * %s\n", name, H_X);
+	assert_int_equal(parse(text, &a, err), 0);
+	auth_free(&a);
+
+	memset(tube, 't', 201);
+	tube[201] = '*';
+	tube[202] = '\0';
+	snprintf(text, sizeof(text), "a admin %s %s\n", tube, H_X);
+	assert_int_equal(parse(text, &a, err), -1);
+	assert_string_equal(
+	    err, "tokens:1: tube pattern longer than 200 bytes");
+
+	memset(text, ' ', 600);
+	text[600] = '\0';
+	assert_int_equal(parse(text, &a, err), -1);
+	assert_string_equal(err, "tokens:1: line longer than 511 bytes");
+
+	assert_int_equal(auth_parse("tokens", "# a\n#\0b\n", 8, &a, err), -1);
+	assert_string_equal(err, "tokens:2: a NUL byte");
+}
+
+static void
+test_auth_load_reads_a_file_and_names_a_missing_one(void **state)
+{
+	const char *path = t_path(*state, "tokens");
+	char err[AUTH_ERR_MAX];
+	struct auth a;
+	FILE *f;
+
+	assert_int_equal(auth_load(path, &a, err), -1);
+	assert_non_null(strstr(err, "No such file or directory"));
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "mon monitor * %s\n", H_EMPTY);
+	fclose(f);
+	assert_int_equal(auth_load(path, &a, err), 0);
+	assert_int_equal(a.n, 1);
+	assert_non_null(auth_find(&a, "", 0));
+	assert_string_equal(
+	    auth_role_name(auth_find(&a, "", 0)->role), "monitor");
+	auth_free(&a);
+}
+
+/* The whole table: for each role, the ops it may send. */
+static void
+test_auth_role_by_op(void **state)
+{
+	static const uint8_t producer[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
+		MSG_OP_PEEK, MSG_OP_PEEK_KEY, MSG_OP_PEEK_NEXT, MSG_OP_AUTH };
+	static const uint8_t worker[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
+		MSG_OP_TAKE, MSG_OP_ACK, MSG_OP_ACK_BATCH, MSG_OP_RELEASE,
+		MSG_OP_FAIL, MSG_OP_TOUCH, MSG_OP_BURY, MSG_OP_AUTH };
+	static const uint8_t monitor[] = { MSG_OP_STATS, MSG_OP_STATS_HOURLY,
+		MSG_OP_CLUSTER, MSG_OP_AUTH };
+	static const uint8_t replica[] = { MSG_OP_AUTH };
+	static const struct {
+		int role;
+		const uint8_t *ops;
+		size_t n;
+	} table[] = {
+		{ AUTH_PRODUCER, producer, sizeof(producer) },
+		{ AUTH_WORKER, worker, sizeof(worker) },
+		{ AUTH_MONITOR, monitor, sizeof(monitor) },
+		{ AUTH_REPLICA, replica, sizeof(replica) },
+	};
+
+	(void)state;
+	for (unsigned op = 1; op < MSG_OP_END_; op++) {
+		assert_true(auth_role_allows(AUTH_ADMIN, (uint8_t)op));
+		assert_false(
+		    auth_role_allows(0, (uint8_t)op) && op != MSG_OP_AUTH);
+		for (size_t r = 0; r < sizeof(table) / sizeof(table[0]); r++) {
+			bool want =
+			    memchr(table[r].ops, (int)op, table[r].n) != NULL;
+
+			if (auth_role_allows(table[r].role, (uint8_t)op) !=
+			    want)
+				fail_msg("role %s op 0x%02x: %s",
+				    auth_role_name(table[r].role), op,
+				    want ? "refused" : "allowed");
+		}
+	}
+	assert_string_equal(auth_role_name(AUTH_WORKER), "worker");
+	assert_string_equal(auth_role_name(0), "?");
+	assert_string_equal(auth_role_name(AUTH_ROLE_END_), "?");
+	assert_int_equal(auth_role_parse("replica"), AUTH_REPLICA);
+	assert_int_equal(auth_role_parse(""), 0);
+}
+
+static void
+test_auth_tube_patterns(void **state)
+{
+	const char *text = "all admin * " H_X "\n"
+	                   "pre producer emails* " H_ABC "\n"
+	                   "one worker billing " H_EMPTY "\n";
+	char err[AUTH_ERR_MAX];
+	struct auth a;
+
+	(void)state;
+	assert_int_equal(parse(text, &a, err), 0);
+	assert_true(auth_tube_ok(&a.v[0], "anything", 8));
+	assert_true(auth_tube_ok(&a.v[0], "", 0));
+	assert_true(auth_tube_ok(&a.v[1], "emails", 6));
+	assert_true(auth_tube_ok(&a.v[1], "emails.eu", 9));
+	assert_false(auth_tube_ok(&a.v[1], "email", 5));
+	assert_false(auth_tube_ok(&a.v[1], "billing", 7));
+	assert_false(auth_tube_ok(&a.v[1], "xemails", 7));
+	assert_true(auth_tube_ok(&a.v[2], "billing", 7));
+	assert_false(auth_tube_ok(&a.v[2], "billing2", 8));
+	assert_false(auth_tube_ok(&a.v[2], "billin", 6));
+	/* compared by length: a prefix of the name is not the name */
+	assert_false(auth_tube_ok(&a.v[2], "billing", 6));
+	auth_free(&a);
+}
+
+static void
+test_auth_hash_eq(void **state)
+{
+	uint8_t a[AUTH_HASH_LEN], b[AUTH_HASH_LEN];
+
+	(void)state;
+	auth_sha256("x", 1, a);
+	memcpy(b, a, sizeof(b));
+	assert_true(auth_hash_eq(a, b));
+	for (int i = 0; i < AUTH_HASH_LEN; i++) {
+		b[i] ^= 0x80;
+		assert_false(auth_hash_eq(a, b));
+		b[i] ^= 0x80;
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auth_sha256_vectors),
+		cmocka_unit_test(test_auth_parses_lines_comments_and_blanks),
+		cmocka_unit_test(test_auth_refuses_every_bad_line),
+		cmocka_unit_test(test_auth_refuses_long_names_lines_and_nul),
+		cmocka_unit_test_setup_teardown(
+		    test_auth_load_reads_a_file_and_names_a_missing_one,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test(test_auth_role_by_op),
+		cmocka_unit_test(test_auth_tube_patterns),
+		cmocka_unit_test(test_auth_hash_eq),
+	};
+	return cmocka_run_group_tests_name("tokens", tests, NULL, NULL);
+}
