@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -34,6 +35,7 @@
 #include "proto/json.h"
 #include "proto/msg.h"
 #include "server/http.h"
+#include "server/auth.h"
 #include "server/http_page.h"
 #include "server/metrics.h"
 #include "sluice.h"
@@ -54,6 +56,7 @@ enum hkind {
 	HK_ERRORS,
 	HK_KICK,
 	HK_DELETE,
+	HK_PAGE, /* the admin page: a stats request stands for its check */
 };
 
 struct http {
@@ -80,6 +83,8 @@ struct hreq {
 	nng_aio *work; /* formats the answer off the core thread */
 	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
 	enum hkind kind;
+	bool bearer; /* Authorization: Bearer came; its SHA-256: */
+	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
 	struct hreq *next;            /* on h->done */
 };
@@ -126,9 +131,10 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
+/* The response, with one more header `hname: hval` unless hname is NULL. */
 static void
-respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
-    size_t len)
+respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval)
 {
 	nng_http_res *res;
 	int rv;
@@ -141,6 +147,8 @@ respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 	    (rv = nng_http_res_set_header(res, "Content-Type", ctype)) != 0 ||
 	    (rv = nng_http_res_set_header(res, "Cache-Control", "no-store")) !=
 	        0 ||
+	    (hname != NULL &&
+	        (rv = nng_http_res_set_header(res, hname, hval)) != 0) ||
 	    (rv = nng_http_res_copy_data(res, body, len)) != 0) {
 		nng_http_res_free(res);
 		nng_aio_finish(aio, rv);
@@ -148,6 +156,13 @@ respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 	}
 	nng_aio_set_output(aio, 0, res);
 	nng_aio_finish(aio, 0);
+}
+
+static void
+respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len)
+{
+	respond_h(aio, status, ctype, body, len, NULL, NULL);
 }
 
 static void
@@ -160,6 +175,21 @@ respond_text(nng_aio *aio, uint16_t status, const char *text)
 	    n < 0                          ? 0
 	        : (size_t)n < sizeof(line) ? (size_t)n
 	                                   : sizeof(line) - 1);
+}
+
+/* A refusal of --auth: no more than that is said (the log says who and
+ * why). 401 asks for a bearer token; 403: the token's role may not. */
+static void
+respond_refused(nng_aio *aio, int code)
+{
+	if (code == SLUICE_EAUTH) {
+		static const char text[] = "unauthenticated\n";
+
+		respond_h(aio, 401, "text/plain; charset=utf-8", text,
+		    sizeof(text) - 1, "WWW-Authenticate", "Bearer");
+	} else {
+		respond_text(aio, 403, "not allowed");
+	}
 }
 
 /* {"error":TEXT,"code":N} with an HTTP status that fits the code. */
@@ -283,6 +313,40 @@ face_drop(struct net_ctx *ctx)
 
 static const struct net_face http_face = { face_reply, face_drop };
 
+/* The SHA-256 of the request's `Authorization: Bearer TOKEN` into r;
+ * r->bearer false without one (or with another scheme). Hashed here, on
+ * nng's thread: the core only looks the hash up. */
+static void
+bearer_of(struct hreq *r, nng_aio *aio)
+{
+	const char *v =
+	    nng_http_req_get_header(nng_aio_get_input(aio, 0), "Authorization");
+	size_t len;
+
+	r->bearer = false;
+	if (v == NULL || strncasecmp(v, "Bearer ", 7) != 0)
+		return;
+	for (v += 7; *v == ' '; v++)
+		;
+	len = strcspn(v, " \t");
+	if (len == 0 || len > AUTH_TOKEN_MAX)
+		return;
+	auth_sha256(v, len, r->hash);
+	r->bearer = true;
+}
+
+bool
+http_bearer(
+    const struct net_ctx *ctx, uint8_t hash[AUTH_HASH_LEN], bool *admin_only)
+{
+	const struct hreq *r = (const struct hreq *)ctx;
+
+	*admin_only = r->kind == HK_PAGE;
+	if (r->bearer)
+		memcpy(hash, r->hash, AUTH_HASH_LEN);
+	return r->bearer;
+}
+
 /* Encodes `req` and posts it to the core; the answer comes to work_cb. On
  * failure the HTTP request is answered here. */
 static void
@@ -324,6 +388,7 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	r->h = h;
 	r->aio = aio;
 	r->kind = kind;
+	bearer_of(r, aio);
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
 	r->ev.ctx = &r->ctx;
@@ -370,6 +435,15 @@ answer(struct hreq *r)
 		    r->what, (int)rep.err.message.len, rep.err.message.p);
 	else if (r->what[0] != '\0')
 		log_info("http", "admin %s result=ok", r->what);
+	if (rep.status == SLUICE_EAUTH || rep.status == SLUICE_EPERM) {
+		respond_refused(r->aio, rep.status);
+		return;
+	}
+	if (r->kind == HK_PAGE) { /* allowed: the stats are not shown */
+		respond(r->aio, 200, "text/html; charset=utf-8", r->h->page,
+		    r->h->page_len);
+		return;
+	}
 	if (rep.status != 0) {
 		respond_err(
 		    r->aio, rep.status, rep.err.message.p, rep.err.message.len);
@@ -422,6 +496,8 @@ answer(struct hreq *r)
 		break;
 	case HK_DELETE:
 		fputs("{\"deleted\":1}", f);
+		break;
+	case HK_PAGE: /* answered above */
 		break;
 	}
 	fclose(f);
@@ -505,12 +581,14 @@ on_health(nng_aio *aio)
 	respond_text(aio, (uint16_t)status, reason);
 }
 
+/* Through the core, like the other pages, so that with --auth it checks
+ * the bearer token (the admin's only); the page itself holds no data. */
 static void
 on_page(nng_aio *aio)
 {
-	struct http *h = handler_http(aio);
+	struct msg_req req = { .op = MSG_OP_STATS };
 
-	respond(aio, 200, "text/html; charset=utf-8", h->page, h->page_len);
+	post(handler_http(aio), aio, HK_PAGE, &req);
 }
 
 static void

@@ -10,6 +10,12 @@
  *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
  *   POST /api/delete   ?id=N                    only with --http-admin
  *
+ * With --auth, /health stays open and every other page needs
+ * `Authorization: Bearer TOKEN`: the core checks the token's role against
+ * the page's operation (stats for /metrics and /stats: monitor or admin;
+ * list, errors, kick, delete: admin) and the admin page is the admin's.
+ * 401 without a known token, 403 when its role may not.
+ *
  * Every answer that needs the queue is a wire request posted to the core
  * (net_post) with this face's context; the core answers it on its thread
  * like any client's, and the answer is formatted on an nng thread. No
@@ -28,6 +34,7 @@
 
 #include <stdbool.h>
 
+#include "server/auth.h"
 #include "server/net.h"
 
 struct http;
@@ -67,6 +74,13 @@ void http_attach(struct http *h, struct net *net);
 /* The session the face's requests come from (after http_attach); 0
  * without a face. Core thread. */
 uint32_t http_session(const struct http *h);
+
+/* For --auth, of a request of this face (`ctx` one the face posted, from
+ * its session): the SHA-256 of its bearer token into `hash` (false: it
+ * carries none), and whether it is the admin's only (the admin page; the
+ * other pages are checked by their operation). Core thread. */
+bool http_bearer(
+    const struct net_ctx *ctx, uint8_t hash[AUTH_HASH_LEN], bool *admin_only);
 
 /* On the core thread, between its events, at least once per turn of its
  * loop: publishes the state /health reads (`st`, its phase aside), and

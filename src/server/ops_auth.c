@@ -43,11 +43,6 @@ ops_auth_open(struct core *c)
 	c->auth_on = true;
 	log_info("auth", "clients need a token file=%s tokens=%zu",
 	    c->cfg->auth_file, c->auth.n);
-	if (c->cfg->http != NULL)
-		log_warn("auth",
-		    "the HTTP face does not check tokens yet: keep --http "
-		    "on loopback http=%s",
-		    c->cfg->http);
 	return 0;
 }
 
@@ -102,14 +97,14 @@ peer_of(const struct sess *s)
 
 static void
 auth_failed(
-    struct core *c, struct net_ctx *ctx, uint32_t session, const struct sess *s)
+    struct core *c, struct net_ctx *ctx, uint32_t session, const char *peer)
 {
 	struct auth_wait *w = malloc(sizeof(*w));
 
 	log_warn("auth",
 	    "refused a token that is not in the file peer=%s "
 	    "session=%" PRIu32,
-	    peer_of(s), session);
+	    peer, session);
 	if (w == NULL) {
 		reply_eauth(
 		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
@@ -136,7 +131,7 @@ op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t == NULL || s == NULL) {
 		if (s != NULL) /* a failed change loses the token held */
 			s->tok = NULL, s->authed = false;
-		auth_failed(c, ctx, session, s);
+		auth_failed(c, ctx, session, peer_of(s));
 		return;
 	}
 	s->tok = t;
@@ -365,14 +360,61 @@ forced(const struct msg_req *r)
 }
 
 static void
-refuse(struct core *c, struct net_ctx *ctx, const struct sess *s,
-    const struct msg_req *r, struct msg_str bad)
+refuse(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
+    const char *peer, const struct msg_req *r, struct msg_str bad)
 {
 	log_warn("auth", "not allowed token=%s role=%s peer=%s op=%s tube=%.*s",
-	    s->tok->name, auth_role_name(s->tok->role), peer_of(s),
-	    msg_op_name(r->op), bad.len > 0 ? (int)bad.len : 1,
-	    bad.len > 0 ? bad.p : "-");
+	    t->name, auth_role_name(t->role), peer, msg_op_name(r->op),
+	    bad.len > 0 ? (int)bad.len : 1, bad.len > 0 ? bad.p : "-");
 	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
+}
+
+/* Whether token `t` may send `req`: its role, the force of the lease ops
+ * (the admin's), and the tubes the request names. Refused (answered and
+ * logged) when not. */
+static bool
+token_allows(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
+    const char *peer, const struct msg_req *req)
+{
+	struct msg_str bad = { "", 0 };
+
+	if (!auth_role_allows(t->role, req->op) ||
+	    (forced(req) && t->role != AUTH_ADMIN) ||
+	    !tubes_ok(c, t, req, &bad)) {
+		refuse(c, ctx, t, peer, req, bad);
+		return false;
+	}
+	return true;
+}
+
+/* A request of the HTTP face: each carries its own bearer token (HTTP
+ * has no session to bind). nng's HTTP server does not tell the client's
+ * address: the log names the face instead. */
+static bool
+http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	uint8_t hash[AUTH_HASH_LEN];
+	const struct auth_token *t;
+	bool admin_only;
+
+	if (!http_bearer(ctx, hash, &admin_only)) {
+		log_warn("auth",
+		    "refused an HTTP request without a bearer token peer=http "
+		    "op=%s",
+		    msg_op_name(req->op));
+		reply_eauth(c, ctx, req->op, "unauthenticated");
+		return false;
+	}
+	if ((t = auth_find_hash(&c->auth, hash)) == NULL) {
+		auth_failed(c, ctx, session, "http");
+		return false;
+	}
+	if (admin_only && t->role != AUTH_ADMIN) {
+		refuse(c, ctx, t, "http", req, (struct msg_str) { "", 0 });
+		return false;
+	}
+	return token_allows(c, ctx, t, "http", req);
 }
 
 bool
@@ -380,14 +422,11 @@ ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req)
 {
 	const struct sess *s;
-	struct msg_str bad = { "", 0 };
 
-	/* The HTTP face's own session: it does not check bearer tokens
-	 * yet (docs/security.md), and serves only reads unless
-	 * --http-admin. */
-	if (!c->auth_on ||
-	    (c->http != NULL && session == http_session(c->http)))
+	if (!c->auth_on)
 		return true;
+	if (c->http != NULL && session == http_session(c->http))
+		return http_check(c, ctx, session, req);
 	if (req->op == MSG_OP_AUTH) {
 		op_auth(c, ctx, session, req);
 		return false;
@@ -400,14 +439,5 @@ ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 		        : "unauthenticated: send auth first");
 		return false;
 	}
-	if (!auth_role_allows(s->tok->role, req->op) ||
-	    (forced(req) && s->tok->role != AUTH_ADMIN)) {
-		refuse(c, ctx, s, req, bad);
-		return false;
-	}
-	if (!tubes_ok(c, s->tok, req, &bad)) {
-		refuse(c, ctx, s, req, bad);
-		return false;
-	}
-	return true;
+	return token_allows(c, ctx, s->tok, peer_of(s), req);
 }

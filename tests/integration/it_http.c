@@ -49,6 +49,8 @@ send_all(int fd, const char *p, size_t n)
 
 /* Why the last it_http returned -1 (for the failure messages). */
 static __thread char why[128];
+/* The status line and headers of the last answer (for it_http_head). */
+static __thread char last_head[4096];
 
 int
 it_http(int port, const char *method, const char *path, const char *headers,
@@ -61,6 +63,7 @@ it_http(int port, const char *method, const char *path, const char *headers,
 	int fd, status = -1;
 
 	*out = NULL;
+	last_head[0] = '\0';
 	snprintf(why, sizeof(why), "?");
 	if (buf == NULL || (fd = dial(port)) < 0) {
 		snprintf(why, sizeof(why), "connect: %s", strerror(errno));
@@ -130,6 +133,7 @@ it_http(int port, const char *method, const char *path, const char *headers,
 		status = -1;
 		goto done;
 	}
+	snprintf(last_head, sizeof(last_head), "%.*s", (int)(p + 2 - buf), buf);
 	*out = strdup(p + 4);
 	if (*out == NULL)
 		status = -1;
@@ -138,6 +142,12 @@ done:
 	free(head);
 	free(buf);
 	return status;
+}
+
+const char *
+it_http_head(void)
+{
+	return last_head;
 }
 
 char *

@@ -18,6 +18,10 @@ enum { IT_HTTP_MS = 15000 };
 int it_http(int port, const char *method, const char *path, const char *headers,
     const char *body, char **out);
 
+/* The status line and headers ("Name: value\r\n" each) of the last
+ * answer it_http read on this thread; "" when none came. */
+const char *it_http_head(void);
+
 /* GET, asserted to answer `want`; the body (to free). */
 char *it_http_get(int port, const char *path, int want);
 

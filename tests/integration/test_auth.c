@@ -284,32 +284,117 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	sluice_close(admin);
 }
 
-/* The HTTP face still serves /metrics beside --auth (its bearer check is
- * to come), and says so in the log. */
+/* sluice_peek's result for `id` (the task freed). */
+static int
+peek_rc(struct sluice_client *c, uint64_t id)
+{
+	struct sluice_task *t = NULL;
+	int rc = sluice_peek(c, id, &t);
+
+	if (rc == 0)
+		sluice_task_free(t);
+	return rc;
+}
+
+/* One HTTP request with `token`'s bearer (role < 0: none), asserted to
+ * answer `want`; its body (to free). */
+static char *
+http_as(int port, const char *method, const char *path, int role, int want)
+{
+	char hdr[400], *body = NULL;
+	int st;
+
+	hdr[0] = '\0';
+	if (role >= 0)
+		snprintf(hdr, sizeof(hdr),
+		    "Authorization: Bearer %s\r\nX-Sluice-Admin: 1\r\n",
+		    tokens[role][0]);
+	else
+		snprintf(hdr, sizeof(hdr), "X-Sluice-Admin: 1\r\n");
+	st = it_http(
+	    port, method, path, hdr, method[0] == 'P' ? "" : NULL, &body);
+	if (st != want)
+		fail_msg("%s %s as %d: status %d, wanted %d: %s", method, path,
+		    role, st, want, body != NULL ? body : "(none)");
+	return body;
+}
+
+/* The HTTP face asks for a bearer token: /health stays open, /metrics
+ * and /stats need monitor or admin (401 without a known token, 403 for
+ * another role), the admin page and its actions the admin; a refusal says
+ * no more than that, and the log says who. */
 static void
-test_http_face_beside_auth(void **state)
+test_http_bearer_tokens(void **state)
 {
 	struct fix f;
-	char addr[64];
+	struct sluice_client *adm;
+	char addr[64], path[96];
 	int port = it_free_port();
+	uint64_t id;
 	char *body;
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	f.s = it_srv(*state, "a");
 	snprintf(f.file, sizeof(f.file), "%s", t_path(*state, "tokens"));
-	write_tokens(f.file, 1u << ADMIN);
+	write_tokens(f.file, (1u << NROLES) - 1);
 	f.s->args[0] = "--auth";
 	f.s->args[1] = f.file;
 	f.s->args[2] = "--http";
 	f.s->args[3] = addr;
+	f.s->args[4] = "--http-admin";
 	it_start(f.s);
-	body = it_http_get(port, "/metrics", 200);
+	adm = as(&f, ADMIN);
+	assert_int_equal(put(adm, "emails", &id), 0);
+
+	free(http_as(port, "GET", "/health", -1, 200));
+	body = http_as(port, "GET", "/metrics", -1, 401);
+	assert_string_equal(body, "unauthenticated\n");
+	assert_non_null(strcasestr(it_http_head(), "WWW-Authenticate: Bearer"));
+	free(body);
+	free(http_as(port, "GET", "/stats", -1, 401));
+	body = http_as(port, "GET", "/metrics", WORKER, 403);
+	assert_string_equal(body, "not allowed\n");
+	free(body);
+	body = http_as(port, "GET", "/metrics", MONITOR, 200);
 	assert_non_null(strstr(body, "sluice_"));
 	free(body);
-	assert_int_equal(it_log_count(f.s,
-	                     "the HTTP face does not check "
-	                     "tokens yet"),
-	    1);
+	free(http_as(port, "GET", "/stats", ADMIN, 200));
+
+	/* a wrong token: 401 after the pause, logged */
+	snprintf(path, sizeof(path), "%s", "/metrics");
+	{
+		char *b = NULL;
+		int st = it_http(port, "GET", path,
+		    "Authorization: Bearer not-a-token\r\n", NULL, &b);
+
+		assert_int_equal(st, 401);
+		assert_string_equal(b, "unauthenticated\n");
+		free(b);
+	}
+
+	/* the admin page and its actions: the admin's */
+	free(http_as(port, "GET", "/", MONITOR, 403));
+	body = http_as(port, "GET", "/", ADMIN, 200);
+	assert_non_null(strstr(body, "<html"));
+	free(body);
+	snprintf(
+	    path, sizeof(path), "/api/delete?id=%llu", (unsigned long long)id);
+	free(http_as(port, "POST", path, -1, 401));
+	free(http_as(port, "POST", path, MONITOR, 403));
+	assert_int_equal(peek_rc(adm, id), 0); /* still there */
+	body = http_as(port, "POST", path, ADMIN, 200);
+	assert_non_null(strstr(body, "\"deleted\":1"));
+	free(body);
+	assert_int_equal(peek_rc(adm, id), SLUICE_ENOTFOUND);
+
+	assert_true(it_log_count(f.s,
+	                "refused an HTTP request without a bearer token") >= 3);
+	assert_int_equal(
+	    it_log_count(f.s, "refused a token that is not in the file"), 1);
+	assert_true(it_log_count(f.s, "not allowed token=mailworker") >= 1);
+	assert_true(it_log_count(f.s, "not allowed token=prom") >= 2);
+	assert_int_equal(it_log_count(f.s, "does not check tokens"), 0);
+	sluice_close(adm);
 }
 
 /* `sluice token new` makes a token and its line; the CLI sends it from
@@ -417,7 +502,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_cli_token_new_env_and_file, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_http_face_beside_auth, it_setup, it_teardown),
+		    test_http_bearer_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
