@@ -4,6 +4,7 @@
  * refused and logged while others are served; SIGHUP revokes a token on
  * a live connection; the beanstalk face stays on loopback. */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,90 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	sluice_close(admin);
 }
 
+/* Many wrong tokens at once: GUESSERS connections, each GUESSES calls
+ * with a wrong token. libsluice sends its token as a connection's first
+ * request, and once more when a call is refused EAUTH: the first call of
+ * a connection sends it twice, each later one once (after the request
+ * itself is refused "send auth first"). So 200 x (49 + 1) = 10,000
+ * refused tokens, each answered after 100-500 ms (15 s or so in all). */
+enum { GUESSERS = 200, GUESSES = 49, GUESS_MS = 120000 };
+
+static atomic_int guessers_done;
+
+struct guesser {
+	const struct fix *f;
+	int64_t deadline;
+	int i, calls, eauth;
+	pthread_t th;
+};
+
+static void *
+guess(void *arg)
+{
+	struct guesser *g = arg;
+	struct sluice_client *c = it_client(g->f->s);
+	char token[32];
+	uint64_t id;
+
+	snprintf(token, sizeof(token), "guess-%d", g->i);
+	if (sluice_set_token(c, token) == 0)
+		for (; g->calls < GUESSES && it_mono_ms() < g->deadline;
+		     g->calls++)
+			g->eauth += put(c, "emails", &id) == SLUICE_EAUTH;
+	sluice_close(c);
+	atomic_fetch_add(&guessers_done, 1);
+	return NULL;
+}
+
+/* 10,000 wrong tokens from 200 connections: every one refused EAUTH and
+ * logged, while a good client's puts go on being served. */
+static void
+test_ten_thousand_wrong_tokens(void **state)
+{
+	static struct guesser g[GUESSERS];
+	struct sluice_client *adm;
+	struct fix f;
+	int64_t deadline;
+	int good = 0, calls = 0, eauth = 0;
+	uint64_t id;
+
+	start(state, &f);
+	adm = as(&f, ADMIN);
+	deadline = it_mono_ms() + GUESS_MS;
+	atomic_store(&guessers_done, 0);
+	for (int i = 0; i < GUESSERS; i++) {
+		g[i] =
+		    (struct guesser) { .f = &f, .deadline = deadline, .i = i };
+		assert_int_equal(
+		    pthread_create(&g[i].th, NULL, guess, &g[i]), 0);
+	}
+	/* the good client, while they guess: every put served */
+	while (good < 100000 && it_mono_ms() < deadline &&
+	    atomic_load(&guessers_done) < GUESSERS) {
+		it_rc(adm, put(adm, "emails", &id), 0);
+		good++;
+	}
+	for (int i = 0; i < GUESSERS; i++) {
+		assert_int_equal(pthread_join(g[i].th, NULL), 0);
+		calls += g[i].calls;
+		eauth += g[i].eauth;
+	}
+	print_message("wrong tokens: %d calls, %d refused tokens; good puts "
+	              "meanwhile: %d\n",
+	    calls, GUESSERS * (GUESSES + 1), good);
+	assert_int_equal(calls, GUESSERS * GUESSES);
+	assert_int_equal(eauth, calls);
+	/* served during the guessing (which lasts 5 s at the least), not
+	 * only after it */
+	assert_true(good >= 10);
+	/* nothing of theirs was put; each refusal is in the log */
+	assert_int_equal(it_counts(adm, "emails").ready, good);
+	assert_int_equal(
+	    it_log_count(f.s, "refused a token that is not in the file"),
+	    GUESSERS * (GUESSES + 1));
+	sluice_close(adm);
+}
+
 /* sluice_peek's result for `id` (the task freed). */
 static int
 peek_rc(struct sluice_client *c, uint64_t id)
@@ -501,6 +586,8 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cli_token_new_env_and_file, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_ten_thousand_wrong_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_http_bearer_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
