@@ -382,6 +382,14 @@ client_open(const struct bench_opts *o)
 		sluice_close(cl);
 		return NULL;
 	}
+	/* a server with --auth: the token from the environment, as the CLI
+	 * reads it (never on the command line, where ps shows it) */
+	if (getenv("SLUICE_TOKEN") != NULL &&
+	    sluice_set_token(cl, getenv("SLUICE_TOKEN")) != 0) {
+		bench_error("$SLUICE_TOKEN: longer than a token may be");
+		sluice_close(cl);
+		return NULL;
+	}
 	sluice_set_timeout(
 	    cl, o->timeout_ms > 1000000000 ? 1000000000 : (int)o->timeout_ms);
 	return cl;

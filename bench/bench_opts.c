@@ -73,6 +73,8 @@ bench_opts_usage(FILE *f)
 		"                (beanstalkd), tcp://127.0.0.1:6379 (redis);",
 		"                libsluice also tls+tcp://HOST:PORT",
 		"  --tls-ca FILE the CA of a tls+tcp:// URL (libsluice)",
+		"                (libsluice sends $SLUICE_TOKEN when set: "
+		"--auth)",
 		"  --workload W  put:   C connections put N tasks",
 		"                drain: N tasks are preloaded (untimed), then "
 		"C",
