@@ -1023,6 +1023,20 @@ repl_demote(struct core *c)
 	ring_clear(&c->repl->ring, wal_last_lsn(c->wal) + 1);
 }
 
+/* A parked fetch of a follower whose token went is answered at once:
+ * its follower learns why now, not when its request times out. */
+static void
+refuse_parked(struct core *c, uint32_t session)
+{
+	struct peer *p = peer_get(c, session, false);
+
+	if (p == NULL || p->ctx == NULL)
+		return;
+	reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_EAUTH,
+	    "unauthenticated: the token is no longer valid");
+	p->ctx = NULL;
+}
+
 void
 repl_auth_reload(struct core *c)
 {
@@ -1043,6 +1057,7 @@ repl_auth_reload(struct core *c)
 		    "replicate token=%s peer=%s",
 		    l->token, l->addr);
 		l->authed = false;
+		refuse_parked(c, l->session);
 		peer_drop(c->repl, l->session);
 	}
 }
