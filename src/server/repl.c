@@ -606,6 +606,17 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct peer *p;
 	uint64_t cut;
 
+	/* First: a fetch that is not allowed must not fence this node
+	 * either (a higher epoch, below). */
+	if (!link_authed(c, session)) {
+		const char *text;
+		int rc = link_check(c, session, q->token, q->url, &text);
+
+		if (rc != 0) {
+			reply_err(c, ctx, REPL_OP_FETCH, rc, text);
+			return;
+		}
+	}
 	if (c->follower) {
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ENOTLEADER,
 		    "this node is a follower; follow its leader");
@@ -627,15 +638,6 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EEPOCH,
 		    "this node's epoch is older than the follower's");
 		return;
-	}
-	if (!link_authed(c, session)) {
-		const char *text;
-		int rc = link_check(c, session, q->token, q->url, &text);
-
-		if (rc != 0) {
-			reply_err(c, ctx, REPL_OP_FETCH, rc, text);
-			return;
-		}
 	}
 	p = peer_get(c, session, true);
 	if (p == NULL) {
