@@ -6,18 +6,24 @@
 #include "sluice.h"
 
 static void
-put_req_head(struct buf *b, uint8_t op)
+put_head(struct buf *b, uint8_t op, uint8_t flags)
 {
 	buf_put_u8(b, MSG_MAGIC);
 	buf_put_u8(b, MSG_VERSION);
 	buf_put_u8(b, op);
-	buf_put_u8(b, 0);
+	buf_put_u8(b, flags);
+}
+
+static void
+put_req_head(struct buf *b, uint8_t op)
+{
+	put_head(b, op, 0);
 }
 
 static void
 put_rep_head(struct buf *b, uint8_t op)
 {
-	put_req_head(b, op);
+	put_head(b, op, 0);
 	buf_put_u16(b, 0);
 }
 
@@ -27,9 +33,11 @@ finish(struct buf *b)
 	return buf_failed(b) ? -ENOMEM : 0;
 }
 
-/* Checks a request's head and starts reading its body. */
+/* Checks a request's head (flags outside `known` refused) and starts
+ * reading its body. */
 static int
-req_head(const void *p, size_t len, uint8_t op, struct rd *r)
+req_head_flags(const void *p, size_t len, uint8_t op, uint8_t known,
+    uint8_t *flags, struct rd *r)
 {
 	const uint8_t *h = p;
 
@@ -39,10 +47,19 @@ req_head(const void *p, size_t len, uint8_t op, struct rd *r)
 		return SLUICE_EPROTO;
 	if (h[1] != MSG_VERSION)
 		return SLUICE_EVERSION;
-	if (h[2] != op || h[3] != 0)
+	if (h[2] != op || (h[3] & ~known) != 0)
 		return SLUICE_EPROTO;
+	*flags = h[3];
 	rd_init(r, h + MSG_REQ_HDR, len - MSG_REQ_HDR);
 	return 0;
+}
+
+static int
+req_head(const void *p, size_t len, uint8_t op, struct rd *r)
+{
+	uint8_t flags;
+
+	return req_head_flags(p, len, op, 0, &flags, r);
 }
 
 static int
@@ -100,9 +117,9 @@ repl_rep_status(const void *p, size_t len, uint8_t op)
 int
 repl_encode_fetch(struct buf *b, const struct repl_fetch_req *q)
 {
-	if (q->url.len > MSG_URL_MAX)
+	if (q->url.len > MSG_URL_MAX || q->token.len > MSG_TOKEN_MAX)
 		return SLUICE_ELIMIT;
-	put_req_head(b, REPL_OP_FETCH);
+	put_head(b, REPL_OP_FETCH, q->token.len > 0 ? REPL_FETCH_F_TOKEN : 0);
 	buf_put_u64(b, q->from_lsn);
 	buf_put_u64(b, q->last_epoch);
 	buf_put_u64(b, q->last_nonce);
@@ -111,6 +128,8 @@ repl_encode_fetch(struct buf *b, const struct repl_fetch_req *q)
 	buf_put_u32(b, q->max_bytes);
 	buf_put_u32(b, q->wait_ms);
 	buf_put_str16(b, q->url.p, q->url.len);
+	if (q->token.len > 0)
+		buf_put_str16(b, q->token.p, q->token.len);
 	return finish(b);
 }
 
@@ -118,10 +137,15 @@ int
 repl_decode_fetch(const void *p, size_t len, struct repl_fetch_req *q)
 {
 	struct rd r;
+	uint8_t flags;
 	size_t n;
 	int rc;
 
-	if ((rc = req_head(p, len, REPL_OP_FETCH, &r)) != 0)
+	memset(q, 0, sizeof(*q));
+	q->token.p = "";
+	rc = req_head_flags(
+	    p, len, REPL_OP_FETCH, REPL_FETCH_F_TOKEN, &flags, &r);
+	if (rc != 0)
 		return rc;
 	q->from_lsn = rd_u64(&r);
 	q->last_epoch = rd_u64(&r);
@@ -132,9 +156,14 @@ repl_decode_fetch(const void *p, size_t len, struct repl_fetch_req *q)
 	q->wait_ms = rd_u32(&r);
 	q->url.p = rd_str16(&r, MSG_URL_MAX, &n);
 	q->url.len = n;
+	if (flags & REPL_FETCH_F_TOKEN) {
+		q->token.p = rd_str16(&r, MSG_TOKEN_MAX, &n);
+		q->token.len = n;
+	}
 	if ((rc = done(&r)) != 0)
 		return rc;
-	if (q->from_lsn == 0 || q->last_epoch == 0)
+	if (q->from_lsn == 0 || q->last_epoch == 0 ||
+	    ((flags & REPL_FETCH_F_TOKEN) && q->token.len == 0))
 		return SLUICE_EINVAL;
 	return 0;
 }

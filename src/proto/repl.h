@@ -25,6 +25,10 @@ enum {
 	REPL_OP_ACK = 0x19,
 	REPL_OP_SNAP = 0x1a,
 
+	/* A fetch's flags (the head's fourth byte; the other requests
+	 * have none) */
+	REPL_FETCH_F_TOKEN = 0x01, /* a str token follows client_url */
+
 	REPL_FETCH_RECORDS = 0,  /* records from the LSN asked */
 	REPL_FETCH_SNAPSHOT = 1, /* those are gone: load snapshot first */
 	REPL_FETCH_DIVERGED = 2, /* the follower's log parts from ours:
@@ -51,6 +55,10 @@ struct repl_fetch_req {
 	uint32_t max_bytes;   /* records to send at most (>= one record) */
 	uint32_t wait_ms;     /* park this long when there is nothing new */
 	struct msg_str url;   /* its client URL, for the leader's stats */
+	/* Its replication token (a leader with --auth checks it once per
+	 * connection); length 0: none, and the flag is not set. At most
+	 * MSG_TOKEN_MAX bytes. */
+	struct msg_str token;
 };
 
 struct repl_fetch_rep {

@@ -269,6 +269,8 @@ send_fetch(struct core *c, struct follow *f)
 		.wait_ms = FETCH_WAIT_MS,
 		.url = msg_cstr(c->cfg->advertise != NULL ? c->cfg->advertise
 		                                          : c->cfg->listen),
+		.token = msg_cstr(
+		    c->cfg->repl_token != NULL ? c->cfg->repl_token : ""),
 	};
 
 	/* The epoch of our last record is the history's, unless the log
@@ -314,7 +316,13 @@ send_ack(struct core *c, struct follow *f)
 static void
 refused(struct follow *f, int rc, const char *what, int64_t mono_ms)
 {
-	if (rc != f->last_err)
+	if (rc != f->last_err && (rc == SLUICE_EAUTH || rc == SLUICE_EPERM))
+		log_err("follow",
+		    "the leader refuses this node's replication token "
+		    "leader=%s why=\"%s\"; give a token of role replica in "
+		    "--repl-token-file or $SLUICE_REPL_TOKEN",
+		    f->url, what);
+	else if (rc != f->last_err)
 		log_warn("follow", "the leader refuses leader=%s why=\"%s\"",
 		    f->url, what);
 	f->last_err = rc;

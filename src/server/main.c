@@ -13,6 +13,7 @@
 #include <nng/nng.h>
 
 #include "log/seg.h"
+#include "proto/msg.h"
 #include "queue/queue.h"
 #include "server/preflight.h"
 #include "server/srv.h"
@@ -40,6 +41,10 @@ static const char usage[] =
     "                         tcp://127.0.0.1:7721 (default: none)\n"
     "  --follow URL           run as a follower of the leader whose\n"
     "                         --repl-listen is URL\n"
+    "  --repl-token-file FILE the token (FILE's first line) this node shows\n"
+    "                         a leader with --auth when it follows; a\n"
+    "                         token of role replica (or $SLUICE_REPL_TOKEN;\n"
+    "                         never on the command line)\n"
     "  --sync-replicas K      answer a write only once K followers hold it\n"
     "                         (default 0)\n"
     "  --sync-timeout DUR     how long a write waits for those followers\n"
@@ -140,6 +145,7 @@ enum {
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
 	OPT_AUTH,
+	OPT_REPL_TOKEN_FILE,
 	OPT_BEANSTALK_INSECURE,
 	OPT_BEANSTALK,
 	OPT_TLS_CERT,
@@ -180,6 +186,7 @@ static const struct option options[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "auth", required_argument, NULL, OPT_AUTH },
+	{ "repl-token-file", required_argument, NULL, OPT_REPL_TOKEN_FILE },
 	{ "beanstalk-insecure", no_argument, NULL, OPT_BEANSTALK_INSECURE },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
@@ -602,6 +609,48 @@ load_tls(struct srv_config *cfg, struct tlsfile *tls)
 
 /* ---- the command line --------------------------------------------------- */
 
+/* --repl-token-file: the token is FILE's first line, its blanks cut. */
+static int
+read_repl_token(const char *path, const char **out)
+{
+	static char token[MSG_TOKEN_MAX + 2];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return flag_error(
+		    "--repl-token-file %s: %s", path, strerror(errno));
+	if (fgets(token, sizeof(token), f) == NULL)
+		token[0] = '\0';
+	fclose(f);
+	n = strcspn(token, " \t\r\n");
+	if (n == 0 || n > MSG_TOKEN_MAX)
+		return flag_error("--repl-token-file %s: its first line is not "
+		                  "a token (1-%d bytes)",
+		    path, MSG_TOKEN_MAX);
+	token[n] = '\0';
+	*out = token;
+	return 0;
+}
+
+/* Without --repl-token-file: $SLUICE_REPL_TOKEN, when set. */
+static int
+env_repl_token(struct srv_config *cfg)
+{
+	const char *env = getenv("SLUICE_REPL_TOKEN");
+	size_t n;
+
+	if (cfg->repl_token != NULL || env == NULL)
+		return 0;
+	n = strlen(env);
+	if (n == 0 || n > MSG_TOKEN_MAX || strcspn(env, " \t\r\n") != n)
+		return flag_error("$SLUICE_REPL_TOKEN is not a token (1-%d "
+		                  "bytes, no blanks)",
+		    MSG_TOKEN_MAX);
+	cfg->repl_token = env;
+	return 0;
+}
+
 /* The long name of the option whose value is `val`. */
 static const char *
 option_name(int val)
@@ -688,6 +737,9 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			break;
 		case OPT_AUTH:
 			cfg->auth_file = optarg;
+			break;
+		case OPT_REPL_TOKEN_FILE:
+			rc = read_repl_token(optarg, &cfg->repl_token);
 			break;
 		case OPT_BEANSTALK_INSECURE:
 			cfg->beanstalk_insecure = true;
@@ -810,6 +862,8 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		fputs(hint, stderr);
 		return 2;
 	}
+	if ((rc = env_repl_token(cfg)) != 0)
+		return rc;
 	if (cfg->http_admin && cfg->http == NULL)
 		return flag_error("--http-admin needs --http");
 	if ((rc = check_beanstalk_auth(cfg)) != 0)

@@ -16,6 +16,7 @@
 #include "server/core.h"
 #include "server/http.h"
 #include "server/net.h"
+#include "server/repl.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -75,6 +76,7 @@ ops_auth_reload(struct core *c)
 	sess_each(&c->sess, rebind, &fresh);
 	auth_free(&c->auth);
 	c->auth = fresh;
+	repl_auth_reload(c);
 	log_info("auth", "token file read again file=%s tokens=%zu",
 	    c->cfg->auth_file, c->auth.n);
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,8 +72,22 @@ struct peer {
 	uint64_t cu_none_at; /* durable LSN when a read found nothing */
 };
 
+/* One connection to the replication port, known from its open: where it
+ * comes from, and with --auth the token it showed (checked at its first
+ * fetch; its acks and snapshot reads need that fetch to have passed). */
+struct link {
+	struct link *next;
+	uint32_t session;
+	bool authed;
+	int refused; /* the last refusal logged, not to repeat it */
+	uint8_t hash[AUTH_HASH_LEN];
+	char token[AUTH_NAME_MAX + 1]; /* the token's name once authed */
+	char addr[NET_PEER_MAX];
+};
+
 struct repl {
 	struct net *net;
+	struct link *links;
 	struct peer *peers;
 	size_t npeers;
 	struct ring ring;
@@ -181,6 +196,129 @@ ring_time(const struct ring *r, uint64_t lsn, int64_t *time)
 		return false;
 	*time = (int64_t)le_load_u64(r->data + r->off[lsn - r->first] + 24);
 	return true;
+}
+
+/* ---- connections and their tokens ------------------------------------ */
+
+static struct link *
+link_find(struct repl *rp, uint32_t session)
+{
+	for (struct link *l = rp->links; l != NULL; l = l->next)
+		if (l->session == session)
+			return l;
+	return NULL;
+}
+
+static void
+link_open(struct repl *rp, uint32_t session, const char *addr)
+{
+	struct link *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return; /* its fetches are refused: no place for its token */
+	l->session = session;
+	snprintf(l->addr, sizeof(l->addr), "%s",
+	    addr != NULL && addr[0] != '\0' ? addr : "-");
+	l->next = rp->links;
+	rp->links = l;
+}
+
+static void
+link_close(struct repl *rp, uint32_t session)
+{
+	for (struct link **pl = &rp->links; *pl != NULL; pl = &(*pl)->next) {
+		struct link *l = *pl;
+
+		if (l->session == session) {
+			*pl = l->next;
+			free(l);
+			return;
+		}
+	}
+}
+
+/* Whether the connection may replicate: always without --auth; with it,
+ * once a fetch showed a replica (or admin) token for every tube. */
+static bool
+link_authed(struct core *c, uint32_t session)
+{
+	const struct link *l;
+
+	if (!c->auth_on)
+		return true;
+	l = link_find(c->repl, session);
+	return l != NULL && l->authed;
+}
+
+static bool
+role_replicates(const struct auth_token *t)
+{
+	return (t->role == AUTH_REPLICA || t->role == AUTH_ADMIN) &&
+	    auth_all_tubes(t);
+}
+
+/* Checks the token of a connection's first fetch. Returns 0, or the
+ * error to refuse it with (logged: the peer, the token's name if known);
+ * a refusal says no more than the client port's. */
+/* Logs a refusal of link `l` (NULL: its open was not recorded) once,
+ * until another one comes: a refused follower asks again and again. */
+static void
+link_refused(struct link *l, int rc, const char *why,
+    const struct auth_token *t, struct msg_str url)
+{
+	if (l != NULL && l->refused == rc)
+		return;
+	if (l != NULL)
+		l->refused = rc;
+	log_warn("repl",
+	    "refused a follower: %s token=%s role=%s peer=%s follower=%.*s",
+	    why, t != NULL ? t->name : "-",
+	    t != NULL ? auth_role_name(t->role) : "-",
+	    l != NULL ? l->addr : "-", url.len > 0 ? (int)url.len : 4,
+	    url.len > 0 ? url.p : "none");
+}
+
+/* Checks the token of a connection's fetch. Returns 0, or the error to
+ * refuse it with (logged: the peer, the token's name if known); a
+ * refusal says no more than the client port's. */
+static int
+link_check(struct core *c, uint32_t session, struct msg_str token,
+    struct msg_str url, const char **text)
+{
+	struct link *l = link_find(c->repl, session);
+	const struct auth_token *t = NULL;
+	uint8_t hash[AUTH_HASH_LEN];
+
+	if (token.len > 0) {
+		auth_sha256(token.p, token.len, hash);
+		t = auth_find_hash(&c->auth, hash);
+	}
+	if (token.len == 0) {
+		link_refused(l, SLUICE_EAUTH, "it sent no token", NULL, url);
+		*text = "unauthenticated: send a replication token";
+		return SLUICE_EAUTH;
+	}
+	if (t == NULL || l == NULL) {
+		link_refused(
+		    l, SLUICE_EAUTH, "its token is not in the file", NULL, url);
+		*text = "unauthenticated: not a known token";
+		return SLUICE_EAUTH;
+	}
+	if (!role_replicates(t)) {
+		link_refused(l, SLUICE_EPERM,
+		    "its token may not replicate (role replica or admin, "
+		    "tubes *)",
+		    t, url);
+		*text = "not allowed";
+		return SLUICE_EPERM;
+	}
+	l->authed = true;
+	l->refused = 0;
+	memcpy(l->hash, hash, sizeof(hash));
+	snprintf(l->token, sizeof(l->token), "%s", t->name);
+	log_info("repl", "follower authenticated token=%s peer=%s", t->name,
+	    l->addr);
+	return 0;
 }
 
 /* ---- followers ------------------------------------------------------ */
@@ -468,6 +606,17 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct peer *p;
 	uint64_t cut;
 
+	/* First: a fetch that is not allowed must not fence this node
+	 * either (a higher epoch, below). */
+	if (!link_authed(c, session)) {
+		const char *text;
+		int rc = link_check(c, session, q->token, q->url, &text);
+
+		if (rc != 0) {
+			reply_err(c, ctx, REPL_OP_FETCH, rc, text);
+			return;
+		}
+	}
 	if (c->follower) {
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ENOTLEADER,
 		    "this node is a follower; follow its leader");
@@ -533,8 +682,14 @@ static void
 on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_ack_req *q)
 {
-	struct peer *p = peer_get(c, session, true);
+	struct peer *p;
 
+	if (!link_authed(c, session)) {
+		reply_err(c, ctx, REPL_OP_ACK, SLUICE_EAUTH,
+		    "unauthenticated: fetch with a replication token first");
+		return;
+	}
+	p = peer_get(c, session, true);
 	if (p != NULL && q->durable_lsn <= wal_last_lsn(c->wal))
 		peer_acked(c, p, q->durable_lsn);
 	buf_reset(&c->repl->out);
@@ -543,7 +698,8 @@ on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 static void
-on_snap(struct core *c, struct net_ctx *ctx, const struct repl_snap_req *q)
+on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct repl_snap_req *q)
 {
 	struct repl *rp = c->repl;
 	struct repl_snap_rep r = { 0 };
@@ -554,6 +710,11 @@ on_snap(struct core *c, struct net_ctx *ctx, const struct repl_snap_req *q)
 	size_t n;
 	int fd, rc;
 
+	if (!link_authed(c, session)) {
+		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_EAUTH,
+		    "unauthenticated: fetch with a replication token first");
+		return;
+	}
 	if (snap_path(path, sizeof(path), c->cfg->data_dir, q->snap_lsn) != 0 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_ENOTFOUND,
@@ -630,7 +791,7 @@ on_request(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		break;
 	case REPL_OP_SNAP:
 		if ((rc = repl_decode_snap(p, len, &s)) == 0)
-			on_snap(c, ctx, &s);
+			on_snap(c, ctx, session, &s);
 		break;
 	default:
 		op = msg_req_op(p, len);
@@ -690,6 +851,8 @@ repl_close(struct core *c)
 		return;
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
+	while (rp->links != NULL)
+		link_close(rp, rp->links->session);
 	net_close(rp->net);
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
@@ -731,9 +894,11 @@ repl_handle(struct core *c)
 			continue;
 		}
 		case NET_SESSION_OPEN:
+			link_open(c->repl, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
 			peer_drop(c->repl, ev->session);
+			link_close(c->repl, ev->session);
 			break;
 		}
 		net_ev_done(ev);
@@ -858,4 +1023,43 @@ repl_demote(struct core *c)
 		p->acked = 0;
 	}
 	ring_clear(&c->repl->ring, wal_last_lsn(c->wal) + 1);
+}
+
+/* A parked fetch of a follower whose token went is answered at once:
+ * its follower learns why now, not when its request times out. */
+static void
+refuse_parked(struct core *c, uint32_t session)
+{
+	struct peer *p = peer_get(c, session, false);
+
+	if (p == NULL || p->ctx == NULL)
+		return;
+	reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_EAUTH,
+	    "unauthenticated: the token is no longer valid");
+	p->ctx = NULL;
+}
+
+void
+repl_auth_reload(struct core *c)
+{
+	if (c->repl == NULL)
+		return;
+	for (struct link *l = c->repl->links; l != NULL; l = l->next) {
+		const struct auth_token *t;
+
+		if (!l->authed)
+			continue;
+		t = auth_find_hash(&c->auth, l->hash);
+		if (t != NULL && role_replicates(t))
+			continue;
+		/* Its next fetch shows the token again, and is refused; its
+		 * follower state goes (stats, --sync-replicas). */
+		log_warn("repl",
+		    "a follower's token was removed or may no longer "
+		    "replicate token=%s peer=%s",
+		    l->token, l->addr);
+		l->authed = false;
+		refuse_parked(c, l->session);
+		peer_drop(c->repl, l->session);
+	}
 }

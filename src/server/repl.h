@@ -67,6 +67,10 @@ uint64_t repl_needed_lsn(const struct core *c);
 /* Connected followers; fills up to `max` entries of `out`. */
 size_t repl_peers(const struct core *c, struct repl_peer_info *out, size_t max);
 
+/* --auth's file was read again: a follower whose token is gone, or may
+ * no longer replicate, is refused at its next request. */
+void repl_auth_reload(struct core *c);
+
 /* The node stopped leading: answers every parked fetch with "not leader"
  * and forgets the records kept for followers. */
 void repl_demote(struct core *c);

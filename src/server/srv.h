@@ -28,6 +28,9 @@ struct srv_config {
 	bool beanstalk_insecure;  /* --beanstalk-insecure: beside --auth, on
 	                             a non-loopback address */
 	const char *auth_file;    /* --auth: the token file; NULL: open */
+	const char *repl_token;   /* --repl-token-file's first line, or
+	                             $SLUICE_REPL_TOKEN: what this node shows
+	                             a leader with --auth; NULL: none */
 	size_t max_payload;       /* --max-payload */
 	uint64_t seg_size;        /* --segment-size */
 	uint64_t snap_records;    /* --snapshot-records */

@@ -3,8 +3,9 @@
  * The first byte picks the decoder (0..5: fetch, fetch reply, ack, ack
  * reply, snap, snap reply), the rest is the message. Beyond "never crash,
  * never read out of bounds": whatever decodes encodes again to bytes that
- * decode to the same message, and what a fetch reply's records claim stays
- * inside the message. */
+ * decode to the same message, what a fetch reply's records claim stays
+ * inside the message, and a fetch's token (flag 0x01) is present exactly
+ * when the flag is set, 1..MSG_TOKEN_MAX bytes inside the message. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct repl_fetch_req q;
 
 		if (repl_decode_fetch(p, len, &q) == 0) {
+			check((q.token.len > 0) ==
+			    ((p[3] & REPL_FETCH_F_TOKEN) != 0));
+			check(q.token.len <= MSG_TOKEN_MAX);
+			check(q.token.len == 0 ||
+			    ((const uint8_t *)q.token.p > p &&
+			        (const uint8_t *)q.token.p + q.token.len ==
+			            p + len));
 			check(repl_encode_fetch(&b, &q) == 0);
 			same(&b, p, len);
 		}

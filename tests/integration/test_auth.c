@@ -2,7 +2,8 @@
  * first; each role may send its operations on its tubes and nothing else
  * (a refusal is SLUICE_EPERM and changes nothing); wrong tokens are
  * refused and logged while others are served; SIGHUP revokes a token on
- * a live connection; the beanstalk face stays on loopback. */
+ * a live connection; the beanstalk face stays on loopback; the
+ * replication port serves only followers with a replica token. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "it.h"
 #include "it_http.h"
+#include "it_node.h"
 #include "server/auth.h"
 
 /* token, line without its hash */
@@ -570,6 +572,110 @@ test_bad_file_and_beanstalk_refused_at_start(void **state)
 	assert_int_equal(it_log_count(s, "listens on loopback only"), 1);
 }
 
+/* Waits (bounded) until `s`'s log has `needle`; returns its count. */
+static int
+log_wait(const struct t_srv *s, const char *needle)
+{
+	int64_t end = it_mono_ms() + IT_NODE_WAIT_MS;
+	int n;
+
+	while ((n = it_log_count(s, needle)) < 1 && it_mono_ms() < end)
+		it_sleep_ms(20);
+	return n;
+}
+
+/* A follower of `l` that shows token `role` (-1: none) from a file
+ * (`from_file`) or $SLUICE_REPL_TOKEN. */
+static void
+follower(void **state, struct it_node *f, const char *name,
+    const struct it_node *l, int role, bool from_file)
+{
+	static char files[4][600];
+	static int next;
+	char *file = files[next++ % 4];
+	FILE *tf;
+
+	it_node_init(state, f, name);
+	it_node_follows(f, l);
+	if (role >= 0 && from_file) {
+		snprintf(file, sizeof(files[0]), "%s.token", f->s->data);
+		assert_non_null(tf = fopen(file, "w"));
+		fprintf(tf, "%s\n", tokens[role][0]);
+		assert_int_equal(fclose(tf), 0);
+		it_node_arg(f, "--repl-token-file", file);
+	} else if (role >= 0) {
+		setenv("SLUICE_REPL_TOKEN", tokens[role][0], 1);
+	}
+	it_node_start(f);
+	unsetenv("SLUICE_REPL_TOKEN");
+}
+
+/* With --auth the replication port serves a follower with a replica
+ * token (from a file) and refuses one with a worker token (from the
+ * environment) or none: it stays empty, says why, and the leader's log names
+ * it. A token removed by SIGHUP stops the stream of a live follower. */
+static void
+test_replication_port_refuses_a_non_replica(void **state)
+{
+	struct it_node l, rep, work, none;
+	char file[600];
+	uint64_t lsn;
+
+	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
+	write_tokens(file, (1u << NROLES) - 1);
+	it_node_init(state, &l, "leader");
+	it_node_arg(&l, "--auth", file);
+	it_node_start(&l);
+	it_rc(l.c, sluice_set_token(l.c, tokens[ADMIN][0]), 0);
+	for (int i = 0; i < 20; i++)
+		it_put(l.c, "emails", "x");
+
+	follower(state, &rep, "rep", &l, REPLICA, true);
+	follower(state, &work, "work", &l, WORKER, false);
+	follower(state, &none, "none", &l, -1, false);
+	it_node_caught_up(&l, &rep);
+	assert_int_equal(it_counts(rep.c, "emails").ready, 20);
+	assert_int_equal(
+	    log_wait(l.s, "follower authenticated token=follower"), 1);
+
+	/* the refused stay empty and say why, once */
+	assert_int_equal(log_wait(work.s,
+	                     "the leader refuses this node's replication "
+	                     "token"),
+	    1);
+	assert_int_equal(log_wait(none.s,
+	                     "the leader refuses this node's replication "
+	                     "token"),
+	    1);
+	assert_int_equal(it_log_count(work.s, "not allowed"), 1);
+	assert_int_equal(it_log_count(none.s, "send a replication token"), 1);
+	assert_int_equal(it_node_lsn(&work, NULL), 0);
+	assert_int_equal(it_node_lsn(&none, NULL), 0);
+	assert_true(log_wait(l.s,
+	                "its token may not replicate (role replica or "
+	                "admin, tubes *) token=mailworker role=worker "
+	                "peer=127.0.0.1:") >= 1);
+	assert_true(log_wait(l.s,
+	                "refused a follower: it sent no token token=- "
+	                "role=- peer=127.0.0.1:") >= 1);
+
+	/* the replica token removed: the live follower's stream stops */
+	write_tokens(file, 1u << ADMIN);
+	assert_int_equal(kill(l.s->pid, SIGHUP), 0);
+	assert_int_equal(log_wait(l.s,
+	                     "a follower's token was removed or may no "
+	                     "longer replicate token=follower"),
+	    1);
+	assert_true(log_wait(rep.s,
+	                "the leader refuses this node's replication "
+	                "token") >= 1);
+	lsn = it_node_lsn(&rep, NULL);
+	it_put(l.c, "emails", "after");
+	it_sleep_ms(300);
+	assert_int_equal(it_node_lsn(&rep, NULL), lsn);
+	assert_int_equal(it_node_lsn(&work, NULL), 0);
+}
+
 int
 main(void)
 {
@@ -593,6 +699,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_replication_port_refuses_a_non_replica, it_setup,
+		    it_node_teardown),
 	};
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
 }

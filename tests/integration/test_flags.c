@@ -326,6 +326,41 @@ test_an_unreachable_leader_is_logged(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* --repl-token-file and $SLUICE_REPL_TOKEN: a file that cannot be read,
+ * or whose first line is no token, stops sluiced with one line; nothing
+ * is written. */
+static void
+test_repl_token_is_checked(void **state)
+{
+	struct t_dir *d = *state;
+	char file[600];
+	FILE *f;
+
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--repl-token-file", t_path(d, "none"), NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--repl-token-file"));
+	assert_non_null(strstr(err, "No such file"));
+
+	snprintf(file, sizeof(file), "%s", t_path(d, "blank"));
+	assert_non_null(f = fopen(file, "w"));
+	fputs("\nsecret\n", f);
+	fclose(f);
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--repl-token-file", file, NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "its first line is not a token"));
+
+	setenv("SLUICE_REPL_TOKEN", "two words", 1);
+	assert_int_equal(sluiced("--data", t_path(d, "data"), NULL), 2);
+	unsetenv("SLUICE_REPL_TOKEN");
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "$SLUICE_REPL_TOKEN is not a token"));
+	assert_false(exists(t_path(d, "data")));
+}
+
 int
 main(void)
 {
@@ -337,6 +372,7 @@ main(void)
 		T(test_failover_flags_are_checked),
 		T(test_a_failed_start_leaves_nothing_on_disk),
 		T(test_an_unreachable_leader_is_logged),
+		T(test_repl_token_is_checked),
 	};
 #undef T
 	return cmocka_run_group_tests_name("sluiced flags", tests, NULL, NULL);

@@ -1,2 +1,4 @@
 # The wire codec.
 sluice_test(msg LIBS sluice_proto TIMEOUT 60)
+# The replication protocol's codec (the fetch's token).
+sluice_test(replcodec LIBS sluice_proto TIMEOUT 60)
