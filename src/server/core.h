@@ -277,6 +277,10 @@ void ops_handle(
 void ops_view_to_task(
     const struct queue_task_view *v, bool payload, struct msg_task *t);
 
+/* ops.c: whether a lease request overrides the lease (its force flag:
+ * an operator's; release_all always does). */
+bool ops_req_forced(const struct msg_req *r);
+
 /* ops.c: the log's class of a take of task `id` (reserve.h): 0 for its
  * first take, WAL_RETRY for a task taken before. */
 unsigned ops_take_flags(struct core *c, uint64_t id);

@@ -614,9 +614,8 @@ peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
 		snprintf(out, len, "session-%" PRIu32, session);
 }
 
-/* The force flag of a lease request (an operator's override). */
-static bool
-req_forced(const struct msg_req *r)
+bool
+ops_req_forced(const struct msg_req *r)
 {
 	switch (r->op) {
 	case MSG_OP_ACK:
@@ -2018,7 +2017,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	}
 	/* A read shows what this node holds; it does not wait for
 	 * --sync-replicas followers (a write does). */
-	if (req_forced(&req))
+	if (ops_req_forced(&req))
 		peer_name(ctx, msg, session, peer, sizeof(peer));
 	c->reply_local = !op_writes(req.op);
 	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);

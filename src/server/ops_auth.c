@@ -342,23 +342,12 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 	}
 }
 
-/* The lease ops' force: an operator's override, the admin's. */
+/* The lease ops' force: an operator's override, the admin's. (A
+ * release_all is the worker's own, for its tube: not a force here.) */
 static bool
 forced(const struct msg_req *r)
 {
-	switch (r->op) {
-	case MSG_OP_ACK:
-		return r->ack.force;
-	case MSG_OP_RELEASE:
-		return r->release.force;
-	case MSG_OP_FAIL:
-		return r->fail.force;
-	case MSG_OP_TOUCH:
-	case MSG_OP_BURY:
-		return r->lease.force;
-	default:
-		return false;
-	}
+	return r->op != MSG_OP_RELEASE_ALL && ops_req_forced(r);
 }
 
 static void
