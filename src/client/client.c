@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "client/client.h"
+#include "util/clock.h"
 
 enum {
 	REPLY_KEEP = 1 << 20,    /* reply memory kept between calls */
@@ -134,15 +135,6 @@ follow_leader(struct sluice_client *c, const struct msg_rep *rep)
 	return true;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A cluster without a reachable leader (one died, the others elect the
  * next): with several URLs, waits a little before the call looks again,
  * doubling the wait each time, while the call's time lasts. False when
@@ -153,7 +145,7 @@ await_leader(struct sluice_client *c, int64_t deadline, int *backoff_ms)
 {
 	struct timespec ts;
 
-	if (c->urls.n < 2 || mono_ms() + *backoff_ms > deadline)
+	if (c->urls.n < 2 || clock_mono_ms() + *backoff_ms > deadline)
 		return false;
 	ts.tv_sec = *backoff_ms / 1000;
 	ts.tv_nsec = (long)(*backoff_ms % 1000) * 1000000;
@@ -237,7 +229,7 @@ client_call_once(struct sluice_client *c, const struct msg_req *req,
 	int tmo = call_timeout(c, extra_ms);
 	bool idem = msg_req_idempotent(req);
 	bool retried = false;
-	int64_t deadline = mono_ms() + (tmo < 0 ? ELECTION_MAX_MS : tmo);
+	int64_t deadline = clock_mono_ms() + (tmo < 0 ? ELECTION_MAX_MS : tmo);
 	int backoff_ms = 10;
 	size_t hops = 0;
 	int rc;

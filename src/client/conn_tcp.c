@@ -56,6 +56,7 @@
 #include "proto/msg.h"
 #include "proto/sp.h"
 #include "sluice.h"
+#include "util/clock.h"
 
 enum {
 	RECV_MAX = MSG_SIZE_MAX + 1024, /* the longest frame accepted */
@@ -76,20 +77,11 @@ struct conn_tcp {
 
 /* ---- time ------------------------------------------------------------ */
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The deadline `ms` from now; -1 (none) for ms < 0. */
 static int64_t
 deadline_in(int ms)
 {
-	return ms < 0 ? -1 : mono_ns() + (int64_t)ms * 1000000;
+	return ms < 0 ? -1 : clock_mono_ns() + (int64_t)ms * 1000000;
 }
 
 /* What is left until `dl`, in whole ms rounded up, for poll(); -1 for
@@ -101,7 +93,7 @@ ms_left(int64_t dl)
 
 	if (dl < 0)
 		return -1;
-	ns = dl - mono_ns();
+	ns = dl - clock_mono_ns();
 	if (ns <= 0)
 		return 0;
 	return ns / 1000000 >= INT_MAX ? INT_MAX
@@ -564,7 +556,7 @@ greet(struct conn_tcp *k, const char *url, const struct addrinfo *ai,
 	 * waits for a line instead: after half the time, end one, and it
 	 * answers with an error that names it. */
 	rc = read_greeting(k->fd, in, sizeof(in), SP_HANDSHAKE,
-	    dl < 0 ? dl : mono_ns() + (dl - mono_ns()) / 2, &n);
+	    dl < 0 ? dl : clock_mono_ns() + (dl - clock_mono_ns()) / 2, &n);
 	if (n == 0 && rc == SLUICE_ETIMEDOUT) {
 		struct iovec eol = { (void *)"\r\n", 2 };
 

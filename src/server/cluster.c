@@ -77,39 +77,6 @@ cluster_next_deadline(const struct core *c)
 	return elect_lease_until(c->elect);
 }
 
-static void
-kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
-{
-	out[*n].name = msg_cstr(name);
-	out[*n].value = value;
-	(*n)++;
-}
-
-void
-cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
-{
-	struct elect_view *v;
-	int64_t now = clock_now_ms();
-
-	if (c->elect == NULL || (v = malloc(sizeof(*v))) == NULL)
-		return;
-	elect_view(c->elect, v);
-	kv(out, n, "cluster_on", 1);
-	kv(out, n, "cluster_leader", v->holding);
-	kv(out, n, "cluster_lease_remaining_ms",
-	    v->holding && v->lease_until > now
-	        ? (uint64_t)(v->lease_until - now)
-	        : 0);
-	kv(out, n, "cluster_renewal_age_ms",
-	    v->renewed_at != 0 && now > v->renewed_at
-	        ? (uint64_t)(now - v->renewed_at)
-	        : 0);
-	kv(out, n, "cluster_etcd_errors", v->etcd_errors);
-	kv(out, n, "cluster_etcd_error_at", (uint64_t)v->etcd_error_at);
-	kv(out, n, "cluster_elections", v->elections);
-	free(v);
-}
-
 /* The election won: lead with a new epoch, counting no follower until
  * the thread names them. */
 static void

@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 struct core;
-struct msg_kv;
 struct msg_switchover;
 struct net_ctx;
 
@@ -26,13 +25,6 @@ int cluster_fd(const struct core *c);
 /* Carries out the thread's commands, fences a leader whose lease runs
  * out, and publishes the node's state. Call every turn. */
 void cluster_turn(struct core *c);
-
-/* With --etcd, appends the cluster's figures to the stats' node pairs
- * (at most CLUSTER_KVS): whether this node holds the leader lease, the
- * lease's remaining ms, ms since its last renewal, etcd calls failed,
- * when the last failed, elections won. */
-enum { CLUSTER_KVS = 7 };
-void cluster_kvs(struct core *c, struct msg_kv *out, size_t *n);
 
 /* MSG_OP_CLUSTER: the members as the election thread last read them. */
 void cluster_op_view(struct core *c, struct net_ctx *ctx);
