@@ -132,6 +132,7 @@ enum sluice_order {
 	SLUICE_ORDER_ATTEMPTS = 1, /* most attempts first */
 	SLUICE_ORDER_AGE = 2,      /* oldest first */
 	SLUICE_ORDER_RUN_AT = 3,   /* soonest run_at first */
+	SLUICE_ORDER_ID = 4,       /* lowest id first (sluice_list_after) */
 };
 
 /* Roles in sluice_stats(). */
@@ -726,6 +727,17 @@ SLUICE_API int sluice_kv_get(
 SLUICE_API int sluice_list(struct sluice_client *c, const char *tube, int state,
     int order, uint32_t limit, int payloads, struct sluice_task **tasks,
     size_t *n);
+
+/* sluice_list's page after a cursor: the tasks with an id above `after`,
+ * lowest first (`order` must be SLUICE_ORDER_ID when `after` is not 0:
+ * SLUICE_EINVAL otherwise). Start with 0 and pass the last id of each
+ * page until a page holds fewer than `limit` tasks: every task that
+ * lives through the walk is listed exactly once, whatever else changes
+ * meanwhile (ids never move; tasks put during it come after). A server
+ * older than this call refuses a cursor with SLUICE_EPROTO. */
+SLUICE_API int sluice_list_after(struct sluice_client *c, const char *tube,
+    int state, int order, uint64_t after, uint32_t limit, int payloads,
+    struct sluice_task **tasks, size_t *n);
 
 struct sluice_error_count {
 	const char *text; /* a last_error ("" for tasks without one) */

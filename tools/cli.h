@@ -78,6 +78,15 @@ void cli_print_task_json(FILE *f, const struct sluice_task *t);
 void cli_print_task_list(FILE *f, const struct sluice_task *t, size_t n,
     uint64_t omitted, bool json);
 
+/* A list printed in pages (--after, --all): the head ('{"tasks":[' or
+ * the table's header), then the rows of each page (`first`: no comma
+ * before the first JSON object), then the end: '],"next":ID}' (null when
+ * no page follows) or, in text, how to see the next page. */
+void cli_print_list_head(FILE *f, bool json);
+void cli_print_list_rows(
+    FILE *f, const struct sluice_task *t, size_t n, bool json, bool first);
+void cli_print_list_next(FILE *f, uint64_t next, bool json);
+
 /* The table of counts, then the settings tubes set themselves. */
 void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
 

@@ -181,23 +181,30 @@ cli_print_task(FILE *f, const struct sluice_task *t, bool json)
 }
 
 void
-cli_print_task_list(
-    FILE *f, const struct sluice_task *t, size_t n, uint64_t omitted, bool json)
+cli_print_list_head(FILE *f, bool json)
+{
+	if (json)
+		fputs("{\"tasks\":[", f);
+	else
+		fprintf(f, "%-10s %-8s %10s %9s  %-29s %8s  %s\n", "ID",
+		    "STATE", "PRIORITY", "ATTEMPTS", "RUN_AT", "SIZE",
+		    "KEY / LAST_ERROR");
+}
+
+void
+cli_print_list_rows(
+    FILE *f, const struct sluice_task *t, size_t n, bool json, bool first)
 {
 	char when[48];
 
 	if (json) {
-		fputs("{\"tasks\":[", f);
 		for (size_t i = 0; i < n; i++) {
-			if (i > 0)
+			if (i > 0 || !first)
 				fputc(',', f);
 			json_task(f, &t[i]);
 		}
-		fprintf(f, "],\"omitted\":%" PRIu64 "}\n", omitted);
 		return;
 	}
-	fprintf(f, "%-10s %-8s %10s %9s  %-29s %8s  %s\n", "ID", "STATE",
-	    "PRIORITY", "ATTEMPTS", "RUN_AT", "SIZE", "KEY / LAST_ERROR");
 	for (size_t i = 0; i < n; i++) {
 		cli_fmt_time(when, sizeof(when), t[i].run_at);
 		fprintf(f,
@@ -214,11 +221,36 @@ cli_print_task_list(
 			    f, t[i].last_error, strlen(t[i].last_error));
 		fputc('\n', f);
 	}
-	if (omitted > 0)
+}
+
+void
+cli_print_task_list(
+    FILE *f, const struct sluice_task *t, size_t n, uint64_t omitted, bool json)
+{
+	cli_print_list_head(f, json);
+	cli_print_list_rows(f, t, n, json, true);
+	if (json)
+		fprintf(f, "],\"omitted\":%" PRIu64 "}\n", omitted);
+	else if (omitted > 0)
 		fprintf(f,
 		    "(%" PRIu64 " more not shown: --limit N shows up to %d, "
-		    "--state and --order choose which)\n",
+		    "--state and --order choose which, --after ID and --all "
+		    "page through them)\n",
 		    omitted, SLUICE_LIST_MAX);
+}
+
+void
+cli_print_list_next(FILE *f, uint64_t next, bool json)
+{
+	if (json && next > 0)
+		fprintf(f, "],\"next\":%" PRIu64 "}\n", next);
+	else if (json)
+		fputs("],\"next\":null}\n", f);
+	else if (next > 0)
+		fprintf(f,
+		    "(there may be more: --after %" PRIu64 " shows the next "
+		    "page)\n",
+		    next);
 }
 
 /* ---- stats --------------------------------------------------------------- */

@@ -690,10 +690,20 @@ int
 sluice_list(struct sluice_client *c, const char *tube, int state, int order,
     uint32_t limit, int payloads, struct sluice_task **tasks, size_t *n)
 {
+	return sluice_list_after(
+	    c, tube, state, order, 0, limit, payloads, tasks, n);
+}
+
+int
+sluice_list_after(struct sluice_client *c, const char *tube, int state,
+    int order, uint64_t after, uint32_t limit, int payloads,
+    struct sluice_task **tasks, size_t *n)
+{
 	struct msg_req q = { .op = MSG_OP_LIST,
 		.list = { .tube = tube_or_default(tube),
 		    .limit = limit,
-		    .payloads = payloads != 0 } };
+		    .payloads = payloads != 0,
+		    .after = after } };
 	struct msg_rep r;
 	int rc;
 

@@ -37,6 +37,7 @@ enum {
 	FAIL_F_FATAL = 0x02, /* buried at once, whatever the attempts */
 	BURY_F_ERROR = 0x01, /* an error text follows the lease */
 	LIST_F_PAYLOADS = 0x01,
+	LIST_F_AFTER = 0x02, /* a cursor (u64) follows the limit */
 	KICK_F_DELAYED = 0x01,
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
@@ -73,7 +74,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	    FAIL_F_DELAY | FAIL_F_FATAL | LEASE_F_FORCE | LEASE_F_REPORT,
 	[MSG_OP_TOUCH] = LEASE_F_FORCE,
 	[MSG_OP_BURY] = BURY_F_ERROR | LEASE_F_FORCE | LEASE_F_REPORT,
-	[MSG_OP_LIST] = LIST_F_PAYLOADS,
+	[MSG_OP_LIST] = LIST_F_PAYLOADS | LIST_F_AFTER,
 	[MSG_OP_KICK] = KICK_F_DELAYED,
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
@@ -176,6 +177,8 @@ msg_order_name(uint8_t order)
 		return "age";
 	case MSG_ORDER_RUN_AT:
 		return "run_at";
+	case MSG_ORDER_ID:
+		return "id";
 	}
 	return NULL;
 }
@@ -282,6 +285,14 @@ static bool
 order_valid(uint8_t order)
 {
 	return msg_order_name(order) != NULL;
+}
+
+/* A cursor pages in id order only: another order's position moves as
+ * tasks are taken and retried, id never does. */
+static int
+list_cursor_valid(const struct msg_list *l)
+{
+	return l->after == 0 || l->order == MSG_ORDER_ID ? 0 : SLUICE_EINVAL;
 }
 
 /* A count of `n` elements allowed 1..max: 0 is EINVAL, more ELIMIT. */
@@ -1066,11 +1077,13 @@ get_req_body(
 		q->list.order = rd_u8(r);
 		q->list.limit = rd_u32(r);
 		q->list.payloads = flags & LIST_F_PAYLOADS;
+		q->list.after = flags & LIST_F_AFTER ? rd_u64(r) : 0;
 		NEED(r);
 		if ((q->list.state != MSG_ST_NONE &&
 		        !state_valid(q->list.state)) ||
 		    !order_valid(q->list.order))
 			return SLUICE_EPROTO;
+		TRY(list_cursor_valid(&q->list));
 		return check_count(q->list.limit, MSG_LIST_MAX);
 	case MSG_OP_DELETE_WHERE:
 		TRY(get_tube(r, false, &q->where.tube));
@@ -1511,7 +1524,8 @@ req_flag_byte(const struct msg_req *q)
 		    (q->lease.force ? LEASE_F_FORCE : 0) |
 		    (q->lease.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_LIST:
-		return q->list.payloads ? LIST_F_PAYLOADS : 0;
+		return (q->list.payloads ? LIST_F_PAYLOADS : 0) |
+		    (q->list.after > 0 ? LIST_F_AFTER : 0);
 	case MSG_OP_KICK:
 		return q->kick.delayed ? KICK_F_DELAYED : 0;
 	case MSG_OP_PAUSE:
@@ -1638,11 +1652,14 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		        !state_valid(q->list.state)) ||
 		    !order_valid(q->list.order))
 			return SLUICE_EINVAL;
+		TRY(list_cursor_valid(&q->list));
 		TRY(check_count(q->list.limit, MSG_LIST_MAX));
 		TRY(put_tube(b, q->list.tube, false));
 		buf_put_u8(b, q->list.state);
 		buf_put_u8(b, q->list.order);
 		buf_put_u32(b, q->list.limit);
+		if (q->list.after > 0)
+			buf_put_u64(b, q->list.after);
 		return 0;
 	case MSG_OP_PAUSE:
 		TRY(put_tube(b, q->pause.tube, false));

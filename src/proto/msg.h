@@ -129,6 +129,7 @@ enum msg_order {
 	MSG_ORDER_ATTEMPTS = 1, /* most attempts first, then id */
 	MSG_ORDER_AGE = 2,      /* oldest (created_at) first, then id */
 	MSG_ORDER_RUN_AT = 3,   /* soonest run_at first, then id */
+	MSG_ORDER_ID = 4,       /* lowest id first: the order a cursor pages */
 };
 
 /* stats' role. (A cluster member's role is enum msg_node_role, numbered
@@ -336,6 +337,8 @@ struct msg_list {
 	uint8_t order;  /* MSG_ORDER_* */
 	uint32_t limit; /* 1..MSG_LIST_MAX */
 	bool payloads;  /* include payloads (else only their size) */
+	uint64_t
+	    after; /* a cursor: only ids above it (MSG_ORDER_ID); 0: none */
 };
 
 /* delete_where: a tube's tasks in one state, at least `older` ms old */

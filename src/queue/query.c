@@ -123,6 +123,7 @@ struct pick {
 	size_t len;
 	size_t k;
 	int order;
+	uint64_t after; /* a cursor: ids up to it are skipped */
 };
 
 /* True when a comes before b in the list. */
@@ -137,6 +138,8 @@ before(int order, const struct task *a, const struct task *b)
 	case QUEUE_BY_AGE:
 		if (a->created_at != b->created_at)
 			return a->created_at < b->created_at;
+		break;
+	case QUEUE_BY_ID:
 		break;
 	default:
 		if (a->run_at != b->run_at)
@@ -172,6 +175,8 @@ pick_one(struct task *t, void *arg)
 	struct pick *p = arg;
 	size_t i;
 
+	if (t->id <= p->after)
+		return;
 	if (p->len < p->k) {
 		/* Sift up: the root is the last in order. */
 		i = p->len++;
@@ -214,6 +219,7 @@ queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
 		return SLUICE_ENOMEM;
 	p.len = 0;
 	p.order = req->order;
+	p.after = req->after;
 	visit(q, tb, req->state, pick_one, &p);
 	/* Pop the max-heap from the back: out[] ends up in order. */
 	*n = p.len;

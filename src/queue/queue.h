@@ -576,6 +576,7 @@ enum queue_order {
 	QUEUE_BY_ATTEMPTS = 0, /* most attempts first */
 	QUEUE_BY_AGE = 1,      /* oldest (created_at) first */
 	QUEUE_BY_RUN_AT = 2,   /* earliest run_at first */
+	QUEUE_BY_ID = 3,       /* lowest id first */
 	QUEUE_ORDER_END_
 };
 
@@ -585,6 +586,7 @@ struct queue_list_req {
 	int state; /* enum queue_state; QUEUE_ANY for all */
 	int order; /* enum queue_order; ties by id */
 	size_t limit;
+	uint64_t after; /* only tasks with a greater id; 0: every one */
 };
 
 /* Up to req->limit tasks of a tube into out[], in order; *n says how many

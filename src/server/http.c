@@ -626,12 +626,12 @@ static void
 on_list(nng_aio *aio)
 {
 	static const char *const states[] = { "all", "ready", "delayed",
-		"taken", "buried" };
-	static const char *const orders[] = { "", "attempts", "age", "run_at" };
+		"taken", "buried", "done" };
+	enum { NSTATES = sizeof(states) / sizeof(states[0]) };
 	const char *uri = req_uri(aio);
 	struct msg_req req = { .op = MSG_OP_LIST };
 	char tube[QUERY_MAX], v[32];
-	uint64_t limit = LIST_DEFAULT;
+	uint64_t limit = LIST_DEFAULT, after = 0;
 
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
@@ -641,18 +641,26 @@ on_list(nng_aio *aio)
 	if (query_get(uri, "state", v, sizeof(v))) {
 		uint8_t i = 0;
 
-		while (i < 5 && strcmp(v, states[i]) != 0)
+		while (i < NSTATES && strcmp(v, states[i]) != 0)
 			i++;
-		if (i == 5)
+		if (i == NSTATES)
 			goto bad;
 		req.list.state = i;
+	}
+	if (query_get(uri, "after", v, sizeof(v))) {
+		if (!query_u64(uri, "after", &after))
+			goto bad;
+		req.list.order = MSG_ORDER_ID; /* a cursor pages by id */
+		req.list.after = after;
 	}
 	if (query_get(uri, "order", v, sizeof(v))) {
 		uint8_t i = 1;
 
-		while (i < 4 && strcmp(v, orders[i]) != 0)
+		while (msg_order_name(i) != NULL &&
+		    strcmp(v, msg_order_name(i)) != 0)
 			i++;
-		if (i == 4)
+		if (msg_order_name(i) == NULL ||
+		    (after > 0 && i != MSG_ORDER_ID))
 			goto bad;
 		req.list.order = i;
 	}
@@ -665,8 +673,9 @@ on_list(nng_aio *aio)
 	return;
 bad:
 	respond_errc(aio, SLUICE_EINVAL,
-	    "list: state is all|ready|delayed|taken|buried, order "
-	    "attempts|age|run_at, limit 1..1000");
+	    "list: state is all|ready|delayed|taken|buried|done, order "
+	    "attempts|age|run_at|id, limit 1..1000, after an id (in id "
+	    "order)");
 }
 
 static void

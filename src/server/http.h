@@ -5,7 +5,8 @@
  *   GET  /stats        the JSON of `sluice stats --json`
  *   GET  /health       200 "ok", or 503 and the reason
  *   GET  /             the admin page (http_page.c), self-contained
- *   GET  /api/list     ?tube=T&state=S&order=O&limit=N  {"tasks":[...]}
+ *   GET  /api/list     ?tube=T&state=S&order=O&limit=N&after=ID
+ *                      {"tasks":[...]}
  *   GET  /api/errors   ?tube=T                          {"errors":[...]}
  *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
  *   POST /api/delete   ?id=N                    only with --http-admin

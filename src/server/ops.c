@@ -1379,7 +1379,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
 	const struct msg_list *m = &req->list;
 	struct queue_list_req lr = { m->tube.p, m->tube.len, m->state, 0,
-		m->limit };
+		m->limit, m->after };
 	struct msg_rep rep = { .op = MSG_OP_LIST };
 	struct queue_task_view *views;
 	struct msg_task *tasks;
@@ -1388,6 +1388,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 	lr.order = m->order == MSG_ORDER_ATTEMPTS ? QUEUE_BY_ATTEMPTS
 	    : m->order == MSG_ORDER_AGE           ? QUEUE_BY_AGE
+	    : m->order == MSG_ORDER_ID            ? QUEUE_BY_ID
 	                                          : QUEUE_BY_RUN_AT;
 	views = calloc(m->limit, sizeof(*views));
 	tasks = calloc(m->limit, sizeof(*tasks));

@@ -1,6 +1,7 @@
 /* The sluice command-line tool against a real sluiced: every command, its
  * JSON shapes (SPEC §6), its exit codes (0 ok, 1 error, 2 usage, 3 nothing
  * to take), `put --lines` and `work`. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -610,6 +611,75 @@ test_list_says_what_it_left_out(void **state)
 	assert_non_null(strstr(out, "\"omitted\":0"));
 }
 
+/* How many tasks out's JSON holds; their ids, in order, into ids[] (at
+ * most max; NULL: only count). */
+static size_t
+json_ids(uint64_t *ids, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = out; (p = strstr(p, "{\"id\":")) != NULL; p++) {
+		if (ids != NULL) {
+			assert_true(n < max);
+			ids[n] = strtoull(p + 6, NULL, 10);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* --after pages in id order and says where the next page starts; --all
+ * walks every page: each task once, whatever its state. */
+static void
+test_list_pages_through_every_task(void **state)
+{
+	enum { N = 2100, SMALL = 10 };
+	struct t_srv *s = up(state);
+	static char lines[N * 4];
+	uint64_t ids[SMALL + 1], first;
+	char arg[32];
+	size_t len = 0;
+
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(
+		    lines + len, sizeof(lines) - len, "%d\n", i % 100);
+	assert_int_equal(cli(s, lines, "put", "-t", "big", "--lines", NULL), 0);
+	assert_int_equal(count_lines(out), N);
+	first = strtoull(out, NULL, 10);
+	/* one taken, one deleted */
+	assert_int_equal(cli(s, NULL, "take", "-t", "big", NULL), 0);
+	snprintf(arg, sizeof(arg), "%" PRIu64, first + 500);
+	assert_int_equal(cli(s, NULL, "delete", arg, NULL), 0);
+	assert_int_equal(cli(s, NULL, "list", "-t", "big", "--all", NULL), 0);
+	assert_int_equal(count_lines(out), 1 + N - 1); /* header + tasks */
+	assert_null(strstr(out, "more"));
+	snprintf(arg, sizeof(arg), "%" PRIu64, first + 2000);
+	assert_int_equal(
+	    cli(s, NULL, "list", "-t", "big", "--after", arg, "--json", NULL),
+	    0);
+	assert_int_equal(json_ids(NULL, 0), N - 2001);
+	assert_non_null(strstr(out, "\"next\":null}"));
+
+	for (int i = 0; i < SMALL; i++)
+		assert_int_equal(cli(s, NULL, "put", "-t", "p", "x", NULL), 0);
+	assert_int_equal(cli(s, NULL, "list", "-t", "p", "--all", "--limit",
+	                     "3", "--json", NULL),
+	    0);
+	assert_int_equal(json_ids(ids, SMALL + 1), SMALL);
+	for (int i = 1; i < SMALL; i++)
+		assert_true(ids[i] > ids[i - 1]);
+	assert_non_null(strstr(out, "\"next\":null}"));
+	assert_int_equal(cli(s, NULL, "list", "-t", "p", "--after", "0",
+	                     "--limit", "4", "--json", NULL),
+	    0);
+	assert_int_equal(json_ids(ids, SMALL + 1), 4);
+	assert_true(json_num(out, "next") == ids[3]);
+	assert_int_equal(cli(s, NULL, "list", "-t", "p", "--after", "1",
+	                     "--order", "age", NULL),
+	    2);
+	assert_non_null(strstr(err, "id order"));
+}
+
 int
 main(void)
 {
@@ -632,6 +702,7 @@ main(void)
 		T(test_output_rules),
 		T(test_stats_text_is_for_people),
 		T(test_list_says_what_it_left_out),
+		T(test_list_pages_through_every_task),
 	};
 #undef T
 	return cmocka_run_group_tests_name(

@@ -585,6 +585,19 @@ test_admin_writes_need_http_admin(void **state)
 	free(body);
 	body = it_http_get(rw.hport, "/api/list?tube=bad%20name", 400);
 	free(body);
+	/* A cursor: the tasks after `id` (none), and id order with it only. */
+	snprintf(path, sizeof(path), "/api/list?tube=jobs&after=%" PRIu64, id);
+	body = it_http_get(rw.hport, path, 200);
+	assert_string_equal(body, "{\"tasks\":[]}");
+	free(body);
+	snprintf(
+	    path, sizeof(path), "/api/list?tube=jobs&after=%" PRIu64, id - 1);
+	body = it_http_get(rw.hport, path, 200);
+	assert_non_null(strstr(body, "\"last_error\":\"broken\""));
+	free(body);
+	body =
+	    it_http_get(rw.hport, "/api/list?tube=jobs&after=1&order=age", 400);
+	free(body);
 
 	snprintf(path, sizeof(path), "/api/delete?id=%" PRIu64, id);
 	assert_int_equal(

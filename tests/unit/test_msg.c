@@ -141,6 +141,13 @@ static const struct msg_req reqs[] = {
 	        .order = MSG_ORDER_ATTEMPTS,
 	        .limit = 1000,
 	        .payloads = true } },
+	{ .op = MSG_OP_LIST,
+	    .list = { .tube = S("t"),
+	        .state = MSG_ST_READY,
+	        .order = MSG_ORDER_ID,
+	        .limit = 10,
+	        .payloads = true,
+	        .after = 1ULL << 40 } },
 	{ .op = MSG_OP_ERRORS, .tube = S("t") },
 	{ .op = MSG_OP_STATS_HOURLY, .tube = S("t") },
 	{ .op = MSG_OP_STATS_HOURLY },
@@ -769,6 +776,7 @@ test_every_request_round_trips(void **state)
 			assert_int_equal(d.list.order, q->list.order);
 			assert_int_equal(d.list.limit, q->list.limit);
 			assert_int_equal(d.list.payloads, q->list.payloads);
+			assert_true(d.list.after == q->list.after);
 			break;
 		case MSG_OP_PAUSE:
 			assert_str_equal(d.pause.tube, q->pause.tube);
@@ -1237,6 +1245,14 @@ test_encoder_checks_limits(void **state)
 	        &(struct msg_req) { .op = MSG_OP_LIST,
 	            .list = { .tube = S("t"), .order = 7, .limit = 1 } }),
 	    SLUICE_EINVAL);
+	/* a cursor pages in id order only */
+	assert_int_equal(msg_encode_req(&b,
+	                     &(struct msg_req) { .op = MSG_OP_LIST,
+	                         .list = { .tube = S("t"),
+	                             .order = MSG_ORDER_AGE,
+	                             .limit = 1,
+	                             .after = 5 } }),
+	    SLUICE_EINVAL);
 	assert_int_equal(
 	    msg_encode_req(&b,
 	        &(struct msg_req) { .op = MSG_OP_DELETE_KEY, .key = S("") }),
@@ -1378,6 +1394,14 @@ test_decoder_names_each_limit(void **state)
 	b.data[b.len - 5] = 0;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 	b.data[b.len - 5] = 3;
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+	/* a cursor (flag 0x02) in run_at order, then in id order; a cursor
+	 * flag without its u64 is short */
+	b.data[3] = 0x02;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
+	buf_put_u64(&b, 42);
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	b.data[b.len - 13] = MSG_ORDER_ID;
 	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
 	buf_reset(&b);
 	buf_put(&b, "\x53\x01\x10\x00", 4);
@@ -1915,6 +1939,18 @@ test_doc_examples(void **state)
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_DELETE_WHERE, .count = 3 });
 	assert_hex(&b, "53 01 1d 00 00 00 03 00 00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_LIST,
+	        .list = { .tube = S("emails"),
+	            .state = MSG_ST_BURIED,
+	            .order = MSG_ORDER_ID,
+	            .limit = 100,
+	            .after = 42 } });
+	assert_hex(&b,
+	    "53 01 12 02 06 00 65 6d 61 69 6c 73 04 04 64 00"
+	    "00 00 2a 00 00 00 00 00 00 00");
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_LIST });
+	assert_hex(&b, "53 01 12 00 00 00 00 00 00 00");
 	encode_rep(
 	    &b, &(struct msg_rep) { .op = MSG_OP_ACK, .after = { .id = 42 } });
 	assert_hex(&b,

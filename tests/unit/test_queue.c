@@ -1725,6 +1725,22 @@ test_list_orders_and_limit(void **state)
 	for (size_t i = 1; i < n; i++)
 		assert_true(v[i - 1].run_at < v[i].run_at ||
 		    (v[i - 1].run_at == v[i].run_at && v[i - 1].id < v[i].id));
+	/* By id after a cursor: pages of two reach every task once, in id
+	 * order, though their run_at order is another. */
+	lr.order = QUEUE_BY_ID;
+	lr.limit = 2;
+	for (int page = 0; page < 3; page++) {
+		lr.after = page == 0 ? 0 : v[1].id;
+		assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+		assert_int_equal(n, page < 2 ? 2 : 1);
+		for (size_t i = 0; i < n; i++)
+			assert_true(v[i].id == ids[page * 2 + (int)i]);
+	}
+	lr.after = ids[4];
+	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
+	assert_int_equal(n, 0);
+	lr.after = 0;
+	lr.limit = 10;
 	lr.state = QUEUE_BURIED;
 	assert_int_equal(queue_list(h->q, h->now, &lr, v, &n), 0);
 	assert_int_equal(n, 0);
