@@ -138,6 +138,11 @@ ctx_cb(void *arg)
 static struct net_ev *session_ev(
     enum net_ev_kind kind, uint32_t session, const char *peer);
 
+/* A session opens at NNG_PIPE_EV_ADD_PRE, not _ADD_POST: nng starts a
+ * pipe's receiving between the two, so a request could reach the core
+ * before the open of its session (a valid token then found no session
+ * to bind to). Once ADD_PRE ran, nng always runs REM_POST too, even for
+ * a pipe it rejects: every open is closed. */
 static void
 pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -148,10 +153,10 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 	if (atomic_load(&n->closing))
 		return;
 	peer[0] = '\0';
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_PRE)
 		net_pipe_peer(p, peer, sizeof(peer));
 	e = session_ev(
-	    ev == NNG_PIPE_EV_ADD_POST ? NET_SESSION_OPEN : NET_SESSION_CLOSE,
+	    ev == NNG_PIPE_EV_ADD_PRE ? NET_SESSION_OPEN : NET_SESSION_CLOSE,
 	    nng_pipe_id(p), peer);
 	if (e == NULL) {
 		/* Without the event a closed session would keep its leases
@@ -239,7 +244,7 @@ net_open(struct net **out, const char *url, size_t max_msg,
 		goto fail_efd;
 	}
 	if ((rv = nng_socket_set_size(n->sock, NNG_OPT_RECVMAXSZ, max_msg)) ||
-	    (rv = nng_pipe_notify(n->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, n)) ||
+	    (rv = nng_pipe_notify(n->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, n)) ||
 	    (rv = nng_pipe_notify(n->sock, NNG_PIPE_EV_REM_POST, pipe_cb, n))) {
 		rc = -(NET_NNG_ERR_BASE + rv);
 		goto fail_sock;
