@@ -343,7 +343,8 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 }
 
 /* The lease ops' force: an operator's override, the admin's. (A
- * release_all is the worker's own, for its tube: not a force here.) */
+ * release_all, an override of every lease of a tube, is the admin's by
+ * its role already: auth_role_allows.) */
 static bool
 forced(const struct msg_req *r)
 {

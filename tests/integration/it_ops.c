@@ -713,8 +713,7 @@ const struct it_op it_ops[] = {
 	{ "put_batch", MSG_OP_PUT_BATCH, 0, p_none, r_put_batch, c_put_batch },
 	{ "take", MSG_OP_TAKE, 0, p_ready, r_take, c_take },
 	{ "ack", MSG_OP_ACK, 0, p_taken, r_ack, c_first_gone },
-	{ "ack_batch", MSG_OP_ACK_BATCH, 0, p_taken, r_ack_batch,
-	    c_two_gone },
+	{ "ack_batch", MSG_OP_ACK_BATCH, 0, p_taken, r_ack_batch, c_two_gone },
 	{ "release", MSG_OP_RELEASE, 0, p_taken, r_release, c_release },
 	{ "fail", MSG_OP_FAIL, 0, p_taken, r_fail, c_fail },
 	{ "touch", MSG_OP_TOUCH, 0, p_taken, r_touch, c_touch },
@@ -741,8 +740,7 @@ const struct it_op it_ops[] = {
 	{ "pause", MSG_OP_PAUSE, 0, p_ready, r_pause, c_pause },
 	{ "update", MSG_OP_UPDATE, 0, p_ready, r_update, c_update },
 	{ "tube_set", MSG_OP_TUBE_SET, 0, p_ready, r_tube_set, c_tube_set },
-	{ "tube_show", MSG_OP_TUBE_SHOW, 0, p_conf, r_tube_show,
-	    c_tube_show },
+	{ "tube_show", MSG_OP_TUBE_SHOW, 0, p_conf, r_tube_show, c_tube_show },
 	{ "tube_delete", MSG_OP_TUBE_DELETE, 0, p_conf, r_tube_delete,
 	    c_tube_delete },
 	{ "snapshot", MSG_OP_SNAPSHOT, 0, p_ready, r_snapshot, c_snapshot },
@@ -756,14 +754,14 @@ const struct it_op it_ops[] = {
 	    c_still_leads },
 	{ "cluster", MSG_OP_CLUSTER, SLUICE_ESTATE, p_none, r_cluster,
 	    c_still_leads },
-	{ "switchover", MSG_OP_SWITCHOVER, SLUICE_ESTATE, p_ready,
-	    r_switchover, c_still_leads },
+	{ "switchover", MSG_OP_SWITCHOVER, SLUICE_ESTATE, p_ready, r_switchover,
+	    c_still_leads },
 };
 const size_t it_nops = sizeof(it_ops) / sizeof(it_ops[0]);
 
 void
-it_opx_init(struct it_opx *x, struct sluice_client *adm,
-    const struct it_op *op, const char *prefix, int n)
+it_opx_init(struct it_opx *x, struct sluice_client *adm, const struct it_op *op,
+    const char *prefix, int n)
 {
 	memset(x, 0, sizeof(*x));
 	snprintf(x->tube, sizeof(x->tube), "%s.%d", prefix, n);
@@ -821,7 +819,8 @@ it_op_state(
 	}
 	it_rc(adm, sluice_tube_show(adm, x->tube, &s->conf), 0);
 	for (int i = 0; i < 2; i++) {
-		struct sluice_task *t = x->id[i] ? it_peek(adm, x->id[i]) : NULL;
+		struct sluice_task *t =
+		    x->id[i] ? it_peek(adm, x->id[i]) : NULL;
 
 		if (t == NULL)
 			continue;
