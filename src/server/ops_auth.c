@@ -3,10 +3,11 @@
  * token's role and tube pattern, from memory (the session keeps a pointer
  * to its token's line; a reload re-points it by the token's hash).
  *
- * A failed auth is answered after a pause of 100-500 ms, kept in a list
- * the core's loop serves like its other timers: the core never blocks,
- * and a client guessing tokens gets one guess per pause per connection.
- * A refusal says only "not allowed"; the log line says who and what. */
+ * A token that is not in the file (here, on the HTTP face and on the
+ * replication port) is answered after a pause the per-address limit of
+ * auth.h sets, kept in a list the core's loop serves like its other
+ * timers: the core never blocks, nor does anyone else wait for it. A
+ * refusal says only "not allowed"; the log line says who and what. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,11 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define AUTH_PAUSE_MIN_MS  100
-#define AUTH_PAUSE_SPAN_MS 400
-
 struct auth_wait {
 	struct net_ctx *ctx;
 	uint32_t session;
+	bool repl;   /* a follower's fetch, on the replication port */
+	uint8_t op;  /* the request's (auth, or an HTTP face's) */
 	int64_t due; /* monotonic ms */
 	struct auth_wait *next;
 };
@@ -97,25 +97,51 @@ peer_of(const struct sess *s)
 	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
 }
 
+/* Answers a wait, or drops it (its connection closed); frees it. */
 static void
-auth_failed(
-    struct core *c, struct net_ctx *ctx, uint32_t session, const char *peer)
+wait_end(struct core *c, struct auth_wait *w, bool drop)
+{
+	if (w->repl)
+		repl_answer_unknown(c, w->ctx, drop);
+	else if (drop)
+		net_drop(c->net, w->ctx);
+	else
+		reply_eauth(
+		    c, w->ctx, w->op, "unauthenticated: not a known token");
+	free(w);
+}
+
+void
+ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+    uint8_t op, const char *peer, bool repl)
 {
 	struct auth_wait *w = malloc(sizeof(*w));
+	struct auth_verdict v;
 
-	log_warn("auth",
-	    "refused a token that is not in the file peer=%s "
-	    "session=%" PRIu32,
-	    peer, session);
-	if (w == NULL) {
-		reply_eauth(
-		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
+	auth_limit_fail(
+	    &c->auth_limit, peer, clock_mono_ms(), (uint32_t)random(), &v);
+	if (v.log && v.unlogged > 0)
+		log_warn("auth",
+		    "refused %s that is not in the file peer=%s "
+		    "session=%" PRIu32 " failures=%" PRIu32 " unlogged=%" PRIu64
+		    "%s",
+		    repl ? "a follower's token" : "a token", peer, session,
+		    v.fails, v.unlogged, v.delayed ? " slowed" : "");
+	else if (v.log)
+		log_warn("auth",
+		    "refused %s that is not in the file peer=%s "
+		    "session=%" PRIu32 " failures=%" PRIu32 "%s",
+		    repl ? "a follower's token" : "a token", peer, session,
+		    v.fails, v.delayed ? " slowed" : "");
+	if (w == NULL) { /* no memory to wait in: answered at once */
+		if (repl)
+			repl_answer_unknown(c, ctx, false);
+		else
+			reply_eauth(
+			    c, ctx, op, "unauthenticated: not a known token");
 		return;
 	}
-	w->ctx = ctx;
-	w->session = session;
-	w->due = clock_mono_ms() + AUTH_PAUSE_MIN_MS +
-	    (int64_t)(random() % AUTH_PAUSE_SPAN_MS);
+	*w = (struct auth_wait) { ctx, session, repl, op, v.due, NULL };
 	w->next = c->auth_waits;
 	c->auth_waits = w;
 }
@@ -133,7 +159,8 @@ op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t == NULL || s == NULL) {
 		if (s != NULL) /* a failed change loses the token held */
 			s->tok = NULL, s->authed = false;
-		auth_failed(c, ctx, session, peer_of(s));
+		ops_auth_unknown(
+		    c, ctx, session, MSG_OP_AUTH, peer_of(s), false);
 		return;
 	}
 	s->tok = t;
@@ -155,25 +182,22 @@ ops_auth_serve(struct core *c, int64_t mono_ms)
 			continue;
 		}
 		*pw = w->next;
-		reply_eauth(c, w->ctx, MSG_OP_AUTH,
-		    "unauthenticated: not a known token");
-		free(w);
+		wait_end(c, w, false);
 	}
 }
 
 void
-ops_auth_drop(struct core *c, uint32_t session)
+ops_auth_drop(struct core *c, uint32_t session, bool repl)
 {
 	struct auth_wait **pw = &c->auth_waits, *w;
 
 	while ((w = *pw) != NULL) {
-		if (w->session != session) {
+		if (w->session != session || w->repl != repl) {
 			pw = &w->next;
 			continue;
 		}
 		*pw = w->next;
-		net_drop(c->net, w->ctx);
-		free(w);
+		wait_end(c, w, true);
 	}
 }
 
@@ -188,6 +212,7 @@ ops_auth_end(struct core *c)
 		free(w);
 	}
 	auth_free(&c->auth);
+	auth_limit_free(&c->auth_limit);
 }
 
 int64_t
@@ -399,7 +424,7 @@ http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return false;
 	}
 	if ((t = auth_find_hash(&c->auth, hash)) == NULL) {
-		auth_failed(c, ctx, session, "http");
+		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, "http", false);
 		return false;
 	}
 	if (admin_only && t->role != AUTH_ADMIN) {

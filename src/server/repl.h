@@ -15,6 +15,7 @@
 #ifndef SLUICE_SERVER_REPL_H
 #define SLUICE_SERVER_REPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +71,11 @@ size_t repl_peers(const struct core *c, struct repl_peer_info *out, size_t max);
 /* --auth's file was read again: a follower whose token is gone, or may
  * no longer replicate, is refused at its next request. */
 void repl_auth_reload(struct core *c);
+
+/* The answer to a fetch whose token is not in the file, when ops_auth's
+ * pause ends (EAUTH); or, with `drop`, its context let go (the connection
+ * closed meanwhile). */
+void repl_answer_unknown(struct core *c, struct net_ctx *ctx, bool drop);
 
 /* The node stopped leading: answers every parked fetch with "not leader"
  * and forgets the records kept for followers. */

@@ -4,18 +4,25 @@
  * refused and logged while others are served; SIGHUP revokes a token on
  * a live connection; the beanstalk face stays on loopback; the
  * replication port serves only followers with a replica token. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "it.h"
 #include "it_http.h"
 #include "it_node.h"
 #include "it_ops.h"
 #include "proto/msg.h"
+#include "proto/sp.h"
 #include "server/auth.h"
+#include "util/buf.h"
 
 /* token, line without its hash */
 static const char *const tokens[][2] = {
@@ -24,8 +31,9 @@ static const char *const tokens[][2] = {
 	{ "work-secret", "mailworker worker emails*" },
 	{ "mon-secret", "prom monitor *" },
 	{ "rep-secret", "follower replica *" },
+	{ "not-in-the-file", "" }, /* never written */
 };
-enum { ADMIN, PRODUCER, WORKER, MONITOR, REPLICA, NROLES };
+enum { ADMIN, PRODUCER, WORKER, MONITOR, REPLICA, NROLES, GHOST = NROLES };
 
 /* Writes the token file with the tokens whose bit is in `mask`. */
 static void
@@ -271,87 +279,268 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	sluice_close(admin);
 }
 
-/* Many wrong tokens at once: GUESSERS connections, each GUESSES calls
- * with a wrong token. libsluice sends its token as a connection's first
- * request, and once more when a call is refused EAUTH: the first call of
- * a connection sends it twice, each later one once (after the request
- * itself is refused "send auth first"). So 200 x (49 + 1) = 10,000
- * refused tokens, each answered after 100-500 ms (15 s or so in all). */
-enum { GUESSERS = 200, GUESSES = 49, GUESS_MS = 120000 };
+/* ---- wrong tokens from many addresses --------------------------------
 
-static atomic_int guessers_done;
+ * libsluice sends one request at a time from 127.0.0.1; a guesser need
+ * not. These connections are the client protocol by hand (proto/sp.h):
+ * bound to any address of 127.0.0.0/8 (all of it is loopback), they send
+ * many auth requests at once and read the replies as they come. */
 
-struct guesser {
-	const struct fix *f;
-	int64_t deadline;
-	int i, calls, eauth;
-	pthread_t th;
+static bool
+io_all(int fd, void *p, size_t n, bool out)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t k = out ? write(fd, (char *)p + done, n - done)
+		                : read(fd, (char *)p + done, n - done);
+
+		if (k <= 0)
+			return false;
+		done += (size_t)k;
+	}
+	return true;
+}
+
+/* A connection from `src` to the server's client port, its SP header
+ * exchanged; reads give up after IT_CALL_MS. -1 on failure. */
+static int
+raw_open(const struct t_srv *s, const char *src)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = IT_CALL_MS / 1000 * 3 };
+	uint8_t hs[SP_HANDSHAKE];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, src, &a.sin_addr);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		goto fail;
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	a.sin_port = htons((uint16_t)s->port);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		goto fail;
+	sp_handshake(hs, SP_PROTO_REQ0);
+	if (!io_all(fd, hs, sizeof(hs), true) ||
+	    !io_all(fd, hs, sizeof(hs), false) ||
+	    !sp_handshake_ok(hs, SP_PROTO_REP0))
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Sends `n` auth requests with `token`, at once. */
+static bool
+raw_auths(int fd, int n, const char *token)
+{
+	struct msg_req q = { .op = MSG_OP_AUTH, .token = msg_cstr(token) };
+	struct buf b, body;
+	bool ok;
+
+	buf_init(&b);
+	buf_init(&body);
+	assert_int_equal(msg_encode_req(&body, &q), 0);
+	for (int i = 0; i < n; i++) {
+		sp_store_len(buf_extend(&b, SP_LEN), 4 + body.len);
+		sp_store_u32(buf_extend(&b, 4), SP_ID_BIT | (uint32_t)i);
+		buf_put(&b, body.data, body.len);
+	}
+	ok = !buf_failed(&b) && io_all(fd, b.data, b.len, true);
+	buf_free(&b);
+	buf_free(&body);
+	return ok;
+}
+
+/* Reads `n` replies; returns how many had status `want` (-1: the
+ * connection failed first). */
+static int
+raw_replies(int fd, int n, int want)
+{
+	uint8_t len[SP_LEN], m[512];
+	int got = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct msg_rep rep;
+		uint64_t k;
+
+		if (!io_all(fd, len, sizeof(len), false) ||
+		    (k = sp_load_len(len)) < 4 || k > sizeof(m) ||
+		    !io_all(fd, m, (size_t)k, false))
+			return -1;
+		if (msg_decode_rep(m + 4, (size_t)k - 4, NULL, &rep) == 0 &&
+		    rep.op == MSG_OP_AUTH && rep.status == want)
+			got++;
+	}
+	return got;
+}
+
+/* The address of guesser `i`: 127.1.0.1, 127.1.0.2, ... */
+static void
+guesser_addr(int i, char out[32])
+{
+	snprintf(out, 32, "127.1.%d.%d", i / 250, i % 250 + 1);
+}
+
+/* ADDRS addresses, each sending its allowance of wrong tokens (none of
+ * them is slowed past it): 500 x 20 = 10,000, WAVE connections at a
+ * time. */
+enum { ADDRS = 500, WAVE = 100 };
+
+struct storm {
+	const struct t_srv *s;
+	int per_addr;
+	atomic_int done;
+	int refused, broken;
 };
 
 static void *
-guess(void *arg)
+storm_run(void *arg)
 {
-	struct guesser *g = arg;
-	struct sluice_client *c = it_client(g->f->s);
-	char token[32];
-	uint64_t id;
+	struct storm *st = arg;
+	int fds[WAVE];
+	char src[32];
 
-	snprintf(token, sizeof(token), "guess-%d", g->i);
-	if (sluice_set_token(c, token) == 0)
-		for (; g->calls < GUESSES && it_mono_ms() < g->deadline;
-		     g->calls++)
-			g->eauth += put(c, "emails", &id) == SLUICE_EAUTH;
-	sluice_close(c);
-	atomic_fetch_add(&guessers_done, 1);
+	for (int w = 0; w < ADDRS; w += WAVE) {
+		for (int i = 0; i < WAVE; i++) {
+			guesser_addr(w + i, src);
+			fds[i] = raw_open(st->s, src);
+			if (fds[i] < 0 ||
+			    !raw_auths(fds[i], st->per_addr, "guess"))
+				st->broken++;
+		}
+		for (int i = 0; i < WAVE; i++) {
+			int got = fds[i] < 0
+			    ? -1
+			    : raw_replies(fds[i], st->per_addr, SLUICE_EAUTH);
+
+			if (got < 0)
+				st->broken++;
+			else
+				st->refused += got;
+			if (fds[i] >= 0)
+				close(fds[i]);
+		}
+	}
+	atomic_store(&st->done, 1);
 	return NULL;
 }
 
-/* 10,000 wrong tokens from 200 connections: every one refused EAUTH and
- * logged, while a good client's puts go on being served. */
-static void
-test_ten_thousand_wrong_tokens(void **state)
+/* Puts of a good client until `done`: every one served. Returns how many
+ * (bounded by count and by IT_NODE_WAIT_MS). */
+static int
+good_puts_until(struct sluice_client *adm, atomic_int *done)
 {
-	static struct guesser g[GUESSERS];
-	struct sluice_client *adm;
-	struct fix f;
-	int64_t deadline;
-	int good = 0, calls = 0, eauth = 0;
+	int64_t end = it_mono_ms() + 4 * IT_NODE_WAIT_MS;
+	int good = 0;
 	uint64_t id;
 
-	start(state, &f);
-	adm = as(&f, ADMIN);
-	deadline = it_mono_ms() + GUESS_MS;
-	atomic_store(&guessers_done, 0);
-	for (int i = 0; i < GUESSERS; i++) {
-		g[i] =
-		    (struct guesser) { .f = &f, .deadline = deadline, .i = i };
-		assert_int_equal(
-		    pthread_create(&g[i].th, NULL, guess, &g[i]), 0);
-	}
-	/* the good client, while they guess: every put served */
-	while (good < 100000 && it_mono_ms() < deadline &&
-	    atomic_load(&guessers_done) < GUESSERS) {
+	while (good < 1000000 && it_mono_ms() < end && !atomic_load(done)) {
 		it_rc(adm, put(adm, "emails", &id), 0);
 		good++;
 	}
-	for (int i = 0; i < GUESSERS; i++) {
-		assert_int_equal(pthread_join(g[i].th, NULL), 0);
-		calls += g[i].calls;
-		eauth += g[i].eauth;
-	}
-	print_message("wrong tokens: %d calls, %d refused tokens; good puts "
-	              "meanwhile: %d\n",
-	    calls, GUESSERS * (GUESSES + 1), good);
-	assert_int_equal(calls, GUESSERS * GUESSES);
-	assert_int_equal(eauth, calls);
-	/* served during the guessing (which lasts 5 s at the least), not
-	 * only after it */
+	return good;
+}
+
+/* 10,000 wrong tokens against a live server, from 500 addresses: every
+ * one refused EAUTH, counted, and logged (a line per address and second
+ * at the most), while a good client's puts go on being served. */
+static void
+test_ten_thousand_wrong_tokens(void **state)
+{
+	struct storm st = { .per_addr = AUTH_FREE_FAILS };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	int good, lines;
+
+	start(state, &f);
+	st.s = f.s;
+	adm = as(&f, ADMIN);
+	assert_int_equal(pthread_create(&th, NULL, storm_run, &st), 0);
+	good = good_puts_until(adm, &st.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	lines = it_log_count(f.s, "refused a token that is not in the file");
+	print_message("wrong tokens: %d refused; good puts meanwhile: %d; "
+	              "log lines: %d\n",
+	    st.refused, good, lines);
+	assert_int_equal(st.broken, 0);
+	assert_int_equal(st.refused, ADDRS * AUTH_FREE_FAILS);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), st.refused);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 0);
+	/* served during the guessing, not only after it */
 	assert_true(good >= 10);
-	/* nothing of theirs was put; each refusal is in the log */
 	assert_int_equal(it_counts(adm, "emails").ready, good);
-	assert_int_equal(
-	    it_log_count(f.s, "refused a token that is not in the file"),
-	    GUESSERS * (GUESSES + 1));
+	/* each address named in the log */
+	assert_true(lines >= ADDRS && lines <= st.refused);
+	assert_int_equal(it_log_count(f.s, "peer=127.1.0.1:"), 1);
+	sluice_close(adm);
+}
+
+struct slow {
+	const struct t_srv *s;
+	int n;
+	atomic_int done;
+	int refused;
+};
+
+static void *
+slow_run(void *arg)
+{
+	struct slow *sl = arg;
+	int fd = raw_open(sl->s, "127.2.0.1");
+
+	if (fd >= 0 && raw_auths(fd, sl->n, "guess"))
+		sl->refused = raw_replies(fd, sl->n, SLUICE_EAUTH);
+	if (fd >= 0)
+		close(fd);
+	atomic_store(&sl->done, 1);
+	return NULL;
+}
+
+/* Past its allowance an address's wrong tokens are answered one after
+ * the other, each after a longer pause: counted apart, logged at most
+ * once a second with the count of those not logged, and no one else
+ * waits for them (a good client's puts go on; a good token from the same
+ * address is accepted). */
+static void
+test_an_address_past_its_allowance_is_slowed(void **state)
+{
+	struct slow sl = { .n = AUTH_FREE_FAILS + 4 };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	char line[96];
+	int good, fd;
+
+	start(state, &f);
+	sl.s = f.s;
+	adm = as(&f, ADMIN);
+	assert_int_equal(pthread_create(&th, NULL, slow_run, &sl), 0);
+	good = good_puts_until(adm, &sl.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(sl.refused, sl.n);
+	assert_true(good >= 1);
+	assert_int_equal(it_counts(adm, "emails").ready, good);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), sl.n);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 4);
+	/* they came at once: one line for them all */
+	assert_int_equal(it_log_count(f.s, "peer=127.2.0.1:"), 1);
+
+	/* the next one, a second later at least, is logged with the count
+	 * of those that were not; a good token is not held back */
+	assert_true((fd = raw_open(f.s, "127.2.0.1")) >= 0);
+	assert_true(raw_auths(fd, 1, "guess"));
+	assert_int_equal(raw_replies(fd, 1, SLUICE_EAUTH), 1);
+	snprintf(line, sizeof(line), "failures=%d unlogged=%d slowed", sl.n + 1,
+	    sl.n - 1);
+	assert_int_equal(it_log_count(f.s, line), 1);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 5);
+	assert_true(raw_auths(fd, 1, tokens[WORKER][0]));
+	assert_int_equal(raw_replies(fd, 1, 0), 1);
+	close(fd);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), sl.n + 1);
 	sluice_close(adm);
 }
 
@@ -660,6 +849,38 @@ test_replication_port_refuses_a_non_replica(void **state)
 	assert_int_equal(it_node_lsn(&work, NULL), 0);
 }
 
+/* A follower whose token is not in the file goes through the limit on
+ * failed attempts: refused EAUTH after a pause, counted, logged with its
+ * address; it stays empty while the leader serves its good follower. */
+static void
+test_a_wrong_replication_token_is_slowed(void **state)
+{
+	struct it_node l, rep, ghost;
+	char file[600];
+
+	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
+	write_tokens(file, (1u << NROLES) - 1);
+	it_node_init(state, &l, "leader");
+	it_node_arg(&l, "--auth", file);
+	it_node_start(&l);
+	it_rc(l.c, sluice_set_token(l.c, tokens[ADMIN][0]), 0);
+	it_put(l.c, "emails", "before");
+	follower(state, &ghost, "ghost", &l, GHOST, true);
+	follower(state, &rep, "rep", &l, REPLICA, true);
+	assert_true(log_wait(ghost.s,
+	                "the leader refuses this node's replication "
+	                "token") >= 1);
+	assert_true(log_wait(l.s,
+	                "refused a follower's token that is not in the file "
+	                "peer=127.0.0.1:") >= 1);
+	assert_true(it_node_kv(l.c, "auth_failures") >= 1);
+	it_put(l.c, "emails", "while refused");
+	it_node_caught_up(&l, &rep);
+	assert_int_equal(it_counts(rep.c, "emails").ready, 2);
+	assert_int_equal(it_node_lsn(&ghost, NULL), 0);
+	assert_true(it_node_kv(l.c, "auth_failures") >= 1);
+}
+
 int
 main(void)
 {
@@ -679,12 +900,18 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_ten_thousand_wrong_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
+		    test_an_address_past_its_allowance_is_slowed, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
 		    test_http_bearer_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_replication_port_refuses_a_non_replica, it_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_wrong_replication_token_is_slowed, it_setup,
 		    it_node_teardown),
 	};
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
