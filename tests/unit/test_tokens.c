@@ -1,6 +1,7 @@
 /* The token file of --auth (src/server/auth.c): every parse error with
  * its line, SHA-256 against vectors from `printf ... | sha256sum`, the
- * lookup, what each role may send, and tube patterns. */
+ * lookup, what each role may send, tube patterns, and the limit on
+ * failed attempts per address. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,85 @@ test_auth_hash_eq(void **state)
 	}
 }
 
+/* An address's first AUTH_FREE_FAILS failures get the free pause; the
+ * next wait in one line, each after a pause doubling up to the cap; the
+ * port does not matter; another address is apart; a quiet address starts
+ * again; the log is at most a line a second, with the count not logged. */
+static void
+test_auth_limit_per_address(void **state)
+{
+	struct auth_limit l = { 0 };
+	struct auth_verdict v;
+	int64_t t = 1000000, prev = 0;
+
+	(void)state;
+	for (int i = 1; i <= AUTH_FREE_FAILS; i++) {
+		auth_limit_fail(&l, "10.0.0.1:5000", t, (uint32_t)i * 97, &v);
+		assert_false(v.delayed);
+		assert_true(v.due >= t + AUTH_PAUSE_MIN_MS &&
+		    v.due < t + AUTH_PAUSE_MIN_MS + AUTH_PAUSE_SPAN_MS);
+		assert_int_equal(v.log, i == 1);
+		if (v.due > prev)
+			prev = v.due;
+	}
+	/* another port of the same host: past the allowance */
+	for (int i = 1; i <= 6; i++) {
+		int64_t pause = AUTH_PAUSE_MIN_MS << (i < 4 ? i : 4);
+
+		if (pause > AUTH_PAUSE_MAX_MS)
+			pause = AUTH_PAUSE_MAX_MS;
+		auth_limit_fail(&l, "10.0.0.1:6000", t, 0, &v);
+		assert_true(v.delayed);
+		assert_int_equal(v.due, prev + pause);
+		prev = v.due;
+	}
+	assert_int_equal(l.failures, AUTH_FREE_FAILS + 6);
+	assert_int_equal(l.delayed, 6);
+	/* a second later: logged, with the 25 that were not */
+	auth_limit_fail(&l, "10.0.0.1:6001", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_true(v.log && v.delayed);
+	assert_int_equal(v.unlogged, AUTH_FREE_FAILS + 5);
+	assert_int_equal(v.fails, AUTH_FREE_FAILS + 7);
+	prev = v.due;
+	/* another address, and a name without a port, are apart */
+	auth_limit_fail(&l, "10.0.0.2:5000", t, 0, &v);
+	assert_true(!v.delayed && v.log && v.fails == 1);
+	auth_limit_fail(&l, "[::1]:5000", t, 0, &v);
+	auth_limit_fail(&l, "[::1]:5001", t, 0, &v);
+	assert_int_equal(v.fails, 2);
+	auth_limit_fail(&l, "http", t, 0, &v);
+	assert_int_equal(v.fails, 1);
+	/* quiet for the window: from nothing again */
+	auth_limit_fail(&l, "10.0.0.1:7000", prev + AUTH_QUIET_MS + 1, 0, &v);
+	assert_false(v.delayed);
+	assert_int_equal(v.fails, 1);
+	auth_limit_free(&l);
+}
+
+/* The table holds AUTH_ADDRS addresses: a new one past that takes the
+ * place of the one that failed longest ago. */
+static void
+test_auth_limit_evicts_the_oldest(void **state)
+{
+	struct auth_limit l = { 0 };
+	struct auth_verdict v;
+	char peer[64];
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		auth_limit_fail(&l, "10.9.9.9:1", 0, 0, &v);
+	for (int i = 0; i < AUTH_ADDRS + 10; i++) {
+		snprintf(peer, sizeof(peer), "10.1.%d.%d:1", i / 256, i % 256);
+		auth_limit_fail(&l, peer, 1 + i, 0, &v);
+		assert_int_equal(v.fails, 1);
+	}
+	assert_int_equal(l.n, AUTH_ADDRS);
+	/* 10.9.9.9 failed first: it was forgotten */
+	auth_limit_fail(&l, "10.9.9.9:1", AUTH_ADDRS + 20, 0, &v);
+	assert_int_equal(v.fails, 1);
+	auth_limit_free(&l);
+}
+
 int
 main(void)
 {
@@ -313,6 +393,8 @@ main(void)
 		cmocka_unit_test(test_auth_role_by_op),
 		cmocka_unit_test(test_auth_tube_patterns),
 		cmocka_unit_test(test_auth_hash_eq),
+		cmocka_unit_test(test_auth_limit_per_address),
+		cmocka_unit_test(test_auth_limit_evicts_the_oldest),
 	};
 	return cmocka_run_group_tests_name("tokens", tests, NULL, NULL);
 }
