@@ -170,7 +170,17 @@ peer_addr(const char *peer, char out[AUTH_ADDR_MAX])
 	out[n] = '\0';
 }
 
-/* The entry of `addr`: found, new, or the one failed longest ago, reused.
+/* Whether entry `a` goes before `b` when one must be reused: one with no
+ * answer waiting, then the one that failed longest ago. */
+static bool
+evict_first(const struct auth_addr *a, const struct auth_addr *b)
+{
+	if ((a->waiting == 0) != (b->waiting == 0))
+		return a->waiting == 0;
+	return a->last < b->last;
+}
+
+/* The entry of `addr`: found, new, or another one reused (evict_first).
  * NULL when the table cannot be allocated. */
 static struct auth_addr *
 limit_entry(struct auth_limit *l, const char *addr)
@@ -182,14 +192,42 @@ limit_entry(struct auth_limit *l, const char *addr)
 	for (size_t i = 0; i < l->n; i++) {
 		if (strcmp(l->v[i].addr, addr) == 0)
 			return &l->v[i];
-		if (oldest == NULL || l->v[i].last < oldest->last)
+		if (oldest == NULL || evict_first(&l->v[i], oldest))
 			oldest = &l->v[i];
 	}
 	e = l->n < AUTH_ADDRS ? &l->v[l->n++] : oldest;
 	memset(e, 0, sizeof(*e));
 	snprintf(e->addr, sizeof(e->addr), "%s", addr);
 	e->logged = INT64_MIN / 2;
+	e->gen = ++l->gen; /* the tickets of the address it held are void */
 	return e;
+}
+
+/* The pause of the failure `e` just counted; v->delayed past the
+ * address's allowance: its answer waits at the end of the address's
+ * line, which is no longer than the answers still in it (those of
+ * closed connections left it). */
+static void
+limit_pause(struct auth_limit *l, struct auth_addr *e, int64_t now,
+    struct auth_verdict *v)
+{
+	if (e->fails > AUTH_FREE_FAILS) {
+		uint32_t step = e->fails - AUTH_FREE_FAILS;
+		int64_t pause = (int64_t)AUTH_PAUSE_MIN_MS
+		    << (step < 4 ? step : 4);
+		int64_t end = now + (int64_t)e->waiting * AUTH_PAUSE_MAX_MS;
+
+		if (pause > AUTH_PAUSE_MAX_MS)
+			pause = AUTH_PAUSE_MAX_MS;
+		if (e->due < end)
+			end = e->due;
+		v->due = (end > now ? end : now) + pause;
+		v->delayed = true;
+		l->delayed++;
+		e->due = v->due;
+	} else if (v->due > e->due) {
+		e->due = v->due;
+	}
 }
 
 void
@@ -204,34 +242,47 @@ auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
 	v->due = now + AUTH_PAUSE_MIN_MS + (int64_t)(rnd % AUTH_PAUSE_SPAN_MS);
 	v->log = true;
 	peer_addr(peer, addr);
-	if ((e = limit_entry(l, addr)) == NULL)
+	e = limit_entry(l, addr);
+	v->drop = l->waiting >= AUTH_WAIT_MAX ||
+	    (e != NULL && e->waiting >= AUTH_WAIT_ADDR_MAX);
+	if (v->drop)
+		l->dropped++;
+	else
+		l->waiting++;
+	if (e == NULL)
 		return;
 	if (e->fails > 0 &&
 	    now - (e->due > e->last ? e->due : e->last) > AUTH_QUIET_MS)
 		e->fails = 0;
 	v->fails = ++e->fails;
-	if (e->fails > AUTH_FREE_FAILS) {
-		uint32_t step = e->fails - AUTH_FREE_FAILS;
-		int64_t pause = (int64_t)AUTH_PAUSE_MIN_MS
-		    << (step < 4 ? step : 4);
-
-		if (pause > AUTH_PAUSE_MAX_MS)
-			pause = AUTH_PAUSE_MAX_MS;
-		v->due = (e->due > now ? e->due : now) + pause;
-		v->delayed = true;
-		l->delayed++;
+	if (v->drop) {
+		e->dropped++;
+	} else {
+		limit_pause(l, e, now, v);
+		e->waiting++;
+		v->ticket = (struct auth_ticket) { (size_t)(e - l->v), e->gen };
 	}
-	if (v->due > e->due)
-		e->due = v->due;
 	e->last = now;
 	v->log = now - e->logged >= AUTH_LOG_EVERY_MS;
 	if (v->log) {
 		v->unlogged = e->unlogged;
-		e->unlogged = 0;
+		v->dropped = e->dropped;
+		e->unlogged = e->dropped = 0;
 		e->logged = now;
 	} else {
 		e->unlogged++;
 	}
+}
+
+void
+auth_limit_done(struct auth_limit *l, struct auth_ticket t)
+{
+	struct auth_addr *e = t.slot < l->n ? &l->v[t.slot] : NULL;
+
+	if (l->waiting > 0)
+		l->waiting--;
+	if (t.gen != 0 && e != NULL && e->gen == t.gen && e->waiting > 0)
+		e->waiting--;
 }
 
 void

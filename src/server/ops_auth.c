@@ -9,6 +9,7 @@
  * timers: the core never blocks, nor does anyone else wait for it. A
  * refusal says only "not allowed"; the log line says who and what. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct auth_wait {
 	bool repl;   /* a follower's fetch, on the replication port */
 	uint8_t op;  /* the request's (auth, or an HTTP face's) */
 	int64_t due; /* monotonic ms */
+	struct auth_ticket ticket; /* its place in the limit's counts */
 	struct auth_wait *next;
 };
 
@@ -97,51 +99,80 @@ peer_of(const struct sess *s)
 	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
 }
 
-/* Answers a wait, or drops it (its connection closed); frees it. */
+/* Ends a refused token's request `how` (auth.h); an answer whose
+ * connection closed meanwhile is let go instead. */
 static void
-wait_end(struct core *c, struct auth_wait *w, bool drop)
+unknown_end(struct core *c, struct net_ctx *ctx, uint8_t op, bool repl,
+    enum auth_end how)
 {
-	if (w->repl)
-		repl_answer_unknown(c, w->ctx, drop);
-	else if (drop)
-		net_drop(c->net, w->ctx);
+	if (how == AUTH_END_ANSWER && !net_alive(ctx))
+		how = AUTH_END_DROP;
+	if (repl)
+		repl_answer_unknown(c, ctx, how);
+	else if (how == AUTH_END_DROP)
+		net_drop(c->net, ctx);
+	else if (how == AUTH_END_CLOSE)
+		net_close_conn(c->net, ctx);
 	else
-		reply_eauth(
-		    c, w->ctx, w->op, "unauthenticated: not a known token");
+		reply_eauth(c, ctx, op, "unauthenticated: not a known token");
+}
+
+/* Ends a wait `how` and frees it, its place in the limit given back. */
+static void
+wait_end(struct core *c, struct auth_wait *w, enum auth_end how)
+{
+	auth_limit_done(&c->auth_limit, w->ticket);
+	unknown_end(c, w->ctx, w->op, w->repl, how);
 	free(w);
+}
+
+/* One line per address and second at the most (the limit says which). */
+static void
+log_unknown(
+    const char *peer, uint32_t session, bool repl, const struct auth_verdict *v)
+{
+	char unlogged[40] = "", dropped[40] = "";
+
+	if (!v->log)
+		return;
+	if (v->unlogged > 0)
+		snprintf(unlogged, sizeof(unlogged), " unlogged=%" PRIu64,
+		    v->unlogged);
+	if (v->dropped > 0)
+		snprintf(
+		    dropped, sizeof(dropped), " dropped=%" PRIu64, v->dropped);
+	log_warn("auth",
+	    "refused %s that is not in the file peer=%s session=%" PRIu32
+	    " failures=%" PRIu32 "%s%s%s",
+	    repl ? "a follower's token" : "a token", peer, session, v->fails,
+	    unlogged, dropped,
+	    v->drop          ? " closed"
+	        : v->delayed ? " slowed"
+	                     : "");
 }
 
 void
 ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
     uint8_t op, const char *peer, bool repl)
 {
-	struct auth_wait *w = malloc(sizeof(*w));
+	struct auth_wait *w;
 	struct auth_verdict v;
 
 	auth_limit_fail(
 	    &c->auth_limit, peer, clock_mono_ms(), (uint32_t)random(), &v);
-	if (v.log && v.unlogged > 0)
-		log_warn("auth",
-		    "refused %s that is not in the file peer=%s "
-		    "session=%" PRIu32 " failures=%" PRIu32 " unlogged=%" PRIu64
-		    "%s",
-		    repl ? "a follower's token" : "a token", peer, session,
-		    v.fails, v.unlogged, v.delayed ? " slowed" : "");
-	else if (v.log)
-		log_warn("auth",
-		    "refused %s that is not in the file peer=%s "
-		    "session=%" PRIu32 " failures=%" PRIu32 "%s",
-		    repl ? "a follower's token" : "a token", peer, session,
-		    v.fails, v.delayed ? " slowed" : "");
-	if (w == NULL) { /* no memory to wait in: answered at once */
-		if (repl)
-			repl_answer_unknown(c, ctx, false);
-		else
-			reply_eauth(
-			    c, ctx, op, "unauthenticated: not a known token");
+	log_unknown(peer, session, repl, &v);
+	if (v.drop) {
+		unknown_end(c, ctx, op, repl, AUTH_END_CLOSE);
 		return;
 	}
-	*w = (struct auth_wait) { ctx, session, repl, op, v.due, NULL };
+	if ((w = malloc(sizeof(*w))) == NULL) {
+		/* no memory to wait in: the peer learns nothing either */
+		auth_limit_done(&c->auth_limit, v.ticket);
+		unknown_end(c, ctx, op, repl, AUTH_END_CLOSE);
+		return;
+	}
+	*w = (struct auth_wait) { ctx, session, repl, op, v.due, v.ticket,
+		NULL };
 	w->next = c->auth_waits;
 	c->auth_waits = w;
 }
@@ -182,7 +213,7 @@ ops_auth_serve(struct core *c, int64_t mono_ms)
 			continue;
 		}
 		*pw = w->next;
-		wait_end(c, w, false);
+		wait_end(c, w, AUTH_END_ANSWER);
 	}
 }
 
@@ -197,7 +228,7 @@ ops_auth_drop(struct core *c, uint32_t session, bool repl)
 			continue;
 		}
 		*pw = w->next;
-		wait_end(c, w, true);
+		wait_end(c, w, AUTH_END_DROP);
 	}
 }
 

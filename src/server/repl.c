@@ -1051,12 +1051,14 @@ refuse_parked(struct core *c, uint32_t session)
 }
 
 void
-repl_answer_unknown(struct core *c, struct net_ctx *ctx, bool drop)
+repl_answer_unknown(struct core *c, struct net_ctx *ctx, enum auth_end how)
 {
 	if (c->repl == NULL)
 		return; /* closed: its contexts went with its socket */
-	if (drop)
+	if (how == AUTH_END_DROP)
 		net_drop(c->repl->net, ctx);
+	else if (how == AUTH_END_CLOSE)
+		net_close_conn(c->repl->net, ctx);
 	else
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EAUTH,
 		    "unauthenticated: not a known token");

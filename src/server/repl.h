@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/auth.h"
+
 struct core;
 struct repl;
 struct rec_hdr;
@@ -72,10 +74,11 @@ size_t repl_peers(const struct core *c, struct repl_peer_info *out, size_t max);
  * no longer replicate, is refused at its next request. */
 void repl_auth_reload(struct core *c);
 
-/* The answer to a fetch whose token is not in the file, when ops_auth's
- * pause ends (EAUTH); or, with `drop`, its context let go (the connection
- * closed meanwhile). */
-void repl_answer_unknown(struct core *c, struct net_ctx *ctx, bool drop);
+/* The end of a fetch whose token is not in the file, `how` ops_auth
+ * says (auth.h): EAUTH when its pause ends, its context let go (the
+ * connection closed meanwhile), or its connection closed. */
+void repl_answer_unknown(
+    struct core *c, struct net_ctx *ctx, enum auth_end how);
 
 /* The node stopped leading: answers every parked fetch with "not leader"
  * and forgets the records kept for followers. */
