@@ -5,6 +5,7 @@
  * a live connection; the beanstalk face stays on loopback; the
  * replication port serves only followers with a replica token. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -544,6 +545,162 @@ test_an_address_past_its_allowance_is_slowed(void **state)
 	sluice_close(adm);
 }
 
+/* ---- an address past the bound on waiting answers ------------------ */
+
+/* Reads EAUTH replies until the server closes the connection: how many
+ * came first; -1 when it was not closed within the read timeout. */
+static int
+raw_until_closed(int fd, int max)
+{
+	for (int got = 0; got <= max; got++) {
+		errno = 0;
+		if (raw_replies(fd, 1, SLUICE_EAUTH) == 1)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : got;
+	}
+	return -1;
+}
+
+/* The server's resident memory, kB (/proc/PID/status); -1 if unread. */
+static long
+rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* The sum of `key`=N over the log lines that name `what`. */
+static long
+log_sum(const struct t_srv *s, const char *what, const char *key)
+{
+	char line[1024];
+	size_t klen = strlen(key);
+	long sum = 0;
+	FILE *f = fopen(s->log, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		const char *k = strstr(line, key);
+
+		if (strstr(line, what) != NULL && k != NULL)
+			sum += strtol(k + klen, NULL, 10);
+	}
+	fclose(f);
+	return sum;
+}
+
+/* FLOOD_CONNS connections from one address, each sending FLOOD_EACH
+ * wrong tokens at once: far more than may wait (AUTH_WAIT_ADDR_MAX). */
+enum { FLOOD_CONNS = 32, FLOOD_EACH = 1000 };
+
+struct flood {
+	const struct t_srv *s;
+	atomic_int done;
+	int closed, answered, broken;
+};
+
+static void *
+flood_run(void *arg)
+{
+	struct flood *fl = arg;
+	int fds[FLOOD_CONNS];
+
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		fds[i] = raw_open(fl->s, "127.3.0.1");
+		/* the server may close it before all is written */
+		if (fds[i] >= 0)
+			(void)raw_auths(fds[i], FLOOD_EACH, "guess");
+		else
+			fl->broken++;
+	}
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		int got =
+		    fds[i] < 0 ? -1 : raw_until_closed(fds[i], FLOOD_EACH);
+
+		if (got < 0) {
+			fl->broken++;
+		} else {
+			fl->closed++;
+			fl->answered += got;
+		}
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	atomic_store(&fl->done, 1);
+	return NULL;
+}
+
+/* One address sends 32,000 wrong tokens at once: no more than 32 of its
+ * answers wait, the rest close their connection unanswered (every one of
+ * its connections is closed by the server, and what they had waiting
+ * leaves with them); the server keeps serving a good client, and a good
+ * token from the same address; the dropped are counted, and the log's
+ * lines (one a second at the most) count them all; the memory stays
+ * bounded, and the server stops cleanly (no leak in the sanitized
+ * build). */
+static void
+test_an_address_past_the_bound_is_closed(void **state)
+{
+	struct flood fl = { 0 };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	long before, after, dropped;
+	int good, fd;
+
+	start(state, &f);
+	fl.s = f.s;
+	adm = as(&f, ADMIN);
+	before = rss_kb(f.s->pid);
+	assert_true(before > 0);
+	assert_int_equal(pthread_create(&th, NULL, flood_run, &fl), 0);
+	good = good_puts_until(adm, &fl.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	print_message("flood: %d connections closed, %d answers before; "
+	              "good puts meanwhile: %d\n",
+	    fl.closed, fl.answered, good);
+	assert_int_equal(fl.broken, 0);
+	assert_int_equal(fl.closed, FLOOD_CONNS);
+	assert_int_equal(it_counts(adm, "emails").ready, good);
+	dropped = (long)it_node_kv(adm, "auth_dropped");
+	assert_true(dropped > 0);
+	assert_true(it_node_kv(adm, "auth_failures") >=
+	    (uint64_t)(dropped + fl.answered));
+
+	/* a second on, the next wrong token is logged with every drop not
+	 * yet logged; then a good token on the same connection */
+	it_sleep_ms(AUTH_LOG_EVERY_MS + 100);
+	assert_true((fd = raw_open(f.s, "127.3.0.1")) >= 0);
+	assert_true(raw_auths(fd, 1, "guess"));
+	assert_int_equal(raw_replies(fd, 1, SLUICE_EAUTH), 1);
+	assert_true(raw_auths(fd, 1, tokens[WORKER][0]));
+	assert_int_equal(raw_replies(fd, 1, 0), 1);
+	close(fd);
+	assert_int_equal(log_sum(f.s, "peer=127.3.0.1:", " dropped="), dropped);
+	assert_true(it_log_count(f.s, "peer=127.3.0.1:") <
+	    FLOOD_CONNS * FLOOD_EACH / 100);
+
+	/* generous: the waits of 32,000 answers held would be more (the
+	 * sanitized build keeps freed memory a while) */
+	after = rss_kb(f.s->pid);
+	print_message("VmRSS: %ld kB before, %ld kB after\n", before, after);
+	assert_true(after > 0);
+	assert_true(after - before < (it_sanitized() ? 512 : 64) * 1024);
+	sluice_close(adm);
+	assert_int_equal(t_srv_stop(f.s, SIGTERM), 0);
+	assert_int_equal(it_log_count(f.s, "LeakSanitizer"), 0);
+}
+
 /* sluice_peek's result for `id` (the task freed). */
 static int
 peek_rc(struct sluice_client *c, uint64_t id)
@@ -901,6 +1058,9 @@ main(void)
 		    test_ten_thousand_wrong_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_an_address_past_its_allowance_is_slowed, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_an_address_past_the_bound_is_closed, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_http_bearer_tokens, it_setup, it_teardown),
