@@ -148,6 +148,150 @@ auth_all_tubes(const struct auth_token *t)
 	return t->prefix_len == 0;
 }
 
+/* ---- failed attempts ------------------------------------------------ */
+
+/* `peer` without its port: "127.0.0.1:5000" -> "127.0.0.1", "[::1]:5000"
+ * -> "[::1]"; a peer without one is kept whole. */
+static void
+peer_addr(const char *peer, char out[AUTH_ADDR_MAX])
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = strlen(peer);
+	bool port = colon != NULL && colon[1] != '\0' &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1);
+
+	/* an IPv6 address without brackets has colons and no port */
+	if (port &&
+	    (strchr(peer, ':') == colon || (colon > peer && colon[-1] == ']')))
+		n = (size_t)(colon - peer);
+	if (n >= AUTH_ADDR_MAX)
+		n = AUTH_ADDR_MAX - 1;
+	memcpy(out, peer, n);
+	out[n] = '\0';
+}
+
+/* Whether entry `a` goes before `b` when one must be reused: one with no
+ * answer waiting, then the one that failed longest ago. */
+static bool
+evict_first(const struct auth_addr *a, const struct auth_addr *b)
+{
+	if ((a->waiting == 0) != (b->waiting == 0))
+		return a->waiting == 0;
+	return a->last < b->last;
+}
+
+/* The entry of `addr`: found, new, or another one reused (evict_first).
+ * NULL when the table cannot be allocated. */
+static struct auth_addr *
+limit_entry(struct auth_limit *l, const char *addr)
+{
+	struct auth_addr *e, *oldest = NULL;
+
+	if (l->v == NULL && (l->v = calloc(AUTH_ADDRS, sizeof(*l->v))) == NULL)
+		return NULL;
+	for (size_t i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i].addr, addr) == 0)
+			return &l->v[i];
+		if (oldest == NULL || evict_first(&l->v[i], oldest))
+			oldest = &l->v[i];
+	}
+	e = l->n < AUTH_ADDRS ? &l->v[l->n++] : oldest;
+	memset(e, 0, sizeof(*e));
+	snprintf(e->addr, sizeof(e->addr), "%s", addr);
+	e->logged = INT64_MIN / 2;
+	e->gen = ++l->gen; /* the tickets of the address it held are void */
+	return e;
+}
+
+/* The pause of the failure `e` just counted; v->delayed past the
+ * address's allowance: its answer waits at the end of the address's
+ * line, which is no longer than the answers still in it (those of
+ * closed connections left it). */
+static void
+limit_pause(struct auth_limit *l, struct auth_addr *e, int64_t now,
+    struct auth_verdict *v)
+{
+	if (e->fails > AUTH_FREE_FAILS) {
+		uint32_t step = e->fails - AUTH_FREE_FAILS;
+		int64_t pause = (int64_t)AUTH_PAUSE_MIN_MS
+		    << (step < 4 ? step : 4);
+		int64_t end = now + (int64_t)e->waiting * AUTH_PAUSE_MAX_MS;
+
+		if (pause > AUTH_PAUSE_MAX_MS)
+			pause = AUTH_PAUSE_MAX_MS;
+		if (e->due < end)
+			end = e->due;
+		v->due = (end > now ? end : now) + pause;
+		v->delayed = true;
+		l->delayed++;
+		e->due = v->due;
+	} else if (v->due > e->due) {
+		e->due = v->due;
+	}
+}
+
+void
+auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
+    uint32_t rnd, struct auth_verdict *v)
+{
+	char addr[AUTH_ADDR_MAX];
+	struct auth_addr *e;
+
+	memset(v, 0, sizeof(*v));
+	l->failures++;
+	v->due = now + AUTH_PAUSE_MIN_MS + (int64_t)(rnd % AUTH_PAUSE_SPAN_MS);
+	v->log = true;
+	peer_addr(peer, addr);
+	e = limit_entry(l, addr);
+	v->drop = l->waiting >= AUTH_WAIT_MAX ||
+	    (e != NULL && e->waiting >= AUTH_WAIT_ADDR_MAX);
+	if (v->drop)
+		l->dropped++;
+	else
+		l->waiting++;
+	if (e == NULL)
+		return;
+	if (e->fails > 0 &&
+	    now - (e->due > e->last ? e->due : e->last) > AUTH_QUIET_MS)
+		e->fails = 0;
+	v->fails = ++e->fails;
+	if (v->drop) {
+		e->dropped++;
+	} else {
+		limit_pause(l, e, now, v);
+		e->waiting++;
+		v->ticket = (struct auth_ticket) { (size_t)(e - l->v), e->gen };
+	}
+	e->last = now;
+	v->log = now - e->logged >= AUTH_LOG_EVERY_MS;
+	if (v->log) {
+		v->unlogged = e->unlogged;
+		v->dropped = e->dropped;
+		e->unlogged = e->dropped = 0;
+		e->logged = now;
+	} else {
+		e->unlogged++;
+	}
+}
+
+void
+auth_limit_done(struct auth_limit *l, struct auth_ticket t)
+{
+	struct auth_addr *e = t.slot < l->n ? &l->v[t.slot] : NULL;
+
+	if (l->waiting > 0)
+		l->waiting--;
+	if (t.gen != 0 && e != NULL && e->gen == t.gen && e->waiting > 0)
+		e->waiting--;
+}
+
+void
+auth_limit_free(struct auth_limit *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 /* ---- the file ------------------------------------------------------ */
 
 struct parse {

@@ -90,6 +90,98 @@ bool auth_tube_ok(const struct auth_token *t, const char *tube, size_t len);
  * that name no tube, or every tube) need it. */
 bool auth_all_tubes(const struct auth_token *t);
 
+/* ---- failed attempts ------------------------------------------------
+
+ * A token that is not in the file (a guess, or a client with a stale
+ * one) is answered EAUTH after a pause, counted per peer address (its
+ * port left out: every connection of a host is one address):
+ *  - the first AUTH_FREE_FAILS of an address are answered after 100-500
+ *    ms each, each connection's on its own;
+ *  - the next ones of the address wait in one line: each after the one
+ *    before it, by a pause that doubles from 200 ms up to 1 s. So an
+ *    address gets about one answer per second however many connections
+ *    it opens and requests it sends at once;
+ *  - an address quiet for AUTH_QUIET_MS starts again from nothing.
+ * The answers waiting are bounded: AUTH_WAIT_ADDR_MAX of an address and
+ * AUTH_WAIT_MAX in all. A failure past either is not queued: its
+ * connection is closed at once, unanswered (counted as dropped), so that
+ * no number of connections and requests makes the line, or the memory it
+ * holds, grow without end.
+ * AUTH_ADDRS addresses are remembered; a new one past that takes the
+ * place of the one whose last failure is the oldest, one with no answer
+ * waiting first. Each failure may be logged: at most one line per address
+ * per second, which counts those that were not and those dropped. A good
+ * token is never paused. */
+#define AUTH_ADDR_MAX      64
+#define AUTH_ADDRS         1024
+#define AUTH_FREE_FAILS    20
+#define AUTH_QUIET_MS      60000
+#define AUTH_PAUSE_MIN_MS  100
+#define AUTH_PAUSE_SPAN_MS 400
+#define AUTH_PAUSE_MAX_MS  1000
+#define AUTH_LOG_EVERY_MS  1000
+#define AUTH_WAIT_ADDR_MAX 32
+#define AUTH_WAIT_MAX      4096
+
+struct auth_addr {
+	char addr[AUTH_ADDR_MAX];
+	uint32_t fails;    /* since it was last quiet */
+	int64_t last;      /* its last failure (monotonic ms) */
+	int64_t due;       /* when its latest answer goes out */
+	int64_t logged;    /* its last log line */
+	uint64_t unlogged; /* failures since, not logged */
+	uint64_t dropped;  /* failures since, dropped */
+	uint32_t waiting;  /* its answers waiting */
+	uint64_t gen;      /* which address holds the entry (tickets) */
+};
+
+struct auth_limit {
+	struct auth_addr *v; /* AUTH_ADDRS, allocated at the first failure */
+	size_t n;
+	uint64_t gen;      /* the last entry's gen */
+	uint32_t waiting;  /* answers waiting, every address's */
+	uint64_t failures; /* every failure */
+	uint64_t delayed;  /* those past an address's AUTH_FREE_FAILS */
+	uint64_t dropped;  /* those past a bound on waiting answers */
+};
+
+/* A waiting answer's place in the counts, given back by auth_limit_done
+ * (gen 0: its address has no entry, only the total counts it). */
+struct auth_ticket {
+	size_t slot;
+	uint64_t gen;
+};
+
+/* What to do with one failure. */
+struct auth_verdict {
+	int64_t due;       /* when to answer it (monotonic ms) */
+	bool delayed;      /* past the address's allowance */
+	bool drop;         /* past a bound: close its connection now */
+	bool log;          /* log it */
+	uint64_t unlogged; /* with log: the address's failures not logged
+	                      since its line before */
+	uint64_t dropped;  /* with log: the address's failures dropped since
+	                      its line before, this one included */
+	uint32_t fails;    /* the address's failures since it was quiet */
+	struct auth_ticket ticket; /* without drop: give it back */
+};
+
+/* Counts a failure from `peer` ("ADDR:PORT", "[ADDR]:PORT", or any name)
+ * at `now` (monotonic ms); `rnd` is a random number (the free pauses'
+ * spread). Unless v->drop, its answer waits until auth_limit_done. */
+void auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
+    uint32_t rnd, struct auth_verdict *v);
+
+/* A waiting answer went out, or was let go (its connection closed). */
+void auth_limit_done(struct auth_limit *l, struct auth_ticket t);
+
+/* How a refused token's request ends: answered EAUTH when its pause is
+ * over, let go (its connection closed meanwhile), or its connection
+ * closed (past a bound on waiting answers). */
+enum auth_end { AUTH_END_ANSWER, AUTH_END_DROP, AUTH_END_CLOSE };
+
+void auth_limit_free(struct auth_limit *l);
+
 /* "producer" .. "monitor"; "?" for anything else. */
 const char *auth_role_name(int role);
 

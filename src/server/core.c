@@ -120,14 +120,6 @@ undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
 	return undone;
 }
 
-/* Whether an answer can still reach the client of `ctx`. */
-static bool
-deliverable(const struct net_ctx *ctx)
-{
-	return ctx->face == NULL || ctx->face->alive == NULL ||
-	    ctx->face->alive(ctx);
-}
-
 static void
 pending_push(
     struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
@@ -184,7 +176,7 @@ reply_at(struct core *c, struct net_ctx *ctx, bool local)
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (c->reply_ntakes > 0 && !deliverable(ctx)) {
+	if (c->reply_ntakes > 0 && !net_alive(ctx)) {
 		undo_takes(c, c->reply_takes, c->reply_ntakes);
 		nng_msg_free(m);
 		net_drop(c->net, ctx);
@@ -283,7 +275,7 @@ core_flush_replies(struct core *c)
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
 		if (p->undone ||
-		    (p->ntakes > 0 && !failed && !deliverable(p->ctx))) {
+		    (p->ntakes > 0 && !failed && !net_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
 			nng_msg_free(p->msg);
 			net_drop(c->net, p->ctx);

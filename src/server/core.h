@@ -104,7 +104,8 @@ struct core {
 	bool auth_on;
 	struct auth auth;
 	struct auth_wait *auth_waits;
-	bool applied;      /* a record was applied this turn */
+	struct auth_limit auth_limit; /* failed attempts per address */
+	bool applied;                 /* a record was applied this turn */
 	bool reply_local;  /* the request being handled only reads: its
 	                    * answer needs the local log, not followers */
 	bool reply_take;   /* the reply being sent hands out tasks: it
@@ -266,7 +267,14 @@ bool ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
  * of a closed session dropped, all sent at the end; when the next is due
  * (INT64_MAX: none). */
 void ops_auth_serve(struct core *c, int64_t mono_ms);
-void ops_auth_drop(struct core *c, uint32_t session);
+void ops_auth_drop(struct core *c, uint32_t session, bool repl);
+
+/* A token that is not in the file, from `peer`: counted and logged (the
+ * limit of auth.h), and answered EAUTH (with `op`) when the limit says;
+ * `repl`: a follower's fetch on the replication port (answered by
+ * repl_answer_unknown). */
+void ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+    uint8_t op, const char *peer, bool repl);
 void ops_auth_end(struct core *c); /* frees the file and the list */
 int64_t ops_auth_next(const struct core *c);
 

@@ -104,7 +104,19 @@ sp_alive(const struct net_ctx *ctx)
 	            ->sc->conn->closed;
 }
 
-static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive };
+/* The connection closes now (its session's close follows), then the
+ * request ends like a dropped one. */
+static void
+sp_close(struct net_ctx *ctx)
+{
+	struct sp_req *r = req_of(ctx);
+
+	conn_close(r->sc->conn);
+	req_end(r);
+}
+
+static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive,
+	sp_close };
 
 /* One whole message: post its request. False when out of memory. */
 static bool

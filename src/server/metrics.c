@@ -505,6 +505,17 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    node_kv(s, "log_batch_records"));
 	gauge(f, "sluice_snapshot_lsn", "The LSN the newest snapshot covers.",
 	    node_kv(s, "snapshot_lsn"));
+	counter(f, "sluice_auth_failures_total",
+	    "Tokens refused because they are not in the token file (--auth).",
+	    node_kv(s, "auth_failures"));
+	counter(f, "sluice_auth_delayed_total",
+	    "Of those, the ones past their address's allowance, answered "
+	    "after a longer pause.",
+	    node_kv(s, "auth_delayed"));
+	counter(f, "sluice_auth_dropped_total",
+	    "Of those, the ones past a bound on the answers waiting (per "
+	    "address, or in all): their connection closed unanswered.",
+	    node_kv(s, "auth_dropped"));
 	family(f, "sluice_snapshot_age_seconds", "gauge",
 	    "Seconds since the newest snapshot was published; NaN when "
 	    "this process has published none.");

@@ -47,6 +47,7 @@ struct net_rep_ctx {
 	nng_ctx ctx;
 	nng_aio *aio;
 	enum ctx_state state;
+	nng_pipe pipe;    /* CTX_CORE: the request's */
 	struct net_ev ev; /* the request event; one per context */
 	struct net_rep_ctx *all_next;
 };
@@ -131,7 +132,8 @@ ctx_cb(void *arg)
 	c->ev.kind = NET_REQUEST;
 	c->ev.ctx = &c->base;
 	c->ev.msg = nng_aio_get_msg(c->aio);
-	c->ev.session = nng_pipe_id(nng_msg_get_pipe(c->ev.msg));
+	c->pipe = nng_msg_get_pipe(c->ev.msg);
+	c->ev.session = nng_pipe_id(c->pipe);
 	ev_push(n, &c->ev);
 }
 
@@ -493,6 +495,25 @@ net_drop(struct net *n, struct net_ctx *base)
 		return;
 	}
 	ctx_recv((struct net_rep_ctx *)base);
+}
+
+void
+net_close_conn(struct net *n, struct net_ctx *base)
+{
+	if (base->face != NULL && base->face->close != NULL) {
+		base->face->close(base);
+		return;
+	}
+	if (base->face == NULL)
+		nng_pipe_close(((struct net_rep_ctx *)base)->pipe);
+	net_drop(n, base);
+}
+
+bool
+net_alive(const struct net_ctx *ctx)
+{
+	return ctx->face == NULL || ctx->face->alive == NULL ||
+	    ctx->face->alive(ctx);
 }
 
 void

@@ -39,6 +39,9 @@ struct net_face {
 	 * connection closed). Optional: without it, an answer is deliverable
 	 * while its session is open. */
 	bool (*alive)(const struct net_ctx *ctx);
+	/* The core gives up the request without an answer and closes its
+	 * connection. Optional: without it, drop. */
+	void (*close)(struct net_ctx *ctx);
 };
 
 struct net_ctx {
@@ -134,6 +137,15 @@ void net_reply(struct net *n, struct net_ctx *ctx, nng_msg *msg);
 
 /* Gives up a request without an answer (its session is gone). */
 void net_drop(struct net *n, struct net_ctx *ctx);
+
+/* Gives up a request without an answer and closes its connection (an
+ * nng pipe, or its face's): the other end learns nothing more. Its
+ * session's NET_SESSION_CLOSE follows. */
+void net_close_conn(struct net *n, struct net_ctx *ctx);
+
+/* Whether an answer to `ctx` can still reach the other end (face->alive;
+ * an nng context's: true, nng drops an answer to a closed pipe). */
+bool net_alive(const struct net_ctx *ctx);
 
 /* Waits up to `timeout_ms` until every answer given to net_reply has
  * been handed to the transport (shutdown). */

@@ -566,7 +566,7 @@ ops_drop_waiters(struct core *c, uint32_t session)
 		net_drop(c->net, w->ctx);
 		free(w);
 	}
-	ops_auth_drop(c, session);
+	ops_auth_drop(c, session, false);
 }
 
 void
@@ -1492,7 +1492,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 48 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 51 + 2 * WAL_HIST_BUCKETS,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -1875,6 +1875,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	node_hist_kvs(&ws, node, &nn, names);
 	kv(node, &nn, "sync_replicas", c->cfg->sync_replicas);
 	kv(node, &nn, "fenced", c->fenced);
+	kv(node, &nn, "auth_failures", c->auth_limit.failures);
+	kv(node, &nn, "auth_delayed", c->auth_limit.delayed);
+	kv(node, &nn, "auth_dropped", c->auth_limit.dropped);
 	cluster_kvs(c, node, &nn);
 	if (c->follower) {
 		uint64_t lag, lag_ms;

@@ -3,11 +3,13 @@
  * token's role and tube pattern, from memory (the session keeps a pointer
  * to its token's line; a reload re-points it by the token's hash).
  *
- * A failed auth is answered after a pause of 100-500 ms, kept in a list
- * the core's loop serves like its other timers: the core never blocks,
- * and a client guessing tokens gets one guess per pause per connection.
- * A refusal says only "not allowed"; the log line says who and what. */
+ * A token that is not in the file (here, on the HTTP face and on the
+ * replication port) is answered after a pause the per-address limit of
+ * auth.h sets, kept in a list the core's loop serves like its other
+ * timers: the core never blocks, nor does anyone else wait for it. A
+ * refusal says only "not allowed"; the log line says who and what. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,13 +22,13 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define AUTH_PAUSE_MIN_MS  100
-#define AUTH_PAUSE_SPAN_MS 400
-
 struct auth_wait {
 	struct net_ctx *ctx;
 	uint32_t session;
+	bool repl;   /* a follower's fetch, on the replication port */
+	uint8_t op;  /* the request's (auth, or an HTTP face's) */
 	int64_t due; /* monotonic ms */
+	struct auth_ticket ticket; /* its place in the limit's counts */
 	struct auth_wait *next;
 };
 
@@ -97,25 +99,80 @@ peer_of(const struct sess *s)
 	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
 }
 
+/* Ends a refused token's request `how` (auth.h); an answer whose
+ * connection closed meanwhile is let go instead. */
 static void
-auth_failed(
-    struct core *c, struct net_ctx *ctx, uint32_t session, const char *peer)
+unknown_end(struct core *c, struct net_ctx *ctx, uint8_t op, bool repl,
+    enum auth_end how)
 {
-	struct auth_wait *w = malloc(sizeof(*w));
+	if (how == AUTH_END_ANSWER && !net_alive(ctx))
+		how = AUTH_END_DROP;
+	if (repl)
+		repl_answer_unknown(c, ctx, how);
+	else if (how == AUTH_END_DROP)
+		net_drop(c->net, ctx);
+	else if (how == AUTH_END_CLOSE)
+		net_close_conn(c->net, ctx);
+	else
+		reply_eauth(c, ctx, op, "unauthenticated: not a known token");
+}
 
+/* Ends a wait `how` and frees it, its place in the limit given back. */
+static void
+wait_end(struct core *c, struct auth_wait *w, enum auth_end how)
+{
+	auth_limit_done(&c->auth_limit, w->ticket);
+	unknown_end(c, w->ctx, w->op, w->repl, how);
+	free(w);
+}
+
+/* One line per address and second at the most (the limit says which). */
+static void
+log_unknown(
+    const char *peer, uint32_t session, bool repl, const struct auth_verdict *v)
+{
+	char unlogged[40] = "", dropped[40] = "";
+
+	if (!v->log)
+		return;
+	if (v->unlogged > 0)
+		snprintf(unlogged, sizeof(unlogged), " unlogged=%" PRIu64,
+		    v->unlogged);
+	if (v->dropped > 0)
+		snprintf(
+		    dropped, sizeof(dropped), " dropped=%" PRIu64, v->dropped);
 	log_warn("auth",
-	    "refused a token that is not in the file peer=%s "
-	    "session=%" PRIu32,
-	    peer, session);
-	if (w == NULL) {
-		reply_eauth(
-		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
+	    "refused %s that is not in the file peer=%s session=%" PRIu32
+	    " failures=%" PRIu32 "%s%s%s",
+	    repl ? "a follower's token" : "a token", peer, session, v->fails,
+	    unlogged, dropped,
+	    v->drop          ? " closed"
+	        : v->delayed ? " slowed"
+	                     : "");
+}
+
+void
+ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+    uint8_t op, const char *peer, bool repl)
+{
+	struct auth_wait *w;
+	struct auth_verdict v;
+
+	auth_limit_fail(
+	    &c->auth_limit, peer, clock_mono_ms(), (uint32_t)random(), &v);
+	log_unknown(peer, session, repl, &v);
+	if (v.drop) {
+		unknown_end(c, ctx, op, repl, AUTH_END_CLOSE);
 		return;
 	}
-	w->ctx = ctx;
-	w->session = session;
-	w->due = clock_mono_ms() + AUTH_PAUSE_MIN_MS +
-	    (int64_t)(random() % AUTH_PAUSE_SPAN_MS);
+	if ((w = malloc(sizeof(*w))) == NULL) {
+		/* no memory to wait in: the peer learns nothing either */
+		auth_limit_done(&c->auth_limit, v.ticket);
+		unknown_end(c, ctx, op, repl, AUTH_END_CLOSE);
+		return;
+	}
+	*w = (struct auth_wait) { ctx, session, repl, op, v.due, v.ticket,
+		NULL };
 	w->next = c->auth_waits;
 	c->auth_waits = w;
 }
@@ -133,7 +190,8 @@ op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t == NULL || s == NULL) {
 		if (s != NULL) /* a failed change loses the token held */
 			s->tok = NULL, s->authed = false;
-		auth_failed(c, ctx, session, peer_of(s));
+		ops_auth_unknown(
+		    c, ctx, session, MSG_OP_AUTH, peer_of(s), false);
 		return;
 	}
 	s->tok = t;
@@ -155,25 +213,22 @@ ops_auth_serve(struct core *c, int64_t mono_ms)
 			continue;
 		}
 		*pw = w->next;
-		reply_eauth(c, w->ctx, MSG_OP_AUTH,
-		    "unauthenticated: not a known token");
-		free(w);
+		wait_end(c, w, AUTH_END_ANSWER);
 	}
 }
 
 void
-ops_auth_drop(struct core *c, uint32_t session)
+ops_auth_drop(struct core *c, uint32_t session, bool repl)
 {
 	struct auth_wait **pw = &c->auth_waits, *w;
 
 	while ((w = *pw) != NULL) {
-		if (w->session != session) {
+		if (w->session != session || w->repl != repl) {
 			pw = &w->next;
 			continue;
 		}
 		*pw = w->next;
-		net_drop(c->net, w->ctx);
-		free(w);
+		wait_end(c, w, AUTH_END_DROP);
 	}
 }
 
@@ -188,6 +243,7 @@ ops_auth_end(struct core *c)
 		free(w);
 	}
 	auth_free(&c->auth);
+	auth_limit_free(&c->auth_limit);
 }
 
 int64_t
@@ -343,7 +399,8 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 }
 
 /* The lease ops' force: an operator's override, the admin's. (A
- * release_all is the worker's own, for its tube: not a force here.) */
+ * release_all, an override of every lease of a tube, is the admin's by
+ * its role already: auth_role_allows.) */
 static bool
 forced(const struct msg_req *r)
 {
@@ -398,7 +455,7 @@ http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return false;
 	}
 	if ((t = auth_find_hash(&c->auth, hash)) == NULL) {
-		auth_failed(c, ctx, session, "http");
+		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, "http", false);
 		return false;
 	}
 	if (admin_only && t->role != AUTH_ADMIN) {

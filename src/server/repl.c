@@ -278,9 +278,13 @@ link_refused(struct link *l, int rc, const char *why,
 	    url.len > 0 ? url.p : "none");
 }
 
-/* Checks the token of a connection's fetch. Returns 0, or the error to
- * refuse it with (logged: the peer, the token's name if known); a
- * refusal says no more than the client port's. */
+/* Checks the token of a connection's fetch. Returns 0, the error to
+ * refuse it with (logged: the peer, the token's name if known; a refusal
+ * says no more than the client port's), or LINK_UNKNOWN for a token that
+ * is not in the file: that one goes through the client port's limit on
+ * failed attempts (ops_auth_unknown), which logs it. */
+enum { LINK_UNKNOWN = -1 };
+
 static int
 link_check(struct core *c, uint32_t session, struct msg_str token,
     struct msg_str url, const char **text)
@@ -299,10 +303,8 @@ link_check(struct core *c, uint32_t session, struct msg_str token,
 		return SLUICE_EAUTH;
 	}
 	if (t == NULL || l == NULL) {
-		link_refused(
-		    l, SLUICE_EAUTH, "its token is not in the file", NULL, url);
 		*text = "unauthenticated: not a known token";
-		return SLUICE_EAUTH;
+		return LINK_UNKNOWN; /* answered after a pause: ops_auth */
 	}
 	if (!role_replicates(t)) {
 		link_refused(l, SLUICE_EPERM,
@@ -609,9 +611,15 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	/* First: a fetch that is not allowed must not fence this node
 	 * either (a higher epoch, below). */
 	if (!link_authed(c, session)) {
-		const char *text;
+		const char *text = NULL;
 		int rc = link_check(c, session, q->token, q->url, &text);
+		const struct link *l = link_find(rp, session);
 
+		if (rc == LINK_UNKNOWN) {
+			ops_auth_unknown(c, ctx, session, REPL_OP_FETCH,
+			    l != NULL ? l->addr : "-", true);
+			return;
+		}
 		if (rc != 0) {
 			reply_err(c, ctx, REPL_OP_FETCH, rc, text);
 			return;
@@ -851,8 +859,10 @@ repl_close(struct core *c)
 		return;
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
-	while (rp->links != NULL)
+	while (rp->links != NULL) {
+		ops_auth_drop(c, rp->links->session, true);
 		link_close(rp, rp->links->session);
+	}
 	net_close(rp->net);
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
@@ -897,6 +907,7 @@ repl_handle(struct core *c)
 			link_open(c->repl, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
+			ops_auth_drop(c, ev->session, true);
 			peer_drop(c->repl, ev->session);
 			link_close(c->repl, ev->session);
 			break;
@@ -1037,6 +1048,20 @@ refuse_parked(struct core *c, uint32_t session)
 	reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_EAUTH,
 	    "unauthenticated: the token is no longer valid");
 	p->ctx = NULL;
+}
+
+void
+repl_answer_unknown(struct core *c, struct net_ctx *ctx, enum auth_end how)
+{
+	if (c->repl == NULL)
+		return; /* closed: its contexts went with its socket */
+	if (how == AUTH_END_DROP)
+		net_drop(c->repl->net, ctx);
+	else if (how == AUTH_END_CLOSE)
+		net_close_conn(c->repl->net, ctx);
+	else
+		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EAUTH,
+		    "unauthenticated: not a known token");
 }
 
 void

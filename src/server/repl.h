@@ -15,8 +15,11 @@
 #ifndef SLUICE_SERVER_REPL_H
 #define SLUICE_SERVER_REPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "server/auth.h"
 
 struct core;
 struct repl;
@@ -70,6 +73,12 @@ size_t repl_peers(const struct core *c, struct repl_peer_info *out, size_t max);
 /* --auth's file was read again: a follower whose token is gone, or may
  * no longer replicate, is refused at its next request. */
 void repl_auth_reload(struct core *c);
+
+/* The end of a fetch whose token is not in the file, `how` ops_auth
+ * says (auth.h): EAUTH when its pause ends, its context let go (the
+ * connection closed meanwhile), or its connection closed. */
+void repl_answer_unknown(
+    struct core *c, struct net_ctx *ctx, enum auth_end how);
 
 /* The node stopped leading: answers every parked fetch with "not leader"
  * and forgets the records kept for followers. */

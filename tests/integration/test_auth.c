@@ -4,16 +4,26 @@
  * refused and logged while others are served; SIGHUP revokes a token on
  * a live connection; the beanstalk face stays on loopback; the
  * replication port serves only followers with a replica token. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "it.h"
 #include "it_http.h"
 #include "it_node.h"
+#include "it_ops.h"
+#include "proto/msg.h"
+#include "proto/sp.h"
 #include "server/auth.h"
+#include "util/buf.h"
 
 /* token, line without its hash */
 static const char *const tokens[][2] = {
@@ -22,8 +32,9 @@ static const char *const tokens[][2] = {
 	{ "work-secret", "mailworker worker emails*" },
 	{ "mon-secret", "prom monitor *" },
 	{ "rep-secret", "follower replica *" },
+	{ "not-in-the-file", "" }, /* never written */
 };
-enum { ADMIN, PRODUCER, WORKER, MONITOR, REPLICA, NROLES };
+enum { ADMIN, PRODUCER, WORKER, MONITOR, REPLICA, NROLES, GHOST = NROLES };
 
 /* Writes the token file with the tokens whose bit is in `mask`. */
 static void
@@ -108,69 +119,71 @@ test_no_token_and_wrong_token_are_eauth(void **state)
 	sluice_close(admin);
 }
 
-/* What each role gets for each operation: 1 allowed, 0 EPERM. */
-enum {
-	OP_PUT,
-	OP_PEEK,
-	OP_TAKE_ACK,
-	OP_STATS,
-	OP_KICK,
-	OP_PAUSE,
-	OP_DELETE,
-	OP_FLUSH,
-	OP_SNAPSHOT,
-	NOPS
-};
-static const char allowed[NROLES][NOPS] = {
-	[ADMIN] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
-	[PRODUCER] = { 1, 1, 0, 0, 0, 0, 0, 0, 0 },
-	[WORKER] = { 1, 0, 1, 0, 0, 0, 0, 0, 0 },
-	[MONITOR] = { 0, 0, 0, 1, 0, 0, 0, 0, 0 },
-	[REPLICA] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-};
-
-/* Runs `op` on tube "emails" (a task `id` there) as `c`; returns its
- * result. */
-static int
-run_op(struct sluice_client *c, int op, uint64_t id)
+/* Whether `role` may send the wire op `op`: docs/security.md's table
+ * (producer: put and peek; worker: take, the lease operations and put;
+ * monitor: stats, stats_hourly, cluster; admin: everything; replica:
+ * nothing on the client port). */
+static bool
+may(int role, uint8_t op)
 {
-	struct sluice_task *t = NULL;
-	struct sluice_stats *st = NULL;
-	const char *tubes[] = { "emails" };
-	struct sluice_take_opts to = { .tubes = tubes, .ntubes = 1 };
-	uint64_t n, v;
-	size_t got = 0;
-	int rc;
-
 	switch (op) {
-	case OP_PUT:
-		return put(c, "emails", &v);
-	case OP_PEEK:
-		rc = sluice_peek(c, id, &t);
-		sluice_task_free(t);
-		return rc;
-	case OP_TAKE_ACK:
-		if ((rc = sluice_take(c, &to, &t, &got)) == 0 && got == 1)
-			rc = sluice_ack(c, t->id, t->lease, NULL, NULL);
-		sluice_task_free(t);
-		return rc;
-	case OP_STATS:
-		rc = sluice_stats(c, "emails", &st);
-		sluice_stats_free(st);
-		return rc;
-	case OP_KICK:
-		return sluice_kick(c, "emails", 1, &n);
-	case OP_PAUSE:
-		return sluice_pause(c, "emails", 0, &n);
-	case OP_DELETE:
-		return sluice_delete(c, id);
-	case OP_FLUSH:
-		return sluice_flush(c, "emails", &n);
+	case MSG_OP_PUT:
+	case MSG_OP_PUT_BATCH:
+		return role == ADMIN || role == PRODUCER || role == WORKER;
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+		return role == ADMIN || role == PRODUCER;
+	case MSG_OP_TAKE:
+	case MSG_OP_ACK:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return role == ADMIN || role == WORKER;
+	case MSG_OP_STATS:
+	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_CLUSTER:
+		return role == ADMIN || role == MONITOR;
 	default:
-		return sluice_snapshot(c, &n);
+		return role == ADMIN;
 	}
 }
 
+/* Operation `op` of the walk (it_ops.h) as `role` (-1: no token) on its
+ * own tube emails.N: allowed, it does its work; refused, the answer is
+ * EPERM ("not allowed"; EAUTH without a token) and the server is as it
+ * was. */
+static void
+role_step(struct sluice_client *c, struct sluice_client *admin, int role,
+    const struct it_op *op, int n)
+{
+	struct it_op_state before, after;
+	struct it_opx x;
+	int rc, want = role < 0 ? SLUICE_EAUTH : SLUICE_EPERM;
+
+	if (role >= 0 && may(role, op->op)) {
+		it_op_ok(op, c, admin, "emails", n);
+		return;
+	}
+	it_opx_init(&x, admin, op, "emails", n);
+	it_op_state(admin, &x, &before);
+	rc = op->run(c, &x);
+	if (rc != want)
+		fail_msg("%s as role %d: %s (%s), wanted %s", op->name, role,
+		    sluice_strerror(rc), sluice_errmsg(c),
+		    sluice_strerror(want));
+	assert_string_equal(sluice_errmsg(c),
+	    role < 0 ? "unauthenticated: send auth first" : "not allowed");
+	it_op_state(admin, &x, &after);
+	if (memcmp(&before, &after, sizeof(before)) != 0)
+		fail_msg("%s as role %d, refused, changed the server", op->name,
+		    role);
+	it_opx_free(&x);
+}
+
+/* Every operation a client may send, as each role and without a token. */
 static void
 test_every_op_by_every_role(void **state)
 {
@@ -179,39 +192,19 @@ test_every_op_by_every_role(void **state)
 
 	start(state, &f);
 	admin = as(&f, ADMIN);
-	for (int role = 0; role < NROLES; role++) {
+	for (int role = -1; role < NROLES; role++) {
 		struct sluice_client *c = as(&f, role);
 
-		for (int op = 0; op < NOPS; op++) {
-			uint64_t id = it_put(admin, "emails", "p");
-			struct it_counts before = it_counts(admin, "emails");
-			struct it_counts after;
-			int rc = run_op(c, op, id);
-
-			if (allowed[role][op]) {
-				if (rc != 0)
-					fail_msg("role %d op %d: %s", role, op,
-					    sluice_errmsg(c));
-			} else {
-				if (rc != SLUICE_EPERM)
-					fail_msg("role %d op %d: rc %d %s",
-					    role, op, rc, sluice_errmsg(c));
-				assert_string_equal(
-				    sluice_errmsg(c), "not allowed");
-				after = it_counts(admin, "emails");
-				assert_memory_equal(
-				    &before, &after, sizeof(before));
-				assert_int_equal(
-				    it_state(admin, id), SLUICE_READY);
-			}
-			/* the next op starts from an empty tube */
-			assert_int_equal(
-			    sluice_flush(admin, "emails", NULL), 0);
-		}
+		for (size_t i = 0; i < it_nops; i++)
+			role_step(c, admin, role, &it_ops[i],
+			    (role + 1) * 100 + (int)i);
 		sluice_close(c);
 	}
 	assert_true(
 	    it_log_count(f.s, "not allowed token=prom role=monitor") >= 1);
+	assert_true(
+	    it_log_count(f.s, "not allowed token=follower role=replica") >=
+	    (int)it_nops);
 	sluice_close(admin);
 }
 
@@ -287,88 +280,425 @@ test_sighup_revokes_a_token_on_a_live_connection(void **state)
 	sluice_close(admin);
 }
 
-/* Many wrong tokens at once: GUESSERS connections, each GUESSES calls
- * with a wrong token. libsluice sends its token as a connection's first
- * request, and once more when a call is refused EAUTH: the first call of
- * a connection sends it twice, each later one once (after the request
- * itself is refused "send auth first"). So 200 x (49 + 1) = 10,000
- * refused tokens, each answered after 100-500 ms (15 s or so in all). */
-enum { GUESSERS = 200, GUESSES = 49, GUESS_MS = 120000 };
+/* ---- wrong tokens from many addresses --------------------------------
 
-static atomic_int guessers_done;
+ * libsluice sends one request at a time from 127.0.0.1; a guesser need
+ * not. These connections are the client protocol by hand (proto/sp.h):
+ * bound to any address of 127.0.0.0/8 (all of it is loopback), they send
+ * many auth requests at once and read the replies as they come. */
 
-struct guesser {
-	const struct fix *f;
-	int64_t deadline;
-	int i, calls, eauth;
-	pthread_t th;
+static bool
+io_all(int fd, void *p, size_t n, bool out)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t k = out ? write(fd, (char *)p + done, n - done)
+		                : read(fd, (char *)p + done, n - done);
+
+		if (k <= 0)
+			return false;
+		done += (size_t)k;
+	}
+	return true;
+}
+
+/* A connection from `src` to the server's client port, its SP header
+ * exchanged; reads give up after IT_CALL_MS. -1 on failure. */
+static int
+raw_open(const struct t_srv *s, const char *src)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = IT_CALL_MS / 1000 * 3 };
+	uint8_t hs[SP_HANDSHAKE];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, src, &a.sin_addr);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		goto fail;
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	a.sin_port = htons((uint16_t)s->port);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		goto fail;
+	sp_handshake(hs, SP_PROTO_REQ0);
+	if (!io_all(fd, hs, sizeof(hs), true) ||
+	    !io_all(fd, hs, sizeof(hs), false) ||
+	    !sp_handshake_ok(hs, SP_PROTO_REP0))
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Sends `n` auth requests with `token`, at once. */
+static bool
+raw_auths(int fd, int n, const char *token)
+{
+	struct msg_req q = { .op = MSG_OP_AUTH, .token = msg_cstr(token) };
+	struct buf b, body;
+	bool ok;
+
+	buf_init(&b);
+	buf_init(&body);
+	assert_int_equal(msg_encode_req(&body, &q), 0);
+	for (int i = 0; i < n; i++) {
+		sp_store_len(buf_extend(&b, SP_LEN), 4 + body.len);
+		sp_store_u32(buf_extend(&b, 4), SP_ID_BIT | (uint32_t)i);
+		buf_put(&b, body.data, body.len);
+	}
+	ok = !buf_failed(&b) && io_all(fd, b.data, b.len, true);
+	buf_free(&b);
+	buf_free(&body);
+	return ok;
+}
+
+/* Reads `n` replies; returns how many had status `want` (-1: the
+ * connection failed first). */
+static int
+raw_replies(int fd, int n, int want)
+{
+	uint8_t len[SP_LEN], m[512];
+	int got = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct msg_rep rep;
+		uint64_t k;
+
+		if (!io_all(fd, len, sizeof(len), false) ||
+		    (k = sp_load_len(len)) < 4 || k > sizeof(m) ||
+		    !io_all(fd, m, (size_t)k, false))
+			return -1;
+		if (msg_decode_rep(m + 4, (size_t)k - 4, NULL, &rep) == 0 &&
+		    rep.op == MSG_OP_AUTH && rep.status == want)
+			got++;
+	}
+	return got;
+}
+
+/* The address of guesser `i`: 127.1.0.1, 127.1.0.2, ... */
+static void
+guesser_addr(int i, char out[32])
+{
+	snprintf(out, 32, "127.1.%d.%d", i / 250, i % 250 + 1);
+}
+
+/* ADDRS addresses, each sending its allowance of wrong tokens (none of
+ * them is slowed past it): 500 x 20 = 10,000, WAVE connections at a
+ * time. */
+enum { ADDRS = 500, WAVE = 100 };
+
+struct storm {
+	const struct t_srv *s;
+	int per_addr;
+	atomic_int done;
+	int refused, broken;
 };
 
 static void *
-guess(void *arg)
+storm_run(void *arg)
 {
-	struct guesser *g = arg;
-	struct sluice_client *c = it_client(g->f->s);
-	char token[32];
-	uint64_t id;
+	struct storm *st = arg;
+	int fds[WAVE];
+	char src[32];
 
-	snprintf(token, sizeof(token), "guess-%d", g->i);
-	if (sluice_set_token(c, token) == 0)
-		for (; g->calls < GUESSES && it_mono_ms() < g->deadline;
-		     g->calls++)
-			g->eauth += put(c, "emails", &id) == SLUICE_EAUTH;
-	sluice_close(c);
-	atomic_fetch_add(&guessers_done, 1);
+	for (int w = 0; w < ADDRS; w += WAVE) {
+		for (int i = 0; i < WAVE; i++) {
+			guesser_addr(w + i, src);
+			fds[i] = raw_open(st->s, src);
+			if (fds[i] < 0 ||
+			    !raw_auths(fds[i], st->per_addr, "guess"))
+				st->broken++;
+		}
+		for (int i = 0; i < WAVE; i++) {
+			int got = fds[i] < 0
+			    ? -1
+			    : raw_replies(fds[i], st->per_addr, SLUICE_EAUTH);
+
+			if (got < 0)
+				st->broken++;
+			else
+				st->refused += got;
+			if (fds[i] >= 0)
+				close(fds[i]);
+		}
+	}
+	atomic_store(&st->done, 1);
 	return NULL;
 }
 
-/* 10,000 wrong tokens from 200 connections: every one refused EAUTH and
- * logged, while a good client's puts go on being served. */
-static void
-test_ten_thousand_wrong_tokens(void **state)
+/* Puts of a good client until `done`: every one served. Returns how many
+ * (bounded by count and by IT_NODE_WAIT_MS). */
+static int
+good_puts_until(struct sluice_client *adm, atomic_int *done)
 {
-	static struct guesser g[GUESSERS];
-	struct sluice_client *adm;
-	struct fix f;
-	int64_t deadline;
-	int good = 0, calls = 0, eauth = 0;
+	int64_t end = it_mono_ms() + 4 * IT_NODE_WAIT_MS;
+	int good = 0;
 	uint64_t id;
 
-	start(state, &f);
-	adm = as(&f, ADMIN);
-	deadline = it_mono_ms() + GUESS_MS;
-	atomic_store(&guessers_done, 0);
-	for (int i = 0; i < GUESSERS; i++) {
-		g[i] =
-		    (struct guesser) { .f = &f, .deadline = deadline, .i = i };
-		assert_int_equal(
-		    pthread_create(&g[i].th, NULL, guess, &g[i]), 0);
-	}
-	/* the good client, while they guess: every put served */
-	while (good < 100000 && it_mono_ms() < deadline &&
-	    atomic_load(&guessers_done) < GUESSERS) {
+	while (good < 1000000 && it_mono_ms() < end && !atomic_load(done)) {
 		it_rc(adm, put(adm, "emails", &id), 0);
 		good++;
 	}
-	for (int i = 0; i < GUESSERS; i++) {
-		assert_int_equal(pthread_join(g[i].th, NULL), 0);
-		calls += g[i].calls;
-		eauth += g[i].eauth;
-	}
-	print_message("wrong tokens: %d calls, %d refused tokens; good puts "
-	              "meanwhile: %d\n",
-	    calls, GUESSERS * (GUESSES + 1), good);
-	assert_int_equal(calls, GUESSERS * GUESSES);
-	assert_int_equal(eauth, calls);
-	/* served during the guessing (which lasts 5 s at the least), not
-	 * only after it */
+	return good;
+}
+
+/* 10,000 wrong tokens against a live server, from 500 addresses: every
+ * one refused EAUTH, counted, and logged (a line per address and second
+ * at the most), while a good client's puts go on being served. */
+static void
+test_ten_thousand_wrong_tokens(void **state)
+{
+	struct storm st = { .per_addr = AUTH_FREE_FAILS };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	int good, lines;
+
+	start(state, &f);
+	st.s = f.s;
+	adm = as(&f, ADMIN);
+	assert_int_equal(pthread_create(&th, NULL, storm_run, &st), 0);
+	good = good_puts_until(adm, &st.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	lines = it_log_count(f.s, "refused a token that is not in the file");
+	print_message("wrong tokens: %d refused; good puts meanwhile: %d; "
+	              "log lines: %d\n",
+	    st.refused, good, lines);
+	assert_int_equal(st.broken, 0);
+	assert_int_equal(st.refused, ADDRS * AUTH_FREE_FAILS);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), st.refused);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 0);
+	/* served during the guessing, not only after it */
 	assert_true(good >= 10);
-	/* nothing of theirs was put; each refusal is in the log */
 	assert_int_equal(it_counts(adm, "emails").ready, good);
-	assert_int_equal(
-	    it_log_count(f.s, "refused a token that is not in the file"),
-	    GUESSERS * (GUESSES + 1));
+	/* each address named in the log */
+	assert_true(lines >= ADDRS && lines <= st.refused);
+	assert_int_equal(it_log_count(f.s, "peer=127.1.0.1:"), 1);
 	sluice_close(adm);
+}
+
+struct slow {
+	const struct t_srv *s;
+	int n;
+	atomic_int done;
+	int refused;
+};
+
+static void *
+slow_run(void *arg)
+{
+	struct slow *sl = arg;
+	int fd = raw_open(sl->s, "127.2.0.1");
+
+	if (fd >= 0 && raw_auths(fd, sl->n, "guess"))
+		sl->refused = raw_replies(fd, sl->n, SLUICE_EAUTH);
+	if (fd >= 0)
+		close(fd);
+	atomic_store(&sl->done, 1);
+	return NULL;
+}
+
+/* Past its allowance an address's wrong tokens are answered one after
+ * the other, each after a longer pause: counted apart, logged at most
+ * once a second with the count of those not logged, and no one else
+ * waits for them (a good client's puts go on; a good token from the same
+ * address is accepted). */
+static void
+test_an_address_past_its_allowance_is_slowed(void **state)
+{
+	struct slow sl = { .n = AUTH_FREE_FAILS + 4 };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	char line[96];
+	int good, fd;
+
+	start(state, &f);
+	sl.s = f.s;
+	adm = as(&f, ADMIN);
+	assert_int_equal(pthread_create(&th, NULL, slow_run, &sl), 0);
+	good = good_puts_until(adm, &sl.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(sl.refused, sl.n);
+	assert_true(good >= 1);
+	assert_int_equal(it_counts(adm, "emails").ready, good);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), sl.n);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 4);
+	/* they came at once: one line for them all */
+	assert_int_equal(it_log_count(f.s, "peer=127.2.0.1:"), 1);
+
+	/* the next one, a second later at least, is logged with the count
+	 * of those that were not; a good token is not held back */
+	assert_true((fd = raw_open(f.s, "127.2.0.1")) >= 0);
+	assert_true(raw_auths(fd, 1, "guess"));
+	assert_int_equal(raw_replies(fd, 1, SLUICE_EAUTH), 1);
+	snprintf(line, sizeof(line), "failures=%d unlogged=%d slowed", sl.n + 1,
+	    sl.n - 1);
+	assert_int_equal(it_log_count(f.s, line), 1);
+	assert_int_equal(it_node_kv(adm, "auth_delayed"), 5);
+	assert_true(raw_auths(fd, 1, tokens[WORKER][0]));
+	assert_int_equal(raw_replies(fd, 1, 0), 1);
+	close(fd);
+	assert_int_equal(it_node_kv(adm, "auth_failures"), sl.n + 1);
+	sluice_close(adm);
+}
+
+/* ---- an address past the bound on waiting answers ------------------ */
+
+/* Reads EAUTH replies until the server closes the connection: how many
+ * came first; -1 when it was not closed within the read timeout. */
+static int
+raw_until_closed(int fd, int max)
+{
+	for (int got = 0; got <= max; got++) {
+		errno = 0;
+		if (raw_replies(fd, 1, SLUICE_EAUTH) == 1)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : got;
+	}
+	return -1;
+}
+
+/* The server's resident memory, kB (/proc/PID/status); -1 if unread. */
+static long
+rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* The sum of `key`=N over the log lines that name `what`. */
+static long
+log_sum(const struct t_srv *s, const char *what, const char *key)
+{
+	char line[1024];
+	size_t klen = strlen(key);
+	long sum = 0;
+	FILE *f = fopen(s->log, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		const char *k = strstr(line, key);
+
+		if (strstr(line, what) != NULL && k != NULL)
+			sum += strtol(k + klen, NULL, 10);
+	}
+	fclose(f);
+	return sum;
+}
+
+/* FLOOD_CONNS connections from one address, each sending FLOOD_EACH
+ * wrong tokens at once: far more than may wait (AUTH_WAIT_ADDR_MAX). */
+enum { FLOOD_CONNS = 32, FLOOD_EACH = 1000 };
+
+struct flood {
+	const struct t_srv *s;
+	atomic_int done;
+	int closed, answered, broken;
+};
+
+static void *
+flood_run(void *arg)
+{
+	struct flood *fl = arg;
+	int fds[FLOOD_CONNS];
+
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		fds[i] = raw_open(fl->s, "127.3.0.1");
+		/* the server may close it before all is written */
+		if (fds[i] >= 0)
+			(void)raw_auths(fds[i], FLOOD_EACH, "guess");
+		else
+			fl->broken++;
+	}
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		int got =
+		    fds[i] < 0 ? -1 : raw_until_closed(fds[i], FLOOD_EACH);
+
+		if (got < 0) {
+			fl->broken++;
+		} else {
+			fl->closed++;
+			fl->answered += got;
+		}
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	atomic_store(&fl->done, 1);
+	return NULL;
+}
+
+/* One address sends 32,000 wrong tokens at once: no more than 32 of its
+ * answers wait, the rest close their connection unanswered (every one of
+ * its connections is closed by the server, and what they had waiting
+ * leaves with them); the server keeps serving a good client, and a good
+ * token from the same address; the dropped are counted, and the log's
+ * lines (one a second at the most) count them all; the memory stays
+ * bounded, and the server stops cleanly (no leak in the sanitized
+ * build). */
+static void
+test_an_address_past_the_bound_is_closed(void **state)
+{
+	struct flood fl = { 0 };
+	struct sluice_client *adm;
+	struct fix f;
+	pthread_t th;
+	long before, after, dropped;
+	int good, fd;
+
+	start(state, &f);
+	fl.s = f.s;
+	adm = as(&f, ADMIN);
+	before = rss_kb(f.s->pid);
+	assert_true(before > 0);
+	assert_int_equal(pthread_create(&th, NULL, flood_run, &fl), 0);
+	good = good_puts_until(adm, &fl.done);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	print_message("flood: %d connections closed, %d answers before; "
+	              "good puts meanwhile: %d\n",
+	    fl.closed, fl.answered, good);
+	assert_int_equal(fl.broken, 0);
+	assert_int_equal(fl.closed, FLOOD_CONNS);
+	assert_int_equal(it_counts(adm, "emails").ready, good);
+	dropped = (long)it_node_kv(adm, "auth_dropped");
+	assert_true(dropped > 0);
+	assert_true(it_node_kv(adm, "auth_failures") >=
+	    (uint64_t)(dropped + fl.answered));
+
+	/* a second on, the next wrong token is logged with every drop not
+	 * yet logged; then a good token on the same connection */
+	it_sleep_ms(AUTH_LOG_EVERY_MS + 100);
+	assert_true((fd = raw_open(f.s, "127.3.0.1")) >= 0);
+	assert_true(raw_auths(fd, 1, "guess"));
+	assert_int_equal(raw_replies(fd, 1, SLUICE_EAUTH), 1);
+	assert_true(raw_auths(fd, 1, tokens[WORKER][0]));
+	assert_int_equal(raw_replies(fd, 1, 0), 1);
+	close(fd);
+	assert_int_equal(log_sum(f.s, "peer=127.3.0.1:", " dropped="), dropped);
+	assert_true(it_log_count(f.s, "peer=127.3.0.1:") <
+	    FLOOD_CONNS * FLOOD_EACH / 100);
+
+	/* generous: the waits of 32,000 answers held would be more (the
+	 * sanitized build keeps freed memory a while) */
+	after = rss_kb(f.s->pid);
+	print_message("VmRSS: %ld kB before, %ld kB after\n", before, after);
+	assert_true(after > 0);
+	assert_true(after - before < (it_sanitized() ? 512 : 64) * 1024);
+	sluice_close(adm);
+	assert_int_equal(t_srv_stop(f.s, SIGTERM), 0);
+	assert_int_equal(it_log_count(f.s, "LeakSanitizer"), 0);
 }
 
 /* sluice_peek's result for `id` (the task freed). */
@@ -676,6 +1006,38 @@ test_replication_port_refuses_a_non_replica(void **state)
 	assert_int_equal(it_node_lsn(&work, NULL), 0);
 }
 
+/* A follower whose token is not in the file goes through the limit on
+ * failed attempts: refused EAUTH after a pause, counted, logged with its
+ * address; it stays empty while the leader serves its good follower. */
+static void
+test_a_wrong_replication_token_is_slowed(void **state)
+{
+	struct it_node l, rep, ghost;
+	char file[600];
+
+	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
+	write_tokens(file, (1u << NROLES) - 1);
+	it_node_init(state, &l, "leader");
+	it_node_arg(&l, "--auth", file);
+	it_node_start(&l);
+	it_rc(l.c, sluice_set_token(l.c, tokens[ADMIN][0]), 0);
+	it_put(l.c, "emails", "before");
+	follower(state, &ghost, "ghost", &l, GHOST, true);
+	follower(state, &rep, "rep", &l, REPLICA, true);
+	assert_true(log_wait(ghost.s,
+	                "the leader refuses this node's replication "
+	                "token") >= 1);
+	assert_true(log_wait(l.s,
+	                "refused a follower's token that is not in the file "
+	                "peer=127.0.0.1:") >= 1);
+	assert_true(it_node_kv(l.c, "auth_failures") >= 1);
+	it_put(l.c, "emails", "while refused");
+	it_node_caught_up(&l, &rep);
+	assert_int_equal(it_counts(rep.c, "emails").ready, 2);
+	assert_int_equal(it_node_lsn(&ghost, NULL), 0);
+	assert_true(it_node_kv(l.c, "auth_failures") >= 1);
+}
+
 int
 main(void)
 {
@@ -695,12 +1057,21 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_ten_thousand_wrong_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
+		    test_an_address_past_its_allowance_is_slowed, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_an_address_past_the_bound_is_closed, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
 		    test_http_bearer_tokens, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_file_and_beanstalk_refused_at_start, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_replication_port_refuses_a_non_replica, it_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_wrong_replication_token_is_slowed, it_setup,
 		    it_node_teardown),
 	};
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * the openssl command in the test's directory (a CA, a certificate for
  * 127.0.0.1 it signed, an expired one, a client certificate, and a second
  * CA that signed nothing of the server's). A TLS client does its work; a
- * plain client at a TLS port, a TLS client at a plain port, a client
+ * TLS client sends every operation of the protocol and gets its answer;
+ * a plain client at a TLS port, a TLS client at a plain port, a client
  * with the wrong CA, one without a CA and an expired certificate are each
  * refused with their own message; --tls-client-auth wants a client
  * certificate; a follower replicates over tls+tcp:// and refuses a leader
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_ops.h"
 
 /* The test directory's certificates, by name. */
 struct certs {
@@ -154,6 +156,25 @@ test_tls_client_does_its_work(void **state)
 	sluice_close(h);
 	assert_true(it_wait_state(other, id, SLUICE_READY, 5000) >= 0);
 	sluice_close(other);
+}
+
+/* Every operation a client may send, over one TLS connection, each with
+ * its answer and its effect checked (it_ops.h); the node operations a lone
+ * leader cannot do are refused with their own errors. */
+static void
+test_every_operation_over_tls(void **state)
+{
+	struct certs c;
+	struct t_srv *s;
+	struct sluice_client *h;
+
+	make_certs(state, &c);
+	s = tls_srv(state, "a", &c, c.cert);
+	it_start(s);
+	h = tls_client(s->url, c.ca, &c, false);
+	for (size_t i = 0; i < it_nops; i++)
+		it_op_ok(&it_ops[i], h, h, "tls", (int)i);
+	sluice_close(h);
 }
 
 /* Each wrong pairing, told apart. */
@@ -338,6 +359,7 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_tls_client_does_its_work),
+		T(test_every_operation_over_tls),
 		T(test_mismatches_are_named),
 		T(test_expired_certificate_is_refused),
 		T(test_client_auth_wants_a_certificate),

@@ -1,6 +1,7 @@
 /* The token file of --auth (src/server/auth.c): every parse error with
  * its line, SHA-256 against vectors from `printf ... | sha256sum`, the
- * lookup, what each role may send, and tube patterns. */
+ * lookup, what each role may send, tube patterns, and the limit on
+ * failed attempts per address. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,213 @@ test_auth_hash_eq(void **state)
 	}
 }
 
+/* An address's first AUTH_FREE_FAILS failures get the free pause; the
+ * next wait in one line, each after a pause doubling up to the cap; the
+ * port does not matter; another address is apart; a quiet address starts
+ * again; the log is at most a line a second, with the count not logged. */
+static void
+test_auth_limit_per_address(void **state)
+{
+	struct auth_limit l = { 0 };
+	struct auth_verdict v;
+	int64_t t = 1000000, prev = 0;
+
+	(void)state;
+	for (int i = 1; i <= AUTH_FREE_FAILS; i++) {
+		auth_limit_fail(&l, "10.0.0.1:5000", t, (uint32_t)i * 97, &v);
+		assert_false(v.delayed);
+		assert_true(v.due >= t + AUTH_PAUSE_MIN_MS &&
+		    v.due < t + AUTH_PAUSE_MIN_MS + AUTH_PAUSE_SPAN_MS);
+		assert_int_equal(v.log, i == 1);
+		if (v.due > prev)
+			prev = v.due;
+	}
+	/* another port of the same host: past the allowance */
+	for (int i = 1; i <= 6; i++) {
+		int64_t pause = AUTH_PAUSE_MIN_MS << (i < 4 ? i : 4);
+
+		if (pause > AUTH_PAUSE_MAX_MS)
+			pause = AUTH_PAUSE_MAX_MS;
+		auth_limit_fail(&l, "10.0.0.1:6000", t, 0, &v);
+		assert_true(v.delayed);
+		assert_int_equal(v.due, prev + pause);
+		prev = v.due;
+	}
+	assert_int_equal(l.failures, AUTH_FREE_FAILS + 6);
+	assert_int_equal(l.delayed, 6);
+	/* a second later: logged, with the 25 that were not */
+	auth_limit_fail(&l, "10.0.0.1:6001", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_true(v.log && v.delayed);
+	assert_int_equal(v.unlogged, AUTH_FREE_FAILS + 5);
+	assert_int_equal(v.fails, AUTH_FREE_FAILS + 7);
+	prev = v.due;
+	/* another address, and a name without a port, are apart */
+	auth_limit_fail(&l, "10.0.0.2:5000", t, 0, &v);
+	assert_true(!v.delayed && v.log && v.fails == 1);
+	auth_limit_fail(&l, "[::1]:5000", t, 0, &v);
+	auth_limit_fail(&l, "[::1]:5001", t, 0, &v);
+	assert_int_equal(v.fails, 2);
+	auth_limit_fail(&l, "http", t, 0, &v);
+	assert_int_equal(v.fails, 1);
+	/* quiet for the window: from nothing again */
+	auth_limit_fail(&l, "10.0.0.1:7000", prev + AUTH_QUIET_MS + 1, 0, &v);
+	assert_false(v.delayed);
+	assert_int_equal(v.fails, 1);
+	auth_limit_free(&l);
+}
+
+/* The table holds AUTH_ADDRS addresses: a new one past that takes the
+ * place of the one that failed longest ago. */
+static void
+test_auth_limit_evicts_the_oldest(void **state)
+{
+	struct auth_limit l = { 0 };
+	struct auth_verdict v;
+	char peer[64];
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		auth_limit_fail(&l, "10.9.9.9:1", 0, 0, &v);
+	for (int i = 0; i < AUTH_ADDRS + 10; i++) {
+		snprintf(peer, sizeof(peer), "10.1.%d.%d:1", i / 256, i % 256);
+		auth_limit_fail(&l, peer, 1 + i, 0, &v);
+		assert_int_equal(v.fails, 1);
+	}
+	assert_int_equal(l.n, AUTH_ADDRS);
+	/* 10.9.9.9 failed first: it was forgotten */
+	auth_limit_fail(&l, "10.9.9.9:1", AUTH_ADDRS + 20, 0, &v);
+	assert_int_equal(v.fails, 1);
+	auth_limit_free(&l);
+}
+
+/* Fails of `peer` at `t` until one is dropped (at most `max`): how many
+ * were queued, their tickets in `tk`. */
+static int
+fill(struct auth_limit *l, const char *peer, int64_t t, int max,
+    struct auth_ticket *tk)
+{
+	struct auth_verdict v;
+
+	for (int i = 0; i < max; i++) {
+		auth_limit_fail(l, peer, t, 0, &v);
+		if (v.drop)
+			return i;
+		tk[i] = v.ticket;
+	}
+	return max;
+}
+
+/* At most AUTH_WAIT_ADDR_MAX answers of an address wait, and
+ * AUTH_WAIT_MAX in all: a failure past either is dropped (counted, not
+ * queued: it does not push the line further), and logged with the count
+ * of those dropped; an answer given back makes room again, and the line
+ * is no longer than the answers left in it. */
+static void
+test_auth_limit_bounds_the_waiting_answers(void **state)
+{
+	static struct auth_ticket tk[AUTH_WAIT_MAX];
+	struct auth_limit l = { 0 };
+	struct auth_verdict v;
+	int64_t t = 1000000, due;
+	char peer[64];
+	int n, total;
+
+	(void)state;
+	n = fill(&l, "10.0.0.1:1", t, AUTH_WAIT_MAX, tk);
+	assert_int_equal(n, AUTH_WAIT_ADDR_MAX);
+	assert_int_equal(l.waiting, AUTH_WAIT_ADDR_MAX);
+	assert_int_equal(l.dropped, 1);
+	due = l.v[0].due;
+	for (int i = 0; i < 5; i++) { /* another port: the same address */
+		auth_limit_fail(&l, "10.0.0.1:2", t, 0, &v);
+		assert_true(v.drop && !v.delayed && !v.log);
+	}
+	assert_int_equal(l.v[0].due, due);
+	assert_int_equal(l.dropped, 6);
+	assert_int_equal(l.failures, AUTH_WAIT_ADDR_MAX + 6);
+	assert_int_equal(l.delayed, AUTH_WAIT_ADDR_MAX - AUTH_FREE_FAILS);
+	/* a second later, still full: logged, with the dropped counted */
+	auth_limit_fail(&l, "10.0.0.1:3", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_true(v.drop && v.log);
+	assert_int_equal(v.dropped, 7);
+	assert_int_equal(v.unlogged, AUTH_WAIT_ADDR_MAX + 5);
+	/* one answer out: room for one more */
+	auth_limit_done(&l, tk[0]);
+	auth_limit_fail(&l, "10.0.0.1:4", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_false(v.drop);
+	assert_true(v.delayed);
+	tk[0] = v.ticket;
+	auth_limit_fail(&l, "10.0.0.1:4", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_true(v.drop);
+	/* every answer out: the address's line is empty */
+	for (int i = 0; i < n; i++)
+		auth_limit_done(&l, tk[i]);
+	assert_int_equal(l.v[0].waiting, 0);
+	assert_int_equal(l.waiting, 0);
+	/* the line is as long as the answers in it: none now */
+	auth_limit_fail(&l, "10.0.0.1:5", t + AUTH_LOG_EVERY_MS, 0, &v);
+	assert_true(v.delayed && !v.drop);
+	assert_true(v.due <= t + AUTH_LOG_EVERY_MS + AUTH_PAUSE_MAX_MS);
+	auth_limit_done(&l, v.ticket);
+
+	/* in all: AUTH_WAIT_MAX from many addresses, then every one full */
+	total = 0;
+	for (int a = 0; total < AUTH_WAIT_MAX; a++) {
+		snprintf(peer, sizeof(peer), "10.2.%d.%d:1", a / 250, a % 250);
+		total += fill(&l, peer, t, AUTH_WAIT_MAX - total, tk + total);
+		assert_true(a < AUTH_ADDRS);
+	}
+	assert_int_equal(l.waiting, AUTH_WAIT_MAX);
+	auth_limit_fail(&l, "10.3.0.1:1", t, 0, &v);
+	assert_true(v.drop);
+	assert_int_equal(v.fails, 1);
+	auth_limit_done(&l, tk[0]);
+	auth_limit_done(&l, tk[1]);
+	auth_limit_fail(&l, "10.3.0.1:1", t, 0, &v);
+	assert_false(v.drop);
+	for (int i = 2; i < AUTH_WAIT_MAX; i++)
+		auth_limit_done(&l, tk[i]);
+	auth_limit_done(&l, v.ticket);
+	assert_int_equal(l.waiting, 0);
+	auth_limit_free(&l);
+}
+
+/* A ticket outlives the entry of its address: once the entry holds
+ * another address, giving it back counts only in the total. An entry
+ * with answers waiting is reused last. */
+static void
+test_auth_limit_tickets_outlive_their_entry(void **state)
+{
+	struct auth_limit l = { 0 };
+	struct auth_verdict v, first;
+	char peer[64];
+
+	(void)state;
+	auth_limit_fail(&l, "10.9.9.9:1", 0, 0, &first);
+	for (int i = 0; i < AUTH_ADDRS; i++) {
+		snprintf(peer, sizeof(peer), "10.1.%d.%d:1", i / 256, i % 256);
+		auth_limit_fail(&l, peer, 1 + i, 0, &v);
+		if (i > 0)
+			auth_limit_done(&l, v.ticket);
+	}
+	/* 10.1.0.0 took no entry's place; 10.1.0.1, done, made room */
+	assert_int_equal(l.n, AUTH_ADDRS);
+	auth_limit_fail(&l, "10.9.9.9:1", AUTH_ADDRS + 10, 0, &v);
+	assert_int_equal(v.fails, 2);
+	/* every entry with an answer waiting: the oldest goes */
+	for (int i = 0; i < AUTH_ADDRS; i++) {
+		snprintf(peer, sizeof(peer), "10.4.%d.%d:1", i / 256, i % 256);
+		auth_limit_fail(&l, peer, AUTH_ADDRS + 20 + i, 0, &v);
+		assert_int_equal(v.fails, 1);
+	}
+	assert_int_equal(l.waiting, 3 + AUTH_ADDRS);
+	auth_limit_done(&l, first.ticket); /* its entry is another's now */
+	assert_int_equal(l.waiting, 2 + AUTH_ADDRS);
+	for (size_t i = 0; i < l.n; i++)
+		assert_int_equal(l.v[i].waiting, 1);
+	auth_limit_free(&l);
+}
+
 int
 main(void)
 {
@@ -313,6 +521,10 @@ main(void)
 		cmocka_unit_test(test_auth_role_by_op),
 		cmocka_unit_test(test_auth_tube_patterns),
 		cmocka_unit_test(test_auth_hash_eq),
+		cmocka_unit_test(test_auth_limit_per_address),
+		cmocka_unit_test(test_auth_limit_evicts_the_oldest),
+		cmocka_unit_test(test_auth_limit_bounds_the_waiting_answers),
+		cmocka_unit_test(test_auth_limit_tickets_outlive_their_entry),
 	};
 	return cmocka_run_group_tests_name("tokens", tests, NULL, NULL);
 }
