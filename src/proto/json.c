@@ -395,6 +395,23 @@ json_hours(FILE *f, const struct sluice_hour *h, size_t n)
 	fputs("]}", f);
 }
 
+void
+json_history(FILE *f, const struct sluice_history *h)
+{
+	static const char *const names[SLUICE_H_KINDS] = { "puts", "takes",
+		"acks", "fails", "buries", "ttr_expired" };
+
+	fprintf(f, "{\"start\":%" PRIu64 ",\"step_ms\":%" PRIu32, h->start,
+	    h->step_ms);
+	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+		fprintf(f, ",\"%s\":[", names[k]);
+		for (size_t i = 0; i < h->n; i++)
+			fprintf(f, "%s%" PRIu32, i ? "," : "", h->count[k][i]);
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
 /* A string that may be empty: null when it is. */
 static void
 json_opt(FILE *f, const char *s)

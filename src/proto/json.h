@@ -70,6 +70,11 @@ void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
  * "avg_ms":N,"max_ms":N,"p50_ms":N,"p99_ms":N} (avg rounded down). */
 void json_hours(FILE *f, const struct sluice_hour *h, size_t n);
 
+/* {"start":MS,"step_ms":N,"puts":[...],"takes":[...],"acks":[...],
+ * "fails":[...],"buries":[...],"ttr_expired":[...]}: n counts each,
+ * oldest first; slot i starts at start + i * step_ms. */
+void json_history(FILE *f, const struct sluice_history *h);
+
 /* {"cluster":"c","node":"n","leader":"a"|null,"ttl_ms":N,
  * "etcd_error":"text"|null,"members":[{"name":"a","role":"leader",
  * "client_url":"u"|null,"repl_url":"u"|null,"sync":false,"lease":true,

@@ -134,6 +134,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_CLUSTER] = "cluster",
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
+	[MSG_OP_HISTORY] = "history",
 };
 
 static bool
@@ -291,6 +292,35 @@ check_count(uint32_t n, uint32_t max)
 	if (n == 0)
 		return SLUICE_EINVAL;
 	return n > max ? SLUICE_ELIMIT : 0;
+}
+
+static bool
+history_secs_valid(uint32_t secs)
+{
+	return secs >= 1 && secs <= MSG_HISTORY_SECS;
+}
+
+/* A history reply's shape: a step, 1..KINDS_MAX kinds, 1..SECS slots. */
+static int
+history_shape(const struct msg_history *h)
+{
+	if (h->step == 0 || h->kinds == 0 || h->n == 0)
+		return SLUICE_EINVAL;
+	return h->kinds > MSG_HISTORY_KINDS_MAX || h->n > MSG_HISTORY_SECS
+	    ? SLUICE_ELIMIT
+	    : 0;
+}
+
+uint32_t
+msg_history_at(const struct msg_history *h, unsigned k, uint32_t i)
+{
+	size_t at = (size_t)k * h->n + i;
+
+	if (k >= h->kinds || i >= h->n)
+		return 0;
+	if (h->values != NULL)
+		return h->values[at];
+	return h->raw != NULL ? le_load_u32(h->raw + at * 4) : 0;
 }
 
 /* ---- decoding: getters ------------------------------------------------ */
@@ -1106,6 +1136,11 @@ get_req_body(
 		q->job.delay = rd_u64(r);
 		NEED(r);
 		return job_verb_valid(q->job.verb) ? 0 : SLUICE_EPROTO;
+	case MSG_OP_HISTORY:
+		TRY(get_tube(r, true, &q->history.tube));
+		q->history.secs = rd_u32(r);
+		NEED(r);
+		return history_secs_valid(q->history.secs) ? 0 : SLUICE_EINVAL;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -1197,6 +1232,21 @@ get_cluster(struct rd *r, struct msg_cluster *c)
 	if (c->n > MSG_CLUSTER_MEMBERS_MAX)
 		return SLUICE_ELIMIT;
 	GET_EACH(&c->it, r, c->n, 0, get_member(r, &mb));
+	return 0;
+}
+
+static int
+get_history(struct rd *r, struct msg_history *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->start = rd_u64(r);
+	h->step = rd_u32(r);
+	h->kinds = rd_u8(r);
+	h->n = rd_u32(r);
+	NEED(r);
+	TRY(history_shape(h));
+	h->raw = rd_bytes(r, (size_t)h->kinds * h->n * 4);
+	NEED(r);
 	return 0;
 }
 
@@ -1297,6 +1347,8 @@ get_rep_body(
 		return 0;
 	case MSG_OP_CLUSTER:
 		return get_cluster(r, &m->cluster);
+	case MSG_OP_HISTORY:
+		return get_history(r, &m->history);
 	case MSG_OP_SWITCHOVER:
 		TRY(get_text(r, MSG_URL_MAX, &m->switchover.leader));
 		m->switchover.epoch = rd_u64(r);
@@ -1667,6 +1719,12 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		if (q->token.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->token, MSG_TOKEN_MAX);
+	case MSG_OP_HISTORY:
+		if (!history_secs_valid(q->history.secs))
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->history.tube, true));
+		buf_put_u32(b, q->history.secs);
+		return 0;
 	case MSG_OP_SWITCHOVER:
 		TRY(put_node(b, q->switchover.node, false));
 		buf_put_u32(b, q->switchover.timeout_ms);
@@ -1999,6 +2057,16 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		return 0;
 	case MSG_OP_CLUSTER:
 		return enc_cluster(b, &m->cluster);
+	case MSG_OP_HISTORY:
+		TRY(history_shape(&m->history));
+		buf_put_u64(b, m->history.start);
+		buf_put_u32(b, m->history.step);
+		buf_put_u8(b, m->history.kinds);
+		buf_put_u32(b, m->history.n);
+		for (size_t i = 0; i < (size_t)m->history.kinds * m->history.n;
+		     i++)
+			buf_put_u32(b, m->history.values[i]);
+		return 0;
 	case MSG_OP_SWITCHOVER:
 		TRY(put_text(b, m->switchover.leader, MSG_URL_MAX));
 		buf_put_u64(b, m->switchover.epoch);
@@ -2104,6 +2172,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH: /* the same token bound again */
+	case MSG_OP_HISTORY:
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;
