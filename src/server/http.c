@@ -57,6 +57,7 @@ enum hkind {
 	HK_KICK,
 	HK_DELETE,
 	HK_PAGE, /* the admin page: a stats request stands for its check */
+	HK_HISTORY,
 };
 
 struct http {
@@ -497,6 +498,15 @@ answer(struct hreq *r)
 	case HK_DELETE:
 		fputs("{\"deleted\":1}", f);
 		break;
+	case HK_HISTORY: {
+		struct sluice_history *hist;
+
+		if ((rc = result_history(&rep.history, &hist)) != 0)
+			break;
+		json_history(f, hist);
+		free(hist);
+		break;
+	}
 	case HK_PAGE: /* answered above */
 		break;
 	}
@@ -681,6 +691,33 @@ on_errors(nng_aio *aio)
 	post(handler_http(aio), aio, HK_ERRORS, &req);
 }
 
+/* ?tube=T (none: every tube) &secs=N (1..900, default 900). */
+static void
+on_history(nng_aio *aio)
+{
+	const char *uri = req_uri(aio);
+	struct msg_req req = { .op = MSG_OP_HISTORY,
+		.history = { .secs = MSG_HISTORY_SECS } };
+	char tube[QUERY_MAX], v[32];
+	uint64_t secs;
+
+	if (query_get(uri, "tube", tube, sizeof(tube))) {
+		if (!tube_param(aio, tube, sizeof(tube)))
+			return;
+		req.history.tube = msg_cstr(tube);
+	}
+	if (query_get(uri, "secs", v, sizeof(v))) {
+		if (!query_u64(uri, "secs", &secs) || secs < 1 ||
+		    secs > MSG_HISTORY_SECS) {
+			respond_errc(aio, SLUICE_EINVAL,
+			    "history: secs is 1..900");
+			return;
+		}
+		req.history.secs = (uint32_t)secs;
+	}
+	post(handler_http(aio), aio, HK_HISTORY, &req);
+}
+
 /* Admin writes: refused unless --http-admin, and without the header a
  * cross-origin page cannot send. */
 static bool
@@ -809,6 +846,7 @@ http_open(
 		{ "/api/errors", "GET", on_errors },
 		{ "/api/kick", "POST", on_kick },
 		{ "/api/delete", "POST", on_delete },
+		{ "/v1/history", "GET", on_history },
 	};
 	struct http *h = &the_http;
 	nng_url *u = NULL;
