@@ -305,8 +305,8 @@ result_errors(
 int
 result_history(const struct msg_history *h, struct sluice_history **out)
 {
-	struct sluice_history *o =
-	    malloc(sizeof(*o) + (size_t)SLUICE_H_KINDS * h->n * sizeof(uint32_t));
+	struct sluice_history *o = malloc(
+	    sizeof(*o) + (size_t)SLUICE_H_KINDS * h->n * sizeof(uint32_t));
 	uint32_t *v;
 
 	if (o == NULL)

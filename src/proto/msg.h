@@ -96,7 +96,7 @@ enum msg_op {
 	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_CLUSTER = 0x22,    /* the cluster as the node sees it (etcd) */
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
-	MSG_OP_HISTORY = 0x24, /* events per second, 15 minutes (rates) */
+	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
 	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
 	MSG_OP_END_         /* one past the last op */
@@ -655,9 +655,9 @@ struct msg_hours {
  * count with msg_history_at(). */
 struct msg_history {
 	uint64_t start;
-	uint32_t step;  /* ms per slot, >= 1 */
-	uint8_t kinds;  /* 1..MSG_HISTORY_KINDS_MAX */
-	uint32_t n;     /* 1..MSG_HISTORY_SECS */
+	uint32_t step;          /* ms per slot, >= 1 */
+	uint8_t kinds;          /* 1..MSG_HISTORY_KINDS_MAX */
+	uint32_t n;             /* 1..MSG_HISTORY_SECS */
 	const uint32_t *values; /* encode: kinds * n, values[k * n + i] */
 	const uint8_t *raw;     /* decode: the same, as sent */
 };

@@ -94,8 +94,8 @@ qs_rate(struct queue *q, struct tube *tb, int kind)
 {
 	rates_count(q->rates, q->clock, (unsigned)kind);
 	if (tb->rates == NULL)
-		tb->rates = rates_new(
-		    QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP, QUEUE_RATE_TUBE_STEP);
+		tb->rates = rates_new(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		    QUEUE_RATE_TUBE_STEP);
 	if (tb->rates != NULL)
 		rates_count(tb->rates, q->clock, (unsigned)kind);
 }
@@ -139,7 +139,8 @@ queue_rates(const struct queue *q, int64_t now, const char *tube,
 		if (r == NULL) {
 			/* nothing counted yet: zeros in the tube's steps */
 			static const struct rates empty = { .head = -1,
-				.nslots = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+				.nslots =
+				    QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
 				.step = QUEUE_RATE_TUBE_STEP };
 
 			r = &empty;

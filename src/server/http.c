@@ -389,9 +389,9 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 		snprintf(r->what, sizeof(r->what), "run now id=%" PRIu64,
 		    req->update.id);
 	else if (req->op == MSG_OP_PAUSE)
-		snprintf(r->what, sizeof(r->what), "pause tube=%.*s ms=%" PRIu64,
-		    (int)req->pause.tube.len, req->pause.tube.p,
-		    req->pause.duration);
+		snprintf(r->what, sizeof(r->what),
+		    "pause tube=%.*s ms=%" PRIu64, (int)req->pause.tube.len,
+		    req->pause.tube.p, req->pause.duration);
 	else if (req->op == MSG_OP_KICK)
 		snprintf(r->what, sizeof(r->what), "kick tube=%.*s n=%u",
 		    (int)req->kick.tube.len, req->kick.tube.p, req->kick.n);
@@ -527,8 +527,8 @@ answer(struct hreq *r)
 		break;
 	}
 	case HK_UPDATE:
-		fprintf(f, "{\"id\":%" PRIu64 ",\"state\":\"%s\"}", rep.after.id,
-		    msg_state_name(rep.after.state));
+		fprintf(f, "{\"id\":%" PRIu64 ",\"state\":\"%s\"}",
+		    rep.after.id, msg_state_name(rep.after.state));
 		break;
 	case HK_PAUSE:
 		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep.until);
@@ -735,8 +735,8 @@ on_history(nng_aio *aio)
 	if (query_get(uri, "secs", v, sizeof(v))) {
 		if (!query_u64(uri, "secs", &secs) || secs < 1 ||
 		    secs > MSG_HISTORY_SECS) {
-			respond_errc(aio, SLUICE_EINVAL,
-			    "history: secs is 1..900");
+			respond_errc(
+			    aio, SLUICE_EINVAL, "history: secs is 1..900");
 			return;
 		}
 		req.history.secs = (uint32_t)secs;

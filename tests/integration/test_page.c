@@ -191,7 +191,8 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 
 	/* Its buried tasks, by id, with the error as text (escaped, not
 	 * markup); no buttons. */
-	snprintf(url, sizeof(url), "http://%s/#tube=emails&tab=buried", p.haddr);
+	snprintf(
+	    url, sizeof(url), "http://%s/#tube=emails&tab=buried", p.haddr);
 	dom = dump_dom(state, url);
 	snprintf(pat, sizeof(pat),
 	    "<tr data-id=\"%" PRIu64 "\" data-state=\"buried\">", buried);
@@ -203,12 +204,13 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	free(dom);
 
 	/* The errors grouped: 2 of that one, with example ids. */
-	snprintf(url, sizeof(url), "http://%s/#tube=emails&tab=errors", p.haddr);
+	snprintf(
+	    url, sizeof(url), "http://%s/#tube=emails&tab=errors", p.haddr);
 	dom = dump_dom(state, url);
 	assert_non_null(strstr(dom,
 	    "<td>2</td><td class=\"text\">smtp: connection &lt;refused&gt;"));
-	snprintf(pat, sizeof(pat), "find=%" PRIu64 "\">%" PRIu64 "</a>",
-	    buried, buried);
+	snprintf(pat, sizeof(pat), "find=%" PRIu64 "\">%" PRIu64 "</a>", buried,
+	    buried);
 	if (strstr(dom, pat) == NULL)
 		fail_msg("no example id %s in\n%s", pat, dom);
 	sluice_task_free(held);
@@ -297,7 +299,6 @@ wd(const char *method, const char *path, const char *json, char **out)
 	return it_http(driver_port, method, path, NULL, json, out);
 }
 
-
 /* A new browser session (1200 x 900); its id into sid. */
 static void
 wd_session(char *sid, size_t cap)
@@ -314,8 +315,8 @@ wd_session(char *sid, size_t cap)
 	     i++)
 		n += (size_t)snprintf(caps + n, sizeof(caps) - n, "%s\"%s\"",
 		    i ? "," : "", browser_args[i]);
-	snprintf(caps + n, sizeof(caps) - n,
-	    ",\"--window-size=1200,900\"]}}}}");
+	snprintf(
+	    caps + n, sizeof(caps) - n, ",\"--window-size=1200,900\"]}}}}");
 	st = wd("POST", "/session", caps, &body);
 	if (st != 200 || !it_json_str(body, "sessionId", sid, cap))
 		fail_msg("new session: %d %s", st, body ? body : "");
@@ -396,12 +397,12 @@ wd_find(const char *sid, const char *css, char *eid, size_t cap)
 	for (;;) {
 		st = wd("POST", path, json, &body);
 		if (st == 200 &&
-		    it_json_str(body, "element-6066-11e4-a52e-4f735466cecf",
-		        eid, cap))
+		    it_json_str(
+		        body, "element-6066-11e4-a52e-4f735466cecf", eid, cap))
 			break;
 		if (it_mono_ms() > deadline)
-			fail_msg("no element %s: %d %s", css, st,
-			    body ? body : "");
+			fail_msg(
+			    "no element %s: %d %s", css, st, body ? body : "");
 		free(body);
 		body = NULL;
 		it_sleep_ms(100);
@@ -451,8 +452,9 @@ wd_confirm(const char *sid, const char *want)
 static int
 b64val(int ch)
 {
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	                        "0123456789+/";
+	static const char a[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789+/";
 	const char *p = ch ? strchr(a, ch) : NULL;
 
 	return p ? (int)(p - a) : -1;
@@ -600,12 +602,13 @@ test_the_dashboard_shows_and_acts(void **state)
 	    ".startsWith('page 2')");
 	/* Delayed, taken and buried tabs: their tasks. */
 	wd_click(sid, "button[data-tab=delayed]");
-	snprintf(css, sizeof(css), "button.runnow[data-id='%" PRIu64 "']",
-	    delayed);
+	snprintf(
+	    css, sizeof(css), "button.runnow[data-id='%" PRIu64 "']", delayed);
 	wd_click(sid, css);
 	snprintf(js, sizeof(js), "run now task %" PRIu64 "?", delayed);
 	wd_confirm(sid, js);
-	assert_true(it_wait_state(c, delayed, SLUICE_READY, DRIVER_WAIT_MS) >= 0);
+	assert_true(
+	    it_wait_state(c, delayed, SLUICE_READY, DRIVER_WAIT_MS) >= 0);
 
 	wd_click(sid, "button[data-tab=buried]");
 	snprintf(js, sizeof(js),
@@ -615,8 +618,8 @@ test_the_dashboard_shows_and_acts(void **state)
 	    buried[0]);
 	wd_until(sid, js);
 	wd_shot(state, sid, "dashboard-tube");
-	snprintf(css, sizeof(css), "button.kick[data-id='%" PRIu64 "']",
-	    buried[1]);
+	snprintf(
+	    css, sizeof(css), "button.kick[data-id='%" PRIu64 "']", buried[1]);
 	wd_click(sid, css);
 	snprintf(js, sizeof(js), "kick task %" PRIu64 "?", buried[1]);
 	wd_confirm(sid, js);
@@ -652,7 +655,7 @@ test_the_overview_of_a_thousand_tubes(void **state)
 	struct page_srv p;
 	struct sluice_client *c;
 	struct sluice_batch_item *it = calloc(1000, sizeof(*it));
-	char (*names)[16] = calloc(1000, sizeof(*names));
+	char(*names)[16] = calloc(1000, sizeof(*names));
 	char sid[128], url[256];
 	double paint, render;
 
@@ -704,8 +707,7 @@ main(void)
 		    test_page_shows_the_tubes_and_a_tubes_buried_tasks,
 		    it_setup, page_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_the_dashboard_shows_and_acts, it_setup,
-		    page_teardown),
+		    test_the_dashboard_shows_and_acts, it_setup, page_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_overview_of_a_thousand_tubes, it_setup,
 		    page_teardown),

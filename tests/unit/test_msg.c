@@ -1821,7 +1821,10 @@ test_history_limits(void **state)
 	struct msg_req q = { .op = MSG_OP_HISTORY,
 		.history = { .tube = S("emails"), .secs = 900 } };
 	struct msg_rep m = { .op = MSG_OP_HISTORY,
-		.history = { .start = 1, .step = 5000, .kinds = 6, .n = 2,
+		.history = { .start = 1,
+		    .step = 5000,
+		    .kinds = 6,
+		    .n = 2,
 		    .values = v } };
 	struct msg_req d;
 	struct buf b;

@@ -196,8 +196,7 @@ take_ack(struct tq *h, const char *tube, bool ack)
 		f.error = "boom";
 		f.error_len = 4;
 		f.fatal = true;
-		assert_int_equal(
-		    queue_decide_fail(h->q, h->now, &f, &rec), 0);
+		assert_int_equal(queue_decide_fail(h->q, h->now, &f, &rec), 0);
 	}
 	assert_int_equal(tq_commit(h, &rec), 0);
 }
@@ -248,13 +247,12 @@ test_the_queue_counts_what_it_applies(void **state)
 			sum += at(n, QUEUE_RATE_PUT, i);
 		assert_int_equal(sum, 1);
 	}
-	assert_int_equal(
-	    queue_rates(h.q, T0, "zz", 2, 10, &step, &start, out),
+	assert_int_equal(queue_rates(h.q, T0, "zz", 2, 10, &step, &start, out),
 	    -SLUICE_ENOTFOUND);
 	assert_int_equal(queue_rates(h.q, T0, "a b", 3, 10, &step, &start, out),
 	    -SLUICE_ETUBE);
-	assert_int_equal(queue_rates(h.q, T0, "", 0, 0, &step, &start, out),
-	    -SLUICE_EINVAL);
+	assert_int_equal(
+	    queue_rates(h.q, T0, "", 0, 0, &step, &start, out), -SLUICE_EINVAL);
 	assert_int_equal(queue_rates(h.q, T0, "", 0, 901, &step, &start, out),
 	    -SLUICE_EINVAL);
 
