@@ -731,9 +731,14 @@ SLUICE_API int sluice_list(struct sluice_client *c, const char *tube, int state,
 struct sluice_error_count {
 	const char *text; /* a last_error ("" for tasks without one) */
 	uint64_t count;   /* tasks of the tube with it */
+	uint64_t ids[3];  /* examples: the ids of up to 3 of them, lowest
+	                     first (a server older than this library sends
+	                     none) */
+	size_t nids;
 };
 
-/* The tasks of `tube` grouped by last error, most frequent first. Returns
+/* The tasks of `tube` grouped by last error, most frequent first, each
+ * group with example ids. Returns
  * 0, `*errors` and `*n` (free with sluice_errors_free()); SLUICE_ETUBE.
  * Retried after a lost connection. */
 SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,

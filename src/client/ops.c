@@ -716,7 +716,7 @@ sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n)
 {
 	struct msg_req q = { .op = MSG_OP_ERRORS,
-		.tube = tube_or_default(tube) };
+		.errors = { tube_or_default(tube), true } };
 	struct msg_rep r;
 	int rc;
 

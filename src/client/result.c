@@ -275,6 +275,8 @@ build_errors(struct arena *a, const struct msg_errors *e)
 		if (v != NULL) {
 			v[i].text = text;
 			v[i].count = ec.count;
+			v[i].nids = ec.nids;
+			memcpy(v[i].ids, ec.ids, ec.nids * sizeof(v[i].ids[0]));
 		}
 	}
 }

@@ -361,7 +361,10 @@ json_errors(FILE *f, const struct sluice_error_count *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s{\"error\":", i ? "," : "");
 		json_cstr(f, e[i].text);
-		fprintf(f, ",\"count\":%" PRIu64 "}", e[i].count);
+		fprintf(f, ",\"count\":%" PRIu64 ",\"ids\":[", e[i].count);
+		for (size_t k = 0; k < e[i].nids; k++)
+			fprintf(f, "%s%" PRIu64, k ? "," : "", e[i].ids[k]);
+		fputs("]}", f);
 	}
 	fputs("]}", f);
 }

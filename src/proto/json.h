@@ -62,7 +62,8 @@ void json_tube_conf(
  * "max_attempts", "backoff", "keep_done", "lost_lease", "dead_letter". */
 extern const char *const json_tube_fields[6];
 
-/* {"errors":[{"error":"text","count":N},...]} */
+/* {"errors":[{"error":"text","count":N,"ids":[ID,...]},...]}: ids, up to
+ * 3 example tasks, lowest first. */
 void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
 
 /* {"hours":[{"start":MS,"acks":N,"fails":N,"buries":N,"ttr_expired":N,

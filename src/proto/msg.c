@@ -48,6 +48,7 @@ enum {
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
+	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	TUBE_DELETE_F_FORCE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
@@ -81,6 +82,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_UPDATE] = UPD_F_ALL,
 	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
+	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -95,6 +97,7 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_STATS] = STATS_F_SETTINGS,
+	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -717,10 +720,16 @@ get_tube_stats(struct rd *r, bool settings, struct msg_tube_stats *out)
 }
 
 static int
-get_error_count(struct rd *r, struct msg_error_count *out)
+get_error_count(struct rd *r, bool ids, struct msg_error_count *out)
 {
 	TRY(get_text(r, MSG_TEXT_MAX, &out->text));
 	out->count = rd_u64(r);
+	out->nids = ids ? rd_u8(r) : 0;
+	NEED(r);
+	if (out->nids > MSG_ERROR_IDS)
+		return SLUICE_ELIMIT;
+	for (uint8_t i = 0; i < out->nids; i++)
+		out->ids[i] = rd_u64(r);
 	NEED(r);
 	return 0;
 }
@@ -842,7 +851,7 @@ msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out)
 bool
 msg_next_error_count(struct msg_iter *it, struct msg_error_count *out)
 {
-	NEXT(it, get_error_count(&it->r, out));
+	NEXT(it, get_error_count(&it->r, it->flags & ERRORS_F_IDS, out));
 }
 
 bool
@@ -1058,8 +1067,10 @@ get_req_body(
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
 		return get_key(r, true, &q->key);
-	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
+		q->errors.ids = flags & ERRORS_F_IDS;
+		return get_tube(r, false, &q->errors.tube);
+	case MSG_OP_FLUSH:
 	case MSG_OP_RELEASE_ALL:
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
@@ -1333,10 +1344,12 @@ get_rep_body(
 		TRY(get_tube(r, false, &m->tube_conf.tube));
 		return get_tube_conf(r, &m->tube_conf.conf);
 	case MSG_OP_ERRORS:
+		m->errors.ids = flags & ERRORS_F_IDS;
 		m->errors.n = rd_u32(r);
 		NEED(r);
-		GET_EACH(
-		    &m->errors.it, r, m->errors.n, 0, get_error_count(r, &ec));
+		GET_EACH(&m->errors.it, r, m->errors.n, 0,
+		    get_error_count(r, m->errors.ids, &ec));
+		m->errors.it.flags = flags;
 		return 0;
 	case MSG_OP_STATS_HOURLY:
 		m->hours.n = rd_u32(r);
@@ -1573,6 +1586,8 @@ req_flag_byte(const struct msg_req *q)
 		    (q->stats.durations ? STATS_F_DURATIONS : 0);
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
+	case MSG_OP_ERRORS:
+		return q->errors.ids ? ERRORS_F_IDS : 0;
 	}
 	return 0;
 }
@@ -2043,9 +2058,17 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_ERRORS:
 		buf_put_u32(b, m->errors.n);
 		for (uint32_t i = 0; i < m->errors.n; i++) {
-			TRY(put_text(
-			    b, m->errors.errors[i].text, MSG_TEXT_MAX));
-			buf_put_u64(b, m->errors.errors[i].count);
+			const struct msg_error_count *e = &m->errors.errors[i];
+
+			TRY(put_text(b, e->text, MSG_TEXT_MAX));
+			buf_put_u64(b, e->count);
+			if (!m->errors.ids)
+				continue;
+			if (e->nids > MSG_ERROR_IDS)
+				return SLUICE_ELIMIT;
+			buf_put_u8(b, e->nids);
+			for (uint8_t k = 0; k < e->nids; k++)
+				buf_put_u64(b, e->ids[k]);
 		}
 		return 0;
 	case MSG_OP_STATS_HOURLY:
@@ -2092,6 +2115,8 @@ rep_flag_byte(const struct msg_rep *m)
 		return m->after.replaced ? REP_F_REPLACED : 0;
 	case MSG_OP_STATS:
 		return m->stats.settings ? STATS_F_SETTINGS : 0;
+	case MSG_OP_ERRORS:
+		return m->errors.ids ? ERRORS_F_IDS : 0;
 	}
 	return 0;
 }

@@ -431,13 +431,21 @@ enum msg_history_kind {
 	MSG_HK_TTR = 5, /* leases ended by their deadline */
 };
 
+/* errors: `tube` first, as the member `tube` of the request it shares its
+ * place with. */
+struct msg_errors_req {
+	struct msg_str tube;
+	bool ids; /* flag 0x01: each group with up to MSG_ERROR_IDS ids */
+};
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
  *   kick                         -> kick
  *   kick_id, delete, peek        -> id
  *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
- *   flush, errors                -> tube
+ *   flush                        -> tube
+ *   errors                       -> errors (its tube is also `tube`)
  *   stats                        -> stats (its tube is also `tube`)
  *   tube_set tube_delete
  *   tube_show                    -> tube
@@ -478,6 +486,7 @@ struct msg_req {
 		struct msg_tube_delete tube_delete;
 		struct msg_switchover switchover;
 		struct msg_history_req history;
+		struct msg_errors_req errors;
 	};
 };
 
@@ -618,12 +627,18 @@ struct msg_stats {
 	struct msg_iter it;                 /* decode: msg_next_tube_stats() */
 };
 
+enum { MSG_ERROR_IDS = 3 }; /* example ids per group, at most */
+
 struct msg_error_count {
 	struct msg_str text;
 	uint64_t count;
+	uint8_t nids; /* with the reply's flag 0x01: 0..MSG_ERROR_IDS */
+	uint64_t ids[MSG_ERROR_IDS]; /* example tasks, lowest ids first */
 };
 
 struct msg_errors {
+	bool ids; /* reply flag 0x01 (asked by the request's): each group
+	             carries example ids */
 	uint32_t n;
 	const struct msg_error_count *errors; /* encode */
 	struct msg_iter it; /* decode: msg_next_error_count() */

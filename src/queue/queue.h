@@ -593,10 +593,14 @@ struct queue_list_req {
 int queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
     struct queue_task_view *out, size_t *n);
 
+enum { QUEUE_ERROR_IDS = 3 }; /* example ids of an error group */
+
 struct queue_error_group {
 	const char *text; /* borrows, as a view does */
 	size_t text_len;
 	uint64_t count;
+	uint64_t ids[QUEUE_ERROR_IDS]; /* its tasks of the lowest ids */
+	size_t nids;                   /* min(count, QUEUE_ERROR_IDS) */
 };
 
 /* The live tasks of a tube that have a last_error, grouped by its text,

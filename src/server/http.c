@@ -708,12 +708,12 @@ bad:
 static void
 on_errors(nng_aio *aio)
 {
-	struct msg_req req = { .op = MSG_OP_ERRORS };
+	struct msg_req req = { .op = MSG_OP_ERRORS, .errors = { .ids = true } };
 	char tube[QUERY_MAX];
 
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
-	req.tube = msg_cstr(tube);
+	req.errors.tube = msg_cstr(tube);
 	post(handler_http(aio), aio, HK_ERRORS, &req);
 }
 

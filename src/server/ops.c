@@ -1430,7 +1430,11 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			e[i].text =
 			    (struct msg_str) { g[i].text, g[i].text_len };
 			e[i].count = g[i].count;
+			e[i].nids = (uint8_t)g[i].nids;
+			memcpy(e[i].ids, g[i].ids,
+			    g[i].nids * sizeof(e[i].ids[0]));
 		}
+		rep.errors.ids = req->errors.ids;
 		rep.errors.n = (uint32_t)n;
 		rep.errors.errors = e;
 		ops_reply(c, ctx, &rep);

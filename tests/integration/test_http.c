@@ -580,8 +580,9 @@ test_admin_writes_need_http_admin(void **state)
 	assert_non_null(strstr(body, "\"last_error\":\"broken\""));
 	free(body);
 	body = it_http_get(rw.hport, "/api/errors?tube=jobs", 200);
-	assert_string_equal(
-	    body, "{\"errors\":[{\"error\":\"broken\",\"count\":1}]}");
+	assert_string_equal(body,
+	    "{\"errors\":[{\"error\":\"broken\",\"count\":1,"
+	    "\"ids\":[1]}]}");
 	free(body);
 	body = it_http_get(rw.hport, "/api/list?tube=bad%20name", 400);
 	free(body);

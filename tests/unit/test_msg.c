@@ -142,6 +142,7 @@ static const struct msg_req reqs[] = {
 	        .limit = 1000,
 	        .payloads = true } },
 	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_ERRORS, .errors = { S("t"), true } },
 	{ .op = MSG_OP_STATS_HOURLY, .tube = S("t") },
 	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
@@ -355,8 +356,15 @@ static const struct msg_tube_stats tube_stats_conf[] = {
 };
 
 static const struct msg_error_count error_counts[] = {
-	{ S("timeout"), 12 },
-	{ S(""), 1 },
+	{ S("timeout"), 12, 0, { 0 } },
+	{ S(""), 1, 0, { 0 } },
+};
+
+/* With example ids (the reply's flag 0x01). */
+static const struct msg_error_count error_ids[] = {
+	{ S("timeout"), 12, 3, { 4, 9, 70 } },
+	{ S("oom"), 1, 1, { 5 } },
+	{ S(""), 1, 0, { 0 } },
 };
 
 static const struct msg_hour hours[] = {
@@ -448,6 +456,8 @@ static const struct msg_rep reps[] = {
 	        .leader = S("tcp://10.0.0.1:7711") } },
 	{ .op = MSG_OP_ERRORS,
 	    .errors = { .n = N(error_counts), .errors = error_counts } },
+	{ .op = MSG_OP_ERRORS,
+	    .errors = { .ids = true, .n = N(error_ids), .errors = error_ids } },
 	{ .op = MSG_OP_STATS_HOURLY,
 	    .hours = { .n = N(hours), .hours = hours } },
 	{ .op = MSG_OP_STATS_HOURLY },
@@ -736,8 +746,11 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_PEEK_KEY:
 			assert_str_equal(d.key, q->key);
 			break;
-		case MSG_OP_FLUSH:
 		case MSG_OP_ERRORS:
+			assert_int_equal(d.errors.ids, q->errors.ids);
+			assert_str_equal(d.tube, q->tube);
+			break;
+		case MSG_OP_FLUSH:
 		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_TUBE_SHOW:
 		case MSG_OP_STATS_HOURLY:
@@ -955,6 +968,12 @@ test_every_reply_round_trips(void **state)
 				    ec.text, m->errors.errors[k].text);
 				assert_true(
 				    ec.count == m->errors.errors[k].count);
+				assert_int_equal(ec.nids,
+				    m->errors.ids ? m->errors.errors[k].nids
+				                  : 0);
+				for (uint8_t i = 0; i < ec.nids; i++)
+					assert_true(ec.ids[i] ==
+					    m->errors.errors[k].ids[i]);
 				k++;
 			}
 			assert_int_equal(k, m->errors.n);
@@ -1774,6 +1793,31 @@ doc_auth_examples(struct buf *b)
 	    "77 65 64 00 00");
 }
 
+static int decode_rep_bytes(const void *p, size_t len);
+
+/* errors with example ids, and its reply. */
+static void
+doc_errors_examples(struct buf *b)
+{
+	static const struct msg_error_count g = { S("timeout"), 2, 2,
+		{ 4, 9 } };
+
+	encode_req(b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_ERRORS, .errors = { S("emails"), true } });
+	assert_hex(b, "53 01 13 01 06 00 65 6d 61 69 6c 73");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_ERRORS,
+	        .errors = { .ids = true, .n = 1, .errors = &g } });
+	assert_hex(b,
+	    "53 01 13 01 00 00 01 00 00 00 07 00 74 69 6d 65 6f 75 74"
+	    "02 00 00 00 00 00 00 00 02 04 00 00 00 00 00 00 00"
+	    "09 00 00 00 00 00 00 00");
+	/* more than 3 ids: refused both ways */
+	b->data[27] = 4;
+	assert_int_equal(decode_rep_bytes(b->data, b->len), SLUICE_ELIMIT);
+}
+
 /* history, of every tube, and its reply; decoded back, a count read
  * with msg_history_at. */
 static void
@@ -1809,8 +1853,6 @@ doc_history_examples(struct buf *b)
 	assert_int_equal(msg_history_at(&m.history, 7, 1), 0);
 	assert_int_equal(msg_history_at(&m.history, MSG_HK_PUT, 2), 0);
 }
-
-static int decode_rep_bytes(const void *p, size_t len);
 
 /* history's limits: secs 1..900 both ways; a reply's shape; a tube
  * round trip; a short reply is ETRUNC. */
@@ -2085,6 +2127,7 @@ test_doc_examples(void **state)
 	doc_cluster_examples(&b);
 	doc_auth_examples(&b);
 	doc_history_examples(&b);
+	doc_errors_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });
