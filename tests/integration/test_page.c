@@ -498,10 +498,10 @@ wd_shot(void **state, const char *sid, const char *name)
 	free(body);
 }
 
-/* `n` tasks of `tube` put in batches of 1000 (payload "task"); the first
- * id. With key_every > 0 every key_every-th task has the key "k-<i>". */
+/* `n` tasks of `tube` put in batches of 1000 (payload "task"), `pause_ms`
+ * between batches (so the chart has a shape); the first id. */
 static uint64_t
-put_many(struct sluice_client *c, const char *tube, int n)
+put_many(struct sluice_client *c, const char *tube, int n, int pause_ms)
 {
 	struct sluice_batch_item *it = calloc(1000, sizeof(*it));
 	uint64_t first = 0;
@@ -522,6 +522,8 @@ put_many(struct sluice_client *c, const char *tube, int n)
 		if (done == 0)
 			first = it[0].id;
 		done += k;
+		if (done < n)
+			it_sleep_ms(pause_ms);
 	}
 	free(it);
 	return first;
@@ -543,7 +545,7 @@ test_the_dashboard_shows_and_acts(void **state)
 	c = it_client(p.s);
 	/* The workload: 5,000 ready tasks, one with a key, takes and acks,
 	 * fails, a delayed task and buried ones. */
-	first = put_many(c, "jobs", 5000);
+	first = put_many(c, "jobs", 5000, 600);
 	sluice_put_opts_init(&o);
 	o.tube = "jobs";
 	o.key = "invoice-77";
@@ -555,6 +557,8 @@ test_the_dashboard_shows_and_acts(void **state)
 		t = it_take(c, "jobs", 0, 1);
 		it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
 		sluice_task_free(t);
+		if (i % 5 == 4)
+			it_sleep_ms(300);
 	}
 	for (int i = 0; i < 3; i++)
 		buried[i] = bury_one(c, "jobs", i ? "timeout" : "bad input");
@@ -581,6 +585,10 @@ test_the_dashboard_shows_and_acts(void **state)
 	wd_until(sid,
 	    "return document.querySelector('tr[data-tube=jobs] td.buried')"
 	    ".textContent === '3'");
+	/* a second poll: the depth's sparkline has a line */
+	wd_until(sid,
+	    "return document.querySelector('tr[data-tube=jobs] svg.spark "
+	    "polyline').getAttribute('points').split(' ').length >= 2");
 	wd_shot(state, sid, "dashboard-overview");
 
 	/* The tube: ready tab, the first page in id order. */
