@@ -488,7 +488,8 @@ wd_shot(void **state, const char *sid, const char *name)
 		}
 	}
 	assert_true(n > 8 && memcmp(png, "\x89PNG", 4) == 0);
-	snprintf(path, sizeof(path), "%s/%s.png", dir ? dir : d->path, name);
+	snprintf(path, sizeof(path), "%s/%s.png",
+	    dir != NULL && dir[0] != '\0' ? dir : d->path, name);
 	f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(png, 1, n, f), n);
