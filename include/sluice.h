@@ -22,7 +22,8 @@
  * either written into caller memory (ids, counts, `struct sluice_after`)
  * or allocated by the library in one block the caller frees with the
  * function named at the call (sluice_task_free, sluice_stats_free,
- * sluice_errors_free, sluice_stats_hourly_free, sluice_cluster_free).
+ * sluice_errors_free, sluice_stats_hourly_free, sluice_history_free,
+ * sluice_cluster_free).
  * Out-parameters are written only on success; those documented as
  * optional may be NULL.
  *
@@ -742,9 +743,14 @@ SLUICE_API int sluice_list_after(struct sluice_client *c, const char *tube,
 struct sluice_error_count {
 	const char *text; /* a last_error ("" for tasks without one) */
 	uint64_t count;   /* tasks of the tube with it */
+	uint64_t ids[3];  /* examples: the ids of up to 3 of them, lowest
+	                     first (a server older than this library sends
+	                     none) */
+	size_t nids;
 };
 
-/* The tasks of `tube` grouped by last error, most frequent first. Returns
+/* The tasks of `tube` grouped by last error, most frequent first, each
+ * group with example ids. Returns
  * 0, `*errors` and `*n` (free with sluice_errors_free()); SLUICE_ETUBE.
  * Retried after a lost connection. */
 SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
@@ -783,6 +789,37 @@ struct sluice_hour {
 SLUICE_API int sluice_stats_hourly(struct sluice_client *c, const char *tube,
     struct sluice_hour **hours, size_t *n);
 SLUICE_API void sluice_stats_hourly_free(struct sluice_hour *hours);
+
+/* The kinds of events a history counts. */
+enum sluice_history_kind {
+	SLUICE_H_PUT = 0,
+	SLUICE_H_TAKE = 1,
+	SLUICE_H_ACK = 2,
+	SLUICE_H_FAIL = 3,
+	SLUICE_H_BURY = 4, /* buried, or moved to the dead letter instead */
+	SLUICE_H_TTR = 5,  /* leases ended by their ttr */
+	SLUICE_H_KINDS = 6
+};
+
+/* The rolling history of events the server keeps in memory (per second
+ * for every tube, per 5 s for one, over the last 15 minutes; empty after
+ * a restart; a follower's counts what it applied): `n` slots of `step_ms`
+ * ms, the first starting at unix ms `start`, the last holding the
+ * server's now; count[k][i] the events of kind k in slot i. */
+struct sluice_history {
+	uint64_t start;
+	uint32_t step_ms;
+	size_t n;
+	uint32_t *count[SLUICE_H_KINDS];
+};
+
+/* The history of `tube` (NULL: of every tube) over the last `secs`
+ * seconds (1..900). Returns 0 and `*out` (free with
+ * sluice_history_free()); SLUICE_EINVAL (secs), SLUICE_ETUBE,
+ * SLUICE_ENOTFOUND (no such tube). Retried after a lost connection. */
+SLUICE_API int sluice_history(struct sluice_client *c, const char *tube,
+    uint32_t secs, struct sluice_history **out);
+SLUICE_API void sluice_history_free(struct sluice_history *h);
 
 /* Hands out no task of `tube` for `ms` ms (0: resume now). `*until`
  * (optional): unix ms the pause ends, 0 when resumed. SLUICE_ETUBE,

@@ -98,6 +98,9 @@ void cli_tube_setting_text(
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
 
+/* rates: per kind of event its count, average and peak per second. */
+void cli_print_history(FILE *f, const struct sluice_history *h, bool json);
+
 /* stats --hourly: one row per hour, newest first. */
 void cli_print_hourly(
     FILE *f, const struct sluice_hour *h, size_t n, bool json);

@@ -531,6 +531,34 @@ cli_print_errors(
 	}
 }
 
+void
+cli_print_history(FILE *f, const struct sluice_history *h, bool json)
+{
+	static const char *const names[SLUICE_H_KINDS] = { "puts", "takes",
+		"acks", "fails", "buries", "ttr expiries" };
+	double secs = (double)h->n * h->step_ms / 1000;
+
+	if (json) {
+		json_history(f, h);
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "%-13s %9s %9s %9s   (last %.0f s, %u s per slot)\n",
+	    "EVENT", "COUNT", "AVG/S", "PEAK/S", secs, h->step_ms / 1000);
+	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+		uint64_t total = 0, peak = 0;
+
+		for (size_t i = 0; i < h->n; i++) {
+			total += h->count[k][i];
+			if (h->count[k][i] > peak)
+				peak = h->count[k][i];
+		}
+		fprintf(f, "%-13s %9" PRIu64 " %9.1f %9.1f\n", names[k], total,
+		    secs > 0 ? (double)total / secs : 0,
+		    (double)peak * 1000 / h->step_ms);
+	}
+}
+
 /* A duration column: "-" when there is nothing to measure. */
 static void
 dur_cell(FILE *f, uint64_t count, uint64_t ms)

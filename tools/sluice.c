@@ -61,6 +61,7 @@ enum {
 	OPT_PAYLOAD,
 	OPT_FATAL,
 	OPT_HOURLY,
+	OPT_SECS,
 	OPT_TLS_CA,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
@@ -1774,6 +1775,51 @@ cmd_stats(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static const char rates_usage[] =
+    "usage: sluice rates [-t TUBE] [--secs N] [--json]\n";
+static const char rates_help[] =
+    "\nEvents per second over the last N seconds, from the rolling "
+    "history the\nserver keeps in memory (15 minutes; empty after a "
+    "restart): puts, takes,\nacks, fails, buries and ttr expiries, each "
+    "with its count, average and\npeak per second.\n\n"
+    "  -t, --tube TUBE   only this tube (counted per 5 s)\n"
+    "      --secs N      the last N seconds, 1..900 (default 60)\n"
+    "      --json        print {\"start\":MS,\"step_ms\":N,\"puts\":[...],"
+    "...}:\n                    the counts per slot, oldest first\n";
+
+static int
+cmd_rates(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		TUBE_OPT,
+		{ "secs", required_argument, NULL, OPT_SECS },
+		COMMON_OPTS,
+	};
+	struct args a = { argc, argv, "t:h", opts };
+	struct sluice_history *h;
+	const char *tube = NULL;
+	uint64_t secs = 60;
+	int ch, rc;
+
+	while ((ch = next_opt(cli, &a)) != -1) {
+		if (ch == 't')
+			tube = optarg;
+		else if (ch == OPT_SECS &&
+		    (rc = parse_u64(cli, "--secs", optarg, 1, 900, &secs)) != 0)
+			return rc;
+	}
+	if (a.stop)
+		return a.status;
+	if ((rc = no_operand_connect(cli, argc, argv)) != 0)
+		return rc;
+	if ((rc = sluice_history(cli->c, tube, (uint32_t)secs, &h)) != 0)
+		return tube ? cli_fail(cli, rc, "rates -t %s", tube)
+		            : cli_fail(cli, rc, "rates");
+	cli_print_history(stdout, h, a.json);
+	sluice_history_free(h);
+	return EXIT_OK;
+}
+
 static const char list_usage[] =
     "usage: sluice list -t TUBE [--state S] [--order O] [--limit N] "
     "[--after ID | --all] [--payloads] [--json]\n";
@@ -2323,6 +2369,7 @@ static const struct command commands[] = {
 	{ "stats", cmd_stats, stats_usage, stats_help },
 	{ "list", cmd_list, list_usage, list_help },
 	{ "errors", cmd_errors, errors_usage, errors_help },
+	{ "rates", cmd_rates, rates_usage, rates_help },
 	{ "pause", cmd_pause, pause_usage, pause_help },
 	{ "tube", cmd_tube, tube_usage, tube_help },
 	{ "snapshot", cmd_node, snapshot_usage, snapshot_help },

@@ -726,7 +726,7 @@ sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n)
 {
 	struct msg_req q = { .op = MSG_OP_ERRORS,
-		.tube = tube_or_default(tube) };
+		.errors = { tube_or_default(tube), true } };
 	struct msg_rep r;
 	int rc;
 
@@ -787,6 +787,30 @@ void
 sluice_stats_hourly_free(struct sluice_hour *hours)
 {
 	free(hours);
+}
+
+int
+sluice_history(struct sluice_client *c, const char *tube, uint32_t secs,
+    struct sluice_history **out)
+{
+	struct msg_req q = { .op = MSG_OP_HISTORY,
+		.history = { msg_cstr(tube), secs } };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || out == NULL)
+		return bad_arg(c, "history: no place for the result");
+	if (secs < 1 || secs > MSG_HISTORY_SECS)
+		return bad_arg(c, "history: secs is 1..900");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	return result_history(&r.history, out);
+}
+
+void
+sluice_history_free(struct sluice_history *h)
+{
+	free(h);
 }
 
 int

@@ -275,6 +275,8 @@ build_errors(struct arena *a, const struct msg_errors *e)
 		if (v != NULL) {
 			v[i].text = text;
 			v[i].count = ec.count;
+			v[i].nids = ec.nids;
+			memcpy(v[i].ids, ec.ids, ec.nids * sizeof(v[i].ids[0]));
 		}
 	}
 }
@@ -297,6 +299,30 @@ result_errors(
 	build_errors(&a, e);
 	*out = (struct sluice_error_count *)a.base;
 	*n = e->n;
+	return 0;
+}
+
+/* ---- history ----------------------------------------------------------- */
+
+int
+result_history(const struct msg_history *h, struct sluice_history **out)
+{
+	struct sluice_history *o = malloc(
+	    sizeof(*o) + (size_t)SLUICE_H_KINDS * h->n * sizeof(uint32_t));
+	uint32_t *v;
+
+	if (o == NULL)
+		return SLUICE_ENOMEM;
+	o->start = h->start;
+	o->step_ms = h->step;
+	o->n = h->n;
+	v = (uint32_t *)(o + 1);
+	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+		o->count[k] = v + (size_t)k * h->n;
+		for (uint32_t i = 0; i < h->n; i++)
+			o->count[k][i] = msg_history_at(h, k, i);
+	}
+	*out = o;
 	return 0;
 }
 

@@ -361,7 +361,10 @@ json_errors(FILE *f, const struct sluice_error_count *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s{\"error\":", i ? "," : "");
 		json_cstr(f, e[i].text);
-		fprintf(f, ",\"count\":%" PRIu64 "}", e[i].count);
+		fprintf(f, ",\"count\":%" PRIu64 ",\"ids\":[", e[i].count);
+		for (size_t k = 0; k < e[i].nids; k++)
+			fprintf(f, "%s%" PRIu64, k ? "," : "", e[i].ids[k]);
+		fputs("]}", f);
 	}
 	fputs("]}", f);
 }
@@ -393,6 +396,23 @@ json_hours(FILE *f, const struct sluice_hour *h, size_t n)
 		fputc('}', f);
 	}
 	fputs("]}", f);
+}
+
+void
+json_history(FILE *f, const struct sluice_history *h)
+{
+	static const char *const names[SLUICE_H_KINDS] = { "puts", "takes",
+		"acks", "fails", "buries", "ttr_expired" };
+
+	fprintf(f, "{\"start\":%" PRIu64 ",\"step_ms\":%" PRIu32, h->start,
+	    h->step_ms);
+	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+		fprintf(f, ",\"%s\":[", names[k]);
+		for (size_t i = 0; i < h->n; i++)
+			fprintf(f, "%s%" PRIu32, i ? "," : "", h->count[k][i]);
+		fputc(']', f);
+	}
+	fputc('}', f);
 }
 
 /* A string that may be empty: null when it is. */

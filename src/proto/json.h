@@ -62,13 +62,19 @@ void json_tube_conf(
  * "max_attempts", "backoff", "keep_done", "lost_lease", "dead_letter". */
 extern const char *const json_tube_fields[6];
 
-/* {"errors":[{"error":"text","count":N},...]} */
+/* {"errors":[{"error":"text","count":N,"ids":[ID,...]},...]}: ids, up to
+ * 3 example tasks, lowest first. */
 void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
 
 /* {"hours":[{"start":MS,"acks":N,"fails":N,"buries":N,"ttr_expired":N,
  * "work":DIST,"wait":DIST},...]}, DIST = {"count":N,"total_ms":N,
  * "avg_ms":N,"max_ms":N,"p50_ms":N,"p99_ms":N} (avg rounded down). */
 void json_hours(FILE *f, const struct sluice_hour *h, size_t n);
+
+/* {"start":MS,"step_ms":N,"puts":[...],"takes":[...],"acks":[...],
+ * "fails":[...],"buries":[...],"ttr_expired":[...]}: n counts each,
+ * oldest first; slot i starts at start + i * step_ms. */
+void json_history(FILE *f, const struct sluice_history *h);
 
 /* {"cluster":"c","node":"n","leader":"a"|null,"ttl_ms":N,
  * "etcd_error":"text"|null,"members":[{"name":"a","role":"leader",

@@ -49,6 +49,7 @@ enum {
 	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
+	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	TUBE_DELETE_F_FORCE = 0x01,
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
@@ -82,6 +83,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_UPDATE] = UPD_F_ALL,
 	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
+	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -96,6 +98,7 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_STATS] = STATS_F_SETTINGS,
+	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -135,6 +138,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_CLUSTER] = "cluster",
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
+	[MSG_OP_HISTORY] = "history",
 };
 
 static bool
@@ -302,6 +306,35 @@ check_count(uint32_t n, uint32_t max)
 	if (n == 0)
 		return SLUICE_EINVAL;
 	return n > max ? SLUICE_ELIMIT : 0;
+}
+
+static bool
+history_secs_valid(uint32_t secs)
+{
+	return secs >= 1 && secs <= MSG_HISTORY_SECS;
+}
+
+/* A history reply's shape: a step, 1..KINDS_MAX kinds, 1..SECS slots. */
+static int
+history_shape(const struct msg_history *h)
+{
+	if (h->step == 0 || h->kinds == 0 || h->n == 0)
+		return SLUICE_EINVAL;
+	return h->kinds > MSG_HISTORY_KINDS_MAX || h->n > MSG_HISTORY_SECS
+	    ? SLUICE_ELIMIT
+	    : 0;
+}
+
+uint32_t
+msg_history_at(const struct msg_history *h, unsigned k, uint32_t i)
+{
+	size_t at = (size_t)k * h->n + i;
+
+	if (k >= h->kinds || i >= h->n)
+		return 0;
+	if (h->values != NULL)
+		return h->values[at];
+	return h->raw != NULL ? le_load_u32(h->raw + at * 4) : 0;
 }
 
 /* ---- decoding: getters ------------------------------------------------ */
@@ -698,10 +731,16 @@ get_tube_stats(struct rd *r, bool settings, struct msg_tube_stats *out)
 }
 
 static int
-get_error_count(struct rd *r, struct msg_error_count *out)
+get_error_count(struct rd *r, bool ids, struct msg_error_count *out)
 {
 	TRY(get_text(r, MSG_TEXT_MAX, &out->text));
 	out->count = rd_u64(r);
+	out->nids = ids ? rd_u8(r) : 0;
+	NEED(r);
+	if (out->nids > MSG_ERROR_IDS)
+		return SLUICE_ELIMIT;
+	for (uint8_t i = 0; i < out->nids; i++)
+		out->ids[i] = rd_u64(r);
 	NEED(r);
 	return 0;
 }
@@ -823,7 +862,7 @@ msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out)
 bool
 msg_next_error_count(struct msg_iter *it, struct msg_error_count *out)
 {
-	NEXT(it, get_error_count(&it->r, out));
+	NEXT(it, get_error_count(&it->r, it->flags & ERRORS_F_IDS, out));
 }
 
 bool
@@ -1039,8 +1078,10 @@ get_req_body(
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
 		return get_key(r, true, &q->key);
-	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
+		q->errors.ids = flags & ERRORS_F_IDS;
+		return get_tube(r, false, &q->errors.tube);
+	case MSG_OP_FLUSH:
 	case MSG_OP_RELEASE_ALL:
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_STATS:
@@ -1119,6 +1160,11 @@ get_req_body(
 		q->job.delay = rd_u64(r);
 		NEED(r);
 		return job_verb_valid(q->job.verb) ? 0 : SLUICE_EPROTO;
+	case MSG_OP_HISTORY:
+		TRY(get_tube(r, true, &q->history.tube));
+		q->history.secs = rd_u32(r);
+		NEED(r);
+		return history_secs_valid(q->history.secs) ? 0 : SLUICE_EINVAL;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -1214,6 +1260,21 @@ get_cluster(struct rd *r, struct msg_cluster *c)
 }
 
 static int
+get_history(struct rd *r, struct msg_history *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->start = rd_u64(r);
+	h->step = rd_u32(r);
+	h->kinds = rd_u8(r);
+	h->n = rd_u32(r);
+	NEED(r);
+	TRY(history_shape(h));
+	h->raw = rd_bytes(r, (size_t)h->kinds * h->n * 4);
+	NEED(r);
+	return 0;
+}
+
+static int
 get_rep_body(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -1296,10 +1357,12 @@ get_rep_body(
 		TRY(get_tube(r, false, &m->tube_conf.tube));
 		return get_tube_conf(r, &m->tube_conf.conf);
 	case MSG_OP_ERRORS:
+		m->errors.ids = flags & ERRORS_F_IDS;
 		m->errors.n = rd_u32(r);
 		NEED(r);
-		GET_EACH(
-		    &m->errors.it, r, m->errors.n, 0, get_error_count(r, &ec));
+		GET_EACH(&m->errors.it, r, m->errors.n, 0,
+		    get_error_count(r, m->errors.ids, &ec));
+		m->errors.it.flags = flags;
 		return 0;
 	case MSG_OP_STATS_HOURLY:
 		m->hours.n = rd_u32(r);
@@ -1310,6 +1373,8 @@ get_rep_body(
 		return 0;
 	case MSG_OP_CLUSTER:
 		return get_cluster(r, &m->cluster);
+	case MSG_OP_HISTORY:
+		return get_history(r, &m->history);
 	case MSG_OP_SWITCHOVER:
 		TRY(get_text(r, MSG_URL_MAX, &m->switchover.leader));
 		m->switchover.epoch = rd_u64(r);
@@ -1535,6 +1600,8 @@ req_flag_byte(const struct msg_req *q)
 		    (q->stats.durations ? STATS_F_DURATIONS : 0);
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
+	case MSG_OP_ERRORS:
+		return q->errors.ids ? ERRORS_F_IDS : 0;
 	}
 	return 0;
 }
@@ -1684,6 +1751,12 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		if (q->token.len == 0)
 			return SLUICE_EINVAL;
 		return put_text(b, q->token, MSG_TOKEN_MAX);
+	case MSG_OP_HISTORY:
+		if (!history_secs_valid(q->history.secs))
+			return SLUICE_EINVAL;
+		TRY(put_tube(b, q->history.tube, true));
+		buf_put_u32(b, q->history.secs);
+		return 0;
 	case MSG_OP_SWITCHOVER:
 		TRY(put_node(b, q->switchover.node, false));
 		buf_put_u32(b, q->switchover.timeout_ms);
@@ -2002,9 +2075,17 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_ERRORS:
 		buf_put_u32(b, m->errors.n);
 		for (uint32_t i = 0; i < m->errors.n; i++) {
-			TRY(put_text(
-			    b, m->errors.errors[i].text, MSG_TEXT_MAX));
-			buf_put_u64(b, m->errors.errors[i].count);
+			const struct msg_error_count *e = &m->errors.errors[i];
+
+			TRY(put_text(b, e->text, MSG_TEXT_MAX));
+			buf_put_u64(b, e->count);
+			if (!m->errors.ids)
+				continue;
+			if (e->nids > MSG_ERROR_IDS)
+				return SLUICE_ELIMIT;
+			buf_put_u8(b, e->nids);
+			for (uint8_t k = 0; k < e->nids; k++)
+				buf_put_u64(b, e->ids[k]);
 		}
 		return 0;
 	case MSG_OP_STATS_HOURLY:
@@ -2016,6 +2097,16 @@ enc_rep_body(struct buf *b, const struct msg_rep *m)
 		return 0;
 	case MSG_OP_CLUSTER:
 		return enc_cluster(b, &m->cluster);
+	case MSG_OP_HISTORY:
+		TRY(history_shape(&m->history));
+		buf_put_u64(b, m->history.start);
+		buf_put_u32(b, m->history.step);
+		buf_put_u8(b, m->history.kinds);
+		buf_put_u32(b, m->history.n);
+		for (size_t i = 0; i < (size_t)m->history.kinds * m->history.n;
+		     i++)
+			buf_put_u32(b, m->history.values[i]);
+		return 0;
 	case MSG_OP_SWITCHOVER:
 		TRY(put_text(b, m->switchover.leader, MSG_URL_MAX));
 		buf_put_u64(b, m->switchover.epoch);
@@ -2041,6 +2132,8 @@ rep_flag_byte(const struct msg_rep *m)
 		return m->after.replaced ? REP_F_REPLACED : 0;
 	case MSG_OP_STATS:
 		return m->stats.settings ? STATS_F_SETTINGS : 0;
+	case MSG_OP_ERRORS:
+		return m->errors.ids ? ERRORS_F_IDS : 0;
 	}
 	return 0;
 }
@@ -2121,6 +2214,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH: /* the same token bound again */
+	case MSG_OP_HISTORY:
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

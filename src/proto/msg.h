@@ -90,13 +90,14 @@ enum msg_op {
 	MSG_OP_DELETE_WHERE = 0x1d, /* a tube's tasks by state and age */
 	MSG_OP_TUBE_SET = 0x1e,
 	MSG_OP_TUBE_SHOW = 0x1f,
-	/* 0x20, 0x24..0x27: what the beanstalk face needs (docs/beanstalk.md)
+	/* 0x20, 0x25..0x27: what the beanstalk face needs (docs/beanstalk.md)
 	 */
 	MSG_OP_JOB = 0x20,
 	MSG_OP_TUBE_DELETE = 0x21,
 	MSG_OP_CLUSTER = 0x22,    /* the cluster as the node sees it (etcd) */
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
-	/* 0x24..0x27: the beanstalk face's */
+	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
+	/* 0x25..0x27: the beanstalk face's */
 	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
 	MSG_OP_END_         /* one past the last op */
 };
@@ -410,13 +411,44 @@ struct msg_stats_req {
 	                   tubes among their pairs (protocol.md) */
 };
 
+/* history: the rolling history of events of one tube, or of all. */
+struct msg_history_req {
+	struct msg_str tube; /* len 0 = every tube */
+	uint32_t secs;       /* 1..MSG_HISTORY_SECS, else SLUICE_EINVAL */
+};
+
+enum {
+	MSG_HISTORY_SECS = 900, /* the window the server keeps */
+	MSG_HISTORY_KINDS = 6,  /* kinds this version names (below) */
+	MSG_HISTORY_KINDS_MAX = 16,
+};
+
+/* The kinds of events of a history, in their order on the wire. A newer
+ * server may send more kinds after these; a reader ignores them. */
+enum msg_history_kind {
+	MSG_HK_PUT = 0,
+	MSG_HK_TAKE = 1,
+	MSG_HK_ACK = 2,
+	MSG_HK_FAIL = 3,
+	MSG_HK_BURY = 4,
+	MSG_HK_TTR = 5, /* leases ended by their deadline */
+};
+
+/* errors: `tube` first, as the member `tube` of the request it shares its
+ * place with. */
+struct msg_errors_req {
+	struct msg_str tube;
+	bool ids; /* flag 0x01: each group with up to MSG_ERROR_IDS ids */
+};
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
  *   kick                         -> kick
  *   kick_id, delete, peek        -> id
  *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
- *   flush, errors                -> tube
+ *   flush                        -> tube
+ *   errors                       -> errors (its tube is also `tube`)
  *   stats                        -> stats (its tube is also `tube`)
  *   tube_set tube_delete
  *   tube_show                    -> tube
@@ -425,6 +457,7 @@ struct msg_stats_req {
  *   delete_where                 -> where
  *   follow                       -> url (1..MSG_URL_MAX bytes)
  *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
+ *   history                      -> history
  *   job switchover
  *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
@@ -455,6 +488,8 @@ struct msg_req {
 		struct msg_tube_set tube_set;
 		struct msg_tube_delete tube_delete;
 		struct msg_switchover switchover;
+		struct msg_history_req history;
+		struct msg_errors_req errors;
 	};
 };
 
@@ -595,12 +630,18 @@ struct msg_stats {
 	struct msg_iter it;                 /* decode: msg_next_tube_stats() */
 };
 
+enum { MSG_ERROR_IDS = 3 }; /* example ids per group, at most */
+
 struct msg_error_count {
 	struct msg_str text;
 	uint64_t count;
+	uint8_t nids; /* with the reply's flag 0x01: 0..MSG_ERROR_IDS */
+	uint64_t ids[MSG_ERROR_IDS]; /* example tasks, lowest ids first */
 };
 
 struct msg_errors {
+	bool ids; /* reply flag 0x01 (asked by the request's): each group
+	             carries example ids */
 	uint32_t n;
 	const struct msg_error_count *errors; /* encode */
 	struct msg_iter it; /* decode: msg_next_error_count() */
@@ -625,6 +666,23 @@ struct msg_hours {
 	const struct msg_hour *hours; /* encode */
 	struct msg_iter it;           /* decode: msg_next_hour() */
 };
+
+/* history's reply: `n` slots of `step` ms, the first starting at unix ms
+ * `start`, the last holding the server's now; for each of `kinds` kinds
+ * (enum msg_history_kind, in order) `n` u32 counts, oldest first. Read a
+ * count with msg_history_at(). */
+struct msg_history {
+	uint64_t start;
+	uint32_t step;          /* ms per slot, >= 1 */
+	uint8_t kinds;          /* 1..MSG_HISTORY_KINDS_MAX */
+	uint32_t n;             /* 1..MSG_HISTORY_SECS */
+	const uint32_t *values; /* encode: kinds * n, values[k * n + i] */
+	const uint8_t *raw;     /* decode: the same, as sent */
+};
+
+/* Count i (0..n-1) of kind k of a history, encoded or decoded; 0 for a
+ * kind it does not carry. */
+uint32_t msg_history_at(const struct msg_history *h, unsigned k, uint32_t i);
 
 enum {
 	MSG_NODE_MAX = 64, /* a node's or a cluster's name (--node, --cluster):
@@ -679,6 +737,7 @@ struct msg_cluster {
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
+ *   history -> history
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -707,6 +766,7 @@ struct msg_rep {
 			struct msg_tube_conf conf;
 		} tube_conf;
 		struct msg_cluster cluster;
+		struct msg_history history;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

@@ -130,6 +130,7 @@ queue_fini(struct queue *q)
 	heap_free(&q->pauses);
 	heap_free(&q->done);
 	free(q->load.want);
+	free(q->rates);
 }
 
 struct queue *
@@ -156,9 +157,12 @@ void
 queue_clear(struct queue *q)
 {
 	struct queue_config cfg = q->cfg;
+	struct rates *rates = q->rates; /* observation: it goes on */
 
+	q->rates = NULL;
 	queue_fini(q);
 	queue_init(q, &cfg);
+	q->rates = rates;
 }
 
 uint64_t

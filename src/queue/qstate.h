@@ -79,15 +79,37 @@ struct queue {
 	uint64_t lsn;
 	int64_t clock;
 	struct queue_counters ctr;
+	struct rates *rates; /* the whole queue's (rates.h); NULL: off */
 	struct qsnap_load load;
 	char why[64]; /* the text of the last ttr expiry decided */
 };
 
-/* Both the tube's and the queue's counter. */
+/* The rate each counter feeds (queue_rate), or -1. */
+enum {
+	QS_RATE_put = QUEUE_RATE_PUT,
+	QS_RATE_take = QUEUE_RATE_TAKE,
+	QS_RATE_ack = QUEUE_RATE_ACK,
+	QS_RATE_fail = QUEUE_RATE_FAIL,
+	QS_RATE_bury = QUEUE_RATE_BURY,
+	QS_RATE_ttr_expired = QUEUE_RATE_TTR,
+	QS_RATE_release = -1,
+	QS_RATE_kick = -1,
+	QS_RATE_del = -1,
+	QS_RATE_session_released = -1,
+	QS_RATE_replace = -1,
+};
+
+/* Counts an event of `kind` (QS_RATE_*) of tube tb in the rates, when
+ * they are on. */
+void qs_rate(struct queue *q, struct tube *tb, int kind);
+
+/* Both the tube's and the queue's counter, and their rates. */
 #define QS_COUNT(q, tb, field)                                                 \
 	do {                                                                   \
 		(tb)->ctr.field++;                                             \
 		(q)->ctr.field++;                                              \
+		if (QS_RATE_##field >= 0 && (q)->rates != NULL)                \
+			qs_rate((q), (tb), QS_RATE_##field);                   \
 	} while (0)
 
 struct task *qs_task(const struct queue *q, uint64_t id);

@@ -268,9 +268,12 @@ by_error(const void *a, const void *b)
 {
 	const struct task *x = *(struct task *const *)a;
 	const struct task *y = *(struct task *const *)b;
-
-	return cmp_text(
+	int c = cmp_text(
 	    x->ext->error, x->ext->error_len, y->ext->error, y->ext->error_len);
+
+	if (c != 0)
+		return c;
+	return x->id < y->id ? -1 : x->id > y->id; /* examples: lowest ids */
 }
 
 static int
@@ -320,11 +323,15 @@ queue_errors(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		    cmp_text(g[ng - 1].text, g[ng - 1].text_len, x->error,
 		        x->error_len) == 0) {
 			g[ng - 1].count++;
+			if (g[ng - 1].nids < QUEUE_ERROR_IDS)
+				g[ng - 1].ids[g[ng - 1].nids++] = e.t[i]->id;
 			continue;
 		}
 		g[ng].text = x->error;
 		g[ng].text_len = x->error_len;
 		g[ng].count = 1;
+		g[ng].ids[0] = e.t[i]->id;
+		g[ng].nids = 1;
 		ng++;
 	}
 	qsort(g, ng, sizeof(*g), by_count);

@@ -595,10 +595,14 @@ struct queue_list_req {
 int queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
     struct queue_task_view *out, size_t *n);
 
+enum { QUEUE_ERROR_IDS = 3 }; /* example ids of an error group */
+
 struct queue_error_group {
 	const char *text; /* borrows, as a view does */
 	size_t text_len;
 	uint64_t count;
+	uint64_t ids[QUEUE_ERROR_IDS]; /* its tasks of the lowest ids */
+	size_t nids;                   /* min(count, QUEUE_ERROR_IDS) */
 };
 
 /* The live tasks of a tube that have a last_error, grouped by its text,
@@ -751,6 +755,55 @@ int64_t queue_total_bound(int c);
  * its takes. O(1). SLUICE_ENOTFOUND past the last tube. */
 int queue_tube_totals(const struct queue *q, uint32_t i,
     struct queue_total *work, struct queue_total *wait);
+
+/* ---- Rates ------------------------------------------------------------ */
+
+/* The rolling history of events per second (rates.h), for the dashboard
+ * and `sluice rates`: puts, takes, acks, fails, buries and ttr expiries,
+ * counted as queue_apply applies them at the queue's clock (the records'
+ * time), for the whole queue per second over QUEUE_RATE_SECS seconds and
+ * per tube per QUEUE_RATE_TUBE_STEP seconds over the same window.
+ *
+ * Why that layout: the total is the chart of the overview, read at 1 s;
+ * a tube's history is a sparkline and a small chart, where 5 s is as
+ * good, and 180 slots of 6 u32 are 4.3 KB per tube instead of 21.6 KB
+ * (a node with 1,000 busy tubes spends 4.3 MB). A tube's ring is
+ * allocated with its first counted event and freed with the tube.
+ *
+ * Observation, not state: off until queue_rates_enable (the server turns it
+ * on once recovery is over, so a restarted node starts empty instead of
+ * counting its log's replay), never logged, snapshotted or dumped. A
+ * follower counts the records it applies, at their (the leader's) time.
+ * Out of memory, an event is simply not counted. */
+enum queue_rate {
+	QUEUE_RATE_PUT = 0,
+	QUEUE_RATE_TAKE = 1,
+	QUEUE_RATE_ACK = 2,
+	QUEUE_RATE_FAIL = 3,
+	QUEUE_RATE_BURY = 4, /* buried, or moved to the dead letter instead */
+	QUEUE_RATE_TTR = 5,  /* leases ended by their deadline */
+	QUEUE_RATES = 6
+};
+
+enum {
+	QUEUE_RATE_SECS = 900, /* the window: 15 minutes */
+	QUEUE_RATE_TUBE_STEP = 5,
+};
+
+/* Turns counting on (allocating the total's ring: SLUICE_ENOMEM) or off
+ * (freeing every ring). Returns 0 or SLUICE_ENOMEM. */
+int queue_rates_enable(struct queue *q, bool on);
+
+/* The history of one tube (tube_len 0: of the whole queue) over the last
+ * `secs` seconds (1..QUEUE_RATE_SECS) up to `now`: *step_s seconds per
+ * slot (1 for the whole queue, QUEUE_RATE_TUBE_STEP for a tube), *start the
+ * unix ms the first slot starts at, its counts kind-major in out[k * n +
+ * i] (out holds QUEUE_RATES * QUEUE_RATE_SECS values); returns n, the
+ * slots. A tube with no event counted yet has zeros. Errors (negative):
+ * -SLUICE_ETUBE, -SLUICE_ENOTFOUND (no such tube), -SLUICE_EINVAL (secs). */
+int queue_rates(const struct queue *q, int64_t now, const char *tube,
+    size_t tube_len, uint32_t secs, uint32_t *step_s, int64_t *start,
+    uint32_t *out);
 
 /* Appends a canonical text form of the whole state as of the queue's
  * clock: every task with every field, tubes with pauses and counters,

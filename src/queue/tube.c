@@ -43,6 +43,7 @@ tube_free(struct tube *tb)
 	heap_free(&tb->done);
 	free(tb->conf);
 	hourly_free(tb->hourly);
+	free(tb->rates);
 	free(tb);
 }
 

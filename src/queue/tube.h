@@ -28,6 +28,7 @@ struct tube {
 	struct queue_counters ctr;
 	struct tube_conf *conf; /* NULL: every setting is the server's */
 	struct hourly *hourly;  /* statistics per hour (hourly.h); NULL: none */
+	struct rates *rates;    /* events per 5 s (rates.h); NULL: none yet */
 	int64_t paused_until;   /* 0: not paused */
 	uint64_t hash;          /* of the name */
 	uint32_t index;         /* creation order */

@@ -110,7 +110,7 @@ static bool
 monitor_op(uint8_t op)
 {
 	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
-	    op == MSG_OP_CLUSTER;
+	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER;
 }
 
 bool

@@ -35,7 +35,8 @@ enum auth_role {
 	AUTH_WORKER = 2,   /* take, ack, release, fail, touch, bury, put */
 	AUTH_ADMIN = 3,    /* everything */
 	AUTH_REPLICA = 4,  /* the replication stream only */
-	AUTH_MONITOR = 5,  /* stats, stats_hourly, cluster; /stats, /metrics */
+	AUTH_MONITOR = 5,  /* stats, stats_hourly, history, cluster; /stats,
+	                      /metrics, /v1/history */
 	AUTH_ROLE_END_
 };
 

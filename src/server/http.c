@@ -57,6 +57,10 @@ enum hkind {
 	HK_KICK,
 	HK_DELETE,
 	HK_PAGE, /* the admin page: a stats request stands for its check */
+	HK_HISTORY,
+	HK_PEEK,
+	HK_UPDATE, /* run now */
+	HK_PAUSE,
 };
 
 struct http {
@@ -381,6 +385,13 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	if (req->op == MSG_OP_KICK_ID || req->op == MSG_OP_DELETE)
 		snprintf(r->what, sizeof(r->what), "%s id=%" PRIu64,
 		    req->op == MSG_OP_DELETE ? "delete" : "kick", req->id);
+	else if (req->op == MSG_OP_UPDATE)
+		snprintf(r->what, sizeof(r->what), "run now id=%" PRIu64,
+		    req->update.id);
+	else if (req->op == MSG_OP_PAUSE)
+		snprintf(r->what, sizeof(r->what),
+		    "pause tube=%.*s ms=%" PRIu64, (int)req->pause.tube.len,
+		    req->pause.tube.p, req->pause.duration);
 	else if (req->op == MSG_OP_KICK)
 		snprintf(r->what, sizeof(r->what), "kick tube=%.*s n=%u",
 		    (int)req->kick.tube.len, req->kick.tube.p, req->kick.n);
@@ -496,6 +507,31 @@ answer(struct hreq *r)
 		break;
 	case HK_DELETE:
 		fputs("{\"deleted\":1}", f);
+		break;
+	case HK_HISTORY: {
+		struct sluice_history *hist;
+
+		if ((rc = result_history(&rep.history, &hist)) != 0)
+			break;
+		json_history(f, hist);
+		free(hist);
+		break;
+	}
+	case HK_PEEK: {
+		struct sluice_task *t = NULL;
+
+		if ((rc = result_task(&rep.task, &t)) != 0)
+			break;
+		json_task(f, t);
+		free(t);
+		break;
+	}
+	case HK_UPDATE:
+		fprintf(f, "{\"id\":%" PRIu64 ",\"state\":\"%s\"}",
+		    rep.after.id, msg_state_name(rep.after.state));
+		break;
+	case HK_PAUSE:
+		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep.until);
 		break;
 	case HK_PAGE: /* answered above */
 		break;
@@ -681,13 +717,40 @@ bad:
 static void
 on_errors(nng_aio *aio)
 {
-	struct msg_req req = { .op = MSG_OP_ERRORS };
+	struct msg_req req = { .op = MSG_OP_ERRORS, .errors = { .ids = true } };
 	char tube[QUERY_MAX];
 
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
-	req.tube = msg_cstr(tube);
+	req.errors.tube = msg_cstr(tube);
 	post(handler_http(aio), aio, HK_ERRORS, &req);
+}
+
+/* ?tube=T (none: every tube) &secs=N (1..900, default 900). */
+static void
+on_history(nng_aio *aio)
+{
+	const char *uri = req_uri(aio);
+	struct msg_req req = { .op = MSG_OP_HISTORY,
+		.history = { .secs = MSG_HISTORY_SECS } };
+	char tube[QUERY_MAX], v[32];
+	uint64_t secs;
+
+	if (query_get(uri, "tube", tube, sizeof(tube))) {
+		if (!tube_param(aio, tube, sizeof(tube)))
+			return;
+		req.history.tube = msg_cstr(tube);
+	}
+	if (query_get(uri, "secs", v, sizeof(v))) {
+		if (!query_u64(uri, "secs", &secs) || secs < 1 ||
+		    secs > MSG_HISTORY_SECS) {
+			respond_errc(
+			    aio, SLUICE_EINVAL, "history: secs is 1..900");
+			return;
+		}
+		req.history.secs = (uint32_t)secs;
+	}
+	post(handler_http(aio), aio, HK_HISTORY, &req);
 }
 
 /* Admin writes: refused unless --http-admin, and without the header a
@@ -755,6 +818,91 @@ on_delete(nng_aio *aio)
 	post(handler_http(aio), aio, HK_DELETE, &req);
 }
 
+/* A task by ?id=N or ?key=K (the dashboard's search). */
+static void
+on_peek(nng_aio *aio)
+{
+	const char *uri = req_uri(aio);
+	struct msg_req req = { .op = MSG_OP_PEEK };
+	char key[QUERY_MAX];
+
+	if (query_u64(uri, "id", &req.id)) {
+		post(handler_http(aio), aio, HK_PEEK, &req);
+	} else if (query_get(uri, "key", key, sizeof(key)) && key[0] != '\0' &&
+	    strlen(key) <= MSG_KEY_MAX) {
+		req.op = MSG_OP_PEEK_KEY;
+		req.key = msg_cstr(key);
+		post(handler_http(aio), aio, HK_PEEK, &req);
+	} else {
+		respond_errc(aio, SLUICE_EINVAL, "peek: ?id=N or ?key=K");
+	}
+}
+
+/* ?id=N&run_at=now: a delayed task made ready at once ("run now"). */
+static void
+on_update(nng_aio *aio)
+{
+	const char *uri = req_uri(aio);
+	struct msg_req req = { .op = MSG_OP_UPDATE };
+	char v[16];
+
+	if (!admin_allowed(aio))
+		return;
+	if (!query_u64(uri, "id", &req.update.id) ||
+	    !query_get(uri, "run_at", v, sizeof(v)) || strcmp(v, "now") != 0) {
+		respond_errc(aio, SLUICE_EINVAL, "update: ?id=N&run_at=now");
+		return;
+	}
+	req.update.set_delay = true; /* a delay of 0: due now */
+	post(handler_http(aio), aio, HK_UPDATE, &req);
+}
+
+/* A duration: digits and a unit, ms, s, m or h (none: ms). */
+static bool
+parse_dur(const char *v, uint64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
+		{ "h", 3600000 } };
+	char *end;
+	uint64_t n;
+
+	if (v[0] < '0' || v[0] > '9')
+		return false;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0 &&
+		    n <= UINT64_MAX / units[i].ms) {
+			*ms = n * units[i].ms;
+			return true;
+		}
+	return false;
+}
+
+/* ?tube=T&for=DUR: pause the tube for DUR (0 resumes). */
+static void
+on_pause(nng_aio *aio)
+{
+	struct msg_req req = { .op = MSG_OP_PAUSE };
+	char tube[QUERY_MAX], v[32];
+
+	if (!admin_allowed(aio) || !tube_param(aio, tube, sizeof(tube)))
+		return;
+	if (!query_get(req_uri(aio), "for", v, sizeof(v)) ||
+	    !parse_dur(v, &req.pause.duration)) {
+		respond_errc(aio, SLUICE_EINVAL,
+		    "pause: ?tube=T&for=DUR, DUR as 30s, 5m, 1h (0 resumes)");
+		return;
+	}
+	req.pause.tube = msg_cstr(tube);
+	post(handler_http(aio), aio, HK_PAUSE, &req);
+}
+
 /* ---- the server ------------------------------------------------------- */
 
 static int
@@ -818,6 +966,10 @@ http_open(
 		{ "/api/errors", "GET", on_errors },
 		{ "/api/kick", "POST", on_kick },
 		{ "/api/delete", "POST", on_delete },
+		{ "/api/peek", "GET", on_peek },
+		{ "/api/update", "POST", on_update },
+		{ "/api/pause", "POST", on_pause },
+		{ "/v1/history", "GET", on_history },
 	};
 	struct http *h = &the_http;
 	nng_url *u = NULL;

@@ -10,11 +10,18 @@
  *   GET  /api/errors   ?tube=T                          {"errors":[...]}
  *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
  *   POST /api/delete   ?id=N                    only with --http-admin
+ *   GET  /api/peek     ?id=N or ?key=K                  a task
+ *   POST /api/update   ?id=N&run_at=now  (run now)  only with --http-admin
+ *   POST /api/pause    ?tube=T&for=DUR (0 resumes)  only with --http-admin
+ *   GET  /v1/history   ?tube=T&secs=N   events per second of the last N
+ *                      seconds (1..900, default 900), of every tube
+ *                      without a tube (json.h's json_history)
  *
  * With --auth, /health stays open and every other page needs
  * `Authorization: Bearer TOKEN`: the core checks the token's role against
- * the page's operation (stats for /metrics and /stats: monitor or admin;
- * list, errors, kick, delete: admin) and the admin page is the admin's.
+ * the page's operation (stats for /metrics and /stats, and history:
+ * monitor or admin; list, errors, kick, delete: admin) and the dashboard
+ * is the admin's.
  * 401 without a known token, 403 when its role may not.
  *
  * Every answer that needs the queue is a wire request posted to the core

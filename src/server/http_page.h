@@ -1,4 +1,4 @@
-/* http_page - the admin page served at GET / (see http_page.c). */
+/* http_page - the dashboard served at GET / (see http_page.c). */
 #ifndef SLUICE_SERVER_HTTP_PAGE_H
 #define SLUICE_SERVER_HTTP_PAGE_H
 

@@ -1431,7 +1431,11 @@ op_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			e[i].text =
 			    (struct msg_str) { g[i].text, g[i].text_len };
 			e[i].count = g[i].count;
+			e[i].nids = (uint8_t)g[i].nids;
+			memcpy(e[i].ids, g[i].ids,
+			    g[i].nids * sizeof(e[i].ids[0]));
 		}
+		rep.errors.ids = req->errors.ids;
 		rep.errors.n = (uint32_t)n;
 		rep.errors.errors = e;
 		ops_reply(c, ctx, &rep);
@@ -1483,6 +1487,34 @@ op_stats_hourly(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	}
 	free(hours);
 	free(out);
+}
+
+/* The rolling history of events (queue.h, "Rates"): what this node
+ * applied, so a follower shows what it applied of the leader's. */
+static void
+op_history(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	static uint32_t v[QUEUE_RATES * QUEUE_RATE_SECS]; /* core thread */
+	struct msg_rep rep = { .op = MSG_OP_HISTORY };
+	uint32_t step = 1;
+	int64_t start = 0;
+	int n = queue_rates(c->q, c->now, req->history.tube.p,
+	    req->history.tube.len, req->history.secs, &step, &start, v);
+
+	if (n < 0) {
+		core_reply_err(c, ctx, MSG_OP_HISTORY, -n,
+		    "history of tube '%.*s': %s", (int)req->history.tube.len,
+		    req->history.tube.p,
+		    n == -SLUICE_ENOTFOUND ? "no such tube"
+		                           : sluice_strerror(-n));
+		return;
+	}
+	rep.history.start = (uint64_t)start;
+	rep.history.step = step * 1000;
+	rep.history.kinds = QUEUE_RATES;
+	rep.history.n = (uint32_t)n;
+	rep.history.values = v;
+	ops_reply(c, ctx, &rep);
 }
 
 /* ---- stats ----------------------------------------------------------- */
@@ -1964,6 +1996,7 @@ op_writes(uint8_t op)
 	case MSG_OP_LIST:
 	case MSG_OP_ERRORS:
 	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_HISTORY:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:
@@ -2132,6 +2165,9 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_STATS_HOURLY:
 		op_stats_hourly(c, ctx, &req);
+		break;
+	case MSG_OP_HISTORY:
+		op_history(c, ctx, &req);
 		break;
 	case MSG_OP_PAUSE:
 		op_pause(c, ctx, &req);

@@ -387,6 +387,8 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 		return tube_ok(t, r->tube_delete.tube, bad);
 	case MSG_OP_STATS:
 		return tube_ok(t, r->stats.tube, bad);
+	case MSG_OP_HISTORY:
+		return tube_ok(t, r->history.tube, bad);
 	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
 	case MSG_OP_TUBE_SHOW:

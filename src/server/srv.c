@@ -412,6 +412,12 @@ start(struct core *c, const struct srv_config *cfg)
 	}
 	if ((rc = core_open_log(c, &res)) != 0)
 		return rc;
+	/* The per-second history counts from here: what recovery replayed
+	 * is not news (queue.h, "Rates"). Without it the node still serves. */
+	if (queue_rates_enable(c->q, true) != 0)
+		log_warn("srv",
+		    "no memory for the rates history; "
+		    "it stays empty");
 	c->now = clock_now_ms();
 	if (cfg->repl_listen != NULL) {
 		rc = repl_open(c, cfg->repl_listen);

@@ -776,6 +776,12 @@ test_http_bearer_tokens(void **state)
 	assert_non_null(strstr(body, "sluice_"));
 	free(body);
 	free(http_as(port, "GET", "/stats", ADMIN, 200));
+	/* the dashboard's history: a monitor's too */
+	free(http_as(port, "GET", "/v1/history?secs=10", -1, 401));
+	free(http_as(port, "GET", "/v1/history?secs=10", WORKER, 403));
+	body = http_as(port, "GET", "/v1/history?secs=10", MONITOR, 200);
+	assert_non_null(strstr(body, "\"step_ms\":1000"));
+	free(body);
 
 	/* a wrong token: 401 after the pause, logged */
 	snprintf(path, sizeof(path), "%s", "/metrics");
@@ -789,7 +795,7 @@ test_http_bearer_tokens(void **state)
 		free(b);
 	}
 
-	/* the admin page and its actions: the admin's */
+	/* the dashboard and its actions: the admin's */
 	free(http_as(port, "GET", "/", MONITOR, 403));
 	body = http_as(port, "GET", "/", ADMIN, 200);
 	assert_non_null(strstr(body, "<html"));

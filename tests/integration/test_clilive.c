@@ -78,6 +78,26 @@ json_num(const char *json, const char *name)
 	return strtoull(p + strlen(key), NULL, 10);
 }
 
+/* The sum of the numbers of the array `"name":[...]` in out. */
+static unsigned long long
+json_sum(const char *json, const char *name)
+{
+	unsigned long long sum = 0;
+	char key[64], *end;
+	const char *p;
+
+	snprintf(key, sizeof(key), "\"%s\":[", name);
+	p = strstr(json, key);
+	if (p == NULL)
+		fail_msg("no %s in %s", key, json);
+	for (p += strlen(key); *p != ']'; p = end + (*end == ',')) {
+		sum += strtoull(p, &end, 10);
+		if (end == p)
+			fail_msg("not an array of numbers: %s", json);
+	}
+	return sum;
+}
+
 static struct t_srv *
 up(void **state)
 {
@@ -198,6 +218,21 @@ test_every_other_command(void **state)
 	assert_non_null(strstr(out, "\"totals\":{"));
 	assert_true(json_num(out, "lsn") > 0);
 	assert_true(json_num(out, "epoch") >= 1);
+
+	/* rates: the puts of the last minute, per second, of every tube
+	 * and of w (5 s slots) */
+	assert_int_equal(
+	    cli(s, NULL, "rates", "--secs", "60", "--json", NULL), 0);
+	assert_int_equal(json_sum(out, "puts"), 3);
+	assert_int_equal(json_sum(out, "fails"), 1);
+	assert_int_equal(json_num(out, "step_ms"), 1000);
+	assert_int_equal(cli(s, NULL, "rates", "-t", "w", "--json", NULL), 0);
+	assert_int_equal(json_sum(out, "puts"), 3);
+	assert_int_equal(json_num(out, "step_ms"), 5000);
+	assert_int_equal(cli(s, NULL, "rates", NULL), 0);
+	assert_non_null(strstr(out, "puts                  3"));
+	assert_int_equal(cli(s, NULL, "rates", "--secs", "0", NULL), 2);
+	assert_int_equal(cli(s, NULL, "rates", "-t", "nosuch", NULL), 1);
 
 	assert_int_equal(cli(s, NULL, "pause", "w", "10s", NULL), 0);
 	assert_int_equal(cli(s, NULL, "take", "-t", "w", NULL), 3);

@@ -537,7 +537,7 @@ test_admin_writes_need_http_admin(void **state)
 	struct sluice_put_opts o;
 	struct sluice_task *t;
 	char path[128], *body;
-	uint64_t id;
+	uint64_t id, later;
 
 	start_http(state, &ro, "ro", NULL, NULL);
 	start_http(state, &rw, "rw", NULL, admin);
@@ -580,8 +580,9 @@ test_admin_writes_need_http_admin(void **state)
 	assert_non_null(strstr(body, "\"last_error\":\"broken\""));
 	free(body);
 	body = it_http_get(rw.hport, "/api/errors?tube=jobs", 200);
-	assert_string_equal(
-	    body, "{\"errors\":[{\"error\":\"broken\",\"count\":1}]}");
+	assert_string_equal(body,
+	    "{\"errors\":[{\"error\":\"broken\",\"count\":1,"
+	    "\"ids\":[1]}]}");
 	free(body);
 	body = it_http_get(rw.hport, "/api/list?tube=bad%20name", 400);
 	free(body);
@@ -599,6 +600,50 @@ test_admin_writes_need_http_admin(void **state)
 	    it_http_get(rw.hport, "/api/list?tube=jobs&after=1&order=age", 400);
 	free(body);
 
+	/* The dashboard's peek, run now and pause. */
+	snprintf(path, sizeof(path), "/api/peek?id=%" PRIu64, id);
+	body = it_http_get(rw.hport, path, 200);
+	assert_non_null(strstr(body, "\"state\":\"ready\""));
+	free(body);
+	o.key = "k1";
+	o.delay_ms = 3600000;
+	later = it_put_o(c, &o, "later");
+	body = it_http_get(rw.hport, "/api/peek?key=k1", 200);
+	snprintf(path, sizeof(path), "{\"id\":%" PRIu64 ",", later);
+	assert_true(strncmp(body, path, strlen(path)) == 0);
+	free(body);
+	body = it_http_get(rw.hport, "/api/peek?key=nokey", 404);
+	free(body);
+	snprintf(
+	    path, sizeof(path), "/api/update?id=%" PRIu64 "&run_at=now", later);
+	assert_int_equal(
+	    it_http(ro.hport, "POST", path, hdr, NULL, &body), 403);
+	free(body);
+	assert_int_equal(it_state(c, later), SLUICE_DELAYED);
+	assert_int_equal(
+	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
+	assert_non_null(strstr(body, "\"state\":\"ready\""));
+	free(body);
+	assert_int_equal(it_state(c, later), SLUICE_READY);
+	assert_int_equal(it_http(rw.hport, "POST",
+	                     "/api/pause?tube=jobs&for=1h", hdr, NULL, &body),
+	    200);
+	free(body);
+	body = it_http_get(rw.hport, "/stats", 200);
+	assert_non_null(strstr(body, "\"buried\":0,\"paused\":true"));
+	free(body);
+	assert_int_equal(it_http(rw.hport, "POST",
+	                     "/api/pause?tube=jobs&for=soon", hdr, NULL, &body),
+	    400);
+	free(body);
+	assert_int_equal(it_http(rw.hport, "POST", "/api/pause?tube=jobs&for=0",
+	                     hdr, NULL, &body),
+	    200);
+	free(body);
+	body = it_http_get(rw.hport, "/stats", 200);
+	assert_null(strstr(body, "\"paused\":true"));
+	free(body);
+
 	snprintf(path, sizeof(path), "/api/delete?id=%" PRIu64, id);
 	assert_int_equal(
 	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 200);
@@ -607,6 +652,86 @@ test_admin_writes_need_http_admin(void **state)
 	assert_int_equal(
 	    it_http(rw.hport, "POST", path, hdr, NULL, &body), 404);
 	free(body);
+	sluice_close(c);
+}
+
+/* The numbers of the array `"name":[...]` in json: their count into *len
+ * (NULL: not wanted) and their sum. */
+static uint64_t
+array_scan(const char *json, const char *name, size_t *len)
+{
+	char key[64], *end;
+	const char *p;
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	snprintf(key, sizeof(key), "\"%s\":[", name);
+	if ((p = strstr(json, key)) == NULL)
+		fail_msg("no %s in %s", key, json);
+	for (p += strlen(key); *p != ']'; p = end + (*end == ','), n++) {
+		sum += strtoull(p, &end, 10);
+		if (end == p)
+			fail_msg("not an array of numbers: %s", json);
+	}
+	if (len != NULL)
+		*len = n;
+	return sum;
+}
+
+static uint64_t
+array_sum(const char *json, const char *name)
+{
+	return array_scan(json, name, NULL);
+}
+
+static size_t
+array_len(const char *json, const char *name)
+{
+	size_t n;
+
+	array_scan(json, name, &n);
+	return n;
+}
+
+/* /v1/history: the workload's events per second as arrays of numbers, of
+ * every tube (1 s slots) or one (5 s); errors as JSON. */
+static void
+test_history_is_arrays_of_numbers(void **state)
+{
+	struct http_srv h;
+	struct sluice_client *c;
+	struct sluice_task *held;
+	char *body, *stats;
+
+	start_http(state, &h, "hist", NULL, NULL);
+	c = it_client(h.s);
+	held = workload(c);
+	stats = cli_stats_json(h.s);
+	body = it_http_get(h.hport, "/v1/history?secs=60", 200);
+	assert_true(strncmp(body, "{\"start\":", 9) == 0);
+	assert_int_equal((uint64_t)it_json_num(body, NULL, "step_ms"), 1000);
+	assert_int_equal(array_sum(body, "puts"),
+	    (uint64_t)it_json_num(stats, "totals", "puts"));
+	free(stats);
+	assert_true(array_sum(body, "takes") > 0);
+	assert_int_equal(array_len(body, "acks"), 60);
+	free(body);
+	body = it_http_get(h.hport, "/v1/history?tube=alpha&secs=30", 200);
+	assert_int_equal((uint64_t)it_json_num(body, NULL, "step_ms"), 5000);
+	assert_int_equal(array_len(body, "puts"), 6);
+	assert_true(array_sum(body, "puts") > 0);
+	free(body);
+	body = it_http_get(h.hport, "/v1/history", 200); /* 900 s */
+	assert_int_equal(array_len(body, "ttr_expired"), 900);
+	free(body);
+	body = it_http_get(h.hport, "/v1/history?tube=nosuch", 404);
+	assert_non_null(strstr(body, "no such tube"));
+	free(body);
+	body = it_http_get(h.hport, "/v1/history?secs=901", 400);
+	free(body);
+	body = it_http_get(h.hport, "/v1/history?tube=bad%20name", 400);
+	free(body);
+	sluice_task_free(held);
 	sluice_close(c);
 }
 
@@ -667,6 +792,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_history_is_arrays_of_numbers, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_metrics_pass_promtool_and_match_sluice_stats, it_setup,
 		    it_teardown),

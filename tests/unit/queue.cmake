@@ -8,3 +8,5 @@ sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 sluice_test(idx LIBS sluice_queue TIMEOUT 60)
+# The rolling per-second history (queue/rates.h).
+sluice_test(rates LIBS sluice_queue TIMEOUT 60)

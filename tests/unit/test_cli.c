@@ -449,7 +449,8 @@ test_cli_admin_json_shapes(void **state)
 	    *state, &r, f->url, NULL, "errors", "-t", "emails", "--json", NULL);
 	assert_string_equal(r.out,
 	    "{\"errors\":[{\"error\":\"timeout\","
-	    "\"count\":4},{\"error\":\"\",\"count\":1}]}"
+	    "\"count\":4,\"ids\":[]},{\"error\":\"\",\"count\":1,"
+	    "\"ids\":[]}]}"
 	    "\n");
 	run_cli(
 	    *state, &r, f->url, NULL, "kick", "emails", "4", "--json", NULL);

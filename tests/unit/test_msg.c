@@ -149,6 +149,7 @@ static const struct msg_req reqs[] = {
 	        .payloads = true,
 	        .after = 1ULL << 40 } },
 	{ .op = MSG_OP_ERRORS, .tube = S("t") },
+	{ .op = MSG_OP_ERRORS, .errors = { S("t"), true } },
 	{ .op = MSG_OP_STATS_HOURLY, .tube = S("t") },
 	{ .op = MSG_OP_STATS_HOURLY },
 	{ .op = MSG_OP_PAUSE, .pause = { .tube = S("t"), .duration = 60000 } },
@@ -362,8 +363,15 @@ static const struct msg_tube_stats tube_stats_conf[] = {
 };
 
 static const struct msg_error_count error_counts[] = {
-	{ S("timeout"), 12 },
-	{ S(""), 1 },
+	{ S("timeout"), 12, 0, { 0 } },
+	{ S(""), 1, 0, { 0 } },
+};
+
+/* With example ids (the reply's flag 0x01). */
+static const struct msg_error_count error_ids[] = {
+	{ S("timeout"), 12, 3, { 4, 9, 70 } },
+	{ S("oom"), 1, 1, { 5 } },
+	{ S(""), 1, 0, { 0 } },
 };
 
 static const struct msg_hour hours[] = {
@@ -455,6 +463,8 @@ static const struct msg_rep reps[] = {
 	        .leader = S("tcp://10.0.0.1:7711") } },
 	{ .op = MSG_OP_ERRORS,
 	    .errors = { .n = N(error_counts), .errors = error_counts } },
+	{ .op = MSG_OP_ERRORS,
+	    .errors = { .ids = true, .n = N(error_ids), .errors = error_ids } },
 	{ .op = MSG_OP_STATS_HOURLY,
 	    .hours = { .n = N(hours), .hours = hours } },
 	{ .op = MSG_OP_STATS_HOURLY },
@@ -743,8 +753,11 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_PEEK_KEY:
 			assert_str_equal(d.key, q->key);
 			break;
-		case MSG_OP_FLUSH:
 		case MSG_OP_ERRORS:
+			assert_int_equal(d.errors.ids, q->errors.ids);
+			assert_str_equal(d.tube, q->tube);
+			break;
+		case MSG_OP_FLUSH:
 		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_TUBE_SHOW:
 		case MSG_OP_STATS_HOURLY:
@@ -963,6 +976,12 @@ test_every_reply_round_trips(void **state)
 				    ec.text, m->errors.errors[k].text);
 				assert_true(
 				    ec.count == m->errors.errors[k].count);
+				assert_int_equal(ec.nids,
+				    m->errors.ids ? m->errors.errors[k].nids
+				                  : 0);
+				for (uint8_t i = 0; i < ec.nids; i++)
+					assert_true(ec.ids[i] ==
+					    m->errors.errors[k].ids[i]);
 				k++;
 			}
 			assert_int_equal(k, m->errors.n);
@@ -1798,6 +1817,123 @@ doc_auth_examples(struct buf *b)
 	    "77 65 64 00 00");
 }
 
+static int decode_rep_bytes(const void *p, size_t len);
+
+/* errors with example ids, and its reply. */
+static void
+doc_errors_examples(struct buf *b)
+{
+	static const struct msg_error_count g = { S("timeout"), 2, 2,
+		{ 4, 9 } };
+
+	encode_req(b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_ERRORS, .errors = { S("emails"), true } });
+	assert_hex(b, "53 01 13 01 06 00 65 6d 61 69 6c 73");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_ERRORS,
+	        .errors = { .ids = true, .n = 1, .errors = &g } });
+	assert_hex(b,
+	    "53 01 13 01 00 00 01 00 00 00 07 00 74 69 6d 65 6f 75 74"
+	    "02 00 00 00 00 00 00 00 02 04 00 00 00 00 00 00 00"
+	    "09 00 00 00 00 00 00 00");
+	/* more than 3 ids: refused both ways */
+	b->data[27] = 4;
+	assert_int_equal(decode_rep_bytes(b->data, b->len), SLUICE_ELIMIT);
+}
+
+/* history, of every tube, and its reply; decoded back, a count read
+ * with msg_history_at. */
+static void
+doc_history_examples(struct buf *b)
+{
+	static const uint32_t v[] = { 5, 3, 4, 4, 3, 4, 1, 0, 0, 0, 0, 1 };
+	struct msg_rep m;
+
+	encode_req(b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_HISTORY, .history = { .secs = 2 } });
+	assert_hex(b, "53 01 24 00 00 00 02 00 00 00");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_HISTORY,
+	        .history = { .start = 1700000000000ULL,
+	            .step = 1000,
+	            .kinds = 6,
+	            .n = 2,
+	            .values = v } });
+	assert_hex(b,
+	    "53 01 24 00 00 00 00 68 e5 cf 8b 01 00 00 e8 03 00 00 06"
+	    "02 00 00 00"
+	    "05 00 00 00 03 00 00 00 04 00 00 00 04 00 00 00"
+	    "03 00 00 00 04 00 00 00 01 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00");
+	assert_int_equal(msg_decode_rep(b->data, b->len, NULL, &m), 0);
+	assert_int_equal(m.history.start, 1700000000000ULL);
+	assert_int_equal(m.history.step, 1000);
+	assert_int_equal(m.history.n, 2);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_PUT, 0), 5);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_ACK, 1), 4);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_TTR, 1), 1);
+	assert_int_equal(msg_history_at(&m.history, 7, 1), 0);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_PUT, 2), 0);
+}
+
+/* history's limits: secs 1..900 both ways; a reply's shape; a tube
+ * round trip; a short reply is ETRUNC. */
+static void
+test_history_limits(void **state)
+{
+	static const uint32_t v[MSG_HISTORY_KINDS_MAX * 2];
+	struct msg_req q = { .op = MSG_OP_HISTORY,
+		.history = { .tube = S("emails"), .secs = 900 } };
+	struct msg_rep m = { .op = MSG_OP_HISTORY,
+		.history = { .start = 1,
+		    .step = 5000,
+		    .kinds = 6,
+		    .n = 2,
+		    .values = v } };
+	struct msg_req d;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &q);
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_int_equal(d.history.secs, 900);
+	assert_str_equal(d.history.tube, S("emails"));
+	assert_true(msg_req_idempotent(&d));
+	q.history.secs = 0;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.history.secs = 901;
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	/* the decoder alike: secs 0 patched into a good request */
+	q.history.secs = 1;
+	encode_req(&b, &q);
+	b.data[b.len - 4] = 0;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	q.history.tube = S("bad tube");
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_ETUBE);
+
+	encode_rep(&b, &m);
+	assert_int_equal(decode_rep_bytes(b.data, b.len), 0);
+	assert_int_equal(decode_rep_bytes(b.data, b.len - 1), SLUICE_ETRUNC);
+	m.history.kinds = MSG_HISTORY_KINDS_MAX + 1;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_ELIMIT);
+	m.history.kinds = 0;
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.history.kinds = 6;
+	m.history.step = 0;
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.history.step = 1000;
+	m.history.n = MSG_HISTORY_SECS + 1;
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_ELIMIT);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
+}
+
 static void
 test_doc_examples(void **state)
 {
@@ -2026,6 +2162,8 @@ test_doc_examples(void **state)
 	doc_tube_examples(&b);
 	doc_cluster_examples(&b);
 	doc_auth_examples(&b);
+	doc_history_examples(&b);
+	doc_errors_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });
@@ -2508,6 +2646,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
 		cmocka_unit_test(test_switchover_node_limits),
 		cmocka_unit_test(test_cluster_reply_limits),
+		cmocka_unit_test(test_history_limits),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)

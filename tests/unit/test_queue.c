@@ -1787,6 +1787,13 @@ test_errors_grouped_by_text(void **state)
 	assert_memory_equal(g[1].text, "oom", 3);
 	assert_int_equal(g[2].count, 1);
 	assert_memory_equal(g[2].text, "disk", 4);
+	/* Example ids, the lowest first: timeouts are tasks 1, 3, 5. */
+	assert_int_equal(g[0].nids, 3);
+	assert_true(g[0].ids[0] == 1 && g[0].ids[1] == 3 && g[0].ids[2] == 5);
+	assert_int_equal(g[1].nids, 2);
+	assert_true(g[1].ids[0] == 2 && g[1].ids[1] == 6);
+	assert_int_equal(g[2].nids, 1);
+	assert_true(g[2].ids[0] == 4);
 	assert_int_equal(queue_errors(h->q, h->now, "t", 1, g, 1, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(queue_errors(h->q, h->now, "u", 1, g, 4, &n), 0);

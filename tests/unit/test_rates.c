@@ -1,0 +1,288 @@
+/* The rolling history of events (queue/rates.h): the ring alone (slot
+ * advance, skipped seconds cleared, wrap-around, the window's edges,
+ * saturation), then the queue's counting through decide + apply (totals
+ * per second, a tube's per 5 s, off until enabled, not in the dump). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/rates.h"
+#include "t_lib.h"
+#include "t_queue.h"
+
+enum { T0 = 1700000000000LL / 1000 * 1000 }; /* a whole second, unix ms */
+
+static uint32_t out[QUEUE_RATES * QUEUE_RATE_SECS];
+
+/* The count of `kind` in slot i of a read of n slots. */
+static uint32_t
+at(uint32_t n, unsigned kind, uint32_t i)
+{
+	return out[kind * n + i];
+}
+
+static void
+test_a_count_lands_in_the_slot_of_its_second(void **state)
+{
+	struct rates *r = rates_new(10, 1);
+	int64_t start;
+	uint32_t n;
+
+	(void)state;
+	assert_non_null(r);
+	rates_count(r, T0, QUEUE_RATE_PUT);
+	rates_count(r, T0 + 999, QUEUE_RATE_PUT);
+	rates_count(r, T0 + 1000, QUEUE_RATE_PUT);
+	rates_count(r, T0 + 1000, QUEUE_RATE_ACK);
+	n = rates_read(r, T0 + 1500, 3, &start, out);
+	assert_int_equal(n, 3);
+	assert_int_equal(start, T0 - 1000);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 0), 0);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 1), 2);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 2), 1);
+	assert_int_equal(at(n, QUEUE_RATE_ACK, 2), 1);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 2), 0);
+	/* secs beyond the window: the window; 0: one slot */
+	assert_int_equal(rates_read(r, T0 + 1500, 1000, &start, out), 10);
+	assert_int_equal(rates_read(r, T0 + 1500, 0, &start, out), 1);
+	free(r);
+}
+
+/* Seconds with no event between two events are zero, though their slots
+ * held counts of a lap of the ring before. */
+static void
+test_skipped_seconds_are_cleared(void **state)
+{
+	struct rates *r = rates_new(10, 1);
+	int64_t start;
+	uint32_t n;
+
+	(void)state;
+	for (int s = 0; s < 10; s++)
+		rates_count(r, T0 + s * 1000, QUEUE_RATE_TAKE);
+	/* 13 s later: slots 10..12 were skipped over 1..2 laps's slots */
+	rates_count(r, T0 + 13 * 1000, QUEUE_RATE_TAKE);
+	n = rates_read(r, T0 + 13 * 1000, 10, &start, out);
+	assert_int_equal(n, 10);
+	assert_int_equal(start, T0 + 4 * 1000);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(
+		    at(n, QUEUE_RATE_TAKE, i), i < 6 || i == 9 ? 1 : 0);
+	/* A read later than the newest slot sees zeros after it, and
+	 * changes nothing. */
+	n = rates_read(r, T0 + 15 * 1000, 3, &start, out);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 0), 1);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 1), 0);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 2), 0);
+	n = rates_read(r, T0 + 13 * 1000, 1, &start, out);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 0), 1);
+	free(r);
+}
+
+/* Around the ring many times, and a jump of more than its length: only
+ * the window's seconds count; an event older than the window is
+ * dropped; one inside it, but not the newest, still counts. */
+static void
+test_the_ring_wraps_around(void **state)
+{
+	struct rates *r = rates_new(4, 1);
+	int64_t start;
+	uint32_t n;
+
+	(void)state;
+	for (int s = 0; s < 41; s++)
+		for (int k = 0; k <= s % 3; k++)
+			rates_count(r, T0 + s * 1000, QUEUE_RATE_FAIL);
+	n = rates_read(r, T0 + 40 * 1000, 4, &start, out);
+	/* seconds 37..40: 37%3=1 -> 2, 38 -> 3, 39 -> 1, 40 -> 2 */
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 0), 2);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 1), 3);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 2), 1);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 3), 2);
+	rates_count(r, T0 + 36 * 1000, QUEUE_RATE_FAIL); /* too old */
+	rates_count(r, T0 + 38 * 1000, QUEUE_RATE_FAIL); /* inside */
+	n = rates_read(r, T0 + 40 * 1000, 4, &start, out);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 0), 2);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 1), 4);
+	/* A jump of 100 s clears the whole ring. */
+	rates_count(r, T0 + 140 * 1000, QUEUE_RATE_FAIL);
+	n = rates_read(r, T0 + 140 * 1000, 4, &start, out);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 0), 0);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 1), 0);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 2), 0);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 3), 1);
+	free(r);
+}
+
+/* Slots of several seconds: a read rounds its seconds up to slots, and
+ * the first slot starts on a multiple of the step. */
+static void
+test_slots_of_five_seconds(void **state)
+{
+	struct rates *r = rates_new(180, 5);
+	int64_t start;
+	uint32_t n;
+
+	(void)state;
+	rates_count(r, T0 + 1000, QUEUE_RATE_BURY);
+	rates_count(r, T0 + 4000, QUEUE_RATE_BURY);
+	rates_count(r, T0 + 5000, QUEUE_RATE_BURY);
+	n = rates_read(r, T0 + 6000, 11, &start, out);
+	assert_int_equal(n, 3);
+	assert_int_equal(start % 5000, 0);
+	assert_int_equal(start + 3 * 5000, (T0 + 6000) / 5000 * 5000 + 5000);
+	assert_int_equal(at(n, QUEUE_RATE_BURY, 2), 1);
+	assert_int_equal(at(n, QUEUE_RATE_BURY, 1) + at(n, QUEUE_RATE_BURY, 2),
+	    3); /* T0 is not a multiple of 5 s: the first two may split */
+	free(r);
+}
+
+static void
+test_a_counter_saturates(void **state)
+{
+	struct rates *r = rates_new(2, 1);
+	int64_t start;
+	uint32_t n;
+
+	(void)state;
+	rates_count(r, T0, QUEUE_RATE_PUT);
+	r->v[T0 / 1000 % 2][QUEUE_RATE_PUT] = UINT32_MAX - 1;
+	rates_count(r, T0, QUEUE_RATE_PUT);
+	rates_count(r, T0, QUEUE_RATE_PUT);
+	n = rates_read(r, T0, 1, &start, out);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 0), UINT32_MAX);
+	free(r);
+}
+
+/* ---- through the queue ---------------------------------------------- */
+
+static uint64_t
+put(struct tq *h, const char *tube)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+
+	queue_put_req_init(&req);
+	req.tube = tube;
+	req.tube_len = strlen(tube);
+	req.payload = "x";
+	req.payload_len = 1;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	return res.id;
+}
+
+static void
+take_ack(struct tq *h, const char *tube, bool ack)
+{
+	struct queue_str s = { tube, strlen(tube) };
+	struct queue_take_req req = { &s, 1, 1, false };
+	struct qrec rec;
+	uint64_t id, lease;
+
+	assert_int_equal(queue_decide_take(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	id = rec.u.take.id;
+	lease = h->lsn;
+	if (ack) {
+		struct queue_ack_req a = { id, lease, NULL, 0 };
+
+		assert_int_equal(queue_decide_ack(h->q, h->now, &a, &rec), 0);
+	} else {
+		struct queue_fail_req f = { 0 };
+
+		f.id = id;
+		f.lease = lease;
+		f.error = "boom";
+		f.error_len = 4;
+		f.fatal = true;
+		assert_int_equal(queue_decide_fail(h->q, h->now, &f, &rec), 0);
+	}
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+static void
+test_the_queue_counts_what_it_applies(void **state)
+{
+	struct tq h;
+	uint32_t step, n;
+	int64_t start;
+	int got;
+
+	(void)state;
+	tq_init(&h, NULL, T0);
+	put(&h, "a"); /* off: not counted */
+	assert_int_equal(queue_rates_enable(h.q, true), 0);
+	h.now = T0 + 1000;
+	put(&h, "a");
+	put(&h, "b");
+	take_ack(&h, "a", true);
+	h.now = T0 + 3000;
+	put(&h, "a");
+	take_ack(&h, "a", false); /* fatal: a fail and a bury */
+
+	got = queue_rates(h.q, T0 + 3000, "", 0, 4, &step, &start, out);
+	assert_int_equal(got, 4);
+	n = (uint32_t)got;
+	assert_int_equal(step, 1);
+	assert_int_equal(start, T0);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 0), 0);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 1), 2);
+	assert_int_equal(at(n, QUEUE_RATE_TAKE, 1), 1);
+	assert_int_equal(at(n, QUEUE_RATE_ACK, 1), 1);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 2), 0);
+	assert_int_equal(at(n, QUEUE_RATE_PUT, 3), 1);
+	assert_int_equal(at(n, QUEUE_RATE_FAIL, 3), 1);
+	assert_int_equal(at(n, QUEUE_RATE_BURY, 3), 1);
+
+	/* Tube b, in 5 s slots: its one put. */
+	got = queue_rates(h.q, T0 + 3000, "b", 1, 900, &step, &start, out);
+	assert_int_equal(got, 180);
+	n = (uint32_t)got;
+	assert_int_equal(step, 5);
+	{
+		uint32_t sum = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			sum += at(n, QUEUE_RATE_PUT, i);
+		assert_int_equal(sum, 1);
+	}
+	assert_int_equal(queue_rates(h.q, T0, "zz", 2, 10, &step, &start, out),
+	    -SLUICE_ENOTFOUND);
+	assert_int_equal(queue_rates(h.q, T0, "a b", 3, 10, &step, &start, out),
+	    -SLUICE_ETUBE);
+	assert_int_equal(
+	    queue_rates(h.q, T0, "", 0, 0, &step, &start, out), -SLUICE_EINVAL);
+	assert_int_equal(queue_rates(h.q, T0, "", 0, 901, &step, &start, out),
+	    -SLUICE_EINVAL);
+
+	/* Observation: a replay of the same records into a queue with
+	 * rates off has the same dump. */
+	{
+		struct queue *q = queue_new(NULL);
+
+		assert_int_equal(tq_replay(&h, q, 0, h.nlog), 0);
+		assert_true(tq_same(h.q, q, h.now));
+		queue_delete(q);
+	}
+	/* Off frees them; reads are zeros. */
+	assert_int_equal(queue_rates_enable(h.q, false), 0);
+	got = queue_rates(h.q, T0 + 3000, "", 0, 4, &step, &start, out);
+	assert_int_equal(at((uint32_t)got, QUEUE_RATE_PUT, 1), 0);
+	tq_fini(&h);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_count_lands_in_the_slot_of_its_second),
+		cmocka_unit_test(test_skipped_seconds_are_cleared),
+		cmocka_unit_test(test_the_ring_wraps_around),
+		cmocka_unit_test(test_slots_of_five_seconds),
+		cmocka_unit_test(test_a_counter_saturates),
+		cmocka_unit_test(test_the_queue_counts_what_it_applies),
+	};
+
+	return cmocka_run_group_tests_name("rates", tests, NULL, NULL);
+}
