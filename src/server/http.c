@@ -36,6 +36,8 @@
 #include "proto/msg.h"
 #include "server/http.h"
 #include "server/auth.h"
+#include "server/http_api.h"
+#include "server/http_face.h"
 #include "server/http_page.h"
 #include "server/metrics.h"
 #include "sluice.h"
@@ -57,6 +59,7 @@ enum hkind {
 	HK_KICK,
 	HK_DELETE,
 	HK_PAGE, /* the admin page: a stats request stands for its check */
+	HK_FN,   /* another file's handler answers (http_face.h) */
 };
 
 struct http {
@@ -83,6 +86,8 @@ struct hreq {
 	nng_aio *work; /* formats the answer off the core thread */
 	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
 	enum hkind kind;
+	http_answer_fn fn; /* HK_FN: answers, with fn_arg (freed after) */
+	void *fn_arg;
 	bool bearer; /* Authorization: Bearer came; its SHA-256: */
 	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
@@ -131,9 +136,8 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
-/* The response, with one more header `hname: hval` unless hname is NULL. */
-static void
-respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+void
+http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
     size_t len, const char *hname, const char *hval)
 {
 	nng_http_res *res;
@@ -162,7 +166,7 @@ static void
 respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
     size_t len)
 {
-	respond_h(aio, status, ctype, body, len, NULL, NULL);
+	http_respond(aio, status, ctype, body, len, NULL, NULL);
 }
 
 static void
@@ -185,7 +189,7 @@ respond_refused(nng_aio *aio, int code)
 	if (code == SLUICE_EAUTH) {
 		static const char text[] = "unauthenticated\n";
 
-		respond_h(aio, 401, "text/plain; charset=utf-8", text,
+		http_respond(aio, 401, "text/plain; charset=utf-8", text,
 		    sizeof(text) - 1, "WWW-Authenticate", "Bearer");
 	} else {
 		respond_text(aio, 403, "not allowed");
@@ -238,10 +242,31 @@ hexval(char c)
 	return -1;
 }
 
-/* The decoded value of `name` in the query of `uri` into out (NUL-ended).
- * Returns true when present and it fits (no NUL byte inside). */
-static bool
-query_get(const char *uri, const char *name, char *out, size_t cap)
+bool
+http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *q = p, *end = p + len; q < end; q++) {
+		int c = (unsigned char)*q;
+
+		if (c == '+' && plus) {
+			c = ' ';
+		} else if (c == '%' && end - q >= 3 && hexval(q[1]) >= 0 &&
+		    hexval(q[2]) >= 0) {
+			c = hexval(q[1]) * 16 + hexval(q[2]);
+			q += 2;
+		}
+		if (c == 0 || n + 1 >= cap)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+bool
+http_query(const char *uri, const char *name, char *out, size_t cap)
 {
 	const char *p = strchr(uri, '?');
 	size_t nlen = strlen(name);
@@ -252,26 +277,9 @@ query_get(const char *uri, const char *name, char *out, size_t cap)
 		const char *end = p + strcspn(p, "&");
 
 		if ((size_t)(end - p) > nlen && strncmp(p, name, nlen) == 0 &&
-		    p[nlen] == '=') {
-			size_t n = 0;
-
-			for (const char *q = p + nlen + 1; q < end; q++) {
-				int c = (unsigned char)*q;
-
-				if (c == '+') {
-					c = ' ';
-				} else if (c == '%' && end - q >= 3 &&
-				    hexval(q[1]) >= 0 && hexval(q[2]) >= 0) {
-					c = hexval(q[1]) * 16 + hexval(q[2]);
-					q += 2;
-				}
-				if (c == 0 || n + 1 >= cap)
-					return false;
-				out[n++] = (char)c;
-			}
-			out[n] = '\0';
-			return true;
-		}
+		    p[nlen] == '=')
+			return http_unescape(p + nlen + 1,
+			    (size_t)(end - p - nlen - 1), true, out, cap);
 		p = *end ? end + 1 : end;
 	}
 	return false;
@@ -282,7 +290,7 @@ query_u64(const char *uri, const char *name, uint64_t *out)
 {
 	char v[32], *end;
 
-	if (!query_get(uri, name, v, sizeof(v)) || v[0] < '0' || v[0] > '9')
+	if (!http_query(uri, name, v, sizeof(v)) || v[0] < '0' || v[0] > '9')
 		return false;
 	errno = 0;
 	*out = strtoull(v, &end, 10);
@@ -347,10 +355,33 @@ http_bearer(
 	return r->bearer;
 }
 
-/* Encodes `req` and posts it to the core; the answer comes to work_cb. On
- * failure the HTTP request is answered here. */
+/* A request that does not reach the core, refused with `code` and
+ * `text`: by `fn` (which then frees `arg`) in its shapes, else as
+ * {"error":TEXT,"code":N} (`status` 0: the code's) or, with a status,
+ * as that text. */
 static void
-post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
+refuse_early(nng_aio *aio, http_answer_fn fn, void *arg, int code,
+    uint16_t status, const char *text)
+{
+	if (fn != NULL) {
+		struct msg_rep rep = { .status = (uint16_t)code,
+			.err = { .message = msg_cstr(text) } };
+
+		fn(aio, &rep, arg);
+		free(arg);
+	} else if (status != 0) {
+		respond_text(aio, status, text);
+	} else {
+		respond_errc(aio, code, text);
+	}
+}
+
+/* Encodes `req` and posts it to the core; the answer comes to work_cb
+ * (and to `fn` for HK_FN). On failure the HTTP request is answered
+ * here. */
+static void
+post_req(struct http *h, nng_aio *aio, enum hkind kind,
+    const struct msg_req *req, http_answer_fn fn, void *arg)
 {
 	struct hreq *r = calloc(1, sizeof(*r));
 	struct buf b;
@@ -360,11 +391,10 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	buf_init(&b);
 	rc = msg_encode_req(&b, req);
 	if (rc != 0) {
-		const char *t = sluice_strerror(rc);
-
 		free(r);
 		buf_free(&b);
-		respond_err(aio, rc > 0 ? rc : SLUICE_ENOMEM, t, strlen(t));
+		refuse_early(aio, fn, arg, rc > 0 ? rc : SLUICE_ENOMEM, 0,
+		    sluice_strerror(rc));
 		return;
 	}
 	if (r == NULL || nng_msg_alloc(&m, 0) != 0 ||
@@ -374,7 +404,7 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 			nng_msg_free(m);
 		free(r);
 		buf_free(&b);
-		respond_text(aio, 500, "out of memory");
+		refuse_early(aio, fn, arg, SLUICE_ENOMEM, 500, "out of memory");
 		return;
 	}
 	buf_free(&b);
@@ -388,6 +418,8 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	r->h = h;
 	r->aio = aio;
 	r->kind = kind;
+	r->fn = fn;
+	r->fn_arg = arg;
 	bearer_of(r, aio);
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
@@ -399,7 +431,7 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 		nng_msg_free(m);
 		nng_aio_free(r->work);
 		free(r);
-		respond_text(aio, 503,
+		refuse_early(aio, fn, arg, SLUICE_ESHUTDOWN, 503,
 		    atomic_load(&h->phase) == HTTP_RECOVERING
 		        ? "recovering: not serving yet"
 		        : "stopping");
@@ -408,6 +440,19 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	atomic_fetch_add(&h->inflight, 1);
 	net_post(h->net, &r->ev);
 	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
+{
+	post_req(h, aio, kind, req, NULL, NULL);
+}
+
+void
+http_post(struct http *h, nng_aio *aio, const struct msg_req *req,
+    http_answer_fn fn, void *arg)
+{
+	post_req(h, aio, HK_FN, req, fn, arg);
 }
 
 /* The answer as the HTTP response. */
@@ -421,7 +466,11 @@ answer(struct hreq *r)
 	int rc;
 
 	if (r->rep == NULL) {
-		respond_text(r->aio, 503, "the server gave up the request");
+		if (r->kind == HK_FN)
+			r->fn(r->aio, NULL, r->fn_arg);
+		else
+			respond_text(
+			    r->aio, 503, "the server gave up the request");
 		return;
 	}
 	rc = msg_decode_rep(
@@ -435,6 +484,10 @@ answer(struct hreq *r)
 		    r->what, (int)rep.err.message.len, rep.err.message.p);
 	else if (r->what[0] != '\0')
 		log_info("http", "admin %s result=ok", r->what);
+	if (r->kind == HK_FN) {
+		r->fn(r->aio, &rep, r->fn_arg);
+		return;
+	}
 	if (rep.status == SLUICE_EAUTH || rep.status == SLUICE_EPERM) {
 		respond_refused(r->aio, rep.status);
 		return;
@@ -498,6 +551,7 @@ answer(struct hreq *r)
 		fputs("{\"deleted\":1}", f);
 		break;
 	case HK_PAGE: /* answered above */
+	case HK_FN:
 		break;
 	}
 	fclose(f);
@@ -518,6 +572,8 @@ work_cb(void *arg)
 	struct http *h = r->h;
 
 	answer(r);
+	free(r->fn_arg);
+	r->fn_arg = NULL;
 	if (r->rep != NULL)
 		nng_msg_free(r->rep);
 	r->rep = NULL;
@@ -550,22 +606,28 @@ reclaim(struct http *h)
 
 /* ---- handlers --------------------------------------------------------- */
 
-static struct http *
-handler_http(nng_aio *aio)
+struct http *
+http_of(nng_aio *aio)
 {
 	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
 }
 
-static const char *
-req_uri(nng_aio *aio)
+const char *
+http_uri(nng_aio *aio)
 {
 	return nng_http_req_get_uri(nng_aio_get_input(aio, 0));
+}
+
+bool
+http_admin(const struct http *h)
+{
+	return h->admin;
 }
 
 static void
 on_health(nng_aio *aio)
 {
-	struct http *h = handler_http(aio);
+	struct http *h = http_of(aio);
 	struct http_health hh = {
 		.phase = (enum http_phase)atomic_load(&h->phase),
 		.log_failed = atomic_load(&h->log_failed),
@@ -588,7 +650,7 @@ on_page(nng_aio *aio)
 {
 	struct msg_req req = { .op = MSG_OP_STATS };
 
-	post(handler_http(aio), aio, HK_PAGE, &req);
+	post(http_of(aio), aio, HK_PAGE, &req);
 }
 
 static void
@@ -597,7 +659,7 @@ on_stats(nng_aio *aio)
 	struct msg_req req = { .op = MSG_OP_STATS,
 		.stats = { .settings = true } };
 
-	post(handler_http(aio), aio, HK_STATS, &req);
+	post(http_of(aio), aio, HK_STATS, &req);
 }
 
 static void
@@ -606,14 +668,14 @@ on_metrics(nng_aio *aio)
 	struct msg_req req = { .op = MSG_OP_STATS,
 		.stats = { .settings = true, .durations = true } };
 
-	post(handler_http(aio), aio, HK_METRICS, &req);
+	post(http_of(aio), aio, HK_METRICS, &req);
 }
 
 /* The tube of the query, checked; else answers 400 and returns false. */
 static bool
 tube_param(nng_aio *aio, char *tube, size_t cap)
 {
-	if (!query_get(req_uri(aio), "tube", tube, cap) ||
+	if (!http_query(http_uri(aio), "tube", tube, cap) ||
 	    !msg_tube_valid(tube, strlen(tube))) {
 		respond_errc(
 		    aio, SLUICE_ETUBE, "tube: a valid ?tube= is needed");
@@ -628,7 +690,7 @@ on_list(nng_aio *aio)
 	static const char *const states[] = { "all", "ready", "delayed",
 		"taken", "buried" };
 	static const char *const orders[] = { "", "attempts", "age", "run_at" };
-	const char *uri = req_uri(aio);
+	const char *uri = http_uri(aio);
 	struct msg_req req = { .op = MSG_OP_LIST };
 	char tube[QUERY_MAX], v[32];
 	uint64_t limit = LIST_DEFAULT;
@@ -638,7 +700,7 @@ on_list(nng_aio *aio)
 	req.list.tube = msg_cstr(tube);
 	req.list.state = MSG_ST_NONE;
 	req.list.order = MSG_ORDER_ATTEMPTS;
-	if (query_get(uri, "state", v, sizeof(v))) {
+	if (http_query(uri, "state", v, sizeof(v))) {
 		uint8_t i = 0;
 
 		while (i < 5 && strcmp(v, states[i]) != 0)
@@ -647,7 +709,7 @@ on_list(nng_aio *aio)
 			goto bad;
 		req.list.state = i;
 	}
-	if (query_get(uri, "order", v, sizeof(v))) {
+	if (http_query(uri, "order", v, sizeof(v))) {
 		uint8_t i = 1;
 
 		while (i < 4 && strcmp(v, orders[i]) != 0)
@@ -656,12 +718,12 @@ on_list(nng_aio *aio)
 			goto bad;
 		req.list.order = i;
 	}
-	if (query_get(uri, "limit", v, sizeof(v)) &&
+	if (http_query(uri, "limit", v, sizeof(v)) &&
 	    (!query_u64(uri, "limit", &limit) || limit < 1 ||
 	        limit > MSG_LIST_MAX))
 		goto bad;
 	req.list.limit = (uint32_t)limit;
-	post(handler_http(aio), aio, HK_LIST, &req);
+	post(http_of(aio), aio, HK_LIST, &req);
 	return;
 bad:
 	respond_errc(aio, SLUICE_EINVAL,
@@ -678,7 +740,7 @@ on_errors(nng_aio *aio)
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
 	req.tube = msg_cstr(tube);
-	post(handler_http(aio), aio, HK_ERRORS, &req);
+	post(http_of(aio), aio, HK_ERRORS, &req);
 }
 
 /* Admin writes: refused unless --http-admin, and without the header a
@@ -686,7 +748,7 @@ on_errors(nng_aio *aio)
 static bool
 admin_allowed(nng_aio *aio)
 {
-	struct http *h = handler_http(aio);
+	struct http *h = http_of(aio);
 
 	if (!h->admin) {
 		respond_text(aio, 403,
@@ -705,7 +767,7 @@ admin_allowed(nng_aio *aio)
 static void
 on_kick(nng_aio *aio)
 {
-	const char *uri = req_uri(aio);
+	const char *uri = http_uri(aio);
 	struct msg_req req = { 0 };
 	char tube[QUERY_MAX];
 	uint64_t v = 0;
@@ -727,7 +789,7 @@ on_kick(nng_aio *aio)
 		req.kick.tube = msg_cstr(tube);
 		req.kick.n = (uint32_t)v;
 	}
-	post(handler_http(aio), aio, HK_KICK, &req);
+	post(http_of(aio), aio, HK_KICK, &req);
 }
 
 static void
@@ -738,26 +800,33 @@ on_delete(nng_aio *aio)
 
 	if (!admin_allowed(aio))
 		return;
-	if (!query_u64(req_uri(aio), "id", &id)) {
+	if (!query_u64(http_uri(aio), "id", &id)) {
 		respond_errc(aio, SLUICE_EINVAL, "delete: ?id=N");
 		return;
 	}
 	req.id = id;
-	post(handler_http(aio), aio, HK_DELETE, &req);
+	post(http_of(aio), aio, HK_DELETE, &req);
 }
 
 /* ---- the server ------------------------------------------------------- */
 
+/* `tree`: for every path under `path` too, with a body of up to the
+ * largest wire message (a payload over the server's limit is then
+ * refused by the core, 413, not by nng). */
 static int
-add_handler(
-    struct http *h, const char *path, const char *method, void (*cb)(nng_aio *))
+add_handler(struct http *h, const char *path, const char *method,
+    void (*cb)(nng_aio *), bool tree)
 {
 	nng_http_handler *hd;
 	int rv;
 
 	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
 		return rv;
-	if ((rv = nng_http_handler_set_method(hd, method)) != 0 ||
+	if ((tree &&
+	        ((rv = nng_http_handler_set_tree(hd)) != 0 ||
+	            (rv = nng_http_handler_collect_body(
+	                 hd, true, MSG_SIZE_MAX)) != 0)) ||
+	    (rv = nng_http_handler_set_method(hd, method)) != 0 ||
 	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
 	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
 		nng_http_handler_free(hd);
@@ -800,15 +869,21 @@ http_open(
 	static const struct {
 		const char *path, *method;
 		void (*cb)(nng_aio *);
+		bool tree;
 	} routes[] = {
-		{ "/", "GET", on_page },
-		{ "/metrics", "GET", on_metrics },
-		{ "/stats", "GET", on_stats },
-		{ "/health", "GET", on_health },
-		{ "/api/list", "GET", on_list },
-		{ "/api/errors", "GET", on_errors },
-		{ "/api/kick", "POST", on_kick },
-		{ "/api/delete", "POST", on_delete },
+		{ "/", "GET", on_page, false },
+		{ "/metrics", "GET", on_metrics, false },
+		{ "/stats", "GET", on_stats, false },
+		{ "/health", "GET", on_health, false },
+		{ "/api/list", "GET", on_list, false },
+		{ "/api/errors", "GET", on_errors, false },
+		{ "/api/kick", "POST", on_kick, false },
+		{ "/api/delete", "POST", on_delete, false },
+		/* the task API (http_api.c), one handler per method */
+		{ "/v1", "GET", http_api_serve, true },
+		{ "/v1", "POST", http_api_serve, true },
+		{ "/v1", "PUT", http_api_serve, true },
+		{ "/v1", "DELETE", http_api_serve, true },
 	};
 	struct http *h = &the_http;
 	nng_url *u = NULL;
@@ -839,7 +914,7 @@ http_open(
 		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if ((rv = add_handler(h, routes[i].path, routes[i].method,
-		         routes[i].cb)) != 0)
+		         routes[i].cb, routes[i].tree)) != 0)
 			goto fail;
 	if ((rv = nng_http_server_start(h->srv)) != 0)
 		goto fail;

@@ -9,6 +9,7 @@
  *   GET  /api/errors   ?tube=T                          {"errors":[...]}
  *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
  *   POST /api/delete   ?id=N                    only with --http-admin
+ *   *    /v1/...       the task API (http_api.c, docs/http-api.md)
  *
  * With --auth, /health stays open and every other page needs
  * `Authorization: Bearer TOKEN`: the core checks the token's role against
