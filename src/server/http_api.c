@@ -107,16 +107,17 @@ respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
 	FILE *f = open_memstream(&body, &len);
 
 	if (f == NULL) {
-		http_respond(aio, 500, "text/plain", "out of memory\n", 14,
-		    NULL, NULL);
+		http_respond(
+		    aio, 500, "text/plain", "out of memory\n", 14, NULL, NULL);
 		return;
 	}
 	if (msg_len == 0) {
 		msg = sluice_strerror(code);
 		msg_len = strlen(msg);
 	}
-	fprintf(f, "{\"error\":\"%s\",\"code\":%d,\"message\":",
-	    sluice_errname(code), code);
+	fprintf(f,
+	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
+	    code);
 	json_str(f, msg, msg_len);
 	if (leader_len > 0) {
 		fputs(",\"leader\":", f);
@@ -125,7 +126,8 @@ respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
 	fputc('}', f);
 	fclose(f);
 	if (status == 401)
-		respond_json(aio, status, body, len, "WWW-Authenticate", "Bearer");
+		respond_json(
+		    aio, status, body, len, "WWW-Authenticate", "Bearer");
 	else if (status == 503)
 		respond_json(aio, status, body, len, "Retry-After", "1");
 	else
@@ -170,7 +172,7 @@ struct ans {
 	const char *count_key;
 	uint64_t id; /* SH_DELETED */
 	char tube[MSG_TUBE_MAX + 1];
-	uint32_t n;               /* batch items, in the request's order */
+	uint32_t n;                  /* batch items, in the request's order */
 	uint64_t ids[MSG_BATCH_MAX]; /* SH_ITEMS: each item's id */
 	struct item_err errs[];      /* SH_PUT_BATCH: n of them */
 };
@@ -182,8 +184,9 @@ json_item_error(FILE *f, int code, const char *msg, size_t len)
 		msg = sluice_strerror(code);
 		len = strlen(msg);
 	}
-	fprintf(f, "{\"error\":\"%s\",\"code\":%d,\"message\":",
-	    sluice_errname(code), code);
+	fprintf(f,
+	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
+	    code);
 	json_str(f, msg, len);
 	fputc('}', f);
 }
@@ -193,8 +196,8 @@ json_item_error(FILE *f, int code, const char *msg, size_t len)
 static void
 put_batch_results(FILE *f, const struct ans *a, const struct msg_rep *rep)
 {
-	struct msg_iter it = rep != NULL ? rep->put_batch.it
-	                                 : (struct msg_iter) { 0 };
+	struct msg_iter it =
+	    rep != NULL ? rep->put_batch.it : (struct msg_iter) { 0 };
 	struct msg_put_res pr;
 
 	fputs("{\"results\":[", f);
@@ -231,8 +234,9 @@ items_results(FILE *f, const struct ans *a, const struct msg_rep *rep)
 			fprintf(f, "{\"id\":%" PRIu64 "}", a->ids[i]);
 			continue;
 		}
-		fprintf(f, "{\"id\":%" PRIu64 ",\"error\":\"%s\",\"code\":%d,"
-		           "\"message\":",
+		fprintf(f,
+		    "{\"id\":%" PRIu64 ",\"error\":\"%s\",\"code\":%d,"
+		    "\"message\":",
 		    a->ids[i], sluice_errname(ir.status), ir.status);
 		if (ir.message.len > 0)
 			json_str(f, ir.message.p, ir.message.len);
@@ -399,9 +403,9 @@ answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 	if (rc != 0)
 		respond_errc(aio, SLUICE_ENOMEM, "out of memory");
 	else
-		respond_json(aio, a->shape == SH_PUT && rep->put.created ? 201
-		                                                        : 200,
-		    body, len, NULL, NULL);
+		respond_json(aio,
+		    a->shape == SH_PUT && rep->put.created ? 201 : 200, body,
+		    len, NULL, NULL);
 	free(body);
 }
 
@@ -561,8 +565,7 @@ send_req(struct call *c, const struct msg_req *req, struct ans *a)
 static struct ans *
 ans_new(struct call *c, enum shape shape, size_t items)
 {
-	struct ans *a =
-	    calloc(1, sizeof(*a) + items * sizeof(struct item_err));
+	struct ans *a = calloc(1, sizeof(*a) + items * sizeof(struct item_err));
 
 	if (a == NULL)
 		respond_errc(c->aio, SLUICE_ENOMEM, "out of memory");
@@ -618,14 +621,15 @@ id_ok(struct call *c, const char *s, uint64_t *id)
 	return false;
 }
 
-/* ---- state names ---------------------------------------------------------- */
+/* ---- state names ----------------------------------------------------------
+ */
 
 /* "ready".."done" (and "all" when `all`) to MSG_ST_*; -1 when unknown. */
 static int
 state_of(const char *s, bool all)
 {
-	static const char *const names[] = { "all", "ready", "delayed",
-		"taken", "buried", "done" };
+	static const char *const names[] = { "all", "ready", "delayed", "taken",
+		"buried", "done" };
 
 	for (int i = all ? 0 : 1; i < 6; i++)
 		if (strcmp(s, names[i]) == 0)
@@ -633,7 +637,8 @@ state_of(const char *s, bool all)
 	return -1;
 }
 
-/* ---- put ------------------------------------------------------------------ */
+/* ---- put ------------------------------------------------------------------
+ */
 
 /* A put's options from the query. */
 static void
@@ -720,9 +725,8 @@ batch_item(json_t *o, const char *tube, struct msg_put *p, struct item_err *e,
 	json_t *t = json_object_get(o, "tube"), *k = json_object_get(o, "key");
 	uint64_t v;
 
-	p->tube = msg_cstr(t != NULL && json_is_string(t)
-	        ? json_string_value(t)
-	        : tube);
+	p->tube = msg_cstr(
+	    t != NULL && json_is_string(t) ? json_string_value(t) : tube);
 	p->priority = 1024;
 	if (!json_is_object(o)) {
 		e->code = SLUICE_EINVAL;
@@ -799,8 +803,8 @@ put_batch(struct call *c, const char *tube)
 	for (size_t i = 0; i < n; i++) {
 		struct msg_put p = { 0 };
 
-		batch_item(json_array_get(arr, i), tube, &p, &a->errs[i],
-		    &blobs[i]);
+		batch_item(
+		    json_array_get(arr, i), tube, &p, &a->errs[i], &blobs[i]);
 		if (a->errs[i].code == 0)
 			items[req.put_batch.n++] = p;
 	}
@@ -832,7 +836,8 @@ out:
 	json_decref(arr);
 }
 
-/* ---- take ----------------------------------------------------------------- */
+/* ---- take -----------------------------------------------------------------
+ */
 
 /* POST /v1/tubes/a,b/take?wait=DUR&n=N&order=strict */
 static void
@@ -846,8 +851,8 @@ take(struct call *c, char *tubes)
 	for (char *save = NULL, *t = strtok_r(tubes, ",", &save); t != NULL;
 	     t = strtok_r(NULL, ",", &save)) {
 		if (req.take.ntubes == MSG_TAKE_TUBES_MAX) {
-			respond_errc(c->aio, SLUICE_ELIMIT,
-			    "take: at most 64 tubes");
+			respond_errc(
+			    c->aio, SLUICE_ELIMIT, "take: at most 64 tubes");
 			return;
 		}
 		if (!tube_ok(c, t))
@@ -900,8 +905,7 @@ list(struct call *c, const char *tube)
 		int st = state_of(v, true);
 
 		if (st < 0 || st == MSG_ST_DONE)
-			bad(c, "state",
-			    "all, ready, delayed, taken or buried");
+			bad(c, "state", "all, ready, delayed, taken or buried");
 		else
 			req.list.state = (uint8_t)st;
 	}
@@ -980,8 +984,8 @@ tube_set(struct call *c, const char *tube)
 		k->set |= MSG_TS_DEAD_LETTER;
 	}
 	if (q_str(c, "unset", v, sizeof(v))) {
-		for (char *save = NULL, *f = strtok_r(v, ",", &save);
-		     f != NULL; f = strtok_r(NULL, ",", &save)) {
+		for (char *save = NULL, *f = strtok_r(v, ",", &save); f != NULL;
+		     f = strtok_r(NULL, ",", &save)) {
 			unsigned i = 0;
 
 			while (i < 6 && strcmp(f, json_tube_fields[i]) != 0)
@@ -1060,8 +1064,7 @@ tube_route(struct call *c)
 		req.op = MSG_OP_PAUSE;
 		req.pause.tube = msg_cstr(tube);
 		if (!q_dur(c, "for", &req.pause.duration) && c->err[0] == 0)
-			bad(c, "for",
-			    "a duration is needed (0 resumes)");
+			bad(c, "for", "a duration is needed (0 resumes)");
 		send_shape(c, &req, SH_PAUSE);
 	} else if (strcmp(verb, "stats") == 0) {
 		req.op = MSG_OP_STATS;
@@ -1164,8 +1167,8 @@ task_route(struct call *c)
 	if (c->nseg == 2) {
 		struct ans *a;
 
-		req.op = strcmp(c->method, "GET") == 0 ? MSG_OP_PEEK
-		                                       : MSG_OP_DELETE;
+		req.op =
+		    strcmp(c->method, "GET") == 0 ? MSG_OP_PEEK : MSG_OP_DELETE;
 		req.id = id;
 		if (req.op == MSG_OP_PEEK) {
 			send_shape(c, &req, SH_TASK);
@@ -1183,8 +1186,8 @@ task_route(struct call *c)
 		req.ack.result = body_text(c, "result");
 	} else if (strcmp(verb, "release") == 0) {
 		req.op = MSG_OP_RELEASE;
-		req.release = (struct msg_release) { id, lease_of(c, &force),
-			force };
+		req.release =
+		    (struct msg_release) { id, lease_of(c, &force), force };
 		q_dur(c, "delay", &req.release.delay);
 		if ((req.release.set_priority =
 		            q_u64(c, "priority", UINT32_MAX, &v)))
@@ -1197,8 +1200,8 @@ task_route(struct call *c)
 		req.fail.error = body_text(c, "error");
 	} else if (strcmp(verb, "touch") == 0 || strcmp(verb, "bury") == 0) {
 		req.op = verb[0] == 't' ? MSG_OP_TOUCH : MSG_OP_BURY;
-		req.lease = (struct msg_lease) { id, lease_of(c, &force),
-			force };
+		req.lease =
+		    (struct msg_lease) { id, lease_of(c, &force), force };
 		if (req.op == MSG_OP_BURY)
 			req.lease.error = body_text(c, "error");
 	} else if (strcmp(verb, "kick") == 0) {
@@ -1237,8 +1240,7 @@ task_batch(struct call *c, bool ack)
 		            json_integer_value(lease) < 0)))
 			goto bad;
 		items[i].id = (uint64_t)json_integer_value(id);
-		items[i].lease =
-		    ack ? (uint64_t)json_integer_value(lease) : 0;
+		items[i].lease = ack ? (uint64_t)json_integer_value(lease) : 0;
 	}
 	if ((a = ans_new(c, SH_ITEMS, 0)) == NULL)
 		goto out;
@@ -1246,11 +1248,11 @@ task_batch(struct call *c, bool ack)
 	for (size_t i = 0; i < n; i++)
 		a->ids[i] = items[i].id;
 	if (ack) {
-		req.ack_batch = (struct msg_ack_batch) { (uint32_t)n, true,
-			items };
+		req.ack_batch =
+		    (struct msg_ack_batch) { (uint32_t)n, true, items };
 	} else {
-		req.delete_batch = (struct msg_delete_batch) { (uint32_t)n,
-			true, a->ids };
+		req.delete_batch =
+		    (struct msg_delete_batch) { (uint32_t)n, true, a->ids };
 	}
 	send_req(c, &req, a);
 	goto out;
@@ -1307,8 +1309,7 @@ same_origin(struct call *c)
 
 	if ((site != NULL && strcasecmp(site, "cross-site") == 0) ||
 	    (origin != NULL &&
-	        (host == NULL ||
-	            strcasecmp(origin_host(origin), host) != 0))) {
+	        (host == NULL || strcasecmp(origin_host(origin), host) != 0))) {
 		respond_errc(c->aio, SLUICE_EPERM,
 		    "cross-site request refused: a write's Origin must be "
 		    "this server's own (programs send no Origin)");
@@ -1349,8 +1350,8 @@ route_tube_verb(const struct call *c)
 static bool
 route_task_verb(const char *verb)
 {
-	static const char *const verbs[] = { "ack", "release", "fail",
-		"touch", "bury", "kick", "update" };
+	static const char *const verbs[] = { "ack", "release", "fail", "touch",
+		"bury", "kick", "update" };
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(verb, verbs[i]) == 0)
@@ -1411,11 +1412,11 @@ route(struct call *c)
 	        strcmp(c->method, "DELETE") == 0)) {
 		struct ans *a;
 
-		req.op = c->method[0] == 'G' ? MSG_OP_PEEK_KEY
-		                             : MSG_OP_DELETE_KEY;
+		req.op =
+		    c->method[0] == 'G' ? MSG_OP_PEEK_KEY : MSG_OP_DELETE_KEY;
 		req.key = msg_cstr(s1);
-		if ((a = ans_new(c, req.op == MSG_OP_PEEK_KEY ? SH_TASK
-		                                              : SH_DELETED,
+		if ((a = ans_new(c,
+		         req.op == MSG_OP_PEEK_KEY ? SH_TASK : SH_DELETED,
 		         0)) != NULL)
 			send_req(c, &req, a);
 	} else {

@@ -21,8 +21,8 @@ struct msg_req;
  * encoding error, SLUICE_ESHUTDOWN while recovering or stopping, with
  * its message); `rep` is NULL when the core gave the request up. `arg`
  * is the poster's; it is freed (free()) after the call. */
-typedef void (*http_answer_fn)(nng_aio *aio, const struct msg_rep *rep,
-    void *arg);
+typedef void (*http_answer_fn)(
+    nng_aio *aio, const struct msg_rep *rep, void *arg);
 
 /* The face of a handler's aio. */
 struct http *http_of(nng_aio *aio);
@@ -45,8 +45,7 @@ bool http_query(const char *uri, const char *name, char *out, size_t cap);
 /* Percent-decodes `len` bytes at `p` into out (NUL-ended); `plus`: a `+`
  * is a space (a query, not a path). False when it does not fit or holds
  * a NUL byte. */
-bool http_unescape(
-    const char *p, size_t len, bool plus, char *out, size_t cap);
+bool http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap);
 
 /* Encodes `req`, posts it to the core, and has `fn` answer (with `arg`,
  * which becomes the face's: freed after fn). */
