@@ -40,25 +40,31 @@ def free_port():
 class Server:
     """A sluiced of its own with --http, in a temporary directory."""
 
-    def __init__(self, *flags, data=None):
+    def __init__(self, *flags, prog=None, env=None):
         self.dir = tempfile.mkdtemp(prefix="sluice-httpapi-")
         self.port = free_port()
         self.http = free_port()
         self.url = "tcp://127.0.0.1:%d" % self.port
         self.base = "http://127.0.0.1:%d" % self.http
         self.log = open(os.path.join(self.dir, "sluiced.log"), "wb")
+        prog = os.path.join(os.path.dirname(SLUICED), prog) if prog \
+            else SLUICED
         self.proc = subprocess.Popen(
-            [SLUICED, "--data", os.path.join(self.dir, "data"),
+            [prog, "--data", os.path.join(self.dir, "data"),
              "--listen", self.url, "--http", "127.0.0.1:%d" % self.http,
              "--fsync", "never"] + list(flags),
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT,
+            env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + 15
-        while True:
+        while True:  # serving: /v1/stats answers (401 with --auth)
             try:
-                with urllib.request.urlopen(self.base + "/health",
+                with urllib.request.urlopen(self.base + "/v1/stats",
                                             timeout=2) as r:
                     if r.status == 200:
                         return
+            except urllib.error.HTTPError as e:
+                if e.code == 401:
+                    return
             except (urllib.error.URLError, OSError):
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -460,6 +466,9 @@ class AuthTest(unittest.TestCase):
                  headers=bearer("wrk"))
             s.ok("POST", "/v1/tubes/jobs/pause?for=1s",
                  headers=bearer("adm"))
+            # the description holds no data: open, as /health
+            self.assertEqual(s.ok("GET", "/v1/openapi.json")["openapi"],
+                             "3.0.3")
         finally:
             s.stop()
             shutil.rmtree(d, ignore_errors=True)
@@ -487,6 +496,26 @@ class FollowerTest(unittest.TestCase):
                 follower.stop()
         finally:
             leader.stop()
+
+
+class LogRefusesTest(unittest.TestCase):
+    def test_503_with_retry_after_when_the_log_fails(self):
+        # sluiced-fault: the log's second write fails, and stays failed
+        s = Server(prog="sluiced-fault",
+                   env={"SLUICE_FAULT": "wal_write:2:EIO:sticky"})
+        try:
+            deadline = time.monotonic() + 15
+            while True:  # the first writes may still succeed
+                status, hdrs, out = s.call("POST", "/v1/tubes/lf/tasks", "x")
+                if status != 201 or time.monotonic() > deadline:
+                    break
+            self.assertEqual(status, 503, out)
+            self.assertEqual(out["error"], "log_failed")
+            self.assertEqual(hdrs["Retry-After"], "1")
+            # reads still answer
+            self.assertEqual(s.ok("GET", "/v1/stats")["role"], "leader")
+        finally:
+            s.stop()
 
 
 class DrainTest(unittest.TestCase):
