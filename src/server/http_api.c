@@ -172,9 +172,13 @@ struct ans {
 	const char *count_key;
 	uint64_t id; /* SH_DELETED */
 	char tube[MSG_TUBE_MAX + 1];
-	uint32_t n;                  /* batch items, in the request's order */
-	uint64_t ids[MSG_BATCH_MAX]; /* SH_ITEMS: each item's id */
-	struct item_err errs[];      /* SH_PUT_BATCH: n of them */
+	uint32_t n;            /* batch items, in the request's order */
+	uint64_t *ids;         /* SH_ITEMS: each item's id */
+	struct item_err *errs; /* SH_PUT_BATCH: each item's refusal */
+	union {                /* room for n of either; ids or errs use it */
+		uint64_t id;
+		struct item_err err;
+	} items[];
 };
 
 static void
@@ -562,15 +566,20 @@ send_req(struct call *c, const struct msg_req *req, struct ans *a)
 	http_post(http_of(c->aio), c->aio, req, answer, a);
 }
 
+/* An answer's context, with room for `items` batch items (their ids or
+ * their refusals). */
 static struct ans *
 ans_new(struct call *c, enum shape shape, size_t items)
 {
-	struct ans *a = calloc(1, sizeof(*a) + items * sizeof(struct item_err));
+	struct ans *a = calloc(1, sizeof(*a) + items * sizeof(a->items[0]));
 
-	if (a == NULL)
+	if (a == NULL) {
 		respond_errc(c->aio, SLUICE_ENOMEM, "out of memory");
-	else
-		a->shape = shape;
+		return NULL;
+	}
+	a->shape = shape;
+	a->ids = &a->items[0].id;
+	a->errs = &a->items[0].err;
 	return a;
 }
 
@@ -1242,7 +1251,7 @@ task_batch(struct call *c, bool ack)
 		items[i].id = (uint64_t)json_integer_value(id);
 		items[i].lease = ack ? (uint64_t)json_integer_value(lease) : 0;
 	}
-	if ((a = ans_new(c, SH_ITEMS, 0)) == NULL)
+	if ((a = ans_new(c, SH_ITEMS, n)) == NULL)
 		goto out;
 	a->n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++)
