@@ -119,8 +119,9 @@ http_count(struct bench_tconn *c, int64_t deadline)
 
 		if (r.status != 200 ||
 		    !num_after(r.body, r.body_len, states[i], &v)) {
-			bench_tconn_fail(c, "GET %s: the server answered %d %.*s",
-			    path, r.status, (int)r.body_len, r.body);
+			bench_tconn_fail(c,
+			    "GET %s: the server answered %d %.*s", path,
+			    r.status, (int)r.body_len, r.body);
 			return -1;
 		}
 		sum += (long long)v;
@@ -151,8 +152,8 @@ http_take(struct bench_tconn *c)
 {
 	char path[BENCH_TUBE_MAX + 32];
 
-	snprintf(path, sizeof(path), "/v1/tubes/%s/take",
-	    bench_tconn_opts(c)->tube);
+	snprintf(
+	    path, sizeof(path), "/v1/tubes/%s/take", bench_tconn_opts(c)->tube);
 	return http_req(c, "POST", path, NULL, 0);
 }
 
@@ -200,8 +201,8 @@ http_reply(
 		if (!num_after(h.body, h.body_len, "lease", &lease) ||
 		    !num_after(h.body, h.body_len, "size", &size))
 			break;
-		snprintf(r->id, sizeof(r->id), "%" PRIu64 ":%" PRIu64, id,
-		    lease);
+		snprintf(
+		    r->id, sizeof(r->id), "%" PRIu64 ":%" PRIu64, id, lease);
 		r->body_len = (size_t)size;
 		r->kind = BT_TASK;
 		break;

@@ -930,7 +930,11 @@ list(struct call *c, const char *tube)
 		bad(c, "limit", "1..1000");
 	req.list.limit = (uint32_t)limit;
 	req.list.payloads = q_flag(c, "payloads");
-	/* the cursor (after=ID) joins here once the wire's list has it */
+	/* The cursor, after=ID, joins here once the wire's list has it
+	 * (req.list's own field); until then it is refused rather than
+	 * ignored, so that no pager loops on the first page. */
+	if (q_has(c->uri, "after"))
+		bad(c, "after", "this server's list has no cursor yet");
 	send_shape(c, &req, SH_TASKS);
 }
 
@@ -1116,14 +1120,14 @@ body_text(struct call *c, const char *what)
 	return (struct msg_str) { c->body, c->body_len };
 }
 
-/* ?lease=L, needed unless force=1 (an admin's override). */
+/* ?lease=L, needed unless force=1 (an admin's override, c->force). */
 static uint64_t
-lease_of(struct call *c, bool *force)
+lease_of(struct call *c)
 {
 	uint64_t lease = 0;
 
-	*force = c->force = q_flag(c, "force");
-	if (!q_u64(c, "lease", UINT64_MAX, &lease) && !*force)
+	c->force = q_flag(c, "force");
+	if (!q_u64(c, "lease", UINT64_MAX, &lease) && !c->force)
 		bad(c, "lease",
 		    "the lease its take returned is needed (?lease=N)");
 	return lease;
@@ -1168,8 +1172,7 @@ task_route(struct call *c)
 	const char *verb = c->nseg > 2 ? c->seg[2] : "";
 	struct msg_req req = { 0 };
 	char to[MSG_TUBE_MAX + 2];
-	uint64_t id, v;
-	bool force;
+	uint64_t id, v, lease;
 
 	if (!id_ok(c, c->seg[1], &id))
 		return;
@@ -1187,38 +1190,41 @@ task_route(struct call *c)
 		}
 		return;
 	}
+	if (strcmp(verb, "kick") == 0) {
+		req.op = MSG_OP_KICK_ID;
+		req.id = id;
+		send_shape(c, &req, SH_AFTER);
+		return;
+	}
+	if (strcmp(verb, "update") == 0) {
+		update(c, id);
+		return;
+	}
+	lease = lease_of(c); /* the lease ops */
 	if (strcmp(verb, "ack") == 0) {
 		req.op = MSG_OP_ACK;
-		req.ack = (struct msg_ack) { id, lease_of(c, &force), force };
+		req.ack = (struct msg_ack) { id, lease, c->force };
 		if (q_str(c, "to", to, sizeof(to)))
 			req.ack.to = msg_cstr(to);
 		req.ack.result = body_text(c, "result");
 	} else if (strcmp(verb, "release") == 0) {
 		req.op = MSG_OP_RELEASE;
-		req.release =
-		    (struct msg_release) { id, lease_of(c, &force), force };
+		req.release = (struct msg_release) { id, lease, c->force };
 		q_dur(c, "delay", &req.release.delay);
 		if ((req.release.set_priority =
 		            q_u64(c, "priority", UINT32_MAX, &v)))
 			req.release.priority = (uint32_t)v;
 	} else if (strcmp(verb, "fail") == 0) {
 		req.op = MSG_OP_FAIL;
-		req.fail = (struct msg_fail) { id, lease_of(c, &force), force };
+		req.fail = (struct msg_fail) { id, lease, c->force };
 		req.fail.set_delay = q_dur(c, "delay", &req.fail.delay);
 		req.fail.fatal = q_flag(c, "fatal");
 		req.fail.error = body_text(c, "error");
-	} else if (strcmp(verb, "touch") == 0 || strcmp(verb, "bury") == 0) {
+	} else { /* touch, bury */
 		req.op = verb[0] == 't' ? MSG_OP_TOUCH : MSG_OP_BURY;
-		req.lease =
-		    (struct msg_lease) { id, lease_of(c, &force), force };
+		req.lease = (struct msg_lease) { id, lease, c->force };
 		if (req.op == MSG_OP_BURY)
 			req.lease.error = body_text(c, "error");
-	} else if (strcmp(verb, "kick") == 0) {
-		req.op = MSG_OP_KICK_ID;
-		req.id = id;
-	} else {
-		update(c, id);
-		return;
 	}
 	send_shape(c, &req, SH_AFTER);
 }

@@ -350,6 +350,13 @@ class ApiTest(unittest.TestCase):
             ("GET", "/v1/nothing", None, 404, "not_found"),
             ("PATCH", "/v1/stats", None, 405, None),
             ("POST", "/v1/tubes/e/pause", None, 400, "invalid"),
+            ("GET", "/v1/tubes/e/tasks?after=5", None, 400, "invalid"),
+            ("GET", "/v1/tubes/e/tasks?state=done", None, 400, "invalid"),
+            ("POST", "/v1/tubes/e/take?n=0", None, 400, "invalid"),
+            ("POST", "/v1/tubes/e/take?order=random", None, 400, "invalid"),
+            ("POST", "/v1/tubes/e/tasks?batch=1", "[]", 400, "invalid"),
+            ("POST", "/v1/tasks/ack", "[{\"id\":1}]", 400, "invalid"),
+            ("PUT", "/v1/tubes/e?lost_lease=never", None, 400, "invalid"),
         ]
         for method, path, body, want, name in cases:
             status, _, out = s.call(method, path, body)
