@@ -49,7 +49,7 @@ enum {
 extern const unsigned char http_openapi_json[];
 extern const unsigned long http_openapi_json_len;
 
-/* ---- answers ------------------------------------------------------------ */
+/* ---- answers ----------------------------------------------------------- */
 
 /* The HTTP status of an error code. */
 static uint16_t
@@ -413,7 +413,7 @@ answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 	free(body);
 }
 
-/* ---- a request ---------------------------------------------------------- */
+/* ---- a request --------------------------------------------------------- */
 
 /* One request as the handlers see it: its method, path segments
  * (percent-decoded), query, body; and the first bad parameter met. */
@@ -630,8 +630,7 @@ id_ok(struct call *c, const char *s, uint64_t *id)
 	return false;
 }
 
-/* ---- state names ----------------------------------------------------------
- */
+/* ---- state names ------------------------------------------------------- */
 
 /* "ready".."done" (and "all" when `all`) to MSG_ST_*; -1 when unknown. */
 static int
@@ -646,8 +645,7 @@ state_of(const char *s, bool all)
 	return -1;
 }
 
-/* ---- put ------------------------------------------------------------------
- */
+/* ---- put --------------------------------------------------------------- */
 
 /* A put's options from the query. */
 static void
@@ -845,8 +843,7 @@ out:
 	json_decref(arr);
 }
 
-/* ---- take -----------------------------------------------------------------
- */
+/* ---- take -------------------------------------------------------------- */
 
 /* POST /v1/tubes/a,b/take?wait=DUR&n=N&order=strict */
 static void
@@ -888,7 +885,7 @@ take(struct call *c, char *tubes)
 	send_shape(c, &req, SH_TASKS);
 }
 
-/* ---- a tube's routes ---------------------------------------------------- */
+/* ---- a tube's routes --------------------------------------------------- */
 
 static void
 list(struct call *c, const char *tube)
@@ -1108,7 +1105,7 @@ tube_route(struct call *c)
 	}
 }
 
-/* ---- a task's routes ---------------------------------------------------- */
+/* ---- a task's routes --------------------------------------------------- */
 
 /* The body as a text of at most MSG_TEXT_MAX bytes (fail, bury, ack's
  * result). */
@@ -1280,7 +1277,7 @@ out:
 	json_decref(arr);
 }
 
-/* ---- the gates ---------------------------------------------------------- */
+/* ---- the gates --------------------------------------------------------- */
 
 static bool
 admin_op(const struct msg_req *r)
@@ -1333,7 +1330,7 @@ same_origin(struct call *c)
 	return true;
 }
 
-/* ---- the router --------------------------------------------------------- */
+/* ---- the router -------------------------------------------------------- */
 
 /* /v1/tubes/T/VERB: whether the verb takes this method. */
 static bool
