@@ -72,16 +72,23 @@ class Server:
                 raise RuntimeError("sluiced did not start")
             time.sleep(0.05)
 
-    def stop(self):
+    def stop(self, want=0):
+        """Stops it; raises when it does not exit with `want` (0 after
+        SIGTERM: a sanitizer's report makes it fail)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(15)
+                self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
         self.log.close()
+        with open(os.path.join(self.dir, "sluiced.log"), "rb") as f:
+            log = f.read().decode(errors="replace")
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.proc.returncode != want:
+            raise AssertionError("sluiced exited %d; its log ends:\n%s" %
+                                 (self.proc.returncode, log[-4000:]))
 
     def call(self, method, path, body=None, headers=None):
         """(status, headers, JSON or text) of one request."""
@@ -522,7 +529,7 @@ class LogRefusesTest(unittest.TestCase):
             # reads still answer
             self.assertEqual(s.ok("GET", "/v1/stats")["role"], "leader")
         finally:
-            s.stop()
+            s.stop(want=1)  # after a log error, sluiced exits 1
 
 
 class DrainTest(unittest.TestCase):
