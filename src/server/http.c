@@ -136,8 +136,9 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
-void
-http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+/* The response, with one more header `hname: hval` unless hname is NULL. */
+static void
+respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
     size_t len, const char *hname, const char *hval)
 {
 	nng_http_res *res;
@@ -166,7 +167,7 @@ static void
 respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
     size_t len)
 {
-	http_respond(aio, status, ctype, body, len, NULL, NULL);
+	respond_h(aio, status, ctype, body, len, NULL, NULL);
 }
 
 static void
@@ -189,7 +190,7 @@ respond_refused(nng_aio *aio, int code)
 	if (code == SLUICE_EAUTH) {
 		static const char text[] = "unauthenticated\n";
 
-		http_respond(aio, 401, "text/plain; charset=utf-8", text,
+		respond_h(aio, 401, "text/plain; charset=utf-8", text,
 		    sizeof(text) - 1, "WWW-Authenticate", "Bearer");
 	} else {
 		respond_text(aio, 403, "not allowed");
@@ -265,8 +266,10 @@ http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap)
 	return true;
 }
 
-bool
-http_query(const char *uri, const char *name, char *out, size_t cap)
+/* The decoded value of `name` in the query of `uri` into out (NUL-ended).
+ * Returns true when present and it fits (no NUL byte inside). */
+static bool
+query_get(const char *uri, const char *name, char *out, size_t cap)
 {
 	const char *p = strchr(uri, '?');
 	size_t nlen = strlen(name);
@@ -290,7 +293,7 @@ query_u64(const char *uri, const char *name, uint64_t *out)
 {
 	char v[32], *end;
 
-	if (!http_query(uri, name, v, sizeof(v)) || v[0] < '0' || v[0] > '9')
+	if (!query_get(uri, name, v, sizeof(v)) || v[0] < '0' || v[0] > '9')
 		return false;
 	errno = 0;
 	*out = strtoull(v, &end, 10);
@@ -617,28 +620,22 @@ reclaim(struct http *h)
 
 /* ---- handlers --------------------------------------------------------- */
 
-struct http *
-http_of(nng_aio *aio)
+static struct http *
+handler_http(nng_aio *aio)
 {
 	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
 }
 
-const char *
-http_uri(nng_aio *aio)
+static const char *
+req_uri(nng_aio *aio)
 {
 	return nng_http_req_get_uri(nng_aio_get_input(aio, 0));
-}
-
-bool
-http_admin(const struct http *h)
-{
-	return h->admin;
 }
 
 static void
 on_health(nng_aio *aio)
 {
-	struct http *h = http_of(aio);
+	struct http *h = handler_http(aio);
 	struct http_health hh = {
 		.phase = (enum http_phase)atomic_load(&h->phase),
 		.log_failed = atomic_load(&h->log_failed),
@@ -661,7 +658,7 @@ on_page(nng_aio *aio)
 {
 	struct msg_req req = { .op = MSG_OP_STATS };
 
-	post(http_of(aio), aio, HK_PAGE, &req);
+	post(handler_http(aio), aio, HK_PAGE, &req);
 }
 
 static void
@@ -670,7 +667,7 @@ on_stats(nng_aio *aio)
 	struct msg_req req = { .op = MSG_OP_STATS,
 		.stats = { .settings = true } };
 
-	post(http_of(aio), aio, HK_STATS, &req);
+	post(handler_http(aio), aio, HK_STATS, &req);
 }
 
 static void
@@ -679,14 +676,14 @@ on_metrics(nng_aio *aio)
 	struct msg_req req = { .op = MSG_OP_STATS,
 		.stats = { .settings = true, .durations = true } };
 
-	post(http_of(aio), aio, HK_METRICS, &req);
+	post(handler_http(aio), aio, HK_METRICS, &req);
 }
 
 /* The tube of the query, checked; else answers 400 and returns false. */
 static bool
 tube_param(nng_aio *aio, char *tube, size_t cap)
 {
-	if (!http_query(http_uri(aio), "tube", tube, cap) ||
+	if (!query_get(req_uri(aio), "tube", tube, cap) ||
 	    !msg_tube_valid(tube, strlen(tube))) {
 		respond_errc(
 		    aio, SLUICE_ETUBE, "tube: a valid ?tube= is needed");
@@ -701,7 +698,7 @@ on_list(nng_aio *aio)
 	static const char *const states[] = { "all", "ready", "delayed",
 		"taken", "buried" };
 	static const char *const orders[] = { "", "attempts", "age", "run_at" };
-	const char *uri = http_uri(aio);
+	const char *uri = req_uri(aio);
 	struct msg_req req = { .op = MSG_OP_LIST };
 	char tube[QUERY_MAX], v[32];
 	uint64_t limit = LIST_DEFAULT;
@@ -711,7 +708,7 @@ on_list(nng_aio *aio)
 	req.list.tube = msg_cstr(tube);
 	req.list.state = MSG_ST_NONE;
 	req.list.order = MSG_ORDER_ATTEMPTS;
-	if (http_query(uri, "state", v, sizeof(v))) {
+	if (query_get(uri, "state", v, sizeof(v))) {
 		uint8_t i = 0;
 
 		while (i < 5 && strcmp(v, states[i]) != 0)
@@ -720,7 +717,7 @@ on_list(nng_aio *aio)
 			goto bad;
 		req.list.state = i;
 	}
-	if (http_query(uri, "order", v, sizeof(v))) {
+	if (query_get(uri, "order", v, sizeof(v))) {
 		uint8_t i = 1;
 
 		while (i < 4 && strcmp(v, orders[i]) != 0)
@@ -729,12 +726,12 @@ on_list(nng_aio *aio)
 			goto bad;
 		req.list.order = i;
 	}
-	if (http_query(uri, "limit", v, sizeof(v)) &&
+	if (query_get(uri, "limit", v, sizeof(v)) &&
 	    (!query_u64(uri, "limit", &limit) || limit < 1 ||
 	        limit > MSG_LIST_MAX))
 		goto bad;
 	req.list.limit = (uint32_t)limit;
-	post(http_of(aio), aio, HK_LIST, &req);
+	post(handler_http(aio), aio, HK_LIST, &req);
 	return;
 bad:
 	respond_errc(aio, SLUICE_EINVAL,
@@ -751,7 +748,7 @@ on_errors(nng_aio *aio)
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
 	req.tube = msg_cstr(tube);
-	post(http_of(aio), aio, HK_ERRORS, &req);
+	post(handler_http(aio), aio, HK_ERRORS, &req);
 }
 
 /* Admin writes: refused unless --http-admin, and without the header a
@@ -759,7 +756,7 @@ on_errors(nng_aio *aio)
 static bool
 admin_allowed(nng_aio *aio)
 {
-	struct http *h = http_of(aio);
+	struct http *h = handler_http(aio);
 
 	if (!h->admin) {
 		respond_text(aio, 403,
@@ -778,7 +775,7 @@ admin_allowed(nng_aio *aio)
 static void
 on_kick(nng_aio *aio)
 {
-	const char *uri = http_uri(aio);
+	const char *uri = req_uri(aio);
 	struct msg_req req = { 0 };
 	char tube[QUERY_MAX];
 	uint64_t v = 0;
@@ -800,7 +797,7 @@ on_kick(nng_aio *aio)
 		req.kick.tube = msg_cstr(tube);
 		req.kick.n = (uint32_t)v;
 	}
-	post(http_of(aio), aio, HK_KICK, &req);
+	post(handler_http(aio), aio, HK_KICK, &req);
 }
 
 static void
@@ -811,12 +808,45 @@ on_delete(nng_aio *aio)
 
 	if (!admin_allowed(aio))
 		return;
-	if (!query_u64(http_uri(aio), "id", &id)) {
+	if (!query_u64(req_uri(aio), "id", &id)) {
 		respond_errc(aio, SLUICE_EINVAL, "delete: ?id=N");
 		return;
 	}
 	req.id = id;
-	post(http_of(aio), aio, HK_DELETE, &req);
+	post(handler_http(aio), aio, HK_DELETE, &req);
+}
+
+/* ---- for the other files of the face (http_face.h) ---------------------- */
+
+struct http *
+http_of(nng_aio *aio)
+{
+	return handler_http(aio);
+}
+
+const char *
+http_uri(nng_aio *aio)
+{
+	return req_uri(aio);
+}
+
+bool
+http_admin(const struct http *h)
+{
+	return h->admin;
+}
+
+void
+http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval)
+{
+	respond_h(aio, status, ctype, body, len, hname, hval);
+}
+
+bool
+http_query(const char *uri, const char *name, char *out, size_t cap)
+{
+	return query_get(uri, name, out, cap);
 }
 
 /* ---- the server ------------------------------------------------------- */
