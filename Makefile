@@ -16,7 +16,10 @@ BENCH_PKGS := gnuplot-nox redis-server
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page. The etcd client's
 # tests (and failover's) run a real etcd.
-TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl
+# npm installs the OpenAPI validator the HTTP API's test runs (Debian 12
+# has no python3-openapi-spec-validator): tests/openapi, test-only.
+TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
+              npm
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan
@@ -53,6 +56,8 @@ bench-deps: deps
 
 test-deps: deps
 	$(call apt_install,$(TEST_PKGS))
+	@[ -d tests/openapi/node_modules ] || \
+		npm install --prefix tests/openapi --no-audit --no-fund
 
 $(BUILD)/Makefile: CMakeLists.txt | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release

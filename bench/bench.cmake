@@ -18,7 +18,8 @@ add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/bench_libsluice.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_tcp.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_beanstalk.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_redis.c)
+	${CMAKE_CURRENT_LIST_DIR}/bench_redis.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_http.c)
 target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
 	sluice_proto sluice_util nng::nng Threads::Threads)
 

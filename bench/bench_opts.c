@@ -68,9 +68,14 @@ bench_opts_usage(FILE *f)
 		"                redis:      a Redis stream and consumer "
 		"group",
 		"                            (XADD, XREADGROUP, XACK + XDEL)",
+		"                http:       sluiced's HTTP task API, "
+		"keep-alive",
+		"                            HTTP/1.1 (POST tasks, take, ack)",
 		"  --url URL     tcp://HOST:PORT; default tcp://127.0.0.1:7711",
 		"                (sluice, libsluice), tcp://127.0.0.1:11300",
-		"                (beanstalkd), tcp://127.0.0.1:6379 (redis);",
+		"                (beanstalkd), tcp://127.0.0.1:6379 (redis),",
+		"                tcp://127.0.0.1:7780 (http: the --http "
+		"address);",
 		"                libsluice also tls+tcp://HOST:PORT",
 		"  --tls-ca FILE the CA of a tls+tcp:// URL (libsluice)",
 		"                (libsluice sends $SLUICE_TOKEN when set: "
@@ -265,10 +270,12 @@ bench_opts_parse(
 				o->target = BENCH_BEANSTALKD;
 			else if (strcmp(optarg, "redis") == 0)
 				o->target = BENCH_REDIS;
+			else if (strcmp(optarg, "http") == 0)
+				o->target = BENCH_HTTP;
 			else
 				return fail(err, errlen,
 				    "--target: '%s' is not sluice, libsluice, "
-				    "beanstalkd or redis",
+				    "beanstalkd, redis or http",
 				    optarg);
 			break;
 		case OPT_TLS_CA:
@@ -371,7 +378,8 @@ bench_opts_parse(
 		    err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (o->target == 0)
 		return fail(err, errlen,
-		    "--target sluice|libsluice|beanstalkd|redis is needed");
+		    "--target sluice|libsluice|beanstalkd|redis|http is "
+		    "needed");
 	if (o->workload == 0)
 		return fail(
 		    err, errlen, "--workload put|drain|mixed is needed");
@@ -379,6 +387,7 @@ bench_opts_parse(
 		strcpy(o->url,
 		    o->target == BENCH_BEANSTALKD  ? "tcp://127.0.0.1:11300"
 		        : o->target == BENCH_REDIS ? "tcp://127.0.0.1:6379"
+		        : o->target == BENCH_HTTP  ? "tcp://127.0.0.1:7780"
 		                                   : "tcp://127.0.0.1:7711");
 	if (o->target == BENCH_LIBSLUICE &&
 	    strncmp(o->url, "tls+tcp://", 10) == 0) {
@@ -418,6 +427,8 @@ bench_target_name(enum bench_target t)
 		return "libsluice";
 	case BENCH_REDIS:
 		return "redis";
+	case BENCH_HTTP:
+		return "http";
 	}
 	return "?";
 }

@@ -14,6 +14,7 @@ enum bench_target {
 	BENCH_BEANSTALKD = 2, /* beanstalkd's text protocol */
 	BENCH_LIBSLUICE = 3,  /* sluiced through libsluice's calls */
 	BENCH_REDIS = 4,      /* Redis streams, RESP */
+	BENCH_HTTP = 5,       /* sluiced's HTTP task API (--http) */
 };
 
 enum bench_workload {

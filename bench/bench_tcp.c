@@ -377,16 +377,20 @@ tconn_open(struct bench_tdrv *d, struct bench_tconn *c, int64_t deadline)
 	return 0;
 }
 
-/* Puts `n` tasks on `c`, BT_PRELOAD_CHUNK pipelined per write. */
+/* Puts `n` tasks on `c`, BT_PRELOAD_CHUNK pipelined per write (or the
+ * dialect's pipeline_max). */
 static int
 preload(
     struct bench_tdrv *d, struct bench_tconn *c, uint64_t n, int64_t deadline)
 {
+	unsigned chunk =
+	    d->dl->pipeline_max > 0 && d->dl->pipeline_max < BT_PRELOAD_CHUNK
+	    ? d->dl->pipeline_max
+	    : BT_PRELOAD_CHUNK;
 	struct bench_treply r;
 
 	while (n > 0) {
-		unsigned k =
-		    n < BT_PRELOAD_CHUNK ? (unsigned)n : BT_PRELOAD_CHUNK;
+		unsigned k = n < chunk ? (unsigned)n : chunk;
 		for (unsigned i = 0; i < k; i++)
 			if (bench_tconn_append(c, d->put_cmd, d->put_len) != 0)
 				return -1;
@@ -644,6 +648,12 @@ bench_tcp_run(const struct bench_dialect *dl, const struct bench_opts *o,
 	long long before;
 	int rc = -1;
 
+	if (dl->pipeline_max > 0 && o->batch > dl->pipeline_max) {
+		bench_error("--batch %u: %s takes at most %u requests "
+		            "pipelined",
+		    o->batch, dl->server, dl->pipeline_max);
+		return -1;
+	}
 	limit = clock_mono_ns() + (int64_t)o->limit_ms * 1000000;
 	d.n = o->conns;
 	d.conns = calloc(d.n, sizeof(*d.conns));

@@ -1,8 +1,8 @@
 /* bench_tcp - the driver of sluice-bench for servers spoken to over plain
  * TCP: beanstalkd's text protocol (beanstalkd itself, sluice's beanstalk
- * face) and Redis's RESP. What goes on the wire is a dialect's
- * (bench_beanstalk.c, bench_redis.c): its commands, and what a reply means
- * for the request it answers. The driver owns the rest: the connections,
+ * face), Redis's RESP and sluiced's HTTP task API. What goes on the wire is a
+ * dialect's (bench_beanstalk.c, bench_redis.c): its commands, and what a reply
+ * means for the request it answers. The driver owns the rest: the connections,
  * the event loop, the timing and the checks.
  *
  * Each connection is a small state machine, one op in flight (closed
@@ -76,6 +76,8 @@ struct bench_dialect {
 	/* Queue the ack of the task `id`; returns the replies it brings (>
 	 * 0), or -1. */
 	int (*ack)(struct bench_tconn *c, const char *id);
+	/* The most requests one write may pipeline; 0: no limit. */
+	unsigned pipeline_max;
 	/* The reply at `p` to a request of `phase`, as the parsers above. */
 	long (*reply)(enum bench_tphase phase, const char *p, size_t len,
 	    struct bench_treply *r);
@@ -83,6 +85,7 @@ struct bench_dialect {
 
 extern const struct bench_dialect bench_beanstalk_dialect;
 extern const struct bench_dialect bench_redis_dialect;
+extern const struct bench_dialect bench_http_dialect;
 
 /* Runs the workload `o` names with dialect `dl`, as bench_sluice_run. */
 int bench_tcp_run(const struct bench_dialect *dl, const struct bench_opts *o,

@@ -14,6 +14,10 @@
 #   redis        redis-server --appendonly yes --appendfsync always --save ''
 #                (AOF fsync'd before replies): a stream and a consumer
 #                group (XADD; XREADGROUP COUNT 1; XACK + XDEL pipelined)
+#   http         the same sluiced with --http, driven through its task API
+#                (POST /v1/tubes/T/tasks over keep-alive HTTP/1.1, one
+#                request in flight per connection): put at C = 32 only,
+#                against libsluice's put at C = 32 of the same run
 # and runs build/bin/sluice-bench on it: put, drain and mixed, at C = 1 and
 # C = 32 connections, 100-byte payloads, plus put at C = 32 with libsluice's
 # batch put of 100 tasks and a drain at C = 32 that takes up to 100 tasks
@@ -40,7 +44,9 @@
 #          rate (500..10,000).
 #
 # Usage: bench/compare.sh [--skip-sluice] [--secs N] [--repeat R] [--no-docs]
-#                         [--keep]
+#                         [--keep] [http]
+#   http           only the HTTP target: libsluice's and HTTP's put at
+#                  C = 32, side by side, and their ratio (docs/ untouched)
 #   --skip-sluice  measure only beanstalkd and Redis (sluice's columns show
 #                  "-"); without it a missing build/bin/sluiced is an error
 #   --secs N       seconds per put and mixed run (default 5)
@@ -71,6 +77,7 @@ secs=5
 repeat=1
 write_docs=1
 keep=0
+only_http=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--skip-sluice) skip_sluice=1 ;;
@@ -86,6 +93,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-docs) write_docs=0 ;;
 	--keep) keep=1 ;;
+	http) only_http=1 ;;
 	-h | --help)
 		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -123,9 +131,9 @@ if [ $skip_sluice = 0 ] && [ ! -x "$SLUICED" ]; then
 	die "$SLUICED not found: sluiced is not built (make build). To measure only beanstalkd and Redis, run bench/compare.sh --skip-sluice"
 fi
 BEANSTALKD=$(command -v beanstalkd || true)
-[ -n "$BEANSTALKD" ] || die "beanstalkd not found (apt-get install beanstalkd, or make bench-deps)"
+[ -n "$BEANSTALKD" ] || [ $only_http = 1 ] || die "beanstalkd not found (apt-get install beanstalkd, or make bench-deps)"
 REDIS=$(command -v redis-server || true)
-[ -n "$REDIS" ] || die "redis-server not found (apt-get install redis-server, or make bench-deps)"
+[ -n "$REDIS" ] || [ $only_http = 1 ] || die "redis-server not found (apt-get install redis-server, or make bench-deps)"
 GNUPLOT=$(command -v gnuplot || true)
 
 mkdir -p "${BENCH_TMPDIR:-$BUILD}"
@@ -200,6 +208,22 @@ wait_listening() {
 	exit 1
 }
 
+# Waits until the HTTP face on port $1 serves (/health answers 200: the
+# port listens during recovery already), at most 10 s.
+wait_http_serving() {
+	local port=$1 i line
+	for i in $(seq 1 200); do
+		if exec 3<>"/dev/tcp/127.0.0.1/$port"; then
+			printf 'GET /health HTTP/1.0\r\n\r\n' >&3
+			read -r -t 2 line <&3 || line=
+			exec 3>&-
+			case $line in *" 200 "*) return 0 ;; esac
+		fi 2>/dev/null
+		sleep 0.05
+	done
+	die "the HTTP face on port $port does not serve after 10 s"
+}
+
 SERVER_PID=
 SERVER_URL=
 SERVER_LOG=
@@ -215,6 +239,12 @@ start_server() {
 	libsluice)
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$port" \
 			--fsync always >"$SERVER_LOG" 2>&1 &
+		;;
+	http)
+		# clients use the HTTP port; the nng one is not used
+		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
+			--http "127.0.0.1:$port" --fsync always \
+			>"$SERVER_LOG" 2>&1 &
 		;;
 	sluice-bs)
 		# clients use the beanstalk port; the nng one is not used
@@ -236,6 +266,7 @@ start_server() {
 	PIDS+=("$SERVER_PID")
 	SERVER_URL=tcp://127.0.0.1:$port
 	wait_listening "$SERVER_PID" "$port" "$SERVER_LOG"
+	[ "$kind" != http ] || wait_http_serving "$port"
 }
 
 stop_server() {
@@ -267,6 +298,7 @@ target_of() {
 	libsluice) echo libsluice ;;
 	sluice-bs | bs-f0) echo beanstalkd ;;
 	redis) echo redis ;;
+	http) echo http ;;
 	esac
 }
 
@@ -325,6 +357,9 @@ median() {
 
 KINDS=(libsluice sluice-bs bs-f0 redis)
 [ $skip_sluice = 0 ] || KINDS=(bs-f0 redis)
+if [ $only_http = 1 ] && [ $skip_sluice = 1 ]; then
+	die "http measures sluice: it does not go with --skip-sluice"
+fi
 CONNS=(1 32)
 WORKLOADS=(put drain mixed)
 
@@ -339,10 +374,23 @@ fsync_p50() {
 	json_field "$line" p50_us
 }
 
-echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 and drain --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
+[ $only_http = 0 ] || echo "compare.sh: http: put at C = 32 through libsluice and through the HTTP task API; 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
+[ $only_http = 1 ] || echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 and drain --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
 FSYNC_BEFORE=$(fsync_p50)
 echo "compare.sh: raw 100-byte pwrite + fdatasync, p50 $FSYNC_BEFORE us" >&2
+
+# HTTP put at C = 32 against libsluice's put at C = 32, same run.
+http_line() {
+	echo "put over HTTP (POST /v1/tubes/T/tasks, keep-alive) at C = 32: $(fig ops http/put/32) ops/s, server CPU $(fig cpu http/put/32) µs/op, p50 / p99 $(fig p50 http/put/32) / $(fig p99 http/put/32) µs: $(ratio ops http/put/32 libsluice/put/32) x libsluice's put at C = 32"
+}
+if [ $only_http = 1 ]; then
+	for round in $(seq 1 "$repeat"); do
+		run "$round" libsluice put 32 put -n 1000000 --duration "${secs}s"
+		run "$round" http put 32 put -n 1000000 --duration "${secs}s"
+	done
+fi
 for round in $(seq 1 "$repeat"); do
+	[ $only_http = 0 ] || break
 	for c in "${CONNS[@]}"; do
 		for kind in "${KINDS[@]}"; do
 			run "$round" "$kind" put "$c" put -n 1000000 \
@@ -378,6 +426,7 @@ for round in $(seq 1 "$repeat"); do
 		run "$round" libsluice drain 32 drain-b100 \
 			-n "${DRAIN_N[libsluice/b100]}" --batch 100 \
 			--duration "$((secs * 3))s"
+		run "$round" http put 32 put -n 1000000 --duration "${secs}s"
 	fi
 done
 FSYNC_AFTER=$(fsync_p50)
@@ -439,6 +488,13 @@ lat_row() {
 	echo "| $(wname "$w") | $c | p50 / p99 µs$cells | | |"
 }
 
+if [ $only_http = 1 ]; then
+	echo >&2
+	http_line
+	echo "raw 100-byte pwrite + fdatasync p50: $FSYNC_BEFORE us before, $FSYNC_AFTER us after"
+	exit 0
+fi
+
 TABLE=$TMP/table.md
 {
 	echo "| workload | C | figure | libsluice | sluice beanstalk face | beanstalkd -f0 | Redis always | libsluice / Redis | face / Redis |"
@@ -459,6 +515,7 @@ TABLE=$TMP/table.md
 } >"$TABLE"
 echo >&2
 cat "$TABLE"
+[ $skip_sluice = 1 ] || http_line
 echo "raw 100-byte pwrite + fdatasync p50: $FSYNC_BEFORE us before, $FSYNC_AFTER us after"
 
 [ $write_docs = 1 ] || exit 0
@@ -502,6 +559,7 @@ fi
 	echo
 	cat "$TABLE"
 	echo
+	[ $skip_sluice = 1 ] || { http_line; echo; }
 	echo "![ops/s by workload](benchmarks-clients.png)"
 	echo
 	echo "<details><summary>Raw results (one sluice-bench JSON line per run)</summary>"

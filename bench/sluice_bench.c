@@ -77,6 +77,7 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	const char *take = o->target == BENCH_BEANSTALKD
 	    ? "reserve-with-timeout 0 + delete"
 	    : o->target == BENCH_REDIS ? "XREADGROUP + XACK + XDEL"
+	    : o->target == BENCH_HTTP  ? "POST take + POST ack"
 	                               : "take + ack";
 	double cpu_us = r->server_cpu_ns >= 0 && r->ops > 0
 	    ? (double)r->server_cpu_ns / 1000.0 / (double)r->ops
@@ -221,6 +222,9 @@ main(int argc, char **argv)
 		break;
 	case BENCH_REDIS:
 		rc = bench_tcp_run(&bench_redis_dialect, &o, r);
+		break;
+	case BENCH_HTTP:
+		rc = bench_tcp_run(&bench_http_dialect, &o, r);
 		break;
 	default:
 		rc = -1;

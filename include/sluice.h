@@ -114,6 +114,11 @@ enum sluice_error {
  * is static; never NULL. */
 SLUICE_API const char *sluice_strerror(int rc);
 
+/* The stable short name of an error code, for programs: "stale_lease",
+ * "not_found", ... ("ok" for 0, "system" for a negated errno, "unknown"
+ * for a code this library does not know). The names never change. */
+SLUICE_API const char *sluice_errname(int rc);
+
 /* ======================================================================
  * The client library (libsluice)
  * ====================================================================== */

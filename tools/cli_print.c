@@ -612,11 +612,8 @@ cli_print_after(FILE *f, const char *verb, const struct sluice_after *a,
 	char when[96];
 
 	if (json) {
-		fprintf(f,
-		    "{\"id\":%" PRIu64 ",\"state\":\"%s\",\"run_at\":%" PRIu64
-		    ",\"deadline\":%" PRIu64 "%s}\n",
-		    a->id, sluice_state_name(a->state), a->run_at, a->deadline,
-		    a->replaced ? ",\"replaced\":true" : "");
+		json_after(f, a);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "%s %" PRIu64, verb, a->id);

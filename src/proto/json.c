@@ -228,6 +228,16 @@ json_task(FILE *f, const struct sluice_task *t)
 	fputc('}', f);
 }
 
+void
+json_after(FILE *f, const struct sluice_after *a)
+{
+	fprintf(f,
+	    "{\"id\":%" PRIu64 ",\"state\":\"%s\",\"run_at\":%" PRIu64
+	    ",\"deadline\":%" PRIu64 "%s}",
+	    a->id, a->state == 0 ? "gone" : state_name(a->state), a->run_at,
+	    a->deadline, a->replaced ? ",\"replaced\":true" : "");
+}
+
 static void
 kvs_json(FILE *f, const struct sluice_kv *kv, size_t n)
 {

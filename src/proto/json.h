@@ -43,6 +43,11 @@ const char *json_node_role_name(int role);
  * ("payload_base64" when the bytes are not UTF-8, null when omitted). */
 void json_task(FILE *f, const struct sluice_task *t);
 
+/* What ack, release, fail, touch, bury, kick (of one) and update leave:
+ * {"id":N,"state":"delayed","run_at":MS,"deadline":MS} (and
+ * "replaced":true when a pending replacement took the task's place). */
+void json_after(FILE *f, const struct sluice_after *a);
+
 /* {"tasks":[...]} */
 void json_tasks(FILE *f, const struct sluice_task *t, size_t n);
 

@@ -1,6 +1,7 @@
 # Writes OUT, a C file defining `const unsigned char NAME[]` with the bytes
 # of IN and a NUL after them, and `const size_t NAME_len` (without the
-# NUL): how the dashboard's HTML gets into the binary.
+# NUL): how the dashboard's HTML and the task API's OpenAPI description
+# get into the binary.
 #   cmake -DIN=page.html -DOUT=page.c -DNAME=sym -P embed.cmake
 file(READ "${IN}" hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")

@@ -5,7 +5,7 @@
  *      the handler parses the query, encodes a wire request and posts it
  *      to the core (under h->mu, so nothing is posted once quiesced);
  *   2. the core answers through this face's reply/drop, on its thread:
- *      they only park the answer and schedule `work` (a zero sleep), so
+ *      they only park the answer and schedule `work` (schedule_work), so
  *      the core spends nothing on formatting;
  *   3. work_cb, on an nng thread, decodes the answer, formats the HTTP
  *      response (Prometheus text, JSON), finishes the HTTP aio, and frees
@@ -36,6 +36,8 @@
 #include "proto/msg.h"
 #include "server/http.h"
 #include "server/auth.h"
+#include "server/http_api.h"
+#include "server/http_face.h"
 #include "server/http_page.h"
 #include "server/metrics.h"
 #include "sluice.h"
@@ -61,6 +63,7 @@ enum hkind {
 	HK_PEEK,
 	HK_UPDATE, /* run now */
 	HK_PAUSE,
+	HK_FN,   /* another file's handler answers (http_face.h) */
 };
 
 struct http {
@@ -87,6 +90,8 @@ struct hreq {
 	nng_aio *work; /* formats the answer off the core thread */
 	nng_msg *rep;  /* the core's answer; NULL when it dropped it */
 	enum hkind kind;
+	http_answer_fn fn; /* HK_FN: answers, with fn_arg (freed after) */
+	void *fn_arg;
 	bool bearer; /* Authorization: Bearer came; its SHA-256: */
 	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
@@ -242,6 +247,29 @@ hexval(char c)
 	return -1;
 }
 
+bool
+http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *q = p, *end = p + len; q < end; q++) {
+		int c = (unsigned char)*q;
+
+		if (c == '+' && plus) {
+			c = ' ';
+		} else if (c == '%' && end - q >= 3 && hexval(q[1]) >= 0 &&
+		    hexval(q[2]) >= 0) {
+			c = hexval(q[1]) * 16 + hexval(q[2]);
+			q += 2;
+		}
+		if (c == 0 || n + 1 >= cap)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 /* The decoded value of `name` in the query of `uri` into out (NUL-ended).
  * Returns true when present and it fits (no NUL byte inside). */
 static bool
@@ -256,26 +284,9 @@ query_get(const char *uri, const char *name, char *out, size_t cap)
 		const char *end = p + strcspn(p, "&");
 
 		if ((size_t)(end - p) > nlen && strncmp(p, name, nlen) == 0 &&
-		    p[nlen] == '=') {
-			size_t n = 0;
-
-			for (const char *q = p + nlen + 1; q < end; q++) {
-				int c = (unsigned char)*q;
-
-				if (c == '+') {
-					c = ' ';
-				} else if (c == '%' && end - q >= 3 &&
-				    hexval(q[1]) >= 0 && hexval(q[2]) >= 0) {
-					c = hexval(q[1]) * 16 + hexval(q[2]);
-					q += 2;
-				}
-				if (c == 0 || n + 1 >= cap)
-					return false;
-				out[n++] = (char)c;
-			}
-			out[n] = '\0';
-			return true;
-		}
+		    p[nlen] == '=')
+			return http_unescape(p + nlen + 1,
+			    (size_t)(end - p - nlen - 1), true, out, cap);
 		p = *end ? end + 1 : end;
 	}
 	return false;
@@ -297,13 +308,24 @@ query_u64(const char *uri, const char *name, uint64_t *out)
 
 static void work_cb(void *arg);
 
+/* Runs work_cb on one of nng's task threads: the aio is begun and
+ * finished at once, so its callback is dispatched there. (Not a zero
+ * sleep: nng's timer thread would handle every answer, at a cost that
+ * shows under load.) */
+static void
+schedule_work(struct hreq *r)
+{
+	if (nng_aio_begin(r->work))
+		nng_aio_finish(r->work, 0);
+}
+
 static void
 face_reply(struct net_ctx *ctx, nng_msg *msg)
 {
 	struct hreq *r = (struct hreq *)ctx;
 
 	r->rep = msg;
-	nng_sleep_aio(0, r->work);
+	schedule_work(r);
 }
 
 static void
@@ -312,7 +334,7 @@ face_drop(struct net_ctx *ctx)
 	struct hreq *r = (struct hreq *)ctx;
 
 	r->rep = NULL;
-	nng_sleep_aio(0, r->work);
+	schedule_work(r);
 }
 
 static const struct net_face http_face = { face_reply, face_drop };
@@ -351,10 +373,33 @@ http_bearer(
 	return r->bearer;
 }
 
-/* Encodes `req` and posts it to the core; the answer comes to work_cb. On
- * failure the HTTP request is answered here. */
+/* A request that does not reach the core, refused with `code` and
+ * `text`: by `fn` (which then frees `arg`) in its shapes, else as
+ * {"error":TEXT,"code":N} (`status` 0: the code's) or, with a status,
+ * as that text. */
 static void
-post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
+refuse_early(nng_aio *aio, http_answer_fn fn, void *arg, int code,
+    uint16_t status, const char *text)
+{
+	if (fn != NULL) {
+		struct msg_rep rep = { .status = (uint16_t)code,
+			.err = { .message = msg_cstr(text) } };
+
+		fn(aio, &rep, arg);
+		free(arg);
+	} else if (status != 0) {
+		respond_text(aio, status, text);
+	} else {
+		respond_errc(aio, code, text);
+	}
+}
+
+/* Encodes `req` and posts it to the core; the answer comes to work_cb
+ * (and to `fn` for HK_FN). On failure the HTTP request is answered
+ * here. */
+static void
+post_req(struct http *h, nng_aio *aio, enum hkind kind,
+    const struct msg_req *req, http_answer_fn fn, void *arg)
 {
 	struct hreq *r = calloc(1, sizeof(*r));
 	struct buf b;
@@ -364,11 +409,10 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	buf_init(&b);
 	rc = msg_encode_req(&b, req);
 	if (rc != 0) {
-		const char *t = sluice_strerror(rc);
-
 		free(r);
 		buf_free(&b);
-		respond_err(aio, rc > 0 ? rc : SLUICE_ENOMEM, t, strlen(t));
+		refuse_early(aio, fn, arg, rc > 0 ? rc : SLUICE_ENOMEM, 0,
+		    sluice_strerror(rc));
 		return;
 	}
 	if (r == NULL || nng_msg_alloc(&m, 0) != 0 ||
@@ -378,7 +422,7 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 			nng_msg_free(m);
 		free(r);
 		buf_free(&b);
-		respond_text(aio, 500, "out of memory");
+		refuse_early(aio, fn, arg, SLUICE_ENOMEM, 500, "out of memory");
 		return;
 	}
 	buf_free(&b);
@@ -399,6 +443,8 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	r->h = h;
 	r->aio = aio;
 	r->kind = kind;
+	r->fn = fn;
+	r->fn_arg = arg;
 	bearer_of(r, aio);
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
@@ -410,7 +456,7 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 		nng_msg_free(m);
 		nng_aio_free(r->work);
 		free(r);
-		respond_text(aio, 503,
+		refuse_early(aio, fn, arg, SLUICE_ESHUTDOWN, 503,
 		    atomic_load(&h->phase) == HTTP_RECOVERING
 		        ? "recovering: not serving yet"
 		        : "stopping");
@@ -419,6 +465,19 @@ post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
 	atomic_fetch_add(&h->inflight, 1);
 	net_post(h->net, &r->ev);
 	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+post(struct http *h, nng_aio *aio, enum hkind kind, const struct msg_req *req)
+{
+	post_req(h, aio, kind, req, NULL, NULL);
+}
+
+void
+http_post(struct http *h, nng_aio *aio, const struct msg_req *req,
+    http_answer_fn fn, void *arg)
+{
+	post_req(h, aio, HK_FN, req, fn, arg);
 }
 
 /* The answer as the HTTP response. */
@@ -432,7 +491,11 @@ answer(struct hreq *r)
 	int rc;
 
 	if (r->rep == NULL) {
-		respond_text(r->aio, 503, "the server gave up the request");
+		if (r->kind == HK_FN)
+			r->fn(r->aio, NULL, r->fn_arg);
+		else
+			respond_text(
+			    r->aio, 503, "the server gave up the request");
 		return;
 	}
 	rc = msg_decode_rep(
@@ -446,6 +509,10 @@ answer(struct hreq *r)
 		    r->what, (int)rep.err.message.len, rep.err.message.p);
 	else if (r->what[0] != '\0')
 		log_info("http", "admin %s result=ok", r->what);
+	if (r->kind == HK_FN) {
+		r->fn(r->aio, &rep, r->fn_arg);
+		return;
+	}
 	if (rep.status == SLUICE_EAUTH || rep.status == SLUICE_EPERM) {
 		respond_refused(r->aio, rep.status);
 		return;
@@ -534,6 +601,7 @@ answer(struct hreq *r)
 		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep.until);
 		break;
 	case HK_PAGE: /* answered above */
+	case HK_FN:
 		break;
 	}
 	fclose(f);
@@ -554,6 +622,8 @@ work_cb(void *arg)
 	struct http *h = r->h;
 
 	answer(r);
+	free(r->fn_arg);
+	r->fn_arg = NULL;
 	if (r->rep != NULL)
 		nng_msg_free(r->rep);
 	r->rep = NULL;
@@ -903,18 +973,58 @@ on_pause(nng_aio *aio)
 	post(handler_http(aio), aio, HK_PAUSE, &req);
 }
 
+/* ---- for the other files of the face (http_face.h) ---------------------- */
+
+struct http *
+http_of(nng_aio *aio)
+{
+	return handler_http(aio);
+}
+
+const char *
+http_uri(nng_aio *aio)
+{
+	return req_uri(aio);
+}
+
+bool
+http_admin(const struct http *h)
+{
+	return h->admin;
+}
+
+void
+http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval)
+{
+	respond_h(aio, status, ctype, body, len, hname, hval);
+}
+
+bool
+http_query(const char *uri, const char *name, char *out, size_t cap)
+{
+	return query_get(uri, name, out, cap);
+}
+
 /* ---- the server ------------------------------------------------------- */
 
+/* `tree`: for every path under `path` too, with a body of up to the
+ * largest wire message (a payload over the server's limit is then
+ * refused by the core, 413, not by nng). */
 static int
-add_handler(
-    struct http *h, const char *path, const char *method, void (*cb)(nng_aio *))
+add_handler(struct http *h, const char *path, const char *method,
+    void (*cb)(nng_aio *), bool tree)
 {
 	nng_http_handler *hd;
 	int rv;
 
 	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
 		return rv;
-	if ((rv = nng_http_handler_set_method(hd, method)) != 0 ||
+	if ((tree &&
+	        ((rv = nng_http_handler_set_tree(hd)) != 0 ||
+	            (rv = nng_http_handler_collect_body(
+	                 hd, true, MSG_SIZE_MAX)) != 0)) ||
+	    (rv = nng_http_handler_set_method(hd, method)) != 0 ||
 	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
 	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
 		nng_http_handler_free(hd);
@@ -957,19 +1067,25 @@ http_open(
 	static const struct {
 		const char *path, *method;
 		void (*cb)(nng_aio *);
+		bool tree;
 	} routes[] = {
-		{ "/", "GET", on_page },
-		{ "/metrics", "GET", on_metrics },
-		{ "/stats", "GET", on_stats },
-		{ "/health", "GET", on_health },
-		{ "/api/list", "GET", on_list },
-		{ "/api/errors", "GET", on_errors },
-		{ "/api/kick", "POST", on_kick },
-		{ "/api/delete", "POST", on_delete },
-		{ "/api/peek", "GET", on_peek },
-		{ "/api/update", "POST", on_update },
-		{ "/api/pause", "POST", on_pause },
-		{ "/v1/history", "GET", on_history },
+		{ "/", "GET", on_page, false },
+		{ "/metrics", "GET", on_metrics, false },
+		{ "/stats", "GET", on_stats, false },
+		{ "/health", "GET", on_health, false },
+		{ "/api/list", "GET", on_list, false },
+		{ "/api/errors", "GET", on_errors, false },
+		{ "/api/kick", "POST", on_kick, false },
+		{ "/api/delete", "POST", on_delete, false },
+		{ "/api/peek", "GET", on_peek, false },
+		{ "/api/update", "POST", on_update, false },
+		{ "/api/pause", "POST", on_pause, false },
+		{ "/v1/history", "GET", on_history, false },
+		/* the task API (http_api.c), one handler per method */
+		{ "/v1", "GET", http_api_serve, true },
+		{ "/v1", "POST", http_api_serve, true },
+		{ "/v1", "PUT", http_api_serve, true },
+		{ "/v1", "DELETE", http_api_serve, true },
 	};
 	struct http *h = &the_http;
 	nng_url *u = NULL;
@@ -1000,7 +1116,7 @@ http_open(
 		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if ((rv = add_handler(h, routes[i].path, routes[i].method,
-		         routes[i].cb)) != 0)
+		         routes[i].cb, routes[i].tree)) != 0)
 			goto fail;
 	if ((rv = nng_http_server_start(h->srv)) != 0)
 		goto fail;

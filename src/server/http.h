@@ -16,6 +16,7 @@
  *   GET  /v1/history   ?tube=T&secs=N   events per second of the last N
  *                      seconds (1..900, default 900), of every tube
  *                      without a tube (json.h's json_history)
+ *   *    /v1/...       the task API (http_api.c, docs/http-api.md)
  *
  * With --auth, /health stays open and every other page needs
  * `Authorization: Bearer TOKEN`: the core checks the token's role against

@@ -36,6 +36,50 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
 };
 
+/* Stable short names, for programs (the HTTP API's "error" field): they
+ * never change once given. */
+static const char *const short_names[SLUICE_ERRMAX_] = {
+	[SLUICE_OK] = "ok",
+	[SLUICE_ENOTFOUND] = "not_found",
+	[SLUICE_ESTALE] = "stale_lease",
+	[SLUICE_ESTATE] = "bad_state",
+	[SLUICE_EINVAL] = "invalid",
+	[SLUICE_ETUBE] = "bad_tube",
+	[SLUICE_EKEY] = "bad_key",
+	[SLUICE_ETOOBIG] = "payload_too_large",
+	[SLUICE_EMSGSIZE] = "message_too_large",
+	[SLUICE_EPROTO] = "malformed",
+	[SLUICE_ETRUNC] = "truncated",
+	[SLUICE_EVERSION] = "bad_version",
+	[SLUICE_EUNKNOWNOP] = "unknown_operation",
+	[SLUICE_ENOSPC] = "log_full",
+	[SLUICE_ELOG] = "log_failed",
+	[SLUICE_ECORRUPT] = "corrupt",
+	[SLUICE_ETIMEDOUT] = "timed_out",
+	[SLUICE_ENOTLEADER] = "not_leader",
+	[SLUICE_EREPLICA] = "too_few_replicas",
+	[SLUICE_EEPOCH] = "stale_epoch",
+	[SLUICE_ECONN] = "no_connection",
+	[SLUICE_ENOMEM] = "out_of_memory",
+	[SLUICE_ESHUTDOWN] = "shutting_down",
+	[SLUICE_EEXIST] = "key_exists",
+	[SLUICE_EPAUSED] = "paused",
+	[SLUICE_ELIMIT] = "limit",
+	[SLUICE_EAUTH] = "unauthenticated",
+	[SLUICE_EPERM] = "not_allowed",
+	[SLUICE_ENOTEMPTY] = "not_empty",
+};
+
+const char *
+sluice_errname(int rc)
+{
+	if (rc < 0)
+		return "system";
+	if (rc < SLUICE_ERRMAX_ && short_names[rc] != NULL)
+		return short_names[rc];
+	return "unknown";
+}
+
 const char *
 sluice_strerror(int rc)
 {

@@ -1,4 +1,5 @@
-/* The examples of README.md and docs/client.md, run against a real
+/* The examples of README.md, docs/client.md and docs/http-api.md, run
+ * against a real
  * sluiced, so that the documents cannot drift from what the programs do.
  * The examples are read from the markdown itself, never copied here.
  *
@@ -20,8 +21,10 @@
  * A document's transcripts run in order in one bash (so a variable set in
  * one is seen by the next), in a directory of their own that holds
  * `build`, a link to this build, and is $HOME; $SLUICE_URL names a fresh
- * sluiced and the build's bin/ leads $PATH. libsluice is installed under
- * $HOME/.local first, as `make install PREFIX=$HOME/.local` would. */
+ * sluiced and the build's bin/ leads $PATH; for docs/http-api.md that
+ * sluiced also serves HTTP (--http-admin) at $SLUICE_HTTP. libsluice is
+ * installed under $HOME/.local first, as `make install PREFIX=$HOME/.local`
+ * would. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_http.h"
 
 enum {
 	DOC_MAX = 256 << 10,
@@ -308,9 +312,10 @@ check_output(const struct doc *d, char *o)
 	}
 }
 
-/* Runs the examples of the document `name` against a fresh server. */
+/* Runs the examples of the document `name` against a fresh server (with
+ * `http`, one that serves HTTP at $SLUICE_HTTP). */
 static void
-run_doc(void **state, const char *name, int min_cmds)
+run_doc(void **state, const char *name, int min_cmds, bool http)
 {
 	struct t_dir *td = *state;
 	struct t_srv *s = it_srv(*state, "data");
@@ -342,6 +347,17 @@ run_doc(void **state, const char *name, int min_cmds)
 	    0)
 		fail_msg("cmake --install exited %d:\n%s%s", rc, out, err);
 
+	if (http) {
+		static char addr[64], url[80];
+
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", it_free_port());
+		snprintf(url, sizeof(url), "http://%s", addr);
+		s->args[0] = "--http";
+		s->args[1] = addr;
+		s->args[2] = "--http-admin";
+		s->args[3] = NULL;
+		setenv("SLUICE_HTTP", url, 1);
+	}
 	it_start(s);
 	setenv("SLUICE_URL", s->url, 1);
 	setenv("HOME", home, 1);
@@ -362,7 +378,7 @@ run_doc(void **state, const char *name, int min_cmds)
 static void
 test_readme_examples_run_as_written(void **state)
 {
-	run_doc(state, "README.md", 4);
+	run_doc(state, "README.md", 4, false);
 }
 
 /* docs/client.md: a program built against the installed libsluice (its
@@ -370,7 +386,15 @@ test_readme_examples_run_as_written(void **state)
 static void
 test_client_doc_examples_run_as_written(void **state)
 {
-	run_doc(state, "docs/client.md", 6);
+	run_doc(state, "docs/client.md", 6, false);
+}
+
+/* docs/http-api.md: a curl example of every route, and the Python worker
+ * written with the standard library. */
+static void
+test_http_api_doc_examples_run_as_written(void **state)
+{
+	run_doc(state, "docs/http-api.md", 40, true);
 }
 
 /* The matcher itself: what is loose and what is not. */
@@ -403,6 +427,7 @@ main(void)
 		cmocka_unit_test(test_loose_matching),
 		T(test_readme_examples_run_as_written),
 		T(test_client_doc_examples_run_as_written),
+		T(test_http_api_doc_examples_run_as_written),
 	};
 #undef T
 	return cmocka_run_group_tests_name("docs", tests, NULL, NULL);

@@ -196,6 +196,10 @@ test_opts_defaults_per_target(void **state)
 	assert_int_equal(parse(&o, err, "--target redis --workload put"), 0);
 	assert_int_equal(o.target, BENCH_REDIS);
 	assert_string_equal(o.url, "tcp://127.0.0.1:6379");
+	assert_int_equal(parse(&o, err, "--target http --workload put"), 0);
+	assert_int_equal(o.target, BENCH_HTTP);
+	assert_string_equal(o.url, "tcp://127.0.0.1:7780");
+	assert_string_equal(bench_target_name(o.target), "http");
 	assert_int_equal(o.server_pid, 0);
 	assert_int_equal(parse(&o, err,
 	                     "--target libsluice --workload put --batch 100 "
