@@ -329,8 +329,8 @@ json_node_role_name(int role)
 
 /* ---- results ------------------------------------------------------------ */
 
-void
-json_tasks(FILE *f, const struct sluice_task *t, size_t n)
+static void
+json_task_array(FILE *f, const struct sluice_task *t, size_t n)
 {
 	fputs("{\"tasks\":[", f);
 	for (size_t i = 0; i < n; i++) {
@@ -338,7 +338,25 @@ json_tasks(FILE *f, const struct sluice_task *t, size_t n)
 			fputc(',', f);
 		json_task(f, &t[i]);
 	}
-	fputs("]}", f);
+	fputc(']', f);
+}
+
+void
+json_tasks(FILE *f, const struct sluice_task *t, size_t n)
+{
+	json_task_array(f, t, n);
+	fputc('}', f);
+}
+
+void
+json_tasks_page(
+    FILE *f, const struct sluice_task *t, size_t n, uint64_t next)
+{
+	json_task_array(f, t, n);
+	if (next > 0)
+		fprintf(f, ",\"next\":%" PRIu64 "}", next);
+	else
+		fputs(",\"next\":null}", f);
 }
 
 void

@@ -50,6 +50,10 @@ void json_after(FILE *f, const struct sluice_after *a);
 
 /* {"tasks":[...]} */
 void json_tasks(FILE *f, const struct sluice_task *t, size_t n);
+/* A page of a list in id order: its tasks and "next", the cursor of the
+ * page after it (the last id of a full page) or null at the end. */
+void json_tasks_page(
+    FILE *f, const struct sluice_task *t, size_t n, uint64_t next);
 
 /* {"role":"leader","epoch":N,...,"tubes":{...},"totals":{...},
  * "node":{...}} */

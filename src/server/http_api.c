@@ -147,6 +147,7 @@ enum shape {
 	SH_PUT_BATCH, /* {"results":[{"id":N,"created":B}|ERROR,...]} */
 	SH_ITEMS,     /* ack/delete batch: {"results":[{"id":N}|ERROR]} */
 	SH_TASKS,     /* {"tasks":[...]} */
+	SH_PAGE,      /* {"tasks":[...],"next":ID|null}: a list in id order */
 	SH_KEY_TASKS, /* peek by key as {"tasks":[]} or one of `tube` */
 	SH_TASK,      /* one task */
 	SH_AFTER,     /* json_after */
@@ -170,7 +171,8 @@ struct item_err {
 struct ans {
 	enum shape shape;
 	const char *count_key;
-	uint64_t id; /* SH_DELETED */
+	uint64_t id;    /* SH_DELETED */
+	uint32_t limit; /* SH_PAGE: a full page has more after it */
 	char tube[MSG_TUBE_MAX + 1];
 	uint32_t n;            /* batch items, in the request's order */
 	uint64_t *ids;         /* SH_ITEMS: each item's id */
@@ -309,6 +311,16 @@ write_answer(FILE *f, const struct ans *a, const struct msg_rep *rep)
 
 		if ((rc = result_tasks(&rep->tasks, &t)) == 0)
 			json_tasks(f, t, rep->tasks.n);
+		free(t);
+		break;
+	}
+	case SH_PAGE: {
+		struct sluice_task *t = NULL;
+		uint32_t n = rep->tasks.n;
+
+		if ((rc = result_tasks(&rep->tasks, &t)) == 0)
+			json_tasks_page(
+			    f, t, n, n > 0 && n == a->limit ? t[n - 1].id : 0);
 		free(t);
 		break;
 	}
@@ -892,7 +904,8 @@ list(struct call *c, const char *tube)
 {
 	struct msg_req req = { .op = MSG_OP_LIST };
 	char v[16], key[MSG_KEY_MAX + 2];
-	uint64_t limit = LIST_DEFAULT;
+	uint64_t limit = LIST_DEFAULT, after = 0;
+	struct ans *a;
 
 	if (q_str(c, "key", key, sizeof(key))) { /* a search by key */
 		struct ans *a = ans_new(c, SH_KEY_TASKS, 0);
@@ -919,20 +932,28 @@ list(struct call *c, const char *tube)
 		req.list.order = strcmp(v, "attempts") == 0 ? MSG_ORDER_ATTEMPTS
 		    : strcmp(v, "age") == 0                 ? MSG_ORDER_AGE
 		    : strcmp(v, "run_at") == 0              ? MSG_ORDER_RUN_AT
+		    : strcmp(v, "id") == 0                  ? MSG_ORDER_ID
 		                                            : 0;
 		if (req.list.order == 0)
-			bad(c, "order", "attempts, age or run_at");
+			bad(c, "order", "attempts, age, run_at or id");
+	}
+	/* The cursor: only ids above it, so it pages in id order only. */
+	if (q_u64(c, "after", UINT64_MAX, &after)) {
+		if (q_has(c->uri, "order") && req.list.order != MSG_ORDER_ID)
+			bad(c, "after", "pages in id order only (order=id)");
+		req.list.order = MSG_ORDER_ID;
+		req.list.after = after;
 	}
 	if (q_u64(c, "limit", MSG_LIST_MAX, &limit) && limit == 0)
 		bad(c, "limit", "1..1000");
 	req.list.limit = (uint32_t)limit;
 	req.list.payloads = q_flag(c, "payloads");
-	/* The cursor, after=ID, joins here once the wire's list has it
-	 * (req.list's own field); until then it is refused rather than
-	 * ignored, so that no pager loops on the first page. */
-	if (q_has(c->uri, "after"))
-		bad(c, "after", "this server's list has no cursor yet");
-	send_shape(c, &req, SH_TASKS);
+	/* In id order a page says where the next one starts. */
+	a = ans_new(c, req.list.order == MSG_ORDER_ID ? SH_PAGE : SH_TASKS, 0);
+	if (a == NULL)
+		return;
+	a->limit = req.list.limit;
+	send_req(c, &req, a);
 }
 
 /* DELETE /v1/tubes/T/tasks?state=S&older=DUR, or ?all=1: flush */
@@ -1086,8 +1107,9 @@ tube_route(struct call *c)
 		req.tube = msg_cstr(tube);
 		send_shape(c, &req, SH_HOURS);
 	} else if (strcmp(verb, "errors") == 0) {
-		req.op = MSG_OP_ERRORS;
-		req.tube = msg_cstr(tube);
+		req.op = MSG_OP_ERRORS; /* with example ids, as json_errors */
+		req.errors.tube = msg_cstr(tube);
+		req.errors.ids = true;
 		send_shape(c, &req, SH_ERRORS);
 	} else { /* next */
 		char st[16] = "ready";

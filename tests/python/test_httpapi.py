@@ -267,7 +267,8 @@ class ApiTest(unittest.TestCase):
                      (tid, t["lease"]), "fatal")
         self.assertEqual(after["state"], "buried")
         errs = s.ok("GET", "/v1/tubes/rf/errors")["errors"]
-        self.assertEqual(errs, [{"error": "fatal", "count": 1}])
+        self.assertEqual(errs, [{"error": "fatal", "count": 1,
+                                 "ids": [tid]}])
         self.assertEqual(s.ok("POST", "/v1/tasks/%d/kick" % tid)["state"],
                          "ready")
         [t] = take(s, "rf")
@@ -342,6 +343,45 @@ class ApiTest(unittest.TestCase):
                          {"deleted": 3})
         self.assertGreater(s.ok("POST", "/v1/snapshot")["lsn"], 0)
 
+    def test_list_pages_through_every_task_once(self):
+        s = self.s
+        want = []
+        for b in range(25):  # 2,500 tasks, in batches of 100
+            out = s.ok("POST", "/v1/tubes/pages/tasks?batch=1",
+                       [{"payload": str(b * 100 + i)} for i in range(100)])
+            want += [r["id"] for r in out["results"]]
+        self.assertEqual(len(set(want)), 2500)
+        seen, after, pages = [], 0, 0
+        while pages < 20:  # 9 pages of at most 300
+            out = s.ok("GET", "/v1/tubes/pages/tasks?limit=300&after=%d" %
+                       after)
+            pages += 1
+            ids = [t["id"] for t in out["tasks"]]
+            self.assertEqual(ids, sorted(ids))
+            self.assertTrue(all(i > after for i in ids))
+            seen += ids
+            if out["next"] is None:
+                break
+            self.assertEqual((len(ids), out["next"]), (300, ids[-1]))
+            after = out["next"]
+        self.assertEqual((pages, seen), (9, sorted(want)))
+        # a full last page says "next"; the page after it is empty
+        out = s.ok("GET", "/v1/tubes/pages/tasks?order=id&limit=500"
+                   "&state=ready&after=%d" % seen[-501])
+        self.assertEqual(([t["id"] for t in out["tasks"]], out["next"]),
+                         (seen[-500:], seen[-1]))
+        out = s.ok("GET", "/v1/tubes/pages/tasks?after=%d" % seen[-1])
+        self.assertEqual(out, {"tasks": [], "next": None})
+        # the other orders have no cursor and say no "next"
+        self.assertNotIn("next", s.ok("GET", "/v1/tubes/pages/tasks"))
+        status, _, out = s.call("GET", "/v1/tubes/pages/tasks?after=1"
+                                "&order=age")
+        self.assertEqual((status, out["error"]), (400, "invalid"))
+        self.assertIn("order=id", out["message"])
+        status, _, out = s.call("GET", "/v1/tubes/pages/tasks?after=x")
+        self.assertEqual((status, out["error"]), (400, "invalid"))
+        s.ok("DELETE", "/v1/tubes/pages/tasks?all=1")
+
     def test_error_paths(self):
         s = self.s
         cases = [
@@ -357,7 +397,8 @@ class ApiTest(unittest.TestCase):
             ("GET", "/v1/nothing", None, 404, "not_found"),
             ("PATCH", "/v1/stats", None, 405, None),
             ("POST", "/v1/tubes/e/pause", None, 400, "invalid"),
-            ("GET", "/v1/tubes/e/tasks?after=5", None, 400, "invalid"),
+            ("GET", "/v1/tubes/e/tasks?after=5&order=age", None, 400,
+             "invalid"),
             ("GET", "/v1/tubes/e/tasks?state=done", None, 400, "invalid"),
             ("POST", "/v1/tubes/e/take?n=0", None, 400, "invalid"),
             ("POST", "/v1/tubes/e/take?order=random", None, 400, "invalid"),
