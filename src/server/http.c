@@ -60,9 +60,6 @@ enum hkind {
 	HK_DELETE,
 	HK_PAGE, /* the admin page: a stats request stands for its check */
 	HK_HISTORY,
-	HK_PEEK,
-	HK_UPDATE, /* run now */
-	HK_PAUSE,
 	HK_FN,   /* another file's handler answers (http_face.h) */
 };
 
@@ -430,7 +427,7 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 		snprintf(r->what, sizeof(r->what), "%s id=%" PRIu64,
 		    req->op == MSG_OP_DELETE ? "delete" : "kick", req->id);
 	else if (req->op == MSG_OP_UPDATE)
-		snprintf(r->what, sizeof(r->what), "run now id=%" PRIu64,
+		snprintf(r->what, sizeof(r->what), "update id=%" PRIu64,
 		    req->update.id);
 	else if (req->op == MSG_OP_PAUSE)
 		snprintf(r->what, sizeof(r->what),
@@ -584,22 +581,6 @@ answer(struct hreq *r)
 		free(hist);
 		break;
 	}
-	case HK_PEEK: {
-		struct sluice_task *t = NULL;
-
-		if ((rc = result_task(&rep.task, &t)) != 0)
-			break;
-		json_task(f, t);
-		free(t);
-		break;
-	}
-	case HK_UPDATE:
-		fprintf(f, "{\"id\":%" PRIu64 ",\"state\":\"%s\"}",
-		    rep.after.id, msg_state_name(rep.after.state));
-		break;
-	case HK_PAUSE:
-		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep.until);
-		break;
 	case HK_PAGE: /* answered above */
 	case HK_FN:
 		break;
@@ -888,91 +869,6 @@ on_delete(nng_aio *aio)
 	post(handler_http(aio), aio, HK_DELETE, &req);
 }
 
-/* A task by ?id=N or ?key=K (the dashboard's search). */
-static void
-on_peek(nng_aio *aio)
-{
-	const char *uri = req_uri(aio);
-	struct msg_req req = { .op = MSG_OP_PEEK };
-	char key[QUERY_MAX];
-
-	if (query_u64(uri, "id", &req.id)) {
-		post(handler_http(aio), aio, HK_PEEK, &req);
-	} else if (query_get(uri, "key", key, sizeof(key)) && key[0] != '\0' &&
-	    strlen(key) <= MSG_KEY_MAX) {
-		req.op = MSG_OP_PEEK_KEY;
-		req.key = msg_cstr(key);
-		post(handler_http(aio), aio, HK_PEEK, &req);
-	} else {
-		respond_errc(aio, SLUICE_EINVAL, "peek: ?id=N or ?key=K");
-	}
-}
-
-/* ?id=N&run_at=now: a delayed task made ready at once ("run now"). */
-static void
-on_update(nng_aio *aio)
-{
-	const char *uri = req_uri(aio);
-	struct msg_req req = { .op = MSG_OP_UPDATE };
-	char v[16];
-
-	if (!admin_allowed(aio))
-		return;
-	if (!query_u64(uri, "id", &req.update.id) ||
-	    !query_get(uri, "run_at", v, sizeof(v)) || strcmp(v, "now") != 0) {
-		respond_errc(aio, SLUICE_EINVAL, "update: ?id=N&run_at=now");
-		return;
-	}
-	req.update.set_delay = true; /* a delay of 0: due now */
-	post(handler_http(aio), aio, HK_UPDATE, &req);
-}
-
-/* A duration: digits and a unit, ms, s, m or h (none: ms). */
-static bool
-parse_dur(const char *v, uint64_t *ms)
-{
-	static const struct {
-		const char *unit;
-		uint64_t ms;
-	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
-		{ "h", 3600000 } };
-	char *end;
-	uint64_t n;
-
-	if (v[0] < '0' || v[0] > '9')
-		return false;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno != 0)
-		return false;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].unit) == 0 &&
-		    n <= UINT64_MAX / units[i].ms) {
-			*ms = n * units[i].ms;
-			return true;
-		}
-	return false;
-}
-
-/* ?tube=T&for=DUR: pause the tube for DUR (0 resumes). */
-static void
-on_pause(nng_aio *aio)
-{
-	struct msg_req req = { .op = MSG_OP_PAUSE };
-	char tube[QUERY_MAX], v[32];
-
-	if (!admin_allowed(aio) || !tube_param(aio, tube, sizeof(tube)))
-		return;
-	if (!query_get(req_uri(aio), "for", v, sizeof(v)) ||
-	    !parse_dur(v, &req.pause.duration)) {
-		respond_errc(aio, SLUICE_EINVAL,
-		    "pause: ?tube=T&for=DUR, DUR as 30s, 5m, 1h (0 resumes)");
-		return;
-	}
-	req.pause.tube = msg_cstr(tube);
-	post(handler_http(aio), aio, HK_PAUSE, &req);
-}
-
 /* ---- for the other files of the face (http_face.h) ---------------------- */
 
 struct http *
@@ -1077,9 +973,6 @@ http_open(
 		{ "/api/errors", "GET", on_errors, false },
 		{ "/api/kick", "POST", on_kick, false },
 		{ "/api/delete", "POST", on_delete, false },
-		{ "/api/peek", "GET", on_peek, false },
-		{ "/api/update", "POST", on_update, false },
-		{ "/api/pause", "POST", on_pause, false },
 		{ "/v1/history", "GET", on_history, false },
 		/* the task API (http_api.c), one handler per method */
 		{ "/v1", "GET", http_api_serve, true },

@@ -10,13 +10,11 @@
  *   GET  /api/errors   ?tube=T                          {"errors":[...]}
  *   POST /api/kick     ?tube=T&id=N (or &n=N)   only with --http-admin
  *   POST /api/delete   ?id=N                    only with --http-admin
- *   GET  /api/peek     ?id=N or ?key=K                  a task
- *   POST /api/update   ?id=N&run_at=now  (run now)  only with --http-admin
- *   POST /api/pause    ?tube=T&for=DUR (0 resumes)  only with --http-admin
  *   GET  /v1/history   ?tube=T&secs=N   events per second of the last N
  *                      seconds (1..900, default 900), of every tube
  *                      without a tube (json.h's json_history)
- *   *    /v1/...       the task API (http_api.c, docs/http-api.md)
+ *   *    /v1/...       the task API (http_api.c, docs/http-api.md), which
+ *                      the dashboard calls too
  *
  * With --auth, /health stays open and every other page needs
  * `Authorization: Bearer TOKEN`: the core checks the token's role against

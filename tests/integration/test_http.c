@@ -600,22 +600,22 @@ test_admin_writes_need_http_admin(void **state)
 	    it_http_get(rw.hport, "/api/list?tube=jobs&after=1&order=age", 400);
 	free(body);
 
-	/* The dashboard's peek, run now and pause. */
-	snprintf(path, sizeof(path), "/api/peek?id=%" PRIu64, id);
+	/* The dashboard's peek, run now and pause: the task API's. */
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, id);
 	body = it_http_get(rw.hport, path, 200);
 	assert_non_null(strstr(body, "\"state\":\"ready\""));
 	free(body);
 	o.key = "k1";
 	o.delay_ms = 3600000;
 	later = it_put_o(c, &o, "later");
-	body = it_http_get(rw.hport, "/api/peek?key=k1", 200);
+	body = it_http_get(rw.hport, "/v1/keys/k1", 200);
 	snprintf(path, sizeof(path), "{\"id\":%" PRIu64 ",", later);
 	assert_true(strncmp(body, path, strlen(path)) == 0);
 	free(body);
-	body = it_http_get(rw.hport, "/api/peek?key=nokey", 404);
+	body = it_http_get(rw.hport, "/v1/keys/nokey", 404);
 	free(body);
-	snprintf(
-	    path, sizeof(path), "/api/update?id=%" PRIu64 "&run_at=now", later);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64 "/update?run_at=now",
+	    later);
 	assert_int_equal(
 	    it_http(ro.hport, "POST", path, hdr, NULL, &body), 403);
 	free(body);
@@ -626,22 +626,24 @@ test_admin_writes_need_http_admin(void **state)
 	free(body);
 	assert_int_equal(it_state(c, later), SLUICE_READY);
 	assert_int_equal(it_http(rw.hport, "POST",
-	                     "/api/pause?tube=jobs&for=1h", hdr, NULL, &body),
+	                     "/v1/tubes/jobs/pause?for=1h", hdr, NULL, &body),
 	    200);
 	free(body);
 	body = it_http_get(rw.hport, "/stats", 200);
 	assert_non_null(strstr(body, "\"buried\":0,\"paused\":true"));
 	free(body);
 	assert_int_equal(it_http(rw.hport, "POST",
-	                     "/api/pause?tube=jobs&for=soon", hdr, NULL, &body),
+	                     "/v1/tubes/jobs/pause?for=soon", hdr, NULL, &body),
 	    400);
 	free(body);
-	assert_int_equal(it_http(rw.hport, "POST", "/api/pause?tube=jobs&for=0",
+	assert_int_equal(it_http(rw.hport, "POST", "/v1/tubes/jobs/pause?for=0",
 	                     hdr, NULL, &body),
 	    200);
 	free(body);
 	body = it_http_get(rw.hport, "/stats", 200);
 	assert_null(strstr(body, "\"paused\":true"));
+	free(body);
+	body = it_http_get(rw.hport, "/api/peek?id=1", 404); /* the task API's */
 	free(body);
 
 	snprintf(path, sizeof(path), "/api/delete?id=%" PRIu64, id);
