@@ -8,7 +8,7 @@
  * - With --http-admin, driven through chromedriver's WebDriver API
  *   (Debian's chromium-driver), after a scripted workload: the overview
  *   chart draws non-zero rates, the tube's tabs list the right tasks, the
- *   pager asks for the next page by cursor, a search by key finds its
+ *   pager pages by cursor to the last of 5,000 tasks, a search by key finds its
  *   task, "kick" (confirmed in its dialog) makes a buried task ready and
  *   "run now" a delayed one. Screenshots of the overview and of the tube
  *   page are saved as PNG (into $SLUICE_SCREENSHOTS when set: that is how
@@ -602,13 +602,26 @@ test_the_dashboard_shows_and_acts(void **state)
 	    "'%" PRIu64 "'",
 	    first + 20);
 	wd_until(sid, js);
-	/* The pager asks for the page after the last id shown. (Reaching
-	 * the 5,000th task this way needs list's cursor, after=ID, in the
-	 * server: until then the next page is the first again.) */
-	wd_click(sid, "#next");
-	wd_until(sid,
-	    "return document.querySelector('#pageinfo').textContent"
-	    ".startsWith('page 2')");
+	/* The pager asks for the page after the last id shown, by cursor,
+	 * to the last page: the 4,981 ready tasks (the first 20 acked, the
+	 * keyed one the highest id) are 50 pages of 100, the last of 81. */
+	for (int page = 2; page <= 50; page++) {
+		wd_click(sid, "#next");
+		snprintf(js, sizeof(js),
+		    "return document.querySelector('#pageinfo').textContent"
+		    ".startsWith('page %d,')",
+		    page);
+		wd_until(sid, js);
+	}
+	snprintf(js, sizeof(js),
+	    "const r = document.querySelectorAll('#tasks tbody "
+	    "tr[data-state=ready]');"
+	    "return r.length === 81 && r[0].dataset.id === '%" PRIu64 "' && "
+	    "r[80].dataset.id === '%" PRIu64 "' && "
+	    "document.querySelector('#next').disabled",
+	    first + 4920, keyed);
+	wd_until(sid, js);
+	assert_int_equal(keyed, first + 5000);
 	/* Delayed, taken and buried tabs: their tasks. */
 	wd_click(sid, "button[data-tab=delayed]");
 	snprintf(
