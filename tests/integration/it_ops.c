@@ -462,6 +462,31 @@ c_stats_hourly(struct sluice_client *adm, struct it_opx *x)
 	assert_int_equal(x->v, 1);
 }
 
+/* The tube's puts (n) and acks (v) over the last 15 minutes. */
+static int
+r_history(struct sluice_client *c, struct it_opx *x)
+{
+	struct sluice_history *h = NULL;
+	int rc = sluice_history(c, x->tube, 900, &h);
+
+	if (rc == 0) {
+		for (size_t i = 0; i < h->n; i++) {
+			x->n += h->count[SLUICE_H_PUT][i];
+			x->v += h->count[SLUICE_H_ACK][i];
+		}
+		sluice_history_free(h);
+	}
+	return rc;
+}
+
+static void
+c_history(struct sluice_client *adm, struct it_opx *x)
+{
+	(void)adm;
+	assert_int_equal(x->n, 2); /* p_acked's two puts and one ack */
+	assert_int_equal(x->v, 1);
+}
+
 static int
 r_list(struct sluice_client *c, struct it_opx *x)
 {
@@ -735,6 +760,7 @@ const struct it_op it_ops[] = {
 	{ "stats", MSG_OP_STATS, 0, p_ready, r_stats, c_stats },
 	{ "stats_hourly", MSG_OP_STATS_HOURLY, 0, p_acked, r_stats_hourly,
 	    c_stats_hourly },
+	{ "history", MSG_OP_HISTORY, 0, p_acked, r_history, c_history },
 	{ "list", MSG_OP_LIST, 0, p_ready, r_list, c_list },
 	{ "errors", MSG_OP_ERRORS, 0, p_buried, r_errors, c_errors },
 	{ "pause", MSG_OP_PAUSE, 0, p_ready, r_pause, c_pause },

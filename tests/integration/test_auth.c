@@ -121,8 +121,8 @@ test_no_token_and_wrong_token_are_eauth(void **state)
 
 /* Whether `role` may send the wire op `op`: docs/security.md's table
  * (producer: put and peek; worker: take, the lease operations and put;
- * monitor: stats, stats_hourly, cluster; admin: everything; replica:
- * nothing on the client port). */
+ * monitor: stats, stats_hourly, history, cluster; admin: everything;
+ * replica: nothing on the client port). */
 static bool
 may(int role, uint8_t op)
 {
@@ -144,6 +144,7 @@ may(int role, uint8_t op)
 		return role == ADMIN || role == WORKER;
 	case MSG_OP_STATS:
 	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_HISTORY:
 	case MSG_OP_CLUSTER:
 		return role == ADMIN || role == MONITOR;
 	default:
