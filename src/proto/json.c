@@ -349,8 +349,7 @@ json_tasks(FILE *f, const struct sluice_task *t, size_t n)
 }
 
 void
-json_tasks_page(
-    FILE *f, const struct sluice_task *t, size_t n, uint64_t next)
+json_tasks_page(FILE *f, const struct sluice_task *t, size_t n, uint64_t next)
 {
 	json_task_array(f, t, n);
 	if (next > 0)

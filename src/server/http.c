@@ -60,7 +60,7 @@ enum hkind {
 	HK_DELETE,
 	HK_PAGE, /* the admin page: a stats request stands for its check */
 	HK_HISTORY,
-	HK_FN,   /* another file's handler answers (http_face.h) */
+	HK_FN, /* another file's handler answers (http_face.h) */
 };
 
 struct http {

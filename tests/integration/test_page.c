@@ -8,11 +8,11 @@
  * - With --http-admin, driven through chromedriver's WebDriver API
  *   (Debian's chromium-driver), after a scripted workload: the overview
  *   chart draws non-zero rates, the tube's tabs list the right tasks, the
- *   pager pages by cursor to the last of 5,000 tasks, a search by key finds its
- *   task, "kick" (confirmed in its dialog) makes a buried task ready and
- *   "run now" a delayed one. Screenshots of the overview and of the tube
- *   page are saved as PNG (into $SLUICE_SCREENSHOTS when set: that is how
- *   docs/images/ is made, else into the test's directory).
+ *   pager pages by cursor to the last of 5,000 tasks, a search by key
+ *   finds its task, "kick" (confirmed in its dialog) makes a buried task
+ *   ready and "run now" a delayed one. Screenshots of the overview and of
+ *   the tube page are saved as PNG (into $SLUICE_SCREENSHOTS when set:
+ *   that is how docs/images/ is made, else into the test's directory).
  * - With 1,000 tubes the overview renders them all; the time to the first
  *   paint and to the first full render are printed (not asserted).
  *
