@@ -410,14 +410,29 @@ wd_find(const char *sid, const char *css, char *eid, size_t cap)
 	free(body);
 }
 
+/* Clicks `css`, found again (bounded) when the page re-rendered it
+ * between the find and the click: the poll rebuilds the task rows every
+ * 2 s, and the element found is then stale. */
 static void
 wd_click(const char *sid, const char *css)
 {
 	char path[600], eid[256], *body = NULL;
+	int64_t deadline = it_mono_ms() + DRIVER_WAIT_MS;
+	int st;
 
-	wd_find(sid, css, eid, sizeof(eid));
-	snprintf(path, sizeof(path), "/session/%s/element/%s/click", sid, eid);
-	assert_int_equal(wd("POST", path, "{}", &body), 200);
+	for (;;) {
+		wd_find(sid, css, eid, sizeof(eid));
+		snprintf(path, sizeof(path), "/session/%s/element/%s/click",
+		    sid, eid);
+		st = wd("POST", path, "{}", &body);
+		if (st == 200)
+			break;
+		if (st != 404 || strstr(body, "stale element") == NULL ||
+		    it_mono_ms() > deadline)
+			fail_msg("click %s: %d %s", css, st, body ? body : "");
+		free(body);
+		body = NULL;
+	}
 	free(body);
 }
 
