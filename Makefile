@@ -17,9 +17,11 @@ BENCH_PKGS := gnuplot-nox redis-server
 # chromium (driven by chromedriver) loads the admin page. The etcd client's
 # tests (and failover's) run a real etcd.
 # npm installs the OpenAPI validator the HTTP API's test runs (Debian 12
-# has no python3-openapi-spec-validator): tests/openapi, test-only.
+# has no python3-openapi-spec-validator): tests/openapi, test-only. Debian's
+# npm only where no npm is installed (it conflicts with other Node.js
+# installations).
 TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
-              npm
+              $(if $(shell command -v npm 2>/dev/null),,npm)
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan

@@ -828,7 +828,8 @@ it_op_state(
 
 	memset(s, 0, sizeof(*s));
 	it_rc(adm, sluice_stats(adm, NULL, &st), 0);
-	s->lsn = st->lsn;
+	s->role = st->role;
+	s->epoch = st->epoch;
 	(void)sluice_kv_get(st->kv, st->nkv, "snapshot_at", &s->snapshot_at);
 	sluice_stats_free(st);
 	if ((rc = sluice_stats(adm, x->tube, &st)) == 0) {

@@ -56,10 +56,13 @@ void it_opx_free(struct it_opx *x);
 void it_op_ok(const struct it_op *op, struct sluice_client *c,
     struct sluice_client *adm, const char *prefix, int n);
 
-/* What an operation of step `x` could change: the node's last LSN and
+/* What an operation of step `x` could change: the node's role, epoch and
  * snapshot, the tube's counts, pause and settings, and its tasks. */
 struct it_op_state {
-	uint64_t lsn, snapshot_at, paused_until;
+	/* the node's role and epoch, not its LSN: the walk's earlier tubes
+	 * keep logging by themselves (a lease's ttr expiring) */
+	int role;
+	uint64_t epoch, snapshot_at, paused_until;
 	uint64_t ready, delayed, taken, buried;
 	struct sluice_tube_conf conf;
 	struct {
