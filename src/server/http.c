@@ -10,6 +10,9 @@
  *   3. work_cb, on an nng thread, decodes the answer, formats the HTTP
  *      response (Prometheus text, JSON), finishes the HTTP aio, and frees
  *      the request (its work aio through nng_aio_reap, as it is running).
+ * A take that waits for a task watches its connection meanwhile (struct
+ * hwait): one whose client left is dropped by the core and takes
+ * nothing, as SPEC's undeliverable take wants.
  *
  * Every posted request is answered by the core, which answers each one
  * (the shutdown drain included); h->inflight counts those in progress so
@@ -92,7 +95,26 @@ struct hreq {
 	bool bearer; /* Authorization: Bearer came; its SHA-256: */
 	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
-	struct hreq *next;            /* on h->done */
+	struct hwait *wait;           /* a take that waits: its connection */
+	atomic_int parts;  /* work_cb's, and the wait's: the last ends r */
+	struct hreq *next; /* on h->done */
+};
+
+/* A take that waits (face_waiting) takes its connection from nng's
+ * server (nng_http_hijack), which reads nothing while a handler runs and
+ * so would never see its client leave: a one-byte read does. The answer
+ * then goes out with "Connection: close"; a take answered at once keeps
+ * its connection. */
+struct hwait {
+	nng_http_conn *conn;
+	nng_http_req *req; /* ours with the connection */
+	nng_aio *proxy;    /* stands for the server's aio: gets the answer */
+	nng_aio *watch;    /* the read */
+	nng_aio *tx;       /* the answer's write */
+	nng_http_res *res;
+	uint8_t byte;
+	atomic_bool gone;  /* the read ended: the client left */
+	atomic_bool ended; /* the answer is out (or dropped) */
 };
 
 /* ---- health --------------------------------------------------------- */
@@ -334,7 +356,143 @@ face_drop(struct net_ctx *ctx)
 	schedule_work(r);
 }
 
-static const struct net_face http_face = { face_reply, face_drop };
+/* Ends r once the answer and, for a take that waited, its connection
+ * are done: r is freed on the core thread, between its events, so it
+ * outlives whatever the core still does with a request it answered. */
+static void
+hreq_done(struct hreq *r)
+{
+	struct http *h = r->h;
+
+	if (atomic_fetch_sub(&r->parts, 1) != 1)
+		return;
+	pthread_mutex_lock(&h->mu);
+	r->next = h->done;
+	h->done = r;
+	pthread_mutex_unlock(&h->mu);
+	atomic_fetch_sub(&h->inflight, 1);
+}
+
+/* The answer of a take that waited is written (or needs no writing):
+ * the connection is closed, which ends the read. */
+static void
+wait_end(struct hreq *r)
+{
+	struct hwait *w = r->wait;
+
+	atomic_store(&w->ended, true);
+	nng_http_conn_close(w->conn);
+	nng_aio_stop(w->watch);
+	nng_aio_free(w->watch);
+	if (w->res != NULL)
+		nng_http_res_free(w->res);
+	nng_http_req_free(w->req);
+	nng_aio_reap(w->proxy); /* one of these is running this */
+	nng_aio_reap(w->tx);
+	hreq_done(r); /* w is freed with r */
+}
+
+static void
+wait_tx_cb(void *arg)
+{
+	wait_end(arg);
+}
+
+/* The answer (respond_h's output), written here on the connection. */
+static void
+wait_proxy_cb(void *arg)
+{
+	struct hreq *r = arg;
+	struct hwait *w = r->wait;
+	nng_http_res *res = nng_aio_result(w->proxy) == 0
+	    ? nng_aio_get_output(w->proxy, 0)
+	    : NULL;
+
+	if (res == NULL || atomic_load(&w->gone) ||
+	    nng_http_res_set_header(res, "Connection", "close") != 0) {
+		if (res != NULL)
+			nng_http_res_free(res);
+		wait_end(r);
+		return;
+	}
+	w->res = res;
+	nng_http_conn_write_res(w->conn, res, w->tx);
+}
+
+/* The read ended: the client left (or sent more, which a client may not
+ * after a POST it waits for: it is treated as gone as well). The core
+ * drops the take on its next turn (ops_serve_waiters). */
+static void
+wait_watch_cb(void *arg)
+{
+	struct hreq *r = arg;
+	struct http *h = r->h;
+
+	if (atomic_load(&r->wait->ended))
+		return;
+	atomic_store(&r->wait->gone, true);
+	pthread_mutex_lock(&h->mu);
+	if (h->net != NULL && !h->closing)
+		(void)net_wake(h->net);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+wait_free(struct hwait *w)
+{
+	nng_aio_free(w->proxy);
+	nng_aio_free(w->watch);
+	nng_aio_free(w->tx);
+	free(w);
+}
+
+/* On the core thread: the take waits for a task. Without the memory to
+ * watch its connection it waits as before, unwatched. */
+static void
+face_waiting(struct net_ctx *ctx)
+{
+	struct hreq *r = (struct hreq *)ctx;
+	nng_http_conn *conn = nng_aio_get_input(r->aio, 2);
+	struct hwait *w;
+	nng_iov iov;
+
+	if (r->wait != NULL || conn == NULL ||
+	    (w = calloc(1, sizeof(*w))) == NULL)
+		return;
+	if (nng_aio_alloc(&w->proxy, wait_proxy_cb, r) != 0 ||
+	    nng_aio_alloc(&w->watch, wait_watch_cb, r) != 0 ||
+	    nng_aio_alloc(&w->tx, wait_tx_cb, r) != 0 ||
+	    !nng_aio_begin(w->proxy)) {
+		wait_free(w);
+		return;
+	}
+	for (unsigned i = 0; i < 3; i++)
+		nng_aio_set_input(w->proxy, i, nng_aio_get_input(r->aio, i));
+	w->conn = conn;
+	w->req = nng_aio_get_input(r->aio, 0);
+	nng_http_hijack(conn);
+	atomic_fetch_add(&r->parts, 1);
+	r->wait = w;
+	nng_aio_finish(r->aio, 0); /* the server lets the connection go */
+	r->aio = w->proxy;
+	iov.iov_buf = &w->byte;
+	iov.iov_len = 1;
+	nng_aio_set_iov(w->watch, 1, &iov);
+	nng_http_conn_read(conn, w->watch);
+}
+
+static bool
+face_alive(const struct net_ctx *ctx)
+{
+	const struct hreq *r = (const struct hreq *)ctx;
+
+	return r->wait == NULL || !atomic_load(&r->wait->gone);
+}
+
+static const struct net_face http_face = { .reply = face_reply,
+	.drop = face_drop,
+	.alive = face_alive,
+	.waiting = face_waiting };
 
 /* The SHA-256 of the request's `Authorization: Bearer TOKEN` into r;
  * r->bearer false without one (or with another scheme). Hashed here, on
@@ -442,6 +600,7 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 	r->kind = kind;
 	r->fn = fn;
 	r->fn_arg = arg;
+	atomic_init(&r->parts, 1);
 	bearer_of(r, aio);
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
@@ -600,7 +759,6 @@ static void
 work_cb(void *arg)
 {
 	struct hreq *r = arg;
-	struct http *h = r->h;
 
 	answer(r);
 	free(r->fn_arg);
@@ -609,13 +767,7 @@ work_cb(void *arg)
 		nng_msg_free(r->rep);
 	r->rep = NULL;
 	nng_aio_reap(r->work);
-	/* r is freed on the core thread, between its events: whatever
-	 * the core still does with a request it answered, r outlives it. */
-	pthread_mutex_lock(&h->mu);
-	r->next = h->done;
-	h->done = r;
-	pthread_mutex_unlock(&h->mu);
-	atomic_fetch_sub(&h->inflight, 1);
+	hreq_done(r);
 }
 
 /* Frees the answered requests: on the core thread, between its events,
@@ -631,6 +783,7 @@ reclaim(struct http *h)
 	pthread_mutex_unlock(&h->mu);
 	for (; r != NULL; r = next) {
 		next = r->next;
+		free(r->wait);
 		free(r);
 	}
 }

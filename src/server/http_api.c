@@ -9,8 +9,8 @@
  * nng thread, in the JSON of `sluice ... --json` (proto/json.c).
  *
  * HTTP keeps no session: every take is a detached lease, which only
- * its ttr ends (a long-poll whose client went away leaves its task taken
- * until then).
+ * its ttr ends. A long-poll take whose client leaves while it waits takes
+ * nothing (http.c watches its connection; its answer closes it).
  *
  * A browser page of another origin can send a POST without a preflight;
  * every write whose Origin is not this server's (or that the browser

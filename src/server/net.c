@@ -405,6 +405,12 @@ net_post_session(
 	return 0;
 }
 
+int
+net_wake(struct net *n)
+{
+	return net_post_session(n, NET_WAKE, 0, NULL);
+}
+
 void
 net_post_local(struct net *n, struct net_ev *ev)
 {
@@ -514,6 +520,13 @@ net_alive(const struct net_ctx *ctx)
 {
 	return ctx->face == NULL || ctx->face->alive == NULL ||
 	    ctx->face->alive(ctx);
+}
+
+void
+net_waiting(struct net_ctx *ctx)
+{
+	if (ctx->face != NULL && ctx->face->waiting != NULL)
+		ctx->face->waiting(ctx);
 }
 
 void

@@ -42,13 +42,23 @@ struct net_face {
 	/* The core gives up the request without an answer and closes its
 	 * connection. Optional: without it, drop. */
 	void (*close)(struct net_ctx *ctx);
+	/* The request waits (a take with nothing to take yet): the face may
+	 * watch its connection, say through `alive` once it closed, and
+	 * wake the core (net_wake), which then drops it. Optional. Called
+	 * on the core thread. */
+	void (*waiting)(struct net_ctx *ctx);
 };
 
 struct net_ctx {
 	const struct net_face *face; /* NULL: one of net.c's contexts */
 };
 
-enum net_ev_kind { NET_REQUEST, NET_SESSION_OPEN, NET_SESSION_CLOSE };
+enum net_ev_kind {
+	NET_REQUEST,
+	NET_SESSION_OPEN,
+	NET_SESSION_CLOSE,
+	NET_WAKE, /* nothing but a turn of the core's loop (net_wake) */
+};
 
 enum { NET_PEER_MAX = 64 };
 
@@ -95,6 +105,11 @@ void net_post(struct net *n, struct net_ev *ev);
  * known). Returns 0 or -ENOMEM. */
 int net_post_session(
     struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer);
+
+/* Wakes the core for a turn of its loop, from any thread: a face's
+ * waiting request lost its client (net_face.waiting). Returns 0 or
+ * -ENOMEM. */
+int net_wake(struct net *n);
 
 /* net_post and net_post_session for the faces that run on the core
  * thread itself (server/conn.h): no lock, no wake-up; net_drain returns
@@ -146,6 +161,9 @@ void net_close_conn(struct net *n, struct net_ctx *ctx);
 /* Whether an answer to `ctx` can still reach the other end (face->alive;
  * an nng context's: true, nng drops an answer to a closed pipe). */
 bool net_alive(const struct net_ctx *ctx);
+
+/* Tells `ctx`'s face that its request waits (net_face.waiting). */
+void net_waiting(struct net_ctx *ctx);
 
 /* Waits up to `timeout_ms` until every answer given to net_reply has
  * been handed to the transport (shutdown). */

@@ -18,7 +18,8 @@
  * waiters; each loop turn, after the turn's requests and timers, the FIFO
  * is walked in arrival order and each waiter takes what it can. While
  * waiters exist, a new take that may wait queues behind them, so a task
- * goes to whoever has waited longest. */
+ * goes to whoever has waited longest. A waiter whose client left (its
+ * face says so: net_alive) is dropped there before it takes anything. */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -461,6 +462,7 @@ waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 		c->wait_head = w;
 	c->wait_tail = w;
 	c->nwaiters++;
+	net_waiting(ctx);
 	return 0;
 }
 
@@ -532,6 +534,12 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		int rc;
 
 		next = w->next;
+		if (!net_alive(w->ctx)) { /* its client left: take nothing */
+			waiter_unlink(c, w);
+			net_drop(c->net, w->ctx);
+			free(w);
+			continue;
+		}
 		rc = take_now(c, &tr, w->max, ids, &got);
 		if (got > 0) {
 			waiter_unlink(c, w);

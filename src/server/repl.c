@@ -911,6 +911,8 @@ repl_handle(struct core *c)
 			peer_drop(c->repl, ev->session);
 			link_close(c->repl, ev->session);
 			break;
+		case NET_WAKE: /* the HTTP face's; not posted here */
+			break;
 		}
 		net_ev_done(ev);
 	}

@@ -152,6 +152,9 @@ handle_events(struct core *c)
 			ops_drop_waiters(c, ev->session);
 			core_session_gone(c, ev->session);
 			break;
+		case NET_WAKE: /* a waiting take lost its client: this
+		                * turn's ops_serve_waiters drops it */
+			break;
 		}
 		net_ev_done(ev);
 	}

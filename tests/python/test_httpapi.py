@@ -12,6 +12,7 @@ Run by ctest (httpapi): test_httpapi.py SLUICED SLUICE. Exits 77
 """
 
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -243,6 +244,59 @@ class ApiTest(unittest.TestCase):
         tid = put(s, "lp", "late")
         th.join(25)
         self.assertEqual([t["id"] for t in got], [tid])
+
+    def waiting(self):
+        return self.s.ok("GET", "/v1/stats")["node"]["waiting_takes"]
+
+    def until_waiting(self, want):
+        deadline = time.monotonic() + 10
+        while self.waiting() != want:
+            if time.monotonic() > deadline:
+                self.fail("waiting takes %d, not %d" % (self.waiting(), want))
+            time.sleep(0.02)
+
+    def raw_take(self, tube):
+        """A long-poll take on a socket of its own, as it waits."""
+        base = self.waiting()
+        c = socket.create_connection(("127.0.0.1", self.s.http), timeout=10)
+        c.sendall(b"POST /v1/tubes/%s/take?wait=30s HTTP/1.1\r\n"
+                  b"Host: 127.0.0.1\r\nContent-Length: 0\r\n\r\n" %
+                  tube.encode())
+        self.until_waiting(base + 1)
+        return c, base
+
+    def test_a_waiting_take_whose_client_left_takes_nothing(self):
+        s = self.s
+        c, base = self.raw_take("left")
+        c.close()
+        self.until_waiting(base)  # dropped: the server saw it leave
+        tid = put(s, "left", "for a worker that is there")
+        self.assertEqual(self.state(tid), "ready")
+        # one that stays gets its task; the answer closes its connection
+        c, base = self.raw_take("left2")
+        tid = put(s, "left2", "yours")
+        raw = b""
+        for _ in range(1000):  # until the server closes it
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+        c.close()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        self.assertIn(b"Connection: close", head)
+        [t] = json.loads(body)["tasks"]
+        self.assertEqual(t["id"], tid)
+        self.assertEqual(self.state(tid), "taken")
+        # a take answered at once keeps its connection
+        conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        put(s, "left3", "now")
+        for path in ("/v1/tubes/left3/take?wait=5s", "/v1/stats"):
+            conn.request("POST" if "take" in path else "GET", path)
+            r = conn.getresponse()
+            r.read()
+            self.assertEqual((r.status, r.getheader("Connection")),
+                             (200, None))
+        conn.close()
 
     def test_release_fail_touch_bury_kick(self):
         s = self.s
