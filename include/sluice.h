@@ -373,6 +373,12 @@ struct sluice_task {
 	/* The client's version of the content, as a put with if_newer
 	 * stored it; 0: none. */
 	uint64_t version;
+	/* Who holds a lease that is not detached (SLUICE_TAKEN): the
+	 * server's id of that connection, and its address as the server
+	 * sees it ("127.0.0.1:40312"). 0 / NULL otherwise, and NULL when the
+	 * server does not know the address (a follower). */
+	uint32_t session;
+	const char *peer;
 };
 
 /* Frees what take, peek or list returned: the array and everything its

@@ -46,6 +46,22 @@ fmt_when(char *out, size_t n, uint64_t unix_ms)
 	}
 }
 
+/* Who holds a taken task's lease: "detached", "session 17
+ * (127.0.0.1:40312)", or "session" from a server that does not say. */
+static void
+fmt_holder(char *out, size_t n, const struct sluice_task *t)
+{
+	if (t->detached)
+		snprintf(out, n, "detached");
+	else if (t->session == 0)
+		snprintf(out, n, "session");
+	else if (t->peer == NULL)
+		snprintf(out, n, "session %" PRIu32, t->session);
+	else
+		snprintf(
+		    out, n, "session %" PRIu32 " (%s)", t->session, t->peer);
+}
+
 static void
 task_text(FILE *f, const struct sluice_task *t)
 {
@@ -53,10 +69,13 @@ task_text(FILE *f, const struct sluice_task *t)
 
 	fprintf(f, "id            %" PRIu64 "\n", t->id);
 	fprintf(f, "tube          %s\n", t->tube);
-	fprintf(f, "state         %s%s\n", sluice_state_name(t->state),
-	    t->detached ? " (detached lease)" : "");
+	fprintf(f, "state         %s\n", sluice_state_name(t->state));
 	if (t->lease)
 		fprintf(f, "lease         %" PRIu64 "\n", t->lease);
+	if (t->state == SLUICE_TAKEN) {
+		fmt_holder(when, sizeof(when), t);
+		fprintf(f, "holder        %s\n", when);
+	}
 	fprintf(f, "priority      %" PRIu32 "\n", t->priority);
 	if (t->max_attempts)
 		fprintf(f, "attempts      %" PRIu32 " of %" PRIu32 "\n",
@@ -188,7 +207,31 @@ cli_print_list_head(FILE *f, bool json)
 	else
 		fprintf(f, "%-10s %-8s %10s %9s  %-29s %8s  %s\n", "ID",
 		    "STATE", "PRIORITY", "ATTEMPTS", "RUN_AT", "SIZE",
-		    "KEY / LAST_ERROR");
+		    "KEY / LAST_ERROR / HOLDER");
+}
+
+/* A list row's last column: what is there of key, last error and (taken)
+ * holder, separated by " / ". */
+static void
+row_text(FILE *f, const struct sluice_task *t)
+{
+	const char *sep = "";
+	char holder[96];
+
+	if (t->key) {
+		cli_print_bytes(f, t->key, strlen(t->key));
+		sep = " / ";
+	}
+	if (t->last_error) {
+		fputs(sep, f);
+		cli_print_bytes(f, t->last_error, strlen(t->last_error));
+		sep = " / ";
+	}
+	if (t->state == SLUICE_TAKEN) {
+		fmt_holder(holder, sizeof(holder), t);
+		fprintf(f, "%s%s", sep, holder);
+	}
+	fputc('\n', f);
 }
 
 void
@@ -212,14 +255,7 @@ cli_print_list_rows(
 		    "  %-29s %8zu  ",
 		    t[i].id, sluice_state_name(t[i].state), t[i].priority,
 		    t[i].attempts, when, t[i].size);
-		if (t[i].key)
-			cli_print_bytes(f, t[i].key, strlen(t[i].key));
-		if (t[i].key && t[i].last_error)
-			fputs(" / ", f);
-		if (t[i].last_error)
-			cli_print_bytes(
-			    f, t[i].last_error, strlen(t[i].last_error));
-		fputc('\n', f);
+		row_text(f, &t[i]);
 	}
 }
 

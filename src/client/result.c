@@ -57,6 +57,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	const char *pending =
 	    t->replace_pending ? arena_str(a, t->pending.payload) : NULL;
 	const char *result = arena_opt_str(a, t->done.result);
+	const char *peer = arena_opt_str(a, t->holder.peer);
 
 	if (o == NULL)
 		return;
@@ -98,6 +99,8 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->kept_until = t->done.kept_until;
 	o->duration_ms = t->done.duration;
 	o->result = result;
+	o->session = t->holder.session;
+	o->peer = peer;
 }
 
 /* Lays out `n` tasks from `it` (or the single `one`). */

@@ -40,7 +40,8 @@ const char *json_role_name(int role);
 const char *json_node_role_name(int role);
 
 /* One task: {"id":N,"lease":N,"tube":"t","state":"ready","payload":...}
- * ("payload_base64" when the bytes are not UTF-8, null when omitted). */
+ * ("payload_base64" when the bytes are not UTF-8, null when omitted;
+ * "session":N,"peer":"addr"|null when a session holds its lease). */
 void json_task(FILE *f, const struct sluice_task *t);
 
 /* What ack, release, fail, touch, bury, kick (of one) and update leave:

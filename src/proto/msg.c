@@ -42,7 +42,8 @@ enum {
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
 	TASK_F_DONE = 0x04,    /* a done task: its fields follow */
-	TASK_F_VERSION = 0x08, /* versions follow, after everything else */
+	TASK_F_VERSION = 0x08, /* versions follow, after the done fields */
+	TASK_F_HOLDER = 0x10,  /* the lease's session follows, last */
 	ACK_F_RESULT = 0x01,   /* a result text follows the to_tube */
 	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
 	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
@@ -596,6 +597,10 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 		t->pending.version = rd_u64(&s);
 		if (rd_failed(&s))
 			rc = SLUICE_ETRUNC;
+	}
+	if (rc == 0 && (flags & TASK_F_HOLDER)) {
+		t->holder.session = rd_u32(&s);
+		rc = get_text(&s, MSG_PEER_MAX, &t->holder.peer);
 	}
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
@@ -1827,7 +1832,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	    (t->detached ? TASK_F_DETACHED : 0) |
 	        (t->replace_pending ? TASK_F_PENDING : 0) |
 	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0) |
-	        (has_version(t) ? TASK_F_VERSION : 0));
+	        (has_version(t) ? TASK_F_VERSION : 0) |
+	        (t->holder.session != 0 ? TASK_F_HOLDER : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -1864,6 +1870,10 @@ enc_task(struct buf *b, const struct msg_task *t)
 	if (has_version(t)) {
 		buf_put_u64(b, t->version);
 		buf_put_u64(b, t->pending.version);
+	}
+	if (t->holder.session != 0) {
+		buf_put_u32(b, t->holder.session);
+		TRY(put_text(b, t->holder.peer, MSG_PEER_MAX));
 	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));

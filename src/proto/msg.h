@@ -41,6 +41,7 @@ enum {
 	MSG_URL_MAX = 512,    /* follow's URL, the leader URL of a reply */
 	MSG_TOKEN_MAX = 256,  /* auth's token */
 	MSG_NAME_MAX = 64,    /* name of a stats key/value pair */
+	MSG_PEER_MAX = 64,    /* a task holder's address ("host:port") */
 	MSG_BATCH_MAX = 1000, /* tasks in one batch put, ack or delete */
 	MSG_TAKE_MAX = 1000,  /* tasks in one take */
 	MSG_TAKE_TUBES_MAX = 64,       /* tubes named in one take */
@@ -542,6 +543,12 @@ struct msg_task {
 	 * replacement's: flag 0x08 of the record and two u64 at its end,
 	 * when either is not 0. */
 	uint64_t version;
+	/* Who holds a session lease (taken, not detached): record flag
+	 * 0x10 and these fields last, when `session` is not 0. */
+	struct {
+		uint32_t session;    /* the server's id of the connection */
+		struct msg_str peer; /* its address; len 0 = not known */
+	} holder;
 };
 
 /* take and list */

@@ -281,9 +281,11 @@ int64_t ops_auth_next(const struct core *c);
 void ops_handle(
     struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
 
-/* ops.c: a task as the wire carries it (the payload only when asked). */
-void ops_view_to_task(
-    const struct queue_task_view *v, bool payload, struct msg_task *t);
+/* ops.c: a task as the wire carries it (the payload only when asked),
+ * with the holder of a session lease. Its strings are borrowed from the
+ * queue and the session table: encode it before the core moves on. */
+void ops_view_to_task(const struct core *c, const struct queue_task_view *v,
+    bool payload, struct msg_task *t);
 
 /* ops.c: whether a lease request overrides the lease (its force flag:
  * an operator's; release_all always does). */

@@ -40,9 +40,26 @@ enum {
 	PEER_MAX = 160, /* a peer's address as the log shows it */
 };
 
+/* Who holds a session lease: the session's id and, on the leader, the
+ * peer its table has for it. A follower's table is of its own
+ * connections while the id is the leader's: it tells the id alone. */
+static void
+task_holder(
+    const struct core *c, const struct queue_task_view *v, struct msg_task *t)
+{
+	const struct sess *s;
+
+	if (v->state != QUEUE_TAKEN || v->detached || v->session == 0)
+		return;
+	t->holder.session = (uint32_t)v->session;
+	s = c->follower ? NULL : sess_find(&c->sess, t->holder.session);
+	if (s != NULL)
+		t->holder.peer = (struct msg_str) { s->peer, strlen(s->peer) };
+}
+
 void
-ops_view_to_task(
-    const struct queue_task_view *v, bool payload, struct msg_task *t)
+ops_view_to_task(const struct core *c, const struct queue_task_view *v,
+    bool payload, struct msg_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->id = v->id;
@@ -90,6 +107,7 @@ ops_view_to_task(
 			t->pending.payload = (struct msg_str) { v->repl.payload,
 				v->repl.payload_len };
 	}
+	task_holder(c, v, t);
 }
 
 void
@@ -394,7 +412,7 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
 		if (queue_peek(c->q, c->now, ids[i], &v) != 0)
 			continue;
 		takes[k] = (struct core_take) { v.id, v.lease };
-		ops_view_to_task(&v, true, &tasks[k++]);
+		ops_view_to_task(c, &v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
@@ -1350,7 +1368,7 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 		    c, ctx, op, rc, "peek %s: %s", what, sluice_strerror(rc));
 		return;
 	}
-	ops_view_to_task(v, true, &rep.task);
+	ops_view_to_task(c, v, true, &rep.task);
 	ops_reply(c, ctx, &rep);
 }
 
@@ -1407,7 +1425,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
 	} else {
 		for (size_t i = 0; i < n; i++)
-			ops_view_to_task(&views[i], m->payloads, &tasks[i]);
+			ops_view_to_task(c, &views[i], m->payloads, &tasks[i]);
 		rep.tasks.n = (uint32_t)n;
 		rep.tasks.tasks = tasks;
 		ops_reply(c, ctx, &rep);

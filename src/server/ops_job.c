@@ -27,7 +27,7 @@ reply_job(struct core *c, struct net_ctx *ctx, uint64_t id, bool payload)
 	int rc;
 
 	if (queue_peek(c->q, c->now, id, &v) == 0) {
-		ops_view_to_task(&v, payload, &t);
+		ops_view_to_task(c, &v, payload, &t);
 		rep.tasks.n = 1;
 		rep.tasks.tasks = &t;
 	}

@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "it.h"
@@ -476,6 +480,133 @@ test_take_from_tubes_max_wait_detach(void **state)
 	it_rc(f.c, sluice_take(f.c, &o, &t, &n), SLUICE_ETUBE);
 	tubes[1] = "";
 	it_rc(f.c, sluice_take(f.c, &o, &t, &n), SLUICE_ETUBE);
+	fix_down(&f);
+}
+
+/* Whether `peer` ("127.0.0.1:40312") is the local address of one of this
+ * process's TCP connections to `port`: a libsluice handle's, since the
+ * library does not show its socket. */
+static bool
+own_connection_from(const char *peer, int port)
+{
+	for (int fd = 0; fd < 1024; fd++) {
+		struct sockaddr_in me, them;
+		socklen_t n = sizeof(me), m = sizeof(them);
+		char addr[64];
+
+		if (getsockname(fd, (struct sockaddr *)&me, &n) != 0 ||
+		    me.sin_family != AF_INET ||
+		    getpeername(fd, (struct sockaddr *)&them, &m) != 0 ||
+		    ntohs(them.sin_port) != port)
+			continue;
+		snprintf(addr, sizeof(addr), "%s:%u", inet_ntoa(me.sin_addr),
+		    ntohs(me.sin_port));
+		if (strcmp(addr, peer) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A lease that is not detached names its holder (the taking connection's
+ * session and address) in the take's answer, peek, list and the CLI's
+ * output; a detached one names none; closing the connection ends the
+ * lease and the naming. */
+static void
+test_a_session_lease_names_its_holder(void **state)
+{
+	struct sluice_client *other;
+	struct sluice_task *t, *p, *l = NULL;
+	char out[4096], want[160], id[24], their_peer[64];
+	uint64_t held, theirs, loose;
+	uint32_t session;
+	struct fix f;
+	size_t n;
+
+	fix_up(state, &f, NULL);
+	other = it_client(f.s);
+	held = it_put(f.c, "h", "mine");
+	theirs = it_put(f.c, "h", "theirs");
+	loose = it_put(f.c, "h", "loose");
+
+	t = it_take(f.c, "h", 0, 0);
+	assert_int_equal(t->id, held);
+	assert_true(t->session > 0);
+	assert_non_null(t->peer);
+	assert_true(own_connection_from(t->peer, f.s->port));
+	session = t->session;
+	p = it_take(other, "h", 0, 0);
+	assert_int_equal(p->id, theirs);
+	assert_true(p->session > 0 && p->session != session);
+	assert_true(own_connection_from(p->peer, f.s->port));
+	assert_string_not_equal(p->peer, t->peer);
+	snprintf(their_peer, sizeof(their_peer), "%s", p->peer);
+	sluice_task_free(p);
+
+	/* peek and list, from another connection, name the same holder */
+	p = it_peek(other, held);
+	assert_int_equal(p->session, session);
+	assert_string_equal(p->peer, t->peer);
+	sluice_task_free(p);
+	it_rc(f.c,
+	    sluice_list(f.c, "h", SLUICE_TAKEN, SLUICE_ORDER_ID, 10, 0, &l, &n),
+	    0);
+	assert_int_equal(n, 2);
+	assert_int_equal(l[0].session, session);
+	assert_string_equal(l[0].peer, t->peer);
+	sluice_task_free(l);
+
+	/* the CLI: JSON and text */
+	snprintf(id, sizeof(id), "%" PRIu64, held);
+	assert_int_equal(it_cli(f.s->url, NULL, out, sizeof(out), NULL, 0,
+	                     "peek", id, "--json", NULL),
+	    0);
+	snprintf(want, sizeof(want), "\"session\":%" PRIu32 ",\"peer\":\"%s\"",
+	    session, t->peer);
+	assert_non_null(strstr(out, want));
+	assert_int_equal(
+	    it_cli(f.s->url, NULL, out, sizeof(out), NULL, 0, "peek", id, NULL),
+	    0);
+	snprintf(want, sizeof(want), "holder        session %" PRIu32 " (%s)\n",
+	    session, t->peer);
+	assert_non_null(strstr(out, want));
+
+	/* detached: no holder, in the take's answer and in peek */
+	p = it_take(f.c, "h", 0, 1);
+	assert_int_equal(p->id, loose);
+	assert_int_equal(p->detached, 1);
+	assert_int_equal(p->session, 0);
+	assert_null(p->peer);
+	sluice_task_free(p);
+	p = it_peek(f.c, loose);
+	assert_int_equal(p->session, 0);
+	assert_null(p->peer);
+	sluice_task_free(p);
+	assert_int_equal(it_cli(f.s->url, NULL, out, sizeof(out), NULL, 0,
+	                     "list", "-t", "h", "--state", "taken", NULL),
+	    0);
+	assert_non_null(strstr(out, " detached\n"));
+	snprintf(want, sizeof(want), " session %" PRIu32 " (%s)\n", session,
+	    t->peer);
+	assert_non_null(strstr(out, want));
+
+	/* a holder's connection closes: its lease ends, and so does the
+	 * naming; the other's lease stays */
+	sluice_close(other);
+	for (int i = 0; i < 2000 && it_state(f.c, theirs) == SLUICE_TAKEN; i++)
+		it_sleep_ms(5);
+	p = it_peek(f.c, theirs);
+	assert_int_not_equal(p->state, SLUICE_TAKEN);
+	assert_int_equal(p->session, 0);
+	assert_null(p->peer);
+	snprintf(want, sizeof(want), "worker disconnected (%s)", their_peer);
+	assert_string_equal(p->last_error, want);
+	sluice_task_free(p);
+	p = it_peek(f.c, held);
+	assert_int_equal(p->state, SLUICE_TAKEN);
+	assert_int_equal(p->session, session);
+	assert_string_equal(p->peer, t->peer);
+	sluice_task_free(p);
+	sluice_task_free(t);
 	fix_down(&f);
 }
 
@@ -1531,6 +1662,7 @@ main(void)
 		T(test_put_batch_answers_each_item),
 		T(test_replace_of_a_taken_task_is_shown_and_told),
 		T(test_take_from_tubes_max_wait_detach),
+		T(test_a_session_lease_names_its_holder),
 		T(test_take_priority_across_tubes_or_strict_order),
 		T(test_ack_deletes_or_moves),
 		T(test_stale_lease_is_refused),

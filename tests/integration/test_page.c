@@ -555,7 +555,7 @@ test_the_dashboard_shows_and_acts(void **state)
 	struct sluice_put_opts o;
 	char sid[128], url[256], js[1024], css[256];
 	uint64_t first, keyed, delayed, buried[3];
-	struct sluice_task *t;
+	struct sluice_task *t, *held;
 
 	start_page_srv(state, &p, "rw", true);
 	c = it_client(p.s);
@@ -672,6 +672,26 @@ test_the_dashboard_shows_and_acts(void **state)
 	    "'%" PRIu64 "'",
 	    keyed);
 	wd_until(sid, js);
+
+	/* The taken tab names each lease's holder: this client's session
+	 * and address, or detached. */
+	it_put(c, "held", "mine");
+	it_put(c, "held", "loose");
+	t = it_take(c, "held", 0, 0);
+	held = it_take(c, "held", 0, 1);
+	snprintf(url, sizeof(url), "http://%s/#tube=held&tab=taken", p.haddr);
+	wd_go(sid, url);
+	snprintf(js, sizeof(js),
+	    "const h = i => [...document.querySelectorAll('#tasks tbody tr')]"
+	    ".find(r => r.dataset.id === String(i))"
+	    "?.querySelector('td.holder');"
+	    "return !!h(%" PRIu64 ") && !!h(%" PRIu64 ") && "
+	    "h(%" PRIu64 ").textContent === 'session %" PRIu32 " (%s)' && "
+	    "h(%" PRIu64 ").textContent === 'detached'",
+	    t->id, held->id, t->id, t->session, t->peer, held->id);
+	wd_until(sid, js);
+	sluice_task_free(t);
+	sluice_task_free(held);
 
 	snprintf(url, sizeof(url), "/session/%s", sid);
 	{

@@ -30,6 +30,9 @@ import urllib.request
 SLUICED = SLUICE = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 VALIDATOR = os.path.join(HERE, "..", "openapi")
+# the wire protocol's Python client, for a lease held by a session
+sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "python"))
+import sluice  # noqa: E402
 
 
 def free_port():
@@ -162,6 +165,46 @@ class ApiTest(unittest.TestCase):
         after = s.ok("POST", "/v1/tasks/%d/ack?lease=%d" % (tid, t["lease"]))
         self.assertEqual(after["state"], "gone")
         self.assertIsNone(self.state(tid))
+
+    def test_a_taken_task_names_its_holder(self):
+        """A lease a wire protocol client holds names that client's
+        connection (its id and address) in peek, list and the CLI's JSON;
+        a detached lease and a ready task name none; the connection's end
+        ends the lease."""
+        s = self.s
+        held, free = put(s, "hold", "a"), put(s, "hold", "b")
+        c = sluice.Client(s.url)
+        try:
+            [t] = c.take(["hold"])
+            self.assertEqual(t.id, held)
+            me = "127.0.0.1:%d" % c._sock.getsockname()[1]
+            peek = s.ok("GET", "/v1/tasks/%d" % held)
+            self.assertFalse(peek["detached"])
+            self.assertGreater(peek["session"], 0)
+            self.assertEqual(peek["peer"], me)
+            _, cli = s.cli("peek", str(held))
+            self.assertEqual((cli["session"], cli["peer"]),
+                             (peek["session"], me))
+            listed = s.ok("GET", "/v1/tubes/hold/tasks?state=taken")
+            self.assertEqual(
+                [(x["id"], x["session"], x["peer"]) for x in listed["tasks"]],
+                [(held, peek["session"], me)])
+            ready = s.ok("GET", "/v1/tasks/%d" % free)
+            self.assertNotIn("session", ready)
+            self.assertNotIn("peer", ready)
+            [d] = take(s, "hold")  # HTTP: a detached lease
+            self.assertEqual(d["id"], free)
+            self.assertTrue(d["detached"])
+            self.assertNotIn("session", s.ok("GET", "/v1/tasks/%d" % free))
+        finally:
+            c.close()
+        deadline = time.monotonic() + 10
+        while self.state(held) == "taken" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = s.ok("GET", "/v1/tasks/%d" % held)
+        self.assertNotEqual(after["state"], "taken")
+        self.assertNotIn("session", after)
+        self.assertIn("worker disconnected (%s)" % me, after["last_error"])
 
     def test_put_options_and_peek(self):
         s = self.s

@@ -274,7 +274,8 @@ static const struct msg_task tasks[] = {
 	    .last_error = S("exit 1: disk full"),
 	    .payload = S("\xff\xfe\x00\x01") },
 };
-/* taken, with a replacement waiting for its lease to end */
+/* taken under a session lease, with a replacement waiting for its lease
+ * to end */
 static const struct msg_task pending_task = { .id = 3,
 	.lease = 102,
 	.state = MSG_ST_TAKEN,
@@ -294,7 +295,8 @@ static const struct msg_task pending_task = { .id = 3,
 	    .size = 4,
 	    .payload = S("new!"),
 	    .version = 8 },
-	.version = 7 };
+	.version = 7,
+	.holder = { 17, S("127.0.0.1:40312") } };
 /* a version without a pending replacement */
 static const struct msg_task versioned_task = { .id = 4,
 	.state = MSG_ST_READY,
@@ -598,6 +600,8 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_str_equal(a->pending.payload, b->pending.payload);
 	assert_true(a->version == b->version);
 	assert_true(a->pending.version == b->pending.version);
+	assert_int_equal(a->holder.session, b->holder.session);
+	assert_str_equal(a->holder.peer, b->holder.peer);
 }
 
 static void
@@ -1496,6 +1500,55 @@ test_task_record_skips_unknown_tail(void **state)
 	buf_free(&b);
 }
 
+/* The holder of a session lease (record flag 0x10) is the record's last
+ * field: a reader that predates it skips it as an unknown tail and reads
+ * the rest unchanged; a record without it (an older server's) has no
+ * holder; a peer longer than its limit is refused both ways. */
+static void
+test_task_record_holder_is_optional(void **state)
+{
+	struct msg_task held = tasks[0], plain = tasks[0];
+	char longpeer[MSG_PEER_MAX + 1];
+	struct msg_rep m;
+	struct buf b;
+
+	(void)state;
+	held.holder.session = 17;
+	held.holder.peer = S("[::1]:40312");
+	buf_init(&b);
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = held });
+	assert_int_equal(b.data[MSG_REP_HDR + 4 + 17], 0x10);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_task_equal(&m.task, &held);
+
+	/* an old reader: the flag unknown, the fields an unknown tail */
+	b.data[MSG_REP_HDR + 4 + 17] = 0;
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_task_equal(&m.task, &plain);
+
+	/* an old server: no flag, no fields, no holder */
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = plain });
+	assert_int_equal(b.data[MSG_REP_HDR + 4 + 17], 0);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_int_equal(m.task.holder.session, 0);
+	assert_int_equal(m.task.holder.peer.len, 0);
+
+	/* the flag without its fields: the record lies about its size */
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = plain });
+	b.data[MSG_REP_HDR + 4 + 17] = 0x10;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+
+	memset(longpeer, 'a', sizeof(longpeer));
+	held.holder.peer = (struct msg_str) { longpeer, sizeof(longpeer) };
+	buf_reset(&b);
+	assert_int_equal(
+	    msg_encode_rep(
+	        &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = held }),
+	    SLUICE_ELIMIT);
+	buf_free(&b);
+}
+
 /* Error replies: any op byte, the leader URL, texts cut at a character. */
 static void
 test_error_replies(void **state)
@@ -2019,6 +2072,25 @@ test_doc_examples(void **state)
 	    "8b 01 00 00 f4 69 e5 cf 8b 01 00 00 54 54 e6 cf"
 	    "8b 01 00 00 02 00 00 00 06 00 65 6d 61 69 6c 73"
 	    "00 00 00 00 02 00 00 00 68 69");
+	{
+		struct msg_task held = task;
+
+		held.detached = false;
+		held.holder.session = 17;
+		held.holder.peer = S("127.0.0.1:40312");
+		encode_rep(
+		    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = held });
+		assert_hex(&b,
+		    "53 01 0e 00 00 00 81 00 00 00 2a 00 00 00 00 00"
+		    "00 00 e9 03 00 00 00 00 00 00 03 10 00 04 00 00"
+		    "01 00 00 00 00 00 00 00 60 ea 00 00 00 00 00 00"
+		    "00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00"
+		    "00 68 e5 cf 8b 01 00 00 f4 69 e5 cf 8b 01 00 00"
+		    "f4 69 e5 cf 8b 01 00 00 54 54 e6 cf 8b 01 00 00"
+		    "02 00 00 00 06 00 65 6d 61 69 6c 73 00 00 00 00"
+		    "02 00 00 00 68 69 11 00 00 00 0f 00 31 32 37 2e"
+		    "30 2e 30 2e 31 3a 34 30 33 31 32");
+	}
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 1001 } });
@@ -2636,6 +2708,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_encoder_checks_limits),
 		cmocka_unit_test(test_decoder_names_each_limit),
 		cmocka_unit_test(test_task_record_skips_unknown_tail),
+		cmocka_unit_test(test_task_record_holder_is_optional),
 		cmocka_unit_test(test_error_replies),
 		cmocka_unit_test(test_mutations_never_crash),
 		cmocka_unit_test(test_idempotent_requests),
