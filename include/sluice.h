@@ -801,8 +801,8 @@ enum sluice_history_kind {
 	SLUICE_H_TAKE = 1,
 	SLUICE_H_ACK = 2,
 	SLUICE_H_FAIL = 3,
-	SLUICE_H_BURY = 4, /* buried, or moved to the dead letter instead */
-	SLUICE_H_TTR = 5,  /* leases ended by their ttr */
+	SLUICE_H_BURY = 4,  /* buried, or moved to the dead letter instead */
+	SLUICE_H_TTR = 5,   /* leases ended by their ttr */
 	SLUICE_H_READY = 6, /* tasks in each state at the end of the slot */
 	SLUICE_H_DELAYED = 7,
 	SLUICE_H_TAKEN = 8,

@@ -556,9 +556,8 @@ history_lines(FILE *f, const struct sluice_history *h, unsigned from,
 			    names[k], h->n ? h->count[k][h->n - 1] : 0,
 			    h->n ? (double)total / h->n : 0, peak);
 		else
-			fprintf(f, "%-13s %9" PRIu64 " %9.1f %9.1f\n",
-			    names[k], total,
-			    secs > 0 ? (double)total / secs : 0,
+			fprintf(f, "%-13s %9" PRIu64 " %9.1f %9.1f\n", names[k],
+			    total, secs > 0 ? (double)total / secs : 0,
 			    (double)peak * 1000 / h->step_ms);
 	}
 }

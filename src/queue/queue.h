@@ -788,8 +788,9 @@ enum queue_rate {
 	QUEUE_RATE_FAIL = 3,
 	QUEUE_RATE_BURY = 4, /* buried, or moved to the dead letter instead */
 	QUEUE_RATE_TTR = 5,  /* leases ended by their deadline */
-	QUEUE_RATE_EVENTS = 6, /* the kinds above are counts, those below depths */
-	QUEUE_RATE_READY = 6,  /* tasks in each state at the end of the slot */
+	QUEUE_RATE_EVENTS =
+	    6, /* the kinds above are counts, those below depths */
+	QUEUE_RATE_READY = 6, /* tasks in each state at the end of the slot */
 	QUEUE_RATE_DELAYED = 7,
 	QUEUE_RATE_TAKEN = 8,
 	QUEUE_RATE_BURIED = 9,

@@ -51,7 +51,8 @@ slot_get(struct rates *r, int64_t n)
 			uint32_t *v = slot_at(r, s);
 
 			memset(v, 0, QUEUE_RATE_EVENTS * sizeof(v[0]));
-			memcpy(v + QUEUE_RATE_EVENTS, r->depth, sizeof(r->depth));
+			memcpy(
+			    v + QUEUE_RATE_EVENTS, r->depth, sizeof(r->depth));
 		}
 		r->head = n;
 	} else if (n <= r->head - (int64_t)r->nslots) {
@@ -148,10 +149,12 @@ tube_depth(const struct tube *tb, uint32_t *d)
 static void
 queue_depth(const struct queue *q, uint32_t *d)
 {
-	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] = clamp32(q->count[QUEUE_READY]);
+	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_READY]);
 	d[QUEUE_RATE_DELAYED - QUEUE_RATE_EVENTS] =
 	    clamp32(q->count[QUEUE_DELAYED]);
-	d[QUEUE_RATE_TAKEN - QUEUE_RATE_EVENTS] = clamp32(q->count[QUEUE_TAKEN]);
+	d[QUEUE_RATE_TAKEN - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_TAKEN]);
 	d[QUEUE_RATE_BURIED - QUEUE_RATE_EVENTS] =
 	    clamp32(q->count[QUEUE_BURIED]);
 }

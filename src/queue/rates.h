@@ -33,8 +33,7 @@ struct rates {
 /* An empty ring of `nslots` slots of `step` seconds (both >= 1) whose
  * depth is `depth` (NULL: zero) until one is written, or NULL when out of
  * memory. Free with free(). */
-struct rates *rates_new(
-    uint32_t nslots, uint32_t step, const uint32_t *depth);
+struct rates *rates_new(uint32_t nslots, uint32_t step, const uint32_t *depth);
 
 /* One event of `kind` at unix ms `ms` (>= 0). A counter saturates at
  * UINT32_MAX. */

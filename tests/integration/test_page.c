@@ -604,10 +604,11 @@ test_the_dashboard_shows_and_acts(void **state)
 	    ".textContent === '3'");
 	/* The depth's sparkline is full from the first paint: the server's
 	 * history of the tube, 60 slots of 5 s, the last one not empty. */
-	assert_int_equal(wd_num(sid,
-	                     "return document.querySelector('tr[data-tube=jobs] "
-	                     "svg.spark polyline').getAttribute('points')"
-	                     ".split(' ').length"),
+	assert_int_equal(
+	    wd_num(sid,
+	        "return document.querySelector('tr[data-tube=jobs] "
+	        "svg.spark polyline').getAttribute('points')"
+	        ".split(' ').length"),
 	    60);
 	assert_true(wd_num(sid,
 	                "return +document.querySelector('tr[data-tube=jobs] "

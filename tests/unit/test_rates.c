@@ -282,8 +282,8 @@ test_the_queue_counts_what_it_applies(void **state)
 /* The depth of slot i by state (ready, delayed, taken, buried), as "r t b"
  * (delayed is 0 in these tests). */
 static void
-assert_depth(uint32_t n, uint32_t i, uint32_t ready, uint32_t taken,
-    uint32_t buried)
+assert_depth(
+    uint32_t n, uint32_t i, uint32_t ready, uint32_t taken, uint32_t buried)
 {
 	assert_int_equal(at(n, QUEUE_RATE_READY, i), ready);
 	assert_int_equal(at(n, QUEUE_RATE_DELAYED, i), 0);
@@ -319,7 +319,7 @@ test_the_depth_at_the_end_of_each_slot(void **state)
 	h.now = T0 + 10000; /* slot 2; slot 1 has no change */
 	put(&h, "a");
 	take_ack(&h, "a", true);
-	h.now = T0 + 15000; /* slot 3; slot 4 has none */
+	h.now = T0 + 15000;       /* slot 3; slot 4 has none */
 	take_ack(&h, "a", false); /* fatal: buried */
 
 	n = (uint32_t)queue_rates(
@@ -354,7 +354,8 @@ test_the_depth_at_the_end_of_each_slot(void **state)
 	h.now = T0 + 21000;
 	assert_int_equal(queue_decide_tube_delete(h.q, h.now, &del, &rec), 0);
 	assert_int_equal(tq_commit(&h, &rec), 0);
-	assert_int_equal(queue_rates(h.q, h.now, "a", 1, 10, &step, &start, out),
+	assert_int_equal(
+	    queue_rates(h.q, h.now, "a", 1, 10, &step, &start, out),
 	    -SLUICE_ENOTFOUND);
 	h.now = T0 + 26000;
 	put(&h, "a");
