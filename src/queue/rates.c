@@ -196,6 +196,7 @@ qs_depth(struct queue *q, struct tube *tb, int state, int delta)
 	if (tb->rates == NULL) {
 		uint32_t before[QUEUE_RATE_DEPTHS];
 
+		/* states READY..BURIED are depths 0..3, in that order */
 		memcpy(before, d, sizeof(before));
 		before[state - QUEUE_READY] -= (uint32_t)delta;
 		tube_rates(tb, before);
