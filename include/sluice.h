@@ -801,27 +801,35 @@ SLUICE_API int sluice_stats_hourly(struct sluice_client *c, const char *tube,
     struct sluice_hour **hours, size_t *n);
 SLUICE_API void sluice_stats_hourly_free(struct sluice_hour *hours);
 
-/* The kinds of events a history counts. */
+/* The kinds of events a history counts, then the depths it keeps. */
 enum sluice_history_kind {
 	SLUICE_H_PUT = 0,
 	SLUICE_H_TAKE = 1,
 	SLUICE_H_ACK = 2,
 	SLUICE_H_FAIL = 3,
-	SLUICE_H_BURY = 4, /* buried, or moved to the dead letter instead */
-	SLUICE_H_TTR = 5,  /* leases ended by their ttr */
-	SLUICE_H_KINDS = 6
+	SLUICE_H_BURY = 4,  /* buried, or moved to the dead letter instead */
+	SLUICE_H_TTR = 5,   /* leases ended by their ttr */
+	SLUICE_H_READY = 6, /* tasks in each state at the end of the slot */
+	SLUICE_H_DELAYED = 7,
+	SLUICE_H_TAKEN = 8,
+	SLUICE_H_BURIED = 9,
+	SLUICE_H_KINDS = 10
 };
 
 /* The rolling history of events the server keeps in memory (per second
  * for every tube, per 5 s for one, over the last 15 minutes; empty after
  * a restart; a follower's counts what it applied): `n` slots of `step_ms`
  * ms, the first starting at unix ms `start`, the last holding the
- * server's now; count[k][i] the events of kind k in slot i. */
+ * server's now; count[k][i] the events of kind k in slot i, or for
+ * SLUICE_H_READY on the tasks in that state at the end of slot i (before
+ * the server began counting: as it began). A server older than the depths
+ * sends none: `depth` 0, and those counts 0. */
 struct sluice_history {
 	uint64_t start;
 	uint32_t step_ms;
 	size_t n;
 	uint32_t *count[SLUICE_H_KINDS];
+	int depth; /* 1: the server sent the depths */
 };
 
 /* The history of `tube` (NULL: of every tube) over the last `secs`

@@ -567,21 +567,19 @@ cli_print_errors(
 	}
 }
 
-void
-cli_print_history(FILE *f, const struct sluice_history *h, bool json)
+/* One line per kind from `from` to `to` of a history: the name, then
+ * the count of the whole window (sum) or of the last slot (a depth: now),
+ * the average per slot or per second, and the peak. */
+static void
+history_lines(FILE *f, const struct sluice_history *h, unsigned from,
+    unsigned to, bool depth)
 {
 	static const char *const names[SLUICE_H_KINDS] = { "puts", "takes",
-		"acks", "fails", "buries", "ttr expiries" };
+		"acks", "fails", "buries", "ttr expiries", "ready", "delayed",
+		"taken", "buried" };
 	double secs = (double)h->n * h->step_ms / 1000;
 
-	if (json) {
-		json_history(f, h);
-		fputc('\n', f);
-		return;
-	}
-	fprintf(f, "%-13s %9s %9s %9s   (last %.0f s, %u s per slot)\n",
-	    "EVENT", "COUNT", "AVG/S", "PEAK/S", secs, h->step_ms / 1000);
-	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+	for (unsigned k = from; k < to; k++) {
 		uint64_t total = 0, peak = 0;
 
 		for (size_t i = 0; i < h->n; i++) {
@@ -589,10 +587,33 @@ cli_print_history(FILE *f, const struct sluice_history *h, bool json)
 			if (h->count[k][i] > peak)
 				peak = h->count[k][i];
 		}
-		fprintf(f, "%-13s %9" PRIu64 " %9.1f %9.1f\n", names[k], total,
-		    secs > 0 ? (double)total / secs : 0,
-		    (double)peak * 1000 / h->step_ms);
+		if (depth)
+			fprintf(f, "%-13s %9" PRIu32 " %9.1f %9" PRIu64 "\n",
+			    names[k], h->n ? h->count[k][h->n - 1] : 0,
+			    h->n ? (double)total / h->n : 0, peak);
+		else
+			fprintf(f, "%-13s %9" PRIu64 " %9.1f %9.1f\n", names[k],
+			    total, secs > 0 ? (double)total / secs : 0,
+			    (double)peak * 1000 / h->step_ms);
 	}
+}
+
+void
+cli_print_history(FILE *f, const struct sluice_history *h, bool json)
+{
+	if (json) {
+		json_history(f, h);
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "%-13s %9s %9s %9s   (last %.0f s, %u s per slot)\n",
+	    "EVENT", "COUNT", "AVG/S", "PEAK/S",
+	    (double)h->n * h->step_ms / 1000, h->step_ms / 1000);
+	history_lines(f, h, 0, SLUICE_H_READY, false);
+	if (!h->depth)
+		return;
+	fprintf(f, "%-13s %9s %9s %9s\n", "STATE", "NOW", "AVG", "PEAK");
+	history_lines(f, h, SLUICE_H_READY, SLUICE_H_KINDS, true);
 }
 
 /* A duration column: "-" when there is nothing to measure. */

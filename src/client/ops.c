@@ -927,6 +927,9 @@ sluice_follow(struct sluice_client *c, const char *url)
 
 /* The wire's limits are the API's. */
 _Static_assert(SLUICE_NODE_MAX == MSG_NODE_MAX, "node name limit");
+_Static_assert((int)SLUICE_H_KINDS == (int)MSG_HISTORY_KINDS &&
+        (int)SLUICE_H_BURIED == (int)MSG_HK_BURIED,
+    "history kinds");
 _Static_assert(SLUICE_URL_MAX == MSG_URL_MAX, "URL limit");
 
 int

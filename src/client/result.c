@@ -319,6 +319,7 @@ result_history(const struct msg_history *h, struct sluice_history **out)
 	o->start = h->start;
 	o->step_ms = h->step;
 	o->n = h->n;
+	o->depth = h->kinds > MSG_HK_BURIED;
 	v = (uint32_t *)(o + 1);
 	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
 		o->count[k] = v + (size_t)k * h->n;

@@ -433,11 +433,13 @@ void
 json_history(FILE *f, const struct sluice_history *h)
 {
 	static const char *const names[SLUICE_H_KINDS] = { "puts", "takes",
-		"acks", "fails", "buries", "ttr_expired" };
+		"acks", "fails", "buries", "ttr_expired", "ready", "delayed",
+		"taken", "buried" };
+	unsigned kinds = h->depth ? SLUICE_H_KINDS : SLUICE_H_READY;
 
 	fprintf(f, "{\"start\":%" PRIu64 ",\"step_ms\":%" PRIu32, h->start,
 	    h->step_ms);
-	for (unsigned k = 0; k < SLUICE_H_KINDS; k++) {
+	for (unsigned k = 0; k < kinds; k++) {
 		fprintf(f, ",\"%s\":[", names[k]);
 		for (size_t i = 0; i < h->n; i++)
 			fprintf(f, "%s%" PRIu32, i ? "," : "", h->count[k][i]);

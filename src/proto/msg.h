@@ -420,19 +420,24 @@ struct msg_history_req {
 
 enum {
 	MSG_HISTORY_SECS = 900, /* the window the server keeps */
-	MSG_HISTORY_KINDS = 6,  /* kinds this version names (below) */
+	MSG_HISTORY_KINDS = 10, /* kinds this version names (below) */
 	MSG_HISTORY_KINDS_MAX = 16,
 };
 
-/* The kinds of events of a history, in their order on the wire. A newer
- * server may send more kinds after these; a reader ignores them. */
+/* The kinds of a history, in their order on the wire: counts of events,
+ * then depths by state. A newer server may send more kinds after these; a
+ * reader ignores them. An older one sends only the first 6 (no depths). */
 enum msg_history_kind {
 	MSG_HK_PUT = 0,
 	MSG_HK_TAKE = 1,
 	MSG_HK_ACK = 2,
 	MSG_HK_FAIL = 3,
 	MSG_HK_BURY = 4,
-	MSG_HK_TTR = 5, /* leases ended by their deadline */
+	MSG_HK_TTR = 5,   /* leases ended by their deadline */
+	MSG_HK_READY = 6, /* tasks in each state at the end of the slot */
+	MSG_HK_DELAYED = 7,
+	MSG_HK_TAKEN = 8,
+	MSG_HK_BURIED = 9,
 };
 
 /* errors: `tube` first, as the member `tube` of the request it shares its

@@ -424,6 +424,8 @@ qs_place(struct queue *q, struct task *t, int state)
 		assert(!"bad state");
 	}
 	q->count[state]++;
+	if (q->rates != NULL)
+		qs_depth(q, tb, state, 1);
 }
 
 void
@@ -463,6 +465,8 @@ qs_unplace(struct queue *q, struct task *t)
 		assert(!"bad state");
 	}
 	q->count[t->state]--;
+	if (q->rates != NULL)
+		qs_depth(q, tb, t->state, -1);
 	t->state = 0;
 }
 

@@ -103,6 +103,10 @@ enum {
  * they are on. */
 void qs_rate(struct queue *q, struct tube *tb, int kind);
 
+/* Writes the depths of tube tb and of the queue in the rates after a task
+ * entered (delta 1) or left (-1) `state`; rates on. */
+void qs_depth(struct queue *q, struct tube *tb, int state, int delta);
+
 /* Both the tube's and the queue's counter, and their rates. */
 #define QS_COUNT(q, tb, field)                                                 \
 	do {                                                                   \

@@ -762,19 +762,25 @@ int queue_tube_totals(const struct queue *q, uint32_t i,
  * and `sluice rates`: puts, takes, acks, fails, buries and ttr expiries,
  * counted as queue_apply applies them at the queue's clock (the records'
  * time), for the whole queue per second over QUEUE_RATE_SECS seconds and
- * per tube per QUEUE_RATE_TUBE_STEP seconds over the same window.
+ * per tube per QUEUE_RATE_TUBE_STEP seconds over the same window; beside
+ * them the depth by state at the end of each slot (ready, delayed, taken,
+ * buried: what a tube's table row shows and its sparkline sums; done is
+ * not waiting work), written by every placing and unplacing of a task,
+ * and carried forward through slots without one.
  *
  * Why that layout: the total is the chart of the overview, read at 1 s;
  * a tube's history is a sparkline and a small chart, where 5 s is as
- * good, and 180 slots of 6 u32 are 4.3 KB per tube instead of 21.6 KB
- * (a node with 1,000 busy tubes spends 4.3 MB). A tube's ring is
- * allocated with its first counted event and freed with the tube.
+ * good, and 180 slots of 10 u32 are 7.2 KB per tube instead of 36 KB
+ * (a node with 1,000 busy tubes spends 7.2 MB). A tube's ring is
+ * allocated with its first counted event or change of depth and freed
+ * with the tube.
  *
  * Observation, not state: off until queue_rates_enable (the server turns it
  * on once recovery is over, so a restarted node starts empty instead of
- * counting its log's replay), never logged, snapshotted or dumped. A
- * follower counts the records it applies, at their (the leader's) time.
- * Out of memory, an event is simply not counted. */
+ * counting its log's replay; the depth before that is read as the depth
+ * it had then), never logged, snapshotted or dumped. A follower counts
+ * the records it applies, at their (the leader's) time. Out of memory, an
+ * event is simply not counted. */
 enum queue_rate {
 	QUEUE_RATE_PUT = 0,
 	QUEUE_RATE_TAKE = 1,
@@ -782,12 +788,19 @@ enum queue_rate {
 	QUEUE_RATE_FAIL = 3,
 	QUEUE_RATE_BURY = 4, /* buried, or moved to the dead letter instead */
 	QUEUE_RATE_TTR = 5,  /* leases ended by their deadline */
-	QUEUE_RATES = 6
+	QUEUE_RATE_EVENTS =
+	    6, /* the kinds above are counts, those below depths */
+	QUEUE_RATE_READY = 6, /* tasks in each state at the end of the slot */
+	QUEUE_RATE_DELAYED = 7,
+	QUEUE_RATE_TAKEN = 8,
+	QUEUE_RATE_BURIED = 9,
+	QUEUE_RATES = 10
 };
 
 enum {
 	QUEUE_RATE_SECS = 900, /* the window: 15 minutes */
 	QUEUE_RATE_TUBE_STEP = 5,
+	QUEUE_RATE_DEPTHS = QUEUE_RATES - QUEUE_RATE_EVENTS,
 };
 
 /* Turns counting on (allocating the total's ring: SLUICE_ENOMEM) or off
@@ -797,9 +810,10 @@ int queue_rates_enable(struct queue *q, bool on);
 /* The history of one tube (tube_len 0: of the whole queue) over the last
  * `secs` seconds (1..QUEUE_RATE_SECS) up to `now`: *step_s seconds per
  * slot (1 for the whole queue, QUEUE_RATE_TUBE_STEP for a tube), *start the
- * unix ms the first slot starts at, its counts kind-major in out[k * n +
- * i] (out holds QUEUE_RATES * QUEUE_RATE_SECS values); returns n, the
- * slots. A tube with no event counted yet has zeros. Errors (negative):
+ * unix ms the first slot starts at, its counts and depths kind-major in
+ * out[k * n + i] (out holds QUEUE_RATES * QUEUE_RATE_SECS values); returns
+ * n, the slots. A tube with nothing counted yet has zero counts and its
+ * depth of now; with counting off everything is zero. Errors (negative):
  * -SLUICE_ETUBE, -SLUICE_ENOTFOUND (no such tube), -SLUICE_EINVAL (secs). */
 int queue_rates(const struct queue *q, int64_t now, const char *tube,
     size_t tube_len, uint32_t secs, uint32_t *step_s, int64_t *start,

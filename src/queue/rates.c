@@ -7,7 +7,7 @@
 #include "sluice.h"
 
 struct rates *
-rates_new(uint32_t nslots, uint32_t step)
+rates_new(uint32_t nslots, uint32_t step, const uint32_t *depth)
 {
 	struct rates *r;
 
@@ -19,13 +19,15 @@ rates_new(uint32_t nslots, uint32_t step)
 	r->head = -1;
 	r->nslots = nslots;
 	r->step = step;
+	if (depth != NULL)
+		memcpy(r->depth, depth, sizeof(r->depth));
 	return r;
 }
 
 static int64_t
 slot_of(const struct rates *r, int64_t ms)
 {
-	return ms / 1000 / r->step;
+	return (ms < 0 ? 0 : ms) / 1000 / r->step;
 }
 
 static uint32_t *
@@ -34,29 +36,65 @@ slot_at(struct rates *r, int64_t n)
 	return r->v[n % r->nslots];
 }
 
-void
-rates_count(struct rates *r, int64_t ms, unsigned kind)
+/* The slot numbered n, advancing the ring to it when it is newer than the
+ * newest: the slots skipped hold no event and the newest depth. NULL when
+ * n is older than the window. */
+static uint32_t *
+slot_get(struct rates *r, int64_t n)
 {
-	int64_t n = slot_of(r, ms);
-	uint32_t *c;
-
-	if (ms < 0 || kind >= QUEUE_RATES)
-		return;
 	if (n > r->head) {
-		/* Advance: the slots skipped since the newest are empty. */
 		int64_t from = r->head + 1;
 
 		if (r->head < 0 || n - from >= (int64_t)r->nslots)
 			from = n - r->nslots + 1;
-		for (int64_t s = from; s <= n; s++)
-			memset(slot_at(r, s), 0, sizeof(r->v[0]));
+		for (int64_t s = from; s <= n; s++) {
+			uint32_t *v = slot_at(r, s);
+
+			memset(v, 0, QUEUE_RATE_EVENTS * sizeof(v[0]));
+			memcpy(
+			    v + QUEUE_RATE_EVENTS, r->depth, sizeof(r->depth));
+		}
 		r->head = n;
 	} else if (n <= r->head - (int64_t)r->nslots) {
-		return; /* older than the window */
+		return NULL; /* older than the window */
 	}
-	c = &slot_at(r, n)[kind];
-	if (*c < UINT32_MAX)
-		(*c)++;
+	return slot_at(r, n);
+}
+
+void
+rates_count(struct rates *r, int64_t ms, unsigned kind)
+{
+	uint32_t *v;
+
+	if (ms < 0 || kind >= QUEUE_RATE_EVENTS)
+		return;
+	if ((v = slot_get(r, slot_of(r, ms))) != NULL && v[kind] < UINT32_MAX)
+		v[kind]++;
+}
+
+void
+rates_depth(struct rates *r, int64_t ms, const uint32_t *depth)
+{
+	int64_t n = slot_of(r, ms);
+
+	/* A change of depth is as of the newest slot at least: it holds. */
+	uint32_t *v = slot_get(r, n > r->head ? n : r->head);
+
+	memcpy(r->depth, depth, sizeof(r->depth));
+	if (v != NULL)
+		memcpy(v + QUEUE_RATE_EVENTS, depth, sizeof(r->depth));
+}
+
+/* The depth at the end of slot s: the newest after the ring's newest
+ * slot, the oldest the window holds before it. */
+static const uint32_t *
+depth_at(const struct rates *r, int64_t s)
+{
+	int64_t oldest = r->head - r->nslots + 1;
+
+	if (r->head < 0 || s > r->head)
+		return r->depth;
+	return r->v[(s < oldest ? oldest : s) % r->nslots] + QUEUE_RATE_EVENTS;
 }
 
 uint32_t
@@ -64,7 +102,7 @@ rates_read(const struct rates *r, int64_t now, uint32_t secs, int64_t *start,
     uint32_t *out)
 {
 	uint32_t n = (secs + r->step - 1) / r->step;
-	int64_t last = slot_of(r, now < 0 ? 0 : now), first;
+	int64_t last = slot_of(r, now), first;
 
 	if (n == 0)
 		n = 1;
@@ -80,31 +118,101 @@ rates_read(const struct rates *r, int64_t now, uint32_t secs, int64_t *start,
 		int64_t s = first + i;
 		bool live = r->head >= 0 && s <= r->head &&
 		    s > r->head - (int64_t)r->nslots;
+		const uint32_t *d = depth_at(r, s);
 
-		for (unsigned k = 0; k < QUEUE_RATES; k++)
+		for (unsigned k = 0; k < QUEUE_RATE_EVENTS; k++)
 			out[k * n + i] = live ? r->v[s % r->nslots][k] : 0;
+		for (unsigned k = 0; k < QUEUE_RATE_DEPTHS; k++)
+			out[(QUEUE_RATE_EVENTS + k) * n + i] = d[k];
 	}
 	return n;
 }
 
 /* ---- the queue's rates (queue.h) ---------------------------------------- */
 
+static uint32_t
+clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The tube's depth by state, as a ring keeps it. */
+static void
+tube_depth(const struct tube *tb, uint32_t *d)
+{
+	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] = tb->ready.len;
+	d[QUEUE_RATE_DELAYED - QUEUE_RATE_EVENTS] = tb->delayed.len;
+	d[QUEUE_RATE_TAKEN - QUEUE_RATE_EVENTS] = clamp32(tb->ntaken);
+	d[QUEUE_RATE_BURIED - QUEUE_RATE_EVENTS] = tb->buried.len;
+}
+
+static void
+queue_depth(const struct queue *q, uint32_t *d)
+{
+	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_READY]);
+	d[QUEUE_RATE_DELAYED - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_DELAYED]);
+	d[QUEUE_RATE_TAKEN - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_TAKEN]);
+	d[QUEUE_RATE_BURIED - QUEUE_RATE_EVENTS] =
+	    clamp32(q->count[QUEUE_BURIED]);
+}
+
+/* The tube's ring, allocated with the depth `before` its first event or
+ * change (NULL when out of memory). */
+static struct rates *
+tube_rates(struct tube *tb, const uint32_t *before)
+{
+	if (tb->rates == NULL)
+		tb->rates = rates_new(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		    QUEUE_RATE_TUBE_STEP, before);
+	return tb->rates;
+}
+
 void
 qs_rate(struct queue *q, struct tube *tb, int kind)
 {
+	uint32_t d[QUEUE_RATE_DEPTHS];
+	struct rates *r;
+
 	rates_count(q->rates, q->clock, (unsigned)kind);
-	if (tb->rates == NULL)
-		tb->rates = rates_new(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
-		    QUEUE_RATE_TUBE_STEP);
-	if (tb->rates != NULL)
-		rates_count(tb->rates, q->clock, (unsigned)kind);
+	tube_depth(tb, d);
+	if ((r = tube_rates(tb, d)) != NULL)
+		rates_count(r, q->clock, (unsigned)kind);
+}
+
+void
+qs_depth(struct queue *q, struct tube *tb, int state, int delta)
+{
+	uint32_t d[QUEUE_RATE_DEPTHS];
+	struct rates *r;
+
+	if (state < QUEUE_READY || state > QUEUE_BURIED)
+		return; /* done is not waiting work */
+	queue_depth(q, d);
+	rates_depth(q->rates, q->clock, d);
+	tube_depth(tb, d);
+	if (tb->rates == NULL) {
+		uint32_t before[QUEUE_RATE_DEPTHS];
+
+		/* states READY..BURIED are depths 0..3, in that order */
+		memcpy(before, d, sizeof(before));
+		before[state - QUEUE_READY] -= (uint32_t)delta;
+		tube_rates(tb, before);
+	}
+	if ((r = tb->rates) != NULL)
+		rates_depth(r, q->clock, d);
 }
 
 int
 queue_rates_enable(struct queue *q, bool on)
 {
 	if (on && q->rates == NULL) {
-		q->rates = rates_new(QUEUE_RATE_SECS, 1);
+		uint32_t d[QUEUE_RATE_DEPTHS];
+
+		queue_depth(q, d);
+		q->rates = rates_new(QUEUE_RATE_SECS, 1, d);
 		return q->rates != NULL ? 0 : SLUICE_ENOMEM;
 	}
 	if (!on) {
@@ -124,6 +232,10 @@ queue_rates(const struct queue *q, int64_t now, const char *tube,
     uint32_t *out)
 {
 	static const struct rates none = { .head = -1, .nslots = 1, .step = 1 };
+	/* a tube with nothing counted yet: no event, its depth of now */
+	struct rates empty = { .head = -1,
+		.nslots = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		.step = QUEUE_RATE_TUBE_STEP };
 	const struct rates *r = q->rates;
 
 	if (secs < 1 || secs > QUEUE_RATE_SECS)
@@ -135,16 +247,9 @@ queue_rates(const struct queue *q, int64_t now, const char *tube,
 			return -SLUICE_ETUBE;
 		if ((tb = qs_tube(q, tube, tube_len)) == NULL)
 			return -SLUICE_ENOTFOUND;
-		r = tb->rates;
-		if (r == NULL) {
-			/* nothing counted yet: zeros in the tube's steps */
-			static const struct rates empty = { .head = -1,
-				.nslots =
-				    QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
-				.step = QUEUE_RATE_TUBE_STEP };
-
-			r = &empty;
-		}
+		if (tb->rates == NULL && r != NULL)
+			tube_depth(tb, empty.depth);
+		r = tb->rates != NULL ? tb->rates : &empty;
 	}
 	if (r == NULL)
 		r = &none; /* off */

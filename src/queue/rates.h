@@ -1,13 +1,17 @@
 /* rates - the rolling per-second history of events (queue.h, "Rates"):
  * a ring of counters, one slot per `step` seconds, `nslots` slots, each
- * slot a counter per kind (enum queue_rate). The slot of the unix second
- * s is s / step; slot number n lives at n % nslots.
+ * slot a counter per kind of event and a depth per state (enum
+ * queue_rate). The slot of the unix second s is s / step; slot number n
+ * lives at n % nslots.
  *
  * Counting is an increment into the slot of the event's time; when that
  * time is in a later slot than the newest one, the ring first advances,
- * clearing the slots it skips (at most nslots of them). An event older
- * than the window is dropped. Reading as of a later time sees the skipped
- * slots as zero without changing the ring.
+ * clearing the counts of the slots it skips (at most nslots of them) and
+ * giving them the newest depth. An event older than the window is
+ * dropped. A depth is written into the newest slot (or the later one of
+ * its time) and kept as the newest. Reading as of a later time sees the
+ * skipped slots' counts as zero and their depth as the newest, without
+ * changing the ring.
  *
  * Observation, not state: nothing here is logged, snapshotted or dumped,
  * so no two nodes need agree on it. */
@@ -22,23 +26,30 @@ struct rates {
 	int64_t head;    /* the newest slot's number; -1 before any event */
 	uint32_t nslots; /* the window: nslots * step seconds */
 	uint32_t step;   /* seconds per slot */
+	uint32_t depth[QUEUE_RATE_DEPTHS]; /* the newest */
 	uint32_t v[][QUEUE_RATES];
 };
 
-/* An empty ring of `nslots` slots of `step` seconds (both >= 1), or NULL
- * when out of memory. Free with free(). */
-struct rates *rates_new(uint32_t nslots, uint32_t step);
+/* An empty ring of `nslots` slots of `step` seconds (both >= 1) whose
+ * depth is `depth` (NULL: zero) until one is written, or NULL when out of
+ * memory. Free with free(). */
+struct rates *rates_new(uint32_t nslots, uint32_t step, const uint32_t *depth);
 
 /* One event of `kind` at unix ms `ms` (>= 0). A counter saturates at
  * UINT32_MAX. */
 void rates_count(struct rates *r, int64_t ms, unsigned kind);
+
+/* The depth by state (QUEUE_RATE_DEPTHS values, from QUEUE_RATE_READY on)
+ * after a change at unix ms `ms`. */
+void rates_depth(struct rates *r, int64_t ms, const uint32_t *depth);
 
 /* The slots that cover the last `secs` seconds up to unix ms `now` (the
  * slot of `now` last): ceil(secs / step) of them, at most nslots, at
  * least 1. Writes their counts kind-major into out (out[k * n + i], n the
  * returned count, so out holds QUEUE_RATES * nslots values) and the unix
  * ms of the first slot's start into *start. Slots newer than the ring's
- * newest, or older than its window, count 0. */
+ * newest, or older than its window, count 0; their depth is the newest,
+ * or the oldest the window holds. */
 uint32_t rates_read(const struct rates *r, int64_t now, uint32_t secs,
     int64_t *start, uint32_t *out);
 

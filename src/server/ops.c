@@ -1515,8 +1515,12 @@ op_stats_hourly(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	free(out);
 }
 
-/* The rolling history of events (queue.h, "Rates"): what this node
- * applied, so a follower shows what it applied of the leader's. */
+_Static_assert((int)QUEUE_RATES == (int)MSG_HISTORY_KINDS &&
+        (int)QUEUE_RATE_BURIED == (int)MSG_HK_BURIED,
+    "history kinds");
+
+/* The rolling history of events and depths (queue.h, "Rates"): what this
+ * node applied, so a follower shows what it applied of the leader's. */
 static void
 op_history(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {

@@ -78,11 +78,12 @@ json_num(const char *json, const char *name)
 	return strtoull(p + strlen(key), NULL, 10);
 }
 
-/* The sum of the numbers of the array `"name":[...]` in out. */
+/* The sum of the numbers of the array `"name":[...]` in out; its last
+ * number into *last (optional). */
 static unsigned long long
-json_sum(const char *json, const char *name)
+json_sum_last(const char *json, const char *name, unsigned long long *last)
 {
-	unsigned long long sum = 0;
+	unsigned long long sum = 0, v = 0;
 	char key[64], *end;
 	const char *p;
 
@@ -91,11 +92,29 @@ json_sum(const char *json, const char *name)
 	if (p == NULL)
 		fail_msg("no %s in %s", key, json);
 	for (p += strlen(key); *p != ']'; p = end + (*end == ',')) {
-		sum += strtoull(p, &end, 10);
+		sum += v = strtoull(p, &end, 10);
 		if (end == p)
 			fail_msg("not an array of numbers: %s", json);
 	}
+	if (last != NULL)
+		*last = v;
 	return sum;
+}
+
+static unsigned long long
+json_sum(const char *json, const char *name)
+{
+	return json_sum_last(json, name, NULL);
+}
+
+/* The last number of the array `"name":[...]` in out. */
+static unsigned long long
+json_last(const char *json, const char *name)
+{
+	unsigned long long last;
+
+	json_sum_last(json, name, &last);
+	return last;
 }
 
 static struct t_srv *
@@ -171,6 +190,7 @@ static void
 test_every_other_command(void **state)
 {
 	struct t_srv *s = up(state);
+	unsigned long long ready;
 	char lease[32];
 
 	for (int i = 0; i < 3; i++)
@@ -213,6 +233,8 @@ test_every_other_command(void **state)
 
 	assert_int_equal(cli(s, NULL, "kick", "w", "5", NULL), 0);
 	assert_int_equal(cli(s, NULL, "stats", "-t", "w", "--json", NULL), 0);
+	ready = json_num(out, "ready");
+	assert_int_equal(ready, 3); /* the two buried ones kicked */
 	assert_non_null(strstr(out, "\"role\":\"leader\""));
 	assert_non_null(strstr(out, "\"tubes\":{\"w\":{\"ready\":"));
 	assert_non_null(strstr(out, "\"totals\":{"));
@@ -220,17 +242,22 @@ test_every_other_command(void **state)
 	assert_true(json_num(out, "epoch") >= 1);
 
 	/* rates: the puts of the last minute, per second, of every tube
-	 * and of w (5 s slots) */
+	 * and of w (5 s slots), and the depth of now in the last slot */
 	assert_int_equal(
 	    cli(s, NULL, "rates", "--secs", "60", "--json", NULL), 0);
 	assert_int_equal(json_sum(out, "puts"), 3);
 	assert_int_equal(json_sum(out, "fails"), 1);
 	assert_int_equal(json_num(out, "step_ms"), 1000);
+	assert_int_equal(json_last(out, "ready"), ready); /* the depth now */
+	assert_int_equal(json_last(out, "buried"), 0);
 	assert_int_equal(cli(s, NULL, "rates", "-t", "w", "--json", NULL), 0);
 	assert_int_equal(json_sum(out, "puts"), 3);
 	assert_int_equal(json_num(out, "step_ms"), 5000);
+	assert_int_equal(json_last(out, "ready"), ready);
+	assert_int_equal(json_last(out, "taken"), 0);
 	assert_int_equal(cli(s, NULL, "rates", NULL), 0);
 	assert_non_null(strstr(out, "puts                  3"));
+	assert_non_null(strstr(out, "\nready                 3 "));
 	assert_int_equal(cli(s, NULL, "rates", "--secs", "0", NULL), 2);
 	assert_int_equal(cli(s, NULL, "rates", "-t", "nosuch", NULL), 1);
 

@@ -7,9 +7,10 @@
  *   DOM once the page's fetches ran.)
  * - With --http-admin, driven through chromedriver's WebDriver API
  *   (Debian's chromium-driver), after a scripted workload: the overview
- *   chart draws non-zero rates, the tube's tabs list the right tasks, the
- *   pager pages by cursor to the last of 5,000 tasks, a search by key
- *   finds its task, "kick" (confirmed in its dialog) makes a buried task
+ *   chart draws non-zero rates, a tube's depth sparkline is full from the
+ *   first paint (the server's history), the tube's tabs list the right
+ *   tasks, the pager pages by cursor to the last of 5,000 tasks, a search
+ *   by key finds its task, "kick" (confirmed in its dialog) makes a buried task
  *   ready and "run now" a delayed one. Screenshots of the overview and of
  *   the tube page are saved as PNG (into $SLUICE_SCREENSHOTS when set:
  *   that is how docs/images/ is made, else into the test's directory).
@@ -601,10 +602,18 @@ test_the_dashboard_shows_and_acts(void **state)
 	wd_until(sid,
 	    "return document.querySelector('tr[data-tube=jobs] td.buried')"
 	    ".textContent === '3'");
-	/* a second poll: the depth's sparkline has a line */
-	wd_until(sid,
-	    "return document.querySelector('tr[data-tube=jobs] svg.spark "
-	    "polyline').getAttribute('points').split(' ').length >= 2");
+	/* The depth's sparkline is full from the first paint: the server's
+	 * history of the tube, 60 slots of 5 s, the last one not empty. */
+	assert_int_equal(
+	    wd_num(sid,
+	        "return document.querySelector('tr[data-tube=jobs] "
+	        "svg.spark polyline').getAttribute('points')"
+	        ".split(' ').length"),
+	    60);
+	assert_true(wd_num(sid,
+	                "return +document.querySelector('tr[data-tube=jobs] "
+	                "svg.spark polyline').getAttribute('points')"
+	                ".split(' ').pop().split(',')[1]") < 19);
 	wd_shot(state, sid, "dashboard-overview");
 
 	/* The tube: ready tab, the first page in id order. */

@@ -383,6 +383,39 @@ class ApiTest(unittest.TestCase):
         s.ok("POST", "/v1/tasks/%d/release?force=1" % tid)
         self.assertEqual(self.state(tid), "ready")
 
+    def test_history_counts_and_depths(self):
+        """/v1/history: per 5 s for a tube, per second for every tube:
+        the events of each slot, then the depth by state at its end (the
+        last slot: now), as arrays of numbers of one length."""
+        s = self.s
+        ids = [put(s, "hist", "x") for _ in range(3)]
+        [t] = take(s, "hist")
+        [u] = take(s, "hist")
+        s.ok("POST", "/v1/tasks/%d/bury?lease=%d" % (u["id"], u["lease"]),
+             "park")
+        self.assertIn(t["id"], ids)
+        h = s.ok("GET", "/v1/history?tube=hist&secs=60")
+        self.assertEqual(h["step_ms"], 5000)
+        kinds = ("puts", "takes", "acks", "fails", "buries", "ttr_expired",
+                 "ready", "delayed", "taken", "buried")
+        for k in kinds:
+            self.assertEqual(len(h[k]), 12, k)
+            self.assertTrue(all(isinstance(v, int) for v in h[k]), k)
+        self.assertEqual((sum(h["puts"]), sum(h["takes"]), sum(h["buries"])),
+                         (3, 2, 1))
+        self.assertEqual([h[k][-1] for k in kinds[6:]], [1, 0, 1, 1])
+        self.assertEqual(h["start"] % 5000, 0)
+        every = s.ok("GET", "/v1/history?secs=10")
+        self.assertEqual((every["step_ms"], len(every["ready"])), (1000, 10))
+        self.assertGreaterEqual(every["buried"][-1], 1)
+        self.assertEqual(len(s.ok("GET", "/v1/history")["taken"]), 900)
+        for path, want in (("/v1/history?secs=0", 400),
+                           ("/v1/history?secs=901", 400),
+                           ("/v1/history?tube=nosuch", 404),
+                           ("/v1/history?tube=bad%20tube", 400)):
+            status, _, out = s.call("GET", path)
+            self.assertEqual(status, want, (path, out))
+
     def test_delete_forms(self):
         s = self.s
         a, b, c = (put(s, "del", str(i)) for i in range(3))
@@ -744,7 +777,7 @@ class OpenApiTest(unittest.TestCase):
             paths = doc["paths"]
             for p in ("/v1/tubes/{tube}/tasks", "/v1/tubes/{tubes}/take",
                       "/v1/tasks/{id}/ack", "/v1/tasks/{id}", "/v1/stats",
-                      "/v1/keys/{key}", "/v1/tubes/{tube}"):
+                      "/v1/keys/{key}", "/v1/tubes/{tube}", "/v1/history"):
                 self.assertIn(p, paths)
         finally:
             s.stop()

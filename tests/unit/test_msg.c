@@ -1896,11 +1896,14 @@ doc_errors_examples(struct buf *b)
 }
 
 /* history, of every tube, and its reply; decoded back, a count read
- * with msg_history_at. */
+ * with msg_history_at. The reply of a server without the depths (6 kinds)
+ * still decodes, its depths read as 0; a reader of 6 kinds reads the
+ * first 6 of a reply of 10 as they were. */
 static void
 doc_history_examples(struct buf *b)
 {
-	static const uint32_t v[] = { 5, 3, 4, 4, 3, 4, 1, 0, 0, 0, 0, 1 };
+	static const uint32_t v[] = { 5, 3, 4, 4, 3, 4, 1, 0, 0, 0, 0, 1, 7, 5,
+		1, 1, 2, 2, 0, 1 };
 	struct msg_rep m;
 
 	encode_req(b,
@@ -1911,24 +1914,44 @@ doc_history_examples(struct buf *b)
 	    &(struct msg_rep) { .op = MSG_OP_HISTORY,
 	        .history = { .start = 1700000000000ULL,
 	            .step = 1000,
-	            .kinds = 6,
+	            .kinds = 10,
 	            .n = 2,
 	            .values = v } });
 	assert_hex(b,
-	    "53 01 24 00 00 00 00 68 e5 cf 8b 01 00 00 e8 03 00 00 06"
+	    "53 01 24 00 00 00 00 68 e5 cf 8b 01 00 00 e8 03 00 00 0a"
 	    "02 00 00 00"
 	    "05 00 00 00 03 00 00 00 04 00 00 00 04 00 00 00"
 	    "03 00 00 00 04 00 00 00 01 00 00 00 00 00 00 00"
-	    "00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00");
+	    "00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00"
+	    "07 00 00 00 05 00 00 00 01 00 00 00 01 00 00 00"
+	    "02 00 00 00 02 00 00 00 00 00 00 00 01 00 00 00");
 	assert_int_equal(msg_decode_rep(b->data, b->len, NULL, &m), 0);
 	assert_int_equal(m.history.start, 1700000000000ULL);
 	assert_int_equal(m.history.step, 1000);
 	assert_int_equal(m.history.n, 2);
+	assert_int_equal(m.history.kinds, 10);
 	assert_int_equal(msg_history_at(&m.history, MSG_HK_PUT, 0), 5);
 	assert_int_equal(msg_history_at(&m.history, MSG_HK_ACK, 1), 4);
 	assert_int_equal(msg_history_at(&m.history, MSG_HK_TTR, 1), 1);
-	assert_int_equal(msg_history_at(&m.history, 7, 1), 0);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_READY, 1), 5);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_BURIED, 1), 1);
+	assert_int_equal(msg_history_at(&m.history, 11, 1), 0);
 	assert_int_equal(msg_history_at(&m.history, MSG_HK_PUT, 2), 0);
+
+	/* The first 6 kinds alone, as a server without depths sends them:
+	 * the same counts, no depth. */
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_HISTORY,
+	        .history = { .start = 1700000000000ULL,
+	            .step = 1000,
+	            .kinds = 6,
+	            .n = 2,
+	            .values = v } });
+	assert_int_equal(b->len, 71);
+	assert_int_equal(msg_decode_rep(b->data, b->len, NULL, &m), 0);
+	assert_int_equal(m.history.kinds, 6);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_TTR, 1), 1);
+	assert_int_equal(msg_history_at(&m.history, MSG_HK_READY, 1), 0);
 }
 
 /* history's limits: secs 1..900 both ways; a reply's shape; a tube

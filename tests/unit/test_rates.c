@@ -1,7 +1,8 @@
 /* The rolling history of events (queue/rates.h): the ring alone (slot
  * advance, skipped seconds cleared, wrap-around, the window's edges,
  * saturation), then the queue's counting through decide + apply (totals
- * per second, a tube's per 5 s, off until enabled, not in the dump). */
+ * per second, a tube's per 5 s, off until enabled, not in the dump; the
+ * depth by state at the end of each slot). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ at(uint32_t n, unsigned kind, uint32_t i)
 static void
 test_a_count_lands_in_the_slot_of_its_second(void **state)
 {
-	struct rates *r = rates_new(10, 1);
+	struct rates *r = rates_new(10, 1, NULL);
 	int64_t start;
 	uint32_t n;
 
@@ -52,7 +53,7 @@ test_a_count_lands_in_the_slot_of_its_second(void **state)
 static void
 test_skipped_seconds_are_cleared(void **state)
 {
-	struct rates *r = rates_new(10, 1);
+	struct rates *r = rates_new(10, 1, NULL);
 	int64_t start;
 	uint32_t n;
 
@@ -84,7 +85,7 @@ test_skipped_seconds_are_cleared(void **state)
 static void
 test_the_ring_wraps_around(void **state)
 {
-	struct rates *r = rates_new(4, 1);
+	struct rates *r = rates_new(4, 1, NULL);
 	int64_t start;
 	uint32_t n;
 
@@ -118,7 +119,7 @@ test_the_ring_wraps_around(void **state)
 static void
 test_slots_of_five_seconds(void **state)
 {
-	struct rates *r = rates_new(180, 5);
+	struct rates *r = rates_new(180, 5, NULL);
 	int64_t start;
 	uint32_t n;
 
@@ -139,7 +140,7 @@ test_slots_of_five_seconds(void **state)
 static void
 test_a_counter_saturates(void **state)
 {
-	struct rates *r = rates_new(2, 1);
+	struct rates *r = rates_new(2, 1, NULL);
 	int64_t start;
 	uint32_t n;
 
@@ -172,18 +173,24 @@ put(struct tq *h, const char *tube)
 	return res.id;
 }
 
-static void
-take_ack(struct tq *h, const char *tube, bool ack)
+/* Takes the next task of the tube; returns its id (its lease is h->lsn). */
+static uint64_t
+take(struct tq *h, const char *tube)
 {
 	struct queue_str s = { tube, strlen(tube) };
 	struct queue_take_req req = { &s, 1, 1, false };
 	struct qrec rec;
-	uint64_t id, lease;
 
 	assert_int_equal(queue_decide_take(h->q, h->now, &req, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	id = rec.u.take.id;
-	lease = h->lsn;
+	return rec.u.take.id;
+}
+
+static void
+take_ack(struct tq *h, const char *tube, bool ack)
+{
+	struct qrec rec;
+	uint64_t id = take(h, tube), lease = h->lsn;
 	if (ack) {
 		struct queue_ack_req a = { id, lease, NULL, 0 };
 
@@ -272,6 +279,95 @@ test_the_queue_counts_what_it_applies(void **state)
 	tq_fini(&h);
 }
 
+/* The depth of slot i by state (ready, delayed, taken, buried), as "r t b"
+ * (delayed is 0 in these tests). */
+static void
+assert_depth(
+    uint32_t n, uint32_t i, uint32_t ready, uint32_t taken, uint32_t buried)
+{
+	assert_int_equal(at(n, QUEUE_RATE_READY, i), ready);
+	assert_int_equal(at(n, QUEUE_RATE_DELAYED, i), 0);
+	assert_int_equal(at(n, QUEUE_RATE_TAKEN, i), taken);
+	assert_int_equal(at(n, QUEUE_RATE_BURIED, i), buried);
+}
+
+/* The depth by state at the end of each slot: written by every change,
+ * carried over slots without one, the depth of when counting began before
+ * that; a tube's ring goes with the tube. */
+static void
+test_the_depth_at_the_end_of_each_slot(void **state)
+{
+	struct tq h;
+	struct qrec rec;
+	struct queue_tube_delete_req del = { "a", 1, true };
+	uint32_t step, n;
+	int64_t start;
+
+	(void)state;
+	tq_init(&h, NULL, T0);
+	put(&h, "a");
+	put(&h, "a"); /* before counting: the depth it begins with */
+	assert_int_equal(queue_rates_enable(h.q, true), 0);
+	/* No change yet: the depth of now, in the tube's slots of 5 s. */
+	n = (uint32_t)queue_rates(h.q, T0, "a", 1, 900, &step, &start, out);
+	assert_int_equal(step, 5);
+	assert_depth(n, 0, 2, 0, 0);
+	assert_depth(n, n - 1, 2, 0, 0);
+
+	h.now = T0 + 1000; /* slot 0 */
+	take(&h, "a");
+	h.now = T0 + 10000; /* slot 2; slot 1 has no change */
+	put(&h, "a");
+	take_ack(&h, "a", true);
+	h.now = T0 + 15000;       /* slot 3; slot 4 has none */
+	take_ack(&h, "a", false); /* fatal: buried */
+
+	n = (uint32_t)queue_rates(
+	    h.q, T0 + 20000, "a", 1, 30, &step, &start, out);
+	assert_int_equal(n, 6);
+	assert_int_equal(start, T0 - 5000);
+	assert_depth(n, 0, 2, 0, 0); /* before the first change */
+	assert_depth(n, 1, 1, 1, 0);
+	assert_depth(n, 2, 1, 1, 0); /* carried forward */
+	assert_depth(n, 3, 1, 1, 0);
+	assert_depth(n, 4, 0, 1, 1);
+	assert_depth(n, 5, 0, 1, 1);
+	/* The whole queue, per second. */
+	n = (uint32_t)queue_rates(
+	    h.q, T0 + 20000, "", 0, 21, &step, &start, out);
+	assert_int_equal(step, 1);
+	assert_depth(n, 0, 2, 0, 0);
+	assert_depth(n, 1, 1, 1, 0);
+	assert_depth(n, 9, 1, 1, 0);
+	assert_depth(n, 10, 1, 1, 0);
+	assert_depth(n, 15, 0, 1, 1);
+	assert_depth(n, 20, 0, 1, 1);
+
+	/* Past the window: still the newest depth. */
+	n = (uint32_t)queue_rates(
+	    h.q, T0 + 2000000, "a", 1, 10, &step, &start, out);
+	assert_depth(n, 0, 0, 1, 1);
+	assert_int_equal(at(n, QUEUE_RATE_BURY, n - 1), 0);
+
+	/* Deleted, its ring goes with it; a new tube of the name begins at
+	 * 0. */
+	h.now = T0 + 21000;
+	assert_int_equal(queue_decide_tube_delete(h.q, h.now, &del, &rec), 0);
+	assert_int_equal(tq_commit(&h, &rec), 0);
+	assert_int_equal(
+	    queue_rates(h.q, h.now, "a", 1, 10, &step, &start, out),
+	    -SLUICE_ENOTFOUND);
+	h.now = T0 + 26000;
+	put(&h, "a");
+	n = (uint32_t)queue_rates(h.q, h.now, "a", 1, 10, &step, &start, out);
+	assert_depth(n, 0, 0, 0, 0);
+	assert_depth(n, 1, 1, 0, 0);
+	n = (uint32_t)queue_rates(h.q, h.now, "", 0, 6, &step, &start, out);
+	assert_depth(n, 0, 0, 0, 0); /* the queue's: all cancelled */
+	assert_depth(n, 5, 1, 0, 0);
+	tq_fini(&h);
+}
+
 int
 main(void)
 {
@@ -282,6 +378,7 @@ main(void)
 		cmocka_unit_test(test_slots_of_five_seconds),
 		cmocka_unit_test(test_a_counter_saturates),
 		cmocka_unit_test(test_the_queue_counts_what_it_applies),
+		cmocka_unit_test(test_the_depth_at_the_end_of_each_slot),
 	};
 
 	return cmocka_run_group_tests_name("rates", tests, NULL, NULL);
