@@ -95,6 +95,21 @@ respond_json(nng_aio *aio, uint16_t status, const char *body, size_t len,
 	http_respond(aio, status, "application/json", body, len, hname, hval);
 }
 
+/* {"error":NAME,"code":N,"message":TEXT without its closing brace; TEXT
+ * is the code's own when `len` is 0. */
+static void
+json_error_open(FILE *f, int code, const char *msg, size_t len)
+{
+	if (len == 0) {
+		msg = sluice_strerror(code);
+		len = strlen(msg);
+	}
+	fprintf(f,
+	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
+	    code);
+	json_str(f, msg, len);
+}
+
 /* {"error":"stale_lease","code":2,"message":"..."} (and "leader":URL, the
  * leader's client URL, on a follower), with the status of the code. */
 static void
@@ -111,14 +126,7 @@ respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
 		    aio, 500, "text/plain", "out of memory\n", 14, NULL, NULL);
 		return;
 	}
-	if (msg_len == 0) {
-		msg = sluice_strerror(code);
-		msg_len = strlen(msg);
-	}
-	fprintf(f,
-	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
-	    code);
-	json_str(f, msg, msg_len);
+	json_error_open(f, code, msg, msg_len);
 	if (leader_len > 0) {
 		fputs(",\"leader\":", f);
 		json_str(f, leader, leader_len);
@@ -186,14 +194,7 @@ struct ans {
 static void
 json_item_error(FILE *f, int code, const char *msg, size_t len)
 {
-	if (len == 0) {
-		msg = sluice_strerror(code);
-		len = strlen(msg);
-	}
-	fprintf(f,
-	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
-	    code);
-	json_str(f, msg, len);
+	json_error_open(f, code, msg, len);
 	fputc('}', f);
 }
 
