@@ -1,0 +1,182 @@
+/* it_probe - see it_probe.h. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it.h"
+#include "it_probe.h"
+
+static void
+probe_error(struct it_probe *p, const char *what, int rc)
+{
+	if (p->errors++ == 0)
+		snprintf(p->first_error, sizeof(p->first_error), "%s: %s", what,
+		    sluice_strerror(rc));
+}
+
+static void
+probe_time(struct it_probe *p, int64_t t0_us)
+{
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (p->n < IT_PROBE_MAX_CALLS)
+		p->us[p->n++] = (uint32_t)(now - t0_us);
+}
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One round: put, take (no wait), ack; each call timed on its own. */
+static void
+probe_round(struct it_probe *p, struct sluice_client *c)
+{
+	struct sluice_put_opts o;
+	struct sluice_take_opts to;
+	struct sluice_task *tasks = NULL;
+	size_t ntasks = 0;
+	const char *tubes[] = { p->tube };
+	uint64_t id;
+	int64_t t0;
+	int rc;
+
+	sluice_put_opts_init(&o);
+	o.tube = p->tube;
+	t0 = now_us();
+	rc = sluice_put(c, &o, "probe", 5, &id, NULL);
+	probe_time(p, t0);
+	if (rc != 0) {
+		probe_error(p, "put", rc);
+		return;
+	}
+	memset(&to, 0, sizeof(to));
+	to.tubes = tubes;
+	to.ntubes = 1;
+	to.wait_ms = 0;
+	to.max = 1;
+	t0 = now_us();
+	rc = sluice_take(c, &to, &tasks, &ntasks);
+	probe_time(p, t0);
+	if (rc != 0 || ntasks != 1) {
+		probe_error(p, "take", rc != 0 ? rc : SLUICE_ENOTFOUND);
+		sluice_task_free(tasks);
+		return;
+	}
+	t0 = now_us();
+	rc = sluice_ack(c, tasks[0].id, tasks[0].lease, NULL, NULL);
+	probe_time(p, t0);
+	if (rc != 0)
+		probe_error(p, "ack", rc);
+	sluice_task_free(tasks);
+}
+
+static void *
+probe_main(void *arg)
+{
+	struct it_probe *p = arg;
+	struct sluice_client *c = it_client_url(p->url);
+	int64_t end = it_mono_ms() + IT_PROBE_MAX_MS;
+
+	if (c == NULL) {
+		probe_error(p, "connect", SLUICE_ECONN);
+		return NULL;
+	}
+	while (!atomic_load(&p->stop) && p->n + 3 <= IT_PROBE_MAX_CALLS &&
+	    it_mono_ms() < end) {
+		probe_round(p, c);
+		it_sleep_ms(IT_PROBE_PAUSE_MS);
+	}
+	sluice_close(c);
+	return NULL;
+}
+
+void
+it_probe_start(struct it_probe *p, const char *url, const char *tube)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->url, sizeof(p->url), "%s", url);
+	snprintf(p->tube, sizeof(p->tube), "%s", tube);
+	p->us = calloc(IT_PROBE_MAX_CALLS, sizeof(*p->us));
+	assert_non_null(p->us);
+	atomic_init(&p->stop, false);
+	assert_int_equal(pthread_create(&p->thread, NULL, probe_main, p), 0);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct it_probe_result
+it_probe_stop(struct it_probe *p, const char *what)
+{
+	struct it_probe_result r = { 0 };
+
+	atomic_store(&p->stop, true);
+	pthread_join(p->thread, NULL);
+	r.calls = p->n;
+	r.errors = p->errors;
+	if (p->n > 0) {
+		qsort(p->us, p->n, sizeof(*p->us), cmp_u32);
+		r.p50_ms = p->us[p->n / 2] / 1000.0;
+		r.p99_ms = p->us[(p->n * 99) / 100] / 1000.0;
+		r.max_ms = p->us[p->n - 1] / 1000.0;
+	}
+	fprintf(stderr,
+	    "probe %s: %zu calls, %lu errors%s%s, p50 %.2f ms, p99 %.2f ms, "
+	    "max %.2f ms\n",
+	    what, r.calls, r.errors, r.errors ? " (first: " : "",
+	    r.errors ? p->first_error : "", r.p50_ms, r.p99_ms, r.max_ms);
+	if (r.errors)
+		fprintf(stderr, ")\n");
+	free(p->us);
+	p->us = NULL;
+	return r;
+}
+
+long
+it_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+long
+it_fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}

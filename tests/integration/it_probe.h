@@ -1,0 +1,54 @@
+/* it_probe - a healthy client beside an attack: a thread that puts, takes
+ * and acks one task at a time on its own tube and records how long each
+ * call took, so a test can say what the attack cost everybody else (its
+ * p99) and whether the server kept serving at all. And the server's
+ * resident memory, for the bound a test states.
+ *
+ * The probe's loop is bounded twice: it stops when it_probe_stop is
+ * called, and by itself after IT_PROBE_MAX_MS or IT_PROBE_MAX_CALLS. */
+#ifndef SLUICE_IT_PROBE_H
+#define SLUICE_IT_PROBE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum {
+	IT_PROBE_MAX_CALLS = 60000,
+	IT_PROBE_MAX_MS = 120000,
+	IT_PROBE_PAUSE_MS = 2, /* between two rounds: a client, not a load */
+};
+
+struct it_probe {
+	char url[256];
+	char tube[64];
+	pthread_t thread;
+	atomic_bool stop;
+	/* Written by the thread, read after it_probe_stop. */
+	uint32_t *us; /* each call's duration in microseconds */
+	size_t n;
+	unsigned long errors; /* calls that failed */
+	char first_error[256];
+};
+
+struct it_probe_result {
+	size_t calls;
+	unsigned long errors;
+	double p50_ms, p99_ms, max_ms;
+};
+
+/* Starts the probe against `url` on tube `tube` (asserted). */
+void it_probe_start(struct it_probe *p, const char *url, const char *tube);
+
+/* Stops it, joins the thread and sums up what it saw (printed to stderr
+ * with `what` as the line's name). */
+struct it_probe_result it_probe_stop(struct it_probe *p, const char *what);
+
+/* The resident set of process `pid` in KiB (VmRSS), -1 when unknown. */
+long it_rss_kb(pid_t pid);
+
+/* The process's open descriptors, -1 when unknown. */
+long it_fd_count(pid_t pid);
+
+#endif
