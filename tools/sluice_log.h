@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log/durable.h"
 #include "log/rec.h"
 #include "log/seg.h"
 #include "log/snap.h"
@@ -64,6 +65,8 @@ struct lt_problem {
 	                      * snapshot it starts from) */
 	bool fatal;          /* records recovery needs are gone: no repair
 	                      * can bring them back */
+	bool mark_only;      /* the log ends before the DURABLE mark: no
+	                      * bytes to cut, the records are gone */
 	char what[LT_WHAT_MAX];
 };
 
@@ -117,6 +120,7 @@ struct lt_dir {
 	uint64_t start;  /* the first LSN recovery replays */
 	uint64_t first_lsn, last_lsn; /* of the records present; 0: none */
 	uint64_t nrec;
+	struct durable_mark mark; /* DURABLE: what the log had synced */
 };
 
 /* One record in log order, for commands that look at every record. */
@@ -232,6 +236,7 @@ struct lt_plan {
 	uint64_t lost_first; /* records lost: LSNs lost_first..lost_last */
 	uint64_t lost_last;
 	uint64_t lost_n;
+	bool lower_mark; /* the DURABLE mark is above keep_last: lowered */
 };
 
 /* What repair would do to the checked directory. Returns 0, or -ENOMEM. */

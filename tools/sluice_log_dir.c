@@ -191,6 +191,8 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			d->snaps[d->nsnaps++].name_lsn = lsn;
 		} else if (strcmp(n, "LOCK") == 0) {
 			d->has_lock = true;
+		} else if (strcmp(n, DURABLE_NAME) == 0) {
+			/* what the log had synced (src/log/durable.h) */
 		} else if (strcmp(n, "EPOCHS") == 0) {
 			/* the epoch history (src/log/epochs.h) */
 		} else if (strcmp(n, "EPOCHS.tmp") == 0) {
@@ -559,6 +561,13 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 		    "segment header does not parse; valid records follow at "
 		    "offset %" PRIu64 " (LSN %" PRIu64 ")",
 		    b->end, b->lsn_after);
+	} else if (b->tail && !b->whole && b->damage != SEG_BAD_NONE) {
+		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		    "%" PRIu64 " bytes after LSN %" PRIu64
+		    " are not a record (%s) and are not what a torn write "
+		    "leaves: %s",
+		    b->end - b->off, b->lsn_before, why_text(b),
+		    seg_bad_str(b->damage));
 	} else if (walk_bad_is_torn(b)) {
 		p = problem(d, last ? LT_TORN : LT_DAMAGE, s->name, (int)i,
 		    "%" PRIu64 " bytes after LSN %" PRIu64
@@ -830,6 +839,64 @@ check_start(struct lt_dir *d)
 		    d->last_lsn, sn->name);
 }
 
+/* The DURABLE mark's rule (durable_judge, as logdir_scan_known applies
+ * it at start): a torn tail of the last segment at or below the mark, or
+ * after a clean stop, is damage; so is a log that ends before the mark. */
+static void
+check_durable(struct lt_dir *d)
+{
+	const char *judged = NULL;
+	struct lt_problem *p, *torn = NULL;
+	size_t last;
+
+	if (d->mark.lsn == 0 && !d->mark.clean)
+		return;
+	if (d->nsegs == 0) {
+		judged = durable_judge(&d->mark, false, 0);
+		if (judged != NULL) {
+			p = problem(d, LT_DAMAGE, DURABLE_NAME, -1,
+			    "no segment, but the log had synced up to LSN "
+			    "%" PRIu64 ": %s",
+			    d->mark.lsn, judged);
+			p->recovery = true;
+		}
+		return;
+	}
+	last = d->nsegs - 1;
+	for (size_t i = 0; i < d->nprobs; i++)
+		if (d->probs[i].seg == (int)last && d->probs[i].kind == LT_TORN)
+			torn = &d->probs[i];
+	if (torn != NULL) {
+		judged = durable_judge(&d->mark, true, torn->lsn_before);
+		if (judged != NULL) {
+			torn->kind = LT_DAMAGE;
+			torn->recovery = true;
+			snprintf(torn->what, sizeof(torn->what),
+			    "%" PRIu64 " bad bytes after LSN %" PRIu64
+			    " look like a torn write, but the log had synced "
+			    "up to LSN %" PRIu64 "%s: %s",
+			    torn->end - torn->off, torn->lsn_before,
+			    d->mark.lsn,
+			    d->mark.clean ? " and stopped cleanly" : "",
+			    judged);
+			return;
+		}
+	}
+	judged = durable_judge(&d->mark, false, d->last_lsn);
+	if (judged == NULL)
+		return;
+	p = problem(d, LT_DAMAGE, d->segs[last].name, (int)last,
+	    "the log ends at LSN %" PRIu64 " but had synced up to LSN %" PRIu64
+	    ": %s; LSNs %" PRIu64 "..%" PRIu64 " are gone",
+	    d->last_lsn, d->mark.lsn, judged, d->last_lsn + 1, d->mark.lsn);
+	p->has_off = true;
+	p->off = p->end = d->segs[last].w.end;
+	p->lsn_before = d->last_lsn;
+	p->lsn_after = d->mark.lsn + 1;
+	p->mark_only = true;
+	p->recovery = true;
+}
+
 /* Marks the problems that lie in what recovery reads. */
 static void
 mark_recovery(struct lt_dir *d)
@@ -839,6 +906,8 @@ mark_recovery(struct lt_dir *d)
 	for (size_t i = 0; i < d->nprobs; i++) {
 		struct lt_problem *p = &d->probs[i];
 
+		if (p->recovery)
+			continue; /* known already (the DURABLE mark's) */
 		if (p->seg < 0) {
 			/* A snapshot: only the one sluiced picks matters,
 			 * when its entries do not load. */
@@ -876,6 +945,12 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 			d->snap_used = (int)i;
 	}
 	d->start = d->snap_used >= 0 ? d->snaps[d->snap_used].info.lsn + 1 : 1;
+	rc = durable_read(d->path, &d->mark);
+	if (rc != 0) {
+		problem(d, LT_IOERR, DURABLE_NAME, -1, "cannot read: %s",
+		    strerror(-rc));
+		rc = 0;
+	}
 	lt_progress_start("checking segment", d->nsegs);
 	for (size_t i = 0; i < d->nsegs && rc == 0; i++) {
 		struct lt_seg *s = &d->segs[i];
@@ -895,6 +970,7 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 		return rc;
 	check_joins(d);
 	check_start(d);
+	check_durable(d);
 	mark_recovery(d);
 	for (size_t i = 0; i < d->nsnaps; i++) {
 		const struct lt_snap *s = &d->snaps[i];
@@ -919,6 +995,18 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 	if (d->nunknown > 0)
 		note(d, "%zu file(s) sluice does not know, such as '%s'",
 		    d->nunknown, d->unknown);
+	if (d->mark.lsn != 0 || d->mark.clean)
+		note(d,
+		    "DURABLE: the log had synced up to LSN %" PRIu64 "%s; a "
+		    "bad record at or below it is damage, not a torn write",
+		    d->mark.lsn,
+		    d->mark.clean ? ", and its writer stopped cleanly there"
+		                  : "");
+	else if (d->nsegs > 0)
+		note(d,
+		    "no DURABLE mark (a log written before sluiced kept one, "
+		    "or wiped): whether a torn tail held acknowledged records "
+		    "cannot be told from the files");
 	if (d->running)
 		note(d,
 		    "a sluiced is running on this directory (it holds the "

@@ -318,7 +318,7 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 	for (size_t i = 0; i < d->nprobs; i++) {
 		const struct lt_problem *q = &d->probs[i];
 
-		if (q->seg < 0 || q->kind == LT_TORN ||
+		if (q->seg < 0 || q->kind == LT_TORN || q->mark_only ||
 		    pos_cmp(prob_pos(q), startpos) >= 0)
 			continue;
 		if (P == NULL || pos_cmp(prob_pos(q), prob_pos(P)) > 0)
@@ -340,7 +340,7 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 	for (size_t i = 0; i < d->nprobs; i++) {
 		const struct lt_problem *q = &d->probs[i];
 
-		if (q->seg < 0 || fate[q->seg] != KEEP)
+		if (q->seg < 0 || fate[q->seg] != KEEP || q->mark_only)
 			continue;
 		if (q->kind != LT_TORN && pos_cmp(prob_pos(q), startpos) < 0)
 			continue;
@@ -453,6 +453,15 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 		    "the new segment takes its place in the log");
 	}
 out:
+	/* Records the log had synced that no file holds any more are lost
+	 * too (the DURABLE mark; repair lowers it to what it keeps). */
+	if (rc == 0 && d->mark.lsn > p->keep_last) {
+		if (d->mark.lsn > p->lost_last)
+			p->lost_last = d->mark.lsn;
+		if (p->lost_n == 0)
+			p->lost_first = p->keep_last + 1;
+		p->lower_mark = true;
+	}
 	/* Whatever lies past what is kept is lost, readable or not. */
 	if (rc == 0 && p->lost_n > 0)
 		p->lost_first = p->keep_last + 1;
@@ -822,6 +831,22 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 		close(lock);
 		return LT_EXIT_IO;
 	}
+	if (p->lower_mark) {
+		/* What the log keeps is all it has synced from now on. */
+		rc = durable_lower(d->path, p->keep_last);
+		if (rc != 0) {
+			fprintf(stderr,
+			    "sluice-log: cannot lower the DURABLE mark of %s: "
+			    "%s; nothing was changed\n",
+			    d->path, strerror(-rc));
+			close(lock);
+			return LT_EXIT_IO;
+		}
+		fprintf(out,
+		    "lowered the DURABLE mark from LSN %" PRIu64
+		    " to LSN %" PRIu64 ": the records after it are gone\n",
+		    d->mark.lsn, p->keep_last);
+	}
 	buf_init(&b);
 	for (size_t i = 0; i < p->n; i++) {
 		rc = do_act(d, &p->acts[i], lf);
@@ -974,12 +999,25 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		return;
 	}
 	if (damage + io == 0) {
+		if (d->mark.lsn != 0)
+			buf_printf(b,
+			    "verdict: a torn tail only: the last write before "
+			    "a crash, cut short, after LSN %" PRIu64
+			    ", the last the log had synced (its DURABLE "
+			    "mark): under --fsync always no record in it was "
+			    "acknowledged. ",
+			    d->mark.lsn);
+		else
+			buf_printf(b,
+			    "verdict: a torn tail only, by the segment's own "
+			    "rules (a prefix of the next record, then zeros). "
+			    "This directory has no DURABLE mark, so whether "
+			    "that record was acknowledged cannot be told from "
+			    "the files. ");
 		buf_printf(b,
-		    "verdict: a torn tail only: the last write before a stop, "
-		    "cut short. sluiced cuts it at start (and logs segment, "
-		    "offset and bytes); under --fsync always nothing it "
-		    "acknowledged is in it. `sluice-log repair %s` cuts it now "
-		    "and keeps a copy in lost+found.\n",
+		    "sluiced cuts it at start (and logs segment, offset and "
+		    "bytes). `sluice-log repair %s` cuts it now and keeps a "
+		    "copy in lost+found.\n",
 		    d->path);
 		return;
 	}
@@ -1178,7 +1216,7 @@ lt_cmd_repair(int argc, char **argv)
 		rc = LT_EXIT_DAMAGE;
 		goto out;
 	}
-	if (plan.n == 0) {
+	if (plan.n == 0 && !plan.lower_mark) {
 		buf_printf(&b, "%s: nothing to repair\n", d.path);
 		lt_flush(&b, stdout);
 		rc = LT_EXIT_OK;

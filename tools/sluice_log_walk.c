@@ -12,7 +12,10 @@
  *	    lower):
  *	      found   -> bad stretch [X, Y), and the walk goes on at Y
  *	      none    -> a tail [X, last non-zero byte], the walk ends
- *	                 (nothing non-zero: the clean end)
+ *	                 (nothing non-zero: the clean end); a torn write
+ *	                 only when seg_tail_rule says its bytes may be one
+ *	  and at the end, a file shorter than its header's size is a
+ *	  damaged tail wherever its records end (segments are preallocated)
  *
  * A header that does not parse is a bad stretch from 0: followed by a
  * record that could be this segment's (any lsn when the name is unknown),
@@ -188,6 +191,19 @@ walk_seg(const uint8_t *p, size_t size, uint64_t name_lsn,
 		if (t.nz_end > off) {
 			b.tail = true;
 			b.end = t.nz_end;
+			if (!b.whole)
+				b.damage = seg_tail_rule(p + off, size - off,
+				    t.nz_end - off, expect, epoch);
+		}
+		if (res.hdr_ok && size < res.hdr.size && !b.whole &&
+		    b.damage == SEG_BAD_NONE) {
+			/* Cut by something other than the writer. */
+			b.tail = true;
+			b.damage = SEG_BAD_SHORT;
+			if (b.end < off)
+				b.end = off;
+		}
+		if (b.tail) {
 			rc = report(ops, arg, &res, &b);
 			if (rc != 0)
 				return rc;

@@ -35,6 +35,9 @@ struct walk_bad {
 	bool tail;           /* nothing that could follow comes after it */
 	bool whole;          /* the record at `off` is whole and checksummed
 	                      * but out of sequence: never a torn write */
+	enum seg_bad damage; /* a tail: why it is not a torn write
+	                      * (seg_tail_rule, or a file shorter than its
+	                      * size); SEG_BAD_NONE when it may be one */
 	uint64_t lsn_before; /* the last valid LSN before it (first - 1 when
 	                      * none) */
 	uint64_t lsn_after;  /* the LSN of the record at `end`; 0 for a tail */
@@ -46,7 +49,7 @@ struct walk_bad {
 static inline bool
 walk_bad_is_torn(const struct walk_bad *b)
 {
-	return b->tail && !b->whole;
+	return b->tail && !b->whole && b->damage == SEG_BAD_NONE;
 }
 
 struct walk_ops {

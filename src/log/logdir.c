@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log/durable.h"
 #include "log/logdir.h"
 #include "log/seg.h"
 #include "sluice.h"
@@ -110,13 +111,11 @@ corrupt(struct logdir_end *end, const char *path, uint64_t off, uint64_t lsn,
 static const char *
 corrupt_what(const struct seg_scan *s)
 {
-	if (s->bad_off == 0)
-		return "segment header does not parse, records follow it";
-	if (s->why == REC_WHY_LSN)
+	if (s->bad == SEG_BAD_SEQUENCE && s->why == REC_WHY_LSN)
 		return "record LSN out of sequence";
-	if (s->why == REC_WHY_EPOCH)
+	if (s->bad == SEG_BAD_SEQUENCE && s->why == REC_WHY_EPOCH)
 		return "record epoch lower than the one before";
-	return "bad record followed by a valid one";
+	return seg_bad_str(s->bad);
 }
 
 /* The caller's visitor, wrapped so that a value it returns to stop the
@@ -154,7 +153,17 @@ int
 logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
     rec_visit_fn *visit, void *arg, struct logdir_end *end)
 {
+	return logdir_scan_known(dir, from_lsn, flags, NULL, visit, arg, end);
+}
+
+int
+logdir_scan_known(const char *dir, uint64_t from_lsn, unsigned flags,
+    const struct durable_mark *known, rec_visit_fn *visit, void *arg,
+    struct logdir_end *end)
+{
+	static const struct durable_mark none;
 	struct visit_ctx vc = { visit, arg, 0 };
+	const char *judged;
 	struct logdir ld;
 	struct logdir_end e;
 	uint64_t prev_last = 0, prev_epoch = 0;
@@ -163,6 +172,8 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 	int rc;
 
 	memset(&e, 0, sizeof(e));
+	if (known == NULL)
+		known = &none;
 	rc = logdir_list(dir, &ld);
 	if (rc != 0) {
 		log_err("log", "cannot list the log dir=%s error=\"%s\"", dir,
@@ -194,8 +205,9 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 		rc = seg_path(path, sizeof(path), dir, ld.first[i]);
 		if (rc != 0)
 			goto out;
-		rc = seg_scan(path, from_lsn,
-		    last && (flags & LOGDIR_CUT) ? SEG_SCAN_CUT : 0,
+		/* The last segment's torn tail is cut below, once the
+		 * durable mark allows it. */
+		rc = seg_scan(path, from_lsn, 0,
 		    visit != NULL ? visit_wrap : NULL, &vc, &s);
 		if (vc.rc != 0)
 			goto out; /* the visitor stopped the scan */
@@ -227,7 +239,15 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 				*end = e;
 				goto out;
 			}
-			/* A creation cut short: the log ends before it. */
+			/* A creation cut short: the log ends before it,
+			 * unless the log had synced records in it. */
+			judged = durable_judge(known, true, ld.first[i] - 1);
+			if (judged != NULL) {
+				rc = corrupt(
+				    &e, path, 0, ld.first[i] - 1, judged);
+				*end = e;
+				goto out;
+			}
 			log_warn("log",
 			    "segment header torn, no record in it (a segment "
 			    "created as the node stopped) segment=%s "
@@ -308,6 +328,24 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 			goto out;
 		}
 		if (s.torn) {
+			judged = durable_judge(known, true, s.last_lsn);
+			if (judged != NULL) {
+				rc = corrupt(
+				    &e, path, s.end, s.last_lsn, judged);
+				*end = e;
+				goto out;
+			}
+			if (flags & LOGDIR_CUT) {
+				rc = seg_cut(path, s.end, s.torn_bytes);
+				if (rc != 0) {
+					log_err("log",
+					    "cannot cut a torn tail "
+					    "segment=%s error=\"%s\"",
+					    path, sluice_strerror(rc));
+					goto out;
+				}
+				s.cut = true;
+			}
 			e.torn = true;
 			e.torn_off = s.end;
 			e.torn_bytes = s.torn_bytes;
@@ -330,6 +368,19 @@ logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
 		e.nrec += s.nrec;
 	}
 done:
+	judged = durable_judge(known, false, e.last_lsn);
+	if (judged != NULL) {
+		char path[LOGDIR_PATH_MAX];
+
+		if (ld.n == 0 ||
+		    seg_path(path, sizeof(path), dir,
+		        e.seg_first_lsn ? e.seg_first_lsn
+		                        : ld.first[ld.n - 1]) != 0)
+			snprintf(path, sizeof(path), "%s", dir);
+		rc = corrupt(&e, path, e.offset, e.last_lsn, judged);
+		*end = e;
+		goto out;
+	}
 	*end = e;
 	rc = 0;
 out:
@@ -395,6 +446,11 @@ logdir_truncate(const char *dir, uint64_t last_lsn)
 		rc = -ENOENT;
 		goto out;
 	}
+	/* The records cut were synced: the mark drops first, so a crash
+	 * half-way never reads as damage. */
+	rc = durable_lower(dir, last_lsn);
+	if (rc != 0)
+		goto out;
 	for (size_t i = 0; i < ld.n; i++)
 		if (ld.first[i] <= last_lsn + 1)
 			k = i;

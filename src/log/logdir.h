@@ -81,12 +81,23 @@ enum {
 int logdir_scan(const char *dir, uint64_t from_lsn, unsigned flags,
     rec_visit_fn *visit, void *arg, struct logdir_end *end);
 
+struct durable_mark;
+
+/* logdir_scan, knowing what the log had synced (durable.h; NULL: nothing
+ * known). The last segment's torn tail is damage (SLUICE_ECORRUPT, not
+ * cut) when durable_judge says so, and so is a log that ends before the
+ * mark. logdir_scan() is this with NULL. */
+int logdir_scan_known(const char *dir, uint64_t from_lsn, unsigned flags,
+    const struct durable_mark *known, rec_visit_fn *visit, void *arg,
+    struct logdir_end *end);
+
 /* Drops every record after `last_lsn`: segments that start after it are
  * removed (newest first), the one holding it is zeroed after it, and the
  * directory is synced. For an old leader cutting what it wrote after a
  * fork, and for `sluice-log repair` (cut at corruption). The log must be
- * valid up to last_lsn. Returns 0, SLUICE_ECORRUPT, -ENOENT (last_lsn is
- * below the first segment present), -errno. Offline: no writer open. */
+ * valid up to last_lsn. The DURABLE mark drops to last_lsn first. Returns 0,
+ * SLUICE_ECORRUPT, -ENOENT (last_lsn is below the first segment present),
+ * -errno. Offline: no writer open. */
 int logdir_truncate(const char *dir, uint64_t last_lsn);
 
 /* A forward reader over a live log (replication): yields records from an

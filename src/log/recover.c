@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log/durable.h"
 #include "log/recover.h"
 #include "log/seg.h"
 #include "sluice.h"
@@ -247,11 +248,22 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 			return rc;
 	}
 
+	/* What the log had synced decides whether a bad tail may be cut
+	 * (durable.h). */
+	rc = durable_read(dir, &out->durable);
+	if (rc != 0) {
+		log_err("recover",
+		    "cannot read the durable mark dir=%s error=\"%s\"", dir,
+		    sluice_strerror(rc));
+		return rc;
+	}
+
 	/* Test builds only: a test holds recovery open here. */
 	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
 	from = snap_lsn + 1;
-	rc = logdir_scan(dir, from, (flags & RECOVER_CUT) ? LOGDIR_CUT : 0,
-	    tail_visit, &t, &out->end);
+	rc =
+	    logdir_scan_known(dir, from, (flags & RECOVER_CUT) ? LOGDIR_CUT : 0,
+	        &out->durable, tail_visit, &t, &out->end);
 	if (rc == RECOVER_STOP_) {
 		rc = 0;
 	} else if (rc == -ENOENT) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "log/durable.h"
 #include "log/logdir.h"
 #include "log/rec.h"
 #include "log/snap.h"
@@ -50,6 +51,7 @@ struct recover_result {
 	                         * the snapshot's */
 	uint64_t epoch;         /* the state's epoch */
 	int64_t elapsed_ms;
+	struct durable_mark durable; /* what the log had synced (DURABLE) */
 };
 
 /* Rebuilds state from `dir`: the newest snapshot that passes its check

@@ -28,10 +28,19 @@
  * whole, checksummed record with the wrong number.
  *
  *	- nothing but zeros after X: the clean end of the data;
- *	- non-zero bytes but no such record: a torn tail, cut by zeroing
+ *	- such a record at Y > X: corruption at X (SLUICE_ECORRUPT);
+ *	- non-zero bytes but no such record: a torn tail only when they are
+ *	  what an interrupted write leaves (seg_tail_rule: a prefix of the
+ *	  next record, its header that of the record expected, zeros past
+ *	  its length), else corruption. A torn tail is cut by zeroing
  *	  X .. the last non-zero byte, then fdatasync (the space stays
- *	  allocated and the file keeps its size);
- *	- such a record at Y > X: corruption at X (SLUICE_ECORRUPT). */
+ *	  allocated and the file keeps its size).
+ *
+ * Segments are preallocated: a file shorter than the size its header
+ * gives was cut by something other than the writer, which is damage
+ * wherever its records end. Whether a torn tail that passes these rules
+ * may really be cut depends on what the log had synced: that is the
+ * directory's business (logdir.c, durable.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -409,6 +418,57 @@ seg_reader_next(struct seg_reader *r, struct rec_view *out)
  * Scan
  * ------------------------------------------------------------------- */
 
+const char *
+seg_bad_str(enum seg_bad b)
+{
+	switch (b) {
+	case SEG_BAD_NONE:
+		return "a torn write";
+	case SEG_BAD_FOLLOWED:
+		return "bad record followed by a valid one";
+	case SEG_BAD_SEQUENCE:
+		return "a whole record out of sequence (wrong LSN or a lower "
+		       "epoch)";
+	case SEG_BAD_AFTER:
+		return "bad record followed by non-zero bytes past its length "
+		       "(a torn write leaves zeros there)";
+	case SEG_BAD_HEADER:
+		return "bad record whose header is not the next record's (a "
+		       "torn write leaves a prefix of the next record)";
+	case SEG_BAD_SHORT:
+		return "segment file shorter than its preallocated size (cut "
+		       "by something other than the writer)";
+	case SEG_BAD_HDR:
+		return "segment header does not parse, records follow it";
+	}
+	return "?";
+}
+
+enum seg_bad
+seg_tail_rule(const uint8_t *at, size_t avail, uint64_t nz, uint64_t expect_lsn,
+    uint64_t epoch)
+{
+	uint8_t p[REC_HDR_SIZE] = { 0 }; /* bytes past the file read as 0 */
+	uint32_t len;
+
+	memcpy(p, at, avail < sizeof(p) ? avail : sizeof(p));
+	if (nz <= 4)
+		return SEG_BAD_NONE; /* nothing, or part of the length */
+	len = le_load_u32(p);
+	if (len < REC_HDR_SIZE || len > REC_MAX_LEN)
+		return SEG_BAD_HEADER;
+	if (nz > (((uint64_t)len + 7) & ~(uint64_t)7))
+		return SEG_BAD_AFTER;
+	if (nz > 8 &&
+	    (le_load_u16(p + 4) == 0 || p[6] != REC_VERSION || p[7] != 0))
+		return SEG_BAD_HEADER;
+	if (nz > 16 && le_load_u64(p + 8) != expect_lsn)
+		return SEG_BAD_HEADER;
+	if (nz > 24 && le_load_u64(p + 16) < epoch)
+		return SEG_BAD_HEADER;
+	return SEG_BAD_NONE;
+}
+
 /* What lies after a bad record at `start`. */
 struct tail {
 	uint64_t valid_off; /* a record that could follow; 0 if none */
@@ -514,6 +574,7 @@ scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
 		if (t.valid_off != 0) {
 			s.bad_off = 0;
 			s.good_off = t.valid_off;
+			s.bad = SEG_BAD_HDR;
 			*out = s;
 			return SLUICE_ECORRUPT;
 		}
@@ -542,6 +603,7 @@ scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
 	s.why = v.why;
 	if (v.why == REC_WHY_LSN || v.why == REC_WHY_EPOCH) {
 		s.bad_off = s.good_off = r->off;
+		s.bad = SEG_BAD_SEQUENCE;
 		*out = s;
 		return SLUICE_ECORRUPT;
 	}
@@ -551,14 +613,31 @@ scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
 	if (t.valid_off != 0) {
 		s.bad_off = r->off;
 		s.good_off = t.valid_off;
+		s.bad = SEG_BAD_FOLLOWED;
 		*out = s;
 		return SLUICE_ECORRUPT;
 	}
 	if (t.nz_end > s.end) {
-		s.torn = true;
+		const uint8_t *p;
+		size_t got;
+
+		rc = peek(r, s.end, REC_HDR_SIZE, &p, &got);
+		if (rc != 0)
+			return rc;
+		s.bad = seg_tail_rule(
+		    p, got, t.nz_end - s.end, r->next_lsn, r->epoch);
+		s.torn = s.bad == SEG_BAD_NONE;
 		s.torn_bytes = t.nz_end - s.end;
 	} else {
 		s.why = REC_WHY_NONE;
+	}
+	if (s.bad == SEG_BAD_NONE && r->size < r->hdr.size)
+		s.bad = SEG_BAD_SHORT;
+	if (s.bad != SEG_BAD_NONE) {
+		s.torn = false;
+		s.bad_off = s.good_off = s.end;
+		*out = s;
+		return SLUICE_ECORRUPT;
 	}
 	if (s.torn && (flags & SEG_SCAN_CUT) && r->mem == NULL) {
 		rc = seg_cut(r->path, s.end, s.torn_bytes);

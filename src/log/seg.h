@@ -7,8 +7,10 @@
  * The reader checks every record with rec_decode() and the sequence rules:
  * the first record carries the header's first_lsn, each next one lsn + 1,
  * and epochs never go down. When a record fails, every later 8-byte
- * aligned offset is tried: nothing valid there means a torn tail (a write
- * the crash interrupted); a valid record means corruption. */
+ * aligned offset is tried: a valid record means corruption. Otherwise the
+ * bytes must look like what an interrupted write leaves (seg_tail_rule):
+ * a prefix of the next record, zeros after it, in a file of its full
+ * preallocated size; anything else is damage too. */
 #ifndef SLUICE_LOG_SEG_H
 #define SLUICE_LOG_SEG_H
 
@@ -118,6 +120,34 @@ enum {
 	SEG_SCAN_CUT = 1 << 0, /* zero a torn tail and fdatasync */
 };
 
+/* Why the bytes at a bad record are damage rather than a torn write. */
+enum seg_bad {
+	SEG_BAD_NONE = 0, /* not damage: the clean end, or a torn write */
+	SEG_BAD_FOLLOWED, /* a record that could follow comes after it */
+	SEG_BAD_SEQUENCE, /* a whole record with the wrong LSN or epoch */
+	SEG_BAD_AFTER,    /* non-zero bytes past the bad record's length */
+	SEG_BAD_HEADER,   /* its header is not the next record's */
+	SEG_BAD_SHORT,    /* the file is shorter than its header's size */
+	SEG_BAD_HDR,      /* the segment header does not parse, records
+	                   * follow it */
+};
+
+/* A text for `b`, for messages. */
+const char *seg_bad_str(enum seg_bad b);
+
+/* The torn-write rule. A write interrupted by a crash leaves a prefix of
+ * what it wrote; segments are preallocated with zeros, so at the first bad
+ * record X the bytes from X to the end of the file must be a prefix of the
+ * next record followed by zeros only. `at` holds the bytes at X (`avail`
+ * of them, at least min(nz, REC_HDR_SIZE)); the non-zero ones end at
+ * X + `nz`. Whatever part of the record's header is present must be that
+ * of the record expected (`expect_lsn`, an epoch >= `epoch`, a length in
+ * range, this version) and nothing non-zero may lie past its length.
+ * Returns SEG_BAD_NONE when the bytes may be a torn write (or are all
+ * zeros), else why not. Pure. */
+enum seg_bad seg_tail_rule(const uint8_t *at, size_t avail, uint64_t nz,
+    uint64_t expect_lsn, uint64_t epoch);
+
 /* What seg_scan() found. */
 struct seg_scan {
 	struct seg_hdr hdr;  /* valid unless hdr_bad */
@@ -133,15 +163,19 @@ struct seg_scan {
 	enum rec_why why;    /* why the record at `end` failed, or NONE */
 	bool cut;            /* the torn bytes were zeroed and synced */
 	uint64_t bad_off;    /* SLUICE_ECORRUPT: the first bad record */
-	uint64_t good_off;   /* SLUICE_ECORRUPT: a valid record after it */
+	uint64_t good_off;   /* SLUICE_ECORRUPT: a valid record after it
+	                      * (SEG_BAD_FOLLOWED), else bad_off */
+	enum seg_bad bad;    /* SLUICE_ECORRUPT: why it is not torn */
 };
 
 /* Visits, in order, every record of `path` whose lsn >= `from_lsn`, and
  * checks all of them. Returns 0; a non-zero value returned by `visit`;
  * -errno on I/O failure; SLUICE_ECORRUPT when a bad record (or a bad
- * header) is followed by a valid record. `*out` is written on success and
- * on SLUICE_ECORRUPT (it then says where: bad_off, good_off, last_lsn).
- * With SEG_SCAN_CUT a torn tail is zeroed (seg_cut). Does not log. */
+ * header) is followed by a valid record, or its bytes are not what a torn
+ * write leaves (seg_tail_rule), or the file is shorter than its size. `*out` is
+ * written on success and on SLUICE_ECORRUPT (it then says where: bad_off,
+ * good_off, last_lsn). With SEG_SCAN_CUT a torn tail is zeroed (seg_cut). Does
+ * not log. */
 int seg_scan(const char *path, uint64_t from_lsn, unsigned flags,
     rec_visit_fn *visit, void *arg, struct seg_scan *out);
 

@@ -44,6 +44,12 @@
  * directory, before the first write to a new segment: whatever the
  * policy, a segment that exists by name follows a complete one.
  *
+ * The durable mark (durable.h). After each completion that moved the
+ * synced LSN, it is written to the file DURABLE (a 64-byte pwrite, no
+ * fsync: it names only what is synced already), and at a clean close,
+ * with the CLEAN flag, synced. A start reads it to tell a torn write of
+ * unacknowledged records from damage to acknowledged ones.
+ *
  * Failure. Any failed write, fdatasync, rename or directory fsync poisons
  * the writer: logged once with path, offset and LSNs; the durable LSN
  * never moves again; appends fail with SLUICE_ELOG. An fdatasync is never
@@ -73,6 +79,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log/durable.h"
 #include "log/ring.h"
 #include "log/seg.h"
 #include "log/wal.h"
@@ -222,6 +229,7 @@ struct wal {
 	uint64_t written_lsn;
 	uint64_t synced_lsn;
 	uint64_t durable_lsn;
+	struct durable mark; /* DURABLE: the synced LSN, for a later start */
 	bool poisoned;
 	bool retry_logged; /* a refused WAL_RETRY was logged */
 
@@ -764,6 +772,25 @@ arm_timer(struct wal *w)
  * Completions
  * ------------------------------------------------------------------- */
 
+/* Writes the synced LSN to DURABLE when it moved. A failed write is
+ * logged once and costs only knowledge (durable.h). */
+static void
+mark_synced(struct wal *w)
+{
+	int rc;
+
+	if (w->poisoned || w->synced_lsn <= w->mark.lsn || w->mark.fd < 0)
+		return;
+	rc = durable_note(&w->mark, w->synced_lsn, false, false);
+	if (rc != 0 && !w->mark.failed) {
+		w->mark.failed = true;
+		log_warn("wal",
+		    "cannot write the durable mark dir=%s error=\"%s\"; a "
+		    "start after a crash knows less of what was synced",
+		    w->dir, sluice_strerror(rc));
+	}
+}
+
 static void
 batch_done(struct wal *w, struct wal_batch *b)
 {
@@ -799,6 +826,7 @@ batch_done(struct wal *w, struct wal_batch *b)
 	if (w->cfg.fsync == WAL_FSYNC_ALWAYS)
 		w->synced_lsn = w->written_lsn;
 	w->durable_lsn = w->written_lsn;
+	mark_synced(w);
 	if (w->wseg != b->seg) {
 		seg_unref(w->wseg);
 		w->wseg = seg_ref(b->seg);
@@ -823,6 +851,7 @@ sync_done(struct wal *w)
 		hist_add(w, clock_mono_ns() - c->start_ns);
 		if (w->sync.lsn > w->synced_lsn)
 			w->synced_lsn = w->sync.lsn;
+		mark_synced(w);
 		if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
 			arm_timer(w);
 	}
@@ -1012,6 +1041,7 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		return -ENOMEM;
 	w->cfg = *cfg;
 	w->dirfd = -1;
+	w->mark.fd = -1;
 	rc = check_config(&w->cfg, end);
 	if (rc != 0)
 		goto fail;
@@ -1059,6 +1089,14 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		goto fail;
 	}
 	w->written_lsn = w->synced_lsn = w->durable_lsn = w->next_lsn - 1;
+	/* Not clean from here on: synced before the first record. */
+	rc = durable_open(&w->mark, w->dir, w->synced_lsn);
+	if (rc != 0) {
+		log_err("wal",
+		    "cannot write the durable mark dir=%s error=\"%s\"", w->dir,
+		    sluice_strerror(rc));
+		goto fail;
+	}
 	w->wseg = seg_ref(w->cur);
 	rc = logdir_list(w->dir, &ld);
 	if (rc != 0)
@@ -1079,6 +1117,7 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 	return 0;
 
 fail:
+	durable_close(&w->mark);
 	seg_unref(w->wseg);
 	seg_unref(w->cur);
 	ring_close(&w->ring);
@@ -1627,6 +1666,17 @@ wal_close(struct wal *w)
 	}
 	if (rc == 0 && w->poisoned)
 		rc = SLUICE_ELOG;
+	if (rc == 0 && w->mark.fd >= 0) {
+		/* A clean stop: everything is synced, and says so. */
+		int mrc = durable_note(&w->mark, w->synced_lsn, true, true);
+
+		if (mrc != 0)
+			log_warn("wal",
+			    "cannot write the durable mark at close dir=%s "
+			    "error=\"%s\"",
+			    w->dir, sluice_strerror(mrc));
+	}
+	durable_close(&w->mark);
 	alloc_stop(w);
 	ring_close(&w->ring);
 	if (w->fill != NULL)

@@ -26,6 +26,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "log/durable.h"
 #include "log/logdir.h"
 #include "log/rec.h"
 #include "log/snap.h"
@@ -470,6 +471,7 @@ wipe(struct core *c)
 				unlink(path);
 	free(lsns);
 	epochs_set(&c->epochs, NULL, 0);
+	durable_remove(c->cfg->data_dir);
 	fs_sync_dir(c->cfg->data_dir);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "log/durable.h"
 #include "log/snap.h"
 #include "queue/queue.h"
 #include "sluice_log_walk.h"
@@ -174,6 +175,18 @@ tl_close(struct tl_log *l)
 	assert_int_equal(wal_close(l->w), 0);
 	queue_delete(l->q);
 	buf_free(&l->body);
+}
+
+/* The DURABLE mark as a writer killed before it synced past `lsn` leaves
+ * it: the records after it were never acknowledged under --fsync always,
+ * so a torn write of them may be cut. */
+static inline void
+tl_crashed(const char *dir, uint64_t lsn)
+{
+	struct durable m;
+
+	assert_int_equal(durable_open(&m, dir, lsn), 0);
+	durable_close(&m);
 }
 
 /* A log of `n` puts (payload "task N", tubes a and b in turn) with some

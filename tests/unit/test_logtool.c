@@ -168,6 +168,7 @@ test_a_tail_torn_at_every_offset_is_a_torn_tail(void **state)
 		size = le_load_u32(len);
 	}
 	lsn = recs->lsn[recs->n - 1];
+	tl_crashed(base, lsn - 1); /* the last record was never synced */
 	snprintf(work, sizeof(work), "%s", t_path(d, "work"));
 	orig = malloc(size);
 	assert_non_null(orig);
@@ -986,6 +987,7 @@ test_sluiced_cuts_a_torn_tail_and_says_where(void **state)
 	tl_recs(seg, recs);
 	off = recs->off[recs->n - 1];
 	t_zero(seg, off + 20, (size_t)(recs->size[recs->n - 1] - 20));
+	tl_crashed(data, recs->lsn[recs->n - 1] - 1); /* never synced */
 	t_srv_init(&s, d->path, "data");
 	assert_int_equal(t_srv_start(&s), 0);
 	assert_true(WIFEXITED(t_srv_stop(&s, SIGTERM)));

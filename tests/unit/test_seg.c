@@ -154,26 +154,24 @@ test_seg_scan_stops_when_visitor_says(void **state)
 	assert_int_equal(seg_scan(path, 0, 0, stop_at_five, NULL, &s), 1234);
 }
 
-/* A file cut inside its last record is a torn tail: reported with its
- * offset and size, zeroed on request, and clean afterwards. */
+/* A file whose last record was cut short (a prefix of it, zeros after)
+ * is a torn tail: reported with its offset and size, zeroed on request,
+ * and clean afterwards. */
 static void
 test_seg_scan_cuts_torn_tail(void **state)
 {
 	uint64_t offs[11];
 	struct seg_scan s;
 	const char *path;
-	uint8_t junk[7] = { 1, 2, 3, 4, 5, 6, 7 };
 
 	path = t_seg_file(((struct t_dir *)*state)->path, 1, 1, SIZE, 10, offs);
-	/* Half of record 10 is lost; the other half is garbage after it. */
+	/* Only the first 20 bytes of record 10 made it. */
 	t_zero(path, offs[9] + 20, offs[10] - offs[9] - 20);
-	t_poke(path, offs[10] + 100, junk, sizeof(junk));
 	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), 0);
 	assert_true(s.torn);
 	assert_true(s.last_lsn == 9);
 	assert_true(s.end == offs[9]);
-	assert_true(s.torn_bytes == offs[10] + 107 - offs[9]);
-	assert_int_equal(s.why, REC_WHY_CHECKSUM);
+	assert_true(s.torn_bytes > 16 && s.torn_bytes <= 20);
 	assert_false(s.cut);
 	assert_int_equal(t_file_size(path), SIZE);
 
@@ -186,10 +184,47 @@ test_seg_scan_cuts_torn_tail(void **state)
 	assert_true(s.last_lsn == 9 && s.end == offs[9]);
 }
 
-/* A file truncated in the middle of a record (no preallocated space) is
- * torn the same way. */
+/* Bytes after a cut-short record, past its length: a write interrupted
+ * leaves zeros there (segments are preallocated with zeros), so this is
+ * damage at that record, and nothing is cut. */
 static void
-test_seg_scan_truncated_file_is_torn(void **state)
+test_seg_scan_garbage_after_a_torn_record_is_damage(void **state)
+{
+	uint64_t offs[11];
+	struct seg_scan s;
+	const char *path;
+	uint8_t junk[7] = { 1, 2, 3, 4, 5, 6, 7 };
+
+	path = t_seg_file(((struct t_dir *)*state)->path, 1, 1, SIZE, 10, offs);
+	t_zero(path, offs[9] + 20, offs[10] - offs[9] - 20);
+	t_poke(path, offs[10] + 100, junk, sizeof(junk));
+	assert_int_equal(
+	    seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), SLUICE_ECORRUPT);
+	assert_int_equal(s.bad, SEG_BAD_AFTER);
+	assert_true(s.bad_off == offs[9] && s.last_lsn == 9);
+	assert_false(s.cut);
+	/* Zeros where the record should start, bytes after: the same. */
+	t_zero(path, offs[9], 20);
+	assert_int_equal(
+	    seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), SLUICE_ECORRUPT);
+	assert_true(s.bad_off == offs[9]);
+	/* A prefix whose LSN is not the next one: damage. */
+	t_zero(path, offs[10] + 100, sizeof(junk));
+	{
+		uint8_t hdr[24];
+
+		t_peek(path, offs[8], hdr, sizeof(hdr));
+		t_poke(path, offs[9], hdr, sizeof(hdr)); /* LSN 9 again */
+	}
+	assert_int_equal(
+	    seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), SLUICE_ECORRUPT);
+	assert_int_equal(s.bad, SEG_BAD_HEADER);
+}
+
+/* A segment file shorter than its preallocated size was cut by something
+ * other than the writer: damage, wherever its records end. */
+static void
+test_seg_scan_truncated_file_is_damage(void **state)
 {
 	uint64_t offs[6];
 	struct seg_scan s;
@@ -197,13 +232,18 @@ test_seg_scan_truncated_file_is_torn(void **state)
 
 	path = t_seg_file(((struct t_dir *)*state)->path, 1, 1, SIZE, 5, offs);
 	assert_int_equal(truncate(path, (off_t)offs[4] + 7), 0);
-	assert_int_equal(seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), 0);
-	assert_true(s.torn && s.cut);
+	assert_int_equal(
+	    seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), SLUICE_ECORRUPT);
+	assert_int_equal(s.bad, SEG_BAD_SHORT);
 	assert_true(s.last_lsn == 4);
-	assert_true(s.end == offs[4]);
-	assert_true(s.torn_bytes == 7);
-	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), 0);
-	assert_false(s.torn);
+	assert_true(s.bad_off == offs[4]);
+	assert_int_equal(t_file_size(path), offs[4] + 7); /* not touched */
+	/* At a record boundary too. */
+	assert_int_equal(truncate(path, (off_t)offs[3]), 0);
+	assert_int_equal(
+	    seg_scan(path, 0, SEG_SCAN_CUT, NULL, NULL, &s), SLUICE_ECORRUPT);
+	assert_int_equal(s.bad, SEG_BAD_SHORT);
+	assert_true(s.last_lsn == 3);
 }
 
 /* A flipped byte in a record followed by valid ones is corruption, named
@@ -404,7 +444,8 @@ main(void)
 		T(test_seg_scan_of_empty_segment),
 		T(test_seg_scan_stops_when_visitor_says),
 		T(test_seg_scan_cuts_torn_tail),
-		T(test_seg_scan_truncated_file_is_torn),
+		T(test_seg_scan_garbage_after_a_torn_record_is_damage),
+		T(test_seg_scan_truncated_file_is_damage),
 		T(test_seg_scan_flipped_byte_in_middle_is_corruption),
 		T(test_seg_scan_damaged_length_is_corruption),
 		T(test_seg_scan_sequence_breaks_are_corruption),

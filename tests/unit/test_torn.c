@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log/durable.h"
 #include "log/logdir.h"
 #include "log/seg.h"
 #include "log/wal.h"
@@ -220,10 +221,12 @@ test_torn_cut_at_every_offset_with_zeros_after(void **state)
 	saved_free(&s);
 }
 
-/* Every cut inside the last records, garbage after it (a write torn in
- * the middle of a sector of old data). */
+/* Every cut inside the last records, garbage after it: not what an
+ * interrupted write leaves in a preallocated, zero-filled segment (the
+ * garbage runs past the length of the record it starts in), so it is
+ * damage, at the start of that record, and nothing is cut. */
 static void
-test_torn_cut_at_every_offset_with_garbage_after(void **state)
+test_torn_cut_at_every_offset_with_garbage_after_is_damage(void **state)
 {
 	const char *dir = ((struct t_dir *)*state)->path;
 	uint64_t seed = t_seed(0x5eed);
@@ -251,28 +254,34 @@ test_torn_cut_at_every_offset_with_garbage_after(void **state)
 		expect_after_cut(&s, x, &last, &torn_off, &torn);
 		assert_int_equal(
 		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
-		    0);
-		assert_true(end.last_lsn == last);
-		assert_true(end.torn && end.cut);
-		/* Garbage in a record's padding leaves it whole (padding
-		 * is not checksummed); anywhere else it ends the log at the
-		 * start of that record. */
-		assert_true(end.torn_off == torn_off);
-		assert_true(end.torn_off == end.offset);
-		assert_true(end.torn_off + end.torn_bytes == x + n);
-		check_continues(dir, last);
+		    SLUICE_ECORRUPT);
+		assert_string_equal(end.bad_path, s.last);
+		assert_true(end.bad_off == torn_off);
+		assert_true(end.bad_lsn == last);
+		/* Nothing was cut: the same verdict again. */
+		want = 1;
+		assert_int_equal(
+		    logdir_scan(dir, 0, 0, t_visit_seq, &want, &end),
+		    SLUICE_ECORRUPT);
+		assert_true(end.bad_off == torn_off);
 	}
 	saved_free(&s);
 }
 
-/* A flipped bit in any checksummed byte of the last record: torn there,
- * the record before is the end. */
+/* A flipped bit in any checksummed byte of the last record. The writer
+ * stopped cleanly and its DURABLE mark says so: always damage at that
+ * record, never cut. Without the mark (a log from before it), the
+ * segment's own rules decide: a flip in the header's version, flags or
+ * LSN, a lower epoch or a shorter length is not what a torn write leaves
+ * (damage); elsewhere it reads as a torn write and is cut there. */
 static void
 test_torn_flipped_byte_in_last_record(void **state)
 {
 	const char *dir = ((struct t_dir *)*state)->path;
+	struct durable_mark mark;
 	uint64_t at, len;
 	struct saved s;
+	int cut = 0, refused = 0;
 
 	write_log(dir, &s);
 	at = s.offs[LAST - 1];
@@ -280,17 +289,75 @@ test_torn_flipped_byte_in_last_record(void **state)
 	for (uint64_t i = 0; i < len; i++) {
 		struct logdir_end end;
 		uint64_t want = 1;
+		int rc;
 
 		restore(dir, &s);
 		t_flip(s.last, at + i, (uint8_t)(1u << (i % 8)));
-		assert_int_equal(
-		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
-		    0);
-		assert_true(end.last_lsn == RECORDS - 1);
-		assert_true(end.torn && end.cut);
-		assert_true(end.torn_off == at);
-		check_continues(dir, RECORDS - 1);
+		assert_int_equal(durable_read(dir, &mark), 0);
+		assert_true(mark.clean && mark.lsn == RECORDS);
+		assert_int_equal(logdir_scan_known(dir, 0, LOGDIR_CUT, &mark,
+		                     t_visit_seq, &want, &end),
+		    SLUICE_ECORRUPT);
+		assert_true(end.bad_off == at);
+		assert_true(end.bad_lsn == RECORDS - 1);
+
+		assert_int_equal(durable_remove(dir), 0);
+		want = 1;
+		rc = logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end);
+		if (rc == 0) {
+			assert_true(i < 8 || i >= 16); /* never the LSN */
+			assert_true(end.last_lsn == RECORDS - 1);
+			assert_true(end.torn && end.cut);
+			assert_true(end.torn_off == at);
+			check_continues(dir, RECORDS - 1);
+			cut++;
+		} else {
+			assert_int_equal(rc, SLUICE_ECORRUPT);
+			assert_true(end.bad_off == at);
+			refused++;
+		}
 	}
+	assert_true(cut > 0 && refused >= 10);
+	saved_free(&s);
+}
+
+/* The DURABLE mark of a crashed writer: a torn record above it is cut,
+ * one at or below it is damage, and a log that ends before it (its tail
+ * zeroed) is damage. */
+static void
+test_torn_below_the_durable_mark_is_damage(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	struct durable_mark mark = { 0 };
+	struct logdir_end end;
+	struct saved s;
+
+	write_log(dir, &s);
+	/* The last record half written. */
+	restore(dir, &s);
+	t_zero(s.last, s.offs[LAST - 1] + 30, s.lens[LAST - 1] - 30);
+	mark.lsn = RECORDS - 1; /* the half-written one was never synced */
+	assert_int_equal(
+	    logdir_scan_known(dir, 0, 0, &mark, NULL, NULL, &end), 0);
+	assert_true(end.torn && end.last_lsn == RECORDS - 1);
+	mark.lsn = RECORDS; /* it was */
+	assert_int_equal(
+	    logdir_scan_known(dir, 0, LOGDIR_CUT, &mark, NULL, NULL, &end),
+	    SLUICE_ECORRUPT);
+	assert_true(end.bad_off == s.offs[LAST - 1]);
+	assert_non_null(strstr(end.bad_what, "DURABLE"));
+	/* The last two records zeroed whole: a clean end, but before the
+	 * mark. */
+	restore(dir, &s);
+	t_zero(s.last, s.offs[LAST - 2], s.offs[LAST] - s.offs[LAST - 2]);
+	mark.lsn = RECORDS - 2;
+	assert_int_equal(
+	    logdir_scan_known(dir, 0, 0, &mark, NULL, NULL, &end), 0);
+	mark.lsn = RECORDS - 1;
+	assert_int_equal(
+	    logdir_scan_known(dir, 0, LOGDIR_CUT, &mark, NULL, NULL, &end),
+	    SLUICE_ECORRUPT);
+	assert_true(end.bad_lsn == RECORDS - 2);
 	saved_free(&s);
 }
 
@@ -349,7 +416,8 @@ main(void)
 	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_torn_cut_at_every_offset_with_zeros_after),
-		T(test_torn_cut_at_every_offset_with_garbage_after),
+		T(test_torn_cut_at_every_offset_with_garbage_after_is_damage),
+		T(test_torn_below_the_durable_mark_is_damage),
 		T(test_torn_flipped_byte_in_last_record),
 		T(test_torn_flipped_byte_in_middle_is_corruption),
 	};
