@@ -388,6 +388,7 @@ check_snap(struct lt_dir *d, size_t i)
 	char path[PATH_MAX];
 	struct stat st;
 	struct lt_problem *p;
+	const char *why;
 
 	lt_path(d, s->name, path, sizeof(path));
 	if (stat(path, &st) == 0)
@@ -419,23 +420,15 @@ check_snap(struct lt_dir *d, size_t i)
 	} else if (s->rc < 0) {
 		problem(d, LT_IOERR, s->name, -1, "cannot read: %s",
 		    strerror(-s->rc));
-	} else if (!queue_snapshot_done(c.q)) {
-		s->load_rc = SLUICE_ECORRUPT;
+	} else if ((why = queue_snapshot_unusable(
+	                c.q, s->name_lsn, s->info.lsn)) != NULL) {
+		/* sluiced's own rule (queue.h): it skips this one as it
+		 * skips a damaged file. */
+		s->load_rc = s->rc = SLUICE_ECORRUPT;
 		problem(d, LT_DAMAGE, s->name, -1,
-		    "snapshot holds no END entry: its queue state is "
-		    "incomplete");
-	} else if (s->info.lsn != s->name_lsn) {
-		s->load_rc = SLUICE_ECORRUPT;
-		problem(d, LT_DAMAGE, s->name, -1,
-		    "snapshot header says LSN %" PRIu64
-		    ", its name says %" PRIu64,
-		    s->info.lsn, s->name_lsn);
-	} else if (queue_lsn(c.q) != s->info.lsn) {
-		s->load_rc = SLUICE_ECORRUPT;
-		problem(d, LT_DAMAGE, s->name, -1,
-		    "snapshot state is at LSN %" PRIu64
-		    " but the file says %" PRIu64,
-		    queue_lsn(c.q), s->info.lsn);
+		    "%s (header LSN %" PRIu64 ", name %" PRIu64
+		    ", queue state at LSN %" PRIu64 ")",
+		    why, s->info.lsn, s->name_lsn, queue_lsn(c.q));
 	} else {
 		s->usable = true;
 	}
@@ -977,8 +970,9 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 
 		if ((int)i != d->snap_used && s->usable)
 			note(d,
-			    "%s: an older snapshot; sluiced removes it after "
-			    "its next snapshot",
+			    "%s: an older snapshot, kept with the segments it "
+			    "needs (--keep-snapshots): recovery falls back to "
+			    "it when a newer one is damaged",
 			    s->name);
 	}
 	if (d->nleft > 0)

@@ -974,7 +974,7 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	size_t io = lt_dir_count(d, LT_IOERR);
 	size_t torn = lt_dir_count(d, LT_TORN);
 	char span[64], nr[40];
-	bool stops = false;
+	bool stops = false, seg_damage = false;
 
 	for (size_t i = 0; i < d->nprobs; i++)
 		if (d->probs[i].recovery && d->probs[i].kind != LT_TORN)
@@ -1027,11 +1027,21 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		    "above).\n");
 		return;
 	}
+	for (size_t i = 0; i < d->nprobs; i++)
+		if (d->probs[i].kind == LT_DAMAGE && d->probs[i].seg >= 0)
+			seg_damage = true;
 	buf_printf(b, "verdict: DAMAGED%s. %s\n",
 	    stops ? " where recovery reads" : " outside what recovery reads",
 	    stops ? "sluiced will not start on this directory."
-	          : "sluiced starts; followers that need those records "
-	            "cannot get them from this node until it is repaired.");
+	        : seg_damage
+	        ? "sluiced starts; followers that need those records "
+	          "cannot get them from this node until it is repaired."
+	        : d->snap_used >= 0
+	        ? "sluiced starts from an older snapshot (and logs "
+	          "DAMAGED SNAPSHOT); repair moves the damaged one to "
+	          "lost+found."
+	        : "sluiced starts from the log alone (and logs DAMAGED "
+	          "SNAPSHOT); repair moves the damaged one to lost+found.");
 	if (!plan->possible) {
 		buf_printf(b, "repair cannot fix it: %s\n", plan->impossible);
 		return;

@@ -123,6 +123,26 @@ load_snapshot(const char *dir, uint64_t upto, const struct recover_ops *ops,
 			    ops->snap_entry ? snap_visit : NULL, &c, si, &bad);
 		else if ((rc = snap_load(path, NULL, NULL, NULL, &bad)) == 0)
 			rc = snap_load(path, snap_visit, &c, si, &bad);
+		if (rc == 0 && ops->snap_check != NULL) {
+			const char *why = ops->snap_check(arg, lsns[i], si);
+
+			if (why != NULL) {
+				log_err("recover",
+				    "a snapshot does not hold a state to start "
+				    "from; trying an older one snapshot=%s "
+				    "why=\"%s\"",
+				    path, why);
+				(*skipped)++;
+				memset(si, 0, sizeof(*si));
+				if (ops->reset == NULL) {
+					rc = SLUICE_ECORRUPT;
+					goto fail;
+				}
+				if ((rc = ops->reset(arg)) != 0)
+					goto fail;
+				continue;
+			}
+		}
 		if (rc == 0) {
 			*lsn = lsns[i];
 			break;
@@ -236,6 +256,16 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	    dir, upto_lsn, ops, arg, &snap_lsn, &si, &out->snaps_skipped);
 	if (rc != 0)
 		return rc;
+	if (out->snaps_skipped > 0)
+		log_err("recover",
+		    "DAMAGED SNAPSHOT: the newest %" PRIu64 " snapshot(s) "
+		    "could not be used; starting from %s%s and replaying the "
+		    "log after it; run 'sluice-log verify %s', then "
+		    "'sluice-log repair %s' to move the damaged one(s) to "
+		    "lost+found (docs/operations.md)",
+		    out->snaps_skipped,
+		    snap_lsn != 0 ? "an older snapshot" : "the log alone",
+		    snap_lsn != 0 ? "" : " (no snapshot is usable)", dir, dir);
 	if (snap_lsn != 0) {
 		out->snap_lsn = si.lsn;
 		out->snap_epoch = si.epoch;

@@ -31,6 +31,12 @@ struct recover_ops {
 	 * checked whole before its first entry goes out (twice the reading),
 	 * so a damaged one never leaves half a state behind. May be NULL. */
 	recover_reset_fn *reset;
+	/* Called after a snapshot's last entry: whether the state it gave
+	 * may be started from (queue_snapshot_unusable). Returns NULL, or a
+	 * static text saying why not: the snapshot is then treated as
+	 * damaged (reset, an older one is tried). May be NULL. */
+	const char *(*snap_check)(
+	    void *arg, uint64_t name_lsn, const struct snap_info *si);
 };
 
 enum {

@@ -432,3 +432,40 @@ snap_remove_before(const char *dir, uint64_t lsn)
 		rc = fs_sync_dir(dir);
 	return rc;
 }
+
+int
+snap_remove_unfinished(const char *dir, size_t *n, uint64_t *bytes)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	int rc = 0;
+	DIR *d;
+
+	*n = 0;
+	*bytes = 0;
+	d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len <= 16 ||
+		    strcmp(e->d_name + len - 16, ".snap.inprogress") != 0)
+			continue;
+		if (fs_join(path, sizeof(path), dir, e->d_name) != 0)
+			continue;
+		if (stat(path, &st) == 0)
+			*bytes += (uint64_t)st.st_size;
+		if (unlink(path) < 0) {
+			if (rc == 0)
+				rc = -errno;
+			continue;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (rc == 0 && *n > 0)
+		rc = fs_sync_dir(dir);
+	return rc;
+}

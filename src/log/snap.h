@@ -106,4 +106,9 @@ int snap_path(char *out, size_t n, const char *dir, uint64_t lsn);
  * then syncs the directory. Returns 0 or the first -errno. */
 int snap_remove_before(const char *dir, uint64_t lsn);
 
+/* Removes the ".snap.inprogress" files a killed snapshot left (at start,
+ * before anything writes one), then syncs the directory. *n and *bytes get
+ * how many and their size. Returns 0 or the first -errno. */
+int snap_remove_unfinished(const char *dir, size_t *n, uint64_t *bytes);
+
 #endif

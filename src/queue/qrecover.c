@@ -29,5 +29,11 @@ apply_rec(const struct rec_hdr *h, const void *body, void *arg)
 	return rc ? rc : queue_apply(arg, h->lsn, h->time, &r);
 }
 
+static const char *
+check_snap(void *arg, uint64_t name_lsn, const struct snap_info *si)
+{
+	return queue_snapshot_unusable(arg, name_lsn, si->lsn);
+}
+
 const struct recover_ops queue_recover_ops = { load_entry, apply_rec,
-	reset_queue };
+	reset_queue, check_snap };

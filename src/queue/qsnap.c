@@ -1042,3 +1042,19 @@ queue_snapshot_done(const struct queue *q)
 {
 	return q->load.done;
 }
+
+const char *
+queue_snapshot_unusable(
+    const struct queue *q, uint64_t name_lsn, uint64_t snap_lsn)
+{
+	if (!q->load.done)
+		return "the snapshot holds no END entry: its queue state is "
+		       "incomplete";
+	if (snap_lsn != name_lsn)
+		return "the snapshot's header names another LSN than its file "
+		       "name";
+	if (q->lsn > snap_lsn)
+		return "the snapshot's queue state is past the LSN it is "
+		       "named after";
+	return NULL;
+}

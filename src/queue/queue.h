@@ -876,6 +876,17 @@ int queue_snapshot_load(
 /* True once the END entry has been loaded. */
 bool queue_snapshot_done(const struct queue *q);
 
+/* The rule a loaded snapshot must meet for a node to start from it, the
+ * one both sluiced (recovery) and `sluice-log verify` apply: its END entry
+ * was loaded; the file's header names the LSN its name does
+ * (`name_lsn`); and the queue's own LSN (the last queue record the state
+ * holds) is at or below the snapshot's `snap_lsn` - below it when log
+ * records came last (an EPOCH record right before the snapshot: the
+ * queue never sees those). Returns NULL when it may start from it, else a
+ * static text saying why not. */
+const char *queue_snapshot_unusable(
+    const struct queue *q, uint64_t name_lsn, uint64_t snap_lsn);
+
 const char *queue_state_name(int state);
 
 #endif

@@ -9,9 +9,13 @@
  *
  * A written snapshot is published (renamed into place) only once the log
  * is durable up to L: otherwise a crash could leave a snapshot holding
- * changes that the log, and so every client, never saw acknowledged. Then
- * older snapshots and the segments the snapshot covers are removed
- * (keeping --keep-segments of them for followers).
+ * changes that the log, and so every client, never saw acknowledged. The
+ * child reads the file back whole before it exits, so a snapshot that
+ * does not read back is never published. Then the snapshots older than
+ * the newest --keep-snapshots (default 2) are removed, and the segments
+ * that the oldest snapshot kept covers (keeping --keep-segments of them
+ * for followers): when the newest snapshot turns out damaged at a start,
+ * recovery falls back to the one before and the log it needs.
  *
  * A full log (c->full: new work refused, or no room for spares) is given
  * its room back by snapshots: one is started when as many tasks finished
@@ -45,7 +49,17 @@ enum {
 	REPL_RETAIN_SEGMENTS = 16,
 	ROOM_SNAP_MS = 1000, /* between two snapshots for room, at least */
 	EXIT_NOSPC = 2,      /* the child's exit: the disk had no room */
+	EXIT_UNREADABLE = 3, /* the child's exit: written, but it does not
+	                      * read back whole */
 };
+
+int
+bgsnap_error(int rc)
+{
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == SLUICE_ENOSPC)
+		return SLUICE_ENOSPC;
+	return rc > 0 ? rc : SLUICE_ELOG;
+}
 
 void
 bgsnap_init(struct bgsnap *s)
@@ -114,9 +128,10 @@ emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 	return snap_writer_add(arg, type, a, alen, b, blen);
 }
 
-/* Answers every snapshot request: with the LSN covered, or an error. */
+/* Answers every snapshot request: with the LSN covered, or an error,
+ * `why` (NULL: the error's own text). */
 static void
-answer_waiters(struct core *c, int rc)
+answer_waiters(struct core *c, int rc, const char *why)
 {
 	struct snap_waiter *w;
 
@@ -133,8 +148,8 @@ answer_waiters(struct core *c, int rc)
 				net_drop(c->net, w->ctx);
 		} else {
 			core_reply_err(c, w->ctx, MSG_OP_SNAPSHOT,
-			    rc > 0 ? rc : SLUICE_ELOG, "snapshot failed: %s",
-			    sluice_strerror(rc));
+			    bgsnap_error(rc), "snapshot failed: %s",
+			    why != NULL ? why : sluice_strerror(rc));
 		}
 		free(w);
 	}
@@ -188,7 +203,7 @@ bgsnap_start(struct core *c)
 	s->lsn = wal_last_lsn(c->wal);
 	if (s->lsn == s->last_lsn) {
 		/* Nothing new since the last one: it already covers all. */
-		answer_waiters(c, 0);
+		answer_waiters(c, 0, NULL);
 		return 0;
 	}
 	rc = snap_writer_open(&w, c->cfg->data_dir, s->lsn, wal_epoch(c->wal),
@@ -226,7 +241,13 @@ bgsnap_start(struct core *c)
 			rc = snap_writer_finish(&w);
 		else
 			snap_writer_abort(&w);
-		_exit(rc == 0 ? 0 : rc == -ENOSPC ? EXIT_NOSPC : 1);
+		/* Read back whole before the older ones may go (the reader
+		 * maps the file: nothing is allocated). */
+		if (rc == 0 && snap_load(w.tmp, NULL, NULL, NULL, NULL) != 0)
+			_exit(EXIT_UNREADABLE);
+		_exit(rc == 0                            ? 0
+		        : rc == -ENOSPC || rc == -EDQUOT ? EXIT_NOSPC
+		                                         : 1);
 	}
 	s->fork_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
 	close(w.fd); /* the child's now */
@@ -270,12 +291,25 @@ bgsnap_reap(struct core *c)
 		    "snapshot failed: no room for it on the disk lsn=%" PRIu64
 		    "; the log keeps its segments until one fits",
 		    s->lsn);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_UNREADABLE)
+		log_err("snap",
+		    "snapshot written but it does not read back whole "
+		    "lsn=%" PRIu64 "; removed, the older snapshots and their "
+		    "segments stay (check the disk)",
+		    s->lsn);
 	else
 		log_err("snap", "snapshot failed lsn=%" PRIu64 " %s=%d", s->lsn,
 		    WIFEXITED(status) ? "exit" : "signal",
 		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	remove_unfinished(c);
-	answer_waiters(c, SLUICE_ELOG);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOSPC)
+		answer_waiters(c, SLUICE_ENOSPC,
+		    "no room for it on the disk; the log is fine and the "
+		    "node takes writes");
+	else
+		answer_waiters(c, SLUICE_ELOG,
+		    "the snapshot's writer failed (the log is fine; see the "
+		    "server's log)");
 }
 
 /* The first LSN the segments must keep: what the snapshot does not cover,
@@ -297,10 +331,29 @@ retain_from(struct core *c, uint64_t after_snap)
 	return need;
 }
 
+/* The LSN of the oldest snapshot to keep: the newest --keep-snapshots of
+ * them stay, so that a damaged newest one falls back to the one before.
+ * Returns 0 or -errno. */
+static int
+kept_from(struct core *c, uint64_t *out)
+{
+	unsigned keep = c->cfg->keep_snapshots ? c->cfg->keep_snapshots : 1;
+	uint64_t *lsns = NULL;
+	size_t n = 0;
+	int rc = snap_list(c->cfg->data_dir, &lsns, &n);
+
+	if (rc != 0)
+		return rc;
+	*out = n == 0 ? c->snap.lsn : n <= keep ? lsns[0] : lsns[n - keep];
+	free(lsns);
+	return 0;
+}
+
 void
 bgsnap_publish(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
+	uint64_t keep = 0;
 	int rc;
 
 	if (!s->ready || wal_durable_lsn(c->wal) < s->lsn)
@@ -312,18 +365,27 @@ bgsnap_publish(struct core *c)
 		    "cannot publish the snapshot lsn=%" PRIu64 " error=\"%s\"",
 		    s->lsn, strerror(-rc));
 		remove_unfinished(c);
-		answer_waiters(c, rc);
+		answer_waiters(c, rc, NULL);
 		return;
 	}
 	s->last_lsn = s->lsn;
 	s->last_at = clock_now_ms();
 	s->last_ms = (clock_mono_ns() - s->started_ns) / 1000000;
-	rc = snap_remove_before(c->cfg->data_dir, s->lsn);
-	if (rc != 0)
+	rc = kept_from(c, &keep);
+	if (rc == 0)
+		rc = snap_remove_before(c->cfg->data_dir, keep);
+	if (rc != 0) {
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
 		    strerror(-rc));
-	rc = wal_remove_before(c->wal, retain_from(c, s->lsn + 1),
-	    c->full.on ? 0 : c->cfg->keep_segments);
+		keep = 0; /* keep every segment too */
+	}
+	/* The oldest snapshot kept needs the segments after it; while the
+	 * log is full, room comes first: the newest one's only. */
+	if (c->full.on)
+		keep = s->lsn;
+	rc = keep == 0 ? 0
+	               : wal_remove_before(c->wal, retain_from(c, keep + 1),
+	                     c->full.on ? 0 : c->cfg->keep_segments);
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));
@@ -331,7 +393,7 @@ bgsnap_publish(struct core *c)
 	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " fork_us=%" PRIu64
 	    " removed=%d",
 	    s->lsn, s->last_ms, s->fork_us, rc < 0 ? 0 : rc);
-	answer_waiters(c, 0);
+	answer_waiters(c, 0, NULL);
 }
 
 void
@@ -349,7 +411,7 @@ bgsnap_fini(struct core *c)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->pidfd = -1;
-	answer_waiters(c, SLUICE_ESHUTDOWN);
+	answer_waiters(c, SLUICE_ESHUTDOWN, NULL);
 	free(s->buf);
 	s->buf = NULL;
 }

@@ -450,6 +450,15 @@ recover_entry(void *arg, uint16_t type, const void *data, size_t len)
 	return queue_snapshot_load(c->q, type, data, len);
 }
 
+/* The rule sluice-log verify applies too (queue.h). */
+static const char *
+recover_snap_check(void *arg, uint64_t name_lsn, const struct snap_info *si)
+{
+	struct core *c = arg;
+
+	return queue_snapshot_unusable(c->q, name_lsn, si->lsn);
+}
+
 /* A damaged snapshot was loaded in part: start over, empty. */
 static int
 recover_reset(void *arg)
@@ -519,11 +528,30 @@ int
 core_open_log(struct core *c, struct recover_result *res)
 {
 	const struct srv_config *cfg = c->cfg;
-	struct recover_ops ops = { recover_entry, recover_record,
-		recover_reset };
+	struct recover_ops ops = { recover_entry, recover_record, recover_reset,
+		recover_snap_check };
 	struct wal_config wc = { 0 };
 	int rc;
 
+	/* A snapshot killed with its server (or by it) left its file: no
+	 * one will finish it. */
+	{
+		uint64_t bytes;
+		size_t n;
+
+		rc = snap_remove_unfinished(cfg->data_dir, &n, &bytes);
+		if (rc != 0)
+			log_warn("srv",
+			    "cannot remove unfinished snapshots data=%s "
+			    "error=\"%s\"",
+			    cfg->data_dir, sluice_strerror(rc));
+		else if (n > 0)
+			log_info("srv",
+			    "removed unfinished snapshots (a snapshot that "
+			    "was stopped before it was written whole) "
+			    "files=%zu bytes=%" PRIu64,
+			    n, bytes);
+	}
 	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c, res);
 	if (rc == SLUICE_ECORRUPT) {
 		log_err("srv",

@@ -341,5 +341,9 @@ void bgsnap_reap(struct core *c);
 void bgsnap_publish(struct core *c);
 /* Waits for a running child (shutdown) and frees what is left. */
 void bgsnap_fini(struct core *c);
+/* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had
+ * no room (-ENOSPC, -EDQUOT), which leaves the log and its writes alone;
+ * a SLUICE_E* code as it is; SLUICE_ELOG otherwise. */
+int bgsnap_error(int rc);
 
 #endif

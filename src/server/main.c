@@ -109,6 +109,10 @@ static const char usage[] =
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
+    "  --keep-snapshots N     snapshots kept, with the segments the oldest\n"
+    "                         of them needs, so that a damaged newest one\n"
+    "                         falls back to the one before (default 2,\n"
+    "                         1 to 100)\n"
     "  --max-log-bytes N      the most the log's segment files may take,\n"
     "                         preallocated ones included; a number with\n"
     "                         an optional k, M or G (KiB, MiB, GiB); at\n"
@@ -162,6 +166,7 @@ enum {
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
 	OPT_KEEP_SEGMENTS,
+	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_LOG_BYTES,
 	OPT_LOG_LEVEL,
 	OPT_LOG_FORMAT,
@@ -203,6 +208,7 @@ static const struct option options[] = {
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
+	{ "keep-snapshots", required_argument, NULL, OPT_KEEP_SNAPSHOTS },
 	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
@@ -814,6 +820,11 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_u64("--keep-segments", optarg, 0,
 			         100000, &v)) == 0)
 				cfg->keep_segments = (unsigned)v;
+			break;
+		case OPT_KEEP_SNAPSHOTS:
+			if ((rc = parse_u64(
+			         "--keep-snapshots", optarg, 1, 100, &v)) == 0)
+				cfg->keep_snapshots = (unsigned)v;
 			break;
 		case OPT_MAX_LOG_BYTES:
 			rc = parse_size(

@@ -2005,9 +2005,12 @@ op_snapshot(struct core *c, struct net_ctx *ctx)
 		/* A start that fails answers no waiter: still ours. */
 		c->snap.waiters = w->next;
 		free(w);
-		core_reply_err(c, ctx, MSG_OP_SNAPSHOT,
-		    rc > 0 ? rc : SLUICE_ELOG, "snapshot: %s",
-		    sluice_strerror(rc));
+		core_reply_err(c, ctx, MSG_OP_SNAPSHOT, bgsnap_error(rc),
+		    "snapshot: %s%s", sluice_strerror(rc),
+		    bgsnap_error(rc) == SLUICE_ENOSPC
+		        ? " (no room for it on the disk; the log is fine "
+		          "and the node takes writes)"
+		        : "");
 	}
 }
 

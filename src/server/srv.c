@@ -77,6 +77,7 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;
 	cfg->keep_segments = 2;
+	cfg->keep_snapshots = 2;
 	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
 	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
 	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;

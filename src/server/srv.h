@@ -36,6 +36,7 @@ struct srv_config {
 	uint64_t snap_records;    /* --snapshot-records */
 	uint64_t snap_bytes;      /* --snapshot-bytes */
 	unsigned keep_segments;   /* --keep-segments */
+	unsigned keep_snapshots;  /* --keep-snapshots, >= 1 */
 	uint32_t default_ttr_ms;  /* --ttr */
 	uint32_t dedup_ms;        /* --dedup-window */
 	int64_t keep_done_ms;     /* --keep-done */
