@@ -6,7 +6,7 @@
  *                       [--json]
  *   sluice-log stats DIR [--json]
  *   sluice-log state DIR [--at LSN] [--json]
- *   sluice-log repair DIR [--dry-run]
+ *   sluice-log repair DIR [--dry-run] [--cut-at-damage]
  *
  * It links the log and queue libraries only (no network) and changes a
  * data directory only in `repair` without --dry-run. Exit codes are in
@@ -36,9 +36,10 @@ static const char usage[] =
     "  state DIR [--at LSN] [--json]\n"
     "                        the queue rebuilt up to LSN, as sluiced\n"
     "                        would: counts per tube and state\n"
-    "  repair DIR [--dry-run]\n"
-    "                        cuts a torn or damaged log; what is cut goes\n"
-    "                        to DIR/lost+found/\n"
+    "  repair DIR [--dry-run] [--cut-at-damage]\n"
+    "                        cuts a torn tail; salvages every whole record\n"
+    "                        around damage (what is lost is named); what\n"
+    "                        goes is moved to DIR/lost+found/\n"
     "\n"
     "  -v, --verbose         show the log library's own messages too\n"
     "  --version, --help\n"

@@ -6,6 +6,7 @@ add_library(sluice_logtool STATIC
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_dir.c
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_dump.c
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_out.c
+	${CMAKE_CURRENT_LIST_DIR}/sluice_log_salvage.c
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_stats.c
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_verify.c
 	${CMAKE_CURRENT_LIST_DIR}/sluice_log_walk.c)

@@ -248,6 +248,48 @@ int lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out);
 
 void lt_plan_free(struct lt_plan *p);
 
+/* lost+found/<UTC time>[-k] under the directory, made and synced; its
+ * path in `out`. Returns 0 or -errno. */
+int lt_make_lost_found(const struct lt_dir *d, char *out, size_t n);
+
+/* ---- salvage (sluice_log_salvage.c) ------------------------------------ */
+
+enum { LT_LOST_IDS = 64 };
+
+/* Every whole record after the snapshot recovery starts from, replayed in
+ * LSN order past the holes damage left, as far as the queue's rules
+ * allow; what could not be kept, named. */
+struct lt_salvage {
+	struct queue *q;     /* the state salvaged */
+	uint64_t snap_lsn;   /* where it started (0: LSN 1) */
+	uint64_t last_lsn;   /* the last record kept (the snapshot's LSN) */
+	uint64_t last_epoch; /* its epoch */
+	int64_t last_time;   /* its time */
+	uint64_t kept;       /* records applied (or log records kept) */
+	uint64_t refused;    /* whole records the queue refused */
+	uint64_t gone;       /* LSNs no whole record holds */
+	uint64_t gone_first; /* the lowest of them; 0: none */
+	uint64_t gone_last;
+	uint64_t lost_ids[LT_LOST_IDS]; /* tasks of refused records */
+	size_t lost_ids_n;
+	struct buf lost; /* one line per loss (the file LOST) */
+};
+
+/* Replays the checked directory into sv->q. Returns 0, SLUICE_ENOMEM,
+ * -errno. Free with lt_salvage_free (also after a failure). */
+int lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv);
+
+/* What the salvage keeps and loses, for the output and the NOTE. */
+void lt_salvage_describe(
+    const struct lt_salvage *sv, bool dry, struct buf *out);
+
+/* Writes the snapshot, moves the segments (and damaged snapshots) to
+ * lost+found with NOTE and LOST, starts a new segment after the snapshot
+ * and removes the DURABLE mark. Returns an exit code. */
+int lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out);
+
+void lt_salvage_free(struct lt_salvage *sv);
+
 /* One line describing an action ("cut ...", "move ..."), with `verb`
  * ("would cut" / "cut"). */
 void lt_act_describe(const struct lt_act *a, bool dry, struct buf *out);

@@ -643,9 +643,8 @@ write_split(const char *src, const struct lt_seg *old, const struct lt_act *a,
 	return rc;
 }
 
-/* lost+found/<UTC time>[-k], made and synced. */
-static int
-make_lost_found(const struct lt_dir *d, char *out, size_t n)
+int
+lt_make_lost_found(const struct lt_dir *d, char *out, size_t n)
 {
 	char lf[PATH_MAX], stamp[32];
 	time_t now = time(NULL);
@@ -818,7 +817,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 		                 : strerror(-rc));
 		return LT_EXIT_DAMAGE;
 	}
-	rc = make_lost_found(d, lf, sizeof(lf));
+	rc = lt_make_lost_found(d, lf, sizeof(lf));
 	if (rc == 0) {
 		snprintf(notep, sizeof(notep), "%s/NOTE", lf);
 		rc = write_note(notep, d, p, "started");
@@ -968,7 +967,7 @@ print_problem(const struct lt_problem *p, struct buf *b)
 
 static void
 print_verdict(const struct lt_dir *d, const struct lt_replay *r,
-    const struct lt_plan *plan, struct buf *b)
+    const struct lt_plan *plan, const struct lt_salvage *sv, struct buf *b)
 {
 	size_t damage = lt_dir_count(d, LT_DAMAGE);
 	size_t io = lt_dir_count(d, LT_IOERR);
@@ -1046,6 +1045,23 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 		buf_printf(b, "repair cannot fix it: %s\n", plan->impossible);
 		return;
 	}
+	if (sv != NULL) {
+		buf_printf(b,
+		    "`sluice-log repair %s` would salvage: keep %" PRIu64
+		    " whole record%s after the damage's start (the log to LSN "
+		    "%" PRIu64 ", in a new snapshot), and lose %" PRIu64
+		    " LSN%s no whole record holds and %" PRIu64
+		    " record%s the queue refuses (`repair --dry-run` names "
+		    "each). `repair --cut-at-damage` would instead keep the "
+		    "log up to LSN %" PRIu64 ".\n",
+		    d->path, sv->kept, sv->kept == 1 ? "" : "s", sv->last_lsn,
+		    sv->gone, sv->gone == 1 ? "" : "s", sv->refused,
+		    sv->refused == 1 ? "" : "s", plan->keep_last);
+		buf_printf(b,
+		    "run `sluice-log repair --dry-run %s` for what is lost.\n",
+		    d->path);
+		return;
+	}
 	buf_printf(b,
 	    "`sluice-log repair %s` would keep the log up to LSN %" PRIu64,
 	    d->path, plan->keep_last);
@@ -1084,7 +1100,9 @@ lt_cmd_verify(int argc, char **argv)
 	};
 	struct lt_replay r;
 	struct lt_plan plan;
+	struct lt_salvage sv;
 	struct lt_dir d;
+	bool have_sv = false;
 	struct buf b;
 	int c, rc;
 
@@ -1112,6 +1130,9 @@ lt_cmd_verify(int argc, char **argv)
 		return LT_EXIT_IO;
 	}
 	rc = lt_repair_plan(&d, &plan);
+	memset(&sv, 0, sizeof(sv));
+	if (rc == 0 && plan.possible && (plan.lost_n > 0 || plan.lower_mark))
+		have_sv = lt_salvage_run(&d, &sv) == 0;
 	buf_init(&b);
 	if (d.nentries == 0) {
 		buf_printf(&b,
@@ -1138,10 +1159,11 @@ lt_cmd_verify(int argc, char **argv)
 		buf_printf(&b, "note       %s\n", d.notes[i]);
 	buf_printf(&b, "\n");
 	if (rc == 0)
-		print_verdict(&d, &r, &plan, &b);
+		print_verdict(&d, &r, &plan, have_sv ? &sv : NULL, &b);
 	lt_flush(&b, stdout);
 	buf_free(&b);
 	rc = lt_dir_exit(&d);
+	lt_salvage_free(&sv);
 	lt_plan_free(&plan);
 	lt_replay_free(&r);
 	lt_dir_free(&d);
@@ -1153,11 +1175,19 @@ lt_cmd_verify(int argc, char **argv)
 static void
 repair_usage(FILE *f)
 {
-	fputs("usage: sluice-log repair [--dry-run] DIR\n"
-	      "Cuts a torn or damaged log where it stops being sound. "
-	      "Nothing is deleted:\n"
-	      "what is cut goes to DIR/lost+found/<time>/ with a NOTE. "
-	      "--dry-run changes nothing.\n"
+	fputs("usage: sluice-log repair [--dry-run] [--cut-at-damage] DIR\n"
+	      "Makes a damaged directory one sluiced starts on. A torn tail "
+	      "is cut. When\n"
+	      "cutting would lose records, it salvages: every whole record "
+	      "that applies\n"
+	      "is kept (in a new snapshot), and what is lost is named "
+	      "(lost+found/<time>/LOST).\n"
+	      "--cut-at-damage: cut the log at the first damage instead "
+	      "(keeps the log a\n"
+	      "prefix of itself, LSN for LSN). Nothing is deleted: what "
+	      "goes is moved to\n"
+	      "DIR/lost+found/<time>/ with a NOTE. --dry-run changes "
+	      "nothing.\n"
 	      "Exit: 0 the directory is sound (after the repair), 1 it "
 	      "cannot be repaired,\n"
 	      "2 usage, 4 not a data directory, 5 unreadable.\n",
@@ -1169,20 +1199,25 @@ lt_cmd_repair(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "cut-at-damage", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lt_replay r;
 	struct lt_plan plan;
+	struct lt_salvage sv;
 	struct lt_dir d;
 	char span[64], nr[40];
-	bool dry = false;
+	bool dry = false, cut_only = false;
 	struct buf b;
 	int c, rc;
 
+	memset(&sv, 0, sizeof(sv));
 	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
 		if (c == 'n') {
 			dry = true;
+		} else if (c == 'c') {
+			cut_only = true;
 		} else if (c == 'h') {
 			repair_usage(stdout);
 			return LT_EXIT_OK;
@@ -1232,6 +1267,32 @@ lt_cmd_repair(int argc, char **argv)
 		rc = LT_EXIT_OK;
 		goto out;
 	}
+	if (!cut_only && (plan.lost_n > 0 || plan.lower_mark)) {
+		/* Cutting would lose records: salvage what is whole. */
+		rc = lt_salvage_run(&d, &sv);
+		if (rc != 0) {
+			fprintf(stderr, "sluice-log: %s: salvage: %s\n", d.path,
+			    sluice_strerror(rc));
+			rc = LT_EXIT_IO;
+			goto out;
+		}
+		if (dry)
+			buf_printf(&b,
+			    "%s: repair would salvage (nothing changed; "
+			    "--cut-at-damage would keep the log only up to LSN "
+			    "%" PRIu64 "):\n",
+			    d.path, plan.keep_last);
+		lt_salvage_describe(&sv, dry, &b);
+		lt_flush(&b, stdout);
+		if (dry) {
+			rc = LT_EXIT_OK;
+			goto out;
+		}
+		rc = lt_salvage_apply(&d, &sv, stdout);
+		if (rc == LT_EXIT_OK)
+			goto check;
+		goto out;
+	}
 	if (dry) {
 		buf_printf(&b, "%s: repair would do this (nothing changed):\n",
 		    d.path);
@@ -1256,6 +1317,7 @@ lt_cmd_repair(int argc, char **argv)
 		goto out;
 	}
 	rc = lt_repair_apply(&d, &plan, stdout);
+check:
 	if (rc == LT_EXIT_OK) {
 		/* Check what is left, as verify would. */
 		struct lt_dir after;
@@ -1284,6 +1346,7 @@ lt_cmd_repair(int argc, char **argv)
 	}
 out:
 	buf_free(&b);
+	lt_salvage_free(&sv);
 	lt_plan_free(&plan);
 	lt_dir_free(&d);
 	return rc;
