@@ -365,3 +365,35 @@ it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
 	va_end(ap);
 	return rc;
 }
+
+int
+it_log_tool(char *out, size_t outcap, ...)
+{
+	char bin[1024], *argv[16];
+	int argc = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluice-log"));
+	argv[argc++] = bin;
+	va_start(ap, outcap);
+	for (char *s; argc < 15 && (s = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = s;
+	va_end(ap);
+	argv[argc] = NULL;
+	return t_run(argv, NULL, out, outcap, NULL, 0);
+}
+
+void
+it_verify_startable(const char *data)
+{
+	static char out[64 << 10];
+	int rc = it_log_tool(out, sizeof(out), "verify", data, NULL);
+
+	if (rc != 0 && rc != 3) {
+		fprintf(stderr,
+		    "sluice-log verify %s: exit %d, but sluiced starts on it "
+		    "(or is about to):\n%s\n",
+		    data, rc, out);
+		fail();
+	}
+}

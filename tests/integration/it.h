@@ -138,6 +138,15 @@ struct it_argv {
 };
 void it_cli_argv(struct it_argv *a, const char *url, va_list ap);
 
+/* Runs `sluice-log ARGS...` (NULL-ended); its exit code, its stdout in
+ * out[outcap] (may be NULL). */
+int it_log_tool(char *out, size_t outcap, ...);
+
+/* Asserts that `sluice-log verify DATA` calls the directory sound or a
+ * torn tail only (exit 0 or 3): for a directory sluiced starts on, so
+ * that verify and the server never disagree. */
+void it_verify_startable(const char *data);
+
 /* Lines of the server's log (its stderr) that contain `needle`. */
 int it_log_count(const struct t_srv *s, const char *needle);
 

@@ -197,6 +197,7 @@ test_killed_workers_task_is_ready_at_once(void **state)
 	assert_int_equal(it_counts(c, "work").taken, 0);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	it_verify_startable(s->data);
 }
 
 /* A detached lease survives its worker: the task stays taken until its
@@ -254,6 +255,7 @@ test_detached_lease_survives_the_worker(void **state)
 	it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL), SLUICE_ESTATE);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	it_verify_startable(s->data);
 }
 
 int
