@@ -255,8 +255,13 @@ probe_stretch(struct salv_ctx *c, size_t seg, const struct walk_bad *b)
 	uint8_t *p;
 	int fd;
 
-	if (b->header || len < REC_HDR_SIZE)
+	ssize_t got;
+
+	if (b->header)
 		return;
+	/* A stretch ends at its last non-zero byte: the padding of its
+	 * last record may lie past it. */
+	len += REC_ALIGN;
 	if (len > PROBE_MAX)
 		len = PROBE_MAX;
 	lt_path(c->d, c->d->segs[seg].name, path, sizeof(path));
@@ -264,12 +269,13 @@ probe_stretch(struct salv_ctx *c, size_t seg, const struct walk_bad *b)
 	if (fd < 0)
 		return;
 	p = malloc((size_t)len);
-	if (p == NULL || fs_pread_all(fd, p, (size_t)len, (int64_t)b->off)) {
+	got = p == NULL ? -1 : pread(fd, p, (size_t)len, (off_t)b->off);
+	close(fd);
+	if (got < REC_HDR_SIZE) {
 		free(p);
-		close(fd);
 		return;
 	}
-	close(fd);
+	len = (uint64_t)got;
 	for (uint64_t at = 0; at + REC_HDR_SIZE <= len; at += 8) {
 		uint32_t rlen = le_load_u32(p + at);
 		uint16_t type = le_load_u16(p + at + 4);
@@ -365,11 +371,12 @@ lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv)
 			sv->gone_first = first;
 		sv->gone_last = d->mark.lsn;
 		lost_line(sv,
-		    "LSNs %" PRIu64 "..%" PRIu64
-		    ": the log had synced them (its DURABLE mark) and no file "
-		    "holds them; tasks from id %" PRIu64
+		    "LSN%s %" PRIu64 "..%" PRIu64
+		    ": the log had synced them (its DURABLE mark) and no whole "
+		    "record holds them; tasks from id %" PRIu64
 		    " on may have been put in them",
-		    first, d->mark.lsn, queue_next_id(sv->q));
+		    d->mark.lsn > first ? "s" : "", first, d->mark.lsn,
+		    queue_next_id(sv->q));
 	} else if (c.gap_next != 0 && sv->gone > 0) {
 		lost_line(sv,
 		    "no put follows the last hole: tasks put in it, if any, "
