@@ -283,9 +283,9 @@ int lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv);
 void lt_salvage_describe(
     const struct lt_salvage *sv, bool dry, struct buf *out);
 
-/* Writes the snapshot, moves the segments (and damaged snapshots) to
+/* Writes the snapshot, moves the segments and the other snapshots to
  * lost+found with NOTE and LOST, starts a new segment after the snapshot
- * and removes the DURABLE mark. Returns an exit code. */
+ * and sets the DURABLE mark to it. Returns an exit code. */
 int lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out);
 
 void lt_salvage_free(struct lt_salvage *sv);

@@ -790,12 +790,26 @@ lt_start_seg(const struct lt_dir *d)
 	return k;
 }
 
+/* Where the log ends: its last record, or an empty segment's first LSN
+ * less one (as logdir.c reads it). */
+static uint64_t
+log_end(const struct lt_dir *d)
+{
+	uint64_t end = d->last_lsn;
+
+	for (size_t i = 0; i < d->nsegs; i++)
+		if (!seg_void(&d->segs[i]) && seg_last(&d->segs[i]) > end)
+			end = seg_last(&d->segs[i]);
+	return end;
+}
+
 static void
 check_start(struct lt_dir *d)
 {
 	const struct lt_snap *sn =
 	    d->snap_used >= 0 ? &d->snaps[d->snap_used] : NULL;
 	struct lt_problem *p;
+	uint64_t end = log_end(d);
 	int k = -1;
 
 	for (size_t i = 0; i < d->nsegs && k < 0; i++)
@@ -824,12 +838,12 @@ check_start(struct lt_dir *d)
 		p->lsn_before = d->start - 1;
 		p->lsn_after = f;
 	}
-	if (sn != NULL && d->last_lsn < sn->info.lsn)
+	if (sn != NULL && end < sn->info.lsn)
 		note(d,
 		    "the log ends at LSN %" PRIu64 ", before %s: sluiced "
 		    "starts from the snapshot and begins a new log after it "
 		    "(every segment is covered by the snapshot)",
-		    d->last_lsn, sn->name);
+		    end, sn->name);
 }
 
 /* The DURABLE mark's rule (durable_judge, as logdir_scan_known applies
@@ -840,6 +854,7 @@ check_durable(struct lt_dir *d)
 {
 	const char *judged = NULL;
 	struct lt_problem *p, *torn = NULL;
+	uint64_t end;
 	size_t last;
 
 	if (d->mark.lsn == 0 && !d->mark.clean)
@@ -867,24 +882,26 @@ check_durable(struct lt_dir *d)
 			snprintf(torn->what, sizeof(torn->what),
 			    "%" PRIu64 " bad bytes after LSN %" PRIu64
 			    " look like a torn write, but the log had synced "
-			    "up to LSN %" PRIu64 "%s: %s",
+			    "up to LSN %" PRIu64 "%s (its DURABLE mark): "
+			    "damage on disk, not a torn write",
 			    torn->end - torn->off, torn->lsn_before,
 			    d->mark.lsn,
-			    d->mark.clean ? " and stopped cleanly" : "",
-			    judged);
+			    d->mark.clean ? " and was stopped cleanly" : "");
 			return;
 		}
 	}
-	judged = durable_judge(&d->mark, false, d->last_lsn);
+	end = log_end(d);
+	judged = durable_judge(&d->mark, false, end);
 	if (judged == NULL)
 		return;
 	p = problem(d, LT_DAMAGE, d->segs[last].name, (int)last,
 	    "the log ends at LSN %" PRIu64 " but had synced up to LSN %" PRIu64
-	    ": %s; LSNs %" PRIu64 "..%" PRIu64 " are gone",
-	    d->last_lsn, d->mark.lsn, judged, d->last_lsn + 1, d->mark.lsn);
+	    " (its DURABLE mark): LSNs %" PRIu64 "..%" PRIu64
+	    " are gone, records known written",
+	    end, d->mark.lsn, end + 1, d->mark.lsn);
 	p->has_off = true;
 	p->off = p->end = d->segs[last].w.end;
-	p->lsn_before = d->last_lsn;
+	p->lsn_before = end;
 	p->lsn_after = d->mark.lsn + 1;
 	p->mark_only = true;
 	p->recovery = true;

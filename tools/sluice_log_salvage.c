@@ -13,9 +13,10 @@
  * rebuilt before it (an ack of a task whose put was lost, a take whose
  * task is gone) is refused and listed with its reason; one that applies
  * is kept. The state is then written as a snapshot at the last LSN kept,
- * the old segments go to lost+found (their bytes are kept there, whole),
- * and a new, empty segment starts the log right after the snapshot: the
- * next start reads the snapshot and appends after it.
+ * the old segments and snapshots go to lost+found (their bytes are kept
+ * there, whole), a new, empty segment starts the log right after the
+ * snapshot, and the DURABLE mark is set to the snapshot's LSN: the next
+ * start reads the snapshot and appends after it.
  *
  * What is lost, said exactly (the file LOST in lost+found, and the
  * output):
@@ -148,6 +149,30 @@ note_hole(struct salv_ctx *c, uint64_t first, uint64_t last)
 	c->gap_last = last;
 }
 
+/* Names the ids the puts in the last hole had: ids are given in order,
+ * so those between the queue's next id before the hole and the id of the
+ * first put after it. */
+static void
+lost_ids(struct lt_salvage *sv, const struct salv_ctx *c, uint64_t next_put)
+{
+	char ids[64], lsns[64];
+
+	if (next_put - c->gap_next == 1)
+		snprintf(ids, sizeof(ids), "task %" PRIu64, c->gap_next);
+	else
+		snprintf(ids, sizeof(ids), "tasks %" PRIu64 "..%" PRIu64,
+		    c->gap_next, next_put - 1);
+	if (c->gap_first == c->gap_last)
+		snprintf(lsns, sizeof(lsns), "LSN %" PRIu64, c->gap_first);
+	else
+		snprintf(lsns, sizeof(lsns), "LSNs %" PRIu64 "..%" PRIu64,
+		    c->gap_first, c->gap_last);
+	lost_line(sv,
+	    "%s: put in the lost %s (ids come in order; the next put has "
+	    "id %" PRIu64 "): lost",
+	    ids, lsns, next_put);
+}
+
 static int
 salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
     const struct rec_view *v)
@@ -193,17 +218,7 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			if ((q.type == QREC_PUT || q.type == QREC_PUT_V) &&
 			    c->gap_next != 0) {
 				if (q.u.put.id > c->gap_next)
-					lost_line(sv,
-					    "task%s %" PRIu64 "..%" PRIu64
-					    ": put in the lost LSNs %" PRIu64
-					    "..%" PRIu64
-					    " (ids come in order; the next "
-					    "put has id %" PRIu64 "): lost",
-					    q.u.put.id - c->gap_next > 1 ? "s"
-					                                 : "",
-					    c->gap_next, q.u.put.id - 1,
-					    c->gap_first, c->gap_last,
-					    q.u.put.id);
+					lost_ids(sv, c, q.u.put.id);
 				c->gap_next = 0;
 			}
 			rc = queue_apply(sv->q, v->hdr.lsn, v->hdr.time, &q);
@@ -365,18 +380,24 @@ lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv)
 		return rc;
 	if (d->mark.lsn > sv->last_lsn) {
 		uint64_t first = sv->last_lsn + 1;
+		char span[64];
 
 		sv->gone += d->mark.lsn - first + 1;
 		if (sv->gone_first == 0 || first < sv->gone_first)
 			sv->gone_first = first;
 		sv->gone_last = d->mark.lsn;
+
+		if (d->mark.lsn > first)
+			snprintf(span, sizeof(span),
+			    "LSNs %" PRIu64 "..%" PRIu64, first, d->mark.lsn);
+		else
+			snprintf(span, sizeof(span), "LSN %" PRIu64, first);
 		lost_line(sv,
-		    "LSN%s %" PRIu64 "..%" PRIu64
-		    ": the log had synced them (its DURABLE mark) and no whole "
-		    "record holds them; tasks from id %" PRIu64
-		    " on may have been put in them",
-		    d->mark.lsn > first ? "s" : "", first, d->mark.lsn,
-		    queue_next_id(sv->q));
+		    "%s: the log had synced up to LSN %" PRIu64
+		    " (its DURABLE mark) and no whole record after LSN %" PRIu64
+		    " is left; tasks from id %" PRIu64
+		    " on, if any, were put there",
+		    span, d->mark.lsn, first - 1, queue_next_id(sv->q));
 	} else if (c.gap_next != 0 && sv->gone > 0) {
 		lost_line(sv,
 		    "no put follows the last hole: tasks put in it, if any, "
@@ -494,8 +515,9 @@ lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out)
 		    "sluice-log repair (salvage) of %s, started at %s\n"
 		    "steps: write the snapshot %020" PRIu64
 		    ".snap (the state after every whole record that "
-		    "applies), move every segment here, start a new empty "
-		    "segment %020" PRIu64 ".wal, remove DURABLE.\n"
+		    "applies), move every segment and older snapshot here, "
+		    "start a new empty segment %020" PRIu64
+		    ".wal, set DURABLE to the snapshot's LSN.\n"
 		    "If this stops half-way: the snapshot, once it exists, "
 		    "holds everything kept; the segments here are the "
 		    "originals, whole.\n\n",
@@ -561,24 +583,30 @@ lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out)
 	for (size_t i = 0; i < d->nsnaps; i++) {
 		const struct lt_snap *s = &d->snaps[i];
 
-		if (s->usable || s->rc < 0)
-			continue;
+		if (s->name_lsn == sv->last_lsn)
+			continue; /* the salvaged one (nothing was after it) */
 		lt_path(d, s->name, from, sizeof(from));
 		if (fs_join(to, sizeof(to), lf, s->name) == 0 &&
 		    rename(from, to) == 0)
-			fprintf(out,
-			    "moved %s to lost+found (a damaged snapshot)\n",
-			    s->name);
+			fprintf(out, "moved %s to lost+found (%s)\n", s->name,
+			    s->usable ? "an older snapshot: the log after it "
+			                "is there too"
+			              : "a damaged snapshot");
 	}
 	rc = fs_sync_dir(lf);
 	if (rc == 0)
 		rc = fs_sync_dir(d->path);
-	/* 3. The log starts again after the snapshot. */
-	if (rc == 0)
-		rc = durable_remove(d->path);
+	/* 3. The log starts again after the snapshot, which is synced: the
+	 * mark says so. */
 	if (rc == 0)
 		rc = new_segment(
 		    d->path, sv->last_lsn + 1, sv->last_epoch, seg_size);
+	if (rc == 0) {
+		struct durable m;
+
+		rc = durable_open(&m, d->path, sv->last_lsn);
+		durable_close(&m);
+	}
 	if (rc != 0) {
 		fprintf(stderr,
 		    "sluice-log: the salvage did not finish: %s; %s/NOTE "

@@ -1048,15 +1048,16 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	if (sv != NULL) {
 		buf_printf(b,
 		    "`sluice-log repair %s` would salvage: keep %" PRIu64
-		    " whole record%s after the damage's start (the log to LSN "
-		    "%" PRIu64 ", in a new snapshot), and lose %" PRIu64
+		    " whole record%s after the snapshot at LSN %" PRIu64
+		    " (the log to LSN %" PRIu64
+		    ", in a new snapshot), and lose %" PRIu64
 		    " LSN%s no whole record holds and %" PRIu64
 		    " record%s the queue refuses (`repair --dry-run` names "
 		    "each). `repair --cut-at-damage` would instead keep the "
 		    "log up to LSN %" PRIu64 ".\n",
-		    d->path, sv->kept, sv->kept == 1 ? "" : "s", sv->last_lsn,
-		    sv->gone, sv->gone == 1 ? "" : "s", sv->refused,
-		    sv->refused == 1 ? "" : "s", plan->keep_last);
+		    d->path, sv->kept, sv->kept == 1 ? "" : "s", sv->snap_lsn,
+		    sv->last_lsn, sv->gone, sv->gone == 1 ? "" : "s",
+		    sv->refused, sv->refused == 1 ? "" : "s", plan->keep_last);
 		buf_printf(b,
 		    "run `sluice-log repair --dry-run %s` for what is lost.\n",
 		    d->path);
