@@ -412,7 +412,7 @@ snaps(const char *dir, char names[][64], int max)
 	while ((e = readdir(d)) != NULL && n < max)
 		if (strlen(e->d_name) == 25 &&
 		    strcmp(e->d_name + 20, ".snap") == 0)
-			snprintf(names[n++], 64, "%s", e->d_name);
+			memcpy(names[n++], e->d_name, 26); /* and its NUL */
 	closedir(d);
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
