@@ -1092,10 +1092,15 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 	/* Not clean from here on: synced before the first record. */
 	rc = durable_open(&w->mark, w->dir, w->synced_lsn);
 	if (rc != 0) {
-		log_err("wal",
-		    "cannot write the durable mark dir=%s error=\"%s\"", w->dir,
-		    sluice_strerror(rc));
-		goto fail;
+		/* A full disk may not have the block for a new file: the log
+		 * still works, a later start only knows less. */
+		log_warn("wal",
+		    "cannot write the durable mark dir=%s error=\"%s\"; the "
+		    "log works without it, but a start after a crash cannot "
+		    "tell damage at its end from a torn write",
+		    w->dir, sluice_strerror(rc));
+		w->mark.fd = -1;
+		w->mark.failed = true;
 	}
 	w->wseg = seg_ref(w->cur);
 	rc = logdir_list(w->dir, &ld);

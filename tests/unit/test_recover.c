@@ -1,6 +1,7 @@
 /* Recovery and the log scan beneath it. Recovery starts at the newest
  * sound snapshot, else at LSN 1: a log whose beginning was removed cannot
  * be replayed without a snapshot that covers what is gone. */
+#include "log/durable.h"
 #include "log/recover.h"
 #include "log/snap.h"
 #include "t_log.h"
@@ -161,6 +162,107 @@ test_a_refused_record_is_the_callers_verdict_not_damage(void **state)
 	assert_memory_equal(&end, &before, sizeof(end));
 }
 
+/* A log written before the DURABLE mark existed has none: it reads as it
+ * did, and a torn tail (a prefix of the next record) is cut. */
+static void
+test_a_log_without_a_durable_mark_cuts_its_torn_tail(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+	uint64_t offs[5];
+	const char *path = t_seg_file(d->path, 1, 1, SEG, 4, offs);
+
+	t_zero(path, offs[3] + 20, offs[4] - offs[3] - 20);
+	assert_int_equal(recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), 0);
+	assert_true(res.last_lsn == 3 && s.n == 3);
+	assert_true(res.end.torn && res.end.cut);
+	assert_true(res.durable.lsn == 0 && !res.durable.clean);
+}
+
+/* With the mark: the same torn bytes are cut only above it; at or below
+ * it, after a clean stop, or a log that ends before it, recovery refuses
+ * and nothing is cut. */
+static void
+test_the_durable_mark_decides_what_may_be_cut(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+	struct durable m;
+	uint64_t offs[5];
+	const char *path = t_seg_file(d->path, 1, 1, SEG, 4, offs);
+
+	t_zero(path, offs[3] + 20, offs[4] - offs[3] - 20);
+	/* record 4 was synced */
+	assert_int_equal(durable_open(&m, d->path, 4), 0);
+	durable_close(&m);
+	assert_int_equal(
+	    recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(res.end.bad_off == offs[3]);
+	assert_true(res.durable.lsn == 4);
+	/* a clean stop at 3: nothing torn may follow it */
+	assert_int_equal(durable_open(&m, d->path, 0), 0);
+	assert_int_equal(durable_note(&m, 3, true, true), 0);
+	durable_close(&m);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(
+	    recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), SLUICE_ECORRUPT);
+	/* a crash with 3 synced: record 4 was never acknowledged */
+	assert_int_equal(durable_lower(d->path, 2), 0);
+	assert_int_equal(durable_open(&m, d->path, 3), 0);
+	durable_close(&m);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), 0);
+	assert_true(res.last_lsn == 3 && res.end.cut);
+	/* a mark above the end of the log: records known written are gone */
+	assert_int_equal(durable_open(&m, d->path, 9), 0);
+	durable_close(&m);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(
+	    recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(res.end.bad_lsn == 3);
+	/* lowered on purpose (a cut, a repair): it starts again */
+	assert_int_equal(durable_lower(d->path, 3), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(recover(d->path, RECOVER_CUT, 0, &ops, &s, &res), 0);
+}
+
+static const char *
+refuse_snap_4(void *arg, uint64_t name_lsn, const struct snap_info *si)
+{
+	(void)arg;
+	(void)si;
+	return name_lsn == 4 ? "not a state to start from" : NULL;
+}
+
+static int
+no_reset(void *arg)
+{
+	memset(arg, 0, sizeof(struct seen));
+	return 0;
+}
+
+/* A snapshot whose state the caller's rule refuses (snap_check) is
+ * skipped like a damaged one: the one before it is used, and the log
+ * after it replayed. */
+static void
+test_a_snapshot_the_rule_refuses_is_skipped(void **state)
+{
+	static const struct recover_ops checked = { count_entry, count_rec,
+		no_reset, refuse_snap_4 };
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 1, 1, SEG, 6, NULL);
+	write_snapshot(d->path, 2);
+	write_snapshot(d->path, 4);
+	assert_int_equal(recover(d->path, 0, 0, &checked, &s, &res), 0);
+	assert_true(res.snap_lsn == 2 && res.snaps_skipped == 1);
+	assert_true(s.first == 3 && s.last == 6);
+}
+
 int
 main(void)
 {
@@ -183,6 +285,15 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_a_refused_record_is_the_callers_verdict_not_damage,
 		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_log_without_a_durable_mark_cuts_its_torn_tail,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_durable_mark_decides_what_may_be_cut,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_snapshot_the_rule_refuses_is_skipped, t_tmpdir_setup,
+		    t_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests_name("recover", tests, NULL, NULL);
 }
