@@ -6,7 +6,8 @@
  * log; a PAUSE whose pause still runs; the EPOCH record of the current
  * epoch) and dead; and what keeps the file: recovery (it holds records
  * after the newest snapshot) or retention (older than that snapshot, kept
- * by --keep-segments for followers). The end state comes from the same
+ * for an older snapshot sluiced keeps, --keep-snapshots, or by
+ * --keep-segments for followers). The end state comes from the same
  * replay verify runs; on a damaged log the live counts are unknown.
  *
  * state. recover() from the log library, exactly as sluiced starts, with
@@ -146,6 +147,16 @@ kept_by(const struct lt_dir *d, size_t i, unsigned keep)
 		return KEPT_NO_SNAPSHOT;
 	if (k < 0 || (int)i >= k)
 		return KEPT_RECOVERY;
+	/* Records after an older snapshot sluiced keeps (--keep-snapshots):
+	 * recovery falls back to it and needs them. */
+	for (size_t j = 0; j < d->nsnaps; j++) {
+		if (!d->snaps[j].usable)
+			continue;
+		if (d->segs[i].w.nrec > 0 &&
+		    d->segs[i].w.last_lsn > d->snaps[j].info.lsn)
+			return KEPT_RETENTION;
+		break; /* the oldest usable one decides */
+	}
 	/* Older than the snapshot: sluiced keeps the newest `keep` of
 	 * these after each snapshot. */
 	return (size_t)k - i <= keep ? KEPT_RETENTION : KEPT_EXTRA;
@@ -166,8 +177,9 @@ kept_text(const struct lt_dir *d, enum keep_reason r, unsigned keep)
 		return text;
 	case KEPT_RETENTION:
 		snprintf(text, sizeof(text),
-		    "retention (older than the snapshot; --keep-segments %u "
-		    "keeps it for followers)",
+		    "retention (older than the snapshot; kept for an older "
+		    "snapshot, --keep-snapshots, or for followers, "
+		    "--keep-segments %u)",
 		    keep);
 		return text;
 	case KEPT_EXTRA:

@@ -738,8 +738,9 @@ test_stats_says_what_keeps_each_segment(void **state)
 	assert_int_equal(tl_tool(r, "stats", data, NULL), 0);
 	tl_has(r->out, "recovery (records after the snapshot at LSN");
 	tl_has(r->out,
-	    "retention (older than the snapshot; --keep-segments 2 "
-	    "keeps it for followers)");
+	    "retention (older than the snapshot; kept for an older "
+	    "snapshot, --keep-snapshots, or for followers, --keep-segments "
+	    "2)");
 	tl_has(r->out,
 	    "nothing (beyond --keep-segments 2: sluiced removes it "
 	    "at its next snapshot)");
