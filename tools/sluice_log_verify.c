@@ -703,7 +703,7 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	    "sluice-log repair of %s\n%s at %s\n"
 	    "the log keeps records up to LSN %" PRIu64 "\n",
 	    full, status, now, p->keep_last);
-	if (p->lost_n > 0)
+	if (p->lost_n > 0 || p->lower_mark)
 		buf_printf(&b,
 		    "lost to the queue: %s (whole among them: %s; their bytes "
 		    "are here)\n",
@@ -758,6 +758,34 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 	return rc;
 }
 
+/* A segment cut short by something other than the writer gets its
+ * preallocated size back (zeros past its data), as sluiced expects. */
+static int
+restore_size(const char *path)
+{
+	uint8_t hdr[SEG_HDR_SIZE];
+	struct seg_hdr h;
+	struct stat st;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (fs_pread_all(fd, hdr, sizeof(hdr), 0) == 0 &&
+	    seg_hdr_decode(hdr, sizeof(hdr), &h) == 0 &&
+	    (uint64_t)st.st_size < h.size) {
+		if (fallocate(fd, 0, 0, (off_t)h.size) < 0 &&
+		    ftruncate(fd, (off_t)h.size) < 0)
+			rc = -errno;
+		if (rc == 0 && fdatasync(fd) < 0)
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
+}
+
 static const struct lt_seg *
 seg_named(const struct lt_dir *d, const char *name)
 {
@@ -786,7 +814,9 @@ do_act(const struct lt_dir *d, const struct lt_act *a, const char *lf)
 		rc = copy_range(src, a->off, a->end, dst);
 		if (rc == 0)
 			rc = fs_sync_dir(lf);
-		return rc == 0 ? seg_cut(src, a->off, a->end - a->off) : rc;
+		if (rc == 0)
+			rc = seg_cut(src, a->off, a->end - a->off);
+		return rc == 0 ? restore_size(src) : rc;
 	case LT_ACT_SPLIT:
 		lt_path(d, a->to, dst, sizeof(dst));
 		strncat(dst, ".repair", sizeof(dst) - strlen(dst) - 1);
@@ -1066,7 +1096,7 @@ print_verdict(const struct lt_dir *d, const struct lt_replay *r,
 	buf_printf(b,
 	    "`sluice-log repair %s` would keep the log up to LSN %" PRIu64,
 	    d->path, plan->keep_last);
-	if (plan->lost_n > 0)
+	if (plan->lost_n > 0 || plan->lower_mark)
 		buf_printf(b,
 		    " and lose %s to the queue (whole among them: %s; their "
 		    "bytes go to lost+found).\n",
@@ -1132,7 +1162,7 @@ lt_cmd_verify(int argc, char **argv)
 	}
 	rc = lt_repair_plan(&d, &plan);
 	memset(&sv, 0, sizeof(sv));
-	if (rc == 0 && plan.possible && (plan.lost_n > 0 || plan.lower_mark))
+	if (rc == 0 && plan.possible && plan.lost_n > 0)
 		have_sv = lt_salvage_run(&d, &sv) == 0;
 	buf_init(&b);
 	if (d.nentries == 0) {
@@ -1268,8 +1298,8 @@ lt_cmd_repair(int argc, char **argv)
 		rc = LT_EXIT_OK;
 		goto out;
 	}
-	if (!cut_only && (plan.lost_n > 0 || plan.lower_mark)) {
-		/* Cutting would lose records: salvage what is whole. */
+	if (!cut_only && plan.lost_n > 0) {
+		/* Cutting would lose whole records: salvage them. */
 		rc = lt_salvage_run(&d, &sv);
 		if (rc != 0) {
 			fprintf(stderr, "sluice-log: %s: salvage: %s\n", d.path,
@@ -1302,7 +1332,7 @@ lt_cmd_repair(int argc, char **argv)
 	}
 	buf_printf(&b, "the log %s records up to LSN %" PRIu64 "; ",
 	    dry ? "would keep" : "keeps", plan.keep_last);
-	if (plan.lost_n > 0)
+	if (plan.lost_n > 0 || plan.lower_mark)
 		buf_printf(&b,
 		    "%slost to the queue: %s (whole among them: %s, kept in "
 		    "lost+found)\n",
