@@ -1162,7 +1162,7 @@ lt_cmd_verify(int argc, char **argv)
 	}
 	rc = lt_repair_plan(&d, &plan);
 	memset(&sv, 0, sizeof(sv));
-	if (rc == 0 && plan.possible && plan.lost_n > 0)
+	if (rc == 0 && plan.possible && (plan.lost_n > 0 || plan.lower_mark))
 		have_sv = lt_salvage_run(&d, &sv) == 0;
 	buf_init(&b);
 	if (d.nentries == 0) {
@@ -1298,8 +1298,9 @@ lt_cmd_repair(int argc, char **argv)
 		rc = LT_EXIT_OK;
 		goto out;
 	}
-	if (!cut_only && plan.lost_n > 0) {
-		/* Cutting would lose whole records: salvage them. */
+	if (!cut_only && (plan.lost_n > 0 || plan.lower_mark)) {
+		/* Cutting would lose records the log had synced: salvage
+		 * every whole one, and name what is lost. */
 		rc = lt_salvage_run(&d, &sv);
 		if (rc != 0) {
 			fprintf(stderr, "sluice-log: %s: salvage: %s\n", d.path,
