@@ -24,7 +24,9 @@
  * between two), and while the log is full its segments are removed
  * without keeping --keep-segments (connected followers still keep
  * theirs). A snapshot that does not fit on a full disk fails and is
- * tried again when as many more tasks finished. */
+ * tried again when as many more tasks finished; one asked for answers
+ * SLUICE_ENOSPC (the log is fine and takes writes), never SLUICE_ELOG,
+ * which says the log failed. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -306,6 +308,10 @@ bgsnap_reap(struct core *c)
 		answer_waiters(c, SLUICE_ENOSPC,
 		    "no room for it on the disk; the log is fine and the "
 		    "node takes writes");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_UNREADABLE)
+		answer_waiters(c, SLUICE_ECORRUPT,
+		    "it was written but does not read back whole (check the "
+		    "disk); the older snapshots stay, the log is fine");
 	else
 		answer_waiters(c, SLUICE_ELOG,
 		    "the snapshot's writer failed (the log is fine; see the "
