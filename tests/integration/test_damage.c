@@ -15,8 +15,10 @@
  * truncated newest snapshot (the start falls back to the one before,
  * --keep-snapshots), a snapshot taken right after an EPOCH record (a
  * healthy directory verify once called damaged), a killed snapshot's
- * leftover file, and a snapshot on a full disk (ENOSPC, the node still
- * takes writes; on a tmpfs, as root). Every wait is bounded. */
+ * leftover file, a lost put with the take and ack of its task after it
+ * (refused, and named in LOST), a log from before the DURABLE mark, and
+ * a snapshot on a full disk (ENOSPC, the node still takes writes; on a
+ * tmpfs, as root). Every wait is bounded. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -506,6 +508,96 @@ test_a_snapshot_right_after_an_epoch_is_sound(void **state)
 	it_verify_startable(s->data);
 }
 
+/* A put lost to damage, with the take and the ack of its task after it:
+ * the salvage keeps every other record, refuses the two that no longer
+ * apply (their task does not exist), and names all three in LOST. */
+static void
+test_a_lost_put_and_what_followed_it(void **state)
+{
+	struct t_srv *s = node(state, "refused");
+	static char rep[OUT], lost[OUT];
+	char seg[1024], path[1200];
+	struct sluice_client *c;
+	struct sluice_task *t;
+	uint64_t off, first = 0;
+	struct dirent *e;
+	DIR *d;
+
+	it_start(s);
+	c = it_client(s);
+	for (int i = 0; i < 100; i++) {
+		uint64_t id = it_put(c, "work", "first batch");
+
+		if (i == 0)
+			first = id;
+	}
+	t = it_take(c, "work", 1000, 0);
+	assert_true(t->id == first);
+	it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	for (int i = 0; i < 10; i++)
+		(void)it_put(c, "work", "second batch");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+
+	record_at(s->data, 2, seg, sizeof(seg), &off); /* the first put */
+	flip(seg, off + 26);
+	start_refuses(s, "bad record followed by a valid one");
+	runbook_run(s, 1, rep, sizeof(rep));
+	assert_non_null(strstr(rep, "2 whole records refused by the queue"));
+	assert_true(ready(s) == 109); /* as before the damage */
+	/* LOST names the put, and the take and the ack refused, with why */
+	snprintf(path, sizeof(path), "%s/lost+found", s->data);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			snprintf(path, sizeof(path), "%s/lost+found/%s/LOST",
+			    s->data, e->d_name);
+	closedir(d);
+	{
+		int fd = open(path, O_RDONLY);
+		ssize_t n;
+
+		assert_true(fd >= 0);
+		n = read(fd, lost, sizeof(lost) - 1);
+		close(fd);
+		assert_true(n > 0);
+		lost[n] = '\0';
+	}
+	snprintf(path, sizeof(path), "was probably: PUT id=%llu tube=work",
+	    (unsigned long long)first);
+	assert_non_null(strstr(lost, path));
+	snprintf(path, sizeof(path), "ACK id=%llu", (unsigned long long)first);
+	assert_non_null(strstr(lost, path));
+	assert_non_null(strstr(lost, "does not apply to the state before it"));
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	it_verify_startable(s->data);
+}
+
+/* A directory written before the DURABLE mark existed reads as before:
+ * sluiced starts on it and writes the mark from then on. */
+static void
+test_a_log_from_before_the_durable_mark_starts(void **state)
+{
+	struct t_srv *s = node(state, "old");
+	char mark[1024];
+
+	it_start(s);
+	fill(s, 100);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	snprintf(mark, sizeof(mark), "%s/DURABLE", s->data);
+	assert_int_equal(unlink(mark), 0);
+	assert_int_equal(tool("verify", s->data), 0);
+	assert_non_null(strstr(out, "no DURABLE mark"));
+	it_start(s);
+	assert_true(ready(s) == 100);
+	assert_int_equal(access(mark, F_OK), 0);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	assert_int_equal(tool("verify", s->data), 0);
+	assert_non_null(strstr(out, "stopped cleanly"));
+}
+
 /* A snapshot on a full disk answers ENOSPC ("no room"), not ELOG ("the
  * node refuses writes"): the log is fine and the node goes on. On a
  * tmpfs of its own (root only). */
@@ -577,6 +669,12 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_snapshot_right_after_an_epoch_is_sound, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_lost_put_and_what_followed_it, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_log_from_before_the_durable_mark_starts, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_snapshot_on_a_full_disk_is_enospc, it_setup,
