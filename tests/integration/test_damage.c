@@ -371,6 +371,39 @@ test_a_segment_cut_to_half_its_length(void **state)
 	it_verify_startable(s->data);
 }
 
+/* The issue's case: the only segment, cut to half its length, after a
+ * clean stop. It once started with a warning and half the acknowledged
+ * tasks gone; now the start refuses, verify names the synced LSNs that
+ * are gone, and the salvage keeps every whole record left. */
+static void
+test_the_last_segment_cut_to_half_its_length(void **state)
+{
+	struct t_srv *s = node(state, "halflast");
+	static char rep[OUT];
+	uint64_t last, whole, before;
+	char seg[1024];
+
+	s->args[1] = "4194304"; /* one segment holds every record */
+	it_start(s);
+	fill(s, TASKS);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	verify_counts(s->data, &last, &before);
+	snprintf(seg, sizeof(seg), "%s/%020d.wal", s->data, 1);
+	assert_int_equal(truncate(seg, 4194304 / 2), 0);
+	start_refuses(s, "shorter than its preallocated size");
+	assert_int_equal(tool("verify", s->data), 1);
+	assert_null(strstr(out, "torn tail only"));
+	assert_non_null(strstr(out, "had synced up to LSN"));
+	verify_counts(s->data, &last, &whole);
+	assert_true(whole < before);
+	runbook_run(s, 1, rep, sizeof(rep));
+	assert_true(salvaged(rep) == whole);
+	assert_true(ready(s) == whole - 1);
+	assert_non_null(strstr(rep, "the log had synced up to LSN"));
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	it_verify_startable(s->data);
+}
+
 /* A flipped byte in the middle of a segment: the start refuses; the
  * salvage keeps the 5,000 records after it (a cut kept none of them). */
 static void
@@ -661,6 +694,9 @@ main(void)
 		    it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_segment_cut_to_half_its_length, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_last_segment_cut_to_half_its_length, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_flipped_byte_mid_segment, it_setup, it_teardown),
