@@ -225,9 +225,6 @@ replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
 {
 	struct qrec_replace *r = &out->u.replace;
 
-	if (t->tube->name_len != req->tube_len ||
-	    memcmp(t->tube->name, req->tube, req->tube_len) != 0)
-		return SLUICE_EEXIST;
 	if (req->if_newer != 0 && newest_version(t) >= req->if_newer) {
 		out->type = QREC_NONE;
 		put_res(res, t->id, false, false);
@@ -286,7 +283,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return rc;
 
 	if (req->key_len > 0)
-		ke = qs_key(q, req->key, req->key_len);
+		ke = qs_key_for_put(
+		    q, req->tube, req->tube_len, req->key, req->key_len);
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
@@ -620,7 +618,10 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 			return SLUICE_EINVAL;
 		if (req->key_len > QREC_KEY_MAX || req->key == NULL)
 			return SLUICE_EKEY;
-		ke = qs_key(q, req->key, req->key_len);
+		if (!qrec_tube_valid(req->tube, req->tube_len))
+			return SLUICE_ETUBE;
+		ke =
+		    qs_key(q, req->tube, req->tube_len, req->key, req->key_len);
 		t = qs_key_task(q, ke);
 	}
 	if (t == NULL)

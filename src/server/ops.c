@@ -225,7 +225,6 @@ static void
 put_err_text(
     struct core *c, const struct msg_put *m, int rc, char *out, size_t len)
 {
-	struct queue_task_view v;
 	char name[80];
 
 	switch (rc) {
@@ -257,18 +256,6 @@ put_err_text(
 		        : "a value out of range: ttr (up to 7 days), delay, "
 		          "run_at or period");
 		return;
-	case SLUICE_EEXIST:
-		show_name(m->key, name, sizeof(name));
-		if (queue_peek_key(c->q, c->now, m->key.p, m->key.len, &v) ==
-		    0) {
-			snprintf(out, len,
-			    "key '%s' belongs to task %" PRIu64 " in tube "
-			    "'%.*s': replace keeps a task in its tube (delete "
-			    "it to put the key in another)",
-			    name, v.id, (int)v.tube_len, v.tube);
-			return;
-		}
-		break;
 	case SLUICE_ELIMIT:
 		snprintf(out, len, "%s",
 		    "the server holds as many tasks or tubes as it may");
@@ -1154,6 +1141,18 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_after(c, ctx, MSG_OP_KICK_ID, req->id, false);
 }
 
+/* A delete_key or peek_key without the key's tube: a client from before
+ * keys were per tube. Named, not guessed: a key may live in many tubes. */
+static void
+key_without_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
+	    "%s: the request names no tube: keys are per tube, so a key is "
+	    "found in the tube given with it (flag 0x01 and str16 tube after "
+	    "the key, docs/protocol.md)",
+	    msg_op_name(req->op));
+}
+
 static void
 op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1166,8 +1165,14 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (req->op == MSG_OP_DELETE) {
 		a.id = req->id;
 	} else {
-		a.key = req->key.p;
-		a.key_len = req->key.len;
+		if (req->by_key.tube.len == 0) {
+			key_without_tube(c, ctx, req);
+			return;
+		}
+		a.key = req->by_key.key.p;
+		a.key_len = req->by_key.key.len;
+		a.tube = req->by_key.tube.p;
+		a.tube_len = req->by_key.tube.len;
 	}
 	rc = queue_decide_delete(c->q, c->now, &a, &r);
 	if (rc == 0 && r.type != QREC_NONE) {
@@ -1181,7 +1186,8 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			    sluice_strerror(rc));
 		else
 			core_reply_err(c, ctx, req->op, rc,
-			    "delete key '%.*s': %s", (int)a.key_len, a.key,
+			    "delete key '%.*s' of tube '%.*s': %s",
+			    (int)a.key_len, a.key, (int)a.tube_len, a.tube,
 			    sluice_strerror(rc));
 		return;
 	}
@@ -1385,9 +1391,15 @@ op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		rc = queue_peek(c->q, c->now, req->id, &v);
 		break;
 	case MSG_OP_PEEK_KEY:
-		snprintf(what, sizeof(what), "key '%.*s'", (int)req->key.len,
-		    req->key.p);
-		rc = queue_peek_key(c->q, c->now, req->key.p, req->key.len, &v);
+		if (req->by_key.tube.len == 0) {
+			key_without_tube(c, ctx, req);
+			return;
+		}
+		snprintf(what, sizeof(what), "key '%.*s' of tube '%.*s'",
+		    (int)req->key.len, req->key.p, (int)req->by_key.tube.len,
+		    req->by_key.tube.p);
+		rc = queue_peek_key(c->q, c->now, req->by_key.tube.p,
+		    req->by_key.tube.len, req->key.p, req->key.len, &v);
 		break;
 	default:
 		snprintf(what, sizeof(what), "next %s of tube '%.*s'",

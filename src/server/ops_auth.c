@@ -284,15 +284,15 @@ id_ok(struct core *c, const struct auth_token *t, uint64_t id,
 	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
 }
 
+/* A key names a task of the tube given with it: the tube is checked, not
+ * what the key finds, so the answer says nothing of other tubes' keys. A
+ * request without a tube passes here and is answered EINVAL, naming what
+ * it lacks. */
 static bool
-key_ok(struct core *c, const struct auth_token *t, struct msg_str key,
-    struct msg_str *bad)
+key_ok(
+    const struct auth_token *t, const struct msg_by_key *k, struct msg_str *bad)
 {
-	struct queue_task_view v;
-
-	if (queue_peek_key(c->q, c->now, key.p, key.len, &v) != 0)
-		return true;
-	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
+	return k->tube.len == 0 || tube_ok(t, k->tube, bad);
 }
 
 static bool
@@ -370,7 +370,7 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 		return id_ok(c, t, r->id, bad);
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
-		return key_ok(c, t, r->key, bad);
+		return key_ok(t, &r->by_key, bad);
 	case MSG_OP_KICK:
 		return tube_ok(t, r->kick.tube, bad);
 	case MSG_OP_PEEK_NEXT:
