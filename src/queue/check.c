@@ -117,7 +117,7 @@ queue_check(const struct queue *q, const char **why)
 {
 	uint64_t count[QUEUE_STATE_END_] = { 0 };
 	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
-	uint64_t nany = 0;
+	uint64_t nany = 0, bytes = 0, tube_bytes = 0;
 	struct queue_counters sum;
 	int rc;
 
@@ -134,6 +134,8 @@ queue_check(const struct queue *q, const char **why)
 			return rc;
 		count[t->state]++;
 		tasks++;
+		if (t->state != QUEUE_DONE)
+			bytes += t->payload_len;
 		if (t->state == QUEUE_TAKEN && t->ext->detached)
 			taken_free++;
 	}
@@ -172,6 +174,11 @@ queue_check(const struct queue *q, const char **why)
 		count[QUEUE_DONE] += tb->done.len;
 		CHECK(heap_valid(&tb->done));
 		count[QUEUE_TAKEN] += tb->ntaken;
+		CHECK(tb->live ==
+		    tb->ready.len + tb->delayed.len + tb->buried.len +
+		        tb->ntaken);
+		tube_bytes += tb->bytes;
+		CHECK(tb->aset < (q->nasets ? q->nasets : 1));
 		tube_counters_add(&sum, &tb->ctr);
 		if ((rc = hourly_check(q, tb, why)) != 0)
 			return rc;
@@ -179,6 +186,7 @@ queue_check(const struct queue *q, const char **why)
 	for (int s = QUEUE_READY; s < QUEUE_STATE_END_; s++)
 		CHECK(count[s] == q->count[s]);
 	CHECK(memcmp(&sum, &q->ctr, sizeof(sum)) == 0);
+	CHECK(bytes == tube_bytes && qs_acct_valid(q));
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
 	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);

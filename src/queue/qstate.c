@@ -150,6 +150,7 @@ queue_fini(struct queue *q)
 	heap_free(&q->done);
 	free(q->load.want);
 	free(q->rates);
+	qs_acct_free(q);
 }
 
 struct queue *
@@ -271,6 +272,10 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 	tb = tube_new(name, len, idx_hash_bytes(q->cfg.hash_seed, name, len));
 	if (tb == NULL)
 		return SLUICE_ENOMEM;
+	if ((rc = qs_acct_tube_join(q, tb)) != 0) {
+		tube_free(tb);
+		return rc;
+	}
 	tb->index = q->ntubes;
 	q->tubes[q->ntubes++] = tb;
 	idx_insert(&q->names, tb);
@@ -292,6 +297,7 @@ void
 qs_tube_remove(struct queue *q, struct tube *tb)
 {
 	assert(tube_tasks(tb) == 0 && tb->wpos == HEAP_NONE);
+	qs_acct_tube_leave(q, tb);
 	idx_remove(&q->names, tb);
 	if (tb->ppos != HEAP_NONE)
 		heap_remove(&q->pauses, tb);
@@ -455,6 +461,8 @@ qs_place(struct queue *q, struct task *t, int state)
 		assert(!"bad state");
 	}
 	q->count[state]++;
+	if (state != QUEUE_DONE)
+		qs_acct_use(q, tb, 1, t->payload_len);
 	if (q->rates != NULL)
 		qs_depth(q, tb, state, 1);
 }
@@ -496,6 +504,8 @@ qs_unplace(struct queue *q, struct task *t)
 		assert(!"bad state");
 	}
 	q->count[t->state]--;
+	if (t->state != QUEUE_DONE)
+		qs_acct_use(q, tb, -1, -(int64_t)t->payload_len);
 	if (q->rates != NULL)
 		qs_depth(q, tb, t->state, -1);
 	t->state = 0;

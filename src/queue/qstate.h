@@ -55,6 +55,21 @@ struct qsnap_load {
 	bool done;
 };
 
+/* A namespace of tubes whose usage is counted (acct.c). */
+struct qacct {
+	char *name;
+	size_t len;
+	bool prefix;
+	struct queue_usage use;
+};
+
+/* A set of namespaces (indexes into the queue's acct), shared by the
+ * tubes they all cover. */
+struct qaset {
+	uint32_t n;
+	uint32_t *v;
+};
+
 struct queue {
 	struct queue_config cfg;
 	struct idx ids;         /* task by id */
@@ -82,7 +97,11 @@ struct queue {
 	struct queue_counters ctr;
 	struct rates *rates; /* the whole queue's (rates.h); NULL: off */
 	struct qsnap_load load;
-	char why[64]; /* the text of the last ttr expiry decided */
+	char why[64];       /* the text of the last ttr expiry decided */
+	struct qacct *acct; /* namespaces counted (acct.c) */
+	uint32_t nacct;
+	struct qaset *asets; /* [0]: the empty set */
+	uint32_t nasets;
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -127,6 +146,19 @@ struct keyent *qs_key(const struct queue *q, const char *tube, size_t tube_len,
  * a reservation of every tube (qs_key with tube_len 0), else NULL. */
 struct keyent *qs_key_for_put(const struct queue *q, const char *tube,
     size_t tube_len, const char *key, size_t len);
+
+/* ---- Usage of namespaces (acct.c) ---- */
+/* A new tube joins the namespaces that cover it. 0, SLUICE_ENOMEM. */
+int qs_acct_tube_join(struct queue *q, struct tube *tb);
+/* A tube that goes leaves its namespaces. */
+void qs_acct_tube_leave(struct queue *q, const struct tube *tb);
+/* Live tasks and payload bytes of tube tb change by (tasks, bytes). */
+void qs_acct_use(
+    struct queue *q, struct tube *tb, int64_t tasks, int64_t bytes);
+/* Whether every namespace's counts are the sums of its tubes' (check). */
+bool qs_acct_valid(const struct queue *q);
+/* Frees the namespaces (queue_delete). */
+void qs_acct_free(struct queue *q);
 
 /* The tube with that (valid) name, created when missing (*created then
  * true). Returns 0, SLUICE_ENOMEM. */

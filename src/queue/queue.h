@@ -832,6 +832,33 @@ int queue_rates(const struct queue *q, int64_t now, const char *tube,
  * state give the same bytes. Returns 0 or SLUICE_ENOMEM. */
 int queue_dump(const struct queue *q, struct buf *out);
 
+/* ---- Usage per namespace of tubes (acct.c) ----------------------------
+ * For the quotas of the server's tokens: a namespace is a tube name, or a
+ * prefix of names (a token's tube pattern). */
+struct queue_ns {
+	const char *name;
+	size_t len;
+	bool prefix; /* every tube whose name starts with name[0..len) */
+};
+
+struct queue_usage {
+	uint64_t tubes; /* that exist */
+	uint64_t tasks; /* live: ready, delayed, taken, buried (not done) */
+	uint64_t bytes; /* the payloads of those tasks */
+};
+
+/* Counts, from now on, what each of ns[0..n) holds (replacing the
+ * namespaces set before; the counts are rebuilt from the state, O(tubes)).
+ * Returns 0, or SLUICE_ENOMEM (then nothing is counted). */
+int queue_acct_set(struct queue *q, const struct queue_ns *ns, size_t n);
+
+/* What namespace i (of the last queue_acct_set) holds; zeros when none. */
+void queue_acct_usage(const struct queue *q, size_t i, struct queue_usage *out);
+
+/* What one tube holds (tubes 1; all zero when it does not exist). */
+void queue_tube_usage(const struct queue *q, const char *tube, size_t len,
+    struct queue_usage *out);
+
 /* Checks every internal invariant (indexes, heaps, counts). O(n); for
  * tests and fuzzing. Returns 0, or SLUICE_ECORRUPT with the failed
  * condition in *why (a static string; why may be NULL). */

@@ -180,6 +180,7 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	uint64_t lsn;
 	int rc;
 
+	c->quota.why[0] = '\0';
 	if (m->ttr > UINT32_MAX || m->when > (uint64_t)QREC_TIME_MAX ||
 	    m->period > (uint64_t)QREC_TIME_MAX)
 		return SLUICE_EINVAL;
@@ -188,6 +189,8 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	if (rc != 0)
 		return rc;
 	if (r.type != QREC_NONE) {
+		if ((rc = quota_admit(c, &r)) != 0)
+			return rc;
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
 		if (rc != 0)
 			return rc;
@@ -258,7 +261,9 @@ put_err_text(
 		return;
 	case SLUICE_ELIMIT:
 		snprintf(out, len, "%s",
-		    "the server holds as many tasks or tubes as it may");
+		    c->quota.why[0] != '\0'
+		        ? c->quota.why
+		        : "the server holds as many tasks or tubes as it may");
 		return;
 	default:
 		break;
@@ -426,6 +431,7 @@ waiter_unlink(struct core *c, struct waiter *w)
 	else
 		c->wait_tail = w->prev;
 	c->nwaiters--;
+	quota_unpark(c, w);
 }
 
 /* A take that waits: `tr` as it will be tried again (its tube names are
@@ -443,6 +449,10 @@ waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 	w = malloc(sizeof(*w) + bytes + 1);
 	if (w == NULL)
 		return SLUICE_ENOMEM;
+	if (quota_park(c, w) != 0) { /* the token's takes waiting */
+		free(w);
+		return SLUICE_ELIMIT;
+	}
 	w->ctx = ctx;
 	w->session = (uint32_t)tr->session;
 	w->max = max;
@@ -471,6 +481,17 @@ waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 	return 0;
 }
 
+/* A take that could not wait: no memory, or its token's quota. */
+static void
+waiter_refused(struct core *c, struct net_ctx *ctx, int rc)
+{
+	if (rc == SLUICE_ELIMIT)
+		core_reply_err(
+		    c, ctx, MSG_OP_TAKE, rc, "take: %s", c->quota.why);
+	else
+		core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+}
+
 static void
 op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req)
@@ -490,7 +511,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t->wait > 0 && c->nwaiters > 0) {
 		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 		if (rc != 0)
-			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+			waiter_refused(c, ctx, rc);
 		else
 			c->wait_tail->durable = t->durable;
 		return;
@@ -508,7 +529,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		if (t->wait > 0) {
 			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 			if (rc != 0)
-				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+				waiter_refused(c, ctx, rc);
 			else
 				c->wait_tail->durable = t->durable;
 		} else {
@@ -811,6 +832,12 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
+	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED &&
+	    (rc = quota_admit(c, &r)) != 0) {
+		core_reply_err(c, ctx, MSG_OP_ACK, rc, "ack %" PRIu64 ": %s",
+		    m->id, c->quota.why);
+		return;
+	}
 	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_DONE &&
 	    commit_long_text(c, &r, &rc)) {
 		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
@@ -2115,6 +2142,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	c->req_tok = NULL;
 	if (!ops_auth_check(c, ctx, session, &req))
 		return;
 	if (op_writes(req.op))
@@ -2130,6 +2158,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	c->reply_local = !op_writes(req.op);
 	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);
 	c->reply_local = false;
+	c->req_tok = NULL;
 }
 
 static void

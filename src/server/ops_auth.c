@@ -79,6 +79,7 @@ ops_auth_reload(struct core *c)
 	auth_free(&c->auth);
 	c->auth = fresh;
 	repl_auth_reload(c);
+	quota_apply(c);
 	log_info("auth", "token file read again file=%s tokens=%zu",
 	    c->cfg->auth_file, c->auth.n);
 }
@@ -244,6 +245,7 @@ ops_auth_end(struct core *c)
 	}
 	auth_free(&c->auth);
 	auth_limit_free(&c->auth_limit);
+	quota_free(&c->quota);
 }
 
 int64_t
@@ -434,6 +436,7 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
 		refuse(c, ctx, t, peer, req, bad);
 		return false;
 	}
+	c->req_tok = t; /* its quotas (quota.c) */
 	return true;
 }
 

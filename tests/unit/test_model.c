@@ -54,6 +54,10 @@ struct mconf {
 };
 
 static const char *const tube_names[NTUBE] = { "t0", "t1", "t2", "t3" };
+/* Namespaces whose usage is counted: a tube, every tube, a prefix that
+ * covers one, and one that covers none. */
+static const struct queue_ns ns[] = { { "t0", 2, false }, { "t", 1, true },
+	{ "t1", 2, true }, { "u", 1, true } };
 static const char *const key_names[NKEY] = { "k0", "k1", "k2", "k3", "k4",
 	"k5" };
 static const char *const err_texts[NERR] = { "timeout", "oom",
@@ -2023,13 +2027,31 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	tq_init(&r->h, &r->m->cfg, T0);
 	r->follower = queue_new(&r->m->cfg);
 	r->rnd = seed;
-	for (size_t i = 1; i <= STEPS; i++)
+	/* Usage per namespace is counted all along (queue_check compares it
+	 * with the sums of the tubes at each step), and the namespaces
+	 * change halfway, as a reloaded token file changes them. */
+	assert_int_equal(queue_acct_set(r->h.q, ns, 3), 0);
+	for (size_t i = 1; i <= STEPS; i++) {
+		if (i == STEPS / 2)
+			assert_int_equal(queue_acct_set(r->h.q, ns + 1, 3), 0);
 		step(r, i);
+	}
 	assert_true(tq_same(r->h.q, r->follower, r->h.now));
 	compare_hourly(r);
 	replay = queue_new(NULL); /* apply needs no configuration */
 	assert_int_equal(tq_replay(&r->h, replay, 0, r->h.nlog), 0);
 	assert_true(tq_same(r->h.q, replay, r->h.now));
+	/* Counted from the records as they came, or from the state after a
+	 * restart: the same. */
+	assert_int_equal(queue_acct_set(replay, ns + 1, 3), 0);
+	assert_int_equal(queue_check(replay, NULL), 0);
+	for (size_t i = 0; i < 3; i++) {
+		struct queue_usage a, b;
+
+		queue_acct_usage(r->h.q, i, &a);
+		queue_acct_usage(replay, i, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
 	queue_delete(replay);
 	for (int k = 0; k < r->nsnap; k++) {
 		struct queue *q = queue_new(NULL);
