@@ -202,6 +202,27 @@ test_a_key_squatted_by_one_tenant_is_not_anothers(void **state)
 	it_rc(
 	    a, put_k(a, "A.jobs", "invoice-8", false, "a3", &ida, &created), 0);
 	assert_true(created == 1 && ida != id);
+
+	/* a batch: a key twice in one tube is one task, in two tubes two */
+	{
+		struct sluice_batch_item it[3];
+		const char *tubes[3] = { "A.batch", "A.batch", "A.other" };
+
+		memset(it, 0, sizeof(it));
+		for (int i = 0; i < 3; i++) {
+			sluice_put_opts_init(&it[i].opts);
+			it[i].opts.tube = tubes[i];
+			it[i].opts.key = "batch-key";
+			it[i].payload = "p";
+			it[i].len = 1;
+		}
+		it_rc(a, sluice_put_batch(a, it, 3), 0);
+		assert_true(it[0].rc == 0 && it[0].created == 1);
+		assert_true(it[1].rc == 0 && it[1].created == 0);
+		assert_true(it[1].id == it[0].id);
+		assert_true(it[2].rc == 0 && it[2].created == 1);
+		assert_true(it[2].id != it[0].id);
+	}
 	sluice_close(a);
 	sluice_close(b);
 	sluice_close(adm);
