@@ -444,6 +444,9 @@ test_an_old_data_directory_keeps_its_keys(void **state)
 	sluice_task_free(t);
 	it_rc(adm, put_k(adm, "kept", "k-done", false, "x", &id, &created), 0);
 	assert_true(created == 0 && id == done);
+	it_rc(adm, put_k(adm, "A.gone", "k-gone", false, "x", &id, &created),
+	    0);
+	assert_true(created == 0 && id == gone);
 	sluice_close(adm);
 }
 
