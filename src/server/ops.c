@@ -1369,6 +1369,13 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    : c->now + (int64_t)req->pause.duration;
 		rc = queue_decide_pause(c->q, c->now, &a, &r);
 	}
+	if (rc == 0 && r.type != QREC_NONE &&
+	    (rc = quota_admit(c, &r)) != 0) { /* a tube it would make */
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    c->quota.why);
+		return;
+	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc == SLUICE_ENOTFOUND) {

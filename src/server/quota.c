@@ -15,10 +15,11 @@
  * reload of the token file. Two tokens with one pattern (a producer and a
  * worker of `emails*`) look at one count, each against its own bounds.
  *
- * What is checked: a put (and each item of a batch put, on every face)
- * and an ack --to, before they are committed, against the quotas of the
- * token that sent them: a new tube past `tubes`, a task past `tasks`,
- * a payload past `bytes` (a replace, by what it adds). A record the
+ * What is checked: a put (and each item of a batch put, on every face),
+ * an ack --to, and a tube set or pause that makes a tube, before they are
+ * committed, against the quotas of the token that sent them: a new tube
+ * past `tubes`, a task past `tasks`, a payload past `bytes` (a replace,
+ * by what it adds). A record the
  * server makes by itself (a ttr expiry, a dead letter) is not refused:
  * it is counted. A take that would wait past `parked` is refused at the
  * one place a take is parked; those waiting are counted per token, and
@@ -206,6 +207,14 @@ quota_admit(struct core *c, const struct qrec *r)
 		if (auth_tube_ok(t, v.tube, v.tube_len))
 			return fits(c, t, i, tu.tubes == 0, 0, 0);
 		return fits(c, t, i, tu.tubes == 0, 1, v.payload_len);
+	case QREC_TUBE_SET:
+		queue_tube_usage(
+		    c->q, r->u.tube_set.tube, r->u.tube_set.tube_len, &tu);
+		return fits(c, t, i, tu.tubes == 0, 0, 0);
+	case QREC_PAUSE:
+		queue_tube_usage(
+		    c->q, r->u.pause.tube, r->u.pause.tube_len, &tu);
+		return fits(c, t, i, tu.tubes == 0, 0, 0);
 	default:
 		return 0;
 	}

@@ -30,7 +30,8 @@ int quota_apply(struct core *c);
 
 /* Whether record `r`, decided for the request of token c->req_tok, keeps
  * within the token's quotas: 0, or SLUICE_ELIMIT with c->quota.why naming
- * the quota. Puts, replaces and ack --to are counted; other records pass. */
+ * the quota. Puts, replaces, ack --to, and a tube set or pause that makes
+ * a tube are counted; other records pass. */
 int quota_admit(struct core *c, const struct qrec *r);
 
 /* A take of c->req_tok is about to wait: 0 (counted, until

@@ -444,8 +444,8 @@ test_an_old_data_directory_keeps_its_keys(void **state)
 	sluice_task_free(t);
 	it_rc(adm, put_k(adm, "kept", "k-done", false, "x", &id, &created), 0);
 	assert_true(created == 0 && id == done);
-	it_rc(adm, put_k(adm, "A.gone", "k-gone", false, "x", &id, &created),
-	    0);
+	it_rc(
+	    adm, put_k(adm, "A.gone", "k-gone", false, "x", &id, &created), 0);
 	assert_true(created == 0 && id == gone);
 	sluice_close(adm);
 }
@@ -589,6 +589,45 @@ test_quotas_bound_a_tenant_and_not_the_others(void **state)
 	sluice_close(a);
 	sluice_close(b);
 	sluice_close(adm);
+}
+
+/* A token for `*` is bounded by its own line only; a tube set that would
+ * make a tube past it is refused as a put is. */
+static void
+test_a_node_wide_token_has_only_its_own_quotas(void **state)
+{
+	static const char *const lines[NTOK] = {
+		"ops admin * tubes=2",
+		"alice producer A*",
+		"bob producer B*",
+		"alice-worker worker A*",
+		"probe worker probe",
+	};
+	struct sluice_client *adm, *a;
+	struct sluice_tube_conf conf;
+	struct fix f;
+
+	start(state, &f, lines, "default tubes=1");
+	adm = as(&f, ADMIN);
+	a = as(&f, PROD_A);
+	it_rc(adm, put_p(adm, "x1", "x"), 0);
+	it_rc(adm, put_p(adm, "x2", "x"), 0);
+	memset(&conf, 0, sizeof(conf));
+	conf.ttr_ms = 5000;
+	conf.set = SLUICE_TS_TTR;
+	it_rc(adm, sluice_tube_set(adm, "x3", &conf, 0, NULL), SLUICE_ELIMIT);
+	assert_non_null(strstr(sluice_errmsg(adm), "quota tubes=2"));
+	it_rc(adm, sluice_tube_set(adm, "x1", &conf, 0, NULL), 0);
+	/* the default line is A's (one tube), not the admin's; A's tube
+	 * is in the admin's namespace too, where the admin's bound holds */
+	it_rc(a, put_p(a, "A.1", "x"), 0);
+	it_rc(a, put_p(a, "A.2", "x"), SLUICE_ELIMIT);
+	assert_non_null(strstr(sluice_errmsg(a), "quota tubes=1"));
+	it_rc(adm, put_p(adm, "A.1", "x"), 0);
+	it_rc(adm, put_p(adm, "x4", "x"), SLUICE_ELIMIT);
+	assert_non_null(strstr(sluice_errmsg(adm), "hold 3 tubes"));
+	sluice_close(adm);
+	sluice_close(a);
 }
 
 struct parked {
@@ -737,6 +776,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_quotas_bound_a_tenant_and_not_the_others, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_node_wide_token_has_only_its_own_quotas, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_parked_takes_quota, it_setup, it_teardown),
