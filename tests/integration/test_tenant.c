@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_http.h"
 #include "it_probe.h"
 #include "it_sp.h"
 #include "log/snap.h"
@@ -605,9 +606,20 @@ test_a_node_wide_token_has_only_its_own_quotas(void **state)
 	};
 	struct sluice_client *adm, *a;
 	struct sluice_tube_conf conf;
+	char addr[64], hdr[128], *body = NULL;
+	int port = it_free_port(), st;
 	struct fix f;
 
-	start(state, &f, lines, "default tubes=1");
+	/* with the HTTP face too: a quota is one rule on every face */
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	f.s = it_srv(*state, "t");
+	snprintf(f.file, sizeof(f.file), "%s", t_path(*state, "tokens"));
+	write_tokens(f.file, lines, "default tubes=1");
+	f.s->args[0] = "--auth";
+	f.s->args[1] = f.file;
+	f.s->args[2] = "--http";
+	f.s->args[3] = addr;
+	it_start(f.s);
 	adm = as(&f, ADMIN);
 	a = as(&f, PROD_A);
 	it_rc(adm, put_p(adm, "x1", "x"), 0);
@@ -623,6 +635,15 @@ test_a_node_wide_token_has_only_its_own_quotas(void **state)
 	it_rc(a, put_p(a, "A.1", "x"), 0);
 	it_rc(a, put_p(a, "A.2", "x"), SLUICE_ELIMIT);
 	assert_non_null(strstr(sluice_errmsg(a), "quota tubes=1"));
+	snprintf(
+	    hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", secrets[PROD_A]);
+	st = it_http(port, "POST", "/v1/tubes/A.2/tasks", hdr, "x", &body);
+	assert_int_equal(st, 400);
+	assert_non_null(strstr(body, "quota tubes=1 of token 'alice'"));
+	free(body);
+	st = it_http(port, "POST", "/v1/tubes/A.1/tasks", hdr, "x", &body);
+	assert_int_equal(st, 201);
+	free(body);
 	it_rc(adm, put_p(adm, "A.1", "x"), 0);
 	it_rc(adm, put_p(adm, "x4", "x"), SLUICE_ELIMIT);
 	assert_non_null(strstr(sluice_errmsg(adm), "hold 3 tubes"));
