@@ -266,6 +266,9 @@ int ops_auth_open(struct core *c);
 /* SIGHUP: reads the token file again; sessions whose token left it lose
  * it. A bad file keeps the tokens in force (logged). */
 void ops_auth_reload(struct core *c);
+/* Whether task `id` is of a tube the token of the request being handled
+ * may not see (--auth): answered as if it did not exist. */
+bool ops_auth_hidden(struct core *c, uint64_t id);
 
 /* Whether the request may go on to its op; else it is answered (an
  * auth request is answered here). */

@@ -920,7 +920,9 @@ op_ack_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		struct qrec r;
 		uint64_t lsn;
 		char *why;
-		int rc = queue_decide_ack(c->q, c->now, &a, &r);
+		int rc = ops_auth_hidden(c, m.id)
+		    ? SLUICE_ENOTFOUND
+		    : queue_decide_ack(c->q, c->now, &a, &r);
 
 		if (rc == 0)
 			rc = core_commit(c, &r, ack_flags(rc, &r), &lsn);
@@ -949,7 +951,9 @@ op_delete_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		struct qrec r;
 		uint64_t lsn;
 		char *why;
-		int rc = queue_decide_delete(c->q, c->now, &a, &r);
+		int rc = ops_auth_hidden(c, id)
+		    ? SLUICE_ENOTFOUND
+		    : queue_decide_delete(c->q, c->now, &a, &r);
 
 		if (rc == 0)
 			rc = core_commit(c, &r, 0, &lsn);

@@ -188,6 +188,50 @@ test_a_key_squatted_by_one_tenant_is_not_anothers(void **state)
 	says_nothing_of(b, theirs, 2);
 	assert_null(strstr(sluice_errmsg(b), ida_s));
 
+	/* A's task named by id: to B as if it did not exist, the same
+	 * answer, word for word, as an id that never was */
+	{
+		struct sluice_client *wa = as(&f, WORK_A);
+		struct sluice_result res[2];
+		uint64_t none = ida + 1000000;
+		char want[96], other[96];
+
+		it_rc(b, sluice_peek(b, none, &t), SLUICE_ENOTFOUND);
+		snprintf(want, sizeof(want), "peek %llu: no such task",
+		    (unsigned long long)none);
+		assert_string_equal(sluice_errmsg(b), want);
+		it_rc(b, sluice_peek(b, ida, &t), SLUICE_ENOTFOUND);
+		snprintf(want, sizeof(want), "peek %llu: no such task",
+		    (unsigned long long)ida);
+		assert_string_equal(sluice_errmsg(b), want);
+		/* a worker of A acking B's task, alone or in a batch */
+		it_rc(wa, sluice_ack(wa, idb, 1, NULL, NULL), SLUICE_ENOTFOUND);
+		snprintf(want, sizeof(want), "ack %llu: no such task",
+		    (unsigned long long)idb);
+		assert_string_equal(sluice_errmsg(wa), want);
+		it_rc(
+		    wa, sluice_ack(wa, none, 1, NULL, NULL), SLUICE_ENOTFOUND);
+		snprintf(want, sizeof(want), "ack %llu: no such task",
+		    (unsigned long long)none);
+		assert_string_equal(sluice_errmsg(wa), want);
+		{
+			struct sluice_lease items[2] = { { idb, 1 },
+				{ none, 1 } };
+
+			it_rc(wa, sluice_ack_batch(wa, items, 2, res), 0);
+		}
+		assert_int_equal(res[0].rc, SLUICE_ENOTFOUND);
+		assert_int_equal(res[1].rc, SLUICE_ENOTFOUND);
+		snprintf(want, sizeof(want), "ack %llu: no such task",
+		    (unsigned long long)idb);
+		snprintf(other, sizeof(other), "ack %llu: no such task",
+		    (unsigned long long)none);
+		assert_string_equal(res[0].errmsg, want);
+		assert_string_equal(res[1].errmsg, other);
+		assert_int_equal(it_state(adm, idb), SLUICE_READY);
+		sluice_close(wa);
+	}
+
 	/* A's key completed (its dedup window): B's key is still B's */
 	{
 		struct sluice_task *x = it_take(adm, "A.jobs", 0, 0);
