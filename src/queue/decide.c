@@ -72,7 +72,7 @@ static int
 leased(
     struct queue *q, uint64_t id, uint64_t lease, bool force, struct task **out)
 {
-	struct task *t = qs_task(q, id);
+	struct task *t = qs_task_seen(q, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
@@ -544,7 +544,7 @@ bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_ELIMIT;
 	if (req->error_len > 0 && req->error == NULL)
 		return SLUICE_EINVAL;
-	if ((t = qs_task(q, req->id)) == NULL)
+	if ((t = qs_task_seen(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
 		/* Only an operator parks a task nobody holds. */
@@ -580,7 +580,7 @@ kick_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	(void)now;
 	if (req->id != 0) {
-		if ((t = qs_task(q, req->id)) == NULL)
+		if ((t = qs_task_seen(q, req->id)) == NULL)
 			return SLUICE_ENOTFOUND;
 		if (t->state != QUEUE_BURIED && t->state != QUEUE_DELAYED)
 			return SLUICE_ESTATE;
@@ -612,7 +612,7 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	(void)now;
 	if (req->id != 0) {
-		t = qs_task(q, req->id);
+		t = qs_task_seen(q, req->id);
 	} else {
 		if (req->key_len == 0)
 			return SLUICE_EINVAL;
@@ -663,7 +663,7 @@ update_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->set_run_at &&
 	    (rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
-	if ((t = qs_task(q, req->id)) == NULL)
+	if ((t = qs_task_seen(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	/* A worker holds the task as it is; only where it goes when it comes
 	 * back may change. A buried task waits for a kick, not a time. */

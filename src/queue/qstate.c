@@ -205,6 +205,18 @@ qs_task(const struct queue *q, uint64_t id)
 	return idx_find(&q->ids, id);
 }
 
+struct task *
+qs_task_seen(const struct queue *q, uint64_t id)
+{
+	return id == q->hidden && id != 0 ? NULL : qs_task(q, id);
+}
+
+void
+queue_hide(struct queue *q, uint64_t id)
+{
+	q->hidden = id;
+}
+
 struct tube *
 qs_tube(const struct queue *q, const char *name, size_t len)
 {

@@ -102,6 +102,7 @@ struct queue {
 	uint32_t nacct;
 	struct qaset *asets; /* [0]: the empty set */
 	uint32_t nasets;
+	uint64_t hidden; /* queue_hide's; 0: none */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -137,6 +138,9 @@ void qs_depth(struct queue *q, struct tube *tb, int state, int delta);
 	} while (0)
 
 struct task *qs_task(const struct queue *q, uint64_t id);
+/* qs_task for decide and the queries: NULL for the task queue_hide()
+ * hides. */
+struct task *qs_task_seen(const struct queue *q, uint64_t id);
 struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
 /* The entry of `key` in tube `tube` (tube_len 0: the reservation of
  * every tube an older snapshot left), or NULL. */

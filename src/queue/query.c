@@ -29,7 +29,7 @@ queue_peek(
 
 	if ((rc = catch_up(q, now)) != 0)
 		return rc;
-	if ((t = qs_task(q, id)) == NULL)
+	if ((t = qs_task_seen(q, id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	qs_view(t, out);
 	return 0;

@@ -562,6 +562,12 @@ struct queue_task_view {
 	} repl;
 };
 
+/* Until queue_hide(q, 0), decisions and queries see no task `id`: a
+ * request about it is answered as about an id that does not exist (the
+ * server's --auth, for a task of a tube the caller may not see). Records
+ * are applied as always. */
+void queue_hide(struct queue *q, uint64_t id);
+
 /* SLUICE_ENOTFOUND when no task has that id. */
 int queue_peek(
     struct queue *q, int64_t now, uint64_t id, struct queue_task_view *out);

@@ -113,6 +113,8 @@ struct core {
 	/* the token of the request being handled (NULL without --auth),
 	 * and the quotas' counts (quota.c) */
 	const struct auth_token *req_tok;
+	uint64_t req_hidden; /* the task it names that the token may not
+	                        see (ops_auth.c); 0: none */
 	struct quota quota;
 	bool applied;      /* a record was applied this turn */
 	bool reply_local;  /* the request being handled only reads: its

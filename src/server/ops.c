@@ -2154,6 +2154,7 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	}
 	c->ops[req.op]++;
 	c->req_tok = NULL;
+	c->req_hidden = 0;
 	if (!ops_auth_check(c, ctx, session, &req))
 		return;
 	if (op_writes(req.op))
@@ -2167,9 +2168,12 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	if (ops_req_forced(&req))
 		peer_name(ctx, msg, session, peer, sizeof(peer));
 	c->reply_local = !op_writes(req.op);
+	queue_hide(c->q, c->req_hidden); /* for this request only */
 	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);
+	queue_hide(c->q, 0);
 	c->reply_local = false;
 	c->req_tok = NULL;
+	c->req_hidden = 0;
 }
 
 static void

@@ -425,23 +425,20 @@ refuse(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
 	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
 }
 
-/* A request naming a task of a tube the token may not see: answered as
- * the operation answers an id that does not exist ("VERB ID: no such
- * task"), so that nothing tells it from one that is gone; logged as
- * refused. */
+/* A request naming a task of a tube the token may not see goes on with
+ * that task hidden from the queue (c->req_hidden: ops_handle hides it,
+ * queue_hide, for the request's dispatch only): it is answered exactly as one
+ * naming an id that does not exist, its arguments checked the same way, so that
+ * nothing tells the two apart. Logged as refused. */
 static void
-not_found(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
-    const char *peer, const struct msg_req *r, uint64_t id)
+hide(struct core *c, const struct auth_token *t, const char *peer,
+    const struct msg_req *r, uint64_t id)
 {
-	const char *verb =
-	    r->op == MSG_OP_KICK_ID ? "kick" : msg_op_name(r->op);
-
 	log_warn("auth",
 	    "not allowed token=%s role=%s peer=%s op=%s id=%" PRIu64
 	    " (a task of another tube: answered as not found)",
 	    t->name, auth_role_name(t->role), peer, msg_op_name(r->op), id);
-	core_reply_err(c, ctx, r->op, SLUICE_ENOTFOUND,
-	    "%s %" PRIu64 ": no such task", verb, id);
+	c->req_hidden = id;
 }
 
 /* Whether token `t` may send `req`: its role, the force of the lease ops
@@ -460,10 +457,8 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
 		refuse(c, ctx, t, peer, req, bad);
 		return false;
 	}
-	if (hidden != 0) {
-		not_found(c, ctx, t, peer, req, hidden);
-		return false;
-	}
+	if (hidden != 0)
+		hide(c, t, peer, req, hidden);
 	c->req_tok = t; /* its quotas (quota.c) */
 	return true;
 }

@@ -204,6 +204,14 @@ test_a_key_squatted_by_one_tenant_is_not_anothers(void **state)
 		snprintf(want, sizeof(want), "peek %llu: no such task",
 		    (unsigned long long)ida);
 		assert_string_equal(sluice_errmsg(b), want);
+		/* bad arguments are checked as for an unknown id: the same
+		 * error (a to-tube that is no tube name) */
+		it_rc(wa, sluice_ack(wa, idb, 1, "A bad name", NULL),
+		    SLUICE_ETUBE);
+		snprintf(other, sizeof(other), "%s", sluice_errmsg(wa));
+		it_rc(wa, sluice_ack(wa, none, 1, "A bad name", NULL),
+		    SLUICE_ETUBE);
+		assert_string_equal(sluice_errmsg(wa), other);
 		/* a worker of A acking B's task, alone or in a batch */
 		it_rc(wa, sluice_ack(wa, idb, 1, NULL, NULL), SLUICE_ENOTFOUND);
 		snprintf(want, sizeof(want), "ack %llu: no such task",
