@@ -100,7 +100,8 @@ enum sluice_error {
 	SLUICE_ECONN = 20,      /* no connection to the server */
 	SLUICE_ENOMEM = 21,     /* out of memory */
 	SLUICE_ESHUTDOWN = 22,  /* the server is shutting down */
-	SLUICE_EEXIST = 23,     /* the key belongs to a live task */
+	SLUICE_EEXIST = 23,     /* no longer returned: keys are per tube (a
+	                           replace once met a key of another tube) */
 	SLUICE_EPAUSED = 24,    /* the tube is paused */
 	SLUICE_ELIMIT = 25,     /* a count or text exceeds its limit */
 	SLUICE_EAUTH = 26,      /* the server needs a token (--auth): none
@@ -240,8 +241,10 @@ struct sluice_put_opts {
 	uint32_t max_attempts; /* buried after this many takes; 0: unlimited */
 	uint64_t period_ms;    /* recurring: ack reschedules after; 0: once */
 	const char *key;       /* NULL: none; else 1-200 bytes, unique among
-	                          live tasks: a put with a live key creates
-	                          nothing and returns the existing id */
+	                          the live tasks of the tube: a put with a
+	                          key live in its tube creates nothing and
+	                          returns the existing id (the same key in
+	                          another tube is another task) */
 	int replace;           /* with key: update the live task instead */
 	/* With key and replace: the client's version of this content, >= 1
 	 * (such as its source row's updated_at); 0: none. The replace
@@ -262,13 +265,14 @@ SLUICE_API void sluice_put_opts_init(struct sluice_put_opts *o);
  * `o` NULL means the defaults.
  *
  * Returns 0, `*id` (optional) the task's id and `*created` (optional) 1,
- * or 0 when the key was live and `*id` is the existing task. Errors:
- * SLUICE_ETUBE, SLUICE_EKEY (key too long or containing NUL),
+ * or 0 when the key was live in the tube and `*id` is the existing task.
+ * Errors: SLUICE_ETUBE, SLUICE_EKEY (key too long or containing NUL),
  * SLUICE_EINVAL (replace without key, if_newer without replace), SLUICE_ETOOBIG
- * (payload over the server's limit), SLUICE_EMSGSIZE, SLUICE_EEXIST,
- * SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA (too few replicas acknowledged:
- * the task may or may not exist), SLUICE_ENOTLEADER (no leader reachable). A
- * keyed put is retried once after a lost connection. */
+ * (payload over the server's limit), SLUICE_EMSGSIZE, SLUICE_ELIMIT (the
+ * server's task or tube limit, or a quota of the token: the message names
+ * it), SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA (too few replicas
+ * acknowledged: the task may or may not exist), SLUICE_ENOTLEADER (no leader
+ * reachable). A keyed put is retried once after a lost connection. */
 SLUICE_API int sluice_put(struct sluice_client *c,
     const struct sluice_put_opts *o, const void *payload, size_t len,
     uint64_t *id, int *created);
@@ -313,8 +317,8 @@ struct sluice_batch_item {
  * `id`, `created` and `errmsg` are then set. An item fails alone with
  * SLUICE_ETUBE (bad tube name), SLUICE_EKEY (bad key), SLUICE_EINVAL
  * (replace without a key, or a time out of range), SLUICE_ETOOBIG
- * (payload over the server's limit), SLUICE_EEXIST (replace of a task in
- * another tube), SLUICE_ELIMIT (the server's task or tube limit), or the
+ * (payload over the server's limit), SLUICE_ELIMIT (the server's task or
+ * tube limit, or a quota of the token: the message names it), or the
  * log's SLUICE_ENOSPC / SLUICE_ELOG. Otherwise no item was put (or, for
  * SLUICE_ECONN/SLUICE_ETIMEDOUT, the outcome is unknown) and the items are
  * untouched: SLUICE_ELIMIT for n over the limit, SLUICE_EINVAL for n 0 or
@@ -596,10 +600,11 @@ SLUICE_API int sluice_kick_id(
 /* Deletes a task in any state. SLUICE_ENOTFOUND. */
 SLUICE_API int sluice_delete(struct sluice_client *c, uint64_t id);
 
-/* Deletes the task holding `key`; `*id` (optional) is its id.
- * SLUICE_ENOTFOUND, SLUICE_EKEY. */
+/* Deletes the task holding `key` in `tube` (NULL: "default"; keys are
+ * per tube); `*id` (optional) is its id. SLUICE_ENOTFOUND, SLUICE_EKEY,
+ * SLUICE_ETUBE. */
 SLUICE_API int sluice_delete_key(
-    struct sluice_client *c, const char *key, uint64_t *id);
+    struct sluice_client *c, const char *tube, const char *key, uint64_t *id);
 
 /* Deletes every task of `tube`; `*deleted` (optional) counts them.
  * SLUICE_ETUBE. */
@@ -621,7 +626,8 @@ SLUICE_API int sluice_delete_where(struct sluice_client *c, const char *tube,
 SLUICE_API int sluice_release_all(
     struct sluice_client *c, const char *tube, uint64_t *released);
 
-/* One task by id, by key, or the next of a tube to leave `state`
+/* One task by id, by key in its tube (NULL: "default"; keys are per
+ * tube), or the next of a tube to leave `state`
  * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;
  * SLUICE_BURIED: the oldest buried; SLUICE_DONE: the one finished
  * longest ago; other states SLUICE_EINVAL). A done task is found by its
@@ -631,8 +637,8 @@ SLUICE_API int sluice_release_all(
  * connection. */
 SLUICE_API int sluice_peek(
     struct sluice_client *c, uint64_t id, struct sluice_task **task);
-SLUICE_API int sluice_peek_key(
-    struct sluice_client *c, const char *key, struct sluice_task **task);
+SLUICE_API int sluice_peek_key(struct sluice_client *c, const char *tube,
+    const char *key, struct sluice_task **task);
 SLUICE_API int sluice_peek_next(struct sluice_client *c, const char *tube,
     int state, struct sluice_task **task);
 

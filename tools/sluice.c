@@ -1479,8 +1479,9 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Which task delete or peek is about: an ID, --key KEY, or -t TUBE with
- * a selector (delete's --all, peek's state). */
+/* Which task delete or peek is about: an ID, --key KEY (in -t TUBE,
+ * default "default": keys are per tube), or -t TUBE with a selector
+ * (delete's --all, peek's state). */
 struct target {
 	const char *key, *tube;
 	bool sel;
@@ -1497,7 +1498,10 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 	    optind < argc - 1)
 		return cli_usage_error(
 		    cli, "give one of ID, --key KEY or -t TUBE %s", tube_sel);
-	if ((tg->tube != NULL) != tg->sel)
+	if (tg->tube != NULL && !tg->sel && tg->key == NULL)
+		return cli_usage_error(
+		    cli, "-t TUBE goes with --key or with %s", sel);
+	if (tg->sel && tg->tube == NULL)
 		return cli_usage_error(cli, "-t TUBE goes with %s", sel);
 	if (optind < argc)
 		return parse_id(cli, argv[optind], &tg->id);
@@ -1521,7 +1525,7 @@ static int parse_state(const char *s);
 
 static const char delete_usage[] =
     "usage: sluice delete ID... [--json]\n"
-    "       sluice delete --key KEY [--json]\n"
+    "       sluice delete --key KEY [-t TUBE] [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n"
     "       sluice delete -t TUBE --state S --older-than DUR [--json]\n";
 static const char delete_help[] =
@@ -1530,8 +1534,9 @@ static const char delete_help[] =
     "Several IDs go in requests of up to 1000 (one commit each), each task\n"
     "deleted or refused on its own: \"deleted ID\" per task on stdout, the\n"
     "reason of each refused one on stderr (exit 1 when any was).\n\n"
-    "      --key KEY      the task holding this key\n"
-    "  -t, --tube TUBE    with --all or --state: the tube\n"
+    "      --key KEY      the task holding this key in its tube (-t TUBE,\n"
+    "                     default \"default\": keys are per tube)\n"
+    "  -t, --tube TUBE    with --key, --all or --state: the tube\n"
     "      --all          every task of the tube; prints how many\n"
     "      --state S      ready, delayed, buried or done: those at least\n"
     "                     --older-than DUR old (since created; a done\n"
@@ -1612,8 +1617,10 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 			    sluice_state_name(state), argv_older(argc, argv));
 		print_count(a.json, "deleted", "deleted", n);
 	} else if (tg.key != NULL) {
-		if ((rc = sluice_delete_key(cli->c, tg.key, &tg.id)) != 0)
-			return cli_fail(cli, rc, "delete --key %s", tg.key);
+		if ((rc = sluice_delete_key(cli->c, tg.tube, tg.key, &tg.id)) !=
+		    0)
+			return cli_fail(cli, rc, "delete --key %s -t %s",
+			    tg.key, tg.tube ? tg.tube : "default");
 		print_number(a.json, "id", "deleted", tg.id);
 	} else if (tg.sel) {
 		if ((rc = sluice_flush(cli->c, tg.tube, &n)) != 0)
@@ -1629,12 +1636,14 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 
 static const char peek_usage[] =
     "usage: sluice peek ID [--json]\n"
-    "       sluice peek --key KEY [--json]\n"
+    "       sluice peek --key KEY [-t TUBE] [--json]\n"
     "       sluice peek -t TUBE --ready|--delayed|--buried|--done [--json]\n";
 static const char peek_help[] =
     "\nShows a task without taking it.\n\n"
-    "      --key KEY      the task holding this key\n"
-    "  -t, --tube TUBE    with a state: that tube's next task\n"
+    "      --key KEY      the task holding this key in its tube (-t TUBE,\n"
+    "                     default \"default\": keys are per tube)\n"
+    "  -t, --tube TUBE    with --key: the key's tube; with a state: that\n"
+    "                     tube's next task\n"
     "      --ready        the next task a take would get\n"
     "      --delayed      the delayed task due soonest\n"
     "      --buried       the task buried longest\n"
@@ -1692,14 +1701,15 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
 	if (tg.key != NULL)
-		rc = sluice_peek_key(cli->c, tg.key, &t);
+		rc = sluice_peek_key(cli->c, tg.tube, tg.key, &t);
 	else if (tg.sel)
 		rc = sluice_peek_next(cli->c, tg.tube, state, &t);
 	else
 		rc = sluice_peek(cli->c, tg.id, &t);
 	if (rc != 0) {
 		if (tg.key != NULL)
-			return cli_fail(cli, rc, "peek --key %s", tg.key);
+			return cli_fail(cli, rc, "peek --key %s -t %s", tg.key,
+			    tg.tube ? tg.tube : "default");
 		if (tg.sel)
 			return cli_fail(cli, rc, "peek -t %s --%s", tg.tube,
 			    sluice_state_name(state));

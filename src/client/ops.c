@@ -561,9 +561,11 @@ sluice_delete(struct sluice_client *c, uint64_t id)
 }
 
 int
-sluice_delete_key(struct sluice_client *c, const char *key, uint64_t *id)
+sluice_delete_key(
+    struct sluice_client *c, const char *tube, const char *key, uint64_t *id)
 {
-	struct msg_req q = { .op = MSG_OP_DELETE_KEY, .key = msg_cstr(key) };
+	struct msg_req q = { .op = MSG_OP_DELETE_KEY,
+		.by_key = { msg_cstr(key), tube_or_default(tube) } };
 
 	return call_u64(c, &q, id);
 }
@@ -627,10 +629,11 @@ sluice_peek(struct sluice_client *c, uint64_t id, struct sluice_task **task)
 }
 
 int
-sluice_peek_key(
-    struct sluice_client *c, const char *key, struct sluice_task **task)
+sluice_peek_key(struct sluice_client *c, const char *tube, const char *key,
+    struct sluice_task **task)
 {
-	struct msg_req q = { .op = MSG_OP_PEEK_KEY, .key = msg_cstr(key) };
+	struct msg_req q = { .op = MSG_OP_PEEK_KEY,
+		.by_key = { msg_cstr(key), tube_or_default(tube) } };
 
 	return call_task(c, &q, task);
 }

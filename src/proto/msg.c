@@ -53,6 +53,7 @@ enum {
 	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	TUBE_DELETE_F_FORCE = 0x01,
+	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,
@@ -85,6 +86,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
 	[MSG_OP_ERRORS] = ERRORS_F_IDS,
+	[MSG_OP_DELETE_KEY] = KEY_F_TUBE,
+	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -100,6 +103,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_STATS] = STATS_F_SETTINGS,
 	[MSG_OP_ERRORS] = ERRORS_F_IDS,
+	[MSG_OP_DELETE_KEY] = KEY_F_TUBE,
+	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -1082,7 +1087,10 @@ get_req_body(
 		return 0;
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
-		return get_key(r, true, &q->key);
+		TRY(get_key(r, true, &q->by_key.key));
+		if (flags & KEY_F_TUBE)
+			return get_tube(r, false, &q->by_key.tube);
+		return 0;
 	case MSG_OP_ERRORS:
 		q->errors.ids = flags & ERRORS_F_IDS;
 		return get_tube(r, false, &q->errors.tube);
@@ -1607,6 +1615,9 @@ req_flag_byte(const struct msg_req *q)
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
 	case MSG_OP_ERRORS:
 		return q->errors.ids ? ERRORS_F_IDS : 0;
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return q->by_key.tube.len > 0 ? KEY_F_TUBE : 0;
 	}
 	return 0;
 }
@@ -1693,7 +1704,10 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 		return 0;
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
-		return put_key(b, q->key, true);
+		TRY(put_key(b, q->by_key.key, true));
+		if (q->by_key.tube.len > 0)
+			return put_tube(b, q->by_key.tube, false);
+		return 0;
 	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
 	case MSG_OP_RELEASE_ALL:

@@ -447,12 +447,21 @@ struct msg_errors_req {
 	bool ids; /* flag 0x01: each group with up to MSG_ERROR_IDS ids */
 };
 
+/* delete_key, peek_key: a key of a tube. `key` first, as the member `key`
+ * of the request it shares its place with. A tube of 0 bytes: the
+ * request has none (a client from before keys were per tube; the server
+ * answers EINVAL saying so). */
+struct msg_by_key {
+	struct msg_str key;
+	struct msg_str tube; /* flag 0x01 */
+};
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
  *   kick                         -> kick
  *   kick_id, delete, peek        -> id
- *   delete_key, peek_key         -> key (1..MSG_KEY_MAX bytes)
+ *   delete_key, peek_key         -> by_key (its key is also `key`)
  *   flush                        -> tube
  *   errors                       -> errors (its tube is also `tube`)
  *   stats                        -> stats (its tube is also `tube`)
@@ -482,6 +491,7 @@ struct msg_req {
 		struct msg_kick kick;
 		uint64_t id;
 		struct msg_str key;
+		struct msg_by_key by_key;
 		struct msg_str tube;
 		struct msg_peek_next peek_next;
 		struct msg_list list;

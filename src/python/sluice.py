@@ -56,6 +56,7 @@ _RELEASE_PRIORITY = 0x01
 _FAIL_DELAY = 0x01
 _LEASE_REPORT = 0x40
 _LEASE_FORCE = 0x80
+_KEY_TUBE = 0x01  # peek_key, delete_key: the key's tube follows the key
 _REPLY_REPLACED = 0x01
 _TASK_DETACHED = 0x01
 _TASK_PENDING = 0x02
@@ -316,9 +317,10 @@ class Client:
     def put(self, tube, payload, priority=1024, delay_ms=0, run_at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False):
         """Puts a task; returns (id, created). created is False when the
-        key belongs to a live task (or one completed within the dedup
-        window): id is that task's, nothing new was made; with replace,
-        the live task gets this content."""
+        key belongs to a live task of the tube (or one completed there
+        within the dedup window; keys are per tube): id is that task's,
+        nothing new was made; with replace, the live task gets this
+        content."""
         flags = (_PUT_REPLACE if replace else 0) | (
             _PUT_AT if run_at is not None else 0)
         body = (_str16(tube)
@@ -416,9 +418,10 @@ class Client:
         _check_done(r)
         return t
 
-    def peek_key(self, key):
-        """The live task with that key."""
-        _, r = self._call(OP_PEEK_KEY, 0, _str16(key))
+    def peek_key(self, key, tube="default"):
+        """The task with that key in `tube` (keys are per tube): a live
+        one, or a done one while its key is reserved."""
+        _, r = self._call(OP_PEEK_KEY, _KEY_TUBE, _str16(key) + _str16(tube))
         t = _task(r)
         _check_done(r)
         return t

@@ -128,7 +128,7 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	if (p->id < q->next_id)
 		return SLUICE_ECORRUPT;
 	if (p->key_len > 0) {
-		ke = qs_key(q, p->key, p->key_len);
+		ke = qs_key(q, p->tube, p->tube_len, p->key, p->key_len);
 		if (ke != NULL && ke->task != NULL)
 			return SLUICE_ECORRUPT;
 	}
@@ -139,7 +139,8 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	if ((p->key_len > 0 || p->period != 0) && task_ext_need(t) != 0)
 		goto fail_alloc;
 	if (p->key_len > 0 && ke == NULL) {
-		newke = qs_keyent_new(q, p->key, p->key_len);
+		newke =
+		    qs_keyent_new(q, p->tube, p->tube_len, p->key, p->key_len);
 		if (newke == NULL || qs_reserve_key(q) != 0)
 			goto fail_alloc;
 	}
@@ -270,8 +271,9 @@ static int
 apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
     const struct qrec_end *e)
 {
-	bool acked = type == QREC_ACK, created;
+	bool acked = type == QREC_ACK, created, drop_key = false;
 	bool has_error = type == QREC_FAIL || type == QREC_SETBACK;
+	struct keyent *ke = task_has_key(t) ? t->ext->key : NULL, *nke = NULL;
 	struct tube *tb;
 	char *err = NULL;
 	int rc;
@@ -280,16 +282,31 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	           : qs_tube_get(q, e->to, e->to_len, &tb, &created);
 	if (rc != 0)
 		return rc;
-	if (has_error)
+	/* Its key goes with it into the new tube's keys, unless that tube
+	 * has the key already (a live task or a reservation): then it
+	 * arrives without one. */
+	if (ke != NULL && tb != t->tube) {
+		if (qs_key(q, tb->name, tb->name_len, ke->key, ke->len) != NULL)
+			drop_key = true;
+		else if ((nke = qs_keyent_new(q, tb->name, tb->name_len,
+		              ke->key, ke->len)) == NULL)
+			rc = SLUICE_ENOMEM;
+	}
+	if (rc == 0 && has_error)
 		rc = dup_bytes(e->text, e->text_len, &err);
 	if (rc != 0 || (rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
 		free(err);
+		free(nke);
 		if (created)
 			qs_tube_undo(q, tb);
 		return rc;
 	}
 	count_end(q, t, time, type, e);
 	qs_unplace(q, t);
+	if (drop_key)
+		qs_key_complete(q, t, time, 0);
+	else if (nke != NULL)
+		qs_key_rehome(q, ke, nke);
 	t->tube = tb;
 	t->run_at = time;
 	t->updated_at = time;

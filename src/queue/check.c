@@ -23,6 +23,15 @@ in_heap(const struct heap *h, const struct task *t, uint32_t pos)
 	return pos < h->len && h->item[pos] == t;
 }
 
+/* Whether key entry ke is indexed as a key of tube tb. */
+static bool
+keyent_in(const struct queue *q, const struct keyent *ke, const struct tube *tb)
+{
+	return ke->tube_len == tb->name_len &&
+	    memcmp(keyent_tube(ke), tb->name, tb->name_len) == 0 &&
+	    qs_key(q, tb->name, tb->name_len, ke->key, ke->len) == ke;
+}
+
 static int
 check_task(const struct queue *q, const struct task *t, const char **why)
 {
@@ -80,10 +89,10 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 	if (e->key != NULL && t->state == QUEUE_DONE) {
 		/* A dedup entry that still names this done task. */
 		CHECK(e->key->task == NULL && e->key->id == t->id);
-		CHECK(qs_key(q, e->key->key, e->key->len) == e->key);
+		CHECK(keyent_in(q, e->key, t->tube));
 	} else if (e->key != NULL) {
 		CHECK(e->key->task == t && e->key->id == t->id);
-		CHECK(qs_key(q, e->key->key, e->key->len) == e->key);
+		CHECK(keyent_in(q, e->key, t->tube));
 	}
 	if (e->taken && !e->detached) {
 		/* In its session's list: walk back to the head. */
@@ -108,6 +117,7 @@ queue_check(const struct queue *q, const char **why)
 {
 	uint64_t count[QUEUE_STATE_END_] = { 0 };
 	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
+	uint64_t nany = 0, bytes = 0, tube_bytes = 0;
 	struct queue_counters sum;
 	int rc;
 
@@ -124,6 +134,8 @@ queue_check(const struct queue *q, const char **why)
 			return rc;
 		count[t->state]++;
 		tasks++;
+		if (t->state != QUEUE_DONE)
+			bytes += t->payload_len;
 		if (t->state == QUEUE_TAKEN && t->ext->detached)
 			taken_free++;
 	}
@@ -162,6 +174,11 @@ queue_check(const struct queue *q, const char **why)
 		count[QUEUE_DONE] += tb->done.len;
 		CHECK(heap_valid(&tb->done));
 		count[QUEUE_TAKEN] += tb->ntaken;
+		CHECK(tb->live ==
+		    tb->ready.len + tb->delayed.len + tb->buried.len +
+		        tb->ntaken);
+		tube_bytes += tb->bytes;
+		CHECK(tb->aset < (q->nasets ? q->nasets : 1));
 		tube_counters_add(&sum, &tb->ctr);
 		if ((rc = hourly_check(q, tb, why)) != 0)
 			return rc;
@@ -169,6 +186,7 @@ queue_check(const struct queue *q, const char **why)
 	for (int s = QUEUE_READY; s < QUEUE_STATE_END_; s++)
 		CHECK(count[s] == q->count[s]);
 	CHECK(memcmp(&sum, &q->ctr, sizeof(sum)) == 0);
+	CHECK(bytes == tube_bytes && qs_acct_valid(q));
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
 	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);
@@ -199,9 +217,11 @@ queue_check(const struct queue *q, const char **why)
 		CHECK(ke->task == NULL && ++ndedup <= q->ndedup);
 		CHECK(ke->next == NULL ? q->dedup_tail == ke
 		                       : ke->next->prev == ke);
-		CHECK(qs_key(q, ke->key, ke->len) == ke);
+		CHECK(qs_key(q, keyent_tube(ke), ke->tube_len, ke->key,
+		          ke->len) == ke);
+		nany += ke->tube_len == 0;
 	}
-	CHECK(ndedup == q->ndedup);
+	CHECK(ndedup == q->ndedup && nany == q->nanykeys);
 
 	/* Sessions: each head starts a list of that session's tasks. */
 	for (uint32_t i = 0; i < q->sessions.cap; i++) {

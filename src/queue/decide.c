@@ -72,7 +72,7 @@ static int
 leased(
     struct queue *q, uint64_t id, uint64_t lease, bool force, struct task **out)
 {
-	struct task *t = qs_task(q, id);
+	struct task *t = qs_task_seen(q, id);
 
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
@@ -225,9 +225,6 @@ replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
 {
 	struct qrec_replace *r = &out->u.replace;
 
-	if (t->tube->name_len != req->tube_len ||
-	    memcmp(t->tube->name, req->tube, req->tube_len) != 0)
-		return SLUICE_EEXIST;
 	if (req->if_newer != 0 && newest_version(t) >= req->if_newer) {
 		out->type = QREC_NONE;
 		put_res(res, t->id, false, false);
@@ -286,7 +283,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return rc;
 
 	if (req->key_len > 0)
-		ke = qs_key(q, req->key, req->key_len);
+		ke = qs_key_for_put(
+		    q, req->tube, req->tube_len, req->key, req->key_len);
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
@@ -546,7 +544,7 @@ bury_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_ELIMIT;
 	if (req->error_len > 0 && req->error == NULL)
 		return SLUICE_EINVAL;
-	if ((t = qs_task(q, req->id)) == NULL)
+	if ((t = qs_task_seen(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (t->state == QUEUE_READY || t->state == QUEUE_DELAYED) {
 		/* Only an operator parks a task nobody holds. */
@@ -582,7 +580,7 @@ kick_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	(void)now;
 	if (req->id != 0) {
-		if ((t = qs_task(q, req->id)) == NULL)
+		if ((t = qs_task_seen(q, req->id)) == NULL)
 			return SLUICE_ENOTFOUND;
 		if (t->state != QUEUE_BURIED && t->state != QUEUE_DELAYED)
 			return SLUICE_ESTATE;
@@ -614,13 +612,16 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 
 	(void)now;
 	if (req->id != 0) {
-		t = qs_task(q, req->id);
+		t = qs_task_seen(q, req->id);
 	} else {
 		if (req->key_len == 0)
 			return SLUICE_EINVAL;
 		if (req->key_len > QREC_KEY_MAX || req->key == NULL)
 			return SLUICE_EKEY;
-		ke = qs_key(q, req->key, req->key_len);
+		if (!qrec_tube_valid(req->tube, req->tube_len))
+			return SLUICE_ETUBE;
+		ke =
+		    qs_key(q, req->tube, req->tube_len, req->key, req->key_len);
 		t = qs_key_task(q, ke);
 	}
 	if (t == NULL)
@@ -662,7 +663,7 @@ update_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->set_run_at &&
 	    (rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
-	if ((t = qs_task(q, req->id)) == NULL)
+	if ((t = qs_task_seen(q, req->id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	/* A worker holds the task as it is; only where it goes when it comes
 	 * back may change. A buried task waits for a kick, not a time. */

@@ -76,7 +76,10 @@ key_cmp(const void *a, const void *b)
 	const struct keyent *x = *(struct keyent *const *)a;
 	const struct keyent *y = *(struct keyent *const *)b;
 
-	return cmp_bytes(x->key, x->len, y->key, y->len);
+	int c =
+	    cmp_bytes(keyent_tube(x), x->tube_len, keyent_tube(y), y->tube_len);
+
+	return c != 0 ? c : cmp_bytes(x->key, x->len, y->key, y->len);
 }
 
 /* A done task's key shows while its reservation lasts (one that expired
@@ -202,7 +205,10 @@ queue_dump(const struct queue *q, struct buf *out)
 	for (size_t i = 0; i < nk; i++) {
 		buf_printf(out, "dedup ");
 		buf_put_escaped(out, keys[i]->key, keys[i]->len);
-		buf_printf(out, " id=%" PRIu64 " expires=%" PRId64 "\n",
+		buf_printf(out,
+		    " tube=%.*s id=%" PRIu64 " expires=%" PRId64 "\n",
+		    keys[i]->tube_len > 0 ? (int)keys[i]->tube_len : 1,
+		    keys[i]->tube_len > 0 ? keyent_tube(keys[i]) : "*",
 		    keys[i]->id, keys[i]->expires);
 	}
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;

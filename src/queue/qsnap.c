@@ -6,7 +6,7 @@
  * Entries, in this order (fixed integers little-endian; str16 = u16 length
  * + bytes; var = unsigned LEB128, at most 10 bytes, no needless trailing
  * zero byte; zvar = a signed value zigzag-coded into a var):
- *   META   u32 version (3; 2 is read too), u64 lsn, u64 next_id,
+ *   META   u32 version (4; 3 and 2 are read too), u64 lsn, u64 next_id,
  *          i64 clock, u64 tasks, u64 taken tasks, u64 keys (of live
  *          tasks, plus the DEDUP entries that follow)
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters (put, take,
@@ -42,8 +42,13 @@
  *          replacement has one (0: none; not both 0), so a task without
  *          costs no byte, and a snapshot of a queue without versions is
  *          one that loaders older than this entry read too
- *   DEDUP  str16 key, u64 id, i64 expires  - each unexpired dedup entry,
- *          oldest first; one whose id is a done task's is its key
+ *   DEDUP  str16 key, u64 id, i64 expires, str16 tube (version 4)  -
+ *          each unexpired dedup entry, oldest first; one whose id is a
+ *          done task's is its key (and names that task's tube). Keys are
+ *          per tube since version 4; a version 3 entry names no tube: it
+ *          is its done task's tube's, or, when its task is gone, a
+ *          reservation of its key in every tube (written back with an
+ *          empty tube) until it expires, as it was when it was made
  *   HOURLY, HOUR  the statistics per hour of each tube that has them
  *          (layout in hourly.c)
  *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
@@ -71,8 +76,9 @@
 #include "sluice.h"
 
 enum {
-	QSNAP_VERSION = 3,
+	QSNAP_VERSION = 4,
 	QSNAP_VERSION_MIN = 2, /* no done tasks, no last take */
+	/* 3: DEDUP entries name no tube (keys were one namespace) */
 	/* The largest fixed part: a TASK with a 200-byte key and the
 	 * longest error. */
 	QSNAP_HDR_MAX = 192 + QREC_KEY_MAX + QREC_ERROR_MAX + QREC_RESULT_MAX,
@@ -397,6 +403,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_str16(&w, ke->key, ke->len);
 		sw_u64(&w, ke->id);
 		sw_i64(&w, ke->expires);
+		sw_str16(&w, keyent_tube(ke), ke->tube_len);
 		if ((rc = emit(arg, QSNAP_DEDUP, mem, w.len, NULL, 0)) != 0)
 			return rc;
 		ndedup++;
@@ -713,7 +720,9 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 	    ((f->flags & TF_ERROR) && f->error_len == 0) ||
 	    ((f->flags & TF_PERIOD) && f->period == 0))
 		return SLUICE_ECORRUPT;
-	if (f->key_len > 0 && qs_key(q, f->key, f->key_len) != NULL)
+	if (f->key_len > 0 &&
+	    qs_key(q, q->tubes[f->tube]->name, q->tubes[f->tube]->name_len,
+	        f->key, f->key_len) != NULL)
 		return SLUICE_ECORRUPT;
 	if ((f->flags & (TF_REPL | TF_DETACHED)) && f->state != QUEUE_TAKEN)
 		return SLUICE_ECORRUPT;
@@ -782,7 +791,8 @@ load_task(struct queue *q, struct rd *r)
 		memcpy(err, f.error, f.error_len);
 	}
 	if (f.key_len > 0 &&
-	    ((ke = qs_keyent_new(q, f.key, f.key_len)) == NULL ||
+	    ((ke = qs_keyent_new(q, t->tube->name, t->tube->name_len, f.key,
+	          f.key_len)) == NULL ||
 	        qs_reserve_key(q) != 0))
 		goto fail;
 	if ((rc = qs_reserve_id(q)) != 0 ||
@@ -885,26 +895,40 @@ load_dedup(struct queue *q, struct rd *r)
 {
 	struct keyent *ke;
 	struct task *t;
-	const char *key;
-	size_t len;
+	const char *key, *tube = "";
+	size_t len, tube_len = 0;
 	uint64_t id;
 	int64_t expires;
 
 	key = rd_str16(r, QREC_KEY_MAX, &len);
 	id = rd_u64(r);
 	expires = rd_i64(r);
-	if (rd_failed(r) || rd_left(r) != 0 || len == 0)
+	if (q->load.version >= 4)
+		tube = rd_str16(r, QREC_NAME_MAX, &tube_len);
+	if (rd_failed(r) || rd_left(r) != 0 || len == 0 ||
+	    (tube_len > 0 && !qrec_tube_valid(tube, tube_len)))
 		return SLUICE_ECORRUPT;
 	/* expires = a record's time + a u32 of milliseconds. */
 	if (expires <= q->clock ||
 	    expires > QREC_TIME_MAX + (int64_t)UINT32_MAX)
 		return SLUICE_ECORRUPT;
-	/* The task it names, if any, is a done task whose key this is. */
+	/* The task it names, if any, is a done task whose key this is. An
+	 * entry of a version 3 snapshot names no tube: it is the tube of the
+	 * done task it names, else every tube (keys were one namespace
+	 * then), until it expires. */
 	t = qs_task(q, id);
-	if (id == 0 || id >= q->next_id || qs_key(q, key, len) != NULL ||
-	    (t != NULL && (t->state != QUEUE_DONE || t->ext->key != NULL)))
+	if (q->load.version < 4 && t != NULL) {
+		tube = t->tube->name;
+		tube_len = t->tube->name_len;
+	}
+	if (id == 0 || id >= q->next_id ||
+	    qs_key(q, tube, tube_len, key, len) != NULL ||
+	    (t != NULL &&
+	        (t->state != QUEUE_DONE || t->ext->key != NULL ||
+	            t->tube->name_len != tube_len ||
+	            memcmp(t->tube->name, tube, tube_len) != 0)))
 		return SLUICE_ECORRUPT;
-	if ((ke = qs_keyent_new(q, key, len)) == NULL)
+	if ((ke = qs_keyent_new(q, tube, tube_len, key, len)) == NULL)
 		return SLUICE_ENOMEM;
 	if (qs_reserve_key(q) != 0) {
 		free(ke);

@@ -45,13 +45,32 @@ struct bytes {
 	size_t len;
 };
 
+/* A key of a tube, as keyent_eq compares it. */
+struct tkey {
+	struct bytes tube;
+	struct bytes key;
+};
+
 static bool
 keyent_eq(const void *item, const void *arg)
 {
 	const struct keyent *ke = item;
-	const struct bytes *b = arg;
+	const struct tkey *k = arg;
 
-	return ke->len == b->len && memcmp(ke->key, b->p, b->len) == 0;
+	return ke->len == k->key.len && ke->tube_len == k->tube.len &&
+	    memcmp(ke->key, k->key.p, k->key.len) == 0 &&
+	    memcmp(keyent_tube(ke), k->tube.p, k->tube.len) == 0;
+}
+
+/* The hash of a key of a tube: the tube's name seeds the key's, so the
+ * same key in two tubes lands apart. */
+static uint64_t
+tkey_hash(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t len)
+{
+	uint64_t seed = idx_hash_bytes(q->cfg.hash_seed ^ 2, tube, tube_len);
+
+	return idx_hash_bytes(q->cfg.hash_seed ^ 1 ^ seed, key, len);
 }
 
 static bool
@@ -131,6 +150,7 @@ queue_fini(struct queue *q)
 	heap_free(&q->done);
 	free(q->load.want);
 	free(q->rates);
+	qs_acct_free(q);
 }
 
 struct queue *
@@ -185,6 +205,18 @@ qs_task(const struct queue *q, uint64_t id)
 	return idx_find(&q->ids, id);
 }
 
+struct task *
+qs_task_seen(const struct queue *q, uint64_t id)
+{
+	return id == q->hidden && id != 0 ? NULL : qs_task(q, id);
+}
+
+void
+queue_hide(struct queue *q, uint64_t id)
+{
+	q->hidden = id;
+}
+
 struct tube *
 qs_tube(const struct queue *q, const char *name, size_t len)
 {
@@ -198,12 +230,24 @@ qs_tube(const struct queue *q, const char *name, size_t len)
 }
 
 struct keyent *
-qs_key(const struct queue *q, const char *key, size_t len)
+qs_key(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t len)
 {
-	struct bytes b = { key, len };
+	struct tkey k = { { tube, tube_len }, { key, len } };
 
-	return idx_find_eq(&q->keys,
-	    idx_hash_bytes(q->cfg.hash_seed ^ 1, key, len), keyent_eq, &b);
+	return idx_find_eq(
+	    &q->keys, tkey_hash(q, tube, tube_len, key, len), keyent_eq, &k);
+}
+
+struct keyent *
+qs_key_for_put(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t len)
+{
+	struct keyent *ke = qs_key(q, tube, tube_len, key, len);
+
+	if (ke == NULL && q->nanykeys > 0)
+		ke = qs_key(q, "", 0, key, len);
+	return ke;
 }
 
 /* ---- Tubes ----------------------------------------------------------- */
@@ -240,6 +284,10 @@ qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
 	tb = tube_new(name, len, idx_hash_bytes(q->cfg.hash_seed, name, len));
 	if (tb == NULL)
 		return SLUICE_ENOMEM;
+	if ((rc = qs_acct_tube_join(q, tb)) != 0) {
+		tube_free(tb);
+		return rc;
+	}
 	tb->index = q->ntubes;
 	q->tubes[q->ntubes++] = tb;
 	idx_insert(&q->names, tb);
@@ -261,6 +309,7 @@ void
 qs_tube_remove(struct queue *q, struct tube *tb)
 {
 	assert(tube_tasks(tb) == 0 && tb->wpos == HEAP_NONE);
+	qs_acct_tube_leave(q, tb);
 	idx_remove(&q->names, tb);
 	if (tb->ppos != HEAP_NONE)
 		heap_remove(&q->pauses, tb);
@@ -424,6 +473,8 @@ qs_place(struct queue *q, struct task *t, int state)
 		assert(!"bad state");
 	}
 	q->count[state]++;
+	if (state != QUEUE_DONE)
+		qs_acct_use(q, tb, 1, t->payload_len);
 	if (q->rates != NULL)
 		qs_depth(q, tb, state, 1);
 }
@@ -465,6 +516,8 @@ qs_unplace(struct queue *q, struct task *t)
 		assert(!"bad state");
 	}
 	q->count[t->state]--;
+	if (t->state != QUEUE_DONE)
+		qs_acct_use(q, tb, -1, -(int64_t)t->payload_len);
 	if (q->rates != NULL)
 		qs_depth(q, tb, t->state, -1);
 	t->state = 0;
@@ -473,15 +526,19 @@ qs_unplace(struct queue *q, struct task *t)
 /* ---- Keys ------------------------------------------------------------ */
 
 struct keyent *
-qs_keyent_new(const struct queue *q, const char *key, size_t len)
+qs_keyent_new(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t len)
 {
-	struct keyent *ke = calloc(1, sizeof(*ke) + len);
+	struct keyent *ke = calloc(1, sizeof(*ke) + len + tube_len);
 
 	if (ke == NULL)
 		return NULL;
 	memcpy(ke->key, key, len);
+	if (tube_len > 0)
+		memcpy(ke->key + len, tube, tube_len);
 	ke->len = (uint16_t)len;
-	ke->hash = idx_hash_bytes(q->cfg.hash_seed ^ 1, key, len);
+	ke->tube_len = (uint16_t)tube_len;
+	ke->hash = tkey_hash(q, tube, tube_len, key, len);
 	return ke;
 }
 
@@ -489,6 +546,17 @@ void
 qs_key_insert(struct queue *q, struct keyent *ke)
 {
 	idx_insert(&q->keys, ke);
+	if (ke->tube_len == 0)
+		q->nanykeys++;
+}
+
+/* Takes a key entry out of the index (not freed). */
+static void
+key_remove(struct queue *q, struct keyent *ke)
+{
+	idx_remove(&q->keys, ke);
+	if (ke->tube_len == 0)
+		q->nanykeys--;
 }
 
 void
@@ -521,6 +589,18 @@ qs_dedup_append(struct queue *q, struct keyent *ke)
 }
 
 void
+qs_key_rehome(struct queue *q, struct keyent *ke, struct keyent *nke)
+{
+	nke->task = ke->task;
+	nke->id = ke->id;
+	nke->version = ke->version;
+	key_remove(q, ke);
+	qs_key_insert(q, nke);
+	nke->task->ext->key = nke;
+	free(ke);
+}
+
+void
 qs_key_complete(
     struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
@@ -534,7 +614,7 @@ qs_key_complete(
 		 * cancel frees it, anything else leaves it to expire. */
 		if (dedup_ms == 0) {
 			qs_dedup_unlink(q, ke);
-			idx_remove(&q->keys, ke);
+			key_remove(q, ke);
 			free(ke);
 		}
 		return;
@@ -543,7 +623,7 @@ qs_key_complete(
 	ke->task = NULL;
 	ke->id = t->id;
 	if (dedup_ms == 0) {
-		idx_remove(&q->keys, ke);
+		key_remove(q, ke);
 		free(ke);
 		return;
 	}
@@ -592,7 +672,7 @@ dedup_free(struct queue *q, struct keyent *ke)
 	if (t != NULL)
 		t->ext->key = NULL;
 	qs_dedup_unlink(q, ke);
-	idx_remove(&q->keys, ke);
+	key_remove(q, ke);
 	free(ke);
 }
 

@@ -55,10 +55,25 @@ struct qsnap_load {
 	bool done;
 };
 
+/* A namespace of tubes whose usage is counted (acct.c). */
+struct qacct {
+	char *name;
+	size_t len;
+	bool prefix;
+	struct queue_usage use;
+};
+
+/* A set of namespaces (indexes into the queue's acct), shared by the
+ * tubes they all cover. */
+struct qaset {
+	uint32_t n;
+	uint32_t *v;
+};
+
 struct queue {
 	struct queue_config cfg;
 	struct idx ids;         /* task by id */
-	struct idx keys;        /* keyent by hash of the key */
+	struct idx keys;        /* keyent by hash of (tube, key) */
 	struct idx names;       /* tube by hash of the name */
 	struct idx sessions;    /* first task of each session's list */
 	struct tube **tubes;    /* in creation order */
@@ -72,7 +87,8 @@ struct queue {
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;
-	uint64_t nkeys; /* live tasks with a key */
+	uint64_t nkeys;    /* live tasks with a key */
+	uint64_t nanykeys; /* dedup entries of every tube (tube_len 0) */
 	uint64_t ntasks;
 	uint64_t count[QUEUE_STATE_END_]; /* tasks by state */
 	uint64_t next_id;
@@ -81,7 +97,12 @@ struct queue {
 	struct queue_counters ctr;
 	struct rates *rates; /* the whole queue's (rates.h); NULL: off */
 	struct qsnap_load load;
-	char why[64]; /* the text of the last ttr expiry decided */
+	char why[64];       /* the text of the last ttr expiry decided */
+	struct qacct *acct; /* namespaces counted (acct.c) */
+	uint32_t nacct;
+	struct qaset *asets; /* [0]: the empty set */
+	uint32_t nasets;
+	uint64_t hidden; /* queue_hide's; 0: none */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -117,8 +138,31 @@ void qs_depth(struct queue *q, struct tube *tb, int state, int delta);
 	} while (0)
 
 struct task *qs_task(const struct queue *q, uint64_t id);
+/* qs_task for decide and the queries: NULL for the task queue_hide()
+ * hides. */
+struct task *qs_task_seen(const struct queue *q, uint64_t id);
 struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
-struct keyent *qs_key(const struct queue *q, const char *key, size_t len);
+/* The entry of `key` in tube `tube` (tube_len 0: the reservation of
+ * every tube an older snapshot left), or NULL. */
+struct keyent *qs_key(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t len);
+/* The entry that holds `key` for a put to `tube`: the tube's own, else
+ * a reservation of every tube (qs_key with tube_len 0), else NULL. */
+struct keyent *qs_key_for_put(const struct queue *q, const char *tube,
+    size_t tube_len, const char *key, size_t len);
+
+/* ---- Usage of namespaces (acct.c) ---- */
+/* A new tube joins the namespaces that cover it. 0, SLUICE_ENOMEM. */
+int qs_acct_tube_join(struct queue *q, struct tube *tb);
+/* A tube that goes leaves its namespaces. */
+void qs_acct_tube_leave(struct queue *q, const struct tube *tb);
+/* Live tasks and payload bytes of tube tb change by (tasks, bytes). */
+void qs_acct_use(
+    struct queue *q, struct tube *tb, int64_t tasks, int64_t bytes);
+/* Whether every namespace's counts are the sums of its tubes' (check). */
+bool qs_acct_valid(const struct queue *q);
+/* Frees the namespaces (queue_delete). */
+void qs_acct_free(struct queue *q);
 
 /* The tube with that (valid) name, created when missing (*created then
  * true). Returns 0, SLUICE_ENOMEM. */
@@ -176,12 +220,17 @@ void qs_unplace(struct queue *q, struct task *t);
 int qs_reserve_id(struct queue *q);
 int qs_reserve_key(struct queue *q);
 
-/* A new key entry (not indexed). NULL when out of memory. */
-struct keyent *qs_keyent_new(
-    const struct queue *q, const char *key, size_t len);
+/* A new key entry of tube `tube` (not indexed). NULL when out of
+ * memory. */
+struct keyent *qs_keyent_new(const struct queue *q, const char *tube,
+    size_t tube_len, const char *key, size_t len);
 
 /* Indexes a new key entry; room reserved. */
 void qs_key_insert(struct queue *q, struct keyent *ke);
+
+/* A live task's key `ke` becomes `nke` (new, of another tube: the task
+ * moved there), with its version; `ke` is freed. */
+void qs_key_rehome(struct queue *q, struct keyent *ke, struct keyent *nke);
 
 /* The task completed at `time`: its key (if any) becomes a dedup entry
  * until time + dedup_ms, or goes away when dedup_ms is 0. */

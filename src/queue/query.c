@@ -29,15 +29,15 @@ queue_peek(
 
 	if ((rc = catch_up(q, now)) != 0)
 		return rc;
-	if ((t = qs_task(q, id)) == NULL)
+	if ((t = qs_task_seen(q, id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	qs_view(t, out);
 	return 0;
 }
 
 int
-queue_peek_key(struct queue *q, int64_t now, const char *key, size_t key_len,
-    struct queue_task_view *out)
+queue_peek_key(struct queue *q, int64_t now, const char *tube, size_t tube_len,
+    const char *key, size_t key_len, struct queue_task_view *out)
 {
 	struct keyent *ke;
 	struct task *t;
@@ -47,8 +47,10 @@ queue_peek_key(struct queue *q, int64_t now, const char *key, size_t key_len,
 		return rc;
 	if (key_len == 0 || key_len > QREC_KEY_MAX || key == NULL)
 		return SLUICE_EKEY;
+	if (!qrec_tube_valid(tube, tube_len))
+		return SLUICE_ETUBE;
 	/* A live task, or a done one while its key is reserved. */
-	ke = qs_key(q, key, key_len);
+	ke = qs_key(q, tube, tube_len, key, key_len);
 	if ((t = qs_key_task(q, ke)) == NULL ||
 	    (ke->task == NULL && ke->expires <= q->clock))
 		return SLUICE_ENOTFOUND;

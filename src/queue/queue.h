@@ -56,8 +56,10 @@
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
  * Ready order: priority, then run_at (when the task became due), then
- * id. Keys are unique among live tasks and
- * stay reserved for a dedup window once their task is acked (completed);
+ * id. Keys are per tube: a key is unique among the live tasks of its
+ * tube (the same key in two tubes names two tasks, so tenants on
+ * different tubes never meet through one), and it
+ * stays reserved for a dedup window once their task is acked (completed);
  * a deleted (cancelled) task's key is free at once. A done task's key is
  * such a reserved key that still names its task (peek by key shows it);
  * when the window ends the done task loses its key, and a put with it
@@ -185,13 +187,14 @@ struct queue_put_res {
 /* A put. Errors: SLUICE_ETUBE, SLUICE_ETOOBIG (payload), SLUICE_EKEY (key
  * over 200 bytes), SLUICE_EINVAL (ttr 0 after defaults or over the limit,
  * a negative or too large delay, run_at or period, replace without a
- * key), SLUICE_ELIMIT (max_tasks, max_tubes), SLUICE_EEXIST (replace of a
- * task that lives in another tube).
+ * key), SLUICE_ELIMIT (max_tasks, max_tubes).
  *
- * With a key that is live, or completed less than the dedup window ago, a
- * put creates nothing: out->type = QREC_NONE and res names the existing
- * task with created = false. With `replace`, a live task with the key in
- * the same tube gets a REPLACE (res->replaced); with no live task the put
+ * With a key that is live in the put's tube, or completed there less than
+ * the dedup window ago, a put creates nothing: out->type = QREC_NONE and
+ * res names the existing task with created = false. (A reservation loaded
+ * from a snapshot older than keys per tube holds its key in every tube
+ * until it expires.) With `replace`, a live task with the key in
+ * the tube gets a REPLACE (res->replaced); with no live task the put
  * is an ordinary one that ignores the dedup window (the caller wants this
  * content queued). A past run_at is read as now.
  *
@@ -200,8 +203,7 @@ struct queue_put_res {
  * taken task, with its pending replacement). When the live task's version
  * (its pending replacement's, if it has one) is >= if_newer, nothing
  * changes: out->type = QREC_NONE, res names the task with created and
- * replaced false and stale true. A tube other than the task's is
- * SLUICE_EEXIST first, stale or not. */
+ * replaced false and stale true. */
 int queue_decide_put(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);
@@ -327,13 +329,16 @@ int queue_decide_kick(struct queue *q, int64_t now,
 
 struct queue_delete_req {
 	uint64_t id;     /* != 0: by id */
-	const char *key; /* id == 0: by key */
+	const char *key; /* id == 0: by key, in tube `tube` */
 	size_t key_len;
+	const char *tube;
+	size_t tube_len;
 };
 
 /* Cancels a task in any state (a taken one loses its lease); its key is
  * free at once (no dedup window: nothing was done). Errors:
- * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_EINVAL (neither). */
+ * SLUICE_ENOTFOUND, SLUICE_EKEY (bad key), SLUICE_ETUBE (by key: bad
+ * tube), SLUICE_EINVAL (neither). */
 int queue_decide_delete(struct queue *q, int64_t now,
     const struct queue_delete_req *req, struct qrec *out);
 
@@ -557,13 +562,21 @@ struct queue_task_view {
 	} repl;
 };
 
+/* Until queue_hide(q, 0), decisions and queries see no task `id`: a
+ * request about it is answered as about an id that does not exist (the
+ * server's --auth, for a task of a tube the caller may not see). Records
+ * are applied as always. */
+void queue_hide(struct queue *q, uint64_t id);
+
 /* SLUICE_ENOTFOUND when no task has that id. */
 int queue_peek(
     struct queue *q, int64_t now, uint64_t id, struct queue_task_view *out);
 
-/* The live task with that key. SLUICE_ENOTFOUND, SLUICE_EKEY. */
-int queue_peek_key(struct queue *q, int64_t now, const char *key,
-    size_t key_len, struct queue_task_view *out);
+/* The task with that key in that tube: a live one, or a done one while
+ * its key is reserved. SLUICE_ENOTFOUND, SLUICE_EKEY, SLUICE_ETUBE. */
+int queue_peek_key(struct queue *q, int64_t now, const char *tube,
+    size_t tube_len, const char *key, size_t key_len,
+    struct queue_task_view *out);
 
 /* The next task of a tube in `state`: READY the next taken (priority,
  * run_at, id), DELAYED the next to get ready, BURIED the one buried longest,
@@ -824,6 +837,33 @@ int queue_rates(const struct queue *q, int64_t now, const char *tube,
  * dedup entries, next id, lsn, clock. Sorted, so two queues with the same
  * state give the same bytes. Returns 0 or SLUICE_ENOMEM. */
 int queue_dump(const struct queue *q, struct buf *out);
+
+/* ---- Usage per namespace of tubes (acct.c) ----------------------------
+ * For the quotas of the server's tokens: a namespace is a tube name, or a
+ * prefix of names (a token's tube pattern). */
+struct queue_ns {
+	const char *name;
+	size_t len;
+	bool prefix; /* every tube whose name starts with name[0..len) */
+};
+
+struct queue_usage {
+	uint64_t tubes; /* that exist */
+	uint64_t tasks; /* live: ready, delayed, taken, buried (not done) */
+	uint64_t bytes; /* the payloads of those tasks */
+};
+
+/* Counts, from now on, what each of ns[0..n) holds (replacing the
+ * namespaces set before; the counts are rebuilt from the state, O(tubes)).
+ * Returns 0, or SLUICE_ENOMEM (then nothing is counted). */
+int queue_acct_set(struct queue *q, const struct queue_ns *ns, size_t n);
+
+/* What namespace i (of the last queue_acct_set) holds; zeros when none. */
+void queue_acct_usage(const struct queue *q, size_t i, struct queue_usage *out);
+
+/* What one tube holds (tubes 1; all zero when it does not exist). */
+void queue_tube_usage(const struct queue *q, const char *tube, size_t len,
+    struct queue_usage *out);
 
 /* Checks every internal invariant (indexes, heaps, counts). O(n); for
  * tests and fuzzing. Returns 0, or SLUICE_ECORRUPT with the failed

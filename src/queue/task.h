@@ -31,8 +31,8 @@ struct repl {
 	uint8_t payload[];
 };
 
-/* A key: of a live task (task != NULL), or reserved after its task
- * completed (task == NULL) until `expires`; such dedup entries are listed
+/* A key of a tube: of a live task (task != NULL), or reserved after its
+ * task completed (task == NULL) until `expires`; such dedup entries are listed
  * oldest first through prev/next. A done task still points at its dedup
  * entry (ext->key) while the entry lasts. A live task's key holds the
  * client's version of the task's content (a put with if_newer) where a
@@ -48,10 +48,20 @@ struct keyent {
 		int64_t expires;  /* dedup entry: reserved until then */
 		uint64_t version; /* live task: its content's; 0: none */
 	};
-	uint64_t hash;
-	uint16_t len;
-	char key[];
+	uint64_t hash;     /* of (tube, key) */
+	uint16_t len;      /* the key's bytes */
+	uint16_t tube_len; /* its tube's name's, after the key; 0: a
+	                      reservation in every tube (a dedup entry of a
+	                      snapshot older than keys per tube) */
+	char key[];        /* the key, then its tube's name */
 };
+
+/* The name of the tube whose key this is (tube_len bytes). */
+static inline const char *
+keyent_tube(const struct keyent *ke)
+{
+	return ke->key + ke->len;
+}
 
 struct task_ext {
 	/* The lease; meaningful while the task is taken (taken_at: the last

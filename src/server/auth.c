@@ -396,22 +396,116 @@ parse_hash(struct parse *p, const char *s, struct auth_token *t)
 	return 0;
 }
 
-/* One non-blank, non-comment line, NUL-terminated, into `t`. */
-static int
-parse_line(struct parse *p, char *line, struct auth_token *t)
+/* ---- quotas ----------------------------------------------------------- */
+
+static const char *const quota_names[AUTH_Q_END_] = {
+	[AUTH_Q_TUBES] = "tubes",
+	[AUTH_Q_TASKS] = "tasks",
+	[AUTH_Q_BYTES] = "bytes",
+	[AUTH_Q_PARKED] = "parked",
+};
+
+const char *
+auth_quota_name(int kind)
 {
-	char *f[5], *save = NULL;
+	return kind >= 0 && kind < AUTH_Q_END_ ? quota_names[kind] : "?";
+}
+
+/* NAME=VALUE into q[] (set[] says which were given). */
+static int
+parse_quota(struct parse *p, const char *w, uint64_t *q, bool *set)
+{
+	const char *eq = strchr(w, '=');
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+	int k;
+
+	for (k = 0; k < AUTH_Q_END_; k++)
+		if (eq != NULL && (size_t)(eq - w) == strlen(quota_names[k]) &&
+		    memcmp(w, quota_names[k], (size_t)(eq - w)) == 0)
+			break;
+	if (k == AUTH_Q_END_)
+		return fail(p,
+		    "\"%s\": a quota is tubes=, tasks=, bytes= or parked=", w);
+	if (set[k])
+		return fail(p, "quota %s given twice", quota_names[k]);
+	set[k] = true;
+	if (strcmp(eq + 1, "none") == 0) {
+		q[k] = AUTH_UNLIMITED;
+		return 0;
+	}
+	errno = 0;
+	v = eq[1] >= '0' && eq[1] <= '9' ? strtoull(eq + 1, &end, 10) : 0;
+	if (k == AUTH_Q_BYTES && (eq[1] >= '0' && eq[1] <= '9')) {
+		mul = *end == 'k' ? 1u << 10
+		    : *end == 'm' ? 1u << 20
+		    : *end == 'g' ? 1u << 30
+		                  : 1;
+		end += mul != 1;
+	}
+	if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno != 0 ||
+	    v > (AUTH_UNLIMITED - 1) / mul)
+		return fail(p, "quota %s=%s: a whole number%s, or none",
+		    quota_names[k], eq + 1,
+		    k == AUTH_Q_BYTES ? " (k, m, g: KiB, MiB, GiB)" : "");
+	q[k] = (uint64_t)v * mul;
+	return 0;
+}
+
+/* The quota fields f[0..n) into q[]; set[] says which were given. */
+static int
+parse_quotas(struct parse *p, char **f, int n, uint64_t *q, bool *set)
+{
+	for (int k = 0; k < AUTH_Q_END_; k++)
+		set[k] = false;
+	for (int i = 0; i < n; i++)
+		if (parse_quota(p, f[i], q, set) != 0)
+			return -1;
+	return 0;
+}
+
+enum { LINE_FIELDS_MAX = 4 + AUTH_Q_END_ };
+
+/* Splits a line into at most LINE_FIELDS_MAX words; the count, or more
+ * than the maximum when there are more. */
+static int
+split(char *line, char **f)
+{
+	char *save = NULL;
 	int n = 0;
 
 	for (char *w = strtok_r(line, " \t\r", &save); w != NULL;
 	     w = strtok_r(NULL, " \t\r", &save))
-		if (n < 5)
+		if (n < LINE_FIELDS_MAX)
 			f[n++] = w;
 		else
 			n++;
-	if (n != 4)
-		return fail(
-		    p, "%d fields; a line is NAME ROLE TUBES SHA256HEX", n);
+	return n;
+}
+
+/* Whether the line's words are a `default` line. */
+static bool
+default_line(char **f, int n)
+{
+	if (n < 1 || strcmp(f[0], "default") != 0)
+		return false;
+	for (int i = 1; i < n && i < LINE_FIELDS_MAX; i++)
+		if (strchr(f[i], '=') == NULL)
+			return false;
+	return true;
+}
+
+/* One token line's words, NUL-terminated, into `t`; set[] says which
+ * quotas it gave. */
+static int
+parse_line(struct parse *p, char **f, int n, struct auth_token *t, bool *set)
+{
+	if (n < 4 || n > LINE_FIELDS_MAX)
+		return fail(p,
+		    "%d fields; a line is NAME ROLE TUBES SHA256HEX and up to "
+		    "%d quotas (tubes= tasks= bytes= parked=)",
+		    n, AUTH_Q_END_);
 	if (parse_name(p, f[0], t) != 0)
 		return -1;
 	if ((t->role = (uint8_t)auth_role_parse(f[1])) == 0)
@@ -421,7 +515,7 @@ parse_line(struct parse *p, char *line, struct auth_token *t)
 		    f[1]);
 	if (parse_tubes(p, f[2], t) != 0 || parse_hash(p, f[3], t) != 0)
 		return -1;
-	return 0;
+	return parse_quotas(p, f + 4, n - 4, t->quota, set);
 }
 
 /* A name or a hash twice would make a lookup ambiguous. */
@@ -439,19 +533,68 @@ check_unique(struct parse *p, const struct auth *a, const struct auth_token *t)
 	return 0;
 }
 
+/* The quotas of a file: the `default` line's, and per token which it
+ * gave itself (filled in at the end, when the default is known). */
+struct quota_parse {
+	bool have_default;
+	uint64_t def[AUTH_Q_END_];
+	bool def_set[AUTH_Q_END_];
+	bool (*own)[AUTH_Q_END_]; /* per token */
+};
+
 static int
-add_line(struct parse *p, struct auth *a, char *line)
+add_line(struct parse *p, struct auth *a, struct quota_parse *qp, char *line)
 {
+	char *f[LINE_FIELDS_MAX];
+	int n = split(line, f);
+	bool set[AUTH_Q_END_], (*own)[AUTH_Q_END_];
 	struct auth_token t, *v;
 
+	if (default_line(f, n)) {
+		if (qp->have_default)
+			return fail(p, "a second default line");
+		if (n > 1 + AUTH_Q_END_)
+			return fail(p, "default: up to %d quotas", AUTH_Q_END_);
+		qp->have_default = true;
+		return parse_quotas(p, f + 1, n - 1, qp->def, qp->def_set);
+	}
 	memset(&t, 0, sizeof(t));
-	if (parse_line(p, line, &t) != 0 || check_unique(p, a, &t) != 0)
+	if (parse_line(p, f, n, &t, set) != 0 || check_unique(p, a, &t) != 0)
 		return -1;
 	if ((v = realloc(a->v, (a->n + 1) * sizeof(*v))) == NULL)
 		return fail(p, "out of memory");
 	a->v = v;
+	if ((own = realloc(qp->own, (a->n + 1) * sizeof(*own))) == NULL)
+		return fail(p, "out of memory");
+	qp->own = own;
+	memcpy(qp->own[a->n], set, sizeof(set));
 	a->v[a->n++] = t;
 	return 0;
+}
+
+/* Each token's quotas in force: its own; else, for a token not for `*`,
+ * the default line's, else the built-in default (AUTH_DEFAULT_TUBES
+ * tubes, nothing else bounded); a token for `*` has no other. */
+static void
+settle_quotas(struct auth *a, const struct quota_parse *qp)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct auth_token *t = &a->v[i];
+		bool all = auth_all_tubes(t);
+
+		for (int k = 0; k < AUTH_Q_END_; k++) {
+			if (qp->own[i][k])
+				continue;
+			if (all)
+				t->quota[k] = AUTH_UNLIMITED;
+			else if (qp->def_set[k])
+				t->quota[k] = qp->def[k];
+			else
+				t->quota[k] = k == AUTH_Q_TUBES
+				    ? AUTH_DEFAULT_TUBES
+				    : AUTH_UNLIMITED;
+		}
+	}
 }
 
 static bool
@@ -466,8 +609,10 @@ auth_parse(const char *path, const char *text, size_t len, struct auth *out,
     char err[AUTH_ERR_MAX])
 {
 	struct parse p = { .path = path, .line = 0, .err = err };
+	struct quota_parse qp;
 	size_t at = 0;
 
+	memset(&qp, 0, sizeof(qp));
 	out->v = NULL;
 	out->n = 0;
 	while (at < len) {
@@ -486,14 +631,17 @@ auth_parse(const char *path, const char *text, size_t len, struct auth *out,
 			memcpy(line, text + at, n);
 			line[n] = '\0';
 			if (!blank_or_comment(line))
-				rc = add_line(&p, out, line);
+				rc = add_line(&p, out, &qp, line);
 		}
 		if (rc != 0) {
+			free(qp.own);
 			auth_free(out);
 			return -1;
 		}
 		at += n + 1;
 	}
+	settle_quotas(out, &qp);
+	free(qp.own);
 	return 0;
 }
 

@@ -4,12 +4,21 @@
  * auth); the server keeps only its SHA-256. Each line of the file names
  * one token:
  *
- *     NAME ROLE TUBES SHA256HEX
+ *     NAME ROLE TUBES SHA256HEX [QUOTA=VALUE ...]
  *
  * NAME     1..AUTH_NAME_MAX bytes of [A-Za-z0-9_.:-], unique in the file
  * ROLE     producer, worker, admin, replica or monitor
  * TUBES    `*` (every tube), a prefix pattern `emails*`, or one tube name
  * SHA256   64 hex digits: the SHA-256 of the token's bytes
+ * QUOTA    tubes, tasks, bytes or parked, each at most once; VALUE a
+ *          whole number (bytes may end in k, m or g: KiB, MiB, GiB) or
+ *          `none` (no limit). What each bounds: quota.c.
+ *
+ * A line `default QUOTA=VALUE ...` (at most one; its first word is
+ * `default` and every other one holds a `=`) sets the quotas of the
+ * tokens whose TUBES is not `*` where they name none. Without it, and for
+ * what it leaves out, those tokens get AUTH_DEFAULT_TUBES tubes and no
+ * other limit; a token for `*` is limited only by its own line.
  *
  * Blank lines and lines whose first non-blank is `#` are ignored. A
  * token is looked up by its hash, compared in constant time with every
@@ -40,6 +49,18 @@ enum auth_role {
 	AUTH_ROLE_END_
 };
 
+/* The quotas of a token (quota.c), each AUTH_UNLIMITED or a bound. */
+enum auth_quota_kind {
+	AUTH_Q_TUBES,  /* tubes its pattern's namespace may hold */
+	AUTH_Q_TASKS,  /* live tasks there (every state but done) */
+	AUTH_Q_BYTES,  /* their payload bytes */
+	AUTH_Q_PARKED, /* takes of the token waiting at once */
+	AUTH_Q_END_
+};
+
+#define AUTH_UNLIMITED     UINT64_MAX
+#define AUTH_DEFAULT_TUBES 1000 /* a token not for `*`, by default */
+
 struct auth_token {
 	char name[AUTH_NAME_MAX + 1];
 	uint8_t role;                   /* enum auth_role */
@@ -47,12 +68,16 @@ struct auth_token {
 	size_t prefix_len; /* a pattern's bytes before its `*`; or SIZE_MAX:
 	                      an exact name */
 	uint8_t hash[AUTH_HASH_LEN];
+	uint64_t quota[AUTH_Q_END_]; /* in force: its own, else the default */
 };
 
 struct auth {
 	struct auth_token *v;
 	size_t n;
 };
+
+/* "tubes", "tasks", "bytes", "parked". */
+const char *auth_quota_name(int kind);
 
 /* Reads the token file `path` into `out` (empty on entry). Returns 0,
  * or -1 with `err` saying, in one line, what is wrong and where

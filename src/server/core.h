@@ -16,6 +16,7 @@
 #include "proto/msg.h"
 #include "queue/queue.h"
 #include "server/auth.h"
+#include "server/quota.h"
 #include "server/elect.h"
 #include "server/face_sp.h"
 #include "server/net.h"
@@ -55,6 +56,10 @@ struct waiter {
 	bool strict;      /* tubes in the order given */
 	bool durable;     /* its reply waits for its takes' records */
 	int64_t deadline; /* monotonic ms */
+	/* --auth: counted against its token's parked quota (quota.c) */
+	bool quota_tok;
+	size_t quota_line;
+	uint8_t quota_hash[AUTH_HASH_LEN];
 	size_t ntubes;
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
 	char names[]; /* the tube names the tubes point into */
@@ -105,7 +110,13 @@ struct core {
 	struct auth auth;
 	struct auth_wait *auth_waits;
 	struct auth_limit auth_limit; /* failed attempts per address */
-	bool applied;                 /* a record was applied this turn */
+	/* the token of the request being handled (NULL without --auth),
+	 * and the quotas' counts (quota.c) */
+	const struct auth_token *req_tok;
+	uint64_t req_hidden; /* the task it names that the token may not
+	                        see (ops_auth.c); 0: none */
+	struct quota quota;
+	bool applied;      /* a record was applied this turn */
 	bool reply_local;  /* the request being handled only reads: its
 	                    * answer needs the local log, not followers */
 	bool reply_take;   /* the reply being sent hands out tasks: it
@@ -257,6 +268,9 @@ int ops_auth_open(struct core *c);
 /* SIGHUP: reads the token file again; sessions whose token left it lose
  * it. A bad file keeps the tokens in force (logged). */
 void ops_auth_reload(struct core *c);
+/* Whether task `id` is of a tube the token of the request being handled
+ * may not see (--auth): answered as if it did not exist. */
+bool ops_auth_hidden(struct core *c, uint64_t id);
 
 /* Whether the request may go on to its op; else it is answered (an
  * auth request is answered here). */

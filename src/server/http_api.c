@@ -915,7 +915,8 @@ list(struct call *c, const char *tube)
 			return;
 		snprintf(a->tube, sizeof(a->tube), "%s", tube);
 		req.op = MSG_OP_PEEK_KEY;
-		req.key = msg_cstr(key);
+		req.by_key.key = msg_cstr(key);
+		req.by_key.tube = msg_cstr(tube);
 		send_req(c, &req, a);
 		return;
 	}
@@ -1445,11 +1446,20 @@ route(struct call *c)
 	} else if (strcmp(c->seg[0], "keys") == 0 && c->nseg == 2 &&
 	    (strcmp(c->method, "GET") == 0 ||
 	        strcmp(c->method, "DELETE") == 0)) {
+		char tube[MSG_TUBE_MAX + 2];
 		struct ans *a;
 
+		/* The key's tube: ?tube=NAME (keys are per tube; without
+		 * it the answer is 400 naming it). */
 		req.op =
 		    c->method[0] == 'G' ? MSG_OP_PEEK_KEY : MSG_OP_DELETE_KEY;
-		req.key = msg_cstr(s1);
+		req.by_key.key = msg_cstr(s1);
+		if (q_str(c, "tube", tube, sizeof(tube)) && tube[0] != '\0')
+			req.by_key.tube = msg_cstr(tube);
+		else
+			bad(c, "tube",
+			    "the key's tube is needed: keys are per tube "
+			    "(?tube=NAME)");
 		if ((a = ans_new(c,
 		         req.op == MSG_OP_PEEK_KEY ? SH_TASK : SH_DELETED,
 		         0)) != NULL)

@@ -180,6 +180,7 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	uint64_t lsn;
 	int rc;
 
+	c->quota.why[0] = '\0';
 	if (m->ttr > UINT32_MAX || m->when > (uint64_t)QREC_TIME_MAX ||
 	    m->period > (uint64_t)QREC_TIME_MAX)
 		return SLUICE_EINVAL;
@@ -188,6 +189,8 @@ put_one(struct core *c, const struct msg_put *m, struct msg_put_res *res)
 	if (rc != 0)
 		return rc;
 	if (r.type != QREC_NONE) {
+		if ((rc = quota_admit(c, &r)) != 0)
+			return rc;
 		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
 		if (rc != 0)
 			return rc;
@@ -225,7 +228,6 @@ static void
 put_err_text(
     struct core *c, const struct msg_put *m, int rc, char *out, size_t len)
 {
-	struct queue_task_view v;
 	char name[80];
 
 	switch (rc) {
@@ -257,21 +259,11 @@ put_err_text(
 		        : "a value out of range: ttr (up to 7 days), delay, "
 		          "run_at or period");
 		return;
-	case SLUICE_EEXIST:
-		show_name(m->key, name, sizeof(name));
-		if (queue_peek_key(c->q, c->now, m->key.p, m->key.len, &v) ==
-		    0) {
-			snprintf(out, len,
-			    "key '%s' belongs to task %" PRIu64 " in tube "
-			    "'%.*s': replace keeps a task in its tube (delete "
-			    "it to put the key in another)",
-			    name, v.id, (int)v.tube_len, v.tube);
-			return;
-		}
-		break;
 	case SLUICE_ELIMIT:
 		snprintf(out, len, "%s",
-		    "the server holds as many tasks or tubes as it may");
+		    c->quota.why[0] != '\0'
+		        ? c->quota.why
+		        : "the server holds as many tasks or tubes as it may");
 		return;
 	default:
 		break;
@@ -439,6 +431,7 @@ waiter_unlink(struct core *c, struct waiter *w)
 	else
 		c->wait_tail = w->prev;
 	c->nwaiters--;
+	quota_unpark(c, w);
 }
 
 /* A take that waits: `tr` as it will be tried again (its tube names are
@@ -456,6 +449,10 @@ waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 	w = malloc(sizeof(*w) + bytes + 1);
 	if (w == NULL)
 		return SLUICE_ENOMEM;
+	if (quota_park(c, w) != 0) { /* the token's takes waiting */
+		free(w);
+		return SLUICE_ELIMIT;
+	}
 	w->ctx = ctx;
 	w->session = (uint32_t)tr->session;
 	w->max = max;
@@ -484,6 +481,17 @@ waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 	return 0;
 }
 
+/* A take that could not wait: no memory, or its token's quota. */
+static void
+waiter_refused(struct core *c, struct net_ctx *ctx, int rc)
+{
+	if (rc == SLUICE_ELIMIT)
+		core_reply_err(
+		    c, ctx, MSG_OP_TAKE, rc, "take: %s", c->quota.why);
+	else
+		core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+}
+
 static void
 op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req)
@@ -503,7 +511,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t->wait > 0 && c->nwaiters > 0) {
 		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 		if (rc != 0)
-			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+			waiter_refused(c, ctx, rc);
 		else
 			c->wait_tail->durable = t->durable;
 		return;
@@ -521,7 +529,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		if (t->wait > 0) {
 			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
 			if (rc != 0)
-				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+				waiter_refused(c, ctx, rc);
 			else
 				c->wait_tail->durable = t->durable;
 		} else {
@@ -824,6 +832,12 @@ op_ack(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
+	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED &&
+	    (rc = quota_admit(c, &r)) != 0) {
+		core_reply_err(c, ctx, MSG_OP_ACK, rc, "ack %" PRIu64 ": %s",
+		    m->id, c->quota.why);
+		return;
+	}
 	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_DONE &&
 	    commit_long_text(c, &r, &rc)) {
 		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
@@ -906,7 +920,9 @@ op_ack_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		struct qrec r;
 		uint64_t lsn;
 		char *why;
-		int rc = queue_decide_ack(c->q, c->now, &a, &r);
+		int rc = ops_auth_hidden(c, m.id)
+		    ? SLUICE_ENOTFOUND
+		    : queue_decide_ack(c->q, c->now, &a, &r);
 
 		if (rc == 0)
 			rc = core_commit(c, &r, ack_flags(rc, &r), &lsn);
@@ -935,7 +951,9 @@ op_delete_batch(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		struct qrec r;
 		uint64_t lsn;
 		char *why;
-		int rc = queue_decide_delete(c->q, c->now, &a, &r);
+		int rc = ops_auth_hidden(c, id)
+		    ? SLUICE_ENOTFOUND
+		    : queue_decide_delete(c->q, c->now, &a, &r);
 
 		if (rc == 0)
 			rc = core_commit(c, &r, 0, &lsn);
@@ -1154,6 +1172,18 @@ op_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_after(c, ctx, MSG_OP_KICK_ID, req->id, false);
 }
 
+/* A delete_key or peek_key without the key's tube: a client from before
+ * keys were per tube. Named, not guessed: a key may live in many tubes. */
+static void
+key_without_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
+	    "%s: the request names no tube: keys are per tube, so a key is "
+	    "found in the tube given with it (flag 0x01 and str16 tube after "
+	    "the key, docs/protocol.md)",
+	    msg_op_name(req->op));
+}
+
 static void
 op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1166,8 +1196,14 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (req->op == MSG_OP_DELETE) {
 		a.id = req->id;
 	} else {
-		a.key = req->key.p;
-		a.key_len = req->key.len;
+		if (req->by_key.tube.len == 0) {
+			key_without_tube(c, ctx, req);
+			return;
+		}
+		a.key = req->by_key.key.p;
+		a.key_len = req->by_key.key.len;
+		a.tube = req->by_key.tube.p;
+		a.tube_len = req->by_key.tube.len;
 	}
 	rc = queue_decide_delete(c->q, c->now, &a, &r);
 	if (rc == 0 && r.type != QREC_NONE) {
@@ -1181,7 +1217,8 @@ op_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			    sluice_strerror(rc));
 		else
 			core_reply_err(c, ctx, req->op, rc,
-			    "delete key '%.*s': %s", (int)a.key_len, a.key,
+			    "delete key '%.*s' of tube '%.*s': %s",
+			    (int)a.key_len, a.key, (int)a.tube_len, a.tube,
 			    sluice_strerror(rc));
 		return;
 	}
@@ -1336,6 +1373,13 @@ op_pause(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    : c->now + (int64_t)req->pause.duration;
 		rc = queue_decide_pause(c->q, c->now, &a, &r);
 	}
+	if (rc == 0 && r.type != QREC_NONE &&
+	    (rc = quota_admit(c, &r)) != 0) { /* a tube it would make */
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    c->quota.why);
+		return;
+	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc == SLUICE_ENOTFOUND) {
@@ -1385,9 +1429,15 @@ op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		rc = queue_peek(c->q, c->now, req->id, &v);
 		break;
 	case MSG_OP_PEEK_KEY:
-		snprintf(what, sizeof(what), "key '%.*s'", (int)req->key.len,
-		    req->key.p);
-		rc = queue_peek_key(c->q, c->now, req->key.p, req->key.len, &v);
+		if (req->by_key.tube.len == 0) {
+			key_without_tube(c, ctx, req);
+			return;
+		}
+		snprintf(what, sizeof(what), "key '%.*s' of tube '%.*s'",
+		    (int)req->key.len, req->key.p, (int)req->by_key.tube.len,
+		    req->by_key.tube.p);
+		rc = queue_peek_key(c->q, c->now, req->by_key.tube.p,
+		    req->by_key.tube.len, req->key.p, req->key.len, &v);
 		break;
 	default:
 		snprintf(what, sizeof(what), "next %s of tube '%.*s'",
@@ -2106,6 +2156,8 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		return;
 	}
 	c->ops[req.op]++;
+	c->req_tok = NULL;
+	c->req_hidden = 0;
 	if (!ops_auth_check(c, ctx, session, &req))
 		return;
 	if (op_writes(req.op))
@@ -2119,8 +2171,12 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	if (ops_req_forced(&req))
 		peer_name(ctx, msg, session, peer, sizeof(peer));
 	c->reply_local = !op_writes(req.op);
+	queue_hide(c->q, c->req_hidden); /* for this request only */
 	ops_dispatch(c, ctx, session, &req, peer[0] ? peer : NULL);
+	queue_hide(c->q, 0);
 	c->reply_local = false;
+	c->req_tok = NULL;
+	c->req_hidden = 0;
 }
 
 static void

@@ -79,6 +79,7 @@ ops_auth_reload(struct core *c)
 	auth_free(&c->auth);
 	c->auth = fresh;
 	repl_auth_reload(c);
+	quota_apply(c);
 	log_info("auth", "token file read again file=%s tokens=%zu",
 	    c->cfg->auth_file, c->auth.n);
 }
@@ -244,6 +245,7 @@ ops_auth_end(struct core *c)
 	}
 	auth_free(&c->auth);
 	auth_limit_free(&c->auth_limit);
+	quota_free(&c->quota);
 }
 
 int64_t
@@ -271,33 +273,49 @@ tube_ok(const struct auth_token *t, struct msg_str tube, struct msg_str *bad)
 	return ok;
 }
 
-/* A task named by id: its tube. An unknown id passes (it is answered
- * ENOTFOUND as without --auth). */
+/* Whether task `id` lives in a tube token t may not see: to that token
+ * such a task does not exist (an answer must not tell another tenant's
+ * live ids from ids that are gone). */
 static bool
-id_ok(struct core *c, const struct auth_token *t, uint64_t id,
-    struct msg_str *bad)
+id_hidden(struct core *c, const struct auth_token *t, uint64_t id)
 {
 	struct queue_task_view v;
 
-	if (queue_peek(c->q, c->now, id, &v) != 0)
-		return true;
-	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
+	return !auth_all_tubes(t) && queue_peek(c->q, c->now, id, &v) == 0 &&
+	    !auth_tube_ok(t, v.tube, v.tube_len);
 }
 
-static bool
-key_ok(struct core *c, const struct auth_token *t, struct msg_str key,
-    struct msg_str *bad)
+bool
+ops_auth_hidden(struct core *c, uint64_t id)
 {
-	struct queue_task_view v;
+	return c->req_tok != NULL && id_hidden(c, c->req_tok, id);
+}
 
-	if (queue_peek_key(c->q, c->now, key.p, key.len, &v) != 0)
-		return true;
-	return tube_ok(t, (struct msg_str) { v.tube, v.tube_len }, bad);
+/* A task named by id. An unknown id passes (it is answered ENOTFOUND as
+ * without --auth); so does a task of another tube, answered as unknown
+ * (*hidden set to its id). */
+static bool
+id_ok(struct core *c, const struct auth_token *t, uint64_t id, uint64_t *hidden)
+{
+	if (id_hidden(c, t, id) && *hidden == 0)
+		*hidden = id;
+	return true;
+}
+
+/* A key names a task of the tube given with it: the tube is checked, not
+ * what the key finds, so the answer says nothing of other tubes' keys. A
+ * request without a tube passes here and is answered EINVAL, naming what
+ * it lacks. */
+static bool
+key_ok(
+    const struct auth_token *t, const struct msg_by_key *k, struct msg_str *bad)
+{
+	return k->tube.len == 0 || tube_ok(t, k->tube, bad);
 }
 
 static bool
-batch_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
-    struct msg_str *bad)
+batch_ok(
+    const struct auth_token *t, const struct msg_req *r, struct msg_str *bad)
 {
 	struct msg_iter it;
 	bool ok = true;
@@ -319,28 +337,16 @@ batch_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 			ok = tube_ok(t, s, bad);
 		return ok;
 	}
-	case MSG_OP_ACK_BATCH: {
-		struct msg_ack_item a;
-
-		it = r->ack_batch.it;
-		while (ok && msg_next_ack_item(&it, &a))
-			ok = id_ok(c, t, a.id, bad);
-		return ok;
-	}
-	default: { /* delete_batch */
-		uint64_t id;
-
-		it = r->delete_batch.it;
-		while (ok && msg_next_id(&it, &id))
-			ok = id_ok(c, t, id, bad);
-		return ok;
-	}
+	default: /* ack_batch, delete_batch: a task of another tube is
+	          * answered as an unknown one, item by item
+	          * (ops_auth_hidden) */
+		return true;
 	}
 }
 
 static bool
 tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
-    struct msg_str *bad)
+    struct msg_str *bad, uint64_t *hidden)
 {
 	switch (r->op) {
 	case MSG_OP_PUT:
@@ -349,28 +355,28 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 	case MSG_OP_TAKE:
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
-		return batch_ok(c, t, r, bad);
+		return batch_ok(t, r, bad);
 	case MSG_OP_ACK:
-		return id_ok(c, t, r->ack.id, bad) &&
-		    (r->ack.to.len == 0 || tube_ok(t, r->ack.to, bad));
+		return (r->ack.to.len == 0 || tube_ok(t, r->ack.to, bad)) &&
+		    id_ok(c, t, r->ack.id, hidden);
 	case MSG_OP_RELEASE:
-		return id_ok(c, t, r->release.id, bad);
+		return id_ok(c, t, r->release.id, hidden);
 	case MSG_OP_FAIL:
-		return id_ok(c, t, r->fail.id, bad);
+		return id_ok(c, t, r->fail.id, hidden);
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
-		return id_ok(c, t, r->lease.id, bad);
+		return id_ok(c, t, r->lease.id, hidden);
 	case MSG_OP_UPDATE:
-		return id_ok(c, t, r->update.id, bad);
+		return id_ok(c, t, r->update.id, hidden);
 	case MSG_OP_JOB:
-		return id_ok(c, t, r->job.id, bad);
+		return id_ok(c, t, r->job.id, hidden);
 	case MSG_OP_KICK_ID:
 	case MSG_OP_DELETE:
 	case MSG_OP_PEEK:
-		return id_ok(c, t, r->id, bad);
+		return id_ok(c, t, r->id, hidden);
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
-		return key_ok(c, t, r->key, bad);
+		return key_ok(t, &r->by_key, bad);
 	case MSG_OP_KICK:
 		return tube_ok(t, r->kick.tube, bad);
 	case MSG_OP_PEEK_NEXT:
@@ -419,6 +425,22 @@ refuse(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
 	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
 }
 
+/* A request naming a task of a tube the token may not see goes on with
+ * that task hidden from the queue (c->req_hidden: ops_handle hides it,
+ * queue_hide, for the request's dispatch only): it is answered exactly as one
+ * naming an id that does not exist, its arguments checked the same way, so that
+ * nothing tells the two apart. Logged as refused. */
+static void
+hide(struct core *c, const struct auth_token *t, const char *peer,
+    const struct msg_req *r, uint64_t id)
+{
+	log_warn("auth",
+	    "not allowed token=%s role=%s peer=%s op=%s id=%" PRIu64
+	    " (a task of another tube: answered as not found)",
+	    t->name, auth_role_name(t->role), peer, msg_op_name(r->op), id);
+	c->req_hidden = id;
+}
+
 /* Whether token `t` may send `req`: its role, the force of the lease ops
  * (the admin's), and the tubes the request names. Refused (answered and
  * logged) when not. */
@@ -427,13 +449,17 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
     const char *peer, const struct msg_req *req)
 {
 	struct msg_str bad = { "", 0 };
+	uint64_t hidden = 0;
 
 	if (!auth_role_allows(t->role, req->op) ||
 	    (forced(req) && t->role != AUTH_ADMIN) ||
-	    !tubes_ok(c, t, req, &bad)) {
+	    !tubes_ok(c, t, req, &bad, &hidden)) {
 		refuse(c, ctx, t, peer, req, bad);
 		return false;
 	}
+	if (hidden != 0)
+		hide(c, t, peer, req, hidden);
+	c->req_tok = t; /* its quotas (quota.c) */
 	return true;
 }
 

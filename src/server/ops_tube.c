@@ -106,14 +106,20 @@ op_tube_set(struct core *c, struct net_ctx *ctx, const struct msg_tube_set *m)
 	a.conf.dead_letter = m->conf.dead_letter.p;
 	a.conf.dead_letter_len = m->conf.dead_letter.len;
 	rc = queue_decide_tube_set(c->q, c->now, &a, &r);
+	c->quota.why[0] = '\0';
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = quota_admit(c, &r); /* a tube it would make */
 	/* Settings are churn, as a pause is: they spend the retry pool. */
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	if (rc != 0) {
+		const char *why = sluice_strerror(rc);
+
+		if (rc == SLUICE_ELIMIT)
+			why = c->quota.why[0] != '\0' ? c->quota.why
+			                              : "too many tubes";
 		core_reply_err(c, ctx, MSG_OP_TUBE_SET, rc,
-		    "tube set '%.*s': %s", (int)a.tube_len, a.tube,
-		    rc == SLUICE_ELIMIT ? "too many tubes"
-		                        : sluice_strerror(rc));
+		    "tube set '%.*s': %s", (int)a.tube_len, a.tube, why);
 		return;
 	}
 	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube);

@@ -416,6 +416,8 @@ start(struct core *c, const struct srv_config *cfg)
 	}
 	if ((rc = core_open_log(c, &res)) != 0)
 		return rc;
+	/* The tokens' quotas count what the recovered state holds. */
+	quota_apply(c);
 	/* The per-second history counts from here: what recovery replayed
 	 * is not news (queue.h, "Rates"). Without it the node still serves. */
 	if (queue_rates_enable(c->q, true) != 0)

@@ -346,7 +346,7 @@ c_first_deleted(struct sluice_client *adm, struct it_opx *x)
 static int
 r_delete_key(struct sluice_client *c, struct it_opx *x)
 {
-	return sluice_delete_key(c, x->tube, &x->v);
+	return sluice_delete_key(c, x->tube, x->tube, &x->v);
 }
 
 static void
@@ -397,7 +397,7 @@ c_peek(struct sluice_client *adm, struct it_opx *x)
 static int
 r_peek_key(struct sluice_client *c, struct it_opx *x)
 {
-	return sluice_peek_key(c, x->tube, &x->t);
+	return sluice_peek_key(c, x->tube, x->tube, &x->t);
 }
 
 /* The answer is the first task, ready. */

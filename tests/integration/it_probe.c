@@ -90,6 +90,8 @@ probe_main(void *arg)
 		probe_error(p, "connect", SLUICE_ECONN);
 		return NULL;
 	}
+	if (p->token[0] != '\0' && sluice_set_token(c, p->token) != 0)
+		probe_error(p, "token", SLUICE_EINVAL);
 	while (!atomic_load(&p->stop) && p->n + 3 <= IT_PROBE_MAX_CALLS &&
 	    it_mono_ms() < end) {
 		probe_round(p, c);
@@ -105,6 +107,20 @@ it_probe_start(struct it_probe *p, const char *url, const char *tube)
 	memset(p, 0, sizeof(*p));
 	snprintf(p->url, sizeof(p->url), "%s", url);
 	snprintf(p->tube, sizeof(p->tube), "%s", tube);
+	p->us = calloc(IT_PROBE_MAX_CALLS, sizeof(*p->us));
+	assert_non_null(p->us);
+	atomic_init(&p->stop, false);
+	assert_int_equal(pthread_create(&p->thread, NULL, probe_main, p), 0);
+}
+
+void
+it_probe_start_token(
+    struct it_probe *p, const char *url, const char *tube, const char *token)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->url, sizeof(p->url), "%s", url);
+	snprintf(p->tube, sizeof(p->tube), "%s", tube);
+	snprintf(p->token, sizeof(p->token), "%s", token);
 	p->us = calloc(IT_PROBE_MAX_CALLS, sizeof(*p->us));
 	assert_non_null(p->us);
 	atomic_init(&p->stop, false);

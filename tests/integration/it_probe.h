@@ -30,6 +30,7 @@ struct it_probe {
 	size_t n;
 	unsigned long errors; /* calls that failed */
 	char first_error[256];
+	char token[257]; /* sent first when not empty (--auth) */
 };
 
 struct it_probe_result {
@@ -40,6 +41,11 @@ struct it_probe_result {
 
 /* Starts the probe against `url` on tube `tube` (asserted). */
 void it_probe_start(struct it_probe *p, const char *url, const char *tube);
+
+/* it_probe_start for a server with --auth: the probe's client sends
+ * `token` first. */
+void it_probe_start_token(
+    struct it_probe *p, const char *url, const char *tube, const char *token);
 
 /* Stops it, joins the thread and sums up what it saw (printed to stderr
  * with `what` as the line's name). */

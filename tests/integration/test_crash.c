@@ -436,7 +436,7 @@ check_versions(struct sluice_client *c, const struct versions *v)
 		int rc;
 
 		key_name(key, sizeof(key), k);
-		rc = sluice_peek_key(c, key, &task);
+		rc = sluice_peek_key(c, "rows", key, &task);
 		if (rc == SLUICE_ENOTFOUND && v->ver[k].ok == 0)
 			continue; /* never answered: may not exist */
 		it_rc(c, rc, 0);

@@ -163,7 +163,9 @@ test_acked_tasks_are_kept_as_done(void **state)
 	out_has("\"result\":\"sent as <id-1@x>\"");
 	out_has("\"key\":\"order-7\"");
 	assert_true(json_num("finished_at") >= json_num("taken_at"));
-	assert_int_equal(cli(s, "peek", "--key", "order-7", "--json", NULL), 0);
+	assert_int_equal(
+	    cli(s, "peek", "--key", "order-7", "-t", "mail", "--json", NULL),
+	    0);
 	assert_true(json_num("id") == a);
 	assert_int_equal(cli(s, "list", "-t", "mail", "--state", "done",
 	                     "--payloads", "--json", NULL),
@@ -199,7 +201,9 @@ test_acked_tasks_are_kept_as_done(void **state)
 	}
 	assert_int_equal(created, 1);
 	assert_true(fresh != a);
-	assert_int_equal(cli(s, "peek", "--key", "order-7", "--json", NULL), 0);
+	assert_int_equal(
+	    cli(s, "peek", "--key", "order-7", "-t", "mail", "--json", NULL),
+	    0);
 	assert_true(json_num("id") == fresh);
 	out_has("\"state\":\"ready\"");
 	assert_int_equal(cli(s, "peek", ida, "--json", NULL), 0);
@@ -288,7 +292,8 @@ test_delete_by_state_and_age(void **state)
 	assert_int_equal(n, 1);
 	it_rc(c, sluice_delete_where(c, "fin", SLUICE_DONE, 0, &n), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(cli(s, "peek", "--key", "nightly", "--json", NULL), 0);
+	assert_int_equal(
+	    cli(s, "peek", "--key", "nightly", "-t", "old", "--json", NULL), 0);
 	assert_int_equal(
 	    cli(s, "list", "-t", "fin", "--state", "done", "--json", NULL), 0);
 	out_has("{\"tasks\":[]");

@@ -608,11 +608,11 @@ test_admin_writes_need_http_admin(void **state)
 	o.key = "k1";
 	o.delay_ms = 3600000;
 	later = it_put_o(c, &o, "later");
-	body = it_http_get(rw.hport, "/v1/keys/k1", 200);
+	body = it_http_get(rw.hport, "/v1/keys/k1?tube=jobs", 200);
 	snprintf(path, sizeof(path), "{\"id\":%" PRIu64 ",", later);
 	assert_true(strncmp(body, path, strlen(path)) == 0);
 	free(body);
-	body = it_http_get(rw.hport, "/v1/keys/nokey", 404);
+	body = it_http_get(rw.hport, "/v1/keys/nokey?tube=jobs", 404);
 	free(body);
 	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64 "/update?run_at=now",
 	    later);

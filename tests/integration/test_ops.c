@@ -178,7 +178,7 @@ test_put_key_dedups_and_replaces(void **state)
 	sluice_task_free(t);
 
 	/* peek by key */
-	it_rc(f.c, sluice_peek_key(f.c, "invoice-1", &t), 0);
+	it_rc(f.c, sluice_peek_key(f.c, "k", "invoice-1", &t), 0);
 	assert_int_equal(t->id, id);
 	sluice_task_free(t);
 
@@ -194,9 +194,13 @@ test_put_key_dedups_and_replaces(void **state)
 	sluice_task_free(t);
 	assert_int_equal(it_counts(f.c, "k").ready, 1);
 
-	/* replace into another tube is refused */
+	/* keys are per tube: a replace in another tube puts a task there */
 	o.tube = "other";
-	it_rc(f.c, sluice_put(f.c, &o, "x", 1, &id3, &created), SLUICE_EEXIST);
+	it_rc(f.c, sluice_put(f.c, &o, "x", 1, &id3, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id3 != id);
+	it_rc(f.c, sluice_delete_key(f.c, "other", "invoice-1", &id2), 0);
+	assert_int_equal(id2, id3);
 	o.tube = "k";
 
 	/* replace without a key */
@@ -223,7 +227,7 @@ test_put_key_dedups_and_replaces(void **state)
 	it_rc(f.c, sluice_put(f.c, &o, "anew", 4, &id2, &created), 0);
 	assert_int_equal(created, 1);
 	assert_true(id2 > id);
-	it_rc(f.c, sluice_delete_key(f.c, "invoice-2", &id3), 0);
+	it_rc(f.c, sluice_delete_key(f.c, "k", "invoice-2", &id3), 0);
 	assert_int_equal(id3, id2);
 	it_rc(f.c, sluice_put(f.c, &o, "again", 5, &id3, &created), 0);
 	assert_int_equal(created, 1);
@@ -238,14 +242,14 @@ test_put_key_dedups_and_replaces(void **state)
 	o.key = longkey;
 	it_rc(f.c, sluice_put(f.c, &o, "x", 1, &id, &created), 0);
 	assert_int_equal(created, 1);
-	it_rc(f.c, sluice_peek_key(f.c, longkey, &t), 0);
+	it_rc(f.c, sluice_peek_key(f.c, "k", longkey, &t), 0);
 	assert_int_equal(t->id, id);
 	sluice_task_free(t);
 	longkey[200] = 'k';
 	longkey[201] = '\0';
 	it_rc(f.c, sluice_put(f.c, &o, "x", 1, &id, &created), SLUICE_EKEY);
-	it_rc(f.c, sluice_peek_key(f.c, longkey, &t), SLUICE_EKEY);
-	it_rc(f.c, sluice_delete_key(f.c, longkey, &id), SLUICE_EKEY);
+	it_rc(f.c, sluice_peek_key(f.c, "k", longkey, &t), SLUICE_EKEY);
+	it_rc(f.c, sluice_delete_key(f.c, "k", longkey, &id), SLUICE_EKEY);
 	fix_down(&f);
 }
 
@@ -273,7 +277,7 @@ test_put_batch_answers_each_item(void **state)
 	}
 	it[2].opts.ttr_ms = 8ULL * 24 * 3600 * 1000; /* over the 7-day max */
 	it[3].opts.key = "live";                     /* dedup */
-	it[4].opts.key = "live";                     /* replace elsewhere */
+	it[4].opts.key = "live"; /* replace in another tube: its own key */
 	it[4].opts.replace = 1;
 	it[4].opts.tube = "b2";
 	it[5].opts.priority = 9;
@@ -288,8 +292,10 @@ test_put_batch_answers_each_item(void **state)
 	assert_int_equal(it[3].rc, 0);
 	assert_int_equal(it[3].created, 0);
 	assert_int_equal(it[3].id, live);
-	assert_int_equal(it[4].rc, SLUICE_EEXIST);
-	assert_non_null(strstr(it[4].errmsg, "in tube 'b'"));
+	assert_int_equal(it[4].rc, 0);
+	assert_int_equal(it[4].created, 1);
+	assert_true(it[4].id != live);
+	assert_string_equal(it[4].errmsg, "");
 	assert_string_equal(it[0].errmsg, "");
 	assert_int_equal(it[5].rc, 0);
 	assert_true(it[5].id > it[1].id);
@@ -299,8 +305,10 @@ test_put_batch_answers_each_item(void **state)
 	{
 		struct sluice_stats *st;
 
-		/* nothing went to b2: the tube was never made */
-		it_rc(f.c, sluice_stats(f.c, "b2", &st), SLUICE_ENOTFOUND);
+		/* item 4 went to b2, whose key it is */
+		it_rc(f.c, sluice_stats(f.c, "b2", &st), 0);
+		assert_int_equal(st->tubes[0].ready, 1);
+		sluice_stats_free(st);
 	}
 
 	it_rc(f.c, sluice_put_batch(f.c, it, 0), SLUICE_EINVAL);
@@ -367,14 +375,17 @@ test_replace_of_a_taken_task_is_shown_and_told(void **state)
 	assert_int_equal(p->pending.payload_len, 2);
 	assert_memory_equal(p->pending.payload, "v2", 2);
 	sluice_task_free(p);
-	it_rc(f.c, sluice_peek_key(f.c, "report-7", &p), 0);
+	it_rc(f.c, sluice_peek_key(f.c, "r", "report-7", &p), 0);
 	assert_int_equal(p->replace_pending, 1);
 	sluice_task_free(p);
 
-	/* another tube: refused, and the message says where it lives */
+	/* another tube: keys are per tube, so the key there is another
+	 * task's, made anew */
 	o.tube = "elsewhere";
-	it_rc(f.c, sluice_put(f.c, &o, "v3", 2, &id2, NULL), SLUICE_EEXIST);
-	assert_non_null(strstr(sluice_errmsg(f.c), "in tube 'r'"));
+	it_rc(f.c, sluice_put(f.c, &o, "v3", 2, &id2, &created), 0);
+	assert_int_equal(created, 1);
+	assert_true(id2 != id);
+	it_rc(f.c, sluice_delete(f.c, id2), 0);
 	o.tube = "r";
 
 	it_rc(f.c, sluice_ack(f.c, id, t->lease, NULL, &after), 0);
@@ -1001,11 +1012,12 @@ test_delete_by_id_and_key_and_flush(void **state)
 	o.key = "del-me";
 	o.delay_ms = 60000;
 	id = it_put_o(f.c, &o, "x");
-	it_rc(f.c, sluice_delete_key(f.c, "del-me", &got), 0);
+	it_rc(f.c, sluice_delete_key(f.c, "d", "del-me", &got), 0);
 	assert_int_equal(got, id);
 	assert_null(it_peek(f.c, id));
-	it_rc(f.c, sluice_delete_key(f.c, "del-me", &got), SLUICE_ENOTFOUND);
-	it_rc(f.c, sluice_delete_key(f.c, "", &got), SLUICE_EKEY);
+	it_rc(
+	    f.c, sluice_delete_key(f.c, "d", "del-me", &got), SLUICE_ENOTFOUND);
+	it_rc(f.c, sluice_delete_key(f.c, "d", "", &got), SLUICE_EKEY);
 
 	/* flush: every state */
 	for (int i = 0; i < 5; i++)
@@ -1065,10 +1077,10 @@ test_peek_by_id_key_and_next(void **state)
 	assert_int_equal(t->id, a);
 	assert_memory_equal(t->payload, "a", 1);
 	sluice_task_free(t);
-	it_rc(f.c, sluice_peek_key(f.c, "kb", &t), 0);
+	it_rc(f.c, sluice_peek_key(f.c, "p", "kb", &t), 0);
 	assert_int_equal(t->id, b);
 	sluice_task_free(t);
-	it_rc(f.c, sluice_peek_key(f.c, "nope", &t), SLUICE_ENOTFOUND);
+	it_rc(f.c, sluice_peek_key(f.c, "p", "nope", &t), SLUICE_ENOTFOUND);
 	it_rc(f.c, sluice_peek(f.c, 987654321, &t), SLUICE_ENOTFOUND);
 
 	/* next ready: most urgent; next delayed: soonest; next buried */

@@ -214,7 +214,13 @@ class ApiTest(unittest.TestCase):
         self.assertEqual((status, out), (200, {"id": tid, "created": False}))
         t = s.ok("GET", "/v1/tasks/%d" % tid)
         self.assertEqual((t["state"], t["key"]), ("delayed", "k-opts"))
-        self.assertEqual(s.ok("GET", "/v1/keys/k-opts")["id"], tid)
+        self.assertEqual(s.ok("GET", "/v1/keys/k-opts?tube=opts")["id"], tid)
+        # keys are per tube: the key's tube is named, or the answer says so
+        status, _, out = s.call("GET", "/v1/keys/k-opts")
+        self.assertEqual(status, 400, out)
+        self.assertIn("tube", out["message"])
+        status, _, out = s.call("GET", "/v1/keys/k-opts?tube=other")
+        self.assertEqual(status, 404, out)
         self.assertEqual(
             s.ok("GET", "/v1/tubes/opts/tasks?key=k-opts")["tasks"][0]["id"],
             tid)
@@ -423,7 +429,7 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(s.ok("DELETE", "/v1/tasks/%d" % a),
                          {"deleted": 1, "id": a})
         self.assertIsNone(self.state(a))
-        self.assertEqual(s.ok("DELETE", "/v1/keys/k-del")["id"], k)
+        self.assertEqual(s.ok("DELETE", "/v1/keys/k-del?tube=del")["id"], k)
         self.assertIsNone(self.state(k))
         res = s.ok("POST", "/v1/tasks/delete", [b, 999999])["results"]
         self.assertEqual(res[0], {"id": b})
@@ -518,7 +524,8 @@ class ApiTest(unittest.TestCase):
             ("POST", "/v1/tubes/bad%20tube/tasks", "x", 400, "bad_tube"),
             ("GET", "/v1/tasks/987654", None, 404, "not_found"),
             ("GET", "/v1/tasks/abc", None, 400, "invalid"),
-            ("GET", "/v1/keys/nobody", None, 404, "not_found"),
+            ("GET", "/v1/keys/nobody?tube=t", None, 404, "not_found"),
+            ("GET", "/v1/keys/nobody", None, 400, "invalid"),
             ("POST", "/v1/tubes/e/tasks", "y" * 1001, 413,
              "payload_too_large"),
             ("POST", "/v1/tubes/e/tasks?priority=-1", "x", 400, "invalid"),
@@ -550,10 +557,13 @@ class ApiTest(unittest.TestCase):
         self.assertEqual((status, out["error"], out["code"]),
                          (409, "stale_lease", 2))
         self.assertEqual(self.state(tid), "taken")
-        status, _, out = s.call("POST", "/v1/tubes/e/tasks?key=k-e", "x")
+        # keys are per tube: a replace of a key another tube holds puts a
+        # task of its own, and says nothing of the other
+        status, _, first = s.call("POST", "/v1/tubes/e/tasks?key=k-e", "x")
         status, _, out = s.call("POST", "/v1/tubes/e2/tasks?key=k-e"
                                 "&replace=1", "x")
-        self.assertEqual((status, out["error"]), (409, "key_exists"))
+        self.assertEqual(status, 201, out)
+        self.assertNotEqual(out["id"], first["id"])
         tube = "a%2Fb:c"  # a / in a tube name, escaped in the path
         tid = put(s, tube, "slash")
         self.assertEqual(s.ok("GET", "/v1/tasks/%d" % tid)["tube"], "a/b:c")

@@ -131,7 +131,15 @@ class ClientTest(unittest.TestCase):
         a, created = self.c.put("k", "a", key="order-1")
         b, created2 = self.c.put("k", "again", key="order-1")
         self.assertEqual((b, created2), (a, False))
-        self.assertEqual(self.c.peek_key("order-1").id, a)
+        self.assertEqual(self.c.peek_key("order-1", "k").id, a)
+        # keys are per tube: the same key in another tube is another task
+        c, created3 = self.c.put("k2", "b", key="order-1")
+        self.assertTrue(created3)
+        self.assertNotEqual(c, a)
+        self.assertEqual(self.c.peek_key("order-1", "k2").id, c)
+        with self.assertRaises(sluice.SluiceError) as e:
+            self.c.peek_key("order-1")
+        self.assertEqual(e.exception.name, "ENOTFOUND")
         low, _ = self.c.put("low", "l", priority=500)
         high, _ = self.c.put("high", "h", priority=0)
         got = self.c.take(["low", "high"], max=2)

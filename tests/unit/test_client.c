@@ -271,7 +271,7 @@ test_admin_calls(void **state)
 	assert_int_equal(sluice_kick_id(c, 9, &after), 0);
 	assert_int_equal(after.state, SLUICE_READY);
 	assert_int_equal(sluice_delete(c, 9), 0);
-	assert_int_equal(sluice_delete_key(c, "k", &v), 0);
+	assert_int_equal(sluice_delete_key(c, "emails", "k", &v), 0);
 	assert_true(v == 17);
 	assert_int_equal(sluice_flush(c, "emails", &v), 0);
 	assert_true(v == 7);
@@ -286,7 +286,7 @@ test_admin_calls(void **state)
 	assert_int_equal(sluice_peek(c, 2, &t), 0);
 	assert_string_equal(t->key, "k2");
 	sluice_task_free(t);
-	assert_int_equal(sluice_peek_key(c, "k2", &t), 0);
+	assert_int_equal(sluice_peek_key(c, "emails", "k2", &t), 0);
 	sluice_task_free(t);
 	assert_int_equal(sluice_peek_next(c, "emails", SLUICE_BURIED, &t), 0);
 	sluice_task_free(t);

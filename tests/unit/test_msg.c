@@ -119,9 +119,11 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_KICK_ID, .id = 77 },
 	{ .op = MSG_OP_DELETE, .id = 78 },
 	{ .op = MSG_OP_DELETE_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_DELETE_KEY, .by_key = { S("order-17"), S("emails") } },
 	{ .op = MSG_OP_FLUSH, .tube = S("old") },
 	{ .op = MSG_OP_PEEK, .id = UINT64_MAX },
 	{ .op = MSG_OP_PEEK_KEY, .key = S("order-17") },
+	{ .op = MSG_OP_PEEK_KEY, .by_key = { S("order-17"), S("emails") } },
 	{ .op = MSG_OP_PEEK_NEXT,
 	    .peek_next = { .tube = S("default"), .state = MSG_ST_READY } },
 	{ .op = MSG_OP_PEEK_NEXT,
@@ -756,6 +758,7 @@ test_every_request_round_trips(void **state)
 		case MSG_OP_DELETE_KEY:
 		case MSG_OP_PEEK_KEY:
 			assert_str_equal(d.key, q->key);
+			assert_str_equal(d.by_key.tube, q->by_key.tube);
 			break;
 		case MSG_OP_ERRORS:
 			assert_int_equal(d.errors.ids, q->errors.ids);

@@ -301,9 +301,10 @@ del_id(struct tq *h, uint64_t id)
 }
 
 static int
-del_key(struct tq *h, const char *key)
+del_key_in(struct tq *h, const char *tube, const char *key)
 {
-	struct queue_delete_req req = { 0, key, strlen(key) };
+	struct queue_delete_req req = { 0, key, strlen(key), tube,
+		strlen(tube) };
 	struct qrec rec;
 
 	return run(h, queue_decide_delete(h->q, h->now, &req, &rec), &rec);
@@ -1107,8 +1108,8 @@ test_kick_n_oldest_buried_first(void **state)
 /* ---- keys ------------------------------------------------------------------
  */
 
-/* A key is unique among live tasks, then reserved for the dedup window
- * after its task completes, then free again. */
+/* A key is unique among the live tasks of its tube, then reserved there
+ * for the dedup window after its task completes, then free again. */
 static void
 test_key_dedup_window(void **state)
 {
@@ -1125,12 +1126,15 @@ test_key_dedup_window(void **state)
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_false(res.created);
 	assert_true(res.id == a);
-	/* The key is global: another tube gets the same answer. */
+	/* Keys are per tube: in another tube the key is another task's,
+	 * and nothing of the first shows. */
 	req.tube = "u";
 	req.tube_len = 1;
 	assert_int_equal(try_put(h, &req, &res), 0);
-	assert_false(res.created);
-	assert_true(res.id == a);
+	assert_true(res.created);
+	assert_true(res.id != a);
+	assert_int_equal(del_key_in(h, "u", "order-42"), 0);
+	assert_int_equal(del_key_in(h, "u", "order-42"), SLUICE_ENOTFOUND);
 	req.tube = "t";
 	assert_int_equal(take(h, "t", 1, &id, &lease), 0);
 	assert_int_equal(ack(h, a, lease), 0);
@@ -1167,12 +1171,12 @@ test_delete_frees_the_key_at_once(void **state)
 	req.key = "k";
 	req.key_len = 1;
 	a = put_req(h, &req);
-	assert_int_equal(queue_peek_key(h->q, h->now, "k", 1, &v), 0);
+	assert_int_equal(queue_peek_key(h->q, h->now, "t", 1, "k", 1, &v), 0);
 	assert_true(v.id == a);
-	assert_int_equal(del_key(h, "k"), 0);
-	assert_int_equal(del_key(h, "k"), SLUICE_ENOTFOUND);
+	assert_int_equal(del_key_in(h, "t", "k"), 0);
+	assert_int_equal(del_key_in(h, "t", "k"), SLUICE_ENOTFOUND);
 	assert_int_equal(
-	    queue_peek_key(h->q, h->now, "k", 1, &v), SLUICE_ENOTFOUND);
+	    queue_peek_key(h->q, h->now, "t", 1, "k", 1, &v), SLUICE_ENOTFOUND);
 	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
 	assert_true(st.keys == 0 && st.dedup == 0);
 	assert_int_equal(try_put(h, &req, &res), 0);
@@ -1361,7 +1365,7 @@ test_replace_of_a_taken_task_applies_when_the_lease_ends(void **state)
 }
 
 /* Replace with no live task is an ordinary put, even inside the dedup
- * window; replace needs a key and the task's own tube. */
+ * window; replace needs a key; in another tube the key is another's. */
 static void
 test_replace_edge_cases(void **state)
 {
@@ -1379,9 +1383,11 @@ test_replace_edge_cases(void **state)
 	assert_int_equal(ack(h, a, lease), 0); /* the key's window begins */
 	assert_int_equal(try_put(h, &req, &res), 0);
 	assert_true(res.created && res.id != a);
+	id = res.id;
 	req.tube = "other";
 	req.tube_len = 5;
-	assert_int_equal(try_put(h, &req, &res), SLUICE_EEXIST);
+	assert_int_equal(try_put(h, &req, &res), 0);
+	assert_true(res.created && !res.replaced && res.id != id);
 	req.key_len = 0;
 	assert_int_equal(try_put(h, &req, &res), SLUICE_EINVAL);
 }
@@ -2133,7 +2139,8 @@ build_rich_state(struct tq *h)
 		assert_int_equal(try_put(h, &req, &res), 0);
 		assert_true(res.replaced);
 	}
-	assert_int_equal(del_key(h, "key-3"), 0);
+	assert_int_equal(del_key_in(h, "t", "key-3"), SLUICE_ENOTFOUND);
+	assert_int_equal(del_key_in(h, "u", "key-3"), 0);
 	/* a completed keyed task: its key is kept for the dedup window */
 	req_for(&req, "done", "did it");
 	req.key = "done-key";
@@ -2348,6 +2355,22 @@ var_at(const uint8_t *d, size_t len, size_t off)
 	return v;
 }
 
+/* A DEDUP entry (str16 key, u64 id, i64 expires, str16 tube) as a
+ * snapshot before keys per tube wrote it, without the tube; `empty`:
+ * with an empty tube instead, the reservation of every tube such an
+ * entry loads to when its task is gone. Returns its new length. */
+static size_t
+dedup_without_tube(uint8_t *d, size_t len, bool empty)
+{
+	size_t off = 2 + le_load_u16(d) + 16;
+
+	assert_true(off + 2 + le_load_u16(d + off) == len);
+	if (!empty)
+		return off;
+	le_store_u16(d + off, 0);
+	return off + 2;
+}
+
 /* Rewrites one snapshot entry (version 3, as qsnap.c lays it out) in
  * place and returns its new length: with `v2`, as version 2 wrote it
  * (META's version, no done count in TUBE, no last take in a waiting or
@@ -2361,6 +2384,8 @@ entry_before_last_take(uint16_t type, uint8_t *d, size_t len, bool v2)
 
 	if (v2 && type == QSNAP_META)
 		le_store_u32(d, 2);
+	if (type == QSNAP_DEDUP) /* v2 names no tube: every tube's then */
+		return dedup_without_tube(d, len, !v2);
 	if (v2 && type == QSNAP_TUBE) {
 		assert_true(le_load_u64(d + len - 8) == 0); /* no done task */
 		return len - 8;
@@ -2595,6 +2620,89 @@ test_snapshot_version_2_still_loads(void **state)
 	assert_true(tq_same(want, q, h->now));
 	queue_delete(q);
 	queue_delete(want);
+	for (size_t i = 0; i < e->n; i++)
+		buf_free(&e->data[i]);
+	free(e);
+}
+
+/* A snapshot of version 3 (keys were one namespace: DEDUP entries name
+ * no tube) still loads with its keys: a live task's key in its tube, a
+ * done task's reservation in the done task's tube, and a reservation
+ * whose task is gone in every tube until it expires (as when it was made,
+ * so a retried put still finds it), after which the key is free in
+ * each tube. */
+static void
+test_snapshot_version_3_keeps_its_keys(void **state)
+{
+	struct tq *h = H(state);
+	struct entries *e = calloc(1, sizeof(*e));
+	struct queue *q = queue_new(NULL);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_task_view v;
+	struct queue_stats st;
+	uint64_t live, gone, id, lease;
+	int rc = 0;
+
+	assert_non_null(e);
+	req_for(&req, "a", "gone");
+	req.key = "k-gone";
+	req.key_len = 6;
+	gone = put_req(h, &req);
+	req_for(&req, "a", "live");
+	req.key = "k-live";
+	req.key_len = 6;
+	live = put_req(h, &req);
+	/* gone is acked: its key is reserved for the window, its task gone */
+	assert_int_equal(take(h, "a", 1, &id, &lease), 0);
+	assert_true(id == gone);
+	assert_int_equal(ack(h, gone, lease), 0);
+	assert_int_equal(queue_snapshot_write(h->q, keep_entry, e), 0);
+	for (size_t i = 0; i < e->n && rc == 0; i++) {
+		struct buf *d = &e->data[i];
+
+		if (e->type[i] == QSNAP_META)
+			le_store_u32(d->data, 3);
+		if (e->type[i] == QSNAP_DEDUP)
+			d->len = dedup_without_tube(d->data, d->len, false);
+		rc = queue_snapshot_load(q, e->type[i], d->data, d->len);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(queue_snapshot_done(q));
+	assert_int_equal(queue_stats(q, h->now, &st), 0);
+	assert_true(st.keys == 1 && st.dedup == 1);
+	/* the live task's key, in its tube only */
+	assert_int_equal(queue_peek_key(q, h->now, "a", 1, "k-live", 6, &v), 0);
+	assert_true(v.id == live);
+	assert_int_equal(queue_peek_key(q, h->now, "b", 1, "k-live", 6, &v),
+	    SLUICE_ENOTFOUND);
+	req_for(&req, "b", "other");
+	req.key = "k-live";
+	req.key_len = 6;
+	{
+		struct qrec rec;
+
+		assert_int_equal(
+		    queue_decide_put(q, h->now, &req, &rec, &res), 0);
+		assert_true(res.created);
+		/* the reservation whose task is gone: every tube's */
+		req.key = "k-gone";
+		assert_int_equal(
+		    queue_decide_put(q, h->now, &req, &rec, &res), 0);
+		assert_true(!res.created && res.id == gone);
+		req.tube = "a";
+		assert_int_equal(
+		    queue_decide_put(q, h->now, &req, &rec, &res), 0);
+		assert_true(!res.created && res.id == gone);
+		/* until it expires */
+		assert_int_equal(
+		    queue_decide_put(
+		        q, h->now + QUEUE_DEFAULT_DEDUP_MS, &req, &rec, &res),
+		    0);
+		assert_true(res.created);
+		assert_true(queue_check(q, NULL) == 0);
+	}
+	queue_delete(q);
 	for (size_t i = 0; i < e->n; i++)
 		buf_free(&e->data[i]);
 	free(e);
@@ -3031,6 +3139,7 @@ main(void)
 		T(test_snapshot_load_refuses_broken_snapshots),
 		T(test_snapshot_load_checks_counts_and_vars),
 		T(test_snapshot_version_2_still_loads),
+		T(test_snapshot_version_3_keeps_its_keys),
 		T(test_snapshot_holds_tube_settings),
 		T(test_tube_delete_removes_the_tube),
 		T(test_snapshot_write_allocates_nothing),

@@ -94,6 +94,49 @@ test_auth_parses_lines_comments_and_blanks(void **state)
 	auth_free(&a);
 }
 
+/* Quotas: a token's own, else the default line's, else the built-in
+ * default (AUTH_DEFAULT_TUBES tubes, nothing else) for a token not for
+ * `*`; a token for `*` has only its own. */
+static void
+test_auth_quotas_own_default_and_built_in(void **state)
+{
+	const char *text = "a producer A* " H_PROD " tasks=5 bytes=2k\n"
+	                   "default tubes=7 parked=3 bytes=none\n"
+	                   "b worker B* " H_ABC " tubes=none\n"
+	                   "ops admin * " H_X " parked=9\n";
+	char err[AUTH_ERR_MAX] = "";
+	struct auth a;
+
+	(void)state;
+	assert_int_equal(parse(text, &a, err), 0);
+	assert_int_equal(a.n, 3);
+	assert_true(a.v[0].quota[AUTH_Q_TUBES] == 7);
+	assert_true(a.v[0].quota[AUTH_Q_TASKS] == 5);
+	assert_true(a.v[0].quota[AUTH_Q_BYTES] == 2048);
+	assert_true(a.v[0].quota[AUTH_Q_PARKED] == 3);
+	assert_true(a.v[1].quota[AUTH_Q_TUBES] == AUTH_UNLIMITED);
+	assert_true(a.v[1].quota[AUTH_Q_TASKS] == AUTH_UNLIMITED);
+	assert_true(a.v[1].quota[AUTH_Q_BYTES] == AUTH_UNLIMITED);
+	assert_true(a.v[1].quota[AUTH_Q_PARKED] == 3);
+	assert_true(a.v[2].quota[AUTH_Q_TUBES] == AUTH_UNLIMITED);
+	assert_true(a.v[2].quota[AUTH_Q_PARKED] == 9);
+	auth_free(&a);
+	/* without a default line: the built-in one; a token named
+	 * "default" is a token */
+	assert_int_equal(parse("default producer A* " H_PROD " bytes=1m\n"
+	                       "ops admin * " H_X "\n",
+	                     &a, err),
+	    0);
+	assert_int_equal(a.n, 2);
+	assert_string_equal(a.v[0].name, "default");
+	assert_true(a.v[0].quota[AUTH_Q_TUBES] == AUTH_DEFAULT_TUBES);
+	assert_true(a.v[0].quota[AUTH_Q_TASKS] == AUTH_UNLIMITED);
+	assert_true(a.v[0].quota[AUTH_Q_BYTES] == 1 << 20);
+	assert_true(a.v[1].quota[AUTH_Q_TUBES] == AUTH_UNLIMITED);
+	assert_string_equal(auth_quota_name(AUTH_Q_PARKED), "parked");
+	auth_free(&a);
+}
+
 /* Each bad line, alone after a good one, names its line and problem. */
 static void
 test_auth_refuses_every_bad_line(void **state)
@@ -104,10 +147,29 @@ test_auth_refuses_every_bad_line(void **state)
 	} bad[] = {
 		{ "a producer x",
 		    "tokens:2: 3 fields; a line is NAME ROLE "
-		    "TUBES SHA256HEX" },
+		    "TUBES SHA256HEX and up to 4 quotas (tubes= tasks= "
+		    "bytes= parked=)" },
 		{ "a producer x " H_X " more",
-		    "tokens:2: 5 fields; a line is "
-		    "NAME ROLE TUBES SHA256HEX" },
+		    "tokens:2: \"more\": a quota is tubes=, tasks=, "
+		    "bytes= or parked=" },
+		{ "a producer x " H_X " tubes=1 tasks=2 bytes=3 parked=4 x=5",
+		    "tokens:2: 9 fields; a line is NAME ROLE "
+		    "TUBES SHA256HEX and up to 4 quotas (tubes= tasks= "
+		    "bytes= parked=)" },
+		{ "a producer x " H_X " tubes=1 tubes=2",
+		    "tokens:2: quota tubes given twice" },
+		{ "a producer x " H_X " tasks=-1",
+		    "tokens:2: quota tasks=-1: a whole number, or none" },
+		{ "a producer x " H_X " bytes=5q",
+		    "tokens:2: quota bytes=5q: a whole number (k, m, g: KiB, "
+		    "MiB, GiB), or none" },
+		{ "a producer x " H_X " tasks=99999999999999999999",
+		    "tokens:2: quota tasks=99999999999999999999: a whole "
+		    "number, or none" },
+		{ "default tasks=1\ndefault tubes=2",
+		    "tokens:3: a second default line" },
+		{ "default tasks=one",
+		    "tokens:2: quota tasks=one: a whole number, or none" },
 		{ "a b@d * " H_X,
 		    "tokens:2: unknown role \"b@d\" (producer, "
 		    "worker, admin, replica or monitor)" },
@@ -514,6 +576,7 @@ main(void)
 		cmocka_unit_test(test_auth_sha256_vectors),
 		cmocka_unit_test(test_auth_parses_lines_comments_and_blanks),
 		cmocka_unit_test(test_auth_refuses_every_bad_line),
+		cmocka_unit_test(test_auth_quotas_own_default_and_built_in),
 		cmocka_unit_test(test_auth_refuses_long_names_lines_and_nul),
 		cmocka_unit_test_setup_teardown(
 		    test_auth_load_reads_a_file_and_names_a_missing_one,
