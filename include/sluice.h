@@ -70,7 +70,7 @@ extern "C" {
 #endif
 
 #define SLUICE_VERSION_MAJOR 0
-#define SLUICE_VERSION_MINOR 1
+#define SLUICE_VERSION_MINOR 2
 #define SLUICE_VERSION_PATCH 0
 
 /* Error codes. Numbers are stable: they travel on the wire. */
