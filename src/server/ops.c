@@ -2072,7 +2072,7 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 		    c->fenced_by, wal_epoch(c->wal));
 		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
 	}
-	core_reply(c, ctx);
+	core_reply_local(c, ctx); /* a refusal writes nothing */
 }
 
 void
@@ -2082,6 +2082,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	struct msg_req req;
 	int rc;
 
+	/* What is answered before the op runs (a bad request, an auth, a
+	 * refusal) writes nothing: it waits for no --sync-replicas
+	 * follower. */
+	c->reply_local = true;
 	rc = msg_decode_req(
 	    nng_msg_body(msg), nng_msg_len(msg), &c->limits, &req);
 	if (rc != 0) {
@@ -2100,11 +2104,15 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		else
 			core_reply_err(c, ctx, op, rc, "bad request: %s",
 			    sluice_strerror(rc));
+		c->reply_local = false;
 		return;
 	}
 	c->ops[req.op]++;
-	if (!ops_auth_check(c, ctx, session, &req))
+	if (!ops_auth_check(c, ctx, session, &req)) {
+		c->reply_local = false;
 		return;
+	}
+	c->reply_local = false;
 	if (op_writes(req.op))
 		core_check_lease(c); /* a write is decided only under it */
 	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {
