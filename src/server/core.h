@@ -287,6 +287,12 @@ void ops_handle(
 void ops_view_to_task(const struct core *c, const struct queue_task_view *v,
     bool payload, struct msg_task *t);
 
+/* ops.c: the most bytes task `v` takes in a reply (its fixed fields and
+ * every length prefix within TASK_WIRE_FIXED, its strings, and with
+ * `payload` its payloads): a reply is built within MSG_SIZE_MAX. */
+enum { TASK_WIRE_FIXED = 512 };
+size_t ops_task_wire_max(const struct queue_task_view *v, bool payload);
+
 /* ops.c: whether a lease request overrides the lease (its force flag:
  * an operator's; release_all always does). */
 bool ops_req_forced(const struct msg_req *r);

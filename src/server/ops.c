@@ -37,6 +37,10 @@
 
 enum {
 	ERR_GROUPS_MAX = 1000,
+	/* A reply carries at most MSG_SIZE_MAX bytes: its head and count,
+	 * then its tasks, each at most ops_task_wire_max bytes. */
+	REPLY_MAX = MSG_SIZE_MAX,
+	REPLY_HEAD_MAX = 64,
 	PEER_MAX = 160, /* a peer's address as the log shows it */
 };
 
@@ -362,14 +366,32 @@ ops_take_flags(struct core *c, uint64_t id)
 	return WAL_RETRY;
 }
 
-/* Takes up to `max` tasks now into ids[]. Returns 0 with *got >= 1; or the
- * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
+size_t
+ops_task_wire_max(const struct queue_task_view *v, bool payload)
+{
+	size_t n = TASK_WIRE_FIXED + v->tube_len + v->key_len +
+	    v->last_error_len + v->result_len + MSG_PEER_MAX;
+
+	if (payload)
+		n += v->payload_len + (v->replace_pending ? v->repl.payload_len
+		                                          : 0);
+	return n;
+}
+
+/* Takes up to `max` tasks now into ids[], no more than the reply can
+ * carry (REPLY_MAX): a take is applied only when its task is handed
+ * out. Returns 0 with *got >= 1; or the reason there is nothing
+ * (SLUICE_ETIMEDOUT, SLUICE_EPAUSED), SLUICE_EMSGSIZE when the first task
+ * alone is over the reply limit (its id in *big, nothing taken), or an
  * error, with *got tasks taken before it. */
 static int
 take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
-    uint64_t *ids, uint32_t *got)
+    uint64_t *ids, uint32_t *got, uint64_t *big)
 {
+	size_t bytes = REPLY_HEAD_MAX, need;
+	struct queue_task_view v;
 	struct qrec r;
+	unsigned flags;
 	uint64_t lsn;
 	int rc = 0;
 
@@ -378,12 +400,41 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 		rc = queue_decide_take(c->q, c->now, tr, &r);
 		if (rc != 0)
 			break;
-		rc = core_commit(c, &r, ops_take_flags(c, r.u.take.id), &lsn);
+		flags = WAL_RETRY;
+		need = 0;
+		if (queue_peek(c->q, c->now, r.u.take.id, &v) == 0) {
+			flags = v.attempts == 0 ? 0 : WAL_RETRY;
+			need = ops_task_wire_max(&v, true);
+		}
+		if (need > REPLY_MAX - bytes) {
+			if (*got == 0) {
+				rc = SLUICE_EMSGSIZE;
+				*big = r.u.take.id;
+			}
+			break;
+		}
+		rc = core_commit(c, &r, flags, &lsn);
 		if (rc != 0)
 			break;
+		bytes += need;
 		ids[(*got)++] = r.u.take.id;
 	}
 	return *got > 0 ? 0 : rc;
+}
+
+/* The error of a take that got nothing. */
+static void
+take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big)
+{
+	if (rc == SLUICE_EMSGSIZE)
+		core_reply_err(c, ctx, MSG_OP_TAKE, rc,
+		    "take: task %" PRIu64 " is over the reply limit of %d "
+		    "bytes with its payload; nothing was taken (peek it "
+		    "without payload, or delete it)",
+		    big, (int)REPLY_MAX);
+	else
+		core_reply_err(
+		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
 }
 
 /* Answers a take of `session` with the tasks it got. Should the reply
@@ -492,7 +543,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct msg_iter it = req->take.it;
 	const struct msg_take *t = &req->take;
 	struct queue_take_req tr = { tubes, 0, session, t->detach, t->strict };
-	uint64_t *ids;
+	uint64_t *ids, big = 0;
 	struct msg_str s;
 	uint32_t got = 0;
 	int rc;
@@ -513,7 +564,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	rc = take_now(c, &tr, t->max, ids, &got);
+	rc = take_now(c, &tr, t->max, ids, &got, &big);
 	if (got == 0 && rc == SLUICE_ENOSPC && t->wait > 0)
 		rc = SLUICE_ETIMEDOUT; /* a retake on a full log: wait for
 		                        * room as for a task */
@@ -528,8 +579,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 			reply_tasks(c, ctx, session, ids, 0);
 		}
 	} else if (got == 0) {
-		core_reply_err(
-		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
+		take_err(c, ctx, rc, big);
 	} else {
 		c->take_durable = t->durable;
 		reply_tasks(c, ctx, session, ids, got);
@@ -549,6 +599,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
 			w->detached, w->strict };
 		uint32_t got = 0;
+		uint64_t big = 0;
 		int rc;
 
 		next = w->next;
@@ -558,7 +609,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 			free(w);
 			continue;
 		}
-		rc = take_now(c, &tr, w->max, ids, &got);
+		rc = take_now(c, &tr, w->max, ids, &got, &big);
 		if (got > 0) {
 			waiter_unlink(c, w);
 			c->take_durable = w->durable;
@@ -568,8 +619,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
 		    rc != SLUICE_ENOSPC) {
 			waiter_unlink(c, w);
-			core_reply_err(c, w->ctx, MSG_OP_TAKE, rc, "take: %s",
-			    sluice_strerror(rc));
+			take_err(c, w->ctx, rc, big);
 			free(w);
 		} else if (w->deadline <= mono_ms) {
 			waiter_unlink(c, w);
@@ -1368,6 +1418,13 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 		    c, ctx, op, rc, "peek %s: %s", what, sluice_strerror(rc));
 		return;
 	}
+	if (ops_task_wire_max(v, true) > REPLY_MAX - REPLY_HEAD_MAX) {
+		core_reply_err(c, ctx, op, SLUICE_EMSGSIZE,
+		    "peek %s: task %" PRIu64 " is over the reply limit of %d "
+		    "bytes with its payloads; list it without payloads",
+		    what, v->id, (int)REPLY_MAX);
+		return;
+	}
 	ops_view_to_task(c, v, true, &rep.task);
 	ops_reply(c, ctx, &rep);
 }
@@ -1400,6 +1457,22 @@ op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_view(c, ctx, req->op, rc, &v, what);
 }
 
+/* How many of the n tasks fit in one reply, in order. */
+static size_t
+list_fit(const struct queue_task_view *views, size_t n, bool payloads)
+{
+	size_t bytes = REPLY_HEAD_MAX, i;
+
+	for (i = 0; i < n; i++) {
+		size_t need = ops_task_wire_max(&views[i], payloads);
+
+		if (need > REPLY_MAX - bytes)
+			break;
+		bytes += need;
+	}
+	return i;
+}
+
 static void
 op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1409,7 +1482,7 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct msg_rep rep = { .op = MSG_OP_LIST };
 	struct queue_task_view *views;
 	struct msg_task *tasks;
-	size_t n = 0;
+	size_t n = 0, fit;
 	int rc;
 
 	lr.order = m->order == MSG_ORDER_ATTEMPTS ? QUEUE_BY_ATTEMPTS
@@ -1423,6 +1496,14 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_LIST, rc, "list tube '%.*s': %s",
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
+	} else if ((fit = list_fit(views, n, m->payloads)) < n) {
+		core_reply_err(c, ctx, MSG_OP_LIST, SLUICE_EMSGSIZE,
+		    "list tube '%.*s': %zu tasks%s are over the reply limit "
+		    "of %d bytes; the first %zu fit: ask for a limit of %zu%s",
+		    (int)m->tube.len, m->tube.p, n,
+		    m->payloads ? " with their payloads" : "",
+		    (int)REPLY_MAX, fit, fit > 0 ? fit : 1,
+		    m->payloads ? ", or list without payloads" : "");
 	} else {
 		for (size_t i = 0; i < n; i++)
 			ops_view_to_task(c, &views[i], m->payloads, &tasks[i]);
