@@ -81,7 +81,9 @@ struct queue {
 	struct queue_counters ctr;
 	struct rates *rates; /* the whole queue's (rates.h); NULL: off */
 	struct qsnap_load load;
-	char why[64]; /* the text of the last ttr expiry decided */
+	char why[64];             /* the text of the last ttr expiry decided */
+	queue_ready_fn *on_ready; /* queue_on_ready; NULL */
+	void *on_ready_arg;
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

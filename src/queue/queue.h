@@ -135,6 +135,13 @@ void queue_config_default(struct queue_config *cfg);
  * of memory. */
 struct queue *queue_new(const struct queue_config *cfg);
 
+/* Called when tube `name` may hold a task to take that it did not: a task
+ * became ready in it, or its pause ended (the server's waiting takes on
+ * that tube are tried again, and only those). Called while the queue
+ * changes: it must not call back into the queue. NULL: none. */
+typedef void queue_ready_fn(void *arg, const char *name, size_t len);
+void queue_on_ready(struct queue *q, queue_ready_fn *fn, void *arg);
+
 /* Frees the queue and everything in it. Accepts NULL. */
 void queue_delete(struct queue *q);
 

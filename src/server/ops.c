@@ -14,12 +14,19 @@
  * finishes accepted work (a first take, an ack, a release, a fail with
  * its text cut to RESERVE_ERROR_MAX, a bury, a delete) may use it all.
  *
- * Waiting takes: a take that finds nothing and may wait joins a FIFO of
- * waiters; each loop turn, after the turn's requests and timers, the FIFO
- * is walked in arrival order and each waiter takes what it can. While
- * waiters exist, a new take that may wait queues behind them, so a task
- * goes to whoever has waited longest. A waiter whose client left (its
- * face says so: net_alive) is dropped there before it takes anything. */
+ * Waiting takes: a take that finds nothing and may wait is parked
+ * (park_take, the one place that checks the limits on waiting takes) on
+ * the list of each tube it names (waiters.h). When a task becomes ready
+ * in a tube or its pause ends, the queue marks the tube; each loop turn,
+ * after the turn's requests and timers, the marked tubes' waiters are
+ * served in arrival order, each taking what it can, until one finds
+ * nothing; then the waits that are over are answered, from a heap by
+ * deadline. A turn so costs what can be served, not what waits. While
+ * takes wait on a tube, a new take on it that may wait queues behind
+ * them, so a task goes to whoever has waited longest on its tube. A
+ * waiter whose client left (its face says so: net_alive) is dropped
+ * before it takes anything: when its session closes, when its turn
+ * comes, or when the HTTP face wakes the core for it (ops_check_waiters). */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -30,7 +37,9 @@
 #include "server/cluster.h"
 #include "server/core.h"
 #include "server/follow.h"
+#include "server/http.h"
 #include "server/repl.h"
+#include "server/waiters.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -373,8 +382,8 @@ ops_task_wire_max(const struct queue_task_view *v, bool payload)
 	    v->last_error_len + v->result_len + MSG_PEER_MAX;
 
 	if (payload)
-		n += v->payload_len + (v->replace_pending ? v->repl.payload_len
-		                                          : 0);
+		n += v->payload_len +
+		    (v->replace_pending ? v->repl.payload_len : 0);
 	return n;
 }
 
@@ -478,61 +487,86 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
 	free(tasks);
 }
 
-static void
-waiter_unlink(struct core *c, struct waiter *w)
+/* ---- parking a take ---------------------------------------------------
+ *
+ * The one place a take is parked (park_take): the limits on waiting takes
+ * are checked there, before anything is allocated. */
+
+/* Whether the parked takes of `session` are counted for the cap per
+ * connection: the HTTP face's requests share one session, and each of its
+ * connections waits for one answer at a time. */
+static bool
+session_capped(const struct core *c, uint32_t session)
 {
-	if (w->prev != NULL)
-		w->prev->next = w->next;
-	else
-		c->wait_head = w->next;
-	if (w->next != NULL)
-		w->next->prev = w->prev;
-	else
-		c->wait_tail = w->prev;
-	c->nwaiters--;
+	return c->http == NULL || session != http_session(c->http);
 }
 
-/* A take that waits: `tr` as it will be tried again (its tube names are
- * copied). */
+/* Parks take `tr` (its tube names copied) until a task comes or `wait_ms`
+ * passes. Returns 0, or SLUICE_ELIMIT (answered here, with what limit)
+ * or SLUICE_ENOMEM. `behind`: others wait on its tubes, so it is tried
+ * this turn behind them (its tubes marked). */
 static int
-waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
-    uint32_t max, uint64_t wait_ms)
+park_take(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
+    const struct msg_take *t, bool behind)
 {
-	const struct queue_str *tubes = tr->tubes;
-	size_t bytes = 0, off = 0, ntubes = tr->ntubes;
+	uint32_t conn_max = c->cfg->max_waits_conn;
+	uint64_t node_max = c->cfg->max_waits;
 	struct waiter *w;
+	int rc;
 
-	for (size_t i = 0; i < ntubes; i++)
-		bytes += tubes[i].len;
-	w = malloc(sizeof(*w) + bytes + 1);
+	if (node_max != 0 && c->waits.n >= node_max) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ELIMIT,
+		    "take: %" PRIu64 " takes wait on this node already, the "
+		    "most it allows (--max-waiting-takes); take without "
+		    "waiting, or try again later",
+		    node_max);
+		return SLUICE_ELIMIT;
+	}
+	if (conn_max != 0 && session_capped(c, (uint32_t)tr->session) &&
+	    waiters_of_session(&c->waits, (uint32_t)tr->session) >= conn_max) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ELIMIT,
+		    "take: %u takes wait on this connection already, the "
+		    "most it allows (--max-waiting-takes-per-conn)",
+		    conn_max);
+		return SLUICE_ELIMIT;
+	}
+	w = waiters_new(tr->tubes, tr->ntubes);
 	if (w == NULL)
 		return SLUICE_ENOMEM;
 	w->ctx = ctx;
 	w->session = (uint32_t)tr->session;
-	w->max = max;
+	w->max = t->max;
 	w->detached = tr->detached;
 	w->strict = tr->strict;
+	w->durable = t->durable;
 	w->deadline = clock_mono_ms() +
-	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
+	    (int64_t)(t->wait > (uint64_t)INT32_MAX * 1000
 	            ? (uint64_t)INT32_MAX * 1000
-	            : wait_ms);
-	w->ntubes = ntubes;
-	for (size_t i = 0; i < ntubes; i++) {
-		memcpy(w->names + off, tubes[i].p, tubes[i].len);
-		w->tubes[i].p = w->names + off;
-		w->tubes[i].len = tubes[i].len;
-		off += tubes[i].len;
+	            : t->wait);
+	if ((rc = waiters_add(&c->waits, w)) != 0) {
+		free(w);
+		return rc;
 	}
-	w->next = NULL;
-	w->prev = c->wait_tail;
-	if (c->wait_tail != NULL)
-		c->wait_tail->next = w;
-	else
-		c->wait_head = w;
-	c->wait_tail = w;
-	c->nwaiters++;
+	if (behind)
+		for (size_t i = 0; i < w->ntubes; i++)
+			waiters_mark(&c->waits, w->tubes[i].p, w->tubes[i].len);
 	net_waiting(ctx);
 	return 0;
+}
+
+/* Whether a take waits on one of the tubes of `tr`: a new take that may
+ * wait then waits behind it, so a task goes to whoever waited longest. */
+static bool
+waited_on(const struct core *c, const struct queue_take_req *tr)
+{
+	if (c->waits.n == 0)
+		return false;
+	for (size_t i = 0; i < tr->ntubes; i++)
+		if (waiters_on(&c->waits, tr->tubes[i].p, tr->tubes[i].len))
+			return true;
+	return false;
 }
 
 static void
@@ -551,12 +585,10 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	while (tr.ntubes < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
 		tubes[tr.ntubes++] = (struct queue_str) { s.p, s.len };
 	/* Queue behind those who waited first. */
-	if (t->wait > 0 && c->nwaiters > 0) {
-		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
-		if (rc != 0)
+	if (t->wait > 0 && waited_on(c, &tr)) {
+		rc = park_take(c, ctx, &tr, t, true);
+		if (rc == SLUICE_ENOMEM)
 			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
-		else
-			c->wait_tail->durable = t->durable;
 		return;
 	}
 	ids = malloc(t->max * sizeof(*ids));
@@ -570,11 +602,9 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		                        * room as for a task */
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
-			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
-			if (rc != 0)
+			rc = park_take(c, ctx, &tr, t, false);
+			if (rc == SLUICE_ENOMEM)
 				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
-			else
-				c->wait_tail->durable = t->durable;
 		} else {
 			reply_tasks(c, ctx, session, ids, 0);
 		}
@@ -588,59 +618,115 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	free(ids);
 }
 
-void
-ops_serve_waiters(struct core *c, int64_t mono_ms)
-{
-	struct waiter *w, *next;
-	uint64_t ids[MSG_TAKE_MAX];
+/* ---- the waiting takes ------------------------------------------------ */
 
-	ops_auth_serve(c, mono_ms);
-	for (w = c->wait_head; w != NULL; w = next) {
+static void
+waiter_end(struct core *c, struct waiter *w)
+{
+	waiters_remove(&c->waits, w);
+	free(w);
+}
+
+/* Serves tube `t`'s waiters from the first: each takes what it can (from
+ * any of its tubes). The first that finds nothing ends it: the tube has
+ * no task for anyone now. One that meets a full log puts the tube off to
+ * the next turn. A waiter whose client left is dropped: it takes
+ * nothing. */
+static void
+serve_tube(struct core *c, struct wait_tube *t, uint64_t *ids)
+{
+	struct waiter *w;
+
+	while ((w = waiters_head(t)) != NULL) {
 		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
 			w->detached, w->strict };
 		uint32_t got = 0;
 		uint64_t big = 0;
 		int rc;
 
-		next = w->next;
-		if (!net_alive(w->ctx)) { /* its client left: take nothing */
-			waiter_unlink(c, w);
+		if (!net_alive(w->ctx)) {
 			net_drop(c->net, w->ctx);
-			free(w);
+			waiter_end(c, w);
 			continue;
 		}
 		rc = take_now(c, &tr, w->max, ids, &got, &big);
 		if (got > 0) {
-			waiter_unlink(c, w);
+			struct net_ctx *ctx = w->ctx;
+			uint32_t session = w->session;
+
 			c->take_durable = w->durable;
-			reply_tasks(c, w->ctx, w->session, ids, got);
+			waiter_end(c, w);
+			reply_tasks(c, ctx, session, ids, got);
 			c->take_durable = false;
-			free(w);
-		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
-		    rc != SLUICE_ENOSPC) {
-			waiter_unlink(c, w);
+		} else if (rc == SLUICE_ENOSPC) {
+			waiters_retry(&c->waits, t);
+			return;
+		} else if (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED) {
+			break;
+		} else {
 			take_err(c, w->ctx, rc, big);
-			free(w);
-		} else if (w->deadline <= mono_ms) {
-			waiter_unlink(c, w);
-			reply_tasks(c, w->ctx, w->session, ids, 0);
-			free(w);
+			waiter_end(c, w);
 		}
+	}
+	waiters_release(&c->waits, t);
+}
+
+void
+ops_serve_waiters(struct core *c, int64_t mono_ms)
+{
+	uint64_t ids[MSG_TAKE_MAX];
+	struct wait_tube *t;
+	struct waiter *w;
+
+	ops_auth_serve(c, mono_ms);
+	if (c->waits_check) {
+		c->waits_check = false;
+		ops_check_waiters(c);
+	}
+	waiters_turn(&c->waits);
+	while ((t = waiters_next_marked(&c->waits)) != NULL)
+		serve_tube(c, t, ids);
+	while ((w = waiters_first_due(&c->waits)) != NULL &&
+	    w->deadline <= mono_ms) {
+		struct net_ctx *ctx = w->ctx;
+		uint32_t session = w->session;
+		bool alive = net_alive(ctx);
+
+		waiter_end(c, w);
+		if (alive)
+			reply_tasks(c, ctx, session, ids, 0);
+		else
+			net_drop(c->net, ctx);
+	}
+}
+
+void
+ops_check_waiters(struct core *c)
+{
+	struct waiter *w, *next;
+
+	/* Only the HTTP face watches its waiting connections (a beanstalk
+	 * or native connection that closes ends its session). */
+	if (c->http == NULL)
+		return;
+	for (w = waiters_session_head(&c->waits, http_session(c->http));
+	     w != NULL; w = next) {
+		next = w->snext;
+		if (net_alive(w->ctx))
+			continue;
+		net_drop(c->net, w->ctx);
+		waiter_end(c, w);
 	}
 }
 
 void
 ops_drop_waiters(struct core *c, uint32_t session)
 {
-	struct waiter *w, *next;
+	struct waiter *w;
 
-	for (w = c->wait_head; w != NULL; w = next) {
-		next = w->next;
-		if (w->session != session)
-			continue;
-		waiter_unlink(c, w);
+	while ((w = waiters_session_head(&c->waits, session)) != NULL) {
 		net_drop(c->net, w->ctx);
-		free(w);
+		waiter_end(c, w);
 	}
 	ops_auth_drop(c, session, false);
 }
@@ -651,10 +737,12 @@ ops_end_waiters(struct core *c)
 	struct waiter *w;
 
 	ops_auth_serve(c, INT64_MAX);
-	while ((w = c->wait_head) != NULL) {
-		waiter_unlink(c, w);
-		reply_tasks(c, w->ctx, w->session, NULL, 0);
-		free(w);
+	while ((w = waiters_any(&c->waits)) != NULL) {
+		struct net_ctx *ctx = w->ctx;
+		uint32_t session = w->session;
+
+		waiter_end(c, w);
+		reply_tasks(c, ctx, session, NULL, 0);
 	}
 }
 
@@ -662,11 +750,20 @@ int64_t
 ops_next_deadline(const struct core *c)
 {
 	int64_t min = ops_auth_next(c);
+	const struct waiter *w = waiters_first_due(&c->waits);
 
-	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
-		if (w->deadline < min)
-			min = w->deadline;
+	if (w != NULL && w->deadline < min)
+		min = w->deadline;
 	return min;
+}
+
+void
+ops_tube_ready(void *arg, const char *name, size_t len)
+{
+	struct core *c = arg;
+
+	if (c->waits.n > 0)
+		waiters_mark(&c->waits, name, len);
 }
 
 /* ---- the lease operations ------------------------------------------- */
@@ -1501,8 +1598,8 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		    "list tube '%.*s': %zu tasks%s are over the reply limit "
 		    "of %d bytes; the first %zu fit: ask for a limit of %zu%s",
 		    (int)m->tube.len, m->tube.p, n,
-		    m->payloads ? " with their payloads" : "",
-		    (int)REPLY_MAX, fit, fit > 0 ? fit : 1,
+		    m->payloads ? " with their payloads" : "", (int)REPLY_MAX,
+		    fit, fit > 0 ? fit : 1,
 		    m->payloads ? ", or list without payloads" : "");
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -1872,39 +1969,14 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
  * (and its counters): a task put in it brings it back, and stats of that tube
  * alone still answer. */
 
-/* A bit per tube (by index, `count` tubes) that a waiting take names.
- * Returns 0 with *out NULL when no take waits, or SLUICE_ENOMEM. */
-static int
-waited_tubes(struct core *c, uint32_t count, uint8_t **out)
-{
-	struct queue_tube_stats ts;
-	uint8_t *bits;
-
-	*out = NULL;
-	if (c->nwaiters == 0 || count == 0)
-		return 0;
-	if ((bits = calloc((count + 7) / 8, 1)) == NULL)
-		return SLUICE_ENOMEM;
-	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
-		for (size_t i = 0; i < w->ntubes; i++)
-			if (queue_tube_stats(c->q, c->now, w->tubes[i].p,
-			        w->tubes[i].len, &ts) == 0 &&
-			    ts.index < count)
-				bits[ts.index / 8] |= 1u << (ts.index % 8);
-	*out = bits;
-	return 0;
-}
-
-/* Idle: nothing in it, not paused, no take waiting on it (`waited` from
- * waited_tubes, NULL when none waits). */
+/* Idle: nothing in it, not paused, no take waiting on it. */
 static bool
-tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
+tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 {
 	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
 	    ts->paused_until != 0 || ts->settings != 0)
 		return false;
-	return waited == NULL ||
-	    !(waited[ts->index / 8] & (1u << (ts->index % 8)));
+	return !waiters_on(&c->waits, ts->name, ts->name_len);
 }
 
 static void
@@ -1924,20 +1996,16 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct wal_stats ws;
 	size_t nn = 0, nctx, nidle;
 	uint32_t ntubes = 0, count, listed = 0;
-	uint8_t *waited = NULL;
 	int64_t oldest = 0;
-	int rc;
 
 	queue_stats(c->q, c->now, &qs);
 	wal_stats(c->wal, &ws);
 	count = queue_tube_count(c->q);
-	rc = waited_tubes(c, count, &waited);
 	if (req->tube.len > 0)
 		count = 1;
 	tubes = calloc(count ? count : 1, sizeof(*tubes));
 	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
-	if (rc != 0 || tubes == NULL || tkvs == NULL) {
-		free(waited);
+	if (tubes == NULL || tkvs == NULL) {
 		free(tubes);
 		free(tkvs);
 		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
@@ -1946,7 +2014,6 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (req->tube.len > 0) {
 		if (queue_tube_stats(
 		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
-			free(waited);
 			free(tubes);
 			free(tkvs);
 			core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOTFOUND,
@@ -1963,7 +2030,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			break;
 		if (ts.oldest_ready_age > oldest)
 			oldest = ts.oldest_ready_age;
-		if (tube_idle(&ts, waited))
+		if (tube_idle(c, &ts))
 			continue;
 		listed++;
 		if (req->tube.len == 0 && ntubes < count) {
@@ -1972,7 +2039,6 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 			ntubes++;
 		}
 	}
-	free(waited);
 	if (req->stats.durations &&
 	    durations_add(c, tubes, ntubes, tkvs) != 0) {
 		free(tubes);
@@ -2000,7 +2066,8 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "tasks", qs.tasks);
 	kv(node, &nn, "keys", qs.keys);
 	kv(node, &nn, "sessions", c->sessions);
-	kv(node, &nn, "waiting_takes", c->nwaiters);
+	kv(node, &nn, "waiting_takes", c->waits.n);
+	kv(node, &nn, "waiting_takes_refused", c->waits_refused);
 	kv(node, &nn, "log_segments", ws.segments);
 	kv(node, &nn, "log_bytes", ws.bytes);
 	kv(node, &nn, "log_fsyncs", ws.fsyncs);
