@@ -738,6 +738,7 @@ queue_tick(struct queue *q, int64_t now)
 	/* Hours of statistics the window left, once per hour of the clock. */
 	if (now / QUEUE_HOUR_MS != hour)
 		hourly_prune(q);
+	qs_rates_sweep(q, now);
 	return 0;
 }
 
