@@ -1732,7 +1732,11 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 51 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 54 + 2 * WAL_HIST_BUCKETS,
+	/* Tubes a stats of every tube lists without a page or top asked:
+	 * every tube of a node that has no more, and at most the
+	 * protocol's page. */
+	OPS_STATS_TUBES = MSG_STATS_TUBES_MAX,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -1979,6 +1983,79 @@ tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 	return !waiters_on(&c->waits, ts->name, ts->name_len);
 }
 
+/* A tube a stats reply lists: its depth (top) and index. */
+struct stats_pick {
+	uint64_t depth;
+	uint32_t index;
+};
+
+/* How many tubes a stats of every tube lists: a page's limit; the
+ * deepest --metrics-tubes when top asks for the server's choice; without
+ * either, OPS_STATS_TUBES (old clients: every tube of a small node). */
+static uint32_t
+stats_limit(const struct core *c, const struct msg_stats_req *q)
+{
+	if (q->top && q->limit == 0)
+		return c->cfg->metrics_tubes;
+	if (q->page || q->top)
+		return q->limit;
+	return OPS_STATS_TUBES;
+}
+
+/* Deeper first; among equals, the tube made first. */
+static bool
+pick_before(const struct stats_pick *a, const struct stats_pick *b)
+{
+	return a->depth != b->depth ? a->depth > b->depth : a->index < b->index;
+}
+
+static int
+pick_cmp(const void *a, const void *b)
+{
+	return pick_before(a, b) ? -1 : pick_before(b, a) ? 1 : 0;
+}
+
+/* Keeps the `cap` deepest tubes in pick[] (*n of them), a min-heap of
+ * the order pick_before: its root is the one to drop first. */
+static void
+pick_deepest(struct stats_pick *pick, uint32_t *n, uint32_t cap,
+    const struct queue_tube_stats *ts)
+{
+	struct stats_pick x = {
+		ts->ready + ts->delayed + ts->taken + ts->buried, ts->index
+	};
+	uint32_t i;
+
+	if (cap == 0)
+		return;
+	if (*n < cap) {
+		i = (*n)++;
+		while (i > 0 && pick_before(&pick[(i - 1) / 2], &x)) {
+			pick[i] = pick[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		pick[i] = x;
+		return;
+	}
+	if (!pick_before(&x, &pick[0]))
+		return;
+	i = 0;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct stats_pick *best = &x;
+
+		if (l < *n && pick_before(best, &pick[l]))
+			m = l, best = &pick[l];
+		if (r < *n && pick_before(best, &pick[r]))
+			m = r;
+		if (m == i)
+			break;
+		pick[i] = pick[m];
+		i = m;
+	}
+	pick[i] = x;
+}
+
 static void
 op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 {
@@ -1995,19 +2072,24 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct queue_stats qs;
 	struct wal_stats ws;
 	size_t nn = 0, nctx, nidle;
-	uint32_t ntubes = 0, count, listed = 0;
+	uint32_t ntubes = 0, count, listed = 0, limit, cap, npick = 0, next = 0;
+	struct stats_pick *pick;
 	int64_t oldest = 0;
 
 	queue_stats(c->q, c->now, &qs);
 	wal_stats(c->wal, &ws);
 	count = queue_tube_count(c->q);
+	limit = stats_limit(c, &req->stats);
 	if (req->tube.len > 0)
-		count = 1;
-	tubes = calloc(count ? count : 1, sizeof(*tubes));
-	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
-	if (tubes == NULL || tkvs == NULL) {
+		limit = 1;
+	cap = limit < count ? limit : count;
+	tubes = calloc(cap ? cap : 1, sizeof(*tubes));
+	tkvs = calloc(cap ? cap : 1, sizeof(*tkvs));
+	pick = calloc(cap ? cap : 1, sizeof(*pick));
+	if (tubes == NULL || tkvs == NULL || pick == NULL) {
 		free(tubes);
 		free(tkvs);
+		free(pick);
 		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
 		return;
 	}
@@ -2016,6 +2098,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
 			free(tubes);
 			free(tkvs);
+			free(pick);
 			core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOTFOUND,
 			    "stats of tube '%.*s': no such tube (a tube exists "
 			    "once a task was put in it)",
@@ -2025,7 +2108,9 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		tube_to_msg(c, &ts, &tkvs[0], req->stats.settings, &tubes[0]);
 		ntubes = 1;
 	}
-	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
+	/* Every tube is looked at (the totals, the oldest ready task); only
+	 * those listed are encoded. */
+	for (uint32_t i = 0; i < count; i++) {
 		if (queue_tube_stats_at(c->q, c->now, i, &ts) != 0)
 			break;
 		if (ts.oldest_ready_age > oldest)
@@ -2033,12 +2118,27 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		if (tube_idle(c, &ts))
 			continue;
 		listed++;
-		if (req->tube.len == 0 && ntubes < count) {
-			tube_to_msg(c, &ts, &tkvs[ntubes], req->stats.settings,
-			    &tubes[ntubes]);
-			ntubes++;
+		if (req->tube.len > 0)
+			continue;
+		if (req->stats.top) {
+			pick_deepest(pick, &npick, cap, &ts);
+		} else if (i >= req->stats.after) {
+			if (npick < cap)
+				pick[npick++] = (struct stats_pick) { 0, i };
+			else if (next == 0)
+				next = i;
 		}
 	}
+	if (req->stats.top)
+		qsort(pick, npick, sizeof(*pick), pick_cmp);
+	for (uint32_t j = 0; j < npick; j++) {
+		if (queue_tube_stats_at(c->q, c->now, pick[j].index, &ts) != 0)
+			continue;
+		tube_to_msg(
+		    c, &ts, &tkvs[ntubes], req->stats.settings, &tubes[ntubes]);
+		ntubes++;
+	}
+	free(pick);
 	if (req->stats.durations &&
 	    durations_add(c, tubes, ntubes, tkvs) != 0) {
 		free(tubes);
@@ -2063,6 +2163,10 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	net_counts(c->net, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
 	kv(node, &nn, "tubes", listed);
+	if (req->tube.len == 0) {
+		kv(node, &nn, "tubes_listed", ntubes);
+		kv(node, &nn, "tubes_next", next);
+	}
 	kv(node, &nn, "tasks", qs.tasks);
 	kv(node, &nn, "keys", qs.keys);
 	kv(node, &nn, "sessions", c->sessions);
