@@ -486,6 +486,147 @@ test_auth_waits_for_no_follower(void **state)
 	sluice_close(c);
 }
 
+/* ---- many tubes ---------------------------------------------------------- */
+
+/* A page of the stats of every tube, through the wire: its tubes and the
+ * cursor of the next page (0: the last). */
+static uint32_t
+stats_page(int fd, uint32_t after, uint32_t limit, uint64_t *next)
+{
+	struct msg_req q = { .op = MSG_OP_STATS };
+	struct msg_tube_stats ts;
+	struct msg_rep rep;
+	struct msg_kv kv;
+	struct buf b, body;
+	uint32_t bt, n = 0;
+
+	q.stats.page = true;
+	q.stats.limit = limit;
+	q.stats.after = after;
+	buf_init(&b);
+	buf_init(&body);
+	assert_int_equal(msg_encode_req(&b, &q), 0);
+	it_sp_send(fd, SP_ID + after, b.data, b.len);
+	assert_true(it_sp_recv(fd, &bt, 1, &body));
+	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
+	assert_int_equal(rep.status, 0);
+	*next = UINT64_MAX;
+	while (msg_next_kv(&rep.stats.more.it, &kv))
+		if (kv.name.len == 10 &&
+		    memcmp(kv.name.p, "tubes_next", 10) == 0)
+			*next = kv.value;
+	while (msg_next_tube_stats(&rep.stats.it, &ts))
+		n++;
+	assert_int_equal(n, rep.stats.ntubes);
+	assert_true(*next != UINT64_MAX);
+	buf_free(&b);
+	buf_free(&body);
+	return n;
+}
+
+/* A tenant made 99,999 tubes: at 100k tubes a stats of every tube held
+ * the core 0.70 s, a /metrics scrape was 115 MB (2.2 s), each tube's
+ * rate history 7.2 KB. Now a stats of every tube lists at most 1,000
+ * (old clients: every tube of a smaller node), or a page (up to 10,000)
+ * at a time through its cursor; /metrics has the deepest --metrics-tubes tubes and the
+ * totals; a tube busy once costs well under 2 KB; and a healthy client's
+ * p99 stays under 50 ms while stats and /metrics are asked in a loop. */
+static void
+test_many_tubes_keep_stats_and_metrics_bounded(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	long ntubes = it_scale(99000, 10, 5000);
+	static char haddr[32];
+	struct sluice_batch_item *items;
+	struct sluice_client *c;
+	struct sluice_stats *st = NULL;
+	struct it_probe probe;
+	struct it_probe_result r;
+	long rss0, rss1;
+	int64_t t0, end, stats_max = 0, metrics_max = 0;
+	size_t metrics_len = 0, calls = 0;
+	uint64_t next, after = 0;
+	uint32_t seen = 0;
+	int hport = it_free_port(), fd;
+
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	it_start(s);
+	c = it_client(s);
+	rss0 = it_rss_kb(s->pid);
+	items = calloc(1000, sizeof(*items));
+	assert_non_null(items);
+	for (long base = 0; base < ntubes; base += 1000) {
+		static char names[1000][24];
+		size_t n = 0;
+
+		for (long i = base; i < base + 1000 && i < ntubes; i++, n++) {
+			snprintf(names[n], sizeof(names[n]), "m%06ld", i);
+			sluice_put_opts_init(&items[n].opts);
+			items[n].opts.tube = names[n];
+			items[n].payload = "x";
+			items[n].len = 1;
+		}
+		it_rc(c, sluice_put_batch(c, items, n), 0);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(items[i].rc, 0);
+	}
+	free(items);
+	rss1 = it_rss_kb(s->pid);
+	fprintf(stderr, "%ld tubes of one task: rss %ld -> %ld KiB\n", ntubes,
+	    rss0, rss1);
+	assert_true(rss1 - rss0 < ntubes * 2);
+
+	it_probe_start(&probe, s->url, "healthy");
+	end = it_mono_ms() + (it_sanitized() ? 5000 : 3000);
+	while (it_mono_ms() < end) {
+		char *m;
+		int64_t d;
+
+		t0 = it_mono_ms();
+		it_rc(c, sluice_stats(c, NULL, &st), 0);
+		d = it_mono_ms() - t0;
+		stats_max = d > stats_max ? d : stats_max;
+		assert_int_equal(st->ntubes, 1000);
+		assert_true(st->ntubes < (size_t)ntubes);
+		sluice_stats_free(st);
+		t0 = it_mono_ms();
+		m = it_http_get(hport, "/metrics", 200);
+		d = it_mono_ms() - t0;
+		metrics_max = d > metrics_max ? d : metrics_max;
+		metrics_len = strlen(m);
+		assert_non_null(strstr(m, "sluice_tubes_listed 100\n"));
+		free(m);
+		calls++;
+		it_sleep_ms(50);
+	}
+	r = it_probe_stop(&probe, "beside stats and /metrics of 100k tubes");
+	fprintf(stderr,
+	    "%zu rounds: stats max %" PRId64 " ms, /metrics max %" PRId64
+	    " ms, %zu bytes\n",
+	    calls, stats_max, metrics_max, metrics_len);
+	assert_int_equal(r.errors, 0);
+	assert_true(r.p99_ms < 50.0);
+	assert_true(metrics_len < 1000000);
+	assert_int_equal(it_node_kv(c, "tubes"), ntubes);
+	assert_true(it_node_kv(c, "tubes_next") > 0);
+
+	/* every tube, a page at a time, each once */
+	fd = it_sp_open(s->port);
+
+	for (int pages = 0; pages < 100; pages++) {
+		seen += stats_page(fd, (uint32_t)after, 10000, &next);
+		if (next == 0)
+			break;
+		assert_true(next > after);
+		after = next;
+	}
+	assert_int_equal(seen, ntubes);
+	close(fd);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -506,6 +647,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_auth_waits_for_no_follower, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_many_tubes_keep_stats_and_metrics_bounded, it_setup,
+		    it_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
