@@ -128,15 +128,18 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	rss_parked = it_rss_kb(s->pid);
 	fprintf(stderr, "parked %ld takes: rss %ld -> %ld KiB\n", total,
 	    rss_before, rss_parked);
-	/* What they hold: well under 4 KiB each (the face's request and
-	 * the waiter), whatever the node's size. */
-	assert_true(rss_parked - rss_before < total * 4);
+	/* What they hold: under 1 KiB each (the face's request and the
+	 * waiter; it was 1.3 KiB), whatever the node's size (ASan's
+	 * redzones aside). */
+	assert_true(rss_parked - rss_before < total * (it_sanitized() ? 4 : 1));
 
 	it_probe_start(&probe, s->url, "healthy");
 	it_sleep_ms(it_sanitized() ? 4000 : 3000);
 	r = it_probe_stop(&probe, "beside 100k parked takes");
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
+	/* a turn used to walk every parked take: p50 18-32 ms */
+	assert_true(r.p50_ms < 5.0);
 	assert_true(r.p99_ms < 50.0);
 
 	/* A task put to their tube goes to the take that waited longest:
@@ -528,9 +531,10 @@ stats_page(int fd, uint32_t after, uint32_t limit, uint64_t *next)
  * the core 0.70 s, a /metrics scrape was 115 MB (2.2 s), each tube's
  * rate history 7.2 KB. Now a stats of every tube lists at most 1,000
  * (old clients: every tube of a smaller node), or a page (up to 10,000)
- * at a time through its cursor; /metrics has the deepest --metrics-tubes tubes and the
- * totals; a tube busy once costs well under 2 KB; and a healthy client's
- * p99 stays under 50 ms while stats and /metrics are asked in a loop. */
+ * at a time through its cursor; /metrics has the deepest --metrics-tubes tubes
+ * and the totals; a tube busy once costs well under 2 KB; and a healthy
+ * client's p99 stays under 50 ms while stats and /metrics are asked in a loop.
+ */
 static void
 test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 {
