@@ -135,7 +135,7 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 
 	it_probe_start(&probe, s->url, "healthy");
 	it_sleep_ms(it_sanitized() ? 4000 : 3000);
-	r = it_probe_stop(&probe, "beside 100k parked takes");
+	r = it_probe_stop(&probe, "beside parked takes");
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
 	/* a turn used to walk every parked take: p50 18-32 ms */
@@ -580,7 +580,8 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	rss1 = it_rss_kb(s->pid);
 	fprintf(stderr, "%ld tubes of one task: rss %ld -> %ld KiB\n", ntubes,
 	    rss0, rss1);
-	assert_true(rss1 - rss0 < ntubes * 2);
+	/* under 2 KiB a tube (ASan's redzones aside); it was 7.8 KiB */
+	assert_true(rss1 - rss0 < ntubes * (it_sanitized() ? 8 : 2));
 
 	it_probe_start(&probe, s->url, "healthy");
 	end = it_mono_ms() + (it_sanitized() ? 5000 : 3000);
@@ -605,7 +606,7 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 		calls++;
 		it_sleep_ms(50);
 	}
-	r = it_probe_stop(&probe, "beside stats and /metrics of 100k tubes");
+	r = it_probe_stop(&probe, "beside stats and /metrics of many tubes");
 	fprintf(stderr,
 	    "%zu rounds: stats max %" PRId64 " ms, /metrics max %" PRId64
 	    " ms, %zu bytes\n",
