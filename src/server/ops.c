@@ -501,10 +501,11 @@ session_capped(const struct core *c, uint32_t session)
 	return c->http == NULL || session != http_session(c->http);
 }
 
-/* Parks take `tr` (its tube names copied) until a task comes or `wait_ms`
+/* Parks take `tr` (its tube names copied) until a task comes or its wait
  * passes. Returns 0, or SLUICE_ELIMIT (answered here, with what limit)
- * or SLUICE_ENOMEM. `behind`: others wait on its tubes, so it is tried
- * this turn behind them (its tubes marked). */
+ * or SLUICE_ENOMEM. `behind`: it was not tried, others wait on some of
+ * its tubes: it is tried this turn behind them (on the tubes where it
+ * waits first). */
 static int
 park_take(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
     const struct msg_take *t, bool behind)
@@ -550,8 +551,7 @@ park_take(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
 		return rc;
 	}
 	if (behind)
-		for (size_t i = 0; i < w->ntubes; i++)
-			waiters_mark(&c->waits, w->tubes[i].p, w->tubes[i].len);
+		waiters_mark_heads(&c->waits, w);
 	net_waiting(ctx);
 	return 0;
 }

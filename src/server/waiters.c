@@ -301,16 +301,31 @@ waiters_on(const struct waiters *ws, const char *name, size_t len)
 	return t != NULL && t->head != NULL;
 }
 
+static void
+tube_mark(struct waiters *ws, struct wait_tube *t)
+{
+	if (t->state != WT_IDLE)
+		return;
+	t->state = WT_MARKED;
+	t->mnext = ws->marked;
+	ws->marked = t;
+}
+
 void
 waiters_mark(struct waiters *ws, const char *name, size_t len)
 {
 	struct wait_tube *t = tube_find(ws, name, len);
 
-	if (t == NULL || t->state != WT_IDLE)
-		return;
-	t->state = WT_MARKED;
-	t->mnext = ws->marked;
-	ws->marked = t;
+	if (t != NULL)
+		tube_mark(ws, t);
+}
+
+void
+waiters_mark_heads(struct waiters *ws, const struct waiter *w)
+{
+	for (size_t i = 0; i < w->nlinks; i++)
+		if (w->links[i].prev == NULL)
+			tube_mark(ws, w->links[i].tube);
 }
 
 void

@@ -97,6 +97,11 @@ bool waiters_on(const struct waiters *ws, const char *name, size_t len);
 /* Marks tube `name` to be served this turn, when a take waits on it. */
 void waiters_mark(struct waiters *ws, const char *name, size_t len);
 
+/* Marks the tubes on which `w` is the first waiter: the only ones where
+ * a task may wait for it now (on the others the waiters before it found
+ * nothing, or the tube is marked already). */
+void waiters_mark_heads(struct waiters *ws, const struct waiter *w);
+
 /* A turn begins: the tubes put off by waiters_retry are marked. */
 void waiters_turn(struct waiters *ws);
 
