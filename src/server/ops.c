@@ -50,6 +50,7 @@ enum {
 	 * then its tasks, each at most ops_task_wire_max bytes. */
 	REPLY_MAX = MSG_SIZE_MAX,
 	REPLY_HEAD_MAX = 64,
+	HTTP_JSON_GROWTH = 6,
 	PEER_MAX = 160, /* a peer's address as the log shows it */
 };
 
@@ -388,22 +389,27 @@ ops_task_wire_max(const struct queue_task_view *v, bool payload)
 }
 
 /* Takes up to `max` tasks now into ids[], no more than the reply can
- * carry (REPLY_MAX): a take is applied only when its task is handed
- * out. Returns 0 with *got >= 1; or the reason there is nothing
- * (SLUICE_ETIMEDOUT, SLUICE_EPAUSED), SLUICE_EMSGSIZE when the first task
- * alone is over the reply limit (its id in *big, nothing taken), or an
- * error, with *got tasks taken before it. */
+ * carry (REPLY_MAX; an HTTP take, beyond its first task, a sixth of it):
+ * a take is applied only when its task is handed out. Returns 0 with *got >= 1;
+ * or the reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED),
+ * SLUICE_EMSGSIZE when the first task alone is over the reply limit (its id in
+ * *big, nothing taken), or an error, with *got tasks taken before it. */
 static int
 take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
     uint64_t *ids, uint32_t *got, uint64_t *big)
 {
-	size_t bytes = REPLY_HEAD_MAX, need;
+	size_t bytes = REPLY_HEAD_MAX, need, budget = REPLY_MAX;
 	struct queue_task_view v;
 	struct qrec r;
 	unsigned flags;
 	uint64_t lsn;
 	int rc = 0;
 
+	/* The HTTP face writes the reply again as JSON, where a payload
+	 * byte may take up to HTTP_JSON_GROWTH (a \u00XX escape): its takes
+	 * get that much less room beyond their first task. */
+	if (c->http != NULL && tr->session == http_session(c->http))
+		budget = REPLY_MAX / HTTP_JSON_GROWTH;
 	*got = 0;
 	while (*got < max) {
 		rc = queue_decide_take(c->q, c->now, tr, &r);
@@ -415,7 +421,8 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 			flags = v.attempts == 0 ? 0 : WAL_RETRY;
 			need = ops_task_wire_max(&v, true);
 		}
-		if (need > REPLY_MAX - bytes) {
+		if (need > REPLY_MAX - bytes ||
+		    (*got > 0 && bytes + need > budget)) {
 			if (*got == 0) {
 				rc = SLUICE_EMSGSIZE;
 				*big = r.u.take.id;

@@ -262,7 +262,8 @@ put_big(struct sluice_client *c, const char *tube, uint32_t max_attempts)
  * counted, leases held by nobody) and the reply was EMSGSIZE; with
  * max_attempts=1 a disconnect then buried all 70. Now the take hands out
  * what one reply carries (63), the others stay ready untouched; the
- * tasks handed out are acked, and the disconnect buries nothing. */
+ * tasks handed out are acked, and the disconnect buries nothing. An HTTP
+ * take, whose JSON may be larger, hands out at most a sixth of that. */
 static void
 test_a_take_takes_only_what_its_reply_carries(void **state)
 {
@@ -273,7 +274,12 @@ test_a_take_takes_only_what_its_reply_carries(void **state)
 	struct sluice_client *c, *w;
 	struct it_counts k;
 	size_t n = 0, nl = 0;
+	static char haddr[32];
+	int hport = it_free_port();
 
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
 	it_start(s);
 	c = it_client(s);
 	put_big(c, "big", 1);
@@ -310,6 +316,26 @@ test_a_take_takes_only_what_its_reply_carries(void **state)
 	assert_int_equal(k.buried, 0);
 	assert_int_equal(k.taken, 0);
 	assert_int_equal(k.ready, BIG_TASKS - n);
+
+	/* The HTTP face writes the reply again as JSON (a payload byte up
+	 * to 6): its take gets a sixth of the room, at least one task. */
+	{
+		char *body = NULL;
+		const char *p;
+		size_t got = 0;
+
+		assert_int_equal(
+		    it_http(hport, "POST", "/v1/tubes/big/take?n=100", NULL, "",
+		        &body),
+		    200);
+		for (p = body; (p = strstr(p, "\"lease\":")) != NULL; p++)
+			got++;
+		assert_true(got >= 1 && got <= 64 / 6);
+		k = it_counts(c, "big");
+		assert_int_equal(k.taken, got);
+		assert_int_equal(k.ready, BIG_TASKS - n - got);
+		free(body);
+	}
 	sluice_close(c);
 }
 
