@@ -7,7 +7,8 @@
  * listen.
  *
  * The server's layers, top down: this file (the loop: it calls every
- * other); the operations (ops.c, ops_job.c); replication's follower side
+ * other); the operations (ops.c, ops_job.c, and waiters.c, the index of
+ * the waiting takes); replication's follower side
  * (follow.c); snapshots (bgsnap.c); the core (core.c: commit, replies);
  * the leader's side of replication (repl.c, catchup.c); the faces that
  * receive requests and carry replies (face_sp.c and bs.c over conn.c on
@@ -26,7 +27,8 @@
  *   4. every request is handled: decide, append, apply, encode the
  *      reply and queue it with the LSN it depends on;
  *   5. timers: time-driven changes, expired leases (logged records);
- *   6. waiting takes are served in arrival order;
+ *   6. waiting takes are served in arrival order, on the tubes a task
+ *      came to since the last turn (ops.c, waiters.c);
  *   7. the writer commits the batch this turn filled, on this thread:
  *      one write and one fdatasync for every request of the turn (group
  *      commit); the replies it covers are queued on their connections,
