@@ -6,8 +6,9 @@
  *     drops them; the caps on parked takes answer ELIMIT with the flag
  *     that sets them;
  *   - a take whose tasks would not fit in one reply takes only what fits
- *     (nothing taken that is not delivered, no attempt counted); a list
- *     over the reply limit says what would fit;
+ *     (nothing taken that is not delivered, no attempt counted; an HTTP
+ *     take a sixth of it); a list or a peek over the reply limit says
+ *     so, a list what would fit;
  *   - a fetch claiming an absurd epoch leaves the leader serving;
  *   - auth under --sync-replicas 1 with no follower answers at once;
  *   - with 100k tubes, stats and /metrics stay bounded in size and time. */
@@ -379,6 +380,61 @@ test_a_list_over_the_reply_limit_says_what_fits(void **state)
 	sluice_close(c);
 }
 
+/* A task taken with 40 MB of payload and a pending replacement of 40 MB
+ * more is over the reply limit for a peek with payloads: EMSGSIZE saying
+ * so (it was "cannot encode the reply"), while a list without payloads
+ * shows it; once its lease ends it holds one payload and peeks again. */
+static void
+test_a_peek_over_the_reply_limit_says_so(void **state)
+{
+	enum { HUGE = 40 << 20 };
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_put_opts o;
+	struct sluice_task *t, *l = NULL;
+	struct sluice_client *c;
+	size_t nl = 0;
+	char *p = malloc(HUGE);
+
+	assert_non_null(p);
+	memset(p, 'y', HUGE);
+	s->args[0] = "--max-payload";
+	s->args[1] = "41943040";
+	it_start(s);
+	c = it_client(s);
+	sluice_put_opts_init(&o);
+	o.tube = "huge";
+	o.key = "k";
+	it_rc(c, sluice_put(c, &o, p, HUGE, NULL, NULL), 0);
+	t = it_take(c, "huge", 0, 1);
+	assert_int_equal(t->payload_len, HUGE);
+	o.replace = 1;
+	it_rc(c, sluice_put(c, &o, p, HUGE, NULL, NULL), 0);
+
+	{
+		struct sluice_task *pk = NULL;
+
+		assert_int_equal(sluice_peek(c, t->id, &pk), SLUICE_EMSGSIZE);
+		assert_non_null(
+		    strstr(sluice_errmsg(c), "over the reply limit"));
+	}
+	it_rc(c, sluice_list(c, "huge", 0, SLUICE_ORDER_ID, 10, 0, &l, &nl), 0);
+	assert_int_equal(nl, 1);
+	assert_int_equal(l[0].replace_pending, 1);
+	sluice_task_free(l);
+
+	it_rc(c, sluice_release(c, t->id, t->lease, 0, -1, NULL), 0);
+	{
+		uint64_t id = t->id;
+
+		sluice_task_free(t);
+		t = it_peek(c, id);
+	}
+	assert_int_equal(t->payload_len, HUGE);
+	sluice_task_free(t);
+	free(p);
+	sluice_close(c);
+}
+
 /* ---- replication and auth ------------------------------------------------ */
 
 static const char *const tokens[][2] = {
@@ -648,6 +704,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_list_over_the_reply_limit_says_what_fits, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_peek_over_the_reply_limit_says_so, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_an_absurd_epoch_does_not_fence_the_leader, it_setup,
