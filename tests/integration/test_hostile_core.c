@@ -687,6 +687,22 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	assert_int_equal(
 	    sluice_stats_page(c, 0, 10001, &st, &next), SLUICE_ELIMIT);
 	free(seen);
+
+	/* `sluice stats` reads every page and shows every tube */
+	{
+		enum { OUT = 32 << 20 };
+		char *out = malloc(OUT), *p;
+		long rows = 0;
+
+		assert_non_null(out);
+		assert_int_equal(
+		    it_cli(s->url, NULL, out, OUT, NULL, 0, "stats", NULL), 0);
+		for (p = out; (p = strstr(p, "\nm0")) != NULL; p++)
+			rows++;
+		assert_int_equal(rows, ntubes);
+		assert_null(strstr(out, "tubes_next"));
+		free(out);
+	}
 	sluice_close(c);
 }
 
