@@ -103,6 +103,10 @@ struct repl {
 	struct catchup_io *io;
 	struct buf recs;
 	struct buf out;
+	/* fetches refused for an epoch no leader can have begun: logged
+	 * once a second at most, with the count since the last line */
+	uint64_t bad_epochs;
+	int64_t bad_epoch_logged; /* monotonic ms */
 };
 
 /* ---- the ring of recent records ------------------------------------ */
@@ -658,14 +662,23 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return;
 	}
 	if (q->last_epoch > wal_epoch(c->wal) && !epoch_claim_ok(c, q)) {
-		log_warn("repl",
-		    "a fetch claims an epoch no leader can have begun; "
-		    "refused, this node keeps leading follower=%.*s "
-		    "follower_epoch=%" PRIu64 " epoch_start=%" PRIu64
-		    " from_lsn=%" PRIu64 " epoch=%" PRIu64,
-		    q->url.len > 0 ? (int)q->url.len : 4,
-		    q->url.len > 0 ? q->url.p : "none", q->last_epoch,
-		    q->epoch_start, q->from_lsn, wal_epoch(c->wal));
+		int64_t mono = clock_mono_ms();
+
+		rp->bad_epochs++;
+		if (mono - rp->bad_epoch_logged >= 1000) {
+			log_warn("repl",
+			    "a fetch claims an epoch no leader can have begun; "
+			    "refused, this node keeps leading follower=%.*s "
+			    "follower_epoch=%" PRIu64 " epoch_start=%" PRIu64
+			    " from_lsn=%" PRIu64 " epoch=%" PRIu64
+			    " refused=%" PRIu64,
+			    q->url.len > 0 ? (int)q->url.len : 4,
+			    q->url.len > 0 ? q->url.p : "none", q->last_epoch,
+			    q->epoch_start, q->from_lsn, wal_epoch(c->wal),
+			    rp->bad_epochs);
+			rp->bad_epochs = 0;
+			rp->bad_epoch_logged = mono;
+		}
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EINVAL,
 		    "fetch: an epoch beyond any a leader could have begun "
 		    "since this node's");

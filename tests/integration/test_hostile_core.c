@@ -502,7 +502,7 @@ test_an_absurd_epoch_does_not_fence_the_leader(void **state)
 	static char file[600], repl[64];
 	struct sluice_client *c;
 	struct sluice_stats *st = NULL;
-	int port = t_free_port();
+	int port = t_free_port(), logged;
 	uint64_t e, lsn;
 
 	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
@@ -529,7 +529,9 @@ test_an_absurd_epoch_does_not_fence_the_leader(void **state)
 	assert_int_equal(fetch(port, lsn + 1, e + 1, lsn + 1), SLUICE_EINVAL);
 	it_put(c, "t", "after");
 	assert_int_equal(it_node_kv(c, "fenced"), 0);
-	assert_true(it_log_count(s, "no leader can have begun") >= 3);
+	/* logged once a second at most, with a count */
+	logged = it_log_count(s, "no leader can have begun");
+	assert_true(logged >= 1 && logged < 3);
 
 	/* a newer leader elsewhere (its epoch began at the follower's last
 	 * LSN) still fences */
