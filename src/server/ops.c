@@ -376,6 +376,18 @@ ops_take_flags(struct core *c, uint64_t id)
 	return WAL_RETRY;
 }
 
+/* The room for the tasks of a reply to `session` beyond its first: the
+ * HTTP face writes the reply again as JSON, where a payload byte may take
+ * up to HTTP_JSON_GROWTH (a \u00XX escape), so its replies get that much
+ * less. */
+static size_t
+reply_budget(const struct core *c, uint32_t session)
+{
+	if (c->http != NULL && session == http_session(c->http))
+		return REPLY_MAX / HTTP_JSON_GROWTH;
+	return REPLY_MAX;
+}
+
 size_t
 ops_task_wire_max(const struct queue_task_view *v, bool payload)
 {
@@ -405,11 +417,7 @@ take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 	uint64_t lsn;
 	int rc = 0;
 
-	/* The HTTP face writes the reply again as JSON, where a payload
-	 * byte may take up to HTTP_JSON_GROWTH (a \u00XX escape): its takes
-	 * get that much less room beyond their first task. */
-	if (c->http != NULL && tr->session == http_session(c->http))
-		budget = REPLY_MAX / HTTP_JSON_GROWTH;
+	budget = reply_budget(c, (uint32_t)tr->session);
 	*got = 0;
 	while (*got < max) {
 		rc = queue_decide_take(c->q, c->now, tr, &r);
@@ -1561,16 +1569,19 @@ op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_view(c, ctx, req->op, rc, &v, what);
 }
 
-/* How many of the n tasks fit in one reply, in order. */
+/* How many of the n tasks fit in one reply of `budget` bytes, in order
+ * (the first within REPLY_MAX). */
 static size_t
-list_fit(const struct queue_task_view *views, size_t n, bool payloads)
+list_fit(
+    const struct queue_task_view *views, size_t n, bool payloads, size_t budget)
 {
 	size_t bytes = REPLY_HEAD_MAX, i;
 
 	for (i = 0; i < n; i++) {
 		size_t need = ops_task_wire_max(&views[i], payloads);
 
-		if (need > REPLY_MAX - bytes)
+		if (need > REPLY_MAX - bytes ||
+		    (i > 0 && bytes + need > budget))
 			break;
 		bytes += need;
 	}
@@ -1578,8 +1589,10 @@ list_fit(const struct queue_task_view *views, size_t n, bool payloads)
 }
 
 static void
-op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+op_list(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
 {
+	size_t budget = reply_budget(c, session);
 	const struct msg_list *m = &req->list;
 	struct queue_list_req lr = { m->tube.p, m->tube.len, m->state, 0,
 		m->limit, m->after };
@@ -1600,13 +1613,13 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_LIST, rc, "list tube '%.*s': %s",
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
-	} else if ((fit = list_fit(views, n, m->payloads)) < n) {
+	} else if ((fit = list_fit(views, n, m->payloads, budget)) < n) {
 		core_reply_err(c, ctx, MSG_OP_LIST, SLUICE_EMSGSIZE,
 		    "list tube '%.*s': %zu tasks%s are over the reply limit "
-		    "of %d bytes; the first %zu fit: ask for a limit of %zu%s",
+		    "of %zu bytes; the first %zu fit: ask for a limit of %zu%s",
 		    (int)m->tube.len, m->tube.p, n,
-		    m->payloads ? " with their payloads" : "", (int)REPLY_MAX,
-		    fit, fit > 0 ? fit : 1,
+		    m->payloads ? " with their payloads" : "", budget, fit,
+		    fit > 0 ? fit : 1,
 		    m->payloads ? ", or list without payloads" : "");
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -2455,7 +2468,7 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		op_stats(c, ctx, &req);
 		break;
 	case MSG_OP_LIST:
-		op_list(c, ctx, &req);
+		op_list(c, ctx, session, &req);
 		break;
 	case MSG_OP_ERRORS:
 		op_errors(c, ctx, &req);

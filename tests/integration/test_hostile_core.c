@@ -341,8 +341,8 @@ test_a_take_takes_only_what_its_reply_carries(void **state)
 }
 
 /* A list with payloads over the reply limit is refused with the number
- * that would fit; that many is listed. (A peek is one task, under the
- * limit with the server's payload limit.) */
+ * that would fit; that many is listed. Through the HTTP face, whose JSON
+ * is larger, a sixth of it. */
 static void
 test_a_list_over_the_reply_limit_says_what_fits(void **state)
 {
@@ -351,7 +351,12 @@ test_a_list_over_the_reply_limit_says_what_fits(void **state)
 	struct sluice_client *c;
 	const char *msg, *at;
 	size_t nl = 0, fit;
+	static char haddr[32];
+	int hport = it_free_port();
 
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
 	it_start(s);
 	c = it_client(s);
 	put_big(c, "big", 0);
@@ -370,6 +375,17 @@ test_a_list_over_the_reply_limit_says_what_fits(void **state)
 	assert_int_equal(nl, fit);
 	assert_int_equal(l[0].payload_len, BIG_SIZE);
 	sluice_task_free(l);
+	/* the HTTP face's JSON may be six times larger: a sixth of it */
+	{
+		char *body = NULL;
+
+		assert_int_equal(it_http(hport, "GET",
+		                     "/v1/tubes/big/tasks?payloads=1&limit=100",
+		                     NULL, NULL, &body),
+		    413);
+		assert_non_null(strstr(body, "ask for a limit of 10"));
+		free(body);
+	}
 	/* without payloads all of them */
 	it_rc(c,
 	    sluice_list(
