@@ -126,7 +126,7 @@ static const char usage[] =
     "                         limit (default 256)\n"
     "  --metrics-tubes N      tubes with series of their own in /metrics,\n"
     "                         the deepest first; the rest are summed in\n"
-    "                         the totals (default 100)\n"
+    "                         the totals; 0..10000 (default 100)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
     "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
@@ -814,7 +814,7 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			break;
 		case OPT_METRICS_TUBES:
 			if ((rc = parse_u64("--metrics-tubes", optarg, 0,
-			         1000000, &v)) == 0)
+			         MSG_STATS_TUBES_MAX, &v)) == 0)
 				cfg->metrics_tubes = (uint32_t)v;
 			break;
 		case OPT_LOST_LEASE_RETRY:
