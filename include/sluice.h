@@ -726,9 +726,23 @@ struct sluice_stats {
 
 /* Counts of every tube, or of `tube` alone (NULL: every tube). Returns 0
  * and `*stats` (free it with sluice_stats_free()); SLUICE_ETUBE. Retried
- * after a lost connection. */
+ * after a lost connection. Of every tube, a server lists at most 1000
+ * (in the order they were made; the pair `tubes_next` is not 0 when more
+ * follow): read a larger node with sluice_stats_page. */
 SLUICE_API int sluice_stats(
     struct sluice_client *c, const char *tube, struct sluice_stats **stats);
+
+#define SLUICE_STATS_PAGE_MAX 10000 /* tubes per sluice_stats_page */
+
+/* A page of the stats of every tube: up to `limit` (1..
+ * SLUICE_STATS_PAGE_MAX) tubes in use from cursor `after` on (0 first),
+ * in the order they were made, and in `*next` the cursor of the next
+ * page, 0 after the last: every tube in use is listed once. Totals and
+ * pairs as sluice_stats. Errors as sluice_stats, and SLUICE_EINVAL
+ * (limit 0), SLUICE_ELIMIT (over the maximum), SLUICE_EPROTO (a server
+ * older than pages). */
+SLUICE_API int sluice_stats_page(struct sluice_client *c, uint32_t after,
+    uint32_t limit, struct sluice_stats **stats, uint32_t *next);
 SLUICE_API void sluice_stats_free(struct sluice_stats *stats);
 
 /* The value named `name` among `n` pairs: 0 and `*value`, or

@@ -1723,6 +1723,68 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 /* ---- admin ------------------------------------------------------------------
  */
 
+/* Prints `first`, a stats reply; when the node has more tubes in use
+ * than one reply lists (its pair tubes_next), the rest are read a page at
+ * a time and printed with it, as one reply of every tube. */
+static int
+stats_print_all(struct cli *cli, const struct sluice_stats *first, bool json)
+{
+	enum { PAGES_MAX = 1000 };
+	struct sluice_stats *pages[PAGES_MAX], all = *first;
+	struct sluice_tube_stats *tubes = NULL;
+	struct sluice_kv *kv = NULL;
+	size_t npages = 0, n = first->ntubes, k = 0;
+	uint64_t v = 0;
+	uint32_t next;
+	int rc = EXIT_OK;
+
+	if (sluice_kv_get(first->kv, first->nkv, "tubes_next", &v) != 0 ||
+	    v == 0) {
+		cli_print_stats(stdout, first, json);
+		return EXIT_OK;
+	}
+	for (next = (uint32_t)v; next != 0 && npages < PAGES_MAX; npages++) {
+		int e = sluice_stats_page(
+		    cli->c, next, SLUICE_STATS_PAGE_MAX, &pages[npages], &next);
+
+		if (e != 0) {
+			rc = cli_fail(cli, e,
+			    "stats (the tubes after %" PRIu32 ")", next);
+			goto out;
+		}
+		n += pages[npages]->ntubes;
+	}
+	tubes = malloc((n ? n : 1) * sizeof(*tubes));
+	kv = malloc((first->nkv ? first->nkv : 1) * sizeof(*kv));
+	if (tubes == NULL || kv == NULL) {
+		rc = cli_fail(cli, SLUICE_ENOMEM, "stats");
+		goto out;
+	}
+	memcpy(tubes, first->tubes, first->ntubes * sizeof(*tubes));
+	n = first->ntubes;
+	for (size_t i = 0; i < npages; i++) {
+		memcpy(tubes + n, pages[i]->tubes,
+		    pages[i]->ntubes * sizeof(*tubes));
+		n += pages[i]->ntubes;
+	}
+	/* the pairs of one reply, not of the whole */
+	for (size_t i = 0; i < first->nkv; i++)
+		if (strcmp(first->kv[i].name, "tubes_next") != 0 &&
+		    strcmp(first->kv[i].name, "tubes_listed") != 0)
+			kv[k++] = first->kv[i];
+	all.tubes = tubes;
+	all.ntubes = n;
+	all.kv = kv;
+	all.nkv = k;
+	cli_print_stats(stdout, &all, json);
+out:
+	for (size_t i = 0; i < npages; i++)
+		sluice_stats_free(pages[i]);
+	free(tubes);
+	free(kv);
+	return rc;
+}
+
 static const char stats_usage[] =
     "usage: sluice stats [--hourly] [-t TUBE] [--json]\n";
 static const char stats_help[] =
@@ -1780,9 +1842,9 @@ cmd_stats(struct cli *cli, int argc, char **argv)
 	if ((rc = sluice_stats(cli->c, tube, &s)) != 0)
 		return tube ? cli_fail(cli, rc, "stats -t %s", tube)
 		            : cli_fail(cli, rc, "stats");
-	cli_print_stats(stdout, s, a.json);
+	rc = stats_print_all(cli, s, a.json);
 	sluice_stats_free(s);
-	return EXIT_OK;
+	return rc;
 }
 
 static const char rates_usage[] =

@@ -669,6 +669,32 @@ sluice_stats(
 	return result_stats(&r.stats, stats);
 }
 
+int
+sluice_stats_page(struct sluice_client *c, uint32_t after, uint32_t limit,
+    struct sluice_stats **stats, uint32_t *next)
+{
+	struct msg_req q = { .op = MSG_OP_STATS,
+		.stats = { .settings = true,
+		    .page = true,
+		    .limit = limit,
+		    .after = after } };
+	struct msg_rep r;
+	uint64_t v = 0;
+	int rc;
+
+	if (c == NULL || stats == NULL || next == NULL)
+		return bad_arg(c, "stats: no place for the result");
+	if (limit == 0)
+		return bad_arg(c, "stats: a page of 1..10000 tubes");
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if ((rc = result_stats(&r.stats, stats)) != 0)
+		return rc;
+	(void)sluice_kv_get((*stats)->kv, (*stats)->nkv, "tubes_next", &v);
+	*next = v > UINT32_MAX ? 0 : (uint32_t)v;
+	return 0;
+}
+
 void
 sluice_stats_free(struct sluice_stats *stats)
 {

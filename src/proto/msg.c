@@ -52,6 +52,8 @@ enum {
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
 	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
+	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
+	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */
 	TUBE_DELETE_F_FORCE = 0x01,
 	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
@@ -83,7 +85,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
-	[MSG_OP_STATS] = STATS_F_SETTINGS | STATS_F_DURATIONS,
+	[MSG_OP_STATS] =
+	    STATS_F_SETTINGS | STATS_F_DURATIONS | STATS_F_PAGE | STATS_F_TOP,
 	[MSG_OP_TUBE_DELETE] = TUBE_DELETE_F_FORCE,
 	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 	[MSG_OP_DELETE_KEY] = KEY_F_TUBE,
@@ -312,6 +315,25 @@ check_count(uint32_t n, uint32_t max)
 	if (n == 0)
 		return SLUICE_EINVAL;
 	return n > max ? SLUICE_ELIMIT : 0;
+}
+
+/* A part of the stats of every tube: a page (1..MSG_STATS_TUBES_MAX
+ * tubes) or the deepest (0, the server's choice, ..MSG_STATS_TUBES_MAX),
+ * not both, and of every tube only; `after` pages only. */
+static int
+stats_part_check(const struct msg_stats_req *q)
+{
+	if (q->page && q->top)
+		return SLUICE_EINVAL;
+	if ((q->page || q->top) && q->tube.len > 0)
+		return SLUICE_EINVAL;
+	if (!q->page && q->after != 0)
+		return SLUICE_EINVAL;
+	if (q->page)
+		return check_count(q->limit, MSG_STATS_TUBES_MAX);
+	if (q->top)
+		return q->limit > MSG_STATS_TUBES_MAX ? SLUICE_ELIMIT : 0;
+	return q->limit == 0 ? 0 : SLUICE_EINVAL;
 }
 
 static bool
@@ -1100,7 +1122,16 @@ get_req_body(
 	case MSG_OP_STATS:
 		q->stats.settings = flags & STATS_F_SETTINGS;
 		q->stats.durations = flags & STATS_F_DURATIONS;
-		return get_tube(r, true, &q->stats.tube);
+		q->stats.page = flags & STATS_F_PAGE;
+		q->stats.top = flags & STATS_F_TOP;
+		TRY(get_tube(r, true, &q->stats.tube));
+		if (!q->stats.page && !q->stats.top)
+			return 0;
+		q->stats.limit = rd_u32(r);
+		if (q->stats.page)
+			q->stats.after = rd_u32(r);
+		NEED(r);
+		return stats_part_check(&q->stats);
 	case MSG_OP_TUBE_SHOW:
 		return get_tube(r, false, &q->tube);
 	case MSG_OP_TUBE_SET:
@@ -1610,7 +1641,9 @@ req_flag_byte(const struct msg_req *q)
 		return q->pause.create ? PAUSE_F_CREATE : 0;
 	case MSG_OP_STATS:
 		return (q->stats.settings ? STATS_F_SETTINGS : 0) |
-		    (q->stats.durations ? STATS_F_DURATIONS : 0);
+		    (q->stats.durations ? STATS_F_DURATIONS : 0) |
+		    (q->stats.page ? STATS_F_PAGE : 0) |
+		    (q->stats.top ? STATS_F_TOP : 0);
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
 	case MSG_OP_ERRORS:
@@ -1713,7 +1746,13 @@ enc_req_body(struct buf *b, const struct msg_req *q)
 	case MSG_OP_RELEASE_ALL:
 		return put_tube(b, q->tube, false);
 	case MSG_OP_STATS:
-		return put_tube(b, q->stats.tube, true);
+		TRY(stats_part_check(&q->stats));
+		TRY(put_tube(b, q->stats.tube, true));
+		if (q->stats.page || q->stats.top)
+			buf_put_u32(b, q->stats.limit);
+		if (q->stats.page)
+			buf_put_u32(b, q->stats.after);
+		return 0;
 	case MSG_OP_TUBE_SHOW:
 		return put_tube(b, q->tube, false);
 	case MSG_OP_TUBE_DELETE:

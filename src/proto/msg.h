@@ -46,6 +46,7 @@ enum {
 	MSG_TAKE_MAX = 1000,  /* tasks in one take */
 	MSG_TAKE_TUBES_MAX = 64,       /* tubes named in one take */
 	MSG_LIST_MAX = 1000,           /* tasks in one list */
+	MSG_STATS_TUBES_MAX = 10000,   /* tubes in one stats reply */
 	MSG_PAYLOAD_DEFAULT = 1 << 20, /* default payload limit, 1 MiB */
 	MSG_SIZE_MAX = 64 << 20,       /* largest message, 64 MiB */
 	/* What a server lets its transport receive: 1 MiB over the limit,
@@ -410,6 +411,12 @@ struct msg_stats_req {
 	bool settings;  /* flag 0x01: each tube's settings follow its counts */
 	bool durations; /* flag 0x02: the duration histograms of the busiest
 	                   tubes among their pairs (protocol.md) */
+	/* Of every tube, a part (protocol.md, "The stats reply"): */
+	bool page;      /* flag 0x04: `limit` tubes from cursor `after` */
+	bool top;       /* flag 0x08: the `limit` deepest tubes */
+	uint32_t limit; /* page: 1..MSG_STATS_TUBES_MAX; top: 0 (the
+	                   server's choice) ..MSG_STATS_TUBES_MAX */
+	uint32_t after; /* page: 0 first, then the reply's tubes_next */
 };
 
 /* history: the rolling history of events of one tube, or of all. */

@@ -178,11 +178,15 @@ queue_clear(struct queue *q)
 {
 	struct queue_config cfg = q->cfg;
 	struct rates *rates = q->rates; /* observation: it goes on */
+	queue_ready_fn *on_ready = q->on_ready;
+	void *on_ready_arg = q->on_ready_arg;
 
 	q->rates = NULL;
 	queue_fini(q);
 	queue_init(q, &cfg);
 	q->rates = rates;
+	q->on_ready = on_ready;
+	q->on_ready_arg = on_ready_arg;
 }
 
 uint64_t
@@ -338,11 +342,21 @@ wake_update(struct queue *q, struct tube *tb)
 }
 
 void
+queue_on_ready(struct queue *q, queue_ready_fn *fn, void *arg)
+{
+	q->on_ready = fn;
+	q->on_ready_arg = arg;
+}
+
+void
 qs_pause(struct queue *q, struct tube *tb, int64_t until)
 {
 	if (until == 0) {
 		if (tb->ppos != HEAP_NONE)
 			heap_remove(&q->pauses, tb);
+		if (tb->paused_until != 0 && tb->ready.len > 0 &&
+		    q->on_ready != NULL)
+			q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 		tb->paused_until = 0;
 		return;
 	}
@@ -448,6 +462,8 @@ qs_place(struct queue *q, struct task *t, int state)
 		assert(t->run_at <= q->clock);
 		heap_push(&tb->ready, t);
 		heap_push(&tb->age, t);
+		if (q->on_ready != NULL)
+			q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 		break;
 	case QUEUE_DELAYED:
 		assert(t->run_at > q->clock);
@@ -802,6 +818,7 @@ queue_tick(struct queue *q, int64_t now)
 	/* Hours of statistics the window left, once per hour of the clock. */
 	if (now / QUEUE_HOUR_MS != hour)
 		hourly_prune(q);
+	qs_rates_sweep(q, now);
 	return 0;
 }
 

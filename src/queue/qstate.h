@@ -97,7 +97,11 @@ struct queue {
 	struct queue_counters ctr;
 	struct rates *rates; /* the whole queue's (rates.h); NULL: off */
 	struct qsnap_load load;
-	char why[64];       /* the text of the last ttr expiry decided */
+	char why[64];             /* the text of the last ttr expiry decided */
+	int64_t rates_swept;      /* unix ms of the last qs_rates_sweep */
+	uint32_t rates_cursor;    /* the tube it looks at next */
+	queue_ready_fn *on_ready; /* queue_on_ready; NULL */
+	void *on_ready_arg;
 	struct qacct *acct; /* namespaces counted (acct.c) */
 	uint32_t nacct;
 	struct qaset *asets; /* [0]: the empty set */
@@ -123,6 +127,12 @@ enum {
 /* Counts an event of `kind` (QS_RATE_*) of tube tb in the rates, when
  * they are on. */
 void qs_rate(struct queue *q, struct tube *tb, int kind);
+
+/* Frees the rings of tubes whose history left the window (they read as
+ * none): RATES_SWEEP tubes a second, in turn, so a node's tubes are all
+ * looked at within ntubes / RATES_SWEEP seconds. */
+enum { RATES_SWEEP = 256 };
+void qs_rates_sweep(struct queue *q, int64_t now);
 
 /* Writes the depths of tube tb and of the queue in the rates after a task
  * entered (delta 1) or left (-1) `state`; rates on. */

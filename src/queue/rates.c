@@ -18,9 +18,22 @@ rates_new(uint32_t nslots, uint32_t step, const uint32_t *depth)
 		return NULL;
 	r->head = -1;
 	r->nslots = nslots;
+	r->window = nslots;
 	r->step = step;
 	if (depth != NULL)
 		memcpy(r->depth, depth, sizeof(r->depth));
+	return r;
+}
+
+struct rates *
+rates_new_small(uint32_t window, uint32_t step, const uint32_t *depth)
+{
+	struct rates *r =
+	    rates_new(window < RATES_FIRST_SLOTS ? window : RATES_FIRST_SLOTS,
+	        step, depth);
+
+	if (r != NULL)
+		r->window = window;
 	return r;
 }
 
@@ -59,6 +72,90 @@ slot_get(struct rates *r, int64_t n)
 		return NULL; /* older than the window */
 	}
 	return slot_at(r, n);
+}
+
+/* Whether slot s holds no event and depth `d`. */
+static bool
+slot_blank(const struct rates *r, int64_t s, const uint32_t *d)
+{
+	const uint32_t *v = r->v[s % r->nslots];
+
+	for (unsigned k = 0; k < QUEUE_RATE_EVENTS; k++)
+		if (v[k] != 0)
+			return false;
+	return memcmp(v + QUEUE_RATE_EVENTS, d, sizeof(r->depth)) == 0;
+}
+
+/* Whether advancing to slot n pushes out a slot of the window (the last
+ * `window` slots up to n) that reads otherwise than it will once gone: a
+ * slot older than those held reads no event and the depth of the oldest
+ * held. */
+static bool
+would_lose(const struct rates *r, int64_t n)
+{
+	int64_t first, last, keep = n - r->nslots + 1;
+	const uint32_t *d;
+
+	if (r->head < 0 || n <= r->head || r->nslots >= r->window)
+		return false;
+	/* the oldest slot held after the advance: a new one carries the
+	 * newest depth */
+	d = keep <= r->head ? r->v[keep % r->nslots] + QUEUE_RATE_EVENTS
+	                    : r->depth;
+	/* pushed out: the slots held that are older than keep */
+	first = r->head - r->nslots + 1;
+	last = keep - 1 < r->head ? keep - 1 : r->head;
+	if (first < n - (int64_t)r->window + 1)
+		first = n - (int64_t)r->window + 1;
+	if (first < 0)
+		first = 0;
+	for (int64_t s = first; s <= last; s++)
+		if (!slot_blank(r, s, d))
+			return true;
+	return false;
+}
+
+int
+rates_fit(struct rates **rp, int64_t ms)
+{
+	struct rates *r = *rp, *g;
+	int64_t n = slot_of(r, ms), oldest = r->head - r->nslots + 1;
+	uint32_t want = r->nslots;
+
+	if (!would_lose(r, n))
+		return 0;
+	while (want < r->window && n - want >= oldest)
+		want = want * 2 > r->window ? r->window : want * 2;
+	g = rates_new(want, r->step, r->depth);
+	if (g == NULL)
+		return SLUICE_ENOMEM;
+	g->window = r->window;
+	g->head = r->head;
+	/* the slots held keep their numbers; those before them are blank,
+	 * with the oldest held depth (as depth_at read them) */
+	for (int64_t s = r->head - (int64_t)want + 1; s <= r->head; s++) {
+		uint32_t *v;
+
+		if (s < 0)
+			continue;
+		v = g->v[s % want];
+		if (s >= oldest)
+			memcpy(v, r->v[s % r->nslots], sizeof(g->v[0]));
+		else
+			memcpy(v + QUEUE_RATE_EVENTS,
+			    r->v[(oldest < 0 ? 0 : oldest) % r->nslots] +
+			        QUEUE_RATE_EVENTS,
+			    sizeof(r->depth));
+	}
+	free(r);
+	*rp = g;
+	return 0;
+}
+
+bool
+rates_stale(const struct rates *r, int64_t now)
+{
+	return r->head < slot_of(r, now) - (int64_t)r->window;
 }
 
 void
@@ -106,8 +203,8 @@ rates_read(const struct rates *r, int64_t now, uint32_t secs, int64_t *start,
 
 	if (n == 0)
 		n = 1;
-	if (n > r->nslots)
-		n = r->nslots;
+	if (n > r->window)
+		n = r->window;
 	first = last - n + 1;
 	if (first < 0) {
 		first = 0;
@@ -162,11 +259,14 @@ queue_depth(const struct queue *q, uint32_t *d)
 /* The tube's ring, allocated with the depth `before` its first event or
  * change (NULL when out of memory). */
 static struct rates *
-tube_rates(struct tube *tb, const uint32_t *before)
+tube_rates(struct tube *tb, const uint32_t *before, int64_t ms)
 {
 	if (tb->rates == NULL)
-		tb->rates = rates_new(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
-		    QUEUE_RATE_TUBE_STEP, before);
+		tb->rates =
+		    rates_new_small(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		        QUEUE_RATE_TUBE_STEP, before);
+	else
+		(void)rates_fit(&tb->rates, ms);
 	return tb->rates;
 }
 
@@ -178,8 +278,27 @@ qs_rate(struct queue *q, struct tube *tb, int kind)
 
 	rates_count(q->rates, q->clock, (unsigned)kind);
 	tube_depth(tb, d);
-	if ((r = tube_rates(tb, d)) != NULL)
+	if ((r = tube_rates(tb, d, q->clock)) != NULL)
 		rates_count(r, q->clock, (unsigned)kind);
+}
+
+void
+qs_rates_sweep(struct queue *q, int64_t now)
+{
+	if (q->rates == NULL || now / 1000 == q->rates_swept / 1000)
+		return;
+	q->rates_swept = now;
+	for (unsigned i = 0; i < RATES_SWEEP && q->ntubes > 0; i++) {
+		struct tube *tb;
+
+		if (q->rates_cursor >= q->ntubes)
+			q->rates_cursor = 0;
+		tb = q->tubes[q->rates_cursor++];
+		if (tb->rates != NULL && rates_stale(tb->rates, now)) {
+			free(tb->rates);
+			tb->rates = NULL;
+		}
+	}
 }
 
 void
@@ -193,13 +312,13 @@ qs_depth(struct queue *q, struct tube *tb, int state, int delta)
 	queue_depth(q, d);
 	rates_depth(q->rates, q->clock, d);
 	tube_depth(tb, d);
-	if (tb->rates == NULL) {
+	{
 		uint32_t before[QUEUE_RATE_DEPTHS];
 
 		/* states READY..BURIED are depths 0..3, in that order */
 		memcpy(before, d, sizeof(before));
 		before[state - QUEUE_READY] -= (uint32_t)delta;
-		tube_rates(tb, before);
+		tube_rates(tb, before, q->clock);
 	}
 	if ((r = tb->rates) != NULL)
 		rates_depth(r, q->clock, d);
@@ -231,10 +350,13 @@ queue_rates(const struct queue *q, int64_t now, const char *tube,
     size_t tube_len, uint32_t secs, uint32_t *step_s, int64_t *start,
     uint32_t *out)
 {
-	static const struct rates none = { .head = -1, .nslots = 1, .step = 1 };
+	static const struct rates none = {
+		.head = -1, .nslots = 1, .window = 1, .step = 1
+	};
 	/* a tube with nothing counted yet: no event, its depth of now */
 	struct rates empty = { .head = -1,
 		.nslots = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		.window = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
 		.step = QUEUE_RATE_TUBE_STEP };
 	const struct rates *r = q->rates;
 

@@ -13,18 +13,25 @@
  * skipped slots' counts as zero and their depth as the newest, without
  * changing the ring.
  *
+ * A tube's ring starts small and grows only when a slot it would push out
+ * still holds something the window shows (rates_fit); one whose newest
+ * slot left the window reads as none and is freed (qs_rates_sweep), so
+ * tubes that are idle, or were busy once, cost little or nothing.
+ *
  * Observation, not state: nothing here is logged, snapshotted or dumped,
  * so no two nodes need agree on it. */
 #ifndef SLUICE_QUEUE_RATES_H
 #define SLUICE_QUEUE_RATES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "queue/queue.h"
 
 struct rates {
 	int64_t head;    /* the newest slot's number; -1 before any event */
-	uint32_t nslots; /* the window: nslots * step seconds */
+	uint32_t nslots; /* slots held: nslots * step seconds */
+	uint32_t window; /* the slots it may grow to (rates_fit) */
 	uint32_t step;   /* seconds per slot */
 	uint32_t depth[QUEUE_RATE_DEPTHS]; /* the newest */
 	uint32_t v[][QUEUE_RATES];
@@ -34,6 +41,24 @@ struct rates {
  * depth is `depth` (NULL: zero) until one is written, or NULL when out of
  * memory. Free with free(). */
 struct rates *rates_new(uint32_t nslots, uint32_t step, const uint32_t *depth);
+
+/* A ring that holds RATES_FIRST_SLOTS slots (fewer when `window` is
+ * smaller) and grows, by rates_fit, up to `window` as what it holds needs:
+ * a tube's, whose events mostly come in bursts. */
+enum { RATES_FIRST_SLOTS = 12 };
+struct rates *rates_new_small(
+    uint32_t window, uint32_t step, const uint32_t *depth);
+
+/* Before an event or a change of depth at unix ms `ms`: grows *rp (by
+ * doubling, up to its window) when writing at `ms` would push out a slot
+ * of the window that holds anything (an event, or a depth other than the
+ * newest). Returns 0, or SLUICE_ENOMEM (the ring is kept as it is: the
+ * oldest slot is then lost, an observation only). */
+int rates_fit(struct rates **rp, int64_t ms);
+
+/* Whether the ring holds nothing of the window ending at `now` (its newest
+ * slot is older): it reads as no ring at all with its newest depth. */
+bool rates_stale(const struct rates *r, int64_t now);
 
 /* One event of `kind` at unix ms `ms` (>= 0). A counter saturates at
  * UINT32_MAX. */

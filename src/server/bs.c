@@ -966,6 +966,9 @@ cmd_stats(struct bs_req *r, bool one)
 
 	if (one)
 		sluice_tube(r->tube, r->tube_len, tube, &q.tube);
+	else /* list-tubes: the most one stats reply lists */
+		q.stats = (struct msg_stats_req) { .page = true,
+			.limit = MSG_STATS_TUBES_MAX };
 	req_post(r, &q);
 }
 

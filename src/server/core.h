@@ -22,6 +22,7 @@
 #include "server/net.h"
 #include "server/reserve.h"
 #include "server/sess.h"
+#include "server/waiters.h"
 #include "server/srv.h"
 #include "util/buf.h"
 
@@ -44,25 +45,6 @@ struct pending {
 	uint32_t session; /* a take reply's session */
 	uint32_t ntakes;  /* the tasks a take reply hands out, in takes[] */
 	struct core_take takes[];
-};
-
-/* A take waiting for a task. Waiters are served in arrival order. */
-struct waiter {
-	struct waiter *next, *prev;
-	struct net_ctx *ctx;
-	uint32_t session;
-	uint32_t max;
-	bool detached;
-	bool strict;      /* tubes in the order given */
-	bool durable;     /* its reply waits for its takes' records */
-	int64_t deadline; /* monotonic ms */
-	/* --auth: counted against its token's parked quota (quota.c) */
-	bool quota_tok;
-	size_t quota_line;
-	uint8_t quota_hash[AUTH_HASH_LEN];
-	size_t ntubes;
-	struct queue_str tubes[MSG_TAKE_TUBES_MAX];
-	char names[]; /* the tube names the tubes point into */
 };
 
 /* A snapshot request waiting for the snapshot to be published. */
@@ -141,8 +123,10 @@ struct core {
 	struct buf body;        /* a record body being encoded */
 	struct buf out;         /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
-	struct waiter *wait_head, *wait_tail;
-	uint64_t nwaiters;
+	struct waiters waits;   /* the takes waiting for a task (ops.c) */
+	bool waits_check;       /* a face saw a waiting take's client
+	                         * leave: drop it this turn */
+	uint64_t waits_refused; /* takes refused a wait by the limits */
 	struct bgsnap snap;
 	struct msg_limits limits;
 	/* replication */
@@ -301,6 +285,12 @@ void ops_handle(
 void ops_view_to_task(const struct core *c, const struct queue_task_view *v,
     bool payload, struct msg_task *t);
 
+/* ops.c: the most bytes task `v` takes in a reply (its fixed fields and
+ * every length prefix within TASK_WIRE_FIXED, its strings, and with
+ * `payload` its payloads): a reply is built within MSG_SIZE_MAX. */
+enum { TASK_WIRE_FIXED = 512 };
+size_t ops_task_wire_max(const struct queue_task_view *v, bool payload);
+
 /* ops.c: whether a lease request overrides the lease (its force flag:
  * an operator's; release_all always does). */
 bool ops_req_forced(const struct msg_req *r);
@@ -324,9 +314,17 @@ void ops_tube_conf_to_msg(
 void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req);
 
-/* ops.c: tries every waiting take in arrival order; answers those that
- * got tasks and those whose wait is over. */
+/* ops.c: serves the waiting takes on the tubes marked since the last
+ * turn, in arrival order, and answers those whose wait is over. */
 void ops_serve_waiters(struct core *c, int64_t mono_ms);
+
+/* ops.c: the queue's queue_ready_fn (arg: the core): marks the tube for
+ * the next ops_serve_waiters. O(1). */
+void ops_tube_ready(void *arg, const char *name, size_t len);
+
+/* ops.c: drops the waiting takes whose client left (the HTTP face's,
+ * which it watches; called when it wakes the core). */
+void ops_check_waiters(struct core *c);
 
 /* ops.c: drops the waiting takes of a session that is gone. */
 void ops_drop_waiters(struct core *c, uint32_t session);

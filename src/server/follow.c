@@ -893,8 +893,8 @@ follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch)
 		return SLUICE_ECORRUPT;
 	if (c->fol != NULL && c->fol->leader_epoch > e)
 		e = c->fol->leader_epoch;
-	if (c->fenced_by > e)
-		e = c->fenced_by;
+	/* Not c->fenced_by: a follower's word, unverified (an election's
+	 * min_epoch carries the epochs the cluster saw). */
 	e++;
 	if (e < min_epoch)
 		e = min_epoch;

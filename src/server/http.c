@@ -826,7 +826,8 @@ on_health(nng_aio *aio)
 static void
 on_page(nng_aio *aio)
 {
-	struct msg_req req = { .op = MSG_OP_STATS };
+	struct msg_req req = { .op = MSG_OP_STATS,
+		.stats = { .page = true, .limit = 1 } };
 
 	post(handler_http(aio), aio, HK_PAGE, &req);
 }
@@ -843,8 +844,9 @@ on_stats(nng_aio *aio)
 static void
 on_metrics(nng_aio *aio)
 {
+	/* the deepest tubes (sluiced --metrics-tubes), and the totals */
 	struct msg_req req = { .op = MSG_OP_STATS,
-		.stats = { .settings = true, .durations = true } };
+		.stats = { .settings = true, .durations = true, .top = true } };
 
 	post(handler_http(aio), aio, HK_METRICS, &req);
 }

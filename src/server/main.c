@@ -124,6 +124,17 @@ static const char usage[] =
     "                         puts are refused while takes, acks, fails\n"
     "                         and deletes go on (default: no limit, only\n"
     "                         the disk's)\n"
+    "  --max-waiting-takes N  takes that may wait for a task on this node\n"
+    "                         at once; past it a take that would wait is\n"
+    "                         refused with ELIMIT; 0: no limit (default\n"
+    "                         100000)\n"
+    "  --max-waiting-takes-per-conn N\n"
+    "                         the same per connection (an HTTP connection\n"
+    "                         waits for one answer at a time); 0: no\n"
+    "                         limit (default 256)\n"
+    "  --metrics-tubes N      tubes with series of their own in /metrics,\n"
+    "                         the deepest first; the rest are summed in\n"
+    "                         the totals; 0..10000 (default 100)\n"
     "  --log-level LEVEL      err, warn, info (default) or debug\n"
     "  --log-format FORMAT    text (default) or json: one object per line\n"
     "  --version              print the version and exit\n"
@@ -172,6 +183,9 @@ enum {
 	OPT_KEEP_SEGMENTS,
 	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_LOG_BYTES,
+	OPT_MAX_WAITS,
+	OPT_MAX_WAITS_CONN,
+	OPT_METRICS_TUBES,
 	OPT_LOG_LEVEL,
 	OPT_LOG_FORMAT,
 	OPT_VERSION,
@@ -214,6 +228,10 @@ static const struct option options[] = {
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
 	{ "keep-snapshots", required_argument, NULL, OPT_KEEP_SNAPSHOTS },
 	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
+	{ "max-waiting-takes", required_argument, NULL, OPT_MAX_WAITS },
+	{ "max-waiting-takes-per-conn", required_argument, NULL,
+	    OPT_MAX_WAITS_CONN },
+	{ "metrics-tubes", required_argument, NULL, OPT_METRICS_TUBES },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -794,6 +812,20 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_MAX_DONE:
 			rc = parse_u64("--max-done", optarg, 1, UINT64_MAX,
 			    &cfg->max_done);
+			break;
+		case OPT_MAX_WAITS:
+			rc = parse_u64("--max-waiting-takes", optarg, 0,
+			    UINT64_MAX, &cfg->max_waits);
+			break;
+		case OPT_MAX_WAITS_CONN:
+			if ((rc = parse_u64("--max-waiting-takes-per-conn",
+			         optarg, 0, UINT32_MAX, &v)) == 0)
+				cfg->max_waits_conn = (uint32_t)v;
+			break;
+		case OPT_METRICS_TUBES:
+			if ((rc = parse_u64("--metrics-tubes", optarg, 0,
+			         MSG_STATS_TUBES_MAX, &v)) == 0)
+				cfg->metrics_tubes = (uint32_t)v;
 			break;
 		case OPT_LOST_LEASE_RETRY:
 			if (strcmp(optarg, "backoff") == 0) {

@@ -1,8 +1,10 @@
 /* metrics - the stats reply in Prometheus's text exposition format
  * (version 0.0.4): every family with its HELP and TYPE lines, then its
  * samples. Per-tube families carry a `tube` label; the task counts a
- * `state` label too. Every number comes from one STATS reply, so a scrape
- * costs what stats costs: O(tubes), never O(tasks).
+ * `state` label too. Every number comes from one STATS reply, which lists
+ * the deepest --metrics-tubes tubes only (the totals cover every tube):
+ * a scrape's size is bounded whatever the node's tubes, and its cost on
+ * the core is a look at each tube, never O(tasks).
  *
  * docs/operations.md lists every metric with its meaning; keep the two
  * in step. Pure: writes to the FILE it is given, nothing else. */
@@ -469,6 +471,24 @@ node_write(FILE *f, const struct sluice_stats *s)
 	gauge(f, "sluice_tubes", "Tubes in use.", node_kv(s, "tubes"));
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
+	family(f, "sluice_tasks_by_state", "gauge",
+	    "Tasks of every tube by state (ready, delayed, taken, buried): "
+	    "the totals, listed tubes or not.");
+	fprintf(f,
+	    "sluice_tasks_by_state{state=\"ready\"} %" PRIu64 "\n"
+	    "sluice_tasks_by_state{state=\"delayed\"} %" PRIu64 "\n"
+	    "sluice_tasks_by_state{state=\"taken\"} %" PRIu64 "\n"
+	    "sluice_tasks_by_state{state=\"buried\"} %" PRIu64 "\n",
+	    s->totals.ready, s->totals.delayed, s->totals.taken,
+	    s->totals.buried);
+	gauge(f, "sluice_tubes_listed",
+	    "Tubes with series of their own here: the deepest, at most "
+	    "sluiced --metrics-tubes.",
+	    s->ntubes);
+	counter(f, "sluice_waiting_takes_refused_total",
+	    "Takes refused a wait by --max-waiting-takes or "
+	    "--max-waiting-takes-per-conn.",
+	    node_kv(s, "waiting_takes_refused"));
 	gauge(f, "sluice_log_segments",
 	    "Log segment files in the data "
 	    "directory.",

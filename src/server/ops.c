@@ -14,12 +14,19 @@
  * finishes accepted work (a first take, an ack, a release, a fail with
  * its text cut to RESERVE_ERROR_MAX, a bury, a delete) may use it all.
  *
- * Waiting takes: a take that finds nothing and may wait joins a FIFO of
- * waiters; each loop turn, after the turn's requests and timers, the FIFO
- * is walked in arrival order and each waiter takes what it can. While
- * waiters exist, a new take that may wait queues behind them, so a task
- * goes to whoever has waited longest. A waiter whose client left (its
- * face says so: net_alive) is dropped there before it takes anything. */
+ * Waiting takes: a take that finds nothing and may wait is parked
+ * (park_take, the one place that checks the limits on waiting takes) on
+ * the list of each tube it names (waiters.h). When a task becomes ready
+ * in a tube or its pause ends, the queue marks the tube; each loop turn,
+ * after the turn's requests and timers, the marked tubes' waiters are
+ * served in arrival order, each taking what it can, until one finds
+ * nothing; then the waits that are over are answered, from a heap by
+ * deadline. A turn so costs what can be served, not what waits. While
+ * takes wait on a tube, a new take on it that may wait queues behind
+ * them, so a task goes to whoever has waited longest on its tube. A
+ * waiter whose client left (its face says so: net_alive) is dropped
+ * before it takes anything: when its session closes, when its turn
+ * comes, or when the HTTP face wakes the core for it (ops_check_waiters). */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -30,13 +37,20 @@
 #include "server/cluster.h"
 #include "server/core.h"
 #include "server/follow.h"
+#include "server/http.h"
 #include "server/repl.h"
+#include "server/waiters.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 enum {
 	ERR_GROUPS_MAX = 1000,
+	/* A reply carries at most MSG_SIZE_MAX bytes: its head and count,
+	 * then its tasks, each at most ops_task_wire_max bytes. */
+	REPLY_MAX = MSG_SIZE_MAX,
+	REPLY_HEAD_MAX = 64,
+	HTTP_JSON_GROWTH = 6,
 	PEER_MAX = 160, /* a peer's address as the log shows it */
 };
 
@@ -354,28 +368,89 @@ ops_take_flags(struct core *c, uint64_t id)
 	return WAL_RETRY;
 }
 
-/* Takes up to `max` tasks now into ids[]. Returns 0 with *got >= 1; or the
- * reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED) or an
- * error, with *got tasks taken before it. */
+/* The room for the tasks of a reply to `session` beyond its first: the
+ * HTTP face writes the reply again as JSON, where a payload byte may take
+ * up to HTTP_JSON_GROWTH (a \u00XX escape), so its replies get that much
+ * less. */
+static size_t
+reply_budget(const struct core *c, uint32_t session)
+{
+	if (c->http != NULL && session == http_session(c->http))
+		return REPLY_MAX / HTTP_JSON_GROWTH;
+	return REPLY_MAX;
+}
+
+size_t
+ops_task_wire_max(const struct queue_task_view *v, bool payload)
+{
+	size_t n = TASK_WIRE_FIXED + v->tube_len + v->key_len +
+	    v->last_error_len + v->result_len + MSG_PEER_MAX;
+
+	if (payload)
+		n += v->payload_len +
+		    (v->replace_pending ? v->repl.payload_len : 0);
+	return n;
+}
+
+/* Takes up to `max` tasks now into ids[], no more than the reply can
+ * carry (REPLY_MAX; an HTTP take, beyond its first task, a sixth of it):
+ * a take is applied only when its task is handed out. Returns 0 with *got >= 1;
+ * or the reason there is nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED),
+ * SLUICE_EMSGSIZE when the first task alone is over the reply limit (its id in
+ * *big, nothing taken), or an error, with *got tasks taken before it. */
 static int
 take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
-    uint64_t *ids, uint32_t *got)
+    uint64_t *ids, uint32_t *got, uint64_t *big)
 {
+	size_t bytes = REPLY_HEAD_MAX, need, budget = REPLY_MAX;
+	struct queue_task_view v;
 	struct qrec r;
+	unsigned flags;
 	uint64_t lsn;
 	int rc = 0;
 
+	budget = reply_budget(c, (uint32_t)tr->session);
 	*got = 0;
 	while (*got < max) {
 		rc = queue_decide_take(c->q, c->now, tr, &r);
 		if (rc != 0)
 			break;
-		rc = core_commit(c, &r, ops_take_flags(c, r.u.take.id), &lsn);
+		flags = WAL_RETRY;
+		need = 0;
+		if (queue_peek(c->q, c->now, r.u.take.id, &v) == 0) {
+			flags = v.attempts == 0 ? 0 : WAL_RETRY;
+			need = ops_task_wire_max(&v, true);
+		}
+		if (need > REPLY_MAX - bytes ||
+		    (*got > 0 && bytes + need > budget)) {
+			if (*got == 0) {
+				rc = SLUICE_EMSGSIZE;
+				*big = r.u.take.id;
+			}
+			break;
+		}
+		rc = core_commit(c, &r, flags, &lsn);
 		if (rc != 0)
 			break;
+		bytes += need;
 		ids[(*got)++] = r.u.take.id;
 	}
 	return *got > 0 ? 0 : rc;
+}
+
+/* The error of a take that got nothing. */
+static void
+take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big)
+{
+	if (rc == SLUICE_EMSGSIZE)
+		core_reply_err(c, ctx, MSG_OP_TAKE, rc,
+		    "take: task %" PRIu64 " is over the reply limit of %d "
+		    "bytes with its payload; nothing was taken (peek it "
+		    "without payload, or delete it)",
+		    big, (int)REPLY_MAX);
+	else
+		core_reply_err(
+		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
 }
 
 /* Answers a take of `session` with the tasks it got. Should the reply
@@ -419,77 +494,94 @@ reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
 	free(tasks);
 }
 
-static void
-waiter_unlink(struct core *c, struct waiter *w)
+/* ---- parking a take ---------------------------------------------------
+ *
+ * The one place a take is parked (park_take): the limits on waiting takes
+ * are checked there, before anything is allocated. */
+
+/* Whether the parked takes of `session` are counted for the cap per
+ * connection: the HTTP face's requests share one session, and each of its
+ * connections waits for one answer at a time. */
+static bool
+session_capped(const struct core *c, uint32_t session)
 {
-	if (w->prev != NULL)
-		w->prev->next = w->next;
-	else
-		c->wait_head = w->next;
-	if (w->next != NULL)
-		w->next->prev = w->prev;
-	else
-		c->wait_tail = w->prev;
-	c->nwaiters--;
-	quota_unpark(c, w);
+	return c->http == NULL || session != http_session(c->http);
 }
 
-/* A take that waits: `tr` as it will be tried again (its tube names are
- * copied). */
+/* Parks take `tr` (its tube names copied) until a task comes or its wait
+ * passes. Returns 0, or SLUICE_ELIMIT (answered here, with what limit)
+ * or SLUICE_ENOMEM. `behind`: it was not tried, others wait on some of
+ * its tubes: it is tried this turn behind them (on the tubes where it
+ * waits first). */
 static int
-waiter_add(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
-    uint32_t max, uint64_t wait_ms)
+park_take(struct core *c, struct net_ctx *ctx, const struct queue_take_req *tr,
+    const struct msg_take *t, bool behind)
 {
-	const struct queue_str *tubes = tr->tubes;
-	size_t bytes = 0, off = 0, ntubes = tr->ntubes;
+	uint32_t conn_max = c->cfg->max_waits_conn;
+	uint64_t node_max = c->cfg->max_waits;
 	struct waiter *w;
+	int rc;
 
-	for (size_t i = 0; i < ntubes; i++)
-		bytes += tubes[i].len;
-	w = malloc(sizeof(*w) + bytes + 1);
+	if (node_max != 0 && c->waits.n >= node_max) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ELIMIT,
+		    "take: %" PRIu64 " takes wait on this node already, the "
+		    "most it allows (--max-waiting-takes); take without "
+		    "waiting, or try again later",
+		    node_max);
+		return SLUICE_ELIMIT;
+	}
+	if (conn_max != 0 && session_capped(c, (uint32_t)tr->session) &&
+	    waiters_of_session(&c->waits, (uint32_t)tr->session) >= conn_max) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ELIMIT,
+		    "take: %u takes wait on this connection already, the "
+		    "most it allows (--max-waiting-takes-per-conn)",
+		    conn_max);
+		return SLUICE_ELIMIT;
+	}
+	w = waiters_new(tr->tubes, tr->ntubes);
 	if (w == NULL)
 		return SLUICE_ENOMEM;
 	if (quota_park(c, w) != 0) { /* the token's takes waiting */
 		free(w);
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ELIMIT, "take: %s",
+		    c->quota.why);
 		return SLUICE_ELIMIT;
 	}
 	w->ctx = ctx;
 	w->session = (uint32_t)tr->session;
-	w->max = max;
+	w->max = t->max;
 	w->detached = tr->detached;
 	w->strict = tr->strict;
+	w->durable = t->durable;
 	w->deadline = clock_mono_ms() +
-	    (int64_t)(wait_ms > (uint64_t)INT32_MAX * 1000
+	    (int64_t)(t->wait > (uint64_t)INT32_MAX * 1000
 	            ? (uint64_t)INT32_MAX * 1000
-	            : wait_ms);
-	w->ntubes = ntubes;
-	for (size_t i = 0; i < ntubes; i++) {
-		memcpy(w->names + off, tubes[i].p, tubes[i].len);
-		w->tubes[i].p = w->names + off;
-		w->tubes[i].len = tubes[i].len;
-		off += tubes[i].len;
+	            : t->wait);
+	if ((rc = waiters_add(&c->waits, w)) != 0) {
+		quota_unpark(c, w);
+		free(w);
+		return rc;
 	}
-	w->next = NULL;
-	w->prev = c->wait_tail;
-	if (c->wait_tail != NULL)
-		c->wait_tail->next = w;
-	else
-		c->wait_head = w;
-	c->wait_tail = w;
-	c->nwaiters++;
+	if (behind)
+		waiters_mark_heads(&c->waits, w);
 	net_waiting(ctx);
 	return 0;
 }
 
-/* A take that could not wait: no memory, or its token's quota. */
-static void
-waiter_refused(struct core *c, struct net_ctx *ctx, int rc)
+/* Whether a take waits on one of the tubes of `tr`: a new take that may
+ * wait then waits behind it, so a task goes to whoever waited longest. */
+static bool
+waited_on(const struct core *c, const struct queue_take_req *tr)
 {
-	if (rc == SLUICE_ELIMIT)
-		core_reply_err(
-		    c, ctx, MSG_OP_TAKE, rc, "take: %s", c->quota.why);
-	else
-		core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
+	if (c->waits.n == 0)
+		return false;
+	for (size_t i = 0; i < tr->ntubes; i++)
+		if (waiters_on(&c->waits, tr->tubes[i].p, tr->tubes[i].len))
+			return true;
+	return false;
 }
 
 static void
@@ -500,7 +592,7 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	struct msg_iter it = req->take.it;
 	const struct msg_take *t = &req->take;
 	struct queue_take_req tr = { tubes, 0, session, t->detach, t->strict };
-	uint64_t *ids;
+	uint64_t *ids, big = 0;
 	struct msg_str s;
 	uint32_t got = 0;
 	int rc;
@@ -508,12 +600,10 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	while (tr.ntubes < MSG_TAKE_TUBES_MAX && msg_next_str(&it, &s))
 		tubes[tr.ntubes++] = (struct queue_str) { s.p, s.len };
 	/* Queue behind those who waited first. */
-	if (t->wait > 0 && c->nwaiters > 0) {
-		rc = waiter_add(c, ctx, &tr, t->max, t->wait);
-		if (rc != 0)
-			waiter_refused(c, ctx, rc);
-		else
-			c->wait_tail->durable = t->durable;
+	if (t->wait > 0 && waited_on(c, &tr)) {
+		rc = park_take(c, ctx, &tr, t, true);
+		if (rc == SLUICE_ENOMEM)
+			core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		return;
 	}
 	ids = malloc(t->max * sizeof(*ids));
@@ -521,23 +611,20 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 		core_reply_err(c, ctx, MSG_OP_TAKE, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	rc = take_now(c, &tr, t->max, ids, &got);
+	rc = take_now(c, &tr, t->max, ids, &got, &big);
 	if (got == 0 && rc == SLUICE_ENOSPC && t->wait > 0)
 		rc = SLUICE_ETIMEDOUT; /* a retake on a full log: wait for
 		                        * room as for a task */
 	if (got == 0 && (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED)) {
 		if (t->wait > 0) {
-			rc = waiter_add(c, ctx, &tr, t->max, t->wait);
-			if (rc != 0)
-				waiter_refused(c, ctx, rc);
-			else
-				c->wait_tail->durable = t->durable;
+			rc = park_take(c, ctx, &tr, t, false);
+			if (rc == SLUICE_ENOMEM)
+				core_reply_err(c, ctx, MSG_OP_TAKE, rc, NULL);
 		} else {
 			reply_tasks(c, ctx, session, ids, 0);
 		}
 	} else if (got == 0) {
-		core_reply_err(
-		    c, ctx, MSG_OP_TAKE, rc, "take: %s", sluice_strerror(rc));
+		take_err(c, ctx, rc, big);
 	} else {
 		c->take_durable = t->durable;
 		reply_tasks(c, ctx, session, ids, got);
@@ -546,59 +633,116 @@ op_take(struct core *c, struct net_ctx *ctx, uint32_t session,
 	free(ids);
 }
 
-void
-ops_serve_waiters(struct core *c, int64_t mono_ms)
-{
-	struct waiter *w, *next;
-	uint64_t ids[MSG_TAKE_MAX];
+/* ---- the waiting takes ------------------------------------------------ */
 
-	ops_auth_serve(c, mono_ms);
-	for (w = c->wait_head; w != NULL; w = next) {
+static void
+waiter_end(struct core *c, struct waiter *w)
+{
+	waiters_remove(&c->waits, w);
+	quota_unpark(c, w);
+	free(w);
+}
+
+/* Serves tube `t`'s waiters from the first: each takes what it can (from
+ * any of its tubes). The first that finds nothing ends it: the tube has
+ * no task for anyone now. One that meets a full log puts the tube off to
+ * the next turn. A waiter whose client left is dropped: it takes
+ * nothing. */
+static void
+serve_tube(struct core *c, struct wait_tube *t, uint64_t *ids)
+{
+	struct waiter *w;
+
+	while ((w = waiters_head(t)) != NULL) {
 		struct queue_take_req tr = { w->tubes, w->ntubes, w->session,
 			w->detached, w->strict };
 		uint32_t got = 0;
+		uint64_t big = 0;
 		int rc;
 
-		next = w->next;
-		if (!net_alive(w->ctx)) { /* its client left: take nothing */
-			waiter_unlink(c, w);
+		if (!net_alive(w->ctx)) {
 			net_drop(c->net, w->ctx);
-			free(w);
+			waiter_end(c, w);
 			continue;
 		}
-		rc = take_now(c, &tr, w->max, ids, &got);
+		rc = take_now(c, &tr, w->max, ids, &got, &big);
 		if (got > 0) {
-			waiter_unlink(c, w);
+			struct net_ctx *ctx = w->ctx;
+			uint32_t session = w->session;
+
 			c->take_durable = w->durable;
-			reply_tasks(c, w->ctx, w->session, ids, got);
+			waiter_end(c, w);
+			reply_tasks(c, ctx, session, ids, got);
 			c->take_durable = false;
-			free(w);
-		} else if (rc != SLUICE_ETIMEDOUT && rc != SLUICE_EPAUSED &&
-		    rc != SLUICE_ENOSPC) {
-			waiter_unlink(c, w);
-			core_reply_err(c, w->ctx, MSG_OP_TAKE, rc, "take: %s",
-			    sluice_strerror(rc));
-			free(w);
-		} else if (w->deadline <= mono_ms) {
-			waiter_unlink(c, w);
-			reply_tasks(c, w->ctx, w->session, ids, 0);
-			free(w);
+		} else if (rc == SLUICE_ENOSPC) {
+			waiters_retry(&c->waits, t);
+			return;
+		} else if (rc == SLUICE_ETIMEDOUT || rc == SLUICE_EPAUSED) {
+			break;
+		} else {
+			take_err(c, w->ctx, rc, big);
+			waiter_end(c, w);
 		}
+	}
+	waiters_release(&c->waits, t);
+}
+
+void
+ops_serve_waiters(struct core *c, int64_t mono_ms)
+{
+	uint64_t ids[MSG_TAKE_MAX];
+	struct wait_tube *t;
+	struct waiter *w;
+
+	ops_auth_serve(c, mono_ms);
+	if (c->waits_check) {
+		c->waits_check = false;
+		ops_check_waiters(c);
+	}
+	waiters_turn(&c->waits);
+	while ((t = waiters_next_marked(&c->waits)) != NULL)
+		serve_tube(c, t, ids);
+	while ((w = waiters_first_due(&c->waits)) != NULL &&
+	    w->deadline <= mono_ms) {
+		struct net_ctx *ctx = w->ctx;
+		uint32_t session = w->session;
+		bool alive = net_alive(ctx);
+
+		waiter_end(c, w);
+		if (alive)
+			reply_tasks(c, ctx, session, ids, 0);
+		else
+			net_drop(c->net, ctx);
+	}
+}
+
+void
+ops_check_waiters(struct core *c)
+{
+	struct waiter *w, *next;
+
+	/* Only the HTTP face watches its waiting connections (a beanstalk
+	 * or native connection that closes ends its session). */
+	if (c->http == NULL)
+		return;
+	for (w = waiters_session_head(&c->waits, http_session(c->http));
+	     w != NULL; w = next) {
+		next = w->snext;
+		if (net_alive(w->ctx))
+			continue;
+		net_drop(c->net, w->ctx);
+		waiter_end(c, w);
 	}
 }
 
 void
 ops_drop_waiters(struct core *c, uint32_t session)
 {
-	struct waiter *w, *next;
+	struct waiter *w;
 
-	for (w = c->wait_head; w != NULL; w = next) {
-		next = w->next;
-		if (w->session != session)
-			continue;
-		waiter_unlink(c, w);
+	while ((w = waiters_session_head(&c->waits, session)) != NULL) {
 		net_drop(c->net, w->ctx);
-		free(w);
+		waiter_end(c, w);
 	}
 	ops_auth_drop(c, session, false);
 }
@@ -609,10 +753,12 @@ ops_end_waiters(struct core *c)
 	struct waiter *w;
 
 	ops_auth_serve(c, INT64_MAX);
-	while ((w = c->wait_head) != NULL) {
-		waiter_unlink(c, w);
-		reply_tasks(c, w->ctx, w->session, NULL, 0);
-		free(w);
+	while ((w = waiters_any(&c->waits)) != NULL) {
+		struct net_ctx *ctx = w->ctx;
+		uint32_t session = w->session;
+
+		waiter_end(c, w);
+		reply_tasks(c, ctx, session, NULL, 0);
 	}
 }
 
@@ -620,11 +766,20 @@ int64_t
 ops_next_deadline(const struct core *c)
 {
 	int64_t min = ops_auth_next(c);
+	const struct waiter *w = waiters_first_due(&c->waits);
 
-	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
-		if (w->deadline < min)
-			min = w->deadline;
+	if (w != NULL && w->deadline < min)
+		min = w->deadline;
 	return min;
+}
+
+void
+ops_tube_ready(void *arg, const char *name, size_t len)
+{
+	struct core *c = arg;
+
+	if (c->waits.n > 0)
+		waiters_mark(&c->waits, name, len);
 }
 
 /* ---- the lease operations ------------------------------------------- */
@@ -1412,6 +1567,13 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 		    c, ctx, op, rc, "peek %s: %s", what, sluice_strerror(rc));
 		return;
 	}
+	if (ops_task_wire_max(v, true) > REPLY_MAX - REPLY_HEAD_MAX) {
+		core_reply_err(c, ctx, op, SLUICE_EMSGSIZE,
+		    "peek %s: task %" PRIu64 " is over the reply limit of %d "
+		    "bytes with its payloads; list it without payloads",
+		    what, v->id, (int)REPLY_MAX);
+		return;
+	}
 	ops_view_to_task(c, v, true, &rep.task);
 	ops_reply(c, ctx, &rep);
 }
@@ -1450,16 +1612,37 @@ op_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	reply_view(c, ctx, req->op, rc, &v, what);
 }
 
-static void
-op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+/* How many of the n tasks fit in one reply of `budget` bytes, in order
+ * (the first within REPLY_MAX). */
+static size_t
+list_fit(
+    const struct queue_task_view *views, size_t n, bool payloads, size_t budget)
 {
+	size_t bytes = REPLY_HEAD_MAX, i;
+
+	for (i = 0; i < n; i++) {
+		size_t need = ops_task_wire_max(&views[i], payloads);
+
+		if (need > REPLY_MAX - bytes ||
+		    (i > 0 && bytes + need > budget))
+			break;
+		bytes += need;
+	}
+	return i;
+}
+
+static void
+op_list(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	size_t budget = reply_budget(c, session);
 	const struct msg_list *m = &req->list;
 	struct queue_list_req lr = { m->tube.p, m->tube.len, m->state, 0,
 		m->limit, m->after };
 	struct msg_rep rep = { .op = MSG_OP_LIST };
 	struct queue_task_view *views;
 	struct msg_task *tasks;
-	size_t n = 0;
+	size_t n = 0, fit;
 	int rc;
 
 	lr.order = m->order == MSG_ORDER_ATTEMPTS ? QUEUE_BY_ATTEMPTS
@@ -1473,6 +1656,14 @@ op_list(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_LIST, rc, "list tube '%.*s': %s",
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
+	} else if ((fit = list_fit(views, n, m->payloads, budget)) < n) {
+		core_reply_err(c, ctx, MSG_OP_LIST, SLUICE_EMSGSIZE,
+		    "list tube '%.*s': %zu tasks%s are over the reply limit "
+		    "of %zu bytes; the first %zu fit: ask for a limit of %zu%s",
+		    (int)m->tube.len, m->tube.p, n,
+		    m->payloads ? " with their payloads" : "", budget, fit,
+		    fit > 0 ? fit : 1,
+		    m->payloads ? ", or list without payloads" : "");
 	} else {
 		for (size_t i = 0; i < n; i++)
 			ops_view_to_task(c, &views[i], m->payloads, &tasks[i]);
@@ -1604,7 +1795,11 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 51 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 54 + 2 * WAL_HIST_BUCKETS,
+	/* Tubes a stats of every tube lists without a page or top asked
+	 * (old clients): every tube of a node that has no more in use; a
+	 * larger node is read a page at a time. About 3 ms of the core. */
+	OPS_STATS_TUBES = 1000,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
 };
@@ -1841,39 +2036,87 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
  * (and its counters): a task put in it brings it back, and stats of that tube
  * alone still answer. */
 
-/* A bit per tube (by index, `count` tubes) that a waiting take names.
- * Returns 0 with *out NULL when no take waits, or SLUICE_ENOMEM. */
-static int
-waited_tubes(struct core *c, uint32_t count, uint8_t **out)
-{
-	struct queue_tube_stats ts;
-	uint8_t *bits;
-
-	*out = NULL;
-	if (c->nwaiters == 0 || count == 0)
-		return 0;
-	if ((bits = calloc((count + 7) / 8, 1)) == NULL)
-		return SLUICE_ENOMEM;
-	for (const struct waiter *w = c->wait_head; w != NULL; w = w->next)
-		for (size_t i = 0; i < w->ntubes; i++)
-			if (queue_tube_stats(c->q, c->now, w->tubes[i].p,
-			        w->tubes[i].len, &ts) == 0 &&
-			    ts.index < count)
-				bits[ts.index / 8] |= 1u << (ts.index % 8);
-	*out = bits;
-	return 0;
-}
-
-/* Idle: nothing in it, not paused, no take waiting on it (`waited` from
- * waited_tubes, NULL when none waits). */
+/* Idle: nothing in it, not paused, no take waiting on it. */
 static bool
-tube_idle(const struct queue_tube_stats *ts, const uint8_t *waited)
+tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 {
 	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
 	    ts->paused_until != 0 || ts->settings != 0)
 		return false;
-	return waited == NULL ||
-	    !(waited[ts->index / 8] & (1u << (ts->index % 8)));
+	return !waiters_on(&c->waits, ts->name, ts->name_len);
+}
+
+/* A tube a stats reply lists: its depth (top) and index. */
+struct stats_pick {
+	uint64_t depth;
+	uint32_t index;
+};
+
+/* How many tubes a stats of every tube lists: a page's limit; the
+ * deepest --metrics-tubes when top asks for the server's choice; without
+ * either, OPS_STATS_TUBES (old clients: every tube of a small node). */
+static uint32_t
+stats_limit(const struct core *c, const struct msg_stats_req *q)
+{
+	if (q->top && q->limit == 0)
+		return c->cfg->metrics_tubes;
+	if (q->page || q->top)
+		return q->limit;
+	return OPS_STATS_TUBES;
+}
+
+/* Deeper first; among equals, the tube made first. */
+static bool
+pick_before(const struct stats_pick *a, const struct stats_pick *b)
+{
+	return a->depth != b->depth ? a->depth > b->depth : a->index < b->index;
+}
+
+static int
+pick_cmp(const void *a, const void *b)
+{
+	return pick_before(a, b) ? -1 : pick_before(b, a) ? 1 : 0;
+}
+
+/* Keeps the `cap` deepest tubes in pick[] (*n of them), a min-heap of
+ * the order pick_before: its root is the one to drop first. */
+static void
+pick_deepest(struct stats_pick *pick, uint32_t *n, uint32_t cap,
+    const struct queue_tube_stats *ts)
+{
+	struct stats_pick x = {
+		ts->ready + ts->delayed + ts->taken + ts->buried, ts->index
+	};
+	uint32_t i;
+
+	if (cap == 0)
+		return;
+	if (*n < cap) {
+		i = (*n)++;
+		while (i > 0 && pick_before(&pick[(i - 1) / 2], &x)) {
+			pick[i] = pick[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		pick[i] = x;
+		return;
+	}
+	if (!pick_before(&x, &pick[0]))
+		return;
+	i = 0;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct stats_pick *best = &x;
+
+		if (l < *n && pick_before(best, &pick[l]))
+			m = l, best = &pick[l];
+		if (r < *n && pick_before(best, &pick[r]))
+			m = r;
+		if (m == i)
+			break;
+		pick[i] = pick[m];
+		i = m;
+	}
+	pick[i] = x;
 }
 
 static void
@@ -1892,32 +2135,33 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	struct queue_stats qs;
 	struct wal_stats ws;
 	size_t nn = 0, nctx, nidle;
-	uint32_t ntubes = 0, count, listed = 0;
-	uint8_t *waited = NULL;
+	uint32_t ntubes = 0, count, listed = 0, limit, cap, npick = 0, next = 0;
+	struct stats_pick *pick;
 	int64_t oldest = 0;
-	int rc;
 
 	queue_stats(c->q, c->now, &qs);
 	wal_stats(c->wal, &ws);
 	count = queue_tube_count(c->q);
-	rc = waited_tubes(c, count, &waited);
+	limit = stats_limit(c, &req->stats);
 	if (req->tube.len > 0)
-		count = 1;
-	tubes = calloc(count ? count : 1, sizeof(*tubes));
-	tkvs = calloc(count ? count : 1, sizeof(*tkvs));
-	if (rc != 0 || tubes == NULL || tkvs == NULL) {
-		free(waited);
+		limit = 1;
+	cap = limit < count ? limit : count;
+	tubes = calloc(cap ? cap : 1, sizeof(*tubes));
+	tkvs = calloc(cap ? cap : 1, sizeof(*tkvs));
+	pick = calloc(cap ? cap : 1, sizeof(*pick));
+	if (tubes == NULL || tkvs == NULL || pick == NULL) {
 		free(tubes);
 		free(tkvs);
+		free(pick);
 		core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOMEM, NULL);
 		return;
 	}
 	if (req->tube.len > 0) {
 		if (queue_tube_stats(
 		        c->q, c->now, req->tube.p, req->tube.len, &ts) != 0) {
-			free(waited);
 			free(tubes);
 			free(tkvs);
+			free(pick);
 			core_reply_err(c, ctx, MSG_OP_STATS, SLUICE_ENOTFOUND,
 			    "stats of tube '%.*s': no such tube (a tube exists "
 			    "once a task was put in it)",
@@ -1927,21 +2171,37 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		tube_to_msg(c, &ts, &tkvs[0], req->stats.settings, &tubes[0]);
 		ntubes = 1;
 	}
-	for (uint32_t i = 0; i < queue_tube_count(c->q); i++) {
+	/* Every tube is looked at (the totals, the oldest ready task); only
+	 * those listed are encoded. */
+	for (uint32_t i = 0; i < count; i++) {
 		if (queue_tube_stats_at(c->q, c->now, i, &ts) != 0)
 			break;
 		if (ts.oldest_ready_age > oldest)
 			oldest = ts.oldest_ready_age;
-		if (tube_idle(&ts, waited))
+		if (tube_idle(c, &ts))
 			continue;
 		listed++;
-		if (req->tube.len == 0 && ntubes < count) {
-			tube_to_msg(c, &ts, &tkvs[ntubes], req->stats.settings,
-			    &tubes[ntubes]);
-			ntubes++;
+		if (req->tube.len > 0)
+			continue;
+		if (req->stats.top) {
+			pick_deepest(pick, &npick, cap, &ts);
+		} else if (i >= req->stats.after) {
+			if (npick < cap)
+				pick[npick++] = (struct stats_pick) { 0, i };
+			else if (next == 0)
+				next = i;
 		}
 	}
-	free(waited);
+	if (req->stats.top)
+		qsort(pick, npick, sizeof(*pick), pick_cmp);
+	for (uint32_t j = 0; j < npick; j++) {
+		if (queue_tube_stats_at(c->q, c->now, pick[j].index, &ts) != 0)
+			continue;
+		tube_to_msg(
+		    c, &ts, &tkvs[ntubes], req->stats.settings, &tubes[ntubes]);
+		ntubes++;
+	}
+	free(pick);
 	if (req->stats.durations &&
 	    durations_add(c, tubes, ntubes, tkvs) != 0) {
 		free(tubes);
@@ -1966,10 +2226,15 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	net_counts(c->net, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
 	kv(node, &nn, "tubes", listed);
+	if (req->tube.len == 0) {
+		kv(node, &nn, "tubes_listed", ntubes);
+		kv(node, &nn, "tubes_next", next);
+	}
 	kv(node, &nn, "tasks", qs.tasks);
 	kv(node, &nn, "keys", qs.keys);
 	kv(node, &nn, "sessions", c->sessions);
-	kv(node, &nn, "waiting_takes", c->nwaiters);
+	kv(node, &nn, "waiting_takes", c->waits.n);
+	kv(node, &nn, "waiting_takes_refused", c->waits_refused);
 	kv(node, &nn, "log_segments", ws.segments);
 	kv(node, &nn, "log_bytes", ws.bytes);
 	kv(node, &nn, "log_fsyncs", ws.fsyncs);
@@ -2125,7 +2390,7 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 		    c->fenced_by, wal_epoch(c->wal));
 		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
 	}
-	core_reply(c, ctx);
+	core_reply_local(c, ctx); /* a refusal writes nothing */
 }
 
 void
@@ -2135,6 +2400,10 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 	struct msg_req req;
 	int rc;
 
+	/* What is answered before the op runs (a bad request, an auth, a
+	 * refusal) writes nothing: it waits for no --sync-replicas
+	 * follower. */
+	c->reply_local = true;
 	rc = msg_decode_req(
 	    nng_msg_body(msg), nng_msg_len(msg), &c->limits, &req);
 	if (rc != 0) {
@@ -2153,13 +2422,17 @@ ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		else
 			core_reply_err(c, ctx, op, rc, "bad request: %s",
 			    sluice_strerror(rc));
+		c->reply_local = false;
 		return;
 	}
 	c->ops[req.op]++;
 	c->req_tok = NULL;
 	c->req_hidden = 0;
-	if (!ops_auth_check(c, ctx, session, &req))
+	if (!ops_auth_check(c, ctx, session, &req)) {
+		c->reply_local = false;
 		return;
+	}
+	c->reply_local = false;
 	if (op_writes(req.op))
 		core_check_lease(c); /* a write is decided only under it */
 	if ((c->follower || c->fenced || c->handing) && op_writes(req.op)) {
@@ -2247,7 +2520,7 @@ ops_dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		op_stats(c, ctx, &req);
 		break;
 	case MSG_OP_LIST:
-		op_list(c, ctx, &req);
+		op_list(c, ctx, session, &req);
 		break;
 	case MSG_OP_ERRORS:
 		op_errors(c, ctx, &req);

@@ -87,6 +87,9 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 	struct qrec r;
 	int rc;
 
+	/* Taken only when its reply can carry it (ops.c's take_now). */
+	if (ops_task_wire_max(v, true) > MSG_SIZE_MAX - TASK_WIRE_FIXED)
+		return SLUICE_EMSGSIZE;
 	if (v->state == QUEUE_BURIED || v->state == QUEUE_DELAYED) {
 		rc = queue_decide_kick(c->q, c->now, &k, &r);
 		if ((rc = commit(c, rc, &r, WAL_RETRY)) != 0)

@@ -108,7 +108,8 @@ quota_apply(struct core *c)
 		goto fail;
 	free(ns);
 	/* The takes waiting now, under the lines they are of now. */
-	for (struct waiter *w = c->wait_head; w != NULL; w = w->next) {
+	for (uint64_t j = 0; j < c->waits.n; j++) {
+		struct waiter *w = waiters_at(&c->waits, j);
 		const struct auth_token *t =
 		    w->quota_tok ? auth_find_hash(a, w->quota_hash) : NULL;
 		size_t i = line_of(c, t);
@@ -124,8 +125,8 @@ fail:
 	free(ns);
 	quota_free(&c->quota);
 	queue_acct_set(c->q, NULL, 0);
-	for (struct waiter *w = c->wait_head; w != NULL; w = w->next)
-		w->quota_tok = false;
+	for (uint64_t j = 0; j < c->waits.n; j++)
+		waiters_at(&c->waits, j)->quota_tok = false;
 	log_err("auth",
 	    "no memory to count the tokens' quotas: tubes, tasks, bytes and "
 	    "parked are not enforced until the token file is read again");

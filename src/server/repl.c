@@ -15,7 +15,13 @@
  * never had (a leader that crashed before they were durable, then began
  * a new epoch): it cuts back to that end. When the epoch is not in the
  * history (or differs), the follower cuts back before it began, and asks
- * again: each round removes at least one epoch, so it ends. */
+ * again: each round removes at least one epoch, so it ends.
+ *
+ * Fencing: a follower whose last record is of an epoch newer than this
+ * node's follows a leader promoted since; this node then takes no more
+ * writes (c->fenced). The claim is a peer's word: one no promotion could
+ * have made (epoch_claim_ok) is refused and fences nothing, and no epoch
+ * this node begins later is taken from it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,6 +48,9 @@ enum {
 	RING_RECS_MAX = 1 << 20, /* records kept */
 	FETCH_WAIT_MAX = 10000,  /* ms a fetch may park */
 	PEERS_MAX = 64,
+	/* How far ahead of this node's epoch a follower may say its own
+	 * is: one promotion after another while this node still leads. */
+	REPL_EPOCH_AHEAD_MAX = 1000,
 	REPL_MSG_MAX = REPL_RECORDS_MAX + 4096,
 };
 
@@ -94,6 +103,10 @@ struct repl {
 	struct catchup_io *io;
 	struct buf recs;
 	struct buf out;
+	/* fetches refused for an epoch no leader can have begun: logged
+	 * once a second at most, with the count since the last line */
+	uint64_t bad_epochs;
+	int64_t bad_epoch_logged; /* monotonic ms */
 };
 
 /* ---- the ring of recent records ------------------------------------ */
@@ -599,6 +612,24 @@ peer_acked(struct core *c, struct peer *p, uint64_t lsn)
 	p->acked = lsn;
 }
 
+/* Whether a fetch's claim of an epoch newer than this node's can be
+ * true. Such an epoch began on a node promoted since (each promotion, by
+ * hand or by election, begins the highest epoch it knew of plus one), so
+ * it is at most REPL_EPOCH_AHEAD_MAX ahead; and the follower's last
+ * record is of it, so the epoch began at or before that record. A claim
+ * that fails is refused and fences nothing: the fence lives in memory
+ * (c->fenced_by), and no epoch a node begins is taken from it
+ * (follow_lead). */
+static bool
+epoch_claim_ok(const struct core *c, const struct repl_fetch_req *q)
+{
+	uint64_t ours = wal_epoch(c->wal);
+
+	return q->last_epoch - ours <= REPL_EPOCH_AHEAD_MAX &&
+	    q->from_lsn > 1 && q->epoch_start >= 1 &&
+	    q->epoch_start < q->from_lsn;
+}
+
 static void
 on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct repl_fetch_req *q)
@@ -628,6 +659,29 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (c->follower) {
 		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ENOTLEADER,
 		    "this node is a follower; follow its leader");
+		return;
+	}
+	if (q->last_epoch > wal_epoch(c->wal) && !epoch_claim_ok(c, q)) {
+		int64_t mono = clock_mono_ms();
+
+		rp->bad_epochs++;
+		if (mono - rp->bad_epoch_logged >= 1000) {
+			log_warn("repl",
+			    "a fetch claims an epoch no leader can have begun; "
+			    "refused, this node keeps leading follower=%.*s "
+			    "follower_epoch=%" PRIu64 " epoch_start=%" PRIu64
+			    " from_lsn=%" PRIu64 " epoch=%" PRIu64
+			    " refused=%" PRIu64,
+			    q->url.len > 0 ? (int)q->url.len : 4,
+			    q->url.len > 0 ? q->url.p : "none", q->last_epoch,
+			    q->epoch_start, q->from_lsn, wal_epoch(c->wal),
+			    rp->bad_epochs);
+			rp->bad_epochs = 0;
+			rp->bad_epoch_logged = mono;
+		}
+		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EINVAL,
+		    "fetch: an epoch beyond any a leader could have begun "
+		    "since this node's");
 		return;
 	}
 	if (q->last_epoch > wal_epoch(c->wal)) {

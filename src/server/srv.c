@@ -7,7 +7,8 @@
  * listen.
  *
  * The server's layers, top down: this file (the loop: it calls every
- * other); the operations (ops.c, ops_job.c); replication's follower side
+ * other); the operations (ops.c, ops_job.c, and waiters.c, the index of
+ * the waiting takes); replication's follower side
  * (follow.c); snapshots (bgsnap.c); the core (core.c: commit, replies);
  * the leader's side of replication (repl.c, catchup.c); the faces that
  * receive requests and carry replies (face_sp.c and bs.c over conn.c on
@@ -26,7 +27,8 @@
  *   4. every request is handled: decide, append, apply, encode the
  *      reply and queue it with the LSN it depends on;
  *   5. timers: time-driven changes, expired leases (logged records);
- *   6. waiting takes are served in arrival order;
+ *   6. waiting takes are served in arrival order, on the tubes a task
+ *      came to since the last turn (ops.c, waiters.c);
  *   7. the writer commits the batch this turn filled, on this thread:
  *      one write and one fdatasync for every request of the turn (group
  *      commit); the replies it covers are queued on their connections,
@@ -84,6 +86,9 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->sync_timeout_ms = 5000;
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
+	cfg->max_waits = SRV_MAX_WAITS_DEFAULT;
+	cfg->max_waits_conn = SRV_MAX_WAITS_CONN_DEFAULT;
+	cfg->metrics_tubes = SRV_METRICS_TUBES_DEFAULT;
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -155,6 +160,7 @@ handle_events(struct core *c)
 			break;
 		case NET_WAKE: /* a waiting take lost its client: this
 		                * turn's ops_serve_waiters drops it */
+			c->waits_check = true;
 			break;
 		}
 		net_ev_done(ev);
@@ -308,8 +314,7 @@ loop(struct core *c)
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		handle_events(c);
-		if ((c->follower || c->fenced || c->handing) &&
-		    c->wait_head != NULL)
+		if ((c->follower || c->fenced || c->handing) && c->waits.n > 0)
 			ops_end_waiters(c); /* only a leader hands tasks out */
 		run_timers(c);
 		ops_serve_waiters(c, clock_mono_ms());
@@ -407,6 +412,7 @@ start(struct core *c, const struct srv_config *cfg)
 	c->q = queue_new(&qc);
 	if (c->q == NULL)
 		return -ENOMEM;
+	queue_on_ready(c->q, ops_tube_ready, c);
 	rc = epochs_load(&c->epochs, cfg->data_dir);
 	if (rc != 0) {
 		log_err("srv",
@@ -535,6 +541,7 @@ srv_run(const struct srv_config *cfg)
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
 	sess_tab_init(&c.sess);
+	waiters_init(&c.waits);
 
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
@@ -610,6 +617,7 @@ out:
 		}
 	}
 	queue_delete(c.q);
+	waiters_fini(&c.waits);
 	epochs_free(&c.epochs);
 	ops_auth_end(&c);
 	sess_tab_fini(&c.sess);

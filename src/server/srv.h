@@ -44,6 +44,11 @@ struct srv_config {
 	uint8_t lost_lease_retry; /* --lost-lease-retry: enum queue_retry */
 	uint64_t max_log_bytes;   /* --max-log-bytes: segment and spare files,
 	                           * at most; 0: no limit */
+	uint64_t max_waits;       /* --max-waiting-takes: on the node; 0: no
+	                           * limit */
+	uint32_t max_waits_conn;  /* --max-waiting-takes-per-conn; 0: none */
+	uint32_t metrics_tubes;   /* --metrics-tubes: tubes with series of
+	                           * their own in /metrics */
 	/* automatic failover (docs/replication.md) */
 	const char *etcd;           /* --etcd: endpoints; NULL: manual */
 	const char *cluster;        /* --cluster */
@@ -57,6 +62,13 @@ struct srv_config {
 	const char *tls_ca;        /* --tls-ca */
 	bool tls_client_auth;      /* --tls-client-auth */
 	const struct tlsfile *tls; /* their contents; NULL: no TLS */
+};
+
+/* Defaults of the limits on shared resources (docs/security.md). */
+enum {
+	SRV_MAX_WAITS_DEFAULT = 100000,
+	SRV_MAX_WAITS_CONN_DEFAULT = 256,
+	SRV_METRICS_TUBES_DEFAULT = 100,
 };
 
 /* Fills the defaults of SPEC §6. */

@@ -315,10 +315,12 @@ check_durations(const char *metrics, const char *fam, const char *tube,
  * with the tube's counters and its hours, and only the 100 busiest tubes
  * have them: beta and t01..t98 (4 takes and acks each), alpha (3), not
  * t00 (a take and an ack). Like every per-tube series, only tubes in use
- * (listed by stats) have them: each keeps a ready task. */
+ * (listed by stats) have them: each keeps a ready task. (/metrics lists
+ * the --metrics-tubes deepest tubes: all 101 here.) */
 static void
 test_metrics_histograms_of_work_and_wait(void **state)
 {
+	static const char *const extra[] = { "--metrics-tubes", "200", NULL };
 	static const char *const fams[] = { "sluice_task_duration_seconds",
 		"sluice_task_wait_seconds" };
 	char promtool[1024], out[4096], err[4096], tube[8], series[128];
@@ -332,7 +334,7 @@ test_metrics_histograms_of_work_and_wait(void **state)
 	if (!it_which("promtool", promtool, sizeof(promtool)))
 		fail_msg("promtool is missing: install Debian's prometheus "
 		         "package (make test does)");
-	start_http(state, &h, "d", NULL, NULL);
+	start_http(state, &h, "d", NULL, extra);
 	c = it_client(h.s);
 	held = workload(c);
 	for (int i = 0; i <= 98; i++) {

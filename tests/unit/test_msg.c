@@ -190,6 +190,12 @@ static const struct msg_req reqs[] = {
 	    .stats = { .tube = S("emails"), .durations = true } },
 	{ .op = MSG_OP_STATS,
 	    .stats = { .settings = true, .durations = true } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .page = true, .limit = 500, .after = 1234 } },
+	{ .op = MSG_OP_STATS,
+	    .stats = { .settings = true, .page = true, .limit = 10000 } },
+	{ .op = MSG_OP_STATS, .stats = { .durations = true, .top = true } },
+	{ .op = MSG_OP_STATS, .stats = { .top = true, .limit = 100 } },
 	{ .op = MSG_OP_TAKE,
 	    .take = { .max = 2,
 	        .strict = true,
@@ -774,6 +780,10 @@ test_every_request_round_trips(void **state)
 			assert_str_equal(d.stats.tube, q->stats.tube);
 			assert_int_equal(d.stats.settings, q->stats.settings);
 			assert_int_equal(d.stats.durations, q->stats.durations);
+			assert_int_equal(d.stats.page, q->stats.page);
+			assert_int_equal(d.stats.top, q->stats.top);
+			assert_int_equal(d.stats.limit, q->stats.limit);
+			assert_int_equal(d.stats.after, q->stats.after);
 			break;
 		case MSG_OP_TUBE_SET:
 			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
@@ -1332,6 +1342,46 @@ test_decoder_names_each_limit(void **state)
 		assert_int_equal(decode_req_bytes(b.data, b.len),
 		    st == 1 || st == 2 || st == 4 || st == 5 ? 0
 		                                             : SLUICE_EINVAL);
+	}
+
+	/* stats: a page of 1..10000 tubes of every tube, the deepest
+	 * 0..10000, not both, not of one tube, and no cursor but a page's */
+	{
+		static const struct {
+			uint8_t flags;
+			const char *tube;
+			uint32_t limit, after;
+			int rc;
+		} cases[] = {
+			{ 0x04, "", 1, 0, 0 },
+			{ 0x04, "", 10000, 99, 0 },
+			{ 0x04, "", 0, 0, SLUICE_EINVAL },
+			{ 0x04, "", 10001, 0, SLUICE_ELIMIT },
+			{ 0x04, "t", 5, 0, SLUICE_EINVAL },
+			{ 0x08, "", 0, 0, 0 },
+			{ 0x08, "", 10000, 0, 0 },
+			{ 0x08, "", 10001, 0, SLUICE_ELIMIT },
+			{ 0x0c, "", 5, 0, SLUICE_EINVAL },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			buf_reset(&b);
+			buf_put(&b, "\x53\x01\x11", 3);
+			buf_put_u8(&b, cases[i].flags);
+			buf_put_str16(&b, cases[i].tube, strlen(cases[i].tube));
+			buf_put_u32(&b, cases[i].limit);
+			if (cases[i].flags & 0x04)
+				buf_put_u32(&b, cases[i].after);
+			assert_int_equal(
+			    decode_req_bytes(b.data, b.len), cases[i].rc);
+		}
+		/* a page without its cursor is cut short */
+		buf_reset(&b);
+		buf_put(&b, "\x53\x01\x11\x04", 4);
+		buf_put_str16(&b, "", 0);
+		buf_put_u32(&b, 5);
+		assert_int_equal(
+		    decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
 	}
 
 	/* delete_where: the same states */

@@ -368,6 +368,72 @@ test_the_depth_at_the_end_of_each_slot(void **state)
 	tq_fini(&h);
 }
 
+static uint32_t out2[QUEUE_RATES * QUEUE_RATE_SECS];
+
+/* A ring that starts small and grows reads as a full one, whatever
+ * events and depths come, in bursts and gaps; it stays small while what
+ * it would push out holds nothing, and a ring whose newest slot left the
+ * window is stale. */
+static void
+test_a_small_ring_reads_as_a_full_one(void **state)
+{
+	enum { WINDOW = 180, STEP = 5 };
+	struct rates *full = rates_new(WINDOW, STEP, NULL);
+	struct rates *small = rates_new_small(WINDOW, STEP, NULL);
+	uint32_t d[QUEUE_RATE_DEPTHS] = { 0 };
+	int64_t t = T0, s1, s2;
+	unsigned seed = 7;
+
+	(void)state;
+	assert_non_null(full);
+	assert_non_null(small);
+	assert_int_equal(small->nslots, RATES_FIRST_SLOTS);
+	/* one burst, then a constant depth: the small ring stays small */
+	for (int i = 0; i < 20; i++) {
+		rates_count(full, t, QUEUE_RATE_PUT);
+		assert_int_equal(rates_fit(&small, t), 0);
+		rates_count(small, t, QUEUE_RATE_PUT);
+	}
+	t += 2000 * 1000; /* past the window: the burst is gone */
+	assert_true(rates_stale(small, t));
+	d[0] = 3;
+	rates_depth(full, t, d);
+	assert_int_equal(rates_fit(&small, t), 0);
+	rates_depth(small, t, d);
+	assert_int_equal(small->nslots, RATES_FIRST_SLOTS);
+	assert_false(rates_stale(small, t));
+	/* events spread over the window: it grows, and reads the same */
+	for (int i = 0; i < 3000; i++) {
+		seed = seed * 1103515245 + 12345;
+		t += (seed >> 8) % 2000;
+		if ((seed >> 4) % 7 == 0) {
+			d[(seed >> 12) % QUEUE_RATE_DEPTHS] = (seed >> 16) % 50;
+			rates_depth(full, t, d);
+			assert_int_equal(rates_fit(&small, t), 0);
+			rates_depth(small, t, d);
+		} else {
+			unsigned k = (seed >> 12) % QUEUE_RATE_EVENTS;
+
+			rates_count(full, t, k);
+			assert_int_equal(rates_fit(&small, t), 0);
+			rates_count(small, t, k);
+		}
+		if (i % 97 == 0) {
+			uint32_t n1 = rates_read(full, t, 900, &s1, out);
+			uint32_t n2 = rates_read(small, t, 900, &s2, out2);
+
+			assert_int_equal(n1, n2);
+			assert_int_equal(s1, s2);
+			assert_memory_equal(
+			    out, out2, QUEUE_RATES * n1 * sizeof(out[0]));
+		}
+	}
+	assert_true(small->nslots > RATES_FIRST_SLOTS);
+	assert_true(small->nslots <= WINDOW);
+	free(full);
+	free(small);
+}
+
 int
 main(void)
 {
@@ -379,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_a_counter_saturates),
 		cmocka_unit_test(test_the_queue_counts_what_it_applies),
 		cmocka_unit_test(test_the_depth_at_the_end_of_each_slot),
+		cmocka_unit_test(test_a_small_ring_reads_as_a_full_one),
 	};
 
 	return cmocka_run_group_tests_name("rates", tests, NULL, NULL);
