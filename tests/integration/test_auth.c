@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_probe.h"
 #include "it_http.h"
 #include "it_node.h"
 #include "it_ops.h"
@@ -562,24 +563,6 @@ raw_until_closed(int fd, int max)
 	return -1;
 }
 
-/* The server's resident memory, kB (/proc/PID/status); -1 if unread. */
-static long
-rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /* The sum of `key`=N over the log lines that name `what`. */
 static long
 log_sum(const struct t_srv *s, const char *what, const char *key)
@@ -662,7 +645,7 @@ test_an_address_past_the_bound_is_closed(void **state)
 	start(state, &f);
 	fl.s = f.s;
 	adm = as(&f, ADMIN);
-	before = rss_kb(f.s->pid);
+	before = it_rss_kb(f.s->pid);
 	assert_true(before > 0);
 	assert_int_equal(pthread_create(&th, NULL, flood_run, &fl), 0);
 	good = good_puts_until(adm, &fl.done);
@@ -693,7 +676,7 @@ test_an_address_past_the_bound_is_closed(void **state)
 
 	/* generous: the waits of 32,000 answers held would be more (the
 	 * sanitized build keeps freed memory a while) */
-	after = rss_kb(f.s->pid);
+	after = it_rss_kb(f.s->pid);
 	print_message("VmRSS: %ld kB before, %ld kB after\n", before, after);
 	assert_true(after > 0);
 	assert_true(after - before < (it_sanitized() ? 512 : 64) * 1024);
