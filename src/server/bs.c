@@ -1202,6 +1202,7 @@ conn_flush(struct bs_conn *c)
 		if (r->cmd.kind == BS_QUIT)
 			c->quit = true;
 		conn_write(c->conn, r->text.data, r->text.len);
+		conn_msg_queued(c->conn);
 		req_free(r);
 	}
 }
@@ -1215,7 +1216,8 @@ conn_parse(struct bs_conn *c)
 	size_t max_job = c->bs->cfg.max_job;
 
 	while (!c->quit && !c->closed && !c->eof && k->in_off < k->in_len &&
-	    c->nreqs < REQS_MAX && conn_unsent(k) < OUT_HIGH) {
+	    c->nreqs < REQS_MAX && conn_unsent(k) < OUT_HIGH &&
+	    conn_room(k, c->nreqs - (c->waiting ? 1 : 0))) {
 		struct bs_cmd cmd;
 		enum bs_err err;
 		size_t n;
@@ -1227,8 +1229,10 @@ conn_parse(struct bs_conn *c)
 			break;
 		n = bs_parse(&c->ps, (const char *)k->in + k->in_off,
 		    k->in_len - k->in_off, max_job, &cmd, &err);
-		if (n == 0)
+		if (n == 0) {
+			conn_want_more(k); /* the frame timeout runs */
 			break;
+		}
 		c->bs->cmds[cmd.count_as]++;
 		if (err != BS_OK) {
 			struct bs_req *r = req_new(c, NULL);
@@ -1330,6 +1334,7 @@ bs_conn_open(struct conn *k, void *arg)
 	}
 	k->data = c;
 	k->in_max = BS_LINE_MAX + bs->cfg.max_job + 2 + RECV_MIN;
+	conn_ready(k); /* no handshake, no authentication */
 	c->next = bs->conns;
 	if (bs->conns != NULL)
 		bs->conns->prev = c;
@@ -1381,12 +1386,23 @@ bs_conn_free(struct conn *k)
 	free(c);
 }
 
+/* Not idle while a command is in the core (a waiting reserve included)
+ * or the connection holds reserved jobs. */
+static bool
+bs_conn_busy(const struct conn *k)
+{
+	const struct bs_conn *c = k->data;
+
+	return c->posted > 0 || c->nheld > 0;
+}
+
 static const struct conn_face bs_conn_face = {
 	.name = "bs",
 	.open = bs_conn_open,
 	.input = bs_conn_input,
 	.closed = bs_conn_closed,
 	.free = bs_conn_free,
+	.busy = bs_conn_busy,
 };
 
 /* ---- start and stop ------------------------------------------------------ */

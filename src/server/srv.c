@@ -83,6 +83,13 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->sync_timeout_ms = 5000;
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
+	cfg->max_conns = SRV_DEFAULT_MAX_CONNS;
+	cfg->max_unauth_conns = SRV_DEFAULT_MAX_UNAUTH;
+	cfg->handshake_ms = SRV_DEFAULT_HANDSHAKE_MS;
+	cfg->frame_ms = SRV_DEFAULT_FRAME_MS;
+	cfg->stall_ms = SRV_DEFAULT_STALL_MS;
+	cfg->max_queued_bytes = SRV_DEFAULT_QUEUED_BYTES;
+	cfg->max_queued_replies = SRV_DEFAULT_QUEUED_REPLIES;
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -194,6 +201,8 @@ poll_timeout(struct core *c)
 		dl = c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms;
 	if (c->takes_since != 0 && c->takes_since + TAKE_SYNC_WAIT_MS < dl)
 		dl = c->takes_since + TAKE_SYNC_WAIT_MS;
+	if (conns_next_ms(c->conns) < dl)
+		dl = conns_next_ms(c->conns);
 
 	if (wake != INT64_MAX) {
 		int64_t d = wake - clock_now_ms();
@@ -306,6 +315,7 @@ loop(struct core *c)
 		cluster_turn(c);
 		if (pfd[7].revents)
 			conns_run(c->conns);
+		conns_tick(c->conns, clock_mono_ms());
 		handle_events(c);
 		if ((c->follower || c->fenced || c->handing) &&
 		    c->wait_head != NULL)
@@ -388,6 +398,24 @@ open_signals(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+/* The native face asks the core about a connection's session. */
+static bool
+sp_session_authed(void *arg, uint32_t session)
+{
+	struct core *c = arg;
+	const struct sess *s = sess_find(&c->sess, session);
+
+	return s != NULL && s->authed;
+}
+
+static bool
+sp_session_holds(void *arg, uint32_t session)
+{
+	struct core *c = arg;
+
+	return queue_session_holds(c->q, session);
+}
+
 static int
 start(struct core *c, const struct srv_config *cfg)
 {
@@ -463,6 +491,10 @@ start(struct core *c, const struct srv_config *cfg)
 	 * names every finer limit. */
 	c->sp.net = NULL;
 	c->sp.max_msg = MSG_RECV_MAX;
+	c->sp.auth_on = c->auth_on;
+	c->sp.session_authed = sp_session_authed;
+	c->sp.session_holds = sp_session_holds;
+	c->sp.arg = c;
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
@@ -495,6 +527,24 @@ start(struct core *c, const struct srv_config *cfg)
 	    st.tasks, st.tubes, wal_last_lsn(c->wal), wal_epoch(c->wal),
 	    res.elapsed_ms);
 	return 0;
+}
+
+/* The bounds of the core thread's connections (conn.h). */
+static void
+set_conn_limits(struct core *c, const struct srv_config *cfg)
+{
+	struct conns_limits lim = {
+		.max_conns = cfg->max_conns,
+		.max_unready = cfg->max_unauth_conns,
+		.handshake_ms = cfg->handshake_ms,
+		.frame_ms = cfg->frame_ms,
+		.idle_ms = cfg->idle_ms,
+		.stall_ms = cfg->stall_ms,
+		.out_bytes = (size_t)cfg->max_queued_bytes,
+		.out_msgs = cfg->max_queued_replies,
+	};
+
+	conns_set_limits(c->conns, &lim);
 }
 
 /* The beanstalk face, when asked for (--beanstalk). */
@@ -556,6 +606,7 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "epoll failed error=\"%s\"", strerror(-rc));
 		goto out;
 	}
+	set_conn_limits(&c, cfg);
 	if (ops_auth_open(&c) != 0)
 		goto out;
 	c.sigfd = open_signals();
