@@ -696,7 +696,17 @@ job_text(struct bs_req *r, const char *word, const struct msg_task *t)
 	buf_put(&r->text, "\r\n", 2);
 }
 
-/* An error reply as a beanstalk line. */
+/* Whether the command names a job by its id. */
+static bool
+names_job(enum bs_kind k)
+{
+	return k == BS_DELETE || k == BS_RELEASE || k == BS_BURY ||
+	    k == BS_TOUCH || k == BS_PEEK || k == BS_KICK_JOB ||
+	    k == BS_STATS_JOB || k == BS_RESERVE_JOB;
+}
+
+/* An error reply as a beanstalk line: every status of the core, as
+ * beanstalkd would answer in its place (docs/beanstalk.md). */
 static void
 err_text(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -704,7 +714,19 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 	case SLUICE_ENOTFOUND:
 	case SLUICE_ESTALE:
 	case SLUICE_ESTATE:
+	case SLUICE_EPERM:     /* beanstalkd has no other job to show */
+	case SLUICE_EEXIST:    /* not reached: beanstalk jobs have no key */
+	case SLUICE_ENOTEMPTY: /* not reached: no tube is deleted here */
 		req_text(r, reply_lines[0]);
+		break;
+	case SLUICE_EINVAL:
+		/* an id no job can have (0): beanstalkd finds no such job */
+		req_text(r,
+		    names_job(r->cmd.kind) ? reply_lines[0] : "BAD_FORMAT\r\n");
+		break;
+	case SLUICE_ETUBE:
+	case SLUICE_EKEY:
+		req_text(r, "BAD_FORMAT\r\n");
 		break;
 	case SLUICE_ETIMEDOUT:
 		req_text(r, reply_lines[1]);
@@ -713,11 +735,16 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		req_text(r, "DRAINING\r\n");
 		break;
 	case SLUICE_ETOOBIG:
-		req_text(r, "JOB_TOO_BIG\r\n");
+	case SLUICE_EMSGSIZE:
+		req_text(r,
+		    r->cmd.kind == BS_PUT ? "JOB_TOO_BIG\r\n"
+		                          : "OUT_OF_MEMORY\r\n");
 		break;
 	case SLUICE_ENOMEM:
 	case SLUICE_ENOSPC:
 	case SLUICE_ELIMIT:
+	case SLUICE_ELOG: /* beanstalkd's when its binlog takes no write */
+	case SLUICE_EPAUSED:
 		req_text(r, "OUT_OF_MEMORY\r\n");
 		break;
 	case SLUICE_ENOTLEADER:
@@ -726,6 +753,9 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		    rep->err.leader.p);
 		break;
 	default:
+		/* EPROTO, ETRUNC, EVERSION, EUNKNOWNOP, ECORRUPT, EEPOCH,
+		 * EAUTH: a fault of this server, as beanstalkd means it;
+		 * EREPLICA: done here, not known to be on the replicas */
 		req_text(r, "INTERNAL_ERROR\r\n");
 		break;
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -16,6 +17,7 @@
 #include "log/seg.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/certdates.h"
 #include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
@@ -644,6 +646,9 @@ load_tls(struct srv_config *cfg, struct tlsfile *tls)
 	}
 	tls->client_auth = cfg->tls_client_auth;
 	cfg->tls = tls;
+	if (tls->cert != NULL &&
+	    certdates_check(cfg->tls_cert, tls->cert, (int64_t)time(NULL)) != 0)
+		return 1;
 	return 0;
 }
 
