@@ -720,13 +720,12 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		req_text(r, reply_lines[0]);
 		break;
 	case SLUICE_EINVAL:
-		/* an id no job can have (0): beanstalkd finds no such job */
-		req_text(r,
-		    names_job(r->cmd.kind) ? reply_lines[0] : "BAD_FORMAT\r\n");
-		break;
 	case SLUICE_ETUBE:
 	case SLUICE_EKEY:
-		req_text(r, "BAD_FORMAT\r\n");
+		/* a job command's id no job can have (kick-job 0):
+		 * beanstalkd finds no such job */
+		req_text(r,
+		    names_job(r->cmd.kind) ? reply_lines[0] : "BAD_FORMAT\r\n");
 		break;
 	case SLUICE_ETIMEDOUT:
 		req_text(r, reply_lines[1]);

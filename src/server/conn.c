@@ -17,11 +17,16 @@
  * written (a small buffer is kept). An idle connection holds its struct
  * and its face's, nothing more.
  *
+ * Freed connections' small blocks stay in the heap; after many are gone
+ * malloc_trim hands the free pages back (conns_tick, at most every
+ * TRIM_EVERY_MS).
+ *
  * Timeouts are checked by a scan of every connection once per TICK_MS
  * (conns_tick): their resolution is that tick, and a scan of thousands
  * of connections costs microseconds. A listener out of descriptors is
  * paused for ACCEPT_PAUSE_MS (its EPOLLIN disarmed). */
 #include <fcntl.h>
+#include <malloc.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -49,6 +54,9 @@ enum {
 	TICK_MS = 250,         /* timeouts are checked this often */
 	ACCEPT_PAUSE_MS = 100, /* a listener out of descriptors rests */
 	ACCEPT_DRAIN = 64,     /* accepted and closed with the reserve fd */
+	ACCEPT_BATCH = 64,     /* accepted per listener per turn */
+	TRIM_AFTER = 256,      /* connections freed before a malloc_trim */
+	TRIM_EVERY_MS = 10000, /* and at most this often */
 	NOTE_EVERY_MS = 10000, /* a refusal's log line, at most this often */
 };
 
@@ -82,6 +90,8 @@ struct conns {
 	struct conns_stats st;
 	int64_t next_tick;
 	bool any_paused;
+	uint64_t freed;     /* connections freed since the last trim */
+	int64_t trimmed_ms; /* the last malloc_trim */
 	struct conn_note note_fds, note_full, note_unready, note_timeout;
 };
 
@@ -351,6 +361,7 @@ free_dead(struct conns *cs)
 		if (!c->in_shared)
 			free(c->in);
 		free(c);
+		cs->freed++;
 	}
 }
 
@@ -519,7 +530,9 @@ unready_append(struct conn *c)
 	l->nunready++;
 }
 
-static void
+/* Accepts one waiting connection; false when none was (or the listener
+ * rests). */
+static bool
 accept_one(struct conns *cs, struct conn_listener *l)
 {
 	struct epoll_event ev;
@@ -535,14 +548,14 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		    errno != ECONNABORTED)
 			log_warn(l->face->name, "accept failed error=\"%s\"",
 			    strerror(errno));
-		return;
+		return false;
 	}
 	if (cs->lim.max_conns != 0 && l->nconns >= cs->lim.max_conns) {
 		close(fd);
 		cs->st.refused_full++;
 		note(&cs->note_full, l->face->name,
 		    "connections refused: the face has --max-conns open");
-		return;
+		return true;
 	}
 	if (cs->lim.max_unready != 0 && l->nunready >= cs->lim.max_unready) {
 		struct conn *old = l->unready_head;
@@ -556,7 +569,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		close(fd);
-		return;
+		return true;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->cs = cs;
@@ -575,7 +588,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		close(fd);
 		buf_free(&c->out);
 		free(c);
-		return;
+		return true;
 	}
 	ev.events = EPOLLIN;
 	ev.data.ptr = c;
@@ -592,7 +605,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 			cs->all->prev = c;
 		cs->all = c;
 		maybe_free(c);
-		return;
+		return true;
 	}
 	c->reading = true;
 	c->next = cs->all;
@@ -606,6 +619,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		c->qnext = cs->flush_head;
 		cs->flush_head = c;
 	}
+	return true;
 }
 
 /* After the face parsed from the shared buffer: what it left is copied
@@ -794,6 +808,14 @@ conns_tick(struct conns *cs, int64_t now)
 	if (now < cs->next_tick)
 		return;
 	cs->next_tick = now + TICK_MS;
+	/* Many connections gone: their small blocks, freed, sit in the
+	 * heap's middle where free() cannot return them; hand the pages
+	 * back (at most once per TRIM_EVERY_MS). */
+	if (cs->freed >= TRIM_AFTER && now - cs->trimmed_ms >= TRIM_EVERY_MS) {
+		malloc_trim(0);
+		cs->freed = 0;
+		cs->trimmed_ms = now;
+	}
 	for (struct conn *c = cs->all; c != NULL; c = c->next) {
 		const char *why = NULL;
 		uint64_t *ctr;
@@ -834,9 +856,15 @@ conns_run(struct conns *cs)
 		struct conn *c;
 
 		if (u & TAG_LISTENER) {
-			accept_one(cs,
+			struct conn_listener *l =
 			    (struct conn_listener *)(uintptr_t)(u &
-			        ~(uint64_t)TAG_LISTENER));
+			        ~(uint64_t)TAG_LISTENER);
+
+			/* a burst of connections is taken in one turn */
+			for (int k = 0; k < ACCEPT_BATCH && l->fd >= 0 &&
+			     l->paused_until == 0 && accept_one(cs, l);
+			     k++)
+				;
 			continue;
 		}
 		c = evs[i].data.ptr;
