@@ -65,6 +65,9 @@ struct net {
 	atomic_size_t idle;
 	atomic_size_t sending;
 	atomic_bool closing;
+	atomic_uint pipes;     /* open now */
+	atomic_uint max_pipes; /* 0: no limit */
+	atomic_uint_fast64_t pipes_refused;
 };
 
 const char *
@@ -154,6 +157,18 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if (atomic_load(&n->closing))
 		return;
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		unsigned now = atomic_fetch_add(&n->pipes, 1) + 1;
+		unsigned max = atomic_load(&n->max_pipes);
+
+		/* over the cap: refused here; REM_POST still follows */
+		if (max != 0 && now > max) {
+			atomic_fetch_add(&n->pipes_refused, 1);
+			nng_pipe_close(p);
+		}
+	} else {
+		atomic_fetch_sub(&n->pipes, 1);
+	}
 	peer[0] = '\0';
 	if (ev == NNG_PIPE_EV_ADD_PRE)
 		net_pipe_peer(p, peer, sizeof(peer));
@@ -271,6 +286,29 @@ fail_free:
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 	return rc;
+}
+
+void
+net_set_max_pipes(struct net *n, unsigned max)
+{
+	atomic_store(&n->max_pipes, max);
+}
+
+uint64_t
+net_pipes_refused(const struct net *n)
+{
+	return atomic_load(&n->pipes_refused);
+}
+
+bool
+net_close_pipe(struct net *n, uint32_t session)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+
+	if (!n->has_sock || session >= 1u << 31)
+		return false;
+	p.id = session;
+	return nng_pipe_close(p) == 0;
 }
 
 void

@@ -82,6 +82,17 @@ struct net_ev {
 int net_open(struct net **out, const char *url, size_t max_msg,
     const struct tlsfile *tls);
 
+/* At most `max` pipes (connections) at once (0: no limit): one more is
+ * closed as it arrives, and counted (net_pipes_refused). Call right
+ * after net_open. */
+void net_set_max_pipes(struct net *n, unsigned max);
+uint64_t net_pipes_refused(const struct net *n);
+
+/* Closes the nng pipe of `session` (its NET_SESSION_CLOSE follows).
+ * True when it was open; false when it is not one of net.c's or is
+ * closed already. Any thread. */
+bool net_close_pipe(struct net *n, uint32_t session);
+
 /* Stops listening, aborts everything in flight and frees it all. Events
  * not yet drained are discarded (their messages freed). Waits at most 3 s
  * for nng to close the socket; after that it returns with the socket

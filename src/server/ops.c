@@ -1587,9 +1587,11 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "conns_open", st.open);
 	kv(out, n, "conns_accept_exhausted", st.accept_exhausted);
 	kv(out, n, "conns_refused_fds", st.refused_fds);
-	kv(out, n, "conns_refused_full", st.refused_full);
+	kv(out, n, "conns_refused_full",
+	    st.refused_full + net_pipes_refused(c->net));
 	kv(out, n, "conns_evicted_unauth", st.evicted_unready);
-	kv(out, n, "conns_closed_handshake", st.closed_handshake);
+	kv(out, n, "conns_closed_handshake",
+	    st.closed_handshake + c->pipes_closed_handshake);
 	kv(out, n, "conns_closed_frame", st.closed_frame);
 	kv(out, n, "conns_closed_idle", st.closed_idle);
 	kv(out, n, "conns_closed_stalled", st.closed_stalled);

@@ -277,6 +277,36 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
+/* --auth over nng's transports: a pipe whose session has not
+ * authenticated within --handshake-timeout is closed (the tcp:// face
+ * does the same in conn.c). Checked once a second. */
+static void
+close_pipe_if_late(struct sess *s, void *arg)
+{
+	struct core *c = arg;
+
+	if (s->authed || s->id >= 1u << 31 ||
+	    clock_mono_ms() - s->opened_ms < (int64_t)c->cfg->handshake_ms)
+		return;
+	if (!net_close_pipe(c->net, s->id))
+		return; /* closed already: its session's close is on its way */
+	c->pipes_closed_handshake++;
+	log_debug("net",
+	    "closed a connection: not authenticated within the handshake "
+	    "timeout session=%u peer=%s",
+	    s->id, s->peer);
+}
+
+static void
+close_unauthed_pipes(struct core *c, int64_t now)
+{
+	if (!c->auth_on || c->cfg->handshake_ms == 0 ||
+	    now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
+		return;
+	c->pipes_check_ms = now + 1000;
+	sess_each(&c->sess, close_pipe_if_late, c);
+}
+
 static int
 loop(struct core *c)
 {
@@ -316,6 +346,7 @@ loop(struct core *c)
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		conns_tick(c->conns, clock_mono_ms());
+		close_unauthed_pipes(c, clock_mono_ms());
 		handle_events(c);
 		if ((c->follower || c->fenced || c->handing) &&
 		    c->wait_head != NULL)
@@ -504,6 +535,8 @@ start(struct core *c, const struct srv_config *cfg)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else {
 		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
+		if (rc == 0)
+			net_set_max_pipes(c->net, cfg->max_conns);
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
