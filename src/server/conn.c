@@ -286,12 +286,6 @@ conn_want_more(struct conn *c)
 		c->part_ms = clock_mono_ms();
 }
 
-void
-conn_msg_queued(struct conn *c)
-{
-	c->out_msgs++;
-}
-
 bool
 conn_room(const struct conn *c, unsigned more)
 {
@@ -305,6 +299,25 @@ bool
 conn_over(const struct conn *c)
 {
 	return !conn_room(c, 0);
+}
+
+/* The stall timeout counts from the later of the last byte written and
+ * the crossing of the mark: a connection quiet for long whose burst of
+ * replies crosses it has all of --stall-timeout to take them. */
+static void
+mark_crossed(struct conn *c, bool was_over)
+{
+	if (!was_over && conn_over(c))
+		c->sent_ms = clock_mono_ms();
+}
+
+void
+conn_msg_queued(struct conn *c)
+{
+	bool was_over = conn_over(c);
+
+	c->out_msgs++;
+	mark_crossed(c, was_over);
 }
 
 static void
@@ -422,9 +435,13 @@ conn_unsent(const struct conn *c)
 void
 conn_write(struct conn *c, const void *p, size_t len)
 {
+	bool was_over;
+
 	if (c->closed)
 		return;
+	was_over = conn_over(c);
 	buf_put(&c->out, p, len);
+	mark_crossed(c, was_over);
 	if (buf_failed(&c->out)) {
 		log_warn(c->face->name,
 		    "out of memory for a reply; closing the connection "

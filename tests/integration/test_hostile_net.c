@@ -352,6 +352,9 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	/* one line per 10 s, whatever the number of refusals */
 	assert_true(it_log_count(s, "out of descriptors") >= 1);
 	assert_true(it_log_count(s, "out of descriptors") <= 2);
+	assert_true(it_log_count(s, "") < 100); /* 100,000 a second before */
+	/* the soft limit was raised to the hard one at start */
+	assert_int_equal(it_log_count(s, "descriptor limit"), 1);
 
 	/* the attack stops: new connections are served on both faces */
 	for (int i = 0; i < nfds; i++)
