@@ -699,12 +699,16 @@ read_some(struct conn *c)
 			c->in_off = 0;
 		}
 		if (c->in_cap - c->in_len < want) {
-			/* doubling, up to what the face said it must see */
+			/* doubling, up to what the face said it must see
+			 * (a large frame costs a few copies, not one per
+			 * read) */
 			size_t cap = c->in_len + want;
+			size_t dbl = 2 * c->in_cap < c->in_max ? 2 * c->in_cap
+			                                       : c->in_max;
 			uint8_t *p;
 
-			if (cap < 2 * c->in_cap && 2 * c->in_cap <= c->in_max)
-				cap = 2 * c->in_cap;
+			if (cap < dbl)
+				cap = dbl;
 			p = realloc(c->in, cap);
 			if (p == NULL) {
 				conn_close(c);
