@@ -1594,7 +1594,8 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	    st.closed_handshake + c->pipes_closed_handshake);
 	kv(out, n, "conns_closed_frame", st.closed_frame);
 	kv(out, n, "conns_closed_idle", st.closed_idle);
-	kv(out, n, "conns_closed_stalled", st.closed_stalled);
+	kv(out, n, "conns_closed_stalled",
+	    st.closed_stalled + net_pipes_stalled(c->net));
 	kv(out, n, "conns_closed_refused", st.closed_refused);
 }
 

@@ -277,9 +277,10 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
-/* --auth over nng's transports: a pipe whose session has not
- * authenticated within --handshake-timeout is closed (the tcp:// face
- * does the same in conn.c). Checked once a second. */
+/* nng's transports (tls+tcp://, ipc://), once a second: a pipe over
+ * its unread replies' marks too long is closed (net_check_stalled), and
+ * under --auth one whose session has not authenticated within
+ * --handshake-timeout (the tcp:// face does both in conn.c). */
 static void
 close_pipe_if_late(struct sess *s, void *arg)
 {
@@ -298,13 +299,14 @@ close_pipe_if_late(struct sess *s, void *arg)
 }
 
 static void
-close_unauthed_pipes(struct core *c, int64_t now)
+check_pipes(struct core *c, int64_t now)
 {
-	if (!c->auth_on || c->cfg->handshake_ms == 0 ||
-	    now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
+	if (now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
 		return;
 	c->pipes_check_ms = now + 1000;
-	sess_each(&c->sess, close_pipe_if_late, c);
+	net_check_stalled(c->net, now);
+	if (c->auth_on && c->cfg->handshake_ms != 0)
+		sess_each(&c->sess, close_pipe_if_late, c);
 }
 
 static int
@@ -346,7 +348,7 @@ loop(struct core *c)
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		conns_tick(c->conns, clock_mono_ms());
-		close_unauthed_pipes(c, clock_mono_ms());
+		check_pipes(c, clock_mono_ms());
 		handle_events(c);
 		if ((c->follower || c->fenced || c->handing) &&
 		    c->wait_head != NULL)
@@ -535,8 +537,12 @@ start(struct core *c, const struct srv_config *cfg)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else {
 		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
-		if (rc == 0)
+		if (rc == 0) {
 			net_set_max_pipes(c->net, cfg->max_conns);
+			net_set_out_limits(c->net,
+			    (size_t)cfg->max_queued_bytes,
+			    cfg->max_queued_replies, cfg->stall_ms);
+		}
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",

@@ -846,19 +846,14 @@ sh(const char *dir, const char *cmd)
 	assert_int_equal(system(line), 0);
 }
 
-/* nng serves tls+tcp:// (server/net.c): --max-conns caps its pipes, and
- * under --auth a pipe that has not authenticated within
- * --handshake-timeout is closed. (Its message limit is nng's, per
- * socket: see docs/security.md.) */
-static void
-test_tls_connections_are_bounded(void **state)
+/* A CA and a certificate for 127.0.0.1 in the test's directory; the
+ * server `s` gets them on a tls+tcp:// client port. The CA's path is
+ * returned. */
+static const char *
+tls_setup(void **state, struct t_srv *s)
 {
 	static char ca[600], crt[600], key[600];
 	const char *dir = t_path(*state, "");
-	struct t_srv *s = it_srv(*state, "tls");
-	struct sluice_client *c, *anon[4];
-	struct sluice_stats *st = NULL;
-	int refused = 0;
 
 	sh(dir,
 	    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
@@ -876,6 +871,22 @@ test_tls_connections_are_bounded(void **state)
 	s->args[1] = crt;
 	s->args[2] = "--tls-key";
 	s->args[3] = key;
+	return ca;
+}
+
+/* nng serves tls+tcp:// (server/net.c): --max-conns caps its pipes, and
+ * under --auth a pipe that has not authenticated within
+ * --handshake-timeout is closed. (Its message limit is nng's, per
+ * socket: see docs/security.md.) */
+static void
+test_tls_connections_are_bounded(void **state)
+{
+	struct t_srv *s = it_srv(*state, "tls");
+	const char *ca = tls_setup(state, s);
+	struct sluice_client *c, *anon[4];
+	struct sluice_stats *st = NULL;
+	int refused = 0;
+
 	s->args[4] = "--auth";
 	s->args[5] = write_tokens(state);
 	s->args[6] = "--handshake-timeout";
@@ -899,12 +910,104 @@ test_tls_connections_are_bounded(void **state)
 			assert_int_equal(
 			    sluice_stats(anon[i], NULL, &st), SLUICE_EAUTH);
 	}
+	assert_true(refused >= 1);
 	assert_true(kv(c, "conns_refused_full") >= 1);
 	/* those let in are closed by the handshake timeout */
 	assert_true(wait_kv(c, "conns_closed_handshake", 1, 8000) >= 1);
 	for (int i = 0; i < 4; i++)
 		sluice_close(anon[i]);
 	it_put(c, "tls", "still served");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
+/* A TLS client that never reads (openssl s_client writing to a pipe
+ * nobody reads): 300 pipelined peeks of a 1 MiB task. nng cannot stop
+ * reading one pipe, so the pipe is closed once its replies not sent are
+ * far over the marks (or over them for --stall-timeout). */
+static void
+test_tls_unread_replies_close_the_pipe(void **state)
+{
+	struct t_srv *s = it_srv(*state, "tls");
+	const char *ca = tls_setup(state, s);
+	struct sluice_put_opts o;
+	struct sluice_client *c;
+	struct buf req, out;
+	char *payload = malloc(PAYLOAD), in[700], addr[64];
+	int pfd[2], ffd;
+	long rss0, peak = 0;
+	uint64_t id;
+	pid_t pid;
+	FILE *f;
+
+	s->args[4] = "--stall-timeout";
+	s->args[5] = "2s";
+	it_start(s);
+	c = it_client_url(s->url);
+	it_rc(c, sluice_set_tls(c, ca, NULL, NULL), 0);
+	assert_non_null(payload);
+	memset(payload, 'p', PAYLOAD);
+	sluice_put_opts_init(&o);
+	o.tube = "big";
+	it_rc(c, sluice_put(c, &o, payload, PAYLOAD, &id, NULL), 0);
+	free(payload);
+
+	/* the requests, as s_client will send them */
+	buf_init(&req);
+	buf_init(&out);
+	{
+		uint8_t hs[SP_HANDSHAKE];
+
+		sp_handshake(hs, SP_PROTO_REQ0);
+		buf_put(&out, hs, sizeof(hs));
+	}
+	for (int i = 0; i < PEEKS; i++) {
+		struct msg_req q = { .op = MSG_OP_PEEK, .id = id };
+		uint32_t bt = SP_ID_BIT | (uint32_t)(i + 1);
+
+		buf_reset(&req);
+		assert_int_equal(msg_encode_req(&req, &q), 0);
+		it_sp_frame(&out, &bt, 1, req.data, req.len);
+	}
+	snprintf(in, sizeof(in), "%s", t_path(*state, "peeks"));
+	f = fopen(in, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(out.data, 1, out.len, f), out.len);
+	assert_int_equal(fclose(f), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
+
+	rss0 = it_rss_kb(s->pid);
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ffd = open(in, O_RDONLY);
+		dup2(ffd, 0);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		execlp("openssl", "openssl", "s_client", "-connect", addr,
+		    "-CAfile", ca, "-quiet", (char *)NULL);
+		_exit(127);
+	}
+	it_track_pid(pid);
+	close(pfd[1]);
+	/* pfd[0] is never read: s_client blocks, and stops reading */
+	for (int i = 0; i < 40 && kv(c, "conns_closed_stalled") == 0; i++) {
+		long rss = it_rss_kb(s->pid);
+
+		if (rss > peak)
+			peak = rss;
+		it_sleep_ms(200);
+	}
+	fprintf(stderr, "tls unread replies: RSS %ld KiB before, %ld at most\n",
+	    rss0, peak);
+	assert_true(kv(c, "conns_closed_stalled") >= 1);
+	kill(pid, SIGKILL);
+	close(pfd[0]);
+	it_put(c, "tls", "still served");
+	buf_free(&req);
+	buf_free(&out);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
@@ -993,6 +1096,7 @@ main(void)
 		T(test_idle_connections_cost_little),
 		T(test_connection_caps),
 		T(test_tls_connections_are_bounded),
+		T(test_tls_unread_replies_close_the_pipe),
 		T(test_frame_without_request_id_closes),
 		T(test_beanstalk_answers_as_beanstalkd),
 	};
