@@ -51,13 +51,14 @@ enum {
 	READ_MAX = 256 * 1024, /* the most one read asks for */
 	OUT_KEEP = 4096,       /* larger written output buffers are freed */
 	TAG_LISTENER = 1,
-	TICK_MS = 250,         /* timeouts are checked this often */
-	ACCEPT_PAUSE_MS = 100, /* a listener out of descriptors rests */
-	ACCEPT_DRAIN = 64,     /* accepted and closed with the reserve fd */
-	ACCEPT_BATCH = 64,     /* accepted per listener per turn */
-	TRIM_AFTER = 256,      /* connections freed before a malloc_trim */
-	TRIM_EVERY_MS = 10000, /* and at most this often */
-	NOTE_EVERY_MS = 10000, /* a refusal's log line, at most this often */
+	TICK_MS = 250,          /* timeouts are checked this often */
+	ACCEPT_PAUSE_MS = 100,  /* a listener out of descriptors rests */
+	ACCEPT_DRAIN = 64,      /* accepted and closed with the reserve fd */
+	ACCEPT_BATCH = 64,      /* accepted per listener per turn */
+	FRAME_PROGRESS = 16384, /* bytes of a unit that restart its timeout */
+	TRIM_AFTER = 256,       /* connections freed before a malloc_trim */
+	TRIM_EVERY_MS = 10000,  /* and at most this often */
+	NOTE_EVERY_MS = 10000,  /* a refusal's log line, at most this often */
 };
 
 /* A kind of refusal, logged once per NOTE_EVERY_MS with a count. */
@@ -282,8 +283,12 @@ conn_ready(struct conn *c)
 void
 conn_want_more(struct conn *c)
 {
-	if (c->part_ms == 0)
+	size_t have = c->in_len - c->in_off;
+
+	if (c->part_ms == 0 || have >= c->part_len + FRAME_PROGRESS) {
 		c->part_ms = clock_mono_ms();
+		c->part_len = have;
+	}
 }
 
 bool

@@ -108,6 +108,7 @@ struct conn {
 	int64_t active_ms;          /* a byte read or written */
 	int64_t sent_ms;            /* a byte written, or the mark crossed */
 	int64_t part_ms;            /* a unit began and is incomplete; 0 */
+	size_t part_len;            /* unparsed bytes when part_ms was set */
 	unsigned out_msgs;          /* replies queued since output was empty */
 	bool ready;                 /* conn_ready */
 	struct conn *unext, *uprev; /* the listener's not-ready list */
@@ -191,7 +192,9 @@ bool conn_room(const struct conn *c, unsigned more);
 void conn_ready(struct conn *c);
 
 /* The face waits for the rest of a unit it began (a frame, a line, a
- * job's body): the frame timeout runs until the next conn_consume. */
+ * job's body): the frame timeout runs until the next conn_consume, and
+ * starts again each time FRAME_PROGRESS more bytes of it arrived (a
+ * slow link's large message is not a slowloris). */
 void conn_want_more(struct conn *c);
 
 /* Closes for input the protocol does not allow at this point (a length

@@ -14,7 +14,8 @@
  *    closed at the length, RSS flat; the full limit after auth;
  *  - slowloris on both faces (a silent connection, a frame or a command
  *    trickled): closed by --handshake-timeout and --frame-timeout; an
- *    idle connection stays (no --idle-timeout by default);
+ *    idle connection stays (no --idle-timeout by default), and a large
+ *    frame sent slowly but steadily arrives;
  *  - --idle-timeout spares a parked take, a held lease, a waiting
  *    reserve and a reserved job;
  *  - 5,000 idle connections: their memory, and its return after close;
@@ -546,6 +547,45 @@ test_frames_before_auth_are_small(void **state)
 
 /* ---- slowloris ---------------------------------------------------------- */
 
+/* A 256 KiB put sent 32 KiB each half second, 3.5 s in all over a 2 s frame
+ * timeout: a slow link, not a slowloris (each 16 KiB restarts it). */
+static void
+slow_but_steady(int port)
+{
+	static char payload[256 << 10];
+	struct msg_req q = { .op = MSG_OP_PUT };
+	struct buf req, out, body;
+	struct msg_rep rep;
+	uint32_t bt = SP_ID_BIT | 9, got;
+	int fd = it_sp_open(port);
+
+	memset(payload, 's', sizeof(payload));
+	q.put.tube = (struct msg_str) { "slow", 4 };
+	q.put.payload = (struct msg_str) { payload, sizeof(payload) };
+	q.put.priority = 1024;
+	q.put.ttr = 60000;
+	buf_init(&req);
+	buf_init(&out);
+	buf_init(&body);
+	assert_int_equal(msg_encode_req(&req, &q), 0);
+	it_sp_frame(&out, &bt, 1, req.data, req.len);
+	for (size_t off = 0; off < out.len; off += 32 << 10) {
+		size_t n =
+		    out.len - off < (32u << 10) ? out.len - off : (32u << 10);
+
+		it_sp_send_all(fd, out.data + off, n);
+		if (off + n < out.len)
+			it_sleep_ms(500);
+	}
+	assert_true(it_sp_recv(fd, &got, 1, &body));
+	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
+	assert_int_equal(rep.status, 0);
+	close(fd);
+	buf_free(&req);
+	buf_free(&out);
+	buf_free(&body);
+}
+
 /* Connections that send nothing, or trickle a frame or a command, are
  * closed by the handshake and frame timeouts on both faces; one idle
  * after its handshake stays (no --idle-timeout by default). */
@@ -611,6 +651,7 @@ test_slowloris_is_closed_on_both_faces(void **state)
 	bsc_close(&line);
 	bsc_close(&idle);
 	probe_ok(&probe, "slowloris", s->url, calm);
+	slow_but_steady(s->port);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
