@@ -6,8 +6,8 @@
  *
  *  - descriptors exhausted (the server's limit lowered with prlimit):
  *    accept pauses instead of spinning (the server's CPU time), one log
- *    line per interval, the counters in stats and /metrics, new
- *    connections served once the attack's close;
+ *    line per interval, the counters in stats, new connections served
+ *    once the attack's close;
  *  - a client that never reads its replies (pipelined peeks of a 1 MiB
  *    task): RSS bounded, the connection closed by --stall-timeout;
  *  - frames announcing 60 MiB before authentication under --auth:
@@ -19,7 +19,10 @@
  *  - --idle-timeout spares a parked take, a held lease, a waiting
  *    reserve and a reserved job;
  *  - 5,000 idle connections: their memory, and its return after close;
- *  - --max-conns and --max-unauth-conns;
+ *  - --max-conns and --max-unauth-conns (and /metrics' count);
+ *  - tls+tcp:// (nng's pipes): --max-conns, the handshake timeout under
+ *    --auth, and a TLS client that never reads (openssl s_client
+ *    writing into a pipe nobody reads) closed for its unread replies;
  *  - a frame whose request id lacks the top bit: the connection closes;
  *  - beanstalk: kick-job 0 and delete 0 answer NOT_FOUND, watching past
  *    1,024 tubes OUT_OF_MEMORY (as docs/beanstalk.md says).
