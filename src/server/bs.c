@@ -59,6 +59,7 @@ enum {
 	OUT_HIGH = 4 << 20,      /* stop parsing while this much is unsent */
 	REQS_MAX = 1024,         /* commands in flight per connection */
 	WATCH_MAX = 1024,        /* tubes one connection may watch */
+	BULKY_MAX = 4,           /* commands answered with a job body */
 	DEADLINE_SOON_MS = 1000, /* beanstalkd's safety margin */
 	WAIT_FOREVER_MS = 1 << 30,
 };
@@ -77,6 +78,7 @@ struct bs_req {
 	bool posted; /* the core holds it */
 	bool done;   /* `text` is the reply */
 	bool capped; /* reserve: its wait stops at a DEADLINE_SOON */
+	bool bulky;  /* answered with a job's body (counted in nbulky) */
 	int step;    /* pause-tube: 0 looks the tube up, 1 pauses it */
 	struct buf text;
 };
@@ -105,6 +107,7 @@ struct bs_conn {
 	struct bs_req *head, *tail;
 	unsigned nreqs;  /* in the FIFO */
 	unsigned posted; /* of them, held by the core */
+	unsigned nbulky; /* of them, answered with a job's body */
 	struct name use;
 	struct name *watch;
 	size_t nwatch, watch_cap;
@@ -1081,6 +1084,18 @@ cmd_ignore(struct bs_req *r, const struct bs_cmd *cmd)
 	req_printf(r, "WATCHING %zu\r\n", c->nwatch);
 }
 
+/* Whether the command is answered with a job's body (up to
+ * max-job-size): those of a connection not yet written are few, so a
+ * client that pipelines peeks and never reads holds little (the output
+ * mark and BULKY_MAX bodies). */
+static bool
+is_bulky(enum bs_kind k)
+{
+	return k == BS_PEEK || k == BS_PEEK_READY || k == BS_PEEK_DELAYED ||
+	    k == BS_PEEK_BURIED || k == BS_RESERVE || k == BS_RESERVE_TIMEOUT ||
+	    k == BS_RESERVE_JOB;
+}
+
 /* One parsed command: its request, answered now or posted. */
 static void
 exec(struct bs_conn *c, const struct bs_cmd *cmd)
@@ -1091,6 +1106,10 @@ exec(struct bs_conn *c, const struct bs_cmd *cmd)
 	if (r == NULL) {
 		c->eof = true; /* out of memory: give up on this client */
 		return;
+	}
+	if (is_bulky(cmd->kind)) {
+		r->bulky = true;
+		c->nbulky++;
 	}
 	if (cmd->tube != NULL) {
 		memcpy(r->tube, cmd->tube, cmd->tube_len);
@@ -1232,6 +1251,8 @@ conn_flush(struct bs_conn *c)
 			c->quit = true;
 		conn_write(c->conn, r->text.data, r->text.len);
 		conn_msg_queued(c->conn);
+		if (r->bulky)
+			c->nbulky--;
 		req_free(r);
 	}
 }
@@ -1262,6 +1283,11 @@ conn_parse(struct bs_conn *c)
 			conn_want_more(k); /* the frame timeout runs */
 			break;
 		}
+		/* parsed again once a body is written (parsing a whole
+		 * command changes no state) */
+		if (err == BS_OK && is_bulky(cmd.kind) &&
+		    c->nbulky >= BULKY_MAX)
+			break;
 		c->bs->cmds[cmd.count_as]++;
 		if (err != BS_OK) {
 			struct bs_req *r = req_new(c, NULL);

@@ -453,6 +453,65 @@ test_unread_replies_are_bounded(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* The same on the beanstalk face: 300 pipelined peeks of a 1 MiB job,
+ * never read. */
+static void
+test_beanstalk_unread_replies_are_bounded(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct bsc b, lazy;
+	struct buf cmds;
+	char *payload = malloc(PAYLOAD + 64), line[64], *r;
+	long rss0, rss, peak = 0;
+	int bport, small = 16384, n;
+	unsigned long long id;
+
+	s->args[0] = "--beanstalk";
+	s->args[1] = beanstalk_arg(&bport);
+	s->args[2] = "--stall-timeout";
+	s->args[3] = "3s";
+	it_start(s);
+	c = it_client(s);
+	assert_non_null(payload);
+	assert_int_equal(bsc_open(&b, bport), 0);
+	n = snprintf(payload, 64, "put 0 0 60 %d\r\n", PAYLOAD);
+	memset(payload + n, 'j', PAYLOAD);
+	memcpy(payload + n + PAYLOAD, "\r\n", 2);
+	assert_int_equal(bsc_send(&b, payload, (size_t)n + PAYLOAD + 2), 0);
+	free(payload);
+	r = bsc_reply(&b);
+	assert_int_equal(sscanf(r, "INSERTED %llu", &id), 1);
+	free(r);
+	bsc_close(&b);
+
+	rss0 = it_rss_kb(s->pid);
+	assert_int_equal(bsc_open(&lazy, bport), 0);
+	setsockopt(lazy.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	buf_init(&cmds);
+	snprintf(line, sizeof(line), "peek %llu\r\n", id);
+	for (int i = 0; i < PEEKS; i++)
+		buf_put(&cmds, line, strlen(line));
+	assert_int_equal(bsc_send(&lazy, cmds.data, cmds.len), 0);
+	for (int i = 0; i < 20; i++) {
+		it_sleep_ms(100);
+		rss = it_rss_kb(s->pid);
+		if (rss > peak)
+			peak = rss;
+	}
+	fprintf(stderr,
+	    "beanstalk unread replies: RSS %ld KiB before, %ld at most\n", rss0,
+	    peak);
+	if (!it_sanitized())
+		assert_true(peak - rss0 < 48 * 1024);
+	assert_int_equal(wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
+	assert_true(bsc_closed(&lazy, 5000));
+	bsc_close(&lazy);
+	buf_free(&cmds);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 /* ---- before authentication ---------------------------------------------- */
 
 static int
@@ -1134,6 +1193,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_descriptor_exhaustion_pauses_accept),
 		T(test_unread_replies_are_bounded),
+		T(test_beanstalk_unread_replies_are_bounded),
 		T(test_frames_before_auth_are_small),
 		T(test_slowloris_is_closed_on_both_faces),
 		T(test_idle_timeout_spares_waiting_and_holding),
