@@ -1589,7 +1589,8 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "conns_refused_fds", st.refused_fds);
 	kv(out, n, "conns_refused_full",
 	    st.refused_full + net_pipes_refused(c->net));
-	kv(out, n, "conns_evicted_unauth", st.evicted_unready);
+	kv(out, n, "conns_evicted_unauth",
+	    st.evicted_unready + c->pipes_evicted);
 	kv(out, n, "conns_closed_handshake",
 	    st.closed_handshake + c->pipes_closed_handshake);
 	kv(out, n, "conns_closed_frame", st.closed_frame);

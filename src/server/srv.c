@@ -278,35 +278,77 @@ publish_health(struct core *c)
 }
 
 /* nng's transports (tls+tcp://, ipc://), once a second: a pipe over
- * its unread replies' marks too long is closed (net_check_stalled), and
+ * its unread replies' marks too long is closed (net_check_stalled); and
  * under --auth one whose session has not authenticated within
- * --handshake-timeout (the tcp:// face does both in conn.c). */
-static void
-close_pipe_if_late(struct sess *s, void *arg)
-{
-	struct core *c = arg;
+ * --handshake-timeout, and, past --max-unauth-conns of those, the oldest
+ * (the tcp:// face does all three in conn.c). */
+struct unauthed {
+	struct core *c;
+	struct unauthed_pipe {
+		int64_t opened_ms;
+		uint32_t id;
+	} * v;
+	size_t n, cap;
+};
 
-	if (s->authed || s->id >= 1u << 31 ||
-	    clock_mono_ms() - s->opened_ms < (int64_t)c->cfg->handshake_ms)
+static void
+note_unauthed(struct sess *s, void *arg)
+{
+	struct unauthed *u = arg;
+	struct core *c = u->c;
+
+	if (s->authed || s->id >= 1u << 31)
 		return;
-	if (!net_close_pipe(c->net, s->id))
-		return; /* closed already: its session's close is on its way */
-	c->pipes_closed_handshake++;
-	log_debug("net",
-	    "closed a connection: not authenticated within the handshake "
-	    "timeout session=%u peer=%s",
-	    s->id, s->peer);
+	if (clock_mono_ms() - s->opened_ms >= (int64_t)c->cfg->handshake_ms &&
+	    c->cfg->handshake_ms != 0) {
+		if (net_close_pipe(c->net, s->id)) {
+			c->pipes_closed_handshake++;
+			log_debug("net",
+			    "closed a connection: not authenticated within "
+			    "the handshake timeout session=%u peer=%s",
+			    s->id, s->peer);
+		}
+		return;
+	}
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 64;
+		struct unauthed_pipe *v = realloc(u->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return; /* the cap waits for the next check */
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->n++] = (struct unauthed_pipe) { s->opened_ms, s->id };
+}
+
+static int
+cmp_opened(const void *a, const void *b)
+{
+	const struct unauthed_pipe *x = a, *y = b;
+
+	return x->opened_ms < y->opened_ms ? -1 : x->opened_ms > y->opened_ms;
 }
 
 static void
 check_pipes(struct core *c, int64_t now)
 {
+	struct unauthed u = { .c = c };
+
 	if (now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
 		return;
 	c->pipes_check_ms = now + 1000;
 	net_check_stalled(c->net, now);
-	if (c->auth_on && c->cfg->handshake_ms != 0)
-		sess_each(&c->sess, close_pipe_if_late, c);
+	if (!c->auth_on)
+		return;
+	sess_each(&c->sess, note_unauthed, &u);
+	if (c->cfg->max_unauth_conns != 0 && u.n > c->cfg->max_unauth_conns) {
+		qsort(u.v, u.n, sizeof(*u.v), cmp_opened);
+		for (size_t i = 0; i < u.n - c->cfg->max_unauth_conns; i++)
+			if (net_close_pipe(c->net, u.v[i].id))
+				c->pipes_evicted++;
+	}
+	free(u.v);
 }
 
 static int

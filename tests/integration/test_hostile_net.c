@@ -20,9 +20,10 @@
  *    reserve and a reserved job;
  *  - 5,000 idle connections: their memory, and its return after close;
  *  - --max-conns and --max-unauth-conns (and /metrics' count);
- *  - tls+tcp:// (nng's pipes): --max-conns, the handshake timeout under
- *    --auth, and a TLS client that never reads (openssl s_client
- *    writing into a pipe nobody reads) closed for its unread replies;
+ *  - tls+tcp:// (nng's pipes): --max-conns, --max-unauth-conns and the
+ *    handshake timeout under --auth, and a TLS client that never reads
+ *    (openssl s_client writing into a pipe nobody reads) closed for its
+ *    unread replies;
  *  - a frame whose request id lacks the top bit: the connection closes;
  *  - beanstalk: kick-job 0 and delete 0 answer NOT_FOUND, watching past
  *    1,024 tubes OUT_OF_MEMORY (as docs/beanstalk.md says).
@@ -1024,6 +1025,40 @@ test_tls_connections_are_bounded(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* --max-unauth-conns on tls+tcp://: past the cap the oldest pipes not
+ * authenticated are closed (checked once a second); an authenticated
+ * client is never one of them. */
+static void
+test_tls_unauthenticated_are_capped(void **state)
+{
+	struct t_srv *s = it_srv(*state, "tls");
+	const char *ca = tls_setup(state, s);
+	struct sluice_client *c, *anon[4];
+	struct sluice_stats *st = NULL;
+
+	s->args[4] = "--auth";
+	s->args[5] = write_tokens(state);
+	s->args[6] = "--max-unauth-conns";
+	s->args[7] = "2";
+	it_start(s);
+	c = it_client_url(s->url);
+	it_rc(c, sluice_set_tls(c, ca, NULL, NULL), 0);
+	assert_int_equal(sluice_set_token(c, token), 0);
+	it_put(c, "tls", "authenticated");
+	for (int i = 0; i < 4; i++) {
+		anon[i] = it_client_url(s->url);
+		it_rc(anon[i], sluice_set_tls(anon[i], ca, NULL, NULL), 0);
+		assert_int_equal(
+		    sluice_stats(anon[i], NULL, &st), SLUICE_EAUTH);
+	}
+	assert_true(wait_kv(c, "conns_evicted_unauth", 2, 5000) >= 2);
+	it_put(c, "tls", "still served");
+	for (int i = 0; i < 4; i++)
+		sluice_close(anon[i]);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 /* A TLS client that never reads (openssl s_client writing to a pipe
  * nobody reads): 300 pipelined peeks of a 1 MiB task. nng cannot stop
  * reading one pipe, so the pipe is closed once its replies not sent are
@@ -1200,6 +1235,7 @@ main(void)
 		T(test_idle_connections_cost_little),
 		T(test_connection_caps),
 		T(test_tls_connections_are_bounded),
+		T(test_tls_unauthenticated_are_capped),
 		T(test_tls_unread_replies_close_the_pipe),
 		T(test_frame_without_request_id_closes),
 		T(test_beanstalk_answers_as_beanstalkd),
