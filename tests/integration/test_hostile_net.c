@@ -9,7 +9,8 @@
  *    line per interval, the counters in stats, new connections served
  *    once the attack's close;
  *  - a client that never reads its replies (pipelined peeks of a 1 MiB
- *    task): RSS bounded, the connection closed by --stall-timeout;
+ *    task), on both faces: RSS bounded, the connection closed by
+ *    --stall-timeout;
  *  - frames announcing 60 MiB before authentication under --auth:
  *    closed at the length, RSS flat; the full limit after auth;
  *  - slowloris on both faces (a silent connection, a frame or a command
