@@ -198,6 +198,25 @@ out:
 	return rv;
 }
 
+/* Whether a handshake with `url` succeeds when the server's certificate
+ * is not verified (our own, if any, still shown). */
+static bool
+unverified_ok(const char *url, const struct tlsfile *tls, int ms)
+{
+	nng_tls_config *cfg = NULL;
+	uint8_t in[SP_HANDSHAKE];
+	size_t n;
+	int rv;
+
+	if (tlsfile_client(tls, url, &cfg) != 0)
+		return false;
+	rv = nng_tls_config_auth_mode(cfg, NNG_TLS_AUTH_MODE_NONE);
+	if (rv == 0)
+		rv = stream_probe(url, cfg, ms, in, &n);
+	nng_tls_config_free(cfg);
+	return rv == 0;
+}
+
 /* A TLS URL gave no connection within connect_ms: says why in `err`. */
 static void
 diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
@@ -231,23 +250,32 @@ diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
 		rv = stream_probe(url, cfg, ms, in, &n);
 		nng_tls_config_free(cfg);
 	}
-	/* mbedtls's verification failures reach nng as either */
-	if (rv == NNG_EPEERAUTH || rv == NNG_ECRYPTO)
+	/* Whose certificate failed: the same handshake without verifying
+	 * the server's. If that fails too, the server refused ours (or
+	 * wants one); if it succeeds, the server's is what we refused. */
+	if (rv != 0 && rv != NNG_ETIMEDOUT && unverified_ok(url, tls, ms)) {
 		snprintf(err, errlen,
 		    "%s: the TLS handshake failed: the server's certificate is "
 		    "not signed by the CA given, is not for this host, or has "
-		    "expired%s (%s)",
-		    url,
-		    tls->cert == NULL ? "; or the server may require a client "
-		                        "certificate"
-		                      : "",
-		    nng_strerror(rv));
+		    "expired (%s)",
+		    url, nng_strerror(rv));
+		return;
+	}
+	if (rv == NNG_ETIMEDOUT)
+		snprintf(err, errlen,
+		    "%s: the TLS handshake did not finish within %d ms", url,
+		    ms);
+	else if (rv != 0 && tls->cert != NULL)
+		snprintf(err, errlen,
+		    "%s: the TLS handshake failed: the server refused this "
+		    "client's certificate (not signed by the CA the server "
+		    "trusts, or expired) (%s)",
+		    url, nng_strerror(rv));
 	else if (rv != 0)
-		snprintf(err, errlen, "%s: the TLS handshake failed (%s)%s",
-		    url, nng_strerror(rv),
-		    tls->cert == NULL ? "; the server may require a client "
-		                        "certificate"
-		                      : "");
+		snprintf(err, errlen,
+		    "%s: the TLS handshake failed: the server requires a "
+		    "client certificate (sluice_set_tls, --tls-cert) (%s)",
+		    url, nng_strerror(rv));
 	else
 		snprintf(err, errlen, "%s: no connection within %d ms", url,
 		    connect_ms);

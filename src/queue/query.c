@@ -371,6 +371,12 @@ queue_stats(struct queue *q, int64_t now, struct queue_stats *out)
 	return 0;
 }
 
+bool
+queue_session_holds(const struct queue *q, uint64_t session)
+{
+	return idx_find(&q->sessions, session) != NULL;
+}
+
 uint32_t
 queue_tube_count(const struct queue *q)
 {

@@ -686,6 +686,10 @@ int queue_stats(struct queue *q, int64_t now, struct queue_stats *out);
  * TUBE_DELETE moves the tubes after it down one. */
 uint32_t queue_tube_count(const struct queue *q);
 
+/* Whether `session` holds a task under a session lease (a connection's
+ * idle timeout spares it). */
+bool queue_session_holds(const struct queue *q, uint64_t session);
+
 /* O(1). SLUICE_ENOTFOUND past the last tube. */
 int queue_tube_stats_at(
     struct queue *q, int64_t now, uint32_t i, struct queue_tube_stats *out);

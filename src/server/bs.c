@@ -59,6 +59,7 @@ enum {
 	OUT_HIGH = 4 << 20,      /* stop parsing while this much is unsent */
 	REQS_MAX = 1024,         /* commands in flight per connection */
 	WATCH_MAX = 1024,        /* tubes one connection may watch */
+	BULKY_MAX = 4,           /* commands answered with a job body */
 	DEADLINE_SOON_MS = 1000, /* beanstalkd's safety margin */
 	WAIT_FOREVER_MS = 1 << 30,
 };
@@ -77,6 +78,7 @@ struct bs_req {
 	bool posted; /* the core holds it */
 	bool done;   /* `text` is the reply */
 	bool capped; /* reserve: its wait stops at a DEADLINE_SOON */
+	bool bulky;  /* answered with a job's body (counted in nbulky) */
 	int step;    /* pause-tube: 0 looks the tube up, 1 pauses it */
 	struct buf text;
 };
@@ -105,6 +107,7 @@ struct bs_conn {
 	struct bs_req *head, *tail;
 	unsigned nreqs;  /* in the FIFO */
 	unsigned posted; /* of them, held by the core */
+	unsigned nbulky; /* of them, answered with a job's body */
 	struct name use;
 	struct name *watch;
 	size_t nwatch, watch_cap;
@@ -696,7 +699,17 @@ job_text(struct bs_req *r, const char *word, const struct msg_task *t)
 	buf_put(&r->text, "\r\n", 2);
 }
 
-/* An error reply as a beanstalk line. */
+/* Whether the command names a job by its id. */
+static bool
+names_job(enum bs_kind k)
+{
+	return k == BS_DELETE || k == BS_RELEASE || k == BS_BURY ||
+	    k == BS_TOUCH || k == BS_PEEK || k == BS_KICK_JOB ||
+	    k == BS_STATS_JOB || k == BS_RESERVE_JOB;
+}
+
+/* An error reply as a beanstalk line: every status of the core, as
+ * beanstalkd would answer in its place (docs/beanstalk.md). */
 static void
 err_text(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -704,7 +717,18 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 	case SLUICE_ENOTFOUND:
 	case SLUICE_ESTALE:
 	case SLUICE_ESTATE:
+	case SLUICE_EPERM:     /* beanstalkd has no other job to show */
+	case SLUICE_EEXIST:    /* not reached: beanstalk jobs have no key */
+	case SLUICE_ENOTEMPTY: /* not reached: no tube is deleted here */
 		req_text(r, reply_lines[0]);
+		break;
+	case SLUICE_EINVAL:
+	case SLUICE_ETUBE:
+	case SLUICE_EKEY:
+		/* a job command's id no job can have (kick-job 0):
+		 * beanstalkd finds no such job */
+		req_text(r,
+		    names_job(r->cmd.kind) ? reply_lines[0] : "BAD_FORMAT\r\n");
 		break;
 	case SLUICE_ETIMEDOUT:
 		req_text(r, reply_lines[1]);
@@ -713,11 +737,16 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		req_text(r, "DRAINING\r\n");
 		break;
 	case SLUICE_ETOOBIG:
-		req_text(r, "JOB_TOO_BIG\r\n");
+	case SLUICE_EMSGSIZE:
+		req_text(r,
+		    r->cmd.kind == BS_PUT ? "JOB_TOO_BIG\r\n"
+		                          : "OUT_OF_MEMORY\r\n");
 		break;
 	case SLUICE_ENOMEM:
 	case SLUICE_ENOSPC:
 	case SLUICE_ELIMIT:
+	case SLUICE_ELOG: /* beanstalkd's when its binlog takes no write */
+	case SLUICE_EPAUSED:
 		req_text(r, "OUT_OF_MEMORY\r\n");
 		break;
 	case SLUICE_ENOTLEADER:
@@ -726,6 +755,9 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		    rep->err.leader.p);
 		break;
 	default:
+		/* EPROTO, ETRUNC, EVERSION, EUNKNOWNOP, ECORRUPT, EEPOCH,
+		 * EAUTH: a fault of this server, as beanstalkd means it;
+		 * EREPLICA: done here, not known to be on the replicas */
 		req_text(r, "INTERNAL_ERROR\r\n");
 		break;
 	}
@@ -1055,6 +1087,18 @@ cmd_ignore(struct bs_req *r, const struct bs_cmd *cmd)
 	req_printf(r, "WATCHING %zu\r\n", c->nwatch);
 }
 
+/* Whether the command is answered with a job's body (up to
+ * max-job-size): those of a connection not yet written are few, so a
+ * client that pipelines peeks and never reads holds little (the output
+ * mark and BULKY_MAX bodies). */
+static bool
+is_bulky(enum bs_kind k)
+{
+	return k == BS_PEEK || k == BS_PEEK_READY || k == BS_PEEK_DELAYED ||
+	    k == BS_PEEK_BURIED || k == BS_RESERVE || k == BS_RESERVE_TIMEOUT ||
+	    k == BS_RESERVE_JOB;
+}
+
 /* One parsed command: its request, answered now or posted. */
 static void
 exec(struct bs_conn *c, const struct bs_cmd *cmd)
@@ -1065,6 +1109,10 @@ exec(struct bs_conn *c, const struct bs_cmd *cmd)
 	if (r == NULL) {
 		c->eof = true; /* out of memory: give up on this client */
 		return;
+	}
+	if (is_bulky(cmd->kind)) {
+		r->bulky = true;
+		c->nbulky++;
 	}
 	if (cmd->tube != NULL) {
 		memcpy(r->tube, cmd->tube, cmd->tube_len);
@@ -1205,6 +1253,9 @@ conn_flush(struct bs_conn *c)
 		if (r->cmd.kind == BS_QUIT)
 			c->quit = true;
 		conn_write(c->conn, r->text.data, r->text.len);
+		conn_msg_queued(c->conn);
+		if (r->bulky)
+			c->nbulky--;
 		req_free(r);
 	}
 }
@@ -1218,7 +1269,8 @@ conn_parse(struct bs_conn *c)
 	size_t max_job = c->bs->cfg.max_job;
 
 	while (!c->quit && !c->closed && !c->eof && k->in_off < k->in_len &&
-	    c->nreqs < REQS_MAX && conn_unsent(k) < OUT_HIGH) {
+	    c->nreqs < REQS_MAX && conn_unsent(k) < OUT_HIGH &&
+	    conn_room(k, c->nreqs - (c->waiting ? 1 : 0))) {
 		struct bs_cmd cmd;
 		enum bs_err err;
 		size_t n;
@@ -1230,7 +1282,14 @@ conn_parse(struct bs_conn *c)
 			break;
 		n = bs_parse(&c->ps, (const char *)k->in + k->in_off,
 		    k->in_len - k->in_off, max_job, &cmd, &err);
-		if (n == 0)
+		if (n == 0) {
+			conn_want_more(k); /* the frame timeout runs */
+			break;
+		}
+		/* parsed again once a body is written (parsing a whole
+		 * command changes no state) */
+		if (err == BS_OK && is_bulky(cmd.kind) &&
+		    c->nbulky >= BULKY_MAX)
 			break;
 		c->bs->cmds[cmd.count_as]++;
 		if (err != BS_OK) {
@@ -1333,6 +1392,7 @@ bs_conn_open(struct conn *k, void *arg)
 	}
 	k->data = c;
 	k->in_max = BS_LINE_MAX + bs->cfg.max_job + 2 + RECV_MIN;
+	conn_ready(k); /* no handshake, no authentication */
 	c->next = bs->conns;
 	if (bs->conns != NULL)
 		bs->conns->prev = c;
@@ -1384,12 +1444,23 @@ bs_conn_free(struct conn *k)
 	free(c);
 }
 
+/* Not idle while a command is in the core (a waiting reserve included)
+ * or the connection holds reserved jobs. */
+static bool
+bs_conn_busy(const struct conn *k)
+{
+	const struct bs_conn *c = k->data;
+
+	return c->posted > 0 || c->nheld > 0;
+}
+
 static const struct conn_face bs_conn_face = {
 	.name = "bs",
 	.open = bs_conn_open,
 	.input = bs_conn_input,
 	.closed = bs_conn_closed,
 	.free = bs_conn_free,
+	.busy = bs_conn_busy,
 };
 
 /* ---- start and stop ------------------------------------------------------ */

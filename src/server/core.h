@@ -79,6 +79,12 @@ struct core {
 	struct net *net;
 	struct conns *conns;      /* the sockets of the core's own faces */
 	struct face_sp_config sp; /* tcp:// clients (face_sp.c) */
+	/* --auth over nng's transports (tls+tcp://, ipc://): pipes closed
+	 * unauthenticated after --handshake-timeout, and past
+	 * --max-unauth-conns; the next check */
+	uint64_t pipes_closed_handshake;
+	uint64_t pipes_evicted; /* past --max-unauth-conns, the oldest */
+	int64_t pipes_check_ms;
 	int sigfd;
 	bool stopping;
 	int stop_signo; /* the signal that asked for the stop; 0: none */

@@ -6,18 +6,26 @@
  * nng_msg (what the core's handlers take) and posted; the backtrace waits
  * in the request until the reply, which is written as [u64 length]
  * [backtrace][sluice reply] by the next conns_flush. A message whose
- * backtrace is malformed is dropped, as nng's rep0 does; one longer than
- * the limit closes the connection, as nng's transport does.
+ * backtrace is malformed (no word with the top bit, the request id, in
+ * its first SP_HOPS_MAX) closes the connection, as nng's transports do
+ * with a peer speaking garbage: dropping it would leave the client
+ * waiting forever. One longer than the limit closes it too; before its
+ * session authenticated under --auth, the limit is FACE_SP_PREAUTH_MAX.
  *
  * At most INFLIGHT_MAX requests of one connection are in the core at
- * once; past that its input waits (and then its socket, and then its
- * client) until replies go out. */
+ * once; parked takes aside, the requests in the core and the replies not
+ * yet written stay under the connection's output mark (conn_room): past
+ * it its input waits (and then its socket, and then its client) until
+ * replies go out, and a client that never reads is closed by the stall
+ * timeout (conn.h). So a connection holds at most the mark's bytes plus
+ * the replies to the requests in the core. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <nng/nng.h>
 
+#include "proto/msg.h"
 #include "proto/sp.h"
 #include "server/conn.h"
 #include "server/face_sp.h"
@@ -26,6 +34,7 @@
 
 enum {
 	INFLIGHT_MAX = 1024,
+	BULKY_MAX = 4, /* requests whose reply may be large, in the core */
 	IN_DEFAULT = 64 * 1024, /* unparsed input held between messages */
 };
 
@@ -34,7 +43,10 @@ struct sp_conn {
 	const struct face_sp_config *cfg;
 	uint32_t session;
 	bool shaken; /* the peer's header arrived and is req0's */
+	bool authed; /* its session authenticated (or no --auth) */
 	unsigned inflight;
+	unsigned parked; /* of those, takes waiting for a task */
+	unsigned bulky;  /* of those, not parked, whose reply may be large */
 };
 
 struct sp_req {
@@ -42,6 +54,8 @@ struct sp_req {
 	struct net_ev ev;
 	struct sp_conn *sc;
 	size_t btlen;
+	bool parked; /* net_face.waiting */
+	bool bulky;  /* counted in sc->bulky */
 	uint8_t bt[SP_BACKTRACE_MAX];
 };
 
@@ -59,12 +73,30 @@ req_end(struct sp_req *r)
 {
 	struct sp_conn *s = r->sc;
 	struct conn *c = s->conn;
-	bool resume = s->inflight-- == INFLIGHT_MAX;
 
+	s->inflight--;
+	if (r->parked)
+		s->parked--;
+	if (r->bulky)
+		s->bulky--;
 	free(r);
-	if (resume && !c->closed)
-		sp_input(c);
+	if (!c->closed && c->in_len > c->in_off)
+		sp_input(c); /* room for what waits */
 	conn_release(c);
+}
+
+/* Under --auth, whether the session authenticated: then the connection
+ * is ready and may send messages up to the full limit. */
+static void
+authed_now(struct sp_conn *s)
+{
+	const struct face_sp_config *cfg = s->cfg;
+
+	if (s->authed || cfg->session_authed == NULL ||
+	    !cfg->session_authed(cfg->arg, s->session))
+		return;
+	s->authed = true;
+	conn_ready(s->conn);
 }
 
 static void
@@ -78,7 +110,9 @@ sp_reply(struct net_ctx *ctx, nng_msg *msg)
 	conn_write(c, len, sizeof(len));
 	conn_write(c, r->bt, r->btlen);
 	conn_write(c, nng_msg_body(msg), nng_msg_len(msg));
+	conn_msg_queued(c);
 	nng_msg_free(msg);
+	authed_now(r->sc);
 	req_end(r);
 }
 
@@ -115,8 +149,64 @@ sp_close(struct net_ctx *ctx)
 	req_end(r);
 }
 
+/* A take parks: it may wait as long as it likes, apart from the rest. */
+static void
+sp_waiting(struct net_ctx *ctx)
+{
+	struct sp_req *r = req_of(ctx);
+
+	if (r->parked)
+		return;
+	r->parked = true;
+	r->sc->parked++;
+	if (r->bulky) {
+		r->bulky = false;
+		r->sc->bulky--;
+	}
+	if (!r->sc->conn->closed)
+		sp_input(r->sc->conn); /* its room in the mark is free */
+}
+
 static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive,
-	sp_close };
+	sp_close, sp_waiting };
+
+/* Whether the request (after its backtrace) may be answered with
+ * payloads or long lists (a take, a peek, stats, a list...): those of
+ * one connection in the core at once are few, so that a client that
+ * never reads cannot have the core make more than a few large replies
+ * beyond its output mark. The rest are answered in a few bytes. */
+static bool
+bulky(const uint8_t *req, size_t len)
+{
+	if (len < MSG_REQ_HDR)
+		return false;
+	switch (req[2]) {
+	case MSG_OP_PUT:
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_ACK:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+	case MSG_OP_KICK:
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_FLUSH:
+	case MSG_OP_PAUSE:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_UPDATE:
+	case MSG_OP_DELETE_WHERE:
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_DELETE:
+	case MSG_OP_AUTH:
+		return false;
+	default:
+		return true;
+	}
+}
 
 /* One whole message: post its request. False when out of memory. */
 static bool
@@ -126,8 +216,6 @@ post(struct sp_conn *s, const uint8_t *p, size_t len)
 	struct sp_req *r;
 	nng_msg *m;
 
-	if (bt == 0)
-		return true; /* malformed: dropped, as nng's rep0 does */
 	r = malloc(sizeof(*r));
 	if (r == NULL || nng_msg_alloc(&m, len - bt) != 0) {
 		free(r);
@@ -137,6 +225,9 @@ post(struct sp_conn *s, const uint8_t *p, size_t len)
 	r->ctx.face = &sp_face;
 	r->sc = s;
 	r->btlen = bt;
+	r->parked = false;
+	r->bulky = bulky(p + bt, len - bt);
+	s->bulky += r->bulky;
 	memcpy(r->bt, p, bt);
 	r->ev = (struct net_ev) { .kind = NET_REQUEST,
 		.session = s->session,
@@ -153,14 +244,21 @@ sp_input(struct conn *c)
 {
 	struct sp_conn *s = c->data;
 
-	while (!c->closed && s->inflight < INFLIGHT_MAX) {
+	while (!c->closed && s->inflight < INFLIGHT_MAX &&
+	    conn_room(c, s->inflight - s->parked)) {
 		const uint8_t *p = c->in + c->in_off;
 		size_t have = c->in_len - c->in_off;
+		size_t limit = s->authed ? s->cfg->max_msg + SP_BACKTRACE_MAX
+		                         : FACE_SP_PREAUTH_MAX;
 		uint64_t len;
+		size_t bt;
 
 		if (!s->shaken) {
-			if (have < SP_HANDSHAKE)
+			if (have < SP_HANDSHAKE) {
+				if (have > 0)
+					conn_want_more(c);
 				return;
+			}
 			if (!sp_handshake_ok(p, SP_PROTO_REQ0)) {
 				log_debug("sp",
 				    "a peer that is not an SP requester; "
@@ -171,24 +269,43 @@ sp_input(struct conn *c)
 			}
 			s->shaken = true;
 			conn_consume(c, SP_HANDSHAKE);
+			if (s->authed)
+				conn_ready(c);
 			continue;
 		}
-		if (have < SP_LEN)
+		if (have < SP_LEN) {
+			if (have > 0)
+				conn_want_more(c);
 			return;
+		}
 		len = sp_load_len(p);
-		if (len > s->cfg->max_msg + SP_BACKTRACE_MAX) {
+		if (len > limit) {
 			log_info("sp",
 			    "a message over the size limit; closing the "
-			    "connection peer=%s bytes=%llu limit=%zu",
-			    c->peer, (unsigned long long)len, s->cfg->max_msg);
-			conn_close(c);
+			    "connection peer=%s bytes=%llu limit=%zu%s",
+			    c->peer, (unsigned long long)len, limit,
+			    s->authed ? "" : " (not authenticated yet)");
+			conn_refuse(c);
 			return;
 		}
 		if (have < SP_LEN + len) {
 			if (c->in_max < SP_LEN + len)
 				c->in_max = SP_LEN + (size_t)len;
+			conn_want_more(c);
 			return;
 		}
+		if ((bt = sp_backtrace_len(p + SP_LEN, (size_t)len)) == 0) {
+			log_info("sp",
+			    "a message without a request id (no backtrace word "
+			    "with the top bit set); closing the connection "
+			    "peer=%s",
+			    c->peer);
+			conn_refuse(c);
+			return;
+		}
+		if (s->bulky >= BULKY_MAX &&
+		    bulky(p + SP_LEN + bt, (size_t)len - bt))
+			return; /* until one of those is answered */
 		if (!post(s, p + SP_LEN, (size_t)len)) {
 			log_warn("sp",
 			    "out of memory for a request; closing the "
@@ -198,7 +315,8 @@ sp_input(struct conn *c)
 			return;
 		}
 		conn_consume(c, SP_LEN + (size_t)len);
-		c->in_max = IN_DEFAULT;
+		c->in_max =
+		    s->authed ? IN_DEFAULT : FACE_SP_PREAUTH_MAX + SP_LEN;
 	}
 }
 
@@ -213,6 +331,7 @@ sp_open(struct conn *c, void *arg)
 		return -ENOMEM;
 	s->conn = c;
 	s->cfg = cfg;
+	s->authed = !cfg->auth_on;
 	s->session = net_face_session(cfg->net);
 	if (net_post_session_local(
 	        cfg->net, NET_SESSION_OPEN, s->session, c->peer) != 0) {
@@ -220,7 +339,7 @@ sp_open(struct conn *c, void *arg)
 		return -ENOMEM;
 	}
 	c->data = s;
-	c->in_max = IN_DEFAULT;
+	c->in_max = s->authed ? IN_DEFAULT : FACE_SP_PREAUTH_MAX + SP_LEN;
 	sp_handshake(hs, SP_PROTO_REP0);
 	conn_write(c, hs, sizeof(hs));
 	return 0;
@@ -239,6 +358,19 @@ sp_closed(struct conn *c)
 		    s->session);
 }
 
+/* Not idle while a request is in the core (a parked take included) or
+ * its session holds a lease (a worker busy with a task). */
+static bool
+sp_busy(const struct conn *c)
+{
+	const struct sp_conn *s = c->data;
+	const struct face_sp_config *cfg = s->cfg;
+
+	return s->inflight > 0 ||
+	    (cfg->session_holds != NULL &&
+	        cfg->session_holds(cfg->arg, s->session));
+}
+
 static void
 sp_free(struct conn *c)
 {
@@ -251,6 +383,7 @@ static const struct conn_face face = {
 	.input = sp_input,
 	.closed = sp_closed,
 	.free = sp_free,
+	.busy = sp_busy,
 };
 
 bool

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct conns;
 struct net;
@@ -21,7 +22,21 @@ struct net;
 struct face_sp_config {
 	struct net *net; /* where requests go */
 	size_t max_msg;  /* a longer message closes its connection */
+	/* --auth: before its session authenticated, a connection may send
+	 * messages of at most FACE_SP_PREAUTH_MAX bytes, and it is not
+	 * ready (conn.h: the handshake timeout, the not-ready cap) */
+	bool auth_on;
+	/* Asked on the core thread with `arg`: whether the session has
+	 * authenticated; whether it holds leases (the idle timeout spares
+	 * it). Both may be NULL: no, and no. */
+	bool (*session_authed)(void *arg, uint32_t session);
+	bool (*session_holds)(void *arg, uint32_t session);
+	void *arg;
 };
+
+/* The largest message a connection may send before it authenticated
+ * (an auth request is a few hundred bytes). */
+enum { FACE_SP_PREAUTH_MAX = 4096 };
 
 /* Whether `url` is one this face serves (tcp://). */
 bool face_sp_serves(const char *url);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -15,6 +17,7 @@
 #include "log/seg.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/certdates.h"
 #include "server/preflight.h"
 #include "server/srv.h"
 #include "sluice.h"
@@ -93,6 +96,29 @@ static const char usage[] =
     "                         token not for *; see docs/security.md);\n"
     "                         SIGHUP reads it again\n"
     "  --max-payload BYTES    largest task payload (default 1048576)\n"
+    "  --max-conns N          open connections per face (tcp://, beanstalk,\n"
+    "                         tls+tcp://); more are closed at accept\n"
+    "                         (default 10000; 0: no limit)\n"
+    "  --max-unauth-conns N   of those, not yet through their handshake\n"
+    "                         (and, with --auth, their token); the oldest\n"
+    "                         is closed for a new one (default 1000)\n"
+    "  --handshake-timeout DUR\n"
+    "                         time from accept to the handshake done (and\n"
+    "                         the token accepted, with --auth) (default 10s)\n"
+    "  --frame-timeout DUR    time a message or command begun has to\n"
+    "                         arrive whole, or 16 KiB more of it\n"
+    "                         (default 30s)\n"
+    "  --idle-timeout DUR     close a connection with nothing in or out\n"
+    "                         this long, no request waiting and no task\n"
+    "                         taken (default 0: never)\n"
+    "  --stall-timeout DUR    close a connection over its output limits\n"
+    "                         that has read nothing this long (default 30s)\n"
+    "  --max-queued-bytes BYTES\n"
+    "                         reply bytes a connection may leave unread\n"
+    "                         before its requests wait (default 4M)\n"
+    "  --max-queued-replies N replies a connection may leave unread or\n"
+    "                         have in progress before its requests wait\n"
+    "                         (default 256)\n"
     "  --ttr DUR              default time-to-run (default 60s)\n"
     "  --dedup-window DUR     how long a completed key stays taken in\n"
     "                         its tube (keys are per tube)\n"
@@ -172,6 +198,14 @@ enum {
 	OPT_TLS_CA,
 	OPT_TLS_CLIENT_AUTH,
 	OPT_MAX_PAYLOAD,
+	OPT_MAX_CONNS,
+	OPT_MAX_UNAUTH_CONNS,
+	OPT_HANDSHAKE_TIMEOUT,
+	OPT_FRAME_TIMEOUT,
+	OPT_IDLE_TIMEOUT,
+	OPT_STALL_TIMEOUT,
+	OPT_MAX_QUEUED_BYTES,
+	OPT_MAX_QUEUED_REPLIES,
 	OPT_TTR,
 	OPT_DEDUP,
 	OPT_KEEP_DONE,
@@ -217,6 +251,15 @@ static const struct option options[] = {
 	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
 	{ "tls-client-auth", no_argument, NULL, OPT_TLS_CLIENT_AUTH },
 	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
+	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "max-unauth-conns", required_argument, NULL, OPT_MAX_UNAUTH_CONNS },
+	{ "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
+	{ "frame-timeout", required_argument, NULL, OPT_FRAME_TIMEOUT },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
+	{ "max-queued-bytes", required_argument, NULL, OPT_MAX_QUEUED_BYTES },
+	{ "max-queued-replies", required_argument, NULL,
+	    OPT_MAX_QUEUED_REPLIES },
 	{ "ttr", required_argument, NULL, OPT_TTR },
 	{ "dedup-window", required_argument, NULL, OPT_DEDUP },
 	{ "keep-done", required_argument, NULL, OPT_KEEP_DONE },
@@ -632,6 +675,9 @@ load_tls(struct srv_config *cfg, struct tlsfile *tls)
 	}
 	tls->client_auth = cfg->tls_client_auth;
 	cfg->tls = tls;
+	if (tls->cert != NULL &&
+	    certdates_check(cfg->tls_cert, tls->cert, (int64_t)time(NULL)) != 0)
+		return 1;
 	return 0;
 }
 
@@ -793,6 +839,45 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_u64("--max-payload", optarg, 1,
 			         64 << 20, &v)) == 0)
 				cfg->max_payload = (size_t)v;
+			break;
+		case OPT_MAX_CONNS:
+			if ((rc = parse_u64(
+			         "--max-conns", optarg, 0, 1 << 24, &v)) == 0)
+				cfg->max_conns = (unsigned)v;
+			break;
+		case OPT_MAX_UNAUTH_CONNS:
+			if ((rc = parse_u64("--max-unauth-conns", optarg, 0,
+			         1 << 24, &v)) == 0)
+				cfg->max_unauth_conns = (unsigned)v;
+			break;
+		case OPT_HANDSHAKE_TIMEOUT:
+			if ((rc = parse_ms("--handshake-timeout", optarg, 0,
+			         UINT32_MAX, &v)) == 0)
+				cfg->handshake_ms = (uint32_t)v;
+			break;
+		case OPT_FRAME_TIMEOUT:
+			if ((rc = parse_ms("--frame-timeout", optarg, 0,
+			         UINT32_MAX, &v)) == 0)
+				cfg->frame_ms = (uint32_t)v;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if ((rc = parse_ms("--idle-timeout", optarg, 0,
+			         UINT32_MAX, &v)) == 0)
+				cfg->idle_ms = (uint32_t)v;
+			break;
+		case OPT_STALL_TIMEOUT:
+			if ((rc = parse_ms("--stall-timeout", optarg, 0,
+			         UINT32_MAX, &v)) == 0)
+				cfg->stall_ms = (uint32_t)v;
+			break;
+		case OPT_MAX_QUEUED_BYTES:
+			rc = parse_size("--max-queued-bytes", optarg,
+			    &cfg->max_queued_bytes);
+			break;
+		case OPT_MAX_QUEUED_REPLIES:
+			if ((rc = parse_u64("--max-queued-replies", optarg, 1,
+			         1 << 20, &v)) == 0)
+				cfg->max_queued_replies = (unsigned)v;
 			break;
 		case OPT_TTR:
 			if ((rc = parse_ms(
@@ -958,6 +1043,38 @@ reexec_with_hugepages(char **argv)
 	/* Not fatal: run with small pages. */
 }
 
+/* Every connection is a descriptor: the soft limit (often 1024, as
+ * systemd's default LimitNOFILE) is raised to the hard one, as far as
+ * the kernel allows, and the result logged. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			log_warn("srv",
+			    "cannot raise the descriptor limit to the hard "
+			    "limit limit=%llu hard=%llu error=\"%s\"",
+			    (unsigned long long)was,
+			    (unsigned long long)rl.rlim_max, strerror(errno));
+			return;
+		}
+		log_info("srv",
+		    "descriptor limit raised to the hard limit was=%llu "
+		    "limit=%llu",
+		    (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	log_info("srv", "descriptor limit limit=%llu (the hard limit)",
+	    (unsigned long long)rl.rlim_cur);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -996,6 +1113,7 @@ main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	if (load_tls(&cfg, &tls) != 0 || preflight_check(&cfg) != 0)
 		return 1;
+	raise_nofile();
 	rc = srv_run(&cfg);
 	tlsfile_free(&tls);
 	return rc;

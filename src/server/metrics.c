@@ -424,6 +424,40 @@ cluster_write(FILE *f, const struct sluice_stats *s)
 	    node_kv(s, "cluster_elections"));
 }
 
+/* The bounds of the native and beanstalk faces' connections
+ * (docs/security.md). */
+static void
+conns_write(FILE *f, const struct sluice_stats *s)
+{
+	static const struct {
+		const char *reason, *key;
+	} why[] = {
+		{ "descriptors", "conns_refused_fds" },
+		{ "max_conns", "conns_refused_full" },
+		{ "unauth_evicted", "conns_evicted_unauth" },
+		{ "handshake_timeout", "conns_closed_handshake" },
+		{ "frame_timeout", "conns_closed_frame" },
+		{ "idle_timeout", "conns_closed_idle" },
+		{ "stall_timeout", "conns_closed_stalled" },
+		{ "protocol", "conns_closed_refused" },
+	};
+
+	if (!node_has(s, "conns_accept_exhausted"))
+		return;
+	counter(f, "sluice_accept_exhausted_total",
+	    "Times accept() found no descriptor left (EMFILE, ENFILE) on the "
+	    "native or beanstalk face; the listener paused.",
+	    node_kv(s, "conns_accept_exhausted"));
+	family(f, "sluice_connections_closed_total", "counter",
+	    "Connections of the native and beanstalk faces refused or "
+	    "closed by a bound, by reason.");
+	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+		fprintf(f,
+		    "sluice_connections_closed_total{reason=\"%s\"} %" PRIu64
+		    "\n",
+		    why[i].reason, node_kv(s, why[i].key));
+}
+
 static void
 node_write(FILE *f, const struct sluice_stats *s)
 {
@@ -465,6 +499,7 @@ node_write(FILE *f, const struct sluice_stats *s)
 	seconds(f, node_kv(s, "recovery_ms"));
 	gauge(f, "sluice_connections", "Client connections open.",
 	    node_kv(s, "sessions"));
+	conns_write(f, s);
 	gauge(f, "sluice_waiting_takes",
 	    "Takes waiting for a task (blocked workers).",
 	    node_kv(s, "waiting_takes"));

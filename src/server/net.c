@@ -26,6 +26,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "server/net.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/nngclose.h"
 #include "util/tlsfile.h"
@@ -48,8 +49,25 @@ struct net_rep_ctx {
 	nng_aio *aio;
 	enum ctx_state state;
 	nng_pipe pipe;    /* CTX_CORE: the request's */
+	size_t sent_len;  /* CTX_SEND: the reply's bytes, when counted */
+	bool counted;     /* CTX_SEND: in its pipe's pipe_out */
 	struct net_ev ev; /* the request event; one per context */
 	struct net_rep_ctx *all_next;
+};
+
+/* The replies of one pipe handed to nng and not sent yet (nng sends a
+ * pipe's replies one at a time; a peer that does not read keeps them). */
+struct pipe_out {
+	struct pipe_out *next;
+	uint32_t id;
+	unsigned replies;
+	size_t bytes;
+	int64_t over_ms; /* over the marks, with no reply sent since; 0 */
+};
+
+enum {
+	OUT_BUCKETS = 1024,
+	OUT_HARD = 4, /* this many times a mark: closed at once */
 };
 
 struct net {
@@ -65,7 +83,78 @@ struct net {
 	atomic_size_t idle;
 	atomic_size_t sending;
 	atomic_bool closing;
+	atomic_uint pipes;     /* open now */
+	atomic_uint max_pipes; /* 0: no limit */
+	atomic_uint_fast64_t pipes_refused;
+	/* --max-queued-bytes, --max-queued-replies, --stall-timeout for
+	 * nng's pipes (net_set_out_limits); out_lock guards outs */
+	pthread_mutex_t out_lock;
+	struct pipe_out *outs[OUT_BUCKETS];
+	size_t out_bytes_max;
+	unsigned out_msgs_max;
+	uint32_t stall_ms;
+	atomic_uint_fast64_t pipes_stalled;
 };
+
+static bool
+out_over(const struct net *n, const struct pipe_out *o, unsigned times)
+{
+	/* one reply, however large, may take its time */
+	return (o->replies >= 2 && o->bytes >= times * n->out_bytes_max) ||
+	    o->replies >= times * n->out_msgs_max;
+}
+
+/* Counts a reply of `len` bytes for pipe `id`; true when the pipe is
+ * now far over the marks (close it). */
+static bool
+out_add(struct net *n, uint32_t id, size_t len)
+{
+	struct pipe_out **b = &n->outs[id % OUT_BUCKETS], *o;
+	bool hard;
+
+	pthread_mutex_lock(&n->out_lock);
+	for (o = *b; o != NULL && o->id != id; o = o->next)
+		;
+	if (o == NULL && (o = calloc(1, sizeof(*o))) != NULL) {
+		o->id = id;
+		o->next = *b;
+		*b = o;
+	}
+	if (o == NULL) {
+		pthread_mutex_unlock(&n->out_lock);
+		return false;
+	}
+	o->replies++;
+	o->bytes += len;
+	if (o->over_ms == 0 && out_over(n, o, 1))
+		o->over_ms = clock_mono_ms();
+	hard = out_over(n, o, OUT_HARD);
+	pthread_mutex_unlock(&n->out_lock);
+	return hard;
+}
+
+/* A reply of pipe `id` left (sent, or dropped with its pipe). */
+static void
+out_sub(struct net *n, uint32_t id, size_t len)
+{
+	struct pipe_out **p = &n->outs[id % OUT_BUCKETS], *o;
+
+	pthread_mutex_lock(&n->out_lock);
+	while ((o = *p) != NULL && o->id != id)
+		p = &o->next;
+	if (o != NULL) {
+		o->replies--;
+		o->bytes -= len;
+		if (o->replies == 0) {
+			*p = o->next;
+			free(o);
+		} else {
+			/* progress: the stall counts again from now */
+			o->over_ms = out_over(n, o, 1) ? clock_mono_ms() : 0;
+		}
+	}
+	pthread_mutex_unlock(&n->out_lock);
+}
 
 const char *
 net_strerror(int rc)
@@ -112,6 +201,10 @@ ctx_cb(void *arg)
 
 	if (c->state == CTX_SEND) {
 		atomic_fetch_sub(&n->sending, 1);
+		if (c->counted) {
+			c->counted = false;
+			out_sub(n, nng_pipe_id(c->pipe), c->sent_len);
+		}
 		if (rv != 0)
 			nng_msg_free(nng_aio_get_msg(c->aio));
 		if (rv == NNG_ECLOSED || atomic_load(&n->closing))
@@ -154,6 +247,18 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if (atomic_load(&n->closing))
 		return;
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		unsigned now = atomic_fetch_add(&n->pipes, 1) + 1;
+		unsigned max = atomic_load(&n->max_pipes);
+
+		/* over the cap: refused here; REM_POST still follows */
+		if (max != 0 && now > max) {
+			atomic_fetch_add(&n->pipes_refused, 1);
+			nng_pipe_close(p);
+		}
+	} else {
+		atomic_fetch_sub(&n->pipes, 1);
+	}
 	peer[0] = '\0';
 	if (ev == NNG_PIPE_EV_ADD_PRE)
 		net_pipe_peer(p, peer, sizeof(peer));
@@ -230,6 +335,7 @@ net_open(struct net **out, const char *url, size_t max_msg,
 	if (n == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&n->lock, NULL);
+	pthread_mutex_init(&n->out_lock, NULL);
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (n->efd < 0) {
 		rc = -errno;
@@ -268,9 +374,71 @@ fail_sock:
 fail_efd:
 	close(n->efd);
 fail_free:
+	pthread_mutex_destroy(&n->out_lock);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 	return rc;
+}
+
+void
+net_set_out_limits(
+    struct net *n, size_t bytes, unsigned replies, uint32_t stall_ms)
+{
+	n->out_bytes_max = bytes != 0 ? bytes : SIZE_MAX / OUT_HARD;
+	n->out_msgs_max = replies;
+	n->stall_ms = stall_ms;
+}
+
+void
+net_check_stalled(struct net *n, int64_t now)
+{
+	uint32_t ids[64];
+	size_t nids = 0;
+
+	if (n->out_msgs_max == 0 || n->stall_ms == 0)
+		return;
+	pthread_mutex_lock(&n->out_lock);
+	for (size_t i = 0; i < OUT_BUCKETS && nids < 64; i++)
+		for (struct pipe_out *o = n->outs[i]; o != NULL && nids < 64;
+		     o = o->next)
+			if (o->over_ms != 0 &&
+			    now - o->over_ms >= (int64_t)n->stall_ms) {
+				ids[nids++] = o->id;
+				o->over_ms = 0; /* closed once */
+			}
+	pthread_mutex_unlock(&n->out_lock);
+	for (size_t i = 0; i < nids; i++)
+		if (net_close_pipe(n, ids[i]))
+			atomic_fetch_add(&n->pipes_stalled, 1);
+}
+
+uint64_t
+net_pipes_stalled(const struct net *n)
+{
+	return atomic_load(&n->pipes_stalled);
+}
+
+void
+net_set_max_pipes(struct net *n, unsigned max)
+{
+	atomic_store(&n->max_pipes, max);
+}
+
+uint64_t
+net_pipes_refused(const struct net *n)
+{
+	return atomic_load(&n->pipes_refused);
+}
+
+bool
+net_close_pipe(struct net *n, uint32_t session)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+
+	if (!n->has_sock || session >= 1u << 31)
+		return false;
+	p.id = session;
+	return nng_pipe_close(p) == 0;
 }
 
 void
@@ -305,7 +473,15 @@ net_close(struct net *n)
 		nng_ctx_close(c->ctx);
 		free(c);
 	}
+	for (size_t i = 0; i < OUT_BUCKETS; i++)
+		while (n->outs[i] != NULL) {
+			struct pipe_out *o = n->outs[i];
+
+			n->outs[i] = o->next;
+			free(o);
+		}
 	close(n->efd);
+	pthread_mutex_destroy(&n->out_lock);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 }
@@ -488,6 +664,16 @@ net_reply(struct net *n, struct net_ctx *base, nng_msg *msg)
 	}
 	atomic_fetch_add(&n->sending, 1);
 	c->state = CTX_SEND;
+	c->counted = n->out_msgs_max != 0;
+	c->sent_len = nng_msg_len(msg);
+	if (c->counted && out_add(n, nng_pipe_id(c->pipe), c->sent_len)) {
+		atomic_fetch_add(&n->pipes_stalled, 1);
+		log_debug("net",
+		    "closing a connection: far over its unread replies' "
+		    "limits session=%u",
+		    nng_pipe_id(c->pipe));
+		nng_pipe_close(c->pipe);
+	}
 	nng_aio_set_msg(c->aio, msg);
 	nng_ctx_send(c->ctx, c->aio);
 }

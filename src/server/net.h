@@ -82,6 +82,28 @@ struct net_ev {
 int net_open(struct net **out, const char *url, size_t max_msg,
     const struct tlsfile *tls);
 
+/* At most `max` pipes (connections) at once (0: no limit): one more is
+ * closed as it arrives, and counted (net_pipes_refused). Call right
+ * after net_open. */
+void net_set_max_pipes(struct net *n, unsigned max);
+uint64_t net_pipes_refused(const struct net *n);
+
+/* The unread replies' bounds of the pipes (docs/security.md): nng
+ * cannot stop reading one pipe, so a pipe whose replies not yet sent
+ * reach `bytes` (two replies or more) or `replies` and stay so, no reply
+ * sent, for `stall_ms` is closed by net_check_stalled (call it once a
+ * second from the core thread); one OUT_HARD times over is closed at
+ * once. `replies` 0: no bound. Call right after net_open. */
+void net_set_out_limits(
+    struct net *n, size_t bytes, unsigned replies, uint32_t stall_ms);
+void net_check_stalled(struct net *n, int64_t now);
+uint64_t net_pipes_stalled(const struct net *n);
+
+/* Closes the nng pipe of `session` (its NET_SESSION_CLOSE follows).
+ * True when it was open; false when it is not one of net.c's or is
+ * closed already. Any thread. */
+bool net_close_pipe(struct net *n, uint32_t session);
+
 /* Stops listening, aborts everything in flight and frees it all. Events
  * not yet drained are discarded (their messages freed). Waits at most 3 s
  * for nng to close the socket; after that it returns with the socket

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "server/cluster.h"
+#include "server/conn.h"
 #include "server/core.h"
 #include "server/follow.h"
 #include "server/http.h"
@@ -1795,7 +1796,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 54 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 64 + 2 * WAL_HIST_BUCKETS,
 	/* Tubes a stats of every tube lists without a page or top asked
 	 * (old clients): every tube of a node that has no more in use; a
 	 * larger node is read a page at a time. About 3 ms of the core. */
@@ -1820,6 +1821,30 @@ kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
  * whether this node holds the leader lease, the lease's remaining ms, ms
  * since its last renewal, etcd calls failed, when the last failed,
  * elections won. */
+/* The bounds of the core thread's connections (conn.h): what they
+ * refused and closed. */
+static void
+conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
+{
+	struct conns_stats st;
+
+	conns_stats(c->conns, &st);
+	kv(out, n, "conns_open", st.open);
+	kv(out, n, "conns_accept_exhausted", st.accept_exhausted);
+	kv(out, n, "conns_refused_fds", st.refused_fds);
+	kv(out, n, "conns_refused_full",
+	    st.refused_full + net_pipes_refused(c->net));
+	kv(out, n, "conns_evicted_unauth",
+	    st.evicted_unready + c->pipes_evicted);
+	kv(out, n, "conns_closed_handshake",
+	    st.closed_handshake + c->pipes_closed_handshake);
+	kv(out, n, "conns_closed_frame", st.closed_frame);
+	kv(out, n, "conns_closed_idle", st.closed_idle);
+	kv(out, n, "conns_closed_stalled",
+	    st.closed_stalled + net_pipes_stalled(c->net));
+	kv(out, n, "conns_closed_refused", st.closed_refused);
+}
+
 static void
 cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 {
@@ -2255,6 +2280,7 @@ op_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "auth_failures", c->auth_limit.failures);
 	kv(node, &nn, "auth_delayed", c->auth_limit.delayed);
 	kv(node, &nn, "auth_dropped", c->auth_limit.dropped);
+	conns_kvs(c, node, &nn);
 	cluster_kvs(c, node, &nn);
 	if (c->follower) {
 		uint64_t lag, lag_ms;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/sess.h"
+#include "util/clock.h"
 
 static uint64_t
 sess_key(const void *item)
@@ -39,6 +40,7 @@ sess_open(struct sess_tab *t, uint32_t id, const char *peer)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
 	s->id = id;
+	s->opened_ms = clock_mono_ms();
 	snprintf(s->peer, sizeof(s->peer), "%s", peer != NULL ? peer : "");
 	idx_insert(&t->ids, s);
 	return 0;

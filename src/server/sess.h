@@ -19,7 +19,8 @@ struct sess {
 	 * or after its token left the file; `authed` says which */
 	const struct auth_token *tok;
 	bool authed;
-	uint8_t hash[32]; /* the token's SHA-256, to find it after a reload */
+	int64_t opened_ms; /* monotonic: the handshake timeout of nng pipes */
+	uint8_t hash[32];  /* the token's SHA-256, to find it after a reload */
 };
 
 struct sess_tab {

@@ -89,6 +89,13 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->max_waits = SRV_MAX_WAITS_DEFAULT;
 	cfg->max_waits_conn = SRV_MAX_WAITS_CONN_DEFAULT;
 	cfg->metrics_tubes = SRV_METRICS_TUBES_DEFAULT;
+	cfg->max_conns = SRV_DEFAULT_MAX_CONNS;
+	cfg->max_unauth_conns = SRV_DEFAULT_MAX_UNAUTH;
+	cfg->handshake_ms = SRV_DEFAULT_HANDSHAKE_MS;
+	cfg->frame_ms = SRV_DEFAULT_FRAME_MS;
+	cfg->stall_ms = SRV_DEFAULT_STALL_MS;
+	cfg->max_queued_bytes = SRV_DEFAULT_QUEUED_BYTES;
+	cfg->max_queued_replies = SRV_DEFAULT_QUEUED_REPLIES;
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -201,6 +208,8 @@ poll_timeout(struct core *c)
 		dl = c->pend_head->at + (int64_t)c->cfg->sync_timeout_ms;
 	if (c->takes_since != 0 && c->takes_since + TAKE_SYNC_WAIT_MS < dl)
 		dl = c->takes_since + TAKE_SYNC_WAIT_MS;
+	if (conns_next_ms(c->conns) < dl)
+		dl = conns_next_ms(c->conns);
 
 	if (wake != INT64_MAX) {
 		int64_t d = wake - clock_now_ms();
@@ -275,6 +284,80 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
+/* nng's transports (tls+tcp://, ipc://), once a second: a pipe over
+ * its unread replies' marks too long is closed (net_check_stalled); and
+ * under --auth one whose session has not authenticated within
+ * --handshake-timeout, and, past --max-unauth-conns of those, the oldest
+ * (the tcp:// face does all three in conn.c). */
+struct unauthed {
+	struct core *c;
+	struct unauthed_pipe {
+		int64_t opened_ms;
+		uint32_t id;
+	} * v;
+	size_t n, cap;
+};
+
+static void
+note_unauthed(struct sess *s, void *arg)
+{
+	struct unauthed *u = arg;
+	struct core *c = u->c;
+
+	if (s->authed || s->id >= 1u << 31)
+		return;
+	if (clock_mono_ms() - s->opened_ms >= (int64_t)c->cfg->handshake_ms &&
+	    c->cfg->handshake_ms != 0) {
+		if (net_close_pipe(c->net, s->id)) {
+			c->pipes_closed_handshake++;
+			log_debug("net",
+			    "closed a connection: not authenticated within "
+			    "the handshake timeout session=%u peer=%s",
+			    s->id, s->peer);
+		}
+		return;
+	}
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 64;
+		struct unauthed_pipe *v = realloc(u->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return; /* the cap waits for the next check */
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->n++] = (struct unauthed_pipe) { s->opened_ms, s->id };
+}
+
+static int
+cmp_opened(const void *a, const void *b)
+{
+	const struct unauthed_pipe *x = a, *y = b;
+
+	return x->opened_ms < y->opened_ms ? -1 : x->opened_ms > y->opened_ms;
+}
+
+static void
+check_pipes(struct core *c, int64_t now)
+{
+	struct unauthed u = { .c = c };
+
+	if (now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
+		return;
+	c->pipes_check_ms = now + 1000;
+	net_check_stalled(c->net, now);
+	if (!c->auth_on)
+		return;
+	sess_each(&c->sess, note_unauthed, &u);
+	if (c->cfg->max_unauth_conns != 0 && u.n > c->cfg->max_unauth_conns) {
+		qsort(u.v, u.n, sizeof(*u.v), cmp_opened);
+		for (size_t i = 0; i < u.n - c->cfg->max_unauth_conns; i++)
+			if (net_close_pipe(c->net, u.v[i].id))
+				c->pipes_evicted++;
+	}
+	free(u.v);
+}
+
 static int
 loop(struct core *c)
 {
@@ -313,6 +396,8 @@ loop(struct core *c)
 		cluster_turn(c);
 		if (pfd[7].revents)
 			conns_run(c->conns);
+		conns_tick(c->conns, clock_mono_ms());
+		check_pipes(c, clock_mono_ms());
 		handle_events(c);
 		if ((c->follower || c->fenced || c->handing) && c->waits.n > 0)
 			ops_end_waiters(c); /* only a leader hands tasks out */
@@ -394,6 +479,24 @@ open_signals(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+/* The native face asks the core about a connection's session. */
+static bool
+sp_session_authed(void *arg, uint32_t session)
+{
+	struct core *c = arg;
+	const struct sess *s = sess_find(&c->sess, session);
+
+	return s != NULL && s->authed;
+}
+
+static bool
+sp_session_holds(void *arg, uint32_t session)
+{
+	struct core *c = arg;
+
+	return queue_session_holds(c->q, session);
+}
+
 static int
 start(struct core *c, const struct srv_config *cfg)
 {
@@ -472,6 +575,10 @@ start(struct core *c, const struct srv_config *cfg)
 	 * names every finer limit. */
 	c->sp.net = NULL;
 	c->sp.max_msg = MSG_RECV_MAX;
+	c->sp.auth_on = c->auth_on;
+	c->sp.session_authed = sp_session_authed;
+	c->sp.session_holds = sp_session_holds;
+	c->sp.arg = c;
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
@@ -481,6 +588,12 @@ start(struct core *c, const struct srv_config *cfg)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else {
 		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
+		if (rc == 0) {
+			net_set_max_pipes(c->net, cfg->max_conns);
+			net_set_out_limits(c->net,
+			    (size_t)cfg->max_queued_bytes,
+			    cfg->max_queued_replies, cfg->stall_ms);
+		}
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
@@ -504,6 +617,24 @@ start(struct core *c, const struct srv_config *cfg)
 	    st.tasks, st.tubes, wal_last_lsn(c->wal), wal_epoch(c->wal),
 	    res.elapsed_ms);
 	return 0;
+}
+
+/* The bounds of the core thread's connections (conn.h). */
+static void
+set_conn_limits(struct core *c, const struct srv_config *cfg)
+{
+	struct conns_limits lim = {
+		.max_conns = cfg->max_conns,
+		.max_unready = cfg->max_unauth_conns,
+		.handshake_ms = cfg->handshake_ms,
+		.frame_ms = cfg->frame_ms,
+		.idle_ms = cfg->idle_ms,
+		.stall_ms = cfg->stall_ms,
+		.out_bytes = (size_t)cfg->max_queued_bytes,
+		.out_msgs = cfg->max_queued_replies,
+	};
+
+	conns_set_limits(c->conns, &lim);
 }
 
 /* The beanstalk face, when asked for (--beanstalk). */
@@ -566,6 +697,7 @@ srv_run(const struct srv_config *cfg)
 		log_err("srv", "epoll failed error=\"%s\"", strerror(-rc));
 		goto out;
 	}
+	set_conn_limits(&c, cfg);
 	if (ops_auth_open(&c) != 0)
 		goto out;
 	c.sigfd = open_signals();

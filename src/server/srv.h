@@ -62,6 +62,27 @@ struct srv_config {
 	const char *tls_ca;        /* --tls-ca */
 	bool tls_client_auth;      /* --tls-client-auth */
 	const struct tlsfile *tls; /* their contents; NULL: no TLS */
+	/* connection bounds of the native and beanstalk faces, and what
+	 * of them tls+tcp:// can have (docs/security.md); 0: none */
+	unsigned max_conns;          /* --max-conns, per face */
+	unsigned max_unauth_conns;   /* --max-unauth-conns, per face */
+	uint32_t handshake_ms;       /* --handshake-timeout */
+	uint32_t frame_ms;           /* --frame-timeout */
+	uint32_t idle_ms;            /* --idle-timeout */
+	uint32_t stall_ms;           /* --stall-timeout */
+	uint64_t max_queued_bytes;   /* --max-queued-bytes */
+	unsigned max_queued_replies; /* --max-queued-replies */
+};
+
+/* The connection bounds' defaults (docs/security.md). */
+enum {
+	SRV_DEFAULT_MAX_CONNS = 10000,
+	SRV_DEFAULT_MAX_UNAUTH = 1000,
+	SRV_DEFAULT_HANDSHAKE_MS = 10000,
+	SRV_DEFAULT_FRAME_MS = 30000,
+	SRV_DEFAULT_STALL_MS = 30000,
+	SRV_DEFAULT_QUEUED_BYTES = 4 << 20,
+	SRV_DEFAULT_QUEUED_REPLIES = 256,
 };
 
 /* Defaults of the limits on shared resources (docs/security.md). */

@@ -20,7 +20,7 @@
 /* The test directory's certificates, by name. */
 struct certs {
 	char ca[600], ca2[600], cert[600], key[600], old[600], ccert[600],
-	    ckey[600];
+	    ccert2[600], ckey[600];
 };
 
 /* Runs a shell command in `dir`; asserts it succeeded. */
@@ -62,6 +62,8 @@ make_certs(void **state, struct certs *c)
 		"-subj /CN=a-client",
 		"openssl x509 -req -in cli.csr -CA ca.crt -CAkey ca.key "
 		"-CAcreateserial -out cli.crt -days 2",
+		"openssl x509 -req -in cli.csr -CA ca2.crt -CAkey ca2.key "
+		"-CAcreateserial -out cli2.crt -days 2",
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -73,6 +75,7 @@ make_certs(void **state, struct certs *c)
 	snprintf(c->old, sizeof(c->old), "%s/old.crt", dir);
 	snprintf(c->ccert, sizeof(c->ccert), "%s/cli.crt", dir);
 	snprintf(c->ckey, sizeof(c->ckey), "%s/cli.key", dir);
+	snprintf(c->ccert2, sizeof(c->ccert2), "%s/cli2.crt", dir);
 }
 
 /* A server whose client port is tls+tcp:// with `cert`. */
@@ -217,6 +220,8 @@ test_mismatches_are_named(void **state)
 	sluice_close(h);
 }
 
+/* An expired certificate stops the start, with its date and what to
+ * do, before the data directory is made: every client would refuse it. */
 static void
 test_expired_certificate_is_refused(void **state)
 {
@@ -225,8 +230,10 @@ test_expired_certificate_is_refused(void **state)
 
 	make_certs(state, &c);
 	s = tls_srv(state, "a", &c, c.old);
-	it_start(s);
-	refused(tls_client(s->url, c.ca, &c, false), "or has expired");
+	assert_int_equal(t_srv_start(s), -1);
+	assert_int_equal(it_log_count(s, "the certificate expired at"), 1);
+	assert_int_equal(it_log_count(s, "renew it"), 1);
+	assert_int_equal(access(s->data, F_OK), -1);
 }
 
 /* --tls-client-auth: a certificate signed by --tls-ca, or nothing. */
@@ -244,7 +251,13 @@ test_client_auth_wants_a_certificate(void **state)
 	s->args[6] = "--tls-client-auth";
 	it_start(s);
 	refused(tls_client(s->url, c.ca, &c, false),
-	    "the server may require a client certificate");
+	    "the server requires a client certificate");
+	/* a certificate the server's CA did not sign: the server refused
+	 * it, and the message says so (not the server's certificate) */
+	h = it_client_url(s->url);
+	it_rc(h, sluice_set_tls(h, c.ca, c.ccert2, c.ckey), 0);
+	sluice_set_connect_timeout(h, 1000);
+	refused(h, "the server refused this client's certificate");
 	h = tls_client(s->url, c.ca, &c, true);
 	it_put(h, "tls", "with a certificate");
 	sluice_close(h);
