@@ -21,6 +21,8 @@
  * Admin writes (POST) need the header X-Sluice-Admin: a page of another
  * origin cannot send it without a CORS preflight, which is never
  * granted, so a foreign page cannot kick or delete through a browser. */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -40,6 +42,7 @@
 #include "server/http.h"
 #include "server/auth.h"
 #include "server/http_api.h"
+#include "server/http_body.h"
 #include "server/http_face.h"
 #include "server/http_page.h"
 #include "server/metrics.h"
@@ -66,12 +69,33 @@ enum hkind {
 	HK_FN, /* another file's handler answers (http_face.h) */
 };
 
+/* A route: its handler, and whether the task API's (its answers,
+ * refusals included, in the API's shapes). */
+struct hroute {
+	struct http *h;
+	void (*cb)(nng_aio *);
+	bool v1;
+};
+
+enum { ROUTES_MAX = 16 };
+
 struct http {
 	nng_http_server *srv;
 	pthread_mutex_t mu; /* net, closing */
 	struct net *net;    /* NULL until the core serves */
 	bool closing;
 	bool admin;
+	bool auth;          /* --auth: the token is known before a body */
+	size_t payload_max; /* --max-payload */
+	uint32_t body_timeout_ms;
+	struct hroute routes[ROUTES_MAX];
+	size_t nroutes;
+	/* the Host names served (lower case, no port): the listener's,
+	 * and --http-host's */
+	char *hosts[HTTP_HOSTS_MAX + 1];
+	size_t nhosts;
+	bool loopback; /* the listener is: localhost names too */
+	bool wildcard; /* every address: any IP literal too */
 	uint32_t session;
 	char *page; /* the admin page, built once */
 	size_t page_len;
@@ -159,10 +183,56 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
-/* The response, with one more header `hname: hval` unless hname is NULL. */
+/* The reason phrase of every status the face sends (RFC 9110 15): nng
+ * knows some of them only ("413 Unknown HTTP Status"). */
+static const char *
+reason_of(uint16_t status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 204:
+		return "No Content";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "Content Too Large";
+	case 421:
+		return "Misdirected Request";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return status < 300 ? "OK"
+		    : status < 500  ? "Client Error"
+		                    : "Server Error";
+	}
+}
+
+/* The response, with one more header `hname: hval` unless hname is NULL;
+ * `close`: the connection is closed once it is written. */
 static void
-respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
-    size_t len, const char *hname, const char *hval)
+respond_x(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval, bool close)
 {
 	nng_http_res *res;
 	int rv;
@@ -172,6 +242,10 @@ respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 		return;
 	}
 	if ((rv = nng_http_res_set_status(res, status)) != 0 ||
+	    (rv = nng_http_res_set_reason(res, reason_of(status))) != 0 ||
+	    (close &&
+	        (rv = nng_http_res_set_header(res, "Connection", "close")) !=
+	            0) ||
 	    (rv = nng_http_res_set_header(res, "Content-Type", ctype)) != 0 ||
 	    (rv = nng_http_res_set_header(res, "Cache-Control", "no-store")) !=
 	        0 ||
@@ -184,6 +258,13 @@ respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 	}
 	nng_aio_set_output(aio, 0, res);
 	nng_aio_finish(aio, 0);
+}
+
+static void
+respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval)
+{
+	respond_x(aio, status, ctype, body, len, hname, hval, false);
 }
 
 static void
@@ -790,10 +871,16 @@ reclaim(struct http *h)
 
 /* ---- handlers --------------------------------------------------------- */
 
+static const struct hroute *
+route_of(nng_aio *aio)
+{
+	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
+}
+
 static struct http *
 handler_http(nng_aio *aio)
 {
-	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
+	return route_of(aio)->h;
 }
 
 static const char *
@@ -1049,35 +1136,373 @@ http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 	respond_h(aio, status, ctype, body, len, hname, hval);
 }
 
+void
+http_respond_x(nng_aio *aio, uint16_t status, const char *ctype,
+    const void *body, size_t len, const char *hname, const char *hval,
+    bool close)
+{
+	respond_x(aio, status, ctype, body, len, hname, hval, close);
+}
+
 bool
 http_query(const char *uri, const char *name, char *out, size_t cap)
 {
 	return query_get(uri, name, out, cap);
 }
 
+/* ---- the gate: what is judged before a body is read --------------------
+ *
+ * Every route is registered without nng's body collection: nng calls
+ * on_request right after a request's headers, and the body (if any) is
+ * read here, and only once the request passed, in this order:
+ *   1. its Host is one this face serves (DNS rebinding: a page of
+ *      attacker.example rebound to 127.0.0.1 sends its own name), else
+ *      421;
+ *   2. its framing (http_body.h): Content-Length or chunked, not both
+ *      (400), no other transfer coding (501);
+ *   3. with --auth, its bearer token: the core is asked first (a wire
+ *      auth request carrying the request's bearer: a token it does not
+ *      know is answered 401 after its usual pause, and one past its
+ *      bounds closes the connection), so a request without a known
+ *      token never has a byte of its body read, whatever its size;
+ *   4. its size against its route's limit (http_api_body_max; none for
+ *      the face's own pages), else 413;
+ *   5. the body itself, within --http-body-timeout (http_body.c).
+ * A request refused with its body unread is answered with "Connection:
+ * close": its body is never taken for the next request. */
+
+/* One request whose body is being read. */
+struct hcall {
+	nng_aio *aio; /* nng's, of the handler */
+	const struct hroute *rt;
+	struct http_framing f;
+	size_t limit;
+};
+
+/* The Host's name: lower case, without its port or an IPv6 literal's
+ * brackets, nor a final dot. False when it does not fit. */
+static bool
+host_name(const char *host, char *out, size_t cap)
+{
+	size_t n;
+
+	while (*host == ' ' || *host == '\t')
+		host++;
+	if (*host == '[') {
+		host++;
+		n = strcspn(host, "]");
+	} else {
+		n = strcspn(host, ": \t");
+	}
+	if (n > 0 && host[n - 1] == '.')
+		n--;
+	if (n >= cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)host[i]);
+	out[n] = '\0';
+	return true;
+}
+
+static bool
+ip_literal(const char *name)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, name, a) == 1 ||
+	    inet_pton(AF_INET6, name, a) == 1;
+}
+
+static bool
+loopback_name(const char *name)
+{
+	size_t n = strlen(name);
+	unsigned char a[4];
+
+	return strcmp(name, "localhost") == 0 ||
+	    (n > 10 && strcmp(name + n - 10, ".localhost") == 0) ||
+	    strcmp(name, "::1") == 0 ||
+	    (inet_pton(AF_INET, name, a) == 1 && a[0] == 127);
+}
+
+/* Whether a request's Host header (NULL: none, an HTTP/1.0 request; a
+ * browser always sends one) names this face. */
+static bool
+host_ok(const struct http *h, const char *host)
+{
+	char name[256];
+
+	if (host == NULL)
+		return true;
+	if (!host_name(host, name, sizeof(name)))
+		return false;
+	for (size_t i = 0; i < h->nhosts; i++)
+		if (strcmp(h->hosts[i], name) == 0)
+			return true;
+	return (h->loopback && loopback_name(name)) ||
+	    (h->wildcard && ip_literal(name));
+}
+
+/* Refuses the request before its route runs, closing the connection
+ * when its body is left unread (`close`). */
+static void
+gate_refuse(nng_aio *aio, const struct hroute *rt, uint16_t status, int code,
+    const char *text, bool close)
+{
+	char line[512];
+	int n;
+
+	if (rt->v1) {
+		http_api_refuse(aio, status, code, text, close);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%s\n", text);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	respond_x(aio, status, "text/plain; charset=utf-8", line, (size_t)n,
+	    status == 401 ? "WWW-Authenticate" : NULL,
+	    status == 401 ? "Bearer" : NULL, close);
+}
+
+static int
+code_of_status(int status)
+{
+	switch (status) {
+	case 401:
+		return SLUICE_EAUTH;
+	case 408:
+		return SLUICE_ETIMEDOUT;
+	case 413:
+		return SLUICE_ETOOBIG;
+	case 500:
+		return SLUICE_ENOMEM;
+	case 421:
+		return SLUICE_EPERM;
+	default:
+		return SLUICE_EINVAL;
+	}
+}
+
+/* The body is in (or could not be): the route runs with it, or the
+ * request is refused and its connection closed. */
+static void
+body_done(void *arg, int status, const char *why, void *data, size_t len)
+{
+	struct hcall *x = arg;
+	nng_aio *aio = x->aio;
+	const struct hroute *rt = x->rt;
+
+	free(x);
+	if (status < 0) {
+		nng_aio_finish(aio, NNG_ECLOSED); /* nng closes it */
+		return;
+	}
+	if (status > 0) {
+		gate_refuse(aio, rt, (uint16_t)status, code_of_status(status),
+		    why, true);
+		return;
+	}
+	/* The route copies what it uses before it returns (a request to
+	 * the core is encoded then): the body is freed after it. */
+	if (nng_http_req_set_data(nng_aio_get_input(aio, 0), data, len) != 0) {
+		free(data);
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	rt->cb(aio);
+	free(data);
+}
+
+/* Reads the body, unless its announced length is over the route's
+ * limit already. */
+static void
+read_body(struct hcall *x)
+{
+	nng_http_conn *conn = nng_aio_get_input(x->aio, 2);
+	char text[160];
+
+	if (x->f.length > x->limit) {
+		nng_aio *aio = x->aio;
+		const struct hroute *rt = x->rt;
+
+		snprintf(text, sizeof(text),
+		    "the body is over this route's limit of %zu bytes",
+		    x->limit);
+		free(x);
+		gate_refuse(aio, rt, 413, SLUICE_ETOOBIG, text, true);
+		return;
+	}
+	http_body_read(
+	    conn, &x->f, x->limit, x->rt->h->body_timeout_ms, body_done, x);
+}
+
+/* The core's answer to the bearer check (an auth request): the body is
+ * read only when the token is known. */
+static void
+bearer_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
+{
+	struct hcall *x = *(struct hcall **)arg;
+
+	(void)aio;
+	if (rep == NULL) { /* past the bounds on refusals: close */
+		free(x);
+		nng_aio_finish(aio, NNG_ECLOSED);
+		return;
+	}
+	if (rep->status == SLUICE_EAUTH) {
+		const struct hroute *rt = x->rt;
+
+		free(x);
+		gate_refuse(
+		    aio, rt, 401, SLUICE_EAUTH, "unauthenticated", true);
+		return;
+	}
+	if (rep->status != 0 && rep->status != SLUICE_EPERM) {
+		const struct hroute *rt = x->rt;
+		char text[MSG_TEXT_MAX + 1];
+
+		snprintf(text, sizeof(text), "%.*s", (int)rep->err.message.len,
+		    rep->err.message.p);
+		free(x);
+		gate_refuse(aio, rt,
+		    rep->status == SLUICE_ESHUTDOWN ? 503 : 500, rep->status,
+		    text, true);
+		return;
+	}
+	read_body(x);
+}
+
+/* Every route's entry: the gate above, then the route. */
+static void
+on_request(nng_aio *aio)
+{
+	const struct hroute *rt = route_of(aio);
+	struct http *h = rt->h;
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	struct http_framing f;
+	const char *why = NULL;
+	int st = http_body_framing(req, &f, &why);
+	bool pending = st != 0 || http_body_pending(&f);
+	struct hcall *x, **px;
+
+	if (!host_ok(h, nng_http_req_get_header(req, "Host"))) {
+		gate_refuse(aio, rt, 421, SLUICE_EPERM,
+		    "this server does not serve that Host: name it with "
+		    "--http-host",
+		    pending);
+		return;
+	}
+	if (st != 0) {
+		gate_refuse(aio, rt, (uint16_t)st, SLUICE_EINVAL, why, true);
+		return;
+	}
+	if (!pending) {
+		rt->cb(aio);
+		return;
+	}
+	x = malloc(sizeof(*x));
+	if (x == NULL) {
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	x->aio = aio;
+	x->rt = rt;
+	x->f = f;
+	x->limit = rt->v1 ? http_api_body_max(nng_http_req_get_method(req),
+	                        nng_http_req_get_uri(req), h->payload_max)
+	                  : 0;
+	if (!h->auth) {
+		read_body(x);
+		return;
+	}
+	if ((px = malloc(sizeof(*px))) == NULL) {
+		free(x);
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	*px = x;
+	post_req(h, aio, HK_FN,
+	    &(struct msg_req) {
+	        .op = MSG_OP_AUTH, .token = msg_cstr("bearer") },
+	    bearer_answer, px);
+}
+
+/* Whatever no route takes: 404 (405 for a page's path with another
+ * method), through the gate, so a body is never left to be read as the
+ * next request. */
+static void
+on_none(nng_aio *aio)
+{
+	const struct hroute *rt = route_of(aio);
+	const char *uri = nng_http_req_get_uri(nng_aio_get_input(aio, 0));
+	size_t plen = strcspn(uri, "?#");
+	static const char *const pages[] = { "/", "/metrics", "/stats",
+		"/health", "/api/list", "/api/errors", "/api/kick",
+		"/api/delete", "/v1/history" };
+
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		if ((strlen(pages[i]) == plen &&
+		        strncmp(uri, pages[i], plen) == 0) ||
+		    strncmp(uri, "/v1/", 4) == 0) {
+			respond_x(aio, 405, "text/plain; charset=utf-8",
+			    "method not allowed\n", 19, NULL, NULL, false);
+			return;
+		}
+	(void)rt;
+	respond_text(aio, 404, "no such page");
+}
+
 /* ---- the server ------------------------------------------------------- */
 
-/* `tree`: for every path under `path` too, with a body of up to the
- * largest wire message (a payload over the server's limit is then
- * refused by the core, 413, not by nng). */
+/* Registers `cb` (through the gate) for `method` on `path` (NULL: every
+ * method), and with `tree` every path under it too. nng collects no
+ * body: the gate reads it. */
 static int
 add_handler(struct http *h, const char *path, const char *method,
     void (*cb)(nng_aio *), bool tree)
 {
+	struct hroute *rt;
 	nng_http_handler *hd;
 	int rv;
 
-	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
+	if (h->nroutes == ROUTES_MAX)
+		return NNG_ENOMEM;
+	rt = &h->routes[h->nroutes++];
+	rt->h = h;
+	rt->cb = cb;
+	rt->v1 = cb == http_api_serve;
+	if ((rv = nng_http_handler_alloc(&hd, path, on_request)) != 0)
 		return rv;
-	if ((tree &&
-	        ((rv = nng_http_handler_set_tree(hd)) != 0 ||
-	            (rv = nng_http_handler_collect_body(
-	                 hd, true, MSG_SIZE_MAX)) != 0)) ||
+	if ((tree && (rv = nng_http_handler_set_tree(hd)) != 0) ||
+	    (rv = nng_http_handler_collect_body(hd, false, 0)) != 0 ||
 	    (rv = nng_http_handler_set_method(hd, method)) != 0 ||
-	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
+	    (rv = nng_http_handler_set_data(hd, rt, NULL)) != 0 ||
 	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
 		nng_http_handler_free(hd);
 		return rv;
+	}
+	return 0;
+}
+
+/* The names a Host may carry: the listener's own (host of `addr`), the
+ * configured ones; and whether loopback names or IP literals go too. */
+static int
+hosts_init(struct http *h, const char *addr, const struct http_conf *conf)
+{
+	char name[256];
+
+	if (!host_name(addr, name, sizeof(name)))
+		return NNG_EINVAL;
+	h->loopback = loopback_name(name);
+	h->wildcard = name[0] == '\0' || strcmp(name, "0.0.0.0") == 0 ||
+	    strcmp(name, "::") == 0 || strcmp(name, "*") == 0;
+	if (!h->wildcard && (h->hosts[h->nhosts++] = strdup(name)) == NULL)
+		return NNG_ENOMEM;
+	for (size_t i = 0; i < conf->nhosts && i < HTTP_HOSTS_MAX; i++) {
+		if (!host_name(conf->hosts[i], name, sizeof(name)))
+			return NNG_EINVAL;
+		if ((h->hosts[h->nhosts++] = strdup(name)) == NULL)
+			return NNG_ENOMEM;
 	}
 	return 0;
 }
@@ -1110,8 +1535,7 @@ serve_tls(nng_http_server *srv, const struct tlsfile *tls)
 }
 
 int
-http_open(
-    struct http **out, const char *addr, bool admin, const struct tlsfile *tls)
+http_open(struct http **out, const struct http_conf *conf)
 {
 	static const struct {
 		const char *path, *method;
@@ -1134,6 +1558,8 @@ http_open(
 		{ "/v1", "DELETE", http_api_serve, true },
 	};
 	struct http *h = &the_http;
+	const char *addr = conf->addr;
+	const struct tlsfile *tls = conf->tls;
 	nng_url *u = NULL;
 	char url[512];
 	int rv;
@@ -1141,14 +1567,19 @@ http_open(
 	if (h->page != NULL)
 		return -EBUSY; /* one per process */
 	pthread_mutex_init(&h->mu, NULL);
-	h->admin = admin;
+	h->admin = conf->admin;
+	h->auth = conf->auth;
+	h->payload_max = conf->payload_max;
+	h->body_timeout_ms = conf->body_timeout_ms;
 	atomic_init(&h->phase, HTTP_RECOVERING);
 	atomic_init(&h->inflight, 0);
-	h->page = http_page_build(admin, &h->page_len);
+	h->page = http_page_build(conf->admin, &h->page_len);
 	if (h->page == NULL)
 		return -ENOMEM;
 	if (strstr(addr, "://") != NULL)
 		addr = strstr(addr, "://") + 3;
+	if ((rv = hosts_init(h, addr, conf)) != 0)
+		goto fail;
 	snprintf(
 	    url, sizeof(url), "%s://%s", tls != NULL ? "https" : "http", addr);
 	rv = nng_url_parse(&u, url);
@@ -1164,6 +1595,9 @@ http_open(
 		if ((rv = add_handler(h, routes[i].path, routes[i].method,
 		         routes[i].cb, routes[i].tree)) != 0)
 			goto fail;
+	/* the rest, last (nng tries the longest paths first) */
+	if ((rv = add_handler(h, "", NULL, on_none, true)) != 0)
+		goto fail;
 	if ((rv = nng_http_server_start(h->srv)) != 0)
 		goto fail;
 	*out = h;

@@ -68,12 +68,29 @@ struct http_health {
  * ("ok", "recovering", ...). Pure. */
 int http_health_status(const struct http_health *h, const char **reason);
 
-/* Starts serving on `addr` ("127.0.0.1:7780", or a URL "http://..."),
- * phase HTTP_RECOVERING. `admin`: the page may kick and delete. With
- * `tls` (the node's certificate, util/tlsfile.h), HTTPS. Returns 0, or an
- * nng error as -(1000 + code) (net_strerror names it). */
-int http_open(
-    struct http **out, const char *addr, bool admin, const struct tlsfile *tls);
+enum {
+	HTTP_HOSTS_MAX = 16,               /* --http-host, repeated */
+	HTTP_BODY_TIMEOUT_DEFAULT = 60000, /* --http-body-timeout, ms */
+};
+
+/* What the face is opened with. */
+struct http_conf {
+	const char *addr; /* "127.0.0.1:7780", or a URL "http://..." */
+	bool admin;       /* --http-admin: the page may kick and delete */
+	const struct tlsfile *tls; /* the node's certificate: HTTPS */
+	bool auth;                 /* --auth: a body is read only once its
+	                              request's bearer token is known */
+	size_t payload_max;        /* --max-payload: a put's body */
+	uint32_t body_timeout_ms;  /* a body's deadline after its headers */
+	/* --http-host: names a request's Host may carry besides the
+	 * listener's own address (and, on loopback, localhost) */
+	const char *hosts[HTTP_HOSTS_MAX];
+	size_t nhosts;
+};
+
+/* Starts serving (phase HTTP_RECOVERING). Returns 0, or an nng error as
+ * -(1000 + code) (net_strerror names it). */
+int http_open(struct http **out, const struct http_conf *conf);
 
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct net *net);

@@ -83,6 +83,28 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->sync_timeout_ms = 5000;
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
+	cfg->http_body_timeout_ms = HTTP_BODY_TIMEOUT_DEFAULT;
+}
+
+/* The HTTP face with the settings of its flags. */
+static int
+open_http(struct core *c, const struct srv_config *cfg)
+{
+	struct http_conf hc = {
+		.addr = cfg->http,
+		.admin = cfg->http_admin,
+		.tls = cfg->tls_cert != NULL ? cfg->tls : NULL,
+		.auth = cfg->auth_file != NULL,
+		.payload_max = cfg->max_payload,
+		.body_timeout_ms = cfg->http_body_timeout_ms,
+		.nhosts = cfg->http_nhosts,
+	};
+
+	_Static_assert(
+	    (int)SRV_HTTP_HOSTS_MAX == (int)HTTP_HOSTS_MAX, "--http-host");
+	for (size_t i = 0; i < cfg->http_nhosts; i++)
+		hc.hosts[i] = cfg->http_hosts[i];
+	return http_open(&c->http, &hc);
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -564,9 +586,7 @@ srv_run(const struct srv_config *cfg)
 		goto out;
 	}
 	/* Up before recovery: /health answers "recovering" meanwhile. */
-	if (cfg->http != NULL &&
-	    (rc = http_open(&c.http, cfg->http, cfg->http_admin,
-	         cfg->tls_cert != NULL ? cfg->tls : NULL)) != 0) {
+	if (cfg->http != NULL && (rc = open_http(&c, cfg)) != 0) {
 		log_err("srv", "cannot serve HTTP http=%s error=\"%s\"",
 		    cfg->http, net_strerror(rc));
 		goto out;
