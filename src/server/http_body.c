@@ -316,11 +316,7 @@ rd_cb(void *arg)
 	struct rd *r = arg;
 	int rv = nng_aio_result(r->aio);
 
-	if (rv == NNG_ETIMEDOUT) {
-		rd_end(r, 408, "the body did not arrive in time");
-		return;
-	}
-	if (rv != 0) {
+	if (rv != 0) { /* a timeout too: nng has closed the connection */
 		rd_end(r, -1, "the connection failed");
 		return;
 	}

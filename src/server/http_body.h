@@ -23,7 +23,9 @@
  *  - memory grows with what arrives (a step of HTTP_BODY_STEP at a time),
  *    not with what a header announces;
  *  - the whole body must arrive within `timeout_ms` of the end of the
- *    headers, else 408.
+ *    headers, else the connection is closed (nng closes the connection
+ *    of a read that times out; 408 when the deadline passed between
+ *    two reads).
  * A refused or timed-out body leaves the connection unusable: the caller
  * answers with the status given and closes it. */
 #ifndef SLUICE_SERVER_HTTP_BODY_H
@@ -92,7 +94,8 @@ enum http_chunks_step http_chunks_byte(struct http_chunks *c, uint8_t b);
 /* The end of a read: `status` 0 and the body (`data`, malloc'd, the
  * callee's to free; NULL when `len` is 0); or the HTTP status to answer
  * before closing (400 malformed chunks, 413 over the limit, 408 too
- * slow) with `why`; or -1: the connection failed (close it, no answer). */
+ * slow) with `why`; or -1: the connection failed or timed out during a
+ * read (it is closed: finish without an answer). */
 typedef void (*http_body_fn)(
     void *arg, int status, const char *why, void *data, size_t len);
 
