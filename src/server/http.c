@@ -45,6 +45,7 @@
 #include "server/http_body.h"
 #include "server/http_face.h"
 #include "server/http_page.h"
+#include "server/http_srv.h"
 #include "server/metrics.h"
 #include "sluice.h"
 #include "util/buf.h"
@@ -75,12 +76,14 @@ struct hroute {
 	struct http *h;
 	void (*cb)(nng_aio *);
 	bool v1;
+	const char *path, *method;
+	bool tree; /* every path under `path` too */
 };
 
 enum { ROUTES_MAX = 16 };
 
 struct http {
-	nng_http_server *srv;
+	struct http_srv *srv;
 	pthread_mutex_t mu; /* net, closing */
 	struct net *net;    /* NULL until the core serves */
 	bool closing;
@@ -90,6 +93,7 @@ struct http {
 	uint32_t body_timeout_ms;
 	struct hroute routes[ROUTES_MAX];
 	size_t nroutes;
+	struct hroute none; /* what no route takes */
 	/* the Host names served (lower case, no port): the listener's,
 	 * and --http-host's */
 	char *hosts[HTTP_HOSTS_MAX + 1];
@@ -124,21 +128,15 @@ struct hreq {
 	struct hreq *next; /* on h->done */
 };
 
-/* A take that waits (face_waiting) takes its connection from nng's
- * server (nng_http_hijack), which reads nothing while a handler runs and
- * so would never see its client leave: a one-byte read does. The answer
- * then goes out with "Connection: close"; a take answered at once keeps
- * its connection. */
+/* A take that waits (face_waiting) watches its connection: the server
+ * reads nothing while a handler runs and so would never see its client
+ * leave; a one-byte read does. The answer then goes out with
+ * "Connection: close" (the read may have taken a byte of whatever the
+ * client sent next); a take answered at once keeps its connection. */
 struct hwait {
-	nng_http_conn *conn;
-	nng_http_req *req; /* ours with the connection */
-	nng_aio *proxy;    /* stands for the server's aio: gets the answer */
-	nng_aio *watch;    /* the read */
-	nng_aio *tx;       /* the answer's write */
-	nng_http_res *res;
 	uint8_t byte;
 	atomic_bool gone;  /* the read ended: the client left */
-	atomic_bool ended; /* the answer is out (or dropped) */
+	atomic_bool ended; /* the answer is on its way */
 };
 
 /* ---- health --------------------------------------------------------- */
@@ -234,26 +232,11 @@ static void
 respond_x(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
     size_t len, const char *hname, const char *hval, bool close)
 {
-	nng_http_res *res;
-	int rv;
+	struct http_res *res = http_res_new(
+	    status, reason_of(status), ctype, body, len, hname, hval, close);
 
-	if ((rv = nng_http_res_alloc(&res)) != 0) {
-		nng_aio_finish(aio, rv);
-		return;
-	}
-	if ((rv = nng_http_res_set_status(res, status)) != 0 ||
-	    (rv = nng_http_res_set_reason(res, reason_of(status))) != 0 ||
-	    (close &&
-	        (rv = nng_http_res_set_header(res, "Connection", "close")) !=
-	            0) ||
-	    (rv = nng_http_res_set_header(res, "Content-Type", ctype)) != 0 ||
-	    (rv = nng_http_res_set_header(res, "Cache-Control", "no-store")) !=
-	        0 ||
-	    (hname != NULL &&
-	        (rv = nng_http_res_set_header(res, hname, hval)) != 0) ||
-	    (rv = nng_http_res_copy_data(res, body, len)) != 0) {
-		nng_http_res_free(res);
-		nng_aio_finish(aio, rv);
+	if (res == NULL) {
+		nng_aio_finish(aio, NNG_ENOMEM);
 		return;
 	}
 	nng_aio_set_output(aio, 0, res);
@@ -454,77 +437,26 @@ hreq_done(struct hreq *r)
 	atomic_fetch_sub(&h->inflight, 1);
 }
 
-/* The answer of a take that waited is written (or needs no writing):
- * the connection is closed, which ends the read. */
+/* The watch's read ended: the client left (or sent more, which a client
+ * may not after a POST it waits for: it is treated as gone as well), or
+ * the connection closed after the answer. The core drops a take whose
+ * client left on its next turn (ops_serve_waiters). */
 static void
-wait_end(struct hreq *r)
-{
-	struct hwait *w = r->wait;
-
-	atomic_store(&w->ended, true);
-	nng_http_conn_close(w->conn);
-	nng_aio_stop(w->watch);
-	nng_aio_free(w->watch);
-	if (w->res != NULL)
-		nng_http_res_free(w->res);
-	nng_http_req_free(w->req);
-	nng_aio_reap(w->proxy); /* one of these is running this */
-	nng_aio_reap(w->tx);
-	hreq_done(r); /* w is freed with r */
-}
-
-static void
-wait_tx_cb(void *arg)
-{
-	wait_end(arg);
-}
-
-/* The answer (respond_h's output), written here on the connection. */
-static void
-wait_proxy_cb(void *arg)
-{
-	struct hreq *r = arg;
-	struct hwait *w = r->wait;
-	nng_http_res *res = nng_aio_result(w->proxy) == 0
-	    ? nng_aio_get_output(w->proxy, 0)
-	    : NULL;
-
-	if (res == NULL || atomic_load(&w->gone) ||
-	    nng_http_res_set_header(res, "Connection", "close") != 0) {
-		if (res != NULL)
-			nng_http_res_free(res);
-		wait_end(r);
-		return;
-	}
-	w->res = res;
-	nng_http_conn_write_res(w->conn, res, w->tx);
-}
-
-/* The read ended: the client left (or sent more, which a client may not
- * after a POST it waits for: it is treated as gone as well). The core
- * drops the take on its next turn (ops_serve_waiters). */
-static void
-wait_watch_cb(void *arg)
+wait_watch_cb(void *arg, int rv, size_t n)
 {
 	struct hreq *r = arg;
 	struct http *h = r->h;
 
-	if (atomic_load(&r->wait->ended))
-		return;
-	atomic_store(&r->wait->gone, true);
-	pthread_mutex_lock(&h->mu);
-	if (h->net != NULL && !h->closing)
-		(void)net_wake(h->net);
-	pthread_mutex_unlock(&h->mu);
-}
-
-static void
-wait_free(struct hwait *w)
-{
-	nng_aio_free(w->proxy);
-	nng_aio_free(w->watch);
-	nng_aio_free(w->tx);
-	free(w);
+	(void)rv;
+	(void)n;
+	if (!atomic_load(&r->wait->ended)) {
+		atomic_store(&r->wait->gone, true);
+		pthread_mutex_lock(&h->mu);
+		if (h->net != NULL && !h->closing)
+			(void)net_wake(h->net);
+		pthread_mutex_unlock(&h->mu);
+	}
+	hreq_done(r); /* the wait's part */
 }
 
 /* On the core thread: the take waits for a task. Without the memory to
@@ -533,33 +465,19 @@ static void
 face_waiting(struct net_ctx *ctx)
 {
 	struct hreq *r = (struct hreq *)ctx;
-	nng_http_conn *conn = nng_aio_get_input(r->aio, 2);
+	struct http_conn *conn = nng_aio_get_input(r->aio, 2);
 	struct hwait *w;
-	nng_iov iov;
 
 	if (r->wait != NULL || conn == NULL ||
 	    (w = calloc(1, sizeof(*w))) == NULL)
 		return;
-	if (nng_aio_alloc(&w->proxy, wait_proxy_cb, r) != 0 ||
-	    nng_aio_alloc(&w->watch, wait_watch_cb, r) != 0 ||
-	    nng_aio_alloc(&w->tx, wait_tx_cb, r) != 0 ||
-	    !nng_aio_begin(w->proxy)) {
-		wait_free(w);
-		return;
-	}
-	for (unsigned i = 0; i < 3; i++)
-		nng_aio_set_input(w->proxy, i, nng_aio_get_input(r->aio, i));
-	w->conn = conn;
-	w->req = nng_aio_get_input(r->aio, 0);
-	nng_http_hijack(conn);
+	atomic_init(&w->gone, false);
+	atomic_init(&w->ended, false);
 	atomic_fetch_add(&r->parts, 1);
 	r->wait = w;
-	nng_aio_finish(r->aio, 0); /* the server lets the connection go */
-	r->aio = w->proxy;
-	iov.iov_buf = &w->byte;
-	iov.iov_len = 1;
-	nng_aio_set_iov(w->watch, 1, &iov);
-	nng_http_conn_read(conn, w->watch);
+	http_conn_close_after(conn);
+	http_conn_read(
+	    conn, &w->byte, 1, NNG_DURATION_INFINITE, wait_watch_cb, r);
 }
 
 static bool
@@ -841,6 +759,8 @@ work_cb(void *arg)
 {
 	struct hreq *r = arg;
 
+	if (r->wait != NULL)
+		atomic_store(&r->wait->ended, true);
 	answer(r);
 	free(r->fn_arg);
 	r->fn_arg = NULL;
@@ -874,7 +794,7 @@ reclaim(struct http *h)
 static const struct hroute *
 route_of(nng_aio *aio)
 {
-	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
+	return nng_aio_get_input(aio, 1);
 }
 
 static struct http *
@@ -1318,7 +1238,7 @@ body_done(void *arg, int status, const char *why, void *data, size_t len)
 static void
 read_body(struct hcall *x)
 {
-	nng_http_conn *conn = nng_aio_get_input(x->aio, 2);
+	struct http_conn *conn = nng_aio_get_input(x->aio, 2);
 	char text[160];
 
 	if (x->f.length > x->limit) {
@@ -1455,15 +1375,12 @@ on_none(nng_aio *aio)
 /* ---- the server ------------------------------------------------------- */
 
 /* Registers `cb` (through the gate) for `method` on `path` (NULL: every
- * method), and with `tree` every path under it too. nng collects no
- * body: the gate reads it. */
+ * method), and with `tree` every path under it too. */
 static int
-add_handler(struct http *h, const char *path, const char *method,
+add_route(struct http *h, const char *path, const char *method,
     void (*cb)(nng_aio *), bool tree)
 {
 	struct hroute *rt;
-	nng_http_handler *hd;
-	int rv;
 
 	if (h->nroutes == ROUTES_MAX)
 		return NNG_ENOMEM;
@@ -1471,17 +1388,45 @@ add_handler(struct http *h, const char *path, const char *method,
 	rt->h = h;
 	rt->cb = cb;
 	rt->v1 = cb == http_api_serve;
-	if ((rv = nng_http_handler_alloc(&hd, path, on_request)) != 0)
-		return rv;
-	if ((tree && (rv = nng_http_handler_set_tree(hd)) != 0) ||
-	    (rv = nng_http_handler_collect_body(hd, false, 0)) != 0 ||
-	    (rv = nng_http_handler_set_method(hd, method)) != 0 ||
-	    (rv = nng_http_handler_set_data(hd, rt, NULL)) != 0 ||
-	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
-		nng_http_handler_free(hd);
-		return rv;
-	}
+	rt->path = path;
+	rt->method = method;
+	rt->tree = tree;
 	return 0;
+}
+
+/* Whether `rt` serves the path of `uri` (up to its query). */
+static bool
+route_path(const struct hroute *rt, const char *uri)
+{
+	size_t plen = strcspn(uri, "?#"), rlen = strlen(rt->path);
+
+	if (plen == rlen)
+		return strncmp(uri, rt->path, plen) == 0;
+	return rt->tree && plen > rlen && uri[rlen] == '/' &&
+	    strncmp(uri, rt->path, rlen) == 0;
+}
+
+/* The server's handler: the request's route (HEAD as GET; none: on_none,
+ * which answers 404 or 405), through the gate. */
+static void
+dispatch(nng_aio *aio, void *arg)
+{
+	struct http *h = arg;
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	const char *uri = nng_http_req_get_uri(req);
+	const char *method = nng_http_req_get_method(req);
+	const struct hroute *rt = &h->none;
+
+	if (strcmp(method, "HEAD") == 0)
+		method = "GET";
+	for (size_t i = 0; i < h->nroutes; i++)
+		if (strcmp(h->routes[i].method, method) == 0 &&
+		    route_path(&h->routes[i], uri)) {
+			rt = &h->routes[i];
+			break;
+		}
+	nng_aio_set_input(aio, 1, (void *)rt);
+	on_request(aio);
 }
 
 /* The names a Host may carry: the listener's own (host of `addr`), the
@@ -1515,23 +1460,8 @@ static struct http the_http;
 static void
 http_release(struct http *h)
 {
-	if (h->srv != NULL)
-		nng_http_server_release(h->srv);
+	http_srv_close(h->srv);
 	h->srv = NULL;
-}
-
-/* HTTPS with the node's certificate. */
-static int
-serve_tls(nng_http_server *srv, const struct tlsfile *tls)
-{
-	nng_tls_config *cfg;
-	int rv;
-
-	if ((rv = tlsfile_server(tls, &cfg)) != 0)
-		return rv;
-	rv = nng_http_server_set_tls(srv, cfg);
-	nng_tls_config_free(cfg); /* the server holds its own reference */
-	return rv;
 }
 
 int
@@ -1551,7 +1481,7 @@ http_open(struct http **out, const struct http_conf *conf)
 		{ "/api/kick", "POST", on_kick, false },
 		{ "/api/delete", "POST", on_delete, false },
 		{ "/v1/history", "GET", on_history, false },
-		/* the task API (http_api.c), one handler per method */
+		/* the task API (http_api.c), one route per method */
 		{ "/v1", "GET", http_api_serve, true },
 		{ "/v1", "POST", http_api_serve, true },
 		{ "/v1", "PUT", http_api_serve, true },
@@ -1560,7 +1490,12 @@ http_open(struct http **out, const struct http_conf *conf)
 	struct http *h = &the_http;
 	const char *addr = conf->addr;
 	const struct tlsfile *tls = conf->tls;
-	nng_url *u = NULL;
+	const struct http_srv_conf sc = {
+		.header_timeout_ms = conf->header_timeout_ms,
+		.idle_timeout_ms = conf->idle_timeout_ms,
+		.max_conns = conf->max_conns,
+	};
+	nng_tls_config *cfg = NULL;
 	char url[512];
 	int rv;
 
@@ -1580,25 +1515,19 @@ http_open(struct http **out, const struct http_conf *conf)
 		addr = strstr(addr, "://") + 3;
 	if ((rv = hosts_init(h, addr, conf)) != 0)
 		goto fail;
-	snprintf(
-	    url, sizeof(url), "%s://%s", tls != NULL ? "https" : "http", addr);
-	rv = nng_url_parse(&u, url);
-	if (rv == 0) {
-		rv = nng_http_server_hold(&h->srv, u);
-		nng_url_free(u);
-	}
-	if (rv == 0 && tls != NULL)
-		rv = serve_tls(h->srv, tls);
-	if (rv != 0)
-		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if ((rv = add_handler(h, routes[i].path, routes[i].method,
+		if ((rv = add_route(h, routes[i].path, routes[i].method,
 		         routes[i].cb, routes[i].tree)) != 0)
 			goto fail;
-	/* the rest, last (nng tries the longest paths first) */
-	if ((rv = add_handler(h, "", NULL, on_none, true)) != 0)
+	h->none = (struct hroute) { .h = h, .cb = on_none, .path = "" };
+	snprintf(
+	    url, sizeof(url), "%s://%s", tls != NULL ? "tls+tcp" : "tcp", addr);
+	if (tls != NULL && (rv = tlsfile_server(tls, &cfg)) != 0)
 		goto fail;
-	if ((rv = nng_http_server_start(h->srv)) != 0)
+	rv = http_srv_open(&h->srv, url, cfg, &sc, dispatch, h);
+	if (cfg != NULL)
+		nng_tls_config_free(cfg); /* the listener holds its own */
+	if (rv != 0)
 		goto fail;
 	*out = h;
 	return 0;
@@ -1669,7 +1598,6 @@ http_close(struct http *h)
 		    "leaving them to the process's end");
 		return;
 	}
-	nng_http_server_stop(h->srv);
 	http_release(h);
 	reclaim(h);
 }

@@ -69,19 +69,25 @@ struct http_health {
 int http_health_status(const struct http_health *h, const char **reason);
 
 enum {
-	HTTP_HOSTS_MAX = 16,               /* --http-host, repeated */
-	HTTP_BODY_TIMEOUT_DEFAULT = 60000, /* --http-body-timeout, ms */
+	HTTP_HOSTS_MAX = 16,                 /* --http-host, repeated */
+	HTTP_BODY_TIMEOUT_DEFAULT = 60000,   /* --http-body-timeout, ms */
+	HTTP_HEADER_TIMEOUT_DEFAULT = 10000, /* --http-header-timeout, ms */
+	HTTP_IDLE_TIMEOUT_DEFAULT = 60000,   /* --http-idle-timeout, ms */
+	HTTP_MAX_CONNS_DEFAULT = 512,        /* --http-max-conns */
 };
 
 /* What the face is opened with. */
 struct http_conf {
 	const char *addr; /* "127.0.0.1:7780", or a URL "http://..." */
 	bool admin;       /* --http-admin: the page may kick and delete */
-	const struct tlsfile *tls; /* the node's certificate: HTTPS */
-	bool auth;                 /* --auth: a body is read only once its
-	                              request's bearer token is known */
-	size_t payload_max;        /* --max-payload: a put's body */
-	uint32_t body_timeout_ms;  /* a body's deadline after its headers */
+	const struct tlsfile *tls;  /* the node's certificate: HTTPS */
+	bool auth;                  /* --auth: a body is read only once its
+	                               request's bearer token is known */
+	size_t payload_max;         /* --max-payload: a put's body */
+	uint32_t body_timeout_ms;   /* a body's deadline after its headers */
+	uint32_t header_timeout_ms; /* a head's, from its first byte */
+	uint32_t idle_timeout_ms;   /* a connection without a request */
+	uint32_t max_conns;         /* connections open at once */
 	/* --http-host: names a request's Host may carry besides the
 	 * listener's own address (and, on loopback, localhost) */
 	const char *hosts[HTTP_HOSTS_MAX];

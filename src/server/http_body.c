@@ -1,19 +1,19 @@
 /* http_body - see http_body.h.
  *
- * A read is a small state machine driven by one aio: data runs (the
- * Content-Length, or one chunk's data) are read exactly with
- * nng_http_conn_read_all, a step at a time into a buffer grown as they
- * arrive; the chunked coding's own bytes (size lines, the CRLF after a
- * chunk, trailers) one byte at a time, so that nothing past the body is
- * ever taken from the connection (nng's server reads the next request
- * from what is left). A size line costs a few one-byte reads, each
- * served from nng's buffer when the bytes are there already. */
+ * A read is a small state machine: data runs (the Content-Length, or one
+ * chunk's data) are read exactly, a step at a time into a buffer grown as
+ * they arrive; the chunked coding's own bytes (size lines, the CRLF after
+ * a chunk, trailers) one byte at a time, so that nothing past the body is
+ * ever taken from the connection (the server reads the next request from
+ * what is left). What the connection holds already (read with the head)
+ * is taken at once, in a loop; only the rest waits for a read. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "server/http_body.h"
+#include "server/http_srv.h"
 #include "util/clock.h"
 
 /* ---- framing ----------------------------------------------------------- */
@@ -217,8 +217,7 @@ http_chunks_byte(struct http_chunks *c, uint8_t b)
 /* ---- reading ------------------------------------------------------------ */
 
 struct rd {
-	nng_http_conn *conn;
-	nng_aio *aio;
+	struct http_conn *conn;
 	struct http_framing f;
 	size_t limit;
 	int64_t deadline; /* monotonic ms */
@@ -227,7 +226,7 @@ struct rd {
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t want; /* data bytes of the current run still to read */
-	size_t step; /* what the aio reads into buf + len; 0: a control byte */
+	bool step;     /* the read out is data (else a control byte) */
 	bool in_data;
 	struct http_chunks ch;
 	uint8_t byte;
@@ -239,16 +238,12 @@ rd_end(struct rd *r, int status, const char *why)
 	uint8_t *buf = r->buf;
 	size_t len = r->len;
 
-	if (status != 0) {
+	if (status != 0 || len == 0) {
 		free(buf);
 		buf = NULL;
-		len = 0;
-	} else if (len == 0) {
-		free(buf);
-		buf = NULL;
+		len = status != 0 ? 0 : len;
 	}
 	r->fn(r->arg, status, why, buf, len);
-	nng_aio_reap(r->aio); /* this may be its callback */
 	free(r);
 }
 
@@ -271,94 +266,116 @@ rd_room(struct rd *r, size_t n, size_t max)
 	return true;
 }
 
-/* Starts the next read, or ends. */
-static void
-rd_next(struct rd *r)
+/* One byte of the chunked coding: false when the read ended. */
+static bool
+rd_byte(struct rd *r)
 {
-	int64_t left = r->deadline - clock_mono_ms();
-	nng_iov iov;
-
-	if (r->in_data && r->want == 0) {
-		r->in_data = false;
-		if (!r->f.chunked) {
-			rd_end(r, 0, NULL);
-			return;
-		}
-	}
-	if (left <= 0) {
-		rd_end(r, 408, "the body did not arrive in time");
-		return;
-	}
-	if (r->in_data) {
-		size_t n =
-		    r->want < HTTP_BODY_STEP ? (size_t)r->want : HTTP_BODY_STEP;
-
-		if (!rd_room(r, n, r->f.chunked ? r->limit : r->f.length)) {
-			rd_end(r, 500, "out of memory");
-			return;
-		}
-		r->step = n;
-		iov.iov_buf = r->buf + r->len;
-		iov.iov_len = n;
-	} else {
-		r->step = 0;
-		iov.iov_buf = &r->byte;
-		iov.iov_len = 1;
-	}
-	nng_aio_set_iov(r->aio, 1, &iov);
-	nng_aio_set_timeout(r->aio, (nng_duration)left);
-	nng_http_conn_read_all(r->conn, r->aio);
-}
-
-static void
-rd_cb(void *arg)
-{
-	struct rd *r = arg;
-	int rv = nng_aio_result(r->aio);
-
-	if (rv != 0) { /* a timeout too: nng has closed the connection */
-		rd_end(r, -1, "the connection failed");
-		return;
-	}
-	if (r->step > 0) {
-		r->len += r->step;
-		r->want -= r->step;
-		rd_next(r);
-		return;
-	}
 	switch (http_chunks_byte(&r->ch, r->byte)) {
 	case HTTP_CHUNKS_MORE:
-		break;
+		return true;
 	case HTTP_CHUNKS_DATA:
 		if (r->ch.size > r->limit - r->len) {
 			rd_end(r, 413, "the body is over this route's limit");
-			return;
+			return false;
 		}
 		r->want = r->ch.size;
 		r->in_data = true;
-		break;
+		return true;
 	case HTTP_CHUNKS_DONE:
 		rd_end(r, 0, NULL);
-		return;
-	case HTTP_CHUNKS_BAD:
+		return false;
+	default:
 		rd_end(r, 400, r->ch.why);
+		return false;
+	}
+}
+
+static void rd_cb(void *arg, int rv, size_t n);
+
+/* Reads on: what the connection holds already at once, the rest by a
+ * read that calls rd_cb. */
+static void
+rd_run(struct rd *r)
+{
+	for (;;) {
+		int64_t left = r->deadline - clock_mono_ms();
+		size_t k;
+
+		if (r->in_data && r->want == 0) {
+			r->in_data = false;
+			if (!r->f.chunked) {
+				rd_end(r, 0, NULL);
+				return;
+			}
+		}
+		if (left <= 0) {
+			rd_end(r, 408, "the body did not arrive in time");
+			return;
+		}
+		if (r->in_data) {
+			size_t n = r->want < HTTP_BODY_STEP ? (size_t)r->want
+			                                    : HTTP_BODY_STEP;
+
+			if (!rd_room(
+			        r, n, r->f.chunked ? r->limit : r->f.length)) {
+				rd_end(r, 500, "out of memory");
+				return;
+			}
+			if ((k = http_conn_take(r->conn, r->buf + r->len, n)) ==
+			    0) {
+				r->step = true;
+				http_conn_read(r->conn, r->buf + r->len, n,
+				    (nng_duration)left, rd_cb, r);
+				return;
+			}
+			r->len += k;
+			r->want -= k;
+			continue;
+		}
+		if (http_conn_take(r->conn, &r->byte, 1) == 0) {
+			r->step = false;
+			http_conn_read(
+			    r->conn, &r->byte, 1, (nng_duration)left, rd_cb, r);
+			return;
+		}
+		if (!rd_byte(r))
+			return;
+	}
+}
+
+static void
+rd_cb(void *arg, int rv, size_t n)
+{
+	struct rd *r = arg;
+
+	if (rv == NNG_ETIMEDOUT) {
+		rd_end(r, 408, "the body did not arrive in time");
 		return;
 	}
-	rd_next(r);
+	if (rv != 0) {
+		rd_end(r, -1, "the connection failed");
+		return;
+	}
+	if (r->step) {
+		r->len += n;
+		r->want -= n;
+	} else if (!rd_byte(r)) {
+		return;
+	}
+	rd_run(r);
 }
 
 void
-http_body_read(nng_http_conn *conn, const struct http_framing *f, size_t limit,
-    uint32_t timeout_ms, http_body_fn fn, void *arg)
+http_body_read(struct http_conn *conn, const struct http_framing *f,
+    size_t limit, uint32_t timeout_ms, http_body_fn fn, void *arg)
 {
-	struct rd *r = calloc(1, sizeof(*r));
+	struct rd *r;
 
-	if (r == NULL) {
-		fn(arg, 500, "out of memory", NULL, 0);
+	if (!f->chunked && f->length > limit) { /* the caller checks */
+		fn(arg, 413, "the body is over this route's limit", NULL, 0);
 		return;
 	}
-	if (nng_aio_alloc(&r->aio, rd_cb, r) != 0) {
-		free(r);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		fn(arg, 500, "out of memory", NULL, 0);
 		return;
 	}
@@ -370,15 +387,8 @@ http_body_read(nng_http_conn *conn, const struct http_framing *f, size_t limit,
 	r->arg = arg;
 	http_chunks_init(&r->ch);
 	if (!f->chunked) {
-		if (f->length > limit) { /* the caller checks; to be sure */
-			nng_aio_free(r->aio);
-			free(r);
-			fn(arg, 413, "the body is over this route's limit",
-			    NULL, 0);
-			return;
-		}
 		r->in_data = true;
 		r->want = f->length;
 	}
-	rd_next(r);
+	rd_run(r);
 }

@@ -1,13 +1,13 @@
 /* http_body - a request's body on the HTTP face, read by the face itself
  * once the request's headers have been judged, never before.
  *
- * nng's server would read a whole Content-Length body (up to the
- * handler's limit) before any handler runs, knows nothing of
+ * nng's HTTP server read a whole Content-Length body (up to the
+ * handler's limit) before any handler ran, knew nothing of
  * Transfer-Encoding (a chunked body was stored as an empty one and its
- * chunks parsed as the next request), and has no deadline. So the face's
- * handlers take no body from nng: http.c judges the headers first (the
- * Host, the framing, the route's limit, with --auth the bearer token),
- * answers and closes the connection when they are refused, and only then
+ * chunks parsed as the next request), and had no deadline. The face's
+ * server (http_srv.h) reads no body: http.c judges the head first (the
+ * Host, the framing, with --auth the bearer token, the route's limit),
+ * answers and closes the connection when it is refused, and only then
  * has this file read the body from the connection:
  *
  *  - framing (RFC 9112 6): a Content-Length of digits; or
@@ -16,16 +16,14 @@
  *    any other transfer coding (501);
  *  - a body is never read past its end (a chunk's size line is read byte
  *    by byte, its data exactly), so a request pipelined after it is left
- *    to nng's server on the same keep-alive connection;
+ *    to the server on the same keep-alive connection;
  *  - bounded: past `limit` bytes (a Content-Length, a chunk's size, or
  *    the chunks' sum) it is refused (413) and no more is read; chunk
  *    extensions and trailers are read and ignored, each bounded;
  *  - memory grows with what arrives (a step of HTTP_BODY_STEP at a time),
  *    not with what a header announces;
  *  - the whole body must arrive within `timeout_ms` of the end of the
- *    headers, else the connection is closed (nng closes the connection
- *    of a read that times out; 408 when the deadline passed between
- *    two reads).
+ *    headers, else 408.
  * A refused or timed-out body leaves the connection unusable: the caller
  * answers with the status given and closes it. */
 #ifndef SLUICE_SERVER_HTTP_BODY_H
@@ -37,6 +35,8 @@
 
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
+
+struct http_conn;
 
 enum {
 	HTTP_BODY_STEP = 1 << 20,   /* the most read (and grown) at once */
@@ -94,15 +94,14 @@ enum http_chunks_step http_chunks_byte(struct http_chunks *c, uint8_t b);
 /* The end of a read: `status` 0 and the body (`data`, malloc'd, the
  * callee's to free; NULL when `len` is 0); or the HTTP status to answer
  * before closing (400 malformed chunks, 413 over the limit, 408 too
- * slow) with `why`; or -1: the connection failed or timed out during a
- * read (it is closed: finish without an answer). */
+ * slow) with `why`; or -1: the connection failed (close it, no answer). */
 typedef void (*http_body_fn)(
     void *arg, int status, const char *why, void *data, size_t len);
 
 /* Reads the body framed by `f` (http_body_pending) from `conn`, at most
  * `limit` bytes, within `timeout_ms`; `fn` is called once, on an nng
  * thread (or at once when the read cannot start). */
-void http_body_read(nng_http_conn *conn, const struct http_framing *f,
+void http_body_read(struct http_conn *conn, const struct http_framing *f,
     size_t limit, uint32_t timeout_ms, http_body_fn fn, void *arg);
 
 #endif

@@ -79,6 +79,13 @@ static const char usage[] =
     "  --http-body-timeout DUR  a request's whole body must arrive within\n"
     "                         this of its headers, else 408 and the\n"
     "                         connection closed (default 60s)\n"
+    "  --http-header-timeout DUR  a request's line and headers must arrive\n"
+    "                         within this of their first byte, else the\n"
+    "                         connection is closed (default 10s)\n"
+    "  --http-idle-timeout DUR  an HTTP connection without a request in\n"
+    "                         progress is closed after this (default 60s)\n"
+    "  --http-max-conns N     HTTP connections open at once; one more is\n"
+    "                         closed as it comes (default 512)\n"
     "  --tls-cert FILE        this node's certificate (PEM), for the\n"
     "                         tls+tcp:// URLs of --listen and --repl-listen\n"
     "                         and for --http, which then serves HTTPS\n"
@@ -153,6 +160,9 @@ enum {
 	OPT_HTTP_ADMIN,
 	OPT_HTTP_HOST,
 	OPT_HTTP_BODY_TIMEOUT,
+	OPT_HTTP_HEADER_TIMEOUT,
+	OPT_HTTP_IDLE_TIMEOUT,
+	OPT_HTTP_MAX_CONNS,
 	OPT_AUTH,
 	OPT_REPL_TOKEN_FILE,
 	OPT_BEANSTALK_INSECURE,
@@ -196,6 +206,10 @@ static const struct option options[] = {
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
 	{ "http-body-timeout", required_argument, NULL, OPT_HTTP_BODY_TIMEOUT },
+	{ "http-header-timeout", required_argument, NULL,
+	    OPT_HTTP_HEADER_TIMEOUT },
+	{ "http-idle-timeout", required_argument, NULL, OPT_HTTP_IDLE_TIMEOUT },
+	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
 	{ "auth", required_argument, NULL, OPT_AUTH },
 	{ "repl-token-file", required_argument, NULL, OPT_REPL_TOKEN_FILE },
 	{ "beanstalk-insecure", no_argument, NULL, OPT_BEANSTALK_INSECURE },
@@ -775,6 +789,21 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 			if ((rc = parse_ms("--http-body-timeout", optarg, 100,
 			         3600000, &v)) == 0)
 				cfg->http_body_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_HEADER_TIMEOUT:
+			if ((rc = parse_ms("--http-header-timeout", optarg, 100,
+			         3600000, &v)) == 0)
+				cfg->http_header_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_IDLE_TIMEOUT:
+			if ((rc = parse_ms("--http-idle-timeout", optarg, 100,
+			         86400000, &v)) == 0)
+				cfg->http_idle_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_MAX_CONNS:
+			if ((rc = parse_u64("--http-max-conns", optarg, 1,
+			         1000000, &v)) == 0)
+				cfg->http_max_conns = (uint32_t)v;
 			break;
 		case OPT_AUTH:
 			cfg->auth_file = optarg;

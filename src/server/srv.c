@@ -84,6 +84,9 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
 	cfg->http_body_timeout_ms = HTTP_BODY_TIMEOUT_DEFAULT;
+	cfg->http_header_timeout_ms = HTTP_HEADER_TIMEOUT_DEFAULT;
+	cfg->http_idle_timeout_ms = HTTP_IDLE_TIMEOUT_DEFAULT;
+	cfg->http_max_conns = HTTP_MAX_CONNS_DEFAULT;
 }
 
 /* The HTTP face with the settings of its flags. */
@@ -97,6 +100,9 @@ open_http(struct core *c, const struct srv_config *cfg)
 		.auth = cfg->auth_file != NULL,
 		.payload_max = cfg->max_payload,
 		.body_timeout_ms = cfg->http_body_timeout_ms,
+		.header_timeout_ms = cfg->http_header_timeout_ms,
+		.idle_timeout_ms = cfg->http_idle_timeout_ms,
+		.max_conns = cfg->http_max_conns,
 		.nhosts = cfg->http_nhosts,
 	};
 

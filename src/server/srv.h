@@ -28,8 +28,11 @@ struct srv_config {
 	bool http_admin;          /* --http-admin: the page may kick, delete */
 	const char *http_hosts[SRV_HTTP_HOSTS_MAX]; /* --http-host, repeated */
 	size_t http_nhosts;
-	uint32_t http_body_timeout_ms; /* --http-body-timeout */
-	const char *beanstalk;         /* --beanstalk */
+	uint32_t http_body_timeout_ms;   /* --http-body-timeout */
+	uint32_t http_header_timeout_ms; /* --http-header-timeout */
+	uint32_t http_idle_timeout_ms;   /* --http-idle-timeout */
+	uint32_t http_max_conns;         /* --http-max-conns */
+	const char *beanstalk;           /* --beanstalk */
 	bool beanstalk_insecure;  /* --beanstalk-insecure: beside --auth, on
 	                             a non-loopback address */
 	const char *auth_file;    /* --auth: the token file; NULL: open */
