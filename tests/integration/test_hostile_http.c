@@ -16,8 +16,12 @@
  *    listener's address, localhost names and --http-host's are served;
  *  - every status goes out with its reason phrase (413 was "Unknown HTTP
  *    Status");
- *  - a slow body is cut at --http-body-timeout (its connection closed);
- *  - under an attack of slow and oversized chunked bodies a healthy
+ *  - a slow body is cut at --http-body-timeout (408, closed); a silent
+ *    connection, a head sent a byte at a time (slowloris) and an idle
+ *    keep-alive connection are closed at their deadlines (they stayed
+ *    open for ever); past --http-max-conns a connection is closed as it
+ *    comes;
+ *  - under slowloris and slow and oversized chunked bodies a healthy
  *    client's p99 stays under 50 ms, sluiced's memory under a stated
  *    bound, and the face serves as before once the attack stops. */
 #include <arpa/inet.h>
@@ -682,16 +686,124 @@ test_slow_body_is_cut(void **state)
 		if (poll(&pfd, 1, 0) == 1)
 			break;
 	}
-	/* closed at the deadline: with a 408 when it passed between two
-	 * reads, without a word when during one (nng closes the
-	 * connection of a read that times out) */
 	st = raw_response(fd, head, sizeof(head), NULL);
-	if (st != -1 && st != 408)
-		fail_msg("a slow body: %s", head);
-	if (st == 408)
-		assert_true(raw_closed(fd));
+	if (st != 408)
+		fail_msg("a slow body: %d %s", st, head);
+	assert_non_null(strstr(head, "408 Request Timeout"));
+	assert_true(raw_closed(fd));
 	assert_true(it_mono_ms() - t0 < 6000);
 	close(fd);
+}
+
+/* A connection that sends nothing, one that sends its head a byte at a
+ * time (slowloris), and a keep-alive one left idle: each is closed at
+ * its deadline (they stayed open for ever). */
+static void
+test_slow_and_idle_connections_are_closed(void **state)
+{
+	static const char *const extra[] = { "--http-header-timeout", "1s",
+		"--http-idle-timeout", "1500ms", NULL };
+	static const char head[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	                           "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	                           "aaaaaaaaaa\r\n\r\n";
+	struct hsrv h;
+	char resp[2048];
+	int64_t t0, ms;
+	int fd;
+	size_t i;
+
+	start(state, &h, extra);
+	/* silent */
+	fd = raw_connect(h.hport);
+	t0 = it_mono_ms();
+	assert_true(raw_closed(fd));
+	ms = it_mono_ms() - t0;
+	close(fd);
+	fprintf(
+	    stderr, "silent connection closed after %lld ms\n", (long long)ms);
+	assert_true(ms >= 1000 && ms < 5000);
+
+	/* a byte every 100 ms: each in time for any per-read timeout, the
+	 * head never */
+	fd = raw_connect(h.hport);
+	t0 = it_mono_ms();
+	for (i = 0; i < sizeof(head) - 1; i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		if (!raw_send(fd, head + i, 1) || poll(&pfd, 1, 100) == 1)
+			break;
+	}
+	ms = it_mono_ms() - t0;
+	assert_true(i < sizeof(head) - 1); /* cut before its end */
+	assert_true(raw_closed(fd));
+	close(fd);
+	fprintf(stderr, "slowloris closed after %lld ms, %zu bytes\n",
+	    (long long)ms, i);
+	assert_true(ms < 5000);
+
+	/* served, then idle on keep-alive: closed after the idle timeout */
+	fd = raw_connect(h.hport);
+	assert_true(raw_sends(fd,
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1"
+	    "\r\n\r\n"));
+	assert_int_equal(raw_response(fd, resp, sizeof(resp), NULL), 200);
+	t0 = it_mono_ms();
+	assert_true(raw_closed(fd));
+	ms = it_mono_ms() - t0;
+	close(fd);
+	assert_true(ms >= 1000 && ms < 6000);
+	/* a request in time on a fresh one is served */
+	assert_int_equal(
+	    raw_once(h.hport, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	        resp, sizeof(resp), NULL),
+	    200);
+}
+
+/* Past --http-max-conns a connection is closed as it comes; the face
+ * serves again as soon as some close. */
+static void
+test_connection_cap(void **state)
+{
+	enum { CAP = 20 };
+	static const char *const extra[] = { "--http-max-conns", "20", NULL };
+	struct hsrv h;
+	int held[CAP], fd, st = -1;
+	char resp[2048];
+	int64_t end;
+
+	start(state, &h, extra);
+	for (int i = 0; i < CAP; i++) {
+		held[i] = raw_connect(h.hport);
+		/* each served once: it counts for certain */
+		assert_true(raw_sends(held[i],
+		    "GET /health HTTP/1.1\r\nHost: "
+		    "127.0.0.1\r\n\r\n"));
+		assert_int_equal(
+		    raw_response(held[i], resp, sizeof(resp), NULL), 200);
+	}
+	for (int i = 0; i < 5; i++) {
+		fd = raw_connect(h.hport); /* the kernel accepts it */
+		raw_sends(
+		    fd, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+		assert_true(raw_closed(fd));
+		close(fd);
+	}
+	for (int i = 0; i < 5; i++)
+		close(held[i]);
+	/* the server sees them go a moment later */
+	end = it_mono_ms() + 5000;
+	while (st != 200 && it_mono_ms() < end) {
+		fd = raw_connect(h.hport);
+		raw_sends(
+		    fd, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+		st = raw_response(fd, resp, sizeof(resp), NULL);
+		close(fd);
+		if (st != 200)
+			it_sleep_ms(50);
+	}
+	assert_int_equal(st, 200);
+	for (int i = 5; i < CAP; i++)
+		close(held[i]);
 }
 
 /* ---- the resource test ----------------------------------------------------
@@ -734,6 +846,47 @@ slow_chunks(void *arg)
 	return NULL;
 }
 
+/* Slowloris: 40 connections at a time, each sending its head a byte
+ * every 100 ms; a closed one is opened again. */
+static void *
+slowloris(void *arg)
+{
+	enum { N = 40 };
+	static const char head[] =
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "X-A: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "\r\n\r\n";
+	struct attack *a = arg;
+	int fd[N];
+	size_t at[N];
+	int64_t end = it_mono_ms() + 60000;
+
+	for (int i = 0; i < N; i++) {
+		fd[i] = raw_connect(a->port);
+		at[i] = 0;
+		atomic_fetch_add(&a->conns, 1);
+	}
+	while (!atomic_load(&a->stop) && it_mono_ms() < end) {
+		for (int i = 0; i < N; i++) {
+			if (at[i] + 3 >= sizeof(head) ||
+			    !raw_send(fd[i], head + at[i]++, 1)) {
+				/* closed by the server (or nearly done):
+				 * another */
+				atomic_fetch_add(&a->refused, 1);
+				close(fd[i]);
+				fd[i] = raw_connect(a->port);
+				at[i] = 0;
+				atomic_fetch_add(&a->conns, 1);
+			}
+		}
+		it_sleep_ms(100);
+	}
+	for (int i = 0; i < N; i++)
+		close(fd[i]);
+	return NULL;
+}
+
 /* Oversized chunked bodies, as fast as they go: refused at the limit. */
 static void *
 big_chunks(void *arg)
@@ -765,10 +918,10 @@ big_chunks(void *arg)
 }
 
 static void
-test_healthy_client_under_body_attacks(void **state)
+test_healthy_client_under_attacks(void **state)
 {
 	static const char *const extra[] = { "--http-body-timeout", "2s",
-		NULL };
+		"--http-header-timeout", "2s", NULL };
 	struct hsrv h;
 	struct attack a = { 0 };
 	struct it_probe p;
@@ -784,7 +937,10 @@ test_healthy_client_under_body_attacks(void **state)
 	it_probe_start(&p, h.s->url, "healthy");
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(pthread_create(&a.thread[i], NULL,
-		                     i < 5 ? slow_chunks : big_chunks, &a),
+		                     i < 3       ? slow_chunks
+		                         : i < 6 ? big_chunks
+		                                 : slowloris,
+		                     &a),
 		    0);
 	end = it_mono_ms() + it_scale(8000, 1, 8000);
 	while (it_mono_ms() < end) {
@@ -797,7 +953,8 @@ test_healthy_client_under_body_attacks(void **state)
 	atomic_store(&a.stop, true);
 	for (int i = 0; i < 8; i++)
 		pthread_join(a.thread[i], NULL);
-	r = it_probe_stop(&p, "under slow and oversized chunked bodies");
+	r = it_probe_stop(
+	    &p, "under slowloris, slow and oversized chunked bodies");
 	fprintf(stderr,
 	    "attack: %lu connections, %lu refused; rss %ld KiB at start, "
 	    "%ld KiB at most\n",
@@ -806,8 +963,9 @@ test_healthy_client_under_body_attacks(void **state)
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
 	assert_true(r.p99_ms < 50.0);
-	/* 8 bodies of at most 1 MiB each at a time, and their copies: the
-	 * bound is 128 MiB over the start (more when sanitized) */
+	/* 6 bodies of at most 1 MiB each at a time and their copies, 80
+	 * slow heads of 16 KiB buffers: the bound is 128 MiB over the
+	 * start (more when sanitized) */
 	assert_true(rss_peak < rss0 + (it_sanitized() ? 384 : 128) * 1024);
 	/* serving as before */
 	assert_int_equal(raw_once(h.hport,
@@ -843,8 +1001,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_slow_body_is_cut, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_healthy_client_under_body_attacks, it_setup,
+		    test_slow_and_idle_connections_are_closed, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_connection_cap, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_healthy_client_under_attacks, it_setup, it_teardown),
 	};
 	return cmocka_run_group_tests_name("hostile_http", tests, NULL, NULL);
 }
