@@ -694,9 +694,13 @@ answer(struct hreq *r)
 
 		if ((rc = result_stats(&rep.stats, &s)) != 0)
 			break;
-		if (r->kind == HK_METRICS)
+		if (r->kind == HK_METRICS) {
+			struct http_srv_stats hs;
+
 			metrics_write(f, s);
-		else
+			http_srv_stats(r->h->srv, &hs);
+			metrics_http(f, &hs);
+		} else
 			json_stats(f, s);
 		free(s);
 		break;
@@ -1239,6 +1243,8 @@ static void
 read_body(struct hcall *x)
 {
 	struct http_conn *conn = nng_aio_get_input(x->aio, 2);
+	nng_http_req *req = nng_aio_get_input(x->aio, 0);
+	const char *v;
 	char text[160];
 
 	if (x->f.length > x->limit) {
@@ -1252,6 +1258,10 @@ read_body(struct hcall *x)
 		gate_refuse(aio, rt, 413, SLUICE_ETOOBIG, text, true);
 		return;
 	}
+	v = nng_http_req_get_header(req, "Expect");
+	if (v != NULL && strcasecmp(v, "100-continue") == 0 &&
+	    strcmp(nng_http_req_get_version(req), "HTTP/1.1") == 0)
+		http_conn_continue(conn); /* a client waits for it to send */
 	http_body_read(
 	    conn, &x->f, x->limit, x->rt->h->body_timeout_ms, body_done, x);
 }

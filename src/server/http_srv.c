@@ -39,10 +39,13 @@ enum {
 	METHOD_MAX = 32,
 };
 
+static const char CONTINUE[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
 struct http_conn {
 	struct http_srv *srv;
 	nng_stream *s;
 	nng_aio *rx, *tx, *cb, *urx, *fini;
+	nng_aio *cont; /* a 100 Continue's write */
 	pthread_mutex_t mu;
 	unsigned refs;
 	bool closed;
@@ -158,6 +161,7 @@ fini_cb(void *arg)
 	nng_aio_free(c->tx);
 	nng_aio_free(c->cb);
 	nng_aio_free(c->urx);
+	nng_aio_free(c->cont);
 	nng_stream_free(c->s);
 	if (c->req != NULL)
 		nng_http_req_free(c->req);
@@ -628,6 +632,33 @@ urx_cb(void *arg)
 	conn_unref(c);
 }
 
+static void
+cont_cb(void *arg)
+{
+	struct http_conn *c = arg;
+
+	if (nng_aio_result(c->cont) != 0 ||
+	    nng_aio_count(c->cont) != sizeof(CONTINUE) - 1)
+		http_conn_close(c); /* not all of it: nothing after can be */
+	conn_unref(c);
+}
+
+void
+http_conn_continue(struct http_conn *c)
+{
+	nng_iov iov = { (void *)CONTINUE, sizeof(CONTINUE) - 1 };
+
+	pthread_mutex_lock(&c->mu);
+	if (!conn_op(c)) {
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	/* the stream writes in order: before the response */
+	nng_aio_set_iov(c->cont, 1, &iov);
+	nng_stream_send(c->s, c->cont);
+	pthread_mutex_unlock(&c->mu);
+}
+
 void
 http_conn_close_after(struct http_conn *c)
 {
@@ -648,12 +679,14 @@ conn_new(struct http_srv *s, nng_stream *stream)
 	    nng_aio_alloc(&c->tx, tx_cb, c) != 0 ||
 	    nng_aio_alloc(&c->cb, cb_done, c) != 0 ||
 	    nng_aio_alloc(&c->urx, urx_cb, c) != 0 ||
+	    nng_aio_alloc(&c->cont, cont_cb, c) != 0 ||
 	    nng_aio_alloc(&c->fini, fini_cb, c) != 0) {
 		if (c != NULL) {
 			nng_aio_free(c->rx);
 			nng_aio_free(c->tx);
 			nng_aio_free(c->cb);
 			nng_aio_free(c->urx);
+			nng_aio_free(c->cont);
 			free(c);
 		}
 		nng_stream_close(stream);

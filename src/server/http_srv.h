@@ -120,6 +120,10 @@ size_t http_conn_take(struct http_conn *c, void *buf, size_t n);
 void http_conn_read(struct http_conn *c, void *buf, size_t n,
     nng_duration timeout, http_conn_fn fn, void *arg);
 
+/* Writes "100 Continue" (the request's Expect: 100-continue): its body
+ * is wanted. Before the response, which may follow at once. */
+void http_conn_continue(struct http_conn *c);
+
 /* The response of the request in progress closes the connection. */
 void http_conn_close_after(struct http_conn *c);
 

@@ -707,7 +707,7 @@ test_slow_and_idle_connections_are_closed(void **state)
 	                           "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	                           "aaaaaaaaaa\r\n\r\n";
 	struct hsrv h;
-	char resp[2048];
+	char resp[2048], *text;
 	int64_t t0, ms;
 	int fd;
 	size_t i;
@@ -752,6 +752,14 @@ test_slow_and_idle_connections_are_closed(void **state)
 	ms = it_mono_ms() - t0;
 	close(fd);
 	assert_true(ms >= 1000 && ms < 6000);
+	text = it_http_get(h.hport, "/metrics", 200);
+	assert_true(it_metric(text,
+	                "sluice_http_connections_closed_total{"
+	                "reason=\"header_timeout\"}") >= 1);
+	assert_true(it_metric(text,
+	                "sluice_http_connections_closed_total{"
+	                "reason=\"idle_timeout\"}") >= 2);
+	free(text);
 	/* a request in time on a fresh one is served */
 	assert_int_equal(
 	    raw_once(h.hport, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
@@ -768,7 +776,7 @@ test_connection_cap(void **state)
 	static const char *const extra[] = { "--http-max-conns", "20", NULL };
 	struct hsrv h;
 	int held[CAP], fd, st = -1;
-	char resp[2048];
+	char resp[2048], *text;
 	int64_t end;
 
 	start(state, &h, extra);
@@ -802,6 +810,12 @@ test_connection_cap(void **state)
 			it_sleep_ms(50);
 	}
 	assert_int_equal(st, 200);
+	text = it_http_get(h.hport, "/metrics", 200);
+	assert_true(it_metric(text,
+	                "sluice_http_connections_closed_total{"
+	                "reason=\"max_conns\"}") >= 5);
+	assert_true(it_metric(text, "sluice_http_connections") <= CAP);
+	free(text);
 	for (int i = 5; i < CAP; i++)
 		close(held[i]);
 }
