@@ -120,7 +120,8 @@ struct hreq {
 	enum hkind kind;
 	http_answer_fn fn; /* HK_FN: answers, with fn_arg (freed after) */
 	void *fn_arg;
-	bool bearer; /* Authorization: Bearer came; its SHA-256: */
+	char peer[64]; /* the client's address (http_srv.h) */
+	bool bearer;   /* Authorization: Bearer came; its SHA-256: */
 	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
 	struct hwait *wait;           /* a take that waits: its connection */
@@ -515,6 +516,12 @@ bearer_of(struct hreq *r, nng_aio *aio)
 	r->bearer = true;
 }
 
+const char *
+http_peer(const struct net_ctx *ctx)
+{
+	return ((const struct hreq *)ctx)->peer;
+}
+
 bool
 http_bearer(
     const struct net_ctx *ctx, uint8_t hash[AUTH_HASH_LEN], bool *admin_only)
@@ -601,6 +608,10 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 	r->fn_arg = arg;
 	atomic_init(&r->parts, 1);
 	bearer_of(r, aio);
+	snprintf(r->peer, sizeof(r->peer), "%s",
+	    nng_aio_get_input(aio, 2) != NULL
+	        ? http_conn_peer(nng_aio_get_input(aio, 2))
+	        : "http");
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
 	r->ev.ctx = &r->ctx;

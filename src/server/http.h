@@ -112,6 +112,11 @@ uint32_t http_session(const struct http *h);
 bool http_bearer(
     const struct net_ctx *ctx, uint8_t hash[AUTH_HASH_LEN], bool *admin_only);
 
+/* The address of the client of a request of this face (`ctx` as for
+ * http_bearer), "ADDR:PORT": for the log and the pause of a wrong
+ * token, counted per address as on the wire. Core thread. */
+const char *http_peer(const struct net_ctx *ctx);
+
 /* On the core thread, between its events, at least once per turn of its
  * loop: publishes the state /health reads (`st`, its phase aside), and
  * frees the requests whose answers went out. Cheap. Accepts NULL. */

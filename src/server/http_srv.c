@@ -19,6 +19,7 @@
  * it is closed) and each operation outstanding (a read, a write, the
  * handler, a handler's read). The last one schedules `fini`, whose
  * callback frees everything on a thread that runs none of the others. */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ struct http_conn {
 	size_t ucount; /* served from the buffer */
 	bool ubuffered;
 	struct http_conn *prev, *next;
+	char peer[64]; /* the client's address, "ADDR:PORT" */
 	size_t get, put;
 	uint8_t buf[HTTP_SRV_HEAD_MAX];
 };
@@ -670,6 +672,31 @@ http_conn_close_after(struct http_conn *c)
 /* ---- accepting
  * ------------------------------------------------------------------ */
 
+/* The stream's remote address as "1.2.3.4:5" or "[::1]:5"; "http" when
+ * unknown. */
+static void
+peer_of(nng_stream *stream, char *out, size_t cap)
+{
+	nng_sockaddr sa;
+	char a[INET6_ADDRSTRLEN];
+
+	snprintf(out, cap, "http");
+	if (nng_stream_get_addr(stream, NNG_OPT_REMADDR, &sa) != 0)
+		return;
+	if (sa.s_family == NNG_AF_INET &&
+	    inet_ntop(AF_INET, &sa.s_in.sa_addr, a, sizeof(a)) != NULL)
+		snprintf(out, cap, "%s:%u", a, ntohs(sa.s_in.sa_port));
+	else if (sa.s_family == NNG_AF_INET6 &&
+	    inet_ntop(AF_INET6, sa.s_in6.sa_addr, a, sizeof(a)) != NULL)
+		snprintf(out, cap, "[%s]:%u", a, ntohs(sa.s_in6.sa_port));
+}
+
+const char *
+http_conn_peer(const struct http_conn *c)
+{
+	return c->peer;
+}
+
 static void
 conn_new(struct http_srv *s, nng_stream *stream)
 {
@@ -694,6 +721,7 @@ conn_new(struct http_srv *s, nng_stream *stream)
 		return;
 	}
 	(void)nng_stream_set_bool(stream, NNG_OPT_TCP_NODELAY, true);
+	peer_of(stream, c->peer, sizeof(c->peer));
 	pthread_mutex_init(&c->mu, NULL);
 	c->srv = s;
 	c->s = stream;

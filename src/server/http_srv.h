@@ -124,6 +124,10 @@ void http_conn_read(struct http_conn *c, void *buf, size_t n,
  * is wanted. Before the response, which may follow at once. */
 void http_conn_continue(struct http_conn *c);
 
+/* The client's address, "ADDR:PORT" ("[ADDR]:PORT" for IPv6), or
+ * "http" when the stream does not tell. */
+const char *http_conn_peer(const struct http_conn *c);
+
 /* The response of the request in progress closes the connection. */
 void http_conn_close_after(struct http_conn *c);
 
