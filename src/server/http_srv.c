@@ -560,6 +560,10 @@ rx_cb(void *arg)
 	}
 	pthread_mutex_lock(&c->mu);
 	c->put += nng_aio_count(c->rx);
+	/* a head's deadline runs from its first byte, blank lines before
+	 * it included: CRLFs sent now and then keep nothing open */
+	if (c->head_deadline == 0)
+		c->head_deadline = clock_mono_ms() + s->conf.header_timeout_ms;
 	pthread_mutex_unlock(&c->mu);
 	head_next(c);
 	conn_unref(c);

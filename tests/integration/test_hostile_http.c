@@ -747,6 +747,20 @@ test_slow_and_idle_connections_are_closed(void **state)
 	    (long long)ms, i);
 	assert_true(ms < 5000);
 
+	/* blank lines now and then (allowed before a request line) */
+	fd = raw_connect(h.hport);
+	t0 = it_mono_ms();
+	for (i = 0; i < 50; i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		if (!raw_sends(fd, "\r\n") || poll(&pfd, 1, 300) == 1)
+			break;
+	}
+	ms = it_mono_ms() - t0;
+	assert_true(raw_closed(fd));
+	close(fd);
+	assert_true(ms < 5000);
+
 	/* served, then idle on keep-alive: closed after the idle timeout */
 	fd = raw_connect(h.hport);
 	assert_true(raw_sends(fd,
