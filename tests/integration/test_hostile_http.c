@@ -663,6 +663,88 @@ test_statuses_have_their_reasons(void **state)
 	}
 }
 
+/* Heads the server's parser refuses: each answered with its status and
+ * the connection closed; the server serves on. */
+static void
+test_bad_heads_are_refused(void **state)
+{
+	static const struct {
+		const char *head;
+		size_t len; /* 0: strlen */
+		int want;
+	} cases[] = {
+		{ "GET /health HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n", 0, 505 },
+		{ "GET /health HTTP/1.1\r\n\r\n", 0, 400 }, /* no Host */
+		{ "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0,
+		    400 },
+		{ "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n folded\r\n\r\n",
+		    0, 400 },
+		{ "GET /health HTTP/1.1\r\nHost : 127.0.0.1\r\n\r\n", 0, 400 },
+		{ "GET /he\0lth HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 41, 400 },
+		{ "GET  /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 0, 400 },
+		{ "GET health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 0, 400 },
+		{ "G(T /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 0, 400 },
+		{ "GET /health\r\n\r\n", 0, 400 }, /* HTTP/0.9 */
+		{ "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX: "
+		  "a\x01b\r\n\r\n",
+		    0, 400 },
+	};
+	struct hsrv h;
+	char head[2048], *big;
+	int fd;
+
+	start(state, &h, NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = cases[i].len ? cases[i].len : strlen(cases[i].head);
+		int st;
+
+		fd = raw_connect(h.hport);
+		assert_true(raw_send(fd, cases[i].head, n));
+		st = raw_response(fd, head, sizeof(head), NULL);
+		if (st != cases[i].want)
+			fail_msg("case %zu: %d %s", i, st, head);
+		assert_non_null(strstr(head, "Connection: close"));
+		assert_true(raw_closed(fd));
+		close(fd);
+	}
+	/* a head over 16 KiB: 431 */
+	big = malloc(20000);
+	assert_non_null(big);
+	{
+		static const char pre[] =
+		    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ";
+
+		memcpy(big, pre, sizeof(pre) - 1);
+		memset(big + sizeof(pre) - 1, 'b', 20000 - (sizeof(pre) - 1));
+	}
+	fd = raw_connect(h.hport);
+	raw_send(fd, big, 20000);
+	free(big);
+	assert_int_equal(raw_response(fd, head, sizeof(head), NULL), 431);
+	assert_non_null(strstr(head, "431 Request Header Fields Too Large"));
+	close(fd);
+	/* HEAD: the length, no body; and the server serves on */
+	fd = raw_connect(h.hport);
+	assert_true(raw_sends(fd,
+	    "HEAD /health HTTP/1.1\r\nHost: 127.0.0.1"
+	    "\r\n\r\nGET /health HTTP/1.1\r\nHost: "
+	    "127.0.0.1\r\n\r\n"));
+	{
+		size_t n = 0;
+
+		/* the HEAD's head alone, then the GET's whole answer */
+		while (n + 1 < sizeof(head) && recv(fd, head + n, 1, 0) == 1) {
+			head[++n] = '\0';
+			if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
+				break;
+		}
+		assert_non_null(strstr(head, "HTTP/1.1 200 OK"));
+		assert_non_null(strstr(head, "Content-Length: 3"));
+	}
+	assert_int_equal(raw_response(fd, head, sizeof(head), NULL), 200);
+	close(fd);
+}
+
 /* ---- time -----------------------------------------------------------------
  */
 
@@ -1032,6 +1114,8 @@ main(void)
 		    test_host_is_checked, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_statuses_have_their_reasons, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_bad_heads_are_refused, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_slow_body_is_cut, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
