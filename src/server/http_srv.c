@@ -80,8 +80,10 @@ struct http_srv {
 	struct http_conn *conns;
 	bool closing;
 	struct http_srv_stats st;
-	int64_t logged;    /* the last accept failure logged */
-	uint64_t unlogged; /* accept failures since */
+	int64_t logged;        /* the last accept failure logged */
+	uint64_t unlogged;     /* accept failures since */
+	int64_t cap_logged;    /* the last closing at the cap logged */
+	uint64_t cap_unlogged; /* connections closed at the cap since */
 };
 
 /* ---- responses ----------------------------------------------------------- */
@@ -786,11 +788,27 @@ acc_cb(void *arg)
 	stream = nng_aio_get_output(s->acc, 0);
 	pthread_mutex_lock(&s->mu);
 	refuse = s->st.open >= s->conf.max_conns;
-	if (refuse)
+	if (refuse) {
+		int64_t now = clock_mono_ms();
+
 		s->st.over_cap++;
+		s->cap_unlogged++;
+		if (now - s->cap_logged >= LOG_EVERY_MS) {
+			log = true;
+			n = s->cap_unlogged;
+			s->cap_unlogged = 0;
+			s->cap_logged = now;
+		}
+	}
 	pthread_mutex_unlock(&s->mu);
 	accept_next(s);
 	if (refuse) {
+		if (log)
+			log_warn("http",
+			    "connections closed as they came: the "
+			    "--http-max-conns limit is reached max=%u "
+			    "closed=%" PRIu64,
+			    s->conf.max_conns, n);
 		nng_stream_close(stream);
 		nng_stream_free(stream);
 		return;

@@ -918,6 +918,9 @@ test_connection_cap(void **state)
 	                "reason=\"max_conns\"}") >= 5);
 	assert_true(it_metric(text, "sluice_http_connections") <= CAP);
 	free(text);
+	assert_true(it_log_count(h.s,
+	                "the --http-max-conns limit is reached "
+	                "max=20") >= 1);
 	for (int i = 5; i < CAP; i++)
 		close(held[i]);
 }
