@@ -1,15 +1,19 @@
 /* http - see http.h.
  *
  * One request's life (struct hreq):
- *   1. nng calls the handler on one of its threads with the HTTP aio;
- *      the handler parses the query, encodes a wire request and posts it
- *      to the core (under h->mu, so nothing is posted once quiesced);
+ *   1. the server (http_srv.c) calls `dispatch` on one of nng's threads
+ *      with the request's aio once its head is in; the route is found,
+ *      the gate (below) judges the head and reads the body, and the
+ *      route's handler parses the query, encodes a wire request and
+ *      posts it to the core (under h->mu, so nothing is posted once
+ *      quiesced);
  *   2. the core answers through this face's reply/drop, on its thread:
  *      they only park the answer and schedule `work` (schedule_work), so
  *      the core spends nothing on formatting;
  *   3. work_cb, on an nng thread, decodes the answer, formats the HTTP
- *      response (Prometheus text, JSON), finishes the HTTP aio, and frees
- *      the request (its work aio through nng_aio_reap, as it is running).
+ *      response (Prometheus text, JSON), finishes the request's aio with
+ *      it (the server writes it), and frees the request (its work aio
+ *      through nng_aio_reap, as it is running).
  * A take that waits for a task watches its connection meanwhile (struct
  * hwait): one whose client left is dropped by the core and takes
  * nothing, as SPEC's undeliverable take wants.

@@ -470,6 +470,22 @@ head_next(struct http_conn *c)
 	end = c->put >= 4 ? memmem(c->buf, c->put, "\r\n\r\n", 4) : NULL;
 	if (end == NULL) {
 		bool full = c->put == sizeof(c->buf);
+		bool garbage = false;
+
+		/* a request line holds no control byte: a client that speaks
+		 * something else (a sluice client's binary greeting at the
+		 * wrong port) is answered at once, not at the deadline */
+		for (size_t i = 0; i < c->put && c->buf[i] != '\r'; i++)
+			if (c->buf[i] < 0x20 || c->buf[i] == 0x7f) {
+				garbage = true;
+				break;
+			}
+		if (garbage) {
+			pthread_mutex_unlock(&c->mu);
+			refuse_head(
+			    c, 400, "Bad Request", "not an HTTP request\n");
+			return;
+		}
 
 		if (c->put > 0 && c->head_deadline == 0)
 			c->head_deadline =
