@@ -186,8 +186,9 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
-/* The reason phrase of every status the face sends (RFC 9110 15): nng
- * knows some of them only ("413 Unknown HTTP Status"). */
+/* The reason phrase of every status the face sends (RFC 9110 15; nng's
+ * server, which served the face before, knew some of them only: "413
+ * Unknown HTTP Status"). */
 static const char *
 reason_of(uint16_t status)
 {
@@ -1091,9 +1092,9 @@ http_query(const char *uri, const char *name, char *out, size_t cap)
 
 /* ---- the gate: what is judged before a body is read --------------------
  *
- * Every route is registered without nng's body collection: nng calls
- * on_request right after a request's headers, and the body (if any) is
- * read here, and only once the request passed, in this order:
+ * The server (http_srv.c) reads no body: it calls dispatch, and so
+ * on_request, right after a request's head, and the body (if any) is
+ * read here, only once the request passed, in this order:
  *   1. its Host is one this face serves (DNS rebinding: a page of
  *      attacker.example rebound to 127.0.0.1 sends its own name), else
  *      421;
@@ -1112,7 +1113,7 @@ http_query(const char *uri, const char *name, char *out, size_t cap)
 
 /* One request whose body is being read. */
 struct hcall {
-	nng_aio *aio; /* nng's, of the handler */
+	nng_aio *aio; /* the server's, of the request */
 	const struct hroute *rt;
 	struct http_framing f;
 	size_t limit;
@@ -1233,7 +1234,7 @@ body_done(void *arg, int status, const char *why, void *data, size_t len)
 
 	free(x);
 	if (status < 0) {
-		nng_aio_finish(aio, NNG_ECLOSED); /* nng closes it */
+		nng_aio_finish(aio, NNG_ECLOSED); /* the server closes it */
 		return;
 	}
 	if (status > 0) {
