@@ -28,6 +28,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "server/http_head.h"
 #include "server/http_srv.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -36,8 +37,6 @@ enum {
 	CLOSE_WAIT_MS = 3000, /* http_srv_close's bound */
 	LOG_EVERY_MS = 10000, /* accept failures, logged at most so often */
 	TXHEAD_MAX = 256,     /* status line, Connection, Content-Length */
-	URI_MAX = 8192,
-	METHOD_MAX = 32,
 };
 
 static const char CONTINUE[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -324,126 +323,6 @@ refuse_head(
 	write_res(c, res);
 }
 
-static bool
-tchar(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	    (ch >= '0' && ch <= '9') ||
-	    (ch != 0 && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-/* Whether `s` (NUL-ended) holds no control byte but tabs. */
-static bool
-printable(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
-			return false;
-	return true;
-}
-
-/* Parses the head in buf[get, end) (end: past its blank line) into a
- * request; 0, or the status refusing it with its reason and text. */
-static int
-parse_head(struct http_conn *c, size_t end, nng_http_req **out,
-    const char **reason, const char **text)
-{
-	char *p = (char *)c->buf + c->get, *stop = (char *)c->buf + end - 2;
-	char *line_end, *method, *uri, *version, *sp;
-	nng_http_req *req = NULL;
-	unsigned nh = 0;
-	bool has_host = false;
-
-	*reason = "Bad Request";
-	*text = "malformed request\n";
-	if (memchr(p, '\0', (size_t)(stop - p)) != NULL)
-		return 400; /* a NUL byte: the strings below would end there */
-	if ((line_end = strstr(p, "\r\n")) == NULL) /* NUL-ended at stop */
-		return 400;
-	*line_end = '\0';
-	method = p;
-	if ((sp = strchr(method, ' ')) == NULL)
-		return 400;
-	*sp = '\0';
-	uri = sp + 1;
-	if ((sp = strchr(uri, ' ')) == NULL)
-		return 400;
-	*sp = '\0';
-	version = sp + 1;
-	if (method[0] == '\0' || strlen(method) > METHOD_MAX)
-		return 400;
-	for (const char *m = method; *m != '\0'; m++)
-		if (!tchar((unsigned char)*m))
-			return 400;
-	if (uri[0] != '/' || strlen(uri) > URI_MAX || !printable(uri) ||
-	    strchr(uri, ' ') != NULL || strchr(uri, '\t') != NULL)
-		return 400;
-	if (strncmp(version, "HTTP/1.", 7) != 0) {
-		*reason = "HTTP Version Not Supported";
-		*text = "HTTP/1.1 only\n";
-		return 505;
-	}
-	if (strcmp(version, "HTTP/1.1") != 0 &&
-	    strcmp(version, "HTTP/1.0") != 0)
-		return 400;
-	if (nng_http_req_alloc(&req, NULL) != 0 ||
-	    nng_http_req_set_method(req, method) != 0 ||
-	    nng_http_req_set_uri(req, uri) != 0 ||
-	    nng_http_req_set_version(req, version) != 0)
-		goto nomem;
-	c->close_after = strcmp(version, "HTTP/1.0") == 0;
-	c->head_only = strcmp(method, "HEAD") == 0;
-	for (p = line_end + 2; p < stop; p = line_end + 2) {
-		char *name = p, *colon, *v, *ve;
-
-		if ((line_end = strstr(p, "\r\n")) == NULL)
-			goto bad;
-		*line_end = '\0';
-		if (++nh > HTTP_SRV_HEADERS_MAX) {
-			nng_http_req_free(req);
-			*reason = "Request Header Fields Too Large";
-			*text = "too many header lines\n";
-			return 431;
-		}
-		if ((colon = strchr(name, ':')) == NULL || colon == name)
-			goto bad;
-		*colon = '\0';
-		for (const char *q = name; *q != '\0'; q++)
-			if (!tchar((unsigned char)*q))
-				goto bad; /* a blank before the colon, a fold */
-		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		for (ve = v + strlen(v);
-		     ve > v && (ve[-1] == ' ' || ve[-1] == '\t');)
-			*--ve = '\0';
-		if (!printable(v))
-			goto bad;
-		if (strcasecmp(name, "Host") == 0) {
-			if (has_host)
-				goto bad; /* RFC 9112 3.2: exactly one */
-			has_host = true;
-		}
-		if (strcasecmp(name, "Connection") == 0 &&
-		    strcasestr(v, "close") != NULL)
-			c->close_after = true;
-		if (nng_http_req_add_header(req, name, v) != 0)
-			goto nomem;
-	}
-	if (!has_host && strcmp(version, "HTTP/1.1") == 0)
-		goto bad; /* RFC 9112 3.2 */
-	*out = req;
-	return 0;
-bad:
-	nng_http_req_free(req);
-	return 400;
-nomem:
-	if (req != NULL)
-		nng_http_req_free(req);
-	*reason = "Internal Server Error";
-	*text = "out of memory\n";
-	return 500;
-}
-
 static void head_read(struct http_conn *c);
 
 /* A head is complete in the buffer: the handler is called; or it is not
@@ -453,6 +332,7 @@ head_next(struct http_conn *c)
 {
 	struct http_srv *s = c->srv;
 	const char *reason, *text;
+	struct http_head hd = { 0 };
 	nng_http_req *req = NULL;
 	uint8_t *end;
 	int st;
@@ -501,7 +381,11 @@ head_next(struct http_conn *c)
 	end += 4;
 	end[-2] = '\0'; /* the head, NUL-ended (its last CRLF is not needed) */
 	pthread_mutex_unlock(&c->mu);
-	st = parse_head(c, (size_t)(end - c->buf), &req, &reason, &text);
+	st = http_head_parse((char *)c->buf + c->get,
+	    (size_t)(end - 2 - (c->buf + c->get)), &hd, &reason, &text);
+	req = hd.req;
+	c->close_after = hd.close;
+	c->head_only = hd.head_only;
 	pthread_mutex_lock(&c->mu);
 	c->get = (size_t)(end - c->buf);
 	c->head_deadline = 0;

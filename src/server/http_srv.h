@@ -14,7 +14,7 @@
  *    at once (counted), so a flood of idle connections costs no more
  *    than the cap;
  *  - a head is at most HTTP_SRV_HEAD_MAX bytes (431 past it) and
- *    HTTP_SRV_HEADERS_MAX headers, and must arrive within
+ *    HTTP_HEAD_LINES_MAX headers (http_head.h), and must arrive within
  *    `header_timeout_ms` of its first byte: a client that sends a byte a
  *    second (slowloris) is closed then;
  *  - a connection without a request in progress (just accepted, or
@@ -40,7 +40,6 @@
 
 enum {
 	HTTP_SRV_HEAD_MAX = 16384,      /* request line and headers, bytes */
-	HTTP_SRV_HEADERS_MAX = 100,     /* header lines */
 	HTTP_SRV_ACCEPT_PAUSE_MS = 100, /* after an accept failed */
 };
 
