@@ -214,6 +214,9 @@ tx_send(struct http_conn *c)
 		return;
 	}
 	nng_aio_set_iov(c->tx, c->ntx, c->txiov);
+	/* a client that reads nothing of its answer for this long is gone:
+	 * the connection is closed (the answer is never held for ever) */
+	nng_aio_set_timeout(c->tx, (nng_duration)c->srv->conf.idle_timeout_ms);
 	nng_stream_send(c->s, c->tx);
 	pthread_mutex_unlock(&c->mu);
 }

@@ -18,7 +18,10 @@
  *    `header_timeout_ms` of its first byte: a client that sends a byte a
  *    second (slowloris) is closed then;
  *  - a connection without a request in progress (just accepted, or
- *    between two requests) is closed after `idle_timeout_ms`;
+ *    between two requests) is closed after `idle_timeout_ms`, and so is
+ *    one whose client reads nothing of its answer for as long (a client
+ *    that never reads holds one answer, not a queue of them: the next
+ *    request is read only once the answer is written);
  *  - a connection whose accept fails for want of descriptors (EMFILE)
  *    pauses accepting for a moment instead of retrying at once.
  * While a handler runs there is no deadline here: a body has its own

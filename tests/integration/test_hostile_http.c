@@ -869,6 +869,73 @@ test_slow_and_idle_connections_are_closed(void **state)
 	    200);
 }
 
+/* A client that sends requests for large answers and reads none: the
+ * server writes one answer at a time and reads the next request only
+ * once it is out, and closes the connection when the client has read
+ * nothing for the idle timeout; what it delivered is far less than asked
+ * for. */
+static void
+test_a_client_that_never_reads_is_closed(void **state)
+{
+	enum { PAYLOAD = 1000000, REQS = 30 };
+	static const char *const extra[] = { "--http-idle-timeout", "1s",
+		NULL };
+	struct hsrv h;
+	struct sluice_client *c;
+	char req[256], *p = malloc(PAYLOAD);
+	static char sink[1 << 16];
+	size_t got = 0;
+	uint64_t id;
+	int fd, small = 4096;
+	int64_t end;
+
+	assert_non_null(p);
+	memset(p, 'q', PAYLOAD);
+	start(state, &h, extra);
+	c = it_client(h.s);
+	{
+		struct sluice_put_opts o;
+
+		sluice_put_opts_init(&o);
+		o.tube = "big";
+		it_rc(c, sluice_put(c, &o, p, PAYLOAD, &id, NULL), 0);
+	}
+	free(p);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET,
+			.sin_port = htons((uint16_t)h.hport) };
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(
+		    connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	}
+	snprintf(req, sizeof(req),
+	    "GET /v1/tasks/%llu HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	    (unsigned long long)id);
+	for (int i = 0; i < REQS; i++)
+		assert_true(raw_sends(fd, req));
+	it_sleep_ms(it_scale(4000, 1, 4000)); /* reading nothing */
+	end = it_mono_ms() + 20000;
+	for (;;) { /* then all it sent, up to its close */
+		struct timeval tv = { 1, 0 };
+		ssize_t k;
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		k = recv(fd, sink, sizeof(sink), 0);
+		if (k <= 0 || it_mono_ms() > end)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	fprintf(stderr, "a client that never read got %zu of %d bytes asked\n",
+	    got, REQS * PAYLOAD);
+	assert_true(got < (size_t)REQS * PAYLOAD / 2);
+	sluice_close(c);
+}
+
 /* Past --http-max-conns a connection is closed as it comes; the face
  * serves again as soon as some close. */
 static void
@@ -1123,6 +1190,9 @@ main(void)
 		    test_slow_body_is_cut, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_slow_and_idle_connections_are_closed, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_client_that_never_reads_is_closed, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_connection_cap, it_setup, it_teardown),
