@@ -16,7 +16,7 @@
 #include "server/http_srv.h"
 #include "util/clock.h"
 
-/* ---- framing ----------------------------------------------------------- */
+/* ---- framing ------------------------------------------------------------- */
 
 /* `s` without leading and trailing blanks: its start, and its length. */
 static const char *
@@ -75,7 +75,7 @@ http_body_framing(nng_http_req *req, struct http_framing *out, const char **why)
 	return 0;
 }
 
-/* ---- the chunked coding ------------------------------------------------ */
+/* ---- the chunked coding -------------------------------------------------- */
 
 enum {
 	CS_SIZE0,      /* a size line's first digit */
@@ -214,7 +214,7 @@ http_chunks_byte(struct http_chunks *c, uint8_t b)
 	}
 }
 
-/* ---- reading ------------------------------------------------------------ */
+/* ---- reading ------------------------------------------------------------- */
 
 struct rd {
 	struct http_conn *conn;

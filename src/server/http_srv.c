@@ -130,8 +130,7 @@ http_res_free(struct http_res *r)
 	free(r);
 }
 
-/* ---- a connection's end ---------------------------------------------------
- */
+/* ---- a connection's end -------------------------------------------------- */
 
 static void
 conn_unref(struct http_conn *c)
@@ -200,8 +199,7 @@ conn_op(struct http_conn *c)
 	return true;
 }
 
-/* ---- writing a response
- * ------------------------------------------------------ */
+/* ---- writing a response -------------------------------------------------- */
 
 static void head_next(struct http_conn *c);
 
@@ -304,8 +302,7 @@ cb_done(void *arg)
 	conn_unref(c);
 }
 
-/* ---- reading a head ---------------------------------------------------------
- */
+/* ---- reading a head ------------------------------------------------------ */
 
 /* A head refused: answered, and the connection closed after. */
 static void
@@ -474,8 +471,7 @@ rx_cb(void *arg)
 	conn_unref(c);
 }
 
-/* ---- a handler's reads
- * -------------------------------------------------------- */
+/* ---- a handler's reads --------------------------------------------------- */
 
 size_t
 http_conn_take(struct http_conn *c, void *buf, size_t n)
@@ -578,8 +574,7 @@ http_conn_close_after(struct http_conn *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* ---- accepting
- * ------------------------------------------------------------------ */
+/* ---- accepting ----------------------------------------------------------- */
 
 /* The stream's remote address as "1.2.3.4:5" or "[::1]:5"; "http" when
  * unknown. */
