@@ -992,6 +992,45 @@ test_connection_cap(void **state)
 		close(held[i]);
 }
 
+/* The face's flags refuse what they cannot take, each with its reason. */
+static void
+test_flags_are_checked(void **state)
+{
+	static const struct {
+		const char *flag, *value, *says;
+	} cases[] = {
+		{ "--http-max-conns", "0", "--http-max-conns takes a whole" },
+		{ "--http-header-timeout", "soon",
+		    "--http-header-timeout takes" },
+		{ "--http-idle-timeout", "0", "--http-idle-timeout takes" },
+		{ "--http-body-timeout", "50", "--http-body-timeout takes" },
+		{ "--http-host", "a b", "--http-host takes a host name" },
+		{ "--http-host", "host:80", "--http-host takes a host name" },
+	};
+	char err[4096];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { (char *)t_bin("sluiced"), "--http",
+			"127.0.0.1:1", (char *)cases[i].flag,
+			(char *)cases[i].value, NULL };
+
+		assert_int_equal(
+		    t_run(argv, NULL, NULL, 0, err, sizeof(err)), 2);
+		if (strstr(err, cases[i].says) == NULL)
+			fail_msg(
+			    "%s %s: %s", cases[i].flag, cases[i].value, err);
+	}
+	{
+		char *argv[] = { (char *)t_bin("sluiced"), "--http-host", "x",
+			NULL };
+
+		assert_int_equal(
+		    t_run(argv, NULL, NULL, 0, err, sizeof(err)), 2);
+		assert_non_null(strstr(err, "--http-host needs --http"));
+	}
+}
+
 /* ---- the resource test ----------------------------------------------------
  */
 
@@ -1196,6 +1235,7 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_connection_cap, it_setup, it_teardown),
+		cmocka_unit_test(test_flags_are_checked),
 		cmocka_unit_test_setup_teardown(
 		    test_healthy_client_under_attacks, it_setup, it_teardown),
 	};
