@@ -992,6 +992,87 @@ test_connection_cap(void **state)
 		close(held[i]);
 }
 
+/* CPU seconds (user + system) process `pid` has used, -1 when unknown. */
+static double
+cpu_s(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	        &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Out of descriptors, the face pauses accepting (it retried at once, a
+ * core's worth of CPU), counts and logs the failures, and serves again
+ * once descriptors are free. */
+static void
+test_out_of_descriptors_pauses_accepting(void **state)
+{
+	enum { CONNS = 60 };
+	struct hsrv h;
+	char cmd[128], out[256], err[512], head[2048], *text;
+	int fds[CONNS], st = -1, open_fds;
+	double cpu0, cpu1;
+	int64_t end;
+
+	start(state, &h, NULL);
+	open_fds = (int)it_fd_count(h.s->pid);
+	assert_true(open_fds > 0);
+	snprintf(
+	    cmd, sizeof(cmd), "--nofile=%d:%d", open_fds + 10, open_fds + 10);
+	{
+		char pid[16];
+		char prog[512];
+		char *argv[] = { prog, "--pid", pid, cmd, NULL };
+
+		snprintf(pid, sizeof(pid), "%d", (int)h.s->pid);
+		if (!it_which("prlimit", prog, sizeof(prog)) ||
+		    t_run(argv, NULL, out, sizeof(out), err, sizeof(err)) !=
+		        0) {
+			fprintf(stderr, "prlimit: %s %s\n", out, err);
+			skip(); /* no prlimit (util-linux), or not allowed */
+		}
+	}
+	for (int i = 0; i < CONNS; i++)
+		fds[i] = raw_connect(h.hport); /* the kernel queues them */
+	it_sleep_ms(500);
+	cpu0 = cpu_s(h.s->pid);
+	it_sleep_ms(2000);
+	cpu1 = cpu_s(h.s->pid);
+	fprintf(
+	    stderr, "out of descriptors: %.2f s of CPU in 2 s\n", cpu1 - cpu0);
+	assert_true(cpu1 - cpu0 < (it_sanitized() ? 0.8 : 0.4));
+	for (int i = 0; i < CONNS; i++)
+		close(fds[i]);
+	/* descriptors back: it serves */
+	end = it_mono_ms() + 10000;
+	while (st != 200 && it_mono_ms() < end) {
+		st = raw_once(h.hport,
+		    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", head,
+		    sizeof(head), NULL);
+		if (st != 200)
+			it_sleep_ms(100);
+	}
+	assert_int_equal(st, 200);
+	text = it_http_get(h.hport, "/metrics", 200);
+	assert_true(it_metric(text, "sluice_http_accept_errors_total") >= 1);
+	free(text);
+	assert_true(it_log_count(h.s, "accept failed") >= 1);
+	assert_true(it_log_count(h.s, "accept failed") <= 3);
+}
+
 /* The face's flags refuse what they cannot take, each with its reason. */
 static void
 test_flags_are_checked(void **state)
@@ -1235,6 +1316,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_connection_cap, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_out_of_descriptors_pauses_accepting, it_setup,
+		    it_teardown),
 		cmocka_unit_test(test_flags_are_checked),
 		cmocka_unit_test_setup_teardown(
 		    test_healthy_client_under_attacks, it_setup, it_teardown),
