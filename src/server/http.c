@@ -1303,7 +1303,11 @@ bearer_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 		    aio, rt, 401, SLUICE_EAUTH, "unauthenticated", true);
 		return;
 	}
-	if (rep->status != 0 && rep->status != SLUICE_EPERM) {
+	/* Not checked: the core is not serving yet (or any more), or no
+	 * memory to ask it. Any other answer came after the core found
+	 * the token (an error then is the op's, not the token's: a
+	 * degraded cluster's EREPLICA, say), and the request goes on. */
+	if (rep->status == SLUICE_ESHUTDOWN || rep->status == SLUICE_ENOMEM) {
 		const struct hroute *rt = x->rt;
 		char text[MSG_TEXT_MAX + 1];
 
