@@ -79,14 +79,24 @@ num_after(const char *p, size_t len, const char *key, uint64_t *out)
 	return false;
 }
 
+/* HOST:PORT of the --url, as a client sends it in Host (the server
+ * refuses a Host it does not answer to). */
+static const char *
+host_of(const struct bench_opts *o)
+{
+	const char *p = strstr(o->url, "://");
+
+	return p != NULL ? p + 3 : o->url;
+}
+
 static int
 http_req(struct bench_tconn *c, const char *method, const char *path,
     const void *body, size_t len)
 {
 	char head[512];
 	int n = snprintf(head, sizeof(head),
-	    "%s %s HTTP/1.1\r\nHost: bench\r\nContent-Length: %zu\r\n\r\n",
-	    method, path, len);
+	    "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n", method,
+	    path, host_of(bench_tconn_opts(c)), len);
 
 	if (n < 0 || (size_t)n >= sizeof(head)) {
 		bench_tconn_fail(c, "a path too long");
@@ -132,11 +142,11 @@ http_count(struct bench_tconn *c, int64_t deadline)
 static char *
 http_put_cmd(const struct bench_opts *o, size_t *len)
 {
-	char head[BENCH_TUBE_MAX + 128], *cmd;
+	char head[BENCH_TUBE_MAX + BENCH_URL_MAX + 128], *cmd;
 	int n = snprintf(head, sizeof(head),
-	    "POST /v1/tubes/%s/tasks HTTP/1.1\r\nHost: bench\r\n"
+	    "POST /v1/tubes/%s/tasks HTTP/1.1\r\nHost: %s\r\n"
 	    "Content-Length: %zu\r\n\r\n",
-	    o->tube, o->bytes);
+	    o->tube, host_of(o), o->bytes);
 
 	if (n < 0 || (size_t)n >= sizeof(head) ||
 	    (cmd = malloc((size_t)n + o->bytes)) == NULL)

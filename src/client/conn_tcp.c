@@ -17,10 +17,11 @@
  *  - TCP_NODELAY (a request is one write and waits for its reply);
  *  - send our req0 header and read the peer's. A peer that answers
  *    something else is named (sp_guess_peer): it is not a sluice server,
- *    and trying again will not change that. nng's HTTP server closes at
- *    once on our header, so a peer that closes without a word is probed
- *    once, on a second connection, with an HTTP request. A peer that says
- *    nothing at all is reported as silent: a sluice server greets at once.
+ *    and trying again will not change that. sluiced's HTTP face answers
+ *    our header at once with a 400; some HTTP servers (nng's) close
+ *    without a word, so a peer that closes so is probed once, on a
+ *    second connection, with an HTTP request. A peer that says nothing at
+ *    all is reported as silent: a sluice server greets at once.
  *
  * Exchange: the request goes as [u64 BE length][u32 BE id][body] in one
  * sendmsg(); the id is the handle's sequence number with the top bit set

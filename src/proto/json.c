@@ -492,3 +492,38 @@ json_cluster(FILE *f, const struct sluice_cluster *c)
 	}
 	fputs("]}", f);
 }
+
+bool
+json_within(const void *p, size_t len, size_t max_values, unsigned max_depth)
+{
+	const unsigned char *s = p, *end = s + len;
+	size_t values = 1;
+	unsigned depth = 0;
+
+	for (; s < end; s++) {
+		switch (*s) {
+		case '"': /* a string: skipped, its escapes with it */
+			for (s++; s < end && *s != '"'; s++)
+				if (*s == '\\')
+					s++;
+			break;
+		case '[':
+		case '{':
+			if (++depth > max_depth || ++values > max_values)
+				return false;
+			break;
+		case ']':
+		case '}':
+			if (depth > 0)
+				depth--;
+			break;
+		case ',':
+			if (++values > max_values)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}

@@ -95,4 +95,17 @@ void json_cluster(FILE *f, const struct sluice_cluster *c);
 
 /* No newline is written after any of them. */
 
+/* ---- reading: a bound before a parser builds anything ------------------ */
+
+/* Whether the JSON text of `len` bytes at `p` is small enough in values
+ * to be parsed: at most `max_values` values (an array, an object, a
+ * member, an element: each comma and each opening counts one) nested at
+ * most `max_depth` deep. A parser spends tens of bytes on each value,
+ * so `[0,0,...]` of 16 MB would cost some 225 MB: with this bound a
+ * parse costs about the text's size plus max_values times that. A scan
+ * of the bytes (strings skipped), linear, allocating nothing; it does not
+ * validate (the parser does). */
+bool json_within(
+    const void *p, size_t len, size_t max_values, unsigned max_depth);
+
 #endif

@@ -1,15 +1,19 @@
 /* http - see http.h.
  *
  * One request's life (struct hreq):
- *   1. nng calls the handler on one of its threads with the HTTP aio;
- *      the handler parses the query, encodes a wire request and posts it
- *      to the core (under h->mu, so nothing is posted once quiesced);
+ *   1. the server (http_srv.c) calls `dispatch` on one of nng's threads
+ *      with the request's aio once its head is in; the route is found,
+ *      the gate (below) judges the head and reads the body, and the
+ *      route's handler parses the query, encodes a wire request and
+ *      posts it to the core (under h->mu, so nothing is posted once
+ *      quiesced);
  *   2. the core answers through this face's reply/drop, on its thread:
  *      they only park the answer and schedule `work` (schedule_work), so
  *      the core spends nothing on formatting;
  *   3. work_cb, on an nng thread, decodes the answer, formats the HTTP
- *      response (Prometheus text, JSON), finishes the HTTP aio, and frees
- *      the request (its work aio through nng_aio_reap, as it is running).
+ *      response (Prometheus text, JSON), finishes the request's aio with
+ *      it (the server writes it), and frees the request (its work aio
+ *      through nng_aio_reap, as it is running).
  * A take that waits for a task watches its connection meanwhile (struct
  * hwait): one whose client left is dropped by the core and takes
  * nothing, as SPEC's undeliverable take wants.
@@ -21,6 +25,8 @@
  * Admin writes (POST) need the header X-Sluice-Admin: a page of another
  * origin cannot send it without a CORS preflight, which is never
  * granted, so a foreign page cannot kick or delete through a browser. */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -40,8 +46,10 @@
 #include "server/http.h"
 #include "server/auth.h"
 #include "server/http_api.h"
+#include "server/http_body.h"
 #include "server/http_face.h"
 #include "server/http_page.h"
+#include "server/http_srv.h"
 #include "server/metrics.h"
 #include "sluice.h"
 #include "util/buf.h"
@@ -66,12 +74,36 @@ enum hkind {
 	HK_FN, /* another file's handler answers (http_face.h) */
 };
 
+/* A route: its handler, and whether the task API's (its answers,
+ * refusals included, in the API's shapes). */
+struct hroute {
+	struct http *h;
+	void (*cb)(nng_aio *);
+	bool v1;
+	const char *path, *method;
+	bool tree; /* every path under `path` too */
+};
+
+enum { ROUTES_MAX = 16 };
+
 struct http {
-	nng_http_server *srv;
+	struct http_srv *srv;
 	pthread_mutex_t mu; /* net, closing */
 	struct net *net;    /* NULL until the core serves */
 	bool closing;
 	bool admin;
+	bool auth;          /* --auth: the token is known before a body */
+	size_t payload_max; /* --max-payload */
+	uint32_t body_timeout_ms;
+	struct hroute routes[ROUTES_MAX];
+	size_t nroutes;
+	struct hroute none; /* what no route takes */
+	/* the Host names served (lower case, no port): the listener's,
+	 * and --http-host's */
+	char *hosts[HTTP_HOSTS_MAX + 1];
+	size_t nhosts;
+	bool loopback; /* the listener is: localhost names too */
+	bool wildcard; /* every address: any IP literal too */
 	uint32_t session;
 	char *page; /* the admin page, built once */
 	size_t page_len;
@@ -92,7 +124,8 @@ struct hreq {
 	enum hkind kind;
 	http_answer_fn fn; /* HK_FN: answers, with fn_arg (freed after) */
 	void *fn_arg;
-	bool bearer; /* Authorization: Bearer came; its SHA-256: */
+	char peer[64]; /* the client's address (http_srv.h) */
+	bool bearer;   /* Authorization: Bearer came; its SHA-256: */
 	uint8_t hash[AUTH_HASH_LEN];
 	char what[MSG_TUBE_MAX + 64]; /* an admin write, for the log */
 	struct hwait *wait;           /* a take that waits: its connection */
@@ -100,21 +133,15 @@ struct hreq {
 	struct hreq *next; /* on h->done */
 };
 
-/* A take that waits (face_waiting) takes its connection from nng's
- * server (nng_http_hijack), which reads nothing while a handler runs and
- * so would never see its client leave: a one-byte read does. The answer
- * then goes out with "Connection: close"; a take answered at once keeps
- * its connection. */
+/* A take that waits (face_waiting) watches its connection: the server
+ * reads nothing while a handler runs and so would never see its client
+ * leave; a one-byte read does. The answer then goes out with
+ * "Connection: close" (the read may have taken a byte of whatever the
+ * client sent next); a take answered at once keeps its connection. */
 struct hwait {
-	nng_http_conn *conn;
-	nng_http_req *req; /* ours with the connection */
-	nng_aio *proxy;    /* stands for the server's aio: gets the answer */
-	nng_aio *watch;    /* the read */
-	nng_aio *tx;       /* the answer's write */
-	nng_http_res *res;
 	uint8_t byte;
 	atomic_bool gone;  /* the read ended: the client left */
-	atomic_bool ended; /* the answer is out (or dropped) */
+	atomic_bool ended; /* the answer is on its way */
 };
 
 /* ---- health --------------------------------------------------------- */
@@ -159,31 +186,74 @@ http_health_status(const struct http_health *h, const char **reason)
 
 /* ---- responses ------------------------------------------------------ */
 
-/* The response, with one more header `hname: hval` unless hname is NULL. */
-static void
-respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
-    size_t len, const char *hname, const char *hval)
+/* The reason phrase of every status the face sends (RFC 9110 15; nng's
+ * server, which served the face before, knew some of them only: "413
+ * Unknown HTTP Status"). */
+static const char *
+reason_of(uint16_t status)
 {
-	nng_http_res *res;
-	int rv;
-
-	if ((rv = nng_http_res_alloc(&res)) != 0) {
-		nng_aio_finish(aio, rv);
-		return;
+	switch (status) {
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 204:
+		return "No Content";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "Content Too Large";
+	case 421:
+		return "Misdirected Request";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return status < 300 ? "OK"
+		    : status < 500  ? "Client Error"
+		                    : "Server Error";
 	}
-	if ((rv = nng_http_res_set_status(res, status)) != 0 ||
-	    (rv = nng_http_res_set_header(res, "Content-Type", ctype)) != 0 ||
-	    (rv = nng_http_res_set_header(res, "Cache-Control", "no-store")) !=
-	        0 ||
-	    (hname != NULL &&
-	        (rv = nng_http_res_set_header(res, hname, hval)) != 0) ||
-	    (rv = nng_http_res_copy_data(res, body, len)) != 0) {
-		nng_http_res_free(res);
-		nng_aio_finish(aio, rv);
+}
+
+/* The response, with one more header `hname: hval` unless hname is NULL;
+ * `close`: the connection is closed once it is written. */
+static void
+respond_x(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval, bool close)
+{
+	struct http_res *res = http_res_new(
+	    status, reason_of(status), ctype, body, len, hname, hval, close);
+
+	if (res == NULL) {
+		nng_aio_finish(aio, NNG_ENOMEM);
 		return;
 	}
 	nng_aio_set_output(aio, 0, res);
 	nng_aio_finish(aio, 0);
+}
+
+static void
+respond_h(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
+    size_t len, const char *hname, const char *hval)
+{
+	respond_x(aio, status, ctype, body, len, hname, hval, false);
 }
 
 static void
@@ -373,77 +443,26 @@ hreq_done(struct hreq *r)
 	atomic_fetch_sub(&h->inflight, 1);
 }
 
-/* The answer of a take that waited is written (or needs no writing):
- * the connection is closed, which ends the read. */
+/* The watch's read ended: the client left (or sent more, which a client
+ * may not after a POST it waits for: it is treated as gone as well), or
+ * the connection closed after the answer. The core drops a take whose
+ * client left on its next turn (ops_serve_waiters). */
 static void
-wait_end(struct hreq *r)
-{
-	struct hwait *w = r->wait;
-
-	atomic_store(&w->ended, true);
-	nng_http_conn_close(w->conn);
-	nng_aio_stop(w->watch);
-	nng_aio_free(w->watch);
-	if (w->res != NULL)
-		nng_http_res_free(w->res);
-	nng_http_req_free(w->req);
-	nng_aio_reap(w->proxy); /* one of these is running this */
-	nng_aio_reap(w->tx);
-	hreq_done(r); /* w is freed with r */
-}
-
-static void
-wait_tx_cb(void *arg)
-{
-	wait_end(arg);
-}
-
-/* The answer (respond_h's output), written here on the connection. */
-static void
-wait_proxy_cb(void *arg)
-{
-	struct hreq *r = arg;
-	struct hwait *w = r->wait;
-	nng_http_res *res = nng_aio_result(w->proxy) == 0
-	    ? nng_aio_get_output(w->proxy, 0)
-	    : NULL;
-
-	if (res == NULL || atomic_load(&w->gone) ||
-	    nng_http_res_set_header(res, "Connection", "close") != 0) {
-		if (res != NULL)
-			nng_http_res_free(res);
-		wait_end(r);
-		return;
-	}
-	w->res = res;
-	nng_http_conn_write_res(w->conn, res, w->tx);
-}
-
-/* The read ended: the client left (or sent more, which a client may not
- * after a POST it waits for: it is treated as gone as well). The core
- * drops the take on its next turn (ops_serve_waiters). */
-static void
-wait_watch_cb(void *arg)
+wait_watch_cb(void *arg, int rv, size_t n)
 {
 	struct hreq *r = arg;
 	struct http *h = r->h;
 
-	if (atomic_load(&r->wait->ended))
-		return;
-	atomic_store(&r->wait->gone, true);
-	pthread_mutex_lock(&h->mu);
-	if (h->net != NULL && !h->closing)
-		(void)net_wake(h->net);
-	pthread_mutex_unlock(&h->mu);
-}
-
-static void
-wait_free(struct hwait *w)
-{
-	nng_aio_free(w->proxy);
-	nng_aio_free(w->watch);
-	nng_aio_free(w->tx);
-	free(w);
+	(void)rv;
+	(void)n;
+	if (!atomic_load(&r->wait->ended)) {
+		atomic_store(&r->wait->gone, true);
+		pthread_mutex_lock(&h->mu);
+		if (h->net != NULL && !h->closing)
+			(void)net_wake(h->net);
+		pthread_mutex_unlock(&h->mu);
+	}
+	hreq_done(r); /* the wait's part */
 }
 
 /* On the core thread: the take waits for a task. Without the memory to
@@ -452,33 +471,19 @@ static void
 face_waiting(struct net_ctx *ctx)
 {
 	struct hreq *r = (struct hreq *)ctx;
-	nng_http_conn *conn = nng_aio_get_input(r->aio, 2);
+	struct http_conn *conn = nng_aio_get_input(r->aio, 2);
 	struct hwait *w;
-	nng_iov iov;
 
 	if (r->wait != NULL || conn == NULL ||
 	    (w = calloc(1, sizeof(*w))) == NULL)
 		return;
-	if (nng_aio_alloc(&w->proxy, wait_proxy_cb, r) != 0 ||
-	    nng_aio_alloc(&w->watch, wait_watch_cb, r) != 0 ||
-	    nng_aio_alloc(&w->tx, wait_tx_cb, r) != 0 ||
-	    !nng_aio_begin(w->proxy)) {
-		wait_free(w);
-		return;
-	}
-	for (unsigned i = 0; i < 3; i++)
-		nng_aio_set_input(w->proxy, i, nng_aio_get_input(r->aio, i));
-	w->conn = conn;
-	w->req = nng_aio_get_input(r->aio, 0);
-	nng_http_hijack(conn);
+	atomic_init(&w->gone, false);
+	atomic_init(&w->ended, false);
 	atomic_fetch_add(&r->parts, 1);
 	r->wait = w;
-	nng_aio_finish(r->aio, 0); /* the server lets the connection go */
-	r->aio = w->proxy;
-	iov.iov_buf = &w->byte;
-	iov.iov_len = 1;
-	nng_aio_set_iov(w->watch, 1, &iov);
-	nng_http_conn_read(conn, w->watch);
+	http_conn_close_after(conn);
+	http_conn_read(
+	    conn, &w->byte, 1, NNG_DURATION_INFINITE, wait_watch_cb, r);
 }
 
 static bool
@@ -514,6 +519,12 @@ bearer_of(struct hreq *r, nng_aio *aio)
 		return;
 	auth_sha256(v, len, r->hash);
 	r->bearer = true;
+}
+
+const char *
+http_peer(const struct net_ctx *ctx)
+{
+	return ((const struct hreq *)ctx)->peer;
 }
 
 bool
@@ -602,6 +613,10 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 	r->fn_arg = arg;
 	atomic_init(&r->parts, 1);
 	bearer_of(r, aio);
+	snprintf(r->peer, sizeof(r->peer), "%s",
+	    nng_aio_get_input(aio, 2) != NULL
+	        ? http_conn_peer(nng_aio_get_input(aio, 2))
+	        : "http");
 	r->ev.kind = NET_REQUEST;
 	r->ev.session = h->session;
 	r->ev.ctx = &r->ctx;
@@ -695,9 +710,13 @@ answer(struct hreq *r)
 
 		if ((rc = result_stats(&rep.stats, &s)) != 0)
 			break;
-		if (r->kind == HK_METRICS)
+		if (r->kind == HK_METRICS) {
+			struct http_srv_stats hs;
+
 			metrics_write(f, s);
-		else
+			http_srv_stats(r->h->srv, &hs);
+			metrics_http(f, &hs);
+		} else
 			json_stats(f, s);
 		free(s);
 		break;
@@ -760,6 +779,8 @@ work_cb(void *arg)
 {
 	struct hreq *r = arg;
 
+	if (r->wait != NULL)
+		atomic_store(&r->wait->ended, true);
 	answer(r);
 	free(r->fn_arg);
 	r->fn_arg = NULL;
@@ -790,10 +811,16 @@ reclaim(struct http *h)
 
 /* ---- handlers --------------------------------------------------------- */
 
+static const struct hroute *
+route_of(nng_aio *aio)
+{
+	return nng_aio_get_input(aio, 1);
+}
+
 static struct http *
 handler_http(nng_aio *aio)
 {
-	return nng_http_handler_get_data(nng_aio_get_input(aio, 1));
+	return route_of(aio)->h;
 }
 
 static const char *
@@ -1051,35 +1078,408 @@ http_respond(nng_aio *aio, uint16_t status, const char *ctype, const void *body,
 	respond_h(aio, status, ctype, body, len, hname, hval);
 }
 
+void
+http_respond_x(nng_aio *aio, uint16_t status, const char *ctype,
+    const void *body, size_t len, const char *hname, const char *hval,
+    bool close)
+{
+	respond_x(aio, status, ctype, body, len, hname, hval, close);
+}
+
 bool
 http_query(const char *uri, const char *name, char *out, size_t cap)
 {
 	return query_get(uri, name, out, cap);
 }
 
+/* ---- the gate: what is judged before a body is read --------------------
+ *
+ * The server (http_srv.c) reads no body: it calls dispatch, and so
+ * on_request, right after a request's head, and the body (if any) is
+ * read here, only once the request passed, in this order:
+ *   1. its Host is one this face serves (DNS rebinding: a page of
+ *      attacker.example rebound to 127.0.0.1 sends its own name), else
+ *      421;
+ *   2. its framing (http_body.h): Content-Length or chunked, not both
+ *      (400), no other transfer coding (501);
+ *   3. with --auth, its bearer token: the core is asked first (a wire
+ *      auth request carrying the request's bearer: a token it does not
+ *      know is answered 401 after its usual pause, and one past its
+ *      bounds closes the connection), so a request without a known
+ *      token never has a byte of its body read, whatever its size;
+ *   4. its size against its route's limit (http_api_body_max; none for
+ *      the face's own pages), else 413;
+ *   5. the body itself, within --http-body-timeout (http_body.c).
+ * A request refused with its body unread is answered with "Connection:
+ * close": its body is never taken for the next request. */
+
+/* One request whose body is being read. */
+struct hcall {
+	nng_aio *aio; /* the server's, of the request */
+	const struct hroute *rt;
+	struct http_framing f;
+	size_t limit;
+};
+
+/* The Host's name: lower case, without its port or an IPv6 literal's
+ * brackets, nor a final dot. False when it does not fit. */
+static bool
+host_name(const char *host, char *out, size_t cap)
+{
+	size_t n;
+
+	while (*host == ' ' || *host == '\t')
+		host++;
+	if (*host == '[') {
+		host++;
+		n = strcspn(host, "]");
+	} else {
+		n = strcspn(host, ": \t");
+	}
+	if (n > 0 && host[n - 1] == '.')
+		n--;
+	if (n >= cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)host[i]);
+	out[n] = '\0';
+	return true;
+}
+
+static bool
+ip_literal(const char *name)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, name, a) == 1 ||
+	    inet_pton(AF_INET6, name, a) == 1;
+}
+
+static bool
+loopback_name(const char *name)
+{
+	size_t n = strlen(name);
+	unsigned char a[4];
+
+	return strcmp(name, "localhost") == 0 ||
+	    (n > 10 && strcmp(name + n - 10, ".localhost") == 0) ||
+	    strcmp(name, "::1") == 0 ||
+	    (inet_pton(AF_INET, name, a) == 1 && a[0] == 127);
+}
+
+/* Whether a request's Host header (NULL: none, an HTTP/1.0 request; a
+ * browser always sends one) names this face. */
+static bool
+host_ok(const struct http *h, const char *host)
+{
+	char name[256];
+
+	if (host == NULL)
+		return true;
+	if (!host_name(host, name, sizeof(name)))
+		return false;
+	for (size_t i = 0; i < h->nhosts; i++)
+		if (strcmp(h->hosts[i], name) == 0)
+			return true;
+	return (h->loopback && loopback_name(name)) ||
+	    (h->wildcard && ip_literal(name));
+}
+
+/* Refuses the request before its route runs, closing the connection
+ * when its body is left unread (`close`). */
+static void
+gate_refuse(nng_aio *aio, const struct hroute *rt, uint16_t status, int code,
+    const char *text, bool close)
+{
+	char line[512];
+	int n;
+
+	if (rt->v1) {
+		http_api_refuse(aio, status, code, text, close);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%s\n", text);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	respond_x(aio, status, "text/plain; charset=utf-8", line, (size_t)n,
+	    status == 401 ? "WWW-Authenticate" : NULL,
+	    status == 401 ? "Bearer" : NULL, close);
+}
+
+static int
+code_of_status(int status)
+{
+	switch (status) {
+	case 401:
+		return SLUICE_EAUTH;
+	case 408:
+		return SLUICE_ETIMEDOUT;
+	case 413:
+		return SLUICE_ETOOBIG;
+	case 500:
+		return SLUICE_ENOMEM;
+	case 421:
+		return SLUICE_EPERM;
+	default:
+		return SLUICE_EINVAL;
+	}
+}
+
+/* The body is in (or could not be): the route runs with it, or the
+ * request is refused and its connection closed. */
+static void
+body_done(void *arg, int status, const char *why, void *data, size_t len)
+{
+	struct hcall *x = arg;
+	nng_aio *aio = x->aio;
+	const struct hroute *rt = x->rt;
+
+	free(x);
+	if (status < 0) {
+		nng_aio_finish(aio, NNG_ECLOSED); /* the server closes it */
+		return;
+	}
+	if (status > 0) {
+		gate_refuse(aio, rt, (uint16_t)status, code_of_status(status),
+		    why, true);
+		return;
+	}
+	/* The route copies what it uses before it returns (a request to
+	 * the core is encoded then): the body is freed after it. */
+	if (nng_http_req_set_data(nng_aio_get_input(aio, 0), data, len) != 0) {
+		free(data);
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	rt->cb(aio);
+	free(data);
+}
+
+/* Reads the body, unless its announced length is over the route's
+ * limit already. */
+static void
+read_body(struct hcall *x)
+{
+	struct http_conn *conn = nng_aio_get_input(x->aio, 2);
+	nng_http_req *req = nng_aio_get_input(x->aio, 0);
+	const char *v;
+	char text[160];
+
+	if (x->f.length > x->limit) {
+		nng_aio *aio = x->aio;
+		const struct hroute *rt = x->rt;
+
+		snprintf(text, sizeof(text),
+		    "the body is over this route's limit of %zu bytes",
+		    x->limit);
+		free(x);
+		gate_refuse(aio, rt, 413, SLUICE_ETOOBIG, text, true);
+		return;
+	}
+	v = nng_http_req_get_header(req, "Expect");
+	if (v != NULL && strcasecmp(v, "100-continue") == 0 &&
+	    strcmp(nng_http_req_get_version(req), "HTTP/1.1") == 0)
+		http_conn_continue(conn); /* a client waits for it to send */
+	http_body_read(
+	    conn, &x->f, x->limit, x->rt->h->body_timeout_ms, body_done, x);
+}
+
+/* The core's answer to the bearer check (an auth request): the body is
+ * read only when the token is known. */
+static void
+bearer_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
+{
+	struct hcall *x = *(struct hcall **)arg;
+
+	(void)aio;
+	if (rep == NULL) { /* past the bounds on refusals: close */
+		free(x);
+		nng_aio_finish(aio, NNG_ECLOSED);
+		return;
+	}
+	if (rep->status == SLUICE_EAUTH) {
+		const struct hroute *rt = x->rt;
+
+		free(x);
+		gate_refuse(
+		    aio, rt, 401, SLUICE_EAUTH, "unauthenticated", true);
+		return;
+	}
+	/* Not checked: the core is not serving yet (or any more), or no
+	 * memory to ask it. Any other answer came after the core found
+	 * the token (an error then is the op's, not the token's: a
+	 * degraded cluster's EREPLICA, say), and the request goes on. */
+	if (rep->status == SLUICE_ESHUTDOWN || rep->status == SLUICE_ENOMEM) {
+		const struct hroute *rt = x->rt;
+		char text[MSG_TEXT_MAX + 1];
+
+		snprintf(text, sizeof(text), "%.*s", (int)rep->err.message.len,
+		    rep->err.message.p);
+		free(x);
+		gate_refuse(aio, rt,
+		    rep->status == SLUICE_ESHUTDOWN ? 503 : 500, rep->status,
+		    text, true);
+		return;
+	}
+	read_body(x);
+}
+
+/* Every route's entry: the gate above, then the route. */
+static void
+on_request(nng_aio *aio)
+{
+	const struct hroute *rt = route_of(aio);
+	struct http *h = rt->h;
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	struct http_framing f;
+	const char *why = NULL;
+	int st = http_body_framing(req, &f, &why);
+	bool pending = st != 0 || http_body_pending(&f);
+	struct hcall *x, **px;
+
+	if (!host_ok(h, nng_http_req_get_header(req, "Host"))) {
+		gate_refuse(aio, rt, 421, SLUICE_EPERM,
+		    "this server does not serve that Host: name it with "
+		    "--http-host",
+		    pending);
+		return;
+	}
+	if (st != 0) {
+		gate_refuse(aio, rt, (uint16_t)st, SLUICE_EINVAL, why, true);
+		return;
+	}
+	if (!pending) {
+		rt->cb(aio);
+		return;
+	}
+	x = malloc(sizeof(*x));
+	if (x == NULL) {
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	x->aio = aio;
+	x->rt = rt;
+	x->f = f;
+	x->limit = rt->v1 ? http_api_body_max(nng_http_req_get_method(req),
+	                        nng_http_req_get_uri(req), h->payload_max)
+	                  : 0;
+	if (!h->auth) {
+		read_body(x);
+		return;
+	}
+	if ((px = malloc(sizeof(*px))) == NULL) {
+		free(x);
+		gate_refuse(aio, rt, 500, SLUICE_ENOMEM, "out of memory", true);
+		return;
+	}
+	*px = x;
+	post_req(h, aio, HK_FN,
+	    &(struct msg_req) {
+	        .op = MSG_OP_AUTH, .token = msg_cstr("bearer") },
+	    bearer_answer, px);
+}
+
+/* Whatever no route takes: 404 (405 for a page's path with another
+ * method), through the gate, so a body is never left to be read as the
+ * next request. */
+static void
+on_none(nng_aio *aio)
+{
+	const struct hroute *rt = route_of(aio);
+	const char *uri = nng_http_req_get_uri(nng_aio_get_input(aio, 0));
+	size_t plen = strcspn(uri, "?#");
+	static const char *const pages[] = { "/", "/metrics", "/stats",
+		"/health", "/api/list", "/api/errors", "/api/kick",
+		"/api/delete", "/v1/history" };
+
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		if ((strlen(pages[i]) == plen &&
+		        strncmp(uri, pages[i], plen) == 0) ||
+		    strncmp(uri, "/v1/", 4) == 0) {
+			respond_x(aio, 405, "text/plain; charset=utf-8",
+			    "method not allowed\n", 19, NULL, NULL, false);
+			return;
+		}
+	(void)rt;
+	respond_text(aio, 404, "no such page");
+}
+
 /* ---- the server ------------------------------------------------------- */
 
-/* `tree`: for every path under `path` too, with a body of up to the
- * largest wire message (a payload over the server's limit is then
- * refused by the core, 413, not by nng). */
+/* Registers `cb` (through the gate) for `method` on `path` (NULL: every
+ * method), and with `tree` every path under it too. */
 static int
-add_handler(struct http *h, const char *path, const char *method,
+add_route(struct http *h, const char *path, const char *method,
     void (*cb)(nng_aio *), bool tree)
 {
-	nng_http_handler *hd;
-	int rv;
+	struct hroute *rt;
 
-	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
-		return rv;
-	if ((tree &&
-	        ((rv = nng_http_handler_set_tree(hd)) != 0 ||
-	            (rv = nng_http_handler_collect_body(
-	                 hd, true, MSG_SIZE_MAX)) != 0)) ||
-	    (rv = nng_http_handler_set_method(hd, method)) != 0 ||
-	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
-	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
-		nng_http_handler_free(hd);
-		return rv;
+	if (h->nroutes == ROUTES_MAX)
+		return NNG_ENOMEM;
+	rt = &h->routes[h->nroutes++];
+	rt->h = h;
+	rt->cb = cb;
+	rt->v1 = cb == http_api_serve;
+	rt->path = path;
+	rt->method = method;
+	rt->tree = tree;
+	return 0;
+}
+
+/* Whether `rt` serves the path of `uri` (up to its query). */
+static bool
+route_path(const struct hroute *rt, const char *uri)
+{
+	size_t plen = strcspn(uri, "?#"), rlen = strlen(rt->path);
+
+	if (plen == rlen)
+		return strncmp(uri, rt->path, plen) == 0;
+	return rt->tree && plen > rlen && uri[rlen] == '/' &&
+	    strncmp(uri, rt->path, rlen) == 0;
+}
+
+/* The server's handler: the request's route (HEAD as GET; none: on_none,
+ * which answers 404 or 405), through the gate. */
+static void
+dispatch(nng_aio *aio, void *arg)
+{
+	struct http *h = arg;
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	const char *uri = nng_http_req_get_uri(req);
+	const char *method = nng_http_req_get_method(req);
+	const struct hroute *rt = &h->none;
+
+	if (strcmp(method, "HEAD") == 0)
+		method = "GET";
+	for (size_t i = 0; i < h->nroutes; i++)
+		if (strcmp(h->routes[i].method, method) == 0 &&
+		    route_path(&h->routes[i], uri)) {
+			rt = &h->routes[i];
+			break;
+		}
+	nng_aio_set_input(aio, 1, (void *)rt);
+	on_request(aio);
+}
+
+/* The names a Host may carry: the listener's own (host of `addr`), the
+ * configured ones; and whether loopback names or IP literals go too. */
+static int
+hosts_init(struct http *h, const char *addr, const struct http_conf *conf)
+{
+	char name[256];
+
+	if (!host_name(addr, name, sizeof(name)))
+		return NNG_EINVAL;
+	h->loopback = loopback_name(name);
+	h->wildcard = name[0] == '\0' || strcmp(name, "0.0.0.0") == 0 ||
+	    strcmp(name, "::") == 0 || strcmp(name, "*") == 0;
+	if (!h->wildcard && (h->hosts[h->nhosts++] = strdup(name)) == NULL)
+		return NNG_ENOMEM;
+	for (size_t i = 0; i < conf->nhosts && i < HTTP_HOSTS_MAX; i++) {
+		if (!host_name(conf->hosts[i], name, sizeof(name)))
+			return NNG_EINVAL;
+		if ((h->hosts[h->nhosts++] = strdup(name)) == NULL)
+			return NNG_ENOMEM;
 	}
 	return 0;
 }
@@ -1092,28 +1492,12 @@ static struct http the_http;
 static void
 http_release(struct http *h)
 {
-	if (h->srv != NULL)
-		nng_http_server_release(h->srv);
+	http_srv_close(h->srv);
 	h->srv = NULL;
 }
 
-/* HTTPS with the node's certificate. */
-static int
-serve_tls(nng_http_server *srv, const struct tlsfile *tls)
-{
-	nng_tls_config *cfg;
-	int rv;
-
-	if ((rv = tlsfile_server(tls, &cfg)) != 0)
-		return rv;
-	rv = nng_http_server_set_tls(srv, cfg);
-	nng_tls_config_free(cfg); /* the server holds its own reference */
-	return rv;
-}
-
 int
-http_open(
-    struct http **out, const char *addr, bool admin, const struct tlsfile *tls)
+http_open(struct http **out, const struct http_conf *conf)
 {
 	static const struct {
 		const char *path, *method;
@@ -1129,44 +1513,53 @@ http_open(
 		{ "/api/kick", "POST", on_kick, false },
 		{ "/api/delete", "POST", on_delete, false },
 		{ "/v1/history", "GET", on_history, false },
-		/* the task API (http_api.c), one handler per method */
+		/* the task API (http_api.c), one route per method */
 		{ "/v1", "GET", http_api_serve, true },
 		{ "/v1", "POST", http_api_serve, true },
 		{ "/v1", "PUT", http_api_serve, true },
 		{ "/v1", "DELETE", http_api_serve, true },
 	};
 	struct http *h = &the_http;
-	nng_url *u = NULL;
+	const char *addr = conf->addr;
+	const struct tlsfile *tls = conf->tls;
+	const struct http_srv_conf sc = {
+		.header_timeout_ms = conf->header_timeout_ms,
+		.idle_timeout_ms = conf->idle_timeout_ms,
+		.max_conns = conf->max_conns,
+	};
+	nng_tls_config *cfg = NULL;
 	char url[512];
 	int rv;
 
 	if (h->page != NULL)
 		return -EBUSY; /* one per process */
 	pthread_mutex_init(&h->mu, NULL);
-	h->admin = admin;
+	h->admin = conf->admin;
+	h->auth = conf->auth;
+	h->payload_max = conf->payload_max;
+	h->body_timeout_ms = conf->body_timeout_ms;
 	atomic_init(&h->phase, HTTP_RECOVERING);
 	atomic_init(&h->inflight, 0);
-	h->page = http_page_build(admin, &h->page_len);
+	h->page = http_page_build(conf->admin, &h->page_len);
 	if (h->page == NULL)
 		return -ENOMEM;
 	if (strstr(addr, "://") != NULL)
 		addr = strstr(addr, "://") + 3;
-	snprintf(
-	    url, sizeof(url), "%s://%s", tls != NULL ? "https" : "http", addr);
-	rv = nng_url_parse(&u, url);
-	if (rv == 0) {
-		rv = nng_http_server_hold(&h->srv, u);
-		nng_url_free(u);
-	}
-	if (rv == 0 && tls != NULL)
-		rv = serve_tls(h->srv, tls);
-	if (rv != 0)
+	if ((rv = hosts_init(h, addr, conf)) != 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if ((rv = add_handler(h, routes[i].path, routes[i].method,
+		if ((rv = add_route(h, routes[i].path, routes[i].method,
 		         routes[i].cb, routes[i].tree)) != 0)
 			goto fail;
-	if ((rv = nng_http_server_start(h->srv)) != 0)
+	h->none = (struct hroute) { .h = h, .cb = on_none, .path = "" };
+	snprintf(
+	    url, sizeof(url), "%s://%s", tls != NULL ? "tls+tcp" : "tcp", addr);
+	if (tls != NULL && (rv = tlsfile_server(tls, &cfg)) != 0)
+		goto fail;
+	rv = http_srv_open(&h->srv, url, cfg, &sc, dispatch, h);
+	if (cfg != NULL)
+		nng_tls_config_free(cfg); /* the listener holds its own */
+	if (rv != 0)
 		goto fail;
 	*out = h;
 	return 0;
@@ -1237,7 +1630,6 @@ http_close(struct http *h)
 		    "leaving them to the process's end");
 		return;
 	}
-	nng_http_server_stop(h->srv);
 	http_release(h);
 	reclaim(h);
 }

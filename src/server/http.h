@@ -1,5 +1,6 @@
-/* http - the HTTP face of sluiced (--http ADDR), served by nng's HTTP
- * server:
+/* http - the HTTP face of sluiced (--http ADDR), served by its own
+ * HTTP/1.1 server (http_srv.h), each request's head judged before its
+ * body is read (the gate, http.c; limits in docs/security.md):
  *
  *   GET  /metrics      Prometheus text format (metrics.c)
  *   GET  /stats        the JSON of `sluice stats --json`
@@ -68,12 +69,35 @@ struct http_health {
  * ("ok", "recovering", ...). Pure. */
 int http_health_status(const struct http_health *h, const char **reason);
 
-/* Starts serving on `addr` ("127.0.0.1:7780", or a URL "http://..."),
- * phase HTTP_RECOVERING. `admin`: the page may kick and delete. With
- * `tls` (the node's certificate, util/tlsfile.h), HTTPS. Returns 0, or an
- * nng error as -(1000 + code) (net_strerror names it). */
-int http_open(
-    struct http **out, const char *addr, bool admin, const struct tlsfile *tls);
+enum {
+	HTTP_HOSTS_MAX = 16,                 /* --http-host, repeated */
+	HTTP_BODY_TIMEOUT_DEFAULT = 60000,   /* --http-body-timeout, ms */
+	HTTP_HEADER_TIMEOUT_DEFAULT = 10000, /* --http-header-timeout, ms */
+	HTTP_IDLE_TIMEOUT_DEFAULT = 60000,   /* --http-idle-timeout, ms */
+	HTTP_MAX_CONNS_DEFAULT = 512,        /* --http-max-conns */
+};
+
+/* What the face is opened with. */
+struct http_conf {
+	const char *addr; /* "127.0.0.1:7780", or a URL "http://..." */
+	bool admin;       /* --http-admin: the page may kick and delete */
+	const struct tlsfile *tls;  /* the node's certificate: HTTPS */
+	bool auth;                  /* --auth: a body is read only once its
+	                               request's bearer token is known */
+	size_t payload_max;         /* --max-payload: a put's body */
+	uint32_t body_timeout_ms;   /* a body's deadline after its headers */
+	uint32_t header_timeout_ms; /* a head's, from its first byte */
+	uint32_t idle_timeout_ms;   /* a connection without a request */
+	uint32_t max_conns;         /* connections open at once */
+	/* --http-host: names a request's Host may carry besides the
+	 * listener's own address (and, on loopback, localhost) */
+	const char *hosts[HTTP_HOSTS_MAX];
+	size_t nhosts;
+};
+
+/* Starts serving (phase HTTP_RECOVERING). Returns 0, or an nng error as
+ * -(1000 + code) (net_strerror names it). */
+int http_open(struct http **out, const struct http_conf *conf);
 
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct net *net);
@@ -88,6 +112,11 @@ uint32_t http_session(const struct http *h);
  * other pages are checked by their operation). Core thread. */
 bool http_bearer(
     const struct net_ctx *ctx, uint8_t hash[AUTH_HASH_LEN], bool *admin_only);
+
+/* The address of the client of a request of this face (`ctx` as for
+ * http_bearer), "ADDR:PORT": for the log and the pause of a wrong
+ * token, counted per address as on the wire. Core thread. */
+const char *http_peer(const struct net_ctx *ctx);
 
 /* On the core thread, between its events, at least once per turn of its
  * loop: publishes the state /health reads (`st`, its phase aside), and

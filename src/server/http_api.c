@@ -43,6 +43,17 @@ enum {
 	LIST_DEFAULT = 50,
 	RETRY_AFTER_S = 1,
 	ERRTEXT = 256,
+	/* A batch body's JSON: 1..MSG_BATCH_MAX items, each an object of a
+	 * dozen fields at most; a body of more values (or deeper) is
+	 * refused before it is parsed (json_within): the parse's memory
+	 * stays about the body's size plus a few MB. */
+	JSON_VALUES_MAX = MSG_BATCH_MAX * 32 + 1,
+	JSON_DEPTH_MAX = 4,
+	/* Bodies (http_api_body_max): a route without a payload takes a
+	 * short text at most (fail's error, ack's result: MSG_TEXT_MAX,
+	 * said 400 past it), an ack or delete batch 1000 small items. */
+	BODY_SMALL = 16 << 10,
+	BODY_IDS = 1 << 20,
 };
 
 /* The built-in OpenAPI description (openapi.json, embedded at build). */
@@ -111,19 +122,19 @@ json_error_open(FILE *f, int code, const char *msg, size_t len)
 }
 
 /* {"error":"stale_lease","code":2,"message":"..."} (and "leader":URL, the
- * leader's client URL, on a follower), with the status of the code. */
+ * leader's client URL, on a follower), with `status` (0: the code's);
+ * `close`: the connection is closed after it. */
 static void
-respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
-    const char *leader, size_t leader_len)
+respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
+    size_t msg_len, const char *leader, size_t leader_len, bool close)
 {
-	uint16_t status = err_status(code, leader_len > 0);
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
 
 	if (f == NULL) {
-		http_respond(
-		    aio, 500, "text/plain", "out of memory\n", 14, NULL, NULL);
+		http_respond_x(aio, 500, "text/plain", "out of memory\n", 14,
+		    NULL, NULL, close);
 		return;
 	}
 	json_error_open(f, code, msg, msg_len);
@@ -133,14 +144,32 @@ respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
 	}
 	fputc('}', f);
 	fclose(f);
+	if (status == 0)
+		status = err_status(code, leader_len > 0);
 	if (status == 401)
-		respond_json(
-		    aio, status, body, len, "WWW-Authenticate", "Bearer");
+		http_respond_x(aio, status, "application/json", body, len,
+		    "WWW-Authenticate", "Bearer", close);
 	else if (status == 503)
-		respond_json(aio, status, body, len, "Retry-After", "1");
+		http_respond_x(aio, status, "application/json", body, len,
+		    "Retry-After", "1", close);
 	else
-		respond_json(aio, status, body, len, NULL, NULL);
+		http_respond_x(aio, status, "application/json", body, len, NULL,
+		    NULL, close);
 	free(body);
+}
+
+static void
+respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
+    const char *leader, size_t leader_len)
+{
+	respond_error_x(aio, 0, code, msg, msg_len, leader, leader_len, false);
+}
+
+void
+http_api_refuse(
+    nng_aio *aio, uint16_t status, int code, const char *msg, bool close)
+{
+	respond_error_x(aio, status, code, msg, strlen(msg), NULL, 0, close);
 }
 
 static void
@@ -797,7 +826,10 @@ static void
 put_batch(struct call *c, const char *tube)
 {
 	json_error_t jerr;
-	json_t *arr = json_loadb(c->body, c->body_len, 0, &jerr);
+	json_t *arr =
+	    json_within(c->body, c->body_len, JSON_VALUES_MAX, JSON_DEPTH_MAX)
+	    ? json_loadb(c->body, c->body_len, 0, &jerr)
+	    : NULL;
 	struct msg_put *items = NULL;
 	void **blobs = NULL;
 	struct ans *a = NULL;
@@ -1256,7 +1288,10 @@ static void
 task_batch(struct call *c, bool ack)
 {
 	json_error_t jerr;
-	json_t *arr = json_loadb(c->body, c->body_len, 0, &jerr);
+	json_t *arr =
+	    json_within(c->body, c->body_len, JSON_VALUES_MAX, JSON_DEPTH_MAX)
+	    ? json_loadb(c->body, c->body_len, 0, &jerr)
+	    : NULL;
 	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
 	struct msg_ack_item items[MSG_BATCH_MAX];
 	struct msg_req req = { .op = ack ? MSG_OP_ACK_BATCH
@@ -1467,6 +1502,40 @@ route(struct call *c)
 	} else {
 		no_route(c);
 	}
+}
+
+size_t
+http_api_body_max(const char *method, const char *uri, size_t payload_max)
+{
+	struct call *c = malloc(sizeof(*c));
+	size_t max = BODY_SMALL;
+
+	if (c == NULL)
+		return 0;
+	c->uri = uri;
+	c->method = method;
+	c->err[0] = '\0';
+	c->force = false;
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+	    strncmp(uri, "/v1", 3) != 0 || !split_path(c)) {
+		max = 0;
+	} else if (strcmp(method, "POST") == 0 && c->nseg == 3 &&
+	    strcmp(c->seg[0], "tubes") == 0 &&
+	    strcmp(c->seg[2], "tasks") == 0) {
+		/* a batch: its payloads as JSON text (escaped, up to 6
+		 * bytes a byte) or base64 (4 for 3), within one wire
+		 * message */
+		max = q_flag(c, "batch") ? MSG_SIZE_MAX : payload_max;
+	} else if (strcmp(method, "POST") == 0 && c->nseg == 3 &&
+	    strcmp(c->seg[0], "tasks") == 0 &&
+	    strcmp(c->seg[2], "update") == 0) {
+		max = payload_max;
+	} else if (strcmp(method, "POST") == 0 && c->nseg == 2 &&
+	    strcmp(c->seg[0], "tasks") == 0) {
+		max = BODY_IDS; /* ack or delete batch */
+	}
+	free(c);
+	return max;
 }
 
 void

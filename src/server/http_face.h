@@ -38,6 +38,12 @@ bool http_admin(const struct http *h);
 void http_respond(nng_aio *aio, uint16_t status, const char *ctype,
     const void *body, size_t len, const char *hname, const char *hval);
 
+/* http_respond, and with `close` the connection is closed after the
+ * answer (a request whose body was left unread). */
+void http_respond_x(nng_aio *aio, uint16_t status, const char *ctype,
+    const void *body, size_t len, const char *hname, const char *hval,
+    bool close);
+
 /* The decoded value of `name` in the query of `uri` into out
  * (NUL-ended): true when present and it fits (no NUL byte inside). */
 bool http_query(const char *uri, const char *name, char *out, size_t cap);

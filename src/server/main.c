@@ -75,6 +75,22 @@ static const char usage[] =
     "                         (default: none)\n"
     "  --http-admin           the admin page may kick and delete tasks\n"
     "                         (default: read-only)\n"
+    "  --http-host NAME       a name the HTTP face answers to besides its\n"
+    "                         address (and localhost names on loopback):\n"
+    "                         a request's Host must be one of them, else\n"
+    "                         421 (DNS rebinding); repeatable, up to 16\n"
+    "  --http-body-timeout DUR  a request's whole body must arrive within\n"
+    "                         this of its headers, else 408 and the\n"
+    "                         connection closed (default 60s)\n"
+    "  --http-header-timeout DUR  a request's line and headers must arrive\n"
+    "                         within this of their first byte, else the\n"
+    "                         connection is closed (default 10s)\n"
+    "  --http-idle-timeout DUR  an HTTP connection without a request in\n"
+    "                         progress, or whose client reads nothing of\n"
+    "                         its answer, is closed after this (default\n"
+    "                         60s)\n"
+    "  --http-max-conns N     HTTP connections open at once; one more is\n"
+    "                         closed as it comes (default 512)\n"
     "  --tls-cert FILE        this node's certificate (PEM), for the\n"
     "                         tls+tcp:// URLs of --listen and --repl-listen\n"
     "                         and for --http, which then serves HTTPS\n"
@@ -189,6 +205,11 @@ enum {
 	OPT_LEADER_TTL,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
+	OPT_HTTP_HOST,
+	OPT_HTTP_BODY_TIMEOUT,
+	OPT_HTTP_HEADER_TIMEOUT,
+	OPT_HTTP_IDLE_TIMEOUT,
+	OPT_HTTP_MAX_CONNS,
 	OPT_AUTH,
 	OPT_REPL_TOKEN_FILE,
 	OPT_BEANSTALK_INSECURE,
@@ -242,6 +263,12 @@ static const struct option options[] = {
 	{ "leader-ttl", required_argument, NULL, OPT_LEADER_TTL },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
+	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
+	{ "http-body-timeout", required_argument, NULL, OPT_HTTP_BODY_TIMEOUT },
+	{ "http-header-timeout", required_argument, NULL,
+	    OPT_HTTP_HEADER_TIMEOUT },
+	{ "http-idle-timeout", required_argument, NULL, OPT_HTTP_IDLE_TIMEOUT },
+	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
 	{ "auth", required_argument, NULL, OPT_AUTH },
 	{ "repl-token-file", required_argument, NULL, OPT_REPL_TOKEN_FILE },
 	{ "beanstalk-insecure", no_argument, NULL, OPT_BEANSTALK_INSECURE },
@@ -336,6 +363,28 @@ parse_ms(
 		                  "or d (500, 2s, 1.5m, 1h, 30d); not '%s'",
 		    flag, a, b, s);
 	*out = ms;
+	return 0;
+}
+
+/* --http-host NAME: a DNS name or an IP literal, without a port. */
+static int
+add_http_host(struct srv_config *cfg, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (cfg->http_nhosts == SRV_HTTP_HOSTS_MAX)
+		return flag_error(
+		    "--http-host: at most %d names", (int)SRV_HTTP_HOSTS_MAX);
+	if (n == 0 || n > 253 ||
+	    strspn(name,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789.-_:[]") != n ||
+	    (strchr(name, ':') != NULL && name[0] != '['))
+		return flag_error("--http-host takes a host name or an IP "
+		                  "address without a port ([::1] for IPv6); "
+		                  "not '%s'",
+		    name);
+	cfg->http_hosts[cfg->http_nhosts++] = name;
 	return 0;
 }
 
@@ -809,6 +858,29 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_HTTP_ADMIN:
 			cfg->http_admin = true;
 			break;
+		case OPT_HTTP_HOST:
+			rc = add_http_host(cfg, optarg);
+			break;
+		case OPT_HTTP_BODY_TIMEOUT:
+			if ((rc = parse_ms("--http-body-timeout", optarg, 100,
+			         3600000, &v)) == 0)
+				cfg->http_body_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_HEADER_TIMEOUT:
+			if ((rc = parse_ms("--http-header-timeout", optarg, 100,
+			         3600000, &v)) == 0)
+				cfg->http_header_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_IDLE_TIMEOUT:
+			if ((rc = parse_ms("--http-idle-timeout", optarg, 100,
+			         86400000, &v)) == 0)
+				cfg->http_idle_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_HTTP_MAX_CONNS:
+			if ((rc = parse_u64("--http-max-conns", optarg, 1,
+			         1000000, &v)) == 0)
+				cfg->http_max_conns = (uint32_t)v;
+			break;
 		case OPT_AUTH:
 			cfg->auth_file = optarg;
 			break;
@@ -998,6 +1070,8 @@ parse_args(int argc, char **argv, struct srv_config *cfg)
 		return rc;
 	if (cfg->http_admin && cfg->http == NULL)
 		return flag_error("--http-admin needs --http");
+	if (cfg->http_nhosts > 0 && cfg->http == NULL)
+		return flag_error("--http-host needs --http");
 	if ((rc = check_beanstalk_auth(cfg)) != 0)
 		return rc;
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/http_srv.h"
 #include "server/metrics.h"
 
 /* A node key/value by name; 0 when the server did not send it. */
@@ -595,4 +596,31 @@ metrics_write(FILE *f, const struct sluice_stats *s)
 {
 	node_write(f, s);
 	tubes_write(f, s);
+}
+
+void
+metrics_http(FILE *f, const struct http_srv_stats *st)
+{
+	static const char closed[] = "sluice_http_connections_closed_total";
+
+	gauge(f, "sluice_http_connections", "HTTP connections open", st->open);
+	family(f, "sluice_http_connections_accepted_total", "counter",
+	    "HTTP connections accepted");
+	fprintf(f, "sluice_http_connections_accepted_total %" PRIu64 "\n",
+	    st->accepted);
+	family(f, closed, "counter",
+	    "HTTP connections the server closed: past --http-max-conns, a "
+	    "head too slow, idle, a malformed head");
+	fprintf(
+	    f, "%s{reason=\"max_conns\"} %" PRIu64 "\n", closed, st->over_cap);
+	fprintf(f, "%s{reason=\"header_timeout\"} %" PRIu64 "\n", closed,
+	    st->head_timeouts);
+	fprintf(f, "%s{reason=\"idle_timeout\"} %" PRIu64 "\n", closed,
+	    st->idle_timeouts);
+	fprintf(
+	    f, "%s{reason=\"bad_head\"} %" PRIu64 "\n", closed, st->bad_heads);
+	family(f, "sluice_http_accept_errors_total", "counter",
+	    "HTTP accepts that failed (descriptors or memory run out)");
+	fprintf(f, "sluice_http_accept_errors_total %" PRIu64 "\n",
+	    st->accept_errors);
 }

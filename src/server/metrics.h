@@ -8,7 +8,13 @@
 
 #include "sluice.h"
 
+struct http_srv_stats;
+
 /* Writes every metric of `s` (a stats reply of every tube) to `f`. */
 void metrics_write(FILE *f, const struct sluice_stats *s);
+
+/* The HTTP face's connections (http_srv.h), after metrics_write: the
+ * face serving /metrics knows them, the core does not. */
+void metrics_http(FILE *f, const struct http_srv_stats *st);
 
 #endif

@@ -401,6 +401,9 @@ tubes_ok(struct core *c, const struct auth_token *t, const struct msg_req *r,
 	case MSG_OP_RELEASE_ALL:
 	case MSG_OP_STATS_HOURLY:
 		return tube_ok(t, r->tube, bad);
+	case MSG_OP_AUTH: /* names no tube: the HTTP face's bearer check
+	                     before a body (http.c), for every token */
+		return true;
 	default: /* node-wide: snapshot, promote, follow, cluster, ... */
 		return tube_ok(t, (struct msg_str) { "", 0 }, bad);
 	}
@@ -464,33 +467,33 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct auth_token *t,
 }
 
 /* A request of the HTTP face: each carries its own bearer token (HTTP
- * has no session to bind). nng's HTTP server does not tell the client's
- * address: the log names the face instead. */
+ * has no session to bind), and its client's address (the face's). */
 static bool
 http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
     const struct msg_req *req)
 {
+	const char *peer = http_peer(ctx);
 	uint8_t hash[AUTH_HASH_LEN];
 	const struct auth_token *t;
 	bool admin_only;
 
 	if (!http_bearer(ctx, hash, &admin_only)) {
 		log_warn("auth",
-		    "refused an HTTP request without a bearer token peer=http "
+		    "refused an HTTP request without a bearer token peer=%s "
 		    "op=%s",
-		    msg_op_name(req->op));
+		    peer, msg_op_name(req->op));
 		reply_eauth(c, ctx, req->op, "unauthenticated");
 		return false;
 	}
 	if ((t = auth_find_hash(&c->auth, hash)) == NULL) {
-		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, "http", false);
+		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, peer, false);
 		return false;
 	}
 	if (admin_only && t->role != AUTH_ADMIN) {
-		refuse(c, ctx, t, "http", req, (struct msg_str) { "", 0 });
+		refuse(c, ctx, t, peer, req, (struct msg_str) { "", 0 });
 		return false;
 	}
-	return token_allows(c, ctx, t, "http", req);
+	return token_allows(c, ctx, t, peer, req);
 }
 
 bool

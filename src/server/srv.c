@@ -96,6 +96,34 @@ srv_config_defaults(struct srv_config *cfg)
 	cfg->stall_ms = SRV_DEFAULT_STALL_MS;
 	cfg->max_queued_bytes = SRV_DEFAULT_QUEUED_BYTES;
 	cfg->max_queued_replies = SRV_DEFAULT_QUEUED_REPLIES;
+	cfg->http_body_timeout_ms = HTTP_BODY_TIMEOUT_DEFAULT;
+	cfg->http_header_timeout_ms = HTTP_HEADER_TIMEOUT_DEFAULT;
+	cfg->http_idle_timeout_ms = HTTP_IDLE_TIMEOUT_DEFAULT;
+	cfg->http_max_conns = HTTP_MAX_CONNS_DEFAULT;
+}
+
+/* The HTTP face with the settings of its flags. */
+static int
+open_http(struct core *c, const struct srv_config *cfg)
+{
+	struct http_conf hc = {
+		.addr = cfg->http,
+		.admin = cfg->http_admin,
+		.tls = cfg->tls_cert != NULL ? cfg->tls : NULL,
+		.auth = cfg->auth_file != NULL,
+		.payload_max = cfg->max_payload,
+		.body_timeout_ms = cfg->http_body_timeout_ms,
+		.header_timeout_ms = cfg->http_header_timeout_ms,
+		.idle_timeout_ms = cfg->http_idle_timeout_ms,
+		.max_conns = cfg->http_max_conns,
+		.nhosts = cfg->http_nhosts,
+	};
+
+	_Static_assert(
+	    (int)SRV_HTTP_HOSTS_MAX == (int)HTTP_HOSTS_MAX, "--http-host");
+	for (size_t i = 0; i < cfg->http_nhosts; i++)
+		hc.hosts[i] = cfg->http_hosts[i];
+	return http_open(&c->http, &hc);
 }
 
 /* The turn's clock: wall time that never goes back, so records' times
@@ -706,9 +734,7 @@ srv_run(const struct srv_config *cfg)
 		goto out;
 	}
 	/* Up before recovery: /health answers "recovering" meanwhile. */
-	if (cfg->http != NULL &&
-	    (rc = http_open(&c.http, cfg->http, cfg->http_admin,
-	         cfg->tls_cert != NULL ? cfg->tls : NULL)) != 0) {
+	if (cfg->http != NULL && (rc = open_http(&c, cfg)) != 0) {
 		log_err("srv", "cannot serve HTTP http=%s error=\"%s\"",
 		    cfg->http, net_strerror(rc));
 		goto out;

@@ -13,6 +13,8 @@
 
 struct tlsfile;
 
+enum { SRV_HTTP_HOSTS_MAX = 16 };
+
 struct srv_config {
 	const char *data_dir;     /* --data */
 	const char *listen;       /* --listen: the client URL */
@@ -24,7 +26,13 @@ struct srv_config {
 	uint32_t sync_timeout_ms; /* --sync-timeout */
 	const char *http;         /* --http */
 	bool http_admin;          /* --http-admin: the page may kick, delete */
-	const char *beanstalk;    /* --beanstalk */
+	const char *http_hosts[SRV_HTTP_HOSTS_MAX]; /* --http-host, repeated */
+	size_t http_nhosts;
+	uint32_t http_body_timeout_ms;   /* --http-body-timeout */
+	uint32_t http_header_timeout_ms; /* --http-header-timeout */
+	uint32_t http_idle_timeout_ms;   /* --http-idle-timeout */
+	uint32_t http_max_conns;         /* --http-max-conns */
+	const char *beanstalk;           /* --beanstalk */
 	bool beanstalk_insecure;  /* --beanstalk-insecure: beside --auth, on
 	                             a non-loopback address */
 	const char *auth_file;    /* --auth: the token file; NULL: open */

@@ -67,8 +67,8 @@ test_ipc_carries_a_session(void **state)
 	unlink(path);
 }
 
-/* Pointed at the HTTP port, the client says so (nng's HTTP server closes
- * on the SP greeting; the client asks it again in HTTP). */
+/* Pointed at the HTTP port, the client says so (the face answers the SP
+ * greeting with a 400 at once). */
 static void
 test_tcp_at_the_http_port_names_it(void **state)
 {

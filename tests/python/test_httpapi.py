@@ -11,6 +11,7 @@ Run by ctest (httpapi): test_httpapi.py SLUICED SLUICE. Exits 77
 (skipped) without them.
 """
 
+import base64
 import hashlib
 import http.client
 import json
@@ -589,6 +590,33 @@ class ApiTest(unittest.TestCase):
                       "Sec-Fetch-Site": "same-origin"})
         # a cross-site GET reads nothing the browser lets the page see
         s.ok("GET", "/v1/stats", headers={"Origin": "http://evil.example"})
+
+    def test_chunked_bodies_from_http_client(self):
+        """http.client sends a generator's body chunked: it is stored
+        whole, and the keep-alive connection serves the next request; over
+        --max-payload it is refused before the rest is read."""
+        s = self.s
+        parts = [b"ab", b"c" * 300, b"\x00\xff" * 250]
+        c = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        c.request("POST", "/v1/tubes/chunked/tasks", body=iter(parts))
+        r = c.getresponse()
+        out = json.loads(r.read())
+        self.assertEqual(r.status, 201, out)
+        c.request("GET", "/v1/tasks/%d" % out["id"])
+        r = c.getresponse()
+        t = json.loads(r.read())
+        self.assertEqual(r.status, 200)
+        self.assertEqual(t["size"], sum(len(p) for p in parts))
+        self.assertEqual(t["payload_base64"], base64.b64encode(
+            b"".join(parts)).decode())
+        c.request("POST", "/v1/tubes/chunked/tasks",
+                  body=iter([b"x" * 600, b"y" * 600]))
+        r = c.getresponse()
+        out = json.loads(r.read())
+        self.assertEqual((r.status, out["error"]),
+                         (413, "payload_too_large"))
+        self.assertEqual(r.getheader("Connection"), "close")
+        c.close()
 
 
 class ReadOnlyTest(unittest.TestCase):

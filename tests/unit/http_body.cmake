@@ -1,0 +1,1 @@
+sluice_test(http_body LIBS sluice_server TIMEOUT 30)
