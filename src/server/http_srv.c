@@ -37,6 +37,13 @@ enum {
 	CLOSE_WAIT_MS = 3000, /* http_srv_close's bound */
 	LOG_EVERY_MS = 10000, /* accept failures, logged at most so often */
 	TXHEAD_MAX = 256,     /* status line, Connection, Content-Length */
+	/* After an answer that refuses a request whose body was not read
+	 * (413, 401, a bad framing), what the client still sends is read
+	 * and dropped for a moment before the connection closes: closed
+	 * with unread input, the socket would send a reset, and a client
+	 * still sending its body would lose the answer with it. */
+	LINGER_MS = 2000,
+	LINGER_BYTES = 1 << 20,
 };
 
 static const char CONTINUE[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -58,6 +65,10 @@ struct http_conn {
 	nng_iov txiov[4];
 	unsigned ntx;
 	bool tx_close;
+	bool res_close;     /* the answer refused the request: linger */
+	bool lingering;     /* reading only to drop it, then closing */
+	size_t linger_left; /* bytes it may still drop */
+	int64_t linger_end; /* monotonic ms it closes at the latest */
 	/* a handler's read */
 	http_conn_fn ufn;
 	void *uarg;
@@ -228,6 +239,7 @@ write_res(struct http_conn *c, struct http_res *res)
 
 	c->res = res;
 	c->tx_close = res->close || c->close_after;
+	c->res_close = res->close;
 	n = snprintf(c->txhead, sizeof(c->txhead), "HTTP/1.1 %u %s\r\n%s",
 	    res->status, res->reason != NULL ? res->reason : "Unknown",
 	    c->tx_close ? "Connection: close\r\n" : "");
@@ -240,6 +252,30 @@ write_res(struct http_conn *c, struct http_res *res)
 	if (!c->head_only && res->len > 0)
 		c->txiov[c->ntx++] = (nng_iov) { res->body, res->len };
 	tx_send(c);
+}
+
+/* Reads what the client still sends after a refusal, to drop it; the
+ * connection closes at its end, at LINGER_BYTES or at linger_end. */
+static void
+linger_read(struct http_conn *c)
+{
+	int64_t left = c->linger_end - clock_mono_ms();
+	nng_iov iov;
+
+	pthread_mutex_lock(&c->mu);
+	if (left <= 0 || c->linger_left == 0 || !conn_op(c)) {
+		pthread_mutex_unlock(&c->mu);
+		http_conn_close(c);
+		return;
+	}
+	c->get = c->put = 0;
+	iov.iov_buf = c->buf;
+	iov.iov_len =
+	    sizeof(c->buf) < c->linger_left ? sizeof(c->buf) : c->linger_left;
+	nng_aio_set_iov(c->rx, 1, &iov);
+	nng_aio_set_timeout(c->rx, (nng_duration)left);
+	nng_stream_recv(c->s, c->rx);
+	pthread_mutex_unlock(&c->mu);
 }
 
 static void
@@ -277,8 +313,15 @@ tx_cb(void *arg)
 	 * cannot serve another request */
 	close = c->tx_close || c->ufn != NULL;
 	c->close_after = false;
+	if (close && c->res_close && c->ufn == NULL && !c->lingering) {
+		c->lingering = true;
+		c->linger_left = LINGER_BYTES;
+		c->linger_end = clock_mono_ms() + LINGER_MS;
+	}
 	pthread_mutex_unlock(&c->mu);
-	if (close)
+	if (c->lingering)
+		linger_read(c);
+	else if (close)
 		http_conn_close(c);
 	else
 		head_next(c);
@@ -447,6 +490,19 @@ rx_cb(void *arg)
 	struct http_srv *s = c->srv;
 	int rv = nng_aio_result(c->rx);
 
+	if (c->lingering) { /* dropped; closed at the end of it */
+		if (rv != 0) {
+			http_conn_close(c);
+		} else {
+			size_t n = nng_aio_count(c->rx);
+
+			c->linger_left -=
+			    n < c->linger_left ? n : c->linger_left;
+			linger_read(c);
+		}
+		conn_unref(c);
+		return;
+	}
 	if (rv != 0) {
 		if (rv == NNG_ETIMEDOUT) {
 			pthread_mutex_lock(&s->mu);
