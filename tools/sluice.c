@@ -21,8 +21,7 @@
 #include "cli.h"
 #include "cli_lines.h"
 #include "cli_util.h"
-#include "proto/msg.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "util/dur.h"
 
 /* Long-only options, shared by the commands' tables. */
@@ -204,7 +203,7 @@ cli_connect(struct cli *cli)
 	}
 	if (cli->token != NULL && sluice_set_token(cli->c, cli->token) != 0) {
 		fprintf(stderr, "sluice: the token is over %d bytes\n",
-		    MSG_TOKEN_MAX);
+		    AUTH_TOKEN_MAX);
 		return EXIT_USAGE;
 	}
 	/* --timeout bounds the connect too, not only each reply; 0 waits
@@ -2501,7 +2500,7 @@ cmd_help(int argc, char **argv)
 static const char *
 read_token(const char *path)
 {
-	static char token[MSG_TOKEN_MAX + 2];
+	static char token[AUTH_TOKEN_MAX + 2];
 	FILE *f = fopen(path, "r");
 	size_t n;
 
@@ -2514,11 +2513,11 @@ read_token(const char *path)
 		token[0] = '\0';
 	fclose(f);
 	n = strcspn(token, " \t\r\n");
-	if (n == 0 || n > MSG_TOKEN_MAX) {
+	if (n == 0 || n > AUTH_TOKEN_MAX) {
 		fprintf(stderr,
 		    "sluice: --token-file %s: its first line is not a token "
 		    "(1-%d bytes)\n",
-		    path, MSG_TOKEN_MAX);
+		    path, AUTH_TOKEN_MAX);
 		return NULL;
 	}
 	token[n] = '\0';
