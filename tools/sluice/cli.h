@@ -1,9 +1,15 @@
 /* cli - what the files of the sluice command-line tool share: the state of
- * one invocation, error reporting and the output of results. The tool uses
- * libsluice's public API only. */
+ * one invocation, the table entry of a command, the options the commands'
+ * tables share and the loop that reads them, error reporting, parsing of
+ * operands (cli.c) and the output of results (cli_print.c). The tool talks
+ * to servers through libsluice's public API only (sluice.h); besides it, it
+ * links the token file's module (util/tokens.h, for `sluice token new`),
+ * the JSON of results it shares with the server's HTTP face
+ * (proto/json.h) and util's durations. */
 #ifndef SLUICE_TOOLS_CLI_H
 #define SLUICE_TOOLS_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +24,8 @@ enum {
 	EXIT_EMPTY = 3, /* nothing to take before the timeout */
 };
 
+struct cli_command;
+
 struct cli {
 	const char *urls;        /* -s, $SLUICE_URL, or NULL for the default */
 	const char *token;       /* --token-file's, or $SLUICE_TOKEN; NULL */
@@ -27,7 +35,137 @@ struct cli {
 	const char *tls_key;     /* --tls-key, $SLUICE_TLS_KEY */
 	struct sluice_client *c; /* opened by cli_connect() */
 	const char *cmd;         /* the command, for messages */
+	const struct cli_command *command; /* the one being run */
 };
+
+/* A command: its name, what runs it and its help, defined in the file of
+ * its family beside its code; main.c's table lists them. */
+struct cli_command {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+	const char *usage; /* one or more "usage:" lines */
+	const char *help;  /* the options, after the usage */
+};
+
+extern const struct cli_command cli_cmd_put, cli_cmd_take, cli_cmd_ack,
+    cli_cmd_release, cli_cmd_fail, cli_cmd_touch, cli_cmd_bury, cli_cmd_update,
+    cli_cmd_kick, cli_cmd_delete, cli_cmd_peek, cli_cmd_stats, cli_cmd_list,
+    cli_cmd_errors, cli_cmd_rates, cli_cmd_pause, cli_cmd_tube,
+    cli_cmd_snapshot, cli_cmd_promote, cli_cmd_follow, cli_cmd_cluster,
+    cli_cmd_switchover, cli_cmd_work, cli_cmd_token;
+
+/* Long-only options, shared by the commands' tables. */
+enum {
+	OPT_JSON = 256,
+	OPT_DELAY,
+	OPT_AT,
+	OPT_TTR,
+	OPT_MAX_ATTEMPTS,
+	OPT_KEY,
+	OPT_REPLACE,
+	OPT_IF_NEWER,
+	OPT_EVERY,
+	OPT_LINES,
+	OPT_DETACH,
+	OPT_NO_DETACH,
+	OPT_STRICT_ORDER,
+	OPT_LEASE,
+	OPT_FORCE,
+	OPT_TO,
+	OPT_ID,
+	OPT_ALL,
+	OPT_READY,
+	OPT_DELAYED,
+	OPT_BURIED,
+	OPT_DONE,
+	OPT_OLDER_THAN,
+	OPT_RESULT,
+	OPT_STATE,
+	OPT_ORDER,
+	OPT_LIMIT,
+	OPT_PAYLOADS,
+	OPT_TIMEOUT,
+	OPT_FILE,
+	OPT_SH,
+	OPT_PAYLOAD,
+	OPT_FATAL,
+	OPT_HOURLY,
+	OPT_SECS,
+	OPT_TLS_CA,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TOKEN_FILE,
+	OPT_AFTER,
+	OPT_HELP = 'h',
+};
+
+#define HELP_OPT                                                               \
+	{                                                                      \
+		"help", no_argument, NULL, OPT_HELP                            \
+	}
+#define JSON_OPT                                                               \
+	{                                                                      \
+		"json", no_argument, NULL, OPT_JSON                            \
+	}
+#define TUBE_OPT                                                               \
+	{                                                                      \
+		"tube", required_argument, NULL, 't'                           \
+	}
+#define LEASE_OPT                                                              \
+	{                                                                      \
+		"lease", required_argument, NULL, OPT_LEASE                    \
+	}
+#define END_OPT                                                                \
+	{                                                                      \
+		NULL, 0, NULL, 0                                               \
+	}
+
+/* What ends every command's table. */
+#define COMMON_OPTS JSON_OPT, HELP_OPT, END_OPT
+
+/* A command's arguments, read with getopt_long over its table. */
+struct cli_args {
+	int argc;
+	char **argv;
+	const char *shorts;         /* getopt_long's optstring */
+	const struct option *longs; /* the command's table */
+	bool json;                  /* --json was given */
+	bool stop;                  /* the command is to return `status` */
+	int status;
+};
+
+/* The next of the command's own options, for its switch; -1 when there
+ * are no more. Handles what every command's options share: --json sets
+ * `a->json`; --help prints the help, and an option the command does not
+ * have the usage, and both set `a->stop`. */
+int cli_next_opt(struct cli *cli, struct cli_args *a);
+
+/* Commands with no options but --json and --help, and their operands:
+ * pause TUBE DUR, snapshot, promote, follow URL, cluster, token. Returns
+ * -1 to go on, or the command's exit code. */
+int cli_simple_args(
+    struct cli *cli, int argc, char **argv, int nargs, bool *json);
+
+/* After the options of a command that takes no operand: the usage error
+ * for one, or else connects. */
+int cli_no_operand_connect(struct cli *cli, int argc, char **argv);
+
+/* A task id (a whole number from 1): 0 and `*id`, or the usage error. */
+int cli_parse_id(struct cli *cli, const char *s, uint64_t *id);
+
+/* The state named `s` (SLUICE_READY .. SLUICE_DONE), or -1. */
+int cli_parse_state(const char *s);
+
+/* The payload of `put -` or `update -` (stdin, `file` NULL), or of
+ * --file FILE, bytes as they are. Returns 0 and a malloc'd `*out` of
+ * `*len` bytes, or prints why and returns EXIT_ERR. */
+int cli_read_payload(const char *file, char **out, size_t *len);
+
+/* A result that is one number: {"KEY":N} with --json, else "TEXT N". */
+void cli_print_number(bool json, const char *key, const char *text, uint64_t v);
+
+/* A count of tasks: {"KEY":N} with --json, else "VERB N task(s)". */
+void cli_print_count(bool json, const char *key, const char *verb, uint64_t v);
 
 /* Opens the client once. Returns 0, or prints why and returns EXIT_ERR. */
 int cli_connect(struct cli *cli);
@@ -54,7 +192,7 @@ int cli_parse_ms(struct cli *cli, const char *opt, const char *s, uint64_t min,
     uint64_t *ms);
 
 /* Prints the current command's usage and help; returns EXIT_OK. */
-int cli_help(void);
+int cli_help(struct cli *cli);
 
 /* After getopt_long complained about an option: the hint, EXIT_USAGE. */
 int cli_bad_option(struct cli *cli);
@@ -126,13 +264,5 @@ int cli_batch_operands(
 
 /* ack --lines: "ID LEASE" per line of stdin. */
 int cli_ack_lines(struct cli *cli, bool json);
-
-/* ---- tube (cli_tube.c) ------------------------------------------------ */
-
-int cmd_tube(struct cli *cli, int argc, char **argv);
-
-/* ---- work (cli_work.c) ------------------------------------------------ */
-
-int cmd_work(struct cli *cli, int argc, char **argv);
 
 #endif
