@@ -160,6 +160,15 @@ int lt_start_seg(const struct lt_dir *d);
 int lt_dir_exit(const struct lt_dir *d);
 
 /* Counts of problems by kind. */
+/* Copies the string `src` into `dst` of `n` bytes, cut to fit (a file
+ * name only sluice does not make can be that long; a reason). */
+void lt_scopy(char *dst, size_t n, const char *src);
+
+/* Takes the directory's LOCK (fs_lock_dir) before repair changes it.
+ * Returns 0, or says on stderr why nothing was changed (a sluiced holds
+ * it, or the error) and returns the -errno. */
+int lt_dir_lock(const struct lt_dir *d, int *lock);
+
 /* A problem of the directory, added to its list (sluice_log_check.c's
  * findings): `kind`, in `file` (its segment `seg`, or -1), why
  * printf-style. Returns it, for the caller to add its offset and LSNs. */

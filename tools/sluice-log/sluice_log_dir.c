@@ -37,10 +37,8 @@ lt_path(const struct lt_dir *d, const char *name, char *out, size_t n)
 		snprintf(out, n, "%s", name);
 }
 
-/* Copies a file name, cut to fit (only names sluice does not make can be
- * that long). */
-static void
-name_copy(char *dst, size_t n, const char *src)
+void
+lt_scopy(char *dst, size_t n, const char *src)
 {
 	size_t k = strlen(src);
 
@@ -176,14 +174,14 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			        sizeof(*d->segs)))
 				goto fail_nomem;
 			memset(&d->segs[d->nsegs], 0, sizeof(*d->segs));
-			name_copy(d->segs[d->nsegs].name, LT_NAME_MAX, n);
+			lt_scopy(d->segs[d->nsegs].name, LT_NAME_MAX, n);
 			d->segs[d->nsegs++].name_lsn = lsn;
 		} else if (snap_name(n, &lsn)) {
 			if (!grow((void **)&d->snaps, &snap_cap, d->nsnaps,
 			        sizeof(*d->snaps)))
 				goto fail_nomem;
 			memset(&d->snaps[d->nsnaps], 0, sizeof(*d->snaps));
-			name_copy(d->snaps[d->nsnaps].name, LT_NAME_MAX, n);
+			lt_scopy(d->snaps[d->nsnaps].name, LT_NAME_MAX, n);
 			d->snaps[d->nsnaps++].name_lsn = lsn;
 		} else if (strcmp(n, "LOCK") == 0) {
 			d->has_lock = true;
@@ -203,7 +201,7 @@ lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
 			d->nleft++;
 		} else {
 			if (d->nunknown++ == 0)
-				name_copy(d->unknown, sizeof(d->unknown), n);
+				lt_scopy(d->unknown, sizeof(d->unknown), n);
 		}
 	}
 	closedir(dir);
@@ -308,4 +306,18 @@ lt_dir_exit(const struct lt_dir *d)
 	if (lt_dir_count(d, LT_TORN) > 0)
 		return LT_EXIT_TORN;
 	return LT_EXIT_OK;
+}
+
+int
+lt_dir_lock(const struct lt_dir *d, int *lock)
+{
+	int rc = fs_lock_dir(d->path, lock);
+
+	if (rc != 0)
+		fprintf(stderr, "sluice-log: %s: %s; nothing was changed\n",
+		    d->path,
+		    rc == -EBUSY ? "a sluiced is running on it (it holds "
+		                   "the LOCK): stop it first"
+		                 : strerror(-rc));
+	return rc;
 }

@@ -58,18 +58,6 @@ pos_cmp(struct pos a, struct pos b)
 	return a.off < b.off ? -1 : a.off > b.off;
 }
 
-/* Copies a string, cut to fit. */
-static void
-scopy(char *dst, size_t n, const char *src)
-{
-	size_t k = strlen(src);
-
-	if (k > n - 1)
-		k = n - 1;
-	memcpy(dst, src, k);
-	dst[k] = '\0';
-}
-
 static struct lt_act *
 act(struct lt_plan *p, enum lt_act_kind kind, const char *file)
 {
@@ -158,7 +146,7 @@ plan_move(const struct lt_dir *d, struct lt_plan *p, size_t i, uint64_t keep,
 	a->last_lsn = r.last;
 	a->nrec = r.n;
 	a->lost = r.lost > 0;
-	scopy(a->why, sizeof(a->why), why);
+	lt_scopy(a->why, sizeof(a->why), why);
 	if (r.lost > 0) {
 		if (p->lost_first == 0 || r.first < p->lost_first)
 			p->lost_first = r.first > keep ? r.first : keep + 1;
@@ -173,7 +161,7 @@ void
 lt_plan_impossible(struct lt_plan *p, const char *what)
 {
 	p->possible = false;
-	scopy(p->impossible, sizeof(p->impossible), what);
+	lt_scopy(p->impossible, sizeof(p->impossible), what);
 }
 
 /* The last LSN of the nearest segment before i that holds records. */
@@ -206,7 +194,7 @@ plan_cut(const struct lt_dir *d, struct lt_plan *p, size_t seg, uint64_t off,
 	a->last_lsn = r.last;
 	a->nrec = r.n;
 	a->lost = r.lost > 0;
-	scopy(a->why, sizeof(a->why), why);
+	lt_scopy(a->why, sizeof(a->why), why);
 	if (r.lost > 0) {
 		if (p->lost_first == 0 || r.first < p->lost_first)
 			p->lost_first = r.first;
@@ -354,7 +342,7 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 		cut = true;
 		header = Q->boundary || qpos.off <= SEG_HDR_SIZE;
 		keep = header ? last_before(d, qpos.seg, S) : Q->lsn_before;
-		scopy(why, sizeof(why), Q->what);
+		lt_scopy(why, sizeof(why), Q->what);
 	} else {
 		keep = p->keep_last;
 	}

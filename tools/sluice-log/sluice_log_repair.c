@@ -323,15 +323,8 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 	struct buf b;
 	int lock = -1, rc;
 
-	rc = fs_lock_dir(d->path, &lock);
-	if (rc != 0) {
-		fprintf(stderr, "sluice-log: %s: %s; nothing was changed\n",
-		    d->path,
-		    rc == -EBUSY ? "a sluiced is running on it (it holds "
-		                   "the LOCK): stop it first"
-		                 : strerror(-rc));
+	if (lt_dir_lock(d, &lock) != 0)
 		return LT_EXIT_DAMAGE;
-	}
 	rc = lt_make_lost_found(d, lf, sizeof(lf));
 	if (rc == 0) {
 		snprintf(notep, sizeof(notep), "%s/NOTE", lf);

@@ -209,6 +209,32 @@ cli_parse_ms(
 	return 0;
 }
 
+int
+cli_task_opt(struct cli *cli, int ch, const char *arg, struct cli_task_opts *t)
+{
+	switch (ch) {
+	case 'p':
+		t->has_priority = true;
+		return cli_parse_num(
+		    cli, "-p", arg, 0, UINT32_MAX, &t->priority);
+	case OPT_DELAY:
+		t->has_delay = true;
+		return cli_parse_ms(cli, "--delay", arg, 0, &t->delay_ms);
+	case OPT_AT:
+		return cli_parse_num(
+		    cli, "--at", arg, 1, UINT64_MAX, &t->run_at);
+	case OPT_TTR:
+		t->has_ttr = true;
+		return cli_parse_ms(cli, "--ttr", arg, 0, &t->ttr_ms);
+	case OPT_MAX_ATTEMPTS:
+		t->has_max_attempts = true;
+		return cli_parse_num(cli, "--max-attempts", arg, 0, UINT32_MAX,
+		    &t->max_attempts);
+	default:
+		return -1;
+	}
+}
+
 /* Commands with no options but --json and --help, and their operands:
  * pause TUBE DUR, snapshot, promote, follow URL, cluster. Returns -1 to go
  * on, or the command's exit code. */

@@ -123,6 +123,23 @@ enum {
 /* What ends every command's table. */
 #define COMMON_OPTS JSON_OPT, HELP_OPT, END_OPT
 
+/* The options of a task that put and update share, in their tables. */
+#define TASK_OPTS                                                              \
+	{ "priority", required_argument, NULL, 'p' },                          \
+	    { "delay", required_argument, NULL, OPT_DELAY },                   \
+	    { "at", required_argument, NULL, OPT_AT },                         \
+	    { "ttr", required_argument, NULL, OPT_TTR },                       \
+	{                                                                      \
+		"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS      \
+	}
+
+/* What those options gave: each value with whether it was given (run_at
+ * 0: --at was not). */
+struct cli_task_opts {
+	uint64_t priority, delay_ms, run_at, ttr_ms, max_attempts;
+	bool has_priority, has_delay, has_ttr, has_max_attempts;
+};
+
 /* A command's arguments, read with getopt_long over its table. */
 struct cli_args {
 	int argc;
@@ -139,6 +156,12 @@ struct cli_args {
  * `a->json`; --help prints the help, and an option the command does not
  * have the usage, and both set `a->stop`. */
 int cli_next_opt(struct cli *cli, struct cli_args *a);
+
+/* Option `ch` of a command's loop when it is one of TASK_OPTS: 0 with
+ * its value in `t`, or the usage error's exit code; -1 for any other
+ * option, which the command reads itself. */
+int cli_task_opt(
+    struct cli *cli, int ch, const char *arg, struct cli_task_opts *t);
 
 /* Commands with no options but --json and --help, and their operands:
  * pause TUBE DUR, snapshot, promote, follow URL, cluster, token. Returns

@@ -298,11 +298,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TUBE_OPT,
-		{ "priority", required_argument, NULL, 'p' },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "at", required_argument, NULL, OPT_AT },
-		{ "ttr", required_argument, NULL, OPT_TTR },
-		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
+		TASK_OPTS,
 		{ "key", required_argument, NULL, OPT_KEY },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "if-newer", required_argument, NULL, OPT_IF_NEWER },
@@ -314,46 +310,23 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	struct cli_args a = { argc, argv, "t:p:h", opts };
 	struct sluice_put_opts o;
 	struct sluice_put_result res;
-	bool lines = false, delay = false;
+	struct cli_task_opts to = { 0 };
+	bool lines = false;
 	const char *file = NULL, *payload;
 	char *data = NULL;
-	uint64_t v = 0;
 	size_t len;
 	int ch, rc;
 
 	sluice_put_opts_init(&o);
 	while ((ch = cli_next_opt(cli, &a)) != -1) {
+		if ((rc = cli_task_opt(cli, ch, optarg, &to)) >= 0) {
+			if (rc != 0)
+				return rc;
+			continue;
+		}
 		switch (ch) {
 		case 't':
 			o.tube = optarg;
-			break;
-		case 'p':
-			if ((rc = cli_parse_num(
-			         cli, "-p", optarg, 0, UINT32_MAX, &v)) != 0)
-				return rc;
-			o.priority = (uint32_t)v;
-			break;
-		case OPT_DELAY:
-			if ((rc = cli_parse_ms(
-			         cli, "--delay", optarg, 0, &o.delay_ms)) != 0)
-				return rc;
-			delay = true;
-			break;
-		case OPT_AT:
-			if ((rc = cli_parse_num(cli, "--at", optarg, 1,
-			         UINT64_MAX, &o.run_at)) != 0)
-				return rc;
-			break;
-		case OPT_TTR:
-			if ((rc = cli_parse_ms(
-			         cli, "--ttr", optarg, 0, &o.ttr_ms)) != 0)
-				return rc;
-			break;
-		case OPT_MAX_ATTEMPTS:
-			if ((rc = cli_parse_num(cli, "--max-attempts", optarg,
-			         0, UINT32_MAX, &v)) != 0)
-				return rc;
-			o.max_attempts = (uint32_t)v;
 			break;
 		case OPT_KEY:
 			o.key = optarg;
@@ -381,7 +354,16 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	}
 	if (a.stop)
 		return a.status;
-	if (delay && o.run_at)
+	if (to.has_priority)
+		o.priority = (uint32_t)to.priority;
+	if (to.has_delay)
+		o.delay_ms = to.delay_ms;
+	o.run_at = to.run_at;
+	if (to.has_ttr)
+		o.ttr_ms = to.ttr_ms;
+	if (to.has_max_attempts)
+		o.max_attempts = (uint32_t)to.max_attempts;
+	if (to.has_delay && o.run_at)
 		return cli_usage_error(
 		    cli, "--delay and --at exclude each other");
 	if (o.replace && o.key == NULL)

@@ -35,11 +35,7 @@ static int
 cmd_update(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "priority", required_argument, NULL, 'p' },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "at", required_argument, NULL, OPT_AT },
-		{ "ttr", required_argument, NULL, OPT_TTR },
-		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
+		TASK_OPTS,
 		{ "payload", required_argument, NULL, OPT_PAYLOAD },
 		{ "file", required_argument, NULL, OPT_FILE },
 		COMMON_OPTS,
@@ -49,35 +45,19 @@ cmd_update(struct cli *cli, int argc, char **argv)
 	struct sluice_after after;
 	const char *file = NULL;
 	char *data = NULL;
-	uint64_t v = 0, id;
+	struct cli_task_opts to = { 0 };
+	uint64_t id;
 	int ch, rc;
 
 	sluice_update_opts_init(&o);
 	while ((ch = cli_next_opt(cli, &a)) != -1) {
+		if ((rc = cli_task_opt(cli, ch, optarg, &to)) >= 0) {
+			if (rc != 0)
+				return rc;
+			continue;
+		}
 		rc = 0;
 		switch (ch) {
-		case 'p':
-			rc =
-			    cli_parse_num(cli, "-p", optarg, 0, UINT32_MAX, &v);
-			o.priority = (int64_t)v;
-			break;
-		case OPT_DELAY:
-			rc = cli_parse_ms(cli, "--delay", optarg, 0, &v);
-			o.delay_ms = (int64_t)v;
-			break;
-		case OPT_AT:
-			rc = cli_parse_num(
-			    cli, "--at", optarg, 1, UINT64_MAX, &o.run_at);
-			break;
-		case OPT_TTR:
-			rc = cli_parse_ms(cli, "--ttr", optarg, 0, &v);
-			o.ttr_ms = (int64_t)v;
-			break;
-		case OPT_MAX_ATTEMPTS:
-			rc = cli_parse_num(
-			    cli, "--max-attempts", optarg, 0, UINT32_MAX, &v);
-			o.max_attempts = (int64_t)v;
-			break;
 		case OPT_PAYLOAD:
 			o.set_payload = 1;
 			o.payload = optarg;
@@ -92,6 +72,15 @@ cmd_update(struct cli *cli, int argc, char **argv)
 	}
 	if (a.stop)
 		return a.status;
+	if (to.has_priority)
+		o.priority = (int64_t)to.priority;
+	if (to.has_delay)
+		o.delay_ms = (int64_t)to.delay_ms;
+	o.run_at = to.run_at;
+	if (to.has_ttr)
+		o.ttr_ms = (int64_t)to.ttr_ms;
+	if (to.has_max_attempts)
+		o.max_attempts = (int64_t)to.max_attempts;
 	if (optind != argc - 1)
 		return cli_usage_error(cli, "one task ID is needed");
 	if ((rc = cli_parse_id(cli, argv[optind], &id)) != 0)
