@@ -3,18 +3,14 @@
  * are ready (cli_lines.h). What it prints: the new task's id alone (for
  * scripts), or with --json {"id":N,"created":BOOL}; that a key already
  * held a task, or a newer version, is said on stderr beside it. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "cli_util.h"
 #include "cli_lines.h"
-#include "util/dur.h"
 
 /* What put prints of a task it put: {"id":N,"created":BOOL} with --json,
  * else the id. */

@@ -10,7 +10,6 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "util/dur.h"
 
 static const char update_usage[] =
     "usage: sluice update ID [-p PRI] [--delay DUR | --at MS] [--ttr DUR]\n"

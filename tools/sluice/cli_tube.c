@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "cli_util.h"
 #include "proto/json.h"
-#include "util/dur.h"
 
 enum {
 	T_TTR = 256,

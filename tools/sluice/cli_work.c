@@ -32,7 +32,6 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "util/dur.h"
 
 extern char **environ;
 
