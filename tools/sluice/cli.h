@@ -47,6 +47,12 @@ struct cli_command {
 	const char *help;  /* the options, after the usage */
 };
 
+/* Defines cli_cmd_NAME, the command `NAME` run by `run`, its help the
+ * file's NAME_usage and NAME_help. */
+#define CLI_COMMAND(name, run)                                                 \
+	const struct cli_command cli_cmd_##name = { #name, run, name##_usage,  \
+		name##_help }
+
 extern const struct cli_command cli_cmd_put, cli_cmd_take, cli_cmd_ack,
     cli_cmd_release, cli_cmd_fail, cli_cmd_touch, cli_cmd_bury, cli_cmd_update,
     cli_cmd_kick, cli_cmd_delete, cli_cmd_peek, cli_cmd_stats, cli_cmd_list,

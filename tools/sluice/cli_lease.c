@@ -310,17 +310,12 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_ack = { "ack", cmd_lease_op, ack_usage,
-	ack_help };
+CLI_COMMAND(ack, cmd_lease_op);
 
-const struct cli_command cli_cmd_release = { "release", cmd_lease_op,
-	release_usage, release_help };
+CLI_COMMAND(release, cmd_lease_op);
 
-const struct cli_command cli_cmd_fail = { "fail", cmd_lease_op, fail_usage,
-	fail_help };
+CLI_COMMAND(fail, cmd_lease_op);
 
-const struct cli_command cli_cmd_touch = { "touch", cmd_lease_op, touch_usage,
-	touch_help };
+CLI_COMMAND(touch, cmd_lease_op);
 
-const struct cli_command cli_cmd_bury = { "bury", cmd_lease_op, bury_usage,
-	bury_help };
+CLI_COMMAND(bury, cmd_lease_op);

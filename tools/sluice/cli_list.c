@@ -190,5 +190,4 @@ cmd_list(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_list = { "list", cmd_list, list_usage,
-	list_help };
+CLI_COMMAND(list, cmd_list);

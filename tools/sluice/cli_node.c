@@ -160,17 +160,12 @@ cmd_switchover(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_snapshot = { "snapshot", cmd_node,
-	snapshot_usage, snapshot_help };
+CLI_COMMAND(snapshot, cmd_node);
 
-const struct cli_command cli_cmd_promote = { "promote", cmd_node, promote_usage,
-	promote_help };
+CLI_COMMAND(promote, cmd_node);
 
-const struct cli_command cli_cmd_follow = { "follow", cmd_follow, follow_usage,
-	follow_help };
+CLI_COMMAND(follow, cmd_follow);
 
-const struct cli_command cli_cmd_cluster = { "cluster", cmd_cluster,
-	cluster_usage, cluster_help };
+CLI_COMMAND(cluster, cmd_cluster);
 
-const struct cli_command cli_cmd_switchover = { "switchover", cmd_switchover,
-	switchover_usage, switchover_help };
+CLI_COMMAND(switchover, cmd_switchover);

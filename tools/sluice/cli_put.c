@@ -405,4 +405,4 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_put = { "put", cmd_put, put_usage, put_help };
+CLI_COMMAND(put, cmd_put);

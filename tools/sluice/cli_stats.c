@@ -215,11 +215,8 @@ cmd_errors(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_stats = { "stats", cmd_stats, stats_usage,
-	stats_help };
+CLI_COMMAND(stats, cmd_stats);
 
-const struct cli_command cli_cmd_rates = { "rates", cmd_rates, rates_usage,
-	rates_help };
+CLI_COMMAND(rates, cmd_rates);
 
-const struct cli_command cli_cmd_errors = { "errors", cmd_errors, errors_usage,
-	errors_help };
+CLI_COMMAND(errors, cmd_errors);

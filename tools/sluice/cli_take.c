@@ -141,5 +141,4 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_take = { "take", cmd_take, take_usage,
-	take_help };
+CLI_COMMAND(take, cmd_take);

@@ -406,14 +406,10 @@ cmd_peek(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_update = { "update", cmd_update, update_usage,
-	update_help };
+CLI_COMMAND(update, cmd_update);
 
-const struct cli_command cli_cmd_kick = { "kick", cmd_kick, kick_usage,
-	kick_help };
+CLI_COMMAND(kick, cmd_kick);
 
-const struct cli_command cli_cmd_delete = { "delete", cmd_delete, delete_usage,
-	delete_help };
+CLI_COMMAND(delete, cmd_delete);
 
-const struct cli_command cli_cmd_peek = { "peek", cmd_peek, peek_usage,
-	peek_help };
+CLI_COMMAND(peek, cmd_peek);

@@ -63,5 +63,4 @@ cmd_token(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_token = { "token", cmd_token, token_usage,
-	token_help };
+CLI_COMMAND(token, cmd_token);

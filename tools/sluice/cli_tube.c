@@ -283,8 +283,6 @@ cmd_pause(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct cli_command cli_cmd_tube = { "tube", cmd_tube, tube_usage,
-	tube_help };
+CLI_COMMAND(tube, cmd_tube);
 
-const struct cli_command cli_cmd_pause = { "pause", cmd_pause, pause_usage,
-	pause_help };
+CLI_COMMAND(pause, cmd_pause);

@@ -661,5 +661,4 @@ cmd_work(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
-const struct cli_command cli_cmd_work = { "work", cmd_work, work_usage,
-	work_help };
+CLI_COMMAND(work, cmd_work);
