@@ -181,7 +181,9 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 	if (v->hdr.type < REC_TYPE_LOG_MIN) {
 		rc = qrec_decode(v->hdr.type, v->body, v->body_len, &q);
 		if (rc == 0) {
-			id = lt_qrec_id(&q);
+			/* a kick is not counted as its task's: a refused one
+			 * is named by its type alone, as salvage always has */
+			id = q.type == QREC_KICK ? 0 : lt_qrec_id(&q);
 			tube_of(sv, id, tube, sizeof(tube));
 			if ((q.type == QREC_PUT || q.type == QREC_PUT_V) &&
 			    c->gap_next != 0) {
