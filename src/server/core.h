@@ -15,7 +15,7 @@
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "server/quota.h"
 #include "server/elect.h"
 #include "server/face_sp.h"
@@ -274,7 +274,7 @@ void ops_auth_serve(struct core *c, int64_t mono_ms);
 void ops_auth_drop(struct core *c, uint32_t session, bool repl);
 
 /* A token that is not in the file, from `peer`: counted and logged (the
- * limit of auth.h), and answered EAUTH (with `op`) when the limit says;
+ * limit of util/tokens.h), and answered EAUTH (with `op`) when the limit says;
  * `repl`: a follower's fetch on the replication port (answered by
  * repl_answer_unknown). */
 void ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,

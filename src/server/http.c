@@ -44,7 +44,7 @@
 #include "proto/json.h"
 #include "proto/msg.h"
 #include "server/http.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "server/http_api.h"
 #include "server/http_body.h"
 #include "server/http_face.h"

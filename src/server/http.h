@@ -42,7 +42,7 @@
 
 #include <stdbool.h>
 
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "server/net.h"
 
 struct http;

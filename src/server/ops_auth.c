@@ -100,7 +100,7 @@ peer_of(const struct sess *s)
 	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
 }
 
-/* Ends a refused token's request `how` (auth.h); an answer whose
+/* Ends a refused token's request `how` (util/tokens.h); an answer whose
  * connection closed meanwhile is let go instead. */
 static void
 unknown_end(struct core *c, struct net_ctx *ctx, uint8_t op, bool repl,

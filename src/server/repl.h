@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/auth.h"
+#include "util/tokens.h"
 
 struct core;
 struct repl;
@@ -75,7 +75,7 @@ size_t repl_peers(const struct core *c, struct repl_peer_info *out, size_t max);
 void repl_auth_reload(struct core *c);
 
 /* The end of a fetch whose token is not in the file, `how` ops_auth
- * says (auth.h): EAUTH when its pause ends, its context let go (the
+ * says (util/tokens.h): EAUTH when its pause ends, its context let go (the
  * connection closed meanwhile), or its connection closed. */
 void repl_answer_unknown(
     struct core *c, struct net_ctx *ctx, enum auth_end how);

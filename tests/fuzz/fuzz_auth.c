@@ -9,7 +9,7 @@
  * fixed table exactly when the token is that line's token: no near miss
  * passes, no listed token fails.
  *
- * A token file that parses has what auth.h promises of every line (a
+ * A token file that parses has what util/tokens.h promises of every line (a
  * name of 1..AUTH_NAME_MAX bytes, unique; a known role; a pattern whose
  * prefix fits it) and each line's hash finds that line; one that does not
  * parse leaves the table empty and says why. */
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "proto/msg.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,9 +1,9 @@
-/* fuzz_segwalk - sluice-log's walk of a segment (tools/sluice_log_walk.c),
- * which goes on past damage, against the segment reader over the same
- * arbitrary bytes: seg_scan_mem() must return 0 or SLUICE_ECORRUPT, and the
- * walk must agree with it on the first problem (where it is, and whether
- * it is a torn tail or corruption). Every record and bad stretch the walk
- * reports lies inside the input, in order. */
+/* fuzz_segwalk - sluice-log's walk of a segment
+ * (tools/sluice-log/sluice_log_walk.c), which goes on past damage, against the
+ * segment reader over the same arbitrary bytes: seg_scan_mem() must return 0 or
+ * SLUICE_ECORRUPT, and the walk must agree with it on the first problem (where
+ * it is, and whether it is a torn tail or corruption). Every record and bad
+ * stretch the walk reports lies inside the input, in order. */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>

@@ -23,7 +23,7 @@
 #include "it_ops.h"
 #include "proto/msg.h"
 #include "proto/sp.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "util/buf.h"
 
 /* token, line without its hash */

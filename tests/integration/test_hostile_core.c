@@ -25,7 +25,7 @@
 #include "it_sp.h"
 #include "proto/msg.h"
 #include "proto/repl.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "util/buf.h"
 
 enum { SP_ID = 0x80000000u };

@@ -54,7 +54,7 @@
 #include "bsc.h"
 #include "proto/msg.h"
 #include "proto/sp.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "util/buf.h"
 
 enum {

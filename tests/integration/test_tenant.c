@@ -27,7 +27,7 @@
 #include "log/snap.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 #include "util/buf.h"
 
 /* token, its line without the hash (and with its quotas) */

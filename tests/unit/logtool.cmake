@@ -1,4 +1,4 @@
-# sluice-log (tools/sluice_log*.c) on directories built by the tests, and
+# sluice-log (tools/sluice-log/) on directories built by the tests, and
 # sluiced started on damaged ones. Needs the sluice-log and sluiced
 # programs; skipped (77) when sluice-log is not built.
 if(TARGET sluice_logtool)

@@ -1,4 +1,4 @@
-/* The token file of --auth (src/server/auth.c): every parse error with
+/* The token file of --auth (src/util/tokens.c): every parse error with
  * its line, SHA-256 against vectors from `printf ... | sha256sum`, the
  * lookup, what each role may send, tube patterns, and the limit on
  * failed attempts per address. */
@@ -9,7 +9,7 @@
 #include "t_lib.h"
 
 #include "proto/msg.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 
 #define H_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
 /* H_X without its first digit */

@@ -1,3 +1,3 @@
 # The token file of --auth, its hash and what each role may do
-# (src/server/auth.c).
+# (src/util/tokens.c).
 sluice_test(tokens LIBS sluice_auth sluice_util TIMEOUT 30)

@@ -32,7 +32,6 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "util/dur.h"
 
 extern char **environ;
 
@@ -575,7 +574,29 @@ check_runnable(const char *cmd)
 	return EXIT_ERR;
 }
 
-int
+static const char work_usage[] =
+    "usage: sluice work -t TUBE [-c N] [--max-tasks N] [--wait DUR] -- CMD "
+    "[ARGS...]\n";
+static const char work_help[] =
+    "\nRuns CMD once per task of TUBE, with the payload on its standard "
+    "input,\nup to N at once (a CMD that cannot be run is refused before any "
+    "task\nis taken). CMD's exit status decides: 0 acks the task; "
+    "anything\nelse fails it with the last line CMD wrote to standard error "
+    "(or how it\nended), so it is retried after a backoff or buried. While "
+    "CMD runs\nlonger than half the task's ttr, its lease is touched. CMD "
+    "sees the task\nin $SLUICE_TASK_ID, $SLUICE_LEASE, $SLUICE_TUBE and "
+    "$SLUICE_ATTEMPTS.\n\n"
+    "  -t, --tube TUBE       the tube (repeat for several)\n"
+    "  -c, --concurrency N   run up to N commands at once (default 1)\n"
+    "      --max-tasks N     stop after N tasks (default: never)\n"
+    "      --wait DUR        stop when no task came for DUR (default: "
+    "never)\n\n"
+    "SIGINT or SIGTERM stops taking tasks; running commands finish and "
+    "their\ntasks are acked or failed. A second signal terminates them "
+    "(their tasks\nfail). The leases are bound to this process: if it "
+    "dies, its tasks\nreturn to ready.\n";
+
+static int
 cmd_work(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -616,7 +637,7 @@ cmd_work(struct cli *cli, int argc, char **argv)
 				return rc;
 			break;
 		case 'h':
-			return cli_help();
+			return cli_help(cli);
 		default:
 			return cli_bad_option(cli);
 		}
@@ -639,3 +660,5 @@ cmd_work(struct cli *cli, int argc, char **argv)
 	free(w.jobs);
 	return rc;
 }
+
+CLI_COMMAND(work, cmd_work);

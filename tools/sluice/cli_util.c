@@ -1,4 +1,7 @@
-/* cli_util - see cli_util.h. */
+/* cli_util - the pure helpers of the sluice tool (cli_util.h): whole
+ * numbers, UTF-8, JSON strings and base64 (through the JSON of results it
+ * shares with the server, proto/json.h), times and sizes for people. No
+ * I/O but the FILE each is given; the unit test drives them directly. */
 #include <string.h>
 #include <time.h>
 

@@ -1,29 +1,15 @@
-/* sluice_log_dir - a data directory as sluice-log sees it: every file
- * classified, every segment walked to its end, every snapshot checked as
- * a file and as a queue, the joins between segments, and each problem
- * named by file, byte offset and the LSNs around it.
- *
- * The judgement is the server's. A segment is walked by walk_seg() (which
- * goes on past damage to find every bad stretch) and scanned by seg_scan()
- * (what the server runs); the two must agree on the first problem. Between
- * segments the rules of logdir.c hold: each starts right after the one
- * before, epochs never go down, only the last may end torn. Recovery
- * starts from the newest snapshot whose file checks (snap.c) and whose
- * entries load (qsnap.c), else from LSN 1; the log must still hold the
- * records from there on.
- *
- * Order of work in lt_dir_check(): snapshots first (they decide where
- * recovery starts), then each segment in name order, then the joins.
- * Nothing here writes. */
-#include <dirent.h>
+/* sluice_log_check - the checks of a data directory (lt_dir_check): the
+ * snapshots first, as files and as queues (they decide where recovery
+ * starts), then each segment walked to its end and scanned as the server
+ * would, then the joins between segments, where the log must start, and
+ * the durable mark. Each finding is a problem of the directory
+ * (sluice_log_dir.c). Nothing here writes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,295 +17,6 @@
 #include "sluice.h"
 #include "sluice_log.h"
 #include "util/fsutil.h"
-
-enum { STOP_ = 0x51ce };
-
-void
-lt_path(const struct lt_dir *d, const char *name, char *out, size_t n)
-{
-	if (fs_join(out, n, d->path, name) != 0)
-		snprintf(out, n, "%s", name);
-}
-
-/* Copies a file name, cut to fit (only names sluice does not make can be
- * that long). */
-static void
-name_copy(char *dst, size_t n, const char *src)
-{
-	size_t k = strlen(src);
-
-	if (k > n - 1)
-		k = n - 1;
-	memcpy(dst, src, k);
-	dst[k] = '\0';
-}
-
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* "%020llu.snap" */
-static bool
-snap_name(const char *name, uint64_t *lsn)
-{
-	uint64_t v = 0;
-
-	if (strlen(name) != 25 || strcmp(name + 20, ".snap") != 0)
-		return false;
-	for (int i = 0; i < 20; i++) {
-		unsigned c = (unsigned)(name[i] - '0');
-
-		if (c > 9 || v > (UINT64_MAX - c) / 10)
-			return false;
-		v = v * 10 + c;
-	}
-	*lsn = v;
-	return true;
-}
-
-static int
-cmp_seg(const void *a, const void *b)
-{
-	const struct lt_seg *x = a, *y = b;
-
-	return x->name_lsn < y->name_lsn ? -1 : x->name_lsn > y->name_lsn;
-}
-
-static int
-cmp_snap(const void *a, const void *b)
-{
-	const struct lt_snap *x = a, *y = b;
-
-	return x->name_lsn < y->name_lsn ? -1 : x->name_lsn > y->name_lsn;
-}
-
-static bool
-grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-	size_t ncap;
-
-	if (n < *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 16;
-	np = realloc(*p, ncap * size);
-	if (np == NULL)
-		return false;
-	*p = np;
-	*cap = ncap;
-	return true;
-}
-
-/* Whether a sluiced holds the directory's lock now. */
-static bool
-lock_held(const struct lt_dir *d)
-{
-	char path[PATH_MAX];
-	bool held = false;
-	int fd;
-
-	lt_path(d, "LOCK", path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
-		held = errno == EWOULDBLOCK;
-	close(fd);
-	return held;
-}
-
-int
-lt_dir_open(const char *path, struct lt_dir *d, char *err, size_t errn)
-{
-	size_t seg_cap = 0, snap_cap = 0;
-	struct dirent *e;
-	struct stat st;
-	DIR *dir;
-
-	memset(d, 0, sizeof(*d));
-	d->snap_used = d->snap_picked = -1;
-	if (snprintf(d->path, sizeof(d->path), "%s", path) >=
-	    (int)sizeof(d->path)) {
-		snprintf(err, errn, "%s: path too long", path);
-		return LT_EXIT_USAGE;
-	}
-	if (stat(path, &st) < 0) {
-		int rc = errno;
-
-		snprintf(err, errn, "%s: %s", path,
-		    rc == ENOENT ? "no such directory" : strerror(rc));
-		return rc == ENOENT || rc == ENOTDIR ? LT_EXIT_NOTDATA
-		                                     : LT_EXIT_IO;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errn,
-		    "%s: not a directory (give the data directory, the "
-		    "--data of sluiced)",
-		    path);
-		return LT_EXIT_NOTDATA;
-	}
-	dir = opendir(path);
-	if (dir == NULL) {
-		snprintf(err, errn, "%s: cannot read the directory: %s", path,
-		    strerror(errno));
-		return LT_EXIT_IO;
-	}
-	while ((e = readdir(dir)) != NULL) {
-		const char *n = e->d_name;
-		uint64_t lsn;
-
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
-		d->nentries++;
-		if (seg_parse_name(n, &lsn)) {
-			if (!grow((void **)&d->segs, &seg_cap, d->nsegs,
-			        sizeof(*d->segs)))
-				goto fail_nomem;
-			memset(&d->segs[d->nsegs], 0, sizeof(*d->segs));
-			name_copy(d->segs[d->nsegs].name, LT_NAME_MAX, n);
-			d->segs[d->nsegs++].name_lsn = lsn;
-		} else if (snap_name(n, &lsn)) {
-			if (!grow((void **)&d->snaps, &snap_cap, d->nsnaps,
-			        sizeof(*d->snaps)))
-				goto fail_nomem;
-			memset(&d->snaps[d->nsnaps], 0, sizeof(*d->snaps));
-			name_copy(d->snaps[d->nsnaps].name, LT_NAME_MAX, n);
-			d->snaps[d->nsnaps++].name_lsn = lsn;
-		} else if (strcmp(n, "LOCK") == 0) {
-			d->has_lock = true;
-		} else if (strcmp(n, DURABLE_NAME) == 0) {
-			/* what the log had synced (src/log/durable.h) */
-		} else if (strcmp(n, "EPOCHS") == 0) {
-			/* the epoch history (src/log/epochs.h) */
-		} else if (strcmp(n, "EPOCHS.tmp") == 0) {
-			d->nleft++; /* a rewrite of it that did not finish */
-		} else if (strcmp(n, "lost+found") == 0) {
-			d->has_lost_found = true;
-		} else if (ends_with(n, ".spare")) {
-			d->nspares++;
-		} else if ((ends_with(n, ".inprogress") &&
-		               strstr(n, ".snap") != NULL) ||
-		    ends_with(n, ".wal.repair")) {
-			d->nleft++;
-		} else {
-			if (d->nunknown++ == 0)
-				name_copy(d->unknown, sizeof(d->unknown), n);
-		}
-	}
-	closedir(dir);
-	if (d->nunknown == d->nentries && d->nentries > 0) {
-		snprintf(err, errn,
-		    "%s is not a sluice data directory: it holds %zu "
-		    "entr%s (such as '%s') but no log segment "
-		    "(NNNNNNNNNNNNNNNNNNNN.wal), snapshot (.snap), EPOCHS "
-		    "or LOCK",
-		    path, d->nentries, d->nentries == 1 ? "y" : "ies",
-		    d->unknown);
-		lt_dir_free(d);
-		return LT_EXIT_NOTDATA;
-	}
-	if (d->nsegs > 0)
-		qsort(d->segs, d->nsegs, sizeof(*d->segs), cmp_seg);
-	if (d->nsnaps > 0)
-		qsort(d->snaps, d->nsnaps, sizeof(*d->snaps), cmp_snap);
-	if (d->has_lock)
-		d->running = lock_held(d);
-	return LT_EXIT_OK;
-
-fail_nomem:
-	closedir(dir);
-	lt_dir_free(d);
-	snprintf(err, errn, "out of memory listing %s", path);
-	return LT_EXIT_IO;
-}
-
-void
-lt_dir_free(struct lt_dir *d)
-{
-	free(d->segs);
-	free(d->snaps);
-	free(d->probs);
-	for (size_t i = 0; i < d->nnotes; i++)
-		free(d->notes[i]);
-	free(d->notes);
-	d->segs = NULL;
-	d->snaps = NULL;
-	d->probs = NULL;
-	d->notes = NULL;
-	d->nsegs = d->nsnaps = d->nprobs = d->nnotes = 0;
-}
-
-static struct lt_problem *problem(struct lt_dir *d, enum lt_kind kind,
-    const char *file, int seg, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static struct lt_problem *
-problem(struct lt_dir *d, enum lt_kind kind, const char *file, int seg,
-    const char *fmt, ...)
-{
-	static struct lt_problem spare; /* when out of memory: not kept */
-	struct lt_problem *p = &spare;
-	va_list ap;
-
-	if (grow((void **)&d->probs, &d->probs_cap, d->nprobs,
-	        sizeof(*d->probs)))
-		p = &d->probs[d->nprobs++];
-	memset(p, 0, sizeof(*p));
-	p->kind = kind;
-	p->seg = seg;
-	snprintf(p->file, sizeof(p->file), "%s", file);
-	va_start(ap, fmt);
-	vsnprintf(p->what, sizeof(p->what), fmt, ap);
-	va_end(ap);
-	return p;
-}
-
-static void note(struct lt_dir *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-note(struct lt_dir *d, const char *fmt, ...)
-{
-	char line[LT_WHAT_MAX + PATH_MAX];
-	char **nn;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	nn = realloc(d->notes, (d->nnotes + 1) * sizeof(*nn));
-	if (nn == NULL)
-		return;
-	d->notes = nn;
-	if ((nn[d->nnotes] = strdup(line)) != NULL)
-		d->nnotes++;
-}
-
-size_t
-lt_dir_count(const struct lt_dir *d, enum lt_kind kind)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < d->nprobs; i++)
-		n += d->probs[i].kind == kind;
-	return n;
-}
-
-int
-lt_dir_exit(const struct lt_dir *d)
-{
-	if (lt_dir_count(d, LT_DAMAGE) > 0)
-		return LT_EXIT_DAMAGE;
-	if (lt_dir_count(d, LT_IOERR) > 0)
-		return LT_EXIT_IO;
-	if (lt_dir_count(d, LT_TORN) > 0)
-		return LT_EXIT_TORN;
-	return LT_EXIT_OK;
-}
 
 /* ---- snapshots -------------------------------------------------------- */
 
@@ -396,7 +93,8 @@ check_snap(struct lt_dir *d, size_t i)
 	c.q = queue_new(NULL);
 	if (c.q == NULL) {
 		s->rc = -ENOMEM;
-		problem(d, LT_IOERR, s->name, -1, "out of memory loading it");
+		lt_dir_problem(
+		    d, LT_IOERR, s->name, -1, "out of memory loading it");
 		return;
 	}
 	s->rc = snap_load(path, snap_entry, &c, &s->info, &s->bad_off);
@@ -405,27 +103,27 @@ check_snap(struct lt_dir *d, size_t i)
 		 * entry. */
 		s->load_rc = c.rc;
 		s->rc = 0;
-		problem(d, LT_DAMAGE, s->name, -1,
+		lt_dir_problem(d, LT_DAMAGE, s->name, -1,
 		    "snapshot entry %" PRIu64 " (%s) does not load into a "
 		    "queue (%s): recovery cannot start from it",
 		    c.entry + 1, snap_entry_name(c.type),
 		    sluice_strerror(c.rc));
 	} else if (s->rc == SLUICE_ECORRUPT) {
-		p = problem(d, LT_DAMAGE, s->name, -1,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, -1,
 		    "snapshot damaged: an entry's checksum, length or the end "
 		    "entry does not check here");
 		p->has_off = true;
 		p->off = s->bad_off;
 		p->end = s->size;
 	} else if (s->rc < 0) {
-		problem(d, LT_IOERR, s->name, -1, "cannot read: %s",
+		lt_dir_problem(d, LT_IOERR, s->name, -1, "cannot read: %s",
 		    strerror(-s->rc));
 	} else if ((why = queue_snapshot_unusable(
 	                c.q, s->name_lsn, s->info.lsn)) != NULL) {
 		/* sluiced's own rule (queue.h): it skips this one as it
 		 * skips a damaged file. */
 		s->load_rc = s->rc = SLUICE_ECORRUPT;
-		problem(d, LT_DAMAGE, s->name, -1,
+		lt_dir_problem(d, LT_DAMAGE, s->name, -1,
 		    "%s (header LSN %" PRIu64 ", name %" PRIu64
 		    ", queue state at LSN %" PRIu64 ")",
 		    why, s->info.lsn, s->name_lsn, queue_lsn(c.q));
@@ -543,33 +241,35 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 	struct lt_problem *p;
 
 	if (b->header && b->tail) {
-		p = problem(d, last ? LT_TORN : LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, last ? LT_TORN : LT_DAMAGE, s->name,
+		    (int)i,
 		    "segment header does not parse and no record follows "
 		    "(%" PRIu64 " bytes): a segment %s",
 		    b->end,
 		    last ? "created as the node stopped; sluiced removes it"
 		         : "that is not the last, so the log is broken here");
 	} else if (b->header) {
-		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "segment header does not parse; valid records follow at "
 		    "offset %" PRIu64 " (LSN %" PRIu64 ")",
 		    b->end, b->lsn_after);
 	} else if (b->tail && !b->whole && b->damage != SEG_BAD_NONE) {
-		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "%" PRIu64 " bytes after LSN %" PRIu64
 		    " are not a record (%s) and are not what a torn write "
 		    "leaves: %s",
 		    b->end - b->off, b->lsn_before, why_text(b),
 		    seg_bad_str(b->damage));
 	} else if (walk_bad_is_torn(b)) {
-		p = problem(d, last ? LT_TORN : LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, last ? LT_TORN : LT_DAMAGE, s->name,
+		    (int)i,
 		    "%" PRIu64 " bytes after LSN %" PRIu64
 		    " are not a record (%s) and nothing valid follows: %s",
 		    b->end - b->off, b->lsn_before, why_text(b),
 		    last ? "a torn tail (a write the stop cut short)"
 		         : "a torn record in a segment that is not the last");
 	} else if (b->tail) {
-		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "a whole record after LSN %" PRIu64
 		    " breaks the sequence (%s); nothing valid follows",
 		    b->lsn_before, rec_why_str(b->why));
@@ -578,7 +278,7 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 
 		lsn_range(
 		    lost, sizeof(lost), b->lsn_before + 1, b->lsn_after - 1);
-		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "record LSN %" PRIu64 " follows LSN %" PRIu64
 		    ": %s missing",
 		    b->lsn_after, b->lsn_before, lost);
@@ -590,7 +290,7 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 			    b->lsn_after - 1);
 			snprintf(lost, sizeof(lost), "; %s lost in it", range);
 		}
-		p = problem(d, LT_DAMAGE, s->name, (int)i,
+		p = lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "bad record (%s) after LSN %" PRIu64
 		    "; valid records resume at offset %" PRIu64
 		    " with LSN %" PRIu64 "%s",
@@ -672,7 +372,7 @@ check_seg(struct lt_dir *d, size_t i, const struct lt_visit *v, void *arg)
 	rc = map_open(path, &m);
 	if (rc != 0) {
 		s->err = rc;
-		problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
+		lt_dir_problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
 		    strerror(-rc));
 		return 0;
 	}
@@ -684,21 +384,22 @@ check_seg(struct lt_dir *d, size_t i, const struct lt_visit *v, void *arg)
 	s->scan_rc = seg_scan(path, UINT64_MAX, 0, NULL, NULL, &s->scan);
 	if (s->scan_rc < 0) {
 		s->err = s->scan_rc;
-		problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
+		lt_dir_problem(d, LT_IOERR, s->name, (int)i, "cannot read: %s",
 		    strerror(-s->scan_rc));
 		return 0;
 	}
 	if (!agree(s, c.have_first ? &c.first : NULL))
-		problem(d, LT_DAMAGE, s->name, (int)i,
+		lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
 		    "sluice-log and the segment reader disagree about this "
 		    "segment (seg_scan: %s at offset %" PRIu64
 		    "); please report it",
 		    sluice_strerror(s->scan_rc), s->scan.bad_off);
 	if (s->w.hdr_ok && s->w.hdr.first_lsn != s->name_lsn) {
-		struct lt_problem *p = problem(d, LT_DAMAGE, s->name, (int)i,
-		    "segment header says its first LSN is %" PRIu64
-		    " but its name says %" PRIu64,
-		    s->w.hdr.first_lsn, s->name_lsn);
+		struct lt_problem *p =
+		    lt_dir_problem(d, LT_DAMAGE, s->name, (int)i,
+		        "segment header says its first LSN is %" PRIu64
+		        " but its name says %" PRIu64,
+		        s->w.hdr.first_lsn, s->name_lsn);
 
 		p->has_off = true;
 		p->off = 16;
@@ -752,19 +453,22 @@ check_joins(struct lt_dir *d)
 
 				lsn_range(
 				    gone, sizeof(gone), last + 1, first - 1);
-				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				p = lt_dir_problem(d, LT_DAMAGE, s->name,
+				    (int)i,
 				    "%s missing: %s ends at LSN %" PRIu64
 				    " and this segment starts at %" PRIu64
 				    " (a segment is missing)",
 				    gone, q->name, last, first);
 			} else if (first <= last)
-				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				p = lt_dir_problem(d, LT_DAMAGE, s->name,
+				    (int)i,
 				    "this segment starts at LSN %" PRIu64
 				    " but %s already ends at %" PRIu64
 				    " (segments overlap)",
 				    first, q->name, last);
 			else if (epoch < q->w.last_epoch)
-				p = problem(d, LT_DAMAGE, s->name, (int)i,
+				p = lt_dir_problem(d, LT_DAMAGE, s->name,
+				    (int)i,
 				    "epoch %" PRIu64 " after epoch %" PRIu64
 				    " of %s: a segment from an older epoch "
 				    "follows a newer one",
@@ -821,13 +525,13 @@ check_start(struct lt_dir *d)
 		uint64_t f = seg_first(&d->segs[k]);
 
 		if (sn == NULL)
-			p = problem(d, LT_DAMAGE, d->segs[k].name, k,
+			p = lt_dir_problem(d, LT_DAMAGE, d->segs[k].name, k,
 			    "the log starts at LSN %" PRIu64
 			    ": records 1..%" PRIu64
 			    " are gone and no usable snapshot covers them",
 			    f, f - 1);
 		else
-			p = problem(d, LT_DAMAGE, d->segs[k].name, k,
+			p = lt_dir_problem(d, LT_DAMAGE, d->segs[k].name, k,
 			    "recovery starts from %s and needs LSN %" PRIu64
 			    " on, but the log starts at %" PRIu64
 			    ": LSNs %" PRIu64 "..%" PRIu64 " are gone",
@@ -839,7 +543,7 @@ check_start(struct lt_dir *d)
 		p->lsn_after = f;
 	}
 	if (sn != NULL && end < sn->info.lsn)
-		note(d,
+		lt_dir_note(d,
 		    "the log ends at LSN %" PRIu64 ", before %s: sluiced "
 		    "starts from the snapshot and begins a new log after it "
 		    "(every segment is covered by the snapshot)",
@@ -862,7 +566,7 @@ check_durable(struct lt_dir *d)
 	if (d->nsegs == 0) {
 		judged = durable_judge(&d->mark, false, 0);
 		if (judged != NULL) {
-			p = problem(d, LT_DAMAGE, DURABLE_NAME, -1,
+			p = lt_dir_problem(d, LT_DAMAGE, DURABLE_NAME, -1,
 			    "no segment, but the log had synced up to LSN "
 			    "%" PRIu64 ": %s",
 			    d->mark.lsn, judged);
@@ -894,7 +598,7 @@ check_durable(struct lt_dir *d)
 	judged = durable_judge(&d->mark, false, end);
 	if (judged == NULL)
 		return;
-	p = problem(d, LT_DAMAGE, d->segs[last].name, (int)last,
+	p = lt_dir_problem(d, LT_DAMAGE, d->segs[last].name, (int)last,
 	    "the log ends at LSN %" PRIu64 " but had synced up to LSN %" PRIu64
 	    " (its DURABLE mark): LSNs %" PRIu64 "..%" PRIu64
 	    " are gone, records known written",
@@ -957,7 +661,7 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 	d->start = d->snap_used >= 0 ? d->snaps[d->snap_used].info.lsn + 1 : 1;
 	rc = durable_read(d->path, &d->mark);
 	if (rc != 0) {
-		problem(d, LT_IOERR, DURABLE_NAME, -1, "cannot read: %s",
+		lt_dir_problem(d, LT_IOERR, DURABLE_NAME, -1, "cannot read: %s",
 		    strerror(-rc));
 		rc = 0;
 	}
@@ -986,40 +690,40 @@ lt_dir_check(struct lt_dir *d, const struct lt_visit *v, void *arg)
 		const struct lt_snap *s = &d->snaps[i];
 
 		if ((int)i != d->snap_used && s->usable)
-			note(d,
+			lt_dir_note(d,
 			    "%s: an older snapshot, kept with the segments it "
 			    "needs (--keep-snapshots): recovery falls back to "
 			    "it when a newer one is damaged",
 			    s->name);
 	}
 	if (d->nleft > 0)
-		note(d,
+		lt_dir_note(d,
 		    "%zu unfinished file(s) (*.snap.inprogress, "
 		    "*.wal.repair, EPOCHS.tmp): left by a stop during a "
 		    "snapshot, a repair or a new epoch; sluiced ignores them",
 		    d->nleft);
 	if (d->nspares > 0)
-		note(d,
+		lt_dir_note(d,
 		    "%zu spare segment file(s) (*.spare): preallocated "
 		    "space; sluiced removes them at start",
 		    d->nspares);
 	if (d->nunknown > 0)
-		note(d, "%zu file(s) sluice does not know, such as '%s'",
+		lt_dir_note(d, "%zu file(s) sluice does not know, such as '%s'",
 		    d->nunknown, d->unknown);
 	if (d->mark.lsn != 0 || d->mark.clean)
-		note(d,
+		lt_dir_note(d,
 		    "DURABLE: the log had synced up to LSN %" PRIu64 "%s; a "
 		    "bad record at or below it is damage, not a torn write",
 		    d->mark.lsn,
 		    d->mark.clean ? ", and its writer stopped cleanly there"
 		                  : "");
 	else if (d->nsegs > 0)
-		note(d,
+		lt_dir_note(d,
 		    "no DURABLE mark (a log written before sluiced kept one, "
 		    "or wiped): whether a torn tail held acknowledged records "
 		    "cannot be told from the files");
 	if (d->running)
-		note(d,
+		lt_dir_note(d,
 		    "a sluiced is running on this directory (it holds the "
 		    "LOCK): the newest segment may be changing as it is "
 		    "read");
@@ -1051,140 +755,4 @@ lt_open_checked(
 		return LT_EXIT_IO;
 	}
 	return LT_EXIT_OK;
-}
-
-/* ---- replay ----------------------------------------------------------- */
-
-struct replay_ctx {
-	const struct lt_dir *d;
-	struct lt_replay *r;
-	uint64_t stop;
-	uint64_t expect;
-	uint64_t epoch;
-	bool started;
-	int oom;
-};
-
-static int
-replay_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
-    const struct rec_view *v)
-{
-	struct replay_ctx *c = arg;
-	struct lt_replay *r = c->r;
-	struct qrec q;
-	int rc;
-
-	(void)d;
-	if (v->hdr.lsn < c->expect && !c->started)
-		return 0; /* before the snapshot */
-	if (c->stop != 0 && v->hdr.lsn > c->stop)
-		return STOP_;
-	if (v->hdr.lsn != c->expect || v->hdr.epoch < c->epoch) {
-		r->broken = true;
-		return STOP_;
-	}
-	c->started = true;
-	c->expect++;
-	c->epoch = v->hdr.epoch;
-	if (v->hdr.type < REC_TYPE_LOG_MIN) {
-		rc = qrec_decode(v->hdr.type, v->body, v->body_len, &q);
-		if (rc == 0)
-			rc = queue_apply(r->q, v->hdr.lsn, v->hdr.time, &q);
-		if (rc == SLUICE_ENOMEM) {
-			c->oom = rc;
-			return STOP_;
-		}
-		if (rc != 0) {
-			r->failed = true;
-			r->fail_lsn = v->hdr.lsn;
-			r->fail_type = v->hdr.type;
-			r->fail_rc = rc;
-			r->fail_seg = seg;
-			r->fail_off = off;
-			return STOP_;
-		}
-	}
-	r->records++;
-	r->last_lsn = v->hdr.lsn;
-	r->last_time = v->hdr.time;
-	r->epoch = v->hdr.epoch;
-	return 0;
-}
-
-static int
-replay_bad(
-    void *arg, const struct lt_dir *d, size_t seg, const struct walk_bad *b)
-{
-	struct replay_ctx *c = arg;
-
-	if (!c->started)
-		return 0;
-	/* A torn tail is the end of the log, as recovery sees it. */
-	if (!(walk_bad_is_torn(b) && seg + 1 == d->nsegs))
-		c->r->broken = true;
-	return STOP_;
-}
-
-int
-lt_replay_run(const struct lt_dir *d, uint64_t stop_lsn, struct lt_replay *r)
-{
-	static const struct lt_visit visit = { replay_rec, replay_bad };
-	struct replay_ctx c = { d, r, stop_lsn, d->start, 0, false, 0 };
-	int k = lt_start_seg(d), rc = 0;
-
-	memset(r, 0, sizeof(*r));
-	r->q = queue_new(NULL);
-	if (r->q == NULL)
-		return SLUICE_ENOMEM;
-	if (d->snap_used >= 0) {
-		const struct lt_snap *s = &d->snaps[d->snap_used];
-
-		rc = lt_snap_load(d, (size_t)d->snap_used, r->q);
-		if (rc != 0)
-			return rc;
-		r->snap_lsn = s->info.lsn;
-		r->last_lsn = s->info.lsn;
-		r->epoch = s->info.epoch;
-		r->last_time = s->info.time;
-		c.epoch = s->info.epoch;
-	}
-	for (size_t i = k < 0 ? 0 : (size_t)k; i < d->nsegs && rc == 0; i++) {
-		if (d->segs[i].err != 0) {
-			r->broken = true;
-			break;
-		}
-		rc = lt_seg_walk(d, i, &visit, &c);
-	}
-	if (rc == STOP_)
-		rc = 0;
-	return c.oom != 0 ? c.oom : rc;
-}
-
-void
-lt_replay_free(struct lt_replay *r)
-{
-	queue_delete(r->q);
-	r->q = NULL;
-}
-
-int
-lt_dir_check_replay(struct lt_dir *d, struct lt_replay *r)
-{
-	struct lt_problem *p;
-	int rc = lt_replay_run(d, 0, r);
-
-	if (rc != 0 || !r->failed)
-		return rc;
-	p = problem(d, LT_DAMAGE, d->segs[r->fail_seg].name, (int)r->fail_seg,
-	    "record LSN %" PRIu64 " (%s) is whole but does not apply to the "
-	    "queue rebuilt before it (%s): sluiced stops at it",
-	    r->fail_lsn,
-	    lt_type_name(r->fail_type) ? lt_type_name(r->fail_type) : "?",
-	    sluice_strerror(r->fail_rc));
-	p->has_off = true;
-	p->off = r->fail_off;
-	p->lsn_before = r->fail_lsn - 1;
-	p->lsn_after = r->fail_lsn;
-	p->recovery = true;
-	return 0;
 }

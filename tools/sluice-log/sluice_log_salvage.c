@@ -92,38 +92,6 @@ tube_of(struct lt_salvage *sv, uint64_t id, char *out, size_t n)
 		snprintf(out, n, " tube=%.*s", (int)t.tube_len, t.tube);
 }
 
-/* The task a record is about, 0 when none or not known. */
-static uint64_t
-rec_task(const struct qrec *r)
-{
-	switch (r->type) {
-	case QREC_PUT:
-	case QREC_PUT_V:
-		return r->u.put.id;
-	case QREC_TAKE:
-	case QREC_TAKE_LEASE:
-		return r->u.take.id;
-	case QREC_ACK:
-	case QREC_RELEASE:
-	case QREC_FAIL:
-	case QREC_BURY:
-	case QREC_UNTAKE:
-	case QREC_SETBACK:
-		return r->u.end.id;
-	case QREC_TOUCH:
-		return r->u.touch.id;
-	case QREC_DELETE:
-		return r->u.del.id;
-	case QREC_REPLACE:
-	case QREC_REPLACE_V:
-		return r->u.replace.id;
-	case QREC_UPDATE:
-		return r->u.update.id;
-	default:
-		return 0;
-	}
-}
-
 /* A hole closed by the record at `lsn`: the LSNs between are lost. */
 static void
 note_hole(struct salv_ctx *c, uint64_t first, uint64_t last)
@@ -213,7 +181,9 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 	if (v->hdr.type < REC_TYPE_LOG_MIN) {
 		rc = qrec_decode(v->hdr.type, v->body, v->body_len, &q);
 		if (rc == 0) {
-			id = rec_task(&q);
+			/* a kick is not counted as its task's: a refused one
+			 * is named by its type alone, as salvage always has */
+			id = q.type == QREC_KICK ? 0 : lt_qrec_id(&q);
 			tube_of(sv, id, tube, sizeof(tube));
 			if ((q.type == QREC_PUT || q.type == QREC_PUT_V) &&
 			    c->gap_next != 0) {
@@ -496,15 +466,8 @@ lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out)
 	void *sbuf = NULL;
 	int lock = -1, rc;
 
-	rc = fs_lock_dir(d->path, &lock);
-	if (rc != 0) {
-		fprintf(stderr, "sluice-log: %s: %s; nothing was changed\n",
-		    d->path,
-		    rc == -EBUSY ? "a sluiced is running on it (it holds "
-		                   "the LOCK): stop it first"
-		                 : strerror(-rc));
+	if (lt_dir_lock(d, &lock) != 0)
 		return LT_EXIT_DAMAGE;
-	}
 	rc = lt_make_lost_found(d, lf, sizeof(lf));
 	buf_init(&note);
 	if (rc == 0) {

@@ -1,6 +1,8 @@
-/* auth - see auth.h. The file is small (one line per token) and read
- * whole; a lookup hashes the presented token once and compares the hash
- * with every line's without an early exit. */
+/* tokens - the token file of --auth (util/tokens.h): its parser, the
+ * SHA-256 of a token, the lookup, what each role may send and the limit on
+ * failed attempts. The file is small (one line per token) and read whole;
+ * a lookup hashes the presented token once and compares the hash with
+ * every line's without an early exit. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +12,7 @@
 #include <mbedtls/sha256.h>
 
 #include "proto/msg.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 
 #define AUTH_FILE_MAX (4u << 20) /* far more lines than anyone writes */
 

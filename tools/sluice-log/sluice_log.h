@@ -160,6 +160,26 @@ int lt_start_seg(const struct lt_dir *d);
 int lt_dir_exit(const struct lt_dir *d);
 
 /* Counts of problems by kind. */
+/* Copies the string `src` into `dst` of `n` bytes, cut to fit (a file
+ * name only sluice does not make can be that long; a reason). */
+void lt_scopy(char *dst, size_t n, const char *src);
+
+/* Takes the directory's LOCK (fs_lock_dir) before repair changes it.
+ * Returns 0, or says on stderr why nothing was changed (a sluiced holds
+ * it, or the error) and returns the -errno. */
+int lt_dir_lock(const struct lt_dir *d, int *lock);
+
+/* A problem of the directory, added to its list (sluice_log_check.c's
+ * findings): `kind`, in `file` (its segment `seg`, or -1), why
+ * printf-style. Returns it, for the caller to add its offset and LSNs. */
+struct lt_problem *lt_dir_problem(struct lt_dir *d, enum lt_kind kind,
+    const char *file, int seg, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A note about the directory (not a problem), printed by verify. */
+void lt_dir_note(struct lt_dir *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 size_t lt_dir_count(const struct lt_dir *d, enum lt_kind kind);
 
 /* Loads snapshot `i` into `q` (a queue from queue_new). Returns 0,
@@ -292,6 +312,18 @@ void lt_salvage_free(struct lt_salvage *sv);
 
 /* One line describing an action ("cut ...", "move ..."), with `verb`
  * ("would cut" / "cut"). */
+/* The plan cannot be carried out: says `what` (p->impossible). */
+void lt_plan_impossible(struct lt_plan *p, const char *what);
+
+/* "LSN 7" or "LSN 7..9", in `out`; returns `out`. */
+const char *lt_lsn_span(char *out, size_t n, uint64_t first, uint64_t last);
+
+/* "1 record", "2 records", in `out`; returns `out`. */
+const char *lt_records(char *out, size_t n, uint64_t count);
+
+/* One problem as verify prints it: its kind, file, offset and why. */
+void lt_print_problem(const struct lt_problem *p, struct buf *b);
+
 void lt_act_describe(const struct lt_act *a, bool dry, struct buf *out);
 
 /* ---- output helpers (sluice_log_out.c) -------------------------------- */

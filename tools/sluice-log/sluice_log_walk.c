@@ -1,4 +1,7 @@
-/* sluice_log_walk - see sluice_log_walk.h.
+/* sluice_log_walk - one segment image walked from end to end, going on
+ * past damage to report every bad stretch (sluice_log_walk.h); what
+ * sluice-log's checks, dump and salvage read a segment with, and what the
+ * segwalk fuzz target holds against the server's segment reader.
  *
  * The walk, from offset 64 (after a header that parses):
  *

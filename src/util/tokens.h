@@ -1,4 +1,9 @@
-/* auth - the token file of --auth and what each token may do.
+/* tokens - the token file of --auth and what each token may do; a
+ * library of its own, linked by sluiced (which loads the file and checks
+ * every request's token against it) and by the CLI (whose `sluice token
+ * new` hashes a new token and checks its line with this same parser). Its
+ * functions still carry the `auth_` prefix they had in src/server; the
+ * server's reorganisation renames them.
  *
  * A token is a secret a client sends once per connection (the wire op
  * auth); the server keeps only its SHA-256. Each line of the file names
@@ -26,8 +31,8 @@
  *
  * The table is read by the core at start and on SIGHUP; everything here
  * is pure (no globals), so the unit test drives it directly. */
-#ifndef SLUICE_SERVER_AUTH_H
-#define SLUICE_SERVER_AUTH_H
+#ifndef SLUICE_UTIL_TOKENS_H
+#define SLUICE_UTIL_TOKENS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,7 @@
-/* cli_lines - stdin a line at a time, in batches of what is ready (see
- * cli_lines.h). */
+/* cli_lines - stdin a line at a time, in batches of what is ready
+ * (cli_lines.h): what put --lines and ack --lines read with. A batch ends
+ * at the lines already there, so a slow producer gets each line sent as
+ * it comes and a fast one gets big batches. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* cli_tube - `sluice tube set|show|delete TUBE`: a tube's own settings
- * and its removal.
+ * and its removal; and `sluice pause TUBE DUR`, which stops handing out
+ * the tube's tasks for a while.
  *
  * set changes only the settings named on its command line; a value of
  * `default` gives a setting back to the server. show prints the settings
@@ -12,7 +13,6 @@
 #include "cli.h"
 #include "cli_util.h"
 #include "proto/json.h"
-#include "util/dur.h"
 
 enum {
 	T_TTR = 256,
@@ -132,7 +132,7 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 			a->json = true;
 			break;
 		case 'h':
-			exit(cli_help());
+			exit(cli_help(cli));
 		case '?':
 			return cli_bad_option(cli);
 		default:
@@ -175,7 +175,37 @@ operand_check(struct cli *cli, const char *sub, const struct tube_args *a)
 	return NULL;
 }
 
-int
+static const char tube_usage[] =
+    "usage: sluice tube set TUBE [--ttr DUR] [--max-attempts N]\n"
+    "                   [--backoff BASE,CAP] [--keep-done DUR]\n"
+    "                   [--lost-lease immediate|backoff]\n"
+    "                   [--dead-letter TUBE2] [--json]\n"
+    "       sluice tube show TUBE [--json]\n"
+    "       sluice tube delete TUBE [--force] [--json]\n";
+static const char tube_help[] =
+    "\nA tube's own defaults, for the tasks put in it from now on; each\n"
+    "setting the tube does not have is the server's. `set` changes only\n"
+    "the settings given; `default` as a value gives one back to the "
+    "server.\n\n"
+    "      --ttr DUR            a put's ttr when it gives none\n"
+    "      --max-attempts N     a put's max attempts when it gives none "
+    "(0:\n"
+    "                           unlimited)\n"
+    "      --backoff BASE,CAP   a fail's delay: BASE, doubling with each\n"
+    "                           attempt, at most CAP\n"
+    "      --keep-done DUR      how long finished tasks are kept\n"
+    "      --lost-lease HOW     a lease lost to ttr or a disconnect: ready\n"
+    "                           at once (immediate) or as a fail "
+    "(backoff)\n"
+    "      --dead-letter TUBE2  a task that would be buried in TUBE moves\n"
+    "                           to TUBE2 instead, ready, its attempts and\n"
+    "                           last error kept\n"
+    "      --force              delete: the tube's tasks too (else a tube\n"
+    "                           with tasks is refused)\n"
+    "      --json               print the settings as JSON (set, show), or\n"
+    "                           {\"tube\":\"T\",\"deleted\":N} (delete)\n";
+
+static int
 cmd_tube(struct cli *cli, int argc, char **argv)
 {
 	struct tube_args a;
@@ -222,3 +252,37 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	print_conf(tube, &now, a.json);
 	return EXIT_OK;
 }
+
+static const char pause_usage[] = "usage: sluice pause TUBE DUR [--json]\n";
+static const char pause_help[] =
+    "\nHands out no task of TUBE for DUR; 0 resumes it now.\n\n"
+    "      --json   print {\"until\":UNIX_MS} (0 when resumed)\n";
+
+static int
+cmd_pause(struct cli *cli, int argc, char **argv)
+{
+	bool json = false;
+	uint64_t ms, until;
+	char when[40];
+	int rc;
+
+	if ((rc = cli_simple_args(cli, argc, argv, 2, &json)) >= 0)
+		return rc;
+	if ((rc = cli_parse_ms(cli, "DUR", argv[optind + 1], 0, &ms)) != 0 ||
+	    (rc = cli_connect(cli)) != 0)
+		return rc;
+	if ((rc = sluice_pause(cli->c, argv[optind], ms, &until)) != 0)
+		return cli_fail(cli, rc, "pause %s", argv[optind]);
+	cli_fmt_time(when, sizeof(when), until);
+	if (json)
+		printf("{\"until\":%" PRIu64 "}\n", until);
+	else if (until)
+		printf("paused %s until %s\n", argv[optind], when);
+	else
+		printf("resumed %s\n", argv[optind]);
+	return EXIT_OK;
+}
+
+CLI_COMMAND(tube, cmd_tube);
+
+CLI_COMMAND(pause, cmd_pause);

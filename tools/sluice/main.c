@@ -1,0 +1,280 @@
+/* main - the command-line client of the sluice job queue server.
+ *
+ *   sluice [-s URL[,URL...]] [--timeout DUR] COMMAND [options]
+ *
+ * Reads the options every command shares (the servers, the token, TLS,
+ * --timeout), finds the command typed in the table below and runs it.
+ * Each command lives in the file of its family, its help beside its code
+ * (cli_put.c, cli_take.c, cli_lease.c, cli_task.c, cli_list.c,
+ * cli_stats.c, cli_tube.c, cli_node.c, cli_token.c, cli_work.c): it parses
+ * its options (cli_next_opt), makes one or a few libsluice calls and
+ * prints the result (cli_print.c) as text or, with --json, as JSON. Exit
+ * codes: 0 ok, 1 error, 2 usage, 3 nothing to take before the timeout. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util/dur.h"
+#include "util/tokens.h"
+
+static const char main_usage[] =
+    "usage: sluice [-s URL[,URL...]] [--timeout DUR] COMMAND [options]\n";
+
+static const char main_help[] =
+    "\n"
+    "The command-line client of the sluice job queue server.\n"
+    "\n"
+    "  -s, --server URL[,URL...]  the servers: a leader and its followers,\n"
+    "                             tried in order (default $SLUICE_URL, else\n"
+    "                             " SLUICE_DEFAULT_URL ")\n"
+    "      --token-file FILE      send the token in FILE's first line to a\n"
+    "                             server started with --auth (default\n"
+    "                             $SLUICE_TOKEN); never on the command line,\n"
+    "                             where ps would show it\n"
+    "      --timeout DUR          wait this long to connect, and for each\n"
+    "                             reply (default 2s to connect, 30s for a\n"
+    "                             reply; 0: replies may take any time)\n"
+    "      --tls-ca FILE          for tls+tcp:// URLs: the CA (PEM) that\n"
+    "                             signed the servers' certificates\n"
+    "                             (default $SLUICE_TLS_CA)\n"
+    "      --tls-cert FILE        this client's certificate (PEM), for\n"
+    "                             servers that require one\n"
+    "                             (default $SLUICE_TLS_CERT)\n"
+    "      --tls-key FILE         its private key (default $SLUICE_TLS_KEY)\n"
+    "  -h, --help                 this help; `sluice COMMAND --help` for "
+    "one\n"
+    "                             command's options\n"
+    "  -V, --version              print the version\n"
+    "\n"
+    "Tasks:\n"
+    "  put       put a task (or one per line of stdin)\n"
+    "  take      take tasks to work on\n"
+    "  ack       a taken task is done\n"
+    "  release   put a taken task back, now or later\n"
+    "  fail      a taken task failed: retry it later, or bury it\n"
+    "  touch     extend a taken task's lease\n"
+    "  bury      park a taken task until it is kicked\n"
+    "  update    change a waiting task in place (priority, time, ttr, ...)\n"
+    "  kick      move buried tasks back to ready\n"
+    "  delete    delete a task (by id or key), or every task of a tube\n"
+    "  peek      show a task without taking it\n"
+    "  work      run a command for each task of a tube\n"
+    "Admin:\n"
+    "  stats     counts per tube and state, log and replication state\n"
+    "  list      a tube's tasks, by state and order\n"
+    "  errors    a tube's tasks counted by last error\n"
+    "  pause     stop handing out a tube's tasks for a while\n"
+    "  tube      set or show a tube's own settings; delete a tube\n"
+    "  snapshot  write a snapshot now\n"
+    "  promote   make the follower a leader\n"
+    "  follow    make the node follow a leader\n"
+    "  token     make a new token for sluiced --auth\n"
+    "Automatic failover (sluiced --etcd):\n"
+    "  cluster     the cluster's members as the node sees them\n"
+    "  switchover  hand the leadership to another member\n"
+    "\n"
+    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
+    "1.5m, 1h, 30d.\n"
+    "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
+    "\n"
+    "Output, the same for every command:\n"
+    "  On success a command prints its result on standard output: put the\n"
+    "  new task's id alone (for scripts), take and peek the task, stats,\n"
+    "  list and errors a table, and every other command one line saying\n"
+    "  what it did, the verb first (\"acked 12\", \"released 12, ready\",\n"
+    "  \"kicked 3 tasks\"). With --json (every command but work) it prints\n"
+    "  exactly one JSON value instead (put --lines: one array, an element\n"
+    "  per line as it is stored). Times for people are ISO 8601\n"
+    "  in local time with their zone (2024-06-01T12:00:00.000+02:00); in\n"
+    "  JSON they are unix milliseconds. Errors and notes go to standard\n"
+    "  error, one line each: \"sluice: COMMAND: why\".\n"
+    "Exit status: 0 ok, 1 error, 2 usage, 3 nothing to take before the "
+    "timeout.\n";
+
+static const struct cli_command *const commands[] = {
+	&cli_cmd_put,
+	&cli_cmd_take,
+	&cli_cmd_ack,
+	&cli_cmd_release,
+	&cli_cmd_fail,
+	&cli_cmd_touch,
+	&cli_cmd_bury,
+	&cli_cmd_update,
+	&cli_cmd_kick,
+	&cli_cmd_delete,
+	&cli_cmd_peek,
+	&cli_cmd_stats,
+	&cli_cmd_list,
+	&cli_cmd_errors,
+	&cli_cmd_rates,
+	&cli_cmd_pause,
+	&cli_cmd_tube,
+	&cli_cmd_snapshot,
+	&cli_cmd_promote,
+	&cli_cmd_follow,
+	&cli_cmd_cluster,
+	&cli_cmd_switchover,
+	&cli_cmd_work,
+	&cli_cmd_token,
+};
+
+static int main_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int
+main_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sluice: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'sluice --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static const struct cli_command *
+find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i]->name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+/* `sluice help` and `sluice help COMMAND`: the same as --help. */
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc == 1) {
+		printf("%s%s", main_usage, main_help);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return main_usage_error("help: one COMMAND at most");
+	if ((cmd = find_command(argv[1])) == NULL)
+		return main_usage_error(
+		    "help: unknown command \"%s\"", argv[1]);
+	printf("%s%s", cmd->usage, cmd->help);
+	return EXIT_OK;
+}
+
+/* The first line of `path`, its blanks cut, or NULL (said why). */
+static const char *
+read_token(const char *path)
+{
+	static char token[AUTH_TOKEN_MAX + 2];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL) {
+		fprintf(stderr, "sluice: --token-file %s: %s\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	if (fgets(token, sizeof(token), f) == NULL)
+		token[0] = '\0';
+	fclose(f);
+	n = strcspn(token, " \t\r\n");
+	if (n == 0 || n > AUTH_TOKEN_MAX) {
+		fprintf(stderr,
+		    "sluice: --token-file %s: its first line is not a token "
+		    "(1-%d bytes)\n",
+		    path, AUTH_TOKEN_MAX);
+		return NULL;
+	}
+	token[n] = '\0';
+	return token;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		END_OPT,
+	};
+	struct cli cli = { .timeout_ms = -1, .cmd = "sluice" };
+	static char prog[64] = "sluice";
+	uint64_t ms;
+	int ch, rc;
+
+	cli.urls = getenv("SLUICE_URL");
+	cli.tls_ca = getenv("SLUICE_TLS_CA");
+	cli.tls_cert = getenv("SLUICE_TLS_CERT");
+	cli.tls_key = getenv("SLUICE_TLS_KEY");
+	cli.token = getenv("SLUICE_TOKEN");
+	if (cli.token != NULL && cli.token[0] == '\0')
+		cli.token = NULL;
+	argv[0] = prog; /* getopt_long names argv[0] in its complaints */
+	/* "+": stop at the command; its options are its own */
+	while ((ch = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			cli.urls = optarg;
+			break;
+		case OPT_TOKEN_FILE:
+			if ((cli.token = read_token(optarg)) == NULL)
+				return EXIT_ERR;
+			break;
+		case OPT_TIMEOUT:
+			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
+				return main_usage_error(
+				    "--timeout takes a duration: milliseconds, "
+				    "or a number with ms, s, m, h or d (500, "
+				    "2s, 1.5m, 1h, 30d); not \"%s\"",
+				    optarg);
+			cli.timeout_ms = (int)ms;
+			break;
+		case OPT_TLS_CA:
+			cli.tls_ca = optarg;
+			break;
+		case OPT_TLS_CERT:
+			cli.tls_cert = optarg;
+			break;
+		case OPT_TLS_KEY:
+			cli.tls_key = optarg;
+			break;
+		case 'h':
+			printf("%s%s", main_usage, main_help);
+			return EXIT_OK;
+		case 'V':
+			printf("sluice %d.%d.%d\n", SLUICE_VERSION_MAJOR,
+			    SLUICE_VERSION_MINOR, SLUICE_VERSION_PATCH);
+			return EXIT_OK;
+		default:
+			fputs("Try 'sluice --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		fprintf(stderr, "%sTry 'sluice --help'.\n", main_usage);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[optind], "help") == 0)
+		return cmd_help(argc - optind, argv + optind);
+	if ((cli.command = find_command(argv[optind])) == NULL)
+		return main_usage_error("unknown command \"%s\"", argv[optind]);
+	cli.cmd = cli.command->name;
+	argv += optind;
+	argc -= optind;
+	snprintf(prog, sizeof(prog), "sluice %s", cli.cmd);
+	argv[0] = prog;
+	optind = 0; /* restart getopt: the command's options follow its name */
+	rc = cli.command->run(&cli, argc, argv);
+	sluice_close(cli.c);
+	return rc;
+}
