@@ -24,7 +24,7 @@
 #include "it_probe.h"
 #include "it_sp.h"
 #include "proto/msg.h"
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "server/auth.h"
 #include "util/buf.h"
 
@@ -481,7 +481,7 @@ write_tokens(const char *path)
 static int
 fetch(int port, uint64_t from, uint64_t epoch, uint64_t start)
 {
-	struct repl_fetch_req q = { 0 };
+	struct replmsg_fetch_req q = { 0 };
 	struct buf b, body;
 	uint32_t bt;
 	int fd, st;
@@ -496,11 +496,11 @@ fetch(int port, uint64_t from, uint64_t epoch, uint64_t start)
 	q.token = (struct msg_str) { tokens[1][0], strlen(tokens[1][0]) };
 	buf_init(&b);
 	buf_init(&body);
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
 	fd = it_sp_open(port);
 	it_sp_send(fd, SP_ID, b.data, b.len);
 	assert_true(it_sp_recv(fd, &bt, 1, &body));
-	st = repl_rep_status(body.data, body.len, REPL_OP_FETCH);
+	st = replmsg_rep_status(body.data, body.len, REPLMSG_OP_FETCH);
 	close(fd);
 	buf_free(&b);
 	buf_free(&body);
