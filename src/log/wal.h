@@ -1,8 +1,17 @@
-/* wal - the log writer: group commit through io_uring.
+/* wal - the log writer: group commit, rotation into preallocated
+ * segments, the fsync policies, space reservation.
+ *
+ * How a batch reaches the disk (wal_config.commit). By default
+ * (WAL_COMMIT_INLINE) its write and fdatasync are plain system calls made
+ * in wal_submit, on the caller's thread, when nothing else is in flight;
+ * with WAL_COMMIT_RING they are submitted to io_uring and finished by
+ * wal_reap. The `interval` policy's timer and timed fdatasync always go
+ * through io_uring.
  *
  * Used by ONE thread (the server's queue thread); nothing here blocks
- * except wal_open, wal_sync, wal_prealloc_wait and wal_close. The cycle
- * of an event-loop turn:
+ * except wal_open, wal_sync, wal_prealloc_wait, wal_close, and (inline)
+ * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_RING (inline,
+ * wal_submit returns with the batch durable):
  *
  *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
  *	                                          moves; reply to clients up
