@@ -432,7 +432,7 @@ check_snap(struct lt_dir *d, size_t i)
 	} else {
 		s->usable = true;
 	}
-	queue_delete(c.q);
+	queue_free(c.q);
 }
 
 /* ---- segments --------------------------------------------------------- */
@@ -1163,7 +1163,7 @@ lt_replay_run(const struct lt_dir *d, uint64_t stop_lsn, struct lt_replay *r)
 void
 lt_replay_free(struct lt_replay *r)
 {
-	queue_delete(r->q);
+	queue_free(r->q);
 	r->q = NULL;
 }
 

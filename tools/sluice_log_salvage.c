@@ -410,7 +410,7 @@ lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv)
 void
 lt_salvage_free(struct lt_salvage *sv)
 {
-	queue_delete(sv->q);
+	queue_free(sv->q);
 	sv->q = NULL;
 	buf_free(&sv->lost);
 }

@@ -377,8 +377,8 @@ sluice_close(struct sluice_client *c)
 	buf_free(&c->reply);
 	buf_free(&c->out);
 	buf_free(&c->texts);
-	urls_free(&c->urls);
-	tlsfile_free(&c->tls);
+	urls_fini(&c->urls);
+	tlsfile_fini(&c->tls);
 	free(c);
 }
 void
@@ -414,7 +414,7 @@ sluice_set_tls(struct sluice_client *c, const char *ca_file,
 	        sizeof(c->errmsg)) != 0)
 		return SLUICE_EINVAL;
 	conn_drop(c); /* the next call connects with these */
-	tlsfile_free(&c->tls);
+	tlsfile_fini(&c->tls);
 	c->tls = t;
 	c->errmsg[0] = '\0';
 	return 0;

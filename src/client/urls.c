@@ -7,7 +7,7 @@
 #include "sluice.h"
 
 void
-urls_free(struct urls *u)
+urls_fini(struct urls *u)
 {
 	for (size_t i = 0; i < u->n; i++)
 		free(u->v[i]);
@@ -64,7 +64,7 @@ urls_parse(const char *s, struct urls *out)
 		p = end;
 	}
 	if (rc != 0) {
-		urls_free(&u);
+		urls_fini(&u);
 		return rc;
 	}
 	*out = u;

@@ -194,7 +194,7 @@ check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
 		    dir);
 		rc = SLUICE_ECORRUPT;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -236,7 +236,7 @@ drop_covered_segments(const char *dir)
 		    unlink(path) < 0)
 			rc = -errno;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc == 0 ? fs_sync_dir(dir) : rc;
 }
 

@@ -308,7 +308,7 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 	w->st.segments = ld.n;
 	/* No spare exists yet: the files counted are the segments. */
 	w->alloc.bytes = wal_alloc_segments_bytes(w->dir, &ld);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 
 	w->alloc.want = w->want = w->cfg.prealloc;
 	rc = pthread_create(&w->alloc.thr, NULL, wal_alloc_main, w);
@@ -698,7 +698,7 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 		}
 		removed++;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	if (removed > 0) {
 		int src = fs_sync_dir(w->dir);
 

@@ -38,7 +38,7 @@ heap_init(struct heap *h, heap_less_fn *less, size_t pos_off)
 }
 
 void
-heap_free(struct heap *h)
+heap_fini(struct heap *h)
 {
 	free(h->item);
 	h->item = NULL;

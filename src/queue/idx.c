@@ -54,7 +54,7 @@ idx_init(struct idx *x, idx_key_fn *key)
 }
 
 void
-idx_free(struct idx *x)
+idx_fini(struct idx *x)
 {
 	free(x->slot);
 	x->slot = NULL;

@@ -140,17 +140,17 @@ queue_fini(struct queue *q)
 	for (uint32_t i = 0; i < q->ntubes; i++)
 		tube_free(q->tubes[i]);
 	free(q->tubes);
-	idx_free(&q->ids);
-	idx_free(&q->keys);
-	idx_free(&q->names);
-	idx_free(&q->sessions);
-	heap_free(&q->taken);
-	heap_free(&q->wake);
-	heap_free(&q->pauses);
-	heap_free(&q->done);
+	idx_fini(&q->ids);
+	idx_fini(&q->keys);
+	idx_fini(&q->names);
+	idx_fini(&q->sessions);
+	heap_fini(&q->taken);
+	heap_fini(&q->wake);
+	heap_fini(&q->pauses);
+	heap_fini(&q->done);
 	free(q->load.want);
 	free(q->rates);
-	qs_acct_free(q);
+	qs_acct_fini(q);
 }
 
 struct queue *
@@ -165,7 +165,7 @@ queue_new(const struct queue_config *cfg)
 }
 
 void
-queue_delete(struct queue *q)
+queue_free(struct queue *q)
 {
 	if (q == NULL)
 		return;

@@ -171,8 +171,8 @@ void qs_acct_use(
     struct queue *q, struct tube *tb, int64_t tasks, int64_t bytes);
 /* Whether every namespace's counts are the sums of its tubes' (check). */
 bool qs_acct_valid(const struct queue *q);
-/* Frees the namespaces (queue_delete). */
-void qs_acct_free(struct queue *q);
+/* Frees the namespaces (queue_free). */
+void qs_acct_fini(struct queue *q);
 
 /* The tube with that (valid) name, created when missing (*created then
  * true). Returns 0, SLUICE_ENOMEM. */

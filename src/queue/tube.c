@@ -36,11 +36,11 @@ tube_free(struct tube *tb)
 {
 	if (tb == NULL)
 		return;
-	heap_free(&tb->ready);
-	heap_free(&tb->age);
-	heap_free(&tb->delayed);
-	heap_free(&tb->buried);
-	heap_free(&tb->done);
+	heap_fini(&tb->ready);
+	heap_fini(&tb->age);
+	heap_fini(&tb->delayed);
+	heap_fini(&tb->buried);
+	heap_fini(&tb->done);
 	free(tb->conf);
 	hourly_free(tb->hourly);
 	free(tb->rates);

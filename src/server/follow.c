@@ -463,7 +463,7 @@ wipe(struct core *c)
 			    c->cfg->data_dir, ld.first[i]);
 			unlink(path);
 		}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	if (snap_list(c->cfg->data_dir, &lsns, &n) == 0)
 		for (size_t i = 0; i < n; i++)
 			if (snap_path(path, sizeof(path), c->cfg->data_dir,

@@ -748,9 +748,9 @@ out:
 			exit_code = 1;
 		}
 	}
-	queue_delete(c.q);
+	queue_free(c.q);
 	waiters_fini(&c.waits);
-	epochs_free(&c.epochs);
+	epochs_fini(&c.epochs);
 	ops_auth_end(&c);
 	sess_tab_fini(&c.sess);
 	buf_free(&c.body);

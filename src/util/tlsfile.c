@@ -123,12 +123,12 @@ tlsfile_load(struct tlsfile *t, const char *ca, const char *cert,
 fail:
 	if (cfg != NULL)
 		nng_tls_config_free(cfg);
-	tlsfile_free(t);
+	tlsfile_fini(t);
 	return -1;
 }
 
 void
-tlsfile_free(struct tlsfile *t)
+tlsfile_fini(struct tlsfile *t)
 {
 	free(t->ca);
 	free(t->cert);

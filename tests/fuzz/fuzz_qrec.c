@@ -93,7 +93,7 @@ snapshot_round_trip(struct queue *q, int64_t now)
 	buf_free(&snap);
 	buf_free(&x);
 	buf_free(&y);
-	queue_delete(copy);
+	queue_free(copy);
 }
 
 static void
@@ -141,7 +141,7 @@ records(struct rd *in)
 		checked(q);
 	}
 	snapshot_round_trip(q, time);
-	queue_delete(q);
+	queue_free(q);
 }
 
 static void
@@ -168,7 +168,7 @@ snapshot(struct rd *in)
 		checked(q);
 		snapshot_round_trip(q, T0);
 	}
-	queue_delete(q);
+	queue_free(q);
 }
 
 /* ---- Operations -------------------------------------------------------- */
@@ -470,8 +470,8 @@ operations(struct rd *in)
 	buf_free(&y);
 	buf_free(&o.body);
 	buf_free(&o.log);
-	queue_delete(o.q);
-	queue_delete(replay);
+	queue_free(o.q);
+	queue_free(replay);
 }
 
 int

@@ -173,7 +173,7 @@ tl_close(struct tl_log *l)
 {
 	assert_int_equal(wal_sync(l->w, 10000), 0);
 	assert_int_equal(wal_close(l->w), 0);
-	queue_delete(l->q);
+	queue_free(l->q);
 	buf_free(&l->body);
 }
 
@@ -318,7 +318,7 @@ tl_seg_at(const char *dir, size_t i)
 		    seg_path(path, sizeof(path), dir, ld.first[i]), 0);
 		rc = path;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -330,7 +330,7 @@ tl_nsegs(const char *dir)
 
 	assert_int_equal(logdir_list(dir, &ld), 0);
 	n = ld.n;
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return n;
 }
 

@@ -50,7 +50,7 @@ tq_init(struct tq *h, const struct queue_config *cfg, int64_t now)
 static inline void
 tq_fini(struct tq *h)
 {
-	queue_delete(h->q);
+	queue_free(h->q);
 	buf_free(&h->body);
 	buf_free(&h->bodies);
 	free(h->log);

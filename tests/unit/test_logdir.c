@@ -41,10 +41,10 @@ test_logdir_lists_segments_in_order(void **state)
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_int_equal(ld.n, 3);
 	assert_true(ld.first[0] == 1 && ld.first[1] == 21 && ld.first[2] == 41);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	assert_int_equal(logdir_list(t_path(*state, "missing"), &ld), 0);
 	assert_int_equal(ld.n, 0);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 }
 
 /* The scan visits every record across segments and ends where the next
@@ -183,7 +183,7 @@ test_logdir_scan_drops_last_segment_with_torn_header(void **state)
 	assert_true(e.offset == offs[5] && e.nsegs == 2);
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_int_equal(ld.n, 2);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 }
 
 /* The only segment, torn at creation: an empty log continuing at its

@@ -2184,8 +2184,8 @@ test_snapshot_then_tail_equals_full_replay(void **state)
 	assert_int_equal(tq_replay(h, full, 0, h->nlog), 0);
 	assert_true(tq_same(h->q, full, h->now));
 	assert_true(tq_same(h->q, copy, h->now));
-	queue_delete(copy);
-	queue_delete(full);
+	queue_free(copy);
+	queue_free(full);
 	buf_free(&snap);
 }
 
@@ -2435,7 +2435,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &snap), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
+	queue_free(q);
 
 	/* version 2: what its writer gave for the same queue */
 	assert_int_equal(del_id(h, a), 0);
@@ -2460,7 +2460,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &old), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
+	queue_free(q);
 	buf_free(&old);
 	buf_free(&snap);
 }
@@ -2536,7 +2536,7 @@ load_entries(struct entries *e, size_t skip, size_t cut, bool dup)
 	}
 	if (rc == 0 && !queue_snapshot_done(q))
 		rc = SLUICE_ECORRUPT;
-	queue_delete(q);
+	queue_free(q);
 	return rc;
 }
 
@@ -2577,7 +2577,7 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 		rec.u.pause.tube_len = 1;
 		assert_int_equal(queue_apply(q, queue_lsn(q) + 1, T0, &rec),
 		    SLUICE_ECORRUPT);
-		queue_delete(q);
+		queue_free(q);
 	}
 	for (size_t i = 0; i < e->n; i++)
 		buf_free(&e->data[i]);
@@ -2618,8 +2618,8 @@ test_snapshot_version_2_still_loads(void **state)
 	assert_int_equal(rc, 0);
 	assert_true(queue_snapshot_done(q));
 	assert_true(tq_same(want, q, h->now));
-	queue_delete(q);
-	queue_delete(want);
+	queue_free(q);
+	queue_free(want);
 	for (size_t i = 0; i < e->n; i++)
 		buf_free(&e->data[i]);
 	free(e);
@@ -2702,7 +2702,7 @@ test_snapshot_version_3_keeps_its_keys(void **state)
 		assert_true(res.created);
 		assert_true(queue_check(q, NULL) == 0);
 	}
-	queue_delete(q);
+	queue_free(q);
 	for (size_t i = 0; i < e->n; i++)
 		buf_free(&e->data[i]);
 	free(e);
@@ -2721,7 +2721,7 @@ load_with(struct entries *e, size_t which, const uint8_t *data, size_t len)
 		                      e->data[i].data, e->data[i].len);
 	if (rc == 0 && !queue_snapshot_done(q))
 		rc = SLUICE_ECORRUPT;
-	queue_delete(q);
+	queue_free(q);
 	return rc;
 }
 
@@ -2794,7 +2794,7 @@ test_snapshot_holds_tube_settings(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &b), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
+	queue_free(q);
 	buf_free(&b);
 	/* twice in a row; cut short; in the place of the next TUBE */
 	assert_int_equal(load_entries(e, SIZE_MAX, at, false), SLUICE_ECORRUPT);
@@ -2939,7 +2939,7 @@ test_replay_gives_the_same_dump(void **state)
 	assert_non_null(strstr((char *)d.data, "dedup \"done-key\""));
 	assert_null(strstr((char *)d.data, "dedup \"key-3\""));
 	buf_free(&d);
-	queue_delete(r);
+	queue_free(r);
 }
 
 /* ---- hourly statistics
@@ -3084,7 +3084,7 @@ test_hourly_counts_durations_and_window(void **state)
 	}
 	assert_int_equal(queue_check(copy, NULL), 0);
 	assert_true(tq_same(h->q, copy, h->now));
-	queue_delete(copy);
+	queue_free(copy);
 }
 
 int
