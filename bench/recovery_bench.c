@@ -271,7 +271,7 @@ main(int argc, char **argv)
 	wal_sync(b.wal, 60000);
 	wal_close(b.wal);
 	queue_free(b.q);
-	buf_free(&b.body);
+	buf_fini(&b.body);
 
 	/* Restart: snapshot + tail, then the writer. */
 	q = queue_new(NULL);

@@ -701,7 +701,7 @@ lt_cmd_dump(int argc, char **argv)
 	names_free(&dm.names);
 	free(dm.ids.key);
 	free(dm.ids.val);
-	buf_free(&dm.out);
-	buf_free(&dm.line);
+	buf_fini(&dm.out);
+	buf_fini(&dm.line);
 	return rc;
 }

@@ -442,7 +442,7 @@ lt_cmd_stats(int argc, char **argv)
 			    d.nprobs, d.path);
 	}
 	lt_flush(&b, stdout);
-	buf_free(&b);
+	buf_fini(&b);
 	free(lc.segs);
 	lt_replay_free(&r);
 	rc = lt_dir_count(&d, LT_DAMAGE) > 0 ? LT_EXIT_DAMAGE
@@ -829,7 +829,7 @@ lt_cmd_state(int argc, char **argv)
 		}
 	}
 	rc = lt_flush(&b, stdout) ? LT_EXIT_OK : LT_EXIT_IO;
-	buf_free(&b);
+	buf_fini(&b);
 out:
 	queue_free(sc.q);
 	lt_dir_free(&d);

@@ -796,7 +796,7 @@ wal_close(struct wal *w)
 		struct wal_batch *b = w->idle;
 
 		w->idle = b->next;
-		buf_free(&b->data);
+		buf_fini(&b->data);
 		free(b);
 	}
 	wal_seg_unref(w->sync.seg);

@@ -77,7 +77,7 @@ wal_batch_free(struct wal *w, struct wal_batch *b)
 		w->nidle++;
 		return;
 	}
-	buf_free(&b->data);
+	buf_fini(&b->data);
 	free(b);
 }
 

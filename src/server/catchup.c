@@ -63,7 +63,7 @@ reader_free(struct catchup *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->buf);
-	buf_free(&r->out);
+	buf_fini(&r->out);
 	free(r);
 }
 

@@ -440,7 +440,7 @@ save_lost(struct core *c, uint64_t from, uint64_t last)
 	fdatasync(fd);
 	close(fd);
 	fs_sync_dir(dir);
-	buf_free(&b);
+	buf_fini(&b);
 	logdir_cursor_close(cur);
 	log_warn("follow",
 	    "records that were never the leader's saved to path=%s "
@@ -756,7 +756,7 @@ follow_stop(struct core *c)
 	link_close(f);
 	snap_abandon(f);
 	close(f->efd);
-	buf_free(&f->out);
+	buf_fini(&f->out);
 	free(f);
 	c->fol = NULL;
 	c->leader_url[0] = '\0';

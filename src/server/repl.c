@@ -922,8 +922,8 @@ repl_close(struct core *c)
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
-	buf_free(&rp->recs);
-	buf_free(&rp->out);
+	buf_fini(&rp->recs);
+	buf_fini(&rp->out);
 	free(rp);
 	c->repl = NULL;
 }

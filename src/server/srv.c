@@ -753,8 +753,8 @@ out:
 	epochs_fini(&c.epochs);
 	ops_auth_end(&c);
 	sess_tab_fini(&c.sess);
-	buf_free(&c.body);
-	buf_free(&c.out);
+	buf_fini(&c.body);
+	buf_fini(&c.out);
 	if (c.sigfd >= 0)
 		close(c.sigfd);
 	if (lockfd >= 0)

@@ -13,7 +13,7 @@ buf_init(struct buf *b)
 }
 
 void
-buf_free(struct buf *b)
+buf_fini(struct buf *b)
 {
 	free(b->data);
 	buf_init(b);

@@ -108,6 +108,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 	return 0;
 }

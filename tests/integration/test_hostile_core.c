@@ -60,8 +60,8 @@ send_takes(
 		it_sp_frame(&out, &id, 1, req.data, req.len);
 	}
 	it_sp_send_all(fd, out.data, out.len);
-	buf_free(&req);
-	buf_free(&out);
+	buf_fini(&req);
+	buf_fini(&out);
 }
 
 /* Waits until the node's `name` reaches `want` (at most ms). */
@@ -153,7 +153,7 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	assert_int_equal(rep.op, MSG_OP_TAKE);
 	assert_int_equal(rep.status, 0);
 	assert_int_equal(rep.tasks.n, 1);
-	buf_free(&body);
+	buf_fini(&body);
 	for (int i = 1; i < nconn; i++)
 		assert_false(readable(fds[i], 0));
 	assert_int_equal(it_node_kv(c, "waiting_takes"), total - 1);
@@ -184,7 +184,7 @@ reply_status(int fd, uint32_t want_id, char *text, size_t cap)
 	if (text != NULL)
 		snprintf(text, cap, "%.*s", (int)rep.err.message.len,
 		    rep.err.message.p ? rep.err.message.p : "");
-	buf_free(&body);
+	buf_fini(&body);
 	return st;
 }
 
@@ -502,8 +502,8 @@ fetch(int port, uint64_t from, uint64_t epoch, uint64_t start)
 	assert_true(it_sp_recv(fd, &bt, 1, &body));
 	st = replmsg_rep_status(body.data, body.len, REPLMSG_OP_FETCH);
 	close(fd);
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return st;
 }
 

@@ -174,7 +174,7 @@ tl_close(struct tl_log *l)
 	assert_int_equal(wal_sync(l->w, 10000), 0);
 	assert_int_equal(wal_close(l->w), 0);
 	queue_free(l->q);
-	buf_free(&l->body);
+	buf_fini(&l->body);
 }
 
 /* The DURABLE mark as a writer killed before it synced past `lsn` leaves
@@ -259,8 +259,8 @@ tl_seg_file(const char *dir, uint64_t first, uint64_t epoch, unsigned n)
 	assert_non_null(buf_extend(&b, TL_SEG - b.len));
 	assert_int_equal(seg_path(path, sizeof(path), dir, first), 0);
 	t_write_file(path, b.data, b.len);
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return path;
 }
 

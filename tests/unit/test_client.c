@@ -858,8 +858,8 @@ raw_serve(struct raw *r, int fd)
 		}
 	}
 done:
-	buf_free(&body);
-	buf_free(&out);
+	buf_fini(&body);
+	buf_fini(&out);
 }
 
 static void

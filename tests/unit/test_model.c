@@ -2062,7 +2062,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		    tq_replay(&r->h, q, r->snap_at[k], r->h.nlog), 0);
 		assert_true(tq_same(r->h.q, q, r->h.now));
 		queue_free(q);
-		buf_free(&r->snap[k]);
+		buf_fini(&r->snap[k]);
 	}
 	{
 		struct queue_stats st;

@@ -1966,8 +1966,8 @@ refused(struct tq *h, uint64_t lsn, const struct qrec *rec)
 	assert_int_equal(before.len, after.len);
 	assert_memory_equal(before.data, after.data, before.len);
 	check(h);
-	buf_free(&before);
-	buf_free(&after);
+	buf_fini(&before);
+	buf_fini(&after);
 }
 
 /* A record that does not fit the state (as from a damaged log or a buggy
@@ -2186,7 +2186,7 @@ test_snapshot_then_tail_equals_full_replay(void **state)
 	assert_true(tq_same(h->q, copy, h->now));
 	queue_free(copy);
 	queue_free(full);
-	buf_free(&snap);
+	buf_fini(&snap);
 }
 
 /* Applies a decided record with the 1st, 2nd, ... allocation failing in
@@ -2225,9 +2225,9 @@ apply_under_faults(struct tq *h, int rc, const struct qrec *decided)
 	assert_int_equal(rc, 0);
 	h->lsn++;
 	check(h);
-	buf_free(&before);
-	buf_free(&after);
-	buf_free(&body);
+	buf_fini(&before);
+	buf_fini(&after);
+	buf_fini(&body);
 	return failures;
 }
 
@@ -2461,8 +2461,8 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	assert_int_equal(tq_snap_load(q, &old), 0);
 	assert_true(tq_same(h->q, q, h->now));
 	queue_free(q);
-	buf_free(&old);
-	buf_free(&snap);
+	buf_fini(&old);
+	buf_fini(&snap);
 }
 
 /* Writing a snapshot allocates nothing (it runs in a forked child) and
@@ -2580,7 +2580,7 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 		queue_free(q);
 	}
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2621,7 +2621,7 @@ test_snapshot_version_2_still_loads(void **state)
 	queue_free(q);
 	queue_free(want);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2704,7 +2704,7 @@ test_snapshot_version_3_keeps_its_keys(void **state)
 	}
 	queue_free(q);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2776,7 +2776,7 @@ test_snapshot_holds_tube_settings(void **state)
 	for (size_t i = 0; i < e->n; i++)
 		assert_int_not_equal(e->type[i], QSNAP_TUBE_SET);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	e->n = 0;
 	set_tube(h, "a", "a.dead");
 	put(h, "b", "y");
@@ -2795,7 +2795,7 @@ test_snapshot_holds_tube_settings(void **state)
 	assert_int_equal(tq_snap_load(q, &b), 0);
 	assert_true(tq_same(h->q, q, h->now));
 	queue_free(q);
-	buf_free(&b);
+	buf_fini(&b);
 	/* twice in a row; cut short; in the place of the next TUBE */
 	assert_int_equal(load_entries(e, SIZE_MAX, at, false), SLUICE_ECORRUPT);
 	assert_int_equal(
@@ -2814,7 +2814,7 @@ test_snapshot_holds_tube_settings(void **state)
 		    load_with(e, at, copy, len - 5), SLUICE_ECORRUPT);
 	}
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2914,7 +2914,7 @@ test_snapshot_load_checks_counts_and_vars(void **state)
 	memcpy(copy + 3, e->data[task].data + 2, len - 2);
 	assert_int_equal(load_with(e, task, copy, len + 1), SLUICE_ECORRUPT);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2938,7 +2938,7 @@ test_replay_gives_the_same_dump(void **state)
 	assert_non_null(strstr((char *)d.data, "  replace "));
 	assert_non_null(strstr((char *)d.data, "dedup \"done-key\""));
 	assert_null(strstr((char *)d.data, "dedup \"key-3\""));
-	buf_free(&d);
+	buf_fini(&d);
 	queue_free(r);
 }
 
@@ -3080,7 +3080,7 @@ test_hourly_counts_durations_and_window(void **state)
 		assert_int_equal(
 		    queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 		assert_int_equal(tq_snap_load(copy, &snap), 0);
-		buf_free(&snap);
+		buf_fini(&snap);
 	}
 	assert_int_equal(queue_check(copy, NULL), 0);
 	assert_true(tq_same(h->q, copy, h->now));

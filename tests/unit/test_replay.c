@@ -237,7 +237,7 @@ dump_at(struct queue *q, int64_t now)
 	assert_int_equal(queue_dump(q, &b), 0);
 	buf_put_u8(&b, 0);
 	s = strdup((char *)b.data);
-	buf_free(&b);
+	buf_fini(&b);
 	return s;
 }
 
@@ -414,7 +414,7 @@ run_history(void **state, uint64_t seed)
 		free(h.check_dump[i]);
 	}
 	free(live);
-	buf_free(&h.body);
+	buf_fini(&h.body);
 	queue_free(h.q);
 }
 

@@ -59,7 +59,7 @@ test_fetch_without_a_token_is_unchanged(void **state)
 	assert_int_equal(replmsg_decode_fetch(b.data, b.len, &d), 0);
 	assert_same(&q, &d);
 	assert_int_equal(d.token.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The example of docs/replication.md ("Flags"), byte for byte. */
@@ -87,7 +87,7 @@ test_fetch_with_a_token_round_trips(void **state)
 	assert_memory_equal(b.data, doc_example, sizeof(doc_example));
 	assert_int_equal(replmsg_decode_fetch(b.data, b.len, &d), 0);
 	assert_same(&q, &d);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static void
@@ -144,7 +144,7 @@ test_fetch_token_errors(void **state)
 	for (size_t n = url_end; n < b.len; n++)
 		assert_int_equal(
 		    replmsg_decode_fetch(b.data, n, &d), SLUICE_ETRUNC);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The other requests carry no flags: a set bit is refused. */
@@ -164,7 +164,7 @@ test_other_requests_refuse_flags(void **state)
 	assert_int_equal(replmsg_encode_snap(&b, &s), 0);
 	b.data[3] = REPLMSG_FETCH_F_TOKEN;
 	assert_int_equal(replmsg_decode_snap(b.data, b.len, &s), SLUICE_EPROTO);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 int
