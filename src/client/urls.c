@@ -1,4 +1,7 @@
-/* urls - see urls.h. */
+/* urls - the list of server URLs a client handle may connect to: parsed
+ * from "URL[,URL...]" (spaces around the commas ignored; an entry without
+ * "://" refused; none at all is SLUICE_DEFAULT_URL), and grown when a
+ * "not leader" reply names a URL not in the list yet. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

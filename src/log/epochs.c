@@ -1,4 +1,10 @@
-/* epochs - see epochs.h. */
+/* epochs - the node's epoch history in the file EPOCHS (format in
+ * epochs.h): loaded and checked line by line at start, kept in memory as
+ * an array in epoch order. A new epoch is one line appended and
+ * fdatasync'd (and the directory synced when the file is new); a cut or
+ * a history taken from a leader rewrites the whole file as a temporary
+ * file renamed over it. Lookups (by epoch, by LSN) are linear: a history
+ * holds a handful of epochs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

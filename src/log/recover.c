@@ -1,4 +1,6 @@
-/* recover - see recover.h.
+/* recover - rebuilds a node's state from its data directory (the
+ * contract is recover.h's): the newest snapshot that loads, then the
+ * records of the log after it, handed to the caller's callbacks.
  *
  * Order of work:
  *   1. list the snapshots; from the newest down, load the first whose

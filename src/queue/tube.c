@@ -1,7 +1,7 @@
-/* tube - see tube.h. The orders here are total (ties go to the smaller id
- * or tube index), so every heap has a single possible top whatever the
- * history that built it: a queue rebuilt from a snapshot takes, expires
- * and kicks in the same order as the original. */
+/* tube - a named queue's heaps, orders and settings (tube.h). The orders here
+ * are total (ties go to the smaller id or tube index), so every heap has a
+ * single possible top whatever the history that built it: a queue rebuilt from
+ * a snapshot takes, expires and kicks in the same order as the original. */
 #include <stdlib.h>
 #include <string.h>
 

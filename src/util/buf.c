@@ -1,4 +1,5 @@
-/* buf - see buf.h. Growth doubles, starting at 256 bytes. */
+/* buf - the growable byte buffer with little-endian writers, and the
+ * bounds-checked reader (buf.h). Growth doubles, starting at 256 bytes. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

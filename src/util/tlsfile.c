@@ -1,4 +1,6 @@
-/* tlsfile - see tlsfile.h.
+/* tlsfile - reads the PEM files of TLS (a CA, a certificate, its key)
+ * and turns them into nng TLS configurations for sluiced and libsluice
+ * (tlsfile.h).
  *
  * The files are checked in two steps: the text must hold a PEM block of
  * the right kind (a clear message for the usual mistakes: a key given as
