@@ -211,50 +211,6 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_HISTORY] = &msg_stats_family,
 };
 
-/* ---- dispatch to the families ------------------------------------------ */
-
-static int
-get_req_body(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
-{
-	return families[op]->get_req(r, op, flags, pmax, q);
-}
-
-static uint8_t
-req_flag_byte(const struct msg_req *q)
-{
-	const struct msg_family *f = families[q->op];
-
-	return f->req_flags != NULL ? f->req_flags(q) : 0;
-}
-
-static int
-enc_req_body(struct buf *b, const struct msg_req *q)
-{
-	return families[q->op]->put_req(b, q);
-}
-
-static int
-get_rep_body(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
-{
-	return families[op]->get_rep(r, op, flags, pmax, m);
-}
-
-static uint8_t
-rep_flag_byte(const struct msg_rep *m)
-{
-	const struct msg_family *f = families[m->op];
-
-	return f->rep_flags != NULL ? f->rep_flags(m) : 0;
-}
-
-static int
-enc_rep_body(struct buf *b, const struct msg_rep *m)
-{
-	return families[m->op]->put_rep(b, m);
-}
-
 /* ---- decoding ------------------------------------------------------------ */
 
 static void
@@ -319,7 +275,7 @@ msg_decode_req(const void *p, size_t len, const struct msg_limits *lim,
 		return SLUICE_EPROTO;
 	memset(&q, 0, sizeof(q));
 	q.op = op;
-	TRY(get_req_body(&r, op, flags, pmax, &q));
+	TRY(families[op]->get_req(&r, op, flags, pmax, &q));
 	if (rd_left(&r) != 0)
 		return SLUICE_EPROTO;
 	*out = q;
@@ -357,7 +313,7 @@ msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
 			return SLUICE_EUNKNOWNOP;
 		if (b[3] & ~rep_flags[m.op])
 			return SLUICE_EPROTO;
-		TRY(get_rep_body(&r, m.op, b[3], pmax, &m));
+		TRY(families[m.op]->get_rep(&r, m.op, b[3], pmax, &m));
 	}
 	if (rd_left(&r) != 0)
 		return SLUICE_EPROTO;
@@ -366,6 +322,24 @@ msg_decode_rep(const void *p, size_t len, const struct msg_limits *lim,
 }
 
 /* ---- encoding ------------------------------------------------------------ */
+
+/* The header's flags byte of a request of a known op. */
+static uint8_t
+req_flag_byte(const struct msg_req *q)
+{
+	const struct msg_family *f = families[q->op];
+
+	return f->req_flags != NULL ? f->req_flags(q) : 0;
+}
+
+/* The flags byte of a reply (status 0) of a known op. */
+static uint8_t
+rep_flag_byte(const struct msg_rep *m)
+{
+	const struct msg_family *f = families[m->op];
+
+	return f->rep_flags != NULL ? f->rep_flags(m) : 0;
+}
 
 /* Ends an encoding started at `start`: keeps it, or on failure takes it
  * back out of the buffer. */
@@ -392,7 +366,7 @@ msg_encode_req(struct buf *b, const struct msg_req *q)
 		buf_put_u8(b, MSG_VERSION);
 		buf_put_u8(b, q->op);
 		buf_put_u8(b, req_flag_byte(q));
-		rc = enc_req_body(b, q);
+		rc = families[q->op]->put_req(b, q);
 	}
 	return enc_finish(b, start, rc);
 }
@@ -420,7 +394,8 @@ msg_encode_rep(struct buf *b, const struct msg_rep *m)
 		if ((rc = msg_put_text(b, m->err.message, MSG_TEXT_MAX)) == 0)
 			rc = msg_put_text(b, m->err.leader, MSG_URL_MAX);
 	} else {
-		rc = op_known(m->op) ? enc_rep_body(b, m) : SLUICE_EUNKNOWNOP;
+		rc = op_known(m->op) ? families[m->op]->put_rep(b, m)
+		                     : SLUICE_EUNKNOWNOP;
 	}
 	return enc_finish(b, start, rc);
 }

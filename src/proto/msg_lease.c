@@ -103,7 +103,7 @@ msg_put_after(struct buf *b, const struct msg_rep *m)
 /* ---- requests ---------------------------------------------------------- */
 
 /* Decodes the body of a request of this family (the head is checked). */
-int
+static int
 msg_lease_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
@@ -173,7 +173,7 @@ msg_lease_get_req(
 }
 
 /* The header's flags byte for a request of this family. */
-uint8_t
+static uint8_t
 msg_lease_req_flags(const struct msg_req *q)
 {
 	switch (q->op) {
@@ -206,7 +206,7 @@ msg_lease_req_flags(const struct msg_req *q)
 
 /* Encodes the body of a request of this family, checked as its decoder
  * checks it. */
-int
+static int
 msg_lease_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
@@ -252,7 +252,7 @@ msg_lease_put_req(struct buf *b, const struct msg_req *q)
 /* ---- replies ----------------------------------------------------------- */
 
 /* Decodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_lease_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -283,7 +283,7 @@ msg_lease_get_rep(
 }
 
 /* The flags byte of a reply (status 0) of this family. */
-uint8_t
+static uint8_t
 msg_lease_rep_flags(const struct msg_rep *m)
 {
 	switch (m->op) {
@@ -300,7 +300,7 @@ msg_lease_rep_flags(const struct msg_rep *m)
 }
 
 /* Encodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_lease_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {

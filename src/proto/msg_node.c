@@ -92,7 +92,7 @@ msg_next_member(struct msg_iter *it, struct msg_member *out)
 /* ---- requests ---------------------------------------------------------- */
 
 /* Decodes the body of a request of this family (the head is checked). */
-int
+static int
 msg_node_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
@@ -121,7 +121,7 @@ msg_node_get_req(
 
 /* Encodes the body of a request of this family, checked as its decoder
  * checks it. */
-int
+static int
 msg_node_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
@@ -148,7 +148,7 @@ msg_node_put_req(struct buf *b, const struct msg_req *q)
 /* ---- replies ----------------------------------------------------------- */
 
 /* Decodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_node_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -174,7 +174,7 @@ msg_node_get_rep(
 }
 
 /* Encodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_node_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {

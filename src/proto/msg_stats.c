@@ -287,7 +287,7 @@ msg_next_hour(struct msg_iter *it, struct msg_hour *out)
 /* ---- requests ---------------------------------------------------------- */
 
 /* Decodes the body of a request of this family (the head is checked). */
-int
+static int
 msg_stats_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
@@ -322,7 +322,7 @@ msg_stats_get_req(
 }
 
 /* The header's flags byte for a request of this family. */
-uint8_t
+static uint8_t
 msg_stats_req_flags(const struct msg_req *q)
 {
 	switch (q->op) {
@@ -339,7 +339,7 @@ msg_stats_req_flags(const struct msg_req *q)
 
 /* Encodes the body of a request of this family, checked as its decoder
  * checks it. */
-int
+static int
 msg_stats_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
@@ -368,7 +368,7 @@ msg_stats_put_req(struct buf *b, const struct msg_req *q)
 /* ---- replies ----------------------------------------------------------- */
 
 /* Decodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_stats_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -402,7 +402,7 @@ msg_stats_get_rep(
 }
 
 /* The flags byte of a reply (status 0) of this family. */
-uint8_t
+static uint8_t
 msg_stats_rep_flags(const struct msg_rep *m)
 {
 	switch (m->op) {
@@ -415,7 +415,7 @@ msg_stats_rep_flags(const struct msg_rep *m)
 }
 
 /* Encodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_stats_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {

@@ -266,8 +266,8 @@ has_version(const struct msg_task *t)
 /* One task record. Its own length bounds a sub-reader; fields it lacks are
  * EPROTO (the record lies about its size), bytes it has beyond the fields
  * of version 1 are skipped. */
-int
-msg_get_task(struct rd *r, size_t payload_max, struct msg_task *t)
+static int
+get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 {
 	uint32_t len = rd_u32(r);
 	const uint8_t *rec;
@@ -330,8 +330,8 @@ msg_get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	return 0;
 }
 
-int
-msg_put_task(struct buf *b, const struct msg_task *t)
+static int
+enc_task(struct buf *b, const struct msg_task *t)
 {
 	size_t at = b->len;
 
@@ -395,8 +395,8 @@ msg_put_task(struct buf *b, const struct msg_task *t)
 	return 0;
 }
 
-int
-msg_get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
+static int
+get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 {
 	struct msg_task task;
 
@@ -404,18 +404,18 @@ msg_get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 	NEED(r);
 	if (t->n > MSG_TAKE_MAX)
 		return SLUICE_ELIMIT;
-	GET_EACH(&t->it, r, t->n, pmax, msg_get_task(r, pmax, &task));
+	GET_EACH(&t->it, r, t->n, pmax, get_task(r, pmax, &task));
 	return 0;
 }
 
-int
-msg_put_tasks(struct buf *b, const struct msg_tasks *t)
+static int
+enc_tasks(struct buf *b, const struct msg_tasks *t)
 {
 	if (t->n > MSG_TAKE_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u32(b, t->n);
 	for (uint32_t i = 0; i < t->n; i++)
-		TRY(msg_put_task(b, &t->tasks[i]));
+		TRY(enc_task(b, &t->tasks[i]));
 	return 0;
 }
 
@@ -457,7 +457,7 @@ msg_next_put(struct msg_iter *it, struct msg_put *out)
 bool
 msg_next_task(struct msg_iter *it, struct msg_task *out)
 {
-	NEXT(it, msg_get_task(&it->r, it->payload_max, out));
+	NEXT(it, get_task(&it->r, it->payload_max, out));
 }
 
 bool
@@ -469,7 +469,7 @@ msg_next_put_res(struct msg_iter *it, struct msg_put_res *out)
 /* ---- requests ---------------------------------------------------------- */
 
 /* Decodes the body of a request of this family (the head is checked). */
-int
+static int
 msg_task_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
@@ -535,7 +535,7 @@ msg_task_get_req(
 }
 
 /* The header's flags byte for a request of this family. */
-uint8_t
+static uint8_t
 msg_task_req_flags(const struct msg_req *q)
 {
 	switch (q->op) {
@@ -566,7 +566,7 @@ msg_task_req_flags(const struct msg_req *q)
 
 /* Encodes the body of a request of this family, checked as its decoder
  * checks it. */
-int
+static int
 msg_task_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
@@ -646,7 +646,7 @@ msg_task_put_req(struct buf *b, const struct msg_req *q)
 /* ---- replies ----------------------------------------------------------- */
 
 /* Decodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_task_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -669,7 +669,7 @@ msg_task_get_rep(
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
-		return msg_get_tasks(r, pmax, &m->tasks);
+		return get_tasks(r, pmax, &m->tasks);
 	case MSG_OP_KICK_ID:
 	case MSG_OP_UPDATE:
 		return msg_get_after(r, flags, m);
@@ -680,13 +680,13 @@ msg_task_get_rep(
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
 	case MSG_OP_PEEK_NEXT:
-		return msg_get_task(r, pmax, &m->task);
+		return get_task(r, pmax, &m->task);
 	}
 	return SLUICE_EUNKNOWNOP;
 }
 
 /* The flags byte of a reply (status 0) of this family. */
-uint8_t
+static uint8_t
 msg_task_rep_flags(const struct msg_rep *m)
 {
 	switch (m->op) {
@@ -697,7 +697,7 @@ msg_task_rep_flags(const struct msg_rep *m)
 }
 
 /* Encodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {
@@ -716,7 +716,7 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
-		return msg_put_tasks(b, &m->tasks);
+		return enc_tasks(b, &m->tasks);
 	case MSG_OP_KICK_ID:
 	case MSG_OP_UPDATE:
 		return msg_put_after(b, m);
@@ -727,7 +727,7 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
 	case MSG_OP_PEEK_NEXT:
-		return msg_put_task(b, &m->task);
+		return enc_task(b, &m->task);
 	}
 	return SLUICE_EUNKNOWNOP;
 }

@@ -80,7 +80,7 @@ msg_put_count(struct buf *b, const struct msg_rep *m)
 /* ---- requests ---------------------------------------------------------- */
 
 /* Decodes the body of a request of this family (the head is checked). */
-int
+static int
 msg_tube_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
@@ -128,7 +128,7 @@ msg_tube_get_req(
 }
 
 /* The header's flags byte for a request of this family. */
-uint8_t
+static uint8_t
 msg_tube_req_flags(const struct msg_req *q)
 {
 	switch (q->op) {
@@ -144,7 +144,7 @@ msg_tube_req_flags(const struct msg_req *q)
 
 /* Encodes the body of a request of this family, checked as its decoder
  * checks it. */
-int
+static int
 msg_tube_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
@@ -186,7 +186,7 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 /* ---- replies ----------------------------------------------------------- */
 
 /* Decodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_tube_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
@@ -210,7 +210,7 @@ msg_tube_get_rep(
 }
 
 /* Encodes the body of a reply (status 0) of this family. */
-int
+static int
 msg_tube_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	switch (m->op) {

@@ -145,75 +145,19 @@ int msg_put_text(struct buf *b, struct msg_str s, size_t max);
 int msg_put_node(struct buf *b, struct msg_str s, bool empty_ok);
 int msg_put_payload(struct buf *b, struct msg_str s);
 
-/* ---- msg_task.c */
-
-int msg_get_task(struct rd *r, size_t payload_max, struct msg_task *t);
-int msg_put_task(struct buf *b, const struct msg_task *t);
-int msg_get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t);
-int msg_put_tasks(struct buf *b, const struct msg_tasks *t);
-
-/* ---- msg_lease.c */
+/* ---- msg_lease.c: the reply of the lease ops, kick_id and update (the
+ * task as the op left it) */
 
 int msg_get_after(struct rd *r, uint8_t flags, struct msg_rep *m);
 int msg_put_after(struct buf *b, const struct msg_rep *m);
 
-/* ---- msg_tube.c */
+/* ---- msg_tube.c: a tube's settings record (tube_set, tube_show, stats)
+ * and the one-u64 reply of the tube ops, delete_key, snapshot and
+ * promote */
 
 int msg_get_tube_conf(struct rd *r, struct msg_tube_conf *out);
 int msg_put_tube_conf(struct buf *b, const struct msg_tube_conf *c);
 int msg_get_count(struct rd *r, struct msg_rep *m);
 int msg_put_count(struct buf *b, const struct msg_rep *m);
-
-/* ---- msg_task.c: its family's entry points */
-
-int msg_task_get_req(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q);
-uint8_t msg_task_req_flags(const struct msg_req *q);
-int msg_task_put_req(struct buf *b, const struct msg_req *q);
-int msg_task_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m);
-uint8_t msg_task_rep_flags(const struct msg_rep *m);
-int msg_task_put_rep(struct buf *b, const struct msg_rep *m);
-
-/* ---- msg_lease.c: its family's entry points */
-
-int msg_lease_get_req(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q);
-uint8_t msg_lease_req_flags(const struct msg_req *q);
-int msg_lease_put_req(struct buf *b, const struct msg_req *q);
-int msg_lease_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m);
-uint8_t msg_lease_rep_flags(const struct msg_rep *m);
-int msg_lease_put_rep(struct buf *b, const struct msg_rep *m);
-
-/* ---- msg_tube.c: its family's entry points */
-
-int msg_tube_get_req(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q);
-uint8_t msg_tube_req_flags(const struct msg_req *q);
-int msg_tube_put_req(struct buf *b, const struct msg_req *q);
-int msg_tube_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m);
-int msg_tube_put_rep(struct buf *b, const struct msg_rep *m);
-
-/* ---- msg_stats.c: its family's entry points */
-
-int msg_stats_get_req(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q);
-uint8_t msg_stats_req_flags(const struct msg_req *q);
-int msg_stats_put_req(struct buf *b, const struct msg_req *q);
-int msg_stats_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m);
-uint8_t msg_stats_rep_flags(const struct msg_rep *m);
-int msg_stats_put_rep(struct buf *b, const struct msg_rep *m);
-
-/* ---- msg_node.c: its family's entry points */
-
-int msg_node_get_req(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q);
-int msg_node_put_req(struct buf *b, const struct msg_req *q);
-int msg_node_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m);
-int msg_node_put_rep(struct buf *b, const struct msg_rep *m);
 
 #endif
