@@ -1,4 +1,4 @@
-/* Tests of src/proto/repl: the fetch request with and without its
+/* Tests of src/proto/replmsg: the fetch request with and without its
  * replication token (flag 0x01 of the head), byte for byte as
  * docs/replication.md describes it, and what the decoder refuses. */
 #include <string.h>
