@@ -648,8 +648,7 @@ qs_key_complete(
 }
 
 void
-qs_task_destroy(
-    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
+qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
 	qs_unplace(q, t);
 	idx_remove(&q->ids, t);
@@ -676,7 +675,7 @@ qs_done_drop(struct queue *q, struct task *t)
 {
 	if (task_has_key(t))
 		t->ext->key = NULL; /* the reservation outlives the task */
-	qs_task_destroy(q, t, 0, 0);
+	qs_task_remove(q, t, 0, 0);
 }
 
 /* A dedup entry goes: the done task it still names loses its key. */
