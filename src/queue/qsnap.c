@@ -74,14 +74,13 @@
 
 #include "queue/hourly.h"
 #include "queue/qstate.h"
-#include "sluice.h"
 #include "queue/qsnap_fmt.h"
+#include "sluice.h"
 
-    /* ---- Writing ----------------------------------------------------------
-     */
+/* ---- Writing ---------------------------------------------------------- */
 
-    /* A writer over a fixed stack buffer: no allocation. */
-    struct sw {
+/* A writer over a fixed stack buffer: no allocation. */
+struct sw {
 	uint8_t *p;
 	size_t len;
 	size_t cap;

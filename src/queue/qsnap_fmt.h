@@ -5,6 +5,8 @@
 #ifndef SLUICE_QUEUE_QSNAP_FMT_H
 #define SLUICE_QUEUE_QSNAP_FMT_H
 
+#include "queue/qrec.h"
+
 enum {
 	QSNAP_VERSION = 4,
 	QSNAP_VERSION_MIN = 2, /* no done tasks, no last take */
