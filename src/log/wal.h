@@ -26,10 +26,10 @@
  * While one batch is in flight the next one fills. A spare segment is
  * preallocated ahead of time by a background thread, so rotation does not
  * wait for the disk; when that thread falls behind, the writer fallocates
- * a spare itself (a short stall) rather than refuse a record. Any failed write
- *or fdatasync poisons the writer: nothing more is reported durable, appends
- *fail with SLUICE_ELOG, and the node must restart (recovery cuts whatever was
- *not durable). */
+ * a spare itself (a short stall) rather than refuse a record. Any failed
+ * write or fdatasync poisons the writer: nothing more is reported durable,
+ * appends fail with SLUICE_ELOG, and the node must restart (recovery cuts
+ * whatever was not durable). */
 #ifndef SLUICE_LOG_WAL_H
 #define SLUICE_LOG_WAL_H
 
