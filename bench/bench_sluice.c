@@ -580,7 +580,7 @@ sdrv_destroy(struct sdrv *d)
 		}
 		if (c->open)
 			nng_close(c->sock);
-		buf_free(&c->req);
+		buf_fini(&c->req);
 	}
 	free(d->conns);
 	free(d->items);

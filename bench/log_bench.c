@@ -107,7 +107,7 @@ rm_dir_files(const char *dir)
 		for (size_t i = 0; i < ld.n; i++)
 			if (seg_path(path, sizeof(path), dir, ld.first[i]) == 0)
 				unlink(path);
-		logdir_destroy(&ld);
+		logdir_fini(&ld);
 	}
 }
 

@@ -270,8 +270,8 @@ main(int argc, char **argv)
 	wal_submit(b.wal);
 	wal_sync(b.wal, 60000);
 	wal_close(b.wal);
-	queue_delete(b.q);
-	buf_free(&b.body);
+	queue_free(b.q);
+	buf_fini(&b.body);
 
 	/* Restart: snapshot + tail, then the writer. */
 	q = queue_new(NULL);
@@ -287,7 +287,7 @@ main(int argc, char **argv)
 	restart_ms = ms_since(t0);
 	restart_cpu = cpu_ms() - c0;
 	wal_close(w2);
-	queue_delete(q);
+	queue_free(q);
 
 	/* Replay from the log alone: hide the snapshot. */
 	{
@@ -303,7 +303,7 @@ main(int argc, char **argv)
 			die("replay", rc);
 		replay_ms = ms_since(t0);
 		replay_cpu = cpu_ms() - c0;
-		queue_delete(q);
+		queue_free(q);
 		rename(hidden, path);
 	}
 

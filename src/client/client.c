@@ -236,7 +236,7 @@ client_call_once(struct sluice_client *c, const struct msg_req *req,
 
 	c->errmsg[0] = '\0';
 	if (c->reply.cap > REPLY_KEEP)
-		buf_free(&c->reply);
+		buf_fini(&c->reply);
 	buf_reset(&c->reply);
 	buf_reset(&c->out);
 	if ((rc = msg_encode_req(&c->out, req)) != 0) {
@@ -257,7 +257,7 @@ client_call_once(struct sluice_client *c, const struct msg_req *req,
 
 			buf_init(&c->out);
 			rc = send_auth(c);
-			buf_free(&c->out);
+			buf_fini(&c->out);
 			c->out = keep;
 			if (rc != 0)
 				return rc;
@@ -374,11 +374,11 @@ sluice_close(struct sluice_client *c)
 		return;
 	conn_drop(c);
 	free(c->token);
-	buf_free(&c->reply);
-	buf_free(&c->out);
-	buf_free(&c->texts);
-	urls_free(&c->urls);
-	tlsfile_free(&c->tls);
+	buf_fini(&c->reply);
+	buf_fini(&c->out);
+	buf_fini(&c->texts);
+	urls_fini(&c->urls);
+	tlsfile_fini(&c->tls);
 	free(c);
 }
 void
@@ -414,7 +414,7 @@ sluice_set_tls(struct sluice_client *c, const char *ca_file,
 	        sizeof(c->errmsg)) != 0)
 		return SLUICE_EINVAL;
 	conn_drop(c); /* the next call connects with these */
-	tlsfile_free(&c->tls);
+	tlsfile_fini(&c->tls);
 	c->tls = t;
 	c->errmsg[0] = '\0';
 	return 0;

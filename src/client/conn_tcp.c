@@ -601,7 +601,7 @@ tcp_close(struct conn *base)
 		return;
 	if (k->fd >= 0)
 		close(k->fd);
-	buf_free(&k->carry);
+	buf_fini(&k->carry);
 	free(k);
 }
 

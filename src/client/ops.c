@@ -1,20 +1,23 @@
 /* ops - one public function per operation of sluice.h: check the
  * arguments, build the request, client_call(), copy the results out.
- * Nothing here touches the connection. */
+ * Nothing here touches the connection. The operations that read (peek,
+ * list, stats, errors, hourly statistics, history) and the functions
+ * that free what they return are in ops_read.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
+#include "client/ops.h"
 #include "client/result.h"
 
-static struct msg_str
-tube_or_default(const char *tube)
+struct msg_str
+ops_tube_or_default(const char *tube)
 {
 	return msg_cstr(tube ? tube : SLUICE_DEFAULT_TUBE);
 }
 
-static int
-bad_arg(struct sluice_client *c, const char *what)
+int
+ops_bad_arg(struct sluice_client *c, const char *what)
 {
 	if (c != NULL)
 		client_errmsg(c, "%s", what);
@@ -53,7 +56,7 @@ put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
 		o = &dflt;
 	}
 	memset(p, 0, sizeof(*p));
-	p->tube = tube_or_default(o->tube);
+	p->tube = ops_tube_or_default(o->tube);
 	p->priority = o->priority;
 	p->at = o->run_at != 0;
 	p->when = p->at ? o->run_at : o->delay_ms;
@@ -76,10 +79,10 @@ sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
 	int rc;
 
 	if (c == NULL || (payload == NULL && len > 0))
-		return bad_arg(c, "put: payload missing");
+		return ops_bad_arg(c, "put: payload missing");
 	put_fields(o, payload, len, &q.put);
 	if (q.put.if_newer != 0 && (!q.put.replace || q.put.key.len == 0))
-		return bad_arg(c, "put: if_newer needs a key and replace");
+		return ops_bad_arg(c, "put: if_newer needs a key and replace");
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	if (res != NULL) {
@@ -120,7 +123,7 @@ sluice_put_batch(
 	int rc;
 
 	if (c == NULL || items == NULL || n == 0)
-		return bad_arg(c, "put batch: no tasks");
+		return ops_bad_arg(c, "put batch: no tasks");
 	if (n > SLUICE_BATCH_MAX) {
 		client_errmsg(
 		    c, "put batch: %zu tasks, at most %d", n, SLUICE_BATCH_MAX);
@@ -128,7 +131,7 @@ sluice_put_batch(
 	}
 	for (size_t i = 0; i < n; i++)
 		if (items[i].payload == NULL && items[i].len > 0)
-			return bad_arg(c, "put batch: payload missing");
+			return ops_bad_arg(c, "put batch: payload missing");
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -191,13 +194,13 @@ sluice_take(struct sluice_client *c, const struct sluice_take_opts *o,
 	int rc;
 
 	if (c == NULL || tasks == NULL || n == NULL)
-		return bad_arg(c, "take: no place for the tasks");
+		return ops_bad_arg(c, "take: no place for the tasks");
 	if (o == NULL)
 		o = &dflt;
 	names = o->tubes ? o->tubes : dflt_tubes;
 	ntubes = o->tubes ? o->ntubes : 1;
 	if (ntubes == 0)
-		return bad_arg(c, "take: no tube");
+		return ops_bad_arg(c, "take: no tube");
 	if (ntubes > MSG_TAKE_TUBES_MAX) {
 		client_errmsg(c, "take: %zu tubes, at most %d", ntubes,
 		    MSG_TAKE_TUBES_MAX);
@@ -296,7 +299,7 @@ sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
 	q.release.report = true;
 
 	if (priority > (int64_t)UINT32_MAX)
-		return bad_arg(c, "release: priority above 4294967295");
+		return ops_bad_arg(c, "release: priority above 4294967295");
 	if (priority >= 0) {
 		q.release.set_priority = true;
 		q.release.priority = (uint32_t)priority;
@@ -384,15 +387,15 @@ sluice_update(struct sluice_client *c, uint64_t id,
 	struct msg_update *u = &q.update;
 
 	if (o == NULL)
-		return bad_arg(c, "update: nothing to change");
+		return ops_bad_arg(c, "update: nothing to change");
 	if (o->priority > (int64_t)UINT32_MAX ||
 	    o->max_attempts > (int64_t)UINT32_MAX)
-		return bad_arg(
+		return ops_bad_arg(
 		    c, "update: priority or max_attempts above 4294967295");
 	if (o->run_at != 0 && o->delay_ms >= 0)
-		return bad_arg(c, "update: a delay or a run_at, not both");
+		return ops_bad_arg(c, "update: a delay or a run_at, not both");
 	if (o->set_payload && o->payload == NULL && o->len > 0)
-		return bad_arg(c, "update: payload missing");
+		return ops_bad_arg(c, "update: payload missing");
 	u->set_priority = o->priority >= 0;
 	u->priority = u->set_priority ? (uint32_t)o->priority : 0;
 	u->set_delay = o->delay_ms >= 0;
@@ -411,7 +414,7 @@ sluice_update(struct sluice_client *c, uint64_t id,
 	}
 	if (!u->set_priority && !u->set_delay && !u->set_at && !u->set_ttr &&
 	    !u->set_max_attempts && !u->set_payload)
-		return bad_arg(c, "update: nothing to change");
+		return ops_bad_arg(c, "update: nothing to change");
 	return call_after(c, &q, after);
 }
 
@@ -536,7 +539,7 @@ sluice_kick(
     struct sluice_client *c, const char *tube, uint32_t n, uint64_t *kicked)
 {
 	struct msg_req q = { .op = MSG_OP_KICK,
-		.kick = { .tube = tube_or_default(tube), .n = n } };
+		.kick = { .tube = ops_tube_or_default(tube), .n = n } };
 
 	return call_u64(c, &q, kicked);
 }
@@ -565,7 +568,7 @@ sluice_delete_key(
     struct sluice_client *c, const char *tube, const char *key, uint64_t *id)
 {
 	struct msg_req q = { .op = MSG_OP_DELETE_KEY,
-		.by_key = { msg_cstr(key), tube_or_default(tube) } };
+		.by_key = { msg_cstr(key), ops_tube_or_default(tube) } };
 
 	return call_u64(c, &q, id);
 }
@@ -574,7 +577,7 @@ int
 sluice_flush(struct sluice_client *c, const char *tube, uint64_t *deleted)
 {
 	struct msg_req q = { .op = MSG_OP_FLUSH,
-		.tube = tube_or_default(tube) };
+		.tube = ops_tube_or_default(tube) };
 
 	return call_u64(c, &q, deleted);
 }
@@ -584,13 +587,13 @@ sluice_delete_where(struct sluice_client *c, const char *tube, int state,
     uint64_t older_ms, uint64_t *deleted)
 {
 	struct msg_req q = { .op = MSG_OP_DELETE_WHERE,
-		.where = { .tube = tube_or_default(tube),
+		.where = { .tube = ops_tube_or_default(tube),
 		    .state = (uint8_t)state,
 		    .older = older_ms } };
 
 	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
 	    state != SLUICE_BURIED && state != SLUICE_DONE)
-		return bad_arg(c,
+		return ops_bad_arg(c,
 		    "delete_where: the state is ready, delayed, buried or "
 		    "done");
 	return call_u64(c, &q, deleted);
@@ -601,245 +604,9 @@ sluice_release_all(
     struct sluice_client *c, const char *tube, uint64_t *released)
 {
 	struct msg_req q = { .op = MSG_OP_RELEASE_ALL,
-		.tube = tube_or_default(tube) };
+		.tube = ops_tube_or_default(tube) };
 
 	return call_u64(c, &q, released);
-}
-
-static int
-call_task(
-    struct sluice_client *c, const struct msg_req *q, struct sluice_task **task)
-{
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || task == NULL)
-		return bad_arg(c, "peek: no place for the task");
-	if ((rc = client_call(c, q, 0, &r)) != 0)
-		return rc;
-	return result_task(&r.task, task);
-}
-
-int
-sluice_peek(struct sluice_client *c, uint64_t id, struct sluice_task **task)
-{
-	struct msg_req q = { .op = MSG_OP_PEEK, .id = id };
-
-	return call_task(c, &q, task);
-}
-
-int
-sluice_peek_key(struct sluice_client *c, const char *tube, const char *key,
-    struct sluice_task **task)
-{
-	struct msg_req q = { .op = MSG_OP_PEEK_KEY,
-		.by_key = { msg_cstr(key), tube_or_default(tube) } };
-
-	return call_task(c, &q, task);
-}
-
-int
-sluice_peek_next(struct sluice_client *c, const char *tube, int state,
-    struct sluice_task **task)
-{
-	struct msg_req q = { .op = MSG_OP_PEEK_NEXT,
-		.peek_next = { .tube = tube_or_default(tube) } };
-
-	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
-	    state != SLUICE_BURIED && state != SLUICE_DONE)
-		return bad_arg(
-		    c, "peek: state must be ready, delayed, buried or done");
-	q.peek_next.state = (uint8_t)state;
-	return call_task(c, &q, task);
-}
-
-int
-sluice_stats(
-    struct sluice_client *c, const char *tube, struct sluice_stats **stats)
-{
-	struct msg_req q = { .op = MSG_OP_STATS,
-		.stats = { .tube = msg_cstr(tube), .settings = true } };
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || stats == NULL)
-		return bad_arg(c, "stats: no place for the result");
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	return result_stats(&r.stats, stats);
-}
-
-int
-sluice_stats_page(struct sluice_client *c, uint32_t after, uint32_t limit,
-    struct sluice_stats **stats, uint32_t *next)
-{
-	struct msg_req q = { .op = MSG_OP_STATS,
-		.stats = { .settings = true,
-		    .page = true,
-		    .limit = limit,
-		    .after = after } };
-	struct msg_rep r;
-	uint64_t v = 0;
-	int rc;
-
-	if (c == NULL || stats == NULL || next == NULL)
-		return bad_arg(c, "stats: no place for the result");
-	if (limit == 0)
-		return bad_arg(c, "stats: a page of 1..10000 tubes");
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	if ((rc = result_stats(&r.stats, stats)) != 0)
-		return rc;
-	(void)sluice_kv_get((*stats)->kv, (*stats)->nkv, "tubes_next", &v);
-	*next = v > UINT32_MAX ? 0 : (uint32_t)v;
-	return 0;
-}
-
-void
-sluice_stats_free(struct sluice_stats *stats)
-{
-	free(stats);
-}
-
-int
-sluice_kv_get(
-    const struct sluice_kv *kv, size_t n, const char *name, uint64_t *value)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(kv[i].name, name) == 0) {
-			if (value != NULL)
-				*value = kv[i].value;
-			return 0;
-		}
-	}
-	return SLUICE_ENOTFOUND;
-}
-
-int
-sluice_list(struct sluice_client *c, const char *tube, int state, int order,
-    uint32_t limit, int payloads, struct sluice_task **tasks, size_t *n)
-{
-	return sluice_list_after(
-	    c, tube, state, order, 0, limit, payloads, tasks, n);
-}
-
-int
-sluice_list_after(struct sluice_client *c, const char *tube, int state,
-    int order, uint64_t after, uint32_t limit, int payloads,
-    struct sluice_task **tasks, size_t *n)
-{
-	struct msg_req q = { .op = MSG_OP_LIST,
-		.list = { .tube = tube_or_default(tube),
-		    .limit = limit,
-		    .payloads = payloads != 0,
-		    .after = after } };
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || tasks == NULL || n == NULL)
-		return bad_arg(c, "list: no place for the tasks");
-	if (state < 0 || state > SLUICE_DONE || order < 0 || order > 255)
-		return bad_arg(c, "list: unknown state or order");
-	q.list.state = (uint8_t)state;
-	q.list.order = (uint8_t)order;
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	if ((rc = result_tasks(&r.tasks, tasks)) != 0)
-		return rc;
-	*n = r.tasks.n;
-	return 0;
-}
-
-int
-sluice_errors(struct sluice_client *c, const char *tube,
-    struct sluice_error_count **errors, size_t *n)
-{
-	struct msg_req q = { .op = MSG_OP_ERRORS,
-		.errors = { tube_or_default(tube), true } };
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || errors == NULL || n == NULL)
-		return bad_arg(c, "errors: no place for the result");
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	return result_errors(&r.errors, errors, n);
-}
-
-void
-sluice_errors_free(struct sluice_error_count *errors)
-{
-	free(errors);
-}
-
-static void
-dist_from_msg(const struct msg_dist *d, struct sluice_dist *out)
-{
-	*out =
-	    (struct sluice_dist) { d->count, d->total, d->max, d->p50, d->p99 };
-}
-
-int
-sluice_stats_hourly(struct sluice_client *c, const char *tube,
-    struct sluice_hour **hours, size_t *n)
-{
-	struct msg_req q = { .op = MSG_OP_STATS_HOURLY,
-		.tube = msg_cstr(tube) };
-	struct msg_rep r;
-	struct msg_hour h;
-	struct sluice_hour *out;
-	size_t i = 0;
-	int rc;
-
-	if (c == NULL || hours == NULL || n == NULL)
-		return bad_arg(c, "stats_hourly: no place for the result");
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	if ((out = calloc(r.hours.n + 1, sizeof(*out))) == NULL)
-		return SLUICE_ENOMEM;
-	while (msg_next_hour(&r.hours.it, &h)) {
-		out[i].start = h.start;
-		out[i].acks = h.acks;
-		out[i].fails = h.fails;
-		out[i].buries = h.buries;
-		out[i].ttr_expired = h.ttr_expired;
-		dist_from_msg(&h.work, &out[i].work);
-		dist_from_msg(&h.wait, &out[i].wait);
-		i++;
-	}
-	*hours = out;
-	*n = i;
-	return 0;
-}
-
-void
-sluice_stats_hourly_free(struct sluice_hour *hours)
-{
-	free(hours);
-}
-
-int
-sluice_history(struct sluice_client *c, const char *tube, uint32_t secs,
-    struct sluice_history **out)
-{
-	struct msg_req q = { .op = MSG_OP_HISTORY,
-		.history = { msg_cstr(tube), secs } };
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || out == NULL)
-		return bad_arg(c, "history: no place for the result");
-	if (secs < 1 || secs > MSG_HISTORY_SECS)
-		return bad_arg(c, "history: secs is 1..900");
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	return result_history(&r.history, out);
-}
-
-void
-sluice_history_free(struct sluice_history *h)
-{
-	free(h);
 }
 
 int
@@ -847,7 +614,8 @@ sluice_pause(
     struct sluice_client *c, const char *tube, uint64_t ms, uint64_t *until)
 {
 	struct msg_req q = { .op = MSG_OP_PAUSE,
-		.pause = { .tube = tube_or_default(tube), .duration = ms } };
+		.pause = {
+		    .tube = ops_tube_or_default(tube), .duration = ms } };
 
 	return call_u64(c, &q, until);
 }
@@ -882,8 +650,8 @@ sluice_tube_set(struct sluice_client *c, const char *tube,
 
 	if ((unset & ~(unsigned)SLUICE_TS_ALL) != 0 ||
 	    (set != NULL && (set->set & ~(unsigned)SLUICE_TS_ALL) != 0))
-		return bad_arg(c, "tube set: unknown setting");
-	q.tube_set.tube = tube_or_default(tube);
+		return ops_bad_arg(c, "tube set: unknown setting");
+	q.tube_set.tube = ops_tube_or_default(tube);
 	q.tube_set.unset = (uint8_t)unset;
 	if (set != NULL) {
 		m->set = (uint8_t)set->set;
@@ -904,10 +672,10 @@ sluice_tube_show(
     struct sluice_client *c, const char *tube, struct sluice_tube_conf *conf)
 {
 	struct msg_req q = { .op = MSG_OP_TUBE_SHOW,
-		.tube = tube_or_default(tube) };
+		.tube = ops_tube_or_default(tube) };
 
 	if (conf == NULL)
-		return bad_arg(c, "tube show: no place for the result");
+		return ops_bad_arg(c, "tube show: no place for the result");
 	return call_conf(c, &q, conf);
 }
 
@@ -917,7 +685,7 @@ sluice_tube_delete(
 {
 	struct msg_req q = { .op = MSG_OP_TUBE_DELETE,
 		.tube_delete = {
-		    .tube = tube_or_default(tube), .force = force != 0 } };
+		    .tube = ops_tube_or_default(tube), .force = force != 0 } };
 
 	return call_u64(c, &q, deleted);
 }
@@ -969,7 +737,7 @@ sluice_cluster(struct sluice_client *c, struct sluice_cluster **out)
 	int rc;
 
 	if (c == NULL || out == NULL)
-		return bad_arg(c, "cluster: no place for the result");
+		return ops_bad_arg(c, "cluster: no place for the result");
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	return result_cluster(&r.cluster, out);
@@ -995,7 +763,7 @@ sluice_switchover(struct sluice_client *c, const char *node,
 		return SLUICE_EINVAL;
 	if (q.switchover.node.len == 0 ||
 	    q.switchover.node.len > SLUICE_NODE_MAX)
-		return bad_arg(c,
+		return ops_bad_arg(c,
 		    "switchover: the node's name is 1-64 bytes (its --node)");
 	/* the leader waits up to timeout_ms for the node to catch up */
 	if ((rc = client_call(c, &q, timeout_ms, &r)) != 0)

@@ -1,4 +1,5 @@
-/* result - see result.h.
+/* result - turns decoded replies into the public result types of
+ * sluice.h, each in one allocation (result.h).
  *
  * Each builder runs twice over the decoded reply: once to size the block
  * (an `arena` with no memory only counts), once to fill it. The structs go

@@ -1,4 +1,7 @@
-/* urls - see urls.h. */
+/* urls - the list of server URLs a client handle may connect to: parsed
+ * from "URL[,URL...]" (spaces around the commas ignored; an entry without
+ * "://" refused; none at all is SLUICE_DEFAULT_URL), and grown when a
+ * "not leader" reply names a URL not in the list yet. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +10,7 @@
 #include "sluice.h"
 
 void
-urls_free(struct urls *u)
+urls_fini(struct urls *u)
 {
 	for (size_t i = 0; i < u->n; i++)
 		free(u->v[i]);
@@ -64,7 +67,7 @@ urls_parse(const char *s, struct urls *out)
 		p = end;
 	}
 	if (rc != 0) {
-		urls_free(&u);
+		urls_fini(&u);
 		return rc;
 	}
 	*out = u;

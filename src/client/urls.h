@@ -15,11 +15,11 @@ struct urls {
 /* Parses a comma-separated list; spaces around each URL are dropped. NULL
  * or "" gives the one default URL. Returns 0; SLUICE_EINVAL when an entry
  * is empty or has no "scheme://"; SLUICE_ENOMEM. `*out` is written only
- * on success and released with urls_free(). */
+ * on success and released with urls_fini(). */
 int urls_parse(const char *s, struct urls *out);
 
 /* Frees the URLs; `u` may be reused after urls_parse(). */
-void urls_free(struct urls *u);
+void urls_fini(struct urls *u);
 
 /* The index of `url` (`len` bytes) in the list, appending it when absent.
  * Returns 0 and `*idx`; SLUICE_EINVAL for an empty URL; SLUICE_ENOMEM. */

@@ -1,4 +1,8 @@
-/* durable - see durable.h for why the mark exists and its layout. */
+/* durable - reads and writes the durable mark, the file DURABLE (why it
+ * exists, and its layout, are in durable.h). The mark is kept in two
+ * slots written in turn, each with a sequence number and a checksum, so
+ * a write torn by a crash leaves the other slot whole; a read takes the
+ * newest slot that checks out, and no mark when neither does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,10 @@
-/* epochs - see epochs.h. */
+/* epochs - the node's epoch history in the file EPOCHS (format in
+ * epochs.h): loaded and checked line by line at start, kept in memory as
+ * an array in epoch order. A new epoch is one line appended and
+ * fdatasync'd (and the directory synced when the file is new); a cut or
+ * a history taken from a leader rewrites the whole file as a temporary
+ * file renamed over it. Lookups (by epoch, by LSN) are linear: a history
+ * holds a handful of epochs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -96,18 +102,18 @@ epochs_load(struct epochs *e, const char *dir)
 	if (rc == -ENOENT)
 		return 0;
 	if (rc != 0) {
-		epochs_free(e);
+		epochs_fini(e);
 		return rc;
 	}
 	rc = parse(e, (const char *)data, len);
 	free(data);
 	if (rc != 0)
-		epochs_free(e);
+		epochs_fini(e);
 	return rc;
 }
 
 void
-epochs_free(struct epochs *e)
+epochs_fini(struct epochs *e)
 {
 	free(e->v);
 	e->v = NULL;
@@ -225,20 +231,20 @@ epochs_set(struct epochs *e, const struct epoch_ent *v, size_t n)
 		if (v[i].epoch == 1 && v[i].start == 1 && t.n == 1)
 			continue;
 		if (!follows(&t, v[i].epoch, v[i].start)) {
-			epochs_free(&t);
+			epochs_fini(&t);
 			return SLUICE_EEPOCH;
 		}
 		if ((rc = push(&t, v[i].epoch, v[i].nonce, v[i].start)) != 0) {
-			epochs_free(&t);
+			epochs_fini(&t);
 			return rc;
 		}
 	}
 	rc = rewrite(&t);
 	if (rc != 0) {
-		epochs_free(&t);
+		epochs_fini(&t);
 		return rc;
 	}
-	epochs_free(e);
+	epochs_fini(e);
 	*e = t;
 	return 0;
 }

@@ -36,10 +36,10 @@ struct epochs {
 
 /* Reads `dir`/EPOCHS (missing: only epoch 1). Lines past a torn end are
  * ignored. Returns 0, SLUICE_ECORRUPT (a line out of order or unreadable
- * before the last), -errno, -ENOMEM. Free with epochs_free. */
+ * before the last), -errno, -ENOMEM. Free with epochs_fini. */
 int epochs_load(struct epochs *e, const char *dir);
 
-void epochs_free(struct epochs *e);
+void epochs_fini(struct epochs *e);
 
 /* Records that `epoch` began at `start` with `nonce`: in memory, and in
  * the file (appended and synced). An entry with the same epoch and start

@@ -81,7 +81,7 @@ logdir_list(const char *dir, struct logdir *out)
 }
 
 void
-logdir_destroy(struct logdir *ld)
+logdir_fini(struct logdir *ld)
 {
 	free(ld->first);
 	ld->first = NULL;
@@ -384,7 +384,7 @@ done:
 	*end = e;
 	rc = 0;
 out:
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -511,7 +511,7 @@ logdir_truncate(const char *dir, uint64_t last_lsn)
 	}
 	rc = fs_sync_dir(dir);
 out:
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -582,7 +582,7 @@ cursor_locate(struct logdir_cursor *c)
 		rc = -ENOENT;
 	else
 		rc = cursor_open_seg(c, first);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 

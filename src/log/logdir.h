@@ -28,12 +28,12 @@ struct logdir {
 };
 
 /* Lists the segments of `dir` into `*out` (the caller's memory; release
- * with logdir_destroy). An empty or missing directory lists none (0).
+ * with logdir_fini). An empty or missing directory lists none (0).
  * Returns 0, -errno or -ENOMEM. */
 int logdir_list(const char *dir, struct logdir *out);
 
 /* Frees what logdir_list allocated. Accepts a zeroed struct. */
-void logdir_destroy(struct logdir *ld);
+void logdir_fini(struct logdir *ld);
 
 /* Where the valid log ends: what a writer continues after (wal_open). */
 struct logdir_end {

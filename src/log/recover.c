@@ -1,4 +1,6 @@
-/* recover - see recover.h.
+/* recover - rebuilds a node's state from its data directory (the
+ * contract is recover.h's): the newest snapshot that loads, then the
+ * records of the log after it, handed to the caller's callbacks.
  *
  * Order of work:
  *   1. list the snapshots; from the newest down, load the first whose
@@ -194,7 +196,7 @@ check_log_start(const char *dir, uint64_t skipped, struct recover_result *out)
 		    dir);
 		rc = SLUICE_ECORRUPT;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -236,7 +238,7 @@ drop_covered_segments(const char *dir)
 		    unlink(path) < 0)
 			rc = -errno;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc == 0 ? fs_sync_dir(dir) : rc;
 }
 

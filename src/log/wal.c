@@ -1,5 +1,13 @@
-/* wal - the log writer: group commit on io_uring, rotation into
+/* wal - the log writer: group commit (by default plain pwrite +
+ * fdatasync on the caller's thread, or through io_uring), rotation into
  * preallocated segments, the fsync policies, space reservation.
+ *
+ * Files. This one opens the log, appends, rotates, serves the event
+ * loop's calls and closes; wal_batch.c commits the batches and handles
+ * their completions and failures; wal_alloc.c makes the spare segments
+ * (the preallocator thread); wal_space.c decides which appends the space
+ * left allows. What they share is wal_int.h. The design below is the
+ * whole writer's.
  *
  * Threads. Everything here runs on the caller's thread (the server's
  * queue thread) except the preallocator, a background thread that makes
@@ -18,7 +26,7 @@
  *	[fdatasync]                                          policy always
  *
  * How a batch is committed (cfg.commit). Inline, the default: the chain
- * runs on the caller's thread with plain system calls (ring_run), so
+ * runs on the caller's thread with plain system calls (iochain_run), so
  * wal_submit returns with the batch durable (wal_fd is not signalled:
  * the caller looks at wal_durable_lsn); the caller's loop waits for the
  * disk meanwhile, and what arrives then is
@@ -80,9 +88,10 @@
 #include <unistd.h>
 
 #include "log/durable.h"
-#include "log/ring.h"
+#include "log/iochain.h"
 #include "log/seg.h"
 #include "log/wal.h"
+#include "log/wal_int.h"
 #include "sluice.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -90,44 +99,20 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 
-enum {
-	RING_ENTRIES = 32,
-	SPARE_SLACK = 64 << 10, /* room a segment's end may waste (at
-	                         * most an eighth of a segment) */
-	ALLOC_RETRY_MS = 1000,  /* after a failed preallocation; and new work
-	                         * allocates nothing itself for as long */
-	ALLOC_INLINE_MAX = 64,  /* spares one append may allocate itself */
-	CLOSE_TIMEOUT_MS = 30000,
-	BATCH_KEEP = 4,           /* idle batch buffers kept */
-	BATCH_BUF_KEEP = 4 << 20, /* larger buffers are freed when idle */
-};
-
 /* ---------------------------------------------------------------------
  * Segments
  * ------------------------------------------------------------------- */
 
-/* An open segment file: the one being written, one being left, or a
- * spare. Referenced by the writer and by the batches that write to it. */
-struct wal_seg {
-	int fd;
-	int refs;
-	uint64_t first_lsn; /* 0 while a spare */
-	uint64_t size;
-	char path[LOGDIR_PATH_MAX];       /* its name in the log */
-	char spare_path[LOGDIR_PATH_MAX]; /* its name while a spare */
-	struct wal_seg *next;             /* spare list */
-};
-
-static struct wal_seg *
-seg_ref(struct wal_seg *s)
+struct wal_seg *
+wal_seg_ref(struct wal_seg *s)
 {
 	if (s != NULL)
 		s->refs++;
 	return s;
 }
 
-static void
-seg_unref(struct wal_seg *s)
+void
+wal_seg_unref(struct wal_seg *s)
 {
 	if (s == NULL || --s->refs > 0)
 		return;
@@ -137,794 +122,8 @@ seg_unref(struct wal_seg *s)
 }
 
 /* ---------------------------------------------------------------------
- * Requests on the ring
- * ------------------------------------------------------------------- */
-
-enum wal_req_kind { REQ_BATCH, REQ_SYNC, REQ_TIMER };
-
-struct wal_req {
-	struct ring_chain chain; /* first: the ring hands it back */
-	enum wal_req_kind kind;
-};
-
-struct wal_batch {
-	struct wal_req req;
-	struct buf data;
-	struct wal_seg *seg;  /* written to */
-	struct wal_seg *prev; /* the segment it closes, when it opens one */
-	uint64_t off;         /* file offset of data[0] */
-	uint64_t first_lsn;   /* of its first record */
-	uint64_t last_lsn;    /* of its last record */
-	uint64_t nrec;
-	bool opens; /* starts with the segment header */
-	struct wal_batch *next;
-};
-
-struct wal_sync {
-	struct wal_req req;
-	struct wal_seg *seg;
-	uint64_t lsn; /* synced when it completes */
-	bool busy;
-};
-
-struct wal_timer {
-	struct wal_req req;
-	bool armed;
-};
-
-/* ---------------------------------------------------------------------
- * The writer
- * ------------------------------------------------------------------- */
-
-struct wal_alloc {
-	pthread_t thr;
-	bool started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;   /* wakes the thread */
-	pthread_cond_t done; /* wakes wal_prealloc_wait */
-	/* Under mu: */
-	unsigned want; /* spares wanted ready */
-	struct wal_seg *ready;
-	struct wal_seg *ready_tail;
-	bool busy;
-	bool stop;
-	int err; /* the last attempt's error, 0 */
-	int64_t retry_at;
-	unsigned seq;
-	uint64_t failures;
-	uint64_t bytes;     /* segment and spare files in the directory */
-	bool capped;        /* the last failure was cfg.max_bytes's */
-	atomic_uint nready; /* read without the lock by the writer */
-};
-
-struct wal {
-	struct wal_config cfg;
-	char dir[LOGDIR_PATH_MAX];
-	int dirfd;
-	struct ring ring;
-
-	struct wal_seg *cur; /* the segment records go into */
-	uint64_t fill_off;   /* where the next record goes in it */
-	uint64_t next_lsn;
-	uint64_t epoch;
-	uint64_t floor;  /* wal_set_reserved: WAL_RETRY leaves this much */
-	uint64_t margin; /* and WAL_NEW_WORK this much more */
-	bool refusing;   /* wal_refusing */
-	uint64_t refused_size; /* the new record first refused: until it
-	                        * would fit, new work waits */
-	unsigned want;         /* the spares last asked of the preallocator */
-	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
-
-	struct wal_batch *fill; /* the batch being filled, or NULL */
-	struct wal_batch *q;    /* sealed, oldest first */
-	struct wal_batch *q_tail;
-	struct wal_batch *inflight;
-	struct wal_batch *idle; /* recycled */
-	unsigned nidle;
-
-	struct wal_seg *wseg; /* segment of the last completed write */
-	struct wal_sync sync;
-	struct wal_timer timer;
-
-	uint64_t written_lsn;
-	uint64_t synced_lsn;
-	uint64_t durable_lsn;
-	struct durable mark; /* DURABLE: the synced LSN, for a later start */
-	bool poisoned;
-	bool retry_logged; /* a refused WAL_RETRY was logged */
-
-	struct wal_alloc alloc;
-	struct wal_stats st;
-};
-
-/* ---------------------------------------------------------------------
- * Preallocator thread
- * ------------------------------------------------------------------- */
-
-static void
-signal_efd(int efd)
-{
-	uint64_t one = 1;
-
-	if (write(efd, &one, sizeof(one)) < 0) {
-		/* The counter cannot overflow in practice; a failed
-		 * wake-up only delays taking the spare up. */
-	}
-}
-
-/* Counts `size` more bytes of files in the directory, or refuses them
- * (-ENOSPC) when cfg.max_bytes would be passed. Called without the lock. */
-static int
-files_add(struct wal *w, uint64_t size)
-{
-	struct wal_alloc *a = &w->alloc;
-	int rc = 0;
-
-	pthread_mutex_lock(&a->mu);
-	if (w->cfg.max_bytes != 0 &&
-	    (a->bytes > w->cfg.max_bytes || size > w->cfg.max_bytes - a->bytes))
-		rc = -ENOSPC;
-	else
-		a->bytes += size;
-	a->capped = rc != 0;
-	pthread_mutex_unlock(&a->mu);
-	return rc;
-}
-
-static void
-files_sub(struct wal *w, uint64_t size)
-{
-	struct wal_alloc *a = &w->alloc;
-
-	pthread_mutex_lock(&a->mu);
-	a->bytes -= size < a->bytes ? size : a->bytes;
-	pthread_mutex_unlock(&a->mu);
-}
-
-/* Makes one spare. Called without the lock. */
-static int
-make_spare(struct wal *w, unsigned seq, bool zero_fill, struct wal_seg **out)
-{
-	struct wal_seg *s;
-	char name[32];
-	int rc;
-
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
-		return -ENOMEM;
-	s->fd = -1;
-	s->refs = 1;
-	s->size = w->cfg.seg_size;
-	snprintf(name, sizeof(name), "%06u.spare", seq);
-	rc = fs_join(s->spare_path, sizeof(s->spare_path), w->dir, name);
-	if (rc == 0)
-		rc = files_add(w, s->size);
-	if (rc != 0) {
-		free(s);
-		return rc;
-	}
-	rc = seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd);
-	if (rc != 0) {
-		files_sub(w, s->size);
-		free(s);
-		return rc;
-	}
-	*out = s;
-	return 0;
-}
-
-static void *
-alloc_main(void *arg)
-{
-	struct wal *w = arg;
-	struct wal_alloc *a = &w->alloc;
-
-	pthread_mutex_lock(&a->mu);
-	while (!a->stop) {
-		int64_t now = clock_now_ms();
-		struct wal_seg *s = NULL;
-		unsigned seq;
-		int rc;
-
-		if (atomic_load(&a->nready) >= a->want) {
-			a->err = 0; /* it has what it wants: not short */
-			pthread_cond_wait(&a->cv, &a->mu);
-			continue;
-		}
-		if (a->err != 0 && now < a->retry_at) {
-			struct timespec ts = {
-				.tv_sec = a->retry_at / 1000,
-				.tv_nsec = (a->retry_at % 1000) * 1000000,
-			};
-
-			pthread_cond_timedwait(&a->cv, &a->mu, &ts);
-			continue;
-		}
-		a->busy = true;
-		seq = a->seq++;
-		pthread_mutex_unlock(&a->mu);
-		rc = make_spare(w, seq, !w->cfg.no_zero_fill, &s);
-		pthread_mutex_lock(&a->mu);
-		a->busy = false;
-		if (rc == 0) {
-			if (a->ready_tail != NULL)
-				a->ready_tail->next = s;
-			else
-				a->ready = s;
-			a->ready_tail = s;
-			atomic_fetch_add(&a->nready, 1);
-			if (a->err != 0)
-				log_info("wal",
-				    "preallocation works again dir=%s", w->dir);
-			a->err = 0;
-		} else {
-			if (a->err == 0 && a->capped)
-				log_warn("wal",
-				    "cannot preallocate a segment within "
-				    "--max-log-bytes; new work will be refused "
-				    "when the reserve runs low dir=%s "
-				    "bytes=%" PRIu64 " max_bytes=%" PRIu64,
-				    w->dir, w->cfg.seg_size, w->cfg.max_bytes);
-			else if (a->err == 0)
-				log_warn("wal",
-				    "cannot preallocate a segment; new work "
-				    "will be refused when the reserve runs low "
-				    "dir=%s bytes=%" PRIu64 " error=\"%s\"",
-				    w->dir, w->cfg.seg_size,
-				    sluice_strerror(rc));
-			a->err = rc;
-			a->failures++;
-			a->retry_at = clock_now_ms() + ALLOC_RETRY_MS;
-		}
-		pthread_cond_broadcast(&a->done);
-		signal_efd(ring_fd(&w->ring));
-	}
-	pthread_mutex_unlock(&a->mu);
-	return NULL;
-}
-
-/* Room counted for a spare: what it holds, less the end a record too
- * large for the rest may leave unused. */
-static uint64_t
-spare_cap(const struct wal *w)
-{
-	uint64_t slack = w->cfg.seg_size / 8;
-
-	if (slack > SPARE_SLACK)
-		slack = SPARE_SLACK;
-	return w->cfg.seg_size - SEG_HDR_SIZE - slack;
-}
-
-/* Spares wanted: the configured lead, plus enough to hold the
- * reservation beyond what the current segment has left. */
-static void
-alloc_update_want(struct wal *w)
-{
-	uint64_t cap = spare_cap(w);
-	uint64_t left = w->cur->size - w->fill_off;
-	uint64_t reserved = w->floor + w->margin;
-	uint64_t need = 0;
-
-	if (reserved > left)
-		need = (reserved - left + cap - 1) / cap;
-	if (need > 1u << 16)
-		need = 1u << 16;
-	if (w->want == w->cfg.prealloc + need)
-		return; /* as asked already: no lock */
-	w->want = w->cfg.prealloc + (unsigned)need;
-	pthread_mutex_lock(&w->alloc.mu);
-	w->alloc.want = w->want;
-	pthread_cond_signal(&w->alloc.cv);
-	pthread_mutex_unlock(&w->alloc.mu);
-}
-
-static struct wal_seg *
-alloc_take(struct wal *w)
-{
-	struct wal_alloc *a = &w->alloc;
-	struct wal_seg *s;
-
-	pthread_mutex_lock(&a->mu);
-	s = a->ready;
-	if (s != NULL) {
-		a->ready = s->next;
-		if (a->ready == NULL)
-			a->ready_tail = NULL;
-		s->next = NULL;
-		atomic_fetch_sub(&a->nready, 1);
-		pthread_cond_signal(&a->cv);
-	}
-	pthread_mutex_unlock(&a->mu);
-	return s;
-}
-
-/* Makes a spare on the writer's thread when the preallocator is behind:
- * fallocate only, no zero fill, so it costs an extent allocation rather
- * than a write of the whole segment (its first fdatasyncs are slower,
- * docs/benchmarks.md). An append that the disk has room for never fails
- * because the background thread was slow. Returns 0 or the error. */
-static int
-alloc_inline(struct wal *w)
-{
-	struct wal_alloc *a = &w->alloc;
-	struct wal_seg *s;
-	unsigned seq;
-	int rc;
-
-	pthread_mutex_lock(&a->mu);
-	seq = a->seq++;
-	pthread_mutex_unlock(&a->mu);
-	rc = make_spare(w, seq, false, &s);
-	if (rc != 0) {
-		w->inline_failed_ms = clock_mono_ns() / 1000000;
-		return rc;
-	}
-	pthread_mutex_lock(&a->mu);
-	if (a->ready_tail != NULL)
-		a->ready_tail->next = s;
-	else
-		a->ready = s;
-	a->ready_tail = s;
-	atomic_fetch_add(&a->nready, 1);
-	pthread_mutex_unlock(&a->mu);
-	w->st.inline_allocs++;
-	return 0;
-}
-
-static void
-alloc_stop(struct wal *w)
-{
-	struct wal_alloc *a = &w->alloc;
-	struct wal_seg *s;
-
-	if (!a->started)
-		return;
-	pthread_mutex_lock(&a->mu);
-	a->stop = true;
-	pthread_cond_signal(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thr, NULL);
-	a->started = false;
-	/* Spares not used are removed: the next open makes fresh ones. */
-	while ((s = a->ready) != NULL) {
-		a->ready = s->next;
-		if (unlink(s->spare_path) == 0)
-			a->bytes -= s->size < a->bytes ? s->size : a->bytes;
-		seg_unref(s);
-	}
-	a->ready_tail = NULL;
-	atomic_store(&a->nready, 0);
-}
-
-/* ---------------------------------------------------------------------
- * Batches
- * ------------------------------------------------------------------- */
-
-static struct wal_batch *
-batch_new(struct wal *w, struct wal_seg *seg, uint64_t off)
-{
-	struct wal_batch *b = w->idle;
-
-	if (b != NULL) {
-		w->idle = b->next;
-		w->nidle--;
-	} else {
-		b = calloc(1, sizeof(*b));
-		if (b == NULL)
-			return NULL;
-		buf_init(&b->data);
-	}
-	b->req.kind = REQ_BATCH;
-	b->seg = seg_ref(seg);
-	b->prev = NULL;
-	b->off = off;
-	b->first_lsn = w->next_lsn;
-	b->last_lsn = w->next_lsn - 1;
-	b->nrec = 0;
-	b->opens = false;
-	b->next = NULL;
-	buf_reset(&b->data);
-	return b;
-}
-
-static void
-batch_free(struct wal *w, struct wal_batch *b)
-{
-	seg_unref(b->seg);
-	seg_unref(b->prev);
-	b->seg = b->prev = NULL;
-	if (w->nidle < BATCH_KEEP && b->data.cap <= BATCH_BUF_KEEP &&
-	    !buf_failed(&b->data)) {
-		b->next = w->idle;
-		w->idle = b;
-		w->nidle++;
-		return;
-	}
-	buf_free(&b->data);
-	free(b);
-}
-
-static void
-queue_push(struct wal *w, struct wal_batch *b)
-{
-	b->next = NULL;
-	if (w->q_tail != NULL)
-		w->q_tail->next = b;
-	else
-		w->q = b;
-	w->q_tail = b;
-}
-
-static void
-seal_fill(struct wal *w)
-{
-	if (w->fill == NULL)
-		return;
-	queue_push(w, w->fill);
-	w->fill = NULL;
-}
-
-/* ---------------------------------------------------------------------
- * Failure
- * ------------------------------------------------------------------- */
-
-static void
-poison(struct wal *w, const char *what, const char *path, uint64_t off,
-    uint64_t first_lsn, uint64_t last_lsn, int err)
-{
-	if (!w->poisoned)
-		log_err("wal",
-		    "log I/O failed; nothing more is acknowledged and writes "
-		    "are refused; restart the node (recovery keeps the durable "
-		    "prefix, `sluice-log verify` checks it) op=\"%s\" path=%s "
-		    "offset=%" PRIu64 " from_lsn=%" PRIu64 " to_lsn=%" PRIu64
-		    " error=\"%s\"",
-		    what, path, off, first_lsn, last_lsn, sluice_strerror(err));
-	w->poisoned = true;
-	w->st.poisoned = true;
-}
-
-static const char *
-op_name(enum ring_kind k)
-{
-	switch (k) {
-	case RING_WRITE:
-		return "write of";
-	case RING_FDATASYNC:
-		return "fdatasync of";
-	case RING_FSYNC:
-		return "fsync of the directory of";
-	case RING_RENAME:
-		return "rename to";
-	case RING_TIMEOUT:
-		return "timer for";
-	}
-	return "operation on";
-}
-
-/* ---------------------------------------------------------------------
- * Submitting
- * ------------------------------------------------------------------- */
-
-static void
-hist_add(struct wal *w, int64_t ns)
-{
-	int64_t us = ns / 1000;
-	int i = 0;
-
-	while (i < WAL_HIST_BUCKETS - 1 && us >= ((int64_t)16 << i))
-		i++;
-	w->st.commit_hist[i]++;
-	w->st.commit_us_sum += (uint64_t)(us > 0 ? us : 0);
-}
-
-/* Group-commit batch sizes: bucket i counts batches of at most 2^i
- * records; the last one every larger batch. */
-static void
-batch_hist_add(struct wal *w, uint64_t nrec)
-{
-	int i = 0;
-
-	while (i < WAL_HIST_BUCKETS - 1 && nrec > ((uint64_t)1 << i))
-		i++;
-	w->st.batch_hist[i]++;
-	w->st.batch_records += nrec;
-}
-
-static void batch_done(struct wal *w, struct wal_batch *b);
-
-static void
-batch_started(struct wal *w, struct wal_batch *b)
-{
-	w->inflight = b;
-	w->st.batches++;
-	if (b->nrec > w->st.batch_max)
-		w->st.batch_max = b->nrec;
-	batch_hist_add(w, b->nrec);
-}
-
-static int
-submit_batch(struct wal *w, struct wal_batch *b)
-{
-	struct ring_chain *c = &b->req.chain;
-	struct ring_op *op;
-	int rc;
-
-	ring_chain_init(c);
-	if (b->opens) {
-		if (b->prev != NULL) {
-			op = ring_chain_add(c, RING_FDATASYNC, b->prev->fd);
-			op->fault = FAULT_WAL_FSYNC;
-		}
-		op = ring_chain_add(c, RING_RENAME, -1);
-		op->from = b->seg->spare_path;
-		op->to = b->seg->path;
-		op->fault = FAULT_WAL_RENAME;
-		op = ring_chain_add(c, RING_FSYNC, w->dirfd);
-		op->fault = FAULT_WAL_FSYNC;
-	}
-	op = ring_chain_add(c, RING_WRITE, b->seg->fd);
-	op->buf = b->data.data;
-	op->len = b->data.len;
-	op->off = b->off;
-	op->fault = FAULT_WAL_WRITE;
-	if (w->cfg.fsync == WAL_FSYNC_ALWAYS) {
-		op = ring_chain_add(c, RING_FDATASYNC, b->seg->fd);
-		op->fault = FAULT_WAL_FSYNC;
-	}
-	if (w->cfg.commit != WAL_COMMIT_RING) {
-		/* On this thread: the disk's own latency, no hand-off to
-		 * the kernel's io workers and back (see wal.h). */
-		ring_run(c);
-		batch_started(w, b);
-		batch_done(w, b);
-		return w->poisoned ? SLUICE_ELOG : 0;
-	}
-	rc = ring_submit(&w->ring, c);
-	if (rc != 0) {
-		poison(w, "submitting the write of", b->seg->path, b->off,
-		    b->first_lsn, b->last_lsn, rc);
-		return SLUICE_ELOG;
-	}
-	batch_started(w, b);
-	return 0;
-}
-
-/* When nothing is in flight, submits the oldest sealed batch, or else
- * (with `take_fill`) seals and submits the filling one. While a batch is
- * in flight the filling batch keeps growing: that is the group commit.
- *
- * A completion submits only sealed batches, never the filling one: the
- * clients whose records just became durable send their next requests in
- * the same event-loop turn, and the wal_submit at its end must find them
- * in the same batch as the records that waited. Submitting the waiting
- * ones alone would split the clients into two cohorts that take turns at
- * the disk, each fdatasync carrying half of them, for good. */
-static int
-pump(struct wal *w, bool take_fill)
-{
-	struct wal_batch *b;
-
-	if (w->poisoned)
-		return SLUICE_ELOG;
-	if (w->inflight != NULL)
-		return 0;
-	if (take_fill && w->q == NULL && w->fill != NULL &&
-	    (w->fill->nrec > 0 || w->fill->opens))
-		seal_fill(w);
-	if (w->q == NULL)
-		return 0;
-	b = w->q;
-	w->q = b->next;
-	if (w->q == NULL)
-		w->q_tail = NULL;
-	b->next = NULL;
-	return submit_batch(w, b);
-}
-
-static void
-submit_sync(struct wal *w)
-{
-	struct ring_chain *c = &w->sync.req.chain;
-	struct ring_op *op;
-	int rc;
-
-	if (w->sync.busy || w->wseg == NULL || w->poisoned ||
-	    w->synced_lsn >= w->written_lsn)
-		return;
-	ring_chain_init(c);
-	op = ring_chain_add(c, RING_FDATASYNC, w->wseg->fd);
-	op->fault = FAULT_WAL_FSYNC;
-	rc = ring_submit(&w->ring, c);
-	if (rc != 0) {
-		poison(w, "submitting the fdatasync of", w->wseg->path, 0,
-		    w->synced_lsn + 1, w->written_lsn, rc);
-		return;
-	}
-	w->sync.seg = seg_ref(w->wseg);
-	w->sync.lsn = w->written_lsn;
-	w->sync.busy = true;
-}
-
-static void
-arm_timer(struct wal *w)
-{
-	struct ring_chain *c = &w->timer.req.chain;
-	struct ring_op *op;
-	uint64_t ms = w->cfg.interval_ms;
-
-	if (w->timer.armed || w->sync.busy || w->poisoned ||
-	    w->synced_lsn >= w->written_lsn)
-		return;
-	ring_chain_init(c);
-	op = ring_chain_add(c, RING_TIMEOUT, -1);
-	op->ts.tv_sec = (long long)(ms / 1000);
-	op->ts.tv_nsec = (long long)(ms % 1000) * 1000000;
-	if (ring_submit(&w->ring, c) != 0) {
-		/* No timer: sync now rather than leave data at risk. */
-		submit_sync(w);
-		return;
-	}
-	w->timer.armed = true;
-}
-
-/* ---------------------------------------------------------------------
- * Completions
- * ------------------------------------------------------------------- */
-
-/* Writes the synced LSN to DURABLE when it moved. A failed write is
- * logged once and costs only knowledge (durable.h). */
-static void
-mark_synced(struct wal *w)
-{
-	int rc;
-
-	if (w->poisoned || w->synced_lsn <= w->mark.lsn || w->mark.fd < 0)
-		return;
-	rc = durable_note(&w->mark, w->synced_lsn, false, false);
-	if (rc != 0 && !w->mark.failed) {
-		w->mark.failed = true;
-		log_warn("wal",
-		    "cannot write the durable mark dir=%s error=\"%s\"; a "
-		    "start after a crash knows less of what was synced",
-		    w->dir, sluice_strerror(rc));
-	}
-}
-
-static void
-batch_done(struct wal *w, struct wal_batch *b)
-{
-	struct ring_chain *c = &b->req.chain;
-
-	w->inflight = NULL;
-	if (c->err != 0) {
-		const struct ring_op *op = &c->op[c->err_op];
-
-		poison(w, op_name(op->kind),
-		    op->kind == RING_FDATASYNC && b->prev != NULL &&
-		            op->fd == b->prev->fd
-		        ? b->prev->path
-		        : b->seg->path,
-		    op->kind == RING_WRITE ? b->off + op->done : b->off,
-		    b->first_lsn, b->last_lsn, c->err);
-		batch_free(w, b);
-		return;
-	}
-	if (w->poisoned) {
-		batch_free(w, b);
-		return;
-	}
-	hist_add(w, clock_mono_ns() - c->start_ns);
-	w->st.bytes += b->data.len;
-	for (unsigned i = 0; i < c->nop; i++)
-		if (c->op[i].kind == RING_FDATASYNC)
-			w->st.fsyncs++;
-	if (b->opens && w->synced_lsn < b->first_lsn - 1)
-		w->synced_lsn = b->first_lsn - 1; /* the old one was synced */
-	if (b->nrec > 0)
-		w->written_lsn = b->last_lsn;
-	if (w->cfg.fsync == WAL_FSYNC_ALWAYS)
-		w->synced_lsn = w->written_lsn;
-	w->durable_lsn = w->written_lsn;
-	mark_synced(w);
-	if (w->wseg != b->seg) {
-		seg_unref(w->wseg);
-		w->wseg = seg_ref(b->seg);
-	}
-	batch_free(w, b);
-	if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
-		arm_timer(w);
-	pump(w, false);
-}
-
-static void
-sync_done(struct wal *w)
-{
-	struct ring_chain *c = &w->sync.req.chain;
-
-	w->sync.busy = false;
-	if (c->err != 0) {
-		poison(w, "fdatasync of", w->sync.seg->path, 0,
-		    w->synced_lsn + 1, w->sync.lsn, c->err);
-	} else if (!w->poisoned) {
-		w->st.fsyncs++;
-		hist_add(w, clock_mono_ns() - c->start_ns);
-		if (w->sync.lsn > w->synced_lsn)
-			w->synced_lsn = w->sync.lsn;
-		mark_synced(w);
-		if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
-			arm_timer(w);
-	}
-	seg_unref(w->sync.seg);
-	w->sync.seg = NULL;
-}
-
-static void
-on_done(struct ring_chain *c, void *arg)
-{
-	struct wal *w = arg;
-	struct wal_req *r = (struct wal_req *)c;
-
-	switch (r->kind) {
-	case REQ_BATCH:
-		batch_done(w, (struct wal_batch *)r);
-		break;
-	case REQ_SYNC:
-		sync_done(w);
-		break;
-	case REQ_TIMER:
-		w->timer.armed = false;
-		submit_sync(w);
-		break;
-	}
-}
-
-/* ---------------------------------------------------------------------
  * Opening
  * ------------------------------------------------------------------- */
-
-/* Removes spares an earlier run left: they may hold data of a rename
- * that never reached the disk. */
-static int
-remove_stale_spares(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return -errno;
-	while ((e = readdir(d)) != NULL) {
-		size_t n = strlen(e->d_name);
-		char path[LOGDIR_PATH_MAX];
-
-		if (n < 7 || strcmp(e->d_name + n - 6, ".spare") != 0)
-			continue;
-		if (fs_join(path, sizeof(path), dir, e->d_name) == 0)
-			unlink(path);
-	}
-	closedir(d);
-	return 0;
-}
-
-/* The bytes the segments listed in `ld` take (their sizes; a file that
- * cannot be read counts as one default segment). */
-static uint64_t
-segments_bytes(const char *dir, const struct logdir *ld)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < ld->n; i++) {
-		char path[LOGDIR_PATH_MAX];
-		struct stat st;
-
-		if (seg_path(path, sizeof(path), dir, ld->first[i]) == 0 &&
-		    stat(path, &st) == 0)
-			sum += (uint64_t)st.st_size;
-		else
-			sum += SEG_SIZE_DEFAULT;
-	}
-	return sum;
-}
 
 /* Creates the first segment of a log, synchronously. */
 static int
@@ -942,7 +141,7 @@ create_first(struct wal *w, uint64_t first_lsn, struct wal_seg **out)
 	struct wal_seg *s;
 	int rc;
 
-	rc = make_spare(w, w->alloc.seq++, !w->cfg.no_zero_fill, &s);
+	rc = wal_alloc_make_spare(w, w->alloc.seq++, !w->cfg.no_zero_fill, &s);
 	if (rc != 0)
 		return rc;
 	s->first_lsn = first_lsn;
@@ -964,7 +163,7 @@ create_first(struct wal *w, uint64_t first_lsn, struct wal_seg **out)
 
 fail:
 	unlink(s->spare_path);
-	seg_unref(s);
+	wal_seg_unref(s);
 	return rc;
 }
 
@@ -1059,7 +258,7 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 
 	rc = fs_mkdir_p(w->dir);
 	if (rc == 0)
-		rc = remove_stale_spares(w->dir);
+		rc = wal_alloc_remove_stale(w->dir);
 	if (rc != 0)
 		goto fail;
 	w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1067,7 +266,7 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		rc = -errno;
 		goto fail;
 	}
-	rc = ring_open(&w->ring, RING_ENTRIES);
+	rc = iochain_ring_open(&w->ring, RING_ENTRIES);
 	if (rc != 0) {
 		log_err("wal", "io_uring setup failed error=\"%s\"",
 		    sluice_strerror(rc));
@@ -1102,17 +301,17 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		w->mark.fd = -1;
 		w->mark.failed = true;
 	}
-	w->wseg = seg_ref(w->cur);
+	w->wseg = wal_seg_ref(w->cur);
 	rc = logdir_list(w->dir, &ld);
 	if (rc != 0)
 		goto fail;
 	w->st.segments = ld.n;
 	/* No spare exists yet: the files counted are the segments. */
-	w->alloc.bytes = segments_bytes(w->dir, &ld);
-	logdir_destroy(&ld);
+	w->alloc.bytes = wal_alloc_segments_bytes(w->dir, &ld);
+	logdir_fini(&ld);
 
 	w->alloc.want = w->want = w->cfg.prealloc;
-	rc = pthread_create(&w->alloc.thr, NULL, alloc_main, w);
+	rc = pthread_create(&w->alloc.thr, NULL, wal_alloc_main, w);
 	if (rc != 0) {
 		rc = -rc;
 		goto fail;
@@ -1123,9 +322,9 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 
 fail:
 	durable_close(&w->mark);
-	seg_unref(w->wseg);
-	seg_unref(w->cur);
-	ring_close(&w->ring);
+	wal_seg_unref(w->wseg);
+	wal_seg_unref(w->cur);
+	iochain_ring_close(&w->ring);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
 	free(w);
@@ -1152,34 +351,34 @@ rotate(struct wal *w)
 	struct wal_seg *s;
 	uint8_t *p;
 
-	s = alloc_take(w);
-	if (s == NULL && alloc_inline(w) == 0)
-		s = alloc_take(w);
+	s = wal_alloc_take(w);
+	if (s == NULL && wal_alloc_inline(w) == 0)
+		s = wal_alloc_take(w);
 	if (s == NULL)
 		return SLUICE_ENOSPC;
 	s->first_lsn = w->next_lsn;
 	h.size = s->size;
 	if (seg_path(s->path, sizeof(s->path), w->dir, s->first_lsn) != 0)
 		goto fail;
-	b = batch_new(w, s, 0);
+	b = wal_batch_new(w, s, 0);
 	if (b == NULL)
 		goto fail;
 	p = buf_extend(&b->data, SEG_HDR_SIZE);
 	if (p == NULL) {
-		batch_free(w, b);
+		wal_batch_free(w, b);
 		goto fail;
 	}
 	seg_hdr_encode(p, &h);
 	b->opens = true;
-	b->prev = seg_ref(w->cur);
-	seal_fill(w);
+	b->prev = wal_seg_ref(w->cur);
+	wal_seal_fill(w);
 	w->fill = b;
-	seg_unref(w->cur);
+	wal_seg_unref(w->cur);
 	w->cur = s; /* the writer's reference is the spare's */
 	w->fill_off = SEG_HDR_SIZE;
 	w->st.rotations++;
 	w->st.segments++;
-	alloc_update_want(w);
+	wal_alloc_update_want(w);
 	return 0;
 
 fail:
@@ -1193,80 +392,6 @@ fail:
 	atomic_fetch_add(&w->alloc.nready, 1);
 	pthread_mutex_unlock(&w->alloc.mu);
 	return -ENOMEM;
-}
-
-/* Bytes available now: the rest of the current segment and the spares
- * ready. */
-static uint64_t
-avail_now(const struct wal *w)
-{
-	return w->cur->size - w->fill_off +
-	    atomic_load(&((struct wal *)w)->alloc.nready) * spare_cap(w);
-}
-
-/* Whether a record of `size` bytes fits and leaves `keep` available. A
- * record that does not fit in the current segment wastes its rest. */
-static bool
-room_for(const struct wal *w, uint64_t size, uint64_t keep)
-{
-	uint64_t left = w->cur->size - w->fill_off;
-	uint64_t avail = avail_now(w);
-	uint64_t use = w->fill_off + size <= w->cur->size ? size : left + size;
-
-	return avail >= use && avail - use >= keep;
-}
-
-/* Whether this append may fallocate a spare itself: not for reserved
- * work within ALLOC_RETRY_MS of a failure (the disk is full; trying on
- * every refused put would cost a fallocate each). */
-static bool
-may_alloc_inline(struct wal *w)
-{
-	int64_t now = clock_mono_ns() / 1000000;
-	bool failing;
-
-	if (w->inline_failed_ms != 0 &&
-	    now - w->inline_failed_ms < ALLOC_RETRY_MS)
-		return false;
-	pthread_mutex_lock(&w->alloc.mu);
-	failing = w->alloc.err != 0;
-	pthread_mutex_unlock(&w->alloc.mu);
-	return !failing;
-}
-
-static int
-refuse(struct wal *w, unsigned flags, uint64_t size, const char *why)
-{
-	w->st.enospc++;
-	if ((flags & WAL_NEW_WORK) && !w->refusing)
-		log_warn("wal",
-		    "refusing new work; what is accepted can still be taken, "
-		    "acked, failed and deleted dir=%s why=\"%s\" "
-		    "reserved=%" PRIu64 " available=%" PRIu64,
-		    w->dir, why, w->floor + w->margin, avail_now(w));
-	else if (!(flags & WAL_NEW_WORK) && !w->retry_logged)
-		log_warn("wal",
-		    "refusing a retry (a retake, touch or kick) while the log "
-		    "is short of space dir=%s why=\"%s\" reserved=%" PRIu64
-		    " available=%" PRIu64,
-		    w->dir, why, w->floor, avail_now(w));
-	if ((flags & WAL_NEW_WORK) && !w->refusing)
-		w->refused_size = size;
-	if (flags & WAL_NEW_WORK)
-		w->refusing = true;
-	else
-		w->retry_logged = true;
-	return SLUICE_ENOSPC;
-}
-
-static void
-accepting_again(struct wal *w)
-{
-	w->refusing = false;
-	log_info("wal",
-	    "accepting new work again dir=%s reserved=%" PRIu64
-	    " available=%" PRIu64,
-	    w->dir, w->floor + w->margin, avail_now(w));
 }
 
 static int
@@ -1301,11 +426,11 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 		    ? w->refused_size
 		    : size;
 
-		for (int tries = 0; !room_for(w, need, keep); tries++)
+		for (int tries = 0; !wal_room_for(w, need, keep); tries++)
 			if (tries >= ALLOC_INLINE_MAX ||
-			    (tries == 0 && !may_alloc_inline(w)) ||
-			    alloc_inline(w) != 0)
-				return refuse(w, flags, need,
+			    (tries == 0 && !wal_may_alloc_inline(w)) ||
+			    wal_alloc_inline(w) != 0)
+				return wal_refuse(w, flags, need,
 				    "the preallocated log space left "
 				    "would not cover the reservation");
 	}
@@ -1313,7 +438,7 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 	if (!fits) {
 		rc = rotate(w);
 		if (rc == SLUICE_ENOSPC && flags != 0)
-			return refuse(w, flags, size,
+			return wal_refuse(w, flags, size,
 			    "no preallocated segment to "
 			    "continue in");
 		if (rc == SLUICE_ENOSPC) {
@@ -1333,7 +458,7 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 			return rc;
 	}
 	if (w->fill == NULL) {
-		w->fill = batch_new(w, w->cur, w->fill_off);
+		w->fill = wal_batch_new(w, w->cur, w->fill_off);
 		if (w->fill == NULL)
 			return -ENOMEM;
 	}
@@ -1356,7 +481,7 @@ append(struct wal *w, uint16_t type, int64_t time, uint64_t epoch,
 	w->next_lsn++;
 	w->st.records++;
 	if ((flags & WAL_NEW_WORK) && w->refusing)
-		accepting_again(w);
+		wal_accepting_again(w);
 	if (flags & WAL_RETRY)
 		w->retry_logged = false;
 	*lsn = h.lsn;
@@ -1422,34 +547,6 @@ wal_epoch(const struct wal *w)
 	return w->epoch;
 }
 
-void
-wal_set_reserved(struct wal *w, uint64_t floor, uint64_t margin)
-{
-	w->floor = floor;
-	w->margin = margin;
-	alloc_update_want(w);
-}
-
-bool
-wal_refusing(struct wal *w)
-{
-	if (w->refusing && room_for(w, w->refused_size, w->floor + w->margin))
-		accepting_again(w);
-	return w->refusing;
-}
-
-bool
-wal_space_short(const struct wal *w)
-{
-	struct wal_alloc *a = (struct wal_alloc *)&w->alloc;
-	bool short_;
-
-	pthread_mutex_lock(&a->mu);
-	short_ = a->err != 0;
-	pthread_mutex_unlock(&a->mu);
-	return short_;
-}
-
 /* ---------------------------------------------------------------------
  * The event loop's side
  * ------------------------------------------------------------------- */
@@ -1459,22 +556,22 @@ wal_submit(struct wal *w)
 {
 	if (w->poisoned)
 		return SLUICE_ELOG;
-	return pump(w, true);
+	return wal_pump(w, true);
 }
 
 int
 wal_fd(const struct wal *w)
 {
-	return ring_fd(&w->ring);
+	return iochain_ring_fd(&w->ring);
 }
 
 int
 wal_reap(struct wal *w)
 {
-	int rc = ring_reap(&w->ring, on_done, w);
+	int rc = iochain_reap(&w->ring, wal_on_done, w);
 
 	if (rc < 0 && !w->poisoned)
-		poison(w, "reaping completions of", w->dir, 0,
+		wal_poison(w, "reaping completions of", w->dir, 0,
 		    w->durable_lsn + 1, w->next_lsn - 1, rc);
 	return w->poisoned ? SLUICE_ELOG : 0;
 }
@@ -1507,10 +604,10 @@ wait_some(struct wal *w, int64_t deadline)
 
 	if (left <= 0)
 		return SLUICE_ETIMEDOUT;
-	rc = ring_wait(&w->ring, left);
+	rc = iochain_wait(&w->ring, left);
 	if (rc == -ETIME)
 		return SLUICE_ETIMEDOUT;
-	ring_reap(&w->ring, on_done, w);
+	iochain_reap(&w->ring, wal_on_done, w);
 	return 0;
 }
 
@@ -1528,9 +625,9 @@ wal_sync(struct wal *w, int64_t timeout_ms)
 		    (w->fill == NULL || w->fill->nrec == 0)) {
 			if (w->synced_lsn >= w->next_lsn - 1)
 				return 0;
-			submit_sync(w);
+			wal_submit_sync(w);
 		}
-		pump(w, true);
+		wal_pump(w, true);
 		/* An inline commit is done already: wait only for the ring. */
 		if (w->ring.pending > 0)
 			rc = wait_some(w, deadline);
@@ -1592,7 +689,7 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 		if (rc == 0 && unlink(path) < 0)
 			rc = -errno;
 		if (rc == 0)
-			files_sub(w, (uint64_t)st.st_size);
+			wal_alloc_files_sub(w, (uint64_t)st.st_size);
 		if (rc != 0) {
 			log_err("wal",
 			    "cannot remove a segment segment=%s error=\"%s\"",
@@ -1601,7 +698,7 @@ wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
 		}
 		removed++;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	if (removed > 0) {
 		int src = fs_sync_dir(w->dir);
 
@@ -1637,7 +734,8 @@ wal_stats(const struct wal *w, struct wal_stats *out)
 	out->reserved_floor = w->floor;
 	out->refusing = w->refusing;
 	out->spares = atomic_load(&a->nready);
-	out->avail = w->cur->size - w->fill_off + out->spares * spare_cap(w);
+	out->avail =
+	    w->cur->size - w->fill_off + out->spares * wal_alloc_spare_cap(w);
 	pthread_mutex_lock(&a->mu);
 	out->alloc_failures = a->failures;
 	out->files_bytes = a->bytes;
@@ -1682,28 +780,28 @@ wal_close(struct wal *w)
 			    w->dir, sluice_strerror(mrc));
 	}
 	durable_close(&w->mark);
-	alloc_stop(w);
-	ring_close(&w->ring);
+	wal_alloc_stop(w);
+	iochain_ring_close(&w->ring);
 	if (w->fill != NULL)
-		batch_free(w, w->fill);
+		wal_batch_free(w, w->fill);
 	while (w->q != NULL) {
 		struct wal_batch *b = w->q;
 
 		w->q = b->next;
-		batch_free(w, b);
+		wal_batch_free(w, b);
 	}
 	if (w->inflight != NULL)
-		batch_free(w, w->inflight);
+		wal_batch_free(w, w->inflight);
 	while (w->idle != NULL) {
 		struct wal_batch *b = w->idle;
 
 		w->idle = b->next;
-		buf_free(&b->data);
+		buf_fini(&b->data);
 		free(b);
 	}
-	seg_unref(w->sync.seg);
-	seg_unref(w->wseg);
-	seg_unref(w->cur);
+	wal_seg_unref(w->sync.seg);
+	wal_seg_unref(w->wseg);
+	wal_seg_unref(w->cur);
 	close(w->dirfd);
 	pthread_mutex_destroy(&w->alloc.mu);
 	pthread_cond_destroy(&w->alloc.cv);

@@ -1,8 +1,17 @@
-/* wal - the log writer: group commit through io_uring.
+/* wal - the log writer: group commit, rotation into preallocated
+ * segments, the fsync policies, space reservation.
+ *
+ * How a batch reaches the disk (wal_config.commit). By default
+ * (WAL_COMMIT_INLINE) its write and fdatasync are plain system calls made
+ * in wal_submit, on the caller's thread, when nothing else is in flight;
+ * with WAL_COMMIT_RING they are submitted to io_uring and finished by
+ * wal_reap. The `interval` policy's timer and timed fdatasync always go
+ * through io_uring.
  *
  * Used by ONE thread (the server's queue thread); nothing here blocks
- * except wal_open, wal_sync, wal_prealloc_wait and wal_close. The cycle
- * of an event-loop turn:
+ * except wal_open, wal_sync, wal_prealloc_wait, wal_close, and (inline)
+ * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_RING (inline,
+ * wal_submit returns with the batch durable):
  *
  *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
  *	                                          moves; reply to clients up
@@ -17,10 +26,10 @@
  * While one batch is in flight the next one fills. A spare segment is
  * preallocated ahead of time by a background thread, so rotation does not
  * wait for the disk; when that thread falls behind, the writer fallocates
- * a spare itself (a short stall) rather than refuse a record. Any failed write
- *or fdatasync poisons the writer: nothing more is reported durable, appends
- *fail with SLUICE_ELOG, and the node must restart (recovery cuts whatever was
- *not durable). */
+ * a spare itself (a short stall) rather than refuse a record. Any failed
+ * write or fdatasync poisons the writer: nothing more is reported durable,
+ * appends fail with SLUICE_ELOG, and the node must restart (recovery cuts
+ * whatever was not durable). */
 #ifndef SLUICE_LOG_WAL_H
 #define SLUICE_LOG_WAL_H
 

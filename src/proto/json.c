@@ -1,4 +1,8 @@
-/* json - see json.h. */
+/* json - prints sluice.h's results as JSON (the fields are in
+ * docs/client.md), for the sluice tool's --json and the server's HTTP
+ * face, so both print the same. Strings are escaped here, bytes that are
+ * not UTF-8 replaced by U+FFFD; a payload that is not valid UTF-8 is
+ * printed as base64 and says so. Writes only to the FILE given. */
 #include <inttypes.h>
 #include <string.h>
 

@@ -1,4 +1,9 @@
-/* sp - see sp.h: the SP-over-TCP framing. */
+/* sp - the SP-over-TCP framing's bytes (layout in sp.h): the 8-byte
+ * connection header each side sends, the 8-byte big-endian length before
+ * each message, the REQ/REP backtrace (request ids) at a message's start,
+ * and a guess at what spoke when the header is not SP (an HTTP request, a
+ * beanstalk command, TLS), for a clear refusal. Pure: the callers
+ * (sluiced's tcp:// face, libsluice's tcp:// connection) do the I/O. */
 #include <string.h>
 
 #include "proto/sp.h"

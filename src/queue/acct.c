@@ -57,7 +57,7 @@ accts_free(struct queue *q)
 }
 
 void
-qs_acct_free(struct queue *q)
+qs_acct_fini(struct queue *q)
 {
 	accts_free(q);
 }

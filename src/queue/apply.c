@@ -353,7 +353,7 @@ apply_done(
 		until = QREC_TIME_MAX;
 	if (until <= q->clock) {
 		count_end(q, t, time, QREC_ACK, e);
-		qs_task_destroy(q, t, time, e->dedup_ms);
+		qs_task_remove(q, t, time, e->dedup_ms);
 		return 0;
 	}
 	if ((rc = dup_bytes(e->text, e->text_len, &res)) != 0 ||
@@ -402,7 +402,7 @@ apply_end(
 
 	case QREC_DELETED:
 		count_end(q, t, time, type, e);
-		qs_task_destroy(q, t, time, e->dedup_ms);
+		qs_task_remove(q, t, time, e->dedup_ms);
 		return 0;
 
 	case QREC_WAIT:
@@ -507,7 +507,7 @@ apply_delete(struct queue *q, int64_t time, const struct qrec_delete *r)
 	if (t == NULL)
 		return SLUICE_ECORRUPT;
 	QS_COUNT(q, t->tube, del);
-	qs_task_destroy(q, t, time, r->dedup_ms);
+	qs_task_remove(q, t, time, r->dedup_ms);
 	return 0;
 }
 
@@ -529,7 +529,7 @@ cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
 	qsort(all, n, sizeof(*all), by_id);
 	for (size_t i = 0; i < n; i++) {
 		QS_COUNT(q, tb, del);
-		qs_task_destroy(q, all[i], time, dedup_ms);
+		qs_task_remove(q, all[i], time, dedup_ms);
 	}
 }
 

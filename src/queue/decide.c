@@ -6,16 +6,22 @@
  * Decide computes every value that depends on the configuration or on
  * the clock - run_at from a delay, the backoff of a fail, the next run of
  * a recurring task, how long a completed key stays reserved, whether an
- * expired lease buries its task - so that apply needs neither. */
+ * expired lease buries its task - so that apply needs neither.
+ *
+ * This file decides what acts on tasks (put, take, the lease operations,
+ * update, delete, kick, expiries, sessions, restarts); decide_tube.c what
+ * acts on a whole tube (flush, delete_where, pause, tube_set,
+ * tube_delete). What both use is decide.h. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "queue/decide.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
-static bool
-time_ok(int64_t t)
+bool
+decide_time_ok(int64_t t)
 {
 	return t >= 0 && t <= QREC_TIME_MAX;
 }
@@ -26,22 +32,17 @@ clamp_time(int64_t t)
 	return t > QREC_TIME_MAX ? QREC_TIME_MAX : t;
 }
 
-/* The part of a decision particular to its request: checks `arg` (the
- * request) against the state and fills `out`, or returns an error. */
-typedef int decide_fn(
-    struct queue *q, int64_t now, const void *arg, struct qrec *out);
-
 /* Every decision: catches up with `now`, which must be a valid time, lets
  * `fn` decide, and hands out the record only on success. */
-static int
-decide(struct queue *q, int64_t now, decide_fn *fn, const void *arg,
+int
+decide_run(struct queue *q, int64_t now, decide_fn *fn, const void *arg,
     struct qrec *result)
 {
 	struct qrec rec;
 	int rc;
 
 	memset(&rec, 0, sizeof(rec));
-	if (!time_ok(now))
+	if (!decide_time_ok(now))
 		return SLUICE_EINVAL;
 	if ((rc = queue_tick(q, now)) != 0 || (rc = fn(q, now, arg, &rec)) != 0)
 		return rc;
@@ -54,7 +55,7 @@ decide(struct queue *q, int64_t now, decide_fn *fn, const void *arg,
 static int
 when(int64_t now, int64_t run_at, int64_t delay, int64_t *out)
 {
-	if (!time_ok(run_at) || !time_ok(delay))
+	if (!decide_time_ok(run_at) || !decide_time_ok(delay))
 		return SLUICE_EINVAL;
 	if (run_at == 0)
 		run_at = now + delay;
@@ -126,8 +127,8 @@ at_max_attempts(const struct task *t)
 	return t->max_attempts > 0 && t->attempts >= t->max_attempts;
 }
 
-static bool
-new_tube_allowed(const struct queue *q, const char *name, size_t len)
+bool
+decide_new_tube_allowed(const struct queue *q, const char *name, size_t len)
 {
 	return q->cfg.max_tubes == 0 || q->ntubes < q->cfg.max_tubes ||
 	    qs_tube(q, name, len) != NULL;
@@ -144,7 +145,7 @@ bury_rec_of(const struct queue *q, struct qrec *out, uint16_t type,
 	size_t len;
 
 	if (queue_tube_dead_letter(q, t->tube, &to, &len) &&
-	    new_tube_allowed(q, to, len)) {
+	    decide_new_tube_allowed(q, to, len)) {
 		end_rec(out, type, t, reason, QREC_MOVED);
 		out->u.end.to = to;
 		out->u.end.to_len = len;
@@ -275,7 +276,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_EINVAL;
 	if (ttr == 0 || ttr > q->cfg.max_ttr_ms)
 		return SLUICE_EINVAL;
-	if (!time_ok(req->period_ms) || (req->replace && req->key_len == 0))
+	if (!decide_time_ok(req->period_ms) ||
+	    (req->replace && req->key_len == 0))
 		return SLUICE_EINVAL;
 	if (req->if_newer != 0 && !req->replace)
 		return SLUICE_EINVAL;
@@ -298,7 +300,7 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (q->cfg.max_tasks != 0 &&
 	    q->ntasks - q->count[QUEUE_DONE] >= q->cfg.max_tasks)
 		return SLUICE_ELIMIT;
-	if (!new_tube_allowed(q, req->tube, req->tube_len))
+	if (!decide_new_tube_allowed(q, req->tube, req->tube_len))
 		return SLUICE_ELIMIT;
 	out->type = req->if_newer != 0 ? QREC_PUT_V : QREC_PUT;
 	out->u.put.version = req->if_newer;
@@ -323,7 +325,7 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 {
 	struct put_args a = { req, res };
 
-	return decide(q, now, put_rec, &a, result);
+	return decide_run(q, now, put_rec, &a, result);
 }
 
 static int
@@ -371,7 +373,7 @@ int
 queue_decide_take(struct queue *q, int64_t now,
     const struct queue_take_req *req, struct qrec *result)
 {
-	return decide(q, now, take_rec, req, result);
+	return decide_run(q, now, take_rec, req, result);
 }
 
 /* The first run_at + k * period (k >= 1) after now. */
@@ -404,7 +406,7 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_REPLACED);
 	} else if (req->to_tube_len > 0) {
-		if (!new_tube_allowed(q, req->to_tube, req->to_tube_len))
+		if (!decide_new_tube_allowed(q, req->to_tube, req->to_tube_len))
 			return SLUICE_ELIMIT;
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_MOVED);
 		out->u.end.text = req->to_tube;
@@ -437,7 +439,7 @@ int
 queue_decide_ack(struct queue *q, int64_t now, const struct queue_ack_req *req,
     struct qrec *result)
 {
-	return decide(q, now, ack_rec, req, result);
+	return decide_run(q, now, ack_rec, req, result);
 }
 
 static int
@@ -466,7 +468,7 @@ int
 queue_decide_release(struct queue *q, int64_t now,
     const struct queue_release_req *req, struct qrec *result)
 {
-	return decide(q, now, release_rec, req, result);
+	return decide_run(q, now, release_rec, req, result);
 }
 
 static int
@@ -480,7 +482,7 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_ELIMIT;
 	if (req->error_len > 0 && req->error == NULL)
 		return SLUICE_EINVAL;
-	if (req->set_delay && !time_ok(req->delay_ms))
+	if (req->set_delay && !decide_time_ok(req->delay_ms))
 		return SLUICE_EINVAL;
 	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
@@ -505,7 +507,7 @@ int
 queue_decide_fail(struct queue *q, int64_t now,
     const struct queue_fail_req *req, struct qrec *result)
 {
-	return decide(q, now, fail_rec, req, result);
+	return decide_run(q, now, fail_rec, req, result);
 }
 
 static int
@@ -528,7 +530,7 @@ int
 queue_decide_touch(struct queue *q, int64_t now,
     const struct queue_touch_req *req, struct qrec *result)
 {
-	return decide(q, now, touch_rec, req, result);
+	return decide_run(q, now, touch_rec, req, result);
 }
 
 static int
@@ -568,7 +570,7 @@ int
 queue_decide_bury(struct queue *q, int64_t now,
     const struct queue_bury_req *req, struct qrec *result)
 {
-	return decide(q, now, bury_rec, req, result);
+	return decide_run(q, now, bury_rec, req, result);
 }
 
 static int
@@ -600,7 +602,7 @@ int
 queue_decide_kick(struct queue *q, int64_t now,
     const struct queue_kick_req *req, struct qrec *result)
 {
-	return decide(q, now, kick_rec, req, result);
+	return decide_run(q, now, kick_rec, req, result);
 }
 
 static int
@@ -638,7 +640,7 @@ int
 queue_decide_delete(struct queue *q, int64_t now,
     const struct queue_delete_req *req, struct qrec *result)
 {
-	return decide(q, now, delete_rec, req, result);
+	return decide_run(q, now, delete_rec, req, result);
 }
 
 static int
@@ -691,260 +693,7 @@ int
 queue_decide_update(struct queue *q, int64_t now,
     const struct queue_update_req *req, struct qrec *result)
 {
-	return decide(q, now, update_rec, req, result);
-}
-
-static int
-flush_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
-{
-	const struct queue_flush_req *req = arg;
-	struct tube *tb;
-
-	(void)now;
-	if (!qrec_tube_valid(req->tube, req->tube_len))
-		return SLUICE_ETUBE;
-	tb = qs_tube(q, req->tube, req->tube_len);
-	if (tb == NULL || tube_tasks(tb) == 0)
-		return 0; /* QREC_NONE: nothing to flush */
-	out->type = QREC_FLUSH;
-	out->u.flush.tube = req->tube;
-	out->u.flush.tube_len = req->tube_len;
-	out->u.flush.dedup_ms = 0; /* cancelled: keys free at once */
-	return 0;
-}
-
-int
-queue_decide_flush(struct queue *q, int64_t now,
-    const struct queue_flush_req *req, struct qrec *result)
-{
-	return decide(q, now, flush_rec, req, result);
-}
-
-struct where_args {
-	const struct queue_delete_where_req *req;
-	uint64_t *count;
-};
-
-static int
-delete_where_rec(
-    struct queue *q, int64_t now, const void *arg, struct qrec *out)
-{
-	const struct where_args *a = arg;
-	const struct queue_delete_where_req *req = a->req;
-	const struct heap *h = NULL;
-	struct tube *tb;
-	uint64_t n = 0;
-
-	if (!qrec_tube_valid(req->tube, req->tube_len))
-		return SLUICE_ETUBE;
-	if (!time_ok(req->older))
-		return SLUICE_EINVAL;
-	tb = qs_tube(q, req->tube, req->tube_len);
-	switch (req->state) {
-	case QUEUE_READY:
-		h = tb ? &tb->ready : NULL;
-		break;
-	case QUEUE_DELAYED:
-		h = tb ? &tb->delayed : NULL;
-		break;
-	case QUEUE_BURIED:
-		h = tb ? &tb->buried : NULL;
-		break;
-	case QUEUE_DONE:
-		h = tb ? &tb->done : NULL;
-		break;
-	default:
-		return SLUICE_EINVAL;
-	}
-	for (uint32_t i = 0; h != NULL && i < h->len; i++)
-		n += qs_age_time(h->item[i]) <= now - req->older;
-	*a->count = n;
-	if (n == 0)
-		return 0; /* QREC_NONE: nothing that old */
-	out->type = QREC_DELETE_WHERE;
-	out->u.where.tube = req->tube;
-	out->u.where.tube_len = req->tube_len;
-	out->u.where.state = (uint8_t)req->state;
-	out->u.where.before = now - req->older;
-	return 0;
-}
-
-int
-queue_decide_delete_where(struct queue *q, int64_t now,
-    const struct queue_delete_where_req *req, struct qrec *result,
-    uint64_t *count)
-{
-	struct where_args a = { req, count };
-	uint64_t n = 0;
-	int rc;
-
-	a.count = &n;
-	rc = decide(q, now, delete_where_rec, &a, result);
-	if (rc == 0)
-		*count = n;
-	return rc;
-}
-
-static int
-pause_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
-{
-	const struct queue_pause_req *req = arg;
-	struct tube *tb;
-
-	if (!qrec_tube_valid(req->tube, req->tube_len))
-		return SLUICE_ETUBE;
-	if (!time_ok(req->until))
-		return SLUICE_EINVAL;
-	tb = qs_tube(q, req->tube, req->tube_len);
-	if (tb == NULL && !req->create)
-		return SLUICE_ENOTFOUND;
-	/* Unpausing a tube that is not paused changes nothing. */
-	if (req->until <= now && (tb == NULL || tb->paused_until == 0))
-		return 0;
-	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
-		return SLUICE_ELIMIT;
-	out->type = QREC_PAUSE;
-	out->u.pause.tube = req->tube;
-	out->u.pause.tube_len = req->tube_len;
-	out->u.pause.until = req->until;
-	return 0;
-}
-
-int
-queue_decide_pause(struct queue *q, int64_t now,
-    const struct queue_pause_req *req, struct qrec *result)
-{
-	return decide(q, now, pause_rec, req, result);
-}
-
-/* The settings `req` leaves the tube with (`old` its current ones). */
-static int
-merged_conf(const struct queue *q, const struct qrec_tube_conf *old,
-    const struct queue_tube_set_req *req, struct qrec_tube_conf *out)
-{
-	const struct qrec_tube_conf *in = &req->conf;
-	uint8_t set = req->set, unset = req->unset;
-	struct qrec_tube_conf c = *old;
-
-	if (((set | unset) & ~QREC_TS_ALL) != 0 || (set & unset) != 0)
-		return SLUICE_EINVAL;
-	if ((set & QREC_TS_DEAD_LETTER) &&
-	    !qrec_tube_valid(in->dead_letter, in->dead_letter_len))
-		return SLUICE_ETUBE;
-	if ((set & QREC_TS_TTR) &&
-	    (in->ttr == 0 || in->ttr > q->cfg.max_ttr_ms))
-		return SLUICE_EINVAL;
-	if (set & QREC_TS_TTR)
-		c.ttr = in->ttr;
-	if (set & QREC_TS_MAX_ATTEMPTS)
-		c.max_attempts = in->max_attempts;
-	if (set & QREC_TS_BACKOFF) {
-		c.backoff_base = in->backoff_base;
-		c.backoff_cap = in->backoff_cap;
-	}
-	if (set & QREC_TS_KEEP_DONE)
-		c.keep_done = in->keep_done;
-	if (set & QREC_TS_LOST_LEASE)
-		c.lost_lease_immediate = in->lost_lease_immediate;
-	if (set & QREC_TS_DEAD_LETTER) {
-		c.dead_letter = in->dead_letter;
-		c.dead_letter_len = in->dead_letter_len;
-	}
-	/* An unset field is zero, as a TUBE_SET record holds it. */
-	if (unset & QREC_TS_TTR)
-		c.ttr = 0;
-	if (unset & QREC_TS_MAX_ATTEMPTS)
-		c.max_attempts = 0;
-	if (unset & QREC_TS_BACKOFF)
-		c.backoff_base = c.backoff_cap = 0;
-	if (unset & QREC_TS_KEEP_DONE)
-		c.keep_done = 0;
-	if (unset & QREC_TS_LOST_LEASE)
-		c.lost_lease_immediate = false;
-	if (unset & QREC_TS_DEAD_LETTER) {
-		c.dead_letter = NULL;
-		c.dead_letter_len = 0;
-	}
-	c.set = (uint8_t)((c.set | set) & ~unset);
-	if (!qrec_tube_conf_valid(&c, req->tube, req->tube_len))
-		return SLUICE_EINVAL;
-	*out = c;
-	return 0;
-}
-
-static bool
-same_conf(const struct qrec_tube_conf *a, const struct qrec_tube_conf *b)
-{
-	return a->set == b->set && a->ttr == b->ttr &&
-	    a->max_attempts == b->max_attempts &&
-	    a->backoff_base == b->backoff_base &&
-	    a->backoff_cap == b->backoff_cap && a->keep_done == b->keep_done &&
-	    a->lost_lease_immediate == b->lost_lease_immediate &&
-	    a->dead_letter_len == b->dead_letter_len &&
-	    (a->dead_letter_len == 0 ||
-	        memcmp(a->dead_letter, b->dead_letter, a->dead_letter_len) ==
-	            0);
-}
-
-static int
-tube_set_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
-{
-	const struct queue_tube_set_req *req = arg;
-	const struct tube *tb;
-	struct qrec_tube_conf old, c;
-	int rc;
-
-	(void)now;
-	if (!qrec_tube_valid(req->tube, req->tube_len))
-		return SLUICE_ETUBE;
-	tb = qs_tube(q, req->tube, req->tube_len);
-	old = tube_conf_get(tb);
-	if ((rc = merged_conf(q, &old, req, &c)) != 0)
-		return rc;
-	/* No change, or nothing to set on a tube that is not there. */
-	if (same_conf(&old, &c))
-		return 0;
-	if (tb == NULL && !new_tube_allowed(q, req->tube, req->tube_len))
-		return SLUICE_ELIMIT;
-	out->type = QREC_TUBE_SET;
-	out->u.tube_set.tube = req->tube;
-	out->u.tube_set.tube_len = req->tube_len;
-	out->u.tube_set.conf = c;
-	return 0;
-}
-
-int
-queue_decide_tube_set(struct queue *q, int64_t now,
-    const struct queue_tube_set_req *req, struct qrec *result)
-{
-	return decide(q, now, tube_set_rec, req, result);
-}
-
-static int
-tube_delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
-{
-	const struct queue_tube_delete_req *req = arg;
-	const struct tube *tb;
-
-	(void)now;
-	if (!qrec_tube_valid(req->tube, req->tube_len))
-		return SLUICE_ETUBE;
-	if ((tb = qs_tube(q, req->tube, req->tube_len)) == NULL)
-		return SLUICE_ENOTFOUND;
-	if (tube_tasks(tb) != 0 && !req->force)
-		return SLUICE_ENOTEMPTY;
-	out->type = QREC_TUBE_DELETE;
-	out->u.tube_delete.tube = req->tube;
-	out->u.tube_delete.tube_len = req->tube_len;
-	out->u.tube_delete.force = req->force && tube_tasks(tb) != 0;
-	return 0;
-}
-
-int
-queue_decide_tube_delete(struct queue *q, int64_t now,
-    const struct queue_tube_delete_req *req, struct qrec *result)
-{
-	return decide(q, now, tube_delete_rec, req, result);
+	return decide_run(q, now, update_rec, req, result);
 }
 
 static int
@@ -968,7 +717,7 @@ expired_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 int
 queue_decide_expired(struct queue *q, int64_t now, struct qrec *result)
 {
-	return decide(q, now, expired_rec, NULL, result);
+	return decide_run(q, now, expired_rec, NULL, result);
 }
 
 struct gone_args {
@@ -998,7 +747,7 @@ queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
 {
 	struct gone_args a = { session, why, why_len };
 
-	return decide(q, now, session_gone_rec, &a, result);
+	return decide_run(q, now, session_gone_rec, &a, result);
 }
 
 static int
@@ -1019,7 +768,7 @@ restart_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 int
 queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
 {
-	return decide(q, now, restart_rec, NULL, result);
+	return decide_run(q, now, restart_rec, NULL, result);
 }
 
 struct untake_args {
@@ -1048,5 +797,5 @@ queue_decide_untake(struct queue *q, int64_t now, uint64_t id, uint64_t lease,
 {
 	struct untake_args a = { id, lease };
 
-	return decide(q, now, untake_rec, &a, result);
+	return decide_run(q, now, untake_rec, &a, result);
 }

@@ -1,9 +1,10 @@
-/* heap - see heap.h. The array starts at 8 slots, grows by a quarter when
- * full (so it is at least 4/5 full after growing: 10 bytes a task at
- * worst, where doubling left 16) and halves when under a quarter full
- * (never below 8), so a drained tube gives most of its memory back. A
- * reservation for many at once gets exactly that room. Invariants: item[i] is
- * never after its parent item[(i-1)/2] in the `less` order, and
+/* heap - the binary min-heap of pointers that each item's stored
+ * position makes removable in O(log n) (heap.h). The array starts at 8 slots,
+ * grows by a quarter when full (so it is at least 4/5 full after growing: 10
+ * bytes a task at worst, where doubling left 16) and halves when under a
+ * quarter full (never below 8), so a drained tube gives most of its memory
+ * back. A reservation for many at once gets exactly that room. Invariants:
+ * item[i] is never after its parent item[(i-1)/2] in the `less` order, and
  * heap_pos(item[i]) == i. */
 #include <assert.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ heap_init(struct heap *h, heap_less_fn *less, size_t pos_off)
 }
 
 void
-heap_free(struct heap *h)
+heap_fini(struct heap *h)
 {
 	free(h->item);
 	h->item = NULL;

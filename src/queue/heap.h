@@ -27,7 +27,7 @@ struct heap {
 
 void heap_init(struct heap *h, heap_less_fn *less, size_t pos_off);
 /* Frees the array (not the items). */
-void heap_free(struct heap *h);
+void heap_fini(struct heap *h);
 /* Room for `more` pushes. Returns 0 or SLUICE_ENOMEM. */
 int heap_reserve(struct heap *h, uint32_t more);
 /* Adds an item; room must have been reserved. */

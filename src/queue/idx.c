@@ -1,5 +1,6 @@
-/* idx - see idx.h. Linear probing; removal shifts the following run back
- * (no tombstones), so a lookup stops at the first empty slot. An item's
+/* idx - the open-addressing hash table of pointers tagged with bits of
+ * their key's hash (idx.h). Linear probing; removal shifts the following run
+ * back (no tombstones), so a lookup stops at the first empty slot. An item's
  * home slot comes from the high half of its mixed key, scaled to the
  * capacity (so any capacity works, not only powers of two); its tag is
  * the low bits of the mixed key. Invariants: len <= 3/4 cap (so an empty
@@ -54,7 +55,7 @@ idx_init(struct idx *x, idx_key_fn *key)
 }
 
 void
-idx_free(struct idx *x)
+idx_fini(struct idx *x)
 {
 	free(x->slot);
 	x->slot = NULL;

@@ -35,7 +35,7 @@ struct idx {
 
 void idx_init(struct idx *x, idx_key_fn *key);
 /* Frees the table (not the items). */
-void idx_free(struct idx *x);
+void idx_fini(struct idx *x);
 /* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. Reserve for all
  * before filling a table in the slot order of another (a snapshot): the
  * items come in the order of their hash, and in a table too small for all

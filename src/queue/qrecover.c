@@ -1,4 +1,8 @@
-/* qrecover - see qrecover.h. */
+/* qrecover - the recover() callbacks that rebuild a bare queue (for the
+ * tools and the tests; sluiced has its own): snapshot entries go to
+ * queue_snapshot_load, queue records to queue_apply, and a snapshot that
+ * turns out damaged half-way empties the queue before an older one is
+ * tried. */
 #include "queue/qrecover.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"

@@ -140,17 +140,17 @@ queue_fini(struct queue *q)
 	for (uint32_t i = 0; i < q->ntubes; i++)
 		tube_free(q->tubes[i]);
 	free(q->tubes);
-	idx_free(&q->ids);
-	idx_free(&q->keys);
-	idx_free(&q->names);
-	idx_free(&q->sessions);
-	heap_free(&q->taken);
-	heap_free(&q->wake);
-	heap_free(&q->pauses);
-	heap_free(&q->done);
+	idx_fini(&q->ids);
+	idx_fini(&q->keys);
+	idx_fini(&q->names);
+	idx_fini(&q->sessions);
+	heap_fini(&q->taken);
+	heap_fini(&q->wake);
+	heap_fini(&q->pauses);
+	heap_fini(&q->done);
 	free(q->load.want);
 	free(q->rates);
-	qs_acct_free(q);
+	qs_acct_fini(q);
 }
 
 struct queue *
@@ -165,7 +165,7 @@ queue_new(const struct queue_config *cfg)
 }
 
 void
-queue_delete(struct queue *q)
+queue_free(struct queue *q)
 {
 	if (q == NULL)
 		return;
@@ -648,8 +648,7 @@ qs_key_complete(
 }
 
 void
-qs_task_destroy(
-    struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
+qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
 	qs_unplace(q, t);
 	idx_remove(&q->ids, t);
@@ -676,7 +675,7 @@ qs_done_drop(struct queue *q, struct task *t)
 {
 	if (task_has_key(t))
 		t->ext->key = NULL; /* the reservation outlives the task */
-	qs_task_destroy(q, t, 0, 0);
+	qs_task_remove(q, t, 0, 0);
 }
 
 /* A dedup entry goes: the done task it still names loses its key. */

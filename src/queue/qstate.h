@@ -171,8 +171,8 @@ void qs_acct_use(
     struct queue *q, struct tube *tb, int64_t tasks, int64_t bytes);
 /* Whether every namespace's counts are the sums of its tubes' (check). */
 bool qs_acct_valid(const struct queue *q);
-/* Frees the namespaces (queue_delete). */
-void qs_acct_free(struct queue *q);
+/* Frees the namespaces (queue_free). */
+void qs_acct_fini(struct queue *q);
 
 /* The tube with that (valid) name, created when missing (*created then
  * true). Returns 0, SLUICE_ENOMEM. */
@@ -258,7 +258,7 @@ void qs_dedup_append(struct queue *q, struct keyent *ke);
 /* Removes a task completely: from its state, the id index, its key
  * (which becomes a dedup entry as qs_key_complete says; a done task's
  * entry is dropped when dedup_ms is 0, else kept), and frees it. */
-void qs_task_destroy(
+void qs_task_remove(
     struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms);
 
 /* The task a key names: its live task, or the done task its dedup entry

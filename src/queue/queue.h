@@ -145,7 +145,7 @@ typedef void queue_ready_fn(void *arg, const char *name, size_t len);
 void queue_on_ready(struct queue *q, queue_ready_fn *fn, void *arg);
 
 /* Frees the queue and everything in it. Accepts NULL. */
-void queue_delete(struct queue *q);
+void queue_free(struct queue *q);
 
 /* Empties the queue back to what queue_new() made, keeping its
  * configuration (recovery starts over this way when a snapshot turns out

@@ -1,4 +1,9 @@
-/* rates - see rates.h. */
+/* rates - the rolling per-second history of events (rates.h): the ring
+ * of slots itself (made, grown by doubling up to its window, advanced,
+ * read), then the queue's side, which counts each event into the queue's
+ * ring and its tube's, and keeps the depth of each state. Counting never
+ * fails: a ring that cannot grow loses its oldest slot, an observation
+ * only. */
 #include <stdlib.h>
 #include <string.h>
 

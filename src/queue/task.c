@@ -1,6 +1,7 @@
-/* task - see task.h. Allocation and the ext's lifetime: an ext exists
- * while the task is taken or has a key, an error, a period, a pending
- * replacement, or is done (its take time and result), and is freed by
+/* task - one task's memory: its allocation with the payload, and the
+ * ext of its rarely used parts (task.h). Allocation and the ext's lifetime: an
+ * ext exists while the task is taken or has a key, an error, a period, a
+ * pending replacement, or is done (its take time and result), and is freed by
  * task_ext_trim() once none holds. */
 #include <assert.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* tube - see tube.h. The orders here are total (ties go to the smaller id
- * or tube index), so every heap has a single possible top whatever the
- * history that built it: a queue rebuilt from a snapshot takes, expires
- * and kicks in the same order as the original. */
+/* tube - a named queue's heaps, orders and settings (tube.h). The orders here
+ * are total (ties go to the smaller id or tube index), so every heap has a
+ * single possible top whatever the history that built it: a queue rebuilt from
+ * a snapshot takes, expires and kicks in the same order as the original. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +36,11 @@ tube_free(struct tube *tb)
 {
 	if (tb == NULL)
 		return;
-	heap_free(&tb->ready);
-	heap_free(&tb->age);
-	heap_free(&tb->delayed);
-	heap_free(&tb->buried);
-	heap_free(&tb->done);
+	heap_fini(&tb->ready);
+	heap_fini(&tb->age);
+	heap_fini(&tb->delayed);
+	heap_fini(&tb->buried);
+	heap_fini(&tb->done);
 	free(tb->conf);
 	hourly_free(tb->hourly);
 	free(tb->rates);

@@ -202,7 +202,7 @@ req_free(struct bs_req *r)
 {
 	if (r == NULL)
 		return;
-	buf_free(&r->text);
+	buf_fini(&r->text);
 	free(r);
 }
 
@@ -481,7 +481,7 @@ each_tube(
 			see(&seen, t->s, t->len);
 		}
 	}
-	buf_free(&seen);
+	buf_fini(&seen);
 }
 
 static void
@@ -793,7 +793,7 @@ unknown_tube(struct bs_req *r)
 	buf_init(&y);
 	tube_yaml(r->conn->bs, r->tube, r->tube_len, &none, &y);
 	req_yaml(r, &y);
-	buf_free(&y);
+	buf_fini(&y);
 }
 
 static void
@@ -901,7 +901,7 @@ translate(struct bs_req *r, const struct msg_rep *rep)
 		req_text(r, "INTERNAL_ERROR\r\n");
 		break;
 	}
-	buf_free(&y);
+	buf_fini(&y);
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -1037,7 +1037,7 @@ watch_yaml(struct bs_req *r)
 		buf_put(&y, "\n", 1);
 	}
 	req_yaml(r, &y);
-	buf_free(&y);
+	buf_fini(&y);
 }
 
 static void
@@ -1494,6 +1494,6 @@ bs_free(struct bs *bs)
 {
 	if (bs == NULL)
 		return;
-	buf_free(&bs->scratch);
+	buf_fini(&bs->scratch);
 	free(bs);
 }

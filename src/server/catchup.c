@@ -63,7 +63,7 @@ reader_free(struct catchup *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->buf);
-	buf_free(&r->out);
+	buf_fini(&r->out);
 	free(r);
 }
 
@@ -197,7 +197,7 @@ locate(struct catchup_io *io, struct catchup *r, uint64_t from)
 		}
 	if (ld.n == 0 || ld.first[0] > from)
 		found = false;
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	if (!found)
 		return -ENOENT;
 	return open_seg(io, r, first);

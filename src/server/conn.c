@@ -375,7 +375,7 @@ free_dead(struct conns *cs)
 		if (c->face->free != NULL)
 			c->face->free(c);
 		close(c->fd);
-		buf_free(&c->out);
+		buf_fini(&c->out);
 		if (!c->in_shared)
 			free(c->in);
 		free(c);
@@ -395,7 +395,7 @@ conn_close(struct conn *c)
 	c->cs->nconns--;
 	c->listen->nconns--;
 	unready_unlink(c);
-	buf_free(&c->out);
+	buf_fini(&c->out);
 	c->out_off = 0;
 	c->out_msgs = 0;
 	if (c->face->closed != NULL && !c->cs->closing)
@@ -608,7 +608,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		l->nconns--;
 		unready_unlink(c);
 		close(fd);
-		buf_free(&c->out);
+		buf_fini(&c->out);
 		free(c);
 		return true;
 	}
@@ -763,7 +763,7 @@ write_some(struct conn *c)
 	c->out_off = 0;
 	c->out_msgs = 0;
 	if (c->out.cap > OUT_KEEP) {
-		buf_free(&c->out);
+		buf_fini(&c->out);
 		buf_init(&c->out);
 	} else {
 		buf_reset(&c->out);

@@ -30,7 +30,7 @@
 #include "log/logdir.h"
 #include "log/rec.h"
 #include "log/snap.h"
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "queue/qrec.h"
 #include "server/core.h"
 #include "server/follow.h"
@@ -79,7 +79,7 @@ struct follow {
 	uint64_t snap_lsn, snap_off, snap_size;
 	int snap_fd;
 	char snap_tmp[LOGDIR_PATH_MAX + 32];
-	struct repl_epoch *hist;
+	struct replmsg_epoch *hist;
 	uint32_t nhist;
 	struct buf out;
 };
@@ -172,8 +172,8 @@ link_open(struct follow *f, const char *url, const struct tlsfile *tls)
 	snprintf(f->url, sizeof(f->url), "%s", url);
 	if ((rv = nng_req0_open(&f->sock)) != 0)
 		return -(1000 + rv);
-	if ((rv = nng_socket_set_size(
-	         f->sock, NNG_OPT_RECVMAXSZ, REPL_RECORDS_MAX + 4096)) != 0 ||
+	if ((rv = nng_socket_set_size(f->sock, NNG_OPT_RECVMAXSZ,
+	         REPLMSG_RECORDS_MAX + 4096)) != 0 ||
 	    (rv = nng_socket_set_ms(f->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
 	    (rv = nng_socket_set_ms(f->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
 	    (rv = nng_ctx_open(&f->fctx, f->sock)) != 0 ||
@@ -260,7 +260,7 @@ send_fetch(struct core *c, struct follow *f)
 {
 	uint64_t last = wal_last_lsn(c->wal);
 	const struct epoch_ent *e = epochs_at(&c->epochs, last ? last : 1);
-	struct repl_fetch_req q = {
+	struct replmsg_fetch_req q = {
 		.from_lsn = last + 1,
 		.last_epoch = wal_epoch(c->wal),
 		.last_nonce = e->nonce,
@@ -280,8 +280,8 @@ send_fetch(struct core *c, struct follow *f)
 		q.last_epoch = e->epoch;
 	}
 	buf_reset(&f->out);
-	repl_encode_fetch(&f->out, &q);
-	f->fop = REPL_OP_FETCH;
+	replmsg_encode_fetch(&f->out, &q);
+	f->fop = REPLMSG_OP_FETCH;
 	f->fbusy =
 	    link_send(f, f->fctx, f->faio, FETCH_WAIT_MS + FETCH_TIMEOUT_MS);
 	if (f->fbusy && q.durable_lsn > f->acked)
@@ -291,21 +291,21 @@ send_fetch(struct core *c, struct follow *f)
 static void
 send_snap(struct follow *f)
 {
-	struct repl_snap_req q = { f->snap_lsn, f->snap_off, SNAP_CHUNK };
+	struct replmsg_snap_req q = { f->snap_lsn, f->snap_off, SNAP_CHUNK };
 
 	buf_reset(&f->out);
-	repl_encode_snap(&f->out, &q);
-	f->fop = REPL_OP_SNAP;
+	replmsg_encode_snap(&f->out, &q);
+	f->fop = REPLMSG_OP_SNAP;
 	f->fbusy = link_send(f, f->fctx, f->faio, FETCH_TIMEOUT_MS);
 }
 
 static void
 send_ack(struct core *c, struct follow *f)
 {
-	struct repl_ack_req q = { wal_durable_lsn(c->wal) };
+	struct replmsg_ack_req q = { wal_durable_lsn(c->wal) };
 
 	buf_reset(&f->out);
-	repl_encode_ack(&f->out, &q);
+	replmsg_encode_ack(&f->out, &q);
 	f->abusy = link_send(f, f->actx, f->aaio, FETCH_TIMEOUT_MS);
 	if (f->abusy)
 		f->acked = q.durable_lsn;
@@ -372,7 +372,7 @@ apply_one(struct core *c, const struct rec_view *v)
 }
 
 static void
-on_records(struct core *c, struct follow *f, const struct repl_fetch_rep *r,
+on_records(struct core *c, struct follow *f, const struct replmsg_fetch_rep *r,
     int64_t mono_ms)
 {
 	size_t off = 0;
@@ -440,7 +440,7 @@ save_lost(struct core *c, uint64_t from, uint64_t last)
 	fdatasync(fd);
 	close(fd);
 	fs_sync_dir(dir);
-	buf_free(&b);
+	buf_fini(&b);
 	logdir_cursor_close(cur);
 	log_warn("follow",
 	    "records that were never the leader's saved to path=%s "
@@ -463,7 +463,7 @@ wipe(struct core *c)
 			    c->cfg->data_dir, ld.first[i]);
 			unlink(path);
 		}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	if (snap_list(c->cfg->data_dir, &lsns, &n) == 0)
 		for (size_t i = 0; i < n; i++)
 			if (snap_path(path, sizeof(path), c->cfg->data_dir,
@@ -541,8 +541,8 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 {
 	const void *p = nng_msg_body(m);
 	size_t len = nng_msg_len(m);
-	struct repl_fetch_rep r;
-	int rc = repl_rep_status(p, len, REPL_OP_FETCH);
+	struct replmsg_fetch_rep r;
+	int rc = replmsg_rep_status(p, len, REPLMSG_OP_FETCH);
 
 	if (rc != 0) {
 		struct msg_rep e;
@@ -557,7 +557,7 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 		refused(f, rc, text, mono_ms);
 		return;
 	}
-	if ((rc = repl_decode_fetch_rep(p, len, &r)) != 0) {
+	if ((rc = replmsg_decode_fetch_rep(p, len, &r)) != 0) {
 		refused(f, rc, "a reply that does not decode", mono_ms);
 		return;
 	}
@@ -583,10 +583,10 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 	memcpy(c->leader_url, r.url.p, r.url.len);
 	c->leader_url[r.url.len] = '\0';
 	switch (r.kind) {
-	case REPL_FETCH_RECORDS:
+	case REPLMSG_FETCH_RECORDS:
 		on_records(c, f, &r, mono_ms);
 		break;
-	case REPL_FETCH_SNAPSHOT:
+	case REPLMSG_FETCH_SNAPSHOT:
 		log_info("follow",
 		    "the leader no longer has our next records; loading its "
 		    "snapshot leader=%s lsn=%" PRIu64 " snap_lsn=%" PRIu64,
@@ -606,7 +606,7 @@ on_fetch_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 		f->snap_off = 0;
 		f->snap_size = 0;
 		break;
-	case REPL_FETCH_DIVERGED:
+	case REPLMSG_FETCH_DIVERGED:
 		cut_to(c, f, r.truncate_to, mono_ms);
 		break;
 	}
@@ -677,8 +677,8 @@ on_snap_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 {
 	const void *p = nng_msg_body(m);
 	size_t len = nng_msg_len(m);
-	struct repl_snap_rep r;
-	int rc = repl_decode_snap_rep(p, len, &r);
+	struct replmsg_snap_rep r;
+	int rc = replmsg_decode_snap_rep(p, len, &r);
 
 	if (rc != 0 || r.snap_lsn != f->snap_lsn || r.offset != f->snap_off) {
 		/* gone (a newer one replaced it) or not ours: ask again */
@@ -695,7 +695,7 @@ on_snap_rep(struct core *c, struct follow *f, nng_msg *m, int64_t mono_ms)
 			return;
 		}
 		for (uint32_t i = 0; i < r.nhist; i++)
-			f->hist[i] = repl_hist_at(&r, i);
+			f->hist[i] = replmsg_hist_at(&r, i);
 		f->nhist = r.nhist;
 	}
 	f->snap_size = r.size;
@@ -756,7 +756,7 @@ follow_stop(struct core *c)
 	link_close(f);
 	snap_abandon(f);
 	close(f->efd);
-	buf_free(&f->out);
+	buf_fini(&f->out);
 	free(f);
 	c->fol = NULL;
 	c->leader_url[0] = '\0';
@@ -798,9 +798,9 @@ follow_turn(struct core *c, int64_t mono_ms)
 		} else {
 			nng_msg *m = nng_aio_get_msg(f->faio);
 
-			if (f->fop == REPL_OP_SNAP && f->snap)
+			if (f->fop == REPLMSG_OP_SNAP && f->snap)
 				on_snap_rep(c, f, m, mono_ms);
-			else if (f->fop == REPL_OP_FETCH && !f->snap)
+			else if (f->fop == REPLMSG_OP_FETCH && !f->snap)
 				on_fetch_rep(c, f, m, mono_ms);
 			nng_msg_free(m);
 		}

@@ -576,7 +576,7 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 	rc = msg_encode_req(&b, req);
 	if (rc != 0) {
 		free(r);
-		buf_free(&b);
+		buf_fini(&b);
 		refuse_early(aio, fn, arg, rc > 0 ? rc : SLUICE_ENOMEM, 0,
 		    sluice_strerror(rc));
 		return;
@@ -587,11 +587,11 @@ post_req(struct http *h, nng_aio *aio, enum hkind kind,
 		if (m != NULL)
 			nng_msg_free(m);
 		free(r);
-		buf_free(&b);
+		buf_fini(&b);
 		refuse_early(aio, fn, arg, SLUICE_ENOMEM, 500, "out of memory");
 		return;
 	}
-	buf_free(&b);
+	buf_fini(&b);
 	if (req->op == MSG_OP_KICK_ID || req->op == MSG_OP_DELETE)
 		snprintf(r->what, sizeof(r->what), "%s id=%" PRIu64,
 		    req->op == MSG_OP_DELETE ? "delete" : "kick", req->id);

@@ -1189,6 +1189,6 @@ main(int argc, char **argv)
 		return 1;
 	raise_nofile();
 	rc = srv_run(&cfg);
-	tlsfile_free(&tls);
+	tlsfile_fini(&tls);
 	return rc;
 }

@@ -34,7 +34,7 @@
 #include "log/logdir.h"
 #include "log/rec.h"
 #include "log/snap.h"
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "server/catchup.h"
 #include "server/core.h"
 #include "server/repl.h"
@@ -51,7 +51,7 @@ enum {
 	/* How far ahead of this node's epoch a follower may say its own
 	 * is: one promotion after another while this node still leads. */
 	REPL_EPOCH_AHEAD_MAX = 1000,
-	REPL_MSG_MAX = REPL_RECORDS_MAX + 4096,
+	REPL_MSG_MAX = REPLMSG_RECORDS_MAX + 4096,
 };
 
 struct ring {
@@ -412,7 +412,7 @@ reply_err(
 }
 
 static void
-fetch_rep_init(struct core *c, struct repl_fetch_rep *r, uint8_t kind)
+fetch_rep_init(struct core *c, struct replmsg_fetch_rep *r, uint8_t kind)
 {
 	uint64_t last = wal_last_lsn(c->wal);
 	int64_t t = 0;
@@ -445,18 +445,18 @@ newest_snapshot(struct core *c)
 static void
 reply_snapshot(struct core *c, struct net_ctx *ctx)
 {
-	struct repl_fetch_rep r;
+	struct replmsg_fetch_rep r;
 	uint64_t lsn = newest_snapshot(c);
 
 	if (lsn == 0) {
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ECORRUPT,
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_ECORRUPT,
 		    "the records asked for are gone and there is no snapshot");
 		return;
 	}
-	fetch_rep_init(c, &r, REPL_FETCH_SNAPSHOT);
+	fetch_rep_init(c, &r, REPLMSG_FETCH_SNAPSHOT);
 	r.snap_lsn = lsn;
 	buf_reset(&c->repl->out);
-	repl_encode_fetch_rep(&c->repl->out, &r);
+	replmsg_encode_fetch_rep(&c->repl->out, &r);
 	send_out(c->repl, ctx);
 }
 
@@ -466,15 +466,15 @@ send_records(
     struct core *c, struct peer *p, const struct buf *recs, uint32_t count)
 {
 	struct repl *rp = c->repl;
-	struct repl_fetch_rep r;
+	struct replmsg_fetch_rep r;
 
-	fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
+	fetch_rep_init(c, &r, REPLMSG_FETCH_RECORDS);
 	r.count = count;
 	r.records = recs->data;
 	r.records_len = recs->len;
 	buf_reset(&rp->out);
-	if (repl_encode_fetch_rep(&rp->out, &r) != 0)
-		reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOMEM, NULL);
+	if (replmsg_encode_fetch_rep(&rp->out, &r) != 0)
+		reply_err(c, p->ctx, REPLMSG_OP_FETCH, SLUICE_ENOMEM, NULL);
 	else
 		send_out(rp, p->ctx);
 	p->ctx = NULL;
@@ -491,7 +491,8 @@ segments_failed(struct core *c, struct peer *p, int rc)
 		    "cannot read the log for a follower follower=%s "
 		    "lsn=%" PRIu64 " error=\"%s\"",
 		    p->url[0] ? p->url : "none", p->want, sluice_strerror(rc));
-		reply_err(c, p->ctx, REPL_OP_FETCH, rc > 0 ? rc : SLUICE_ELOG,
+		reply_err(c, p->ctx, REPLMSG_OP_FETCH,
+		    rc > 0 ? rc : SLUICE_ELOG,
 		    "the leader cannot read its log there");
 	}
 	p->ctx = NULL;
@@ -500,8 +501,8 @@ segments_failed(struct core *c, struct peer *p, int rc)
 static size_t
 budget(const struct peer *p)
 {
-	return p->max_bytes == 0 || p->max_bytes > REPL_BATCH_MAX
-	    ? REPL_BATCH_MAX
+	return p->max_bytes == 0 || p->max_bytes > REPLMSG_BATCH_MAX
+	    ? REPLMSG_BATCH_MAX
 	    : p->max_bytes;
 }
 
@@ -568,7 +569,7 @@ catchup_done(struct catchup *r, int rc, void *arg)
 
 /* Where the follower must cut its log, or UINT64_MAX when it agrees. */
 static uint64_t
-agreement(struct core *c, const struct repl_fetch_req *q)
+agreement(struct core *c, const struct replmsg_fetch_req *q)
 {
 	const struct epochs *e = &c->epochs;
 	uint64_t have = q->from_lsn - 1, last = wal_last_lsn(c->wal);
@@ -621,7 +622,7 @@ peer_acked(struct core *c, struct peer *p, uint64_t lsn)
  * (c->fenced_by), and no epoch a node begins is taken from it
  * (follow_lead). */
 static bool
-epoch_claim_ok(const struct core *c, const struct repl_fetch_req *q)
+epoch_claim_ok(const struct core *c, const struct replmsg_fetch_req *q)
 {
 	uint64_t ours = wal_epoch(c->wal);
 
@@ -632,10 +633,10 @@ epoch_claim_ok(const struct core *c, const struct repl_fetch_req *q)
 
 static void
 on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct repl_fetch_req *q)
+    const struct replmsg_fetch_req *q)
 {
 	struct repl *rp = c->repl;
-	struct repl_fetch_rep r;
+	struct replmsg_fetch_rep r;
 	struct peer *p;
 	uint64_t cut;
 
@@ -647,17 +648,17 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		const struct link *l = link_find(rp, session);
 
 		if (rc == LINK_UNKNOWN) {
-			ops_auth_unknown(c, ctx, session, REPL_OP_FETCH,
+			ops_auth_unknown(c, ctx, session, REPLMSG_OP_FETCH,
 			    l != NULL ? l->addr : "-", true);
 			return;
 		}
 		if (rc != 0) {
-			reply_err(c, ctx, REPL_OP_FETCH, rc, text);
+			reply_err(c, ctx, REPLMSG_OP_FETCH, rc, text);
 			return;
 		}
 	}
 	if (c->follower) {
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_ENOTLEADER,
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_ENOTLEADER,
 		    "this node is a follower; follow its leader");
 		return;
 	}
@@ -679,7 +680,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 			rp->bad_epochs = 0;
 			rp->bad_epoch_logged = mono;
 		}
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EINVAL,
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_EINVAL,
 		    "fetch: an epoch beyond any a leader could have begun "
 		    "since this node's");
 		return;
@@ -697,14 +698,14 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		c->fenced = true;
 		if (q->last_epoch > c->fenced_by)
 			c->fenced_by = q->last_epoch;
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EEPOCH,
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_EEPOCH,
 		    "this node's epoch is older than the follower's");
 		return;
 	}
 	p = peer_get(c, session, true);
 	if (p == NULL) {
-		reply_err(
-		    c, ctx, REPL_OP_FETCH, SLUICE_ELIMIT, "too many followers");
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_ELIMIT,
+		    "too many followers");
 		return;
 	}
 	if (p->ctx != NULL) /* a newer fetch replaces a parked one */
@@ -728,10 +729,10 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		    "follower has records this node never had; it cuts them "
 		    "follower=%s cut_to=%" PRIu64,
 		    p->url[0] ? p->url : "none", cut);
-		fetch_rep_init(c, &r, REPL_FETCH_DIVERGED);
+		fetch_rep_init(c, &r, REPLMSG_FETCH_DIVERGED);
 		r.truncate_to = cut;
 		buf_reset(&rp->out);
-		repl_encode_fetch_rep(&rp->out, &r);
+		replmsg_encode_fetch_rep(&rp->out, &r);
 		send_out(rp, ctx);
 		p->ctx = NULL;
 		p->acked = 0;
@@ -742,12 +743,12 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 
 static void
 on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct repl_ack_req *q)
+    const struct replmsg_ack_req *q)
 {
 	struct peer *p;
 
 	if (!link_authed(c, session)) {
-		reply_err(c, ctx, REPL_OP_ACK, SLUICE_EAUTH,
+		reply_err(c, ctx, REPLMSG_OP_ACK, SLUICE_EAUTH,
 		    "unauthenticated: fetch with a replication token first");
 		return;
 	}
@@ -755,17 +756,17 @@ on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (p != NULL && q->durable_lsn <= wal_last_lsn(c->wal))
 		peer_acked(c, p, q->durable_lsn);
 	buf_reset(&c->repl->out);
-	repl_encode_ack_rep(&c->repl->out, wal_epoch(c->wal));
+	replmsg_encode_ack_rep(&c->repl->out, wal_epoch(c->wal));
 	send_out(c->repl, ctx);
 }
 
 static void
 on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct repl_snap_req *q)
+    const struct replmsg_snap_req *q)
 {
 	struct repl *rp = c->repl;
-	struct repl_snap_rep r = { 0 };
-	struct repl_epoch hist[REPL_HISTORY_MAX];
+	struct replmsg_snap_rep r = { 0 };
+	struct replmsg_epoch hist[REPLMSG_HISTORY_MAX];
 	char path[4096];
 	struct stat st;
 	uint8_t *data = NULL;
@@ -773,34 +774,34 @@ on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
 	int fd, rc;
 
 	if (!link_authed(c, session)) {
-		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_EAUTH,
+		reply_err(c, ctx, REPLMSG_OP_SNAP, SLUICE_EAUTH,
 		    "unauthenticated: fetch with a replication token first");
 		return;
 	}
 	if (snap_path(path, sizeof(path), c->cfg->data_dir, q->snap_lsn) != 0 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_ENOTFOUND,
+		reply_err(c, ctx, REPLMSG_OP_SNAP, SLUICE_ENOTFOUND,
 		    "that snapshot is gone; fetch again");
 		return;
 	}
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < q->offset) {
 		close(fd);
-		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_EINVAL,
+		reply_err(c, ctx, REPLMSG_OP_SNAP, SLUICE_EINVAL,
 		    "offset past the snapshot's end");
 		return;
 	}
 	n = (uint64_t)st.st_size - q->offset;
 	if (n > q->max_bytes)
 		n = q->max_bytes;
-	if (n > REPL_CHUNK_MAX)
-		n = REPL_CHUNK_MAX;
+	if (n > REPLMSG_CHUNK_MAX)
+		n = REPLMSG_CHUNK_MAX;
 	data = malloc(n ? n : 1);
 	rc = data == NULL ? -ENOMEM
 	                  : fs_pread_all(fd, data, n, (int64_t)q->offset);
 	close(fd);
 	if (rc != 0) {
 		free(data);
-		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_ELOG,
+		reply_err(c, ctx, REPLMSG_OP_SNAP, SLUICE_ELOG,
 		    "cannot read the snapshot");
 		return;
 	}
@@ -811,21 +812,21 @@ on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
 	r.len = n;
 	if (q->offset == 0) {
 		for (size_t i = 0;
-		     i < c->epochs.n && r.nhist < REPL_HISTORY_MAX; i++) {
+		     i < c->epochs.n && r.nhist < REPLMSG_HISTORY_MAX; i++) {
 			const struct epoch_ent *x = &c->epochs.v[i];
 
 			if (x->start > q->snap_lsn)
 				break;
-			hist[r.nhist++] = (struct repl_epoch) { x->epoch,
+			hist[r.nhist++] = (struct replmsg_epoch) { x->epoch,
 				x->nonce, x->start };
 		}
 		r.hist = hist;
 	}
 	buf_reset(&rp->out);
-	rc = repl_encode_snap_rep(&rp->out, &r);
+	rc = replmsg_encode_snap_rep(&rp->out, &r);
 	free(data);
 	if (rc != 0) {
-		reply_err(c, ctx, REPL_OP_SNAP, SLUICE_ENOMEM, NULL);
+		reply_err(c, ctx, REPLMSG_OP_SNAP, SLUICE_ENOMEM, NULL);
 		return;
 	}
 	send_out(rp, ctx);
@@ -836,23 +837,23 @@ on_request(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 {
 	const void *p = nng_msg_body(msg);
 	size_t len = nng_msg_len(msg);
-	uint8_t op = repl_req_op(p, len);
-	struct repl_fetch_req f;
-	struct repl_ack_req a;
-	struct repl_snap_req s;
+	uint8_t op = replmsg_req_op(p, len);
+	struct replmsg_fetch_req f;
+	struct replmsg_ack_req a;
+	struct replmsg_snap_req s;
 	int rc;
 
 	switch (op) {
-	case REPL_OP_FETCH:
-		if ((rc = repl_decode_fetch(p, len, &f)) == 0)
+	case REPLMSG_OP_FETCH:
+		if ((rc = replmsg_decode_fetch(p, len, &f)) == 0)
 			on_fetch(c, ctx, session, &f);
 		break;
-	case REPL_OP_ACK:
-		if ((rc = repl_decode_ack(p, len, &a)) == 0)
+	case REPLMSG_OP_ACK:
+		if ((rc = replmsg_decode_ack(p, len, &a)) == 0)
 			on_ack(c, ctx, session, &a);
 		break;
-	case REPL_OP_SNAP:
-		if ((rc = repl_decode_snap(p, len, &s)) == 0)
+	case REPLMSG_OP_SNAP:
+		if ((rc = replmsg_decode_snap(p, len, &s)) == 0)
 			on_snap(c, ctx, session, &s);
 		break;
 	default:
@@ -921,8 +922,8 @@ repl_close(struct core *c)
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
-	buf_free(&rp->recs);
-	buf_free(&rp->out);
+	buf_fini(&rp->recs);
+	buf_fini(&rp->out);
 	free(rp);
 	c->repl = NULL;
 }
@@ -982,7 +983,7 @@ repl_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
 void
 repl_serve(struct core *c, int64_t mono_ms)
 {
-	struct repl_fetch_rep r;
+	struct replmsg_fetch_rep r;
 
 	if (c->repl == NULL)
 		return;
@@ -990,9 +991,9 @@ repl_serve(struct core *c, int64_t mono_ms)
 		if (p->ctx == NULL || try_send(c, p))
 			continue;
 		if (mono_ms >= p->deadline) {
-			fetch_rep_init(c, &r, REPL_FETCH_RECORDS);
+			fetch_rep_init(c, &r, REPLMSG_FETCH_RECORDS);
 			buf_reset(&c->repl->out);
-			repl_encode_fetch_rep(&c->repl->out, &r);
+			replmsg_encode_fetch_rep(&c->repl->out, &r);
 			send_out(c->repl, p->ctx);
 			p->ctx = NULL;
 		}
@@ -1083,8 +1084,8 @@ repl_demote(struct core *c)
 		return;
 	for (struct peer *p = c->repl->peers; p != NULL; p = p->next) {
 		if (p->ctx != NULL) {
-			reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_ENOTLEADER,
-			    "this node stopped leading");
+			reply_err(c, p->ctx, REPLMSG_OP_FETCH,
+			    SLUICE_ENOTLEADER, "this node stopped leading");
 			p->ctx = NULL;
 		}
 		p->acked = 0;
@@ -1101,7 +1102,7 @@ refuse_parked(struct core *c, uint32_t session)
 
 	if (p == NULL || p->ctx == NULL)
 		return;
-	reply_err(c, p->ctx, REPL_OP_FETCH, SLUICE_EAUTH,
+	reply_err(c, p->ctx, REPLMSG_OP_FETCH, SLUICE_EAUTH,
 	    "unauthenticated: the token is no longer valid");
 	p->ctx = NULL;
 }
@@ -1116,7 +1117,7 @@ repl_answer_unknown(struct core *c, struct net_ctx *ctx, enum auth_end how)
 	else if (how == AUTH_END_CLOSE)
 		net_close_conn(c->repl->net, ctx);
 	else
-		reply_err(c, ctx, REPL_OP_FETCH, SLUICE_EAUTH,
+		reply_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_EAUTH,
 		    "unauthenticated: not a known token");
 }
 

@@ -20,7 +20,7 @@ framed(const struct qrec *r)
 	buf_init(&b);
 	if (qrec_encode(r, &b) == 0)
 		size = rec_size(b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	/* Every record here is valid: a failure is a bug in this file. */
 	return size != 0 ? size : rec_size(REC_MAX_BODY);
 }

@@ -26,7 +26,7 @@ sess_tab_fini(struct sess_tab *t)
 {
 	for (uint32_t i = 0; i < t->ids.cap; i++)
 		free(idx_at(&t->ids, i));
-	idx_free(&t->ids);
+	idx_fini(&t->ids);
 }
 
 int

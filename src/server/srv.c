@@ -774,13 +774,13 @@ out:
 			exit_code = 1;
 		}
 	}
-	queue_delete(c.q);
+	queue_free(c.q);
 	waiters_fini(&c.waits);
-	epochs_free(&c.epochs);
+	epochs_fini(&c.epochs);
 	ops_auth_end(&c);
 	sess_tab_fini(&c.sess);
-	buf_free(&c.body);
-	buf_free(&c.out);
+	buf_fini(&c.body);
+	buf_fini(&c.out);
 	if (c.sigfd >= 0)
 		close(c.sigfd);
 	if (lockfd >= 0)

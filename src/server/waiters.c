@@ -90,9 +90,9 @@ waiters_fini(struct waiters *ws)
 			free(t);
 	for (uint32_t i = 0; i < ws->sessions.cap; i++)
 		free(idx_at(&ws->sessions, i));
-	idx_free(&ws->tubes);
-	idx_free(&ws->sessions);
-	heap_free(&ws->due);
+	idx_fini(&ws->tubes);
+	idx_fini(&ws->sessions);
+	heap_fini(&ws->due);
 	ws->marked = ws->retry = NULL;
 }
 

@@ -1,4 +1,5 @@
-/* buf - see buf.h. Growth doubles, starting at 256 bytes. */
+/* buf - the growable byte buffer with little-endian writers, and the
+ * bounds-checked reader (buf.h). Growth doubles, starting at 256 bytes. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ buf_init(struct buf *b)
 }
 
 void
-buf_free(struct buf *b)
+buf_fini(struct buf *b)
 {
 	free(b->data);
 	buf_init(b);

@@ -22,7 +22,7 @@ struct buf {
 };
 
 void buf_init(struct buf *b);
-void buf_free(struct buf *b);  /* frees the bytes; b may be reused */
+void buf_fini(struct buf *b);  /* frees the bytes; b may be reused */
 void buf_reset(struct buf *b); /* len = 0, keeps the memory */
 bool buf_reserve(struct buf *b, size_t more); /* false (and oom) on ENOMEM */
 /* Appends `n` zero bytes and returns where they start, or NULL on ENOMEM. */

@@ -1,4 +1,6 @@
-/* clock - see clock.h. */
+/* clock - the wall clock (unix ms, CLOCK_REALTIME) and the monotonic
+ * clock (CLOCK_MONOTONIC) the server reads; clock.h says which serves
+ * what. */
 #include <time.h>
 
 #include "util/clock.h"

@@ -1,4 +1,7 @@
-/* dur - see dur.h. */
+/* dur - parses and prints durations ("250", "250ms", "1.5m", "30d"; the
+ * rules are in dur.h): a number, an optional fraction, an optional unit,
+ * and nothing else. Printing is for people: at most two units ("2m30s",
+ * "1d3h"), so a long duration is shown rounded down. */
 #include <stdio.h>
 #include <string.h>
 

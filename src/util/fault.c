@@ -1,4 +1,5 @@
-/* fault - see fault.h. Only built into sluice_fault, with SLUICE_FAULT
+/* fault - the named fault-injection points of the I/O paths' tests
+ * (fault.h). Only built into sluice_fault, with SLUICE_FAULT
  * defined; production libraries never link it. Each point has an armed
  * call number and a counter; both atomic, as the WAL's preallocator
  * thread and the test thread hit points concurrently. */

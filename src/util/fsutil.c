@@ -1,4 +1,7 @@
-/* fsutil - see fsutil.h. */
+/* fsutil - the file-system helpers the log, the snapshot writer and the
+ * tools share: sync a directory, make one with its parents, join a path,
+ * read a whole file, pread/pwrite everything (short transfers continued,
+ * EINTR retried), lock a data directory. Each returns 0 or -errno. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

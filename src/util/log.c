@@ -1,4 +1,5 @@
-/* log - see log.h. A line is formatted into one buffer and written with a
+/* log - the server's diagnostic log (log.h): levels, text or JSON lines
+ * on stderr. A line is formatted into one buffer and written with a
  * single write(2), so lines from several threads never interleave. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,9 @@
-/* nngclose - see nngclose.h. */
+/* nngclose - nng_close with a bound on the wait (why it is needed: see
+ * nngclose.h). The close runs on a thread of its own; the caller waits
+ * for it on a condition variable with a monotonic deadline, and when the
+ * deadline passes first it goes on and leaves the thread to finish (or
+ * hang) alone. The state the two share is freed by whichever lets go of
+ * it last. */
 #include "util/nngclose.h"
 
 #include <errno.h>

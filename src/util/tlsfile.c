@@ -1,4 +1,6 @@
-/* tlsfile - see tlsfile.h.
+/* tlsfile - reads the PEM files of TLS (a CA, a certificate, its key)
+ * and turns them into nng TLS configurations for sluiced and libsluice
+ * (tlsfile.h).
  *
  * The files are checked in two steps: the text must hold a PEM block of
  * the right kind (a clear message for the usual mistakes: a key given as
@@ -123,12 +125,12 @@ tlsfile_load(struct tlsfile *t, const char *ca, const char *cert,
 fail:
 	if (cfg != NULL)
 		nng_tls_config_free(cfg);
-	tlsfile_free(t);
+	tlsfile_fini(t);
 	return -1;
 }
 
 void
-tlsfile_free(struct tlsfile *t)
+tlsfile_fini(struct tlsfile *t)
 {
 	free(t->ca);
 	free(t->cert);

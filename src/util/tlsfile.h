@@ -34,7 +34,7 @@ struct tlsfile {
 int tlsfile_load(struct tlsfile *t, const char *ca, const char *cert,
     const char *key, const char *const names[3], char *err, size_t errlen);
 
-void tlsfile_free(struct tlsfile *t);
+void tlsfile_fini(struct tlsfile *t);
 
 /* Whether `url` is one TLS carries (tls+tcp://, tls+tcp4://, wss://...). */
 bool tlsfile_url(const char *url);

@@ -78,7 +78,7 @@ request(const uint8_t *p, size_t len)
 	buf_init(&b);
 	check(msg_encode_req(&b, &q) == 0);
 	check(b.len == len && memcmp(b.data, p, len) == 0);
-	buf_free(&b);
+	buf_fini(&b);
 
 	for (int i = 0; i < NKNOWN; i++)
 		if (strlen(known[i]) == q.token.len &&

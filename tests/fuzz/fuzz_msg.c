@@ -43,8 +43,8 @@ req_round(const uint8_t *p, size_t len)
 	check(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
 out:
 	t_mat_free(&mat);
-	buf_free(&a);
-	buf_free(&b);
+	buf_fini(&a);
+	buf_fini(&b);
 }
 
 static void
@@ -69,8 +69,8 @@ rep_round(const uint8_t *p, size_t len)
 	check(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
 out:
 	t_mat_free(&mat);
-	buf_free(&a);
-	buf_free(&b);
+	buf_fini(&a);
+	buf_fini(&b);
 }
 
 int

@@ -90,10 +90,10 @@ snapshot_round_trip(struct queue *q, int64_t now)
 	must(queue_dump(q, &x) == 0 && queue_dump(copy, &y) == 0, "dump");
 	must(x.len == y.len && memcmp(x.data, y.data, x.len) == 0,
 	    "snapshot gives the same dump");
-	buf_free(&snap);
-	buf_free(&x);
-	buf_free(&y);
-	queue_delete(copy);
+	buf_fini(&snap);
+	buf_fini(&x);
+	buf_fini(&y);
+	queue_free(copy);
 }
 
 static void
@@ -113,7 +113,7 @@ one_record(struct rd *in)
 	    "encode(decode(b)) == b");
 	buf_reset(&out);
 	must(qrec_format(&rec, &out) == 0, "format");
-	buf_free(&out);
+	buf_fini(&out);
 }
 
 static void
@@ -141,7 +141,7 @@ records(struct rd *in)
 		checked(q);
 	}
 	snapshot_round_trip(q, time);
-	queue_delete(q);
+	queue_free(q);
 }
 
 static void
@@ -168,7 +168,7 @@ snapshot(struct rd *in)
 		checked(q);
 		snapshot_round_trip(q, T0);
 	}
-	queue_delete(q);
+	queue_free(q);
 }
 
 /* ---- Operations -------------------------------------------------------- */
@@ -466,12 +466,12 @@ operations(struct rd *in)
 	must(x.len == y.len && memcmp(x.data, y.data, x.len) == 0,
 	    "replay gives the same dump");
 	snapshot_round_trip(o.q, o.now);
-	buf_free(&x);
-	buf_free(&y);
-	buf_free(&o.body);
-	buf_free(&o.log);
-	queue_delete(o.q);
-	queue_delete(replay);
+	buf_fini(&x);
+	buf_fini(&y);
+	buf_fini(&o.body);
+	buf_fini(&o.log);
+	queue_free(o.q);
+	queue_free(replay);
 }
 
 int

@@ -30,7 +30,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    b.len != v.size ||
 		    memcmp(b.data, data + off, v.hdr.len) != 0)
 			abort();
-		buf_free(&b);
+		buf_fini(&b);
 		off += v.size;
 	}
 	return 0;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,36 +39,36 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_init(&b);
 	switch (data[0] % 6) {
 	case 0: {
-		struct repl_fetch_req q;
+		struct replmsg_fetch_req q;
 
-		if (repl_decode_fetch(p, len, &q) == 0) {
+		if (replmsg_decode_fetch(p, len, &q) == 0) {
 			check((q.token.len > 0) ==
-			    ((p[3] & REPL_FETCH_F_TOKEN) != 0));
+			    ((p[3] & REPLMSG_FETCH_F_TOKEN) != 0));
 			check(q.token.len <= MSG_TOKEN_MAX);
 			check(q.token.len == 0 ||
 			    ((const uint8_t *)q.token.p > p &&
 			        (const uint8_t *)q.token.p + q.token.len ==
 			            p + len));
-			check(repl_encode_fetch(&b, &q) == 0);
+			check(replmsg_encode_fetch(&b, &q) == 0);
 			same(&b, p, len);
 		}
 		break;
 	}
 	case 1: {
-		struct repl_fetch_rep r;
+		struct replmsg_fetch_rep r;
 
-		if (repl_decode_fetch_rep(p, len, &r) == 0) {
+		if (replmsg_decode_fetch_rep(p, len, &r) == 0) {
 			check(r.records_len <= len);
-			check(repl_encode_fetch_rep(&b, &r) == 0);
+			check(replmsg_encode_fetch_rep(&b, &r) == 0);
 			same(&b, p, len);
 		}
 		break;
 	}
 	case 2: {
-		struct repl_ack_req q;
+		struct replmsg_ack_req q;
 
-		if (repl_decode_ack(p, len, &q) == 0) {
-			check(repl_encode_ack(&b, &q) == 0);
+		if (replmsg_decode_ack(p, len, &q) == 0) {
+			check(replmsg_encode_ack(&b, &q) == 0);
 			same(&b, p, len);
 		}
 		break;
@@ -76,38 +76,38 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3: {
 		uint64_t epoch;
 
-		if (repl_decode_ack_rep(p, len, &epoch) == 0) {
-			check(repl_encode_ack_rep(&b, epoch) == 0);
+		if (replmsg_decode_ack_rep(p, len, &epoch) == 0) {
+			check(replmsg_encode_ack_rep(&b, epoch) == 0);
 			same(&b, p, len);
 		}
 		break;
 	}
 	case 4: {
-		struct repl_snap_req q;
+		struct replmsg_snap_req q;
 
-		if (repl_decode_snap(p, len, &q) == 0) {
-			check(repl_encode_snap(&b, &q) == 0);
+		if (replmsg_decode_snap(p, len, &q) == 0) {
+			check(replmsg_encode_snap(&b, &q) == 0);
 			same(&b, p, len);
 		}
 		break;
 	}
 	default: {
-		struct repl_snap_rep r;
-		struct repl_epoch *h;
+		struct replmsg_snap_rep r;
+		struct replmsg_epoch *h;
 
-		if (repl_decode_snap_rep(p, len, &r) != 0)
+		if (replmsg_decode_snap_rep(p, len, &r) != 0)
 			break;
 		h = calloc(r.nhist ? r.nhist : 1, sizeof(*h));
 		check(h != NULL);
 		for (uint32_t i = 0; i < r.nhist; i++)
-			h[i] = repl_hist_at(&r, i);
+			h[i] = replmsg_hist_at(&r, i);
 		r.hist = h;
-		check(repl_encode_snap_rep(&b, &r) == 0);
+		check(replmsg_encode_snap_rep(&b, &r) == 0);
 		same(&b, p, len);
 		free(h);
 		break;
 	}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 	return 0;
 }

@@ -53,7 +53,7 @@ bsc_close(struct bsc *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
-	buf_free(&c->in);
+	buf_fini(&c->in);
 }
 
 int
@@ -165,7 +165,7 @@ bsc_reply(struct bsc *c)
 	assert_non_null(s);
 	memcpy(s, b.data, b.len);
 	s[b.len] = '\0';
-	buf_free(&b);
+	buf_fini(&b);
 	return s;
 }
 

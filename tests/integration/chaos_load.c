@@ -411,7 +411,7 @@ bs_reply(struct bs_th *t, struct buf *out)
 	if (bsc_replies(&t->b, 1, t->c->call_ms, out) == 1)
 		buf_put(out, "", 1);
 	if (out->len == 0 || buf_failed(out)) {
-		buf_free(out);
+		buf_fini(out);
 		return false;
 	}
 	return true;
@@ -441,7 +441,7 @@ bs_open(struct bs_th *t)
 		if (!bs_reply(t, &r))
 			ok = false;
 		else
-			buf_free(&r);
+			buf_fini(&r);
 	}
 	if (!ok)
 		bs_close(t);
@@ -521,7 +521,7 @@ bs_put(struct bs_th *t)
 			op.id = id;
 		else
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
-		buf_free(&r);
+		buf_fini(&r);
 	}
 	add(t->c, &op);
 }
@@ -554,7 +554,7 @@ bs_job(struct bs_th *t, uint64_t id, uint64_t lease, bool del)
 	} else {
 		if (strncmp((char *)r.data, want, strlen(want)) != 0)
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
-		buf_free(&r);
+		buf_fini(&r);
 	}
 	add(t->c, &op);
 }
@@ -592,7 +592,7 @@ bs_reserve(struct bs_th *t)
 		} else {
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
 		}
-		buf_free(&r);
+		buf_fini(&r);
 		add(t->c, &op);
 		return;
 	}
@@ -600,7 +600,7 @@ bs_reserve(struct bs_th *t)
 	op.id = id;
 	op.lease = lease;
 	op.key = hist_payload_key(r.data + at, len);
-	buf_free(&r);
+	buf_fini(&r);
 	add(t->c, &op);
 	switch (t_below(&t->rng, 10)) {
 	case 0:

@@ -351,8 +351,8 @@ raw_auths(int fd, int n, const char *token)
 		buf_put(&b, body.data, body.len);
 	}
 	ok = !buf_failed(&b) && io_all(fd, b.data, b.len, true);
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return ok;
 }
 

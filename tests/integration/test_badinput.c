@@ -219,7 +219,7 @@ static void
 free_bases(struct bases *bs)
 {
 	for (int i = 0; i < bs->n; i++)
-		buf_free(&bs->b[i]);
+		buf_fini(&bs->b[i]);
 }
 
 /* nng_close, waiting for it at most 3 s (util/nngclose.h): the test must
@@ -355,7 +355,7 @@ oversized(uint64_t *rng, uint8_t *m, size_t cap)
 	assert_int_equal(msg_encode_req(&b, &q), 0);
 	len = b.len < cap ? b.len : cap;
 	memcpy(m, b.data, len);
-	buf_free(&b);
+	buf_fini(&b);
 	free(payload);
 	return len;
 }
@@ -651,7 +651,7 @@ sized(struct t_srv *s, uint8_t *m, size_t len)
 		assert_int_equal(rep.op, MSG_OP_PUT);
 		status = rep.status;
 	}
-	buf_free(&body);
+	buf_fini(&body);
 	close(fd);
 	assert_true(t_srv_alive(s));
 	return status;
@@ -683,7 +683,7 @@ over_the_limit(struct t_srv *s)
 	assert_true(it_sp_recv(fd, &id, 1, &body));
 	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
 	assert_int_equal(rep.status, SLUICE_ESTATE);
-	buf_free(&body);
+	buf_fini(&body);
 	close(fd);
 	free(m);
 }

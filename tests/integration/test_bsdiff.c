@@ -153,7 +153,7 @@ run_step(struct server *s, const struct step *st, int ms)
 		    got, st->replies, (int)(st->len > 60 ? 60 : st->len),
 		    st->bytes, (int)s->got[st->conn].len,
 		    (const char *)s->got[st->conn].data);
-	buf_free(&raw);
+	buf_fini(&raw);
 }
 
 /* The bytes of `b` around `at` (where the two replies part). */
@@ -240,7 +240,7 @@ diff(void **state, const struct step *script)
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < CONNS; i++) {
 			bsc_close(&sv[k].c[i]);
-			buf_free(&sv[k].got[i]);
+			buf_fini(&sv[k].got[i]);
 		}
 	kill(pid, SIGTERM);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);

@@ -568,7 +568,7 @@ raw_put(int fd, uint32_t id)
 	buf_init(&b);
 	assert_int_equal(msg_encode_req(&b, &q), 0);
 	it_sp_send(fd, id, b.data, b.len);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The status of the reply to raw_put `id`; -1 when none came. */
@@ -587,7 +587,7 @@ raw_status(int fd, uint32_t id)
 		    msg_decode_rep(body.data, body.len, NULL, &rep), 0);
 		status = rep.status;
 	}
-	buf_free(&body);
+	buf_fini(&body);
 	return status;
 }
 

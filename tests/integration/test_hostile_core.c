@@ -24,7 +24,7 @@
 #include "it_probe.h"
 #include "it_sp.h"
 #include "proto/msg.h"
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "util/tokens.h"
 #include "util/buf.h"
 
@@ -60,8 +60,8 @@ send_takes(
 		it_sp_frame(&out, &id, 1, req.data, req.len);
 	}
 	it_sp_send_all(fd, out.data, out.len);
-	buf_free(&req);
-	buf_free(&out);
+	buf_fini(&req);
+	buf_fini(&out);
 }
 
 /* Waits until the node's `name` reaches `want` (at most ms). */
@@ -153,7 +153,7 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	assert_int_equal(rep.op, MSG_OP_TAKE);
 	assert_int_equal(rep.status, 0);
 	assert_int_equal(rep.tasks.n, 1);
-	buf_free(&body);
+	buf_fini(&body);
 	for (int i = 1; i < nconn; i++)
 		assert_false(readable(fds[i], 0));
 	assert_int_equal(it_node_kv(c, "waiting_takes"), total - 1);
@@ -184,7 +184,7 @@ reply_status(int fd, uint32_t want_id, char *text, size_t cap)
 	if (text != NULL)
 		snprintf(text, cap, "%.*s", (int)rep.err.message.len,
 		    rep.err.message.p ? rep.err.message.p : "");
-	buf_free(&body);
+	buf_fini(&body);
 	return st;
 }
 
@@ -481,7 +481,7 @@ write_tokens(const char *path)
 static int
 fetch(int port, uint64_t from, uint64_t epoch, uint64_t start)
 {
-	struct repl_fetch_req q = { 0 };
+	struct replmsg_fetch_req q = { 0 };
 	struct buf b, body;
 	uint32_t bt;
 	int fd, st;
@@ -496,14 +496,14 @@ fetch(int port, uint64_t from, uint64_t epoch, uint64_t start)
 	q.token = (struct msg_str) { tokens[1][0], strlen(tokens[1][0]) };
 	buf_init(&b);
 	buf_init(&body);
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
 	fd = it_sp_open(port);
 	it_sp_send(fd, SP_ID, b.data, b.len);
 	assert_true(it_sp_recv(fd, &bt, 1, &body));
-	st = repl_rep_status(body.data, body.len, REPL_OP_FETCH);
+	st = replmsg_rep_status(body.data, body.len, REPLMSG_OP_FETCH);
 	close(fd);
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return st;
 }
 

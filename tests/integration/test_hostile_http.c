@@ -39,7 +39,7 @@
 #include "it.h"
 #include "it_http.h"
 #include "it_probe.h"
-#include "server/auth.h"
+#include "util/tokens.h"
 
 enum {
 	RAW_MS = 10000, /* every raw read's bound */

@@ -449,8 +449,8 @@ test_unread_replies_are_bounded(void **state)
 		    stderr, "unread replies: RSS %ld KiB after close\n", rss);
 		assert_true(rss - rss0 < 16 * 1024);
 	}
-	buf_free(&req);
-	buf_free(&out);
+	buf_fini(&req);
+	buf_fini(&out);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
@@ -509,7 +509,7 @@ test_beanstalk_unread_replies_are_bounded(void **state)
 	assert_int_equal(wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
 	assert_true(bsc_closed(&lazy, 5000));
 	bsc_close(&lazy);
-	buf_free(&cmds);
+	buf_fini(&cmds);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
@@ -645,9 +645,9 @@ slow_but_steady(int port)
 	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
 	assert_int_equal(rep.status, 0);
 	close(fd);
-	buf_free(&req);
-	buf_free(&out);
-	buf_free(&body);
+	buf_fini(&req);
+	buf_fini(&out);
+	buf_fini(&body);
 }
 
 /* Connections that send nothing, or trickle a frame or a command, are
@@ -797,9 +797,9 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	bsc_close(&idle);
 	bsc_close(&waiting);
 	bsc_close(&holding);
-	buf_free(&req);
-	buf_free(&out);
-	buf_free(&body);
+	buf_fini(&req);
+	buf_fini(&out);
+	buf_fini(&body);
 	sluice_close(worker);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -1145,8 +1145,8 @@ test_tls_unread_replies_close_the_pipe(void **state)
 	kill(pid, SIGKILL);
 	close(pfd[0]);
 	it_put(c, "tls", "still served");
-	buf_free(&req);
-	buf_free(&out);
+	buf_fini(&req);
+	buf_fini(&out);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
@@ -1177,7 +1177,7 @@ test_frame_without_request_id_closes(void **state)
 	assert_int_equal(kv(c, "conns_closed_refused"), 1);
 	assert_true(it_log_count(s, "without a request id") >= 1);
 	sluice_close(c);
-	buf_free(&req);
+	buf_fini(&req);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 

@@ -81,9 +81,9 @@ test_pipelined_requests_are_answered_with_their_ids(void **state)
 		assert_int_equal(it_counts(c, "sp").ready, 3);
 		sluice_close(c);
 	}
-	buf_free(&req);
-	buf_free(&out);
-	buf_free(&body);
+	buf_fini(&req);
+	buf_fini(&out);
+	buf_fini(&body);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
@@ -123,9 +123,9 @@ test_backtraces_are_echoed_and_malformed_ones_closed(void **state)
 	it_sp_send_all(fd, out.data, out.len);
 	assert_true(it_sp_closed_by_peer(fd));
 	close(fd);
-	buf_free(&req);
-	buf_free(&out);
-	buf_free(&body);
+	buf_fini(&req);
+	buf_fini(&out);
+	buf_fini(&body);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
@@ -198,9 +198,9 @@ test_a_closed_connection_releases_its_leases(void **state)
 	close(fd);
 	assert_true(it_wait_state(c, task, SLUICE_READY, IT_SP_MS) >= 0);
 	sluice_close(c);
-	buf_free(&req);
-	buf_free(&out);
-	buf_free(&body);
+	buf_fini(&req);
+	buf_fini(&out);
+	buf_fini(&body);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 

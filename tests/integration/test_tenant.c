@@ -301,8 +301,8 @@ raw_call(int fd, uint32_t rid, const struct msg_req *q, char *text, size_t cap)
 	if (status != 0)
 		snprintf(text, cap, "%.*s", (int)rep.err.message.len,
 		    rep.err.message.p);
-	buf_free(&out);
-	buf_free(&in);
+	buf_fini(&out);
+	buf_fini(&in);
 	return status;
 }
 

@@ -355,7 +355,7 @@ fake_run(void *arg)
 				nng_msg_free(rep);
 		}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 	return NULL;
 }
 

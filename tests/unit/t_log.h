@@ -151,7 +151,7 @@ t_seg_file(const char *dir, uint64_t first, uint64_t epoch, size_t size,
 	t_seg_image(&b, first, epoch, size, n, offs);
 	assert_int_equal(seg_path(path, sizeof(path), dir, first), 0);
 	t_write_file(path, b.data, b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	return path;
 }
 

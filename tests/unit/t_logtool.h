@@ -173,8 +173,8 @@ tl_close(struct tl_log *l)
 {
 	assert_int_equal(wal_sync(l->w, 10000), 0);
 	assert_int_equal(wal_close(l->w), 0);
-	queue_delete(l->q);
-	buf_free(&l->body);
+	queue_free(l->q);
+	buf_fini(&l->body);
 }
 
 /* The DURABLE mark as a writer killed before it synced past `lsn` leaves
@@ -259,8 +259,8 @@ tl_seg_file(const char *dir, uint64_t first, uint64_t epoch, unsigned n)
 	assert_non_null(buf_extend(&b, TL_SEG - b.len));
 	assert_int_equal(seg_path(path, sizeof(path), dir, first), 0);
 	t_write_file(path, b.data, b.len);
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return path;
 }
 
@@ -318,7 +318,7 @@ tl_seg_at(const char *dir, size_t i)
 		    seg_path(path, sizeof(path), dir, ld.first[i]), 0);
 		rc = path;
 	}
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return rc;
 }
 
@@ -330,7 +330,7 @@ tl_nsegs(const char *dir)
 
 	assert_int_equal(logdir_list(dir, &ld), 0);
 	n = ld.n;
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	return n;
 }
 

@@ -50,9 +50,9 @@ tq_init(struct tq *h, const struct queue_config *cfg, int64_t now)
 static inline void
 tq_fini(struct tq *h)
 {
-	queue_delete(h->q);
-	buf_free(&h->body);
-	buf_free(&h->bodies);
+	queue_free(h->q);
+	buf_fini(&h->body);
+	buf_fini(&h->bodies);
 	free(h->log);
 	memset(h, 0, sizeof(*h));
 }
@@ -167,8 +167,8 @@ tq_same(struct queue *a, struct queue *b, int64_t now)
 	    queue_dump(a, &x) != 0 || queue_dump(b, &y) != 0)
 		abort();
 	same = x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
-	buf_free(&x);
-	buf_free(&y);
+	buf_fini(&x);
+	buf_fini(&y);
 	return same;
 }
 

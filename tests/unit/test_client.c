@@ -73,14 +73,14 @@ test_urls_parse_lists_and_trims(void **state)
 	assert_int_equal(urls_find_or_add(&u, "tcp://c:3xyz", 9, &idx), 0);
 	assert_int_equal(idx, 2);
 	assert_string_equal(u.v[2], "tcp://c:3");
-	urls_free(&u);
+	urls_fini(&u);
 
 	assert_int_equal(urls_parse(NULL, &u), 0);
 	assert_int_equal(u.n, 1);
 	assert_string_equal(u.v[0], SLUICE_DEFAULT_URL);
-	urls_free(&u);
+	urls_fini(&u);
 	assert_int_equal(urls_parse("", &u), 0);
-	urls_free(&u);
+	urls_fini(&u);
 }
 
 static void
@@ -858,8 +858,8 @@ raw_serve(struct raw *r, int fd)
 		}
 	}
 done:
-	buf_free(&body);
-	buf_free(&out);
+	buf_fini(&body);
+	buf_fini(&out);
 }
 
 static void

@@ -37,7 +37,7 @@ test_a_new_history_holds_epoch_one(void **state)
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 1);
 	assert_true(epochs_last(&e)->epoch == 1 && epochs_last(&e)->start == 1);
-	epochs_free(&e);
+	epochs_fini(&e);
 }
 
 static void
@@ -52,7 +52,7 @@ test_added_epochs_survive_a_reload(void **state)
 	assert_int_equal(epochs_add(&e, 2, 0xabc, 10), 0);
 	assert_int_equal(epochs_add(&e, 4, 1, 50), SLUICE_EEPOCH);
 	assert_int_equal(epochs_add(&e, 6, 1, 30), SLUICE_EEPOCH);
-	epochs_free(&e);
+	epochs_fini(&e);
 
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 3);
@@ -69,11 +69,11 @@ test_added_epochs_survive_a_reload(void **state)
 	/* a cut forgets what began after it, in the file too */
 	assert_int_equal(epochs_cut(&e, 39), 0);
 	assert_int_equal(e.n, 2);
-	epochs_free(&e);
+	epochs_fini(&e);
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 2);
 	assert_true(epochs_last(&e)->epoch == 2);
-	epochs_free(&e);
+	epochs_fini(&e);
 }
 
 static void
@@ -86,11 +86,11 @@ test_an_epoch_without_records_is_replaced(void **state)
 	assert_int_equal(epochs_add(&e, 2, 7, 1), 0);
 	assert_int_equal(e.n, 1);
 	assert_true(epochs_at(&e, 1)->epoch == 2);
-	epochs_free(&e);
+	epochs_fini(&e);
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 1);
 	assert_true(epochs_last(&e)->nonce == 7);
-	epochs_free(&e);
+	epochs_fini(&e);
 }
 
 static void
@@ -102,7 +102,7 @@ test_a_torn_last_line_is_ignored_damage_is_not(void **state)
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 2);
 	assert_true(epochs_last(&e)->epoch == 2);
-	epochs_free(&e);
+	epochs_fini(&e);
 
 	write_file(state, "2 00000000000000aa 10\nnonsense\n3 0 20\n");
 	assert_int_equal(epochs_load(&e, dir_of(state)), SLUICE_ECORRUPT);
@@ -123,13 +123,13 @@ test_set_replaces_the_history(void **state)
 	assert_int_equal(e.n, 3);
 	assert_int_equal(epochs_set(&e, bad, 2), SLUICE_EEPOCH);
 	assert_int_equal(e.n, 3);
-	epochs_free(&e);
+	epochs_fini(&e);
 	assert_int_equal(epochs_load(&e, dir_of(state)), 0);
 	assert_int_equal(e.n, 3);
 	assert_true(epochs_find(&e, 4)->start == 200);
 	assert_int_equal(epochs_set(&e, NULL, 0), 0);
 	assert_int_equal(e.n, 1);
-	epochs_free(&e);
+	epochs_fini(&e);
 }
 
 int

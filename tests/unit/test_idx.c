@@ -65,7 +65,7 @@ test_idx_finds_reading_few_items(void **state)
 		idx_remove(&x, &v[i]);
 	for (uint64_t i = 0; i < N; i++)
 		assert_ptr_equal(idx_find(&x, i + 1), i % 2 ? &v[i] : NULL);
-	idx_free(&x);
+	idx_fini(&x);
 	free(v);
 }
 
@@ -108,9 +108,9 @@ test_idx_fills_in_another_tables_order(void **state)
 		assert_true(reads < (sized ? N + N / 4 : 5 * N));
 		for (uint64_t i = 0; i < N; i++)
 			assert_ptr_equal(idx_find(&x, i + 1), &v[i]);
-		idx_free(&x);
+		idx_fini(&x);
 	}
-	idx_free(&big);
+	idx_fini(&big);
 	free(v);
 }
 

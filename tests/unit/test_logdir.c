@@ -41,10 +41,10 @@ test_logdir_lists_segments_in_order(void **state)
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_int_equal(ld.n, 3);
 	assert_true(ld.first[0] == 1 && ld.first[1] == 21 && ld.first[2] == 41);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	assert_int_equal(logdir_list(t_path(*state, "missing"), &ld), 0);
 	assert_int_equal(ld.n, 0);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 }
 
 /* The scan visits every record across segments and ends where the next
@@ -183,7 +183,7 @@ test_logdir_scan_drops_last_segment_with_torn_header(void **state)
 	assert_true(e.offset == offs[5] && e.nsegs == 2);
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_int_equal(ld.n, 2);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 }
 
 /* The only segment, torn at creation: an empty log continuing at its
@@ -234,13 +234,13 @@ test_logdir_scan_header_mismatches_are_corruption(void **state)
 	t_seg_image(&b, 21, 2, SIZE, 3, NULL);
 	assert_int_equal(seg_path(path, sizeof(path), dir_of(state), 21), 0);
 	t_write_file(path, b.data, b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	assert_int_equal(
 	    logdir_scan(dir_of(state), 0, 0, NULL, NULL, &e), SLUICE_ECORRUPT);
 
 	t_seg_image(&b, 22, 3, SIZE, 3, NULL);
 	t_write_file(path, b.data, b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	assert_int_equal(
 	    logdir_scan(dir_of(state), 0, 0, NULL, NULL, &e), SLUICE_ECORRUPT);
 }
@@ -323,7 +323,7 @@ test_logdir_cursor_sees_records_appended_later(void **state)
 	buf_init(&b);
 	t_put_rec(&b, 4, 1);
 	t_poke(p, offs[3], b.data, b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	assert_int_equal(logdir_cursor_next(c, 4, &v), 0);
 	assert_true(v.hdr.lsn == 4);
 	t_seg_file(dir_of(state), 5, 1, SIZE, 2, NULL);
@@ -396,7 +396,7 @@ test_logdir_cursor_read_copies_raw_records(void **state)
 		off += v.size;
 	}
 	assert_true(want == 46);
-	buf_free(&out);
+	buf_fini(&out);
 	logdir_cursor_close(c);
 }
 

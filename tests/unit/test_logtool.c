@@ -1188,7 +1188,7 @@ write_corpus(const char *dir)
 		}
 		snprintf(path, sizeof(path), "%s/seg-%d", dir, kind);
 		t_write_file(path, b.data, b.len);
-		buf_free(&b);
+		buf_fini(&b);
 		n++;
 	}
 	printf("wrote %d inputs to %s\n", n, dir);

@@ -2052,7 +2052,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		queue_acct_usage(replay, i, &b);
 		assert_memory_equal(&a, &b, sizeof(a));
 	}
-	queue_delete(replay);
+	queue_free(replay);
 	for (int k = 0; k < r->nsnap; k++) {
 		struct queue *q = queue_new(NULL);
 
@@ -2061,8 +2061,8 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		assert_int_equal(
 		    tq_replay(&r->h, q, r->snap_at[k], r->h.nlog), 0);
 		assert_true(tq_same(r->h.q, q, r->h.now));
-		queue_delete(q);
-		buf_free(&r->snap[k]);
+		queue_free(q);
+		buf_fini(&r->snap[k]);
 	}
 	{
 		struct queue_stats st;
@@ -2085,7 +2085,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	}
 	*ops += r->ops;
 	*records += r->records;
-	queue_delete(r->follower);
+	queue_free(r->follower);
 	tq_fini(&r->h);
 	free(r->m->ev);
 	free(r->m);

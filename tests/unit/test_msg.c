@@ -826,7 +826,7 @@ test_every_request_round_trips(void **state)
 			break;
 		}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static void
@@ -1038,7 +1038,7 @@ test_every_reply_round_trips(void **state)
 			assert_int_equal(d.after.replaced, m->after.replaced);
 		}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Decoding then encoding again gives the same bytes, for every sample. */
@@ -1073,8 +1073,8 @@ test_decode_then_encode_gives_the_same_bytes(void **state)
 		assert_memory_equal(a.data, b.data, a.len);
 		t_mat_free(&mat);
 	}
-	buf_free(&a);
-	buf_free(&b);
+	buf_fini(&a);
+	buf_fini(&b);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -1114,7 +1114,7 @@ test_truncated_at_every_length_is_etrunc(void **state)
 			free(p);
 		}
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Bytes after the last field are EPROTO, in requests and replies. */
@@ -1139,7 +1139,7 @@ test_trailing_bytes_are_eproto(void **state)
 		assert_int_equal(
 		    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static int
@@ -1207,7 +1207,7 @@ test_bad_header_errors(void **state)
 	    SLUICE_EUNKNOWNOP);
 	assert_int_equal(msg_encode_req(&b, &(struct msg_req) { .op = 0 }),
 	    SLUICE_EUNKNOWNOP);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static int
@@ -1221,7 +1221,7 @@ encode_put_rc(struct msg_put p)
 	    &b, &(struct msg_req) { .op = MSG_OP_PUT, .put = p });
 	if (rc != 0)
 		assert_int_equal(b.len, 0); /* nothing left behind */
-	buf_free(&b);
+	buf_fini(&b);
 	return rc;
 }
 
@@ -1297,7 +1297,7 @@ test_encoder_checks_limits(void **state)
 	    msg_encode_req(&b, &(struct msg_req) { .op = MSG_OP_FOLLOW }),
 	    SLUICE_EINVAL);
 	assert_int_equal(b.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* A request whose tube, key, count or payload breaks a limit, built by
@@ -1508,7 +1508,7 @@ test_decoder_names_each_limit(void **state)
 	buf_put_u64(&b, 0);
 	buf_put_u16(&b, MSG_TEXT_MAX + 1);
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ELIMIT);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The task record is extensible: bytes after the fields of version 1 are
@@ -1550,7 +1550,7 @@ test_task_record_skips_unknown_tail(void **state)
 	b.data[MSG_REP_HDR + 4 + 16] = 9;
 	assert_int_equal(
 	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The holder of a session lease (record flag 0x10) is the record's last
@@ -1599,7 +1599,7 @@ test_task_record_holder_is_optional(void **state)
 	    msg_encode_rep(
 	        &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = held }),
 	    SLUICE_ELIMIT);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Error replies: any op byte, the leader URL, texts cut at a character. */
@@ -1639,7 +1639,7 @@ test_error_replies(void **state)
 	assert_int_equal(
 	    msg_encode_err(&b, MSG_OP_PUT, -5, "x", NULL), SLUICE_EINVAL);
 	assert_int_equal(b.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Random corruption of valid messages never crashes the decoders, and
@@ -1677,8 +1677,8 @@ test_mutations_never_crash(void **state)
 		}
 		t_mat_free(&mat);
 	}
-	buf_free(&b);
-	buf_free(&out);
+	buf_fini(&b);
+	buf_fini(&out);
 }
 
 static void
@@ -1699,7 +1699,7 @@ test_idempotent_requests(void **state)
 	encode_req(&b, &q);
 	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
 	assert_true(msg_req_idempotent(&d));
-	buf_free(&b);
+	buf_fini(&b);
 	assert_false(msg_req_idempotent(&reqs[2])); /* batch, some unkeyed */
 	assert_false(msg_req_idempotent(&reqs[0])); /* put without key */
 	assert_true(msg_req_idempotent(&reqs[1]));  /* keyed put */
@@ -2060,7 +2060,7 @@ test_history_limits(void **state)
 	m.history.n = MSG_HISTORY_SECS + 1;
 	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_ELIMIT);
 	assert_int_equal(b.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static void
@@ -2329,7 +2329,7 @@ test_doc_examples(void **state)
 	    "03 00 00 00 00 00 00 00 1e 00 00 00 00 00 00 00"
 	    "14 00 00 00 00 00 00 00 0a 00 00 00 00 00 00 00"
 	    "14 00 00 00 00 00 00 00");
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* if_newer (flag 0x04) is a version of at least 1 after the payload, and
@@ -2375,7 +2375,7 @@ test_if_newer_needs_replace_and_a_version(void **state)
 	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
 	assert_true(msg_next_put(&d.put_batch.it, &p));
 	assert_int_equal(p.error, SLUICE_EINVAL);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* tube_set: unknown bits and a lost_lease byte over 1 are EPROTO; a bit
@@ -2418,7 +2418,7 @@ test_tube_set_errors(void **state)
 	q.tube_set.unset = 0;
 	q.tube_set.conf.dead_letter = S("");
 	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* A batch item that breaks a limit of its own (tube, key, replace without
@@ -2499,7 +2499,7 @@ test_batch_items_are_refused_alone(void **state)
 	assert_int_equal(
 	    msg_decode_rep(b.data, b.len, NULL, &(struct msg_rep) { 0 }),
 	    SLUICE_EPROTO);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* switchover names a member: 1-64 bytes without a NUL, else EINVAL (a
@@ -2549,7 +2549,7 @@ test_switchover_node_limits(void **state)
 	assert_int_equal(b.len, MSG_REQ_HDR);
 	b.data[3] = 0x01;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static int
@@ -2563,7 +2563,7 @@ encode_cluster_rc(struct msg_cluster c)
 	    &b, &(struct msg_rep) { .op = MSG_OP_CLUSTER, .cluster = c });
 	if (rc != 0)
 		assert_int_equal(b.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 	return rc;
 }
 
@@ -2703,7 +2703,7 @@ test_cluster_reply_limits(void **state)
 	buf_put_str16(&b, big, MSG_URL_MAX + 1);
 	buf_put_u64(&b, 4);
 	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_ELIMIT);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* ---- the fuzz seed corpus --------------------------------------------------
@@ -2767,7 +2767,7 @@ write_corpus(const char *dir)
 	    "\xe8\x03\x00\x00\xff\xff\x00\x00",
 	    15);
 	rc |= write_file(dir, "x-empty", "", 0);
-	buf_free(&b);
+	buf_fini(&b);
 	return rc ? 1 : 0;
 }
 

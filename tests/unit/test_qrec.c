@@ -340,8 +340,8 @@ test_every_record_round_trips(void **state)
 	for (int t = QREC_PUT; t < QREC_TYPE_END_; t++)
 		assert_true(
 		    seen[t] || strcmp(qrec_type_name((uint16_t)t), "?") == 0);
-	buf_free(&b);
-	buf_free(&c);
+	buf_fini(&b);
+	buf_fini(&c);
 }
 
 /* Every proper prefix of a body, and a body with a byte more, is corrupt;
@@ -369,7 +369,7 @@ test_truncated_and_padded_bodies_are_corrupt(void **state)
 		assert_int_equal(qrec_decode(recs[i].type, b.data, b.len, &dec),
 		    SLUICE_ECORRUPT);
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Types the queue does not know are corrupt, whatever the body. */
@@ -570,7 +570,7 @@ test_out_of_range_values_are_refused(void **state)
 		assert_int_equal(qrec_decode(QREC_PUT, b.data, b.len, &dec),
 		    SLUICE_ECORRUPT);
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Random bodies of every type decode to an error or to a record that
@@ -605,7 +605,7 @@ test_random_bodies_decode_canonically_or_not_at_all(void **state)
 	}
 	fprintf(stderr, "random bodies that decoded: %d\n", decoded);
 	assert_true(decoded > 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The text form names the type and the fields a log reader needs. */
@@ -634,7 +634,7 @@ test_format_reads_clearly(void **state)
 	buf_put_u8(&b, 0);
 	assert_string_equal((char *)b.data,
 	    "RELEASE id=7 lease=9 by=ttr -> wait run_at=1700000000007 pri=3");
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Tube names: 1-200 bytes of [A-Za-z0-9_.:/-]. */
@@ -837,8 +837,8 @@ write_corpus(const char *dir)
 		snprintf(name, sizeof(name), "ops-%d", k);
 		bad |= write_file(dir, name, &b);
 	}
-	buf_free(&b);
-	buf_free(&body);
+	buf_fini(&b);
+	buf_fini(&body);
 	return bad;
 }
 

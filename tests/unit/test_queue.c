@@ -1966,8 +1966,8 @@ refused(struct tq *h, uint64_t lsn, const struct qrec *rec)
 	assert_int_equal(before.len, after.len);
 	assert_memory_equal(before.data, after.data, before.len);
 	check(h);
-	buf_free(&before);
-	buf_free(&after);
+	buf_fini(&before);
+	buf_fini(&after);
 }
 
 /* A record that does not fit the state (as from a damaged log or a buggy
@@ -2184,9 +2184,9 @@ test_snapshot_then_tail_equals_full_replay(void **state)
 	assert_int_equal(tq_replay(h, full, 0, h->nlog), 0);
 	assert_true(tq_same(h->q, full, h->now));
 	assert_true(tq_same(h->q, copy, h->now));
-	queue_delete(copy);
-	queue_delete(full);
-	buf_free(&snap);
+	queue_free(copy);
+	queue_free(full);
+	buf_fini(&snap);
 }
 
 /* Applies a decided record with the 1st, 2nd, ... allocation failing in
@@ -2225,9 +2225,9 @@ apply_under_faults(struct tq *h, int rc, const struct qrec *decided)
 	assert_int_equal(rc, 0);
 	h->lsn++;
 	check(h);
-	buf_free(&before);
-	buf_free(&after);
-	buf_free(&body);
+	buf_fini(&before);
+	buf_fini(&after);
+	buf_fini(&body);
 	return failures;
 }
 
@@ -2435,7 +2435,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &snap), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
+	queue_free(q);
 
 	/* version 2: what its writer gave for the same queue */
 	assert_int_equal(del_id(h, a), 0);
@@ -2460,9 +2460,9 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &old), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
-	buf_free(&old);
-	buf_free(&snap);
+	queue_free(q);
+	buf_fini(&old);
+	buf_fini(&snap);
 }
 
 /* Writing a snapshot allocates nothing (it runs in a forked child) and
@@ -2536,7 +2536,7 @@ load_entries(struct entries *e, size_t skip, size_t cut, bool dup)
 	}
 	if (rc == 0 && !queue_snapshot_done(q))
 		rc = SLUICE_ECORRUPT;
-	queue_delete(q);
+	queue_free(q);
 	return rc;
 }
 
@@ -2577,10 +2577,10 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 		rec.u.pause.tube_len = 1;
 		assert_int_equal(queue_apply(q, queue_lsn(q) + 1, T0, &rec),
 		    SLUICE_ECORRUPT);
-		queue_delete(q);
+		queue_free(q);
 	}
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2618,10 +2618,10 @@ test_snapshot_version_2_still_loads(void **state)
 	assert_int_equal(rc, 0);
 	assert_true(queue_snapshot_done(q));
 	assert_true(tq_same(want, q, h->now));
-	queue_delete(q);
-	queue_delete(want);
+	queue_free(q);
+	queue_free(want);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2702,9 +2702,9 @@ test_snapshot_version_3_keeps_its_keys(void **state)
 		assert_true(res.created);
 		assert_true(queue_check(q, NULL) == 0);
 	}
-	queue_delete(q);
+	queue_free(q);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2721,7 +2721,7 @@ load_with(struct entries *e, size_t which, const uint8_t *data, size_t len)
 		                      e->data[i].data, e->data[i].len);
 	if (rc == 0 && !queue_snapshot_done(q))
 		rc = SLUICE_ECORRUPT;
-	queue_delete(q);
+	queue_free(q);
 	return rc;
 }
 
@@ -2776,7 +2776,7 @@ test_snapshot_holds_tube_settings(void **state)
 	for (size_t i = 0; i < e->n; i++)
 		assert_int_not_equal(e->type[i], QSNAP_TUBE_SET);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	e->n = 0;
 	set_tube(h, "a", "a.dead");
 	put(h, "b", "y");
@@ -2794,8 +2794,8 @@ test_snapshot_holds_tube_settings(void **state)
 	q = queue_new(NULL);
 	assert_int_equal(tq_snap_load(q, &b), 0);
 	assert_true(tq_same(h->q, q, h->now));
-	queue_delete(q);
-	buf_free(&b);
+	queue_free(q);
+	buf_fini(&b);
 	/* twice in a row; cut short; in the place of the next TUBE */
 	assert_int_equal(load_entries(e, SIZE_MAX, at, false), SLUICE_ECORRUPT);
 	assert_int_equal(
@@ -2814,7 +2814,7 @@ test_snapshot_holds_tube_settings(void **state)
 		    load_with(e, at, copy, len - 5), SLUICE_ECORRUPT);
 	}
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2914,7 +2914,7 @@ test_snapshot_load_checks_counts_and_vars(void **state)
 	memcpy(copy + 3, e->data[task].data + 2, len - 2);
 	assert_int_equal(load_with(e, task, copy, len + 1), SLUICE_ECORRUPT);
 	for (size_t i = 0; i < e->n; i++)
-		buf_free(&e->data[i]);
+		buf_fini(&e->data[i]);
 	free(e);
 }
 
@@ -2938,8 +2938,8 @@ test_replay_gives_the_same_dump(void **state)
 	assert_non_null(strstr((char *)d.data, "  replace "));
 	assert_non_null(strstr((char *)d.data, "dedup \"done-key\""));
 	assert_null(strstr((char *)d.data, "dedup \"key-3\""));
-	buf_free(&d);
-	queue_delete(r);
+	buf_fini(&d);
+	queue_free(r);
 }
 
 /* ---- hourly statistics
@@ -3080,11 +3080,11 @@ test_hourly_counts_durations_and_window(void **state)
 		assert_int_equal(
 		    queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 		assert_int_equal(tq_snap_load(copy, &snap), 0);
-		buf_free(&snap);
+		buf_fini(&snap);
 	}
 	assert_int_equal(queue_check(copy, NULL), 0);
 	assert_true(tq_same(h->q, copy, h->now));
-	queue_delete(copy);
+	queue_free(copy);
 }
 
 int

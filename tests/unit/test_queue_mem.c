@@ -127,7 +127,7 @@ test_memory_per_task(void **state)
 	after = heap_bytes();
 	fprintf(stderr, "after draining: %zu bytes held\n", after - before);
 	assert_int_equal(queue_check(q, NULL), 0);
-	queue_delete(q);
+	queue_free(q);
 	if (!sanitized)
 		assert_true(after - before < 64 * 1024);
 	/* The target holds at every count sampled, not only at the end

@@ -270,7 +270,7 @@ test_the_queue_counts_what_it_applies(void **state)
 
 		assert_int_equal(tq_replay(&h, q, 0, h.nlog), 0);
 		assert_true(tq_same(h.q, q, h.now));
-		queue_delete(q);
+		queue_free(q);
 	}
 	/* Off frees them; reads are zeros. */
 	assert_int_equal(queue_rates_enable(h.q, false), 0);

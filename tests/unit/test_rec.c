@@ -46,7 +46,7 @@ test_rec_round_trips_header_and_body(void **state)
 	/* The padding is zeros. */
 	for (size_t i = 45; i < 48; i++)
 		assert_int_equal(b.data[i], 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Bodies of every length up to a few words keep records aligned, and an
@@ -67,7 +67,7 @@ test_rec_sizes_are_multiples_of_eight(void **state)
 		assert_int_equal(b.len, rec_size(len));
 		assert_int_equal(rec_decode(b.data, b.len, &v), REC_VALID);
 		assert_int_equal(v.body_len, len);
-		buf_free(&b);
+		buf_fini(&b);
 	}
 	assert_int_equal(rec_size(0), 40);
 }
@@ -93,7 +93,7 @@ test_rec_decodes_records_back_to_back(void **state)
 	}
 	assert_int_equal(off, b.len);
 	assert_int_equal(rec_decode(b.data + off, 0, &v), REC_END);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Zeros (preallocated space) are the end of the data, not an error. */
@@ -156,7 +156,7 @@ test_rec_rejects_each_bad_field(void **state)
 
 		assert_int_equal(rec_decode(p, b.len, &v), REC_VALID);
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* A change to any checksummed byte - header or body - fails the
@@ -174,7 +174,7 @@ test_rec_checksum_covers_header_and_body(void **state)
 		assert_int_equal(why_after(b.data, b.len), REC_WHY_CHECKSUM);
 		b.data[i] ^= 0x10;
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Bytes that end inside the record (header or body) are a record cut
@@ -197,7 +197,7 @@ test_rec_rejects_records_cut_short(void **state)
 		    n < REC_HDR_SIZE ? REC_WHY_SHORT : REC_WHY_TRUNC);
 		free(copy);
 	}
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The encoder refuses what the decoder would refuse. */
@@ -217,7 +217,7 @@ test_rec_encode_refuses_bad_input(void **state)
 	assert_int_equal(
 	    rec_encode(&b, &h, "x", (size_t)REC_MAX_BODY + 1), SLUICE_EINVAL);
 	assert_int_equal(b.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The checksum is XXH3_64bits over header bytes [0, 32) then the body,
@@ -236,7 +236,7 @@ test_rec_checksum_is_xxh3_of_header_then_body(void **state)
 	memcpy(joined + 32, b.data + REC_HDR_SIZE, 11);
 	assert_true(
 	    le_load_u64(b.data + 32) == XXH3_64bits(joined, sizeof(joined)));
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 int

@@ -237,7 +237,7 @@ dump_at(struct queue *q, int64_t now)
 	assert_int_equal(queue_dump(q, &b), 0);
 	buf_put_u8(&b, 0);
 	s = strdup((char *)b.data);
-	buf_free(&b);
+	buf_fini(&b);
 	return s;
 }
 
@@ -311,7 +311,7 @@ damaged_newest(const char *dir, const char *live, int64_t now)
 	got = dump_at(q, now);
 	same_dump(got, live, "older snapshot + tail");
 	free(got);
-	queue_delete(q);
+	queue_free(q);
 	flip_byte(path, 64);
 	free(lsns);
 }
@@ -366,7 +366,7 @@ run_history(void **state, uint64_t seed)
 	got = dump_at(q, h.now);
 	same_dump(got, live, "snapshot + tail");
 	free(got);
-	queue_delete(q);
+	queue_free(q);
 	damaged_newest(dir, live, h.now);
 
 	/* Earlier states: recovering up to an LSN (from the newest snapshot
@@ -376,7 +376,7 @@ run_history(void **state, uint64_t seed)
 		got = dump_at(q, h.check_now[i]);
 		same_dump(got, h.check_dump[i], "snapshot + tail up to an LSN");
 		free(got);
-		queue_delete(q);
+		queue_free(q);
 	}
 
 	/* The log alone: move the snapshots away. */
@@ -402,7 +402,7 @@ run_history(void **state, uint64_t seed)
 	got = dump_at(q, h.now);
 	same_dump(got, live, "log alone");
 	free(got);
-	queue_delete(q);
+	queue_free(q);
 
 	for (int i = 0; i < h.nchecks; i++) {
 		q = rebuild(dir, h.check_lsn[i], &res);
@@ -410,12 +410,12 @@ run_history(void **state, uint64_t seed)
 		got = dump_at(q, h.check_now[i]);
 		same_dump(got, h.check_dump[i], "log alone up to an LSN");
 		free(got);
-		queue_delete(q);
+		queue_free(q);
 		free(h.check_dump[i]);
 	}
 	free(live);
-	buf_free(&h.body);
-	queue_delete(h.q);
+	buf_fini(&h.body);
+	queue_free(h.q);
 }
 
 static void

@@ -1,18 +1,18 @@
-/* Tests of src/proto/repl: the fetch request with and without its
+/* Tests of src/proto/replmsg: the fetch request with and without its
  * replication token (flag 0x01 of the head), byte for byte as
  * docs/replication.md describes it, and what the decoder refuses. */
 #include <string.h>
 
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "sluice.h"
 #include "t_lib.h"
 
 #define S(lit) ((struct msg_str) { lit, sizeof(lit) - 1 })
 
-static struct repl_fetch_req
+static struct replmsg_fetch_req
 sample(struct msg_str token)
 {
-	return (struct repl_fetch_req) {
+	return (struct replmsg_fetch_req) {
 		.from_lsn = 5,
 		.last_epoch = 2,
 		.last_nonce = 0x1234,
@@ -26,7 +26,8 @@ sample(struct msg_str token)
 }
 
 static void
-assert_same(const struct repl_fetch_req *a, const struct repl_fetch_req *b)
+assert_same(
+    const struct replmsg_fetch_req *a, const struct replmsg_fetch_req *b)
 {
 	assert_int_equal(a->from_lsn, b->from_lsn);
 	assert_int_equal(a->last_epoch, b->last_epoch);
@@ -47,18 +48,18 @@ assert_same(const struct repl_fetch_req *a, const struct repl_fetch_req *b)
 static void
 test_fetch_without_a_token_is_unchanged(void **state)
 {
-	struct repl_fetch_req q = sample(S("")), d;
+	struct replmsg_fetch_req q = sample(S("")), d;
 	struct buf b;
 
 	(void)state;
 	buf_init(&b);
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
 	assert_int_equal(b.len, 4 + 5 * 8 + 2 * 4 + 2 + 8);
 	assert_memory_equal(b.data, "\x53\x01\x18\x00", 4);
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), 0);
+	assert_int_equal(replmsg_decode_fetch(b.data, b.len, &d), 0);
 	assert_same(&q, &d);
 	assert_int_equal(d.token.len, 0);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* The example of docs/replication.md ("Flags"), byte for byte. */
@@ -76,24 +77,24 @@ static const uint8_t doc_example[] = { 0x53, 0x01, 0x18, 0x01, /* head */
 static void
 test_fetch_with_a_token_round_trips(void **state)
 {
-	struct repl_fetch_req q = sample(S("s3cret")), d;
+	struct replmsg_fetch_req q = sample(S("s3cret")), d;
 	struct buf b;
 
 	(void)state;
 	buf_init(&b);
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
 	assert_int_equal(b.len, sizeof(doc_example));
 	assert_memory_equal(b.data, doc_example, sizeof(doc_example));
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), 0);
+	assert_int_equal(replmsg_decode_fetch(b.data, b.len, &d), 0);
 	assert_same(&q, &d);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 static void
 test_fetch_token_errors(void **state)
 {
 	char big[MSG_TOKEN_MAX + 1];
-	struct repl_fetch_req q, d;
+	struct replmsg_fetch_req q, d;
 	struct buf b;
 	size_t url_end = 4 + 5 * 8 + 2 * 4 + 2 + 8;
 
@@ -103,63 +104,67 @@ test_fetch_token_errors(void **state)
 
 	/* longer than MSG_TOKEN_MAX: not encoded */
 	q = sample((struct msg_str) { big, sizeof(big) });
-	assert_int_equal(repl_encode_fetch(&b, &q), SLUICE_ELIMIT);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), SLUICE_ELIMIT);
 
 	/* the longest token passes */
 	buf_reset(&b);
 	q = sample((struct msg_str) { big, MSG_TOKEN_MAX });
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_decode_fetch(b.data, b.len, &d), 0);
 	assert_int_equal(d.token.len, MSG_TOKEN_MAX);
 
 	/* the flag without the token's bytes: truncated */
 	buf_reset(&b);
 	q = sample(S(""));
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
-	b.data[3] = REPL_FETCH_F_TOKEN;
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), SLUICE_ETRUNC);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
+	b.data[3] = REPLMSG_FETCH_F_TOKEN;
+	assert_int_equal(
+	    replmsg_decode_fetch(b.data, b.len, &d), SLUICE_ETRUNC);
 
 	/* the flag with an empty token: refused (no token is no flag) */
 	buf_put_u16(&b, 0);
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), SLUICE_EINVAL);
+	assert_int_equal(
+	    replmsg_decode_fetch(b.data, b.len, &d), SLUICE_EINVAL);
 
 	/* a token without the flag: trailing bytes */
 	buf_reset(&b);
 	q = sample(S("s3cret"));
-	assert_int_equal(repl_encode_fetch(&b, &q), 0);
+	assert_int_equal(replmsg_encode_fetch(&b, &q), 0);
 	b.data[3] = 0;
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), SLUICE_EPROTO);
+	assert_int_equal(
+	    replmsg_decode_fetch(b.data, b.len, &d), SLUICE_EPROTO);
 
 	/* an unknown flag */
-	b.data[3] = REPL_FETCH_F_TOKEN | 0x02;
-	assert_int_equal(repl_decode_fetch(b.data, b.len, &d), SLUICE_EPROTO);
+	b.data[3] = REPLMSG_FETCH_F_TOKEN | 0x02;
+	assert_int_equal(
+	    replmsg_decode_fetch(b.data, b.len, &d), SLUICE_EPROTO);
 
 	/* cut anywhere in the token: truncated */
-	b.data[3] = REPL_FETCH_F_TOKEN;
+	b.data[3] = REPLMSG_FETCH_F_TOKEN;
 	for (size_t n = url_end; n < b.len; n++)
 		assert_int_equal(
-		    repl_decode_fetch(b.data, n, &d), SLUICE_ETRUNC);
-	buf_free(&b);
+		    replmsg_decode_fetch(b.data, n, &d), SLUICE_ETRUNC);
+	buf_fini(&b);
 }
 
 /* The other requests carry no flags: a set bit is refused. */
 static void
 test_other_requests_refuse_flags(void **state)
 {
-	struct repl_ack_req a = { 9 };
-	struct repl_snap_req s = { 7, 0, 4096 };
+	struct replmsg_ack_req a = { 9 };
+	struct replmsg_snap_req s = { 7, 0, 4096 };
 	struct buf b;
 
 	(void)state;
 	buf_init(&b);
-	assert_int_equal(repl_encode_ack(&b, &a), 0);
-	b.data[3] = REPL_FETCH_F_TOKEN;
-	assert_int_equal(repl_decode_ack(b.data, b.len, &a), SLUICE_EPROTO);
+	assert_int_equal(replmsg_encode_ack(&b, &a), 0);
+	b.data[3] = REPLMSG_FETCH_F_TOKEN;
+	assert_int_equal(replmsg_decode_ack(b.data, b.len, &a), SLUICE_EPROTO);
 	buf_reset(&b);
-	assert_int_equal(repl_encode_snap(&b, &s), 0);
-	b.data[3] = REPL_FETCH_F_TOKEN;
-	assert_int_equal(repl_decode_snap(b.data, b.len, &s), SLUICE_EPROTO);
-	buf_free(&b);
+	assert_int_equal(replmsg_encode_snap(&b, &s), 0);
+	b.data[3] = REPLMSG_FETCH_F_TOKEN;
+	assert_int_equal(replmsg_decode_snap(b.data, b.len, &s), SLUICE_EPROTO);
+	buf_fini(&b);
 }
 
 int

@@ -22,7 +22,7 @@ framed(const struct qrec *r)
 	buf_init(&b);
 	assert_int_equal(qrec_encode(r, &b), 0);
 	size = rec_size(b.len);
-	buf_free(&b);
+	buf_fini(&b);
 	return size;
 }
 

@@ -306,7 +306,7 @@ test_seg_scan_sequence_breaks_are_corruption(void **state)
 	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), SLUICE_ECORRUPT);
 	assert_int_equal(s.why, REC_WHY_LSN);
 	assert_true(s.bad_off == offs[3] && s.last_lsn == 3);
-	buf_free(&b);
+	buf_fini(&b);
 
 	/* epoch 5 then 4 */
 	buf_init(&b);
@@ -317,7 +317,7 @@ test_seg_scan_sequence_breaks_are_corruption(void **state)
 	t_write_file(path, b.data, b.len);
 	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), SLUICE_ECORRUPT);
 	assert_int_equal(s.why, REC_WHY_EPOCH);
-	buf_free(&b);
+	buf_fini(&b);
 
 	/* The first record must carry the header's first_lsn. */
 	buf_init(&b);
@@ -328,7 +328,7 @@ test_seg_scan_sequence_breaks_are_corruption(void **state)
 	t_write_file(path, b.data, b.len);
 	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), SLUICE_ECORRUPT);
 	assert_int_equal(s.why, REC_WHY_LSN);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* A torn put whose payload holds a whole encoded record is still a torn
@@ -356,8 +356,8 @@ test_seg_scan_record_inside_torn_payload_is_not_corruption(void **state)
 	assert_int_equal(seg_scan(path, 0, 0, NULL, NULL, &s), 0);
 	assert_true(s.torn);
 	assert_true(s.end == torn_at && s.last_lsn == 5);
-	buf_free(&b);
-	buf_free(&inner);
+	buf_fini(&b);
+	buf_fini(&inner);
 }
 
 /* A header of zeros with nothing after it is a creation cut short; a bad
@@ -402,7 +402,7 @@ test_seg_scan_mem_matches_file(void **state)
 	assert_int_equal(
 	    seg_scan_mem(b.data, b.len, 0, NULL, NULL, &s), SLUICE_ECORRUPT);
 	assert_true(s.bad_off == offs[10]);
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* seg_cut zeroes exactly the range and keeps the size. */

@@ -53,7 +53,7 @@ test_buf_round_trips_every_width(void **state)
 	assert_int_equal(n, 0);
 	assert_int_equal(rd_left(&r), 0);
 	assert_false(rd_failed(&r));
-	buf_free(&b);
+	buf_fini(&b);
 }
 
 /* Reading past the end, or a length over its limit, fails without

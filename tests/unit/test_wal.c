@@ -396,18 +396,18 @@ test_wal_remove_before_keeps_what_is_asked(void **state)
 
 	rc = wal_remove_before(w, cut, 1);
 	assert_int_equal(rc, 3);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_true(ld.first[0] < cut && ld.first[1] == cut);
 
 	/* Everything below the end, keep 0: all but the current one. */
 	rc = wal_remove_before(w, UINT64_MAX, 0);
 	assert_true(rc >= 1);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 	assert_int_equal(ld.n, 1);
 	assert_int_equal(wal_remove_before(w, UINT64_MAX, 0), 0);
-	logdir_destroy(&ld);
+	logdir_fini(&ld);
 	assert_int_equal(wal_close(w), 0);
 
 	/* What is left still reads, from where it starts. */
@@ -443,7 +443,7 @@ test_wal_spares_are_made_and_stale_ones_removed(void **state)
 
 		assert_int_equal(logdir_list(dir_of(state), &ld), 0);
 		assert_int_equal(ld.n, 1);
-		logdir_destroy(&ld);
+		logdir_fini(&ld);
 	}
 }
 

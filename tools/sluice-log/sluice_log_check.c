@@ -130,7 +130,7 @@ check_snap(struct lt_dir *d, size_t i)
 	} else {
 		s->usable = true;
 	}
-	queue_delete(c.q);
+	queue_free(c.q);
 }
 
 /* ---- segments --------------------------------------------------------- */

@@ -231,7 +231,7 @@ tube_from_snapshot(struct dump *dm, const struct lt_dir *d, uint64_t id)
 		if (d->snap_used >= 0 &&
 		    (dm->snapq = queue_new(NULL)) != NULL &&
 		    lt_snap_load(d, (size_t)d->snap_used, dm->snapq) != 0) {
-			queue_delete(dm->snapq);
+			queue_free(dm->snapq);
 			dm->snapq = NULL;
 		}
 	}
@@ -697,11 +697,11 @@ lt_cmd_dump(int argc, char **argv)
 			    d.path);
 		lt_dir_free(&d);
 	}
-	queue_delete(dm.snapq);
+	queue_free(dm.snapq);
 	names_free(&dm.names);
 	free(dm.ids.key);
 	free(dm.ids.val);
-	buf_free(&dm.out);
-	buf_free(&dm.line);
+	buf_fini(&dm.out);
+	buf_fini(&dm.line);
 	return rc;
 }

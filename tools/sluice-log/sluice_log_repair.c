@@ -232,14 +232,14 @@ write_note(const char *path, const struct lt_dir *d, const struct lt_plan *p,
 		lt_act_describe(&p->acts[i], false, &b);
 	f = fopen(path, "w");
 	if (f == NULL) {
-		buf_free(&b);
+		buf_fini(&b);
 		return -errno;
 	}
 	if (!lt_flush(&b, f) || fflush(f) != 0 || fsync(fileno(f)) < 0)
 		rc = -EIO;
 	if (fclose(f) != 0 && rc == 0)
 		rc = -EIO;
-	buf_free(&b);
+	buf_fini(&b);
 	return rc;
 }
 
@@ -366,7 +366,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 			    "what was planned, the steps before this one "
 			    "are done\n",
 			    i + 1, p->n, sluice_strerror(rc), notep);
-			buf_free(&b);
+			buf_fini(&b);
 			close(lock);
 			return rc < 0 && rc != -ENOMEM ? LT_EXIT_IO
 			                               : LT_EXIT_DAMAGE;
@@ -377,7 +377,7 @@ lt_repair_apply(const struct lt_dir *d, const struct lt_plan *p, FILE *out)
 	rc = write_note(notep, d, p, "done");
 	buf_printf(&b, "lost+found: %s (NOTE says what each file was)\n", lf);
 	lt_flush(&b, out);
-	buf_free(&b);
+	buf_fini(&b);
 	close(lock);
 	return rc == 0 ? LT_EXIT_OK : LT_EXIT_IO;
 }
@@ -558,7 +558,7 @@ check:
 		rc = vr == LT_EXIT_OK ? LT_EXIT_OK : LT_EXIT_DAMAGE;
 	}
 out:
-	buf_free(&b);
+	buf_fini(&b);
 	lt_salvage_free(&sv);
 	lt_plan_free(&plan);
 	lt_dir_free(&d);

@@ -128,7 +128,7 @@ lt_replay_run(const struct lt_dir *d, uint64_t stop_lsn, struct lt_replay *r)
 void
 lt_replay_free(struct lt_replay *r)
 {
-	queue_delete(r->q);
+	queue_free(r->q);
 	r->q = NULL;
 }
 

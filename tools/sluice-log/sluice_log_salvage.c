@@ -211,7 +211,7 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		qrec_format(&q, &fmt);
 	snprintf(line, sizeof(line), "%.*s", (int)fmt.len,
 	    fmt.len ? (const char *)fmt.data : "");
-	buf_free(&fmt);
+	buf_fini(&fmt);
 	if (id == 0)
 		snprintf(line, sizeof(line), "%s",
 		    lt_type_name(v->hdr.type) ? lt_type_name(v->hdr.type)
@@ -284,7 +284,7 @@ probe_stretch(struct salv_ctx *c, size_t seg, const struct walk_bad *b)
 		    "probably: %.*s",
 		    lsn, c->d->segs[seg].name, b->off + at, (int)fmt.len,
 		    fmt.len ? (const char *)fmt.data : "");
-		buf_free(&fmt);
+		buf_fini(&fmt);
 		at += ((rlen + 7) & ~7u) - 8;
 	}
 	free(p);
@@ -380,9 +380,9 @@ lt_salvage_run(const struct lt_dir *d, struct lt_salvage *sv)
 void
 lt_salvage_free(struct lt_salvage *sv)
 {
-	queue_delete(sv->q);
+	queue_free(sv->q);
 	sv->q = NULL;
-	buf_free(&sv->lost);
+	buf_fini(&sv->lost);
 }
 
 void
@@ -587,13 +587,13 @@ lt_salvage_apply(const struct lt_dir *d, struct lt_salvage *sv, FILE *out)
 	    "lost+found: %s (NOTE says what was done, LOST what was "
 	    "lost)\n",
 	    lf);
-	buf_free(&note);
+	buf_fini(&note);
 	free(sbuf);
 	close(lock);
 	return LT_EXIT_OK;
 
 fail:
-	buf_free(&note);
+	buf_fini(&note);
 	free(sbuf);
 	close(lock);
 	return rc < 0 && rc != -ENOMEM ? LT_EXIT_IO : LT_EXIT_DAMAGE;

@@ -397,9 +397,9 @@ lt_cmd_state(int argc, char **argv)
 		}
 	}
 	rc = lt_flush(&b, stdout) ? LT_EXIT_OK : LT_EXIT_IO;
-	buf_free(&b);
+	buf_fini(&b);
 out:
-	queue_delete(sc.q);
+	queue_free(sc.q);
 	lt_dir_free(&d);
 	return rc;
 }

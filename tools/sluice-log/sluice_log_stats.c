@@ -433,7 +433,7 @@ lt_cmd_stats(int argc, char **argv)
 			    d.nprobs, d.path);
 	}
 	lt_flush(&b, stdout);
-	buf_free(&b);
+	buf_fini(&b);
 	free(lc.segs);
 	lt_replay_free(&r);
 	rc = lt_dir_count(&d, LT_DAMAGE) > 0 ? LT_EXIT_DAMAGE

@@ -307,7 +307,7 @@ lt_cmd_verify(int argc, char **argv)
 	if (rc == 0)
 		print_verdict(&d, &r, &plan, have_sv ? &sv : NULL, &b);
 	lt_flush(&b, stdout);
-	buf_free(&b);
+	buf_fini(&b);
 	rc = lt_dir_exit(&d);
 	lt_salvage_free(&sv);
 	lt_plan_free(&plan);

@@ -1,18 +1,23 @@
-/* ring - see ring.h: linked chains of io_uring operations, reaped
- * without blocking, short writes continued.
+/* iochain - runs the WAL's chains of I/O operations (rename, fsync,
+ * write, fdatasync, timeout), each op starting when the one before it
+ * succeeded. By default (WAL_COMMIT_INLINE) the writer runs a chain on
+ * its own thread with plain system calls (iochain_run, at the end of this
+ * file); with WAL_COMMIT_RING, and for the interval policy's fdatasync
+ * and timer, a chain is submitted to io_uring, reaped without blocking,
+ * short writes continued. The contract is in iochain.h.
  *
- * A chain's life:
+ * A submitted chain's life:
  *
- *	ring_submit: SQEs for every op not complete, linked (IOSQE_IO_LINK
+ *	iochain_submit: SQEs for every op not complete, linked (IOSQE_IO_LINK
  *	             on all but the last); pending = their count
- *	ring_reap:   one CQE per op; pending--. A write short of what was
+ *	iochain_reap:   one CQE per op; pending--. A write short of what was
  *	             asked records the progress; the kernel cancels what
  *	             follows it (-ECANCELED). An error that is not
  *	             -ECANCELED is the chain's error.
  *	pending 0:   error -> done(chain) with c->err
  *	             every op complete -> done(chain)
  *	             else (a short write, ops cancelled after it) ->
- *	             resubmit the rest, at most RING_ATTEMPTS_MAX times
+ *	             resubmit the rest, at most IOCHAIN_ATTEMPTS_MAX times
  *
  * Fault builds (SLUICE_FAULT): an op with a fault point asks FAULT_HIT as
  * it is prepared. An error effect replaces the op by a NOP whose
@@ -26,12 +31,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log/ring.h"
+#include "log/iochain.h"
 #include "util/clock.h"
 #include "util/fault.h"
 
 int
-ring_open(struct ring *r, unsigned entries)
+iochain_ring_open(struct iochain_ring *r, unsigned entries)
 {
 	int rc;
 
@@ -57,7 +62,7 @@ fail_init:
 }
 
 void
-ring_close(struct ring *r)
+iochain_ring_close(struct iochain_ring *r)
 {
 	if (!r->open)
 		return;
@@ -68,23 +73,23 @@ ring_close(struct ring *r)
 }
 
 int
-ring_fd(const struct ring *r)
+iochain_ring_fd(const struct iochain_ring *r)
 {
 	return r->efd;
 }
 
 void
-ring_chain_init(struct ring_chain *c)
+iochain_init(struct iochain *c)
 {
 	memset(c, 0, sizeof(*c));
 }
 
-struct ring_op *
-ring_chain_add(struct ring_chain *c, enum ring_kind kind, int fd)
+struct iochain_op *
+iochain_add(struct iochain *c, enum iochain_kind kind, int fd)
 {
-	struct ring_op *op;
+	struct iochain_op *op;
 
-	if (c->nop == RING_CHAIN_MAX)
+	if (c->nop == IOCHAIN_OPS_MAX)
 		return NULL;
 	op = &c->op[c->nop++];
 	memset(op, 0, sizeof(*op));
@@ -97,7 +102,7 @@ ring_chain_add(struct ring_chain *c, enum ring_kind kind, int fd)
 
 /* Prepares `op` into `sqe`; a fault build may swap it for a NOP. */
 static void
-prep(struct io_uring_sqe *sqe, struct ring_op *op)
+prep(struct io_uring_sqe *sqe, struct iochain_op *op)
 {
 	size_t len = op->len - op->done;
 	int f = 0;
@@ -111,23 +116,23 @@ prep(struct io_uring_sqe *sqe, struct ring_op *op)
 		goto out;
 	}
 	switch (op->kind) {
-	case RING_WRITE:
+	case IOCHAIN_WRITE:
 		if (f == FAULT_SHORT && len > 1)
 			len /= 2;
 		io_uring_prep_write(sqe, op->fd, op->buf + op->done,
 		    (unsigned)len, op->off + op->done);
 		break;
-	case RING_FDATASYNC:
+	case IOCHAIN_FDATASYNC:
 		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
 		break;
-	case RING_FSYNC:
+	case IOCHAIN_FSYNC:
 		io_uring_prep_fsync(sqe, op->fd, 0);
 		break;
-	case RING_RENAME:
+	case IOCHAIN_RENAME:
 		io_uring_prep_renameat(
 		    sqe, AT_FDCWD, op->from, AT_FDCWD, op->to, 0);
 		break;
-	case RING_TIMEOUT:
+	case IOCHAIN_TIMEOUT:
 		io_uring_prep_timeout(sqe, &op->ts, 0, 0);
 		break;
 	}
@@ -136,7 +141,7 @@ out:
 }
 
 int
-ring_submit(struct ring *r, struct ring_chain *c)
+iochain_submit(struct iochain_ring *r, struct iochain *c)
 {
 	struct io_uring_sqe *last = NULL;
 	unsigned n = 0;
@@ -145,14 +150,14 @@ ring_submit(struct ring *r, struct ring_chain *c)
 	if (io_uring_sq_space_left(&r->uring) < c->nop)
 		return -EBUSY;
 	for (unsigned i = 0; i < c->nop; i++) {
-		struct ring_op *op = &c->op[i];
+		struct iochain_op *op = &c->op[i];
 		struct io_uring_sqe *sqe;
 
 		if (op->complete)
 			continue;
 		/* A write submitted in pieces never exceeds what one SQE
 		 * can carry (unsigned length). */
-		if (op->kind == RING_WRITE && op->len - op->done > 1u << 30)
+		if (op->kind == IOCHAIN_WRITE && op->len - op->done > 1u << 30)
 			return -EINVAL;
 		sqe = io_uring_get_sqe(&r->uring);
 		if (sqe == NULL)
@@ -182,16 +187,16 @@ ring_submit(struct ring *r, struct ring_chain *c)
 
 /* Applies one completion to its op. */
 static void
-complete_op(struct ring_op *op, int res)
+complete_op(struct iochain_op *op, int res)
 {
-	struct ring_chain *c = op->chain;
+	struct iochain *c = op->chain;
 
 	if (op->injected < 0)
 		res = op->injected;
-	if (res == -ECANCELED && op->kind != RING_TIMEOUT)
+	if (res == -ECANCELED && op->kind != IOCHAIN_TIMEOUT)
 		return; /* an op before it failed or wrote short: retried */
 	switch (op->kind) {
-	case RING_WRITE:
+	case IOCHAIN_WRITE:
 		if (res < 0)
 			break;
 		if (res == 0) {
@@ -202,7 +207,7 @@ complete_op(struct ring_op *op, int res)
 		if (op->done >= op->len)
 			op->complete = true;
 		return;
-	case RING_TIMEOUT:
+	case IOCHAIN_TIMEOUT:
 		/* -ETIME is a timer that ran out: its purpose. */
 		op->complete = true;
 		op->res = res == -ETIME ? 0 : res;
@@ -222,7 +227,7 @@ complete_op(struct ring_op *op, int res)
 
 /* A chain whose completions are all in: finished, or resubmitted. */
 static bool
-chain_settle(struct ring *r, struct ring_chain *c)
+chain_settle(struct iochain_ring *r, struct iochain *c)
 {
 	int rc;
 
@@ -231,12 +236,12 @@ chain_settle(struct ring *r, struct ring_chain *c)
 	for (unsigned i = 0; i < c->nop; i++) {
 		if (c->op[i].complete)
 			continue;
-		if (c->attempts >= RING_ATTEMPTS_MAX) {
+		if (c->attempts >= IOCHAIN_ATTEMPTS_MAX) {
 			c->err = -EIO;
 			c->err_op = (int)i;
 			return true;
 		}
-		rc = ring_submit(r, c);
+		rc = iochain_submit(r, c);
 		if (rc != 0) {
 			c->err = rc;
 			c->err_op = (int)i;
@@ -248,7 +253,7 @@ chain_settle(struct ring *r, struct ring_chain *c)
 }
 
 int
-ring_reap(struct ring *r, ring_done_fn *done, void *arg)
+iochain_reap(struct iochain_ring *r, iochain_done_fn *done, void *arg)
 {
 	struct io_uring_cqe *cqe;
 	uint64_t ev;
@@ -257,8 +262,8 @@ ring_reap(struct ring *r, ring_done_fn *done, void *arg)
 	if (read(r->efd, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
 		return -errno;
 	while (io_uring_peek_cqe(&r->uring, &cqe) == 0) {
-		struct ring_op *op = io_uring_cqe_get_data(cqe);
-		struct ring_chain *c = op->chain;
+		struct iochain_op *op = io_uring_cqe_get_data(cqe);
+		struct iochain *c = op->chain;
 		int res = cqe->res;
 
 		io_uring_cqe_seen(&r->uring, cqe);
@@ -275,10 +280,10 @@ ring_reap(struct ring *r, ring_done_fn *done, void *arg)
 	return finished;
 }
 
-/* One operation of ring_run, by its system call: the result as a CQE
+/* One operation of iochain_run, by its system call: the result as a CQE
  * would carry it. */
 static int
-run_op(struct ring_op *op)
+run_op(struct iochain_op *op)
 {
 	size_t len = op->len - op->done;
 	ssize_t n;
@@ -293,20 +298,20 @@ run_op(struct ring_op *op)
 	}
 	do {
 		switch (op->kind) {
-		case RING_WRITE:
+		case IOCHAIN_WRITE:
 			if (f == FAULT_SHORT && len > 1)
 				len /= 2;
 			n = pwrite(op->fd, op->buf + op->done, len,
 			    (off_t)(op->off + op->done));
 			rc = n < 0 ? -errno : (int)n;
 			break;
-		case RING_FDATASYNC:
+		case IOCHAIN_FDATASYNC:
 			rc = fdatasync(op->fd) < 0 ? -errno : 0;
 			break;
-		case RING_FSYNC:
+		case IOCHAIN_FSYNC:
 			rc = fsync(op->fd) < 0 ? -errno : 0;
 			break;
-		case RING_RENAME:
+		case IOCHAIN_RENAME:
 			rc = rename(op->from, op->to) < 0 ? -errno : 0;
 			break;
 		default:
@@ -318,20 +323,20 @@ run_op(struct ring_op *op)
 }
 
 int
-ring_run(struct ring_chain *c)
+iochain_run(struct iochain *c)
 {
 	c->start_ns = clock_mono_ns();
 	for (unsigned i = 0; i < c->nop && c->err == 0; i++) {
-		struct ring_op *op = &c->op[i];
+		struct iochain_op *op = &c->op[i];
 
 		while (!op->complete && c->err == 0) {
-			if (op->kind == RING_WRITE &&
+			if (op->kind == IOCHAIN_WRITE &&
 			    op->len - op->done > 1u << 30) {
 				c->err = -EINVAL;
 				c->err_op = (int)i;
 				break;
 			}
-			if (c->attempts++ >= RING_ATTEMPTS_MAX) {
+			if (c->attempts++ >= IOCHAIN_ATTEMPTS_MAX) {
 				c->err = -EIO;
 				c->err_op = (int)i;
 				break;
@@ -343,7 +348,7 @@ ring_run(struct ring_chain *c)
 }
 
 int
-ring_wait(struct ring *r, int64_t timeout_ns)
+iochain_wait(struct iochain_ring *r, int64_t timeout_ns)
 {
 	struct __kernel_timespec ts = {
 		.tv_sec = timeout_ns / 1000000000,

@@ -1,8 +1,14 @@
-/* repl - see repl.h; the layout is in docs/replication.md. */
+/* replmsg - encode and decode the replication messages (fetch, ack,
+ * snapshot chunk, and their replies) that a follower (server/follow.c)
+ * and its leader (server/repl.c, server/catchup.c) exchange. The
+ * contract and the shapes are in replmsg.h, the byte layout in
+ * docs/replication.md. Pure, like msg.c: every decoder checks each length
+ * against the bytes it has and against its limit before it reads, and an
+ * encoder refuses what its decoder would refuse. */
 #include <errno.h>
 #include <string.h>
 
-#include "proto/repl.h"
+#include "proto/replmsg.h"
 #include "sluice.h"
 
 static void
@@ -65,7 +71,7 @@ req_head(const void *p, size_t len, uint8_t op, struct rd *r)
 static int
 rep_head(const void *p, size_t len, uint8_t op, struct rd *r)
 {
-	int rc = repl_rep_status(p, len, op);
+	int rc = replmsg_rep_status(p, len, op);
 
 	if (rc != 0)
 		return rc;
@@ -82,16 +88,16 @@ done(const struct rd *r)
 }
 
 uint8_t
-repl_req_op(const void *p, size_t len)
+replmsg_req_op(const void *p, size_t len)
 {
 	const uint8_t *h = p;
 
 	if (len < MSG_REQ_HDR || h[0] != MSG_MAGIC)
 		return 0;
 	switch (h[2]) {
-	case REPL_OP_FETCH:
-	case REPL_OP_ACK:
-	case REPL_OP_SNAP:
+	case REPLMSG_OP_FETCH:
+	case REPLMSG_OP_ACK:
+	case REPLMSG_OP_SNAP:
 		return h[2];
 	default:
 		return 0;
@@ -99,7 +105,7 @@ repl_req_op(const void *p, size_t len)
 }
 
 int
-repl_rep_status(const void *p, size_t len, uint8_t op)
+replmsg_rep_status(const void *p, size_t len, uint8_t op)
 {
 	const uint8_t *h = p;
 
@@ -115,11 +121,12 @@ repl_rep_status(const void *p, size_t len, uint8_t op)
 }
 
 int
-repl_encode_fetch(struct buf *b, const struct repl_fetch_req *q)
+replmsg_encode_fetch(struct buf *b, const struct replmsg_fetch_req *q)
 {
 	if (q->url.len > MSG_URL_MAX || q->token.len > MSG_TOKEN_MAX)
 		return SLUICE_ELIMIT;
-	put_head(b, REPL_OP_FETCH, q->token.len > 0 ? REPL_FETCH_F_TOKEN : 0);
+	put_head(
+	    b, REPLMSG_OP_FETCH, q->token.len > 0 ? REPLMSG_FETCH_F_TOKEN : 0);
 	buf_put_u64(b, q->from_lsn);
 	buf_put_u64(b, q->last_epoch);
 	buf_put_u64(b, q->last_nonce);
@@ -134,7 +141,7 @@ repl_encode_fetch(struct buf *b, const struct repl_fetch_req *q)
 }
 
 int
-repl_decode_fetch(const void *p, size_t len, struct repl_fetch_req *q)
+replmsg_decode_fetch(const void *p, size_t len, struct replmsg_fetch_req *q)
 {
 	struct rd r;
 	uint8_t flags;
@@ -144,7 +151,7 @@ repl_decode_fetch(const void *p, size_t len, struct repl_fetch_req *q)
 	memset(q, 0, sizeof(*q));
 	q->token.p = "";
 	rc = req_head_flags(
-	    p, len, REPL_OP_FETCH, REPL_FETCH_F_TOKEN, &flags, &r);
+	    p, len, REPLMSG_OP_FETCH, REPLMSG_FETCH_F_TOKEN, &flags, &r);
 	if (rc != 0)
 		return rc;
 	q->from_lsn = rd_u64(&r);
@@ -156,24 +163,24 @@ repl_decode_fetch(const void *p, size_t len, struct repl_fetch_req *q)
 	q->wait_ms = rd_u32(&r);
 	q->url.p = rd_str16(&r, MSG_URL_MAX, &n);
 	q->url.len = n;
-	if (flags & REPL_FETCH_F_TOKEN) {
+	if (flags & REPLMSG_FETCH_F_TOKEN) {
 		q->token.p = rd_str16(&r, MSG_TOKEN_MAX, &n);
 		q->token.len = n;
 	}
 	if ((rc = done(&r)) != 0)
 		return rc;
 	if (q->from_lsn == 0 || q->last_epoch == 0 ||
-	    ((flags & REPL_FETCH_F_TOKEN) && q->token.len == 0))
+	    ((flags & REPLMSG_FETCH_F_TOKEN) && q->token.len == 0))
 		return SLUICE_EINVAL;
 	return 0;
 }
 
 int
-repl_encode_fetch_rep(struct buf *b, const struct repl_fetch_rep *m)
+replmsg_encode_fetch_rep(struct buf *b, const struct replmsg_fetch_rep *m)
 {
 	if (m->url.len > MSG_URL_MAX || m->records_len > UINT32_MAX)
 		return SLUICE_ELIMIT;
-	put_rep_head(b, REPL_OP_FETCH);
+	put_rep_head(b, REPLMSG_OP_FETCH);
 	buf_put_u8(b, m->kind);
 	buf_put_u64(b, m->epoch);
 	buf_put_u64(b, m->last_lsn);
@@ -181,14 +188,14 @@ repl_encode_fetch_rep(struct buf *b, const struct repl_fetch_rep *m)
 	buf_put_i64(b, m->now);
 	buf_put_str16(b, m->url.p, m->url.len);
 	switch (m->kind) {
-	case REPL_FETCH_RECORDS:
+	case REPLMSG_FETCH_RECORDS:
 		buf_put_u32(b, m->count);
 		buf_put_blob(b, m->records, m->records_len);
 		break;
-	case REPL_FETCH_SNAPSHOT:
+	case REPLMSG_FETCH_SNAPSHOT:
 		buf_put_u64(b, m->snap_lsn);
 		break;
-	case REPL_FETCH_DIVERGED:
+	case REPLMSG_FETCH_DIVERGED:
 		buf_put_u64(b, m->truncate_to);
 		break;
 	default:
@@ -198,14 +205,14 @@ repl_encode_fetch_rep(struct buf *b, const struct repl_fetch_rep *m)
 }
 
 int
-repl_decode_fetch_rep(const void *p, size_t len, struct repl_fetch_rep *m)
+replmsg_decode_fetch_rep(const void *p, size_t len, struct replmsg_fetch_rep *m)
 {
 	struct rd r;
 	size_t n;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	if ((rc = rep_head(p, len, REPL_OP_FETCH, &r)) != 0)
+	if ((rc = rep_head(p, len, REPLMSG_OP_FETCH, &r)) != 0)
 		return rc;
 	m->kind = rd_u8(&r);
 	m->epoch = rd_u64(&r);
@@ -215,15 +222,15 @@ repl_decode_fetch_rep(const void *p, size_t len, struct repl_fetch_rep *m)
 	m->url.p = rd_str16(&r, MSG_URL_MAX, &n);
 	m->url.len = n;
 	switch (m->kind) {
-	case REPL_FETCH_RECORDS:
+	case REPLMSG_FETCH_RECORDS:
 		m->count = rd_u32(&r);
-		m->records = rd_blob(&r, REPL_RECORDS_MAX, &n);
+		m->records = rd_blob(&r, REPLMSG_RECORDS_MAX, &n);
 		m->records_len = n;
 		break;
-	case REPL_FETCH_SNAPSHOT:
+	case REPLMSG_FETCH_SNAPSHOT:
 		m->snap_lsn = rd_u64(&r);
 		break;
-	case REPL_FETCH_DIVERGED:
+	case REPLMSG_FETCH_DIVERGED:
 		m->truncate_to = rd_u64(&r);
 		break;
 	default:
@@ -233,49 +240,49 @@ repl_decode_fetch_rep(const void *p, size_t len, struct repl_fetch_rep *m)
 }
 
 int
-repl_encode_ack(struct buf *b, const struct repl_ack_req *q)
+replmsg_encode_ack(struct buf *b, const struct replmsg_ack_req *q)
 {
-	put_req_head(b, REPL_OP_ACK);
+	put_req_head(b, REPLMSG_OP_ACK);
 	buf_put_u64(b, q->durable_lsn);
 	return finish(b);
 }
 
 int
-repl_decode_ack(const void *p, size_t len, struct repl_ack_req *q)
+replmsg_decode_ack(const void *p, size_t len, struct replmsg_ack_req *q)
 {
 	struct rd r;
 	int rc;
 
-	if ((rc = req_head(p, len, REPL_OP_ACK, &r)) != 0)
+	if ((rc = req_head(p, len, REPLMSG_OP_ACK, &r)) != 0)
 		return rc;
 	q->durable_lsn = rd_u64(&r);
 	return done(&r);
 }
 
 int
-repl_encode_ack_rep(struct buf *b, uint64_t epoch)
+replmsg_encode_ack_rep(struct buf *b, uint64_t epoch)
 {
-	put_rep_head(b, REPL_OP_ACK);
+	put_rep_head(b, REPLMSG_OP_ACK);
 	buf_put_u64(b, epoch);
 	return finish(b);
 }
 
 int
-repl_decode_ack_rep(const void *p, size_t len, uint64_t *epoch)
+replmsg_decode_ack_rep(const void *p, size_t len, uint64_t *epoch)
 {
 	struct rd r;
 	int rc;
 
-	if ((rc = rep_head(p, len, REPL_OP_ACK, &r)) != 0)
+	if ((rc = rep_head(p, len, REPLMSG_OP_ACK, &r)) != 0)
 		return rc;
 	*epoch = rd_u64(&r);
 	return done(&r);
 }
 
 int
-repl_encode_snap(struct buf *b, const struct repl_snap_req *q)
+replmsg_encode_snap(struct buf *b, const struct replmsg_snap_req *q)
 {
-	put_req_head(b, REPL_OP_SNAP);
+	put_req_head(b, REPLMSG_OP_SNAP);
 	buf_put_u64(b, q->snap_lsn);
 	buf_put_u64(b, q->offset);
 	buf_put_u32(b, q->max_bytes);
@@ -283,12 +290,12 @@ repl_encode_snap(struct buf *b, const struct repl_snap_req *q)
 }
 
 int
-repl_decode_snap(const void *p, size_t len, struct repl_snap_req *q)
+replmsg_decode_snap(const void *p, size_t len, struct replmsg_snap_req *q)
 {
 	struct rd r;
 	int rc;
 
-	if ((rc = req_head(p, len, REPL_OP_SNAP, &r)) != 0)
+	if ((rc = req_head(p, len, REPLMSG_OP_SNAP, &r)) != 0)
 		return rc;
 	q->snap_lsn = rd_u64(&r);
 	q->offset = rd_u64(&r);
@@ -297,11 +304,11 @@ repl_decode_snap(const void *p, size_t len, struct repl_snap_req *q)
 }
 
 int
-repl_encode_snap_rep(struct buf *b, const struct repl_snap_rep *m)
+replmsg_encode_snap_rep(struct buf *b, const struct replmsg_snap_rep *m)
 {
-	if (m->len > REPL_CHUNK_MAX || m->nhist > REPL_HISTORY_MAX)
+	if (m->len > REPLMSG_CHUNK_MAX || m->nhist > REPLMSG_HISTORY_MAX)
 		return SLUICE_ELIMIT;
-	put_rep_head(b, REPL_OP_SNAP);
+	put_rep_head(b, REPLMSG_OP_SNAP);
 	buf_put_u64(b, m->snap_lsn);
 	buf_put_u64(b, m->size);
 	buf_put_u64(b, m->offset);
@@ -316,22 +323,22 @@ repl_encode_snap_rep(struct buf *b, const struct repl_snap_rep *m)
 }
 
 int
-repl_decode_snap_rep(const void *p, size_t len, struct repl_snap_rep *m)
+replmsg_decode_snap_rep(const void *p, size_t len, struct replmsg_snap_rep *m)
 {
 	struct rd r;
 	size_t n;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	if ((rc = rep_head(p, len, REPL_OP_SNAP, &r)) != 0)
+	if ((rc = rep_head(p, len, REPLMSG_OP_SNAP, &r)) != 0)
 		return rc;
 	m->snap_lsn = rd_u64(&r);
 	m->size = rd_u64(&r);
 	m->offset = rd_u64(&r);
-	m->data = rd_blob(&r, REPL_CHUNK_MAX, &n);
+	m->data = rd_blob(&r, REPLMSG_CHUNK_MAX, &n);
 	m->len = n;
 	m->nhist = rd_u32(&r);
-	if (m->nhist > REPL_HISTORY_MAX)
+	if (m->nhist > REPLMSG_HISTORY_MAX)
 		return SLUICE_ELIMIT;
 	m->hist_raw = rd_bytes(&r, (size_t)m->nhist * 24);
 	if ((rc = done(&r)) != 0)
@@ -341,11 +348,11 @@ repl_decode_snap_rep(const void *p, size_t len, struct repl_snap_rep *m)
 	return 0;
 }
 
-struct repl_epoch
-repl_hist_at(const struct repl_snap_rep *m, uint32_t i)
+struct replmsg_epoch
+replmsg_hist_at(const struct replmsg_snap_rep *m, uint32_t i)
 {
 	const uint8_t *p = m->hist_raw + (size_t)i * 24;
 
-	return (struct repl_epoch) { le_load_u64(p), le_load_u64(p + 8),
+	return (struct replmsg_epoch) { le_load_u64(p), le_load_u64(p + 8),
 		le_load_u64(p + 16) };
 }

@@ -1,0 +1,417 @@
+/* wal_batch - the writer's batches, from filling to durable: their
+ * buffers, the chain each is committed with (wal.c's opening draws it),
+ * the interval policy's fdatasync and timer, the completions that move
+ * the durable LSN, and the poisoning that follows any failure.
+ *
+ * A batch is committed inline (WAL_COMMIT_INLINE, the default: the chain
+ * runs here with plain system calls, iochain_run) or submitted to
+ * io_uring (WAL_COMMIT_RING) and finished by wal_on_done when wal_reap
+ * reaps it. At most one batch is in flight; wal_pump submits the oldest
+ * sealed one when none is. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log/durable.h"
+#include "log/iochain.h"
+#include "log/seg.h"
+#include "log/wal.h"
+#include "log/wal_int.h"
+#include "sluice.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/fault.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+/* ---------------------------------------------------------------------
+ * Batches
+ * ------------------------------------------------------------------- */
+
+struct wal_batch *
+wal_batch_new(struct wal *w, struct wal_seg *seg, uint64_t off)
+{
+	struct wal_batch *b = w->idle;
+
+	if (b != NULL) {
+		w->idle = b->next;
+		w->nidle--;
+	} else {
+		b = calloc(1, sizeof(*b));
+		if (b == NULL)
+			return NULL;
+		buf_init(&b->data);
+	}
+	b->req.kind = REQ_BATCH;
+	b->seg = wal_seg_ref(seg);
+	b->prev = NULL;
+	b->off = off;
+	b->first_lsn = w->next_lsn;
+	b->last_lsn = w->next_lsn - 1;
+	b->nrec = 0;
+	b->opens = false;
+	b->next = NULL;
+	buf_reset(&b->data);
+	return b;
+}
+
+void
+wal_batch_free(struct wal *w, struct wal_batch *b)
+{
+	wal_seg_unref(b->seg);
+	wal_seg_unref(b->prev);
+	b->seg = b->prev = NULL;
+	if (w->nidle < BATCH_KEEP && b->data.cap <= BATCH_BUF_KEEP &&
+	    !buf_failed(&b->data)) {
+		b->next = w->idle;
+		w->idle = b;
+		w->nidle++;
+		return;
+	}
+	buf_fini(&b->data);
+	free(b);
+}
+
+static void
+queue_push(struct wal *w, struct wal_batch *b)
+{
+	b->next = NULL;
+	if (w->q_tail != NULL)
+		w->q_tail->next = b;
+	else
+		w->q = b;
+	w->q_tail = b;
+}
+
+void
+wal_seal_fill(struct wal *w)
+{
+	if (w->fill == NULL)
+		return;
+	queue_push(w, w->fill);
+	w->fill = NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Failure
+ * ------------------------------------------------------------------- */
+
+void
+wal_poison(struct wal *w, const char *what, const char *path, uint64_t off,
+    uint64_t first_lsn, uint64_t last_lsn, int err)
+{
+	if (!w->poisoned)
+		log_err("wal",
+		    "log I/O failed; nothing more is acknowledged and writes "
+		    "are refused; restart the node (recovery keeps the durable "
+		    "prefix, `sluice-log verify` checks it) op=\"%s\" path=%s "
+		    "offset=%" PRIu64 " from_lsn=%" PRIu64 " to_lsn=%" PRIu64
+		    " error=\"%s\"",
+		    what, path, off, first_lsn, last_lsn, sluice_strerror(err));
+	w->poisoned = true;
+	w->st.poisoned = true;
+}
+
+static const char *
+op_name(enum iochain_kind k)
+{
+	switch (k) {
+	case IOCHAIN_WRITE:
+		return "write of";
+	case IOCHAIN_FDATASYNC:
+		return "fdatasync of";
+	case IOCHAIN_FSYNC:
+		return "fsync of the directory of";
+	case IOCHAIN_RENAME:
+		return "rename to";
+	case IOCHAIN_TIMEOUT:
+		return "timer for";
+	}
+	return "operation on";
+}
+
+/* ---------------------------------------------------------------------
+ * Submitting
+ * ------------------------------------------------------------------- */
+
+static void
+hist_add(struct wal *w, int64_t ns)
+{
+	int64_t us = ns / 1000;
+	int i = 0;
+
+	while (i < WAL_HIST_BUCKETS - 1 && us >= ((int64_t)16 << i))
+		i++;
+	w->st.commit_hist[i]++;
+	w->st.commit_us_sum += (uint64_t)(us > 0 ? us : 0);
+}
+
+/* Group-commit batch sizes: bucket i counts batches of at most 2^i
+ * records; the last one every larger batch. */
+static void
+batch_hist_add(struct wal *w, uint64_t nrec)
+{
+	int i = 0;
+
+	while (i < WAL_HIST_BUCKETS - 1 && nrec > ((uint64_t)1 << i))
+		i++;
+	w->st.batch_hist[i]++;
+	w->st.batch_records += nrec;
+}
+
+static void batch_done(struct wal *w, struct wal_batch *b);
+
+static void
+batch_started(struct wal *w, struct wal_batch *b)
+{
+	w->inflight = b;
+	w->st.batches++;
+	if (b->nrec > w->st.batch_max)
+		w->st.batch_max = b->nrec;
+	batch_hist_add(w, b->nrec);
+}
+
+static int
+submit_batch(struct wal *w, struct wal_batch *b)
+{
+	struct iochain *c = &b->req.chain;
+	struct iochain_op *op;
+	int rc;
+
+	iochain_init(c);
+	if (b->opens) {
+		if (b->prev != NULL) {
+			op = iochain_add(c, IOCHAIN_FDATASYNC, b->prev->fd);
+			op->fault = FAULT_WAL_FSYNC;
+		}
+		op = iochain_add(c, IOCHAIN_RENAME, -1);
+		op->from = b->seg->spare_path;
+		op->to = b->seg->path;
+		op->fault = FAULT_WAL_RENAME;
+		op = iochain_add(c, IOCHAIN_FSYNC, w->dirfd);
+		op->fault = FAULT_WAL_FSYNC;
+	}
+	op = iochain_add(c, IOCHAIN_WRITE, b->seg->fd);
+	op->buf = b->data.data;
+	op->len = b->data.len;
+	op->off = b->off;
+	op->fault = FAULT_WAL_WRITE;
+	if (w->cfg.fsync == WAL_FSYNC_ALWAYS) {
+		op = iochain_add(c, IOCHAIN_FDATASYNC, b->seg->fd);
+		op->fault = FAULT_WAL_FSYNC;
+	}
+	if (w->cfg.commit != WAL_COMMIT_RING) {
+		/* On this thread: the disk's own latency, no hand-off to
+		 * the kernel's io workers and back (see wal.h). */
+		iochain_run(c);
+		batch_started(w, b);
+		batch_done(w, b);
+		return w->poisoned ? SLUICE_ELOG : 0;
+	}
+	rc = iochain_submit(&w->ring, c);
+	if (rc != 0) {
+		wal_poison(w, "submitting the write of", b->seg->path, b->off,
+		    b->first_lsn, b->last_lsn, rc);
+		return SLUICE_ELOG;
+	}
+	batch_started(w, b);
+	return 0;
+}
+
+/* When nothing is in flight, submits the oldest sealed batch, or else
+ * (with `take_fill`) seals and submits the filling one. While a batch is
+ * in flight the filling batch keeps growing: that is the group commit.
+ *
+ * A completion submits only sealed batches, never the filling one: the
+ * clients whose records just became durable send their next requests in
+ * the same event-loop turn, and the wal_submit at its end must find them
+ * in the same batch as the records that waited. Submitting the waiting
+ * ones alone would split the clients into two cohorts that take turns at
+ * the disk, each fdatasync carrying half of them, for good. */
+int
+wal_pump(struct wal *w, bool take_fill)
+{
+	struct wal_batch *b;
+
+	if (w->poisoned)
+		return SLUICE_ELOG;
+	if (w->inflight != NULL)
+		return 0;
+	if (take_fill && w->q == NULL && w->fill != NULL &&
+	    (w->fill->nrec > 0 || w->fill->opens))
+		wal_seal_fill(w);
+	if (w->q == NULL)
+		return 0;
+	b = w->q;
+	w->q = b->next;
+	if (w->q == NULL)
+		w->q_tail = NULL;
+	b->next = NULL;
+	return submit_batch(w, b);
+}
+
+void
+wal_submit_sync(struct wal *w)
+{
+	struct iochain *c = &w->sync.req.chain;
+	struct iochain_op *op;
+	int rc;
+
+	if (w->sync.busy || w->wseg == NULL || w->poisoned ||
+	    w->synced_lsn >= w->written_lsn)
+		return;
+	iochain_init(c);
+	op = iochain_add(c, IOCHAIN_FDATASYNC, w->wseg->fd);
+	op->fault = FAULT_WAL_FSYNC;
+	rc = iochain_submit(&w->ring, c);
+	if (rc != 0) {
+		wal_poison(w, "submitting the fdatasync of", w->wseg->path, 0,
+		    w->synced_lsn + 1, w->written_lsn, rc);
+		return;
+	}
+	w->sync.seg = wal_seg_ref(w->wseg);
+	w->sync.lsn = w->written_lsn;
+	w->sync.busy = true;
+}
+
+static void
+arm_timer(struct wal *w)
+{
+	struct iochain *c = &w->timer.req.chain;
+	struct iochain_op *op;
+	uint64_t ms = w->cfg.interval_ms;
+
+	if (w->timer.armed || w->sync.busy || w->poisoned ||
+	    w->synced_lsn >= w->written_lsn)
+		return;
+	iochain_init(c);
+	op = iochain_add(c, IOCHAIN_TIMEOUT, -1);
+	op->ts.tv_sec = (long long)(ms / 1000);
+	op->ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	if (iochain_submit(&w->ring, c) != 0) {
+		/* No timer: sync now rather than leave data at risk. */
+		wal_submit_sync(w);
+		return;
+	}
+	w->timer.armed = true;
+}
+
+/* ---------------------------------------------------------------------
+ * Completions
+ * ------------------------------------------------------------------- */
+
+/* Writes the synced LSN to DURABLE when it moved. A failed write is
+ * logged once and costs only knowledge (durable.h). */
+static void
+mark_synced(struct wal *w)
+{
+	int rc;
+
+	if (w->poisoned || w->synced_lsn <= w->mark.lsn || w->mark.fd < 0)
+		return;
+	rc = durable_note(&w->mark, w->synced_lsn, false, false);
+	if (rc != 0 && !w->mark.failed) {
+		w->mark.failed = true;
+		log_warn("wal",
+		    "cannot write the durable mark dir=%s error=\"%s\"; a "
+		    "start after a crash knows less of what was synced",
+		    w->dir, sluice_strerror(rc));
+	}
+}
+
+static void
+batch_done(struct wal *w, struct wal_batch *b)
+{
+	struct iochain *c = &b->req.chain;
+
+	w->inflight = NULL;
+	if (c->err != 0) {
+		const struct iochain_op *op = &c->op[c->err_op];
+
+		wal_poison(w, op_name(op->kind),
+		    op->kind == IOCHAIN_FDATASYNC && b->prev != NULL &&
+		            op->fd == b->prev->fd
+		        ? b->prev->path
+		        : b->seg->path,
+		    op->kind == IOCHAIN_WRITE ? b->off + op->done : b->off,
+		    b->first_lsn, b->last_lsn, c->err);
+		wal_batch_free(w, b);
+		return;
+	}
+	if (w->poisoned) {
+		wal_batch_free(w, b);
+		return;
+	}
+	hist_add(w, clock_mono_ns() - c->start_ns);
+	w->st.bytes += b->data.len;
+	for (unsigned i = 0; i < c->nop; i++)
+		if (c->op[i].kind == IOCHAIN_FDATASYNC)
+			w->st.fsyncs++;
+	if (b->opens && w->synced_lsn < b->first_lsn - 1)
+		w->synced_lsn = b->first_lsn - 1; /* the old one was synced */
+	if (b->nrec > 0)
+		w->written_lsn = b->last_lsn;
+	if (w->cfg.fsync == WAL_FSYNC_ALWAYS)
+		w->synced_lsn = w->written_lsn;
+	w->durable_lsn = w->written_lsn;
+	mark_synced(w);
+	if (w->wseg != b->seg) {
+		wal_seg_unref(w->wseg);
+		w->wseg = wal_seg_ref(b->seg);
+	}
+	wal_batch_free(w, b);
+	if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
+		arm_timer(w);
+	wal_pump(w, false);
+}
+
+static void
+sync_done(struct wal *w)
+{
+	struct iochain *c = &w->sync.req.chain;
+
+	w->sync.busy = false;
+	if (c->err != 0) {
+		wal_poison(w, "fdatasync of", w->sync.seg->path, 0,
+		    w->synced_lsn + 1, w->sync.lsn, c->err);
+	} else if (!w->poisoned) {
+		w->st.fsyncs++;
+		hist_add(w, clock_mono_ns() - c->start_ns);
+		if (w->sync.lsn > w->synced_lsn)
+			w->synced_lsn = w->sync.lsn;
+		mark_synced(w);
+		if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
+			arm_timer(w);
+	}
+	wal_seg_unref(w->sync.seg);
+	w->sync.seg = NULL;
+}
+
+void
+wal_on_done(struct iochain *c, void *arg)
+{
+	struct wal *w = arg;
+	struct wal_req *r = (struct wal_req *)c;
+
+	switch (r->kind) {
+	case REQ_BATCH:
+		batch_done(w, (struct wal_batch *)r);
+		break;
+	case REQ_SYNC:
+		sync_done(w);
+		break;
+	case REQ_TIMER:
+		w->timer.armed = false;
+		wal_submit_sync(w);
+		break;
+	}
+}

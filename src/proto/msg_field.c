@@ -1,0 +1,223 @@
+/* msg_field - the fields every message of the wire codec is made of
+ * (strings, tubes, keys, texts, node names, payloads, counts) and the one
+ * check each has, shared by the decoders and the encoders: the encoder
+ * refuses exactly what the decoder would refuse. The decoders read with
+ * `struct rd` (util/buf.h) and test its sticky `bad` flag before they
+ * look at a length (NEED), so a short message is SLUICE_ETRUNC, never a
+ * limit's error computed from a zero that was not there. The messages
+ * themselves are in msg_task.c, msg_lease.c, msg_tube.c, msg_stats.c and
+ * msg_node.c; the framing in msg.c. */
+#include <string.h>
+
+#include "proto/msg.h"
+#include "proto/msg_wire.h"
+#include "sluice.h"
+
+bool
+msg_tube_valid(const char *p, size_t len)
+{
+	if (len == 0 || len > MSG_TUBE_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		        c == ':' || c == '/' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int
+msg_check_tube(struct msg_str s, bool empty_ok)
+{
+	if (s.len == 0 && empty_ok)
+		return 0;
+	return msg_tube_valid(s.p, s.len) ? 0 : SLUICE_ETUBE;
+}
+
+int
+msg_check_key(struct msg_str s, bool required)
+{
+	if (s.len > MSG_KEY_MAX || (s.len == 0 && required))
+		return SLUICE_EKEY;
+	if (s.len > 0 && memchr(s.p, '\0', s.len) != NULL)
+		return SLUICE_EKEY;
+	return 0;
+}
+
+int
+msg_check_text(struct msg_str s, size_t max)
+{
+	return s.len > max ? SLUICE_ELIMIT : 0;
+}
+
+/* A node's or a cluster's name: 1..MSG_NODE_MAX bytes (0 when `empty_ok`),
+ * no NUL byte (libsluice hands them out as C strings). */
+int
+msg_check_node(struct msg_str s, bool empty_ok)
+{
+	if ((s.len == 0 && !empty_ok) || s.len > MSG_NODE_MAX)
+		return SLUICE_EINVAL;
+	if (s.len > 0 && memchr(s.p, '\0', s.len) != NULL)
+		return SLUICE_EINVAL;
+	return 0;
+}
+
+bool
+msg_name_valid(struct msg_str s)
+{
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		        c == '_'))
+			return false;
+	}
+	return true;
+}
+
+bool
+msg_state_valid(uint8_t st)
+{
+	return st >= MSG_ST_READY && st <= MSG_ST_DONE;
+}
+
+/* A count of `n` elements allowed 1..max: 0 is EINVAL, more ELIMIT. */
+int
+msg_check_count(uint32_t n, uint32_t max)
+{
+	if (n == 0)
+		return SLUICE_EINVAL;
+	return n > max ? SLUICE_ELIMIT : 0;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+void
+msg_iter_start(struct msg_iter *it, const struct rd *r, uint32_t n, size_t pmax)
+{
+	it->r = *r;
+	it->left = n;
+	it->payload_max = pmax;
+	it->flags = 0;
+}
+
+/* The `len` bytes after a length just read: at most `max`, `too_long` is
+ * the error beyond. */
+int
+msg_get_bytes(
+    struct rd *r, size_t len, size_t max, int too_long, struct msg_str *out)
+{
+	const uint8_t *p;
+
+	NEED(r);
+	if (len > max)
+		return too_long;
+	p = rd_bytes(r, len);
+	NEED(r);
+	out->p = len ? (const char *)p : "";
+	out->len = len;
+	return 0;
+}
+
+/* A str16 of at most `max` bytes; `too_long` is the error beyond. */
+int
+msg_get_str(struct rd *r, size_t max, int too_long, struct msg_str *out)
+{
+	uint16_t len = rd_u16(r);
+
+	return msg_get_bytes(r, len, max, too_long, out);
+}
+
+int
+msg_get_tube(struct rd *r, bool empty_ok, struct msg_str *out)
+{
+	TRY(msg_get_str(r, MSG_TUBE_MAX, SLUICE_ETUBE, out));
+	return msg_check_tube(*out, empty_ok);
+}
+
+int
+msg_get_key(struct rd *r, bool required, struct msg_str *out)
+{
+	TRY(msg_get_str(r, MSG_KEY_MAX, SLUICE_EKEY, out));
+	return msg_check_key(*out, required);
+}
+
+int
+msg_get_text(struct rd *r, size_t max, struct msg_str *out)
+{
+	return msg_get_str(r, max, SLUICE_ELIMIT, out);
+}
+
+int
+msg_get_node(struct rd *r, bool empty_ok, struct msg_str *out)
+{
+	TRY(msg_get_str(r, MSG_NODE_MAX, SLUICE_EINVAL, out));
+	return msg_check_node(*out, empty_ok);
+}
+
+int
+msg_get_payload(struct rd *r, size_t max, struct msg_str *out)
+{
+	uint32_t len = rd_u32(r);
+
+	return msg_get_bytes(r, len, max, SLUICE_ETOOBIG, out);
+}
+
+bool
+msg_next_str(struct msg_iter *it, struct msg_str *out)
+{
+	NEXT(it, msg_get_tube(&it->r, false, out));
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+void
+msg_put_str(struct buf *b, struct msg_str s)
+{
+	buf_put_str16(b, s.p, s.len);
+}
+
+/* Writes `s` when its check `rc` passed; returns rc. */
+static int
+put_checked(struct buf *b, struct msg_str s, int rc)
+{
+	if (rc == 0)
+		msg_put_str(b, s);
+	return rc;
+}
+
+int
+msg_put_tube(struct buf *b, struct msg_str s, bool empty_ok)
+{
+	return put_checked(b, s, msg_check_tube(s, empty_ok));
+}
+
+int
+msg_put_key(struct buf *b, struct msg_str s, bool required)
+{
+	return put_checked(b, s, msg_check_key(s, required));
+}
+
+int
+msg_put_text(struct buf *b, struct msg_str s, size_t max)
+{
+	return put_checked(b, s, msg_check_text(s, max));
+}
+
+int
+msg_put_node(struct buf *b, struct msg_str s, bool empty_ok)
+{
+	return put_checked(b, s, msg_check_node(s, empty_ok));
+}
+
+int
+msg_put_payload(struct buf *b, struct msg_str s)
+{
+	if (s.len > MSG_SIZE_MAX)
+		return SLUICE_ETOOBIG;
+	buf_put_blob(b, s.p, s.len);
+	return 0;
+}

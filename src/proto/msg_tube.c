@@ -1,0 +1,238 @@
+/* msg_tube - the wire codec of the messages that act on a whole tube:
+ * kick, flush, release_all, delete_where, pause, and the tube's settings
+ * (tube_set, tube_show, tube_delete); the settings record, which stats
+ * also carries; and the one-u64 reply (a count) that these ops share with
+ * delete_key, snapshot and promote. Decoders stand beside encoders; msg.c
+ * frames them and sends each op here through msg_tube_family. */
+#include "proto/msg.h"
+#include "proto/msg_wire.h"
+#include "sluice.h"
+
+/* The states a delete_where can name: every state but taken (a task
+ * someone holds is deleted by id). */
+static bool
+where_state_valid(uint8_t st)
+{
+	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
+	    st == MSG_ST_BURIED || st == MSG_ST_DONE;
+}
+
+/* A tube's settings: u8 set, u64 ttr, u32 max_attempts, u64 backoff
+ * base, u64 backoff cap, u64 keep_done, u8 lost_lease (1 immediate),
+ * str16 dead_letter (present exactly when set says so). */
+int
+msg_get_tube_conf(struct rd *r, struct msg_tube_conf *out)
+{
+	uint8_t lost;
+
+	out->set = rd_u8(r);
+	out->ttr = rd_u64(r);
+	out->max_attempts = rd_u32(r);
+	out->backoff_base = rd_u64(r);
+	out->backoff_cap = rd_u64(r);
+	out->keep_done = rd_u64(r);
+	lost = rd_u8(r);
+	NEED(r);
+	if ((out->set & ~MSG_TS_ALL) != 0 || lost > 1)
+		return SLUICE_EPROTO;
+	out->lost_lease_immediate = lost == 1;
+	TRY(msg_get_tube(r, true, &out->dead_letter));
+	if ((out->dead_letter.len > 0) !=
+	    ((out->set & MSG_TS_DEAD_LETTER) != 0))
+		return SLUICE_EINVAL;
+	return 0;
+}
+
+int
+msg_put_tube_conf(struct buf *b, const struct msg_tube_conf *c)
+{
+	if ((c->set & ~MSG_TS_ALL) != 0 ||
+	    (c->dead_letter.len > 0) != ((c->set & MSG_TS_DEAD_LETTER) != 0))
+		return SLUICE_EINVAL;
+	buf_put_u8(b, c->set);
+	buf_put_u64(b, c->ttr);
+	buf_put_u32(b, c->max_attempts);
+	buf_put_u64(b, c->backoff_base);
+	buf_put_u64(b, c->backoff_cap);
+	buf_put_u64(b, c->keep_done);
+	buf_put_u8(b, c->lost_lease_immediate ? 1 : 0);
+	return msg_put_tube(b, c->dead_letter, true);
+}
+
+/* One u64 in the same place: a count (kick, flush, delete_where,
+ * release_all, tube_delete), a deleted key's id, a pause's end, a
+ * snapshot's LSN, a promotion's epoch. */
+int
+msg_get_count(struct rd *r, struct msg_rep *m)
+{
+	m->count = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+int
+msg_put_count(struct buf *b, const struct msg_rep *m)
+{
+	buf_put_u64(b, m->count);
+	return 0;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+/* Decodes the body of a request of this family (the head is checked). */
+static int
+msg_tube_get_req(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
+{
+	(void)pmax;
+
+	switch (op) {
+	case MSG_OP_KICK:
+		TRY(msg_get_tube(r, false, &q->kick.tube));
+		q->kick.n = rd_u32(r);
+		q->kick.delayed = flags & KICK_F_DELAYED;
+		NEED(r);
+		return q->kick.n == 0 ? SLUICE_EINVAL : 0;
+	case MSG_OP_FLUSH:
+	case MSG_OP_RELEASE_ALL:
+		return msg_get_tube(r, false, &q->tube);
+	case MSG_OP_TUBE_SHOW:
+		return msg_get_tube(r, false, &q->tube);
+	case MSG_OP_TUBE_SET:
+		TRY(msg_get_tube(r, false, &q->tube_set.tube));
+		q->tube_set.unset = rd_u8(r);
+		NEED(r);
+		if ((q->tube_set.unset & ~MSG_TS_ALL) != 0)
+			return SLUICE_EPROTO;
+		TRY(msg_get_tube_conf(r, &q->tube_set.conf));
+		return (q->tube_set.unset & q->tube_set.conf.set) != 0
+		    ? SLUICE_EINVAL
+		    : 0;
+	case MSG_OP_TUBE_DELETE:
+		q->tube_delete.force = flags & TUBE_DELETE_F_FORCE;
+		return msg_get_tube(r, false, &q->tube_delete.tube);
+	case MSG_OP_DELETE_WHERE:
+		TRY(msg_get_tube(r, false, &q->where.tube));
+		q->where.state = rd_u8(r);
+		q->where.older = rd_u64(r);
+		NEED(r);
+		return where_state_valid(q->where.state) ? 0 : SLUICE_EINVAL;
+	case MSG_OP_PAUSE:
+		TRY(msg_get_tube(r, false, &q->pause.tube));
+		q->pause.duration = rd_u64(r);
+		q->pause.create = flags & PAUSE_F_CREATE;
+		NEED(r);
+		return 0;
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+/* The header's flags byte for a request of this family. */
+static uint8_t
+msg_tube_req_flags(const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_KICK:
+		return q->kick.delayed ? KICK_F_DELAYED : 0;
+	case MSG_OP_PAUSE:
+		return q->pause.create ? PAUSE_F_CREATE : 0;
+	case MSG_OP_TUBE_DELETE:
+		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
+	}
+	return 0;
+}
+
+/* Encodes the body of a request of this family, checked as its decoder
+ * checks it. */
+static int
+msg_tube_put_req(struct buf *b, const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_KICK:
+		if (q->kick.n == 0)
+			return SLUICE_EINVAL;
+		TRY(msg_put_tube(b, q->kick.tube, false));
+		buf_put_u32(b, q->kick.n);
+		return 0;
+	case MSG_OP_FLUSH:
+	case MSG_OP_RELEASE_ALL:
+		return msg_put_tube(b, q->tube, false);
+	case MSG_OP_TUBE_SHOW:
+		return msg_put_tube(b, q->tube, false);
+	case MSG_OP_TUBE_DELETE:
+		return msg_put_tube(b, q->tube_delete.tube, false);
+	case MSG_OP_TUBE_SET:
+		if ((q->tube_set.unset & ~MSG_TS_ALL) != 0 ||
+		    (q->tube_set.unset & q->tube_set.conf.set) != 0)
+			return SLUICE_EINVAL;
+		TRY(msg_put_tube(b, q->tube_set.tube, false));
+		buf_put_u8(b, q->tube_set.unset);
+		return msg_put_tube_conf(b, &q->tube_set.conf);
+	case MSG_OP_PAUSE:
+		TRY(msg_put_tube(b, q->pause.tube, false));
+		buf_put_u64(b, q->pause.duration);
+		return 0;
+	case MSG_OP_DELETE_WHERE:
+		if (!where_state_valid(q->where.state))
+			return SLUICE_EINVAL;
+		TRY(msg_put_tube(b, q->where.tube, false));
+		buf_put_u8(b, q->where.state);
+		buf_put_u64(b, q->where.older);
+		return 0;
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+/* Decodes the body of a reply (status 0) of this family. */
+static int
+msg_tube_get_rep(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
+{
+	(void)flags;
+	(void)pmax;
+
+	switch (op) {
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_WHERE:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_PAUSE:
+	case MSG_OP_TUBE_DELETE:
+		return msg_get_count(r, m);
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		TRY(msg_get_tube(r, false, &m->tube_conf.tube));
+		return msg_get_tube_conf(r, &m->tube_conf.conf);
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+/* Encodes the body of a reply (status 0) of this family. */
+static int
+msg_tube_put_rep(struct buf *b, const struct msg_rep *m)
+{
+	switch (m->op) {
+	case MSG_OP_KICK:
+	case MSG_OP_FLUSH:
+	case MSG_OP_DELETE_WHERE:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_PAUSE:
+	case MSG_OP_TUBE_DELETE:
+		return msg_put_count(b, m);
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		TRY(msg_put_tube(b, m->tube_conf.tube, false));
+		return msg_put_tube_conf(b, &m->tube_conf.conf);
+	}
+	return SLUICE_EUNKNOWNOP;
+}
+
+const struct msg_family msg_tube_family = {
+	.get_req = msg_tube_get_req,
+	.put_req = msg_tube_put_req,
+	.req_flags = msg_tube_req_flags,
+	.get_rep = msg_tube_get_rep,
+	.put_rep = msg_tube_put_rep,
+};
