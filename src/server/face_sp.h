@@ -38,6 +38,13 @@ struct face_sp_config {
  * (an auth request is a few hundred bytes). */
 enum { FACE_SP_PREAUTH_MAX = 4096 };
 
+/* Whether a request (after its backtrace) may be answered with payloads
+ * or long lists (a take, a peek, stats, a list...): a connection has few
+ * of those in the core at once, so a client that never reads cannot have
+ * the core make more than a few large replies beyond its output mark.
+ * face_stream.c obeys the same rule. */
+bool face_sp_bulky(const uint8_t *req, size_t len);
+
 /* Whether `url` is one this face serves (tcp://). */
 bool face_sp_serves(const char *url);
 

@@ -37,6 +37,7 @@
 #include "server/cluster.h"
 #include "server/conn.h"
 #include "server/core.h"
+#include "server/face_stream.h"
 #include "server/follow.h"
 #include "server/http.h"
 #include "server/repl.h"
@@ -1829,6 +1830,7 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	struct conns_stats st;
 
 	conns_stats(c->conns, &st);
+	face_stream_stats(c->fstream, &st);
 	kv(out, n, "conns_open", st.open);
 	kv(out, n, "conns_accept_exhausted", st.accept_exhausted);
 	kv(out, n, "conns_refused_fds", st.refused_fds);
