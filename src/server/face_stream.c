@@ -73,10 +73,8 @@ enum rx_state { RX_HS, RX_LEN, RX_BODY };
 
 struct fs_out {
 	struct fs_out *next;
-	nng_msg *m;
-	uint8_t hdr[1 + SP_LEN];
-	size_t hlen;  /* 0: raw bytes (our SP header) */
-	size_t total; /* hlen + the body's */
+	nng_msg *m;   /* the bytes to write: a whole frame, or our header */
+	size_t total; /* nng_msg_len(m) */
 	bool reply;   /* counted in out_msgs */
 };
 
@@ -344,6 +342,23 @@ queue_out(struct fs_conn *c, struct fs_out *o)
 	tx_next(c);
 }
 
+/* Puts the length (ipc://: after the type byte) and the backtrace
+ * before a reply's body. Returns 0 or an nng error. */
+static int
+frame(const struct face_stream *fs, nng_msg *msg, const struct fs_req *r)
+{
+	uint8_t hdr[1 + SP_LEN];
+	size_t hlen = 0;
+	int rv;
+
+	if ((rv = nng_msg_insert(msg, r->bt, r->btlen)) != 0)
+		return rv;
+	if (fs->ipc)
+		hdr[hlen++] = 1;
+	sp_store_len(hdr + hlen, nng_msg_len(msg));
+	return nng_msg_insert(msg, hdr, hlen + SP_LEN);
+}
+
 static void
 fs_reply(struct net_ctx *ctx, nng_msg *msg)
 {
@@ -355,14 +370,12 @@ fs_reply(struct net_ctx *ctx, nng_msg *msg)
 	pthread_mutex_lock(&fs->lock);
 	authed_now(c);
 	if (!c->closed && (o = calloc(1, sizeof(*o))) != NULL &&
-	    nng_msg_insert(msg, r->bt, r->btlen) == 0) {
+	    frame(fs, msg, r) == 0) {
+		/* one buffer: nng's TLS stream writes one iov per call, and
+		 * a header alone in a segment waits for the peer's ack */
 		o->m = msg;
 		o->reply = true;
-		if (fs->ipc)
-			o->hdr[o->hlen++] = 1;
-		sp_store_len(o->hdr + o->hlen, nng_msg_len(msg));
-		o->hlen += SP_LEN;
-		o->total = o->hlen + nng_msg_len(msg);
+		o->total = nng_msg_len(msg);
 		queue_out(c, o);
 	} else {
 		if (!c->closed) {
@@ -696,22 +709,13 @@ static void
 tx_next(struct fs_conn *c)
 {
 	struct fs_out *o = c->outq;
-	nng_iov iov[2];
-	unsigned niov = 0;
-	size_t off = c->tx_off;
+	nng_iov iov;
 
 	if (c->tx_busy || c->closed || o == NULL)
 		return;
-	if (off < o->hlen) {
-		iov[niov].iov_buf = o->hdr + off;
-		iov[niov++].iov_len = o->hlen - off;
-		off = 0;
-	} else {
-		off -= o->hlen;
-	}
-	iov[niov].iov_buf = (uint8_t *)nng_msg_body(o->m) + off;
-	iov[niov++].iov_len = nng_msg_len(o->m) - off;
-	nng_aio_set_iov(c->tx, niov, iov);
+	iov.iov_buf = (uint8_t *)nng_msg_body(o->m) + c->tx_off;
+	iov.iov_len = nng_msg_len(o->m) - c->tx_off;
+	nng_aio_set_iov(c->tx, 1, &iov);
 	c->tx_busy = true;
 	nng_stream_send(c->s, c->tx);
 }
@@ -948,6 +952,9 @@ face_stream_open(struct face_stream **out, const char *url,
 		if (rv != 0)
 			goto fail;
 	}
+	/* replies are written whole; never held for an ack (nng's
+	 * default; ipc:// has no such option) */
+	(void)nng_stream_listener_set_bool(fs->l, NNG_OPT_TCP_NODELAY, true);
 	if ((rv = nng_stream_listener_listen(fs->l)) != 0)
 		goto fail;
 	nng_stream_listener_accept(fs->l, fs->acc);

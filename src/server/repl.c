@@ -51,7 +51,16 @@ enum {
 	/* How far ahead of this node's epoch a follower may say its own
 	 * is: one promotion after another while this node still leads. */
 	REPL_EPOCH_AHEAD_MAX = 1000,
-	REPL_MSG_MAX = REPL_RECORDS_MAX + 4096,
+	/* The largest request a follower sends (a fetch: its URL and its
+	 * token, a few fixed fields): anything longer closes its pipe in
+	 * nng before a byte of it is kept, authenticated or not. */
+	REPL_REQ_MAX = 4096,
+	/* Connections to the replication port at once; under --auth, of
+	 * those not authenticated yet, the oldest past REPL_UNAUTH_MAX is
+	 * closed for a new one. */
+	REPL_PIPES_MAX = 4 * PEERS_MAX,
+	REPL_UNAUTH_MAX = PEERS_MAX,
+	REPL_CHECK_MS = 1000,
 };
 
 struct ring {
@@ -88,7 +97,9 @@ struct link {
 	struct link *next;
 	uint32_t session;
 	bool authed;
-	int refused; /* the last refusal logged, not to repeat it */
+	bool closing;      /* closed by the bounds; its close follows */
+	int64_t opened_ms; /* monotonic */
+	int refused;       /* the last refusal logged, not to repeat it */
 	uint8_t hash[AUTH_HASH_LEN];
 	char token[AUTH_NAME_MAX + 1]; /* the token's name once authed */
 	char addr[NET_PEER_MAX];
@@ -107,6 +118,8 @@ struct repl {
 	 * once a second at most, with the count since the last line */
 	uint64_t bad_epochs;
 	int64_t bad_epoch_logged; /* monotonic ms */
+	int64_t check_ms;         /* the bounds' next check */
+	uint64_t closed_handshake, evicted_unauth;
 };
 
 /* ---- the ring of recent records ------------------------------------ */
@@ -230,6 +243,7 @@ link_open(struct repl *rp, uint32_t session, const char *addr)
 	if (l == NULL)
 		return; /* its fetches are refused: no place for its token */
 	l->session = session;
+	l->opened_ms = clock_mono_ms();
 	snprintf(l->addr, sizeof(l->addr), "%s",
 	    addr != NULL && addr[0] != '\0' ? addr : "-");
 	l->next = rp->links;
@@ -893,7 +907,9 @@ repl_open(struct core *c, const char *url)
 	ring_clear(&rp->ring, wal_last_lsn(c->wal) + 1);
 	buf_init(&rp->recs);
 	buf_init(&rp->out);
-	rc = net_open(&rp->net, url, REPL_MSG_MAX, c->cfg->tls);
+	rc = net_open(&rp->net, url, REPL_REQ_MAX, c->cfg->tls);
+	if (rc == 0)
+		net_set_max_pipes(rp->net, REPL_PIPES_MAX);
 	if (rc != 0) {
 		catchup_io_close(rp->io);
 		free(rp->ring.data);
@@ -979,6 +995,53 @@ repl_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
 		ring_add(&c->repl->ring, h, body, len);
 }
 
+/* Under --auth, once a second: a connection that has not shown a
+ * replication token within --handshake-timeout is closed, and past
+ * REPL_UNAUTH_MAX such connections the oldest are (the list is newest
+ * first). */
+static void
+check_links(struct core *c, int64_t now)
+{
+	struct repl *rp = c->repl;
+	uint32_t handshake_ms = c->cfg->handshake_ms;
+	unsigned unauth = 0;
+
+	if (!c->auth_on || now < rp->check_ms)
+		return;
+	rp->check_ms = now + REPL_CHECK_MS;
+	for (struct link *l = rp->links; l != NULL; l = l->next) {
+		if (l->authed || l->closing)
+			continue;
+		if (handshake_ms != 0 &&
+		    now - l->opened_ms >= (int64_t)handshake_ms) {
+			log_debug("repl",
+			    "closed a connection: no replication token within "
+			    "the handshake timeout peer=%s",
+			    l->addr);
+			l->closing = true;
+			if (net_close_pipe(rp->net, l->session))
+				rp->closed_handshake++;
+			continue;
+		}
+		if (++unauth > REPL_UNAUTH_MAX) {
+			l->closing = true;
+			if (net_close_pipe(rp->net, l->session))
+				rp->evicted_unauth++;
+		}
+	}
+}
+
+void
+repl_conn_stats(const struct core *c, struct repl_conn_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (c->repl == NULL)
+		return;
+	out->refused_full = net_pipes_refused(c->repl->net);
+	out->closed_handshake = c->repl->closed_handshake;
+	out->evicted_unauth = c->repl->evicted_unauth;
+}
+
 void
 repl_serve(struct core *c, int64_t mono_ms)
 {
@@ -986,6 +1049,7 @@ repl_serve(struct core *c, int64_t mono_ms)
 
 	if (c->repl == NULL)
 		return;
+	check_links(c, mono_ms);
 	for (struct peer *p = c->repl->peers; p != NULL; p = p->next) {
 		if (p->ctx == NULL || try_send(c, p))
 			continue;
