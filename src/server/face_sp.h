@@ -7,8 +7,9 @@
  * message a request posted to the core like any face's (net_post_local);
  * each reply echoes its request's backtrace. Several requests of one
  * connection may be in flight; their replies leave as the core answers
- * them, in any order, each naming its request id. Other transports
- * (ipc://, ws://, tls+tcp://) stay with nng (server/net.c). */
+ * them, in any order, each naming its request id. tls+tcp:// and
+ * ipc:// are read on nng's threads with the same framing and bounds
+ * (server/face_stream.c); ws:// stays with nng's socket (server/net.c). */
 #ifndef SLUICE_SERVER_FACE_SP_H
 #define SLUICE_SERVER_FACE_SP_H
 

@@ -285,11 +285,11 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
-/* nng's transports (tls+tcp://, ipc://), once a second: a pipe over
- * its unread replies' marks too long is closed (net_check_stalled); and
- * under --auth one whose session has not authenticated within
- * --handshake-timeout, and, past --max-unauth-conns of those, the oldest
- * (the tcp:// face does all three in conn.c). */
+/* nng's socket (ws://; tls+tcp:// and ipc:// are face_stream.c's), once
+ * a second: a pipe over its unread replies' marks too long is closed
+ * (net_check_stalled); and under --auth one whose session has not
+ * authenticated within --handshake-timeout, and, past --max-unauth-conns
+ * of those, the oldest (the other faces do all three themselves). */
 struct unauthed {
 	struct core *c;
 	struct unauthed_pipe {
