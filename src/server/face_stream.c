@@ -42,7 +42,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +133,6 @@ struct face_stream {
 	unsigned nconns, nunready;
 	bool stopping;
 	int64_t next_tick;
-	atomic_size_t out_total; /* bytes queued on every connection */
 	struct conns_stats st;
 	int64_t note_ms;
 	uint64_t note_since;
@@ -221,7 +219,6 @@ out_free(struct fs_conn *c)
 		struct fs_out *o = c->outq;
 
 		c->outq = o->next;
-		atomic_fetch_sub(&c->fs->out_total, o->total);
 		nng_msg_free(o->m);
 		free(o);
 	}
@@ -334,7 +331,6 @@ queue_out(struct fs_conn *c, struct fs_out *o)
 		c->outq = o;
 	c->outq_tail = o;
 	c->out_bytes += o->total;
-	atomic_fetch_add(&c->fs->out_total, o->total);
 	if (o->reply)
 		c->out_msgs++;
 	if (c->over_ms == 0 && over(c))
@@ -747,7 +743,6 @@ tx_cb(void *arg)
 		if (c->outq == NULL)
 			c->outq_tail = NULL;
 		c->out_bytes -= o->total;
-		atomic_fetch_sub(&fs->out_total, o->total);
 		if (o->reply)
 			c->out_msgs--;
 		nng_msg_free(o->m);
@@ -904,7 +899,7 @@ acc_cb(void *arg)
 	} else if (rv == NNG_ECLOSED) {
 		pthread_mutex_unlock(&fs->lock);
 		return;
-	} else {
+	} else if (rv == NNG_ENOFILES || rv == NNG_ENOMEM) {
 		/* out of descriptors or memory: rest, then accept again */
 		fs->st.accept_exhausted++;
 		note_full(fs, "cannot accept a connection; pausing");
@@ -1059,6 +1054,19 @@ face_stream_stats(const struct face_stream *fs, struct conns_stats *st)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* Bytes queued on the open connections. */
+static size_t
+unsent(struct face_stream *fs)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	for (const struct fs_conn *c = fs->head; c != NULL; c = c->next)
+		n += c->out_bytes;
+	pthread_mutex_unlock(&fs->lock);
+	return n;
+}
+
 void
 face_stream_quiesce(struct face_stream *fs, int timeout_ms)
 {
@@ -1066,7 +1074,7 @@ face_stream_quiesce(struct face_stream *fs, int timeout_ms)
 
 	if (fs == NULL)
 		return;
-	for (int i = 0; i < timeout_ms && atomic_load(&fs->out_total) > 0; i++)
+	for (int i = 0; i < timeout_ms && unsent(fs) > 0; i++)
 		nanosleep(&ts, NULL);
 }
 
