@@ -13,7 +13,8 @@
  *    --frame-timeout and --idle-timeout;
  *  - the replication port under --auth: frames announcing 60 MiB closed
  *    at the length, a connection that never shows a replica token
- *    closed by --handshake-timeout, and the counters in stats.
+ *    closed by --handshake-timeout, past 64 such the oldest closed, and
+ *    the counters in stats.
  *
  * The attackers are openssl s_client processes fed from a file (-quiet
  * keeps them open after it is sent) or raw sockets. RSS bounds are
@@ -45,6 +46,8 @@ enum {
 	BIG_SENT = 8 << 20,       /* what each attacker sends of it */
 	ATTACKERS = 10,
 	RSS_BOUND_KB = 40 * 1024, /* growth allowed under the attack */
+	REPL_UNAUTH_MAX = 64,     /* server/repl.c */
+	REPL_STRANGERS = 70,
 };
 
 static const char token[] = "ops-secret";
@@ -389,7 +392,8 @@ test_tls_slowloris_is_closed(void **state)
  * announcing 60 MiB frames and sending 8 MiB are closed at the length
  * (a follower's requests are small: REPL_REQ_MAX); one that completes
  * the SP handshake and never shows a replica token is closed by
- * --handshake-timeout. The client port is served meanwhile. */
+ * --handshake-timeout; past 64 of those the oldest are closed. The
+ * client port is served meanwhile. */
 static void
 test_repl_port_strangers_are_bounded(void **state)
 {
@@ -399,7 +403,7 @@ test_repl_port_strangers_are_bounded(void **state)
 	static char repl[64];
 	uint8_t len[SP_LEN];
 	char *junk = malloc(1 << 20);
-	int rport = t_free_port(), fds[ATTACKERS], idle;
+	int rport = t_free_port(), fds[ATTACKERS], idle, many[REPL_STRANGERS];
 	long rss0, peak = 0;
 	int64_t t0;
 
@@ -458,6 +462,16 @@ test_repl_port_strangers_are_bounded(void **state)
 	    (long long)(it_mono_ms() - t0));
 	close(idle);
 	assert_true(wait_kv(c, "repl_conns_closed_handshake", 1, 3000) >= 1);
+
+	/* 70 strangers at once: past 64 the oldest are closed */
+	for (int i = 0; i < REPL_STRANGERS; i++)
+		many[i] = it_sp_open(rport);
+	assert_true(wait_kv(c, "repl_conns_evicted_unauth",
+	                REPL_STRANGERS - REPL_UNAUTH_MAX,
+	                3000) >= REPL_STRANGERS - REPL_UNAUTH_MAX);
+	assert_true(closed_within(many[0], 3000));
+	for (int i = 0; i < REPL_STRANGERS; i++)
+		close(many[i]);
 	probe_ok(&probe, "repl strangers", s->url, token, "");
 	it_put(c, "lead", "still served");
 	free(junk);
