@@ -100,7 +100,7 @@ struct fs_conn {
 	unsigned inflight;      /* requests in the core */
 	unsigned parked, bulky; /* of those */
 	struct fs_req *reqs;    /* the requests in the core */
-	bool rx_busy, tx_busy, rx_paused;
+	bool rx_busy, tx_busy;
 	bool shaken, authed, ready, closed, dead;
 	int64_t born_ms, active_ms, part_ms, over_ms;
 	size_t part_got;
@@ -509,11 +509,8 @@ rx_next(struct fs_conn *c)
 			return;
 		}
 	}
-	if (c->held != NULL || !may_read(c)) {
-		c->rx_paused = !c->closed;
-		return;
-	}
-	c->rx_paused = false;
+	if (c->held != NULL || !may_read(c))
+		return; /* rx_next runs again when that changes */
 	switch (c->rstate) {
 	case RX_HS:
 		iov.iov_buf = c->hdr + c->hgot;
