@@ -144,7 +144,10 @@ static void tx_next(struct fs_conn *c);
 bool
 face_stream_serves(const char *url)
 {
-	return strncmp(url, "tls+tcp://", 10) == 0 ||
+	return strncmp(url, "tcp://", 6) == 0 ||
+	    strncmp(url, "tcp4://", 7) == 0 ||
+	    strncmp(url, "tcp6://", 7) == 0 ||
+	    strncmp(url, "tls+tcp://", 10) == 0 ||
 	    strncmp(url, "tls+tcp4://", 11) == 0 ||
 	    strncmp(url, "tls+tcp6://", 11) == 0 ||
 	    strncmp(url, "ipc://", 6) == 0;
@@ -931,7 +934,7 @@ face_stream_open(struct face_stream **out, const char *url,
 	if ((rv = nng_aio_alloc(&fs->acc, acc_cb, fs)) != 0 ||
 	    (rv = nng_stream_listener_alloc(&fs->l, url)) != 0)
 		goto fail;
-	if (!fs->ipc) {
+	if (tlsfile_url(url)) {
 		if (tls == NULL) {
 			rv = NNG_EINVAL;
 			goto fail;

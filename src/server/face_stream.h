@@ -1,14 +1,14 @@
 /* face_stream - the client face of sluiced for tls+tcp:// and ipc://
- * URLs: the framing nng's REQ sockets speak over those transports (SP
- * over TLS is SP over TCP inside TLS; ipc:// puts a message-type byte,
- * 1, before each length), read and written through nng's byte streams
- * on nng's threads, with the bounds of every connection of the tcp://
- * face (server/conn.h, docs/security.md): per connection an input cap
- * that grows only once its session authenticated, the handshake (the
- * TLS handshake included), frame and idle timeouts, the caps on
- * connections and on unauthenticated ones, and the output marks, past
- * which its requests are not read and after --stall-timeout it is
- * closed. Requests go to the core like every face's (net_post). */
+ * URLs, and the replication port's (repl.c): the framing nng's REQ sockets
+ * speak over those transports (SP over TLS is SP over TCP inside TLS; ipc://
+ * puts a message-type byte, 1, before each length), read and written through
+ * nng's byte streams on nng's threads, with the bounds of every connection of
+ * the tcp:// face (server/conn.h, docs/security.md): per connection an input
+ * cap that grows only once its session authenticated, the handshake (the TLS
+ * handshake included), frame and idle timeouts, the caps on connections and on
+ * unauthenticated ones, and the output marks, past which its requests are not
+ * read and after --stall-timeout it is closed. Requests go to the core like
+ * every face's (net_post). */
 #ifndef SLUICE_SERVER_FACE_STREAM_H
 #define SLUICE_SERVER_FACE_STREAM_H
 
@@ -21,8 +21,10 @@
 struct face_stream;
 struct tlsfile;
 
-/* Whether `url` is one this face serves (tls+tcp://, tls+tcp4://,
- * tls+tcp6://, ipc://). */
+/* Whether `url` is one this face serves (tcp://, tcp4://, tcp6://,
+ * tls+tcp://, tls+tcp4://, tls+tcp6://, ipc://). The client port's
+ * tcp:// is face_sp's, on the core thread (srv.c asks it first); the
+ * replication port's is this face's. */
 bool face_stream_serves(const char *url);
 
 /* Listens on `url`; a TLS URL with `tls`'s certificate. `cfg` (its net

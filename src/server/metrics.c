@@ -474,6 +474,10 @@ conns_write(FILE *f, const struct sluice_stats *s)
 	    "sluice_repl_connections_closed_total{reason=\"unauth_evicted\"} "
 	    "%" PRIu64 "\n",
 	    node_kv(s, "repl_conns_evicted_unauth"));
+	fprintf(f,
+	    "sluice_repl_connections_closed_total{reason=\"other\"} "
+	    "%" PRIu64 "\n",
+	    node_kv(s, "repl_conns_closed_other"));
 }
 
 static void

@@ -1852,6 +1852,7 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 		kv(out, n, "repl_conns_refused_full", rs.refused_full);
 		kv(out, n, "repl_conns_closed_handshake", rs.closed_handshake);
 		kv(out, n, "repl_conns_evicted_unauth", rs.evicted_unauth);
+		kv(out, n, "repl_conns_closed_other", rs.closed_other);
 	}
 }
 

@@ -58,6 +58,8 @@ struct repl_conn_stats {
 	uint64_t refused_full;     /* past its cap on connections */
 	uint64_t closed_handshake; /* no token within --handshake-timeout */
 	uint64_t evicted_unauth;   /* the oldest unauthenticated, for more */
+	uint64_t closed_other;     /* the frame and stall timeouts, a length
+	                            * over the limit, a malformed frame */
 };
 void repl_conn_stats(const struct core *c, struct repl_conn_stats *out);
 
