@@ -14,7 +14,8 @@
  *  - the replication port under --auth: frames announcing 60 MiB closed
  *    at the length, a connection that never shows a replica token
  *    closed by --handshake-timeout, past 64 such the oldest closed, and
- *    the counters in stats.
+ *    the counters in stats; on a TLS replication port, handshakes that
+ *    never complete closed by --handshake-timeout.
  *
  * The attackers are openssl s_client processes fed from a file (-quiet
  * keeps them open after it is sent) or raw sockets. RSS bounds are
@@ -479,6 +480,41 @@ test_repl_port_strangers_are_bounded(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* A TLS replication port: a TCP connection that never begins its TLS
+ * handshake, and one that stops in its ClientHello, are closed by
+ * --handshake-timeout (nng's socket never closed them). */
+static void
+test_repl_tls_handshake_never_completes(void **state)
+{
+	static const uint8_t hello[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01 };
+	struct t_srv *s = it_srv(*state, "lead");
+	struct sluice_client *c;
+	static char repl[64];
+	int rport = t_free_port(), fd[2];
+
+	tls_setup(state, s);
+	snprintf(repl, sizeof(repl), "tls+tcp://127.0.0.1:%d", rport);
+	snprintf(s->url, sizeof(s->url), "tcp://127.0.0.1:%d", s->port);
+	s->args[4] = "--repl-listen";
+	s->args[5] = repl;
+	s->args[6] = "--handshake-timeout";
+	s->args[7] = "1s";
+	it_start(s);
+	c = it_client(s);
+	it_put(c, "lead", "before");
+	fd[0] = it_sp_dial(rport);
+	fd[1] = it_sp_dial(rport);
+	it_sp_send_all(fd[1], hello, sizeof(hello));
+	assert_true(closed_within(fd[0], 5000));
+	assert_true(closed_within(fd[1], 5000));
+	close(fd[0]);
+	close(fd[1]);
+	assert_true(wait_kv(c, "repl_conns_closed_handshake", 2, 3000) >= 2);
+	it_put(c, "lead", "after");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -489,6 +525,7 @@ main(void)
 		T(test_tls_handshake_never_completes),
 		T(test_tls_slowloris_is_closed),
 		T(test_repl_port_strangers_are_bounded),
+		T(test_repl_tls_handshake_never_completes),
 	};
 #undef T
 	return cmocka_run_group_tests_name("hostile_tls", tests, NULL, NULL);
