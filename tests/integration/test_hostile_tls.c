@@ -11,6 +11,8 @@
  *    ClientHello cut short): closed by --handshake-timeout;
  *  - slowloris over TLS (a length trickled, a silent session): closed by
  *    --frame-timeout and --idle-timeout;
+ *  - ipc:// under --auth: a 60 MiB length closed at once, a silent
+ *    session by --handshake-timeout;
  *  - the replication port under --auth: frames announcing 60 MiB closed
  *    at the length, a connection that never shows a replica token
  *    closed by --handshake-timeout, past 64 such the oldest closed, and
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -387,6 +390,63 @@ test_tls_slowloris_is_closed(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* ---- ipc:// ------------------------------------------------------------ */
+
+/* ipc:// under --auth: a stranger on the socket announcing a 60 MiB
+ * message (nng's ipc framing: a type byte 1, then the length) is closed
+ * at the length; one that stops after its SP header is closed by
+ * --handshake-timeout. A client with the token is served. */
+static void
+test_ipc_is_bounded(void **state)
+{
+	struct t_srv *s = it_srv(*state, "ipc");
+	const char *path = t_path(*state, "sock");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint8_t head[SP_HANDSHAKE + 1 + SP_LEN];
+	struct sluice_client *c;
+	char tmp[40];
+	int fd[2];
+
+	if (strlen(path) + strlen("ipc://") >= sizeof(s->url) ||
+	    strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(
+		    tmp, sizeof(tmp), "/tmp/sluice-it-%ld.ipc", (long)getpid());
+		path = tmp;
+	}
+	snprintf(s->url, sizeof(s->url), "ipc://%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	s->args[0] = "--auth";
+	s->args[1] = write_tokens(state);
+	s->args[2] = "--handshake-timeout";
+	s->args[3] = "1s";
+	it_start(s);
+	c = it_client_url(s->url);
+	assert_int_equal(sluice_set_token(c, token), 0);
+	it_put(c, "ipc", "authenticated");
+
+	sp_handshake(head, SP_PROTO_REQ0);
+	head[SP_HANDSHAKE] = 1;
+	sp_store_len(head + SP_HANDSHAKE + 1, BIG_ANNOUNCED);
+	for (int i = 0; i < 2; i++) {
+		fd[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_true(fd[i] >= 0);
+		assert_int_equal(
+		    connect(fd[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	}
+	it_sp_send_all(fd[0], head, sizeof(head));
+	it_sp_send_all(fd[1], head, SP_HANDSHAKE);
+	assert_true(closed_within(fd[0], 3000));
+	assert_true(closed_within(fd[1], 5000));
+	close(fd[0]);
+	close(fd[1]);
+	assert_true(kv(c, "conns_closed_refused") >= 1);
+	assert_true(wait_kv(c, "conns_closed_handshake", 1, 3000) >= 1);
+	it_put(c, "ipc", "still served");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	unlink(path);
+}
+
 /* ---- the replication port ------------------------------------------ */
 
 /* Under --auth the replication port's strangers: ten connections
@@ -524,6 +584,7 @@ main(void)
 		T(test_tls_frames_before_auth_are_small),
 		T(test_tls_handshake_never_completes),
 		T(test_tls_slowloris_is_closed),
+		T(test_ipc_is_bounded),
 		T(test_repl_port_strangers_are_bounded),
 		T(test_repl_tls_handshake_never_completes),
 	};
