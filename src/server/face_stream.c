@@ -1003,6 +1003,10 @@ face_stream_tick(struct face_stream *fs, int64_t now)
 	pthread_mutex_lock(&fs->lock);
 	for (struct fs_conn *c = fs->head, *next; c != NULL; c = next) {
 		next = c->next;
+		/* authenticated by a request not answered yet (the
+		 * replication port's first fetch may wait for records) */
+		if (!c->ready)
+			authed_now(c);
 		if (!c->ready && lim->handshake_ms != 0 &&
 		    now - c->born_ms >= (int64_t)lim->handshake_ms) {
 			log_debug("sp",

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_node.h"
 #include "it_probe.h"
 #include "it_sp.h"
 #include "proto/msg.h"
@@ -575,6 +576,39 @@ test_repl_tls_handshake_never_completes(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* A follower is never taken for a stranger: under --auth with a short
+ * --handshake-timeout, a follower with a token that may replicate keeps
+ * its connection (it is ready once its first fetch's token is accepted,
+ * even while that fetch waits for records) and follows. */
+static void
+test_repl_follower_is_not_a_stranger(void **state)
+{
+	struct it_node l, f;
+	static char tfile[600];
+	FILE *tf;
+
+	it_node_init(state, &l, "leader");
+	it_node_arg(&l, "--auth", write_tokens(state));
+	it_node_arg(&l, "--handshake-timeout", "1s");
+	it_node_start(&l);
+	assert_int_equal(sluice_set_token(l.c, token), 0);
+	it_put(l.c, "mail", "one");
+	it_node_init(state, &f, "follower");
+	it_node_follows(&f, &l);
+	snprintf(tfile, sizeof(tfile), "%s.token", f.s->data);
+	assert_non_null(tf = fopen(tfile, "w"));
+	fprintf(tf, "%s\n", token);
+	assert_int_equal(fclose(tf), 0);
+	it_node_arg(&f, "--repl-token-file", tfile);
+	it_node_start(&f);
+	it_node_caught_up(&l, &f);
+	it_sleep_ms(3000); /* three handshake timeouts, fetches waiting */
+	it_put(l.c, "mail", "two");
+	it_node_caught_up(&l, &f);
+	assert_int_equal(kv(l.c, "repl_conns_closed_handshake"), 0);
+	assert_int_equal(kv(l.c, "repl_conns_evicted_unauth"), 0);
+}
+
 int
 main(void)
 {
@@ -587,6 +621,7 @@ main(void)
 		T(test_ipc_is_bounded),
 		T(test_repl_port_strangers_are_bounded),
 		T(test_repl_tls_handshake_never_completes),
+		T(test_repl_follower_is_not_a_stranger),
 	};
 #undef T
 	return cmocka_run_group_tests_name("hostile_tls", tests, NULL, NULL);
