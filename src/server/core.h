@@ -77,8 +77,9 @@ struct core {
 	struct queue *q;
 	struct wal *wal;
 	struct net *net;
-	struct conns *conns;      /* the sockets of the core's own faces */
-	struct face_sp_config sp; /* tcp:// clients (face_sp.c) */
+	struct conns *conns;         /* the sockets of the core's own faces */
+	struct face_sp_config sp;    /* tcp:// clients (face_sp.c) */
+	struct face_stream *fstream; /* tls+tcp://, ipc:// (face_stream.c) */
 	/* --auth over nng's transports (tls+tcp://, ipc://): pipes closed
 	 * unauthenticated after --handshake-timeout, and past
 	 * --max-unauth-conns; the next check */

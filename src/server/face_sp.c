@@ -175,8 +175,8 @@ static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive,
  * one connection in the core at once are few, so that a client that
  * never reads cannot have the core make more than a few large replies
  * beyond its output mark. The rest are answered in a few bytes. */
-static bool
-bulky(const uint8_t *req, size_t len)
+bool
+face_sp_bulky(const uint8_t *req, size_t len)
 {
 	if (len < MSG_REQ_HDR)
 		return false;
@@ -226,7 +226,7 @@ post(struct sp_conn *s, const uint8_t *p, size_t len)
 	r->sc = s;
 	r->btlen = bt;
 	r->parked = false;
-	r->bulky = bulky(p + bt, len - bt);
+	r->bulky = face_sp_bulky(p + bt, len - bt);
 	s->bulky += r->bulky;
 	memcpy(r->bt, p, bt);
 	r->ev = (struct net_ev) { .kind = NET_REQUEST,
@@ -304,7 +304,7 @@ sp_input(struct conn *c)
 			return;
 		}
 		if (s->bulky >= BULKY_MAX &&
-		    bulky(p + SP_LEN + bt, (size_t)len - bt))
+		    face_sp_bulky(p + SP_LEN + bt, (size_t)len - bt))
 			return; /* until one of those is answered */
 		if (!post(s, p + SP_LEN, (size_t)len)) {
 			log_warn("sp",

@@ -7,8 +7,9 @@
  * message a request posted to the core like any face's (net_post_local);
  * each reply echoes its request's backtrace. Several requests of one
  * connection may be in flight; their replies leave as the core answers
- * them, in any order, each naming its request id. Other transports
- * (ipc://, ws://, tls+tcp://) stay with nng (server/net.c). */
+ * them, in any order, each naming its request id. tls+tcp:// and
+ * ipc:// are read on nng's threads with the same framing and bounds
+ * (server/face_stream.c); ws:// stays with nng's socket (server/net.c). */
 #ifndef SLUICE_SERVER_FACE_SP_H
 #define SLUICE_SERVER_FACE_SP_H
 
@@ -37,6 +38,13 @@ struct face_sp_config {
 /* The largest message a connection may send before it authenticated
  * (an auth request is a few hundred bytes). */
 enum { FACE_SP_PREAUTH_MAX = 4096 };
+
+/* Whether a request (after its backtrace) may be answered with payloads
+ * or long lists (a take, a peek, stats, a list...): a connection has few
+ * of those in the core at once, so a client that never reads cannot have
+ * the core make more than a few large replies beyond its output mark.
+ * face_stream.c obeys the same rule. */
+bool face_sp_bulky(const uint8_t *req, size_t len);
 
 /* Whether `url` is one this face serves (tcp://). */
 bool face_sp_serves(const char *url);

@@ -457,6 +457,28 @@ conns_write(FILE *f, const struct sluice_stats *s)
 		    "sluice_connections_closed_total{reason=\"%s\"} %" PRIu64
 		    "\n",
 		    why[i].reason, node_kv(s, why[i].key));
+	if (!node_has(s, "repl_conns_refused_full"))
+		return;
+	family(f, "sluice_repl_connections_closed_total", "counter",
+	    "Connections to the replication port refused or closed by a "
+	    "bound, by reason.");
+	fprintf(f,
+	    "sluice_repl_connections_closed_total{reason=\"max_conns\"} "
+	    "%" PRIu64 "\n",
+	    node_kv(s, "repl_conns_refused_full"));
+	fprintf(f,
+	    "sluice_repl_connections_closed_total{reason=\"handshake_timeout\"}"
+	    " "
+	    "%" PRIu64 "\n",
+	    node_kv(s, "repl_conns_closed_handshake"));
+	fprintf(f,
+	    "sluice_repl_connections_closed_total{reason=\"unauth_evicted\"} "
+	    "%" PRIu64 "\n",
+	    node_kv(s, "repl_conns_evicted_unauth"));
+	fprintf(f,
+	    "sluice_repl_connections_closed_total{reason=\"other\"} "
+	    "%" PRIu64 "\n",
+	    node_kv(s, "repl_conns_closed_other"));
 }
 
 static void

@@ -37,6 +37,7 @@
 #include "server/cluster.h"
 #include "server/conn.h"
 #include "server/core.h"
+#include "server/face_stream.h"
 #include "server/follow.h"
 #include "server/http.h"
 #include "server/repl.h"
@@ -1796,7 +1797,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 64 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 72 + 2 * WAL_HIST_BUCKETS,
 	/* Tubes a stats of every tube lists without a page or top asked
 	 * (old clients): every tube of a node that has no more in use; a
 	 * larger node is read a page at a time. About 3 ms of the core. */
@@ -1829,6 +1830,7 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	struct conns_stats st;
 
 	conns_stats(c->conns, &st);
+	face_stream_stats(c->fstream, &st);
 	kv(out, n, "conns_open", st.open);
 	kv(out, n, "conns_accept_exhausted", st.accept_exhausted);
 	kv(out, n, "conns_refused_fds", st.refused_fds);
@@ -1843,6 +1845,15 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "conns_closed_stalled",
 	    st.closed_stalled + net_pipes_stalled(c->net));
 	kv(out, n, "conns_closed_refused", st.closed_refused);
+	if (c->repl != NULL) {
+		struct repl_conn_stats rs;
+
+		repl_conn_stats(c, &rs);
+		kv(out, n, "repl_conns_refused_full", rs.refused_full);
+		kv(out, n, "repl_conns_closed_handshake", rs.closed_handshake);
+		kv(out, n, "repl_conns_evicted_unauth", rs.evicted_unauth);
+		kv(out, n, "repl_conns_closed_other", rs.closed_other);
+	}
 }
 
 static void

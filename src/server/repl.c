@@ -37,6 +37,7 @@
 #include "proto/replmsg.h"
 #include "server/catchup.h"
 #include "server/core.h"
+#include "server/face_stream.h"
 #include "server/repl.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -51,7 +52,16 @@ enum {
 	/* How far ahead of this node's epoch a follower may say its own
 	 * is: one promotion after another while this node still leads. */
 	REPL_EPOCH_AHEAD_MAX = 1000,
-	REPL_MSG_MAX = REPLMSG_RECORDS_MAX + 4096,
+	/* The largest request a follower sends (a fetch: its URL and its
+	 * token, a few fixed fields): anything longer closes its connection
+	 * before a byte of it is kept, authenticated or not. */
+	REPL_REQ_MAX = 4096,
+	/* Connections to the replication port at once; of those not ready
+	 * (under --auth: no replica token accepted yet), the oldest past
+	 * REPL_UNAUTH_MAX is closed for a new one. */
+	REPL_PIPES_MAX = 4 * PEERS_MAX,
+	REPL_UNAUTH_MAX = PEERS_MAX,
+	REPL_CHECK_MS = 1000,
 };
 
 struct ring {
@@ -88,7 +98,9 @@ struct link {
 	struct link *next;
 	uint32_t session;
 	bool authed;
-	int refused; /* the last refusal logged, not to repeat it */
+	bool closing;      /* closed by the bounds; its close follows */
+	int64_t opened_ms; /* monotonic */
+	int refused;       /* the last refusal logged, not to repeat it */
 	uint8_t hash[AUTH_HASH_LEN];
 	char token[AUTH_NAME_MAX + 1]; /* the token's name once authed */
 	char addr[NET_PEER_MAX];
@@ -96,6 +108,10 @@ struct link {
 
 struct repl {
 	struct net *net;
+	/* tcp://, tls+tcp://, ipc:// (face_stream.c: the bounds of every
+	 * connection); NULL: nng's socket serves the URL (ws://) */
+	struct face_stream *fs;
+	struct face_sp_config spc;
 	struct link *links;
 	struct peer *peers;
 	size_t npeers;
@@ -107,6 +123,8 @@ struct repl {
 	 * once a second at most, with the count since the last line */
 	uint64_t bad_epochs;
 	int64_t bad_epoch_logged; /* monotonic ms */
+	int64_t check_ms;         /* the bounds' next check */
+	uint64_t closed_handshake, evicted_unauth;
 };
 
 /* ---- the ring of recent records ------------------------------------ */
@@ -230,6 +248,7 @@ link_open(struct repl *rp, uint32_t session, const char *addr)
 	if (l == NULL)
 		return; /* its fetches are refused: no place for its token */
 	l->session = session;
+	l->opened_ms = clock_mono_ms();
 	snprintf(l->addr, sizeof(l->addr), "%s",
 	    addr != NULL && addr[0] != '\0' ? addr : "-");
 	l->next = rp->links;
@@ -871,6 +890,55 @@ on_request(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 
 /* ---- the interface ---------------------------------------------------- */
 
+static bool
+repl_session_authed(void *arg, uint32_t session)
+{
+	return link_authed(arg, session);
+}
+
+/* The port: read by face_stream.c where it can (every bound of a client
+ * connection, with REPL_PIPES_MAX connections, REPL_UNAUTH_MAX of them
+ * not authenticated, no idle timeout: a follower may be quiet), else by
+ * nng's socket with REPL_PIPES_MAX pipes and check_links. Either way no
+ * message over REPL_REQ_MAX is taken. */
+static int
+repl_listen(struct core *c, struct repl *rp, const char *url)
+{
+	const struct srv_config *cfg = c->cfg;
+	struct conns_limits lim = {
+		.max_conns = REPL_PIPES_MAX,
+		.max_unready = REPL_UNAUTH_MAX,
+		.handshake_ms = cfg->handshake_ms,
+		.frame_ms = cfg->frame_ms,
+		.idle_ms = 0,
+		.stall_ms = cfg->stall_ms,
+		.out_bytes = (size_t)cfg->max_queued_bytes,
+		.out_msgs = cfg->max_queued_replies,
+	};
+	int rc;
+
+	if (!face_stream_serves(url)) {
+		rc = net_open(&rp->net, url, REPL_REQ_MAX, cfg->tls);
+		if (rc == 0)
+			net_set_max_pipes(rp->net, REPL_PIPES_MAX);
+		return rc;
+	}
+	rc = net_open(&rp->net, NULL, 0, NULL);
+	if (rc != 0)
+		return rc;
+	rp->spc = (struct face_sp_config) { .net = rp->net,
+		.max_msg = REPL_REQ_MAX,
+		.auth_on = c->auth_on,
+		.session_authed = repl_session_authed,
+		.arg = c };
+	rc = face_stream_open(&rp->fs, url, cfg->tls, &rp->spc, &lim);
+	if (rc != 0) {
+		net_close(rp->net);
+		rp->net = NULL;
+	}
+	return rc;
+}
+
 int
 repl_open(struct core *c, const char *url)
 {
@@ -894,7 +962,7 @@ repl_open(struct core *c, const char *url)
 	ring_clear(&rp->ring, wal_last_lsn(c->wal) + 1);
 	buf_init(&rp->recs);
 	buf_init(&rp->out);
-	rc = net_open(&rp->net, url, REPL_MSG_MAX, c->cfg->tls);
+	rc = repl_listen(c, rp, url);
 	if (rc != 0) {
 		catchup_io_close(rp->io);
 		free(rp->ring.data);
@@ -912,6 +980,7 @@ repl_close(struct core *c)
 
 	if (rp == NULL)
 		return;
+	face_stream_stop(rp->fs);
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
 	while (rp->links != NULL) {
@@ -919,6 +988,8 @@ repl_close(struct core *c)
 		link_close(rp, rp->links->session);
 	}
 	net_close(rp->net);
+	face_stream_free(rp->fs); /* after net_close: its events may be
+	                           * theirs */
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
@@ -980,6 +1051,66 @@ repl_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
 		ring_add(&c->repl->ring, h, body, len);
 }
 
+/* nng's socket (a ws:// port; face_stream.c bounds the others), under
+ * --auth, once a second: a connection that has not shown a
+ * replication token within --handshake-timeout is closed, and past
+ * REPL_UNAUTH_MAX such connections the oldest are (the list is newest
+ * first). */
+static void
+check_links(struct core *c, int64_t now)
+{
+	struct repl *rp = c->repl;
+	uint32_t handshake_ms = c->cfg->handshake_ms;
+	unsigned unauth = 0;
+
+	if (!c->auth_on || now < rp->check_ms || rp->fs != NULL)
+		return;
+	rp->check_ms = now + REPL_CHECK_MS;
+	for (struct link *l = rp->links; l != NULL; l = l->next) {
+		if (l->authed || l->closing)
+			continue;
+		if (handshake_ms != 0 &&
+		    now - l->opened_ms >= (int64_t)handshake_ms) {
+			log_debug("repl",
+			    "closed a connection: no replication token within "
+			    "the handshake timeout peer=%s",
+			    l->addr);
+			l->closing = true;
+			if (net_close_pipe(rp->net, l->session))
+				rp->closed_handshake++;
+			continue;
+		}
+		if (++unauth > REPL_UNAUTH_MAX) {
+			l->closing = true;
+			if (net_close_pipe(rp->net, l->session))
+				rp->evicted_unauth++;
+		}
+	}
+}
+
+void
+repl_conn_stats(const struct core *c, struct repl_conn_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (c->repl == NULL)
+		return;
+	if (c->repl->fs != NULL) {
+		struct conns_stats st;
+
+		memset(&st, 0, sizeof(st));
+		face_stream_stats(c->repl->fs, &st);
+		out->refused_full = st.refused_full;
+		out->closed_handshake = st.closed_handshake;
+		out->evicted_unauth = st.evicted_unready;
+		out->closed_other = st.closed_frame + st.closed_idle +
+		    st.closed_stalled + st.closed_refused;
+		return;
+	}
+	out->refused_full = net_pipes_refused(c->repl->net);
+	out->closed_handshake = c->repl->closed_handshake;
+	out->evicted_unauth = c->repl->evicted_unauth;
+}
+
 void
 repl_serve(struct core *c, int64_t mono_ms)
 {
@@ -987,6 +1118,8 @@ repl_serve(struct core *c, int64_t mono_ms)
 
 	if (c->repl == NULL)
 		return;
+	face_stream_tick(c->repl->fs, mono_ms);
+	check_links(c, mono_ms);
 	for (struct peer *p = c->repl->peers; p != NULL; p = p->next) {
 		if (p->ctx == NULL || try_send(c, p))
 			continue;

@@ -52,6 +52,17 @@ void repl_handle(struct core *c);
 void repl_note(
     struct core *c, const struct rec_hdr *h, const void *body, size_t len);
 
+/* What the replication port's bounds refused and closed, since start
+ * (docs/security.md). */
+struct repl_conn_stats {
+	uint64_t refused_full;     /* past its cap on connections */
+	uint64_t closed_handshake; /* no token within --handshake-timeout */
+	uint64_t evicted_unauth;   /* the oldest unauthenticated, for more */
+	uint64_t closed_other;     /* the frame and stall timeouts, a length
+	                            * over the limit, a malformed frame */
+};
+void repl_conn_stats(const struct core *c, struct repl_conn_stats *out);
+
 /* Answers parked fetches that can now be served, or whose wait is over.
  * Call at the end of each turn (after the turn's appends). */
 void repl_serve(struct core *c, int64_t mono_ms);

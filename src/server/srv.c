@@ -51,6 +51,7 @@
 
 #include "log/recover.h"
 #include "log/snap.h"
+#include "server/face_stream.h"
 #include "server/bs.h"
 #include "server/cluster.h"
 #include "server/conn.h"
@@ -312,11 +313,11 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
-/* nng's transports (tls+tcp://, ipc://), once a second: a pipe over
- * its unread replies' marks too long is closed (net_check_stalled); and
- * under --auth one whose session has not authenticated within
- * --handshake-timeout, and, past --max-unauth-conns of those, the oldest
- * (the tcp:// face does all three in conn.c). */
+/* nng's socket (ws://; tls+tcp:// and ipc:// are face_stream.c's), once
+ * a second: a pipe over its unread replies' marks too long is closed
+ * (net_check_stalled); and under --auth one whose session has not
+ * authenticated within --handshake-timeout, and, past --max-unauth-conns
+ * of those, the oldest (the other faces do all three themselves). */
 struct unauthed {
 	struct core *c;
 	struct unauthed_pipe {
@@ -370,7 +371,8 @@ check_pipes(struct core *c, int64_t now)
 {
 	struct unauthed u = { .c = c };
 
-	if (now < c->pipes_check_ms || face_sp_serves(c->cfg->listen))
+	if (now < c->pipes_check_ms || face_sp_serves(c->cfg->listen) ||
+	    c->fstream != NULL)
 		return;
 	c->pipes_check_ms = now + 1000;
 	net_check_stalled(c->net, now);
@@ -425,6 +427,7 @@ loop(struct core *c)
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		conns_tick(c->conns, clock_mono_ms());
+		face_stream_tick(c->fstream, clock_mono_ms());
 		check_pipes(c, clock_mono_ms());
 		handle_events(c);
 		if ((c->follower || c->fenced || c->handing) && c->waits.n > 0)
@@ -478,6 +481,7 @@ shutdown_core(struct core *c)
 	core_flush_replies(c);
 	core_fail_pending(c); /* still waiting for followers */
 	net_quiesce(c->net, 2000);
+	face_stream_quiesce(c->fstream, 2000);
 	conns_stop_listening(c->conns);
 	conns_flush(c->conns);
 	for (int i = 0; i < 200 && conns_sending(c->conns); i++) {
@@ -524,6 +528,8 @@ sp_session_holds(void *arg, uint32_t session)
 
 	return queue_session_holds(c->q, session);
 }
+
+static void conn_limits(const struct srv_config *cfg, struct conns_limits *out);
 
 static int
 start(struct core *c, const struct srv_config *cfg)
@@ -614,6 +620,17 @@ start(struct core *c, const struct srv_config *cfg)
 		c->sp.net = c->net;
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
+	} else if (face_stream_serves(cfg->listen)) {
+		/* tls+tcp:// and ipc:// clients: read on nng's threads with
+		 * the same bounds (face_stream.c) */
+		struct conns_limits lim;
+
+		conn_limits(cfg, &lim);
+		rc = net_open(&c->net, NULL, 0, NULL);
+		c->sp.net = c->net;
+		if (rc == 0)
+			rc = face_stream_open(
+			    &c->fstream, cfg->listen, cfg->tls, &c->sp, &lim);
 	} else {
 		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
 		if (rc == 0) {
@@ -647,9 +664,9 @@ start(struct core *c, const struct srv_config *cfg)
 	return 0;
 }
 
-/* The bounds of the core thread's connections (conn.h). */
+/* The bounds of every client connection (conn.h). */
 static void
-set_conn_limits(struct core *c, const struct srv_config *cfg)
+conn_limits(const struct srv_config *cfg, struct conns_limits *out)
 {
 	struct conns_limits lim = {
 		.max_conns = cfg->max_conns,
@@ -662,6 +679,15 @@ set_conn_limits(struct core *c, const struct srv_config *cfg)
 		.out_msgs = cfg->max_queued_replies,
 	};
 
+	*out = lim;
+}
+
+static void
+set_conn_limits(struct core *c, const struct srv_config *cfg)
+{
+	struct conns_limits lim;
+
+	conn_limits(cfg, &lim);
 	conns_set_limits(c->conns, &lim);
 }
 
@@ -763,7 +789,10 @@ out:
 	http_close(c.http);
 	follow_stop(&c);
 	repl_close(&c);
+	face_stream_stop(c.fstream);
 	net_close(c.net);
+	face_stream_free(c.fstream); /* after net_close: its events may be
+	                              * theirs */
 	conns_close(c.conns); /* after net_close: its events may be theirs */
 	bs_free(bs);          /* after conns_close: they refer to it */
 	if (c.wal != NULL) {

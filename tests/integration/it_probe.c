@@ -27,6 +27,23 @@ probe_time(struct it_probe *p, int64_t t0_us)
 		p->us[p->n++] = (uint32_t)(now - t0_us);
 }
 
+static void *probe_main(void *arg);
+
+void
+it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
+    const char *token, const char *ca)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->url, sizeof(p->url), "%s", url);
+	snprintf(p->tube, sizeof(p->tube), "%s", tube);
+	snprintf(p->token, sizeof(p->token), "%s", token != NULL ? token : "");
+	snprintf(p->ca, sizeof(p->ca), "%s", ca);
+	p->us = calloc(IT_PROBE_MAX_CALLS, sizeof(*p->us));
+	assert_non_null(p->us);
+	atomic_init(&p->stop, false);
+	assert_int_equal(pthread_create(&p->thread, NULL, probe_main, p), 0);
+}
+
 static int64_t
 now_us(void)
 {
@@ -90,6 +107,8 @@ probe_main(void *arg)
 		probe_error(p, "connect", SLUICE_ECONN);
 		return NULL;
 	}
+	if (p->ca[0] != '\0' && sluice_set_tls(c, p->ca, NULL, NULL) != 0)
+		probe_error(p, "tls", SLUICE_EINVAL);
 	if (p->token[0] != '\0' && sluice_set_token(c, p->token) != 0)
 		probe_error(p, "token", SLUICE_EINVAL);
 	while (!atomic_load(&p->stop) && p->n + 3 <= IT_PROBE_MAX_CALLS &&

@@ -31,6 +31,7 @@ struct it_probe {
 	unsigned long errors; /* calls that failed */
 	char first_error[256];
 	char token[257]; /* sent first when not empty (--auth) */
+	char ca[512];    /* a tls+tcp:// server's CA; "" for others */
 };
 
 struct it_probe_result {
@@ -46,6 +47,11 @@ void it_probe_start(struct it_probe *p, const char *url, const char *tube);
  * `token` first. */
 void it_probe_start_token(
     struct it_probe *p, const char *url, const char *tube, const char *token);
+
+/* it_probe_start for a tls+tcp:// server whose certificate `ca` signs;
+ * `token` NULL without --auth. */
+void it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
+    const char *token, const char *ca);
 
 /* Stops it, joins the thread and sums up what it saw (printed to stderr
  * with `what` as the line's name). */
