@@ -162,9 +162,7 @@ static bool
 ws_url(const char *url)
 {
 	return strncmp(url, "ws://", 5) == 0 ||
-	    strncmp(url, "ws4://", 6) == 0 || strncmp(url, "ws6://", 6) == 0 ||
-	    strncmp(url, "wss://", 6) == 0 || strncmp(url, "wss4://", 7) == 0 ||
-	    strncmp(url, "wss6://", 7) == 0;
+	    strncmp(url, "ws4://", 6) == 0 || strncmp(url, "ws6://", 6) == 0;
 }
 
 bool

@@ -24,10 +24,9 @@ struct face_stream;
 struct tlsfile;
 
 /* Whether `url` is one this face serves (tcp://, tcp4://, tcp6://,
- * tls+tcp://, tls+tcp4://, tls+tcp6://, ipc://, ws://, ws4://, ws6://,
- * wss://, wss4://, wss6://). The client port's
- * tcp:// is face_sp's, on the core thread (srv.c asks it first); the
- * replication port's is this face's. */
+ * tls+tcp://, tls+tcp4://, tls+tcp6://, ipc://, ws://, ws4://, ws6://). The
+ * client port's tcp:// is face_sp's, on the core thread (srv.c asks it first);
+ * the replication port's is this face's. */
 bool face_stream_serves(const char *url);
 
 /* Listens on `url`; a TLS URL with `tls`'s certificate. `cfg` (its net

@@ -313,7 +313,7 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
-/* nng's socket (abstract://; every other URL is a face's), once
+/* nng's socket (abstract://, wss://; the other URLs are faces'), once
  * a second: a pipe over its unread replies' marks too long is closed
  * (net_check_stalled); and under --auth one whose session has not
  * authenticated within --handshake-timeout, and, past --max-unauth-conns
