@@ -733,9 +733,8 @@ rx_bytes(struct fs_conn *c, size_t n, int64_t now)
 				grow = c->want;
 			if (nng_msg_realloc(c->body, grow) != 0) {
 				log_warn("sp",
-				    "out of memory for a request; "
-				    "closing the "
-				    "connection peer=%s",
+				    "out of memory for a request; closing "
+				    "the connection peer=%s",
 				    c->peer);
 				close_locked(c, NULL);
 			}
