@@ -15,7 +15,10 @@
  *
  * A connection: accepted → our SP header sent, the peer's read (for TLS,
  * its handshake runs inside that first read) → messages read one at a
- * time, each [u64 length][backtrace][request] (ipc://: a byte 1 first):
+ * time, each [u64 length][backtrace][request] (ipc://: a byte 1 first;
+ * ws://: no SP header, no length: nng's WebSocket stream, in message
+ * mode, ends a read with one whole message, checked against the same
+ * limit once whole, see face_stream_open for what bounds it before):
  * the length is checked against the connection's limit before a byte of
  * the body is allocated (FACE_SP_PREAUTH_MAX until its session
  * authenticated under --auth), the body is grown as it arrives, and the
@@ -31,9 +34,10 @@
  * as conn.c's: not ready (the SP header, and under
  * --auth the token) within --handshake-timeout; a message begun and not
  * complete within --frame-timeout (again from each FRAME_PROGRESS bytes
- * of it); nothing read or written for --idle-timeout while nothing is in
- * the core, nothing queued and the session holds no lease; over the
- * output marks with nothing written for --stall-timeout.
+ * of it; not on ws://, whose messages are seen whole); nothing read or written
+ * for --idle-timeout while nothing is in the core, nothing queued and the
+ * session holds no lease; over the output marks with nothing written for
+ * --stall-timeout.
  *
  * Threads: nng's callbacks (accept, each connection's read and write)
  * and the core thread (replies, drops, the tick) share one lock, the
@@ -68,9 +72,20 @@ enum {
 	ACCEPT_PAUSE_MS = 100,
 	NOTE_EVERY_MS = 10000,
 	ERR_BASE = 1000, /* nng errors as -(ERR_BASE + code), as net.c's */
+	/* ws://: the largest WebSocket frame read, nng's default: its
+	 * dialers send frames of up to 1 MiB (its listeners 64 KiB) */
+	WS_FRAME_MAX = 1 << 20,
 };
 
+/* nng's option for whole messages on a WebSocket stream (internal to
+ * nng, named here), and the subprotocol of SP's REP over WebSocket */
+#define WS_MSGMODE  "ws:msgmode"
+#define WS_PROTOCOL "rep.sp.nanomsg.org"
+
 enum rx_state { RX_HS, RX_LEN, RX_BODY };
+
+/* The framing: SP over TCP or TLS, over ipc://, or over WebSocket. */
+enum fs_mode { FS_SP, FS_IPC, FS_WS };
 
 struct fs_out {
 	struct fs_out *next;
@@ -124,7 +139,7 @@ struct fs_req {
 struct face_stream {
 	const struct face_sp_config *cfg;
 	struct conns_limits lim;
-	bool ipc;
+	enum fs_mode mode;
 	nng_stream_listener *l;
 	nng_aio *acc;
 	bool acc_sleeping;
@@ -143,6 +158,13 @@ struct face_stream {
 static void rx_next(struct fs_conn *c);
 static void tx_next(struct fs_conn *c);
 
+static bool
+ws_url(const char *url)
+{
+	return strncmp(url, "ws://", 5) == 0 ||
+	    strncmp(url, "ws4://", 6) == 0 || strncmp(url, "ws6://", 6) == 0;
+}
+
 bool
 face_stream_serves(const char *url)
 {
@@ -152,13 +174,13 @@ face_stream_serves(const char *url)
 	    strncmp(url, "tls+tcp://", 10) == 0 ||
 	    strncmp(url, "tls+tcp4://", 11) == 0 ||
 	    strncmp(url, "tls+tcp6://", 11) == 0 ||
-	    strncmp(url, "ipc://", 6) == 0;
+	    strncmp(url, "ipc://", 6) == 0 || ws_url(url);
 }
 
 static size_t
 len_bytes(const struct face_stream *fs)
 {
-	return fs->ipc ? 1 + SP_LEN : SP_LEN;
+	return fs->mode == FS_IPC ? 1 + SP_LEN : SP_LEN;
 }
 
 /* ---- closing and freeing (under the lock) ------------------------------ */
@@ -224,7 +246,8 @@ out_free(struct fs_conn *c)
 		struct fs_out *o = c->outq;
 
 		c->outq = o->next;
-		nng_msg_free(o->m);
+		if (o->m != NULL)
+			nng_msg_free(o->m);
 		free(o);
 	}
 	c->outq_tail = NULL;
@@ -343,8 +366,8 @@ queue_out(struct fs_conn *c, struct fs_out *o)
 	tx_next(c);
 }
 
-/* Puts the length (ipc://: after the type byte) and the backtrace
- * before a reply's body. Returns 0 or an nng error. */
+/* Puts the length (ipc://: after the type byte; ws://: none) and the
+ * backtrace before a reply's body. Returns 0 or an nng error. */
 static int
 frame(const struct face_stream *fs, nng_msg *msg, const struct fs_req *r)
 {
@@ -354,7 +377,9 @@ frame(const struct face_stream *fs, nng_msg *msg, const struct fs_req *r)
 
 	if ((rv = nng_msg_insert(msg, r->bt, r->btlen)) != 0)
 		return rv;
-	if (fs->ipc)
+	if (fs->mode == FS_WS) /* one WebSocket message, no length */
+		return 0;
+	if (fs->mode == FS_IPC)
 		hdr[hlen++] = 1;
 	sp_store_len(hdr + hlen, nng_msg_len(msg));
 	return nng_msg_insert(msg, hdr, hlen + SP_LEN);
@@ -516,6 +541,13 @@ rx_next(struct fs_conn *c)
 	}
 	if (c->held != NULL || !may_read(c))
 		return; /* rx_next runs again when that changes */
+	if (c->fs->mode == FS_WS) {
+		/* message mode: a read ends with one whole message */
+		nng_aio_set_msg(c->rx, NULL);
+		c->rx_busy = true;
+		nng_stream_recv(c->s, c->rx);
+		return;
+	}
 	switch (c->rstate) {
 	case RX_HS:
 		iov.iov_buf = c->hdr + c->hgot;
@@ -545,7 +577,7 @@ begin_body(struct fs_conn *c)
 	    c->authed ? cfg->max_msg + SP_BACKTRACE_MAX : FACE_SP_PREAUTH_MAX;
 	uint64_t len;
 
-	if (c->fs->ipc) {
+	if (c->fs->mode == FS_IPC) {
 		if (p[0] != 1) {
 			log_info("sp",
 			    "a message of an unknown type; closing the "
@@ -619,6 +651,32 @@ end_body(struct fs_conn *c)
 	}
 }
 
+/* ws://: a whole message arrived (nng's listener bounded its frames and
+ * its length, face_stream_open); checked against the connection's limit
+ * as a length is. */
+static void
+ws_message(struct fs_conn *c, nng_msg *m)
+{
+	const struct face_sp_config *cfg = c->fs->cfg;
+	size_t limit =
+	    c->authed ? cfg->max_msg + SP_BACKTRACE_MAX : FACE_SP_PREAUTH_MAX;
+	size_t len = nng_msg_len(m);
+
+	if (len > limit || len < 4) {
+		log_info("sp",
+		    "a message over the size limit or too short for a "
+		    "request id; closing the connection peer=%s bytes=%zu "
+		    "limit=%zu%s",
+		    c->peer, len, limit,
+		    c->authed ? "" : " (not authenticated yet)");
+		nng_msg_free(m);
+		close_locked(c, &c->fs->st.closed_refused);
+		return;
+	}
+	c->body = m;
+	end_body(c);
+}
+
 /* `n` more bytes of a unit begun: the frame timeout starts on its first
  * byte and again after each FRAME_PROGRESS bytes. */
 static void
@@ -630,25 +688,12 @@ progress(struct fs_conn *c, size_t total, int64_t now)
 	}
 }
 
+/* tcp://, tls+tcp://, ipc://: `n` more bytes of the unit being read. */
 static void
-rx_cb(void *arg)
+rx_bytes(struct fs_conn *c, size_t n, int64_t now)
 {
-	struct fs_conn *c = arg;
 	struct face_stream *fs = c->fs;
-	int rv = nng_aio_result(c->rx);
-	size_t n = nng_aio_count(c->rx);
-	int64_t now = clock_mono_ms();
 
-	pthread_mutex_lock(&fs->lock);
-	c->rx_busy = false;
-	if (rv != 0 || c->closed) {
-		close_locked(c, NULL);
-		maybe_dead(c);
-		pthread_mutex_unlock(&fs->lock);
-		return;
-	}
-	if (n > 0)
-		c->active_ms = now;
 	switch (c->rstate) {
 	case RX_HS:
 		c->hgot += n;
@@ -688,14 +733,48 @@ rx_cb(void *arg)
 				grow = c->want;
 			if (nng_msg_realloc(c->body, grow) != 0) {
 				log_warn("sp",
-				    "out of memory for a request; closing the "
-				    "connection peer=%s",
+				    "out of memory for a request; closing "
+				    "the connection peer=%s",
 				    c->peer);
 				close_locked(c, NULL);
 			}
 		}
 		break;
 	}
+}
+
+static void
+rx_cb(void *arg)
+{
+	struct fs_conn *c = arg;
+	struct face_stream *fs = c->fs;
+	int rv = nng_aio_result(c->rx);
+	size_t n = nng_aio_count(c->rx);
+	int64_t now = clock_mono_ms();
+	nng_msg *m = NULL;
+
+	if (fs->mode == FS_WS) {
+		m = nng_aio_get_msg(c->rx);
+		nng_aio_set_msg(c->rx, NULL);
+		if (m == NULL && rv == 0)
+			rv = NNG_EINTERNAL;
+	}
+	pthread_mutex_lock(&fs->lock);
+	c->rx_busy = false;
+	if (rv != 0 || c->closed) {
+		if (m != NULL)
+			nng_msg_free(m);
+		close_locked(c, NULL);
+		maybe_dead(c);
+		pthread_mutex_unlock(&fs->lock);
+		return;
+	}
+	if (n > 0 || m != NULL)
+		c->active_ms = now;
+	if (fs->mode == FS_WS)
+		ws_message(c, m);
+	else
+		rx_bytes(c, n, now);
 	rx_next(c);
 	maybe_dead(c);
 	pthread_mutex_unlock(&fs->lock);
@@ -711,6 +790,13 @@ tx_next(struct fs_conn *c)
 
 	if (c->tx_busy || c->closed || o == NULL)
 		return;
+	if (c->fs->mode == FS_WS) {
+		/* one WebSocket message; nng frees it once sent */
+		nng_aio_set_msg(c->tx, o->m);
+		c->tx_busy = true;
+		nng_stream_send(c->s, c->tx);
+		return;
+	}
 	iov.iov_buf = (uint8_t *)nng_msg_body(o->m) + c->tx_off;
 	iov.iov_len = nng_msg_len(o->m) - c->tx_off;
 	nng_aio_set_iov(c->tx, 1, &iov);
@@ -729,6 +815,14 @@ tx_cb(void *arg)
 
 	pthread_mutex_lock(&fs->lock);
 	c->tx_busy = false;
+	if (fs->mode == FS_WS && c->outq != NULL) {
+		/* sent: nng freed the message; not sent: it is ours again */
+		nng_aio_set_msg(c->tx, NULL);
+		if (rv == 0) {
+			c->outq->m = NULL;
+			n = c->outq->total - c->tx_off;
+		}
+	}
 	if (rv != 0 || c->closed) {
 		close_locked(c, NULL);
 		maybe_dead(c);
@@ -747,7 +841,8 @@ tx_cb(void *arg)
 		c->out_bytes -= o->total;
 		if (o->reply)
 			c->out_msgs--;
-		nng_msg_free(o->m);
+		if (o->m != NULL)
+			nng_msg_free(o->m);
 		free(o);
 		c->tx_off = 0;
 	}
@@ -874,9 +969,18 @@ conn_new(struct face_stream *fs, nng_stream *s)
 	fs->tail = c;
 	fs->nconns++;
 	fs->nunready++;
-	sp_handshake(nng_msg_body(o->m), SP_PROTO_REP0);
-	o->total = SP_HANDSHAKE;
-	queue_out(c, o);
+	if (fs->mode == FS_WS) {
+		/* no SP header: the upgrade agreed on the subprotocol */
+		nng_msg_free(o->m);
+		free(o);
+		c->shaken = true;
+		if (c->authed)
+			unready_done(c);
+	} else {
+		sp_handshake(nng_msg_body(o->m), SP_PROTO_REP0);
+		o->total = SP_HANDSHAKE;
+		queue_out(c, o);
+	}
 	rx_next(c);
 	return c;
 }
@@ -931,7 +1035,9 @@ face_stream_open(struct face_stream **out, const char *url,
 		return -ENOMEM;
 	fs->cfg = cfg;
 	fs->lim = *lim;
-	fs->ipc = strncmp(url, "ipc://", 6) == 0;
+	fs->mode = strncmp(url, "ipc://", 6) == 0 ? FS_IPC
+	    : ws_url(url)                         ? FS_WS
+	                                          : FS_SP;
 	pthread_mutex_init(&fs->lock, NULL);
 	if ((rv = nng_aio_alloc(&fs->acc, acc_cb, fs)) != 0 ||
 	    (rv = nng_stream_listener_alloc(&fs->l, url)) != 0)
@@ -949,6 +1055,24 @@ face_stream_open(struct face_stream **out, const char *url,
 		if (rv != 0)
 			goto fail;
 	}
+	/* ws://: SP over WebSocket as nng's ws transport speaks it (the
+	 * subprotocol its REQ dialers ask for, one SP message per WebSocket
+	 * message); no frame over WS_FRAME_MAX (refused from its header,
+	 * before a byte is allocated) and no message over the authenticated
+	 * limit. nng's limits are the listener's, for every connection: a
+	 * message is seen whole, so an unauthenticated connection may have
+	 * nng hold the frames it sent of one message (its limit at most)
+	 * until the handshake timeout closes it. */
+	if (fs->mode == FS_WS &&
+	    ((rv = nng_stream_listener_set_bool(fs->l, WS_MSGMODE, true)) !=
+	            0 ||
+	        (rv = nng_stream_listener_set_string(
+	             fs->l, NNG_OPT_WS_PROTOCOL, WS_PROTOCOL)) != 0 ||
+	        (rv = nng_stream_listener_set_size(
+	             fs->l, NNG_OPT_WS_RECVMAXFRAME, WS_FRAME_MAX)) != 0 ||
+	        (rv = nng_stream_listener_set_size(fs->l, NNG_OPT_RECVMAXSZ,
+	             cfg->max_msg + SP_BACKTRACE_MAX)) != 0))
+		goto fail;
 	/* replies are written whole; never held for an ack (nng's
 	 * default; ipc:// has no such option) */
 	(void)nng_stream_listener_set_bool(fs->l, NNG_OPT_TCP_NODELAY, true);

@@ -1,7 +1,9 @@
-/* face_stream - the client face of sluiced for tls+tcp:// and ipc://
- * URLs, and the replication port's (repl.c): the framing nng's REQ sockets
- * speak over those transports (SP over TLS is SP over TCP inside TLS; ipc://
- * puts a message-type byte, 1, before each length), read and written through
+/* face_stream - the client face of sluiced for tls+tcp://, ipc:// and
+ * ws:// URLs, and the replication port's (repl.c): the framing nng's REQ
+ * sockets speak over those transports (SP over TLS is SP over TCP inside
+ * TLS; ipc:// puts a message-type byte, 1, before each length; over
+ * WebSocket each SP message is one WebSocket message, without a length),
+ * read and written through
  * nng's byte streams on nng's threads, with the bounds of every connection of
  * the tcp:// face (server/conn.h, docs/security.md): per connection an input
  * cap that grows only once its session authenticated, the handshake (the TLS
@@ -22,9 +24,9 @@ struct face_stream;
 struct tlsfile;
 
 /* Whether `url` is one this face serves (tcp://, tcp4://, tcp6://,
- * tls+tcp://, tls+tcp4://, tls+tcp6://, ipc://). The client port's
- * tcp:// is face_sp's, on the core thread (srv.c asks it first); the
- * replication port's is this face's. */
+ * tls+tcp://, tls+tcp4://, tls+tcp6://, ipc://, ws://, ws4://, ws6://). The
+ * client port's tcp:// is face_sp's, on the core thread (srv.c asks it first);
+ * the replication port's is this face's. */
 bool face_stream_serves(const char *url);
 
 /* Listens on `url`; a TLS URL with `tls`'s certificate. `cfg` (its net

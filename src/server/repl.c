@@ -108,8 +108,9 @@ struct link {
 
 struct repl {
 	struct net *net;
-	/* tcp://, tls+tcp://, ipc:// (face_stream.c: the bounds of every
-	 * connection); NULL: nng's socket serves the URL (ws://) */
+	/* tcp://, tls+tcp://, ipc://, ws:// (face_stream.c: the bounds of
+	 * every connection); NULL: nng's socket serves the URL
+	 * (abstract://, wss://) */
 	struct face_stream *fs;
 	struct face_sp_config spc;
 	struct link *links;
@@ -1051,7 +1052,8 @@ repl_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
 		ring_add(&c->repl->ring, h, body, len);
 }
 
-/* nng's socket (a ws:// port; face_stream.c bounds the others), under
+/* nng's socket (abstract://, wss://; face_stream.c bounds the others),
+ * under
  * --auth, once a second: a connection that has not shown a
  * replication token within --handshake-timeout is closed, and past
  * REPL_UNAUTH_MAX such connections the oldest are (the list is newest

@@ -313,7 +313,7 @@ publish_health(struct core *c)
 	http_turn(c->http, &h);
 }
 
-/* nng's socket (ws://; tls+tcp:// and ipc:// are face_stream.c's), once
+/* nng's socket (abstract://, wss://; the other URLs are faces'), once
  * a second: a pipe over its unread replies' marks too long is closed
  * (net_check_stalled); and under --auth one whose session has not
  * authenticated within --handshake-timeout, and, past --max-unauth-conns
@@ -621,8 +621,8 @@ start(struct core *c, const struct srv_config *cfg)
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else if (face_stream_serves(cfg->listen)) {
-		/* tls+tcp:// and ipc:// clients: read on nng's threads with
-		 * the same bounds (face_stream.c) */
+		/* tls+tcp://, ipc:// and ws:// clients: read on nng's
+		 * threads with the same bounds (face_stream.c) */
 		struct conns_limits lim;
 
 		conn_limits(cfg, &lim);

@@ -142,13 +142,14 @@ listening(const struct t_srv *s)
 	return ok;
 }
 
-/* A TLS URL (tls+tcp://) cannot be asked in SP without a handshake of
- * its own: the server's log line that it serves stands for the answer
- * (it is written once every listener is up). */
+/* A TLS URL (tls+tcp://) or a WebSocket one (ws://) cannot be asked in
+ * SP without a handshake of its own: the server's log line that it
+ * serves stands for the answer (it is written once every listener is
+ * up). */
 static bool
-tls_url(const struct t_srv *s)
+logged_url(const struct t_srv *s)
 {
-	return strncmp(s->url, "tls+", 4) == 0;
+	return strncmp(s->url, "tls+", 4) == 0 || strncmp(s->url, "ws", 2) == 0;
 }
 
 static bool
@@ -220,7 +221,7 @@ t_srv_start(struct t_srv *s)
 		return -1;
 	s->pid = pid;
 	for (int i = 0; i < 1000; i++) {
-		if (tls_url(s) ? logged_serving(s) : listening(s))
+		if (logged_url(s) ? logged_serving(s) : listening(s))
 			return 0;
 		if (!t_srv_alive(s))
 			break;
