@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_http.h"
 #include "it_probe.h"
 #include "it_sp.h"
@@ -465,12 +466,8 @@ write_tokens(const char *path)
 
 	assert_non_null(f);
 	for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
-		uint8_t h[AUTH_HASH_LEN];
-
-		auth_sha256(tokens[i][0], strlen(tokens[i][0]), h);
 		fprintf(f, "%s ", tokens[i][1]);
-		for (int k = 0; k < AUTH_HASH_LEN; k++)
-			fprintf(f, "%02x", h[k]);
+		it_hostile_hash(f, tokens[i][0]);
 		fprintf(f, "\n");
 	}
 	assert_int_equal(fclose(f), 0);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_http.h"
 #include "it_probe.h"
 #include "util/tokens.h"
@@ -377,7 +378,6 @@ test_no_token_gets_401_before_its_body(void **state)
 	struct hsrv h;
 	struct pusher p[6];
 	const char *args[3];
-	uint8_t hash[AUTH_HASH_LEN];
 	char head[2048], req[512];
 	long rss0, rss1, hwm;
 	FILE *f;
@@ -385,10 +385,8 @@ test_no_token_gets_401_before_its_body(void **state)
 	snprintf(h.tokens, sizeof(h.tokens), "%s", t_path(*state, "tokens"));
 	f = fopen(h.tokens, "w");
 	assert_non_null(f);
-	auth_sha256("adm-secret", 10, hash);
 	fprintf(f, "adm admin * ");
-	for (int i = 0; i < AUTH_HASH_LEN; i++)
-		fprintf(f, "%02x", hash[i]);
+	it_hostile_hash(f, "adm-secret");
 	fprintf(f, "\n");
 	fclose(f);
 	args[0] = extra[0];

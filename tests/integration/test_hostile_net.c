@@ -2,7 +2,7 @@
  * attack, against a real sluiced (docs/security.md, "Connections of the
  * native and beanstalk faces"): each test mounts the attack first, then
  * checks what bounds it, and that a healthy client beside it is served
- * (it_probe: p99 under PROBE_P99_MS) and that the server recovers.
+ * (it_probe: p99 under IT_HOSTILE_P99_MS) and that the server recovers.
  *
  *  - descriptors exhausted (the server's limit lowered with prlimit):
  *    accept pauses instead of spinning (the server's CPU time), one log
@@ -49,6 +49,7 @@
 #include <arpa/inet.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_http.h"
 #include "it_probe.h"
 #include "it_sp.h"
@@ -59,22 +60,14 @@
 #include "util/buf.h"
 
 enum {
-	PROBE_P99_MS = 50,      /* a healthy client's p99 under an attack */
-	PROBE_P99_SAN_MS = 250, /* the same under the sanitizers */
-	SERVER_FDS = 128,       /* the descriptor limit of the fd test */
-	PAYLOAD = 1 << 20,      /* the unread replies' task: 1 MiB */
+	SERVER_FDS = 128,  /* the descriptor limit of the fd test */
+	PAYLOAD = 1 << 20, /* the unread replies' task: 1 MiB */
 	PEEKS = 300,
 };
 
 static const char token[] = "ops-secret";
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static double
-p99_bound(void)
-{
-	return it_sanitized() ? PROBE_P99_SAN_MS : PROBE_P99_MS;
-}
 
 /* What the healthy client sees without an attack (its p99 in ms): on a
  * machine shared with other work, fsync and scheduling alone may take
@@ -105,7 +98,7 @@ probe_ok(struct it_probe *p, const char *what, const char *url, double calm)
 	assert_true(r.calls > 20);
 	assert_int_equal(r.errors, 0);
 	free(p->us);
-	if (r.p99_ms < p99_bound())
+	if (r.p99_ms < it_hostile_p99_bound())
 		return;
 	if (r.p99_ms >= 3 * calm) {
 		double after = calm_p99(url);
@@ -115,30 +108,8 @@ probe_ok(struct it_probe *p, const char *what, const char *url, double calm)
 	}
 	fprintf(stderr,
 	    "%s: p99 %.2f ms over %.0f ms; without the attack %.2f ms\n", what,
-	    r.p99_ms, p99_bound(), calm);
+	    r.p99_ms, it_hostile_p99_bound(), calm);
 	assert_true(r.p99_ms < 3 * calm);
-}
-
-/* probe_ok for a tls+tcp:// server whose certificate `ca` signs. */
-static void
-probe_ok_tls(
-    struct it_probe *p, const char *what, const char *url, const char *ca)
-{
-	struct it_probe_result r = it_probe_stop(p, what), calm;
-	struct it_probe q;
-
-	assert_true(r.calls > 20);
-	assert_int_equal(r.errors, 0);
-	free(p->us);
-	if (r.p99_ms < p99_bound())
-		return;
-	it_probe_start_tls(&q, url, "calm", NULL, ca);
-	it_sleep_ms(1000);
-	calm = it_probe_stop(&q, "calm");
-	free(q.us);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
-	    r.p99_ms, p99_bound(), calm.p99_ms);
-	assert_true(r.p99_ms < 3 * calm.p99_ms);
 }
 
 /* The CPU time (user + system) the process used, in seconds. */
@@ -192,27 +163,6 @@ dial(int port)
 	return fd;
 }
 
-/* True when the peer closes `fd` within `ms` (what it sends is read
- * and dropped). */
-static bool
-closed_within(int fd, int ms)
-{
-	char b[65536];
-	int64_t end = it_mono_ms() + ms;
-
-	while (it_mono_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-			return true;
-	}
-	return false;
-}
-
 /* True while nothing closes `fd` for `ms` (nothing is read). */
 static bool
 open_for(int fd, int ms)
@@ -263,25 +213,6 @@ send_header(int fd)
 	send_some(fd, hs, sizeof(hs));
 }
 
-/* A stats counter of the node, read by `c` (connected before). */
-static uint64_t
-kv(struct sluice_client *c, const char *name)
-{
-	return it_node_kv(c, name);
-}
-
-/* Waits up to `ms` for counter `name` to reach `want`. */
-static uint64_t
-wait_kv(struct sluice_client *c, const char *name, uint64_t want, int ms)
-{
-	int64_t end = it_mono_ms() + ms;
-	uint64_t v;
-
-	while ((v = kv(c, name)) < want && it_mono_ms() < end)
-		it_sleep_ms(100);
-	return v;
-}
-
 static void
 raise_own_nofile(void)
 {
@@ -302,26 +233,6 @@ beanstalk_arg(int *port)
 	*port = t_free_port();
 	snprintf(a, 32, "127.0.0.1:%d", *port);
 	return a;
-}
-
-/* A token file with one admin token; the path is returned. */
-static const char *
-write_tokens(void **state)
-{
-	static char path[600];
-	uint8_t h[AUTH_HASH_LEN];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s", t_path(*state, "tokens"));
-	f = fopen(path, "w");
-	assert_non_null(f);
-	auth_sha256(token, strlen(token), h);
-	fprintf(f, "ops admin * ");
-	for (int k = 0; k < AUTH_HASH_LEN; k++)
-		fprintf(f, "%02x", h[k]);
-	fprintf(f, "\n");
-	assert_int_equal(fclose(f), 0);
-	return path;
 }
 
 static struct sluice_client *
@@ -376,8 +287,8 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	fprintf(stderr, "descriptors exhausted: %.2f s of CPU in 3 s\n", used);
 	/* spinning on accept cost 0.66 s per second */
 	assert_true(used < (it_sanitized() ? 1.5 : 0.6));
-	assert_true(kv(c, "conns_accept_exhausted") >= 1);
-	assert_true(kv(c, "conns_refused_fds") >= 1);
+	assert_true(it_node_kv(c, "conns_accept_exhausted") >= 1);
+	assert_true(it_node_kv(c, "conns_refused_fds") >= 1);
 	/* one line per 10 s, whatever the number of refusals */
 	assert_true(it_log_count(s, "out of descriptors") >= 1);
 	assert_true(it_log_count(s, "out of descriptors") <= 2);
@@ -461,8 +372,9 @@ test_unread_replies_are_bounded(void **state)
 	 * once; 300 MiB without the bound */
 	if (!it_sanitized())
 		assert_true(peak - rss0 < 48 * 1024);
-	assert_int_equal(wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
-	assert_true(closed_within(fd, 5000));
+	assert_int_equal(
+	    it_hostile_wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
+	assert_true(it_hostile_closed_within(fd, 5000));
 	close(fd);
 	probe_ok(&probe, "unread replies", s->url, calm);
 	if (!it_sanitized()) {
@@ -529,7 +441,8 @@ test_beanstalk_unread_replies_are_bounded(void **state)
 	    peak);
 	if (!it_sanitized())
 		assert_true(peak - rss0 < 48 * 1024);
-	assert_int_equal(wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
+	assert_int_equal(
+	    it_hostile_wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
 	assert_true(bsc_closed(&lazy, 5000));
 	bsc_close(&lazy);
 	buf_fini(&cmds);
@@ -598,7 +511,7 @@ test_frames_before_auth_are_small(void **state)
 	uint64_t id;
 
 	s->args[0] = "--auth";
-	s->args[1] = write_tokens(state);
+	s->args[1] = it_hostile_tokens(state, token);
 	it_start(s);
 	c = authed_client(s);
 	it_put(c, "warm", "x");
@@ -620,7 +533,8 @@ test_frames_before_auth_are_small(void **state)
 	}
 	p99 = p99_of(lat, nlat);
 	fprintf(stderr, "frames before auth: a put's p99 %.2f ms\n", p99);
-	if (p99 >= p99_bound()) { /* the attack's, or the machine's? */
+	if (p99 >=
+	    it_hostile_p99_bound()) { /* the attack's, or the machine's? */
 		calm = calm_p99_auth(c);
 		fprintf(stderr, "without the attack: p99 %.2f ms\n", calm);
 		assert_true(p99 < 3 * calm);
@@ -630,14 +544,14 @@ test_frames_before_auth_are_small(void **state)
 
 		if (rss > peak)
 			peak = rss;
-		assert_true(closed_within(fds[i], 5000));
+		assert_true(it_hostile_closed_within(fds[i], 5000));
 		close(fds[i]);
 	}
 	fprintf(stderr, "frames before auth: RSS %ld KiB before, %ld at most\n",
 	    rss0, peak);
 	if (!it_sanitized())
 		assert_true(peak - rss0 < 16 * 1024); /* 423 MB unbounded */
-	assert_true(kv(c, "conns_closed_refused") >= 10);
+	assert_true(it_node_kv(c, "conns_closed_refused") >= 10);
 	assert_true(it_log_count(s, "(not authenticated yet)") >= 1);
 
 	/* authenticated, the limit is the protocol's */
@@ -738,16 +652,16 @@ test_slowloris_is_closed_on_both_faces(void **state)
 		if (!closed_line)
 			bsc_send(&line, cmd + i % strlen(cmd), 1);
 		it_sleep_ms(300);
-		closed_sp = closed_sp || closed_within(trickle, 1);
+		closed_sp = closed_sp || it_hostile_closed_within(trickle, 1);
 		closed_put = closed_put || bsc_closed(&put, 1);
 		closed_line = closed_line || bsc_closed(&line, 1);
 	}
 	assert_true(closed_sp);
 	assert_true(closed_put);
 	assert_true(closed_line);
-	assert_true(closed_within(silent, 3000));
-	assert_true(kv(c, "conns_closed_handshake") >= 1);
-	assert_true(kv(c, "conns_closed_frame") >= 3);
+	assert_true(it_hostile_closed_within(silent, 3000));
+	assert_true(it_node_kv(c, "conns_closed_handshake") >= 1);
+	assert_true(it_node_kv(c, "conns_closed_frame") >= 3);
 	/* idle is not slow: both stay */
 	assert_true(open_for(quiet, 1000));
 	assert_true(bsc_quiet(&idle, 500));
@@ -816,9 +730,9 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	assert_int_equal(bsc_sends(&waiting, "reserve-with-timeout 5\r\n"), 0);
 
 	/* the idle ones go; the others stay */
-	assert_true(closed_within(bare, 6000));
+	assert_true(it_hostile_closed_within(bare, 6000));
 	assert_true(bsc_closed(&idle, 3000));
-	assert_true(wait_kv(c, "conns_closed_idle", 2, 3000) >= 2);
+	assert_true(it_hostile_wait_kv(c, "conns_closed_idle", 2, 3000) >= 2);
 	/* the parked take ends by its wait, not by a close */
 	assert_true(it_sp_recv(parked, &got, 1, &body));
 	assert_int_equal(got, bt);
@@ -885,8 +799,8 @@ test_idle_connections_cost_little(void **state)
 		opened++;
 	}
 	assert_int_equal(opened, n);
-	assert_true(wait_kv(c, "conns_open", (uint64_t)n + 1, 30000) >=
-	    (uint64_t)n + 1);
+	assert_true(it_hostile_wait_kv(c, "conns_open", (uint64_t)n + 1,
+	                30000) >= (uint64_t)n + 1);
 	it_sleep_ms(200);
 	rss1 = it_rss_kb(s->pid);
 	for (long i = 0; i < n; i++)
@@ -895,10 +809,10 @@ test_idle_connections_cost_little(void **state)
 	{
 		int64_t end = it_mono_ms() + 20000;
 
-		while (kv(c, "conns_open") > 1 && it_mono_ms() < end)
+		while (it_node_kv(c, "conns_open") > 1 && it_mono_ms() < end)
 			it_sleep_ms(100);
 	}
-	assert_int_equal(kv(c, "conns_open"), 1);
+	assert_int_equal(it_node_kv(c, "conns_open"), 1);
 	it_sleep_ms(1500);
 	rss2 = it_rss_kb(s->pid);
 	fprintf(stderr,
@@ -943,9 +857,9 @@ test_connection_caps(void **state)
 		it_sleep_ms(10);
 	}
 	for (int i = 0; i < 25; i++)
-		refused += closed_within(fds[i], 200);
+		refused += it_hostile_closed_within(fds[i], 200);
 	assert_int_equal(refused, 25 - 19); /* the client holds one */
-	assert_int_equal(kv(c, "conns_refused_full"), 6);
+	assert_int_equal(it_node_kv(c, "conns_refused_full"), 6);
 	text = it_http_get(hport, "/metrics", 200);
 	assert_true(
 	    it_metric(text,
@@ -960,7 +874,7 @@ test_connection_caps(void **state)
 
 	a = it_srv(*state, "auth");
 	a->args[0] = "--auth";
-	a->args[1] = write_tokens(state);
+	a->args[1] = it_hostile_tokens(state, token);
 	a->args[2] = "--max-unauth-conns";
 	a->args[3] = "10";
 	it_start(a);
@@ -969,12 +883,13 @@ test_connection_caps(void **state)
 		it_sleep_ms(10);
 	}
 	for (int i = 0; i < 5; i++)
-		assert_true(closed_within(fds[i], 3000)); /* the oldest */
+		assert_true(
+		    it_hostile_closed_within(fds[i], 3000)); /* the oldest */
 	for (int i = 5; i < 15; i++)
 		assert_true(open_for(fds[i], 50));
 	c = authed_client(a);
 	it_put(c, "in", "an authenticated client gets in");
-	assert_true(kv(c, "conns_evicted_unauth") >= 5);
+	assert_true(it_node_kv(c, "conns_evicted_unauth") >= 5);
 	for (int i = 0; i < 15; i++)
 		close(fds[i]);
 	sluice_close(c);
@@ -983,45 +898,6 @@ test_connection_caps(void **state)
 
 /* ---- tls+tcp:// ------------------------------------------------------- */
 
-/* Runs a shell command in `dir`; asserts it succeeded. */
-static void
-sh(const char *dir, const char *cmd)
-{
-	char line[4096];
-
-	snprintf(line, sizeof(line), "cd '%s' && { %s; } >openssl.log 2>&1",
-	    dir, cmd);
-	assert_int_equal(system(line), 0);
-}
-
-/* A CA and a certificate for 127.0.0.1 in the test's directory; the
- * server `s` gets them on a tls+tcp:// client port. The CA's path is
- * returned. */
-static const char *
-tls_setup(void **state, struct t_srv *s)
-{
-	static char ca[600], crt[600], key[600];
-	const char *dir = t_path(*state, "");
-
-	sh(dir,
-	    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
-	    "-out ca.crt -days 2 -subj /CN=hostile-ca && "
-	    "openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
-	    "-subj /CN=127.0.0.1 && "
-	    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san && "
-	    "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
-	    "-CAcreateserial -out srv.crt -days 2 -extfile san");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/srv.crt", dir);
-	snprintf(key, sizeof(key), "%s/srv.key", dir);
-	snprintf(s->url, sizeof(s->url), "tls+tcp://127.0.0.1:%d", s->port);
-	s->args[0] = "--tls-cert";
-	s->args[1] = crt;
-	s->args[2] = "--tls-key";
-	s->args[3] = key;
-	return ca;
-}
-
 /* tls+tcp:// (server/face_stream.c): --max-conns caps its connections,
  * and under --auth one that has not authenticated within
  * --handshake-timeout is closed. (test_hostile_tls mounts the rest.) */
@@ -1029,13 +905,13 @@ static void
 test_tls_connections_are_bounded(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(state, s);
 	struct sluice_client *c, *anon[4];
 	struct sluice_stats *st = NULL;
 	int refused = 0;
 
 	s->args[4] = "--auth";
-	s->args[5] = write_tokens(state);
+	s->args[5] = it_hostile_tokens(state, token);
 	s->args[6] = "--handshake-timeout";
 	s->args[7] = "2s";
 	s->args[8] = "--max-conns";
@@ -1058,9 +934,10 @@ test_tls_connections_are_bounded(void **state)
 			    sluice_stats(anon[i], NULL, &st), SLUICE_EAUTH);
 	}
 	assert_true(refused >= 1);
-	assert_true(kv(c, "conns_refused_full") >= 1);
+	assert_true(it_node_kv(c, "conns_refused_full") >= 1);
 	/* those let in are closed by the handshake timeout */
-	assert_true(wait_kv(c, "conns_closed_handshake", 1, 8000) >= 1);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_closed_handshake", 1, 8000) >= 1);
 	for (int i = 0; i < 4; i++)
 		sluice_close(anon[i]);
 	it_put(c, "tls", "still served");
@@ -1078,12 +955,12 @@ static void
 test_tls_unauthenticated_are_capped(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(state, s);
 	struct sluice_client *c, *anon[4];
 	struct sluice_stats *st = NULL;
 
 	s->args[4] = "--auth";
-	s->args[5] = write_tokens(state);
+	s->args[5] = it_hostile_tokens(state, token);
 	s->args[6] = "--max-unauth-conns";
 	s->args[7] = "2";
 	it_start(s);
@@ -1100,7 +977,8 @@ test_tls_unauthenticated_are_capped(void **state)
 		rc = sluice_stats(anon[i], NULL, &st);
 		assert_true(rc == SLUICE_EAUTH || rc == SLUICE_ECONN);
 	}
-	assert_true(wait_kv(c, "conns_evicted_unauth", 2, 5000) >= 2);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_evicted_unauth", 2, 5000) >= 2);
 	it_put(c, "tls", "still served");
 	for (int i = 0; i < 4; i++)
 		sluice_close(anon[i]);
@@ -1116,7 +994,7 @@ static void
 test_tls_unread_replies_close_the_pipe(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(state, s);
 	struct sluice_put_opts o;
 	struct sluice_client *c;
 	struct it_probe probe;
@@ -1182,7 +1060,8 @@ test_tls_unread_replies_close_the_pipe(void **state)
 	it_track_pid(pid);
 	close(pfd[1]);
 	/* pfd[0] is never read: s_client blocks, and stops reading */
-	for (int i = 0; i < 40 && kv(c, "conns_closed_stalled") == 0; i++) {
+	for (int i = 0; i < 40 && it_node_kv(c, "conns_closed_stalled") == 0;
+	     i++) {
 		long rss = it_rss_kb(s->pid);
 
 		if (rss > peak)
@@ -1191,10 +1070,10 @@ test_tls_unread_replies_close_the_pipe(void **state)
 	}
 	fprintf(stderr, "tls unread replies: RSS %ld KiB before, %ld at most\n",
 	    rss0, peak);
-	assert_true(kv(c, "conns_closed_stalled") >= 1);
+	assert_true(it_node_kv(c, "conns_closed_stalled") >= 1);
 	kill(pid, SIGKILL);
 	close(pfd[0]);
-	probe_ok_tls(&probe, "tls unread replies", s->url, ca);
+	it_hostile_probe_tls_ok(&probe, "tls unread replies", s->url, NULL, ca);
 	it_put(c, "tls", "still served");
 	buf_fini(&req);
 	buf_fini(&out);
@@ -1221,11 +1100,11 @@ test_frame_without_request_id_closes(void **state)
 	assert_int_equal(msg_encode_req(&req, &q), 0);
 	fd = it_sp_open(s->port);
 	it_sp_send(fd, 0x00000005u, req.data, req.len);
-	assert_true(closed_within(fd, 3000));
+	assert_true(it_hostile_closed_within(fd, 3000));
 	close(fd);
 	c = it_client(s);
 	it_put(c, "still", "serving");
-	assert_int_equal(kv(c, "conns_closed_refused"), 1);
+	assert_int_equal(it_node_kv(c, "conns_closed_refused"), 1);
 	assert_true(it_log_count(s, "without a request id") >= 1);
 	sluice_close(c);
 	buf_fini(&req);

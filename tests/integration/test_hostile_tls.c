@@ -2,7 +2,7 @@
  * sluiced (docs/security.md, "tls+tcp:// and ipc://" and "The
  * replication port"): each test mounts the attack first, then checks
  * what bounds it, and that a healthy TLS client beside it is served
- * (it_probe: p99 under PROBE_P99_MS, or three times its calm p99 on a
+ * (it_probe: p99 under IT_HOSTILE_P99_MS, or three times its calm p99 on a
  * busy machine) and that the server goes on.
  *
  *  - ten TLS connections without a token announcing 60 MiB frames and
@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_node.h"
 #include "it_probe.h"
 #include "it_sp.h"
@@ -45,8 +46,6 @@
 #include "util/buf.h"
 
 enum {
-	PROBE_P99_MS = 50,
-	PROBE_P99_SAN_MS = 250,
 	BIG_ANNOUNCED = 60 << 20, /* what the frames say they carry */
 	BIG_SENT = 8 << 20,       /* what each attacker sends of it */
 	ATTACKERS = 10,
@@ -59,101 +58,6 @@ static const char token[] = "ops-secret";
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t
-kv(struct sluice_client *c, const char *name)
-{
-	return it_node_kv(c, name);
-}
-
-static uint64_t
-wait_kv(struct sluice_client *c, const char *name, uint64_t want, int ms)
-{
-	int64_t end = it_mono_ms() + ms;
-	uint64_t v;
-
-	while ((v = kv(c, name)) < want && it_mono_ms() < end)
-		it_sleep_ms(100);
-	return v;
-}
-
-/* True when the peer closes `fd` within `ms` (what it sends is read
- * and dropped). */
-static bool
-closed_within(int fd, int ms)
-{
-	char b[4096];
-	int64_t end = it_mono_ms() + ms;
-
-	while (it_mono_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-			return true;
-	}
-	return false;
-}
-
-static void
-sh(const char *dir, const char *cmd)
-{
-	char line[4096];
-
-	snprintf(line, sizeof(line), "cd '%s' && { %s; } >openssl.log 2>&1",
-	    dir, cmd);
-	assert_int_equal(system(line), 0);
-}
-
-/* A CA and a certificate for 127.0.0.1; `s` serves tls+tcp:// with them
- * (args 0..3). The CA's path is returned. */
-static const char *
-tls_setup(void **state, struct t_srv *s)
-{
-	static char ca[600], crt[600], key[600];
-	const char *dir = t_path(*state, "");
-
-	sh(dir,
-	    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
-	    "-out ca.crt -days 2 -subj /CN=hostile-ca && "
-	    "openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
-	    "-subj /CN=127.0.0.1 && "
-	    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san && "
-	    "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
-	    "-CAcreateserial -out srv.crt -days 2 -extfile san");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/srv.crt", dir);
-	snprintf(key, sizeof(key), "%s/srv.key", dir);
-	snprintf(s->url, sizeof(s->url), "tls+tcp://127.0.0.1:%d", s->port);
-	s->args[0] = "--tls-cert";
-	s->args[1] = crt;
-	s->args[2] = "--tls-key";
-	s->args[3] = key;
-	return ca;
-}
-
-/* A token file with one admin token, `token`; the path is returned. */
-static const char *
-write_tokens(void **state)
-{
-	static char path[600];
-	uint8_t h[AUTH_HASH_LEN];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s", t_path(*state, "tokens"));
-	f = fopen(path, "w");
-	assert_non_null(f);
-	auth_sha256(token, strlen(token), h);
-	fprintf(f, "ops admin * ");
-	for (int k = 0; k < AUTH_HASH_LEN; k++)
-		fprintf(f, "%02x", h[k]);
-	fprintf(f, "\n");
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
 static struct sluice_client *
 tls_client(const char *url, const char *ca, bool authed)
 {
@@ -163,30 +67,6 @@ tls_client(const char *url, const char *ca, bool authed)
 	if (authed)
 		assert_int_equal(sluice_set_token(c, token), 0);
 	return c;
-}
-
-/* The healthy client's p99 beside an attack: under the bound, or on a
- * machine busy with other work under three times its p99 without it. */
-static void
-probe_ok(struct it_probe *p, const char *what, const char *url, const char *tok,
-    const char *ca)
-{
-	struct it_probe_result r = it_probe_stop(p, what), calm;
-	double bound = it_sanitized() ? PROBE_P99_SAN_MS : PROBE_P99_MS;
-	struct it_probe q;
-
-	assert_true(r.calls > 20);
-	assert_int_equal(r.errors, 0);
-	free(p->us);
-	if (r.p99_ms < bound)
-		return;
-	it_probe_start_tls(&q, url, "calm", tok, ca);
-	it_sleep_ms(1000);
-	calm = it_probe_stop(&q, "calm");
-	free(q.us);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
-	    r.p99_ms, bound, calm.p99_ms);
-	assert_true(r.p99_ms < 3 * calm.p99_ms);
 }
 
 /* Writes `len` bytes of `p` to the file `name` in the test's directory
@@ -274,7 +154,7 @@ static void
 test_tls_frames_before_auth_are_small(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s), *in;
+	const char *ca = it_hostile_tls_setup(state, s), *in;
 	struct sluice_client *c;
 	struct it_probe probe;
 	uint8_t head[SP_HANDSHAKE + SP_LEN];
@@ -282,7 +162,7 @@ test_tls_frames_before_auth_are_small(void **state)
 	long rss0, peak = 0;
 
 	s->args[4] = "--auth";
-	s->args[5] = write_tokens(state);
+	s->args[5] = it_hostile_tokens(state, token);
 	it_start(s);
 	c = tls_client(s->url, ca, true);
 	it_put(c, "tls", "authenticated");
@@ -294,8 +174,8 @@ test_tls_frames_before_auth_are_small(void **state)
 	rss0 = it_rss_kb(s->pid);
 	for (int i = 0; i < ATTACKERS; i++)
 		pids[i] = s_client(s->port, ca, in);
-	for (int i = 0;
-	     i < 100 && kv(c, "conns_closed_refused") < (uint64_t)ATTACKERS;
+	for (int i = 0; i < 100 &&
+	     it_node_kv(c, "conns_closed_refused") < (uint64_t)ATTACKERS;
 	     i++) {
 		long rss = it_rss_kb(s->pid);
 
@@ -307,12 +187,13 @@ test_tls_frames_before_auth_are_small(void **state)
 	    "tls frames before auth: RSS %ld KiB before, %ld at "
 	    "most\n",
 	    rss0, peak);
-	assert_true(kv(c, "conns_closed_refused") >= ATTACKERS);
+	assert_true(it_node_kv(c, "conns_closed_refused") >= ATTACKERS);
 	assert_true(all_exit(pids, ATTACKERS, 10000));
 	it_sleep_ms(500);
 	if (!it_sanitized())
 		assert_true(peak - rss0 < RSS_BOUND_KB);
-	probe_ok(&probe, "tls frames before auth", s->url, token, ca);
+	it_hostile_probe_tls_ok(
+	    &probe, "tls frames before auth", s->url, token, ca);
 	assert_true(it_log_count(s, "not authenticated yet") >= 1);
 	it_put(c, "tls", "still served");
 	sluice_close(c);
@@ -328,7 +209,7 @@ test_tls_handshake_never_completes(void **state)
 {
 	static const uint8_t hello[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01 };
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(state, s);
 	struct sluice_client *c;
 	struct it_probe probe;
 	int fd[2];
@@ -344,14 +225,16 @@ test_tls_handshake_never_completes(void **state)
 	fd[0] = it_sp_dial(s->port);
 	fd[1] = it_sp_dial(s->port);
 	it_sp_send_all(fd[1], hello, sizeof(hello));
-	assert_true(closed_within(fd[0], 5000));
-	assert_true(closed_within(fd[1], 5000));
+	assert_true(it_hostile_closed_within(fd[0], 5000));
+	assert_true(it_hostile_closed_within(fd[1], 5000));
 	fprintf(stderr, "tls handshake never completes: closed after %lld ms\n",
 	    (long long)(it_mono_ms() - t0));
 	close(fd[0]);
 	close(fd[1]);
-	assert_true(wait_kv(c, "conns_closed_handshake", 2, 3000) >= 2);
-	probe_ok(&probe, "tls handshake never completes", s->url, NULL, ca);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_closed_handshake", 2, 3000) >= 2);
+	it_hostile_probe_tls_ok(
+	    &probe, "tls handshake never completes", s->url, NULL, ca);
 	it_put(c, "tls", "after");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -364,7 +247,7 @@ static void
 test_tls_slowloris_is_closed(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = tls_setup(state, s), *part, *silent;
+	const char *ca = it_hostile_tls_setup(state, s), *part, *silent;
 	struct sluice_client *c;
 	struct it_probe probe;
 	uint8_t head[SP_HANDSHAKE + 3] = { 0 };
@@ -382,10 +265,10 @@ test_tls_slowloris_is_closed(void **state)
 	pids[0] = s_client(s->port, ca, part);
 	pids[1] = s_client(s->port, ca, silent);
 	assert_true(all_exit(pids, 2, 10000));
-	probe_ok(&probe, "tls slowloris", s->url, NULL, ca);
+	it_hostile_probe_tls_ok(&probe, "tls slowloris", s->url, NULL, ca);
 	c = tls_client(s->url, ca, false);
-	assert_true(kv(c, "conns_closed_frame") >= 1);
-	assert_true(kv(c, "conns_closed_idle") >= 1);
+	assert_true(it_node_kv(c, "conns_closed_frame") >= 1);
+	assert_true(it_node_kv(c, "conns_closed_idle") >= 1);
 	it_put(c, "tls", "still served");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -417,7 +300,7 @@ test_ipc_is_bounded(void **state)
 	snprintf(s->url, sizeof(s->url), "ipc://%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	s->args[0] = "--auth";
-	s->args[1] = write_tokens(state);
+	s->args[1] = it_hostile_tokens(state, token);
 	s->args[2] = "--handshake-timeout";
 	s->args[3] = "1s";
 	it_start(s);
@@ -436,12 +319,13 @@ test_ipc_is_bounded(void **state)
 	}
 	it_sp_send_all(fd[0], head, sizeof(head));
 	it_sp_send_all(fd[1], head, SP_HANDSHAKE);
-	assert_true(closed_within(fd[0], 3000));
-	assert_true(closed_within(fd[1], 5000));
+	assert_true(it_hostile_closed_within(fd[0], 3000));
+	assert_true(it_hostile_closed_within(fd[1], 5000));
 	close(fd[0]);
 	close(fd[1]);
-	assert_true(kv(c, "conns_closed_refused") >= 1);
-	assert_true(wait_kv(c, "conns_closed_handshake", 1, 3000) >= 1);
+	assert_true(it_node_kv(c, "conns_closed_refused") >= 1);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_closed_handshake", 1, 3000) >= 1);
 	it_put(c, "ipc", "still served");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -473,7 +357,7 @@ test_repl_port_strangers_are_bounded(void **state)
 	memset(junk, 'x', 1 << 20);
 	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", rport);
 	s->args[0] = "--auth";
-	s->args[1] = write_tokens(state);
+	s->args[1] = it_hostile_tokens(state, token);
 	s->args[2] = "--repl-listen";
 	s->args[3] = repl;
 	s->args[4] = "--handshake-timeout";
@@ -506,7 +390,7 @@ test_repl_port_strangers_are_bounded(void **state)
 		if (rss > peak)
 			peak = rss;
 		if (fds[i] >= 0) {
-			assert_true(closed_within(fds[i], 5000));
+			assert_true(it_hostile_closed_within(fds[i], 5000));
 			close(fds[i]);
 		}
 	}
@@ -519,22 +403,23 @@ test_repl_port_strangers_are_bounded(void **state)
 
 	t0 = it_mono_ms();
 	idle = it_sp_open(rport);
-	assert_true(closed_within(idle, 6000));
+	assert_true(it_hostile_closed_within(idle, 6000));
 	fprintf(stderr, "repl stranger closed after %lld ms\n",
 	    (long long)(it_mono_ms() - t0));
 	close(idle);
-	assert_true(wait_kv(c, "repl_conns_closed_handshake", 1, 3000) >= 1);
+	assert_true(
+	    it_hostile_wait_kv(c, "repl_conns_closed_handshake", 1, 3000) >= 1);
 
 	/* 70 strangers at once: past 64 the oldest are closed */
 	for (int i = 0; i < REPL_STRANGERS; i++)
 		many[i] = it_sp_open(rport);
-	assert_true(wait_kv(c, "repl_conns_evicted_unauth",
+	assert_true(it_hostile_wait_kv(c, "repl_conns_evicted_unauth",
 	                REPL_STRANGERS - REPL_UNAUTH_MAX,
 	                3000) >= REPL_STRANGERS - REPL_UNAUTH_MAX);
-	assert_true(closed_within(many[0], 3000));
+	assert_true(it_hostile_closed_within(many[0], 3000));
 	for (int i = 0; i < REPL_STRANGERS; i++)
 		close(many[i]);
-	probe_ok(&probe, "repl strangers", s->url, token, "");
+	it_hostile_probe_tls_ok(&probe, "repl strangers", s->url, token, "");
 	it_put(c, "lead", "still served");
 	free(junk);
 	sluice_close(c);
@@ -553,7 +438,7 @@ test_repl_tls_handshake_never_completes(void **state)
 	static char repl[64];
 	int rport = t_free_port(), fd[2];
 
-	tls_setup(state, s);
+	it_hostile_tls_setup(state, s);
 	snprintf(repl, sizeof(repl), "tls+tcp://127.0.0.1:%d", rport);
 	snprintf(s->url, sizeof(s->url), "tcp://127.0.0.1:%d", s->port);
 	s->args[4] = "--repl-listen";
@@ -566,11 +451,12 @@ test_repl_tls_handshake_never_completes(void **state)
 	fd[0] = it_sp_dial(rport);
 	fd[1] = it_sp_dial(rport);
 	it_sp_send_all(fd[1], hello, sizeof(hello));
-	assert_true(closed_within(fd[0], 5000));
-	assert_true(closed_within(fd[1], 5000));
+	assert_true(it_hostile_closed_within(fd[0], 5000));
+	assert_true(it_hostile_closed_within(fd[1], 5000));
 	close(fd[0]);
 	close(fd[1]);
-	assert_true(wait_kv(c, "repl_conns_closed_handshake", 2, 3000) >= 2);
+	assert_true(
+	    it_hostile_wait_kv(c, "repl_conns_closed_handshake", 2, 3000) >= 2);
 	it_put(c, "lead", "after");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -588,7 +474,7 @@ test_repl_follower_is_not_a_stranger(void **state)
 	FILE *tf;
 
 	it_node_init(state, &l, "leader");
-	it_node_arg(&l, "--auth", write_tokens(state));
+	it_node_arg(&l, "--auth", it_hostile_tokens(state, token));
 	it_node_arg(&l, "--handshake-timeout", "1s");
 	it_node_start(&l);
 	assert_int_equal(sluice_set_token(l.c, token), 0);
@@ -605,8 +491,8 @@ test_repl_follower_is_not_a_stranger(void **state)
 	it_sleep_ms(3000); /* three handshake timeouts, fetches waiting */
 	it_put(l.c, "mail", "two");
 	it_node_caught_up(&l, &f);
-	assert_int_equal(kv(l.c, "repl_conns_closed_handshake"), 0);
-	assert_int_equal(kv(l.c, "repl_conns_evicted_unauth"), 0);
+	assert_int_equal(it_node_kv(l.c, "repl_conns_closed_handshake"), 0);
+	assert_int_equal(it_node_kv(l.c, "repl_conns_evicted_unauth"), 0);
 }
 
 int

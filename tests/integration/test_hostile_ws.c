@@ -28,14 +28,13 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_node.h"
 #include "it_probe.h"
 #include "it_sp.h"
 #include "util/tokens.h"
 
 enum {
-	PROBE_P99_MS = 50,
-	PROBE_P99_SAN_MS = 250,
 	BIG_ANNOUNCED = 60 << 20, /* what the frames say they carry */
 	BIG_SENT = 8 << 20,       /* what each attacker sends of it */
 	ATTACKERS = 10,
@@ -46,64 +45,6 @@ enum {
 static const char token[] = "ops-secret";
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t
-kv(struct sluice_client *c, const char *name)
-{
-	return it_node_kv(c, name);
-}
-
-static uint64_t
-wait_kv(struct sluice_client *c, const char *name, uint64_t want, int ms)
-{
-	int64_t end = it_mono_ms() + ms;
-	uint64_t v;
-
-	while ((v = kv(c, name)) < want && it_mono_ms() < end)
-		it_sleep_ms(100);
-	return v;
-}
-
-/* True when the peer closes `fd` within `ms` (what it sends is read
- * and dropped). */
-static bool
-closed_within(int fd, int ms)
-{
-	char b[4096];
-	int64_t end = it_mono_ms() + ms;
-
-	while (it_mono_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-			return true;
-	}
-	return false;
-}
-
-/* A token file with one admin token, `token`; the path is returned. */
-static const char *
-write_tokens(void **state)
-{
-	static char path[600];
-	uint8_t h[AUTH_HASH_LEN];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s", t_path(*state, "tokens"));
-	f = fopen(path, "w");
-	assert_non_null(f);
-	auth_sha256(token, strlen(token), h);
-	fprintf(f, "ops admin * ");
-	for (int k = 0; k < AUTH_HASH_LEN; k++)
-		fprintf(f, "%02x", h[k]);
-	fprintf(f, "\n");
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
 
 /* A TCP connection to 127.0.0.1:port upgraded to WebSocket with SP's
  * REP subprotocol, as nng's REQ dialer asks (asserted: 101 back). */
@@ -220,7 +161,7 @@ test_ws_frames_before_auth_are_small(void **state)
 
 	ws_url(s);
 	s->args[0] = "--auth";
-	s->args[1] = write_tokens(state);
+	s->args[1] = it_hostile_tokens(state, token);
 	it_start(s);
 	c = it_client_url(s->url);
 	assert_int_equal(sluice_set_token(c, token), 0);
@@ -242,7 +183,7 @@ test_ws_frames_before_auth_are_small(void **state)
 
 		if (rss > peak)
 			peak = rss;
-		assert_true(closed_within(fds[i], 3000));
+		assert_true(it_hostile_closed_within(fds[i], 3000));
 		close(fds[i]);
 	}
 	fprintf(stderr,
@@ -254,8 +195,7 @@ test_ws_frames_before_auth_are_small(void **state)
 	free(probe.us);
 	assert_true(r.calls > 20);
 	assert_int_equal(r.errors, 0);
-	assert_true(r.p99_ms <
-	    (it_sanitized() ? PROBE_P99_SAN_MS * 4 : PROBE_P99_MS * 4));
+	assert_true(r.p99_ms < it_hostile_p99_bound() * 4);
 	it_put(c, "ws", "still served");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -278,7 +218,7 @@ test_ws_strangers_are_closed(void **state)
 
 	ws_url(s);
 	s->args[0] = "--auth";
-	s->args[1] = write_tokens(state);
+	s->args[1] = it_hostile_tokens(state, token);
 	s->args[2] = "--handshake-timeout";
 	s->args[3] = "1s";
 	it_start(s);
@@ -301,15 +241,17 @@ test_ws_strangers_are_closed(void **state)
 	hl = ws_head(head, true, 2, 8192); /* whole, over 4096 unauthed */
 	it_sp_send_all(big, head, hl);
 	(void)send_junk(big, 8192);
-	assert_true(closed_within(big, 3000));
-	assert_true(closed_within(silent, 5000));
-	assert_true(closed_within(slow, 5000));
+	assert_true(it_hostile_closed_within(big, 3000));
+	assert_true(it_hostile_closed_within(silent, 5000));
+	assert_true(it_hostile_closed_within(slow, 5000));
 	assert_true(it_mono_ms() - t0 >= 900); /* not before the timeout */
 	close(silent);
 	close(slow);
 	close(big);
-	assert_true(wait_kv(c, "conns_closed_refused", 1, 3000) >= 1);
-	assert_true(wait_kv(c, "conns_closed_handshake", 2, 3000) >= 2);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_closed_refused", 1, 3000) >= 1);
+	assert_true(
+	    it_hostile_wait_kv(c, "conns_closed_handshake", 2, 3000) >= 2);
 	assert_true(it_log_count(s, "not authenticated yet") >= 1);
 	it_put(c, "ws", "still served");
 	sluice_close(c);
@@ -367,7 +309,7 @@ test_ws_repl_port(void **state)
 	it_node_init(state, &l, "leader");
 	assert_int_equal(sscanf(l.repl, "tcp://127.0.0.1:%d", &port), 1);
 	snprintf(l.repl, sizeof(l.repl), "ws://127.0.0.1:%d", port);
-	it_node_arg(&l, "--auth", write_tokens(state));
+	it_node_arg(&l, "--auth", it_hostile_tokens(state, token));
 	it_node_arg(&l, "--handshake-timeout", "1s");
 	it_node_start(&l);
 	assert_int_equal(sluice_set_token(l.c, token), 0);
@@ -382,9 +324,10 @@ test_ws_repl_port(void **state)
 	it_node_start(&f);
 	it_node_caught_up(&l, &f);
 	silent = ws_open(port);
-	assert_true(closed_within(silent, 5000));
+	assert_true(it_hostile_closed_within(silent, 5000));
 	close(silent);
-	assert_true(wait_kv(l.c, "repl_conns_closed_handshake", 1, 3000) >= 1);
+	assert_true(it_hostile_wait_kv(
+	                l.c, "repl_conns_closed_handshake", 1, 3000) >= 1);
 	it_put(l.c, "mail", "two");
 	it_node_caught_up(&l, &f);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_http.h"
 #include "it_probe.h"
 #include "it_sp.h"
@@ -51,7 +52,6 @@ write_tokens(const char *path, const char *const lines[NTOK], const char *extra)
 	assert_non_null(f);
 	fprintf(f, "# written by test_tenant\n%s\n", extra);
 	for (int i = 0; i < NTOK; i++) {
-		uint8_t h[AUTH_HASH_LEN];
 		char line[256], *sp;
 
 		if (lines[i] == NULL)
@@ -63,10 +63,8 @@ write_tokens(const char *path, const char *const lines[NTOK], const char *extra)
 		sp = sp ? strchr(sp + 1, ' ') : NULL;
 		if (sp != NULL)
 			*sp++ = '\0';
-		auth_sha256(secrets[i], strlen(secrets[i]), h);
 		fprintf(f, "%s ", line);
-		for (int k = 0; k < AUTH_HASH_LEN; k++)
-			fprintf(f, "%02x", h[k]);
+		it_hostile_hash(f, secrets[i]);
 		fprintf(f, " %s\n", sp != NULL ? sp : "");
 	}
 	assert_int_equal(fclose(f), 0);

@@ -1,0 +1,138 @@
+/* it_hostile - the hardening tests' shared helpers (see it_hostile.h).
+ *
+ * The token file is written with auth_sha256, the server's own hash, so
+ * a test never carries a precomputed digest; the certificates are made
+ * by the openssl command line, its output kept in openssl.log. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "it.h"
+#include "it_hostile.h"
+#include "it_node.h"
+#include "it_probe.h"
+#include "util/tokens.h"
+
+void
+it_hostile_hash(FILE *f, const char *secret)
+{
+	uint8_t h[AUTH_HASH_LEN];
+
+	auth_sha256(secret, strlen(secret), h);
+	for (int k = 0; k < AUTH_HASH_LEN; k++)
+		fprintf(f, "%02x", h[k]);
+}
+
+const char *
+it_hostile_tokens(void **state, const char *token)
+{
+	static char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s", t_path(*state, "tokens"));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "ops admin * ");
+	it_hostile_hash(f, token);
+	fprintf(f, "\n");
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* Runs a shell command in `dir`; asserts it succeeded. */
+static void
+it_hostile_sh(const char *dir, const char *cmd)
+{
+	char line[4096];
+
+	snprintf(line, sizeof(line), "cd '%s' && { %s; } >openssl.log 2>&1",
+	    dir, cmd);
+	assert_int_equal(system(line), 0);
+}
+
+const char *
+it_hostile_tls_setup(void **state, struct t_srv *s)
+{
+	static char ca[600], crt[600], key[600];
+	const char *dir = t_path(*state, "");
+
+	it_hostile_sh(dir,
+	    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
+	    "-out ca.crt -days 2 -subj /CN=hostile-ca && "
+	    "openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
+	    "-subj /CN=127.0.0.1 && "
+	    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san && "
+	    "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
+	    "-CAcreateserial -out srv.crt -days 2 -extfile san");
+	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+	snprintf(crt, sizeof(crt), "%s/srv.crt", dir);
+	snprintf(key, sizeof(key), "%s/srv.key", dir);
+	snprintf(s->url, sizeof(s->url), "tls+tcp://127.0.0.1:%d", s->port);
+	s->args[0] = "--tls-cert";
+	s->args[1] = crt;
+	s->args[2] = "--tls-key";
+	s->args[3] = key;
+	return ca;
+}
+
+uint64_t
+it_hostile_wait_kv(
+    struct sluice_client *c, const char *name, uint64_t want, int ms)
+{
+	int64_t end = it_mono_ms() + ms;
+	uint64_t v;
+
+	while ((v = it_node_kv(c, name)) < want && it_mono_ms() < end)
+		it_sleep_ms(100);
+	return v;
+}
+
+bool
+it_hostile_closed_within(int fd, int ms)
+{
+	char b[65536];
+	int64_t end = it_mono_ms() + ms;
+
+	while (it_mono_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+	}
+	return false;
+}
+
+double
+it_hostile_p99_bound(void)
+{
+	return it_sanitized() ? IT_HOSTILE_P99_SAN_MS : IT_HOSTILE_P99_MS;
+}
+
+void
+it_hostile_probe_tls_ok(struct it_probe *p, const char *what, const char *url,
+    const char *tok, const char *ca)
+{
+	struct it_probe_result r = it_probe_stop(p, what), calm;
+	double bound = it_hostile_p99_bound();
+	struct it_probe q;
+
+	assert_true(r.calls > 20);
+	assert_int_equal(r.errors, 0);
+	free(p->us);
+	if (r.p99_ms < bound)
+		return;
+	it_probe_start_tls(&q, url, "calm", tok, ca);
+	it_sleep_ms(1000);
+	calm = it_probe_stop(&q, "calm");
+	free(q.us);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
+	    r.p99_ms, bound, calm.p99_ms);
+	assert_true(r.p99_ms < 3 * calm.p99_ms);
+}

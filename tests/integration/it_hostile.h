@@ -1,0 +1,58 @@
+/* it_hostile - what the hardening tests (test_hostile_*.c) share: a token
+ * file holding the server's own hash of a token, a CA and a certificate
+ * for a tls+tcp:// server, a stats counter awaited, and a raw socket the
+ * server is expected to close.
+ *
+ * Every wait is bounded by the milliseconds its caller gives. */
+#ifndef SLUICE_IT_HOSTILE_H
+#define SLUICE_IT_HOSTILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+	IT_HOSTILE_P99_MS = 50, /* a healthy client's p99 under an attack */
+	IT_HOSTILE_P99_SAN_MS = 250, /* the same under the sanitizers */
+};
+
+struct it_probe;
+struct sluice_client;
+struct t_srv;
+
+/* Writes to `f` the server's hash of the token `secret` (auth_sha256),
+ * as a token file holds it: hex, no newline. */
+void it_hostile_hash(FILE *f, const char *secret);
+
+/* Writes the test's file "tokens" with one admin token, `token`, hashed
+ * as the server hashes it ("ops admin * <hex>"); its path is returned
+ * (static storage, rewritten by the next call). */
+const char *it_hostile_tokens(void **state, const char *token);
+
+/* A CA and a certificate for 127.0.0.1 in the test's directory; the
+ * server `s` gets them on a tls+tcp:// client port (its url, args
+ * 0..3). The CA's path is returned. */
+const char *it_hostile_tls_setup(void **state, struct t_srv *s);
+
+/* Waits up to `ms` for the stats counter `name`, read by `c`, to reach
+ * `want`; its last value is returned. */
+uint64_t it_hostile_wait_kv(
+    struct sluice_client *c, const char *name, uint64_t want, int ms);
+
+/* True when the peer closes `fd` within `ms` (what it sends is read and
+ * dropped). */
+bool it_hostile_closed_within(int fd, int ms);
+
+/* The bound of a healthy client's p99 beside an attack, in ms:
+ * IT_HOSTILE_P99_MS, or IT_HOSTILE_P99_SAN_MS under the sanitizers. */
+double it_hostile_p99_bound(void);
+
+/* Stops the probe `p` (of a tls+tcp:// server at `url` whose certificate
+ * `ca` signs; `tok` its token or NULL) and checks it beside an attack:
+ * every call served, and its p99 under the bound; or, on a machine busy
+ * with other work, under three times the p99 of the same client without
+ * the attack (measured for a second). */
+void it_hostile_probe_tls_ok(struct it_probe *p, const char *what,
+    const char *url, const char *tok, const char *ca);
+
+#endif
