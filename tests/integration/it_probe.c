@@ -181,10 +181,13 @@ it_probe_stop(struct it_probe *p, const char *what)
 	return r;
 }
 
-long
-it_rss_kb(pid_t pid)
+/* The line `field` (with its colon) of /proc/PID/status, in KiB; -1
+ * when there is none. */
+static long
+it_status_kb(pid_t pid, const char *field)
 {
 	char path[64], line[256];
+	size_t n = strlen(field);
 	long kb = -1;
 	FILE *f;
 
@@ -192,10 +195,24 @@ it_rss_kb(pid_t pid)
 	if ((f = fopen(path, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+		if (strncmp(line, field, n) == 0) {
+			kb = strtol(line + n, NULL, 10);
 			break;
+		}
 	fclose(f);
 	return kb;
+}
+
+long
+it_rss_kb(pid_t pid)
+{
+	return it_status_kb(pid, "VmRSS:");
+}
+
+long
+it_hwm_kb(pid_t pid)
+{
+	return it_status_kb(pid, "VmHWM:");
 }
 
 long

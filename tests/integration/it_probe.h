@@ -60,6 +60,9 @@ struct it_probe_result it_probe_stop(struct it_probe *p, const char *what);
 /* The resident set of process `pid` in KiB (VmRSS), -1 when unknown. */
 long it_rss_kb(pid_t pid);
 
+/* The peak of its resident set in KiB (VmHWM), -1 when unknown. */
+long it_hwm_kb(pid_t pid);
+
 /* The process's open descriptors, -1 when unknown. */
 long it_fd_count(pid_t pid);
 

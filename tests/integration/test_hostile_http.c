@@ -175,24 +175,6 @@ raw_once(int port, const char *req, char *head, size_t hcap, char **body)
 	return st;
 }
 
-/* VmHWM: the peak of sluiced's resident memory, KiB. */
-static long
-hwm_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "VmHWM:", 6) == 0)
-			kb = strtol(line + 6, NULL, 10);
-	fclose(f);
-	return kb;
-}
-
 /* ---- chunked ------------------------------------------------------------ */
 
 static void
@@ -439,7 +421,7 @@ test_no_token_gets_401_before_its_body(void **state)
 		assert_true(p[i].sent < BIG / 4);
 	}
 	rss1 = it_rss_kb(h.s->pid);
-	hwm = hwm_kb(h.s->pid);
+	hwm = it_hwm_kb(h.s->pid);
 	fprintf(stderr,
 	    "no token: rss %ld -> %ld KiB, peak %ld KiB (six 60 MB bodies "
 	    "announced)\n",
@@ -558,7 +540,7 @@ test_json_expansion_is_bounded(void **state)
 	    "Content-Length: 12\r\n\r\n[[[[[[1]]]]]]"));
 	assert_int_equal(raw_response(fd, head, sizeof(head), NULL), 400);
 	close(fd);
-	hwm = hwm_kb(h.s->pid);
+	hwm = it_hwm_kb(h.s->pid);
 	fprintf(stderr,
 	    "json: rss %ld KiB, peak %ld KiB after 16 MB of [0,...]\n", rss0,
 	    hwm);
