@@ -949,8 +949,8 @@ test_tls_connections_are_bounded(void **state)
  * closes the oldest not authenticated (as on tcp://); an authenticated
  * client is never one of them. The clients without a token are nng
  * dialers, which dial again when closed and so close each other in
- * turn: each of their requests is refused for its token or loses its
- * connection, and none is served. */
+ * turn: each of their requests is refused for its token, loses its
+ * connection or runs out of time, and none is served. */
 static void
 test_tls_unauthenticated_are_capped(void **state)
 {
@@ -975,7 +975,13 @@ test_tls_unauthenticated_are_capped(void **state)
 		it_rc(anon[i], sluice_set_tls(anon[i], ca, NULL, NULL), 0);
 		sluice_set_connect_timeout(anon[i], 1000);
 		rc = sluice_stats(anon[i], NULL, &st);
-		assert_true(rc == SLUICE_EAUTH || rc == SLUICE_ECONN);
+		/* refused for its token, or its connection lost; on a loaded
+		 * machine the dialers knocking each other out may also use
+		 * up the call's time: never served */
+		if (rc != SLUICE_EAUTH && rc != SLUICE_ECONN &&
+		    rc != SLUICE_ETIMEDOUT)
+			fail_msg("a client without a token got %s",
+			    sluice_strerror(rc));
 	}
 	assert_true(
 	    it_hostile_wait_kv(c, "conns_evicted_unauth", 2, 5000) >= 2);
