@@ -51,14 +51,14 @@
 
 #include "log/recover.h"
 #include "log/snap.h"
-#include "server/face_stream.h"
-#include "server/bs.h"
-#include "server/cluster.h"
-#include "server/conn.h"
-#include "server/core.h"
-#include "server/follow.h"
-#include "server/http.h"
-#include "server/repl.h"
+#include "server/face/stream.h"
+#include "server/face/beanstalk/bs.h"
+#include "server/failover/cluster.h"
+#include "server/face/conn.h"
+#include "server/core/core.h"
+#include "server/repl/follow.h"
+#include "server/face/http/http.h"
+#include "server/repl/lead.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -226,8 +226,8 @@ poll_timeout(struct core *c)
 	int64_t dl = ops_next_deadline(c);
 	int64_t ms = 1000;
 
-	if (repl_next_deadline(c) < dl)
-		dl = repl_next_deadline(c);
+	if (lead_next_deadline(c) < dl)
+		dl = lead_next_deadline(c);
 	if (follow_next_deadline(c) < dl)
 		dl = follow_next_deadline(c);
 	if (cluster_next_deadline(c) < dl)
@@ -399,9 +399,9 @@ loop(struct core *c)
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
 			{ .fd = c->snap.pidfd, .events = POLLIN },
-			{ .fd = repl_fd(c), .events = POLLIN },
+			{ .fd = lead_fd(c), .events = POLLIN },
 			{ .fd = follow_fd(c), .events = POLLIN },
-			{ .fd = repl_io_fd(c), .events = POLLIN },
+			{ .fd = lead_io_fd(c), .events = POLLIN },
 			{ .fd = conns_fd(c->conns), .events = POLLIN },
 			{ .fd = cluster_fd(c), .events = POLLIN },
 		};
@@ -418,7 +418,7 @@ loop(struct core *c)
 			handle_signal(c);
 		wal_reap(c->wal);
 		publish_health(c); /* before the replies that tell of it */
-		repl_handle(c);
+		lead_handle(c);
 		core_flush_replies(c);
 		if (pfd[3].revents)
 			bgsnap_reap(c);
@@ -444,7 +444,7 @@ loop(struct core *c)
 			                                  * it at once */
 		}
 		conns_flush(c->conns);
-		repl_serve(c, clock_mono_ms());
+		lead_serve(c, clock_mono_ms());
 		if (c->snap.ready)
 			bgsnap_publish(c);
 		else if (bgsnap_due(c) || bgsnap_due_for_room(c, true))
@@ -569,7 +569,7 @@ start(struct core *c, const struct srv_config *cfg)
 		    "it stays empty");
 	c->now = clock_now_ms();
 	if (cfg->repl_listen != NULL) {
-		rc = repl_open(c, cfg->repl_listen);
+		rc = lead_open(c, cfg->repl_listen);
 		if (rc != 0) {
 			log_err("srv",
 			    "cannot listen for followers repl_listen=%s "
@@ -788,7 +788,7 @@ out:
 	bgsnap_fini(&c);
 	http_close(c.http);
 	follow_stop(&c);
-	repl_close(&c);
+	lead_close(&c);
 	face_stream_stop(c.fstream);
 	net_close(c.net);
 	face_stream_free(c.fstream); /* after net_close: its events may be

@@ -14,69 +14,69 @@
 #include "proto/msg.h"
 #include "util/tokens.h"
 
-#define AUTH_FILE_MAX (4u << 20) /* far more lines than anyone writes */
+#define TOKENS_FILE_MAX (4u << 20) /* far more lines than anyone writes */
 
-static const char *const role_names[AUTH_ROLE_END_] = {
-	[AUTH_PRODUCER] = "producer",
-	[AUTH_WORKER] = "worker",
-	[AUTH_ADMIN] = "admin",
-	[AUTH_REPLICA] = "replica",
-	[AUTH_MONITOR] = "monitor",
+static const char *const role_names[TOKENS_ROLE_END_] = {
+	[TOKENS_PRODUCER] = "producer",
+	[TOKENS_WORKER] = "worker",
+	[TOKENS_ADMIN] = "admin",
+	[TOKENS_REPLICA] = "replica",
+	[TOKENS_MONITOR] = "monitor",
 };
 
 const char *
-auth_role_name(int role)
+tokens_role_name(int role)
 {
-	if (role > 0 && role < AUTH_ROLE_END_)
+	if (role > 0 && role < TOKENS_ROLE_END_)
 		return role_names[role];
 	return "?";
 }
 
 int
-auth_role_parse(const char *s)
+tokens_role_parse(const char *s)
 {
-	for (int r = 1; r < AUTH_ROLE_END_; r++)
+	for (int r = 1; r < TOKENS_ROLE_END_; r++)
 		if (strcmp(s, role_names[r]) == 0)
 			return r;
 	return 0;
 }
 
 void
-auth_sha256(const void *p, size_t len, uint8_t out[AUTH_HASH_LEN])
+tokens_sha256(const void *p, size_t len, uint8_t out[TOKENS_HASH_LEN])
 {
 	mbedtls_sha256_ret(p, len, out, 0);
 }
 
 bool
-auth_hash_eq(const uint8_t *a, const uint8_t *b)
+tokens_hash_eq(const uint8_t *a, const uint8_t *b)
 {
 	uint8_t d = 0;
 
-	for (size_t i = 0; i < AUTH_HASH_LEN; i++)
+	for (size_t i = 0; i < TOKENS_HASH_LEN; i++)
 		d |= a[i] ^ b[i];
 	return d == 0;
 }
 
-const struct auth_token *
-auth_find_hash(const struct auth *a, const uint8_t hash[AUTH_HASH_LEN])
+const struct tokens_entry *
+tokens_find_hash(const struct tokens *a, const uint8_t hash[TOKENS_HASH_LEN])
 {
-	const struct auth_token *found = NULL;
+	const struct tokens_entry *found = NULL;
 
 	/* Every line is compared: hashes are unique in a table, so at most
 	 * one matches, and the time says nothing of which. */
 	for (size_t i = 0; i < a->n; i++)
-		if (auth_hash_eq(a->v[i].hash, hash))
+		if (tokens_hash_eq(a->v[i].hash, hash))
 			found = &a->v[i];
 	return found;
 }
 
-const struct auth_token *
-auth_find(const struct auth *a, const void *token, size_t len)
+const struct tokens_entry *
+tokens_find(const struct tokens *a, const void *token, size_t len)
 {
-	uint8_t h[AUTH_HASH_LEN];
+	uint8_t h[TOKENS_HASH_LEN];
 
-	auth_sha256(token, len, h);
-	return auth_find_hash(a, h);
+	tokens_sha256(token, len, h);
+	return tokens_find_hash(a, h);
 }
 
 /* ---- what a role may do -------------------------------------------- */
@@ -116,18 +116,18 @@ monitor_op(uint8_t op)
 }
 
 bool
-auth_role_allows(int role, uint8_t op)
+tokens_role_allows(int role, uint8_t op)
 {
 	if (op == MSG_OP_AUTH)
 		return true; /* a session may always change its token */
 	switch (role) {
-	case AUTH_ADMIN:
+	case TOKENS_ADMIN:
 		return true;
-	case AUTH_PRODUCER:
+	case TOKENS_PRODUCER:
 		return producer_op(op);
-	case AUTH_WORKER:
+	case TOKENS_WORKER:
 		return worker_op(op);
-	case AUTH_MONITOR:
+	case TOKENS_MONITOR:
 		return monitor_op(op);
 	default: /* replica: the replication port only */
 		return false;
@@ -135,7 +135,7 @@ auth_role_allows(int role, uint8_t op)
 }
 
 bool
-auth_tube_ok(const struct auth_token *t, const char *tube, size_t len)
+tokens_tube_ok(const struct tokens_entry *t, const char *tube, size_t len)
 {
 	if (t->prefix_len == SIZE_MAX)
 		return len == strlen(t->tubes) &&
@@ -145,7 +145,7 @@ auth_tube_ok(const struct auth_token *t, const char *tube, size_t len)
 }
 
 bool
-auth_all_tubes(const struct auth_token *t)
+tokens_all_tubes(const struct tokens_entry *t)
 {
 	return t->prefix_len == 0;
 }
@@ -155,7 +155,7 @@ auth_all_tubes(const struct auth_token *t)
 /* `peer` without its port: "127.0.0.1:5000" -> "127.0.0.1", "[::1]:5000"
  * -> "[::1]"; a peer without one is kept whole. */
 static void
-peer_addr(const char *peer, char out[AUTH_ADDR_MAX])
+peer_addr(const char *peer, char out[TOKENS_ADDR_MAX])
 {
 	const char *colon = strrchr(peer, ':');
 	size_t n = strlen(peer);
@@ -166,8 +166,8 @@ peer_addr(const char *peer, char out[AUTH_ADDR_MAX])
 	if (port &&
 	    (strchr(peer, ':') == colon || (colon > peer && colon[-1] == ']')))
 		n = (size_t)(colon - peer);
-	if (n >= AUTH_ADDR_MAX)
-		n = AUTH_ADDR_MAX - 1;
+	if (n >= TOKENS_ADDR_MAX)
+		n = TOKENS_ADDR_MAX - 1;
 	memcpy(out, peer, n);
 	out[n] = '\0';
 }
@@ -175,7 +175,7 @@ peer_addr(const char *peer, char out[AUTH_ADDR_MAX])
 /* Whether entry `a` goes before `b` when one must be reused: one with no
  * answer waiting, then the one that failed longest ago. */
 static bool
-evict_first(const struct auth_addr *a, const struct auth_addr *b)
+evict_first(const struct tokens_addr *a, const struct tokens_addr *b)
 {
 	if ((a->waiting == 0) != (b->waiting == 0))
 		return a->waiting == 0;
@@ -184,12 +184,13 @@ evict_first(const struct auth_addr *a, const struct auth_addr *b)
 
 /* The entry of `addr`: found, new, or another one reused (evict_first).
  * NULL when the table cannot be allocated. */
-static struct auth_addr *
-limit_entry(struct auth_limit *l, const char *addr)
+static struct tokens_addr *
+limit_entry(struct tokens_limit *l, const char *addr)
 {
-	struct auth_addr *e, *oldest = NULL;
+	struct tokens_addr *e, *oldest = NULL;
 
-	if (l->v == NULL && (l->v = calloc(AUTH_ADDRS, sizeof(*l->v))) == NULL)
+	if (l->v == NULL &&
+	    (l->v = calloc(TOKENS_ADDRS, sizeof(*l->v))) == NULL)
 		return NULL;
 	for (size_t i = 0; i < l->n; i++) {
 		if (strcmp(l->v[i].addr, addr) == 0)
@@ -197,7 +198,7 @@ limit_entry(struct auth_limit *l, const char *addr)
 		if (oldest == NULL || evict_first(&l->v[i], oldest))
 			oldest = &l->v[i];
 	}
-	e = l->n < AUTH_ADDRS ? &l->v[l->n++] : oldest;
+	e = l->n < TOKENS_ADDRS ? &l->v[l->n++] : oldest;
 	memset(e, 0, sizeof(*e));
 	snprintf(e->addr, sizeof(e->addr), "%s", addr);
 	e->logged = INT64_MIN / 2;
@@ -210,17 +211,17 @@ limit_entry(struct auth_limit *l, const char *addr)
  * line, which is no longer than the answers still in it (those of
  * closed connections left it). */
 static void
-limit_pause(struct auth_limit *l, struct auth_addr *e, int64_t now,
-    struct auth_verdict *v)
+limit_pause(struct tokens_limit *l, struct tokens_addr *e, int64_t now,
+    struct tokens_verdict *v)
 {
-	if (e->fails > AUTH_FREE_FAILS) {
-		uint32_t step = e->fails - AUTH_FREE_FAILS;
-		int64_t pause = (int64_t)AUTH_PAUSE_MIN_MS
+	if (e->fails > TOKENS_FREE_FAILS) {
+		uint32_t step = e->fails - TOKENS_FREE_FAILS;
+		int64_t pause = (int64_t)TOKENS_PAUSE_MIN_MS
 		    << (step < 4 ? step : 4);
-		int64_t end = now + (int64_t)e->waiting * AUTH_PAUSE_MAX_MS;
+		int64_t end = now + (int64_t)e->waiting * TOKENS_PAUSE_MAX_MS;
 
-		if (pause > AUTH_PAUSE_MAX_MS)
-			pause = AUTH_PAUSE_MAX_MS;
+		if (pause > TOKENS_PAUSE_MAX_MS)
+			pause = TOKENS_PAUSE_MAX_MS;
 		if (e->due < end)
 			end = e->due;
 		v->due = (end > now ? end : now) + pause;
@@ -233,20 +234,21 @@ limit_pause(struct auth_limit *l, struct auth_addr *e, int64_t now,
 }
 
 void
-auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
-    uint32_t rnd, struct auth_verdict *v)
+tokens_limit_fail(struct tokens_limit *l, const char *peer, int64_t now,
+    uint32_t rnd, struct tokens_verdict *v)
 {
-	char addr[AUTH_ADDR_MAX];
-	struct auth_addr *e;
+	char addr[TOKENS_ADDR_MAX];
+	struct tokens_addr *e;
 
 	memset(v, 0, sizeof(*v));
 	l->failures++;
-	v->due = now + AUTH_PAUSE_MIN_MS + (int64_t)(rnd % AUTH_PAUSE_SPAN_MS);
+	v->due =
+	    now + TOKENS_PAUSE_MIN_MS + (int64_t)(rnd % TOKENS_PAUSE_SPAN_MS);
 	v->log = true;
 	peer_addr(peer, addr);
 	e = limit_entry(l, addr);
-	v->drop = l->waiting >= AUTH_WAIT_MAX ||
-	    (e != NULL && e->waiting >= AUTH_WAIT_ADDR_MAX);
+	v->drop = l->waiting >= TOKENS_WAIT_MAX ||
+	    (e != NULL && e->waiting >= TOKENS_WAIT_ADDR_MAX);
 	if (v->drop)
 		l->dropped++;
 	else
@@ -254,7 +256,7 @@ auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
 	if (e == NULL)
 		return;
 	if (e->fails > 0 &&
-	    now - (e->due > e->last ? e->due : e->last) > AUTH_QUIET_MS)
+	    now - (e->due > e->last ? e->due : e->last) > TOKENS_QUIET_MS)
 		e->fails = 0;
 	v->fails = ++e->fails;
 	if (v->drop) {
@@ -262,10 +264,11 @@ auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
 	} else {
 		limit_pause(l, e, now, v);
 		e->waiting++;
-		v->ticket = (struct auth_ticket) { (size_t)(e - l->v), e->gen };
+		v->ticket =
+		    (struct tokens_ticket) { (size_t)(e - l->v), e->gen };
 	}
 	e->last = now;
-	v->log = now - e->logged >= AUTH_LOG_EVERY_MS;
+	v->log = now - e->logged >= TOKENS_LOG_EVERY_MS;
 	if (v->log) {
 		v->unlogged = e->unlogged;
 		v->dropped = e->dropped;
@@ -277,9 +280,9 @@ auth_limit_fail(struct auth_limit *l, const char *peer, int64_t now,
 }
 
 void
-auth_limit_done(struct auth_limit *l, struct auth_ticket t)
+tokens_limit_done(struct tokens_limit *l, struct tokens_ticket t)
 {
-	struct auth_addr *e = t.slot < l->n ? &l->v[t.slot] : NULL;
+	struct tokens_addr *e = t.slot < l->n ? &l->v[t.slot] : NULL;
 
 	if (l->waiting > 0)
 		l->waiting--;
@@ -288,7 +291,7 @@ auth_limit_done(struct auth_limit *l, struct auth_ticket t)
 }
 
 void
-auth_limit_free(struct auth_limit *l)
+tokens_limit_free(struct tokens_limit *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
@@ -311,7 +314,7 @@ fail(struct parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(p->err, AUTH_ERR_MAX, "%s:%u: %s", p->path, p->line, what);
+	snprintf(p->err, TOKENS_ERR_MAX, "%s:%u: %s", p->path, p->line, what);
 	return -1;
 }
 
@@ -330,13 +333,13 @@ tube_char(char ch)
 }
 
 static int
-parse_name(struct parse *p, const char *s, struct auth_token *t)
+parse_name(struct parse *p, const char *s, struct tokens_entry *t)
 {
 	size_t n = strlen(s);
 
-	if (n > AUTH_NAME_MAX)
+	if (n > TOKENS_NAME_MAX)
 		return fail(
-		    p, "token name longer than %d bytes", AUTH_NAME_MAX);
+		    p, "token name longer than %d bytes", TOKENS_NAME_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!name_char(s[i]))
 			return fail(
@@ -346,7 +349,7 @@ parse_name(struct parse *p, const char *s, struct auth_token *t)
 }
 
 static int
-parse_tubes(struct parse *p, const char *s, struct auth_token *t)
+parse_tubes(struct parse *p, const char *s, struct tokens_entry *t)
 {
 	size_t n = strlen(s);
 	bool star = n > 0 && s[n - 1] == '*';
@@ -379,14 +382,14 @@ hex_val(char ch)
 }
 
 static int
-parse_hash(struct parse *p, const char *s, struct auth_token *t)
+parse_hash(struct parse *p, const char *s, struct tokens_entry *t)
 {
-	if (strlen(s) != 2 * AUTH_HASH_LEN)
+	if (strlen(s) != 2 * TOKENS_HASH_LEN)
 		return fail(p,
 		    "the hash is %zu characters, not 64 hex digits "
 		    "(a SHA-256)",
 		    strlen(s));
-	for (size_t i = 0; i < AUTH_HASH_LEN; i++) {
+	for (size_t i = 0; i < TOKENS_HASH_LEN; i++) {
 		int hi = hex_val(s[2 * i]), lo = hex_val(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
@@ -400,17 +403,17 @@ parse_hash(struct parse *p, const char *s, struct auth_token *t)
 
 /* ---- quotas ----------------------------------------------------------- */
 
-static const char *const quota_names[AUTH_Q_END_] = {
-	[AUTH_Q_TUBES] = "tubes",
-	[AUTH_Q_TASKS] = "tasks",
-	[AUTH_Q_BYTES] = "bytes",
-	[AUTH_Q_PARKED] = "parked",
+static const char *const quota_names[TOKENS_Q_END_] = {
+	[TOKENS_Q_TUBES] = "tubes",
+	[TOKENS_Q_TASKS] = "tasks",
+	[TOKENS_Q_BYTES] = "bytes",
+	[TOKENS_Q_PARKED] = "parked",
 };
 
 const char *
-auth_quota_name(int kind)
+tokens_quota_name(int kind)
 {
-	return kind >= 0 && kind < AUTH_Q_END_ ? quota_names[kind] : "?";
+	return kind >= 0 && kind < TOKENS_Q_END_ ? quota_names[kind] : "?";
 }
 
 /* NAME=VALUE into q[] (set[] says which were given). */
@@ -423,23 +426,23 @@ parse_quota(struct parse *p, const char *w, uint64_t *q, bool *set)
 	char *end;
 	int k;
 
-	for (k = 0; k < AUTH_Q_END_; k++)
+	for (k = 0; k < TOKENS_Q_END_; k++)
 		if (eq != NULL && (size_t)(eq - w) == strlen(quota_names[k]) &&
 		    memcmp(w, quota_names[k], (size_t)(eq - w)) == 0)
 			break;
-	if (k == AUTH_Q_END_)
+	if (k == TOKENS_Q_END_)
 		return fail(p,
 		    "\"%s\": a quota is tubes=, tasks=, bytes= or parked=", w);
 	if (set[k])
 		return fail(p, "quota %s given twice", quota_names[k]);
 	set[k] = true;
 	if (strcmp(eq + 1, "none") == 0) {
-		q[k] = AUTH_UNLIMITED;
+		q[k] = TOKENS_UNLIMITED;
 		return 0;
 	}
 	errno = 0;
 	v = eq[1] >= '0' && eq[1] <= '9' ? strtoull(eq + 1, &end, 10) : 0;
-	if (k == AUTH_Q_BYTES && (eq[1] >= '0' && eq[1] <= '9')) {
+	if (k == TOKENS_Q_BYTES && (eq[1] >= '0' && eq[1] <= '9')) {
 		mul = *end == 'k' ? 1u << 10
 		    : *end == 'm' ? 1u << 20
 		    : *end == 'g' ? 1u << 30
@@ -447,10 +450,10 @@ parse_quota(struct parse *p, const char *w, uint64_t *q, bool *set)
 		end += mul != 1;
 	}
 	if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno != 0 ||
-	    v > (AUTH_UNLIMITED - 1) / mul)
+	    v > (TOKENS_UNLIMITED - 1) / mul)
 		return fail(p, "quota %s=%s: a whole number%s, or none",
 		    quota_names[k], eq + 1,
-		    k == AUTH_Q_BYTES ? " (k, m, g: KiB, MiB, GiB)" : "");
+		    k == TOKENS_Q_BYTES ? " (k, m, g: KiB, MiB, GiB)" : "");
 	q[k] = (uint64_t)v * mul;
 	return 0;
 }
@@ -459,7 +462,7 @@ parse_quota(struct parse *p, const char *w, uint64_t *q, bool *set)
 static int
 parse_quotas(struct parse *p, char **f, int n, uint64_t *q, bool *set)
 {
-	for (int k = 0; k < AUTH_Q_END_; k++)
+	for (int k = 0; k < TOKENS_Q_END_; k++)
 		set[k] = false;
 	for (int i = 0; i < n; i++)
 		if (parse_quota(p, f[i], q, set) != 0)
@@ -467,7 +470,7 @@ parse_quotas(struct parse *p, char **f, int n, uint64_t *q, bool *set)
 	return 0;
 }
 
-enum { LINE_FIELDS_MAX = 4 + AUTH_Q_END_ };
+enum { LINE_FIELDS_MAX = 4 + TOKENS_Q_END_ };
 
 /* Splits a line into at most LINE_FIELDS_MAX words; the count, or more
  * than the maximum when there are more. */
@@ -501,16 +504,16 @@ default_line(char **f, int n)
 /* One token line's words, NUL-terminated, into `t`; set[] says which
  * quotas it gave. */
 static int
-parse_line(struct parse *p, char **f, int n, struct auth_token *t, bool *set)
+parse_line(struct parse *p, char **f, int n, struct tokens_entry *t, bool *set)
 {
 	if (n < 4 || n > LINE_FIELDS_MAX)
 		return fail(p,
 		    "%d fields; a line is NAME ROLE TUBES SHA256HEX and up to "
 		    "%d quotas (tubes= tasks= bytes= parked=)",
-		    n, AUTH_Q_END_);
+		    n, TOKENS_Q_END_);
 	if (parse_name(p, f[0], t) != 0)
 		return -1;
-	if ((t->role = (uint8_t)auth_role_parse(f[1])) == 0)
+	if ((t->role = (uint8_t)tokens_role_parse(f[1])) == 0)
 		return fail(p,
 		    "unknown role \"%s\" (producer, worker, admin, "
 		    "replica or monitor)",
@@ -522,13 +525,14 @@ parse_line(struct parse *p, char **f, int n, struct auth_token *t, bool *set)
 
 /* A name or a hash twice would make a lookup ambiguous. */
 static int
-check_unique(struct parse *p, const struct auth *a, const struct auth_token *t)
+check_unique(
+    struct parse *p, const struct tokens *a, const struct tokens_entry *t)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		if (strcmp(a->v[i].name, t->name) == 0)
 			return fail(
 			    p, "token name \"%s\" already used", t->name);
-		if (auth_hash_eq(a->v[i].hash, t->hash))
+		if (tokens_hash_eq(a->v[i].hash, t->hash))
 			return fail(p, "the hash of \"%s\" is also \"%s\"'s",
 			    t->name, a->v[i].name);
 	}
@@ -539,24 +543,25 @@ check_unique(struct parse *p, const struct auth *a, const struct auth_token *t)
  * gave itself (filled in at the end, when the default is known). */
 struct quota_parse {
 	bool have_default;
-	uint64_t def[AUTH_Q_END_];
-	bool def_set[AUTH_Q_END_];
-	bool (*own)[AUTH_Q_END_]; /* per token */
+	uint64_t def[TOKENS_Q_END_];
+	bool def_set[TOKENS_Q_END_];
+	bool (*own)[TOKENS_Q_END_]; /* per token */
 };
 
 static int
-add_line(struct parse *p, struct auth *a, struct quota_parse *qp, char *line)
+add_line(struct parse *p, struct tokens *a, struct quota_parse *qp, char *line)
 {
 	char *f[LINE_FIELDS_MAX];
 	int n = split(line, f);
-	bool set[AUTH_Q_END_], (*own)[AUTH_Q_END_];
-	struct auth_token t, *v;
+	bool set[TOKENS_Q_END_], (*own)[TOKENS_Q_END_];
+	struct tokens_entry t, *v;
 
 	if (default_line(f, n)) {
 		if (qp->have_default)
 			return fail(p, "a second default line");
-		if (n > 1 + AUTH_Q_END_)
-			return fail(p, "default: up to %d quotas", AUTH_Q_END_);
+		if (n > 1 + TOKENS_Q_END_)
+			return fail(
+			    p, "default: up to %d quotas", TOKENS_Q_END_);
 		qp->have_default = true;
 		return parse_quotas(p, f + 1, n - 1, qp->def, qp->def_set);
 	}
@@ -575,26 +580,26 @@ add_line(struct parse *p, struct auth *a, struct quota_parse *qp, char *line)
 }
 
 /* Each token's quotas in force: its own; else, for a token not for `*`,
- * the default line's, else the built-in default (AUTH_DEFAULT_TUBES
+ * the default line's, else the built-in default (TOKENS_DEFAULT_TUBES
  * tubes, nothing else bounded); a token for `*` has no other. */
 static void
-settle_quotas(struct auth *a, const struct quota_parse *qp)
+settle_quotas(struct tokens *a, const struct quota_parse *qp)
 {
 	for (size_t i = 0; i < a->n; i++) {
-		struct auth_token *t = &a->v[i];
-		bool all = auth_all_tubes(t);
+		struct tokens_entry *t = &a->v[i];
+		bool all = tokens_all_tubes(t);
 
-		for (int k = 0; k < AUTH_Q_END_; k++) {
+		for (int k = 0; k < TOKENS_Q_END_; k++) {
 			if (qp->own[i][k])
 				continue;
 			if (all)
-				t->quota[k] = AUTH_UNLIMITED;
+				t->quota[k] = TOKENS_UNLIMITED;
 			else if (qp->def_set[k])
 				t->quota[k] = qp->def[k];
 			else
-				t->quota[k] = k == AUTH_Q_TUBES
-				    ? AUTH_DEFAULT_TUBES
-				    : AUTH_UNLIMITED;
+				t->quota[k] = k == TOKENS_Q_TUBES
+				    ? TOKENS_DEFAULT_TUBES
+				    : TOKENS_UNLIMITED;
 		}
 	}
 }
@@ -607,8 +612,8 @@ blank_or_comment(const char *s)
 }
 
 int
-auth_parse(const char *path, const char *text, size_t len, struct auth *out,
-    char err[AUTH_ERR_MAX])
+tokens_parse(const char *path, const char *text, size_t len, struct tokens *out,
+    char err[TOKENS_ERR_MAX])
 {
 	struct parse p = { .path = path, .line = 0, .err = err };
 	struct quota_parse qp;
@@ -637,7 +642,7 @@ auth_parse(const char *path, const char *text, size_t len, struct auth *out,
 		}
 		if (rc != 0) {
 			free(qp.own);
-			auth_free(out);
+			tokens_free(out);
 			return -1;
 		}
 		at += n + 1;
@@ -648,7 +653,7 @@ auth_parse(const char *path, const char *text, size_t len, struct auth *out,
 }
 
 int
-auth_load(const char *path, struct auth *out, char err[AUTH_ERR_MAX])
+tokens_load(const char *path, struct tokens *out, char err[TOKENS_ERR_MAX])
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;
@@ -658,16 +663,16 @@ auth_load(const char *path, struct auth *out, char err[AUTH_ERR_MAX])
 	out->v = NULL;
 	out->n = 0;
 	if (f == NULL)
-		snprintf(err, AUTH_ERR_MAX, "%s: %s", path, strerror(errno));
-	else if ((text = malloc(AUTH_FILE_MAX + 1)) == NULL)
-		snprintf(err, AUTH_ERR_MAX, "%s: out of memory", path);
-	else if ((n = fread(text, 1, AUTH_FILE_MAX + 1, f)), ferror(f))
-		snprintf(err, AUTH_ERR_MAX, "%s: read failed", path);
-	else if (n > AUTH_FILE_MAX)
-		snprintf(err, AUTH_ERR_MAX, "%s: larger than %u bytes", path,
-		    AUTH_FILE_MAX);
+		snprintf(err, TOKENS_ERR_MAX, "%s: %s", path, strerror(errno));
+	else if ((text = malloc(TOKENS_FILE_MAX + 1)) == NULL)
+		snprintf(err, TOKENS_ERR_MAX, "%s: out of memory", path);
+	else if ((n = fread(text, 1, TOKENS_FILE_MAX + 1, f)), ferror(f))
+		snprintf(err, TOKENS_ERR_MAX, "%s: read failed", path);
+	else if (n > TOKENS_FILE_MAX)
+		snprintf(err, TOKENS_ERR_MAX, "%s: larger than %u bytes", path,
+		    TOKENS_FILE_MAX);
 	else
-		rc = auth_parse(path, text, n, out, err);
+		rc = tokens_parse(path, text, n, out, err);
 	free(text);
 	if (f != NULL)
 		fclose(f);
@@ -675,7 +680,7 @@ auth_load(const char *path, struct auth *out, char err[AUTH_ERR_MAX])
 }
 
 void
-auth_free(struct auth *a)
+tokens_free(struct tokens *a)
 {
 	free(a->v);
 	a->v = NULL;

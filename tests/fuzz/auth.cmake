@@ -3,4 +3,4 @@
 # ('q' first: a known token, near misses, the longest, too long, empty,
 # cut, trailing bytes, a flag) and token files ('f' first: good, and one
 # of each error).
-sluice_fuzz(auth LIBS sluice_proto sluice_auth)
+sluice_fuzz(auth LIBS sluice_proto sluice_tokens)

@@ -10,7 +10,7 @@
  * passes, no listed token fails.
  *
  * A token file that parses has what util/tokens.h promises of every line (a
- * name of 1..AUTH_NAME_MAX bytes, unique; a known role; a pattern whose
+ * name of 1..TOKENS_NAME_MAX bytes, unique; a known role; a pattern whose
  * prefix fits it) and each line's hash finds that line; one that does not
  * parse leaves the table empty and says why. */
 #include <stdint.h>
@@ -34,30 +34,30 @@ check(int cond)
 static const char *const known[] = { "s3cret", "adm-secret", "rep-secret" };
 enum { NKNOWN = sizeof(known) / sizeof(known[0]) };
 
-static const struct auth *
+static const struct tokens *
 table(void)
 {
-	static struct auth a;
+	static struct tokens a;
 	static int ready;
 	static const char *const lines[NKNOWN] = { "app worker emails*",
 		"ops admin *", "node-b replica *" };
-	char text[1024], err[AUTH_ERR_MAX];
+	char text[1024], err[TOKENS_ERR_MAX];
 	size_t len = 0;
 
 	if (ready)
 		return &a;
 	for (int i = 0; i < NKNOWN; i++) {
-		uint8_t h[AUTH_HASH_LEN];
+		uint8_t h[TOKENS_HASH_LEN];
 
-		auth_sha256(known[i], strlen(known[i]), h);
+		tokens_sha256(known[i], strlen(known[i]), h);
 		len += (size_t)snprintf(
 		    text + len, sizeof(text) - len, "%s ", lines[i]);
-		for (int k = 0; k < AUTH_HASH_LEN; k++)
+		for (int k = 0; k < TOKENS_HASH_LEN; k++)
 			len += (size_t)snprintf(
 			    text + len, sizeof(text) - len, "%02x", h[k]);
 		text[len++] = '\n';
 	}
-	check(auth_parse("fuzz", text, len, &a, err) == 0 && a.n == NKNOWN);
+	check(tokens_parse("fuzz", text, len, &a, err) == 0 && a.n == NKNOWN);
 	ready = 1;
 	return &a;
 }
@@ -65,7 +65,7 @@ table(void)
 static void
 request(const uint8_t *p, size_t len)
 {
-	const struct auth_token *t;
+	const struct tokens_entry *t;
 	struct msg_req q;
 	struct buf b;
 	int want = -1;
@@ -84,7 +84,7 @@ request(const uint8_t *p, size_t len)
 		if (strlen(known[i]) == q.token.len &&
 		    memcmp(known[i], q.token.p, q.token.len) == 0)
 			want = i;
-	t = auth_find(table(), q.token.p, q.token.len);
+	t = tokens_find(table(), q.token.p, q.token.len);
 	check((t != NULL) == (want >= 0));
 	check(t == NULL || t == &table()->v[want]);
 }
@@ -92,27 +92,27 @@ request(const uint8_t *p, size_t len)
 static void
 token_file(const uint8_t *p, size_t len)
 {
-	struct auth a = { 0 };
-	char err[AUTH_ERR_MAX] = "";
+	struct tokens a = { 0 };
+	char err[TOKENS_ERR_MAX] = "";
 
-	if (auth_parse("fuzz", (const char *)p, len, &a, err) != 0) {
+	if (tokens_parse("fuzz", (const char *)p, len, &a, err) != 0) {
 		check(a.n == 0 && a.v == NULL);
 		check(err[0] != '\0' && memchr(err, '\0', sizeof(err)) != NULL);
 		return;
 	}
 	for (size_t i = 0; i < a.n; i++) {
-		const struct auth_token *t = &a.v[i];
+		const struct tokens_entry *t = &a.v[i];
 		size_t n = strnlen(t->name, sizeof(t->name));
 
-		check(n >= 1 && n <= AUTH_NAME_MAX);
-		check(t->role >= AUTH_PRODUCER && t->role < AUTH_ROLE_END_);
+		check(n >= 1 && n <= TOKENS_NAME_MAX);
+		check(t->role >= TOKENS_PRODUCER && t->role < TOKENS_ROLE_END_);
 		check(t->prefix_len == SIZE_MAX ||
 		    t->prefix_len < strnlen(t->tubes, sizeof(t->tubes)));
 		for (size_t j = 0; j < i; j++)
 			check(strcmp(a.v[j].name, t->name) != 0);
-		check(auth_find_hash(&a, t->hash) != NULL);
+		check(tokens_find_hash(&a, t->hash) != NULL);
 	}
-	auth_free(&a);
+	tokens_free(&a);
 }
 
 int

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/bs_proto.h"
+#include "server/face/beanstalk/bs_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

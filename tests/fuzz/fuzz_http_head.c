@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/http_body.h"
-#include "server/http_head.h"
+#include "server/face/http/http_body.h"
+#include "server/face/http/http_head.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

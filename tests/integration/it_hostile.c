@@ -1,6 +1,6 @@
 /* it_hostile - the hardening tests' shared helpers (see it_hostile.h).
  *
- * The token file is written with auth_sha256, the server's own hash, so
+ * The token file is written with tokens_sha256, the server's own hash, so
  * a test never carries a precomputed digest; the certificates are made
  * by the openssl command line, its output kept in openssl.log. */
 #include <errno.h>
@@ -19,10 +19,10 @@
 void
 it_hostile_hash(FILE *f, const char *secret)
 {
-	uint8_t h[AUTH_HASH_LEN];
+	uint8_t h[TOKENS_HASH_LEN];
 
-	auth_sha256(secret, strlen(secret), h);
-	for (int k = 0; k < AUTH_HASH_LEN; k++)
+	tokens_sha256(secret, strlen(secret), h);
+	for (int k = 0; k < TOKENS_HASH_LEN; k++)
 		fprintf(f, "%02x", h[k]);
 }
 

@@ -20,7 +20,7 @@ struct it_probe;
 struct sluice_client;
 struct t_srv;
 
-/* Writes to `f` the server's hash of the token `secret` (auth_sha256),
+/* Writes to `f` the server's hash of the token `secret` (tokens_sha256),
  * as a token file holds it: hex, no newline. */
 void it_hostile_hash(FILE *f, const char *secret);
 

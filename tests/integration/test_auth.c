@@ -449,7 +449,7 @@ good_puts_until(struct sluice_client *adm, atomic_int *done)
 static void
 test_ten_thousand_wrong_tokens(void **state)
 {
-	struct storm st = { .per_addr = AUTH_FREE_FAILS };
+	struct storm st = { .per_addr = TOKENS_FREE_FAILS };
 	struct sluice_client *adm;
 	struct fix f;
 	pthread_t th;
@@ -466,7 +466,7 @@ test_ten_thousand_wrong_tokens(void **state)
 	              "log lines: %d\n",
 	    st.refused, good, lines);
 	assert_int_equal(st.broken, 0);
-	assert_int_equal(st.refused, ADDRS * AUTH_FREE_FAILS);
+	assert_int_equal(st.refused, ADDRS * TOKENS_FREE_FAILS);
 	assert_int_equal(it_node_kv(adm, "auth_failures"), st.refused);
 	assert_int_equal(it_node_kv(adm, "auth_delayed"), 0);
 	/* served during the guessing, not only after it */
@@ -507,7 +507,7 @@ slow_run(void *arg)
 static void
 test_an_address_past_its_allowance_is_slowed(void **state)
 {
-	struct slow sl = { .n = AUTH_FREE_FAILS + 4 };
+	struct slow sl = { .n = TOKENS_FREE_FAILS + 4 };
 	struct sluice_client *adm;
 	struct fix f;
 	pthread_t th;
@@ -581,7 +581,7 @@ log_sum(const struct t_srv *s, const char *what, const char *key)
 }
 
 /* FLOOD_CONNS connections from one address, each sending FLOOD_EACH
- * wrong tokens at once: far more than may wait (AUTH_WAIT_ADDR_MAX). */
+ * wrong tokens at once: far more than may wait (TOKENS_WAIT_ADDR_MAX). */
 enum { FLOOD_CONNS = 32, FLOOD_EACH = 1000 };
 
 struct flood {
@@ -660,7 +660,7 @@ test_an_address_past_the_bound_is_closed(void **state)
 
 	/* a second on, the next wrong token is logged with every drop not
 	 * yet logged; then a good token on the same connection */
-	it_sleep_ms(AUTH_LOG_EVERY_MS + 100);
+	it_sleep_ms(TOKENS_LOG_EVERY_MS + 100);
 	assert_true((fd = raw_open(f.s, "127.3.0.1")) >= 0);
 	assert_true(raw_auths(fd, 1, "guess"));
 	assert_int_equal(raw_replies(fd, 1, SLUICE_EAUTH), 1);

@@ -4,7 +4,7 @@
  * same bytes are compared in tests/integration/test_bsdiff.c.) */
 #include <string.h>
 
-#include "server/bs_proto.h"
+#include "server/face/beanstalk/bs_proto.h"
 #include "t_lib.h"
 
 /* Parses one command from a NUL-ended string; returns bytes used. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/etcd.h"
+#include "server/failover/etcd.h"
 #include "t_etcd.h"
 #include "t_lib.h"
 #include "t_srv.h"

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "server/http_body.h"
+#include "server/face/http/http_body.h"
 
 /* Decodes `in` (its first `n` bytes) as the chunked coding; the data
  * into out. Returns the bytes consumed up to DONE, or -1 when refused

@@ -8,8 +8,8 @@
 
 #include "t_lib.h"
 
-#include "server/http.h"
-#include "server/metrics.h"
+#include "server/face/http/http.h"
+#include "server/face/http/metrics.h"
 #include "util/log.h"
 
 static char *

@@ -11,7 +11,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
 
-#include "server/net.h"
+#include "server/face/net.h"
 #include "t_lib.h"
 #include "util/nngclose.h"
 

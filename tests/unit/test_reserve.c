@@ -9,7 +9,7 @@
 
 #include "log/rec.h"
 #include "queue/qrec.h"
-#include "server/reserve.h"
+#include "server/core/reserve.h"
 #include "util/buf.h"
 
 /* Bytes of the framed record `r` (it must encode). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/waiters.h"
+#include "server/core/waiters.h"
 #include "t_lib.h"
 
 static struct waiter *

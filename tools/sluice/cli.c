@@ -41,7 +41,7 @@ cli_connect(struct cli *cli)
 	}
 	if (cli->token != NULL && sluice_set_token(cli->c, cli->token) != 0) {
 		fprintf(stderr, "sluice: the token is over %d bytes\n",
-		    AUTH_TOKEN_MAX);
+		    TOKENS_TOKEN_MAX);
 		return EXIT_USAGE;
 	}
 	/* --timeout bounds the connect too, not only each reply; 0 waits

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "proto/json.h"
+#include "json/json.h"
 #include "util/dur.h"
 
 static uint64_t

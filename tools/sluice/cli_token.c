@@ -26,9 +26,9 @@ static const char token_help[] =
 static int
 cmd_token(struct cli *cli, int argc, char **argv)
 {
-	char token[2 * 32 + 1], line[512], err[AUTH_ERR_MAX];
-	uint8_t raw[32], hash[AUTH_HASH_LEN];
-	struct auth check;
+	char token[2 * 32 + 1], line[512], err[TOKENS_ERR_MAX];
+	uint8_t raw[32], hash[TOKENS_HASH_LEN];
+	struct tokens check;
 	bool json = false;
 	int rc, n;
 
@@ -41,16 +41,16 @@ cmd_token(struct cli *cli, int argc, char **argv)
 		return cli_fail(cli, -errno, "token new: getrandom");
 	for (size_t i = 0; i < sizeof(raw); i++)
 		sprintf(token + 2 * i, "%02x", raw[i]);
-	auth_sha256(token, strlen(token), hash);
+	tokens_sha256(token, strlen(token), hash);
 	n = snprintf(line, sizeof(line), "%s %s %s ", argv[optind + 1],
 	    argv[optind + 2], argv[optind + 3]);
 	for (size_t i = 0; i < sizeof(hash) && n > 0 && n < 400; i++)
 		n += snprintf(
 		    line + n, sizeof(line) - (size_t)n, "%02x", hash[i]);
 	/* the server's own parser says whether the line is good */
-	if (auth_parse("line", line, strlen(line), &check, err) != 0)
+	if (tokens_parse("line", line, strlen(line), &check, err) != 0)
 		return cli_usage_error(cli, "%s", strchr(err, ' ') + 1);
-	auth_free(&check);
+	tokens_free(&check);
 	if (json) {
 		fputs("{\"token\":", stdout);
 		cli_json_cstr(stdout, token);

@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "proto/json.h"
+#include "json/json.h"
 
 enum {
 	T_TTR = 256,

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "cli_util.h"
-#include "proto/json.h"
+#include "json/json.h"
 
 /* ---- numbers --------------------------------------------- */
 

@@ -169,7 +169,7 @@ cmd_help(int argc, char **argv)
 static const char *
 read_token(const char *path)
 {
-	static char token[AUTH_TOKEN_MAX + 2];
+	static char token[TOKENS_TOKEN_MAX + 2];
 	FILE *f = fopen(path, "r");
 	size_t n;
 
@@ -182,11 +182,11 @@ read_token(const char *path)
 		token[0] = '\0';
 	fclose(f);
 	n = strcspn(token, " \t\r\n");
-	if (n == 0 || n > AUTH_TOKEN_MAX) {
+	if (n == 0 || n > TOKENS_TOKEN_MAX) {
 		fprintf(stderr,
 		    "sluice: --token-file %s: its first line is not a token "
 		    "(1-%d bytes)\n",
-		    path, AUTH_TOKEN_MAX);
+		    path, TOKENS_TOKEN_MAX);
 		return NULL;
 	}
 	token[n] = '\0';

@@ -1,0 +1,647 @@
+/* core - the bottom of the server: what every part of it does to the
+ * queue, the log and the replies, on the core thread. The loop (srv.c),
+ * the operations (ops.c, ops_job.c, bgsnap.c) and replication's follower
+ * side (follow.c) call down to it; it calls only the libraries and the
+ * layers below it: the leader's side of replication (repl.c, which holds
+ * the records followers fetch and what they acknowledged) and the faces,
+ * through net_reply.
+ *
+ * Commit: decide happened above; core_commit appends the record to the
+ * log and applies it with the one queue_apply every path shares.
+ *
+ * Replies: an answer is sent once the log (and, with --sync-replicas,
+ * enough followers) holds what it depends on; until then it waits in the
+ * pending FIFO with that LSN. The FIFO is in LSN order because appends
+ * are, except for takes that got tasks: those wait for the last record
+ * that is not a take (hard_lsn), not for their own (docs/protocol.md).
+ *
+ * A take whose client is gone takes nothing: when a reply that hands out
+ * tasks is about to be sent and its connection closed (the face says so),
+ * or its session ends while the reply waits, each take is undone
+ * (UNTAKE, in the same commit window) instead of leaving the task taken
+ * until its ttr. A reply handed to a live connection whose peer dies
+ * later is an ordinary lost lease. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "log/recover.h"
+#include "server/core/core.h"
+#include "server/repl/lead.h"
+#include "sluice.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+int
+core_commit(
+    struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn)
+{
+	struct qrec take;
+	int rc;
+
+	if (rec->type == QREC_TAKE) {
+		/* The lease names the epoch: the reply leaves before the
+		 * record is durable (core_reply_take), and a crash may lose
+		 * the record, and with it its LSN, which the next epoch
+		 * reuses (qrec_lease). */
+		take = *rec;
+		take.type = QREC_TAKE_LEASE;
+		take.u.take.lease =
+		    qrec_lease(wal_epoch(c->wal), wal_last_lsn(c->wal) + 1);
+		rec = &take;
+	}
+	buf_reset(&c->body);
+	rc = qrec_encode(rec, &c->body);
+	if (rc != 0)
+		return rc;
+	rc = wal_append(
+	    c->wal, rec->type, c->now, c->body.data, c->body.len, flags, lsn);
+	if (rc != 0)
+		return rc;
+	/* A session lease ends with its session, which a crash ends too: a
+	 * lost take of one changes nothing but an uncounted attempt. A
+	 * detached lease outlives both, so its take is waited for. */
+	if (rec->type != QREC_TAKE_LEASE || rec->u.take.detached)
+		c->hard_lsn = *lsn;
+	if (c->repl != NULL) {
+		struct rec_hdr h = { .type = rec->type,
+			.lsn = *lsn,
+			.epoch = wal_epoch(c->wal),
+			.time = c->now };
+
+		lead_note(c, &h, c->body.data, c->body.len);
+	}
+	rc = queue_apply(c->q, *lsn, c->now, rec);
+	if (rc != 0) {
+		/* decide just accepted this record against the same state:
+		 * the log now holds a record the state refuses. Stop
+		 * acknowledging anything rather than diverge from the log. */
+		log_err("srv",
+		    "a decided record was not applied; refusing further "
+		    "writes lsn=%" PRIu64 " type=%s error=\"%s\"",
+		    *lsn, qrec_type_name(rec->type), sluice_strerror(rc));
+		abort();
+	}
+	c->applied = true;
+	/* The next append is checked against this state's needs, even in
+	 * the same turn (a batch of puts). */
+	core_update_reservation(c);
+	return 0;
+}
+
+/* Undoes the takes of a reply that cannot be delivered; returns how many
+ * were (a task whose lease already ended is left as it is). */
+static uint32_t
+undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
+{
+	uint32_t undone = 0;
+	struct qrec r;
+	uint64_t lsn;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (queue_decide_untake(
+		        c->q, c->now, takes[i].id, takes[i].lease, &r) != 0)
+			continue;
+		if (core_commit(c, &r, 0, &lsn) != 0) {
+			log_warn("srv",
+			    "cannot log the undoing of a take whose reply "
+			    "was not delivered; the task returns at its ttr "
+			    "id=%" PRIu64,
+			    takes[i].id);
+			continue;
+		}
+		undone++;
+	}
+	return undone;
+}
+
+static void
+pending_push(
+    struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
+{
+	uint32_t n = c->reply_ntakes;
+	struct pending *p = malloc(sizeof(*p) + n * sizeof(p->takes[0]));
+
+	if (p == NULL) {
+		nng_msg_free(msg);
+		net_drop(c->net, ctx);
+		return;
+	}
+	p->next = NULL;
+	p->ctx = ctx;
+	p->msg = msg;
+	p->lsn = lsn;
+	p->at = clock_mono_ms();
+	p->local = local;
+	p->undone = false;
+	p->session = c->reply_session;
+	p->ntakes = n;
+	if (n > 0)
+		memcpy(p->takes, c->reply_takes, n * sizeof(p->takes[0]));
+	if (c->pend_tail != NULL)
+		c->pend_tail->next = p;
+	else
+		c->pend_head = p;
+	c->pend_tail = p;
+}
+
+static nng_msg *
+msg_from_out(struct core *c)
+{
+	nng_msg *m;
+
+	if (buf_failed(&c->out) || nng_msg_alloc(&m, 0) != 0)
+		return NULL;
+	if (nng_msg_append(m, c->out.data, c->out.len) != 0) {
+		nng_msg_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void
+reply_at(struct core *c, struct net_ctx *ctx, bool local)
+{
+	uint64_t lsn = c->reply_take ? c->hard_lsn : wal_last_lsn(c->wal);
+	nng_msg *m = msg_from_out(c);
+
+	if (m == NULL) {
+		log_warn("srv", "out of memory for a reply; dropping it");
+		undo_takes(c, c->reply_takes, c->reply_ntakes);
+		net_drop(c->net, ctx);
+		return;
+	}
+	if (c->reply_ntakes > 0 && !net_alive(ctx)) {
+		undo_takes(c, c->reply_takes, c->reply_ntakes);
+		nng_msg_free(m);
+		net_drop(c->net, ctx);
+		return;
+	}
+	if (c->reply_now ||
+	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
+	        (c->pend_head == NULL || c->reply_take)))
+		net_reply(c->net, ctx, m);
+	else
+		pending_push(c, ctx, m, lsn, local);
+}
+
+void
+core_reply(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, c->reply_local);
+}
+
+void
+core_reply_local(struct core *c, struct net_ctx *ctx)
+{
+	reply_at(c, ctx, true);
+}
+
+void
+core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+    const char *fmt, ...)
+{
+	char text[MSG_TEXT_MAX];
+	va_list ap;
+
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(text, sizeof(text), fmt, ap);
+		va_end(ap);
+	} else {
+		snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
+	}
+	if (rc <= 0 || rc > 65535)
+		rc = SLUICE_EINVAL;
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, rc, text, NULL);
+	core_reply(c, ctx);
+}
+
+uint64_t
+core_commit_lsn(const struct core *c)
+{
+	uint64_t durable = wal_durable_lsn(c->wal), repl;
+
+	if (c->cfg->sync_replicas == 0 || c->follower)
+		return durable;
+	repl = lead_replicated_lsn(c, c->cfg->sync_replicas);
+	return repl < durable ? repl : durable;
+}
+
+/* Turns the pending reply `p` into the error `rc`, `text`, and sends it. */
+static void
+pending_fail(struct core *c, struct pending *p, int rc, const char *text)
+{
+	uint8_t op = msg_req_op(nng_msg_body(p->msg), nng_msg_len(p->msg));
+
+	nng_msg_free(p->msg);
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, rc, text, NULL);
+	p->msg = msg_from_out(c);
+	if (p->msg != NULL)
+		net_reply(c->net, p->ctx, p->msg);
+	else
+		net_drop(c->net, p->ctx);
+}
+
+/* Sends every pending reply the log (and, with --sync-replicas, enough
+ * followers) now covers. After the writer failed, nothing more becomes
+ * durable: the waiting replies become errors. A reply that waited longer
+ * than --sync-timeout for followers becomes an error too: its change is
+ * durable here, on fewer followers than asked. */
+void
+core_flush_replies(struct core *c)
+{
+	uint64_t durable, commit;
+	bool failed = wal_poisoned(c->wal);
+	int64_t too_old = clock_mono_ms() - (int64_t)c->cfg->sync_timeout_ms;
+	struct pending *p;
+	char text[200];
+
+	core_check_lease(c); /* no reply of a write once the lease ran out */
+	durable = wal_durable_lsn(c->wal);
+	commit = core_commit_lsn(c);
+
+	while ((p = c->pend_head) != NULL &&
+	    (p->lsn <= (p->local ? durable : commit) || failed ||
+	        (p->lsn <= durable && p->at <= too_old))) {
+		c->pend_head = p->next;
+		if (c->pend_head == NULL)
+			c->pend_tail = NULL;
+		if (p->undone ||
+		    (p->ntakes > 0 && !failed && !net_alive(p->ctx))) {
+			undo_takes(c, p->takes, p->ntakes);
+			nng_msg_free(p->msg);
+			net_drop(c->net, p->ctx);
+		} else if (p->lsn <= (p->local ? durable : commit)) {
+			net_reply(c->net, p->ctx, p->msg);
+		} else if (p->lsn <= durable) {
+			snprintf(text, sizeof(text),
+			    "written on the leader, but fewer than %u "
+			    "followers held it within %u ms; it may or may "
+			    "not survive a failover",
+			    c->cfg->sync_replicas, c->cfg->sync_timeout_ms);
+			pending_fail(c, p, SLUICE_EREPLICA, text);
+		} else {
+			pending_fail(c, p, SLUICE_ELOG,
+			    "the log failed before this change was durable; "
+			    "it may or may not survive a restart");
+		}
+		free(p);
+	}
+}
+
+bool
+core_counts(const struct core *c, const char *url)
+{
+	if (!c->counting)
+		return true;
+	for (size_t i = 0; i < c->ncount; i++)
+		if (strcmp(c->count[i], url) == 0)
+			return true;
+	return false;
+}
+
+void
+core_check_lease(struct core *c)
+{
+	if (c->elect == NULL || c->follower || c->fenced)
+		return;
+	if (clock_mono_ms() < elect_lease_until(c->elect))
+		return;
+	c->fenced = true;
+	c->fenced_by = 0;
+	log_warn("srv",
+	    "the leader lease runs out: no writes from now on epoch=%" PRIu64
+	    " lsn=%" PRIu64,
+	    wal_epoch(c->wal), wal_last_lsn(c->wal));
+	core_fail_pending(c);
+}
+
+void
+core_fail_pending(struct core *c)
+{
+	struct pending *p;
+
+	while ((p = c->pend_head) != NULL) {
+		c->pend_head = p->next;
+		if (c->pend_head == NULL)
+			c->pend_tail = NULL;
+		pending_fail(c, p, SLUICE_EREPLICA,
+		    "this node stopped leading before the change was "
+		    "confirmed; it may or may not survive");
+		free(p);
+	}
+}
+
+void
+core_session_open(struct core *c, uint32_t session, const char *peer)
+{
+	if (sess_open(&c->sess, session, peer) != 0)
+		log_warn("srv",
+		    "out of memory for a session's entry; its leases are "
+		    "lost unnamed session=%u",
+		    session);
+	log_debug("srv", "session opened session=%u peer=%s", session,
+	    peer != NULL && peer[0] != '\0' ? peer : "-");
+}
+
+/* Undoes the takes of the session's replies that still wait for the log:
+ * they will not be delivered. Returns how many takes were undone. */
+static uint32_t
+undo_pending_takes(struct core *c, uint32_t session)
+{
+	uint32_t undone = 0;
+
+	for (struct pending *p = c->pend_head; p != NULL; p = p->next) {
+		if (p->ntakes == 0 || p->session != session)
+			continue;
+		undone += undo_takes(c, p->takes, p->ntakes);
+		p->undone = true;
+		p->ntakes = 0;
+	}
+	return undone;
+}
+
+/* Ends the leases a gone session held (records), each recording why.
+ * Returns how many. */
+static uint32_t
+lose_session_leases(struct core *c, uint32_t session, const char *why)
+{
+	uint32_t n = 0;
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	for (int i = 0; i < 1000000; i++) {
+		rc = queue_decide_session_gone(
+		    c->q, c->now, session, why, strlen(why), &r);
+		if (rc != 0)
+			break;
+		rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0) {
+			log_warn("srv",
+			    "cannot log the release of a session's tasks; "
+			    "they return at their ttr session=%u error=\"%s\"",
+			    session, sluice_strerror(rc));
+			break;
+		}
+		n++;
+	}
+	return n;
+}
+
+void
+core_session_gone(struct core *c, uint32_t session)
+{
+	const struct sess *s = sess_find(&c->sess, session);
+	char peer[NET_PEER_MAX + 16], why[NET_PEER_MAX + 40];
+
+	/* The reserve holds a lost lease's reason of this length at most. */
+	_Static_assert(sizeof(why) <= RESERVE_WHY_MAX,
+	    "a reason the reserve "
+	    "holds");
+	uint32_t undone = 0, released = 0;
+
+	if (s != NULL && s->peer[0] != '\0')
+		snprintf(peer, sizeof(peer), "%s", s->peer);
+	else
+		snprintf(peer, sizeof(peer), "session-%u", session);
+	/* the leader logs it; a follower holds no lease */
+	if (!c->follower && !c->fenced) {
+		snprintf(why, sizeof(why), "worker disconnected (%s)", peer);
+		undone = undo_pending_takes(c, session);
+		released = lose_session_leases(c, session, why);
+	}
+	log_debug("srv",
+	    "session closed session=%u peer=%s leases_released=%u "
+	    "takes_undone=%u",
+	    session, peer, released, undone);
+	sess_close(&c->sess, session);
+}
+
+void
+core_update_reservation(struct core *c)
+{
+	struct queue_stats st;
+	struct reserve_counts n;
+
+	if (queue_stats(c->q, c->now, &st) != 0)
+		return;
+	n.ready = st.ready;
+	n.delayed = st.delayed;
+	n.taken = st.taken;
+	n.buried = st.buried;
+	wal_set_reserved(c->wal, reserve_floor(&c->rsv, &n),
+	    reserve_margin(&c->rsv, c->rsv_pool));
+}
+
+static int
+recover_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	struct core *c = arg;
+
+	return queue_snapshot_load(c->q, type, data, len);
+}
+
+/* The rule sluice-log verify applies too (queue.h). */
+static const char *
+recover_snap_check(void *arg, uint64_t name_lsn, const struct snap_info *si)
+{
+	struct core *c = arg;
+
+	return queue_snapshot_unusable(c->q, name_lsn, si->lsn);
+}
+
+/* A damaged snapshot was loaded in part: start over, empty. */
+static int
+recover_reset(void *arg)
+{
+	struct core *c = arg;
+
+	queue_clear(c->q);
+	return 0;
+}
+
+static int
+recover_record(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct core *c = arg;
+	struct queue *q = c->q;
+	struct qrec r;
+	int rc;
+
+	if (h->type == REC_EPOCH) {
+		uint64_t nonce = h->len - REC_HDR_SIZE >= REC_EPOCH_BODY
+		    ? le_load_u64((const uint8_t *)body + 16)
+		    : 0;
+
+		rc = epochs_add(&c->epochs, h->epoch, nonce, h->lsn);
+		if (rc != 0)
+			log_warn("recover",
+			    "an epoch does not follow the epoch history "
+			    "epoch=%" PRIu64 " lsn=%" PRIu64 " error=\"%s\"",
+			    h->epoch, h->lsn, sluice_strerror(rc));
+		return 0;
+	}
+	if (h->type >= REC_TYPE_LOG_MIN)
+		return 0; /* the log's own records */
+	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
+	if (rc == 0)
+		rc = queue_apply(q, h->lsn, h->time, &r);
+	if (rc != 0)
+		log_err("recover",
+		    "a record does not apply lsn=%" PRIu64 " type=%s "
+		    "error=\"%s\"; run 'sluice-log verify' on the data "
+		    "directory",
+		    h->lsn, qrec_type_name(h->type), sluice_strerror(rc));
+	return rc;
+}
+
+void
+core_release_sessions(struct core *c)
+{
+	uint64_t lsn, n = 0;
+	struct qrec r;
+
+	while (queue_decide_restart(c->q, c->now, &r) == 0) {
+		if (core_commit(c, &r, 0, &lsn) != 0)
+			break;
+		n++;
+	}
+	if (n > 0)
+		log_info("srv",
+		    "released the tasks of ended sessions (a restart or a "
+		    "promotion ends them) tasks=%" PRIu64,
+		    n);
+}
+
+/* Rebuilds the queue from the data directory (newest snapshot, then the
+ * log) and opens the writer where the log ends. */
+int
+core_open_log(struct core *c, struct recover_result *res)
+{
+	const struct srv_config *cfg = c->cfg;
+	struct recover_ops ops = { recover_entry, recover_record, recover_reset,
+		recover_snap_check };
+	struct wal_config wc = { 0 };
+	int rc;
+
+	/* A snapshot killed with its server (or by it) left its file: no
+	 * one will finish it. */
+	{
+		uint64_t bytes;
+		size_t n;
+
+		rc = snap_remove_unfinished(cfg->data_dir, &n, &bytes);
+		if (rc != 0)
+			log_warn("srv",
+			    "cannot remove unfinished snapshots data=%s "
+			    "error=\"%s\"",
+			    cfg->data_dir, sluice_strerror(rc));
+		else if (n > 0)
+			log_info("srv",
+			    "removed unfinished snapshots (a snapshot that "
+			    "was stopped before it was written whole) "
+			    "files=%zu bytes=%" PRIu64,
+			    n, bytes);
+	}
+	rc = recover(cfg->data_dir, RECOVER_CUT, 0, &ops, c, res);
+	if (rc == SLUICE_ECORRUPT) {
+		log_err("srv",
+		    "cannot start data=%s error=\"%s\"; run 'sluice-log "
+		    "verify %s', then 'sluice-log repair %s' "
+		    "(docs/operations.md)",
+		    cfg->data_dir, sluice_strerror(rc), cfg->data_dir,
+		    cfg->data_dir);
+		return rc;
+	}
+	if (rc != 0) {
+		log_err("srv", "cannot start data=%s error=\"%s\"",
+		    cfg->data_dir, sluice_strerror(rc));
+		return rc;
+	}
+	/* An epoch the history names but the log never got (a crash
+	 * between the two writes) is forgotten. */
+	rc = epochs_cut(&c->epochs, res->end.last_lsn);
+	if (rc != 0)
+		log_warn("srv", "cannot rewrite the epoch history error=\"%s\"",
+		    sluice_strerror(rc));
+	wc.dir = cfg->data_dir;
+	wc.fsync = cfg->fsync;
+	wc.interval_ms = cfg->fsync_ms;
+	wc.seg_size = cfg->seg_size;
+	wc.max_bytes = cfg->max_log_bytes;
+	rc = wal_open(&wc, &res->end, &c->wal);
+	if (rc != 0) {
+		log_err("srv", "cannot open the log data=%s error=\"%s\"",
+		    cfg->data_dir, sluice_strerror(rc));
+		return rc;
+	}
+	c->snap.last_lsn = res->snap_lsn;
+	c->recovery_ms = res->elapsed_ms;
+	return 0;
+}
+
+int
+core_reload(struct core *c)
+{
+	struct recover_result res;
+	int rc;
+
+	queue_clear(c->q);
+	rc = core_open_log(c, &res);
+	if (rc != 0)
+		return rc;
+	core_update_reservation(c);
+	log_info("srv", "state rebuilt data=%s lsn=%" PRIu64 " epoch=%" PRIu64,
+	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
+	return 0;
+}
+
+static uint64_t
+random_nonce(void)
+{
+	uint64_t n = 0;
+
+	if (getrandom(&n, sizeof(n), 0) != sizeof(n))
+		n = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
+	return n;
+}
+
+int
+core_new_epoch(struct core *c, uint64_t epoch)
+{
+	uint64_t nonce = random_nonce(), lsn = wal_last_lsn(c->wal) + 1;
+	uint64_t prev = wal_epoch(c->wal);
+	int rc;
+
+	rc = epochs_add(&c->epochs, epoch, nonce, lsn);
+	if (rc != 0)
+		return rc;
+	rc = wal_set_epoch(c->wal, epoch, nonce, c->now, &lsn);
+	if (rc != 0) {
+		epochs_cut(&c->epochs, lsn - 1);
+		return rc;
+	}
+	c->hard_lsn = lsn;
+	{
+		uint8_t body[REC_EPOCH_BODY];
+		struct rec_hdr h = { .type = REC_EPOCH,
+			.lsn = lsn,
+			.epoch = epoch,
+			.time = c->now };
+
+		le_store_u64(body, epoch);
+		le_store_u64(body + 8, prev);
+		le_store_u64(body + 16, nonce);
+		lead_note(c, &h, body, sizeof(body));
+	}
+	return 0;
+}

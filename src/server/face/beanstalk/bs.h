@@ -1,0 +1,37 @@
+/* bs - the beanstalk face of sluiced: a TCP listener speaking beanstalkd
+ * 1.12's text protocol (docs/beanstalk.md), served by the same core, queue
+ * and log as nng clients.
+ *
+ * Its connections are sockets of the core thread (server/conn.h); each
+ * command becomes a wire request posted to the core (net_post_local)
+ * (or is answered by the face alone: use, watch, ignore, list-tube-used,
+ * list-tubes-watched, quit), and replies leave in command order. */
+#ifndef SLUICE_SERVER_FACE_BEANSTALK_BS_H
+#define SLUICE_SERVER_FACE_BEANSTALK_BS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bs;
+struct conns;
+struct net;
+
+struct bs_config {
+	const char *addr;    /* "HOST:PORT", e.g. "127.0.0.1:11300" */
+	size_t max_job;      /* max-job-size: the server's payload limit */
+	uint32_t max_ttr_ms; /* longer ttrs are cut to this */
+	uint64_t seg_size;   /* shown as binlog-max-size */
+};
+
+/* Listens on cfg->addr among the core's sockets `cs`; commands go to
+ * `net` as local posts (the face runs on the core thread). Returns 0,
+ * -errno (the address does not resolve or bind: -EADDRNOTAVAIL,
+ * -EADDRINUSE, ...), or -EINVAL for an address without a port. */
+int bs_open(struct bs **out, struct net *net, struct conns *cs,
+    const struct bs_config *cfg);
+
+/* Frees the face; call after conns_close (its connections refer to it).
+ * Accepts NULL. */
+void bs_free(struct bs *bs);
+
+#endif

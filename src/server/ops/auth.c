@@ -1,0 +1,523 @@
+/* ops_auth - --auth on the client port: the auth op binds a session to a
+ * token of the file, and every later request is checked against the
+ * token's role and tube pattern, from memory (the session keeps a pointer
+ * to its token's line; a reload re-points it by the token's hash).
+ *
+ * A token that is not in the file (here, on the HTTP face and on the
+ * replication port) is answered after a pause the per-address limit of
+ * auth.h sets, kept in a list the core's loop serves like its other
+ * timers: the core never blocks, nor does anyone else wait for it. A
+ * refusal says only "not allowed"; the log line says who and what. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice.h"
+
+#include "server/core/core.h"
+#include "server/face/http/http.h"
+#include "server/face/net.h"
+#include "server/repl/lead.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+struct auth_wait {
+	struct net_ctx *ctx;
+	uint32_t session;
+	bool repl;   /* a follower's fetch, on the replication port */
+	uint8_t op;  /* the request's (auth, or an HTTP face's) */
+	int64_t due; /* monotonic ms */
+	struct tokens_ticket ticket; /* its place in the limit's counts */
+	struct auth_wait *next;
+};
+
+int
+ops_auth_open(struct core *c)
+{
+	char err[TOKENS_ERR_MAX];
+
+	if (c->cfg->auth_file == NULL)
+		return 0;
+	if (tokens_load(c->cfg->auth_file, &c->auth, err) != 0) {
+		log_err("auth", "cannot read the token file: %s", err);
+		return -1;
+	}
+	c->auth_on = true;
+	log_info("auth", "clients need a token file=%s tokens=%zu",
+	    c->cfg->auth_file, c->auth.n);
+	return 0;
+}
+
+static void
+rebind(struct sess *s, void *arg)
+{
+	const struct tokens *a = arg;
+
+	if (s->authed)
+		s->tok = tokens_find_hash(a, s->hash);
+}
+
+void
+ops_auth_reload(struct core *c)
+{
+	char err[TOKENS_ERR_MAX];
+	struct tokens fresh;
+
+	if (!c->auth_on) {
+		log_info("auth", "SIGHUP without --auth: nothing to read");
+		return;
+	}
+	if (tokens_load(c->cfg->auth_file, &fresh, err) != 0) {
+		log_err("auth",
+		    "cannot read the token file again; the tokens read "
+		    "before stay in force: %s",
+		    err);
+		return;
+	}
+	sess_each(&c->sess, rebind, &fresh);
+	tokens_free(&c->auth);
+	c->auth = fresh;
+	lead_auth_reload(c);
+	quota_apply(c);
+	log_info("auth", "token file read again file=%s tokens=%zu",
+	    c->cfg->auth_file, c->auth.n);
+}
+
+/* ---- auth ------------------------------------------------------------ */
+
+static void
+reply_eauth(struct core *c, struct net_ctx *ctx, uint8_t op, const char *text)
+{
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, SLUICE_EAUTH, text, NULL);
+	core_reply_local(c, ctx);
+}
+
+static const char *
+peer_of(const struct sess *s)
+{
+	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
+}
+
+/* Ends a refused token's request `how` (util/tokens.h); an answer whose
+ * connection closed meanwhile is let go instead. */
+static void
+unknown_end(struct core *c, struct net_ctx *ctx, uint8_t op, bool repl,
+    enum tokens_end how)
+{
+	if (how == TOKENS_END_ANSWER && !net_alive(ctx))
+		how = TOKENS_END_DROP;
+	if (repl)
+		lead_answer_unknown(c, ctx, how);
+	else if (how == TOKENS_END_DROP)
+		net_drop(c->net, ctx);
+	else if (how == TOKENS_END_CLOSE)
+		net_close_conn(c->net, ctx);
+	else
+		reply_eauth(c, ctx, op, "unauthenticated: not a known token");
+}
+
+/* Ends a wait `how` and frees it, its place in the limit given back. */
+static void
+wait_end(struct core *c, struct auth_wait *w, enum tokens_end how)
+{
+	tokens_limit_done(&c->tokens_limit, w->ticket);
+	unknown_end(c, w->ctx, w->op, w->repl, how);
+	free(w);
+}
+
+/* One line per address and second at the most (the limit says which). */
+static void
+log_unknown(const char *peer, uint32_t session, bool repl,
+    const struct tokens_verdict *v)
+{
+	char unlogged[40] = "", dropped[40] = "";
+
+	if (!v->log)
+		return;
+	if (v->unlogged > 0)
+		snprintf(unlogged, sizeof(unlogged), " unlogged=%" PRIu64,
+		    v->unlogged);
+	if (v->dropped > 0)
+		snprintf(
+		    dropped, sizeof(dropped), " dropped=%" PRIu64, v->dropped);
+	log_warn("auth",
+	    "refused %s that is not in the file peer=%s session=%" PRIu32
+	    " failures=%" PRIu32 "%s%s%s",
+	    repl ? "a follower's token" : "a token", peer, session, v->fails,
+	    unlogged, dropped,
+	    v->drop          ? " closed"
+	        : v->delayed ? " slowed"
+	                     : "");
+}
+
+void
+ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+    uint8_t op, const char *peer, bool repl)
+{
+	struct auth_wait *w;
+	struct tokens_verdict v;
+
+	tokens_limit_fail(
+	    &c->tokens_limit, peer, clock_mono_ms(), (uint32_t)random(), &v);
+	log_unknown(peer, session, repl, &v);
+	if (v.drop) {
+		unknown_end(c, ctx, op, repl, TOKENS_END_CLOSE);
+		return;
+	}
+	if ((w = malloc(sizeof(*w))) == NULL) {
+		/* no memory to wait in: the peer learns nothing either */
+		tokens_limit_done(&c->tokens_limit, v.ticket);
+		unknown_end(c, ctx, op, repl, TOKENS_END_CLOSE);
+		return;
+	}
+	*w = (struct auth_wait) { ctx, session, repl, op, v.due, v.ticket,
+		NULL };
+	w->next = c->auth_waits;
+	c->auth_waits = w;
+}
+
+static void
+op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	struct sess *s = sess_get(&c->sess, session);
+	const struct tokens_entry *t;
+	uint8_t hash[TOKENS_HASH_LEN];
+
+	tokens_sha256(req->token.p, req->token.len, hash);
+	t = tokens_find_hash(&c->auth, hash);
+	if (t == NULL || s == NULL) {
+		if (s != NULL) /* a failed change loses the token held */
+			s->tok = NULL, s->authed = false;
+		ops_auth_unknown(
+		    c, ctx, session, MSG_OP_AUTH, peer_of(s), false);
+		return;
+	}
+	s->tok = t;
+	s->authed = true;
+	memcpy(s->hash, hash, sizeof(hash));
+	log_debug("auth", "session bound token=%s role=%s peer=%s", t->name,
+	    tokens_role_name(t->role), peer_of(s));
+	ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });
+}
+
+void
+ops_auth_serve(struct core *c, int64_t mono_ms)
+{
+	struct auth_wait **pw = &c->auth_waits, *w;
+
+	while ((w = *pw) != NULL) {
+		if (w->due > mono_ms) {
+			pw = &w->next;
+			continue;
+		}
+		*pw = w->next;
+		wait_end(c, w, TOKENS_END_ANSWER);
+	}
+}
+
+void
+ops_auth_drop(struct core *c, uint32_t session, bool repl)
+{
+	struct auth_wait **pw = &c->auth_waits, *w;
+
+	while ((w = *pw) != NULL) {
+		if (w->session != session || w->repl != repl) {
+			pw = &w->next;
+			continue;
+		}
+		*pw = w->next;
+		wait_end(c, w, TOKENS_END_DROP);
+	}
+}
+
+void
+ops_auth_end(struct core *c)
+{
+	struct auth_wait *w;
+
+	/* answered by ops_end_waiters while the sockets were up */
+	while ((w = c->auth_waits) != NULL) {
+		c->auth_waits = w->next;
+		free(w);
+	}
+	tokens_free(&c->auth);
+	tokens_limit_free(&c->tokens_limit);
+	quota_free(&c->quota);
+}
+
+int64_t
+ops_auth_next(const struct core *c)
+{
+	int64_t min = INT64_MAX;
+
+	for (const struct auth_wait *w = c->auth_waits; w != NULL; w = w->next)
+		if (w->due < min)
+			min = w->due;
+	return min;
+}
+
+/* ---- the tubes a request names ---------------------------------------- */
+
+/* A tube of 0 bytes is every tube: the pattern `*` only. */
+static bool
+tube_ok(const struct tokens_entry *t, struct msg_str tube, struct msg_str *bad)
+{
+	bool ok = tube.len == 0 ? tokens_all_tubes(t)
+	                        : tokens_tube_ok(t, tube.p, tube.len);
+
+	if (!ok)
+		*bad = tube;
+	return ok;
+}
+
+/* Whether task `id` lives in a tube token t may not see: to that token
+ * such a task does not exist (an answer must not tell another tenant's
+ * live ids from ids that are gone). */
+static bool
+id_hidden(struct core *c, const struct tokens_entry *t, uint64_t id)
+{
+	struct queue_task_view v;
+
+	return !tokens_all_tubes(t) && queue_peek(c->q, c->now, id, &v) == 0 &&
+	    !tokens_tube_ok(t, v.tube, v.tube_len);
+}
+
+bool
+ops_auth_hidden(struct core *c, uint64_t id)
+{
+	return c->req_tok != NULL && id_hidden(c, c->req_tok, id);
+}
+
+/* A task named by id. An unknown id passes (it is answered ENOTFOUND as
+ * without --auth); so does a task of another tube, answered as unknown
+ * (*hidden set to its id). */
+static bool
+id_ok(
+    struct core *c, const struct tokens_entry *t, uint64_t id, uint64_t *hidden)
+{
+	if (id_hidden(c, t, id) && *hidden == 0)
+		*hidden = id;
+	return true;
+}
+
+/* A key names a task of the tube given with it: the tube is checked, not
+ * what the key finds, so the answer says nothing of other tubes' keys. A
+ * request without a tube passes here and is answered EINVAL, naming what
+ * it lacks. */
+static bool
+key_ok(const struct tokens_entry *t, const struct msg_by_key *k,
+    struct msg_str *bad)
+{
+	return k->tube.len == 0 || tube_ok(t, k->tube, bad);
+}
+
+static bool
+batch_ok(
+    const struct tokens_entry *t, const struct msg_req *r, struct msg_str *bad)
+{
+	struct msg_iter it;
+	bool ok = true;
+
+	switch (r->op) {
+	case MSG_OP_PUT_BATCH: {
+		struct msg_put p;
+
+		it = r->put_batch.it;
+		while (ok && msg_next_put(&it, &p))
+			ok = tube_ok(t, p.tube, bad);
+		return ok;
+	}
+	case MSG_OP_TAKE: {
+		struct msg_str s;
+
+		it = r->take.it;
+		while (ok && msg_next_str(&it, &s))
+			ok = tube_ok(t, s, bad);
+		return ok;
+	}
+	default: /* ack_batch, delete_batch: a task of another tube is
+	          * answered as an unknown one, item by item
+	          * (ops_auth_hidden) */
+		return true;
+	}
+}
+
+static bool
+tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
+    struct msg_str *bad, uint64_t *hidden)
+{
+	switch (r->op) {
+	case MSG_OP_PUT:
+		return tube_ok(t, r->put.tube, bad);
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_TAKE:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_DELETE_BATCH:
+		return batch_ok(t, r, bad);
+	case MSG_OP_ACK:
+		return (r->ack.to.len == 0 || tube_ok(t, r->ack.to, bad)) &&
+		    id_ok(c, t, r->ack.id, hidden);
+	case MSG_OP_RELEASE:
+		return id_ok(c, t, r->release.id, hidden);
+	case MSG_OP_FAIL:
+		return id_ok(c, t, r->fail.id, hidden);
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return id_ok(c, t, r->lease.id, hidden);
+	case MSG_OP_UPDATE:
+		return id_ok(c, t, r->update.id, hidden);
+	case MSG_OP_JOB:
+		return id_ok(c, t, r->job.id, hidden);
+	case MSG_OP_KICK_ID:
+	case MSG_OP_DELETE:
+	case MSG_OP_PEEK:
+		return id_ok(c, t, r->id, hidden);
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return key_ok(t, &r->by_key, bad);
+	case MSG_OP_KICK:
+		return tube_ok(t, r->kick.tube, bad);
+	case MSG_OP_PEEK_NEXT:
+		return tube_ok(t, r->peek_next.tube, bad);
+	case MSG_OP_LIST:
+		return tube_ok(t, r->list.tube, bad);
+	case MSG_OP_PAUSE:
+		return tube_ok(t, r->pause.tube, bad);
+	case MSG_OP_DELETE_WHERE:
+		return tube_ok(t, r->where.tube, bad);
+	case MSG_OP_TUBE_SET:
+		return tube_ok(t, r->tube_set.tube, bad);
+	case MSG_OP_TUBE_DELETE:
+		return tube_ok(t, r->tube_delete.tube, bad);
+	case MSG_OP_STATS:
+		return tube_ok(t, r->stats.tube, bad);
+	case MSG_OP_HISTORY:
+		return tube_ok(t, r->history.tube, bad);
+	case MSG_OP_FLUSH:
+	case MSG_OP_ERRORS:
+	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_STATS_HOURLY:
+		return tube_ok(t, r->tube, bad);
+	case MSG_OP_AUTH: /* names no tube: the HTTP face's bearer check
+	                     before a body (http.c), for every token */
+		return true;
+	default: /* node-wide: snapshot, promote, follow, cluster, ... */
+		return tube_ok(t, (struct msg_str) { "", 0 }, bad);
+	}
+}
+
+/* The lease ops' force: an operator's override, the admin's. (A
+ * release_all, an override of every lease of a tube, is the admin's by
+ * its role already: tokens_role_allows.) */
+static bool
+forced(const struct msg_req *r)
+{
+	return r->op != MSG_OP_RELEASE_ALL && ops_req_forced(r);
+}
+
+static void
+refuse(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
+    const char *peer, const struct msg_req *r, struct msg_str bad)
+{
+	log_warn("auth", "not allowed token=%s role=%s peer=%s op=%s tube=%.*s",
+	    t->name, tokens_role_name(t->role), peer, msg_op_name(r->op),
+	    bad.len > 0 ? (int)bad.len : 1, bad.len > 0 ? bad.p : "-");
+	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
+}
+
+/* A request naming a task of a tube the token may not see goes on with
+ * that task hidden from the queue (c->req_hidden: ops_handle hides it,
+ * queue_hide, for the request's dispatch only): it is answered exactly as one
+ * naming an id that does not exist, its arguments checked the same way, so that
+ * nothing tells the two apart. Logged as refused. */
+static void
+hide(struct core *c, const struct tokens_entry *t, const char *peer,
+    const struct msg_req *r, uint64_t id)
+{
+	log_warn("auth",
+	    "not allowed token=%s role=%s peer=%s op=%s id=%" PRIu64
+	    " (a task of another tube: answered as not found)",
+	    t->name, tokens_role_name(t->role), peer, msg_op_name(r->op), id);
+	c->req_hidden = id;
+}
+
+/* Whether token `t` may send `req`: its role, the force of the lease ops
+ * (the admin's), and the tubes the request names. Refused (answered and
+ * logged) when not. */
+static bool
+token_allows(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
+    const char *peer, const struct msg_req *req)
+{
+	struct msg_str bad = { "", 0 };
+	uint64_t hidden = 0;
+
+	if (!tokens_role_allows(t->role, req->op) ||
+	    (forced(req) && t->role != TOKENS_ADMIN) ||
+	    !tubes_ok(c, t, req, &bad, &hidden)) {
+		refuse(c, ctx, t, peer, req, bad);
+		return false;
+	}
+	if (hidden != 0)
+		hide(c, t, peer, req, hidden);
+	c->req_tok = t; /* its quotas (quota.c) */
+	return true;
+}
+
+/* A request of the HTTP face: each carries its own bearer token (HTTP
+ * has no session to bind), and its client's address (the face's). */
+static bool
+http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	const char *peer = http_peer(ctx);
+	uint8_t hash[TOKENS_HASH_LEN];
+	const struct tokens_entry *t;
+	bool admin_only;
+
+	if (!http_bearer(ctx, hash, &admin_only)) {
+		log_warn("auth",
+		    "refused an HTTP request without a bearer token peer=%s "
+		    "op=%s",
+		    peer, msg_op_name(req->op));
+		reply_eauth(c, ctx, req->op, "unauthenticated");
+		return false;
+	}
+	if ((t = tokens_find_hash(&c->auth, hash)) == NULL) {
+		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, peer, false);
+		return false;
+	}
+	if (admin_only && t->role != TOKENS_ADMIN) {
+		refuse(c, ctx, t, peer, req, (struct msg_str) { "", 0 });
+		return false;
+	}
+	return token_allows(c, ctx, t, peer, req);
+}
+
+bool
+ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req)
+{
+	const struct sess *s;
+
+	if (!c->auth_on)
+		return true;
+	if (c->http != NULL && session == http_session(c->http))
+		return http_check(c, ctx, session, req);
+	if (req->op == MSG_OP_AUTH) {
+		op_auth(c, ctx, session, req);
+		return false;
+	}
+	s = sess_find(&c->sess, session);
+	if (s == NULL || s->tok == NULL) {
+		reply_eauth(c, ctx, req->op,
+		    s != NULL && s->authed
+		        ? "unauthenticated: the token is no longer valid"
+		        : "unauthenticated: send auth first");
+		return false;
+	}
+	return token_allows(c, ctx, s->tok, peer_of(s), req);
+}
