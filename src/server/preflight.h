@@ -6,7 +6,7 @@
 #ifndef SLUICE_SERVER_PREFLIGHT_H
 #define SLUICE_SERVER_PREFLIGHT_H
 
-#include "server/srv.h"
+#include "server/config.h"
 
 /* Binds --listen, --repl-listen, --http and --beanstalk together, then
  * releases them. Returns 0; or logs which flag's address cannot be

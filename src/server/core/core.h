@@ -23,7 +23,7 @@
 #include "server/core/reserve.h"
 #include "server/core/sess.h"
 #include "server/core/waiters.h"
-#include "server/srv.h"
+#include "server/config.h"
 #include "util/buf.h"
 
 /* A task a take reply hands out: undone (UNTAKE) when the reply cannot
