@@ -13,8 +13,10 @@ may include (besides its own), whatever their level.
 Also checked: no .c or .h file under src/, include/, tools/ or examples/
 is longer than MAX_LINES lines, and every such file belongs to a unit.
 
-Usage: tests/layout.py [ROOT]   (ROOT defaults to the parent of tests/)
-Exit status 0 when the tree is in shape; 1 with one line per fault."""
+Usage: tests/layout.py [--graph] [ROOT]   (ROOT: the parent of tests/)
+Exit status 0 when the tree is in shape; 1 with one line per fault.
+--graph also prints the include graph between units: one line per unit,
+the units it includes and how many #include lines reach each."""
 
 import os
 import re
@@ -79,8 +81,12 @@ def sources(root):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    args = sys.argv[1:]
+    graph = "--graph" in args
+    args = [a for a in args if a != "--graph"]
+    root = args[0] if args else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..")
+    edges = {}
     levels, only = read_layers(root)
     level = {u: i for i, line in enumerate(levels) for u in line}
     units = list(level) + list(only)
@@ -107,6 +113,8 @@ def main():
             theirs = unit_of(target, units)
             if theirs is None or theirs == mine:
                 continue
+            edges.setdefault(mine, {}).setdefault(theirs, 0)
+            edges[mine][theirs] += 1
             if mine in only:
                 if theirs not in only[mine]:
                     faults.append(f"{rel}:{n}: includes {target} "
@@ -116,6 +124,13 @@ def main():
                     else "above"
                 faults.append(f"{rel}:{n}: includes {target}: {theirs} is "
                               f"{where} {mine}")
+    if graph:
+        for line in levels + [[u] for u in only]:
+            for u in line:
+                out = edges.get(u, {})
+                print(f"{u} -> " + (", ".join(
+                    f"{t} {n}" for t, n in sorted(out.items()))
+                    if out else "(nothing)"))
     for fault in faults:
         print(fault)
     if faults:

@@ -5,7 +5,7 @@
  * to servers through libsluice's public API only (sluice.h); besides it, it
  * links the token file's module (util/tokens.h, for `sluice token new`),
  * the JSON of results it shares with the server's HTTP face
- * (proto/json.h) and util's durations. */
+ * (json/json.h) and util's durations. */
 #ifndef SLUICE_TOOLS_CLI_H
 #define SLUICE_TOOLS_CLI_H
 
