@@ -13,6 +13,9 @@
 
 struct tlsfile;
 
+/* Fills cfg with the defaults of SPEC section 6. */
+void flags_defaults(struct srv_config *cfg);
+
 /* Parses argv into cfg (its defaults already filled) and checks the
  * values together. Returns 0, or the exit code of a bad command line (2,
  * said on stderr with a hint); --help and --version print and exit. */

@@ -95,7 +95,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 #endif
-	srv_config_defaults(&cfg);
+	flags_defaults(&cfg);
 	rc = flags_parse(argc, argv, &cfg);
 	if (rc != 0)
 		return rc;

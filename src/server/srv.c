@@ -70,40 +70,6 @@ enum {
 	TAKE_SYNC_WAIT_MS = 2, /* the longest takes wait for company */
 };
 
-void
-srv_config_defaults(struct srv_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->data_dir = "./data";
-	cfg->listen = "tcp://127.0.0.1:7711";
-	cfg->fsync = WAL_FSYNC_ALWAYS;
-	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
-	cfg->snap_records = 1000000;
-	cfg->snap_bytes = 256u << 20;
-	cfg->keep_segments = 2;
-	cfg->keep_snapshots = 2;
-	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
-	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
-	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
-	cfg->sync_timeout_ms = 5000;
-	cfg->cluster = "sluice";
-	cfg->leader_ttl_ms = 3000;
-	cfg->max_waits = SRV_MAX_WAITS_DEFAULT;
-	cfg->max_waits_conn = SRV_MAX_WAITS_CONN_DEFAULT;
-	cfg->metrics_tubes = SRV_METRICS_TUBES_DEFAULT;
-	cfg->max_conns = SRV_DEFAULT_MAX_CONNS;
-	cfg->max_unauth_conns = SRV_DEFAULT_MAX_UNAUTH;
-	cfg->handshake_ms = SRV_DEFAULT_HANDSHAKE_MS;
-	cfg->frame_ms = SRV_DEFAULT_FRAME_MS;
-	cfg->stall_ms = SRV_DEFAULT_STALL_MS;
-	cfg->max_queued_bytes = SRV_DEFAULT_QUEUED_BYTES;
-	cfg->max_queued_replies = SRV_DEFAULT_QUEUED_REPLIES;
-	cfg->http_body_timeout_ms = HTTP_BODY_TIMEOUT_DEFAULT;
-	cfg->http_header_timeout_ms = HTTP_HEADER_TIMEOUT_DEFAULT;
-	cfg->http_idle_timeout_ms = HTTP_IDLE_TIMEOUT_DEFAULT;
-	cfg->http_max_conns = HTTP_MAX_CONNS_DEFAULT;
-}
-
 /* The HTTP face with the settings of its flags. */
 static int
 open_http(struct core *c, const struct srv_config *cfg)

@@ -11,9 +11,6 @@
 
 #include "server/config.h"
 
-/* Fills the defaults of SPEC §6. */
-void srv_config_defaults(struct srv_config *cfg);
-
 /* Recovers, serves until SIGTERM or SIGINT, then finishes what is in
  * flight and stops. Returns the process exit code: 0 after a clean stop,
  * 1 when start-up failed (the reason is logged). */
