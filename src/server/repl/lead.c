@@ -889,6 +889,62 @@ on_request(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
 		        : "bad replication request");
 }
 
+/* ---- the core's hook -------------------------------------------------- */
+
+/* The hook's functions run only while lead_open's registration holds:
+ * c->repl is there. */
+
+/* core_repl_hook.note */
+static void
+hook_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
+{
+	ring_add(&c->repl->ring, h, body, len);
+}
+
+/* core_repl_hook.replicated_lsn */
+static uint64_t
+hook_replicated_lsn(const struct core *c, unsigned k)
+{
+	uint64_t top[PEERS_MAX];
+	size_t n = 0;
+
+	if (k == 0 || c->repl->npeers < k)
+		return 0;
+	for (const struct peer *p = c->repl->peers; p != NULL; p = p->next)
+		if (core_counts(c, p->url))
+			top[n++] = p->acked;
+	if (n < k)
+		return 0;
+	/* the k-th highest: a partial selection, n is small */
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (top[j] > top[i]) {
+				uint64_t t = top[i];
+
+				top[i] = top[j];
+				top[j] = t;
+			}
+	return top[k - 1];
+}
+
+/* core_repl_hook.needed_lsn */
+static uint64_t
+hook_needed_lsn(const struct core *c)
+{
+	uint64_t need = UINT64_MAX;
+
+	for (const struct peer *p = c->repl->peers; p != NULL; p = p->next)
+		if (p->acked + 1 < need)
+			need = p->acked + 1;
+	return need;
+}
+
+static const struct core_repl_hook lead_hook = {
+	.note = hook_note,
+	.replicated_lsn = hook_replicated_lsn,
+	.needed_lsn = hook_needed_lsn,
+};
+
 /* ---- the interface ---------------------------------------------------- */
 
 static bool
@@ -971,6 +1027,7 @@ lead_open(struct core *c, const char *url)
 		return rc;
 	}
 	c->repl = rp;
+	c->repl_hook = &lead_hook;
 	return 0;
 }
 
@@ -998,6 +1055,7 @@ lead_close(struct core *c)
 	buf_fini(&rp->out);
 	free(rp);
 	c->repl = NULL;
+	c->repl_hook = NULL;
 }
 
 int
@@ -1043,13 +1101,6 @@ lead_handle(struct core *c)
 		}
 		net_ev_done(ev);
 	}
-}
-
-void
-lead_note(struct core *c, const struct rec_hdr *h, const void *body, size_t len)
-{
-	if (c->repl != NULL)
-		ring_add(&c->repl->ring, h, body, len);
 }
 
 /* nng's socket (abstract://, wss://; face_stream.c bounds the others),
@@ -1146,44 +1197,6 @@ lead_next_deadline(const struct core *c)
 		if (p->ctx != NULL && p->deadline < dl)
 			dl = p->deadline;
 	return dl;
-}
-
-uint64_t
-lead_replicated_lsn(const struct core *c, unsigned k)
-{
-	uint64_t top[PEERS_MAX];
-	size_t n = 0;
-
-	if (c->repl == NULL || k == 0 || c->repl->npeers < k)
-		return 0;
-	for (const struct peer *p = c->repl->peers; p != NULL; p = p->next)
-		if (core_counts(c, p->url))
-			top[n++] = p->acked;
-	if (n < k)
-		return 0;
-	/* the k-th highest: a partial selection, n is small */
-	for (size_t i = 0; i < k; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (top[j] > top[i]) {
-				uint64_t t = top[i];
-
-				top[i] = top[j];
-				top[j] = t;
-			}
-	return top[k - 1];
-}
-
-uint64_t
-lead_needed_lsn(const struct core *c)
-{
-	uint64_t need = UINT64_MAX;
-
-	if (c->repl == NULL)
-		return need;
-	for (const struct peer *p = c->repl->peers; p != NULL; p = p->next)
-		if (p->acked + 1 < need)
-			need = p->acked + 1;
-	return need;
 }
 
 size_t

@@ -23,7 +23,6 @@
 
 struct core;
 struct lead;
-struct rec_hdr;
 
 /* What stats and metrics show of one follower. */
 struct lead_peer_info {
@@ -48,10 +47,6 @@ int lead_io_fd(const struct core *c);
 /* Handles every waiting follower request, and completed segment reads. */
 void lead_handle(struct core *c);
 
-/* Keeps a copy of a record just appended, for followers. */
-void lead_note(
-    struct core *c, const struct rec_hdr *h, const void *body, size_t len);
-
 /* What the replication port's bounds refused and closed, since start
  * (docs/security.md). */
 struct lead_conn_stats {
@@ -69,14 +64,6 @@ void lead_serve(struct core *c, int64_t mono_ms);
 
 /* The earliest parked fetch's deadline (monotonic ms), or INT64_MAX. */
 int64_t lead_next_deadline(const struct core *c);
-
-/* The highest LSN that `k` followers hold durably (0 when fewer than k
- * are connected). */
-uint64_t lead_replicated_lsn(const struct core *c, unsigned k);
-
-/* The lowest LSN a connected follower still needs from the segments,
- * or UINT64_MAX when none does. */
-uint64_t lead_needed_lsn(const struct core *c);
 
 /* Connected followers; fills up to `max` entries of `out`. */
 size_t lead_peers(const struct core *c, struct lead_peer_info *out, size_t max);
