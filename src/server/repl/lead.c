@@ -3,7 +3,7 @@
  * it, tells it of every record appended and asks what its followers hold
  * (core_repl_hook, registered by lead_open and removed by lead_close).
  *
- * The replication port is read by face_stream.c where it can, else by
+ * The replication port is read by face/stream.c where it can, else by
  * nng's own socket; its events come here each turn (lead_handle): a
  * connection's open and close (lead_link.c), a request (lead_peer.c).
  * Everything here runs on the core thread. */
@@ -75,7 +75,7 @@ repl_session_authed(void *arg, uint32_t session)
 	return lead_link_authed(arg, session);
 }
 
-/* The port: read by face_stream.c where it can (every bound of a client
+/* The port: read by face/stream.c where it can (every bound of a client
  * connection, with REPL_PIPES_MAX connections, REPL_UNAUTH_MAX of them
  * not authenticated, no idle timeout: a follower may be quiet), else by
  * nng's socket with REPL_PIPES_MAX pipes and lead_link_sweep. Either way no

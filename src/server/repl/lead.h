@@ -1,15 +1,16 @@
-/* repl - a leader's side of replication: the --repl-listen socket, the
- * followers it serves, and the recent records it keeps in memory for them.
+/* lead - a leader's side of replication: the --repl-listen socket, the
+ * followers it serves, and the recent records it keeps in memory for them
+ * (lead.c, lead_link.c, lead_peer.c, lead_recent.c).
  *
  * A follower asks for records from an LSN (a fetch); the leader first
  * checks that the follower's log agrees with its own up to there (epoch
  * history), then answers with a batch of whole records: from memory when
  * they are recent, from its segments when older (catchup.c, through
- * io_uring), or "load a snapshot
- * first" when those segments are gone. With nothing new, the fetch waits
- * (long poll) until a record is appended or its wait is over. Acks carry
- * each follower's durable LSN; with --sync-replicas K a reply waits until
- * K followers hold what it depends on (srv.c, core_commit_lsn).
+ * io_uring), or "load a snapshot first" when those segments are gone. With
+ * nothing new, the fetch waits (long poll) until a record is appended or its
+ * wait is over. Acks carry each follower's durable LSN; with --sync-replicas K
+ * a reply waits until K followers hold what it depends on (core_commit_lsn,
+ * which asks through the hook lead_open registers on the core: core_repl_hook).
  *
  * Everything here runs on the core thread. */
 #ifndef SLUICE_SERVER_REPL_LEAD_H

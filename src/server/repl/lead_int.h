@@ -90,7 +90,7 @@ struct lead_link {
 
 struct lead {
 	struct net *net;
-	/* tcp://, tls+tcp://, ipc://, ws:// (face_stream.c: the bounds of
+	/* tcp://, tls+tcp://, ipc://, ws:// (face/stream.c: the bounds of
 	 * every connection); NULL: nng's socket serves the URL
 	 * (abstract://, wss://) */
 	struct face_stream *fs;

@@ -6,7 +6,7 @@
  * many retries. A token removed from the file (SIGHUP) takes its
  * follower's state with it.
  *
- * The port's bounds are face_stream.c's where it serves the URL; on nng's
+ * The port's bounds are face/stream.c's where it serves the URL; on nng's
  * own socket (abstract://, wss://) lead_link_sweep keeps the same: a
  * connection with no token past --handshake-timeout is closed, and past
  * REPL_UNAUTH_MAX unauthenticated ones the oldest are. */
@@ -138,7 +138,7 @@ lead_link_token(struct core *c, uint32_t session, struct msg_str token,
 	return 0;
 }
 
-/* nng's socket (abstract://, wss://; face_stream.c bounds the others),
+/* nng's socket (abstract://, wss://; face/stream.c bounds the others),
  * under
  * --auth, once a second: a connection that has not shown a
  * replication token within --handshake-timeout is closed, and past
