@@ -170,25 +170,25 @@ struct core {
 	bool fenced;        /* a leader that learned of a higher epoch */
 	uint64_t fenced_by; /* that epoch */
 	struct epochs epochs;
-	struct lead *repl; /* --repl-listen (repl/lead.c); NULL */
-	const struct core_repl_hook *repl_hook; /* lead.c's while it has
-	                                         * repl; NULL */
+	/* the leader's side (repl/lead.c), --repl-listen; NULL without,
+	 * and its hook (core_repl_hook) while it is there */
+	struct lead *repl;
+	const struct core_repl_hook *repl_hook;
 	struct follow *fol;               /* the link to the leader; NULL */
 	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
 	struct http *http; /* --http; NULL without */
-	/* automatic failover (failover/cluster.c), which writes these */
-	struct cluster *cluster;                      /* --etcd; NULL without */
-	int64_t (*lease_until)(const struct core *c); /* until when
-	                                               * (monotonic ms) a
-	                                               * leader may write
-	                                               * (core_check_lease);
-	                                               * NULL: no lease */
-	bool handing;          /* a switchover: no writes */
-	struct core_sync sync; /* who counts for --sync-replicas */
-	int64_t recovery_ms;   /* how long start-up recovery took */
+	/* automatic failover (failover/cluster.c writes these): its state
+	 * (--etcd; NULL without); until when (monotonic ms) a leader may
+	 * write (core_check_lease; NULL: no lease); a switchover under way
+	 * (no writes); the followers --sync-replicas counts */
+	struct cluster *cluster;
+	int64_t (*lease_until)(const struct core *c);
+	bool handing;
+	struct core_sync sync;
+	int64_t recovery_ms; /* how long start-up recovery took */
 	/* the log's reservation (reserve.h) */
 	struct reserve_sizes rsv;
 	uint64_t rsv_pool;

@@ -83,7 +83,7 @@ recent_size_at(const struct lead_recent *r, size_t i)
 }
 
 /* Appends records from `from` up to `upto` (at most `max` bytes, at least
- * one record) to `out`. False when `from` is not in the ring. */
+ * one record) to `out`. False when `from` is not kept. */
 bool
 lead_recent_get(const struct lead_recent *r, uint64_t from, uint64_t upto,
     size_t max, struct buf *out, uint32_t *count)
@@ -105,7 +105,7 @@ lead_recent_get(const struct lead_recent *r, uint64_t from, uint64_t upto,
 	return true;
 }
 
-/* The time of the record `lsn`, when the ring has it. */
+/* The time of the record `lsn`, when it is kept. */
 bool
 lead_recent_time(const struct lead_recent *r, uint64_t lsn, int64_t *time)
 {
