@@ -41,7 +41,6 @@
 #include "log/seg.h"
 #include "log/snap.h"
 #include "server/core/core.h"
-#include "server/repl/lead.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -325,7 +324,8 @@ bgsnap_reap(struct core *c)
 static uint64_t
 retain_from(struct core *c, uint64_t after_snap)
 {
-	uint64_t need = lead_needed_lsn(c);
+	uint64_t need =
+	    c->repl_hook != NULL ? c->repl_hook->needed_lsn(c) : UINT64_MAX;
 	uint64_t seg = c->cfg->seg_size ? c->cfg->seg_size : SEG_SIZE_DEFAULT;
 	uint64_t span = REPL_RETAIN_SEGMENTS * seg / 64; /* records, at
 	                                                  * least */

@@ -1,10 +1,12 @@
 /* core - the bottom of the server: what every part of it does to the
  * queue, the log and the replies, on the core thread. The loop (srv.c),
- * the operations (ops.c, ops_job.c, bgsnap.c) and replication's follower
- * side (follow.c) call down to it; it calls only the libraries and the
- * layers below it: the leader's side of replication (repl.c, which holds
- * the records followers fetch and what they acknowledged) and the faces,
- * through net_reply.
+ * the operations (ops/), replication (repl/) and failover (failover/)
+ * call down to it; it calls only the libraries and the faces below it
+ * (net_reply). What it needs of the layers above it is handed to it:
+ * the leader's side of replication registers a hook (core_repl_hook)
+ * the core tells of every record appended and asks what followers hold;
+ * failover gives it the leader lease's deadline (c->lease_until) and the
+ * followers that count (c->sync).
  *
  * Commit: decide happened above; core_commit appends the record to the
  * log and applies it with the one queue_apply every path shares.
@@ -32,7 +34,6 @@
 
 #include "log/recover.h"
 #include "server/core/core.h"
-#include "server/repl/lead.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -68,13 +69,13 @@ core_commit(
 	 * detached lease outlives both, so its take is waited for. */
 	if (rec->type != QREC_TAKE_LEASE || rec->u.take.detached)
 		c->hard_lsn = *lsn;
-	if (c->repl != NULL) {
+	if (c->repl_hook != NULL) {
 		struct rec_hdr h = { .type = rec->type,
 			.lsn = *lsn,
 			.epoch = wal_epoch(c->wal),
 			.time = c->now };
 
-		lead_note(c, &h, c->body.data, c->body.len);
+		c->repl_hook->note(c, &h, c->body.data, c->body.len);
 	}
 	rc = queue_apply(c->q, *lsn, c->now, rec);
 	if (rc != 0) {
@@ -230,7 +231,9 @@ core_commit_lsn(const struct core *c)
 
 	if (c->cfg->sync_replicas == 0 || c->follower)
 		return durable;
-	repl = lead_replicated_lsn(c, c->cfg->sync_replicas);
+	repl = c->repl_hook != NULL
+	    ? c->repl_hook->replicated_lsn(c, c->cfg->sync_replicas)
+	    : 0;
 	return repl < durable ? repl : durable;
 }
 
@@ -300,10 +303,10 @@ core_flush_replies(struct core *c)
 bool
 core_counts(const struct core *c, const char *url)
 {
-	if (!c->counting)
+	if (!c->sync.on)
 		return true;
-	for (size_t i = 0; i < c->ncount; i++)
-		if (strcmp(c->count[i], url) == 0)
+	for (size_t i = 0; i < c->sync.n; i++)
+		if (strcmp(c->sync.urls[i], url) == 0)
 			return true;
 	return false;
 }
@@ -311,9 +314,9 @@ core_counts(const struct core *c, const char *url)
 void
 core_check_lease(struct core *c)
 {
-	if (c->elect == NULL || c->follower || c->fenced)
+	if (c->lease_until == NULL || c->follower || c->fenced)
 		return;
-	if (clock_mono_ms() < elect_lease_until(c->elect))
+	if (clock_mono_ms() < c->lease_until(c))
 		return;
 	c->fenced = true;
 	c->fenced_by = 0;
@@ -631,7 +634,7 @@ core_new_epoch(struct core *c, uint64_t epoch)
 		return rc;
 	}
 	c->hard_lsn = lsn;
-	{
+	if (c->repl_hook != NULL) {
 		uint8_t body[REC_EPOCH_BODY];
 		struct rec_hdr h = { .type = REC_EPOCH,
 			.lsn = lsn,
@@ -641,7 +644,7 @@ core_new_epoch(struct core *c, uint64_t epoch)
 		le_store_u64(body, epoch);
 		le_store_u64(body + 8, prev);
 		le_store_u64(body + 16, nonce);
-		lead_note(c, &h, body, sizeof(body));
+		c->repl_hook->note(c, &h, body, sizeof(body));
 	}
 	return 0;
 }

@@ -17,7 +17,6 @@
 #include "queue/queue.h"
 #include "util/tokens.h"
 #include "server/core/quota.h"
-#include "server/failover/elect.h"
 #include "server/face/sp.h"
 #include "server/face/net.h"
 #include "server/core/reserve.h"
@@ -71,6 +70,36 @@ struct bgsnap {
 };
 
 struct http;
+struct cluster;
+struct rec_hdr;
+
+/* What the core tells and asks the leader's side of replication, which
+ * sits above it: repl/lead.c sets c->repl_hook while it listens for
+ * followers (lead_open to lead_close). Without it there is no follower:
+ * the core tells no one, no follower holds a record (0), and none needs
+ * one from the segments (UINT64_MAX). */
+struct core_repl_hook {
+	/* a record was just appended: a copy for followers */
+	void (*note)(struct core *c, const struct rec_hdr *h, const void *body,
+	    size_t len);
+	/* the highest LSN `k` followers that count (core_counts) hold
+	 * durably; 0 when fewer are connected */
+	uint64_t (*replicated_lsn)(const struct core *c, unsigned k);
+	/* the lowest LSN a connected follower still needs from the
+	 * segments; UINT64_MAX when none does */
+	uint64_t (*needed_lsn)(const struct core *c);
+};
+
+/* The followers --sync-replicas counts: every one (on false), or with
+ * automatic failover only the sync set, whose client URLs
+ * failover/cluster.c writes here as the election thread decides. Plain
+ * data, read through core_counts by the leader's side of replication,
+ * which sits below failover. */
+struct core_sync {
+	bool on;
+	size_t n;
+	char (*urls)[MSG_URL_MAX + 1];
+};
 
 struct core {
 	const struct srv_config *cfg;
@@ -141,27 +170,24 @@ struct core {
 	bool fenced;        /* a leader that learned of a higher epoch */
 	uint64_t fenced_by; /* that epoch */
 	struct epochs epochs;
-	struct lead *repl;                /* --repl-listen (repl.c); NULL */
+	/* the leader's side (repl/lead.c), --repl-listen; NULL without,
+	 * and its hook (core_repl_hook) while it is there */
+	struct lead *repl;
+	const struct core_repl_hook *repl_hook;
 	struct follow *fol;               /* the link to the leader; NULL */
 	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
 	bool reply_now; /* core_reply sends at once (stats on a failed log) */
 	struct http *http; /* --http; NULL without */
-	/* automatic failover (cluster.c) */
-	struct elect *elect; /* --etcd; NULL without */
-	struct elect_state elect_st;
-	struct elect_cmd elect_cmd;
-	bool counting; /* only the followers in count[] count for
-	                * --sync-replicas: the sync set */
-	size_t ncount;
-	char (*count)[MSG_URL_MAX + 1]; /* their client URLs */
-	uint64_t count_gen;             /* the thread's COUNT applied */
-	bool handing;                   /* a switchover: no writes */
-	struct net_ctx *handover_ctx;   /* its request, to answer */
-	uint64_t handover_id;
-	char handover_to[ELECT_NAME_MAX + 1];
-	uint32_t handover_ms;
+	/* automatic failover (failover/cluster.c writes these): its state
+	 * (--etcd; NULL without); until when (monotonic ms) a leader may
+	 * write (core_check_lease; NULL: no lease); a switchover under way
+	 * (no writes); the followers --sync-replicas counts */
+	struct cluster *cluster;
+	int64_t (*lease_until)(const struct core *c);
+	bool handing;
+	struct core_sync sync;
 	int64_t recovery_ms; /* how long start-up recovery took */
 	/* the log's reservation (reserve.h) */
 	struct reserve_sizes rsv;
@@ -194,13 +220,13 @@ int core_new_epoch(struct core *c, uint64_t epoch);
  * --sync-replicas followers. */
 uint64_t core_commit_lsn(const struct core *c);
 
-/* With --etcd, a leader takes writes only while its lease holds: past
- * the election's deadline it fences itself (no writes; the replies that
- * wait for a commit fail). */
+/* With a lease (c->lease_until: --etcd), a leader takes writes only
+ * while it holds: past its deadline the leader fences itself (no writes;
+ * the replies that wait for a commit fail). */
 void core_check_lease(struct core *c);
 
 /* Whether the follower at client URL `url` counts for --sync-replicas:
- * with --etcd, only those of the sync set (elect.h) do. */
+ * with --etcd, only those of the sync set (c->sync) do. */
 bool core_counts(const struct core *c, const char *url);
 
 /* Logs the release of every session lease (a restart, a promotion). */

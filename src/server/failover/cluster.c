@@ -1,7 +1,13 @@
 /* cluster - automatic failover on the core thread: starts the election
  * thread (elect.c), carries out what it decides (lead, follow, count
  * these followers), tells it the node's state each turn, and answers the
- * cluster and switchover operations. */
+ * cluster and switchover operations.
+ *
+ * Its state is its own (struct cluster, c->cluster); what the layers
+ * below must read of it is written into the core as plain data: the
+ * lease's deadline (c->lease_until, which core_check_lease asks before a
+ * write), the sync set (c->sync, which the leader's side of replication
+ * counts) and a switchover's stop of writes (c->handing). */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +22,26 @@
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"
+
+struct cluster {
+	struct elect *elect;
+	struct elect_state st; /* what the thread is told, each turn */
+	struct elect_cmd cmd;  /* the command being carried out */
+	uint64_t count_gen;    /* the thread's COUNT applied */
+	char count[ELECT_MEMBERS_MAX][MSG_URL_MAX + 1]; /* c->sync.urls */
+	/* a switchover asked of this leader */
+	struct net_ctx *handover_ctx; /* its request, to answer */
+	uint64_t handover_id;
+	char handover_to[ELECT_NAME_MAX + 1];
+	uint32_t handover_ms;
+};
+
+/* c->lease_until */
+static int64_t
+lease_until(const struct core *c)
+{
+	return elect_lease_until(c->cluster->elect);
+}
 
 /* The client URL of the node's own --listen, unless --advertise says. */
 int
@@ -33,17 +59,23 @@ cluster_open(struct core *c)
 	};
 	char err[256];
 
+	struct cluster *cl;
+
 	if (cfg->etcd == NULL)
 		return 0;
-	c->count = calloc(ELECT_MEMBERS_MAX, sizeof(*c->count));
-	if (c->count == NULL)
+	cl = calloc(1, sizeof(*cl));
+	if (cl == NULL)
 		return SLUICE_ENOMEM;
-	c->counting = cfg->sync_replicas > 0;
-	if (elect_start(&c->elect, &ec, err, sizeof(err)) != 0) {
+	if (elect_start(&cl->elect, &ec, err, sizeof(err)) != 0) {
 		log_err(
 		    "cluster", "cannot start the election error=\"%s\"", err);
+		free(cl);
 		return SLUICE_EINVAL;
 	}
+	c->cluster = cl;
+	c->lease_until = lease_until;
+	c->sync = (struct core_sync) { .on = cfg->sync_replicas > 0,
+		.urls = cl->count };
 	log_info("cluster",
 	    "automatic failover through etcd cluster=%s node=%s etcd=%s "
 	    "ttl_ms=%u advertise=%s repl=%s",
@@ -55,26 +87,43 @@ cluster_open(struct core *c)
 void
 cluster_close(struct core *c)
 {
+	struct cluster *cl = c->cluster;
+
+	if (cl == NULL)
+		return;
 	/* a clean stop: the lease goes at once, and with it the leader key,
 	 * so a follower takes over without waiting for the TTL */
-	elect_stop(c->elect, true);
-	c->elect = NULL;
-	free(c->count);
-	c->count = NULL;
+	elect_stop(cl->elect, true);
+	c->cluster = NULL;
+	c->lease_until = NULL;
+	c->sync = (struct core_sync) { 0 };
+	free(cl);
 }
 
 int
 cluster_fd(const struct core *c)
 {
-	return elect_fd(c->elect);
+	return c->cluster != NULL ? elect_fd(c->cluster->elect) : -1;
 }
 
 int64_t
 cluster_next_deadline(const struct core *c)
 {
-	if (c->elect == NULL || c->follower || c->fenced)
+	if (c->cluster == NULL || c->follower || c->fenced)
 		return INT64_MAX;
-	return elect_lease_until(c->elect);
+	return elect_lease_until(c->cluster->elect);
+}
+
+void
+cluster_view(const struct core *c, struct elect_view *out)
+{
+	elect_view(c->cluster->elect, out);
+}
+
+const char *
+cluster_handover_to(const struct core *c)
+{
+	return c->cluster != NULL ? c->cluster->handover_to : "";
 }
 
 /* The election won: lead with a new epoch, counting no follower until
@@ -86,9 +135,9 @@ lead(struct core *c, const struct elect_cmd *cmd)
 	int rc;
 
 	c->handing = false;
-	c->ncount = 0;
+	c->sync.n = 0;
 	if (!c->follower && !c->fenced) {
-		elect_led(c->elect, wal_epoch(c->wal));
+		elect_led(c->cluster->elect, wal_epoch(c->wal));
 		return;
 	}
 	rc = follow_lead(c, cmd->min_epoch, &epoch);
@@ -97,7 +146,7 @@ lead(struct core *c, const struct elect_cmd *cmd)
 		    "cluster", "cannot lead error=\"%s\"", sluice_strerror(rc));
 		epoch = 0;
 	}
-	elect_led(c->elect, epoch);
+	elect_led(c->cluster->elect, epoch);
 }
 
 static void
@@ -118,10 +167,12 @@ follow(struct core *c, const struct elect_cmd *cmd)
 static void
 count(struct core *c, const struct elect_cmd *cmd)
 {
-	c->ncount = cmd->nurls;
+	struct cluster *cl = c->cluster;
+
+	c->sync.n = cmd->nurls;
 	for (size_t i = 0; i < cmd->nurls; i++)
-		memcpy(c->count[i], cmd->urls[i], sizeof(c->count[i]));
-	c->count_gen = cmd->gen;
+		memcpy(cl->count[i], cmd->urls[i], sizeof(cl->count[i]));
+	cl->count_gen = cmd->gen;
 }
 
 /* ---- the cluster and switchover operations ------------------------------ */
@@ -139,7 +190,7 @@ cluster_op_view(struct core *c, struct net_ctx *ctx)
 	struct elect_view *v;
 	int64_t now = clock_now_ms();
 
-	if (c->elect == NULL) {
+	if (c->cluster == NULL) {
 		core_reply_err(c, ctx, MSG_OP_CLUSTER, SLUICE_ESTATE, no_etcd);
 		return;
 	}
@@ -151,7 +202,7 @@ cluster_op_view(struct core *c, struct net_ctx *ctx)
 		core_reply_err(c, ctx, MSG_OP_CLUSTER, SLUICE_ENOMEM, NULL);
 		return;
 	}
-	elect_view(c->elect, v);
+	elect_view(c->cluster->elect, v);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct elect_member *m = &v->m[i];
 
@@ -187,14 +238,16 @@ void
 cluster_op_switchover(
     struct core *c, struct net_ctx *ctx, const struct msg_switchover *req)
 {
-	if (c->elect == NULL) {
+	struct cluster *cl = c->cluster;
+
+	if (cl == NULL) {
 		core_reply_err(
 		    c, ctx, MSG_OP_SWITCHOVER, SLUICE_ESTATE, no_etcd);
 		return;
 	}
-	if (c->handover_ctx != NULL) {
+	if (cl->handover_ctx != NULL) {
 		core_reply_err(c, ctx, MSG_OP_SWITCHOVER, SLUICE_ESTATE,
-		    "switchover: one to %s is under way", c->handover_to);
+		    "switchover: one to %s is under way", cl->handover_to);
 		return;
 	}
 	if (req->node.len == strlen(c->cfg->node) &&
@@ -203,15 +256,15 @@ cluster_op_switchover(
 		    "switchover: %s leads already", c->cfg->node);
 		return;
 	}
-	snprintf(c->handover_to, sizeof(c->handover_to), "%.*s",
+	snprintf(cl->handover_to, sizeof(cl->handover_to), "%.*s",
 	    (int)req->node.len, req->node.p);
-	c->handover_ms =
+	cl->handover_ms =
 	    req->timeout_ms != 0 ? req->timeout_ms : SWITCHOVER_DEFAULT_MS;
-	c->handover_ctx = ctx;
-	c->handover_id++;
+	cl->handover_ctx = ctx;
+	cl->handover_id++;
 	c->handing = true; /* no writes from now on: the target catches up */
 	log_info("cluster", "switchover asked to=%s timeout_ms=%u",
-	    c->handover_to, c->handover_ms);
+	    cl->handover_to, cl->handover_ms);
 }
 
 /* The election thread finished a switchover: answer it; on failure this
@@ -219,10 +272,11 @@ cluster_op_switchover(
 static void
 handed(struct core *c, const struct elect_cmd *cmd)
 {
+	struct cluster *cl = c->cluster;
 	struct msg_rep rep = { .op = MSG_OP_SWITCHOVER };
-	struct net_ctx *ctx = c->handover_ctx;
+	struct net_ctx *ctx = cl->handover_ctx;
 
-	c->handover_ctx = NULL;
+	cl->handover_ctx = NULL;
 	c->handing = false;
 	if (ctx == NULL)
 		return;
@@ -231,13 +285,13 @@ handed(struct core *c, const struct elect_cmd *cmd)
 	c->reply_now = true;
 	if (cmd->rc != 0) {
 		log_warn("cluster", "switchover failed to=%s error=\"%s\"",
-		    c->handover_to, cmd->text);
+		    cl->handover_to, cmd->text);
 		core_reply_err(
 		    c, ctx, MSG_OP_SWITCHOVER, cmd->rc, "%s", cmd->text);
 	} else {
 		log_info("cluster",
 		    "switchover done leader=%s url=%s epoch=%" PRIu64,
-		    c->handover_to, cmd->url, cmd->epoch);
+		    cl->handover_to, cmd->url, cmd->epoch);
 		rep.switchover.leader = msg_cstr(cmd->url);
 		rep.switchover.epoch = cmd->epoch;
 		buf_reset(&c->out);
@@ -251,7 +305,8 @@ handed(struct core *c, const struct elect_cmd *cmd)
 static void
 publish(struct core *c)
 {
-	struct elect_state *s = &c->elect_st;
+	struct cluster *cl = c->cluster;
+	struct elect_state *s = &cl->st;
 	struct lead_peer_info peers[ELECT_PEERS_MAX];
 	uint64_t lag_ms;
 
@@ -268,7 +323,7 @@ publish(struct core *c)
 	if (c->follower && c->fol != NULL)
 		snprintf(
 		    s->following, sizeof(s->following), "%s", follow_url(c));
-	s->count_gen = c->count_gen;
+	s->count_gen = cl->count_gen;
 	if (!c->follower) {
 		s->npeers = lead_peers(c, peers, ELECT_PEERS_MAX);
 		for (size_t i = 0; i < s->npeers; i++) {
@@ -277,21 +332,23 @@ publish(struct core *c)
 			s->peers[i].acked_lsn = peers[i].acked_lsn;
 		}
 	}
-	s->handover = c->handover_ctx != NULL;
-	s->handover_id = c->handover_id;
-	snprintf(s->handover_to, sizeof(s->handover_to), "%s", c->handover_to);
-	s->handover_ms = c->handover_ms;
-	elect_publish(c->elect, s);
+	s->handover = cl->handover_ctx != NULL;
+	s->handover_id = cl->handover_id;
+	snprintf(s->handover_to, sizeof(s->handover_to), "%s", cl->handover_to);
+	s->handover_ms = cl->handover_ms;
+	elect_publish(cl->elect, s);
 }
 
 void
 cluster_turn(struct core *c)
 {
-	struct elect_cmd *cmd = &c->elect_cmd;
+	struct cluster *cl = c->cluster;
+	struct elect_cmd *cmd;
 
-	if (c->elect == NULL)
+	if (cl == NULL)
 		return;
-	while (elect_next_cmd(c->elect, cmd)) {
+	cmd = &cl->cmd;
+	while (elect_next_cmd(cl->elect, cmd)) {
 		switch (cmd->kind) {
 		case ELECT_CMD_LEAD:
 			lead(c, cmd);

@@ -1,12 +1,14 @@
 /* cluster - automatic failover on the core thread (--etcd): the election
  * thread's commands carried out, the node's state told to it, and the
  * leader's lease enforced. Without --etcd every call here does
- * nothing. */
+ * nothing (c->cluster is NULL). */
 #ifndef SLUICE_SERVER_FAILOVER_CLUSTER_H
 #define SLUICE_SERVER_FAILOVER_CLUSTER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "server/failover/elect.h"
 
 struct core;
 struct msg_switchover;
@@ -35,6 +37,13 @@ void cluster_op_view(struct core *c, struct net_ctx *ctx);
  * not (writes then resume). */
 void cluster_op_switchover(
     struct core *c, struct net_ctx *ctx, const struct msg_switchover *req);
+
+/* The cluster as the election thread last read it (with --etcd only:
+ * c->cluster not NULL). */
+void cluster_view(const struct core *c, struct elect_view *out);
+
+/* The member a switchover hands the lead to, or was last asked to; "". */
+const char *cluster_handover_to(const struct core *c);
 
 /* When a leader's lease runs out (monotonic ms); INT64_MAX. */
 int64_t cluster_next_deadline(const struct core *c);

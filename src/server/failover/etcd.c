@@ -1,4 +1,5 @@
-/* etcd - see etcd.h.
+/* etcd - a blocking client of etcd's v3 JSON gateway (etcd.h), for the
+ * election thread alone.
  *
  * A call is: the request as a JSON object (jansson), dumped compact;
  * a connection to an endpoint (the next one only when connecting fails);

@@ -1862,9 +1862,9 @@ cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	struct elect_view *v;
 	int64_t now = clock_now_ms();
 
-	if (c->elect == NULL || (v = malloc(sizeof(*v))) == NULL)
+	if (c->cluster == NULL || (v = malloc(sizeof(*v))) == NULL)
 		return;
-	elect_view(c->elect, v);
+	cluster_view(c, v);
 	kv(out, n, "cluster_on", 1);
 	kv(out, n, "cluster_leader", v->holding);
 	kv(out, n, "cluster_lease_remaining_ms",
@@ -2411,7 +2411,8 @@ refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
 		char text[160];
 
 		snprintf(text, sizeof(text),
-		    "not leader: handing the lead over to %s", c->handover_to);
+		    "not leader: handing the lead over to %s",
+		    cluster_handover_to(c));
 		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER, text, NULL);
 	} else if (c->fenced_by == 0) {
 		msg_encode_err(&c->out, op, SLUICE_ENOTLEADER,

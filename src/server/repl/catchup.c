@@ -1,4 +1,10 @@
-/* catchup - see catchup.h. */
+/* catchup - a leader's reads of its segments for followers behind its
+ * memory of recent records (catchup.h), through an io_uring of its own,
+ * so the core thread never waits for the disk on their behalf: each
+ * reader keeps its place between fetches, fills a window of the segment
+ * with one read, and yields the whole, checked records in it; the
+ * completions are reaped on the core thread (catchup_io_reap) and handed
+ * to the leader (lead_peer.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>

@@ -1,15 +1,16 @@
-/* repl - a leader's side of replication: the --repl-listen socket, the
- * followers it serves, and the recent records it keeps in memory for them.
+/* lead - a leader's side of replication: the --repl-listen socket, the
+ * followers it serves, and the recent records it keeps in memory for them
+ * (lead.c, lead_link.c, lead_peer.c, lead_recent.c).
  *
  * A follower asks for records from an LSN (a fetch); the leader first
  * checks that the follower's log agrees with its own up to there (epoch
  * history), then answers with a batch of whole records: from memory when
  * they are recent, from its segments when older (catchup.c, through
- * io_uring), or "load a snapshot
- * first" when those segments are gone. With nothing new, the fetch waits
- * (long poll) until a record is appended or its wait is over. Acks carry
- * each follower's durable LSN; with --sync-replicas K a reply waits until
- * K followers hold what it depends on (srv.c, core_commit_lsn).
+ * io_uring), or "load a snapshot first" when those segments are gone. With
+ * nothing new, the fetch waits (long poll) until a record is appended or its
+ * wait is over. Acks carry each follower's durable LSN; with --sync-replicas K
+ * a reply waits until K followers hold what it depends on (core_commit_lsn,
+ * which asks through the hook lead_open registers on the core: core_repl_hook).
  *
  * Everything here runs on the core thread. */
 #ifndef SLUICE_SERVER_REPL_LEAD_H
@@ -23,7 +24,6 @@
 
 struct core;
 struct lead;
-struct rec_hdr;
 
 /* What stats and metrics show of one follower. */
 struct lead_peer_info {
@@ -48,10 +48,6 @@ int lead_io_fd(const struct core *c);
 /* Handles every waiting follower request, and completed segment reads. */
 void lead_handle(struct core *c);
 
-/* Keeps a copy of a record just appended, for followers. */
-void lead_note(
-    struct core *c, const struct rec_hdr *h, const void *body, size_t len);
-
 /* What the replication port's bounds refused and closed, since start
  * (docs/security.md). */
 struct lead_conn_stats {
@@ -69,14 +65,6 @@ void lead_serve(struct core *c, int64_t mono_ms);
 
 /* The earliest parked fetch's deadline (monotonic ms), or INT64_MAX. */
 int64_t lead_next_deadline(const struct core *c);
-
-/* The highest LSN that `k` followers hold durably (0 when fewer than k
- * are connected). */
-uint64_t lead_replicated_lsn(const struct core *c, unsigned k);
-
-/* The lowest LSN a connected follower still needs from the segments,
- * or UINT64_MAX when none does. */
-uint64_t lead_needed_lsn(const struct core *c);
 
 /* Connected followers; fills up to `max` entries of `out`. */
 size_t lead_peers(const struct core *c, struct lead_peer_info *out, size_t max);
