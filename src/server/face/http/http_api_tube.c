@@ -292,6 +292,7 @@ tube_set(struct http_api_call *c, const char *tube)
 	struct msg_tube_conf *k = &req.tube_set.conf;
 	char v[MSG_TUBE_MAX + 2];
 	uint64_t x;
+	bool base, cap;
 	struct http_api_ans *a;
 
 	req.tube_set.tube = msg_cstr(tube);
@@ -301,8 +302,10 @@ tube_set(struct http_api_call *c, const char *tube)
 		k->max_attempts = (uint32_t)x;
 		k->set |= MSG_TS_MAX_ATTEMPTS;
 	}
-	if (http_query_dur(&c->q, "backoff_base", &k->backoff_base) |
-	    http_query_dur(&c->q, "backoff_cap", &k->backoff_cap))
+	/* both read (either may be bad), either sets the backoff */
+	base = http_query_dur(&c->q, "backoff_base", &k->backoff_base);
+	cap = http_query_dur(&c->q, "backoff_cap", &k->backoff_cap);
+	if (base || cap)
 		k->set |= MSG_TS_BACKOFF;
 	if (http_query_dur(&c->q, "keep_done", &k->keep_done))
 		k->set |= MSG_TS_KEEP_DONE;

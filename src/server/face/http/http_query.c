@@ -22,8 +22,8 @@
 #include "server/face/http/http_query.h"
 #include "util/dur.h"
 
-static int
-hexval(char c)
+int
+http_query_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -44,9 +44,11 @@ http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap)
 
 		if (c == '+' && plus) {
 			c = ' ';
-		} else if (c == '%' && end - q >= 3 && hexval(q[1]) >= 0 &&
-		    hexval(q[2]) >= 0) {
-			c = hexval(q[1]) * 16 + hexval(q[2]);
+		} else if (c == '%' && end - q >= 3 &&
+		    http_query_hexval(q[1]) >= 0 &&
+		    http_query_hexval(q[2]) >= 0) {
+			c = http_query_hexval(q[1]) * 16 +
+			    http_query_hexval(q[2]);
 			q += 2;
 		}
 		if (c == 0 || n + 1 >= cap)

@@ -14,6 +14,10 @@ enum {
 	HTTP_QUERY_ERR_MAX = 256, /* the first bad parameter's text */
 };
 
+/* The value of the hex digit `c` (0-9, a-f, A-F), or -1 (a chunk's size
+ * is written in them too, http_body.c). */
+int http_query_hexval(int c);
+
 /* Percent-decodes `len` bytes at `p` into out (NUL-ended); `plus`: a `+`
  * is a space (a query, not a path). False when it does not fit or holds
  * a NUL byte. */
