@@ -107,20 +107,6 @@ sluice_stats_free(struct sluice_stats *stats)
 }
 
 int
-sluice_kv_get(
-    const struct sluice_kv *kv, size_t n, const char *name, uint64_t *value)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(kv[i].name, name) == 0) {
-			if (value != NULL)
-				*value = kv[i].value;
-			return 0;
-		}
-	}
-	return SLUICE_ENOTFOUND;
-}
-
-int
 sluice_list(struct sluice_client *c, const char *tube, int state, int order,
     uint32_t limit, int payloads, struct sluice_task **tasks, size_t *n)
 {

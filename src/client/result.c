@@ -394,3 +394,19 @@ result_cluster(const struct msg_cluster *m, struct sluice_cluster **out)
 	*out = (struct sluice_cluster *)a.base;
 	return 0;
 }
+
+/* Read by the client's callers and by the server's /metrics alike (the
+ * HTTP face links this file, not the client). */
+int
+sluice_kv_get(
+    const struct sluice_kv *kv, size_t n, const char *name, uint64_t *value)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(kv[i].name, name) == 0) {
+			if (value != NULL)
+				*value = kv[i].value;
+			return 0;
+		}
+	}
+	return SLUICE_ENOTFOUND;
+}

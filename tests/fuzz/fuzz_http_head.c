@@ -1,6 +1,6 @@
 /* fuzz_http_head - the HTTP face's head parser and chunked decoder on
- * arbitrary bytes (src/server/http_head.c, http_body.c). The first byte
- * picks the decoder. Beyond "never crash, never read out of bounds, free
+ * arbitrary bytes (src/server/face/http/http_head.c, http_body.c). The first
+ * byte picks the decoder. Beyond "never crash, never read out of bounds, free
  * what it allocates":
  *  - a head accepted has a token method, a target that starts with '/',
  *    an HTTP/1.x version and, in HTTP/1.1, a Host; a head refused has a

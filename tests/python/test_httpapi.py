@@ -241,6 +241,47 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(s.ok("GET", "/v1/tasks/%d" % bid)["payload_base64"],
                          "/wD+")
 
+    def test_put_and_update_read_the_task_options_alike(self):
+        # priority, delay, run_at, ttr and max_attempts are read alike for
+        # a put and an update; each judges delay with run_at as it always
+        # has, and a bad value is named in the 400
+        s = self.s
+        later = int(time.time() * 1000 + 9e6)
+        tid = put(s, "tao", "x", "?priority=5&delay=0&run_at=%d&ttr=7s"
+                  "&max_attempts=2" % later)
+        t = s.ok("GET", "/v1/tasks/%d" % tid)
+        self.assertEqual((t["state"], t["priority"], t["run_at"], t["ttr"],
+                          t["max_attempts"]), ("delayed", 5, later, 7000, 2))
+        after = s.ok("POST", "/v1/tasks/%d/update?priority=9&run_at=now"
+                     "&ttr=1m&max_attempts=3" % tid)
+        self.assertEqual(after["state"], "ready")
+        t = s.ok("GET", "/v1/tasks/%d" % tid)
+        self.assertEqual((t["priority"], t["ttr"], t["max_attempts"]),
+                         (9, 60000, 3))
+        s.ok("POST", "/v1/tasks/%d/update?delay=1h" % tid)
+        self.assertEqual(self.state(tid), "delayed")
+        for method, path, message in (
+                ("POST", "/v1/tubes/tao/tasks?delay=1s&run_at=%d" % later,
+                 "run_at: give delay or run_at, not both"),
+                ("POST", "/v1/tubes/tao/tasks?run_at=now",
+                 "run_at: a whole number 0..18446744073709551615"),
+                ("POST", "/v1/tubes/tao/tasks?max_attempts=4294967296",
+                 "max_attempts: a whole number 0..4294967295"),
+                ("POST", "/v1/tasks/%d/update?run_at=now&delay=1s" % tid,
+                 "delay: give delay or run_at"),
+                ("POST", "/v1/tasks/%d/update?run_at=%d&delay=0" %
+                 (tid, later), "delay: give delay or run_at"),
+                ("POST", "/v1/tasks/%d/update?priority=high" % tid,
+                 "priority: a whole number 0..4294967295"),
+                ("POST", "/v1/tasks/%d/update?ttr=soon" % tid,
+                 "ttr: ")):
+            status, _, out = s.call(method, path)
+            self.assertEqual((status, out["error"]), (400, "invalid"),
+                             (path, out))
+            self.assertTrue(out["message"].startswith(message),
+                            (path, out["message"]))
+        self.assertEqual(self.state(tid), "delayed")
+
     def test_batch_put_refuses_bad_items_alone(self):
         s = self.s
         out = s.ok("POST", "/v1/tubes/batch/tasks?batch=1", [

@@ -1,6 +1,6 @@
 /* http - the HTTP face of sluiced (--http ADDR), served by its own
  * HTTP/1.1 server (http_srv.h), each request's head judged before its
- * body is read (the gate, http.c; limits in docs/security.md):
+ * body is read (the gate, http_gate.c; limits in docs/security.md):
  *
  *   GET  /metrics      Prometheus text format (metrics.c)
  *   GET  /stats        the JSON of `sluice stats --json`

@@ -1,4 +1,7 @@
-/* http_body - see http_body.h.
+/* http_body - a request's body read from its connection by the HTTP
+ * face, once the gate (http_gate.c) let the request through: its framing
+ * (Content-Length or chunked), its limit and its deadline are in
+ * http_body.h.
  *
  * A read is a small state machine: data runs (the Content-Length, or one
  * chunk's data) are read exactly, a step at a time into a buffer grown as
@@ -13,6 +16,7 @@
 #include <strings.h>
 
 #include "server/face/http/http_body.h"
+#include "server/face/http/http_query.h"
 #include "server/face/http/http_srv.h"
 #include "util/clock.h"
 
@@ -97,18 +101,6 @@ http_chunks_init(struct http_chunks *c)
 	*c = (struct http_chunks) { .state = CS_SIZE0 };
 }
 
-static int
-hexdigit(uint8_t b)
-{
-	if (b >= '0' && b <= '9')
-		return b - '0';
-	if (b >= 'a' && b <= 'f')
-		return b - 'a' + 10;
-	if (b >= 'A' && b <= 'F')
-		return b - 'A' + 10;
-	return -1;
-}
-
 static enum http_chunks_step
 bad(struct http_chunks *c, const char *why)
 {
@@ -127,7 +119,7 @@ trailer_byte(struct http_chunks *c)
 enum http_chunks_step
 http_chunks_byte(struct http_chunks *c, uint8_t b)
 {
-	int d = hexdigit(b);
+	int d = http_query_hexval(b);
 
 	switch (c->state) {
 	case CS_SIZE0:

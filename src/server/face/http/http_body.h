@@ -5,10 +5,10 @@
  * handler's limit) before any handler ran, knew nothing of
  * Transfer-Encoding (a chunked body was stored as an empty one and its
  * chunks parsed as the next request), and had no deadline. The face's
- * server (http_srv.h) reads no body: http.c judges the head first (the
- * Host, the framing, with --auth the bearer token, the route's limit),
- * answers and closes the connection when it is refused, and only then
- * has this file read the body from the connection:
+ * server (http_srv.h) reads no body: the gate (http_gate.c) judges the
+ * head first (the Host, the framing, with --auth the bearer token, the
+ * route's limit), answers and closes the connection when it is refused,
+ * and only then has this file read the body from the connection:
  *
  *  - framing (RFC 9112 6): a Content-Length of digits; or
  *    `Transfer-Encoding: chunked` alone. Both at once is refused (400: a

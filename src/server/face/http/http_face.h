@@ -1,19 +1,78 @@
-/* http_face - what http.c (the face's plumbing: the server, the query
- * string, responses, posting to the core) lends the handlers of the
- * other files of the HTTP face (http_api.c: the task API under /v1/).
- * nng threads only; nothing here touches the queue. */
+/* http_face - the HTTP face's state, shared by its files, and what
+ * http.c (the face itself: its lifetime and the requests it posts to the
+ * core) lends the others: the gate (http_gate.c), the face's own pages
+ * (http_pages.c) and the task API (http_api*.c). nng threads only, but
+ * where a function says otherwise; nothing here touches the queue.
+ * Outside the face, http.h is the header. */
 #ifndef SLUICE_SERVER_FACE_HTTP_HTTP_FACE_H
 #define SLUICE_SERVER_FACE_HTTP_HTTP_FACE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <nng/nng.h>
 
-struct http;
+#include "server/face/http/http.h"
+
 struct msg_rep;
 struct msg_req;
+
+/* What a request posted to the core is, for the answer (http_pages.c
+ * writes the face's own pages' answers). */
+enum http_kind {
+	HK_METRICS,
+	HK_STATS,
+	HK_LIST,
+	HK_ERRORS,
+	HK_KICK,
+	HK_DELETE,
+	HK_PAGE, /* the admin page: a stats request stands for its check */
+	HK_HISTORY,
+	HK_FN, /* another file's handler answers (http_answer_fn) */
+};
+
+/* A route: its handler, and whether the task API's (its answers,
+ * refusals included, in the API's shapes). */
+struct http_route {
+	struct http *h;
+	void (*cb)(nng_aio *);
+	bool v1;
+	const char *path, *method;
+	bool tree; /* every path under `path` too */
+};
+
+enum { HTTP_ROUTES_MAX = 16 };
+
+struct http {
+	struct http_srv *srv;
+	pthread_mutex_t mu; /* net, closing */
+	struct net *net;    /* NULL until the core serves */
+	bool closing;
+	bool admin;
+	bool auth;          /* --auth: the token is known before a body */
+	size_t payload_max; /* --max-payload */
+	uint32_t body_timeout_ms;
+	struct http_route routes[HTTP_ROUTES_MAX];
+	size_t nroutes;
+	struct http_route none; /* what no route takes */
+	/* the Host names served (lower case, no port): the listener's,
+	 * and --http-host's */
+	char *hosts[HTTP_HOSTS_MAX + 1];
+	size_t nhosts;
+	bool loopback; /* the listener is: localhost names too */
+	bool wildcard; /* every address: any IP literal too */
+	uint32_t session;
+	char *page; /* the admin page, built once */
+	size_t page_len;
+	atomic_int phase;
+	atomic_bool log_failed, follower, leader_lost, fenced, no_lease;
+	atomic_bool log_full;
+	atomic_uint inflight;
+	struct http_req *done; /* answered; freed on the core thread (mu) */
+};
 
 /* Makes the core's answer `rep` to a request posted with http_post into
  * the HTTP response of `aio`, on an nng thread. `rep->status` may be an
@@ -24,38 +83,23 @@ struct msg_req;
 typedef void (*http_answer_fn)(
     nng_aio *aio, const struct msg_rep *rep, void *arg);
 
-/* The face of a handler's aio. */
+/* The route of a handler's aio (the gate sets it), and its face. */
+const struct http_route *http_route_of(nng_aio *aio);
 struct http *http_of(nng_aio *aio);
 
 /* The request's URI (path and query, as sent). */
 const char *http_uri(nng_aio *aio);
 
-/* Whether sluiced runs with --http-admin. */
-bool http_admin(const struct http *h);
-
-/* Answers `aio` with `status`, `ctype` and `len` bytes of `body`, and one
- * more header `hname: hval` unless hname is NULL. */
-void http_respond(nng_aio *aio, uint16_t status, const char *ctype,
-    const void *body, size_t len, const char *hname, const char *hval);
-
-/* http_respond, and with `close` the connection is closed after the
- * answer (a request whose body was left unread). */
-void http_respond_x(nng_aio *aio, uint16_t status, const char *ctype,
-    const void *body, size_t len, const char *hname, const char *hval,
-    bool close);
-
-/* The decoded value of `name` in the query of `uri` into out
- * (NUL-ended): true when present and it fits (no NUL byte inside). */
-bool http_query(const char *uri, const char *name, char *out, size_t cap);
-
-/* Percent-decodes `len` bytes at `p` into out (NUL-ended); `plus`: a `+`
- * is a space (a query, not a path). False when it does not fit or holds
- * a NUL byte. */
-bool http_unescape(const char *p, size_t len, bool plus, char *out, size_t cap);
-
 /* Encodes `req`, posts it to the core, and has `fn` answer (with `arg`,
- * which becomes the face's: freed after fn). */
+ * which becomes the face's: freed after fn). On failure `fn` answers at
+ * once, with the error. */
 void http_post(struct http *h, nng_aio *aio, const struct msg_req *req,
     http_answer_fn fn, void *arg);
+
+/* Posts `req` for one of the face's own pages, whose answer is written
+ * as `kind` says (http_pages_answer); on failure the request is answered
+ * at once. */
+void http_post_page(struct http *h, nng_aio *aio, enum http_kind kind,
+    const struct msg_req *req);
 
 #endif

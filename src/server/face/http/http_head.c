@@ -1,4 +1,7 @@
-/* http_head - see http_head.h. The head is cut into NUL-ended strings
+/* http_head - the parser of a request's head (request line and headers)
+ * the HTTP face's server (http_srv.c) reads; what it accepts and the
+ * status of each refusal are in http_head.h. Pure, fuzzed
+ * (tests/fuzz/fuzz_http_head.c). The head is cut into NUL-ended strings
  * in place: each line's CRLF, the request line's two spaces, a header's
  * colon and trailing blanks become NULs. */
 #include <stdbool.h>

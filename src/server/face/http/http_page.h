@@ -1,4 +1,6 @@
-/* http_page - the dashboard served at GET / (see http_page.c). */
+/* http_page - the dashboard served at GET / (http_pages.c serves it):
+ * dashboard.html, embedded at build time, with the admin's buttons shown
+ * or not. */
 #ifndef SLUICE_SERVER_FACE_HTTP_HTTP_PAGE_H
 #define SLUICE_SERVER_FACE_HTTP_HTTP_PAGE_H
 

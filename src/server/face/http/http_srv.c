@@ -1,4 +1,8 @@
-/* http_srv - see http_srv.h.
+/* http_srv - the HTTP face's own HTTP/1.1 server: connections accepted
+ * from an nng stream listener, each request's head read and parsed
+ * (http_head.c), handed to the face (the gate, http_gate.c), and its
+ * response written; its bounds (connections, head size and deadlines)
+ * are in http_srv.h.
  *
  * A connection's life is a loop of three phases, one at a time:
  *   head:    reads (rx) into its buffer until a blank line ends a head,

@@ -1,4 +1,4 @@
-/* http_srv - the HTTP/1.1 server under the HTTP face (http.c): it accepts
+/* http_srv - the HTTP/1.1 server under the HTTP face (http.h): it accepts
  * connections from an nng stream listener (tcp:// or tls+tcp://, the
  * node's certificate), reads each request's head (request line and
  * headers), calls one handler right after it, and writes the handler's

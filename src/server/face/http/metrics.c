@@ -17,32 +17,33 @@
 #include "server/face/http/http_srv.h"
 #include "server/face/http/metrics.h"
 
-/* A node key/value by name; 0 when the server did not send it. */
+/* A value among `n` pairs by name (sluice_kv_get, sluice.h); 0 when the
+ * server did not send it. */
+static uint64_t
+kv_or_0(const struct sluice_kv *kv, size_t n, const char *name)
+{
+	uint64_t v = 0;
+
+	(void)sluice_kv_get(kv, n, name, &v);
+	return v;
+}
+
 static uint64_t
 node_kv(const struct sluice_stats *s, const char *name)
 {
-	for (size_t i = 0; i < s->nkv; i++)
-		if (strcmp(s->kv[i].name, name) == 0)
-			return s->kv[i].value;
-	return 0;
+	return kv_or_0(s->kv, s->nkv, name);
 }
 
 static bool
 node_has(const struct sluice_stats *s, const char *name)
 {
-	for (size_t i = 0; i < s->nkv; i++)
-		if (strcmp(s->kv[i].name, name) == 0)
-			return true;
-	return false;
+	return sluice_kv_get(s->kv, s->nkv, name, NULL) == 0;
 }
 
 static uint64_t
 tube_kv(const struct sluice_tube_stats *t, const char *name)
 {
-	for (size_t i = 0; i < t->nkv; i++)
-		if (strcmp(t->kv[i].name, name) == 0)
-			return t->kv[i].value;
-	return 0;
+	return kv_or_0(t->kv, t->nkv, name);
 }
 
 static void
@@ -275,11 +276,8 @@ durations_write(FILE *f, const struct sluice_stats *s)
 		snprintf(inf, sizeof(inf), "%s_le_inf", fams[k].prefix);
 		for (size_t i = 0; i < s->ntubes; i++) {
 			const struct sluice_tube_stats *t = &s->tubes[i];
-			bool has = false;
 
-			for (size_t j = 0; j < t->nkv && !has; j++)
-				has = strcmp(t->kv[j].name, inf) == 0;
-			if (has)
+			if (sluice_kv_get(t->kv, t->nkv, inf, NULL) == 0)
 				histogram_samples(f, t->kv, t->nkv,
 				    fams[k].name, t->name, fams[k].prefix, 1000,
 				    tube_kv(t, fams[k].sum));

@@ -1,0 +1,391 @@
+/* http_api_answer - the task API's answers (http_api_answer.h), written
+ * on an nng thread once the core answers (http.c calls http_api_answer
+ * with the context the route posted, struct http_api_ans), in the JSON
+ * of `sluice ... --json` (json/json.h, from the decoded answer turned
+ * into sluice.h's types by client/result.h).
+ *
+ * An error is {"error":NAME,"code":N,"message":TEXT}, and "leader":URL
+ * on a follower, with the status of its code: 404 not found, 409 a
+ * conflict of state, 413 too big, 401 and 403 for --auth, 421 (a
+ * follower that knows its leader) or 503 (and Retry-After) when the node
+ * cannot serve now, 500 for memory, 400 for any bad input. A batch's
+ * results hold one object per item, in the request's order, each the
+ * item's result or its error. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+
+#include "client/result.h"
+#include "json/json.h"
+#include "proto/msg.h"
+#include "server/face/http/http_api_answer.h"
+#include "server/face/http/http_respond.h"
+#include "sluice.h"
+
+/* The HTTP status of an error code. */
+static uint16_t
+err_status(int code, bool has_leader)
+{
+	switch (code) {
+	case SLUICE_ENOTFOUND:
+		return 404;
+	case SLUICE_ESTALE:
+	case SLUICE_ESTATE:
+	case SLUICE_EEXIST:
+	case SLUICE_EPAUSED:
+	case SLUICE_ENOTEMPTY:
+		return 409;
+	case SLUICE_ETOOBIG:
+	case SLUICE_EMSGSIZE:
+		return 413;
+	case SLUICE_EAUTH:
+		return 401;
+	case SLUICE_EPERM:
+		return 403;
+	case SLUICE_ENOTLEADER:
+		return has_leader ? 421 : 503;
+	case SLUICE_ENOSPC:
+	case SLUICE_ELOG:
+	case SLUICE_ESHUTDOWN:
+	case SLUICE_EREPLICA:
+	case SLUICE_EEPOCH:
+	case SLUICE_ETIMEDOUT:
+		return 503;
+	case SLUICE_ENOMEM:
+	case SLUICE_ECORRUPT:
+		return 500;
+	default: /* bad input: tube, key, value, limit, message */
+		return 400;
+	}
+}
+
+void
+http_api_json(nng_aio *aio, uint16_t status, const char *body, size_t len)
+{
+	http_respond(aio, status, "application/json", body, len, NULL, NULL);
+}
+
+/* {"error":NAME,"code":N,"message":TEXT without its closing brace; TEXT
+ * is the code's own when `len` is 0. */
+static void
+json_error_open(FILE *f, int code, const char *msg, size_t len)
+{
+	if (len == 0) {
+		msg = sluice_strerror(code);
+		len = strlen(msg);
+	}
+	fprintf(f,
+	    "{\"error\":\"%s\",\"code\":%d,\"message\":", sluice_errname(code),
+	    code);
+	json_str(f, msg, len);
+}
+
+/* {"error":"stale_lease","code":2,"message":"..."} (and "leader":URL, the
+ * leader's client URL, on a follower), with `status` (0: the code's);
+ * `close`: the connection is closed after it. */
+static void
+respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
+    size_t msg_len, const char *leader, size_t leader_len, bool close)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+
+	if (f == NULL) {
+		http_respond_x(aio, 500, "text/plain", "out of memory\n", 14,
+		    NULL, NULL, close);
+		return;
+	}
+	json_error_open(f, code, msg, msg_len);
+	if (leader_len > 0) {
+		fputs(",\"leader\":", f);
+		json_str(f, leader, leader_len);
+	}
+	fputc('}', f);
+	fclose(f);
+	if (status == 0)
+		status = err_status(code, leader_len > 0);
+	if (status == 401)
+		http_respond_x(aio, status, "application/json", body, len,
+		    "WWW-Authenticate", "Bearer", close);
+	else if (status == 503)
+		http_respond_x(aio, status, "application/json", body, len,
+		    "Retry-After", "1", close);
+	else
+		http_respond_x(aio, status, "application/json", body, len, NULL,
+		    NULL, close);
+	free(body);
+}
+
+static void
+respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
+    const char *leader, size_t leader_len)
+{
+	respond_error_x(aio, 0, code, msg, msg_len, leader, leader_len, false);
+}
+
+void
+http_api_refuse(
+    nng_aio *aio, uint16_t status, int code, const char *msg, bool close)
+{
+	respond_error_x(aio, status, code, msg, strlen(msg), NULL, 0, close);
+}
+
+void
+http_api_error(nng_aio *aio, int code, const char *msg)
+{
+	respond_error(aio, code, msg, strlen(msg), NULL, 0);
+}
+
+static void
+json_item_error(FILE *f, int code, const char *msg, size_t len)
+{
+	json_error_open(f, code, msg, len);
+	fputc('}', f);
+}
+
+void
+http_api_put_results(
+    FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
+{
+	struct msg_iter it =
+	    rep != NULL ? rep->put_batch.it : (struct msg_iter) { 0 };
+	struct msg_put_res pr;
+
+	fputs("{\"results\":[", f);
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct http_api_batch_err *e = &a->errs[i];
+
+		if (i)
+			fputc(',', f);
+		if (e->code != 0)
+			json_item_error(f, e->code, e->msg, strlen(e->msg));
+		else if (!msg_next_put_res(&it, &pr))
+			json_item_error(f, SLUICE_EPROTO, "", 0);
+		else if (pr.status != 0)
+			json_item_error(
+			    f, pr.status, pr.message.p, pr.message.len);
+		else
+			fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s}", pr.id,
+			    pr.created ? "true" : "false");
+	}
+	fputs("]}", f);
+}
+
+static void
+items_results(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
+{
+	struct msg_iter it = rep->batch.it;
+	struct msg_item_res ir;
+
+	fputs("{\"results\":[", f);
+	for (uint32_t i = 0; i < a->n && msg_next_item_res(&it, &ir); i++) {
+		if (i)
+			fputc(',', f);
+		if (ir.status == 0) {
+			fprintf(f, "{\"id\":%" PRIu64 "}", a->ids[i]);
+			continue;
+		}
+		fprintf(f,
+		    "{\"id\":%" PRIu64 ",\"error\":\"%s\",\"code\":%d,"
+		    "\"message\":",
+		    a->ids[i], sluice_errname(ir.status), ir.status);
+		if (ir.message.len > 0)
+			json_str(f, ir.message.p, ir.message.len);
+		else
+			json_cstr(f, sluice_strerror(ir.status));
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+static int
+write_task(FILE *f, const struct msg_task *m, bool as_list)
+{
+	struct sluice_task *t;
+	int rc = result_task(m, &t);
+
+	if (rc != 0)
+		return rc;
+	if (as_list)
+		json_tasks(f, t, 1);
+	else
+		json_task(f, t);
+	free(t);
+	return 0;
+}
+
+static void
+write_hours(FILE *f, const struct msg_hours *h)
+{
+	struct sluice_hour v[MSG_HOURS_MAX];
+	struct msg_iter it = h->it;
+	struct msg_hour m;
+	size_t n = 0;
+
+	while (n < MSG_HOURS_MAX && msg_next_hour(&it, &m)) {
+		v[n] = (struct sluice_hour) { m.start, m.acks, m.fails,
+			m.buries, m.ttr_expired,
+			{ m.work.count, m.work.total, m.work.max, m.work.p50,
+			    m.work.p99 },
+			{ m.wait.count, m.wait.total, m.wait.max, m.wait.p50,
+			    m.wait.p99 } };
+		n++;
+	}
+	json_hours(f, v, n);
+}
+
+/* The body of a successful answer into f; 0 or SLUICE_ENOMEM. */
+static int
+write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
+{
+	int rc = 0;
+
+	switch (a->shape) {
+	case SH_PUT:
+		fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s}", rep->put.id,
+		    rep->put.created ? "true" : "false");
+		break;
+	case SH_PUT_BATCH:
+		http_api_put_results(f, a, rep);
+		break;
+	case SH_ITEMS:
+		items_results(f, a, rep);
+		break;
+	case SH_TASKS: {
+		struct sluice_task *t = NULL;
+
+		if ((rc = result_tasks(&rep->tasks, &t)) == 0)
+			json_tasks(f, t, rep->tasks.n);
+		free(t);
+		break;
+	}
+	case SH_PAGE: {
+		struct sluice_task *t = NULL;
+		uint32_t n = rep->tasks.n;
+
+		if ((rc = result_tasks(&rep->tasks, &t)) == 0)
+			json_tasks_page(
+			    f, t, n, n > 0 && n == a->limit ? t[n - 1].id : 0);
+		free(t);
+		break;
+	}
+	case SH_KEY_TASKS:
+		if (rep->task.tube.len == strlen(a->tube) &&
+		    memcmp(rep->task.tube.p, a->tube, rep->task.tube.len) == 0)
+			rc = write_task(f, &rep->task, true);
+		else
+			fputs("{\"tasks\":[]}", f);
+		break;
+	case SH_TASK:
+		rc = write_task(f, &rep->task, false);
+		break;
+	case SH_AFTER: {
+		struct sluice_after af = { rep->after.id, rep->after.state,
+			rep->after.run_at, rep->after.deadline,
+			rep->after.replaced };
+
+		json_after(f, &af);
+		break;
+	}
+	case SH_COUNT:
+		fprintf(f, "{\"%s\":%" PRIu64 "}", a->count_key, rep->count);
+		break;
+	case SH_DELETED:
+		fprintf(f, "{\"deleted\":1,\"id\":%" PRIu64 "}",
+		    rep->op == MSG_OP_DELETE_KEY ? rep->id : a->id);
+		break;
+	case SH_STATS: {
+		struct sluice_stats *s;
+
+		if ((rc = result_stats(&rep->stats, &s)) == 0)
+			json_stats(f, s);
+		free(s);
+		break;
+	}
+	case SH_ERRORS: {
+		struct sluice_error_count *e = NULL;
+		size_t n = 0;
+
+		if ((rc = result_errors(&rep->errors, &e, &n)) == 0)
+			json_errors(f, e, n);
+		free(e);
+		break;
+	}
+	case SH_HOURS:
+		write_hours(f, &rep->hours);
+		break;
+	case SH_CONF: {
+		struct sluice_tube_conf c;
+
+		result_tube_conf(&rep->tube_conf.conf, &c);
+		json_tube_conf(f, a->tube, &c);
+		break;
+	}
+	case SH_PAUSE:
+		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep->until);
+		break;
+	case SH_LSN:
+		fprintf(f, "{\"lsn\":%" PRIu64 "}", rep->lsn);
+		break;
+	}
+	return rc;
+}
+
+void
+http_api_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
+{
+	const struct http_api_ans *a = arg;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	if (rep == NULL) {
+		http_api_error(aio, SLUICE_ESHUTDOWN,
+		    "the server gave up the request (shutting down)");
+		return;
+	}
+	if (rep->status == SLUICE_ENOTFOUND && a->shape == SH_KEY_TASKS) {
+		http_api_json(aio, 200, "{\"tasks\":[]}", 12);
+		return;
+	}
+	if (rep->status != 0) {
+		respond_error(aio, rep->status, rep->err.message.p,
+		    rep->err.message.len, rep->err.leader.p,
+		    rep->err.leader.len);
+		return;
+	}
+	if ((f = open_memstream(&body, &len)) == NULL) {
+		http_api_error(aio, SLUICE_ENOMEM, "out of memory");
+		return;
+	}
+	rc = write_answer(f, a, rep);
+	fclose(f);
+	if (rc != 0)
+		http_api_error(aio, SLUICE_ENOMEM, "out of memory");
+	else
+		http_api_json(aio,
+		    a->shape == SH_PUT && rep->put.created ? 201 : 200, body,
+		    len);
+	free(body);
+}
+
+struct http_api_ans *
+http_api_ans_new(nng_aio *aio, enum http_api_shape shape, size_t items)
+{
+	struct http_api_ans *a =
+	    calloc(1, sizeof(*a) + items * sizeof(a->items[0]));
+
+	if (a == NULL) {
+		http_api_error(aio, SLUICE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	a->shape = shape;
+	a->ids = &a->items[0].id;
+	a->errs = &a->items[0].err;
+	return a;
+}

@@ -1,0 +1,437 @@
+/* http_api_tube - the task API's routes of a tube (http_api_tube.h),
+ * each a wire request of the tube: put (POST .../tasks, its options in
+ * the query, the payload the body; with ?batch=1 a JSON array of items,
+ * http_api_batch.h), take (POST /v1/tubes/a,b/take, one tube or several,
+ * waiting up to 60 s), list (GET .../tasks, or one task by its key),
+ * delete by state or flush (DELETE .../tasks), the tube's settings (GET,
+ * PUT and DELETE /v1/tubes/T), kick, pause, stats, hourly, errors, and
+ * the next task of a state (GET .../next). A tube named in the path is
+ * checked here; its parameters are read from the query (http_query.h),
+ * the first bad one answered 400. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+
+#include "json/json.h"
+#include "proto/msg.h"
+#include "server/face/http/http_api.h"
+#include "server/face/http/http_api_answer.h"
+#include "server/face/http/http_api_batch.h"
+#include "server/face/http/http_api_tube.h"
+#include "server/face/http/http_query.h"
+#include "sluice.h"
+
+enum {
+	WAIT_MAX_MS = 60000, /* a take's longest wait */
+	LIST_DEFAULT = 50,
+};
+
+/* A tube named in the path, checked: false (answered 400) when not. */
+static bool
+tube_ok(struct http_api_call *c, const char *tube)
+{
+	if (msg_tube_valid(tube, strlen(tube)))
+		return true;
+	http_api_error(c->aio, SLUICE_ETUBE,
+	    "bad tube name: 1-200 bytes of [A-Za-z0-9_.:/-] (a / in a path "
+	    "is written %2F)");
+	return false;
+}
+
+/* ---- state names ------------------------------------------------------- */
+
+/* "ready".."done" (and "all" when `all`) to MSG_ST_*; -1 when unknown. */
+static int
+state_of(const char *s, bool all)
+{
+	static const char *const names[] = { "all", "ready", "delayed", "taken",
+		"buried", "done" };
+
+	for (int i = all ? 0 : 1; i < 6; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- put --------------------------------------------------------------- */
+
+/* A put's options from the query: the task options (http_query_opts),
+ * then its own (every, key, replace). A run_at after a delay of more
+ * than 0 is refused. */
+static void
+put_opts(struct http_api_call *c, struct msg_put *p, char *key, size_t key_cap)
+{
+	struct http_query_opts o;
+
+	http_query_opts(&c->q, false, &o);
+	p->priority = o.set_priority ? o.priority : 1024;
+	if (o.set_delay) {
+		p->when = o.delay;
+		p->at = false;
+	}
+	if (o.set_run_at) {
+		if (p->when != 0)
+			http_query_bad(
+			    &c->q, "run_at", "give delay or run_at, not both");
+		p->when = o.run_at;
+		p->at = true;
+	}
+	p->ttr = o.ttr;
+	p->max_attempts = o.max_attempts;
+	http_query_dur(&c->q, "every", &p->period);
+	if (http_query_str(&c->q, "key", key, key_cap))
+		p->key = msg_cstr(key);
+	p->replace = http_query_flag(&c->q, "replace");
+}
+
+static void
+put_one(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_PUT };
+	char key[MSG_KEY_MAX + 2];
+
+	req.put.tube = msg_cstr(tube);
+	put_opts(c, &req.put, key, sizeof(key));
+	req.put.payload = (struct msg_str) { c->body, c->body_len };
+	http_api_send_shape(c, &req, SH_PUT);
+}
+
+/* POST /v1/tubes/T/tasks?batch=1: a JSON array of items; those refused
+ * here are answered in their place, the others go to the core. */
+static void
+put_batch(struct http_api_call *c, const char *tube)
+{
+	struct http_api_batch b;
+	struct http_api_ans *a = NULL;
+	struct msg_req req = { .op = MSG_OP_PUT_BATCH };
+	int rc = http_api_batch_puts(&b, c->body, c->body_len, tube);
+
+	if (rc == SLUICE_EINVAL) {
+		http_api_error(c->aio, SLUICE_EINVAL,
+		    "batch: the body is a JSON array of 1..1000 items "
+		    "{\"payload\":\"...\",...}");
+		goto out;
+	}
+	if (rc != 0) {
+		http_api_error(c->aio, SLUICE_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((a = http_api_ans_new(c->aio, SH_PUT_BATCH, b.n)) == NULL)
+		goto out; /* answered */
+	a->n = (uint32_t)b.n;
+	memcpy(a->errs, b.errs, b.n * sizeof(*b.errs));
+	req.put_batch.items = b.puts;
+	req.put_batch.n = (uint32_t)b.nputs;
+	req.put_batch.messages = true;
+	if (req.put_batch.n == 0) { /* every item refused here */
+		char *body = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&body, &len);
+
+		if (f == NULL) {
+			http_api_error(c->aio, SLUICE_ENOMEM, "out of memory");
+			goto out;
+		}
+		http_api_put_results(f, a, NULL);
+		fclose(f);
+		http_api_json(c->aio, 200, body, len);
+		free(body);
+		goto out;
+	}
+	http_api_send(c, &req, a);
+	a = NULL;
+out:
+	free(a);
+	http_api_batch_fini(&b);
+}
+
+/* ---- take -------------------------------------------------------------- */
+
+/* POST /v1/tubes/a,b/take?wait=DUR&n=N&order=strict */
+static void
+take(struct http_api_call *c, char *tubes)
+{
+	struct msg_str names[MSG_TAKE_TUBES_MAX];
+	struct msg_req req = { .op = MSG_OP_TAKE };
+	char order[16];
+	uint64_t n = 1;
+
+	for (char *save = NULL, *t = strtok_r(tubes, ",", &save); t != NULL;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (req.take.ntubes == MSG_TAKE_TUBES_MAX) {
+			http_api_error(
+			    c->aio, SLUICE_ELIMIT, "take: at most 64 tubes");
+			return;
+		}
+		if (!tube_ok(c, t))
+			return;
+		names[req.take.ntubes++] = msg_cstr(t);
+	}
+	if (req.take.ntubes == 0 && !tube_ok(c, ""))
+		return;
+	if (http_query_dur(&c->q, "wait", &req.take.wait) &&
+	    req.take.wait > WAIT_MAX_MS)
+		http_query_bad(&c->q, "wait", "at most 60s");
+	if (http_query_u64(&c->q, "n", MSG_TAKE_MAX, &n) && n == 0)
+		http_query_bad(&c->q, "n", "1..1000");
+	if (http_query_str(&c->q, "order", order, sizeof(order))) {
+		if (strcmp(order, "strict") == 0)
+			req.take.strict = true;
+		else if (strcmp(order, "priority") != 0)
+			http_query_bad(&c->q, "order",
+			    "strict (in the order given) or priority");
+	}
+	req.take.max = (uint32_t)n;
+	req.take.detach = true; /* HTTP keeps no session */
+	req.take.durable = true;
+	req.take.tubes = names;
+	http_api_send_shape(c, &req, SH_TASKS);
+}
+
+/* ---- a tube's routes --------------------------------------------------- */
+
+static void
+list(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_LIST };
+	char v[16], key[MSG_KEY_MAX + 2];
+	uint64_t limit = LIST_DEFAULT, after = 0;
+	struct http_api_ans *a;
+
+	if (http_query_str(
+	        &c->q, "key", key, sizeof(key))) { /* a search by key */
+		struct http_api_ans *a =
+		    http_api_ans_new(c->aio, SH_KEY_TASKS, 0);
+
+		if (a == NULL)
+			return;
+		snprintf(a->tube, sizeof(a->tube), "%s", tube);
+		req.op = MSG_OP_PEEK_KEY;
+		req.by_key.key = msg_cstr(key);
+		req.by_key.tube = msg_cstr(tube);
+		http_api_send(c, &req, a);
+		return;
+	}
+	req.list.tube = msg_cstr(tube);
+	req.list.order = MSG_ORDER_ATTEMPTS;
+	if (http_query_str(&c->q, "state", v, sizeof(v))) {
+		int st = state_of(v, true);
+
+		if (st < 0 || st == MSG_ST_DONE)
+			http_query_bad(&c->q, "state",
+			    "all, ready, delayed, taken or buried");
+		else
+			req.list.state = (uint8_t)st;
+	}
+	if (http_query_str(&c->q, "order", v, sizeof(v))) {
+		req.list.order = strcmp(v, "attempts") == 0 ? MSG_ORDER_ATTEMPTS
+		    : strcmp(v, "age") == 0                 ? MSG_ORDER_AGE
+		    : strcmp(v, "run_at") == 0              ? MSG_ORDER_RUN_AT
+		    : strcmp(v, "id") == 0                  ? MSG_ORDER_ID
+		                                            : 0;
+		if (req.list.order == 0)
+			http_query_bad(
+			    &c->q, "order", "attempts, age, run_at or id");
+	}
+	/* The cursor: only ids above it, so it pages in id order only. */
+	if (http_query_u64(&c->q, "after", UINT64_MAX, &after)) {
+		if (http_query_has(c->q.uri, "order") &&
+		    req.list.order != MSG_ORDER_ID)
+			http_query_bad(&c->q, "after",
+			    "pages in id order only (order=id)");
+		req.list.order = MSG_ORDER_ID;
+		req.list.after = after;
+	}
+	if (http_query_u64(&c->q, "limit", MSG_LIST_MAX, &limit) && limit == 0)
+		http_query_bad(&c->q, "limit", "1..1000");
+	req.list.limit = (uint32_t)limit;
+	req.list.payloads = http_query_flag(&c->q, "payloads");
+	/* In id order a page says where the next one starts. */
+	a = http_api_ans_new(
+	    c->aio, req.list.order == MSG_ORDER_ID ? SH_PAGE : SH_TASKS, 0);
+	if (a == NULL)
+		return;
+	a->limit = req.list.limit;
+	http_api_send(c, &req, a);
+}
+
+/* DELETE /v1/tubes/T/tasks?state=S&older=DUR, or ?all=1: flush */
+static void
+delete_where(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_DELETE_WHERE };
+	char v[16];
+
+	if (http_query_flag(&c->q, "all")) {
+		req.op = MSG_OP_FLUSH;
+		req.tube = msg_cstr(tube);
+		http_api_send_count(c, &req, "deleted");
+		return;
+	}
+	req.where.tube = msg_cstr(tube);
+	if (!http_query_str(&c->q, "state", v, sizeof(v)) ||
+	    state_of(v, false) < 0 || state_of(v, false) == MSG_ST_TAKEN) {
+		http_api_error(c->aio, SLUICE_EINVAL,
+		    "delete: ?state=ready|delayed|buried|done (and "
+		    "older=DUR), or ?all=1 for every task of the tube");
+		return;
+	}
+	req.where.state = (uint8_t)state_of(v, false);
+	http_query_dur(&c->q, "older", &req.where.older);
+	http_api_send_count(c, &req, "deleted");
+}
+
+/* PUT /v1/tubes/T?ttr=..&unset=ttr,backoff */
+static void
+tube_set(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_TUBE_SET };
+	struct msg_tube_conf *k = &req.tube_set.conf;
+	char v[MSG_TUBE_MAX + 2];
+	uint64_t x;
+	bool base, cap;
+	struct http_api_ans *a;
+
+	req.tube_set.tube = msg_cstr(tube);
+	if (http_query_dur(&c->q, "ttr", &k->ttr))
+		k->set |= MSG_TS_TTR;
+	if (http_query_u64(&c->q, "max_attempts", UINT32_MAX, &x)) {
+		k->max_attempts = (uint32_t)x;
+		k->set |= MSG_TS_MAX_ATTEMPTS;
+	}
+	/* both read (either may be bad), either sets the backoff */
+	base = http_query_dur(&c->q, "backoff_base", &k->backoff_base);
+	cap = http_query_dur(&c->q, "backoff_cap", &k->backoff_cap);
+	if (base || cap)
+		k->set |= MSG_TS_BACKOFF;
+	if (http_query_dur(&c->q, "keep_done", &k->keep_done))
+		k->set |= MSG_TS_KEEP_DONE;
+	if (http_query_str(&c->q, "lost_lease", v, sizeof(v))) {
+		k->lost_lease_immediate = strcmp(v, "immediate") == 0;
+		if (!k->lost_lease_immediate && strcmp(v, "backoff") != 0)
+			http_query_bad(
+			    &c->q, "lost_lease", "immediate or backoff");
+		k->set |= MSG_TS_LOST_LEASE;
+	}
+	if (http_query_str(&c->q, "dead_letter", v, sizeof(v))) {
+		k->dead_letter = msg_cstr(v);
+		k->set |= MSG_TS_DEAD_LETTER;
+	}
+	if (http_query_str(&c->q, "unset", v, sizeof(v))) {
+		for (char *save = NULL, *f = strtok_r(v, ",", &save); f != NULL;
+		     f = strtok_r(NULL, ",", &save)) {
+			unsigned i = 0;
+
+			while (i < 6 && strcmp(f, json_tube_fields[i]) != 0)
+				i++;
+			if (i == 6)
+				http_query_bad(&c->q, "unset",
+				    "a list of ttr, max_attempts, backoff, "
+				    "keep_done, lost_lease, dead_letter");
+			else
+				req.tube_set.unset |= (uint8_t)(1u << i);
+		}
+	}
+	if ((a = http_api_ans_new(c->aio, SH_CONF, 0)) == NULL)
+		return;
+	snprintf(a->tube, sizeof(a->tube), "%s", tube);
+	http_api_send(c, &req, a);
+}
+
+static void
+tube_show(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_TUBE_SHOW };
+	struct http_api_ans *a = http_api_ans_new(c->aio, SH_CONF, 0);
+
+	if (a == NULL)
+		return;
+	snprintf(a->tube, sizeof(a->tube), "%s", tube);
+	req.tube = msg_cstr(tube);
+	http_api_send(c, &req, a);
+}
+
+/* /v1/tubes/T[/VERB] */
+void
+http_api_tube_route(struct http_api_call *c)
+{
+	const char *m = c->method, *verb = c->nseg > 2 ? c->seg[2] : "";
+	char *tube = (char *)c->seg[1];
+	struct msg_req req = { 0 };
+	uint64_t v = 1;
+
+	if (strcmp(verb, "take") == 0 && strcmp(m, "POST") == 0) {
+		take(c, tube);
+		return;
+	}
+	if (!tube_ok(c, tube))
+		return;
+	if (c->nseg == 2) {
+		if (strcmp(m, "GET") == 0) {
+			tube_show(c, tube);
+		} else if (strcmp(m, "PUT") == 0) {
+			tube_set(c, tube);
+		} else {
+			req.op = MSG_OP_TUBE_DELETE;
+			req.tube_delete.tube = msg_cstr(tube);
+			req.tube_delete.force = http_query_flag(&c->q, "force");
+			http_api_send_count(c, &req, "deleted");
+		}
+	} else if (strcmp(verb, "tasks") == 0) {
+		if (strcmp(m, "POST") == 0 && http_query_flag(&c->q, "batch"))
+			put_batch(c, tube);
+		else if (strcmp(m, "POST") == 0)
+			put_one(c, tube);
+		else if (strcmp(m, "GET") == 0)
+			list(c, tube);
+		else
+			delete_where(c, tube);
+	} else if (strcmp(verb, "kick") == 0) {
+		req.op = MSG_OP_KICK;
+		req.kick.tube = msg_cstr(tube);
+		if (http_query_u64(&c->q, "n", UINT32_MAX, &v) && v == 0)
+			http_query_bad(&c->q, "n", "at least 1");
+		req.kick.n = (uint32_t)v;
+		req.kick.delayed = http_query_flag(&c->q, "delayed");
+		http_api_send_count(c, &req, "kicked");
+	} else if (strcmp(verb, "pause") == 0) {
+		req.op = MSG_OP_PAUSE;
+		req.pause.tube = msg_cstr(tube);
+		if (!http_query_dur(&c->q, "for", &req.pause.duration) &&
+		    c->q.err[0] == 0)
+			http_query_bad(
+			    &c->q, "for", "a duration is needed (0 resumes)");
+		http_api_send_shape(c, &req, SH_PAUSE);
+	} else if (strcmp(verb, "stats") == 0) {
+		req.op = MSG_OP_STATS;
+		req.stats.tube = msg_cstr(tube);
+		req.stats.settings = true;
+		http_api_send_shape(c, &req, SH_STATS);
+	} else if (strcmp(verb, "hourly") == 0) {
+		req.op = MSG_OP_STATS_HOURLY;
+		req.tube = msg_cstr(tube);
+		http_api_send_shape(c, &req, SH_HOURS);
+	} else if (strcmp(verb, "errors") == 0) {
+		req.op = MSG_OP_ERRORS; /* with example ids, as json_errors */
+		req.errors.tube = msg_cstr(tube);
+		req.errors.ids = true;
+		http_api_send_shape(c, &req, SH_ERRORS);
+	} else { /* next */
+		char st[16] = "ready";
+		int s;
+
+		http_query_str(&c->q, "state", st, sizeof(st));
+		s = state_of(st, false);
+		if (s != MSG_ST_READY && s != MSG_ST_DELAYED &&
+		    s != MSG_ST_BURIED)
+			http_query_bad(
+			    &c->q, "state", "ready, delayed or buried");
+		req.op = MSG_OP_PEEK_NEXT;
+		req.peek_next.tube = msg_cstr(tube);
+		req.peek_next.state = (uint8_t)(s > 0 ? s : MSG_ST_READY);
+		http_api_send_shape(c, &req, SH_TASK);
+	}
+}
