@@ -305,6 +305,9 @@ struct parse {
 	char *err;
 };
 
+static int fail(struct parse *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static int
 fail(struct parse *p, const char *fmt, ...)
 {
