@@ -55,9 +55,11 @@
 #include "server/face/beanstalk/bs.h"
 #include "server/failover/cluster.h"
 #include "server/face/conn.h"
+#include "server/core/bgsnap.h"
 #include "server/core/core.h"
 #include "server/repl/follow.h"
 #include "server/face/http/http.h"
+#include "server/ops/ops.h"
 #include "server/repl/lead.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -175,7 +177,8 @@ handle_events(struct core *c)
 			struct net_req q = net_ev_take(ev);
 
 			if (c->stopping)
-				core_reply_err(c, q.ctx,
+				core_reply_err_as(c, q.ctx,
+				    &(struct core_reply_how) { 0 },
 				    msg_req_op(nng_msg_body(q.msg),
 				        nng_msg_len(q.msg)),
 				    SLUICE_ESHUTDOWN, NULL);

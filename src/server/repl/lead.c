@@ -37,6 +37,7 @@
 #include "proto/replmsg.h"
 #include "server/repl/catchup.h"
 #include "server/core/core.h"
+#include "server/core/gate.h"
 #include "server/face/stream.h"
 #include "server/repl/lead.h"
 #include "sluice.h"
@@ -315,7 +316,7 @@ link_refused(struct link *l, int rc, const char *why,
  * refuse it with (logged: the peer, the token's name if known; a refusal
  * says no more than the client port's), or LINK_UNKNOWN for a token that
  * is not in the file: that one goes through the client port's limit on
- * failed attempts (ops_auth_unknown), which logs it. */
+ * failed attempts (gate_unknown), which logs it. */
 enum { LINK_UNKNOWN = -1 };
 
 static int
@@ -337,7 +338,7 @@ link_check(struct core *c, uint32_t session, struct msg_str token,
 	}
 	if (t == NULL || l == NULL) {
 		*text = "unauthenticated: not a known token";
-		return LINK_UNKNOWN; /* answered after a pause: ops_auth */
+		return LINK_UNKNOWN; /* answered after a pause: gate.h */
 	}
 	if (!role_replicates(t)) {
 		link_refused(l, SLUICE_EPERM,
@@ -668,8 +669,8 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		const struct link *l = link_find(rp, session);
 
 		if (rc == LINK_UNKNOWN) {
-			ops_auth_unknown(c, ctx, session, REPLMSG_OP_FETCH,
-			    l != NULL ? l->addr : "-", true);
+			gate_unknown(c, ctx, session, l != NULL ? l->addr : "-",
+			    "a follower's token", lead_answer_unknown);
 			return;
 		}
 		if (rc != 0) {
@@ -985,7 +986,7 @@ lead_close(struct core *c)
 	while (rp->peers != NULL)
 		peer_drop(rp, rp->peers->session);
 	while (rp->links != NULL) {
-		ops_auth_drop(c, rp->links->session, true);
+		gate_drop(c, rp->links->session, lead_answer_unknown);
 		link_close(rp, rp->links->session);
 	}
 	net_close(rp->net);
@@ -1034,7 +1035,7 @@ lead_handle(struct core *c)
 			link_open(c->repl, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
-			ops_auth_drop(c, ev->session, true);
+			gate_drop(c, ev->session, lead_answer_unknown);
 			peer_drop(c->repl, ev->session);
 			link_close(c->repl, ev->session);
 			break;
