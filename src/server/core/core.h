@@ -56,8 +56,8 @@ struct core {
 	struct wal *wal;
 	struct net *net;
 	struct conns *conns;         /* the sockets of the core's own faces */
-	struct face_sp_config sp;    /* tcp:// clients (face_sp.c) */
-	struct face_stream *fstream; /* tls+tcp://, ipc:// (face_stream.c) */
+	struct face_sp_config sp;    /* tcp:// clients (face/sp.c) */
+	struct face_stream *fstream; /* tls+tcp://, ipc:// (face/stream.c) */
 	/* --auth over nng's transports (tls+tcp://, ipc://): pipes closed
 	 * unauthenticated after --handshake-timeout, and past
 	 * --max-unauth-conns; the next check */
@@ -86,7 +86,7 @@ struct core {
 	struct buf body;     /* a record body being encoded */
 	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
-	struct waiters waits;   /* the takes waiting for a task (ops.c) */
+	struct waiters waits;   /* the takes waiting (ops/wait.c) */
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */
 	uint64_t waits_refused; /* takes refused a wait by the limits */

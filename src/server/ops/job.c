@@ -80,7 +80,7 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 	struct qrec r;
 	int rc;
 
-	/* Taken only when its reply can carry it (ops.c's take_now). */
+	/* Taken only when its reply can carry it (take.c's ops_take_now). */
 	if (ops_task_wire_max(v, true) > MSG_SIZE_MAX - TASK_WIRE_FIXED)
 		return SLUICE_EMSGSIZE;
 	if (v->state == QUEUE_BURIED || v->state == QUEUE_DELAYED) {

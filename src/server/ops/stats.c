@@ -54,10 +54,6 @@ kv(struct msg_kv *out, size_t *n, const char *name, uint64_t value)
 	(*n)++;
 }
 
-/* With --etcd, the cluster's figures among the stats' node pairs:
- * whether this node holds the leader lease, the lease's remaining ms, ms
- * since its last renewal, etcd calls failed, when the last failed,
- * elections won. */
 /* The bounds of the core thread's connections (conn.h): what they
  * refused and closed. */
 static void
@@ -92,6 +88,10 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	}
 }
 
+/* With --etcd, the cluster's figures among the stats' node pairs:
+ * whether this node holds the leader lease, the lease's remaining ms, ms
+ * since its last renewal, etcd calls failed, when the last failed,
+ * elections won. */
 static void
 cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 {
