@@ -46,7 +46,7 @@ core_commit(
 
 	if (rec->type == QREC_TAKE) {
 		/* The lease names the epoch: the reply leaves before the
-		 * record is durable (core_reply_take), and a crash may lose
+		 * record is durable (core_reply_how.take), and a crash may lose
 		 * the record, and with it its LSN, which the next epoch
 		 * reuses (qrec_lease). */
 		take = *rec;
