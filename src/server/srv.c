@@ -51,12 +51,14 @@
 
 #include "log/recover.h"
 #include "log/snap.h"
+#include "server/core/bgsnap.h"
 #include "server/core/core.h"
 #include "server/face/beanstalk/bs.h"
 #include "server/face/conn.h"
 #include "server/face/http/http.h"
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
+#include "server/ops/ops.h"
 #include "server/repl/follow.h"
 #include "server/repl/lead.h"
 #include "server/srv.h"
@@ -142,7 +144,8 @@ handle_events(struct core *c)
 			struct net_req q = net_ev_take(ev);
 
 			if (c->stopping)
-				core_reply_err(c, q.ctx,
+				core_reply_err_as(c, q.ctx,
+				    &(struct core_reply_how) { 0 },
 				    msg_req_op(nng_msg_body(q.msg),
 				        nng_msg_len(q.msg)),
 				    SLUICE_ESHUTDOWN, NULL);

@@ -1,8 +1,9 @@
 /* tokens - the token file of --auth (util/tokens.h): its parser, the
- * SHA-256 of a token, the lookup, what each role may send and the limit on
- * failed attempts. The file is small (one line per token) and read whole;
- * a lookup hashes the presented token once and compares the hash with
- * every line's without an early exit. */
+ * SHA-256 of a token, the lookup and the limit on failed attempts (which
+ * ops each role may send is the server's: ops/auth.c). The file is small
+ * (one line per token) and read whole; a lookup hashes the presented
+ * token once and compares the hash with every line's without an early
+ * exit. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +12,6 @@
 
 #include <mbedtls/sha256.h>
 
-#include "proto/msg.h"
 #include "util/tokens.h"
 
 #define TOKENS_FILE_MAX (4u << 20) /* far more lines than anyone writes */
@@ -77,61 +77,6 @@ tokens_find(const struct tokens *a, const void *token, size_t len)
 
 	tokens_sha256(token, len, h);
 	return tokens_find_hash(a, h);
-}
-
-/* ---- what a role may do -------------------------------------------- */
-
-static bool
-producer_op(uint8_t op)
-{
-	return op == MSG_OP_PUT || op == MSG_OP_PUT_BATCH ||
-	    op == MSG_OP_PEEK || op == MSG_OP_PEEK_KEY ||
-	    op == MSG_OP_PEEK_NEXT;
-}
-
-static bool
-worker_op(uint8_t op)
-{
-	switch (op) {
-	case MSG_OP_PUT:
-	case MSG_OP_PUT_BATCH:
-	case MSG_OP_TAKE:
-	case MSG_OP_ACK:
-	case MSG_OP_ACK_BATCH:
-	case MSG_OP_RELEASE:
-	case MSG_OP_FAIL:
-	case MSG_OP_TOUCH:
-	case MSG_OP_BURY:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool
-monitor_op(uint8_t op)
-{
-	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
-	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER;
-}
-
-bool
-tokens_role_allows(int role, uint8_t op)
-{
-	if (op == MSG_OP_AUTH)
-		return true; /* a session may always change its token */
-	switch (role) {
-	case TOKENS_ADMIN:
-		return true;
-	case TOKENS_PRODUCER:
-		return producer_op(op);
-	case TOKENS_WORKER:
-		return worker_op(op);
-	case TOKENS_MONITOR:
-		return monitor_op(op);
-	default: /* replica: the replication port only */
-		return false;
-	}
 }
 
 bool

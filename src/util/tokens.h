@@ -1,4 +1,4 @@
-/* tokens - the token file of --auth and what each token may do; a
+/* tokens - the token file of --auth and what it says of each token; a
  * library of its own, linked by sluiced (which loads the file and checks
  * every request's token against it) and by the CLI (whose `sluice token
  * new` hashes a new token and checks its line with this same parser).
@@ -107,10 +107,6 @@ void tokens_sha256(const void *p, size_t len, uint8_t out[TOKENS_HASH_LEN]);
 
 /* Whether two hashes are equal, in time independent of their bytes. */
 bool tokens_hash_eq(const uint8_t *a, const uint8_t *b);
-
-/* Whether `role` may send the wire op `op` (MSG_OP_*). The tubes the
- * request names are checked apart (tokens_tube_ok). */
-bool tokens_role_allows(int role, uint8_t op);
 
 /* Whether the token's pattern covers `tube` (`len` bytes). */
 bool tokens_tube_ok(const struct tokens_entry *t, const char *tube, size_t len);

@@ -1,6 +1,6 @@
 /* The token file of --auth (src/util/tokens.c): every parse error with
  * its line, SHA-256 against vectors from `printf ... | sha256sum`, the
- * lookup, what each role may send, tube patterns, and the limit on
+ * lookup, the roles' names, tube patterns, and the limit on
  * failed attempts per address. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,6 @@
 
 #include "t_lib.h"
 
-#include "proto/msg.h"
 #include "util/tokens.h"
 
 #define H_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
@@ -274,45 +273,12 @@ test_auth_load_reads_a_file_and_names_a_missing_one(void **state)
 	tokens_free(&a);
 }
 
-/* The whole table: for each role, the ops it may send. */
+/* The roles' names, both ways (which ops each may send: the server's,
+ * test_ops_auth.c). */
 static void
-test_auth_role_by_op(void **state)
+test_auth_role_names(void **state)
 {
-	static const uint8_t producer[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
-		MSG_OP_PEEK, MSG_OP_PEEK_KEY, MSG_OP_PEEK_NEXT, MSG_OP_AUTH };
-	static const uint8_t worker[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
-		MSG_OP_TAKE, MSG_OP_ACK, MSG_OP_ACK_BATCH, MSG_OP_RELEASE,
-		MSG_OP_FAIL, MSG_OP_TOUCH, MSG_OP_BURY, MSG_OP_AUTH };
-	static const uint8_t monitor[] = { MSG_OP_STATS, MSG_OP_STATS_HOURLY,
-		MSG_OP_HISTORY, MSG_OP_CLUSTER, MSG_OP_AUTH };
-	static const uint8_t replica[] = { MSG_OP_AUTH };
-	static const struct {
-		int role;
-		const uint8_t *ops;
-		size_t n;
-	} table[] = {
-		{ TOKENS_PRODUCER, producer, sizeof(producer) },
-		{ TOKENS_WORKER, worker, sizeof(worker) },
-		{ TOKENS_MONITOR, monitor, sizeof(monitor) },
-		{ TOKENS_REPLICA, replica, sizeof(replica) },
-	};
-
 	(void)state;
-	for (unsigned op = 1; op < MSG_OP_END_; op++) {
-		assert_true(tokens_role_allows(TOKENS_ADMIN, (uint8_t)op));
-		assert_false(
-		    tokens_role_allows(0, (uint8_t)op) && op != MSG_OP_AUTH);
-		for (size_t r = 0; r < sizeof(table) / sizeof(table[0]); r++) {
-			bool want =
-			    memchr(table[r].ops, (int)op, table[r].n) != NULL;
-
-			if (tokens_role_allows(table[r].role, (uint8_t)op) !=
-			    want)
-				fail_msg("role %s op 0x%02x: %s",
-				    tokens_role_name(table[r].role), op,
-				    want ? "refused" : "allowed");
-		}
-	}
 	assert_string_equal(tokens_role_name(TOKENS_WORKER), "worker");
 	assert_string_equal(tokens_role_name(0), "?");
 	assert_string_equal(tokens_role_name(TOKENS_ROLE_END_), "?");
@@ -582,7 +548,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_auth_load_reads_a_file_and_names_a_missing_one,
 		    t_tmpdir_setup, t_tmpdir_teardown),
-		cmocka_unit_test(test_auth_role_by_op),
+		cmocka_unit_test(test_auth_role_names),
 		cmocka_unit_test(test_auth_tube_patterns),
 		cmocka_unit_test(test_auth_hash_eq),
 		cmocka_unit_test(test_auth_limit_per_address),

@@ -40,6 +40,7 @@
 
 #include "log/seg.h"
 #include "log/snap.h"
+#include "server/core/bgsnap.h"
 #include "server/core/core.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -130,10 +131,13 @@ emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 }
 
 /* Answers every snapshot request: with the LSN covered, or an error,
- * `why` (NULL: the error's own text). */
+ * `why` (NULL: the error's own text); for the local log alone with
+ * `local` (the request being handled, a read), else at the commit LSN
+ * as every answer the loop sends later. */
 static void
-answer_waiters(struct core *c, int rc, const char *why)
+answer_waiters(struct core *c, int rc, const char *why, bool local)
 {
+	struct core_reply_how how = { .local = local };
 	struct snap_waiter *w;
 
 	while ((w = c->snap.waiters) != NULL) {
@@ -144,11 +148,11 @@ answer_waiters(struct core *c, int rc, const char *why)
 			rep.lsn = c->snap.last_lsn;
 			buf_reset(&c->out);
 			if (msg_encode_rep(&c->out, &rep) == 0)
-				core_reply(c, w->ctx);
+				core_reply_as(c, w->ctx, &how);
 			else
 				net_drop(c->net, w->ctx);
 		} else {
-			core_reply_err(c, w->ctx, MSG_OP_SNAPSHOT,
+			core_reply_err_as(c, w->ctx, &how, MSG_OP_SNAPSHOT,
 			    bgsnap_error(rc), "snapshot failed: %s",
 			    why != NULL ? why : sluice_strerror(rc));
 		}
@@ -204,7 +208,7 @@ bgsnap_start(struct core *c)
 	s->lsn = wal_last_lsn(c->wal);
 	if (s->lsn == s->last_lsn) {
 		/* Nothing new since the last one: it already covers all. */
-		answer_waiters(c, 0, NULL);
+		answer_waiters(c, 0, NULL, true);
 		return 0;
 	}
 	rc = snap_writer_open(&w, c->cfg->data_dir, s->lsn, wal_epoch(c->wal),
@@ -306,15 +310,18 @@ bgsnap_reap(struct core *c)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOSPC)
 		answer_waiters(c, SLUICE_ENOSPC,
 		    "no room for it on the disk; the log is fine and the "
-		    "node takes writes");
+		    "node takes writes",
+		    false);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_UNREADABLE)
 		answer_waiters(c, SLUICE_ECORRUPT,
 		    "it was written but does not read back whole (check the "
-		    "disk); the older snapshots stay, the log is fine");
+		    "disk); the older snapshots stay, the log is fine",
+		    false);
 	else
 		answer_waiters(c, SLUICE_ELOG,
 		    "the snapshot's writer failed (the log is fine; see the "
-		    "server's log)");
+		    "server's log)",
+		    false);
 }
 
 /* The first LSN the segments must keep: what the snapshot does not cover,
@@ -371,7 +378,7 @@ bgsnap_publish(struct core *c)
 		    "cannot publish the snapshot lsn=%" PRIu64 " error=\"%s\"",
 		    s->lsn, strerror(-rc));
 		remove_unfinished(c);
-		answer_waiters(c, rc, NULL);
+		answer_waiters(c, rc, NULL, false);
 		return;
 	}
 	s->last_lsn = s->lsn;
@@ -399,7 +406,7 @@ bgsnap_publish(struct core *c)
 	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " fork_us=%" PRIu64
 	    " removed=%d",
 	    s->lsn, s->last_ms, s->fork_us, rc < 0 ? 0 : rc);
-	answer_waiters(c, 0, NULL);
+	answer_waiters(c, 0, NULL, false);
 }
 
 void
@@ -417,7 +424,7 @@ bgsnap_fini(struct core *c)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->pidfd = -1;
-	answer_waiters(c, SLUICE_ESHUTDOWN, NULL);
+	answer_waiters(c, SLUICE_ESHUTDOWN, NULL, false);
 	free(s->buf);
 	s->buf = NULL;
 }

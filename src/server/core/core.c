@@ -47,7 +47,7 @@ core_commit(
 
 	if (rec->type == QREC_TAKE) {
 		/* The lease names the epoch: the reply leaves before the
-		 * record is durable (core_reply_take), and a crash may lose
+		 * record is durable (core_reply_how.take), and a crash may lose
 		 * the record, and with it its LSN, which the next epoch
 		 * reuses (qrec_lease). */
 		take = *rec;
@@ -122,10 +122,10 @@ undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
 }
 
 static void
-pending_push(
-    struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn, bool local)
+pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn,
+    const struct core_reply_how *how)
 {
-	uint32_t n = c->reply_ntakes;
+	uint32_t n = how->ntakes;
 	struct pending *p = malloc(sizeof(*p) + n * sizeof(p->takes[0]));
 
 	if (p == NULL) {
@@ -138,12 +138,12 @@ pending_push(
 	p->msg = msg;
 	p->lsn = lsn;
 	p->at = clock_mono_ms();
-	p->local = local;
+	p->local = how->local;
 	p->undone = false;
-	p->session = c->reply_session;
+	p->session = how->session;
 	p->ntakes = n;
 	if (n > 0)
-		memcpy(p->takes, c->reply_takes, n * sizeof(p->takes[0]));
+		memcpy(p->takes, how->takes, n * sizeof(p->takes[0]));
 	if (c->pend_tail != NULL)
 		c->pend_tail->next = p;
 	else
@@ -165,63 +165,112 @@ msg_from_out(struct core *c)
 	return m;
 }
 
-static void
-reply_at(struct core *c, struct net_ctx *ctx, bool local)
+void
+core_reply_as(
+    struct core *c, struct net_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = c->reply_take ? c->hard_lsn : wal_last_lsn(c->wal);
+	uint64_t lsn = how->take ? c->hard_lsn : wal_last_lsn(c->wal);
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {
 		log_warn("srv", "out of memory for a reply; dropping it");
-		undo_takes(c, c->reply_takes, c->reply_ntakes);
+		undo_takes(c, how->takes, how->ntakes);
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (c->reply_ntakes > 0 && !net_alive(ctx)) {
-		undo_takes(c, c->reply_takes, c->reply_ntakes);
+	if (how->ntakes > 0 && !net_alive(ctx)) {
+		undo_takes(c, how->takes, how->ntakes);
 		nng_msg_free(m);
 		net_drop(c->net, ctx);
 		return;
 	}
-	if (c->reply_now ||
-	    (lsn <= (local ? wal_durable_lsn(c->wal) : core_commit_lsn(c)) &&
-	        (c->pend_head == NULL || c->reply_take)))
+	if (how->now || c->reply_now ||
+	    (lsn <= (how->local ? wal_durable_lsn(c->wal)
+	                        : core_commit_lsn(c)) &&
+	        (c->pend_head == NULL || how->take)))
 		net_reply(c->net, ctx, m);
 	else
-		pending_push(c, ctx, m, lsn, local);
+		pending_push(c, ctx, m, lsn, how);
+}
+
+bool
+core_op_writes(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PEEK:
+	case MSG_OP_PEEK_KEY:
+	case MSG_OP_PEEK_NEXT:
+	case MSG_OP_STATS:
+	case MSG_OP_LIST:
+	case MSG_OP_ERRORS:
+	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_HISTORY:
+	case MSG_OP_SNAPSHOT:
+	case MSG_OP_PROMOTE:
+	case MSG_OP_FOLLOW:
+	case MSG_OP_TUBE_SHOW:
+	case MSG_OP_CLUSTER:
+	case MSG_OP_AUTH:
+		return false;
+	default:
+		return true;
+	}
 }
 
 void
 core_reply(struct core *c, struct net_ctx *ctx)
 {
-	reply_at(c, ctx, c->reply_local);
+	uint8_t op = msg_req_op(c->out.data, c->out.len); /* a reply's too */
+	struct core_reply_how how = { .local = !core_op_writes(op) };
+
+	core_reply_as(c, ctx, &how);
 }
 
 void
 core_reply_local(struct core *c, struct net_ctx *ctx)
 {
-	reply_at(c, ctx, true);
+	core_reply_as(c, ctx, &(struct core_reply_how) { .local = true });
+}
+
+/* Encodes the error reply into c->out. */
+static void
+encode_err(struct core *c, uint8_t op, int rc, const char *fmt, va_list ap)
+{
+	char text[MSG_TEXT_MAX];
+
+	if (fmt != NULL)
+		vsnprintf(text, sizeof(text), fmt, ap);
+	else
+		snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
+	if (rc <= 0 || rc > 65535)
+		rc = SLUICE_EINVAL;
+	buf_reset(&c->out);
+	msg_encode_err(&c->out, op, rc, text, NULL);
 }
 
 void
 core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
     const char *fmt, ...)
 {
-	char text[MSG_TEXT_MAX];
+	struct core_reply_how how = { .local = !core_op_writes(op) };
 	va_list ap;
 
-	if (fmt != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(text, sizeof(text), fmt, ap);
-		va_end(ap);
-	} else {
-		snprintf(text, sizeof(text), "%s", sluice_strerror(rc));
-	}
-	if (rc <= 0 || rc > 65535)
-		rc = SLUICE_EINVAL;
-	buf_reset(&c->out);
-	msg_encode_err(&c->out, op, rc, text, NULL);
-	core_reply(c, ctx);
+	va_start(ap, fmt);
+	encode_err(c, op, rc, fmt, ap);
+	va_end(ap);
+	core_reply_as(c, ctx, &how);
+}
+
+void
+core_reply_err_as(struct core *c, struct net_ctx *ctx,
+    const struct core_reply_how *how, uint8_t op, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	encode_err(c, op, rc, fmt, ap);
+	va_end(ap);
+	core_reply_as(c, ctx, how);
 }
 
 uint64_t

@@ -7,7 +7,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include <nng/nng.h>
 
@@ -16,6 +15,7 @@
 #include "proto/msg.h"
 #include "queue/queue.h"
 #include "util/tokens.h"
+#include "server/core/bgsnap.h"
 #include "server/core/quota.h"
 #include "server/face/sp.h"
 #include "server/face/net.h"
@@ -44,29 +44,6 @@ struct pending {
 	uint32_t session; /* a take reply's session */
 	uint32_t ntakes;  /* the tasks a take reply hands out, in takes[] */
 	struct core_take takes[];
-};
-
-/* A snapshot request waiting for the snapshot to be published. */
-struct snap_waiter {
-	struct snap_waiter *next;
-	struct net_ctx *ctx;
-};
-
-struct bgsnap {
-	pid_t pid;    /* the child writing; 0 when none */
-	int pidfd;    /* readable when it exits; -1 */
-	uint64_t lsn; /* what it covers */
-	int64_t started_ns;
-	bool ready;               /* written, waiting for the log to be durable
-	                           * up to lsn before it is published */
-	uint64_t last_lsn;        /* the newest published snapshot */
-	int64_t last_at;          /* unix ms it was published */
-	int64_t last_ms;          /* how long it took */
-	uint64_t records_at_last; /* wal records counter then */
-	uint64_t bytes_at_last;   /* wal bytes counter then */
-	uint64_t fork_us;         /* the last fork's duration */
-	struct snap_waiter *waiters;
-	uint8_t *buf; /* the writer's buffer */
 };
 
 struct http;
@@ -107,8 +84,8 @@ struct core {
 	struct wal *wal;
 	struct net *net;
 	struct conns *conns;         /* the sockets of the core's own faces */
-	struct face_sp_config sp;    /* tcp:// clients (face_sp.c) */
-	struct face_stream *fstream; /* tls+tcp://, ipc:// (face_stream.c) */
+	struct face_sp_config sp;    /* tcp:// clients (face/sp.c) */
+	struct face_stream *fstream; /* tls+tcp://, ipc:// (face/stream.c) */
 	/* --auth over nng's transports (tls+tcp://, ipc://): pipes closed
 	 * unauthenticated after --handshake-timeout, and past
 	 * --max-unauth-conns; the next check */
@@ -122,44 +99,22 @@ struct core {
 	int64_t started_ms;
 	uint64_t sessions;    /* open */
 	struct sess_tab sess; /* open sessions and their peers */
-	/* --auth (ops_auth.c): the token file, and the replies to failed
-	 * auths, each sent after a pause */
+	/* --auth (ops/auth.c): the token file, and the answers to tokens
+	 * not in it, each sent after a pause (gate.h) */
 	bool auth_on;
 	struct tokens auth;
-	struct auth_wait *auth_waits;
+	struct gate_wait *gate;
 	struct tokens_limit tokens_limit; /* failed attempts per address */
-	/* the token of the request being handled (NULL without --auth),
-	 * and the quotas' counts (quota.c) */
-	const struct tokens_entry *req_tok;
-	uint64_t req_hidden; /* the task it names that the token may not
-	                        see (ops_auth.c); 0: none */
-	struct quota quota;
-	bool applied;      /* a record was applied this turn */
-	bool reply_local;  /* the request being handled only reads: its
-	                    * answer needs the local log, not followers */
-	bool reply_take;   /* the reply being sent hands out tasks: it
-	                    * waits for every record before its takes (the
-	                    * tasks' puts among them), hard_lsn, not for
-	                    * the takes themselves. A crash that loses a
-	                    * take makes its task ready again
-	                    * (at-least-once); its lease stays unique
-	                    * (qrec_lease). SPEC 4. */
-	uint64_t hard_lsn; /* the last record that is not a take under a
-	                    * session lease */
-	bool take_durable; /* the take being answered asked to wait for
-	                    * its own record (its durable flag) */
-	const struct core_take
-	    *reply_takes; /* the reply being sent hands
-	                   * these tasks out (a take's): undone when it
-	                   * cannot be delivered */
-	uint32_t reply_ntakes;
-	uint32_t reply_session; /* the session of that take */
-	int64_t takes_since;    /* monotonic ms the log's commit has waited
-	                         * for, holding takes only; 0: it does not */
-	struct buf body;        /* a record body being encoded */
-	struct buf out;         /* a reply being encoded */
+	struct quota quota;               /* the tokens' quotas (quota.c) */
+	bool applied;                     /* a record was applied this turn */
+	uint64_t hard_lsn;   /* the last record that is not a take under a
+	                      * session lease */
+	int64_t takes_since; /* monotonic ms the log's commit has waited
+	                      * for, holding takes only; 0: it does not */
+	struct buf body;     /* a record body being encoded */
+	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
-	struct waiters waits;   /* the takes waiting for a task (ops.c) */
+	struct waiters waits;   /* the takes waiting (ops/wait.c) */
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */
 	uint64_t waits_refused; /* takes refused a wait by the limits */
@@ -178,7 +133,8 @@ struct core {
 	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
-	bool reply_now; /* core_reply sends at once (stats on a failed log) */
+	bool reply_now;    /* every reply is sent at once (failover/cluster.c's
+	                    * answer to a switchover) */
 	struct http *http; /* --http; NULL without */
 	/* automatic failover (failover/cluster.c writes these): its state
 	 * (--etcd; NULL without); until when (monotonic ms) a leader may
@@ -265,130 +221,54 @@ int core_reload(struct core *c);
  * the node stopped leading before the change was confirmed. */
 void core_fail_pending(struct core *c);
 
-/* Sends the encoded reply in c->out on `ctx` once the log is durable up
- * to the last record appended so far (at once when it already is). */
+/* Whether `op` changes the queue: a follower refuses it, and the answer
+ * to it waits for the commit LSN (core_commit_lsn: with --sync-replicas,
+ * for followers); the answer to any other op needs the local log only. */
+bool core_op_writes(uint8_t op);
+
+/* What a reply waits for before it is sent: the facts of the request it
+ * answers, given with it (core_reply_as). Zeroed: the last record
+ * appended so far, at the commit LSN. */
+struct core_reply_how {
+	bool local; /* the local log only, not --sync-replicas followers:
+	             * an answer that wrote nothing */
+	bool now;   /* at once, whatever the log holds (stats on a failed
+	             * log: log_failed says why) */
+	bool take;  /* it hands out tasks: it waits for every record before
+	             * its takes (the tasks' puts among them), hard_lsn, not
+	             * for the takes themselves. A crash that loses a take
+	             * makes its task ready again (at-least-once); its lease
+	             * stays unique (qrec_lease). SPEC 4. A take that asked
+	             * to be durable waits for its own record: not set. */
+	const struct core_take *takes; /* the tasks it hands out (a
+	                                * take's): undone (UNTAKE) when it
+	                                * cannot be delivered */
+	uint32_t ntakes;
+	uint32_t session; /* the session of that take */
+};
+
+/* Sends the encoded reply in c->out on `ctx` once the log holds what
+ * `how` says it depends on (at once when it already does). */
+void core_reply_as(
+    struct core *c, struct net_ctx *ctx, const struct core_reply_how *how);
+
+/* core_reply_as for the answer to the op the reply names (its op byte):
+ * for the local log alone when that op writes nothing (core_op_writes),
+ * else at the commit LSN. */
 void core_reply(struct core *c, struct net_ctx *ctx);
 
 /* core_reply for an answer that depends on the local log alone (a
- * promotion: its followers are yet to come). */
+ * promotion: its followers are yet to come; a refusal). */
 void core_reply_local(struct core *c, struct net_ctx *ctx);
 
-/* An error reply: `rc` with sluice_strerror's text, or `fmt` when given. */
+/* An error reply: `rc` with sluice_strerror's text, or `fmt` when given,
+ * sent as core_reply sends the answer to `op`. */
 void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* ops.c: decodes and answers one request (the message stays the
- * caller's). */
-/* --auth: loads the token file at start. Returns 0, or -1 (logged). */
-int ops_auth_open(struct core *c);
-
-/* SIGHUP: reads the token file again; sessions whose token left it lose
- * it. A bad file keeps the tokens in force (logged). */
-void ops_auth_reload(struct core *c);
-/* Whether task `id` is of a tube the token of the request being handled
- * may not see (--auth): answered as if it did not exist. */
-bool ops_auth_hidden(struct core *c, uint64_t id);
-
-/* Whether the request may go on to its op; else it is answered (an
- * auth request is answered here). */
-bool ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *req);
-
-/* The failed auths' delayed replies: those due by `mono_ms` sent, those
- * of a closed session dropped, all sent at the end; when the next is due
- * (INT64_MAX: none). */
-void ops_auth_serve(struct core *c, int64_t mono_ms);
-void ops_auth_drop(struct core *c, uint32_t session, bool repl);
-
-/* A token that is not in the file, from `peer`: counted and logged (the
- * limit of util/tokens.h), and answered EAUTH (with `op`) when the limit says;
- * `repl`: a follower's fetch on the replication port (answered by
- * lead_answer_unknown). */
-void ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
-    uint8_t op, const char *peer, bool repl);
-void ops_auth_end(struct core *c); /* frees the file and the list */
-int64_t ops_auth_next(const struct core *c);
-
-void ops_handle(
-    struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
-
-/* ops.c: a task as the wire carries it (the payload only when asked),
- * with the holder of a session lease. Its strings are borrowed from the
- * queue and the session table: encode it before the core moves on. */
-void ops_view_to_task(const struct core *c, const struct queue_task_view *v,
-    bool payload, struct msg_task *t);
-
-/* ops.c: the most bytes task `v` takes in a reply (its fixed fields and
- * every length prefix within TASK_WIRE_FIXED, its strings, and with
- * `payload` its payloads): a reply is built within MSG_SIZE_MAX. */
-enum { TASK_WIRE_FIXED = 512 };
-size_t ops_task_wire_max(const struct queue_task_view *v, bool payload);
-
-/* ops.c: whether a lease request overrides the lease (its force flag:
- * an operator's; release_all always does). */
-bool ops_req_forced(const struct msg_req *r);
-
-/* ops.c: the log's class of a take of task `id` (reserve.h): 0 for its
- * first take, WAL_RETRY for a task taken before. */
-unsigned ops_take_flags(struct core *c, uint64_t id);
-
-/* ops.c: encodes `rep` and answers it as core_reply does. */
-void ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep);
-
-/* ops_tube.c: tube_set, tube_show and tube_delete. */
-void ops_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-
-/* ops_tube.c: a tube's settings as the wire carries them (borrows the
- * dead letter's name). */
-void ops_tube_conf_to_msg(
-    const struct qrec_tube_conf *q, struct msg_tube_conf *m);
-
-/* ops_job.c: MSG_OP_JOB, the beanstalk face's operations on one task. */
-void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *req);
-
-/* ops.c: serves the waiting takes on the tubes marked since the last
- * turn, in arrival order, and answers those whose wait is over. */
-void ops_serve_waiters(struct core *c, int64_t mono_ms);
-
-/* ops.c: the queue's queue_ready_fn (arg: the core): marks the tube for
- * the next ops_serve_waiters. O(1). */
-void ops_tube_ready(void *arg, const char *name, size_t len);
-
-/* ops.c: drops the waiting takes whose client left (the HTTP face's,
- * which it watches; called when it wakes the core). */
-void ops_check_waiters(struct core *c);
-
-/* ops.c: drops the waiting takes of a session that is gone. */
-void ops_drop_waiters(struct core *c, uint32_t session);
-
-/* ops.c: answers every waiting take with nothing (shutdown). */
-void ops_end_waiters(struct core *c);
-
-/* ops.c: the earliest waiter deadline (monotonic ms), or INT64_MAX. */
-int64_t ops_next_deadline(const struct core *c);
-
-/* bgsnap.c */
-void bgsnap_init(struct bgsnap *s);
-/* Starts a snapshot in a child process unless one runs. Returns 0,
- * -errno, or SLUICE_ELOG. */
-int bgsnap_start(struct core *c);
-/* Whether the thresholds ask for a snapshot now. */
-bool bgsnap_due(const struct core *c);
-/* Whether a snapshot would give a full log (c->full) room back: as many
- * tasks finished since the last snapshot as are live, and segments other
- * than the current one; without `start`, also while one is under way.
- * With `start`, logs and rate-limits the start. */
-bool bgsnap_due_for_room(struct core *c, bool start);
-/* The child's pidfd became readable: collect it. */
-void bgsnap_reap(struct core *c);
-/* Publishes a written snapshot once the log is durable up to it. */
-void bgsnap_publish(struct core *c);
-/* Waits for a running child (shutdown) and frees what is left. */
-void bgsnap_fini(struct core *c);
-/* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had
- * no room (-ENOSPC, -EDQUOT), which leaves the log and its writes alone;
- * a SLUICE_E* code as it is; SLUICE_ELOG otherwise. */
-int bgsnap_error(int rc);
+/* core_reply_err sent as `how` says. */
+void core_reply_err_as(struct core *c, struct net_ctx *ctx,
+    const struct core_reply_how *how, uint8_t op, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 #endif

@@ -176,9 +176,8 @@ fits(struct core *c, const struct tokens_entry *t, size_t i, bool new_tube,
 }
 
 int
-quota_admit(struct core *c, const struct qrec *r)
+quota_admit(struct core *c, const struct tokens_entry *t, const struct qrec *r)
 {
-	const struct tokens_entry *t = c->req_tok;
 	size_t i = line_of(c, t);
 	struct queue_task_view v;
 	struct queue_usage tu;
@@ -222,9 +221,8 @@ quota_admit(struct core *c, const struct qrec *r)
 }
 
 int
-quota_park(struct core *c, struct waiter *w)
+quota_park(struct core *c, const struct tokens_entry *t, struct waiter *w)
 {
-	const struct tokens_entry *t = c->req_tok;
 	size_t i = line_of(c, t);
 
 	w->quota_tok = false;

@@ -28,15 +28,16 @@ struct quota {
  * enforced until the next reload). */
 int quota_apply(struct core *c);
 
-/* Whether record `r`, decided for the request of token c->req_tok, keeps
- * within the token's quotas: 0, or SLUICE_ELIMIT with c->quota.why naming
- * the quota. Puts, replaces, ack --to, and a tube set or pause that makes
- * a tube are counted; other records pass. */
-int quota_admit(struct core *c, const struct qrec *r);
+/* Whether record `r`, decided for a request of token `t` (NULL without
+ * --auth: no quota), keeps within the token's quotas: 0, or SLUICE_ELIMIT
+ * with c->quota.why naming the quota. Puts, replaces, ack --to, and a
+ * tube set or pause that makes a tube are counted; other records pass. */
+int quota_admit(
+    struct core *c, const struct tokens_entry *t, const struct qrec *r);
 
-/* A take of c->req_tok is about to wait: 0 (counted, until
+/* A take of token `t` (NULL: none) is about to wait: 0 (counted, until
  * quota_unpark), or SLUICE_ELIMIT with c->quota.why. */
-int quota_park(struct core *c, struct waiter *w);
+int quota_park(struct core *c, const struct tokens_entry *t, struct waiter *w);
 
 /* A waiting take is no longer waiting (served, timed out, gone). */
 void quota_unpark(struct core *c, struct waiter *w);

@@ -15,7 +15,8 @@
  * Every operation is O(1) or O(log n) in the waiters, or O(the tubes one
  * take names); nothing walks them all but waiters_pop (shutdown).
  * A tube entry lives while waiters are on it or it is marked.
- * No I/O, no logging: ops.c decides what a waiter gets. */
+ * No I/O, no logging: ops/take.c and ops/wait.c decide what a
+ * waiter gets. */
 #ifndef SLUICE_SERVER_CORE_WAITERS_H
 #define SLUICE_SERVER_CORE_WAITERS_H
 

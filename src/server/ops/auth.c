@@ -1,13 +1,15 @@
-/* ops_auth - --auth on the client port: the auth op binds a session to a
+/* auth - --auth on the client port: the auth op binds a session to a
  * token of the file, and every later request is checked against the
- * token's role and tube pattern, from memory (the session keeps a pointer
- * to its token's line; a reload re-points it by the token's hash).
+ * token's role (ops_auth_role_allows: the ops each role may send) and
+ * tube pattern, from memory (the session keeps a pointer to its token's
+ * line; a reload re-points it by the token's hash).
  *
- * A token that is not in the file (here, on the HTTP face and on the
- * replication port) is answered after a pause the per-address limit of
- * auth.h sets, kept in a list the core's loop serves like its other
- * timers: the core never blocks, nor does anyone else wait for it. A
- * refusal says only "not allowed"; the log line says who and what. */
+ * A token that is not in the file (here and on the HTTP face) is answered
+ * after a pause the per-address limit of util/tokens.h sets: core/gate.h
+ * keeps it waiting, for this port and the replication port alike, and
+ * this file gives the client port's ending (an EAUTH answer, or the
+ * connection dropped or closed). A refusal says only "not allowed"; the
+ * log line says who and what. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +17,73 @@
 
 #include "sluice.h"
 
+#include "proto/msg.h"
 #include "server/core/core.h"
+#include "server/core/gate.h"
+#include "server/core/quota.h"
 #include "server/face/http/http.h"
 #include "server/face/net.h"
+#include "server/ops/ops.h"
+#include "server/ops/ops_int.h"
 #include "server/repl/lead.h"
-#include "util/clock.h"
 #include "util/log.h"
 
-struct auth_wait {
-	struct net_ctx *ctx;
-	uint32_t session;
-	bool repl;   /* a follower's fetch, on the replication port */
-	uint8_t op;  /* the request's (auth, or an HTTP face's) */
-	int64_t due; /* monotonic ms */
-	struct tokens_ticket ticket; /* its place in the limit's counts */
-	struct auth_wait *next;
-};
+/* ---- what a role may do -------------------------------------------- */
+
+static bool
+producer_op(uint8_t op)
+{
+	return op == MSG_OP_PUT || op == MSG_OP_PUT_BATCH ||
+	    op == MSG_OP_PEEK || op == MSG_OP_PEEK_KEY ||
+	    op == MSG_OP_PEEK_NEXT;
+}
+
+static bool
+worker_op(uint8_t op)
+{
+	switch (op) {
+	case MSG_OP_PUT:
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_TAKE:
+	case MSG_OP_ACK:
+	case MSG_OP_ACK_BATCH:
+	case MSG_OP_RELEASE:
+	case MSG_OP_FAIL:
+	case MSG_OP_TOUCH:
+	case MSG_OP_BURY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool
+monitor_op(uint8_t op)
+{
+	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
+	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER;
+}
+
+bool
+ops_auth_role_allows(int role, uint8_t op)
+{
+	if (op == MSG_OP_AUTH)
+		return true; /* a session may always change its token */
+	switch (role) {
+	case TOKENS_ADMIN:
+		return true;
+	case TOKENS_PRODUCER:
+		return producer_op(op);
+	case TOKENS_WORKER:
+		return worker_op(op);
+	case TOKENS_MONITOR:
+		return monitor_op(op);
+	default: /* replica: the replication port only */
+		return false;
+	}
+}
+
+/* ---- the token file --------------------------------------------------- */
 
 int
 ops_auth_open(struct core *c)
@@ -100,82 +153,18 @@ peer_of(const struct sess *s)
 	return s != NULL && s->peer[0] != '\0' ? s->peer : "-";
 }
 
-/* Ends a refused token's request `how` (util/tokens.h); an answer whose
- * connection closed meanwhile is let go instead. */
+/* The client port's ending of a request whose token is not in the
+ * file (core/gate.h). */
 static void
-unknown_end(struct core *c, struct net_ctx *ctx, uint8_t op, bool repl,
-    enum tokens_end how)
+unknown_end(struct core *c, struct net_ctx *ctx, enum tokens_end how)
 {
-	if (how == TOKENS_END_ANSWER && !net_alive(ctx))
-		how = TOKENS_END_DROP;
-	if (repl)
-		lead_answer_unknown(c, ctx, how);
-	else if (how == TOKENS_END_DROP)
+	if (how == TOKENS_END_DROP)
 		net_drop(c->net, ctx);
 	else if (how == TOKENS_END_CLOSE)
 		net_close_conn(c->net, ctx);
 	else
-		reply_eauth(c, ctx, op, "unauthenticated: not a known token");
-}
-
-/* Ends a wait `how` and frees it, its place in the limit given back. */
-static void
-wait_end(struct core *c, struct auth_wait *w, enum tokens_end how)
-{
-	tokens_limit_done(&c->tokens_limit, w->ticket);
-	unknown_end(c, w->ctx, w->op, w->repl, how);
-	free(w);
-}
-
-/* One line per address and second at the most (the limit says which). */
-static void
-log_unknown(const char *peer, uint32_t session, bool repl,
-    const struct tokens_verdict *v)
-{
-	char unlogged[40] = "", dropped[40] = "";
-
-	if (!v->log)
-		return;
-	if (v->unlogged > 0)
-		snprintf(unlogged, sizeof(unlogged), " unlogged=%" PRIu64,
-		    v->unlogged);
-	if (v->dropped > 0)
-		snprintf(
-		    dropped, sizeof(dropped), " dropped=%" PRIu64, v->dropped);
-	log_warn("auth",
-	    "refused %s that is not in the file peer=%s session=%" PRIu32
-	    " failures=%" PRIu32 "%s%s%s",
-	    repl ? "a follower's token" : "a token", peer, session, v->fails,
-	    unlogged, dropped,
-	    v->drop          ? " closed"
-	        : v->delayed ? " slowed"
-	                     : "");
-}
-
-void
-ops_auth_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
-    uint8_t op, const char *peer, bool repl)
-{
-	struct auth_wait *w;
-	struct tokens_verdict v;
-
-	tokens_limit_fail(
-	    &c->tokens_limit, peer, clock_mono_ms(), (uint32_t)random(), &v);
-	log_unknown(peer, session, repl, &v);
-	if (v.drop) {
-		unknown_end(c, ctx, op, repl, TOKENS_END_CLOSE);
-		return;
-	}
-	if ((w = malloc(sizeof(*w))) == NULL) {
-		/* no memory to wait in: the peer learns nothing either */
-		tokens_limit_done(&c->tokens_limit, v.ticket);
-		unknown_end(c, ctx, op, repl, TOKENS_END_CLOSE);
-		return;
-	}
-	*w = (struct auth_wait) { ctx, session, repl, op, v.due, v.ticket,
-		NULL };
-	w->next = c->auth_waits;
-	c->auth_waits = w;
+		reply_eauth(
+		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
 }
 
 static void
@@ -191,8 +180,8 @@ op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
 	if (t == NULL || s == NULL) {
 		if (s != NULL) /* a failed change loses the token held */
 			s->tok = NULL, s->authed = false;
-		ops_auth_unknown(
-		    c, ctx, session, MSG_OP_AUTH, peer_of(s), false);
+		gate_unknown(
+		    c, ctx, session, peer_of(s), "a token", unknown_end);
 		return;
 	}
 	s->tok = t;
@@ -204,59 +193,19 @@ op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 void
-ops_auth_serve(struct core *c, int64_t mono_ms)
+ops_auth_drop(struct core *c, uint32_t session)
 {
-	struct auth_wait **pw = &c->auth_waits, *w;
-
-	while ((w = *pw) != NULL) {
-		if (w->due > mono_ms) {
-			pw = &w->next;
-			continue;
-		}
-		*pw = w->next;
-		wait_end(c, w, TOKENS_END_ANSWER);
-	}
-}
-
-void
-ops_auth_drop(struct core *c, uint32_t session, bool repl)
-{
-	struct auth_wait **pw = &c->auth_waits, *w;
-
-	while ((w = *pw) != NULL) {
-		if (w->session != session || w->repl != repl) {
-			pw = &w->next;
-			continue;
-		}
-		*pw = w->next;
-		wait_end(c, w, TOKENS_END_DROP);
-	}
+	gate_drop(c, session, unknown_end);
 }
 
 void
 ops_auth_end(struct core *c)
 {
-	struct auth_wait *w;
-
 	/* answered by ops_end_waiters while the sockets were up */
-	while ((w = c->auth_waits) != NULL) {
-		c->auth_waits = w->next;
-		free(w);
-	}
+	gate_clear(c);
 	tokens_free(&c->auth);
 	tokens_limit_free(&c->tokens_limit);
 	quota_free(&c->quota);
-}
-
-int64_t
-ops_auth_next(const struct core *c)
-{
-	int64_t min = INT64_MAX;
-
-	for (const struct auth_wait *w = c->auth_waits; w != NULL; w = w->next)
-		if (w->due < min)
-			min = w->due;
-	return min;
 }
 
 /* ---- the tubes a request names ---------------------------------------- */
@@ -286,9 +235,9 @@ id_hidden(struct core *c, const struct tokens_entry *t, uint64_t id)
 }
 
 bool
-ops_auth_hidden(struct core *c, uint64_t id)
+ops_auth_hidden(struct core *c, const struct tokens_entry *tok, uint64_t id)
 {
-	return c->req_tok != NULL && id_hidden(c, c->req_tok, id);
+	return tok != NULL && id_hidden(c, tok, id);
 }
 
 /* A task named by id. An unknown id passes (it is answered ENOTFOUND as
@@ -412,7 +361,7 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 
 /* The lease ops' force: an operator's override, the admin's. (A
  * release_all, an override of every lease of a tube, is the admin's by
- * its role already: tokens_role_allows.) */
+ * its role already: ops_auth_role_allows.) */
 static bool
 forced(const struct msg_req *r)
 {
@@ -426,44 +375,47 @@ refuse(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
 	log_warn("auth", "not allowed token=%s role=%s peer=%s op=%s tube=%.*s",
 	    t->name, tokens_role_name(t->role), peer, msg_op_name(r->op),
 	    bad.len > 0 ? (int)bad.len : 1, bad.len > 0 ? bad.p : "-");
-	core_reply_err(c, ctx, r->op, SLUICE_EPERM, "not allowed");
+	/* answered before the op runs: for the local log alone */
+	core_reply_err_as(c, ctx, &(struct core_reply_how) { .local = true },
+	    r->op, SLUICE_EPERM, "not allowed");
 }
 
 /* A request naming a task of a tube the token may not see goes on with
- * that task hidden from the queue (c->req_hidden: ops_handle hides it,
- * queue_hide, for the request's dispatch only): it is answered exactly as one
- * naming an id that does not exist, its arguments checked the same way, so that
- * nothing tells the two apart. Logged as refused. */
+ * that task hidden from the queue (*hidden: ops_handle hides it,
+ * queue_hide, for the request's dispatch only): it is answered exactly as
+ * one naming an id that does not exist, its arguments checked the same
+ * way, so that nothing tells the two apart. Logged as refused. */
 static void
-hide(struct core *c, const struct tokens_entry *t, const char *peer,
+log_hidden(const struct tokens_entry *t, const char *peer,
     const struct msg_req *r, uint64_t id)
 {
 	log_warn("auth",
 	    "not allowed token=%s role=%s peer=%s op=%s id=%" PRIu64
 	    " (a task of another tube: answered as not found)",
 	    t->name, tokens_role_name(t->role), peer, msg_op_name(r->op), id);
-	c->req_hidden = id;
 }
 
 /* Whether token `t` may send `req`: its role, the force of the lease ops
  * (the admin's), and the tubes the request names. Refused (answered and
- * logged) when not. */
+ * logged) when not; else *tok is `t` (its quotas, core/quota.h) and
+ * *hidden the task to hide, if any. */
 static bool
 token_allows(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
-    const char *peer, const struct msg_req *req)
+    const char *peer, const struct msg_req *req,
+    const struct tokens_entry **tok, uint64_t *hidden)
 {
 	struct msg_str bad = { "", 0 };
-	uint64_t hidden = 0;
 
-	if (!tokens_role_allows(t->role, req->op) ||
+	*hidden = 0;
+	if (!ops_auth_role_allows(t->role, req->op) ||
 	    (forced(req) && t->role != TOKENS_ADMIN) ||
-	    !tubes_ok(c, t, req, &bad, &hidden)) {
+	    !tubes_ok(c, t, req, &bad, hidden)) {
 		refuse(c, ctx, t, peer, req, bad);
 		return false;
 	}
-	if (hidden != 0)
-		hide(c, t, peer, req, hidden);
-	c->req_tok = t; /* its quotas (quota.c) */
+	if (*hidden != 0)
+		log_hidden(t, peer, req, *hidden);
+	*tok = t;
 	return true;
 }
 
@@ -471,7 +423,8 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
  * has no session to bind), and its client's address (the face's). */
 static bool
 http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *req)
+    const struct msg_req *req, const struct tokens_entry **tok,
+    uint64_t *hidden)
 {
 	const char *peer = http_peer(ctx);
 	uint8_t hash[TOKENS_HASH_LEN];
@@ -487,26 +440,29 @@ http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return false;
 	}
 	if ((t = tokens_find_hash(&c->auth, hash)) == NULL) {
-		ops_auth_unknown(c, ctx, session, MSG_OP_AUTH, peer, false);
+		gate_unknown(c, ctx, session, peer, "a token", unknown_end);
 		return false;
 	}
 	if (admin_only && t->role != TOKENS_ADMIN) {
 		refuse(c, ctx, t, peer, req, (struct msg_str) { "", 0 });
 		return false;
 	}
-	return token_allows(c, ctx, t, peer, req);
+	return token_allows(c, ctx, t, peer, req, tok, hidden);
 }
 
 bool
 ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
-    const struct msg_req *req)
+    const struct msg_req *req, const struct tokens_entry **tok,
+    uint64_t *hidden)
 {
 	const struct sess *s;
 
+	*tok = NULL;
+	*hidden = 0;
 	if (!c->auth_on)
 		return true;
 	if (c->http != NULL && session == http_session(c->http))
-		return http_check(c, ctx, session, req);
+		return http_check(c, ctx, session, req, tok, hidden);
 	if (req->op == MSG_OP_AUTH) {
 		op_auth(c, ctx, session, req);
 		return false;
@@ -519,5 +475,5 @@ ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 		        : "unauthenticated: send auth first");
 		return false;
 	}
-	return token_allows(c, ctx, s->tok, peer_of(s), req);
+	return token_allows(c, ctx, s->tok, peer_of(s), req, tok, hidden);
 }

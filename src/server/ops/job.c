@@ -1,4 +1,4 @@
-/* ops_job - MSG_OP_JOB: the operations of beanstalk's protocol on one
+/* job - MSG_OP_JOB: the operations of beanstalk's protocol on one
  * task by id, which sluice's own ops cannot express because beanstalk
  * authorises them by connection instead of by lease.
  *
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/ops/ops_int.h"
 #include "sluice.h"
 
 /* Answers with the task as it is now (none when it is gone). */
@@ -24,21 +25,13 @@ reply_job(struct core *c, struct net_ctx *ctx, uint64_t id, bool payload)
 	struct msg_rep rep = { .op = MSG_OP_JOB };
 	struct queue_task_view v;
 	struct msg_task t;
-	int rc;
 
 	if (queue_peek(c->q, c->now, id, &v) == 0) {
 		ops_view_to_task(c, &v, payload, &t);
 		rep.tasks.n = 1;
 		rep.tasks.tasks = &t;
 	}
-	buf_reset(&c->out);
-	rc = msg_encode_rep(&c->out, &rep);
-	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_JOB, rc > 0 ? rc : SLUICE_ENOMEM,
-		    "cannot encode the reply: %s", sluice_strerror(rc));
-		return;
-	}
-	core_reply(c, ctx);
+	ops_reply(c, ctx, &rep);
 }
 
 static int
@@ -87,7 +80,7 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 	struct qrec r;
 	int rc;
 
-	/* Taken only when its reply can carry it (ops.c's take_now). */
+	/* Taken only when its reply can carry it (take.c's ops_take_now). */
 	if (ops_task_wire_max(v, true) > MSG_SIZE_MAX - TASK_WIRE_FIXED)
 		return SLUICE_EMSGSIZE;
 	if (v->state == QUEUE_BURIED || v->state == QUEUE_DELAYED) {
@@ -153,7 +146,7 @@ ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
 		case MSG_JOB_TOUCH: {
 			struct queue_touch_req a = { j->id, v.lease };
 
-			/* a retry for the log's reservation, as op_touch */
+			/* a retry for the log's reservation, as ops_touch */
 			rc = queue_decide_touch(c->q, c->now, &a, &r);
 			rc = commit(c, rc, &r, WAL_RETRY);
 			break;

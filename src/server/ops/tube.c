@@ -1,16 +1,22 @@
-/* ops_tube - a tube's own settings and its removal: tube_set (0x1e),
- * tube_show (0x1f) and tube_delete (0x21), and the settings a stats reply
- * carries when asked.
+/* tube - the operations on a tube as a whole: its own settings and its
+ * removal (tube_set 0x1e, tube_show 0x1f, tube_delete 0x21), and the
+ * settings a stats reply carries when asked; a kick of its buried (or,
+ * with none, delayed) tasks; a flush, a delete of its tasks in one state
+ * older than an age, and a pause.
  *
  * A tube_set names the fields it sets and those it returns to the
  * server's defaults; decide merges them with what the tube has and logs
  * the whole result (TUBE_SET), so the reply, a replay and a follower all
  * see the same settings. The checks here come first only to say which
- * rule a request broke; decide checks the same again. */
+ * rule a request broke; decide checks the same again. A tube set or a
+ * pause that makes a tube counts against the token's quotas
+ * (core/quota.h). */
 #include <inttypes.h>
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/quota.h"
+#include "server/ops/ops_int.h"
 #include "sluice.h"
 
 void
@@ -44,14 +50,7 @@ reply_conf(struct core *c, struct net_ctx *ctx, uint8_t op, struct msg_str tube)
 	}
 	rep.tube_conf.tube = tube;
 	ops_tube_conf_to_msg(&conf, &rep.tube_conf.conf);
-	buf_reset(&c->out);
-	rc = msg_encode_rep(&c->out, &rep);
-	if (rc != 0) {
-		core_reply_err(c, ctx, op, rc > 0 ? rc : SLUICE_ENOMEM,
-		    "cannot encode the reply: %s", sluice_strerror(rc));
-		return;
-	}
-	core_reply(c, ctx);
+	ops_reply(c, ctx, &rep);
 }
 
 /* Which rule a tube_set breaks, as a text for its error reply; NULL when
@@ -79,7 +78,8 @@ set_broken(const struct msg_tube_set *m)
 }
 
 static void
-op_tube_set(struct core *c, struct net_ctx *ctx, const struct msg_tube_set *m)
+op_tube_set(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_tube_set *m)
 {
 	struct queue_tube_set_req a;
 	const char *why = set_broken(m);
@@ -108,7 +108,7 @@ op_tube_set(struct core *c, struct net_ctx *ctx, const struct msg_tube_set *m)
 	rc = queue_decide_tube_set(c->q, c->now, &a, &r);
 	c->quota.why[0] = '\0';
 	if (rc == 0 && r.type != QREC_NONE)
-		rc = quota_admit(c, &r); /* a tube it would make */
+		rc = quota_admit(c, tok, &r); /* a tube it would make */
 	/* Settings are churn, as a pause is: they spend the retry pool. */
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, WAL_RETRY, &lsn);
@@ -159,11 +159,12 @@ op_tube_delete(
 }
 
 void
-ops_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_tube(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_req *req)
 {
 	switch (req->op) {
 	case MSG_OP_TUBE_SET:
-		op_tube_set(c, ctx, &req->tube_set);
+		op_tube_set(c, ctx, tok, &req->tube_set);
 		break;
 	case MSG_OP_TUBE_SHOW:
 		reply_conf(c, ctx, MSG_OP_TUBE_SHOW, req->tube);
@@ -172,4 +173,155 @@ ops_tube(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 		op_tube_delete(c, ctx, &req->tube_delete);
 		break;
 	}
+}
+
+/* Kicks up to k->n delayed tasks of the tube, the soonest due first (a
+ * beanstalk kick when nothing is buried). Returns as ops_kick's loop. */
+static int
+kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
+{
+	struct queue_task_view v;
+	struct qrec r;
+	uint64_t lsn;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < k->n; i++) {
+		rc = queue_peek_next(
+		    c->q, c->now, k->tube.p, k->tube.len, QUEUE_DELAYED, &v);
+		if (rc == 0) {
+			struct queue_kick_req a = { v.id, NULL, 0 };
+
+			rc = queue_decide_kick(c->q, c->now, &a, &r);
+		}
+		if (rc == 0)
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
+		if (rc != 0)
+			break;
+		(*count)++;
+	}
+	return rc;
+}
+
+void
+ops_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_kick_req a = { 0, req->kick.tube.p, req->kick.tube.len };
+	struct msg_rep rep = { .op = MSG_OP_KICK };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < req->kick.n; i++) {
+		rc = queue_decide_kick(c->q, c->now, &a, &r);
+		if (rc == 0)
+			rc = core_commit(c, &r, WAL_RETRY, &lsn);
+		if (rc != 0)
+			break;
+		rep.count++;
+	}
+	if (rc == SLUICE_ENOTFOUND && rep.count == 0 && req->kick.delayed)
+		rc = kick_delayed(c, &req->kick, &rep.count);
+	if (rc != 0 && rc != SLUICE_ENOTFOUND && rep.count == 0) {
+		core_reply_err(c, ctx, MSG_OP_KICK, rc, "kick tube '%.*s': %s",
+		    (int)a.tube_len, a.tube, sluice_strerror(rc));
+		return;
+	}
+	ops_reply(c, ctx, &rep);
+}
+
+void
+ops_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	struct queue_flush_req a = { req->tube.p, req->tube.len };
+	struct msg_rep rep = { .op = MSG_OP_FLUSH };
+	struct queue_tube_stats ts;
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	if (queue_tube_stats(c->q, c->now, a.tube, a.tube_len, &ts) == 0)
+		rep.count =
+		    ts.ready + ts.delayed + ts.taken + ts.buried + ts.done;
+	rc = queue_decide_flush(c->q, c->now, &a, &r);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_FLUSH, rc,
+		    "flush tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    sluice_strerror(rc));
+		return;
+	}
+	ops_reply(c, ctx, &rep);
+}
+
+void
+ops_delete_where(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_delete_where *m = &req->where;
+	struct queue_delete_where_req a = { m->tube.p, m->tube.len, m->state,
+		0 };
+	struct msg_rep rep = { .op = MSG_OP_DELETE_WHERE };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	if (m->older <= (uint64_t)QREC_TIME_MAX) {
+		a.older = (int64_t)m->older;
+		rc =
+		    queue_decide_delete_where(c->q, c->now, &a, &r, &rep.count);
+	}
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, rc,
+		    "delete %s tasks of tube '%.*s' older than %" PRIu64
+		    " ms: %s",
+		    msg_state_name(m->state), (int)m->tube.len, m->tube.p,
+		    m->older, sluice_strerror(rc));
+		return;
+	}
+	ops_reply(c, ctx, &rep);
+}
+
+void
+ops_pause(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_req *req)
+{
+	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len, 0,
+		req->pause.create };
+	struct msg_rep rep = { .op = MSG_OP_PAUSE };
+	struct qrec r;
+	uint64_t lsn;
+	int rc = SLUICE_EINVAL;
+
+	if (req->pause.duration <= (uint64_t)QREC_TIME_MAX) {
+		a.until = req->pause.duration == 0
+		    ? c->now
+		    : c->now + (int64_t)req->pause.duration;
+		rc = queue_decide_pause(c->q, c->now, &a, &r);
+	}
+	if (rc == 0 && r.type != QREC_NONE &&
+	    (rc = quota_admit(c, tok, &r)) != 0) { /* a tube it would make */
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    c->quota.why);
+		return;
+	}
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, WAL_RETRY, &lsn);
+	if (rc == SLUICE_ENOTFOUND) {
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': no such tube (a tube exists once a "
+		    "task was put in it)",
+		    (int)a.tube_len, a.tube);
+		return;
+	}
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_PAUSE, rc,
+		    "pause tube '%.*s': %s", (int)a.tube_len, a.tube,
+		    sluice_strerror(rc));
+		return;
+	}
+	rep.until = req->pause.duration == 0 ? 0 : (uint64_t)a.until;
+	ops_reply(c, ctx, &rep);
 }

@@ -13,6 +13,7 @@
 
 #include "proto/replmsg.h"
 #include "server/core/core.h"
+#include "server/core/gate.h"
 #include "server/face/stream.h"
 #include "server/repl/catchup.h"
 #include "server/repl/lead.h"
@@ -164,7 +165,7 @@ lead_close(struct core *c)
 	while (rp->peers != NULL)
 		lead_peer_drop(rp, rp->peers->session);
 	while (rp->links != NULL) {
-		ops_auth_drop(c, rp->links->session, true);
+		gate_drop(c, rp->links->session, lead_answer_unknown);
 		lead_link_close(rp, rp->links->session);
 	}
 	net_close(rp->net);
@@ -214,7 +215,7 @@ lead_handle(struct core *c)
 			lead_link_open(c->repl, ev->session, ev->peer);
 			break;
 		case NET_SESSION_CLOSE:
-			ops_auth_drop(c, ev->session, true);
+			gate_drop(c, ev->session, lead_answer_unknown);
 			lead_peer_drop(c->repl, ev->session);
 			lead_link_close(c->repl, ev->session);
 			break;

@@ -143,7 +143,7 @@ bool lead_link_authed(struct core *c, uint32_t session);
  * refuse it with (logged: the peer, the token's name if known; a refusal
  * says no more than the client port's), or LEAD_LINK_UNKNOWN for a token that
  * is not in the file: that one goes through the client port's limit on
- * failed attempts (ops_auth_unknown), which logs it. */
+ * failed attempts (gate_unknown), which logs it. */
 enum { LEAD_LINK_UNKNOWN = -1 };
 int lead_link_token(struct core *c, uint32_t session, struct msg_str token,
     struct msg_str url, const char **text);

@@ -119,7 +119,7 @@ lead_link_token(struct core *c, uint32_t session, struct msg_str token,
 	}
 	if (t == NULL || l == NULL) {
 		*text = "unauthenticated: not a known token";
-		return LEAD_LINK_UNKNOWN; /* answered after a pause: ops_auth */
+		return LEAD_LINK_UNKNOWN; /* answered after a pause: gate.h */
 	}
 	if (!role_replicates(t)) {
 		link_refused(l, SLUICE_EPERM,

@@ -36,7 +36,9 @@
 #include "log/snap.h"
 #include "proto/replmsg.h"
 #include "server/core/core.h"
+#include "server/core/gate.h"
 #include "server/repl/catchup.h"
+#include "server/repl/lead.h"
 #include "server/repl/lead_int.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -355,8 +357,8 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		const struct lead_link *l = lead_link_find(rp, session);
 
 		if (rc == LEAD_LINK_UNKNOWN) {
-			ops_auth_unknown(c, ctx, session, REPLMSG_OP_FETCH,
-			    l != NULL ? l->addr : "-", true);
+			gate_unknown(c, ctx, session, l != NULL ? l->addr : "-",
+			    "a follower's token", lead_answer_unknown);
 			return;
 		}
 		if (rc != 0) {

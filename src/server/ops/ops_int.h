@@ -1,0 +1,211 @@
+/* ops_int - what the files of ops/ share and no one else calls: the
+ * handlers ops_handle dispatches to (dispatch.c), the reply helpers they
+ * all use, and the pieces one handler lends another (a take's for the
+ * waiting takes, a lease op's texts for ack_batch, the auth checks for the
+ * dispatcher). Each declaration names its file. */
+#ifndef SLUICE_SERVER_OPS_OPS_INT_H
+#define SLUICE_SERVER_OPS_OPS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/msg.h"
+#include "queue/queue.h"
+#include "server/core/core.h"
+#include "util/tokens.h"
+
+struct net_ctx;
+
+enum {
+	/* A reply carries at most MSG_SIZE_MAX bytes: its head and count,
+	 * then its tasks, each at most ops_task_wire_max bytes. */
+	OPS_REPLY_MAX = MSG_SIZE_MAX,
+	OPS_REPLY_HEAD_MAX = 64,
+	/* ops_task_wire_max's room for a task's fixed fields and every
+	 * length prefix */
+	TASK_WIRE_FIXED = 512,
+	OPS_ITEM_TEXT = 256, /* a batch item's message, at most */
+};
+
+/* ---- dispatch.c: replies and the task as the wire carries it ---------- */
+
+/* Encodes `rep` and answers it as core_reply does (an encoding that
+ * fails answers an error instead). */
+void ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep);
+
+/* ops_reply sent as `how` says (core_reply_as). */
+void ops_reply_as(struct core *c, struct net_ctx *ctx,
+    const struct msg_rep *rep, const struct core_reply_how *how);
+
+/* The reply of ack, release, fail, touch, bury, kick_id, update: where
+ * task `id` is now; `replaced`: its lease ended by a pending replacement
+ * taking its place (said only to a request that asked). */
+void ops_reply_after(struct core *c, struct net_ctx *ctx, uint8_t op,
+    uint64_t id, bool replaced);
+
+/* A task as the wire carries it (the payload only when asked), with the
+ * holder of a session lease. Its strings are borrowed from the queue and
+ * the session table: encode it before the core moves on. */
+void ops_view_to_task(const struct core *c, const struct queue_task_view *v,
+    bool payload, struct msg_task *t);
+
+/* The most bytes task `v` takes in a reply (its fixed fields and every
+ * length prefix within TASK_WIRE_FIXED, its strings, and with `payload`
+ * its payloads): a reply is built within MSG_SIZE_MAX. */
+size_t ops_task_wire_max(const struct queue_task_view *v, bool payload);
+
+/* The room for the tasks of a reply to `session` beyond its first: less
+ * for the HTTP face's, which it writes again as JSON. */
+size_t ops_reply_budget(const struct core *c, uint32_t session);
+
+/* Whether a lease request overrides the lease (its force flag: an
+ * operator's; release_all always does). */
+bool ops_req_forced(const struct msg_req *r);
+
+/* ---- put.c ------------------------------------------------------------ */
+
+/* put and put_batch, for a request of token `tok` (NULL without --auth):
+ * its quotas. */
+void ops_put(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+void ops_put_batch(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+
+/* ---- take.c ----------------------------------------------------------- */
+
+void ops_take(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct tokens_entry *tok, const struct msg_req *req);
+
+/* The log's class of a take of task `id` (reserve.h): 0 for its first
+ * take, WAL_RETRY for a task taken before. */
+unsigned ops_take_flags(struct core *c, uint64_t id);
+
+/* Takes up to `max` tasks now into ids[] (*got of them), no more than a
+ * reply can carry. Returns 0 with *got >= 1; or the reason there is
+ * nothing (SLUICE_ETIMEDOUT, SLUICE_EPAUSED), SLUICE_EMSGSIZE when the
+ * first task alone is over the reply limit (its id in *big, nothing
+ * taken), or an error, with *got tasks taken before it. */
+int ops_take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
+    uint64_t *ids, uint32_t *got, uint64_t *big);
+
+/* The error of a take that got nothing (ops_take_now's `rc`, `big`). */
+void ops_take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big);
+
+/* Answers a take of `session` with the n tasks it got (`durable`: it
+ * asked to wait for its own records). Should the reply not reach its
+ * client, the core undoes the takes (core.c). */
+void ops_reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const uint64_t *ids, uint32_t n, bool durable);
+
+/* ---- lease.c ---------------------------------------------------------- */
+
+/* ack, release, fail, touch, bury and release_all; `peer` is set for a
+ * forced request, which is logged whatever its result. */
+void ops_ack(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req,
+    const char *peer);
+void ops_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer);
+void ops_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer);
+void ops_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer);
+void ops_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+    const char *peer);
+void ops_release_all(struct core *c, struct net_ctx *ctx,
+    const struct msg_req *req, const char *peer);
+
+/* Why a lease operation `op` on task `id` with `lease` was refused with
+ * `rc`, in words, into out[len]. Never says the task's current lease. */
+void ops_lease_err_text(struct core *c, uint8_t op, uint64_t id, uint64_t lease,
+    int rc, char *out, size_t len);
+
+/* The log's class (reserve.h) of an ack decided with `rc` as record `r`. */
+unsigned ops_ack_flags(int rc, const struct qrec *r);
+
+/* ---- batch.c ---------------------------------------------------------- */
+
+void ops_ack_batch(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+void ops_delete_batch(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+
+/* ---- task.c: a task's own changes outside its lease -------------------- */
+
+void ops_kick_id(
+    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_update(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+
+/* Answers a delete_key or peek_key that names no tube. */
+void ops_key_without_tube(
+    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+
+/* ---- tube.c: a tube as a whole ---------------------------------------- */
+
+/* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
+void ops_tube(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+void ops_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_delete_where(
+    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_pause(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+
+/* A tube's settings as the wire carries them (borrows the dead letter's
+ * name). */
+void ops_tube_conf_to_msg(
+    const struct qrec_tube_conf *q, struct msg_tube_conf *m);
+
+/* ---- read.c ----------------------------------------------------------- */
+
+void ops_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_list(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req);
+void ops_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_stats_hourly(
+    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_history(
+    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+
+/* ---- stats.c ---------------------------------------------------------- */
+
+void ops_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+
+/* ---- node.c ----------------------------------------------------------- */
+
+/* A snapshot on demand: answered once it is published. */
+void ops_snapshot(struct core *c, struct net_ctx *ctx);
+
+/* Refuses write `op` on a node that does not take writes (a follower, a
+ * fenced or handing-over leader), saying why and where the leader is. */
+void ops_refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op);
+
+/* ---- job.c ------------------------------------------------------------ */
+
+/* MSG_OP_JOB, the beanstalk face's operations on one task. */
+void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req);
+
+/* ---- auth.c ----------------------------------------------------------- */
+
+/* Whether the request may go on to its op; else it is answered (an auth
+ * request is answered here). When it goes on: *tok, the token it came
+ * with (NULL without --auth), and *hidden, a task it names that the token
+ * may not see (0: none), which the dispatcher hides from the queue for
+ * the request. */
+bool ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+    const struct msg_req *req, const struct tokens_entry **tok,
+    uint64_t *hidden);
+
+/* Whether task `id` is of a tube token `tok` (NULL: any) may not see:
+ * answered as if it did not exist. */
+bool ops_auth_hidden(
+    struct core *c, const struct tokens_entry *tok, uint64_t id);
+
+/* Drops the unknown token's answer of a client session that is gone. */
+void ops_auth_drop(struct core *c, uint32_t session);
+
+#endif

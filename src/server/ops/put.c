@@ -1,0 +1,208 @@
+/* put - put and put_batch: a task made from the request, decided by the
+ * queue (a new task, or with a key a replacement of the live one) and
+ * committed as new work (reserve.h: refused first when the disk fills),
+ * within the quotas of the request's token (core/quota.h).
+ *
+ * A batch is taken item by item: one that breaks a limit of its own (the
+ * decoder marked it) or that the queue refuses gets its code, and its
+ * message when the request asked for them; the others are put, all in
+ * one turn of the core, so one commit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/core/core.h"
+#include "server/core/quota.h"
+#include "server/ops/ops_int.h"
+#include "sluice.h"
+
+static void
+put_req_from_msg(
+    struct core *c, const struct msg_put *m, struct queue_put_req *r)
+{
+	queue_put_req_init(r);
+	r->tube = m->tube.p;
+	r->tube_len = m->tube.len;
+	r->payload = m->payload.p;
+	r->payload_len = m->payload.len;
+	r->pri = m->priority;
+	if (m->at)
+		r->run_at = m->at && m->when == 0 ? c->now : (int64_t)m->when;
+	else
+		r->delay_ms = (int64_t)m->when;
+	r->ttr_ms = (uint32_t)(m->ttr > UINT32_MAX ? UINT32_MAX : m->ttr);
+	r->max_attempts = m->max_attempts;
+	r->period_ms = (int64_t)m->period;
+	r->key = m->key.p;
+	r->key_len = m->key.len;
+	r->replace = m->replace;
+	r->if_newer = m->if_newer;
+}
+
+/* One put: decide and commit. Returns 0 or an error code. */
+static int
+put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
+    struct msg_put_res *res)
+{
+	struct queue_put_req req;
+	struct queue_put_res qres;
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	c->quota.why[0] = '\0';
+	if (m->ttr > UINT32_MAX || m->when > (uint64_t)QREC_TIME_MAX ||
+	    m->period > (uint64_t)QREC_TIME_MAX)
+		return SLUICE_EINVAL;
+	put_req_from_msg(c, m, &req);
+	rc = queue_decide_put(c->q, c->now, &req, &r, &qres);
+	if (rc != 0)
+		return rc;
+	if (r.type != QREC_NONE) {
+		if ((rc = quota_admit(c, tok, &r)) != 0)
+			return rc;
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+		if (rc != 0)
+			return rc;
+	}
+	res->status = 0;
+	res->created = qres.created;
+	res->stale = qres.stale;
+	res->id = qres.id;
+	return 0;
+}
+
+/* A name the client sent, fit for a message: at most 64 bytes, bytes that
+ * cannot be part of a tube name or a key shown as '?'. */
+static void
+show_name(struct msg_str s, char *out, size_t cap)
+{
+	size_t n = s.len < 64 ? s.len : 64, k = 0;
+
+	for (size_t i = 0; i < n && k + 4 < cap; i++) {
+		unsigned char ch = (unsigned char)s.p[i];
+
+		out[k++] =
+		    ch >= 0x20 && ch < 0x7f && ch != '\'' ? (char)ch : '?';
+	}
+	if (n < s.len && k + 4 < cap) {
+		memcpy(out + k, "...", 3);
+		k += 3;
+	}
+	out[k] = '\0';
+}
+
+/* Why a put, or one item of a batch put, was refused: `rc` in words that
+ * name what is wrong with the request. */
+static void
+put_err_text(
+    struct core *c, const struct msg_put *m, int rc, char *out, size_t len)
+{
+	char name[80];
+
+	switch (rc) {
+	case SLUICE_ETUBE:
+		show_name(m->tube, name, sizeof(name));
+		snprintf(out, len,
+		    "bad tube name '%s' (%zu bytes): 1-200 bytes of A-Z a-z "
+		    "0-9 _ . : / -",
+		    name, m->tube.len);
+		return;
+	case SLUICE_EKEY:
+		snprintf(out, len,
+		    "bad key of %zu bytes: a key is 1-200 bytes, no NUL byte",
+		    m->key.len);
+		return;
+	case SLUICE_ETOOBIG:
+		snprintf(out, len,
+		    "payload of %zu bytes: over the server's limit of %zu "
+		    "bytes",
+		    m->payload.len, c->limits.payload_max);
+		return;
+	case SLUICE_EINVAL:
+		snprintf(out, len, "%s",
+		    m->replace && m->key.len == 0 ? "replace needs a key"
+		        : m->error == SLUICE_EINVAL ||
+		            (m->if_newer != 0 && !m->replace)
+		        ? "if-newer needs replace, a key and a version of at "
+		          "least 1"
+		        : "a value out of range: ttr (up to 7 days), delay, "
+		          "run_at or period");
+		return;
+	case SLUICE_ELIMIT:
+		snprintf(out, len, "%s",
+		    c->quota.why[0] != '\0'
+		        ? c->quota.why
+		        : "the server holds as many tasks or tubes as it may");
+		return;
+	default:
+		break;
+	}
+	snprintf(out, len, "%s", sluice_strerror(rc));
+}
+
+void
+ops_put(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_PUT };
+	int rc = put_one(c, tok, &req->put, &rep.put);
+	char text[MSG_TEXT_MAX / 2], name[80];
+
+	if (rc != 0) {
+		put_err_text(c, &req->put, rc, text, sizeof(text));
+		show_name(req->put.tube, name, sizeof(name));
+		if (rc == SLUICE_ETUBE)
+			core_reply_err(c, ctx, MSG_OP_PUT, rc, "put: %s", text);
+		else
+			core_reply_err(c, ctx, MSG_OP_PUT, rc,
+			    "put to tube '%s': %s", name, text);
+		return;
+	}
+	ops_reply(c, ctx, &rep);
+}
+
+/* Each item on its own (put.c's opening says how). */
+void
+ops_put_batch(struct core *c, struct net_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req)
+{
+	const struct msg_put_batch *b = &req->put_batch;
+	struct msg_rep rep = { .op = MSG_OP_PUT_BATCH };
+	struct msg_iter it = b->it;
+	struct msg_put_res *res;
+	char(*texts)[OPS_ITEM_TEXT] = NULL;
+	struct msg_put m;
+	uint32_t n = 0;
+
+	res = calloc(b->n, sizeof(*res));
+	if (b->messages)
+		texts = calloc(b->n, sizeof(*texts));
+	if (res == NULL || (b->messages && texts == NULL)) {
+		free(res);
+		free(texts);
+		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	while (n < b->n && msg_next_put(&it, &m)) {
+		int rc = m.error != 0 ? m.error : put_one(c, tok, &m, &res[n]);
+
+		if (rc != 0) {
+			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
+			res[n].id = 0;
+			res[n].created = false;
+			if (texts != NULL) {
+				put_err_text(
+				    c, &m, rc, texts[n], OPS_ITEM_TEXT);
+				res[n].message = msg_cstr(texts[n]);
+			}
+		}
+		n++;
+	}
+	rep.put_batch.n = n;
+	rep.put_batch.messages = b->messages;
+	rep.put_batch.items = res;
+	ops_reply(c, ctx, &rep);
+	free(res);
+	free(texts);
+}
