@@ -1,6 +1,6 @@
 /* replmsg - encode and decode the replication messages (fetch, ack,
- * snapshot chunk, and their replies) that a follower (server/follow.c)
- * and its leader (server/repl.c, server/catchup.c) exchange. The
+ * snapshot chunk, and their replies) that a follower (server/repl/follow*.c)
+ * and its leader (server/repl/lead*.c, server/repl/catchup.c) exchange. The
  * contract and the shapes are in replmsg.h, the byte layout in
  * docs/replication.md. Pure, like msg.c: every decoder checks each length
  * against the bytes it has and against its limit before it reads, and an

@@ -1,6 +1,6 @@
 /* replmsg - the replication messages between a leader and its followers
- * (the codec only; the leader's side is server/repl.c, the follower's
- * server/follow.c): a follower's requests and the leader's replies, one
+ * (the codec only; the leader's side is server/repl/lead*.c, the follower's
+ * server/repl/follow*.c): a follower's requests and the leader's replies, one
  * per nng req/rep message, on the leader's --repl-listen socket. Same framing
  * as the client protocol (msg.h): requests start magic, version, op, flags;
  * replies add a u16 status, and an error reply (status != 0) is the

@@ -6,14 +6,15 @@
  * every session lease (those sessions died with the previous process);
  * listen.
  *
- * The server's layers, top down: this file (the loop: it calls every
- * other); the operations (ops.c, ops_job.c, and waiters.c, the index of
- * the waiting takes); replication's follower side
- * (follow.c); snapshots (bgsnap.c); the core (core.c: commit, replies);
- * the leader's side of replication (repl.c, catchup.c); the faces that
- * receive requests and carry replies (face_sp.c and bs.c over conn.c on
- * this thread; net.c for nng's other transports, http.c). Each calls
- * only the ones below it.
+ * The server's layers, top down, a folder each (docs/architecture.md
+ * draws them; tests/layout.py checks that each includes only those below
+ * it): this file, the loop, which calls every other; ops/, one handler
+ * per request; failover/, the election through etcd; repl/, the leader's
+ * and the follower's sides of replication; core/, commit, replies held
+ * until durable, sessions, snapshots; face/, the faces that receive
+ * requests and carry replies (face/sp.c and face/beanstalk/ over
+ * face/conn.c on this thread; face/stream*.c, face/nng.c and face/http/
+ * on nng's threads), and the event queue between them and the core.
  *
  * One turn of the loop, on the one thread that owns the queue and the
  * writer:
@@ -28,7 +29,7 @@
  *      reply and queue it with the LSN it depends on;
  *   5. timers: time-driven changes, expired leases (logged records);
  *   6. waiting takes are served in arrival order, on the tubes a task
- *      came to since the last turn (ops.c, waiters.c);
+ *      came to since the last turn (ops/wait.c, core/waiters.c);
  *   7. the writer commits the batch this turn filled, on this thread:
  *      one write and one fdatasync for every request of the turn (group
  *      commit); the replies it covers are queued on their connections,
@@ -226,10 +227,10 @@ poll_timeout(struct core *c)
 }
 
 /* Whether the log's commit may wait this turn: all it holds that is not
- * durable yet are takes, whose replies went out already (core.h,
- * reply_take), and no reply waits for them. A worker's ack usually comes
- * within the next milliseconds: the take then shares its fdatasync
- * instead of costing one of its own, which would delay that ack by a
+ * durable yet are takes, whose replies went out already (a take's reply
+ * waits for hard_lsn only: core.h), and no reply waits for them. A worker's ack
+ * usually comes within the next milliseconds: the take then shares its
+ * fdatasync instead of costing one of its own, which would delay that ack by a
  * whole fdatasync. They wait TAKE_SYNC_WAIT_MS at the most. A crash
  * meanwhile loses takes only (at-least-once: the tasks are ready again,
  * the attempts uncounted). */

@@ -898,7 +898,7 @@ test_connection_caps(void **state)
 
 /* ---- tls+tcp:// ------------------------------------------------------- */
 
-/* tls+tcp:// (server/face_stream.c): --max-conns caps its connections,
+/* tls+tcp:// (server/face/stream*.c): --max-conns caps its connections,
  * and under --auth one that has not authenticated within
  * --handshake-timeout is closed. (test_hostile_tls mounts the rest.) */
 static void

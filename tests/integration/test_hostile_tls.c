@@ -50,7 +50,7 @@ enum {
 	BIG_SENT = 8 << 20,       /* what each attacker sends of it */
 	ATTACKERS = 10,
 	RSS_BOUND_KB = 40 * 1024, /* growth allowed under the attack */
-	REPL_UNAUTH_MAX = 64,     /* server/repl.c */
+	REPL_UNAUTH_MAX = 64,     /* server/repl/lead_int.h */
 	REPL_STRANGERS = 70,
 };
 

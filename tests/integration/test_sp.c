@@ -1,4 +1,4 @@
-/* The SP-over-TCP face (server/face_sp.c) through plain sockets, byte by
+/* The SP-over-TCP face (server/face/sp.c) through plain sockets, byte by
  * byte as docs/protocol.md describes it: the header exchange, framing cut
  * anywhere, several requests in flight with replies naming their ids, a
  * backtrace of several hops echoed, malformed and oversized messages

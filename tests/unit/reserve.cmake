@@ -1,2 +1,2 @@
-# The arithmetic of the log's reservation (src/server/reserve.c).
+# The arithmetic of the log's reservation (src/server/core/reserve.c).
 sluice_test(reserve LIBS sluice_server TIMEOUT 30)

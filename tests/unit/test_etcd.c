@@ -1,6 +1,6 @@
-/* Tests of src/server/etcd: the client of etcd's JSON gateway, against a
- * real etcd started by the test (exits 77 when `etcd` is not installed;
- * make test installs it), and against a fake that answers badly. */
+/* Tests of src/server/failover/etcd: the client of etcd's JSON gateway, against
+ * a real etcd started by the test (exits 77 when `etcd` is not installed; make
+ * test installs it), and against a fake that answers badly. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Tests of src/server/reserve.c: the sizes are those of the records as
+/* Tests of src/server/core/reserve.c: the sizes are those of the records as
  * the log frames them, the floor adds up what each state still needs, the
  * pool shrinks with a small --max-log-bytes, and a fail's text is cut
  * where the reserve can hold it without splitting a character. */

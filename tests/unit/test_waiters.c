@@ -1,4 +1,4 @@
-/* The index of waiting takes (server/waiters.h): each tube's waiters in
+/* The index of waiting takes (server/core/waiters.h): each tube's waiters in
  * arrival order, a take of several tubes on each (once, however often it
  * names one), the marks a turn serves and those put off to the next, a
  * session's waiters, the deadline heap, and tube entries freed once
