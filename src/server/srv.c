@@ -777,7 +777,7 @@ out:
 	queue_free(c.q);
 	waiters_fini(&c.waits);
 	epochs_fini(&c.epochs);
-	ops_auth_end(&c);
+	ops_auth_close(&c);
 	sess_tab_fini(&c.sess);
 	buf_fini(&c.body);
 	buf_fini(&c.out);

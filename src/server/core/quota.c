@@ -46,7 +46,7 @@ counts(const struct tokens_entry *t)
 }
 
 void
-quota_free(struct quota *q)
+quota_fini(struct quota *q)
 {
 	free(q->nsof);
 	free(q->parked);
@@ -73,7 +73,7 @@ quota_apply(struct core *c)
 	size_t nns = 0;
 	int rc = 0;
 
-	quota_free(&c->quota);
+	quota_fini(&c->quota);
 	if (!c->auth_on || c->q == NULL)
 		return 0;
 	c->quota.nsof = malloc((a->n ? a->n : 1) * sizeof(*c->quota.nsof));
@@ -123,7 +123,7 @@ quota_apply(struct core *c)
 
 fail:
 	free(ns);
-	quota_free(&c->quota);
+	quota_fini(&c->quota);
 	queue_acct_set(c->q, NULL, 0);
 	for (uint64_t j = 0; j < c->waits.n; j++)
 		waiters_at(&c->waits, j)->quota_tok = false;

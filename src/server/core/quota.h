@@ -42,6 +42,6 @@ int quota_park(struct core *c, const struct tokens_entry *t, struct waiter *w);
 /* A waiting take is no longer waiting (served, timed out, gone). */
 void quota_unpark(struct core *c, struct waiter *w);
 
-void quota_free(struct quota *q);
+void quota_fini(struct quota *q);
 
 #endif

@@ -199,13 +199,13 @@ ops_auth_drop(struct core *c, uint32_t session)
 }
 
 void
-ops_auth_end(struct core *c)
+ops_auth_close(struct core *c)
 {
 	/* answered by ops_end_waiters while the sockets were up */
 	gate_clear(c);
 	tokens_free(&c->auth);
 	tokens_limit_free(&c->tokens_limit);
-	quota_free(&c->quota);
+	quota_fini(&c->quota);
 }
 
 /* ---- the tubes a request names ---------------------------------------- */

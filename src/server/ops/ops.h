@@ -49,7 +49,7 @@ void ops_auth_reload(struct core *c);
 
 /* auth.c: frees the token file, the unknown tokens' waits, the limit on
  * failed attempts and the quotas' counts. */
-void ops_auth_end(struct core *c);
+void ops_auth_close(struct core *c);
 
 /* auth.c: whether a token of `role` (util/tokens.h) may send the wire op
  * `op` (MSG_OP_*). The tubes the request names are checked apart
