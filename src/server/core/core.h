@@ -18,8 +18,10 @@
 #include "util/tokens.h"
 #include "server/core/quota.h"
 #include "server/failover/elect.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
+#include "server/face/nng.h"
 #include "server/face/sp.h"
-#include "server/face/net.h"
 #include "server/core/reserve.h"
 #include "server/core/sess.h"
 #include "server/core/waiters.h"
@@ -77,6 +79,8 @@ struct core {
 	struct queue *q;
 	struct wal *wal;
 	struct net *net;
+	/* the URLs no other face reads: nng's socket (face/nng.c) */
+	struct face_nng *nng;
 	struct conns *conns;         /* the sockets of the core's own faces */
 	struct face_sp_config sp;    /* tcp:// clients (face_sp.c) */
 	struct face_stream *fstream; /* tls+tcp://, ipc:// (face_stream.c) */

@@ -29,7 +29,8 @@
 #include "proto/sp.h"
 #include "server/face/conn.h"
 #include "server/face/sp.h"
-#include "server/face/net.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
 #include "util/log.h"
 
 enum {

@@ -58,7 +58,8 @@
 
 #include "proto/sp.h"
 #include "server/face/stream.h"
-#include "server/face/net.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/tlsfile.h"

@@ -17,7 +17,7 @@
 
 #include "server/core/core.h"
 #include "server/face/http/http.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
 #include "server/repl/lead.h"
 #include "util/clock.h"
 #include "util/log.h"

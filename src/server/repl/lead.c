@@ -37,6 +37,7 @@
 #include "proto/replmsg.h"
 #include "server/repl/catchup.h"
 #include "server/core/core.h"
+#include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/repl/lead.h"
 #include "sluice.h"
@@ -108,6 +109,7 @@ struct link {
 
 struct lead {
 	struct net *net;
+	struct face_nng *nng; /* the URLs face_stream does not serve */
 	/* tcp://, tls+tcp://, ipc://, ws:// (face_stream.c: the bounds of
 	 * every connection); NULL: nng's socket serves the URL
 	 * (abstract://, wss://) */
@@ -918,15 +920,18 @@ lead_listen(struct core *c, struct lead *rp, const char *url)
 	};
 	int rc;
 
-	if (!face_stream_serves(url)) {
-		rc = net_open(&rp->net, url, REPL_REQ_MAX, cfg->tls);
-		if (rc == 0)
-			net_set_max_pipes(rp->net, REPL_PIPES_MAX);
-		return rc;
-	}
-	rc = net_open(&rp->net, NULL, 0, NULL);
+	rc = net_new(&rp->net);
 	if (rc != 0)
 		return rc;
+	if (!face_stream_serves(url)) {
+		rc = face_nng_open(
+		    &rp->nng, rp->net, url, REPL_REQ_MAX, cfg->tls);
+		if (rc == 0)
+			face_nng_set_max_pipes(rp->nng, REPL_PIPES_MAX);
+		else
+			net_free(rp->net);
+		return rc;
+	}
 	rp->spc = (struct face_sp_config) { .net = rp->net,
 		.max_msg = REPL_REQ_MAX,
 		.auth_on = c->auth_on,
@@ -934,7 +939,7 @@ lead_listen(struct core *c, struct lead *rp, const char *url)
 		.arg = c };
 	rc = face_stream_open(&rp->fs, url, cfg->tls, &rp->spc, &lim);
 	if (rc != 0) {
-		net_close(rp->net);
+		net_free(rp->net);
 		rp->net = NULL;
 	}
 	return rc;
@@ -988,9 +993,10 @@ lead_close(struct core *c)
 		ops_auth_drop(c, rp->links->session, true);
 		link_close(rp, rp->links->session);
 	}
-	net_close(rp->net);
-	face_stream_free(rp->fs); /* after net_close: its events may be
-	                           * theirs */
+	face_nng_stop(rp->nng);
+	net_free(rp->net);
+	face_nng_free(rp->nng);   /* after net_free: its events may be */
+	face_stream_free(rp->fs); /* theirs */
 	catchup_io_close(rp->io);
 	free(rp->ring.data);
 	free(rp->ring.off);
@@ -1078,13 +1084,13 @@ check_links(struct core *c, int64_t now)
 			    "the handshake timeout peer=%s",
 			    l->addr);
 			l->closing = true;
-			if (net_close_pipe(rp->net, l->session))
+			if (face_nng_close_pipe(rp->nng, l->session))
 				rp->closed_handshake++;
 			continue;
 		}
 		if (++unauth > REPL_UNAUTH_MAX) {
 			l->closing = true;
-			if (net_close_pipe(rp->net, l->session))
+			if (face_nng_close_pipe(rp->nng, l->session))
 				rp->evicted_unauth++;
 		}
 	}
@@ -1108,7 +1114,7 @@ lead_conn_stats(const struct core *c, struct lead_conn_stats *out)
 		    st.closed_stalled + st.closed_refused;
 		return;
 	}
-	out->refused_full = net_pipes_refused(c->repl->net);
+	out->refused_full = face_nng_pipes_refused(c->repl->nng);
 	out->closed_handshake = c->repl->closed_handshake;
 	out->evicted_unauth = c->repl->evicted_unauth;
 }
