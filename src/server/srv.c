@@ -53,7 +53,7 @@
 #include "log/snap.h"
 #include "server/face/nng.h"
 #include "server/face/stream.h"
-#include "server/face/beanstalk/bs.h"
+#include "server/face/beanstalk/beanstalk.h"
 #include "server/failover/cluster.h"
 #include "server/face/conn.h"
 #include "server/core/core.h"

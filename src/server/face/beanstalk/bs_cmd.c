@@ -45,7 +45,7 @@
 
 #include "log/seg.h"
 #include "proto/msg.h"
-#include "server/face/beanstalk/bs.h"
+#include "server/face/beanstalk/beanstalk.h"
 #include "server/face/beanstalk/bs_proto.h"
 #include "server/face/conn.h"
 #include "server/face/events.h"
