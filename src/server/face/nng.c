@@ -526,32 +526,39 @@ face_nng_free(struct face_nng *f)
 }
 
 void
-face_nng_pipe_peer(nng_pipe p, char *out, size_t len)
+face_nng_addr(const nng_sockaddr *sa, char *out, size_t len)
 {
-	nng_sockaddr sa;
 	char host[INET6_ADDRSTRLEN];
 
 	out[0] = '\0';
-	if (nng_pipe_id(p) <= 0 ||
-	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0)
-		return;
-	switch (sa.s_family) {
+	switch (sa->s_family) {
 	case NNG_AF_INET:
-		if (inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof(host)))
+		if (inet_ntop(AF_INET, &sa->s_in.sa_addr, host, sizeof(host)))
 			snprintf(out, len, "%s:%u", host,
-			    (unsigned)ntohs(sa.s_in.sa_port));
+			    (unsigned)ntohs(sa->s_in.sa_port));
 		break;
 	case NNG_AF_INET6:
-		if (inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof(host)))
+		if (inet_ntop(AF_INET6, sa->s_in6.sa_addr, host, sizeof(host)))
 			snprintf(out, len, "[%s]:%u", host,
-			    (unsigned)ntohs(sa.s_in6.sa_port));
+			    (unsigned)ntohs(sa->s_in6.sa_port));
 		break;
 	case NNG_AF_IPC:
-		snprintf(out, len, "ipc:%s", sa.s_ipc.sa_path);
+		snprintf(out, len, "ipc:%s", sa->s_ipc.sa_path);
 		break;
 	default:
 		break;
 	}
+}
+
+void
+face_nng_pipe_peer(nng_pipe p, char *out, size_t len)
+{
+	nng_sockaddr sa;
+
+	out[0] = '\0';
+	if (nng_pipe_id(p) > 0 &&
+	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0)
+		face_nng_addr(&sa, out, len);
 }
 
 void

@@ -65,6 +65,10 @@ void face_nng_quiesce(struct face_nng *f, int timeout_ms);
 /* Contexts in the pool, and how many are waiting for a request. */
 void face_nng_counts(const struct face_nng *f, size_t *total, size_t *idle);
 
+/* An nng address as text ("127.0.0.1:5000", "[::1]:5000", "ipc:/path")
+ * into out; "" for another family. */
+void face_nng_addr(const nng_sockaddr *sa, char *out, size_t len);
+
 /* The remote address of an nng pipe ("127.0.0.1:5000", "[::1]:5000",
  * "ipc:/path") into out; "" when it cannot be told. */
 void face_nng_pipe_peer(nng_pipe p, char *out, size_t len);

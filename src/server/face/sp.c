@@ -12,7 +12,7 @@
  * waiting forever. One longer than the limit closes it too; before its
  * session authenticated under --auth, the limit is FACE_SP_PREAUTH_MAX.
  *
- * At most INFLIGHT_MAX requests of one connection are in the core at
+ * At most FACE_SP_INFLIGHT_MAX requests of one connection are in the core at
  * once; parked takes aside, the requests in the core and the replies not
  * yet written stay under the connection's output mark (conn_room): past
  * it its input waits (and then its socket, and then its client) until
@@ -34,8 +34,6 @@
 #include "util/log.h"
 
 enum {
-	INFLIGHT_MAX = 1024,
-	BULKY_MAX = 4, /* requests whose reply may be large, in the core */
 	IN_DEFAULT = 64 * 1024, /* unparsed input held between messages */
 };
 
@@ -245,7 +243,7 @@ sp_input(struct conn *c)
 {
 	struct sp_conn *s = c->data;
 
-	while (!c->closed && s->inflight < INFLIGHT_MAX &&
+	while (!c->closed && s->inflight < FACE_SP_INFLIGHT_MAX &&
 	    conn_room(c, s->inflight - s->parked)) {
 		const uint8_t *p = c->in + c->in_off;
 		size_t have = c->in_len - c->in_off;
@@ -304,7 +302,7 @@ sp_input(struct conn *c)
 			conn_refuse(c);
 			return;
 		}
-		if (s->bulky >= BULKY_MAX &&
+		if (s->bulky >= FACE_SP_BULKY_MAX &&
 		    face_sp_bulky(p + SP_LEN + bt, (size_t)len - bt))
 			return; /* until one of those is answered */
 		if (!post(s, p + SP_LEN, (size_t)len)) {

@@ -35,9 +35,15 @@ struct face_sp_config {
 	void *arg;
 };
 
-/* The largest message a connection may send before it authenticated
- * (an auth request is a few hundred bytes). */
-enum { FACE_SP_PREAUTH_MAX = 4096 };
+enum {
+	/* The largest message a connection may send before it
+	 * authenticated (an auth request is a few hundred bytes). */
+	FACE_SP_PREAUTH_MAX = 4096,
+	/* Requests of one connection in the core at once. */
+	FACE_SP_INFLIGHT_MAX = 1024,
+	/* Of those, not parked, whose reply may be large (face_sp_bulky). */
+	FACE_SP_BULKY_MAX = 4,
+};
 
 /* Whether a request (after its backtrace) may be answered with payloads
  * or long lists (a take, a peek, stats, a list...): a connection has few
