@@ -1,11 +1,12 @@
-/* face_sp - see face_sp.h.
+/* face_sp - the tcp:// face (sp.h): SP over TCP read and written on the
+ * core thread through conn.c, the framing read by sp_frame.c.
  *
  * A connection: our rep0 header goes out as soon as it is accepted; the
  * peer's must be req0's, else the connection closes. Then each message is
- * [u64 length][backtrace][sluice request]: the request is copied into an
- * nng_msg (what the core's handlers take) and posted; the backtrace waits
- * in the request until the reply, which is written as [u64 length]
- * [backtrace][sluice reply] by the next conns_flush. A message whose
+ * [u64 length][backtrace][sluice request] (sp_frame_parse): the request is
+ * copied into an nng_msg (what the core's handlers take) and posted; the
+ * backtrace waits in the request until the reply, which is written as [u64
+ * length] [backtrace][sluice reply] by the next conns_flush. A message whose
  * backtrace is malformed (no word with the top bit, the request id, in
  * its first SP_HOPS_MAX) closes the connection, as nng's transports do
  * with a peer speaking garbage: dropping it would leave the client

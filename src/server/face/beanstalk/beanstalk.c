@@ -6,7 +6,7 @@
  * YAML of stats bs_stats.c's, the parser bs_proto.c's.
  *
  * Threads. None of its own: the listener and every connection are sockets
- * of the core's loop (server/conn.h), so a command's bytes, its request to
+ * of the core's loop (face/conn.h), so a command's bytes, its request to
  * the core, the core's answer and the reply text never cross a thread.
  *
  * A connection. Bytes received are parsed (bs_proto.c) into commands,
@@ -31,7 +31,7 @@
  * checks the session).
  *
  * Lifetime. A request posted to the core holds its connection
- * (conn_hold) until face_reply/face_drop; conn.c frees the connection,
+ * (conn_hold) until bs_face_reply/bs_face_drop; conn.c frees the connection,
  * and bs_conn_free its requests, once it is closed and nothing holds it. */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,21 +65,21 @@ static void answer(struct bs_req *r, nng_msg *m);
 /* ---- replies from the core --------------------------------------- */
 
 static void
-face_reply(struct net_ctx *ctx, nng_msg *msg)
+bs_face_reply(struct net_ctx *ctx, nng_msg *msg)
 {
 	answer(
 	    (struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)), msg);
 }
 
 static void
-face_drop(struct net_ctx *ctx)
+bs_face_drop(struct net_ctx *ctx)
 {
 	answer((struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)),
 	    NULL);
 }
 
 static const char *
-face_peer(const struct net_ctx *ctx)
+bs_face_peer(const struct net_ctx *ctx)
 {
 	return ((const struct bs_req *)((const char *)ctx -
 	            offsetof(struct bs_req, ctx)))
@@ -87,15 +87,15 @@ face_peer(const struct net_ctx *ctx)
 }
 
 static bool
-face_alive(const struct net_ctx *ctx)
+bs_face_alive(const struct net_ctx *ctx)
 {
 	return !((const struct bs_req *)((const char *)ctx -
 	             offsetof(struct bs_req, ctx)))
 	            ->conn->closed;
 }
 
-const struct net_face bs_face = { face_reply, face_drop, face_peer,
-	face_alive };
+const struct net_face bs_face = { bs_face_reply, bs_face_drop, bs_face_peer,
+	bs_face_alive };
 
 /* ---- a connection's commands, in order --------------------------- */
 
