@@ -152,32 +152,32 @@ net_post(struct net *n, struct net_ev *ev)
 	push(n, ev);
 }
 
-/* A session event with room for the peer's address after it. */
-static struct net_ev *
-session_ev(enum net_ev_kind kind, uint32_t session, const char *peer)
+/* A session event, posted from any thread or (`local`) the core's. */
+static int
+post_session(struct net *n, enum net_ev_kind kind, uint32_t session,
+    const char *peer, bool local)
 {
 	struct net_ev *e = calloc(1, sizeof(*e) + NET_PEER_MAX);
 
 	if (e == NULL)
-		return NULL;
+		return -ENOMEM;
 	e->kind = kind;
 	e->session = session;
-	e->peer = (char *)(e + 1);
+	e->peer = (char *)(e + 1); /* room for the peer's address after it */
 	if (peer != NULL)
 		snprintf(e->peer, NET_PEER_MAX, "%s", peer);
-	return e;
+	if (local)
+		net_post_local(n, e);
+	else
+		push(n, e);
+	return 0;
 }
 
 int
 net_post_session(
     struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
 {
-	struct net_ev *e = session_ev(kind, session, peer);
-
-	if (e == NULL)
-		return -ENOMEM;
-	push(n, e);
-	return 0;
+	return post_session(n, kind, session, peer, false);
 }
 
 int
@@ -201,12 +201,7 @@ int
 net_post_session_local(
     struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
 {
-	struct net_ev *e = session_ev(kind, session, peer);
-
-	if (e == NULL)
-		return -ENOMEM;
-	net_post_local(n, e);
-	return 0;
+	return post_session(n, kind, session, peer, true);
 }
 
 bool
