@@ -51,8 +51,10 @@ struct net_ctx {
 };
 
 enum {
-	NET_PEER_MAX = 64,       /* a peer's address, for log lines */
-	NET_NNG_ERR_BASE = 1000, /* nng errors as -(NET_NNG_ERR_BASE + code) */
+	/* a peer's address, for log lines */
+	NET_PEER_MAX = 64,
+	/* nng errors as -(NET_NNG_ERR_BASE + code) */
+	NET_NNG_ERR_BASE = 1000,
 };
 
 /* Answers the request held by `ctx` with `msg`; the face takes `msg` in
