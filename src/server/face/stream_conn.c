@@ -1,14 +1,14 @@
-/* face_stream's connections (stream_conn.h): how one is made when nng
- * accepts it (its session opened with the core, our SP header queued, its
- * first read started), how it becomes ready, and how it closes (its
- * session closed with the core) and is freed once nothing refers to it:
- * not its read, not its write, no request the core holds. Everything here
- * runs under the face's lock, but fs_conn_free, which nng_aio_free makes
- * wait for a callback still running.
+/* stream_conn - face_stream's connections (stream_conn.h): how one is made
+ * when nng accepts it (its session opened with the core, our SP header
+ * queued, its first read started), how it becomes ready, and how it closes
+ * (its session closed with the core) and is freed once nothing refers to
+ * it: not its read, not its write, no request the core holds. Everything
+ * here runs under the face's lock, but fs_conn_free, which nng_aio_free
+ * makes wait for a callback still running.
  *
  * Bounds applied as a connection arrives: past --max-conns it is refused
- * (closed at once); past --max-unauth-conns the oldest not ready gives
- * way to it. Each is counted and logged at most every NOTE_EVERY_MS. */
+ * (closed at once); past --max-unauth-conns the oldest not ready gives way
+ * to it. Each is counted and logged at most every NOTE_EVERY_MS. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,21 +1,21 @@
-/* face_stream's reading, on nng's threads under the face's lock: a
- * connection's bytes become requests posted to the core. Over TCP, TLS
- * and ipc:// the reads follow the framing exactly (the peer's SP header,
- * then for each message its length, ipc://'s type byte first, then its
- * body): the length is checked against the connection's limit
+/* stream_read - face_stream's reading, on nng's threads under the face's
+ * lock: a connection's bytes become requests posted to the core. Over TCP,
+ * TLS and ipc:// the reads follow the framing exactly (the peer's SP
+ * header, then for each message its length, ipc://'s type byte first, then
+ * its body): the length is checked against the connection's limit
  * (FACE_SP_PREAUTH_MAX until its session authenticated under --auth)
  * before a byte of the body is allocated, and the body grows as it
- * arrives. Over ws:// nng's stream, in message mode, ends each read
- * with one whole message, checked against the same limit. A message
- * without a request id, or over the limit, closes the connection.
+ * arrives. Over ws:// nng's stream, in message mode, ends each read with
+ * one whole message, checked against the same limit. A message without a
+ * request id, or over the limit, closes the connection.
  *
- * A connection reads its next message only while it has room: fewer
- * than FACE_SP_INFLIGHT_MAX requests in the core, and its replies
- * queued plus its requests in the core (parked takes aside) under the
- * output marks. A message that may have a large reply waits, complete,
- * while FACE_SP_BULKY_MAX such requests are in the core. The frame
- * timeout runs from a message's first byte, again after each
- * FRAME_PROGRESS bytes of it. */
+ * A connection reads its next message only while it has room: fewer than
+ * FACE_SP_INFLIGHT_MAX requests in the core, and its replies queued plus
+ * its requests in the core (parked takes aside) under the output marks. A
+ * message that may have a large reply waits, complete, while
+ * FACE_SP_BULKY_MAX such requests are in the core. The frame timeout runs
+ * from a message's first byte, again after each FRAME_PROGRESS bytes of
+ * it. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,14 +1,14 @@
-/* face_stream's replies: the core's answers to a connection's requests
- * (its face, struct net_face, called on the core thread) and their
- * writing on nng's threads. An answer is framed as its request came
- * (the length, after ipc://'s type byte; over ws:// none) with the
- * request's backtrace, in one buffer, and queued on its connection; the
- * queue is written one reply after the other. Its bytes and replies
- * count against the output marks (--max-queued-bytes,
- * --max-queued-replies): over them the stall timeout runs, and every
- * write that makes progress starts it again. A request answered, dropped
- * or parked may let its connection read its next message
- * (stream_read.c). All of it under the face's lock. */
+/* stream_write - face_stream's replies: the core's answers to a
+ * connection's requests (its face, struct net_face, called on the core
+ * thread) and their writing on nng's threads. An answer is framed as its
+ * request came (the length, after ipc://'s type byte; over ws:// none)
+ * with the request's backtrace, in one buffer, and queued on its
+ * connection; the queue is written one reply after the other. Its bytes
+ * and replies count against the output marks (--max-queued-bytes,
+ * --max-queued-replies): over them the stall timeout runs, and every write
+ * that makes progress starts it again. A request answered, dropped or
+ * parked may let its connection read its next message (stream_read.c). All
+ * of it under the face's lock. */
 #include <stdlib.h>
 
 #include <nng/nng.h>
