@@ -54,9 +54,10 @@
 #include "log/snap.h"
 #include "server/core/bgsnap.h"
 #include "server/core/core.h"
-#include "server/face/beanstalk/bs.h"
+#include "server/face/beanstalk/beanstalk.h"
 #include "server/face/conn.h"
 #include "server/face/http/http.h"
+#include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
 #include "server/ops/ops.h"
@@ -308,7 +309,7 @@ note_unauthed(struct sess *s, void *arg)
 		return;
 	if (clock_mono_ms() - s->opened_ms >= (int64_t)c->cfg->handshake_ms &&
 	    c->cfg->handshake_ms != 0) {
-		if (net_close_pipe(c->net, s->id)) {
+		if (face_nng_close_pipe(c->nng, s->id)) {
 			c->pipes_closed_handshake++;
 			log_debug("net",
 			    "closed a connection: not authenticated within "
@@ -346,14 +347,14 @@ check_pipes(struct core *c, int64_t now)
 	    c->fstream != NULL)
 		return;
 	c->pipes_check_ms = now + 1000;
-	net_check_stalled(c->net, now);
+	face_nng_check_stalled(c->nng, now);
 	if (!c->auth_on)
 		return;
 	sess_each(&c->sess, note_unauthed, &u);
 	if (c->cfg->max_unauth_conns != 0 && u.n > c->cfg->max_unauth_conns) {
 		qsort(u.v, u.n, sizeof(*u.v), cmp_opened);
 		for (size_t i = 0; i < u.n - c->cfg->max_unauth_conns; i++)
-			if (net_close_pipe(c->net, u.v[i].id))
+			if (face_nng_close_pipe(c->nng, u.v[i].id))
 				c->pipes_evicted++;
 	}
 	free(u.v);
@@ -451,7 +452,7 @@ shutdown_core(struct core *c)
 	wal_reap(c->wal);
 	core_flush_replies(c);
 	core_fail_pending(c); /* still waiting for followers */
-	net_quiesce(c->net, 2000);
+	face_nng_quiesce(c->nng, 2000);
 	face_stream_quiesce(c->fstream, 2000);
 	conns_stop_listening(c->conns);
 	conns_flush(c->conns);
@@ -587,7 +588,7 @@ start(struct core *c, const struct srv_config *cfg)
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
-		rc = net_open(&c->net, NULL, 0, NULL);
+		rc = net_new(&c->net);
 		c->sp.net = c->net;
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
@@ -597,16 +598,19 @@ start(struct core *c, const struct srv_config *cfg)
 		struct conns_limits lim;
 
 		conn_limits(cfg, &lim);
-		rc = net_open(&c->net, NULL, 0, NULL);
+		rc = net_new(&c->net);
 		c->sp.net = c->net;
 		if (rc == 0)
 			rc = face_stream_open(
 			    &c->fstream, cfg->listen, cfg->tls, &c->sp, &lim);
 	} else {
-		rc = net_open(&c->net, cfg->listen, MSG_RECV_MAX, cfg->tls);
+		rc = net_new(&c->net);
+		if (rc == 0)
+			rc = face_nng_open(&c->nng, c->net, cfg->listen,
+			    MSG_RECV_MAX, cfg->tls);
 		if (rc == 0) {
-			net_set_max_pipes(c->net, cfg->max_conns);
-			net_set_out_limits(c->net,
+			face_nng_set_max_pipes(c->nng, cfg->max_conns);
+			face_nng_set_out_limits(c->nng,
 			    (size_t)cfg->max_queued_bytes,
 			    cfg->max_queued_replies, cfg->stall_ms);
 		}
@@ -761,10 +765,11 @@ out:
 	follow_stop(&c);
 	lead_close(&c);
 	face_stream_stop(c.fstream);
-	net_close(c.net);
-	face_stream_free(c.fstream); /* after net_close: its events may be
-	                              * theirs */
-	conns_close(c.conns); /* after net_close: its events may be theirs */
+	face_nng_stop(c.nng);
+	net_free(c.net);
+	face_nng_free(c.nng);        /* after net_free: its events may be */
+	face_stream_free(c.fstream); /* theirs */
+	conns_close(c.conns); /* after net_free: its events may be theirs */
 	bs_free(bs);          /* after conns_close: they refer to it */
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);

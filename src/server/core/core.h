@@ -14,16 +14,18 @@
 #include "log/wal.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
-#include "util/tokens.h"
+#include "server/config.h"
 #include "server/core/bgsnap.h"
 #include "server/core/quota.h"
-#include "server/face/sp.h"
-#include "server/face/net.h"
 #include "server/core/reserve.h"
 #include "server/core/sess.h"
 #include "server/core/waiters.h"
-#include "server/config.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
+#include "server/face/nng.h"
+#include "server/face/sp.h"
 #include "util/buf.h"
+#include "util/tokens.h"
 
 /* A task a take reply hands out: undone (UNTAKE) when the reply cannot
  * be delivered. */
@@ -83,6 +85,8 @@ struct core {
 	struct queue *q;
 	struct wal *wal;
 	struct net *net;
+	/* the URLs no other face reads: nng's socket (face/nng.c) */
+	struct face_nng *nng;
 	struct conns *conns;         /* the sockets of the core's own faces */
 	struct face_sp_config sp;    /* tcp:// clients (face/sp.c) */
 	struct face_stream *fstream; /* tls+tcp://, ipc:// (face/stream.c) */

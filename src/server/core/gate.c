@@ -13,7 +13,7 @@
 
 #include "server/core/core.h"
 #include "server/core/gate.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
 #include "util/clock.h"
 #include "util/log.h"
 

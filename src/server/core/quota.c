@@ -30,10 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice.h"
-
 #include "server/core/core.h"
 #include "server/core/quota.h"
+#include "sluice.h"
 #include "util/log.h"
 
 /* Whether token t bounds its namespace's tubes, tasks or bytes. */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "queue/idx.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
 
 struct tokens_entry;
 

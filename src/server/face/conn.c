@@ -1,4 +1,5 @@
-/* conn - see conn.h: the core thread's stream sockets on one epoll.
+/* conn - the core thread's stream sockets on one epoll (conn.h), under
+ * the faces that run on that thread (sp.c, the beanstalk face).
  *
  * Level-triggered epoll. A connection has EPOLLIN armed while it may read
  * (open, input below in_max) and EPOLLOUT while written output is left

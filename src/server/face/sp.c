@@ -1,18 +1,19 @@
-/* face_sp - see face_sp.h.
+/* face_sp - the tcp:// face (sp.h): SP over TCP read and written on the
+ * core thread through conn.c, the framing read by sp_frame.c.
  *
  * A connection: our rep0 header goes out as soon as it is accepted; the
  * peer's must be req0's, else the connection closes. Then each message is
- * [u64 length][backtrace][sluice request]: the request is copied into an
- * nng_msg (what the core's handlers take) and posted; the backtrace waits
- * in the request until the reply, which is written as [u64 length]
- * [backtrace][sluice reply] by the next conns_flush. A message whose
+ * [u64 length][backtrace][sluice request] (sp_frame_parse): the request is
+ * copied into an nng_msg (what the core's handlers take) and posted; the
+ * backtrace waits in the request until the reply, which is written as [u64
+ * length] [backtrace][sluice reply] by the next conns_flush. A message whose
  * backtrace is malformed (no word with the top bit, the request id, in
  * its first SP_HOPS_MAX) closes the connection, as nng's transports do
  * with a peer speaking garbage: dropping it would leave the client
  * waiting forever. One longer than the limit closes it too; before its
  * session authenticated under --auth, the limit is FACE_SP_PREAUTH_MAX.
  *
- * At most INFLIGHT_MAX requests of one connection are in the core at
+ * At most FACE_SP_INFLIGHT_MAX requests of one connection are in the core at
  * once; parked takes aside, the requests in the core and the replies not
  * yet written stay under the connection's output mark (conn_room): past
  * it its input waits (and then its socket, and then its client) until
@@ -29,12 +30,12 @@
 #include "proto/sp.h"
 #include "server/face/conn.h"
 #include "server/face/sp.h"
-#include "server/face/net.h"
+#include "server/face/sp_frame.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
 #include "util/log.h"
 
 enum {
-	INFLIGHT_MAX = 1024,
-	BULKY_MAX = 4, /* requests whose reply may be large, in the core */
 	IN_DEFAULT = 64 * 1024, /* unparsed input held between messages */
 };
 
@@ -210,25 +211,24 @@ face_sp_bulky(const uint8_t *req, size_t len)
 
 /* One whole message: post its request. False when out of memory. */
 static bool
-post(struct sp_conn *s, const uint8_t *p, size_t len)
+post(struct sp_conn *s, const struct sp_frame *f)
 {
-	size_t bt = sp_backtrace_len(p, len);
 	struct sp_req *r;
 	nng_msg *m;
 
 	r = malloc(sizeof(*r));
-	if (r == NULL || nng_msg_alloc(&m, len - bt) != 0) {
+	if (r == NULL || nng_msg_alloc(&m, f->body_len) != 0) {
 		free(r);
 		return false;
 	}
-	memcpy(nng_msg_body(m), p + bt, len - bt);
+	memcpy(nng_msg_body(m), f->body, f->body_len);
 	r->ctx.face = &sp_face;
 	r->sc = s;
-	r->btlen = bt;
+	r->btlen = f->btlen;
 	r->parked = false;
-	r->bulky = face_sp_bulky(p + bt, len - bt);
+	r->bulky = face_sp_bulky(f->body, f->body_len);
 	s->bulky += r->bulky;
-	memcpy(r->bt, p, bt);
+	memcpy(r->bt, f->bt, f->btlen);
 	r->ev = (struct net_ev) { .kind = NET_REQUEST,
 		.session = s->session,
 		.ctx = &r->ctx,
@@ -244,57 +244,43 @@ sp_input(struct conn *c)
 {
 	struct sp_conn *s = c->data;
 
-	while (!c->closed && s->inflight < INFLIGHT_MAX &&
+	while (!c->closed && s->inflight < FACE_SP_INFLIGHT_MAX &&
 	    conn_room(c, s->inflight - s->parked)) {
-		const uint8_t *p = c->in + c->in_off;
 		size_t have = c->in_len - c->in_off;
 		size_t limit = s->authed ? s->cfg->max_msg + SP_BACKTRACE_MAX
 		                         : FACE_SP_PREAUTH_MAX;
-		uint64_t len;
-		size_t bt;
+		struct sp_frame f;
 
-		if (!s->shaken) {
-			if (have < SP_HANDSHAKE) {
-				if (have > 0)
-					conn_want_more(c);
-				return;
-			}
-			if (!sp_handshake_ok(p, SP_PROTO_REQ0)) {
-				log_debug("sp",
-				    "a peer that is not an SP requester; "
-				    "closing peer=%s",
-				    c->peer);
-				conn_close(c);
-				return;
-			}
-			s->shaken = true;
-			conn_consume(c, SP_HANDSHAKE);
-			if (s->authed)
-				conn_ready(c);
-			continue;
-		}
-		if (have < SP_LEN) {
+		switch (sp_frame_parse(
+		    c->in + c->in_off, have, s->shaken, limit, &f)) {
+		case SP_FRAME_MORE:
+			if (f.want > c->in_max)
+				c->in_max = f.want;
 			if (have > 0)
 				conn_want_more(c);
 			return;
-		}
-		len = sp_load_len(p);
-		if (len > limit) {
+		case SP_FRAME_NOT_SP:
+			log_debug("sp",
+			    "a peer that is not an SP requester; closing "
+			    "peer=%s",
+			    c->peer);
+			conn_close(c);
+			return;
+		case SP_FRAME_HANDSHAKE:
+			s->shaken = true;
+			conn_consume(c, f.used);
+			if (s->authed)
+				conn_ready(c);
+			continue;
+		case SP_FRAME_TOO_LONG:
 			log_info("sp",
 			    "a message over the size limit; closing the "
 			    "connection peer=%s bytes=%llu limit=%zu%s",
-			    c->peer, (unsigned long long)len, limit,
+			    c->peer, (unsigned long long)f.len, limit,
 			    s->authed ? "" : " (not authenticated yet)");
 			conn_refuse(c);
 			return;
-		}
-		if (have < SP_LEN + len) {
-			if (c->in_max < SP_LEN + len)
-				c->in_max = SP_LEN + (size_t)len;
-			conn_want_more(c);
-			return;
-		}
-		if ((bt = sp_backtrace_len(p + SP_LEN, (size_t)len)) == 0) {
+		case SP_FRAME_NO_ID:
 			log_info("sp",
 			    "a message without a request id (no backtrace word "
 			    "with the top bit set); closing the connection "
@@ -302,11 +288,13 @@ sp_input(struct conn *c)
 			    c->peer);
 			conn_refuse(c);
 			return;
+		case SP_FRAME_MSG:
+			break;
 		}
-		if (s->bulky >= BULKY_MAX &&
-		    face_sp_bulky(p + SP_LEN + bt, (size_t)len - bt))
+		if (s->bulky >= FACE_SP_BULKY_MAX &&
+		    face_sp_bulky(f.body, f.body_len))
 			return; /* until one of those is answered */
-		if (!post(s, p + SP_LEN, (size_t)len)) {
+		if (!post(s, &f)) {
 			log_warn("sp",
 			    "out of memory for a request; closing the "
 			    "connection peer=%s",
@@ -314,7 +302,7 @@ sp_input(struct conn *c)
 			conn_close(c);
 			return;
 		}
-		conn_consume(c, SP_LEN + (size_t)len);
+		conn_consume(c, f.used);
 		c->in_max =
 		    s->authed ? IN_DEFAULT : FACE_SP_PREAUTH_MAX + SP_LEN;
 	}

@@ -1,6 +1,6 @@
 /* face_sp - the client face of sluiced for tcp:// URLs: the SP-over-TCP
  * framing nng's req0 sockets speak (src/proto/sp.h), served on the core
- * thread (server/conn.h). libsluice, nng's req0, and any other REQ socket
+ * thread (face/conn.h). libsluice, nng's req0, and any other REQ socket
  * of the scalability protocols (pynng, mangos) are clients.
  *
  * Each connection is a session (disconnect releases its leases); each
@@ -9,7 +9,7 @@
  * connection may be in flight; their replies leave as the core answers
  * them, in any order, each naming its request id. tls+tcp:// and
  * ipc:// are read on nng's threads with the same framing and bounds
- * (server/face_stream.c); ws:// stays with nng's socket (server/net.c). */
+ * (face/stream.c); the URLs neither serves are nng's socket's (face/nng.c). */
 #ifndef SLUICE_SERVER_FACE_SP_H
 #define SLUICE_SERVER_FACE_SP_H
 
@@ -35,15 +35,21 @@ struct face_sp_config {
 	void *arg;
 };
 
-/* The largest message a connection may send before it authenticated
- * (an auth request is a few hundred bytes). */
-enum { FACE_SP_PREAUTH_MAX = 4096 };
+enum {
+	/* The largest message a connection may send before it
+	 * authenticated (an auth request is a few hundred bytes). */
+	FACE_SP_PREAUTH_MAX = 4096,
+	/* Requests of one connection in the core at once. */
+	FACE_SP_INFLIGHT_MAX = 1024,
+	/* Of those, not parked, whose reply may be large (face_sp_bulky). */
+	FACE_SP_BULKY_MAX = 4,
+};
 
 /* Whether a request (after its backtrace) may be answered with payloads
  * or long lists (a take, a peek, stats, a list...): a connection has few
  * of those in the core at once, so a client that never reads cannot have
  * the core make more than a few large replies beyond its output mark.
- * face_stream.c obeys the same rule. */
+ * face_stream obeys the same rule. */
 bool face_sp_bulky(const uint8_t *req, size_t len);
 
 /* Whether `url` is one this face serves (tcp://). */

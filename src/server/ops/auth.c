@@ -15,17 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice.h"
-
 #include "proto/msg.h"
 #include "server/core/core.h"
 #include "server/core/gate.h"
 #include "server/core/quota.h"
+#include "server/face/face.h"
 #include "server/face/http/http.h"
-#include "server/face/net.h"
 #include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
 #include "server/repl/lead.h"
+#include "sluice.h"
 #include "util/log.h"
 
 /* ---- what a role may do -------------------------------------------- */

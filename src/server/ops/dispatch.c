@@ -31,8 +31,9 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/face/face.h"
 #include "server/face/http/http.h"
-#include "server/face/net.h"
+#include "server/face/nng.h"
 #include "server/failover/cluster.h"
 #include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
@@ -194,7 +195,7 @@ peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
 		snprintf(out, len, "%s", known);
 		return;
 	}
-	net_pipe_peer(nng_msg_get_pipe(msg), out, len);
+	face_nng_pipe_peer(nng_msg_get_pipe(msg), out, len);
 	if (out[0] == '\0')
 		snprintf(out, len, "session-%" PRIu32, session);
 }

@@ -19,7 +19,8 @@
 #include "server/core/core.h"
 #include "server/core/waiters.h"
 #include "server/face/conn.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
+#include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
 #include "server/ops/ops_int.h"
@@ -67,7 +68,7 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "conns_accept_exhausted", st.accept_exhausted);
 	kv(out, n, "conns_refused_fds", st.refused_fds);
 	kv(out, n, "conns_refused_full",
-	    st.refused_full + net_pipes_refused(c->net));
+	    st.refused_full + face_nng_pipes_refused(c->nng));
 	kv(out, n, "conns_evicted_unauth",
 	    st.evicted_unready + c->pipes_evicted);
 	kv(out, n, "conns_closed_handshake",
@@ -75,7 +76,7 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "conns_closed_frame", st.closed_frame);
 	kv(out, n, "conns_closed_idle", st.closed_idle);
 	kv(out, n, "conns_closed_stalled",
-	    st.closed_stalled + net_pipes_stalled(c->net));
+	    st.closed_stalled + face_nng_pipes_stalled(c->nng));
 	kv(out, n, "conns_closed_refused", st.closed_refused);
 	if (c->repl != NULL) {
 		struct lead_conn_stats rs;
@@ -495,7 +496,7 @@ ops_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 	s->totals.buried = qs.buried;
 	s->totals.oldest_ready_age = (uint64_t)oldest;
 	counters_kvs(&qs.ctr, qs.done, &totkv, &s->totals.more);
-	net_counts(c->net, &nctx, &nidle);
+	face_nng_counts(c->nng, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
 	kv(node, &nn, "tubes", listed);
 	if (req->tube.len == 0) {

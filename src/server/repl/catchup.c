@@ -7,12 +7,13 @@
  * to the leader (lead_peer.c). */
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <liburing.h>
 
 #include "log/rec.h"
 #include "log/seg.h"

@@ -14,6 +14,7 @@
 #include "proto/replmsg.h"
 #include "server/core/core.h"
 #include "server/core/gate.h"
+#include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/repl/catchup.h"
 #include "server/repl/lead.h"
@@ -97,15 +98,18 @@ lead_listen(struct core *c, struct lead *rp, const char *url)
 	};
 	int rc;
 
-	if (!face_stream_serves(url)) {
-		rc = net_open(&rp->net, url, REPL_REQ_MAX, cfg->tls);
-		if (rc == 0)
-			net_set_max_pipes(rp->net, REPL_PIPES_MAX);
-		return rc;
-	}
-	rc = net_open(&rp->net, NULL, 0, NULL);
+	rc = net_new(&rp->net);
 	if (rc != 0)
 		return rc;
+	if (!face_stream_serves(url)) {
+		rc = face_nng_open(
+		    &rp->nng, rp->net, url, REPL_REQ_MAX, cfg->tls);
+		if (rc == 0)
+			face_nng_set_max_pipes(rp->nng, REPL_PIPES_MAX);
+		else
+			net_free(rp->net);
+		return rc;
+	}
 	rp->spc = (struct face_sp_config) { .net = rp->net,
 		.max_msg = REPL_REQ_MAX,
 		.auth_on = c->auth_on,
@@ -113,7 +117,7 @@ lead_listen(struct core *c, struct lead *rp, const char *url)
 		.arg = c };
 	rc = face_stream_open(&rp->fs, url, cfg->tls, &rp->spc, &lim);
 	if (rc != 0) {
-		net_close(rp->net);
+		net_free(rp->net);
 		rp->net = NULL;
 	}
 	return rc;
@@ -168,9 +172,10 @@ lead_close(struct core *c)
 		gate_drop(c, rp->links->session, lead_answer_unknown);
 		lead_link_close(rp, rp->links->session);
 	}
-	net_close(rp->net);
-	face_stream_free(rp->fs); /* after net_close: its events may be
-	                           * theirs */
+	face_nng_stop(rp->nng);
+	net_free(rp->net);
+	face_nng_free(rp->nng);   /* after net_free: its events may be */
+	face_stream_free(rp->fs); /* theirs */
 	catchup_io_close(rp->io);
 	free(rp->recent.data);
 	free(rp->recent.off);
@@ -244,7 +249,7 @@ lead_conn_stats(const struct core *c, struct lead_conn_stats *out)
 		    st.closed_stalled + st.closed_refused;
 		return;
 	}
-	out->refused_full = net_pipes_refused(c->repl->net);
+	out->refused_full = face_nng_pipes_refused(c->repl->nng);
 	out->closed_handshake = c->repl->closed_handshake;
 	out->evicted_unauth = c->repl->evicted_unauth;
 }

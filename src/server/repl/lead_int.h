@@ -15,7 +15,7 @@
 #include <nng/nng.h>
 
 #include "proto/msg.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
 #include "server/face/sp.h"
 #include "server/repl/catchup.h"
 #include "util/buf.h"
@@ -90,6 +90,7 @@ struct lead_link {
 
 struct lead {
 	struct net *net;
+	struct face_nng *nng; /* the URLs face/stream.c does not serve */
 	/* tcp://, tls+tcp://, ipc://, ws:// (face/stream.c: the bounds of
 	 * every connection); NULL: nng's socket serves the URL
 	 * (abstract://, wss://) */

@@ -16,7 +16,8 @@
 
 #include "proto/replmsg.h"
 #include "server/core/core.h"
-#include "server/face/net.h"
+#include "server/face/face.h"
+#include "server/face/nng.h"
 #include "server/repl/lead.h"
 #include "server/repl/lead_int.h"
 #include "sluice.h"
@@ -164,13 +165,13 @@ lead_link_sweep(struct core *c, int64_t now)
 			    "the handshake timeout peer=%s",
 			    l->addr);
 			l->closing = true;
-			if (net_close_pipe(rp->net, l->session))
+			if (face_nng_close_pipe(rp->nng, l->session))
 				rp->closed_handshake++;
 			continue;
 		}
 		if (++unauth > REPL_UNAUTH_MAX) {
 			l->closing = true;
-			if (net_close_pipe(rp->net, l->session))
+			if (face_nng_close_pipe(rp->nng, l->session))
 				rp->evicted_unauth++;
 		}
 	}

@@ -3,7 +3,7 @@
  * does, and the mapping of beanstalk tube names onto sluice's.
  *
  * Pure: no I/O, no allocation, no logging; fuzzed (tests/fuzz). The
- * listener that serves the protocol is bs.c. */
+ * face that serves the protocol is beanstalk.c. */
 #ifndef SLUICE_SERVER_FACE_BEANSTALK_BS_PROTO_H
 #define SLUICE_SERVER_FACE_BEANSTALK_BS_PROTO_H
 

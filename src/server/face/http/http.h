@@ -43,7 +43,8 @@
 #include <stdbool.h>
 
 #include "util/tokens.h"
-#include "server/face/net.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
 
 struct http;
 struct tlsfile;

@@ -1,4 +1,5 @@
-/* The server's network face: requests from many clients arrive as events
+/* The nng face (face/nng.c) over the event queue (face/events.c):
+ * requests from many clients arrive as events
  * tagged with their session, answers reach the client that asked, parked
  * requests never starve new ones, and sessions report their end. */
 #include <poll.h>
@@ -11,7 +12,9 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
 
-#include "server/face/net.h"
+#include "server/face/events.h"
+#include "server/face/face.h"
+#include "server/face/nng.h"
 #include "t_lib.h"
 #include "util/nngclose.h"
 
@@ -53,11 +56,13 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 	static nng_aio *aio[CLIENTS];
 	char url[300];
 	struct net *n;
+	struct face_nng *f;
 	size_t total, idle;
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_open(&n, url, 1 << 20, NULL), 0);
+	assert_int_equal(net_new(&n), 0);
+	assert_int_equal(face_nng_open(&f, n, url, 1 << 20, NULL), 0);
 	for (int i = 0; i < CLIENTS; i++) {
 		char body[32];
 		nng_msg *m;
@@ -74,7 +79,7 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 	}
 	assert_int_equal(
 	    collect(n, NET_REQUEST, CLIENTS, reqs, &nreq), CLIENTS);
-	net_counts(n, &total, &idle);
+	face_nng_counts(f, &total, &idle);
 	assert_true(total >= CLIENTS);
 
 	/* Answer in reverse order, echoing the request body. */
@@ -107,7 +112,9 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 		nng_aio_free(aio[i]);
 		nng_close(cli[i]);
 	}
-	net_close(n);
+	face_nng_stop(f);
+	net_free(n);
+	face_nng_free(f);
 }
 
 /* A client that connects and goes away yields one open and one close
@@ -119,12 +126,14 @@ test_sessions_report_open_and_close(void **state)
 	struct net_ev *reqs[4];
 	char url[300];
 	struct net *n;
+	struct face_nng *f;
 	nng_socket s;
 	uint32_t session;
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_open(&n, url, 1 << 20, NULL), 0);
+	assert_int_equal(net_new(&n), 0);
+	assert_int_equal(face_nng_open(&f, n, url, 1 << 20, NULL), 0);
 	assert_int_equal(nng_req0_open(&s), 0);
 	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
 	assert_int_equal(nng_send(s, "x", 1, 0), 0);
@@ -135,7 +144,9 @@ test_sessions_report_open_and_close(void **state)
 	net_drop(n, reqs[0]->ctx);
 	net_ev_done(reqs[0]);
 	assert_true(session != 0);
-	net_close(n);
+	face_nng_stop(f);
+	net_free(n);
+	face_nng_free(f);
 }
 
 /* Holds a closing socket up for HOLD_MS, as nng 1.5.2's hang holds it up

@@ -1,13 +1,13 @@
-/* bs - the beanstalk face of sluiced: a TCP listener speaking beanstalkd
- * 1.12's text protocol (docs/beanstalk.md), served by the same core, queue
- * and log as nng clients.
+/* face_beanstalk - the beanstalk face of sluiced: a TCP listener speaking
+ * beanstalkd 1.12's text protocol (docs/beanstalk.md), served by the same core,
+ * queue and log as nng clients.
  *
- * Its connections are sockets of the core thread (server/conn.h); each
+ * Its connections are sockets of the core thread (face/conn.h); each
  * command becomes a wire request posted to the core (net_post_local)
  * (or is answered by the face alone: use, watch, ignore, list-tube-used,
  * list-tubes-watched, quit), and replies leave in command order. */
-#ifndef SLUICE_SERVER_FACE_BEANSTALK_BS_H
-#define SLUICE_SERVER_FACE_BEANSTALK_BS_H
+#ifndef SLUICE_SERVER_FACE_BEANSTALK_BEANSTALK_H
+#define SLUICE_SERVER_FACE_BEANSTALK_BEANSTALK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,1 +1,0 @@
-sluice_test(net LIBS sluice_server TIMEOUT 60)
