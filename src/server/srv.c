@@ -137,13 +137,13 @@ run_timers(struct core *c)
 static void
 handle_events(struct core *c)
 {
-	struct net_ev *ev, *next;
+	struct event *ev, *next;
 
-	for (ev = net_drain(c->net); ev != NULL; ev = next) {
+	for (ev = events_drain(c->events); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
-		case NET_REQUEST: {
-			struct net_req q = net_ev_take(ev);
+		case EVENT_REQUEST: {
+			struct event_req q = event_take(ev);
 
 			if (c->stopping)
 				core_reply_err_as(c, q.ctx,
@@ -156,22 +156,22 @@ handle_events(struct core *c)
 			nng_msg_free(q.msg);
 			continue;
 		}
-		case NET_SESSION_OPEN:
+		case EVENT_SESSION_OPEN:
 			c->sessions++;
 			core_session_open(c, ev->session, ev->peer);
 			break;
-		case NET_SESSION_CLOSE:
+		case EVENT_SESSION_CLOSE:
 			if (c->sessions > 0)
 				c->sessions--;
 			ops_drop_waiters(c, ev->session);
 			core_session_gone(c, ev->session);
 			break;
-		case NET_WAKE: /* a waiting take lost its client: this
-		                * turn's ops_serve_waiters drops it */
+		case EVENT_WAKE: /* a waiting take lost its client: this
+		                  * turn's ops_serve_waiters drops it */
 			c->waits_check = true;
 			break;
 		}
-		net_ev_done(ev);
+		event_done(ev);
 	}
 }
 
@@ -287,7 +287,7 @@ publish_health(struct core *c)
 
 /* nng's socket (abstract://, wss://; the other URLs are faces'), once
  * a second: a pipe over its unread replies' marks too long is closed
- * (net_check_stalled); and under --auth one whose session has not
+ * (face_nng_check_stalled); and under --auth one whose session has not
  * authenticated within --handshake-timeout, and, past --max-unauth-conns
  * of those, the oldest (the other faces do all three themselves). */
 struct unauthed {
@@ -367,7 +367,7 @@ loop(struct core *c)
 
 	while (!c->stopping) {
 		struct pollfd pfd[9] = {
-			{ .fd = net_fd(c->net), .events = POLLIN },
+			{ .fd = events_fd(c->events), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
 			{ .fd = c->snap.pidfd, .events = POLLIN },
@@ -377,7 +377,7 @@ loop(struct core *c)
 			{ .fd = conns_fd(c->conns), .events = POLLIN },
 			{ .fd = cluster_fd(c), .events = POLLIN },
 		};
-		int wait_ms = net_has_local(c->net) ? 0 : poll_timeout(c);
+		int wait_ms = events_has_local(c->events) ? 0 : poll_timeout(c);
 
 		if (poll(pfd, 9, wait_ms) < 0 && errno != EINTR) {
 			log_err(
@@ -546,7 +546,7 @@ start(struct core *c, const struct srv_config *cfg)
 			log_err("srv",
 			    "cannot listen for followers repl_listen=%s "
 			    "error=\"%s\"",
-			    cfg->repl_listen, net_strerror(rc));
+			    cfg->repl_listen, face_strerror(rc));
 			return rc;
 		}
 	}
@@ -558,7 +558,7 @@ start(struct core *c, const struct srv_config *cfg)
 		rc = follow_start(c, cfg->follow);
 		if (rc != 0) {
 			log_err("srv", "cannot follow leader=%s error=\"%s\"",
-			    cfg->follow, net_strerror(rc));
+			    cfg->follow, face_strerror(rc));
 			return rc;
 		}
 	} else {
@@ -579,7 +579,7 @@ start(struct core *c, const struct srv_config *cfg)
 
 	/* The transport refuses only what no request could be; the decoder
 	 * names every finer limit. */
-	c->sp.net = NULL;
+	c->sp.events = NULL;
 	c->sp.max_msg = MSG_RECV_MAX;
 	c->sp.auth_on = c->auth_on;
 	c->sp.session_authed = sp_session_authed;
@@ -588,8 +588,8 @@ start(struct core *c, const struct srv_config *cfg)
 	if (face_sp_serves(cfg->listen)) {
 		/* tcp:// clients are served on this thread (face_sp.c);
 		 * net keeps the event queue of the other faces */
-		rc = net_new(&c->net);
-		c->sp.net = c->net;
+		rc = events_new(&c->events);
+		c->sp.events = c->events;
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else if (face_stream_serves(cfg->listen)) {
@@ -598,15 +598,15 @@ start(struct core *c, const struct srv_config *cfg)
 		struct conns_limits lim;
 
 		conn_limits(cfg, &lim);
-		rc = net_new(&c->net);
-		c->sp.net = c->net;
+		rc = events_new(&c->events);
+		c->sp.events = c->events;
 		if (rc == 0)
 			rc = face_stream_open(
 			    &c->fstream, cfg->listen, cfg->tls, &c->sp, &lim);
 	} else {
-		rc = net_new(&c->net);
+		rc = events_new(&c->events);
 		if (rc == 0)
-			rc = face_nng_open(&c->nng, c->net, cfg->listen,
+			rc = face_nng_open(&c->nng, c->events, cfg->listen,
 			    MSG_RECV_MAX, cfg->tls);
 		if (rc == 0) {
 			face_nng_set_max_pipes(c->nng, cfg->max_conns);
@@ -617,7 +617,7 @@ start(struct core *c, const struct srv_config *cfg)
 	}
 	if (rc != 0) {
 		log_err("srv", "cannot listen listen=%s error=\"%s\"",
-		    cfg->listen, net_strerror(rc));
+		    cfg->listen, face_strerror(rc));
 		return rc;
 	}
 	queue_stats(c->q, c->now, &st);
@@ -668,11 +668,12 @@ set_conn_limits(struct core *c, const struct srv_config *cfg)
 
 /* The beanstalk face, when asked for (--beanstalk). */
 static int
-start_beanstalk(struct core *c, const struct srv_config *cfg, struct bs **bs)
+start_beanstalk(
+    struct core *c, const struct srv_config *cfg, struct face_beanstalk **bs)
 {
-	struct bs_config bc = { cfg->beanstalk, cfg->max_payload,
+	struct face_beanstalk_config bc = { cfg->beanstalk, cfg->max_payload,
 		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
-	int rc = bs_open(bs, c->net, c->conns, &bc);
+	int rc = face_beanstalk_open(bs, c->events, c->conns, &bc);
 
 	if (rc != 0)
 		log_err("srv", "cannot listen for beanstalk clients on %s: %s",
@@ -685,7 +686,7 @@ start_beanstalk(struct core *c, const struct srv_config *cfg, struct bs **bs)
 int
 srv_run(const struct srv_config *cfg)
 {
-	struct bs *bs = NULL;
+	struct face_beanstalk *bs = NULL;
 	struct core c;
 	int lockfd = -1, rc, exit_code = 1;
 
@@ -737,12 +738,12 @@ srv_run(const struct srv_config *cfg)
 	/* Up before recovery: /health answers "recovering" meanwhile. */
 	if (cfg->http != NULL && (rc = open_http(&c, cfg)) != 0) {
 		log_err("srv", "cannot serve HTTP http=%s error=\"%s\"",
-		    cfg->http, net_strerror(rc));
+		    cfg->http, face_strerror(rc));
 		goto out;
 	}
 	if (start(&c, cfg) != 0)
 		goto out;
-	http_attach(c.http, c.net);
+	http_attach(c.http, c.events);
 	if (cfg->http != NULL)
 		log_info("http",
 		    "serving /metrics, /health, /stats and the "
@@ -766,11 +767,11 @@ out:
 	lead_close(&c);
 	face_stream_stop(c.fstream);
 	face_nng_stop(c.nng);
-	net_free(c.net);
-	face_nng_free(c.nng);        /* after net_free: its events may be */
+	events_free(c.events);
+	face_nng_free(c.nng);        /* after events_free: its events may be */
 	face_stream_free(c.fstream); /* theirs */
-	conns_close(c.conns); /* after net_free: its events may be theirs */
-	bs_free(bs);          /* after conns_close: they refer to it */
+	conns_close(c.conns); /* after events_free: its events may be theirs */
+	face_beanstalk_free(bs); /* after conns_close: they refer to it */
 	if (c.wal != NULL) {
 		rc = wal_close(c.wal);
 		if (rc != 0) {

@@ -21,26 +21,26 @@
 enum { CLIENTS = 150, WAIT_MS = 5000 };
 
 /* Waits for events, up to `want` of kind `kind` or WAIT_MS, appending
- * NET_REQUEST events to `reqs`. Returns how many of `kind` arrived. */
+ * EVENT_REQUEST events to `reqs`. Returns how many of `kind` arrived. */
 static int
-collect(struct net *n, enum net_ev_kind kind, int want, struct net_ev **reqs,
+collect(struct events *n, enum event_kind kind, int want, struct event **reqs,
     int *nreq)
 {
 	int got = 0;
 
 	for (int spins = 0; got < want && spins < WAIT_MS / 10; spins++) {
-		struct pollfd pfd = { .fd = net_fd(n), .events = POLLIN };
-		struct net_ev *ev, *next;
+		struct pollfd pfd = { .fd = events_fd(n), .events = POLLIN };
+		struct event *ev, *next;
 
 		poll(&pfd, 1, 10);
-		for (ev = net_drain(n); ev != NULL; ev = next) {
+		for (ev = events_drain(n); ev != NULL; ev = next) {
 			next = ev->next;
 			if (ev->kind == kind)
 				got++;
-			if (ev->kind == NET_REQUEST && reqs != NULL)
+			if (ev->kind == EVENT_REQUEST && reqs != NULL)
 				reqs[(*nreq)++] = ev;
 			else
-				net_ev_done(ev);
+				event_done(ev);
 		}
 	}
 	return got;
@@ -51,17 +51,17 @@ collect(struct net *n, enum net_ev_kind kind, int want, struct net_ev **reqs,
 static void
 test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 {
-	static struct net_ev *reqs[CLIENTS];
+	static struct event *reqs[CLIENTS];
 	static nng_socket cli[CLIENTS];
 	static nng_aio *aio[CLIENTS];
 	char url[300];
-	struct net *n;
+	struct events *n;
 	struct face_nng *f;
 	size_t total, idle;
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_new(&n), 0);
+	assert_int_equal(events_new(&n), 0);
 	assert_int_equal(face_nng_open(&f, n, url, 1 << 20, NULL), 0);
 	for (int i = 0; i < CLIENTS; i++) {
 		char body[32];
@@ -78,7 +78,7 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 		nng_send_aio(cli[i], aio[i]);
 	}
 	assert_int_equal(
-	    collect(n, NET_REQUEST, CLIENTS, reqs, &nreq), CLIENTS);
+	    collect(n, EVENT_REQUEST, CLIENTS, reqs, &nreq), CLIENTS);
 	face_nng_counts(f, &total, &idle);
 	assert_true(total >= CLIENTS);
 
@@ -91,8 +91,8 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 		assert_int_equal(nng_msg_append(m, nng_msg_body(reqs[i]->msg),
 		                     nng_msg_len(reqs[i]->msg)),
 		    0);
-		net_reply(n, reqs[i]->ctx, m);
-		net_ev_done(reqs[i]);
+		face_ctx_reply(reqs[i]->ctx, m);
+		event_done(reqs[i]);
 	}
 	for (int i = 0; i < CLIENTS; i++) {
 		char want[32];
@@ -113,7 +113,7 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 		nng_close(cli[i]);
 	}
 	face_nng_stop(f);
-	net_free(n);
+	events_free(n);
 	face_nng_free(f);
 }
 
@@ -123,29 +123,29 @@ test_parked_requests_grow_the_pool_and_answers_find_their_client(void **state)
 static void
 test_sessions_report_open_and_close(void **state)
 {
-	struct net_ev *reqs[4];
+	struct event *reqs[4];
 	char url[300];
-	struct net *n;
+	struct events *n;
 	struct face_nng *f;
 	nng_socket s;
 	uint32_t session;
 	int nreq = 0;
 
 	snprintf(url, sizeof(url), "ipc://%s", t_path(*state, "sock"));
-	assert_int_equal(net_new(&n), 0);
+	assert_int_equal(events_new(&n), 0);
 	assert_int_equal(face_nng_open(&f, n, url, 1 << 20, NULL), 0);
 	assert_int_equal(nng_req0_open(&s), 0);
 	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
 	assert_int_equal(nng_send(s, "x", 1, 0), 0);
-	assert_int_equal(collect(n, NET_REQUEST, 1, reqs, &nreq), 1);
+	assert_int_equal(collect(n, EVENT_REQUEST, 1, reqs, &nreq), 1);
 	session = reqs[0]->session;
 	nng_close(s);
-	assert_int_equal(collect(n, NET_SESSION_CLOSE, 1, NULL, NULL), 1);
-	net_drop(n, reqs[0]->ctx);
-	net_ev_done(reqs[0]);
+	assert_int_equal(collect(n, EVENT_SESSION_CLOSE, 1, NULL, NULL), 1);
+	face_ctx_drop(reqs[0]->ctx);
+	event_done(reqs[0]);
 	assert_true(session != 0);
 	face_nng_stop(f);
-	net_free(n);
+	events_free(n);
 	face_nng_free(f);
 }
 

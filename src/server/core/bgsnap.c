@@ -150,7 +150,7 @@ answer_waiters(struct core *c, int rc, const char *why, bool local)
 			if (msg_encode_rep(&c->out, &rep) == 0)
 				core_reply_as(c, w->ctx, &how);
 			else
-				net_drop(c->net, w->ctx);
+				face_ctx_drop(w->ctx);
 		} else {
 			core_reply_err_as(c, w->ctx, &how, MSG_OP_SNAPSHOT,
 			    bgsnap_error(rc), "snapshot failed: %s",

@@ -10,12 +10,12 @@
 #include <sys/types.h>
 
 struct core;
-struct net_ctx;
+struct face_ctx;
 
 /* A snapshot request waiting for the snapshot to be published. */
 struct snap_waiter {
 	struct snap_waiter *next;
-	struct net_ctx *ctx;
+	struct face_ctx *ctx;
 };
 
 struct bgsnap {

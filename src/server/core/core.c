@@ -2,7 +2,7 @@
  * queue, the log and the replies, on the core thread. The loop (srv.c),
  * the operations (ops/), replication (repl/) and failover (failover/)
  * call down to it; it calls only the libraries and the faces below it
- * (net_reply). What it needs of the layers above it is handed to it:
+ * (face_ctx_reply). What it needs of the layers above it is handed to it:
  * the leader's side of replication registers a hook (core_repl_hook)
  * the core tells of every record appended and asks what followers hold;
  * failover gives it the leader lease's deadline (c->lease_until) and the
@@ -122,7 +122,7 @@ undo_takes(struct core *c, const struct core_take *takes, uint32_t n)
 }
 
 static void
-pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn,
+pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
     const struct core_reply_how *how)
 {
 	uint32_t n = how->ntakes;
@@ -130,7 +130,7 @@ pending_push(struct core *c, struct net_ctx *ctx, nng_msg *msg, uint64_t lsn,
 
 	if (p == NULL) {
 		nng_msg_free(msg);
-		net_drop(c->net, ctx);
+		face_ctx_drop(ctx);
 		return;
 	}
 	p->next = NULL;
@@ -167,7 +167,7 @@ msg_from_out(struct core *c)
 
 void
 core_reply_as(
-    struct core *c, struct net_ctx *ctx, const struct core_reply_how *how)
+    struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
 	uint64_t lsn = how->take ? c->hard_lsn : wal_last_lsn(c->wal);
 	nng_msg *m = msg_from_out(c);
@@ -175,20 +175,20 @@ core_reply_as(
 	if (m == NULL) {
 		log_warn("srv", "out of memory for a reply; dropping it");
 		undo_takes(c, how->takes, how->ntakes);
-		net_drop(c->net, ctx);
+		face_ctx_drop(ctx);
 		return;
 	}
-	if (how->ntakes > 0 && !net_alive(ctx)) {
+	if (how->ntakes > 0 && !face_ctx_alive(ctx)) {
 		undo_takes(c, how->takes, how->ntakes);
 		nng_msg_free(m);
-		net_drop(c->net, ctx);
+		face_ctx_drop(ctx);
 		return;
 	}
 	if (how->now || c->reply_now ||
 	    (lsn <= (how->local ? wal_durable_lsn(c->wal)
 	                        : core_commit_lsn(c)) &&
 	        (c->pend_head == NULL || how->take)))
-		net_reply(c->net, ctx, m);
+		face_ctx_reply(ctx, m);
 	else
 		pending_push(c, ctx, m, lsn, how);
 }
@@ -218,7 +218,7 @@ core_op_writes(uint8_t op)
 }
 
 void
-core_reply(struct core *c, struct net_ctx *ctx)
+core_reply(struct core *c, struct face_ctx *ctx)
 {
 	uint8_t op = msg_req_op(c->out.data, c->out.len); /* a reply's too */
 	struct core_reply_how how = { .local = !core_op_writes(op) };
@@ -227,7 +227,7 @@ core_reply(struct core *c, struct net_ctx *ctx)
 }
 
 void
-core_reply_local(struct core *c, struct net_ctx *ctx)
+core_reply_local(struct core *c, struct face_ctx *ctx)
 {
 	core_reply_as(c, ctx, &(struct core_reply_how) { .local = true });
 }
@@ -249,7 +249,7 @@ encode_err(struct core *c, uint8_t op, int rc, const char *fmt, va_list ap)
 }
 
 void
-core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+core_reply_err(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
     const char *fmt, ...)
 {
 	struct core_reply_how how = { .local = !core_op_writes(op) };
@@ -262,7 +262,7 @@ core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 }
 
 void
-core_reply_err_as(struct core *c, struct net_ctx *ctx,
+core_reply_err_as(struct core *c, struct face_ctx *ctx,
     const struct core_reply_how *how, uint8_t op, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -297,9 +297,9 @@ pending_fail(struct core *c, struct pending *p, int rc, const char *text)
 	msg_encode_err(&c->out, op, rc, text, NULL);
 	p->msg = msg_from_out(c);
 	if (p->msg != NULL)
-		net_reply(c->net, p->ctx, p->msg);
+		face_ctx_reply(p->ctx, p->msg);
 	else
-		net_drop(c->net, p->ctx);
+		face_ctx_drop(p->ctx);
 }
 
 /* Sends every pending reply the log (and, with --sync-replicas, enough
@@ -327,12 +327,12 @@ core_flush_replies(struct core *c)
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
 		if (p->undone ||
-		    (p->ntakes > 0 && !failed && !net_alive(p->ctx))) {
+		    (p->ntakes > 0 && !failed && !face_ctx_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
 			nng_msg_free(p->msg);
-			net_drop(c->net, p->ctx);
+			face_ctx_drop(p->ctx);
 		} else if (p->lsn <= (p->local ? durable : commit)) {
-			net_reply(c->net, p->ctx, p->msg);
+			face_ctx_reply(p->ctx, p->msg);
 		} else if (p->lsn <= durable) {
 			snprintf(text, sizeof(text),
 			    "written on the leader, but fewer than %u "
@@ -453,7 +453,7 @@ void
 core_session_gone(struct core *c, uint32_t session)
 {
 	const struct sess *s = sess_find(&c->sess, session);
-	char peer[NET_PEER_MAX + 16], why[NET_PEER_MAX + 40];
+	char peer[FACE_PEER_MAX + 16], why[FACE_PEER_MAX + 40];
 
 	/* The reserve holds a lost lease's reason of this length at most. */
 	_Static_assert(sizeof(why) <= RESERVE_WHY_MAX,

@@ -37,7 +37,7 @@ struct core_take {
 /* A reply waiting for the log to hold what it depends on. */
 struct pending {
 	struct pending *next;
-	struct net_ctx *ctx;
+	struct face_ctx *ctx;
 	nng_msg *msg;
 	uint64_t lsn;
 	int64_t at;       /* monotonic ms it was queued */
@@ -84,7 +84,7 @@ struct core {
 	const struct srv_config *cfg;
 	struct queue *q;
 	struct wal *wal;
-	struct net *net;
+	struct events *events;
 	/* the URLs no other face reads: nng's socket (face/nng.c) */
 	struct face_nng *nng;
 	struct conns *conns;         /* the sockets of the core's own faces */
@@ -254,24 +254,24 @@ struct core_reply_how {
 /* Sends the encoded reply in c->out on `ctx` once the log holds what
  * `how` says it depends on (at once when it already does). */
 void core_reply_as(
-    struct core *c, struct net_ctx *ctx, const struct core_reply_how *how);
+    struct core *c, struct face_ctx *ctx, const struct core_reply_how *how);
 
 /* core_reply_as for the answer to the op the reply names (its op byte):
  * for the local log alone when that op writes nothing (core_op_writes),
  * else at the commit LSN. */
-void core_reply(struct core *c, struct net_ctx *ctx);
+void core_reply(struct core *c, struct face_ctx *ctx);
 
 /* core_reply for an answer that depends on the local log alone (a
  * promotion: its followers are yet to come; a refusal). */
-void core_reply_local(struct core *c, struct net_ctx *ctx);
+void core_reply_local(struct core *c, struct face_ctx *ctx);
 
 /* An error reply: `rc` with sluice_strerror's text, or `fmt` when given,
  * sent as core_reply sends the answer to `op`. */
-void core_reply_err(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+void core_reply_err(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* core_reply_err sent as `how` says. */
-void core_reply_err_as(struct core *c, struct net_ctx *ctx,
+void core_reply_err_as(struct core *c, struct face_ctx *ctx,
     const struct core_reply_how *how, uint8_t op, int rc, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 

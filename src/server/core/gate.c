@@ -18,7 +18,7 @@
 #include "util/log.h"
 
 struct gate_wait {
-	struct net_ctx *ctx;
+	struct face_ctx *ctx;
 	uint32_t session;
 	gate_end_fn *end;            /* the port's ending */
 	int64_t due;                 /* monotonic ms */
@@ -30,9 +30,9 @@ struct gate_wait {
  * connection closed meanwhile is let go instead. */
 static void
 end_request(
-    struct core *c, struct net_ctx *ctx, gate_end_fn *end, enum tokens_end how)
+    struct core *c, struct face_ctx *ctx, gate_end_fn *end, enum tokens_end how)
 {
-	if (how == TOKENS_END_ANSWER && !net_alive(ctx))
+	if (how == TOKENS_END_ANSWER && !face_ctx_alive(ctx))
 		how = TOKENS_END_DROP;
 	end(c, ctx, how);
 }
@@ -71,7 +71,7 @@ log_unknown(const char *peer, uint32_t session, const char *what,
 }
 
 void
-gate_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+gate_unknown(struct core *c, struct face_ctx *ctx, uint32_t session,
     const char *peer, const char *what, gate_end_fn *end)
 {
 	struct gate_wait *w;

@@ -16,19 +16,19 @@
 #include "util/tokens.h"
 
 struct core;
-struct net_ctx;
+struct face_ctx;
 
 /* Ends the refused request on `ctx` `how` (util/tokens.h): answered (its
  * connection is alive), dropped (its connection left), or its connection
  * closed. Given by the port that took the request. */
 typedef void gate_end_fn(
-    struct core *c, struct net_ctx *ctx, enum tokens_end how);
+    struct core *c, struct face_ctx *ctx, enum tokens_end how);
 
 /* A token that is not in the file, from `peer` on session `session`:
  * counted and logged (`what`: "a token", "a follower's token"), then
  * ended by `end` when the limit says (at once when it closes the
  * connection, else after the pause, by gate_serve). */
-void gate_unknown(struct core *c, struct net_ctx *ctx, uint32_t session,
+void gate_unknown(struct core *c, struct face_ctx *ctx, uint32_t session,
     const char *peer, const char *what, gate_end_fn *end);
 
 /* Ends the waits due by `mono_ms` (INT64_MAX: all of them, at shutdown

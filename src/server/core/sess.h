@@ -14,7 +14,7 @@ struct tokens_entry;
 
 struct sess {
 	uint32_t id;
-	char peer[NET_PEER_MAX]; /* "" when the face could not tell */
+	char peer[FACE_PEER_MAX]; /* "" when the face could not tell */
 	/* --auth: the line of the session's token, NULL before a good auth
 	 * or after its token left the file; `authed` says which */
 	const struct tokens_entry *tok;

@@ -28,7 +28,7 @@
 #include "queue/idx.h"
 #include "queue/queue.h"
 
-struct net_ctx;
+struct face_ctx;
 struct wait_tube;
 struct wait_sess;
 
@@ -45,7 +45,7 @@ struct waiter {
 	struct waiter *snext, *sprev; /* its session's waiters */
 	struct wait_sess *sess;
 	uint32_t hpos; /* in the deadline heap */
-	struct net_ctx *ctx;
+	struct face_ctx *ctx;
 	uint32_t session;
 	uint32_t max;
 	bool detached;

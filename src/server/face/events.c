@@ -3,7 +3,7 @@
  * Two lists: one shared with the faces' threads (a mutex-protected FIFO
  * whose first event writes the eventfd the core polls), and one of the
  * core thread's own faces (no lock, no wake-up: the loop does not sleep
- * while it holds anything, net_has_local). A drain returns the shared
+ * while it holds anything, events_has_local). A drain returns the shared
  * list, then the local one. A request's event is embedded in its face's
  * request state and only its message is freed here; a session's event is
  * allocated here with room for the peer's address after it. */
@@ -18,20 +18,20 @@
 #include "server/face/events.h"
 #include "server/face/face.h"
 
-struct net {
+struct events {
 	int efd;
 	pthread_mutex_t lock; /* guards head, tail */
-	struct net_ev *head, *tail;
-	struct net_ev *local, *local_tail; /* the core thread's own */
+	struct event *head, *tail;
+	struct event *local, *local_tail; /* the core thread's own */
 	atomic_uint_fast32_t face_sessions;
 	void (*on_drain)(void *arg);
 	void *on_drain_arg;
 };
 
 int
-net_new(struct net **out)
+events_new(struct events **out)
 {
-	struct net *n = calloc(1, sizeof(*n));
+	struct events *n = calloc(1, sizeof(*n));
 	int rc;
 
 	if (n == NULL)
@@ -48,16 +48,16 @@ net_new(struct net **out)
 }
 
 void
-net_free(struct net *n)
+events_free(struct events *n)
 {
-	struct net_ev *ev, *next;
+	struct event *ev, *next;
 
 	if (n == NULL)
 		return;
 	n->on_drain = NULL;
-	for (ev = net_drain(n); ev != NULL; ev = next) {
+	for (ev = events_drain(n); ev != NULL; ev = next) {
 		next = ev->next;
-		net_ev_done(ev);
+		event_done(ev);
 	}
 	close(n->efd);
 	pthread_mutex_destroy(&n->lock);
@@ -65,20 +65,20 @@ net_free(struct net *n)
 }
 
 void
-net_on_drain(struct net *n, void (*fn)(void *arg), void *arg)
+events_on_drain(struct events *n, void (*fn)(void *arg), void *arg)
 {
 	n->on_drain = fn;
 	n->on_drain_arg = arg;
 }
 
 int
-net_fd(const struct net *n)
+events_fd(const struct events *n)
 {
 	return n->efd;
 }
 
 static void
-push(struct net *n, struct net_ev *ev)
+push(struct events *n, struct event *ev)
 {
 	uint64_t one = 1;
 	bool was_empty;
@@ -97,10 +97,10 @@ push(struct net *n, struct net_ev *ev)
 	}
 }
 
-struct net_ev *
-net_drain(struct net *n)
+struct event *
+events_drain(struct events *n)
 {
-	struct net_ev *list, *tail;
+	struct event *list, *tail;
 	uint64_t v;
 
 	if (read(n->efd, &v, sizeof(v)) < 0) {
@@ -124,20 +124,20 @@ net_drain(struct net *n)
 	return list;
 }
 
-struct net_req
-net_ev_take(struct net_ev *ev)
+struct event_req
+event_take(struct event *ev)
 {
-	struct net_req r = { ev->ctx, ev->session, ev->msg };
+	struct event_req r = { ev->ctx, ev->session, ev->msg };
 
 	ev->msg = NULL;
-	net_ev_done(ev);
+	event_done(ev);
 	return r;
 }
 
 void
-net_ev_done(struct net_ev *ev)
+event_done(struct event *ev)
 {
-	if (ev->kind == NET_REQUEST) {
+	if (ev->kind == EVENT_REQUEST) {
 		if (ev->msg != NULL)
 			nng_msg_free(ev->msg);
 		ev->msg = NULL;
@@ -147,17 +147,17 @@ net_ev_done(struct net_ev *ev)
 }
 
 void
-net_post(struct net *n, struct net_ev *ev)
+events_post(struct events *n, struct event *ev)
 {
 	push(n, ev);
 }
 
 /* A session event, posted from any thread or (`local`) the core's. */
 static int
-post_session(struct net *n, enum net_ev_kind kind, uint32_t session,
+post_session(struct events *n, enum event_kind kind, uint32_t session,
     const char *peer, bool local)
 {
-	struct net_ev *e = calloc(1, sizeof(*e) + NET_PEER_MAX);
+	struct event *e = calloc(1, sizeof(*e) + FACE_PEER_MAX);
 
 	if (e == NULL)
 		return -ENOMEM;
@@ -165,29 +165,29 @@ post_session(struct net *n, enum net_ev_kind kind, uint32_t session,
 	e->session = session;
 	e->peer = (char *)(e + 1); /* room for the peer's address after it */
 	if (peer != NULL)
-		snprintf(e->peer, NET_PEER_MAX, "%s", peer);
+		snprintf(e->peer, FACE_PEER_MAX, "%s", peer);
 	if (local)
-		net_post_local(n, e);
+		events_post_local(n, e);
 	else
 		push(n, e);
 	return 0;
 }
 
 int
-net_post_session(
-    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
+events_post_session(
+    struct events *n, enum event_kind kind, uint32_t session, const char *peer)
 {
 	return post_session(n, kind, session, peer, false);
 }
 
 int
-net_wake(struct net *n)
+events_wake(struct events *n)
 {
-	return net_post_session(n, NET_WAKE, 0, NULL);
+	return events_post_session(n, EVENT_WAKE, 0, NULL);
 }
 
 void
-net_post_local(struct net *n, struct net_ev *ev)
+events_post_local(struct events *n, struct event *ev)
 {
 	ev->next = NULL;
 	if (n->local_tail != NULL)
@@ -198,20 +198,20 @@ net_post_local(struct net *n, struct net_ev *ev)
 }
 
 int
-net_post_session_local(
-    struct net *n, enum net_ev_kind kind, uint32_t session, const char *peer)
+events_post_session_local(
+    struct events *n, enum event_kind kind, uint32_t session, const char *peer)
 {
 	return post_session(n, kind, session, peer, true);
 }
 
 bool
-net_has_local(const struct net *n)
+events_has_local(const struct events *n)
 {
 	return n->local != NULL;
 }
 
 uint32_t
-net_face_session(struct net *n)
+events_session(struct events *n)
 {
 	uint32_t id = (uint32_t)atomic_fetch_add(&n->face_sessions, 1);
 

@@ -4,13 +4,14 @@
  * byte streams (face/stream.c), the beanstalk protocol (face/beanstalk/),
  * HTTP (face/http/). Each turns what its clients send into requests
  * posted to the core through the event queue (face/events.h), each with
- * a context (struct net_ctx) embedded in the face's own request state;
+ * a context (struct face_ctx) embedded in the face's own request state;
  * the core answers every request alike, through the context's face:
- * net_reply, net_drop, net_close_conn. No face is special to the core.
+ * face_ctx_reply, face_ctx_drop, face_ctx_close. No face is special to the
+ * core.
  *
  * Errors of the faces that open nng listeners (nng.c, stream.c, the HTTP
- * face) are -errno, or an nng error as -(NET_NNG_ERR_BASE + code):
- * net_strerror names both. */
+ * face) are -errno, or an nng error as -(FACE_NNG_ERR_BASE + code):
+ * face_strerror names both. */
 #ifndef SLUICE_SERVER_FACE_FACE_H
 #define SLUICE_SERVER_FACE_FACE_H
 
@@ -19,68 +20,65 @@
 
 #include <nng/nng.h>
 
-struct net;
-struct net_ctx;
+struct events;
+struct face_ctx;
 
 /* A face's answers to the core, called on the core thread. */
-struct net_face {
+struct face {
 	/* The core's answer; the face takes `msg`. */
-	void (*reply)(struct net_ctx *ctx, nng_msg *msg);
+	void (*reply)(struct face_ctx *ctx, nng_msg *msg);
 	/* The core gives up the request without an answer. */
-	void (*drop)(struct net_ctx *ctx);
+	void (*drop)(struct face_ctx *ctx);
 	/* The other end's address for log lines ("127.0.0.1:5000"), or
 	 * NULL when the face cannot tell (then the core asks nng for the
 	 * pipe of the request's message, face_nng_pipe_peer). Optional. */
-	const char *(*peer)(const struct net_ctx *ctx);
+	const char *(*peer)(const struct face_ctx *ctx);
 	/* Whether an answer can still reach the other end (false once its
 	 * connection closed). Optional: without it, an answer is deliverable
 	 * while its session is open. */
-	bool (*alive)(const struct net_ctx *ctx);
+	bool (*alive)(const struct face_ctx *ctx);
 	/* The core gives up the request without an answer and closes its
 	 * connection. Optional: without it, drop. */
-	void (*close)(struct net_ctx *ctx);
+	void (*close)(struct face_ctx *ctx);
 	/* The request waits (a take with nothing to take yet): the face may
 	 * watch its connection, say through `alive` once it closed, and
-	 * wake the core (net_wake), which then drops it. Optional. */
-	void (*waiting)(struct net_ctx *ctx);
+	 * wake the core (events_wake), which then drops it. Optional. */
+	void (*waiting)(struct face_ctx *ctx);
 };
 
 /* Where a request is answered: embedded in the face's request state. */
-struct net_ctx {
-	const struct net_face *face;
+struct face_ctx {
+	const struct face *face;
 };
 
 enum {
 	/* a peer's address, for log lines */
-	NET_PEER_MAX = 64,
-	/* nng errors as -(NET_NNG_ERR_BASE + code) */
-	NET_NNG_ERR_BASE = 1000,
+	FACE_PEER_MAX = 64,
+	/* nng errors as -(FACE_NNG_ERR_BASE + code) */
+	FACE_NNG_ERR_BASE = 1000,
 };
 
 /* Answers the request held by `ctx` with `msg`; the face takes `msg` in
- * every case. (`n` is not used.) */
+ * every case. */
 static inline void
-net_reply(struct net *n, struct net_ctx *ctx, nng_msg *msg)
+face_ctx_reply(struct face_ctx *ctx, nng_msg *msg)
 {
-	(void)n; /* face.h: the queue is not needed */
 	ctx->face->reply(ctx, msg);
 }
 
 /* Gives up a request without an answer (its session is gone). */
 static inline void
-net_drop(struct net *n, struct net_ctx *ctx)
+face_ctx_drop(struct face_ctx *ctx)
 {
-	(void)n; /* face.h: the queue is not needed */
 	ctx->face->drop(ctx);
 }
 
 /* Gives up a request without an answer and closes its connection: the
- * other end learns nothing more. Its session's NET_SESSION_CLOSE
+ * other end learns nothing more. Its session's EVENT_SESSION_CLOSE
  * follows. */
 static inline void
-net_close_conn(struct net *n, struct net_ctx *ctx)
+face_ctx_close(struct face_ctx *ctx)
 {
-	(void)n; /* face.h: the queue is not needed */
 	if (ctx->face->close != NULL)
 		ctx->face->close(ctx);
 	else
@@ -89,14 +87,14 @@ net_close_conn(struct net *n, struct net_ctx *ctx)
 
 /* Whether an answer to `ctx` can still reach the other end. */
 static inline bool
-net_alive(const struct net_ctx *ctx)
+face_ctx_alive(const struct face_ctx *ctx)
 {
 	return ctx->face->alive == NULL || ctx->face->alive(ctx);
 }
 
-/* Tells `ctx`'s face that its request waits (net_face.waiting). */
+/* Tells `ctx`'s face that its request waits (face.waiting). */
 static inline void
-net_waiting(struct net_ctx *ctx)
+face_ctx_waiting(struct face_ctx *ctx)
 {
 	if (ctx->face->waiting != NULL)
 		ctx->face->waiting(ctx);
@@ -104,10 +102,10 @@ net_waiting(struct net_ctx *ctx)
 
 /* Names an error of a face's opening: -errno or an nng error. */
 static inline const char *
-net_strerror(int rc)
+face_strerror(int rc)
 {
-	if (rc <= -NET_NNG_ERR_BASE)
-		return nng_strerror(-rc - NET_NNG_ERR_BASE);
+	if (rc <= -FACE_NNG_ERR_BASE)
+		return nng_strerror(-rc - FACE_NNG_ERR_BASE);
 	return strerror(-rc);
 }
 

@@ -44,15 +44,15 @@ enum {
 enum ctx_state { CTX_RECV, CTX_CORE, CTX_SEND };
 
 struct rep_ctx {
-	struct net_ctx base; /* face = &rep_face */
+	struct face_ctx base; /* face = &rep_face */
 	struct face_nng *f;
 	nng_ctx ctx;
 	nng_aio *aio;
 	enum ctx_state state;
-	nng_pipe pipe;    /* CTX_CORE: the request's */
-	size_t sent_len;  /* CTX_SEND: the reply's bytes, when counted */
-	bool counted;     /* CTX_SEND: in its pipe's pipe_out */
-	struct net_ev ev; /* the request event; one per context */
+	nng_pipe pipe;   /* CTX_CORE: the request's */
+	size_t sent_len; /* CTX_SEND: the reply's bytes, when counted */
+	bool counted;    /* CTX_SEND: in its pipe's pipe_out */
+	struct event ev; /* the request event; one per context */
 	struct rep_ctx *all_next;
 };
 
@@ -73,7 +73,7 @@ enum {
 
 struct face_nng {
 	nng_socket sock;
-	struct net *events;
+	struct events *events;
 	pthread_mutex_t post_lock; /* guards stopped against posting */
 	bool stopped;              /* nothing more is posted */
 	bool abandoned;            /* nng's close did not end in time */
@@ -95,7 +95,7 @@ struct face_nng {
 	atomic_uint_fast64_t pipes_stalled;
 };
 
-static const struct net_face rep_face;
+static const struct face rep_face;
 
 /* ---- the unread replies of each pipe ---------------------------------- */
 
@@ -199,16 +199,16 @@ ctx_cb(void *arg)
 		return;
 	}
 	c->state = CTX_CORE;
-	c->ev.kind = NET_REQUEST;
+	c->ev.kind = EVENT_REQUEST;
 	c->ev.ctx = &c->base;
 	c->ev.msg = nng_aio_get_msg(c->aio);
 	c->pipe = nng_msg_get_pipe(c->ev.msg);
 	c->ev.session = nng_pipe_id(c->pipe);
 	pthread_mutex_lock(&f->post_lock);
 	if (!f->stopped)
-		net_post(f->events, &c->ev);
+		events_post(f->events, &c->ev);
 	else
-		net_ev_done(&c->ev);
+		event_done(&c->ev);
 	pthread_mutex_unlock(&f->post_lock);
 }
 
@@ -221,7 +221,7 @@ static void
 pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct face_nng *f = arg;
-	char peer[NET_PEER_MAX];
+	char peer[FACE_PEER_MAX];
 	int rc = 0;
 
 	if (atomic_load(&f->closing))
@@ -243,9 +243,9 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		face_nng_pipe_peer(p, peer, sizeof(peer));
 	pthread_mutex_lock(&f->post_lock);
 	if (!f->stopped)
-		rc = net_post_session(f->events,
-		    ev == NNG_PIPE_EV_ADD_PRE ? NET_SESSION_OPEN
-		                              : NET_SESSION_CLOSE,
+		rc = events_post_session(f->events,
+		    ev == NNG_PIPE_EV_ADD_PRE ? EVENT_SESSION_OPEN
+		                              : EVENT_SESSION_CLOSE,
 		    nng_pipe_id(p), peer);
 	pthread_mutex_unlock(&f->post_lock);
 	if (rc != 0) {
@@ -275,7 +275,7 @@ pool_grow(struct face_nng *f, size_t count)
 		}
 		if (rv != 0) {
 			free(c);
-			return -(NET_NNG_ERR_BASE + rv);
+			return -(FACE_NNG_ERR_BASE + rv);
 		}
 		c->all_next = f->all;
 		f->all = c;
@@ -297,14 +297,14 @@ on_drain(void *arg)
 
 		if (rc != 0)
 			log_warn("net", "cannot add contexts error=\"%s\"",
-			    net_strerror(rc));
+			    face_strerror(rc));
 	}
 }
 
 /* ---- the core's answers (the core thread) ------------------------------ */
 
 static void
-rep_reply(struct net_ctx *base, nng_msg *msg)
+rep_reply(struct face_ctx *base, nng_msg *msg)
 {
 	struct rep_ctx *c = (struct rep_ctx *)base;
 	struct face_nng *f = c->f;
@@ -326,13 +326,13 @@ rep_reply(struct net_ctx *base, nng_msg *msg)
 }
 
 static void
-rep_drop(struct net_ctx *base)
+rep_drop(struct face_ctx *base)
 {
 	ctx_recv((struct rep_ctx *)base);
 }
 
 static void
-rep_close(struct net_ctx *base)
+rep_close(struct face_ctx *base)
 {
 	nng_pipe_close(((struct rep_ctx *)base)->pipe);
 	rep_drop(base);
@@ -340,7 +340,7 @@ rep_close(struct net_ctx *base)
 
 /* No peer (the core asks the request's pipe, face_nng_pipe_peer), and
  * no alive: nng drops an answer to a closed pipe. */
-static const struct net_face rep_face = {
+static const struct face rep_face = {
 	.reply = rep_reply,
 	.drop = rep_drop,
 	.close = rep_close,
@@ -370,7 +370,7 @@ listen_on(nng_socket sock, const char *url, const struct tlsfile *tls)
 }
 
 int
-face_nng_open(struct face_nng **out, struct net *events, const char *url,
+face_nng_open(struct face_nng **out, struct events *events, const char *url,
     size_t max_msg, const struct tlsfile *tls)
 {
 	struct face_nng *f;
@@ -387,12 +387,12 @@ face_nng_open(struct face_nng **out, struct net *events, const char *url,
 		pthread_mutex_destroy(&f->out_lock);
 		pthread_mutex_destroy(&f->post_lock);
 		free(f);
-		return -(NET_NNG_ERR_BASE + rv);
+		return -(FACE_NNG_ERR_BASE + rv);
 	}
 	if ((rv = nng_socket_set_size(f->sock, NNG_OPT_RECVMAXSZ, max_msg)) ||
 	    (rv = nng_pipe_notify(f->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, f)) ||
 	    (rv = nng_pipe_notify(f->sock, NNG_PIPE_EV_REM_POST, pipe_cb, f))) {
-		rc = -(NET_NNG_ERR_BASE + rv);
+		rc = -(FACE_NNG_ERR_BASE + rv);
 		goto fail_sock;
 	}
 	rc = pool_grow(f, POOL_START);
@@ -400,10 +400,10 @@ face_nng_open(struct face_nng **out, struct net *events, const char *url,
 		goto fail_sock;
 	rv = listen_on(f->sock, url, tls);
 	if (rv != 0) {
-		rc = -(NET_NNG_ERR_BASE + rv);
+		rc = -(FACE_NNG_ERR_BASE + rv);
 		goto fail_sock;
 	}
-	net_on_drain(events, on_drain, f);
+	events_on_drain(events, on_drain, f);
 	*out = f;
 	return 0;
 
@@ -483,7 +483,7 @@ face_nng_stop(struct face_nng *f)
 	pthread_mutex_lock(&f->post_lock);
 	f->stopped = true;
 	pthread_mutex_unlock(&f->post_lock);
-	net_on_drain(f->events, NULL, NULL);
+	events_on_drain(f->events, NULL, NULL);
 	/* If the close is abandoned, `f` stays allocated: what the close
 	 * still runs (the contexts' callbacks) may reach it until the exit;
 	 * they post nothing more. */

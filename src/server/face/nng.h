@@ -8,8 +8,8 @@
  * nng's threads only receive, send and post events (face/events.h):
  * each request goes to the core with a context of this face, answered
  * through face/face.h like any face's. A session is an nng pipe (its id,
- * below 2^31): NET_SESSION_OPEN arrives before any request from that
- * pipe, NET_SESSION_CLOSE after its last one.
+ * below 2^31): EVENT_SESSION_OPEN arrives before any request from that
+ * pipe, EVENT_SESSION_CLOSE after its last one.
  *
  * Every function but face_nng_open accepts NULL (no socket: nothing to
  * do, nothing counted). */
@@ -23,7 +23,7 @@
 #include <nng/nng.h>
 
 struct face_nng;
-struct net;
+struct events;
 struct tlsfile;
 
 /* Listens on `url` ("tcp://127.0.0.1:7711", "ipc:///path", ...) and
@@ -32,8 +32,8 @@ struct tlsfile;
  * closed); enforce the protocol's own limit below that. A TLS URL
  * (tls+tcp://) is served with `tls`'s certificate (util/tlsfile.h; NULL
  * only for other URLs). Returns 0, -errno, or an nng error as
- * -(NET_NNG_ERR_BASE + code) (net_strerror names both). */
-int face_nng_open(struct face_nng **out, struct net *events, const char *url,
+ * -(FACE_NNG_ERR_BASE + code) (face_strerror names both). */
+int face_nng_open(struct face_nng **out, struct events *events, const char *url,
     size_t max_msg, const struct tlsfile *tls);
 
 /* At most `max` pipes (connections) at once (0: no limit): one more is
@@ -53,7 +53,7 @@ void face_nng_set_out_limits(
 void face_nng_check_stalled(struct face_nng *f, int64_t now);
 uint64_t face_nng_pipes_stalled(const struct face_nng *f);
 
-/* Closes the nng pipe of `session` (its NET_SESSION_CLOSE follows).
+/* Closes the nng pipe of `session` (its EVENT_SESSION_CLOSE follows).
  * True when it was open; false when it is not one of this face's or is
  * closed already. Any thread. */
 bool face_nng_close_pipe(struct face_nng *f, uint32_t session);

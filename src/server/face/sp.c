@@ -51,11 +51,11 @@ struct sp_conn {
 };
 
 struct sp_req {
-	struct net_ctx ctx; /* face = &sp_face */
-	struct net_ev ev;
+	struct face_ctx ctx; /* face = &sp_face */
+	struct event ev;
 	struct sp_conn *sc;
 	size_t btlen;
-	bool parked; /* net_face.waiting */
+	bool parked; /* face.waiting */
 	bool bulky;  /* counted in sc->bulky */
 	uint8_t bt[SP_BACKTRACE_MAX];
 };
@@ -63,7 +63,7 @@ struct sp_req {
 static void sp_input(struct conn *c);
 
 static struct sp_req *
-req_of(struct net_ctx *ctx)
+req_of(struct face_ctx *ctx)
 {
 	return (struct sp_req *)((char *)ctx - offsetof(struct sp_req, ctx));
 }
@@ -101,7 +101,7 @@ authed_now(struct sp_conn *s)
 }
 
 static void
-sp_reply(struct net_ctx *ctx, nng_msg *msg)
+sp_reply(struct face_ctx *ctx, nng_msg *msg)
 {
 	struct sp_req *r = req_of(ctx);
 	struct conn *c = r->sc->conn;
@@ -118,13 +118,13 @@ sp_reply(struct net_ctx *ctx, nng_msg *msg)
 }
 
 static void
-sp_drop(struct net_ctx *ctx)
+sp_drop(struct face_ctx *ctx)
 {
 	req_end(req_of(ctx));
 }
 
 static const char *
-sp_peer(const struct net_ctx *ctx)
+sp_peer(const struct face_ctx *ctx)
 {
 	return ((const struct sp_req *)((const char *)ctx -
 	            offsetof(struct sp_req, ctx)))
@@ -132,7 +132,7 @@ sp_peer(const struct net_ctx *ctx)
 }
 
 static bool
-sp_alive(const struct net_ctx *ctx)
+sp_alive(const struct face_ctx *ctx)
 {
 	return !((const struct sp_req *)((const char *)ctx -
 	             offsetof(struct sp_req, ctx)))
@@ -142,7 +142,7 @@ sp_alive(const struct net_ctx *ctx)
 /* The connection closes now (its session's close follows), then the
  * request ends like a dropped one. */
 static void
-sp_close(struct net_ctx *ctx)
+sp_close(struct face_ctx *ctx)
 {
 	struct sp_req *r = req_of(ctx);
 
@@ -152,7 +152,7 @@ sp_close(struct net_ctx *ctx)
 
 /* A take parks: it may wait as long as it likes, apart from the rest. */
 static void
-sp_waiting(struct net_ctx *ctx)
+sp_waiting(struct face_ctx *ctx)
 {
 	struct sp_req *r = req_of(ctx);
 
@@ -168,7 +168,7 @@ sp_waiting(struct net_ctx *ctx)
 		sp_input(r->sc->conn); /* its room in the mark is free */
 }
 
-static const struct net_face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive,
+static const struct face sp_face = { sp_reply, sp_drop, sp_peer, sp_alive,
 	sp_close, sp_waiting };
 
 /* Whether the request (after its backtrace) may be answered with
@@ -229,13 +229,13 @@ post(struct sp_conn *s, const struct sp_frame *f)
 	r->bulky = face_sp_bulky(f->body, f->body_len);
 	s->bulky += r->bulky;
 	memcpy(r->bt, f->bt, f->btlen);
-	r->ev = (struct net_ev) { .kind = NET_REQUEST,
+	r->ev = (struct event) { .kind = EVENT_REQUEST,
 		.session = s->session,
 		.ctx = &r->ctx,
 		.msg = m };
 	conn_hold(s->conn);
 	s->inflight++;
-	net_post_local(s->cfg->net, &r->ev);
+	events_post_local(s->cfg->events, &r->ev);
 	return true;
 }
 
@@ -320,9 +320,9 @@ sp_open(struct conn *c, void *arg)
 	s->conn = c;
 	s->cfg = cfg;
 	s->authed = !cfg->auth_on;
-	s->session = net_face_session(cfg->net);
-	if (net_post_session_local(
-	        cfg->net, NET_SESSION_OPEN, s->session, c->peer) != 0) {
+	s->session = events_session(cfg->events);
+	if (events_post_session_local(
+	        cfg->events, EVENT_SESSION_OPEN, s->session, c->peer) != 0) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -338,8 +338,8 @@ sp_closed(struct conn *c)
 {
 	struct sp_conn *s = c->data;
 
-	if (net_post_session_local(
-	        s->cfg->net, NET_SESSION_CLOSE, s->session, NULL) != 0)
+	if (events_post_session_local(
+	        s->cfg->events, EVENT_SESSION_CLOSE, s->session, NULL) != 0)
 		log_warn("sp",
 		    "cannot tell the core that a session ended; its leases "
 		    "end at their ttr session=%u",

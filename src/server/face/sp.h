@@ -4,7 +4,7 @@
  * of the scalability protocols (pynng, mangos) are clients.
  *
  * Each connection is a session (disconnect releases its leases); each
- * message a request posted to the core like any face's (net_post_local);
+ * message a request posted to the core like any face's (events_post_local);
  * each reply echoes its request's backtrace. Several requests of one
  * connection may be in flight; their replies leave as the core answers
  * them, in any order, each naming its request id. tls+tcp:// and
@@ -18,11 +18,11 @@
 #include <stdint.h>
 
 struct conns;
-struct net;
+struct events;
 
 struct face_sp_config {
-	struct net *net; /* where requests go */
-	size_t max_msg;  /* a longer message closes its connection */
+	struct events *events; /* where requests go */
+	size_t max_msg;        /* a longer message closes its connection */
 	/* --auth: before its session authenticated, a connection may send
 	 * messages of at most FACE_SP_PREAUTH_MAX bytes, and it is not
 	 * ready (conn.h: the handshake timeout, the not-ready cap) */

@@ -201,7 +201,7 @@ fail:
 	nng_aio_free(fs->acc);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
-	return -(NET_NNG_ERR_BASE + rv);
+	return -(FACE_NNG_ERR_BASE + rv);
 }
 
 static struct fs_conn *

@@ -10,7 +10,7 @@
  * handshake included), frame and idle timeouts, the caps on connections and on
  * unauthenticated ones, and the output marks, past which its requests are not
  * read and after --stall-timeout it is closed. Requests go to the core like
- * every face's (net_post). */
+ * every face's (events_post). */
 #ifndef SLUICE_SERVER_FACE_STREAM_H
 #define SLUICE_SERVER_FACE_STREAM_H
 
@@ -31,7 +31,7 @@ bool face_stream_serves(const char *url);
 
 /* Listens on `url`; a TLS URL with `tls`'s certificate. `cfg` (its net
  * set) must outlive the face. Returns 0, -errno, or an nng error as
- * -(NET_NNG_ERR_BASE + code) (net_strerror names both). */
+ * -(FACE_NNG_ERR_BASE + code) (face_strerror names both). */
 int face_stream_open(struct face_stream **out, const char *url,
     const struct tlsfile *tls, const struct face_sp_config *cfg,
     const struct conns_limits *lim);
@@ -50,8 +50,8 @@ void face_stream_quiesce(struct face_stream *fs, int timeout_ms);
 
 /* Stops listening and closes every connection; no callback of nng runs
  * for this face afterwards. Requests the core still holds stay valid
- * until face_stream_free (call that after the event queue is freed, net_free).
- * Accepts NULL. */
+ * until face_stream_free (call that after the event queue is freed,
+ * events_free). Accepts NULL. */
 void face_stream_stop(struct face_stream *fs);
 void face_stream_free(struct face_stream *fs);
 

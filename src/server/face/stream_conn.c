@@ -72,8 +72,8 @@ fs_close_locked(struct fs_conn *c, uint64_t *counter)
 		fs->tail = c->prev;
 	c->next = c->prev = NULL;
 	nng_stream_close(c->s); /* the read and the write end with ECLOSED */
-	if (net_post_session(
-	        fs->cfg->net, NET_SESSION_CLOSE, c->session, NULL) != 0)
+	if (events_post_session(
+	        fs->cfg->events, EVENT_SESSION_CLOSE, c->session, NULL) != 0)
 		log_warn("sp",
 		    "cannot tell the core that a session ended; its leases "
 		    "end at their ttr session=%u",
@@ -208,10 +208,10 @@ fs_conn_new(struct face_stream *fs, nng_stream *s)
 	}
 	c->fs = fs;
 	c->s = s;
-	c->session = net_face_session(fs->cfg->net);
+	c->session = events_session(fs->cfg->events);
 	stream_peer(s, c->peer, sizeof(c->peer));
-	if (net_post_session(
-	        fs->cfg->net, NET_SESSION_OPEN, c->session, c->peer) != 0) {
+	if (events_post_session(fs->cfg->events, EVENT_SESSION_OPEN, c->session,
+	        c->peer) != 0) {
 		nng_msg_free(o->m);
 		free(o);
 		nng_aio_free(c->rx);

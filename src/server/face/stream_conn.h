@@ -43,7 +43,7 @@ struct fs_conn {
 	nng_stream *s;
 	nng_aio *rx, *tx;
 	uint32_t session;
-	char peer[NET_PEER_MAX];
+	char peer[FACE_PEER_MAX];
 
 	/* under fs->lock */
 	enum rx_state rstate;
@@ -69,8 +69,8 @@ struct fs_conn {
 };
 
 struct fs_req {
-	struct net_ctx ctx; /* face = &fs_face */
-	struct net_ev ev;
+	struct face_ctx ctx; /* face = &fs_face */
+	struct event ev;
 	struct fs_conn *c;
 	struct fs_req *next, *prev;
 	size_t btlen;
@@ -98,7 +98,7 @@ struct face_stream {
 };
 
 /* The face of its requests, for the core (stream_write.c). */
-extern const struct net_face fs_face;
+extern const struct face fs_face;
 
 /* stream_conn.c. A new connection accepted as `s`, or NULL (refused;
  * `s` freed). */

@@ -73,12 +73,12 @@ post(struct fs_conn *c, nng_msg *m)
 	if (c->reqs != NULL)
 		c->reqs->prev = r;
 	c->reqs = r;
-	r->ev = (struct net_ev) { .kind = NET_REQUEST,
+	r->ev = (struct event) { .kind = EVENT_REQUEST,
 		.session = c->session,
 		.ctx = &r->ctx,
 		.msg = m };
 	c->inflight++;
-	net_post(c->fs->cfg->net, &r->ev);
+	events_post(c->fs->cfg->events, &r->ev);
 	return true;
 }
 

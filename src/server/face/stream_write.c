@@ -1,5 +1,5 @@
 /* stream_write - face_stream's replies: the core's answers to a
- * connection's requests (its face, struct net_face, called on the core
+ * connection's requests (its face, struct face, called on the core
  * thread) and their writing on nng's threads. An answer is framed as its
  * request came (the length, after ipc://'s type byte; over ws:// none)
  * with the request's backtrace, in one buffer, and queued on its
@@ -21,7 +21,7 @@
 #include "util/log.h"
 
 static struct fs_req *
-req_of(const struct net_ctx *ctx)
+req_of(const struct face_ctx *ctx)
 {
 	return (struct fs_req *)((char *)ctx - offsetof(struct fs_req, ctx));
 }
@@ -94,7 +94,7 @@ frame(const struct face_stream *fs, nng_msg *msg, const struct fs_req *r)
 }
 
 static void
-fs_reply(struct net_ctx *ctx, nng_msg *msg)
+fs_reply(struct face_ctx *ctx, nng_msg *msg)
 {
 	struct fs_req *r = req_of(ctx);
 	struct fs_conn *c = r->c;
@@ -127,7 +127,7 @@ fs_reply(struct net_ctx *ctx, nng_msg *msg)
 }
 
 static void
-fs_drop(struct net_ctx *ctx)
+fs_drop(struct face_ctx *ctx)
 {
 	struct face_stream *fs = req_of(ctx)->c->fs;
 
@@ -137,13 +137,13 @@ fs_drop(struct net_ctx *ctx)
 }
 
 static const char *
-fs_peer(const struct net_ctx *ctx)
+fs_peer(const struct face_ctx *ctx)
 {
 	return req_of(ctx)->c->peer;
 }
 
 static bool
-fs_alive(const struct net_ctx *ctx)
+fs_alive(const struct face_ctx *ctx)
 {
 	struct fs_conn *c = req_of(ctx)->c;
 	bool alive;
@@ -155,7 +155,7 @@ fs_alive(const struct net_ctx *ctx)
 }
 
 static void
-fs_close(struct net_ctx *ctx)
+fs_close(struct face_ctx *ctx)
 {
 	struct fs_req *r = req_of(ctx);
 	struct face_stream *fs = r->c->fs;
@@ -167,7 +167,7 @@ fs_close(struct net_ctx *ctx)
 }
 
 static void
-fs_waiting(struct net_ctx *ctx)
+fs_waiting(struct face_ctx *ctx)
 {
 	struct fs_req *r = req_of(ctx);
 	struct face_stream *fs = r->c->fs;
@@ -185,8 +185,8 @@ fs_waiting(struct net_ctx *ctx)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-const struct net_face fs_face = { fs_reply, fs_drop, fs_peer, fs_alive,
-	fs_close, fs_waiting };
+const struct face fs_face = { fs_reply, fs_drop, fs_peer, fs_alive, fs_close,
+	fs_waiting };
 
 void
 fs_tx_next(struct fs_conn *c)

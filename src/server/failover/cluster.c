@@ -30,7 +30,7 @@ struct cluster {
 	uint64_t count_gen;    /* the thread's COUNT applied */
 	char count[ELECT_MEMBERS_MAX][MSG_URL_MAX + 1]; /* c->sync.urls */
 	/* a switchover asked of this leader */
-	struct net_ctx *handover_ctx; /* its request, to answer */
+	struct face_ctx *handover_ctx; /* its request, to answer */
 	uint64_t handover_id;
 	char handover_to[ELECT_NAME_MAX + 1];
 	uint32_t handover_ms;
@@ -161,7 +161,7 @@ follow(struct core *c, const struct elect_cmd *cmd)
 	rc = follow_switch(c, cmd->url);
 	if (rc != 0)
 		log_warn("cluster", "cannot follow leader=%s error=\"%s\"",
-		    cmd->url, net_strerror(rc));
+		    cmd->url, face_strerror(rc));
 }
 
 static void
@@ -183,7 +183,7 @@ static const char no_etcd[] =
     "automatic failover is off: this node runs without --etcd";
 
 void
-cluster_op_view(struct core *c, struct net_ctx *ctx)
+cluster_op_view(struct core *c, struct face_ctx *ctx)
 {
 	struct msg_rep rep = { .op = MSG_OP_CLUSTER };
 	struct msg_member *mm;
@@ -236,7 +236,7 @@ cluster_op_view(struct core *c, struct net_ctx *ctx)
 
 void
 cluster_op_switchover(
-    struct core *c, struct net_ctx *ctx, const struct msg_switchover *req)
+    struct core *c, struct face_ctx *ctx, const struct msg_switchover *req)
 {
 	struct cluster *cl = c->cluster;
 
@@ -274,7 +274,7 @@ handed(struct core *c, const struct elect_cmd *cmd)
 {
 	struct cluster *cl = c->cluster;
 	struct msg_rep rep = { .op = MSG_OP_SWITCHOVER };
-	struct net_ctx *ctx = cl->handover_ctx;
+	struct face_ctx *ctx = cl->handover_ctx;
 
 	cl->handover_ctx = NULL;
 	c->handing = false;

@@ -12,7 +12,7 @@
 
 struct core;
 struct msg_switchover;
-struct net_ctx;
+struct face_ctx;
 
 /* Starts the election thread (with --etcd). Returns 0 or an error. */
 int cluster_open(struct core *c);
@@ -29,14 +29,14 @@ int cluster_fd(const struct core *c);
 void cluster_turn(struct core *c);
 
 /* MSG_OP_CLUSTER: the members as the election thread last read them. */
-void cluster_op_view(struct core *c, struct net_ctx *ctx);
+void cluster_op_view(struct core *c, struct face_ctx *ctx);
 
 /* MSG_OP_SWITCHOVER: on the leader, writes stop; the election thread
  * waits until the named member holds every record, then hands the
  * leader key to it; answered once it leads, or with the reason it did
  * not (writes then resume). */
 void cluster_op_switchover(
-    struct core *c, struct net_ctx *ctx, const struct msg_switchover *req);
+    struct core *c, struct face_ctx *ctx, const struct msg_switchover *req);
 
 /* The cluster as the election thread last read it (with --etcd only:
  * c->cluster not NULL). */

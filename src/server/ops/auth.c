@@ -139,7 +139,7 @@ ops_auth_reload(struct core *c)
 /* ---- auth ------------------------------------------------------------ */
 
 static void
-reply_eauth(struct core *c, struct net_ctx *ctx, uint8_t op, const char *text)
+reply_eauth(struct core *c, struct face_ctx *ctx, uint8_t op, const char *text)
 {
 	buf_reset(&c->out);
 	msg_encode_err(&c->out, op, SLUICE_EAUTH, text, NULL);
@@ -155,19 +155,19 @@ peer_of(const struct sess *s)
 /* The client port's ending of a request whose token is not in the
  * file (core/gate.h). */
 static void
-unknown_end(struct core *c, struct net_ctx *ctx, enum tokens_end how)
+unknown_end(struct core *c, struct face_ctx *ctx, enum tokens_end how)
 {
 	if (how == TOKENS_END_DROP)
-		net_drop(c->net, ctx);
+		face_ctx_drop(ctx);
 	else if (how == TOKENS_END_CLOSE)
-		net_close_conn(c->net, ctx);
+		face_ctx_close(ctx);
 	else
 		reply_eauth(
 		    c, ctx, MSG_OP_AUTH, "unauthenticated: not a known token");
 }
 
 static void
-op_auth(struct core *c, struct net_ctx *ctx, uint32_t session,
+op_auth(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req)
 {
 	struct sess *s = sess_get(&c->sess, session);
@@ -368,7 +368,7 @@ forced(const struct msg_req *r)
 }
 
 static void
-refuse(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
+refuse(struct core *c, struct face_ctx *ctx, const struct tokens_entry *t,
     const char *peer, const struct msg_req *r, struct msg_str bad)
 {
 	log_warn("auth", "not allowed token=%s role=%s peer=%s op=%s tube=%.*s",
@@ -399,7 +399,7 @@ log_hidden(const struct tokens_entry *t, const char *peer,
  * logged) when not; else *tok is `t` (its quotas, core/quota.h) and
  * *hidden the task to hide, if any. */
 static bool
-token_allows(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
+token_allows(struct core *c, struct face_ctx *ctx, const struct tokens_entry *t,
     const char *peer, const struct msg_req *req,
     const struct tokens_entry **tok, uint64_t *hidden)
 {
@@ -421,7 +421,7 @@ token_allows(struct core *c, struct net_ctx *ctx, const struct tokens_entry *t,
 /* A request of the HTTP face: each carries its own bearer token (HTTP
  * has no session to bind), and its client's address (the face's). */
 static bool
-http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+http_check(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req, const struct tokens_entry **tok,
     uint64_t *hidden)
 {
@@ -450,7 +450,7 @@ http_check(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 bool
-ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+ops_auth_check(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req, const struct tokens_entry **tok,
     uint64_t *hidden)
 {

@@ -50,7 +50,7 @@ batch_item(struct batch_out *o, uint32_t i, int rc)
  * records were appended in this turn: one commit), and frees them. */
 static void
 batch_reply(
-    struct core *c, struct net_ctx *ctx, uint8_t op, struct batch_out *o)
+    struct core *c, struct face_ctx *ctx, uint8_t op, struct batch_out *o)
 {
 	struct msg_rep rep = { .op = op };
 
@@ -67,7 +67,7 @@ batch_reply(
 /* Each (id, lease) acked on its own, as a plain ack without force or a
  * move: the lease rule per item, one bad item refusing only itself. */
 void
-ops_ack_batch(struct core *c, struct net_ctx *ctx,
+ops_ack_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req)
 {
 	const struct msg_ack_batch *b = &req->ack_batch;
@@ -99,7 +99,7 @@ ops_ack_batch(struct core *c, struct net_ctx *ctx,
 }
 
 void
-ops_delete_batch(struct core *c, struct net_ctx *ctx,
+ops_delete_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req)
 {
 	const struct msg_delete_batch *b = &req->delete_batch;

@@ -116,7 +116,7 @@ ops_view_to_task(const struct core *c, const struct queue_task_view *v,
 }
 
 void
-ops_reply_as(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep,
+ops_reply_as(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep,
     const struct core_reply_how *how)
 {
 	int rc;
@@ -133,7 +133,7 @@ ops_reply_as(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep,
 }
 
 void
-ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
+ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep)
 {
 	struct core_reply_how how = { .local = !core_op_writes(rep->op) };
 
@@ -141,8 +141,8 @@ ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep)
 }
 
 void
-ops_reply_after(
-    struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id, bool replaced)
+ops_reply_after(struct core *c, struct face_ctx *ctx, uint8_t op, uint64_t id,
+    bool replaced)
 {
 	struct msg_rep rep = { .op = op };
 	struct queue_task_view v;
@@ -184,7 +184,7 @@ ops_task_wire_max(const struct queue_task_view *v, bool payload)
 /* Who sent a request, for the log: the peer's address as its face knows
  * it, or an nng client's (its pipe's remote address), else the session. */
 static void
-peer_name(const struct net_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
+peer_name(const struct face_ctx *ctx, nng_msg *msg, uint32_t session, char *out,
     size_t len)
 {
 	const char *known = ctx->face != NULL && ctx->face->peer != NULL
@@ -223,7 +223,7 @@ ops_req_forced(const struct msg_req *r)
 /* Hands request `r` to the handler of its op. `tok`: its token (NULL
  * without --auth); `peer`: who sent a forced lease op (NULL). */
 static void
-dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
+dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *r, const struct tokens_entry *tok, const char *peer)
 {
 	const struct msg_req req = *r;
@@ -338,7 +338,7 @@ dispatch(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 void
-ops_handle(struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
+ops_handle(struct core *c, struct face_ctx *ctx, uint32_t session, nng_msg *msg)
 {
 	/* What is answered before the op runs (a bad request, an auth, a
 	 * refusal) writes nothing: it waits for no --sync-replicas

@@ -20,7 +20,7 @@
 
 /* Answers with the task as it is now (none when it is gone). */
 static void
-reply_job(struct core *c, struct net_ctx *ctx, uint64_t id, bool payload)
+reply_job(struct core *c, struct face_ctx *ctx, uint64_t id, bool payload)
 {
 	struct msg_rep rep = { .op = MSG_OP_JOB };
 	struct queue_task_view v;
@@ -97,7 +97,7 @@ job_take(struct core *c, uint32_t session, const struct queue_task_view *v)
 }
 
 void
-ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
+ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req)
 {
 	const struct msg_job *j = &req->job;

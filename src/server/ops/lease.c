@@ -66,7 +66,7 @@ ops_lease_err_text(struct core *c, uint8_t op, uint64_t id, uint64_t lease,
 }
 
 static void
-lease_err(struct core *c, struct net_ctx *ctx, uint8_t op, uint64_t id,
+lease_err(struct core *c, struct face_ctx *ctx, uint8_t op, uint64_t id,
     uint64_t lease, int rc)
 {
 	char text[MSG_TEXT_MAX / 2];
@@ -97,7 +97,7 @@ req_report(const struct msg_req *r)
  * refused. `peer` is set for a forced request, which is logged whatever
  * its result. */
 static void
-lease_done(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+lease_done(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     uint64_t id, uint64_t lease, int rc, const struct qrec *r, const char *peer)
 {
 	uint8_t op = req->op;
@@ -125,7 +125,7 @@ lease_done(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 /* Commits `r` after a decide that returned `rc`, with the log's class
  * `flags` (reserve.h); answers. */
 static void
-finish_lease_op(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+finish_lease_op(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     uint64_t id, uint64_t lease, int rc, const struct qrec *r, unsigned flags,
     const char *peer)
 {
@@ -175,7 +175,7 @@ commit_long_text(struct core *c, struct qrec *r, int *rc)
 }
 
 void
-ops_ack(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+ops_ack(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct msg_req *req, const char *peer)
 {
 	const struct msg_ack *m = &req->ack;
@@ -200,7 +200,7 @@ ops_ack(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
 }
 
 void
-ops_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+ops_release(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_release *m = &req->release;
@@ -223,8 +223,9 @@ ops_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 /* finish_lease_op for a record with an error text (FAIL, SETBACK), which
  * may be longer than the reserve holds (commit_long_text). */
 static void
-finish_with_text(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
-    uint64_t id, uint64_t lease, int rc, struct qrec *r, const char *peer)
+finish_with_text(struct core *c, struct face_ctx *ctx,
+    const struct msg_req *req, uint64_t id, uint64_t lease, int rc,
+    struct qrec *r, const char *peer)
 {
 	if (rc == 0 && (r->type == QREC_FAIL || r->type == QREC_SETBACK) &&
 	    commit_long_text(c, r, &rc)) {
@@ -235,7 +236,7 @@ finish_with_text(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 }
 
 void
-ops_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+ops_fail(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_fail *m = &req->fail;
@@ -258,7 +259,7 @@ ops_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 }
 
 void
-ops_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+ops_touch(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_lease *m = &req->lease;
@@ -272,7 +273,7 @@ ops_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
 }
 
 void
-ops_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+ops_bury(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	const struct msg_lease *m = &req->lease;
@@ -288,7 +289,7 @@ ops_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
  * release of the tube's leases (each a RELEASE, as with force), all in
  * this turn's commit window. */
 void
-ops_release_all(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+ops_release_all(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
 {
 	struct queue_list_req lr = { req->tube.p, req->tube.len, QUEUE_TAKEN,

@@ -16,7 +16,7 @@
 #include "sluice.h"
 
 void
-ops_snapshot(struct core *c, struct net_ctx *ctx)
+ops_snapshot(struct core *c, struct face_ctx *ctx)
 {
 	struct snap_waiter *w = malloc(sizeof(*w));
 	int rc;
@@ -45,7 +45,7 @@ ops_snapshot(struct core *c, struct net_ctx *ctx)
 }
 
 void
-ops_refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op)
+ops_refuse_write(struct core *c, struct face_ctx *ctx, uint8_t op)
 {
 	const char *leader = follow_leader_url(c);
 

@@ -12,12 +12,12 @@
 #include <nng/nng.h>
 
 struct core;
-struct net_ctx;
+struct face_ctx;
 
 /* dispatch.c: decodes and answers one request (the message stays the
  * caller's). */
 void ops_handle(
-    struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
+    struct core *c, struct face_ctx *ctx, uint32_t session, nng_msg *msg);
 
 /* wait.c: serves the waiting takes on the tubes marked since the last
  * turn, in arrival order, and answers those whose wait is over (and the

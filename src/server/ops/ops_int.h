@@ -15,7 +15,7 @@
 #include "server/core/core.h"
 #include "util/tokens.h"
 
-struct net_ctx;
+struct face_ctx;
 
 enum {
 	/* A reply carries at most MSG_SIZE_MAX bytes: its head and count,
@@ -32,16 +32,16 @@ enum {
 
 /* Encodes `rep` and answers it as core_reply does (an encoding that
  * fails answers an error instead). */
-void ops_reply(struct core *c, struct net_ctx *ctx, const struct msg_rep *rep);
+void ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep);
 
 /* ops_reply sent as `how` says (core_reply_as). */
-void ops_reply_as(struct core *c, struct net_ctx *ctx,
+void ops_reply_as(struct core *c, struct face_ctx *ctx,
     const struct msg_rep *rep, const struct core_reply_how *how);
 
 /* The reply of ack, release, fail, touch, bury, kick_id, update: where
  * task `id` is now; `replaced`: its lease ended by a pending replacement
  * taking its place (said only to a request that asked). */
-void ops_reply_after(struct core *c, struct net_ctx *ctx, uint8_t op,
+void ops_reply_after(struct core *c, struct face_ctx *ctx, uint8_t op,
     uint64_t id, bool replaced);
 
 /* A task as the wire carries it (the payload only when asked), with the
@@ -67,14 +67,14 @@ bool ops_req_forced(const struct msg_req *r);
 
 /* put and put_batch, for a request of token `tok` (NULL without --auth):
  * its quotas. */
-void ops_put(struct core *c, struct net_ctx *ctx,
+void ops_put(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
-void ops_put_batch(struct core *c, struct net_ctx *ctx,
+void ops_put_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 
 /* ---- take.c ----------------------------------------------------------- */
 
-void ops_take(struct core *c, struct net_ctx *ctx, uint32_t session,
+void ops_take(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct tokens_entry *tok, const struct msg_req *req);
 
 /* The log's class of a take of task `id` (reserve.h): 0 for its first
@@ -90,30 +90,30 @@ int ops_take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
     uint64_t *ids, uint32_t *got, uint64_t *big);
 
 /* The error of a take that got nothing (ops_take_now's `rc`, `big`). */
-void ops_take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big);
+void ops_take_err(struct core *c, struct face_ctx *ctx, int rc, uint64_t big);
 
 /* Answers a take of `session` with the n tasks it got (`durable`: it
  * asked to wait for its own records). Should the reply not reach its
  * client, the core undoes the takes (core.c). */
-void ops_reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
+void ops_reply_tasks(struct core *c, struct face_ctx *ctx, uint32_t session,
     const uint64_t *ids, uint32_t n, bool durable);
 
 /* ---- lease.c ---------------------------------------------------------- */
 
 /* ack, release, fail, touch, bury and release_all; `peer` is set for a
  * forced request, which is logged whatever its result. */
-void ops_ack(struct core *c, struct net_ctx *ctx,
+void ops_ack(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req,
     const char *peer);
-void ops_release(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+void ops_release(struct core *c, struct face_ctx *ctx,
+    const struct msg_req *req, const char *peer);
+void ops_fail(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer);
-void ops_fail(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+void ops_touch(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer);
-void ops_touch(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
+void ops_bury(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer);
-void ops_bury(struct core *c, struct net_ctx *ctx, const struct msg_req *req,
-    const char *peer);
-void ops_release_all(struct core *c, struct net_ctx *ctx,
+void ops_release_all(struct core *c, struct face_ctx *ctx,
     const struct msg_req *req, const char *peer);
 
 /* Why a lease operation `op` on task `id` with `lease` was refused with
@@ -126,32 +126,34 @@ unsigned ops_ack_flags(int rc, const struct qrec *r);
 
 /* ---- batch.c ---------------------------------------------------------- */
 
-void ops_ack_batch(struct core *c, struct net_ctx *ctx,
+void ops_ack_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
-void ops_delete_batch(struct core *c, struct net_ctx *ctx,
+void ops_delete_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 
 /* ---- task.c: a task's own changes outside its lease -------------------- */
 
 void ops_kick_id(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-void ops_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-void ops_update(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_delete(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_update(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
 /* Answers a delete_key or peek_key that names no tube. */
 void ops_key_without_tube(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
 /* ---- tube.c: a tube as a whole ---------------------------------------- */
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
-void ops_tube(struct core *c, struct net_ctx *ctx,
+void ops_tube(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
-void ops_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-void ops_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_kick(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_flush(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_delete_where(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-void ops_pause(struct core *c, struct net_ctx *ctx,
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_pause(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 
 /* A tube's settings as the wire carries them (borrows the dead letter's
@@ -161,32 +163,33 @@ void ops_tube_conf_to_msg(
 
 /* ---- read.c ----------------------------------------------------------- */
 
-void ops_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
-void ops_list(struct core *c, struct net_ctx *ctx, uint32_t session,
+void ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_list(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req);
-void ops_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_errors(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_stats_hourly(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_history(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
 /* ---- stats.c ---------------------------------------------------------- */
 
-void ops_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req);
+void ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
 /* ---- node.c ----------------------------------------------------------- */
 
 /* A snapshot on demand: answered once it is published. */
-void ops_snapshot(struct core *c, struct net_ctx *ctx);
+void ops_snapshot(struct core *c, struct face_ctx *ctx);
 
 /* Refuses write `op` on a node that does not take writes (a follower, a
  * fenced or handing-over leader), saying why and where the leader is. */
-void ops_refuse_write(struct core *c, struct net_ctx *ctx, uint8_t op);
+void ops_refuse_write(struct core *c, struct face_ctx *ctx, uint8_t op);
 
 /* ---- job.c ------------------------------------------------------------ */
 
 /* MSG_OP_JOB, the beanstalk face's operations on one task. */
-void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
+void ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req);
 
 /* ---- auth.c ----------------------------------------------------------- */
@@ -196,7 +199,7 @@ void ops_job(struct core *c, struct net_ctx *ctx, uint32_t session,
  * with (NULL without --auth), and *hidden, a task it names that the token
  * may not see (0: none), which the dispatcher hides from the queue for
  * the request. */
-bool ops_auth_check(struct core *c, struct net_ctx *ctx, uint32_t session,
+bool ops_auth_check(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req, const struct tokens_entry **tok,
     uint64_t *hidden);
 

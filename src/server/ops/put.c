@@ -142,7 +142,7 @@ put_err_text(
 }
 
 void
-ops_put(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+ops_put(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_PUT };
@@ -164,7 +164,7 @@ ops_put(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
 
 /* Each item on its own (put.c's opening says how). */
 void
-ops_put_batch(struct core *c, struct net_ctx *ctx,
+ops_put_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req)
 {
 	const struct msg_put_batch *b = &req->put_batch;

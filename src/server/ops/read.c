@@ -17,7 +17,7 @@
 enum { ERR_GROUPS_MAX = 1000 };
 
 static void
-reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
+reply_view(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
     const struct queue_task_view *v, const char *what)
 {
 	struct msg_rep rep = { .op = op };
@@ -39,7 +39,7 @@ reply_view(struct core *c, struct net_ctx *ctx, uint8_t op, int rc,
 }
 
 void
-ops_peek(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_task_view v;
 	char what[200];
@@ -92,7 +92,7 @@ list_fit(
 }
 
 void
-ops_list(struct core *c, struct net_ctx *ctx, uint32_t session,
+ops_list(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req)
 {
 	size_t budget = ops_reply_budget(c, session);
@@ -136,7 +136,7 @@ ops_list(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 void
-ops_errors(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_errors(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_ERRORS };
 	struct queue_error_group *g;
@@ -181,7 +181,8 @@ dist_to_msg(const struct queue_dist *d, struct msg_dist *out)
 /* A tube's (or every tube's) statistics per hour: read-only, so followers
  * answer it with the same numbers (they come from the records applied). */
 void
-ops_stats_hourly(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_stats_hourly(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_STATS_HOURLY };
 	struct queue_hour *hours = calloc(QUEUE_HOURS, sizeof(*hours));
@@ -223,7 +224,7 @@ _Static_assert((int)QUEUE_RATES == (int)MSG_HISTORY_KINDS &&
 /* The rolling history of events and depths (queue.h, "Rates"): what this
  * node applied, so a follower shows what it applied of the leader's. */
 void
-ops_history(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_history(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	static uint32_t v[QUEUE_RATES * QUEUE_RATE_SECS]; /* core thread */
 	struct msg_rep rep = { .op = MSG_OP_HISTORY };

@@ -393,7 +393,7 @@ pick_deepest(struct stats_pick *pick, uint32_t *n, uint32_t cap,
 }
 
 void
-ops_stats(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_STATS };
 	struct msg_stats *s = &rep.stats;

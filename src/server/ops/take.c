@@ -84,7 +84,7 @@ ops_take_now(struct core *c, const struct queue_take_req *tr, uint32_t max,
 
 /* The error of a take that got nothing. */
 void
-ops_take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big)
+ops_take_err(struct core *c, struct face_ctx *ctx, int rc, uint64_t big)
 {
 	if (rc == SLUICE_EMSGSIZE)
 		core_reply_err(c, ctx, MSG_OP_TAKE, rc,
@@ -98,7 +98,7 @@ ops_take_err(struct core *c, struct net_ctx *ctx, int rc, uint64_t big)
 }
 
 void
-ops_reply_tasks(struct core *c, struct net_ctx *ctx, uint32_t session,
+ops_reply_tasks(struct core *c, struct face_ctx *ctx, uint32_t session,
     const uint64_t *ids, uint32_t n, bool durable)
 {
 	struct msg_rep rep = { .op = MSG_OP_TAKE };
@@ -154,7 +154,7 @@ session_capped(const struct core *c, uint32_t session)
  * its tubes: it is tried this turn behind them (on the tubes where it
  * waits first). */
 static int
-park_take(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+park_take(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct queue_take_req *tr, const struct msg_take *t, bool behind)
 {
 	uint32_t conn_max = c->cfg->max_waits_conn;
@@ -207,7 +207,7 @@ park_take(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
 	}
 	if (behind)
 		waiters_mark_heads(&c->waits, w);
-	net_waiting(ctx);
+	face_ctx_waiting(ctx);
 	return 0;
 }
 
@@ -225,7 +225,7 @@ waited_on(const struct core *c, const struct queue_take_req *tr)
 }
 
 void
-ops_take(struct core *c, struct net_ctx *ctx, uint32_t session,
+ops_take(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct tokens_entry *tok, const struct msg_req *req)
 {
 	struct queue_str tubes[MSG_TAKE_TUBES_MAX];

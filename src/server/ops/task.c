@@ -9,7 +9,7 @@
 #include "sluice.h"
 
 void
-ops_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_kick_id(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_kick_req a = { req->id, NULL, 0 };
 	struct qrec r;
@@ -30,7 +30,7 @@ ops_kick_id(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
  * keys were per tube. Named, not guessed: a key may live in many tubes. */
 void
 ops_key_without_tube(
-    struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
 	    "%s: the request names no tube: keys are per tube, so a key is "
@@ -40,7 +40,7 @@ ops_key_without_tube(
 }
 
 void
-ops_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_delete(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_delete_req a = { 0 };
 	struct msg_rep rep = { .op = req->op };
@@ -82,7 +82,7 @@ ops_delete(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 
 /* Why an update was refused, naming the task. */
 static void
-update_err(struct core *c, struct net_ctx *ctx, uint64_t id, int rc)
+update_err(struct core *c, struct face_ctx *ctx, uint64_t id, int rc)
 {
 	struct queue_task_view v;
 	bool known = queue_peek(c->q, c->now, id, &v) == 0;
@@ -120,7 +120,7 @@ update_err(struct core *c, struct net_ctx *ctx, uint64_t id, int rc)
 }
 
 void
-ops_update(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_update(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	const struct msg_update *m = &req->update;
 	struct queue_update_req a = { 0 };

@@ -36,7 +36,8 @@ ops_tube_conf_to_msg(const struct qrec_tube_conf *q, struct msg_tube_conf *m)
 
 /* Answers with the tube's settings as they are now. */
 static void
-reply_conf(struct core *c, struct net_ctx *ctx, uint8_t op, struct msg_str tube)
+reply_conf(
+    struct core *c, struct face_ctx *ctx, uint8_t op, struct msg_str tube)
 {
 	struct msg_rep rep = { .op = op };
 	struct qrec_tube_conf conf;
@@ -78,8 +79,8 @@ set_broken(const struct msg_tube_set *m)
 }
 
 static void
-op_tube_set(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
-    const struct msg_tube_set *m)
+op_tube_set(struct core *c, struct face_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_tube_set *m)
 {
 	struct queue_tube_set_req a;
 	const char *why = set_broken(m);
@@ -127,7 +128,7 @@ op_tube_set(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
 
 static void
 op_tube_delete(
-    struct core *c, struct net_ctx *ctx, const struct msg_tube_delete *m)
+    struct core *c, struct face_ctx *ctx, const struct msg_tube_delete *m)
 {
 	struct queue_tube_delete_req a = { m->tube.p, m->tube.len, m->force };
 	struct msg_rep rep = { .op = MSG_OP_TUBE_DELETE };
@@ -159,7 +160,7 @@ op_tube_delete(
 }
 
 void
-ops_tube(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+ops_tube(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct msg_req *req)
 {
 	switch (req->op) {
@@ -203,7 +204,7 @@ kick_delayed(struct core *c, const struct msg_kick *k, uint64_t *count)
 }
 
 void
-ops_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_kick(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_kick_req a = { 0, req->kick.tube.p, req->kick.tube.len };
 	struct msg_rep rep = { .op = MSG_OP_KICK };
@@ -230,7 +231,7 @@ ops_kick(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 }
 
 void
-ops_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_flush(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	struct queue_flush_req a = { req->tube.p, req->tube.len };
 	struct msg_rep rep = { .op = MSG_OP_FLUSH };
@@ -255,7 +256,8 @@ ops_flush(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 }
 
 void
-ops_delete_where(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
+ops_delete_where(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	const struct msg_delete_where *m = &req->where;
 	struct queue_delete_where_req a = { m->tube.p, m->tube.len, m->state,
@@ -284,7 +286,7 @@ ops_delete_where(struct core *c, struct net_ctx *ctx, const struct msg_req *req)
 }
 
 void
-ops_pause(struct core *c, struct net_ctx *ctx, const struct tokens_entry *tok,
+ops_pause(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct msg_req *req)
 {
 	struct queue_pause_req a = { req->pause.tube.p, req->pause.tube.len, 0,

@@ -7,7 +7,7 @@
  * taking what it can, until one finds nothing; then the waits that are
  * over are answered, from a heap by deadline. A turn so costs what can be
  * served, not what waits. A waiter whose client left (its face says so:
- * net_alive) is dropped before it takes anything: when its session
+ * face_ctx_alive) is dropped before it takes anything: when its session
  * closes, when its turn comes, or when the HTTP face wakes the core for
  * it (check_waiters). The same turn ends the unknown tokens' waits that
  * are due (core/gate.h). */
@@ -48,14 +48,14 @@ serve_tube(struct core *c, struct wait_tube *t, uint64_t *ids)
 		uint64_t big = 0;
 		int rc;
 
-		if (!net_alive(w->ctx)) {
-			net_drop(c->net, w->ctx);
+		if (!face_ctx_alive(w->ctx)) {
+			face_ctx_drop(w->ctx);
 			waiter_end(c, w);
 			continue;
 		}
 		rc = ops_take_now(c, &tr, w->max, ids, &got, &big);
 		if (got > 0) {
-			struct net_ctx *ctx = w->ctx;
+			struct face_ctx *ctx = w->ctx;
 			uint32_t session = w->session;
 			bool durable = w->durable;
 
@@ -88,9 +88,9 @@ check_waiters(struct core *c)
 	for (w = waiters_session_head(&c->waits, http_session(c->http));
 	     w != NULL; w = next) {
 		next = w->snext;
-		if (net_alive(w->ctx))
+		if (face_ctx_alive(w->ctx))
 			continue;
-		net_drop(c->net, w->ctx);
+		face_ctx_drop(w->ctx);
 		waiter_end(c, w);
 	}
 }
@@ -112,15 +112,15 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 		serve_tube(c, t, ids);
 	while ((w = waiters_first_due(&c->waits)) != NULL &&
 	    w->deadline <= mono_ms) {
-		struct net_ctx *ctx = w->ctx;
+		struct face_ctx *ctx = w->ctx;
 		uint32_t session = w->session;
-		bool alive = net_alive(ctx);
+		bool alive = face_ctx_alive(ctx);
 
 		waiter_end(c, w);
 		if (alive)
 			ops_reply_tasks(c, ctx, session, ids, 0, false);
 		else
-			net_drop(c->net, ctx);
+			face_ctx_drop(ctx);
 	}
 }
 
@@ -130,7 +130,7 @@ ops_drop_waiters(struct core *c, uint32_t session)
 	struct waiter *w;
 
 	while ((w = waiters_session_head(&c->waits, session)) != NULL) {
-		net_drop(c->net, w->ctx);
+		face_ctx_drop(w->ctx);
 		waiter_end(c, w);
 	}
 	ops_auth_drop(c, session);
@@ -143,7 +143,7 @@ ops_end_waiters(struct core *c)
 
 	gate_serve(c, INT64_MAX);
 	while ((w = waiters_any(&c->waits)) != NULL) {
-		struct net_ctx *ctx = w->ctx;
+		struct face_ctx *ctx = w->ctx;
 		uint32_t session = w->session;
 
 		waiter_end(c, w);

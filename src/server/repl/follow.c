@@ -227,7 +227,7 @@ follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch)
 }
 
 void
-follow_promote(struct core *c, struct net_ctx *ctx)
+follow_promote(struct core *c, struct face_ctx *ctx)
 {
 	struct msg_rep rep = { .op = MSG_OP_PROMOTE };
 	uint64_t epoch = 0;
@@ -289,7 +289,8 @@ follow_url(const struct core *c)
 }
 
 void
-follow_repoint(struct core *c, struct net_ctx *ctx, const char *url, size_t len)
+follow_repoint(
+    struct core *c, struct face_ctx *ctx, const char *url, size_t len)
 {
 	struct msg_rep rep = { .op = MSG_OP_FOLLOW };
 	char u[MSG_URL_MAX + 1];
@@ -318,7 +319,7 @@ follow_repoint(struct core *c, struct net_ctx *ctx, const char *url, size_t len)
 	rc = follow_switch(c, u);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_FOLLOW, SLUICE_EINVAL,
-		    "follow: cannot dial %s: %s", u, net_strerror(rc));
+		    "follow: cannot dial %s: %s", u, face_strerror(rc));
 		return;
 	}
 	buf_reset(&c->out);

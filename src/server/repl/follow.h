@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 struct core;
-struct net_ctx;
+struct face_ctx;
 
 /* Starts following the leader at `url`. Returns 0, -errno, or an nng
- * error as net_open. */
+ * error as face_nng_open. */
 int follow_start(struct core *c, const char *url);
 
 /* Stops following (promotion, shutdown). */
@@ -61,11 +61,11 @@ int follow_switch(struct core *c, const char *url);
 const char *follow_url(const struct core *c);
 
 /* MSG_OP_PROMOTE: this follower becomes a leader with a new epoch. */
-void follow_promote(struct core *c, struct net_ctx *ctx);
+void follow_promote(struct core *c, struct face_ctx *ctx);
 
 /* MSG_OP_FOLLOW: follow the leader at `url` from now on (a follower is
  * re-pointed; a leader steps down). */
 void follow_repoint(
-    struct core *c, struct net_ctx *ctx, const char *url, size_t len);
+    struct core *c, struct face_ctx *ctx, const char *url, size_t len);
 
 #endif

@@ -98,27 +98,27 @@ lead_listen(struct core *c, struct lead *rp, const char *url)
 	};
 	int rc;
 
-	rc = net_new(&rp->net);
+	rc = events_new(&rp->events);
 	if (rc != 0)
 		return rc;
 	if (!face_stream_serves(url)) {
 		rc = face_nng_open(
-		    &rp->nng, rp->net, url, REPL_REQ_MAX, cfg->tls);
+		    &rp->nng, rp->events, url, REPL_REQ_MAX, cfg->tls);
 		if (rc == 0)
 			face_nng_set_max_pipes(rp->nng, REPL_PIPES_MAX);
 		else
-			net_free(rp->net);
+			events_free(rp->events);
 		return rc;
 	}
-	rp->spc = (struct face_sp_config) { .net = rp->net,
+	rp->spc = (struct face_sp_config) { .events = rp->events,
 		.max_msg = REPL_REQ_MAX,
 		.auth_on = c->auth_on,
 		.session_authed = repl_session_authed,
 		.arg = c };
 	rc = face_stream_open(&rp->fs, url, cfg->tls, &rp->spc, &lim);
 	if (rc != 0) {
-		net_free(rp->net);
-		rp->net = NULL;
+		events_free(rp->events);
+		rp->events = NULL;
 	}
 	return rc;
 }
@@ -173,8 +173,8 @@ lead_close(struct core *c)
 		lead_link_close(rp, rp->links->session);
 	}
 	face_nng_stop(rp->nng);
-	net_free(rp->net);
-	face_nng_free(rp->nng);   /* after net_free: its events may be */
+	events_free(rp->events);
+	face_nng_free(rp->nng);   /* after events_free: its events may be */
 	face_stream_free(rp->fs); /* theirs */
 	catchup_io_close(rp->io);
 	free(rp->recent.data);
@@ -189,7 +189,7 @@ lead_close(struct core *c)
 int
 lead_fd(const struct core *c)
 {
-	return c->repl != NULL ? net_fd(c->repl->net) : -1;
+	return c->repl != NULL ? events_fd(c->repl->events) : -1;
 }
 
 int
@@ -201,33 +201,33 @@ lead_io_fd(const struct core *c)
 void
 lead_handle(struct core *c)
 {
-	struct net_ev *ev, *next;
+	struct event *ev, *next;
 
 	if (c->repl == NULL)
 		return;
 	catchup_io_reap(c->repl->io, lead_peer_read_done, c);
-	for (ev = net_drain(c->repl->net); ev != NULL; ev = next) {
+	for (ev = events_drain(c->repl->events); ev != NULL; ev = next) {
 		next = ev->next;
 		switch (ev->kind) {
-		case NET_REQUEST: {
-			struct net_req q = net_ev_take(ev);
+		case EVENT_REQUEST: {
+			struct event_req q = event_take(ev);
 
 			lead_peer_request(c, q.ctx, q.session, q.msg);
 			nng_msg_free(q.msg);
 			continue;
 		}
-		case NET_SESSION_OPEN:
+		case EVENT_SESSION_OPEN:
 			lead_link_open(c->repl, ev->session, ev->peer);
 			break;
-		case NET_SESSION_CLOSE:
+		case EVENT_SESSION_CLOSE:
 			gate_drop(c, ev->session, lead_answer_unknown);
 			lead_peer_drop(c->repl, ev->session);
 			lead_link_close(c->repl, ev->session);
 			break;
-		case NET_WAKE: /* the HTTP face's; not posted here */
+		case EVENT_WAKE: /* the HTTP face's; not posted here */
 			break;
 		}
-		net_ev_done(ev);
+		event_done(ev);
 	}
 }
 

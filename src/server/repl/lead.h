@@ -35,7 +35,7 @@ struct lead_peer_info {
 	uint64_t ack_ms_max; /* the most since it connected */
 };
 
-/* Listens for followers on `url`. Returns 0 or an error as net_open. */
+/* Listens for followers on `url`. Returns 0 or an error as face_nng_open. */
 int lead_open(struct core *c, const char *url);
 void lead_close(struct core *c);
 
@@ -77,7 +77,7 @@ void lead_auth_reload(struct core *c);
  * says (util/tokens.h): EAUTH when its pause ends, its context let go (the
  * connection closed meanwhile), or its connection closed. */
 void lead_answer_unknown(
-    struct core *c, struct net_ctx *ctx, enum tokens_end how);
+    struct core *c, struct face_ctx *ctx, enum tokens_end how);
 
 /* The node stopped leading: answers every parked fetch with "not leader"
  * and forgets the records kept for followers. */

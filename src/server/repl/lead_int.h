@@ -66,7 +66,7 @@ struct lead_peer {
 	                      * there is not lag */
 	uint64_t want;       /* the LSN it asked for last */
 	/* a parked fetch */
-	struct net_ctx *ctx;
+	struct face_ctx *ctx;
 	uint32_t max_bytes;
 	int64_t deadline;
 	struct catchup *cu;  /* reads its segments; NULL until needed */
@@ -85,11 +85,11 @@ struct lead_link {
 	int refused;       /* the last refusal logged, not to repeat it */
 	uint8_t hash[TOKENS_HASH_LEN];
 	char token[TOKENS_NAME_MAX + 1]; /* the token's name once authed */
-	char addr[NET_PEER_MAX];
+	char addr[FACE_PEER_MAX];
 };
 
 struct lead {
-	struct net *net;
+	struct events *events;
 	struct face_nng *nng; /* the URLs face/stream.c does not serve */
 	/* tcp://, tls+tcp://, ipc://, ws:// (face/stream.c: the bounds of
 	 * every connection); NULL: nng's socket serves the URL
@@ -132,7 +132,7 @@ void lead_recent_note(
 
 struct lead_link *lead_link_find(struct lead *rp, uint32_t session);
 
-/* A connection opened (NET_SESSION_OPEN) from `addr`; closed. */
+/* A connection opened (EVENT_SESSION_OPEN) from `addr`; closed. */
 void lead_link_open(struct lead *rp, uint32_t session, const char *addr);
 void lead_link_close(struct lead *rp, uint32_t session);
 
@@ -173,14 +173,14 @@ void lead_peer_read_done(struct catchup *r, int rc, void *arg);
 
 /* Decodes and answers one request on the replication port. */
 void lead_peer_request(
-    struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg);
+    struct core *c, struct face_ctx *ctx, uint32_t session, nng_msg *msg);
 
 /* Sends the encoded answer in rp->out on `ctx`. */
-void lead_send(struct lead *rp, struct net_ctx *ctx);
+void lead_send(struct lead *rp, struct face_ctx *ctx);
 
 /* Answers `ctx` with the error `rc` (`text`, or sluice_strerror's). */
 void lead_send_err(
-    struct core *c, struct net_ctx *ctx, uint8_t op, int rc, const char *text);
+    struct core *c, struct face_ctx *ctx, uint8_t op, int rc, const char *text);
 
 /* A fetch's answer of `kind`, saying where this node's log stands. */
 void lead_fetch_rep_init(

@@ -192,14 +192,14 @@ refuse_parked(struct core *c, uint32_t session)
 }
 
 void
-lead_answer_unknown(struct core *c, struct net_ctx *ctx, enum tokens_end how)
+lead_answer_unknown(struct core *c, struct face_ctx *ctx, enum tokens_end how)
 {
 	if (c->repl == NULL)
 		return; /* closed: its contexts went with its socket */
 	if (how == TOKENS_END_DROP)
-		net_drop(c->repl->net, ctx);
+		face_ctx_drop(ctx);
 	else if (how == TOKENS_END_CLOSE)
-		net_close_conn(c->repl->net, ctx);
+		face_ctx_close(ctx);
 	else
 		lead_send_err(c, ctx, REPLMSG_OP_FETCH, SLUICE_EAUTH,
 		    "unauthenticated: not a known token");

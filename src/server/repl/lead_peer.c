@@ -78,7 +78,7 @@ lead_peer_drop(struct lead *rp, uint32_t session)
 			continue;
 		*pp = p->next;
 		if (p->ctx != NULL)
-			net_drop(rp->net, p->ctx);
+			face_ctx_drop(p->ctx);
 		catchup_free(rp->io, p->cu);
 		log_info("repl", "follower left follower=%s acked_lsn=%" PRIu64,
 		    p->url[0] ? p->url : "none", p->acked);
@@ -91,25 +91,25 @@ lead_peer_drop(struct lead *rp, uint32_t session)
 /* ---- replies -------------------------------------------------------- */
 
 void
-lead_send(struct lead *rp, struct net_ctx *ctx)
+lead_send(struct lead *rp, struct face_ctx *ctx)
 {
 	nng_msg *m;
 
 	if (buf_failed(&rp->out) || nng_msg_alloc(&m, 0) != 0) {
-		net_drop(rp->net, ctx);
+		face_ctx_drop(ctx);
 		return;
 	}
 	if (nng_msg_append(m, rp->out.data, rp->out.len) != 0) {
 		nng_msg_free(m);
-		net_drop(rp->net, ctx);
+		face_ctx_drop(ctx);
 		return;
 	}
-	net_reply(rp->net, ctx, m);
+	face_ctx_reply(ctx, m);
 }
 
 void
 lead_send_err(
-    struct core *c, struct net_ctx *ctx, uint8_t op, int rc, const char *text)
+    struct core *c, struct face_ctx *ctx, uint8_t op, int rc, const char *text)
 {
 	struct lead *rp = c->repl;
 
@@ -151,7 +151,7 @@ newest_snapshot(struct core *c)
 }
 
 static void
-reply_snapshot(struct core *c, struct net_ctx *ctx)
+reply_snapshot(struct core *c, struct face_ctx *ctx)
 {
 	struct replmsg_fetch_rep r;
 	uint64_t lsn = newest_snapshot(c);
@@ -341,7 +341,7 @@ epoch_claim_ok(const struct core *c, const struct replmsg_fetch_req *q)
 }
 
 static void
-on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
+on_fetch(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct replmsg_fetch_req *q)
 {
 	struct lead *rp = c->repl;
@@ -418,7 +418,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 		return;
 	}
 	if (p->ctx != NULL) /* a newer fetch replaces a parked one */
-		net_drop(rp->net, p->ctx);
+		face_ctx_drop(p->ctx);
 	if (p->url[0] == '\0' && q->url.len > 0)
 		log_info("repl", "follower joined follower=%.*s lsn=%" PRIu64,
 		    (int)q->url.len, q->url.p, q->from_lsn - 1);
@@ -451,7 +451,7 @@ on_fetch(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 static void
-on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
+on_ack(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct replmsg_ack_req *q)
 {
 	struct lead_peer *p;
@@ -470,7 +470,7 @@ on_ack(struct core *c, struct net_ctx *ctx, uint32_t session,
 }
 
 static void
-on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
+on_snap(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct replmsg_snap_req *q)
 {
 	struct lead *rp = c->repl;
@@ -543,7 +543,7 @@ on_snap(struct core *c, struct net_ctx *ctx, uint32_t session,
 
 void
 lead_peer_request(
-    struct core *c, struct net_ctx *ctx, uint32_t session, nng_msg *msg)
+    struct core *c, struct face_ctx *ctx, uint32_t session, nng_msg *msg)
 {
 	const void *p = nng_msg_body(msg);
 	size_t len = nng_msg_len(msg);

@@ -1,7 +1,7 @@
 /* face_beanstalk - the beanstalk face: beanstalkd's text protocol, on the
  * core thread (beanstalk.h). This file holds the face's listener and its
  * connections (their FIFO of commands, their replies in order), and its
- * side of the core (the answers, struct net_face); the commands are
+ * side of the core (the answers, struct face); the commands are
  * bs_cmd.c's, the translation of the core's answers bs_reply.c's, the
  * YAML of stats bs_stats.c's, the parser bs_proto.c's.
  *
@@ -12,7 +12,7 @@
  * A connection. Bytes received are parsed (bs_proto.c) into commands,
  * each a `struct bs_req` in the connection's FIFO. A command either gets
  * its reply text at once (local commands, syntax errors), or is encoded
- * as a wire request and posted to the core (net_post_local); its reply is
+ * as a wire request and posted to the core (events_post_local); its reply is
  * translated to text when the core answers. Replies are written strictly
  * in FIFO order: the head leaves when it is done, then the next.
  *
@@ -23,9 +23,9 @@
  * as soon as it is parsed: the core answers one session's requests in
  * order, and a pipelined client gets group commit.
  *
- * Sessions. Each connection is a core session (net_face_session): its
+ * Sessions. Each connection is a core session (events_session): its
  * reserves are session leases, released by the core when the connection
- * closes (NET_SESSION_CLOSE, posted after its last request). The face
+ * closes (EVENT_SESSION_CLOSE, posted after its last request). The face
  * remembers the deadline of each job the connection holds only to answer
  * DEADLINE_SOON; authority over jobs stays with the core (MSG_OP_JOB
  * checks the session).
@@ -65,21 +65,21 @@ static void answer(struct bs_req *r, nng_msg *m);
 /* ---- replies from the core --------------------------------------- */
 
 static void
-bs_face_reply(struct net_ctx *ctx, nng_msg *msg)
+bs_face_reply(struct face_ctx *ctx, nng_msg *msg)
 {
 	answer(
 	    (struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)), msg);
 }
 
 static void
-bs_face_drop(struct net_ctx *ctx)
+bs_face_drop(struct face_ctx *ctx)
 {
 	answer((struct bs_req *)((char *)ctx - offsetof(struct bs_req, ctx)),
 	    NULL);
 }
 
 static const char *
-bs_face_peer(const struct net_ctx *ctx)
+bs_face_peer(const struct face_ctx *ctx)
 {
 	return ((const struct bs_req *)((const char *)ctx -
 	            offsetof(struct bs_req, ctx)))
@@ -87,14 +87,14 @@ bs_face_peer(const struct net_ctx *ctx)
 }
 
 static bool
-bs_face_alive(const struct net_ctx *ctx)
+bs_face_alive(const struct face_ctx *ctx)
 {
 	return !((const struct bs_req *)((const char *)ctx -
 	             offsetof(struct bs_req, ctx)))
 	            ->conn->closed;
 }
 
-const struct net_face bs_face = { bs_face_reply, bs_face_drop, bs_face_peer,
+const struct face bs_face = { bs_face_reply, bs_face_drop, bs_face_peer,
 	bs_face_alive };
 
 /* ---- a connection's commands, in order --------------------------- */
@@ -236,7 +236,7 @@ bs_conn_input(struct conn *k)
 static int
 bs_conn_open(struct conn *k, void *arg)
 {
-	struct bs *bs = arg;
+	struct face_beanstalk *bs = arg;
 	struct bs_conn *c = calloc(1, sizeof(*c));
 
 	if (c != NULL) {
@@ -249,13 +249,13 @@ bs_conn_open(struct conn *k, void *arg)
 	}
 	c->bs = bs;
 	c->conn = k;
-	c->session = net_face_session(bs->net);
+	c->session = events_session(bs->events);
 	memcpy(c->use.s, "default", 7);
 	c->use.len = 7;
 	c->watch[0] = c->use;
 	c->nwatch = 1;
-	if (net_post_session_local(
-	        bs->net, NET_SESSION_OPEN, c->session, k->peer) != 0) {
+	if (events_post_session_local(
+	        bs->events, EVENT_SESSION_OPEN, c->session, k->peer) != 0) {
 		free(c->watch);
 		free(c);
 		return -ENOMEM;
@@ -278,13 +278,13 @@ static void
 bs_conn_closed(struct conn *k)
 {
 	struct bs_conn *c = k->data;
-	struct bs *bs = c->bs;
+	struct face_beanstalk *bs = c->bs;
 
 	c->closed = true;
 	c->waiting = false;
 	bs->nconns--;
-	if (net_post_session_local(
-	        bs->net, NET_SESSION_CLOSE, c->session, NULL) != 0)
+	if (events_post_session_local(
+	        bs->events, EVENT_SESSION_CLOSE, c->session, NULL) != 0)
 		log_warn("bs",
 		    "cannot tell the core that session %u ended; "
 		    "its jobs return at their ttr",
@@ -295,7 +295,7 @@ static void
 bs_conn_free(struct conn *k)
 {
 	struct bs_conn *c = k->data;
-	struct bs *bs = c->bs;
+	struct face_beanstalk *bs = c->bs;
 
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -336,15 +336,15 @@ static const struct conn_face bs_conn_face = {
 /* ---- start and stop ---------------------------------------------- */
 
 int
-bs_open(struct bs **out, struct net *net, struct conns *cs,
-    const struct bs_config *cfg)
+face_beanstalk_open(struct face_beanstalk **out, struct events *net,
+    struct conns *cs, const struct face_beanstalk_config *cfg)
 {
-	struct bs *bs = calloc(1, sizeof(*bs));
+	struct face_beanstalk *bs = calloc(1, sizeof(*bs));
 	int rc;
 
 	if (bs == NULL)
 		return -ENOMEM;
-	bs->net = net;
+	bs->events = net;
 	bs->cfg = *cfg;
 	bs->started_ms = clock_now_ms();
 	snprintf(bs->id, sizeof(bs->id), "%016" PRIx64,
@@ -352,7 +352,7 @@ bs_open(struct bs **out, struct net *net, struct conns *cs,
 	buf_init(&bs->scratch);
 	rc = conns_listen(cs, cfg->addr, &bs_conn_face, bs);
 	if (rc != 0) {
-		bs_free(bs);
+		face_beanstalk_free(bs);
 		return rc;
 	}
 	*out = bs;
@@ -360,7 +360,7 @@ bs_open(struct bs **out, struct net *net, struct conns *cs,
 }
 
 void
-bs_free(struct bs *bs)
+face_beanstalk_free(struct face_beanstalk *bs)
 {
 	if (bs == NULL)
 		return;

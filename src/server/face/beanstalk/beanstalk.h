@@ -3,7 +3,7 @@
  * queue and log as nng clients.
  *
  * Its connections are sockets of the core thread (face/conn.h); each
- * command becomes a wire request posted to the core (net_post_local)
+ * command becomes a wire request posted to the core (events_post_local)
  * (or is answered by the face alone: use, watch, ignore, list-tube-used,
  * list-tubes-watched, quit), and replies leave in command order. */
 #ifndef SLUICE_SERVER_FACE_BEANSTALK_BEANSTALK_H
@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct bs;
+struct face_beanstalk;
 struct conns;
-struct net;
+struct events;
 
-struct bs_config {
+struct face_beanstalk_config {
 	const char *addr;    /* "HOST:PORT", e.g. "127.0.0.1:11300" */
 	size_t max_job;      /* max-job-size: the server's payload limit */
 	uint32_t max_ttr_ms; /* longer ttrs are cut to this */
@@ -27,11 +27,11 @@ struct bs_config {
  * `net` as local posts (the face runs on the core thread). Returns 0,
  * -errno (the address does not resolve or bind: -EADDRNOTAVAIL,
  * -EADDRINUSE, ...), or -EINVAL for an address without a port. */
-int bs_open(struct bs **out, struct net *net, struct conns *cs,
-    const struct bs_config *cfg);
+int face_beanstalk_open(struct face_beanstalk **out, struct events *net,
+    struct conns *cs, const struct face_beanstalk_config *cfg);
 
 /* Frees the face; call after conns_close (its connections refer to it).
  * Accepts NULL. */
-void bs_free(struct bs *bs);
+void face_beanstalk_free(struct face_beanstalk *bs);
 
 #endif

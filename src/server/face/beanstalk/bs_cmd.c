@@ -2,7 +2,7 @@
  * a request of the connection's FIFO (bs_req_new), answered at once by
  * the face (use, watch, ignore, list-tube-used, list-tubes-watched,
  * quit, syntax errors) or encoded as a wire request and posted to the
- * core (net_post_local), whose answer bs_reply.c translates.
+ * core (events_post_local), whose answer bs_reply.c translates.
  *
  * Reserves block, as in beanstalkd: bs_cmd_reserve posts one only when
  * it is the oldest command of its connection, with a wait cut short by
@@ -95,7 +95,7 @@ static void
 req_post(struct bs_req *r, const struct msg_req *q)
 {
 	struct bs_conn *c = r->conn;
-	struct bs *bs = c->bs;
+	struct face_beanstalk *bs = c->bs;
 	nng_msg *m = NULL;
 
 	buf_reset(&bs->scratch);
@@ -108,14 +108,14 @@ req_post(struct bs_req *r, const struct msg_req *q)
 		return;
 	}
 	memset(&r->ev, 0, sizeof(r->ev));
-	r->ev.kind = NET_REQUEST;
+	r->ev.kind = EVENT_REQUEST;
 	r->ev.session = c->session;
 	r->ev.ctx = &r->ctx;
 	r->ev.msg = m;
 	r->posted = true;
 	c->posted++;
 	conn_hold(c->conn);
-	net_post_local(bs->net, &r->ev);
+	events_post_local(bs->events, &r->ev);
 }
 
 /* The sluice name of a beanstalk tube name (the caller checked it), or

@@ -25,9 +25,9 @@ struct bs_conn;
 struct bs_req {
 	struct bs_req *next; /* the connection's FIFO */
 	struct bs_conn *conn;
-	struct net_ctx ctx; /* face = &bs_face */
-	struct net_ev ev;   /* the posted request */
-	struct bs_cmd cmd;  /* strings in it are not valid after parse */
+	struct face_ctx ctx; /* face = &bs_face */
+	struct event ev;     /* the posted request */
+	struct bs_cmd cmd;   /* strings in it are not valid after parse */
 	char tube[BS_NAME_MAX + 1]; /* the command's tube, beanstalk form */
 	size_t tube_len;
 	bool posted; /* the core holds it */
@@ -49,7 +49,7 @@ struct bs_name {
 };
 
 struct bs_conn {
-	struct bs *bs;
+	struct face_beanstalk *bs;
 	struct conn *conn;
 	struct bs_conn *next, *prev; /* every connection */
 	uint32_t session;
@@ -73,9 +73,9 @@ struct bs_conn {
 /* The counters of the stats command (beanstalkd's cmd-*). */
 enum { CMD_COUNTERS = BS_KIND_END_ };
 
-struct bs {
-	struct net *net;
-	struct bs_config cfg;
+struct face_beanstalk {
+	struct events *events;
+	struct face_beanstalk_config cfg;
 	struct bs_conn *conns;
 	uint64_t cmds[CMD_COUNTERS];
 	uint64_t total_conns, nconns;
@@ -85,7 +85,7 @@ struct bs {
 };
 
 /* The face of its requests, for the core (beanstalk.c). */
-extern const struct net_face bs_face;
+extern const struct face bs_face;
 
 /* beanstalk.c: moves the replies of the done commands at the head of
  * the FIFO to the output; after any event on a connection, replies,
@@ -130,23 +130,24 @@ bool bs_conn_watches(const struct bs_conn *c, const char *p, size_t len);
 
 /* Whether a tube exists for beanstalk clients: it holds jobs (`ts`, the
  * core's stats of it, may be NULL) or a connection uses or watches it. */
-bool bs_tube_exists(const struct bs *bs, const struct msg_tube_stats *ts,
-    const char *p, size_t len);
+bool bs_tube_exists(const struct face_beanstalk *bs,
+    const struct msg_tube_stats *ts, const char *p, size_t len);
 
 /* Calls fn for every tube beanstalk clients see: "default", the core's
  * tubes in creation order, then those only referenced by connections. */
 typedef void bs_tube_fn(
     void *arg, const char *name, size_t len, const struct msg_tube_stats *ts);
-void bs_each_tube(
-    const struct bs *bs, const struct msg_stats *st, bs_tube_fn *fn, void *arg);
+void bs_each_tube(const struct face_beanstalk *bs, const struct msg_stats *st,
+    bs_tube_fn *fn, void *arg);
 
 /* A bs_tube_fn that lists each tube in YAML (`arg`: the struct buf). */
 void bs_list_one(
     void *arg, const char *name, size_t len, const struct msg_tube_stats *ts);
 
 /* The YAML of stats, stats-tube and stats-job. */
-void bs_stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y);
-void bs_tube_yaml(struct bs *bs, const char *name, size_t len,
+void bs_stats_yaml(
+    struct face_beanstalk *bs, const struct msg_stats *st, struct buf *y);
+void bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
     const struct msg_tube_stats *ts, struct buf *y);
 void bs_job_yaml(const struct msg_task *t, struct buf *y);
 

@@ -77,7 +77,7 @@ struct tube_refs {
 };
 
 static struct tube_refs
-tube_refs(const struct bs *bs, const char *p, size_t len)
+tube_refs(const struct face_beanstalk *bs, const char *p, size_t len)
 {
 	struct tube_refs t = { 0, 0, 0 };
 
@@ -96,7 +96,7 @@ tube_refs(const struct bs *bs, const char *p, size_t len)
 }
 
 static bool
-refd(const struct bs *bs, const char *p, size_t len)
+refd(const struct face_beanstalk *bs, const char *p, size_t len)
 {
 	struct tube_refs t = tube_refs(bs, p, len);
 
@@ -106,7 +106,7 @@ refd(const struct bs *bs, const char *p, size_t len)
 /* A tube exists for beanstalk clients when it holds jobs or a connection
  * uses or watches it ("default" always does). */
 bool
-bs_tube_exists(const struct bs *bs, const struct msg_tube_stats *ts,
+bs_tube_exists(const struct face_beanstalk *bs, const struct msg_tube_stats *ts,
     const char *name, size_t len)
 {
 	if (len == 7 && memcmp(name, "default", 7) == 0)
@@ -137,8 +137,8 @@ see(struct buf *seen, const char *p, size_t len)
 }
 
 void
-bs_each_tube(
-    const struct bs *bs, const struct msg_stats *st, bs_tube_fn *fn, void *arg)
+bs_each_tube(const struct face_beanstalk *bs, const struct msg_stats *st,
+    bs_tube_fn *fn, void *arg)
 {
 	struct msg_iter it = st->it;
 	struct msg_tube_stats ts;
@@ -221,7 +221,7 @@ static const char *const cmd_stat_names[][2] = {
 };
 
 static uint64_t
-cmd_count(const struct bs *bs, const char *name)
+cmd_count(const struct face_beanstalk *bs, const char *name)
 {
 	for (int k = 1; k < BS_KIND_END_; k++)
 		if (strcmp(bs_kind_name((enum bs_kind)k), name) == 0)
@@ -236,7 +236,8 @@ tv_s(struct timeval tv)
 }
 
 void
-bs_stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
+bs_stats_yaml(
+    struct face_beanstalk *bs, const struct msg_stats *st, struct buf *y)
 {
 	uint64_t ntubes = 0, producers = 0, workers = 0, waiting = 0;
 	char host[256] = "", line[128];
@@ -304,7 +305,7 @@ bs_stats_yaml(struct bs *bs, const struct msg_stats *st, struct buf *y)
 }
 
 void
-bs_tube_yaml(struct bs *bs, const char *name, size_t len,
+bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
     const struct msg_tube_stats *ts, struct buf *y)
 {
 	struct tube_refs t = tube_refs(bs, name, len);

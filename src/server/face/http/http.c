@@ -59,8 +59,8 @@ enum {
 };
 
 struct http_req {
-	struct net_ctx ctx; /* the core answers here */
-	struct net_ev ev;
+	struct face_ctx ctx; /* the core answers here */
+	struct event ev;
 	struct http *h;
 	nng_aio *aio;  /* the HTTP handler's */
 	nng_aio *work; /* formats the answer off the core thread */
@@ -77,7 +77,7 @@ struct http_req {
 	struct http_req *next; /* on h->done */
 };
 
-/* A take that waits (face_waiting) watches its connection: the server
+/* A take that waits (http_face_waiting) watches its connection: the server
  * reads nothing while a handler runs and so would never see its client
  * leave; a one-byte read does. The answer then goes out with
  * "Connection: close" (the read may have taken a byte of whatever the
@@ -144,7 +144,7 @@ schedule_work(struct http_req *r)
 }
 
 static void
-face_reply(struct net_ctx *ctx, nng_msg *msg)
+http_face_reply(struct face_ctx *ctx, nng_msg *msg)
 {
 	struct http_req *r = (struct http_req *)ctx;
 
@@ -153,7 +153,7 @@ face_reply(struct net_ctx *ctx, nng_msg *msg)
 }
 
 static void
-face_drop(struct net_ctx *ctx)
+http_face_drop(struct face_ctx *ctx)
 {
 	struct http_req *r = (struct http_req *)ctx;
 
@@ -193,8 +193,8 @@ wait_watch_cb(void *arg, int rv, size_t n)
 	if (!atomic_load(&r->wait->ended)) {
 		atomic_store(&r->wait->gone, true);
 		pthread_mutex_lock(&h->mu);
-		if (h->net != NULL && !h->closing)
-			(void)net_wake(h->net);
+		if (h->events != NULL && !h->closing)
+			(void)events_wake(h->events);
 		pthread_mutex_unlock(&h->mu);
 	}
 	req_done(r); /* the wait's part */
@@ -203,7 +203,7 @@ wait_watch_cb(void *arg, int rv, size_t n)
 /* On the core thread: the take waits for a task. Without the memory to
  * watch its connection it waits as before, unwatched. */
 static void
-face_waiting(struct net_ctx *ctx)
+http_face_waiting(struct face_ctx *ctx)
 {
 	struct http_req *r = (struct http_req *)ctx;
 	struct http_conn *conn = nng_aio_get_input(r->aio, 2);
@@ -222,17 +222,17 @@ face_waiting(struct net_ctx *ctx)
 }
 
 static bool
-face_alive(const struct net_ctx *ctx)
+http_face_alive(const struct face_ctx *ctx)
 {
 	const struct http_req *r = (const struct http_req *)ctx;
 
 	return r->wait == NULL || !atomic_load(&r->wait->gone);
 }
 
-static const struct net_face http_face = { .reply = face_reply,
-	.drop = face_drop,
-	.alive = face_alive,
-	.waiting = face_waiting };
+static const struct face http_face = { .reply = http_face_reply,
+	.drop = http_face_drop,
+	.alive = http_face_alive,
+	.waiting = http_face_waiting };
 
 /* The SHA-256 of the request's `Authorization: Bearer TOKEN` into r;
  * r->bearer false without one (or with another scheme). Hashed here, on
@@ -257,14 +257,14 @@ bearer_of(struct http_req *r, nng_aio *aio)
 }
 
 const char *
-http_peer(const struct net_ctx *ctx)
+http_peer(const struct face_ctx *ctx)
 {
 	return ((const struct http_req *)ctx)->peer;
 }
 
 bool
 http_bearer(
-    const struct net_ctx *ctx, uint8_t hash[TOKENS_HASH_LEN], bool *admin_only)
+    const struct face_ctx *ctx, uint8_t hash[TOKENS_HASH_LEN], bool *admin_only)
 {
 	const struct http_req *r = (const struct http_req *)ctx;
 
@@ -352,12 +352,12 @@ post_req(struct http *h, nng_aio *aio, enum http_kind kind,
 	    nng_aio_get_input(aio, 2) != NULL
 	        ? http_conn_peer(nng_aio_get_input(aio, 2))
 	        : "http");
-	r->ev.kind = NET_REQUEST;
+	r->ev.kind = EVENT_REQUEST;
 	r->ev.session = h->session;
 	r->ev.ctx = &r->ctx;
 	r->ev.msg = m;
 	pthread_mutex_lock(&h->mu);
-	if (h->net == NULL || h->closing) {
+	if (h->events == NULL || h->closing) {
 		pthread_mutex_unlock(&h->mu);
 		nng_msg_free(m);
 		nng_aio_free(r->work);
@@ -369,7 +369,7 @@ post_req(struct http *h, nng_aio *aio, enum http_kind kind,
 		return;
 	}
 	atomic_fetch_add(&h->inflight, 1);
-	net_post(h->net, &r->ev);
+	events_post(h->events, &r->ev);
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -575,13 +575,13 @@ http_session(const struct http *h)
 }
 
 void
-http_attach(struct http *h, struct net *net)
+http_attach(struct http *h, struct events *net)
 {
 	if (h == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
-	h->net = net;
-	h->session = net_face_session(net);
+	h->events = net;
+	h->session = events_session(net);
 	pthread_mutex_unlock(&h->mu);
 	atomic_store(&h->phase, HTTP_SERVING);
 }

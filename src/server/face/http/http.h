@@ -25,7 +25,7 @@
  * 401 without a known token, 403 when its role may not.
  *
  * Every answer that needs the queue is a wire request posted to the core
- * (net_post) with this face's context; the core answers it on its thread
+ * (events_post) with this face's context; the core answers it on its thread
  * like any client's, and the answer is formatted on an nng thread. No
  * nng thread ever touches the queue.
  *
@@ -97,11 +97,11 @@ struct http_conf {
 };
 
 /* Starts serving (phase HTTP_RECOVERING). Returns 0, or an nng error as
- * -(1000 + code) (net_strerror names it). */
+ * -(1000 + code) (face_strerror names it). */
 int http_open(struct http **out, const struct http_conf *conf);
 
 /* The core serves `net` from now on (phase HTTP_SERVING). */
-void http_attach(struct http *h, struct net *net);
+void http_attach(struct http *h, struct events *net);
 
 /* The session the face's requests come from (after http_attach); 0
  * without a face. Core thread. */
@@ -111,13 +111,13 @@ uint32_t http_session(const struct http *h);
  * its session): the SHA-256 of its bearer token into `hash` (false: it
  * carries none), and whether it is the admin's only (the admin page; the
  * other pages are checked by their operation). Core thread. */
-bool http_bearer(
-    const struct net_ctx *ctx, uint8_t hash[TOKENS_HASH_LEN], bool *admin_only);
+bool http_bearer(const struct face_ctx *ctx, uint8_t hash[TOKENS_HASH_LEN],
+    bool *admin_only);
 
 /* The address of the client of a request of this face (`ctx` as for
  * http_bearer), "ADDR:PORT": for the log and the pause of a wrong
  * token, counted per address as on the wire. Core thread. */
-const char *http_peer(const struct net_ctx *ctx);
+const char *http_peer(const struct face_ctx *ctx);
 
 /* On the core thread, between its events, at least once per turn of its
  * loop: publishes the state /health reads (`st`, its phase aside), and

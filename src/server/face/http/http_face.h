@@ -48,8 +48,8 @@ enum { HTTP_ROUTES_MAX = 16 };
 
 struct http {
 	struct http_srv *srv;
-	pthread_mutex_t mu; /* net, closing */
-	struct net *net;    /* NULL until the core serves */
+	pthread_mutex_t mu;    /* net, closing */
+	struct events *events; /* NULL until the core serves */
 	bool closing;
 	bool admin;
 	bool auth;          /* --auth: the token is known before a body */
