@@ -586,15 +586,15 @@ start(struct core *c, const struct srv_config *cfg)
 	c->sp.session_holds = sp_session_holds;
 	c->sp.arg = c;
 	if (face_sp_serves(cfg->listen)) {
-		/* tcp:// clients are served on this thread (face_sp.c);
-		 * net keeps the event queue of the other faces */
+		/* tcp:// clients are served on this thread (face/sp.c);
+		 * the event queue carries the other faces' requests */
 		rc = events_new(&c->events);
 		c->sp.events = c->events;
 		if (rc == 0)
 			rc = face_sp_listen(c->conns, &c->sp, cfg->listen);
 	} else if (face_stream_serves(cfg->listen)) {
 		/* tls+tcp://, ipc:// and ws:// clients: read on nng's
-		 * threads with the same bounds (face_stream.c) */
+		 * threads with the same bounds (face/stream.c) */
 		struct conns_limits lim;
 
 		conn_limits(cfg, &lim);
