@@ -1,10 +1,9 @@
-/* config - sluiced's settings, as its flags set them (main.c and
- * flags.c read them; srv.c fills the defaults of SPEC section 6): one
- * struct every layer reads and none writes once the server runs. The
- * bottom of src/server: it includes nothing of the server, so the faces,
- * the core, replication and failover can all see what they were told.
- * Each field names its flag; docs/operations.md and docs/security.md
- * say what each does. */
+/* config - sluiced's settings, as its flags set them (flags.c fills them,
+ * from the defaults of SPEC section 6 on): one struct every layer reads
+ * and none writes once the server runs. The bottom of src/server: it
+ * includes nothing of the server, so the faces, the core, replication
+ * and failover can all see what they were told. Each field names its
+ * flag; docs/operations.md and docs/security.md say what each does. */
 #ifndef SLUICE_SERVER_CONFIG_H
 #define SLUICE_SERVER_CONFIG_H
 
@@ -16,9 +15,9 @@
 
 struct tlsfile;
 
-enum { SRV_HTTP_HOSTS_MAX = 16 };
+enum { CONFIG_HTTP_HOSTS_MAX = 16 };
 
-struct srv_config {
+struct config {
 	const char *data_dir;     /* --data */
 	const char *listen;       /* --listen: the client URL */
 	enum wal_fsync fsync;     /* --fsync always|MS|never */
@@ -29,7 +28,8 @@ struct srv_config {
 	uint32_t sync_timeout_ms; /* --sync-timeout */
 	const char *http;         /* --http */
 	bool http_admin;          /* --http-admin: the page may kick, delete */
-	const char *http_hosts[SRV_HTTP_HOSTS_MAX]; /* --http-host, repeated */
+	const char
+	    *http_hosts[CONFIG_HTTP_HOSTS_MAX]; /* --http-host, repeated */
 	size_t http_nhosts;
 	uint32_t http_body_timeout_ms;   /* --http-body-timeout */
 	uint32_t http_header_timeout_ms; /* --http-header-timeout */
@@ -87,20 +87,20 @@ struct srv_config {
 
 /* The connection bounds' defaults (docs/security.md). */
 enum {
-	SRV_DEFAULT_MAX_CONNS = 10000,
-	SRV_DEFAULT_MAX_UNAUTH = 1000,
-	SRV_DEFAULT_HANDSHAKE_MS = 10000,
-	SRV_DEFAULT_FRAME_MS = 30000,
-	SRV_DEFAULT_STALL_MS = 30000,
-	SRV_DEFAULT_QUEUED_BYTES = 4 << 20,
-	SRV_DEFAULT_QUEUED_REPLIES = 256,
+	CONFIG_DEFAULT_MAX_CONNS = 10000,
+	CONFIG_DEFAULT_MAX_UNAUTH = 1000,
+	CONFIG_DEFAULT_HANDSHAKE_MS = 10000,
+	CONFIG_DEFAULT_FRAME_MS = 30000,
+	CONFIG_DEFAULT_STALL_MS = 30000,
+	CONFIG_DEFAULT_QUEUED_BYTES = 4 << 20,
+	CONFIG_DEFAULT_QUEUED_REPLIES = 256,
 };
 
 /* Defaults of the limits on shared resources (docs/security.md). */
 enum {
-	SRV_MAX_WAITS_DEFAULT = 100000,
-	SRV_MAX_WAITS_CONN_DEFAULT = 256,
-	SRV_METRICS_TUBES_DEFAULT = 100,
+	CONFIG_DEFAULT_MAX_WAITS = 100000,
+	CONFIG_DEFAULT_MAX_WAITS_CONN = 256,
+	CONFIG_DEFAULT_METRICS_TUBES = 100,
 };
 
 #endif

@@ -1,5 +1,5 @@
 /* flags - sluiced's command line: --help's text, the table of long
- * options, and flags_parse, which fills struct srv_config from argv and
+ * options, and flags_parse, which fills struct config from argv and
  * then checks the values together (failover's, TLS's, the beanstalk face
  * beside --auth). The checks of one value each live in flags_value.c.
  * Every complaint is one line on stderr and exit code 2, before anything
@@ -304,7 +304,7 @@ static const struct option options[] = {
 };
 
 void
-flags_defaults(struct srv_config *cfg)
+flags_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->data_dir = "./data";
@@ -321,16 +321,16 @@ flags_defaults(struct srv_config *cfg)
 	cfg->sync_timeout_ms = 5000;
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
-	cfg->max_waits = SRV_MAX_WAITS_DEFAULT;
-	cfg->max_waits_conn = SRV_MAX_WAITS_CONN_DEFAULT;
-	cfg->metrics_tubes = SRV_METRICS_TUBES_DEFAULT;
-	cfg->max_conns = SRV_DEFAULT_MAX_CONNS;
-	cfg->max_unauth_conns = SRV_DEFAULT_MAX_UNAUTH;
-	cfg->handshake_ms = SRV_DEFAULT_HANDSHAKE_MS;
-	cfg->frame_ms = SRV_DEFAULT_FRAME_MS;
-	cfg->stall_ms = SRV_DEFAULT_STALL_MS;
-	cfg->max_queued_bytes = SRV_DEFAULT_QUEUED_BYTES;
-	cfg->max_queued_replies = SRV_DEFAULT_QUEUED_REPLIES;
+	cfg->max_waits = CONFIG_DEFAULT_MAX_WAITS;
+	cfg->max_waits_conn = CONFIG_DEFAULT_MAX_WAITS_CONN;
+	cfg->metrics_tubes = CONFIG_DEFAULT_METRICS_TUBES;
+	cfg->max_conns = CONFIG_DEFAULT_MAX_CONNS;
+	cfg->max_unauth_conns = CONFIG_DEFAULT_MAX_UNAUTH;
+	cfg->handshake_ms = CONFIG_DEFAULT_HANDSHAKE_MS;
+	cfg->frame_ms = CONFIG_DEFAULT_FRAME_MS;
+	cfg->stall_ms = CONFIG_DEFAULT_STALL_MS;
+	cfg->max_queued_bytes = CONFIG_DEFAULT_QUEUED_BYTES;
+	cfg->max_queued_replies = CONFIG_DEFAULT_QUEUED_REPLIES;
 	cfg->http_body_timeout_ms = HTTP_BODY_TIMEOUT_DEFAULT;
 	cfg->http_header_timeout_ms = HTTP_HEADER_TIMEOUT_DEFAULT;
 	cfg->http_idle_timeout_ms = HTTP_IDLE_TIMEOUT_DEFAULT;
@@ -364,7 +364,7 @@ read_repl_token(const char *path, const char **out)
 
 /* Without --repl-token-file: $SLUICE_REPL_TOKEN, when set. */
 static int
-env_repl_token(struct srv_config *cfg)
+env_repl_token(struct config *cfg)
 {
 	const char *env = getenv("SLUICE_REPL_TOKEN");
 	size_t n;
@@ -391,7 +391,7 @@ option_name(int val)
 }
 
 int
-flags_parse(int argc, char **argv, struct srv_config *cfg)
+flags_parse(int argc, char **argv, struct config *cfg)
 {
 	enum log_level level;
 	uint64_t v;

@@ -1,5 +1,5 @@
 /* flags - sluiced's command line: the flags (their table, --help's text,
- * parsing into struct srv_config) and the checks of their values, each
+ * parsing into struct config) and the checks of their values, each
  * complaint one line on stderr with exit code 2, before anything starts.
  * main.c calls flags_parse, then flags_load_tls; the other functions are
  * flags.c's, shared with flags_value.c where they live. */
@@ -14,12 +14,12 @@
 struct tlsfile;
 
 /* Fills cfg with the defaults of SPEC section 6. */
-void flags_defaults(struct srv_config *cfg);
+void flags_defaults(struct config *cfg);
 
 /* Parses argv into cfg (its defaults already filled) and checks the
  * values together. Returns 0, or the exit code of a bad command line (2,
  * said on stderr with a hint); --help and --version print and exit. */
-int flags_parse(int argc, char **argv, struct srv_config *cfg);
+int flags_parse(int argc, char **argv, struct config *cfg);
 
 /* Every complaint about the command line: one line, exit code 2. */
 int flags_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -33,14 +33,14 @@ int flags_ms(
     const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* --http-host NAME: a DNS name or an IP literal, without a port. */
-int flags_http_host(struct srv_config *cfg, const char *name);
+int flags_http_host(struct config *cfg, const char *name);
 
 /* A byte count: a whole number with an optional k, M or G (binary
  * multiples), the whole string, at least 1. */
 int flags_size(const char *flag, const char *s, uint64_t *out);
 
 /* --fsync always|DUR|never. */
-int flags_fsync(const char *s, struct srv_config *cfg);
+int flags_fsync(const char *s, struct config *cfg);
 
 /* An nng URL (--listen, --repl-listen, --follow): a scheme nng knows,
  * and for the TCP ones a host (for --follow) and a port. `example` is the
@@ -53,7 +53,7 @@ int flags_check_addr(const char *flag, const char *s, const char *example);
 
 /* The beanstalk face has no way to authenticate: beside --auth it
  * listens on loopback only, unless --beanstalk-insecure says otherwise. */
-int flags_check_beanstalk(const struct srv_config *cfg);
+int flags_check_beanstalk(const struct config *cfg);
 
 /* --etcd: comma-separated http:// URLs with a port. */
 int flags_check_endpoints(const char *s);
@@ -63,12 +63,12 @@ int flags_check_endpoints(const char *s);
 int flags_check_name(const char *flag, const char *s);
 
 /* The flags of automatic failover, with their defaults. */
-int flags_check_failover(struct srv_config *cfg);
+int flags_check_failover(struct config *cfg);
 
 /* The TLS flags against the URLs that need them. */
-int flags_check_tls(const struct srv_config *cfg);
+int flags_check_tls(const struct config *cfg);
 
 /* Reads and checks the TLS files, before anything is written. */
-int flags_load_tls(struct srv_config *cfg, struct tlsfile *tls);
+int flags_load_tls(struct config *cfg, struct tlsfile *tls);
 
 #endif

@@ -72,13 +72,13 @@ flags_ms(
 
 /* --http-host NAME: a DNS name or an IP literal, without a port. */
 int
-flags_http_host(struct srv_config *cfg, const char *name)
+flags_http_host(struct config *cfg, const char *name)
 {
 	size_t n = strlen(name);
 
-	if (cfg->http_nhosts == SRV_HTTP_HOSTS_MAX)
-		return flags_error(
-		    "--http-host: at most %d names", (int)SRV_HTTP_HOSTS_MAX);
+	if (cfg->http_nhosts == CONFIG_HTTP_HOSTS_MAX)
+		return flags_error("--http-host: at most %d names",
+		    (int)CONFIG_HTTP_HOSTS_MAX);
 	if (n == 0 || n > 253 ||
 	    strspn(name,
 	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -134,7 +134,7 @@ flags_size(const char *flag, const char *s, uint64_t *out)
 }
 
 int
-flags_fsync(const char *s, struct srv_config *cfg)
+flags_fsync(const char *s, struct config *cfg)
 {
 	uint64_t ms;
 
@@ -235,7 +235,7 @@ flags_check_addr(const char *flag, const char *s, const char *example)
 /* The beanstalk face has no way to authenticate: beside --auth it
  * listens on loopback only, unless --beanstalk-insecure says otherwise. */
 int
-flags_check_beanstalk(const struct srv_config *cfg)
+flags_check_beanstalk(const struct config *cfg)
 {
 	const char *host = cfg->beanstalk;
 
@@ -319,7 +319,7 @@ url_wildcard(const char *url)
 
 /* The flags of automatic failover, with their defaults. */
 int
-flags_check_failover(struct srv_config *cfg)
+flags_check_failover(struct config *cfg)
 {
 	static char node[80];
 	const char *h;
@@ -364,7 +364,7 @@ flags_check_failover(struct srv_config *cfg)
 
 /* The TLS flags against the URLs that need them. */
 int
-flags_check_tls(const struct srv_config *cfg)
+flags_check_tls(const struct config *cfg)
 {
 	const char *const listening[][2] = { { "--listen", cfg->listen },
 		{ "--repl-listen", cfg->repl_listen } };
@@ -411,7 +411,7 @@ flags_check_tls(const struct srv_config *cfg)
 
 /* Reads and checks the TLS files, before anything is written. */
 int
-flags_load_tls(struct srv_config *cfg, struct tlsfile *tls)
+flags_load_tls(struct config *cfg, struct tlsfile *tls)
 {
 	static const char *const names[3] = { "--tls-ca", "--tls-cert",
 		"--tls-key" };

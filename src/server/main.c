@@ -75,7 +75,7 @@ raise_nofile(void)
 int
 main(int argc, char **argv)
 {
-	struct srv_config cfg;
+	struct config cfg;
 	struct tlsfile tls = { 0 };
 	sigset_t sigs;
 	int rc;

@@ -178,7 +178,7 @@ hold_url(struct held *h, const char *flag, const char *url)
 
 /* Binds them all; then lets them all go. 0, or 1 with h's failure. */
 static int
-try_all(const struct srv_config *cfg, struct held *h)
+try_all(const struct config *cfg, struct held *h)
 {
 	int rc = 0;
 
@@ -201,7 +201,7 @@ try_all(const struct srv_config *cfg, struct held *h)
 }
 
 int
-preflight_check(const struct srv_config *cfg)
+preflight_check(const struct config *cfg)
 {
 	struct timespec step = { 0, IN_USE_STEP_MS * 1000000L };
 	struct held h;

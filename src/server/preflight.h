@@ -12,6 +12,6 @@
  * releases them. Returns 0; or logs which flag's address cannot be
  * listened on and why, and returns 1 (sluiced's exit code for a failed
  * start). The URLs' syntax was checked with the flags. */
-int preflight_check(const struct srv_config *cfg);
+int preflight_check(const struct config *cfg);
 
 #endif

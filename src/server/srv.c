@@ -76,7 +76,7 @@ enum {
 
 /* The HTTP face with the settings of its flags. */
 static int
-open_http(struct core *c, const struct srv_config *cfg)
+open_http(struct core *c, const struct config *cfg)
 {
 	struct http_conf hc = {
 		.addr = cfg->http,
@@ -92,7 +92,7 @@ open_http(struct core *c, const struct srv_config *cfg)
 	};
 
 	_Static_assert(
-	    (int)SRV_HTTP_HOSTS_MAX == (int)HTTP_HOSTS_MAX, "--http-host");
+	    (int)CONFIG_HTTP_HOSTS_MAX == (int)HTTP_HOSTS_MAX, "--http-host");
 	for (size_t i = 0; i < cfg->http_nhosts; i++)
 		hc.hosts[i] = cfg->http_hosts[i];
 	return http_open(&c->http, &hc);
@@ -501,10 +501,10 @@ sp_session_holds(void *arg, uint32_t session)
 	return queue_session_holds(c->q, session);
 }
 
-static void conn_limits(const struct srv_config *cfg, struct conns_limits *out);
+static void conn_limits(const struct config *cfg, struct conns_limits *out);
 
 static int
-start(struct core *c, const struct srv_config *cfg)
+start(struct core *c, const struct config *cfg)
 {
 	struct queue_config qc;
 	struct recover_result res;
@@ -641,7 +641,7 @@ start(struct core *c, const struct srv_config *cfg)
 
 /* The bounds of every client connection (conn.h). */
 static void
-conn_limits(const struct srv_config *cfg, struct conns_limits *out)
+conn_limits(const struct config *cfg, struct conns_limits *out)
 {
 	struct conns_limits lim = {
 		.max_conns = cfg->max_conns,
@@ -658,7 +658,7 @@ conn_limits(const struct srv_config *cfg, struct conns_limits *out)
 }
 
 static void
-set_conn_limits(struct core *c, const struct srv_config *cfg)
+set_conn_limits(struct core *c, const struct config *cfg)
 {
 	struct conns_limits lim;
 
@@ -669,7 +669,7 @@ set_conn_limits(struct core *c, const struct srv_config *cfg)
 /* The beanstalk face, when asked for (--beanstalk). */
 static int
 start_beanstalk(
-    struct core *c, const struct srv_config *cfg, struct face_beanstalk **bs)
+    struct core *c, const struct config *cfg, struct face_beanstalk **bs)
 {
 	struct face_beanstalk_config bc = { cfg->beanstalk, cfg->max_payload,
 		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
@@ -684,7 +684,7 @@ start_beanstalk(
 }
 
 int
-srv_run(const struct srv_config *cfg)
+srv_run(const struct config *cfg)
 {
 	struct face_beanstalk *bs = NULL;
 	struct core c;

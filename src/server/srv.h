@@ -14,6 +14,6 @@
 /* Recovers, serves until SIGTERM or SIGINT, then finishes what is in
  * flight and stops. Returns the process exit code: 0 after a clean stop,
  * 1 when start-up failed (the reason is logged). */
-int srv_run(const struct srv_config *cfg);
+int srv_run(const struct config *cfg);
 
 #endif

@@ -184,7 +184,7 @@ core_reply_as(
 		face_ctx_drop(ctx);
 		return;
 	}
-	if (how->now || c->reply_now ||
+	if (how->now ||
 	    (lsn <= (how->local ? wal_durable_lsn(c->wal)
 	                        : core_commit_lsn(c)) &&
 	        (c->pend_head == NULL || how->take)))
@@ -579,7 +579,7 @@ core_release_sessions(struct core *c)
 int
 core_open_log(struct core *c, struct recover_result *res)
 {
-	const struct srv_config *cfg = c->cfg;
+	const struct config *cfg = c->cfg;
 	struct recover_ops ops = { recover_entry, recover_record, recover_reset,
 		recover_snap_check };
 	struct wal_config wc = { 0 };

@@ -81,7 +81,7 @@ struct core_sync {
 };
 
 struct core {
-	const struct srv_config *cfg;
+	const struct config *cfg;
 	struct queue *q;
 	struct wal *wal;
 	struct events *events;
@@ -137,8 +137,6 @@ struct core {
 	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
-	bool reply_now;    /* every reply is sent at once (failover/cluster.c's
-	                    * answer to a switchover) */
 	struct http *http; /* --http; NULL without */
 	/* automatic failover (failover/cluster.c writes these): its state
 	 * (--etcd; NULL without); until when (monotonic ms) a leader may
@@ -237,7 +235,8 @@ struct core_reply_how {
 	bool local; /* the local log only, not --sync-replicas followers:
 	             * an answer that wrote nothing */
 	bool now;   /* at once, whatever the log holds (stats on a failed
-	             * log: log_failed says why) */
+	             * log: log_failed says why; the answer to a switchover,
+	             * which depends on no record of this node's) */
 	bool take;  /* it hands out tasks: it waits for every record before
 	             * its takes (the tasks' puts among them), hard_lsn, not
 	             * for the takes themselves. A crash that loses a take

@@ -47,7 +47,7 @@ lease_until(const struct core *c)
 int
 cluster_open(struct core *c)
 {
-	const struct srv_config *cfg = c->cfg;
+	const struct config *cfg = c->cfg;
 	struct elect_config ec = {
 		.endpoints = cfg->etcd,
 		.cluster = cfg->cluster,
@@ -282,12 +282,12 @@ handed(struct core *c, const struct elect_cmd *cmd)
 		return;
 	/* The answer depends on no record of this node's: it goes now,
 	 * before the node steps down and fails what waits for its log. */
-	c->reply_now = true;
 	if (cmd->rc != 0) {
 		log_warn("cluster", "switchover failed to=%s error=\"%s\"",
 		    cl->handover_to, cmd->text);
-		core_reply_err(
-		    c, ctx, MSG_OP_SWITCHOVER, cmd->rc, "%s", cmd->text);
+		core_reply_err_as(c, ctx,
+		    &(struct core_reply_how) { .now = true }, MSG_OP_SWITCHOVER,
+		    cmd->rc, "%s", cmd->text);
 	} else {
 		log_info("cluster",
 		    "switchover done leader=%s url=%s epoch=%" PRIu64,
@@ -296,9 +296,9 @@ handed(struct core *c, const struct elect_cmd *cmd)
 		rep.switchover.epoch = cmd->epoch;
 		buf_reset(&c->out);
 		msg_encode_rep(&c->out, &rep);
-		core_reply_local(c, ctx);
+		core_reply_as(c, ctx,
+		    &(struct core_reply_how) { .local = true, .now = true });
 	}
-	c->reply_now = false;
 }
 
 /* Every field of the node's state the thread reads. */

@@ -85,7 +85,7 @@ repl_session_authed(void *arg, uint32_t session)
 static int
 lead_listen(struct core *c, struct lead *rp, const char *url)
 {
-	const struct srv_config *cfg = c->cfg;
+	const struct config *cfg = c->cfg;
 	struct conns_limits lim = {
 		.max_conns = REPL_PIPES_MAX,
 		.max_unready = REPL_UNAUTH_MAX,
