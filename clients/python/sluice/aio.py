@@ -88,7 +88,7 @@ class AsyncClient(T.Endpoints, codec.Operations):
         except ssl.SSLError as e:
             self._drop()
             raise T.lost(url, "TLS handshake failed: %s (is it a TLS port, "
-                         "and the right CA?)" % (e.reason or e), False,
+                         "and the right CA?)" % (getattr(e, "reason", None) or e), False,
                          True) from None
         except asyncio.TimeoutError:
             self._drop()

@@ -109,8 +109,10 @@ class Client(T.Endpoints, codec.Operations):
                 try:
                     sock = ctx.wrap_socket(sock, server_hostname=url.host)
                 except (OSError, ValueError) as e:
-                    raise ssl.SSLError(getattr(e, "reason", None) or str(e)
-                                       or type(e).__name__) from None
+                    raise T.lost(url, "TLS handshake failed: %s (is it a "
+                                 "TLS port, and the right CA?)" % (
+                                     getattr(e, "reason", None) or e),
+                                 False, True) from None
             sock.settimeout(max(0.001, limit - (time.monotonic() - start)))
             sock.sendall(T.HELLO_REQ)
             self._sock = sock
@@ -118,9 +120,8 @@ class Client(T.Endpoints, codec.Operations):
         except ssl.SSLError as e:
             self._sock = sock
             self._drop()
-            raise T.lost(url, "TLS handshake failed: %s (is it a TLS port, "
-                         "and the right CA?)" % (e.reason or e), False,
-                         True) from None
+            raise T.lost(url, "TLS failed: %s" % (
+                getattr(e, "reason", None) or e), False, True) from None
         except socket.timeout:
             self._sock = sock
             self._drop()
