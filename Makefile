@@ -20,7 +20,10 @@ BENCH_PKGS := gnuplot-nox redis-server
 # has no python3-openapi-spec-validator): tests/openapi, test-only. Debian's
 # npm only where no npm is installed (it conflicts with other Node.js
 # installations).
+# python3-venv: the Python client's package test installs it with pip
+# into a virtual environment (Debian's python3 has no pip of its own).
 TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
+              python3-venv \
               $(if $(shell command -v npm 2>/dev/null),,npm)
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build

@@ -136,7 +136,8 @@ def main():
     of sluiced and the CLI (exit 77 without them)."""
     global SLUICED, SLUICE_CLI
     if len(sys.argv) >= 3:
-        SLUICED, SLUICE_CLI = sys.argv.pop(1), sys.argv.pop(1)
+        SLUICED = os.path.abspath(sys.argv.pop(1))
+        SLUICE_CLI = os.path.abspath(sys.argv.pop(1))
     if not SLUICED or not os.access(SLUICED, os.X_OK) or not SLUICE_CLI:
         print("usage: %s SLUICED SLUICE_CLI (skipped)" % sys.argv[0],
               file=sys.stderr)
