@@ -9,7 +9,6 @@ lease that is not detached belongs to the connection.
 """
 
 import asyncio
-import random
 import ssl
 
 from . import codec
@@ -21,17 +20,9 @@ class AsyncClient(T.Endpoints, codec.Operations):
     """The asyncio twin of sluice.Client, with the same arguments:
     `await c.put(...)`, `async with sluice.AsyncClient(url) as c:`."""
 
-    def __init__(self, urls=None, *, token=None, timeout=30.0,
-                 connect_timeout=2.0, ssl_context=None,
-                 max_reply=T.MAX_REPLY):
-        self._init_urls(urls)
-        self.token = token
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.ssl_context = ssl_context
-        self.max_reply = max_reply
+    def __init__(self, urls=None, **options):
+        super().__init__(urls, **options)
         self._reader = self._writer = None
-        self._rid = random.getrandbits(31)
         self._lock = None
 
     async def __aenter__(self):
@@ -39,9 +30,6 @@ class AsyncClient(T.Endpoints, codec.Operations):
 
     async def __aexit__(self, *exc):
         await self.close()
-
-    def __repr__(self):
-        return "sluice.AsyncClient(%r)" % ",".join(u.text for u in self.urls)
 
     async def close(self):
         """Ends the session (its leases that are not detached end)."""
@@ -85,40 +73,15 @@ class AsyncClient(T.Endpoints, codec.Operations):
             self._writer.write(T.HELLO_REQ)
             got = await asyncio.wait_for(self._reader.readexactly(8), limit)
             T.check_hello(got, url)
-        except ssl.SSLError as e:
-            self._drop()
-            raise T.lost(url, "TLS handshake failed: %s (is it a TLS port, "
-                         "and the right CA?)" % (getattr(e, "reason", None) or e), False,
-                         True) from None
-        except asyncio.TimeoutError:
-            self._drop()
-            raise T.lost(url, "no sluice greeting within %.1f s" % limit,
-                         False, bool(ctx)) from None
-        except asyncio.IncompleteReadError:
-            self._drop()
-            raise T.lost(url, "the server closed the connection during the "
-                         "greeting", False, True) from None
-        except OSError as e:
-            self._drop()
-            raise T.lost(url, "cannot connect: %s" % (e.strerror or e),
-                         False) from None
-        except E.SluiceError as e:
-            self._drop()
-            e.sent = False
-            raise
-        if self.token is not None:
-            try:
+            if self.token is not None:
                 await self._exchange(codec.auth_request(self.token), plan)
-            except E.SluiceError as e:
-                self._drop()
-                if isinstance(e, E.ConnectionLost):
-                    e.sent = False
-                raise
+        except Exception as e:
+            self._drop()
+            raise T.open_failed(url, e, limit) from None
 
     async def _exchange(self, req, plan):
         url = self.url
-        self._rid = (self._rid + 1) & 0x7FFFFFFF
-        rid = 0x80000000 | self._rid
+        rid = self._next_rid()
         try:
             self._writer.write(T.frame(rid, req.message()))
             await asyncio.wait_for(self._writer.drain(), plan.remaining())

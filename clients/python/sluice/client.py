@@ -11,7 +11,6 @@ turns); a worker thread usually has its own, since a lease that is not
 detached belongs to the connection that took it.
 """
 
-import random
 import socket
 import ssl
 import threading
@@ -34,17 +33,9 @@ class Client(T.Endpoints, codec.Operations):
     which checks the server's certificate against the system's CAs).
     max_reply: the largest reply accepted, in bytes."""
 
-    def __init__(self, urls=None, *, token=None, timeout=30.0,
-                 connect_timeout=2.0, ssl_context=None,
-                 max_reply=T.MAX_REPLY):
-        self._init_urls(urls)
-        self.token = token
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.ssl_context = ssl_context
-        self.max_reply = max_reply
+    def __init__(self, urls=None, **options):
+        super().__init__(urls, **options)
         self._sock = None
-        self._rid = random.getrandbits(31)
         self._lock = threading.Lock()
 
     def __enter__(self):
@@ -52,9 +43,6 @@ class Client(T.Endpoints, codec.Operations):
 
     def __exit__(self, *exc):
         self.close()
-
-    def __repr__(self):
-        return "sluice.Client(%r)" % ",".join(u.text for u in self.urls)
 
     def close(self):
         """Ends the session: the tasks it took without detach are ready
@@ -97,53 +85,28 @@ class Client(T.Endpoints, codec.Operations):
     def _open(self, plan):
         url = self.url
         limit = plan.remaining(self.connect_timeout)
-        start = time.monotonic()
-        sock = None
+        end = time.monotonic() + limit
         try:
-            sock = socket.create_connection((url.host, url.port), limit)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sock = socket.create_connection((url.host, url.port),
+                                                  limit)
+            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if url.tls:
                 ctx = self.ssl_context or ssl.create_default_context()
-                sock.settimeout(max(0.001, limit - (time.monotonic()
-                                                    - start)))
+                self._sock.settimeout(max(0.001, end - time.monotonic()))
                 try:
-                    sock = ctx.wrap_socket(sock, server_hostname=url.host)
+                    self._sock = ctx.wrap_socket(self._sock,
+                                                 server_hostname=url.host)
                 except (OSError, ValueError) as e:
-                    raise T.lost(url, "TLS handshake failed: %s (is it a "
-                                 "TLS port, and the right CA?)" % (
-                                     getattr(e, "reason", None) or e),
-                                 False, True) from None
-            sock.settimeout(max(0.001, limit - (time.monotonic() - start)))
-            sock.sendall(T.HELLO_REQ)
-            self._sock = sock
+                    raise ssl.SSLError(getattr(e, "reason", None) or
+                                       str(e) or type(e).__name__) from None
+            self._sock.settimeout(max(0.001, end - time.monotonic()))
+            self._sock.sendall(T.HELLO_REQ)
             T.check_hello(self._recv(8, url, False), url)
-        except ssl.SSLError as e:
-            self._sock = sock
-            self._drop()
-            raise T.lost(url, "TLS failed: %s" % (
-                getattr(e, "reason", None) or e), False, True) from None
-        except socket.timeout:
-            self._sock = sock
-            self._drop()
-            raise T.lost(url, "no sluice greeting within %.1f s" % limit,
-                         False) from None
-        except OSError as e:
-            self._sock = sock
-            self._drop()
-            raise T.lost(url, "cannot connect: %s" % (
-                e.strerror or e), False) from None
-        except E.SluiceError as e:
-            self._drop()
-            e.sent = False
-            raise
-        if self.token is not None:
-            try:
+            if self.token is not None:
                 self._exchange(codec.auth_request(self.token), plan)
-            except E.SluiceError as e:
-                self._drop()
-                if isinstance(e, E.ConnectionLost):
-                    e.sent = False
-                raise
+        except Exception as e:
+            self._drop()
+            raise T.open_failed(url, e, limit) from None
 
     def _recv(self, n, url, sent=True):
         parts = []
@@ -160,8 +123,7 @@ class Client(T.Endpoints, codec.Operations):
 
     def _exchange(self, req, plan):
         url = self.url
-        self._rid = (self._rid + 1) & 0x7FFFFFFF
-        rid = 0x80000000 | self._rid
+        rid = self._next_rid()
         try:
             self._sock.settimeout(plan.remaining())
             self._sock.sendall(T.frame(rid, req.message()))

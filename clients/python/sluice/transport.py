@@ -20,6 +20,8 @@ from the call's start.
 """
 
 import os
+import random
+import ssl
 import struct
 import time
 from urllib.parse import urlsplit
@@ -123,6 +125,27 @@ def lost(url, what, sent, permanent=False):
     return e
 
 
+def open_failed(url, e, limit):
+    """The error to raise for exception e met while opening a connection
+    to url (TCP, TLS, greeting; limit: its time): marked as sent
+    nowhere, so that any request may try elsewhere."""
+    if isinstance(e, E.SluiceError):
+        e.sent = False
+        return e
+    if isinstance(e, ssl.SSLError):
+        return lost(url, "TLS handshake failed: %s (is it a TLS port, and "
+                    "the right CA?)" % (getattr(e, "reason", None) or e),
+                    False, True)
+    if isinstance(e, TimeoutError):
+        return lost(url, "no sluice greeting within %.1f s" % limit, False)
+    if isinstance(e, EOFError):  # asyncio's IncompleteReadError
+        return lost(url, "the server closed the connection during the "
+                    "greeting", False, True)
+    if isinstance(e, OSError):
+        return lost(url, "cannot connect: %s" % (e.strerror or e), False)
+    raise e
+
+
 class Plan:
     """One call's deadline and retries (see the module's comment). The
     client gives it each failure; it answers how long to wait before the
@@ -189,12 +212,28 @@ class Plan:
 
 
 class Endpoints:
-    """The URLs of a client and the one in use (a mixin of both
-    clients)."""
+    """The settings of a client, its URLs and the one in use (a mixin of
+    both clients; their arguments are documented by sluice.Client)."""
 
-    def _init_urls(self, urls):
+    def __init__(self, urls=None, *, token=None, timeout=30.0,
+                 connect_timeout=2.0, ssl_context=None, max_reply=MAX_REPLY):
         self.urls = parse_urls(urls)
         self._cur = 0
+        self.token = token
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.ssl_context = ssl_context
+        self.max_reply = max_reply
+        self._rid = random.getrandbits(31)
+
+    def __repr__(self):
+        return "sluice.%s(%r)" % (type(self).__name__,
+                                  ",".join(u.text for u in self.urls))
+
+    def _next_rid(self):
+        """A new request id: counting up, top bit set."""
+        self._rid = (self._rid + 1) & 0x7FFFFFFF
+        return 0x80000000 | self._rid
 
     @property
     def url(self):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import Dict, List, Optional
 
-__all__ = ["State", "Order", "Role", "MemberRole", "Verb", "Settings",
+__all__ = ["State", "Setting", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
            "Cluster", "Switchover", "TaskPage"]
@@ -30,35 +30,16 @@ class State(IntEnum):
         return self.name.lower()
 
 
-class Order(IntEnum):
-    """list's orders."""
-    ATTEMPTS = 1
-    OLDEST = 2
-    RUN_AT = 3
-    ID = 4
-
-
-class Role(IntEnum):
-    """A node's role in stats."""
-    LEADER = 1
-    FOLLOWER = 2
-
-
-class MemberRole(IntEnum):
-    """A member's role in the cluster view."""
-    FOLLOWER = 0
-    LEADER = 1
-    CANDIDATE = 2
-    FENCED = 3
-
-
-class Verb(IntEnum):
-    """The job op's beanstalk verbs."""
-    DELETE = 1
-    RELEASE = 2
-    BURY = 3
-    TOUCH = 4
-    TAKE = 5
+# list's orders; a node's role in stats; a member's in the cluster view;
+# the job op's beanstalk verbs.
+Order = IntEnum("Order", {"ATTEMPTS": 1, "OLDEST": 2, "RUN_AT": 3, "ID": 4},
+                module=__name__)
+Role = IntEnum("Role", {"LEADER": 1, "FOLLOWER": 2}, module=__name__)
+MemberRole = IntEnum("MemberRole", {"FOLLOWER": 0, "LEADER": 1,
+                                    "CANDIDATE": 2, "FENCED": 3},
+                     module=__name__)
+Verb = IntEnum("Verb", {"DELETE": 1, "RELEASE": 2, "BURY": 3, "TOUCH": 4,
+                        "TAKE": 5}, module=__name__)
 
 
 class Setting(IntFlag):

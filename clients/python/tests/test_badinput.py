@@ -91,6 +91,11 @@ class BadPeers(unittest.TestCase):
         self.addCleanup(c.close)
         return c
 
+    def malformed(self, serve, **kw):
+        """The Malformed a stats gets at once from a fake server."""
+        return self.bounded(sluice.Malformed, self.client(
+            self.fake(serve).url, **kw).stats, within=0.5)
+
     def bounded(self, exc, fn, *args, within=None, **kw):
         """fn raises exc within the timeout (plus a margin)."""
         t0 = time.monotonic()
@@ -120,14 +125,12 @@ class BadPeers(unittest.TestCase):
         def http(f, conn):
             conn.recv(8)
             conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-        e = self.bounded(sluice.Malformed, self.client(
-            self.fake(http).url).stats, within=0.5)
+        e = self.malformed(http)
         self.assertIn("speaks HTTP", e.message)
 
         def noise(f, conn):
             conn.sendall(os.urandom(64))
-        e = self.bounded(sluice.Malformed, self.client(
-            self.fake(noise).url).stats, within=0.5)
+        e = self.malformed(noise)
         self.assertIn("does not speak the sluice protocol", e.message)
 
     def test_garbage_reply(self):
@@ -137,8 +140,7 @@ class BadPeers(unittest.TestCase):
                 rid = f.read_request(conn)
                 junk = b"\x53\x01\x11\x00\x00\x00" + b"\x07" * 9
                 conn.sendall(struct.pack(">Q", 4 + len(junk)) + rid + junk)
-        e = self.bounded(sluice.Malformed, self.client(
-            self.fake(serve).url).stats, within=0.5)
+        e = self.malformed(serve)
         self.assertIn("reply", e.message)
 
         def wrong_op(f, conn):
@@ -146,8 +148,7 @@ class BadPeers(unittest.TestCase):
             rid = f.read_request(conn)
             conn.sendall(struct.pack(">Q", 10) + rid + b"\x53\x01\x01\x00\x00"
                          b"\x00")
-        e = self.bounded(sluice.Malformed, self.client(
-            self.fake(wrong_op).url).stats, within=0.5)
+        e = self.malformed(wrong_op)
         self.assertIn("a reply to op 0x01 for stats", e.message)
 
     def test_oversized_reply(self):
@@ -156,8 +157,7 @@ class BadPeers(unittest.TestCase):
             rid = f.read_request(conn)
             conn.sendall(struct.pack(">Q", 1 << 40) + rid)
             time.sleep(5)
-        e = self.bounded(sluice.Malformed, self.client(
-            self.fake(serve).url, max_reply=1 << 20).stats, within=0.5)
+        e = self.malformed(serve, max_reply=1 << 20)
         self.assertIn("over this client's limit", e.message)
 
     def test_silent_peers(self):
