@@ -15,9 +15,12 @@ handler's return acks the task, with the returned value as its result
 (str as is, bytes decoded, anything else as JSON; None: no result); a
 raise fails it with the exception's text as its last error (retried after
 the server's backoff, buried at max_attempts); sluice.Fatal buries it at
-once. An `async def` handler runs on its thread's own event loop. While a
-handler runs, the task's lease is touched every third of its ttr, so a
-handler may take longer than the ttr.
+once. When every handler is an `async def`, the worker runs `concurrency`
+asyncio tasks on one event loop instead of threads, each with its own
+AsyncClient (with handlers of both kinds, each thread runs the async ones
+on an event loop of its own). While a handler runs, the task's lease is
+touched every third of its ttr, so a handler may take longer than the
+ttr.
 
 A stop (stop(), or SIGTERM/SIGINT while run() installed its handlers)
 takes nothing more: the takes waiting are cut (the server undoes a take
@@ -28,6 +31,7 @@ returns 0.
 """
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -143,19 +147,26 @@ class Worker:
                 threading.main_thread():
             for s in (signal.SIGTERM, signal.SIGINT):
                 old[s] = signal.signal(s, lambda *_: self.stop())
-        threads = [threading.Thread(target=self._thread, daemon=True,
-                                    name="sluice-worker-%d" % i)
-                   for i in range(self.concurrency)]
         try:
-            for t in threads:
-                t.start()
-            while not self._stop.wait(0.05):
-                self._touch_due()
-            self._wind_down(threads)
+            if all(inspect.iscoroutinefunction(h)
+                   for h in self.handlers.values()):
+                asyncio.run(self._run_async())
+            else:
+                self._run_threads()
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
         return 0
+
+    def _run_threads(self):
+        threads = [threading.Thread(target=self._thread, daemon=True,
+                                    name="sluice-worker-%d" % i)
+                   for i in range(self.concurrency)]
+        for t in threads:
+            t.start()
+        while not self._stop.wait(0.05):
+            self._touch_due()
+        self._wind_down(threads)
 
     def _wind_down(self, threads):
         with self._lock:
@@ -167,23 +178,12 @@ class Worker:
             while t.is_alive() and time.monotonic() < deadline:
                 self._touch_due()
                 t.join(0.05)
-        with self._lock:
-            late = [r for r in self._running if not r.done]
-        for r in late:
-            log.warning("task %d still running after %.1f s: released",
-                        r.task.id, self.grace)
-            _release(r.client, r.task)
+        for r in self._late():
+            _call(r.client.release, r.task.id, r.task.lease)
 
     def _touch_due(self):
-        now = time.monotonic()
-        with self._lock:
-            due = [r for r in self._running if r.next_touch <= now]
-        for r in due:
-            r.next_touch = now + max(0.05, r.task.ttr_ms / 3000.0)
-            try:
-                r.client.touch(r.task.id, r.task.lease)
-            except E.SluiceError as e:
-                log.warning("touch of task %d: %s", r.task.id, e)
+        for r in self._due():
+            _call(r.client.touch, r.task.id, r.task.lease)
 
     def _thread(self):
         client = Client(self.urls, **self.client_options)
@@ -191,24 +191,18 @@ class Worker:
         tubes = list(self.handlers)
         try:
             while not self._stop.is_set():
-                with self._lock:
-                    self._idle.add(client)
                 try:
-                    if self._stop.is_set():
-                        break
-                    tasks = client.take(tubes, wait_ms=self.wait_ms,
-                                        detach=self.detach)
+                    with self._idle_in(client):
+                        if self._stop.is_set():
+                            break
+                        tasks = client.take(tubes, wait_ms=self.wait_ms,
+                                            detach=self.detach)
                 except E.SluiceError as e:
-                    if not self._stop.is_set():
-                        log.warning("take: %s", e)
-                        self._stop.wait(0.2)
+                    self._stop.wait(self._take_failed(e))
                     continue
-                finally:
-                    with self._lock:
-                        self._idle.discard(client)
                 for task in tasks:
                     if self._stop.is_set():
-                        _release(client, task)
+                        _call(client.release, task.id, task.lease)
                         continue
                     handler = self.handlers[task.tube]
                     if inspect.iscoroutinefunction(handler) and loop is None:
@@ -219,35 +213,130 @@ class Worker:
                 loop.close()
             client.close()
 
-    def _one(self, client, task, handler, loop):
+    @contextlib.contextmanager
+    def _idle_in(self, client):
+        """client waits in a take meanwhile: a stop cuts it."""
+        with self._lock:
+            self._idle.add(client)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._idle.discard(client)
+
+    def _take_failed(self, e):
+        """Seconds to wait after a take failed (none once stopping)."""
+        if self._stop.is_set():
+            return 0
+        log.warning("take: %s", e)
+        return 0.2
+
+    def _begin(self, client, task):
         r = _Running(client, task)
         with self._lock:
             self._running.append(r)
+        return r
+
+    def _end(self, r):
+        with self._lock:
+            self._running.remove(r)
+            r.done = True
+
+    def _late(self):
+        """The tasks still running after the grace, to release."""
+        with self._lock:
+            late = [r for r in self._running if not r.done]
+        for r in late:
+            log.warning("task %d still running after %.1f s: released",
+                        r.task.id, self.grace)
+        return late
+
+    def _due(self):
+        """The running tasks whose lease is to be touched now."""
+        now = time.monotonic()
+        with self._lock:
+            due = [r for r in self._running if r.next_touch <= now]
+        for r in due:
+            r.next_touch = now + max(0.05, r.task.ttr_ms / 3000.0)
+        return due
+
+    def _one(self, client, task, handler, loop):
+        r = self._begin(client, task)
         try:
             if loop is not None and inspect.iscoroutinefunction(handler):
                 result = _text(loop.run_until_complete(handler(task)))
             else:
                 result = _text(handler(task))
         except Exception as exc:
-            self._failed(client, task, exc)
+            self.failed += 1
+            _call(client.fail, task.id, task.lease, error_text(exc),
+                  fatal=isinstance(exc, Fatal))
             return
         finally:
-            with self._lock:
-                self._running.remove(r)
-                r.done = True
-        try:
-            client.ack(task.id, task.lease, result=result)
+            self._end(r)
+        if _call(client.ack, task.id, task.lease, result=result):
             self.processed += 1
-        except E.SluiceError as e:
-            log.warning("ack of task %d: %s", task.id, e)
 
-    def _failed(self, client, task, exc):
-        self.failed += 1
+    # ---- asyncio: for async handlers only, one event loop
+
+    async def _run_async(self):
+        from .aio import AsyncClient
+        clients = [AsyncClient(self.urls, **self.client_options)
+                   for _ in range(self.concurrency)]
+        takers = [asyncio.create_task(self._taker(c)) for c in clients]
+        while not self._stop.is_set():
+            await asyncio.sleep(0.05)
+            await self._touch_due_async()
+        with self._lock:
+            idle = list(self._idle)
+        for c in idle:
+            c._drop()  # the server undoes the take it waits in
+        deadline = time.monotonic() + self.grace
+        while not all(t.done() for t in takers) and \
+                time.monotonic() < deadline:
+            await asyncio.wait(takers, timeout=0.05)
+            await self._touch_due_async()
+        for r in self._late():
+            await _acall(r.client.release, r.task.id, r.task.lease)
+        for t in takers:
+            t.cancel()
+        await asyncio.gather(*takers, return_exceptions=True)
+        for c in clients:
+            await c.close()
+
+    async def _touch_due_async(self):
+        for r in self._due():
+            await _acall(r.client.touch, r.task.id, r.task.lease)
+
+    async def _taker(self, client):
+        tubes = list(self.handlers)
+        while not self._stop.is_set():
+            try:
+                with self._idle_in(client):
+                    tasks = await client.take(tubes, wait_ms=self.wait_ms,
+                                              detach=self.detach)
+            except E.SluiceError as e:
+                await asyncio.sleep(self._take_failed(e))
+                continue
+            for task in tasks:
+                if self._stop.is_set():
+                    await _acall(client.release, task.id, task.lease)
+                else:
+                    await self._one_async(client, task)
+
+    async def _one_async(self, client, task):
+        r = self._begin(client, task)
         try:
-            client.fail(task.id, task.lease, error_text(exc),
-                        fatal=isinstance(exc, Fatal))
-        except E.SluiceError as e:
-            log.warning("fail of task %d: %s", task.id, e)
+            result = _text(await self.handlers[task.tube](task))
+        except Exception as exc:
+            self.failed += 1
+            await _acall(client.fail, task.id, task.lease, error_text(exc),
+                         fatal=isinstance(exc, Fatal))
+            return
+        finally:
+            self._end(r)
+        if await _acall(client.ack, task.id, task.lease, result=result):
+            self.processed += 1
 
 
 def _cut(client):
@@ -261,8 +350,22 @@ def _cut(client):
             pass
 
 
-def _release(client, task):
+def _call(op, id, lease, *args, **kw):
+    """A lease operation of the worker's own; a refusal (the lease
+    ended meanwhile, the connection was lost) is logged. True when done."""
     try:
-        client.release(task.id, task.lease)
+        op(id, lease, *args, **kw)
+        return True
     except E.SluiceError as e:
-        log.warning("release of task %d: %s", task.id, e)
+        log.warning("%s of task %d: %s", op.__name__, id, e)
+        return False
+
+
+async def _acall(op, id, lease, *args, **kw):
+    """_call's asyncio twin."""
+    try:
+        await op(id, lease, *args, **kw)
+        return True
+    except E.SluiceError as e:
+        log.warning("%s of task %d: %s", op.__name__, id, e)
+        return False

@@ -214,6 +214,45 @@ class WorkerInProcess(ServerTest):
         self.assertEqual([self.c.peek(i).result for i in ids],
                          ["p%d" % i for i in range(6)])
 
+    def test_async_stop_lets_running_handlers_finish(self):
+        import asyncio
+        w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100)
+        started = []
+
+        @w.task("aio")
+        async def handle(task):
+            started.append(task.id)
+            await asyncio.sleep(0.5)
+            if task.id == 2:
+                raise sluice.Fatal("second")
+
+        ids = [self.c.put("aio", "p%d" % i).id for i in range(3)]
+        self.run_worker(w, lambda: len(started) == 2)
+        self.assertEqual(sorted(started), [1, 2])
+        t = [self.c.peek(i) for i in ids]
+        self.assertEqual([(x.state, x.attempts) for x in t], [
+            (sluice.State.DONE, 1), (sluice.State.BURIED, 1),
+            (sluice.State.READY, 0)])
+        self.assertEqual(t[1].last_error, "second")
+
+    def test_sync_and_async_handlers_together(self):
+        w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100)
+
+        @w.task("sync")
+        def plain(task):
+            return "sync"
+
+        @w.task("async")
+        async def coro(task):
+            return "async"
+
+        a = self.c.put("sync", "x").id
+        b = self.c.put("async", "y").id
+        self.run_worker(w, lambda: self.c.peek(a).state == 5 and
+                        self.c.peek(b).state == 5)
+        self.assertEqual((self.c.peek(a).result, self.c.peek(b).result),
+                         ("sync", "async"))
+
 
 if __name__ == "__main__":
     main()
