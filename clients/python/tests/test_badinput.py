@@ -186,6 +186,20 @@ class BadPeers(unittest.TestCase):
             time.sleep(1)
         self.assertEqual(self.client(self.fake(serve).url).snapshot(), 77)
 
+    def test_an_older_server_says_so(self):
+        def serve(f, conn):
+            greet(conn)
+            rid = f.read_request(conn)
+            text = b"unknown op 0x24"
+            err = (b"\x53\x01\x24\x00" + struct.pack("<HH", 12, len(text))
+                   + text + b"\x00\x00")
+            conn.sendall(struct.pack(">Q", 4 + len(err)) + rid + err)
+            time.sleep(1)
+        with self.assertRaises(sluice.UnknownOperation) as e:
+            self.client(self.fake(serve).url).history()
+        self.assertIn("does not have the operation history (0x24): it is "
+                      "older than this client", e.exception.message)
+
     def test_nothing_listening(self):
         e = self.bounded(sluice.ConnectionLost, self.client(
             "tcp://127.0.0.1:%d" % free_port()).stats)
@@ -226,7 +240,8 @@ class Tls(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not shutil.which("openssl"):
-            raise unittest.SkipTest("no openssl to make certificates")
+            raise AssertionError("no openssl to make certificates (make "
+                                 "test installs it)")
         cls.dir = tempfile.mkdtemp(prefix="sluice-py-tls-")
         for cmd in (
                 "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "

@@ -60,8 +60,6 @@ class Etcd:
 
 class Failover(unittest.TestCase):
     def setUp(self):
-        if not shutil.which("etcd"):
-            raise unittest.SkipTest("no etcd")
         self.dir = tempfile.mkdtemp(prefix="sluice-py-failover-")
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.etcd = Etcd(self.dir)
@@ -190,4 +188,8 @@ class Failover(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if not shutil.which("etcd"):
+        print("no etcd (make test installs etcd-server): skipped",
+              file=sys.stderr)
+        sys.exit(77)
     main()
