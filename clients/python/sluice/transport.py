@@ -99,18 +99,18 @@ def frame_id(body):
 
 def check_hello(got, url):
     """Raises a clear error when a port's greeting is not a sluice
-    server's (as libsluice says what answers instead)."""
+    server's (as libsluice says what answers instead). A port that says
+    nothing first (a beanstalk port: it waits for a command line) costs
+    the connect timeout."""
     if got == HELLO_REP:
         return
-    if got[:4] == b"HTTP" or got[:1] == b"<":
+    if got[:4] == b"HTTP":
         what = "speaks HTTP, not the sluice protocol; is this the --http port?"
     elif got[:1] in (b"\x15", b"\x16") and got[1:2] == b"\x03":
         what = "speaks TLS: use a tls+tcp:// URL"
     elif got[:4] == b"\x00SP\x00":
         what = ("is an SP socket of another protocol (0x%04x), not a sluice "
                 "client port" % struct.unpack(">H", got[4:6])[0])
-    elif got.rstrip().isupper() or got[:5] in (b"UNKNO", b"BAD_F", b"OUT_O"):
-        what = "speaks the beanstalk protocol; is this the --beanstalk port?"
     else:
         what = "does not speak the sluice protocol (it sent %s)" % got.hex()
     raise E.Malformed("%s %s" % (url, what))

@@ -45,6 +45,21 @@ def wait_for(pred, seconds=5.0, step=0.01):
     return pred()
 
 
+def cli(url, *args, check=True):
+    """The sluice CLI with --json against the server at url: its JSON
+    (None for no output), or (exit code, stderr) when check is False."""
+    env = dict(os.environ, SLUICE_URL=url)
+    p = subprocess.run([SLUICE_CLI] + list(args) + ["--json"], env=env,
+                       capture_output=True, timeout=30)
+    if not check:
+        return p.returncode, p.stderr.decode()
+    if p.returncode != 0:
+        raise AssertionError("sluice %s: exit %d: %s" % (
+            " ".join(args), p.returncode, p.stderr.decode()))
+    out = p.stdout.decode().strip()
+    return json.loads(out) if out else None
+
+
 class Server:
     """A sluiced in a temporary directory. tokens: {name: (role, tubes,
     token)} for --auth; tls: (cert, key) for a tls+tcp:// listener."""
@@ -86,21 +101,8 @@ class Server:
         kw.setdefault("timeout", 10)
         return sluice.Client(self.url, **kw)
 
-    def cli(self, *args, token=None, check=True):
-        """The sluice CLI with --json against this server: its JSON (None
-        for no output), or (exit code, stderr) when check is False."""
-        env = dict(os.environ, SLUICE_URL=self.url)
-        if token:
-            env["SLUICE_TOKEN"] = token
-        p = subprocess.run([SLUICE_CLI] + list(args) + ["--json"], env=env,
-                           capture_output=True, timeout=30)
-        if not check:
-            return p.returncode, p.stderr.decode()
-        if p.returncode != 0:
-            raise AssertionError("sluice %s: exit %d: %s" % (
-                " ".join(args), p.returncode, p.stderr.decode()))
-        out = p.stdout.decode().strip()
-        return json.loads(out) if out else None
+    def cli(self, *args, **kw):
+        return cli(self.url, *args, **kw)
 
     def stop(self):
         if self.proc.poll() is None:

@@ -55,7 +55,7 @@ class FakeServer:
         try:
             conn.settimeout(20)
             self.serve(self, conn)
-        except OSError:
+        except (OSError, struct.error):  # the client went away
             pass
 
     def read_request(self, conn):
@@ -129,7 +129,7 @@ class BadPeers(unittest.TestCase):
         self.assertIn("speaks HTTP", e.message)
 
         def noise(f, conn):
-            conn.sendall(os.urandom(64))
+            conn.sendall(bytes(range(1, 65)))
         e = self.malformed(noise)
         self.assertIn("does not speak the sluice protocol", e.message)
 
@@ -206,6 +206,59 @@ class BadPeers(unittest.TestCase):
         self.assertIn("cannot connect", e.message)
         with self.assertRaises(sluice.Invalid):
             sluice.Client("http://127.0.0.1:7711")
+
+
+class AsyncBadPeers(unittest.TestCase):
+    """The asyncio client against the same peers."""
+
+    TIMEOUT = BadPeers.TIMEOUT
+    fake = BadPeers.fake
+
+    def run_async(self, exc, url, op, *args, **kw):
+        import asyncio
+
+        async def go():
+            async with sluice.AsyncClient(url, timeout=self.TIMEOUT,
+                                          connect_timeout=1.0, **kw) as c:
+                return await getattr(c, op)(*args)
+        t0 = time.monotonic()
+        with self.assertRaises(exc) as e:
+            asyncio.run(go())
+        self.assertLess(time.monotonic() - t0, self.TIMEOUT + 1.5)
+        return e.exception
+
+    def test_async_bad_peers(self):
+        def cut(f, conn):
+            greet(conn)
+            rid = f.read_request(conn)
+            conn.sendall(struct.pack(">Q", 40) + rid + b"\x53\x01")
+            conn.close()
+        e = self.run_async(sluice.ConnectionLost, self.fake(cut).url, "put",
+                           "t", "x")
+        self.assertIn("in the middle of a reply", e.message)
+
+        def huge(f, conn):
+            greet(conn)
+            rid = f.read_request(conn)
+            conn.sendall(struct.pack(">Q", 1 << 40) + rid)
+            time.sleep(5)
+        e = self.run_async(sluice.Malformed, self.fake(huge).url, "stats",
+                           max_reply=1 << 20)
+        self.assertIn("over this client's limit", e.message)
+
+        def http(f, conn):
+            conn.recv(8)
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        e = self.run_async(sluice.Malformed, self.fake(http).url, "stats")
+        self.assertIn("speaks HTTP", e.message)
+
+        def mute(f, conn):
+            greet(conn)
+            f.read_request(conn)
+            time.sleep(10)
+        e = self.run_async(sluice.TimedOut, self.fake(mute).url, "put", "t",
+                           "x")
+        self.assertIn("its outcome is unknown", e.message)
 
 
 class Tokens(unittest.TestCase):
@@ -323,6 +376,16 @@ class Followers(unittest.TestCase):
         # given the follower alone, the client goes where it points
         self.assertEqual(ro.put("f", "y").id, tid + 1)
         self.assertEqual(ro.url.text, leader.url)
+        # follow re-points a follower (here to the same leader), as the
+        # CLI's follow does
+        with sluice.Client(follower.url, timeout=10) as f:
+            self.assertIsNone(f.follow(repl))
+        self.assertEqual(follower.cli("-s", follower.url, "follow", repl),
+                         {"following": repl})
+        self.assertTrue(wait_for(lambda: ro.stats(
+            ).totals.ready == 2 and ro.url.text == leader.url or
+            sluice.Client(follower.url, timeout=5).stats(
+            ).totals.ready == 2, 10))
 
 
 if __name__ == "__main__":

@@ -185,6 +185,34 @@ class Failover(unittest.TestCase):
         worker.stop()
         wt.join(60)
         self.assertFalse(wt.is_alive())
+        self.cluster_view_and_switchover(new, first)
+
+    def cluster_view_and_switchover(self, lead, dead):
+        """cluster and switchover, as the CLI (libsluice) sees them."""
+        c = sluice.Client(self.urls[lead], timeout=30)
+        self.addCleanup(c.close)
+        def cli(*args):
+            return harness.cli(self.urls[lead], *args)
+        view, want = c.cluster(), cli("cluster")
+        self.assertEqual((view.cluster, view.node, view.leader),
+                         (want["cluster"], want["node"], want["leader"]))
+        self.assertEqual(view.leader, "node%d" % lead)
+        self.assertEqual(
+            sorted((m.name, m.role.name.lower(), m.client_url)
+                   for m in view.members),
+            sorted((m["name"], m["role"], m["client_url"])
+                   for m in want["members"]))
+        to = [i for i in range(3) if i not in (lead, dead)][0]
+        t0 = time.monotonic()
+        res = c.switchover("node%d" % to, 20000)
+        print("switchover to node%d in %.2f s" % (to, time.monotonic() - t0),
+              file=sys.stderr)
+        self.assertEqual(res.leader, self.urls[to])
+        self.assertEqual(self.leader(skip=dead), to)
+        self.assertEqual(cli("cluster")["leader"], "node%d" % to)
+        # the client goes on with the new leader
+        self.assertTrue(c.put("orders", "after", key="after").created)
+        self.assertEqual(c.url.text, self.urls[to])
 
 
 if __name__ == "__main__":
