@@ -76,6 +76,33 @@ def greet(conn):
     conn.sendall(GREETING)
 
 
+# Peers that misbehave, each serving one connection.
+
+def cut_mid_reply(f, conn):
+    greet(conn)
+    rid = f.read_request(conn)
+    conn.sendall(struct.pack(">Q", 40) + rid + b"\x53\x01")
+    conn.close()
+
+
+def huge_reply(f, conn):
+    greet(conn)
+    rid = f.read_request(conn)
+    conn.sendall(struct.pack(">Q", 1 << 40) + rid)
+    time.sleep(5)
+
+
+def http_greeting(f, conn):
+    conn.recv(8)
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+
+def no_reply(f, conn):
+    greet(conn)
+    f.read_request(conn)
+    time.sleep(10)
+
+
 class BadPeers(unittest.TestCase):
     TIMEOUT = 2.0
 
@@ -106,12 +133,7 @@ class BadPeers(unittest.TestCase):
         return e.exception
 
     def test_closed_in_the_middle_of_a_reply(self):
-        def serve(f, conn):
-            greet(conn)
-            rid = f.read_request(conn)
-            conn.sendall(struct.pack(">Q", 40) + rid + b"\x53\x01")
-            conn.close()
-        f = self.fake(serve)
+        f = self.fake(cut_mid_reply)
         e = self.bounded(sluice.ConnectionLost, self.client(f.url).put, "t",
                          "x")
         self.assertIn("in the middle of a reply", e.message)
@@ -122,10 +144,7 @@ class BadPeers(unittest.TestCase):
         self.assertGreater(f.requests, 2)
 
     def test_garbage_instead_of_a_greeting(self):
-        def http(f, conn):
-            conn.recv(8)
-            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-        e = self.malformed(http)
+        e = self.malformed(http_greeting)
         self.assertIn("speaks HTTP", e.message)
 
         def noise(f, conn):
@@ -152,12 +171,7 @@ class BadPeers(unittest.TestCase):
         self.assertIn("a reply to op 0x01 for stats", e.message)
 
     def test_oversized_reply(self):
-        def serve(f, conn):
-            greet(conn)
-            rid = f.read_request(conn)
-            conn.sendall(struct.pack(">Q", 1 << 40) + rid)
-            time.sleep(5)
-        e = self.malformed(serve, max_reply=1 << 20)
+        e = self.malformed(huge_reply, max_reply=1 << 20)
         self.assertIn("over this client's limit", e.message)
 
     def test_silent_peers(self):
@@ -167,10 +181,6 @@ class BadPeers(unittest.TestCase):
             self.fake(mute).url).stats)
         self.assertIn("no sluice greeting", str(e))
 
-        def no_reply(f, conn):
-            greet(conn)
-            f.read_request(conn)
-            time.sleep(10)
         e = self.bounded(sluice.TimedOut, self.client(
             self.fake(no_reply).url).put, "t", "x")
         self.assertIn("its outcome is unknown", e.message)
@@ -214,8 +224,9 @@ class AsyncBadPeers(unittest.TestCase):
     TIMEOUT = BadPeers.TIMEOUT
     fake = BadPeers.fake
 
-    def run_async(self, exc, url, op, *args, **kw):
+    def run_async(self, exc, serve, op, *args, **kw):
         import asyncio
+        url = self.fake(serve).url
 
         async def go():
             async with sluice.AsyncClient(url, timeout=self.TIMEOUT,
@@ -228,36 +239,15 @@ class AsyncBadPeers(unittest.TestCase):
         return e.exception
 
     def test_async_bad_peers(self):
-        def cut(f, conn):
-            greet(conn)
-            rid = f.read_request(conn)
-            conn.sendall(struct.pack(">Q", 40) + rid + b"\x53\x01")
-            conn.close()
-        e = self.run_async(sluice.ConnectionLost, self.fake(cut).url, "put",
-                           "t", "x")
+        e = self.run_async(sluice.ConnectionLost, cut_mid_reply, "put", "t",
+                           "x")
         self.assertIn("in the middle of a reply", e.message)
-
-        def huge(f, conn):
-            greet(conn)
-            rid = f.read_request(conn)
-            conn.sendall(struct.pack(">Q", 1 << 40) + rid)
-            time.sleep(5)
-        e = self.run_async(sluice.Malformed, self.fake(huge).url, "stats",
+        e = self.run_async(sluice.Malformed, huge_reply, "stats",
                            max_reply=1 << 20)
         self.assertIn("over this client's limit", e.message)
-
-        def http(f, conn):
-            conn.recv(8)
-            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-        e = self.run_async(sluice.Malformed, self.fake(http).url, "stats")
+        e = self.run_async(sluice.Malformed, http_greeting, "stats")
         self.assertIn("speaks HTTP", e.message)
-
-        def mute(f, conn):
-            greet(conn)
-            f.read_request(conn)
-            time.sleep(10)
-        e = self.run_async(sluice.TimedOut, self.fake(mute).url, "put", "t",
-                           "x")
+        e = self.run_async(sluice.TimedOut, no_reply, "put", "t", "x")
         self.assertIn("its outcome is unknown", e.message)
 
 
