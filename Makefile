@@ -22,9 +22,12 @@ BENCH_PKGS := gnuplot-nox redis-server
 # installations).
 # python3-venv: the Python client's package test installs it with pip
 # into a virtual environment (Debian's python3 has no pip of its own).
+# Node.js runs the Node client's tests (clients/node); Debian's nodejs only
+# where no node is installed.
 TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
               python3-venv \
-              $(if $(shell command -v npm 2>/dev/null),,npm)
+              $(if $(shell command -v npm 2>/dev/null),,npm) \
+              $(if $(shell command -v node 2>/dev/null),,nodejs)
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan
