@@ -26,6 +26,9 @@ sys.path.insert(0, PACKAGE)
 import sluice  # noqa: E402
 
 SLUICED = os.environ.get("SLUICED")
+# Waits for the servers are doubled under the sanitizers (make test-asan
+# sets SLUICE_SANITIZED), as the C tests' are.
+SCALE = 2 if os.environ.get("SLUICE_SANITIZED") else 1
 SLUICE_CLI = os.environ.get("SLUICE_CLI")
 
 

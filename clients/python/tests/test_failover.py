@@ -22,7 +22,7 @@ import unittest
 import urllib.request
 
 import harness
-from harness import free_port, main, sluice, wait_for
+from harness import SCALE, free_port, main, sluice, wait_for
 
 
 class Etcd:
@@ -107,7 +107,7 @@ class Failover(unittest.TestCase):
                 except sluice.SluiceError:
                     pass
             return len(found) == 1
-        self.assertTrue(wait_for(one, 30, 0.1), "no single leader")
+        self.assertTrue(wait_for(one, 30 * SCALE, 0.1), "no single leader")
         return found[0]
 
     def test_producer_and_worker_keep_going_across_a_kill_9(self):
@@ -155,12 +155,13 @@ class Failover(unittest.TestCase):
         self.addCleanup(pt.join, 60)
         self.addCleanup(stop.set)
 
-        self.assertTrue(wait_for(lambda: len(acked) >= 100, 30))
+        self.assertTrue(wait_for(lambda: len(acked) >= 100, 30 * SCALE))
         self.nodes[first].kill()
         self.nodes[first].wait(10)
         killed_at.append(time.monotonic())
         before = len(acked)
-        self.assertTrue(wait_for(lambda: len(acked) >= before + 100, 60),
+        self.assertTrue(wait_for(lambda: len(acked) >= before + 100,
+                                 60 * SCALE),
                         "the producer did not go on after the kill")
         print("first put acknowledged %.2f s after the kill -9 of the "
               "leader" % (first_after[0] - killed_at[0]), file=sys.stderr)
@@ -177,7 +178,7 @@ class Failover(unittest.TestCase):
                 with lock:
                     return t.ready + t.delayed + t.taken == 0 and \
                         set(acked) <= handled
-            ok = wait_for(drained, 60, 0.1)
+            ok = wait_for(drained, 60 * SCALE, 0.1)
             with lock:
                 lost = sorted(set(acked) - handled)
             self.assertTrue(ok, "%d acknowledged puts not handled: %s"

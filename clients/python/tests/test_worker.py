@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from harness import PACKAGE, ServerTest, main, sluice, wait_for
+from harness import PACKAGE, SCALE, ServerTest, main, sluice, wait_for
 
 # The worker module the processes run: each handler start and end is a
 # line of OUT, written with O_APPEND (whole lines, whatever the threads).
@@ -79,7 +79,7 @@ class WorkerProcesses(ServerTest):
         def drained():
             s = self.c.stats("jobs").tubes["jobs"]
             return s.ready + s.taken == 0
-        self.assertTrue(wait_for(drained, 120, 0.1))
+        self.assertTrue(wait_for(drained, 120 * SCALE, 0.1))
         took = time.monotonic() - t0
         print("drained %d tasks in %.1f s (%.0f/s)" % (n, took, n / took),
               file=sys.stderr)
