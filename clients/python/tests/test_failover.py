@@ -155,12 +155,12 @@ class Failover(unittest.TestCase):
         self.addCleanup(pt.join, 60)
         self.addCleanup(stop.set)
 
-        self.assertTrue(wait_for(lambda: len(acked) >= 100, 30 * SCALE))
+        self.assertTrue(wait_for(lambda: len(acked) >= 50, 30 * SCALE))
         self.nodes[first].kill()
         self.nodes[first].wait(10)
         killed_at.append(time.monotonic())
         before = len(acked)
-        self.assertTrue(wait_for(lambda: len(acked) >= before + 100,
+        self.assertTrue(wait_for(lambda: len(acked) >= before + 50,
                                  60 * SCALE),
                         "the producer did not go on after the kill")
         print("first put acknowledged %.2f s after the kill -9 of the "
