@@ -70,22 +70,24 @@ function diagnose(got, url) {
   return e;
 }
 
-// One connection: bytes in, frames out.
+// One connection: bytes in, frames out. The bytes received wait as a list
+// of chunks, joined only for what a read takes, so that a large reply
+// arriving in many chunks is copied once.
 class Conn {
-  constructor(socket, url, maxReply) {
+  constructor(socket, url) {
     this.socket = socket;
     this.url = url;
-    this.maxReply = maxReply;
-    this.buf = Buffer.alloc(0);
+    this.chunks = [];
+    this.size = 0;
     this.waiter = null;
     this.error = null;
-    socket.on('data', (d) => { this.buf = Buffer.concat([this.buf, d]);
+    socket.on('data', (d) => { this.chunks.push(d); this.size += d.length;
       this.wake(); });
     socket.on('error', (e) => { this.error = this.error ||
       lost(url, e.message, true); this.wake(); });
     socket.on('close', () => { this.error = this.error || lost(url,
-      this.buf.length ? 'the server closed the connection in the middle ' +
-      'of a reply' : 'the server closed the connection', true);
+      this.size ? 'the server closed the connection in the middle of a ' +
+      'reply' : 'the server closed the connection', true);
     this.wake(); });
   }
 
@@ -93,7 +95,7 @@ class Conn {
 
   // The next n bytes, before the deadline (monotonic ms).
   async read(n, deadline, onTimeout) {
-    while (this.buf.length < n) {
+    while (this.size < n) {
       if (this.error) throw this.error;
       const left = deadline - performance.now();
       if (left <= 0) throw onTimeout();
@@ -102,9 +104,11 @@ class Conn {
         this.waiter = () => { clearTimeout(t); res(); };
       });
     }
-    const out = this.buf.subarray(0, n);
-    this.buf = this.buf.subarray(n);
-    return out;
+    const all = this.chunks.length === 1 ? this.chunks[0] :
+      Buffer.concat(this.chunks, this.size);
+    this.chunks = all.length > n ? [all.subarray(n)] : [];
+    this.size -= n;
+    return all.subarray(0, n);
   }
 
   close() { this.socket.destroy(); }
@@ -225,7 +229,7 @@ class Client {
             lost(url, `cannot connect: ${e.message}`, false)); });
       });
       socket.setNoDelay(true);
-      this.conn = new Conn(socket, url, this.maxReply);
+      this.conn = new Conn(socket, url);
       socket.write(HELLO_REQ);
       const got = await this.conn.read(8, deadline, timeout);
       const bad = diagnose(got, url);

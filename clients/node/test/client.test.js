@@ -136,6 +136,13 @@ test('every operation, as the CLI sees it', async (t) => {
     /without --etcd/.test(e.detail));
   await assert.rejects(c.promote(), sluice.BadState);
   await assert.rejects(c.put('t', 'x', { replace: true }), sluice.Invalid);
+  // a payload near the server's limit, in many TCP segments both ways
+  const big = Buffer.alloc(1000000, 'x');
+  big.write('end', big.length - 3);
+  const bigId = (await c.put('big', big)).id;
+  assert.ok((await c.peek(bigId)).payload.equals(big));
+  await assert.rejects(c.put('big', Buffer.alloc(2 << 20)),
+    sluice.PayloadTooLarge);
 });
 
 test('a follower named first sends writes to the leader', async (t) => {

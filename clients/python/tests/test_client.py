@@ -257,6 +257,12 @@ class ClientTest(ServerTest):
         with self.assertRaises(sluice.SluiceError) as e:
             self.c.peek(10 ** 12)
         self.assertIsInstance(e.exception, sluice.NotFound)
+        # a payload near the server's limit, and one over it
+        big = b"x" * 999997 + b"end"
+        tid = self.c.put("big", big).id
+        self.assertEqual(self.c.peek(tid).payload, big)
+        with self.assertRaises(sluice.PayloadTooLarge):
+            self.c.put("big", bytes(2 << 20))
 
     def test_session_lease_ends_with_the_connection(self):
         tid = self.c.put("s", "x").id
