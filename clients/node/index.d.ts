@@ -154,6 +154,10 @@ export class Client {
 
 export interface WorkerOptions extends ClientOptions {
   concurrency?: number; waitMs?: number; graceMs?: number; detach?: boolean;
+  /** stop once that many tasks were taken and handled */
+  maxTasks?: number;
+  /** stop once no task came for that many ms */
+  idleMs?: number;
 }
 export class Worker {
   constructor(urls?: string | string[] | null, options?: WorkerOptions);

@@ -43,7 +43,10 @@ const errorText = (e) => clip(String((e && e.message) || e ||
 
 class Worker {
   // urls and options.token, .timeoutMs, .tls: as Client's; concurrency
-  // (4), waitMs (1000: one take's wait), graceMs (30000), detach (false).
+  // (4), waitMs (1000: one take's wait), graceMs (30000), detach (false);
+  // maxTasks: stop once that many tasks were taken and handled; idleMs:
+  // stop once no task came for that long (as `sluice work --max-tasks`
+  // and `--wait`); neither: run until stopped.
   constructor(urls, options = {}) {
     this.urls = urls;
     this.options = options;
@@ -51,6 +54,10 @@ class Worker {
     this.waitMs = options.waitMs ?? 1000;
     this.graceMs = options.graceMs ?? 30000;
     this.detach = Boolean(options.detach);
+    this.maxTasks = options.maxTasks ?? null;
+    this.idleMs = options.idleMs ?? null;
+    this.reserved = 0;
+    this.lastTask = 0;
     this.handlers = new Map();
     this.stopping = false;
     this.idle = new Set();
@@ -79,11 +86,16 @@ class Worker {
     if (signals) { process.on('SIGTERM', onSignal); process.on('SIGINT', onSignal); }
     const clients = Array.from({ length: this.concurrency }, () =>
       new Client(this.urls, this.options));
+    this.reserved = 0;
+    this.lastTask = Date.now();
     try {
       const loops = Promise.all(clients.map((c) => this.loop(c)));
-      await new Promise((res) => {
-        const t = setInterval(() => { if (this.stopping) { clearInterval(t); res(); } }, 20);
-      });
+      let poll;
+      await Promise.race([loops, new Promise((res) => {
+        poll = setInterval(() => { if (this.stopping) res(); }, 20);
+      })]);
+      clearInterval(poll);
+      this.stop();
       let timer;
       const grace = new Promise((res) => {
         timer = setTimeout(res, this.graceMs, 'late');
@@ -104,13 +116,15 @@ class Worker {
 
   async loop(client) {
     const tubes = [...this.handlers.keys()];
-    while (!this.stopping) {
+    while (this.mayTake()) {
       let tasks;
       this.idle.add(client);
       try {
         tasks = await client.take(tubes, { waitMs: this.waitMs,
           detach: this.detach });
+        this.took(tasks.length, true);
       } catch (e) {
+        this.took(0, false);
         if (!this.stopping) {
           process.emitWarning(`sluice worker: take: ${e.message}`);
           await new Promise((res) => setTimeout(res, 200));
@@ -127,6 +141,23 @@ class Worker {
         }
       }
     }
+  }
+
+  // Whether a loop may take one more task (counted now).
+  mayTake() {
+    if (this.stopping || (this.maxTasks !== null &&
+        this.reserved >= this.maxTasks)) return false;
+    this.reserved++;
+    return true;
+  }
+
+  // After a take of n tasks: an empty one gives its count back, and
+  // stops the worker once nothing came for idleMs.
+  took(n, idle) {
+    if (n) { this.lastTask = Date.now(); return; }
+    this.reserved--;
+    if (idle && this.idleMs !== null && Date.now() - this.lastTask >=
+        this.idleMs) this.stop();
   }
 
   async one(client, task) {

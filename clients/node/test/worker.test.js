@@ -110,6 +110,30 @@ test('kill -9 mid-task gives the task back', async (t) => {
   assert.match((await c.peek(id)).lastError, /worker disconnected/);
 });
 
+test('maxTasks and idleMs end the run', async (t) => {
+  const srv = await startServer({ args: ['--keep-done', '1h'] });
+  const c = new sluice.Client(srv.url);
+  t.after(() => { c.close(); return srv.stop(); });
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push((await c.put('n', 'x')).id);
+  let w = new sluice.Worker(srv.url, { concurrency: 2, waitMs: 100,
+    maxTasks: 3 });
+  w.task('n', () => null);
+  await w.run({ signals: false }); // resolves by itself
+  const states = [];
+  for (const id of ids) {
+    const x = await c.peek(id);
+    states.push(`${x.state}/${x.attempts}`);
+  }
+  assert.deepStrictEqual(states.sort(), ['done/1', 'done/1', 'done/1',
+    'ready/0', 'ready/0']);
+  w = new sluice.Worker(srv.url, { concurrency: 2, waitMs: 100,
+    idleMs: 500 });
+  w.task('n', () => null);
+  await w.run({ signals: false });
+  assert.strictEqual((await c.stats('n')).tubes.n.ready, 0);
+});
+
 test('a throw, a Fatal, and touches past the ttr', async (t) => {
   const srv = await startServer({ args: ['--keep-done', '1h'] });
   const c = new sluice.Client(srv.url);

@@ -3,8 +3,10 @@
 Runs the sluice.Worker named by MODULE:ATTRIBUTE (imported as Python
 imports it, the current directory first) until SIGTERM or SIGINT, then
 stops gracefully and exits 0. Options override the worker's own:
---url URL[,URL...], --concurrency N, --grace SECONDS; the token is read
-from $SLUICE_TOKEN when the worker has none.
+--url URL[,URL...], --concurrency N, --grace SECONDS, and, as `sluice
+work` has them, --max-tasks N (stop after N tasks) and --wait SECONDS
+(stop once no task came for SECONDS); the token is read from
+$SLUICE_TOKEN when the worker has none.
 """
 
 import argparse
@@ -26,6 +28,10 @@ def main(argv=None):
     w.add_argument("--concurrency", type=int, help="threads")
     w.add_argument("--grace", type=float,
                    help="seconds running tasks get after a stop")
+    w.add_argument("--max-tasks", type=int, metavar="N",
+                   help="stop after N tasks")
+    w.add_argument("--wait", type=float, metavar="SECONDS",
+                   help="stop once no task came for SECONDS")
     w.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else
@@ -50,6 +56,10 @@ def main(argv=None):
         worker.concurrency = args.concurrency
     if args.grace is not None:
         worker.grace = args.grace
+    if args.max_tasks is not None:
+        worker.max_tasks = args.max_tasks
+    if args.wait is not None:
+        worker.idle = args.wait
     if worker.client_options.get("token") is None:
         worker.client_options["token"] = os.environ.get("SLUICE_TOKEN")
     return worker.run()

@@ -98,11 +98,14 @@ class Worker:
     wait for it). grace: seconds running handlers get after a stop.
     detach: take under detached leases (they outlive a lost connection,
     and end only by their ttr); by default a lease ends with its
-    connection, so a killed worker's tasks are ready again at once."""
+    connection, so a killed worker's tasks are ready again at once.
+    max_tasks: stop once that many tasks were taken and handled; idle:
+    stop once no task came for that many seconds (as `sluice work
+    --max-tasks` and `--wait` do); both None: run until stopped."""
 
     def __init__(self, urls=None, *, concurrency=4, token=None,
                  ssl_context=None, timeout=30.0, wait_ms=1000, grace=30.0,
-                 detach=False):
+                 detach=False, max_tasks=None, idle=None):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.urls = urls
@@ -112,6 +115,10 @@ class Worker:
         self.wait_ms = wait_ms
         self.grace = grace
         self.detach = detach
+        self.max_tasks = max_tasks
+        self.idle = idle
+        self._reserved = 0
+        self._last_task = 0.0
         self.handlers = {}
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -142,6 +149,7 @@ class Worker:
         for the time of the run, in the main thread only); returns 0."""
         if not self.handlers:
             raise ValueError("no handler: add one with @worker.task(tube)")
+        self._reserved, self._last_task = 0, time.monotonic()
         old = {}
         if signals and threading.current_thread() is \
                 threading.main_thread():
@@ -166,6 +174,8 @@ class Worker:
             t.start()
         while not self._stop.wait(0.05):
             self._touch_due()
+            if not any(t.is_alive() for t in threads):
+                break  # max_tasks reached
         self._wind_down(threads)
 
     def _wind_down(self, threads):
@@ -190,7 +200,7 @@ class Worker:
         loop = None
         tubes = list(self.handlers)
         try:
-            while not self._stop.is_set():
+            while self._may_take():
                 try:
                     with self._idle_in(client):
                         if self._stop.is_set():
@@ -200,6 +210,7 @@ class Worker:
                 except E.SluiceError as e:
                     self._stop.wait(self._take_failed(e))
                     continue
+                self._took(len(tasks))
                 for task in tasks:
                     if self._stop.is_set():
                         _call(client.release, task.id, task.lease)
@@ -224,8 +235,32 @@ class Worker:
             with self._lock:
                 self._idle.discard(client)
 
+    def _may_take(self):
+        """Whether a loop may take one more task: not stopping, and
+        max_tasks not reached (the task is counted now)."""
+        with self._lock:
+            if self._stop.is_set() or (self.max_tasks is not None and
+                                       self._reserved >= self.max_tasks):
+                return False
+            self._reserved += 1
+            return True
+
+    def _took(self, n, idle=True):
+        """After a take of n tasks (0 or 1): an empty one gives its count
+        back, and stops the worker once nothing came for idle seconds."""
+        now = time.monotonic()
+        with self._lock:
+            if n:
+                self._last_task = now
+                return
+            self._reserved -= 1
+            if idle and self.idle is not None and \
+                    now - self._last_task >= self.idle:
+                self._stop.set()
+
     def _take_failed(self, e):
         """Seconds to wait after a take failed (none once stopping)."""
+        self._took(0, idle=False)
         if self._stop.is_set():
             return 0
         log.warning("take: %s", e)
@@ -284,7 +319,7 @@ class Worker:
         clients = [AsyncClient(self.urls, **self.client_options)
                    for _ in range(self.concurrency)]
         takers = [asyncio.create_task(self._taker(c)) for c in clients]
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not all(t.done() for t in takers):
             await asyncio.sleep(0.05)
             await self._touch_due_async()
         with self._lock:
@@ -310,7 +345,7 @@ class Worker:
 
     async def _taker(self, client):
         tubes = list(self.handlers)
-        while not self._stop.is_set():
+        while self._may_take():
             try:
                 with self._idle_in(client):
                     tasks = await client.take(tubes, wait_ms=self.wait_ms,
@@ -318,6 +353,7 @@ class Worker:
             except E.SluiceError as e:
                 await asyncio.sleep(self._take_failed(e))
                 continue
+            self._took(len(tasks))
             for task in tasks:
                 if self._stop.is_set():
                     await _acall(client.release, task.id, task.lease)

@@ -183,6 +183,22 @@ class WorkerInProcess(ServerTest):
         self.assertEqual(self.srv.cli("peek", str(a))["last_error"],
                          "cannot parse row 7")
 
+    def test_max_tasks_and_idle_end_the_run(self):
+        ids = [self.c.put("n", "x").id for _ in range(5)]
+        w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100,
+                          max_tasks=3)
+        w.task("n")(lambda task: None)
+        t0 = time.monotonic()
+        self.assertEqual(w.run(signals=False), 0)  # returns by itself
+        states = sorted((self.c.peek(i).state, self.c.peek(i).attempts)
+                        for i in ids)
+        self.assertEqual(states, [(1, 0), (1, 0), (5, 1), (5, 1), (5, 1)])
+        w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100, idle=0.5)
+        w.task("n")(lambda task: None)
+        self.assertEqual(w.run(signals=False), 0)
+        self.assertEqual(self.c.stats("n").tubes["n"].ready, 0)
+        self.assertLess(time.monotonic() - t0, 20)
+
     def test_touches_keep_a_handler_longer_than_its_ttr(self):
         w = sluice.Worker(self.srv.url, concurrency=1, wait_ms=100)
 
