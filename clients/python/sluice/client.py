@@ -36,6 +36,7 @@ class Client(T.Endpoints, codec.Operations):
     def __init__(self, urls=None, **options):
         super().__init__(urls, **options)
         self._sock = None
+        self._rbuf = bytearray()
         self._lock = threading.Lock()
 
     def __enter__(self):
@@ -58,6 +59,7 @@ class Client(T.Endpoints, codec.Operations):
     # ---- the transport
 
     def _drop(self):
+        self._rbuf = bytearray()
         if self._sock is not None:
             try:
                 self._sock.close()
@@ -109,17 +111,22 @@ class Client(T.Endpoints, codec.Operations):
             raise T.open_failed(url, e, limit) from None
 
     def _recv(self, n, url, sent=True):
-        parts = []
-        while n > 0:
-            b = self._sock.recv(min(n, 1 << 20))
+        """The next n bytes. What the socket has is read in large pieces
+        and kept, so that a reply (its length and its body) usually
+        costs one recv: each call into the socket gives up the GIL, which
+        threads then wait for."""
+        buf = self._rbuf
+        while len(buf) < n:
+            b = self._sock.recv(max(1 << 16, min(n - len(buf), 1 << 20)))
             if not b:
                 raise T.lost(url, "the server closed the connection%s" % (
-                    " in the middle of a reply" if parts else
+                    " in the middle of a reply" if buf else
                     "" if sent else " during the greeting"), sent,
                     not sent)
-            parts.append(b)
-            n -= len(b)
-        return b"".join(parts)
+            buf += b
+        out = bytes(buf[:n])
+        del buf[:n]
+        return out
 
     def _exchange(self, req, plan):
         url = self.url
@@ -130,7 +137,8 @@ class Client(T.Endpoints, codec.Operations):
             while True:
                 self._sock.settimeout(plan.remaining())
                 n = T.frame_length(self._recv(8, url), self.max_reply, url)
-                self._sock.settimeout(plan.remaining())
+                if len(self._rbuf) < n:
+                    self._sock.settimeout(plan.remaining())
                 body = self._recv(n, url)
                 if T.frame_id(body) == rid:
                     break
