@@ -16,6 +16,8 @@
 #           like sluice), a stream and a consumer group, driven by
 #     redis-py        Debian's python3-redis, a thread and a connection
 #                     per connection
+#     redis-py-asyncio  its redis.asyncio, a task and a connection per
+#                     connection, one event loop
 #     ioredis         npm's ioredis (bench/clients/node_modules), a
 #                     connection per loop
 # Workloads, closed loop, 100-byte payloads, at C = 1 and C = 32:
@@ -97,6 +99,10 @@ run() { # NAME WORKLOAD CONNS
 		start_redis
 		$PY bench/clients/bench_client.py redis-threads "$URL" "$2" "$3" "$n" "$SECS"
 		;;
+	redis-py-asyncio)
+		start_redis
+		$PY bench/clients/bench_client.py redis-asyncio "$URL" "$2" "$3" "$n" "$SECS"
+		;;
 	ioredis)
 		start_redis
 		node bench/clients/bench_client.js redis "$URL" "$2" "$3" "$n" "$SECS"
@@ -107,7 +113,8 @@ run() { # NAME WORKLOAD CONNS
 
 for w in put drain; do
 	for c in 1 32; do
-		for name in libsluice python-threads python-asyncio node redis-py ioredis; do
+		for name in libsluice python-threads python-asyncio node redis-py \
+			redis-py-asyncio ioredis; do
 			run "$name" "$w" "$c" | tee -a "$TMP/results.jsonl"
 		done
 	done
@@ -117,9 +124,10 @@ $PY - "$TMP/results.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 names = ["libsluice", "python-threads", "python-asyncio", "node",
-         "redis-py", "ioredis"]
+         "redis-py", "redis-py-asyncio", "ioredis"]
 key = {"sluice-threads": "python-threads", "sluice-asyncio":
        "python-asyncio", "sluice-node": "node", "redis-threads": "redis-py",
+       "redis-asyncio": "redis-py-asyncio",
        "redis-node": "ioredis", "libsluice": "libsluice"}
 got = {(key[r["client"]], r["workload"], r["conns"]): r["ops_per_s"]
        for r in rows}

@@ -1,11 +1,13 @@
 """The Python clients' workloads for bench/clients.sh: put, and drain
 (take + ack), closed-loop, over C connections, with sluice's client in
-threads or in asyncio, or with redis-py against Redis (a stream and a
-consumer group, as sluice-bench's redis target: XADD; XREADGROUP COUNT 1,
-then XACK + XDEL pipelined) for reference.
+threads or in asyncio, or with redis-py (threads, asyncio) against Redis
+for reference: a stream and a consumer group, as sluice-bench's redis
+target (XADD; XREADGROUP COUNT 1, then XACK + XDEL pipelined).
 
-    bench_client.py sluice-threads|sluice-asyncio|redis-threads URL
-        put|drain CONNS TASKS SECONDS
+    bench_client.py CLIENT URL put|drain CONNS TASKS SECONDS
+
+CLIENT: sluice-threads, sluice-asyncio, redis-threads or redis-asyncio
+(redis-py's redis.asyncio).
 
 Prints one JSON line: {"client":..., "workload":..., "conns":...,
 "ops":N, "secs":S, "ops_per_s":R}. put stops after TASKS tasks or
@@ -93,6 +95,46 @@ def sluice_asyncio(url, workload, conns, b):
     asyncio.run(run())
 
 
+def redis_asyncio(url, workload, conns, b):
+    import redis.asyncio as aredis
+    host, port = url.rsplit("//", 1)[1].split(":")
+
+    async def conn():
+        return aredis.Redis(host=host, port=int(port),
+                            single_connection_client=True)
+
+    async def one(i):
+        r = await conn()
+        while b.one():
+            if workload == "put":
+                await r.xadd("stream", {"payload": PAYLOAD})
+            else:
+                got = await r.xreadgroup("g", "c%d" % i, {"stream": ">"},
+                                         count=1)
+                if not got:
+                    break
+                mid = got[0][1][0][0]
+                p = r.pipeline(transaction=False)
+                p.xack("stream", "g", mid)
+                p.xdel("stream", mid)
+                await p.execute()
+            b.count()
+        await r.close()
+
+    async def run():
+        if workload == "drain":
+            r = await conn()
+            await r.xgroup_create("stream", "g", id="0", mkstream=True)
+            for i in range(0, b.left, 1000):
+                p = r.pipeline(transaction=False)
+                for _ in range(min(1000, b.left - i)):
+                    p.xadd("stream", {"payload": PAYLOAD})
+                await p.execute()
+            await r.close()
+        await asyncio.gather(*(one(i) for i in range(conns)))
+    asyncio.run(run())
+
+
 def redis_threads(url, workload, conns, b):
     import redis
     host, port = url.rsplit("//", 1)[1].split(":")
@@ -141,7 +183,8 @@ def main():
     b = Budget(n, secs if workload == "put" else 3 * secs)
     t0 = time.monotonic()
     {"sluice-threads": sluice_threads, "sluice-asyncio": sluice_asyncio,
-     "redis-threads": redis_threads}[client](url, workload, conns, b)
+     "redis-threads": redis_threads,
+     "redis-asyncio": redis_asyncio}[client](url, workload, conns, b)
     took = time.monotonic() - t0
     print(json.dumps({"client": client, "workload": workload, "conns": conns,
                       "ops": b.done, "secs": round(took, 3),

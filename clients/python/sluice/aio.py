@@ -83,17 +83,18 @@ class AsyncClient(T.Endpoints, codec.Operations):
         url = self.url
         rid = self._next_rid()
         try:
-            self._writer.write(T.frame(rid, req.message()))
-            await asyncio.wait_for(self._writer.drain(), plan.remaining())
-            while True:
-                head = await asyncio.wait_for(self._reader.readexactly(8),
-                                              plan.remaining())
-                n = T.frame_length(head, self.max_reply, url)
-                body = await asyncio.wait_for(self._reader.readexactly(n),
-                                              plan.remaining())
-                if T.frame_id(body) == rid:
-                    break
-        except asyncio.TimeoutError:
+            # one deadline for the whole exchange (cheaper than a
+            # wait_for per read)
+            async with asyncio.timeout(plan.remaining()):
+                self._writer.write(T.frame(rid, req.message()))
+                await self._writer.drain()
+                while True:
+                    head = await self._reader.readexactly(8)
+                    n = T.frame_length(head, self.max_reply, url)
+                    body = await self._reader.readexactly(n)
+                    if T.frame_id(body) == rid:
+                        break
+        except TimeoutError:
             self._drop()
             raise E.TimedOut("%s: no reply to %s within %.1f s: its outcome "
                              "is unknown" % (url, req.name,
