@@ -98,7 +98,8 @@ class Worker:
     wait for it). grace: seconds running handlers get after a stop.
     detach: take under detached leases (they outlive a lost connection,
     and end only by their ttr); by default a lease ends with its
-    connection, so a killed worker's tasks are ready again at once.
+    connection, so a killed worker's tasks come back (after the retry
+    backoff, as a failure's).
     max_tasks: stop once that many tasks were taken and handled; idle:
     stop once no task came for that many seconds (as `sluice work
     --max-tasks` and `--wait` do); both None: run until stopped."""
