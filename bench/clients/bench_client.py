@@ -95,16 +95,36 @@ def sluice_asyncio(url, workload, conns, b):
     asyncio.run(run())
 
 
+def redis_address(url):
+    host, port = url.rsplit("//", 1)[1].split(":")
+    return dict(host=host, port=int(port), single_connection_client=True)
+
+
+def redis_preload(url, n):
+    """The stream, its group and n entries, untimed (pipelined)."""
+    import redis
+    r = redis.Redis(**redis_address(url))
+    r.xgroup_create("stream", "g", id="0", mkstream=True)
+    for i in range(0, n, 1000):
+        p = r.pipeline(transaction=False)
+        for _ in range(min(1000, n - i)):
+            p.xadd("stream", {"payload": PAYLOAD})
+        p.execute()
+    r.close()
+
+
+def redis_ack(r, got):
+    """The pipeline that acks and deletes the entry XREADGROUP gave."""
+    mid = got[0][1][0][0]
+    return r.pipeline(transaction=False).xack("stream", "g", mid).xdel(
+        "stream", mid)
+
+
 def redis_asyncio(url, workload, conns, b):
     import redis.asyncio as aredis
-    host, port = url.rsplit("//", 1)[1].split(":")
-
-    async def conn():
-        return aredis.Redis(host=host, port=int(port),
-                            single_connection_client=True)
 
     async def one(i):
-        r = await conn()
+        r = aredis.Redis(**redis_address(url))
         while b.one():
             if workload == "put":
                 await r.xadd("stream", {"payload": PAYLOAD})
@@ -113,47 +133,20 @@ def redis_asyncio(url, workload, conns, b):
                                          count=1)
                 if not got:
                     break
-                mid = got[0][1][0][0]
-                p = r.pipeline(transaction=False)
-                p.xack("stream", "g", mid)
-                p.xdel("stream", mid)
-                await p.execute()
+                await redis_ack(r, got).execute()
             b.count()
         await r.close()
 
     async def run():
-        if workload == "drain":
-            r = await conn()
-            await r.xgroup_create("stream", "g", id="0", mkstream=True)
-            for i in range(0, b.left, 1000):
-                p = r.pipeline(transaction=False)
-                for _ in range(min(1000, b.left - i)):
-                    p.xadd("stream", {"payload": PAYLOAD})
-                await p.execute()
-            await r.close()
         await asyncio.gather(*(one(i) for i in range(conns)))
     asyncio.run(run())
 
 
 def redis_threads(url, workload, conns, b):
     import redis
-    host, port = url.rsplit("//", 1)[1].split(":")
-
-    def conn():
-        return redis.Redis(host=host, port=int(port),
-                           single_connection_client=True)
-    if workload == "drain":
-        r = conn()
-        r.xgroup_create("stream", "g", id="0", mkstream=True)
-        for i in range(0, b.left, 1000):
-            p = r.pipeline(transaction=False)
-            for _ in range(min(1000, b.left - i)):
-                p.xadd("stream", {"payload": PAYLOAD})
-            p.execute()
-        r.close()
 
     def run(i):
-        r = conn()
+        r = redis.Redis(**redis_address(url))
         while b.one():
             if workload == "put":
                 r.xadd("stream", {"payload": PAYLOAD})
@@ -161,11 +154,7 @@ def redis_threads(url, workload, conns, b):
                 got = r.xreadgroup("g", "c%d" % i, {"stream": ">"}, count=1)
                 if not got:
                     return
-                mid = got[0][1][0][0]
-                p = r.pipeline(transaction=False)
-                p.xack("stream", "g", mid)
-                p.xdel("stream", mid)
-                p.execute()
+                redis_ack(r, got).execute()
             b.count()
         r.close()
     threads = [threading.Thread(target=run, args=(i,)) for i in range(conns)]
@@ -178,8 +167,8 @@ def redis_threads(url, workload, conns, b):
 def main():
     client, url, workload, conns, n, secs = sys.argv[1:7]
     conns, n, secs = int(conns), int(n), float(secs)
-    if workload == "drain" and client.startswith("sluice"):
-        preload(url, n)
+    if workload == "drain":
+        (preload if client.startswith("sluice") else redis_preload)(url, n)
     b = Budget(n, secs if workload == "put" else 3 * secs)
     t0 = time.monotonic()
     {"sluice-threads": sluice_threads, "sluice-asyncio": sluice_asyncio,
