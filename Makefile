@@ -12,7 +12,10 @@
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3
-BENCH_PKGS := gnuplot-nox redis-server
+# python3-redis and npm's ioredis (bench/clients) are the Redis clients the
+# language clients are compared with (make bench-clients).
+BENCH_PKGS := gnuplot-nox redis-server python3-redis \
+              $(if $(shell command -v npm 2>/dev/null),,npm)
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page. The etcd client's
 # tests (and failover's) run a real etcd.
@@ -20,8 +23,14 @@ BENCH_PKGS := gnuplot-nox redis-server
 # has no python3-openapi-spec-validator): tests/openapi, test-only. Debian's
 # npm only where no npm is installed (it conflicts with other Node.js
 # installations).
+# python3-venv: the Python client's package test installs it with pip
+# into a virtual environment (Debian's python3 has no pip of its own).
+# Node.js runs the Node client's tests (clients/node); Debian's nodejs only
+# where no node is installed.
 TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
-              $(if $(shell command -v npm 2>/dev/null),,npm)
+              python3-venv \
+              $(if $(shell command -v npm 2>/dev/null),,npm) \
+              $(if $(shell command -v node 2>/dev/null),,nodejs)
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 BUILD      := build
 ASAN       := build-asan
@@ -32,7 +41,7 @@ PREFIX     ?= /usr/local
 CTEST      := ctest --output-on-failure -j $(JOBS)
 
 .PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
-        chaos install bench fuzz format format-check clean
+        chaos install bench bench-clients fuzz format format-check clean
 
 all: build
 
@@ -55,6 +64,8 @@ deps:
 
 bench-deps: deps
 	$(call apt_install,$(BENCH_PKGS))
+	@[ -d bench/clients/node_modules ] || \
+		npm install --prefix bench/clients --no-audit --no-fund
 
 test-deps: deps
 	$(call apt_install,$(TEST_PKGS))
@@ -105,6 +116,11 @@ install: build
 
 bench: bench-deps build
 	bench/compare.sh
+
+# The Python and Node.js clients against libsluice, and each against
+# Redis through a client of its language (docs/benchmarks.md).
+bench-clients: bench-deps build
+	bench/clients.sh
 
 fuzz:
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON

@@ -32,7 +32,7 @@ SLUICED = SLUICE = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 VALIDATOR = os.path.join(HERE, "..", "openapi")
 # the wire protocol's Python client, for a lease held by a session
-sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 import sluice  # noqa: E402
 
 

@@ -1,0 +1,214 @@
+// Types of sluice-client (hand-written; the code is index.js and lib/).
+/// <reference types="node" />
+import type { ConnectionOptions } from 'tls';
+
+export type State = 'gone' | 'ready' | 'delayed' | 'taken' | 'buried' | 'done';
+export type Order = 'attempts' | 'oldest' | 'run_at' | 'id';
+export type SettingName = 'ttr' | 'max_attempts' | 'backoff' | 'keep_done' |
+  'lost_lease' | 'dead_letter';
+export type Payload = Buffer | string;
+
+export interface ClientOptions {
+  /** sent first on every connection (servers with --auth) */
+  token?: string;
+  /** ms a call may take, retries included, plus a take's wait (30000) */
+  timeoutMs?: number;
+  /** ms to open one connection (2000) */
+  connectTimeoutMs?: number;
+  /** options of tls.connect for tls+tcp:// URLs (ca, cert, key, ...) */
+  tls?: ConnectionOptions;
+  /** the largest reply accepted, bytes */
+  maxReply?: number;
+}
+
+export interface PutOptions {
+  priority?: number; delayMs?: number; at?: number; ttrMs?: number;
+  maxAttempts?: number; periodMs?: number; key?: string; replace?: boolean;
+  version?: number;
+}
+export interface PutItem extends PutOptions { tube: string; payload: Payload; }
+export interface PutResult {
+  id: number; created: boolean; notNewer: boolean; error?: SluiceError | null;
+}
+export interface ItemResult { id: number; error: SluiceError | null; }
+
+export interface Pending {
+  priority: number; maxAttempts: number; ttrMs: number; runAt: number;
+  periodMs: number; size: number; payload: Buffer;
+}
+export interface Task {
+  id: number; lease: number; state: State; detached: boolean;
+  priority: number; attempts: number; maxAttempts: number; ttrMs: number;
+  runAt: number; periodMs: number; createdAt: number; updatedAt: number;
+  takenAt: number; deadline: number; size: number; tube: string;
+  key: string | null; lastError: string | null; payload: Buffer;
+  pending: Pending | null;
+  /** a done task's */
+  finishedAt?: number; keptUntil?: number; durationMs?: number;
+  result: string | null;
+  version: number; pendingVersion?: number;
+  /** the session holding a lease that is not detached */
+  session: number; peer: string | null;
+}
+export interface After {
+  id: number; state: State; runAt: number; deadline: number; replaced: boolean;
+}
+export interface Settings {
+  tube: string; own: SettingName[]; ttrMs: number; maxAttempts: number;
+  backoffBaseMs: number; backoffCapMs: number; keepDoneMs: number;
+  lostLeaseImmediate: boolean; deadLetter: string | null;
+}
+export interface Counts {
+  ready: number; delayed: number; taken: number; buried: number;
+  pausedUntil: number; oldestReadyAgeMs: number;
+  counters: Record<string, number>; settings?: Settings;
+}
+export interface Stats {
+  role: 'leader' | 'follower'; epoch: number; lsn: number;
+  durableLsn: number; now: number; leader: string | null; totals: Counts;
+  node: Record<string, number>; tubes: Record<string, Counts>;
+}
+export interface ErrorGroup { error: string; count: number; ids: number[]; }
+export interface Dist {
+  count: number; totalMs: number; maxMs: number; p50Ms: number; p99Ms: number;
+}
+export interface Hour {
+  start: number; acks: number; fails: number; buries: number;
+  ttrExpired: number; work: Dist; wait: Dist;
+}
+export interface History {
+  start: number; stepMs: number; puts: number[]; takes: number[];
+  acks: number[]; fails: number[]; buries: number[]; ttrExpired: number[];
+  ready?: number[]; delayed?: number[]; taken?: number[]; buried?: number[];
+}
+export interface Member {
+  name: string; clientUrl: string | null; replUrl: string | null;
+  role: 'follower' | 'leader' | 'candidate' | 'fenced'; sync: boolean;
+  lease: boolean; epoch: number; durableLsn: number; lagRecords: number;
+  leaseUntil: number; ageMs: number;
+}
+export interface Cluster {
+  cluster: string; node: string; leader: string | null; ttlMs: number;
+  etcdError: string | null; members: Member[];
+}
+export interface TaskPage { tasks: Task[]; next: number | null; }
+
+export class Client {
+  /** urls: "tcp://HOST:PORT", several as an array or comma-separated;
+   * default $SLUICE_URL, else tcp://127.0.0.1:7711 */
+  constructor(urls?: string | string[] | null, options?: ClientOptions);
+  readonly url: string;
+  /** ends the session: its leases that are not detached end */
+  close(): Promise<void>;
+  put(tube: string, payload: Payload, options?: PutOptions): Promise<PutResult>;
+  putBatch(items: PutItem[]): Promise<PutResult[]>;
+  take(tubes: string | string[], options?: { waitMs?: number; max?: number;
+    detach?: boolean; strict?: boolean; durable?: boolean }): Promise<Task[]>;
+  ack(id: number, lease: number, options?: { toTube?: string;
+    result?: string; force?: boolean }): Promise<After>;
+  release(id: number, lease: number, options?: { delayMs?: number;
+    priority?: number; force?: boolean }): Promise<After>;
+  fail(id: number, lease: number, error?: string, options?: {
+    delayMs?: number; fatal?: boolean; force?: boolean }): Promise<After>;
+  touch(id: number, lease: number, options?: { force?: boolean }): Promise<After>;
+  bury(id: number, lease: number, options?: { error?: string;
+    force?: boolean }): Promise<After>;
+  ackBatch(pairs: Array<[number, number]>): Promise<ItemResult[]>;
+  kick(tube: string, n?: number, options?: { delayed?: boolean }): Promise<number>;
+  kickId(id: number): Promise<After>;
+  delete(id: number): Promise<void>;
+  deleteKey(tube: string, key: string): Promise<number>;
+  deleteBatch(ids: number[]): Promise<ItemResult[]>;
+  deleteWhere(tube: string, state: State, olderMs: number): Promise<number>;
+  flush(tube: string): Promise<number>;
+  update(id: number, options: { priority?: number; delayMs?: number;
+    at?: number; ttrMs?: number; maxAttempts?: number;
+    payload?: Payload }): Promise<After>;
+  job(verb: 'delete' | 'release' | 'bury' | 'touch' | 'take', id: number,
+    options?: { priority?: number; delayMs?: number }): Promise<Task | null>;
+  releaseAll(tube: string): Promise<number>;
+  peek(id: number): Promise<Task>;
+  peekKey(tube: string, key: string): Promise<Task>;
+  peekNext(tube: string, state?: State): Promise<Task>;
+  list(tube: string, options?: { state?: State; order?: Order;
+    limit?: number; payloads?: boolean; after?: number }): Promise<TaskPage>;
+  stats(tube?: string, options?: { settings?: boolean; durations?: boolean;
+    top?: number; limit?: number; after?: number }): Promise<Stats>;
+  statsHourly(tube?: string): Promise<Hour[]>;
+  history(tube?: string, secs?: number): Promise<History>;
+  errors(tube: string, options?: { ids?: boolean }): Promise<ErrorGroup[]>;
+  pause(tube: string, durationMs: number, options?: { create?: boolean }): Promise<number>;
+  tubeSet(tube: string, options: { ttrMs?: number; maxAttempts?: number;
+    backoff?: [number, number]; keepDoneMs?: number;
+    lostLeaseImmediate?: boolean; deadLetter?: string;
+    unset?: SettingName[] }): Promise<Settings>;
+  tubeShow(tube: string): Promise<Settings>;
+  tubeDelete(tube: string, options?: { force?: boolean }): Promise<number>;
+  snapshot(): Promise<number>;
+  promote(): Promise<number>;
+  follow(url: string): Promise<void>;
+  cluster(): Promise<Cluster>;
+  switchover(node: string, timeoutMs?: number): Promise<{ leader: string; epoch: number }>;
+  auth(token: string): Promise<void>;
+}
+
+export interface WorkerOptions extends ClientOptions {
+  concurrency?: number; waitMs?: number; graceMs?: number; detach?: boolean;
+  /** stop once that many tasks were taken and handled */
+  maxTasks?: number;
+  /** stop once no task came for that many ms */
+  idleMs?: number;
+}
+export class Worker {
+  constructor(urls?: string | string[] | null, options?: WorkerOptions);
+  task(tube: string, handler: (task: Task) => unknown | Promise<unknown>): this;
+  run(options?: { signals?: boolean }): Promise<void>;
+  stop(): void;
+  readonly processed: number;
+  readonly failed: number;
+}
+/** thrown by a handler: the task is buried at once */
+export class Fatal extends Error {}
+
+export class SluiceError extends Error {
+  /** libsluice's number */
+  readonly code: number;
+  /** "ESTALE" */
+  readonly symbol: string;
+  /** "stale_lease", as the HTTP API says it */
+  readonly errname: string;
+  /** the server's text */
+  readonly detail: string;
+  /** NotLeader: the leader's client URL */
+  readonly leader: string;
+}
+export class NotFound extends SluiceError {}
+export class StaleLease extends SluiceError {}
+export class BadState extends SluiceError {}
+export class Invalid extends SluiceError {}
+export class BadTube extends SluiceError {}
+export class BadKey extends SluiceError {}
+export class PayloadTooLarge extends SluiceError {}
+export class MessageTooLarge extends SluiceError {}
+export class Malformed extends SluiceError {}
+export class Truncated extends SluiceError {}
+export class BadVersion extends SluiceError {}
+export class UnknownOperation extends SluiceError {}
+export class LogFull extends SluiceError {}
+export class LogFailed extends SluiceError {}
+export class Corrupt extends SluiceError {}
+export class TimedOut extends SluiceError {}
+export class NotLeader extends SluiceError {}
+export class TooFewReplicas extends SluiceError {}
+export class StaleEpoch extends SluiceError {}
+export class ConnectionLost extends SluiceError {}
+export class OutOfMemory extends SluiceError {}
+export class ShuttingDown extends SluiceError {}
+export class KeyExists extends SluiceError {}
+export class Paused extends SluiceError {}
+export class LimitExceeded extends SluiceError {}
+export class Unauthenticated extends SluiceError {}
+export class NotAllowed extends SluiceError {}
+export class NotEmpty extends SluiceError {}
+export function errorFor(code: number, message?: string, leader?: string): SluiceError;
+export const version: string;

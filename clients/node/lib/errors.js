@@ -1,0 +1,73 @@
+'use strict';
+// The errors of sluice: one class per status code of docs/protocol.md
+// section 6, all subclasses of SluiceError (the names and numbers of the
+// Python client and of libsluice). A server's error reply rejects with
+// the class of its code, carrying its message (and, for NotLeader, the
+// leader's URL); the client rejects with ConnectionLost, TimedOut and
+// Malformed for what it meets itself.
+
+const CODES = {
+  1: ['ENOTFOUND', 'not_found', 'NotFound'],
+  2: ['ESTALE', 'stale_lease', 'StaleLease'],
+  3: ['ESTATE', 'bad_state', 'BadState'],
+  4: ['EINVAL', 'invalid', 'Invalid'],
+  5: ['ETUBE', 'bad_tube', 'BadTube'],
+  6: ['EKEY', 'bad_key', 'BadKey'],
+  7: ['ETOOBIG', 'payload_too_large', 'PayloadTooLarge'],
+  8: ['EMSGSIZE', 'message_too_large', 'MessageTooLarge'],
+  9: ['EPROTO', 'malformed', 'Malformed'],
+  10: ['ETRUNC', 'truncated', 'Truncated'],
+  11: ['EVERSION', 'bad_version', 'BadVersion'],
+  12: ['EUNKNOWNOP', 'unknown_operation', 'UnknownOperation'],
+  13: ['ENOSPC', 'log_full', 'LogFull'],
+  14: ['ELOG', 'log_failed', 'LogFailed'],
+  15: ['ECORRUPT', 'corrupt', 'Corrupt'],
+  16: ['ETIMEDOUT', 'timed_out', 'TimedOut'],
+  17: ['ENOTLEADER', 'not_leader', 'NotLeader'],
+  18: ['EREPLICA', 'too_few_replicas', 'TooFewReplicas'],
+  19: ['EEPOCH', 'stale_epoch', 'StaleEpoch'],
+  20: ['ECONN', 'no_connection', 'ConnectionLost'],
+  21: ['ENOMEM', 'out_of_memory', 'OutOfMemory'],
+  22: ['ESHUTDOWN', 'shutting_down', 'ShuttingDown'],
+  23: ['EEXIST', 'key_exists', 'KeyExists'],
+  24: ['EPAUSED', 'paused', 'Paused'],
+  25: ['ELIMIT', 'limit', 'LimitExceeded'],
+  26: ['EAUTH', 'unauthenticated', 'Unauthenticated'],
+  27: ['EPERM', 'not_allowed', 'NotAllowed'],
+  28: ['ENOTEMPTY', 'not_empty', 'NotEmpty'],
+};
+
+class SluiceError extends Error {
+  constructor(message = '', leader = '', code = 0) {
+    const symbol = new.target.symbol || `E${code}`;
+    let text = message ? `${symbol}: ${message}` : symbol;
+    if (leader) text += ` (leader: ${leader})`;
+    super(text);
+    this.code = new.target.code || code;
+    this.symbol = symbol;
+    this.errname = new.target.errname || 'unknown';
+    this.detail = message;
+    this.leader = leader;
+  }
+}
+
+const classes = {};
+for (const [code, [symbol, errname, cls]] of Object.entries(CODES)) {
+  const C = { [cls]: class extends SluiceError {} }[cls];
+  C.code = Number(code);
+  C.symbol = symbol;
+  C.errname = errname;
+  Object.defineProperty(C.prototype, 'name', { value: cls });
+  classes[code] = C;
+  module.exports[cls] = C;
+}
+
+// The error for a status code (a plain SluiceError for one unknown here).
+function errorFor(code, message = '', leader = '') {
+  const C = classes[code];
+  return C ? new C(message, leader) : new SluiceError(message, leader, code);
+}
+
+module.exports.SluiceError = SluiceError;
+module.exports.errorFor = errorFor;
+module.exports.CODES = CODES;

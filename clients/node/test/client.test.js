@@ -1,0 +1,285 @@
+'use strict';
+// The Node client against a real sluiced: every kind of operation
+// compared with what the C CLI (libsluice) says of the same tasks, the
+// errors as classes, a follower followed to its leader, tokens, TLS, and
+// peers that misbehave (a reply cut short, garbage, an oversized reply,
+// silence): a clear error within the timeout. Every wait is bounded.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const net = require('net');
+const os = require('os');
+const path = require('path');
+const { execSync } = require('child_process');
+const sluice = require('..');
+const { startServer, freePort, waitFor } = require('./harness');
+
+// The fields the CLI prints, by their name in its JSON.
+const CLI = { id: 'id', lease: 'lease', tube: 'tube', state: 'state',
+  attempts: 'attempts', priority: 'priority', run_at: 'runAt',
+  last_error: 'lastError', key: 'key', max_attempts: 'maxAttempts',
+  ttr: 'ttrMs', period: 'periodMs', created_at: 'createdAt',
+  updated_at: 'updatedAt', taken_at: 'takenAt', deadline: 'deadline',
+  size: 'size' };
+
+function sameTask(t, cli) {
+  for (const [k, a] of Object.entries(CLI)) {
+    assert.deepStrictEqual(t[a], cli[k], `${k}: ${JSON.stringify(cli)}`);
+  }
+}
+
+test('every operation, as the CLI sees it', async (t) => {
+  const srv = await startServer({ args: ['--keep-done', '1h'] });
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+
+  const r = await c.put('emails', 'send welcome', { key: 'w1', priority: 7 });
+  assert.deepStrictEqual(r, { id: 1, created: true, notNewer: false });
+  assert.deepStrictEqual(srv.cli('put', '-t', 'emails', 'x', '--key', 'w1'),
+    { id: 1, created: false });
+  const [task] = await c.take('emails', { waitMs: 1000 });
+  assert.strictEqual(task.payload.toString(), 'send welcome');
+  sameTask(task, srv.cli('peek', '1'));
+  sameTask(await c.peekKey('emails', 'w1'), srv.cli('peek', '--key', 'w1',
+    '-t', 'emails'));
+  await assert.rejects(c.ack(1, task.lease + 1), (e) => e instanceof
+    sluice.StaleLease && e.code === 2 && e.errname === 'stale_lease' &&
+    srv.cli('ack', '1', '--lease', String(task.lease + 1)).stderr
+      .includes(e.detail));
+  const a = await c.ack(1, task.lease, { result: 'sent' });
+  assert.strictEqual(a.state, 'done');
+  const done = await c.peek(1);
+  assert.strictEqual(done.result, 'sent');
+  sameTask(done, srv.cli('peek', '1'));
+  assert.deepStrictEqual(await c.take('emails', { waitMs: 100 }), []);
+
+  // the lease operations
+  await c.put('w', 'x', { maxAttempts: 3 });
+  let [w] = await c.take('w');
+  assert.strictEqual((await c.release(w.id, w.lease, { delayMs: 60000,
+    priority: 3 })).state, 'delayed');
+  assert.strictEqual(srv.cli('peek', String(w.id)).priority, 3);
+  await assert.rejects(c.ack(w.id, 1), sluice.BadState);
+  assert.strictEqual(await c.kick('w', 5, { delayed: true }), 1);
+  [w] = await c.take('w');
+  assert.strictEqual((await c.fail(w.id, w.lease, 'disk full',
+    { delayMs: 0 })).state, 'ready');
+  [w] = await c.take('w');
+  assert.deepStrictEqual([w.lastError, w.attempts], ['disk full', 3]);
+  assert.ok((await c.touch(w.id, w.lease)).deadline >= w.deadline);
+  assert.strictEqual((await c.bury(w.id, w.lease, { error: 'poison' }))
+    .state, 'buried');
+  assert.deepStrictEqual(await c.errors('w'), [{ error: 'poison', count: 1,
+    ids: [w.id] }]);
+  assert.deepStrictEqual(srv.cli('errors', '-t', 'w').errors,
+    [{ error: 'poison', count: 1, ids: [w.id] }]);
+  assert.strictEqual((await c.kickId(w.id)).state, 'ready');
+  assert.strictEqual((await c.job('take', w.id)).state, 'taken');
+  assert.strictEqual(await c.job('delete', w.id), null);
+  await assert.rejects(c.peek(w.id), sluice.NotFound);
+
+  // batches, update, list, deletes
+  const res = await c.putBatch([{ tube: 'b', payload: 'one', key: 'k1' },
+    { tube: 'bad tube', payload: 'x' }, { tube: 'b', payload: 'two' }]);
+  assert.ok(res[1].error instanceof sluice.BadTube);
+  const ids = [res[0].id, res[2].id];
+  const taken = await c.take('b', { max: 2 });
+  const acked = await c.ackBatch([[taken[0].id, taken[0].lease],
+    [taken[1].id, taken[1].lease + 1]]);
+  assert.strictEqual(acked[0].error, null);
+  assert.ok(acked[1].error instanceof sluice.StaleLease);
+  await c.release(taken[1].id, taken[1].lease);
+  assert.deepStrictEqual(taken.map((x) => x.id), ids);
+  await c.update(ids[1], { priority: 9, payload: "two'" });
+  assert.strictEqual(srv.cli('peek', String(ids[1])).payload, "two'");
+  const page = await c.list('b', { limit: 1, after: 0, payloads: true });
+  const cliPage = srv.cli('list', '-t', 'b', '--after', '0', '--limit', '1');
+  assert.deepStrictEqual([page.tasks.map((x) => x.id), page.next],
+    [cliPage.tasks.map((x) => x.id), cliPage.next]);
+  assert.strictEqual(await c.deleteWhere('b', 'done', 0), 1);
+  await assert.rejects(c.deleteKey('b', 'k1'), sluice.NotFound);
+  const { id: k2 } = await c.put('b', 'k2', { key: 'k2' });
+  assert.strictEqual(await c.deleteKey('b', 'k2'), k2);
+  assert.ok((await c.deleteBatch([ids[1], 999]))[1].error instanceof
+    sluice.NotFound);
+  await c.put('b', 'three');
+  assert.strictEqual(await c.flush('b'), 1);
+
+  // tubes, stats, history
+  const s = await c.tubeSet('m', { ttrMs: 30000, maxAttempts: 5,
+    deadLetter: 'dead', unset: ['backoff'] });
+  const show = srv.cli('tube', 'show', 'm');
+  assert.deepStrictEqual([s.ttrMs, s.maxAttempts, s.deadLetter, s.own],
+    [show.ttr_ms, show.max_attempts, show.dead_letter, show.own]);
+  assert.deepStrictEqual(await c.tubeShow('m'), s);
+  await c.put('m', 'y');
+  const until = await c.pause('m', 60000);
+  const st = await c.stats();
+  const cst = srv.cli('stats');
+  assert.deepStrictEqual([st.role, st.epoch, st.tubes.m.ready,
+    st.tubes.m.pausedUntil, st.tubes.m.settings.ttrMs],
+  [cst.role, cst.epoch, 1, until, 30000]);
+  assert.strictEqual(await c.pause('m', 0), 0);
+  assert.deepStrictEqual(Object.keys((await c.stats('', { top: 1 })).tubes),
+    ['m']);
+  const [hour] = await c.statsHourly('emails');
+  const chour = srv.cli('stats', '--hourly', '-t', 'emails').hours[0];
+  assert.deepStrictEqual([hour.start, hour.acks], [chour.start, chour.acks]);
+  const h = await c.history('', 5);
+  assert.strictEqual(h.puts.length, 5);
+  assert.strictEqual(await c.releaseAll('m'), 0);
+  await assert.rejects(c.tubeDelete('m'), sluice.NotEmpty);
+  assert.strictEqual(await c.tubeDelete('m', { force: true }), 1);
+  assert.ok(await c.snapshot() > 0);
+  await assert.rejects(c.cluster(), (e) => e instanceof sluice.BadState &&
+    /without --etcd/.test(e.detail));
+  await assert.rejects(c.promote(), sluice.BadState);
+  await assert.rejects(c.put('t', 'x', { replace: true }), sluice.Invalid);
+  // a payload near the server's limit, in many TCP segments both ways
+  const big = Buffer.alloc(1000000, 'x');
+  big.write('end', big.length - 3);
+  const bigId = (await c.put('big', big)).id;
+  assert.ok((await c.peek(bigId)).payload.equals(big));
+  await assert.rejects(c.put('big', Buffer.alloc(2 << 20)),
+    sluice.PayloadTooLarge);
+});
+
+test('a follower named first sends writes to the leader', async (t) => {
+  const repl = `tcp://127.0.0.1:${await freePort()}`;
+  const leader = await startServer({ args: ['--repl-listen', repl] });
+  const follower = await startServer({ args: ['--follow', repl] });
+  const c = new sluice.Client([follower.url, leader.url]);
+  t.after(async () => { c.close(); await follower.stop(); await leader.stop(); });
+  assert.strictEqual((await c.stats()).role, 'follower');
+  const { id } = await c.put('f', 'x', { key: 'k' });
+  assert.strictEqual(c.url, leader.url);
+  assert.strictEqual(leader.cli('peek', String(id)).key, 'k');
+  assert.strictEqual(await c.follow(repl).catch((e) => e.constructor),
+    sluice.Invalid);  // a leader that learned of no newer epoch
+});
+
+test('tokens: a wrong one is refused, a role is kept to', async (t) => {
+  const srv = await startServer({ tokens: { ops: ['admin', '*', 's3cret'],
+    mailer: ['producer', 'emails*', 'm41l'] } });
+  t.after(() => srv.stop());
+  for (const token of [undefined, 'wrong']) {
+    const c = new sluice.Client(srv.url, { token, timeoutMs: 3000 });
+    await assert.rejects(c.put('emails', 'x'), sluice.Unauthenticated);
+    c.close();
+  }
+  const p = new sluice.Client(srv.url, { token: 'm41l' });
+  t.after(() => p.close());
+  await p.put('emails', 'x');
+  await assert.rejects(p.put('billing', 'x'), sluice.NotAllowed);
+});
+
+test('TLS, and a CA that did not sign the server', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-node-tls-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const cmd of [
+    'openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt ' +
+      '-days 2 -subj /CN=sluice-test-ca',
+    'openssl req -x509 -newkey rsa:2048 -nodes -keyout ca2.key -out ca2.crt ' +
+      '-days 2 -subj /CN=another-ca',
+    'openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr ' +
+      '-subj /CN=127.0.0.1',
+    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san",
+    'openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial ' +
+      '-out srv.crt -days 2 -extfile san']) {
+    execSync(cmd, { cwd: dir, stdio: 'ignore', timeout: 60000 });
+  }
+  const srv = await startServer({ tls: [path.join(dir, 'srv.crt'),
+    path.join(dir, 'srv.key')] });
+  t.after(() => srv.stop());
+  const ca = (f) => ({ ca: fs.readFileSync(path.join(dir, f)) });
+  const good = new sluice.Client(srv.url, { tls: ca('ca.crt') });
+  t.after(() => good.close());
+  const { id } = await good.put('tls', 'over TLS');
+  assert.strictEqual((await good.peek(id)).payload.toString(), 'over TLS');
+  const t0 = Date.now();
+  const bad = new sluice.Client(srv.url, { tls: ca('ca2.crt'),
+    timeoutMs: 3000 });
+  await assert.rejects(bad.stats(), (e) => e instanceof
+    sluice.ConnectionLost && /TLS handshake failed/.test(e.message));
+  const plain = new sluice.Client(srv.url.replace('tls+tcp', 'tcp'),
+    { timeoutMs: 3000 });
+  await assert.rejects(plain.stats(), sluice.SluiceError);
+  assert.ok(Date.now() - t0 < 8000);
+});
+
+// A fake server whose connections serve(sock) handles.
+async function fake(t, serve) {
+  const server = net.createServer((sock) => {
+    sock.on('error', () => {});
+    serve(sock);
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  t.after(() => { server.close(); });
+  return `tcp://127.0.0.1:${server.address().port}`;
+}
+
+const GREETING = Buffer.from([0, 0x53, 0x50, 0, 0, 0x31, 0, 0]);
+
+// Greets, then answers the first request's id with reply(rid).
+const answering = (reply) => (sock) => {
+  let buf = Buffer.alloc(0);
+  let greeted = false;
+  sock.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    if (!greeted && buf.length >= 8) {
+      greeted = true;
+      buf = buf.subarray(8);
+      sock.write(GREETING);
+    }
+    if (greeted && buf.length >= 12) {
+      const rid = buf.subarray(8, 12);
+      buf = Buffer.alloc(0);
+      reply(sock, rid);
+    }
+  });
+};
+
+async function bounded(promise, cls, ms, check = () => true) {
+  const t0 = Date.now();
+  await assert.rejects(promise, (e) => e instanceof cls && check(e));
+  assert.ok(Date.now() - t0 < ms, `took ${Date.now() - t0} ms`);
+}
+
+test('peers that misbehave: a clear error within the timeout', async (t) => {
+  const opts = { timeoutMs: 2000, connectTimeoutMs: 1000 };
+  const cut = await fake(t, answering((sock, rid) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(40n);
+    sock.end(Buffer.concat([b, rid, Buffer.from([0x53, 1])]));
+  }));
+  await bounded(new sluice.Client(cut, opts).put('t', 'x'),
+    sluice.ConnectionLost, 1000, (e) => /in the middle of a reply/.test(
+      e.message) && /not sent again/.test(e.message));
+  await bounded(new sluice.Client(cut, opts).peek(1), sluice.ConnectionLost,
+    3500);
+  const http = await fake(t, (sock) => sock.end('HTTP/1.1 400 Bad\r\n\r\n'));
+  await bounded(new sluice.Client(http, opts).stats(), sluice.Malformed, 1000,
+    (e) => /speaks HTTP/.test(e.message));
+  const huge = await fake(t, answering((sock, rid) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(1n << 40n);
+    sock.write(Buffer.concat([b, rid]));
+  }));
+  await bounded(new sluice.Client(huge, { ...opts, maxReply: 1 << 20 })
+    .stats(), sluice.Malformed, 1000, (e) => /over this client's limit/.test(
+    e.message));
+  const junk = await fake(t, answering((sock, rid) => {
+    const body = Buffer.from('5301110000000707070707', 'hex');
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(BigInt(4 + body.length));
+    sock.write(Buffer.concat([b, rid, body]));
+  }));
+  await bounded(new sluice.Client(junk, opts).stats(), sluice.Malformed, 1000);
+  const mute = await fake(t, answering(() => {}));
+  await bounded(new sluice.Client(mute, opts).put('t', 'x'), sluice.TimedOut,
+    3500, (e) => /outcome is unknown/.test(e.message));
+  const silent = await fake(t, () => {});
+  await bounded(new sluice.Client(silent, opts).stats(), sluice.ConnectionLost,
+    3500, (e) => /no sluice greeting/.test(e.message));
+});

@@ -1,0 +1,85 @@
+'use strict';
+// What the Node client's tests share: a real sluiced of their own on
+// 127.0.0.1 with a free port, the sluice CLI with --json against it, and
+// bounded waits. ctest runs `node --test` with $SLUICED and $SLUICE_CLI.
+
+const { spawn, execFileSync, spawnSync } = require('child_process');
+const crypto = require('crypto');
+const fs = require('fs');
+const net = require('net');
+const os = require('os');
+const path = require('path');
+
+const SLUICED = process.env.SLUICED;
+const SLUICE_CLI = process.env.SLUICE_CLI;
+
+function freePort() {
+  return new Promise((res) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+// pred() (sync or async) true within ms, polled; bounded.
+async function waitFor(pred, ms = 5000, step = 20) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await pred()) return true;
+    await sleep(step);
+  }
+  return Boolean(await pred());
+}
+
+// A sluiced in a temporary directory. opts.args: more flags; opts.tokens:
+// {name: [role, tubes, token]} for --auth; opts.tls: [cert, key].
+async function startServer(opts = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-node-'));
+  const port = await freePort();
+  const url = `${opts.tls ? 'tls+tcp' : 'tcp'}://127.0.0.1:${port}`;
+  const args = ['--data', path.join(dir, 'data'), '--listen', url,
+    ...(opts.args || [])];
+  if (opts.tokens) {
+    const file = path.join(dir, 'tokens');
+    fs.writeFileSync(file, Object.entries(opts.tokens).map(([n, [r, t, k]]) =>
+      `${n} ${r} ${t} ${crypto.createHash('sha256').update(k).digest('hex')}\n`)
+      .join(''), { mode: 0o600 });
+    args.push('--auth', file);
+  }
+  if (opts.tls) args.push('--tls-cert', opts.tls[0], '--tls-key', opts.tls[1]);
+  const log = fs.openSync(path.join(dir, 'sluiced.log'), 'w');
+  const proc = spawn(SLUICED, args, { stdio: ['ignore', log, log] });
+  const up = await waitFor(() => new Promise((res) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); res(true); });
+    s.once('error', () => res(false));
+  }), 10000);
+  if (!up) throw new Error(`sluiced did not start: ${args.join(' ')}`);
+  return {
+    url, port, dir, proc,
+    cli: (...a) => cli(url, ...a),
+    async stop() {
+      if (proc.exitCode === null) {
+        proc.kill('SIGTERM');
+        await waitFor(() => proc.exitCode !== null, 10000);
+        if (proc.exitCode === null) proc.kill('SIGKILL');
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// The CLI with --json: its JSON, or {code, stderr} when it fails.
+function cli(url, ...args) {
+  const p = spawnSync(SLUICE_CLI, [...args, '--json'], { env: { ...process.env,
+    SLUICE_URL: url }, timeout: 30000 });
+  if (p.status !== 0) return { code: p.status, stderr: p.stderr.toString() };
+  const out = p.stdout.toString().trim();
+  return out ? JSON.parse(out) : null;
+}
+
+module.exports = { startServer, cli, freePort, waitFor, sleep, SLUICED,
+  SLUICE_CLI, execFileSync };

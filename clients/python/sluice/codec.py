@@ -1,0 +1,638 @@
+"""sluice's messages (docs/protocol.md sections 2-4), without any I/O.
+
+Every operation is written once, here, in the Operations mixin: a method
+encodes its request into a Request (op, flags, body, how to decode the
+reply, whether it is safe to send again) and hands it to self._do(). The
+blocking Client's _do sends it and returns the decoded result; the
+asyncio client's _do is a coroutine, so the same methods return
+awaitables there. Integers of the body are little-endian; the SP framing
+around it (big-endian) is in transport.py.
+"""
+
+import struct
+from typing import Callable, NamedTuple
+
+from . import errors as E
+from .types import (After, Cluster, Counts, Dist, ErrorGroup, History, Hour,
+                    ItemResult, Member, MemberRole, Order, Pending, PutResult,
+                    Role, Setting, Settings, State, Stats, Switchover, Task,
+                    TaskPage)
+
+MAGIC = 0x53
+VERSION = 1
+
+OPS = {
+    "put": 0x01, "put_batch": 0x02, "take": 0x03, "ack": 0x04,
+    "release": 0x05, "fail": 0x06, "touch": 0x07, "bury": 0x08,
+    "kick": 0x09, "kick_id": 0x0A, "delete": 0x0B, "delete_key": 0x0C,
+    "flush": 0x0D, "peek": 0x0E, "peek_key": 0x0F, "peek_next": 0x10,
+    "stats": 0x11, "list": 0x12, "errors": 0x13, "pause": 0x14,
+    "snapshot": 0x15, "promote": 0x16, "follow": 0x17, "release_all": 0x18,
+    "ack_batch": 0x19, "delete_batch": 0x1A, "update": 0x1B,
+    "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
+    "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
+    "switchover": 0x23, "history": 0x24, "auth": 0x28,
+}
+OP_NAMES = {v: k for k, v in OPS.items()}
+
+_PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER = 0x01, 0x02, 0x04
+_MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
+_LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
+_REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
+_REC_VERSIONS, _REC_HOLDER = 0x08, 0x10
+_REC_MIN = 101  # the bytes of a record after its length, at least
+
+HISTORY_KINDS = ("puts", "takes", "acks", "fails", "buries", "ttr_expired",
+                 "ready", "delayed", "taken", "buried")
+
+
+class Request(NamedTuple):
+    """One request: its name (for messages), op, flags, body, the decoder
+    of its reply body, whether it is safe to send again after a lost
+    connection (docs/protocol.md section 7), and how long the server may
+    wait before answering (a take's wait), in ms."""
+    name: str
+    flags: int
+    body: bytes
+    decode: Callable
+    safe: bool = False
+    wait_ms: int = 0
+
+    @property
+    def op(self):
+        return OPS[self.name]
+
+    def message(self):
+        return struct.pack("<BBBB", MAGIC, VERSION, self.op,
+                           self.flags) + self.body
+
+
+# ---- reading ------------------------------------------------------------
+
+
+class Reader:
+    """Reads little-endian fields from a reply; running short is
+    Malformed."""
+
+    __slots__ = ("data", "off", "end")
+
+    def __init__(self, data, off=0, end=None):
+        self.data = data
+        self.off = off
+        self.end = len(data) if end is None else end
+
+    def take(self, n):
+        if self.off + n > self.end:
+            raise E.Malformed("the reply ends too early (%d bytes more "
+                              "needed at byte %d)" % (n, self.off))
+        b = self.data[self.off:self.off + n]
+        self.off += n
+        return b
+
+    def unpack(self, fmt):
+        s = struct.Struct("<" + fmt)
+        return s.unpack(self.take(s.size))
+
+    def u8(self):
+        return self.take(1)[0]
+
+    def u16(self):
+        return self.unpack("H")[0]
+
+    def u32(self):
+        return self.unpack("I")[0]
+
+    def u64(self):
+        return self.unpack("Q")[0]
+
+    def str16(self):
+        return bytes(self.take(self.u16())).decode("utf-8", "replace")
+
+    def opt16(self):
+        """A str16 where empty means none."""
+        return self.str16() or None
+
+    def blob(self):
+        return bytes(self.take(self.u32()))
+
+    def done(self, value=None):
+        if self.off != self.end:
+            raise E.Malformed("%d bytes left over in the reply"
+                              % (self.end - self.off))
+        return value
+
+
+def reply(name, data, off=0):
+    """Checks a reply's header: returns (flags, a Reader on its body), or
+    raises the error it carries."""
+    r = Reader(data, off)
+    magic, version, op, flags, status = r.unpack("BBBBH")
+    if magic != MAGIC:
+        raise E.Malformed("a reply without sluice's magic byte (0x%02x)"
+                          % magic)
+    if version != VERSION:
+        raise E.BadVersion("a reply of protocol version %d" % version)
+    if status != 0:
+        message, leader = r.str16(), r.str16()
+        if status == E.EUNKNOWNOP:
+            message = ("the server does not have the operation %s (0x%02x):"
+                       " it is older than this client (%s)"
+                       % (name, OPS[name], message))
+        raise E.error_for(status, message, leader)
+    if op != OPS[name]:
+        raise E.Malformed("a reply to op 0x%02x for %s" % (op, name))
+    return flags, r
+
+
+def _task(r):
+    n = r.u32()
+    if n < _REC_MIN or r.off + n > r.end:
+        raise E.Malformed("a task record of %d bytes" % n)
+    s = Reader(r.data, r.off, r.off + n)
+    r.off += n
+    tid, lease, state, flags = s.unpack("QQBB")
+    nums = s.unpack("IIIQQQQQQQI")
+    t = Task(tid, lease, State(state), bool(flags & _REC_DETACHED), *nums,
+             tube=s.str16(), key=s.opt16(), last_error=s.opt16(),
+             payload=s.blob())
+    if flags & _REC_PENDING:
+        t.pending = Pending(*s.unpack("IIQQQI"), payload=s.blob())
+    if flags & _REC_DONE:
+        t.finished_at, t.kept_until, t.duration_ms = s.unpack("QQQ")
+        t.result = s.opt16()
+    if flags & _REC_VERSIONS:
+        t.version, t.pending_version = s.unpack("QQ")
+    if flags & _REC_HOLDER:
+        t.session = s.u32()
+        t.peer = s.opt16()
+    return t
+
+
+def _tasks(rflags, r):
+    return r.done([_task(r) for _ in range(r.u32())])
+
+
+def _one_task(rflags, r):
+    return r.done(_task(r))
+
+
+def _after(rflags, r):
+    tid, state, run_at, deadline = r.unpack("QBQQ")
+    return r.done(After(tid, State(state), run_at, deadline,
+                        bool(rflags & 0x01)))
+
+
+def _u64(rflags, r):
+    return r.done(r.u64())
+
+
+def _nothing(rflags, r):
+    return r.done(None)
+
+
+def _item_error(status, rflags, r):
+    message = r.str16() if rflags & _MESSAGES else ""
+    return E.error_for(status, message) if status else None
+
+
+def _put_results(rflags, r):
+    out = []
+    for _ in range(r.u32()):
+        status, created, tid = r.unpack("HBQ")
+        err = _item_error(status, rflags, r)
+        out.append(PutResult(tid, created == 1, created == 2, err))
+    return r.done(out)
+
+
+def _put_result(rflags, r):
+    status, created, tid = r.unpack("HBQ")
+    return r.done(PutResult(tid, created == 1, created == 2))
+
+
+def _items(ids):
+    def decode(rflags, r):
+        n = r.u32()
+        if n != len(ids):
+            raise E.Malformed("%d results for %d items" % (n, len(ids)))
+        return r.done([ItemResult(i, _item_error(r.u16(), rflags, r))
+                       for i in ids])
+    return decode
+
+
+def _kvs(r):
+    return dict((r.str16(), r.u64()) for _ in range(r.u16()))
+
+
+def _settings_body(r, tube):
+    own, ttr, ma, base, cap, keep, lost = r.unpack("BQIQQQB")
+    return Settings(tube, Setting(own), ttr, ma, base, cap, keep,
+                    bool(lost), r.opt16())
+
+
+def _settings(rflags, r):
+    return r.done(_settings_body(r, r.str16()))
+
+
+def _counts(r):
+    return Counts(*r.unpack("QQQQQQ"), _kvs(r))
+
+
+def _stats(rflags, r):
+    role, epoch, lsn, durable, now = r.unpack("BQQQQ")
+    leader = r.opt16()
+    totals, node = _counts(r), _kvs(r)
+    tubes = {}
+    for _ in range(r.u32()):
+        name = r.str16()
+        tubes[name] = _counts(r)
+        if rflags & 0x01:
+            tubes[name].settings = _settings_body(r, name)
+    return r.done(Stats(Role(role), epoch, lsn, durable, now, leader,
+                        totals, node, tubes))
+
+
+def _error_groups(rflags, r):
+    out = []
+    for _ in range(r.u32()):
+        g = ErrorGroup(r.str16(), r.u64())
+        if rflags & 0x01:
+            g.ids = list(r.unpack("Q" * r.u8()))
+        out.append(g)
+    return r.done(out)
+
+
+def _hours(rflags, r):
+    out = []
+    for _ in range(r.u32()):
+        v = r.unpack("Q" * 15)
+        out.append(Hour(*v[:5], Dist(*v[5:10]), Dist(*v[10:15])))
+    return r.done(out)
+
+
+def _history(rflags, r):
+    start, step, kinds, n = r.unpack("QIBI")
+    series = {}
+    for k in range(kinds):
+        values = list(r.unpack("I" * n))
+        if k < len(HISTORY_KINDS):
+            series[HISTORY_KINDS[k]] = values
+    if kinds < 6:
+        raise E.Malformed("a history of %d kinds" % kinds)
+    return r.done(History(start, step, **series))
+
+
+def _cluster(rflags, r):
+    c = Cluster(r.str16(), r.str16(), r.opt16(), r.u32(), r.opt16(), [])
+    for _ in range(r.u32()):
+        name, client, repl = r.str16(), r.opt16(), r.opt16()
+        role, flags, epoch, lsn, lag, until, age = r.unpack("BBQQQqQ")
+        c.members.append(Member(name, client, repl, MemberRole(role),
+                                bool(flags & 0x01), bool(flags & 0x02),
+                                epoch, lsn, lag, until, age))
+    return r.done(c)
+
+
+def _switchover(rflags, r):
+    return r.done(Switchover(r.str16(), r.u64()))
+
+
+def _page(limit):
+    def decode(rflags, r):
+        tasks = _tasks(rflags, r)
+        return TaskPage(tasks, tasks[-1].id if len(tasks) >= limit and
+                        tasks else None)
+    return decode
+
+
+# ---- writing ------------------------------------------------------------
+
+
+def str16(s):
+    b = s.encode() if isinstance(s, str) else bytes(s or b"")
+    if len(b) > 0xFFFF:
+        raise E.Invalid("a text of %d bytes: at most 65535" % len(b))
+    return struct.pack("<H", len(b)) + b
+
+
+def blob(b):
+    b = b.encode() if isinstance(b, str) else bytes(b)
+    return struct.pack("<I", len(b)) + b
+
+
+def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
+                max_attempts=0, period_ms=0, key=None, replace=False,
+                version=None):
+    """(flags, fields) of one put or batch item."""
+    flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
+             | (_PUT_IF_NEWER if version is not None else 0))
+    body = (str16(tube) + struct.pack("<IQQIQ", priority, at or delay_ms,
+                                      ttr_ms, max_attempts, period_ms)
+            + str16(key or "") + blob(payload))
+    if version is not None:
+        body += struct.pack("<Q", version)
+    return flags, body
+
+
+def _lease(tid, lease, force):
+    if not lease and not force:
+        raise E.Invalid("a lease is needed: the one the take returned "
+                        "(force is an operator's override)")
+    return struct.pack("<QQ", tid, lease or 0)
+
+
+def _flag(cond, bit):
+    return bit if cond else 0
+
+
+class Operations:
+    """Every operation of docs/protocol.md. Each returns what
+    self._do(request) returns: the result, or an awaitable of it."""
+
+    def _do(self, req):
+        raise NotImplementedError
+
+    # -- producing
+
+    def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
+            ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
+            version=None):
+        """Puts a task; returns a PutResult. With a key live in the tube,
+        nothing is created (created False, the live task's id); replace
+        gives that task this content; version (with replace: if_newer)
+        replaces only when newer. at: a unix ms time instead of delay_ms.
+        A put with a key is retried after a lost connection (safe: the
+        key finds the task); one without is not."""
+        flags, body = _put_fields(tube, payload, priority, delay_ms, at,
+                                  ttr_ms, max_attempts, period_ms, key,
+                                  replace, version)
+        return self._do(Request("put", flags, body, _put_result,
+                                safe=bool(key)))
+
+    def put_batch(self, items):
+        """Puts many tasks in one request: items are dicts of put's
+        arguments (tube, payload, key, ...). Returns one PutResult per
+        item; a refused item has its error and id 0, the others are put."""
+        items = list(items)
+        body = [struct.pack("<I", len(items))]
+        for item in items:
+            flags, fields = _put_fields(**item)
+            body.append(struct.pack("<B", flags) + fields)
+        return self._do(Request("put_batch", _MESSAGES, b"".join(body),
+                                _put_results,
+                                safe=all(i.get("key") for i in items)))
+
+    # -- working
+
+    def take(self, tubes, *, wait_ms=0, max=1, detach=False, strict=False,
+             durable=False):
+        """Takes up to max tasks of the tubes (a name or a list), waiting
+        up to wait_ms when none is ready; returns a list of Task (empty
+        when none came). The lease belongs to this connection unless
+        detach."""
+        if isinstance(tubes, (str, bytes)):
+            tubes = [tubes]
+        flags = (_flag(detach, 0x01) | _flag(strict, 0x02)
+                 | _flag(durable, 0x04))
+        body = struct.pack("<QIH", wait_ms, max, len(tubes)) + b"".join(
+            str16(t) for t in tubes)
+        return self._do(Request("take", flags, body, _tasks,
+                                wait_ms=wait_ms))
+
+    def ack(self, id, lease, *, to_tube=None, result=None, force=False):
+        """Done (deleted, or kept as done; a recurring task is
+        rescheduled), or moved to to_tube. result: a text kept with a
+        done task."""
+        flags = (_LEASE_REPORT | _flag(result is not None, 0x01)
+                 | _flag(force, _LEASE_FORCE))
+        body = _lease(id, lease, force) + str16(to_tube or "")
+        if result is not None:
+            body += str16(result)
+        return self._do(Request("ack", flags, body, _after))
+
+    def release(self, id, lease, *, delay_ms=0, priority=None, force=False):
+        """Back to ready, or delayed by delay_ms; priority: a new one."""
+        flags = (_LEASE_REPORT | _flag(priority is not None, 0x01)
+                 | _flag(force, _LEASE_FORCE))
+        body = _lease(id, lease, force) + struct.pack("<QI", delay_ms,
+                                                      priority or 0)
+        return self._do(Request("release", flags, body, _after))
+
+    def fail(self, id, lease, error="", *, delay_ms=None, fatal=False,
+             force=False):
+        """Failed with error (its last error): retried after the backoff
+        (or delay_ms), buried at max_attempts, or at once when fatal."""
+        flags = (_LEASE_REPORT | _flag(delay_ms is not None, 0x01)
+                 | _flag(fatal, 0x02) | _flag(force, _LEASE_FORCE))
+        body = (_lease(id, lease, force) + struct.pack("<Q", delay_ms or 0)
+                + str16(error))
+        return self._do(Request("fail", flags, body, _after))
+
+    def touch(self, id, lease, *, force=False):
+        """Extends the lease by the task's ttr from now."""
+        return self._do(Request("touch", _flag(force, _LEASE_FORCE),
+                                _lease(id, lease, force), _after))
+
+    def bury(self, id, lease, *, error=None, force=False):
+        """Parks the task until kicked; error: its last error."""
+        flags = (_LEASE_REPORT | _flag(error is not None, 0x01)
+                 | _flag(force, _LEASE_FORCE))
+        body = _lease(id, lease, force)
+        if error is not None:
+            body += str16(error)
+        return self._do(Request("bury", flags, body, _after))
+
+    def ack_batch(self, items):
+        """Acks many (id, lease) pairs at once: one ItemResult each."""
+        items = list(items)
+        body = struct.pack("<I", len(items)) + b"".join(
+            struct.pack("<QQ", i, lease) for i, lease in items)
+        return self._do(Request("ack_batch", _MESSAGES, body,
+                                _items([i for i, _ in items])))
+
+    # -- managing tasks
+
+    def kick(self, tube, n=1, *, delayed=False):
+        """Up to n buried tasks (or, with delayed and none buried, delayed
+        ones) back to ready; returns how many."""
+        return self._do(Request("kick", _flag(delayed, 0x01),
+                                str16(tube) + struct.pack("<I", n), _u64))
+
+    def kick_id(self, id):
+        return self._do(Request("kick_id", 0, struct.pack("<Q", id),
+                                _after))
+
+    def delete(self, id):
+        return self._do(Request("delete", 0, struct.pack("<Q", id),
+                                _nothing))
+
+    def delete_key(self, tube, key):
+        """Deletes the task with that key in tube; returns its id."""
+        return self._do(Request("delete_key", 0x01, str16(key) + str16(tube),
+                                _u64))
+
+    def delete_batch(self, ids):
+        ids = list(ids)
+        body = struct.pack("<I", len(ids)) + b"".join(
+            struct.pack("<Q", i) for i in ids)
+        return self._do(Request("delete_batch", _MESSAGES, body,
+                                _items(ids)))
+
+    def delete_where(self, tube, state, older_ms):
+        """Deletes the tube's tasks in state at least older_ms old."""
+        return self._do(Request("delete_where", 0, str16(tube)
+                                + struct.pack("<BQ", state, older_ms), _u64))
+
+    def flush(self, tube):
+        return self._do(Request("flush", 0, str16(tube), _u64))
+
+    def update(self, id, *, priority=None, delay_ms=None, at=None,
+               ttr_ms=None, max_attempts=None, payload=None):
+        """Changes the fields given of a task in place."""
+        flags = (_flag(priority is not None, 0x01)
+                 | _flag(delay_ms is not None, 0x02) | _flag(at is not None,
+                                                             0x04)
+                 | _flag(ttr_ms is not None, 0x08)
+                 | _flag(max_attempts is not None, 0x10)
+                 | _flag(payload is not None, 0x20))
+        when = at if at is not None else delay_ms
+        body = struct.pack("<QIQQI", id, priority or 0, when or 0,
+                           ttr_ms or 0, max_attempts or 0) + blob(
+            payload or b"")
+        return self._do(Request("update", flags, body, _after))
+
+    def job(self, verb, id, *, priority=0, delay_ms=0):
+        """A beanstalk verb on a task (Verb); returns the task, or None
+        once deleted."""
+        body = struct.pack("<BQIQ", verb, id, priority, delay_ms)
+        return self._do(Request("job", 0, body, lambda f, r: (
+            _tasks(f, r) or [None])[0]))
+
+    def release_all(self, tube):
+        return self._do(Request("release_all", 0, str16(tube), _u64))
+
+    # -- reading
+
+    def peek(self, id):
+        return self._do(Request("peek", 0, struct.pack("<Q", id),
+                                _one_task, safe=True))
+
+    def peek_key(self, tube, key):
+        """The task with that key in tube (keys are per tube)."""
+        return self._do(Request("peek_key", 0x01, str16(key) + str16(tube),
+                                _one_task, safe=True))
+
+    def peek_next(self, tube, state=State.READY):
+        """The task of tube that would leave state next."""
+        return self._do(Request("peek_next", 0, str16(tube) + bytes([state]),
+                                _one_task, safe=True))
+
+    def list(self, tube, *, state=0, order=Order.ID, limit=100,
+             payloads=False, after=None):
+        """A TaskPage of up to limit tasks of tube in state (0: any).
+        after: a cursor (the id order only); the page's next is the
+        cursor of the next page."""
+        flags = _flag(payloads, 0x01) | _flag(after is not None, 0x02)
+        body = str16(tube) + struct.pack("<BBI", state, order, limit)
+        if after is not None:
+            body += struct.pack("<Q", after)
+        return self._do(Request("list", flags, body, _page(limit),
+                                safe=True))
+
+    def stats(self, tube="", *, settings=True, durations=False):
+        """The node's and the tubes' statistics (every tube's when tube is
+        empty), with each tube's settings."""
+        flags = _flag(settings, 0x01) | _flag(durations, 0x02)
+        return self._do(Request("stats", flags, str16(tube), _stats,
+                                safe=True))
+
+    def stats_page(self, limit, after=0, *, settings=True):
+        """A part of every tube's stats: node["tubes_next"] is the next
+        cursor (0: none)."""
+        return self._do(Request("stats", 0x04 | _flag(settings, 0x01),
+                                str16("") + struct.pack("<II", limit, after),
+                                _stats, safe=True))
+
+    def stats_top(self, limit=0, *, settings=True):
+        """The limit deepest tubes' stats."""
+        return self._do(Request("stats", 0x08 | _flag(settings, 0x01),
+                                str16("") + struct.pack("<I", limit), _stats,
+                                safe=True))
+
+    def stats_hourly(self, tube=""):
+        return self._do(Request("stats_hourly", 0, str16(tube), _hours,
+                                safe=True))
+
+    def history(self, tube="", secs=60):
+        return self._do(Request("history", 0, str16(tube)
+                                + struct.pack("<I", secs), _history,
+                                safe=True))
+
+    def errors(self, tube, *, ids=True):
+        """The tube's last errors, grouped, most frequent first."""
+        return self._do(Request("errors", _flag(ids, 0x01), str16(tube),
+                                _error_groups, safe=True))
+
+    # -- tubes
+
+    def pause(self, tube, duration_ms, *, create=False):
+        """No task of tube is handed out for duration_ms (0: resume);
+        returns the unix ms the pause ends."""
+        return self._do(Request("pause", _flag(create, 0x01), str16(tube)
+                                + struct.pack("<Q", duration_ms), _u64))
+
+    def tube_set(self, tube, *, ttr_ms=None, max_attempts=None,
+                 backoff=None, keep_done_ms=None, lost_lease_immediate=None,
+                 dead_letter=None, unset=Setting(0)):
+        """Sets the settings given (backoff: (base_ms, cap_ms)); those in
+        unset (Setting bits) go back to the server's defaults. Returns
+        the Settings in force."""
+        s = (_flag(ttr_ms is not None, Setting.TTR)
+             | _flag(max_attempts is not None, Setting.MAX_ATTEMPTS)
+             | _flag(backoff is not None, Setting.BACKOFF)
+             | _flag(keep_done_ms is not None, Setting.KEEP_DONE)
+             | _flag(lost_lease_immediate is not None, Setting.LOST_LEASE)
+             | _flag(dead_letter is not None, Setting.DEAD_LETTER))
+        base, cap = backoff or (0, 0)
+        body = (str16(tube) + struct.pack("<BBQIQQQB", int(unset), s,
+                                          ttr_ms or 0, max_attempts or 0,
+                                          base, cap, keep_done_ms or 0,
+                                          bool(lost_lease_immediate))
+                + str16(dead_letter or ""))
+        return self._do(Request("tube_set", 0, body, _settings, safe=True))
+
+    def tube_show(self, tube):
+        return self._do(Request("tube_show", 0, str16(tube), _settings,
+                                safe=True))
+
+    def tube_delete(self, tube, *, force=False):
+        """Removes a tube (with force, its tasks too); returns the tasks
+        deleted."""
+        return self._do(Request("tube_delete", _flag(force, 0x01),
+                                str16(tube), _u64))
+
+    # -- the node
+
+    def snapshot(self):
+        return self._do(Request("snapshot", 0, b"", _u64))
+
+    def promote(self):
+        return self._do(Request("promote", 0, b"", _u64))
+
+    def follow(self, url):
+        return self._do(Request("follow", 0, str16(url), _nothing))
+
+    def cluster(self):
+        return self._do(Request("cluster", 0, b"", _cluster, safe=True))
+
+    def switchover(self, node, timeout_ms=0):
+        return self._do(Request("switchover", 0, str16(node)
+                                + struct.pack("<I", timeout_ms),
+                                _switchover))
+
+
+def auth_request(token):
+    """The auth request a connection opens with."""
+    return Request("auth", 0, str16(token), _nothing)
+
+
+__all__ = ["Operations", "Request", "Reader", "reply", "auth_request"]

@@ -1,0 +1,262 @@
+"""What the operations return: dataclasses for the replies of
+docs/protocol.md section 4 (tasks, results, statistics, settings, the
+cluster view), and the enumerations of its codes (states, orders, roles).
+
+Times are unix milliseconds (int) as on the wire, durations milliseconds
+(fields ending in _ms); payloads are bytes, texts str. The fields follow
+the protocol's names, so docs/protocol.md documents each of them.
+"""
+
+from dataclasses import dataclass, field
+from enum import IntEnum, IntFlag
+from typing import Dict, List, Optional
+
+__all__ = ["State", "Setting", "Order", "Role", "MemberRole", "Verb", "Settings",
+           "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
+           "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
+           "Cluster", "Switchover", "TaskPage"]
+
+
+class State(IntEnum):
+    """A task's state (0: gone, only in an After)."""
+    GONE = 0
+    READY = 1
+    DELAYED = 2
+    TAKEN = 3
+    BURIED = 4
+    DONE = 5
+
+    def __str__(self):
+        return self.name.lower()
+
+
+# list's orders; a node's role in stats; a member's in the cluster view;
+# the job op's beanstalk verbs.
+Order = IntEnum("Order", {"ATTEMPTS": 1, "OLDEST": 2, "RUN_AT": 3, "ID": 4},
+                module=__name__)
+Role = IntEnum("Role", {"LEADER": 1, "FOLLOWER": 2}, module=__name__)
+MemberRole = IntEnum("MemberRole", {"FOLLOWER": 0, "LEADER": 1,
+                                    "CANDIDATE": 2, "FENCED": 3},
+                     module=__name__)
+Verb = IntEnum("Verb", {"DELETE": 1, "RELEASE": 2, "BURY": 3, "TOUCH": 4,
+                        "TAKE": 5}, module=__name__)
+
+
+class Setting(IntFlag):
+    """The bits of a tube's settings (tube_set's set and unset)."""
+    TTR = 0x01
+    MAX_ATTEMPTS = 0x02
+    BACKOFF = 0x04
+    KEEP_DONE = 0x08
+    LOST_LEASE = 0x10
+    DEAD_LETTER = 0x20
+
+
+@dataclass
+class Settings:
+    """A tube's settings as in force: own lists those the tube sets
+    itself (the others are the server's defaults)."""
+    tube: str
+    own: Setting
+    ttr_ms: int
+    max_attempts: int
+    backoff_base_ms: int
+    backoff_cap_ms: int
+    keep_done_ms: int
+    lost_lease_immediate: bool
+    dead_letter: Optional[str]
+
+
+@dataclass
+class Pending:
+    """A replacement waiting for a taken task's lease to end."""
+    priority: int
+    max_attempts: int
+    ttr_ms: int
+    run_at: int
+    period_ms: int
+    size: int
+    payload: bytes
+
+
+@dataclass
+class Task:
+    """A task record (take, peek, list). The lease is the fencing token
+    ack, release, fail, touch and bury need."""
+    id: int
+    lease: int
+    state: State
+    detached: bool
+    priority: int
+    attempts: int
+    max_attempts: int
+    ttr_ms: int
+    run_at: int
+    period_ms: int
+    created_at: int
+    updated_at: int
+    taken_at: int
+    deadline: int
+    size: int
+    tube: str
+    key: Optional[str]
+    last_error: Optional[str]
+    payload: bytes
+    pending: Optional[Pending] = None
+    # a done task (state DONE)
+    finished_at: int = 0
+    kept_until: int = 0
+    duration_ms: int = 0
+    result: Optional[str] = None
+    # put with if_newer: the versions (0 = none)
+    version: int = 0
+    pending_version: int = 0
+    # the session holding a lease that is not detached
+    session: int = 0
+    peer: Optional[str] = None
+
+    def text(self, encoding="utf-8"):
+        """The payload as text."""
+        return self.payload.decode(encoding)
+
+
+@dataclass
+class After:
+    """Where a task is after ack, release, fail, touch, bury, kick_id or
+    update. replaced: the lease ended by a pending replacement taking the
+    task's place (state is then where the new content waits)."""
+    id: int
+    state: State
+    run_at: int
+    deadline: int
+    replaced: bool = False
+
+
+@dataclass
+class PutResult:
+    """A put's result. created: a new task; False with the id of the
+    live task that has the key. not_newer: an if_newer put whose version
+    was not newer (nothing changed). In a batch, error is the item's
+    refusal (a SluiceError) and id is 0."""
+    id: int
+    created: bool
+    not_newer: bool = False
+    error: Optional[Exception] = None
+
+
+@dataclass
+class ItemResult:
+    """One item of ack_batch or delete_batch: error None when done."""
+    id: int
+    error: Optional[Exception] = None
+
+
+@dataclass
+class Counts:
+    """A tube's counts (or the totals) in stats."""
+    ready: int
+    delayed: int
+    taken: int
+    buried: int
+    paused_until: int
+    oldest_ready_age_ms: int
+    counters: Dict[str, int]
+    settings: Optional[Settings] = None
+
+
+@dataclass
+class Stats:
+    role: Role
+    epoch: int
+    lsn: int
+    durable_lsn: int
+    now: int
+    leader: Optional[str]
+    totals: Counts
+    node: Dict[str, int]
+    tubes: Dict[str, Counts]
+
+
+@dataclass
+class ErrorGroup:
+    """The live tasks of a tube that share a last error."""
+    error: str
+    count: int
+    ids: List[int] = field(default_factory=list)
+
+
+@dataclass
+class Dist:
+    count: int
+    total_ms: int
+    max_ms: int
+    p50_ms: int
+    p99_ms: int
+
+
+@dataclass
+class Hour:
+    start: int
+    acks: int
+    fails: int
+    buries: int
+    ttr_expired: int
+    work: Dist
+    wait: Dist
+
+
+@dataclass
+class History:
+    """Events per slot, oldest first; the depths are None from a server
+    before them."""
+    start: int
+    step_ms: int
+    puts: List[int]
+    takes: List[int]
+    acks: List[int]
+    fails: List[int]
+    buries: List[int]
+    ttr_expired: List[int]
+    ready: Optional[List[int]] = None
+    delayed: Optional[List[int]] = None
+    taken: Optional[List[int]] = None
+    buried: Optional[List[int]] = None
+
+
+@dataclass
+class Member:
+    name: str
+    client_url: Optional[str]
+    repl_url: Optional[str]
+    role: MemberRole
+    sync: bool
+    lease: bool
+    epoch: int
+    durable_lsn: int
+    lag_records: int
+    lease_until: int
+    age_ms: int
+
+
+@dataclass
+class Cluster:
+    cluster: str
+    node: str
+    leader: Optional[str]
+    ttl_ms: int
+    etcd_error: Optional[str]
+    members: List[Member]
+
+
+@dataclass
+class Switchover:
+    leader: str
+    epoch: int
+
+
+@dataclass
+class TaskPage:
+    """A page of list with its cursor: next is the id to pass as after
+    for the next page, None when none follows."""
+    tasks: List[Task]
+    next: Optional[int]

@@ -1,0 +1,324 @@
+"""The Python client (clients/python/sluice, written from docs/protocol.md
+alone) against a real sluiced on 127.0.0.1: the SP-over-TCP framing, every
+operation of the protocol compared with what the C CLI (libsluice) says
+of the same tasks (`sluice ... --json`): the same ids, states, fields and
+errors; session versus detached leases; the asyncio client. Every wait is
+bounded.
+
+Run by ctest (python_client): test_client.py SLUICED SLUICE_CLI.
+"""
+
+import asyncio
+import socket
+import struct
+import time
+
+from harness import ServerTest, main, sluice, wait_for
+
+# The task fields the CLI prints, by their name in its JSON.
+_CLI_FIELDS = {"id": "id", "lease": "lease", "tube": "tube",
+               "attempts": "attempts", "priority": "priority",
+               "run_at": "run_at", "last_error": "last_error", "key": "key",
+               "max_attempts": "max_attempts", "ttr": "ttr_ms",
+               "period": "period_ms", "created_at": "created_at",
+               "updated_at": "updated_at", "taken_at": "taken_at",
+               "deadline": "deadline", "size": "size"}
+
+
+def as_cli(t):
+    """A Task as the CLI's JSON shows one."""
+    d = {k: getattr(t, a) for k, a in _CLI_FIELDS.items()}
+    d["state"] = str(t.state)
+    return d
+
+
+class ClientTest(ServerTest):
+    ARGS = ("--keep-done", "1h")
+
+    def same_task(self, t, cli):
+        want = as_cli(t)
+        self.assertEqual(want, {k: cli[k] for k in want}, cli)
+
+    def cli_error(self, *args):
+        code, err = self.srv.cli(*args, check=False)
+        self.assertEqual(code, 1, err)
+        return err
+
+    def test_framing_is_as_documented(self):
+        # The handshake and a stats request, byte for byte as section 1.1
+        # shows them.
+        with socket.create_connection(("127.0.0.1", self.srv.port), 5) as s:
+            s.sendall(b"\x00\x53\x50\x00\x00\x30\x00\x00")
+            self.assertEqual(s.recv(8, socket.MSG_WAITALL),
+                             b"\x00\x53\x50\x00\x00\x31\x00\x00")
+            s.sendall(bytes.fromhex("000000000000000a" "80000001"
+                                    "530111000000"))
+            (n,) = struct.unpack(">Q", s.recv(8, socket.MSG_WAITALL))
+            body = s.recv(n, socket.MSG_WAITALL)
+            self.assertEqual(body[:4], b"\x80\x00\x00\x01")
+            self.assertEqual(body[4:10], b"\x53\x01\x11\x00\x00\x00")
+
+    def test_put_take_ack_as_the_cli_sees_them(self):
+        r = self.c.put("emails", b"send welcome", key="w1", priority=7)
+        self.assertEqual((r.id, r.created), (1, True))
+        self.assertEqual(self.srv.cli("put", "-t", "emails", "x", "--key",
+                                      "w1"), {"id": 1, "created": False})
+        self.assertFalse(self.c.put("emails", b"again", key="w1").created)
+        [t] = self.c.take("emails", wait_ms=1000)
+        self.assertEqual((t.id, t.payload, t.state), (1, b"send welcome",
+                                                      sluice.State.TAKEN))
+        self.assertEqual((t.attempts, t.priority, t.key), (1, 7, "w1"))
+        self.assertGreater(t.deadline, t.taken_at)
+        self.same_task(t, self.srv.cli("peek", "1"))
+        self.same_task(self.c.peek(1), self.srv.cli("peek", "1"))
+        self.same_task(self.c.peek_key("emails", "w1"),
+                       self.srv.cli("peek", "--key", "w1", "-t", "emails"))
+        a = self.c.ack(t.id, t.lease, result="sent")
+        self.assertEqual(a.state, sluice.State.DONE)  # --keep-done
+        done = self.c.peek(1)
+        self.assertEqual((done.result, done.state), ("sent", 5))
+        self.assertGreater(done.finished_at, 0)
+        self.same_task(done, self.srv.cli("peek", "1"))
+        self.same_task(self.c.peek_next("emails", sluice.State.DONE),
+                       self.srv.cli("peek", "-t", "emails", "--done"))
+        # nothing left: an empty list once the wait is over
+        t0 = time.monotonic()
+        self.assertEqual(self.c.take("emails", wait_ms=200), [])
+        self.assertGreaterEqual(time.monotonic() - t0, 0.15)
+
+    def test_lease_operations_and_their_errors(self):
+        self.c.put("w", "task 0", max_attempts=3)
+        [t] = self.c.take("w")
+        # a stale lease: the same error, and text, as libsluice's
+        with self.assertRaises(sluice.StaleLease) as e:
+            self.c.ack(t.id, t.lease + 1)
+        self.assertIn(e.exception.message,
+                      self.cli_error("ack", str(t.id), "--lease",
+                                     str(t.lease + 1)))
+        self.assertEqual((e.exception.code, e.exception.name), (2,
+                                                                "stale_lease"))
+        a = self.c.release(t.id, t.lease, delay_ms=60000, priority=3)
+        self.assertEqual(a.state, sluice.State.DELAYED)
+        self.assertEqual(self.srv.cli("peek", str(t.id))["priority"], 3)
+        with self.assertRaises(sluice.BadState) as e:
+            self.c.ack(t.id, 1)
+        self.assertIn("not taken", e.exception.message)
+        self.assertEqual(self.c.kick("w", 5, delayed=True), 1)
+        [t] = self.c.take("w")
+        a = self.c.fail(t.id, t.lease, "disk full", delay_ms=0)
+        self.assertEqual(a.state, sluice.State.READY)
+        [t] = self.c.take("w")
+        self.assertEqual((t.last_error, t.attempts), ("disk full", 3))
+        before = t.deadline
+        time.sleep(0.01)
+        self.assertGreaterEqual(self.c.touch(t.id, t.lease).deadline, before)
+        self.assertEqual(self.c.fail(t.id, t.lease, "again").state,
+                         sluice.State.BURIED)  # max_attempts
+        self.c.put("w", "task 1")
+        self.c.put("w", "task 2")
+        [t] = self.c.take("w")
+        self.assertEqual(t.id, 2)
+        [t] = self.c.take("w")
+        self.assertEqual(self.c.bury(t.id, t.lease, error="poison").state,
+                         sluice.State.BURIED)
+        self.assertEqual(self.c.errors("w"), [
+            sluice.ErrorGroup("again", 1, [1]),
+            sluice.ErrorGroup("poison", 1, [3])])
+        self.assertEqual(self.srv.cli("errors", "-t", "w")["errors"], [
+            {"error": "again", "count": 1, "ids": [1]},
+            {"error": "poison", "count": 1, "ids": [3]}])
+        self.assertEqual(self.c.kick("w", 1), 1)
+        self.assertEqual(self.c.kick_id(3).state, sluice.State.READY)
+        [t] = self.c.take("w", detach=True)
+        with self.assertRaises(sluice.BadState):
+            self.c.kick_id(t.id)
+        # fatal: buried at once, with the text
+        self.assertEqual(self.c.fail(t.id, t.lease, "bad input",
+                                     fatal=True).state, sluice.State.BURIED)
+        self.assertEqual(self.srv.cli("peek", str(t.id))["last_error"],
+                         "bad input")
+        self.assertEqual(self.c.job(sluice.Verb.TAKE, t.id).state,
+                         sluice.State.TAKEN)
+        self.assertIsNone(self.c.job(sluice.Verb.DELETE, t.id))
+        with self.assertRaises(sluice.NotFound):
+            self.c.peek(t.id)
+
+    def test_batches_update_and_deletes(self):
+        res = self.c.put_batch([
+            dict(tube="b", payload="one", key="k1"),
+            dict(tube="bad tube", payload="x"),
+            dict(tube="b", payload="two", priority=5)])
+        self.assertEqual([(r.id, r.created) for r in res],
+                         [(1, True), (0, False), (2, True)])
+        self.assertIsInstance(res[1].error, sluice.BadTube)
+        tasks = self.c.take("b", max=2)
+        self.assertEqual([t.id for t in tasks], [2, 1])
+        acked = self.c.ack_batch([(tasks[0].id, tasks[0].lease),
+                                  (tasks[1].id, tasks[1].lease + 1)])
+        self.assertIsNone(acked[0].error)
+        self.assertIsInstance(acked[1].error, sluice.StaleLease)
+        self.assertIn("stale", acked[1].error.message)
+        self.c.release(tasks[1].id, tasks[1].lease)
+        a = self.c.update(1, priority=9, payload=b"one'", ttr_ms=5000)
+        self.assertEqual(a.state, sluice.State.READY)
+        cli = self.srv.cli("peek", "1")
+        self.assertEqual((cli["priority"], cli["payload"], cli["ttr"]),
+                         (9, "one'", 5000))
+        self.c.put("b", "three")
+        page = self.c.list("b", limit=1)
+        self.assertEqual([t.id for t in page.tasks], [1])
+        self.assertEqual(page.next, 1)
+        cli = self.srv.cli("list", "-t", "b", "--after", "1", "--limit", "1")
+        page = self.c.list("b", limit=1, after=1, payloads=True)
+        self.assertEqual(cli["next"], page.next)
+        self.assertEqual([t["id"] for t in cli["tasks"]],
+                         [t.id for t in page.tasks])
+        self.assertEqual(page.tasks[0].payload, b"two")
+        full = self.c.list("b", limit=10)
+        self.assertIsNone(full.next)
+        self.assertEqual([as_cli(t) for t in full.tasks], [
+            {k: t[k] for k in as_cli(full.tasks[0])}
+            for t in self.srv.cli("list", "-t", "b")["tasks"]])
+        self.assertEqual(self.c.delete_key("b", "k1"), 1)
+        self.assertEqual(self.c.delete_batch([3, 99])[1].error.name,
+                         "not_found")
+        self.assertEqual(self.c.delete_where("b", sluice.State.DONE, 0), 1)
+        self.assertEqual(self.srv.cli("stats", "-t", "b")["tubes"]["b"][
+            "counters"]["done"], 0)
+        self.c.put("b", "four")
+        self.assertEqual(self.c.flush("b"), 1)
+        with self.assertRaises(sluice.NotFound):
+            self.c.delete(1)
+        self.assertIn("no such task", self.cli_error("delete", "1"))
+
+    def test_tubes_stats_and_history(self):
+        s = self.c.tube_set("m", ttr_ms=30000, max_attempts=5,
+                            dead_letter="dead",
+                            unset=sluice.Setting.BACKOFF)
+        self.assertEqual((s.ttr_ms, s.max_attempts, s.dead_letter,
+                          s.backoff_base_ms), (30000, 5, "dead", 1000))
+        cli = self.srv.cli("tube", "show", "m")
+        self.assertEqual((cli["ttr_ms"], cli["max_attempts"],
+                          cli["dead_letter"], sorted(cli["own"])),
+                         (30000, 5, "dead", ["dead_letter", "max_attempts",
+                                             "ttr"]))
+        self.assertEqual(self.c.tube_show("m"), s)
+        self.c.put("m", "x")
+        [t] = self.c.take("m", detach=True)
+        self.assertEqual(t.ttr_ms, 30000)
+        self.c.ack(t.id, t.lease)
+        self.c.put("m", "y")
+        until = self.c.pause("m", 60000)
+        self.assertGreater(until, time.time() * 1000)
+        self.assertEqual(self.c.take("m"), [])
+        st = self.c.stats()
+        cli = self.srv.cli("stats")
+        self.assertEqual((st.role, st.epoch, st.lsn), (
+            sluice.Role.LEADER, cli["epoch"], cli["lsn"]))
+        m = st.tubes["m"]
+        self.assertEqual((m.ready, m.paused_until, m.counters["acks"]),
+                         (1, until, 1))
+        self.assertEqual(m.counters, {k: v for k, v in cli["tubes"]["m"][
+            "counters"].items() if k in m.counters})
+        self.assertEqual(m.settings.ttr_ms, 30000)
+        self.assertEqual(self.c.pause("m", 0), 0)
+        top = self.c.stats_top(1)
+        self.assertEqual(list(top.tubes), ["m"])
+        page = self.c.stats_page(10)
+        self.assertIn("m", page.tubes)
+        [hour] = self.c.stats_hourly("m")
+        cli = self.srv.cli("stats", "--hourly", "-t", "m")["hours"][0]
+        self.assertEqual((hour.start, hour.acks, hour.work.count),
+                         (cli["start"], cli["acks"], cli["work"]["count"]))
+        h = self.c.history("", 5)
+        self.assertEqual(h.step_ms, 1000)
+        self.assertEqual(len(h.puts), 5)
+        self.assertEqual(sum(h.puts), 2)
+        self.assertEqual(h.ready[-1], 1)
+        self.assertEqual(self.c.release_all("m"), 0)
+        with self.assertRaises(sluice.NotEmpty):
+            self.c.tube_delete("m")
+        self.assertEqual(self.c.tube_delete("m", force=True), 1)
+        self.assertGreater(self.c.snapshot(), 0)
+        with self.assertRaises(sluice.BadState) as e:
+            self.c.cluster()
+        self.assertIn("without --etcd", e.exception.message)
+        self.assertIn("without --etcd", self.cli_error("cluster"))
+        with self.assertRaises(sluice.BadState):
+            self.c.promote()  # a leader already
+
+    def test_bad_arguments_are_the_servers_errors(self):
+        with self.assertRaises(sluice.BadTube):
+            self.c.put("bad tube", "x")
+        with self.assertRaises(sluice.Invalid):
+            self.c.put("t", "x", replace=True)  # without a key
+        with self.assertRaises(sluice.Invalid):
+            self.c.ack(1, 0)  # a lease is needed
+        with self.assertRaises(sluice.SluiceError) as e:
+            self.c.peek(10 ** 12)
+        self.assertIsInstance(e.exception, sluice.NotFound)
+        # a payload near the server's limit, and one over it
+        big = b"x" * 999997 + b"end"
+        tid = self.c.put("big", big).id
+        self.assertEqual(self.c.peek(tid).payload, big)
+        with self.assertRaises(sluice.PayloadTooLarge):
+            self.c.put("big", bytes(2 << 20))
+
+    def test_session_lease_ends_with_the_connection(self):
+        tid = self.c.put("s", "x").id
+        worker = self.srv.client()
+        [t] = worker.take("s")
+        self.assertFalse(t.detached)
+        self.assertEqual(self.c.peek(tid).session, t.session or
+                         self.c.peek(tid).session)
+        self.assertTrue(self.c.peek(tid).peer.startswith("127.0.0.1:"))
+        worker.close()
+        self.assertTrue(wait_for(lambda: self.c.peek(tid).state != 3))
+        self.assertIn("worker disconnected", self.c.peek(tid).last_error)
+
+    def test_detached_lease_outlives_the_connection(self):
+        tid = self.c.put("d", "x").id
+        worker = self.srv.client()
+        [t] = worker.take("d", detach=True)
+        self.assertTrue(t.detached)
+        worker.close()
+        time.sleep(0.2)
+        self.assertEqual(self.c.peek(tid).state, sluice.State.TAKEN)
+        self.assertEqual(self.client().ack(t.id, t.lease).state,
+                         sluice.State.DONE)
+
+    def test_replace_if_newer_of_a_taken_task(self):
+        tid = self.c.put("r", "v1", key="k", version=None).id
+        [t] = self.c.take("r")
+        self.c.put("r", "v2", key="k", replace=True, priority=3, version=5)
+        r = self.c.put("r", "v0", key="k", replace=True, version=4)
+        self.assertTrue(r.not_newer)
+        p = self.c.peek(tid)
+        self.assertEqual((p.payload, p.pending.payload, p.pending.priority,
+                          p.pending_version), (b"v1", b"v2", 3, 5))
+        a = self.c.ack(t.id, t.lease)
+        self.assertTrue(a.replaced)
+        self.assertEqual(a.state, sluice.State.READY)
+        self.assertEqual(self.c.peek(tid).payload, b"v2")
+
+    def test_asyncio_client(self):
+        async def run():
+            async with sluice.AsyncClient(self.srv.url, timeout=10) as c:
+                r = await c.put("a", b"async", key="x")
+                [t] = await c.take("a", wait_ms=1000)
+                self.assertEqual((t.id, t.payload), (r.id, b"async"))
+                peeked, stats = await asyncio.gather(c.peek(r.id),
+                                                     c.stats("a"))
+                self.assertEqual(peeked.state, sluice.State.TAKEN)
+                self.assertEqual(stats.tubes["a"].taken, 1)
+                with self.assertRaises(sluice.StaleLease):
+                    await c.ack(t.id, t.lease + 1)
+                self.assertEqual((await c.ack(t.id, t.lease)).state,
+                                 sluice.State.DONE)
+                self.assertEqual(await c.take("a", wait_ms=100), [])
+        asyncio.run(asyncio.wait_for(run(), 30))
+        self.same_task(self.c.peek(1), self.srv.cli("peek", "1"))
+
+
+if __name__ == "__main__":
+    main()
