@@ -166,6 +166,11 @@ struct run {
 	char err[8192];
 };
 
+/* What take --sh prints first, and alone when nothing was taken. */
+#define SH_UNSET                                                               \
+	"unset SLUICE_TASK_ID SLUICE_LEASE SLUICE_TUBE SLUICE_ATTEMPTS "       \
+	"SLUICE_PAYLOAD_SIZE SLUICE_PAYLOAD SLUICE_PAYLOAD_BASE64\n"
+
 static void
 slurp(const char *path, char *buf, size_t n)
 {
@@ -296,9 +301,21 @@ test_cli_exit_codes(void **state)
 	assert_int_equal(r.status, 2);
 	run_cli(*state, &r, f->url, NULL, "frobnicate", NULL);
 	assert_int_equal(r.status, 2);
+	/* nothing to take: exit 3 and a note, which -q silences; --sh
+	 * prints only the unset, on stdout, and no note */
 	run_cli(*state, &r, f->url, NULL, "take", "-t", "empty", NULL);
 	assert_int_equal(r.status, 3);
 	assert_string_equal(r.out, "");
+	assert_string_equal(
+	    r.err, "sluice: take: nothing to take from empty\n");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "empty", "-q", NULL);
+	assert_int_equal(r.status, 3);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	run_cli(*state, &r, f->url, NULL, "take", "-t", "empty", "--sh", NULL);
+	assert_int_equal(r.status, 3);
+	assert_string_equal(r.out, SH_UNSET);
+	assert_string_equal(r.err, "");
 	run_cli(*state, &r, f->url, NULL, "ack", "zero", NULL);
 	assert_int_equal(r.status, 2);
 	t_fake_stop(f);
@@ -402,7 +419,8 @@ test_cli_ack_needs_a_lease_or_force(void **state)
 	t_fake_stop(f);
 }
 
-/* take --sh: assignments a shell can eval, whatever the payload holds. */
+/* take --sh: assignments a shell can eval, whatever the payload holds,
+ * after an unset of every variable it may set. */
 static void
 test_cli_take_sh_is_for_eval(void **state)
 {
@@ -413,8 +431,10 @@ test_cli_take_sh_is_for_eval(void **state)
 	run_cli(*state, &r, f->url, NULL, "take", "-t", "work", "--sh", NULL);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out,
-	    "SLUICE_TASK_ID=101\nSLUICE_LEASE=5000\nSLUICE_TUBE='work'\n"
-	    "SLUICE_ATTEMPTS=1\nSLUICE_PAYLOAD='it'\\''s $HOME `x`'\n");
+	    SH_UNSET "SLUICE_TASK_ID='101'\nSLUICE_LEASE='5000'\n"
+	             "SLUICE_TUBE='work'\nSLUICE_ATTEMPTS='1'\n"
+	             "SLUICE_PAYLOAD_SIZE='14'\n"
+	             "SLUICE_PAYLOAD='it'\\''s $HOME `x`'\n");
 	run_cli(*state, &r, f->url, NULL, "take", "-t", "binary", "--sh", NULL);
 	assert_non_null(strstr(r.out, "SLUICE_PAYLOAD_BASE64='/wAB'\n"));
 	assert_null(strstr(r.out, "SLUICE_PAYLOAD="));
@@ -725,10 +745,11 @@ test_cli_work_stops_on_sigterm(void **state)
 static void
 test_cli_every_command_has_help(void **state)
 {
+	/* every command of main.c's table */
 	static const char *const cmds[] = { "put", "take", "ack", "release",
-		"fail", "touch", "bury", "kick", "delete", "peek", "stats",
-		"list", "errors", "pause", "snapshot", "promote", "follow",
-		"cluster", "switchover", "work" };
+		"fail", "touch", "bury", "update", "kick", "delete", "peek",
+		"stats", "list", "errors", "rates", "pause", "tube", "snapshot",
+		"promote", "follow", "cluster", "switchover", "work", "token" };
 	struct run r;
 	char main_help[sizeof(r.out)];
 
@@ -736,9 +757,12 @@ test_cli_every_command_has_help(void **state)
 	assert_int_equal(r.status, 0);
 	memcpy(main_help, r.out, sizeof(main_help));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		char help[sizeof(r.out)];
+		char help[sizeof(r.out)], line[64];
 
-		assert_non_null(strstr(main_help, cmds[i]));
+		/* listed on a line of its own in --help */
+		snprintf(line, sizeof(line), "\n  %s ", cmds[i]);
+		if (strstr(main_help, line) == NULL)
+			fail_msg("sluice --help does not list %s", cmds[i]);
 		run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, cmds[i],
 		    "--help", NULL);
 		assert_int_equal(r.status, 0);
@@ -753,6 +777,14 @@ test_cli_every_command_has_help(void **state)
 		if (strcmp(cmds[i], "take") == 0 ||
 		    strcmp(cmds[i], "peek") == 0)
 			assert_non_null(strstr(help, "payload_base64"));
+		/* work and take --sh name the same variables, the payload's
+		 * bound included */
+		if (strcmp(cmds[i], "take") == 0 ||
+		    strcmp(cmds[i], "work") == 0) {
+			assert_non_null(strstr(help, "SLUICE_PAYLOAD_SIZE"));
+			assert_non_null(strstr(help, "SLUICE_PAYLOAD_BASE64"));
+			assert_non_null(strstr(help, "64 KiB"));
+		}
 	}
 	run_cli(*state, &r, "tcp://127.0.0.1:1", NULL, "help", NULL);
 	assert_int_equal(r.status, 0);
@@ -766,6 +798,9 @@ test_cli_every_command_has_help(void **state)
 	/* the output rules, one for all, are written down */
 	assert_non_null(strstr(main_help, "Output, the same for every"));
 	assert_non_null(strstr(main_help, "exactly one JSON value"));
+	/* and it names the language clients */
+	assert_non_null(strstr(main_help,
+	    "Python and Node.js clients: clients/ (docs/clients.md)"));
 }
 
 /* An option a command does not have: getopt's line and a hint, not the

@@ -232,11 +232,6 @@ int cli_bad_option(struct cli *cli);
 /* One task: a JSON object on one line, or aligned "name value" lines. */
 void cli_print_task(FILE *f, const struct sluice_task *t, bool json);
 
-/* One task as shell assignments, for eval: SLUICE_TASK_ID, SLUICE_LEASE,
- * SLUICE_TUBE, SLUICE_ATTEMPTS and SLUICE_PAYLOAD (SLUICE_PAYLOAD_BASE64
- * when it is not UTF-8 or holds a NUL byte), quoted for sh. */
-void cli_print_task_sh(FILE *f, const struct sluice_task *t);
-
 /* One task as a JSON object, no newline after it. */
 void cli_print_task_json(FILE *f, const struct sluice_task *t);
 

@@ -151,43 +151,6 @@ cli_print_task_json(FILE *f, const struct sluice_task *t)
 	json_task(f, t);
 }
 
-/* A shell word: in single quotes, a quote inside as '\''. */
-static void
-sh_quote(FILE *f, const char *p, size_t len)
-{
-	fputc('\'', f);
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(p[i], f);
-	}
-	fputc('\'', f);
-}
-
-void
-cli_print_task_sh(FILE *f, const struct sluice_task *t)
-{
-	const char *p = t->payload;
-
-	fprintf(f, "SLUICE_TASK_ID=%" PRIu64 "\nSLUICE_LEASE=%" PRIu64 "\n",
-	    t->id, t->lease);
-	fputs("SLUICE_TUBE=", f);
-	sh_quote(f, t->tube, strlen(t->tube));
-	fprintf(f, "\nSLUICE_ATTEMPTS=%" PRIu32 "\n", t->attempts);
-	/* a shell variable holds no NUL byte */
-	if (cli_utf8_valid(p, t->payload_len) &&
-	    memchr(p, '\0', t->payload_len) == NULL) {
-		fputs("SLUICE_PAYLOAD=", f);
-		sh_quote(f, p, t->payload_len);
-	} else {
-		fputs("SLUICE_PAYLOAD_BASE64='", f);
-		cli_base64(f, p, t->payload_len);
-		fputc('\'', f);
-	}
-	fputc('\n', f);
-}
-
 void
 cli_print_task(FILE *f, const struct sluice_task *t, bool json)
 {

@@ -1,6 +1,9 @@
 /* cli_take - `sluice take`: take tasks of one or more tubes to work on,
  * waiting up to -w for one; prints each (cli_print.c), or as shell
- * assignments with --sh. Exit 3 when nothing came before the wait ended. */
+ * assignments with --sh (cli_vars.c). Exit 3 when nothing came before the
+ * wait ended, with a note on stderr unless --quiet or --sh; --sh then
+ * prints only the unset of every variable, so that an eval clears what a
+ * previous task left. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,10 +11,11 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "cli_vars.h"
 
 static const char take_usage[] =
     "usage: sluice take [-t TUBE]... [--strict-order] [-w DUR] [-n N] "
-    "[--no-detach] [--json]\n"
+    "[--no-detach] [-q] [--json]\n"
     "       sluice take [-t TUBE]... [--strict-order] [-w DUR] "
     "[--no-detach] --sh\n";
 static const char take_help[] =
@@ -39,12 +43,33 @@ static const char take_help[] =
     "                    above 1: {\"tasks\":[...]}); a payload that is\n"
     "                    not UTF-8 comes as \"payload_base64\" instead of\n"
     "                    \"payload\"\n"
+    "  -q, --quiet       no note on stderr when there is nothing to take\n"
     "      --sh          print the task as shell assignments, for\n"
-    "                    eval \"$(sluice take --sh)\": SLUICE_TASK_ID,\n"
-    "                    SLUICE_LEASE, SLUICE_TUBE, SLUICE_ATTEMPTS (as\n"
-    "                    work gives its CMD) and SLUICE_PAYLOAD (or\n"
-    "                    SLUICE_PAYLOAD_BASE64 when it is not UTF-8 text)\n\n"
-    "Exit status 3 when there was nothing to take before the wait ended.\n";
+    "                    eval: the variables work sets for its CMD\n"
+    "                    (SLUICE_TASK_ID, SLUICE_LEASE, SLUICE_TUBE,\n"
+    "                    SLUICE_ATTEMPTS, SLUICE_PAYLOAD_SIZE, and up to\n"
+    "                    64 KiB SLUICE_PAYLOAD, or SLUICE_PAYLOAD_BASE64\n"
+    "                    when it is not UTF-8 text), after an unset of\n"
+    "                    them all; with nothing taken, only the unset\n\n"
+    "Exit status 3 when there was nothing to take before the wait ended\n"
+    "(with a note on stderr, unless --quiet or --sh). A worker loop:\n\n"
+    "  while vars=$(sluice take -t emails -w 30s --sh); do\n"
+    "      eval \"$vars\"\n"
+    "      ./send-email.sh \"$SLUICE_PAYLOAD\" &&\n"
+    "          sluice ack \"$SLUICE_TASK_ID\" --lease \"$SLUICE_LEASE\"\n"
+    "  done\n";
+
+/* "sluice: take: nothing to take from TUBE[, TUBE...][ within N ms]" */
+static void
+empty_note(const struct sluice_take_opts *o)
+{
+	fputs("sluice: take: nothing to take from ", stderr);
+	for (size_t i = 0; i < o->ntubes; i++)
+		fprintf(stderr, "%s%s", i > 0 ? ", " : "", o->tubes[i]);
+	if (o->wait_ms > 0)
+		fprintf(stderr, " within %" PRIu64 " ms", (uint64_t)o->wait_ms);
+	fputc('\n', stderr);
+}
 
 static int
 cmd_take(struct cli *cli, int argc, char **argv)
@@ -56,13 +81,14 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "no-detach", no_argument, NULL, OPT_NO_DETACH },
 		{ "sh", no_argument, NULL, OPT_SH },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "strict-order", no_argument, NULL, OPT_STRICT_ORDER },
 		COMMON_OPTS,
 	};
 	const char *tubes[64];
-	bool sh = false;
+	bool sh = false, quiet = false;
 	struct sluice_take_opts o = { .tubes = tubes, .max = 1, .detach = 1 };
-	struct cli_args a = { argc, argv, "t:w:n:h", opts };
+	struct cli_args a = { argc, argv, "t:w:n:qh", opts };
 	struct sluice_task *t;
 	uint64_t v = 0;
 	size_t n;
@@ -95,6 +121,9 @@ cmd_take(struct cli *cli, int argc, char **argv)
 		case OPT_SH:
 			sh = true;
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		case OPT_STRICT_ORDER:
 			o.strict_order = 1;
 			break;
@@ -110,9 +139,14 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	if (o.ntubes == 0)
 		tubes[o.ntubes++] = SLUICE_DEFAULT_TUBE;
 	rc = sluice_take(cli->c, &o, &t, &n);
+	if (rc != 0 && sh)
+		cli_vars_print_sh(stdout, NULL); /* no task: nothing left set */
 	if (rc == SLUICE_ETIMEDOUT &&
-	    strncmp(sluice_errmsg(cli->c), "nothing to take", 15) == 0)
+	    strncmp(sluice_errmsg(cli->c), "nothing to take", 15) == 0) {
+		if (!quiet && !sh)
+			empty_note(&o);
 		return EXIT_EMPTY;
+	}
 	if (rc == SLUICE_ETIMEDOUT) {
 		cli_fail(cli, rc, "take");
 		return EXIT_EMPTY;
@@ -120,7 +154,16 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	if (rc != 0)
 		return cli_fail(cli, rc, "take");
 	if (sh) {
-		cli_print_task_sh(stdout, &t[0]);
+		struct cli_vars v;
+
+		if (cli_vars_of(&v, &t[0]) != 0) {
+			sluice_task_free(t);
+			cli_vars_print_sh(stdout, NULL);
+			fprintf(stderr, "sluice: take: out of memory\n");
+			return EXIT_ERR;
+		}
+		cli_vars_print_sh(stdout, &v);
+		cli_vars_free(&v);
 	} else if (a.json && o.max > 1) {
 		/* one JSON value: its shape follows -n, not what came */
 		fputs("{\"tasks\":[", stdout);

@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
+#include "cli_vars.h"
 
 extern char **environ;
 
@@ -112,34 +113,25 @@ close_fd(int *fd)
 
 /* ---- starting CMD ------------------------------------------------------- */
 
-/* environ plus the task's SLUICE_* variables (ours replace any there). */
+/* environ plus the task's SLUICE_* variables (cli_vars.c, the ones take
+ * --sh prints): any of those names already there is dropped, so that a
+ * variable the task does not set (SLUICE_PAYLOAD of a large payload) is
+ * never inherited. */
 static char **
-job_env(const struct job *j, const char *tube, char vars[4][128])
+job_env(const struct cli_vars *v)
 {
-	static const char *const names[] = { "SLUICE_TASK_ID=", "SLUICE_LEASE=",
-		"SLUICE_TUBE=", "SLUICE_ATTEMPTS=" };
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n] != NULL)
 		n++;
-	if ((env = calloc(n + 5, sizeof(*env))) == NULL)
+	if ((env = calloc(n + (size_t)v->n + 1, sizeof(*env))) == NULL)
 		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		bool ours = false;
-
-		for (int v = 0; v < 4; v++)
-			ours |= strncmp(environ[i], names[v],
-			            strlen(names[v])) == 0;
-		if (!ours)
+	for (size_t i = 0; i < n; i++)
+		if (!cli_vars_is_ours(environ[i]))
 			env[k++] = environ[i];
-	}
-	snprintf(vars[0], 128, "%s%" PRIu64, names[0], j->id);
-	snprintf(vars[1], 128, "%s%" PRIu64, names[1], j->lease);
-	snprintf(vars[2], 128, "%s%s", names[2], tube);
-	snprintf(vars[3], 128, "%s%" PRIu32, names[3], j->attempts);
-	for (int v = 0; v < 4; v++)
-		env[k++] = vars[v];
+	for (int i = 0; i < v->n; i++)
+		env[k++] = v->entry[i];
 	env[k] = NULL;
 	return env;
 }
@@ -153,7 +145,7 @@ job_start(struct work *w, struct job *j, const struct sluice_task *t)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dflt;
-	char vars[4][128];
+	struct cli_vars vars;
 	char **env;
 	pid_t pid;
 	int rc;
@@ -168,7 +160,12 @@ job_start(struct work *w, struct job *j, const struct sluice_task *t)
 		return ENOMEM;
 	memcpy(j->payload, t->payload, t->payload_len);
 	j->len = t->payload_len;
-	if ((env = job_env(j, t->tube, vars)) == NULL) {
+	if (cli_vars_of(&vars, t) != 0) {
+		free(j->payload);
+		return ENOMEM;
+	}
+	if ((env = job_env(&vars)) == NULL) {
+		cli_vars_free(&vars);
 		free(j->payload);
 		return ENOMEM;
 	}
@@ -209,6 +206,7 @@ job_start(struct work *w, struct job *j, const struct sluice_task *t)
 	if (j->len == 0)
 		close_fd(&j->in_fd);
 	free(env);
+	cli_vars_free(&vars);
 	return 0;
 
 fail:
@@ -219,6 +217,7 @@ fail:
 			close(err[i]);
 	}
 	free(env);
+	cli_vars_free(&vars);
 	free(j->payload);
 	j->payload = NULL;
 	return rc;
@@ -583,9 +582,16 @@ static const char work_help[] =
     "task\nis taken). CMD's exit status decides: 0 acks the task; "
     "anything\nelse fails it with the last line CMD wrote to standard error "
     "(or how it\nended), so it is retried after a backoff or buried. While "
-    "CMD runs\nlonger than half the task's ttr, its lease is touched. CMD "
-    "sees the task\nin $SLUICE_TASK_ID, $SLUICE_LEASE, $SLUICE_TUBE and "
-    "$SLUICE_ATTEMPTS.\n\n"
+    "CMD runs\nlonger than half the task's ttr, its lease is touched.\n\n"
+    "CMD sees the task in its environment, the variables take --sh prints:\n"
+    "  SLUICE_TASK_ID, SLUICE_LEASE, SLUICE_TUBE, SLUICE_ATTEMPTS\n"
+    "  SLUICE_PAYLOAD_SIZE    the payload's size in bytes\n"
+    "  SLUICE_PAYLOAD         the payload, when it is text (UTF-8, no NUL\n"
+    "                         byte) of at most 64 KiB\n"
+    "  SLUICE_PAYLOAD_BASE64  instead, a payload of at most 64 KiB that is\n"
+    "                         not text, in base64\n"
+    "A payload over 64 KiB is in neither (both are unset): read it from\n"
+    "standard input, which always carries the whole payload.\n\n"
     "  -t, --tube TUBE       the tube (repeat for several)\n"
     "  -c, --concurrency N   run up to N commands at once (default 1)\n"
     "      --max-tasks N     stop after N tasks (default: never)\n"

@@ -66,6 +66,7 @@ static const char main_help[] =
     "  stats     counts per tube and state, log and replication state\n"
     "  list      a tube's tasks, by state and order\n"
     "  errors    a tube's tasks counted by last error\n"
+    "  rates     events per second lately: puts, takes, acks, fails, ...\n"
     "  pause     stop handing out a tube's tasks for a while\n"
     "  tube      set or show a tube's own settings; delete a tube\n"
     "  snapshot  write a snapshot now\n"
@@ -92,7 +93,9 @@ static const char main_help[] =
     "  JSON they are unix milliseconds. Errors and notes go to standard\n"
     "  error, one line each: \"sluice: COMMAND: why\".\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 nothing to take before the "
-    "timeout.\n";
+    "timeout.\n"
+    "\n"
+    "Python and Node.js clients: clients/ (docs/clients.md).\n";
 
 static const struct cli_command *const commands[] = {
 	&cli_cmd_put,
