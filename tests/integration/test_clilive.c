@@ -321,6 +321,20 @@ test_errors_are_said_once(void **state)
 	assert_string_equal(err, "sluice: delete 424242: no such task\n");
 	assert_int_equal(cli(s, NULL, "peek", "77", NULL), 1);
 	assert_string_equal(err, "sluice: peek 77: no such task\n");
+	/* a tube that does not exist: kick says so, as stats -t does;
+	 * a tube that exists with nothing buried kicks 0 */
+	assert_int_equal(cli(s, NULL, "stats", "-t", "nosuchtube", NULL), 1);
+	assert_string_equal(err,
+	    "sluice: stats -t nosuchtube: no such tube (a tube exists once a "
+	    "task was put in it)\n");
+	assert_int_equal(cli(s, NULL, "kick", "nosuchtube", NULL), 1);
+	assert_string_equal(err,
+	    "sluice: kick nosuchtube: no such tube (a tube exists once a task "
+	    "was put in it)\n");
+	assert_string_equal(out, "");
+	assert_int_equal(cli(s, NULL, "put", "-t", "real", "x", NULL), 0);
+	assert_int_equal(cli(s, NULL, "kick", "real", NULL), 0);
+	assert_string_equal(out, "kicked 0 tasks\n");
 	assert_int_equal(cli(s, NULL, "put", "-t", "bad tube!", "x", NULL), 1);
 	assert_string_equal(err,
 	    "sluice: put: bad tube name (1-200 bytes of "

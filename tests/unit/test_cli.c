@@ -118,6 +118,24 @@ test_base64_vectors(void **state)
 }
 
 static void
+test_edit_distance(void **state)
+{
+	(void)state;
+	assert_int_equal(cli_edit_distance("stats", "stats"), 0);
+	assert_int_equal(cli_edit_distance("statz", "stats"), 1);
+	assert_int_equal(cli_edit_distance("tak", "take"), 1);
+	assert_int_equal(cli_edit_distance("relase", "release"), 1);
+	assert_int_equal(cli_edit_distance("kcik", "kick"), 2);
+	assert_int_equal(cli_edit_distance("", "put"), 3);
+	assert_int_equal(cli_edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(
+	    cli_edit_distance("0123456789012345678901234567890123456789"
+	                      "0123456789012345678901234",
+	        "put"),
+	    64);
+}
+
+static void
 test_human_formats(void **state)
 {
 	char b[64];
@@ -301,6 +319,19 @@ test_cli_exit_codes(void **state)
 	assert_int_equal(r.status, 2);
 	run_cli(*state, &r, f->url, NULL, "frobnicate", NULL);
 	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: unknown command \"frobnicate\"\nTry 'sluice --help'.\n");
+	/* a command a typo away is named */
+	run_cli(*state, &r, f->url, NULL, "statz", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: unknown command \"statz\"; did you mean \"stats\"?\n"
+	    "Try 'sluice --help'.\n");
+	run_cli(*state, &r, f->url, NULL, "help", "relase", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err,
+	    "sluice: help: unknown command \"relase\"; did you mean "
+	    "\"release\"?\nTry 'sluice --help'.\n");
 	/* nothing to take: exit 3 and a note, which -q silences; --sh
 	 * prints only the unset, on stdout, and no note */
 	run_cli(*state, &r, f->url, NULL, "take", "-t", "empty", NULL);
@@ -834,6 +865,7 @@ main(void)
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_base64_vectors),
 		cmocka_unit_test(test_human_formats),
+		cmocka_unit_test(test_edit_distance),
 		T(test_cli_put_prints_the_id),
 		T(test_cli_exit_codes),
 		T(test_cli_error_names_what_failed),

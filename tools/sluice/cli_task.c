@@ -118,7 +118,8 @@ static const char kick_usage[] = "usage: sluice kick TUBE [N] [--json]\n"
                                  "       sluice kick --id ID [--json]\n";
 static const char kick_help[] =
     "\nMoves buried tasks back to ready: up to N of TUBE (default 1), "
-    "oldest\nfirst, or one task by id. Prints how many moved.\n\n"
+    "oldest\nfirst, or one task by id. Prints how many moved; a TUBE that "
+    "does not\nexist is an error, as with stats -t.\n\n"
     "      --id ID   kick this task\n"
     "      --json    print {\"kicked\":N}\n";
 
@@ -163,6 +164,16 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
 		return cli_fail(cli, rc, "kick %s", argv[optind]);
+	if (kicked == 0) {
+		/* the server kicks nothing of a tube it does not know (as
+		 * beanstalkd does): a person is told it does not exist, as
+		 * stats -t says it */
+		struct sluice_stats *st;
+
+		if ((rc = sluice_stats(cli->c, argv[optind], &st)) != 0)
+			return cli_fail(cli, rc, "kick %s", argv[optind]);
+		sluice_stats_free(st);
+	}
 	cli_print_count(a.json, "kicked", "kicked", kicked);
 	return EXIT_OK;
 }

@@ -131,3 +131,34 @@ cli_print_bytes(FILE *f, const void *p, size_t len)
 		}
 	}
 }
+
+unsigned
+cli_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+
+	if (la > 63 || lb > 63)
+		return 64;
+	/* one row of the table at a time: row[j] is the distance of a's
+	 * prefix so far to b's first j bytes */
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}

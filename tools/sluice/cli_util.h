@@ -1,6 +1,7 @@
 /* cli_util - the pure helpers of the sluice command-line tool: parsing
- * numbers, JSON string output, base64, UTF-8 validation and
- * time formatting. No I/O other than the FILE they are given. */
+ * numbers, JSON string output, base64, UTF-8 validation,
+ * time formatting and the edit distance of a mistyped name. No I/O other than
+ * the FILE they are given. */
 #ifndef SLUICE_TOOLS_CLI_UTIL_H
 #define SLUICE_TOOLS_CLI_UTIL_H
 
@@ -8,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* The edit distance (Levenshtein: insertions, deletions, substitutions)
+ * between two strings of up to 63 bytes; 64 for longer ones. */
+unsigned cli_edit_distance(const char *a, const char *b);
 
 /* A whole decimal number in [0, max]. Returns 0 and `*out`; -1 otherwise
  * (empty, sign, garbage, over max). */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "util/dur.h"
 #include "util/tokens.h"
 
@@ -149,6 +150,29 @@ find_command(const char *name)
 	return NULL;
 }
 
+/* An unknown command's error: with the closest command's name when it is
+ * at most 2 edits away (and fewer than the name's own length). */
+static int
+unknown_command(const char *what, const char *name)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		unsigned d = cli_edit_distance(name, commands[i]->name);
+
+		if (d < best_d && d < strlen(name)) {
+			best = commands[i]->name;
+			best_d = d;
+		}
+	}
+	if (best != NULL)
+		return main_usage_error("%sunknown command \"%s\"; did you "
+		                        "mean \"%s\"?",
+		    what, name, best);
+	return main_usage_error("%sunknown command \"%s\"", what, name);
+}
+
 /* `sluice help` and `sluice help COMMAND`: the same as --help. */
 static int
 cmd_help(int argc, char **argv)
@@ -162,8 +186,7 @@ cmd_help(int argc, char **argv)
 	if (argc > 2)
 		return main_usage_error("help: one COMMAND at most");
 	if ((cmd = find_command(argv[1])) == NULL)
-		return main_usage_error(
-		    "help: unknown command \"%s\"", argv[1]);
+		return unknown_command("help: ", argv[1]);
 	printf("%s%s", cmd->usage, cmd->help);
 	return EXIT_OK;
 }
@@ -270,7 +293,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[optind], "help") == 0)
 		return cmd_help(argc - optind, argv + optind);
 	if ((cli.command = find_command(argv[optind])) == NULL)
-		return main_usage_error("unknown command \"%s\"", argv[optind]);
+		return unknown_command("", argv[optind]);
 	cli.cmd = cli.command->name;
 	argv += optind;
 	argc -= optind;
