@@ -713,6 +713,85 @@ test_the_dashboard_shows_and_acts(void **state)
 	sluice_close(c);
 }
 
+/* Closes the browser session `sid` and stops chromedriver. */
+static void
+wd_end(const char *sid)
+{
+	char path[256], *body = NULL;
+
+	snprintf(path, sizeof(path), "/session/%s", sid);
+	wd("DELETE", path, NULL, &body);
+	free(body);
+	driver_stop();
+}
+
+/* The server killed (-9) under an open page: within a bounded time the
+ * page says "unreachable since ..." in a badge that is not green, and
+ * greys out every figure (they are the last read); the server started
+ * again on the same ports: the page recovers by itself, "healthy", its
+ * figures live and new (a put made meanwhile shows). */
+static void
+test_the_page_of_a_server_that_is_down(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	char sid[128], url[256];
+	double since;
+
+	start_page_srv(state, &p, "down", false);
+	c = it_client(p.s);
+	it_put(c, "mail", "one");
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+	snprintf(url, sizeof(url), "http://%s/", p.haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#health').textContent === "
+	    "'healthy' && document.querySelector('tr[data-tube=mail] "
+	    "td.ready')?.textContent === '1'");
+	assert_true(wd_num(sid,
+	                "return document.body.classList.contains('stale') ? 1 "
+	                ": 0") == 0);
+
+	sluice_close(c);
+	assert_true(WIFSIGNALED(t_srv_stop(p.s, SIGKILL)));
+	/* The page polls every 2 s: unreachable within DRIVER_WAIT_MS. */
+	wd_until(sid,
+	    "const h = document.querySelector('#health');"
+	    "return h.textContent.startsWith('unreachable since ') && "
+	    "h.className !== 'ok' && "
+	    "getComputedStyle(h).color !== 'rgb(143, 224, 143)' && "
+	    "document.body.classList.contains('stale') && "
+	    "getComputedStyle(document.querySelector('main')).opacity < 1 && "
+	    "getComputedStyle(document.querySelector('#node')).opacity < 1 && "
+	    "!document.querySelector('#asof').hidden && "
+	    "document.querySelector('#asof').textContent"
+	    ".startsWith('figures as of ')");
+	since = wd_num(sid, "return +document.body.dataset.unreachableSince");
+	assert_true(since > 0 && since <= (double)it_wall_ms());
+	/* Still unreachable at the next polls, from the same time on. */
+	it_sleep_ms(2500);
+	assert_true(
+	    wd_num(sid, "return +document.body.dataset.unreachableSince") ==
+	    since);
+	wd_shot(state, sid, "dashboard-unreachable");
+
+	it_start(p.s);
+	c = it_client(p.s);
+	it_put(c, "mail", "two");
+	wd_until(sid,
+	    "return document.querySelector('#health').textContent === "
+	    "'healthy' && document.querySelector('#health').className === "
+	    "'ok' && !document.body.classList.contains('stale') && "
+	    "!document.body.dataset.unreachableSince && "
+	    "document.querySelector('#asof').hidden && "
+	    "getComputedStyle(document.querySelector('main')).opacity == 1 && "
+	    "document.querySelector('tr[data-tube=mail] td.ready')"
+	    "?.textContent === '2'");
+	wd_end(sid);
+	sluice_close(c);
+}
+
 /* 1,000 tubes: the overview renders a row for each. How long the first
  * paint and the first full render took is printed, not asserted. */
 static void
@@ -776,6 +855,9 @@ main(void)
 		    test_the_dashboard_shows_and_acts, it_setup, page_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_overview_of_a_thousand_tubes, it_setup,
+		    page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_of_a_server_that_is_down, it_setup,
 		    page_teardown),
 	};
 
