@@ -792,6 +792,131 @@ test_the_page_of_a_server_that_is_down(void **state)
 	sluice_close(c);
 }
 
+/* The text of the task view's field `k` is `want` (a JS expression on
+ * `v`, the field's value text), waited for (bounded). */
+static void
+wd_field(const char *sid, const char *k, const char *cond)
+{
+	char js[1024];
+
+	snprintf(js, sizeof(js),
+	    "const v = document.querySelector('#taskinfo [data-k=\\\"%s\\\"] "
+	    ".v')?.textContent; return v !== undefined && (%s)",
+	    k, cond);
+	wd_until(sid, js);
+}
+
+/* A task's view (its id clicked in a tab, or #tube=T&task=ID): its
+ * payload as text, or as size and base64 when binary, truncated with a
+ * note when large; its last error, attempts, times with their zone and
+ * age, and its result once done. */
+static void
+test_the_view_of_a_task(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	struct sluice_tube_conf conf;
+	struct sluice_ack_opts ao = { .result = "sent: 250 OK" };
+	struct sluice_task *t;
+	static const unsigned char bin[] = { 0, 1, 2, 0xff, 0xfe };
+	char sid[128], url[256], js[1024], *big;
+	uint64_t text, binary, large, done;
+
+	start_page_srv(state, &p, "task", false);
+	c = it_client(p.s);
+	memset(&conf, 0, sizeof(conf));
+	conf.set = SLUICE_TS_KEEP_DONE;
+	conf.keep_done_ms = 3600000;
+	assert_int_equal(sluice_tube_set(c, "mail", &conf, 0, NULL), 0);
+	/* Text, failed once (delayed an hour) with an error. */
+	sluice_put_opts_init(&o);
+	o.tube = "mail";
+	o.max_attempts = 5;
+	text = it_put_o(c, &o, "to=ada@example.com <b>hi</b>");
+	t = it_take(c, "mail", 0, 1);
+	assert_int_equal(t->id, text);
+	it_rc(c,
+	    sluice_fail(
+	        c, t->id, t->lease, "smtp 451: try later", 3600000, NULL),
+	    0);
+	sluice_task_free(t);
+	/* Binary; 10,000 bytes of text; one done with a result. */
+	o.max_attempts = 0;
+	o.delay_ms = 3600000;
+	assert_int_equal(sluice_put(c, &o, bin, sizeof(bin), &binary, NULL), 0);
+	big = malloc(10001);
+	assert_non_null(big);
+	memset(big, 'x', 10000);
+	big[10000] = '\0';
+	large = it_put_o(c, &o, big);
+	free(big);
+	o.delay_ms = 0;
+	done = it_put_o(c, &o, "report 7");
+	t = it_take(c, "mail", 0, 1);
+	assert_int_equal(t->id, done);
+	it_rc(c, sluice_ack_opts(c, t->id, t->lease, &ao, NULL), 0);
+	sluice_task_free(t);
+	assert_int_equal(it_state(c, done), SLUICE_DONE);
+
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+	/* From the delayed tab, the task's id opens its view. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=delayed", p.haddr);
+	wd_go(sid, url);
+	snprintf(js, sizeof(js), "a.task[data-id='%" PRIu64 "']", text);
+	wd_click(sid, js);
+	snprintf(js, sizeof(js),
+	    "const b = document.querySelector('#taskview');"
+	    "return !b.hidden && b.dataset.id === '%" PRIu64 "' && "
+	    "location.hash.endsWith('task=%" PRIu64 "') && "
+	    "document.querySelector('#payload').textContent === "
+	    "'to=ada@example.com <b>hi</b>' && "
+	    "document.querySelector('#payload-note').textContent === "
+	    "'text, 28 bytes'",
+	    text, text);
+	wd_until(sid, js);
+	wd_field(sid, "last error", "v === 'smtp 451: try later'");
+	wd_field(sid, "attempts", "v === '1 of 5'");
+	wd_field(sid, "state", "v === 'delayed'");
+	/* Times in UTC, with their age or how far ahead. */
+	wd_field(sid, "created",
+	    "/^20..-..-.. ..:..:.. UTC \\\\(.* ago\\\\)$/.test(v)");
+	wd_field(
+	    sid, "runs at", "/ UTC \\\\(in (59|60)\\\\.. min\\\\)$/.test(v)");
+	wd_shot(state, sid, "dashboard-task");
+
+	/* Binary: its size and base64. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, binary);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#payload').textContent === "
+	    "'AAEC//4=' && document.querySelector('#payload-note')"
+	    ".textContent === 'binary, 5 bytes, in base64'");
+	/* Large: the first 4,096 characters, and a note saying so. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, large);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#payload').textContent.length === "
+	    "4096 && document.querySelector('#payload-note').textContent === "
+	    "'text, 10000 bytes; truncated: the first 4096 characters of "
+	    "10000 bytes shown'");
+	/* Done: its result and when it finished. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, done);
+	wd_go(sid, url);
+	wd_field(sid, "state", "v === 'done'");
+	wd_field(sid, "result", "v === 'sent: 250 OK'");
+	wd_field(sid, "finished", "/ UTC \\\\(.* ago\\\\)$/.test(v)");
+	assert_true(wd_num(sid,
+	                "return document.querySelector('#payload')"
+	                ".textContent === 'report 7' ? 1 : 0") == 1);
+	wd_end(sid);
+	sluice_close(c);
+}
+
 /* 1,000 tubes: the overview renders a row for each. How long the first
  * paint and the first full render took is printed, not asserted. */
 static void
@@ -859,6 +984,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_the_page_of_a_server_that_is_down, it_setup,
 		    page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_view_of_a_task, it_setup, page_teardown),
 	};
 
 	if (!it_which("chromium", chromium, sizeof(chromium))) {
