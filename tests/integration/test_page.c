@@ -917,6 +917,62 @@ test_the_view_of_a_task(void **state)
 	sluice_close(c);
 }
 
+/* What stood in the way of a reader: the errors tab shows no pager (a
+ * CSS rule made `hidden` show it, stale); a message is about its view
+ * and is gone in the next; commit p99 is an upper bound in two
+ * significant digits, not a histogram bucket's bound to the microsecond. */
+static void
+test_the_page_says_only_what_is_so(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	char sid[128], url[256];
+
+	start_page_srv(state, &p, "so", false);
+	c = it_client(p.s);
+	for (int i = 0; i < 20; i++)
+		it_put(c, "mail", "x");
+	bury_one(c, "mail", "bounced");
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=ready", p.haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return getComputedStyle(document.querySelector('#pager'))"
+	    ".display !== 'none' && document.querySelectorAll('#tasks tbody "
+	    "tr[data-state=ready]').length === 20");
+	wd_click(sid, "button[data-tab=errors]");
+	wd_until(sid,
+	    "return !document.querySelector('#errors').hidden && "
+	    "document.querySelector('#errors tbody').textContent"
+	    ".includes('bounced') && "
+	    "getComputedStyle(document.querySelector('#pager')).display === "
+	    "'none' && getComputedStyle(document.querySelector('#tasks'))"
+	    ".display === 'none'");
+
+	/* A search that finds nothing says so; the next view does not. */
+	wd_click(sid, "button[data-tab=ready]");
+	wd_type(sid, "#q", "no-such-key\\uE007"); /* Enter */
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'find no-such-key: not found'");
+	free(wd_js(sid, "location.hash = '#'; return true"));
+	wd_until(sid,
+	    "return !document.querySelector('#overview').hidden && "
+	    "document.querySelector('#msg').textContent === ''");
+
+	/* commit p99: at most so much, in two significant digits. */
+	wd_until(sid,
+	    "const t = document.querySelector('#nodeinfo "
+	    "[data-k=\\\"commit p99\\\"]')?.textContent || '';"
+	    "const m = t.match(/^commit p99 (\u2264|>) ([0-9.]+) ms$/);"
+	    "return !!m && m[2].replace('.', '').replace(/^0+/, '')"
+	    ".replace(/0+$/, '').length <= 2");
+	wd_end(sid);
+	sluice_close(c);
+}
+
 /* 1,000 tubes: the overview renders a row for each. How long the first
  * paint and the first full render took is printed, not asserted. */
 static void
@@ -986,6 +1042,9 @@ main(void)
 		    page_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_view_of_a_task, it_setup, page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_says_only_what_is_so, it_setup,
+		    page_teardown),
 	};
 
 	if (!it_which("chromium", chromium, sizeof(chromium))) {
