@@ -16,6 +16,14 @@
  *   that is how docs/images/ is made, else into the test's directory).
  * - With 1,000 tubes the overview renders them all; the time to the first
  *   paint and to the first full render are printed (not asserted).
+ * - The server killed (-9) under the page: it says "unreachable since"
+ *   (not a green "healthy") and greys out its stale figures within a
+ *   bounded time; restarted, the page recovers by itself.
+ * - A task's view: its payload as text, or size and base64 when binary,
+ *   truncated with a note when large; last error, attempts, times in UTC
+ *   with their age, its result when done.
+ * - The errors tab has no pager, a message does not outlive its view,
+ *   commit p99 is an upper bound in two significant digits.
  *
  * Skipped (exit code 77, saying so) only where chromium or
  * chromium-driver is not installed; `make test` installs both. */
