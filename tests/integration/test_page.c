@@ -16,6 +16,14 @@
  *   that is how docs/images/ is made, else into the test's directory).
  * - With 1,000 tubes the overview renders them all; the time to the first
  *   paint and to the first full render are printed (not asserted).
+ * - The server killed (-9) under the page: it says "unreachable since"
+ *   (not a green "healthy") and greys out its stale figures within a
+ *   bounded time; restarted, the page recovers by itself.
+ * - A task's view: its payload as text, or size and base64 when binary,
+ *   truncated with a note when large; last error, attempts, times in UTC
+ *   with their age, its result when done.
+ * - The errors tab has no pager, a message does not outlive its view,
+ *   commit p99 is an upper bound in two significant digits.
  *
  * Skipped (exit code 77, saying so) only where chromium or
  * chromium-driver is not installed; `make test` installs both. */
@@ -713,6 +721,266 @@ test_the_dashboard_shows_and_acts(void **state)
 	sluice_close(c);
 }
 
+/* Closes the browser session `sid` and stops chromedriver. */
+static void
+wd_end(const char *sid)
+{
+	char path[256], *body = NULL;
+
+	snprintf(path, sizeof(path), "/session/%s", sid);
+	wd("DELETE", path, NULL, &body);
+	free(body);
+	driver_stop();
+}
+
+/* The server killed (-9) under an open page: within a bounded time the
+ * page says "unreachable since ..." in a badge that is not green, and
+ * greys out every figure (they are the last read); the server started
+ * again on the same ports: the page recovers by itself, "healthy", its
+ * figures live and new (a put made meanwhile shows). */
+static void
+test_the_page_of_a_server_that_is_down(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	char sid[128], url[256];
+	double since;
+
+	start_page_srv(state, &p, "down", false);
+	c = it_client(p.s);
+	it_put(c, "mail", "one");
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+	snprintf(url, sizeof(url), "http://%s/", p.haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#health').textContent === "
+	    "'healthy' && document.querySelector('tr[data-tube=mail] "
+	    "td.ready')?.textContent === '1'");
+	assert_true(wd_num(sid,
+	                "return document.body.classList.contains('stale') ? 1 "
+	                ": 0") == 0);
+
+	sluice_close(c);
+	assert_true(WIFSIGNALED(t_srv_stop(p.s, SIGKILL)));
+	/* The page polls every 2 s: unreachable within DRIVER_WAIT_MS. */
+	wd_until(sid,
+	    "const h = document.querySelector('#health');"
+	    "return h.textContent.startsWith('unreachable since ') && "
+	    "h.className !== 'ok' && "
+	    "getComputedStyle(h).color !== 'rgb(143, 224, 143)' && "
+	    "document.body.classList.contains('stale') && "
+	    "getComputedStyle(document.querySelector('main')).opacity < 1 && "
+	    "getComputedStyle(document.querySelector('#node')).opacity < 1 && "
+	    "!document.querySelector('#asof').hidden && "
+	    "document.querySelector('#asof').textContent"
+	    ".startsWith('figures as of ')");
+	since = wd_num(sid, "return +document.body.dataset.unreachableSince");
+	assert_true(since > 0 && since <= (double)it_wall_ms());
+	/* Still unreachable at the next polls, from the same time on. */
+	it_sleep_ms(2500);
+	assert_true(
+	    wd_num(sid, "return +document.body.dataset.unreachableSince") ==
+	    since);
+	wd_shot(state, sid, "dashboard-unreachable");
+
+	it_start(p.s);
+	c = it_client(p.s);
+	it_put(c, "mail", "two");
+	wd_until(sid,
+	    "return document.querySelector('#health').textContent === "
+	    "'healthy' && document.querySelector('#health').className === "
+	    "'ok' && !document.body.classList.contains('stale') && "
+	    "!document.body.dataset.unreachableSince && "
+	    "document.querySelector('#asof').hidden && "
+	    "getComputedStyle(document.querySelector('main')).opacity == 1 && "
+	    "document.querySelector('tr[data-tube=mail] td.ready')"
+	    "?.textContent === '2'");
+	wd_end(sid);
+	sluice_close(c);
+}
+
+/* The text of the task view's field `k` is `want` (a JS expression on
+ * `v`, the field's value text), waited for (bounded). */
+static void
+wd_field(const char *sid, const char *k, const char *cond)
+{
+	char js[1024];
+
+	snprintf(js, sizeof(js),
+	    "const v = document.querySelector('#taskinfo [data-k=\\\"%s\\\"] "
+	    ".v')?.textContent; return v !== undefined && (%s)",
+	    k, cond);
+	wd_until(sid, js);
+}
+
+/* A task's view (its id clicked in a tab, or #tube=T&task=ID): its
+ * payload as text, or as size and base64 when binary, truncated with a
+ * note when large; its last error, attempts, times with their zone and
+ * age, and its result once done. */
+static void
+test_the_view_of_a_task(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	struct sluice_tube_conf conf;
+	struct sluice_ack_opts ao = { .result = "sent: 250 OK" };
+	struct sluice_task *t;
+	static const unsigned char bin[] = { 0, 1, 2, 0xff, 0xfe };
+	char sid[128], url[256], js[1024], *big;
+	uint64_t text, binary, large, done;
+
+	start_page_srv(state, &p, "task", false);
+	c = it_client(p.s);
+	memset(&conf, 0, sizeof(conf));
+	conf.set = SLUICE_TS_KEEP_DONE;
+	conf.keep_done_ms = 3600000;
+	assert_int_equal(sluice_tube_set(c, "mail", &conf, 0, NULL), 0);
+	/* Text, failed once (delayed an hour) with an error. */
+	sluice_put_opts_init(&o);
+	o.tube = "mail";
+	o.max_attempts = 5;
+	text = it_put_o(c, &o, "to=ada@example.com <b>hi</b>");
+	t = it_take(c, "mail", 0, 1);
+	assert_int_equal(t->id, text);
+	it_rc(c,
+	    sluice_fail(
+	        c, t->id, t->lease, "smtp 451: try later", 3600000, NULL),
+	    0);
+	sluice_task_free(t);
+	/* Binary; 10,000 bytes of text; one done with a result. */
+	o.max_attempts = 0;
+	o.delay_ms = 3600000;
+	assert_int_equal(sluice_put(c, &o, bin, sizeof(bin), &binary, NULL), 0);
+	big = malloc(10001);
+	assert_non_null(big);
+	memset(big, 'x', 10000);
+	big[10000] = '\0';
+	large = it_put_o(c, &o, big);
+	free(big);
+	o.delay_ms = 0;
+	done = it_put_o(c, &o, "report 7");
+	t = it_take(c, "mail", 0, 1);
+	assert_int_equal(t->id, done);
+	it_rc(c, sluice_ack_opts(c, t->id, t->lease, &ao, NULL), 0);
+	sluice_task_free(t);
+	assert_int_equal(it_state(c, done), SLUICE_DONE);
+
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+	/* From the delayed tab, the task's id opens its view. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=delayed", p.haddr);
+	wd_go(sid, url);
+	snprintf(js, sizeof(js), "a.task[data-id='%" PRIu64 "']", text);
+	wd_click(sid, js);
+	snprintf(js, sizeof(js),
+	    "const b = document.querySelector('#taskview');"
+	    "return !b.hidden && b.dataset.id === '%" PRIu64 "' && "
+	    "location.hash.endsWith('task=%" PRIu64 "') && "
+	    "document.querySelector('#payload').textContent === "
+	    "'to=ada@example.com <b>hi</b>' && "
+	    "document.querySelector('#payload-note').textContent === "
+	    "'text, 28 bytes'",
+	    text, text);
+	wd_until(sid, js);
+	wd_field(sid, "last error", "v === 'smtp 451: try later'");
+	wd_field(sid, "attempts", "v === '1 of 5'");
+	wd_field(sid, "state", "v === 'delayed'");
+	/* Times in UTC, with their age or how far ahead. */
+	wd_field(sid, "created",
+	    "/^20..-..-.. ..:..:.. UTC \\\\(.* ago\\\\)$/.test(v)");
+	wd_field(
+	    sid, "runs at", "/ UTC \\\\(in (59|60)\\\\.. min\\\\)$/.test(v)");
+	wd_shot(state, sid, "dashboard-task");
+
+	/* Binary: its size and base64. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, binary);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#payload').textContent === "
+	    "'AAEC//4=' && document.querySelector('#payload-note')"
+	    ".textContent === 'binary, 5 bytes, in base64'");
+	/* Large: the first 4,096 characters, and a note saying so. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, large);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelector('#payload').textContent.length === "
+	    "4096 && document.querySelector('#payload-note').textContent === "
+	    "'text, 10000 bytes; truncated: the first 4096 characters of "
+	    "10000 bytes shown'");
+	/* Done: its result and when it finished. */
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
+	    p.haddr, done);
+	wd_go(sid, url);
+	wd_field(sid, "state", "v === 'done'");
+	wd_field(sid, "result", "v === 'sent: 250 OK'");
+	wd_field(sid, "finished", "/ UTC \\\\(.* ago\\\\)$/.test(v)");
+	assert_true(wd_num(sid,
+	                "return document.querySelector('#payload')"
+	                ".textContent === 'report 7' ? 1 : 0") == 1);
+	wd_end(sid);
+	sluice_close(c);
+}
+
+/* What stood in the way of a reader: the errors tab shows no pager (a
+ * CSS rule made `hidden` show it, stale); a message is about its view
+ * and is gone in the next; commit p99 is an upper bound in two
+ * significant digits, not a histogram bucket's bound to the microsecond. */
+static void
+test_the_page_says_only_what_is_so(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	char sid[128], url[256];
+
+	start_page_srv(state, &p, "so", false);
+	c = it_client(p.s);
+	for (int i = 0; i < 20; i++)
+		it_put(c, "mail", "x");
+	bury_one(c, "mail", "bounced");
+	driver_start(state);
+	wd_session(sid, sizeof(sid));
+
+	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=ready", p.haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return getComputedStyle(document.querySelector('#pager'))"
+	    ".display !== 'none' && document.querySelectorAll('#tasks tbody "
+	    "tr[data-state=ready]').length === 20");
+	wd_click(sid, "button[data-tab=errors]");
+	wd_until(sid,
+	    "return !document.querySelector('#errors').hidden && "
+	    "document.querySelector('#errors tbody').textContent"
+	    ".includes('bounced') && "
+	    "getComputedStyle(document.querySelector('#pager')).display === "
+	    "'none' && getComputedStyle(document.querySelector('#tasks'))"
+	    ".display === 'none'");
+
+	/* A search that finds nothing says so; the next view does not. */
+	wd_click(sid, "button[data-tab=ready]");
+	wd_type(sid, "#q", "no-such-key\\uE007"); /* Enter */
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'find no-such-key: not found'");
+	free(wd_js(sid, "location.hash = '#'; return true"));
+	wd_until(sid,
+	    "return !document.querySelector('#overview').hidden && "
+	    "document.querySelector('#msg').textContent === ''");
+
+	/* commit p99: at most so much, in two significant digits. */
+	wd_until(sid,
+	    "const t = document.querySelector('#nodeinfo "
+	    "[data-k=\\\"commit p99\\\"]')?.textContent || '';"
+	    "const m = t.match(/^commit p99 (\u2264|>) ([0-9.]+) ms$/);"
+	    "return !!m && m[2].replace('.', '').replace(/^0+/, '')"
+	    ".replace(/0+$/, '').length <= 2");
+	wd_end(sid);
+	sluice_close(c);
+}
+
 /* 1,000 tubes: the overview renders a row for each. How long the first
  * paint and the first full render took is printed, not asserted. */
 static void
@@ -776,6 +1044,14 @@ main(void)
 		    test_the_dashboard_shows_and_acts, it_setup, page_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_overview_of_a_thousand_tubes, it_setup,
+		    page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_of_a_server_that_is_down, it_setup,
+		    page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_view_of_a_task, it_setup, page_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_says_only_what_is_so, it_setup,
 		    page_teardown),
 	};
 
