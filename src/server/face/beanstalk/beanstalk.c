@@ -200,6 +200,8 @@ answer(struct bs_req *r, nng_msg *m)
 {
 	struct bs_conn *c = r->conn;
 	struct conn *k = c->conn;
+	/* the server's limits: a job up to --max-payload comes back whole */
+	const struct msg_limits lim = { MSG_SIZE_MAX, c->bs->cfg.max_job };
 	struct msg_rep rep;
 
 	r->posted = false;
@@ -213,7 +215,7 @@ answer(struct bs_req *r, nng_msg *m)
 		if (c->closed)
 			r->done = true;
 	} else if (msg_decode_rep(
-	               nng_msg_body(m), nng_msg_len(m), NULL, &rep) != 0) {
+	               nng_msg_body(m), nng_msg_len(m), &lim, &rep) != 0) {
 		bs_req_text(r, "INTERNAL_ERROR\r\n");
 	} else {
 		/* translate may post the request again (pause-tube) */
