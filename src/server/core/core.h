@@ -99,7 +99,11 @@ struct core {
 	int sigfd;
 	bool stopping;
 	int stop_signo; /* the signal that asked for the stop; 0: none */
-	int64_t now;    /* unix ms of this turn, never going back */
+	/* SIGUSR1, beanstalkd's drain mode: puts are refused
+	 * (SLUICE_ESHUTDOWN, the beanstalk face's DRAINING) until the stop;
+	 * takes, acks and everything else go on */
+	bool draining;
+	int64_t now; /* unix ms of this turn, never going back */
 	int64_t started_ms;
 	uint64_t sessions;    /* open */
 	struct sess_tab sess; /* open sessions and their peers */
