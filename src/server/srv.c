@@ -533,6 +533,7 @@ start(struct core *c, const struct config *cfg)
 	if (c->q == NULL)
 		return -ENOMEM;
 	queue_on_ready(c->q, ops_tube_ready, c);
+	queue_on_lost_lease(c->q, core_session_lost_ready, c);
 	rc = epochs_load(&c->epochs, cfg->data_dir);
 	if (rc != 0) {
 		log_err("srv",

@@ -203,6 +203,10 @@ void core_session_open(struct core *c, uint32_t session, const char *peer);
  * (Its waiting takes are the operations' to drop.) */
 void core_session_gone(struct core *c, uint32_t session);
 
+/* A queue_lost_ready_fn (arg: the core): whether `session`'s face asks for
+ * lost leases ready at once (struct sess's lost_ready). */
+bool core_session_lost_ready(void *arg, uint64_t session);
+
 /* Sends every pending reply the log (and enough followers) now covers;
  * after the log failed, or past --sync-timeout, the waiting replies
  * become errors. */

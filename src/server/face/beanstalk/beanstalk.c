@@ -94,8 +94,13 @@ bs_face_alive(const struct face_ctx *ctx)
 	            ->conn->closed;
 }
 
-const struct face bs_face = { bs_face_reply, bs_face_drop, bs_face_peer,
-	bs_face_alive };
+const struct face bs_face = {
+	.reply = bs_face_reply,
+	.drop = bs_face_drop,
+	.peer = bs_face_peer,
+	.alive = bs_face_alive,
+	.lost_lease_ready = true, /* beanstalkd's rule */
+};
 
 /* ---- a connection's commands, in order --------------------------- */
 
