@@ -683,8 +683,14 @@ static int
 start_beanstalk(
     struct core *c, const struct config *cfg, struct face_beanstalk **bs)
 {
-	struct face_beanstalk_config bc = { cfg->beanstalk, cfg->max_payload,
-		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
+	struct face_beanstalk_config bc = {
+		.addr = cfg->beanstalk,
+		.max_job = cfg->beanstalk_max_job ? cfg->beanstalk_max_job
+		                                  : cfg->max_payload,
+		.payload_max = cfg->max_payload,
+		.max_ttr_ms = QUEUE_DEFAULT_MAX_TTR_MS,
+		.seg_size = cfg->seg_size,
+	};
 	int rc = face_beanstalk_open(bs, c->events, c->conns, &bc);
 
 	if (rc != 0)

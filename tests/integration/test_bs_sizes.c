@@ -3,9 +3,12 @@
  * beanstalk face (put, reserve, peek, stats-job), the native face (put,
  * take) and the HTTP face (POST, GET, take); one byte more is refused
  * cleanly on each (JOB_TOO_BIG, SLUICE_ETOOBIG, 413) and the server goes
- * on serving. */
+ * on serving. --beanstalk-max-job-size 65535 gives the face beanstalkd's
+ * put limit (and stats says so) while jobs put through other faces up to
+ * --max-payload still come back whole through it. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +229,87 @@ test_a_task_at_max_payload_round_trips_on_the_http_face(void **state)
 	fix_down(&f);
 }
 
+/* `sluiced ARGS...` (NULL-ended): its exit code, stderr in err. */
+static int
+sluiced(char *err, size_t cap, ...)
+{
+	char *argv[16], bin[1024];
+	int n = 0;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluiced"));
+	argv[n++] = bin;
+	va_start(ap, cap);
+	for (char *a; n < 15 && (a = va_arg(ap, char *)) != NULL;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return t_run(argv, NULL, NULL, 0, err, cap);
+}
+
+static void
+test_the_beanstalk_face_takes_beanstalkds_job_size(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct bsc b;
+	char addr[32], err[2048], *big = body(100000), *cmd, *got, line[96];
+	size_t len;
+	uint64_t id;
+
+	/* the flag is checked */
+	assert_int_equal(sluiced(err, sizeof(err), "--data", s->data,
+	                     "--beanstalk-max-job-size", "65535", NULL),
+	    2);
+	assert_non_null(
+	    strstr(err, "--beanstalk-max-job-size needs --beanstalk"));
+	assert_int_equal(
+	    sluiced(err, sizeof(err), "--data", s->data, "--beanstalk",
+	        "127.0.0.1:1", "--beanstalk-max-job-size", "2000000", NULL),
+	    2);
+	assert_non_null(strstr(err, "is over --max-payload 1048576"));
+	assert_int_equal(
+	    sluiced(err, sizeof(err), "--data", s->data, "--beanstalk",
+	        "127.0.0.1:1", "--beanstalk-max-job-size", "0", NULL),
+	    2);
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", t_free_port());
+	s->args[0] = "--beanstalk";
+	s->args[1] = addr;
+	s->args[2] = "--beanstalk-max-job-size";
+	s->args[3] = "65535";
+	it_start(s);
+	c = it_client(s);
+	assert_int_equal(bsc_open(&b, atoi(strchr(addr, ':') + 1)), 0);
+	got = bsc_cmd(&b, "stats\r\n");
+	assert_non_null(strstr(got, "\nmax-job-size: 65535\n"));
+	free(got);
+	cmd = bs_put(big, 65535, &len);
+	assert_int_equal(bsc_send(&b, cmd, len), 0);
+	free(cmd);
+	got = bsc_reply(&b);
+	assert_true(strncmp(got, "INSERTED ", 9) == 0);
+	free(got);
+	cmd = bs_put(big, 65536, &len);
+	assert_int_equal(bsc_send(&b, cmd, len), 0);
+	free(cmd);
+	got = bsc_reply(&b);
+	assert_string_equal(got, "JOB_TOO_BIG\r\n");
+	free(got);
+
+	/* a larger job from the native face still comes back whole */
+	free(bsc_cmd(&b, "reserve-with-timeout 0\r\n"));
+	it_rc(c, sluice_put(c, NULL, big, 100000, &id, NULL), 0);
+	got = bsc_cmd(&b, "reserve-with-timeout 5\r\n");
+	snprintf(line, sizeof(line), "RESERVED %" PRIu64 " 100000\r\n", id);
+	expect_job(got, line, big, 100000);
+	free(got);
+	bsc_close(&b);
+	sluice_close(c);
+	free(big);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 
 int
@@ -235,6 +319,7 @@ main(void)
 		T(test_a_job_at_max_payload_round_trips_on_the_beanstalk_face),
 		T(test_a_task_at_max_payload_round_trips_on_the_native_face),
 		T(test_a_task_at_max_payload_round_trips_on_the_http_face),
+		T(test_the_beanstalk_face_takes_beanstalkds_job_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

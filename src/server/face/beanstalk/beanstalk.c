@@ -206,7 +206,7 @@ answer(struct bs_req *r, nng_msg *m)
 	struct bs_conn *c = r->conn;
 	struct conn *k = c->conn;
 	/* the server's limits: a job up to --max-payload comes back whole */
-	const struct msg_limits lim = { MSG_SIZE_MAX, c->bs->cfg.max_job };
+	const struct msg_limits lim = { MSG_SIZE_MAX, c->bs->cfg.payload_max };
 	struct msg_rep rep;
 
 	r->posted = false;

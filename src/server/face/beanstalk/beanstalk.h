@@ -18,7 +18,8 @@ struct events;
 
 struct face_beanstalk_config {
 	const char *addr;    /* "HOST:PORT", e.g. "127.0.0.1:11300" */
-	size_t max_job;      /* max-job-size: the server's payload limit */
+	size_t max_job;      /* max-job-size: a put's limit here */
+	size_t payload_max;  /* --max-payload: the largest job a reply holds */
 	uint32_t max_ttr_ms; /* longer ttrs are cut to this */
 	uint64_t seg_size;   /* shown as binlog-max-size */
 };
