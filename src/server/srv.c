@@ -690,6 +690,7 @@ start_beanstalk(
 		.payload_max = cfg->max_payload,
 		.max_ttr_ms = QUEUE_DEFAULT_MAX_TTR_MS,
 		.seg_size = cfg->seg_size,
+		.draining = &c->draining,
 	};
 	int rc = face_beanstalk_open(bs, c->events, c->conns, &bc);
 

@@ -1,6 +1,7 @@
 /* SIGUSR1, beanstalkd's drain mode: the server logs it and keeps running;
  * from then on puts are refused (DRAINING on the beanstalk face,
- * SLUICE_ESHUTDOWN naming the drain on the native face, 503 on HTTP)
+ * SLUICE_ESHUTDOWN naming the drain on the native face, 503 on HTTP,
+ * and beanstalk stats says draining: true)
  * while reserves, deletes and reads go on, and a second SIGUSR1 changes
  * nothing; SIGTERM still stops it cleanly. */
 #include <inttypes.h>
@@ -51,6 +52,9 @@ test_sigusr1_drains_puts_and_the_server_serves_on(void **state)
 	assert_int_equal(sscanf(got, "INSERTED %" SCNu64, &before), 1);
 	free(got);
 	id = it_put(c, "native", "two");
+	got = bsc_cmd(&b, "stats\r\n");
+	assert_non_null(strstr(got, "\ndraining: false\n"));
+	free(got);
 
 	assert_int_equal(kill(s->pid, SIGUSR1), 0);
 	end = it_mono_ms() + 10000;
@@ -59,7 +63,10 @@ test_sigusr1_drains_puts_and_the_server_serves_on(void **state)
 	assert_int_equal(it_log_count(s, "SIGUSR1: draining"), 1);
 	assert_true(t_srv_alive(s));
 
-	/* puts are refused on every face */
+	/* puts are refused on every face; stats says so */
+	got = bsc_cmd(&b, "stats\r\n");
+	assert_non_null(strstr(got, "\ndraining: true\n"));
+	free(got);
 	expect(&b, "put 1 0 60 5\r\nthree\r\n", "DRAINING\r\n");
 	it_rc(
 	    c, sluice_put(c, &o, "four", 4, &id4, &created), SLUICE_ESHUTDOWN);
