@@ -110,12 +110,15 @@ backoff(const struct queue *q, const struct tube *tb, uint32_t attempts)
 	return d < cap ? d : cap;
 }
 
-/* The tube's lost-lease setting, else the server's --lost-lease-retry;
- * a backoff is the tube's (its own base and cap, else the server's). */
+/* The tube's lost-lease setting, else the holder's `ready`, else the
+ * server's --lost-lease-retry; a backoff is the tube's (its own base and
+ * cap, else the server's). */
 int64_t
 queue_lost_lease_delay(
-    const struct queue *q, const struct tube *tb, uint32_t attempts)
+    const struct queue *q, const struct tube *tb, uint32_t attempts, bool ready)
 {
+	if (ready && !queue_tube_lost_lease_own(tb))
+		return 0;
 	if (queue_tube_lost_lease_immediate(q, tb))
 		return 0;
 	return backoff(q, tb, attempts);
@@ -154,6 +157,16 @@ bury_rec_of(const struct queue *q, struct qrec *out, uint16_t type,
 	}
 }
 
+/* Whether the session holding `t` asks for ready at once when its lease
+ * is lost (queue_on_lost_lease). */
+static bool
+holder_wants_ready(const struct queue *q, const struct task *t)
+{
+	return q->lost_ready != NULL && t->ext != NULL && !t->ext->detached &&
+	    t->ext->session != 0 &&
+	    q->lost_ready(q->lost_ready_arg, t->ext->session);
+}
+
 /* A lease ends without its holder: expired or session gone (with `why`,
  * SETBACK under the retry policy), restart (no text: RELEASE at once).
  * At max_attempts the task is buried, or moves to its tube's dead letter. */
@@ -176,7 +189,8 @@ lost_lease(const struct queue *q, const struct task *t, int64_t now,
 		out->u.end.run_at = restart
 		    ? now
 		    : clamp_time(now +
-		          queue_lost_lease_delay(q, t->tube, t->attempts));
+		          queue_lost_lease_delay(q, t->tube, t->attempts,
+		              holder_wants_ready(q, t)));
 		out->u.end.pri = t->pri;
 	}
 	if (!restart) {

@@ -180,6 +180,8 @@ queue_clear(struct queue *q)
 	struct rates *rates = q->rates; /* observation: it goes on */
 	queue_ready_fn *on_ready = q->on_ready;
 	void *on_ready_arg = q->on_ready_arg;
+	queue_lost_ready_fn *lost_ready = q->lost_ready;
+	void *lost_ready_arg = q->lost_ready_arg;
 
 	q->rates = NULL;
 	queue_fini(q);
@@ -187,6 +189,8 @@ queue_clear(struct queue *q)
 	q->rates = rates;
 	q->on_ready = on_ready;
 	q->on_ready_arg = on_ready_arg;
+	q->lost_ready = lost_ready;
+	q->lost_ready_arg = lost_ready_arg;
 }
 
 uint64_t
@@ -346,6 +350,13 @@ queue_on_ready(struct queue *q, queue_ready_fn *fn, void *arg)
 {
 	q->on_ready = fn;
 	q->on_ready_arg = arg;
+}
+
+void
+queue_on_lost_lease(struct queue *q, queue_lost_ready_fn *fn, void *arg)
+{
+	q->lost_ready = fn;
+	q->lost_ready_arg = arg;
 }
 
 void

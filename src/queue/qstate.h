@@ -102,6 +102,8 @@ struct queue {
 	uint32_t rates_cursor;    /* the tube it looks at next */
 	queue_ready_fn *on_ready; /* queue_on_ready; NULL */
 	void *on_ready_arg;
+	queue_lost_ready_fn *lost_ready; /* queue_on_lost_lease; NULL */
+	void *lost_ready_arg;
 	struct qacct *acct; /* namespaces counted (acct.c) */
 	uint32_t nacct;
 	struct qaset *asets; /* [0]: the empty set */
@@ -202,6 +204,8 @@ int64_t queue_tube_keep_done_ms(const struct queue *q, const struct tube *tb);
  * --lost-lease-retry (cfg.lost_lease_retry). */
 bool queue_tube_lost_lease_immediate(
     const struct queue *q, const struct tube *tb);
+/* True when the tube has its own lost-lease setting. */
+bool queue_tube_lost_lease_own(const struct tube *tb);
 /* True and the tube's dead-letter tube (borrowed from the tube), when
  * buried tasks move there; false when they stay buried in place. */
 bool queue_tube_dead_letter(const struct queue *q, const struct tube *tb,
@@ -283,9 +287,10 @@ int64_t qs_age_time(const struct task *t);
  * after `attempts` takes: the one place that reads the retry policy of
  * lost leases: the tube's own lost-lease setting, else the server's
  * (cfg.lost_lease_retry); a backoff is the tube's own base and cap, else
- * the server's. */
-int64_t queue_lost_lease_delay(
-    const struct queue *q, const struct tube *tb, uint32_t attempts);
+ * the server's. `ready`: the lease's holder asks for ready at once
+ * (queue_on_lost_lease), which only the tube's own setting overrides. */
+int64_t queue_lost_lease_delay(const struct queue *q, const struct tube *tb,
+    uint32_t attempts, bool ready);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

@@ -144,6 +144,15 @@ struct queue *queue_new(const struct queue_config *cfg);
 typedef void queue_ready_fn(void *arg, const char *name, size_t len);
 void queue_on_ready(struct queue *q, queue_ready_fn *fn, void *arg);
 
+/* Asked when a session lease is lost (ttr, the session gone): true
+ * makes the task ready at once unless its tube has its own lost-lease
+ * setting, whatever the server's --lost-lease-retry (the leases of the
+ * beanstalk face keep beanstalkd's rule this way). Never asked on a
+ * restart (ready at once anyway) nor for detached leases. Must not call
+ * back into the queue. NULL (the default): never. */
+typedef bool queue_lost_ready_fn(void *arg, uint64_t session);
+void queue_on_lost_lease(struct queue *q, queue_lost_ready_fn *fn, void *arg);
+
 /* Frees the queue and everything in it. Accepts NULL. */
 void queue_free(struct queue *q);
 

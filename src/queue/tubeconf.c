@@ -68,6 +68,12 @@ queue_tube_lost_lease_immediate(const struct queue *q, const struct tube *tb)
 }
 
 bool
+queue_tube_lost_lease_own(const struct tube *tb)
+{
+	return own(tb, QREC_TS_LOST_LEASE) != NULL;
+}
+
+bool
 queue_tube_dead_letter(const struct queue *q, const struct tube *tb,
     const char **name, size_t *len)
 {

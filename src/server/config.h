@@ -36,6 +36,8 @@ struct config {
 	uint32_t http_idle_timeout_ms;   /* --http-idle-timeout */
 	uint32_t http_max_conns;         /* --http-max-conns */
 	const char *beanstalk;           /* --beanstalk */
+	size_t beanstalk_max_job; /* --beanstalk-max-job-size; 0: none of its
+	                             own (--max-payload) */
 	bool beanstalk_insecure;  /* --beanstalk-insecure: beside --auth, on
 	                             a non-loopback address */
 	const char *auth_file;    /* --auth: the token file; NULL: open */

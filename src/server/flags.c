@@ -94,7 +94,14 @@ static const char usage[] =
     "  --tls-client-auth      every TLS port requires a client certificate\n"
     "                         signed by --tls-ca\n"
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
-    "                         e.g. 127.0.0.1:11300 (default: none)\n"
+    "                         e.g. 127.0.0.1:11300 (default: none);\n"
+    "                         SIGUSR1 drains as beanstalkd does (puts\n"
+    "                         refused, takes go on: docs/beanstalk.md)\n"
+    "  --beanstalk-max-job-size BYTES\n"
+    "                         the beanstalk face's put limit, at most\n"
+    "                         --max-payload (default: --max-payload);\n"
+    "                         65535 is beanstalkd's: a bigger put is\n"
+    "                         JOB_TOO_BIG\n"
     "  --beanstalk-insecure   with --auth, let --beanstalk listen on an\n"
     "                         address other than loopback (beanstalkd's\n"
     "                         protocol has no way to authenticate)\n"
@@ -143,7 +150,8 @@ static const char usage[] =
     "                         a task whose lease expired or whose worker\n"
     "                         disconnected waits the fail backoff (1s,\n"
     "                         doubling per attempt, at most 1h; default)\n"
-    "                         or is ready again at once\n"
+    "                         or is ready again at once (the beanstalk\n"
+    "                         face's jobs: at once, as beanstalkd does)\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -208,6 +216,7 @@ enum {
 	OPT_REPL_TOKEN_FILE,
 	OPT_BEANSTALK_INSECURE,
 	OPT_BEANSTALK,
+	OPT_BEANSTALK_MAX_JOB,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_TLS_CA,
@@ -267,6 +276,8 @@ static const struct option options[] = {
 	{ "repl-token-file", required_argument, NULL, OPT_REPL_TOKEN_FILE },
 	{ "beanstalk-insecure", no_argument, NULL, OPT_BEANSTALK_INSECURE },
 	{ "beanstalk", required_argument, NULL, OPT_BEANSTALK },
+	{ "beanstalk-max-job-size", required_argument, NULL,
+	    OPT_BEANSTALK_MAX_JOB },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
@@ -516,6 +527,11 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_TLS_CLIENT_AUTH:
 			cfg->tls_client_auth = true;
+			break;
+		case OPT_BEANSTALK_MAX_JOB:
+			if ((rc = flags_u64("--beanstalk-max-job-size", optarg,
+			         1, 64 << 20, &v)) == 0)
+				cfg->beanstalk_max_job = (size_t)v;
 			break;
 		case OPT_MAX_PAYLOAD:
 			if ((rc = flags_u64("--max-payload", optarg, 1,

@@ -241,6 +241,14 @@ flags_check_beanstalk(const struct config *cfg)
 
 	if (cfg->beanstalk_insecure && cfg->beanstalk == NULL)
 		return flags_error("--beanstalk-insecure needs --beanstalk");
+	if (cfg->beanstalk_max_job != 0 && cfg->beanstalk == NULL)
+		return flags_error(
+		    "--beanstalk-max-job-size needs --beanstalk");
+	if (cfg->beanstalk_max_job > cfg->max_payload)
+		return flags_error("--beanstalk-max-job-size %zu is over "
+		                   "--max-payload %zu: the server takes no "
+		                   "larger payload",
+		    cfg->beanstalk_max_job, cfg->max_payload);
 	if (cfg->auth_file == NULL || host == NULL || cfg->beanstalk_insecure)
 		return 0;
 	if (strncmp(host, "127.", 4) == 0 ||

@@ -102,11 +102,13 @@ main(int argc, char **argv)
 	/* Before anything is written: a start bound to fail for a TLS
 	 * file or an address fails here, with the data directory untouched. The
 	 * check starts nng's threads, which must inherit the mask srv_run sets
-	 * (SIGINT and SIGTERM blocked: the core reads them from a signalfd), or
+	 * (SIGINT, SIGTERM and SIGUSR1 blocked: the core reads them from a
+	 * signalfd), or
 	 * a signal would end the process in one of them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	if (flags_load_tls(&cfg, &tls) != 0 || preflight_check(&cfg) != 0)
 		return 1;

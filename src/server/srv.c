@@ -36,7 +36,9 @@
  *      and conns_flush writes each connection's with one send.
  *
  * Shutdown (SIGTERM, SIGINT): stop reading requests, answer waiting takes
- * with nothing, sync the log, send every reply it now covers, close. */
+ * with nothing, sync the log, send every reply it now covers, close.
+ * SIGUSR1 (beanstalkd's drain mode): puts are refused from then on, and
+ * everything else goes on until the stop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -262,6 +264,14 @@ handle_signal(struct core *c)
 			ops_auth_reload(c);
 			continue;
 		}
+		if (si.ssi_signo == SIGUSR1) {
+			if (!c->draining)
+				log_info("srv",
+				    "SIGUSR1: draining: puts are refused until "
+				    "the stop; takes, acks and reads go on");
+			c->draining = true;
+			continue;
+		}
 		if (!c->stopping)
 			c->stop_signo = (int)si.ssi_signo;
 		c->stopping = true;
@@ -477,7 +487,8 @@ open_signals(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP); /* reads --auth's file again */
+	sigaddset(&set, SIGHUP);  /* reads --auth's file again */
+	sigaddset(&set, SIGUSR1); /* drain mode (beanstalkd's) */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -522,6 +533,7 @@ start(struct core *c, const struct config *cfg)
 	if (c->q == NULL)
 		return -ENOMEM;
 	queue_on_ready(c->q, ops_tube_ready, c);
+	queue_on_lost_lease(c->q, core_session_lost_ready, c);
 	rc = epochs_load(&c->epochs, cfg->data_dir);
 	if (rc != 0) {
 		log_err("srv",
@@ -671,8 +683,15 @@ static int
 start_beanstalk(
     struct core *c, const struct config *cfg, struct face_beanstalk **bs)
 {
-	struct face_beanstalk_config bc = { cfg->beanstalk, cfg->max_payload,
-		QUEUE_DEFAULT_MAX_TTR_MS, cfg->seg_size };
+	struct face_beanstalk_config bc = {
+		.addr = cfg->beanstalk,
+		.max_job = cfg->beanstalk_max_job ? cfg->beanstalk_max_job
+		                                  : cfg->max_payload,
+		.payload_max = cfg->max_payload,
+		.max_ttr_ms = QUEUE_DEFAULT_MAX_TTR_MS,
+		.seg_size = cfg->seg_size,
+		.draining = &c->draining,
+	};
 	int rc = face_beanstalk_open(bs, c->events, c->conns, &bc);
 
 	if (rc != 0)

@@ -796,6 +796,67 @@ test_lost_lease_can_retry_at_once(void **state)
 	assert_error(&v, "worker disconnected");
 }
 
+/* queue_on_lost_lease: session 7 asks for ready at once. */
+static bool
+ready_for_7(void *arg, uint64_t session)
+{
+	(*(int *)arg)++;
+	return session == 7;
+}
+
+/* A lease's holder may ask for ready at once (the beanstalk face's
+ * sessions): its tasks come back ready on a disconnect and a ttr expiry
+ * under the default backoff; other sessions' and detached leases keep
+ * the backoff, and a restart does not ask. */
+static void
+test_lost_lease_holder_may_ask_for_ready_at_once(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str s = { "t", 1 };
+	struct queue_put_req req;
+	struct queue_task_view v;
+	uint64_t a, b, c, d, id;
+	int asked = 0;
+
+	queue_on_lost_lease(h->q, ready_for_7, &asked);
+	a = put(h, "t", "a");
+	b = put(h, "t", "b");
+	c = put(h, "t", "c");
+	req_for(&req, "t", "d");
+	req.ttr_ms = 10;
+	d = put_req(h, &req);
+	assert_int_equal(take(h, "t", 7, &id, NULL), 0);
+	assert_true(id == a);
+	assert_int_equal(take(h, "t", 8, &id, NULL), 0);
+	assert_true(id == b);
+	assert_int_equal(take_from(h, &s, 1, 7, true, &id, NULL), 0);
+	assert_true(id == c);
+	assert_int_equal(session_gone(h, 7), 1);
+	v = view(h, a);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.attempts, 1);
+	assert_error(&v, "worker disconnected");
+	assert_int_equal(session_gone(h, 8), 1);
+	assert_int_equal(view(h, b).state, QUEUE_DELAYED);
+	assert_int_equal(asked, 2);
+
+	/* a ttr expiry of session 7's lease: ready at once */
+	assert_int_equal(take(h, "t", 7, &id, NULL), 0);
+	assert_true(id == a || id == d);
+	if (id == a)
+		assert_int_equal(take(h, "t", 7, &id, NULL), 0);
+	assert_true(id == d);
+	h->now += 10;
+	assert_int_equal(expire(h), 1);
+	v = view(h, d);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_error(&v, "ttr expired after 10ms");
+	/* the detached lease (session 7 took it) is not asked about */
+	h->now += QUEUE_DEFAULT_TTR_MS;
+	assert_true(expire(h) >= 1);
+	assert_int_equal(view(h, c).state, QUEUE_DELAYED);
+}
+
 /* The backoff of lost leases doubles per attempt up to its cap, as a
  * fail's does. */
 static void
@@ -3106,6 +3167,7 @@ main(void)
 		T(test_session_gone_releases_only_its_session_leases),
 		T(test_session_gone_buries_at_max_attempts),
 		T(test_lost_lease_can_retry_at_once),
+		T(test_lost_lease_holder_may_ask_for_ready_at_once),
 		T(test_lost_lease_backoff_doubles),
 		T(test_untake_puts_the_task_back_in_its_place),
 		T(test_fatal_fail_and_bury_with_a_text),

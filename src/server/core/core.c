@@ -449,6 +449,18 @@ lose_session_leases(struct core *c, uint32_t session, const char *why)
 	return n;
 }
 
+bool
+core_session_lost_ready(void *arg, uint64_t session)
+{
+	const struct core *c = arg;
+	const struct sess *s;
+
+	if (session > UINT32_MAX)
+		return false;
+	s = sess_find(&c->sess, (uint32_t)session);
+	return s != NULL && s->lost_ready;
+}
+
 void
 core_session_gone(struct core *c, uint32_t session)
 {

@@ -99,7 +99,11 @@ struct core {
 	int sigfd;
 	bool stopping;
 	int stop_signo; /* the signal that asked for the stop; 0: none */
-	int64_t now;    /* unix ms of this turn, never going back */
+	/* SIGUSR1, beanstalkd's drain mode: puts are refused
+	 * (SLUICE_ESHUTDOWN, the beanstalk face's DRAINING) until the stop;
+	 * takes, acks and everything else go on */
+	bool draining;
+	int64_t now; /* unix ms of this turn, never going back */
 	int64_t started_ms;
 	uint64_t sessions;    /* open */
 	struct sess_tab sess; /* open sessions and their peers */
@@ -198,6 +202,10 @@ void core_session_open(struct core *c, uint32_t session, const char *peer);
  * logged ("worker disconnected (PEER)"); logged (debug) with counts.
  * (Its waiting takes are the operations' to drop.) */
 void core_session_gone(struct core *c, uint32_t session);
+
+/* A queue_lost_ready_fn (arg: the core): whether `session`'s face asks for
+ * lost leases ready at once (struct sess's lost_ready). */
+bool core_session_lost_ready(void *arg, uint64_t session);
 
 /* Sends every pending reply the log (and enough followers) now covers;
  * after the log failed, or past --sync-timeout, the waiting replies

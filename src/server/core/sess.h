@@ -21,6 +21,9 @@ struct sess {
 	bool authed;
 	int64_t opened_ms; /* monotonic: the handshake timeout of nng pipes */
 	uint8_t hash[32];  /* the token's SHA-256, to find it after a reload */
+	/* its face asks for lost leases ready at once (face.lost_lease_ready):
+	 * set by its first request */
+	bool lost_ready;
 };
 
 struct sess_tab {

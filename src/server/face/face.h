@@ -44,6 +44,11 @@ struct face {
 	 * watch its connection, say through `alive` once it closed, and
 	 * wake the core (events_wake), which then drops it. Optional. */
 	void (*waiting)(struct face_ctx *ctx);
+	/* Leases taken through this face return their task ready at once
+	 * when lost (ttr, the connection closed), unless the tube has its
+	 * own lost-lease setting: beanstalkd's rule, which the beanstalk
+	 * face keeps. false: the server's --lost-lease-retry. */
+	bool lost_lease_ready;
 };
 
 /* Where a request is answered: embedded in the face's request state. */

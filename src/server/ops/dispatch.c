@@ -228,6 +228,20 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 {
 	const struct msg_req req = *r;
 
+	if (ctx->face->lost_lease_ready &&
+	    (req.op == MSG_OP_TAKE || req.op == MSG_OP_JOB)) {
+		struct sess *s = sess_get(&c->sess, session);
+
+		if (s != NULL) /* its leases keep its face's rule */
+			s->lost_ready = true;
+	}
+	if (c->draining &&
+	    (req.op == MSG_OP_PUT || req.op == MSG_OP_PUT_BATCH)) {
+		core_reply_err(c, ctx, req.op, SLUICE_ESHUTDOWN,
+		    "the server is draining (SIGUSR1): puts are refused "
+		    "until it stops");
+		return;
+	}
 	switch (req.op) {
 	case MSG_OP_PUT:
 		ops_put(c, ctx, tok, &req);

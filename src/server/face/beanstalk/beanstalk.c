@@ -94,8 +94,13 @@ bs_face_alive(const struct face_ctx *ctx)
 	            ->conn->closed;
 }
 
-const struct face bs_face = { bs_face_reply, bs_face_drop, bs_face_peer,
-	bs_face_alive };
+const struct face bs_face = {
+	.reply = bs_face_reply,
+	.drop = bs_face_drop,
+	.peer = bs_face_peer,
+	.alive = bs_face_alive,
+	.lost_lease_ready = true, /* beanstalkd's rule */
+};
 
 /* ---- a connection's commands, in order --------------------------- */
 
@@ -200,6 +205,8 @@ answer(struct bs_req *r, nng_msg *m)
 {
 	struct bs_conn *c = r->conn;
 	struct conn *k = c->conn;
+	/* the server's limits: a job up to --max-payload comes back whole */
+	const struct msg_limits lim = { MSG_SIZE_MAX, c->bs->cfg.payload_max };
 	struct msg_rep rep;
 
 	r->posted = false;
@@ -213,7 +220,7 @@ answer(struct bs_req *r, nng_msg *m)
 		if (c->closed)
 			r->done = true;
 	} else if (msg_decode_rep(
-	               nng_msg_body(m), nng_msg_len(m), NULL, &rep) != 0) {
+	               nng_msg_body(m), nng_msg_len(m), &lim, &rep) != 0) {
 		bs_req_text(r, "INTERNAL_ERROR\r\n");
 	} else {
 		/* translate may post the request again (pause-tube) */

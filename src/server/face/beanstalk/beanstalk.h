@@ -9,6 +9,7 @@
 #ifndef SLUICE_SERVER_FACE_BEANSTALK_BEANSTALK_H
 #define SLUICE_SERVER_FACE_BEANSTALK_BEANSTALK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,9 +19,13 @@ struct events;
 
 struct face_beanstalk_config {
 	const char *addr;    /* "HOST:PORT", e.g. "127.0.0.1:11300" */
-	size_t max_job;      /* max-job-size: the server's payload limit */
+	size_t max_job;      /* max-job-size: a put's limit here */
+	size_t payload_max;  /* --max-payload: the largest job a reply holds */
 	uint32_t max_ttr_ms; /* longer ttrs are cut to this */
 	uint64_t seg_size;   /* shown as binlog-max-size */
+	/* the server's drain mode (SIGUSR1), read by stats on the core
+	 * thread; NULL: never draining */
+	const bool *draining;
 };
 
 /* Listens on cfg->addr among the core's sockets `cs`; commands go to

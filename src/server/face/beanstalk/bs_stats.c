@@ -294,7 +294,10 @@ bs_stats_yaml(
 	yaml_u(y, "binlog-records-written", st->lsn);
 	yaml_u(y, "binlog-max-size",
 	    bs->cfg.seg_size ? bs->cfg.seg_size : SEG_SIZE_DEFAULT);
-	yaml_s(y, "draining", "false", 5);
+	if (bs->cfg.draining != NULL && *bs->cfg.draining)
+		yaml_s(y, "draining", "true", 4);
+	else
+		yaml_s(y, "draining", "false", 5);
 	yaml_s(y, "id", bs->id, strlen(bs->id));
 	gethostname(host, sizeof(host) - 1);
 	yaml_s(y, "hostname", host, strlen(host));

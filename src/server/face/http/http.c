@@ -391,6 +391,7 @@ http_post(struct http *h, nng_aio *aio, const struct msg_req *req,
 static void
 answer(struct http_req *r)
 {
+	struct msg_limits lim;
 	struct msg_rep rep;
 	int rc;
 
@@ -402,8 +403,10 @@ answer(struct http_req *r)
 			    r->aio, 503, "the server gave up the request");
 		return;
 	}
+	lim.msg_max = MSG_SIZE_MAX;
+	lim.payload_max = r->h->payload_max; /* the server's, not 1 MiB */
 	rc = msg_decode_rep(
-	    nng_msg_body(r->rep), nng_msg_len(r->rep), NULL, &rep);
+	    nng_msg_body(r->rep), nng_msg_len(r->rep), &lim, &rep);
 	if (rc != 0) {
 		http_respond_text(
 		    r->aio, 500, "undecodable answer from the core");
