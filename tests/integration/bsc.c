@@ -227,3 +227,22 @@ bsc_beanstalkd(const char *const *extra, pid_t *pid)
 	bsc_close(&probe);
 	return port;
 }
+
+void
+bsc_node_up(void **state, struct bsc_node *n)
+{
+	n->s = it_srv(*state, "node");
+	n->port = t_free_port();
+	snprintf(n->addr, sizeof(n->addr), "127.0.0.1:%d", n->port);
+	n->s->args[0] = "--beanstalk";
+	n->s->args[1] = n->addr;
+	it_start(n->s);
+	n->c = it_client(n->s);
+}
+
+void
+bsc_node_down(struct bsc_node *n)
+{
+	sluice_close(n->c);
+	assert_int_equal(t_srv_stop(n->s, SIGTERM), 0);
+}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "sluice.h"
 #include "util/buf.h"
 
 struct bsc {
@@ -51,5 +52,19 @@ bool bsc_closed(struct bsc *c, int ms);
  * arguments (NULL-ended, may be NULL); its pid is tracked so teardown
  * kills it. Returns the port, or 0 when beanstalkd is not installed. */
 int bsc_beanstalkd(const char *const *extra, pid_t *pid);
+
+/* A sluiced (it_srv's "node") with its beanstalk face on a free loopback
+ * port, started, and a native client of it. */
+struct bsc_node {
+	struct t_srv *s;
+	struct sluice_client *c;
+	int port;
+	char addr[32];
+};
+
+void bsc_node_up(void **state, struct bsc_node *n);
+
+/* Closes the client and stops the server with SIGTERM (a clean stop). */
+void bsc_node_down(struct bsc_node *n);
 
 #endif

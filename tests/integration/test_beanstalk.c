@@ -11,32 +11,6 @@
 #include "bsc.h"
 #include "it.h"
 
-struct fix {
-	struct t_srv *s;
-	struct sluice_client *c;
-	int port;
-	char addr[32];
-};
-
-static void
-fix_up(void **state, struct fix *f)
-{
-	f->s = it_srv(*state, "node");
-	f->port = t_free_port();
-	snprintf(f->addr, sizeof(f->addr), "127.0.0.1:%d", f->port);
-	f->s->args[0] = "--beanstalk";
-	f->s->args[1] = f->addr;
-	it_start(f->s);
-	f->c = it_client(f->s);
-}
-
-static void
-fix_down(struct fix *f)
-{
-	sluice_close(f->c);
-	assert_int_equal(t_srv_stop(f->s, SIGTERM), 0);
-}
-
 static void
 expect(struct bsc *b, const char *cmd, const char *want)
 {
@@ -68,11 +42,11 @@ test_jobs_cross_between_the_faces(void **state)
 	struct sluice_put_opts o = { 0 };
 	struct sluice_task *t;
 	struct bsc b;
-	struct fix f;
+	struct bsc_node f;
 	uint64_t id;
 	char cmd[128], want[128];
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 
 	/* beanstalk -> sluice */
@@ -128,7 +102,7 @@ test_jobs_cross_between_the_faces(void **state)
 	expect(&b, "list-tubes\r\n",
 	    "OK 33\r\n---\n- default\n- jobs(1)+x\n- work\n\r\n");
 	bsc_close(&b);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 /* A connection closed while it holds jobs (and while another of its
@@ -138,12 +112,12 @@ static void
 test_a_client_gone_gives_its_jobs_back_at_once(void **state)
 {
 	struct bsc b, w;
-	struct fix f;
+	struct bsc_node f;
 	uint64_t ids[3];
 	char *got, cmd[64];
 	int64_t ms;
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 	for (int i = 0; i < 3; i++)
 		ids[i] = put_id(&b, "put 1 0 3600 3\r\njob\r\n");
@@ -175,7 +149,7 @@ test_a_client_gone_gives_its_jobs_back_at_once(void **state)
 	assert_non_null(strstr(got, "\nreserves: 2\n"));
 	free(got);
 	bsc_close(&w);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 /* Every INSERTED and DELETED a beanstalk client read survives kill -9;
@@ -185,12 +159,12 @@ test_replies_are_durable_across_kill_9(void **state)
 {
 	enum { N = 40 };
 	struct bsc b;
-	struct fix f;
+	struct bsc_node f;
 	uint64_t ids[N];
 	char cmd[64];
 	struct it_counts n;
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 	expect(&b, "use durable\r\n", "USING durable\r\n");
 	for (int i = 0; i < N; i++)
@@ -217,7 +191,7 @@ test_replies_are_durable_across_kill_9(void **state)
 	expect(&b, "use durable\r\n", "USING durable\r\n");
 	expect(&b, "kick 5\r\n", "KICKED 1\r\n");
 	bsc_close(&b);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 /* On a follower, reads work and every write command names the leader;
@@ -304,11 +278,11 @@ static void
 test_stats_and_tube_names_for_beanstalk_clients(void **state)
 {
 	struct bsc b;
-	struct fix f;
+	struct bsc_node f;
 	char v[64], *got, *line;
 	int n = 0;
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 	got = bsc_cmd(&b, "stats\r\n");
 	yaml_value(got, "version", v, sizeof(v));
@@ -356,7 +330,7 @@ test_stats_and_tube_names_for_beanstalk_clients(void **state)
 	expect(&b, "stats-tube nope\r\n", "NOT_FOUND\r\n");
 	expect(&b, "pause-tube nope 1\r\n", "NOT_FOUND\r\n");
 	bsc_close(&b);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 int

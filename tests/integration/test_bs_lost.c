@@ -13,32 +13,6 @@
 #include "bsc.h"
 #include "it.h"
 
-struct fix {
-	struct t_srv *s;
-	struct sluice_client *c;
-	int port;
-	char addr[32];
-};
-
-static void
-fix_up(void **state, struct fix *f)
-{
-	f->s = it_srv(*state, "node");
-	f->port = t_free_port();
-	snprintf(f->addr, sizeof(f->addr), "127.0.0.1:%d", f->port);
-	f->s->args[0] = "--beanstalk";
-	f->s->args[1] = f->addr;
-	it_start(f->s);
-	f->c = it_client(f->s);
-}
-
-static void
-fix_down(struct fix *f)
-{
-	sluice_close(f->c);
-	assert_int_equal(t_srv_stop(f->s, SIGTERM), 0);
-}
-
 /* The state task `id` leaves SLUICE_TAKEN for (polled every 5 ms for up
  * to 10 s, 30 s sanitized); 0 when it stays taken. */
 static int
@@ -80,10 +54,10 @@ static void
 test_a_closed_connections_job_is_ready_at_once(void **state)
 {
 	struct bsc a, b;
-	struct fix f;
+	struct bsc_node f;
 	uint64_t id;
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&a, f.port), 0);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 	id = put_id(&a, "put 1 0 3600 3\r\njob\r\n");
@@ -93,18 +67,18 @@ test_a_closed_connections_job_is_ready_at_once(void **state)
 	assert_int_equal(state_after_taken(f.c, id), SLUICE_READY);
 	reserve(&b, id); /* no wait: ready now */
 	bsc_close(&b);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 static void
 test_a_job_whose_ttr_runs_out_is_ready_at_once(void **state)
 {
 	struct bsc a, b;
-	struct fix f;
+	struct bsc_node f;
 	struct sluice_task *t;
 	uint64_t id;
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	assert_int_equal(bsc_open(&a, f.port), 0);
 	assert_int_equal(bsc_open(&b, f.port), 0);
 	id = put_id(&a, "put 1 0 1 3\r\njob\r\n"); /* ttr 1 s */
@@ -116,7 +90,7 @@ test_a_job_whose_ttr_runs_out_is_ready_at_once(void **state)
 	sluice_task_free(t);
 	bsc_close(&a);
 	bsc_close(&b);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 /* The native face keeps the server's default (the backoff); a tube's own
@@ -127,11 +101,11 @@ test_other_faces_and_tube_settings_keep_their_rule(void **state)
 	struct sluice_client *w;
 	struct sluice_task *t;
 	struct bsc a;
-	struct fix f;
+	struct bsc_node f;
 	uint64_t id;
 	struct sluice_tube_conf set = { 0 };
 
-	fix_up(state, &f);
+	bsc_node_up(state, &f);
 	id = it_put(f.c, "default", "native");
 	w = it_client(f.s);
 	t = it_take(w, "default", 5000, 0);
@@ -152,7 +126,7 @@ test_other_faces_and_tube_settings_keep_their_rule(void **state)
 	reserve(&a, id);
 	bsc_close(&a);
 	assert_int_equal(state_after_taken(f.c, id), SLUICE_DELAYED);
-	fix_down(&f);
+	bsc_node_down(&f);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
