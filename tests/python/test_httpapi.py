@@ -34,12 +34,12 @@ VALIDATOR = os.path.join(HERE, "..", "openapi")
 # the wire protocol's Python client, for a lease held by a session
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 import sluice  # noqa: E402
+# ports as every test takes them (below the ephemeral range)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python",
+                                "tests"))
+from harness import free_port  # noqa: E402
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

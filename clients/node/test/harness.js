@@ -13,13 +13,31 @@ const path = require('path');
 const SLUICED = process.env.SLUICED;
 const SLUICE_CLI = process.env.SLUICE_CLI;
 
-function freePort() {
+// A port below the kernel's ephemeral range (32768 up), found free by
+// binding it, as the C tests' t_free_port: an outgoing connection of a test
+// running beside this one never takes such a port, and each process walks
+// a block of its own (by pid) from a random start, so two tests do not
+// hand out the same port between the check and a server's bind.
+const PORT_BASE = 20000;
+const PORT_BLOCKS = 120;
+const PORT_BLOCK = 100;
+let nextPort = crypto.randomInt(PORT_BLOCK);
+
+function bindable(port) {
   return new Promise((res) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
+    const s = net.createServer();
+    s.once('error', () => res(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => res(true)));
   });
+}
+
+async function freePort() {
+  for (let i = 0; i < PORT_BLOCK; i++) {
+    const port = PORT_BASE + (process.pid % PORT_BLOCKS) * PORT_BLOCK +
+      (nextPort++ % PORT_BLOCK);
+    if (await bindable(port)) return port;
+  }
+  throw new Error('no free port in this process\'s block');
 }
 
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));

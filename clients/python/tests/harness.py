@@ -32,10 +32,30 @@ SCALE = 2 if os.environ.get("SLUICE_SANITIZED") else 1
 SLUICE_CLI = os.environ.get("SLUICE_CLI")
 
 
+_next_port = None
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port below the kernel's ephemeral range (32768 up), found free
+    by binding it, as the C tests' t_free_port: an outgoing connection of
+    a test running beside this one never takes such a port, and each
+    process walks a block of its own (by pid) from a random start, so two
+    tests do not hand out the same port between the check and a server's
+    bind."""
+    global _next_port
+    base, blocks, block = 20000, 120, 100
+    if _next_port is None:
+        _next_port = int.from_bytes(os.urandom(4), "little") % block
+    for _ in range(block):
+        port = base + (os.getpid() % blocks) * block + _next_port % block
+        _next_port += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in this process's block")
 
 
 def wait_for(pred, seconds=5.0, step=0.01):
