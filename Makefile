@@ -1,6 +1,9 @@
 # The two commands of the README, and a few more for developers.
-#   make run    install what is missing, build, start sluiced on
-#               tcp://127.0.0.1:7711 with its data in ./data
+#   make run    install what is missing, build what runs (sluiced and the
+#               tools sluice and sluice-log, not the tests), start sluiced
+#               on $(LISTEN) (tcp://127.0.0.1:7711) with its data in
+#               $(DATA) (./data): make run LISTEN=tcp://127.0.0.1:7800
+#               DATA=/srv/q; the sluice tool then needs SLUICE_URL (or -s)
 #   make test   install what is missing, build, run every test plainly and
 #               under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make chaos  ten minutes of faults on a replicated cluster under load,
@@ -84,7 +87,10 @@ build: deps $(BUILD)/Makefile
 build-asan: deps $(ASAN)/Makefile
 	cmake --build $(ASAN) -j $(JOBS)
 
-run: build
+# Only what runs is built (a cold build of everything, tests included,
+# takes minutes): the server, and the tools the README uses next.
+run: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS) --target sluiced sluice_cmd sluice-log
 	mkdir -p $(DATA)
 	exec $(BUILD)/bin/sluiced --data $(DATA) --listen $(LISTEN)
 
