@@ -1,7 +1,8 @@
-/* The examples of README.md, docs/client.md and docs/http-api.md, run
- * against a real
- * sluiced, so that the documents cannot drift from what the programs do.
- * The examples are read from the markdown itself, never copied here.
+/* The examples of README.md, docs/client.md and docs/http-api.md, and
+ * those of `sluice help COMMAND`, run against a real sluiced, so that the
+ * documents cannot drift from what the programs do. The examples are read
+ * from the markdown itself, or from the help the tool prints, never
+ * copied here.
  *
  * What is run, and what is expected:
  *  - A ```sh block whose lines start with "$ " is a transcript. Each "$ "
@@ -26,6 +27,7 @@
  * installed under $HOME/.local first, as `make install PREFIX=$HOME/.local`
  * would. */
 #include <ctype.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +314,34 @@ check_output(const struct doc *d, char *o)
 	}
 }
 
+/* Runs the transcripts of `d` in one bash, in $HOME, with $SLUICE_URL
+ * naming `s` and this build's bin/ leading $PATH, and checks what they
+ * print. */
+static void
+run_transcripts(
+    void **state, const struct doc *d, const struct t_srv *s, const char *home)
+{
+	static char path0[2048]; /* $PATH as the test found it */
+	char script[700], env[2200];
+	char *argv[] = { "/bin/bash", script, NULL };
+	int rc;
+
+	if (path0[0] == '\0')
+		snprintf(path0, sizeof(path0), "%s",
+		    getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("SLUICE_URL", s->url, 1);
+	setenv("HOME", home, 1);
+	snprintf(env, sizeof(env), "%s/bin:%s", SLUICE_BUILD_DIR, path0);
+	setenv("PATH", env, 1);
+	snprintf(script, sizeof(script), "%s", t_path(*state, "examples.sh"));
+	write_script(d, script);
+	rc = t_run(argv, NULL, out, sizeof(out), NULL, 0);
+	if (rc < 0)
+		fail_msg(
+		    "%s: the examples did not end in time:\n%s", d->name, out);
+	check_output(d, out);
+}
+
 /* Runs the examples of the document `name` against a fresh server (with
  * `http`, one that serves HTTP at $SLUICE_HTTP). */
 static void
@@ -320,8 +350,7 @@ run_doc(void **state, const char *name, int min_cmds, bool http)
 	struct t_dir *td = *state;
 	struct t_srv *s = it_srv(*state, "data");
 	struct doc *d = calloc(1, sizeof(*d));
-	char path[1024], home[600], script[700], env[2048], *text;
-	char *argv[] = { "/bin/bash", script, NULL };
+	char path[1024], home[600], *text;
 	char *const install[] = { SLUICE_CMAKE, "--install", SLUICE_BUILD_DIR,
 		"--prefix", path, NULL };
 	int rc;
@@ -359,18 +388,7 @@ run_doc(void **state, const char *name, int min_cmds, bool http)
 		setenv("SLUICE_HTTP", url, 1);
 	}
 	it_start(s);
-	setenv("SLUICE_URL", s->url, 1);
-	setenv("HOME", home, 1);
-	snprintf(env, sizeof(env), "%s/bin:%s", SLUICE_BUILD_DIR,
-	    getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	setenv("PATH", env, 1);
-	snprintf(script, sizeof(script), "%s", t_path(td, "examples.sh"));
-	write_script(d, script);
-	rc = t_run(argv, NULL, out, sizeof(out), NULL, 0);
-	if (rc < 0)
-		fail_msg(
-		    "%s: the examples did not end in time:\n%s", name, out);
-	check_output(d, out);
+	run_transcripts(state, d, s, home);
 	free(d);
 }
 
@@ -395,6 +413,93 @@ static void
 test_http_api_doc_examples_run_as_written(void **state)
 {
 	run_doc(state, "docs/http-api.md", 40, true);
+}
+
+/* The examples of `sluice help COMMAND` (tools/sluice/cli_examples.c),
+ * each command's against a fresh, empty server: the text after the help's
+ * "Examples" line is a transcript, each line indented two blanks. The
+ * commands are those `sluice --help` lists; the ones a newcomer uses first
+ * must have examples. */
+static void
+test_help_examples_run_as_written(void **state)
+{
+	static const char *const needed[] = { "put", "take", "ack", "work",
+		"stats" };
+	static char list[OUT_MAX], md[64 << 10];
+	static char names[64][32];
+	char prog[1024], home[600], *line, *next;
+	char *argv[] = { prog, "--help", NULL, NULL };
+	bool seen[sizeof(needed) / sizeof(needed[0])] = { false };
+	struct t_srv *s = NULL;
+	int nnames = 0, run = 0;
+
+	snprintf(prog, sizeof(prog), "%s", t_bin("sluice"));
+	snprintf(home, sizeof(home), "%s", t_path(*state, "home"));
+	assert_int_equal(mkdir(home, 0755), 0);
+	assert_int_equal(
+	    t_run(argv, NULL, list, sizeof(list), err, sizeof(err)), 0);
+	/* "  NAME      what it does": the commands' lines */
+	for (line = list; line != NULL && *line != '\0'; line = next) {
+		size_t n = strspn(line + 2, "abcdefghijklmnopqrstuvwxyz");
+
+		next = strchr(line, '\n');
+		next = next != NULL ? next + 1 : NULL;
+		if (strncmp(line, "  ", 2) == 0 && n > 0 && n < 32 &&
+		    strncmp(line + 2 + n, "  ", 2) == 0 && nnames < 64)
+			snprintf(names[nnames++], 32, "%.*s", (int)n, line + 2);
+	}
+	assert_true(nnames >= 20);
+	for (int i = 0; i < nnames; i++) {
+		struct doc *d;
+		char *ex, dname[64], sname[64];
+
+		argv[1] = "help";
+		argv[2] = names[i];
+		if (t_run(argv, NULL, out, sizeof(out), err, sizeof(err)) != 0)
+			fail_msg("sluice help %s failed: %s", names[i], err);
+		if ((ex = strstr(out, "\nExamples")) == NULL)
+			continue;
+		ex = strchr(ex + 1, '\n') + 1;
+		/* the transcript as README.md would hold it */
+		snprintf(md, sizeof(md), "```sh\n");
+		for (line = ex; *line != '\0'; line = next) {
+			next = strchr(line, '\n');
+			next = next != NULL ? next + 1 : line + strlen(line);
+			if (strncmp(line, "  ", 2) != 0)
+				fail_msg("sluice help %s: an example's line "
+				         "is not indented: %.*s",
+				    names[i], (int)(next - line), line);
+			append(md, sizeof(md), line + 2,
+			    (size_t)(next - line - 2));
+		}
+		append(md, sizeof(md), "```\n", 4);
+		assert_non_null(d = calloc(1, sizeof(*d)));
+		snprintf(dname, sizeof(dname), "sluice help %.31s", names[i]);
+		d->name = dname;
+		parse(d, md, home);
+		if (d->ncmds < 2)
+			fail_msg(
+			    "%s: %d commands in its examples", dname, d->ncmds);
+		/* a fresh server each: the examples start from an empty one */
+		snprintf(sname, sizeof(sname), "data-%.31s", names[i]);
+		if (s == NULL) {
+			s = it_srv(*state, sname);
+		} else {
+			t_srv_stop(s, SIGKILL);
+			t_srv_init(s, ((struct t_dir *)*state)->path, sname);
+		}
+		it_start(s);
+		run_transcripts(state, d, s, home);
+		free(d);
+		run++;
+		for (size_t k = 0; k < sizeof(needed) / sizeof(needed[0]); k++)
+			if (strcmp(names[i], needed[k]) == 0)
+				seen[k] = true;
+	}
+	for (size_t k = 0; k < sizeof(needed) / sizeof(needed[0]); k++)
+		if (!seen[k])
+			fail_msg("sluice help %s has no examples", needed[k]);
+	printf("the examples of %d commands' help run as written\n", run);
 }
 
 /* The matcher itself: what is loose and what is not. */
@@ -428,6 +533,7 @@ main(void)
 		T(test_readme_examples_run_as_written),
 		T(test_client_doc_examples_run_as_written),
 		T(test_http_api_doc_examples_run_as_written),
+		T(test_help_examples_run_as_written),
 	};
 #undef T
 	return cmocka_run_group_tests_name("docs", tests, NULL, NULL);

@@ -103,7 +103,7 @@ cli_usage_error(struct cli *cli, const char *fmt, ...)
 int
 cli_help(struct cli *cli)
 {
-	printf("%s%s", cli->command->usage, cli->command->help);
+	cli_print_help(cli->command);
 	return EXIT_OK;
 }
 

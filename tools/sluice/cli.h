@@ -223,6 +223,15 @@ int cli_parse_ms(struct cli *cli, const char *opt, const char *s, uint64_t min,
 /* Prints the current command's usage and help; returns EXIT_OK. */
 int cli_help(struct cli *cli);
 
+/* ---- help (cli_examples.c) ------------------------------------------- */
+
+/* The examples of command `name`'s help (a transcript, each line indented
+ * two blanks), or NULL when it has none. */
+const char *cli_examples(const char *name);
+
+/* `sluice help COMMAND`: the usage, the help, then the examples. */
+void cli_print_help(const struct cli_command *cmd);
+
 /* After getopt_long complained about an option: the hint, EXIT_USAGE. */
 int cli_bad_option(struct cli *cli);
 

@@ -187,7 +187,7 @@ cmd_help(int argc, char **argv)
 		return main_usage_error("help: one COMMAND at most");
 	if ((cmd = find_command(argv[1])) == NULL)
 		return unknown_command("help: ", argv[1]);
-	printf("%s%s", cmd->usage, cmd->help);
+	cli_print_help(cmd);
 	return EXIT_OK;
 }
 
