@@ -10,7 +10,8 @@
 #               every client's history checked (tests/integration/test_chaos.c)
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #               build, then install sluiced, sluice, sluice-log, sluice.h,
-#               libsluice (.so and .a) and sluice.pc under PREFIX
+#               libsluice (.so and .a), sluice.pc and the man pages of the
+#               three programs (share/man/man1) under PREFIX
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
 PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
@@ -21,7 +22,8 @@ BENCH_PKGS := gnuplot-nox redis-server python3-redis \
               $(if $(shell command -v npm 2>/dev/null),,npm)
 # What the tests of the HTTP face use: promtool checks /metrics, headless
 # chromium (driven by chromedriver) loads the admin page. The etcd client's
-# tests (and failover's) run a real etcd.
+# tests (and failover's) run a real etcd. groff renders the man pages
+# (tests/integration/test_help.c), warnings on.
 # npm installs the OpenAPI validator the HTTP API's test runs (Debian 12
 # has no python3-openapi-spec-validator): tests/openapi, test-only. Debian's
 # npm only where no npm is installed (it conflicts with other Node.js
@@ -31,7 +33,7 @@ BENCH_PKGS := gnuplot-nox redis-server python3-redis \
 # Node.js runs the Node client's tests (clients/node); Debian's nodejs only
 # where no node is installed.
 TEST_PKGS  := prometheus chromium chromium-driver etcd-server openssl curl \
-              python3-venv \
+              python3-venv groff-base \
               $(if $(shell command -v npm 2>/dev/null),,npm) \
               $(if $(shell command -v node 2>/dev/null),,nodejs)
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
