@@ -1,8 +1,9 @@
 /* The help of the three programs and the man pages made from it
  * (tools/man/mkman.c): sluiced's flags in their groups, each flag of its
  * option table listed once; the pages made by the build, rendered by
- * groff without a warning, holding every word of the help they are made
- * from, in order (so they cannot drift from it); and `make install`'s
+ * groff without a warning, their NAME read by whatis (lexgrog), holding
+ * every word of the help they are made from, in order (so they cannot
+ * drift from it); and `make install`'s
  * step putting them under share/man/man1. */
 #include <ctype.h>
 #include <stdio.h>
@@ -272,6 +273,16 @@ test_man_pages_hold_the_help_and_render_cleanly(void **state)
 			fail_msg("%s was not made by the build", page);
 		render(page);
 		snprintf(text, sizeof(text), "%s", out);
+		/* NAME as whatis and apropos read it (man-db's lexgrog) */
+		if (which("lexgrog") != NULL) {
+			char *lex[] = { (char *)which("lexgrog"), page, NULL };
+			char want[64];
+
+			snprintf(want, sizeof(want), "\"%s - ", pages[i].prog);
+			if (run(lex) != 0 || strstr(out, want) == NULL)
+				fail_msg("lexgrog finds no NAME in %s: %s%s",
+				    page, out, err);
+		}
 		help_of(prog, pages[i].commands, help, sizeof(help));
 		nh = words(help, hw, OUT_MAX / 8);
 		np = words(text, pw, OUT_MAX / 8);
