@@ -286,10 +286,11 @@ page_body(struct page *p, const char *text)
 }
 
 /* The usage lines at the start of `help` ("usage: PROG ..." and the
- * lines under it that name PROG), unfilled, "usage: " left out. Returns
- * where the rest starts. */
+ * lines under it, indented at least as deep as what follows "usage: "),
+ * unfilled, "usage: " and that indent left out. Returns where the rest
+ * starts. */
 static const char *
-page_usage(struct page *p, const char *help, const char *prog)
+page_usage(struct page *p, const char *help)
 {
 	const char *line = help;
 
@@ -298,9 +299,9 @@ page_usage(struct page *p, const char *help, const char *prog)
 	fputs(".nf\n", p->f);
 	for (bool first = true; *line != '\0'; first = false) {
 		size_t n = strcspn(line, "\n"), in = indent_of(line);
-		const char *s = first ? line + 7 : line + in;
+		const char *s = line + 7;
 
-		if (!first && (in == 0 || strncmp(s, prog, strlen(prog)) != 0))
+		if (!first && (in < 7 || in == n))
 			break;
 		roff_text(p->f, s, (size_t)(line + n - s), false);
 		fputc('\n', p->f);
@@ -418,7 +419,7 @@ main(int argc, char **argv)
 		p.f = tmpfile();
 		if (p.f == NULL)
 			return 1;
-		rest = page_usage(&p, help, name);
+		rest = page_usage(&p, help);
 		rest += strspn(rest, "\n");
 		n = strcspn(rest, "\n");
 		s = rest;
@@ -446,7 +447,7 @@ main(int argc, char **argv)
 			fprintf(p.f, ".SS \"");
 			roff_text(p.f, name, strlen(name), true);
 			fprintf(p.f, " %s\"\n", words[i]);
-			page_body(&p, page_usage(&p, helps[i], name));
+			page_body(&p, page_usage(&p, helps[i]));
 			free(helps[i]);
 		}
 	}
