@@ -85,6 +85,50 @@ static const struct {
 	    "  $ sluice fail \"$SLUICE_TASK_ID\" --lease \"$SLUICE_LEASE\" -e "
 	    "'no such mailbox' --fatal\n"
 	    "  failed 2, buried\n" },
+	{ "touch",
+	    "  $ sluice put -t reports 'build the monthly report'\n"
+	    "  1\n"
+	    "  $ eval \"$(sluice take -t reports --sh)\"\n"
+	    "  $ sluice touch \"$SLUICE_TASK_ID\" --lease \"$SLUICE_LEASE\"\n"
+	    "  touched 1, leased until 2024-06-01T12:01:00.000+02:00 (in "
+	    "...)\n" },
+	{ "bury",
+	    "  $ sluice put -t emails 'send welcome to nobody@example.com'\n"
+	    "  1\n"
+	    "  $ eval \"$(sluice take -t emails --sh)\"\n"
+	    "  $ sluice bury \"$SLUICE_TASK_ID\" --lease \"$SLUICE_LEASE\" -e "
+	    "'no such mailbox'\n"
+	    "  buried 1\n"
+	    "  $ sluice put -t emails 'send welcome to bob@example.com'\n"
+	    "  2\n"
+	    "  $ sluice bury 2 --force -e 'on hold'\n"
+	    "  buried 2\n" },
+	{ "update",
+	    "  $ sluice put -t emails --delay 1h 'remind ada'\n"
+	    "  1\n"
+	    "  $ sluice update 1 -p 0 --delay 10m\n"
+	    "  updated 1, delayed until 2024-06-01T12:10:00.000+02:00 (in "
+	    "...)\n"
+	    "  $ sluice update 1 --payload 'remind ada, again'\n"
+	    "  updated 1, delayed until 2024-06-01T12:10:00.000+02:00 (in "
+	    "...)\n" },
+	{ "pause",
+	    "  $ sluice put -t emails 'send welcome to ada@example.com'\n"
+	    "  1\n"
+	    "  $ sluice pause emails 10m\n"
+	    "  paused emails until 2024-06-01T12:10:00.000+02:00\n"
+	    "  $ sluice pause emails 0\n"
+	    "  resumed emails\n" },
+	{ "tube",
+	    "  $ sluice tube set emails --ttr 5m --max-attempts 5\n"
+	    "  tube emails\n"
+	    "    ttr           5m\n"
+	    "    max_attempts  5\n"
+	    "  ...\n"
+	    "  $ sluice tube show emails --json\n"
+	    "  "
+	    "{\"tube\":\"emails\",\"ttr_ms\":300000,\"max_attempts\":5,...}"
+	    "\n" },
 	{ "kick",
 	    "  $ sluice put -t emails 'send welcome to nobody@example.com'\n"
 	    "  1\n"
