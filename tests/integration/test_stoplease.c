@@ -7,10 +7,12 @@
  * counted, a detached lease held at the same time is untouched, and the
  * worker's ack with the ended lease is refused, never taken for a
  * success. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "it.h"
 
@@ -128,6 +130,89 @@ test_a_crash_leaves_the_task_ready_with_why(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* Whether the file at `path` holds `needle` (in its first 4 KiB). */
+static bool
+file_has(const char *path, const char *needle)
+{
+	char text[4096];
+	FILE *f = fopen(path, "r");
+	size_t n = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+	text[n] = '\0';
+	if (f != NULL)
+		fclose(f);
+	return strstr(text, needle) != NULL;
+}
+
+/* `sluice work` running a command when the server stops: its task
+ * comes back after the backoff with the worker's address, and the
+ * worker's ack after the restart is refused rather than taken for the
+ * task's success. */
+static void
+test_a_clean_stop_under_sluice_work(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct sluice_tube_conf conf = { 0 };
+	uint64_t id;
+	int64_t deadline;
+	pid_t pid;
+	int status = 0;
+	bool exited = false;
+
+	it_start(s);
+	c = it_client(s);
+	conf.set = SLUICE_TS_BACKOFF;
+	conf.backoff_base_ms = BACKOFF_MS;
+	conf.backoff_cap_ms = BACKOFF_MS;
+	it_rc(c, sluice_tube_set(c, "work", &conf, 0, NULL), 0);
+	id = it_put(c, "work", "resize the picture");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(t_path(*state, "work.log"),
+		    O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(t_bin("sluice"), "sluice", "-s", s->url, "work", "-t",
+		    "work", "--max-tasks", "1", "--", "sh", "-c", "sleep 2",
+		    (char *)NULL);
+		_exit(127);
+	}
+	it_track_pid(pid);
+	assert_true(it_wait_state(c, id, SLUICE_TAKEN, 10000) >= 0);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+	it_start(s);
+	c = it_client(s);
+	/* the command ends, the worker's ack meets the restarted server */
+	deadline = it_mono_ms() + 20000;
+	while (!exited && it_mono_ms() < deadline) {
+		exited = waitpid(pid, &status, WNOHANG) == pid;
+		if (!exited)
+			it_sleep_ms(20);
+	}
+	if (!exited)
+		fail_msg("sluice work did not end after its command");
+	t = it_peek(c, id);
+	if (t->state != SLUICE_DELAYED || t->attempts != 1 ||
+	    t->last_error == NULL ||
+	    strncmp(t->last_error, "server stopped (lease of 127.0.0.1:", 35) !=
+	        0)
+		fail_msg("task %llu is %s, attempts %u, last_error \"%s\": "
+		         "want delayed, attempts 1, \"server stopped (lease "
+		         "of 127.0.0.1:PORT)\"",
+		    (unsigned long long)id, sluice_state_name(t->state),
+		    t->attempts, t->last_error ? t->last_error : "");
+	sluice_task_free(t);
+	if (!file_has(t_path(*state, "work.log"), "not taken"))
+		fail_msg("the worker's ack was not refused as not taken");
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 /* A stop with no session lease held logs nothing about them and changes
  * no task. */
 static void
@@ -164,6 +249,7 @@ main(void)
 		T(test_a_clean_stop_ends_a_session_lease_as_a_disconnect),
 		T(test_a_crash_leaves_the_task_ready_with_why),
 		T(test_a_stop_without_session_leases_changes_nothing),
+		T(test_a_clean_stop_under_sluice_work),
 #undef T
 	};
 
