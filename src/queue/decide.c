@@ -167,37 +167,34 @@ holder_wants_ready(const struct queue *q, const struct task *t)
 	    q->lost_ready(q->lost_ready_arg, t->ext->session);
 }
 
-/* A lease ends without its holder: expired or session gone (with `why`,
- * SETBACK under the retry policy), restart (no text: RELEASE at once).
- * At max_attempts the task is buried, or moves to its tube's dead letter. */
+/* A lease ends without its holder: expired or session gone (SETBACK
+ * under the retry policy), or its session ended with the server
+ * (`at_once`: a restart or a promotion, SETBACK ready at once: the node
+ * failed, not the task), each with `why`. At max_attempts the task is
+ * buried, or moves to its tube's dead letter. */
 static void
 lost_lease(const struct queue *q, const struct task *t, int64_t now,
-    uint8_t reason, const char *why, size_t why_len, struct qrec *out)
+    uint8_t reason, const char *why, size_t why_len, bool at_once,
+    struct qrec *out)
 {
-	bool restart = reason == QREC_BY_RESTART;
-
 	if (task_has_repl(t)) {
 		end_rec(out, QREC_RELEASE, t, reason, QREC_REPLACED);
 		return;
 	}
 	if (at_max_attempts(t)) {
-		bury_rec_of(
-		    q, out, restart ? QREC_BURY : QREC_SETBACK, t, reason);
+		bury_rec_of(q, out, QREC_SETBACK, t, reason);
 	} else {
-		end_rec(out, restart ? QREC_RELEASE : QREC_SETBACK, t, reason,
-		    QREC_WAIT);
-		out->u.end.run_at = restart
+		end_rec(out, QREC_SETBACK, t, reason, QREC_WAIT);
+		out->u.end.run_at = at_once
 		    ? now
 		    : clamp_time(now +
 		          queue_lost_lease_delay(q, t->tube, t->attempts,
 		              holder_wants_ready(q, t)));
 		out->u.end.pri = t->pri;
 	}
-	if (!restart) {
-		out->u.end.text = why;
-		out->u.end.text_len =
-		    why_len < q->cfg.max_error ? why_len : q->cfg.max_error;
-	}
+	out->u.end.text = why;
+	out->u.end.text_len =
+	    why_len < q->cfg.max_error ? why_len : q->cfg.max_error;
 }
 
 void
@@ -724,7 +721,7 @@ expired_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	else
 		snprintf(q->why, sizeof(q->why),
 		    "ttr expired after %" PRIu32 "ms", t->ttr);
-	lost_lease(q, t, now, QREC_BY_TTR, q->why, strlen(q->why), out);
+	lost_lease(q, t, now, QREC_BY_TTR, q->why, strlen(q->why), false, out);
 	return 0;
 }
 
@@ -751,7 +748,7 @@ session_gone_rec(
 		return SLUICE_EINVAL;
 	if ((t = idx_find(&q->sessions, a->session)) == NULL)
 		return SLUICE_ENOTFOUND;
-	lost_lease(q, t, now, QREC_BY_SESSION, a->why, a->why_len, out);
+	lost_lease(q, t, now, QREC_BY_SESSION, a->why, a->why_len, false, out);
 	return 0;
 }
 
@@ -767,12 +764,16 @@ queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
 static int
 restart_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
-	(void)arg;
+	const struct gone_args *a = arg;
+
+	if (a->why_len > 0 && a->why == NULL)
+		return SLUICE_EINVAL;
 	for (uint32_t i = 0; i < q->sessions.cap; i++) {
 		struct task *t = idx_at(&q->sessions, i);
 
 		if (t != NULL) {
-			lost_lease(q, t, now, QREC_BY_RESTART, NULL, 0, out);
+			lost_lease(q, t, now, QREC_BY_SESSION, a->why,
+			    a->why_len, true, out);
 			return 0;
 		}
 	}
@@ -780,9 +781,12 @@ restart_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 }
 
 int
-queue_decide_restart(struct queue *q, int64_t now, struct qrec *result)
+queue_decide_restart(struct queue *q, int64_t now, const char *why,
+    size_t why_len, struct qrec *result)
 {
-	return decide_run(q, now, restart_rec, NULL, result);
+	struct gone_args a = { 0, why, why_len };
+
+	return decide_run(q, now, restart_rec, &a, result);
 }
 
 struct untake_args {

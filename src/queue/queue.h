@@ -27,16 +27,19 @@
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
- *   taken   -> ready | delayed     RELEASE (client, restart); SETBACK
- *                                  (ttr expiry, session gone: backoff and
- *                                  why); FAIL (backoff); ACK of a
+ *   taken   -> ready | delayed     RELEASE (client; restart in older
+ *                                  logs); SETBACK (ttr expiry, session
+ *                                  gone: backoff and why; a restart:
+ *                                  ready at once, why); FAIL (backoff);
+ *                                  ACK of a
  *                                  recurring task; ACK --to (other tube);
  *                                  UNTAKE (its take's reply went nowhere:
  *                                  attempts - 1, run_at kept)
  *   taken   -> buried              FAIL at max_attempts or fatal; BURY
- *                                  (client, restart at max_attempts);
- *                                  SETBACK (bury with a text; ttr /
- *                                  session at max_attempts)
+ *                                  (client; restart at max_attempts in
+ *                                  older logs); SETBACK (bury with a
+ *                                  text; ttr / session / restart at
+ *                                  max_attempts)
  *   taken   -> ready (other tube)  the same FAIL, BURY and SETBACK (outcome
  *                                  MOVED) in a tube with a dead-letter tube
  *   any     -> (gone)              TUBE_DELETE with force of its tube
@@ -486,11 +489,14 @@ int queue_decide_expired(struct queue *q, int64_t now, struct qrec *out);
 int queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
     const char *why, size_t why_len, struct qrec *out);
 
-/* After recovery: every task under a session lease (whatever the
- * session), reason RESTART: RELEASE, ready at once, attempts kept (BURY
- * at max_attempts); no backoff: the node, not the task, failed. Detached
- * leases stay until their ttr. */
-int queue_decide_restart(struct queue *q, int64_t now, struct qrec *out);
+/* After recovery or a promotion: every task under a session lease
+ * (whatever the session: they ended with the previous process, or the
+ * old leader), reason SESSION with `why` (borrowed: "server restarted
+ * (...)") as its last_error: SETBACK ready at once, attempts kept (the
+ * node, not the task, failed: no backoff), buried at max_attempts.
+ * Detached leases stay until their ttr. */
+int queue_decide_restart(struct queue *q, int64_t now, const char *why,
+    size_t why_len, struct qrec *out);
 
 /* Undoes the take that gave `lease` on task `id`, whose reply could not
  * be delivered: UNTAKE (the task waits again where it was, attempts - 1).

@@ -36,9 +36,10 @@
  *      and conns_flush writes each connection's with one send.
  *
  * Shutdown (SIGTERM, SIGINT): stop reading requests, answer waiting takes
- * with nothing, sync the log, send every reply it now covers, close.
- * SIGUSR1 (beanstalkd's drain mode): puts are refused from then on, and
- * everything else goes on until the stop. */
+ * with nothing, end the session leases as a disconnect would ("server
+ * stopped (lease of PEER)", docs/queue.md), sync the log, send every
+ * reply it now covers, close. SIGUSR1 (beanstalkd's drain mode): puts are
+ * refused from then on, and everything else goes on until the stop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -454,6 +455,7 @@ shutdown_core(struct core *c)
 	bgsnap_fini(c);
 	follow_stop(c);
 	handle_events(c); /* answered with SLUICE_ESHUTDOWN */
+	core_stop_sessions(c);
 	wal_submit(c->wal);
 	rc = wal_sync(c->wal, SHUTDOWN_SYNC_MS);
 	if (rc != 0)
@@ -584,7 +586,9 @@ start(struct core *c, const struct config *cfg)
 			    sluice_strerror(rc));
 			return rc;
 		}
-		core_release_sessions(c);
+		core_release_sessions(c,
+		    "server restarted (lease of a session of its previous "
+		    "run)");
 	}
 	core_update_reservation(c);
 	wal_submit(c->wal);

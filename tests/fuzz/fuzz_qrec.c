@@ -409,7 +409,8 @@ one_op(struct ops *o)
 				rc = queue_decide_session_gone(o->q, o->now,
 				    (b >> 2) % 3, "gone", 4, &rec);
 			else
-				rc = queue_decide_restart(o->q, o->now, &rec);
+				rc = queue_decide_restart(
+				    o->q, o->now, "restarted", 9, &rec);
 			if (rc != 0)
 				break;
 			commit(o, rc, &rec);

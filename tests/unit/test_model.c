@@ -390,11 +390,12 @@ m_lost_immediate(const struct model *m, int tube)
 	return m->cfg.lost_lease_retry == QUEUE_RETRY_IMMEDIATE;
 }
 
-/* A lease ends without its holder: ttr, session gone (with `why`) or a
- * restart (why NULL). The first two follow the retry policy and record
- * why; a restart makes the task ready at once and records nothing. */
+/* A lease ends without its holder: ttr, session gone or a restart (with
+ * `why`, and `at_once`). The first two follow the retry policy; a restart
+ * makes the task ready at once. Each records why. */
 static void
-m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
+m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why,
+    bool at_once)
 {
 	char text[80];
 
@@ -422,7 +423,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 	} else {
 		t->state = M_WAIT;
 		t->run_at = now;
-		if (why != NULL && !m_lost_immediate(m, t->tube))
+		if (!at_once && !m_lost_immediate(m, t->tube))
 			t->run_at += m_backoff(m, t->tube, t->attempts);
 		m_unlease(t);
 	}
@@ -1530,7 +1531,7 @@ op_expire(struct run *r)
 		    queue_decide_expired(r->h.q, r->h.now, &rec), 0);
 		assert_true(rec.u.end.id == due->id);
 		commit(r, &rec);
-		m_lost(m, due, r->h.now, true, NULL);
+		m_lost(m, due, r->h.now, true, NULL, false);
 	}
 	fail_msg("expiry did not end");
 }
@@ -1543,12 +1544,16 @@ op_sessions(struct run *r, uint64_t session)
 	struct qrec rec;
 	char why[64];
 
-	snprintf(why, sizeof(why), "worker disconnected (peer-%" PRIu64 ")",
-	    session);
+	if (session != 0)
+		snprintf(why, sizeof(why),
+		    "worker disconnected (peer-%" PRIu64 ")", session);
+	else
+		snprintf(why, sizeof(why), "server restarted");
 	for (size_t k = 0; k <= MAXLIVE; k++) {
 		int rc = session ? queue_decide_session_gone(r->h.q, r->h.now,
 		                       session, why, strlen(why), &rec)
-		                 : queue_decide_restart(r->h.q, r->h.now, &rec);
+		                 : queue_decide_restart(r->h.q, r->h.now, why,
+		                       strlen(why), &rec);
 		struct mt *t;
 
 		if (rc != 0) {
@@ -1565,7 +1570,7 @@ op_sessions(struct run *r, uint64_t session)
 		assert_true(t->state == M_TAKEN && !t->detached);
 		assert_true(session == 0 || t->session == session);
 		commit(r, &rec);
-		m_lost(m, t, r->h.now, false, session ? why : NULL);
+		m_lost(m, t, r->h.now, false, why, session == 0);
 	}
 	fail_msg("session release did not end");
 }

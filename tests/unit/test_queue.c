@@ -354,7 +354,9 @@ restart(struct tq *h)
 	struct qrec rec;
 	int n = 0;
 
-	while (n < 100000 && queue_decide_restart(h->q, h->now, &rec) == 0) {
+	while (n < 100000 &&
+	    queue_decide_restart(h->q, h->now, "server restarted", 16, &rec) ==
+	        0) {
 		assert_int_equal(run(h, 0, &rec), 0);
 		n++;
 	}
@@ -986,8 +988,9 @@ test_session_gone_buries_at_max_attempts(void **state)
 	assert_int_equal(view(h, a).state, QUEUE_BURIED);
 }
 
-/* After a restart every session lease is released; detached leases stay
- * until their ttr. */
+/* After a restart every session lease is released: ready at once (no
+ * backoff: the node failed), attempts kept, and why as the last error;
+ * detached leases stay until their ttr. */
 static void
 test_restart_releases_session_leases_only(void **state)
 {
@@ -1001,8 +1004,14 @@ test_restart_releases_session_leases_only(void **state)
 		assert_int_equal(
 		    take_from(h, &s, 1, (uint64_t)i % 3, i == 5, &id, NULL), 0);
 	assert_int_equal(restart(h), 5);
-	for (int i = 0; i < 5; i++)
-		assert_int_equal(view(h, ids[i]).state, QUEUE_READY);
+	for (int i = 0; i < 5; i++) {
+		struct queue_task_view v = view(h, ids[i]);
+
+		assert_int_equal(v.state, QUEUE_READY);
+		assert_int_equal(v.attempts, 1);
+		assert_int_equal(v.last_error_len, 16);
+		assert_memory_equal(v.last_error, "server restarted", 16);
+	}
 	assert_int_equal(view(h, ids[5]).state, QUEUE_TAKEN);
 	assert_true(tstats(h, "t").ctr.session_released == 5);
 }

@@ -490,6 +490,40 @@ core_session_gone(struct core *c, uint32_t session)
 	sess_close(&c->sess, session);
 }
 
+struct stop_args {
+	struct core *c;
+	uint32_t released, undone;
+};
+
+static void
+stop_session(struct sess *s, void *arg)
+{
+	struct stop_args *a = arg;
+	char why[FACE_PEER_MAX + 40];
+
+	_Static_assert(
+	    sizeof(why) <= RESERVE_WHY_MAX, "a reason the reserve holds");
+	snprintf(why, sizeof(why), "server stopped (lease of %s)",
+	    s->peer[0] != '\0' ? s->peer : "an unnamed session");
+	a->undone += undo_pending_takes(a->c, s->id);
+	a->released += lose_session_leases(a->c, s->id, why);
+}
+
+void
+core_stop_sessions(struct core *c)
+{
+	struct stop_args a = { c, 0, 0 };
+
+	if (c->follower || c->fenced)
+		return; /* the leader logs it; a follower holds no lease */
+	sess_each(&c->sess, stop_session, &a);
+	if (a.released > 0 || a.undone > 0)
+		log_info("srv",
+		    "the stop ends the session leases, as a disconnect "
+		    "would leases_released=%u takes_undone=%u",
+		    a.released, a.undone);
+}
+
 void
 core_update_reservation(struct core *c)
 {
@@ -569,12 +603,12 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 }
 
 void
-core_release_sessions(struct core *c)
+core_release_sessions(struct core *c, const char *why)
 {
 	uint64_t lsn, n = 0;
 	struct qrec r;
 
-	while (queue_decide_restart(c->q, c->now, &r) == 0) {
+	while (queue_decide_restart(c->q, c->now, why, strlen(why), &r) == 0) {
 		if (core_commit(c, &r, 0, &lsn) != 0)
 			break;
 		n++;
@@ -582,8 +616,8 @@ core_release_sessions(struct core *c)
 	if (n > 0)
 		log_info("srv",
 		    "released the tasks of ended sessions (a restart or a "
-		    "promotion ends them) tasks=%" PRIu64,
-		    n);
+		    "promotion ends them) tasks=%" PRIu64 " why=\"%s\"",
+		    n, why);
 }
 
 /* Rebuilds the queue from the data directory (newest snapshot, then the

@@ -191,8 +191,17 @@ void core_check_lease(struct core *c);
  * with --etcd, only those of the sync set (c->sync) do. */
 bool core_counts(const struct core *c, const char *url);
 
-/* Logs the release of every session lease (a restart, a promotion). */
-void core_release_sessions(struct core *c);
+/* Logs the release of every session lease (a restart, a promotion): ready
+ * at once, attempts kept, `why` ("server restarted (...)") as its last
+ * error (queue_decide_restart). */
+void core_release_sessions(struct core *c, const char *why);
+
+/* A clean stop ends the sessions, and the leases they hold, as their
+ * disconnects would (core_session_gone): the takes of replies still
+ * waiting for the log are undone, every other session lease is logged
+ * lost under the retry policy with "server stopped (lease of PEER)".
+ * On a leader; before the log's last sync. */
+void core_stop_sessions(struct core *c);
 
 /* A session opened: remembered with its peer's address, logged (debug). */
 void core_session_open(struct core *c, uint32_t session, const char *peer);

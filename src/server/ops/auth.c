@@ -418,6 +418,45 @@ token_allows(struct core *c, struct face_ctx *ctx, const struct tokens_entry *t,
 	return true;
 }
 
+/* The HTTP face's check of a request's token before its body (an auth
+ * request, http_gate.c): its token field names the operation the
+ * request's route will send and the tube its path names ("OP" or "OP
+ * TUBE", OP a number), or is "bearer" (a page of the face's own). The
+ * role, and that tube, are judged as they will be once the body is in
+ * (a task named by id, or the tubes of a take, only then); refused (403,
+ * its body never read) when they may not. */
+static bool
+http_precheck(struct core *c, struct face_ctx *ctx,
+    const struct tokens_entry *t, const char *peer, struct msg_str what)
+{
+	char buf[MSG_TOKEN_MAX + 1], *end;
+	struct msg_str tube = { "", 0 }, bad = { "", 0 };
+	unsigned long op;
+
+	if (what.len == 0 || what.len >= sizeof(buf) || what.p[0] < '0' ||
+	    what.p[0] > '9')
+		return true;
+	memcpy(buf, what.p, what.len);
+	buf[what.len] = '\0';
+	op = strtoul(buf, &end, 10);
+	if (op == 0 || op > UINT8_MAX || op == MSG_OP_AUTH ||
+	    (*end != '\0' && *end != ' '))
+		return true;
+	if (*end == ' ')
+		tube = msg_cstr(end + 1);
+	if (ops_auth_role_allows(t->role, (uint8_t)op) &&
+	    (tube.len == 0 || tube_ok(t, tube, &bad)))
+		return true;
+	log_warn("auth",
+	    "not allowed token=%s role=%s peer=%s op=%s tube=%.*s (before "
+	    "the body of an HTTP request)",
+	    t->name, tokens_role_name(t->role), peer, msg_op_name((uint8_t)op),
+	    bad.len > 0 ? (int)bad.len : 1, bad.len > 0 ? bad.p : "-");
+	core_reply_err_as(c, ctx, &(struct core_reply_how) { .local = true },
+	    MSG_OP_AUTH, SLUICE_EPERM, "not allowed");
+	return false;
+}
+
 /* A request of the HTTP face: each carries its own bearer token (HTTP
  * has no session to bind), and its client's address (the face's). */
 static bool
@@ -446,6 +485,9 @@ http_check(struct core *c, struct face_ctx *ctx, uint32_t session,
 		refuse(c, ctx, t, peer, req, (struct msg_str) { "", 0 });
 		return false;
 	}
+	if (req->op == MSG_OP_AUTH &&
+	    !http_precheck(c, ctx, t, peer, req->token))
+		return false;
 	return token_allows(c, ctx, t, peer, req, tok, hidden);
 }
 

@@ -218,7 +218,8 @@ follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch)
 	rc = core_new_epoch(c, e);
 	if (rc != 0)
 		return rc;
-	core_release_sessions(c);
+	core_release_sessions(
+	    c, "leader changed (lease of a session of the previous leader)");
 	log_info("follow",
 	    "promoted: this node leads epoch=%" PRIu64 " lsn=%" PRIu64, e,
 	    wal_last_lsn(c->wal));

@@ -53,6 +53,13 @@ enum {
 	BODY_IDS = 1 << 20,
 };
 
+static const char CROSS_SITE[] =
+    "cross-site request refused: a write's Origin must be this server's "
+    "own (programs send no Origin)";
+static const char READ_ONLY[] =
+    "read-only: kick, delete, flush, pause, update, tube settings, "
+    "snapshot and force need sluiced --http-admin";
+
 /* The built-in OpenAPI description (openapi.json, embedded at build). */
 extern const unsigned char http_openapi_json[];
 extern const size_t http_openapi_json_len;
@@ -102,9 +109,7 @@ http_api_send(
 	}
 	if ((admin_op(req) || c->force) && !http_of(c->aio)->admin) {
 		free(a);
-		http_api_error(c->aio, SLUICE_EPERM,
-		    "read-only: kick, delete, flush, pause, update, tube "
-		    "settings, snapshot and force need sluiced --http-admin");
+		http_api_error(c->aio, SLUICE_EPERM, READ_ONLY);
 		return;
 	}
 	http_post(http_of(c->aio), c->aio, req, http_api_answer, a);
@@ -164,22 +169,25 @@ origin_host(const char *origin)
 	return p != NULL ? p + 3 : origin;
 }
 
-/* A write from a page of another origin: refused (403). Programs send
- * no Origin; browsers send one on every cross-origin POST. */
+/* A write from a page of another origin (refused, 403). Programs send no
+ * Origin; browsers send one on every cross-origin POST. */
 static bool
-same_origin(struct http_api_call *c)
+cross_site(nng_http_req *r)
 {
-	nng_http_req *r = nng_aio_get_input(c->aio, 0);
 	const char *site = nng_http_req_get_header(r, "Sec-Fetch-Site");
 	const char *origin = nng_http_req_get_header(r, "Origin");
 	const char *host = nng_http_req_get_header(r, "Host");
 
-	if ((site != NULL && strcasecmp(site, "cross-site") == 0) ||
+	return (site != NULL && strcasecmp(site, "cross-site") == 0) ||
 	    (origin != NULL &&
-	        (host == NULL || strcasecmp(origin_host(origin), host) != 0))) {
-		http_api_error(c->aio, SLUICE_EPERM,
-		    "cross-site request refused: a write's Origin must be "
-		    "this server's own (programs send no Origin)");
+	        (host == NULL || strcasecmp(origin_host(origin), host) != 0));
+}
+
+static bool
+same_origin(struct http_api_call *c)
+{
+	if (cross_site(nng_aio_get_input(c->aio, 0))) {
+		http_api_error(c->aio, SLUICE_EPERM, CROSS_SITE);
 		return false;
 	}
 	return true;
@@ -187,30 +195,48 @@ same_origin(struct http_api_call *c)
 
 /* ---- the router -------------------------------------------------------- */
 
+/* /v1/tubes/T/VERB: the methods of each verb. */
+static const struct {
+	const char *method, *verb;
+} tube_verbs[] = {
+	{ "POST", "take" },
+	{ "POST", "tasks" },
+	{ "GET", "tasks" },
+	{ "DELETE", "tasks" },
+	{ "POST", "kick" },
+	{ "POST", "pause" },
+	{ "GET", "stats" },
+	{ "GET", "hourly" },
+	{ "GET", "errors" },
+	{ "GET", "next" },
+};
+
+static unsigned
+method_bit(const char *m)
+{
+	return strcmp(m, "GET") == 0   ? HTTP_M_GET
+	    : strcmp(m, "POST") == 0   ? HTTP_M_POST
+	    : strcmp(m, "PUT") == 0    ? HTTP_M_PUT
+	    : strcmp(m, "DELETE") == 0 ? HTTP_M_DELETE
+	                               : 0;
+}
+
+static unsigned
+tube_verb_methods(const char *verb)
+{
+	unsigned m = 0;
+
+	for (size_t i = 0; i < sizeof(tube_verbs) / sizeof(tube_verbs[0]); i++)
+		if (strcmp(verb, tube_verbs[i].verb) == 0)
+			m |= method_bit(tube_verbs[i].method);
+	return m;
+}
+
 /* /v1/tubes/T/VERB: whether the verb takes this method. */
 static bool
 route_tube_verb(const struct http_api_call *c)
 {
-	static const struct {
-		const char *method, *verb;
-	} verbs[] = {
-		{ "POST", "take" },
-		{ "POST", "tasks" },
-		{ "GET", "tasks" },
-		{ "DELETE", "tasks" },
-		{ "POST", "kick" },
-		{ "POST", "pause" },
-		{ "GET", "stats" },
-		{ "GET", "hourly" },
-		{ "GET", "errors" },
-		{ "GET", "next" },
-	};
-
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(c->method, verbs[i].method) == 0 &&
-		    strcmp(c->seg[2], verbs[i].verb) == 0)
-			return true;
-	return false;
+	return (tube_verb_methods(c->seg[2]) & method_bit(c->method)) != 0;
 }
 
 /* /v1/tasks/ID/VERB (POST) */
@@ -335,6 +361,204 @@ http_api_body_max(const char *method, const char *uri, size_t payload_max)
 	}
 	free(c);
 	return max;
+}
+
+/* The methods of the path split into `c` (every route of route(); the
+ * face's own /v1/history among them). */
+static unsigned
+path_methods(const struct http_api_call *c)
+{
+	const char *s0 = c->nseg > 0 ? c->seg[0] : "";
+	const char *s1 = c->nseg > 1 ? c->seg[1] : "";
+
+	switch (c->nseg) {
+	case 1:
+		if (strcmp(s0, "openapi.json") == 0 ||
+		    strcmp(s0, "stats") == 0 || strcmp(s0, "hourly") == 0 ||
+		    strcmp(s0, "history") == 0)
+			return HTTP_M_GET;
+		return strcmp(s0, "snapshot") == 0 ? HTTP_M_POST : 0;
+	case 2:
+		if (strcmp(s0, "tubes") == 0)
+			return HTTP_M_GET | HTTP_M_PUT | HTTP_M_DELETE;
+		if (strcmp(s0, "tasks") == 0)
+			return strcmp(s1, "ack") == 0 ||
+			        strcmp(s1, "delete") == 0
+			    ? HTTP_M_POST
+			    : HTTP_M_GET | HTTP_M_DELETE;
+		return strcmp(s0, "keys") == 0 ? HTTP_M_GET | HTTP_M_DELETE : 0;
+	case 3:
+		if (strcmp(s0, "tubes") == 0)
+			return tube_verb_methods(c->seg[2]);
+		return strcmp(s0, "tasks") == 0 && route_task_verb(c->seg[2])
+		    ? HTTP_M_POST
+		    : 0;
+	default:
+		return 0;
+	}
+}
+
+/* A request's call with its path split, for the checks before its body;
+ * NULL without memory. `*split` says whether the path splits. */
+static struct http_api_call *
+call_of(const char *method, const char *uri, bool *split)
+{
+	struct http_api_call *c = malloc(sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->q.uri = uri;
+	c->method = method;
+	c->q.err[0] = '\0';
+	c->force = false;
+	*split = strncmp(uri, "/v1", 3) == 0 && split_path(c);
+	return c;
+}
+
+unsigned
+http_api_methods(const char *uri)
+{
+	bool split;
+	struct http_api_call *c = call_of("GET", uri, &split);
+	unsigned m;
+
+	if (c == NULL)
+		return HTTP_M_ALL; /* the route answers 500 */
+	m = split ? path_methods(c) : HTTP_M_ALL;
+	free(c);
+	return m;
+}
+
+/* Whether the request `c` (split) is an admin write, as admin_op() and
+ * the routes' `force` judge it once they have read it. */
+static bool
+admin_route(struct http_api_call *c)
+{
+	const char *m = c->method, *s0 = c->nseg > 0 ? c->seg[0] : "";
+	const char *verb = c->nseg > 2 ? c->seg[2] : "";
+
+	if (strcmp(m, "GET") == 0)
+		return false;
+	if (c->nseg == 1)
+		return strcmp(s0, "snapshot") == 0;
+	if (strcmp(s0, "tubes") == 0)
+		return c->nseg == 2 || strcmp(verb, "kick") == 0 ||
+		    strcmp(verb, "pause") == 0 ||
+		    (strcmp(verb, "tasks") == 0 && strcmp(m, "DELETE") == 0);
+	if (strcmp(s0, "keys") == 0)
+		return strcmp(m, "DELETE") == 0;
+	if (strcmp(s0, "tasks") != 0)
+		return false;
+	if (c->nseg == 2)
+		return strcmp(m, "DELETE") == 0 ||
+		    strcmp(c->seg[1], "delete") == 0;
+	return strcmp(verb, "kick") == 0 || strcmp(verb, "update") == 0 ||
+	    (c->nseg == 3 && http_query_flag(&c->q, "force"));
+}
+
+int
+http_api_precheck(nng_http_req *req, bool admin, const char **why)
+{
+	const char *method = nng_http_req_get_method(req);
+	struct http_api_call *c;
+	bool split;
+	int rc = 0;
+
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		return 0;
+	if (cross_site(req)) {
+		*why = CROSS_SITE;
+		return SLUICE_EPERM;
+	}
+	if (admin)
+		return 0;
+	c = call_of(method, nng_http_req_get_uri(req), &split);
+	if (c == NULL)
+		return 0; /* the route finds out */
+	if (split && path_methods(c) != 0 && admin_route(c)) {
+		*why = READ_ONLY;
+		rc = SLUICE_EPERM;
+	}
+	free(c);
+	return rc;
+}
+
+/* The wire operation of the route of `c` (split), and the tube it names
+ * for a tube's route other than a take (whose path may name several);
+ * 0 for a read or no route. */
+static uint8_t
+route_op(struct http_api_call *c, char *tube, size_t cap)
+{
+	static const struct {
+		const char *verb;
+		uint8_t op;
+	} task_ops[] = {
+		{ "ack", MSG_OP_ACK },
+		{ "release", MSG_OP_RELEASE },
+		{ "fail", MSG_OP_FAIL },
+		{ "touch", MSG_OP_TOUCH },
+		{ "bury", MSG_OP_BURY },
+		{ "kick", MSG_OP_KICK_ID },
+		{ "update", MSG_OP_UPDATE },
+	};
+	const char *m = c->method, *s0 = c->nseg > 0 ? c->seg[0] : "";
+	const char *verb = c->nseg > 2 ? c->seg[2] : "";
+	bool post = strcmp(m, "POST") == 0, del = strcmp(m, "DELETE") == 0;
+
+	tube[0] = '\0';
+	if ((path_methods(c) & method_bit(m)) == 0)
+		return 0;
+	if (c->nseg == 1)
+		return post && strcmp(s0, "snapshot") == 0 ? MSG_OP_SNAPSHOT
+		                                           : 0;
+	if (strcmp(s0, "keys") == 0)
+		return del ? MSG_OP_DELETE_KEY : 0;
+	if (strcmp(s0, "tasks") == 0) {
+		if (c->nseg == 2)
+			return del                          ? MSG_OP_DELETE
+			    : strcmp(c->seg[1], "ack") == 0 ? MSG_OP_ACK_BATCH
+			    : strcmp(c->seg[1], "delete") == 0
+			    ? MSG_OP_DELETE_BATCH
+			    : 0;
+		for (size_t i = 0; i < sizeof(task_ops) / sizeof(task_ops[0]);
+		     i++)
+			if (strcmp(verb, task_ops[i].verb) == 0)
+				return task_ops[i].op;
+		return 0;
+	}
+	if (strcmp(verb, "take") == 0)
+		return MSG_OP_TAKE;
+	snprintf(tube, cap, "%s", c->seg[1]);
+	if (c->nseg == 2)
+		return strcmp(m, "PUT") == 0 ? MSG_OP_TUBE_SET
+		    : del                    ? MSG_OP_TUBE_DELETE
+		                             : 0;
+	if (strcmp(verb, "tasks") == 0)
+		return post
+		    ? (http_query_flag(&c->q, "batch") ? MSG_OP_PUT_BATCH
+		                                       : MSG_OP_PUT)
+		    : del ? MSG_OP_DELETE_WHERE
+		          : 0;
+	return strcmp(verb, "kick") == 0 ? MSG_OP_KICK
+	    : strcmp(verb, "pause") == 0 ? MSG_OP_PAUSE
+	                                 : 0;
+}
+
+uint8_t
+http_api_op(nng_http_req *req, char *tube, size_t cap)
+{
+	bool split;
+	struct http_api_call *c = call_of(
+	    nng_http_req_get_method(req), nng_http_req_get_uri(req), &split);
+	uint8_t op = 0;
+
+	tube[0] = '\0';
+	if (c == NULL)
+		return 0;
+	if (split)
+		op = route_op(c, tube, cap);
+	free(c);
+	return op;
 }
 
 void

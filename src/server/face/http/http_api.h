@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/http/http.h>
 
 #include "proto/msg.h"
 #include "server/face/http/http_api_answer.h"
@@ -46,6 +47,24 @@ void http_api_serve(nng_aio *aio);
  * A body over it is refused (413) unread. Pure. */
 size_t http_api_body_max(
     const char *method, const char *uri, size_t payload_max);
+
+/* The methods (HTTP_M_*, http_face.h) the task API takes on the path of
+ * `uri` (under /v1), before anything else of the request is read: 0 for
+ * a path that is no route (404); every method for a path that does not
+ * split (too long, a bad escape: its route answers 400). Pure. */
+unsigned http_api_methods(const char *uri);
+
+/* What the task API refuses of request `req` (method, URI, headers)
+ * before its body is read: a write from a page of another origin, an
+ * admin write without --http-admin (`admin`: the face's). 0, or
+ * SLUICE_EPERM with `*why` (static) saying why (403). */
+int http_api_precheck(nng_http_req *req, bool admin, const char **why);
+
+/* The wire operation (MSG_OP_*) the route of `req` (a write) sends, and
+ * into `tube` (cap >= MSG_TUBE_MAX + 1) the tube its path names for a
+ * tube's route ("" for the others, a take's included): for the token's
+ * check before the body (http_gate.c). 0 for a read, or no route. */
+uint8_t http_api_op(nng_http_req *req, char *tube, size_t cap);
 
 /* Posts the request's wire form `req` with its answer's context `a`
  * (which goes with it, or is freed). Refused here: a bad parameter noted

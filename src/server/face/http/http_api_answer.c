@@ -88,7 +88,8 @@ json_error_open(FILE *f, int code, const char *msg, size_t len)
  * `close`: the connection is closed after it. */
 static void
 respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
-    size_t msg_len, const char *leader, size_t leader_len, bool close)
+    size_t msg_len, const char *leader, size_t leader_len, const char *allow,
+    bool close)
 {
 	char *body = NULL;
 	size_t len = 0;
@@ -108,7 +109,10 @@ respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
 	fclose(f);
 	if (status == 0)
 		status = err_status(code, leader_len > 0);
-	if (status == 401)
+	if (allow != NULL)
+		http_respond_x(aio, status, "application/json", body, len,
+		    "Allow", allow, close);
+	else if (status == 401)
 		http_respond_x(aio, status, "application/json", body, len,
 		    "WWW-Authenticate", "Bearer", close);
 	else if (status == 503)
@@ -124,14 +128,24 @@ static void
 respond_error(nng_aio *aio, int code, const char *msg, size_t msg_len,
     const char *leader, size_t leader_len)
 {
-	respond_error_x(aio, 0, code, msg, msg_len, leader, leader_len, false);
+	respond_error_x(
+	    aio, 0, code, msg, msg_len, leader, leader_len, NULL, false);
 }
 
 void
 http_api_refuse(
     nng_aio *aio, uint16_t status, int code, const char *msg, bool close)
 {
-	respond_error_x(aio, status, code, msg, strlen(msg), NULL, 0, close);
+	respond_error_x(
+	    aio, status, code, msg, strlen(msg), NULL, 0, NULL, close);
+}
+
+void
+http_api_refuse_allow(
+    nng_aio *aio, int code, const char *msg, const char *allow, bool close)
+{
+	respond_error_x(
+	    aio, 405, code, msg, strlen(msg), NULL, 0, allow, close);
 }
 
 void

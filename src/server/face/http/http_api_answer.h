@@ -84,4 +84,8 @@ void http_api_error(nng_aio *aio, int code, const char *msg);
 void http_api_refuse(
     nng_aio *aio, uint16_t status, int code, const char *msg, bool close);
 
+/* http_api_refuse with 405 Method Not Allowed and its `allow` header. */
+void http_api_refuse_allow(
+    nng_aio *aio, int code, const char *msg, const char *allow, bool close);
+
 #endif

@@ -46,6 +46,15 @@ struct http_route {
 
 enum { HTTP_ROUTES_MAX = 16 };
 
+/* Methods, as bits: the routes of a path (an Allow header). */
+enum {
+	HTTP_M_GET = 0x01, /* and HEAD */
+	HTTP_M_POST = 0x02,
+	HTTP_M_PUT = 0x04,
+	HTTP_M_DELETE = 0x08,
+	HTTP_M_ALL = 0x0f,
+};
+
 struct http {
 	struct http_srv *srv;
 	pthread_mutex_t mu;    /* net, closing */

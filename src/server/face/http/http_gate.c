@@ -8,19 +8,35 @@
  *      421;
  *   2. its framing (http_body.h): Content-Length or chunked, not both
  *      (400), no other transfer coding (501);
- *   3. with --auth, its bearer token: the core is asked first (a wire
+ *   3. its expectation: an HTTP/1.1 request's Expect other than
+ *      100-continue is 417 (RFC 9110 10.1.1);
+ *   4. its route: a path no route serves is 404; a path served with
+ *      other methods 405, with Allow naming them (OPTIONS answers 200
+ *      with the same Allow);
+ *   5. with --auth, its bearer token: the core is asked first (a wire
  *      auth request carrying the request's bearer, through http_post: a
  *      token it does not know is answered 401 after its usual pause,
  *      and one past its bounds closes the connection), so a request
  *      without a known token never has a byte of its body read,
- *      whatever its size;
- *   4. its size against its route's limit (http_api_body_max; none for
+ *      whatever its size; the request names the operation its route
+ *      sends and the tube of its path, so a token whose role or tubes
+ *      may not is answered 403 there, its body unread too;
+ *   6. a task API write the API refuses whatever its body (403: from a
+ *      page of another origin, an admin write without --http-admin;
+ *      http_api_precheck);
+ *   7. its size against its route's limit (http_api_body_max; none for
  *      the face's own pages), else 413;
- *   5. the body itself, within --http-body-timeout (http_body.c).
+ *   8. the body itself, within --http-body-timeout (http_body.c), after
+ *      "100 Continue" when the request expects it.
+ * Steps 5 to 8 are only for a request with a body; one without goes to
+ * its route after step 4 (which checks its token, by its operation).
  * A request refused with its body unread is answered with "Connection:
- * close": its body is never taken for the next request. A refusal of a
- * task API route is in the API's shape (http_api_refuse), of another
- * page in plain text. */
+ * close", and what its client still sends is read and dropped for a
+ * moment before the connection closes (http_srv.c): its body is never
+ * taken for the next request, and a client that waited for "100
+ * Continue" has its answer at once and sends nothing. A refusal of a
+ * task API route, and a 405 of any route, is in the API's shape
+ * (http_api_refuse), another of a page in plain text. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -183,16 +199,39 @@ body_done(void *arg, int status, const char *why, void *data, size_t len)
 	free(data);
 }
 
-/* Reads the body, unless its announced length is over the route's
- * limit already. */
+enum expect { EXPECT_NONE, EXPECT_CONTINUE, EXPECT_UNKNOWN };
+
+/* What an HTTP/1.1 request expects (an HTTP/1.0 one's Expect is ignored,
+ * RFC 9110 10.1.1). */
+static enum expect
+expects(nng_http_req *req)
+{
+	const char *v = nng_http_req_get_header(req, "Expect");
+
+	if (v == NULL || strcmp(nng_http_req_get_version(req), "HTTP/1.1") != 0)
+		return EXPECT_NONE;
+	return strcasecmp(v, "100-continue") == 0 ? EXPECT_CONTINUE
+	                                          : EXPECT_UNKNOWN;
+}
+
+/* Reads the body, unless the request is refused whatever it holds: a
+ * write the API refuses (403), a length over the route's limit (413). */
 static void
 read_body(struct http_gate_call *x)
 {
 	struct http_conn *conn = nng_aio_get_input(x->aio, 2);
 	nng_http_req *req = nng_aio_get_input(x->aio, 0);
-	const char *v;
+	const char *why = NULL;
 	char text[160];
 
+	if (x->rt->v1 && http_api_precheck(req, x->rt->h->admin, &why) != 0) {
+		nng_aio *aio = x->aio;
+		const struct http_route *rt = x->rt;
+
+		free(x);
+		gate_refuse(aio, rt, 403, SLUICE_EPERM, why, true);
+		return;
+	}
 	if (x->f.length > x->limit) {
 		nng_aio *aio = x->aio;
 		const struct http_route *rt = x->rt;
@@ -204,9 +243,7 @@ read_body(struct http_gate_call *x)
 		gate_refuse(aio, rt, 413, SLUICE_ETOOBIG, text, true);
 		return;
 	}
-	v = nng_http_req_get_header(req, "Expect");
-	if (v != NULL && strcasecmp(v, "100-continue") == 0 &&
-	    strcmp(nng_http_req_get_version(req), "HTTP/1.1") == 0)
+	if (expects(req) == EXPECT_CONTINUE)
 		http_conn_continue(conn); /* a client waits for it to send */
 	http_body_read(
 	    conn, &x->f, x->limit, x->rt->h->body_timeout_ms, body_done, x);
@@ -233,6 +270,13 @@ bearer_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 		    aio, rt, 401, SLUICE_EAUTH, "unauthenticated", true);
 		return;
 	}
+	if (rep->status == SLUICE_EPERM) { /* the token's role or tube */
+		const struct http_route *rt = x->rt;
+
+		free(x);
+		gate_refuse(aio, rt, 403, SLUICE_EPERM, "not allowed", true);
+		return;
+	}
 	/* Not checked: the core is not serving yet (or any more), or no
 	 * memory to ask it. Any other answer came after the core found
 	 * the token (an error then is the op's, not the token's: a
@@ -252,6 +296,8 @@ bearer_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 	read_body(x);
 }
 
+static void gate_none(nng_aio *aio, bool close);
+
 /* Every route's entry: the gate above, then the route. */
 static void
 on_request(nng_aio *aio)
@@ -264,6 +310,8 @@ on_request(nng_aio *aio)
 	int st = http_body_framing(req, &f, &why);
 	bool pending = st != 0 || http_body_pending(&f);
 	struct http_gate_call *x, **px;
+	char tube[MSG_TUBE_MAX + 1], what[MSG_TUBE_MAX + 8];
+	uint8_t op;
 
 	if (!host_ok(h, nng_http_req_get_header(req, "Host"))) {
 		gate_refuse(aio, rt, 421, SLUICE_EPERM,
@@ -274,6 +322,16 @@ on_request(nng_aio *aio)
 	}
 	if (st != 0) {
 		gate_refuse(aio, rt, (uint16_t)st, SLUICE_EINVAL, why, true);
+		return;
+	}
+	if (expects(req) == EXPECT_UNKNOWN) {
+		gate_refuse(aio, rt, 417, SLUICE_EINVAL,
+		    "the only expectation this server knows is 100-continue",
+		    pending);
+		return;
+	}
+	if (rt == &h->none) {
+		gate_none(aio, pending);
 		return;
 	}
 	if (!pending) {
@@ -301,35 +359,60 @@ on_request(nng_aio *aio)
 		return;
 	}
 	*px = x;
+	/* The check names the operation the route will send, and the tube
+	 * its path names, so that the token's role and tubes are judged
+	 * before the body too ("OP TUBE", ops/auth.c); "bearer" for a page
+	 * of the face's own. */
+	op = rt->v1 ? http_api_op(req, tube, sizeof(tube)) : 0;
+	if (op != 0)
+		snprintf(
+		    what, sizeof(what), "%u%s%s", op, tube[0] ? " " : "", tube);
+	else
+		snprintf(what, sizeof(what), "bearer");
 	http_post(h, aio,
-	    &(struct msg_req) {
-	        .op = MSG_OP_AUTH, .token = msg_cstr("bearer") },
+	    &(struct msg_req) { .op = MSG_OP_AUTH, .token = msg_cstr(what) },
 	    bearer_answer, px);
 }
 
-/* Whatever no route takes: 404 (405 for a page's path with another
- * method), through the gate, so a body is never left to be read as the
- * next request. */
+/* Whatever no route takes (http_gate_none), through the gate, so a body
+ * is never left to be read as the next request: `close` when it is. */
+static void
+gate_none(nng_aio *aio, bool close)
+{
+	struct http *h = http_route_of(aio)->h;
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	const char *uri = nng_http_req_get_uri(req);
+	const char *method = nng_http_req_get_method(req);
+	unsigned allowed = http_gate_methods(h, uri);
+	char allow[64], text[256];
+
+	if (allowed == 0) {
+		if (strncmp(uri, "/v1/", 4) == 0 ||
+		    (strcspn(uri, "?#") == 3 && strncmp(uri, "/v1", 3) == 0))
+			http_api_refuse(aio, 404, SLUICE_ENOTFOUND,
+			    "no such route: see GET /v1/openapi.json", close);
+		else
+			http_respond_x(aio, 404, "text/plain; charset=utf-8",
+			    "no such page\n", 13, NULL, NULL, close);
+		return;
+	}
+	http_gate_allow(allowed, allow, sizeof(allow));
+	if (strcmp(method, "OPTIONS") == 0) {
+		http_respond_x(aio, 200, "text/plain; charset=utf-8", "", 0,
+		    "Allow", allow, close);
+		return;
+	}
+	snprintf(text, sizeof(text),
+	    "method %s not allowed on %.*s: it takes %s", method,
+	    (int)(strcspn(uri, "?#") < 64 ? strcspn(uri, "?#") : 64), uri,
+	    allow);
+	http_api_refuse_allow(aio, SLUICE_EUNKNOWNOP, text, allow, close);
+}
+
 void
 http_gate_none(nng_aio *aio)
 {
-	const struct http_route *rt = http_route_of(aio);
-	const char *uri = nng_http_req_get_uri(nng_aio_get_input(aio, 0));
-	size_t plen = strcspn(uri, "?#");
-	static const char *const pages[] = { "/", "/metrics", "/stats",
-		"/health", "/api/list", "/api/errors", "/api/kick",
-		"/api/delete", "/v1/history" };
-
-	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
-		if ((strlen(pages[i]) == plen &&
-		        strncmp(uri, pages[i], plen) == 0) ||
-		    strncmp(uri, "/v1/", 4) == 0) {
-			http_respond_x(aio, 405, "text/plain; charset=utf-8",
-			    "method not allowed\n", 19, NULL, NULL, false);
-			return;
-		}
-	(void)rt;
-	http_respond_text(aio, 404, "no such page");
+	gate_none(aio, false);
 }
 
 /* ---- routes ------------------------------------------------------------ */
@@ -366,8 +449,64 @@ route_path(const struct http_route *rt, const char *uri)
 	    strncmp(uri, rt->path, rlen) == 0;
 }
 
-/* The server's handler: the request's route (HEAD as GET; none: http_gate_none,
- * which answers 404 or 405), through the gate. */
+static unsigned
+method_bit(const char *m)
+{
+	return strcmp(m, "GET") == 0   ? HTTP_M_GET
+	    : strcmp(m, "POST") == 0   ? HTTP_M_POST
+	    : strcmp(m, "PUT") == 0    ? HTTP_M_PUT
+	    : strcmp(m, "DELETE") == 0 ? HTTP_M_DELETE
+	                               : 0;
+}
+
+unsigned
+http_gate_methods(const struct http *h, const char *uri)
+{
+	unsigned m = 0;
+	bool api = false;
+
+	for (size_t i = 0; i < h->nroutes; i++) {
+		const struct http_route *rt = &h->routes[i];
+
+		if (!route_path(rt, uri))
+			continue;
+		if (!rt->v1)
+			m |= method_bit(rt->method);
+		else if (!api) {
+			m |= http_api_methods(uri);
+			api = true;
+		}
+	}
+	return m;
+}
+
+void
+http_gate_allow(unsigned methods, char *out, size_t cap)
+{
+	static const struct {
+		unsigned bit;
+		const char *names;
+	} order[] = {
+		{ HTTP_M_GET, "GET, HEAD" },
+		{ HTTP_M_POST, "POST" },
+		{ HTTP_M_PUT, "PUT" },
+		{ HTTP_M_DELETE, "DELETE" },
+	};
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (methods & order[i].bit)
+			n += (size_t)snprintf(out + n, n < cap ? cap - n : 0,
+			    "%s, ", order[i].names);
+	snprintf(
+	    out + (n < cap ? n : cap - 1), n < cap ? cap - n : 1, "OPTIONS");
+}
+
+/* The server's handler: the request's route (HEAD as GET; none:
+ * http_gate_none, which answers 404, 405 or OPTIONS), through the gate.
+ * A path's methods are the task API's own for /v1/ (a route of the
+ * tree may take a method on one path and not on another). */
 void
 http_gate_dispatch(nng_aio *aio, void *arg)
 {
@@ -379,12 +518,13 @@ http_gate_dispatch(nng_aio *aio, void *arg)
 
 	if (strcmp(method, "HEAD") == 0)
 		method = "GET";
-	for (size_t i = 0; i < h->nroutes; i++)
-		if (strcmp(h->routes[i].method, method) == 0 &&
-		    route_path(&h->routes[i], uri)) {
-			rt = &h->routes[i];
-			break;
-		}
+	if ((http_gate_methods(h, uri) & method_bit(method)) != 0)
+		for (size_t i = 0; i < h->nroutes; i++)
+			if (strcmp(h->routes[i].method, method) == 0 &&
+			    route_path(&h->routes[i], uri)) {
+				rt = &h->routes[i];
+				break;
+			}
 	nng_aio_set_input(aio, 1, (void *)rt);
 	on_request(aio);
 }

@@ -19,9 +19,18 @@
 int http_gate_route(struct http *h, const char *path, const char *method,
     void (*cb)(nng_aio *), bool tree);
 
-/* What no route takes: 404, or 405 for a known page's path with another
- * method (set as h->none's handler). */
+/* What no route takes: 404 for a path no route serves; for a path served
+ * with other methods, 405 with Allow (OPTIONS: 200 with Allow) (set as
+ * h->none's handler). */
 void http_gate_none(nng_aio *aio);
+
+/* The methods (HTTP_M_*) the face takes on the path of `uri`: its pages'
+ * and, under /v1/, the task API's (http_api_methods); 0 when none. */
+unsigned http_gate_methods(const struct http *h, const char *uri);
+
+/* An Allow header's value for `methods` ("GET, HEAD, POST, OPTIONS"),
+ * into out (cap >= 48). */
+void http_gate_allow(unsigned methods, char *out, size_t cap);
 
 /* The names a Host may carry: the listener's own (host of `addr`), the
  * configured ones (conf->hosts); and whether loopback names or IP

@@ -45,6 +45,8 @@ reason_of(uint16_t status)
 		return "Conflict";
 	case 413:
 		return "Content Too Large";
+	case 417:
+		return "Expectation Failed";
 	case 421:
 		return "Misdirected Request";
 	case 429:
