@@ -196,15 +196,20 @@ int
 cli_parse_ms(
     struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t *ms)
 {
-	char lo[32];
+	char lo[32], hint[128];
 	uint64_t v;
+	int rc = dur_parse(s, &v);
 
+	if (rc == DUR_EBARE) {
+		dur_hint(hint, sizeof(hint), s);
+		return cli_usage_error(
+		    cli, "%s %s: a duration needs a unit: %s", opt, s, hint);
+	}
 	dur_fmt(lo, sizeof(lo), min);
-	if (dur_parse(s, &v) != 0 || v < min)
+	if (rc != 0 || v < min)
 		return cli_usage_error(cli,
-		    "%s takes a duration%s%s: milliseconds, or a number with "
-		    "ms, s, m, h or d (500, 2s, 1.5m, 1h, 30d); not \"%s\"",
-		    opt, min ? " of at least " : "", min ? lo : "", s);
+		    "%s takes a duration%s%s: " DUR_SYNTAX "; not \"%s\"", opt,
+		    min ? " of at least " : "", min ? lo : "", s);
 	*ms = v;
 	return 0;
 }

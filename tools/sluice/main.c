@@ -78,8 +78,8 @@ static const char main_help[] =
     "  cluster     the cluster's members as the node sees them\n"
     "  switchover  hand the leadership to another member\n"
     "\n"
-    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
-    "1.5m, 1h, 30d.\n"
+    "DUR is a number with a unit, ms, s, m, h or d: 500ms, 2s, 1.5m, 1h,\n"
+    "30d; a bare number other than 0 is refused (30s or 30ms?).\n"
     "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
     "\n"
     "Output, the same for every command:\n"
@@ -257,11 +257,19 @@ main(int argc, char **argv)
 				return EXIT_ERR;
 			break;
 		case OPT_TIMEOUT:
-			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
+			if ((rc = dur_parse(optarg, &ms)) == DUR_EBARE) {
+				char hint[128];
+
+				dur_hint(hint, sizeof(hint), optarg);
+				return main_usage_error("--timeout %s: a "
+				                        "duration needs a "
+				                        "unit: %s",
+				    optarg, hint);
+			}
+			if (rc != 0 || ms > INT32_MAX)
 				return main_usage_error(
-				    "--timeout takes a duration: milliseconds, "
-				    "or a number with ms, s, m, h or d (500, "
-				    "2s, 1.5m, 1h, 30d); not \"%s\"",
+				    "--timeout takes a duration: " DUR_SYNTAX
+				    "; not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
 			break;
