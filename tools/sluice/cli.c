@@ -44,6 +44,9 @@ cli_connect(struct cli *cli)
 		    TOKENS_TOKEN_MAX);
 		return EXIT_USAGE;
 	}
+	/* a person asking a server that is not running hears so at once,
+	 * not after the whole connect timeout */
+	sluice_set_refused_retry(cli->c, CLI_REFUSED_MS);
 	/* --timeout bounds the connect too, not only each reply; 0 waits
 	 * for replies as long as they take */
 	if (cli->timeout_ms == 0) {
@@ -83,6 +86,15 @@ cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 		fprintf(stderr, ": %s\n", at + 2); /* the why, not the where */
 	else
 		fprintf(stderr, ": %s\n", detail);
+	if (rc == SLUICE_ECONN && !cli->hinted &&
+	    strstr(detail, "connection refused") != NULL) {
+		cli->hinted = true; /* once, however often `work` retries */
+		fprintf(stderr,
+		    "sluice: is sluiced running at %s? (`make run` starts "
+		    "one at " SLUICE_DEFAULT_URL "; -s URL or $SLUICE_URL "
+		    "names another server)\n",
+		    sluice_url(cli->c));
+	}
 	return EXIT_ERR;
 }
 
