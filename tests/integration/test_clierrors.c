@@ -142,6 +142,29 @@ test_a_refused_connection_fails_fast_with_a_hint(void **state)
 	has(want);
 	if (ms > 5000)
 		fail_msg("a refused ipc:// took %" PRId64 " ms", ms);
+
+	/* tls+tcp:// too (any CA: nothing gets as far as a handshake) */
+	{
+		char cmd[2048], ca[600];
+
+		snprintf(ca, sizeof(ca), "%s", t_path(*state, "ca.crt"));
+		snprintf(cmd, sizeof(cmd),
+		    "openssl req -x509 -newkey rsa:2048 -nodes -keyout "
+		    "'%s.key' -out '%s' -days 1 -subj /CN=t >/dev/null 2>&1",
+		    ca, ca);
+		assert_int_equal(system(cmd), 0);
+		snprintf(
+		    url, sizeof(url), "tls+tcp://127.0.0.1:%d", t_free_port());
+		assert_int_equal(cli_at(url, &ms, "--tls-ca", ca, "--timeout",
+		                     "10s", "stats", NULL),
+		    1);
+		snprintf(want, sizeof(want),
+		    "%s: connection refused: no server listens there", url);
+		has(want);
+		if (ms > 5000)
+			fail_msg(
+			    "a refused tls+tcp:// took %" PRId64 " ms", ms);
+	}
 }
 
 struct later {
