@@ -7,9 +7,10 @@
  * dialer retries a refused connection quietly, for ever; so when the
  * handle bounds that (refused_ms), open waits that long, then dials once
  * itself as a plain stream (tls+tcp:// as tcp://, ipc:// as it is) and
- * fails at once when that is refused. A scheme nng does not know is
- * named, with the ones it does (and http:// is told apart: that is the
- * HTTP API's address, not the sluice protocol's).
+ * fails at once when that is refused (or the host does not resolve). A
+ * scheme nng does not know is named, with the ones it does (and http://
+ * is told apart: that is the HTTP API's address, not the sluice
+ * protocol's).
  *
  * No resend. nng's REQ protocol re-sends a request after
  * NNG_OPT_REQ_RESENDTIME and, in nng 1.5, also on a new pipe when the one
@@ -294,11 +295,13 @@ diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
 		    connect_ms);
 }
 
-/* Whether a dial of `url` as a plain stream is refused within `ms`:
- * nothing listens there. tls+tcp:// is dialed as tcp://, ipc:// as it
- * is; other schemes are not looked at (false). */
-static bool
-dial_refused(const char *url, int ms)
+/* Dials `url` once as a plain stream (tls+tcp:// as tcp://, ipc:// as it
+ * is), waiting up to `ms`, and hangs up: nng's error, such as
+ * NNG_ECONNREFUSED (nothing listens), NNG_ENOENT (no such ipc:// path)
+ * or NNG_EADDRINVAL (the host does not resolve); 0 when it connected,
+ * or for a scheme not looked at. */
+static int
+dial_plain(const char *url, int ms)
 {
 	nng_stream_dialer *d = NULL;
 	nng_aio *aio = NULL;
@@ -310,9 +313,9 @@ dial_refused(const char *url, int ms)
 	else if (strncmp(url, "ipc://", 6) == 0)
 		snprintf(plain, sizeof(plain), "%s", url);
 	else
-		return false;
+		return 0;
 	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
-		return false;
+		return 0;
 	if ((rv = nng_stream_dialer_alloc(&d, plain)) == 0) {
 		nng_aio_set_timeout(aio, ms);
 		nng_stream_dialer_dial(d, aio);
@@ -322,7 +325,7 @@ dial_refused(const char *url, int ms)
 		nng_stream_dialer_free(d);
 	}
 	nng_aio_free(aio);
-	return rv == NNG_ECONNREFUSED || rv == NNG_ENOENT;
+	return rv;
 }
 
 /* A URL whose scheme nng does not know: says which ones the sluice
@@ -437,11 +440,20 @@ nng_conn_open(const char *url, int connect_ms, int refused_ms,
 	if (first_ms < connect_ms && !wait_pipe(k, first_ms)) {
 		int left = connect_ms - (int)(now_ms() - start);
 
-		if (left > 0 && dial_refused(url, left)) {
+		int why = left > 0 ? dial_plain(url, left) : 0;
+
+		if (why == NNG_ECONNREFUSED || why == NNG_ENOENT) {
 			snprintf(err, errlen,
 			    "%s: connection refused: no server listens there",
 			    url);
-			rv = NNG_ECONNREFUSED;
+			rv = why;
+			goto fail_close;
+		}
+		if (why == NNG_EADDRINVAL) {
+			snprintf(err, errlen,
+			    "%s: the host could not be resolved (%s)", url,
+			    nng_strerror(why));
+			rv = why;
 			goto fail_close;
 		}
 	}
