@@ -9,7 +9,7 @@ add_library(sluice_benchlib STATIC
 	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_resp.c)
 target_include_directories(sluice_benchlib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(sluice_benchlib PUBLIC m)
+target_link_libraries(sluice_benchlib PUBLIC m sluice_util)
 
 add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench_opts.h"
+#include "util/dur.h"
 
 enum {
 	OPT_TARGET = 256,
@@ -174,7 +175,9 @@ bench_parse_duration(const char *s, uint64_t *ms)
 	v = strtod(s, &end);
 	if (errno != 0 || end == s || !isfinite(v) || v < 0)
 		return -1;
-	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+	if (strcmp(end, "") == 0)
+		return DUR_EBARE;
+	if (strcmp(end, "s") == 0)
 		mul = 1000.0;
 	else if (strcmp(end, "ms") == 0)
 		mul = 1.0;
@@ -229,7 +232,15 @@ static int
 duration_arg(
     const char *name, const char *s, uint64_t *out, char *err, size_t errlen)
 {
-	if (bench_parse_duration(s, out) != 0 || *out == 0)
+	char hint[128];
+	int rc = bench_parse_duration(s, out);
+
+	if (rc == DUR_EBARE) {
+		dur_hint(hint, sizeof(hint), s);
+		return fail(err, errlen, "%s %s: a duration needs a unit: %s",
+		    name, s, hint);
+	}
+	if (rc != 0 || *out == 0)
 		return fail(err, errlen,
 		    "%s: '%s' is not a duration (e.g. 500ms, 10s, 2m)", name,
 		    s);

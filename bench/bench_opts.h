@@ -69,8 +69,9 @@ int bench_opts_parse(
 
 void bench_opts_usage(FILE *f);
 
-/* "10s", "250ms", "2m", "1.5s", or a bare number of seconds, into ms.
- * Returns 0, or -1 when it does not parse. */
+/* "10s", "250ms", "2m", "1.5s" into ms. Returns 0; DUR_EBARE for a bare
+ * number ("10": seconds or milliseconds? as sluiced and the sluice tool,
+ * util/dur.h); -1 when it does not parse. */
 int bench_parse_duration(const char *s, uint64_t *ms);
 
 /* A count: digits with an optional k (10^3) or M (10^6) suffix. Returns 0,

@@ -195,6 +195,15 @@ SLUICE_API void sluice_set_timeout(struct sluice_client *c, int ms);
  * beanstalk protocol) fails the URL at once; sluice_errmsg() names it. */
 SLUICE_API void sluice_set_connect_timeout(struct sluice_client *c, int ms);
 
+/* How long, within the connect timeout, a refused connection (nothing
+ * listens at the URL) is tried again, in ms: < 0 (the default) all of
+ * the connect timeout, so that a server that is restarting is found once
+ * it listens; 0 not at all. Then the URL fails with SLUICE_ECONN and a
+ * message saying it was refused. A handle with several URLs tries the
+ * next one at once instead. The sluice tool gives 250 ms, so that a
+ * person asking a server that is not running hears so at once. */
+SLUICE_API void sluice_set_refused_retry(struct sluice_client *c, int ms);
+
 /* TLS, for tls+tcp:// URLs (nng's TLS; see docs/security.md). `ca_file`:
  * the CA (PEM) that signed the servers' certificates; a server is
  * accepted only with a certificate it signed, unexpired, for the URL's

@@ -92,7 +92,8 @@ conn_ensure(struct sluice_client *c)
 		size_t idx = (c->urls.cur + k) % c->urls.n;
 		const char *url = c->urls.v[idx];
 
-		rc = transport_of(url)->open(url, c->connect_ms, c->urls.n == 1,
+		rc = transport_of(url)->open(url, c->connect_ms,
+		    c->urls.n == 1 ? c->refused_ms : 0,
 		    c->tls.ca != NULL ? &c->tls : NULL, &c->conn, c->errmsg,
 		    sizeof(c->errmsg));
 		if (rc == 0) {
@@ -363,6 +364,7 @@ sluice_open(const char *urls, struct sluice_client **out)
 	buf_init(&c->texts);
 	c->timeout_ms = SLUICE_TIMEOUT_DEFAULT;
 	c->connect_ms = SLUICE_CONNECT_DEFAULT;
+	c->refused_ms = -1;
 	*out = c;
 	return 0;
 }
@@ -393,6 +395,13 @@ sluice_set_connect_timeout(struct sluice_client *c, int ms)
 {
 	if (c != NULL)
 		c->connect_ms = ms < 1 ? 1 : ms;
+}
+
+void
+sluice_set_refused_retry(struct sluice_client *c, int ms)
+{
+	if (c != NULL)
+		c->refused_ms = ms < 0 ? -1 : ms;
 }
 
 int

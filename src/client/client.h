@@ -18,6 +18,8 @@ struct sluice_client {
 	struct urls urls;
 	int timeout_ms;     /* per call; < 0: forever */
 	int connect_ms;     /* per URL */
+	int refused_ms;     /* a refused connection tried again; < 0: all
+	                     * of connect_ms */
 	struct tlsfile tls; /* sluice_set_tls; zeroed: none */
 
 	struct conn *conn; /* to urls.v[urls.cur]; NULL: not connected */

@@ -33,12 +33,13 @@ struct conn {
 struct conn_ops {
 	/* Connects to `url`, all of it (resolving, connecting, the
 	 * protocol's greeting) within `connect_ms`; a refused connection is
-	 * tried again meanwhile when `retry_refused` (the handle has no
-	 * other URL to try). A TLS URL (tls+tcp://) is verified with
-	 * `tls` (util/tlsfile.h; NULL: no CA was given, which such a URL
-	 * needs). Returns 0 and `*out`; SLUICE_ECONN or SLUICE_ENOMEM with
-	 * the reason, naming the URL, in `err`. */
-	int (*open)(const char *url, int connect_ms, bool retry_refused,
+	 * tried again meanwhile for up to `refused_ms` (< 0: all of
+	 * connect_ms; 0: not at all, as when the handle has other URLs to
+	 * try), and then fails the URL saying it was refused. A TLS URL
+	 * (tls+tcp://) is verified with `tls` (util/tlsfile.h; NULL: no CA was
+	 * given, which such a URL needs). Returns 0 and `*out`; SLUICE_ECONN or
+	 * SLUICE_ENOMEM with the reason, naming the URL, in `err`. */
+	int (*open)(const char *url, int connect_ms, int refused_ms,
 	    const struct tlsfile *tls, struct conn **out, char *err,
 	    size_t errlen);
 

@@ -3,7 +3,14 @@
  *
  * One REQ socket with one dialer, to one URL. The dial is non-blocking and
  * open waits for nng's "pipe added" event up to connect_ms, so an
- * unreachable host costs connect_ms, never a kernel's TCP timeout.
+ * unreachable host costs connect_ms, never a kernel's TCP timeout. nng's
+ * dialer retries a refused connection quietly, for ever; so when the
+ * handle bounds that (refused_ms), open waits that long, then dials once
+ * itself as a plain stream (tls+tcp:// as tcp://, ipc:// as it is) and
+ * fails at once when that is refused (or the host does not resolve). A
+ * scheme nng does not know is named, with the ones it does (and http://
+ * is told apart: that is the HTTP API's address, not the sluice
+ * protocol's).
  *
  * No resend. nng's REQ protocol re-sends a request after
  * NNG_OPT_REQ_RESENDTIME and, in nng 1.5, also on a new pipe when the one
@@ -38,6 +45,7 @@
 #include "client/conn.h"
 #include "proto/msg.h"
 #include "sluice.h"
+#include "util/clock.h"
 #include "util/nngclose.h"
 #include "util/tlsfile.h"
 #include "proto/sp.h"
@@ -83,6 +91,12 @@ pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		}
 	}
 	pthread_mutex_unlock(&k->mtx);
+}
+
+static int64_t
+now_ms(void)
+{
+	return clock_mono_ns() / 1000000;
 }
 
 static int
@@ -281,6 +295,67 @@ diagnose(const char *url, const struct tlsfile *tls, int connect_ms, char *err,
 		    connect_ms);
 }
 
+/* Dials `url` once as a plain stream (tls+tcp:// as tcp://, ipc:// as it
+ * is), waiting up to `ms`, and hangs up: nng's error, such as
+ * NNG_ECONNREFUSED (nothing listens), NNG_ENOENT (no such ipc:// path)
+ * or NNG_EADDRINVAL (the host does not resolve); 0 when it connected,
+ * or for a scheme not looked at. */
+static int
+dial_plain(const char *url, int ms)
+{
+	nng_stream_dialer *d = NULL;
+	nng_aio *aio = NULL;
+	char plain[600];
+	int rv;
+
+	if (strncmp(url, "tls+tcp://", 10) == 0)
+		snprintf(plain, sizeof(plain), "%s", url + strlen("tls+"));
+	else if (strncmp(url, "ipc://", 6) == 0)
+		snprintf(plain, sizeof(plain), "%s", url);
+	else
+		return 0;
+	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
+		return 0;
+	if ((rv = nng_stream_dialer_alloc(&d, plain)) == 0) {
+		nng_aio_set_timeout(aio, ms);
+		nng_stream_dialer_dial(d, aio);
+		nng_aio_wait(aio);
+		if ((rv = nng_aio_result(aio)) == 0)
+			nng_stream_free(nng_aio_get_output(aio, 0));
+		nng_stream_dialer_free(d);
+	}
+	nng_aio_free(aio);
+	return rv;
+}
+
+/* A URL whose scheme nng does not know: says which ones the sluice
+ * protocol has, and that http:// is the HTTP API's. */
+static void
+bad_scheme(const char *url, char *err, size_t errlen)
+{
+	const char *host = strstr(url, "://") + 3;
+	int n = (int)strcspn(host, "/?#");
+	bool tls = strncmp(url, "https://", 8) == 0;
+	const char *colon = memrchr(host, ':', (size_t)n);
+
+	if (colon != NULL &&
+	    memchr(colon, ']', (size_t)(host + n - colon)) == NULL)
+		n = (int)(colon - host); /* the host without the HTTP port */
+	if (strncmp(url, "http://", 7) == 0 || tls)
+		snprintf(err, errlen,
+		    "%s is the HTTP API's address (sluiced --http); "
+		    "libsluice and the sluice tool speak the sluice "
+		    "protocol, at sluiced's --listen address: %s%.*s:PORT "
+		    "(" SLUICE_DEFAULT_URL " by default; tls+tcp://HOST:PORT "
+		    "with TLS, ipc://PATH)",
+		    url, tls ? "tls+tcp://" : "tcp://", n, host);
+	else
+		snprintf(err, errlen,
+		    "%s: not a URL of the sluice protocol: tcp://HOST:PORT, "
+		    "tls+tcp://HOST:PORT, ipc://PATH or ws://HOST:PORT/PATH",
+		    url);
+}
+
 /* Starts dialing `url` in the background, with TLS when the URL asks for
  * it. */
 static int
@@ -302,7 +377,9 @@ dial(nng_socket sock, const char *url, const struct tlsfile *tls, char *err,
 		snprintf(err, errlen, "%s: TLS: %s", url, nng_strerror(rv));
 		return rv;
 	}
-	if ((rv = nng_dialer_create(&d, sock, url)) != 0)
+	if ((rv = nng_dialer_create(&d, sock, url)) == NNG_ENOTSUP)
+		bad_scheme(url, err, errlen);
+	else if (rv != 0)
 		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
 	else if (cfg != NULL &&
 	    (rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg)) != 0)
@@ -315,14 +392,16 @@ dial(nng_socket sock, const char *url, const struct tlsfile *tls, char *err,
 }
 
 static int
-nng_conn_open(const char *url, int connect_ms, bool retry_refused,
+nng_conn_open(const char *url, int connect_ms, int refused_ms,
     const struct tlsfile *tls, struct conn **out, char *err, size_t errlen)
 {
+	int first_ms = refused_ms >= 0 && refused_ms < connect_ms
+	    ? (refused_ms > RECONNECT_MIN_MS ? refused_ms : RECONNECT_MIN_MS)
+	    : connect_ms;
+	int64_t start = now_ms();
 	struct conn_nng *k;
 	pthread_condattr_t ca;
 	int rv;
-
-	(void)retry_refused; /* nng's dialer keeps its own policy */
 
 	if ((k = calloc(1, sizeof(*k))) == NULL)
 		return SLUICE_ENOMEM;
@@ -358,7 +437,30 @@ nng_conn_open(const char *url, int connect_ms, bool retry_refused,
 	}
 	if ((rv = dial(k->sock, url, tls, err, errlen)) != 0)
 		goto fail_close;
-	if (!wait_pipe(k, connect_ms)) {
+	if (first_ms < connect_ms && !wait_pipe(k, first_ms)) {
+		int left = connect_ms - (int)(now_ms() - start);
+
+		int why = left > 0 ? dial_plain(url, left) : 0;
+
+		if (why == NNG_ECONNREFUSED || why == NNG_ENOENT) {
+			snprintf(err, errlen,
+			    "%s: connection refused: no server listens there",
+			    url);
+			rv = why;
+			goto fail_close;
+		}
+		if (why == NNG_EADDRINVAL) {
+			snprintf(err, errlen,
+			    "%s: the host could not be resolved (%s)", url,
+			    nng_strerror(why));
+			rv = why;
+			goto fail_close;
+		}
+	}
+	if (!wait_pipe(k,
+	        connect_ms - (int)(now_ms() - start) > 0
+	            ? connect_ms - (int)(now_ms() - start)
+	            : 0)) {
 		if (tlsfile_url(url) && strncmp(url, "tls+", 4) == 0)
 			diagnose(url, tls, connect_ms, err, errlen);
 		else

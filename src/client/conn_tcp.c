@@ -13,7 +13,9 @@
  *  - connect without blocking, each address in turn, waiting in poll();
  *    a refused connection is tried again after 50 ms, doubling up to
  *    500 ms, as nng's dialer does, so a server that is restarting is
- *    found once it listens (unless the handle has other URLs to try);
+ *    found once it listens: for as long as the handle allows
+ *    (sluice_set_refused_retry; not at all when it has other URLs to
+ *    try), after which the URL fails saying nothing listens there;
  *  - TCP_NODELAY (a request is one write and waits for its reply);
  *  - send our req0 header and read the peer's. A peer that answers
  *    something else is named (sp_guess_peer): it is not a sluice server,
@@ -270,9 +272,11 @@ lookup_start(struct lookup *l)
 }
 
 /* Looks host:port up, giving up at `dl`. Returns 0 and `*res` (for
- * freeaddrinfo); an EAI_* code of getaddrinfo; -1 when `dl` came first. */
+ * freeaddrinfo), or an EAI_* code of getaddrinfo (glibc's are negative);
+ * `*late` says whether `dl` came first (the code is then EAI_AGAIN). */
 static int
-lookup(const char *host, const char *port, int64_t dl, struct addrinfo **res)
+lookup(const char *host, const char *port, int64_t dl, struct addrinfo **res,
+    bool *late)
 {
 	struct addrinfo hints = lookup_hints;
 	pthread_condattr_t ca;
@@ -280,6 +284,7 @@ lookup(const char *host, const char *port, int64_t dl, struct addrinfo **res)
 	struct lookup *l;
 	int rc;
 
+	*late = false;
 	hints.ai_flags = AI_NUMERICHOST; /* an address needs no thread */
 	if ((rc = getaddrinfo(host, port, &hints, res)) != EAI_NONAME)
 		return rc;
@@ -304,7 +309,8 @@ lookup(const char *host, const char *port, int64_t dl, struct addrinfo **res)
 	while (!l->done)
 		if (pthread_cond_timedwait(&l->cv, &l->mtx, &ts) == ETIMEDOUT)
 			break;
-	rc = l->done ? l->rc : -1;
+	*late = !l->done;
+	rc = l->done ? l->rc : EAI_AGAIN;
 	if (rc == 0) {
 		*res = l->res;
 		l->res = NULL;
@@ -401,9 +407,9 @@ fail_close:
  * Returns the socket, or SLUICE_ECONN's negation with the reason. */
 static int
 connect_any(const char *url, const struct addrinfo *ai, int connect_ms,
-    bool retry_refused, int64_t dl, char *err, size_t errlen)
+    int refused_ms, int64_t dl, char *err, size_t errlen)
 {
-	int pause_ms = RETRY_MIN_MS, e = ETIMEDOUT;
+	int pause_ms = RETRY_MIN_MS, e = ETIMEDOUT, waited_ms = 0;
 
 	for (;;) {
 		struct timespec ts;
@@ -416,7 +422,8 @@ connect_any(const char *url, const struct addrinfo *ai, int connect_ms,
 			if (e == ETIMEDOUT)
 				goto fail_timeout;
 		}
-		if ((left = ms_left(dl)) == 0 || !retry_refused)
+		if ((left = ms_left(dl)) == 0 ||
+		    (refused_ms >= 0 && waited_ms + pause_ms > refused_ms))
 			break;
 		if (left > pause_ms)
 			left = pause_ms;
@@ -424,6 +431,7 @@ connect_any(const char *url, const struct addrinfo *ai, int connect_ms,
 		ts.tv_nsec = (long)(left % 1000) * 1000000;
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
+		waited_ms += left;
 		pause_ms =
 		    pause_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : pause_ms * 2;
 	}
@@ -431,6 +439,9 @@ fail_timeout:
 	if (e == ETIMEDOUT)
 		snprintf(err, errlen, "%s: no connection within %d ms", url,
 		    connect_ms);
+	else if (e == ECONNREFUSED)
+		snprintf(err, errlen,
+		    "%s: connection refused: no server listens there", url);
 	else
 		snprintf(err, errlen, "%s: no connection within %d ms (%s)",
 		    url, connect_ms, strerror(e));
@@ -606,7 +617,7 @@ tcp_close(struct conn *base)
 }
 
 static int
-tcp_open(const char *url, int connect_ms, bool retry_refused,
+tcp_open(const char *url, int connect_ms, int refused_ms,
     const struct tlsfile *tls, struct conn **out, char *err, size_t errlen)
 {
 	(void)tls; /* tcp:// is plain */
@@ -614,22 +625,24 @@ tcp_open(const char *url, int connect_ms, bool retry_refused,
 	char host[HOST_MAX], port[PORT_MAX];
 	struct addrinfo *ai = NULL;
 	struct conn_tcp *k;
+	bool late;
 	int rc;
 
 	if (!split_url(url, host, port)) {
 		snprintf(err, errlen, "%s: not tcp://HOST:PORT", url);
 		return SLUICE_ECONN;
 	}
-	if ((rc = lookup(host, port, dl, &ai)) != 0) {
+	if ((rc = lookup(host, port, dl, &ai, &late)) != 0) {
 		if (rc == EAI_MEMORY)
 			return SLUICE_ENOMEM;
-		if (rc < 0)
+		if (late)
 			snprintf(err, errlen,
 			    "%s: no connection within %d ms (still resolving "
 			    "%s)",
 			    url, connect_ms, host);
 		else
-			snprintf(err, errlen, "%s: cannot resolve %s: %s", url,
+			snprintf(err, errlen,
+			    "%s: the host %s could not be resolved (%s)", url,
 			    host, gai_strerror(rc));
 		return SLUICE_ECONN;
 	}
@@ -640,7 +653,7 @@ tcp_open(const char *url, int connect_ms, bool retry_refused,
 	k->base.ops = &conn_tcp_ops;
 	buf_init(&k->carry);
 	if ((k->fd = connect_any(
-	         url, ai, connect_ms, retry_refused, dl, err, errlen)) < 0) {
+	         url, ai, connect_ms, refused_ms, dl, err, errlen)) < 0) {
 		rc = -k->fd;
 		goto fail_close;
 	}

@@ -205,8 +205,8 @@ static const char usage[] =
     "  --version              print the version and exit\n"
     "  --help                 print this help and exit\n"
     "\n"
-    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
-    "1.5m, 1h, 30d.\n"
+    "DUR is a number with a unit, ms, s, m, h or d: 500ms, 2s, 1.5m, 1h,\n"
+    "30d; a bare number other than 0 is refused (30s or 30ms?).\n"
     "Nothing is written to --data until every address above could be\n"
     "listened on.\n";
 

@@ -56,15 +56,21 @@ int
 flags_ms(
     const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char a[32], b[32];
+	char a[32], b[32], hint[128];
 	uint64_t ms;
+	int rc = dur_parse(s, &ms);
 
+	if (rc == DUR_EBARE) {
+		dur_hint(hint, sizeof(hint), s);
+		return flags_error(
+		    "%s %s: a duration needs a unit: %s", flag, s, hint);
+	}
 	dur_fmt(a, sizeof(a), lo);
 	dur_fmt(b, sizeof(b), hi);
-	if (dur_parse(s, &ms) != 0 || ms < lo || ms > hi)
-		return flags_error("%s takes a duration from %s to %s: "
-		                   "milliseconds, or a number with ms, s, m, h "
-		                   "or d (500, 2s, 1.5m, 1h, 30d); not '%s'",
+	if (rc != 0 || ms < lo || ms > hi)
+		return flags_error(
+		    "%s takes a duration from %s to %s: " DUR_SYNTAX
+		    "; not '%s'",
 		    flag, a, b, s);
 	*out = ms;
 	return 0;
@@ -136,7 +142,9 @@ flags_size(const char *flag, const char *s, uint64_t *out)
 int
 flags_fsync(const char *s, struct config *cfg)
 {
+	char hint[128];
 	uint64_t ms;
+	int rc;
 
 	if (strcmp(s, "always") == 0) {
 		cfg->fsync = WAL_FSYNC_ALWAYS;
@@ -146,9 +154,14 @@ flags_fsync(const char *s, struct config *cfg)
 		cfg->fsync = WAL_FSYNC_NEVER;
 		return 0;
 	}
-	if (dur_parse(s, &ms) != 0 || ms < 1 || ms > 3600000)
+	if ((rc = dur_parse(s, &ms)) == DUR_EBARE) {
+		dur_hint(hint, sizeof(hint), s);
+		return flags_error(
+		    "--fsync %s: a duration needs a unit: %s", s, hint);
+	}
+	if (rc != 0 || ms < 1 || ms > 3600000)
 		return flags_error("--fsync takes always, never, or how often "
-		                   "to sync: a duration from 1ms to 1h (500, "
+		                   "to sync: a duration from 1ms to 1h (500ms, "
 		                   "10ms, 1s); not '%s'",
 		    s);
 	cfg->fsync = WAL_FSYNC_INTERVAL;

@@ -1,7 +1,7 @@
-/* dur - parses and prints durations ("250", "250ms", "1.5m", "30d"; the
- * rules are in dur.h): a number, an optional fraction, an optional unit,
- * and nothing else. Printing is for people: at most two units ("2m30s",
- * "1d3h"), so a long duration is shown rounded down. */
+/* dur - parses and prints durations ("250ms", "1.5m", "30d", "0"; the
+ * rules are in dur.h): a number, an optional fraction, a unit (none only
+ * for zero), and nothing else. Printing is for people: at most two units
+ * ("2m30s", "1d3h"), so a long duration is shown rounded down. */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +13,7 @@ dur_parse(const char *s, uint64_t *ms)
 	static const struct {
 		const char *name;
 		uint64_t ms;
-	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 },
 		{ "h", 3600000 }, { "d", 86400000 } };
 	uint64_t whole = 0, frac = 0, scale = 1;
 	const char *p = s;
@@ -37,6 +37,12 @@ dur_parse(const char *s, uint64_t *ms)
 	}
 	if (digits == 0)
 		return -1;
+	if (*p == '\0') {
+		if (whole != 0 || frac != 0)
+			return DUR_EBARE;
+		*ms = 0;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		uint64_t u = units[i].ms;
 
@@ -51,6 +57,28 @@ dur_parse(const char *s, uint64_t *ms)
 		return 0;
 	}
 	return -1;
+}
+
+void
+dur_hint(char *out, size_t n, const char *s)
+{
+	char secs[48];
+	uint64_t ms;
+
+	if (strlen(s) > 24) {
+		snprintf(out, n, "say it with ms, s, m, h or d");
+		return;
+	}
+	snprintf(secs, sizeof(secs), "%ss", s);
+	if (dur_parse(secs, &ms) != 0 || ms == 0)
+		snprintf(out, n, "say %s", secs);
+	else if (strchr(s, '.') != NULL)
+		snprintf(
+		    out, n, "say %s or %llums", secs, (unsigned long long)ms);
+	else
+		snprintf(out, n,
+		    "say %s or %llums (%sms if milliseconds were meant)", secs,
+		    (unsigned long long)ms, s);
 }
 
 void

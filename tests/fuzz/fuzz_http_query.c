@@ -136,7 +136,7 @@ opts_round_trip(const struct http_query_opts *o, bool now)
 		    "priority=%" PRIu32 "&", o->priority);
 	if (o->set_delay)
 		n += (size_t)snprintf(
-		    uri + n, sizeof(uri) - n, "delay=%" PRIu64 "&", o->delay);
+		    uri + n, sizeof(uri) - n, "delay=%" PRIu64 "ms&", o->delay);
 	if (o->set_run_at)
 		n += (size_t)snprintf(
 		    uri + n, sizeof(uri) - n, "run_at=%" PRIu64 "&", o->run_at);
@@ -144,7 +144,7 @@ opts_round_trip(const struct http_query_opts *o, bool now)
 		n += (size_t)snprintf(uri + n, sizeof(uri) - n, "run_at=now&");
 	if (o->set_ttr)
 		n += (size_t)snprintf(
-		    uri + n, sizeof(uri) - n, "ttr=%" PRIu64 "&", o->ttr);
+		    uri + n, sizeof(uri) - n, "ttr=%" PRIu64 "ms&", o->ttr);
 	if (o->set_max_attempts)
 		snprintf(uri + n, sizeof(uri) - n, "max_attempts=%" PRIu32,
 		    o->max_attempts);

@@ -178,7 +178,7 @@ node_start(struct chaos *c, struct chaos_node *n)
 	a[k++] = "--sync-replicas";
 	a[k++] = "1";
 	a[k++] = "--sync-timeout";
-	a[k++] = "1500";
+	a[k++] = "1500ms";
 	/* small segments and snapshots: rotations, preallocation and
 	 * snapshots happen all the time, and a full disk bites soon */
 	a[k++] = "--segment-size";

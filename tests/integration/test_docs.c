@@ -13,7 +13,8 @@
  *  - A block whose info string names a file (```c file=app.c) is written
  *    to that file before the document's transcripts run.
  *  - Where a value changes from one run to the next, matching is loose:
- *    a run of digits matches any run of digits (ids, leases, times), "..."
+ *    a run of digits matches any run of digits on the same side of 2^32
+ *    (ids and counts below, leases and unix times in ms above), "..."
  *    matches any text within a line, and a line that is only "..." any
  *    number of lines. Trailing blanks do not count.
  *  - A command must exit 0, unless its line ends with "# exit N": then it
@@ -185,6 +186,26 @@ parse(struct doc *d, char *text, const char *dir)
 
 /* ---- loose matching ---------------------------------------------------- */
 
+/* Steps over the run of digits at `*p`; whether its number is 2^32 or
+ * more. A run of digits matches any other of the same side of 2^32, so
+ * that ids, times and counts may change from run to run while a lease
+ * (epoch x 2^32 + LSN) or a unix time in ms cannot be shown as a small
+ * number, nor a count as a large one. */
+static bool
+digits_wide(const char **p)
+{
+	uint64_t v = 0;
+	bool wide = false;
+
+	for (; isdigit((unsigned char)**p); (*p)++) {
+		if (v > (UINT64_C(1) << 32))
+			wide = true;
+		else
+			v = v * 10 + (uint64_t)(**p - '0');
+	}
+	return wide || v >= UINT64_C(1) << 32;
+}
+
 static bool
 match_line(const char *e, const char *a)
 {
@@ -199,10 +220,9 @@ match_line(const char *e, const char *a)
 	if (isdigit((unsigned char)*e)) {
 		if (!isdigit((unsigned char)*a))
 			return false;
-		while (isdigit((unsigned char)*e))
-			e++;
-		while (isdigit((unsigned char)*a))
-			a++;
+		if (digits_wide(&e) != digits_wide(&a))
+			return false; /* a lease shown as 3 where 8589934595 is
+			               */
 		return match_line(e, a);
 	}
 	if (*e == '\0')
@@ -507,7 +527,11 @@ static void
 test_loose_matching(void **state)
 {
 	(void)state;
-	assert_true(match_line("task 1, lease 3", "task 12, lease 40"));
+	assert_true(match_line(
+	    "task 1, lease 8589934595", "task 12, lease 12884901890"));
+	assert_false(match_line("task 1, lease 3", "task 1, lease 8589934595"));
+	assert_false(match_line("task 8589934595", "task 3"));
+	assert_true(match_line("at 1700000000000", "at 17958922032410"));
 	assert_false(match_line("task 1, lease 3", "task x, lease 40"));
 	assert_false(match_line("acked 1", "acked 1 more"));
 	assert_true(match_line("run_at 2024-01-01T00:00:00.000+00:00 (...)",

@@ -189,7 +189,39 @@ test_failover_flags_are_checked(void **state)
 	assert_false(exists(data));
 }
 
-/* The durations of sluiced's flags are the sluice tool's: 5s, 1.5m, 250. */
+/* A bare number other than 0 is no duration: the flag and the value
+ * named, both readings offered, one line, nothing written. */
+static void
+test_a_bare_number_is_no_duration(void **state)
+{
+	struct t_dir *d = *state;
+	const char *data = t_path(d, "data");
+
+	assert_int_equal(sluiced("--data", data, "--ttr", "30", NULL), 2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err,
+	    "--ttr 30: a duration needs a unit: say "
+	    "30s or 30000ms (30ms if milliseconds "
+	    "were meant)"));
+	assert_int_equal(
+	    sluiced("--data", data, "--sync-timeout", "3000", NULL), 2);
+	assert_non_null(strstr(err,
+	    "--sync-timeout 3000: a duration needs a "
+	    "unit: say 3000s or 3000000ms"));
+	assert_int_equal(sluiced("--data", data, "--fsync", "10", NULL), 2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(
+	    strstr(err, "--fsync 10: a duration needs a unit: say 10s"));
+	assert_int_equal(
+	    sluiced("--data", data, "--idle-timeout", "1.5", NULL), 2);
+	assert_non_null(strstr(err,
+	    "--idle-timeout 1.5: a duration needs a unit: say 1.5s or "
+	    "1500ms"));
+	assert_false(exists(data));
+}
+
+/* The durations of sluiced's flags are the sluice tool's: 5s, 1.5m, 5ms,
+ * and 0 alone. */
 static void
 test_durations_take_units(void **state)
 {
@@ -205,6 +237,8 @@ test_durations_take_units(void **state)
 	s->args[5] = "2s";
 	s->args[6] = "--fsync";
 	s->args[7] = "5ms";
+	s->args[8] = "--idle-timeout";
+	s->args[9] = "0";
 	it_start(s);
 	c = it_client(s);
 	t = it_peek(c, it_put(c, "units", "x"));
@@ -368,6 +402,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_an_unknown_option_is_one_line_and_a_hint),
 		T(test_a_bad_value_is_one_clear_line),
+		T(test_a_bare_number_is_no_duration),
 		T(test_durations_take_units),
 		T(test_failover_flags_are_checked),
 		T(test_a_failed_start_leaves_nothing_on_disk),

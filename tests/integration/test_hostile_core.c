@@ -575,7 +575,7 @@ test_auth_waits_for_no_follower(void **state)
 	s->args[4] = "--sync-replicas";
 	s->args[5] = "1";
 	s->args[6] = "--sync-timeout";
-	s->args[7] = "3000";
+	s->args[7] = "3s";
 	it_start(s);
 	c = it_client(s);
 	it_rc(c, sluice_set_token(c, tokens[0][0]), 0);

@@ -1064,7 +1064,7 @@ test_flags_are_checked(void **state)
 		{ "--http-header-timeout", "soon",
 		    "--http-header-timeout takes" },
 		{ "--http-idle-timeout", "0", "--http-idle-timeout takes" },
-		{ "--http-body-timeout", "50", "--http-body-timeout takes" },
+		{ "--http-body-timeout", "50ms", "--http-body-timeout takes" },
 		{ "--http-host", "a b", "--http-host takes a host name" },
 		{ "--http-host", "host:80", "--http-host takes a host name" },
 	};

@@ -215,7 +215,7 @@ test_fail_backs_off_then_buries(void **state)
 static void
 test_key_dedup_window(void **state)
 {
-	static const char *const args[] = { "--dedup-window", "1000", NULL };
+	static const char *const args[] = { "--dedup-window", "1s", NULL };
 	struct sluice_client *c;
 	struct t_srv *s = up(state, &c, args);
 	struct sluice_put_opts o;

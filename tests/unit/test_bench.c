@@ -9,6 +9,7 @@
 #include "bench_hist.h"
 #include "bench_opts.h"
 #include "bench_resp.h"
+#include "util/dur.h"
 #include "t_lib.h"
 
 /* ---- histogram ---------------------------------------------------- */
@@ -193,6 +194,12 @@ test_opts_defaults_per_target(void **state)
 	    parse(&o, err, "--target sluice --workload drain --duration 5s"),
 	    0);
 	assert_int_equal(o.duration_ms, 5000);
+	/* a bare number is no duration, as for sluiced and the sluice tool */
+	assert_int_equal(
+	    parse(&o, err, "--target sluice --workload drain --duration 5"),
+	    -1);
+	assert_non_null(strstr(
+	    err, "--duration 5: a duration needs a unit: say 5s or 5000ms"));
 	assert_int_equal(parse(&o, err, "--target redis --workload put"), 0);
 	assert_int_equal(o.target, BENCH_REDIS);
 	assert_string_equal(o.url, "tcp://127.0.0.1:6379");
@@ -258,8 +265,9 @@ test_opts_durations_and_counts(void **state)
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(bench_parse_duration("10", &v), 0);
+	assert_int_equal(bench_parse_duration("10s", &v), 0);
 	assert_int_equal(v, 10000);
+	assert_int_equal(bench_parse_duration("10", &v), DUR_EBARE);
 	assert_int_equal(bench_parse_duration("250ms", &v), 0);
 	assert_int_equal(v, 250);
 	assert_int_equal(bench_parse_duration("1.5s", &v), 0);

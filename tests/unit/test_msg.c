@@ -2063,12 +2063,15 @@ test_history_limits(void **state)
 	buf_fini(&b);
 }
 
+/* The lease of the examples: epoch 2, LSN 1001 (epoch x 2^32 + LSN). */
+#define DOC_LEASE UINT64_C(8589935593)
+
 static void
 test_doc_examples(void **state)
 {
 	static const struct msg_str emails[] = { S("emails") };
-	static const struct msg_ack_item doc_acks[] = { { 42, 1001 },
-		{ 43, 1002 } };
+	static const struct msg_ack_item doc_acks[] = { { 42, DOC_LEASE },
+		{ 43, DOC_LEASE + 1 } };
 	static const uint64_t doc_ids[] = { 42, 43 };
 	static const struct msg_hour doc_hour = { 1699999200000ULL, 2, 1, 0, 1,
 		{ 2, 500, 300, 222, 300 }, { 3, 30, 20, 10, 20 } };
@@ -2077,7 +2080,7 @@ test_doc_examples(void **state)
 	static const struct msg_item_res doc_del_res[] = { { 0 },
 		{ SLUICE_ENOTFOUND } };
 	const struct msg_task task = { .id = 42,
-		.lease = 1001,
+		.lease = DOC_LEASE,
 		.state = MSG_ST_TAKEN,
 		.detached = true,
 		.priority = 1024,
@@ -2141,7 +2144,7 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_TAKE, .tasks = { .n = 1, .tasks = &task } });
 	assert_hex(&b,
 	    "53 01 03 00 00 00 01 00 00 00 6c 00 00 00 2a 00"
-	    "00 00 00 00 00 00 e9 03 00 00 00 00 00 00 03 01"
+	    "00 00 00 00 00 00 e9 03 00 00 02 00 00 00 03 01"
 	    "00 04 00 00 01 00 00 00 00 00 00 00 60 ea 00 00"
 	    "00 00 00 00 00 68 e5 cf 8b 01 00 00 00 00 00 00"
 	    "00 00 00 00 00 68 e5 cf 8b 01 00 00 f4 69 e5 cf"
@@ -2158,7 +2161,7 @@ test_doc_examples(void **state)
 		    &b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = held });
 		assert_hex(&b,
 		    "53 01 0e 00 00 00 81 00 00 00 2a 00 00 00 00 00"
-		    "00 00 e9 03 00 00 00 00 00 00 03 10 00 04 00 00"
+		    "00 00 e9 03 00 00 02 00 00 00 03 10 00 04 00 00"
 		    "01 00 00 00 00 00 00 00 60 ea 00 00 00 00 00 00"
 		    "00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00"
 		    "00 68 e5 cf 8b 01 00 00 f4 69 e5 cf 8b 01 00 00"
@@ -2169,10 +2172,10 @@ test_doc_examples(void **state)
 	}
 	encode_req(&b,
 	    &(struct msg_req) {
-	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = 1001 } });
+	        .op = MSG_OP_ACK, .ack = { .id = 42, .lease = DOC_LEASE } });
 	assert_hex(&b,
 	    "53 01 04 00 2a 00 00 00 00 00 00 00 e9 03 00 00"
-	    "00 00 00 00 00 00");
+	    "02 00 00 00 00 00");
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_ACK, .ack = { .id = 42, .force = true } });
@@ -2181,10 +2184,10 @@ test_doc_examples(void **state)
 	    "00 00 00 00 00 00");
 	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_ACK,
-	        .ack = { .id = 42, .lease = 1001, .result = S("sent") } });
+	        .ack = { .id = 42, .lease = DOC_LEASE, .result = S("sent") } });
 	assert_hex(&b,
 	    "53 01 04 01 2a 00 00 00 00 00 00 00 e9 03 00 00"
-	    "00 00 00 00 00 00 04 00 73 65 6e 74");
+	    "02 00 00 00 00 00 04 00 73 65 6e 74");
 	{
 		struct msg_task done = task;
 
@@ -2255,8 +2258,8 @@ test_doc_examples(void **state)
 	        .ack_batch = { .n = 2, .items = doc_acks } });
 	assert_hex(&b,
 	    "53 01 19 00 02 00 00 00 2a 00 00 00 00 00 00 00"
-	    "e9 03 00 00 00 00 00 00 2b 00 00 00 00 00 00 00"
-	    "ea 03 00 00 00 00 00 00");
+	    "e9 03 00 00 02 00 00 00 2b 00 00 00 00 00 00 00"
+	    "ea 03 00 00 02 00 00 00");
 	encode_rep(&b,
 	    &(struct msg_rep) { .op = MSG_OP_ACK_BATCH,
 	        .batch = { .n = 2, .items = doc_ack_res } });
@@ -2287,19 +2290,20 @@ test_doc_examples(void **state)
 	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_FAIL,
 	        .fail = { .id = 42,
-	            .lease = 1001,
+	            .lease = DOC_LEASE,
 	            .fatal = true,
 	            .error = S("bad input") } });
 	assert_hex(&b,
 	    "53 01 06 02 2a 00 00 00 00 00 00 00 e9 03 00 00"
-	    "00 00 00 00 00 00 00 00 00 00 00 00 09 00 62 61"
+	    "02 00 00 00 00 00 00 00 00 00 00 00 09 00 62 61"
 	    "64 20 69 6e 70 75 74");
 	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_BURY,
-	        .lease = { .id = 42, .lease = 1001, .error = S("poison") } });
+	        .lease = {
+	            .id = 42, .lease = DOC_LEASE, .error = S("poison") } });
 	assert_hex(&b,
 	    "53 01 08 01 2a 00 00 00 00 00 00 00 e9 03 00 00"
-	    "00 00 00 00 06 00 70 6f 69 73 6f 6e");
+	    "02 00 00 00 06 00 70 6f 69 73 6f 6e");
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_RELEASE_ALL, .tube = S("emails") });

@@ -137,7 +137,9 @@ test_dur_accepts_ms_and_units(void **state)
 {
 	(void)state;
 	assert_true(dur("0") == 0);
-	assert_true(dur("250") == 250);
+	assert_true(dur("00") == 0);
+	assert_true(dur("0.0") == 0);
+	assert_true(dur("0s") == 0);
 	assert_true(dur("250ms") == 250);
 	assert_true(dur("2s") == 2000);
 	assert_true(dur("1.5s") == 1500);
@@ -154,7 +156,7 @@ test_dur_accepts_ms_and_units(void **state)
 static void
 test_dur_refuses_the_rest(void **state)
 {
-	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5",
+	static const char *const bad[] = { "", "s", "ms", "-1", "+1", "1.5ms",
 		"2x", "1ms2", "1 s", " 1s", "1S", "1.2.3s", "1D", "1w",
 		"99999999999999999999", "18446744073709551615h", "." };
 	uint64_t ms = 7;
@@ -166,6 +168,33 @@ test_dur_refuses_the_rest(void **state)
 	}
 	assert_int_equal(dur_parse(NULL, &ms), -1);
 	assert_true(ms == 7); /* untouched on failure */
+}
+
+/* A bare number is refused, 0 aside: "30" is 30 seconds to some and 30
+ * milliseconds to others, and the hint names both. */
+static void
+test_dur_refuses_a_bare_number(void **state)
+{
+	static const char *const bare[] = { "1", "30", "250", "1.5", ".5",
+		"0.001", "0.5", "86400000" };
+	uint64_t ms = 7;
+	char h[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
+		if (dur_parse(bare[i], &ms) != DUR_EBARE)
+			fail_msg("\"%s\" is not refused as bare", bare[i]);
+	}
+	assert_true(ms == 7);
+	dur_hint(h, sizeof(h), "30");
+	assert_string_equal(
+	    h, "say 30s or 30000ms (30ms if milliseconds were meant)");
+	dur_hint(h, sizeof(h), "1.5");
+	assert_string_equal(h, "say 1.5s or 1500ms");
+	dur_hint(h, sizeof(h), "18446744073709551615");
+	assert_string_equal(h, "say 18446744073709551615s");
+	dur_hint(h, sizeof(h), "1234567890123456789012345");
+	assert_string_equal(h, "say it with ms, s, m, h or d");
 }
 
 /* Durations for people: the largest two units, no zero parts. */
@@ -244,6 +273,7 @@ main(void)
 		cmocka_unit_test(test_strerror_names_every_code),
 		cmocka_unit_test(test_dur_accepts_ms_and_units),
 		cmocka_unit_test(test_dur_refuses_the_rest),
+		cmocka_unit_test(test_dur_refuses_a_bare_number),
 		cmocka_unit_test(test_dur_fmt_for_people),
 		cmocka_unit_test(test_base64_round_trips),
 		cmocka_unit_test(test_base64_refuses_the_rest),

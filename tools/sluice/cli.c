@@ -44,6 +44,9 @@ cli_connect(struct cli *cli)
 		    TOKENS_TOKEN_MAX);
 		return EXIT_USAGE;
 	}
+	/* a person asking a server that is not running hears so at once,
+	 * not after the whole connect timeout */
+	sluice_set_refused_retry(cli->c, CLI_REFUSED_MS);
 	/* --timeout bounds the connect too, not only each reply; 0 waits
 	 * for replies as long as they take */
 	if (cli->timeout_ms == 0) {
@@ -83,6 +86,15 @@ cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 		fprintf(stderr, ": %s\n", at + 2); /* the why, not the where */
 	else
 		fprintf(stderr, ": %s\n", detail);
+	if (rc == SLUICE_ECONN && !cli->hinted &&
+	    strstr(detail, "connection refused") != NULL) {
+		cli->hinted = true; /* once, however often `work` retries */
+		fprintf(stderr,
+		    "sluice: is sluiced running at %s? (`make run` starts "
+		    "one at " SLUICE_DEFAULT_URL "; -s URL or $SLUICE_URL "
+		    "names another server)\n",
+		    sluice_url(cli->c));
+	}
 	return EXIT_ERR;
 }
 
@@ -196,15 +208,20 @@ int
 cli_parse_ms(
     struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t *ms)
 {
-	char lo[32];
+	char lo[32], hint[128];
 	uint64_t v;
+	int rc = dur_parse(s, &v);
 
+	if (rc == DUR_EBARE) {
+		dur_hint(hint, sizeof(hint), s);
+		return cli_usage_error(
+		    cli, "%s %s: a duration needs a unit: %s", opt, s, hint);
+	}
 	dur_fmt(lo, sizeof(lo), min);
-	if (dur_parse(s, &v) != 0 || v < min)
+	if (rc != 0 || v < min)
 		return cli_usage_error(cli,
-		    "%s takes a duration%s%s: milliseconds, or a number with "
-		    "ms, s, m, h or d (500, 2s, 1.5m, 1h, 30d); not \"%s\"",
-		    opt, min ? " of at least " : "", min ? lo : "", s);
+		    "%s takes a duration%s%s: " DUR_SYNTAX "; not \"%s\"", opt,
+		    min ? " of at least " : "", min ? lo : "", s);
 	*ms = v;
 	return 0;
 }

@@ -36,7 +36,13 @@ struct cli {
 	struct sluice_client *c; /* opened by cli_connect() */
 	const char *cmd;         /* the command, for messages */
 	const struct cli_command *command; /* the one being run */
+	bool hinted; /* the hint of a refused connection was given */
 };
+
+/* How long a refused connection is tried again: a person asking a server
+ * that is not running hears so at once (`sluice work` keeps the library's
+ * default, which waits for a server that is restarting). */
+enum { CLI_REFUSED_MS = 250 };
 
 /* A command: its name, what runs it and its help, defined in the file of
  * its family beside its code; main.c's table lists them. */

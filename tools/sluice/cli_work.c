@@ -661,8 +661,12 @@ cmd_work(struct cli *cli, int argc, char **argv)
 	}
 	for (int i = 0; i < w.njobs; i++)
 		w.jobs[i].in_fd = w.jobs[i].err_fd = -1;
-	if ((rc = cli_connect(cli)) == 0)
+	if ((rc = cli_connect(cli)) == 0) {
+		/* a worker outlives a server's restart: it waits for it to
+		 * listen again, as the library does by default */
+		sluice_set_refused_retry(cli->c, -1);
 		rc = work_loop(&w);
+	}
 	free(w.jobs);
 	return rc;
 }

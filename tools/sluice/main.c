@@ -30,14 +30,17 @@ static const char main_help[] =
     "\n"
     "  -s, --server URL[,URL...]  the servers: a leader and its followers,\n"
     "                             tried in order (default $SLUICE_URL, else\n"
-    "                             " SLUICE_DEFAULT_URL ")\n"
+    "                             " SLUICE_DEFAULT_URL "); sluiced's --listen\n"
+    "                             URLs, tcp://, tls+tcp:// or ipc://, not the\n"
+    "                             HTTP API's http://\n"
     "      --token-file FILE      send the token in FILE's first line to a\n"
     "                             server started with --auth (default\n"
     "                             $SLUICE_TOKEN); never on the command line,\n"
     "                             where ps would show it\n"
     "      --timeout DUR          wait this long to connect, and for each\n"
     "                             reply (default 2s to connect, 30s for a\n"
-    "                             reply; 0: replies may take any time)\n"
+    "                             reply; 0: replies may take any time); a\n"
+    "                             refused connection fails within 250ms\n"
     "      --tls-ca FILE          for tls+tcp:// URLs: the CA (PEM) that\n"
     "                             signed the servers' certificates\n"
     "                             (default $SLUICE_TLS_CA)\n"
@@ -78,8 +81,8 @@ static const char main_help[] =
     "  cluster     the cluster's members as the node sees them\n"
     "  switchover  hand the leadership to another member\n"
     "\n"
-    "DUR is milliseconds, or a number with ms, s, m, h or d: 500, 2s, "
-    "1.5m, 1h, 30d.\n"
+    "DUR is a number with a unit, ms, s, m, h or d: 500ms, 2s, 1.5m, 1h,\n"
+    "30d; a bare number other than 0 is refused (30s or 30ms?).\n"
     "`sluice help COMMAND` is `sluice COMMAND --help`.\n"
     "\n"
     "Output, the same for every command:\n"
@@ -257,11 +260,19 @@ main(int argc, char **argv)
 				return EXIT_ERR;
 			break;
 		case OPT_TIMEOUT:
-			if (dur_parse(optarg, &ms) != 0 || ms > INT32_MAX)
+			if ((rc = dur_parse(optarg, &ms)) == DUR_EBARE) {
+				char hint[128];
+
+				dur_hint(hint, sizeof(hint), optarg);
+				return main_usage_error("--timeout %s: a "
+				                        "duration needs a "
+				                        "unit: %s",
+				    optarg, hint);
+			}
+			if (rc != 0 || ms > INT32_MAX)
 				return main_usage_error(
-				    "--timeout takes a duration: milliseconds, "
-				    "or a number with ms, s, m, h or d (500, "
-				    "2s, 1.5m, 1h, 30d); not \"%s\"",
+				    "--timeout takes a duration: " DUR_SYNTAX
+				    "; not \"%s\"",
 				    optarg);
 			cli.timeout_ms = (int)ms;
 			break;

@@ -49,10 +49,21 @@ j_dur(json_t *o, const char *name, uint64_t *out, struct http_api_batch_err *e)
 	json_t *v = json_object_get(o, name);
 
 	if (v != NULL && json_is_string(v)) {
-		if (dur_parse(json_string_value(v), out) == 0)
+		const char *s = json_string_value(v);
+		char hint[128];
+		int rc = dur_parse(s, out);
+
+		if (rc == 0)
 			return true;
 		e->code = SLUICE_EINVAL;
-		snprintf(e->msg, sizeof(e->msg), "%s: %s", name, DUR_SYNTAX);
+		if (rc == DUR_EBARE) {
+			dur_hint(hint, sizeof(hint), s);
+			snprintf(e->msg, sizeof(e->msg),
+			    "%s: \"%.24s\" needs a unit: %.80s", name, s, hint);
+		} else {
+			snprintf(
+			    e->msg, sizeof(e->msg), "%s: %s", name, DUR_SYNTAX);
+		}
 		return false;
 	}
 	return j_u64(o, name, UINT64_MAX, out, e);

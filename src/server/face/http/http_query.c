@@ -147,11 +147,20 @@ http_query_u64(
 bool
 http_query_dur(struct http_query *q, const char *name, uint64_t *out)
 {
-	char v[32];
+	char v[32], what[160];
+	int rc;
 
 	if (!http_query_str(q, name, v, sizeof(v)))
 		return false;
-	if (dur_parse(v, out) != 0) {
+	if ((rc = dur_parse(v, out)) == DUR_EBARE) {
+		char hint[112];
+
+		dur_hint(hint, sizeof(hint), v);
+		snprintf(what, sizeof(what), "%s needs a unit: %s", v, hint);
+		http_query_bad(q, name, what);
+		return false;
+	}
+	if (rc != 0) {
 		http_query_bad(q, name, DUR_SYNTAX);
 		return false;
 	}
