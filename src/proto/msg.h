@@ -319,6 +319,9 @@ struct msg_kick {
 	struct msg_str tube;
 	uint32_t n;   /* >= 1 buried tasks to kick */
 	bool delayed; /* none buried: kick delayed ones, soonest first */
+	struct msg_str error; /* not empty: only the buried tasks whose last
+	                         error is this text (not with delayed) */
+	bool dry;             /* count the tasks it would kick, kick none */
 };
 
 /* MSG_OP_JOB */
@@ -349,6 +352,7 @@ struct msg_delete_where {
 	struct msg_str tube;
 	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE */
 	uint64_t older; /* ms; by created_at, a done task by finished_at */
+	bool dry;       /* count the tasks it would delete, delete none */
 };
 
 struct msg_pause {

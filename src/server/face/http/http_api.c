@@ -103,8 +103,9 @@ http_api_send(
 	if ((admin_op(req) || c->force) && !http_of(c->aio)->admin) {
 		free(a);
 		http_api_error(c->aio, SLUICE_EPERM,
-		    "read-only: kick, delete, flush, pause, update, tube "
-		    "settings, snapshot and force need sluiced --http-admin");
+		    "read-only: kick, delete, flush, release, pause, update, "
+		    "tube settings, snapshot and force need sluiced "
+		    "--http-admin");
 		return;
 	}
 	http_post(http_of(c->aio), c->aio, req, http_api_answer, a);
@@ -145,6 +146,7 @@ admin_op(const struct msg_req *r)
 	case MSG_OP_DELETE_BATCH:
 	case MSG_OP_DELETE_WHERE:
 	case MSG_OP_FLUSH:
+	case MSG_OP_RELEASE_ALL:
 	case MSG_OP_PAUSE:
 	case MSG_OP_UPDATE:
 	case MSG_OP_TUBE_SET:
@@ -199,6 +201,7 @@ route_tube_verb(const struct http_api_call *c)
 		{ "GET", "tasks" },
 		{ "DELETE", "tasks" },
 		{ "POST", "kick" },
+		{ "POST", "release" },
 		{ "POST", "pause" },
 		{ "GET", "stats" },
 		{ "GET", "hourly" },
