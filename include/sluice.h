@@ -853,7 +853,8 @@ struct sluice_history {
 };
 
 /* The history of `tube` (NULL: of every tube) over the last `secs`
- * seconds (1..900). Returns 0 and `*out` (free with
+ * seconds (1..3600; a tube's history holds its last 900 seconds, an
+ * hour of the whole node's). Returns 0 and `*out` (free with
  * sluice_history_free()); SLUICE_EINVAL (secs), SLUICE_ETUBE,
  * SLUICE_ENOTFOUND (no such tube). Retried after a lost connection. */
 SLUICE_API int sluice_history(struct sluice_client *c, const char *tube,

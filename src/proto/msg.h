@@ -430,8 +430,8 @@ struct msg_history_req {
 };
 
 enum {
-	MSG_HISTORY_SECS = 900, /* the window the server keeps */
-	MSG_HISTORY_KINDS = 10, /* kinds this version names (below) */
+	MSG_HISTORY_SECS = 3600, /* the window the server keeps */
+	MSG_HISTORY_KINDS = 10,  /* kinds this version names (below) */
 	MSG_HISTORY_KINDS_MAX = 16,
 };
 

@@ -732,7 +732,7 @@ test_history_is_arrays_of_numbers(void **state)
 	body = it_http_get(h.hport, "/v1/history?tube=nosuch", 404);
 	assert_non_null(strstr(body, "no such tube"));
 	free(body);
-	body = it_http_get(h.hport, "/v1/history?secs=901", 400);
+	body = it_http_get(h.hport, "/v1/history?secs=3601", 400);
 	free(body);
 	body = it_http_get(h.hport, "/v1/history?tube=bad%20name", 400);
 	free(body);

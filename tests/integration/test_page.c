@@ -457,14 +457,23 @@ wd_type(const char *sid, const char *css, const char *text)
 	free(body);
 }
 
-/* The confirmation dialog says `want`; accepted. */
+/* The confirmation dialog, waited for (bounded: a bulk action asks the
+ * server for its count first), says `want`; accepted. */
 static void
 wd_confirm(const char *sid, const char *want)
 {
 	char path[256], *body = NULL;
+	int64_t deadline = it_mono_ms() + DRIVER_WAIT_MS;
 
 	snprintf(path, sizeof(path), "/session/%s/alert/text", sid);
-	assert_int_equal(wd("GET", path, NULL, &body), 200);
+	while (wd("GET", path, NULL, &body) != 200) {
+		if (it_mono_ms() > deadline)
+			fail_msg(
+			    "no dialog saying %s: %s", want, body ? body : "");
+		free(body);
+		body = NULL;
+		it_sleep_ms(50);
+	}
 	if (strstr(body, want) == NULL)
 		fail_msg("the dialog says %s, not %s", body, want);
 	free(body);
@@ -554,6 +563,65 @@ put_many(struct sluice_client *c, const char *tube, int n, int pause_ms)
 	return first;
 }
 
+/* The bulk actions of tube "bulk", each confirmed in a dialog that names
+ * the count the server gave first: an error group retried (its buried
+ * tasks kicked, not another group's), every buried task kicked, every
+ * taken task released, the tasks of a state older than an age deleted
+ * (none that old: said, and no dialog). */
+static void
+bulk_actions(struct sluice_client *c, const char *sid, const char *haddr)
+{
+	struct sluice_task *t[2];
+	uint64_t timeout[3], bad;
+	char url[256];
+
+	for (int i = 0; i < 3; i++)
+		timeout[i] = bury_one(c, "bulk", "timeout");
+	bad = bury_one(c, "bulk", "bad input");
+	snprintf(url, sizeof(url), "http://%s/#tube=bulk&tab=errors", haddr);
+	wd_go(sid, url);
+	wd_click(sid, "button.retry[data-error='timeout']");
+	wd_confirm(sid, "Kick 3 buried tasks of bulk whose last error is ");
+	for (int i = 0; i < 3; i++)
+		assert_true(it_wait_state(c, timeout[i], SLUICE_READY,
+		                DRIVER_WAIT_MS) >= 0);
+	assert_int_equal(it_state(c, bad), SLUICE_BURIED);
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'kicked 3 buried tasks of bulk (retried)'");
+
+	wd_click(sid, "#bulk-kick");
+	wd_confirm(sid, "Kick 1 buried task of bulk?");
+	assert_true(it_wait_state(c, bad, SLUICE_READY, DRIVER_WAIT_MS) >= 0);
+
+	t[0] = it_take(c, "bulk", 0, 0);
+	t[1] = it_take(c, "bulk", 0, 1);
+	wd_click(sid, "#bulk-release");
+	wd_confirm(sid, "Release 2 taken tasks of bulk?");
+	for (int i = 0; i < 2; i++) {
+		assert_true(it_wait_state(c, t[i]->id, SLUICE_READY,
+		                DRIVER_WAIT_MS) >= 0);
+		sluice_task_free(t[i]);
+	}
+
+	/* None an hour old: said so, no dialog; then every ready one. */
+	free(wd_js(sid,
+	    "document.querySelector('#del-state').value = 'ready';"
+	    "document.querySelector('#del-older').value = '1h'; return 1"));
+	wd_click(sid, "#bulk-delete");
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'no ready task of bulk older than 1h'");
+	free(wd_js(
+	    sid, "document.querySelector('#del-older').value = '0'; return 1"));
+	wd_click(sid, "#bulk-delete");
+	wd_confirm(sid, "Delete 4 ready tasks of bulk? This cannot be undone.");
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'deleted 4 ready tasks of bulk'");
+	assert_int_equal(it_state(c, bad), 0); /* gone */
+}
+
 /* The dashboard after a scripted workload, driven like a user: the chart,
  * the tabs, the pager, search by key, kick and run now. */
 static void
@@ -607,6 +675,22 @@ test_the_dashboard_shows_and_acts(void **state)
 	assert_true(wd_num(sid,
 	                "return +document.querySelector('#chart "
 	                "polyline[data-kind=puts]').dataset.max") > 0);
+	/* Buries are charted; the span fits the data: a node up for
+	 * seconds shows its last 5 minutes, what it did not count (before
+	 * it started) shaded, not drawn as zeros. */
+	assert_true(wd_num(sid,
+	                "return +document.querySelector('#chart "
+	                "polyline[data-kind=buries]').dataset.sum") >= 3);
+	wd_until(sid,
+	    "const c = document.querySelector('#chart');"
+	    "return c.dataset.span === '300' && c.dataset.slots === '300' && "
+	    "document.querySelector('#span-title').textContent === "
+	    "'last 5 minutes (fits the data)' && "
+	    "document.querySelector('#spans [aria-pressed=true]')"
+	    ".dataset.span === '300' && "
+	    "!!c.querySelector('rect.nodata') && "
+	    "document.querySelector('#xmin').textContent"
+	    ".startsWith('-5 min (started ')");
 	wd_until(sid,
 	    "return document.querySelector('tr[data-tube=jobs] td.buried')"
 	    ".textContent === '3'");
@@ -623,6 +707,15 @@ test_the_dashboard_shows_and_acts(void **state)
 	                "svg.spark polyline').getAttribute('points')"
 	                ".split(' ').pop().split(',')[1]") < 19);
 	wd_shot(state, sid, "dashboard-overview");
+	/* The hour, chosen: 3,600 slots of 1 s, the same events in them. */
+	wd_click(sid, "#spans [data-span='3600']");
+	wd_until(sid,
+	    "const c = document.querySelector('#chart');"
+	    "return c.dataset.span === '3600' && c.dataset.slots === '3600' && "
+	    "document.querySelector('#span-title').textContent === "
+	    "'last hour' && +c.querySelector('polyline[data-kind=puts]')"
+	    ".dataset.sum >= 5000 && document.querySelector('#xmin')"
+	    ".textContent.startsWith('-1 h (started ')");
 
 	/* The tube: ready tab, the first page in id order. */
 	snprintf(url, sizeof(url), "http://%s/#tube=jobs&tab=ready", p.haddr);
@@ -671,6 +764,16 @@ test_the_dashboard_shows_and_acts(void **state)
 	    "!!document.querySelector('tr[data-id=\\\"%" PRIu64 "\\\"]')",
 	    buried[0]);
 	wd_until(sid, js);
+	/* The tube's own chart: its 5 s slots, 15 minutes at most (the
+	 * hour chosen above is more than a tube's history holds). */
+	wd_until(sid,
+	    "const c = document.querySelector('#tchart');"
+	    "return !document.querySelector('#tubechart').hidden && "
+	    "c.dataset.span === '900' && c.dataset.slots === '180' && "
+	    "+c.querySelector('polyline[data-kind=puts]').dataset.sum >= "
+	    "5000 && +c.querySelector('polyline[data-kind=buries]')"
+	    ".dataset.sum >= 3 && document.querySelector('#tspan')"
+	    ".textContent.startsWith('last 15 min (a tube')");
 	wd_shot(state, sid, "dashboard-tube");
 	snprintf(
 	    css, sizeof(css), "button.kick[data-id='%" PRIu64 "']", buried[1]);
@@ -709,6 +812,8 @@ test_the_dashboard_shows_and_acts(void **state)
 	wd_until(sid, js);
 	sluice_task_free(t);
 	sluice_task_free(held);
+
+	bulk_actions(c, sid, p.haddr);
 
 	snprintf(url, sizeof(url), "/session/%s", sid);
 	{

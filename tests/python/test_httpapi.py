@@ -458,7 +458,7 @@ class ApiTest(unittest.TestCase):
         self.assertGreaterEqual(every["buried"][-1], 1)
         self.assertEqual(len(s.ok("GET", "/v1/history")["taken"]), 900)
         for path, want in (("/v1/history?secs=0", 400),
-                           ("/v1/history?secs=901", 400),
+                           ("/v1/history?secs=3601", 400),
                            ("/v1/history?tube=nosuch", 404),
                            ("/v1/history?tube=bad%20tube", 400)):
             status, _, out = s.call("GET", path)

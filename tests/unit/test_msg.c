@@ -2034,7 +2034,7 @@ test_history_limits(void **state)
 	q.history.secs = 0;
 	buf_reset(&b);
 	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
-	q.history.secs = 901;
+	q.history.secs = MSG_HISTORY_SECS + 1;
 	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
 	/* the decoder alike: secs 0 patched into a good request */
 	q.history.secs = 1;
