@@ -913,6 +913,12 @@ struct sluice_member {
 	uint64_t age_ms;      /* since the member last published its key */
 };
 
+/* A running member refreshes its key every second: one not refreshed for
+ * this long is down (`sluice cluster` says so). A member whose key is gone
+ * stays in the cluster's view, down, until it is removed (docs/
+ * replication.md); one the node never saw has no URL. */
+enum { SLUICE_MEMBER_DOWN_MS = 3000 };
+
 /* The cluster as the node this handle is connected to sees it, from its
  * latest read of etcd. Every pointer points into the same allocation. */
 struct sluice_cluster {

@@ -131,8 +131,8 @@ test_late_follower_catches_up_and_refuses_writes(void **state)
 	{
 		char key[96];
 
-		snprintf(key, sizeof(key),
-		    "follower_127_0_0_1_%d_lag_records", f.s->port);
+		snprintf(key, sizeof(key), "follower_127_0_0_1_%d_lag_records",
+		    f.s->port);
 		assert_true(it_node_kv(l.c, key) == 0);
 		snprintf(key, sizeof(key), "follower_127_0_0_1_%d_acked_lsn",
 		    f.s->port);

@@ -146,8 +146,8 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 	static const struct sluice_kv node[] = { { "leader_connected", 0 },
 		{ "lag_records", 7 }, { "lag_ms", 1200 }, { "followers", 2 },
 		{ "follower_n2_acked_lsn", 90 },
-		{ "follower_n2_lag_records", 10 }, { "follower_n2_lag_ms", 350 },
-		{ "follower_n2_ack_ms", 4 },
+		{ "follower_n2_lag_records", 10 },
+		{ "follower_n2_lag_ms", 350 }, { "follower_n2_ack_ms", 4 },
 		{ "follower_127_0_0_1_7713_acked_lsn", 100 },
 		{ "follower_127_0_0_1_7713_lag_records", 0 },
 		{ "follower_127_0_0_1_7713_lag_ms", 0 } };
@@ -170,8 +170,8 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 	    has_line(t, "sluice_follower_lag_records{follower=\"n2\"} 10"));
 	assert_true(
 	    has_line(t, "sluice_follower_lag_seconds{follower=\"n2\"} 0.350"));
-	assert_true(
-	    has_line(t, "sluice_follower_lag_records{follower=\"127_0_0_1_7713\"} 0"));
+	assert_true(has_line(
+	    t, "sluice_follower_lag_records{follower=\"127_0_0_1_7713\"} 0"));
 	assert_true(
 	    has_line(t, "sluice_follower_ack_seconds{follower=\"n2\"} 0.004"));
 	assert_int_equal(count(t, "sluice_follower_acked_lsn{"), 2);

@@ -41,9 +41,9 @@ enum {
 	OPS_STATS_TUBES = 1000,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
-	/* a follower's name in its pairs: follower_NAME_ack_ms_max fits
+	/* a follower's name in its pairs: follower_NAME_lag_records fits
 	 * MSG_NAME_MAX */
-	PEER_NAME = MSG_NAME_MAX - 1 - 9 - 11,
+	PEER_NAME = MSG_NAME_MAX - 9 - 12,
 };
 
 struct tube_kvs {
@@ -141,7 +141,8 @@ peer_name(struct core *c, const struct lead_peer_info *p, size_t i,
 		cluster_view(c, v);
 		for (size_t k = 0; k < v->n && node[0] == '\0'; k++)
 			if (strcmp(v->m[k].client, p->url) == 0)
-				snprintf(node, sizeof(node), "%s", v->m[k].name);
+				snprintf(
+				    node, sizeof(node), "%s", v->m[k].name);
 		free(v);
 	}
 	if (node[0] != '\0')
@@ -446,7 +447,7 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	struct msg_kv node[NODE_KVS + 5 * OPS_PEERS_MAX];
 	char names[NODE_KVS + 5 * OPS_PEERS_MAX][KV_NAME];
 	struct lead_peer_info peers[OPS_PEERS_MAX];
-	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX];
+	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX + 1];
 	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;

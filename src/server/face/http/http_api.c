@@ -259,6 +259,9 @@ route(struct http_api_call *c)
 		req.op = MSG_OP_STATS;
 		req.stats.settings = true;
 		http_api_send_shape(c, &req, SH_STATS);
+	} else if (is(c, "GET", 1, "cluster")) {
+		req.op = MSG_OP_CLUSTER; /* a read: the members, with --etcd */
+		http_api_send_shape(c, &req, SH_CLUSTER);
 	} else if (is(c, "GET", 1, "hourly")) {
 		req.op = MSG_OP_STATS_HOURLY;
 		http_api_send_shape(c, &req, SH_HOURS);
