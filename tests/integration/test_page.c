@@ -30,7 +30,8 @@
  *   truncated with a note when large; last error, attempts, times in UTC
  *   with their age, its result when done.
  * - The errors tab has no pager, a message does not outlive its view,
- *   commit p99 is an upper bound in two significant digits.
+ *   commit p99 is an upper bound in two significant digits; a node
+ *   without --etcd lists itself as the nodes (test_nodes.c: a cluster).
  *
  * Skipped (exit code 77, saying so) only where chromium or
  * chromium-driver is not installed; `make test` installs both. */
@@ -739,6 +740,15 @@ test_the_page_says_only_what_is_so(void **state)
 	wd_until(sid,
 	    "return !document.querySelector('#overview').hidden && "
 	    "document.querySelector('#msg').textContent === ''");
+
+	/* The nodes of a node without --etcd: itself, leading, no
+	 * follower connected. */
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#nodes tbody tr');"
+	    "return r.length === 1 && r[0].dataset.node.startsWith('this "
+	    "node (') && r[0].querySelector('td.role').textContent === "
+	    "'leader' && document.querySelector('#nodes-src').textContent"
+	    ".startsWith('(no --etcd')");
 
 	/* commit p99: at most so much, in two significant digits. */
 	wd_until(sid,
