@@ -736,6 +736,24 @@ test_the_page_says_only_what_is_so(void **state)
 	wd_until(sid,
 	    "return document.querySelector('#msg').textContent === "
 	    "'find no-such-key: not found'");
+	/* A search's result is about its view too: found, then another
+	 * tab reached by its address (a link, the back button) lists its
+	 * own tasks, with an empty search box. */
+	free(wd_js(sid, "document.querySelector('#q').value = ''; return 1"));
+	wd_type(sid, "#q", "5\\uE007"); /* Enter */
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#tasks tbody tr');"
+	    "return r.length === 1 && r[0].dataset.id === '5' && "
+	    "document.querySelector('#pageinfo').textContent === "
+	    "'search result'");
+	free(wd_js(sid, "location.hash = '#tube=mail&tab=buried'; return 1"));
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#tasks tbody tr');"
+	    "return r.length === 1 && r[0].dataset.id === '21' && "
+	    "r[0].dataset.state === 'buried' && "
+	    "document.querySelector('#pageinfo').textContent"
+	    ".startsWith('page 1') && document.querySelector('#q').value === "
+	    "'' && document.querySelector('#msg').textContent === ''");
 	free(wd_js(sid, "location.hash = '#'; return true"));
 	wd_until(sid,
 	    "return !document.querySelector('#overview').hidden && "
