@@ -264,7 +264,8 @@ put_many(struct sluice_client *c, const char *tube, int n, int pause_ms)
  * taken task released, the tasks of a state older than an age deleted
  * (none that old: said, and no dialog). */
 static void
-bulk_actions(struct sluice_client *c, const char *sid, const char *haddr)
+bulk_actions(const char *dir, struct sluice_client *c, const char *sid,
+    const char *haddr)
 {
 	struct sluice_task *t[2];
 	uint64_t timeout[3], bad;
@@ -275,6 +276,10 @@ bulk_actions(struct sluice_client *c, const char *sid, const char *haddr)
 	bad = bury_one(c, "bulk", "bad input");
 	snprintf(url, sizeof(url), "http://%s/#tube=bulk&tab=errors", haddr);
 	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelectorAll('#errors button.retry')"
+	    ".length === 2");
+	wd_shot(dir, sid, "dashboard-errors");
 	wd_click(sid, "button.retry[data-error='timeout']");
 	wd_confirm(sid, "Kick 3 buried tasks of bulk whose last error is ");
 	for (int i = 0; i < 3; i++)
@@ -505,7 +510,7 @@ test_the_dashboard_shows_and_acts(void **state)
 	sluice_task_free(t);
 	sluice_task_free(held);
 
-	bulk_actions(c, sid, p.haddr);
+	bulk_actions(dir_of(state), c, sid, p.haddr);
 	sluice_close(c);
 }
 
