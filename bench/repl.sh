@@ -106,7 +106,8 @@ print(n.get("lag_records",0), n.get("lag_ms",0))') || true
 	wait "$bench" || true
 	read -r ack ackmax < <("$BIN/sluice" -s "$lc" stats --json | python3 -c '
 import json,sys; n=json.load(sys.stdin).get("node",{})
-print(n.get("follower_1_ack_ms",0), n.get("follower_1_ack_ms_max",0))')
+f=[k[:-len("_acked_lsn")] for k in n if k.startswith("follower_") and k.endswith("_acked_lsn")]
+print(n.get(f[0]+"_ack_ms",0) if f else 0, n.get(f[0]+"_ack_ms_max",0) if f else 0)')
 	echo "mixed C=$CONNS with 1 async follower: $(field ops_per_sec <"$TMP/mixed.json") ops/s;" \
 		"follower lag sampled every 100 ms: at most $max_rec records, $max_ms ms;" \
 		"append on the leader to durable on the follower: last $ack ms, at most $ackmax ms"

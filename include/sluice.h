@@ -862,7 +862,8 @@ struct sluice_history {
 };
 
 /* The history of `tube` (NULL: of every tube) over the last `secs`
- * seconds (1..900). Returns 0 and `*out` (free with
+ * seconds (1..3600; a tube's history holds its last 900 seconds, an
+ * hour of the whole node's). Returns 0 and `*out` (free with
  * sluice_history_free()); SLUICE_EINVAL (secs), SLUICE_ETUBE,
  * SLUICE_ENOTFOUND (no such tube). Retried after a lost connection. */
 SLUICE_API int sluice_history(struct sluice_client *c, const char *tube,
@@ -920,6 +921,12 @@ struct sluice_member {
 	                         last renewal; 0 for the others */
 	uint64_t age_ms;      /* since the member last published its key */
 };
+
+/* A running member refreshes its key every second: one not refreshed for
+ * this long is down (`sluice cluster` says so). A member whose key is gone
+ * stays in the cluster's view, down, until it is removed (docs/
+ * replication.md); one the node never saw has no URL. */
+enum { SLUICE_MEMBER_DOWN_MS = 3000 };
 
 /* The cluster as the node this handle is connected to sees it, from its
  * latest read of etcd. Every pointer points into the same allocation. */

@@ -221,7 +221,7 @@ sluice_history(struct sluice_client *c, const char *tube, uint32_t secs,
 	if (c == NULL || out == NULL)
 		return ops_bad_arg(c, "history: no place for the result");
 	if (secs < 1 || secs > MSG_HISTORY_SECS)
-		return ops_bad_arg(c, "history: secs is 1..900");
+		return ops_bad_arg(c, "history: secs is 1..3600");
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	return result_history(&r.history, out);

@@ -459,6 +459,12 @@ json_opt(FILE *f, const char *s)
 	json_cstr(f, s[0] ? s : NULL);
 }
 
+bool
+json_member_down(const struct sluice_member *m)
+{
+	return m->client_url[0] == '\0' || m->age_ms > SLUICE_MEMBER_DOWN_MS;
+}
+
 static void
 json_member(FILE *f, const struct sluice_member *m)
 {
@@ -472,9 +478,10 @@ json_member(FILE *f, const struct sluice_member *m)
 	fprintf(f,
 	    ",\"sync\":%s,\"lease\":%s,\"epoch\":%" PRIu64
 	    ",\"durable_lsn\":%" PRIu64 ",\"lag_records\":%" PRIu64
-	    ",\"lease_until\":%" PRId64 ",\"age_ms\":%" PRIu64 "}",
+	    ",\"lease_until\":%" PRId64 ",\"age_ms\":%" PRIu64 ",\"down\":%s}",
 	    m->sync ? "true" : "false", m->lease ? "true" : "false", m->epoch,
-	    m->durable_lsn, m->lag_records, m->lease_until, m->age_ms);
+	    m->durable_lsn, m->lag_records, m->lease_until, m->age_ms,
+	    json_member_down(m) ? "true" : "false");
 }
 
 void

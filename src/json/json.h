@@ -93,6 +93,11 @@ void json_history(FILE *f, const struct sluice_history *h);
  * "age_ms":N},...]} */
 void json_cluster(FILE *f, const struct sluice_cluster *c);
 
+/* Whether member `m` is down: its key not refreshed for
+ * SLUICE_MEMBER_DOWN_MS, or no URL (a member of the sync set whose key is
+ * gone and that the node never saw). */
+bool json_member_down(const struct sluice_member *m);
+
 /* No newline is written after any of them. */
 
 /* ---- reading: a bound before a parser builds anything ------------------ */

@@ -319,6 +319,9 @@ struct msg_kick {
 	struct msg_str tube;
 	uint32_t n;   /* >= 1 buried tasks to kick */
 	bool delayed; /* none buried: kick delayed ones, soonest first */
+	struct msg_str error; /* not empty: only the buried tasks whose last
+	                         error is this text (not with delayed) */
+	bool dry;             /* count the tasks it would kick, kick none */
 };
 
 /* MSG_OP_JOB */
@@ -349,6 +352,7 @@ struct msg_delete_where {
 	struct msg_str tube;
 	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE */
 	uint64_t older; /* ms; by created_at, a done task by finished_at */
+	bool dry;       /* count the tasks it would delete, delete none */
 };
 
 struct msg_pause {
@@ -426,8 +430,8 @@ struct msg_history_req {
 };
 
 enum {
-	MSG_HISTORY_SECS = 900, /* the window the server keeps */
-	MSG_HISTORY_KINDS = 10, /* kinds this version names (below) */
+	MSG_HISTORY_SECS = 3600, /* the window the server keeps */
+	MSG_HISTORY_KINDS = 10,  /* kinds this version names (below) */
 	MSG_HISTORY_KINDS_MAX = 16,
 };
 

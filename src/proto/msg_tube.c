@@ -91,8 +91,17 @@ msg_tube_get_req(
 		TRY(msg_get_tube(r, false, &q->kick.tube));
 		q->kick.n = rd_u32(r);
 		q->kick.delayed = flags & KICK_F_DELAYED;
+		q->kick.dry = flags & KICK_F_DRY;
 		NEED(r);
-		return q->kick.n == 0 ? SLUICE_EINVAL : 0;
+		if (q->kick.n == 0)
+			return SLUICE_EINVAL;
+		if (!(flags & KICK_F_ERROR))
+			return 0;
+		TRY(msg_get_text(r, MSG_TEXT_MAX, &q->kick.error));
+		/* the flag says a text follows: an empty one is not sent */
+		return q->kick.error.len > 0 && !q->kick.delayed
+		    ? 0
+		    : SLUICE_EINVAL;
 	case MSG_OP_FLUSH:
 	case MSG_OP_RELEASE_ALL:
 		return msg_get_tube(r, false, &q->tube);
@@ -115,6 +124,7 @@ msg_tube_get_req(
 		TRY(msg_get_tube(r, false, &q->where.tube));
 		q->where.state = rd_u8(r);
 		q->where.older = rd_u64(r);
+		q->where.dry = flags & WHERE_F_DRY;
 		NEED(r);
 		return where_state_valid(q->where.state) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_PAUSE:
@@ -133,7 +143,11 @@ msg_tube_req_flags(const struct msg_req *q)
 {
 	switch (q->op) {
 	case MSG_OP_KICK:
-		return q->kick.delayed ? KICK_F_DELAYED : 0;
+		return (q->kick.delayed ? KICK_F_DELAYED : 0) |
+		    (q->kick.error.len > 0 ? KICK_F_ERROR : 0) |
+		    (q->kick.dry ? KICK_F_DRY : 0);
+	case MSG_OP_DELETE_WHERE:
+		return q->where.dry ? WHERE_F_DRY : 0;
 	case MSG_OP_PAUSE:
 		return q->pause.create ? PAUSE_F_CREATE : 0;
 	case MSG_OP_TUBE_DELETE:
@@ -149,10 +163,13 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
 	case MSG_OP_KICK:
-		if (q->kick.n == 0)
+		if (q->kick.n == 0 ||
+		    (q->kick.error.len > 0 && q->kick.delayed))
 			return SLUICE_EINVAL;
 		TRY(msg_put_tube(b, q->kick.tube, false));
 		buf_put_u32(b, q->kick.n);
+		if (q->kick.error.len > 0)
+			return msg_put_text(b, q->kick.error, MSG_TEXT_MAX);
 		return 0;
 	case MSG_OP_FLUSH:
 	case MSG_OP_RELEASE_ALL:

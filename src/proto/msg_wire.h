@@ -33,6 +33,10 @@ enum {
 	LIST_F_PAYLOADS = 0x01,
 	LIST_F_AFTER = 0x02, /* a cursor (u64) follows the limit */
 	KICK_F_DELAYED = 0x01,
+	KICK_F_ERROR = 0x02, /* a text follows n: only buried tasks of that
+	                       last error */
+	KICK_F_DRY = 0x80,   /* count what it would kick, kick nothing */
+	WHERE_F_DRY = 0x80,  /* delete_where: count, delete nothing */
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
 	TASK_F_DONE = 0x04,    /* a done task: its fields follow */

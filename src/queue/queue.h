@@ -800,8 +800,9 @@ int queue_tube_totals(const struct queue *q, uint32_t i,
 /* The rolling history of events per second (rates.h), for the dashboard
  * and `sluice rates`: puts, takes, acks, fails, buries and ttr expiries,
  * counted as queue_apply applies them at the queue's clock (the records'
- * time), for the whole queue per second over QUEUE_RATE_SECS seconds and
- * per tube per QUEUE_RATE_TUBE_STEP seconds over the same window; beside
+ * time), for the whole queue per second over QUEUE_RATE_SECS seconds (an
+ * hour: 3,600 slots of 10 u32, 144 KB) and per tube per
+ * QUEUE_RATE_TUBE_STEP seconds over QUEUE_RATE_TUBE_SECS (15 min); beside
  * them the depth by state at the end of each slot (ready, delayed, taken,
  * buried: what a tube's table row shows and its sparkline sums; done is
  * not waiting work), written by every placing and unplacing of a task,
@@ -840,7 +841,8 @@ enum queue_rate {
 };
 
 enum {
-	QUEUE_RATE_SECS = 900, /* the window: 15 minutes */
+	QUEUE_RATE_SECS = 3600,     /* the whole queue's window: an hour */
+	QUEUE_RATE_TUBE_SECS = 900, /* a tube's: 15 minutes */
 	QUEUE_RATE_TUBE_STEP = 5,
 	QUEUE_RATE_DEPTHS = QUEUE_RATES - QUEUE_RATE_EVENTS,
 };
@@ -850,7 +852,8 @@ enum {
 int queue_rates_enable(struct queue *q, bool on);
 
 /* The history of one tube (tube_len 0: of the whole queue) over the last
- * `secs` seconds (1..QUEUE_RATE_SECS) up to `now`: *step_s seconds per
+ * `secs` seconds (1..QUEUE_RATE_SECS; a tube's at most its window,
+ * QUEUE_RATE_TUBE_SECS) up to `now`: *step_s seconds per
  * slot (1 for the whole queue, QUEUE_RATE_TUBE_STEP for a tube), *start the
  * unix ms the first slot starts at, its counts and depths kind-major in
  * out[k * n + i] (out holds QUEUE_RATES * QUEUE_RATE_SECS values); returns

@@ -268,7 +268,7 @@ tube_rates(struct tube *tb, const uint32_t *before, int64_t ms)
 {
 	if (tb->rates == NULL)
 		tb->rates =
-		    rates_new_small(QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		    rates_new_small(QUEUE_RATE_TUBE_SECS / QUEUE_RATE_TUBE_STEP,
 		        QUEUE_RATE_TUBE_STEP, before);
 	else
 		(void)rates_fit(&tb->rates, ms);
@@ -360,8 +360,8 @@ queue_rates(const struct queue *q, int64_t now, const char *tube,
 	};
 	/* a tube with nothing counted yet: no event, its depth of now */
 	struct rates empty = { .head = -1,
-		.nslots = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
-		.window = QUEUE_RATE_SECS / QUEUE_RATE_TUBE_STEP,
+		.nslots = QUEUE_RATE_TUBE_SECS / QUEUE_RATE_TUBE_STEP,
+		.window = QUEUE_RATE_TUBE_SECS / QUEUE_RATE_TUBE_STEP,
 		.step = QUEUE_RATE_TUBE_STEP };
 	const struct rates *r = q->rates;
 

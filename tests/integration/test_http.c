@@ -732,7 +732,7 @@ test_history_is_arrays_of_numbers(void **state)
 	body = it_http_get(h.hport, "/v1/history?tube=nosuch", 404);
 	assert_non_null(strstr(body, "no such tube"));
 	free(body);
-	body = it_http_get(h.hport, "/v1/history?secs=901", 400);
+	body = it_http_get(h.hport, "/v1/history?secs=3601", 400);
 	free(body);
 	body = it_http_get(h.hport, "/v1/history?tube=bad%20name", 400);
 	free(body);
@@ -751,7 +751,7 @@ test_health_is_503_on_a_follower_whose_leader_is_gone(void **state)
 	const char *largs[] = { "--repl-listen", repl, NULL };
 	const char *fargs[] = { "--follow", repl, NULL };
 	struct sluice_client *c;
-	char *body, *metrics;
+	char *body, *metrics, series[128];
 	int64_t deadline;
 
 	snprintf(repl, sizeof(repl), "tcp://127.0.0.1:%d", it_free_port());
@@ -762,13 +762,16 @@ test_health_is_503_on_a_follower_whose_leader_is_gone(void **state)
 
 	c = it_client(leader.s);
 	it_put(c, "jobs", "replicated");
-	/* The leader sees its follower ack the put. */
+	/* The leader sees its follower ack the put; it names the follower
+	 * by its address (its client URL's HOST:PORT), not by a position. */
+	snprintf(series, sizeof(series),
+	    "sluice_follower_acked_lsn{follower=\"127_0_0_1_%d\"}",
+	    follower.s->port);
 	deadline = it_mono_ms() + 15000;
 	for (;;) {
 		metrics = it_http_get(leader.hport, "/metrics", 200);
 		if (it_metric(metrics, "sluice_followers") == 1 &&
-		    it_metric(
-		        metrics, "sluice_follower_acked_lsn{follower=\"1\"}") ==
+		    it_metric(metrics, series) ==
 		        it_metric(metrics, "sluice_lsn"))
 			break;
 		free(metrics);

@@ -417,6 +417,8 @@ test_a_wrong_method_is_405_with_allow(void **state)
 		{ "GET", "/api/kick", "POST, OPTIONS" },
 		{ "POST", "/v1/stats", "GET, HEAD, OPTIONS" },
 		{ "POST", "/v1/history", "GET, HEAD, OPTIONS" },
+		{ "POST", "/v1/cluster", "GET, HEAD, OPTIONS" },
+		{ "GET", "/v1/tubes/x/release", "POST, OPTIONS" },
 		{ "GET", "/v1/snapshot", "POST, OPTIONS" },
 		{ "POST", "/v1/tubes/x", "GET, HEAD, PUT, DELETE, OPTIONS" },
 		{ "PATCH", "/v1/tubes/x/tasks",

@@ -1,19 +1,26 @@
-/* The dashboard (GET /) in a real browser: Debian's chromium, headless.
+/* The dashboard (GET /) in a real browser: Debian's chromium, headless,
+ * driven through chromedriver's WebDriver API (Debian's chromium-driver,
+ * wd.h): one chromedriver and one browser session for every check.
  *
  * - The tube table shows a known workload's counts, and a chosen tube
  *   (#tube=NAME&tab=...) its buried tasks with their last error and the
  *   errors grouped by text with example ids; read-only without
- *   --http-admin (no buttons). (chromium --headless --dump-dom prints the
- *   DOM once the page's fetches ran.)
- * - With --http-admin, driven through chromedriver's WebDriver API
- *   (Debian's chromium-driver), after a scripted workload: the overview
- *   chart draws non-zero rates, a tube's depth sparkline is full from the
- *   first paint (the server's history), the tube's tabs list the right
- *   tasks, the pager pages by cursor to the last of 5,000 tasks, a search
- *   by key finds its task, "kick" (confirmed in its dialog) makes a buried task
- *   ready and "run now" a delayed one. Screenshots of the overview and of
- *   the tube page are saved as PNG (into $SLUICE_SCREENSHOTS when set:
- *   that is how docs/images/ is made, else into the test's directory).
+ *   --http-admin (no buttons). (The DOM is read as HTML once the page's
+ *   fetches ran.)
+ * - With --http-admin, after a scripted workload: the overview chart
+ *   draws non-zero rates, buries among them, over a span that fits the
+ *   data (a node up for seconds: 5 minutes, what it did not count shaded)
+ *   or the hour chosen; a tube's depth sparkline is full from the first
+ *   paint (the server's history), the tube has its own chart, its tabs
+ *   list the right tasks, the pager pages by cursor to the last of 5,000
+ *   tasks, a search by key finds its task, "kick" (confirmed in its
+ *   dialog) makes a buried task ready and "run now" a delayed one. The
+ *   bulk actions ask the node for their count first and confirm with it:
+ *   an error group retried, every buried task kicked, every taken one
+ *   released, the tasks of a state older than an age deleted. Screenshots
+ *   of the overview and of the tube page are saved as PNG (into
+ *   $SLUICE_SCREENSHOTS when set: that is how docs/images/ is made, else
+ *   into the test's directory).
  * - With 1,000 tubes the overview renders them all; the time to the first
  *   paint and to the first full render are printed (not asserted).
  * - The server killed (-9) under the page: it says "unreachable since"
@@ -23,7 +30,8 @@
  *   truncated with a note when large; last error, attempts, times in UTC
  *   with their age, its result when done.
  * - The errors tab has no pager, a message does not outlive its view,
- *   commit p99 is an upper bound in two significant digits.
+ *   commit p99 is an upper bound in two significant digits; a node
+ *   without --etcd lists itself as the nodes (test_nodes.c: a cluster).
  *
  * Skipped (exit code 77, saying so) only where chromium or
  * chromium-driver is not installed; `make test` installs both. */
@@ -38,19 +46,32 @@
 
 #include "it.h"
 #include "it_http.h"
+#include "wd.h"
 
-enum {
-	DOM_MAX = 1 << 20,
-	BUDGET_MS = 4000, /* the page's virtual time before the dump */
-	DRIVER_WAIT_MS = 20000,
-};
+/* One chromedriver and one browser session for every test: a session
+ * costs a second, and each test goes to its own URLs. */
+static char shared_sid[128];
 
-static char chromium[1024], driver[1024];
-static pid_t driver_pid; /* leads its own process group */
+/* The shared session (started with chromedriver at the first call): its
+ * id into sid. */
+static void
+page_session(void **state, char *sid, size_t cap)
+{
+	struct t_dir *d = *state;
 
-static const char *const browser_args[] = { "--headless", "--no-sandbox",
-	"--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-	"--disable-extensions" };
+	wd_start(d->path);
+	if (shared_sid[0] == '\0')
+		wd_session(shared_sid, sizeof(shared_sid));
+	snprintf(sid, cap, "%s", shared_sid);
+}
+
+/* The test's directory: screenshots go there unless
+ * $SLUICE_SCREENSHOTS names another. */
+static const char *
+dir_of(void **state)
+{
+	return ((struct t_dir *)*state)->path;
+}
 
 struct page_srv {
 	struct t_srv *s;
@@ -122,34 +143,6 @@ assert_cell(const char *row, const char *cls, uint64_t want)
 		fail_msg("wanted %s in the row %s", pat, row);
 }
 
-/* chromium --headless --dump-dom URL: the DOM (to free). */
-static char *
-dump_dom(void **state, const char *url)
-{
-	struct t_dir *d = *state;
-	char budget[64], profile[512], *out = malloc(DOM_MAX), err[8192];
-	char *argv[16];
-	int n = 0, rc;
-
-	assert_non_null(out);
-	snprintf(budget, sizeof(budget), "--virtual-time-budget=%d", BUDGET_MS);
-	snprintf(
-	    profile, sizeof(profile), "--user-data-dir=%s/chromium", d->path);
-	argv[n++] = chromium;
-	for (size_t i = 0; i < sizeof(browser_args) / sizeof(browser_args[0]);
-	     i++)
-		argv[n++] = (char *)browser_args[i];
-	argv[n++] = profile;
-	argv[n++] = budget;
-	argv[n++] = "--dump-dom";
-	argv[n++] = (char *)url;
-	argv[n] = NULL;
-	rc = t_run(argv, NULL, out, DOM_MAX, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("chromium --dump-dom: exit %d\n%s", rc, err);
-	return out;
-}
-
 /* The tube table shows the workload's counts; the chosen tube's buried
  * task and its error, the errors grouped with an example id; no buttons
  * without --http-admin. */
@@ -161,10 +154,11 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	struct sluice_put_opts o;
 	struct sluice_task *held;
 	struct sluice_tube_conf conf;
-	char url[256], row[8192], pat[256], *dom;
+	char url[256], row[8192], pat[256], sid[128], *dom;
 	uint64_t buried;
 
 	start_page_srv(state, &p, "ro", false);
+	page_session(state, sid, sizeof(sid));
 	c = it_client(p.s);
 	memset(&conf, 0, sizeof(conf));
 	conf.set = SLUICE_TS_TTR | SLUICE_TS_MAX_ATTEMPTS;
@@ -183,7 +177,9 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 
 	/* The overview: the tube's row. */
 	snprintf(url, sizeof(url), "http://%s/", p.haddr);
-	dom = dump_dom(state, url);
+	dom = wd_dom(sid, url,
+	    "return !!document.querySelector('tr[data-tube=emails]') && "
+	    "document.querySelector('#health').textContent === 'healthy'");
 	tube_row(dom, "emails", row, sizeof(row));
 	assert_cell(row, "ready", 3);
 	assert_cell(row, "delayed", 1);
@@ -202,7 +198,9 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	 * markup); no buttons. */
 	snprintf(
 	    url, sizeof(url), "http://%s/#tube=emails&tab=buried", p.haddr);
-	dom = dump_dom(state, url);
+	dom = wd_dom(sid, url,
+	    "return !!document.querySelector('#tasks tbody "
+	    "tr[data-state=buried]')");
 	snprintf(pat, sizeof(pat),
 	    "<tr data-id=\"%" PRIu64 "\" data-state=\"buried\">", buried);
 	if (strstr(dom, pat) == NULL)
@@ -215,7 +213,9 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	/* The errors grouped: 2 of that one, with example ids. */
 	snprintf(
 	    url, sizeof(url), "http://%s/#tube=emails&tab=errors", p.haddr);
-	dom = dump_dom(state, url);
+	dom = wd_dom(sid, url,
+	    "return !document.querySelector('#errors').hidden && "
+	    "!!document.querySelector('#errors tbody td.examples a')");
 	assert_non_null(strstr(dom,
 	    "<td>2</td><td class=\"text\">smtp: connection &lt;refused&gt;"));
 	snprintf(pat, sizeof(pat), "find=%" PRIu64 "\">%" PRIu64 "</a>", buried,
@@ -225,302 +225,6 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	sluice_task_free(held);
 	sluice_close(c);
 	free(dom);
-}
-
-/* ---- WebDriver ---------------------------------------------------------- */
-
-static int driver_port;
-
-static void
-driver_stop(void)
-{
-	int status;
-
-	if (driver_pid <= 0)
-		return;
-	kill(-driver_pid, SIGTERM);
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(driver_pid, &status, WNOHANG) == driver_pid) {
-			driver_pid = 0;
-			break;
-		}
-		it_sleep_ms(10);
-	}
-	if (driver_pid > 0) {
-		kill(-driver_pid, SIGKILL);
-		waitpid(driver_pid, &status, 0);
-		driver_pid = 0;
-	}
-}
-
-static int
-page_teardown(void **state)
-{
-	driver_stop();
-	return it_teardown(state);
-}
-
-static void
-driver_start(void **state)
-{
-	struct t_dir *d = *state;
-	char port[64], log[600];
-	int64_t deadline;
-	char *body = NULL;
-
-	driver_port = it_free_port();
-	snprintf(port, sizeof(port), "--port=%d", driver_port);
-	snprintf(log, sizeof(log), "%s/chromedriver.log", d->path);
-	driver_pid = fork();
-	assert_true(driver_pid >= 0);
-	if (driver_pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0); /* its browsers die with it */
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execl(driver, driver, port, (char *)NULL);
-		_exit(127);
-	}
-	setpgid(driver_pid, driver_pid);
-	it_track_pid(driver_pid);
-	deadline = it_mono_ms() + DRIVER_WAIT_MS;
-	while (it_mono_ms() < deadline) {
-		if (it_http(driver_port, "GET", "/status", NULL, NULL, &body) ==
-		        200 &&
-		    strstr(body, "\"ready\":true") != NULL) {
-			free(body);
-			return;
-		}
-		free(body);
-		body = NULL;
-		it_sleep_ms(50);
-	}
-	fail_msg("chromedriver did not become ready (see %s)", log);
-}
-
-/* A WebDriver command; its status and answer (to free). */
-static int
-wd(const char *method, const char *path, const char *json, char **out)
-{
-	return it_http(driver_port, method, path, NULL, json, out);
-}
-
-/* A new browser session (1200 x 900); its id into sid. */
-static void
-wd_session(char *sid, size_t cap)
-{
-	char caps[2048], path[256], *body = NULL;
-	size_t n;
-	int st;
-
-	n = (size_t)snprintf(caps, sizeof(caps),
-	    "{\"capabilities\":{\"alwaysMatch\":{\"goog:chromeOptions\":{"
-	    "\"binary\":\"%s\",\"args\":[",
-	    chromium);
-	for (size_t i = 0; i < sizeof(browser_args) / sizeof(browser_args[0]);
-	     i++)
-		n += (size_t)snprintf(caps + n, sizeof(caps) - n, "%s\"%s\"",
-		    i ? "," : "", browser_args[i]);
-	snprintf(
-	    caps + n, sizeof(caps) - n, ",\"--window-size=1200,900\"]}}}}");
-	st = wd("POST", "/session", caps, &body);
-	if (st != 200 || !it_json_str(body, "sessionId", sid, cap))
-		fail_msg("new session: %d %s", st, body ? body : "");
-	free(body);
-	snprintf(path, sizeof(path), "/session/%s/window/rect", sid);
-	wd("POST", path, "{\"width\":1200,\"height\":900}", &body);
-	free(body);
-}
-
-static void
-wd_go(const char *sid, const char *url)
-{
-	char path[256], json[512], *body = NULL;
-
-	snprintf(path, sizeof(path), "/session/%s/url", sid);
-	snprintf(json, sizeof(json), "{\"url\":\"%s\"}", url);
-	assert_int_equal(wd("POST", path, json, &body), 200);
-	free(body);
-}
-
-/* `script` (JavaScript, no double quote) run in the page: its answer's
- * body (to free). */
-static char *
-wd_js(const char *sid, const char *script)
-{
-	char path[256], json[4096], *body = NULL;
-	int st;
-
-	snprintf(path, sizeof(path), "/session/%s/execute/sync", sid);
-	snprintf(json, sizeof(json), "{\"script\":\"%s\",\"args\":[]}", script);
-	st = wd("POST", path, json, &body);
-	if (st != 200)
-		fail_msg("script %s: %d %s", script, st, body ? body : "");
-	return body;
-}
-
-/* Waits (bounded) until `script` returns true in the page. */
-static void
-wd_until(const char *sid, const char *script)
-{
-	int64_t deadline = it_mono_ms() + DRIVER_WAIT_MS;
-	char *body;
-
-	for (;;) {
-		body = wd_js(sid, script);
-		if (strstr(body, "\"value\":true") != NULL)
-			break;
-		if (it_mono_ms() > deadline)
-			fail_msg("never true: %s (last: %s)", script, body);
-		free(body);
-		it_sleep_ms(100);
-	}
-	free(body);
-}
-
-/* The number `script` returns. */
-static double
-wd_num(const char *sid, const char *script)
-{
-	char *body = wd_js(sid, script);
-	double v = it_json_num(body, NULL, "value");
-
-	free(body);
-	return v;
-}
-
-/* The element `css` (no double quote), waited for (bounded): its id. */
-static void
-wd_find(const char *sid, const char *css, char *eid, size_t cap)
-{
-	char path[256], json[512], *body = NULL;
-	int64_t deadline = it_mono_ms() + DRIVER_WAIT_MS;
-	int st;
-
-	snprintf(path, sizeof(path), "/session/%s/element", sid);
-	snprintf(json, sizeof(json),
-	    "{\"using\":\"css selector\",\"value\":\"%s\"}", css);
-	for (;;) {
-		st = wd("POST", path, json, &body);
-		if (st == 200 &&
-		    it_json_str(
-		        body, "element-6066-11e4-a52e-4f735466cecf", eid, cap))
-			break;
-		if (it_mono_ms() > deadline)
-			fail_msg(
-			    "no element %s: %d %s", css, st, body ? body : "");
-		free(body);
-		body = NULL;
-		it_sleep_ms(100);
-	}
-	free(body);
-}
-
-/* Clicks `css`, found again (bounded) when the page re-rendered it
- * between the find and the click: the poll rebuilds the task rows every
- * 2 s, and the element found is then stale. */
-static void
-wd_click(const char *sid, const char *css)
-{
-	char path[600], eid[256], *body = NULL;
-	int64_t deadline = it_mono_ms() + DRIVER_WAIT_MS;
-	int st;
-
-	for (;;) {
-		wd_find(sid, css, eid, sizeof(eid));
-		snprintf(path, sizeof(path), "/session/%s/element/%s/click",
-		    sid, eid);
-		st = wd("POST", path, "{}", &body);
-		if (st == 200)
-			break;
-		if (st != 404 || strstr(body, "stale element") == NULL ||
-		    it_mono_ms() > deadline)
-			fail_msg("click %s: %d %s", css, st, body ? body : "");
-		free(body);
-		body = NULL;
-	}
-	free(body);
-}
-
-static void
-wd_type(const char *sid, const char *css, const char *text)
-{
-	char path[600], json[512], eid[256], *body = NULL;
-
-	wd_find(sid, css, eid, sizeof(eid));
-	snprintf(path, sizeof(path), "/session/%s/element/%s/value", sid, eid);
-	snprintf(json, sizeof(json), "{\"text\":\"%s\"}", text);
-	assert_int_equal(wd("POST", path, json, &body), 200);
-	free(body);
-}
-
-/* The confirmation dialog says `want`; accepted. */
-static void
-wd_confirm(const char *sid, const char *want)
-{
-	char path[256], *body = NULL;
-
-	snprintf(path, sizeof(path), "/session/%s/alert/text", sid);
-	assert_int_equal(wd("GET", path, NULL, &body), 200);
-	if (strstr(body, want) == NULL)
-		fail_msg("the dialog says %s, not %s", body, want);
-	free(body);
-	snprintf(path, sizeof(path), "/session/%s/alert/accept", sid);
-	assert_int_equal(wd("POST", path, "{}", &body), 200);
-	free(body);
-}
-
-static int
-b64val(int ch)
-{
-	static const char a[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789+/";
-	const char *p = ch ? strchr(a, ch) : NULL;
-
-	return p ? (int)(p - a) : -1;
-}
-
-/* A screenshot of the page as `name`.png: into $SLUICE_SCREENSHOTS when
- * set, else the test's directory. Asserted to be a PNG. */
-static void
-wd_shot(void **state, const char *sid, const char *name)
-{
-	struct t_dir *d = *state;
-	const char *dir = getenv("SLUICE_SCREENSHOTS");
-	char path[600], *body = NULL, *p;
-	unsigned char *png;
-	size_t n = 0;
-	uint32_t acc = 0;
-	int bits = 0, v;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/session/%s/screenshot", sid);
-	assert_int_equal(wd("GET", path, NULL, &body), 200);
-	p = strstr(body, "\"value\":\"");
-	assert_non_null(p);
-	png = malloc(strlen(p));
-	assert_non_null(png);
-	for (p += 9; (v = b64val(*p)) >= 0; p++) {
-		acc = acc << 6 | (uint32_t)v;
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			png[n++] = (unsigned char)(acc >> bits);
-		}
-	}
-	assert_true(n > 8 && memcmp(png, "\x89PNG", 4) == 0);
-	snprintf(path, sizeof(path), "%s/%s.png",
-	    dir != NULL && dir[0] != '\0' ? dir : d->path, name);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(png, 1, n, f), n);
-	fclose(f);
-	printf("screenshot %s.png: %zu bytes\n", name, n);
-	free(png);
-	free(body);
 }
 
 /* `n` tasks of `tube` put in batches of 1000 (payload "task"), `pause_ms`
@@ -552,6 +256,70 @@ put_many(struct sluice_client *c, const char *tube, int n, int pause_ms)
 	}
 	free(it);
 	return first;
+}
+
+/* The bulk actions of tube "bulk", each confirmed in a dialog that names
+ * the count the server gave first: an error group retried (its buried
+ * tasks kicked, not another group's), every buried task kicked, every
+ * taken task released, the tasks of a state older than an age deleted
+ * (none that old: said, and no dialog). */
+static void
+bulk_actions(const char *dir, struct sluice_client *c, const char *sid,
+    const char *haddr)
+{
+	struct sluice_task *t[2];
+	uint64_t timeout[3], bad;
+	char url[256];
+
+	for (int i = 0; i < 3; i++)
+		timeout[i] = bury_one(c, "bulk", "timeout");
+	bad = bury_one(c, "bulk", "bad input");
+	snprintf(url, sizeof(url), "http://%s/#tube=bulk&tab=errors", haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelectorAll('#errors button.retry')"
+	    ".length === 2");
+	wd_shot(dir, sid, "dashboard-errors");
+	wd_click(sid, "button.retry[data-error='timeout']");
+	wd_confirm(sid, "Kick 3 buried tasks of bulk whose last error is ");
+	for (int i = 0; i < 3; i++)
+		assert_true(it_wait_state(
+		                c, timeout[i], SLUICE_READY, WD_WAIT_MS) >= 0);
+	assert_int_equal(it_state(c, bad), SLUICE_BURIED);
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'kicked 3 buried tasks of bulk (retried)'");
+
+	wd_click(sid, "#bulk-kick");
+	wd_confirm(sid, "Kick 1 buried task of bulk?");
+	assert_true(it_wait_state(c, bad, SLUICE_READY, WD_WAIT_MS) >= 0);
+
+	t[0] = it_take(c, "bulk", 0, 0);
+	t[1] = it_take(c, "bulk", 0, 1);
+	wd_click(sid, "#bulk-release");
+	wd_confirm(sid, "Release 2 taken tasks of bulk?");
+	for (int i = 0; i < 2; i++) {
+		assert_true(
+		    it_wait_state(c, t[i]->id, SLUICE_READY, WD_WAIT_MS) >= 0);
+		sluice_task_free(t[i]);
+	}
+
+	/* None an hour old: said so, no dialog; then every ready one. */
+	free(wd_js(sid,
+	    "document.querySelector('#del-state').value = 'ready';"
+	    "document.querySelector('#del-older').value = '1h'; return 1"));
+	wd_click(sid, "#bulk-delete");
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'no ready task of bulk older than 1h'");
+	free(wd_js(
+	    sid, "document.querySelector('#del-older').value = '0'; return 1"));
+	wd_click(sid, "#bulk-delete");
+	wd_confirm(sid, "Delete 4 ready tasks of bulk? This cannot be undone.");
+	wd_until(sid,
+	    "return document.querySelector('#msg').textContent === "
+	    "'deleted 4 ready tasks of bulk'");
+	assert_int_equal(it_state(c, bad), 0); /* gone */
 }
 
 /* The dashboard after a scripted workload, driven like a user: the chart,
@@ -587,8 +355,7 @@ test_the_dashboard_shows_and_acts(void **state)
 	}
 	for (int i = 0; i < 3; i++)
 		buried[i] = bury_one(c, "jobs", i ? "timeout" : "bad input");
-	driver_start(state);
-	wd_session(sid, sizeof(sid));
+	page_session(state, sid, sizeof(sid));
 
 	/* The overview: the chart's lines carry the puts and acks of the
 	 * last 15 minutes (the history), drawn as points. */
@@ -607,6 +374,22 @@ test_the_dashboard_shows_and_acts(void **state)
 	assert_true(wd_num(sid,
 	                "return +document.querySelector('#chart "
 	                "polyline[data-kind=puts]').dataset.max") > 0);
+	/* Buries are charted; the span fits the data: a node up for
+	 * seconds shows its last 5 minutes, what it did not count (before
+	 * it started) shaded, not drawn as zeros. */
+	assert_true(wd_num(sid,
+	                "return +document.querySelector('#chart "
+	                "polyline[data-kind=buries]').dataset.sum") >= 3);
+	wd_until(sid,
+	    "const c = document.querySelector('#chart');"
+	    "return c.dataset.span === '300' && c.dataset.slots === '300' && "
+	    "document.querySelector('#span-title').textContent === "
+	    "'last 5 minutes (fits the data)' && "
+	    "document.querySelector('#spans [aria-pressed=true]')"
+	    ".dataset.span === '300' && "
+	    "!!c.querySelector('rect.nodata') && "
+	    "document.querySelector('#xmin').textContent"
+	    ".startsWith('-5 min (started ')");
 	wd_until(sid,
 	    "return document.querySelector('tr[data-tube=jobs] td.buried')"
 	    ".textContent === '3'");
@@ -622,7 +405,16 @@ test_the_dashboard_shows_and_acts(void **state)
 	                "return +document.querySelector('tr[data-tube=jobs] "
 	                "svg.spark polyline').getAttribute('points')"
 	                ".split(' ').pop().split(',')[1]") < 19);
-	wd_shot(state, sid, "dashboard-overview");
+	wd_shot(dir_of(state), sid, "dashboard-overview");
+	/* The hour, chosen: 3,600 slots of 1 s, the same events in them. */
+	wd_click(sid, "#spans [data-span='3600']");
+	wd_until(sid,
+	    "const c = document.querySelector('#chart');"
+	    "return c.dataset.span === '3600' && c.dataset.slots === '3600' && "
+	    "document.querySelector('#span-title').textContent === "
+	    "'last hour' && +c.querySelector('polyline[data-kind=puts]')"
+	    ".dataset.sum >= 5000 && document.querySelector('#xmin')"
+	    ".textContent.startsWith('-1 h (started ')");
 
 	/* The tube: ready tab, the first page in id order. */
 	snprintf(url, sizeof(url), "http://%s/#tube=jobs&tab=ready", p.haddr);
@@ -661,8 +453,7 @@ test_the_dashboard_shows_and_acts(void **state)
 	wd_click(sid, css);
 	snprintf(js, sizeof(js), "run now task %" PRIu64 "?", delayed);
 	wd_confirm(sid, js);
-	assert_true(
-	    it_wait_state(c, delayed, SLUICE_READY, DRIVER_WAIT_MS) >= 0);
+	assert_true(it_wait_state(c, delayed, SLUICE_READY, WD_WAIT_MS) >= 0);
 
 	wd_click(sid, "button[data-tab=buried]");
 	snprintf(js, sizeof(js),
@@ -671,14 +462,23 @@ test_the_dashboard_shows_and_acts(void **state)
 	    "!!document.querySelector('tr[data-id=\\\"%" PRIu64 "\\\"]')",
 	    buried[0]);
 	wd_until(sid, js);
-	wd_shot(state, sid, "dashboard-tube");
+	/* The tube's own chart: its 5 s slots, 15 minutes at most (the
+	 * hour chosen above is more than a tube's history holds). */
+	wd_until(sid,
+	    "const c = document.querySelector('#tchart');"
+	    "return !document.querySelector('#tubechart').hidden && "
+	    "c.dataset.span === '900' && c.dataset.slots === '180' && "
+	    "+c.querySelector('polyline[data-kind=puts]').dataset.sum >= "
+	    "5000 && +c.querySelector('polyline[data-kind=buries]')"
+	    ".dataset.sum >= 3 && document.querySelector('#tspan')"
+	    ".textContent.startsWith('last 15 min (a tube')");
+	wd_shot(dir_of(state), sid, "dashboard-tube");
 	snprintf(
 	    css, sizeof(css), "button.kick[data-id='%" PRIu64 "']", buried[1]);
 	wd_click(sid, css);
 	snprintf(js, sizeof(js), "kick task %" PRIu64 "?", buried[1]);
 	wd_confirm(sid, js);
-	assert_true(
-	    it_wait_state(c, buried[1], SLUICE_READY, DRIVER_WAIT_MS) >= 0);
+	assert_true(it_wait_state(c, buried[1], SLUICE_READY, WD_WAIT_MS) >= 0);
 	assert_int_equal(it_state(c, buried[0]), SLUICE_BURIED);
 
 	/* Search by key, typed and submitted: that one task. */
@@ -710,27 +510,8 @@ test_the_dashboard_shows_and_acts(void **state)
 	sluice_task_free(t);
 	sluice_task_free(held);
 
-	snprintf(url, sizeof(url), "/session/%s", sid);
-	{
-		char *body = NULL;
-
-		wd("DELETE", url, NULL, &body);
-		free(body);
-	}
-	driver_stop();
+	bulk_actions(dir_of(state), c, sid, p.haddr);
 	sluice_close(c);
-}
-
-/* Closes the browser session `sid` and stops chromedriver. */
-static void
-wd_end(const char *sid)
-{
-	char path[256], *body = NULL;
-
-	snprintf(path, sizeof(path), "/session/%s", sid);
-	wd("DELETE", path, NULL, &body);
-	free(body);
-	driver_stop();
 }
 
 /* The server killed (-9) under an open page: within a bounded time the
@@ -749,8 +530,7 @@ test_the_page_of_a_server_that_is_down(void **state)
 	start_page_srv(state, &p, "down", false);
 	c = it_client(p.s);
 	it_put(c, "mail", "one");
-	driver_start(state);
-	wd_session(sid, sizeof(sid));
+	page_session(state, sid, sizeof(sid));
 	snprintf(url, sizeof(url), "http://%s/", p.haddr);
 	wd_go(sid, url);
 	wd_until(sid,
@@ -763,7 +543,7 @@ test_the_page_of_a_server_that_is_down(void **state)
 
 	sluice_close(c);
 	assert_true(WIFSIGNALED(t_srv_stop(p.s, SIGKILL)));
-	/* The page polls every 2 s: unreachable within DRIVER_WAIT_MS. */
+	/* The page polls every 2 s: unreachable within WD_WAIT_MS. */
 	wd_until(sid,
 	    "const h = document.querySelector('#health');"
 	    "return h.textContent.startsWith('unreachable since ') && "
@@ -782,7 +562,7 @@ test_the_page_of_a_server_that_is_down(void **state)
 	assert_true(
 	    wd_num(sid, "return +document.body.dataset.unreachableSince") ==
 	    since);
-	wd_shot(state, sid, "dashboard-unreachable");
+	wd_shot(dir_of(state), sid, "dashboard-unreachable");
 
 	it_start(p.s);
 	c = it_client(p.s);
@@ -796,7 +576,6 @@ test_the_page_of_a_server_that_is_down(void **state)
 	    "getComputedStyle(document.querySelector('main')).opacity == 1 && "
 	    "document.querySelector('tr[data-tube=mail] td.ready')"
 	    "?.textContent === '2'");
-	wd_end(sid);
 	sluice_close(c);
 }
 
@@ -867,8 +646,7 @@ test_the_view_of_a_task(void **state)
 	sluice_task_free(t);
 	assert_int_equal(it_state(c, done), SLUICE_DONE);
 
-	driver_start(state);
-	wd_session(sid, sizeof(sid));
+	page_session(state, sid, sizeof(sid));
 	/* From the delayed tab, the task's id opens its view. */
 	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=delayed", p.haddr);
 	wd_go(sid, url);
@@ -892,7 +670,7 @@ test_the_view_of_a_task(void **state)
 	    "/^20..-..-.. ..:..:.. UTC \\\\(.* ago\\\\)$/.test(v)");
 	wd_field(
 	    sid, "runs at", "/ UTC \\\\(in (59|60)\\\\.. min\\\\)$/.test(v)");
-	wd_shot(state, sid, "dashboard-task");
+	wd_shot(dir_of(state), sid, "dashboard-task");
 
 	/* Binary: its size and base64. */
 	snprintf(url, sizeof(url), "http://%s/#tube=mail&task=%" PRIu64,
@@ -921,7 +699,6 @@ test_the_view_of_a_task(void **state)
 	assert_true(wd_num(sid,
 	                "return document.querySelector('#payload')"
 	                ".textContent === 'report 7' ? 1 : 0") == 1);
-	wd_end(sid);
 	sluice_close(c);
 }
 
@@ -941,8 +718,7 @@ test_the_page_says_only_what_is_so(void **state)
 	for (int i = 0; i < 20; i++)
 		it_put(c, "mail", "x");
 	bury_one(c, "mail", "bounced");
-	driver_start(state);
-	wd_session(sid, sizeof(sid));
+	page_session(state, sid, sizeof(sid));
 
 	snprintf(url, sizeof(url), "http://%s/#tube=mail&tab=ready", p.haddr);
 	wd_go(sid, url);
@@ -965,10 +741,37 @@ test_the_page_says_only_what_is_so(void **state)
 	wd_until(sid,
 	    "return document.querySelector('#msg').textContent === "
 	    "'find no-such-key: not found'");
+	/* A search's result is about its view too: found, then another
+	 * tab reached by its address (a link, the back button) lists its
+	 * own tasks, with an empty search box. */
+	free(wd_js(sid, "document.querySelector('#q').value = ''; return 1"));
+	wd_type(sid, "#q", "5\\uE007"); /* Enter */
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#tasks tbody tr');"
+	    "return r.length === 1 && r[0].dataset.id === '5' && "
+	    "document.querySelector('#pageinfo').textContent === "
+	    "'search result'");
+	free(wd_js(sid, "location.hash = '#tube=mail&tab=buried'; return 1"));
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#tasks tbody tr');"
+	    "return r.length === 1 && r[0].dataset.id === '21' && "
+	    "r[0].dataset.state === 'buried' && "
+	    "document.querySelector('#pageinfo').textContent"
+	    ".startsWith('page 1') && document.querySelector('#q').value === "
+	    "'' && document.querySelector('#msg').textContent === ''");
 	free(wd_js(sid, "location.hash = '#'; return true"));
 	wd_until(sid,
 	    "return !document.querySelector('#overview').hidden && "
 	    "document.querySelector('#msg').textContent === ''");
+
+	/* The nodes of a node without --etcd: itself, leading, no
+	 * follower connected. */
+	wd_until(sid,
+	    "const r = document.querySelectorAll('#nodes tbody tr');"
+	    "return r.length === 1 && r[0].dataset.node.startsWith('this "
+	    "node (') && r[0].querySelector('td.role').textContent === "
+	    "'leader' && document.querySelector('#nodes-src').textContent"
+	    ".startsWith('(no --etcd')");
 
 	/* commit p99: at most so much, in two significant digits. */
 	wd_until(sid,
@@ -977,7 +780,6 @@ test_the_page_says_only_what_is_so(void **state)
 	    "const m = t.match(/^commit p99 (\u2264|>) ([0-9.]+) ms$/);"
 	    "return !!m && m[2].replace('.', '').replace(/^0+/, '')"
 	    ".replace(/0+$/, '').length <= 2");
-	wd_end(sid);
 	sluice_close(c);
 }
 
@@ -1005,8 +807,7 @@ test_the_overview_of_a_thousand_tubes(void **state)
 		it[i].len = 1;
 	}
 	assert_int_equal(sluice_put_batch(c, it, 1000), 0);
-	driver_start(state);
-	wd_session(sid, sizeof(sid));
+	page_session(state, sid, sizeof(sid));
 	snprintf(url, sizeof(url), "http://%s/", p.haddr);
 	wd_go(sid, url);
 	wd_until(sid,
@@ -1020,14 +821,6 @@ test_the_overview_of_a_thousand_tubes(void **state)
 	       "%.0f ms after navigation\n",
 	    paint, render);
 	assert_true(render > 0);
-	{
-		char *body = NULL;
-
-		snprintf(url, sizeof(url), "/session/%s", sid);
-		wd("DELETE", url, NULL, &body);
-		free(body);
-	}
-	driver_stop();
 	sluice_close(c);
 	free(it);
 	free(names);
@@ -1036,34 +829,30 @@ test_the_overview_of_a_thousand_tubes(void **state)
 int
 main(void)
 {
+	int rc;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_page_shows_the_tubes_and_a_tubes_buried_tasks,
-		    it_setup, page_teardown),
+		    it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_the_dashboard_shows_and_acts, it_setup, page_teardown),
+		    test_the_dashboard_shows_and_acts, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_overview_of_a_thousand_tubes, it_setup,
-		    page_teardown),
+		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_page_of_a_server_that_is_down, it_setup,
-		    page_teardown),
+		    it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_the_view_of_a_task, it_setup, page_teardown),
+		    test_the_view_of_a_task, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_the_page_says_only_what_is_so, it_setup,
-		    page_teardown),
+		    test_the_page_says_only_what_is_so, it_setup, it_teardown),
 	};
 
-	if (!it_which("chromium", chromium, sizeof(chromium))) {
-		printf("skipped: chromium is not installed (Debian's chromium "
-		       "package; make test installs it)\n");
+	if (!wd_found())
 		return 77;
-	}
-	if (!it_which("chromedriver", driver, sizeof(driver))) {
-		printf("skipped: chromedriver is not installed (Debian's "
-		       "chromium-driver package; make test installs it)\n");
-		return 77;
-	}
-	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
+	rc = cmocka_run_group_tests_name("page", tests, NULL, NULL);
+	if (shared_sid[0] != '\0')
+		wd_end(shared_sid);
+	wd_stop();
+	return rc;
 }

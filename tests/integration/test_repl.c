@@ -4,6 +4,7 @@
  * restarted, a leader killed under load with --sync-replicas 1 and every
  * acknowledged put found on the promoted follower, the old leader coming
  * back with a divergent tail, and a stream from a lower epoch refused.
+ * The leader's stats name each follower by its address.
  * Nodes are promoted and re-pointed by hand here; test_failover.c lets
  * etcd elect them. "Same state" is compared over the wire (it_node.h). */
 #include <inttypes.h>
@@ -125,6 +126,18 @@ test_late_follower_catches_up_and_refuses_writes(void **state)
 	it_node_same_state(&l, &f);
 	assert_int_equal(it_node_role(&f), SLUICE_FOLLOWER);
 	assert_true(it_node_kv(l.c, "followers") == 1);
+	/* The follower is named in the leader's stats by its address, not
+	 * by a position: follower_127_0_0_1_PORT_lag_records. */
+	{
+		char key[96];
+
+		snprintf(key, sizeof(key), "follower_127_0_0_1_%d_lag_records",
+		    f.s->port);
+		assert_true(it_node_kv(l.c, key) == 0);
+		snprintf(key, sizeof(key), "follower_127_0_0_1_%d_acked_lsn",
+		    f.s->port);
+		assert_true(it_node_kv(l.c, key) > 0);
+	}
 
 	/* A write sent to the follower: it answers "not leader" with the
 	 * leader's URL, and the library sends it there. */

@@ -458,7 +458,7 @@ class ApiTest(unittest.TestCase):
         self.assertGreaterEqual(every["buried"][-1], 1)
         self.assertEqual(len(s.ok("GET", "/v1/history")["taken"]), 900)
         for path, want in (("/v1/history?secs=0", 400),
-                           ("/v1/history?secs=901", 400),
+                           ("/v1/history?secs=3601", 400),
                            ("/v1/history?tube=nosuch", 404),
                            ("/v1/history?tube=bad%20tube", 400)):
             status, _, out = s.call("GET", path)
@@ -856,7 +856,8 @@ class OpenApiTest(unittest.TestCase):
             paths = doc["paths"]
             for p in ("/v1/tubes/{tube}/tasks", "/v1/tubes/{tubes}/take",
                       "/v1/tasks/{id}/ack", "/v1/tasks/{id}", "/v1/stats",
-                      "/v1/keys/{key}", "/v1/tubes/{tube}", "/v1/history"):
+                      "/v1/keys/{key}", "/v1/tubes/{tube}", "/v1/history",
+                      "/v1/tubes/{tube}/release"):
                 self.assertIn(p, paths)
         finally:
             s.stop()

@@ -516,8 +516,8 @@ test_cli_admin_json_shapes(void **state)
 }
 
 /* cluster: a row per member in the text table, the leader marked, its
- * lease as a time with its zone, etcd's error below; every field in the
- * JSON object. */
+ * lease as a time with its zone, a member without a URL down (seen
+ * never), etcd's error below; every field in the JSON object. */
 static void
 test_cli_cluster_table_and_json(void **state)
 {
@@ -542,9 +542,10 @@ test_cli_cluster_table_and_json(void **state)
 	assert_non_null(strstr(
 	    r.out, "\n  b     follower       3       1230        4  yes   -"));
 	assert_non_null(strstr(r.out, "  1.100s ago\n"));
+	/* no URL: a member of the sync set whose key is gone, never seen */
 	assert_non_null(strstr(r.out,
-	    "\n  c     candidate      2          0        0  -     -  "));
-	assert_non_null(strstr(r.out, "  now\n"));
+	    "\n  c     down           2          0        -  -     -  "));
+	assert_non_null(strstr(r.out, "  never\n"));
 	assert_non_null(strstr(r.out,
 	    "\netcd's last error: etcd 127.0.0.1:2379: connection refused\n"));
 
@@ -559,16 +560,17 @@ test_cli_cluster_table_and_json(void **state)
 	    "\"repl_url\":\"tcp://10.0.0.1:7712\",\"sync\":false,"
 	    "\"lease\":true,\"epoch\":3,\"durable_lsn\":1234,"
 	    "\"lag_records\":0,\"lease_until\":1700000010000,"
-	    "\"age_ms\":300},"
+	    "\"age_ms\":300,\"down\":false},"
 	    "{\"name\":\"b\",\"role\":\"follower\","
 	    "\"client_url\":\"tcp://10.0.0.2:7711\","
 	    "\"repl_url\":\"tcp://10.0.0.2:7712\",\"sync\":true,"
 	    "\"lease\":false,\"epoch\":3,\"durable_lsn\":1230,"
-	    "\"lag_records\":4,\"lease_until\":0,\"age_ms\":1100},"
+	    "\"lag_records\":4,\"lease_until\":0,\"age_ms\":1100,"
+	    "\"down\":false},"
 	    "{\"name\":\"c\",\"role\":\"candidate\",\"client_url\":null,"
 	    "\"repl_url\":null,\"sync\":false,\"lease\":false,"
 	    "\"epoch\":2,\"durable_lsn\":0,\"lag_records\":0,"
-	    "\"lease_until\":0,\"age_ms\":0}]}\n");
+	    "\"lease_until\":0,\"age_ms\":0,\"down\":true}]}\n");
 
 	run_cli(*state, &r, f->url, NULL, "cluster", "extra", NULL);
 	assert_int_equal(r.status, 2);

@@ -138,16 +138,19 @@ test_metrics_write_every_family_once_with_its_samples(void **state)
 }
 
 /* A follower: its role; no snapshot yet is NaN, not a made-up age. A
- * leader's followers get a sample each, labelled by their index. */
+ * leader's followers get a sample each, labelled by their name (a node
+ * name, or an address with '_' for '.' and ':'), not a position. */
 static void
 test_metrics_write_roles_followers_and_no_snapshot(void **state)
 {
 	static const struct sluice_kv node[] = { { "leader_connected", 0 },
 		{ "lag_records", 7 }, { "lag_ms", 1200 }, { "followers", 2 },
-		{ "follower_1_acked_lsn", 90 },
-		{ "follower_1_lag_records", 10 }, { "follower_1_lag_ms", 350 },
-		{ "follower_1_ack_ms", 4 }, { "follower_2_acked_lsn", 100 },
-		{ "follower_2_lag_records", 0 }, { "follower_2_lag_ms", 0 } };
+		{ "follower_n2_acked_lsn", 90 },
+		{ "follower_n2_lag_records", 10 },
+		{ "follower_n2_lag_ms", 350 }, { "follower_n2_ack_ms", 4 },
+		{ "follower_127_0_0_1_7713_acked_lsn", 100 },
+		{ "follower_127_0_0_1_7713_lag_records", 0 },
+		{ "follower_127_0_0_1_7713_lag_ms", 0 } };
 	struct sluice_stats s = { .role = SLUICE_FOLLOWER,
 		.leader = "x",
 		.nkv = sizeof(node) / sizeof(node[0]),
@@ -162,15 +165,17 @@ test_metrics_write_roles_followers_and_no_snapshot(void **state)
 	assert_true(has_line(t, "sluice_snapshot_age_seconds NaN"));
 	assert_true(has_line(t, "sluice_followers 2"));
 	assert_true(
-	    has_line(t, "sluice_follower_acked_lsn{follower=\"1\"} 90"));
+	    has_line(t, "sluice_follower_acked_lsn{follower=\"n2\"} 90"));
 	assert_true(
-	    has_line(t, "sluice_follower_lag_records{follower=\"1\"} 10"));
+	    has_line(t, "sluice_follower_lag_records{follower=\"n2\"} 10"));
 	assert_true(
-	    has_line(t, "sluice_follower_lag_seconds{follower=\"1\"} 0.350"));
+	    has_line(t, "sluice_follower_lag_seconds{follower=\"n2\"} 0.350"));
+	assert_true(has_line(
+	    t, "sluice_follower_lag_records{follower=\"127_0_0_1_7713\"} 0"));
 	assert_true(
-	    has_line(t, "sluice_follower_lag_records{follower=\"2\"} 0"));
-	assert_true(
-	    has_line(t, "sluice_follower_ack_seconds{follower=\"1\"} 0.004"));
+	    has_line(t, "sluice_follower_ack_seconds{follower=\"n2\"} 0.004"));
+	assert_int_equal(count(t, "sluice_follower_acked_lsn{"), 2);
+	assert_int_equal(count(t, "{follower=\"1\"}"), 0);
 	assert_int_equal(count(t, "sluice_tube_tasks{"), 0);
 	free(t);
 }

@@ -116,6 +116,15 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_KICK, .kick = { .tube = S("default"), .n = 5 } },
 	{ .op = MSG_OP_KICK,
 	    .kick = { .tube = S("default"), .n = 2, .delayed = true } },
+	{ .op = MSG_OP_KICK,
+	    .kick = { .tube = S("mail"), .n = 9, .error = S("smtp 550") } },
+	{ .op = MSG_OP_KICK,
+	    .kick = { .tube = S("mail"),
+	        .n = 9,
+	        .error = S("smtp 550"),
+	        .dry = true } },
+	{ .op = MSG_OP_KICK,
+	    .kick = { .tube = S("mail"), .n = 1, .dry = true } },
 	{ .op = MSG_OP_KICK_ID, .id = 77 },
 	{ .op = MSG_OP_DELETE, .id = 78 },
 	{ .op = MSG_OP_DELETE_KEY, .key = S("order-17") },
@@ -749,6 +758,8 @@ test_every_request_round_trips(void **state)
 			assert_str_equal(d.kick.tube, q->kick.tube);
 			assert_int_equal(d.kick.n, q->kick.n);
 			assert_int_equal(d.kick.delayed, q->kick.delayed);
+			assert_str_equal(d.kick.error, q->kick.error);
+			assert_int_equal(d.kick.dry, q->kick.dry);
 			break;
 		case MSG_OP_JOB:
 			assert_int_equal(d.job.verb, q->job.verb);
@@ -2034,7 +2045,7 @@ test_history_limits(void **state)
 	q.history.secs = 0;
 	buf_reset(&b);
 	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
-	q.history.secs = 901;
+	q.history.secs = MSG_HISTORY_SECS + 1;
 	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
 	/* the decoder alike: secs 0 patched into a good request */
 	q.history.secs = 1;
@@ -2775,11 +2786,56 @@ write_corpus(const char *dir)
 	return rc ? 1 : 0;
 }
 
+/* A kick of an error group: flag 0x02 and the text after n; a dry run
+ * (0x80) of a kick and of a delete_where; a text with delayed, or the
+ * flag with an empty text, refused both ways. */
+static void
+test_kick_error_and_dry_runs(void **state)
+{
+	struct buf b;
+	struct msg_req q = { .op = MSG_OP_KICK,
+		.kick = {
+		    .tube = S("m"), .n = 3, .error = S("x"), .dry = true } };
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &q);
+	assert_hex(&b, "53 01 09 82 01 00 6d 03 00 00 00 01 00 78");
+	/* the flag says a text follows: an empty one is refused */
+	b.data[b.len - 3] = 0;
+	b.len -= 1;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	/* an error group's tasks are buried: not with delayed */
+	q.kick.delayed = true;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_KICK,
+	        .kick = { .tube = S("m"), .n = 3, .error = S("x") } });
+	b.data[3] |= 0x01; /* KICK_F_DELAYED */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_DELETE_WHERE,
+	        .where = { .tube = S("m"),
+	            .state = MSG_ST_BURIED,
+	            .older = 1,
+	            .dry = true } });
+	assert_hex(&b, "53 01 1d 80 01 00 6d 04 01 00 00 00 00 00 00 00");
+	{
+		struct msg_req d;
+
+		assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+		assert_true(d.where.dry);
+	}
+	buf_fini(&b);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_request_round_trips),
+		cmocka_unit_test(test_kick_error_and_dry_runs),
 		cmocka_unit_test(test_every_reply_round_trips),
 		cmocka_unit_test(test_decode_then_encode_gives_the_same_bytes),
 		cmocka_unit_test(test_truncated_at_every_length_is_etrunc),

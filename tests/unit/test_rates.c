@@ -260,7 +260,7 @@ test_the_queue_counts_what_it_applies(void **state)
 	    -SLUICE_ETUBE);
 	assert_int_equal(
 	    queue_rates(h.q, T0, "", 0, 0, &step, &start, out), -SLUICE_EINVAL);
-	assert_int_equal(queue_rates(h.q, T0, "", 0, 901, &step, &start, out),
+	assert_int_equal(queue_rates(h.q, T0, "", 0, 3601, &step, &start, out),
 	    -SLUICE_EINVAL);
 
 	/* Observation: a replay of the same records into a queue with

@@ -451,12 +451,16 @@ member_row(
 {
 	char lag[24], lease[128], age[32], seen[40];
 
-	if (m->role == SLUICE_NODE_LEADER)
+	bool down = json_member_down(m);
+
+	if (m->role == SLUICE_NODE_LEADER || down)
 		snprintf(lag, sizeof(lag), "-");
 	else
 		snprintf(lag, sizeof(lag), "%" PRIu64, m->lag_records);
 	lease_cell(lease, sizeof(lease), m);
-	if (m->age_ms == 0) {
+	if (m->client_url[0] == '\0') {
+		snprintf(seen, sizeof(seen), "never");
+	} else if (m->age_ms == 0) {
 		snprintf(seen, sizeof(seen), "now");
 	} else {
 		dur_fmt(age, sizeof(age), m->age_ms);
@@ -464,9 +468,9 @@ member_row(
 	}
 	fprintf(f,
 	    "%s %-*s  %-9s %6" PRIu64 " %10" PRIu64 " %8s  %-4s  %-*s  %s\n",
-	    leads ? "*" : " ", name_w, m->name, json_node_role_name(m->role),
-	    m->epoch, m->durable_lsn, lag, m->sync ? "yes" : "-", lease_w,
-	    lease, seen);
+	    leads ? "*" : " ", name_w, m->name,
+	    down ? "down" : json_node_role_name(m->role), m->epoch,
+	    m->durable_lsn, lag, m->sync ? "yes" : "-", lease_w, lease, seen);
 }
 
 void

@@ -143,7 +143,7 @@ static const char rates_help[] =
     "restart): puts, takes,\nacks, fails, buries and ttr expiries, each "
     "with its count, average and\npeak per second.\n\n"
     "  -t, --tube TUBE   only this tube (counted per 5 s)\n"
-    "      --secs N      the last N seconds, 1..900 (default 60)\n"
+    "      --secs N      the last N seconds, 1..3600 (default 60)\n"
     "      --json        print {\"start\":MS,\"step_ms\":N,\"puts\":[...],"
     "...}:\n                    the counts per slot, oldest first\n";
 
@@ -166,7 +166,7 @@ cmd_rates(struct cli *cli, int argc, char **argv)
 			tube = optarg;
 		else if (ch == OPT_SECS &&
 		    (rc = cli_parse_num(
-		         cli, "--secs", optarg, 1, 900, &secs)) != 0)
+		         cli, "--secs", optarg, 1, 3600, &secs)) != 0)
 			return rc;
 	}
 	if (a.stop)

@@ -86,6 +86,10 @@ struct elect {
 	uint64_t ho_id; /* the core's request it is, or was last */
 	int64_t ho_deadline;
 	char ho_to[ELECT_NAME_MAX + 1];
+	/* what each member last published (elect_view.c) */
+	size_t nknown;
+	struct elect_member known[ELECT_MEMBERS_MAX];
+	int64_t known_at[ELECT_MEMBERS_MAX]; /* unix ms last in a key */
 };
 
 /* What one range of the cluster's keys says. */
@@ -143,6 +147,13 @@ int elect_read_cluster(struct elect *e, struct elect_keys *ck);
 
 /* Publishes what this turn read, for the cluster op and the metrics. */
 void elect_publish_view(struct elect *e, const struct elect_keys *ck);
+
+/* ---- elect_view.c: the view settled ------------------------------------- */
+
+/* Settles e->view (just copied from `ck`, under e->mu) as a person reads
+ * it: the leader key's holder leads, this node is as it is now, a member
+ * of the sync set whose key is gone is kept, down. */
+void elect_view_settle(struct elect *e, const struct elect_keys *ck);
 
 /* Puts the member key, when it changed or is due. */
 void elect_publish_member(struct elect *e);

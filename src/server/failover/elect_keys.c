@@ -208,6 +208,7 @@ elect_publish_view(struct elect *e, const struct elect_keys *ck)
 	e->view.renewed_at = e->lease != 0 ? e->renewed_unix : 0;
 	e->view.n = ck->n;
 	memcpy(e->view.m, ck->m, ck->n * sizeof(ck->m[0]));
+	elect_view_settle(e, ck);
 	pthread_mutex_unlock(&e->mu);
 }
 

@@ -268,7 +268,8 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		ops_bury(c, ctx, &req, peer);
 		break;
 	case MSG_OP_KICK:
-		ops_kick(c, ctx, &req);
+		if (!ops_kick_bulk(c, ctx, &req))
+			ops_kick(c, ctx, &req);
 		break;
 	case MSG_OP_KICK_ID:
 		ops_kick_id(c, ctx, &req);
@@ -290,7 +291,8 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		ops_flush(c, ctx, &req);
 		break;
 	case MSG_OP_DELETE_WHERE:
-		ops_delete_where(c, ctx, &req);
+		if (!ops_delete_where_dry(c, ctx, &req))
+			ops_delete_where(c, ctx, &req);
 		break;
 	case MSG_OP_RELEASE_ALL:
 		ops_release_all(c, ctx, &req, peer);

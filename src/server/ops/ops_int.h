@@ -144,6 +144,18 @@ void ops_update(
 void ops_key_without_tube(
     struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
+/* ---- kick_error.c: bulk kicks and dry runs --------------------------- */
+
+/* kick_error.c: a kick of an error group (k->error) or a dry run
+ * (k->dry), answered; false for a plain kick, left to ops_kick. */
+bool ops_kick_bulk(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+
+/* kick_error.c: a delete_where's dry run (the count it would delete),
+ * answered; false for a delete, left to ops_delete_where. */
+bool ops_delete_where_dry(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+
 /* ---- tube.c: a tube as a whole ---------------------------------------- */
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */

@@ -41,6 +41,9 @@ enum {
 	OPS_STATS_TUBES = 1000,
 	OPS_PEERS_MAX = 16,
 	KV_NAME = 40,
+	/* a follower's name in its pairs: follower_NAME_lag_records fits
+	 * MSG_NAME_MAX */
+	PEER_NAME = MSG_NAME_MAX - 9 - 12,
 };
 
 struct tube_kvs {
@@ -116,6 +119,48 @@ cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "cluster_etcd_error_at", (uint64_t)v->etcd_error_at);
 	kv(out, n, "cluster_elections", v->elections);
 	free(v);
+}
+
+/* A follower's name in its pairs (follower_NAME_lag_ms, ...): its --node
+ * name when the cluster (--etcd) knows the member of its client URL, else
+ * that URL's HOST:PORT, written in the pairs' alphabet (lower case, every
+ * other byte '_': "n2", "127_0_0_1_7712"), at most PEER_NAME bytes; a
+ * follower that told no URL is "N", its place. Never a bare position
+ * when a name is known: a position moves as followers come and go. */
+static void
+peer_name(struct core *c, const struct lead_peer_info *p, size_t i,
+    char out[PEER_NAME + 1])
+{
+	char node[ELECT_NAME_MAX + 1] = "";
+	const char *from = p->url, *sep;
+	struct elect_view *v;
+	size_t n = 0;
+
+	if (c->cluster != NULL && p->url[0] != '\0' &&
+	    (v = malloc(sizeof(*v))) != NULL) {
+		cluster_view(c, v);
+		for (size_t k = 0; k < v->n && node[0] == '\0'; k++)
+			if (strcmp(v->m[k].client, p->url) == 0)
+				snprintf(
+				    node, sizeof(node), "%s", v->m[k].name);
+		free(v);
+	}
+	if (node[0] != '\0')
+		from = node;
+	else if ((sep = strstr(from, "://")) != NULL)
+		from = sep + 3;
+	for (; *from != '\0' && n < PEER_NAME; from++) {
+		char ch = *from;
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		out[n++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')
+		    ? ch
+		    : '_';
+	}
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, PEER_NAME + 1, "%zu", i + 1);
 }
 
 /* A pair whose name is made here; `names` keeps it (KV_NAME bytes per
@@ -402,7 +447,7 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	struct msg_kv node[NODE_KVS + 5 * OPS_PEERS_MAX];
 	char names[NODE_KVS + 5 * OPS_PEERS_MAX][KV_NAME];
 	struct lead_peer_info peers[OPS_PEERS_MAX];
-	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX];
+	char pnames[OPS_PEERS_MAX][5][MSG_NAME_MAX + 1];
 	size_t npeers;
 	struct queue_tube_stats ts;
 	struct queue_stats qs;
@@ -541,19 +586,22 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	npeers = lead_peers(c, peers, OPS_PEERS_MAX);
 	kv(node, &nn, "followers", npeers);
 	for (size_t i = 0; i < npeers; i++) {
+		char who[PEER_NAME + 1];
+
+		peer_name(c, &peers[i], i, who);
 		snprintf(pnames[i][0], sizeof(pnames[i][0]),
-		    "follower_%zu_acked_lsn", i + 1);
+		    "follower_%s_acked_lsn", who);
 		snprintf(pnames[i][1], sizeof(pnames[i][1]),
-		    "follower_%zu_lag_records", i + 1);
+		    "follower_%s_lag_records", who);
 		snprintf(pnames[i][2], sizeof(pnames[i][2]),
-		    "follower_%zu_lag_ms", i + 1);
+		    "follower_%s_lag_ms", who);
 		kv(node, &nn, pnames[i][0], peers[i].acked_lsn);
 		kv(node, &nn, pnames[i][1], peers[i].lag_records);
 		kv(node, &nn, pnames[i][2], peers[i].lag_ms);
 		snprintf(pnames[i][3], sizeof(pnames[i][3]),
-		    "follower_%zu_ack_ms", i + 1);
+		    "follower_%s_ack_ms", who);
 		snprintf(pnames[i][4], sizeof(pnames[i][4]),
-		    "follower_%zu_ack_ms_max", i + 1);
+		    "follower_%s_ack_ms_max", who);
 		kv(node, &nn, pnames[i][3], peers[i].ack_ms);
 		kv(node, &nn, pnames[i][4], peers[i].ack_ms_max);
 	}

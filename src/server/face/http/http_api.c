@@ -57,8 +57,8 @@ static const char CROSS_SITE[] =
     "cross-site request refused: a write's Origin must be this server's "
     "own (programs send no Origin)";
 static const char READ_ONLY[] =
-    "read-only: kick, delete, flush, pause, update, tube settings, "
-    "snapshot and force need sluiced --http-admin";
+    "read-only: kick, delete, flush, release, pause, update, tube "
+    "settings, snapshot and force need sluiced --http-admin";
 
 /* The built-in OpenAPI description (openapi.json, embedded at build). */
 extern const unsigned char http_openapi_json[];
@@ -150,6 +150,7 @@ admin_op(const struct msg_req *r)
 	case MSG_OP_DELETE_BATCH:
 	case MSG_OP_DELETE_WHERE:
 	case MSG_OP_FLUSH:
+	case MSG_OP_RELEASE_ALL:
 	case MSG_OP_PAUSE:
 	case MSG_OP_UPDATE:
 	case MSG_OP_TUBE_SET:
@@ -204,6 +205,7 @@ static const struct {
 	{ "GET", "tasks" },
 	{ "DELETE", "tasks" },
 	{ "POST", "kick" },
+	{ "POST", "release" },
 	{ "POST", "pause" },
 	{ "GET", "stats" },
 	{ "GET", "hourly" },
@@ -282,6 +284,9 @@ route(struct http_api_call *c)
 		req.op = MSG_OP_STATS;
 		req.stats.settings = true;
 		http_api_send_shape(c, &req, SH_STATS);
+	} else if (is(c, "GET", 1, "cluster")) {
+		req.op = MSG_OP_CLUSTER; /* a read: the members, with --etcd */
+		http_api_send_shape(c, &req, SH_CLUSTER);
 	} else if (is(c, "GET", 1, "hourly")) {
 		req.op = MSG_OP_STATS_HOURLY;
 		http_api_send_shape(c, &req, SH_HOURS);
@@ -375,7 +380,7 @@ path_methods(const struct http_api_call *c)
 	case 1:
 		if (strcmp(s0, "openapi.json") == 0 ||
 		    strcmp(s0, "stats") == 0 || strcmp(s0, "hourly") == 0 ||
-		    strcmp(s0, "history") == 0)
+		    strcmp(s0, "cluster") == 0 || strcmp(s0, "history") == 0)
 			return HTTP_M_GET;
 		return strcmp(s0, "snapshot") == 0 ? HTTP_M_POST : 0;
 	case 2:
@@ -443,6 +448,7 @@ admin_route(struct http_api_call *c)
 		return strcmp(s0, "snapshot") == 0;
 	if (strcmp(s0, "tubes") == 0)
 		return c->nseg == 2 || strcmp(verb, "kick") == 0 ||
+		    strcmp(verb, "release") == 0 ||
 		    strcmp(verb, "pause") == 0 ||
 		    (strcmp(verb, "tasks") == 0 && strcmp(m, "DELETE") == 0);
 	if (strcmp(s0, "keys") == 0)
@@ -539,9 +545,10 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 		                                       : MSG_OP_PUT)
 		    : del ? MSG_OP_DELETE_WHERE
 		          : 0;
-	return strcmp(verb, "kick") == 0 ? MSG_OP_KICK
-	    : strcmp(verb, "pause") == 0 ? MSG_OP_PAUSE
-	                                 : 0;
+	return strcmp(verb, "kick") == 0   ? MSG_OP_KICK
+	    : strcmp(verb, "release") == 0 ? MSG_OP_RELEASE_ALL
+	    : strcmp(verb, "pause") == 0   ? MSG_OP_PAUSE
+	                                   : 0;
 }
 
 uint8_t

@@ -332,6 +332,14 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 	case SH_HOURS:
 		write_hours(f, &rep->hours);
 		break;
+	case SH_CLUSTER: {
+		struct sluice_cluster *cl = NULL;
+
+		if ((rc = result_cluster(&rep->cluster, &cl)) == 0)
+			json_cluster(f, cl);
+		free(cl);
+		break;
+	}
 	case SH_CONF: {
 		struct sluice_tube_conf c;
 

@@ -33,9 +33,10 @@ enum http_api_shape {
 	SH_STATS,
 	SH_ERRORS,
 	SH_HOURS,
-	SH_CONF,  /* a tube's settings */
-	SH_PAUSE, /* {"paused_until":MS} */
-	SH_LSN,   /* {"lsn":N} */
+	SH_CONF,    /* a tube's settings */
+	SH_PAUSE,   /* {"paused_until":MS} */
+	SH_LSN,     /* {"lsn":N} */
+	SH_CLUSTER, /* json_cluster: the members as the node sees them */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):

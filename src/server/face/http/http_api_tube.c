@@ -4,8 +4,11 @@
  * http_api_batch.h), take (POST /v1/tubes/a,b/take, one tube or several,
  * waiting up to 60 s), list (GET .../tasks, or one task by its key),
  * delete by state or flush (DELETE .../tasks), the tube's settings (GET,
- * PUT and DELETE /v1/tubes/T), kick, pause, stats, hourly, errors, and
- * the next task of a state (GET .../next). A tube named in the path is
+ * PUT and DELETE /v1/tubes/T), kick, release (every taken task), pause,
+ * stats, hourly, errors, and the next task of a state (GET .../next).
+ * Kick and delete by state take dry_run=1: the count they would act on,
+ * for a confirmation that names it; kick takes error=TEXT, an error
+ * group's buried tasks. A tube named in the path is
  * checked here; its parameters are read from the query (http_query.h),
  * the first bad one answered 400. */
 #include <inttypes.h>
@@ -281,7 +284,39 @@ delete_where(struct http_api_call *c, const char *tube)
 	}
 	req.where.state = (uint8_t)state_of(v, false);
 	http_query_dur(&c->q, "older", &req.where.older);
-	http_api_send_count(c, &req, "deleted");
+	req.where.dry = http_query_flag(&c->q, "dry_run");
+	http_api_send_count(
+	    c, &req, req.where.dry ? "would_delete" : "deleted");
+}
+
+/* POST /v1/tubes/T/kick?n=N&delayed=1, or &error=TEXT (the buried tasks
+ * of that last error), each with dry_run=1 (the count, nothing kicked) */
+static void
+kick(struct http_api_call *c, const char *tube)
+{
+	struct msg_req req = { .op = MSG_OP_KICK };
+	char error[MSG_TEXT_MAX + 2];
+	uint64_t n = 1;
+
+	req.kick.tube = msg_cstr(tube);
+	if (http_query_u64(&c->q, "n", UINT32_MAX, &n) && n == 0)
+		http_query_bad(&c->q, "n", "at least 1");
+	req.kick.n = (uint32_t)n;
+	req.kick.delayed = http_query_flag(&c->q, "delayed");
+	if (http_query_str(&c->q, "error", error, sizeof(error))) {
+		if (error[0] == '\0' || strlen(error) > MSG_TEXT_MAX)
+			http_query_bad(&c->q, "error",
+			    "a last error's text, 1..1024 bytes");
+		else if (req.kick.delayed)
+			http_query_bad(&c->q, "error",
+			    "kicks buried tasks only (not with delayed=1)");
+		req.kick.error = msg_cstr(error);
+	} else if (http_query_has(c->q.uri, "error")) {
+		http_query_bad(
+		    &c->q, "error", "a last error's text, 1..1024 bytes");
+	}
+	req.kick.dry = http_query_flag(&c->q, "dry_run");
+	http_api_send_count(c, &req, req.kick.dry ? "would_kick" : "kicked");
 }
 
 /* PUT /v1/tubes/T?ttr=..&unset=ttr,backoff */
@@ -361,7 +396,6 @@ http_api_tube_route(struct http_api_call *c)
 	const char *m = c->method, *verb = c->nseg > 2 ? c->seg[2] : "";
 	char *tube = (char *)c->seg[1];
 	struct msg_req req = { 0 };
-	uint64_t v = 1;
 
 	if (strcmp(verb, "take") == 0 && strcmp(m, "POST") == 0) {
 		take(c, tube);
@@ -390,13 +424,11 @@ http_api_tube_route(struct http_api_call *c)
 		else
 			delete_where(c, tube);
 	} else if (strcmp(verb, "kick") == 0) {
-		req.op = MSG_OP_KICK;
-		req.kick.tube = msg_cstr(tube);
-		if (http_query_u64(&c->q, "n", UINT32_MAX, &v) && v == 0)
-			http_query_bad(&c->q, "n", "at least 1");
-		req.kick.n = (uint32_t)v;
-		req.kick.delayed = http_query_flag(&c->q, "delayed");
-		http_api_send_count(c, &req, "kicked");
+		kick(c, tube);
+	} else if (strcmp(verb, "release") == 0) {
+		req.op = MSG_OP_RELEASE_ALL; /* every taken task, at once */
+		req.tube = msg_cstr(tube);
+		http_api_send_count(c, &req, "released");
 	} else if (strcmp(verb, "pause") == 0) {
 		req.op = MSG_OP_PAUSE;
 		req.pause.tube = msg_cstr(tube);

@@ -168,13 +168,13 @@ http_pages_errors(nng_aio *aio)
 	http_post_page(http_of(aio), aio, HK_ERRORS, &req);
 }
 
-/* ?tube=T (none: every tube) &secs=N (1..900, default 900). */
+/* ?tube=T (none: every tube) &secs=N (1..3600, default 900). */
 void
 http_pages_history(nng_aio *aio)
 {
 	const char *uri = http_uri(aio);
 	struct msg_req req = { .op = MSG_OP_HISTORY,
-		.history = { .secs = MSG_HISTORY_SECS } };
+		.history = { .secs = 900 } }; /* 15 min */
 	char tube[QUERY_MAX], v[32];
 	uint64_t secs;
 
@@ -187,7 +187,7 @@ http_pages_history(nng_aio *aio)
 		if (!http_query_get_u64(uri, "secs", &secs) || secs < 1 ||
 		    secs > MSG_HISTORY_SECS) {
 			http_respond_errc(
-			    aio, SLUICE_EINVAL, "history: secs is 1..900");
+			    aio, SLUICE_EINVAL, "history: secs is 1..3600");
 			return;
 		}
 		req.history.secs = (uint32_t)secs;

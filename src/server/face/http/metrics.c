@@ -341,8 +341,10 @@ histogram(FILE *f, const struct sluice_stats *s, const char *name,
 	histogram_samples(f, s->kv, s->nkv, name, NULL, prefix, scale, sum);
 }
 
-/* A leader's followers: follower_N_acked_lsn, _lag_records, _lag_ms,
- * _ack_ms and _ack_ms_max for N = 1..followers, labelled follower="N". */
+/* A leader's followers: follower_NAME_acked_lsn, _lag_records, _lag_ms,
+ * _ack_ms and _ack_ms_max, labelled follower="NAME" (the member's --node
+ * name, or its address: ops/stats.c names them); every follower has an
+ * acked_lsn pair, which says its name. */
 static void
 followers_write(FILE *f, const struct sluice_stats *s)
 {
@@ -369,19 +371,29 @@ followers_write(FILE *f, const struct sluice_stats *s)
 		    "follower connected.",
 		    true },
 	};
+	static const char pre[] = "follower_", post[] = "_acked_lsn";
 	uint64_t n = node_kv(s, "followers");
-	char key[64];
+	char key[160];
 
 	gauge(f, "sluice_followers", "Followers connected to this leader.", n);
 	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
 		family(f, per[k].name, "gauge", per[k].help);
-		for (uint64_t i = 1; i <= n; i++) {
-			snprintf(key, sizeof(key), "follower_%" PRIu64 "_%s", i,
-			    per[k].kv);
+		for (size_t i = 0; i < s->nkv; i++) {
+			const char *nm = s->kv[i].name;
+			size_t len = strlen(nm);
+			int w;
+
+			if (len <= strlen(pre) + strlen(post) ||
+			    strncmp(nm, pre, strlen(pre)) != 0 ||
+			    strcmp(nm + len - strlen(post), post) != 0)
+				continue;
+			w = (int)(len - strlen(pre) - strlen(post));
+			snprintf(key, sizeof(key), "%s%.*s_%s", pre, w,
+			    nm + strlen(pre), per[k].kv);
 			if (!node_has(s, key))
 				continue;
-			fprintf(
-			    f, "%s{follower=\"%" PRIu64 "\"} ", per[k].name, i);
+			fprintf(f, "%s{follower=\"%.*s\"} ", per[k].name, w,
+			    nm + strlen(pre));
 			if (per[k].ms)
 				seconds(f, node_kv(s, key));
 			else
