@@ -304,6 +304,16 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
+	/* The key's task completed within the dedup window: a versioned
+	 * replace compares with the version of the work already done, so
+	 * that a late put of older content does not run it again. */
+	if (ke != NULL && ke->task == NULL && req->if_newer != 0 &&
+	    ke->expires > now && ke->version >= req->if_newer) {
+		out->type = QREC_NONE;
+		put_res(a->res, ke->id, false, false);
+		a->res->stale = true;
+		return 0;
+	}
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
 		out->type = QREC_NONE;

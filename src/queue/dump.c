@@ -205,11 +205,13 @@ queue_dump(const struct queue *q, struct buf *out)
 	for (size_t i = 0; i < nk; i++) {
 		buf_printf(out, "dedup ");
 		buf_put_escaped(out, keys[i]->key, keys[i]->len);
-		buf_printf(out,
-		    " tube=%.*s id=%" PRIu64 " expires=%" PRId64 "\n",
+		buf_printf(out, " tube=%.*s id=%" PRIu64 " expires=%" PRId64,
 		    keys[i]->tube_len > 0 ? (int)keys[i]->tube_len : 1,
 		    keys[i]->tube_len > 0 ? keyent_tube(keys[i]) : "*",
 		    keys[i]->id, keys[i]->expires);
+		if (keys[i]->version != 0)
+			buf_printf(out, " version=%" PRIu64, keys[i]->version);
+		buf_put_u8(out, '\n');
 	}
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
 done:

@@ -50,6 +50,13 @@
  *          is its done task's tube's, or, when its task is gone, a
  *          reservation of its key in every tube (written back with an
  *          empty tube) until it expires, as it was when it was made
+ *   DEDUPVER (8) u64 version  - right after the DEDUP entry of a key
+ *          whose completed task had a version (a put with if_newer), so
+ *          a late put of older content stays stale for the dedup window
+ *          after a restart; one without costs no byte, and a snapshot
+ *          without versions is one older loaders read too (a loader that
+ *          does not know the entry refuses the snapshot, as it refuses a
+ *          TASKVER: it could not keep the version)
  *   HOURLY, HOUR  the statistics per hour of each tube that has them
  *          (layout in hourly.c)
  *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
@@ -384,6 +391,12 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		if ((rc = emit(arg, QSNAP_DEDUP, mem, w.len, NULL, 0)) != 0)
 			return rc;
 		ndedup++;
+		if (ke->version == 0)
+			continue;
+		w.len = 0;
+		sw_u64(&w, ke->version);
+		if ((rc = emit(arg, QSNAP_DEDUPVER, mem, w.len, NULL, 0)) != 0)
+			return rc;
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
 		return rc;

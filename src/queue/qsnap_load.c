@@ -536,6 +536,20 @@ load_dedup(struct queue *q, struct rd *r)
 	qs_key_insert(q, ke);
 	qs_dedup_append(q, ke);
 	q->load.ndedup++;
+	q->load.dedup = ke;
+	return 0;
+}
+
+/* The version of the key of the DEDUP entry just before. */
+static int
+load_dedupver(struct queue *q, struct rd *r)
+{
+	uint64_t v = rd_u64(r);
+
+	if (rd_failed(r) || rd_left(r) != 0 || v == 0 ||
+	    q->load.dedup == NULL || q->load.dedup->version != 0)
+		return SLUICE_ECORRUPT;
+	q->load.dedup->version = v;
 	return 0;
 }
 
@@ -597,6 +611,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_TASKVER:
 		return l->phase == QSNAP_TASK || l->phase == QSNAP_REPL ||
 		    l->phase == QSNAP_TASKVER;
+	case QSNAP_DEDUPVER:
+		return l->phase == QSNAP_DEDUP;
 	case QSNAP_DEDUP:
 	case QSNAP_END:
 	case QSNAP_HOURLY:
@@ -636,6 +652,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_TASKVER:
 		rc = load_taskver(q, &r);
+		break;
+	case QSNAP_DEDUPVER:
+		rc = load_dedupver(q, &r);
 		break;
 	case QSNAP_TUBE_SET:
 		rc = load_tube_set(q, &r);

@@ -751,7 +751,8 @@ qs_view(const struct task *t, struct queue_task_view *out)
 	if (e->key != NULL) {
 		out->key = e->key->key;
 		out->key_len = e->key->len;
-		out->version = task_version(t);
+		/* a done task's: its dedup entry keeps it */
+		out->version = e->key->version;
 	}
 	if (e->error != NULL) {
 		out->last_error = e->error;

@@ -43,8 +43,9 @@ struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
 	uint32_t version;  /* META's: the layout of the entries that follow */
 	struct task *last; /* the task a REPL entry belongs to */
-	uint64_t ndedup;   /* DEDUP entries loaded */
-	uint64_t ntasks;   /* as META counts them */
+	struct keyent *dedup; /* the key of the last DEDUP entry (DEDUPVER) */
+	uint64_t ndedup;      /* DEDUP entries loaded */
+	uint64_t ntasks;      /* as META counts them */
 	uint64_t ntaken;
 	uint64_t nkeys;
 	uint64_t nplaced; /* of ntasks - ntaken, not yet in a TUBE count */

@@ -219,7 +219,10 @@ struct queue_put_res {
  * taken task, with its pending replacement). When the live task's version
  * (its pending replacement's, if it has one) is >= if_newer, nothing
  * changes: out->type = QREC_NONE, res names the task with created and
- * replaced false and stale true. */
+ * replaced false and stale true. So too with no live task, when the key's
+ * task completed (ack) within the dedup window with a version >=
+ * if_newer: the key's reservation keeps that version, and res names the
+ * finished task. */
 int queue_decide_put(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);
@@ -903,6 +906,7 @@ int queue_check(const struct queue *q, const char **why);
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
+ *   DEDUPVER u64 version     (after a DEDUP whose task had a version)
  *   HOURLY str16 tube, its totals                (each tube with statistics)
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
@@ -915,6 +919,7 @@ enum queue_snap_type {
 	QSNAP_DEDUP = 5,
 	QSNAP_END = 6,
 	QSNAP_TASKVER = 7,
+	QSNAP_DEDUPVER = 8,
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20

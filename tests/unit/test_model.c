@@ -114,6 +114,7 @@ struct model {
 	/* by key of a tube, tube * NKEY + key (keys are per tube) */
 	uint64_t dedup_id[NTUBE * NKEY]; /* 0: no entry */
 	int64_t dedup_exp[NTUBE * NKEY];
+	uint64_t dedup_ver[NTUBE * NKEY]; /* the finished task's version */
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
 	struct mev *ev; /* every event the hourly statistics count */
@@ -200,6 +201,7 @@ m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 	if (t->key >= 0) {
 		m->dedup_id[t->key] = completed ? t->id : 0;
 		m->dedup_exp[t->key] = completed ? now + m->cfg.dedup_ms : 0;
+		m->dedup_ver[t->key] = completed ? t->ver : 0;
 	}
 	*t = m->t[--m->n];
 }
@@ -757,6 +759,17 @@ op_put(struct run *r)
 		}
 		return;
 	}
+	/* a versioned replace after the key's task finished, within the
+	 * window: compared with the finished task's version */
+	if (live == NULL && key >= 0 && req.if_newer != 0 &&
+	    m->dedup_id[key] != 0 && m->dedup_exp[key] > now &&
+	    m->dedup_ver[key] >= req.if_newer) {
+		assert_int_equal(rc, 0);
+		assert_int_equal(rec.type, QREC_NONE);
+		assert_true(res.stale && !res.replaced && !res.created);
+		assert_true(res.id == m->dedup_id[key]);
+		return;
+	}
 	if (live != NULL ||
 	    (key >= 0 && !req.replace && m->dedup_id[key] != 0 &&
 	        m->dedup_exp[key] > now)) {
@@ -881,6 +894,7 @@ m_done(struct model *m, struct mt *t, int64_t now, int res)
 	if (t->key >= 0) {
 		m->dedup_id[t->key] = t->id;
 		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+		m->dedup_ver[t->key] = t->ver;
 		t->key = -1;
 	}
 	while (m_count_done(m) > m->cfg.max_done) {
@@ -1628,8 +1642,11 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
-	/* a done task is history: its version went with its live key */
-	assert_true(v.version == (t->state == M_DONE ? 0 : t->ver));
+	/* a done task shows its version while its key is reserved */
+	assert_true(v.version ==
+	    (t->state != M_DONE ? t->ver
+	            : key >= 0  ? t->ver
+	                        : 0));
 	if (v.replace_pending)
 		assert_true(v.repl.version == t->r_ver);
 }
