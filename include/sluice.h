@@ -484,6 +484,22 @@ SLUICE_API int sluice_release(struct sluice_client *c, uint64_t id,
     uint64_t lease, uint64_t delay_ms, int64_t priority,
     struct sluice_after *after);
 
+/* The options of sluice_release_opts(). */
+struct sluice_release_opts {
+	uint64_t delay_ms; /* as sluice_release's */
+	int64_t priority;  /* as sluice_release's: < 0 keeps it */
+	int front; /* 1: ready at once at the place it had before the take
+	              (its original order among the tasks of its priority),
+	              instead of behind the tasks already due; with a delay:
+	              SLUICE_EINVAL. A server older than this option answers
+	              SLUICE_EPROTO. */
+};
+
+/* sluice_release with options (NULL fields are not allowed: fill all). */
+SLUICE_API int sluice_release_opts(struct sluice_client *c, uint64_t id,
+    uint64_t lease, const struct sluice_release_opts *o,
+    struct sluice_after *after);
+
 /* Failed, with `error` (NULL: none; up to 1024 bytes, else SLUICE_ELIMIT)
  * as its last error. Delayed by `delay_ms`, or with `delay_ms` < 0 by the
  * server's backoff (1 s doubling per attempt, at most 1 h); buried when

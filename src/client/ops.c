@@ -292,17 +292,31 @@ int
 sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
     uint64_t delay_ms, int64_t priority, struct sluice_after *after)
 {
+	struct sluice_release_opts o = { delay_ms, priority, 0 };
+
+	return sluice_release_opts(c, id, lease, &o, after);
+}
+
+int
+sluice_release_opts(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const struct sluice_release_opts *o, struct sluice_after *after)
+{
 	struct msg_req q = { .op = MSG_OP_RELEASE,
-		.release = { .id = id, .delay = delay_ms } };
+		.release = { .id = id, .delay = o->delay_ms } };
 
 	q.release.lease = lease_or_force(lease, &q.release.force);
 	q.release.report = true;
+	q.release.front = o->front != 0;
 
-	if (priority > (int64_t)UINT32_MAX)
+	if (o->priority > (int64_t)UINT32_MAX)
 		return ops_bad_arg(c, "release: priority above 4294967295");
-	if (priority >= 0) {
+	if (o->front && o->delay_ms != 0)
+		return ops_bad_arg(c,
+		    "release: front takes no delay (the task "
+		    "goes back at its place at once)");
+	if (o->priority >= 0) {
 		q.release.set_priority = true;
-		q.release.priority = (uint32_t)priority;
+		q.release.priority = (uint32_t)o->priority;
 	}
 	return call_after(c, &q, after);
 }

@@ -262,6 +262,7 @@ struct msg_release {
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
+	bool front; /* flag 0x02: ready at its place before the take */
 };
 
 struct msg_fail {

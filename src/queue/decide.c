@@ -474,6 +474,8 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	int64_t run_at;
 	int rc;
 
+	if (req->front && (req->run_at != 0 || req->delay_ms != 0))
+		return SLUICE_EINVAL;
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
 	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
@@ -483,7 +485,9 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return 0;
 	}
 	end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_WAIT);
-	out->u.end.run_at = run_at;
+	/* A taken task kept the run_at it was ready from (a take changes
+	 * none), at or before now: the RELEASE needs nothing new. */
+	out->u.end.run_at = req->front ? t->run_at : run_at;
 	out->u.end.pri = req->set_pri ? req->pri : t->pri;
 	return 0;
 }

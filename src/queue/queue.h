@@ -279,10 +279,15 @@ struct queue_release_req {
 	bool set_pri;
 	uint32_t pri;
 	bool force; /* the lease is not checked */
+	bool front; /* ready at its place before the take (its run_at) */
 };
 
-/* Back to the tube (delayed when asked), attempts kept. Errors: the lease
- * rule, SLUICE_EINVAL (delay or run_at out of range). */
+/* Back to the tube (delayed when asked), attempts kept. Ready by default
+ * as of now, behind the tasks already due; with `front`, at the run_at it
+ * had before the take, so that it keeps its place among the tasks of its
+ * priority (the ready order is priority, run_at, id). Errors: the lease
+ * rule, SLUICE_EINVAL (delay or run_at out of range, or given with
+ * front). */
 int queue_decide_release(struct queue *q, int64_t now,
     const struct queue_release_req *req, struct qrec *out);
 

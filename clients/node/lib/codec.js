@@ -342,7 +342,7 @@ const encode = {
     const w = lease(new Writer(), id, l, o.force).u64(o.delayMs ?? 0)
       .u32(o.priority ?? 0);
     return req('release', REPORT | bit(o.priority != null, 1) |
-      bit(o.force, FORCE), w, after);
+      bit(o.front, 2) | bit(o.force, FORCE), w, after);
   },
   fail(id, l, error = '', o = {}) {
     const w = lease(new Writer(), id, l, o.force).u64(o.delayMs ?? 0)

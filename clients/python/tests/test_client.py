@@ -301,6 +301,22 @@ class ClientTest(ServerTest):
         self.assertEqual(a.state, sluice.State.READY)
         self.assertEqual(self.c.peek(tid).payload, b"v2")
 
+    def test_release_front_keeps_the_place(self):
+        ids = [self.c.put("q", "t%d" % i).id for i in range(3)]
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[0])
+        # a plain release goes behind the tasks already due
+        self.c.release(t.id, t.lease)
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[1])
+        # front: back at the place it had before the take
+        self.assertEqual(self.c.release(t.id, t.lease, front=True).state,
+                         sluice.State.READY)
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[1])
+        with self.assertRaises(sluice.Invalid):
+            self.c.release(t.id, t.lease, front=True, delay_ms=1000)
+
     def test_asyncio_client(self):
         async def run():
             async with sluice.AsyncClient(self.srv.url, timeout=10) as c:
