@@ -796,12 +796,22 @@ struct sluice_error_count {
 	size_t nids;
 };
 
-/* The tasks of `tube` grouped by last error, most frequent first, each
- * group with example ids. Returns
- * 0, `*errors` and `*n` (free with sluice_errors_free()); SLUICE_ETUBE.
- * Retried after a lost connection. */
+/* The buried tasks of `tube` grouped by last error, most frequent first,
+ * each group with example ids (a task keeps its last error when it is
+ * retried and taken again: only the buried ones still wait for a person;
+ * sluice_errors_state counts others). Returns 0, `*errors` and `*n` (free
+ * with sluice_errors_free()); SLUICE_ETUBE. Retried after a lost
+ * connection. A server older than the state filter counts every live
+ * task. */
 SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n);
+
+/* sluice_errors of the tasks in `state`: SLUICE_READY, SLUICE_DELAYED,
+ * SLUICE_TAKEN, SLUICE_BURIED, or 0 for every live state (else
+ * SLUICE_EINVAL). A server older than the filter answers SLUICE_EPROTO
+ * for a state other than SLUICE_BURIED. */
+SLUICE_API int sluice_errors_state(struct sluice_client *c, const char *tube,
+    int state, struct sluice_error_count **errors, size_t *n);
 SLUICE_API void sluice_errors_free(struct sluice_error_count *errors);
 
 /* A distribution of durations in ms. total and max are exact; p50 and

@@ -453,6 +453,11 @@ enum msg_history_kind {
 struct msg_errors_req {
 	struct msg_str tube;
 	bool ids; /* flag 0x01: each group with up to MSG_ERROR_IDS ids */
+	/* flag 0x02: a u8 state follows the tube: the tasks counted are
+	 * those in it (MSG_ST_READY, _DELAYED, _TAKEN or _BURIED), or in
+	 * every live state (MSG_ST_NONE). Without it: buried. */
+	bool set_state;
+	uint8_t state;
 };
 
 /* delete_key, peek_key: a key of a tube. `key` first, as the member `key`

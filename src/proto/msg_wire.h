@@ -46,6 +46,7 @@ enum {
 	PAUSE_F_CREATE = 0x01,
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
 	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
+	ERRORS_F_STATE = 0x02,    /* errors request: a u8 state follows */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
 	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */

@@ -642,11 +642,15 @@ struct queue_error_group {
 	size_t nids;                   /* min(count, QUEUE_ERROR_IDS) */
 };
 
-/* The live tasks of a tube that have a last_error, grouped by its text,
- * most frequent first (ties by text); at most `max` groups into out[], *n
- * says how many. Errors: SLUICE_ETUBE, SLUICE_ENOMEM. */
+/* The live tasks of a tube in `state` (READY, DELAYED, TAKEN, BURIED, or
+ * QUEUE_ANY: every live state) that have a last_error, grouped by its
+ * text, most frequent first (ties by text); at most `max` groups into
+ * out[], *n says how many. A task keeps its last error when it is retried
+ * and taken again, so only BURIED counts the failures still waiting for
+ * a person. Errors: SLUICE_ETUBE, SLUICE_EINVAL (state), SLUICE_ENOMEM. */
 int queue_errors(struct queue *q, int64_t now, const char *tube,
-    size_t tube_len, struct queue_error_group *out, size_t max, size_t *n);
+    size_t tube_len, int state, struct queue_error_group *out, size_t max,
+    size_t *n);
 
 /* Cumulative event counts. */
 struct queue_counters {

@@ -415,9 +415,21 @@ http_api_tube_route(struct http_api_call *c)
 		req.tube = msg_cstr(tube);
 		http_api_send_shape(c, &req, SH_HOURS);
 	} else if (strcmp(verb, "errors") == 0) {
+		char st[16];
+
 		req.op = MSG_OP_ERRORS; /* with example ids, as json_errors */
 		req.errors.tube = msg_cstr(tube);
 		req.errors.ids = true;
+		/* ?state=buried (the default), ready, delayed, taken, all */
+		if (http_query_str(&c->q, "state", st, sizeof(st))) {
+			int s = state_of(st, true);
+
+			if (s < 0 || s == MSG_ST_DONE)
+				http_query_bad(&c->q, "state",
+				    "buried, ready, delayed, taken or all");
+			req.errors.set_state = s != MSG_ST_BURIED;
+			req.errors.state = (uint8_t)(s < 0 ? 0 : s);
+		}
 		http_api_send_shape(c, &req, SH_ERRORS);
 	} else { /* next */
 		char st[16] = "ready";
