@@ -1674,8 +1674,8 @@ compare_errors(struct run *r, int tube)
 		    m->t[i].state != M_DONE)
 			with[n++] = &m->t[i];
 	qsort(with, n, sizeof(with[0]), by_err);
-	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2, QUEUE_ANY, g,
-	                     MAXLIVE, &ng),
+	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2,
+	                     QUEUE_ANY, g, MAXLIVE, &ng),
 	    0);
 	for (i = 0; i < n; i = j) {
 		const char *text = with[i]->err;
