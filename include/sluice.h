@@ -484,18 +484,14 @@ SLUICE_API int sluice_release(struct sluice_client *c, uint64_t id,
     uint64_t lease, uint64_t delay_ms, int64_t priority,
     struct sluice_after *after);
 
-/* The options of sluice_release_opts(). */
+/* sluice_release, and `front` 1: ready at once at its place before the take
+ * (not behind the tasks due; with a delay SLUICE_EINVAL; SLUICE_EPROTO
+ * from a server older than it). */
 struct sluice_release_opts {
-	uint64_t delay_ms; /* as sluice_release's */
-	int64_t priority;  /* as sluice_release's: < 0 keeps it */
-	int front; /* 1: ready at once at the place it had before the take
-	              (its original order among the tasks of its priority),
-	              instead of behind the tasks already due; with a delay:
-	              SLUICE_EINVAL. A server older than this option answers
-	              SLUICE_EPROTO. */
+	uint64_t delay_ms;
+	int64_t priority;
+	int front;
 };
-
-/* sluice_release with options (NULL fields are not allowed: fill all). */
 SLUICE_API int sluice_release_opts(struct sluice_client *c, uint64_t id,
     uint64_t lease, const struct sluice_release_opts *o,
     struct sluice_after *after);
@@ -634,6 +630,20 @@ SLUICE_API int sluice_flush(
  * counts them. SLUICE_ETUBE. */
 SLUICE_API int sluice_delete_where(struct sluice_client *c, const char *tube,
     int state, uint64_t older_ms, uint64_t *deleted);
+
+/* sluice_delete_where of the tasks in any of `states` (SLUICE_STATE_BIT()s;
+ * taken only with `force`: leases end, holders' acks get ENOTFOUND) last
+ * changed (updated_at; by_created: created) older_ms ago or more. */
+#define SLUICE_STATE_BIT(s) (1u << (s))
+struct sluice_delete_where_opts {
+	unsigned states;
+	uint64_t older_ms;
+	int by_created;
+	int force;
+};
+SLUICE_API int sluice_delete_where_opts(struct sluice_client *c,
+    const char *tube, const struct sluice_delete_where_opts *o,
+    uint64_t *deleted);
 
 /* Releases every taken task of `tube` at once (an operator's act, as a
  * release with SLUICE_FORCE of each: the leases end, the tasks are ready
@@ -796,20 +806,12 @@ struct sluice_error_count {
 	size_t nids;
 };
 
-/* The buried tasks of `tube` grouped by last error, most frequent first,
- * each group with example ids (a task keeps its last error when it is
- * retried and taken again: only the buried ones still wait for a person;
- * sluice_errors_state counts others). Returns 0, `*errors` and `*n` (free
- * with sluice_errors_free()); SLUICE_ETUBE. Retried after a lost
- * connection. A server older than the state filter counts every live
- * task. */
+/* The buried tasks of `tube` (a retried task keeps its last error) grouped
+ * by last error, most frequent first, with example ids: 0, `*errors` and
+ * `*n` (free with sluice_errors_free()); SLUICE_ETUBE. sluice_errors_state:
+ * those in `state` (SLUICE_READY .. SLUICE_BURIED, 0: every live one). */
 SLUICE_API int sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n);
-
-/* sluice_errors of the tasks in `state`: SLUICE_READY, SLUICE_DELAYED,
- * SLUICE_TAKEN, SLUICE_BURIED, or 0 for every live state (else
- * SLUICE_EINVAL). A server older than the filter answers SLUICE_EPROTO
- * for a state other than SLUICE_BURIED. */
 SLUICE_API int sluice_errors_state(struct sluice_client *c, const char *tube,
     int state, struct sluice_error_count **errors, size_t *n);
 SLUICE_API void sluice_errors_free(struct sluice_error_count *errors);

@@ -614,6 +614,29 @@ sluice_delete_where(struct sluice_client *c, const char *tube, int state,
 }
 
 int
+sluice_delete_where_opts(struct sluice_client *c, const char *tube,
+    const struct sluice_delete_where_opts *o, uint64_t *deleted)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE_WHERE,
+		.where = { .tube = ops_tube_or_default(tube),
+		    .older = o->older_ms,
+		    .aged = true,
+		    .states = (uint8_t)o->states,
+		    .by = o->by_created ? MSG_AGE_CREATED : MSG_AGE_UPDATED,
+		    .force = o->force != 0 } };
+
+	if (o->states == 0 || (o->states & ~(unsigned)MSG_STATES_ALL) != 0)
+		return ops_bad_arg(c,
+		    "delete_where: the states are some of ready, delayed, "
+		    "taken, buried and done (SLUICE_STATE_BIT)");
+	if ((o->states & SLUICE_STATE_BIT(SLUICE_TAKEN)) && !o->force)
+		return ops_bad_arg(c,
+		    "delete_where: taken tasks are held by workers: force "
+		    "deletes them (their leases end)");
+	return call_u64(c, &q, deleted);
+}
+
+int
 sluice_release_all(
     struct sluice_client *c, const char *tube, uint64_t *released)
 {

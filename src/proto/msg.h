@@ -345,12 +345,26 @@ struct msg_list {
 	    after; /* a cursor: only ids above it (MSG_ORDER_ID); 0: none */
 };
 
-/* delete_where: a tube's tasks in one state, at least `older` ms old */
+/* delete_where: a tube's tasks in one state, at least `older` ms old;
+ * with `aged` (flag 0x01), in several states, by the time `by` names */
 struct msg_delete_where {
 	struct msg_str tube;
-	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE */
+	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE; with
+	                   aged: sent as 0 */
 	uint64_t older; /* ms; by created_at, a done task by finished_at */
+	bool aged;      /* flag 0x01: u8 states and u8 by follow `older` */
+	uint8_t states; /* aged: MSG_STATE_BIT()s of MSG_ST_READY.._DONE */
+	uint8_t by;     /* aged: MSG_AGE_* */
+	bool force;     /* flag 0x80: taken tasks may be named (their leases
+	                   end) */
 };
+
+enum {
+	MSG_AGE_UPDATED = 1,   /* from the task's last change (updated_at) */
+	MSG_AGE_CREATED = 2,   /* from its creation (created_at) */
+	MSG_STATES_ALL = 0x3e, /* the bits of MSG_ST_READY .. MSG_ST_DONE */
+};
+#define MSG_STATE_BIT(s) ((uint8_t)(1u << (s)))
 
 struct msg_pause {
 	struct msg_str tube;

@@ -51,7 +51,9 @@ enum {
 	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
 	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */
 	TUBE_DELETE_F_FORCE = 0x01,
-	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
+	WHERE_F_AGED = 0x01,  /* delete_where: u8 states, u8 by follow */
+	WHERE_F_FORCE = 0x80, /* delete_where: taken tasks too */
+	KEY_F_TUBE = 0x01,    /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,

@@ -284,6 +284,14 @@ void qs_pause(struct queue *q, struct tube *tb, int64_t until);
  * the time it finished. */
 int64_t qs_age_time(const struct task *t);
 
+/* The tasks of tube `tb` in any of `states` (QREC_STATE_BIT()s) whose time
+ * `by` (enum qrec_age_by; 0: qs_age_time) is at or before `before`: how
+ * many, and when `out` is not NULL (room for tube_tasks(tb)), the tasks
+ * themselves. What DELETE_WHERE and DELETE_AGED
+ * cancel, and what their decide counts. */
+size_t qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
+    uint8_t by, int64_t before, struct task **out);
+
 /* How long a task whose lease was lost waits before it is ready again,
  * after `attempts` takes: the one place that reads the retry policy of
  * lost leases: the tube's own lost-lease setting, else the server's

@@ -415,15 +415,26 @@ int64_t queue_keep_done_ms(
 struct queue_delete_where_req {
 	const char *tube;
 	size_t tube_len;
-	int state;     /* READY, DELAYED, BURIED or DONE */
-	int64_t older; /* ms: created_at (done: finished_at) <= now - older */
+	int state;     /* READY, DELAYED, BURIED or DONE; 0 with `states` */
+	int64_t older; /* ms: created_at (done: finished_at) <= now - older,
+	                  or by `by` */
+	/* Several states at once (QREC_STATE_BIT()s; 0: `state` alone), TAKEN
+	 * among them only with force. */
+	uint8_t states;
+	uint8_t by; /* enum qrec_age_by: the age counts from the last change
+	               or the creation; 0: as above (one state only) */
+	bool force; /* taken tasks may be named: their leases end */
 };
 
 /* Cancels, in one record, every task of the tube in `state` that is at
  * least `older` ms old: by created_at, or for a done task by the time it
- * finished. Their keys are free at once. *count says how many it removes
- * (QREC_NONE when none). Errors: SLUICE_ETUBE, SLUICE_EINVAL (state,
- * older out of range). */
+ * finished (a DELETE_WHERE). With `by`, or several `states`, every task in
+ * any of them whose updated_at (QREC_BY_UPDATED: its last change) or
+ * created_at (QREC_BY_CREATED) is at least `older` ms ago (a DELETE_AGED);
+ * a taken task (force) loses its lease, and its holder's ack then finds
+ * no such task. Their keys are free at once. *count says how many it
+ * removes (QREC_NONE when none). Errors: SLUICE_ETUBE, SLUICE_EINVAL
+ * (state, states, by, older out of range, taken without force). */
 int queue_decide_delete_where(struct queue *q, int64_t now,
     const struct queue_delete_where_req *req, struct qrec *out,
     uint64_t *count);

@@ -86,7 +86,6 @@ enum {
 	OPT_DONE,
 	OPT_OLDER_THAN,
 	OPT_CREATED_BEFORE, /* delete: by creation */
-	OPT_TAKEN,          /* delete: taken tasks too (with --force) */
 	OPT_FRONT,          /* release: back at its place */
 	OPT_PAUSE_OK,       /* work: pauses */
 	OPT_PAUSE_ERROR,

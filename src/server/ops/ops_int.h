@@ -151,8 +151,9 @@ void ops_tube(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 void ops_kick(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_flush(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
-void ops_delete_where(
-    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+/* `peer`: who asked, for a forced one (taken tasks), which is logged. */
+void ops_delete_where(struct core *c, struct face_ctx *ctx,
+    const struct msg_req *req, const char *peer);
 void ops_pause(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 
