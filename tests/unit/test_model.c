@@ -986,7 +986,12 @@ op_release(struct run *r)
 		req.set_pri = true;
 		req.pri = (uint32_t)rnd(r, 40);
 	}
-	want = m_leased(m, req.id, req.lease, req.force, &t);
+	/* front: back where it waited before the take; with a delay the
+	 * request is refused whatever the task */
+	req.front = rnd(r, 4) == 0;
+	want = req.front && req.delay_ms != 0
+	    ? SLUICE_EINVAL
+	    : m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_release(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -998,7 +1003,8 @@ op_release(struct run *r)
 		return;
 	}
 	t->state = M_WAIT;
-	t->run_at = now + req.delay_ms;
+	if (!req.front) /* front keeps the run_at it was ready from */
+		t->run_at = now + req.delay_ms;
 	if (req.set_pri)
 		t->pri = req.pri;
 	m_unlease(t);
@@ -1666,16 +1672,21 @@ compare_errors(struct run *r, int tube)
 {
 	static const struct mt *with[MAXLIVE];
 	static struct queue_error_group g[MAXLIVE];
+	static const int states[] = { QUEUE_ANY, QUEUE_READY, QUEUE_DELAYED,
+		QUEUE_TAKEN, QUEUE_BURIED };
+	int state = states[rnd(r, 5)];
 	struct model *m = r->m;
 	size_t n = 0, ng = 0, i, j;
 
 	for (i = 0; i < m->n; i++)
 		if (m->t[i].tube == tube && m->t[i].has_err &&
-		    m->t[i].state != M_DONE)
+		    m->t[i].state != M_DONE &&
+		    (state == QUEUE_ANY ||
+		        m_state(&m->t[i], r->h.now) == state))
 			with[n++] = &m->t[i];
 	qsort(with, n, sizeof(with[0]), by_err);
 	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2,
-	                     QUEUE_ANY, g, MAXLIVE, &ng),
+	                     state, g, MAXLIVE, &ng),
 	    0);
 	for (i = 0; i < n; i = j) {
 		const char *text = with[i]->err;
