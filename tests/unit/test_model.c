@@ -1328,6 +1328,66 @@ m_state(const struct mt *t, int64_t now)
 	}
 }
 
+/* Whether a DELETE_AGED of `states`, `by`, cut at `before` takes t. The
+ * model keeps no updated_at: that one time comes from the queue (the rest
+ * of the model checks every change that moves it). */
+static bool
+m_aged(struct run *r, const struct mt *t, int tube, uint8_t states, uint8_t by,
+    int64_t before)
+{
+	struct queue_task_view v;
+	int64_t at = t->created;
+
+	if (t->tube != tube || !(states & QREC_STATE_BIT(m_state(t, r->h.now))))
+		return false;
+	if (by == QREC_BY_UPDATED) {
+		assert_int_equal(queue_peek(r->h.q, r->h.now, t->id, &v), 0);
+		at = v.updated_at;
+	}
+	return at <= before;
+}
+
+/* delete by states and the last change or the creation (DELETE_AGED):
+ * taken tasks only with force; the tasks counted are those removed. */
+static void
+op_delete_aged(struct run *r, int tube, struct queue_delete_where_req *req)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now, before = now - req->older;
+	uint64_t count = 0, want = 0;
+	struct qrec rec;
+	bool *take = calloc(MAXLIVE, sizeof(*take));
+	int rc;
+
+	assert_non_null(take);
+	req->state = 0;
+	req->states = (uint8_t)(QREC_STATE_BIT(1 + rnd(r, 5)) |
+	    (rnd(r, 2) ? QREC_STATE_BIT(1 + rnd(r, 5)) : 0));
+	req->by = rnd(r, 2) ? QREC_BY_UPDATED : QREC_BY_CREATED;
+	req->force = rnd(r, 2) == 0;
+	for (size_t i = 0; i < m->n; i++)
+		if ((take[i] = m_aged(
+		         r, &m->t[i], tube, req->states, req->by, before)))
+			want++;
+	rc = queue_decide_delete_where(r->h.q, now, req, &rec, &count);
+	if ((req->states & QREC_STATE_BIT(QUEUE_TAKEN)) && !req->force) {
+		assert_int_equal(rc, SLUICE_EINVAL);
+		free(take);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(count == want);
+	assert_true((rec.type == QREC_NONE) == (want == 0));
+	commit(r, &rec);
+	for (size_t i = m->n; i-- > 0;) {
+		if (!take[i])
+			continue;
+		m->ctr[tube].del++;
+		m_gone(m, &m->t[i], now, false);
+	}
+	free(take);
+}
+
 static void
 op_delete_where(struct run *r)
 {
@@ -1341,6 +1401,10 @@ op_delete_where(struct run *r)
 	uint64_t count = 0, want = 0;
 	struct qrec rec;
 
+	if (rnd(r, 2) == 0) {
+		op_delete_aged(r, tube, &req);
+		return;
+	}
 	for (size_t i = 0; i < m->n; i++)
 		want += m->t[i].tube == tube &&
 		    m_state(&m->t[i], now) == req.state &&
