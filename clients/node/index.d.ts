@@ -136,7 +136,8 @@ export class Client {
     top?: number; limit?: number; after?: number }): Promise<Stats>;
   statsHourly(tube?: string): Promise<Hour[]>;
   history(tube?: string, secs?: number): Promise<History>;
-  errors(tube: string, options?: { ids?: boolean }): Promise<ErrorGroup[]>;
+  errors(tube: string, options?: { ids?: boolean;
+    state?: State | 'all' }): Promise<ErrorGroup[]>;
   pause(tube: string, durationMs: number, options?: { create?: boolean }): Promise<number>;
   tubeSet(tube: string, options: { ttrMs?: number; maxAttempts?: number;
     backoff?: [number, number]; keepDoneMs?: number;

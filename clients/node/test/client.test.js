@@ -159,6 +159,16 @@ test('release front keeps the place the task had', async (t) => {
   await c.release(w.id, w.lease, { front: true });
   [w] = await c.take('q');
   assert.strictEqual(w.id, ids[1]);
+  // errors: the buried tasks by default, any live state on request
+  await c.fail(w.id, w.lease, 'retry me', { delayMs: 60000 });
+  [w] = await c.take('q');
+  await c.bury(w.id, w.lease, { error: 'poison' });
+  assert.deepStrictEqual((await c.errors('q')).map((g) => g.error),
+    ['poison']);
+  assert.deepStrictEqual((await c.errors('q', { state: 'delayed' }))
+    .map((g) => g.error), ['retry me']);
+  assert.deepStrictEqual((await c.errors('q', { state: 'all' }))
+    .map((g) => g.error).sort(), ['poison', 'retry me']);
 });
 
 test('a follower named first sends writes to the leader', async (t) => {

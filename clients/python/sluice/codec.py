@@ -571,9 +571,15 @@ class Operations:
                                 + struct.pack("<I", secs), _history,
                                 safe=True))
 
-    def errors(self, tube, *, ids=True):
-        """The tube's last errors, grouped, most frequent first."""
-        return self._do(Request("errors", _flag(ids, 0x01), str16(tube),
+    def errors(self, tube, *, ids=True, state=None):
+        """The last errors of the tube's buried tasks (a retried task
+        keeps its last error), grouped, most frequent first; state: of
+        the tasks in that State instead, 0 of every live task."""
+        other = state is not None and int(state) != 4
+        body = str16(tube) + (struct.pack("<B", int(state)) if other
+                              else b"")
+        return self._do(Request("errors", _flag(ids, 0x01)
+                                | _flag(other, 0x02), body,
                                 _error_groups, safe=True))
 
     # -- tubes

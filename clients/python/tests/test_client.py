@@ -317,6 +317,23 @@ class ClientTest(ServerTest):
         with self.assertRaises(sluice.Invalid):
             self.c.release(t.id, t.lease, front=True, delay_ms=1000)
 
+    def test_errors_count_the_buried_by_default(self):
+        self.c.put("e", "a")
+        self.c.put("e", "b")
+        [t] = self.c.take("e")
+        self.c.fail(t.id, t.lease, "retry me", delay_ms=60000)
+        [t] = self.c.take("e")
+        self.c.bury(t.id, t.lease, error="poison")
+        self.assertEqual([(g.error, g.count) for g in self.c.errors("e")],
+                         [("poison", 1)])
+        self.assertEqual(
+            [g.error for g in self.c.errors("e",
+                                            state=sluice.State.DELAYED)],
+            ["retry me"])
+        self.assertEqual(
+            sorted(g.error for g in self.c.errors("e", state=0)),
+            ["poison", "retry me"])
+
     def test_asyncio_client(self):
         async def run():
             async with sluice.AsyncClient(self.srv.url, timeout=10) as c:
