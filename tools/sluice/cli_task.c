@@ -268,7 +268,8 @@ static const char delete_usage[] =
     "                     --created-before DUR) [--force] [--json]\n";
 static const char delete_help[] =
     "\nDeletes a task in any state, by id or by key, every task of a "
-    "tube,\nor a tube's tasks in one state by age.\n"
+    "tube,\nor a tube's tasks in some states by age (since their last "
+    "change,\nor their creation).\n"
     "Several IDs go in requests of up to 1000 (one commit each), each task\n"
     "deleted or refused on its own: \"deleted ID\" per task on stdout, the\n"
     "reason of each refused one on stderr (exit 1 when any was).\n\n"
