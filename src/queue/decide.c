@@ -304,11 +304,13 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
-	/* The key's task completed within the dedup window: a versioned
-	 * replace compares with the version of the work already done, so
-	 * that a late put of older content does not run it again. */
+	/* The key's task completed within the dedup window, or is still
+	 * kept as done: a versioned replace compares with the version of
+	 * the work already done, so that a late put of older content does
+	 * not run it again. */
 	if (ke != NULL && ke->task == NULL && req->if_newer != 0 &&
-	    ke->expires > now && ke->version >= req->if_newer) {
+	    (ke->expires > now || qs_key_task(q, ke) != NULL) &&
+	    ke->version >= req->if_newer) {
 		out->type = QREC_NONE;
 		put_res(a->res, ke->id, false, false);
 		a->res->stale = true;
@@ -652,7 +654,10 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 			return SLUICE_ETUBE;
 		ke =
 		    qs_key(q, req->tube, req->tube_len, req->key, req->key_len);
-		t = qs_key_task(q, ke);
+		/* a done task only while its key is reserved (not held) */
+		t = ke != NULL && ke->task == NULL && ke->held
+		    ? NULL
+		    : qs_key_task(q, ke);
 	}
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;

@@ -110,6 +110,11 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 		buf_put_escaped(out, e->key->key, e->key->len);
 		if (e->key->version != 0)
 			buf_printf(out, " version=%" PRIu64, e->key->version);
+	} else if (e != NULL && e->key != NULL && e->key->held) {
+		/* its reservation ended; the version stays with the task */
+		buf_printf(out, " held_key=");
+		buf_put_escaped(out, e->key->key, e->key->len);
+		buf_printf(out, " version=%" PRIu64, e->key->version);
 	}
 	if (e != NULL && e->error != NULL) {
 		buf_printf(out, " error=");

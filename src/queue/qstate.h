@@ -90,6 +90,7 @@ struct queue {
 	uint64_t ndedup;
 	uint64_t nkeys;    /* live tasks with a key */
 	uint64_t nanykeys; /* dedup entries of every tube (tube_len 0) */
+	uint64_t nheld;    /* held key entries (task.h) */
 	uint64_t ntasks;
 	uint64_t count[QUEUE_STATE_END_]; /* tasks by state */
 	uint64_t next_id;

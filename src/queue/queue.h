@@ -925,6 +925,8 @@ int queue_check(const struct queue *q, const char **why);
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
+ *   KEYHELD u64 id, u64 version, str16 key, str16 tube (a done task
+ *           whose key's reservation ended, kept for its version)
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
  *   DEDUPVER u64 version     (after a DEDUP whose task had a version)
  *   HOURLY str16 tube, its totals                (each tube with statistics)
@@ -940,6 +942,7 @@ enum queue_snap_type {
 	QSNAP_END = 6,
 	QSNAP_TASKVER = 7,
 	QSNAP_DEDUPVER = 8,
+	QSNAP_KEYHELD = 9,
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20

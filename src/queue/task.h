@@ -33,10 +33,10 @@ struct repl {
 
 /* A key of a tube: of a live task (task != NULL), or reserved after its
  * task completed (task == NULL) until `expires`; such dedup entries are listed
- * oldest first through prev/next. A done task still points at its dedup
- * entry (ext->key) while the entry lasts. The key holds the client's
- * version of its task's content (a put with if_newer; 0: none), and keeps
- * it once the task completed, for the dedup window: a late put with an
+ * oldest first through prev/next (a held one is in no list). A done task still
+ * points at its dedup entry (ext->key) while the entry lasts. The key holds the
+ * client's version of its task's content (a put with if_newer; 0: none), and
+ * keeps it once the task completed, for the dedup window: a late put with an
  * older version finds the version of the work already done there. */
 struct keyent {
 	struct task *task;
@@ -50,7 +50,11 @@ struct keyent {
 	uint16_t tube_len; /* its tube's name's, after the key; 0: a
 	                      reservation in every tube (a dedup entry of a
 	                      snapshot older than keys per tube) */
-	char key[];        /* the key, then its tube's name */
+	/* Held: the reservation ended, but its done task is still kept and
+	 * had a version: the entry stays (out of the dedup list) for that
+	 * version, until the done task goes or a put takes the key. */
+	uint8_t held;
+	char key[]; /* the key, then its tube's name */
 };
 
 /* The name of the tube whose key this is (tube_len bytes). */

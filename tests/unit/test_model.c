@@ -183,6 +183,28 @@ m_done_by_key(struct model *m, int key, int64_t now)
 	return t != NULL && t->state == M_DONE ? t : NULL;
 }
 
+/* The done task a key's entry still names (reserved or not): its key stays
+ * with it while it is kept. */
+static struct mt *
+m_done_of_key(struct model *m, int key)
+{
+	struct mt *t;
+
+	if (m->dedup_id[key] == 0)
+		return NULL;
+	t = m_find(m, m->dedup_id[key]);
+	return t != NULL && t->state == M_DONE && t->dkey == key ? t : NULL;
+}
+
+/* A key whose reservation ended while its done task, which had a
+ * version, is still kept: held for that version, reserved no more. */
+static bool
+m_held(struct model *m, int key, int64_t now)
+{
+	return m->dedup_exp[key] <= now && m->dedup_ver[key] != 0 &&
+	    m_done_of_key(m, key) != NULL;
+}
+
 static bool
 m_ready(const struct mt *t, int64_t now)
 {
@@ -302,7 +324,8 @@ m_move_key(struct model *m, struct mt *t, int to, int64_t now)
 		return;
 	nk = to * NKEY + t->key % NKEY;
 	if (m_by_key(m, nk) != NULL ||
-	    (m->dedup_id[nk] != 0 && m->dedup_exp[nk] > now)) {
+	    (m->dedup_id[nk] != 0 && m->dedup_exp[nk] > now) ||
+	    m_held(m, nk, now)) {
 		t->key = -1;
 		t->ver = 0; /* a version is kept with the key */
 	} else {
@@ -762,7 +785,8 @@ op_put(struct run *r)
 	/* a versioned replace after the key's task finished, within the
 	 * window: compared with the finished task's version */
 	if (live == NULL && key >= 0 && req.if_newer != 0 &&
-	    m->dedup_id[key] != 0 && m->dedup_exp[key] > now &&
+	    m->dedup_id[key] != 0 &&
+	    (m->dedup_exp[key] > now || m_done_of_key(m, key) != NULL) &&
 	    m->dedup_ver[key] >= req.if_newer) {
 		assert_int_equal(rc, 0);
 		assert_int_equal(rec.type, QREC_NONE);
@@ -1712,11 +1736,15 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
-	/* a done task shows its version while its key is reserved */
+	/* a done task shows its version while its key is reserved, or
+	 * held for it */
 	assert_true(v.version ==
 	    (t->state != M_DONE ? t->ver
 	            : key >= 0  ? t->ver
-	                        : 0));
+	            : t->dkey >= 0 && m_held(r->m, t->dkey, r->h.now) &&
+	                m_done_of_key(r->m, t->dkey) == t
+	            ? t->ver
+	            : 0));
 	if (v.replace_pending)
 		assert_true(v.repl.version == t->r_ver);
 }

@@ -73,6 +73,8 @@ snap_entry_name(uint16_t type)
 		return "TASKVER";
 	case QSNAP_DEDUPVER:
 		return "DEDUPVER";
+	case QSNAP_KEYHELD:
+		return "KEYHELD";
 	case QSNAP_TUBE_SET:
 		return "TUBE_SET";
 	}
