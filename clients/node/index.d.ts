@@ -107,7 +107,7 @@ export class Client {
   ack(id: number, lease: number, options?: { toTube?: string;
     result?: string; force?: boolean }): Promise<After>;
   release(id: number, lease: number, options?: { delayMs?: number;
-    priority?: number; force?: boolean }): Promise<After>;
+    priority?: number; force?: boolean; front?: boolean }): Promise<After>;
   fail(id: number, lease: number, error?: string, options?: {
     delayMs?: number; fatal?: boolean; force?: boolean }): Promise<After>;
   touch(id: number, lease: number, options?: { force?: boolean }): Promise<After>;
@@ -136,7 +136,8 @@ export class Client {
     top?: number; limit?: number; after?: number }): Promise<Stats>;
   statsHourly(tube?: string): Promise<Hour[]>;
   history(tube?: string, secs?: number): Promise<History>;
-  errors(tube: string, options?: { ids?: boolean }): Promise<ErrorGroup[]>;
+  errors(tube: string, options?: { ids?: boolean;
+    state?: State | 'all' }): Promise<ErrorGroup[]>;
   pause(tube: string, durationMs: number, options?: { create?: boolean }): Promise<number>;
   tubeSet(tube: string, options: { ttrMs?: number; maxAttempts?: number;
     backoff?: [number, number]; keepDoneMs?: number;

@@ -292,17 +292,31 @@ int
 sluice_release(struct sluice_client *c, uint64_t id, uint64_t lease,
     uint64_t delay_ms, int64_t priority, struct sluice_after *after)
 {
+	struct sluice_release_opts o = { delay_ms, priority, 0 };
+
+	return sluice_release_opts(c, id, lease, &o, after);
+}
+
+int
+sluice_release_opts(struct sluice_client *c, uint64_t id, uint64_t lease,
+    const struct sluice_release_opts *o, struct sluice_after *after)
+{
 	struct msg_req q = { .op = MSG_OP_RELEASE,
-		.release = { .id = id, .delay = delay_ms } };
+		.release = { .id = id, .delay = o->delay_ms } };
 
 	q.release.lease = lease_or_force(lease, &q.release.force);
 	q.release.report = true;
+	q.release.front = o->front != 0;
 
-	if (priority > (int64_t)UINT32_MAX)
+	if (o->priority > (int64_t)UINT32_MAX)
 		return ops_bad_arg(c, "release: priority above 4294967295");
-	if (priority >= 0) {
+	if (o->front && o->delay_ms != 0)
+		return ops_bad_arg(c,
+		    "release: front takes no delay (the task "
+		    "goes back at its place at once)");
+	if (o->priority >= 0) {
 		q.release.set_priority = true;
-		q.release.priority = (uint32_t)priority;
+		q.release.priority = (uint32_t)o->priority;
 	}
 	return call_after(c, &q, after);
 }
@@ -596,6 +610,29 @@ sluice_delete_where(struct sluice_client *c, const char *tube, int state,
 		return ops_bad_arg(c,
 		    "delete_where: the state is ready, delayed, buried or "
 		    "done");
+	return call_u64(c, &q, deleted);
+}
+
+int
+sluice_delete_where_opts(struct sluice_client *c, const char *tube,
+    const struct sluice_delete_where_opts *o, uint64_t *deleted)
+{
+	struct msg_req q = { .op = MSG_OP_DELETE_WHERE,
+		.where = { .tube = ops_tube_or_default(tube),
+		    .older = o->older_ms,
+		    .aged = true,
+		    .states = (uint8_t)o->states,
+		    .by = o->by_created ? MSG_AGE_CREATED : MSG_AGE_UPDATED,
+		    .force = o->force != 0 } };
+
+	if (o->states == 0 || (o->states & ~(unsigned)MSG_STATES_ALL) != 0)
+		return ops_bad_arg(c,
+		    "delete_where: the states are some of ready, delayed, "
+		    "taken, buried and done (SLUICE_STATE_BIT)");
+	if ((o->states & SLUICE_STATE_BIT(SLUICE_TAKEN)) && !o->force)
+		return ops_bad_arg(c,
+		    "delete_where: taken tasks are held by workers: force "
+		    "deletes them (their leases end)");
 	return call_u64(c, &q, deleted);
 }
 

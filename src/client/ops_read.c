@@ -145,6 +145,13 @@ int
 sluice_errors(struct sluice_client *c, const char *tube,
     struct sluice_error_count **errors, size_t *n)
 {
+	return sluice_errors_state(c, tube, SLUICE_BURIED, errors, n);
+}
+
+int
+sluice_errors_state(struct sluice_client *c, const char *tube, int state,
+    struct sluice_error_count **errors, size_t *n)
+{
 	struct msg_req q = { .op = MSG_OP_ERRORS,
 		.errors = { ops_tube_or_default(tube), true } };
 	struct msg_rep r;
@@ -152,6 +159,15 @@ sluice_errors(struct sluice_client *c, const char *tube,
 
 	if (c == NULL || errors == NULL || n == NULL)
 		return ops_bad_arg(c, "errors: no place for the result");
+	if (state != 0 && state != SLUICE_READY && state != SLUICE_DELAYED &&
+	    state != SLUICE_TAKEN && state != SLUICE_BURIED)
+		return ops_bad_arg(c,
+		    "errors: the state is none of ready, delayed, taken, "
+		    "buried or 0 (every live state)");
+	/* Buried is what a request without the flag counts: an older
+	 * server then still answers. */
+	q.errors.set_state = state != SLUICE_BURIED;
+	q.errors.state = (uint8_t)state;
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	return result_errors(&r.errors, errors, n);

@@ -262,6 +262,7 @@ struct msg_release {
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
+	bool front; /* flag 0x02: ready at its place before the take */
 };
 
 struct msg_fail {
@@ -347,13 +348,27 @@ struct msg_list {
 	    after; /* a cursor: only ids above it (MSG_ORDER_ID); 0: none */
 };
 
-/* delete_where: a tube's tasks in one state, at least `older` ms old */
+/* delete_where: a tube's tasks in one state, at least `older` ms old;
+ * with `aged` (flag 0x01), in several states, by the time `by` names */
 struct msg_delete_where {
 	struct msg_str tube;
-	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE */
+	uint8_t state;  /* MSG_ST_READY, _DELAYED, _BURIED or _DONE; with
+	                   aged: sent as 0 */
 	uint64_t older; /* ms; by created_at, a done task by finished_at */
 	bool dry;       /* count the tasks it would delete, delete none */
+	bool aged;      /* flag 0x01: u8 states and u8 by follow `older` */
+	uint8_t states; /* aged: MSG_STATE_BIT()s of MSG_ST_READY.._DONE */
+	uint8_t by;     /* aged: MSG_AGE_* */
+	bool force;     /* flag 0x80: taken tasks may be named (their leases
+	                   end) */
 };
+
+enum {
+	MSG_AGE_UPDATED = 1,   /* from the task's last change (updated_at) */
+	MSG_AGE_CREATED = 2,   /* from its creation (created_at) */
+	MSG_STATES_ALL = 0x3e, /* the bits of MSG_ST_READY .. MSG_ST_DONE */
+};
+#define MSG_STATE_BIT(s) ((uint8_t)(1u << (s)))
 
 struct msg_pause {
 	struct msg_str tube;
@@ -456,6 +471,11 @@ enum msg_history_kind {
 struct msg_errors_req {
 	struct msg_str tube;
 	bool ids; /* flag 0x01: each group with up to MSG_ERROR_IDS ids */
+	/* flag 0x02: a u8 state follows the tube: the tasks counted are
+	 * those in it (MSG_ST_READY, _DELAYED, _TAKEN or _BURIED), or in
+	 * every live state (MSG_ST_NONE). Without it: buried. */
+	bool set_state;
+	uint8_t state;
 };
 
 /* delete_key, peek_key: a key of a tube. `key` first, as the member `key`

@@ -144,6 +144,7 @@ msg_lease_get_req(
 		q->release.delay = rd_u64(r);
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
+		q->release.front = flags & RELEASE_F_FRONT;
 		q->release.force = flags & LEASE_F_FORCE;
 		q->release.report = flags & LEASE_F_REPORT;
 		NEED(r);
@@ -187,6 +188,7 @@ msg_lease_req_flags(const struct msg_req *q)
 		    (q->ack.result.len > 0 ? ACK_F_RESULT : 0);
 	case MSG_OP_RELEASE:
 		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
+		    (q->release.front ? RELEASE_F_FRONT : 0) |
 		    (q->release.force ? LEASE_F_FORCE : 0) |
 		    (q->release.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_FAIL:

@@ -286,6 +286,14 @@ msg_next_hour(struct msg_iter *it, struct msg_hour *out)
 
 /* ---- requests ---------------------------------------------------------- */
 
+/* The states errors can count: a live one, or every live one (NONE). */
+static bool
+errors_state_valid(uint8_t st)
+{
+	return st == MSG_ST_NONE || st == MSG_ST_READY ||
+	    st == MSG_ST_DELAYED || st == MSG_ST_TAKEN || st == MSG_ST_BURIED;
+}
+
 /* Decodes the body of a request of this family (the head is checked). */
 static int
 msg_stats_get_req(
@@ -296,7 +304,13 @@ msg_stats_get_req(
 	switch (op) {
 	case MSG_OP_ERRORS:
 		q->errors.ids = flags & ERRORS_F_IDS;
-		return msg_get_tube(r, false, &q->errors.tube);
+		q->errors.set_state = flags & ERRORS_F_STATE;
+		TRY(msg_get_tube(r, false, &q->errors.tube));
+		if (!q->errors.set_state)
+			return 0;
+		q->errors.state = rd_u8(r);
+		NEED(r);
+		return errors_state_valid(q->errors.state) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_STATS:
 		q->stats.settings = flags & STATS_F_SETTINGS;
 		q->stats.durations = flags & STATS_F_DURATIONS;
@@ -332,7 +346,8 @@ msg_stats_req_flags(const struct msg_req *q)
 		    (q->stats.page ? STATS_F_PAGE : 0) |
 		    (q->stats.top ? STATS_F_TOP : 0);
 	case MSG_OP_ERRORS:
-		return q->errors.ids ? ERRORS_F_IDS : 0;
+		return (q->errors.ids ? ERRORS_F_IDS : 0) |
+		    (q->errors.set_state ? ERRORS_F_STATE : 0);
 	}
 	return 0;
 }
@@ -344,7 +359,12 @@ msg_stats_put_req(struct buf *b, const struct msg_req *q)
 {
 	switch (q->op) {
 	case MSG_OP_ERRORS:
-		return msg_put_tube(b, q->tube, false);
+		if (q->errors.set_state && !errors_state_valid(q->errors.state))
+			return SLUICE_EINVAL;
+		TRY(msg_put_tube(b, q->tube, false));
+		if (q->errors.set_state)
+			buf_put_u8(b, q->errors.state);
+		return 0;
 	case MSG_OP_STATS:
 		TRY(stats_part_check(&q->stats));
 		TRY(msg_put_tube(b, q->stats.tube, true));

@@ -8,11 +8,19 @@
 #include "proto/msg_wire.h"
 #include "sluice.h"
 
-/* The states a delete_where can name: every state but taken (a task
- * someone holds is deleted by id). */
+/* The states a delete_where can name: in its first form one state, every
+ * state but taken (a task someone holds is deleted by id); aged, any set
+ * of states (taken needs force, which the server checks, naming it), and
+ * the time the age counts from. */
 static bool
-where_state_valid(uint8_t st)
+where_valid(const struct msg_delete_where *w)
 {
+	uint8_t st = w->state;
+
+	if (w->aged)
+		return st == 0 && w->states != 0 &&
+		    (w->states & ~MSG_STATES_ALL) == 0 &&
+		    (w->by == MSG_AGE_UPDATED || w->by == MSG_AGE_CREATED);
 	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
 	    st == MSG_ST_BURIED || st == MSG_ST_DONE;
 }
@@ -125,8 +133,14 @@ msg_tube_get_req(
 		q->where.state = rd_u8(r);
 		q->where.older = rd_u64(r);
 		q->where.dry = flags & WHERE_F_DRY;
+		q->where.aged = flags & WHERE_F_AGED;
+		q->where.force = flags & WHERE_F_FORCE;
+		if (q->where.aged) {
+			q->where.states = rd_u8(r);
+			q->where.by = rd_u8(r);
+		}
 		NEED(r);
-		return where_state_valid(q->where.state) ? 0 : SLUICE_EINVAL;
+		return where_valid(&q->where) ? 0 : SLUICE_EINVAL;
 	case MSG_OP_PAUSE:
 		TRY(msg_get_tube(r, false, &q->pause.tube));
 		q->pause.duration = rd_u64(r);
@@ -146,12 +160,14 @@ msg_tube_req_flags(const struct msg_req *q)
 		return (q->kick.delayed ? KICK_F_DELAYED : 0) |
 		    (q->kick.error.len > 0 ? KICK_F_ERROR : 0) |
 		    (q->kick.dry ? KICK_F_DRY : 0);
-	case MSG_OP_DELETE_WHERE:
-		return q->where.dry ? WHERE_F_DRY : 0;
 	case MSG_OP_PAUSE:
 		return q->pause.create ? PAUSE_F_CREATE : 0;
 	case MSG_OP_TUBE_DELETE:
 		return q->tube_delete.force ? TUBE_DELETE_F_FORCE : 0;
+	case MSG_OP_DELETE_WHERE:
+		return (q->where.aged ? WHERE_F_AGED : 0) |
+		    (q->where.force ? WHERE_F_FORCE : 0) |
+		    (q->where.dry ? WHERE_F_DRY : 0);
 	}
 	return 0;
 }
@@ -190,11 +206,15 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 		buf_put_u64(b, q->pause.duration);
 		return 0;
 	case MSG_OP_DELETE_WHERE:
-		if (!where_state_valid(q->where.state))
+		if (!where_valid(&q->where))
 			return SLUICE_EINVAL;
 		TRY(msg_put_tube(b, q->where.tube, false));
 		buf_put_u8(b, q->where.state);
 		buf_put_u64(b, q->where.older);
+		if (q->where.aged) {
+			buf_put_u8(b, q->where.states);
+			buf_put_u8(b, q->where.by);
+		}
 		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;

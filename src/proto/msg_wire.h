@@ -27,6 +27,7 @@ enum {
 	TAKE_F_STRICT = 0x02,
 	TAKE_F_DURABLE = 0x04,
 	RELEASE_F_PRIORITY = 0x01,
+	RELEASE_F_FRONT = 0x02, /* back at its place before the take */
 	FAIL_F_DELAY = 0x01,
 	FAIL_F_FATAL = 0x02, /* buried at once, whatever the attempts */
 	BURY_F_ERROR = 0x01, /* an error text follows the lease */
@@ -36,7 +37,6 @@ enum {
 	KICK_F_ERROR = 0x02, /* a text follows n: only buried tasks of that
 	                       last error */
 	KICK_F_DRY = 0x80,   /* count what it would kick, kick nothing */
-	WHERE_F_DRY = 0x80,  /* delete_where: count, delete nothing */
 	TASK_F_DETACHED = 0x01,
 	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
 	TASK_F_DONE = 0x04,    /* a done task: its fields follow */
@@ -49,11 +49,15 @@ enum {
 	PAUSE_F_CREATE = 0x01,
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
 	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
+	ERRORS_F_STATE = 0x02,    /* errors request: a u8 state follows */
 	STATS_F_DURATIONS = 0x02, /* stats request: histograms in the pairs */
 	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
 	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */
 	TUBE_DELETE_F_FORCE = 0x01,
-	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
+	WHERE_F_AGED = 0x01,  /* delete_where: u8 states, u8 by follow */
+	WHERE_F_DRY = 0x40,   /* delete_where: count, delete nothing */
+	WHERE_F_FORCE = 0x80, /* delete_where: taken tasks too */
+	KEY_F_TUBE = 0x01,    /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,

@@ -20,6 +20,8 @@
  *   KICK     buried | delayed -> ready
  *   DELETE   any -> gone;  FLUSH  every task of a tube -> gone
  *   DELETE_WHERE  the tube's tasks in one state, old enough -> gone
+ *   DELETE_AGED   the tube's tasks in any of its states (taken too: the
+ *            lease ends), updated or created long enough ago -> gone
  *   REPLACE  ready | delayed | buried -> ready | delayed, new content;
  *            taken -> taken with a pending replacement. REPLACE_V the
  *            same, and the new content's version goes with it (to the
@@ -587,28 +589,72 @@ qs_age_time(const struct task *t)
 	return t->state == QUEUE_DONE ? t->updated_at : t->created_at;
 }
 
-static int
-apply_delete_where(
-    struct queue *q, int64_t time, const struct qrec_delete_where *r)
+static bool
+aged(const struct task *t, uint8_t by, int64_t before)
 {
-	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
-	struct heap *h = tb ? state_heap(tb, r->state) : NULL;
-	struct task **all;
+	int64_t at = by == QREC_BY_CREATED ? t->created_at
+	    : by == QREC_BY_UPDATED        ? t->updated_at
+	                                   : qs_age_time(t);
+
+	return at <= before;
+}
+
+size_t
+qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
+    uint8_t by, int64_t before, struct task **out)
+{
 	size_t n = 0;
 
-	if (tb == NULL || h == NULL)
+	for (int st = QUEUE_READY; st <= QUEUE_DONE; st++) {
+		const struct heap *h;
+
+		if (st == QUEUE_TAKEN || !(states & QREC_STATE_BIT(st)))
+			continue;
+		h = state_heap((struct tube *)tb, st);
+		for (uint32_t i = 0; i < h->len; i++)
+			if (aged(h->item[i], by, before)) {
+				if (out != NULL)
+					out[n] = h->item[i];
+				n++;
+			}
+	}
+	if (!(states & QREC_STATE_BIT(QUEUE_TAKEN)) || tb->ntaken == 0)
+		return n;
+	for (uint32_t i = 0; i < q->taken.len; i++) {
+		struct task *t = q->taken.item[i];
+
+		if (t->tube == tb && aged(t, by, before)) {
+			if (out != NULL)
+				out[n] = t;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* DELETE_WHERE (one state, by qs_age_time) and DELETE_AGED (states, by
+ * r->by): the tasks qs_aged finds are cancelled, keys free at once. */
+static int
+apply_delete_where(struct queue *q, int64_t time, uint16_t type,
+    const struct qrec_delete_where *r)
+{
+	struct tube *tb = qs_tube(q, r->tube, r->tube_len);
+	uint8_t states =
+	    type == QREC_DELETE_AGED ? r->states : QREC_STATE_BIT(r->state);
+	uint8_t by = type == QREC_DELETE_AGED ? r->by : 0;
+	struct task **all;
+	size_t n, cap;
+
+	if (tb == NULL ||
+	    (type == QREC_DELETE_WHERE && state_heap(tb, r->state) == NULL))
 		return SLUICE_ECORRUPT;
-	if (h->len == 0)
+	cap = tube_tasks(tb);
+	if (cap == 0)
 		return 0;
-	all = malloc(h->len * sizeof(*all));
+	all = malloc(cap * sizeof(*all));
 	if (all == NULL)
 		return SLUICE_ENOMEM;
-	for (uint32_t i = 0; i < h->len; i++) {
-		struct task *t = h->item[i];
-
-		if (qs_age_time(t) <= r->before)
-			all[n++] = t;
-	}
+	n = qs_aged(q, tb, states, by, r->before, all);
 	cancel_all(q, tb, all, n, time, 0);
 	free(all);
 	return 0;
@@ -844,7 +890,8 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = apply_update(q, time, &rec->u.update);
 		break;
 	case QREC_DELETE_WHERE:
-		rc = apply_delete_where(q, time, &rec->u.where);
+	case QREC_DELETE_AGED:
+		rc = apply_delete_where(q, time, rec->type, &rec->u.where);
 		break;
 	case QREC_TUBE_SET:
 		rc = apply_tube_set(q, &rec->u.tube_set);

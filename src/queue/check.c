@@ -117,7 +117,7 @@ queue_check(const struct queue *q, const char **why)
 {
 	uint64_t count[QUEUE_STATE_END_] = { 0 };
 	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
-	uint64_t nany = 0, bytes = 0, tube_bytes = 0;
+	uint64_t nany = 0, bytes = 0, tube_bytes = 0, nheld = 0;
 	struct queue_counters sum;
 	int rc;
 
@@ -208,13 +208,18 @@ queue_check(const struct queue *q, const char **why)
 			/* A task with its id is the done task it belongs to. */
 			CHECK(t == NULL ||
 			    (t->state == QUEUE_DONE && t->ext->key == ke));
-			ndedup++;
+			/* A held one has its done task, and a version. */
+			CHECK(!ke->held || (t != NULL && ke->version != 0));
+			if (ke->held)
+				nheld++;
+			else
+				ndedup++;
 		}
 	}
-	CHECK(nkeys == q->nkeys && ndedup == q->ndedup);
+	CHECK(nkeys == q->nkeys && ndedup == q->ndedup && nheld == q->nheld);
 	ndedup = 0;
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
-		CHECK(ke->task == NULL && ++ndedup <= q->ndedup);
+		CHECK(ke->task == NULL && !ke->held && ++ndedup <= q->ndedup);
 		CHECK(ke->next == NULL ? q->dedup_tail == ke
 		                       : ke->next->prev == ke);
 		CHECK(qs_key(q, keyent_tube(ke), ke->tube_len, ke->key,

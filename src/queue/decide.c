@@ -301,6 +301,18 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
+	/* The key's task completed within the dedup window, or is still
+	 * kept as done: a versioned replace compares with the version of
+	 * the work already done, so that a late put of older content does
+	 * not run it again. */
+	if (ke != NULL && ke->task == NULL && req->if_newer != 0 &&
+	    (ke->expires > now || qs_key_task(q, ke) != NULL) &&
+	    ke->version >= req->if_newer) {
+		out->type = QREC_NONE;
+		put_res(a->res, ke->id, false, false);
+		a->res->stale = true;
+		return 0;
+	}
 	if (ke != NULL && !req->replace &&
 	    (ke->task != NULL || ke->expires > now)) {
 		out->type = QREC_NONE;
@@ -461,6 +473,8 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	int64_t run_at;
 	int rc;
 
+	if (req->front && (req->run_at != 0 || req->delay_ms != 0))
+		return SLUICE_EINVAL;
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
 		return rc;
 	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
@@ -470,7 +484,9 @@ release_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return 0;
 	}
 	end_rec(out, QREC_RELEASE, t, QREC_BY_CLIENT, QREC_WAIT);
-	out->u.end.run_at = run_at;
+	/* A taken task kept the run_at it was ready from (a take changes
+	 * none), at or before now: the RELEASE needs nothing new. */
+	out->u.end.run_at = req->front ? t->run_at : run_at;
 	out->u.end.pri = req->set_pri ? req->pri : t->pri;
 	return 0;
 }
@@ -635,7 +651,10 @@ delete_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 			return SLUICE_ETUBE;
 		ke =
 		    qs_key(q, req->tube, req->tube_len, req->key, req->key_len);
-		t = qs_key_task(q, ke);
+		/* a done task only while its key is reserved (not held) */
+		t = ke != NULL && ke->task == NULL && ke->held
+		    ? NULL
+		    : qs_key_task(q, ke);
 	}
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;

@@ -48,7 +48,8 @@ delete_where_rec(
 {
 	const struct where_args *a = arg;
 	const struct queue_delete_where_req *req = a->req;
-	const struct heap *h = NULL;
+	uint8_t states = req->states;
+	bool aged = req->by != 0 || req->states != 0;
 	struct tube *tb;
 	uint64_t n = 0;
 
@@ -56,32 +57,36 @@ delete_where_rec(
 		return SLUICE_ETUBE;
 	if (!decide_time_ok(req->older))
 		return SLUICE_EINVAL;
-	tb = qs_tube(q, req->tube, req->tube_len);
-	switch (req->state) {
-	case QUEUE_READY:
-		h = tb ? &tb->ready : NULL;
-		break;
-	case QUEUE_DELAYED:
-		h = tb ? &tb->delayed : NULL;
-		break;
-	case QUEUE_BURIED:
-		h = tb ? &tb->buried : NULL;
-		break;
-	case QUEUE_DONE:
-		h = tb ? &tb->done : NULL;
-		break;
-	default:
-		return SLUICE_EINVAL;
+	if (!aged) {
+		/* one state, by creation (a done task: its finish) */
+		if (req->state != QUEUE_READY && req->state != QUEUE_DELAYED &&
+		    req->state != QUEUE_BURIED && req->state != QUEUE_DONE)
+			return SLUICE_EINVAL;
+		states = QREC_STATE_BIT(req->state);
+	} else {
+		if (req->states == 0 && req->state >= QUEUE_READY &&
+		    req->state <= QUEUE_DONE)
+			states = QREC_STATE_BIT(req->state);
+		else if (req->state != 0)
+			return SLUICE_EINVAL;
+		if (states == 0 || (states & ~QREC_STATES_ALL) != 0 ||
+		    (req->by != QREC_BY_UPDATED && req->by != QREC_BY_CREATED))
+			return SLUICE_EINVAL;
 	}
-	for (uint32_t i = 0; h != NULL && i < h->len; i++)
-		n += qs_age_time(h->item[i]) <= now - req->older;
+	if ((states & QREC_STATE_BIT(QUEUE_TAKEN)) && !req->force)
+		return SLUICE_EINVAL;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	if (tb != NULL)
+		n = qs_aged(q, tb, states, req->by, now - req->older, NULL);
 	*a->count = n;
 	if (n == 0)
 		return 0; /* QREC_NONE: nothing that old */
-	out->type = QREC_DELETE_WHERE;
+	out->type = aged ? QREC_DELETE_AGED : QREC_DELETE_WHERE;
 	out->u.where.tube = req->tube;
 	out->u.where.tube_len = req->tube_len;
-	out->u.where.state = (uint8_t)req->state;
+	out->u.where.state = aged ? 0 : (uint8_t)req->state;
+	out->u.where.states = aged ? states : 0;
+	out->u.where.by = req->by;
 	out->u.where.before = now - req->older;
 	return 0;
 }

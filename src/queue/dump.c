@@ -110,6 +110,11 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 		buf_put_escaped(out, e->key->key, e->key->len);
 		if (e->key->version != 0)
 			buf_printf(out, " version=%" PRIu64, e->key->version);
+	} else if (e != NULL && e->key != NULL && e->key->held) {
+		/* its reservation ended; the version stays with the task */
+		buf_printf(out, " held_key=");
+		buf_put_escaped(out, e->key->key, e->key->len);
+		buf_printf(out, " version=%" PRIu64, e->key->version);
 	}
 	if (e != NULL && e->error != NULL) {
 		buf_printf(out, " error=");
@@ -205,11 +210,13 @@ queue_dump(const struct queue *q, struct buf *out)
 	for (size_t i = 0; i < nk; i++) {
 		buf_printf(out, "dedup ");
 		buf_put_escaped(out, keys[i]->key, keys[i]->len);
-		buf_printf(out,
-		    " tube=%.*s id=%" PRIu64 " expires=%" PRId64 "\n",
+		buf_printf(out, " tube=%.*s id=%" PRIu64 " expires=%" PRId64,
 		    keys[i]->tube_len > 0 ? (int)keys[i]->tube_len : 1,
 		    keys[i]->tube_len > 0 ? keyent_tube(keys[i]) : "*",
 		    keys[i]->id, keys[i]->expires);
+		if (keys[i]->version != 0)
+			buf_printf(out, " version=%" PRIu64, keys[i]->version);
+		buf_put_u8(out, '\n');
 	}
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
 done:

@@ -34,6 +34,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_DELETE_WHERE] = "DELETE_WHERE",
 	[QREC_PUT_V] = "PUT_V",
 	[QREC_REPLACE_V] = "REPLACE_V",
+	[QREC_DELETE_AGED] = "DELETE_AGED",
 	[QREC_TUBE_SET] = "TUBE_SET",
 	[QREC_TUBE_DELETE] = "TUBE_DELETE",
 };
@@ -63,6 +64,8 @@ where_state_name(uint8_t state)
 		return "ready";
 	case 2:
 		return "delayed";
+	case 3:
+		return "taken";
 	case 4:
 		return "buried";
 	case 5:
@@ -276,7 +279,16 @@ qrec_valid(const struct qrec *rec)
 		           rec->u.where.tube, rec->u.where.tube_len) &&
 		    (rec->u.where.state == 1 || rec->u.where.state == 2 ||
 		        rec->u.where.state == 4 || rec->u.where.state == 5) &&
+		    rec->u.where.states == 0 && rec->u.where.by == 0 &&
 		    time_ok(rec->u.where.before);
+	case QREC_DELETE_AGED:
+		return qrec_tube_valid(
+		           rec->u.where.tube, rec->u.where.tube_len) &&
+		    rec->u.where.states != 0 &&
+		    (rec->u.where.states & ~QREC_STATES_ALL) == 0 &&
+		    (rec->u.where.by == QREC_BY_UPDATED ||
+		        rec->u.where.by == QREC_BY_CREATED) &&
+		    rec->u.where.state == 0 && time_ok(rec->u.where.before);
 	case QREC_TUBE_SET:
 		return qrec_tube_valid(
 		           rec->u.tube_set.tube, rec->u.tube_set.tube_len) &&
@@ -446,6 +458,12 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_DELETE_WHERE:
 		buf_put_str16(out, rec->u.where.tube, rec->u.where.tube_len);
 		buf_put_u8(out, rec->u.where.state);
+		buf_put_i64(out, rec->u.where.before);
+		break;
+	case QREC_DELETE_AGED:
+		buf_put_str16(out, rec->u.where.tube, rec->u.where.tube_len);
+		buf_put_u8(out, rec->u.where.states);
+		buf_put_u8(out, rec->u.where.by);
 		buf_put_i64(out, rec->u.where.before);
 		break;
 	case QREC_TUBE_SET:
@@ -642,6 +660,13 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		rec.u.where.state = rd_u8(&r);
 		rec.u.where.before = rd_i64(&r);
 		break;
+	case QREC_DELETE_AGED:
+		rec.u.where.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.where.tube_len);
+		rec.u.where.states = rd_u8(&r);
+		rec.u.where.by = rd_u8(&r);
+		rec.u.where.before = rd_i64(&r);
+		break;
 	case QREC_TUBE_SET:
 		rec.u.tube_set.tube =
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_set.tube_len);
@@ -812,6 +837,23 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		buf_printf(out, " state=%s before=%" PRId64,
 		    where_state_name(rec->u.where.state), rec->u.where.before);
 		break;
+	case QREC_DELETE_AGED: {
+		const char *sep = "";
+
+		buf_printf(out, " tube=");
+		buf_put(out, rec->u.where.tube, rec->u.where.tube_len);
+		buf_printf(out, " states=");
+		for (uint8_t st = 1; st <= 5; st++)
+			if (rec->u.where.states & QREC_STATE_BIT(st)) {
+				buf_printf(
+				    out, "%s%s", sep, where_state_name(st));
+				sep = ",";
+			}
+		buf_printf(out, " by=%s before=%" PRId64,
+		    rec->u.where.by == QREC_BY_UPDATED ? "updated" : "created",
+		    rec->u.where.before);
+		break;
+	}
 	case QREC_TUBE_SET:
 		buf_printf(out, " tube=");
 		buf_put(out, rec->u.tube_set.tube, rec->u.tube_set.tube_len);

@@ -54,6 +54,11 @@
  *            u8 lost_lease_immediate, str16 dead_letter; a field whose
  *            bit is clear is 0 (empty) and inherits the server's default
  *   TUBE_DELETE str16 tube, u8 force (its tasks are cancelled first)
+ *   DELETE_AGED str16 tube, u8 states (a bit 1 << state for each state
+ *            named: 1 ready, 2 delayed, 3 taken, 4 buried, 5 done),
+ *            u8 by (1 updated_at, 2 created_at), i64 before: every task
+ *            of the tube in one of those states whose `by` time is at or
+ *            before `before` is cancelled (a taken one loses its lease)
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -113,6 +118,7 @@ enum qrec_type {
 	QREC_TUBE_DELETE = 19,  /* a tube goes away (with its tasks: force) */
 	QREC_PUT_V = 20,        /* PUT with the client's version */
 	QREC_REPLACE_V = 21,    /* REPLACE with the client's version */
+	QREC_DELETE_AGED = 22,  /* a tube's tasks by states and an age */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -286,14 +292,31 @@ struct qrec_pause {
 	int64_t until;
 };
 
-/* The tasks of a tube in one state, created (done: finished) at or
- * before `before`, are cancelled; their keys are free at once. */
+/* DELETE_WHERE: the tasks of a tube in one state, created (done:
+ * finished) at or before `before`, are cancelled; their keys are free at
+ * once. DELETE_AGED: those in any of `states`, by the time `by` names
+ * (a taken one loses its lease). DELETE_WHERE is the record of a request
+ * a DELETE_AGED could also write (a log written before DELETE_AGED reads
+ * as it did); it has states and by 0. */
 struct qrec_delete_where {
 	const char *tube;
 	size_t tube_len;
-	uint8_t state; /* enum queue_state: READY DELAYED BURIED DONE */
+	uint8_t state; /* DELETE_WHERE, enum queue_state: READY DELAYED
+	                  BURIED DONE */
 	int64_t before;
+	uint8_t states; /* DELETE_AGED: QREC_STATE_BIT()s, READY..DONE */
+	uint8_t by;     /* DELETE_AGED: enum qrec_age_by */
 };
+
+/* The time a DELETE_AGED measures a task's age from. */
+enum qrec_age_by {
+	QREC_BY_UPDATED = 1, /* its last change (updated_at) */
+	QREC_BY_CREATED = 2, /* its creation (created_at) */
+};
+
+#define QREC_STATE_BIT(s) ((uint8_t)(1u << (s)))
+/* READY, DELAYED, TAKEN, BURIED, DONE (enum queue_state 1..5). */
+#define QREC_STATES_ALL ((uint8_t)0x3e)
 
 /* The settings a tube may carry (QREC_TS_* say which it has; the others
  * are the server's defaults). */

@@ -43,6 +43,12 @@
  *          replacement has one (0: none; not both 0), so a task without
  *          costs no byte, and a snapshot of a queue without versions is
  *          one that loaders older than this entry read too
+ *   KEYHELD (9) u64 id, u64 version, str16 key, str16 tube  - right
+ *          after the TASK (and TASKVER) of a done task whose key's
+ *          reservation ended while the task is kept: the key stays with
+ *          it for its version (held, task.h), not reserved; a snapshot
+ *          without such tasks has none, and older loaders refuse one
+ *          that has
  *   DEDUP  str16 key, u64 id, i64 expires, str16 tube (version 4)  -
  *          each unexpired dedup entry, oldest first; one whose id is a
  *          done task's is its key (and names that task's tube). Keys are
@@ -50,6 +56,13 @@
  *          is its done task's tube's, or, when its task is gone, a
  *          reservation of its key in every tube (written back with an
  *          empty tube) until it expires, as it was when it was made
+ *   DEDUPVER (8) u64 version  - right after the DEDUP entry of a key
+ *          whose completed task had a version (a put with if_newer), so
+ *          a late put of older content stays stale for the dedup window
+ *          after a restart; one without costs no byte, and a snapshot
+ *          without versions is one older loaders read too (a loader that
+ *          does not know the entry refuses the snapshot, as it refuses a
+ *          TASKVER: it could not keep the version)
  *   HOURLY, HOUR  the statistics per hour of each tube that has them
  *          (layout in hourly.c)
  *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
@@ -295,6 +308,24 @@ emit_versions(const struct task *t, queue_emit_fn *emit, void *arg)
 	return emit(arg, QSNAP_TASKVER, mem, w.len, NULL, 0);
 }
 
+/* The KEYHELD entry of a done task whose key's reservation ended but
+ * whose version the key still holds. */
+static int
+emit_held(const struct task *t, queue_emit_fn *emit, void *arg)
+{
+	const struct keyent *ke = task_has_key(t) ? t->ext->key : NULL;
+	uint8_t mem[32 + QREC_KEY_MAX + QREC_NAME_MAX];
+	struct sw w = { mem, 0, sizeof(mem), false };
+
+	if (ke == NULL || !ke->held)
+		return 0;
+	sw_u64(&w, t->id);
+	sw_u64(&w, ke->version);
+	sw_str16(&w, ke->key, ke->len);
+	sw_str16(&w, keyent_tube(ke), ke->tube_len);
+	return emit(arg, QSNAP_KEYHELD, mem, w.len, NULL, 0);
+}
+
 /* The layout of qrec_tube_conf_put(), without allocating. */
 static int
 emit_tube_set(const struct qrec_tube_conf *c, queue_emit_fn *emit, void *arg)
@@ -370,7 +401,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
 		if (t != NULL &&
 		    ((rc = emit_task(q, t, emit, arg)) != 0 ||
-		        (rc = emit_versions(t, emit, arg)) != 0))
+		        (rc = emit_versions(t, emit, arg)) != 0 ||
+		        (rc = emit_held(t, emit, arg)) != 0))
 			return rc;
 	}
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
@@ -384,6 +416,12 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		if ((rc = emit(arg, QSNAP_DEDUP, mem, w.len, NULL, 0)) != 0)
 			return rc;
 		ndedup++;
+		if (ke->version == 0)
+			continue;
+		w.len = 0;
+		sw_u64(&w, ke->version);
+		if ((rc = emit(arg, QSNAP_DEDUPVER, mem, w.len, NULL, 0)) != 0)
+			return rc;
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
 		return rc;

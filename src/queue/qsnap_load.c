@@ -536,6 +536,58 @@ load_dedup(struct queue *q, struct rd *r)
 	qs_key_insert(q, ke);
 	qs_dedup_append(q, ke);
 	q->load.ndedup++;
+	q->load.dedup = ke;
+	return 0;
+}
+
+/* A done task loaded before keeps its key, held (no longer reserved), for
+ * the version it had. */
+static int
+load_keyheld(struct queue *q, struct rd *r)
+{
+	uint64_t id = rd_u64(r), v = rd_u64(r);
+	const char *key, *tube;
+	size_t len, tube_len;
+	struct keyent *ke;
+	struct task *t;
+
+	key = rd_str16(r, QREC_KEY_MAX, &len);
+	tube = rd_str16(r, QREC_NAME_MAX, &tube_len);
+	if (rd_failed(r) || rd_left(r) != 0 || len == 0 || v == 0 ||
+	    !qrec_tube_valid(tube, tube_len))
+		return SLUICE_ECORRUPT;
+	t = qs_task(q, id);
+	if (t == NULL || t->state != QUEUE_DONE || task_has_key(t) ||
+	    t->tube->name_len != tube_len ||
+	    memcmp(t->tube->name, tube, tube_len) != 0 ||
+	    qs_key(q, tube, tube_len, key, len) != NULL)
+		return SLUICE_ECORRUPT;
+	if (task_ext_need(t) != 0 ||
+	    (ke = qs_keyent_new(q, tube, tube_len, key, len)) == NULL)
+		return SLUICE_ENOMEM;
+	if (qs_reserve_key(q) != 0) {
+		free(ke);
+		return SLUICE_ENOMEM;
+	}
+	ke->id = id;
+	ke->version = v;
+	ke->held = 1;
+	t->ext->key = ke;
+	qs_key_insert(q, ke);
+	q->nheld++;
+	return 0;
+}
+
+/* The version of the key of the DEDUP entry just before. */
+static int
+load_dedupver(struct queue *q, struct rd *r)
+{
+	uint64_t v = rd_u64(r);
+
+	if (rd_failed(r) || rd_left(r) != 0 || v == 0 ||
+	    q->load.dedup == NULL || q->load.dedup->version != 0)
+		return SLUICE_ECORRUPT;
+	q->load.dedup->version = v;
 	return 0;
 }
 
@@ -591,12 +643,17 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase == QSNAP_TUBE;
 	case QSNAP_TASK:
 		return (l->phase >= QSNAP_META && l->phase <= QSNAP_REPL) ||
+		    l->phase == QSNAP_TASKVER || l->phase == QSNAP_KEYHELD;
+	case QSNAP_KEYHELD:
+		return l->phase == QSNAP_TASK || l->phase == QSNAP_REPL ||
 		    l->phase == QSNAP_TASKVER;
 	case QSNAP_REPL:
 		return false;
 	case QSNAP_TASKVER:
 		return l->phase == QSNAP_TASK || l->phase == QSNAP_REPL ||
 		    l->phase == QSNAP_TASKVER;
+	case QSNAP_DEDUPVER:
+		return l->phase == QSNAP_DEDUP;
 	case QSNAP_DEDUP:
 	case QSNAP_END:
 	case QSNAP_HOURLY:
@@ -636,6 +693,12 @@ queue_snapshot_load(
 		break;
 	case QSNAP_TASKVER:
 		rc = load_taskver(q, &r);
+		break;
+	case QSNAP_DEDUPVER:
+		rc = load_dedupver(q, &r);
+		break;
+	case QSNAP_KEYHELD:
+		rc = load_keyheld(q, &r);
 		break;
 	case QSNAP_TUBE_SET:
 		rc = load_tube_set(q, &r);

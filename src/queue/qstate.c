@@ -637,10 +637,14 @@ qs_key_complete(
 		return;
 	t->ext->key = NULL;
 	if (ke->task == NULL) {
-		/* A done task's key, already reserved since its ack: a
-		 * cancel frees it, anything else leaves it to expire. */
+		/* A done task's key, already reserved since its ack (or
+		 * held since): a cancel frees it, anything else leaves it to
+		 * expire. */
 		if (dedup_ms == 0) {
-			qs_dedup_unlink(q, ke);
+			if (ke->held)
+				q->nheld--;
+			else
+				qs_dedup_unlink(q, ke);
 			key_remove(q, ke);
 			free(ke);
 		}
@@ -684,20 +688,28 @@ qs_key_task(const struct queue *q, const struct keyent *ke)
 void
 qs_done_drop(struct queue *q, struct task *t)
 {
-	if (task_has_key(t))
-		t->ext->key = NULL; /* the reservation outlives the task */
+	/* The reservation outlives the task; a held entry goes with it. */
+	if (task_has_key(t) && !t->ext->key->held)
+		t->ext->key = NULL;
 	qs_task_remove(q, t, 0, 0);
 }
 
-/* A dedup entry goes: the done task it still names loses its key. */
+/* A dedup entry's reservation ends: the done task it still names loses
+ * its key, unless that task had a version, which the entry keeps (held)
+ * as long as the task is kept. */
 static void
 dedup_free(struct queue *q, struct keyent *ke)
 {
 	struct task *t = qs_key_task(q, ke);
 
+	qs_dedup_unlink(q, ke);
+	if (t != NULL && ke->version != 0) {
+		ke->held = 1;
+		q->nheld++;
+		return;
+	}
 	if (t != NULL)
 		t->ext->key = NULL;
-	qs_dedup_unlink(q, ke);
 	key_remove(q, ke);
 	free(ke);
 }
@@ -709,7 +721,12 @@ qs_dedup_reuse(struct queue *q, struct keyent *ke)
 
 	if (t != NULL)
 		t->ext->key = NULL;
-	qs_dedup_unlink(q, ke);
+	if (ke->held) {
+		ke->held = 0;
+		q->nheld--;
+	} else {
+		qs_dedup_unlink(q, ke);
+	}
 }
 
 void
@@ -751,7 +768,12 @@ qs_view(const struct task *t, struct queue_task_view *out)
 	if (e->key != NULL) {
 		out->key = e->key->key;
 		out->key_len = e->key->len;
-		out->version = task_version(t);
+		/* a done task's: its dedup entry keeps it */
+		out->version = e->key->version;
+		if (e->key->held) { /* the reservation ended: no key */
+			out->key = NULL;
+			out->key_len = 0;
+		}
 	}
 	if (e->error != NULL) {
 		out->last_error = e->error;

@@ -43,8 +43,9 @@ struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
 	uint32_t version;  /* META's: the layout of the entries that follow */
 	struct task *last; /* the task a REPL entry belongs to */
-	uint64_t ndedup;   /* DEDUP entries loaded */
-	uint64_t ntasks;   /* as META counts them */
+	struct keyent *dedup; /* the key of the last DEDUP entry (DEDUPVER) */
+	uint64_t ndedup;      /* DEDUP entries loaded */
+	uint64_t ntasks;      /* as META counts them */
 	uint64_t ntaken;
 	uint64_t nkeys;
 	uint64_t nplaced; /* of ntasks - ntaken, not yet in a TUBE count */
@@ -89,6 +90,7 @@ struct queue {
 	uint64_t ndedup;
 	uint64_t nkeys;    /* live tasks with a key */
 	uint64_t nanykeys; /* dedup entries of every tube (tube_len 0) */
+	uint64_t nheld;    /* held key entries (task.h) */
 	uint64_t ntasks;
 	uint64_t count[QUEUE_STATE_END_]; /* tasks by state */
 	uint64_t next_id;
@@ -282,6 +284,14 @@ void qs_pause(struct queue *q, struct tube *tb, int64_t until);
 /* The time a task's age is measured from: created_at, or for a done task
  * the time it finished. */
 int64_t qs_age_time(const struct task *t);
+
+/* The tasks of tube `tb` in any of `states` (QREC_STATE_BIT()s) whose time
+ * `by` (enum qrec_age_by; 0: qs_age_time) is at or before `before`: how
+ * many, and when `out` is not NULL (room for tube_tasks(tb)), the tasks
+ * themselves. What DELETE_WHERE and DELETE_AGED
+ * cancel, and what their decide counts. */
+size_t qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
+    uint8_t by, int64_t before, struct task **out);
 
 /* How long a task whose lease was lost waits before it is ready again,
  * after `attempts` takes: the one place that reads the retry policy of

@@ -290,7 +290,7 @@ by_count(const void *a, const void *b)
 
 int
 queue_errors(struct queue *q, int64_t now, const char *tube, size_t tube_len,
-    struct queue_error_group *out, size_t max, size_t *n)
+    int state, struct queue_error_group *out, size_t max, size_t *n)
 {
 	struct queue_error_group *g;
 	struct errs e;
@@ -302,6 +302,10 @@ queue_errors(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		return rc;
 	if (!qrec_tube_valid(tube, tube_len))
 		return SLUICE_ETUBE;
+	if (state != QUEUE_ANY && state != QUEUE_READY &&
+	    state != QUEUE_DELAYED && state != QUEUE_TAKEN &&
+	    state != QUEUE_BURIED)
+		return SLUICE_EINVAL;
 	tb = qs_tube(q, tube, tube_len);
 	total = tb ? (size_t)tube_tasks(tb) : 0;
 	if (total == 0) {
@@ -316,7 +320,7 @@ queue_errors(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		return SLUICE_ENOMEM;
 	}
 	e.len = 0;
-	visit(q, tb, QUEUE_ANY, err_one, &e);
+	visit(q, tb, state, err_one, &e);
 	qsort(e.t, e.len, sizeof(*e.t), by_error);
 	for (size_t i = 0; i < e.len; i++) {
 		const struct task_ext *x = e.t[i]->ext;

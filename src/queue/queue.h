@@ -222,7 +222,10 @@ struct queue_put_res {
  * taken task, with its pending replacement). When the live task's version
  * (its pending replacement's, if it has one) is >= if_newer, nothing
  * changes: out->type = QREC_NONE, res names the task with created and
- * replaced false and stale true. */
+ * replaced false and stale true. So too with no live task, when the key's
+ * task completed (ack) within the dedup window with a version >=
+ * if_newer: the key's reservation keeps that version, and res names the
+ * finished task. */
 int queue_decide_put(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);
@@ -279,10 +282,15 @@ struct queue_release_req {
 	bool set_pri;
 	uint32_t pri;
 	bool force; /* the lease is not checked */
+	bool front; /* ready at its place before the take (its run_at) */
 };
 
-/* Back to the tube (delayed when asked), attempts kept. Errors: the lease
- * rule, SLUICE_EINVAL (delay or run_at out of range). */
+/* Back to the tube (delayed when asked), attempts kept. Ready by default
+ * as of now, behind the tasks already due; with `front`, at the run_at it
+ * had before the take, so that it keeps its place among the tasks of its
+ * priority (the ready order is priority, run_at, id). Errors: the lease
+ * rule, SLUICE_EINVAL (delay or run_at out of range, or given with
+ * front). */
 int queue_decide_release(struct queue *q, int64_t now,
     const struct queue_release_req *req, struct qrec *out);
 
@@ -410,15 +418,26 @@ int64_t queue_keep_done_ms(
 struct queue_delete_where_req {
 	const char *tube;
 	size_t tube_len;
-	int state;     /* READY, DELAYED, BURIED or DONE */
-	int64_t older; /* ms: created_at (done: finished_at) <= now - older */
+	int state;     /* READY, DELAYED, BURIED or DONE; 0 with `states` */
+	int64_t older; /* ms: created_at (done: finished_at) <= now - older,
+	                  or by `by` */
+	/* Several states at once (QREC_STATE_BIT()s; 0: `state` alone), TAKEN
+	 * among them only with force. */
+	uint8_t states;
+	uint8_t by; /* enum qrec_age_by: the age counts from the last change
+	               or the creation; 0: as above (one state only) */
+	bool force; /* taken tasks may be named: their leases end */
 };
 
 /* Cancels, in one record, every task of the tube in `state` that is at
  * least `older` ms old: by created_at, or for a done task by the time it
- * finished. Their keys are free at once. *count says how many it removes
- * (QREC_NONE when none). Errors: SLUICE_ETUBE, SLUICE_EINVAL (state,
- * older out of range). */
+ * finished (a DELETE_WHERE). With `by`, or several `states`, every task in
+ * any of them whose updated_at (QREC_BY_UPDATED: its last change) or
+ * created_at (QREC_BY_CREATED) is at least `older` ms ago (a DELETE_AGED);
+ * a taken task (force) loses its lease, and its holder's ack then finds
+ * no such task. Their keys are free at once. *count says how many it
+ * removes (QREC_NONE when none). Errors: SLUICE_ETUBE, SLUICE_EINVAL
+ * (state, states, by, older out of range, taken without force). */
 int queue_decide_delete_where(struct queue *q, int64_t now,
     const struct queue_delete_where_req *req, struct qrec *out,
     uint64_t *count);
@@ -640,11 +659,15 @@ struct queue_error_group {
 	size_t nids;                   /* min(count, QUEUE_ERROR_IDS) */
 };
 
-/* The live tasks of a tube that have a last_error, grouped by its text,
- * most frequent first (ties by text); at most `max` groups into out[], *n
- * says how many. Errors: SLUICE_ETUBE, SLUICE_ENOMEM. */
+/* The live tasks of a tube in `state` (READY, DELAYED, TAKEN, BURIED, or
+ * QUEUE_ANY: every live state) that have a last_error, grouped by its
+ * text, most frequent first (ties by text); at most `max` groups into
+ * out[], *n says how many. A task keeps its last error when it is retried
+ * and taken again, so only BURIED counts the failures still waiting for
+ * a person. Errors: SLUICE_ETUBE, SLUICE_EINVAL (state), SLUICE_ENOMEM. */
 int queue_errors(struct queue *q, int64_t now, const char *tube,
-    size_t tube_len, struct queue_error_group *out, size_t max, size_t *n);
+    size_t tube_len, int state, struct queue_error_group *out, size_t max,
+    size_t *n);
 
 /* Cumulative event counts. */
 struct queue_counters {
@@ -911,7 +934,10 @@ int queue_check(const struct queue *q, const char **why);
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
+ *   KEYHELD u64 id, u64 version, str16 key, str16 tube (a done task
+ *           whose key's reservation ended, kept for its version)
  *   DEDUP  str16 key, u64 id, i64 expires                 (each dedup key)
+ *   DEDUPVER u64 version     (after a DEDUP whose task had a version)
  *   HOURLY str16 tube, its totals                (each tube with statistics)
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
@@ -924,6 +950,8 @@ enum queue_snap_type {
 	QSNAP_DEDUP = 5,
 	QSNAP_END = 6,
 	QSNAP_TASKVER = 7,
+	QSNAP_DEDUPVER = 8,
+	QSNAP_KEYHELD = 9,
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20

@@ -33,27 +33,28 @@ struct repl {
 
 /* A key of a tube: of a live task (task != NULL), or reserved after its
  * task completed (task == NULL) until `expires`; such dedup entries are listed
- * oldest first through prev/next. A done task still points at its dedup
- * entry (ext->key) while the entry lasts. A live task's key holds the
- * client's version of the task's content (a put with if_newer) where a
- * dedup entry holds `expires`: a task with a version costs nothing more,
- * and the version of completed work is never asked for (a done task has
- * none). */
+ * oldest first through prev/next (a held one is in no list). A done task still
+ * points at its dedup entry (ext->key) while the entry lasts. The key holds the
+ * client's version of its task's content (a put with if_newer; 0: none), and
+ * keeps it once the task completed, for the dedup window: a late put with an
+ * older version finds the version of the work already done there. */
 struct keyent {
 	struct task *task;
 	struct keyent *prev;
 	struct keyent *next;
 	uint64_t id;
-	union {
-		int64_t expires;  /* dedup entry: reserved until then */
-		uint64_t version; /* live task: its content's; 0: none */
-	};
+	int64_t expires;   /* dedup entry: reserved until then */
+	uint64_t version;  /* its (last) task's content's; 0: none */
 	uint64_t hash;     /* of (tube, key) */
 	uint16_t len;      /* the key's bytes */
 	uint16_t tube_len; /* its tube's name's, after the key; 0: a
 	                      reservation in every tube (a dedup entry of a
 	                      snapshot older than keys per tube) */
-	char key[];        /* the key, then its tube's name */
+	/* Held: the reservation ended, but its done task is still kept and
+	 * had a version: the entry stays (out of the dedup list) for that
+	 * version, until the done task goes or a put takes the key. */
+	uint8_t held;
+	char key[]; /* the key, then its tube's name */
 };
 
 /* The name of the tube whose key this is (tube_len bytes). */

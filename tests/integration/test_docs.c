@@ -41,7 +41,7 @@
 enum {
 	DOC_MAX = 256 << 10,
 	OUT_MAX = 1 << 20,
-	CMDS_MAX = 64,
+	CMDS_MAX = 128,
 	LINES_MAX = 256,
 };
 

@@ -316,8 +316,10 @@ test_delete_by_state_and_age(void **state)
 	t_srv_stop(s, SIGKILL);
 	assert_int_equal(log_tool("verify", s->data, NULL), 0);
 	assert_int_equal(log_tool("dump", s->data, NULL), 0);
-	out_has("DELETE_WHERE");
-	out_has("tube=old state=ready before=");
+	out_has("DELETE_WHERE"); /* the library's, by one state */
+	out_has("tube=other state=buried before=");
+	out_has("DELETE_AGED"); /* the CLI's, by the last change */
+	out_has("tube=old states=ready by=updated before=");
 	out_has("-> done dedup_ms=0 keep_ms=3600000");
 	out_has("result=\"r\"");
 	assert_int_equal(log_tool("dump", s->data, "--json", NULL), 0);

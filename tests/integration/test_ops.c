@@ -1316,7 +1316,11 @@ test_errors_are_grouped(void **state)
 		    0);
 		sluice_task_free(t);
 	}
+	/* the failed tasks wait for their retry: none is buried */
 	it_rc(f.c, sluice_errors(f.c, "e", &e, &n), 0);
+	assert_int_equal(n, 0);
+	sluice_errors_free(e);
+	it_rc(f.c, sluice_errors_state(f.c, "e", SLUICE_DELAYED, &e, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(e[0].text, "timeout");
 	assert_int_equal(e[0].count, 3);

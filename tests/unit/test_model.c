@@ -114,6 +114,7 @@ struct model {
 	/* by key of a tube, tube * NKEY + key (keys are per tube) */
 	uint64_t dedup_id[NTUBE * NKEY]; /* 0: no entry */
 	int64_t dedup_exp[NTUBE * NKEY];
+	uint64_t dedup_ver[NTUBE * NKEY]; /* the finished task's version */
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
 	struct mev *ev; /* every event the hourly statistics count */
@@ -182,6 +183,28 @@ m_done_by_key(struct model *m, int key, int64_t now)
 	return t != NULL && t->state == M_DONE ? t : NULL;
 }
 
+/* The done task a key's entry still names (reserved or not): its key stays
+ * with it while it is kept. */
+static struct mt *
+m_done_of_key(struct model *m, int key)
+{
+	struct mt *t;
+
+	if (m->dedup_id[key] == 0)
+		return NULL;
+	t = m_find(m, m->dedup_id[key]);
+	return t != NULL && t->state == M_DONE && t->dkey == key ? t : NULL;
+}
+
+/* A key whose reservation ended while its done task, which had a
+ * version, is still kept: held for that version, reserved no more. */
+static bool
+m_held(struct model *m, int key, int64_t now)
+{
+	return m->dedup_exp[key] <= now && m->dedup_ver[key] != 0 &&
+	    m_done_of_key(m, key) != NULL;
+}
+
 static bool
 m_ready(const struct mt *t, int64_t now)
 {
@@ -200,6 +223,7 @@ m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 	if (t->key >= 0) {
 		m->dedup_id[t->key] = completed ? t->id : 0;
 		m->dedup_exp[t->key] = completed ? now + m->cfg.dedup_ms : 0;
+		m->dedup_ver[t->key] = completed ? t->ver : 0;
 	}
 	*t = m->t[--m->n];
 }
@@ -300,7 +324,8 @@ m_move_key(struct model *m, struct mt *t, int to, int64_t now)
 		return;
 	nk = to * NKEY + t->key % NKEY;
 	if (m_by_key(m, nk) != NULL ||
-	    (m->dedup_id[nk] != 0 && m->dedup_exp[nk] > now)) {
+	    (m->dedup_id[nk] != 0 && m->dedup_exp[nk] > now) ||
+	    m_held(m, nk, now)) {
 		t->key = -1;
 		t->ver = 0; /* a version is kept with the key */
 	} else {
@@ -758,6 +783,18 @@ op_put(struct run *r)
 		}
 		return;
 	}
+	/* a versioned replace after the key's task finished, within the
+	 * window: compared with the finished task's version */
+	if (live == NULL && key >= 0 && req.if_newer != 0 &&
+	    m->dedup_id[key] != 0 &&
+	    (m->dedup_exp[key] > now || m_done_of_key(m, key) != NULL) &&
+	    m->dedup_ver[key] >= req.if_newer) {
+		assert_int_equal(rc, 0);
+		assert_int_equal(rec.type, QREC_NONE);
+		assert_true(res.stale && !res.replaced && !res.created);
+		assert_true(res.id == m->dedup_id[key]);
+		return;
+	}
 	if (live != NULL ||
 	    (key >= 0 && !req.replace && m->dedup_id[key] != 0 &&
 	        m->dedup_exp[key] > now)) {
@@ -882,6 +919,7 @@ m_done(struct model *m, struct mt *t, int64_t now, int res)
 	if (t->key >= 0) {
 		m->dedup_id[t->key] = t->id;
 		m->dedup_exp[t->key] = now + m->cfg.dedup_ms;
+		m->dedup_ver[t->key] = t->ver;
 		t->key = -1;
 	}
 	while (m_count_done(m) > m->cfg.max_done) {
@@ -973,7 +1011,12 @@ op_release(struct run *r)
 		req.set_pri = true;
 		req.pri = (uint32_t)rnd(r, 40);
 	}
-	want = m_leased(m, req.id, req.lease, req.force, &t);
+	/* front: back where it waited before the take; with a delay the
+	 * request is refused whatever the task */
+	req.front = rnd(r, 4) == 0;
+	want = req.front && req.delay_ms != 0
+	    ? SLUICE_EINVAL
+	    : m_leased(m, req.id, req.lease, req.force, &t);
 	rc = queue_decide_release(r->h.q, now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
@@ -985,7 +1028,8 @@ op_release(struct run *r)
 		return;
 	}
 	t->state = M_WAIT;
-	t->run_at = now + req.delay_ms;
+	if (!req.front) /* front keeps the run_at it was ready from */
+		t->run_at = now + req.delay_ms;
 	if (req.set_pri)
 		t->pri = req.pri;
 	m_unlease(t);
@@ -1309,6 +1353,66 @@ m_state(const struct mt *t, int64_t now)
 	}
 }
 
+/* Whether a DELETE_AGED of `states`, `by`, cut at `before` takes t. The
+ * model keeps no updated_at: that one time comes from the queue (the rest
+ * of the model checks every change that moves it). */
+static bool
+m_aged(struct run *r, const struct mt *t, int tube, uint8_t states, uint8_t by,
+    int64_t before)
+{
+	struct queue_task_view v;
+	int64_t at = t->created;
+
+	if (t->tube != tube || !(states & QREC_STATE_BIT(m_state(t, r->h.now))))
+		return false;
+	if (by == QREC_BY_UPDATED) {
+		assert_int_equal(queue_peek(r->h.q, r->h.now, t->id, &v), 0);
+		at = v.updated_at;
+	}
+	return at <= before;
+}
+
+/* delete by states and the last change or the creation (DELETE_AGED):
+ * taken tasks only with force; the tasks counted are those removed. */
+static void
+op_delete_aged(struct run *r, int tube, struct queue_delete_where_req *req)
+{
+	struct model *m = r->m;
+	int64_t now = r->h.now, before = now - req->older;
+	uint64_t count = 0, want = 0;
+	struct qrec rec;
+	bool *take = calloc(MAXLIVE, sizeof(*take));
+	int rc;
+
+	assert_non_null(take);
+	req->state = 0;
+	req->states = (uint8_t)(QREC_STATE_BIT(1 + rnd(r, 5)) |
+	    (rnd(r, 2) ? QREC_STATE_BIT(1 + rnd(r, 5)) : 0));
+	req->by = rnd(r, 2) ? QREC_BY_UPDATED : QREC_BY_CREATED;
+	req->force = rnd(r, 2) == 0;
+	for (size_t i = 0; i < m->n; i++)
+		if ((take[i] = m_aged(
+		         r, &m->t[i], tube, req->states, req->by, before)))
+			want++;
+	rc = queue_decide_delete_where(r->h.q, now, req, &rec, &count);
+	if ((req->states & QREC_STATE_BIT(QUEUE_TAKEN)) && !req->force) {
+		assert_int_equal(rc, SLUICE_EINVAL);
+		free(take);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(count == want);
+	assert_true((rec.type == QREC_NONE) == (want == 0));
+	commit(r, &rec);
+	for (size_t i = m->n; i-- > 0;) {
+		if (!take[i])
+			continue;
+		m->ctr[tube].del++;
+		m_gone(m, &m->t[i], now, false);
+	}
+	free(take);
+}
+
 static void
 op_delete_where(struct run *r)
 {
@@ -1322,6 +1426,10 @@ op_delete_where(struct run *r)
 	uint64_t count = 0, want = 0;
 	struct qrec rec;
 
+	if (rnd(r, 2) == 0) {
+		op_delete_aged(r, tube, &req);
+		return;
+	}
 	for (size_t i = 0; i < m->n; i++)
 		want += m->t[i].tube == tube &&
 		    m_state(&m->t[i], now) == req.state &&
@@ -1633,8 +1741,15 @@ compare_task(struct run *r, const struct mt *t)
 	assert_true(v.lease == t->lease && v.session == t->session);
 	assert_true(v.deadline == t->deadline && v.detached == t->detached);
 	assert_int_equal(v.replace_pending, t->repl && t->state == M_TAKEN);
-	/* a done task is history: its version went with its live key */
-	assert_true(v.version == (t->state == M_DONE ? 0 : t->ver));
+	/* a done task shows its version while its key is reserved, or
+	 * held for it */
+	assert_true(v.version ==
+	    (t->state != M_DONE ? t->ver
+	            : key >= 0  ? t->ver
+	            : t->dkey >= 0 && m_held(r->m, t->dkey, r->h.now) &&
+	                m_done_of_key(r->m, t->dkey) == t
+	            ? t->ver
+	            : 0));
 	if (v.replace_pending)
 		assert_true(v.repl.version == t->r_ver);
 }
@@ -1654,16 +1769,21 @@ compare_errors(struct run *r, int tube)
 {
 	static const struct mt *with[MAXLIVE];
 	static struct queue_error_group g[MAXLIVE];
+	static const int states[] = { QUEUE_ANY, QUEUE_READY, QUEUE_DELAYED,
+		QUEUE_TAKEN, QUEUE_BURIED };
+	int state = states[rnd(r, 5)];
 	struct model *m = r->m;
 	size_t n = 0, ng = 0, i, j;
 
 	for (i = 0; i < m->n; i++)
 		if (m->t[i].tube == tube && m->t[i].has_err &&
-		    m->t[i].state != M_DONE)
+		    m->t[i].state != M_DONE &&
+		    (state == QUEUE_ANY ||
+		        m_state(&m->t[i], r->h.now) == state))
 			with[n++] = &m->t[i];
 	qsort(with, n, sizeof(with[0]), by_err);
-	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2, g,
-	                     MAXLIVE, &ng),
+	assert_int_equal(queue_errors(r->h.q, r->h.now, tube_names[tube], 2,
+	                     state, g, MAXLIVE, &ng),
 	    0);
 	for (i = 0; i < n; i = j) {
 		const char *text = with[i]->err;

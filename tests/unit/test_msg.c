@@ -2787,7 +2787,7 @@ write_corpus(const char *dir)
 }
 
 /* A kick of an error group: flag 0x02 and the text after n; a dry run
- * (0x80) of a kick and of a delete_where; a text with delayed, or the
+ * (0x80 for a kick, 0x40 for a delete_where); a text with delayed, or the
  * flag with an empty text, refused both ways. */
 static void
 test_kick_error_and_dry_runs(void **state)
@@ -2820,7 +2820,7 @@ test_kick_error_and_dry_runs(void **state)
 	            .state = MSG_ST_BURIED,
 	            .older = 1,
 	            .dry = true } });
-	assert_hex(&b, "53 01 1d 80 01 00 6d 04 01 00 00 00 00 00 00 00");
+	assert_hex(&b, "53 01 1d 40 01 00 6d 04 01 00 00 00 00 00 00 00");
 	{
 		struct msg_req d;
 

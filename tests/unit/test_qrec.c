@@ -136,6 +136,10 @@ samples(struct qrec *out)
 	out[n].type = QREC_DELETE_WHERE;
 	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 5, T0 };
 	n++;
+	out[n].type = QREC_DELETE_AGED; /* taken and buried, by updated_at */
+	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 0, T0,
+		QREC_STATE_BIT(3) | QREC_STATE_BIT(4), QREC_BY_UPDATED };
+	n++;
 	out[n].type = QREC_PUT_V;
 	out[n].u.put = (struct qrec_put) { 9, "rows", 4, "r", 1, "row-7", 5,
 		1024, 60000, 0, T0, 0, 1700000000123ull };
@@ -259,10 +263,13 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(a->u.kick.id == b->u.kick.id);
 		break;
 	case QREC_DELETE_WHERE:
+	case QREC_DELETE_AGED:
 		same_bytes(a->u.where.tube, a->u.where.tube_len,
 		    b->u.where.tube, b->u.where.tube_len);
 		assert_true(a->u.where.state == b->u.where.state);
 		assert_true(a->u.where.before == b->u.where.before);
+		assert_true(a->u.where.states == b->u.where.states);
+		assert_true(a->u.where.by == b->u.where.by);
 		break;
 	case QREC_DELETE:
 		assert_true(a->u.del.id == b->u.del.id);

@@ -1855,7 +1855,8 @@ test_errors_grouped_by_text(void **state)
 		assert_int_equal(take(h, "t", 1, &id, &lease), 0);
 		assert_int_equal(fail_task(h, id, lease, errs[i]), 0);
 	}
-	assert_int_equal(queue_errors(h->q, h->now, "t", 1, g, 4, &n), 0);
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "t", 1, QUEUE_ANY, g, 4, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(g[0].count, 3);
 	assert_memory_equal(g[0].text, "timeout", 7);
@@ -1870,12 +1871,24 @@ test_errors_grouped_by_text(void **state)
 	assert_true(g[1].ids[0] == 2 && g[1].ids[1] == 6);
 	assert_int_equal(g[2].nids, 1);
 	assert_true(g[2].ids[0] == 4);
-	assert_int_equal(queue_errors(h->q, h->now, "t", 1, g, 1, &n), 0);
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "t", 1, QUEUE_ANY, g, 1, &n), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(queue_errors(h->q, h->now, "u", 1, g, 4, &n), 0);
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "u", 1, QUEUE_ANY, g, 4, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(queue_errors(h->q, h->now, "", 0, QUEUE_ANY, g, 4, &n),
+	    SLUICE_ETUBE);
+	/* by state: the failed tasks wait for their retry, none is buried */
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "t", 1, QUEUE_DELAYED, g, 4, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(
+	    queue_errors(h->q, h->now, "t", 1, QUEUE_BURIED, g, 4, &n), 0);
 	assert_int_equal(n, 0);
 	assert_int_equal(
-	    queue_errors(h->q, h->now, "", 0, g, 4, &n), SLUICE_ETUBE);
+	    queue_errors(h->q, h->now, "t", 1, QUEUE_DONE, g, 4, &n),
+	    SLUICE_EINVAL);
 }
 
 /* Stats: counts by state per tube and in total, the oldest ready task's

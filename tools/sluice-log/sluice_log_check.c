@@ -71,6 +71,10 @@ snap_entry_name(uint16_t type)
 		return "END";
 	case QSNAP_TASKVER:
 		return "TASKVER";
+	case QSNAP_DEDUPVER:
+		return "DEDUPVER";
+	case QSNAP_KEYHELD:
+		return "KEYHELD";
 	case QSNAP_TUBE_SET:
 		return "TUBE_SET";
 	}

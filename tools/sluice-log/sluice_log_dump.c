@@ -373,6 +373,21 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    r->u.where.state < 6 ? where_states[r->u.where.state] : "?",
 		    r->u.where.before);
 		break;
+	case QREC_DELETE_AGED: {
+		const char *sep = "";
+
+		buf_printf(b, ",\"states\":[");
+		for (int st = 1; st < 6; st++)
+			if (r->u.where.states & QREC_STATE_BIT(st)) {
+				buf_printf(b, "%s\"%s\"", sep,
+				    st == 3 ? "taken" : where_states[st]);
+				sep = ",";
+			}
+		buf_printf(b, "],\"by\":\"%s\",\"before\":%" PRId64,
+		    r->u.where.by == QREC_BY_UPDATED ? "updated" : "created",
+		    r->u.where.before);
+		break;
+	}
 	case QREC_TUBE_SET:
 		lt_json_tube_conf(b, &r->u.tube_set.conf);
 		break;
@@ -402,6 +417,7 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 		*n = r->u.pause.tube_len;
 		return true;
 	case QREC_DELETE_WHERE:
+	case QREC_DELETE_AGED:
 		*p = r->u.where.tube;
 		*n = r->u.where.tube_len;
 		return true;

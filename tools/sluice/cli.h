@@ -91,6 +91,11 @@ enum {
 	OPT_BURIED,
 	OPT_DONE,
 	OPT_OLDER_THAN,
+	OPT_CREATED_BEFORE, /* delete: by creation */
+	OPT_FRONT,          /* release: back at its place */
+	OPT_PAUSE_OK,       /* work: pauses */
+	OPT_PAUSE_ERROR,
+	OPT_PAUSE_EMPTY,
 	OPT_RESULT,
 	OPT_STATE,
 	OPT_ORDER,

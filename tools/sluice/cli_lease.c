@@ -39,14 +39,18 @@ static const char ack_help[] =
     "                  {\"id\":N,\"error\":\"...\",\"code\":N} per task\n";
 
 static const char release_usage[] =
-    "usage: sluice release ID (--lease L | --force) [--delay DUR] [-p PRI] "
-    "[--json]\n"
+    "usage: sluice release ID (--lease L | --force) [--delay DUR | --front] "
+    "[-p PRI] [--json]\n"
     "       sluice release -t TUBE --all [--json]\n";
 static const char release_help[] =
     "\nPuts a taken task back: ready now, or after --delay.\n\n"
     "      --lease L       the lease its take printed\n"
     "      --force         without the lease (an operator's override)\n"
     "      --delay DUR     ready again only after DUR\n"
+    "      --front         ready again at once at the place it had before\n"
+    "                      the take (its original order among the tasks\n"
+    "                      of its priority), not behind the tasks already\n"
+    "                      due\n"
     "  -p, --priority N    give it a new priority\n"
     "  -t, --tube TUBE     with --all: the tube\n"
     "      --all           every taken task of the tube, ready again at\n"
@@ -100,12 +104,13 @@ static const struct lease_op {
 	const char *done; /* what it printed: "acked 42, ..." */
 	enum lease_verb verb;
 	const char *shorts;
-	bool to, delay, priority, error, all, fatal; /* the options it has */
+	bool to, delay, priority, error, all, fatal,
+	    front; /* the options it has */
 	bool needs_error;
 } lease_ops[] = {
 	{ "ack", "acked", ACK, "h", .to = true },
 	{ "release", "released", RELEASE, "hp:t:", .delay = true,
-	    .priority = true, .all = true },
+	    .priority = true, .all = true, .front = true },
 	{ "fail", "failed", FAIL, "he:", .delay = true, .error = true,
 	    .fatal = true, .needs_error = true },
 	{ "touch", "touched", TOUCH, "h" },
@@ -153,13 +158,14 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		{ "tube", required_argument, NULL, 't' },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "fatal", no_argument, NULL, OPT_FATAL },
+		{ "front", no_argument, NULL, OPT_FRONT },
 		COMMON_OPTS,
 	};
 	const struct lease_op *op = find_lease_op(cli->cmd);
 	struct cli_args a = { argc, argv, op->shorts, opts };
 	const char *to = NULL, *error = NULL, *result = NULL, *tube = NULL;
 	bool has_lease = false, has_delay = false, force = false, lines = false;
-	bool all = false, fatal = false;
+	bool all = false, fatal = false, front = false;
 	int64_t priority = -1;
 	uint64_t id, lease = 0, delay = 0, v = 0;
 	struct sluice_after after;
@@ -222,6 +228,10 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			ok = op->fatal;
 			fatal = true;
 			break;
+		case OPT_FRONT:
+			ok = op->front;
+			front = true;
+			break;
 		}
 		if (!ok)
 			return cli_usage_error(cli, "%s has no option %s",
@@ -234,6 +244,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			        : ch == 't'        ? "-t/--tube"
 			        : ch == OPT_ALL    ? "--all"
 			        : ch == OPT_FATAL  ? "--fatal"
+			        : ch == OPT_FRONT  ? "--front"
 			                           : "--lines");
 	}
 	if (a.stop)
@@ -258,7 +269,7 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 			    "-t TUBE and --all go together: every taken "
 			    "task of TUBE");
 		if (optind != argc || has_lease || force || has_delay ||
-		    priority >= 0)
+		    priority >= 0 || front)
 			return cli_usage_error(cli,
 			    "release -t TUBE --all takes no task ID, lease, "
 			    "delay or priority");
@@ -267,6 +278,10 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 	if (fatal && has_delay)
 		return cli_usage_error(
 		    cli, "--fatal and --delay exclude each other");
+	if (front && has_delay)
+		return cli_usage_error(cli,
+		    "--front and --delay exclude each other (--front puts "
+		    "the task back at its place at once)");
 	if (optind != argc - 1)
 		return cli_usage_error(cli, "one task ID is needed");
 	if ((rc = cli_parse_id(cli, argv[optind], &id)) != 0)
@@ -289,9 +304,12 @@ cmd_lease_op(struct cli *cli, int argc, char **argv)
 		rc = sluice_ack_opts(cli->c, id, lease, &o, &after);
 		break;
 	}
-	case RELEASE:
-		rc = sluice_release(cli->c, id, lease, delay, priority, &after);
+	case RELEASE: {
+		struct sluice_release_opts o = { delay, priority, front };
+
+		rc = sluice_release_opts(cli->c, id, lease, &o, &after);
 		break;
+	}
 	case FAIL:
 		rc = fatal ? sluice_fail_fatal(cli->c, id, lease, error, &after)
 		           : sluice_fail(cli->c, id, lease, error,

@@ -181,34 +181,58 @@ cmd_rates(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static const char errors_usage[] = "usage: sluice errors -t TUBE [--json]\n";
+static const char errors_usage[] =
+    "usage: sluice errors -t TUBE [--state STATE] [--json]\n";
 static const char errors_help[] =
-    "\nCounts a tube's tasks by their last error, most frequent first.\n\n"
-    "  -t, --tube TUBE   the tube\n"
-    "      --json        print {\"errors\":[{\"error\":TEXT,\"count\":N}]}\n";
+    "\nCounts a tube's buried tasks by their last error, most frequent "
+    "first.\n"
+    "A task keeps its last error when it is retried and taken again, so\n"
+    "by default only the buried ones count: the failures waiting for a\n"
+    "person.\n\n"
+    "  -t, --tube TUBE     the tube\n"
+    "      --state STATE   the tasks counted: buried (the default), ready,\n"
+    "                      delayed, taken, or all (every live task)\n"
+    "      --json          print "
+    "{\"errors\":[{\"error\":TEXT,\"count\":N}]}\n"
+    "\nExample:\n"
+    "  sluice errors -t emails --state all\n";
 
 static int
 cmd_errors(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TUBE_OPT,
+		{ "state", required_argument, NULL, OPT_STATE },
 		COMMON_OPTS,
 	};
 	struct cli_args a = { argc, argv, "t:h", opts };
 	struct sluice_error_count *e;
 	const char *tube = NULL;
+	int state = SLUICE_BURIED, ch;
 	size_t n;
 	int rc;
 
-	while (cli_next_opt(cli, &a) == 't')
-		tube = optarg;
+	while ((ch = cli_next_opt(cli, &a)) != -1) {
+		if (ch == 't') {
+			tube = optarg;
+		} else if (ch == OPT_STATE) {
+			state = strcmp(optarg, "all") == 0
+			    ? 0
+			    : cli_parse_state(optarg);
+			if (state < 0 || state == SLUICE_DONE)
+				return cli_usage_error(cli,
+				    "--state: \"%s\" is not buried, ready, "
+				    "delayed, taken or all",
+				    optarg);
+		}
+	}
 	if (a.stop)
 		return a.status;
 	if (tube == NULL)
 		return cli_usage_error(cli, "-t TUBE is needed");
 	if ((rc = cli_no_operand_connect(cli, argc, argv)) != 0)
 		return rc;
-	if ((rc = sluice_errors(cli->c, tube, &e, &n)) != 0)
+	if ((rc = sluice_errors_state(cli->c, tube, state, &e, &n)) != 0)
 		return cli_fail(cli, rc, "errors -t %s", tube);
 	cli_print_errors(stdout, e, n, a.json);
 	sluice_errors_free(e);

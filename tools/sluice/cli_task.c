@@ -207,27 +207,69 @@ parse_target(struct cli *cli, int argc, char **argv, struct target *tg,
 	return 0;
 }
 
-/* The --older-than value as given, for messages. */
+/* The value of option `opt` ("--older-than") as given, for messages. */
 static const char *
-argv_older(int argc, char **argv)
+argv_value(int argc, char **argv, const char *opt)
 {
+	size_t n = strlen(opt);
+
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
 			return argv[i + 1];
-		if (strncmp(argv[i], "--older-than=", 13) == 0)
-			return argv[i] + 13;
+		if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=')
+			return argv[i] + n + 1;
 	}
 	return "?";
+}
+
+/* --state S[,S...]: adds each state's bit to *states. */
+static int
+parse_states(struct cli *cli, const char *arg, unsigned *states)
+{
+	char buf[128];
+	char *save = NULL, *s;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (s = strtok_r(buf, ",", &save); s != NULL;
+	     s = strtok_r(NULL, ",", &save)) {
+		int st = cli_parse_state(s);
+
+		if (st < 0)
+			return cli_usage_error(cli,
+			    "--state: \"%s\" is not ready, delayed, taken, "
+			    "buried or done",
+			    s);
+		*states |= SLUICE_STATE_BIT(st);
+	}
+	if (*states == 0)
+		return cli_usage_error(cli, "--state: no state in \"%s\"", arg);
+	return 0;
+}
+
+/* The states of a mask, "ready,buried", for messages. */
+static const char *
+states_text(unsigned states, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int st = SLUICE_READY; st <= SLUICE_DONE; st++)
+		if (states & SLUICE_STATE_BIT(st))
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+			    n ? "," : "", sluice_state_name(st));
+	return buf;
 }
 
 static const char delete_usage[] =
     "usage: sluice delete ID... [--json]\n"
     "       sluice delete --key KEY [-t TUBE] [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n"
-    "       sluice delete -t TUBE --state S --older-than DUR [--json]\n";
+    "       sluice delete -t TUBE --state S[,S...] (--older-than DUR |\n"
+    "                     --created-before DUR) [--force] [--json]\n";
 static const char delete_help[] =
     "\nDeletes a task in any state, by id or by key, every task of a "
-    "tube,\nor a tube's tasks in one state by age.\n"
+    "tube,\nor a tube's tasks in some states by age (since their last "
+    "change,\nor their creation).\n"
     "Several IDs go in requests of up to 1000 (one commit each), each task\n"
     "deleted or refused on its own: \"deleted ID\" per task on stdout, the\n"
     "reason of each refused one on stderr (exit 1 when any was).\n\n"
@@ -235,11 +277,18 @@ static const char delete_help[] =
     "                     default \"default\": keys are per tube)\n"
     "  -t, --tube TUBE    with --key, --all or --state: the tube\n"
     "      --all          every task of the tube; prints how many\n"
-    "      --state S      ready, delayed, buried or done: those at least\n"
-    "                     --older-than DUR old (since created; a done\n"
-    "                     task since its ack), in one request; prints how\n"
-    "                     many\n"
-    "      --older-than DUR  with --state: the age (0: all of them)\n"
+    "      --state S      the tasks in state S (ready, delayed, taken,\n"
+    "                     buried or done; several with commas, or the\n"
+    "                     option again) whose age is at least DUR, all\n"
+    "                     in one request; prints how many\n"
+    "      --older-than DUR  with --state: last changed at least DUR ago\n"
+    "                     (its updated_at: put, take, fail, release, kick,\n"
+    "                     update, ready, finished; 0: all of them)\n"
+    "      --created-before DUR  with --state, instead: created at least\n"
+    "                     DUR ago\n"
+    "      --force        with --state taken: tasks workers hold are\n"
+    "                     deleted too; their leases end, and their\n"
+    "                     holders' ack or fail answers \"no such task\"\n"
     "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
     "(--all, --state);\n"
     "                     several IDs: one array, {\"id\":N,\"deleted\":true}\n"
@@ -255,13 +304,19 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
+		{ "created-before", required_argument, NULL,
+		    OPT_CREATED_BEFORE },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		COMMON_OPTS,
 	};
 	struct cli_args a = { argc, argv, "t:h", opts };
+	struct sluice_delete_where_opts wo = { 0 };
 	struct target tg = { 0 };
-	uint64_t n, older = 0;
-	bool has_older = false;
-	int state = 0, ch, rc;
+	uint64_t n;
+	bool has_older = false, has_created = false;
+	unsigned states = 0;
+	char stxt[64];
+	int ch, rc;
 
 	while ((ch = cli_next_opt(cli, &a)) != -1) {
 		switch (ch) {
@@ -275,43 +330,65 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 			tg.sel = true;
 			break;
 		case OPT_STATE:
-			state = cli_parse_state(optarg);
-			if (state != SLUICE_READY && state != SLUICE_DELAYED &&
-			    state != SLUICE_BURIED && state != SLUICE_DONE)
-				return cli_usage_error(cli,
-				    "--state: \"%s\" is not ready, delayed, "
-				    "buried or done",
-				    optarg);
+			if ((rc = parse_states(cli, optarg, &states)) != 0)
+				return rc;
 			break;
 		case OPT_OLDER_THAN:
-			if ((rc = cli_parse_ms(
-			         cli, "--older-than", optarg, 0, &older)) != 0)
+			if ((rc = cli_parse_ms(cli, "--older-than", optarg, 0,
+			         &wo.older_ms)) != 0)
 				return rc;
 			has_older = true;
+			break;
+		case OPT_CREATED_BEFORE:
+			if ((rc = cli_parse_ms(cli, "--created-before", optarg,
+			         0, &wo.older_ms)) != 0)
+				return rc;
+			has_created = true;
+			break;
+		case OPT_FORCE:
+			wo.force = 1;
 			break;
 		}
 	}
 	if (a.stop)
 		return a.status;
-	if (argc - optind > 1 && tg.key == NULL && !tg.sel && state == 0)
+	if (argc - optind > 1 && tg.key == NULL && !tg.sel && states == 0)
 		return cli_batch_operands(
 		    cli, argv + optind, (size_t)(argc - optind), false, a.json);
-	if ((state != 0) != has_older)
-		return cli_usage_error(
-		    cli, "--state S and --older-than DUR go together");
-	if (state != 0 && tg.sel)
+	if (has_older && has_created)
+		return cli_usage_error(cli,
+		    "--older-than (since the last change) or --created-before "
+		    "(since the creation), not both");
+	if ((states != 0) != (has_older || has_created))
+		return cli_usage_error(cli,
+		    "--state S and --older-than DUR (or --created-before DUR) "
+		    "go together");
+	if (wo.force && !(states & SLUICE_STATE_BIT(SLUICE_TAKEN)))
+		return cli_usage_error(cli,
+		    "--force goes with --state taken (tasks workers hold)");
+	if ((states & SLUICE_STATE_BIT(SLUICE_TAKEN)) && !wo.force)
+		return cli_usage_error(cli,
+		    "--state taken deletes tasks workers hold: add --force "
+		    "(their leases end)");
+	if (states != 0 && tg.sel)
 		return cli_usage_error(cli, "--all or --state, not both");
-	tg.sel = tg.sel || state != 0;
+	tg.sel = tg.sel || states != 0;
+	wo.states = states;
+	wo.by_created = has_created;
 	if ((rc = parse_target(cli, argc, argv, &tg, "--all or --state",
 	         "--all or --state")) != 0 ||
 	    (rc = cli_connect(cli)) != 0)
 		return rc;
-	if (state != 0) {
-		if ((rc = sluice_delete_where(
-		         cli->c, tg.tube, state, older, &n)) != 0)
+	if (states != 0) {
+		const char *opt =
+		    has_created ? "--created-before" : "--older-than";
+
+		if ((rc = sluice_delete_where_opts(cli->c, tg.tube, &wo, &n)) !=
+		    0)
 			return cli_fail(cli, rc,
-			    "delete -t %s --state %s --older-than %s", tg.tube,
-			    sluice_state_name(state), argv_older(argc, argv));
+			    "delete -t %s --state %s %s %s", tg.tube,
+			    states_text(states, stxt, sizeof(stxt)), opt,
+			    argv_value(argc, argv, opt));
 		cli_print_count(a.json, "deleted", "deleted", n);
 	} else if (tg.key != NULL) {
 		if ((rc = sluice_delete_key(cli->c, tg.tube, tg.key, &tg.id)) !=

@@ -12,6 +12,10 @@
  *   3. reap children: exit 0 acks, anything else fails with the last
  *      stderr line (or how it ended);
  *   4. touch the lease of every task whose CMD has run half its ttr.
+ * The pauses (--pause-ok, --pause-error, --pause-empty) put off the next
+ * take until a time (`take_after`): a success, a failure or an empty
+ * take moves it to now + its pause, never earlier than it was. Running
+ * children are served meanwhile, and a signal still stops at once.
  * The first SIGINT/SIGTERM stops taking; running children finish. A second
  * one sends SIGTERM to them (each runs in its own process group, so a ^C
  * at the terminal reaches only this process). */
@@ -44,6 +48,15 @@ enum {
 	MAX_CONCURRENCY = 256,
 };
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 struct job {
 	pid_t pid; /* 0: free slot */
 	uint64_t id, lease, ttr_ms;
@@ -68,8 +81,22 @@ struct work {
 	int njobs;
 	uint64_t max_tasks, taken;
 	uint64_t idle_ms; /* --wait; 0: never stop for lack of tasks */
+	/* the pauses before the next take: after a success, after a
+	 * failure, after a take that found nothing (0: none) */
+	uint64_t pause_ok_ms, pause_error_ms, pause_empty_ms;
+	int64_t take_after; /* monotonic ms: no take before it */
 	int status;
 };
+
+/* No take before now + ms (a later time already set stays). */
+static void
+pause_takes(struct work *w, uint64_t ms)
+{
+	int64_t until = mono_ms() + (int64_t)ms;
+
+	if (ms > 0 && until > w->take_after)
+		w->take_after = until;
+}
 
 static volatile sig_atomic_t got_stop;
 static volatile sig_atomic_t got_child;
@@ -81,15 +108,6 @@ on_signal(int sig)
 		got_child = 1;
 	else
 		got_stop++;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int
@@ -305,6 +323,7 @@ job_done(struct work *w, struct job *j, int wstatus)
 		if ((rc = sluice_ack(cli->c, j->id, j->lease, NULL, NULL)) != 0)
 			w->status =
 			    cli_fail(cli, rc, "work: ack %" PRIu64, j->id);
+		pause_takes(w, w->pause_ok_ms);
 	} else {
 		if (j->last_len > 0)
 			snprintf(text, sizeof(text), "%.*s",
@@ -322,6 +341,7 @@ job_done(struct work *w, struct job *j, int wstatus)
 		         cli->c, j->id, j->lease, text, -1, NULL)) != 0)
 			w->status =
 			    cli_fail(cli, rc, "work: fail %" PRIu64, j->id);
+		pause_takes(w, w->pause_error_ms);
 	}
 	free(j->payload);
 	memset(j, 0, sizeof(*j));
@@ -395,8 +415,10 @@ take_some(struct work *w, int free_slots, bool busy)
 	o.wait_ms = busy ? WAIT_BUSY_MS : WAIT_IDLE_MS;
 	rc = sluice_take(w->cli->c, &o, &t, &n);
 	if (rc == SLUICE_ETIMEDOUT &&
-	    strncmp(sluice_errmsg(w->cli->c), "nothing to take", 15) == 0)
+	    strncmp(sluice_errmsg(w->cli->c), "nothing to take", 15) == 0) {
+		pause_takes(w, w->pause_empty_ms);
 		return 0;
+	}
 	if (rc == SLUICE_ECONN || rc == SLUICE_ETIMEDOUT ||
 	    rc == SLUICE_ESHUTDOWN || rc == SLUICE_ENOTLEADER) {
 		cli_fail(w->cli, rc, "work: take");
@@ -499,7 +521,12 @@ work_loop(struct work *w)
 			want = false; /* --wait: nothing came for that long */
 		if (!want && busy == 0)
 			break;
-		if (want && busy < w->njobs) {
+		if (want && busy < w->njobs && mono_ms() < w->take_after) {
+			/* a pause: serve the children until it ends */
+			wait_ms = w->take_after - mono_ms();
+			if (wait_ms > 1000)
+				wait_ms = 1000;
+		} else if (want && busy < w->njobs) {
 			uint64_t before = w->taken;
 
 			if (take_some(w, w->njobs - busy, busy > 0) != 0)
@@ -574,8 +601,10 @@ check_runnable(const char *cmd)
 }
 
 static const char work_usage[] =
-    "usage: sluice work -t TUBE [-c N] [--max-tasks N] [--wait DUR] -- CMD "
-    "[ARGS...]\n";
+    "usage: sluice work -t TUBE [-c N] [--max-tasks N] [--wait DUR]\n"
+    "                   [--pause-ok DUR] [--pause-error DUR] "
+    "[--pause-empty DUR]\n"
+    "                   -- CMD [ARGS...]\n";
 static const char work_help[] =
     "\nRuns CMD once per task of TUBE, with the payload on its standard "
     "input,\nup to N at once (a CMD that cannot be run is refused before any "
@@ -596,7 +625,19 @@ static const char work_help[] =
     "  -c, --concurrency N   run up to N commands at once (default 1)\n"
     "      --max-tasks N     stop after N tasks (default: never)\n"
     "      --wait DUR        stop when no task came for DUR (default: "
-    "never)\n\n"
+    "never)\n"
+    "      --pause-ok DUR    after a task succeeded, take the next one only\n"
+    "                        DUR later (default: at once)\n"
+    "      --pause-error DUR after a task failed, take the next one only\n"
+    "                        DUR later (a broken dependency is not hammered)\n"
+    "      --pause-empty DUR after a take found no task, look again only DUR\n"
+    "                        later (default: at once; a take waits up to 1s\n"
+    "                        for a task anyway)\n"
+    "With -c N a pause holds back every slot; running commands go on, and\n"
+    "a signal stops at once. DUR has a unit: 500ms, 2s, 1m.\n\n"
+    "Example:\n"
+    "  sluice work -t emails --pause-error 30s --pause-empty 5s -- "
+    "./send.sh\n\n"
     "SIGINT or SIGTERM stops taking tasks; running commands finish and "
     "their\ntasks are acked or failed. A second signal terminates them "
     "(their tasks\nfail). The leases are bound to this process: if it "
@@ -610,6 +651,9 @@ cmd_work(struct cli *cli, int argc, char **argv)
 		{ "concurrency", required_argument, NULL, 'c' },
 		{ "max-tasks", required_argument, NULL, 'm' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "pause-ok", required_argument, NULL, OPT_PAUSE_OK },
+		{ "pause-error", required_argument, NULL, OPT_PAUSE_ERROR },
+		{ "pause-empty", required_argument, NULL, OPT_PAUSE_EMPTY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -640,6 +684,21 @@ cmd_work(struct cli *cli, int argc, char **argv)
 		case 'w':
 			if ((rc = cli_parse_ms(
 			         cli, "--wait", optarg, 1, &w.idle_ms)) != 0)
+				return rc;
+			break;
+		case OPT_PAUSE_OK:
+			if ((rc = cli_parse_ms(cli, "--pause-ok", optarg, 0,
+			         &w.pause_ok_ms)) != 0)
+				return rc;
+			break;
+		case OPT_PAUSE_ERROR:
+			if ((rc = cli_parse_ms(cli, "--pause-error", optarg, 0,
+			         &w.pause_error_ms)) != 0)
+				return rc;
+			break;
+		case OPT_PAUSE_EMPTY:
+			if ((rc = cli_parse_ms(cli, "--pause-empty", optarg, 0,
+			         &w.pause_empty_ms)) != 0)
 				return rc;
 			break;
 		case 'h':

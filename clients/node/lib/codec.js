@@ -342,7 +342,7 @@ const encode = {
     const w = lease(new Writer(), id, l, o.force).u64(o.delayMs ?? 0)
       .u32(o.priority ?? 0);
     return req('release', REPORT | bit(o.priority != null, 1) |
-      bit(o.force, FORCE), w, after);
+      bit(o.front, 2) | bit(o.force, FORCE), w, after);
   },
   fail(id, l, error = '', o = {}) {
     const w = lease(new Writer(), id, l, o.force).u64(o.delayMs ?? 0)
@@ -422,8 +422,16 @@ const encode = {
     { safe: true }),
   history: (tube = '', secs = 60) => req('history', 0,
     new Writer().str16(tube).u32(secs), history, { safe: true }),
-  errors: (tube, o = {}) => req('errors', bit(o.ids !== false, 1),
-    new Writer().str16(tube), errorGroups, { safe: true }),
+  // o.state: 'ready' .. 'buried', or 'all' (every live task); none: the
+  // buried tasks (a retried task keeps its last error)
+  errors(tube, o = {}) {
+    const w = new Writer().str16(tube);
+    const st = o.state === 'all' ? 0 : STATE[o.state] ?? o.state;
+    const other = st != null && st !== STATE.buried;
+    if (other) w.u8(st);
+    return req('errors', bit(o.ids !== false, 1) | bit(other, 2), w,
+      errorGroups, { safe: true });
+  },
   pause: (tube, durationMs, o = {}) => req('pause', bit(o.create, 1),
     new Writer().str16(tube).u64(durationMs), u64),
   tubeSet(tube, o = {}) {

@@ -145,6 +145,32 @@ test('every operation, as the CLI sees it', async (t) => {
     sluice.PayloadTooLarge);
 });
 
+test('release front keeps the place the task had', async (t) => {
+  const srv = await startServer();
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await c.put('q', `t${i}`)).id);
+  let [w] = await c.take('q');
+  assert.strictEqual(w.id, ids[0]);
+  await c.release(w.id, w.lease); // behind the tasks already due
+  [w] = await c.take('q');
+  assert.strictEqual(w.id, ids[1]);
+  await c.release(w.id, w.lease, { front: true });
+  [w] = await c.take('q');
+  assert.strictEqual(w.id, ids[1]);
+  // errors: the buried tasks by default, any live state on request
+  await c.fail(w.id, w.lease, 'retry me', { delayMs: 60000 });
+  [w] = await c.take('q');
+  await c.bury(w.id, w.lease, { error: 'poison' });
+  assert.deepStrictEqual((await c.errors('q')).map((g) => g.error),
+    ['poison']);
+  assert.deepStrictEqual((await c.errors('q', { state: 'delayed' }))
+    .map((g) => g.error), ['retry me']);
+  assert.deepStrictEqual((await c.errors('q', { state: 'all' }))
+    .map((g) => g.error).sort(), ['poison', 'retry me']);
+});
+
 test('a follower named first sends writes to the leader', async (t) => {
   const repl = `tcp://127.0.0.1:${await freePort()}`;
   const leader = await startServer({ args: ['--repl-listen', repl] });

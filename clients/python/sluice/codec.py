@@ -409,10 +409,14 @@ class Operations:
             body += str16(result)
         return self._do(Request("ack", flags, body, _after))
 
-    def release(self, id, lease, *, delay_ms=0, priority=None, force=False):
-        """Back to ready, or delayed by delay_ms; priority: a new one."""
+    def release(self, id, lease, *, delay_ms=0, priority=None, force=False,
+                front=False):
+        """Back to ready, or delayed by delay_ms; priority: a new one.
+        front: ready at once at the place it had before the take (its
+        original order among the tasks of its priority), not behind the
+        tasks already due; not with delay_ms."""
         flags = (_LEASE_REPORT | _flag(priority is not None, 0x01)
-                 | _flag(force, _LEASE_FORCE))
+                 | _flag(front, 0x02) | _flag(force, _LEASE_FORCE))
         body = _lease(id, lease, force) + struct.pack("<QI", delay_ms,
                                                       priority or 0)
         return self._do(Request("release", flags, body, _after))
@@ -567,9 +571,15 @@ class Operations:
                                 + struct.pack("<I", secs), _history,
                                 safe=True))
 
-    def errors(self, tube, *, ids=True):
-        """The tube's last errors, grouped, most frequent first."""
-        return self._do(Request("errors", _flag(ids, 0x01), str16(tube),
+    def errors(self, tube, *, ids=True, state=None):
+        """The last errors of the tube's buried tasks (a retried task
+        keeps its last error), grouped, most frequent first; state: of
+        the tasks in that State instead, 0 of every live task."""
+        other = state is not None and int(state) != 4
+        body = str16(tube) + (struct.pack("<B", int(state)) if other
+                              else b"")
+        return self._do(Request("errors", _flag(ids, 0x01)
+                                | _flag(other, 0x02), body,
                                 _error_groups, safe=True))
 
     # -- tubes

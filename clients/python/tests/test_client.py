@@ -301,6 +301,39 @@ class ClientTest(ServerTest):
         self.assertEqual(a.state, sluice.State.READY)
         self.assertEqual(self.c.peek(tid).payload, b"v2")
 
+    def test_release_front_keeps_the_place(self):
+        ids = [self.c.put("q", "t%d" % i).id for i in range(3)]
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[0])
+        # a plain release goes behind the tasks already due
+        self.c.release(t.id, t.lease)
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[1])
+        # front: back at the place it had before the take
+        self.assertEqual(self.c.release(t.id, t.lease, front=True).state,
+                         sluice.State.READY)
+        [t] = self.c.take("q")
+        self.assertEqual(t.id, ids[1])
+        with self.assertRaises(sluice.Invalid):
+            self.c.release(t.id, t.lease, front=True, delay_ms=1000)
+
+    def test_errors_count_the_buried_by_default(self):
+        self.c.put("e", "a")
+        self.c.put("e", "b")
+        [t] = self.c.take("e")
+        self.c.fail(t.id, t.lease, "retry me", delay_ms=60000)
+        [t] = self.c.take("e")
+        self.c.bury(t.id, t.lease, error="poison")
+        self.assertEqual([(g.error, g.count) for g in self.c.errors("e")],
+                         [("poison", 1)])
+        self.assertEqual(
+            [g.error for g in self.c.errors("e",
+                                            state=sluice.State.DELAYED)],
+            ["retry me"])
+        self.assertEqual(
+            sorted(g.error for g in self.c.errors("e", state=0)),
+            ["poison", "retry me"])
+
     def test_asyncio_client(self):
         async def run():
             async with sluice.AsyncClient(self.srv.url, timeout=10) as c:

@@ -215,6 +215,8 @@ ops_req_forced(const struct msg_req *r)
 		return r->lease.force;
 	case MSG_OP_RELEASE_ALL:
 		return true; /* an operator's override of every lease */
+	case MSG_OP_DELETE_WHERE:
+		return r->where.force; /* taken tasks: their leases end */
 	default:
 		return false;
 	}
@@ -291,8 +293,7 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		ops_flush(c, ctx, &req);
 		break;
 	case MSG_OP_DELETE_WHERE:
-		if (!ops_delete_where_dry(c, ctx, &req))
-			ops_delete_where(c, ctx, &req);
+		ops_delete_where(c, ctx, &req, peer);
 		break;
 	case MSG_OP_RELEASE_ALL:
 		ops_release_all(c, ctx, &req, peer);

@@ -115,33 +115,3 @@ ops_kick_bulk(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	ops_reply(c, ctx, &rep);
 	return true;
 }
-
-bool
-ops_delete_where_dry(
-    struct core *c, struct face_ctx *ctx, const struct msg_req *req)
-{
-	const struct msg_delete_where *m = &req->where;
-	struct queue_delete_where_req a = { m->tube.p, m->tube.len, m->state,
-		0 };
-	struct msg_rep rep = { .op = MSG_OP_DELETE_WHERE };
-	struct qrec r;
-	int rc = SLUICE_EINVAL;
-
-	if (!m->dry)
-		return false; /* a delete: ops_delete_where's */
-	if (m->older <= (uint64_t)QREC_TIME_MAX) {
-		a.older = (int64_t)m->older;
-		rc =
-		    queue_decide_delete_where(c->q, c->now, &a, &r, &rep.count);
-	}
-	if (rc != 0) {
-		core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, rc,
-		    "count %s tasks of tube '%.*s' older than %" PRIu64
-		    " ms: %s",
-		    msg_state_name(m->state), (int)m->tube.len, m->tube.p,
-		    m->older, sluice_strerror(rc));
-		return true;
-	}
-	ops_reply(c, ctx, &rep);
-	return true;
-}

@@ -213,6 +213,14 @@ ops_release(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
 	a.force = m->force;
 	a.set_pri = m->set_priority;
 	a.pri = m->priority;
+	a.front = m->front;
+	if (m->front && m->delay != 0) {
+		core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
+		    "release %" PRIu64 ": front puts the task back at its "
+		    "place at once: it takes no delay",
+		    m->id);
+		return;
+	}
 	if (m->delay <= (uint64_t)QREC_TIME_MAX) {
 		a.delay_ms = (int64_t)m->delay;
 		rc = queue_decide_release(c->q, c->now, &a, &r);

@@ -151,11 +151,6 @@ void ops_key_without_tube(
 bool ops_kick_bulk(
     struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
-/* kick_error.c: a delete_where's dry run (the count it would delete),
- * answered; false for a delete, left to ops_delete_where. */
-bool ops_delete_where_dry(
-    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
-
 /* ---- tube.c: a tube as a whole ---------------------------------------- */
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
@@ -163,8 +158,9 @@ void ops_tube(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 void ops_kick(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_flush(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
-void ops_delete_where(
-    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+/* `peer`: who asked, for a forced one (taken tasks), which is logged. */
+void ops_delete_where(struct core *c, struct face_ctx *ctx,
+    const struct msg_req *req, const char *peer);
 void ops_pause(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 

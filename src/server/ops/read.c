@@ -144,10 +144,15 @@ ops_errors(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	size_t n = 0;
 	int rc;
 
+	/* Without a state, the buried tasks: a task keeps its last error
+	 * when it is retried, so the others are not failures waiting for a
+	 * person. MSG_ST_NONE is every live state, QUEUE_ANY. */
+	int state = req->errors.set_state ? req->errors.state : MSG_ST_BURIED;
+
 	g = calloc(ERR_GROUPS_MAX, sizeof(*g));
 	e = calloc(ERR_GROUPS_MAX, sizeof(*e));
-	rc = g && e ? queue_errors(c->q, c->now, req->tube.p, req->tube.len, g,
-	                  ERR_GROUPS_MAX, &n)
+	rc = g && e ? queue_errors(c->q, c->now, req->tube.p, req->tube.len,
+	                  state, g, ERR_GROUPS_MAX, &n)
 	            : SLUICE_ENOMEM;
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_ERRORS, rc,

@@ -12,12 +12,14 @@
  * pause that makes a tube counts against the token's quotas
  * (core/quota.h). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "server/core/core.h"
 #include "server/core/quota.h"
 #include "server/ops/ops_int.h"
 #include "sluice.h"
+#include "util/log.h"
 
 void
 ops_tube_conf_to_msg(const struct qrec_tube_conf *q, struct msg_tube_conf *m)
@@ -256,29 +258,68 @@ ops_flush(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 }
 
 void
-ops_delete_where(
-    struct core *c, struct face_ctx *ctx, const struct msg_req *req)
+ops_delete_where(struct core *c, struct face_ctx *ctx,
+    const struct msg_req *req, const char *peer)
 {
 	const struct msg_delete_where *m = &req->where;
 	struct queue_delete_where_req a = { m->tube.p, m->tube.len, m->state,
 		0 };
 	struct msg_rep rep = { .op = MSG_OP_DELETE_WHERE };
+	char states[64] = "";
 	struct qrec r;
 	uint64_t lsn;
 	int rc = SLUICE_EINVAL;
 
+	/* The wire's states and times are the queue's (MSG_ST_* are enum
+	 * queue_state's numbers, MSG_AGE_* enum qrec_age_by's). */
+	a.states = m->aged ? m->states : 0;
+	a.by = m->aged ? m->by : 0;
+	a.force = m->force;
+	for (int st = MSG_ST_READY; m->aged && st <= MSG_ST_DONE; st++)
+		if (m->states & MSG_STATE_BIT(st))
+			snprintf(states + strlen(states),
+			    sizeof(states) - strlen(states), "%s%s",
+			    states[0] ? "," : "", msg_state_name((uint8_t)st));
+	if (!m->aged)
+		snprintf(
+		    states, sizeof(states), "%s", msg_state_name(m->state));
+	if (m->aged && (m->states & MSG_STATE_BIT(MSG_ST_TAKEN)) && !m->force) {
+		core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, SLUICE_EINVAL,
+		    "delete %s tasks of tube '%.*s': taken tasks are held by "
+		    "workers; force deletes them (their leases end)",
+		    states, (int)m->tube.len, m->tube.p);
+		return;
+	}
 	if (m->older <= (uint64_t)QREC_TIME_MAX) {
 		a.older = (int64_t)m->older;
 		rc =
 		    queue_decide_delete_where(c->q, c->now, &a, &r, &rep.count);
 	}
+	if (m->dry) { /* the count alone: a confirmation's question */
+		if (rc == 0)
+			ops_reply(c, ctx, &rep);
+		else
+			core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, rc,
+			    "count %s tasks of tube '%.*s': %s", states,
+			    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
+		return;
+	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, 0, &lsn);
+	if (peer != NULL)
+		log_warn("ops",
+		    "lease override request=delete_where tube=%.*s states=%s "
+		    "peer=%s result=%s deleted=%" PRIu64,
+		    (int)m->tube.len, m->tube.p, states, peer,
+		    rc == 0 ? "ok" : sluice_strerror(rc),
+		    rc == 0 ? rep.count : 0);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_DELETE_WHERE, rc,
-		    "delete %s tasks of tube '%.*s' older than %" PRIu64
-		    " ms: %s",
-		    msg_state_name(m->state), (int)m->tube.len, m->tube.p,
+		    "delete %s tasks of tube '%.*s' %s %" PRIu64 " ms ago: %s",
+		    states, (int)m->tube.len, m->tube.p,
+		    m->aged && m->by == MSG_AGE_CREATED ? "created over"
+		        : m->aged                       ? "changed last over"
+		                                        : "older than",
 		    m->older, sluice_strerror(rc));
 		return;
 	}

@@ -146,6 +146,7 @@ http_api_task_route(struct http_api_call *c)
 		req.op = MSG_OP_RELEASE;
 		req.release = (struct msg_release) { id, lease, c->force };
 		http_query_dur(&c->q, "delay", &req.release.delay);
+		req.release.front = http_query_flag(&c->q, "front");
 		if ((req.release.set_priority =
 		            http_query_u64(&c->q, "priority", UINT32_MAX, &v)))
 			req.release.priority = (uint32_t)v;

@@ -261,12 +261,35 @@ list(struct http_api_call *c, const char *tube)
 	http_api_send(c, &req, a);
 }
 
-/* DELETE /v1/tubes/T/tasks?state=S&older=DUR, or ?all=1: flush */
+/* The states of ?state=S[,S...] as MSG_STATE_BIT()s; 0 when one is
+ * unknown or none is given. */
+static uint8_t
+states_of(const char *v)
+{
+	char buf[64], *save = NULL;
+	uint8_t states = 0;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *s = strtok_r(buf, ",", &save); s != NULL;
+	     s = strtok_r(NULL, ",", &save)) {
+		int st = state_of(s, false);
+
+		if (st < 0)
+			return 0;
+		states |= MSG_STATE_BIT(st);
+	}
+	return states;
+}
+
+/* DELETE /v1/tubes/T/tasks?state=S[,S...]&older=DUR (last changed that
+ * long ago) or &created_before=DUR (created that long ago), &force=1 for
+ * taken tasks; or ?all=1: flush */
 static void
 delete_where(struct http_api_call *c, const char *tube)
 {
 	struct msg_req req = { .op = MSG_OP_DELETE_WHERE };
-	char v[16];
+	bool older, created;
+	char v[64];
 
 	if (http_query_flag(&c->q, "all")) {
 		req.op = MSG_OP_FLUSH;
@@ -275,15 +298,24 @@ delete_where(struct http_api_call *c, const char *tube)
 		return;
 	}
 	req.where.tube = msg_cstr(tube);
+	req.where.aged = true;
 	if (!http_query_str(&c->q, "state", v, sizeof(v)) ||
-	    state_of(v, false) < 0 || state_of(v, false) == MSG_ST_TAKEN) {
+	    (req.where.states = states_of(v)) == 0) {
 		http_api_error(c->aio, SLUICE_EINVAL,
-		    "delete: ?state=ready|delayed|buried|done (and "
-		    "older=DUR), or ?all=1 for every task of the tube");
+		    "delete: ?state=S (ready, delayed, taken, buried, done; "
+		    "several with commas) and older=DUR or created_before=DUR, "
+		    "or ?all=1 for every task of the tube");
 		return;
 	}
-	req.where.state = (uint8_t)state_of(v, false);
-	http_query_dur(&c->q, "older", &req.where.older);
+	older = http_query_dur(&c->q, "older", &req.where.older);
+	created = http_query_dur(&c->q, "created_before", &req.where.older);
+	if (older && created)
+		http_query_bad(&c->q, "created_before",
+		    "not with older (the age counts from the last change, or "
+		    "from the creation)");
+	req.where.by = created ? MSG_AGE_CREATED : MSG_AGE_UPDATED;
+	c->force = http_query_flag(&c->q, "force");
+	req.where.force = c->force;
 	req.where.dry = http_query_flag(&c->q, "dry_run");
 	http_api_send_count(
 	    c, &req, req.where.dry ? "would_delete" : "deleted");
@@ -447,9 +479,21 @@ http_api_tube_route(struct http_api_call *c)
 		req.tube = msg_cstr(tube);
 		http_api_send_shape(c, &req, SH_HOURS);
 	} else if (strcmp(verb, "errors") == 0) {
+		char st[16];
+
 		req.op = MSG_OP_ERRORS; /* with example ids, as json_errors */
 		req.errors.tube = msg_cstr(tube);
 		req.errors.ids = true;
+		/* ?state=buried (the default), ready, delayed, taken, all */
+		if (http_query_str(&c->q, "state", st, sizeof(st))) {
+			int s = state_of(st, true);
+
+			if (s < 0 || s == MSG_ST_DONE)
+				http_query_bad(&c->q, "state",
+				    "buried, ready, delayed, taken or all");
+			req.errors.set_state = s != MSG_ST_BURIED;
+			req.errors.state = (uint8_t)(s < 0 ? 0 : s);
+		}
 		http_api_send_shape(c, &req, SH_ERRORS);
 	} else { /* next */
 		char st[16] = "ready";

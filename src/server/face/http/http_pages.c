@@ -159,12 +159,30 @@ bad:
 void
 http_pages_errors(nng_aio *aio)
 {
+	static const char *const states[] = { "all", "ready", "delayed",
+		"taken", "buried" };
+	enum { NSTATES = sizeof(states) / sizeof(states[0]) };
 	struct msg_req req = { .op = MSG_OP_ERRORS, .errors = { .ids = true } };
-	char tube[QUERY_MAX];
+	char tube[QUERY_MAX], v[32];
 
 	if (!tube_param(aio, tube, sizeof(tube)))
 		return;
 	req.errors.tube = msg_cstr(tube);
+	/* ?state=buried (the default), ready, delayed, taken, all */
+	if (http_query_get(http_uri(aio), "state", v, sizeof(v))) {
+		uint8_t i = 0;
+
+		while (i < NSTATES && strcmp(v, states[i]) != 0)
+			i++;
+		if (i == NSTATES) {
+			http_respond_errc(aio, SLUICE_EINVAL,
+			    "errors: state is buried, ready, delayed, taken "
+			    "or all");
+			return;
+		}
+		req.errors.set_state = i != MSG_ST_BURIED;
+		req.errors.state = i;
+	}
 	http_post_page(http_of(aio), aio, HK_ERRORS, &req);
 }
 
