@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "queue/qrec.h"
+#include "queue/limits.h"
 #include "queue/queue.h"
 
 struct queue;

@@ -9,6 +9,7 @@
 
 #include "t_lib.h"
 #include "t_queue.h"
+#include "queue/limits.h"
 
 #define T0 1700000000000LL /* a unix time in ms */
 
