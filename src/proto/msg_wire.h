@@ -49,7 +49,9 @@ enum {
 	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
 	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */
 	TUBE_DELETE_F_FORCE = 0x01,
-	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
+	TUBE_F_LIMITS = 0x01, /* tube_set, tube_show, request and reply:
+	                         the flow limits follow the settings */
+	KEY_F_TUBE = 0x01,    /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,

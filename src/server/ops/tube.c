@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "queue/limits.h"
 #include "server/core/core.h"
 #include "server/core/quota.h"
 #include "server/ops/ops_int.h"
@@ -34,10 +35,11 @@ ops_tube_conf_to_msg(const struct qrec_tube_conf *q, struct msg_tube_conf *m)
 	    (struct msg_str) { q->dead_letter, q->dead_letter_len };
 }
 
-/* Answers with the tube's settings as they are now. */
+/* Answers with the tube's settings as they are now, and its limits when
+ * asked. */
 static void
-reply_conf(
-    struct core *c, struct face_ctx *ctx, uint8_t op, struct msg_str tube)
+reply_conf(struct core *c, struct face_ctx *ctx, uint8_t op,
+    struct msg_str tube, bool limits)
 {
 	struct msg_rep rep = { .op = op };
 	struct qrec_tube_conf conf;
@@ -51,6 +53,10 @@ reply_conf(
 	}
 	rep.tube_conf.tube = tube;
 	ops_tube_conf_to_msg(&conf, &rep.tube_conf.conf);
+	rep.tube_conf.limits = limits;
+	if (limits)
+		ops_limit_to_msg(
+		    c, tube, &rep.tube_conf.flow, &rep.tube_conf.state);
 	ops_reply(c, ctx, &rep);
 }
 
@@ -82,6 +88,7 @@ static void
 op_tube_set(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_tube_set *m)
 {
+	struct queue_tube_limit_req lim;
 	struct queue_tube_set_req a;
 	const char *why = set_broken(m);
 	struct qrec r;
@@ -93,6 +100,9 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)m->tube.len, m->tube.p, why);
 		return;
 	}
+	/* limits first: a request they refuse changes nothing */
+	if (m->limits && ops_limit_check(c, ctx, m, &lim) != 0)
+		return;
 	memset(&a, 0, sizeof(a));
 	a.tube = m->tube.p;
 	a.tube_len = m->tube.len;
@@ -123,7 +133,9 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)a.tube_len, a.tube, why);
 		return;
 	}
-	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube);
+	if (m->limits && ops_limit_commit(c, ctx, &lim) != 0)
+		return;
+	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube, m->limits);
 }
 
 static void
@@ -168,7 +180,8 @@ ops_tube(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 		op_tube_set(c, ctx, tok, &req->tube_set);
 		break;
 	case MSG_OP_TUBE_SHOW:
-		reply_conf(c, ctx, MSG_OP_TUBE_SHOW, req->tube);
+		reply_conf(c, ctx, MSG_OP_TUBE_SHOW, req->tube_set.tube,
+		    req->tube_set.limits);
 		break;
 	default:
 		op_tube_delete(c, ctx, &req->tube_delete);
