@@ -688,7 +688,7 @@ SLUICE_API int sluice_tube_show(
 
 /* A tube's flow limits (docs/queue.md, "Flow limits"): at most `rate`
  * tasks handed out per `per_ms` (1000, 60000 or 3600000: /s, /m, /h), up
- * to `burst` at once (0 when set: 1, or a millisecond's tokens), and at
+ * to `burst` at once (0 when set: 100 ms of tokens, at least 1), and at
  * most `concurrency` tasks taken at once. */
 enum { SLUICE_LIM_RATE = 0x01, SLUICE_LIM_CONCURRENCY = 0x02 };
 struct sluice_limits {

@@ -224,10 +224,12 @@ queue_limits_broken(const struct qrec_limits *l)
 uint32_t
 queue_limits_default_burst(uint32_t rate, uint32_t per_ms)
 {
-	uint64_t per_ms_tokens =
-	    per_ms ? ((uint64_t)rate + per_ms - 1) / per_ms : 1;
+	/* the tokens of 100 ms, rounded up, at least 1 */
+	uint64_t b = per_ms ? ((uint64_t)rate * 100 + per_ms - 1) / per_ms : 1;
 
-	return per_ms_tokens > 1 ? (uint32_t)per_ms_tokens : 1;
+	if (b < 1)
+		b = 1;
+	return b > QREC_BURST_MAX ? QREC_BURST_MAX : (uint32_t)b;
 }
 
 static int

@@ -34,8 +34,11 @@ int queue_decide_tube_limit(struct queue *q, int64_t now,
  * they are. */
 const char *queue_limits_broken(const struct qrec_limits *l);
 
-/* The burst a rate gets when none is given: 1 (the tasks spread evenly),
- * or the tokens one millisecond brings at a rate above 1000/s. */
+/* The burst a rate gets when none is given: the tokens of 100 ms, at
+ * least 1. A smaller bucket spreads tasks more evenly but loses the
+ * tokens that come while the server is late by more than a token's
+ * interval (a busy machine's scheduling): 100 ms of them absorb that and
+ * keep the rate exact over time. */
 uint32_t queue_limits_default_burst(uint32_t rate, uint32_t per_ms);
 
 /* What holds a tube's ready tasks back. */

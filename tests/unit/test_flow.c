@@ -304,8 +304,10 @@ test_bad_limits(void **state)
 	l.rate = 10;
 	l.burst = 1000001;
 	assert_non_null(strstr(queue_limits_broken(&l), "burst over"));
-	assert_int_equal(queue_limits_default_burst(100, 1000), 1);
-	assert_int_equal(queue_limits_default_burst(5000, 1000), 5);
+	assert_int_equal(queue_limits_default_burst(100, 1000), 10);
+	assert_int_equal(queue_limits_default_burst(5, 1000), 1);
+	assert_int_equal(queue_limits_default_burst(30, 60000), 1);
+	assert_int_equal(queue_limits_default_burst(1000000, 1000), 100000);
 	/* a limit set again to the same values writes nothing */
 	assert_int_equal(limit(h, "t", QREC_LIM_CONCURRENCY, 0, 0, 0, 0, 3), 0);
 	n = h->nlog;

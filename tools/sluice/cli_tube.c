@@ -295,7 +295,7 @@ static const char tube_help[] =
     "                           a take finding none waits as on an empty\n"
     "                           tube); none lifts it. 1 to 1000000/s\n"
     "      --burst N            the bucket: up to N at once after a pause\n"
-    "                           (default 1, or a millisecond's tokens)\n"
+    "                           (default: 100 ms of tokens, at least 1)\n"
     "      --concurrency N      a limit: at most N tasks of the tube taken\n"
     "                           at once, by every worker; none lifts it\n"
     "      --force              delete: the tube's tasks too (else a tube\n"

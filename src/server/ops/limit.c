@@ -7,7 +7,8 @@
  * the limits it would leave (merged with the tube's) must be valid and
  * the tube must exist, else nothing changes, not even its settings. Then
  * the settings' record, then the limits' (TUBE_LIMIT). A rate given
- * without a burst (0) gets queue_limits_default_burst(). */
+ * without a burst (0) gets queue_limits_default_burst(): 100 ms of
+ * tokens. */
 #include <inttypes.h>
 #include <string.h>
 
