@@ -691,17 +691,8 @@ call_limits(
 		return SLUICE_EINVAL;
 	if ((rc = client_call(c, q, 0, &r)) != 0)
 		return rc;
-	if (o == NULL)
-		return 0;
-	memset(o, 0, sizeof(*o));
-	o->set = r.tube_conf.flow.set;
-	o->rate = r.tube_conf.flow.rate;
-	o->per_ms = r.tube_conf.flow.per_ms;
-	o->burst = r.tube_conf.flow.burst;
-	o->concurrency = r.tube_conf.flow.concurrency;
-	o->tokens = r.tube_conf.state.tokens;
-	o->taken = r.tube_conf.state.taken;
-	o->held = r.tube_conf.state.held;
+	if (o != NULL)
+		result_tube_limits(&r, o);
 	return 0;
 }
 

@@ -100,8 +100,11 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)m->tube.len, m->tube.p, why);
 		return;
 	}
-	/* limits first: a request they refuse changes nothing */
-	if (m->limits && ops_limit_check(c, ctx, m, &lim) != 0)
+	/* limits first: a request they refuse changes nothing (flag 0x01
+	 * without a limit to change only asks for them in the reply) */
+	bool lim_change = m->limits && (m->flow.set | m->lunset) != 0;
+
+	if (lim_change && ops_limit_check(c, ctx, m, &lim) != 0)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.tube = m->tube.p;
@@ -133,7 +136,7 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)a.tube_len, a.tube, why);
 		return;
 	}
-	if (m->limits && ops_limit_commit(c, ctx, &lim) != 0)
+	if (lim_change && ops_limit_commit(c, ctx, &lim) != 0)
 		return;
 	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube, m->limits);
 }
