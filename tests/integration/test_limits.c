@@ -14,6 +14,7 @@
 
 #include "bsc.h"
 #include "it.h"
+#include "it_http.h"
 #include "it_node.h"
 
 enum {
@@ -440,6 +441,72 @@ test_limits_survive_restart_and_replicate(void **state)
 	it_node_stop(&a, SIGTERM);
 }
 
+/* The HTTP face: PUT sets the limits (a bad rate is 400 with its syntax,
+ * a rate of 0 the server's reason), the tube's JSON shows them, a take
+ * honours them, and /metrics shows what each holds back. */
+static void
+test_http_limits(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	static char port[32];
+	char *body = NULL;
+	int hport = it_free_port();
+
+	snprintf(port, sizeof(port), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = port;
+	s->args[2] = "--http-admin";
+	s->args[3] = NULL;
+	it_start(s);
+	c = it_client(s);
+	put_n(c, "web", 5);
+	assert_int_equal(
+	    it_http(hport, "PUT", "/v1/tubes/web?rate=5", NULL, NULL, &body),
+	    400);
+	assert_non_null(strstr(body, "100/s"));
+	free(body);
+	assert_int_equal(
+	    it_http(hport, "PUT", "/v1/tubes/web?rate=0/s", NULL, NULL, &body),
+	    400);
+	assert_non_null(strstr(body, "rate of 0"));
+	free(body);
+	assert_int_equal(it_http(hport, "PUT", "/v1/tubes/nope?concurrency=2",
+	                     NULL, NULL, &body),
+	    404);
+	free(body);
+	assert_int_equal(it_http(hport, "PUT",
+	                     "/v1/tubes/web?rate=3/h&burst=1&concurrency=4",
+	                     NULL, NULL, &body),
+	    200);
+	assert_non_null(strstr(body,
+	    "\"limits\":{\"rate\":\"3/h\",\"burst\":1,\"concurrency\":4"));
+	free(body);
+	assert_int_equal(it_http(hport, "POST", "/v1/tubes/web/take?wait=0",
+	                     NULL, NULL, &body),
+	    200);
+	assert_non_null(strstr(body, "\"id\":1"));
+	free(body);
+	assert_int_equal(it_http(hport, "POST", "/v1/tubes/web/take?wait=0",
+	                     NULL, NULL, &body),
+	    200);
+	assert_non_null(strstr(body, "\"tasks\":[]"));
+	free(body);
+	body = it_http_get(hport, "/metrics", 200);
+	assert_true(it_metric(body,
+	                "sluice_tube_limit_held_tasks{tube=\"web\",limit="
+	                "\"rate\"}") == 4);
+	assert_true(it_metric(body,
+	                "sluice_tube_limit{tube=\"web\",limit="
+	                "\"concurrency\"}") == 4);
+	free(body);
+	body = it_http_get(hport, "/v1/tubes/web", 200);
+	assert_non_null(strstr(body, "\"tokens\":0,\"taken\":1,\"held\":4"));
+	free(body);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 /* The beanstalk face: a reserve honours the cap (a third reserve with a
  * cap of 2 times out), and a delete frees a slot for the next. */
 static void
@@ -488,6 +555,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_limits_survive_restart_and_replicate, it_setup,
 		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_http_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_beanstalk_reserve_honours_cap, it_setup, it_teardown),
 	};
