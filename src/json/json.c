@@ -320,7 +320,7 @@ json_tube_conf_limits(FILE *f, const char *tube,
 		}
 	}
 	fputc(']', f);
-	if (l != NULL) {
+	if (l != NULL && l->set != 0) {
 		fputs(",\"limits\":", f);
 		json_limits(f, l);
 	}

@@ -68,7 +68,8 @@ void json_stats(FILE *f, const struct sluice_stats *s);
 void json_tube_conf(
     FILE *f, const char *tube, const struct sluice_tube_conf *c);
 
-/* The same with the tube's flow limits last (`l` NULL: none written):
+/* The same with the tube's flow limits last, when it has any (`l` NULL
+ * or l->set 0: none written, the settings' object as before):
  * ...,"limits":{"rate":"100/s" or null,"burst":N or null,
  * "concurrency":N or null,"tokens":N,"taken":N,"held":N}} */
 void json_tube_conf_limits(FILE *f, const char *tube,

@@ -243,7 +243,7 @@ print_conf(const char *tube, const struct sluice_tube_conf *c,
 		printf("  %-13s %s%s\n", json_tube_fields[i], val,
 		    c->set & (1u << i) ? "" : " (default)");
 	}
-	if (l != NULL)
+	if (l != NULL && l->set != 0)
 		cli_print_limits(l);
 }
 
