@@ -43,9 +43,18 @@ setup(void **state)
 	return 0;
 }
 
+/* Every test ends with the queue's invariants (queue_check), the flow
+ * limits' among them: valid, the bucket within its burst, the flows heap
+ * in order and holding exactly the tubes that wait for a token. */
 static int
 teardown(void **state)
 {
+	const char *why = NULL;
+
+	if (queue_check(H(state)->q, &why) != 0) {
+		print_error("queue_check: %s\n", why);
+		return -1;
+	}
 	tq_fini(H(state));
 	free(*state);
 	return 0;
