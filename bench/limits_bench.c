@@ -3,20 +3,21 @@
  *
  *   rate   W greedy workers (a thread and a libsluice handle each: take
  *          one task waiting up to 100 ms, ack it) on a tube limited to R/s
- *          (its default burst, 100 ms of tokens). After one second of
- *          warm-up (the burst goes then), each of the next S seconds
- *          counts the takes that returned in it; the report gives every
- *          second's count and the worst deviation from R in percent.
- *   cap    W workers on a tube capped at C tasks taken at once, each
- *          holding its task 1 ms before the ack: the most the workers held
- *          at once (counted before the ack is sent, so it never runs ahead
+ *          (with --burst B, else the default: 100 ms of tokens). A second
+ *          can count up to the burst more or less than R when the server
+ *          was late at its start: the tokens wait in the bucket. After one
+ * second of warm-up (the burst goes then), each of the next S seconds counts
+ * the takes that returned in it; the report gives every second's count and the
+ * worst deviation from R in percent. cap    W workers on a tube capped at C
+ * tasks taken at once, each holding its task 1 ms before the ack: the most the
+ * workers held at once (counted before the ack is sent, so it never runs ahead
  *          of the server), which must not pass C, and the tasks a second.
  *   drain  W workers drain N tasks from a tube without limits, then N
  *          from a tube whose limits never hold (a concurrency of 1000000):
  *          tasks a second of each, the unlimited path against itself and
  *          against a build from before the limits (limits.sh runs both;
  *          --mode free drains the tube without limits only, which such a
- *          build can serve).
+ *          build can serve; --mode open the limited one only).
  * The output: a readable report, and with --json one JSON line last. */
 #include <getopt.h>
 #include <inttypes.h>
@@ -102,11 +103,13 @@ put_n(struct sluice_client *c, const char *tube, uint64_t n)
 	}
 }
 
+static uint32_t burst; /* --burst; 0: the server's default */
+
 static void
 limit(struct sluice_client *c, const char *tube, unsigned set, uint32_t rate,
     uint32_t conc)
 {
-	struct sluice_limits l = { set, rate, 1000, 0, conc, 0, 0, 0 };
+	struct sluice_limits l = { set, rate, 1000, burst, conc, 0, 0, 0 };
 	int rc = sluice_tube_limit(c, tube, &l, 0, NULL);
 
 	if (rc != 0) {
@@ -185,6 +188,7 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "secs", required_argument, NULL, 's' },
 		{ "cap", required_argument, NULL, 'c' },
+		{ "burst", required_argument, NULL, 'b' },
 		{ "drain", required_argument, NULL, 'd' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
@@ -214,6 +218,9 @@ main(int argc, char **argv)
 		case 'c':
 			cap = atoi(optarg);
 			break;
+		case 'b':
+			burst = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
 		case 'd':
 			drain = strtoull(optarg, NULL, 10);
 			break;
@@ -226,8 +233,9 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 			    "usage: limits-bench [--url URL] [--workers W] "
-			    "[--rate R] [--secs S] [--cap C] [--drain N] "
-			    "[--mode rate|cap|drain|free|all] [--json]\n");
+			    "[--rate R] [--burst B] [--secs S] [--cap C] "
+			    "[--drain N] "
+			    "[--mode rate|cap|drain|free|open|all] [--json]\n");
 			return 2;
 		}
 	}
@@ -237,7 +245,7 @@ main(int argc, char **argv)
 
 	if (strcmp(mode, "rate") == 0 || strcmp(mode, "all") == 0) {
 		struct run r = { .url = url, .tube = "bench.rate" };
-		unsigned per[64] = { 0 }, lo = UINT32_MAX, hi = 0;
+		unsigned per[64] = { 0 }, lo = UINT32_MAX, hi = 0, sum = 0;
 		int64_t t0;
 		double worst = 0;
 
@@ -253,25 +261,30 @@ main(int argc, char **argv)
 			if (s >= 0 && s < secs && s < 64)
 				per[s]++;
 		}
-		printf("rate %u/s, %d workers, %d s after 1 s of warm-up:\n ",
-		    rate, workers, secs);
+		printf("rate %u/s (burst %u), %d workers, %d s after 1 s of "
+		       "warm-up:\n ",
+		    rate, burst, workers, secs);
 		for (int i = 0; i < secs && i < 64; i++) {
 			double d = 100.0 * ((double)per[i] - rate) / rate;
 
 			printf(" %u", per[i]);
+			sum += per[i];
 			lo = per[i] < lo ? per[i] : lo;
 			hi = per[i] > hi ? per[i] : hi;
 			if (d < 0)
 				d = -d;
 			worst = d > worst ? d : worst;
 		}
-		printf(
-		    "\n  min %u, max %u, worst deviation %.2f %%, errors %d\n",
-		    lo, hi, worst, r.errors);
+		printf("\n  min %u, max %u, worst deviation %.2f %%; %u in all "
+		       "(%.2f %% off), errors %d\n",
+		    lo, hi, worst, sum,
+		    100.0 * ((double)sum - (double)rate * secs) /
+		        ((double)rate * secs),
+		    r.errors);
 		jl += (size_t)snprintf(js + jl, sizeof(js) - jl,
 		    "\"rate\":%u,\"rate_min\":%u,\"rate_max\":%u,"
-		    "\"rate_worst_pct\":%.2f,",
-		    rate, lo, hi, worst);
+		    "\"rate_worst_pct\":%.2f,\"rate_total\":%u,",
+		    rate, lo, hi, worst, sum);
 		free(r.stamps);
 	}
 	if (strcmp(mode, "cap") == 0 || strcmp(mode, "all") == 0) {
@@ -294,12 +307,13 @@ main(int argc, char **argv)
 		    r.most, (double)r.n / (mono_s() - t0));
 	}
 	if (strcmp(mode, "drain") == 0 || strcmp(mode, "free") == 0 ||
-	    strcmp(mode, "all") == 0) {
+	    strcmp(mode, "open") == 0 || strcmp(mode, "all") == 0) {
 		const char *tubes[] = { "bench.free", "bench.open" };
 		double tps[2] = { 0, 0 };
-		int kinds = strcmp(mode, "free") == 0 ? 1 : 2;
+		int first = strcmp(mode, "open") == 0 ? 1 : 0;
+		int last = strcmp(mode, "free") == 0 ? 0 : 1;
 
-		for (int k = 0; k < kinds; k++) {
+		for (int k = first; k <= last; k++) {
 			struct run r = { .url = url, .tube = tubes[k] };
 			double t0;
 
