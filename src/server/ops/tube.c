@@ -10,7 +10,8 @@
  * see the same settings. The checks here come first only to say which
  * rule a request broke; decide checks the same again. A tube set or a
  * pause that makes a tube counts against the token's quotas
- * (core/quota.h). */
+ * (core/quota.h). A tube set with flag 0x01 carries flow limits too
+ * (limit.c): checked whole first, logged after the settings. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -91,6 +92,8 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 	struct queue_tube_limit_req lim;
 	struct queue_tube_set_req a;
 	const char *why = set_broken(m);
+	/* flag 0x01 without a limit to change only asks for them */
+	bool lim_change = m->limits && (m->flow.set | m->lunset) != 0;
 	struct qrec r;
 	uint64_t lsn;
 	int rc;
@@ -100,10 +103,7 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)m->tube.len, m->tube.p, why);
 		return;
 	}
-	/* limits first: a request they refuse changes nothing (flag 0x01
-	 * without a limit to change only asks for them in the reply) */
-	bool lim_change = m->limits && (m->flow.set | m->lunset) != 0;
-
+	/* limits first: a request they refuse changes nothing */
 	if (lim_change && ops_limit_check(c, ctx, m, &lim) != 0)
 		return;
 	memset(&a, 0, sizeof(a));
