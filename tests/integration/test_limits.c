@@ -2,7 +2,8 @@
  * to its figure second by second (a generous band: the exact figure is
  * the benchmark's); a concurrency cap is never exceeded by the workers
  * holding leases, through a kill -9 and restart in the middle; a take the
- * rate holds back waits and wakes when a token comes; bad limits are
+ * rate holds back waits and wakes when a token comes, one the cap holds
+ * back when a slot is freed; bad limits are
  * refused with their reason and change nothing; the limits survive a
  * restart and reach a follower; and the beanstalk face's reserve honours
  * a cap. */
@@ -320,6 +321,69 @@ test_cap_never_exceeded_across_kill(void **state)
 	free(r);
 }
 
+/* A take waiting on a tube at its cap. */
+struct cap_waiter {
+	pthread_t th;
+	const char *url;
+	int rc;
+	size_t n;
+	int64_t done_ms;
+};
+
+static void *
+cap_wait(void *arg)
+{
+	struct cap_waiter *w = arg;
+	const char *tubes[] = { "full" };
+	struct sluice_take_opts o = { tubes, 1, 10000, 1, 1, 0, 0 };
+	struct sluice_client *c = it_client_url(w->url);
+	struct sluice_task *t = NULL;
+
+	w->rc = -1;
+	if (c == NULL)
+		return NULL;
+	w->rc = sluice_take(c, &o, &t, &w->n);
+	w->done_ms = it_mono_ms();
+	sluice_task_free(t);
+	sluice_close(c);
+	return NULL;
+}
+
+/* A take waiting on a tube whose cap is full is answered when a slot is
+ * freed (an ack here; a release, fail, ttr expiry or disconnect alike),
+ * at once, not at the end of its wait. */
+static void
+test_cap_frees_a_slot_for_a_waiting_take(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *a;
+	struct cap_waiter w = { 0 };
+	int64_t t0;
+
+	it_start(s);
+	c = it_client(s);
+	put_n(c, "full", 3);
+	set_limits(c, "full", SLUICE_LIM_CONCURRENCY, 0, 0, 0, 1);
+	a = it_take(c, "full", 0, 1);
+	w.url = s->url;
+	assert_int_equal(pthread_create(&w.th, NULL, cap_wait, &w), 0);
+	for (int i = 0; i < 400 && it_node_kv(c, "waiting_takes") != 1; i++)
+		it_sleep_ms(5);
+	assert_int_equal(it_node_kv(c, "waiting_takes"), 1);
+	t0 = it_mono_ms();
+	it_rc(c, sluice_ack(c, a->id, a->lease, NULL, NULL), 0);
+	assert_int_equal(pthread_join(w.th, NULL), 0);
+	assert_int_equal(w.rc, 0);
+	assert_int_equal(w.n, 1);
+	print_message(
+	    "woken %lld ms after the ack\n", (long long)(w.done_ms - t0));
+	assert_true(w.done_ms - t0 < 2000);
+	sluice_task_free(a);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 /* ---- bad input, restart, replication --------------------------------- */
 
 /* Each bad limit is refused with its own reason and changes nothing; a
@@ -565,6 +629,9 @@ main(void)
 		    test_rate_wait_wakes_on_token, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cap_never_exceeded_across_kill, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_cap_frees_a_slot_for_a_waiting_take, it_setup,
+		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_limits_change_nothing, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
