@@ -202,6 +202,7 @@ queue_check(const struct queue *q, const char **why)
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
 	CHECK(heap_valid(&q->flows) && q->flows.len == nflows);
+	CHECK(q->flows.cap >= q->nflows);
 	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);
 
 	/* Keys and the dedup list. */

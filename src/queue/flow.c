@@ -152,14 +152,17 @@ qs_flow_set(
 	if ((f = tb->flow) == NULL) {
 		if ((f = calloc(1, sizeof(*f))) == NULL)
 			return SLUICE_ENOMEM;
-		/* room for it on the flows heap, kept (noshrink) */
-		if (heap_reserve(&q->flows, 1) != 0) {
+		/* room on the flows heap for every limited tube at once, kept
+		 * (noshrink): the reservation counts from the heap's length */
+		if (heap_reserve(&q->flows, q->nflows + 1 - q->flows.len) !=
+		    0) {
 			free(f);
 			return SLUICE_ENOMEM;
 		}
 		f->tube = tb;
 		f->hpos = HEAP_NONE;
 		tb->flow = f;
+		q->nflows++;
 	}
 	f->lim = *l;
 	f->stamp = now;
@@ -182,6 +185,7 @@ qs_flow_drop(struct queue *q, struct tube *tb)
 	if (f->hpos != HEAP_NONE)
 		heap_remove(&q->flows, f);
 	tb->flow = NULL;
+	q->nflows--;
 	free(f);
 	if (tb->ready.len > 0 && q->on_ready != NULL)
 		q->on_ready(q->on_ready_arg, tb->name, tb->name_len);

@@ -86,6 +86,8 @@ struct queue {
 	struct heap pauses; /* paused tubes, by paused_until */
 	struct heap done;   /* done tasks, by (run_at = kept until, id) */
 	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
+	uint32_t nflows;    /* tubes with limits: the flows heap has room
+	                       for them all */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;

@@ -153,6 +153,39 @@ test_rate_holds_and_wakes(void **state)
 	assert_int_equal(take1(h, "t", &rc), 0);
 }
 
+/* Many limited tubes held by their rates at once: the flows heap has a
+ * place for each (it is reserved when a tube is limited, not when it
+ * waits), and each tube is marked when its own token comes. */
+static void
+test_many_tubes_wait_for_tokens(void **state)
+{
+	struct tq *h = H(state);
+	char name[16];
+	int rc;
+
+	/* every tube limited while none waits, then all of them held */
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		put_n(h, name, 2);
+		assert_int_equal(limit(h, name, QREC_LIM_RATE, 0,
+		                     (uint32_t)(1 + i), 1000, 1, 0),
+		    0);
+	}
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		assert_true(take1(h, name, &rc) != 0);
+		assert_int_equal(take1(h, name, &rc), 0); /* on the heap */
+	}
+	/* the fastest (100/s) comes first, in 10 ms */
+	assert_int_equal(queue_next_wake(h->q), h->now + 10);
+	h->now += 1000;
+	assert_int_equal(queue_tick(h->q, h->now), 0);
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		assert_true(take1(h, name, &rc) != 0);
+	}
+}
+
 /* Greedy takes every millisecond for 10 s of the clock at 50/s, burst 5:
  * exactly the burst and then one token per 20 ms, nothing lost or gained
  * to rounding; and at 1000/m (a token per 60 ms) over a minute. */
@@ -455,6 +488,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_rate_holds_and_wakes),
 		T(test_rate_is_exact),
+		T(test_many_tubes_wait_for_tokens),
 		T(test_rate_largest),
 		T(test_cap_holds_and_frees),
 		T(test_cap_freed_by_session),
