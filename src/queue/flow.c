@@ -267,7 +267,7 @@ limit_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	l.set = (uint8_t)((l.set | req->set) & ~req->unset);
 	if (!qrec_limits_valid(&l))
 		return SLUICE_EINVAL;
-	if (tb->flow != NULL ? memcmp(&l, &tb->flow->lim, sizeof(l)) == 0
+	if (tb->flow != NULL ? qrec_limits_equal(&l, &tb->flow->lim)
 	                     : l.set == 0)
 		return 0; /* QREC_NONE: nothing changes */
 	out->type = QREC_TUBE_LIMIT;

@@ -385,6 +385,14 @@ qrec_tube_conf_put(struct buf *out, const struct qrec_tube_conf *c)
 	buf_put_str16(out, c->dead_letter, c->dead_letter_len);
 }
 
+bool
+qrec_limits_equal(const struct qrec_limits *a, const struct qrec_limits *b)
+{
+	return a->set == b->set && a->rate == b->rate &&
+	    a->per_ms == b->per_ms && a->burst == b->burst &&
+	    a->concurrency == b->concurrency;
+}
+
 void
 qrec_limits_put(struct buf *out, const struct qrec_limits *l)
 {

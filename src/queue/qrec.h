@@ -444,6 +444,11 @@ bool qrec_limits_valid(const struct qrec_limits *l);
 void qrec_limits_put(struct buf *out, const struct qrec_limits *l);
 void qrec_limits_get(struct rd *r, struct qrec_limits *l);
 
+/* Whether two sets of limits are the same (field by field: the struct
+ * has padding). */
+bool qrec_limits_equal(
+    const struct qrec_limits *a, const struct qrec_limits *b);
+
 /* Appends " rate=N/Dms burst=N concurrency=N" (or " (none)"). */
 void qrec_limits_format(const struct qrec_limits *l, struct buf *out);
 

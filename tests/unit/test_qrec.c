@@ -256,8 +256,8 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_TUBE_LIMIT:
 		same_bytes(a->u.tube_limit.tube, a->u.tube_limit.tube_len,
 		    b->u.tube_limit.tube, b->u.tube_limit.tube_len);
-		assert_memory_equal(&a->u.tube_limit.lim, &b->u.tube_limit.lim,
-		    sizeof(struct qrec_limits));
+		assert_true(qrec_limits_equal(
+		    &a->u.tube_limit.lim, &b->u.tube_limit.lim));
 		break;
 	case QREC_TUBE_DELETE:
 		same_bytes(a->u.tube_delete.tube, a->u.tube_delete.tube_len,

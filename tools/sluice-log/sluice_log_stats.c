@@ -59,7 +59,7 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 		return queue_tube_flow(c->q, r.u.tube_limit.tube,
 		           r.u.tube_limit.tube_len, 0, &fv) == 0 &&
 		    fv.lim.set != 0 &&
-		    memcmp(&fv.lim, &r.u.tube_limit.lim, sizeof(fv.lim)) == 0;
+		    qrec_limits_equal(&fv.lim, &r.u.tube_limit.lim);
 	}
 	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
 		return queue_tube_settings(c->q, r.u.tube_set.tube,
