@@ -348,15 +348,29 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	/* The limits first: the server refuses them (a tube that does not
 	 * exist, a value out of range) before any setting changes. */
 	if (limits &&
-	    (rc = sluice_tube_limit(cli->c, tube, &a.lim, a.lunset, &lnow)))
+	    (rc = sluice_tube_limit(cli->c, tube, &a.lim, a.lunset, &lnow))) {
+		if (rc == SLUICE_EPROTO) { /* it refused the limits' flag */
+			fprintf(stderr,
+			    "sluice: tube set %s: the server does not know "
+			    "flow limits (it is older than this sluice); "
+			    "nothing was changed\n",
+			    tube);
+			return EXIT_ERR;
+		}
 		return cli_fail(cli, rc, "tube set %s", tube);
+	}
 	rc = strcmp(sub, "set") == 0 && a.named != 0
 	    ? sluice_tube_set(cli->c, tube, &a.set, a.unset, &now)
 	    : sluice_tube_show(cli->c, tube, &now);
 	if (rc != 0)
 		return cli_fail(cli, rc, "tube %s %s", sub, tube);
-	if (!limits && (rc = sluice_tube_limits(cli->c, tube, &lnow)) != 0)
-		return cli_fail(cli, rc, "tube %s %s", sub, tube);
+	/* a server from before flow limits refuses the flag (EPROTO): it
+	 * has none to show */
+	if (!limits && (rc = sluice_tube_limits(cli->c, tube, &lnow)) != 0) {
+		if (rc != SLUICE_EPROTO)
+			return cli_fail(cli, rc, "tube %s %s", sub, tube);
+		memset(&lnow, 0, sizeof(lnow));
+	}
 	print_conf(tube, &now, &lnow, a.json);
 	return EXIT_OK;
 }
