@@ -27,3 +27,15 @@ target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
 # one small pwrite + fdatasync into a zero-filled file.
 add_executable(fsync_probe ${CMAKE_CURRENT_LIST_DIR}/fsync_probe.c)
 target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util)
+
+# limits-bench: a tube's flow limits against a running sluiced (rate
+# exactness, a concurrency cap, the take path with and without limits);
+# bench/limits.sh runs it and writes docs/benchmarks.md.
+add_executable(limits-bench ${CMAKE_CURRENT_LIST_DIR}/limits_bench.c)
+target_link_libraries(limits-bench PRIVATE sluice_static Threads::Threads)
+
+# take-path-bench: the queue's own cost of a take and an ack (no server),
+# with and without limits; limits.sh builds it against an older tree too.
+add_executable(take-path-bench ${CMAKE_CURRENT_LIST_DIR}/take_path_bench.c)
+target_compile_definitions(take-path-bench PRIVATE TAKE_PATH_LIMITS)
+target_link_libraries(take-path-bench PRIVATE sluice_queue)

@@ -721,6 +721,29 @@ SLUICE_API int sluice_tube_set(struct sluice_client *c, const char *tube,
 SLUICE_API int sluice_tube_show(
     struct sluice_client *c, const char *tube, struct sluice_tube_conf *conf);
 
+/* A tube's flow limits (docs/queue.md, "Flow limits"): at most `rate`
+ * tasks handed out per `per_ms` (1000, 60000 or 3600000: /s, /m, /h), up
+ * to `burst` at once (0 when set: 100 ms of tokens, at least 1), and at
+ * most `concurrency` tasks taken at once. */
+enum { SLUICE_LIM_RATE = 0x01, SLUICE_LIM_CONCURRENCY = 0x02 };
+struct sluice_limits {
+	unsigned set; /* SLUICE_LIM_*: the limits the tube has */
+	uint32_t rate, per_ms, burst, concurrency;
+	/* in a result: whole tokens in the bucket, tasks taken (slots in
+	 * use), ready tasks a limit holds back now */
+	uint64_t tokens, taken, held;
+};
+
+/* Sets the limits in set->set and lifts those in `unset`; `*now`
+ * (optional) gets them after. The tube must exist (SLUICE_ENOTFOUND);
+ * SLUICE_EINVAL: a rate of 0 or over 1000000/s, a burst over 1000000, a
+ * concurrency of 0 (the error's text says which); nothing changes then. */
+SLUICE_API int sluice_tube_limit(struct sluice_client *c, const char *tube,
+    const struct sluice_limits *set, unsigned unset, struct sluice_limits *now);
+/* The limits of `tube` and where they stand (set 0: none). */
+SLUICE_API int sluice_tube_limits(
+    struct sluice_client *c, const char *tube, struct sluice_limits *now);
+
 /* Removes `tube` and its settings; with `force` its tasks too, in one
  * commit (their keys are free at once). `*deleted` (optional): the tasks
  * deleted. SLUICE_ENOTFOUND (no such tube), SLUICE_ENOTEMPTY (tasks left,

@@ -709,11 +709,70 @@ sluice_tube_show(
     struct sluice_client *c, const char *tube, struct sluice_tube_conf *conf)
 {
 	struct msg_req q = { .op = MSG_OP_TUBE_SHOW,
-		.tube = ops_tube_or_default(tube) };
+		.tube_set = { .tube = ops_tube_or_default(tube) } };
 
 	if (conf == NULL)
 		return ops_bad_arg(c, "tube show: no place for the result");
 	return call_conf(c, &q, conf);
+}
+
+/* tube_set and tube_show with flag 0x01: the limits in the reply. */
+static int
+call_limits(
+    struct sluice_client *c, const struct msg_req *q, struct sluice_limits *o)
+{
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return SLUICE_EINVAL;
+	if ((rc = client_call(c, q, 0, &r)) != 0)
+		return rc;
+	if (o != NULL)
+		result_tube_limits(&r, o);
+	return 0;
+}
+
+int
+sluice_tube_limit(struct sluice_client *c, const char *tube,
+    const struct sluice_limits *set, unsigned unset, struct sluice_limits *now)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_SET };
+	struct msg_flow *f = &q.tube_set.flow;
+	unsigned all = SLUICE_LIM_RATE | SLUICE_LIM_CONCURRENCY;
+
+	if ((unset & ~all) != 0 || (set != NULL && (set->set & ~all) != 0))
+		return ops_bad_arg(c, "tube limit: unknown limit");
+	if (set != NULL && (set->set & unset) != 0)
+		return ops_bad_arg(
+		    c, "tube limit: a limit both set and lifted");
+	q.tube_set.tube = ops_tube_or_default(tube);
+	q.tube_set.limits = true;
+	q.tube_set.lunset = (uint8_t)unset;
+	if (set != NULL) {
+		f->set = (uint8_t)set->set;
+		if (set->set & SLUICE_LIM_RATE) {
+			f->rate = set->rate;
+			f->per_ms = set->per_ms;
+			f->burst = set->burst;
+		}
+		if (set->set & SLUICE_LIM_CONCURRENCY)
+			f->concurrency = set->concurrency;
+	}
+	return call_limits(c, &q, now);
+}
+
+int
+sluice_tube_limits(
+    struct sluice_client *c, const char *tube, struct sluice_limits *now)
+{
+	struct msg_req q = { .op = MSG_OP_TUBE_SHOW };
+
+	if (now == NULL)
+		return ops_bad_arg(c, "tube limits: no place for the result");
+	q.tube_set.tube = ops_tube_or_default(tube);
+	q.tube_set.limits = true;
+	return call_limits(c, &q, now);
 }
 
 int

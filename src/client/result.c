@@ -182,6 +182,20 @@ fill_kvs(struct stats_layout *l, struct msg_kvs kvs, size_t *n,
 }
 
 void
+result_tube_limits(const struct msg_rep *m, struct sluice_limits *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->set = m->tube_conf.flow.set;
+	o->rate = m->tube_conf.flow.rate;
+	o->per_ms = m->tube_conf.flow.per_ms;
+	o->burst = m->tube_conf.flow.burst;
+	o->concurrency = m->tube_conf.flow.concurrency;
+	o->tokens = m->tube_conf.state.tokens;
+	o->taken = m->tube_conf.state.taken;
+	o->held = m->tube_conf.state.held;
+}
+
+void
 result_tube_conf(const struct msg_tube_conf *m, struct sluice_tube_conf *o)
 {
 	size_t n = m->dead_letter.len < SLUICE_TUBE_MAX ? m->dead_letter.len

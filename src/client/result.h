@@ -20,6 +20,9 @@ int result_task(const struct msg_task *t, struct sluice_task **out);
 int result_stats(const struct msg_stats *s, struct sluice_stats **out);
 
 /* A tube's settings as the wire carried them (the dead letter copied). */
+/* The limits and their state of a tube_set or tube_show reply. */
+void result_tube_limits(const struct msg_rep *m, struct sluice_limits *o);
+
 void result_tube_conf(
     const struct msg_tube_conf *m, struct sluice_tube_conf *o);
 

@@ -263,7 +263,38 @@ const char *const json_tube_fields[6] = { "ttr", "max_attempts", "backoff",
 	"keep_done", "lost_lease", "dead_letter" };
 
 void
+json_limits(FILE *f, const struct sluice_limits *l)
+{
+	static const char *const unit[] = { "s", "m", "h" };
+
+	fputs("{\"rate\":", f);
+	if (l->set & SLUICE_LIM_RATE)
+		fprintf(f, "\"%" PRIu32 "/%s\",\"burst\":%" PRIu32, l->rate,
+		    unit[l->per_ms == 3600000    ? 2
+		            : l->per_ms == 60000 ? 1
+		                                 : 0],
+		    l->burst);
+	else
+		fputs("null,\"burst\":null", f);
+	if (l->set & SLUICE_LIM_CONCURRENCY)
+		fprintf(f, ",\"concurrency\":%" PRIu32, l->concurrency);
+	else
+		fputs(",\"concurrency\":null", f);
+	fprintf(f,
+	    ",\"tokens\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"held\":%" PRIu64
+	    "}",
+	    l->tokens, l->taken, l->held);
+}
+
+void
 json_tube_conf(FILE *f, const char *tube, const struct sluice_tube_conf *c)
+{
+	json_tube_conf_limits(f, tube, c, NULL);
+}
+
+void
+json_tube_conf_limits(FILE *f, const char *tube,
+    const struct sluice_tube_conf *c, const struct sluice_limits *l)
 {
 	const char *sep = "";
 
@@ -288,7 +319,12 @@ json_tube_conf(FILE *f, const char *tube, const struct sluice_tube_conf *c)
 			sep = ",";
 		}
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	if (l != NULL && l->set != 0) {
+		fputs(",\"limits\":", f);
+		json_limits(f, l);
+	}
+	fputc('}', f);
 }
 
 /* A tube's counts, with its settings (`conf`; NULL for the totals). */

@@ -68,6 +68,16 @@ void json_stats(FILE *f, const struct sluice_stats *s);
 void json_tube_conf(
     FILE *f, const char *tube, const struct sluice_tube_conf *c);
 
+/* The same with the tube's flow limits last, when it has any (`l` NULL
+ * or l->set 0: none written, the settings' object as before):
+ * ...,"limits":{"rate":"100/s" or null,"burst":N or null,
+ * "concurrency":N or null,"tokens":N,"taken":N,"held":N}} */
+void json_tube_conf_limits(FILE *f, const char *tube,
+    const struct sluice_tube_conf *c, const struct sluice_limits *l);
+
+/* {"rate":...,"held":N} alone, as in json_tube_conf_limits. */
+void json_limits(FILE *f, const struct sluice_limits *l);
+
 /* The names of the settings, in SLUICE_TS_* bit order: "ttr",
  * "max_attempts", "backoff", "keep_done", "lost_lease", "dead_letter". */
 extern const char *const json_tube_fields[6];

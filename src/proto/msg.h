@@ -402,12 +402,40 @@ struct msg_tube_conf {
 	struct msg_str dead_letter;
 };
 
+/* A tube's flow limits (tube_set and tube_show with flag 0x01): `set`
+ * says which the tube has; the values of the others are 0. */
+enum msg_limit_field {
+	MSG_LIM_RATE = 0x01, /* rate per per_ms, with burst */
+	MSG_LIM_CONCURRENCY = 0x02,
+	MSG_LIM_ALL = 0x03
+};
+
+struct msg_flow {
+	uint8_t set;          /* MSG_LIM_* */
+	uint32_t rate;        /* tasks per per_ms */
+	uint32_t per_ms;      /* 1000 (/s), 60000 (/m) or 3600000 (/h) */
+	uint32_t burst;       /* tokens the bucket holds */
+	uint32_t concurrency; /* tasks taken at once */
+};
+
+/* Where a tube's limits stand (a reply with flag 0x01). */
+struct msg_flow_state {
+	uint64_t tokens; /* whole tokens in the bucket */
+	uint64_t taken;  /* its tasks taken now: slots in use */
+	uint64_t held;   /* its ready tasks a limit holds back now */
+};
+
 /* tube_set: the fields in conf.set take conf's values, those in `unset`
- * go back to the server's defaults, the others stay. */
+ * go back to the server's defaults, the others stay; with `limits` (flag
+ * 0x01) the same for the limits in flow.set and lunset. tube_show is
+ * decoded here too: its tube (also req->tube) and `limits`. */
 struct msg_tube_set {
 	struct msg_str tube;
 	uint8_t unset;
 	struct msg_tube_conf conf;
+	bool limits; /* flag 0x01: lunset and flow follow the settings */
+	uint8_t lunset;
+	struct msg_flow flow;
 };
 
 struct msg_tube_delete {
@@ -497,7 +525,7 @@ struct msg_by_key {
  *   errors                       -> errors (its tube is also `tube`)
  *   stats                        -> stats (its tube is also `tube`)
  *   tube_set tube_delete
- *   tube_show                    -> tube
+ *   tube_show                    -> tube (and tube_set.limits)
  *   stats_hourly                 -> tube (len 0 = every tube)
  *   peek_next list pause
  *   delete_where                 -> where
@@ -817,6 +845,9 @@ struct msg_rep {
 		struct {
 			struct msg_str tube;
 			struct msg_tube_conf conf;
+			bool limits; /* flag 0x01, when asked: flow, state */
+			struct msg_flow flow;
+			struct msg_flow_state state;
 		} tube_conf;
 		struct msg_cluster cluster;
 		struct msg_history history;

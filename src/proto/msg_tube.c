@@ -67,6 +67,34 @@ msg_put_tube_conf(struct buf *b, const struct msg_tube_conf *c)
 	return msg_put_tube(b, c->dead_letter, true);
 }
 
+/* A tube's flow limits: u8 set (MSG_LIM_*), u32 rate, u32 per_ms,
+ * u32 burst, u32 concurrency. Their ranges are the server's to check (it
+ * says which rule a value breaks); an unknown bit is EPROTO. */
+static int
+get_flow(struct rd *r, struct msg_flow *out)
+{
+	out->set = rd_u8(r);
+	out->rate = rd_u32(r);
+	out->per_ms = rd_u32(r);
+	out->burst = rd_u32(r);
+	out->concurrency = rd_u32(r);
+	NEED(r);
+	return (out->set & ~MSG_LIM_ALL) != 0 ? SLUICE_EPROTO : 0;
+}
+
+static int
+put_flow(struct buf *b, const struct msg_flow *f)
+{
+	if ((f->set & ~MSG_LIM_ALL) != 0)
+		return SLUICE_EINVAL;
+	buf_put_u8(b, f->set);
+	buf_put_u32(b, f->rate);
+	buf_put_u32(b, f->per_ms);
+	buf_put_u32(b, f->burst);
+	buf_put_u32(b, f->concurrency);
+	return 0;
+}
+
 /* One u64 in the same place: a count (kick, flush, delete_where,
  * release_all, tube_delete), a deleted key's id, a pause's end, a
  * snapshot's LSN, a promotion's epoch. */
@@ -114,7 +142,8 @@ msg_tube_get_req(
 	case MSG_OP_RELEASE_ALL:
 		return msg_get_tube(r, false, &q->tube);
 	case MSG_OP_TUBE_SHOW:
-		return msg_get_tube(r, false, &q->tube);
+		q->tube_set.limits = flags & TUBE_F_LIMITS;
+		return msg_get_tube(r, false, &q->tube_set.tube);
 	case MSG_OP_TUBE_SET:
 		TRY(msg_get_tube(r, false, &q->tube_set.tube));
 		q->tube_set.unset = rd_u8(r);
@@ -122,7 +151,17 @@ msg_tube_get_req(
 		if ((q->tube_set.unset & ~MSG_TS_ALL) != 0)
 			return SLUICE_EPROTO;
 		TRY(msg_get_tube_conf(r, &q->tube_set.conf));
-		return (q->tube_set.unset & q->tube_set.conf.set) != 0
+		if ((q->tube_set.unset & q->tube_set.conf.set) != 0)
+			return SLUICE_EINVAL;
+		if (!(flags & TUBE_F_LIMITS))
+			return 0;
+		q->tube_set.limits = true;
+		q->tube_set.lunset = rd_u8(r);
+		NEED(r);
+		if ((q->tube_set.lunset & ~MSG_LIM_ALL) != 0)
+			return SLUICE_EPROTO;
+		TRY(get_flow(r, &q->tube_set.flow));
+		return (q->tube_set.lunset & q->tube_set.flow.set) != 0
 		    ? SLUICE_EINVAL
 		    : 0;
 	case MSG_OP_TUBE_DELETE:
@@ -168,6 +207,9 @@ msg_tube_req_flags(const struct msg_req *q)
 		return (q->where.aged ? WHERE_F_AGED : 0) |
 		    (q->where.force ? WHERE_F_FORCE : 0) |
 		    (q->where.dry ? WHERE_F_DRY : 0);
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		return q->tube_set.limits ? TUBE_F_LIMITS : 0;
 	}
 	return 0;
 }
@@ -191,7 +233,7 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 	case MSG_OP_RELEASE_ALL:
 		return msg_put_tube(b, q->tube, false);
 	case MSG_OP_TUBE_SHOW:
-		return msg_put_tube(b, q->tube, false);
+		return msg_put_tube(b, q->tube_set.tube, false);
 	case MSG_OP_TUBE_DELETE:
 		return msg_put_tube(b, q->tube_delete.tube, false);
 	case MSG_OP_TUBE_SET:
@@ -200,7 +242,14 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 			return SLUICE_EINVAL;
 		TRY(msg_put_tube(b, q->tube_set.tube, false));
 		buf_put_u8(b, q->tube_set.unset);
-		return msg_put_tube_conf(b, &q->tube_set.conf);
+		TRY(msg_put_tube_conf(b, &q->tube_set.conf));
+		if (!q->tube_set.limits)
+			return 0;
+		if ((q->tube_set.lunset & ~MSG_LIM_ALL) != 0 ||
+		    (q->tube_set.lunset & q->tube_set.flow.set) != 0)
+			return SLUICE_EINVAL;
+		buf_put_u8(b, q->tube_set.lunset);
+		return put_flow(b, &q->tube_set.flow);
 	case MSG_OP_PAUSE:
 		TRY(msg_put_tube(b, q->pause.tube, false));
 		buf_put_u64(b, q->pause.duration);
@@ -227,7 +276,6 @@ static int
 msg_tube_get_rep(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 {
-	(void)flags;
 	(void)pmax;
 
 	switch (op) {
@@ -241,7 +289,16 @@ msg_tube_get_rep(
 	case MSG_OP_TUBE_SET:
 	case MSG_OP_TUBE_SHOW:
 		TRY(msg_get_tube(r, false, &m->tube_conf.tube));
-		return msg_get_tube_conf(r, &m->tube_conf.conf);
+		TRY(msg_get_tube_conf(r, &m->tube_conf.conf));
+		if (!(flags & TUBE_F_LIMITS))
+			return 0;
+		m->tube_conf.limits = true;
+		TRY(get_flow(r, &m->tube_conf.flow));
+		m->tube_conf.state.tokens = rd_u64(r);
+		m->tube_conf.state.taken = rd_u64(r);
+		m->tube_conf.state.held = rd_u64(r);
+		NEED(r);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -261,9 +318,26 @@ msg_tube_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_TUBE_SET:
 	case MSG_OP_TUBE_SHOW:
 		TRY(msg_put_tube(b, m->tube_conf.tube, false));
-		return msg_put_tube_conf(b, &m->tube_conf.conf);
+		TRY(msg_put_tube_conf(b, &m->tube_conf.conf));
+		if (!m->tube_conf.limits)
+			return 0;
+		TRY(put_flow(b, &m->tube_conf.flow));
+		buf_put_u64(b, m->tube_conf.state.tokens);
+		buf_put_u64(b, m->tube_conf.state.taken);
+		buf_put_u64(b, m->tube_conf.state.held);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
+}
+
+/* The flags byte of a reply of this family. */
+static uint8_t
+msg_tube_rep_flags(const struct msg_rep *m)
+{
+	if ((m->op == MSG_OP_TUBE_SET || m->op == MSG_OP_TUBE_SHOW) &&
+	    m->tube_conf.limits)
+		return TUBE_F_LIMITS;
+	return 0;
 }
 
 const struct msg_family msg_tube_family = {
@@ -272,4 +346,5 @@ const struct msg_family msg_tube_family = {
 	.req_flags = msg_tube_req_flags,
 	.get_rep = msg_tube_get_rep,
 	.put_rep = msg_tube_put_rep,
+	.rep_flags = msg_tube_rep_flags,
 };

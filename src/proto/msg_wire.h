@@ -57,6 +57,8 @@ enum {
 	WHERE_F_AGED = 0x01,  /* delete_where: u8 states, u8 by follow */
 	WHERE_F_DRY = 0x40,   /* delete_where: count, delete nothing */
 	WHERE_F_FORCE = 0x80, /* delete_where: taken tasks too */
+	TUBE_F_LIMITS = 0x01, /* tube_set, tube_show, request and reply:
+	                         the flow limits follow the settings */
 	KEY_F_TUBE = 0x01,    /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */

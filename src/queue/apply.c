@@ -31,6 +31,8 @@
  *            buried, with new fields; taken -> taken, a new priority
  *   TUBE_SET no task changes; the tube's settings are replaced
  *   TUBE_DELETE  every task of the tube -> gone (force); the tube goes
+ *   TUBE_LIMIT  no task changes; the tube's flow limits are replaced
+ *            (flow.c), its bucket full
  *   FAIL, BURY, SETBACK with outcome MOVED: taken -> ready in the
  *            dead-letter tube, attempts and last_error kept (a FAIL's or
  *            SETBACK's text becomes it)
@@ -228,6 +230,8 @@ apply_take(
 	t->updated_at = time;
 	qs_place(q, t, QUEUE_TAKEN);
 	QS_COUNT(q, t->tube, take);
+	if (t->tube->flow != NULL)
+		qs_flow_took(t->tube, time);
 	hourly_take(q, t->tube, time, t->run_at);
 	return 0;
 }
@@ -898,6 +902,9 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		break;
 	case QREC_TUBE_DELETE:
 		rc = apply_tube_delete(q, time, &rec->u.tube_delete);
+		break;
+	case QREC_TUBE_LIMIT:
+		rc = qs_apply_tube_limit(q, time, &rec->u.tube_limit);
 		break;
 	default:
 		rc = SLUICE_ECORRUPT;

@@ -117,6 +117,7 @@ queue_check(const struct queue *q, const char **why)
 {
 	uint64_t count[QUEUE_STATE_END_] = { 0 };
 	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
+	uint32_t nflows = 0;
 	uint64_t nany = 0, bytes = 0, tube_bytes = 0, nheld = 0;
 	struct queue_counters sum;
 	int rc;
@@ -168,6 +169,17 @@ queue_check(const struct queue *q, const char **why)
 		        tb->conf->v.dead_letter == tb->conf->dead_letter &&
 		        qrec_tube_conf_valid(
 		            &tb->conf->v, tb->name, tb->name_len)));
+		/* flow limits: valid, set, and on the flows heap where it
+		 * says (a bucket never fuller than its burst) */
+		CHECK(tb->flow == NULL ||
+		    (tb->flow->tube == tb && tb->flow->lim.set != 0 &&
+		        qrec_limits_valid(&tb->flow->lim) &&
+		        tb->flow->credit <= (uint64_t)tb->flow->lim.burst *
+		                tb->flow->lim.per_ms &&
+		        (tb->flow->hpos == HEAP_NONE ||
+		            (tb->flow->hpos < q->flows.len &&
+		                q->flows.item[tb->flow->hpos] == tb->flow))));
+		nflows += tb->flow != NULL && tb->flow->hpos != HEAP_NONE;
 		count[QUEUE_READY] += tb->ready.len;
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;
@@ -189,6 +201,8 @@ queue_check(const struct queue *q, const char **why)
 	CHECK(bytes == tube_bytes && qs_acct_valid(q));
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
+	CHECK(heap_valid(&q->flows) && q->flows.len == nflows);
+	CHECK(q->flows.cap >= q->nflows);
 	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);
 
 	/* Keys and the dedup list. */

@@ -378,6 +378,11 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 			paused = true;
 			continue;
 		}
+		/* its flow limits: held back, it is as if it were empty */
+		if (tb->flow != NULL &&
+		    (best == NULL || tube_ready_less(top, best)) &&
+		    qs_flow_admit(q, tb, now) != FLOW_OPEN)
+			continue;
 		if (best == NULL || tube_ready_less(top, best))
 			best = top;
 		if (req->strict)

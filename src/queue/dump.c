@@ -202,6 +202,11 @@ queue_dump(const struct queue *q, struct buf *out)
 			buf_printf(out, " settings:");
 			qrec_tube_conf_format(&tb->conf->v, out);
 		}
+		if (tb->flow !=
+		    NULL) { /* the limits; the bucket is not state */
+			buf_printf(out, " limits:");
+			qrec_limits_format(&tb->flow->lim, out);
+		}
 		buf_put_u8(out, '\n');
 		hourly_dump(q, tb, out);
 	}

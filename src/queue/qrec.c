@@ -37,6 +37,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_DELETE_AGED] = "DELETE_AGED",
 	[QREC_TUBE_SET] = "TUBE_SET",
 	[QREC_TUBE_DELETE] = "TUBE_DELETE",
+	[QREC_TUBE_LIMIT] = "TUBE_LIMIT",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -222,6 +223,32 @@ qrec_tube_conf_valid(
 }
 
 bool
+qrec_limits_valid(const struct qrec_limits *l)
+{
+	if ((l->set & ~QREC_LIM_ALL) != 0)
+		return false;
+	if (!(l->set & QREC_LIM_RATE)) {
+		if (l->rate != 0 || l->per_ms != 0 || l->burst != 0)
+			return false;
+	} else {
+		if (l->per_ms != 1000 && l->per_ms != 60000 &&
+		    l->per_ms != 3600000)
+			return false;
+		/* rate / per_ms <= QREC_RATE_MAX / 1000, in integers */
+		if (l->rate == 0 ||
+		    (uint64_t)l->rate * 1000 >
+		        (uint64_t)QREC_RATE_MAX * l->per_ms)
+			return false;
+		if (l->burst == 0 || l->burst > QREC_BURST_MAX ||
+		    (uint64_t)l->burst * l->per_ms < l->rate)
+			return false;
+	}
+	if (!(l->set & QREC_LIM_CONCURRENCY))
+		return l->concurrency == 0;
+	return l->concurrency >= 1 && l->concurrency <= QREC_CONCURRENCY_MAX;
+}
+
+bool
 qrec_valid(const struct qrec *rec)
 {
 	const struct qrec_put *p = &rec->u.put;
@@ -289,6 +316,10 @@ qrec_valid(const struct qrec *rec)
 		    (rec->u.where.by == QREC_BY_UPDATED ||
 		        rec->u.where.by == QREC_BY_CREATED) &&
 		    rec->u.where.state == 0 && time_ok(rec->u.where.before);
+	case QREC_TUBE_LIMIT:
+		return qrec_tube_valid(rec->u.tube_limit.tube,
+		           rec->u.tube_limit.tube_len) &&
+		    qrec_limits_valid(&rec->u.tube_limit.lim);
 	case QREC_TUBE_SET:
 		return qrec_tube_valid(
 		           rec->u.tube_set.tube, rec->u.tube_set.tube_len) &&
@@ -364,6 +395,24 @@ qrec_tube_conf_put(struct buf *out, const struct qrec_tube_conf *c)
 	buf_put_i64(out, c->keep_done);
 	buf_put_u8(out, c->lost_lease_immediate ? 1 : 0);
 	buf_put_str16(out, c->dead_letter, c->dead_letter_len);
+}
+
+bool
+qrec_limits_equal(const struct qrec_limits *a, const struct qrec_limits *b)
+{
+	return a->set == b->set && a->rate == b->rate &&
+	    a->per_ms == b->per_ms && a->burst == b->burst &&
+	    a->concurrency == b->concurrency;
+}
+
+void
+qrec_limits_put(struct buf *out, const struct qrec_limits *l)
+{
+	buf_put_u8(out, l->set);
+	buf_put_u32(out, l->rate);
+	buf_put_u32(out, l->per_ms);
+	buf_put_u32(out, l->burst);
+	buf_put_u32(out, l->concurrency);
 }
 
 int
@@ -471,6 +520,11 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		    out, rec->u.tube_set.tube, rec->u.tube_set.tube_len);
 		qrec_tube_conf_put(out, &rec->u.tube_set.conf);
 		break;
+	case QREC_TUBE_LIMIT:
+		buf_put_str16(
+		    out, rec->u.tube_limit.tube, rec->u.tube_limit.tube_len);
+		qrec_limits_put(out, &rec->u.tube_limit.lim);
+		break;
 	case QREC_TUBE_DELETE:
 		buf_put_str16(
 		    out, rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
@@ -557,6 +611,16 @@ qrec_tube_conf_get(struct rd *r, struct qrec_tube_conf *c)
 	if (lost > 1)
 		r->bad = true;
 	c->dead_letter = rd_str16(r, QREC_NAME_MAX, &c->dead_letter_len);
+}
+
+void
+qrec_limits_get(struct rd *r, struct qrec_limits *l)
+{
+	l->set = rd_u8(r);
+	l->rate = rd_u32(r);
+	l->per_ms = rd_u32(r);
+	l->burst = rd_u32(r);
+	l->concurrency = rd_u32(r);
 }
 
 int
@@ -672,6 +736,11 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_set.tube_len);
 		qrec_tube_conf_get(&r, &rec.u.tube_set.conf);
 		break;
+	case QREC_TUBE_LIMIT:
+		rec.u.tube_limit.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_limit.tube_len);
+		qrec_limits_get(&r, &rec.u.tube_limit.lim);
+		break;
 	case QREC_TUBE_DELETE:
 		rec.u.tube_delete.tube =
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_delete.tube_len);
@@ -709,6 +778,19 @@ qrec_tube_conf_format(const struct qrec_tube_conf *c, struct buf *out)
 		buf_printf(out, " dead_letter=");
 		buf_put(out, c->dead_letter, c->dead_letter_len);
 	}
+}
+
+void
+qrec_limits_format(const struct qrec_limits *l, struct buf *out)
+{
+	if (l->set == 0)
+		buf_printf(out, " (none)");
+	if (l->set & QREC_LIM_RATE)
+		buf_printf(out,
+		    " rate=%" PRIu32 "/%" PRIu32 "ms burst=%" PRIu32, l->rate,
+		    l->per_ms, l->burst);
+	if (l->set & QREC_LIM_CONCURRENCY)
+		buf_printf(out, " concurrency=%" PRIu32, l->concurrency);
 }
 
 int
@@ -865,6 +947,12 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		    out, rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
 		if (rec->u.tube_delete.force)
 			buf_printf(out, " force");
+		break;
+	case QREC_TUBE_LIMIT:
+		buf_printf(out, " tube=");
+		buf_put(
+		    out, rec->u.tube_limit.tube, rec->u.tube_limit.tube_len);
+		qrec_limits_format(&rec->u.tube_limit.lim, out);
 		break;
 	default:
 		break;

@@ -59,6 +59,10 @@
  *            u8 by (1 updated_at, 2 created_at), i64 before: every task
  *            of the tube in one of those states whose `by` time is at or
  *            before `before` is cancelled (a taken one loses its lease)
+ *   TUBE_LIMIT str16 tube, then the tube's flow limits from now on
+ *            (limits): u8 set (QREC_LIM_* bits), u32 rate, u32 per_ms,
+ *            u32 burst, u32 concurrency; a limit whose bit is clear has
+ *            its fields 0 and does not hold (set 0: no limit at all)
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -67,6 +71,15 @@
  * versions refuses a log that holds one (an unknown type) rather than
  * reading it as if the version were not there; and a put without a
  * version logs the same bytes as before. A PUT_V has a key.
+ *
+ * TUBE_LIMIT is a type of its own beside TUBE_SET, not more fields at its
+ * end, by the same rule: a log that never limited a tube is read by every
+ * binary, one that did is refused by a binary that would not hold the
+ * limits. Its limits are valid when: rate (bit 0x01) has rate >= 1,
+ * per_ms one of 1000, 60000, 3600000 (/s, /m, /h), at most QREC_RATE_MAX
+ * a second, and 1 <= burst <= QREC_BURST_MAX with burst >= the tokens one
+ * millisecond brings (rate / per_ms); concurrency (bit 0x02) is 1 to
+ * QREC_CONCURRENCY_MAX. The same struct will carry a group's limits.
  *
  * FAIL, BURY and SETBACK may also have the outcome MOVED (the tube's
  * dead-letter setting): FAIL and SETBACK then end with str16 tube after
@@ -119,6 +132,7 @@ enum qrec_type {
 	QREC_PUT_V = 20,        /* PUT with the client's version */
 	QREC_REPLACE_V = 21,    /* REPLACE with the client's version */
 	QREC_DELETE_AGED = 22,  /* a tube's tasks by states and an age */
+	QREC_TUBE_LIMIT = 23,   /* a tube's flow limits change */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -350,6 +364,34 @@ struct qrec_tube_set {
 	struct qrec_tube_conf conf;
 };
 
+/* Flow limits (TUBE_LIMIT; see the rule at the top). */
+enum qrec_limit_field {
+	QREC_LIM_RATE = 0x01,        /* rate per per_ms, with burst */
+	QREC_LIM_CONCURRENCY = 0x02, /* tasks taken at once */
+	QREC_LIM_ALL = 0x03
+};
+
+enum {
+	QREC_RATE_MAX = 1000000,        /* tasks a second, at most */
+	QREC_BURST_MAX = 1000000,       /* tokens a bucket holds, at most */
+	QREC_CONCURRENCY_MAX = 1000000, /* tasks taken at once, at most */
+};
+
+struct qrec_limits {
+	uint8_t set;          /* QREC_LIM_* */
+	uint32_t rate;        /* tasks per per_ms */
+	uint32_t per_ms;      /* 1000, 60000 or 3600000 */
+	uint32_t burst;       /* tokens the bucket holds */
+	uint32_t concurrency; /* tasks taken at once */
+};
+
+/* A tube's flow limits from now on: all of them, not a change. */
+struct qrec_tube_limit {
+	const char *tube;
+	size_t tube_len;
+	struct qrec_limits lim;
+};
+
 /* A tube goes away; with `force` its tasks are cancelled first (their
  * keys free at once), else it has none. */
 struct qrec_tube_delete {
@@ -376,6 +418,7 @@ struct qrec {
 		struct qrec_delete_where where;
 		struct qrec_tube_set tube_set;
 		struct qrec_tube_delete tube_delete;
+		struct qrec_tube_limit tube_limit;
 	} u;
 };
 
@@ -414,6 +457,23 @@ void qrec_tube_conf_get(struct rd *r, struct qrec_tube_conf *c);
 /* Appends " ttr=N max_attempts=N ..." for the fields `c` sets (or
  * " (defaults)"), as qrec_format and the queue's dump write them. */
 void qrec_tube_conf_format(const struct qrec_tube_conf *c, struct buf *out);
+
+/* True when `l` is a valid set of limits (the rule at the top). */
+bool qrec_limits_valid(const struct qrec_limits *l);
+
+/* Writes or reads the limits part of a TUBE_LIMIT body (after its tube
+ * name), as the snapshot holds it too; check what was read with
+ * qrec_limits_valid(). */
+void qrec_limits_put(struct buf *out, const struct qrec_limits *l);
+void qrec_limits_get(struct rd *r, struct qrec_limits *l);
+
+/* Whether two sets of limits are the same (field by field: the struct
+ * has padding). */
+bool qrec_limits_equal(
+    const struct qrec_limits *a, const struct qrec_limits *b);
+
+/* Appends " rate=N/Dms burst=N concurrency=N" (or " (none)"). */
+void qrec_limits_format(const struct qrec_limits *l, struct buf *out);
 
 /* True when `name` is a valid tube name: 1-200 bytes of
  * [A-Za-z0-9_.:/-]. */

@@ -21,6 +21,12 @@
  *          u32 backoff_cap, i64 keep_done, u8 lost_lease_immediate,
  *          str16 dead_letter). A snapshot of tubes without settings has
  *          none, and reads as before they existed.
+ *   TUBE_LIMIT (22) the flow limits of the TUBE just before (after its
+ *          TUBE_SET), only when it has any: the limits part of a
+ *          TUBE_LIMIT record body (qrec.h: u8 set, u32 rate, u32 per_ms,
+ *          u32 burst, u32 concurrency). A snapshot without limits is one
+ *          that loaders older than the entry read too; the bucket loads
+ *          full, the cap counts the TASK entries that are taken.
  *   TASK   u8 flags (bits 0-2 state, 3 key, 4 error, 5 period, 6 a REPL
  *          follows, 7 detached), var id, var tube, var pri, var ttr,
  *          var attempts, var max_attempts, zvar clock - created_at,
@@ -344,6 +350,21 @@ emit_tube_set(const struct qrec_tube_conf *c, queue_emit_fn *emit, void *arg)
 	return emit(arg, QSNAP_TUBE_SET, mem, w.len, NULL, 0);
 }
 
+/* The layout of qrec_limits_put(), without allocating. */
+static int
+emit_tube_limit(const struct qrec_limits *l, queue_emit_fn *emit, void *arg)
+{
+	uint8_t mem[32];
+	struct sw w = { mem, 0, sizeof(mem), false };
+
+	sw_u8(&w, l->set);
+	sw_u32(&w, l->rate);
+	sw_u32(&w, l->per_ms);
+	sw_u32(&w, l->burst);
+	sw_u32(&w, l->concurrency);
+	return emit(arg, QSNAP_TUBE_LIMIT, mem, w.len, NULL, 0);
+}
+
 /* Dedup entries a snapshot holds: those not yet expired. */
 static uint64_t
 live_dedup(const struct queue *q)
@@ -388,6 +409,9 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 			return rc;
 		if (tb->conf != NULL &&
 		    (rc = emit_tube_set(&tb->conf->v, emit, arg)) != 0)
+			return rc;
+		if (tb->flow != NULL &&
+		    (rc = emit_tube_limit(&tb->flow->lim, emit, arg)) != 0)
 			return rc;
 	}
 	/* In slot order: a loader whose index has the same size puts each

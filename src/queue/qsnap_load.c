@@ -639,7 +639,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase == 0;
 	case QSNAP_TUBE:
 		return l->phase == QSNAP_META || l->phase == QSNAP_TUBE;
-	case QSNAP_TUBE_SET: /* load_tube_set checks it follows its TUBE */
+	case QSNAP_TUBE_SET:   /* load_tube_set checks it follows its TUBE */
+	case QSNAP_TUBE_LIMIT: /* and qs_flow_load that it comes once */
 		return l->phase == QSNAP_TUBE;
 	case QSNAP_TASK:
 		return (l->phase >= QSNAP_META && l->phase <= QSNAP_REPL) ||
@@ -703,6 +704,10 @@ queue_snapshot_load(
 	case QSNAP_TUBE_SET:
 		rc = load_tube_set(q, &r);
 		type = QSNAP_TUBE; /* what may follow is what follows a TUBE */
+		break;
+	case QSNAP_TUBE_LIMIT:
+		rc = qs_flow_load(q, &r);
+		type = QSNAP_TUBE;
 		break;
 	case QSNAP_HOURLY:
 		rc = hourly_load_tube(q, &r);

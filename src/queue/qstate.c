@@ -124,6 +124,8 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
 	heap_init(&q->done, tube_run_at_less, offsetof(struct task, apos));
+	heap_init(&q->flows, flow_due_less, offsetof(struct flow, hpos));
+	q->flows.noshrink = true; /* qs_flow_set reserves a place each */
 	q->wake.noshrink = true;
 	q->pauses.noshrink = true;
 	q->next_id = 1;
@@ -148,6 +150,7 @@ queue_fini(struct queue *q)
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);
 	heap_fini(&q->done);
+	heap_fini(&q->flows);
 	free(q->load.want);
 	free(q->rates);
 	qs_acct_fini(q);
@@ -318,6 +321,7 @@ qs_tube_remove(struct queue *q, struct tube *tb)
 {
 	assert(tube_tasks(tb) == 0 && tb->wpos == HEAP_NONE);
 	qs_acct_tube_leave(q, tb);
+	qs_flow_drop(q, tb);
 	idx_remove(&q->names, tb);
 	if (tb->ppos != HEAP_NONE)
 		heap_remove(&q->pauses, tb);
@@ -524,6 +528,8 @@ qs_unplace(struct queue *q, struct task *t)
 	case QUEUE_TAKEN:
 		heap_remove(&q->taken, t);
 		tb->ntaken--;
+		if (tb->flow != NULL) /* a slot is free */
+			qs_flow_freed(q, tb);
 		if (!e->detached)
 			session_unlink(q, t);
 		e->taken = false;
@@ -838,6 +844,7 @@ queue_tick(struct queue *q, int64_t now)
 		qs_place(q, t, QUEUE_READY);
 	}
 	q->clock = now;
+	qs_flow_tick(q, now);
 	while ((tb = heap_top(&q->pauses)) != NULL && tb->paused_until <= now)
 		qs_pause(q, tb, 0);
 	/* Dedup entries in completion order; one whose time went backwards
@@ -869,6 +876,8 @@ queue_next_wake(const struct queue *q)
 		t = tb->paused_until;
 	if ((x = heap_top(&q->done)) != NULL && x->run_at < t)
 		t = x->run_at;
+	if (qs_flow_next(q) < t)
+		t = qs_flow_next(q);
 	return t;
 }
 

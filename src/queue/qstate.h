@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "queue/flow.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
 #include "queue/queue.h"
@@ -85,6 +86,9 @@ struct queue {
 	struct heap wake;   /* tubes with delayed tasks, by next run_at */
 	struct heap pauses; /* paused tubes, by paused_until */
 	struct heap done;   /* done tasks, by (run_at = kept until, id) */
+	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
+	uint32_t nflows;    /* tubes with limits: the flows heap has room
+	                       for them all */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;

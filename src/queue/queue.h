@@ -931,6 +931,7 @@ int queue_check(const struct queue *q, const char **why);
  *   META   u32 version, u64 lsn, u64 next_id, i64 clock
  *   TUBE   str16 name, i64 paused_until, 11 x u64 counters   (each tube)
  *   TUBE_SET  the settings of the tube just before, when it has any
+ *   TUBE_LIMIT  the flow limits of the tube just before, when it has any
  *   TASK   the task's fields, its payload last                (each task)
  *   REPL   the pending replacement of the task just before
  *   TASKVER u64 id, u64 version, u64 pending version  (a task with one)
@@ -954,7 +955,8 @@ enum queue_snap_type {
 	QSNAP_KEYHELD = 9,
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
-	QSNAP_HOUR = 20
+	QSNAP_HOUR = 20,
+	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

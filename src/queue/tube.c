@@ -42,6 +42,7 @@ tube_free(struct tube *tb)
 	heap_fini(&tb->buried);
 	heap_fini(&tb->done);
 	free(tb->conf);
+	free(tb->flow); /* off the flows heap already, or the queue goes */
 	hourly_free(tb->hourly);
 	free(tb->rates);
 	free(tb);

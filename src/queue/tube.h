@@ -30,6 +30,7 @@ struct tube {
 	uint32_t aset;  /* the namespaces that cover it (acct.c); 0: none */
 	struct queue_counters ctr;
 	struct tube_conf *conf; /* NULL: every setting is the server's */
+	struct flow *flow;      /* its flow limits (flow.h); NULL: none */
 	struct hourly *hourly;  /* statistics per hour (hourly.h); NULL: none */
 	struct rates *rates;    /* events per 5 s (rates.h); NULL: none yet */
 	int64_t paused_until;   /* 0: not paused */

@@ -10,3 +10,5 @@ sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 sluice_test(idx LIBS sluice_queue TIMEOUT 60)
 # The rolling per-second history (queue/rates.h).
 sluice_test(rates LIBS sluice_queue TIMEOUT 60)
+# A tube's flow limits: the token bucket and the concurrency cap.
+sluice_test(flow LIBS sluice_queue TIMEOUT 60)

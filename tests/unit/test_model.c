@@ -9,7 +9,10 @@
  *
  * Tubes carry settings (tube set: ttr, max_attempts, backoff, a dead
  * letter tube, and two the queue only keeps) that puts, fails and buries
- * follow, and go away (tube delete, with their tasks when forced).
+ * follow, and go away (tube delete, with their tasks when forced). They
+ * carry flow limits too (a rate per second with its burst, a cap on tasks
+ * taken at once), which the model holds with a token bucket of its own:
+ * a take the queue gives or refuses, the model must too.
  *
  * Replay: every record also goes to a follower queue through apply alone;
  * their dumps are compared along the way. Snapshots taken at a few points
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/limits.h"
 #include "t_lib.h"
 #include "t_queue.h"
 
@@ -51,6 +55,15 @@ struct mconf {
 	int64_t keep;
 	bool immediate;
 	int dl; /* the dead letter tube; -1: none */
+};
+
+/* A tube's flow limits (per second), and its bucket: credit in
+ * token-milliseconds at stamp. */
+struct mlim {
+	uint8_t set; /* QREC_LIM_* */
+	uint32_t rate, burst, conc;
+	uint64_t credit;
+	int64_t stamp;
 };
 
 static const char *const tube_names[NTUBE] = { "t0", "t1", "t2", "t3" };
@@ -117,6 +130,7 @@ struct model {
 	uint64_t dedup_ver[NTUBE * NKEY]; /* the finished task's version */
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
+	struct mlim lim[NTUBE];
 	struct mev *ev; /* every event the hourly statistics count */
 	size_t nev, evcap;
 };
@@ -454,6 +468,36 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why,
 	}
 }
 
+/* The bucket of tube `tube` at `now`: what it held, and a token per
+ * 1000 / rate ms since, at most the burst. */
+static uint64_t
+m_credit(const struct model *m, int tube, int64_t now)
+{
+	const struct mlim *l = &m->lim[tube];
+	uint64_t full = (uint64_t)l->burst * 1000, c = l->credit;
+
+	if (now > l->stamp)
+		c += (uint64_t)(now - l->stamp) * l->rate;
+	return c < full ? c : full;
+}
+
+/* Whether a limit of the tube holds its ready tasks back now. */
+static bool
+m_tube_held(const struct model *m, int tube, int64_t now)
+{
+	const struct mlim *l = &m->lim[tube];
+	uint32_t taken = 0;
+
+	if (l->set & QREC_LIM_CONCURRENCY) {
+		for (size_t i = 0; i < m->n; i++)
+			taken +=
+			    m->t[i].tube == tube && m->t[i].state == M_TAKEN;
+		if (taken >= l->conc)
+			return true;
+	}
+	return (l->set & QREC_LIM_RATE) && m_credit(m, tube, now) < 1000;
+}
+
 /* The task a take over `mask` tubes gets; NULL with *rc set if none. */
 static struct mt *
 m_best(struct model *m, unsigned mask, int64_t now, int *rc)
@@ -470,6 +514,8 @@ m_best(struct model *m, unsigned mask, int64_t now, int *rc)
 			paused = true;
 			continue;
 		}
+		if (m_tube_held(m, t->tube, now)) /* as if it were empty */
+			continue;
 		if (best == NULL || t->pri < best->pri ||
 		    (t->pri == best->pri &&
 		        (t->run_at < best->run_at ||
@@ -513,6 +559,7 @@ struct run {
 	uint64_t rnd;
 	uint64_t ops, records;
 	uint64_t tube_sets, tube_deletes, dead_letters;
+	uint64_t tube_limits, held; /* TUBE_LIMITs; takes a limit held */
 	struct buf snap[NSNAP];
 	size_t snap_at[NSNAP];
 	int nsnap;
@@ -879,12 +926,21 @@ op_take(struct run *r)
 		best = m_best_in_order(m, mask, r->h.now, &want);
 	else
 		best = m_best(m, mask, r->h.now, &want);
+	for (int i = 0; i < NTUBE; i++)
+		r->held += (mask & (1u << i)) && m->lim[i].set != 0 &&
+		    m_tube_held(m, i, r->h.now);
 	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
 		return;
 	assert_true(rec.u.take.id == best->id);
 	commit(r, &rec);
+	if (m->lim[best->tube].set & QREC_LIM_RATE) { /* a token spent */
+		struct mlim *l = &m->lim[best->tube];
+
+		l->credit = m_credit(m, best->tube, r->h.now) - 1000;
+		l->stamp = r->h.now;
+	}
 	best->state = M_TAKEN;
 	best->lease = r->h.lsn;
 	best->session = req.session;
@@ -1608,6 +1664,81 @@ op_tube_delete(struct run *r)
 	}
 	m_forget_events(m, tube);
 	m_conf_clear(&m->conf[tube]);
+	memset(&m->lim[tube], 0, sizeof(m->lim[tube]));
+}
+
+/* Random flow limits for a tube: a rate of 1 to 40 a second with a burst
+ * of 1 to 4, a cap of 1 to 4, either lifted; now and then a rule broken
+ * (a rate or cap of 0, a limit both set and lifted) or a tube the queue
+ * does not have: refused, nothing changed. */
+static void
+op_tube_limit(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r), want = 0;
+	struct queue_tube_limit_req req;
+	struct mlim l = m->lim[tube];
+	struct qrec rec;
+
+	memset(&req, 0, sizeof(req));
+	req.tube = tube_names[tube];
+	req.tube_len = 2;
+	req.set = (uint8_t)rnd(r, QREC_LIM_ALL + 1);
+	req.unset =
+	    (uint8_t)(rnd(r, 3) == 0 ? rnd(r, QREC_LIM_ALL + 1) & ~req.set : 0);
+	req.lim.rate = 1 + (uint32_t)rnd(r, 40);
+	req.lim.per_ms = 1000;
+	req.lim.burst = 1 + (uint32_t)rnd(r, 4);
+	req.lim.concurrency = 1 + (uint32_t)rnd(r, 4);
+	switch (rnd(r, 20)) {
+	case 0:
+		req.set |= QREC_LIM_RATE;
+		req.lim.rate = 0;
+		want = SLUICE_EINVAL;
+		break;
+	case 1:
+		req.set |= QREC_LIM_CONCURRENCY;
+		req.lim.concurrency = 0;
+		want = SLUICE_EINVAL;
+		break;
+	case 2:
+		req.set |= QREC_LIM_RATE;
+		req.unset |= QREC_LIM_RATE;
+		want = SLUICE_EINVAL;
+		break;
+	default:
+		break;
+	}
+	/* a limit both set and lifted is refused first, then a tube the
+	 * queue does not have, then values out of range */
+	if (!m->exists[tube] && (req.set & req.unset) == 0)
+		want = SLUICE_ENOTFOUND;
+	assert_int_equal(
+	    queue_decide_tube_limit(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
+	if (req.set & QREC_LIM_RATE) {
+		l.rate = req.lim.rate;
+		l.burst = req.lim.burst;
+	}
+	if (req.unset & QREC_LIM_RATE)
+		l.rate = l.burst = 0;
+	if (req.set & QREC_LIM_CONCURRENCY)
+		l.conc = req.lim.concurrency;
+	if (req.unset & QREC_LIM_CONCURRENCY)
+		l.conc = 0;
+	l.set = (uint8_t)((l.set | req.set) & ~req.unset);
+	/* a record exactly when the limits change; the bucket then full */
+	assert_int_equal(rec.type == QREC_NONE,
+	    l.set == m->lim[tube].set && l.rate == m->lim[tube].rate &&
+	        l.burst == m->lim[tube].burst && l.conc == m->lim[tube].conc);
+	if (rec.type == QREC_NONE)
+		return;
+	commit(r, &rec);
+	r->tube_limits++;
+	l.credit = (l.set & QREC_LIM_RATE) ? (uint64_t)l.burst * 1000 : 0;
+	l.stamp = r->h.now;
+	m->lim[tube] = l;
 }
 
 /* The server's ttr timer: every expired lease, earliest deadline first. */
@@ -2099,6 +2230,8 @@ step(struct run *r, size_t i)
 		op_pause(r);
 	else if (c < 92)
 		rnd(r, 8) ? op_tube_set(r) : op_tube_delete(r);
+	else if (c < 93)
+		op_tube_limit(r);
 	else if (c < 96)
 		op_sessions(r, 1 + rnd(r, NSESSION));
 	else if (c < 97)
@@ -2200,13 +2333,14 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		    " bury %" PRIu64 " kick %" PRIu64 " delete %" PRIu64
 		    " ttr %" PRIu64 " session %" PRIu64 " replace %" PRIu64
 		    ", %" PRIu64 " tasks, %" PRIu64 " done; tube set %" PRIu64
-		    " delete %" PRIu64 ", dead letters %" PRIu64 "\n",
+		    " delete %" PRIu64 ", dead letters %" PRIu64
+		    "; limits %" PRIu64 ", held %" PRIu64 "\n",
 		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
 		    c->kick, c->del, c->ttr_expired, c->session_released,
 		    c->replace, st.tasks, st.done, r->tube_sets,
-		    r->tube_deletes, r->dead_letters);
+		    r->tube_deletes, r->dead_letters, r->tube_limits, r->held);
 		assert_true(r->tube_sets > 0 && r->tube_deletes > 0 &&
-		    r->dead_letters > 0);
+		    r->dead_letters > 0 && r->tube_limits > 0 && r->held > 0);
 	}
 	*ops += r->ops;
 	*records += r->records;

@@ -192,6 +192,13 @@ static const struct msg_req reqs[] = {
 	    .tube_set = { .tube = S("emails"),
 	        .unset = MSG_TS_TTR | MSG_TS_DEAD_LETTER } },
 	{ .op = MSG_OP_TUBE_SHOW, .tube = S("emails") },
+	{ .op = MSG_OP_TUBE_SET, /* flow limits: set one, lift the other */
+	    .tube_set = { .tube = S("api"),
+	        .limits = true,
+	        .lunset = MSG_LIM_CONCURRENCY,
+	        .flow = { MSG_LIM_RATE, 100, 1000, 20, 0 } } },
+	{ .op = MSG_OP_TUBE_SHOW,
+	    .tube_set = { .tube = S("api"), .limits = true } },
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("emails"), false } },
 	{ .op = MSG_OP_TUBE_DELETE, .tube_delete = { S("old"), true } },
 	{ .op = MSG_OP_STATS, .stats = { .settings = true } },
@@ -519,6 +526,12 @@ static const struct msg_rep reps[] = {
 	    .tube_conf = { .tube = S("emails"), .conf = A_CONF } },
 	{ .op = MSG_OP_TUBE_SHOW,
 	    .tube_conf = { .tube = S("new"), .conf = { .ttr = 60000 } } },
+	{ .op = MSG_OP_TUBE_SHOW,
+	    .tube_conf = { .tube = S("api"),
+	        .conf = { .ttr = 60000 },
+	        .limits = true,
+	        .flow = { MSG_LIM_ALL, 6, 60000, 2, 4 },
+	        .state = { 1, 4, 120 } } },
 	{ .op = MSG_OP_TUBE_DELETE, .count = 12 },
 	{ .op = MSG_OP_STATS,
 	    .stats = { .role = MSG_ROLE_LEADER,
@@ -619,6 +632,17 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_true(a->pending.version == b->pending.version);
 	assert_int_equal(a->holder.session, b->holder.session);
 	assert_str_equal(a->holder.peer, b->holder.peer);
+}
+
+/* Flow limits, field by field (the struct has padding). */
+static void
+assert_flow_equal(const struct msg_flow *a, const struct msg_flow *b)
+{
+	assert_int_equal(a->set, b->set);
+	assert_int_equal(a->rate, b->rate);
+	assert_int_equal(a->per_ms, b->per_ms);
+	assert_int_equal(a->burst, b->burst);
+	assert_int_equal(a->concurrency, b->concurrency);
 }
 
 static void
@@ -783,7 +807,6 @@ test_every_request_round_trips(void **state)
 			break;
 		case MSG_OP_FLUSH:
 		case MSG_OP_RELEASE_ALL:
-		case MSG_OP_TUBE_SHOW:
 		case MSG_OP_STATS_HOURLY:
 			assert_str_equal(d.tube, q->tube);
 			break;
@@ -800,6 +823,13 @@ test_every_request_round_trips(void **state)
 			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
 			assert_int_equal(d.tube_set.unset, q->tube_set.unset);
 			assert_conf_equal(&d.tube_set.conf, &q->tube_set.conf);
+			assert_int_equal(d.tube_set.limits, q->tube_set.limits);
+			assert_int_equal(d.tube_set.lunset, q->tube_set.lunset);
+			assert_flow_equal(&d.tube_set.flow, &q->tube_set.flow);
+			break;
+		case MSG_OP_TUBE_SHOW:
+			assert_str_equal(d.tube_set.tube, q->tube_set.tube);
+			assert_int_equal(d.tube_set.limits, q->tube_set.limits);
 			break;
 		case MSG_OP_TUBE_DELETE:
 			assert_str_equal(
@@ -997,6 +1027,12 @@ test_every_reply_round_trips(void **state)
 			assert_str_equal(d.tube_conf.tube, m->tube_conf.tube);
 			assert_conf_equal(
 			    &d.tube_conf.conf, &m->tube_conf.conf);
+			assert_int_equal(
+			    d.tube_conf.limits, m->tube_conf.limits);
+			assert_flow_equal(
+			    &d.tube_conf.flow, &m->tube_conf.flow);
+			assert_memory_equal(&d.tube_conf.state,
+			    &m->tube_conf.state, sizeof(struct msg_flow_state));
 			break;
 		case MSG_OP_ERRORS:
 			while (msg_next_error_count(&d.errors.it, &ec)) {
@@ -1819,6 +1855,40 @@ doc_tube_examples(struct buf *b)
 	encode_req(b,
 	    &(struct msg_req) { .op = MSG_OP_TUBE_SHOW, .tube = S("emails") });
 	assert_hex(b, "53 01 1f 00 06 00 65 6d 61 69 6c 73");
+	/* flow limits: 100/s with a burst of 20, and 10 at once */
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_TUBE_SET,
+	        .tube_set = { .tube = S("api"),
+	            .limits = true,
+	            .flow = { MSG_LIM_RATE | MSG_LIM_CONCURRENCY, 100, 1000, 20,
+	                10 } } });
+	assert_hex(b,
+	    "53 01 1e 01 03 00 61 70 69 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 03 64 00 00 00 e8 03 00 00 14 00 00 00"
+	    "0a 00 00 00");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_TUBE_SHOW,
+	        .tube_set = { .tube = S("api"), .limits = true } });
+	assert_hex(b, "53 01 1f 01 03 00 61 70 69");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_TUBE_SHOW,
+	        .tube_conf = { .tube = S("api"),
+	            .conf = { .ttr = 60000,
+	                .backoff_base = 1000,
+	                .backoff_cap = 3600000 },
+	            .limits = true,
+	            .flow = { MSG_LIM_RATE | MSG_LIM_CONCURRENCY, 100, 1000, 20,
+	                10 },
+	            .state = { 7, 10, 250 } } });
+	assert_hex(b,
+	    "53 01 1f 01 00 00 03 00 61 70 69 00 60 ea 00 00"
+	    "00 00 00 00 00 00 00 00 e8 03 00 00 00 00 00 00"
+	    "80 ee 36 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 03 64 00 00 00 e8 03 00 00 14 00 00 00"
+	    "0a 00 00 00 07 00 00 00 00 00 00 00 0a 00 00 00"
+	    "00 00 00 00 fa 00 00 00 00 00 00 00");
 	encode_req(b,
 	    &(struct msg_req) { .op = MSG_OP_TUBE_DELETE,
 	        .tube_delete = { S("emails"), true } });

@@ -176,6 +176,13 @@ samples(struct qrec *out)
 	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_MOVED, 0,
 		0, 0, err, 4, 0, 0, "dead", 4 };
 	n++;
+	out[n].type = QREC_TUBE_LIMIT; /* 100/m, burst 5, 3 at once */
+	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3,
+		{ QREC_LIM_ALL, 100, 60000, 5, 3 } };
+	n++;
+	out[n].type = QREC_TUBE_LIMIT; /* no limit any more */
+	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3, { 0 } };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -250,6 +257,12 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    y->dead_letter_len);
 		break;
 	}
+	case QREC_TUBE_LIMIT:
+		same_bytes(a->u.tube_limit.tube, a->u.tube_limit.tube_len,
+		    b->u.tube_limit.tube, b->u.tube_limit.tube_len);
+		assert_true(qrec_limits_equal(
+		    &a->u.tube_limit.lim, &b->u.tube_limit.lim));
+		break;
 	case QREC_TUBE_DELETE:
 		same_bytes(a->u.tube_delete.tube, a->u.tube_delete.tube_len,
 		    b->u.tube_delete.tube, b->u.tube_delete.tube_len);

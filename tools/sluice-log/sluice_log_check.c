@@ -77,6 +77,8 @@ snap_entry_name(uint16_t type)
 		return "KEYHELD";
 	case QSNAP_TUBE_SET:
 		return "TUBE_SET";
+	case QSNAP_TUBE_LIMIT:
+		return "TUBE_LIMIT";
 	}
 	return "unknown";
 }

@@ -395,6 +395,15 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		buf_printf(b, ",\"force\":%s",
 		    r->u.tube_delete.force ? "true" : "false");
 		break;
+	case QREC_TUBE_LIMIT: {
+		const struct qrec_limits *l = &r->u.tube_limit.lim;
+
+		buf_printf(b,
+		    ",\"rate\":%" PRIu32 ",\"per_ms\":%" PRIu32
+		    ",\"burst\":%" PRIu32 ",\"concurrency\":%" PRIu32,
+		    l->rate, l->per_ms, l->burst, l->concurrency);
+		break;
+	}
 	}
 }
 
@@ -428,6 +437,10 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_TUBE_DELETE:
 		*p = r->u.tube_delete.tube;
 		*n = r->u.tube_delete.tube_len;
+		return true;
+	case QREC_TUBE_LIMIT:
+		*p = r->u.tube_limit.tube;
+		*n = r->u.tube_limit.tube_len;
 		return true;
 	}
 	return false;

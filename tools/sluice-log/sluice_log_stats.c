@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "log/recover.h"
+#include "queue/limits.h"
 #include "sluice.h"
 #include "sluice_log.h"
 #include "util/fsutil.h"
@@ -52,6 +53,14 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 		return queue_tube_stats(c->q, 0, r.u.pause.tube,
 		           r.u.pause.tube_len, &ts) == 0 &&
 		    ts.paused_until == r.u.pause.until && ts.paused_until != 0;
+	if (r.type == QREC_TUBE_LIMIT) { /* the tube still has these limits */
+		struct queue_flow_view fv;
+
+		return queue_tube_flow(c->q, r.u.tube_limit.tube,
+		           r.u.tube_limit.tube_len, 0, &fv) == 0 &&
+		    fv.lim.set != 0 &&
+		    qrec_limits_equal(&fv.lim, &r.u.tube_limit.lim);
+	}
 	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
 		return queue_tube_settings(c->q, r.u.tube_set.tube,
 		           r.u.tube_set.tube_len, &conf) == 0 &&

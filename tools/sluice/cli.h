@@ -277,6 +277,9 @@ void cli_print_stats(FILE *f, const struct sluice_stats *s, bool json);
 void cli_tube_setting_text(
     const struct sluice_tube_conf *c, unsigned i, char *out, size_t n);
 
+/* A tube's flow limits and where they stand, as tube show prints them. */
+void cli_print_limits(const struct sluice_limits *l);
+
 void cli_print_errors(
     FILE *f, const struct sluice_error_count *e, size_t n, bool json);
 

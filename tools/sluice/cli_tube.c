@@ -1,10 +1,11 @@
-/* cli_tube - `sluice tube set|show|delete TUBE`: a tube's own settings
- * and its removal; and `sluice pause TUBE DUR`, which stops handing out
- * the tube's tasks for a while.
+/* cli_tube - `sluice tube set|show|delete TUBE`: a tube's own settings,
+ * its flow limits and its removal; and `sluice pause TUBE DUR`, which
+ * stops handing out the tube's tasks for a while.
  *
  * set changes only the settings named on its command line; a value of
- * `default` gives a setting back to the server. show prints the settings
- * in force, each marked when it is the server's default. */
+ * `default` gives a setting back to the server, `none` lifts a limit.
+ * show prints the settings in force, each marked when it is the server's
+ * default, and the limits with where they stand. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "cli_util.h"
 #include "json/json.h"
+#include "util/rate.h"
 
 enum {
 	T_TTR = 256,
@@ -23,6 +25,9 @@ enum {
 	T_DEAD_LETTER,
 	T_FORCE,
 	T_JSON,
+	T_RATE,
+	T_BURST,
+	T_CONCURRENCY,
 };
 
 /* What the command line asks. */
@@ -32,7 +37,51 @@ struct tube_args {
 	unsigned named;              /* every setting named */
 	bool force;
 	bool json;
+	struct sluice_limits lim; /* lim.set: the limits given */
+	unsigned lunset;          /* the limits given as `none` */
+	bool burst;               /* --burst given */
 };
+
+/* --rate N/s|m|h, --burst N, --concurrency N; `none` (or `default`)
+ * lifts a limit. */
+static int
+parse_limit(struct cli *cli, int opt, const char *s, struct tube_args *a)
+{
+	unsigned bit =
+	    opt == T_CONCURRENCY ? SLUICE_LIM_CONCURRENCY : SLUICE_LIM_RATE;
+	const char *name = opt == T_RATE ? "--rate"
+	    : opt == T_BURST             ? "--burst"
+	                                 : "--concurrency";
+	uint64_t v;
+
+	if (opt == T_BURST) {
+		if (a->burst)
+			return cli_usage_error(cli, "--burst is given twice");
+		a->burst = true;
+		if (cli_parse_num(cli, name, s, 1, 1000000, &v) != 0)
+			return EXIT_USAGE;
+		a->lim.burst = (uint32_t)v;
+		return 0;
+	}
+	if ((a->lim.set | a->lunset) & bit)
+		return cli_usage_error(cli, "%s is given twice", name);
+	if (strcmp(s, "none") == 0 || strcmp(s, "default") == 0) {
+		a->lunset |= bit;
+		return 0;
+	}
+	a->lim.set |= bit;
+	if (opt == T_RATE) {
+		if (rate_parse(s, &a->lim.rate, &a->lim.per_ms) != 0)
+			return cli_usage_error(cli,
+			    "--rate takes " RATE_SYNTAX " or none, not \"%s\"",
+			    s);
+		return 0;
+	}
+	if (cli_parse_num(cli, name, s, 1, 1000000, &v) != 0)
+		return EXIT_USAGE;
+	a->lim.concurrency = (uint32_t)v;
+	return 0;
+}
 
 /* BASE,CAP: two durations, the cap at least the base. */
 static int
@@ -116,6 +165,9 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 		{ "keep-done", required_argument, NULL, T_KEEP_DONE },
 		{ "lost-lease", required_argument, NULL, T_LOST_LEASE },
 		{ "dead-letter", required_argument, NULL, T_DEAD_LETTER },
+		{ "rate", required_argument, NULL, T_RATE },
+		{ "burst", required_argument, NULL, T_BURST },
+		{ "concurrency", required_argument, NULL, T_CONCURRENCY },
 		{ "force", no_argument, NULL, T_FORCE },
 		{ "json", no_argument, NULL, T_JSON },
 		{ "help", no_argument, NULL, 'h' },
@@ -135,6 +187,12 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 			exit(cli_help(cli));
 		case '?':
 			return cli_bad_option(cli);
+		case T_RATE:
+		case T_BURST:
+		case T_CONCURRENCY:
+			if ((rc = parse_limit(cli, ch, optarg, a)) != 0)
+				return rc;
+			break;
 		default:
 			if ((rc = parse_setting(cli, ch, optarg, a)) != 0)
 				return rc;
@@ -144,13 +202,38 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 	return 0;
 }
 
+/* The limits' lines of tube show and stats -t. */
+void
+cli_print_limits(const struct sluice_limits *l)
+{
+	char rate[32];
+
+	if (l->set & SLUICE_LIM_RATE) {
+		rate_fmt(rate, sizeof(rate), l->rate, l->per_ms);
+		printf("  %-13s %s, burst %" PRIu32 " (tokens now %" PRIu64
+		       ")\n",
+		    "rate", rate, l->burst, l->tokens);
+	} else {
+		printf("  %-13s none\n", "rate");
+	}
+	if (l->set & SLUICE_LIM_CONCURRENCY)
+		printf("  %-13s %" PRIu32 " (slots in use %" PRIu64 ")\n",
+		    "concurrency", l->concurrency, l->taken);
+	else
+		printf("  %-13s none\n", "concurrency");
+	if (l->held > 0)
+		printf("  %-13s %" PRIu64 " ready task%s wait on a limit\n",
+		    "held back", l->held, l->held == 1 ? "" : "s");
+}
+
 static void
-print_conf(const char *tube, const struct sluice_tube_conf *c, bool json)
+print_conf(const char *tube, const struct sluice_tube_conf *c,
+    const struct sluice_limits *l, bool json)
 {
 	char val[SLUICE_TUBE_MAX + 64];
 
 	if (json) {
-		json_tube_conf(stdout, tube, c);
+		json_tube_conf_limits(stdout, tube, c, l);
 		fputc('\n', stdout);
 		return;
 	}
@@ -160,16 +243,22 @@ print_conf(const char *tube, const struct sluice_tube_conf *c, bool json)
 		printf("  %-13s %s%s\n", json_tube_fields[i], val,
 		    c->set & (1u << i) ? "" : " (default)");
 	}
+	if (l != NULL && l->set != 0)
+		cli_print_limits(l);
 }
 
 static const char *
 operand_check(struct cli *cli, const char *sub, const struct tube_args *a)
 {
 	(void)cli;
-	if (strcmp(sub, "set") == 0)
+	if (strcmp(sub, "set") == 0) {
+		if (a->burst && !(a->lim.set & SLUICE_LIM_RATE))
+			return "--burst goes with --rate (the rate's bucket)";
 		return a->force ? "--force is delete's" : NULL;
-	if (a->named != 0)
-		return "the settings (--ttr ...) are set's";
+	}
+	if (a->named != 0 || a->lim.set != 0 || a->lunset != 0 || a->burst)
+		return "the settings (--ttr ...) and limits (--rate ...) are "
+		       "set's";
 	if (strcmp(sub, "show") == 0 && a->force)
 		return "--force is delete's";
 	return NULL;
@@ -179,7 +268,8 @@ static const char tube_usage[] =
     "usage: sluice tube set TUBE [--ttr DUR] [--max-attempts N]\n"
     "                   [--backoff BASE,CAP] [--keep-done DUR]\n"
     "                   [--lost-lease immediate|backoff]\n"
-    "                   [--dead-letter TUBE2] [--json]\n"
+    "                   [--dead-letter TUBE2] [--rate N/s|m|h [--burst N]]\n"
+    "                   [--concurrency N] [--json]\n"
     "       sluice tube show TUBE [--json]\n"
     "       sluice tube delete TUBE [--force] [--json]\n";
 static const char tube_help[] =
@@ -200,6 +290,14 @@ static const char tube_help[] =
     "      --dead-letter TUBE2  a task that would be buried in TUBE moves\n"
     "                           to TUBE2 instead, ready, its attempts and\n"
     "                           last error kept\n"
+    "      --rate N/s|m|h       a limit: at most N tasks handed out a\n"
+    "                           second, minute or hour (a token bucket;\n"
+    "                           a take finding none waits as on an empty\n"
+    "                           tube); none lifts it. 1 to 1000000/s\n"
+    "      --burst N            the bucket: up to N at once after a pause\n"
+    "                           (default: 100 ms of tokens, at least 1)\n"
+    "      --concurrency N      a limit: at most N tasks of the tube taken\n"
+    "                           at once, by every worker; none lifts it\n"
     "      --force              delete: the tube's tasks too (else a tube\n"
     "                           with tasks is refused)\n"
     "      --json               print the settings as JSON (set, show), or\n"
@@ -210,7 +308,9 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 {
 	struct tube_args a;
 	struct sluice_tube_conf now;
+	struct sluice_limits lnow;
 	const char *sub, *tube, *why;
+	bool limits;
 	uint64_t deleted;
 	int rc;
 
@@ -227,10 +327,11 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 		    cli, "set, show or delete, not \"%s\"", sub);
 	if ((why = operand_check(cli, sub, &a)) != NULL)
 		return cli_usage_error(cli, "%s", why);
-	if (strcmp(sub, "set") == 0 && a.named == 0)
+	limits = a.lim.set != 0 || a.lunset != 0;
+	if (strcmp(sub, "set") == 0 && a.named == 0 && !limits)
 		return cli_usage_error(cli,
 		    "set what? --ttr, --max-attempts, --backoff, --keep-done, "
-		    "--lost-lease or --dead-letter");
+		    "--lost-lease, --dead-letter, --rate or --concurrency");
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	if (strcmp(sub, "delete") == 0) {
@@ -244,12 +345,33 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 			    deleted, deleted == 1 ? "" : "s");
 		return EXIT_OK;
 	}
-	rc = strcmp(sub, "set") == 0
+	/* The limits first: the server refuses them (a tube that does not
+	 * exist, a value out of range) before any setting changes. */
+	if (limits &&
+	    (rc = sluice_tube_limit(cli->c, tube, &a.lim, a.lunset, &lnow))) {
+		if (rc == SLUICE_EPROTO) { /* it refused the limits' flag */
+			fprintf(stderr,
+			    "sluice: tube set %s: the server does not know "
+			    "flow limits (it is older than this sluice); "
+			    "nothing was changed\n",
+			    tube);
+			return EXIT_ERR;
+		}
+		return cli_fail(cli, rc, "tube set %s", tube);
+	}
+	rc = strcmp(sub, "set") == 0 && a.named != 0
 	    ? sluice_tube_set(cli->c, tube, &a.set, a.unset, &now)
 	    : sluice_tube_show(cli->c, tube, &now);
 	if (rc != 0)
 		return cli_fail(cli, rc, "tube %s %s", sub, tube);
-	print_conf(tube, &now, a.json);
+	/* a server from before flow limits refuses the flag (EPROTO): it
+	 * has none to show */
+	if (!limits && (rc = sluice_tube_limits(cli->c, tube, &lnow)) != 0) {
+		if (rc != SLUICE_EPROTO)
+			return cli_fail(cli, rc, "tube %s %s", sub, tube);
+		memset(&lnow, 0, sizeof(lnow));
+	}
+	print_conf(tube, &now, &lnow, a.json);
 	return EXIT_OK;
 }
 

@@ -14,9 +14,9 @@ from typing import Callable, NamedTuple
 
 from . import errors as E
 from .types import (After, Cluster, Counts, Dist, ErrorGroup, History, Hour,
-                    ItemResult, Member, MemberRole, Order, Pending, PutResult,
-                    Role, Setting, Settings, State, Stats, Switchover, Task,
-                    TaskPage)
+                    ItemResult, Limit, Limits, Member, MemberRole, Order,
+                    Pending, PutResult, Role, Setting, Settings, State, Stats,
+                    Switchover, Task, TaskPage)
 
 MAGIC = 0x53
 VERSION = 1
@@ -231,6 +231,31 @@ def _settings_body(r, tube):
 
 def _settings(rflags, r):
     return r.done(_settings_body(r, r.str16()))
+
+
+def _limits(rflags, r):
+    tube = r.str16()
+    _settings_body(r, tube)
+    if not rflags & 0x01:
+        raise E.Malformed("the reply carries no limits (a server older "
+                          "than flow limits)")
+    own, rate, per, burst, conc, tokens, taken, held = r.unpack("BIIIIQQQ")
+    return r.done(Limits(tube, Limit(own), rate, per, burst, conc, tokens,
+                         taken, held))
+
+
+_PER_MS = {"s": 1000, "sec": 1000, "m": 60000, "min": 60000,
+           "h": 3600000, "hour": 3600000}
+
+
+def parse_rate(text):
+    """ "100/s" (also /m, /h) -> (100, 1000). The unit is required: a bare
+    number is a ValueError, as the CLI refuses it."""
+    n, sep, unit = str(text).partition("/")
+    if not sep or not n.isdigit() or unit not in _PER_MS:
+        raise ValueError("a rate is a whole count per s, m or h (100/s, "
+                         "20/m, 3/h), not %r" % (text,))
+    return int(n), _PER_MS[unit]
 
 
 def _counts(r):
@@ -612,6 +637,28 @@ class Operations:
 
     def tube_show(self, tube):
         return self._do(Request("tube_show", 0, str16(tube), _settings,
+                                safe=True))
+
+    def tube_limit(self, tube, *, rate=None, burst=0, concurrency=None,
+                   unset=Limit(0)):
+        """Sets a tube's flow limits: rate as "100/s" (also /m, /h; the
+        unit is required) with its burst (0: the server's, 100 ms of
+        tokens), concurrency as tasks taken at once; those in unset
+        (Limit bits) are lifted. The tube must exist (NotFound); a bad
+        limit is Invalid and changes nothing. Returns the Limits."""
+        n, per = parse_rate(rate) if rate is not None else (0, 0)
+        s = (_flag(rate is not None, Limit.RATE)
+             | _flag(concurrency is not None, Limit.CONCURRENCY))
+        body = (str16(tube) + struct.pack("<BBQIQQQB", 0, 0, 0, 0, 0, 0, 0,
+                                          0) + str16("")
+                + struct.pack("<BBIIII", int(unset), s, n, per,
+                              burst if rate is not None else 0,
+                              concurrency or 0))
+        return self._do(Request("tube_set", 0x01, body, _limits, safe=True))
+
+    def tube_limits(self, tube):
+        """A tube's flow limits and where they stand."""
+        return self._do(Request("tube_show", 0x01, str16(tube), _limits,
                                 safe=True))
 
     def tube_delete(self, tube, *, force=False):

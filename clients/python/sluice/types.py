@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import Dict, List, Optional
 
-__all__ = ["State", "Setting", "Order", "Role", "MemberRole", "Verb", "Settings",
+__all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
            "Cluster", "Switchover", "TaskPage"]
@@ -50,6 +50,37 @@ class Setting(IntFlag):
     KEEP_DONE = 0x08
     LOST_LEASE = 0x10
     DEAD_LETTER = 0x20
+
+
+class Limit(IntFlag):
+    """A tube's flow limits (tube_limit's limits and unset)."""
+    RATE = 0x01
+    CONCURRENCY = 0x02
+
+
+@dataclass
+class Limits:
+    """A tube's flow limits and where they stand (docs/queue.md, "Flow
+    limits"): rate tasks per per_ms ms (1000, 60000, 3600000) with a
+    bucket of burst, concurrency tasks taken at once; tokens in the
+    bucket, tasks taken now, ready tasks a limit holds back now."""
+    tube: str
+    own: Limit
+    rate: int
+    per_ms: int
+    burst: int
+    concurrency: int
+    tokens: int
+    taken: int
+    held: int
+
+    @property
+    def rate_text(self):
+        """The rate as people write it ("100/s"), or None."""
+        if not self.own & Limit.RATE:
+            return None
+        unit = {1000: "s", 60000: "m", 3600000: "h"}.get(self.per_ms, "?")
+        return "%d/%s" % (self.rate, unit)
 
 
 @dataclass

@@ -191,6 +191,34 @@ class ClientTest(ServerTest):
             self.c.delete(1)
         self.assertIn("no such task", self.cli_error("delete", "1"))
 
+    def test_tube_limits(self):
+        # Limits on a tube that does not exist, or out of range: refused
+        # with the server's reason, nothing changed; a bare number is not
+        # a rate.
+        with self.assertRaises(sluice.NotFound):
+            self.c.tube_limit("lim", concurrency=2)
+        self.c.put("lim", "a")
+        self.c.put("lim", "b")
+        self.c.put("lim", "c")
+        with self.assertRaises(sluice.Invalid) as e:
+            self.c.tube_limit("lim", rate="0/s")
+        self.assertIn("rate of 0", str(e.exception))
+        with self.assertRaises(ValueError):
+            self.c.tube_limit("lim", rate="100")
+        self.assertEqual(self.c.tube_limits("lim").own, sluice.Limit(0))
+        lim = self.c.tube_limit("lim", rate="2/m", burst=1, concurrency=5)
+        self.assertEqual((lim.rate_text, lim.burst, lim.concurrency,
+                          lim.tokens), ("2/m", 1, 5, 1))
+        cli = self.srv.cli("tube", "show", "lim")
+        self.assertEqual(cli["limits"]["rate"], "2/m")
+        self.assertEqual(len(self.c.take("lim", detach=True)), 1)
+        self.assertEqual(self.c.take("lim"), [])  # no token: as empty
+        now = self.c.tube_limits("lim")
+        self.assertEqual((now.tokens, now.taken, now.held), (0, 1, 2))
+        lim = self.c.tube_limit("lim", unset=sluice.Limit.RATE)
+        self.assertEqual((lim.own, lim.rate), (sluice.Limit.CONCURRENCY, 0))
+        self.assertEqual(len(self.c.take("lim", max=5)), 2)
+
     def test_tubes_stats_and_history(self):
         s = self.c.tube_set("m", ttr_ms=30000, max_attempts=5,
                             dead_letter="dead",

@@ -18,6 +18,7 @@ enum { WT_IDLE, WT_MARKED, WT_RETRY, WT_HELD };
 
 struct wait_tube {
 	struct waiter_link *head, *tail;
+	uint32_t n;              /* waiters on its list */
 	struct wait_tube *mnext; /* on ws->marked or ws->retry */
 	uint8_t state;
 	uint64_t hash;
@@ -204,6 +205,7 @@ waiters_add(struct waiters *ws, struct waiter *w)
 		else
 			t->head = l;
 		t->tail = l;
+		t->n++;
 	}
 	w->seq = ++ws->seq;
 	w->sess = s;
@@ -230,6 +232,7 @@ nomem:
 			l->prev->next = NULL;
 		else
 			t->head = NULL;
+		t->n--;
 		tube_free_if_unused(ws, t);
 	}
 	w->nlinks = 0;
@@ -257,6 +260,7 @@ waiters_remove(struct waiters *ws, struct waiter *w)
 			l->next->prev = l->prev;
 		else
 			t->tail = l->prev;
+		t->n--;
 		tube_free_if_unused(ws, t);
 	}
 	w->nlinks = 0;
@@ -299,6 +303,14 @@ waiters_on(const struct waiters *ws, const char *name, size_t len)
 	const struct wait_tube *t = tube_find(ws, name, len);
 
 	return t != NULL && t->head != NULL;
+}
+
+uint32_t
+waiters_count_on(const struct waiters *ws, const char *name, size_t len)
+{
+	const struct wait_tube *t = tube_find(ws, name, len);
+
+	return t != NULL ? t->n : 0;
 }
 
 static void

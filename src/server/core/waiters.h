@@ -99,6 +99,10 @@ struct waiter *waiters_session_head(const struct waiters *ws, uint32_t session);
 /* Whether a take waits on tube `name`. */
 bool waiters_on(const struct waiters *ws, const char *name, size_t len);
 
+/* How many takes wait on tube `name`. */
+uint32_t waiters_count_on(
+    const struct waiters *ws, const char *name, size_t len);
+
 /* Marks tube `name` to be served this turn, when a take waits on it. */
 void waiters_mark(struct waiters *ws, const char *name, size_t len);
 

@@ -169,6 +169,30 @@ void ops_pause(struct core *c, struct face_ctx *ctx,
 void ops_tube_conf_to_msg(
     const struct qrec_tube_conf *q, struct msg_tube_conf *m);
 
+/* ---- limit.c: a tube's flow limits ------------------------------------ */
+
+struct queue_tube_limit_req;
+
+enum { OPS_LIMIT_KVS = 11 }; /* key/values ops_limit_kvs adds, at most */
+
+/* Checks the limits part of tube_set `m` (flag 0x01) whole: the tube
+ * exists and the limits it would leave are valid. Returns 0 with `*out`
+ * the queue's request, or the error it answered (nothing changed). */
+int ops_limit_check(struct core *c, struct face_ctx *ctx,
+    const struct msg_tube_set *m, struct queue_tube_limit_req *out);
+/* Decides and logs `a`. Returns 0 or the error it answered. */
+int ops_limit_commit(
+    struct core *c, struct face_ctx *ctx, const struct queue_tube_limit_req *a);
+/* The limits of `tube` and where they stand, for a reply. */
+void ops_limit_to_msg(struct core *c, struct msg_str tube, struct msg_flow *f,
+    struct msg_flow_state *s);
+/* Appends the stats key/values of a limited tube to kv[n..]; returns
+ * how many (0: no limits). */
+size_t ops_limit_kvs(
+    struct core *c, const char *name, size_t len, struct msg_kv *kv, size_t n);
+/* Whether the tube has limits (it is then listed, as with settings). */
+bool ops_limit_has(const struct core *c, const char *name, size_t len);
+
 /* ---- read.c ----------------------------------------------------------- */
 
 void ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req);

@@ -47,7 +47,7 @@ enum {
 };
 
 struct tube_kvs {
-	struct msg_kv kv[TUBE_KVS + DURATION_KVS];
+	struct msg_kv kv[TUBE_KVS + OPS_LIMIT_KVS + DURATION_KVS];
 };
 
 static void
@@ -343,6 +343,8 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
 	out->paused_until = (uint64_t)ts->paused_until;
 	out->oldest_ready_age = (uint64_t)ts->oldest_ready_age;
 	counters_kvs(&ts->ctr, ts->done, k, &out->more);
+	out->more.n += (uint32_t)ops_limit_kvs(
+	    c, ts->name, ts->name_len, k->kv, out->more.n);
 	if (settings &&
 	    queue_tube_settings(c->q, ts->name, ts->name_len, &conf) == 0)
 		ops_tube_conf_to_msg(&conf, &out->conf);
@@ -360,6 +362,8 @@ tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 {
 	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
 	    ts->paused_until != 0 || ts->settings != 0)
+		return false;
+	if (ops_limit_has(c, ts->name, ts->name_len))
 		return false;
 	return !waiters_on(&c->waits, ts->name, ts->name_len);
 }

@@ -10,11 +10,13 @@
  * see the same settings. The checks here come first only to say which
  * rule a request broke; decide checks the same again. A tube set or a
  * pause that makes a tube counts against the token's quotas
- * (core/quota.h). */
+ * (core/quota.h). A tube set with flag 0x01 carries flow limits too
+ * (limit.c): checked whole first, logged after the settings. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "queue/limits.h"
 #include "server/core/core.h"
 #include "server/core/quota.h"
 #include "server/ops/ops_int.h"
@@ -36,10 +38,11 @@ ops_tube_conf_to_msg(const struct qrec_tube_conf *q, struct msg_tube_conf *m)
 	    (struct msg_str) { q->dead_letter, q->dead_letter_len };
 }
 
-/* Answers with the tube's settings as they are now. */
+/* Answers with the tube's settings as they are now, and its limits when
+ * asked. */
 static void
-reply_conf(
-    struct core *c, struct face_ctx *ctx, uint8_t op, struct msg_str tube)
+reply_conf(struct core *c, struct face_ctx *ctx, uint8_t op,
+    struct msg_str tube, bool limits)
 {
 	struct msg_rep rep = { .op = op };
 	struct qrec_tube_conf conf;
@@ -53,6 +56,10 @@ reply_conf(
 	}
 	rep.tube_conf.tube = tube;
 	ops_tube_conf_to_msg(&conf, &rep.tube_conf.conf);
+	rep.tube_conf.limits = limits;
+	if (limits)
+		ops_limit_to_msg(
+		    c, tube, &rep.tube_conf.flow, &rep.tube_conf.state);
 	ops_reply(c, ctx, &rep);
 }
 
@@ -84,8 +91,11 @@ static void
 op_tube_set(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_tube_set *m)
 {
+	struct queue_tube_limit_req lim;
 	struct queue_tube_set_req a;
 	const char *why = set_broken(m);
+	/* flag 0x01 without a limit to change only asks for them */
+	bool lim_change = m->limits && (m->flow.set | m->lunset) != 0;
 	struct qrec r;
 	uint64_t lsn;
 	int rc;
@@ -95,6 +105,9 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)m->tube.len, m->tube.p, why);
 		return;
 	}
+	/* limits first: a request they refuse changes nothing */
+	if (lim_change && ops_limit_check(c, ctx, m, &lim) != 0)
+		return;
 	memset(&a, 0, sizeof(a));
 	a.tube = m->tube.p;
 	a.tube_len = m->tube.len;
@@ -125,7 +138,9 @@ op_tube_set(struct core *c, struct face_ctx *ctx,
 		    "tube set '%.*s': %s", (int)a.tube_len, a.tube, why);
 		return;
 	}
-	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube);
+	if (lim_change && ops_limit_commit(c, ctx, &lim) != 0)
+		return;
+	reply_conf(c, ctx, MSG_OP_TUBE_SET, m->tube, m->limits);
 }
 
 static void
@@ -170,7 +185,8 @@ ops_tube(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 		op_tube_set(c, ctx, tok, &req->tube_set);
 		break;
 	case MSG_OP_TUBE_SHOW:
-		reply_conf(c, ctx, MSG_OP_TUBE_SHOW, req->tube);
+		reply_conf(c, ctx, MSG_OP_TUBE_SHOW, req->tube_set.tube,
+		    req->tube_set.limits);
 		break;
 	default:
 		op_tube_delete(c, ctx, &req->tube_delete);

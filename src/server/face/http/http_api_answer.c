@@ -344,7 +344,14 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 		struct sluice_tube_conf c;
 
 		result_tube_conf(&rep->tube_conf.conf, &c);
-		json_tube_conf(f, a->tube, &c);
+		if (rep->tube_conf.limits) {
+			struct sluice_limits l;
+
+			result_tube_limits(rep, &l);
+			json_tube_conf_limits(f, a->tube, &c, &l);
+		} else {
+			json_tube_conf(f, a->tube, &c);
+		}
 		break;
 	}
 	case SH_PAUSE:

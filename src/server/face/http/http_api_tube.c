@@ -26,6 +26,7 @@
 #include "server/face/http/http_api_tube.h"
 #include "server/face/http/http_query.h"
 #include "sluice.h"
+#include "util/rate.h"
 
 enum {
 	WAIT_MAX_MS = 60000, /* a take's longest wait */
@@ -351,7 +352,46 @@ kick(struct http_api_call *c, const char *tube)
 	http_api_send_count(c, &req, req.kick.dry ? "would_kick" : "kicked");
 }
 
-/* PUT /v1/tubes/T?ttr=..&unset=ttr,backoff */
+/* The limits of a PUT: rate=100/s, burst=20, concurrency=10; `none`
+ * lifts one (as unset=rate,concurrency does). */
+static void
+limits_of(struct http_api_call *c, struct msg_tube_set *m)
+{
+	char v[64];
+	uint64_t x;
+
+	if (http_query_str(&c->q, "rate", v, sizeof(v))) {
+		if (strcmp(v, "none") == 0)
+			m->lunset |= MSG_LIM_RATE;
+		else if (rate_parse(v, &m->flow.rate, &m->flow.per_ms) != 0)
+			http_query_bad(&c->q, "rate", RATE_SYNTAX " or none");
+		else
+			m->flow.set |= MSG_LIM_RATE;
+	}
+	if (http_query_u64(&c->q, "burst", 1000000, &x)) {
+		m->flow.burst = (uint32_t)x;
+		if (!(m->flow.set & MSG_LIM_RATE))
+			http_query_bad(&c->q, "burst", "a burst with its rate");
+	}
+	if (http_query_str(&c->q, "concurrency", v, sizeof(v))) {
+		char *end = NULL;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (strcmp(v, "none") == 0)
+			m->lunset |= MSG_LIM_CONCURRENCY;
+		else if (v[0] < '0' || v[0] > '9' || *end != '\0' ||
+		    n > 1000000)
+			http_query_bad(&c->q, "concurrency",
+			    "a whole number of tasks (1 to 1000000) or none");
+		else {
+			m->flow.concurrency = (uint32_t)n;
+			m->flow.set |= MSG_LIM_CONCURRENCY;
+		}
+	}
+	m->limits = true; /* the reply carries them, changed or not */
+}
+
+/* PUT /v1/tubes/T?ttr=..&unset=ttr,backoff&rate=100/s&concurrency=10 */
 static void
 tube_set(struct http_api_call *c, const char *tube)
 {
@@ -394,14 +434,20 @@ tube_set(struct http_api_call *c, const char *tube)
 
 			while (i < 6 && strcmp(f, json_tube_fields[i]) != 0)
 				i++;
-			if (i == 6)
+			if (strcmp(f, "rate") == 0)
+				req.tube_set.lunset |= MSG_LIM_RATE;
+			else if (strcmp(f, "concurrency") == 0)
+				req.tube_set.lunset |= MSG_LIM_CONCURRENCY;
+			else if (i == 6)
 				http_query_bad(&c->q, "unset",
 				    "a list of ttr, max_attempts, backoff, "
-				    "keep_done, lost_lease, dead_letter");
+				    "keep_done, lost_lease, dead_letter, rate, "
+				    "concurrency");
 			else
 				req.tube_set.unset |= (uint8_t)(1u << i);
 		}
 	}
+	limits_of(c, &req.tube_set);
 	if ((a = http_api_ans_new(c->aio, SH_CONF, 0)) == NULL)
 		return;
 	snprintf(a->tube, sizeof(a->tube), "%s", tube);
@@ -417,7 +463,8 @@ tube_show(struct http_api_call *c, const char *tube)
 	if (a == NULL)
 		return;
 	snprintf(a->tube, sizeof(a->tube), "%s", tube);
-	req.tube = msg_cstr(tube);
+	req.tube_set.tube = msg_cstr(tube);
+	req.tube_set.limits = true;
 	http_api_send(c, &req, a);
 }
 

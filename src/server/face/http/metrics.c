@@ -251,6 +251,85 @@ settings_write(FILE *f, const struct sluice_stats *s)
 	}
 }
 
+/* A limited tube's sample of `name` labelled limit="rate|concurrency". */
+static void
+limit_sample(
+    FILE *f, const char *name, const char *tube, const char *limit, uint64_t v)
+{
+	fprintf(f, "%s{tube=\"", name);
+	label_value(f, tube);
+	fprintf(f, "\",limit=\"%s\"} %" PRIu64 "\n", limit, v);
+}
+
+/* The flow limits of the tubes that have them (the limit_* pairs of
+ * stats): what each limit holds back now and how often it held a take
+ * back, the tokens and slots, the takes that wait on a limit. Tubes
+ * without limits have no series here. */
+static void
+limits_write(FILE *f, const struct sluice_stats *s)
+{
+	static const struct {
+		const char *name, *type, *help, *rate_kv, *conc_kv;
+	} fams[] = {
+		{ "sluice_tube_limit_held_tasks", "gauge",
+		    "Ready tasks a flow limit of the tube holds back now.",
+		    "limit_held_rate", "limit_held_concurrency" },
+		{ "sluice_tube_limit_holds_total", "counter",
+		    "Takes that found the tube's ready tasks held back by "
+		    "a limit (since the limit was set or the node started).",
+		    "limit_rate_holds", "limit_concurrency_holds" },
+		{ "sluice_tube_limit", "gauge",
+		    "The limit: tasks a second (rate), tasks taken at once "
+		    "(concurrency).",
+		    NULL, "limit_concurrency" },
+	};
+	uint64_t v;
+
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		family(f, fams[k].name, fams[k].type, fams[k].help);
+		for (size_t i = 0; i < s->ntubes; i++) {
+			const struct sluice_tube_stats *t = &s->tubes[i];
+
+			if (sluice_kv_get(
+			        t->kv, t->nkv, "limit_held_rate", NULL) != 0)
+				continue; /* no limits */
+			if (k == 2) {     /* the rate as tasks a second */
+				uint64_t per = tube_kv(t, "limit_rate_per_ms");
+
+				if (per != 0) {
+					fprintf(f, "%s{tube=\"", fams[k].name);
+					label_value(f, t->name);
+					fprintf(f, "\",limit=\"rate\"} %.6g\n",
+					    (double)tube_kv(t, "limit_rate") *
+					        1000.0 / (double)per);
+				}
+			} else {
+				limit_sample(f, fams[k].name, t->name, "rate",
+				    tube_kv(t, fams[k].rate_kv));
+			}
+			if (k != 2 ||
+			    sluice_kv_get(t->kv, t->nkv, fams[k].conc_kv, &v) ==
+			        0)
+				limit_sample(f, fams[k].name, t->name,
+				    "concurrency", tube_kv(t, fams[k].conc_kv));
+		}
+	}
+	family(f, "sluice_tube_limit_tokens", "gauge",
+	    "Whole tokens in the tube's rate bucket.");
+	for (size_t i = 0; i < s->ntubes; i++)
+		if (sluice_kv_get(s->tubes[i].kv, s->tubes[i].nkv,
+		        "limit_tokens", &v) == 0)
+			tube_sample(
+			    f, "sluice_tube_limit_tokens", s->tubes[i].name, v);
+	family(f, "sluice_tube_limit_waiting_takes", "gauge",
+	    "Takes that wait on the tube while a limit holds it back.");
+	for (size_t i = 0; i < s->ntubes; i++)
+		if (sluice_kv_get(s->tubes[i].kv, s->tubes[i].nkv,
+		        "limit_waiting_takes", &v) == 0)
+			tube_sample(f, "sluice_tube_limit_waiting_takes",
+			    s->tubes[i].name, v);
+}
+
 /* The histograms of work and wait since each tube's first event, from
  * the pairs work_ms_le_B, wait_ms_le_B (stats flag durations: the busiest
  * tubes only, protocol.md) in ms. */
@@ -327,6 +406,7 @@ tubes_write(FILE *f, const struct sluice_stats *s)
 			    tube_kv(&s->tubes[i], tube_counters[k].kv));
 	}
 	settings_write(f, s);
+	limits_write(f, s);
 	durations_write(f, s);
 }
 
