@@ -479,6 +479,20 @@ apply_touch(struct queue *q, int64_t time, const struct qrec_touch *r)
 	return 0;
 }
 
+int64_t
+queue_lease_restart(struct queue *q, uint64_t id, uint64_t lease, int64_t now)
+{
+	struct task *t = qs_task(q, id);
+
+	if (t == NULL || t->state != QUEUE_TAKEN || t->ext->lease != lease)
+		return 0;
+	if (now + t->ttr > t->ext->deadline) {
+		t->ext->deadline = now + t->ttr;
+		heap_fix(&q->taken, t);
+	}
+	return t->ext->deadline;
+}
+
 static int
 apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
 {

@@ -49,6 +49,10 @@ struct face {
 	 * own lost-lease setting: beanstalkd's rule, which the beanstalk
 	 * face keeps. false: the server's --lost-lease-retry. */
 	bool lost_lease_ready;
+	/* Leases handed out or touched through this face count their ttr
+	 * from the moment the answer leaves (queue_lease_restart), not from
+	 * the decision, as beanstalkd's do; the beanstalk face's. */
+	bool restart_leases;
 };
 
 /* Where a request is answered: embedded in the face's request state. */

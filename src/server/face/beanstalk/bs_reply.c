@@ -128,6 +128,35 @@ unknown_tube(struct bs_req *r)
 	buf_fini(&y);
 }
 
+/* A reserve cut short by a deadline, with nothing reserved. */
+static void
+capped_end(struct bs_req *r)
+{
+	switch (bs_reserve_soon(r)) {
+	case 1:
+		bs_req_text(r, reply_lines[2]);
+		break;
+	case 2:
+		break; /* posted again */
+	default:
+		bs_req_text(r, reply_lines[1]);
+		break;
+	}
+}
+
+/* The deadline of a job just reserved or touched: the core counts its ttr
+ * from the moment it answered (queue_lease_restart, struct face's
+ * restart_leases), a moment before this one, in the same millisecond or
+ * the one before. */
+static int64_t
+held_deadline(const struct msg_task *t)
+{
+	int64_t from_now = clock_now_ms() + (int64_t)t->ttr;
+
+	return from_now > (int64_t)t->deadline ? from_now
+	                                       : (int64_t)t->deadline;
+}
+
 void
 bs_translate(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -143,7 +172,7 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	}
 	if (rep->status != 0) {
 		if (rep->status == SLUICE_ETIMEDOUT && r->capped)
-			bs_req_text(r, reply_lines[2]);
+			capped_end(r);
 		else
 			err_text(r, rep);
 		return;
@@ -158,10 +187,13 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	case BS_RESERVE_JOB:
 		first_task(rep, &t, &have);
 		if (!have) {
-			bs_req_text(r, reply_lines[r->capped ? 2 : 1]);
+			if (r->capped)
+				capped_end(r);
+			else
+				bs_req_text(r, reply_lines[1]);
 			break;
 		}
-		bs_held_set(c, t.id, (int64_t)t.deadline);
+		bs_held_set(c, t.id, held_deadline(&t));
 		job_text(r, "RESERVED", &t);
 		break;
 	case BS_DELETE:
@@ -179,7 +211,7 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	case BS_TOUCH:
 		first_task(rep, &t, &have);
 		if (have)
-			bs_held_set(c, t.id, (int64_t)t.deadline);
+			bs_held_set(c, t.id, held_deadline(&t));
 		bs_req_text(r, "TOUCHED\r\n");
 		break;
 	case BS_PEEK:
