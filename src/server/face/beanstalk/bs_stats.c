@@ -355,6 +355,21 @@ secs(int64_t ms)
 	return ms > 0 ? (uint64_t)(ms / 1000) : 0;
 }
 
+/* The core counts a task's takes (reserves), not how each ended: the
+ * reserves that left the job ready or delayed again stand for releases,
+ * which is beanstalkd's count when a job's reservations end by release,
+ * and counts a ttr expiry or a closed connection as one too. A job
+ * reserved now, or buried, owes one reserve to that. Clients retry a job
+ * while this is under their maximum (beaneater's Jobs#process!): with 0
+ * they would retry for ever. */
+static uint64_t
+releases(const struct msg_task *t)
+{
+	uint32_t held = t->state == MSG_ST_TAKEN || t->state == MSG_ST_BURIED;
+
+	return t->attempts > held ? t->attempts - held : 0;
+}
+
 void
 bs_job_yaml(const struct msg_task *t, struct buf *y)
 {
@@ -379,7 +394,7 @@ bs_job_yaml(const struct msg_task *t, struct buf *y)
 	yaml_u(y, "file", 0);
 	yaml_u(y, "reserves", t->attempts);
 	yaml_u(y, "timeouts", 0);
-	yaml_u(y, "releases", 0);
-	yaml_u(y, "buries", 0);
+	yaml_u(y, "releases", releases(t));
+	yaml_u(y, "buries", t->state == MSG_ST_BURIED ? 1 : 0);
 	yaml_u(y, "kicks", 0);
 }
