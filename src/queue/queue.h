@@ -313,6 +313,12 @@ struct queue_touch_req {
 int queue_decide_touch(struct queue *q, int64_t now,
     const struct queue_touch_req *req, struct qrec *out);
 
+/* The last record a take of task `id` depends on: the last that placed
+ * a task of its tube (put, release, kick ...) or changed the tube, takes
+ * under a session lease aside; queue_lsn() when there is no such task.
+ * The leader's answer to a take that needs no more waits for it. */
+uint64_t queue_task_dep_lsn(const struct queue *q, uint64_t id);
+
 /* Counts lease `lease` of task `id` from `now`, not from its record's
  * time, when that ends later: deadline = now + ttr. The leader calls it
  * as the answer that hands the lease out or touches it leaves, so that a

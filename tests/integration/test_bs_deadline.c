@@ -6,7 +6,9 @@
  * it in between (sluiced-fault holds every fdatasync for half a second:
  * the old rule answered DEADLINE_SOON with about 1.5 s left); a delayed
  * job is never reservable before its delay has passed since its put was
- * sent, and hardly later. Bounds are generous where they are upper
+ * sent, and hardly later; a reserve is not answered behind another
+ * connection's write to another tube (on that slow disk, half a second
+ * later under the old rule). Bounds are generous where they are upper
  * bounds of waits (a loaded machine, sanitizers); the lower bounds are
  * exact. */
 #include <inttypes.h>
@@ -90,10 +92,30 @@ test_deadline_soon_comes_with_a_second_left_at_most(void **state)
 	bsc_node_down(&f);
 }
 
+/* A node whose every fdatasync of the log takes FSYNC_PAUSE_MS more
+ * (sluiced-fault). */
+static void
+slow_disk_up(void **state, struct bsc_node *f)
+{
+	char pause[32];
+
+	snprintf(pause, sizeof(pause), "fsync:%d", FSYNC_PAUSE_MS);
+	setenv("SLUICE_FAULT_PAUSE", pause, 1);
+	f->s = it_srv(*state, "node");
+	f->s->prog = "sluiced-fault";
+	f->port = t_free_port();
+	snprintf(f->addr, sizeof(f->addr), "127.0.0.1:%d", f->port);
+	f->s->args[0] = "--beanstalk";
+	f->s->args[1] = f->addr;
+	it_start(f->s);
+	unsetenv("SLUICE_FAULT_PAUSE");
+	f->c = it_client(f->s);
+}
+
 static void
 test_a_touch_counts_its_ttr_from_its_answer(void **state)
 {
-	char pause[32], cmd[64];
+	char cmd[64];
 	struct bsc_node f;
 	struct bsc a;
 	int64_t touched, soon, left;
@@ -101,17 +123,7 @@ test_a_touch_counts_its_ttr_from_its_answer(void **state)
 
 	/* every fdatasync of the log waits half a second: a touch is
 	 * answered that long after the server decided it */
-	snprintf(pause, sizeof(pause), "fsync:%d", FSYNC_PAUSE_MS);
-	setenv("SLUICE_FAULT_PAUSE", pause, 1);
-	f.s = it_srv(*state, "node");
-	f.s->prog = "sluiced-fault";
-	f.port = t_free_port();
-	snprintf(f.addr, sizeof(f.addr), "127.0.0.1:%d", f.port);
-	f.s->args[0] = "--beanstalk";
-	f.s->args[1] = f.addr;
-	it_start(f.s);
-	unsetenv("SLUICE_FAULT_PAUSE");
-	f.c = it_client(f.s);
+	slow_disk_up(state, &f);
 
 	assert_int_equal(bsc_open(&a, f.port), 0);
 	use_tube(&a, "touch");
@@ -174,6 +186,46 @@ test_a_delayed_job_is_never_early_and_hardly_late(void **state)
 	bsc_node_down(&f);
 }
 
+/* A reserve's answer waits for what its job depends on, not for other
+ * connections' writes to other tubes decided in the same turn: on a
+ * slow disk it would otherwise wait a whole fdatasync more. */
+static void
+test_a_reserve_does_not_wait_for_other_tubes_writes(void **state)
+{
+	struct bsc_node f;
+	struct bsc a, b, c;
+	int64_t sent, got;
+
+	slow_disk_up(state, &f);
+	assert_int_equal(bsc_open(&a, f.port), 0);
+	assert_int_equal(bsc_open(&b, f.port), 0);
+	assert_int_equal(bsc_open(&c, f.port), 0);
+	use_tube(&a, "mine");
+	free(bsc_cmd(&b, "use other\r\n"));
+	free(bsc_cmd(&c, "use third\r\n"));
+	(void)put_id(&a, "put 0 0 60 1\r\nx\r\n"); /* durable */
+	/* c's put holds the log for FSYNC_PAUSE_MS; meanwhile b's put and
+	 * then a's reserve arrive, and are decided in one turn after it */
+	assert_int_equal(bsc_sends(&c, "put 0 0 60 1\r\nc\r\n"), 0);
+	it_sleep_ms(100);
+	assert_int_equal(bsc_sends(&b, "put 0 0 60 1\r\nb\r\n"), 0);
+	it_sleep_ms(50);
+	sent = it_mono_ms();
+	got = expect(&a, "reserve-with-timeout 0\r\n", "RESERVED ");
+	/* at the end of c's commit (about FSYNC_PAUSE_MS - 150 ms after
+	 * it was sent), not after b's too (a whole FSYNC_PAUSE_MS later) */
+	if (got - sent >= FSYNC_PAUSE_MS)
+		fail_msg("the reserve was answered after %" PRId64 " ms, "
+		         "behind another tube's write",
+		    got - sent);
+	free(bsc_reply(&b));
+	free(bsc_reply(&c));
+	bsc_close(&a);
+	bsc_close(&b);
+	bsc_close(&c);
+	bsc_node_down(&f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 
 int
@@ -183,6 +235,7 @@ main(void)
 		T(test_deadline_soon_comes_with_a_second_left_at_most),
 		T(test_a_touch_counts_its_ttr_from_its_answer),
 		T(test_a_delayed_job_is_never_early_and_hardly_late),
+		T(test_a_reserve_does_not_wait_for_other_tubes_writes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

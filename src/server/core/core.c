@@ -190,7 +190,9 @@ void
 core_reply_as(
     struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = how->take ? c->hard_lsn : wal_last_lsn(c->wal);
+	uint64_t lsn = !how->take      ? wal_last_lsn(c->wal)
+	    : ctx->face->takes_by_tube ? how->take_lsn
+	                               : c->hard_lsn;
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {

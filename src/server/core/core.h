@@ -261,6 +261,10 @@ struct core_reply_how {
 	 * touch, a take by id), 0 for none: like takes[], its ttr counts
 	 * from when the answer leaves (queue_lease_restart). */
 	uint64_t lease_id, lease;
+	/* With `take`: the last record its tasks' tubes depend on
+	 * (queue_task_dep_lsn), which it waits for instead of hard_lsn when
+	 * its face answers in order itself (struct face's takes_by_tube). */
+	uint64_t take_lsn;
 };
 
 /* Sends the encoded reply in c->out on `ctx` once the log holds what

@@ -185,12 +185,12 @@ int
 bs_reserve_soon(struct bs_req *r)
 {
 	struct bs_conn *c = r->conn;
-	int64_t now_us = clock_now_us(), soon = held_next(c, now_us / 1000);
+	int64_t now_us = clock_now_us(), soon = held_next(c, now_us);
 
 	/* beanstalkd's rule: a reservation of this connection ends within
 	 * the safety margin, by the microsecond */
 	if (soon != INT64_MAX &&
-	    soon * 1000 - now_us <= (int64_t)DEADLINE_SOON_MS * 1000)
+	    soon - now_us <= (int64_t)DEADLINE_SOON_MS * 1000)
 		return 1;
 	if (r->until > clock_mono_ms() && !c->closed) {
 		bs_cmd_reserve(r); /* the core's timer ended the wait early */
@@ -237,7 +237,7 @@ bs_cmd_reserve(struct bs_req *r)
 	struct msg_str tubes[MSG_TAKE_TUBES_MAX];
 	char names[MSG_TAKE_TUBES_MAX][BS_NAME_MAX];
 	int64_t now_us = clock_now_us(), mono = clock_mono_ms();
-	int64_t soon = held_next(c, now_us / 1000), left_us;
+	int64_t soon = held_next(c, now_us), left_us;
 	uint64_t wait = WAIT_FOREVER_MS;
 
 	c->worker = true;
@@ -259,7 +259,7 @@ bs_cmd_reserve(struct bs_req *r)
 	 * ends at the safety margin of the first job held, a millisecond
 	 * late rather than early (bs_reserve_soon checks it). */
 	r->capped = false;
-	left_us = soon == INT64_MAX ? INT64_MAX : soon * 1000 - now_us;
+	left_us = soon == INT64_MAX ? INT64_MAX : soon - now_us;
 	if (left_us <= DEADLINE_SOON_MS * 1000) {
 		wait = 0;
 		r->capped = true;

@@ -42,7 +42,7 @@ struct bs_req {
 
 struct bs_held {
 	uint64_t id;
-	int64_t deadline; /* unix ms */
+	int64_t deadline; /* unix µs */
 };
 
 struct bs_name {
@@ -112,7 +112,7 @@ void bs_req_printf(struct bs_req *r, const char *fmt, ...)
  * when its own wait is over (TIMED_OUT). */
 int bs_reserve_soon(struct bs_req *r);
 
-/* The deadline of job `id` the connection holds (unix ms), or none. */
+/* The deadline of job `id` the connection holds (unix µs), or none. */
 void bs_held_set(struct bs_conn *c, uint64_t id, int64_t deadline);
 void bs_held_drop(struct bs_conn *c, uint64_t id);
 

@@ -144,17 +144,18 @@ capped_end(struct bs_req *r)
 	}
 }
 
-/* The deadline of a job just reserved or touched: the core counts its ttr
- * from the moment it answered (queue_lease_restart, struct face's
- * restart_leases), a moment before this one, in the same millisecond or
- * the one before. */
+/* The deadline of a job just reserved or touched, in µs: the core
+ * counts its ttr from the moment it answered (queue_lease_restart, struct
+ * face's restart_leases), a moment before this one, in whole
+ * milliseconds; counted from this moment by the microsecond, it is never
+ * before the client can know of the reservation, nor before the core's. */
 static int64_t
 held_deadline(const struct msg_task *t)
 {
-	int64_t from_now = clock_now_ms() + (int64_t)t->ttr;
+	int64_t from_now = clock_now_us() + (int64_t)t->ttr * 1000;
+	int64_t core = (int64_t)t->deadline * 1000;
 
-	return from_now > (int64_t)t->deadline ? from_now
-	                                       : (int64_t)t->deadline;
+	return from_now > core ? from_now : core;
 }
 
 void
