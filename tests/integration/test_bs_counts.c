@@ -1,4 +1,5 @@
-/* stats-job's per-job counts on the beanstalk face, as clients use them:
+/* stats-job's per-job counts, and stats-tube's pause, on the beanstalk
+ * face, as clients use them:
  * a worker that retries a job while its `releases` is under a maximum
  * and buries it then (beaneater's Jobs#process!) stops after that many
  * releases. Before, `releases` was always 0 and such a worker released
@@ -110,6 +111,53 @@ test_a_worker_retrying_by_releases_stops(void **state)
 	bsc_node_down(&f);
 }
 
+/* The value of `key` in the stats-tube of `tube`. */
+static long
+tube_stat(struct bsc *b, const char *tube, const char *key)
+{
+	char cmd[64], want[64], *got, *at;
+	long v = -1;
+
+	snprintf(cmd, sizeof(cmd), "stats-tube %s\r\n", tube);
+	got = bsc_cmd(b, cmd);
+	snprintf(want, sizeof(want), "\n%s: ", key);
+	at = strstr(got, want);
+	if (at == NULL || sscanf(at + strlen(want), "%ld", &v) != 1)
+		fail_msg("%s-> %s (no %s)", cmd, got, key);
+	free(got);
+	return v;
+}
+
+/* A client that pauses a tube for N s and looks sees N (beaneater's
+ * "should allow tube pause"): before, `pause` was the time left rounded
+ * down, N - 1 a millisecond later. */
+static void
+test_a_paused_tube_shows_its_pause(void **state)
+{
+	struct bsc_node f;
+	struct bsc a;
+	int64_t sent, elapsed;
+	long pause, left;
+
+	bsc_node_up(state, &f);
+	assert_int_equal(bsc_open(&a, f.port), 0);
+	free(bsc_cmd(&a, "use p\r\n"));
+	free(bsc_cmd(&a, "put 0 0 60 1\r\nx\r\n"));
+	assert_int_equal(tube_stat(&a, "p", "pause"), 0);
+	sent = it_mono_ms();
+	expect(&a, "pause-tube p 100\r\n", "PAUSED");
+	pause = tube_stat(&a, "p", "pause");
+	left = tube_stat(&a, "p", "pause-time-left");
+	elapsed = it_mono_ms() - sent;
+	/* 100 unless a whole second went by since the pause (a slow run) */
+	assert_true(pause <= 100 && pause >= 100 - (elapsed + 999) / 1000);
+	if (elapsed < 1000)
+		assert_int_equal(pause, 100);
+	assert_true(left <= 100 && left >= 99 - (elapsed + 999) / 1000);
+	bsc_close(&a);
+	bsc_node_down(&f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 
 int
@@ -118,6 +166,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_releases_and_buries_count_as_in_beanstalkd),
 		T(test_a_worker_retrying_by_releases_stops),
+		T(test_a_paused_tube_shows_its_pause),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -312,10 +312,12 @@ bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
     const struct msg_tube_stats *ts, struct buf *y)
 {
 	struct tube_refs t = tube_refs(bs, name, len);
-	int64_t now = clock_now_ms(), left = 0;
+	int64_t now = clock_now_ms(), left = 0, pause = 0;
 
-	if (ts->paused_until > (uint64_t)now)
+	if (ts->paused_until > (uint64_t)now) {
 		left = ((int64_t)ts->paused_until - now) / 1000;
+		pause = ((int64_t)ts->paused_until - now + 999) / 1000;
+	}
 	buf_put(y, "---\n", 4);
 	yaml_s(y, "name", name, len);
 	yaml_u(y, "current-jobs-urgent", 0);
@@ -329,8 +331,10 @@ bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
 	yaml_u(y, "current-waiting", t.waiting);
 	yaml_u(y, "cmd-delete", kv_find(&ts->more, "deletes"));
 	yaml_u(y, "cmd-pause-tube", 0);
-	/* the core keeps when a pause ends, not how long it was */
-	yaml_u(y, "pause", (uint64_t)left);
+	/* the core keeps when a pause ends, not how long it was: the time
+	 * left rounded up, which is the pause's length for its first
+	 * second (a client that pauses for N s and looks sees N) */
+	yaml_u(y, "pause", (uint64_t)pause);
 	yaml_u(y, "pause-time-left", (uint64_t)left);
 }
 
