@@ -123,6 +123,7 @@ prep(struct io_uring_sqe *sqe, struct iochain_op *op)
 		    (unsigned)len, op->off + op->done);
 		break;
 	case IOCHAIN_FDATASYNC:
+		FAULT_PAUSE(FAULT_PAUSE_FSYNC);
 		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
 		break;
 	case IOCHAIN_FSYNC:
@@ -306,6 +307,7 @@ run_op(struct iochain_op *op)
 			rc = n < 0 ? -errno : (int)n;
 			break;
 		case IOCHAIN_FDATASYNC:
+			FAULT_PAUSE(FAULT_PAUSE_FSYNC);
 			rc = fdatasync(op->fd) < 0 ? -errno : 0;
 			break;
 		case IOCHAIN_FSYNC:

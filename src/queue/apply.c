@@ -485,6 +485,20 @@ apply_touch(struct queue *q, int64_t time, const struct qrec_touch *r)
 	return 0;
 }
 
+int64_t
+queue_lease_restart(struct queue *q, uint64_t id, uint64_t lease, int64_t now)
+{
+	struct task *t = qs_task(q, id);
+
+	if (t == NULL || t->state != QUEUE_TAKEN || t->ext->lease != lease)
+		return 0;
+	if (now + t->ttr > t->ext->deadline) {
+		t->ext->deadline = now + t->ttr;
+		heap_fix(&q->taken, t);
+	}
+	return t->ext->deadline;
+}
+
 static int
 apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
 {
@@ -841,6 +855,24 @@ apply_tube_delete(
 	return 0;
 }
 
+/* Whether a record of this type changes a tube's takes only by placing
+ * tasks (qs_place notes it): the others change what a tube gives
+ * (pause, settings, flushes, deletes by state) and count for every tube. */
+static bool
+places_only(uint16_t type)
+{
+	switch (type) {
+	case QREC_PAUSE:
+	case QREC_TUBE_SET:
+	case QREC_TUBE_DELETE:
+	case QREC_FLUSH:
+	case QREC_DELETE_WHERE:
+		return false;
+	default:
+		return true;
+	}
+}
+
 int
 queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 {
@@ -854,6 +886,13 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return SLUICE_ECORRUPT;
 	if ((rc = queue_tick(q, time)) != 0)
 		return rc;
+	/* a take under a session lease is no dependency: a crash that loses
+	 * it ends its session too (core_commit's hard_lsn) */
+	q->apply_lsn =
+	    (rec->type == QREC_TAKE || rec->type == QREC_TAKE_LEASE) &&
+	        !rec->u.take.detached
+	    ? 0
+	    : lsn;
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
@@ -910,7 +949,19 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = SLUICE_ECORRUPT;
 		break;
 	}
+	if (rc == 0 && !places_only(rec->type))
+		for (uint32_t i = 0; i < q->ntubes; i++)
+			q->tubes[i]->dep_lsn = lsn; /* a tube's state: rare */
+	q->apply_lsn = 0;
 	if (rc == 0)
 		q->lsn = lsn;
 	return rc;
+}
+
+uint64_t
+queue_task_dep_lsn(const struct queue *q, uint64_t id)
+{
+	const struct task *t = qs_task(q, id);
+
+	return t != NULL ? t->tube->dep_lsn : q->lsn;
 }

@@ -471,6 +471,8 @@ qs_place(struct queue *q, struct task *t, int state)
 {
 	struct tube *tb = t->tube;
 
+	if (q->apply_lsn != 0)
+		tb->dep_lsn = q->apply_lsn;
 	t->state = (uint8_t)state;
 	switch (state) {
 	case QUEUE_READY:

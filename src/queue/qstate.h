@@ -74,6 +74,9 @@ struct qaset {
 
 struct queue {
 	struct queue_config cfg;
+	uint64_t apply_lsn;     /* the record queue_apply applies, for qs_place
+	                         * to note in tube->dep_lsn; 0 outside it and
+	                         * for a take under a session lease */
 	struct idx ids;         /* task by id */
 	struct idx keys;        /* keyent by hash of (tube, key) */
 	struct idx names;       /* tube by hash of the name */

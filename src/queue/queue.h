@@ -324,6 +324,23 @@ struct queue_touch_req {
 int queue_decide_touch(struct queue *q, int64_t now,
     const struct queue_touch_req *req, struct qrec *out);
 
+/* The last record a take of task `id` depends on: the last that placed
+ * a task of its tube (put, release, kick ...) or changed the tube, takes
+ * under a session lease aside; queue_lsn() when there is no such task.
+ * The leader's answer to a take that needs no more waits for it. */
+uint64_t queue_task_dep_lsn(const struct queue *q, uint64_t id);
+
+/* Counts lease `lease` of task `id` from `now`, not from its record's
+ * time, when that ends later: deadline = now + ttr. The leader calls it
+ * as the answer that hands the lease out or touches it leaves, so that a
+ * worker's ttr starts when the worker can know of it, whatever the log's
+ * commit cost in between; the records (and so followers, recovery and
+ * snapshots) keep time + ttr, which ends a little sooner. Needs no
+ * record. Returns the deadline (unix ms), or 0 when the task no longer
+ * holds that lease (nothing changes). */
+int64_t queue_lease_restart(
+    struct queue *q, uint64_t id, uint64_t lease, int64_t now);
+
 struct queue_bury_req {
 	uint64_t id;
 	uint64_t lease;

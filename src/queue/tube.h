@@ -25,9 +25,12 @@ struct tube {
 	struct heap buried;  /* buried tasks by (updated_at, id) */
 	struct heap done;    /* done tasks by (updated_at = finished, id) */
 	uint64_t ntaken;
-	uint64_t live;  /* tasks in every state but done (acct.c) */
-	uint64_t bytes; /* their payloads */
-	uint32_t aset;  /* the namespaces that cover it (acct.c); 0: none */
+	uint64_t dep_lsn; /* the last record that placed one of its tasks or
+	                   * changed the tube, a take under a session lease
+	                   * aside: what a take from it depends on */
+	uint64_t live;    /* tasks in every state but done (acct.c) */
+	uint64_t bytes;   /* their payloads */
+	uint32_t aset;    /* the namespaces that cover it (acct.c); 0: none */
 	struct queue_counters ctr;
 	struct tube_conf *conf; /* NULL: every setting is the server's */
 	struct flow *flow;      /* its flow limits (flow.h); NULL: none */

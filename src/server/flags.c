@@ -150,7 +150,8 @@ static const char usage[] =
     "\n"
     "Beanstalk face:\n"
     "  --beanstalk ADDR       also speak beanstalkd's protocol on ADDR,\n"
-    "                         e.g. 127.0.0.1:11300 (default: none);\n"
+    "                         e.g. 127.0.0.1:11300, or a Unix socket\n"
+    "                         unix:PATH (default: none);\n"
     "                         SIGUSR1 drains as beanstalkd does (puts\n"
     "                         refused, takes go on: docs/beanstalk.md)\n"
     "  --beanstalk-max-job-size BYTES\n"
@@ -534,8 +535,7 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_BEANSTALK:
 			cfg->beanstalk = optarg;
-			rc = flags_check_addr(
-			    "--beanstalk", optarg, "127.0.0.1:11300");
+			rc = flags_check_beanstalk_addr(optarg);
 			break;
 		case OPT_TLS_CERT:
 			cfg->tls_cert = optarg;

@@ -50,6 +50,9 @@ int flags_check_url(const char *flag, const char *s, const char *example);
 /* HOST:PORT (--http, --beanstalk; --http also http:// or
  * https://HOST:PORT). */
 int flags_check_addr(const char *flag, const char *s, const char *example);
+/* --beanstalk: HOST:PORT, or unix:PATH (a Unix socket, as beanstalkd's
+ * -l unix:PATH). */
+int flags_check_beanstalk_addr(const char *s);
 
 /* The beanstalk face has no way to authenticate: beside --auth it
  * listens on loopback only, unless --beanstalk-insecure says otherwise. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "server/certdates.h"
@@ -245,6 +246,19 @@ flags_check_addr(const char *flag, const char *s, const char *example)
 	return 0;
 }
 
+int
+flags_check_beanstalk_addr(const char *s)
+{
+	if (strncmp(s, "unix:", 5) != 0)
+		return flags_check_addr("--beanstalk", s, "127.0.0.1:11300");
+	if (s[5] == '\0' ||
+	    strlen(s + 5) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
+		return flags_error("--beanstalk unix:PATH takes a socket "
+		                   "file's path of 1 to %d bytes, not '%s'",
+		    (int)sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1, s);
+	return 0;
+}
+
 /* The beanstalk face has no way to authenticate: beside --auth it
  * listens on loopback only, unless --beanstalk-insecure says otherwise. */
 int
@@ -264,7 +278,7 @@ flags_check_beanstalk(const struct config *cfg)
 		    cfg->beanstalk_max_job, cfg->max_payload);
 	if (cfg->auth_file == NULL || host == NULL || cfg->beanstalk_insecure)
 		return 0;
-	if (strncmp(host, "127.", 4) == 0 ||
+	if (strncmp(host, "127.", 4) == 0 || strncmp(host, "unix:", 5) == 0 ||
 	    strncmp(host, "localhost:", 10) == 0 ||
 	    strncmp(host, "[::1]:", 6) == 0)
 		return 0;

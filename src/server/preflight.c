@@ -72,6 +72,8 @@ hold_addr(struct held *h, const char *flag, const char *addr)
 	size_t hl;
 	int fd, one = 1, rc;
 
+	if (strncmp(a, "unix:", 5) == 0)
+		return 0; /* a socket file: conns_listen says what is wrong */
 	if (strncmp(a, "http://", 7) == 0)
 		a += 7;
 	else if (strncmp(a, "https://", 8) == 0)

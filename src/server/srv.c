@@ -419,6 +419,10 @@ loop(struct core *c)
 		ops_serve_waiters(c, clock_mono_ms());
 		core_update_reservation(c);
 		full_turn(c);
+		/* what is answered already leaves before the log's commit,
+		 * which blocks this thread for an fdatasync (inline commit):
+		 * a reserve that needs nothing of it is not held back */
+		conns_flush(c->conns);
 		if (!commit_may_wait(c)) {
 			c->takes_since = 0;
 			wal_submit(c->wal);

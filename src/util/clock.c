@@ -15,6 +15,15 @@ clock_now_ms(void)
 }
 
 int64_t
+clock_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
 clock_mono_ns(void)
 {
 	struct timespec ts;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 int64_t clock_now_ms(void);  /* unix time, ms */
+int64_t clock_now_us(void);  /* unix time, µs */
 int64_t clock_mono_ns(void); /* monotonic, ns */
 int64_t clock_mono_ms(void); /* monotonic, ms */
 

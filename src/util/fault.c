@@ -130,7 +130,8 @@ fault_pause(enum fault_pause point)
 int
 fault_arm_pause_spec(const char *spec)
 {
-	static const char *const names[FAULT_PAUSE_COUNT] = { "recover" };
+	static const char *const names[FAULT_PAUSE_COUNT] = { "recover",
+		"fsync" };
 	char point[32], rest[2];
 	unsigned ms;
 	int i;

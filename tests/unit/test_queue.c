@@ -434,6 +434,55 @@ test_put_then_take_gives_a_lease_and_a_deadline(void **state)
 	assert_true(tstats(h, "jobs").ctr.ack == 1);
 }
 
+/* queue_task_dep_lsn: a take depends on the last record that placed a
+ * task of its tube, not on a take under a session lease, nor on records
+ * of other tubes; a detached take, and a record that changes a tube's
+ * state, count. */
+static void
+test_a_takes_dependency_is_its_tubes_last_placing_record(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_str b = { "b", 1 };
+	uint64_t a1, b1, id, lease;
+
+	a1 = put(h, "a", "one"); /* lsn 1 */
+	b1 = put(h, "b", "two"); /* lsn 2 */
+	assert_true(queue_task_dep_lsn(h->q, a1) == 1);
+	assert_true(queue_task_dep_lsn(h->q, b1) == 2);
+	(void)put(h, "a", "three");                        /* lsn 3 */
+	assert_int_equal(take(h, "a", 7, &id, &lease), 0); /* lsn 4 */
+	assert_true(id == a1);
+	assert_true(queue_task_dep_lsn(h->q, a1) == 3);
+	assert_true(queue_task_dep_lsn(h->q, b1) == 2);
+	assert_int_equal(take_from(h, &b, 1, 7, true, &id, &lease), 0);
+	assert_true(id == b1);
+	assert_true(queue_task_dep_lsn(h->q, b1) == h->lsn);  /* detached */
+	assert_true(queue_task_dep_lsn(h->q, 999) == h->lsn); /* no task */
+}
+
+/* queue_lease_restart counts a lease's ttr from a later moment, never
+ * from an earlier one, and only for the lease the task holds. */
+static void
+test_a_lease_restarts_from_its_answer(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_task_view v;
+	uint64_t id, lease;
+
+	(void)put(h, "jobs", "one");
+	assert_int_equal(take(h, "jobs", 7, &id, &lease), 0);
+	v = view(h, id);
+	assert_true(v.deadline == h->now + QUEUE_DEFAULT_TTR_MS);
+	assert_true(queue_lease_restart(h->q, id, lease, h->now + 40) ==
+	    h->now + 40 + QUEUE_DEFAULT_TTR_MS);
+	assert_true(view(h, id).deadline == h->now + 40 + QUEUE_DEFAULT_TTR_MS);
+	assert_true(queue_lease_restart(h->q, id, lease, h->now) ==
+	    h->now + 40 + QUEUE_DEFAULT_TTR_MS);
+	assert_true(queue_lease_restart(h->q, id, lease + 1, h->now + 90) == 0);
+	assert_true(view(h, id).deadline == h->now + 40 + QUEUE_DEFAULT_TTR_MS);
+	check(h);
+}
+
 /* Ready order is priority first, then id (FIFO among equals). */
 static void
 test_take_order_is_priority_then_id(void **state)
@@ -3176,6 +3225,8 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_put_then_take_gives_a_lease_and_a_deadline),
+		T(test_a_takes_dependency_is_its_tubes_last_placing_record),
+		T(test_a_lease_restarts_from_its_answer),
 		T(test_take_order_is_priority_then_id),
 		T(test_take_order_is_priority_then_due_time_then_id),
 		T(test_delayed_task_gets_ready_at_run_at),

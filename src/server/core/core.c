@@ -141,6 +141,8 @@ pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
 	p->local = how->local;
 	p->undone = false;
 	p->session = how->session;
+	p->lease_id = how->lease_id;
+	p->lease = how->lease;
 	p->ntakes = n;
 	if (n > 0)
 		memcpy(p->takes, how->takes, n * sizeof(p->takes[0]));
@@ -149,6 +151,25 @@ pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
 	else
 		c->pend_head = p;
 	c->pend_tail = p;
+}
+
+/* The answer that hands out or touches these leases leaves now: when its
+ * face keeps beanstalkd's rule (restart_leases), their ttr counts from
+ * here, not from the decision, which may have waited for the log's
+ * commit or for followers. */
+static void
+restart_leases(struct core *c, struct face_ctx *ctx,
+    const struct core_take *takes, uint32_t n, uint64_t id, uint64_t lease)
+{
+	int64_t now;
+
+	if ((n == 0 && id == 0) || !ctx->face->restart_leases)
+		return;
+	now = clock_now_ms();
+	for (uint32_t i = 0; i < n; i++)
+		queue_lease_restart(c->q, takes[i].id, takes[i].lease, now);
+	if (id != 0)
+		queue_lease_restart(c->q, id, lease, now);
 }
 
 static nng_msg *
@@ -169,7 +190,9 @@ void
 core_reply_as(
     struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = how->take ? c->hard_lsn : wal_last_lsn(c->wal);
+	uint64_t lsn = !how->take      ? wal_last_lsn(c->wal)
+	    : ctx->face->takes_by_tube ? how->take_lsn
+	                               : c->hard_lsn;
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {
@@ -187,10 +210,13 @@ core_reply_as(
 	if (how->now ||
 	    (lsn <= (how->local ? wal_durable_lsn(c->wal)
 	                        : core_commit_lsn(c)) &&
-	        (c->pend_head == NULL || how->take)))
+	        (c->pend_head == NULL || how->take))) {
+		restart_leases(
+		    c, ctx, how->takes, how->ntakes, how->lease_id, how->lease);
 		face_ctx_reply(ctx, m);
-	else
+	} else {
 		pending_push(c, ctx, m, lsn, how);
+	}
 }
 
 bool
@@ -332,6 +358,8 @@ core_flush_replies(struct core *c)
 			nng_msg_free(p->msg);
 			face_ctx_drop(p->ctx);
 		} else if (p->lsn <= (p->local ? durable : commit)) {
+			restart_leases(c, p->ctx, p->takes, p->ntakes,
+			    p->lease_id, p->lease);
 			face_ctx_reply(p->ctx, p->msg);
 		} else if (p->lsn <= durable) {
 			snprintf(text, sizeof(text),

@@ -44,7 +44,8 @@ struct pending {
 	bool local;       /* needs the local log only, not --sync-replicas */
 	bool undone;      /* its takes were undone: dropped, not sent */
 	uint32_t session; /* a take reply's session */
-	uint32_t ntakes;  /* the tasks a take reply hands out, in takes[] */
+	uint64_t lease_id, lease; /* core_reply_how's */
+	uint32_t ntakes; /* the tasks a take reply hands out, in takes[] */
 	struct core_take takes[];
 };
 
@@ -265,6 +266,14 @@ struct core_reply_how {
 	                                * cannot be delivered */
 	uint32_t ntakes;
 	uint32_t session; /* the session of that take */
+	/* A lease the answer touches or hands out besides takes[] (a
+	 * touch, a take by id), 0 for none: like takes[], its ttr counts
+	 * from when the answer leaves (queue_lease_restart). */
+	uint64_t lease_id, lease;
+	/* With `take`: the last record its tasks' tubes depend on
+	 * (queue_task_dep_lsn), which it waits for instead of hard_lsn when
+	 * its face answers in order itself (struct face's takes_by_tube). */
+	uint64_t take_lsn;
 };
 
 /* Sends the encoded reply in c->out on `ctx` once the log holds what

@@ -42,6 +42,7 @@
 #include <arpa/inet.h>
 
 #include "server/face/conn.h"
+#include "server/face/conn_addr.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -156,36 +157,6 @@ conns_fd(const struct conns *cs)
 
 /* ---- listening ---------------------------------------------------------- */
 
-static int
-resolve(const char *addr, struct addrinfo **res)
-{
-	char host[256];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints;
-	size_t hl;
-
-	if (colon == NULL || colon[1] == '\0')
-		return -EINVAL;
-	hl = (size_t)(colon - addr);
-	if (hl >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	if (strcmp(host, "*") == 0)
-		host[0] = '\0';
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	if (getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, res) != 0)
-		return -EADDRNOTAVAIL;
-	return 0;
-}
-
 int
 conns_listen(
     struct conns *cs, const char *addr, const struct conn_face *face, void *arg)
@@ -197,14 +168,14 @@ conns_listen(
 
 	if (cs->nls == LISTENERS_MAX)
 		return -EMFILE;
-	rc = resolve(addr, &res);
+	rc = conn_addr_resolve(addr, &res);
 	if (rc != 0)
 		return rc;
 	fd = socket(
 	    res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		rc = -errno;
-		freeaddrinfo(res);
+		conn_addr_free(addr, res);
 		return rc;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -229,12 +200,12 @@ conns_listen(
 		goto fail;
 	}
 	cs->ls[cs->nls++] = l;
-	freeaddrinfo(res);
+	conn_addr_free(addr, res);
 	return 0;
 
 fail:
 	close(fd);
-	freeaddrinfo(res);
+	conn_addr_free(addr, res);
 	return rc;
 }
 
@@ -499,6 +470,10 @@ peer_name(int fd, char *out, size_t cap)
 
 			inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
 			port = ntohs(a->sin6_port);
+		} else if (ss.ss_family == AF_UNIX) {
+			snprintf(
+			    out, cap, "unix"); /* its clients are nameless */
+			return;
 		}
 	}
 	snprintf(out, cap, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,

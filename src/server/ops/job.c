@@ -20,18 +20,24 @@
 
 /* Answers with the task as it is now (none when it is gone). */
 static void
-reply_job(struct core *c, struct face_ctx *ctx, uint64_t id, bool payload)
+reply_job(struct core *c, struct face_ctx *ctx, uint64_t id, uint8_t verb)
 {
 	struct msg_rep rep = { .op = MSG_OP_JOB };
+	struct core_reply_how how = { .local = false };
 	struct queue_task_view v;
 	struct msg_task t;
 
 	if (queue_peek(c->q, c->now, id, &v) == 0) {
-		ops_view_to_task(c, &v, payload, &t);
+		ops_view_to_task(c, &v, verb == MSG_JOB_TAKE, &t);
 		rep.tasks.n = 1;
 		rep.tasks.tasks = &t;
+		/* a take or a touch: its ttr counts from the answer */
+		if (verb == MSG_JOB_TAKE || verb == MSG_JOB_TOUCH) {
+			how.lease_id = v.id;
+			how.lease = v.lease;
+		}
 	}
-	ops_reply(c, ctx, &rep);
+	ops_reply_as(c, ctx, &rep, &how);
 }
 
 static int
@@ -161,5 +167,5 @@ ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
 		    j->id, sluice_strerror(rc));
 		return;
 	}
-	reply_job(c, ctx, j->id, j->verb == MSG_JOB_TAKE);
+	reply_job(c, ctx, j->id, j->verb);
 }

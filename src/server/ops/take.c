@@ -122,6 +122,8 @@ ops_reply_tasks(struct core *c, struct face_ctx *ctx, uint32_t session,
 		if (queue_peek(c->q, c->now, ids[i], &v) != 0)
 			continue;
 		takes[k] = (struct core_take) { v.id, v.lease };
+		if (queue_task_dep_lsn(c->q, v.id) > how.take_lsn)
+			how.take_lsn = queue_task_dep_lsn(c->q, v.id);
 		ops_view_to_task(c, &v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;

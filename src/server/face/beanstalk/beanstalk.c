@@ -100,6 +100,8 @@ const struct face bs_face = {
 	.peer = bs_face_peer,
 	.alive = bs_face_alive,
 	.lost_lease_ready = true, /* beanstalkd's rule */
+	.restart_leases = true,   /* and its ttr from the answer */
+	.takes_by_tube = true,    /* its reserves come in order */
 };
 
 /* ---- a connection's commands, in order --------------------------- */

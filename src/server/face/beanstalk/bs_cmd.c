@@ -181,7 +181,35 @@ held_next(struct bs_conn *c, int64_t now)
 	return min;
 }
 
+int
+bs_reserve_soon(struct bs_req *r)
+{
+	struct bs_conn *c = r->conn;
+	int64_t now_us = clock_now_us(), soon = held_next(c, now_us);
+
+	/* beanstalkd's rule: a reservation of this connection ends within
+	 * the safety margin, by the microsecond */
+	if (soon != INT64_MAX &&
+	    soon - now_us <= (int64_t)DEADLINE_SOON_MS * 1000)
+		return 1;
+	if (r->until > clock_mono_ms() && !c->closed) {
+		bs_cmd_reserve(r); /* the core's timer ended the wait early */
+		return r->posted ? 2 : 0;
+	}
+	return 0;
+}
+
 /* ---- commands ---------------------------------------------------- */
+
+/* A delay of `s` seconds in the core's milliseconds. The core counts it
+ * from its turn's clock, a whole millisecond that may begin up to 1 ms
+ * before the command arrived: one more keeps a delayed job from being
+ * reservable before its delay has passed. */
+static uint64_t
+delay_ms(uint32_t s)
+{
+	return s == 0 ? 0 : (uint64_t)s * 1000 + 1;
+}
 
 static void
 cmd_put(struct bs_req *r, const struct bs_cmd *cmd)
@@ -194,7 +222,7 @@ cmd_put(struct bs_req *r, const struct bs_cmd *cmd)
 	c->producer = true;
 	sluice_tube(c->use.s, c->use.len, tube, &q.put.tube);
 	q.put.priority = cmd->pri;
-	q.put.when = (uint64_t)cmd->delay * 1000;
+	q.put.when = delay_ms(cmd->delay);
 	q.put.ttr = ttr < c->bs->cfg.max_ttr_ms ? ttr : c->bs->cfg.max_ttr_ms;
 	q.put.payload = (struct msg_str) { cmd->body, cmd->body_len };
 	req_post(r, &q);
@@ -208,7 +236,8 @@ bs_cmd_reserve(struct bs_req *r)
 	struct msg_req q = { .op = MSG_OP_TAKE };
 	struct msg_str tubes[MSG_TAKE_TUBES_MAX];
 	char names[MSG_TAKE_TUBES_MAX][BS_NAME_MAX];
-	int64_t now = clock_now_ms(), soon = held_next(c, now);
+	int64_t now_us = clock_now_us(), mono = clock_mono_ms();
+	int64_t soon = held_next(c, now_us), left_us;
 	uint64_t wait = WAIT_FOREVER_MS;
 
 	c->worker = true;
@@ -217,18 +246,27 @@ bs_cmd_reserve(struct bs_req *r)
 		bs_req_text(r, "BAD_FORMAT\r\n");
 		return;
 	}
-	if (r->cmd.kind == BS_RESERVE_TIMEOUT && r->cmd.timeout >= 0)
-		wait = r->cmd.timeout > WAIT_FOREVER_MS / 1000
-		    ? WAIT_FOREVER_MS
-		    : (uint64_t)r->cmd.timeout * 1000;
+	if (r->until == 0) { /* the command's own wait */
+		if (r->cmd.kind == BS_RESERVE_TIMEOUT && r->cmd.timeout >= 0)
+			wait = r->cmd.timeout > WAIT_FOREVER_MS / 1000
+			    ? WAIT_FOREVER_MS
+			    : (uint64_t)r->cmd.timeout * 1000;
+		r->until = mono + (int64_t)wait;
+	} else { /* posted again (bs_reserve_soon): what is left of it */
+		wait = r->until > mono ? (uint64_t)(r->until - mono) : 0;
+	}
 	/* A ready job is reserved whatever the deadlines; the wait for one
-	 * ends at the safety margin of the first job held. */
-	if (soon != INT64_MAX &&
-	    (soon - now <= DEADLINE_SOON_MS ||
-	        soon - now - DEADLINE_SOON_MS < (int64_t)wait)) {
-		wait = soon - now <= DEADLINE_SOON_MS
-		    ? 0
-		    : (uint64_t)(soon - now - DEADLINE_SOON_MS);
+	 * ends at the safety margin of the first job held, a millisecond
+	 * late rather than early (bs_reserve_soon checks it). */
+	r->capped = false;
+	left_us = soon == INT64_MAX ? INT64_MAX : soon - now_us;
+	if (left_us <= DEADLINE_SOON_MS * 1000) {
+		wait = 0;
+		r->capped = true;
+	} else if (soon != INT64_MAX &&
+	    (left_us - DEADLINE_SOON_MS * 1000 + 999) / 1000 < (int64_t)wait) {
+		wait = (uint64_t)((left_us - DEADLINE_SOON_MS * 1000 + 999) /
+		    1000);
 		r->capped = true;
 	}
 	for (size_t i = 0; i < c->nwatch; i++)
@@ -250,7 +288,7 @@ cmd_job(struct bs_req *r, uint8_t verb)
 	q.job.verb = verb;
 	q.job.id = r->cmd.id;
 	q.job.priority = r->cmd.pri;
-	q.job.delay = (uint64_t)r->cmd.delay * 1000;
+	q.job.delay = delay_ms(r->cmd.delay);
 	req_post(r, &q);
 }
 

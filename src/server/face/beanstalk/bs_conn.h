@@ -30,17 +30,19 @@ struct bs_req {
 	struct bs_cmd cmd;   /* strings in it are not valid after parse */
 	char tube[BS_NAME_MAX + 1]; /* the command's tube, beanstalk form */
 	size_t tube_len;
-	bool posted; /* the core holds it */
-	bool done;   /* `text` is the reply */
-	bool capped; /* reserve: its wait stops at a DEADLINE_SOON */
-	bool bulky;  /* answered with a job's body (counted in nbulky) */
-	int step;    /* pause-tube: 0 looks the tube up, 1 pauses it */
+	bool posted;   /* the core holds it */
+	bool done;     /* `text` is the reply */
+	bool capped;   /* reserve: its wait stops at a DEADLINE_SOON */
+	int64_t until; /* reserve: when its own wait ends (monotonic ms;
+	                * 0 until posted) */
+	bool bulky;    /* answered with a job's body (counted in nbulky) */
+	int step;      /* pause-tube: 0 looks the tube up, 1 pauses it */
 	struct buf text;
 };
 
 struct bs_held {
 	uint64_t id;
-	int64_t deadline; /* unix ms */
+	int64_t deadline; /* unix µs */
 };
 
 struct bs_name {
@@ -103,7 +105,14 @@ void bs_req_text(struct bs_req *r, const char *s);
 void bs_req_printf(struct bs_req *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The deadline of job `id` the connection holds (unix ms), or none. */
+/* A capped reserve (r->capped) ended with nothing: 1 when a job the
+ * connection holds now has no more than beanstalkd's safety margin (1 s)
+ * left (the answer is DEADLINE_SOON), 2 when it does not yet and the
+ * reserve was posted again for the rest of its wait (no answer yet), 0
+ * when its own wait is over (TIMED_OUT). */
+int bs_reserve_soon(struct bs_req *r);
+
+/* The deadline of job `id` the connection holds (unix µs), or none. */
 void bs_held_set(struct bs_conn *c, uint64_t id, int64_t deadline);
 void bs_held_drop(struct bs_conn *c, uint64_t id);
 

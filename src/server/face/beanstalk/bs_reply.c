@@ -128,6 +128,36 @@ unknown_tube(struct bs_req *r)
 	buf_fini(&y);
 }
 
+/* A reserve cut short by a deadline, with nothing reserved. */
+static void
+capped_end(struct bs_req *r)
+{
+	switch (bs_reserve_soon(r)) {
+	case 1:
+		bs_req_text(r, reply_lines[2]);
+		break;
+	case 2:
+		break; /* posted again */
+	default:
+		bs_req_text(r, reply_lines[1]);
+		break;
+	}
+}
+
+/* The deadline of a job just reserved or touched, in µs: the core
+ * counts its ttr from the moment it answered (queue_lease_restart, struct
+ * face's restart_leases), a moment before this one, in whole
+ * milliseconds; counted from this moment by the microsecond, it is never
+ * before the client can know of the reservation, nor before the core's. */
+static int64_t
+held_deadline(const struct msg_task *t)
+{
+	int64_t from_now = clock_now_us() + (int64_t)t->ttr * 1000;
+	int64_t core = (int64_t)t->deadline * 1000;
+
+	return from_now > core ? from_now : core;
+}
+
 void
 bs_translate(struct bs_req *r, const struct msg_rep *rep)
 {
@@ -143,7 +173,7 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	}
 	if (rep->status != 0) {
 		if (rep->status == SLUICE_ETIMEDOUT && r->capped)
-			bs_req_text(r, reply_lines[2]);
+			capped_end(r);
 		else
 			err_text(r, rep);
 		return;
@@ -158,10 +188,13 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	case BS_RESERVE_JOB:
 		first_task(rep, &t, &have);
 		if (!have) {
-			bs_req_text(r, reply_lines[r->capped ? 2 : 1]);
+			if (r->capped)
+				capped_end(r);
+			else
+				bs_req_text(r, reply_lines[1]);
 			break;
 		}
-		bs_held_set(c, t.id, (int64_t)t.deadline);
+		bs_held_set(c, t.id, held_deadline(&t));
 		job_text(r, "RESERVED", &t);
 		break;
 	case BS_DELETE:
@@ -179,7 +212,7 @@ bs_translate(struct bs_req *r, const struct msg_rep *rep)
 	case BS_TOUCH:
 		first_task(rep, &t, &have);
 		if (have)
-			bs_held_set(c, t.id, (int64_t)t.deadline);
+			bs_held_set(c, t.id, held_deadline(&t));
 		bs_req_text(r, "TOUCHED\r\n");
 		break;
 	case BS_PEEK:

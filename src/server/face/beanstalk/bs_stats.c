@@ -312,10 +312,12 @@ bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
     const struct msg_tube_stats *ts, struct buf *y)
 {
 	struct tube_refs t = tube_refs(bs, name, len);
-	int64_t now = clock_now_ms(), left = 0;
+	int64_t now = clock_now_ms(), left = 0, pause = 0;
 
-	if (ts->paused_until > (uint64_t)now)
+	if (ts->paused_until > (uint64_t)now) {
 		left = ((int64_t)ts->paused_until - now) / 1000;
+		pause = ((int64_t)ts->paused_until - now + 999) / 1000;
+	}
 	buf_put(y, "---\n", 4);
 	yaml_s(y, "name", name, len);
 	yaml_u(y, "current-jobs-urgent", 0);
@@ -329,8 +331,10 @@ bs_tube_yaml(struct face_beanstalk *bs, const char *name, size_t len,
 	yaml_u(y, "current-waiting", t.waiting);
 	yaml_u(y, "cmd-delete", kv_find(&ts->more, "deletes"));
 	yaml_u(y, "cmd-pause-tube", 0);
-	/* the core keeps when a pause ends, not how long it was */
-	yaml_u(y, "pause", (uint64_t)left);
+	/* the core keeps when a pause ends, not how long it was: the time
+	 * left rounded up, which is the pause's length for its first
+	 * second (a client that pauses for N s and looks sees N) */
+	yaml_u(y, "pause", (uint64_t)pause);
 	yaml_u(y, "pause-time-left", (uint64_t)left);
 }
 
@@ -353,6 +357,21 @@ static uint64_t
 secs(int64_t ms)
 {
 	return ms > 0 ? (uint64_t)(ms / 1000) : 0;
+}
+
+/* The core counts a task's takes (reserves), not how each ended: the
+ * reserves that left the job ready or delayed again stand for releases,
+ * which is beanstalkd's count when a job's reservations end by release,
+ * and counts a ttr expiry or a closed connection as one too. A job
+ * reserved now, or buried, owes one reserve to that. Clients retry a job
+ * while this is under their maximum (beaneater's Jobs#process!): with 0
+ * they would retry for ever. */
+static uint64_t
+releases(const struct msg_task *t)
+{
+	uint32_t held = t->state == MSG_ST_TAKEN || t->state == MSG_ST_BURIED;
+
+	return t->attempts > held ? t->attempts - held : 0;
 }
 
 void
@@ -379,7 +398,7 @@ bs_job_yaml(const struct msg_task *t, struct buf *y)
 	yaml_u(y, "file", 0);
 	yaml_u(y, "reserves", t->attempts);
 	yaml_u(y, "timeouts", 0);
-	yaml_u(y, "releases", 0);
-	yaml_u(y, "buries", 0);
+	yaml_u(y, "releases", releases(t));
+	yaml_u(y, "buries", t->state == MSG_ST_BURIED ? 1 : 0);
 	yaml_u(y, "kicks", 0);
 }
