@@ -273,6 +273,31 @@ test_a_job_life_cycle(void **state)
 	diff(state, script);
 }
 
+/* Ready jobs of one priority come out by id: a job released at once
+ * goes back to its place, ahead of the jobs put after it (a worker that
+ * releases what it cannot do yet sees it again first). */
+static void
+test_a_released_job_keeps_its_place(void **state)
+{
+	static const struct step script[] = {
+		S(0, "put 10 0 60 1\r\na\r\n", 1),
+		S(0, "put 10 0 60 1\r\nb\r\n", 1),
+		S(0, "put 10 0 60 1\r\nc\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		S(0, "release 1 10 0\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		S(0, "release 2 10 0\r\n", 1),
+		S(0, "release 1 10 0\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		S(0, "reserve\r\n", 1),
+		END,
+	};
+
+	diff(state, script);
+}
+
 /* Malformed lines of every kind, each answered and the connection kept. */
 static void
 test_bad_format_and_unknown_commands(void **state)
@@ -541,6 +566,7 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_a_job_life_cycle),
+		T(test_a_released_job_keeps_its_place),
 		T(test_bad_format_and_unknown_commands),
 		T(test_bad_framing),
 		T(test_binary_and_large_bodies),

@@ -140,6 +140,9 @@ ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
 			a.id = j->id;
 			a.lease = v.lease;
 			a.delay_ms = (int64_t)j->delay;
+			/* beanstalkd orders ready jobs of a priority by id: a
+			 * job released at once goes back to its place */
+			a.front = j->delay == 0;
 			a.set_pri = true;
 			a.pri = j->priority;
 			rc = queue_decide_release(c->q, c->now, &a, &r);
