@@ -109,6 +109,43 @@ it_hostile_closed_within(int fd, int ms)
 	return false;
 }
 
+int
+it_hostile_closed_count(const int *fds, int n, int ms, bool *closed)
+{
+	char b[65536];
+	struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
+	bool *done = calloc((size_t)n, sizeof(*done));
+	int64_t end = it_mono_ms() + ms;
+	int count = 0;
+
+	assert_non_null(pfd);
+	assert_non_null(done);
+	while (count < n && it_mono_ms() < end) {
+		for (int i = 0; i < n; i++) /* a closed one is left out */
+			pfd[i] = (struct pollfd) { .fd = done[i] ? -1 : fds[i],
+				.events = POLLIN };
+		if (poll(pfd, (nfds_t)n, 50) <= 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			ssize_t r;
+
+			if (done[i] || pfd[i].revents == 0)
+				continue;
+			r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
+			if (r == 0 ||
+			    (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				done[i] = true;
+				count++;
+			}
+		}
+	}
+	if (closed != NULL)
+		memcpy(closed, done, (size_t)n * sizeof(*done));
+	free(pfd);
+	free(done);
+	return count;
+}
+
 double
 it_hostile_p99_bound(void)
 {

@@ -43,6 +43,11 @@ uint64_t it_hostile_wait_kv(
  * dropped). */
 bool it_hostile_closed_within(int fd, int ms);
 
+/* How many of fds[0..n) the peer closes within `ms`, all watched at
+ * once (each for the whole `ms`, as it_hostile_closed_within watches
+ * one); closed[i] (when not NULL) says which. */
+int it_hostile_closed_count(const int *fds, int n, int ms, bool *closed);
+
 /* The bound of a healthy client's p99 beside an attack, in ms:
  * IT_HOSTILE_P99_MS, or IT_HOSTILE_P99_SAN_MS under the sanitizers. */
 double it_hostile_p99_bound(void);
