@@ -29,10 +29,11 @@ void it_hostile_hash(FILE *f, const char *secret);
  * (static storage, rewritten by the next call). */
 const char *it_hostile_tokens(void **state, const char *token);
 
-/* A CA and a certificate for 127.0.0.1 in the test's directory; the
- * server `s` gets them on a tls+tcp:// client port (its url, args
- * 0..3). The CA's path is returned. */
-const char *it_hostile_tls_setup(void **state, struct t_srv *s);
+/* A CA and a certificate for 127.0.0.1, made at the first call of the
+ * process (in a directory of their own, removed at exit); the server `s`
+ * gets them on a tls+tcp:// client port (its url, args 0..3). The CA's
+ * path is returned. */
+const char *it_hostile_tls_setup(struct t_srv *s);
 
 /* Waits up to `ms` for the stats counter `name`, read by `c`, to reach
  * `want`; its last value is returned. */

@@ -905,7 +905,7 @@ static void
 test_tls_connections_are_bounded(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(s);
 	struct sluice_client *c, *anon[4];
 	struct sluice_stats *st = NULL;
 	int refused = 0;
@@ -955,7 +955,7 @@ static void
 test_tls_unauthenticated_are_capped(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(s);
 	struct sluice_client *c, *anon[4];
 	struct sluice_stats *st = NULL;
 
@@ -1000,7 +1000,7 @@ static void
 test_tls_unread_replies_close_the_pipe(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(s);
 	struct sluice_put_opts o;
 	struct sluice_client *c;
 	struct it_probe probe;
