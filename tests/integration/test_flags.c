@@ -285,8 +285,8 @@ test_a_failed_start_leaves_nothing_on_disk(void **state)
 {
 	struct t_dir *d = *state;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char url[64], addr[64], data[600], ipc[sizeof(sa.sun_path) + 8];
-	char free_url[5][64], path[sizeof(sa.sun_path) + 8];
+	char url[64], addr[64], data[600], path[600], ipc[616];
+	char free_url[5][64];
 	struct bg bg[6];
 	int port, fd = hold_port(&port), ufd;
 
