@@ -179,6 +179,25 @@ it_hostile_p99_bound(void)
 }
 
 void
+it_hostile_p99_ok(
+    const struct it_probe_result *r, const char *what, const char *url)
+{
+	struct it_probe_result calm;
+	double bound = it_hostile_p99_bound();
+	struct it_probe q;
+
+	if (r->p99_ms < bound)
+		return;
+	it_probe_start(&q, url, "calm");
+	it_sleep_ms(1000);
+	calm = it_probe_stop(&q, "calm");
+	free(q.us);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
+	    r->p99_ms, bound, calm.p99_ms);
+	assert_true(r->p99_ms < 3 * calm.p99_ms);
+}
+
+void
 it_hostile_probe_tls_ok(struct it_probe *p, const char *what, const char *url,
     const char *tok, const char *ca)
 {

@@ -22,8 +22,10 @@
  *    open for ever); past --http-max-conns a connection is closed as it
  *    comes;
  *  - under slowloris and slow and oversized chunked bodies a healthy
- *    client's p99 stays under 50 ms, sluiced's memory under a stated
- *    bound, and the face serves as before once the attack stops. */
+ *    client's p99 stays under 50 ms (250 sanitized; on a machine busy
+ *    with other work, under three times its p99 without the attack, as
+ *    in the other hostile tests), sluiced's memory under a stated bound,
+ *    and the face serves as before once the attack stops. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -1265,7 +1267,7 @@ test_healthy_client_under_attacks(void **state)
 	assert_true(atomic_load(&a.refused) > 0);
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
-	assert_true(r.p99_ms < 50.0);
+	it_hostile_p99_ok(&r, "a healthy client under attack", h.s->url);
 	/* 6 bodies of at most 1 MiB each at a time and their copies, 80
 	 * slow heads of 16 KiB buffers: the bound is 128 MiB over the
 	 * start (512 MiB sanitized: ASan keeps what is freed a while) */
