@@ -179,8 +179,8 @@ it_hostile_p99_bound(void)
 }
 
 void
-it_hostile_p99_ok(
-    const struct it_probe_result *r, const char *what, const char *url)
+it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
+    const char *url, const char *tok)
 {
 	struct it_probe_result calm;
 	double bound = it_hostile_p99_bound();
@@ -188,7 +188,10 @@ it_hostile_p99_ok(
 
 	if (r->p99_ms < bound)
 		return;
-	it_probe_start(&q, url, "calm");
+	if (tok != NULL)
+		it_probe_start_token(&q, url, "calm", tok);
+	else
+		it_probe_start(&q, url, "calm");
 	it_sleep_ms(1000);
 	calm = it_probe_stop(&q, "calm");
 	free(q.us);
