@@ -142,7 +142,8 @@ it_client_url(const char *url)
 	if (sluice_open(url, &c) != 0)
 		return NULL;
 	sluice_set_timeout(c, (int)(IT_CALL_MS * (it_sanitized() ? 3 : 1)));
-	sluice_set_connect_timeout(c, IT_CONNECT_MS);
+	sluice_set_connect_timeout(
+	    c, (int)(IT_CONNECT_MS * (it_sanitized() ? 2 : 1)));
 	return c;
 }
 

@@ -26,8 +26,9 @@
 enum {
 	IT_SRV_MAX = 4,
 	IT_PIDS_MAX = 64,
-	IT_CALL_MS = 10000, /* every client call's timeout (x3 sanitized) */
-	IT_CONNECT_MS = 2000,
+	IT_CALL_MS = 10000,   /* every client call's timeout (x3 sanitized) */
+	IT_CONNECT_MS = 2000, /* x2 sanitized: a sanitized follower loading
+	                         a snapshot on a busy machine greeted late */
 };
 
 /* Per-test set-up and tear-down: a temp directory; at the end every

@@ -2,13 +2,16 @@
  *
  * The token file is written with tokens_sha256, the server's own hash, so
  * a test never carries a precomputed digest; the certificates are made
- * by the openssl command line, its output kept in openssl.log. */
+ * by the openssl command line, its output kept in openssl.log, once per
+ * test process (two RSA keys take a second or more) in a directory of
+ * their own that is removed at exit. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "it.h"
 #include "it_hostile.h"
@@ -53,20 +56,43 @@ it_hostile_sh(const char *dir, const char *cmd)
 	assert_int_equal(system(line), 0);
 }
 
+static void *certs_dir;
+static pid_t certs_pid; /* the process that made them (not a fork) */
+
+static void
+certs_remove(void)
+{
+	if (getpid() == certs_pid)
+		t_tmpdir_teardown(&certs_dir);
+}
+
+/* The directory of the certificates, made at the first call. */
+static const char *
+certs_made(void)
+{
+	if (certs_dir == NULL) {
+		assert_int_equal(t_tmpdir_setup(&certs_dir), 0);
+		certs_pid = getpid();
+		atexit(certs_remove);
+		it_hostile_sh(((struct t_dir *)certs_dir)->path,
+		    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
+		    "-out ca.crt -days 2 -subj /CN=hostile-ca && "
+		    "openssl req -newkey rsa:2048 -nodes -keyout srv.key "
+		    "-out srv.csr -subj /CN=127.0.0.1 && "
+		    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' "
+		    ">san && "
+		    "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
+		    "-CAcreateserial -out srv.crt -days 2 -extfile san");
+	}
+	return ((struct t_dir *)certs_dir)->path;
+}
+
 const char *
-it_hostile_tls_setup(void **state, struct t_srv *s)
+it_hostile_tls_setup(struct t_srv *s)
 {
 	static char ca[600], crt[600], key[600];
-	const char *dir = t_path(*state, "");
+	const char *dir = certs_made();
 
-	it_hostile_sh(dir,
-	    "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
-	    "-out ca.crt -days 2 -subj /CN=hostile-ca && "
-	    "openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
-	    "-subj /CN=127.0.0.1 && "
-	    "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\\n' >san && "
-	    "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
-	    "-CAcreateserial -out srv.crt -days 2 -extfile san");
 	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
 	snprintf(crt, sizeof(crt), "%s/srv.crt", dir);
 	snprintf(key, sizeof(key), "%s/srv.key", dir);
@@ -109,10 +135,69 @@ it_hostile_closed_within(int fd, int ms)
 	return false;
 }
 
+int
+it_hostile_closed_count(const int *fds, int n, int ms, bool *closed)
+{
+	char b[65536];
+	struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
+	bool *done = calloc((size_t)n, sizeof(*done));
+	int64_t end = it_mono_ms() + ms;
+	int count = 0;
+
+	assert_non_null(pfd);
+	assert_non_null(done);
+	while (count < n && it_mono_ms() < end) {
+		for (int i = 0; i < n; i++) /* a closed one is left out */
+			pfd[i] = (struct pollfd) { .fd = done[i] ? -1 : fds[i],
+				.events = POLLIN };
+		if (poll(pfd, (nfds_t)n, 50) <= 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			ssize_t r;
+
+			if (done[i] || pfd[i].revents == 0)
+				continue;
+			r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
+			if (r == 0 ||
+			    (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				done[i] = true;
+				count++;
+			}
+		}
+	}
+	if (closed != NULL)
+		memcpy(closed, done, (size_t)n * sizeof(*done));
+	free(pfd);
+	free(done);
+	return count;
+}
+
 double
 it_hostile_p99_bound(void)
 {
 	return it_sanitized() ? IT_HOSTILE_P99_SAN_MS : IT_HOSTILE_P99_MS;
+}
+
+void
+it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
+    const char *url, const char *tok)
+{
+	struct it_probe_result calm;
+	double bound = it_hostile_p99_bound();
+	struct it_probe q;
+
+	if (r->p99_ms < bound)
+		return;
+	if (tok != NULL)
+		it_probe_start_token(&q, url, "calm", tok);
+	else
+		it_probe_start(&q, url, "calm");
+	it_sleep_ms(1000);
+	calm = it_probe_stop(&q, "calm");
+	free(q.us);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
+	    r->p99_ms, bound, calm.p99_ms);
+	assert_true(r->p99_ms < 3 * calm.p99_ms);
 }
 
 void

@@ -17,6 +17,7 @@ enum {
 };
 
 struct it_probe;
+struct it_probe_result;
 struct sluice_client;
 struct t_srv;
 
@@ -29,10 +30,11 @@ void it_hostile_hash(FILE *f, const char *secret);
  * (static storage, rewritten by the next call). */
 const char *it_hostile_tokens(void **state, const char *token);
 
-/* A CA and a certificate for 127.0.0.1 in the test's directory; the
- * server `s` gets them on a tls+tcp:// client port (its url, args
- * 0..3). The CA's path is returned. */
-const char *it_hostile_tls_setup(void **state, struct t_srv *s);
+/* A CA and a certificate for 127.0.0.1, made at the first call of the
+ * process (in a directory of their own, removed at exit); the server `s`
+ * gets them on a tls+tcp:// client port (its url, args 0..3). The CA's
+ * path is returned. */
+const char *it_hostile_tls_setup(struct t_srv *s);
 
 /* Waits up to `ms` for the stats counter `name`, read by `c`, to reach
  * `want`; its last value is returned. */
@@ -43,9 +45,22 @@ uint64_t it_hostile_wait_kv(
  * dropped). */
 bool it_hostile_closed_within(int fd, int ms);
 
+/* How many of fds[0..n) the peer closes within `ms`, all watched at
+ * once (each for the whole `ms`, as it_hostile_closed_within watches
+ * one); closed[i] (when not NULL) says which. */
+int it_hostile_closed_count(const int *fds, int n, int ms, bool *closed);
+
 /* The bound of a healthy client's p99 beside an attack, in ms:
  * IT_HOSTILE_P99_MS, or IT_HOSTILE_P99_SAN_MS under the sanitizers. */
 double it_hostile_p99_bound(void);
+
+/* A healthy client's p99 beside an attack, `r` (from a probe of `url`, a
+ * tcp:// server, with the token `tok` or NULL; the attack over): under
+ * the bound; or, on a machine busy with other work (the suite runs two
+ * tests at a time, under the sanitizers too), under three times the p99
+ * the same client sees without the attack (measured for a second). */
+void it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
+    const char *url, const char *tok);
 
 /* Stops the probe `p` (of a tls+tcp:// server at `url` whose certificate
  * `ca` signs; `tok` its token or NULL) and checks it beside an attack:

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "it.h"
@@ -248,90 +249,141 @@ test_durations_take_units(void **state)
 	sluice_close(c);
 }
 
+/* A start that finds a port taken tries it again for 2 s (a killed
+ * sluiced's port may be let go only a moment after it ended) before it
+ * gives up: those starts run side by side, each with a data directory
+ * and free ports of its own. */
+struct bg {
+	pid_t pid;
+	char data[600], log[608];
+};
+
+/* Starts `sluiced --data DIR/name ARGS...` (NULL-ended) in the
+ * background, its output into DIR/name.log. */
+static void
+bg_start(struct bg *b, struct t_dir *d, const char *name, ...)
+{
+	char *argv[ARGS_MAX];
+	char bin[1024];
+	const char *a;
+	int argc = 0;
+	va_list ap;
+
+	snprintf(b->data, sizeof(b->data), "%s", t_path(d, name));
+	snprintf(b->log, sizeof(b->log), "%s.log", b->data);
+	snprintf(bin, sizeof(bin), "%s", t_bin("sluiced"));
+	argv[argc++] = bin;
+	argv[argc++] = "--data";
+	argv[argc++] = b->data;
+	va_start(ap, name);
+	while ((a = va_arg(ap, const char *)) != NULL && argc < ARGS_MAX - 1)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	b->pid = t_spawn_logged(argv, b->log);
+	assert_true(b->pid > 0);
+	it_track_pid(b->pid);
+}
+
+/* Waits for `b` to end (30 s at most); its exit code (-1: it did not end
+ * by itself), its output in `err`; asserts it left nothing on disk. */
+static int
+bg_wait(struct bg *b)
+{
+	int64_t end = it_mono_ms() + 30000;
+	int status = 0;
+	pid_t r;
+	size_t n = 0;
+	FILE *f;
+
+	while (
+	    (r = waitpid(b->pid, &status, WNOHANG)) == 0 && it_mono_ms() < end)
+		it_sleep_ms(20);
+	if (r == 0) {
+		kill(b->pid, SIGKILL);
+		waitpid(b->pid, &status, 0);
+	}
+	if ((f = fopen(b->log, "r")) != NULL) {
+		n = fread(err, 1, sizeof(err) - 1, f);
+		fclose(f);
+	}
+	err[n] = '\0';
+	assert_false(exists(b->data));
+	return r != 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* A start that fails because of an address touches no disk: no data
  * directory, no segment, no epoch. */
 static void
 test_a_failed_start_leaves_nothing_on_disk(void **state)
 {
 	struct t_dir *d = *state;
-	char url[64], addr[64], data[600];
-	int port, fd = hold_port(&port);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char url[64], addr[64], data[600], path[600], ipc[616];
+	char free_url[5][64];
+	struct bg bg[6];
+	int port, fd = hold_port(&port), ufd;
 
 	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	snprintf(path, sizeof(path), "%s", t_path(d, "s"));
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	for (int i = 0; i < 5; i++)
+		snprintf(free_url[i], sizeof(free_url[i]), "tcp://127.0.0.1:%d",
+		    t_free_port());
+	/* an ipc:// path a live server answers on */
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path));
+	ufd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(ufd >= 0);
+	assert_int_equal(bind(ufd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ufd, 4), 0);
+	snprintf(ipc, sizeof(ipc), "ipc://%s", path);
 
-	/* the client port is taken */
-	assert_int_equal(sluiced("--data", data, "--listen", url, NULL), 1);
-	assert_non_null(strstr(err, url));
-	assert_non_null(strstr(err, "in use"));
+	/* the client port is taken; so is the replication port, the HTTP
+	 * one, the beanstalk one; two flags on one port; the ipc:// path */
+	bg_start(&bg[0], d, "data0", "--listen", url, NULL);
+	bg_start(&bg[1], d, "data1", "--listen", free_url[0], "--repl-listen",
+	    url, NULL);
+	bg_start(
+	    &bg[2], d, "data2", "--listen", free_url[1], "--http", addr, NULL);
+	bg_start(&bg[3], d, "data3", "--listen", free_url[2], "--beanstalk",
+	    addr, NULL);
+	bg_start(&bg[4], d, "data4", "--listen", free_url[3], "--repl-listen",
+	    free_url[3], NULL);
+	bg_start(&bg[5], d, "data5", "--listen", ipc, NULL);
+
+	/* meanwhile, those that fail at once: an address that is not this
+	 * machine's, a port out of range, an ipc:// path in no directory */
+	assert_int_equal(
+	    sluiced("--data", data, "--listen", "tcp://192.0.2.1:7711", NULL),
+	    1);
+	assert_non_null(strstr(err, "192.0.2.1"));
+	assert_false(exists(data));
+	assert_int_equal(sluiced("--data", data, "--listen", free_url[4],
+	                     "--http", "127.0.0.1:99999", NULL),
+	    2);
+	assert_non_null(strstr(err, "--http takes HOST:PORT"));
+	assert_false(exists(data));
+	snprintf(ipc, sizeof(ipc), "ipc://%s", t_path(d, "no/such"));
+	assert_int_equal(sluiced("--data", data, "--listen", ipc, NULL), 1);
+	assert_non_null(strstr(err, "No such file or directory"));
 	assert_false(exists(data));
 
-	/* so is the replication port, the HTTP one, the beanstalk one */
-	{
-		char free_url[64];
-
-		snprintf(free_url, sizeof(free_url), "tcp://127.0.0.1:%d",
-		    t_free_port());
-		assert_int_equal(sluiced("--data", data, "--listen", free_url,
-		                     "--repl-listen", url, NULL),
-		    1);
-		assert_non_null(strstr(err, "--repl-listen"));
-		assert_false(exists(data));
-		assert_int_equal(sluiced("--data", data, "--listen", free_url,
-		                     "--http", addr, NULL),
-		    1);
-		assert_non_null(strstr(err, "--http"));
-		assert_false(exists(data));
-		assert_int_equal(sluiced("--data", data, "--listen", free_url,
-		                     "--beanstalk", addr, NULL),
-		    1);
-		assert_non_null(strstr(err, "--beanstalk"));
-		assert_false(exists(data));
-		/* two flags on one port */
-		assert_int_equal(sluiced("--data", data, "--listen", free_url,
-		                     "--repl-listen", free_url, NULL),
-		    1);
-		assert_false(exists(data));
-		/* an address that is not this machine's */
-		assert_int_equal(sluiced("--data", data, "--listen",
-		                     "tcp://192.0.2.1:7711", NULL),
-		    1);
-		assert_non_null(strstr(err, "192.0.2.1"));
-		assert_false(exists(data));
-		assert_int_equal(sluiced("--data", data, "--listen", free_url,
-		                     "--http", "127.0.0.1:99999", NULL),
-		    2);
-		assert_non_null(strstr(err, "--http takes HOST:PORT"));
-		assert_false(exists(data));
-	}
+	assert_int_equal(bg_wait(&bg[0]), 1);
+	assert_non_null(strstr(err, url));
+	assert_non_null(strstr(err, "in use"));
+	assert_int_equal(bg_wait(&bg[1]), 1);
+	assert_non_null(strstr(err, "--repl-listen"));
+	assert_int_equal(bg_wait(&bg[2]), 1);
+	assert_non_null(strstr(err, "--http"));
+	assert_int_equal(bg_wait(&bg[3]), 1);
+	assert_non_null(strstr(err, "--beanstalk"));
+	assert_int_equal(bg_wait(&bg[4]), 1);
+	assert_int_equal(bg_wait(&bg[5]), 1);
+	assert_non_null(strstr(err, "in use"));
 	close(fd);
-
-	/* an ipc:// path a live server answers on; one in no directory */
-	{
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		char ipc[sizeof(sa.sun_path) + 8];
-		const char *path = t_path(d, "s");
-
-		assert_true(strlen(path) < sizeof(sa.sun_path));
-		memcpy(sa.sun_path, path, strlen(path));
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		assert_true(fd >= 0);
-		assert_int_equal(
-		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		assert_int_equal(listen(fd, 4), 0);
-		snprintf(ipc, sizeof(ipc), "ipc://%s", path);
-		assert_int_equal(
-		    sluiced("--data", data, "--listen", ipc, NULL), 1);
-		assert_non_null(strstr(err, "in use"));
-		assert_false(exists(data));
-		close(fd);
-		snprintf(ipc, sizeof(ipc), "ipc://%s", t_path(d, "no/such"));
-		assert_int_equal(
-		    sluiced("--data", data, "--listen", ipc, NULL), 1);
-		assert_non_null(strstr(err, "No such file or directory"));
-		assert_false(exists(data));
-	}
+	close(ufd);
 }
 
 /* A follower whose leader cannot be reached says so within seconds,

@@ -1,10 +1,11 @@
 /* The core's request handling under hostile and unlucky input, each case
  * reproduced against a real sluiced:
  *   - 100k takes parked on tubes nobody puts to cost a healthy client
- *     nothing (its p99 stays under 50 ms), a task put to their tube goes
- *     to the take that waited longest, and closing their connections
- *     drops them; the caps on parked takes answer ELIMIT with the flag
- *     that sets them;
+ *     nothing (its p99 stays under 50 ms; 250 ms sanitized, or three
+ *     times its calm p99 on a busy machine: it_hostile_p99_ok), a task
+ *     put to their tube goes to the take that waited longest, and
+ *     closing their connections drops them; the caps on parked takes
+ *     answer ELIMIT with the flag that sets them;
  *   - a take whose tasks would not fit in one reply takes only what fits
  *     (nothing taken that is not delivered, no attempt counted; an HTTP
  *     take a sixth of it); a list or a peek over the reply limit says
@@ -142,7 +143,7 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	assert_true(r.calls > 100);
 	/* a turn used to walk every parked take: p50 18-32 ms */
 	assert_true(r.p50_ms < 5.0);
-	assert_true(r.p99_ms < 50.0);
+	it_hostile_p99_ok(&r, "beside parked takes", s->url, NULL);
 
 	/* A task put to their tube goes to the take that waited longest:
 	 * the first of the first connection. */
@@ -676,7 +677,8 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	    " ms, %zu bytes\n",
 	    calls, stats_max, metrics_max, metrics_len);
 	assert_int_equal(r.errors, 0);
-	assert_true(r.p99_ms < 50.0);
+	it_hostile_p99_ok(
+	    &r, "beside stats and /metrics of many tubes", s->url, NULL);
 	assert_true(metrics_len < 1000000);
 	assert_int_equal(it_node_kv(c, "tubes"), ntubes);
 	assert_true(it_node_kv(c, "tubes_next") > 0);

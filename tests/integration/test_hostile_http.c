@@ -22,8 +22,10 @@
  *    open for ever); past --http-max-conns a connection is closed as it
  *    comes;
  *  - under slowloris and slow and oversized chunked bodies a healthy
- *    client's p99 stays under 50 ms, sluiced's memory under a stated
- *    bound, and the face serves as before once the attack stops. */
+ *    client's p99 stays under 50 ms (250 sanitized; on a machine busy
+ *    with other work, under three times its p99 without the attack, as
+ *    in the other hostile tests), sluiced's memory under a stated bound,
+ *    and the face serves as before once the attack stops. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -233,17 +235,26 @@ test_chunked_put_is_stored_whole(void **state)
 	static const char *const bad[] = { "zz\r\nabc\r\n0\r\n\r\n",
 		"3\r\nabcdef\r\n0\r\n\r\n", "3\nabc\r\n0\r\n\r\n",
 		"fffffffffffffffff\r\n" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		fd = raw_connect(h.hport);
-		assert_true(raw_sends(fd,
+	enum { NBAD = sizeof(bad) / sizeof(bad[0]) };
+	int bfd[NBAD];
+
+	/* all at once, so that the server's lingers before each close
+	 * (up to 2 s) run side by side */
+	for (size_t i = 0; i < NBAD; i++) {
+		bfd[i] = raw_connect(h.hport);
+		assert_true(raw_sends(bfd[i],
 		    "POST /v1/tubes/chunky/tasks HTTP/1.1\r\nHost: "
 		    "127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
-		assert_true(raw_sends(fd, bad[i]));
+		assert_true(raw_sends(bfd[i], bad[i]));
+	}
+	for (size_t i = 0; i < NBAD; i++) {
 		assert_int_equal(
-		    raw_response(fd, head, sizeof(head), NULL), 400);
+		    raw_response(bfd[i], head, sizeof(head), NULL), 400);
 		assert_non_null(strstr(head, "Connection: close"));
-		assert_true(raw_closed(fd));
-		close(fd);
+	}
+	for (size_t i = 0; i < NBAD; i++) {
+		assert_true(raw_closed(bfd[i]));
+		close(bfd[i]);
 	}
 	/* chunks past the put's limit (--max-payload, 1 MiB): 413 */
 	fd = raw_connect(h.hport);
@@ -669,23 +680,31 @@ test_bad_heads_are_refused(void **state)
 		  "a\x01b\r\n\r\n",
 		    0, 400 },
 	};
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
 	struct hsrv h;
 	char head[2048], *big;
-	int fd;
+	int fd, fds[NCASES];
 
 	start(state, &h, NULL);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	/* each on its own connection, all at once: the server lingers on
+	 * a refused connection (reading what follows, up to 2 s) before it
+	 * closes it, and the lingers run side by side */
+	for (size_t i = 0; i < NCASES; i++) {
 		size_t n = cases[i].len ? cases[i].len : strlen(cases[i].head);
-		int st;
 
-		fd = raw_connect(h.hport);
-		assert_true(raw_send(fd, cases[i].head, n));
-		st = raw_response(fd, head, sizeof(head), NULL);
+		fds[i] = raw_connect(h.hport);
+		assert_true(raw_send(fds[i], cases[i].head, n));
+	}
+	for (size_t i = 0; i < NCASES; i++) {
+		int st = raw_response(fds[i], head, sizeof(head), NULL);
+
 		if (st != cases[i].want)
 			fail_msg("case %zu: %d %s", i, st, head);
 		assert_non_null(strstr(head, "Connection: close"));
-		assert_true(raw_closed(fd));
-		close(fd);
+	}
+	for (size_t i = 0; i < NCASES; i++) {
+		assert_true(raw_closed(fds[i]));
+		close(fds[i]);
 	}
 	/* a head over 16 KiB: 431 */
 	big = malloc(20000);
@@ -1248,7 +1267,7 @@ test_healthy_client_under_attacks(void **state)
 	assert_true(atomic_load(&a.refused) > 0);
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
-	assert_true(r.p99_ms < 50.0);
+	it_hostile_p99_ok(&r, "a healthy client under attack", h.s->url, NULL);
 	/* 6 bodies of at most 1 MiB each at a time and their copies, 80
 	 * slow heads of 16 KiB buffers: the bound is 128 MiB over the
 	 * start (512 MiB sanitized: ASan keeps what is freed a while) */

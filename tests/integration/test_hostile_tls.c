@@ -154,7 +154,7 @@ static void
 test_tls_frames_before_auth_are_small(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s), *in;
+	const char *ca = it_hostile_tls_setup(s), *in;
 	struct sluice_client *c;
 	struct it_probe probe;
 	uint8_t head[SP_HANDSHAKE + SP_LEN];
@@ -209,7 +209,7 @@ test_tls_handshake_never_completes(void **state)
 {
 	static const uint8_t hello[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01 };
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s);
+	const char *ca = it_hostile_tls_setup(s);
 	struct sluice_client *c;
 	struct it_probe probe;
 	int fd[2];
@@ -247,7 +247,7 @@ static void
 test_tls_slowloris_is_closed(void **state)
 {
 	struct t_srv *s = it_srv(*state, "tls");
-	const char *ca = it_hostile_tls_setup(state, s), *part, *silent;
+	const char *ca = it_hostile_tls_setup(s), *part, *silent;
 	struct sluice_client *c;
 	struct it_probe probe;
 	uint8_t head[SP_HANDSHAKE + 3] = { 0 };
@@ -438,7 +438,7 @@ test_repl_tls_handshake_never_completes(void **state)
 	static char repl[64];
 	int rport = t_free_port(), fd[2];
 
-	it_hostile_tls_setup(state, s);
+	it_hostile_tls_setup(s);
 	snprintf(repl, sizeof(repl), "tls+tcp://127.0.0.1:%d", rport);
 	snprintf(s->url, sizeof(s->url), "tcp://127.0.0.1:%d", s->port);
 	s->args[4] = "--repl-listen";

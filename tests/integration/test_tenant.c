@@ -782,7 +782,8 @@ test_parked_takes_quota(void **state)
 
 /* A tenant creating tubes as fast as it can is stopped at its quota;
  * the other tenant goes on creating and putting, and a healthy client's
- * p99 stays under 50 ms meanwhile. */
+ * p99 stays under 50 ms meanwhile (it_hostile_p99_ok: 250 ms sanitized,
+ * or three times its calm p99 on a busy machine). */
 static void
 test_a_tenant_creating_tubes_does_not_stop_the_others(void **state)
 {
@@ -825,9 +826,8 @@ test_a_tenant_creating_tubes_does_not_stop_the_others(void **state)
 	it_rc(b, put_p(b, "B.after", "y"), 0);
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 30);
-	if (r.p99_ms >= 50.0)
-		fail_msg("a healthy client's p99 %.2f ms, not under 50 ms",
-		    r.p99_ms);
+	it_hostile_p99_ok(
+	    &r, "tenant creating tubes", f.s->url, secrets[PROBE]);
 	sluice_close(a);
 	sluice_close(b);
 }

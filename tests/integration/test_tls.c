@@ -1,5 +1,6 @@
 /* TLS on sluiced's ports, against real servers: certificates are made by
- * the openssl command in the test's directory (a CA, a certificate for
+ * the openssl command, once for all the tests of the file (four RSA keys
+ * take seconds), in a directory of their own (a CA, a certificate for
  * 127.0.0.1 it signed, an expired one, a client certificate, and a second
  * CA that signed nothing of the server's). A TLS client does its work; a
  * TLS client sends every operation of the protocol and gets its answer;
@@ -17,11 +18,15 @@
 #include "it.h"
 #include "it_ops.h"
 
-/* The test directory's certificates, by name. */
+/* The certificates, by name. */
 struct certs {
 	char ca[600], ca2[600], cert[600], key[600], old[600], ccert[600],
 	    ccert2[600], ckey[600];
 };
+
+/* Made by the group's set-up; no test changes them. */
+static struct certs group_certs;
+static void *certs_dir;
 
 /* Runs a shell command in `dir`; asserts it succeeded. */
 static void
@@ -41,9 +46,9 @@ sh(const char *dir, const char *cmd)
  * TLS engine matches the host against DNS names), the same expired (its
  * end a day before its start), a client certificate, and another CA. */
 static void
-make_certs(void **state, struct certs *c)
+certs_make(void **dir_state, struct certs *c)
 {
-	const char *dir = t_path(*state, "");
+	const char *dir = t_path(*dir_state, "");
 	static const char *const cmds[] = {
 		"openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
 		"-out ca.crt -days 2 -subj /CN=sluice-test-ca",
@@ -76,6 +81,32 @@ make_certs(void **state, struct certs *c)
 	snprintf(c->ccert, sizeof(c->ccert), "%s/cli.crt", dir);
 	snprintf(c->ckey, sizeof(c->ckey), "%s/cli.key", dir);
 	snprintf(c->ccert2, sizeof(c->ccert2), "%s/cli2.crt", dir);
+}
+
+/* The group's certificates, for a test (`state`: its directory, where
+ * its servers live). */
+static void
+make_certs(void **state, struct certs *c)
+{
+	(void)state;
+	*c = group_certs;
+}
+
+static int
+group_setup(void **state)
+{
+	(void)state;
+	if (t_tmpdir_setup(&certs_dir) != 0)
+		return -1;
+	certs_make(&certs_dir, &group_certs);
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	return t_tmpdir_teardown(&certs_dir);
 }
 
 /* A server whose client port is tls+tcp:// with `cert`. */
@@ -381,5 +412,6 @@ main(void)
 		T(test_https_metrics),
 	};
 #undef T
-	return cmocka_run_group_tests_name("tls", tests, NULL, NULL);
+	return cmocka_run_group_tests_name(
+	    "tls", tests, group_setup, group_teardown);
 }
