@@ -216,10 +216,12 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 		fail_msg("no row %s in\n%s", pat, dom);
 	/* the tube's limits, and the slot its taken task holds (the
 	 * buried ones hold none) */
-	if (strstr(dom, "<span id=\"tubelimits\">limits: rate 100/s, burst "
-	                "20 (") == NULL ||
-	    strstr(dom, " \u00b7 concurrency 10 (1 in use) \u00b7 0 held "
-	                "back, 0 takes waiting</span>") == NULL)
+	if (strstr(dom,
+	        "<span id=\"tubelimits\">limits: rate 100/s, burst "
+	        "20 (") == NULL ||
+	    strstr(dom,
+	        " \u00b7 concurrency 10 (1 in use) \u00b7 0 held "
+	        "back, 0 takes waiting</span>") == NULL)
 		fail_msg("no limits in the tube's page:\n%s", dom);
 	assert_non_null(strstr(dom, "smtp: connection &lt;refused&gt;"));
 	assert_null(strstr(dom, "class=\"kick\""));
