@@ -661,6 +661,10 @@ SLUICE_API int sluice_delete_where_opts(struct sluice_client *c,
 SLUICE_API int sluice_release_all(
     struct sluice_client *c, const char *tube, uint64_t *released);
 
+/* A kick of an error group, and dry runs: sluice_bulk.h, part of this
+ * header. */
+#include "sluice_bulk.h"
+
 /* One task by id, by key in its tube (NULL: "default"; keys are per
  * tube), or the next of a tube to leave `state`
  * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;

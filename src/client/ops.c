@@ -559,6 +559,24 @@ sluice_kick(
 }
 
 int
+sluice_kick_opts(struct sluice_client *c, const char *tube,
+    const struct sluice_kick_opts *o, uint64_t *kicked)
+{
+	struct msg_req q = { .op = MSG_OP_KICK,
+		.kick = { .tube = ops_tube_or_default(tube),
+		    .n = o->n,
+		    .delayed = o->delayed != 0,
+		    .error = msg_cstr(o->error != NULL ? o->error : ""),
+		    .dry = o->dry != 0 } };
+
+	if (o->delayed && q.kick.error.len > 0)
+		return ops_bad_arg(c,
+		    "kick: an error group is of buried tasks, not delayed "
+		    "ones");
+	return call_u64(c, &q, kicked);
+}
+
+int
 sluice_kick_id(struct sluice_client *c, uint64_t id, struct sluice_after *after)
 {
 	struct msg_req q = { .op = MSG_OP_KICK_ID, .id = id };
@@ -613,13 +631,15 @@ sluice_delete_where(struct sluice_client *c, const char *tube, int state,
 	return call_u64(c, &q, deleted);
 }
 
-int
-sluice_delete_where_opts(struct sluice_client *c, const char *tube,
-    const struct sluice_delete_where_opts *o, uint64_t *deleted)
+/* sluice_delete_where_opts, or with `dry` its count alone. */
+static int
+delete_where(struct sluice_client *c, const char *tube,
+    const struct sluice_delete_where_opts *o, bool dry, uint64_t *deleted)
 {
 	struct msg_req q = { .op = MSG_OP_DELETE_WHERE,
 		.where = { .tube = ops_tube_or_default(tube),
 		    .older = o->older_ms,
+		    .dry = dry,
 		    .aged = true,
 		    .states = (uint8_t)o->states,
 		    .by = o->by_created ? MSG_AGE_CREATED : MSG_AGE_UPDATED,
@@ -634,6 +654,20 @@ sluice_delete_where_opts(struct sluice_client *c, const char *tube,
 		    "delete_where: taken tasks are held by workers: force "
 		    "deletes them (their leases end)");
 	return call_u64(c, &q, deleted);
+}
+
+int
+sluice_delete_where_opts(struct sluice_client *c, const char *tube,
+    const struct sluice_delete_where_opts *o, uint64_t *deleted)
+{
+	return delete_where(c, tube, o, false, deleted);
+}
+
+int
+sluice_delete_where_dry(struct sluice_client *c, const char *tube,
+    const struct sluice_delete_where_opts *o, uint64_t *would)
+{
+	return delete_where(c, tube, o, true, would);
 }
 
 int

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_int.h"
 #include "history.h"
 #include "sluice.h"
 
@@ -111,17 +112,12 @@ is_lease_op(const struct hist_op *op)
 	    op->type == HIST_RELEASE || op->type == HIST_TOUCH;
 }
 
-static void violation(struct ctx *c, enum hist_rule rule, uint64_t id,
-    uint64_t key, const struct hist_op *a, const struct hist_op *b,
-    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-
-static void
-violation(struct ctx *c, enum hist_rule rule, uint64_t id, uint64_t key,
-    const struct hist_op *a, const struct hist_op *b, const char *fmt, ...)
+void
+hist_violation_v(struct hist_report *r, const struct hist_op *ops,
+    enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
+    const struct hist_op *b, const char *fmt, va_list ap)
 {
-	struct hist_report *r = c->r;
 	struct hist_violation *v;
-	va_list ap;
 
 	r->violations++;
 	r->by_rule[rule]++;
@@ -131,10 +127,35 @@ violation(struct ctx *c, enum hist_rule rule, uint64_t id, uint64_t key,
 	v->rule = rule;
 	v->id = id;
 	v->key = key;
-	v->op[0] = a != NULL ? (size_t)(a - c->ops) : SIZE_MAX;
-	v->op[1] = b != NULL ? (size_t)(b - c->ops) : SIZE_MAX;
-	va_start(ap, fmt);
+	v->op[0] = a != NULL ? (size_t)(a - ops) : SIZE_MAX;
+	v->op[1] = b != NULL ? (size_t)(b - ops) : SIZE_MAX;
 	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+}
+
+void
+hist_violation(struct hist_report *r, const struct hist_op *ops,
+    enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
+    const struct hist_op *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hist_violation_v(r, ops, rule, id, key, a, b, fmt, ap);
+	va_end(ap);
+}
+
+static void violation(struct ctx *c, enum hist_rule rule, uint64_t id,
+    uint64_t key, const struct hist_op *a, const struct hist_op *b,
+    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void
+violation(struct ctx *c, enum hist_rule rule, uint64_t id, uint64_t key,
+    const struct hist_op *a, const struct hist_op *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hist_violation_v(c->r, c->ops, rule, id, key, a, b, fmt, ap);
 	va_end(ap);
 }
 
@@ -757,6 +778,8 @@ hist_check(struct hist *h, struct hist_report *r)
 			;
 		check_put(&c, by_key[i].k, by_key + i, j - i);
 	}
+	if (hist_check_cap(c.ops, c.n, r) != 0)
+		goto out;
 	rc = 0;
 out:
 	free(t.all);
@@ -790,6 +813,7 @@ hist_rule_name(enum hist_rule rule)
 		[HIST_R_BURY] = "bury",
 		[HIST_R_UNKNOWN] = "unknown",
 		[HIST_R_INTEGRITY] = "integrity",
+		[HIST_R_CAP] = "cap",
 	};
 
 	return (unsigned)rule < HIST_RULES_ ? names[rule] : "?";
@@ -844,7 +868,14 @@ hist_report_print(
 	for (int k = 1; k < HIST_FAULTS_; k++)
 		fprintf(f, "%s%s %zu", k > 1 ? ", " : "", hist_fault_name(k),
 		    r->by_fault[k]);
-	fprintf(f, ")\nviolations %zu (", r->violations);
+	fprintf(f, ")\n");
+	if (r->cap != 0)
+		fprintf(f,
+		    "a tube capped at %" PRIu32
+		    " concurrent tasks: at most %" PRIu32
+		    " surely taken at once\n",
+		    r->cap, r->cap_peak);
+	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",
 		    hist_rule_name((enum hist_rule)k), r->by_rule[k]);

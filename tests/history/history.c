@@ -118,6 +118,7 @@ static const char *const type_names[HIST_TYPES_] = {
 	[HIST_CRASH] = "crash",
 	[HIST_FAULT] = "fault",
 	[HIST_FINAL] = "final",
+	[HIST_SESSION] = "session",
 };
 
 static const char *const outcome_names[] = {
@@ -208,6 +209,10 @@ hist_format(const struct hist_op *op, char *buf, size_t cap)
 		OUT(" att=%" PRIu32, op->attempts);
 	if (op->max != 0)
 		OUT(" max=%" PRIu32, op->max);
+	if (op->ttr != 0)
+		OUT(" ttr=%" PRIu32, op->ttr);
+	if (op->cap != 0)
+		OUT(" cap=%" PRIu32, op->cap);
 	if (op->state >= 0 && op->state <= 4)
 		OUT(" state=%s", state_names[op->state]);
 	if (op->err != 0)
@@ -253,6 +258,10 @@ parse_field(struct hist_op *op, const char *f)
 		op->attempts = (uint32_t)strtoul(v, &end, 10);
 	else if (strcmp(name, "max") == 0)
 		op->max = (uint32_t)strtoul(v, &end, 10);
+	else if (strcmp(name, "ttr") == 0)
+		op->ttr = (uint32_t)strtoul(v, &end, 10);
+	else if (strcmp(name, "cap") == 0)
+		op->cap = (uint32_t)strtoul(v, &end, 10);
 	else if (strcmp(name, "state") == 0) {
 		if ((i = NAME_INDEX(state_names, v)) < 0)
 			return -1;

@@ -49,6 +49,19 @@
  *              task taken before its put, states after ack, release,
  *              fail and touch that those operations can give, nothing
  *              still taken at the end.
+ *   cap        a tube's concurrency cap holds at every moment: no more
+ *              tasks of a capped tube are surely taken at once than its
+ *              cap. A take's task is surely taken from the take's reply
+ *              until the earliest moment its lease could have ended: the
+ *              invocation of any later operation on the task (an ack,
+ *              another take, a delete, the final read...), of any fault,
+ *              of the taking client's next operation whose outcome is
+ *              unknown (its connection may have closed, and a session's
+ *              lease with it) or of its next new session (HIST_SESSION),
+ *              or the client's last operation's end,
+ *              and at the latest the take's invocation plus its ttr. (The
+ *              history names no tubes: every take with a cap is of the
+ *              one capped tube.)
  *
  * Thread safety: hist_add may be called from any thread; everything else
  * from one thread once the recording threads are done. */
@@ -69,10 +82,12 @@ enum hist_type {
 	HIST_RELEASE,
 	HIST_TOUCH,
 	HIST_DELETE,
-	HIST_CRASH, /* the node that led died: what it had not made
-	               durable may be gone (kill -9, failover) */
-	HIST_FAULT, /* any other fault, for the figures */
-	HIST_FINAL, /* a task the final read found */
+	HIST_CRASH,   /* the node that led died: what it had not made
+	                 durable may be gone (kill -9, failover) */
+	HIST_FAULT,   /* any other fault, for the figures */
+	HIST_FINAL,   /* a task the final read found */
+	HIST_SESSION, /* a client closed its session and opened another: its
+	                 leases that were not detached ended */
 	HIST_TYPES_
 };
 
@@ -115,6 +130,9 @@ struct hist_op {
 	uint32_t client; /* faults: the node */
 	uint32_t attempts; /* take, final: as reported (0: not reported) */
 	uint32_t max;      /* put, take, final: max_attempts (0: none) */
+	uint32_t ttr;      /* take: the lease's ttr in ms (0: not known) */
+	uint32_t cap;      /* take: the concurrency cap of the task's tube
+	                      (0: none) */
 	int16_t err;       /* HIST_ERR: the SLUICE_E* code */
 	int8_t state;      /* ack, fail, release, touch: the state after, as
 	                      reported (0 gone); final: the state; else
@@ -194,6 +212,7 @@ enum hist_rule {
 	HIST_R_BURY,
 	HIST_R_UNKNOWN,
 	HIST_R_INTEGRITY,
+	HIST_R_CAP,
 	HIST_RULES_
 };
 
@@ -215,6 +234,8 @@ struct hist_report {
 	size_t final_tasks; /* tasks the final read found */
 	size_t uncounted;   /* takes a crash lost: attempts one lower across
 	                       it (allowed) */
+	uint32_t cap;       /* the capped tube's cap (0: no take had one) */
+	uint32_t cap_peak;  /* the most of its tasks surely taken at once */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

@@ -2,7 +2,9 @@
  * touch and delete, and record each call in the history with its times
  * and outcome. See chaos.h.
  *
- * Two tubes: "lib" holds libsluice's tasks, some with max_attempts;
+ * Two tubes: "lib" holds libsluice's tasks, some with max_attempts, and
+ * has a concurrency cap (chaos_cap): its takes carry the cap and their
+ * ttr into the history;
  * "bs" holds tasks put by both faces (beanstalk's put has no
  * max_attempts), and both faces take from it, so leases of the two
  * faces meet on the same tasks. Every put's payload names it
@@ -348,6 +350,10 @@ lib_take(struct lib_th *t)
 		    hist_payload_key(tasks[i].payload, tasks[i].payload_len);
 		op.attempts = tasks[i].attempts;
 		op.max = tasks[i].max_attempts;
+		op.ttr = (uint32_t)tasks[i].ttr_ms;
+		if (tasks[i].tube != NULL &&
+		    strcmp(tasks[i].tube, TUBES[0]) == 0)
+			op.cap = CHAOS_CAP;
 		lib_done(t, &op, 0);
 	}
 	for (size_t i = 0; i < n && running(t->c); i++)
@@ -381,8 +387,13 @@ lib_main(void *arg)
 		} else {
 			/* a new session: its session leases end (held
 			 * tasks stay held: their detached leases live on) */
+			struct hist_op op;
+			int64_t t0 = hist_now(c->h);
+
 			sluice_close(t->cl);
 			t->cl = chaos_client(c, t->urls);
+			lib_op(t, &op, HIST_SESSION, t0);
+			add(c, &op);
 		}
 		pace(&t->rng);
 	}

@@ -9,6 +9,7 @@
  * the old leader back as a follower. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -263,6 +264,33 @@ chaos_start(struct chaos *c)
 		return -1;
 	}
 	return 0;
+}
+
+int
+chaos_cap(struct chaos *c)
+{
+	struct chaos_node *l = &c->node[atomic_load(&c->leader)];
+	struct sluice_client *cl = chaos_client(c, l->s->url);
+	struct sluice_tube_conf conf = { 0 };
+	struct sluice_limits lim = { 0 }, now = { 0 };
+	int rc = -1;
+
+	conf.set = SLUICE_TS_TTR;
+	conf.ttr_ms = CHAOS_TTR_MAX_MS; /* every put gives its own */
+	lim.set = SLUICE_LIM_CONCURRENCY;
+	lim.concurrency = CHAOS_CAP;
+	if (cl == NULL)
+		chaos_fail(c, "cap: no client");
+	else if (sluice_tube_set(cl, "lib", &conf, 0, NULL) != 0 ||
+	    sluice_tube_limit(cl, "lib", &lim, 0, &now) != 0)
+		chaos_fail(c, "cap: %s", sluice_errmsg(cl));
+	else if (now.concurrency != CHAOS_CAP)
+		chaos_fail(
+		    c, "cap: the tube's cap is %" PRIu32, now.concurrency);
+	else
+		rc = 0;
+	sluice_close(cl);
+	return rc;
 }
 
 /* ---- faults ------------------------------------------------------------ */

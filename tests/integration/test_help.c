@@ -140,6 +140,36 @@ test_sluiced_help_groups_every_flag(void **state)
 	free(argv[0]);
 }
 
+/* sluice --help's overview says where the examples and the man page are,
+ * and both are so: `sluice help put` ends with examples, and the build
+ * made the page `man sluice` shows. */
+static void
+test_sluice_overview_names_examples_and_man(void **state)
+{
+	char *prog = bin("sluice");
+	char *argv[] = { prog, "--help", NULL, NULL };
+	char page[1024];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(run(argv), 0);
+	assert_non_null(strstr(out, "`sluice help COMMAND`"));
+	assert_non_null(strstr(out, "examples"));
+	assert_non_null(strstr(out, "`man sluice`"));
+	argv[1] = "help";
+	argv[2] = "put";
+	assert_int_equal(run(argv), 0);
+	assert_non_null(strstr(out, "\nExamples, from an empty server"));
+	argv[2] = "kick";
+	assert_int_equal(run(argv), 0);
+	assert_non_null(strstr(out, "--dry-run"));
+	assert_non_null(strstr(out, "$ sluice kick -t emails --error"));
+	snprintf(page, sizeof(page), "%s/man/sluice.1", SLUICE_BUILD_DIR);
+	if (stat(page, &st) != 0 || st.st_size == 0)
+		fail_msg("%s was not made by the build", page);
+	free(prog);
+}
+
 /* ---- the man pages ------------------------------------------------------
  */
 
@@ -337,6 +367,7 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, it_setup, it_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_sluiced_help_groups_every_flag),
+		T(test_sluice_overview_names_examples_and_man),
 		T(test_man_pages_hold_the_help_and_render_cleanly),
 		T(test_install_puts_the_pages_in_man1),
 	};

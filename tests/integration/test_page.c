@@ -3,8 +3,9 @@
  * wd.h): one chromedriver and one browser session for every check.
  *
  * - The tube table shows a known workload's counts, and a chosen tube
- *   (#tube=NAME&tab=...) its buried tasks with their last error and the
- *   errors grouped by text with example ids; read-only without
+ *   (#tube=NAME&tab=...) its flow limits (rate, burst, concurrency, the
+ *   tokens and slots in use), its buried tasks with their last error and
+ *   the errors grouped by text with example ids; read-only without
  *   --http-admin (no buttons). (The DOM is read as HTML once the page's
  *   fetches ran.)
  * - With --http-admin, after a scripted workload: the overview chart
@@ -154,6 +155,7 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	struct sluice_put_opts o;
 	struct sluice_task *held;
 	struct sluice_tube_conf conf;
+	struct sluice_limits lim = { 0 };
 	char url[256], row[8192], pat[256], sid[128], *dom;
 	uint64_t buried;
 
@@ -171,6 +173,12 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 		it_put_o(c, &o, "hello");
 	o.delay_ms = 3600000;
 	it_put_o(c, &o, "later");
+	lim.set = SLUICE_LIM_RATE | SLUICE_LIM_CONCURRENCY;
+	lim.rate = 100;
+	lim.per_ms = 1000;
+	lim.burst = 20;
+	lim.concurrency = 10;
+	assert_int_equal(sluice_tube_limit(c, "emails", &lim, 0, NULL), 0);
 	held = it_take(c, "emails", 0, 1);
 	buried = bury_one(c, "emails", "smtp: connection <refused>");
 	bury_one(c, "emails", "smtp: connection <refused>");
@@ -200,11 +208,21 @@ test_page_shows_the_tubes_and_a_tubes_buried_tasks(void **state)
 	    url, sizeof(url), "http://%s/#tube=emails&tab=buried", p.haddr);
 	dom = wd_dom(sid, url,
 	    "return !!document.querySelector('#tasks tbody "
-	    "tr[data-state=buried]')");
+	    "tr[data-state=buried]') && "
+	    "!document.querySelector('#tubelimits').hidden");
 	snprintf(pat, sizeof(pat),
 	    "<tr data-id=\"%" PRIu64 "\" data-state=\"buried\">", buried);
 	if (strstr(dom, pat) == NULL)
 		fail_msg("no row %s in\n%s", pat, dom);
+	/* the tube's limits, and the slot its taken task holds (the
+	 * buried ones hold none) */
+	if (strstr(dom,
+	        "<span id=\"tubelimits\">limits: rate 100/s, burst "
+	        "20 (") == NULL ||
+	    strstr(dom,
+	        " \u00b7 concurrency 10 (1 in use) \u00b7 0 held "
+	        "back, 0 takes waiting</span>") == NULL)
+		fail_msg("no limits in the tube's page:\n%s", dom);
 	assert_non_null(strstr(dom, "smtp: connection &lt;refused&gt;"));
 	assert_null(strstr(dom, "class=\"kick\""));
 	assert_null(strstr(dom, "class=\"delete\""));

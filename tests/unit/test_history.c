@@ -1,7 +1,8 @@
 /* The history checker (tests/history) on histories written by hand: a
  * good one that uses every allowance the rules give (a take lost in a
  * crash, unknown acks and deletes, a release past max_attempts, the
- * beanstalk face), and for each rule a history that breaks it, which the
+ * beanstalk face), and for each rule a history that breaks it (a cap
+ * exceeded among them), which the
  * checker must name. Lines are hist_format's: invoke, complete (us),
  * client, face, type, outcome, fields. */
 #include <stdio.h>
@@ -447,6 +448,83 @@ test_replies_that_do_not_fit_are_caught(void **state)
 	hist_report_free(&r);
 }
 
+/* A tube capped at 2: three tasks surely taken at once is caught; the
+ * same takes are allowed when a lease may have ended before the third (an
+ * ack invoked, a fault, the taker's new session, its ttr), and the peak
+ * is said. */
+static void
+test_a_cap_exceeded_is_caught(void **state)
+{
+#define CAP_PUTS                                                               \
+	"0 10 c1 lib put ok id=1 key=c1", "0 10 c1 lib put ok id=2 key=c2",    \
+	    "0 10 c1 lib put ok id=3 key=c3",                                  \
+	    "20 30 c2 lib take ok id=1 lease=100 key=c1 att=1 ttr=1000 cap=2", \
+	    "20 40 c3 lib take ok id=2 lease=110 key=c2 att=1 ttr=1000 cap=2"
+#define CAP_END                                                                \
+	"100 110 c2 lib ack ok id=1 lease=100 state=gone",                     \
+	    "300 310 c3 lib ack ok id=2 lease=110 state=gone",                 \
+	    "400 410 c4 lib ack ok id=3 lease=120 state=gone",                 \
+	    "end 5000 complete"
+	static const char *const after_ack[] = { CAP_PUTS,
+		"90 105 c4 lib take ok id=3 lease=120 key=c3 att=1 ttr=1000 "
+		"cap=2",
+		CAP_END };
+	static const char *const three[] = { CAP_PUTS,
+		"50 60 c4 lib take ok id=3 lease=120 key=c3 att=1 ttr=1000 "
+		"cap=2",
+		CAP_END };
+	static const char *const after_session[] = { CAP_PUTS,
+		"42 44 c2 lib session ok",
+		"50 60 c4 lib take ok id=3 lease=120 key=c3 att=1 ttr=1000 "
+		"cap=2",
+		CAP_END };
+	static const char *const after_fault[] = { CAP_PUTS,
+		"45 47 n0 - fault ok kind=stop",
+		"50 60 c4 lib take ok id=3 lease=120 key=c3 att=1 ttr=1000 "
+		"cap=2",
+		CAP_END };
+	/* cap 1: the first lease ran out (ttr) long before the second take,
+	 * though its holder's ack came later still (refused) */
+	static const char *const ttr_ran_out[] = {
+		"0 10 c1 lib put ok id=1 key=c1",
+		"0 10 c1 lib put ok id=2 key=c2",
+		"20 30 c2 lib take ok id=1 lease=100 key=c1 att=1 ttr=1000 "
+		"cap=1",
+		"1500000 1500010 c3 lib take ok id=2 lease=110 key=c2 att=1 "
+		"ttr=1000 cap=1",
+		"1600000 1600010 c3 lib ack ok id=2 lease=110 state=gone",
+		"2000000 2000010 c2 lib ack err id=1 lease=100 err=3",
+		"3000000 3000000 c0 - final ok id=1 key=c1 att=1 state=ready",
+		"end 3000000 complete"
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(after_ack, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.cap, 2);
+	assert_int_equal(r.cap_peak, 2);
+	hist_report_free(&r);
+	CHECK(three, &r);
+	assert_only(&r, HIST_R_CAP, 1);
+	assert_int_equal(r.v[0].id, 3);
+	assert_int_equal(r.cap_peak, 3);
+	hist_report_free(&r);
+	CHECK(after_session, &r); /* c2's session lease of task 1 ended */
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.ops, 9); /* a new session is not a call */
+	hist_report_free(&r);
+	CHECK(after_fault, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.cap_peak, 2); /* 1 and 2 until the fault */
+	hist_report_free(&r);
+	CHECK(ttr_ran_out, &r);
+	assert_int_equal(r.violations, 0);
+	hist_report_free(&r);
+#undef CAP_PUTS
+#undef CAP_END
+}
+
 /* hist_format and hist_parse agree, and payloads name their put. */
 static void
 test_text_and_payloads_round_trip(void **state)
@@ -468,6 +546,8 @@ test_text_and_payloads_round_trip(void **state)
 	op.lease = 4294967396ull;
 	op.err = 2;
 	op.state = 4;
+	op.ttr = 2500;
+	op.cap = 10;
 	hist_format(&op, line, sizeof(line));
 	assert_int_equal(hist_parse(&h, line), 0);
 	assert_int_equal(h.n, 1);
@@ -503,6 +583,7 @@ main(void)
 		cmocka_unit_test(test_max_attempts_not_burying_is_caught),
 		cmocka_unit_test(test_an_unknown_seen_both_ways_is_caught),
 		cmocka_unit_test(test_replies_that_do_not_fit_are_caught),
+		cmocka_unit_test(test_a_cap_exceeded_is_caught),
 		cmocka_unit_test(test_text_and_payloads_round_trip),
 	};
 

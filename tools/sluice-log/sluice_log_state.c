@@ -7,7 +7,10 @@
  * The JSON has the shape of `sluice stats --json` (keys, order, counter
  * names; role "offline", leader null, durable_lsn = lsn, now = the queue's
  * clock), so the two can be compared, plus what only the log knows
- * (snapshot_lsn, records_replayed, next_id, the oldest task). */
+ * (snapshot_lsn, records_replayed, next_id, the oldest task). A tube's
+ * flow limits are its counters' limit_* pairs as stats has them (no take
+ * waits on a log: limit_waiting_takes is 0), and in the text a line a
+ * tube under "flow limits:". */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "log/recover.h"
+#include "queue/limits.h"
 #include "sluice.h"
 #include "sluice_log.h"
 #include "util/fsutil.h"
@@ -129,6 +133,82 @@ counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
 	    c->put, c->take, c->ack, c->release, c->fail, c->bury, c->kick,
 	    c->del, c->ttr_expired + c->session_released, c->ttr_expired,
 	    c->session_released, c->replace);
+}
+
+/* After a tube's counts: its flow limits' limit_* pairs at the end of
+ * its counters, as `sluice stats --json` has them, when it has any. */
+static void
+state_limits_json(struct buf *b, struct queue *q,
+    const struct queue_tube_stats *ts, int64_t now)
+{
+	struct queue_flow_view v;
+
+	if (queue_tube_flow(q, ts->name, ts->name_len, now, &v) != 0 ||
+	    v.lim.set == 0)
+		return;
+	b->len -= 2; /* the counters' and the counts' closing braces */
+	if (v.lim.set & QREC_LIM_RATE)
+		buf_printf(b,
+		    ",\"limit_rate\":%" PRIu32 ",\"limit_rate_per_ms\":%" PRIu32
+		    ",\"limit_burst\":%" PRIu32 ",\"limit_tokens\":%" PRIu64,
+		    v.lim.rate, v.lim.per_ms, v.lim.burst, v.tokens);
+	if (v.lim.set & QREC_LIM_CONCURRENCY)
+		buf_printf(b,
+		    ",\"limit_concurrency\":%" PRIu32
+		    ",\"limit_slots_used\":%" PRIu64,
+		    v.lim.concurrency, v.taken);
+	buf_printf(b,
+	    ",\"limit_held_rate\":%" PRIu64
+	    ",\"limit_held_concurrency\":%" PRIu64
+	    ",\"limit_waiting_takes\":0,\"limit_rate_holds\":%" PRIu64
+	    ",\"limit_concurrency_holds\":%" PRIu64 "}}",
+	    v.holding == QUEUE_FLOW_RATE ? v.held_tasks : 0,
+	    v.holding == QUEUE_FLOW_CONCURRENCY ? v.held_tasks : 0, v.held_rate,
+	    v.held_conc);
+}
+
+/* The flow limits of the tubes that have them, a line a tube, as `sluice
+ * stats -t` says them: "rate 10/s, burst 5 (tokens now 5); concurrency
+ * 3 (slots in use 2)". */
+static void
+state_limits_text(struct buf *b, struct queue *q, int64_t now)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < queue_tube_count(q); i++) {
+		struct queue_tube_stats ts;
+		struct queue_flow_view v;
+		const char *per;
+
+		if (queue_tube_stats_at(q, now, i, &ts) != 0 ||
+		    queue_tube_flow(q, ts.name, ts.name_len, now, &v) != 0 ||
+		    v.lim.set == 0)
+			continue;
+		if (!any)
+			buf_printf(b, "\nflow limits:\n");
+		any = true;
+		buf_printf(b, "  %-22.*s", (int)ts.name_len, ts.name);
+		per = v.lim.per_ms == 1000    ? "s"
+		    : v.lim.per_ms == 60000   ? "m"
+		    : v.lim.per_ms == 3600000 ? "h"
+		                              : "?";
+		if (v.lim.set & QREC_LIM_RATE)
+			buf_printf(b,
+			    " rate %" PRIu32 "/%s, burst %" PRIu32
+			    " (tokens now %" PRIu64 ")%s",
+			    v.lim.rate, per, v.lim.burst, v.tokens,
+			    v.lim.set & QREC_LIM_CONCURRENCY ? ";" : "");
+		if (v.lim.set & QREC_LIM_CONCURRENCY)
+			buf_printf(b,
+			    " concurrency %" PRIu32 " (slots in use %" PRIu64
+			    ")",
+			    v.lim.concurrency, v.taken);
+		if (v.holding != QUEUE_FLOW_OPEN)
+			buf_printf(b, ", %" PRIu64 " ready held back by the %s",
+			    v.held_tasks,
+			    v.holding == QUEUE_FLOW_RATE ? "rate" : "cap");
+		buf_printf(b, "\n");
+	}
 }
 
 /* After a tube's counts: "settings":{...} the tube sets itself (in the
@@ -318,6 +398,7 @@ lt_cmd_state(int argc, char **argv)
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
 			    ts.buried, ts.done, ts.paused_until,
 			    ts.oldest_ready_age, &ts.ctr);
+			state_limits_json(&b, sc.q, &ts, st.clock);
 			state_settings_json(&b, sc.q, &ts);
 			if (ts.oldest_ready_age > oldest_age)
 				oldest_age = ts.oldest_ready_age;
@@ -384,6 +465,7 @@ lt_cmd_state(int argc, char **argv)
 		    "(total)", st.ready, st.delayed, st.taken, st.buried,
 		    st.done);
 		state_settings_text(&b, sc.q, st.clock);
+		state_limits_text(&b, sc.q, st.clock);
 		if (old.have) {
 			char created[40], age[24];
 

@@ -113,6 +113,8 @@ enum {
 	OPT_TLS_KEY,
 	OPT_TOKEN_FILE,
 	OPT_AFTER,
+	OPT_ERROR,   /* kick: an error group */
+	OPT_DRY_RUN, /* kick, delete: count only */
 	OPT_HELP = 'h',
 };
 

@@ -136,8 +136,12 @@ static const struct {
 	    "  $ sluice bury \"$SLUICE_TASK_ID\" --lease \"$SLUICE_LEASE\" -e "
 	    "'no such mailbox'\n"
 	    "  buried 1\n"
+	    "  $ sluice kick -t emails --error 'no such mailbox' --dry-run\n"
+	    "  would kick 1 task\n"
+	    "  $ sluice kick -t emails --error 'no such mailbox'\n"
+	    "  kicked 1 task\n"
 	    "  $ sluice kick emails\n"
-	    "  kicked 1 task\n" },
+	    "  kicked 0 tasks\n" },
 	{ "peek",
 	    "  $ sluice put -t emails --key welcome-ada 'send welcome to ada'\n"
 	    "  1\n"
@@ -202,6 +206,9 @@ static const struct {
 	    "  $ printf 'a\\nb\\n' | sluice put -t reports --lines\n"
 	    "  2\n"
 	    "  3\n"
+	    "  $ sluice delete -t reports --state ready --older-than 0 "
+	    "--dry-run\n"
+	    "  would delete 2 tasks\n"
 	    "  $ sluice delete -t reports --all\n"
 	    "  deleted 2 tasks\n" },
 };

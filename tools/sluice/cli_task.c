@@ -114,35 +114,70 @@ cmd_update(struct cli *cli, int argc, char **argv)
 
 /* ---- kick, delete, peek ------------------------------------------------ */
 
-static const char kick_usage[] = "usage: sluice kick TUBE [N] [--json]\n"
-                                 "       sluice kick --id ID [--json]\n";
+static const char kick_usage[] =
+    "usage: sluice kick TUBE [N] [--error TEXT] [--dry-run] [--json]\n"
+    "       sluice kick -t TUBE [N] [--error TEXT] [--dry-run] [--json]\n"
+    "       sluice kick --id ID [--json]\n";
 static const char kick_help[] =
     "\nMoves buried tasks back to ready: up to N of TUBE (default 1), "
     "oldest\nfirst, or one task by id. Prints how many moved; a TUBE that "
     "does not\nexist is an error, as with stats -t.\n\n"
-    "      --id ID   kick this task\n"
-    "      --json    print {\"kicked\":N}\n";
+    "  -t, --tube TUBE  the tube (or TUBE, first)\n"
+    "      --error TEXT  only the buried tasks whose last error is TEXT\n"
+    "                   (a group of `sluice errors`), lowest ids first;\n"
+    "                   every one of them unless N is given\n"
+    "      --dry-run    kick nothing: print how many it would kick\n"
+    "                   (\"would kick 3 tasks\")\n"
+    "      --id ID      kick this task\n"
+    "      --json       print {\"kicked\":N} ({\"would_kick\":N} with "
+    "--dry-run)\n";
 
 static int
 cmd_kick(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, OPT_ID },
+		TUBE_OPT,
+		{ "error", required_argument, NULL, OPT_ERROR },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		COMMON_OPTS,
 	};
-	struct cli_args a = { argc, argv, "h", opts };
-	const char *id_arg = NULL;
+	struct cli_args a = { argc, argv, "t:h", opts };
+	struct sluice_kick_opts ko = { 0 };
+	const char *id_arg = NULL, *tube = NULL;
 	struct sluice_after after;
 	uint64_t id, n = 1, kicked;
-	int rc;
+	int ch, rc;
 
-	while (cli_next_opt(cli, &a) == OPT_ID)
-		id_arg = optarg;
+	while ((ch = cli_next_opt(cli, &a)) != -1) {
+		switch (ch) {
+		case OPT_ID:
+			id_arg = optarg;
+			break;
+		case 't':
+			tube = optarg;
+			break;
+		case OPT_ERROR:
+			if (optarg[0] == '\0')
+				return cli_usage_error(cli,
+				    "--error: the text of a last error is "
+				    "needed (see sluice errors -t TUBE)");
+			ko.error = optarg;
+			break;
+		case OPT_DRY_RUN:
+			ko.dry = 1;
+			break;
+		}
+	}
 	if (a.stop)
 		return a.status;
 	if (id_arg != NULL) {
-		if (optind != argc)
+		if (optind != argc || tube != NULL)
 			return cli_usage_error(cli, "--id takes no TUBE");
+		if (ko.error != NULL || ko.dry)
+			return cli_usage_error(cli,
+			    "--id kicks one task: --error and --dry-run go "
+			    "with a TUBE");
 		if ((rc = cli_parse_id(cli, id_arg, &id)) != 0 ||
 		    (rc = cli_connect(cli)) != 0)
 			return rc;
@@ -154,27 +189,38 @@ cmd_kick(struct cli *cli, int argc, char **argv)
 			cli_print_after(stdout, "kicked", &after, NULL, false);
 		return EXIT_OK;
 	}
-	if (optind == argc || argc - optind > 2)
+	if (tube == NULL && optind < argc)
+		tube = argv[optind++];
+	if (tube == NULL || argc - optind > 1)
 		return cli_usage_error(cli, "a TUBE (and maybe N) is needed");
-	if (argc - optind == 2 &&
-	    ((rc = cli_parse_num(
-	          cli, "N", argv[optind + 1], 1, UINT32_MAX, &n)) != 0))
+	if (ko.error != NULL)
+		n = UINT32_MAX; /* the whole group unless N says */
+	if (argc - optind == 1 &&
+	    ((rc = cli_parse_num(cli, "N", argv[optind], 1, UINT32_MAX, &n)) !=
+	        0))
 		return rc;
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
-	if ((rc = sluice_kick(cli->c, argv[optind], (uint32_t)n, &kicked)) != 0)
-		return cli_fail(cli, rc, "kick %s", argv[optind]);
+	ko.n = (uint32_t)n;
+	if ((rc = sluice_kick_opts(cli->c, tube, &ko, &kicked)) != 0)
+		return ko.error != NULL
+		    ? cli_fail(
+		          cli, rc, "kick %s --error \"%s\"", tube, ko.error)
+		    : cli_fail(cli, rc, "kick %s", tube);
 	if (kicked == 0) {
 		/* the server kicks nothing of a tube it does not know (as
 		 * beanstalkd does): a person is told it does not exist, as
 		 * stats -t says it */
 		struct sluice_stats *st;
 
-		if ((rc = sluice_stats(cli->c, argv[optind], &st)) != 0)
-			return cli_fail(cli, rc, "kick %s", argv[optind]);
+		if ((rc = sluice_stats(cli->c, tube, &st)) != 0)
+			return cli_fail(cli, rc, "kick %s", tube);
 		sluice_stats_free(st);
 	}
-	cli_print_count(a.json, "kicked", "kicked", kicked);
+	if (ko.dry)
+		cli_print_count(a.json, "would_kick", "would kick", kicked);
+	else
+		cli_print_count(a.json, "kicked", "kicked", kicked);
 	return EXIT_OK;
 }
 
@@ -265,7 +311,8 @@ static const char delete_usage[] =
     "       sluice delete --key KEY [-t TUBE] [--json]\n"
     "       sluice delete -t TUBE --all [--json]\n"
     "       sluice delete -t TUBE --state S[,S...] (--older-than DUR |\n"
-    "                     --created-before DUR) [--force] [--json]\n";
+    "                     --created-before DUR) [--force] [--dry-run]\n"
+    "                     [--json]\n";
 static const char delete_help[] =
     "\nDeletes a task in any state, by id or by key, every task of a "
     "tube,\nor a tube's tasks in some states by age (since their last "
@@ -289,8 +336,11 @@ static const char delete_help[] =
     "      --force        with --state taken: tasks workers hold are\n"
     "                     deleted too; their leases end, and their\n"
     "                     holders' ack or fail answers \"no such task\"\n"
+    "      --dry-run      with --state: delete nothing, print how many it\n"
+    "                     would delete (\"would delete 3 tasks\")\n"
     "      --json         print {\"id\":N} (ID, --key) or {\"deleted\":N} "
-    "(--all, --state);\n"
+    "(--all, --state;\n"
+    "                     {\"would_delete\":N} with --dry-run);\n"
     "                     several IDs: one array, {\"id\":N,\"deleted\":true}\n"
     "                     or {\"id\":N,\"error\":\"...\",\"code\":N} per "
     "task\n";
@@ -307,10 +357,12 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		{ "created-before", required_argument, NULL,
 		    OPT_CREATED_BEFORE },
 		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		COMMON_OPTS,
 	};
 	struct cli_args a = { argc, argv, "t:h", opts };
 	struct sluice_delete_where_opts wo = { 0 };
+	bool dry = false;
 	struct target tg = { 0 };
 	uint64_t n;
 	bool has_older = false, has_created = false;
@@ -348,10 +400,17 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		case OPT_FORCE:
 			wo.force = 1;
 			break;
+		case OPT_DRY_RUN:
+			dry = true;
+			break;
 		}
 	}
 	if (a.stop)
 		return a.status;
+	if (dry && states == 0)
+		return cli_usage_error(cli,
+		    "--dry-run goes with --state S (a delete by state and "
+		    "age)");
 	if (argc - optind > 1 && tg.key == NULL && !tg.sel && states == 0)
 		return cli_batch_operands(
 		    cli, argv + optind, (size_t)(argc - optind), false, a.json);
@@ -383,13 +442,18 @@ cmd_delete(struct cli *cli, int argc, char **argv)
 		const char *opt =
 		    has_created ? "--created-before" : "--older-than";
 
-		if ((rc = sluice_delete_where_opts(cli->c, tg.tube, &wo, &n)) !=
-		    0)
+		rc = dry ? sluice_delete_where_dry(cli->c, tg.tube, &wo, &n)
+		         : sluice_delete_where_opts(cli->c, tg.tube, &wo, &n);
+		if (rc != 0)
 			return cli_fail(cli, rc,
 			    "delete -t %s --state %s %s %s", tg.tube,
 			    states_text(states, stxt, sizeof(stxt)), opt,
 			    argv_value(argc, argv, opt));
-		cli_print_count(a.json, "deleted", "deleted", n);
+		if (dry)
+			cli_print_count(
+			    a.json, "would_delete", "would delete", n);
+		else
+			cli_print_count(a.json, "deleted", "deleted", n);
 	} else if (tg.key != NULL) {
 		if ((rc = sluice_delete_key(cli->c, tg.tube, tg.key, &tg.id)) !=
 		    0)

@@ -258,6 +258,51 @@ def parse_rate(text):
     return int(n), _PER_MS[unit]
 
 
+_DUR_MS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000}
+DUR_SYNTAX = ("a number with a unit, ms, s, m, h or d (500ms, 2s, 1.5m, "
+              "1h, 30d), or 0")
+
+
+def parse_duration(text):
+    """ "250ms", "2s", "1.5m", "1h", "30d" or "0" -> milliseconds (int), as
+    sluice and sluiced read a duration a person types. A bare number
+    other than 0 is a ValueError whose text says the two readings ("30: a
+    duration needs a unit: say 30s or 30000ms ..."), as the CLI refuses
+    it; so is anything else that is not a duration."""
+    s = str(text)
+    i = 0
+    while i < len(s) and s[i].isdigit() and s[i].isascii():
+        i += 1
+    whole = s[:i]
+    frac = ""
+    if i < len(s) and s[i] == ".":
+        j = i + 1
+        while j < len(s) and s[j].isdigit() and s[j].isascii():
+            j += 1
+        frac, i = s[i + 1:j], j
+    unit = s[i:]
+    if not whole and not frac:
+        raise ValueError("%r is not a duration: %s" % (s, DUR_SYNTAX))
+    value = int(whole or "0") * 10 ** len(frac) + int(frac or "0")
+    if unit == "":
+        if value == 0:
+            return 0
+        raise ValueError("%s: a duration needs a unit: %s" % (s,
+                                                              _dur_hint(s)))
+    if unit not in _DUR_MS or (unit == "ms" and frac):
+        raise ValueError("%r is not a duration: %s" % (s, DUR_SYNTAX))
+    return value * _DUR_MS[unit] // 10 ** len(frac)
+
+
+def _dur_hint(s):
+    """What a person who typed the bare number `s` should say instead."""
+    secs = s + "s"
+    ms = parse_duration(secs)
+    if "." in s:
+        return "say %s or %dms" % (secs, ms)
+    return "say %s or %dms (%sms if milliseconds were meant)" % (secs, ms, s)
+
+
 def _counts(r):
     return Counts(*r.unpack("QQQQQQ"), _kvs(r))
 

@@ -40,7 +40,8 @@ def handle(task):
 class WorkerProcesses(ServerTest):
     ARGS = ("--keep-done", "1h")
 
-    def spawn(self, name, concurrency, sleep, grace=30):
+    def spawn(self, name, concurrency, sleep, grace=30, extra=(),
+              stderr=None):
         d = self.srv.dir
         with open(os.path.join(d, "jobs_worker.py"), "w") as f:
             f.write(MODULE)
@@ -49,8 +50,8 @@ class WorkerProcesses(ServerTest):
                    PYTHONPATH=PACKAGE)
         p = subprocess.Popen(
             [sys.executable, "-m", "sluice", "worker", "jobs_worker:worker",
-             "--url", self.srv.url, "--concurrency", str(concurrency)],
-            cwd=d, env=env)
+             "--url", self.srv.url, "--concurrency", str(concurrency)]
+            + list(extra), cwd=d, env=env, stderr=stderr)
 
         def reap():
             if p.poll() is None:
@@ -116,6 +117,43 @@ class WorkerProcesses(ServerTest):
             lambda: self.c.peek(tid).state == sluice.State.DONE, 15))
         self.assertEqual(self.c.peek(tid).attempts, 2)
         self.assertEqual(self.lines(out2, "end"), [tid])
+
+    def test_command_line_durations_say_their_unit(self):
+        # a bare number other than 0 is refused with both readings, as
+        # sluice and sluiced refuse it, and nothing is taken
+        tid = self.c.put("jobs", "x").id
+        for extra, hint in (
+                (("--wait", "5"), "argument --wait: 5: a duration needs a "
+                 "unit: say 5s or 5000ms (5ms if milliseconds were meant)"),
+                (("--grace", "1.5"), "argument --grace: 1.5: a duration "
+                 "needs a unit: say 1.5s or 1500ms"),
+                (("--wait", "5x"), "argument --wait: '5x' is not a "
+                 "duration: a number with a unit, ms, s, m, h or d"),
+                (("--max-tasks", "0"), "argument --max-tasks: a whole "
+                 "number of at least 1, not '0'")):
+            p, _ = self.spawn("bare", 1, 0, extra=extra,
+                              stderr=subprocess.PIPE)
+            _, err = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 2, extra)
+            self.assertIn(hint, err.decode())
+        self.assertEqual(self.c.peek(tid).state, sluice.State.READY)
+        # with units: --max-tasks 2 ends the run after two, --wait 300ms
+        # once the tube is empty, each by itself with exit 0
+        ids = [tid] + [self.c.put("jobs", "x").id for _ in range(2)]
+        p, out = self.spawn("units", 1, 0, extra=(
+            "--wait", "1m", "--grace", "0", "--max-tasks", "2"))
+        self.assertEqual(p.wait(60 * SCALE), 0)
+        self.assertEqual(len(self.lines(out, "end")), 2)
+        p, out = self.spawn("idle", 1, 0, grace="0", extra=(
+            "--wait", "300ms", "--grace", "2.5s"))
+        self.assertEqual(p.wait(60 * SCALE), 0)
+        self.assertEqual(len(self.lines(out, "end")), 1)
+        self.assertEqual([self.c.peek(i).state for i in ids],
+                         [sluice.State.DONE] * 3)
+        self.assertEqual(sluice.parse_duration("1.5m"), 90000)
+        self.assertEqual(sluice.parse_duration("0"), 0)
+        with self.assertRaises(ValueError):
+            sluice.parse_duration("30")
 
     def test_sigterm_lets_running_tasks_finish_and_takes_nothing_more(self):
         ids = [self.c.put("jobs", "t%d" % i).id for i in range(10)]

@@ -1,0 +1,27 @@
+/* check_int - what the checker's files share (check.c, check_cap.c): a
+ * violation recorded in the report, and the rules kept in files of their
+ * own. Internal to tests/history. */
+#ifndef SLUICE_HISTORY_CHECK_INT_H
+#define SLUICE_HISTORY_CHECK_INT_H
+
+#include <stdarg.h>
+
+#include "history.h"
+
+/* Counts a violation of `rule` in `r` and keeps it in detail while there
+ * is room: task `id` or payload `key`, operations `a` and `b` (NULL:
+ * none) of `ops` (the sorted history), and the reason. */
+void hist_violation_v(struct hist_report *r, const struct hist_op *ops,
+    enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
+    const struct hist_op *b, const char *fmt, va_list ap);
+void hist_violation(struct hist_report *r, const struct hist_op *ops,
+    enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
+    const struct hist_op *b, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+
+/* The rule "cap" (history.h) over the `n` operations `ops`, sorted by
+ * invocation; r->cap and r->cap_peak say what it saw. 0, or -1 out of
+ * memory. */
+int hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r);
+
+#endif
