@@ -113,6 +113,8 @@ enum {
 	OPT_TLS_KEY,
 	OPT_TOKEN_FILE,
 	OPT_AFTER,
+	OPT_DEBOUNCE, /* put: deduplication modes */
+	OPT_THROTTLE,
 	OPT_HELP = 'h',
 };
 
