@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "it.h"
+#include "it_http.h"
 
 enum { OUT = 64 << 10 };
 
@@ -268,6 +269,90 @@ test_bad_input(void **state)
 	sluice_close(c);
 }
 
+/* The HTTP task API: debounce= and throttle= as query parameters and
+ * batch fields; the server's own checks answer 400 with their message. */
+static void
+test_http(void **state)
+{
+	static char haddr[64];
+	struct t_srv *s = it_srv(*state, "dedupmodes");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct it_counts n;
+	char *body = NULL;
+	int hport = it_free_port();
+	static const struct {
+		const char *query, *says;
+	} bad[] = {
+		{ "throttle=1m", "throttle needs a key" },
+		{ "debounce=1s", "debounce needs a key" },
+		{ "key=k&debounce=1s&throttle=1m", "cannot be used together" },
+		{ "key=k&debounce=1s&replace=1",
+		    "debounce cannot be used with "
+		    "replace" },
+		{ "key=k&throttle=1m&delay=1s",
+		    "throttle takes no delay or at" },
+		{ "key=k&debounce=31d",
+		    "debounce window out of range: 1 ms to "
+		    "30 days" },
+		{ "key=k&throttle=0", "a window of 1ms to 30d, not 0" },
+		{ "key=k&throttle=60", "needs a unit" },
+	};
+
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	it_start(s);
+	c = it_client(s);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char path[160];
+
+		snprintf(
+		    path, sizeof(path), "/v1/tubes/h/tasks?%s", bad[i].query);
+		assert_int_equal(
+		    it_http(hport, "POST", path, NULL, "x", &body), 400);
+		if (strstr(body, bad[i].says) == NULL)
+			fail_msg("%s: \"%s\" not in %s", bad[i].query,
+			    bad[i].says, body);
+		free(body);
+	}
+	n = it_counts(c, "h");
+	assert_true(n.ready + n.delayed == 0);
+
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/tasks?key=a&throttle=10m", NULL,
+	        "one", &body),
+	    201);
+	assert_non_null(strstr(body, "\"created\":true}"));
+	free(body);
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/tasks?key=a&throttle=10m", NULL,
+	        "two", &body),
+	    200);
+	assert_non_null(strstr(body, "\"created\":false,\"throttled\":true}"));
+	free(body);
+	/* a batch: per item, and its bad window refused alone */
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/tasks?batch=1", NULL,
+	        "[{\"payload\":\"b1\",\"key\":\"a\",\"throttle\":\"10m\"},"
+	        "{\"payload\":\"d1\",\"key\":\"d\",\"debounce\":\"200ms\"},"
+	        "{\"payload\":\"d2\",\"key\":\"d\",\"debounce\":200},"
+	        "{\"payload\":\"x\",\"key\":\"e\",\"debounce\":0}]",
+	        &body),
+	    200);
+	assert_non_null(strstr(body, "\"created\":false,\"throttled\":true}"));
+	assert_non_null(strstr(body, "not 0"));
+	free(body);
+	t = it_take(c, "h", 0, 0);
+	assert_string_equal(t->payload, "one");
+	sluice_task_free(t);
+	t = it_take(c, "h", 10000, 0);
+	assert_string_equal(t->payload, "d2");
+	sluice_task_free(t);
+	assert_nothing(c, "h", 400);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -281,6 +366,8 @@ main(void)
 		    test_modes_survive_a_crash, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_http, it_setup, it_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
