@@ -39,7 +39,7 @@ mode_check(const struct queue_put_req *req)
 	if (req->replace || req->if_newer != 0 || req->delay_ms != 0 ||
 	    req->run_at != 0)
 		return SLUICE_EINVAL;
-	if (w < 1 || w > QUEUE_DEDUP_MODE_MAX_MS)
+	if (w < 1 || w > QREC_WINDOW_MAX_MS)
 		return SLUICE_EINVAL;
 	return 0;
 }

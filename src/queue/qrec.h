@@ -173,6 +173,9 @@ enum {
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
 #define QREC_TIME_MAX ((int64_t)1 << 53)
 
+/* The longest debounce or throttle window of a put: 30 days. */
+#define QREC_WINDOW_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
+
 /* A new task. */
 struct qrec_put {
 	uint64_t id; /* assigned by decide; apply sets next id past it */

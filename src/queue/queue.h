@@ -191,20 +191,10 @@ struct queue_put_req {
 	 * when it is greater than the version stored with the live task
 	 * (none stored: any is greater); the put stores it either way. */
 	uint64_t if_newer;
-	/* Deduplication modes (decide_dedup.c; a key needed, one mode at a
-	 * time, neither with replace, if_newer, delay or run_at), each in
-	 * [1, QUEUE_DEDUP_MODE_MAX_MS]; 0: off. debounce_ms: the put
-	 * replaces the key's live task (as replace does) and runs it
-	 * debounce_ms from now. throttle_ms: ignored (res->throttled) while
-	 * the key's last accepted throttled put is less than its window old,
-	 * whatever became of its task; else it is accepted and opens a new
-	 * window (PUT_T). */
+	/* Deduplication modes, 1 ms..QREC_WINDOW_MAX_MS; 0: off (decide.h) */
 	int64_t debounce_ms;
 	int64_t throttle_ms;
 };
-
-/* The longest debounce or throttle window: 30 days. */
-#define QUEUE_DEDUP_MODE_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
 
 /* Zero with pri = QUEUE_DEFAULT_PRI. */
 void queue_put_req_init(struct queue_put_req *req);
@@ -214,8 +204,7 @@ struct queue_put_res {
 	bool created;   /* false: the key was live or in its dedup window */
 	bool replaced;  /* the live task with this key gets the new content */
 	bool stale;     /* if_newer was not newer: nothing changes */
-	bool throttled; /* within the key's throttle window: ignored, id
-	                   names the task that opened it */
+	bool throttled; /* in the key's throttle window: ignored, id its */
 };
 
 /* A put. Errors: SLUICE_ETUBE, SLUICE_ETOOBIG (payload), SLUICE_EKEY (key
@@ -242,21 +231,6 @@ struct queue_put_res {
  * if_newer: the key's reservation keeps that version, and res names the
  * finished task. */
 int queue_decide_put(struct queue *q, int64_t now,
-    const struct queue_put_req *req, struct qrec *out,
-    struct queue_put_res *res);
-
-/* queue_decide_put for a put with debounce_ms or throttle_ms (which
- * queue_decide_put hands it). Errors as queue_decide_put's, and
- * SLUICE_EINVAL for a mode with no key, both modes, a mode with replace,
- * if_newer, a delay or a run_at, and a window out of range. Debounce: a
- * REPLACE of the key's live task (pending when it is taken) with run_at =
- * now + debounce_ms, or, with no live task, a PUT at that time that
- * ignores the key's dedup window. Throttle: within the key's open window,
- * out->type = QREC_NONE, res names the window's task, created false and
- * throttled true; else, with a live task of the key, nothing either
- * (created false, the task named, no window opened); else a PUT_T that
- * ignores the dedup window and opens one until now + throttle_ms. */
-int queue_decide_put_mode(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);
 
@@ -971,8 +945,7 @@ int queue_check(const struct queue *q, const char **why);
  *   DEDUPVER u64 version     (after a DEDUP whose task had a version)
  *   HOURLY str16 tube, its totals                (each tube with statistics)
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
- *   THROTTLE str16 tube, str16 key, u64 id, i64 until (each open throttle
- *           window of a key, throttle.h)
+ *   THROTTLE each open throttle window of a key (qsnap_fmt.h)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * The layouts are in qsnap.c. */
 enum queue_snap_type {
@@ -989,7 +962,6 @@ enum queue_snap_type {
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
-	QSNAP_THROTTLE = 30,   /* numbered as the record that opens one */
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

@@ -259,11 +259,11 @@ test_bad_input(void **state)
 	req.debounce_ms = -1; /* out of range */
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_EINVAL);
-	req.debounce_ms = QUEUE_DEDUP_MODE_MAX_MS + 1;
+	req.debounce_ms = QREC_WINDOW_MAX_MS + 1;
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_EINVAL);
 	req.debounce_ms = 0;
-	req.throttle_ms = QUEUE_DEDUP_MODE_MAX_MS + 1;
+	req.throttle_ms = QREC_WINDOW_MAX_MS + 1;
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_EINVAL);
 	req.throttle_ms = 100;
@@ -280,7 +280,7 @@ test_bad_input(void **state)
 	    SLUICE_ENOTFOUND);
 	/* the longest window is allowed */
 	req.tube_len = 1;
-	req.throttle_ms = QUEUE_DEDUP_MODE_MAX_MS;
+	req.throttle_ms = QREC_WINDOW_MAX_MS;
 	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
 	assert_int_equal(rec.type, QREC_PUT_T);
 }

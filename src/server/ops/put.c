@@ -21,7 +21,7 @@
 static void
 put_mode_from_msg(const struct msg_put *m, struct queue_put_req *r)
 {
-	uint64_t over = (uint64_t)QUEUE_DEDUP_MODE_MAX_MS + 1;
+	uint64_t over = (uint64_t)QREC_WINDOW_MAX_MS + 1;
 
 	r->debounce_ms = (int64_t)(m->debounce > over ? over : m->debounce);
 	r->throttle_ms = (int64_t)(m->throttle > over ? over : m->throttle);
@@ -50,7 +50,7 @@ put_mode_err(const struct msg_put *m)
 		    ? "debounce sets the run time: no delay or at with it"
 		    : "throttle takes no delay or at";
 	if ((m->debounce != 0 ? m->debounce : m->throttle) >
-	    (uint64_t)QUEUE_DEDUP_MODE_MAX_MS)
+	    (uint64_t)QREC_WINDOW_MAX_MS)
 		return m->debounce != 0
 		    ? "debounce window out of range: 1 ms to 30 days"
 		    : "throttle window out of range: 1 ms to 30 days";
