@@ -3,15 +3,18 @@
  * before DUR after the last put; a throttled put within the window is
  * ignored and answered with the window's task (flagged throttled), a put
  * after it is a new task; both hold across kill -9 and a restart (from
- * the log and from a snapshot); bad input is refused with a specific
+ * the log and from a snapshot) and a failover to a promoted follower;
+ * the HTTP face takes them too; bad input is refused with a specific
  * message and creates nothing. Through the CLI and the library. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "it.h"
 #include "it_http.h"
+#include "it_node.h"
 
 enum { OUT = 64 << 10 };
 
@@ -211,6 +214,42 @@ test_modes_survive_a_crash(void **state)
 	sluice_close(c);
 }
 
+/* Replicated: a follower applies the PUT_T, so once promoted it holds
+ * the key's window (and the debounced task's content and time). */
+static void
+test_modes_replicate(void **state)
+{
+	struct it_node a, b;
+	struct sluice_put_result th, r, d;
+	struct sluice_task *t;
+	uint64_t lsn;
+
+	it_node_init(state, &a, "a");
+	it_node_init(state, &b, "b");
+	it_node_follows(&b, &a);
+	it_node_start(&a);
+	it_node_start(&b);
+	th = put_mode(a.c, "hooks", "acct-1", 0, 600000, "once");
+	assert_true(th.created);
+	t = it_take(a.c, "hooks", 0, 0);
+	ack(a.c, t);
+	sluice_task_free(t);
+	d = put_mode(a.c, "deb", "acct-1", 800, 0, "d1");
+	r = put_mode(a.c, "deb", "acct-1", 800, 0, "d2");
+	assert_true(r.replaced && r.id == d.id);
+	it_node_caught_up(&a, &b);
+	it_node_same_state(&a, &b);
+	it_node_kill(&a);
+	it_rc(b.c, sluice_promote(b.c, &lsn), 0);
+	r = put_mode(b.c, "hooks", "acct-1", 0, 600000, "again");
+	assert_true(r.throttled && r.id == th.id);
+	t = it_take(b.c, "deb", 10000, 0);
+	assert_true(t->id == d.id);
+	assert_string_equal(t->payload, "d2");
+	sluice_task_free(t);
+	it_node_stop(&b, SIGTERM);
+}
+
 /* Bad input: each misuse its own message, and nothing created. */
 static void
 test_bad_input(void **state)
@@ -368,6 +407,8 @@ main(void)
 		    test_bad_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_http, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_modes_replicate, it_setup, it_node_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
