@@ -128,6 +128,33 @@ qs_throttle_fini(struct queue *q)
 	idx_fini(&q->throttles);
 }
 
+const char *
+qs_throttle_check(const struct queue *q)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < q->throttles.cap; i++) {
+		const struct throttle *t = idx_at(&q->throttles, i);
+
+		if (t == NULL)
+			continue;
+		n++;
+		if (!qrec_tube_valid(t->data, t->tube_len) || t->key_len == 0 ||
+		    t->key_len > QREC_KEY_MAX)
+			return "a throttle window's tube or key is invalid";
+		if (t->id == 0 || t->id >= q->next_id || t->until < 1)
+			return "a throttle window names no task of the queue";
+		if (t->hash !=
+		        throttle_hash(q, t->data, t->tube_len,
+		            t->data + t->tube_len, t->key_len) ||
+		    throttle_lookup(q, t->data, t->tube_len,
+		        t->data + t->tube_len, t->key_len) != t)
+			return "a throttle window is not found by its key";
+	}
+	return n == q->throttles.len ? NULL
+	                             : "the throttle windows are miscounted";
+}
+
 uint64_t
 qs_throttle_count(const struct queue *q)
 {
@@ -223,7 +250,7 @@ qs_throttle_load(struct queue *q, struct rd *r)
 
 	if (rd_failed(r) || rd_left(r) != 0 ||
 	    !qrec_tube_valid(tube, tube_len) || key_len == 0 || id == 0 ||
-	    until <= 0 || until > QREC_TIME_MAX ||
+	    id >= q->next_id || until <= 0 || until > QREC_TIME_MAX ||
 	    throttle_lookup(q, tube, tube_len, key, key_len) != NULL)
 		return SLUICE_ECORRUPT;
 	return qs_throttle_set(q, tube, tube_len, key, key_len, id, until);

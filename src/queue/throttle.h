@@ -48,6 +48,9 @@ void qs_throttle_sweep(struct queue *q, int64_t now);
 /* Frees every entry and the index. */
 void qs_throttle_fini(struct queue *q);
 
+/* The windows' invariants (queue_check): NULL, or what is broken. */
+const char *qs_throttle_check(const struct queue *q);
+
 /* Open windows (for queue_check and stats). */
 uint64_t qs_throttle_count(const struct queue *q);
 
