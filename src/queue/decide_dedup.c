@@ -19,8 +19,10 @@
  * Design: both reuse queue_decide_put with replace set, so every check and
  * the record it would write stay in one place: debounce is a replace due
  * DUR from now; throttle takes its decision and keeps only a new task,
- * which becomes a PUT_T. Deciding is pure, so a decision set aside
- * changes nothing. */
+ * which becomes a PUT_T. Windows outlive their tasks, so their number
+ * has a bound of its own (QREC_THROTTLE_WINDOWS_MAX: past it, a put that
+ * would open one more is SLUICE_ELIMIT). Deciding is pure, so a decision set
+ * aside changes nothing. */
 #include <string.h>
 
 #include "queue/decide.h"
@@ -84,6 +86,11 @@ queue_decide_put_mode(struct queue *q, int64_t now,
 		out->type = QREC_NONE;
 		return not_created(res, res->id, false);
 	}
+	/* Windows outlive their tasks: their number has a bound of its own
+	 * (one whose window ended is swept within a second). */
+	if (!qs_throttle_room(
+	        q, req->tube, req->tube_len, req->key, req->key_len))
+		return SLUICE_ELIMIT;
 	rec.type = QREC_PUT_T;
 	rec.u.put.throttle_until = now + req->throttle_ms;
 	if (rec.u.put.throttle_until > QREC_TIME_MAX)

@@ -173,8 +173,11 @@ enum {
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
 #define QREC_TIME_MAX ((int64_t)1 << 53)
 
-/* The longest debounce or throttle window of a put: 30 days. */
-#define QREC_WINDOW_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
+/* The longest debounce or throttle window of a put: 30 days; and the
+ * most throttle windows a queue holds at once (a put that would open one
+ * more is refused). */
+#define QREC_WINDOW_MAX_MS        ((int64_t)30 * 24 * 3600 * 1000)
+#define QREC_THROTTLE_WINDOWS_MAX 1000000
 
 /* A new task. */
 struct qrec_put {

@@ -117,6 +117,7 @@ struct queue {
 	uint64_t hidden;        /* queue_hide's; 0: none */
 	struct idx throttles;   /* open throttle windows (throttle.h) */
 	int64_t throttle_swept; /* the clock of the last qs_throttle_sweep */
+	uint32_t throttle_max; /* windows at once (QREC_THROTTLE_WINDOWS_MAX) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

@@ -61,6 +61,21 @@ void
 qs_throttle_init(struct queue *q)
 {
 	idx_init(&q->throttles, throttle_key);
+	q->throttle_max = QREC_THROTTLE_WINDOWS_MAX;
+}
+
+void
+qs_throttle_set_max(struct queue *q, uint32_t max)
+{
+	q->throttle_max = max;
+}
+
+bool
+qs_throttle_room(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t key_len)
+{
+	return q->throttles.len < q->throttle_max ||
+	    throttle_lookup(q, tube, tube_len, key, key_len) != NULL;
 }
 
 const struct throttle *

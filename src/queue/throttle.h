@@ -14,6 +14,7 @@
 #ifndef SLUICE_QUEUE_THROTTLE_H
 #define SLUICE_QUEUE_THROTTLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,14 @@ struct throttle {
 
 /* An empty set of windows (queue_init). */
 void qs_throttle_init(struct queue *q);
+
+/* Whether a window of key in tube can be opened: the key has an entry
+ * (open or ended, not yet swept), or the windows are fewer than their
+ * bound (QREC_THROTTLE_WINDOWS_MAX, or what qs_throttle_set_max set: a
+ * test's). */
+bool qs_throttle_room(const struct queue *q, const char *tube, size_t tube_len,
+    const char *key, size_t key_len);
+void qs_throttle_set_max(struct queue *q, uint32_t max);
 
 /* The open window of key in tube at `now`, or NULL. */
 const struct throttle *qs_throttle_find(const struct queue *q, int64_t now,

@@ -12,6 +12,7 @@
 
 #include "t_lib.h"
 #include "t_queue.h"
+#include "queue/throttle.h"
 
 #define T0 1700000000000LL /* a unix time in ms */
 
@@ -222,6 +223,47 @@ test_throttle_window(void **state)
 	assert_int_equal(queue_tick(h->q, h->now), 0);
 }
 
+/* The windows have a bound: past it a put that would open one more is
+ * ELIMIT (nothing changes), one within a window is still answered, and a
+ * key whose window ended reuses its entry. */
+static void
+test_throttle_bound(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+	uint64_t lsn;
+
+	qs_throttle_set_max(h->q, 1);
+	assert_int_equal(put_mode(h, "a", 0, 1000, &res, &rec), 0);
+	assert_true(res.created);
+	queue_put_req_init(&req);
+	req.tube = "t";
+	req.tube_len = 1;
+	req.key = "other";
+	req.key_len = 5;
+	req.throttle_ms = 1000;
+	lsn = h->lsn;
+	assert_int_equal(
+	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_ELIMIT);
+	assert_int_equal(h->lsn, lsn);
+	h->now += 10;
+	assert_int_equal(put_mode(h, "b", 0, 1000, &res, &rec), 0);
+	assert_true(res.throttled);
+	/* k's window ended (not swept yet): k opens its next one */
+	h->now = T0 + 1000;
+	{
+		uint64_t lease, id;
+		int rc;
+
+		id = take1(h, &rc, &lease);
+		ack(h, id, lease);
+	}
+	assert_int_equal(put_mode(h, "c", 0, 1000, &res, &rec), 0);
+	assert_true(res.created);
+}
+
 /* Bad input: a specific error, no record, nothing changed. */
 static void
 test_bad_input(void **state)
@@ -371,6 +413,8 @@ main(void)
 		    test_throttle_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_throttle_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_throttle_survives, setup, teardown),
 		cmocka_unit_test(test_record_codec),

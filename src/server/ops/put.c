@@ -178,8 +178,10 @@ put_err_text(
 		return;
 	case SLUICE_ELIMIT:
 		snprintf(out, len, "%s",
-		    c->quota.why[0] != '\0'
-		        ? c->quota.why
+		    c->quota.why[0] != '\0' ? c->quota.why
+		        : m->throttle != 0
+		        ? "the server holds as many tasks, tubes or throttle "
+		          "windows (1,000,000) as it may"
 		        : "the server holds as many tasks or tubes as it may");
 		return;
 	default:
