@@ -82,10 +82,14 @@ queue_decide_put_mode(struct queue *q, int64_t now,
 		out->type = QREC_NONE;
 		return not_created(res, th->id, true);
 	}
-	if (rec.type != QREC_PUT) { /* a live task of the key: untouched */
+	if (!res->created) { /* a live task of the key: untouched */
 		out->type = QREC_NONE;
 		return not_created(res, res->id, false);
 	}
+	/* PUT_T is a PUT's body and the window: a new task whose record is
+	 * another kind of put cannot open one (none is, today). */
+	if (rec.type != QREC_PUT)
+		return SLUICE_EINVAL;
 	/* Windows outlive their tasks: their number has a bound of its own
 	 * (one whose window ended is swept within a second). */
 	if (!qs_throttle_room(
