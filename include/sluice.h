@@ -264,6 +264,20 @@ struct sluice_put_opts {
 	 * put or replace without one leaves the task without a version. A
 	 * server older than versions answers SLUICE_EPROTO. */
 	uint64_t if_newer;
+	/* Deduplication modes, with key only, one at a time, not with
+	 * replace, if_newer, delay_ms or run_at; 1 ms to 30 days; 0: off.
+	 * debounce_ms: the put replaces the content and settings of the
+	 * key's waiting task and makes it due debounce_ms from now (a taken
+	 * one gets it when its lease ends, due then as said; with no live
+	 * task, a new one due then): of a burst of puts, the last runs,
+	 * debounce_ms after it. throttle_ms: a put within throttle_ms of the
+	 * key's last accepted throttled put is ignored, whatever became of
+	 * that task (the result says throttled and names it); past the
+	 * window a live task of the key answers as the key does, else the
+	 * put is a new task and opens the next window. A server older than
+	 * the modes answers SLUICE_EPROTO. */
+	uint64_t debounce_ms;
+	uint64_t throttle_ms;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -293,6 +307,8 @@ struct sluice_put_result {
 	int replaced;      /* 1: (replace) the live task took the content */
 	int stale_version; /* 1: (if_newer) the task's version is as new or
 	                      newer: nothing changed */
+	int throttled;     /* 1: (throttle_ms) within the key's window:
+	                      ignored, id is the task that opened it */
 };
 
 /* sluice_put, with everything the put did in `*res` (optional). Errors as
@@ -316,6 +332,7 @@ struct sluice_batch_item {
 	                       limit of 1048576 bytes"); "" when rc is 0.
 	                       Valid until the next call on the handle. */
 	int stale_version;  /* out: as sluice_put_result's */
+	int throttled;      /* out: as sluice_put_result's */
 };
 
 /* Puts `n` tasks (1..SLUICE_BATCH_MAX) in one request and one commit.

@@ -66,8 +66,41 @@ put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
 	p->key = msg_cstr(o->key);
 	p->replace = o->replace != 0;
 	p->if_newer = o->if_newer;
+	p->debounce = o->debounce_ms;
+	p->throttle = o->throttle_ms;
 	p->payload.p = len ? payload : "";
 	p->payload.len = len;
+}
+
+/* The deduplication modes' rules, in the words the server would use. */
+static int
+put_mode_check(struct sluice_client *c, const struct msg_put *p)
+{
+	const char *m = p->debounce != 0 ? "debounce" : "throttle";
+	uint64_t w = p->debounce != 0 ? p->debounce : p->throttle;
+
+	if (w == 0)
+		return 0;
+	if (p->debounce != 0 && p->throttle != 0)
+		return ops_bad_arg(
+		    c, "put: debounce and throttle cannot be used together");
+	if (p->key.len == 0) {
+		client_errmsg(c, "put: %s needs a key", m);
+		return SLUICE_EINVAL;
+	}
+	if (p->replace || p->if_newer != 0 || p->when != 0 || p->at) {
+		client_errmsg(c,
+		    "put: %s cannot be used with replace, if_newer, a delay "
+		    "or run_at",
+		    m);
+		return SLUICE_EINVAL;
+	}
+	if (w > 30ull * 24 * 3600 * 1000) {
+		client_errmsg(
+		    c, "put: %s window out of range: 1 ms to 30 days", m);
+		return SLUICE_EINVAL;
+	}
+	return 0;
 }
 
 int
@@ -83,13 +116,17 @@ sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
 	put_fields(o, payload, len, &q.put);
 	if (q.put.if_newer != 0 && (!q.put.replace || q.put.key.len == 0))
 		return ops_bad_arg(c, "put: if_newer needs a key and replace");
+	if ((rc = put_mode_check(c, &q.put)) != 0)
+		return rc;
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	if (res != NULL) {
 		res->id = r.put.id;
 		res->created = r.put.created;
 		res->stale_version = r.put.stale;
-		res->replaced = q.put.replace && !r.put.created && !r.put.stale;
+		res->replaced = (q.put.replace || q.put.debounce != 0) &&
+		    !r.put.created && !r.put.stale;
+		res->throttled = r.put.throttled;
 	}
 	return 0;
 }
@@ -164,6 +201,7 @@ sluice_put_batch(
 		items[i].id = res.id;
 		items[i].created = res.created;
 		items[i].stale_version = res.stale;
+		items[i].throttled = res.throttled;
 		items[i].errmsg = (const char *)c->texts.data + off;
 		if (items[i].rc != 0 && res.message.len == 0)
 			items[i].errmsg = sluice_strerror(items[i].rc);

@@ -197,6 +197,12 @@ struct msg_put {
 	struct msg_str payload;
 	uint64_t if_newer; /* flag 0x04, with replace: a version >= 1 (after
 	                      the payload); 0 = none */
+	/* Deduplication modes of a keyed put (the server checks the rest:
+	 * a key, one mode, no replace, delay or time, at most 30 days):
+	 * flag 0x80, a u64 after the version: debounce ms >= 1; flag 0x40, a
+	 * u64 after that: throttle ms >= 1; 0 = none. */
+	uint64_t debounce;
+	uint64_t throttle;
 	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
 	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
 	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
@@ -635,10 +641,12 @@ struct msg_tasks {
 /* put's result, and one item of a batch put's. */
 struct msg_put_res {
 	uint16_t status; /* batch items: 0 or a SLUICE_E* code; put: 0 */
-	bool created; /* false: the key was live, `id` is the existing task */
-	bool stale;   /* if_newer was not newer than the task's version:
-	                 nothing changed (`created` byte 2) */
-	uint64_t id;  /* 0 when status != 0 */
+	bool created;   /* false: the key was live, `id` is the existing task */
+	bool stale;     /* if_newer was not newer than the task's version:
+	                   nothing changed (`created` byte 2) */
+	bool throttled; /* within the key's throttle window: ignored, `id`
+	                   is the task that opened it (`created` byte 3) */
+	uint64_t id;    /* 0 when status != 0 */
 	struct msg_str message; /* batch reply with flag 0x01: why the item
 	                           was refused (0..MSG_TEXT_MAX bytes) */
 };

@@ -60,19 +60,47 @@ get_if_newer(struct rd *r, uint8_t flags, struct msg_put *p)
 	return p->if_newer == 0 || !p->replace ? SLUICE_EINVAL : 0;
 }
 
+/* With flag 0x80, then flag 0x40, after the version: the debounce and the
+ * throttle window in ms, each at least 1 (EINVAL otherwise; the server
+ * checks the rest). */
+static int
+get_mode(struct rd *r, uint8_t flags, struct msg_put *p)
+{
+	if (flags & PUT_F_DEBOUNCE) {
+		p->debounce = rd_u64(r);
+		NEED(r);
+		if (p->debounce == 0)
+			return SLUICE_EINVAL;
+	}
+	if (flags & PUT_F_THROTTLE) {
+		p->throttle = rd_u64(r);
+		NEED(r);
+		if (p->throttle == 0)
+			return SLUICE_EINVAL;
+	}
+	return 0;
+}
+
 static uint8_t
 put_flags(const struct msg_put *p)
 {
 	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0) |
-	    (p->if_newer != 0 ? PUT_F_IF_NEWER : 0);
+	    (p->if_newer != 0 ? PUT_F_IF_NEWER : 0) |
+	    (p->debounce != 0 ? PUT_F_DEBOUNCE : 0) |
+	    (p->throttle != 0 ? PUT_F_THROTTLE : 0);
 }
 
-/* After the payload: the version, with flag 0x04 (put_flags). */
+/* After the payload: the version, with flag 0x04, then the modes' windows
+ * (put_flags). */
 static void
 put_if_newer(struct buf *b, const struct msg_put *p)
 {
 	if (p->if_newer != 0)
 		buf_put_u64(b, p->if_newer);
+	if (p->debounce != 0)
+		buf_put_u64(b, p->debounce);
+	if (p->throttle != 0)
+		buf_put_u64(b, p->throttle);
 }
 
 /* The put fields, after the flags that came with them. */
@@ -94,7 +122,8 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 	if (p->replace && p->key.len == 0)
 		return SLUICE_EINVAL;
 	TRY(msg_get_payload(r, payload_max, &p->payload));
-	return get_if_newer(r, flags, p);
+	TRY(get_if_newer(r, flags, p));
+	return get_mode(r, flags, p);
 }
 
 static int
@@ -166,6 +195,12 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	TRY(get_item_bytes(
 	    r, rd_u32(r), payload_max, SLUICE_ETOOBIG, &p->payload, &err));
 	if ((rc = get_if_newer(r, flags, p)) == SLUICE_EINVAL) {
+		if (err == 0)
+			err = rc;
+	} else if (rc != 0) {
+		return rc;
+	}
+	if ((rc = get_mode(r, flags, p)) == SLUICE_EINVAL) {
 		if (err == 0)
 			err = rc;
 	} else if (rc != 0) {
@@ -430,10 +465,11 @@ get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 	created = rd_u8(r);
 	out->id = rd_u64(r);
 	NEED(r);
-	if (created > PUT_RES_STALE)
+	if (created > PUT_RES_THROTTLED)
 		return SLUICE_EPROTO;
 	out->created = created == 1;
 	out->stale = created == PUT_RES_STALE;
+	out->throttled = created == PUT_RES_THROTTLED;
 	if (message)
 		TRY(msg_get_text(r, MSG_TEXT_MAX, &out->message));
 	return 0;
@@ -443,7 +479,11 @@ static int
 enc_put_res(struct buf *b, const struct msg_put_res *r, bool message)
 {
 	buf_put_u16(b, r->status);
-	buf_put_u8(b, r->created ? 1 : r->stale ? PUT_RES_STALE : 0);
+	buf_put_u8(b,
+	    r->created         ? 1
+	        : r->stale     ? PUT_RES_STALE
+	        : r->throttled ? PUT_RES_THROTTLED
+	                       : 0);
 	buf_put_u64(b, r->id);
 	return message ? msg_put_text(b, r->message, MSG_TEXT_MAX) : 0;
 }

@@ -21,8 +21,14 @@ enum {
 	PUT_F_REPLACE = 0x01,
 	PUT_F_AT = 0x02,
 	PUT_F_IF_NEWER = 0x04, /* a u64 version follows the payload */
-	PUT_F_ALL = PUT_F_REPLACE | PUT_F_AT | PUT_F_IF_NEWER,
+	PUT_F_THROTTLE = 0x40, /* a u64 window (ms) follows, after debounce's */
+	PUT_F_DEBOUNCE =
+	    0x80, /* a u64 window (ms) follows, after the version */
+	PUT_F_ALL = PUT_F_REPLACE | PUT_F_AT | PUT_F_IF_NEWER | PUT_F_THROTTLE |
+	    PUT_F_DEBOUNCE,
 	PUT_RES_STALE = 2, /* put result's `created`: if_newer was not newer */
+	PUT_RES_THROTTLED = 3, /* put result's `created`: within the key's
+	                          throttle window, ignored */
 	TAKE_F_DETACH = 0x01,
 	TAKE_F_STRICT = 0x02,
 	TAKE_F_DURABLE = 0x04,

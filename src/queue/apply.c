@@ -1,7 +1,8 @@
 /* apply - changes the queue's state from a record. The task state machine,
  * by record (more in queue.h and docs/queue.md):
  *   PUT      (none) -> ready | delayed (by run_at); PUT_V also
- *            stores its version with the key
+ *            stores its version with the key, PUT_T opens its key's
+ *            throttle window (throttle.h)
  *   TAKE     ready | delayed -> taken (attempts + 1, lease = the
  *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
@@ -55,6 +56,7 @@
 
 #include "queue/hourly.h"
 #include "queue/qstate.h"
+#include "queue/throttle.h"
 #include "sluice.h"
 
 /* A copy of `len` bytes in *out (NULL when len is 0). */
@@ -897,6 +899,14 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_PUT:
 	case QREC_PUT_V:
 		rc = apply_put(q, time, &rec->u.put);
+		break;
+	case QREC_PUT_T:
+		/* The window after the task: a put that fails opens none. */
+		if ((rc = apply_put(q, time, &rec->u.put)) == 0)
+			rc = qs_throttle_set(q, rec->u.put.tube,
+			    rec->u.put.tube_len, rec->u.put.key,
+			    rec->u.put.key_len, rec->u.put.id,
+			    rec->u.put.throttle_until);
 		break;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:

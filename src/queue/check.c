@@ -6,6 +6,7 @@
 
 #include "queue/hourly.h"
 #include "queue/qstate.h"
+#include "queue/throttle.h"
 #include "sluice.h"
 
 #define CHECK(cond)                                                            \
@@ -120,6 +121,7 @@ queue_check(const struct queue *q, const char **why)
 	uint32_t nflows = 0;
 	uint64_t nany = 0, bytes = 0, tube_bytes = 0, nheld = 0;
 	struct queue_counters sum;
+	const char *tw;
 	int rc;
 
 	memset(&sum, 0, sizeof(sum));
@@ -258,5 +260,8 @@ queue_check(const struct queue *q, const char **why)
 		}
 	}
 	CHECK(linked + taken_free == q->count[QUEUE_TAKEN]);
-	return 0;
+	tw = qs_throttle_check(q);
+	if (tw != NULL && why != NULL)
+		*why = tw;
+	return tw != NULL ? SLUICE_ECORRUPT : 0;
 }

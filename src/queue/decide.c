@@ -216,6 +216,7 @@ put_res(struct queue_put_res *res, uint64_t id, bool created, bool replaced)
 	res->created = created;
 	res->replaced = replaced;
 	res->stale = false;
+	res->throttled = false;
 	return 0;
 }
 
@@ -348,6 +349,8 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 {
 	struct put_args a = { req, res };
 
+	if (req->debounce_ms != 0 || req->throttle_ms != 0)
+		return queue_decide_put_mode(q, now, req, result, res);
 	return decide_run(q, now, put_rec, &a, result);
 }
 

@@ -33,6 +33,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_UPDATE] = "UPDATE",
 	[QREC_DELETE_WHERE] = "DELETE_WHERE",
 	[QREC_PUT_V] = "PUT_V",
+	[QREC_PUT_T] = "PUT_T",
 	[QREC_REPLACE_V] = "REPLACE_V",
 	[QREC_DELETE_AGED] = "DELETE_AGED",
 	[QREC_TUBE_SET] = "TUBE_SET",
@@ -258,6 +259,7 @@ qrec_valid(const struct qrec *rec)
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_T:
 		/* The next id is id + 1: it must not wrap. */
 		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
 		    qrec_tube_valid(p->tube, p->tube_len) &&
@@ -265,7 +267,11 @@ qrec_valid(const struct qrec *rec)
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
 		    time_ok(p->run_at) && time_ok(p->period) &&
 		    (rec->type == QREC_PUT_V ? p->version != 0 && p->key_len > 0
-		                             : p->version == 0);
+		                             : p->version == 0) &&
+		    (rec->type == QREC_PUT_T
+		            ? p->key_len > 0 && p->throttle_until >= 1 &&
+		                time_ok(p->throttle_until)
+		            : p->throttle_until == 0);
 	case QREC_TAKE:
 		return rec->u.take.id != 0 && rec->u.take.lease == 0;
 	case QREC_TAKE_LEASE:
@@ -424,7 +430,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		return SLUICE_EINVAL;
 	switch (rec->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_T: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_put_u64(out, p->id);
@@ -438,6 +445,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_blob(out, p->payload, p->payload_len);
 		if (rec->type == QREC_PUT_V)
 			buf_put_u64(out, p->version);
+		if (rec->type == QREC_PUT_T)
+			buf_put_i64(out, p->throttle_until);
 		break;
 	}
 	case QREC_TAKE:
@@ -635,7 +644,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	rd_init(&r, body, len);
 	switch (type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_T: {
 		struct qrec_put *p = &rec.u.put;
 
 		p->id = rd_u64(&r);
@@ -649,6 +659,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
 		if (type == QREC_PUT_V)
 			p->version = rd_u64(&r);
+		if (type == QREC_PUT_T)
+			p->throttle_until = rd_i64(&r);
 		break;
 	}
 	case QREC_TAKE:
@@ -801,7 +813,8 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	buf_printf(out, "%s", qrec_type_name(rec->type));
 	switch (rec->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_T: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_printf(out, " id=%" PRIu64 " tube=", p->id);
@@ -816,6 +829,9 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		}
 		if (p->version != 0)
 			buf_printf(out, " version=%" PRIu64, p->version);
+		if (p->throttle_until != 0)
+			buf_printf(
+			    out, " throttle_until=%" PRId64, p->throttle_until);
 		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}

@@ -47,6 +47,8 @@
  *            5 done), i64 before: every task of the tube in that state
  *            created (done: finished) at or before `before` is cancelled
  *   PUT_V    a PUT's body, then u64 version
+ *   PUT_T    a PUT's body, then i64 throttle_until: the put opens the
+ *            throttle window of its key (it has one) until then
  *   REPLACE_V  a REPLACE's body, then u64 version
  *   TUBE_SET str16 tube, then the tube's settings from now on (conf):
  *            u8 set (QREC_TS_* bits), u32 ttr, u32 max_attempts,
@@ -133,6 +135,7 @@ enum qrec_type {
 	QREC_REPLACE_V = 21,    /* REPLACE with the client's version */
 	QREC_DELETE_AGED = 22,  /* a tube's tasks by states and an age */
 	QREC_TUBE_LIMIT = 23,   /* a tube's flow limits change */
+	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -170,6 +173,12 @@ enum {
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
 #define QREC_TIME_MAX ((int64_t)1 << 53)
 
+/* The longest debounce or throttle window of a put: 30 days; and the
+ * most throttle windows a queue holds at once (a put that would open one
+ * more is refused). */
+#define QREC_WINDOW_MAX_MS        ((int64_t)30 * 24 * 3600 * 1000)
+#define QREC_THROTTLE_WINDOWS_MAX 1000000
+
 /* A new task. */
 struct qrec_put {
 	uint64_t id; /* assigned by decide; apply sets next id past it */
@@ -182,9 +191,11 @@ struct qrec_put {
 	uint32_t pri;
 	uint32_t ttr; /* ms */
 	uint32_t max_attempts;
-	int64_t run_at;   /* ready from then on */
-	int64_t period;   /* ms; 0: not recurring */
-	uint64_t version; /* PUT_V: >= 1, stored with the key; PUT: 0 */
+	int64_t run_at;         /* ready from then on */
+	int64_t period;         /* ms; 0: not recurring */
+	uint64_t version;       /* PUT_V: >= 1, stored with the key; PUT: 0 */
+	int64_t throttle_until; /* PUT_T: the key's throttle window ends
+	                           (>= 1); PUT, PUT_V: 0 */
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's

@@ -71,6 +71,11 @@
  *          TASKVER: it could not keep the version)
  *   HOURLY, HOUR  the statistics per hour of each tube that has them
  *          (layout in hourly.c)
+ *   THROTTLE (30) str16 tube, str16 key, u64 id, i64 until  - each open
+ *          throttle window of a key (throttle.h): the task of the last
+ *          accepted throttled put and the window's end; a snapshot
+ *          without any has none, and older loaders refuse one that has
+ *          (they could not keep a throttled key ignored)
  *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
  *          HOURLY entries, u32 their number
  * A TASK or REPL entry is emitted as its fixed part from a stack buffer
@@ -94,6 +99,7 @@
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/qsnap_fmt.h"
+#include "queue/throttle.h"
 #include "sluice.h"
 
 /* ---- Writing ---------------------------------------------------------- */
@@ -448,6 +454,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 			return rc;
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
+		return rc;
+	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0)
 		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);

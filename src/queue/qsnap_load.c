@@ -11,6 +11,7 @@
 
 #include "queue/hourly.h"
 #include "queue/qstate.h"
+#include "queue/throttle.h"
 #include "sluice.h"
 #include "queue/qsnap_fmt.h"
 
@@ -661,6 +662,9 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase != 0 && l->hours_left == 0;
 	case QSNAP_HOUR:
 		return l->phase == QSNAP_HOURLY || l->phase == QSNAP_HOUR;
+	case QSNAP_THROTTLE: /* after the DEDUP and HOURLY entries */
+		return l->phase != 0 && l->phase != QSNAP_META &&
+		    l->hours_left == 0;
 	default:
 		return false;
 	}
@@ -714,6 +718,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_HOUR:
 		rc = hourly_load_hour(q, &r);
+		break;
+	case QSNAP_THROTTLE:
+		rc = qs_throttle_load(q, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

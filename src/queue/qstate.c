@@ -12,6 +12,7 @@
 
 #include "queue/hourly.h"
 #include "queue/qstate.h"
+#include "queue/throttle.h"
 #include "sluice.h"
 
 /* ---- Index keys ------------------------------------------------------ */
@@ -120,6 +121,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	idx_init(&q->keys, keyent_key);
 	idx_init(&q->names, tube_key);
 	idx_init(&q->sessions, session_key);
+	qs_throttle_init(q);
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
@@ -146,6 +148,7 @@ queue_fini(struct queue *q)
 	idx_fini(&q->keys);
 	idx_fini(&q->names);
 	idx_fini(&q->sessions);
+	qs_throttle_fini(q);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);
@@ -860,6 +863,7 @@ queue_tick(struct queue *q, int64_t now)
 	if (now / QUEUE_HOUR_MS != hour)
 		hourly_prune(q);
 	qs_rates_sweep(q, now);
+	qs_throttle_sweep(q, now);
 	return 0;
 }
 

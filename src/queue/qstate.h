@@ -117,7 +117,10 @@ struct queue {
 	uint32_t nacct;
 	struct qaset *asets; /* [0]: the empty set */
 	uint32_t nasets;
-	uint64_t hidden; /* queue_hide's; 0: none */
+	uint64_t hidden;        /* queue_hide's; 0: none */
+	struct idx throttles;   /* open throttle windows (throttle.h) */
+	int64_t throttle_swept; /* the clock of the last qs_throttle_sweep */
+	uint32_t throttle_max; /* windows at once (QREC_THROTTLE_WINDOWS_MAX) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

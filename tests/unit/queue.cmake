@@ -12,3 +12,5 @@ sluice_test(idx LIBS sluice_queue TIMEOUT 60)
 sluice_test(rates LIBS sluice_queue TIMEOUT 60)
 # A tube's flow limits: the token bucket and the concurrency cap.
 sluice_test(flow LIBS sluice_queue TIMEOUT 60)
+# The deduplication modes of a keyed put: debounce and throttle.
+sluice_test(dedupmode LIBS sluice_queue TIMEOUT 60)

@@ -14,6 +14,11 @@
  * taken at once), which the model holds with a token bucket of its own:
  * a take the queue gives or refuses, the model must too.
  *
+ * Keyed puts may debounce (a replace due its window from now) or
+ * throttle (ignored while the key's window from its last accepted
+ * throttled put is open, whatever became of that task; the model keeps
+ * the windows by key), and the windows go through replay and snapshots.
+ *
  * Replay: every record also goes to a follower queue through apply alone;
  * their dumps are compared along the way. Snapshots taken at a few points
  * are loaded into fresh queues that then apply the rest of the log, and
@@ -128,6 +133,9 @@ struct model {
 	uint64_t dedup_id[NTUBE * NKEY]; /* 0: no entry */
 	int64_t dedup_exp[NTUBE * NKEY];
 	uint64_t dedup_ver[NTUBE * NKEY]; /* the finished task's version */
+	/* the key's throttle window: the task that opened it, its end */
+	uint64_t thr_id[NTUBE * NKEY];
+	int64_t thr_until[NTUBE * NKEY];
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
 	struct mlim lim[NTUBE];
@@ -731,6 +739,7 @@ op_put(struct run *r)
 	int want = 0, rc;
 	int64_t run_at;
 	struct mt *live;
+	bool repl;
 
 	queue_put_req_init(&req);
 	req.tube = tube_names[tube];
@@ -754,6 +763,15 @@ op_put(struct run *r)
 		/* a few versions, so that stale ones come often */
 		if (req.replace && rnd(r, 2) == 0)
 			req.if_newer = 1 + rnd(r, 6);
+		/* a deduplication mode, which sets the time itself */
+		if (!req.replace && rnd(r, 4) == 0) {
+			if (rnd(r, 2) == 0)
+				req.debounce_ms = 1 + (int64_t)rnd(r, 3000);
+			else
+				req.throttle_ms = 1 + (int64_t)rnd(r, 3000);
+			req.delay_ms = 0;
+			req.run_at = 0;
+		}
 	}
 	/* Now and then a request that breaks a rule. */
 	switch (rnd(r, 60)) {
@@ -786,6 +804,23 @@ op_put(struct run *r)
 		req.if_newer = 1 + rnd(r, 6);
 		want = SLUICE_EINVAL;
 		break;
+	case 6: /* a mode without a key */
+		req.key_len = 0;
+		req.replace = false;
+		req.if_newer = 0;
+		req.debounce_ms = 1 + (int64_t)rnd(r, 100);
+		key = -1;
+		want = SLUICE_EINVAL;
+		break;
+	case 7: /* both modes, or a window out of range */
+		if (key >= 0) {
+			req.debounce_ms = 1 + (int64_t)rnd(r, 100);
+			req.throttle_ms = rnd(r, 2) ? 5 : 0;
+			if (req.throttle_ms == 0)
+				req.debounce_ms = QREC_WINDOW_MAX_MS + 1;
+			want = SLUICE_EINVAL;
+		}
+		break;
 	default:
 		break;
 	}
@@ -794,11 +829,34 @@ op_put(struct run *r)
 		assert_int_equal(rc, want);
 		return;
 	}
+	repl = req.replace;
 	run_at = req.run_at ? req.run_at : now + req.delay_ms;
 	if (run_at < now)
 		run_at = now;
+	if (req.debounce_ms != 0) {
+		run_at = now + req.debounce_ms;
+		repl = true; /* a replace due then */
+	}
 	live = key >= 0 ? m_by_key(m, key) : NULL;
-	if (live != NULL && req.replace) {
+	if (req.throttle_ms != 0) {
+		assert_int_equal(rc, 0);
+		if (m->thr_until[key] > now || live != NULL) {
+			bool thr = m->thr_until[key] > now;
+
+			assert_int_equal(rec.type, QREC_NONE);
+			assert_true(!res.created && !res.replaced);
+			assert_int_equal(res.throttled, thr);
+			assert_true(
+			    res.id == (thr ? m->thr_id[key] : live->id));
+			return;
+		}
+		assert_int_equal(rec.type, QREC_PUT_T);
+		assert_true(rec.u.put.throttle_until == now + req.throttle_ms);
+		m->thr_id[key] = m->next_id;
+		m->thr_until[key] = now + req.throttle_ms;
+		repl = true; /* a new task, whatever the dedup window */
+	}
+	if (live != NULL && repl) {
 		assert_int_equal(live->tube, tube);
 		assert_int_equal(rc, 0);
 		if (req.if_newer != 0 &&
@@ -843,7 +901,7 @@ op_put(struct run *r)
 		return;
 	}
 	if (live != NULL ||
-	    (key >= 0 && !req.replace && m->dedup_id[key] != 0 &&
+	    (key >= 0 && !repl && m->dedup_id[key] != 0 &&
 	        m->dedup_exp[key] > now)) {
 		assert_int_equal(rc, 0);
 		assert_int_equal(rec.type, QREC_NONE);
@@ -853,7 +911,11 @@ op_put(struct run *r)
 	}
 	assert_int_equal(rc, 0);
 	assert_true(res.created && res.id == m->next_id && !res.stale);
-	assert_int_equal(rec.type, req.if_newer ? QREC_PUT_V : QREC_PUT);
+	assert_false(res.throttled);
+	assert_int_equal(rec.type,
+	    req.if_newer          ? QREC_PUT_V
+	        : req.throttle_ms ? QREC_PUT_T
+	                          : QREC_PUT);
 	commit(r, &rec);
 	assert_true(m->n < MAXLIVE);
 	{

@@ -598,6 +598,8 @@ assert_put_equal(const struct msg_put *a, const struct msg_put *b)
 	assert_str_equal(a->key, b->key);
 	assert_str_equal(a->payload, b->payload);
 	assert_true(a->if_newer == b->if_newer);
+	assert_true(a->debounce == b->debounce);
+	assert_true(a->throttle == b->throttle);
 }
 
 static void
@@ -957,6 +959,7 @@ test_every_reply_round_trips(void **state)
 		case MSG_OP_PUT:
 			assert_int_equal(d.put.created, m->put.created);
 			assert_int_equal(d.put.stale, m->put.stale);
+			assert_int_equal(d.put.throttled, m->put.throttled);
 			assert_true(d.put.id == m->put.id);
 			break;
 		case MSG_OP_PUT_BATCH:
@@ -1229,7 +1232,10 @@ test_bad_header_errors(void **state)
 	/* if_newer (0x04): a version must follow the payload */
 	b.data[3] = 0x04;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
-	b.data[3] = 0x80; /* force belongs to the lease operations */
+	/* debounce (0x80): a window must follow the payload */
+	b.data[3] = 0x80;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
+	b.data[3] = 0x20; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
 
 	/* flags on an op that has none */
@@ -2211,6 +2217,34 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_PUT, .put = { .stale = true, .id = 42 } });
 	assert_hex(&b, "53 01 01 00 00 00 00 00 02 2a 00 00 00 00 00 00 00");
 	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("hooks"),
+	            .priority = 1024,
+	            .key = S("k"),
+	            .debounce = 500,
+	            .payload = S("{}") } });
+	assert_hex(&b,
+	    "53 01 01 80 05 00 68 6f 6f 6b 73 00 04 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 01 00 6b 02 00"
+	    "00 00 7b 7d f4 01 00 00 00 00 00 00");
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("hooks"),
+	            .priority = 1024,
+	            .key = S("k"),
+	            .throttle = 60000,
+	            .payload = S("{}") } });
+	assert_hex(&b,
+	    "53 01 01 40 05 00 68 6f 6f 6b 73 00 04 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 01 00 6b 02 00"
+	    "00 00 7b 7d 60 ea 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_PUT, .put = { .throttled = true, .id = 42 } });
+	assert_hex(&b, "53 01 01 00 00 00 00 00 03 2a 00 00 00 00 00 00 00");
+	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_TAKE,
 	        .take = { .wait = 5000,
 	            .max = 1,
@@ -2460,6 +2494,57 @@ test_if_newer_needs_replace_and_a_version(void **state)
 	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
 	assert_true(msg_next_put(&d.put_batch.it, &p));
 	assert_int_equal(p.error, SLUICE_EINVAL);
+	buf_fini(&b);
+}
+
+/* The deduplication modes (flags 0x80 debounce, 0x40 throttle): a u64
+ * window each after the version, in that order, at least 1: else EINVAL,
+ * for a put the request, for a batch item that item alone; a put result's
+ * created byte 3 is throttled, 4 is EPROTO. The rest (a key, one mode at
+ * a time) is the server's to check, so both decode. */
+static void
+test_put_modes(void **state)
+{
+	struct msg_put item = { .tube = S("hooks"),
+		.key = S("k"),
+		.debounce = 500,
+		.throttle = 60000,
+		.payload = S("v") };
+	struct msg_put p;
+	struct msg_req d;
+	struct msg_rep r;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &(struct msg_req) { .op = MSG_OP_PUT, .put = item });
+	assert_int_equal(b.data[3], 0xc0);
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_true(d.put.debounce == 500 && d.put.throttle == 60000);
+	assert_int_equal(decode_req_bytes(b.data, b.len - 8), SLUICE_ETRUNC);
+	memset(b.data + b.len - 8, 0, 8); /* throttle 0 */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EINVAL);
+	b.data[3] = 0x80; /* the 8 bytes are left over */
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+
+	buf_reset(&b);
+	item.throttle = 0;
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+	        .put_batch = { .n = 1, .items = &item } });
+	memset(b.data + b.len - 8, 0, 8); /* debounce 0 */
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_true(msg_next_put(&d.put_batch.it, &p));
+	assert_int_equal(p.error, SLUICE_EINVAL);
+
+	encode_rep(&b,
+	    &(struct msg_rep) {
+	        .op = MSG_OP_PUT, .put = { .throttled = true, .id = 7 } });
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &r), 0);
+	assert_true(r.put.throttled && !r.put.created && !r.put.stale);
+	b.data[8] = 4;
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &r), SLUICE_EPROTO);
 	buf_fini(&b);
 }
 
@@ -2923,6 +3008,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_tube_set_errors),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
+		cmocka_unit_test(test_put_modes),
 		cmocka_unit_test(test_switchover_node_limits),
 		cmocka_unit_test(test_cluster_reply_limits),
 		cmocka_unit_test(test_history_limits),

@@ -183,6 +183,10 @@ samples(struct qrec *out)
 	out[n].type = QREC_TUBE_LIMIT; /* no limit any more */
 	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3, { 0 } };
 	n++;
+	out[n].type = QREC_PUT_T; /* opens its key's throttle window */
+	out[n].u.put = (struct qrec_put) { 10, "hooks", 5, "h", 1, "acct-3", 6,
+		1024, 60000, 0, T0, 0, 0, T0 + 60000 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -202,10 +206,12 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	assert_int_equal(a->type, b->type);
 	switch (a->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_T: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
 
 		assert_true(x->version == y->version);
+		assert_true(x->throttle_until == y->throttle_until);
 		assert_true(x->id == y->id && x->pri == y->pri);
 		assert_true(
 		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
@@ -525,6 +531,14 @@ test_out_of_range_values_are_refused(void **state)
 	REFUSED(bad.u.put.version = 0);
 	bad = *sample_of(recs, QREC_PUT_V);
 	REFUSED(bad.u.put.key_len = 0);
+	bad = *sample_of(recs, QREC_PUT_T); /* a window's end, a key */
+	REFUSED(bad.u.put.throttle_until = 0);
+	bad = *sample_of(recs, QREC_PUT_T);
+	REFUSED(bad.u.put.key_len = 0);
+	bad = *sample_of(recs, QREC_PUT_T);
+	REFUSED(bad.u.put.version = 2);
+	bad = recs[0];
+	REFUSED(bad.u.put.throttle_until = T0);
 	bad = *sample_of(recs, QREC_REPLACE_V);
 	REFUSED(bad.u.replace.version = 0);
 	bad = *sample_of(recs, QREC_REPLACE_V);

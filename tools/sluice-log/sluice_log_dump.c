@@ -264,7 +264,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 
 	switch (r->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_T: {
 		const struct qrec_put *p = &r->u.put;
 
 		buf_printf(b,
@@ -278,6 +279,9 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, "\"key\":null");
 		if (p->version != 0)
 			buf_printf(b, ",\"version\":%" PRIu64, p->version);
+		if (p->throttle_until != 0)
+			buf_printf(b, ",\"throttle_until\":%" PRId64,
+			    p->throttle_until);
 		buf_printf(b, ",\"payload_len\":%zu,", p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
@@ -414,6 +418,7 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	switch (r->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_T:
 		*p = r->u.put.tube;
 		*n = r->u.put.tube_len;
 		return true;
@@ -469,7 +474,7 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		else if (id != 0 && (tube = idmap_get(&dm->ids, id)) == 0)
 			tube = tube_from_snapshot(dm, d, id);
 		if (r.type == QREC_PUT || r.type == QREC_PUT_V ||
-		    (id != 0 && tube != 0))
+		    r.type == QREC_PUT_T || (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
 			to = names_get(

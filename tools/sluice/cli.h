@@ -113,8 +113,10 @@ enum {
 	OPT_TLS_KEY,
 	OPT_TOKEN_FILE,
 	OPT_AFTER,
-	OPT_ERROR,   /* kick: an error group */
-	OPT_DRY_RUN, /* kick, delete: count only */
+	OPT_ERROR,    /* kick: an error group */
+	OPT_DRY_RUN,  /* kick, delete: count only */
+	OPT_DEBOUNCE, /* put: deduplication modes */
+	OPT_THROTTLE,
 	OPT_HELP = 'h',
 };
 

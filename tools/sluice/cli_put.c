@@ -42,15 +42,29 @@ print_put_result(const struct sluice_put_opts *o,
 		puts("}");
 		return;
 	}
+	if (json && (o->debounce_ms || o->throttle_ms)) {
+		printf("{\"id\":%" PRIu64 ",\"created\":%s,\"%s\":%s}\n",
+		    res->id, res->created ? "true" : "false",
+		    o->debounce_ms ? "replaced" : "throttled",
+		    (o->debounce_ms ? res->replaced : res->throttled)
+		        ? "true"
+		        : "false");
+		return;
+	}
 	print_put(json, res->id, res->created);
 	if (json || res->created)
 		return;
-	if (res->stale_version)
+	if (res->throttled)
+		fprintf(stderr,
+		    "sluice: put: key %s throttled: task %" PRIu64
+		    " was put less than the window ago; nothing created\n",
+		    o->key, res->id);
+	else if (res->stale_version)
 		fprintf(stderr,
 		    "sluice: put: key %s: task %" PRIu64 " has a version of "
 		    "%" PRIu64 " or newer; nothing changed\n",
 		    o->key, res->id, o->if_newer);
-	else if (o->replace)
+	else if (o->replace || o->debounce_ms)
 		fprintf(stderr,
 		    "sluice: put: key %s: task %" PRIu64
 		    " updated; nothing created\n",
@@ -61,6 +75,9 @@ print_put_result(const struct sluice_put_opts *o,
 		    "; nothing created\n",
 		    o->key ? o->key : "", res->id);
 }
+
+/* The longest debounce or throttle window the server takes (30 days). */
+#define PUT_MODE_MAX_MS (30ull * 24 * 3600 * 1000)
 
 enum {
 	LINES_BATCH = 100,     /* lines per batch put */
@@ -271,6 +288,17 @@ static const char put_help[] =
     "                        (none stored: any V); else nothing changes and\n"
     "                        stderr says so (exit 0). V is stored with the\n"
     "                        task, a new one too\n"
+    "      --debounce DUR    with --key: each put replaces the key's waiting\n"
+    "                        task (content and settings) and makes it due\n"
+    "                        DUR from now, so of a burst only the last\n"
+    "                        runs, DUR after it (a running task gets the\n"
+    "                        new content when its lease ends). 1ms to 30d\n"
+    "      --throttle DUR    with --key: a put within DUR of the key's last\n"
+    "                        accepted throttled put is ignored, whatever\n"
+    "                        became of that task: it prints that task's id,\n"
+    "                        and on stderr \"key KEY throttled\". Past DUR\n"
+    "                        it is a new task (or, while the key's task\n"
+    "                        lives, that task). 1ms to 30d\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -284,10 +312,58 @@ static const char put_help[] =
     "                        refuses, saying how many were accepted\n"
     "      --json            print {\"id\":N,\"created\":true} (with\n"
     "                        --replace, \"replaced\" too; with --if-newer,\n"
-    "                        \"stale_version\" too); with\n"
+    "                        \"stale_version\" too; with --debounce,\n"
+    "                        \"replaced\", with --throttle \"throttled\"); "
+    "with\n"
     "                        --lines one array, an element per line:\n"
     "                        {\"line\":N,\"id\":N,\"created\":true} or\n"
     "                        {\"line\":N,\"error\":TEXT,\"code\":N}\n";
+
+/* --debounce DUR, --throttle DUR: 1 ms to 30 days, with a unit. */
+static int
+put_mode_opt(
+    struct cli *cli, int ch, const char *arg, struct sluice_put_opts *o)
+{
+	const char *name = ch == OPT_DEBOUNCE ? "--debounce" : "--throttle";
+	uint64_t *ms = ch == OPT_DEBOUNCE ? &o->debounce_ms : &o->throttle_ms;
+	int rc;
+
+	if ((rc = cli_parse_ms(cli, name, arg, 1, ms)) != 0)
+		return rc;
+	if (*ms > PUT_MODE_MAX_MS)
+		return cli_usage_error(cli,
+		    ch == OPT_DEBOUNCE ? "--debounce is at most 30d"
+		                       : "--throttle is at most 30d");
+	return 0;
+}
+
+/* What the deduplication modes exclude. */
+static int
+put_mode_usage(struct cli *cli, const struct sluice_put_opts *o, bool delay)
+{
+	if (!o->debounce_ms && !o->throttle_ms)
+		return 0;
+	if (o->debounce_ms && o->throttle_ms)
+		return cli_usage_error(
+		    cli, "--debounce and --throttle exclude each other");
+	if (o->key == NULL)
+		return cli_usage_error(cli,
+		    o->debounce_ms ? "--debounce needs --key"
+		                   : "--throttle needs --key");
+	if (o->replace || o->if_newer)
+		return cli_usage_error(cli,
+		    o->debounce_ms
+		        ? "--debounce replaces by itself: no --replace or "
+		          "--if-newer with it"
+		        : "--throttle takes no --replace or --if-newer");
+	if (delay || o->run_at)
+		return cli_usage_error(cli,
+		    o->debounce_ms
+		        ? "--debounce sets the run time: no --delay or --at "
+		          "with it"
+		        : "--throttle takes no --delay or --at");
+	return 0;
+}
 
 static int
 cmd_put(struct cli *cli, int argc, char **argv)
@@ -298,6 +374,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "key", required_argument, NULL, OPT_KEY },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "if-newer", required_argument, NULL, OPT_IF_NEWER },
+		{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
+		{ "throttle", required_argument, NULL, OPT_THROTTLE },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "file", required_argument, NULL, OPT_FILE },
@@ -335,6 +413,11 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			         UINT64_MAX, &o.if_newer)) != 0)
 				return rc;
 			break;
+		case OPT_DEBOUNCE:
+		case OPT_THROTTLE:
+			if ((rc = put_mode_opt(cli, ch, optarg, &o)) != 0)
+				return rc;
+			break;
 		case OPT_EVERY:
 			if ((rc = cli_parse_ms(
 			         cli, "--every", optarg, 0, &o.period_ms)) != 0)
@@ -367,6 +450,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	if (o.if_newer && !o.replace)
 		return cli_usage_error(
 		    cli, "--if-newer needs --replace (and --key)");
+	if ((rc = put_mode_usage(cli, &o, to.has_delay)) != 0)
+		return rc;
 	if (lines && o.key)
 		return cli_usage_error(cli,
 		    "--key with --lines would give every line the same key");

@@ -36,6 +36,7 @@ OPS = {
 OP_NAMES = {v: k for k, v in OPS.items()}
 
 _PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER = 0x01, 0x02, 0x04
+_PUT_THROTTLE, _PUT_DEBOUNCE = 0x40, 0x80
 _MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
 _LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
 _REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
@@ -200,13 +201,15 @@ def _put_results(rflags, r):
     for _ in range(r.u32()):
         status, created, tid = r.unpack("HBQ")
         err = _item_error(status, rflags, r)
-        out.append(PutResult(tid, created == 1, created == 2, err))
+        out.append(PutResult(tid, created == 1, created == 2, err,
+                             created == 3))
     return r.done(out)
 
 
 def _put_result(rflags, r):
     status, created, tid = r.unpack("HBQ")
-    return r.done(PutResult(tid, created == 1, created == 2))
+    return r.done(PutResult(tid, created == 1, created == 2,
+                            throttled=created == 3))
 
 
 def _items(ids):
@@ -391,15 +394,24 @@ def blob(b):
 
 def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
                 max_attempts=0, period_ms=0, key=None, replace=False,
-                version=None):
+                version=None, debounce_ms=0, throttle_ms=0):
     """(flags, fields) of one put or batch item."""
+    if debounce_ms < 0 or throttle_ms < 0:  # the server checks the rest
+        raise E.Invalid("debounce_ms, throttle_ms: a window of 1 ms to "
+                        "30 days")
     flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
-             | (_PUT_IF_NEWER if version is not None else 0))
+             | (_PUT_IF_NEWER if version is not None else 0)
+             | (_PUT_DEBOUNCE if debounce_ms else 0)
+             | (_PUT_THROTTLE if throttle_ms else 0))
     body = (str16(tube) + struct.pack("<IQQIQ", priority, at or delay_ms,
                                       ttr_ms, max_attempts, period_ms)
             + str16(key or "") + blob(payload))
     if version is not None:
         body += struct.pack("<Q", version)
+    if debounce_ms:
+        body += struct.pack("<Q", debounce_ms)
+    if throttle_ms:
+        body += struct.pack("<Q", throttle_ms)
     return flags, body
 
 
@@ -425,16 +437,22 @@ class Operations:
 
     def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
-            version=None):
+            version=None, debounce_ms=0, throttle_ms=0):
         """Puts a task; returns a PutResult. With a key live in the tube,
         nothing is created (created False, the live task's id); replace
         gives that task this content; version (with replace: if_newer)
         replaces only when newer. at: a unix ms time instead of delay_ms.
+        With a key, debounce_ms replaces the key's waiting task and makes
+        it due that long from now (of a burst only the last runs);
+        throttle_ms ignores a put within that long of the key's last
+        accepted one (throttled True, the id of that task); 1 ms to 30
+        days, one of them, not with replace, version, delay_ms or at.
         A put with a key is retried after a lost connection (safe: the
         key finds the task); one without is not."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
-                                  replace, version)
+                                  replace, version, debounce_ms,
+                                  throttle_ms)
         return self._do(Request("put", flags, body, _put_result,
                                 safe=bool(key)))
 

@@ -167,12 +167,14 @@ class After:
 class PutResult:
     """A put's result. created: a new task; False with the id of the
     live task that has the key. not_newer: an if_newer put whose version
-    was not newer (nothing changed). In a batch, error is the item's
-    refusal (a SluiceError) and id is 0."""
+    was not newer (nothing changed). throttled: a throttle_ms put within
+    its key's window (nothing changed; id is the task that opened it). In
+    a batch, error is the item's refusal (a SluiceError) and id is 0."""
     id: int
     created: bool
     not_newer: bool = False
     error: Optional[Exception] = None
+    throttled: bool = False
 
 
 @dataclass

@@ -329,6 +329,28 @@ class ClientTest(ServerTest):
         self.assertEqual(a.state, sluice.State.READY)
         self.assertEqual(self.c.peek(tid).payload, b"v2")
 
+    def test_debounce_and_throttle(self):
+        first = self.c.put("dm", "a", key="k", debounce_ms=300)
+        r = self.c.put("dm", "b", key="k", debounce_ms=300)
+        self.assertEqual((r.id, r.created), (first.id, False))
+        self.assertEqual(self.c.take("dm"), [])  # not due yet
+        [t] = self.c.take("dm", wait_ms=5000)
+        self.assertEqual((t.id, t.payload), (first.id, b"b"))
+        self.c.ack(t.id, t.lease)
+        r1 = self.c.put("dt", "a", key="k", throttle_ms=60000)
+        self.assertTrue(r1.created and not r1.throttled)
+        r = self.c.put("dt", "b", key="k", throttle_ms=60000)
+        self.assertTrue(r.throttled)
+        self.assertEqual((r.id, r.created), (r1.id, False))
+        [r] = self.c.put_batch([dict(tube="dt", payload="c", key="k",
+                                     throttle_ms=60000)])
+        self.assertTrue(r.throttled and r.error is None)
+        with self.assertRaises(sluice.Invalid) as e:
+            self.c.put("dt", "x", throttle_ms=1000)  # without a key
+        self.assertIn("throttle needs a key", str(e.exception))
+        with self.assertRaises(sluice.Invalid):
+            self.c.put("dt", "x", key="k", debounce_ms=5, throttle_ms=5)
+
     def test_release_front_keeps_the_place(self):
         ids = [self.c.put("q", "t%d" % i).id for i in range(3)]
         [t] = self.c.take("q")

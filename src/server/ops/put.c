@@ -16,6 +16,47 @@
 #include "server/ops/ops_int.h"
 #include "sluice.h"
 
+/* The deduplication modes (decide_dedup.c): a window past the longest
+ * reads as one ms past it, which the queue refuses. */
+static void
+put_mode_from_msg(const struct msg_put *m, struct queue_put_req *r)
+{
+	uint64_t over = (uint64_t)QREC_WINDOW_MAX_MS + 1;
+
+	r->debounce_ms = (int64_t)(m->debounce > over ? over : m->debounce);
+	r->throttle_ms = (int64_t)(m->throttle > over ? over : m->throttle);
+}
+
+/* Why the queue refused a put with a deduplication mode (SLUICE_EINVAL),
+ * or NULL when it has none or the reason is another. */
+static const char *
+put_mode_err(const struct msg_put *m)
+{
+	if (m->debounce == 0 && m->throttle == 0)
+		return NULL;
+	if (m->debounce != 0 && m->throttle != 0)
+		return "debounce and throttle cannot be used together";
+	if (m->key.len == 0)
+		return m->debounce != 0 ? "debounce needs a key"
+		                        : "throttle needs a key";
+	if (m->replace)
+		return m->debounce != 0
+		    ? "debounce cannot be used with replace (it replaces)"
+		    : "throttle cannot be used with replace";
+	if (m->if_newer != 0)
+		return "if-newer cannot be used with debounce or throttle";
+	if (m->when != 0 || m->at)
+		return m->debounce != 0
+		    ? "debounce sets the run time: no delay or at with it"
+		    : "throttle takes no delay or at";
+	if ((m->debounce != 0 ? m->debounce : m->throttle) >
+	    (uint64_t)QREC_WINDOW_MAX_MS)
+		return m->debounce != 0
+		    ? "debounce window out of range: 1 ms to 30 days"
+		    : "throttle window out of range: 1 ms to 30 days";
+	return NULL;
+}
+
 static void
 put_req_from_msg(
     struct core *c, const struct msg_put *m, struct queue_put_req *r)
@@ -37,6 +78,7 @@ put_req_from_msg(
 	r->key_len = m->key.len;
 	r->replace = m->replace;
 	r->if_newer = m->if_newer;
+	put_mode_from_msg(m, r);
 }
 
 /* One put: decide and commit. Returns 0 or an error code. */
@@ -68,6 +110,7 @@ put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
 	res->status = 0;
 	res->created = qres.created;
 	res->stale = qres.stale;
+	res->throttled = qres.throttled;
 	res->id = qres.id;
 	return 0;
 }
@@ -120,6 +163,10 @@ put_err_text(
 		    m->payload.len, c->limits.payload_max);
 		return;
 	case SLUICE_EINVAL:
+		if (put_mode_err(m) != NULL) {
+			snprintf(out, len, "%s", put_mode_err(m));
+			return;
+		}
 		snprintf(out, len, "%s",
 		    m->replace && m->key.len == 0 ? "replace needs a key"
 		        : m->error == SLUICE_EINVAL ||
@@ -131,8 +178,10 @@ put_err_text(
 		return;
 	case SLUICE_ELIMIT:
 		snprintf(out, len, "%s",
-		    c->quota.why[0] != '\0'
-		        ? c->quota.why
+		    c->quota.why[0] != '\0' ? c->quota.why
+		        : m->throttle != 0
+		        ? "the server holds as many tasks, tubes or throttle "
+		          "windows (1,000,000) as it may"
 		        : "the server holds as many tasks or tubes as it may");
 		return;
 	default:

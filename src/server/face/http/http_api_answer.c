@@ -183,8 +183,9 @@ http_api_put_results(
 			json_item_error(
 			    f, pr.status, pr.message.p, pr.message.len);
 		else
-			fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s}", pr.id,
-			    pr.created ? "true" : "false");
+			fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s%s}",
+			    pr.id, pr.created ? "true" : "false",
+			    pr.throttled ? ",\"throttled\":true" : "");
 	}
 	fputs("]}", f);
 }
@@ -260,8 +261,9 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 
 	switch (a->shape) {
 	case SH_PUT:
-		fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s}", rep->put.id,
-		    rep->put.created ? "true" : "false");
+		fprintf(f, "{\"id\":%" PRIu64 ",\"created\":%s%s}", rep->put.id,
+		    rep->put.created ? "true" : "false",
+		    rep->put.throttled ? ",\"throttled\":true" : "");
 		break;
 	case SH_PUT_BATCH:
 		http_api_put_results(f, a, rep);

@@ -126,6 +126,13 @@ batch_item(json_t *o, const char *tube, struct msg_put *p,
 		p->key = (struct msg_str) { json_string_value(k),
 			json_string_length(k) };
 	p->replace = json_is_true(json_object_get(o, "replace"));
+	if (((j_dur(o, "debounce", &p->debounce, e) && p->debounce == 0) ||
+	        (j_dur(o, "throttle", &p->throttle, e) && p->throttle == 0)) &&
+	    e->code == 0) {
+		e->code = SLUICE_EINVAL;
+		snprintf(e->msg, sizeof(e->msg),
+		    "debounce, throttle: a window of 1ms to 30d, not 0");
+	}
 }
 
 int

@@ -62,9 +62,18 @@ state_of(const char *s, bool all)
 
 /* ---- put --------------------------------------------------------------- */
 
+/* debounce=DUR, throttle=DUR: a window of at least 1 ms (the server
+ * checks the rest: a key, one mode, at most 30 days). */
+static void
+put_mode_opt(struct http_api_call *c, const char *name, uint64_t *ms)
+{
+	if (http_query_dur(&c->q, name, ms) && *ms == 0)
+		http_query_bad(&c->q, name, "a window of 1ms to 30d, not 0");
+}
+
 /* A put's options from the query: the task options (http_query_opts),
- * then its own (every, key, replace). A run_at after a delay of more
- * than 0 is refused. */
+ * then its own (every, key, replace, debounce, throttle). A run_at after a
+ * delay of more than 0 is refused. */
 static void
 put_opts(struct http_api_call *c, struct msg_put *p, char *key, size_t key_cap)
 {
@@ -89,6 +98,8 @@ put_opts(struct http_api_call *c, struct msg_put *p, char *key, size_t key_cap)
 	if (http_query_str(&c->q, "key", key, key_cap))
 		p->key = msg_cstr(key);
 	p->replace = http_query_flag(&c->q, "replace");
+	put_mode_opt(c, "debounce", &p->debounce);
+	put_mode_opt(c, "throttle", &p->throttle);
 }
 
 static void
