@@ -108,6 +108,8 @@ enum sluice_error {
 	                           sent, or not a known one */
 	SLUICE_EPERM = 27,      /* the token's role or tubes do not allow it */
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
+	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
+	                           [A-Za-z0-9_.:/-] */
 	SLUICE_ERRMAX_
 };
 

@@ -38,6 +38,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_TUBE_SET] = "TUBE_SET",
 	[QREC_TUBE_DELETE] = "TUBE_DELETE",
 	[QREC_TUBE_LIMIT] = "TUBE_LIMIT",
+	[QREC_PUT_G] = "PUT_G",
 };
 
 static const char *const reason_names[QREC_REASON_END_] = {
@@ -82,6 +83,12 @@ qrec_type_name(uint16_t type)
 	if (type < QREC_TYPE_END_ && type_names[type] != NULL)
 		return type_names[type];
 	return "?";
+}
+
+bool
+qrec_group_valid(const char *name, size_t len)
+{
+	return len <= QREC_GROUP_MAX && qrec_tube_valid(name, len);
 }
 
 bool
@@ -258,14 +265,20 @@ qrec_valid(const struct qrec *rec)
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_G:
 		/* The next id is id + 1: it must not wrap. */
 		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
 		    qrec_tube_valid(p->tube, p->tube_len) &&
 		    str_ok(p->key, p->key_len, QREC_KEY_MAX) &&
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
 		    time_ok(p->run_at) && time_ok(p->period) &&
+		    (rec->type == QREC_PUT_G
+		            ? (p->version == 0 || p->key_len > 0) &&
+		                qrec_group_valid(p->group, p->group_len)
+		            : p->group_len == 0) &&
 		    (rec->type == QREC_PUT_V ? p->version != 0 && p->key_len > 0
-		                             : p->version == 0);
+		            : rec->type == QREC_PUT ? p->version == 0
+		                                    : true);
 	case QREC_TAKE:
 		return rec->u.take.id != 0 && rec->u.take.lease == 0;
 	case QREC_TAKE_LEASE:
@@ -424,7 +437,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		return SLUICE_EINVAL;
 	switch (rec->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_G: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_put_u64(out, p->id);
@@ -436,8 +450,10 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_i64(out, p->period);
 		buf_put_str16(out, p->key, p->key_len);
 		buf_put_blob(out, p->payload, p->payload_len);
-		if (rec->type == QREC_PUT_V)
+		if (rec->type != QREC_PUT)
 			buf_put_u64(out, p->version);
+		if (rec->type == QREC_PUT_G)
+			buf_put_str16(out, p->group, p->group_len);
 		break;
 	}
 	case QREC_TAKE:
@@ -635,7 +651,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	rd_init(&r, body, len);
 	switch (type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_G: {
 		struct qrec_put *p = &rec.u.put;
 
 		p->id = rd_u64(&r);
@@ -647,8 +664,10 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		p->period = rd_i64(&r);
 		p->key = rd_str16(&r, QREC_KEY_MAX, &p->key_len);
 		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
-		if (type == QREC_PUT_V)
+		if (type != QREC_PUT)
 			p->version = rd_u64(&r);
+		if (type == QREC_PUT_G)
+			p->group = rd_str16(&r, QREC_GROUP_MAX, &p->group_len);
 		break;
 	}
 	case QREC_TAKE:
@@ -801,7 +820,8 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	buf_printf(out, "%s", qrec_type_name(rec->type));
 	switch (rec->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_G: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_printf(out, " id=%" PRIu64 " tube=", p->id);
@@ -816,6 +836,10 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		}
 		if (p->version != 0)
 			buf_printf(out, " version=%" PRIu64, p->version);
+		if (p->group_len > 0) {
+			buf_printf(out, " group=");
+			buf_put(out, p->group, p->group_len);
+		}
 		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}

@@ -191,6 +191,8 @@ struct queue_put_req {
 	 * when it is greater than the version stored with the live task
 	 * (none stored: any is greater); the put stores it either way. */
 	uint64_t if_newer;
+	const char *group; /* fair group (group.h); len 0: none; bad: EGROUP */
+	size_t group_len;
 };
 
 /* Zero with pri = QUEUE_DEFAULT_PRI. */
@@ -572,6 +574,8 @@ struct queue_task_view {
 	int64_t updated_at;
 	const char *key; /* NULL when none */
 	size_t key_len;
+	const char *group; /* NULL when none (the "" group) */
+	size_t group_len;
 	const char *last_error; /* NULL when none */
 	size_t last_error_len;
 	/* while taken, else 0 */
@@ -953,6 +957,7 @@ enum queue_snap_type {
 	QSNAP_TASKVER = 7,
 	QSNAP_DEDUPVER = 8,
 	QSNAP_KEYHELD = 9,
+	QSNAP_GROUP = 10, /* u64 id, str16 group: of the next TASK (that id) */
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,

@@ -12,3 +12,6 @@ sluice_test(idx LIBS sluice_queue TIMEOUT 60)
 sluice_test(rates LIBS sluice_queue TIMEOUT 60)
 # A tube's flow limits: the token bucket and the concurrency cap.
 sluice_test(flow LIBS sluice_queue TIMEOUT 60)
+# A tube's fair groups: the rotation, their lifetime and memory, the
+# PUT_G record, replay and snapshots.
+sluice_test(group LIBS sluice_queue TIMEOUT 120)

@@ -183,6 +183,14 @@ samples(struct qrec *out)
 	out[n].type = QREC_TUBE_LIMIT; /* no limit any more */
 	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3, { 0 } };
 	n++;
+	out[n].type = QREC_PUT_G; /* into a group, no version */
+	out[n].u.put = (struct qrec_put) { 10, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, "tenant-42", 9 };
+	n++;
+	out[n].type = QREC_PUT_G; /* into a group, with a key's version */
+	out[n].u.put = (struct qrec_put) { 11, "rows", 4, "r", 1, "row-8", 5,
+		1024, 60000, 0, T0, 0, 5, "eu/acme", 7 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -202,10 +210,12 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	assert_int_equal(a->type, b->type);
 	switch (a->type) {
 	case QREC_PUT:
-	case QREC_PUT_V: {
+	case QREC_PUT_V:
+	case QREC_PUT_G: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
 
 		assert_true(x->version == y->version);
+		same_bytes(x->group, x->group_len, y->group, y->group_len);
 		assert_true(x->id == y->id && x->pri == y->pri);
 		assert_true(
 		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
