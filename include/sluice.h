@@ -266,6 +266,12 @@ struct sluice_put_opts {
 	 * put or replace without one leaves the task without a version. A
 	 * server older than versions answers SLUICE_EPROTO. */
 	uint64_t if_newer;
+	/* NULL: none. A fair group, such as a tenant's id (1-200 bytes of
+	 * [A-Za-z0-9_.:/-]; else SLUICE_EGROUP): within the tube, tasks of
+	 * equal priority are handed out in turn across the groups that have
+	 * ready tasks (docs/queue.md, "Fair groups"). A replace keeps the
+	 * task's group. A server older than groups answers SLUICE_EPROTO. */
+	const char *group;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -394,6 +400,7 @@ struct sluice_task {
 	 * server does not know the address (a follower). */
 	uint32_t session;
 	const char *peer;
+	const char *group; /* its fair group; NULL: none */
 };
 
 /* Frees what take, peek or list returned: the array and everything its

@@ -66,6 +66,7 @@ put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
 	p->key = msg_cstr(o->key);
 	p->replace = o->replace != 0;
 	p->if_newer = o->if_newer;
+	p->group = msg_cstr(o->group);
 	p->payload.p = len ? payload : "";
 	p->payload.len = len;
 }

@@ -271,6 +271,10 @@ static const char put_help[] =
     "                        (none stored: any V); else nothing changes and\n"
     "                        stderr says so (exit 0). V is stored with the\n"
     "                        task, a new one too\n"
+    "      --group G         its fair group (a tenant's id, ...: 1-200\n"
+    "                        bytes of A-Z a-z 0-9 _ . : / -): tasks of\n"
+    "                        equal priority go out in turn across the\n"
+    "                        tube's groups (sluice groups T lists them)\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -298,6 +302,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "key", required_argument, NULL, OPT_KEY },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "if-newer", required_argument, NULL, OPT_IF_NEWER },
+		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "file", required_argument, NULL, OPT_FILE },
@@ -326,6 +331,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_KEY:
 			o.key = optarg;
+			break;
+		case OPT_GROUP:
+			o.group = optarg;
 			break;
 		case OPT_REPLACE:
 			o.replace = 1;
