@@ -35,7 +35,8 @@ OPS = {
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
-_PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER = 0x01, 0x02, 0x04
+_PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER, _PUT_GROUP = 0x01, 0x02, 0x04, 0x08
+_REC_GROUP = 0x20
 _MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
 _LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
 _REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
@@ -165,6 +166,8 @@ def _task(r):
     if flags & _REC_HOLDER:
         t.session = s.u32()
         t.peer = s.opt16()
+    if flags & _REC_GROUP:
+        t.group = s.opt16()
     return t
 
 
@@ -346,15 +349,18 @@ def blob(b):
 
 def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
                 max_attempts=0, period_ms=0, key=None, replace=False,
-                version=None):
+                version=None, group=None):
     """(flags, fields) of one put or batch item."""
     flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
-             | (_PUT_IF_NEWER if version is not None else 0))
+             | (_PUT_IF_NEWER if version is not None else 0)
+             | (_PUT_GROUP if group else 0))
     body = (str16(tube) + struct.pack("<IQQIQ", priority, at or delay_ms,
                                       ttr_ms, max_attempts, period_ms)
             + str16(key or "") + blob(payload))
     if version is not None:
         body += struct.pack("<Q", version)
+    if group:
+        body += str16(group)
     return flags, body
 
 
@@ -380,16 +386,19 @@ class Operations:
 
     def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
-            version=None):
+            version=None, group=None):
         """Puts a task; returns a PutResult. With a key live in the tube,
         nothing is created (created False, the live task's id); replace
         gives that task this content; version (with replace: if_newer)
         replaces only when newer. at: a unix ms time instead of delay_ms.
+        group: its fair group (a tenant's id, 1-200 bytes of A-Z a-z 0-9
+        _ . : / -, else BadGroup): tasks of equal priority are handed out
+        in turn across the tube's groups.
         A put with a key is retried after a lost connection (safe: the
         key finds the task); one without is not."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
-                                  replace, version)
+                                  replace, version, group)
         return self._do(Request("put", flags, body, _put_result,
                                 safe=bool(key)))
 

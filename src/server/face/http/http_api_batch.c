@@ -126,6 +126,9 @@ batch_item(json_t *o, const char *tube, struct msg_put *p,
 		p->key = (struct msg_str) { json_string_value(k),
 			json_string_length(k) };
 	p->replace = json_is_true(json_object_get(o, "replace"));
+	if ((k = json_object_get(o, "group")) != NULL && json_is_string(k))
+		p->group = (struct msg_str) { json_string_value(k),
+			json_string_length(k) };
 }
 
 int
