@@ -4,7 +4,8 @@
  * kill -9 and restart, and the loaded server goes round every group; bad
  * group names are refused with their reason by libsluice, the CLI and
  * HTTP, and put nothing; and libsluice, the CLI (text and JSON) and the
- * HTTP task API show each task's group. */
+ * HTTP task API show each task's group; `sluice groups` lists a tube's
+ * groups by backlog. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,11 +174,12 @@ test_bad_group_names(void **state)
 	o.group = "caf\xc3\xa9";
 	it_rc(c, sluice_put(c, &o, "x", 1, &id, &created), SLUICE_EGROUP);
 	assert_string_equal(sluice_errname(SLUICE_EGROUP), "bad_group");
-	assert_true(it_cli(s->url, NULL, NULL, 0, err, sizeof(err), "put",
-	                "-t", "bad", "--group", "a b", "x", NULL) != 0);
+	assert_true(it_cli(s->url, NULL, NULL, 0, err, sizeof(err), "put", "-t",
+	                "bad", "--group", "a b", "x", NULL) != 0);
 	assert_non_null(strstr(err, "bad group name"));
-	assert_int_equal(it_http(hport, "POST", "/v1/tubes/bad/tasks?group=a%20b",
-	                     NULL, "x", &body),
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/bad/tasks?group=a%20b", NULL, "x",
+	        &body),
 	    400);
 	assert_non_null(strstr(body, "bad_group"));
 	free(body);
@@ -221,8 +223,8 @@ test_faces_show_group(void **state)
 	                     path, "--json", NULL),
 	    0);
 	assert_non_null(strstr(out, "\"group\":\"acme\""));
-	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), NULL, 0, "peek",
-	                     path, NULL),
+	assert_int_equal(
+	    it_cli(s->url, NULL, out, sizeof(out), NULL, 0, "peek", path, NULL),
 	    0);
 	assert_non_null(strstr(out, "group         acme"));
 	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), NULL, 0, "list",
@@ -246,6 +248,22 @@ test_faces_show_group(void **state)
 	t = it_take(c, "web", 5000, 0);
 	assert_string_equal(t->group, "w1");
 	sluice_task_free(t);
+	/* sluice groups: the largest backlog first, "-" for none */
+	put_group(c, "many", "b", 3);
+	put_group(c, "many", "a", 1);
+	put_group(c, "many", NULL, 2);
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), NULL, 0,
+	                     "groups", "many", NULL),
+	    0);
+	assert_non_null(strstr(out, "GROUP "));
+	assert_true(strstr(out, "\nb ") < strstr(out, "\n- "));
+	assert_true(strstr(out, "\n- ") < strstr(out, "\na "));
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), NULL, 0,
+	                     "groups", "many", "--json", NULL),
+	    0);
+	assert_non_null(
+	    strstr(out, "[{\"group\":\"b\",\"ready\":3,\"taken\":0,"));
+	assert_non_null(strstr(out, "{\"group\":null,\"ready\":2,"));
 	/* a task without a group shows none */
 	id = it_put(c, "web", "plain");
 	t = it_peek(c, id);
