@@ -1,18 +1,21 @@
 /* Fair groups against a real server: a group with 10,000 ready tasks
  * does not delay a small one (each of the small group's tasks comes out
  * within one round of the two groups); tasks and their groups survive a
- * kill -9 and restart, and the loaded server goes round every group; bad
+ * kill -9 and restart, and the loaded server goes round every group; a
+ * follower holds them and goes round them once promoted; bad
  * group names are refused with their reason by libsluice, the CLI and
  * HTTP, and put nothing; and libsluice, the CLI (text and JSON) and the
  * HTTP task API show each task's group; `sluice groups` lists a tube's
  * groups by backlog. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "it.h"
 #include "it_http.h"
+#include "it_node.h"
 
 enum { BIG = 10000, SMALL = 5 };
 
@@ -89,8 +92,10 @@ test_small_group_within_one_round(void **state)
 }
 
 /* Three groups and tasks without one, one task taken (detached, so it
- * stays taken): after kill -9 and a restart every task is there with its
- * group, and the next takes go round all four groups. */
+ * stays taken), a snapshot, then a task of a fourth group: after kill -9
+ * and a restart (the snapshot's GROUP entries, then the log's PUT_G)
+ * every task is there with its group, and the next takes go round all
+ * five groups. */
 static void
 test_groups_survive_kill(void **state)
 {
@@ -98,7 +103,7 @@ test_groups_survive_kill(void **state)
 	struct sluice_client *c;
 	struct sluice_task *t;
 	struct sluice_put_opts o;
-	uint64_t ids[4];
+	uint64_t ids[4], lsn;
 	const char *names[3] = { "a", "b", "c" };
 	char g[256];
 	int seen[4] = { 0 };
@@ -116,6 +121,8 @@ test_groups_survive_kill(void **state)
 	assert_int_equal(t->id, ids[0]);
 	assert_string_equal(t->group, "tenant-7");
 	sluice_task_free(t);
+	/* the restart loads this snapshot, then the log after it */
+	it_rc(c, sluice_snapshot(c, &lsn), 0);
 	o.tube = "surv";
 	o.group = "d";
 	ids[1] = it_put_o(c, &o, "d");
@@ -142,6 +149,46 @@ test_groups_survive_kill(void **state)
 		assert_int_equal(seen[k], 1);
 	assert_int_equal(it_counts(c, "surv").ready, 12);
 	sluice_close(c);
+}
+
+/* A follower holds the groups the leader's records put (PUT_G records
+ * stream as they are); after a failover to the follower every task keeps
+ * its group and the promoted node goes round the groups. */
+static void
+test_groups_replicate_and_fail_over(void **state)
+{
+	struct it_node a, b;
+	struct sluice_task *t;
+	uint64_t lsn;
+	char g[256];
+	int seen[3] = { 0 };
+
+	it_node_init(state, &a, "a");
+	it_node_init(state, &b, "b");
+	it_node_follows(&b, &a);
+	it_node_start(&a);
+	it_node_start(&b);
+	put_group(a.c, "rep", "x", 3);
+	put_group(a.c, "rep", "y", 3);
+	it_rc(a.c, sluice_snapshot(a.c, &lsn), 0);
+	put_group(a.c, "rep", "z", 3);
+	it_node_caught_up(&a, &b);
+	t = it_peek(b.c, 1);
+	assert_string_equal(t->group, "x");
+	sluice_task_free(t);
+	t = it_peek(b.c, 9);
+	assert_string_equal(t->group, "z");
+	sluice_task_free(t);
+	it_node_kill(&a);
+	it_rc(b.c, sluice_promote(b.c, &lsn), 0);
+	for (int i = 0; i < 3; i++) {
+		take_ack(b.c, "rep", g, sizeof(g));
+		assert_true(g[0] >= 'x' && g[0] <= 'z' && g[1] == '\0');
+		seen[g[0] - 'x']++;
+	}
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(seen[k], 1);
+	it_node_stop(&b, SIGTERM);
 }
 
 /* Bad names: too long, a space, a byte outside the alphabet; refused by
@@ -280,6 +327,9 @@ main(void)
 		    test_small_group_within_one_round, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_groups_survive_kill, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_groups_replicate_and_fail_over, it_setup,
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_group_names, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
