@@ -406,6 +406,10 @@ tube_stats(
 	out->done = tb->done.len;
 	out->paused_until = tb->paused_until;
 	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
+	if (tb->groups != NULL) {
+		out->groups = tb->groups->n;
+		out->groups_ready = tb->groups->rotation.len;
+	}
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;
 	out->ctr = tb->ctr;

@@ -701,6 +701,7 @@ struct queue_tube_stats {
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
 	uint8_t settings;         /* QREC_TS_* the tube sets itself */
+	uint32_t groups, groups_ready; /* fair groups alive; in the rotation */
 	struct queue_counters ctr;
 };
 

@@ -311,6 +311,16 @@ test_faces_show_group(void **state)
 	assert_non_null(
 	    strstr(out, "[{\"group\":\"b\",\"ready\":3,\"taken\":0,"));
 	assert_non_null(strstr(out, "{\"group\":null,\"ready\":2,"));
+	/* stats: the tube's groups and those with ready tasks ("" too);
+	 * /metrics: the groups */
+	assert_int_equal(it_cli(s->url, NULL, out, sizeof(out), NULL, 0,
+	                     "stats", "-t", "many", "--json", NULL),
+	    0);
+	assert_non_null(strstr(out, "\"groups\":2"));
+	assert_non_null(strstr(out, "\"groups_ready\":3"));
+	body = it_http_get(hport, "/metrics", 200);
+	assert_true(it_metric(body, "sluice_tube_groups{tube=\"many\"}") == 2);
+	free(body);
 	/* a task without a group shows none */
 	id = it_put(c, "web", "plain");
 	t = it_peek(c, id);
