@@ -680,7 +680,8 @@ void
 qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
 	qs_unplace(q, t);
-	groups_leave(t->tube, t);
+	if (group_slot(t) != 0)
+		groups_leave(t->tube, t);
 	idx_remove(&q->ids, t);
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
