@@ -375,6 +375,122 @@ test_replay_and_snapshot(void **state)
 	buf_fini(&snap);
 }
 
+/* Random puts (8 groups and none, 3 priorities, some delayed), takes,
+ * acks, releases (some delayed, some with a new priority), buries, kicks
+ * and deletes, with the clock moving: the queue's invariants (the
+ * groups' among them) hold after every step; at the end replay and a
+ * snapshot give the same state, and a tube whose tasks are all gone has
+ * no groups left. */
+static void
+test_random_steps(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t seed = 0x9e3779b97f4a7c15ULL, live[512];
+	size_t n = 0;
+	struct queue *q;
+	struct buf snap;
+	struct tq r;
+
+	for (int step = 0; step < 20000; step++) {
+		struct queue_task_view v;
+		struct qrec rec;
+		const char *why = NULL;
+		uint64_t x, id;
+		int op;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		x = seed >> 33;
+		op = (int)(x % 10);
+		h->now += (int64_t)(x >> 8) % 7;
+		if (op <= 2 && n < 512) { /* put */
+			static const char *g[] = { "a", "b", "c", "d", "e", "f",
+				"g", "h", NULL };
+			struct queue_put_req req;
+			struct queue_put_res res;
+
+			queue_put_req_init(&req);
+			req.tube = "t";
+			req.tube_len = 1;
+			req.payload = "p";
+			req.payload_len = 1;
+			req.pri = (uint32_t)((x >> 4) % 3);
+			req.group = g[(x >> 6) % 9];
+			req.group_len = req.group ? 1 : 0;
+			req.delay_ms =
+			    (x >> 10) % 4 == 0 ? (int64_t)(x % 20) : 0;
+			assert_int_equal(
+			    queue_decide_put(h->q, h->now, &req, &rec, &res),
+			    0);
+			assert_int_equal(tq_commit(h, &rec), 0);
+			live[n++] = res.id;
+		} else if (op <= 4) { /* take, then ack or release or bury */
+			if ((id = take(h, &v)) == 0)
+				continue;
+			if ((x >> 12) % 3 == 0) {
+				struct queue_release_req rr = { .id = id,
+					.lease = v.lease,
+					.delay_ms = (int64_t)((x >> 14) % 10),
+					.set_pri = (x >> 16) % 2 == 0,
+					.pri = (uint32_t)((x >> 17) % 3) };
+
+				assert_int_equal(queue_decide_release(
+				                     h->q, h->now, &rr, &rec),
+				    0);
+				assert_int_equal(tq_commit(h, &rec), 0);
+			} else if ((x >> 12) % 3 == 1) {
+				struct queue_bury_req br = { .id = id,
+					.lease = v.lease };
+
+				assert_int_equal(
+				    queue_decide_bury(h->q, h->now, &br, &rec),
+				    0);
+				assert_int_equal(tq_commit(h, &rec), 0);
+			} else {
+				ack(h, id);
+			}
+		} else if (op <= 6 && n > 0) { /* kick or delete one */
+			size_t i = (size_t)(x >> 3) % n;
+			struct queue_kick_req kr = { .id = live[i] };
+			struct queue_delete_req dr = { .id = live[i] };
+
+			if (op == 5 &&
+			    queue_decide_kick(h->q, h->now, &kr, &rec) == 0) {
+				assert_int_equal(tq_commit(h, &rec), 0);
+			} else if (op == 6 &&
+			    queue_decide_delete(h->q, h->now, &dr, &rec) == 0) {
+				assert_int_equal(tq_commit(h, &rec), 0);
+				live[i] = live[--n];
+			}
+		} else { /* a take and an ack */
+			if ((id = take(h, &v)) != 0)
+				ack(h, id);
+		}
+		if (step % 97 == 0 && queue_check(h->q, &why) != 0)
+			fail_msg("step %d: queue_check: %s", step, why);
+	}
+	q = queue_new(NULL);
+	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_free(q);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	tq_init(&r, NULL, h->now);
+	assert_int_equal(tq_snap_load(r.q, &snap), 0);
+	assert_true(tq_same(h->q, r.q, h->now));
+	tq_fini(&r);
+	buf_fini(&snap);
+	/* every task gone: no groups */
+	for (size_t i = 0; i < n; i++) {
+		struct queue_delete_req dr = { .id = live[i] };
+		struct qrec rec;
+
+		if (queue_decide_delete(h->q, h->now, &dr, &rec) == 0)
+			assert_int_equal(tq_commit(h, &rec), 0);
+	}
+	assert_int_equal(tube_tasks(tube_t(h)), 0);
+	assert_null(tube_t(h)->groups);
+}
+
 static size_t
 heap_bytes(void)
 {
@@ -446,6 +562,7 @@ main(void)
 		T(test_bad_names),
 		T(test_record_codec),
 		T(test_replay_and_snapshot),
+		T(test_random_steps),
 		T(test_memory_per_group),
 	};
 
