@@ -731,6 +731,9 @@ scenario(struct tq *h)
 		req.key_len = i == 1 ? 3 : 0;
 		req.delay_ms = i == 3 ? 100 : 0;
 		req.max_attempts = 2;
+		/* fair groups: PUT_G records, GROUP snapshot entries */
+		req.group = i >= 2 ? (i == 2 ? "g1" : "g2") : NULL;
+		req.group_len = i >= 2 ? 2 : 0;
 		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
 			tq_commit(h, &rec);
 	}
