@@ -39,3 +39,7 @@ target_link_libraries(limits-bench PRIVATE sluice_static Threads::Threads)
 add_executable(take-path-bench ${CMAKE_CURRENT_LIST_DIR}/take_path_bench.c)
 target_compile_definitions(take-path-bench PRIVATE TAKE_PATH_LIMITS)
 target_link_libraries(take-path-bench PRIVATE sluice_queue)
+# groups-bench: a drain with fair groups against one without, against a
+# running sluiced; bench/groups.sh runs it and writes docs/benchmarks.md.
+add_executable(groups-bench ${CMAKE_CURRENT_LIST_DIR}/groups_bench.c)
+target_link_libraries(groups-bench PRIVATE sluice_static Threads::Threads)

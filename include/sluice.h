@@ -108,6 +108,8 @@ enum sluice_error {
 	                           sent, or not a known one */
 	SLUICE_EPERM = 27,      /* the token's role or tubes do not allow it */
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
+	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
+	                           [A-Za-z0-9_.:/-] */
 	SLUICE_ERRMAX_
 };
 
@@ -278,6 +280,12 @@ struct sluice_put_opts {
 	 * the modes answers SLUICE_EPROTO. */
 	uint64_t debounce_ms;
 	uint64_t throttle_ms;
+	/* NULL: none. A fair group, such as a tenant's id (1-200 bytes of
+	 * [A-Za-z0-9_.:/-]; else SLUICE_EGROUP): within the tube, tasks of
+	 * equal priority are handed out in turn across the groups that have
+	 * ready tasks (docs/queue.md, "Fair groups"). A replace keeps the
+	 * task's group. A server older than groups answers SLUICE_EPROTO. */
+	const char *group;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -409,6 +417,7 @@ struct sluice_task {
 	 * server does not know the address (a follower). */
 	uint32_t session;
 	const char *peer;
+	const char *group; /* its fair group; NULL: none */
 };
 
 /* Frees what take, peek or list returned: the array and everything its

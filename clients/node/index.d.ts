@@ -25,6 +25,8 @@ export interface PutOptions {
   priority?: number; delayMs?: number; at?: number; ttrMs?: number;
   maxAttempts?: number; periodMs?: number; key?: string; replace?: boolean;
   version?: number;
+  /** its fair group (1-200 bytes of A-Z a-z 0-9 _ . : / -; else BadGroup) */
+  group?: string;
 }
 export interface PutItem extends PutOptions { tube: string; payload: Payload; }
 export interface PutResult {
@@ -49,6 +51,8 @@ export interface Task {
   version: number; pendingVersion?: number;
   /** the session holding a lease that is not detached */
   session: number; peer: string | null;
+  /** its fair group; null: none */
+  group: string | null;
 }
 export interface After {
   id: number; state: State; runAt: number; deadline: number; replaced: boolean;
@@ -211,5 +215,6 @@ export class LimitExceeded extends SluiceError {}
 export class Unauthenticated extends SluiceError {}
 export class NotAllowed extends SluiceError {}
 export class NotEmpty extends SluiceError {}
+export class BadGroup extends SluiceError {}
 export function errorFor(code: number, message?: string, leader?: string): SluiceError;
 export const version: string;

@@ -68,6 +68,7 @@ put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
 	p->if_newer = o->if_newer;
 	p->debounce = o->debounce_ms;
 	p->throttle = o->throttle_ms;
+	p->group = msg_cstr(o->group);
 	p->payload.p = len ? payload : "";
 	p->payload.len = len;
 }

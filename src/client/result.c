@@ -59,6 +59,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	    t->replace_pending ? arena_str(a, t->pending.payload) : NULL;
 	const char *result = arena_opt_str(a, t->done.result);
 	const char *peer = arena_opt_str(a, t->holder.peer);
+	const char *group = arena_opt_str(a, t->group);
 
 	if (o == NULL)
 		return;
@@ -102,6 +103,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->result = result;
 	o->session = t->holder.session;
 	o->peer = peer;
+	o->group = group;
 }
 
 /* Lays out `n` tasks from `it` (or the single `one`). */

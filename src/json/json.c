@@ -205,6 +205,10 @@ json_task(FILE *f, const struct sluice_task *t)
 	    t->detached ? "true" : "false");
 	if (t->version != 0) /* a put with if_newer stored it */
 		fprintf(f, ",\"version\":%" PRIu64, t->version);
+	if (t->group != NULL) { /* its fair group */
+		fputs(",\"group\":", f);
+		json_cstr(f, t->group);
+	}
 	if (t->session != 0) { /* who holds a lease that is not detached */
 		fprintf(f, ",\"session\":%" PRIu32 ",\"peer\":", t->session);
 		json_cstr(f, t->peer);

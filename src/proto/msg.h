@@ -203,6 +203,9 @@ struct msg_put {
 	 * u64 after that: throttle ms >= 1; 0 = none. */
 	uint64_t debounce;
 	uint64_t throttle;
+	struct msg_str group; /* flag 0x08: a fair group (1-200 bytes of the
+	                         tube alphabet; else EGROUP), last; len 0 =
+	                         none */
 	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
 	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
 	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
@@ -629,6 +632,7 @@ struct msg_task {
 		uint32_t session;    /* the server's id of the connection */
 		struct msg_str peer; /* its address; len 0 = not known */
 	} holder;
+	struct msg_str group; /* its fair group: record flag 0x20, last */
 };
 
 /* take and list */

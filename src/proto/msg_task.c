@@ -81,17 +81,29 @@ get_mode(struct rd *r, uint8_t flags, struct msg_put *p)
 	return 0;
 }
 
+/* With flag 0x08, the group, last: 1-200 bytes of the tube alphabet. A
+ * bad one is EGROUP (its bytes read). */
+static int
+get_group(struct rd *r, uint8_t flags, struct msg_str *g)
+{
+	if (!(flags & PUT_F_GROUP))
+		return 0;
+	TRY(msg_get_str(r, MSG_TUBE_MAX, SLUICE_EGROUP, g));
+	return msg_tube_valid(g->p, g->len) ? 0 : SLUICE_EGROUP;
+}
+
 static uint8_t
 put_flags(const struct msg_put *p)
 {
 	return (p->replace ? PUT_F_REPLACE : 0) | (p->at ? PUT_F_AT : 0) |
 	    (p->if_newer != 0 ? PUT_F_IF_NEWER : 0) |
 	    (p->debounce != 0 ? PUT_F_DEBOUNCE : 0) |
-	    (p->throttle != 0 ? PUT_F_THROTTLE : 0);
+	    (p->throttle != 0 ? PUT_F_THROTTLE : 0) |
+	    (p->group.len != 0 ? PUT_F_GROUP : 0);
 }
 
-/* After the payload: the version, with flag 0x04, then the modes' windows
- * (put_flags). */
+/* After the payload: the version, with flag 0x04, then the modes' windows,
+ * then the group, with flag 0x08, last (put_flags). */
 static void
 put_if_newer(struct buf *b, const struct msg_put *p)
 {
@@ -101,6 +113,8 @@ put_if_newer(struct buf *b, const struct msg_put *p)
 		buf_put_u64(b, p->debounce);
 	if (p->throttle != 0)
 		buf_put_u64(b, p->throttle);
+	if (p->group.len != 0)
+		msg_put_str(b, p->group);
 }
 
 /* The put fields, after the flags that came with them. */
@@ -123,7 +137,8 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 		return SLUICE_EINVAL;
 	TRY(msg_get_payload(r, payload_max, &p->payload));
 	TRY(get_if_newer(r, flags, p));
-	return get_mode(r, flags, p);
+	TRY(get_mode(r, flags, p));
+	return get_group(r, flags, &p->group);
 }
 
 static int
@@ -140,6 +155,8 @@ enc_put(struct buf *b, const struct msg_put *p)
 		return SLUICE_EINVAL;
 	if (p->if_newer != 0 && !p->replace)
 		return SLUICE_EINVAL;
+	if (p->group.len != 0 && !msg_tube_valid(p->group.p, p->group.len))
+		return SLUICE_EGROUP;
 	TRY(msg_put_payload(b, p->payload));
 	put_if_newer(b, p);
 	return 0;
@@ -206,6 +223,12 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	} else if (rc != 0) {
 		return rc;
 	}
+	if ((rc = get_group(r, flags, &p->group)) == SLUICE_EGROUP) {
+		if (err == 0)
+			err = rc;
+	} else if (rc != 0) {
+		return rc;
+	}
 	p->error = (uint16_t)err;
 	return 0;
 }
@@ -220,6 +243,8 @@ enc_put_item(struct buf *b, const struct msg_put *p)
 		return SLUICE_ETUBE;
 	if (p->key.len > UINT16_MAX)
 		return SLUICE_EKEY;
+	if (p->group.len > UINT16_MAX)
+		return SLUICE_EGROUP;
 	buf_put_u8(b, put_flags(p));
 	msg_put_str(b, p->tube);
 	buf_put_u32(b, p->priority);
@@ -355,6 +380,9 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 		t->holder.session = rd_u32(&s);
 		rc = msg_get_text(&s, MSG_PEER_MAX, &t->holder.peer);
 	}
+	if (rc == 0 && (flags & TASK_F_GROUP) &&
+	    (rc = get_group(&s, PUT_F_GROUP, &t->group)) == SLUICE_EGROUP)
+		rc = SLUICE_EPROTO; /* a server sends only good names */
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -383,7 +411,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	        (t->replace_pending ? TASK_F_PENDING : 0) |
 	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0) |
 	        (has_version(t) ? TASK_F_VERSION : 0) |
-	        (t->holder.session != 0 ? TASK_F_HOLDER : 0));
+	        (t->holder.session != 0 ? TASK_F_HOLDER : 0) |
+	        (t->group.len != 0 ? TASK_F_GROUP : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);
@@ -424,6 +453,11 @@ enc_task(struct buf *b, const struct msg_task *t)
 	if (t->holder.session != 0) {
 		buf_put_u32(b, t->holder.session);
 		TRY(msg_put_text(b, t->holder.peer, MSG_PEER_MAX));
+	}
+	if (t->group.len != 0) {
+		if (!msg_tube_valid(t->group.p, t->group.len))
+			return SLUICE_EGROUP;
+		msg_put_str(b, t->group);
 	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/throttle.h"
@@ -92,6 +93,7 @@ rebuilt(const struct task *t, const void *payload, size_t len, uint32_t pri,
 		return NULL;
 	nt->id = t->id;
 	nt->tube = t->tube;
+	group_slot_set(nt, group_slot(t));
 	nt->created_at = t->created_at;
 	nt->updated_at = time;
 	nt->pri = pri;
@@ -126,6 +128,7 @@ static int
 apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 {
 	struct keyent *ke = NULL, *newke = NULL;
+	struct group *g = NULL;
 	struct tube *tb;
 	struct task *t;
 	bool created;
@@ -154,12 +157,17 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 		goto fail_alloc;
 	if ((rc = qs_tube_get(q, p->tube, p->tube_len, &tb, &created)) != 0)
 		goto fail_alloc;
+	if (p->group_len > 0 &&
+	    (rc = groups_prepare(tb, p->group, p->group_len, &g)) != 0)
+		goto fail_tube;
 	state = qs_wait_state(q, p->run_at);
 	if ((rc = qs_reserve(q, tb, state, false, 0)) != 0)
-		goto fail_tube;
+		goto fail_group;
 
 	t->id = p->id;
 	t->tube = tb;
+	if (g != NULL)
+		groups_join(tb, g, t);
 	t->pri = p->pri;
 	t->ttr = p->ttr;
 	t->max_attempts = p->max_attempts;
@@ -191,6 +199,8 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	QS_COUNT(q, tb, put);
 	return 0;
 
+fail_group:
+	groups_undo(tb, g);
 fail_tube:
 	if (created)
 		qs_tube_undo(q, tb);
@@ -220,6 +230,8 @@ apply_take(
 		task_ext_trim(t);
 		return rc;
 	}
+	if (t->tube->groups != NULL && t->state == QUEUE_READY)
+		groups_served(t->tube->groups, t); /* its group's turn ends */
 	qs_unplace(q, t);
 	e = t->ext;
 	e->lease = r->lease != 0 ? r->lease : lsn;
@@ -282,6 +294,7 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	bool acked = type == QREC_ACK, created, drop_key = false;
 	bool has_error = type == QREC_FAIL || type == QREC_SETBACK;
 	struct keyent *ke = task_has_key(t) ? t->ext->key : NULL, *nke = NULL;
+	struct group *g = NULL;
 	struct tube *tb;
 	char *err = NULL;
 	int rc;
@@ -302,9 +315,16 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	}
 	if (rc == 0 && has_error)
 		rc = dup_bytes(e->text, e->text_len, &err);
+	/* Its group goes with it: the group of that name in the new tube. */
+	if (rc == 0 && tb != t->tube && group_slot(t) != 0) {
+		const struct group *og = groups_of(t->tube, t);
+
+		rc = groups_prepare(tb, og->name, og->name_len, &g);
+	}
 	if (rc != 0 || (rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
 		free(err);
 		free(nke);
+		groups_undo(tb, g);
 		if (created)
 			qs_tube_undo(q, tb);
 		return rc;
@@ -315,6 +335,10 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 		qs_key_complete(q, t, time, 0);
 	else if (nke != NULL)
 		qs_key_rehome(q, ke, nke);
+	if (g != NULL) {
+		groups_leave(t->tube, t);
+		groups_join(tb, g, t);
+	}
 	t->tube = tb;
 	t->run_at = time;
 	t->updated_at = time;
@@ -560,8 +584,7 @@ cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
 static int
 flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 {
-	struct heap *hs[4] = { &tb->ready, &tb->delayed, &tb->buried,
-		&tb->done };
+	struct heap *hs[4] = { &tb->age, &tb->delayed, &tb->buried, &tb->done };
 	size_t n = 0, total = tube_tasks(tb);
 	struct task **all;
 
@@ -591,7 +614,7 @@ state_heap(struct tube *tb, int state)
 {
 	switch (state) {
 	case QUEUE_READY:
-		return &tb->ready;
+		return &tb->age; /* every group's */
 	case QUEUE_DELAYED:
 		return &tb->delayed;
 	case QUEUE_BURIED:
@@ -744,6 +767,7 @@ repayloaded(const struct task *t, const void *payload, size_t len)
 		return NULL;
 	nt->id = t->id;
 	nt->tube = t->tube;
+	group_slot_set(nt, group_slot(t));
 	nt->run_at = t->run_at;
 	nt->created_at = t->created_at;
 	nt->updated_at = t->updated_at;
@@ -898,6 +922,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_G:
 		rc = apply_put(q, time, &rec->u.put);
 		break;
 	case QREC_PUT_T:
@@ -966,12 +991,4 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	if (rc == 0)
 		q->lsn = lsn;
 	return rc;
-}
-
-uint64_t
-queue_task_dep_lsn(const struct queue *q, uint64_t id)
-{
-	const struct task *t = qs_task(q, id);
-
-	return t != NULL ? t->tube->dep_lsn : q->lsn;
 }

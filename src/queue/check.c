@@ -4,6 +4,7 @@
  * O(n); for tests and fuzzing, after every step if they like. */
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/throttle.h"
@@ -42,9 +43,18 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 	CHECK(t->id >= 1 && t->id < q->next_id);
 	CHECK(tb != NULL && tb->index < q->ntubes && q->tubes[tb->index] == tb);
 	CHECK(t->ttr >= 1);
+	CHECK(group_slot(t) == 0 ||
+	    (tb->groups != NULL && group_slot(t) < tb->groups->cap &&
+	        groups_of(tb, t)->slot == group_slot(t)));
 	switch (t->state) {
 	case QUEUE_READY:
-		CHECK(in_heap(&tb->ready, t, t->hpos));
+		if (group_slot(t) == 0) {
+			CHECK(in_heap(&tb->ready, t, t->hpos));
+		} else {
+			const struct group *g = groups_of(tb, t);
+
+			CHECK(t->hpos < g->len && g->item[t->hpos] == t);
+		}
 		CHECK(in_heap(&tb->age, t, t->apos));
 		CHECK(t->run_at <= q->clock);
 		break;
@@ -157,7 +167,21 @@ queue_check(const struct queue *q, const char **why)
 		CHECK(qs_tube(q, tb->name, tb->name_len) == tb);
 		CHECK(heap_valid(&tb->ready) && heap_valid(&tb->age));
 		CHECK(heap_valid(&tb->delayed) && heap_valid(&tb->buried));
-		CHECK(tb->ready.len == tb->age.len);
+		if (tb->groups == NULL) {
+			CHECK(tb->ready.len == tb->age.len);
+		} else {
+			uint64_t n = tb->ready.len;
+
+			CHECK(
+			    tb->groups->tube == tb && groups_valid(tb->groups));
+			for (uint32_t s = 1; s < tb->groups->cap; s++) {
+				const struct group *g = tb->groups->table[s];
+
+				if (((uintptr_t)g & 1) == 0)
+					n += g->len;
+			}
+			CHECK(n == tb->age.len);
+		}
 		CHECK((tb->wpos != HEAP_NONE) == (tb->delayed.len > 0));
 		CHECK(tb->wpos == HEAP_NONE ||
 		    (tb->wpos < q->wake.len && q->wake.item[tb->wpos] == tb));
@@ -182,14 +206,14 @@ queue_check(const struct queue *q, const char **why)
 		            (tb->flow->hpos < q->flows.len &&
 		                q->flows.item[tb->flow->hpos] == tb->flow))));
 		nflows += tb->flow != NULL && tb->flow->hpos != HEAP_NONE;
-		count[QUEUE_READY] += tb->ready.len;
+		count[QUEUE_READY] += tube_nready(tb);
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;
 		count[QUEUE_DONE] += tb->done.len;
 		CHECK(heap_valid(&tb->done));
 		count[QUEUE_TAKEN] += tb->ntaken;
 		CHECK(tb->live ==
-		    tb->ready.len + tb->delayed.len + tb->buried.len +
+		    tube_nready(tb) + tb->delayed.len + tb->buried.len +
 		        tb->ntaken);
 		tube_bytes += tb->bytes;
 		CHECK(tb->aset < (q->nasets ? q->nasets : 1));

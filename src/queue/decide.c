@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "queue/decide.h"
+#include "queue/group.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -258,6 +259,36 @@ replace_rec(const struct queue_put_req *req, struct task *t, uint32_t ttr,
 	return put_res(res, t->id, false, true);
 }
 
+/* A put's group: a valid name, and room for it in its tube when new. */
+static int
+put_group_check(const struct queue *q, const struct queue_put_req *req)
+{
+	const struct tube *tb;
+
+	if (req->group_len == 0)
+		return 0;
+	if (req->group == NULL || !qrec_group_valid(req->group, req->group_len))
+		return SLUICE_EGROUP;
+	tb = qs_tube(q, req->tube, req->tube_len);
+	if (tb != NULL && tb->groups != NULL &&
+	    tb->groups->n >= GROUP_SLOTS_MAX &&
+	    groups_find(tb, req->group, req->group_len) == NULL)
+		return SLUICE_ELIMIT;
+	return 0;
+}
+
+/* A new task in a group is a PUT_G (with its version, if any). */
+static void
+put_group_set(
+    const struct queue_put_req *req, struct qrec_put *p, uint16_t *type)
+{
+	if (req->group_len == 0)
+		return;
+	p->group = req->group;
+	p->group_len = req->group_len;
+	*type = QREC_PUT_G;
+}
+
 static int
 put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 {
@@ -294,6 +325,8 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->if_newer != 0 && !req->replace)
 		return SLUICE_EINVAL;
 	if ((rc = when(now, req->run_at, req->delay_ms, &run_at)) != 0)
+		return rc;
+	if ((rc = put_group_check(q, req)) != 0)
 		return rc;
 
 	if (req->key_len > 0)
@@ -340,6 +373,7 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	out->u.put.max_attempts = max_attempts;
 	out->u.put.run_at = run_at;
 	out->u.put.period = req->period_ms;
+	put_group_set(req, &out->u.put, &out->type);
 	return put_res(a->res, q->next_id, true, false);
 }
 
@@ -375,7 +409,11 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		struct task *top;
 
 		tb = qs_tube(q, s->p, s->len);
-		if (tb == NULL || (top = heap_top(&tb->ready)) == NULL)
+		if (tb == NULL)
+			continue;
+		top = tb->groups == NULL ? heap_top(&tb->ready)
+		                         : groups_top(tb->groups);
+		if (top == NULL)
 			continue;
 		if (tb->paused_until != 0) {
 			paused = true;

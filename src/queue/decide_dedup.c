@@ -86,9 +86,10 @@ queue_decide_put_mode(struct queue *q, int64_t now,
 		out->type = QREC_NONE;
 		return not_created(res, res->id, false);
 	}
-	/* PUT_T is a PUT's body and the window: a new task whose record is
-	 * another kind of put cannot open one (none is, today). */
-	if (rec.type != QREC_PUT)
+	/* PUT_T is a PUT's body, the window and the group: a new task
+	 * whose record is another kind of put cannot open one (a PUT_G is a
+	 * PUT with a group; a version cannot come with a throttle). */
+	if (rec.type != QREC_PUT && rec.type != QREC_PUT_G)
 		return SLUICE_EINVAL;
 	/* Windows outlive their tasks: their number has a bound of its own
 	 * (one whose window ended is swept within a second). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/throttle.h"
@@ -106,6 +107,11 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 	    " created_at=%" PRId64 " updated_at=%" PRId64,
 	    t->pri, t->ttr, t->attempts, t->max_attempts, t->run_at,
 	    e ? e->period : 0, t->created_at, t->updated_at);
+	if (group_slot(t) != 0) {
+		const struct group *g = groups_of(t->tube, t);
+
+		buf_printf(out, " group=%.*s", (int)g->name_len, g->name);
+	}
 	if (key_shown(q, t)) {
 		buf_printf(out, " key=");
 		buf_put_escaped(out, e->key->key, e->key->len);
@@ -196,8 +202,8 @@ queue_dump(const struct queue *q, struct buf *out)
 		    "tube %s paused_until=%" PRId64 " ready=%" PRIu32
 		    " delayed=%" PRIu32 " taken=%" PRIu64 " buried=%" PRIu32
 		    " done=%" PRIu32,
-		    tb->name, tb->paused_until, tb->ready.len, tb->delayed.len,
-		    tb->ntaken, tb->buried.len, tb->done.len);
+		    tb->name, tb->paused_until, tube_nready(tb),
+		    tb->delayed.len, tb->ntaken, tb->buried.len, tb->done.len);
 		out_counters(out, &tb->ctr);
 		if (tb->conf != NULL) {
 			buf_printf(out, " settings:");

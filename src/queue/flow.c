@@ -111,7 +111,7 @@ qs_flow_took(struct tube *tb, int64_t time)
 void
 qs_flow_freed(struct queue *q, struct tube *tb)
 {
-	if ((tb->flow->lim.set & QREC_LIM_CONCURRENCY) && tb->ready.len > 0 &&
+	if ((tb->flow->lim.set & QREC_LIM_CONCURRENCY) && tube_nready(tb) > 0 &&
 	    q->on_ready != NULL)
 		q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 }
@@ -123,7 +123,7 @@ qs_flow_tick(struct queue *q, int64_t now)
 
 	while ((f = heap_top(&q->flows)) != NULL && f->due <= now) {
 		heap_remove(&q->flows, f);
-		if (f->tube->ready.len > 0 && q->on_ready != NULL)
+		if (tube_nready(f->tube) > 0 && q->on_ready != NULL)
 			q->on_ready(
 			    q->on_ready_arg, f->tube->name, f->tube->name_len);
 	}
@@ -170,7 +170,7 @@ qs_flow_set(
 	if (f->hpos != HEAP_NONE)
 		heap_remove(&q->flows, f);
 	/* a take the old limits held may go now */
-	if (tb->ready.len > 0 && q->on_ready != NULL)
+	if (tube_nready(tb) > 0 && q->on_ready != NULL)
 		q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 	return 0;
 }
@@ -187,7 +187,7 @@ qs_flow_drop(struct queue *q, struct tube *tb)
 	tb->flow = NULL;
 	q->nflows--;
 	free(f);
-	if (tb->ready.len > 0 && q->on_ready != NULL)
+	if (tube_nready(tb) > 0 && q->on_ready != NULL)
 		q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 }
 
@@ -316,7 +316,7 @@ queue_tube_flow(struct queue *q, const char *name, size_t len, int64_t now,
 		v.tokens = flow_tokens(f, now > q->clock ? now : q->clock);
 		v.held_rate = f->held_rate;
 		v.held_conc = f->held_conc;
-		if (tb->ready.len > 0) {
+		if (tube_nready(tb) > 0) {
 			if ((f->lim.set & QREC_LIM_CONCURRENCY) &&
 			    tb->ntaken >= f->lim.concurrency)
 				v.holding = FLOW_CONCURRENCY;
@@ -324,7 +324,7 @@ queue_tube_flow(struct queue *q, const char *name, size_t len, int64_t now,
 				v.holding = FLOW_RATE;
 		}
 		if (v.holding != FLOW_OPEN && tb->paused_until == 0)
-			v.held_tasks = tb->ready.len;
+			v.held_tasks = tube_nready(tb);
 	}
 	*out = v;
 	return 0;

@@ -48,7 +48,8 @@
  *            created (done: finished) at or before `before` is cancelled
  *   PUT_V    a PUT's body, then u64 version
  *   PUT_T    a PUT's body, then i64 throttle_until: the put opens the
- *            throttle window of its key (it has one) until then
+ *            throttle window of its key (it has one) until then; then
+ *            str16 group, the task's fair group (empty: none)
  *   REPLACE_V  a REPLACE's body, then u64 version
  *   TUBE_SET str16 tube, then the tube's settings from now on (conf):
  *            u8 set (QREC_TS_* bits), u32 ttr, u32 max_attempts,
@@ -61,6 +62,8 @@
  *            u8 by (1 updated_at, 2 created_at), i64 before: every task
  *            of the tube in one of those states whose `by` time is at or
  *            before `before` is cancelled (a taken one loses its lease)
+ *   PUT_G    a PUT's body, then u64 version (0: none; else as PUT_V's),
+ *            str16 group (1-200 bytes of the tube-name alphabet)
  *   TUBE_LIMIT str16 tube, then the tube's flow limits from now on
  *            (limits): u8 set (QREC_LIM_* bits), u32 rate, u32 per_ms,
  *            u32 burst, u32 concurrency; a limit whose bit is clear has
@@ -82,6 +85,11 @@
  * a second, and 1 <= burst <= QREC_BURST_MAX with burst >= the tokens one
  * millisecond brings (rate / per_ms); concurrency (bit 0x02) is 1 to
  * QREC_CONCURRENCY_MAX. The same struct will carry a group's limits.
+ *
+ * PUT_G is a put that names a fair group (group.h), with or without a
+ * version: a type of its own by the same rule, so a log without groups is
+ * read by every binary and one with them is refused by a binary that
+ * would hand their tasks out without the rotation.
  *
  * FAIL, BURY and SETBACK may also have the outcome MOVED (the tube's
  * dead-letter setting): FAIL and SETBACK then end with str16 tube after
@@ -135,6 +143,7 @@ enum qrec_type {
 	QREC_REPLACE_V = 21,    /* REPLACE with the client's version */
 	QREC_DELETE_AGED = 22,  /* a tube's tasks by states and an age */
 	QREC_TUBE_LIMIT = 23,   /* a tube's flow limits change */
+	QREC_PUT_G = 24,        /* PUT into a fair group */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
@@ -163,6 +172,7 @@ enum qrec_outcome {
 
 enum {
 	QREC_NAME_MAX = 200,    /* tube name */
+	QREC_GROUP_MAX = 200,   /* group name */
 	QREC_KEY_MAX = 200,     /* task key */
 	QREC_ERROR_MAX = 4096,  /* error text of a fail */
 	QREC_RESULT_MAX = 1024, /* result text of an ack */
@@ -196,6 +206,9 @@ struct qrec_put {
 	uint64_t version;       /* PUT_V: >= 1, stored with the key; PUT: 0 */
 	int64_t throttle_until; /* PUT_T: the key's throttle window ends
 	                           (>= 1); PUT, PUT_V: 0 */
+	const char *group;      /* PUT_G, PUT_T: group_len 0: none (PUT_G has
+	                           one) */
+	size_t group_len;
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's
@@ -416,7 +429,7 @@ struct qrec_tube_delete {
 struct qrec {
 	uint16_t type; /* enum qrec_type */
 	union {
-		struct qrec_put put; /* PUT, PUT_V */
+		struct qrec_put put; /* PUT, PUT_V, PUT_G */
 		struct qrec_take take;
 		struct qrec_end end; /* ACK RELEASE FAIL BURY UNTAKE SETBACK */
 		struct qrec_touch touch;
@@ -489,5 +502,7 @@ void qrec_limits_format(const struct qrec_limits *l, struct buf *out);
 /* True when `name` is a valid tube name: 1-200 bytes of
  * [A-Za-z0-9_.:/-]. */
 bool qrec_tube_valid(const char *name, size_t len);
+/* A group name: the same alphabet, 1 to QREC_GROUP_MAX bytes. */
+bool qrec_group_valid(const char *name, size_t len);
 
 #endif

@@ -96,6 +96,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/qsnap_fmt.h"
@@ -302,6 +303,22 @@ emit_task(
 	    e->repl->payload_len);
 }
 
+/* The GROUP entry before the TASK of a task in a group. */
+static int
+emit_group(const struct task *t, queue_emit_fn *emit, void *arg)
+{
+	const struct group *g;
+	uint8_t mem[16 + QREC_GROUP_MAX];
+	struct sw w = { mem, 0, sizeof(mem), false };
+
+	if (group_slot(t) == 0)
+		return 0;
+	g = groups_of(t->tube, t);
+	sw_u64(&w, t->id);
+	sw_str16(&w, g->name, g->name_len);
+	return emit(arg, QSNAP_GROUP, mem, w.len, NULL, 0);
+}
+
 /* The TASKVER entry of a task that has a version, or whose pending
  * replacement has one. */
 static int
@@ -407,7 +424,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_str16(&w, tb->name, tb->name_len);
 		sw_i64(&w, tb->paused_until);
 		sw_counters(&w, &tb->ctr);
-		sw_u64(&w, tb->ready.len);
+		sw_u64(&w, tube_nready(tb));
 		sw_u64(&w, tb->delayed.len);
 		sw_u64(&w, tb->buried.len);
 		sw_u64(&w, tb->done.len);
@@ -430,7 +447,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
 			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
 		if (t != NULL &&
-		    ((rc = emit_task(q, t, emit, arg)) != 0 ||
+		    ((rc = emit_group(t, emit, arg)) != 0 ||
+		        (rc = emit_task(q, t, emit, arg)) != 0 ||
 		        (rc = emit_versions(t, emit, arg)) != 0 ||
 		        (rc = emit_held(t, emit, arg)) != 0))
 			return rc;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/throttle.h"
@@ -350,6 +351,7 @@ load_task(struct queue *q, struct rd *r)
 {
 	struct task_fields f;
 	struct keyent *ke = NULL;
+	struct group *g = NULL;
 	char *err = NULL, *res = NULL;
 	struct task *t;
 	bool detached;
@@ -394,6 +396,15 @@ load_task(struct queue *q, struct rd *r)
 	if ((rc = qs_reserve_id(q)) != 0 ||
 	    (rc = qs_reserve(q, t->tube, f.state, !detached, f.session)) != 0)
 		goto fail;
+	if (q->load.group_id != 0) {
+		rc = SLUICE_ECORRUPT;
+		if (q->load.group_id != t->id ||
+		    (rc = groups_prepare(
+		         t->tube, q->load.group, q->load.group_len, &g)) != 0)
+			goto fail;
+		groups_join(t->tube, g, t);
+		q->load.group_id = 0;
+	}
 
 	idx_insert(&q->ids, t);
 	if (t->ext != NULL) {
@@ -429,6 +440,23 @@ fail:
 	free(ke);
 	task_free(t);
 	return rc;
+}
+
+/* The group of the TASK entry that follows. */
+static int
+load_group(struct queue *q, struct rd *r)
+{
+	uint64_t id = rd_u64(r);
+	size_t len;
+	const char *name = rd_str16(r, QREC_GROUP_MAX, &len);
+
+	if (rd_failed(r) || rd_left(r) != 0 || id == 0 ||
+	    !qrec_group_valid(name, len) || qs_task(q, id) != NULL)
+		return SLUICE_ECORRUPT;
+	q->load.group_id = id;
+	q->load.group_len = (uint16_t)len;
+	memcpy(q->load.group, name, len);
+	return 0;
 }
 
 static int
@@ -616,7 +644,7 @@ load_end(struct queue *q, struct rd *r)
 		const struct tube *tb = q->tubes[i];
 		const struct qsnap_want *w = &q->load.want[i];
 
-		if (tb->ready.len != w->ready ||
+		if (tube_nready(tb) != w->ready ||
 		    tb->delayed.len != w->delayed ||
 		    tb->buried.len != w->buried || tb->done.len != w->done)
 			return SLUICE_ECORRUPT;
@@ -635,6 +663,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return false;
 	if (l->last != NULL) /* a TASK with has_repl wants its REPL */
 		return type == QSNAP_REPL;
+	if (l->group_id != 0) /* a GROUP wants its TASK */
+		return type == QSNAP_TASK;
 	switch (type) {
 	case QSNAP_META:
 		return l->phase == 0;
@@ -643,6 +673,7 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_TUBE_SET:   /* load_tube_set checks it follows its TUBE */
 	case QSNAP_TUBE_LIMIT: /* and qs_flow_load that it comes once */
 		return l->phase == QSNAP_TUBE;
+	case QSNAP_GROUP:
 	case QSNAP_TASK:
 		return (l->phase >= QSNAP_META && l->phase <= QSNAP_REPL) ||
 		    l->phase == QSNAP_TASKVER || l->phase == QSNAP_KEYHELD;
@@ -689,6 +720,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_TASK:
 		rc = load_task(q, &r);
+		break;
+	case QSNAP_GROUP:
+		rc = load_group(q, &r);
 		break;
 	case QSNAP_REPL:
 		rc = load_repl(q, &r);

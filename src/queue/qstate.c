@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "queue/throttle.h"
@@ -372,7 +373,7 @@ qs_pause(struct queue *q, struct tube *tb, int64_t until)
 	if (until == 0) {
 		if (tb->ppos != HEAP_NONE)
 			heap_remove(&q->pauses, tb);
-		if (tb->paused_until != 0 && tb->ready.len > 0 &&
+		if (tb->paused_until != 0 && tube_nready(tb) > 0 &&
 		    q->on_ready != NULL)
 			q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
 		tb->paused_until = 0;
@@ -395,6 +396,7 @@ qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
 
 	switch (state) {
 	case QUEUE_READY:
+		/* a named group has room for each of its tasks already */
 		if ((rc = heap_reserve(&tb->ready, 1)) != 0)
 			return rc;
 		return heap_reserve(&tb->age, 1);
@@ -480,7 +482,10 @@ qs_place(struct queue *q, struct task *t, int state)
 	switch (state) {
 	case QUEUE_READY:
 		assert(t->run_at <= q->clock);
-		heap_push(&tb->ready, t);
+		if (tb->groups == NULL)
+			heap_push(&tb->ready, t);
+		else
+			groups_push(tb->groups, t);
 		heap_push(&tb->age, t);
 		if (q->on_ready != NULL)
 			q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
@@ -523,7 +528,10 @@ qs_unplace(struct queue *q, struct task *t)
 
 	switch (t->state) {
 	case QUEUE_READY:
-		heap_remove(&tb->ready, t);
+		if (tb->groups == NULL)
+			heap_remove(&tb->ready, t);
+		else
+			groups_remove(tb->groups, t);
 		heap_remove(&tb->age, t);
 		break;
 	case QUEUE_DELAYED:
@@ -677,6 +685,8 @@ void
 qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
 	qs_unplace(q, t);
+	if (group_slot(t) != 0)
+		groups_leave(t->tube, t);
 	idx_remove(&q->ids, t);
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
@@ -773,6 +783,12 @@ qs_view(const struct task *t, struct queue_task_view *out)
 	out->run_at = t->run_at;
 	out->created_at = t->created_at;
 	out->updated_at = t->updated_at;
+	if (group_slot(t) != 0) {
+		const struct group *g = groups_of(t->tube, t);
+
+		out->group = g->name;
+		out->group_len = g->name_len;
+	}
 	if (e == NULL)
 		return;
 	out->period = e->period;

@@ -44,6 +44,9 @@ struct qsnap_load {
 	int phase;         /* the last entry type loaded; 0 before META */
 	uint32_t version;  /* META's: the layout of the entries that follow */
 	struct task *last; /* the task a REPL entry belongs to */
+	uint64_t group_id; /* a GROUP entry's task, until its TASK; 0: none */
+	uint16_t group_len;
+	char group[QREC_GROUP_MAX];
 	struct keyent *dedup; /* the key of the last DEDUP entry (DEDUPVER) */
 	uint64_t ndedup;      /* DEDUP entries loaded */
 	uint64_t ntasks;      /* as META counts them */

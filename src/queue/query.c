@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
 #include "sluice.h"
@@ -76,7 +77,8 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 	if ((tb = qs_tube(q, tube, tube_len)) == NULL)
 		return SLUICE_ENOTFOUND;
 	if (state == QUEUE_READY)
-		t = heap_top(&tb->ready);
+		t = tb->groups == NULL ? heap_top(&tb->ready)
+		                       : groups_top(tb->groups);
 	else if (state == QUEUE_DELAYED)
 		t = heap_top(&tb->delayed);
 	else if (state == QUEUE_BURIED)
@@ -94,7 +96,7 @@ static void
 visit(const struct queue *q, const struct tube *tb, int state,
     void (*fn)(struct task *, void *), void *arg)
 {
-	const struct heap *hs[4] = { &tb->ready, &tb->delayed, &tb->buried,
+	const struct heap *hs[4] = { &tb->age, &tb->delayed, &tb->buried,
 		&tb->done };
 	const int st[4] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED,
 		QUEUE_DONE };
@@ -397,13 +399,17 @@ tube_stats(
 	out->name = tb->name;
 	out->name_len = tb->name_len;
 	out->index = tb->index;
-	out->ready = tb->ready.len;
+	out->ready = tube_nready(tb);
 	out->delayed = tb->delayed.len;
 	out->taken = tb->ntaken;
 	out->buried = tb->buried.len;
 	out->done = tb->done.len;
 	out->paused_until = tb->paused_until;
 	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
+	if (tb->groups != NULL) {
+		out->groups = tb->groups->n;
+		out->groups_ready = tb->groups->rotation.len;
+	}
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;
 	out->ctr = tb->ctr;
@@ -456,4 +462,14 @@ queue_hourly(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 			return SLUICE_ENOTFOUND;
 	}
 	return hourly_collect(q, tb, out, n);
+}
+
+/* The last write the task's tube depends on (its tube's dep_lsn; the
+ * queue's last LSN for a task it does not have). */
+uint64_t
+queue_task_dep_lsn(const struct queue *q, uint64_t id)
+{
+	const struct task *t = qs_task(q, id);
+
+	return t != NULL ? t->tube->dep_lsn : q->lsn;
 }

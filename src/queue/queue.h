@@ -194,6 +194,8 @@ struct queue_put_req {
 	/* Deduplication modes, 1 ms..QREC_WINDOW_MAX_MS; 0: off (decide.h) */
 	int64_t debounce_ms;
 	int64_t throttle_ms;
+	const char *group; /* fair group (group.h); len 0: none; bad: EGROUP */
+	size_t group_len;
 };
 
 /* Zero with pri = QUEUE_DEFAULT_PRI. */
@@ -593,6 +595,8 @@ struct queue_task_view {
 	int64_t updated_at;
 	const char *key; /* NULL when none */
 	size_t key_len;
+	const char *group; /* NULL when none (the "" group) */
+	size_t group_len;
 	const char *last_error; /* NULL when none */
 	size_t last_error_len;
 	/* while taken, else 0 */
@@ -718,6 +722,7 @@ struct queue_tube_stats {
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
 	uint8_t settings;         /* QREC_TS_* the tube sets itself */
+	uint32_t groups, groups_ready; /* fair groups alive; in the rotation */
 	struct queue_counters ctr;
 };
 
@@ -840,6 +845,7 @@ enum queue_snap_type {
 	QSNAP_TASKVER = 7,
 	QSNAP_DEDUPVER = 8,
 	QSNAP_KEYHELD = 9,
+	QSNAP_GROUP = 10, /* u64 id, str16 group: of the next TASK (that id) */
 	QSNAP_TUBE_SET = 18, /* numbered as the record of the same content */
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,

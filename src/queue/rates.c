@@ -242,7 +242,7 @@ clamp32(uint64_t v)
 static void
 tube_depth(const struct tube *tb, uint32_t *d)
 {
-	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] = tb->ready.len;
+	d[QUEUE_RATE_READY - QUEUE_RATE_EVENTS] = tube_nready(tb);
 	d[QUEUE_RATE_DELAYED - QUEUE_RATE_EVENTS] = tb->delayed.len;
 	d[QUEUE_RATE_TAKEN - QUEUE_RATE_EVENTS] = clamp32(tb->ntaken);
 	d[QUEUE_RATE_BURIED - QUEUE_RATE_EVENTS] = tb->buried.len;

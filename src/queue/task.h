@@ -100,7 +100,8 @@ struct task {
 	uint32_t hpos; /* in the heap of its state */
 	uint32_t apos; /* in its tube's age heap, while ready */
 	uint32_t payload_len;
-	uint8_t state; /* enum queue_state */
+	uint8_t state;    /* enum queue_state */
+	uint8_t group[3]; /* its group's slot in its tube (group.h); 0: none */
 	uint8_t payload[];
 };
 

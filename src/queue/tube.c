@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/task.h"
 #include "queue/tube.h"
@@ -42,6 +43,7 @@ tube_free(struct tube *tb)
 	heap_fini(&tb->buried);
 	heap_fini(&tb->done);
 	free(tb->conf);
+	groups_free(tb->groups);
 	free(tb->flow); /* off the flows heap already, or the queue goes */
 	hourly_free(tb->hourly);
 	free(tb->rates);

@@ -13,14 +13,17 @@
 #include "queue/queue.h"
 
 /* A tube's own settings; the dead letter's name is copied here. */
+struct groups;
+
 struct tube_conf {
 	struct qrec_tube_conf v; /* v.dead_letter points at dead_letter[] */
 	char dead_letter[QREC_NAME_MAX];
 };
 
 struct tube {
-	struct heap ready;   /* ready tasks by (pri, run_at, id) */
-	struct heap age;     /* the same tasks by (run_at, id) */
+	struct heap ready;   /* ready tasks by (pri, run_at, id); with
+	                        groups, those of the "" group */
+	struct heap age;     /* every ready task by (run_at, id) */
 	struct heap delayed; /* delayed tasks by (run_at, id) */
 	struct heap buried;  /* buried tasks by (updated_at, id) */
 	struct heap done;    /* done tasks by (updated_at = finished, id) */
@@ -34,6 +37,7 @@ struct tube {
 	struct queue_counters ctr;
 	struct tube_conf *conf; /* NULL: every setting is the server's */
 	struct flow *flow;      /* its flow limits (flow.h); NULL: none */
+	struct groups *groups;  /* its fair groups (group.h); NULL: none */
 	struct hourly *hourly;  /* statistics per hour (hourly.h); NULL: none */
 	struct rates *rates;    /* events per 5 s (rates.h); NULL: none yet */
 	int64_t paused_until;   /* 0: not paused */
@@ -59,11 +63,18 @@ struct qrec_tube_conf tube_conf_get(const struct tube *tb);
  * Accepts NULL. */
 void tube_free(struct tube *tb);
 
+/* Its ready tasks (in every group). */
+static inline uint32_t
+tube_nready(const struct tube *tb)
+{
+	return tb->age.len;
+}
+
 /* Its tasks, in every state (done ones too). */
 static inline size_t
 tube_tasks(const struct tube *tb)
 {
-	return (size_t)tb->ready.len + tb->delayed.len + tb->buried.len +
+	return (size_t)tb->age.len + tb->delayed.len + tb->buried.len +
 	    tb->done.len + tb->ntaken;
 }
 

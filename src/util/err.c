@@ -34,6 +34,7 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_EAUTH] = "unauthenticated: this server needs a token",
 	[SLUICE_EPERM] = "not allowed",
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
+	[SLUICE_EGROUP] = "bad group name (1-200 bytes of [A-Za-z0-9_.:/-])",
 };
 
 /* Stable short names, for programs (the HTTP API's "error" field): they
@@ -68,6 +69,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_EAUTH] = "unauthenticated",
 	[SLUICE_EPERM] = "not_allowed",
 	[SLUICE_ENOTEMPTY] = "not_empty",
+	[SLUICE_EGROUP] = "bad_group",
 };
 
 const char *

@@ -4,8 +4,9 @@
  * ignored and answered with the window's task (flagged throttled), a put
  * after it is a new task; both hold across kill -9 and a restart (from
  * the log and from a snapshot) and a failover to a promoted follower;
- * the HTTP face takes them too; bad input is refused with a specific
- * message and creates nothing. Through the CLI and the library. */
+ * a group rides along with either mode; the HTTP face takes them too;
+ * bad input is refused with a specific message and creates nothing.
+ * Through the CLI and the library. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -216,6 +217,49 @@ test_modes_survive_a_crash(void **state)
 	sluice_close(c);
 }
 
+/* A throttled or debounced put may name a fair group: the task is in
+ * it (a PUT_T carries the group), also after kill -9 and a replay. */
+static void
+test_modes_with_a_group(void **state)
+{
+	struct t_srv *s = up(state);
+	struct sluice_client *c = it_client(s);
+	struct sluice_put_result th, d, r;
+	struct sluice_put_opts o;
+	struct sluice_task *t;
+
+	sluice_put_opts_init(&o);
+	o.tube = "hooks";
+	o.key = "acct-7";
+	o.throttle_ms = 600000;
+	o.group = "tenant-a";
+	it_rc(c, sluice_put_ex(c, &o, "th", 2, &th), 0);
+	assert_true(th.created);
+	o.key = "acct-8";
+	o.throttle_ms = 0;
+	o.debounce_ms = 1;
+	o.group = "tenant-b";
+	it_rc(c, sluice_put_ex(c, &o, "db", 2, &d), 0);
+	assert_true(d.created);
+
+	it_crash_restart(s, &c); /* from the log */
+	o.key = "acct-7";
+	o.debounce_ms = 0;
+	o.throttle_ms = 600000;
+	o.group = "tenant-a";
+	it_rc(c, sluice_put_ex(c, &o, "th", 2, &r), 0);
+	assert_true(r.throttled && r.id == th.id);
+	it_rc(c, sluice_peek(c, th.id, &t), 0);
+	assert_non_null(t->group);
+	assert_string_equal(t->group, "tenant-a");
+	sluice_task_free(t);
+	it_rc(c, sluice_peek(c, d.id, &t), 0);
+	assert_non_null(t->group);
+	assert_string_equal(t->group, "tenant-b");
+	sluice_task_free(t);
+	sluice_close(c);
+}
+
 /* Replicated: a follower applies the PUT_T, so once promoted it holds
  * the key's window (and the debounced task's content and time). */
 static void
@@ -403,6 +447,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_throttle_ignores_within_the_window, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_modes_with_a_group, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_modes_survive_a_crash, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -14,3 +14,6 @@ sluice_test(rates LIBS sluice_queue TIMEOUT 60)
 sluice_test(flow LIBS sluice_queue TIMEOUT 60)
 # The deduplication modes of a keyed put: debounce and throttle.
 sluice_test(dedupmode LIBS sluice_queue TIMEOUT 60)
+# A tube's fair groups: the rotation, their lifetime and memory, the
+# PUT_G record, replay and snapshots.
+sluice_test(group LIBS sluice_queue TIMEOUT 120)

@@ -781,8 +781,9 @@ test_cli_every_command_has_help(void **state)
 	/* every command of main.c's table */
 	static const char *const cmds[] = { "put", "take", "ack", "release",
 		"fail", "touch", "bury", "update", "kick", "delete", "peek",
-		"stats", "list", "errors", "rates", "pause", "tube", "snapshot",
-		"promote", "follow", "cluster", "switchover", "work", "token" };
+		"stats", "list", "groups", "errors", "rates", "pause", "tube",
+		"snapshot", "promote", "follow", "cluster", "switchover",
+		"work", "token" };
 	struct run r;
 	char main_help[sizeof(r.out)];
 

@@ -368,8 +368,9 @@ test_throttle_survives(void **state)
 	buf_fini(&snap);
 }
 
-/* A PUT_T body: a PUT's then the window's end; encode and decode agree,
- * and an invalid one (no key, no end) is refused. */
+/* A PUT_T body: a PUT's, the window's end, then the group (empty here);
+ * encode and decode agree, and an invalid one (no key, no end) is
+ * refused. */
 static void
 test_record_codec(void **state)
 {
@@ -386,7 +387,7 @@ test_record_codec(void **state)
 	r.u.put.ttr = 1000;
 	r.u.put.throttle_until = T0;
 	assert_int_equal(qrec_encode(&r, &b), 0);
-	assert_int_equal(b.len, 8 + 3 + 4 + 8 + 4 + 4 + 8 + 3 + 4 + 8);
+	assert_int_equal(b.len, 8 + 3 + 4 + 8 + 4 + 4 + 8 + 3 + 4 + 8 + 2);
 	assert_int_equal(qrec_decode(QREC_PUT_T, b.data, b.len, &d), 0);
 	assert_int_equal(d.u.put.throttle_until, T0);
 	/* as a PUT the body is too long */

@@ -600,6 +600,7 @@ assert_put_equal(const struct msg_put *a, const struct msg_put *b)
 	assert_true(a->if_newer == b->if_newer);
 	assert_true(a->debounce == b->debounce);
 	assert_true(a->throttle == b->throttle);
+	assert_str_equal(a->group, b->group);
 }
 
 static void
@@ -634,6 +635,7 @@ assert_task_equal(const struct msg_task *a, const struct msg_task *b)
 	assert_true(a->pending.version == b->pending.version);
 	assert_int_equal(a->holder.session, b->holder.session);
 	assert_str_equal(a->holder.peer, b->holder.peer);
+	assert_str_equal(a->group, b->group);
 }
 
 /* Flow limits, field by field (the struct has padding). */
@@ -1200,6 +1202,72 @@ decode_req_bytes(const void *p, size_t len)
 	return msg_decode_req(p, len, NULL, &q);
 }
 
+/* A put's group (flag 0x08) and the task record's (flag 0x20): round
+ * trips, in a batch item too; a bad name is EGROUP (alone in a batch);
+ * a record's flag with an empty group is EPROTO. */
+static void
+test_groups(void **state)
+{
+	struct msg_put item = { .tube = S("t"), .group = S("tenant-1/eu") };
+	struct msg_task t = { .id = 1,
+		.state = MSG_ST_READY,
+		.tube = S("t"),
+		.group = S("g:1") };
+	struct msg_req q;
+	struct msg_rep m;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("t"), .group = S("tenant-1/eu") } });
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	assert_put_equal(&q.put, &item);
+	/* a bad group: the encoder refuses it, the decoder too */
+	buf_reset(&b);
+	assert_int_equal(
+	    msg_encode_req(&b,
+	        &(struct msg_req) { .op = MSG_OP_PUT,
+	            .put = { .tube = S("t"), .group = S("a b") } }),
+	    SLUICE_EGROUP);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("t"), .group = S("a_b") } });
+	b.data[b.len - 2] = ' ';
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EGROUP);
+	/* in a batch, the bad item alone */
+	{
+		struct msg_put items[2] = { item, item };
+
+		items[1].group = S("a b");
+		encode_req(&b,
+		    &(struct msg_req) { .op = MSG_OP_PUT_BATCH,
+		        .put_batch = { .n = 2, .items = items } });
+		struct msg_put got;
+
+		assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+		assert_int_equal(q.put_batch.n, 2);
+		assert_true(msg_next_put(&q.put_batch.it, &got));
+		assert_int_equal(got.error, 0);
+		assert_put_equal(&got, &item);
+		assert_true(msg_next_put(&q.put_batch.it, &got));
+		assert_int_equal(got.error, SLUICE_EGROUP);
+	}
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = t });
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_task_equal(&m.task, &t);
+	/* flag 0x20 with an empty group */
+	t.group = S("");
+	encode_rep(&b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = t });
+	b.data[10 + 8 + 8 + 1] |= 0x20;
+	buf_put_u16(&b, 0);
+	le_store_u32(b.data + 6, le_load_u32(b.data + 6) + 2);
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &m), SLUICE_EPROTO);
+	buf_fini(&b);
+}
+
 static void
 test_bad_header_errors(void **state)
 {
@@ -1227,8 +1295,11 @@ test_bad_header_errors(void **state)
 		    decode_req_bytes(b.data, b.len), SLUICE_EUNKNOWNOP);
 	}
 	b.data[2] = MSG_OP_PUT;
-	b.data[3] = 0x08; /* not a put flag */
+	b.data[3] = 0x10; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	/* group (0x08): a str16 group must follow the payload */
+	b.data[3] = 0x08;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
 	/* if_newer (0x04): a version must follow the payload */
 	b.data[3] = 0x04;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
@@ -2245,6 +2316,33 @@ test_doc_examples(void **state)
 	        .op = MSG_OP_PUT, .put = { .throttled = true, .id = 42 } });
 	assert_hex(&b, "53 01 01 00 00 00 00 00 03 2a 00 00 00 00 00 00 00");
 	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("emails"),
+	            .priority = 1024,
+	            .group = S("acme"),
+	            .payload = S("hi") } });
+	assert_hex(&b,
+	    "53 01 01 08 06 00 65 6d 61 69 6c 73 00 04 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00"
+	    "00 00 68 69 04 00 61 63 6d 65");
+	{
+		struct msg_task grouped = task;
+
+		grouped.group = S("acme");
+		encode_rep(&b,
+		    &(struct msg_rep) { .op = MSG_OP_PEEK, .task = grouped });
+		assert_hex(&b,
+		    "53 01 0e 00 00 00 72 00 00 00 2a 00 00 00 00 00"
+		    "00 00 e9 03 00 00 02 00 00 00 03 21 00 04 00 00"
+		    "01 00 00 00 00 00 00 00 60 ea 00 00 00 00 00 00"
+		    "00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00"
+		    "00 68 e5 cf 8b 01 00 00 f4 69 e5 cf 8b 01 00 00"
+		    "f4 69 e5 cf 8b 01 00 00 54 54 e6 cf 8b 01 00 00"
+		    "02 00 00 00 06 00 65 6d 61 69 6c 73 00 00 00 00"
+		    "02 00 00 00 68 69 04 00 61 63 6d 65");
+	}
+	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_TAKE,
 	        .take = { .wait = 5000,
 	            .max = 1,
@@ -3009,6 +3107,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),
 		cmocka_unit_test(test_put_modes),
+		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_switchover_node_limits),
 		cmocka_unit_test(test_cluster_reply_limits),
 		cmocka_unit_test(test_history_limits),

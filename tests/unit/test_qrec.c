@@ -185,7 +185,19 @@ samples(struct qrec *out)
 	n++;
 	out[n].type = QREC_PUT_T; /* opens its key's throttle window */
 	out[n].u.put = (struct qrec_put) { 10, "hooks", 5, "h", 1, "acct-3", 6,
-		1024, 60000, 0, T0, 0, 0, T0 + 60000 };
+		1024, 60000, 0, T0, 0, 0, T0 + 60000, NULL, 0 };
+	n++;
+	out[n].type = QREC_PUT_T; /* a throttled put into a group */
+	out[n].u.put = (struct qrec_put) { 12, "hooks", 5, "h", 1, "acct-4", 6,
+		1024, 60000, 0, T0, 0, 0, T0 + 60000, "tenant-7", 8 };
+	n++;
+	out[n].type = QREC_PUT_G; /* into a group, no version */
+	out[n].u.put = (struct qrec_put) { 10, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, 0, "tenant-42", 9 };
+	n++;
+	out[n].type = QREC_PUT_G; /* into a group, with a key's version */
+	out[n].u.put = (struct qrec_put) { 11, "rows", 4, "r", 1, "row-8", 5,
+		1024, 60000, 0, T0, 0, 5, 0, "eu/acme", 7 };
 	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
@@ -207,11 +219,13 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	switch (a->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
-	case QREC_PUT_T: {
+	case QREC_PUT_T:
+	case QREC_PUT_G: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
 
 		assert_true(x->version == y->version);
 		assert_true(x->throttle_until == y->throttle_until);
+		same_bytes(x->group, x->group_len, y->group, y->group_len);
 		assert_true(x->id == y->id && x->pri == y->pri);
 		assert_true(
 		    x->ttr == y->ttr && x->max_attempts == y->max_attempts);
@@ -735,6 +749,9 @@ scenario(struct tq *h)
 		req.key_len = i == 1 ? 3 : 0;
 		req.delay_ms = i == 3 ? 100 : 0;
 		req.max_attempts = 2;
+		/* fair groups: PUT_G records, GROUP snapshot entries */
+		req.group = i >= 2 ? (i == 2 ? "g1" : "g2") : NULL;
+		req.group_len = i >= 2 ? 2 : 0;
 		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
 			tq_commit(h, &rec);
 	}

@@ -265,6 +265,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	switch (r->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_G:
 	case QREC_PUT_T: {
 		const struct qrec_put *p = &r->u.put;
 
@@ -282,6 +283,10 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		if (p->throttle_until != 0)
 			buf_printf(b, ",\"throttle_until\":%" PRId64,
 			    p->throttle_until);
+		if (p->group_len > 0) {
+			buf_printf(b, ",");
+			lt_json_bytes(b, "group", p->group, p->group_len);
+		}
 		buf_printf(b, ",\"payload_len\":%zu,", p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
@@ -418,6 +423,7 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	switch (r->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_G:
 	case QREC_PUT_T:
 		*p = r->u.put.tube;
 		*n = r->u.put.tube_len;
@@ -474,7 +480,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		else if (id != 0 && (tube = idmap_get(&dm->ids, id)) == 0)
 			tube = tube_from_snapshot(dm, d, id);
 		if (r.type == QREC_PUT || r.type == QREC_PUT_V ||
-		    r.type == QREC_PUT_T || (id != 0 && tube != 0))
+		    r.type == QREC_PUT_G || r.type == QREC_PUT_T ||
+		    (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
 		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
 			to = names_get(

@@ -278,6 +278,7 @@ lt_qrec_id(const struct qrec *r)
 	switch (r->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
+	case QREC_PUT_G:
 	case QREC_PUT_T:
 		return r->u.put.id;
 	case QREC_TAKE:

@@ -103,6 +103,11 @@ task_text(FILE *f, const struct sluice_task *t)
 	}
 	if (t->version)
 		fprintf(f, "version       %" PRIu64 "\n", t->version);
+	if (t->group) {
+		fputs("group         ", f);
+		cli_print_bytes(f, t->group, strlen(t->group));
+		fputc('\n', f);
+	}
 	if (t->last_error) {
 		fputs("last_error    ", f);
 		cli_print_bytes(f, t->last_error, strlen(t->last_error));
@@ -173,15 +178,21 @@ cli_print_list_head(FILE *f, bool json)
 		    "KEY / LAST_ERROR / HOLDER");
 }
 
-/* A list row's last column: what is there of key, last error and (taken)
- * holder, separated by " / ". */
+/* A list row's last column: what is there of group, key, last error and
+ * (taken) holder, separated by " / ". */
 static void
 row_text(FILE *f, const struct sluice_task *t)
 {
 	const char *sep = "";
 	char holder[96];
 
+	if (t->group) {
+		fputs("group ", f);
+		cli_print_bytes(f, t->group, strlen(t->group));
+		sep = " / ";
+	}
 	if (t->key) {
+		fputs(sep, f);
 		cli_print_bytes(f, t->key, strlen(t->key));
 		sep = " / ";
 	}

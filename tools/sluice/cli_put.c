@@ -299,6 +299,10 @@ static const char put_help[] =
     "                        and on stderr \"key KEY throttled\". Past DUR\n"
     "                        it is a new task (or, while the key's task\n"
     "                        lives, that task). 1ms to 30d\n"
+    "      --group G         its fair group (a tenant's id, ...: 1-200\n"
+    "                        bytes of A-Z a-z 0-9 _ . : / -): tasks of\n"
+    "                        equal priority go out in turn across the\n"
+    "                        tube's groups (sluice groups T lists them)\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -376,6 +380,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "if-newer", required_argument, NULL, OPT_IF_NEWER },
 		{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
 		{ "throttle", required_argument, NULL, OPT_THROTTLE },
+		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "file", required_argument, NULL, OPT_FILE },
@@ -404,6 +409,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_KEY:
 			o.key = optarg;
+			break;
+		case OPT_GROUP:
+			o.group = optarg;
 			break;
 		case OPT_REPLACE:
 			o.replace = 1;

@@ -114,6 +114,7 @@ function task(r) {
     takenAt: s.u64(), deadline: s.u64(), size: s.u32(), tube: s.str16(),
     key: s.opt16(), lastError: s.opt16(), payload: s.blob(),
     pending: null, result: null, version: 0, session: 0, peer: null,
+    group: null,
   });
   if (flags & 0x02) {
     t.pending = { priority: s.u32(), maxAttempts: s.u32(), ttrMs: s.u64(),
@@ -126,6 +127,7 @@ function task(r) {
   if (flags & 0x08) Object.assign(t, { version: s.u64(),
     pendingVersion: s.u64() });
   if (flags & 0x10) Object.assign(t, { session: s.u32(), peer: s.opt16() });
+  if (flags & 0x20) t.group = s.opt16();
   return t;
 }
 
@@ -288,11 +290,12 @@ const bit = (cond, b) => (cond ? b : 0);
 
 function putFields(w, o) {
   const flags = bit(o.replace, 0x01) | bit(o.at != null, 0x02) |
-    bit(o.version != null, 0x04);
+    bit(o.version != null, 0x04) | bit(Boolean(o.group), 0x08);
   w.str16(o.tube).u32(o.priority ?? 1024).u64(o.at ?? o.delayMs ?? 0)
     .u64(o.ttrMs ?? 0).u32(o.maxAttempts ?? 0).u64(o.periodMs ?? 0)
     .str16(o.key || '').blob(o.payload);
   if (o.version != null) w.u64(o.version);
+  if (o.group) w.str16(o.group);
   return flags;
 }
 

@@ -35,6 +35,7 @@ const CODES = {
   26: ['EAUTH', 'unauthenticated', 'Unauthenticated'],
   27: ['EPERM', 'not_allowed', 'NotAllowed'],
   28: ['ENOTEMPTY', 'not_empty', 'NotEmpty'],
+  29: ['EGROUP', 'bad_group', 'BadGroup'],
 };
 
 class SluiceError extends Error {

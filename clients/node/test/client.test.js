@@ -171,6 +171,24 @@ test('release front keeps the place the task had', async (t) => {
     .map((g) => g.error).sort(), ['poison', 'retry me']);
 });
 
+test('fair groups: a put names its group, takes go round the groups', async (t) => {
+  const srv = await startServer();
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+  for (let i = 0; i < 3; i++) await c.put('f', `a${i}`, { group: 'a' });
+  await c.put('f', 'b0', { group: 'b' });
+  await c.put('f', 'n0');
+  const got = [];
+  for (let i = 0; i < 3; i++) {
+    const [w] = await c.take('f');
+    got.push(w.group);
+    await c.ack(w.id, w.lease);
+  }
+  assert.deepStrictEqual(got, ['a', 'b', null]);
+  assert.strictEqual((await c.peek(2)).group, 'a'); // a1, still ready
+  await assert.rejects(c.put('f', 'x', { group: 'a b' }), sluice.BadGroup);
+});
+
 test('a follower named first sends writes to the leader', async (t) => {
   const repl = `tcp://127.0.0.1:${await freePort()}`;
   const leader = await startServer({ args: ['--repl-listen', repl] });

@@ -35,8 +35,9 @@ OPS = {
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
-_PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER = 0x01, 0x02, 0x04
+_PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER, _PUT_GROUP = 0x01, 0x02, 0x04, 0x08
 _PUT_THROTTLE, _PUT_DEBOUNCE = 0x40, 0x80
+_REC_GROUP = 0x20
 _MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
 _LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
 _REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
@@ -166,6 +167,8 @@ def _task(r):
     if flags & _REC_HOLDER:
         t.session = s.u32()
         t.peer = s.opt16()
+    if flags & _REC_GROUP:
+        t.group = s.opt16()
     return t
 
 
@@ -394,7 +397,7 @@ def blob(b):
 
 def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
                 max_attempts=0, period_ms=0, key=None, replace=False,
-                version=None, debounce_ms=0, throttle_ms=0):
+                version=None, debounce_ms=0, throttle_ms=0, group=None):
     """(flags, fields) of one put or batch item."""
     if debounce_ms < 0 or throttle_ms < 0:  # the server checks the rest
         raise E.Invalid("debounce_ms, throttle_ms: a window of 1 ms to "
@@ -402,7 +405,8 @@ def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
     flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
              | (_PUT_IF_NEWER if version is not None else 0)
              | (_PUT_DEBOUNCE if debounce_ms else 0)
-             | (_PUT_THROTTLE if throttle_ms else 0))
+             | (_PUT_THROTTLE if throttle_ms else 0)
+             | (_PUT_GROUP if group else 0))
     body = (str16(tube) + struct.pack("<IQQIQ", priority, at or delay_ms,
                                       ttr_ms, max_attempts, period_ms)
             + str16(key or "") + blob(payload))
@@ -412,6 +416,8 @@ def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
         body += struct.pack("<Q", debounce_ms)
     if throttle_ms:
         body += struct.pack("<Q", throttle_ms)
+    if group:
+        body += str16(group)
     return flags, body
 
 
@@ -437,7 +443,7 @@ class Operations:
 
     def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
-            version=None, debounce_ms=0, throttle_ms=0):
+            version=None, debounce_ms=0, throttle_ms=0, group=None):
         """Puts a task; returns a PutResult. With a key live in the tube,
         nothing is created (created False, the live task's id); replace
         gives that task this content; version (with replace: if_newer)
@@ -447,12 +453,15 @@ class Operations:
         throttle_ms ignores a put within that long of the key's last
         accepted one (throttled True, the id of that task); 1 ms to 30
         days, one of them, not with replace, version, delay_ms or at.
+        group: its fair group (a tenant's id, 1-200 bytes of A-Z a-z 0-9
+        _ . : / -, else BadGroup): tasks of equal priority are handed out
+        in turn across the tube's groups.
         A put with a key is retried after a lost connection (safe: the
         key finds the task); one without is not."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
                                   replace, version, debounce_ms,
-                                  throttle_ms)
+                                  throttle_ms, group)
         return self._do(Request("put", flags, body, _put_result,
                                 safe=bool(key)))
 

@@ -45,6 +45,7 @@ CODES = {
     26: ("EAUTH", "unauthenticated", "Unauthenticated"),
     27: ("EPERM", "not_allowed", "NotAllowed"),
     28: ("ENOTEMPTY", "not_empty", "NotEmpty"),
+    29: ("EGROUP", "bad_group", "BadGroup"),
 }
 
 

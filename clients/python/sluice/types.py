@@ -145,6 +145,8 @@ class Task:
     # the session holding a lease that is not detached
     session: int = 0
     peer: Optional[str] = None
+    # its fair group (None: the tube's "" group)
+    group: Optional[str] = None
 
     def text(self, encoding="utf-8"):
         """The payload as text."""

@@ -219,6 +219,34 @@ class ClientTest(ServerTest):
         self.assertEqual((lim.own, lim.rate), (sluice.Limit.CONCURRENCY, 0))
         self.assertEqual(len(self.c.take("lim", max=5)), 2)
 
+    def test_fair_groups(self):
+        # A put names its group; take, peek and the CLI show it; equal
+        # priorities go round the groups; a bad name is BadGroup, in a
+        # batch for that item alone.
+        for i in range(3):
+            self.c.put("fair", "a%d" % i, group="a")
+        self.c.put("fair", "b0", group="b")
+        self.c.put("fair", "n0")
+        got = []
+        for _ in range(3):
+            [t] = self.c.take("fair")
+            got.append(t.group)
+            self.c.ack(t.id, t.lease)
+        self.assertEqual(got, ["a", "b", None])
+        peeked = self.c.peek(1)
+        self.assertEqual(peeked.group, "a")
+        self.assertEqual(self.srv.cli("peek", "1")["group"], "a")
+        with self.assertRaises(sluice.BadGroup):
+            self.c.put("fair", "x", group="a b")
+        with self.assertRaises(sluice.BadGroup):
+            self.c.put("fair", "x", group="g" * 201)
+        res = self.c.put_batch([dict(tube="fair", payload="y", group="ok"),
+                                dict(tube="fair", payload="z",
+                                     group="not ok")])
+        self.assertIsNone(res[0].error)
+        self.assertIsNotNone(res[1].error)
+        self.assertEqual(self.c.peek(res[0].id).group, "ok")
+
     def test_tubes_stats_and_history(self):
         s = self.c.tube_set("m", ttr_ms=30000, max_attempts=5,
                             dead_letter="dead",

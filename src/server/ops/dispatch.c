@@ -68,6 +68,7 @@ ops_view_to_task(const struct core *c, const struct queue_task_view *v,
 {
 	memset(t, 0, sizeof(*t));
 	t->id = v->id;
+	t->group = (struct msg_str) { v->group, v->group_len };
 	t->lease = v->lease;
 	t->state = (uint8_t)v->state; /* the numbers agree */
 	t->detached = v->detached;

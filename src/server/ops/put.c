@@ -79,6 +79,8 @@ put_req_from_msg(
 	r->replace = m->replace;
 	r->if_newer = m->if_newer;
 	put_mode_from_msg(m, r);
+	r->group = m->group.p;
+	r->group_len = m->group.len;
 }
 
 /* One put: decide and commit. Returns 0 or an error code. */
@@ -150,6 +152,13 @@ put_err_text(
 		    "bad tube name '%s' (%zu bytes): 1-200 bytes of A-Z a-z "
 		    "0-9 _ . : / -",
 		    name, m->tube.len);
+		return;
+	case SLUICE_EGROUP:
+		show_name(m->group, name, sizeof(name));
+		snprintf(out, len,
+		    "bad group name '%s' (%zu bytes): 1-200 bytes of A-Z a-z "
+		    "0-9 _ . : / -",
+		    name, m->group.len);
 		return;
 	case SLUICE_EKEY:
 		snprintf(out, len,

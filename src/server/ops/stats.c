@@ -47,7 +47,7 @@ enum {
 };
 
 struct tube_kvs {
-	struct msg_kv kv[TUBE_KVS + OPS_LIMIT_KVS + DURATION_KVS];
+	struct msg_kv kv[TUBE_KVS + OPS_LIMIT_KVS + DURATION_KVS + 2];
 };
 
 static void
@@ -345,6 +345,14 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
 	counters_kvs(&ts->ctr, ts->done, k, &out->more);
 	out->more.n += (uint32_t)ops_limit_kvs(
 	    c, ts->name, ts->name_len, k->kv, out->more.n);
+	if (ts->groups > 0) { /* its fair groups: named ones, and those
+		                 with ready tasks ("" among them) */
+		size_t n = out->more.n;
+
+		kv(k->kv, &n, "groups", ts->groups);
+		kv(k->kv, &n, "groups_ready", ts->groups_ready);
+		out->more.n = (uint32_t)n;
+	}
 	if (settings &&
 	    queue_tube_settings(c->q, ts->name, ts->name_len, &conf) == 0)
 		ops_tube_conf_to_msg(&conf, &out->conf);

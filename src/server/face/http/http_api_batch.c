@@ -133,6 +133,9 @@ batch_item(json_t *o, const char *tube, struct msg_put *p,
 		snprintf(e->msg, sizeof(e->msg),
 		    "debounce, throttle: a window of 1ms to 30d, not 0");
 	}
+	if ((k = json_object_get(o, "group")) != NULL && json_is_string(k))
+		p->group = (struct msg_str) { json_string_value(k),
+			json_string_length(k) };
 }
 
 int

@@ -106,10 +106,13 @@ static void
 put_one(struct http_api_call *c, const char *tube)
 {
 	struct msg_req req = { .op = MSG_OP_PUT };
-	char key[MSG_KEY_MAX + 2];
+	char key[MSG_KEY_MAX + 2], group[MSG_TUBE_MAX + 2];
 
 	req.put.tube = msg_cstr(tube);
 	put_opts(c, &req.put, key, sizeof(key));
+	/* its fair group: the core says EGROUP for a bad one */
+	if (http_query_str(&c->q, "group", group, sizeof(group)))
+		req.put.group = msg_cstr(group);
 	req.put.payload = (struct msg_str) { c->body, c->body_len };
 	http_api_send_shape(c, &req, SH_PUT);
 }

@@ -397,6 +397,11 @@ tubes_write(FILE *f, const struct sluice_stats *s)
 	for (size_t i = 0; i < s->ntubes; i++)
 		tube_sample(f, "sluice_tube_paused", s->tubes[i].name,
 		    s->tubes[i].paused_until != 0);
+	family(f, "sluice_tube_groups", "gauge",
+	    "The tube's live fair groups (put with a group; 0: none).");
+	for (size_t i = 0; i < s->ntubes; i++)
+		tube_sample(f, "sluice_tube_groups", s->tubes[i].name,
+		    tube_kv(&s->tubes[i], "groups"));
 	for (size_t k = 0; k < sizeof(tube_counters) / sizeof(tube_counters[0]);
 	     k++) {
 		family(
