@@ -5,7 +5,8 @@
  *     while its member key is one publish behind (right after an election
  *     or a switchover), with the key's epoch when newer; another row that
  *     still says leader says fenced (a leader that stopped writing: it
- *     follows once it reads the key);
+ *     follows once it reads the key), and so does every row that says
+ *     leader when no one holds the key;
  *   - this node's own row is what it is now, not what it last published;
  *   - a member whose key is gone (its lease ran out: the node died, or
  *     was cut off from etcd) stays in the view with what it last
@@ -101,7 +102,9 @@ elect_view_settle(struct elect *e, const struct elect_keys *ck)
 			m->lease = true;
 			if (ck->leader_epoch > m->epoch)
 				m->epoch = ck->leader_epoch;
-		} else if (m->role == ELECT_LEADER && v->leader[0] != '\0') {
+		} else if (m->role == ELECT_LEADER) {
+			/* not the key's holder (or no key at all: its lease
+			 * ran out, or the key is not written yet) */
 			m->role = ELECT_FENCED;
 		}
 	}
