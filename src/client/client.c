@@ -241,8 +241,13 @@ client_call_once(struct sluice_client *c, const struct msg_req *req,
 	buf_reset(&c->reply);
 	buf_reset(&c->out);
 	if ((rc = msg_encode_req(&c->out, req)) != 0) {
+		struct msg_str bad;
+
 		rc = rc == -ENOMEM ? SLUICE_ENOMEM : rc;
-		client_errmsg(c, "%s", sluice_strerror(rc));
+		if (rc == SLUICE_ETUBE && msg_req_bad_tube(req, &bad))
+			msg_tube_why(bad, c->errmsg, sizeof(c->errmsg));
+		else
+			client_errmsg(c, "%s", sluice_strerror(rc));
 		return rc;
 	}
 	for (;;) {

@@ -935,6 +935,16 @@ bool msg_next_member(struct msg_iter *it, struct msg_member *out);
 /* True when `len` bytes at `p` are a valid tube name. */
 bool msg_tube_valid(const char *p, size_t len);
 
+/* Why `s` is no tube name, as a sentence that names it and its first bad
+ * byte ("tube 'a b' has ' ' at byte 2; a tube name is 1-200 bytes of
+ * A-Z a-z 0-9 _ . : / -"), written to `out` (cap bytes, cut short if
+ * need be). */
+void msg_tube_why(struct msg_str s, char *out, size_t cap);
+
+/* The first tube name `q` holds that its encoder refuses (the cause of
+ * its SLUICE_ETUBE): true and `*out`, or false when it holds none. */
+bool msg_req_bad_tube(const struct msg_req *q, struct msg_str *out);
+
 /* "put", "put_batch", ...; NULL for an unknown op. */
 const char *msg_op_name(uint8_t op);
 

@@ -7,6 +7,7 @@
  * limit's error computed from a zero that was not there. The messages
  * themselves are in msg_task.c, msg_lease.c, msg_tube.c, msg_stats.c and
  * msg_node.c; the framing in msg.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "proto/msg.h"
@@ -27,6 +28,93 @@ msg_tube_valid(const char *p, size_t len)
 			return false;
 	}
 	return true;
+}
+
+void
+msg_tube_why(struct msg_str s, char *out, size_t cap)
+{
+	static const char rule[] =
+	    "a tube name is 1-200 bytes of A-Z a-z 0-9 _ . : / -";
+	int show = s.len > 60 ? 60 : (int)s.len;
+	size_t i = 0;
+
+	if (s.len == 0) {
+		snprintf(out, cap, "the tube name is empty; %s", rule);
+		return;
+	}
+	if (s.len > MSG_TUBE_MAX) {
+		snprintf(out, cap, "tube '%.*s...' is %zu bytes long; %s", show,
+		    s.p, s.len, rule);
+		return;
+	}
+	while (i < s.len && msg_tube_valid(s.p + i, 1))
+		i++;
+	if (i < s.len && (unsigned char)s.p[i] >= 0x20 &&
+	    (unsigned char)s.p[i] < 0x7f)
+		snprintf(out, cap, "tube '%.*s' has '%c' at byte %zu; %s", show,
+		    s.p, s.p[i], i + 1, rule);
+	else
+		snprintf(out, cap,
+		    "tube '%.*s' has byte 0x%02x at byte %zu; %s", show, s.p,
+		    i < s.len ? (unsigned char)s.p[i] : 0, i + 1, rule);
+}
+
+/* A tube the encoder would refuse: `s` unless it is valid (or empty
+ * where `empty_ok`). */
+static bool
+refused(struct msg_str s, bool empty_ok, struct msg_str *out)
+{
+	if (msg_check_tube(s, empty_ok) == 0)
+		return false;
+	*out = s;
+	return true;
+}
+
+bool
+msg_req_bad_tube(const struct msg_req *q, struct msg_str *out)
+{
+	switch (q->op) {
+	case MSG_OP_PUT:
+		return refused(q->put.tube, false, out);
+	case MSG_OP_TAKE:
+		for (uint32_t i = 0; i < q->take.ntubes; i++)
+			if (refused(q->take.tubes[i], false, out))
+				return true;
+		return false;
+	case MSG_OP_ACK:
+		return refused(q->ack.to, true, out);
+	case MSG_OP_DELETE_KEY:
+	case MSG_OP_PEEK_KEY:
+		return refused(q->by_key.tube, true, out);
+	case MSG_OP_PEEK_NEXT:
+		return refused(q->peek_next.tube, false, out);
+	case MSG_OP_LIST:
+		return refused(q->list.tube, false, out);
+	case MSG_OP_KICK:
+		return refused(q->kick.tube, false, out);
+	case MSG_OP_FLUSH:
+	case MSG_OP_RELEASE_ALL:
+	case MSG_OP_ERRORS:
+		return refused(q->tube, false, out);
+	case MSG_OP_STATS_HOURLY:
+		return refused(q->tube, true, out);
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_TUBE_SHOW:
+		return refused(q->tube_set.tube, false, out) ||
+		    refused(q->tube_set.conf.dead_letter, true, out);
+	case MSG_OP_TUBE_DELETE:
+		return refused(q->tube_delete.tube, false, out);
+	case MSG_OP_PAUSE:
+		return refused(q->pause.tube, false, out);
+	case MSG_OP_DELETE_WHERE:
+		return refused(q->where.tube, false, out);
+	case MSG_OP_STATS:
+		return refused(q->stats.tube, true, out);
+	case MSG_OP_HISTORY:
+		return refused(q->history.tube, true, out);
+	default:
+		return false;
+	}
 }
 
 int

@@ -335,11 +335,23 @@ test_errors_are_said_once(void **state)
 	assert_int_equal(cli(s, NULL, "put", "-t", "real", "x", NULL), 0);
 	assert_int_equal(cli(s, NULL, "kick", "real", NULL), 0);
 	assert_string_equal(out, "kicked 0 tasks\n");
+	/* a bad tube name is echoed, with its first bad byte */
 	assert_int_equal(cli(s, NULL, "put", "-t", "bad tube!", "x", NULL), 1);
 	assert_string_equal(err,
-	    "sluice: put: bad tube name (1-200 bytes of "
-	    "[A-Za-z0-9_.:/-])\n");
+	    "sluice: put: tube 'bad tube!' has ' ' at byte 4; a tube name is "
+	    "1-200 bytes of A-Z a-z 0-9 _ . : / -\n");
 	assert_string_equal(out, "");
+	assert_int_equal(
+	    cli(s, NULL, "take", "-t", "real", "-t", "a;b", "-w", "0", NULL),
+	    1);
+	assert_string_equal(err,
+	    "sluice: take: tube 'a;b' has ';' at byte 2; a tube name is "
+	    "1-200 bytes of A-Z a-z 0-9 _ . : / -\n");
+	assert_int_equal(cli(s, NULL, "stats", "-t", "\xc3\xa9", NULL), 1);
+	assert_non_null(strstr(err, "tube '\xc3\xa9' has byte 0xc3 at byte 1"));
+	assert_int_equal(
+	    cli(s, NULL, "tube", "set", "a b", "--ttr", "5s", NULL), 1);
+	assert_non_null(strstr(err, "tube 'a b' has ' ' at byte 2"));
 
 	/* a range is said once, whole */
 	assert_int_equal(

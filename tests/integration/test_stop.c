@@ -2,7 +2,9 @@
  * server finishes what is under way, exits 0 and logs one line; after a
  * restart every put it answered with an id is there. Requests that arrive
  * during the stop are refused (SLUICE_ESHUTDOWN) or find no server
- * (SLUICE_ECONN): never a success that is then lost. */
+ * (SLUICE_ECONN): never a success that is then lost. A waiting take is
+ * answered at the stop, and the process exits soon after its "stopped"
+ * line, with clients idle on every face. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "it.h"
+#include "it_sp.h"
 
 enum {
 	ROUNDS = 5,
@@ -216,6 +219,43 @@ test_sigterm_answers_waiting_takes(void **state)
 	sluice_close(c);
 }
 
+/* The process ends soon after its "stopped" line, with a client idle on
+ * each face (a session, an HTTP keep-alive connection, a beanstalk
+ * connection): nothing waits out a timer at the exit. */
+static void
+test_sigterm_exits_at_once(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	char http[32], bs[32];
+	struct sluice_client *c;
+	int64_t t0, ms;
+	int status, hfd, bfd;
+
+	snprintf(http, sizeof(http), "127.0.0.1:%d", t_free_port());
+	snprintf(bs, sizeof(bs), "127.0.0.1:%d", t_free_port());
+	s->args[0] = "--http";
+	s->args[1] = http;
+	s->args[2] = "--beanstalk";
+	s->args[3] = bs;
+	s->args[4] = NULL;
+	it_start(s);
+	c = it_client(s);
+	(void)it_put(c, "idle", "x");
+	hfd = it_sp_dial(atoi(strchr(http, ':') + 1));
+	bfd = it_sp_dial(atoi(strchr(bs, ':') + 1));
+	assert_true(hfd >= 0 && bfd >= 0);
+	t0 = it_mono_ms();
+	status = t_srv_stop(s, SIGTERM);
+	ms = it_mono_ms() - t0;
+	print_message("sluiced exited %lld ms after SIGTERM\n", (long long)ms);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(ms < (it_sanitized() ? 3000 : 1000));
+	close(hfd);
+	close(bfd);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -223,6 +263,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_sigterm_while_putting),
 		T(test_sigterm_answers_waiting_takes),
+		T(test_sigterm_exits_at_once),
 	};
 #undef T
 	return cmocka_run_group_tests_name("stop", tests, NULL, NULL);

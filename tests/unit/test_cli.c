@@ -307,8 +307,8 @@ test_cli_exit_codes(void **state)
 	run_cli(*state, &r, f->url, NULL, "put", "-t", "bad tube", "x", NULL);
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err,
-	    "sluice: put: bad tube name (1-200 bytes of "
-	    "[A-Za-z0-9_.:/-])\n");
+	    "sluice: put: tube 'bad tube' has ' ' at byte 4; a tube name is "
+	    "1-200 bytes of A-Z a-z 0-9 _ . : / -\n");
 	run_cli(*state, &r, f->url, NULL, "put", NULL);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.err,

@@ -79,8 +79,8 @@ cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 	va_end(ap);
 	if (detail[0] == '\0')
 		fprintf(stderr, ": %s\n", name);
-	else if (at != NULL)
-		fprintf(stderr, ": %s\n", at);
+	else if (at != NULL || rc == SLUICE_ETUBE)
+		fprintf(stderr, ": %s\n", at != NULL ? at : detail);
 	else if (rc != SLUICE_ECONN && rc != SLUICE_ETIMEDOUT &&
 	    (at = strstr(detail, ": ")) != NULL)
 		fprintf(stderr, ": %s\n", at + 2); /* the why, not the where */
