@@ -344,6 +344,21 @@ it_cli_argv(struct it_argv *a, const char *url, va_list ap)
 	a->argv[argc] = NULL;
 }
 
+char it_out[IT_OUT_MAX], it_err[IT_OUT_MAX];
+
+int
+it_sluice(const struct t_srv *s, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, s);
+	rc = it_cli_v(
+	    s->url, NULL, it_out, sizeof(it_out), it_err, sizeof(it_err), ap);
+	va_end(ap);
+	return rc;
+}
+
 int
 it_cli_v(const char *url, const char *in, char *out, size_t outcap, char *err,
     size_t errcap, va_list ap)

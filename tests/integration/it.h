@@ -130,6 +130,13 @@ int it_cli(const char *url, const char *in, char *out, size_t outcap, char *err,
 int it_cli_v(const char *url, const char *in, char *out, size_t outcap,
     char *err, size_t errcap, va_list ap);
 
+/* `sluice -s URL ARGS...` (NULL-ended) against `s`: its exit code, what
+ * it printed to stdout in it_out and to stderr in it_err (NUL-ended; the
+ * next call overwrites them). */
+enum { IT_OUT_MAX = 256 << 10 };
+extern char it_out[IT_OUT_MAX], it_err[IT_OUT_MAX];
+int it_sluice(const struct t_srv *s, ...);
+
 /* The command line of `sluice -s URL ARGS...` from a NULL-ended list, for
  * a test that runs it its own way (in the background, say). */
 enum { IT_CLI_ARGS = 32 };

@@ -13,21 +13,7 @@
 #include "it_node.h"
 #include "it_http.h"
 
-enum { OUT = 16 << 10, AGE_MS = 700 };
-
-static char out[OUT], err[OUT];
-
-static int
-cli(const struct t_srv *s, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, s);
-	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
-	va_end(ap);
-	return rc;
-}
+enum { AGE_MS = 700 };
 
 static uint64_t
 put_delayed(struct sluice_client *c, const char *tube, uint64_t delay_ms)
@@ -77,23 +63,23 @@ test_delete_by_last_change_or_creation(void **state)
 	it_rc(c, sluice_release(c, a, t->lease, 0, -1, NULL), 0);
 	sluice_task_free(t);
 	/* by the last change: b only (by creation, a would go too) */
-	assert_int_equal(cli(s, "delete", "-t", "q", "--state", "ready",
+	assert_int_equal(it_sluice(s, "delete", "-t", "q", "--state", "ready",
 	                     "--older-than", "500ms", "--json", NULL),
 	    0);
-	assert_string_equal(out, "{\"deleted\":1}\n");
+	assert_string_equal(it_out, "{\"deleted\":1}\n");
 	assert_true(gone(c, b) && !gone(c, a));
 	/* by creation: a, not the new d */
 	d = it_put(c, "q", "d");
-	assert_int_equal(cli(s, "delete", "-t", "q", "--state", "ready",
+	assert_int_equal(it_sluice(s, "delete", "-t", "q", "--state", "ready",
 	                     "--created-before", "500ms", NULL),
 	    0);
-	assert_non_null(strstr(out, "deleted 1"));
+	assert_non_null(strstr(it_out, "deleted 1"));
 	assert_true(gone(c, a) && !gone(c, d));
 	assert_int_equal(
-	    cli(s, "delete", "-t", "q", "--state", "ready", "--created-before",
-	        "1s", "--older-than", "1s", NULL),
+	    it_sluice(s, "delete", "-t", "q", "--state", "ready",
+	        "--created-before", "1s", "--older-than", "1s", NULL),
 	    2);
-	assert_non_null(strstr(err, "not both"));
+	assert_non_null(strstr(it_err, "not both"));
 
 	/* several states in one request: ready, delayed and buried */
 	e = put_delayed(c, "q", 3600000);
@@ -101,27 +87,27 @@ test_delete_by_last_change_or_creation(void **state)
 	it_rc(c, sluice_bury(c, f, SLUICE_FORCE, NULL), 0);
 	g = it_put(c, "keep", "g"); /* another tube */
 	assert_int_equal(
-	    cli(s, "delete", "-t", "q", "--state", "ready,delayed", "--state",
-	        "buried", "--older-than", "0s", "--json", NULL),
+	    it_sluice(s, "delete", "-t", "q", "--state", "ready,delayed",
+	        "--state", "buried", "--older-than", "0s", "--json", NULL),
 	    0);
-	assert_string_equal(out, "{\"deleted\":3}\n");
+	assert_string_equal(it_out, "{\"deleted\":3}\n");
 	assert_true(gone(c, d) && gone(c, e) && gone(c, f) && !gone(c, g));
 
 	/* taken: only with --force; the holder's ack then fails clearly */
 	a = it_put(c, "q", "held");
 	t = it_take(c, "q", 0, 1);
 	assert_true(t->id == a);
-	assert_int_equal(cli(s, "delete", "-t", "q", "--state", "taken",
+	assert_int_equal(it_sluice(s, "delete", "-t", "q", "--state", "taken",
 	                     "--older-than", "0s", NULL),
 	    2);
-	assert_non_null(strstr(err, "add --force"));
+	assert_non_null(strstr(it_err, "add --force"));
 	wo.states = SLUICE_STATE_BIT(SLUICE_TAKEN);
 	it_rc(c, sluice_delete_where_opts(c, "q", &wo, &n), SLUICE_EINVAL);
 	assert_false(gone(c, a));
-	assert_int_equal(cli(s, "delete", "-t", "q", "--state", "taken",
+	assert_int_equal(it_sluice(s, "delete", "-t", "q", "--state", "taken",
 	                     "--older-than", "0s", "--force", "--json", NULL),
 	    0);
-	assert_string_equal(out, "{\"deleted\":1}\n");
+	assert_string_equal(it_out, "{\"deleted\":1}\n");
 	assert_true(gone(c, a));
 	it_rc(c, sluice_ack(c, a, t->lease, NULL, NULL), SLUICE_ENOTFOUND);
 	assert_non_null(strstr(sluice_errmsg(c), "no such task"));

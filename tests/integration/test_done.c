@@ -13,25 +13,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 256 << 10, ARGS_MAX = 24 };
-
-static char out[OUT_MAX], err[OUT_MAX];
-
-/* Runs `sluice -s URL ARGS...` (NULL-ended); its exit code, its stdout in
- * `out`. */
-static int
-cli(const struct t_srv *s, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, s);
-	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
-	va_end(ap);
-	if (rc != 0)
-		fprintf(stderr, "sluice: exit %d: %s", rc, err);
-	return rc;
-}
+enum { ARGS_MAX = 24 };
 
 /* Runs `sluice-log ARGS...` (NULL-ended) on a stopped server's data. */
 static int
@@ -51,7 +33,8 @@ log_tool(const char *cmd, const char *dir, ...)
 		argv[argc++] = a;
 	va_end(ap);
 	argv[argc] = NULL;
-	return t_run(argv, NULL, out, sizeof(out), err, sizeof(err));
+	return t_run(
+	    argv, NULL, it_out, sizeof(it_out), it_err, sizeof(it_err));
 }
 
 /* The unsigned number after `"name":` in out. */
@@ -62,17 +45,17 @@ json_num(const char *name)
 	const char *p;
 
 	snprintf(key, sizeof(key), "\"%s\":", name);
-	p = strstr(out, key);
+	p = strstr(it_out, key);
 	if (p == NULL)
-		fail_msg("no %s in %s", key, out);
+		fail_msg("no %s in %s", key, it_out);
 	return strtoull(p + strlen(key), NULL, 10);
 }
 
 static void
 out_has(const char *needle)
 {
-	if (strstr(out, needle) == NULL)
-		fail_msg("no %s in %s (stderr: %s)", needle, out, err);
+	if (strstr(it_out, needle) == NULL)
+		fail_msg("no %s in %s (stderr: %s)", needle, it_out, it_err);
 }
 
 static struct t_srv *
@@ -158,24 +141,25 @@ test_acked_tasks_are_kept_as_done(void **state)
 	snprintf(ida, sizeof(ida), "%llu", (unsigned long long)a);
 	snprintf(idb, sizeof(idb), "%llu", (unsigned long long)b);
 
-	assert_int_equal(cli(s, "peek", ida, "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", ida, "--json", NULL), 0);
 	out_has("\"state\":\"done\"");
 	out_has("\"result\":\"sent as <id-1@x>\"");
 	out_has("\"key\":\"order-7\"");
 	assert_true(json_num("finished_at") >= json_num("taken_at"));
-	assert_int_equal(
-	    cli(s, "peek", "--key", "order-7", "-t", "mail", "--json", NULL),
+	assert_int_equal(it_sluice(s, "peek", "--key", "order-7", "-t", "mail",
+	                     "--json", NULL),
 	    0);
 	assert_true(json_num("id") == a);
-	assert_int_equal(cli(s, "list", "-t", "mail", "--state", "done",
+	assert_int_equal(it_sluice(s, "list", "-t", "mail", "--state", "done",
 	                     "--payloads", "--json", NULL),
 	    0);
 	out_has("\"result\":null");
 	out_has("\"payload\":\"to: ann\"");
 	assert_int_equal(
-	    cli(s, "peek", "-t", "mail", "--done", "--json", NULL), 0);
+	    it_sluice(s, "peek", "-t", "mail", "--done", "--json", NULL), 0);
 	assert_true(json_num("id") == a);
-	assert_int_equal(cli(s, "stats", "-t", "mail", "--json", NULL), 0);
+	assert_int_equal(
+	    it_sluice(s, "stats", "-t", "mail", "--json", NULL), 0);
 	assert_int_equal(json_num("done"), 2);
 
 	/* Within the dedup window the key names the done task. */
@@ -184,10 +168,10 @@ test_acked_tasks_are_kept_as_done(void **state)
 	assert_true(again == a);
 
 	/* A snapshot, a kill -9: the done tasks come back from both. */
-	assert_int_equal(cli(s, "snapshot", NULL), 0);
+	assert_int_equal(it_sluice(s, "snapshot", NULL), 0);
 	it_crash_restart(s, &c);
 	lib_done(c, a, "sent as <id-1@x>", "to: ann");
-	assert_int_equal(cli(s, "peek", idb, "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", idb, "--json", NULL), 0);
 	out_has("\"state\":\"done\"");
 
 	/* Past the window the key is free: a new task gets it, and the
@@ -201,12 +185,12 @@ test_acked_tasks_are_kept_as_done(void **state)
 	}
 	assert_int_equal(created, 1);
 	assert_true(fresh != a);
-	assert_int_equal(
-	    cli(s, "peek", "--key", "order-7", "-t", "mail", "--json", NULL),
+	assert_int_equal(it_sluice(s, "peek", "--key", "order-7", "-t", "mail",
+	                     "--json", NULL),
 	    0);
 	assert_true(json_num("id") == fresh);
 	out_has("\"state\":\"ready\"");
-	assert_int_equal(cli(s, "peek", ida, "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", ida, "--json", NULL), 0);
 	out_has("\"state\":\"done\"");
 	out_has("\"key\":null");
 	it_crash_restart(s, &c);
@@ -235,12 +219,13 @@ test_done_tasks_are_purged(void **state)
 	/* The limit of two: the first acked went at the third ack. */
 	assert_int_equal(it_state(c, id[0]), 0);
 	snprintf(one, sizeof(one), "%llu", (unsigned long long)id[2]);
-	assert_int_equal(cli(s, "peek", one, "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", one, "--json", NULL), 0);
 	out_has("\"state\":\"done\"");
 	assert_true(it_wait_state(c, id[2], 0, 5000) >= 0);
 	assert_true(it_wait_state(c, id[1], 0, 5000) >= 0);
-	assert_int_equal(
-	    cli(s, "list", "-t", "jobs", "--state", "done", "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "list", "-t", "jobs", "--state", "done",
+	                     "--json", NULL),
+	    0);
 	out_has("{\"tasks\":[]");
 	it_crash_restart(s, &c);
 	for (int i = 0; i < 3; i++)
@@ -272,13 +257,13 @@ test_delete_by_state_and_age(void **state)
 	assert_true(take_ack(c, "fin", "r") == done);
 
 	/* Nothing is an hour old yet. */
-	assert_int_equal(cli(s, "delete", "-t", "old", "--state", "ready",
+	assert_int_equal(it_sluice(s, "delete", "-t", "old", "--state", "ready",
 	                     "--older-than", "1h", "--json", NULL),
 	    0);
 	assert_int_equal(json_num("deleted"), 0);
 	assert_int_equal(it_counts(c, "old").ready, 6);
 	/* Everything ready, at once: the keyed task's key is free at once. */
-	assert_int_equal(cli(s, "delete", "-t", "old", "--state", "ready",
+	assert_int_equal(it_sluice(s, "delete", "-t", "old", "--state", "ready",
 	                     "--older-than", "0", "--json", NULL),
 	    0);
 	assert_int_equal(json_num("deleted"), 6);
@@ -292,17 +277,19 @@ test_delete_by_state_and_age(void **state)
 	assert_int_equal(n, 1);
 	it_rc(c, sluice_delete_where(c, "fin", SLUICE_DONE, 0, &n), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(
-	    cli(s, "peek", "--key", "nightly", "-t", "old", "--json", NULL), 0);
-	assert_int_equal(
-	    cli(s, "list", "-t", "fin", "--state", "done", "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", "--key", "nightly", "-t", "old",
+	                     "--json", NULL),
+	    0);
+	assert_int_equal(it_sluice(s, "list", "-t", "fin", "--state", "done",
+	                     "--json", NULL),
+	    0);
 	out_has("{\"tasks\":[]");
 	/* Bad requests: a taken state, a missing age. */
-	assert_int_equal(cli(s, "delete", "-t", "old", "--state", "taken",
+	assert_int_equal(it_sluice(s, "delete", "-t", "old", "--state", "taken",
 	                     "--older-than", "1s", NULL),
 	    2);
 	assert_int_equal(
-	    cli(s, "delete", "-t", "old", "--state", "ready", NULL), 2);
+	    it_sluice(s, "delete", "-t", "old", "--state", "ready", NULL), 2);
 	it_rc(c, sluice_delete_where(c, "old", SLUICE_TAKEN, 0, &n),
 	    SLUICE_EINVAL);
 
@@ -380,10 +367,11 @@ test_followers_get_done_tasks_and_deletes(void **state)
 	assert_true(lsn_of(fc) == lsn_of(lc));
 
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)done);
-	assert_int_equal(cli(f, "peek", id, "--json", NULL), 0);
+	assert_int_equal(it_sluice(f, "peek", id, "--json", NULL), 0);
 	out_has("\"state\":\"done\"");
 	out_has("\"result\":\"sent\"");
-	assert_int_equal(cli(f, "stats", "-t", "mail", "--json", NULL), 0);
+	assert_int_equal(
+	    it_sluice(f, "stats", "-t", "mail", "--json", NULL), 0);
 	assert_int_equal(json_num("ready"), 0);
 	assert_int_equal(json_num("done"), 1);
 	sluice_close(fc);

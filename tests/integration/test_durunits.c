@@ -17,22 +17,6 @@
 #include "it.h"
 #include "it_http.h"
 
-enum { OUT_MAX = 64 << 10 };
-
-static char out[OUT_MAX], err[OUT_MAX];
-
-static int
-cli(const struct t_srv *s, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, s);
-	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
-	va_end(ap);
-	return rc;
-}
-
 /* The usage error of a bare number: exit 2, the flag and value named,
  * both readings offered. */
 static void
@@ -44,9 +28,9 @@ refused(int rc, const char *what, const char *n)
 	    "%s %s: a duration needs a unit: say %ss or %s000ms (%sms if "
 	    "milliseconds were meant)",
 	    what, n, n, n, n);
-	if (rc != 2 || strstr(err, want) == NULL)
+	if (rc != 2 || strstr(it_err, want) == NULL)
 		fail_msg("exit %d, stderr \"%s\"; wanted exit 2 and \"%s\"", rc,
-		    err, want);
+		    it_err, want);
 }
 
 static struct t_srv *
@@ -77,32 +61,36 @@ test_the_tool_refuses_a_bare_number(void **state)
 	char id[32], lease[32];
 	uint64_t tid;
 
+	refused(it_sluice(s, "put", "-t", "d", "--ttr", "30", "x", NULL),
+	    "--ttr", "30");
+	refused(it_sluice(s, "put", "-t", "d", "--delay", "5", "x", NULL),
+	    "--delay", "5");
+	refused(it_sluice(s, "put", "-t", "d", "--every", "60", "x", NULL),
+	    "--every", "60");
+	refused(it_sluice(s, "take", "-t", "d", "-w", "5", NULL), "-w", "5");
 	refused(
-	    cli(s, "put", "-t", "d", "--ttr", "30", "x", NULL), "--ttr", "30");
-	refused(cli(s, "put", "-t", "d", "--delay", "5", "x", NULL), "--delay",
-	    "5");
-	refused(cli(s, "put", "-t", "d", "--every", "60", "x", NULL), "--every",
-	    "60");
-	refused(cli(s, "take", "-t", "d", "-w", "5", NULL), "-w", "5");
-	refused(cli(s, "take", "-t", "d", "--wait", "5", NULL), "-w", "5");
-	refused(cli(s, "--timeout", "5", "stats", NULL), "--timeout", "5");
-	refused(cli(s, "pause", "d", "30", NULL), "DUR", "30");
-	refused(cli(s, "tube", "set", "d", "--ttr", "30", NULL), "--ttr", "30");
-	refused(cli(s, "tube", "set", "d", "--keep-done", "10", NULL),
+	    it_sluice(s, "take", "-t", "d", "--wait", "5", NULL), "-w", "5");
+	refused(
+	    it_sluice(s, "--timeout", "5", "stats", NULL), "--timeout", "5");
+	refused(it_sluice(s, "pause", "d", "30", NULL), "DUR", "30");
+	refused(it_sluice(s, "tube", "set", "d", "--ttr", "30", NULL), "--ttr",
+	    "30");
+	refused(it_sluice(s, "tube", "set", "d", "--keep-done", "10", NULL),
 	    "--keep-done", "10");
-	refused(cli(s, "tube", "set", "d", "--backoff", "1,60s", NULL),
+	refused(it_sluice(s, "tube", "set", "d", "--backoff", "1,60s", NULL),
 	    "--backoff's BASE", "1");
-	refused(cli(s, "work", "-t", "d", "--wait", "2", "--", "true", NULL),
+	refused(
+	    it_sluice(s, "work", "-t", "d", "--wait", "2", "--", "true", NULL),
 	    "--wait", "2");
-	refused(cli(s, "delete", "-t", "d", "--state", "ready", "--older-than",
-	            "60", NULL),
+	refused(it_sluice(s, "delete", "-t", "d", "--state", "ready",
+	            "--older-than", "60", NULL),
 	    "--older-than", "60");
-	refused(cli(s, "switchover", "n2", "--timeout", "10", NULL),
+	refused(it_sluice(s, "switchover", "n2", "--timeout", "10", NULL),
 	    "--timeout", "10");
 	/* a fraction has one reading in milliseconds only */
-	assert_int_equal(cli(s, "take", "-t", "d", "-w", "1.5", NULL), 2);
-	assert_non_null(
-	    strstr(err, "-w 1.5: a duration needs a unit: say 1.5s or 1500ms"));
+	assert_int_equal(it_sluice(s, "take", "-t", "d", "-w", "1.5", NULL), 2);
+	assert_non_null(strstr(
+	    it_err, "-w 1.5: a duration needs a unit: say 1.5s or 1500ms"));
 
 	/* nothing above reached the server */
 	n = it_counts(c, "d");
@@ -114,29 +102,33 @@ test_the_tool_refuses_a_bare_number(void **state)
 	t = it_take(c, "d", 0, 1);
 	snprintf(id, sizeof(id), "%" PRIu64, t->id);
 	snprintf(lease, sizeof(lease), "%" PRIu64, t->lease);
-	refused(cli(s, "release", id, "--lease", lease, "--delay", "5", NULL),
+	refused(
+	    it_sluice(s, "release", id, "--lease", lease, "--delay", "5", NULL),
 	    "--delay", "5");
-	refused(cli(s, "fail", id, "--lease", lease, "--delay", "7", NULL),
+	refused(
+	    it_sluice(s, "fail", id, "--lease", lease, "--delay", "7", NULL),
 	    "--delay", "7");
-	refused(cli(s, "update", id, "--ttr", "30", NULL), "--ttr", "30");
+	refused(it_sluice(s, "update", id, "--ttr", "30", NULL), "--ttr", "30");
 	assert_int_equal(it_state(c, tid), SLUICE_TAKEN);
 	sluice_task_free(t);
 
 	/* with units, and 0 alone, they work */
 	assert_int_equal(
-	    cli(s, "release", id, "--lease", lease, "--delay", "0", NULL), 0);
+	    it_sluice(s, "release", id, "--lease", lease, "--delay", "0", NULL),
+	    0);
 	assert_int_equal(it_state(c, tid), SLUICE_READY);
-	assert_int_equal(cli(s, "update", id, "--ttr", "30s", NULL), 0);
+	assert_int_equal(it_sluice(s, "update", id, "--ttr", "30s", NULL), 0);
 	t = it_peek(c, tid);
 	assert_int_equal(t->ttr_ms, 30000);
 	sluice_task_free(t);
-	assert_int_equal(cli(s, "pause", "d", "0", NULL), 0);
-	assert_int_equal(cli(s, "take", "-t", "e", "-w", "0", NULL), 3);
-	assert_int_equal(cli(s, "take", "-t", "e", "-w", "20ms", NULL), 3);
+	assert_int_equal(it_sluice(s, "pause", "d", "0", NULL), 0);
+	assert_int_equal(it_sluice(s, "take", "-t", "e", "-w", "0", NULL), 3);
 	assert_int_equal(
-	    cli(s, "put", "-t", "e", "--ttr", "30s", "--delay", "0", "y", NULL),
+	    it_sluice(s, "take", "-t", "e", "-w", "20ms", NULL), 3);
+	assert_int_equal(it_sluice(s, "put", "-t", "e", "--ttr", "30s",
+	                     "--delay", "0", "y", NULL),
 	    0);
-	t = it_peek(c, strtoull(out, NULL, 10));
+	t = it_peek(c, strtoull(it_out, NULL, 10));
 	assert_non_null(t);
 	assert_int_equal(t->ttr_ms, 30000);
 	sluice_task_free(t);

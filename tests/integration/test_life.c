@@ -14,23 +14,7 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 64 << 10, WAIT_MS = 10000 };
-
-static char out[OUT_MAX], err[OUT_MAX];
-
-/* Runs `sluice -s URL ARGS...` (NULL-ended); its exit code, its stdout in
- * `out`. */
-static int
-cli(const struct t_srv *s, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, s);
-	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
-	va_end(ap);
-	return rc;
-}
+enum { WAIT_MS = 10000 };
 
 /* The same in the background, output thrown away: its pid (tracked). */
 static pid_t
@@ -99,7 +83,7 @@ cli_peek(const struct t_srv *s, uint64_t id)
 	char ids[32];
 
 	snprintf(ids, sizeof(ids), "%llu", (unsigned long long)id);
-	assert_int_equal(cli(s, "peek", ids, "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "peek", ids, "--json", NULL), 0);
 }
 
 static uint64_t
@@ -139,12 +123,12 @@ test_tasks_come_out_in_due_order(void **state)
 	sluice_task_free(t);
 
 	it_crash_restart(s, &c);
-	assert_int_equal(cli(s, "take", "-t", "due", "--json", NULL), 0);
-	assert_true((uint64_t)json_num(out, "id") == early);
-	assert_int_equal(cli(s, "take", "-t", "due", "--json", NULL), 0);
-	assert_true((uint64_t)json_num(out, "id") == late);
-	assert_int_equal(cli(s, "take", "-t", "due", "--json", NULL), 0);
-	assert_true((uint64_t)json_num(out, "id") == plain);
+	assert_int_equal(it_sluice(s, "take", "-t", "due", "--json", NULL), 0);
+	assert_true((uint64_t)json_num(it_out, "id") == early);
+	assert_int_equal(it_sluice(s, "take", "-t", "due", "--json", NULL), 0);
+	assert_true((uint64_t)json_num(it_out, "id") == late);
+	assert_int_equal(it_sluice(s, "take", "-t", "due", "--json", NULL), 0);
+	assert_true((uint64_t)json_num(it_out, "id") == plain);
 	sluice_close(c);
 }
 
@@ -258,8 +242,8 @@ test_a_take_whose_client_is_gone_takes_nothing(void **state)
 	it_crash_restart(p.lead, &c);
 	for (int k = 0; k < 2; k++) {
 		cli_peek(p.lead, ids[k]);
-		assert_true(strstr(out, "\"state\":\"ready\"") != NULL);
-		assert_int_equal(json_num(out, "attempts"), 0);
+		assert_true(strstr(it_out, "\"state\":\"ready\"") != NULL);
+		assert_int_equal(json_num(it_out, "attempts"), 0);
 	}
 	sluice_close(c);
 
@@ -271,10 +255,11 @@ test_a_take_whose_client_is_gone_takes_nothing(void **state)
 			NULL };
 
 		snprintf(bin, sizeof(bin), "%s", t_bin("sluice-log"));
-		assert_int_equal(
-		    t_run(argv, NULL, out, sizeof(out), err, sizeof(err)), 0);
-		assert_true(strstr(out, "UNTAKE") != NULL);
-		assert_true(strstr(out, "-> wait") != NULL);
+		assert_int_equal(t_run(argv, NULL, it_out, sizeof(it_out),
+		                     it_err, sizeof(it_err)),
+		    0);
+		assert_true(strstr(it_out, "UNTAKE") != NULL);
+		assert_true(strstr(it_out, "-> wait") != NULL);
 	}
 }
 
@@ -299,15 +284,16 @@ test_release_all_frees_every_lease_of_a_tube(void **state)
 	b = it_take(w, "jobs", 0, 1);
 	sluice_task_free(it_take(w, "other", 0, 0));
 	assert_int_equal(
-	    cli(s, "release", "-t", "jobs", "--all", "--json", NULL), 0);
-	assert_string_equal(out, "{\"released\":2}\n");
+	    it_sluice(s, "release", "-t", "jobs", "--all", "--json", NULL), 0);
+	assert_string_equal(it_out, "{\"released\":2}\n");
 	n = it_counts(c, "jobs");
 	assert_true(n.ready == 3 && n.taken == 0);
 	assert_int_equal(it_counts(c, "other").taken, 1);
 	it_rc(w, sluice_ack(w, a->id, a->lease, NULL, NULL), SLUICE_ESTATE);
-	assert_int_equal(cli(s, "release", "-t", "jobs", "--all", NULL), 0);
-	assert_string_equal(out, "released 0 tasks\n");
-	assert_int_equal(cli(s, "release", "1", "--all", NULL), 2);
+	assert_int_equal(
+	    it_sluice(s, "release", "-t", "jobs", "--all", NULL), 0);
+	assert_string_equal(it_out, "released 0 tasks\n");
+	assert_int_equal(it_sluice(s, "release", "1", "--all", NULL), 2);
 	assert_true(it_log_count(s,
 	                "release of every lease tube=jobs "
 	                "released=2 peer=127.0.0.1:") == 1);
@@ -317,8 +303,8 @@ test_release_all_frees_every_lease_of_a_tube(void **state)
 	n = it_counts(c, "jobs");
 	assert_true(n.ready == 3 && n.taken == 0);
 	cli_peek(s, b->id);
-	assert_true(strstr(out, "\"state\":\"ready\"") != NULL);
-	assert_int_equal(json_num(out, "attempts"), 1);
+	assert_true(strstr(it_out, "\"state\":\"ready\"") != NULL);
+	assert_int_equal(json_num(it_out, "attempts"), 1);
 	sluice_task_free(a);
 	sluice_task_free(b);
 	sluice_close(c);
@@ -368,15 +354,15 @@ test_fatal_fail_and_bury_carry_their_text(void **state)
 	o.max_attempts = 5;
 	a = it_put_o(c, &o, "a");
 	b = it_put_o(c, &o, "b");
-	assert_int_equal(cli(s, "take", "-t", "jobs", "--json", NULL), 0);
-	assert_true((uint64_t)json_num(out, "id") == a);
-	snprintf(ids, sizeof(ids), "%llu", json_num(out, "id"));
-	snprintf(lease, sizeof(lease), "%llu", json_num(out, "lease"));
-	assert_int_equal(cli(s, "fail", ids, "--lease", lease, "-e",
+	assert_int_equal(it_sluice(s, "take", "-t", "jobs", "--json", NULL), 0);
+	assert_true((uint64_t)json_num(it_out, "id") == a);
+	snprintf(ids, sizeof(ids), "%llu", json_num(it_out, "id"));
+	snprintf(lease, sizeof(lease), "%llu", json_num(it_out, "lease"));
+	assert_int_equal(it_sluice(s, "fail", ids, "--lease", lease, "-e",
 	                     "bad input", "--fatal", NULL),
 	    0);
-	assert_string_equal(out, "failed 1, buried\n");
-	assert_int_equal(cli(s, "fail", ids, "--lease", lease, "-e", "x",
+	assert_string_equal(it_out, "failed 1, buried\n");
+	assert_int_equal(it_sluice(s, "fail", ids, "--lease", lease, "-e", "x",
 	                     "--fatal", "--delay", "1s", NULL),
 	    2);
 	t = it_peek(c, a);
@@ -389,14 +375,15 @@ test_fatal_fail_and_bury_carry_their_text(void **state)
 	assert_true(t->id == b);
 	it_rc(c, sluice_bury_error(c, b, t->lease, "poison", NULL), 0);
 	sluice_task_free(t);
-	assert_int_equal(cli(s, "errors", "-t", "jobs", "--json", NULL), 0);
-	assert_non_null(strstr(out, "\"poison\""));
-	assert_non_null(strstr(out, "\"bad input\""));
+	assert_int_equal(
+	    it_sluice(s, "errors", "-t", "jobs", "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "\"poison\""));
+	assert_non_null(strstr(it_out, "\"bad input\""));
 
 	it_crash_restart(s, &c);
 	cli_peek(s, b);
-	assert_true(strstr(out, "\"state\":\"buried\"") != NULL);
-	assert_true(json_str_starts(out, "last_error", "poison"));
+	assert_true(strstr(it_out, "\"state\":\"buried\"") != NULL);
+	assert_true(json_str_starts(it_out, "last_error", "poison"));
 	t = it_peek(c, a);
 	assert_int_equal(t->state, SLUICE_BURIED);
 	assert_string_equal(t->last_error, "bad input");
@@ -412,21 +399,21 @@ test_fatal_fail_and_bury_carry_their_text(void **state)
 static void
 assert_backed_off(const char *why, long long taken_at)
 {
-	bool ready = strstr(out, "\"state\":\"ready\"") != NULL;
+	bool ready = strstr(it_out, "\"state\":\"ready\"") != NULL;
 
-	assert_true(strstr(out, "\"state\":\"delayed\"") != NULL || ready);
-	assert_true(json_str_starts(out, "last_error", why));
+	assert_true(strstr(it_out, "\"state\":\"delayed\"") != NULL || ready);
+	assert_true(json_str_starts(it_out, "last_error", why));
 	if (ready) {
 		assert_int_equal(
-		    json_num(out, "run_at"), json_num(out, "updated_at"));
-		assert_true(json_num(out, "run_at") - taken_at >= 1000);
+		    json_num(it_out, "run_at"), json_num(it_out, "updated_at"));
+		assert_true(json_num(it_out, "run_at") - taken_at >= 1000);
 	} else {
 		assert_int_equal(
-		    json_num(out, "run_at") - json_num(out, "updated_at"),
+		    json_num(it_out, "run_at") - json_num(it_out, "updated_at"),
 		    1000);
 	}
-	assert_int_equal(json_num(out, "taken_at"), taken_at);
-	assert_int_equal(json_num(out, "attempts"), 1);
+	assert_int_equal(json_num(it_out, "taken_at"), taken_at);
+	assert_int_equal(json_num(it_out, "attempts"), 1);
 }
 
 /* A ttr expiry and a disconnect record why and delay the task by the
@@ -466,14 +453,14 @@ test_lost_leases_back_off_and_say_why(void **state)
 	assert_backed_off(
 	    "worker disconnected (127.0.0.1:", (long long)tb->taken_at);
 	cli_peek(s, d);
-	assert_true(strstr(out, "\"state\":\"buried\"") != NULL);
+	assert_true(strstr(it_out, "\"state\":\"buried\"") != NULL);
 	assert_true(json_str_starts(
-	    out, "last_error", "worker disconnected (127.0.0.1:"));
+	    it_out, "last_error", "worker disconnected (127.0.0.1:"));
 	/* a's lease is backing off (delayed): every live task's errors */
-	assert_int_equal(
-	    cli(s, "errors", "-t", "hung", "--state", "all", "--json", NULL),
+	assert_int_equal(it_sluice(s, "errors", "-t", "hung", "--state", "all",
+	                     "--json", NULL),
 	    0);
-	assert_non_null(strstr(out, "\"ttr expired after 200ms\""));
+	assert_non_null(strstr(it_out, "\"ttr expired after 200ms\""));
 
 	it_crash_restart(s, &c);
 	cli_peek(s, a);
@@ -482,7 +469,7 @@ test_lost_leases_back_off_and_say_why(void **state)
 	assert_backed_off(
 	    "worker disconnected (127.0.0.1:", (long long)tb->taken_at);
 	cli_peek(s, d);
-	assert_true(strstr(out, "\"state\":\"buried\"") != NULL);
+	assert_true(strstr(it_out, "\"state\":\"buried\"") != NULL);
 	sluice_task_free(ta);
 	sluice_task_free(tb);
 	sluice_task_free(tc);

@@ -18,31 +18,13 @@
 
 #include "it.h"
 
-enum { OUT_MAX = 64 << 10 };
-
-static char out[OUT_MAX], err[OUT_MAX];
-
-/* `sluice -s URL ARGS...` (NULL-ended): its exit code; what it printed
- * is in out and err. */
-static int
-cli(const struct t_srv *s, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, s);
-	rc = it_cli_v(s->url, NULL, out, sizeof(out), err, sizeof(err), ap);
-	va_end(ap);
-	return rc;
-}
-
 /* The CLI's output holds `want`. */
 static void
 assert_out_has(const char *want)
 {
-	if (strstr(out, want) == NULL)
-		fail_msg(
-		    "wanted \"%s\" in the output:\n%s\n%s", want, out, err);
+	if (strstr(it_out, want) == NULL)
+		fail_msg("wanted \"%s\" in the output:\n%s\n%s", want, it_out,
+		    it_err);
 }
 
 static struct sluice_tube_conf
@@ -117,12 +99,13 @@ settings_survive(void **state, bool snapshot)
 	c = it_client(s);
 	first = put_plain(c, "mail", "before");
 	assert_int_equal(
-	    cli(s, "tube", "set", "mail", "--ttr", "5s", "--max-attempts", "3",
-	        "--backoff", "150ms,400ms", "--keep-done", "1h", NULL),
+	    it_sluice(s, "tube", "set", "mail", "--ttr", "5s", "--max-attempts",
+	        "3", "--backoff", "150ms,400ms", "--keep-done", "1h", NULL),
 	    0);
 	assert_out_has("ttr           5s\n");
 	assert_int_equal(
-	    cli(s, "tube", "set", "mail", "--keep-done", "default", NULL), 0);
+	    it_sluice(s, "tube", "set", "mail", "--keep-done", "default", NULL),
+	    0);
 	assert_out_has("keep_done     not kept (default)");
 	assert_mail_settings(c);
 	/* a task put before keeps what it got */
@@ -147,24 +130,25 @@ settings_survive(void **state, bool snapshot)
 	assert_int_equal(st->ntubes, 1);
 	assert_true(st->tubes[0].conf.ttr_ms == 5000);
 	sluice_stats_free(st);
-	assert_int_equal(cli(s, "stats", "--json", NULL), 0);
+	assert_int_equal(it_sluice(s, "stats", "--json", NULL), 0);
 	assert_out_has("\"own\":[\"ttr\",\"max_attempts\",\"backoff\"]");
 
 	if (snapshot)
 		it_rc(c, sluice_snapshot(c, NULL), 0);
 	/* after the snapshot, a change only the log holds */
 	assert_int_equal(
-	    cli(s, "tube", "set", "other", "--ttr", "2s", NULL), 0);
+	    it_sluice(s, "tube", "set", "other", "--ttr", "2s", NULL), 0);
 	it_crash_restart(s, &c);
 
 	assert_mail_settings(c);
 	assert_puts_follow_mail(c);
-	assert_int_equal(cli(s, "tube", "show", "other", "--json", NULL), 0);
+	assert_int_equal(
+	    it_sluice(s, "tube", "show", "other", "--json", NULL), 0);
 	assert_out_has("\"ttr_ms\":2000,");
 	assert_out_has("\"own\":[\"ttr\"]");
 	/* `default` gives the ttr back to the server */
 	assert_int_equal(
-	    cli(s, "tube", "set", "mail", "--ttr", "default", NULL), 0);
+	    it_sluice(s, "tube", "set", "mail", "--ttr", "default", NULL), 0);
 	assert_out_has("ttr           1m (default)");
 	id = put_plain(c, "mail", "after");
 	t = it_peek(c, id);
@@ -200,17 +184,18 @@ test_bad_settings_are_refused(void **state)
 	it_start(s);
 	c = it_client(s);
 	assert_int_equal(
-	    cli(s, "tube", "set", "jobs", "--dead-letter", "jobs", NULL), 1);
-	if (strstr(err, "cannot be its own dead letter") == NULL)
-		fail_msg("no reason in: %s", err);
+	    it_sluice(s, "tube", "set", "jobs", "--dead-letter", "jobs", NULL),
+	    1);
+	if (strstr(it_err, "cannot be its own dead letter") == NULL)
+		fail_msg("no reason in: %s", it_err);
 	assert_int_equal(
-	    cli(s, "tube", "set", "jobs", "--backoff", "2s,1s", NULL), 2);
-	assert_int_equal(cli(s, "tube", "set", "jobs", "--ttr", "default",
+	    it_sluice(s, "tube", "set", "jobs", "--backoff", "2s,1s", NULL), 2);
+	assert_int_equal(it_sluice(s, "tube", "set", "jobs", "--ttr", "default",
 	                     "--ttr", "1s", NULL),
 	    2);
-	assert_int_equal(cli(s, "tube", "set", "jobs", NULL), 2);
+	assert_int_equal(it_sluice(s, "tube", "set", "jobs", NULL), 2);
 	assert_int_equal(
-	    cli(s, "tube", "show", "jobs", "--ttr", "1s", NULL), 2);
+	    it_sluice(s, "tube", "show", "jobs", "--ttr", "1s", NULL), 2);
 	memset(&conf, 0, sizeof(conf));
 	conf.set = SLUICE_TS_TTR;
 	it_rc(c, sluice_tube_set(c, "jobs", &conf, 0, NULL), SLUICE_EINVAL);
@@ -275,8 +260,8 @@ test_dead_letters_arrive_ready_and_survive_a_crash(void **state)
 	it_rc(c, sluice_tube_set(c, "orders", &conf, 0, NULL), 0);
 	/* the dead-letter tube sends its own buried tasks on: not followed
 	 * for a task that just arrived */
-	assert_int_equal(cli(s, "tube", "set", "orders.dead", "--dead-letter",
-	                     "orders.dead2", NULL),
+	assert_int_equal(it_sluice(s, "tube", "set", "orders.dead",
+	                     "--dead-letter", "orders.dead2", NULL),
 	    0);
 
 	/* a fail at max attempts */
@@ -315,8 +300,8 @@ test_dead_letters_arrive_ready_and_survive_a_crash(void **state)
 	it_crash_restart(s, &c);
 
 	/* through the CLI: where each went, what it kept */
-	assert_int_equal(
-	    cli(s, "list", "-t", "orders.dead", "--payloads", "--json", NULL),
+	assert_int_equal(it_sluice(s, "list", "-t", "orders.dead", "--payloads",
+	                     "--json", NULL),
 	    0);
 	assert_out_has("\"payload\":\"fail me\"");
 	assert_out_has("\"last_error\":\"card declined\"");
@@ -357,14 +342,16 @@ test_tube_delete_refuses_then_forces_and_survives_a_crash(void **state)
 	it_put_o(c, &o, "two");
 	t = it_take(c, "old", 0, 1);
 	sluice_task_free(t);
-	assert_int_equal(cli(s, "tube", "set", "old", "--ttr", "9s", NULL), 0);
-	it_rc(c, sluice_tube_delete(c, "old", 0, NULL), SLUICE_ENOTEMPTY);
-	assert_int_equal(cli(s, "tube", "delete", "old", NULL), 1);
-	if (strstr(err, "still has 2 task(s)") == NULL)
-		fail_msg("no reason in: %s", err);
-	assert_int_equal(cli(s, "tube", "delete", "nowhere", NULL), 1);
 	assert_int_equal(
-	    cli(s, "tube", "delete", "old", "--force", "--json", NULL), 0);
+	    it_sluice(s, "tube", "set", "old", "--ttr", "9s", NULL), 0);
+	it_rc(c, sluice_tube_delete(c, "old", 0, NULL), SLUICE_ENOTEMPTY);
+	assert_int_equal(it_sluice(s, "tube", "delete", "old", NULL), 1);
+	if (strstr(it_err, "still has 2 task(s)") == NULL)
+		fail_msg("no reason in: %s", it_err);
+	assert_int_equal(it_sluice(s, "tube", "delete", "nowhere", NULL), 1);
+	assert_int_equal(
+	    it_sluice(s, "tube", "delete", "old", "--force", "--json", NULL),
+	    0);
 	assert_out_has("{\"tube\":\"old\",\"deleted\":2}");
 	/* the keys are free at once */
 	o.key = "k-1";
@@ -396,7 +383,7 @@ test_tube_delete_refuses_then_forces_and_survives_a_crash(void **state)
 	assert_true(t->ttr_ms == 60000); /* the old settings went with it */
 	sluice_task_free(t);
 	/* and the new task brought the tube back, with the defaults */
-	assert_int_equal(cli(s, "stats", NULL), 0);
+	assert_int_equal(it_sluice(s, "stats", NULL), 0);
 	assert_out_has("\nold ");
 	sluice_close(c);
 }
