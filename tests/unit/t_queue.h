@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,36 @@ tq_fini(struct tq *h)
 	buf_fini(&h->bodies);
 	free(h->log);
 	memset(h, 0, sizeof(*h));
+}
+
+/* A harness of its own (allocated) at `now` with the default settings,
+ * for a cmocka setup; NULL without memory. */
+static inline struct tq *
+tq_new(int64_t now)
+{
+	struct tq *h = calloc(1, sizeof(*h));
+
+	if (h != NULL)
+		tq_init(h, NULL, now);
+	return h;
+}
+
+/* Ends a harness from tq_new, for a cmocka teardown: 0, or -1 (the test
+ * fails) when the queue's invariants do not hold (queue_check), saying
+ * which on stderr. */
+static inline int
+tq_end(struct tq *h)
+{
+	const char *why = NULL;
+	int rc = 0;
+
+	if (queue_check(h->q, &why) != 0) {
+		fprintf(stderr, "queue_check: %s\n", why);
+		rc = -1;
+	}
+	tq_fini(h);
+	free(h);
+	return rc;
 }
 
 /* Encodes, decodes and applies a decided record; returns apply's result

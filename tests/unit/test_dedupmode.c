@@ -40,15 +40,7 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	const char *why = NULL;
-
-	if (queue_check(H(state)->q, &why) != 0) {
-		print_error("queue_check: %s\n", why);
-		return -1;
-	}
-	tq_fini(H(state));
-	free(*state);
-	return 0;
+	return tq_end(*state);
 }
 
 /* A put of key "k" in tube "t" with one mode; the decision's error, or 0

@@ -32,11 +32,10 @@ on_ready(void *arg, const char *name, size_t len)
 static int
 setup(void **state)
 {
-	struct tq *h = calloc(1, sizeof(*h));
+	struct tq *h = tq_new(T0);
 
 	if (h == NULL)
 		return -1;
-	tq_init(h, NULL, T0);
 	queue_on_ready(h->q, on_ready, NULL);
 	marks = 0;
 	*state = h;
@@ -49,15 +48,7 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	const char *why = NULL;
-
-	if (queue_check(H(state)->q, &why) != 0) {
-		print_error("queue_check: %s\n", why);
-		return -1;
-	}
-	tq_fini(H(state));
-	free(*state);
-	return 0;
+	return tq_end(*state);
 }
 
 static void

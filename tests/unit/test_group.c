@@ -28,11 +28,10 @@ H(void **state)
 static int
 setup(void **state)
 {
-	struct tq *h = calloc(1, sizeof(*h));
+	struct tq *h = tq_new(T0);
 
 	if (h == NULL)
 		return -1;
-	tq_init(h, NULL, T0);
 	*state = h;
 	return 0;
 }
@@ -40,15 +39,7 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	const char *why = NULL;
-
-	if (queue_check(H(state)->q, &why) != 0) {
-		print_error("queue_check: %s\n", why);
-		return -1;
-	}
-	tq_fini(H(state));
-	free(*state);
-	return 0;
+	return tq_end(*state);
 }
 
 /* Puts one task into tube t, group g (NULL: none), payload p. Returns
