@@ -244,6 +244,7 @@ test_sigterm_exits_at_once(void **state)
 	hfd = it_sp_dial(atoi(strchr(http, ':') + 1));
 	bfd = it_sp_dial(atoi(strchr(bs, ':') + 1));
 	assert_true(hfd >= 0 && bfd >= 0);
+	it_sleep_ms(200); /* accepted and idle, not in the middle of accept */
 	t0 = it_mono_ms();
 	status = t_srv_stop(s, SIGTERM);
 	ms = it_mono_ms() - t0;
