@@ -32,7 +32,8 @@ target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util)
 # exactness, a concurrency cap, the take path with and without limits);
 # bench/limits.sh runs it and writes docs/benchmarks.md.
 add_executable(limits-bench ${CMAKE_CURRENT_LIST_DIR}/limits_bench.c)
-target_link_libraries(limits-bench PRIVATE sluice_static Threads::Threads)
+target_link_libraries(limits-bench PRIVATE sluice_static sluice_util
+	Threads::Threads)
 
 # take-path-bench: the queue's own cost of a take and an ack (no server),
 # with and without limits; limits.sh builds it against an older tree too.
@@ -42,4 +43,5 @@ target_link_libraries(take-path-bench PRIVATE sluice_queue)
 # groups-bench: a drain with fair groups against one without, against a
 # running sluiced; bench/groups.sh runs it and writes docs/benchmarks.md.
 add_executable(groups-bench ${CMAKE_CURRENT_LIST_DIR}/groups_bench.c)
-target_link_libraries(groups-bench PRIVATE sluice_static Threads::Threads)
+target_link_libraries(groups-bench PRIVATE sluice_static sluice_util
+	Threads::Threads)

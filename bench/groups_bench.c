@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "sluice.h"
+#include "util/clock.h"
 
 enum { BATCH = 500, ROUNDS_MAX = 9 };
 
@@ -30,22 +31,11 @@ struct run {
 	atomic_int errors;
 };
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
+/* Seconds on the monotonic clock, for rates. */
 static double
 mono_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_mono_ns() / 1e9;
 }
 
 static struct sluice_client *
@@ -104,7 +94,7 @@ worker(void *arg)
 	const char *tubes[] = { r->tube };
 	struct sluice_take_opts o = { tubes, 1, 100, 1, 0, 0, 0 };
 
-	while (mono_ms() < r->end && atomic_load(&r->n) < r->want) {
+	while (clock_mono_ms() < r->end && atomic_load(&r->n) < r->want) {
 		struct sluice_task *t = NULL;
 		size_t n = 0;
 		int rc = sluice_take(c, &o, &t, &n);
@@ -134,7 +124,7 @@ drain(
 	pthread_t *th = calloc((size_t)workers, sizeof(*th));
 	double t0 = mono_s(), s;
 
-	r.end = mono_ms() + 600000;
+	r.end = clock_mono_ms() + 600000;
 	for (int i = 0; i < workers; i++)
 		pthread_create(&th[i], NULL, worker, &r);
 	for (int i = 0; i < workers; i++)

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "sluice.h"
+#include "util/clock.h"
 
 enum { STAMPS_MAX = 1 << 21, BATCH = 500 };
 
@@ -45,22 +46,11 @@ struct run {
 	uint64_t want;   /* drain: stop after this many tasks */
 };
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
+/* Seconds on the monotonic clock, for rates. */
 static double
 mono_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_mono_ns() / 1e9;
 }
 
 static struct sluice_client *
@@ -127,7 +117,7 @@ worker(void *arg)
 	const char *tubes[] = { r->tube };
 	struct sluice_take_opts o = { tubes, 1, 100, 1, 0, 0, 0 };
 
-	while (mono_ms() < r->end) {
+	while (clock_mono_ms() < r->end) {
 		struct sluice_task *t = NULL;
 		size_t n = 0;
 		int rc = sluice_take(c, &o, &t, &n);
@@ -145,7 +135,7 @@ worker(void *arg)
 		unsigned long i = atomic_fetch_add(&r->n, 1);
 
 		if (r->stamps != NULL && i < STAMPS_MAX)
-			r->stamps[i] = mono_ms();
+			r->stamps[i] = clock_mono_ms();
 		if (r->hold_us != 0) {
 			int h = atomic_fetch_add(&r->holding, 1) + 1;
 			int m = atomic_load(&r->most);
@@ -252,7 +242,7 @@ main(int argc, char **argv)
 		r.stamps = calloc(STAMPS_MAX, sizeof(*r.stamps));
 		put_n(c, r.tube, (uint64_t)rate * (uint64_t)(secs + 2) + 1000);
 		limit(c, r.tube, SLUICE_LIM_RATE, rate, 0);
-		t0 = mono_ms();
+		t0 = clock_mono_ms();
 		r.end = t0 + 1000 + (int64_t)secs * 1000 + 100;
 		run_workers(&r, workers);
 		for (unsigned long i = 0; i < r.n && i < STAMPS_MAX; i++) {
@@ -296,7 +286,7 @@ main(int argc, char **argv)
 		put_n(c, r.tube, 200000);
 		limit(c, r.tube, SLUICE_LIM_CONCURRENCY, 0, (uint32_t)cap);
 		t0 = mono_s();
-		r.end = mono_ms() + (int64_t)secs * 1000;
+		r.end = clock_mono_ms() + (int64_t)secs * 1000;
 		run_workers(&r, workers);
 		printf("cap %d, %d workers holding 1 ms, %d s: most held at "
 		       "once %d, %.0f tasks/s, errors %d\n",
@@ -322,7 +312,7 @@ main(int argc, char **argv)
 				limit(c, r.tube, SLUICE_LIM_CONCURRENCY, 0,
 				    1000000);
 			r.want = drain;
-			r.end = mono_ms() + 120000;
+			r.end = clock_mono_ms() + 120000;
 			t0 = mono_s();
 			run_workers(&r, workers);
 			tps[k] = (double)r.n / (mono_s() - t0);
