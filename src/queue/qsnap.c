@@ -483,3 +483,29 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		sw_u32(&w, nhourly);
 	return emit(arg, QSNAP_END, mem, w.len, NULL, 0);
 }
+
+const char *
+queue_snap_entry_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[QSNAP_META] = "META",
+		[QSNAP_TUBE] = "TUBE",
+		[QSNAP_TASK] = "TASK",
+		[QSNAP_REPL] = "REPL",
+		[QSNAP_DEDUP] = "DEDUP",
+		[QSNAP_END] = "END",
+		[QSNAP_TASKVER] = "TASKVER",
+		[QSNAP_DEDUPVER] = "DEDUPVER",
+		[QSNAP_KEYHELD] = "KEYHELD",
+		[QSNAP_GROUP] = "GROUP",
+		[QSNAP_TUBE_SET] = "TUBE_SET",
+		[QSNAP_HOURLY] = "HOURLY",
+		[QSNAP_HOUR] = "HOUR",
+		[QSNAP_TUBE_LIMIT] = "TUBE_LIMIT",
+		[QSNAP_THROTTLE] = "THROTTLE",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)
+		return names[type];
+	return "unknown";
+}

@@ -23,11 +23,6 @@ enum {
 	QSNAP_RESERVE_MAX = 1 << 24,
 };
 
-/* THROTTLE: str16 tube, str16 key, u64 id, i64 until - each open throttle
- * window of a key (throttle.h), after the HOURLY entries; numbered as the
- * record that opens one (PUT_T). Beside queue_snap_type's entries. */
-enum { QSNAP_THROTTLE = 30 };
-
 enum {
 	TF_STATE = 0x07,
 	TF_KEY = 0x08,

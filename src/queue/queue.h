@@ -832,7 +832,8 @@ int queue_check(const struct queue *q, const char **why);
  *   DEDUPVER u64 version     (after a DEDUP whose task had a version)
  *   HOURLY str16 tube, its totals                (each tube with statistics)
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
- *   THROTTLE each open throttle window of a key (qsnap_fmt.h)
+ *   THROTTLE str16 tube, str16 key, u64 id, i64 until
+ *                    (each open throttle window of a key: throttle.h)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * The layouts are in qsnap.c. */
 enum queue_snap_type {
@@ -850,7 +851,12 @@ enum queue_snap_type {
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
+	QSNAP_THROTTLE = 30,   /* numbered as the record that opens a window */
 };
+
+/* The name of a snapshot entry type, as sluice-log prints it ("unknown"
+ * for a number the queue does not know). */
+const char *queue_snap_entry_name(uint16_t type);
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0
  * to go on; anything else stops the snapshot and is returned. */

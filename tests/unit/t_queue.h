@@ -164,7 +164,9 @@ tq_snap_emit(void *arg, uint16_t type, const void *a, size_t alen,
 	return buf_failed(out) ? SLUICE_ENOMEM : 0;
 }
 
-/* Loads a snapshot made with tq_snap_emit into a fresh queue. */
+/* Loads a snapshot made with tq_snap_emit into a fresh queue. An entry
+ * that sluice-log could not name is SLUICE_EPROTO: every type the queue
+ * writes has a name (queue_snap_entry_name). */
 static inline int
 tq_snap_load(struct queue *q, const struct buf *snap)
 {
@@ -179,6 +181,8 @@ tq_snap_load(struct queue *q, const struct buf *snap)
 
 		if (rd_failed(&r))
 			return SLUICE_ECORRUPT;
+		if (strcmp(queue_snap_entry_name(type), "unknown") == 0)
+			return SLUICE_EPROTO;
 		if ((rc = queue_snapshot_load(q, type, p, len)) != 0)
 			return rc;
 	}

@@ -53,36 +53,6 @@ lt_snap_load(const struct lt_dir *d, size_t i, struct queue *q)
 	return rc;
 }
 
-static const char *
-snap_entry_name(uint16_t type)
-{
-	switch (type) {
-	case QSNAP_META:
-		return "META";
-	case QSNAP_TUBE:
-		return "TUBE";
-	case QSNAP_TASK:
-		return "TASK";
-	case QSNAP_REPL:
-		return "REPL";
-	case QSNAP_DEDUP:
-		return "DEDUP";
-	case QSNAP_END:
-		return "END";
-	case QSNAP_TASKVER:
-		return "TASKVER";
-	case QSNAP_DEDUPVER:
-		return "DEDUPVER";
-	case QSNAP_KEYHELD:
-		return "KEYHELD";
-	case QSNAP_TUBE_SET:
-		return "TUBE_SET";
-	case QSNAP_TUBE_LIMIT:
-		return "TUBE_LIMIT";
-	}
-	return "unknown";
-}
-
 static void
 check_snap(struct lt_dir *d, size_t i)
 {
@@ -112,7 +82,7 @@ check_snap(struct lt_dir *d, size_t i)
 		lt_dir_problem(d, LT_DAMAGE, s->name, -1,
 		    "snapshot entry %" PRIu64 " (%s) does not load into a "
 		    "queue (%s): recovery cannot start from it",
-		    c.entry + 1, snap_entry_name(c.type),
+		    c.entry + 1, queue_snap_entry_name(c.type),
 		    sluice_strerror(c.rc));
 	} else if (s->rc == SLUICE_ECORRUPT) {
 		p = lt_dir_problem(d, LT_DAMAGE, s->name, -1,
