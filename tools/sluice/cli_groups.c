@@ -26,25 +26,18 @@ print(const struct sluice_group *g, size_t n, uint64_t total, bool every,
 {
 	char age[32];
 
-	if (json)
-		fputs("{\"groups\":[", stdout);
-	else if (every)
+	if (json) {
+		json_groups(stdout, g, n, total);
+		fputc('\n', stdout);
+		return;
+	}
+	if (every)
 		printf("%-24s %-24s %10s %10s  %s\n", "TUBE", "GROUP", "READY",
 		    "TAKEN", "OLDEST_READY");
 	else
 		printf("%-24s %10s %10s  %s\n", "GROUP", "READY", "TAKEN",
 		    "OLDEST_READY");
 	for (size_t i = 0; i < n; i++) {
-		if (json) {
-			printf("%s{\"group\":", i ? "," : "");
-			json_cstr(stdout, g[i].group);
-			printf(",\"ready\":%" PRIu64 ",\"taken\":%" PRIu64
-			       ",\"oldest_ready_ms\":%" PRIu64 ",\"tube\":",
-			    g[i].ready, g[i].taken, g[i].oldest_ready_ms);
-			json_cstr(stdout, g[i].tube);
-			fputc('}', stdout);
-			continue;
-		}
 		if (g[i].ready != 0)
 			dur_fmt(age, sizeof(age), g[i].oldest_ready_ms);
 		else
@@ -54,9 +47,7 @@ print(const struct sluice_group *g, size_t n, uint64_t total, bool every,
 		printf("%-24s %10" PRIu64 " %10" PRIu64 "  %s\n",
 		    g[i].group ? g[i].group : "-", g[i].ready, g[i].taken, age);
 	}
-	if (json)
-		printf("],\"total\":%" PRIu64 "}\n", total);
-	else if (total > n)
+	if (total > n)
 		printf("(%" PRIu64 " more not shown: --limit N shows up to "
 		       "%d)\n",
 		    total - n, SLUICE_GROUPS_MAX);
