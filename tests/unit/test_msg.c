@@ -266,6 +266,9 @@ static const struct msg_req reqs[] = {
 	                              "which-is-64-bytes-long.xyz!"),
 	        .timeout_ms = UINT32_MAX } },
 	{ .op = MSG_OP_AUTH, .token = S("3q2-7wAA_token") },
+	{ .op = MSG_OP_GROUPS, .groups = { .tube = S("emails"), .limit = 20 } },
+	{ .op = MSG_OP_GROUPS,
+	    .groups = { .tube = S(""), .limit = MSG_GROUPS_MAX } },
 };
 
 static const struct msg_task tasks[] = {
@@ -435,6 +438,13 @@ static const struct msg_member members[] = {
 	{ .name = S("d"), .role = MSG_NODE_CANDIDATE, .lease_until = -1 },
 };
 
+/* A groups reply: the largest backlog first, the "" group among them. */
+static const struct msg_group_row group_rows[] = {
+	{ S("emails"), S("tenant-7"), 1000, 2, 10000 },
+	{ S("emails"), S(""), 5, 0, 500 },
+	{ S("a/b.c:d-e_f"), S("x"), 0, UINT64_MAX, 0 },
+};
+
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
@@ -558,6 +568,12 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_AUTH,
 	    .status = SLUICE_EAUTH,
 	    .err = { S("unauthenticated: not a known token") } },
+	{ .op = MSG_OP_GROUPS,
+	    .groups = { .total = 7, .n = 3, .rows = group_rows } },
+	{ .op = MSG_OP_GROUPS },
+	{ .op = MSG_OP_GROUPS,
+	    .status = SLUICE_ENOTFOUND,
+	    .err = { S("groups of tube 'nope': no such tube") } },
 };
 
 static void
@@ -809,6 +825,11 @@ test_every_request_round_trips(void **state)
 			assert_int_equal(d.errors.ids, q->errors.ids);
 			assert_str_equal(d.tube, q->tube);
 			break;
+		case MSG_OP_GROUPS:
+			assert_str_equal(d.groups.tube, q->groups.tube);
+			assert_str_equal(d.tube, q->groups.tube);
+			assert_int_equal(d.groups.limit, q->groups.limit);
+			break;
 		case MSG_OP_FLUSH:
 		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_STATS_HOURLY:
@@ -1039,6 +1060,25 @@ test_every_reply_round_trips(void **state)
 			assert_memory_equal(&d.tube_conf.state,
 			    &m->tube_conf.state, sizeof(struct msg_flow_state));
 			break;
+		case MSG_OP_GROUPS: {
+			struct msg_group_row gr;
+
+			assert_true(d.groups.total == m->groups.total);
+			assert_int_equal(d.groups.n, m->groups.n);
+			while (msg_next_group_row(&d.groups.it, &gr)) {
+				const struct msg_group_row *w =
+				    &m->groups.rows[k++];
+
+				assert_str_equal(gr.tube, w->tube);
+				assert_str_equal(gr.group, w->group);
+				assert_true(gr.ready == w->ready);
+				assert_true(gr.taken == w->taken);
+				assert_true(
+				    gr.oldest_ready_age == w->oldest_ready_age);
+			}
+			assert_int_equal(k, m->groups.n);
+			break;
+		}
 		case MSG_OP_ERRORS:
 			while (msg_next_error_count(&d.errors.it, &ec)) {
 				assert_str_equal(
