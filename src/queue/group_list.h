@@ -8,8 +8,8 @@
  * The counts come from the groups themselves (group.h: a group's heap of
  * ready tasks and its taken count); only the age reads tasks: the ready
  * tasks of the groups listed, never those of the others. A listing costs
- * O(g log g) in the groups considered and O(r) in the ready tasks of the
- * `max` groups returned. */
+ * O(g log max) in the groups considered, O(max) memory, and O(r) in the
+ * ready tasks of the `max` groups returned. */
 #ifndef SLUICE_QUEUE_GROUP_LIST_H
 #define SLUICE_QUEUE_GROUP_LIST_H
 

@@ -311,6 +311,51 @@ test_list_every_tube(void **state)
 	assert_int_equal(rows[1].oldest_ready_age, 3000);
 }
 
+/* The best `max` of many groups are the first `max` of the whole order,
+ * whatever max: 300 groups of 1 to 6 tasks, some taken. */
+static void
+test_list_top_is_the_prefix(void **state)
+{
+	struct tq *h = H(state);
+	static struct group_row all[GROUP_LIST_MAX], some[GROUP_LIST_MAX];
+	static const size_t maxes[] = { 1, 2, 7, 20, 299, 300, 301 };
+	uint64_t rng = 12345, total, l;
+	size_t n, m;
+	char g[16];
+
+	h->keep = false;
+	for (int i = 0; i < 300; i++) {
+		snprintf(g, sizeof(g), "g%03d", i);
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		for (uint64_t k = 0; k < 1 + (rng >> 33) % 6; k++)
+			put(h, "t", g);
+	}
+	for (int i = 0; i < 150; i++)
+		assert_true(take(h, "t", &l) != 0);
+	assert_int_equal(
+	    group_list(h->q, h->now, "t", 1, all, GROUP_LIST_MAX, &n, &total),
+	    0);
+	assert_int_equal(n, total);
+	for (size_t i = 1; i < n; i++)
+		assert_true(all[i - 1].ready > all[i].ready ||
+		    (all[i - 1].ready == all[i].ready &&
+		        all[i - 1].taken >= all[i].taken));
+	for (size_t j = 0; j < sizeof(maxes) / sizeof(maxes[0]); j++) {
+		assert_int_equal(group_list(h->q, h->now, "t", 1, some,
+		                     maxes[j], &m, &total),
+		    0);
+		assert_int_equal(total, n);
+		assert_int_equal(m, maxes[j] < n ? maxes[j] : n);
+		for (size_t i = 0; i < m; i++) {
+			assert_int_equal(some[i].name_len, all[i].name_len);
+			assert_memory_equal(
+			    some[i].name, all[i].name, all[i].name_len);
+			assert_int_equal(some[i].ready, all[i].ready);
+			assert_int_equal(some[i].taken, all[i].taken);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -323,6 +368,8 @@ main(void)
 		    test_list_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_list_every_tube, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_list_top_is_the_prefix, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("group_list", tests, NULL, NULL);
 }
