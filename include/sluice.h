@@ -690,6 +690,8 @@ SLUICE_API int sluice_release_all(
 /* A kick of an error group, and dry runs: sluice_bulk.h, part of this
  * header. */
 #include "sluice_bulk.h"
+/* A tube's fair groups by backlog: sluice_groups.h, part of this header. */
+#include "sluice_groups.h"
 
 /* One task by id, by key in its tube (NULL: "default"; keys are per
  * tube), or the next of a tube to leave `state`

@@ -27,10 +27,19 @@ export interface PutOptions {
   version?: number;
   /** its fair group (1-200 bytes of A-Z a-z 0-9 _ . : / -; else BadGroup) */
   group?: string;
+  /** with a key: each put replaces the key's waiting task and pushes its
+   * run time back this long; the last one runs (1 ms to 30 days) */
+  debounceMs?: number;
+  /** with a key: a put within this long of the key's last accepted one is
+   * ignored (throttled: true, the id of that task) */
+  throttleMs?: number;
 }
 export interface PutItem extends PutOptions { tube: string; payload: Payload; }
 export interface PutResult {
-  id: number; created: boolean; notNewer: boolean; error?: SluiceError | null;
+  id: number; created: boolean; notNewer: boolean;
+  /** a throttleMs put within the key's window: ignored, id its task's */
+  throttled: boolean;
+  error?: SluiceError | null;
 }
 export interface ItemResult { id: number; error: SluiceError | null; }
 
@@ -54,6 +63,13 @@ export interface Task {
   /** its fair group; null: none */
   group: string | null;
 }
+/** A fair group with ready or taken tasks; group null: none. */
+export interface Group {
+  tube: string; group: string | null; ready: number; taken: number;
+  /** how long its oldest ready task has waited since due; 0: none ready */
+  oldestReadyMs: number;
+}
+export interface Groups { groups: Group[]; total: number; }
 export interface After {
   id: number; state: State; runAt: number; deadline: number; replaced: boolean;
 }
@@ -142,6 +158,10 @@ export class Client {
   history(tube?: string, secs?: number): Promise<History>;
   errors(tube: string, options?: { ids?: boolean;
     state?: State | 'all' }): Promise<ErrorGroup[]>;
+  /** a tube's fair groups with ready or taken tasks, the largest backlog
+   * first: the first `limit` (1..1000, default 100) and the total; tube
+   * '' lists the groups of every tube that has fair groups */
+  groups(tube: string, options?: { limit?: number }): Promise<Groups>;
   pause(tube: string, durationMs: number, options?: { create?: boolean }): Promise<number>;
   tubeSet(tube: string, options: { ttrMs?: number; maxAttempts?: number;
     backoff?: [number, number]; keepDoneMs?: number;

@@ -179,6 +179,41 @@ sluice_errors_free(struct sluice_error_count *errors)
 	free(errors);
 }
 
+int
+sluice_groups(struct sluice_client *c, const char *tube, uint32_t limit,
+    struct sluice_group **groups, size_t *n, uint64_t *total)
+{
+	struct msg_req q = { .op = MSG_OP_GROUPS,
+		.groups = { .limit = limit } };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL || groups == NULL || n == NULL)
+		return ops_bad_arg(c, "groups: no place for the result");
+	if (limit == 0)
+		return ops_bad_arg(c, "groups: a limit of 0; it is 1..1000");
+	if (limit > SLUICE_GROUPS_MAX) {
+		client_errmsg(c, "groups: a limit of %u is over 1000", limit);
+		return SLUICE_ELIMIT;
+	}
+	q.groups.tube = tube != NULL && strcmp(tube, "*") == 0
+	    ? msg_cstr("")
+	    : ops_tube_or_default(tube);
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if ((rc = result_groups(&r.groups, groups, n)) != 0)
+		return rc;
+	if (total != NULL)
+		*total = r.groups.total;
+	return 0;
+}
+
+void
+sluice_groups_free(struct sluice_group *groups)
+{
+	free(groups);
+}
+
 static void
 dist_from_msg(const struct msg_dist *d, struct sluice_dist *out)
 {

@@ -322,6 +322,45 @@ result_errors(
 	return 0;
 }
 
+/* ---- groups ------------------------------------------------------------ */
+
+static void
+build_groups(struct arena *a, const struct msg_groups *g)
+{
+	struct sluice_group *v = arena_take(a, g->n * sizeof(*v));
+	struct msg_iter it = g->it;
+	struct msg_group_row row;
+
+	for (uint32_t i = 0; msg_next_group_row(&it, &row); i++) {
+		const char *tube = arena_str(a, row.tube);
+		const char *group = arena_opt_str(a, row.group);
+
+		if (v != NULL)
+			v[i] = (struct sluice_group) { tube, group, row.ready,
+				row.taken, row.oldest_ready_age };
+	}
+}
+
+int
+result_groups(const struct msg_groups *g, struct sluice_group **out, size_t *n)
+{
+	struct arena a = { 0 };
+
+	if (g->n == 0) {
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
+	build_groups(&a, g);
+	if ((a.base = malloc(a.used)) == NULL)
+		return SLUICE_ENOMEM;
+	a.used = 0;
+	build_groups(&a, g);
+	*out = (struct sluice_group *)a.base;
+	*n = g->n;
+	return 0;
+}
+
 /* ---- history ----------------------------------------------------------- */
 
 int

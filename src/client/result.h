@@ -33,6 +33,10 @@ int result_cluster(const struct msg_cluster *m, struct sluice_cluster **out);
 int result_errors(
     const struct msg_errors *e, struct sluice_error_count **out, size_t *n);
 
+/* n 0 gives NULL. */
+int result_groups(
+    const struct msg_groups *g, struct sluice_group **out, size_t *n);
+
 /* A history, its counts after the struct. */
 int result_history(const struct msg_history *h, struct sluice_history **out);
 

@@ -444,6 +444,23 @@ json_errors(FILE *f, const struct sluice_error_count *e, size_t n)
 	fputs("]}", f);
 }
 
+void
+json_groups(FILE *f, const struct sluice_group *g, size_t n, uint64_t total)
+{
+	fputs("{\"groups\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"group\":", i ? "," : "");
+		json_cstr(f, g[i].group);
+		fprintf(f,
+		    ",\"ready\":%" PRIu64 ",\"taken\":%" PRIu64
+		    ",\"oldest_ready_ms\":%" PRIu64 ",\"tube\":",
+		    g[i].ready, g[i].taken, g[i].oldest_ready_ms);
+		json_cstr(f, g[i].tube);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"total\":%" PRIu64 "}", total);
+}
+
 static void
 json_dist(FILE *f, const char *name, const struct sluice_dist *d)
 {

@@ -86,6 +86,12 @@ extern const char *const json_tube_fields[6];
  * 3 example tasks, lowest first. */
 void json_errors(FILE *f, const struct sluice_error_count *e, size_t n);
 
+/* {"groups":[{"group":G,"ready":N,"taken":N,"oldest_ready_ms":N,
+ * "tube":T},...],"total":N}: a tube's fair groups by backlog (group null:
+ * the tasks put without one); total counts every group, listed or not. */
+void json_groups(
+    FILE *f, const struct sluice_group *g, size_t n, uint64_t total);
+
 /* {"hours":[{"start":MS,"acks":N,"fails":N,"buries":N,"ttr_expired":N,
  * "work":DIST,"wait":DIST},...]}, DIST = {"count":N,"total_ms":N,
  * "avg_ms":N,"max_ms":N,"p50_ms":N,"p99_ms":N} (avg rounded down). */

@@ -7,8 +7,8 @@
  * bury, the ack and delete batches), msg_tube.c (kick, flush, pause,
  * delete_where, the tube's settings), msg_stats.c (stats, hourly,
  * errors, history), msg_node.c (snapshot, promote, follow, auth,
- * cluster, switchover). The fields they are all made of, and their
- * checks, are msg_field.c's; what the files share is msg_wire.h.
+ * cluster, switchover), msg_groups.c (groups). The fields they are all made of,
+ * and their checks, are msg_field.c's; what the files share is msg_wire.h.
  *
  * Design. Every field goes through one checker shared by both directions
  * (check_tube, check_key, check_text, ...), so the encoder refuses exactly
@@ -120,6 +120,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
 	[MSG_OP_HISTORY] = "history",
+	[MSG_OP_GROUPS] = "groups",
 };
 
 static bool
@@ -215,6 +216,7 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = &msg_node_family,
 	[MSG_OP_AUTH] = &msg_node_family,
 	[MSG_OP_HISTORY] = &msg_stats_family,
+	[MSG_OP_GROUPS] = &msg_groups_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -455,6 +457,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH: /* the same token bound again */
 	case MSG_OP_HISTORY:
+	case MSG_OP_GROUPS:
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

@@ -100,8 +100,9 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
-	MSG_OP_END_         /* one past the last op */
+	MSG_OP_AUTH = 0x28,   /* bind the session to a token (--auth) */
+	MSG_OP_GROUPS = 0x29, /* a tube's fair groups by backlog */
+	MSG_OP_END_           /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -524,6 +525,8 @@ struct msg_by_key {
 	struct msg_str tube; /* flag 0x01 */
 };
 
+#include "proto/msg_groups.h"
+
 /* A request. `op` selects the member:
  *   put put_batch take ack release fail ack_batch delete_batch update
  *   touch, bury                  -> lease
@@ -541,6 +544,7 @@ struct msg_by_key {
  *   follow                       -> url (1..MSG_URL_MAX bytes)
  *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
  *   history                      -> history
+ *   groups                       -> groups (its tube is also `tube`)
  *   job switchover
  *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
@@ -569,6 +573,7 @@ struct msg_req {
 		struct msg_str token;
 		struct msg_job job;
 		struct msg_stats_req stats;
+		struct msg_groups_req groups;
 		struct msg_tube_set tube_set;
 		struct msg_tube_delete tube_delete;
 		struct msg_switchover switchover;
@@ -830,7 +835,7 @@ struct msg_cluster {
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
- *   history -> history
+ *   history -> history    groups -> groups
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -850,6 +855,7 @@ struct msg_rep {
 		struct msg_task task;
 		struct msg_stats stats;
 		struct msg_errors errors;
+		struct msg_groups groups;
 		struct msg_hours hours;
 		uint64_t until;
 		uint64_t lsn;

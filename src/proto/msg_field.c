@@ -97,6 +97,7 @@ msg_req_bad_tube(const struct msg_req *q, struct msg_str *out)
 	case MSG_OP_ERRORS:
 		return refused(q->tube, false, out);
 	case MSG_OP_STATS_HOURLY:
+	case MSG_OP_GROUPS:
 		return refused(q->tube, true, out);
 	case MSG_OP_TUBE_SET:
 	case MSG_OP_TUBE_SHOW:

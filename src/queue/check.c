@@ -53,7 +53,7 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 		} else {
 			const struct group *g = groups_of(tb, t);
 
-			CHECK(t->hpos < g->len && g->item[t->hpos] == t);
+			CHECK(t->hpos < g->len && group_items(g)[t->hpos] == t);
 		}
 		CHECK(in_heap(&tb->age, t, t->apos));
 		CHECK(t->run_at <= q->clock);

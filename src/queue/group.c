@@ -75,7 +75,7 @@ view(struct groups *gs, struct group *g, struct heap *h)
 {
 	if (g->slot == 0)
 		return &gs->tube->ready;
-	h->item = g->item;
+	h->item = (void **)group_items(g);
 	h->len = g->len;
 	h->cap = g->cap;
 	h->pos_off = (uint32_t)offsetof(struct task, hpos);
@@ -89,7 +89,8 @@ keep(struct group *g, const struct heap *h)
 {
 	if (g->slot == 0)
 		return;
-	g->item = h->item;
+	/* the room never moves: room() made it big enough */
+	assert(h->item == group_items(g));
 	g->len = h->len;
 }
 
@@ -98,7 +99,7 @@ best(const struct groups *gs, const struct group *g)
 {
 	if (g->slot == 0)
 		return heap_top(&gs->tube->ready);
-	return g->len > 0 ? g->item[0] : NULL;
+	return g->len > 0 ? group_items(g)[0] : NULL;
 }
 
 /* Room for `need` tasks in g's heap (never below its ready tasks). */
@@ -116,11 +117,10 @@ room(struct group *g, uint32_t need)
 	if (cap < 4)
 		cap = cap <= 1 ? 1 : 4;
 	if (cap == 1) {
-		g->item = &g->one;
-		g->cap = 1;
+		g->cap = 1; /* inside the struct */
 		return 0;
 	}
-	if (g->item == &g->one) {
+	if (g->cap <= 1) {
 		if ((p = malloc((size_t)cap * sizeof(*p))) == NULL)
 			return SLUICE_ENOMEM;
 		if (g->len > 0)
@@ -140,7 +140,7 @@ shrink(struct group *g)
 	void **p;
 	uint32_t cap;
 
-	if (g->item == &g->one || g->cap <= 4 || g->ntasks >= g->cap / 4)
+	if (g->cap <= 4 || g->ntasks >= g->cap / 4)
 		return;
 	cap = g->ntasks * 2 < 4 ? 4 : g->ntasks * 2;
 	if ((p = realloc(g->item, (size_t)cap * sizeof(*p))) != NULL) {
@@ -249,6 +249,15 @@ groups_top(const struct groups *gs)
 }
 
 void
+groups_taken(struct groups *gs, const struct task *t, int delta)
+{
+	struct group *g = groups_of(gs->tube, t);
+
+	assert(delta > 0 || g->taken > 0);
+	g->taken = (uint32_t)((int64_t)g->taken + delta);
+}
+
+void
 groups_served(struct groups *gs, const struct task *t)
 {
 	struct group *g = groups_of(gs->tube, t);
@@ -272,6 +281,8 @@ groups_new(struct tube *tb)
 	idx_init(&gs->names, group_key);
 	heap_init(&gs->rotation, rotation_less, offsetof(struct group, rpos));
 	gs->none.rpos = HEAP_NONE;
+	/* until now every taken task of the tube was the "" group's */
+	gs->none.taken = (uint32_t)tb->ntaken;
 	return gs;
 }
 
@@ -292,7 +303,7 @@ groups_free(struct groups *gs)
 
 		if (((uintptr_t)g & 1) != 0 || g == NULL)
 			continue;
-		if (g->item != &g->one)
+		if (g->cap > 1)
 			free(g->item);
 		free(g);
 	}
@@ -417,7 +428,7 @@ group_drop(struct tube *tb, struct group *g)
 	assert(g->ntasks == 0 && g->len == 0 && g->rpos == HEAP_NONE);
 	idx_remove(&gs->names, g);
 	slot_put(gs, g->slot);
-	if (g->item != &g->one)
+	if (g->cap > 1)
 		free(g->item);
 	free(g);
 	if (--gs->n == 0) {
@@ -462,6 +473,7 @@ groups_leave(struct tube *tb, struct task *t)
 bool
 groups_valid(const struct groups *gs)
 {
+	uint64_t taken = 0;
 	uint32_t n = 0;
 
 	if (!heap_valid(&gs->rotation))
@@ -476,7 +488,10 @@ groups_valid(const struct groups *gs)
 		if (g == NULL || g->slot != i || g->ntasks == 0 ||
 		    g->cap < g->ntasks || g->len > g->ntasks)
 			return false;
-		h.item = g->item;
+		if (g->taken > g->ntasks)
+			return false;
+		taken += g->taken;
+		h.item = (void **)group_items(g);
 		h.len = g->len;
 		h.cap = g->cap;
 		h.pos_off = (uint32_t)offsetof(struct task, hpos);
@@ -485,10 +500,13 @@ groups_valid(const struct groups *gs)
 			return false;
 		if ((g->len > 0) != (g->rpos != HEAP_NONE))
 			return false;
-		if (g->len > 0 && g->pri != ((struct task *)g->item[0])->pri)
+		if (g->len > 0 &&
+		    g->pri != ((const struct task *)group_items(g)[0])->pri)
 			return false;
 	}
 	if ((gs->tube->ready.len > 0) != (gs->none.rpos != HEAP_NONE))
+		return false;
+	if (taken + gs->none.taken != gs->tube->ntaken)
 		return false;
 	return n == gs->n && n == gs->names.len && n > 0;
 }

@@ -19,13 +19,19 @@
  * freed with its last one; when the last named group goes, the tube's
  * groups go too. A task records its group as a 24-bit number in its
  * tube's table of groups (three bytes that the task's alignment left
- * free), 0 for none. A live group costs its struct (44 bytes and the
- * name: one 64-byte block for a name of up to 12 bytes), a slot in the
+ * free), 0 for none. A live group costs its struct (40 bytes and the
+ * name: one 64-byte block for a name of up to 16 bytes), a slot in the
  * table (8 bytes), in the name index (8 bytes, at most 3/4 full) and in
- * the rotation (8 bytes): under 100 bytes for a name of up to 12 bytes,
+ * the rotation (8 bytes): under 100 bytes for a name of up to 16 bytes,
  * 16 more for each 16 bytes of name beyond. Its heap keeps room for every task
  * that names it, so placing a task in it never allocates; while that is one
- * task the room is inside the struct.
+ * task the room is inside the struct (the place of the pointer to it).
+ *
+ * Each group counts its tasks taken now (`taken`, through groups_taken()
+ * from where a task is placed and unplaced): the "" group's starts as the
+ * tube's taken tasks when its first named group comes, since until then
+ * every taken task was the "" group's. So the named groups' and the ""
+ * group's add up to the tube's ntaken.
  *
  * The turns are not in the log or the snapshot: a replay repeats them, a
  * snapshot restarts the rotation (every group's turn from 0, in the order
@@ -49,14 +55,17 @@ enum {
 };
 
 struct group {
-	void **item;        /* its ready tasks: a heap by (pri, run_at, id) */
-	void *one;          /* item points here while cap is 1 */
+	union {
+		void **item; /* its ready tasks: a heap by (pri, run_at, id) */
+		void *one;   /* the heap's one item while cap is 1 */
+	};
 	uint32_t len;       /* ready tasks */
 	uint32_t cap;       /* room: at least ntasks */
 	uint32_t turn;      /* the rotation serves the smallest first */
 	uint32_t rpos;      /* in the rotation, while it has ready tasks */
 	uint32_t ntasks;    /* tasks that name it, in every state */
 	uint32_t pri;       /* the priority of its best ready task */
+	uint32_t taken;     /* its tasks taken now */
 	uint32_t slot : 24; /* its number in the table; 0: the "" group */
 	uint32_t name_len : 8;
 	char name[];
@@ -107,6 +116,17 @@ void groups_remove(struct groups *gs, struct task *t);
 struct task *groups_top(const struct groups *gs);
 /* t, a ready task, is being taken: its group gets the next turn. */
 void groups_served(struct groups *gs, const struct task *t);
+
+/* t, a task of gs's tube, is placed taken (delta 1) or no longer
+ * (-1): its group's taken count follows. */
+void groups_taken(struct groups *gs, const struct task *t, int delta);
+
+/* The heap of a named group's ready tasks (group_items(g)[0] its best). */
+static inline void *const *
+group_items(const struct group *g)
+{
+	return g->cap > 1 ? g->item : (void *const *)&g->one;
+}
 
 /* Frees the groups of a tube that goes (its tasks are being freed). */
 void groups_free(struct groups *gs);

@@ -499,6 +499,8 @@ qs_place(struct queue *q, struct task *t, int state)
 		t->ext->taken = true;
 		heap_push(&q->taken, t);
 		tb->ntaken++;
+		if (tb->groups != NULL)
+			groups_taken(tb->groups, t, 1);
 		if (!t->ext->detached)
 			session_link(q, t);
 		break;
@@ -541,6 +543,8 @@ qs_unplace(struct queue *q, struct task *t)
 	case QUEUE_TAKEN:
 		heap_remove(&q->taken, t);
 		tb->ntaken--;
+		if (tb->groups != NULL)
+			groups_taken(tb->groups, t, -1);
 		if (tb->flow != NULL) /* a slot is free */
 			qs_flow_freed(q, tb);
 		if (!e->detached)

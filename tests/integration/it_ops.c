@@ -530,6 +530,30 @@ c_errors(struct sluice_client *adm, struct it_opx *x)
 }
 
 static int
+r_groups(struct sluice_client *c, struct it_opx *x)
+{
+	struct sluice_group *g = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int rc = sluice_groups(c, x->tube, 10, &g, &n, &total);
+
+	if (rc == 0) {
+		x->n = total;
+		x->v = n > 0 ? g[0].ready : 0;
+		sluice_groups_free(g);
+	}
+	return rc;
+}
+
+static void
+c_groups(struct sluice_client *adm, struct it_opx *x)
+{
+	(void)adm;
+	assert_int_equal(x->n, 1); /* the tasks put without a group */
+	assert_int_equal(x->v, 2);
+}
+
+static int
 r_pause(struct sluice_client *c, struct it_opx *x)
 {
 	return sluice_pause(c, x->tube, 600000, &x->v);
@@ -763,6 +787,7 @@ const struct it_op it_ops[] = {
 	{ "history", MSG_OP_HISTORY, 0, p_acked, r_history, c_history },
 	{ "list", MSG_OP_LIST, 0, p_ready, r_list, c_list },
 	{ "errors", MSG_OP_ERRORS, 0, p_buried, r_errors, c_errors },
+	{ "groups", MSG_OP_GROUPS, 0, p_ready, r_groups, c_groups },
 	{ "pause", MSG_OP_PAUSE, 0, p_ready, r_pause, c_pause },
 	{ "update", MSG_OP_UPDATE, 0, p_ready, r_update, c_update },
 	{ "tube_set", MSG_OP_TUBE_SET, 0, p_ready, r_tube_set, c_tube_set },

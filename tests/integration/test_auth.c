@@ -144,6 +144,7 @@ may(int role, uint8_t op)
 	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_HISTORY:
 	case MSG_OP_CLUSTER:
+	case MSG_OP_GROUPS:
 		return role == ADMIN || role == MONITOR;
 	default:
 		return role == ADMIN;

@@ -30,6 +30,8 @@
  * - A task's view: its payload as text, or size and base64 when binary,
  *   truncated with a note when large; last error, attempts, times in UTC
  *   with their age, its result when done.
+ * - A tube with fair groups lists its groups with the largest backlog
+ *   beside its limits (a screenshot: dashboard-groups).
  * - The errors tab has no pager, a message does not outlive its view,
  *   commit p99 is an upper bound in two significant digits; a node
  *   without --etcd lists itself as the nodes (test_nodes.c: a cluster).
@@ -844,6 +846,95 @@ test_the_overview_of_a_thousand_tubes(void **state)
 	free(names);
 }
 
+/* n tasks of `tube` in group `g` (NULL: none). */
+static void
+put_n(struct sluice_client *c, const char *tube, const char *g, int n)
+{
+	struct sluice_put_opts o;
+
+	sluice_put_opts_init(&o);
+	o.tube = tube;
+	o.group = g;
+	for (int i = 0; i < n; i++)
+		it_put_o(c, &o, "x");
+}
+
+/* A tube with fair groups: beside its limits, its page lists the groups
+ * with the largest backlog (ready, taken, oldest ready), the largest
+ * first, and says how many there are in all; a tube without groups shows
+ * none. A screenshot of it (dashboard-groups). */
+static void
+test_page_shows_a_tubes_groups(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	struct sluice_limits lim = { 0 };
+	struct sluice_task *t[2];
+	char url[256], sid[128], name[16], *dom;
+
+	start_page_srv(state, &p, "groups", false);
+	page_session(state, sid, sizeof(sid));
+	c = it_client(p.s);
+	put_n(c, "tenants", "acme", 30);
+	put_n(c, "tenants", "beta", 5);
+	put_n(c, "tenants", NULL, 3);
+	for (int i = 0; i < 9; i++) {
+		snprintf(name, sizeof(name), "small-%d", i);
+		put_n(c, "tenants", name, 1);
+	}
+	put_n(c, "plain", NULL, 2);
+	lim.set = SLUICE_LIM_CONCURRENCY;
+	lim.concurrency = 2;
+	assert_int_equal(sluice_tube_limit(c, "tenants", &lim, 0, NULL), 0);
+	t[0] = it_take(c, "tenants", 0, 1); /* acme's, then beta's */
+	t[1] = it_take(c, "tenants", 0, 1);
+	assert_string_equal(t[0]->group, "acme");
+	assert_string_equal(t[1]->group, "beta");
+
+	snprintf(
+	    url, sizeof(url), "http://%s/#tube=tenants&tab=ready", p.haddr);
+	dom = wd_dom(sid, url,
+	    "return !document.querySelector('#groupsbox').hidden && "
+	    "document.querySelectorAll('#groups tbody tr[data-group]')"
+	    ".length === 10 && "
+	    "!document.querySelector('#tubelimits').hidden");
+	if (strstr(dom,
+	        "<tr data-group=\"acme\"><td class=\"text\">acme</td>"
+	        "<td>29</td><td>1</td>") == NULL ||
+	    strstr(dom,
+	        "<tr data-group=\"beta\"><td class=\"text\">beta</td>"
+	        "<td>4</td><td>1</td>") == NULL ||
+	    strstr(dom,
+	        "<tr data-group=\"\"><td class=\"text\">(none)</td>"
+	        "<td>3</td><td>0</td>") == NULL)
+		fail_msg("no groups in the tube's page:\n%s", dom);
+	/* the largest first; 10 of 12 shown, and said */
+	assert_true(strstr(dom, "data-group=\"acme\"") <
+	    strstr(dom, "data-group=\"beta\""));
+	assert_true(strstr(dom, "data-group=\"beta\"") <
+	    strstr(dom, "data-group=\"\""));
+	assert_non_null(strstr(dom,
+	    "groups by backlog: the largest 10 of 12 "
+	    "with ready or taken tasks"));
+	assert_non_null(strstr(dom,
+	    "limits: concurrency 2 (2 in use) \u00b7 "
+	    "45 held back"));
+	free(dom);
+	wd_shot(dir_of(state), sid, "dashboard-groups");
+
+	/* a tube without groups: none shown */
+	snprintf(url, sizeof(url), "http://%s/#tube=plain&tab=ready", p.haddr);
+	dom = wd_dom(sid, url,
+	    "return document.querySelector('#detail-title').textContent === "
+	    "'Tube plain' && document.querySelectorAll('#tasks tbody "
+	    "tr[data-state=ready]').length === 2");
+	assert_non_null(strstr(dom, "<div id=\"groupsbox\" hidden=\"\">"));
+	free(dom);
+	for (int i = 0; i < 2; i++)
+		sluice_task_free(t[i]);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -852,6 +943,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_page_shows_the_tubes_and_a_tubes_buried_tasks,
 		    it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_page_shows_a_tubes_groups, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_dashboard_shows_and_acts, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -200,6 +200,19 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		}
 		break;
 	}
+	case MSG_OP_GROUPS: {
+		struct msg_group_row *v =
+		    t_mat_alloc(mat, m->groups.n, sizeof(*v));
+		struct msg_iter it = m->groups.it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_group_row(&it, &v[i]);
+			     i++)
+				;
+			m->groups.rows = v;
+		}
+		break;
+	}
 	}
 	return !mat->failed;
 }

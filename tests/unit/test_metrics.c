@@ -223,6 +223,54 @@ test_health_status_names_the_first_reason(void **state)
 	assert_int_equal(http_health_status(&h, &why), 200);
 }
 
+/* The groups' gauges: three families, each sample labelled with its tube
+ * and group ("" for none, escaped), the age in seconds; never more than
+ * METRICS_GROUPS groups whatever the reply holds. */
+static void
+test_metrics_groups_bounded_and_labelled(void **state)
+{
+	struct sluice_group g[METRICS_GROUPS + 5];
+	char name[METRICS_GROUPS + 5][16];
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < METRICS_GROUPS + 5; i++) {
+		snprintf(name[i], sizeof(name[i]), "g%d", i);
+		g[i] = (struct sluice_group) { "emails", name[i],
+			(uint64_t)(100 - i), 1, 1500 };
+	}
+	g[1].group = NULL;
+	g[2].tube = "odd\"tube";
+	assert_non_null(f = open_memstream(&body, &len));
+	metrics_groups(f, g, METRICS_GROUPS + 5);
+	fclose(f);
+	assert_int_equal(
+	    count(body, "# TYPE sluice_group_ready_tasks gauge\n"), 1);
+	assert_int_equal(
+	    count(body, "# TYPE sluice_group_taken_tasks gauge\n"), 1);
+	assert_int_equal(
+	    count(body, "# TYPE sluice_group_oldest_ready_age_seconds gauge\n"),
+	    1);
+	assert_int_equal(
+	    count(body, "\nsluice_group_ready_tasks{"), METRICS_GROUPS);
+	assert_int_equal(
+	    count(body, "\nsluice_group_taken_tasks{"), METRICS_GROUPS);
+	assert_true(has_line(body,
+	    "sluice_group_ready_tasks{tube=\"emails\",group=\"g0\"} 100"));
+	assert_true(has_line(
+	    body, "sluice_group_ready_tasks{tube=\"emails\",group=\"\"} 99"));
+	assert_true(has_line(body,
+	    "sluice_group_taken_tasks{tube=\"odd\\\"tube\",group=\"g2\"} 1"));
+	assert_true(has_line(body,
+	    "sluice_group_oldest_ready_age_seconds{tube=\"emails\",group="
+	    "\"g0\"} "
+	    "1.500"));
+	assert_int_equal(count(body, "group=\"g20\""), 0);
+	free(body);
+}
+
 /* Captures what log_msg writes to stderr. */
 static void
 log_capture(char *buf, size_t cap, bool json, const char *msg)
@@ -297,6 +345,7 @@ main(void)
 		cmocka_unit_test(
 		    test_metrics_write_roles_followers_and_no_snapshot),
 		cmocka_unit_test(test_health_status_names_the_first_reason),
+		cmocka_unit_test(test_metrics_groups_bounded_and_labelled),
 		cmocka_unit_test(test_log_lines_json_and_text),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

@@ -266,6 +266,9 @@ static const struct msg_req reqs[] = {
 	                              "which-is-64-bytes-long.xyz!"),
 	        .timeout_ms = UINT32_MAX } },
 	{ .op = MSG_OP_AUTH, .token = S("3q2-7wAA_token") },
+	{ .op = MSG_OP_GROUPS, .groups = { .tube = S("emails"), .limit = 20 } },
+	{ .op = MSG_OP_GROUPS,
+	    .groups = { .tube = S(""), .limit = MSG_GROUPS_MAX } },
 };
 
 static const struct msg_task tasks[] = {
@@ -435,6 +438,13 @@ static const struct msg_member members[] = {
 	{ .name = S("d"), .role = MSG_NODE_CANDIDATE, .lease_until = -1 },
 };
 
+/* A groups reply: the largest backlog first, the "" group among them. */
+static const struct msg_group_row group_rows[] = {
+	{ S("emails"), S("tenant-7"), 1000, 2, 10000 },
+	{ S("emails"), S(""), 5, 0, 500 },
+	{ S("a/b.c:d-e_f"), S("x"), 0, UINT64_MAX, 0 },
+};
+
 static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PUT, .put = { .created = true, .id = 42 } },
 	{ .op = MSG_OP_PUT, .put = { .created = false, .id = 7 } },
@@ -558,6 +568,12 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_AUTH,
 	    .status = SLUICE_EAUTH,
 	    .err = { S("unauthenticated: not a known token") } },
+	{ .op = MSG_OP_GROUPS,
+	    .groups = { .total = 7, .n = 3, .rows = group_rows } },
+	{ .op = MSG_OP_GROUPS },
+	{ .op = MSG_OP_GROUPS,
+	    .status = SLUICE_ENOTFOUND,
+	    .err = { S("groups of tube 'nope': no such tube") } },
 };
 
 static void
@@ -809,6 +825,11 @@ test_every_request_round_trips(void **state)
 			assert_int_equal(d.errors.ids, q->errors.ids);
 			assert_str_equal(d.tube, q->tube);
 			break;
+		case MSG_OP_GROUPS:
+			assert_str_equal(d.groups.tube, q->groups.tube);
+			assert_str_equal(d.tube, q->groups.tube);
+			assert_int_equal(d.groups.limit, q->groups.limit);
+			break;
 		case MSG_OP_FLUSH:
 		case MSG_OP_RELEASE_ALL:
 		case MSG_OP_STATS_HOURLY:
@@ -1039,6 +1060,25 @@ test_every_reply_round_trips(void **state)
 			assert_memory_equal(&d.tube_conf.state,
 			    &m->tube_conf.state, sizeof(struct msg_flow_state));
 			break;
+		case MSG_OP_GROUPS: {
+			struct msg_group_row gr;
+
+			assert_true(d.groups.total == m->groups.total);
+			assert_int_equal(d.groups.n, m->groups.n);
+			while (msg_next_group_row(&d.groups.it, &gr)) {
+				const struct msg_group_row *w =
+				    &m->groups.rows[k++];
+
+				assert_str_equal(gr.tube, w->tube);
+				assert_str_equal(gr.group, w->group);
+				assert_true(gr.ready == w->ready);
+				assert_true(gr.taken == w->taken);
+				assert_true(
+				    gr.oldest_ready_age == w->oldest_ready_age);
+			}
+			assert_int_equal(k, m->groups.n);
+			break;
+		}
 		case MSG_OP_ERRORS:
 			while (msg_next_error_count(&d.errors.it, &ec)) {
 				assert_str_equal(
@@ -2106,6 +2146,108 @@ doc_errors_examples(struct buf *b)
 	assert_int_equal(decode_rep_bytes(b->data, b->len), SLUICE_ELIMIT);
 }
 
+/* The groups examples: a tube's groups, the first 20 by backlog, and a
+ * reply of two of its three groups. */
+static void
+doc_groups_examples(struct buf *b)
+{
+	static const struct msg_group_row rows[] = {
+		{ S("emails"), S("acme"), 1000, 2, 10000 },
+		{ S("emails"), S(""), 5, 0, 500 },
+	};
+	struct msg_group_row r;
+	struct msg_rep m;
+
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_GROUPS,
+	        .groups = { .tube = S("emails"), .limit = 20 } });
+	assert_hex(b, "53 01 29 00 06 00 65 6d 61 69 6c 73 14 00 00 00");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_GROUPS,
+	        .groups = { .total = 3, .n = 2, .rows = rows } });
+	assert_hex(b,
+	    "53 01 29 00 00 00"
+	    "03 00 00 00 00 00 00 00 02 00 00 00"
+	    "06 00 65 6d 61 69 6c 73 04 00 61 63 6d 65"
+	    "e8 03 00 00 00 00 00 00 02 00 00 00 00 00 00 00"
+	    "10 27 00 00 00 00 00 00"
+	    "06 00 65 6d 61 69 6c 73 00 00"
+	    "05 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "f4 01 00 00 00 00 00 00");
+	assert_int_equal(msg_decode_rep(b->data, b->len, NULL, &m), 0);
+	assert_int_equal(m.groups.total, 3);
+	assert_int_equal(m.groups.n, 2);
+	assert_true(msg_next_group_row(&m.groups.it, &r));
+	assert_str_equal(r.group, S("acme"));
+	assert_int_equal(r.ready, 1000);
+	assert_int_equal(r.taken, 2);
+	assert_int_equal(r.oldest_ready_age, 10000);
+	assert_true(msg_next_group_row(&m.groups.it, &r));
+	assert_int_equal(r.group.len, 0);
+	assert_int_equal(r.oldest_ready_age, 500);
+	assert_false(msg_next_group_row(&m.groups.it, &r));
+}
+
+/* groups' limits: limit 1..1000 both ways, every tube (empty), a row's
+ * bad group, a total below n, a short reply. */
+static void
+test_groups_listing_limits(void **state)
+{
+	struct msg_group_row row = { S("t"), S("a b"), 1, 0, 0 };
+	struct msg_req q = { .op = MSG_OP_GROUPS,
+		.groups = { .tube = S(""), .limit = 1000 } };
+	struct msg_rep m = { .op = MSG_OP_GROUPS,
+		.groups = { .total = 1, .n = 1, .rows = &row } };
+	struct msg_req d;
+	struct msg_rep dm;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b, &q);
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &d), 0);
+	assert_int_equal(d.groups.limit, 1000);
+	assert_int_equal(d.tube.len, 0);
+	assert_true(msg_req_idempotent(&d));
+	buf_reset(&b);
+	q.groups.limit = 0;
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.groups.limit = MSG_GROUPS_MAX + 1;
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_ELIMIT);
+	/* the decoder alike: a limit of 0 patched into a good request */
+	q.groups.limit = 1;
+	encode_req(&b, &q);
+	b.data[b.len - 4] = 0;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_EINVAL);
+	b.data[b.len - 4] = 0xe9; /* 1001 */
+	b.data[b.len - 3] = 0x03;
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &d), SLUICE_ELIMIT);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len - 1, NULL, &d), SLUICE_ETRUNC);
+	/* a reply: its group as a put's, its total at least n */
+	buf_reset(&b);
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EGROUP);
+	row.group = S("ab");
+	encode_rep(&b, &m);
+	b.data[b.len - 24 - 1] = ' '; /* "a " */
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &dm), SLUICE_EGROUP);
+	m.groups.total = 0;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.groups.total = 1;
+	encode_rep(&b, &m);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &dm), 0);
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len - 1, NULL, &dm), SLUICE_ETRUNC);
+	b.data[6] = 0; /* total 0 below n 1 */
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &dm), SLUICE_EPROTO);
+	buf_fini(&b);
+}
+
 /* history, of every tube, and its reply; decoded back, a count read
  * with msg_history_at. The reply of a server without the depths (6 kinds)
  * still decodes, its depths read as 0; a reader of 6 kinds reads the
@@ -2528,6 +2670,7 @@ test_doc_examples(void **state)
 	doc_cluster_examples(&b);
 	doc_auth_examples(&b);
 	doc_history_examples(&b);
+	doc_groups_examples(&b);
 	doc_errors_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
@@ -3111,6 +3254,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_switchover_node_limits),
 		cmocka_unit_test(test_cluster_reply_limits),
 		cmocka_unit_test(test_history_limits),
+		cmocka_unit_test(test_groups_listing_limits),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)

@@ -19,7 +19,7 @@ const OPS = {
   ack_batch: 0x19, delete_batch: 0x1a, update: 0x1b, stats_hourly: 0x1c,
   delete_where: 0x1d, tube_set: 0x1e, tube_show: 0x1f, job: 0x20,
   tube_delete: 0x21, cluster: 0x22, switchover: 0x23, history: 0x24,
-  auth: 0x28,
+  auth: 0x28, groups: 0x29,
 };
 const STATES = ['gone', 'ready', 'delayed', 'taken', 'buried', 'done'];
 const STATE = Object.fromEntries(STATES.map((s, i) => [s, i]));
@@ -154,7 +154,7 @@ function putResults(f, r) {
     const created = r.u8();
     const id = r.u64();
     out.push({ id, created: created === 1, notNewer: created === 2,
-      error: itemError(status, f, r) });
+      throttled: created === 3, error: itemError(status, f, r) });
   }
   return r.done(out);
 }
@@ -163,7 +163,7 @@ function putResult(f, r) {
   r.u16();
   const created = r.u8();
   return r.done({ id: r.u64(), created: created === 1,
-    notNewer: created === 2 });
+    notNewer: created === 2, throttled: created === 3 });
 }
 
 const items = (ids) => (f, r) => {
@@ -218,6 +218,16 @@ function errorGroups(f, r) {
 
 const dist = (r) => ({ count: r.u64(), totalMs: r.u64(), maxMs: r.u64(),
   p50Ms: r.u64(), p99Ms: r.u64() });
+
+function groupList(f, r) {
+  const total = r.u64();
+  const groups = [];
+  for (let n = r.u32(); n > 0; n--) {
+    groups.push({ tube: r.str16(), group: r.opt16(), ready: r.u64(),
+      taken: r.u64(), oldestReadyMs: r.u64() });
+  }
+  return r.done({ groups, total });
+}
 
 function hours(f, r) {
   const out = [];
@@ -288,13 +298,25 @@ const req = (name, flags, w, decode, extra = {}) =>
     decode, safe: false, waitMs: 0, ...extra });
 const bit = (cond, b) => (cond ? b : 0);
 
+// After the payload: the version (flag 0x04), the debounce window (0x80),
+// the throttle window (0x40), the group (0x08), in that order. The server
+// checks the modes' rules (a key, one mode, no replace or delay, at most
+// 30 days); a window must be a whole number of ms.
 function putFields(w, o) {
+  for (const k of ['debounceMs', 'throttleMs']) {
+    if (o[k] != null && !(Number.isInteger(o[k]) && o[k] >= 0)) {
+      throw new E.Invalid(`${k}: a window of 1 ms to 30 days, not ${o[k]}`);
+    }
+  }
   const flags = bit(o.replace, 0x01) | bit(o.at != null, 0x02) |
-    bit(o.version != null, 0x04) | bit(Boolean(o.group), 0x08);
+    bit(o.version != null, 0x04) | bit(Boolean(o.group), 0x08) |
+    bit(Boolean(o.throttleMs), 0x40) | bit(Boolean(o.debounceMs), 0x80);
   w.str16(o.tube).u32(o.priority ?? 1024).u64(o.at ?? o.delayMs ?? 0)
     .u64(o.ttrMs ?? 0).u32(o.maxAttempts ?? 0).u64(o.periodMs ?? 0)
     .str16(o.key || '').blob(o.payload);
   if (o.version != null) w.u64(o.version);
+  if (o.debounceMs) w.u64(o.debounceMs);
+  if (o.throttleMs) w.u64(o.throttleMs);
   if (o.group) w.str16(o.group);
   return flags;
 }
@@ -434,6 +456,15 @@ const encode = {
     if (other) w.u8(st);
     return req('errors', bit(o.ids !== false, 1) | bit(other, 2), w,
       errorGroups, { safe: true });
+  },
+  // a tube's fair groups by backlog; tube '' lists every tube's
+  groups(tube, o = {}) {
+    const limit = o.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new E.Invalid(`groups: a limit of 1..1000, not ${limit}`);
+    }
+    return req('groups', 0, new Writer().str16(tube).u32(limit), groupList,
+      { safe: true });
   },
   pause: (tube, durationMs, o = {}) => req('pause', bit(o.create, 1),
     new Writer().str16(tube).u64(durationMs), u64),

@@ -35,7 +35,8 @@ test('every operation, as the CLI sees it', async (t) => {
   t.after(() => { c.close(); return srv.stop(); });
 
   const r = await c.put('emails', 'send welcome', { key: 'w1', priority: 7 });
-  assert.deepStrictEqual(r, { id: 1, created: true, notNewer: false });
+  assert.deepStrictEqual(r, { id: 1, created: true, notNewer: false,
+    throttled: false });
   assert.deepStrictEqual(srv.cli('put', '-t', 'emails', 'x', '--key', 'w1'),
     { id: 1, created: false });
   const [task] = await c.take('emails', { waitMs: 1000 });
@@ -187,6 +188,78 @@ test('fair groups: a put names its group, takes go round the groups', async (t) 
   assert.deepStrictEqual(got, ['a', 'b', null]);
   assert.strictEqual((await c.peek(2)).group, 'a'); // a1, still ready
   await assert.rejects(c.put('f', 'x', { group: 'a b' }), sluice.BadGroup);
+});
+
+test('groups: the server lists a tube\'s groups by backlog, as the CLI does', async (t) => {
+  const srv = await startServer();
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+  for (const [g, n] of [['big', 3], ['small', 1], [null, 2]]) {
+    for (let i = 0; i < n; i++) {
+      await c.put('gl', 'x', g ? { group: g } : {});
+    }
+  }
+  const [w] = await c.take('gl'); // big's: 2 ready, 1 taken
+  assert.strictEqual(w.group, 'big');
+  const gs = await c.groups('gl');
+  assert.strictEqual(gs.total, 3);
+  assert.deepStrictEqual(gs.groups.map((g) => [g.group, g.ready, g.taken]),
+    [['big', 2, 1], [null, 2, 0], ['small', 1, 0]]);
+  assert.ok(gs.groups.every((g) => g.tube === 'gl' && g.oldestReadyMs >= 0));
+  const cli = srv.cli('groups', 'gl');
+  assert.strictEqual(cli.total, 3);
+  assert.deepStrictEqual(cli.groups.map((g) => [g.group, g.ready, g.taken]),
+    gs.groups.map((g) => [g.group, g.ready, g.taken]));
+  const top = await c.groups('gl', { limit: 1 });
+  assert.deepStrictEqual([top.groups.length, top.total, top.groups[0].group],
+    [1, 3, 'big']);
+  assert.ok((await c.groups('')).groups.some((g) => g.tube === 'gl'));
+  await assert.rejects(c.groups('nope'), sluice.NotFound);
+  await assert.rejects(c.groups('gl', { limit: 0 }), sluice.Invalid);
+  await c.ack(w.id, w.lease);
+});
+
+test('debounce and throttle: the last put of a burst runs; a throttled put is ignored', async (t) => {
+  const srv = await startServer();
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+  // debounce: three puts of one key, one task, the last payload, due a
+  // window after the last put
+  const d1 = await c.put('d', 'v1', { key: 'k', debounceMs: 60000 });
+  const d2 = await c.put('d', 'v2', { key: 'k', debounceMs: 60000 });
+  const d3 = await c.put('d', 'v3', { key: 'k', debounceMs: 60000 });
+  assert.strictEqual(d1.created, true);
+  assert.strictEqual(d2.id, d1.id);
+  assert.strictEqual(d3.id, d1.id);
+  const deb = await c.peek(d1.id);
+  assert.strictEqual(deb.state, 'delayed');
+  assert.strictEqual(deb.payload.toString(), 'v3');
+  assert.ok(deb.runAt > Date.now() + 50000);
+  assert.strictEqual(srv.cli('peek', String(d1.id)).state, 'delayed');
+  // throttle: a put within the window is ignored, answered with the
+  // window's task; another key is not
+  const t1 = await c.put('th', 'a', { key: 'q', throttleMs: 60000 });
+  const t2 = await c.put('th', 'b', { key: 'q', throttleMs: 60000 });
+  assert.deepStrictEqual([t1.created, t1.throttled], [true, false]);
+  assert.deepStrictEqual([t2.id, t2.created, t2.throttled],
+    [t1.id, false, true]);
+  assert.strictEqual((await c.peek(t1.id)).payload.toString(), 'a');
+  const t3 = await c.put('th', 'c', { key: 'other', throttleMs: 60000 });
+  assert.strictEqual(t3.created, true);
+  // in a batch, each item its own mode
+  const res = await c.putBatch([
+    { tube: 'th', payload: 'd', key: 'q', throttleMs: 60000 },
+    { tube: 'd', payload: 'v4', key: 'k', debounceMs: 60000 }]);
+  assert.deepStrictEqual(res.map((x) => [x.id, x.throttled]),
+    [[t1.id, true], [d1.id, false]]);
+  assert.strictEqual((await c.peek(d1.id)).payload.toString(), 'v4');
+  // misuse: no key, both modes, a bad window, each refused
+  await assert.rejects(c.put('d', 'x', { debounceMs: 1000 }), sluice.Invalid);
+  await assert.rejects(c.put('d', 'x', { key: 'z', debounceMs: 1000,
+    throttleMs: 1000 }), sluice.Invalid);
+  await assert.rejects(c.put('d', 'x', { key: 'z', debounceMs: -1 }),
+    sluice.Invalid);
+  assert.strictEqual((await c.stats('d')).tubes.d.ready ?? 0, 0);
 });
 
 test('a follower named first sends writes to the leader', async (t) => {

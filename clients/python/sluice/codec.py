@@ -13,7 +13,8 @@ import struct
 from typing import Callable, NamedTuple
 
 from . import errors as E
-from .types import (After, Cluster, Counts, Dist, ErrorGroup, History, Hour,
+from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, Groups,
+                    History, Hour,
                     ItemResult, Limit, Limits, Member, MemberRole, Order,
                     Pending, PutResult, Role, Setting, Settings, State, Stats,
                     Switchover, Task, TaskPage)
@@ -31,7 +32,7 @@ OPS = {
     "ack_batch": 0x19, "delete_batch": 0x1A, "update": 0x1B,
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
-    "switchover": 0x23, "history": 0x24, "auth": 0x28,
+    "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -335,6 +336,16 @@ def _error_groups(rflags, r):
             g.ids = list(r.unpack("Q" * r.u8()))
         out.append(g)
     return r.done(out)
+
+
+def _groups(rflags, r):
+    total, n = r.unpack("QI")
+    out = []
+    for _ in range(n):
+        tube, group = r.str16(), r.opt16()
+        ready, taken, age = r.unpack("QQQ")
+        out.append(Group(tube, group, ready, taken, age))
+    return r.done(Groups(out, total))
 
 
 def _hours(rflags, r):
@@ -678,6 +689,16 @@ class Operations:
         return self._do(Request("errors", _flag(ids, 0x01)
                                 | _flag(other, 0x02), body,
                                 _error_groups, safe=True))
+
+    def groups(self, tube, limit=100):
+        """The tube's fair groups with ready or taken tasks, the largest
+        backlog first: the first limit (1..1000) and the total (Groups).
+        tube "" lists the groups of every tube that has fair groups."""
+        if not 1 <= limit <= 1000:
+            raise ValueError("groups: limit is 1..1000, not %r" % (limit,))
+        return self._do(Request("groups", 0, str16(tube)
+                                + struct.pack("<I", limit), _groups,
+                                safe=True))
 
     # -- tubes
 

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
-           "Cluster", "Switchover", "TaskPage"]
+           "Cluster", "Switchover", "TaskPage", "Group", "Groups"]
 
 
 class State(IntEnum):
@@ -218,6 +218,24 @@ class ErrorGroup:
     error: str
     count: int
     ids: List[int] = field(default_factory=list)
+
+
+@dataclass
+class Group:
+    """A fair group with ready or taken tasks (groups()); group None is
+    the tasks put without one."""
+    tube: str
+    group: Optional[str]
+    ready: int
+    taken: int
+    oldest_ready_ms: int  # 0 when none is ready
+
+
+@dataclass
+class Groups:
+    """The first groups of a tube by backlog, and how many there are."""
+    groups: List[Group]
+    total: int
 
 
 @dataclass

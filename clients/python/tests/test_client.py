@@ -247,6 +247,33 @@ class ClientTest(ServerTest):
         self.assertIsNotNone(res[1].error)
         self.assertEqual(self.c.peek(res[0].id).group, "ok")
 
+    def test_groups_listing(self):
+        # The server lists the groups by backlog, as the CLI prints them;
+        # a limit cuts the list, the total counts them all.
+        for g, n in (("big", 3), ("small", 1), (None, 2)):
+            for i in range(n):
+                self.c.put("gl", "x", group=g)
+        [t] = self.c.take("gl")  # big's first: big has 2 ready, 1 taken
+        gs = self.c.groups("gl")
+        self.assertEqual(gs.total, 3)
+        self.assertEqual([(g.group, g.ready, g.taken) for g in gs.groups],
+                         [("big", 2, 1), (None, 2, 0), ("small", 1, 0)])
+        self.assertTrue(all(g.tube == "gl" for g in gs.groups))
+        cli = self.srv.cli("groups", "gl")
+        self.assertEqual(cli["total"], 3)
+        self.assertEqual([(g["group"], g["ready"], g["taken"])
+                          for g in cli["groups"]],
+                         [(g.group, g.ready, g.taken) for g in gs.groups])
+        top = self.c.groups("gl", limit=1)
+        self.assertEqual((len(top.groups), top.total), (1, 3))
+        self.assertEqual(top.groups[0].group, "big")
+        self.assertIn("gl", {g.tube for g in self.c.groups("").groups})
+        with self.assertRaises(sluice.NotFound):
+            self.c.groups("nope")
+        with self.assertRaises(ValueError):
+            self.c.groups("gl", limit=0)
+        self.c.ack(t.id, t.lease)
+
     def test_tubes_stats_and_history(self):
         s = self.c.tube_set("m", ttr_ms=30000, max_attempts=5,
                             dead_letter="dead",

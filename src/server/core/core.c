@@ -231,6 +231,7 @@ core_op_writes(uint8_t op)
 	case MSG_OP_ERRORS:
 	case MSG_OP_STATS_HOURLY:
 	case MSG_OP_HISTORY:
+	case MSG_OP_GROUPS:
 	case MSG_OP_SNAPSHOT:
 	case MSG_OP_PROMOTE:
 	case MSG_OP_FOLLOW:

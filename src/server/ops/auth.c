@@ -60,7 +60,7 @@ static bool
 monitor_op(uint8_t op)
 {
 	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
-	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER;
+	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER || op == MSG_OP_GROUPS;
 }
 
 bool
@@ -344,6 +344,8 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		return tube_ok(t, r->stats.tube, bad);
 	case MSG_OP_HISTORY:
 		return tube_ok(t, r->history.tube, bad);
+	case MSG_OP_GROUPS:
+		return tube_ok(t, r->groups.tube, bad);
 	case MSG_OP_FLUSH:
 	case MSG_OP_ERRORS:
 	case MSG_OP_TUBE_SHOW:

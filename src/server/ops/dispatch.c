@@ -319,6 +319,9 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_HISTORY:
 		ops_history(c, ctx, &req);
 		break;
+	case MSG_OP_GROUPS:
+		ops_groups(c, ctx, &req);
+		break;
 	case MSG_OP_PAUSE:
 		ops_pause(c, ctx, tok, &req);
 		break;

@@ -200,6 +200,9 @@ void ops_list(struct core *c, struct face_ctx *ctx, uint32_t session,
     const struct msg_req *req);
 void ops_errors(
     struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+/* groups: a tube's fair groups (or every tube's) by backlog. */
+void ops_groups(
+    struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_stats_hourly(
     struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 void ops_history(

@@ -1,15 +1,16 @@
 /* read - the reads of tasks and of a tube's history: peek (by id, by key
  * and tube, the next of a state), list (a page of a tube's tasks),
- * errors (a tube's failures grouped by text), the hourly statistics and
- * the rolling history of events. Nothing is written: the answers need
- * the local log only, and a follower answers them with what it applied.
- * A reply is built within MSG_SIZE_MAX: what would not fit is refused
- * with the limit that would. */
+ * errors (a tube's failures grouped by text), the hourly statistics,
+ * the rolling history of events and the fair groups by backlog. Nothing is
+ * written: the answers need the local log only, and a follower answers them
+ * with what it applied. A reply is built within MSG_SIZE_MAX: what would not
+ * fit is refused with the limit that would. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/group_list.h"
 #include "server/core/core.h"
 #include "server/ops/ops_int.h"
 #include "sluice.h"
@@ -252,4 +253,46 @@ ops_history(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	rep.history.n = (uint32_t)n;
 	rep.history.values = v;
 	ops_reply(c, ctx, &rep);
+}
+
+void
+ops_groups(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
+{
+	struct msg_rep rep = { .op = MSG_OP_GROUPS };
+	const struct msg_groups_req *g = &req->groups;
+	struct group_row *rows = calloc(g->limit, sizeof(*rows));
+	struct msg_group_row *w = calloc(g->limit, sizeof(*w));
+	uint64_t total = 0;
+	size_t n = 0;
+	int rc;
+
+	rc = rows && w ? group_list(c->q, c->now, g->tube.p, g->tube.len, rows,
+	                     g->limit, &n, &total)
+	               : SLUICE_ENOMEM;
+	if (rc == SLUICE_ENOTFOUND) {
+		core_reply_err(c, ctx, MSG_OP_GROUPS, rc,
+		    "groups of tube '%.*s': no such tube (a tube exists once a "
+		    "task was put in it)",
+		    (int)g->tube.len, g->tube.p);
+	} else if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_GROUPS, rc,
+		    "groups of %s%.*s%s: %s",
+		    g->tube.len ? "tube '" : "every tube", (int)g->tube.len,
+		    g->tube.p, g->tube.len ? "'" : "", sluice_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			w[i] = (struct msg_group_row) {
+				.tube = { rows[i].tube, rows[i].tube_len },
+				.group = { rows[i].name, rows[i].name_len },
+				.ready = rows[i].ready,
+				.taken = rows[i].taken,
+				.oldest_ready_age = rows[i].oldest_ready_age,
+			};
+		rep.groups.total = total;
+		rep.groups.n = (uint32_t)n;
+		rep.groups.rows = w;
+		ops_reply(c, ctx, &rep);
+	}
+	free(rows);
+	free(w);
 }

@@ -210,6 +210,7 @@ static const struct {
 	{ "GET", "stats" },
 	{ "GET", "hourly" },
 	{ "GET", "errors" },
+	{ "GET", "groups" },
 	{ "GET", "next" },
 };
 

@@ -331,6 +331,15 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 		free(e);
 		break;
 	}
+	case SH_GROUPS: {
+		struct sluice_group *g = NULL;
+		size_t n = 0;
+
+		if ((rc = result_groups(&rep->groups, &g, &n)) == 0)
+			json_groups(f, g, n, rep->groups.total);
+		free(g);
+		break;
+	}
 	case SH_HOURS:
 		write_hours(f, &rep->hours);
 		break;

@@ -32,6 +32,7 @@ enum http_api_shape {
 	SH_DELETED,   /* {"deleted":1,"id":N} */
 	SH_STATS,
 	SH_ERRORS,
+	SH_GROUPS, /* json_groups: a tube's fair groups by backlog */
 	SH_HOURS,
 	SH_CONF,    /* a tube's settings */
 	SH_PAUSE,   /* {"paused_until":MS} */

@@ -5,7 +5,8 @@
  * waiting up to 60 s), list (GET .../tasks, or one task by its key),
  * delete by state or flush (DELETE .../tasks), the tube's settings (GET,
  * PUT and DELETE /v1/tubes/T), kick, release (every taken task), pause,
- * stats, hourly, errors, and the next task of a state (GET .../next).
+ * stats, hourly, errors, the fair groups by backlog (GET .../groups),
+ * and the next task of a state (GET .../next).
  * Kick and delete by state take dry_run=1: the count they would act on,
  * for a confirmation that names it; kick takes error=TEXT, an error
  * group's buried tasks. A tube named in the path is
@@ -31,6 +32,7 @@
 enum {
 	WAIT_MAX_MS = 60000, /* a take's longest wait */
 	LIST_DEFAULT = 50,
+	GROUPS_DEFAULT = 100, /* groups of GET .../groups without a limit */
 };
 
 /* A tube named in the path, checked: false (answered 400) when not. */
@@ -539,6 +541,17 @@ http_api_tube_route(struct http_api_call *c)
 		req.op = MSG_OP_STATS_HOURLY;
 		req.tube = msg_cstr(tube);
 		http_api_send_shape(c, &req, SH_HOURS);
+	} else if (strcmp(verb, "groups") == 0) {
+		uint64_t limit = GROUPS_DEFAULT;
+
+		/* ?limit=N (1..1000): the first N by backlog, with the total */
+		if (http_query_u64(&c->q, "limit", MSG_GROUPS_MAX, &limit) &&
+		    limit == 0)
+			http_query_bad(&c->q, "limit", "1..1000");
+		req.op = MSG_OP_GROUPS;
+		req.groups.tube = msg_cstr(tube);
+		req.groups.limit = (uint32_t)(limit ? limit : 1);
+		http_api_send_shape(c, &req, SH_GROUPS);
 	} else if (strcmp(verb, "errors") == 0) {
 		char st[16];
 

@@ -23,7 +23,6 @@ struct msg_req;
 /* What a request posted to the core is, for the answer (http_pages.c
  * writes the face's own pages' answers). */
 enum http_kind {
-	HK_METRICS,
 	HK_STATS,
 	HK_LIST,
 	HK_ERRORS,

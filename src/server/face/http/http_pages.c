@@ -77,14 +77,87 @@ http_pages_stats(nng_aio *aio)
 	http_post_page(http_of(aio), aio, HK_STATS, &req);
 }
 
+/* /metrics asks twice: the fair groups of every tube with the largest
+ * backlog (the groups op), then the stats of the deepest tubes
+ * (sluiced --metrics-tubes) and the totals; the page is written from
+ * both once the second answers. */
+struct metrics_call {
+	struct sluice_group *g; /* NULL when the groups could not be had */
+	size_t n;
+};
+
+static void
+metrics_stats_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
+{
+	struct metrics_call *m = arg;
+	struct sluice_stats *s = NULL;
+	struct http_srv_stats hs;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+
+	if (rep == NULL)
+		http_respond_text(aio, 503, "the server gave up the request");
+	else if (rep->status == SLUICE_EAUTH || rep->status == SLUICE_EPERM)
+		http_respond_refused(aio, rep->status);
+	else if (rep->status != 0)
+		http_respond_err(
+		    aio, rep->status, rep->err.message.p, rep->err.message.len);
+	else if (result_stats(&rep->stats, &s) != 0 ||
+	    (f = open_memstream(&body, &len)) == NULL)
+		http_respond_text(aio, 500, "out of memory");
+	else {
+		metrics_write(f, s);
+		metrics_groups(f, m->g, m->n);
+		http_srv_stats(http_of(aio)->srv, &hs);
+		metrics_http(f, &hs);
+		fclose(f);
+		http_respond(aio, 200,
+		    "text/plain; version=0.0.4; charset=utf-8", body, len, NULL,
+		    NULL);
+	}
+	free(body);
+	free(s);
+	free(m->g); /* m itself is the face's (http_post) */
+}
+
+static void
+metrics_groups_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
+{
+	struct msg_req req = { .op = MSG_OP_STATS,
+		.stats = { .settings = true, .durations = true, .top = true } };
+	struct metrics_call *m;
+
+	(void)arg;
+	if (rep == NULL) {
+		http_respond_text(aio, 503, "the server gave up the request");
+		return;
+	}
+	if (rep->status == SLUICE_EAUTH || rep->status == SLUICE_EPERM) {
+		http_respond_refused(aio, rep->status);
+		return;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		http_respond_text(aio, 500, "out of memory");
+		return;
+	}
+	/* Without the groups (a server recovering, no memory) the page
+	 * goes on without their series; the stats say what is wrong. */
+	if (rep->status != 0 ||
+	    result_groups(&rep->groups, &m->g, &m->n) != 0) {
+		m->g = NULL;
+		m->n = 0;
+	}
+	http_post(http_of(aio), aio, &req, metrics_stats_answer, m);
+}
+
 void
 http_pages_metrics(nng_aio *aio)
 {
-	/* the deepest tubes (sluiced --metrics-tubes), and the totals */
-	struct msg_req req = { .op = MSG_OP_STATS,
-		.stats = { .settings = true, .durations = true, .top = true } };
+	struct msg_req req = { .op = MSG_OP_GROUPS,
+		.groups = { .limit = METRICS_GROUPS } };
 
-	http_post_page(http_of(aio), aio, HK_METRICS, &req);
+	http_post(http_of(aio), aio, &req, metrics_groups_answer, NULL);
 }
 
 /* The tube of the query, checked; else answers 400 and returns false. */
@@ -307,20 +380,12 @@ http_pages_answer(nng_aio *aio, struct http *h, enum http_kind kind,
 	}
 	rc = 0;
 	switch (kind) {
-	case HK_METRICS:
 	case HK_STATS: {
 		struct sluice_stats *s;
 
 		if ((rc = result_stats(&rep->stats, &s)) != 0)
 			break;
-		if (kind == HK_METRICS) {
-			struct http_srv_stats hs;
-
-			metrics_write(f, s);
-			http_srv_stats(h->srv, &hs);
-			metrics_http(f, &hs);
-		} else
-			json_stats(f, s);
+		json_stats(f, s);
 		free(s);
 		break;
 	}
@@ -369,10 +434,6 @@ http_pages_answer(nng_aio *aio, struct http *h, enum http_kind kind,
 	fclose(f);
 	if (rc != 0)
 		http_respond_text(aio, 500, "out of memory");
-	else if (kind == HK_METRICS)
-		http_respond(aio, 200,
-		    "text/plain; version=0.0.4; charset=utf-8", body, len, NULL,
-		    NULL);
 	else
 		http_respond(
 		    aio, 200, "application/json", body, len, NULL, NULL);

@@ -716,6 +716,43 @@ metrics_write(FILE *f, const struct sluice_stats *s)
 }
 
 void
+metrics_groups(FILE *f, const struct sluice_group *g, size_t n)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[] = {
+		{ "sluice_group_ready_tasks",
+		    "Ready tasks of a fair group, for the groups of every tube "
+		    "with the largest backlog." },
+		{ "sluice_group_taken_tasks",
+		    "Tasks of a fair group taken now, for the groups of every "
+		    "tube with the largest backlog." },
+		{ "sluice_group_oldest_ready_age_seconds",
+		    "How long the oldest ready task of a fair group has waited "
+		    "since it was due, for the groups of every tube with the "
+		    "largest backlog." },
+	};
+
+	if (n > METRICS_GROUPS)
+		n = METRICS_GROUPS;
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		family(f, fams[k].name, "gauge", fams[k].help);
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "%s{tube=\"", fams[k].name);
+			label_value(f, g[i].tube);
+			fputs("\",group=\"", f);
+			label_value(f, g[i].group != NULL ? g[i].group : "");
+			fputs("\"} ", f);
+			if (k == 2)
+				seconds(f, g[i].oldest_ready_ms);
+			else
+				fprintf(f, "%" PRIu64 "\n",
+				    k == 0 ? g[i].ready : g[i].taken);
+		}
+	}
+}
+
+void
 metrics_http(FILE *f, const struct http_srv_stats *st)
 {
 	static const char closed[] = "sluice_http_connections_closed_total";

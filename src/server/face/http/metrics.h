@@ -13,6 +13,14 @@ struct http_srv_stats;
 /* Writes every metric of `s` (a stats reply of every tube) to `f`. */
 void metrics_write(FILE *f, const struct sluice_stats *s);
 
+enum { METRICS_GROUPS = 20 }; /* fair groups with series of their own */
+
+/* The fair groups of every tube with the largest backlog (a groups reply
+ * of every tube, at most METRICS_GROUPS: the bound on their series), each
+ * with its ready and taken tasks and its oldest ready task's age, labelled
+ * tube and group ("" for the tasks put without one). */
+void metrics_groups(FILE *f, const struct sluice_group *g, size_t n);
+
 /* The HTTP face's connections (http_srv.h), after metrics_write: the
  * face serving /metrics knows them, the core does not. */
 void metrics_http(FILE *f, const struct http_srv_stats *st);
