@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/qrec.h"
 #include "queue/tube.h"
@@ -75,7 +76,7 @@ view(struct groups *gs, struct group *g, struct heap *h)
 {
 	if (g->slot == 0)
 		return &gs->tube->ready;
-	h->item = g->item;
+	h->item = g->cap == 1 ? &g->one : g->item;
 	h->len = g->len;
 	h->cap = g->cap;
 	h->pos_off = (uint32_t)offsetof(struct task, hpos);
@@ -89,7 +90,8 @@ keep(struct group *g, const struct heap *h)
 {
 	if (g->slot == 0)
 		return;
-	g->item = h->item;
+	if (g->cap > 1)
+		g->item = h->item;
 	g->len = h->len;
 }
 
@@ -98,7 +100,9 @@ best(const struct groups *gs, const struct group *g)
 {
 	if (g->slot == 0)
 		return heap_top(&gs->tube->ready);
-	return g->len > 0 ? g->item[0] : NULL;
+	if (g->len == 0)
+		return NULL;
+	return g->cap == 1 ? g->one : g->item[0];
 }
 
 /* Room for `need` tasks in g's heap (never below its ready tasks). */
@@ -116,11 +120,11 @@ room(struct group *g, uint32_t need)
 	if (cap < 4)
 		cap = cap <= 1 ? 1 : 4;
 	if (cap == 1) {
-		g->item = &g->one;
+		g->one = NULL;
 		g->cap = 1;
 		return 0;
 	}
-	if (g->item == &g->one) {
+	if (g->cap <= 1) {
 		if ((p = malloc((size_t)cap * sizeof(*p))) == NULL)
 			return SLUICE_ENOMEM;
 		if (g->len > 0)
@@ -140,7 +144,7 @@ shrink(struct group *g)
 	void **p;
 	uint32_t cap;
 
-	if (g->item == &g->one || g->cap <= 4 || g->ntasks >= g->cap / 4)
+	if (g->cap <= 4 || g->ntasks >= g->cap / 4)
 		return;
 	cap = g->ntasks * 2 < 4 ? 4 : g->ntasks * 2;
 	if ((p = realloc(g->item, (size_t)cap * sizeof(*p))) != NULL) {
@@ -188,14 +192,15 @@ next_turn(struct groups *gs)
 	return ++gs->turn;
 }
 
-/* After g's ready tasks changed: in the rotation iff it has some, at the
- * place of its best one. A group that joins takes the next turn. */
-static void
-rotate(struct groups *gs, struct group *g)
+/* After g's ready tasks changed: in the rotation iff it has some and its
+ * limits do not hold it (glimit.h; one test without group limits), at
+ * the place of its best one. A group that joins takes the next turn. */
+void
+groups_rotate(struct groups *gs, struct group *g)
 {
 	struct task *t = best(gs, g);
 
-	if (t == NULL) {
+	if (t == NULL || (gs->lv != NULL && glimit_held(gs, g))) {
 		if (g->rpos != HEAP_NONE)
 			heap_remove(&gs->rotation, g);
 		return;
@@ -226,7 +231,7 @@ groups_push(struct groups *gs, struct task *t)
 
 	heap_push(hp, t);
 	keep(g, hp);
-	rotate(gs, g);
+	groups_rotate(gs, g);
 }
 
 void
@@ -237,7 +242,7 @@ groups_remove(struct groups *gs, struct task *t)
 
 	heap_remove(hp, t);
 	keep(g, hp);
-	rotate(gs, g);
+	groups_rotate(gs, g);
 }
 
 struct task *
@@ -279,7 +284,7 @@ groups_new(struct tube *tb)
 static void
 groups_start(struct groups *gs)
 {
-	rotate(gs, &gs->none);
+	groups_rotate(gs, &gs->none);
 }
 
 void
@@ -287,12 +292,13 @@ groups_free(struct groups *gs)
 {
 	if (gs == NULL)
 		return;
+	glimit_groups_free(gs);
 	for (uint32_t i = 1; i < gs->cap; i++) {
 		struct group *g = gs->table[i];
 
 		if (((uintptr_t)g & 1) != 0 || g == NULL)
 			continue;
-		if (g->item != &g->one)
+		if (g->cap > 1)
 			free(g->item);
 		free(g);
 	}
@@ -326,7 +332,7 @@ slot_get(struct groups *gs)
 			cap = 8;
 		if (cap > GROUP_SLOTS_MAX + 1)
 			cap = GROUP_SLOTS_MAX + 1;
-		if (cap <= gs->cap)
+		if (cap <= gs->cap || glimit_room(gs, cap) != 0)
 			return 0;
 		if ((p = realloc(gs->table, (size_t)cap * sizeof(*p))) == NULL)
 			return 0;
@@ -391,12 +397,21 @@ groups_prepare(
 	g->rpos = HEAP_NONE;
 	g->name_len = (uint8_t)len & 0xff;
 	memcpy(g->name, name, len);
+	if (!fresh && (rc = glimit_group_new(tb, g)) != 0) {
+		slot_put(gs, g->slot);
+		free(g);
+		goto fail;
+	}
 	(void)room(g, 1); /* inside the struct: cannot fail */
 	gs->table[g->slot] = g;
 	idx_insert(&gs->names, g);
 	gs->n++;
 	if (fresh) {
 		tb->groups = gs;
+		if ((rc = glimit_group_new(tb, g)) != 0) {
+			tb->groups = NULL;
+			goto fail; /* groups_free frees g */
+		}
 		groups_start(gs);
 	}
 	*out = g;
@@ -414,10 +429,12 @@ group_drop(struct tube *tb, struct group *g)
 {
 	struct groups *gs = tb->groups;
 
-	assert(g->ntasks == 0 && g->len == 0 && g->rpos == HEAP_NONE);
+	assert(g->ntasks == 0 && g->len == 0 && g->rpos == HEAP_NONE &&
+	    g->taken == 0);
+	glimit_group_drop(gs, g);
 	idx_remove(&gs->names, g);
 	slot_put(gs, g->slot);
-	if (g->item != &g->one)
+	if (g->cap > 1)
 		free(g->item);
 	free(g);
 	if (--gs->n == 0) {
@@ -476,16 +493,18 @@ groups_valid(const struct groups *gs)
 		if (g == NULL || g->slot != i || g->ntasks == 0 ||
 		    g->cap < g->ntasks || g->len > g->ntasks)
 			return false;
-		h.item = g->item;
+		h.item = g->cap == 1 ? (void **)&g->one : g->item;
 		h.len = g->len;
 		h.cap = g->cap;
 		h.pos_off = (uint32_t)offsetof(struct task, hpos);
 		h.less = tube_ready_less;
 		if (!heap_valid(&h))
 			return false;
-		if ((g->len > 0) != (g->rpos != HEAP_NONE))
+		if ((g->len > 0 && !glimit_held(gs, g)) !=
+		    (g->rpos != HEAP_NONE))
 			return false;
-		if (g->len > 0 && g->pri != ((struct task *)g->item[0])->pri)
+		if (g->rpos != HEAP_NONE &&
+		    g->pri != ((struct task *)best(gs, g))->pri)
 			return false;
 	}
 	if ((gs->tube->ready.len > 0) != (gs->none.rpos != HEAP_NONE))

@@ -19,13 +19,14 @@
  * freed with its last one; when the last named group goes, the tube's
  * groups go too. A task records its group as a 24-bit number in its
  * tube's table of groups (three bytes that the task's alignment left
- * free), 0 for none. A live group costs its struct (44 bytes and the
- * name: one 64-byte block for a name of up to 12 bytes), a slot in the
+ * free), 0 for none. A live group costs its struct (40 bytes and the
+ * name: one 64-byte block for a name of up to 16 bytes), a slot in the
  * table (8 bytes), in the name index (8 bytes, at most 3/4 full) and in
- * the rotation (8 bytes): under 100 bytes for a name of up to 12 bytes,
- * 16 more for each 16 bytes of name beyond. Its heap keeps room for every task
- * that names it, so placing a task in it never allocates; while that is one
- * task the room is inside the struct.
+ * the rotation (8 bytes): under 100 bytes for a name of up to 16 bytes,
+ * 16 more for each 16 bytes of name beyond. A group of a tube with group
+ * limits (glimit.h) costs 8 bytes more, and 88 with limits of its own. Its heap
+ * keeps room for every task that names it, so placing a task in it never
+ * allocates; while that is one task the room is inside the struct.
  *
  * The turns are not in the log or the snapshot: a replay repeats them, a
  * snapshot restarts the rotation (every group's turn from 0, in the order
@@ -42,6 +43,7 @@
 #include "queue/task.h"
 
 struct tube;
+struct glive;
 
 enum {
 	GROUP_NAME_MAX = 200,           /* bytes of a group's name */
@@ -49,14 +51,17 @@ enum {
 };
 
 struct group {
-	void **item;        /* its ready tasks: a heap by (pri, run_at, id) */
-	void *one;          /* item points here while cap is 1 */
+	union {
+		void **item; /* its ready tasks: a heap by (pri, run_at, id) */
+		void *one;   /* ... its one slot, while cap is 1 */
+	};
 	uint32_t len;       /* ready tasks */
 	uint32_t cap;       /* room: at least ntasks */
 	uint32_t turn;      /* the rotation serves the smallest first */
 	uint32_t rpos;      /* in the rotation, while it has ready tasks */
 	uint32_t ntasks;    /* tasks that name it, in every state */
 	uint32_t pri;       /* the priority of its best ready task */
+	uint32_t taken;     /* its tasks taken now (glimit.h) */
 	uint32_t slot : 24; /* its number in the table; 0: the "" group */
 	uint32_t name_len : 8;
 	char name[];
@@ -74,6 +79,11 @@ struct groups {
 	uint32_t turn;        /* the last turn given (renumbered before it
 	                         wraps: group.c) */
 	struct group none;    /* the "" group: its heap is tb->ready */
+	struct glive **lv;    /* group limits by slot (glimit.h); NULL:
+	                         the tube has no group settings */
+	uint32_t lv_cap;      /* slots in lv */
+	uint32_t *nlive;      /* the queue's count of glives */
+	struct heap *due;     /* the queue's gdue heap */
 };
 
 /* Is this a valid group name (1..GROUP_NAME_MAX bytes of
@@ -105,6 +115,9 @@ void groups_push(struct groups *gs, struct task *t);
 void groups_remove(struct groups *gs, struct task *t);
 /* The next ready task to hand out, or NULL. */
 struct task *groups_top(const struct groups *gs);
+/* After g's ready tasks or its hold changed: in the rotation iff it has
+ * ready tasks and is not held (glimit.h). */
+void groups_rotate(struct groups *gs, struct group *g);
 /* t, a ready task, is being taken: its group gets the next turn. */
 void groups_served(struct groups *gs, const struct task *t);
 
