@@ -120,6 +120,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
 	[MSG_OP_HISTORY] = "history",
+	[MSG_OP_GROUP] = "group",
 };
 
 static bool
@@ -215,6 +216,7 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = &msg_node_family,
 	[MSG_OP_AUTH] = &msg_node_family,
 	[MSG_OP_HISTORY] = &msg_stats_family,
+	[MSG_OP_GROUP] = &msg_group_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */

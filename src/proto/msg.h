@@ -100,8 +100,9 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
-	MSG_OP_END_         /* one past the last op */
+	MSG_OP_AUTH = 0x28,  /* bind the session to a token (--auth) */
+	MSG_OP_GROUP = 0x2a, /* a tube's group limits (msg_group.h) */
+	MSG_OP_END_          /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -447,6 +448,8 @@ struct msg_tube_set {
 	struct msg_flow flow;
 };
 
+#include "proto/msg_group.h"
+
 struct msg_tube_delete {
 	struct msg_str tube;
 	bool force; /* flag 0x01: its tasks are deleted with it */
@@ -541,6 +544,7 @@ struct msg_by_key {
  *   follow                       -> url (1..MSG_URL_MAX bytes)
  *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
  *   history                      -> history
+ *   group                        -> group
  *   job switchover
  *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
@@ -574,6 +578,7 @@ struct msg_req {
 		struct msg_switchover switchover;
 		struct msg_history_req history;
 		struct msg_errors_req errors;
+		struct msg_group_req group;
 	};
 };
 
@@ -830,7 +835,7 @@ struct msg_cluster {
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
- *   history -> history
+ *   history -> history    group -> group
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -863,6 +868,7 @@ struct msg_rep {
 		} tube_conf;
 		struct msg_cluster cluster;
 		struct msg_history history;
+		struct msg_group_rep group;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */
