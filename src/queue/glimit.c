@@ -215,10 +215,21 @@ glive_free(struct groups *gs, uint32_t slot)
 	free(v);
 }
 
+/* Whether two sets of limits have the same rate (a bucket goes on). */
+static bool
+rate_equal(const struct qrec_limits *a, const struct qrec_limits *b)
+{
+	if ((a->set & QREC_LIM_RATE) != (b->set & QREC_LIM_RATE))
+		return false;
+	return !(a->set & QREC_LIM_RATE) ||
+	    (a->rate == b->rate && a->per_ms == b->per_ms &&
+	        a->burst == b->burst);
+}
+
 /* Gives g the limits its tube's settings say from `now` (a full bucket
- * when they change), frees a glive that none covers, and puts g where
- * it belongs in the rotation. True when g may hand out now and has
- * ready tasks (a take may be woken). */
+ * when its rate changes; a change of its cap keeps the bucket), frees a glive
+ * that none covers, and puts g where it belongs in the rotation. True when g
+ * may hand out now and has ready tasks (a take may be woken). */
 static bool
 glive_update(struct groups *gs, struct group *g, int64_t now)
 {
@@ -232,7 +243,7 @@ glive_update(struct groups *gs, struct group *g, int64_t now)
 		if (lim.set == 0 && !paused) {
 			glive_free(gs, g->slot);
 		} else {
-			if (!qrec_limits_equal(&lim, &v->lim)) {
+			if (!rate_equal(&lim, &v->lim)) { /* a new bucket */
 				v->lim = lim;
 				v->stamp = now;
 				v->credit = (lim.set & QREC_LIM_RATE)
@@ -241,6 +252,7 @@ glive_update(struct groups *gs, struct group *g, int64_t now)
 				if (v->hpos != HEAP_NONE)
 					heap_remove(gs->due, v);
 			}
+			v->lim = lim;
 			v->paused = paused;
 		}
 	}

@@ -18,7 +18,7 @@
  * Live state. A live group that some setting covers has a struct glive
  * (the tube's groups->lv, by slot; NULL for the others): its limits in
  * force, its pause, its bucket (as a tube's: token-ms at a stamp, full
- * when made or when its limits change, one token spent by each TAKE at
+ * when made or when its rate changes, one token spent by each TAKE at
  * the record's time, so a follower's and a replayed bucket are the
  * leader's) and its place on the queue's gdue heap while it waits for a
  * token. Its cap counts the group's taken tasks (group->taken), which
