@@ -274,6 +274,8 @@ groups_new(struct tube *tb)
 	if (gs == NULL)
 		return NULL;
 	gs->tube = tb;
+	/* the tube's taken tasks so far name no group */
+	gs->none.taken = (uint32_t)tb->ntaken;
 	idx_init(&gs->names, group_key);
 	heap_init(&gs->rotation, rotation_less, offsetof(struct group, rpos));
 	gs->none.rpos = HEAP_NONE;

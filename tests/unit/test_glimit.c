@@ -376,7 +376,7 @@ test_wakes(void **state)
 {
 	struct tq *h = H(state);
 	char got[8];
-	uint64_t ids[8];
+	uint64_t ids[8] = { 0 };
 
 	put(h, "a", "a");
 	put(h, "a", "a");
@@ -394,6 +394,30 @@ test_wakes(void **state)
 	queue_on_ready(h->q, NULL, NULL);
 }
 
+/* A task taken before its tube had groups counts in the "" group when
+ * the first group comes, and every group's cap counts from there. */
+static void
+test_taken_before_groups(void **state)
+{
+	struct tq *h = H(state);
+	char got[8];
+	uint64_t ids[8] = { 0 };
+
+	put(h, NULL, "n");
+	put(h, NULL, "n");
+	takes(h, 1, got, ids);
+	assert_string_equal(got, "n");
+	put(h, "a", "a");
+	put(h, "a", "a");
+	check(h);
+	assert_int_equal(gset(h, "", QREC_LIM_CONCURRENCY, 0, 0, 0, 1, 0), 0);
+	takes(h, 8, got, NULL);
+	assert_string_equal(got, "na"); /* the "" group is not held */
+	check(h);
+	ack(h, ids[0]);
+	check(h);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -406,6 +430,7 @@ main(void)
 		T(test_bad_input),
 		T(test_replay_and_snapshot),
 		T(test_wakes),
+		T(test_taken_before_groups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
