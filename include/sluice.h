@@ -775,6 +775,8 @@ SLUICE_API int sluice_tube_limit(struct sluice_client *c, const char *tube,
 /* The limits of `tube` and where they stand (set 0: none). */
 SLUICE_API int sluice_tube_limits(
     struct sluice_client *c, const char *tube, struct sluice_limits *now);
+/* The limits of a tube's fair groups: sluice_group.h, part of this file. */
+#include "sluice_group.h"
 
 /* Removes `tube` and its settings; with `force` its tasks too, in one
  * commit (their keys are free at once). `*deleted` (optional): the tasks

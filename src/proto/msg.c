@@ -121,6 +121,7 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_AUTH] = "auth",
 	[MSG_OP_HISTORY] = "history",
 	[MSG_OP_GROUPS] = "groups",
+	[MSG_OP_GROUP] = "group",
 };
 
 static bool
@@ -217,6 +218,7 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_AUTH] = &msg_node_family,
 	[MSG_OP_HISTORY] = &msg_stats_family,
 	[MSG_OP_GROUPS] = &msg_groups_family,
+	[MSG_OP_GROUP] = &msg_group_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */

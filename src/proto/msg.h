@@ -102,6 +102,7 @@ enum msg_op {
 	/* 0x25..0x27: the beanstalk face's */
 	MSG_OP_AUTH = 0x28,   /* bind the session to a token (--auth) */
 	MSG_OP_GROUPS = 0x29, /* a tube's fair groups by backlog */
+	MSG_OP_GROUP = 0x2a,  /* a tube's group limits (msg_group.h) */
 	MSG_OP_END_           /* one past the last op */
 };
 
@@ -448,6 +449,8 @@ struct msg_tube_set {
 	struct msg_flow flow;
 };
 
+#include "proto/msg_group.h"
+
 struct msg_tube_delete {
 	struct msg_str tube;
 	bool force; /* flag 0x01: its tasks are deleted with it */
@@ -545,6 +548,7 @@ struct msg_by_key {
  *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
  *   history                      -> history
  *   groups                       -> groups (its tube is also `tube`)
+ *   group                        -> group
  *   job switchover
  *   snapshot, promote, cluster   -> nothing */
 struct msg_req {
@@ -579,6 +583,7 @@ struct msg_req {
 		struct msg_switchover switchover;
 		struct msg_history_req history;
 		struct msg_errors_req errors;
+		struct msg_group_req group;
 	};
 };
 
@@ -835,7 +840,7 @@ struct msg_cluster {
  *   snapshot -> lsn (the snapshot covers up to it)
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
- *   history -> history    groups -> groups
+ *   history -> history    groups -> groups    group -> group
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -869,6 +874,7 @@ struct msg_rep {
 		} tube_conf;
 		struct msg_cluster cluster;
 		struct msg_history history;
+		struct msg_group_rep group;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

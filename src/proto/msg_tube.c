@@ -70,8 +70,8 @@ msg_put_tube_conf(struct buf *b, const struct msg_tube_conf *c)
 /* A tube's flow limits: u8 set (MSG_LIM_*), u32 rate, u32 per_ms,
  * u32 burst, u32 concurrency. Their ranges are the server's to check (it
  * says which rule a value breaks); an unknown bit is EPROTO. */
-static int
-get_flow(struct rd *r, struct msg_flow *out)
+int
+msg_get_flow(struct rd *r, struct msg_flow *out)
 {
 	out->set = rd_u8(r);
 	out->rate = rd_u32(r);
@@ -82,8 +82,8 @@ get_flow(struct rd *r, struct msg_flow *out)
 	return (out->set & ~MSG_LIM_ALL) != 0 ? SLUICE_EPROTO : 0;
 }
 
-static int
-put_flow(struct buf *b, const struct msg_flow *f)
+int
+msg_put_flow(struct buf *b, const struct msg_flow *f)
 {
 	if ((f->set & ~MSG_LIM_ALL) != 0)
 		return SLUICE_EINVAL;
@@ -160,7 +160,7 @@ msg_tube_get_req(
 		NEED(r);
 		if ((q->tube_set.lunset & ~MSG_LIM_ALL) != 0)
 			return SLUICE_EPROTO;
-		TRY(get_flow(r, &q->tube_set.flow));
+		TRY(msg_get_flow(r, &q->tube_set.flow));
 		return (q->tube_set.lunset & q->tube_set.flow.set) != 0
 		    ? SLUICE_EINVAL
 		    : 0;
@@ -249,7 +249,7 @@ msg_tube_put_req(struct buf *b, const struct msg_req *q)
 		    (q->tube_set.lunset & q->tube_set.flow.set) != 0)
 			return SLUICE_EINVAL;
 		buf_put_u8(b, q->tube_set.lunset);
-		return put_flow(b, &q->tube_set.flow);
+		return msg_put_flow(b, &q->tube_set.flow);
 	case MSG_OP_PAUSE:
 		TRY(msg_put_tube(b, q->pause.tube, false));
 		buf_put_u64(b, q->pause.duration);
@@ -293,7 +293,7 @@ msg_tube_get_rep(
 		if (!(flags & TUBE_F_LIMITS))
 			return 0;
 		m->tube_conf.limits = true;
-		TRY(get_flow(r, &m->tube_conf.flow));
+		TRY(msg_get_flow(r, &m->tube_conf.flow));
 		m->tube_conf.state.tokens = rd_u64(r);
 		m->tube_conf.state.taken = rd_u64(r);
 		m->tube_conf.state.held = rd_u64(r);
@@ -321,7 +321,7 @@ msg_tube_put_rep(struct buf *b, const struct msg_rep *m)
 		TRY(msg_put_tube_conf(b, &m->tube_conf.conf));
 		if (!m->tube_conf.limits)
 			return 0;
-		TRY(put_flow(b, &m->tube_conf.flow));
+		TRY(msg_put_flow(b, &m->tube_conf.flow));
 		buf_put_u64(b, m->tube_conf.state.tokens);
 		buf_put_u64(b, m->tube_conf.state.taken);
 		buf_put_u64(b, m->tube_conf.state.held);

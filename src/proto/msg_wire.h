@@ -137,6 +137,12 @@ extern const struct msg_family msg_tube_family;
 extern const struct msg_family msg_stats_family;
 extern const struct msg_family msg_node_family;
 extern const struct msg_family msg_groups_family; /* msg_groups.c */
+extern const struct msg_family msg_group_family;
+
+/* A tube's flow limits (msg_tube.c): u8 set, u32 rate, u32 per_ms,
+ * u32 burst, u32 concurrency. */
+int msg_get_flow(struct rd *r, struct msg_flow *out);
+int msg_put_flow(struct buf *b, const struct msg_flow *f);
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

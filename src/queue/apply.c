@@ -32,6 +32,7 @@
  *            buried, with new fields; taken -> taken, a new priority
  *   TUBE_SET no task changes; the tube's settings are replaced
  *   TUBE_DELETE  every task of the tube -> gone (force); the tube goes
+ *   GROUP_SET   no task changes; one name's group settings are replaced
  *   TUBE_LIMIT  no task changes; the tube's flow limits are replaced
  *            (flow.c), its bucket full
  *   FAIL, BURY, SETBACK with outcome MOVED: taken -> ready in the
@@ -54,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -246,6 +248,7 @@ apply_take(
 	QS_COUNT(q, t->tube, take);
 	if (t->tube->flow != NULL)
 		qs_flow_took(t->tube, time);
+	qs_glimit_took(q, t->tube, t, time);
 	hourly_take(q, t->tube, time, t->run_at);
 	return 0;
 }
@@ -979,6 +982,9 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		break;
 	case QREC_TUBE_LIMIT:
 		rc = qs_apply_tube_limit(q, time, &rec->u.tube_limit);
+		break;
+	case QREC_GROUP_SET:
+		rc = qs_apply_group_set(q, time, &rec->u.group_set);
 		break;
 	default:
 		rc = SLUICE_ECORRUPT;

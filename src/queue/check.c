@@ -4,6 +4,7 @@
  * O(n); for tests and fuzzing, after every step if they like. */
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -206,6 +207,7 @@ queue_check(const struct queue *q, const char **why)
 		            (tb->flow->hpos < q->flows.len &&
 		                q->flows.item[tb->flow->hpos] == tb->flow))));
 		nflows += tb->flow != NULL && tb->flow->hpos != HEAP_NONE;
+		CHECK(qs_glimit_valid(q, tb));
 		count[QUEUE_READY] += tube_nready(tb);
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -214,6 +215,8 @@ queue_dump(const struct queue *q, struct buf *out)
 			buf_printf(out, " limits:");
 			qrec_limits_format(&tb->flow->lim, out);
 		}
+		if ((rc = glimit_dump(tb, out)) != 0)
+			goto done;
 		buf_put_u8(out, '\n');
 		hourly_dump(q, tb, out);
 	}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/qrec.h"
 #include "queue/tube.h"
@@ -117,7 +118,8 @@ room(struct group *g, uint32_t need)
 	if (cap < 4)
 		cap = cap <= 1 ? 1 : 4;
 	if (cap == 1) {
-		g->cap = 1; /* inside the struct */
+		g->one = NULL;
+		g->cap = 1;
 		return 0;
 	}
 	if (g->cap <= 1) {
@@ -188,14 +190,15 @@ next_turn(struct groups *gs)
 	return ++gs->turn;
 }
 
-/* After g's ready tasks changed: in the rotation iff it has some, at the
- * place of its best one. A group that joins takes the next turn. */
-static void
-rotate(struct groups *gs, struct group *g)
+/* After g's ready tasks changed: in the rotation iff it has some and its
+ * limits do not hold it (glimit.h; one test without group limits), at
+ * the place of its best one. A group that joins takes the next turn. */
+void
+groups_rotate(struct groups *gs, struct group *g)
 {
 	struct task *t = best(gs, g);
 
-	if (t == NULL) {
+	if (t == NULL || (gs->lv != NULL && glimit_held(gs, g))) {
 		if (g->rpos != HEAP_NONE)
 			heap_remove(&gs->rotation, g);
 		return;
@@ -226,7 +229,7 @@ groups_push(struct groups *gs, struct task *t)
 
 	heap_push(hp, t);
 	keep(g, hp);
-	rotate(gs, g);
+	groups_rotate(gs, g);
 }
 
 void
@@ -237,7 +240,7 @@ groups_remove(struct groups *gs, struct task *t)
 
 	heap_remove(hp, t);
 	keep(g, hp);
-	rotate(gs, g);
+	groups_rotate(gs, g);
 }
 
 struct task *
@@ -246,15 +249,6 @@ groups_top(const struct groups *gs)
 	const struct group *g = heap_top(&gs->rotation);
 
 	return g == NULL ? NULL : best(gs, g);
-}
-
-void
-groups_taken(struct groups *gs, const struct task *t, int delta)
-{
-	struct group *g = groups_of(gs->tube, t);
-
-	assert(delta > 0 || g->taken > 0);
-	g->taken = (uint32_t)((int64_t)g->taken + delta);
 }
 
 void
@@ -278,11 +272,11 @@ groups_new(struct tube *tb)
 	if (gs == NULL)
 		return NULL;
 	gs->tube = tb;
+	/* the tube's taken tasks so far name no group */
+	gs->none.taken = (uint32_t)tb->ntaken;
 	idx_init(&gs->names, group_key);
 	heap_init(&gs->rotation, rotation_less, offsetof(struct group, rpos));
 	gs->none.rpos = HEAP_NONE;
-	/* until now every taken task of the tube was the "" group's */
-	gs->none.taken = (uint32_t)tb->ntaken;
 	return gs;
 }
 
@@ -290,7 +284,7 @@ groups_new(struct tube *tb)
 static void
 groups_start(struct groups *gs)
 {
-	rotate(gs, &gs->none);
+	groups_rotate(gs, &gs->none);
 }
 
 void
@@ -298,6 +292,7 @@ groups_free(struct groups *gs)
 {
 	if (gs == NULL)
 		return;
+	glimit_groups_free(gs);
 	for (uint32_t i = 1; i < gs->cap; i++) {
 		struct group *g = gs->table[i];
 
@@ -337,7 +332,7 @@ slot_get(struct groups *gs)
 			cap = 8;
 		if (cap > GROUP_SLOTS_MAX + 1)
 			cap = GROUP_SLOTS_MAX + 1;
-		if (cap <= gs->cap)
+		if (cap <= gs->cap || glimit_room(gs, cap) != 0)
 			return 0;
 		if ((p = realloc(gs->table, (size_t)cap * sizeof(*p))) == NULL)
 			return 0;
@@ -402,12 +397,21 @@ groups_prepare(
 	g->rpos = HEAP_NONE;
 	g->name_len = (uint8_t)len & 0xff;
 	memcpy(g->name, name, len);
+	if (!fresh && (rc = glimit_group_new(tb, g)) != 0) {
+		slot_put(gs, g->slot);
+		free(g);
+		goto fail;
+	}
 	(void)room(g, 1); /* inside the struct: cannot fail */
 	gs->table[g->slot] = g;
 	idx_insert(&gs->names, g);
 	gs->n++;
 	if (fresh) {
 		tb->groups = gs;
+		if ((rc = glimit_group_new(tb, g)) != 0) {
+			tb->groups = NULL;
+			goto fail; /* groups_free frees g */
+		}
 		groups_start(gs);
 	}
 	*out = g;
@@ -425,7 +429,9 @@ group_drop(struct tube *tb, struct group *g)
 {
 	struct groups *gs = tb->groups;
 
-	assert(g->ntasks == 0 && g->len == 0 && g->rpos == HEAP_NONE);
+	assert(g->ntasks == 0 && g->len == 0 && g->rpos == HEAP_NONE &&
+	    g->taken == 0);
+	glimit_group_drop(gs, g);
 	idx_remove(&gs->names, g);
 	slot_put(gs, g->slot);
 	if (g->cap > 1)
@@ -498,10 +504,11 @@ groups_valid(const struct groups *gs)
 		h.less = tube_ready_less;
 		if (!heap_valid(&h))
 			return false;
-		if ((g->len > 0) != (g->rpos != HEAP_NONE))
+		if ((g->len > 0 && !glimit_held(gs, g)) !=
+		    (g->rpos != HEAP_NONE))
 			return false;
-		if (g->len > 0 &&
-		    g->pri != ((const struct task *)group_items(g)[0])->pri)
+		if (g->rpos != HEAP_NONE &&
+		    g->pri != ((struct task *)best(gs, g))->pri)
 			return false;
 	}
 	if ((gs->tube->ready.len > 0) != (gs->none.rpos != HEAP_NONE))

@@ -23,15 +23,17 @@
  * name: one 64-byte block for a name of up to 16 bytes), a slot in the
  * table (8 bytes), in the name index (8 bytes, at most 3/4 full) and in
  * the rotation (8 bytes): under 100 bytes for a name of up to 16 bytes,
- * 16 more for each 16 bytes of name beyond. Its heap keeps room for every task
- * that names it, so placing a task in it never allocates; while that is one
- * task the room is inside the struct (the place of the pointer to it).
+ * 16 more for each 16 bytes of name beyond. A group of a tube with group
+ * limits (glimit.h) costs 8 bytes more, and 88 with limits of its own. Its
+ * heap keeps room for every task that names it, so placing a task in it
+ * never allocates; while that is one task the room is inside the struct
+ * (the place of the pointer to it).
  *
- * Each group counts its tasks taken now (`taken`, through groups_taken()
- * from where a task is placed and unplaced): the "" group's starts as the
- * tube's taken tasks when its first named group comes, since until then
- * every taken task was the "" group's. So the named groups' and the ""
- * group's add up to the tube's ntaken.
+ * Each group counts its tasks taken now (`taken`, kept by glimit.c's
+ * qs_glimit_taken/untaken from where a task is placed and unplaced): the
+ * "" group's starts as the tube's taken tasks when its first named group
+ * comes, since until then every taken task was the "" group's. So the
+ * named groups' and the "" group's add up to the tube's ntaken.
  *
  * The turns are not in the log or the snapshot: a replay repeats them, a
  * snapshot restarts the rotation (every group's turn from 0, in the order
@@ -48,6 +50,7 @@
 #include "queue/task.h"
 
 struct tube;
+struct glive;
 
 enum {
 	GROUP_NAME_MAX = 200,           /* bytes of a group's name */
@@ -65,7 +68,7 @@ struct group {
 	uint32_t rpos;      /* in the rotation, while it has ready tasks */
 	uint32_t ntasks;    /* tasks that name it, in every state */
 	uint32_t pri;       /* the priority of its best ready task */
-	uint32_t taken;     /* its tasks taken now */
+	uint32_t taken;     /* its tasks taken now (glimit.h) */
 	uint32_t slot : 24; /* its number in the table; 0: the "" group */
 	uint32_t name_len : 8;
 	char name[];
@@ -83,6 +86,11 @@ struct groups {
 	uint32_t turn;        /* the last turn given (renumbered before it
 	                         wraps: group.c) */
 	struct group none;    /* the "" group: its heap is tb->ready */
+	struct glive **lv;    /* group limits by slot (glimit.h); NULL:
+	                         the tube has no group settings */
+	uint32_t lv_cap;      /* slots in lv */
+	uint32_t *nlive;      /* the queue's count of glives */
+	struct heap *due;     /* the queue's gdue heap */
 };
 
 /* Is this a valid group name (1..GROUP_NAME_MAX bytes of
@@ -114,12 +122,11 @@ void groups_push(struct groups *gs, struct task *t);
 void groups_remove(struct groups *gs, struct task *t);
 /* The next ready task to hand out, or NULL. */
 struct task *groups_top(const struct groups *gs);
+/* After g's ready tasks or its hold changed: in the rotation iff it has
+ * ready tasks and is not held (glimit.h). */
+void groups_rotate(struct groups *gs, struct group *g);
 /* t, a ready task, is being taken: its group gets the next turn. */
 void groups_served(struct groups *gs, const struct task *t);
-
-/* t, a task of gs's tube, is placed taken (delta 1) or no longer
- * (-1): its group's taken count follows. */
-void groups_taken(struct groups *gs, const struct task *t, int delta);
 
 /* The heap of a named group's ready tasks (group_items(g)[0] its best). */
 static inline void *const *

@@ -63,4 +63,56 @@ struct queue_flow_view {
 int queue_tube_flow(struct queue *q, const char *name, size_t len, int64_t now,
     struct queue_flow_view *out);
 
+/* ---- Group limits (glimit.h; queue.md, "Group limits") ---------------- */
+
+/* What a GROUP_SET request does to the settings of one name. */
+enum queue_group_pause {
+	QUEUE_GROUP_KEEP = 0,   /* its pause as it is */
+	QUEUE_GROUP_PAUSE = 1,  /* it hands out nothing until resumed */
+	QUEUE_GROUP_RESUME = 2, /* it hands out again */
+};
+
+struct queue_group_set_req {
+	const char *tube;
+	size_t tube_len;
+	const char *group; /* empty: the limits of every named group */
+	size_t group_len;
+	uint8_t set;            /* QREC_LIM_* limits to take from `lim` */
+	uint8_t unset;          /* QREC_LIM_* limits to lift */
+	struct qrec_limits lim; /* the values of those in `set` */
+	uint8_t pause;          /* enum queue_group_pause (not for "") */
+};
+
+/* Changes the settings of one name of a tube (the record carries the
+ * whole result; QREC_NONE when nothing changes). The tube must exist.
+ * Errors: SLUICE_ETUBE, SLUICE_EGROUP (a bad group name), SLUICE_ENOTFOUND
+ * (no such tube), SLUICE_EINVAL (a limit both set and unset, a value out
+ * of range: queue_limits_broken says which; a pause of every group),
+ * SLUICE_ELIMIT (GLIMIT_OVERRIDES_MAX names set in the tube). */
+int queue_decide_group_set(struct queue *q, int64_t now,
+    const struct queue_group_set_req *req, struct qrec *out);
+
+/* A tube's group settings, and one group's where it stands. */
+struct queue_group_view {
+	struct qrec_limits def; /* every named group's (set 0: none) */
+	uint32_t noverrides;    /* names with settings of their own */
+	uint32_t npaused;       /* of them paused */
+	uint32_t nheld;         /* live groups held back now */
+	/* the group asked for (none: all 0) */
+	struct qrec_limits own; /* its own limits (set 0: none) */
+	bool has_own;           /* it has settings of its own */
+	bool paused;
+	struct qrec_limits lim; /* in force */
+	bool live;              /* it has tasks */
+	uint32_t ready, taken;  /* its tasks ready, taken */
+	uint64_t tokens;        /* whole tokens in its bucket now */
+	uint8_t holding;        /* enum queue_flow_hold, or 3: paused */
+};
+
+/* The group settings of tube `tube` and, when group_len > 0, of that
+ * group. SLUICE_ETUBE, SLUICE_EGROUP, SLUICE_ENOTFOUND (no such tube). */
+int queue_group_limits(struct queue *q, const char *tube, size_t tube_len,
+    const char *group, size_t group_len, int64_t now,
+    struct queue_group_view *out);
+
 #endif

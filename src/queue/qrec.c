@@ -40,6 +40,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_TUBE_DELETE] = "TUBE_DELETE",
 	[QREC_TUBE_LIMIT] = "TUBE_LIMIT",
 	[QREC_PUT_G] = "PUT_G",
+	[QREC_GROUP_SET] = "GROUP_SET",
 };
 
 const char *
@@ -305,6 +306,14 @@ qrec_valid(const struct qrec *rec)
 		return qrec_tube_valid(rec->u.tube_limit.tube,
 		           rec->u.tube_limit.tube_len) &&
 		    qrec_limits_valid(&rec->u.tube_limit.lim);
+	case QREC_GROUP_SET:
+		return qrec_tube_valid(
+		           rec->u.group_set.tube, rec->u.group_set.tube_len) &&
+		    (rec->u.group_set.group_len == 0
+		            ? !rec->u.group_set.paused
+		            : qrec_group_valid(rec->u.group_set.group,
+		                  rec->u.group_set.group_len)) &&
+		    qrec_limits_valid(&rec->u.group_set.lim);
 	case QREC_TUBE_SET:
 		return qrec_tube_valid(
 		           rec->u.tube_set.tube, rec->u.tube_set.tube_len) &&
@@ -515,6 +524,14 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_str16(
 		    out, rec->u.tube_limit.tube, rec->u.tube_limit.tube_len);
 		qrec_limits_put(out, &rec->u.tube_limit.lim);
+		break;
+	case QREC_GROUP_SET:
+		buf_put_str16(
+		    out, rec->u.group_set.tube, rec->u.group_set.tube_len);
+		buf_put_str16(
+		    out, rec->u.group_set.group, rec->u.group_set.group_len);
+		qrec_limits_put(out, &rec->u.group_set.lim);
+		buf_put_u8(out, rec->u.group_set.paused ? 1 : 0);
 		break;
 	case QREC_TUBE_DELETE:
 		buf_put_str16(
@@ -737,6 +754,14 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		rec.u.tube_limit.tube =
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_limit.tube_len);
 		qrec_limits_get(&r, &rec.u.tube_limit.lim);
+		break;
+	case QREC_GROUP_SET:
+		rec.u.group_set.tube =
+		    rd_str16(&r, QREC_NAME_MAX, &rec.u.group_set.tube_len);
+		rec.u.group_set.group =
+		    rd_str16(&r, QREC_GROUP_MAX, &rec.u.group_set.group_len);
+		qrec_limits_get(&r, &rec.u.group_set.lim);
+		ok = rd_bool(&r, &rec.u.group_set.paused);
 		break;
 	case QREC_TUBE_DELETE:
 		rec.u.tube_delete.tube =

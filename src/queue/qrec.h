@@ -68,6 +68,11 @@
  *            (limits): u8 set (QREC_LIM_* bits), u32 rate, u32 per_ms,
  *            u32 burst, u32 concurrency; a limit whose bit is clear has
  *            its fields 0 and does not hold (set 0: no limit at all)
+ *   GROUP_SET str16 tube, str16 group (empty: the limits of every named
+ *            group of the tube; else that group's own settings), then
+ *            limits (as TUBE_LIMIT's), u8 paused (0 or 1; 0 for the
+ *            empty group): the whole settings of that name from now on
+ *            (limits set 0 and not paused: none, the name's settings go)
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -144,6 +149,7 @@ enum qrec_type {
 	QREC_DELETE_AGED = 22,  /* a tube's tasks by states and an age */
 	QREC_TUBE_LIMIT = 23,   /* a tube's flow limits change */
 	QREC_PUT_G = 24,        /* PUT into a fair group */
+	QREC_GROUP_SET = 25,    /* a tube's group limits or a group's own */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
@@ -416,6 +422,16 @@ struct qrec_tube_limit {
 	struct qrec_limits lim;
 };
 
+/* The group settings of one name of a tube from now on (glimit.h). */
+struct qrec_group_set {
+	const char *tube;
+	size_t tube_len;
+	const char *group; /* empty: every named group's limits */
+	size_t group_len;
+	struct qrec_limits lim;
+	bool paused; /* never for the empty group */
+};
+
 /* A tube goes away; with `force` its tasks are cancelled first (their
  * keys free at once), else it has none. */
 struct qrec_tube_delete {
@@ -443,6 +459,7 @@ struct qrec {
 		struct qrec_tube_set tube_set;
 		struct qrec_tube_delete tube_delete;
 		struct qrec_tube_limit tube_limit;
+		struct qrec_group_set group_set;
 	} u;
 };
 

@@ -252,6 +252,20 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		    out, rec->u.tube_limit.tube, rec->u.tube_limit.tube_len);
 		qrec_limits_format(&rec->u.tube_limit.lim, out);
 		break;
+	case QREC_GROUP_SET:
+		buf_printf(out, " tube=");
+		buf_put(out, rec->u.group_set.tube, rec->u.group_set.tube_len);
+		if (rec->u.group_set.group_len == 0) {
+			buf_printf(out, " every group");
+		} else {
+			buf_printf(out, " group=");
+			buf_put(out, rec->u.group_set.group,
+			    rec->u.group_set.group_len);
+		}
+		qrec_limits_format(&rec->u.group_set.lim, out);
+		if (rec->u.group_set.paused)
+			buf_printf(out, " paused");
+		break;
 	default:
 		break;
 	}

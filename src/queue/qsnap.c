@@ -27,6 +27,12 @@
  *          u32 burst, u32 concurrency). A snapshot without limits is one
  *          that loaders older than the entry read too; the bucket loads
  *          full, the cap counts the TASK entries that are taken.
+ *   GROUP_SET (25) the group settings of the TUBE just before (after its
+ *          TUBE_LIMIT), one entry for each name that has any: str16
+ *          group (empty: the limits of every named group), the limits
+ *          part of a TUBE_LIMIT body, u8 paused. Buckets load full, caps
+ *          count the TASK entries that are taken; a snapshot without
+ *          group settings has none, and older loaders refuse one that has
  *   TASK   u8 flags (bits 0-2 state, 3 key, 4 error, 5 period, 6 a REPL
  *          follows, 7 detached), var id, var tube, var pri, var ttr,
  *          var attempts, var max_attempts, zvar clock - created_at,
@@ -96,6 +102,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -436,6 +443,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		if (tb->flow != NULL &&
 		    (rc = emit_tube_limit(&tb->flow->lim, emit, arg)) != 0)
 			return rc;
+		if ((rc = glimit_snapshot(tb, emit, arg)) != 0)
+			return rc;
 	}
 	/* In slot order: a loader whose index has the same size puts each
 	 * task near the one before. The tasks themselves lie all over the
@@ -502,6 +511,7 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_HOURLY] = "HOURLY",
 		[QSNAP_HOUR] = "HOUR",
 		[QSNAP_TUBE_LIMIT] = "TUBE_LIMIT",
+		[QSNAP_GROUP_SET] = "GROUP_SET",
 		[QSNAP_THROTTLE] = "THROTTLE",
 	};
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -672,6 +673,7 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase == QSNAP_META || l->phase == QSNAP_TUBE;
 	case QSNAP_TUBE_SET:   /* load_tube_set checks it follows its TUBE */
 	case QSNAP_TUBE_LIMIT: /* and qs_flow_load that it comes once */
+	case QSNAP_GROUP_SET:  /* qs_glimit_load: each name once */
 		return l->phase == QSNAP_TUBE;
 	case QSNAP_GROUP:
 	case QSNAP_TASK:
@@ -745,6 +747,10 @@ queue_snapshot_load(
 		break;
 	case QSNAP_TUBE_LIMIT:
 		rc = qs_flow_load(q, &r);
+		type = QSNAP_TUBE;
+		break;
+	case QSNAP_GROUP_SET:
+		rc = qs_glimit_load(q, &r);
 		type = QSNAP_TUBE;
 		break;
 	case QSNAP_HOURLY:

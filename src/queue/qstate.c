@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -129,6 +130,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	heap_init(&q->done, tube_run_at_less, offsetof(struct task, apos));
 	heap_init(&q->flows, flow_due_less, offsetof(struct flow, hpos));
 	q->flows.noshrink = true; /* qs_flow_set reserves a place each */
+	qs_glimit_init(q);
 	q->wake.noshrink = true;
 	q->pauses.noshrink = true;
 	q->next_id = 1;
@@ -155,6 +157,7 @@ queue_fini(struct queue *q)
 	heap_fini(&q->pauses);
 	heap_fini(&q->done);
 	heap_fini(&q->flows);
+	qs_glimit_fini(q);
 	free(q->load.want);
 	free(q->rates);
 	qs_acct_fini(q);
@@ -500,7 +503,7 @@ qs_place(struct queue *q, struct task *t, int state)
 		heap_push(&q->taken, t);
 		tb->ntaken++;
 		if (tb->groups != NULL)
-			groups_taken(tb->groups, t, 1);
+			qs_glimit_taken(q, tb, t);
 		if (!t->ext->detached)
 			session_link(q, t);
 		break;
@@ -544,7 +547,7 @@ qs_unplace(struct queue *q, struct task *t)
 		heap_remove(&q->taken, t);
 		tb->ntaken--;
 		if (tb->groups != NULL)
-			groups_taken(tb->groups, t, -1);
+			qs_glimit_untaken(q, tb, t);
 		if (tb->flow != NULL) /* a slot is free */
 			qs_flow_freed(q, tb);
 		if (!e->detached)
@@ -870,6 +873,7 @@ queue_tick(struct queue *q, int64_t now)
 	}
 	q->clock = now;
 	qs_flow_tick(q, now);
+	qs_glimit_tick(q, now);
 	while ((tb = heap_top(&q->pauses)) != NULL && tb->paused_until <= now)
 		qs_pause(q, tb, 0);
 	/* Dedup entries in completion order; one whose time went backwards
@@ -904,6 +908,8 @@ queue_next_wake(const struct queue *q)
 		t = x->run_at;
 	if (qs_flow_next(q) < t)
 		t = qs_flow_next(q);
+	if (qs_glimit_next(q) < t)
+		t = qs_glimit_next(q);
 	return t;
 }
 

@@ -95,6 +95,9 @@ struct queue {
 	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
 	uint32_t nflows;    /* tubes with limits: the flows heap has room
 	                       for them all */
+	struct heap gdue;   /* groups a take waits on for a token
+	                       (glimit.h) */
+	uint32_t nglive;    /* groups with limits: gdue has room for all */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;

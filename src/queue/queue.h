@@ -851,6 +851,7 @@ enum queue_snap_type {
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
+	QSNAP_GROUP_SET = 25,  /* a tube's group settings (glimit.c) */
 	QSNAP_THROTTLE = 30,   /* numbered as the record that opens a window */
 };
 

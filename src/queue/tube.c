@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/task.h"
@@ -44,6 +45,7 @@ tube_free(struct tube *tb)
 	heap_fini(&tb->done);
 	free(tb->conf);
 	groups_free(tb->groups);
+	gconf_free(tb->gconf);
 	free(tb->flow); /* off the flows heap already, or the queue goes */
 	hourly_free(tb->hourly);
 	free(tb->rates);

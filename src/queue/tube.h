@@ -14,6 +14,7 @@
 
 /* A tube's own settings; the dead letter's name is copied here. */
 struct groups;
+struct gconf;
 
 struct tube_conf {
 	struct qrec_tube_conf v; /* v.dead_letter points at dead_letter[] */
@@ -38,6 +39,7 @@ struct tube {
 	struct tube_conf *conf; /* NULL: every setting is the server's */
 	struct flow *flow;      /* its flow limits (flow.h); NULL: none */
 	struct groups *groups;  /* its fair groups (group.h); NULL: none */
+	struct gconf *gconf;    /* its group settings (glimit.h); NULL: none */
 	struct hourly *hourly;  /* statistics per hour (hourly.h); NULL: none */
 	struct rates *rates;    /* events per 5 s (rates.h); NULL: none yet */
 	int64_t paused_until;   /* 0: not paused */

@@ -19,3 +19,5 @@ sluice_test(dedupmode LIBS sluice_queue TIMEOUT 60)
 sluice_test(group LIBS sluice_queue TIMEOUT 120)
 # The groups listing by backlog and each group's taken count.
 sluice_test(group_list LIBS sluice_queue TIMEOUT 60)
+# Limits per fair group: caps, rates, overrides, pauses, their records.
+sluice_test(glimit LIBS sluice_queue TIMEOUT 60)

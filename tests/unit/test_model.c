@@ -14,6 +14,15 @@
  * taken at once), which the model holds with a token bucket of its own:
  * a take the queue gives or refuses, the model must too.
  *
+ * Puts into tubes t2 and t3 may name a fair group (g0..g2), and tubes
+ * carry group limits (every group's cap, one group's own cap, a group's
+ * pause: glimit.h). The model does not replay the rotation's turns: a
+ * take must get the best ready task of a group that no limit holds, of
+ * the best priority among those groups (any group's, in turn), and the
+ * best across the tubes of some choice of those; the model then follows
+ * the queue's choice. A group at its cap or paused never hands out a
+ * task, and a take finds nothing exactly when the model finds nothing.
+ *
  * Keyed puts may debounce (a replace due its window from now) or
  * throttle (ignored while the key's window from its last accepted
  * throttled put is open, whatever became of that task; the model keeps
@@ -52,6 +61,17 @@ enum {
 };
 
 enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3, M_DONE = 4 };
+
+enum { NGRP = 3 };
+static const char *const grp_names[NGRP] = { "g0", "g1", "g2" };
+
+/* A tube's group limits: every group's cap (0: none), each group's own
+ * (0: none) and pause. */
+struct mgl {
+	uint32_t def;
+	uint32_t own[NGRP];
+	bool paused[NGRP];
+};
 
 /* A tube's settings: the QREC_TS_* it sets, and their values. */
 struct mconf {
@@ -120,6 +140,7 @@ struct mt {
 	int64_t r_run_at, r_period;
 	int r_pay;
 	uint64_t ver, r_ver; /* the client's versions; 0: none */
+	int grp;             /* its fair group; -1: none */
 };
 
 struct model {
@@ -139,6 +160,7 @@ struct model {
 	struct queue_counters ctr[NTUBE];
 	struct mconf conf[NTUBE];
 	struct mlim lim[NTUBE];
+	struct mgl grpl[NTUBE];
 	struct mev *ev; /* every event the hourly statistics count */
 	size_t nev, evcap;
 };
@@ -506,55 +528,120 @@ m_tube_held(const struct model *m, int tube, int64_t now)
 	return (l->set & QREC_LIM_RATE) && m_credit(m, tube, now) < 1000;
 }
 
-/* The task a take over `mask` tubes gets; NULL with *rc set if none. */
-static struct mt *
-m_best(struct model *m, unsigned mask, int64_t now, int *rc)
+/* Whether group g (>= 0) of tube is held back by its limits: paused,
+ * or as many of its tasks taken as its cap (its own, else every
+ * group's). */
+static bool
+m_group_held(const struct model *m, int tube, int g)
 {
-	struct mt *best = NULL;
+	const struct mgl *l = &m->grpl[tube];
+	uint32_t cap = l->own[g] != 0 ? l->own[g] : l->def, taken = 0;
+
+	if (l->paused[g])
+		return true;
+	if (cap == 0)
+		return false;
+	for (size_t i = 0; i < m->n; i++)
+		taken += m->t[i].tube == tube && m->t[i].grp == g &&
+		    m->t[i].state == M_TAKEN;
+	return taken >= cap;
+}
+
+static bool
+m_less(const struct mt *a, const struct mt *b)
+{
+	if (a->pri != b->pri)
+		return a->pri < b->pri;
+	if (a->run_at != b->run_at)
+		return a->run_at < b->run_at;
+	return a->id < b->id;
+}
+
+/* What a take may get of each tube of `mask`: the tops of its groups
+ * (the best ready task of each group no limit holds, of the best
+ * priority among them; one for a tube without groups). */
+struct tops {
+	struct mt *t[NTUBE][NGRP + 1];
+	size_t n[NTUBE];
+};
+
+/* Fills `o` for the tubes of mask; returns what a take of them answers
+ * (0, SLUICE_EPAUSED or SLUICE_ETIMEDOUT). A paused tube counts only
+ * with a task to hand out; a tube a limit of its own holds is empty. */
+static int
+m_tops(const struct model *m, unsigned mask, int64_t now, bool strict,
+    struct tops *o)
+{
 	bool paused = false;
 
-	for (size_t i = 0; i < m->n; i++) {
-		struct mt *t = &m->t[i];
+	memset(o, 0, sizeof(*o));
+	for (int tube = 0; tube < NTUBE; tube++) {
+		struct mt *best[NGRP + 1] = { NULL };
+		bool held[NGRP];
+		uint32_t pri = UINT32_MAX;
 
-		if (!(mask & (1u << t->tube)) || !m_ready(t, now))
+		if (!(mask & (1u << tube)))
 			continue;
-		if (m->pause[t->tube] > now) {
+		for (int g = 0; g < NGRP; g++)
+			held[g] = m_group_held(m, tube, g);
+		for (size_t i = 0; i < m->n; i++) {
+			struct mt *t = (struct mt *)&m->t[i];
+			int k = t->grp + 1;
+
+			if (t->tube != tube || !m_ready(t, now) ||
+			    (t->grp >= 0 && held[t->grp]))
+				continue;
+			if (best[k] == NULL || m_less(t, best[k]))
+				best[k] = t;
+		}
+		for (int k = 0; k <= NGRP; k++)
+			if (best[k] != NULL && best[k]->pri < pri)
+				pri = best[k]->pri;
+		if (pri == UINT32_MAX)
+			continue; /* nothing to hand out */
+		if (m->pause[tube] > now) {
 			paused = true;
 			continue;
 		}
-		if (m_tube_held(m, t->tube, now)) /* as if it were empty */
+		if (m_tube_held(m, tube, now)) /* as if it were empty */
 			continue;
-		if (best == NULL || t->pri < best->pri ||
-		    (t->pri == best->pri &&
-		        (t->run_at < best->run_at ||
-		            (t->run_at == best->run_at && t->id < best->id))))
-			best = t;
+		for (int k = 0; k <= NGRP; k++)
+			if (best[k] != NULL && best[k]->pri == pri)
+				o->t[tube][o->n[tube]++] = best[k];
+		if (strict)
+			return 0; /* the first tube in order with a task */
 	}
-	*rc = best ? 0 : paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
-	return best;
+	for (int tube = 0; tube < NTUBE; tube++)
+		if (o->n[tube] > 0)
+			return 0;
+	return paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
 }
 
-/* A strict take: the tubes of `mask` one by one in the order of their
- * numbers (the order the take names them), the first with a task wins. */
-static struct mt *
-m_best_in_order(struct model *m, unsigned mask, int64_t now, int *rc)
+/* Whether a take of the tubes of `o` may have got p: one of its tube's
+ * tops, better than some top of every other tube (the take gets the
+ * best of the tubes' tops). */
+static bool
+m_pick_ok(const struct tops *o, const struct mt *p)
 {
-	bool paused = false;
+	bool mine = false;
 
-	for (int i = 0; i < NTUBE; i++) {
-		struct mt *best;
-		int one;
+	if (p == NULL)
+		return false;
+	for (size_t i = 0; i < o->n[p->tube]; i++)
+		mine |= o->t[p->tube][i] == p;
+	if (!mine)
+		return false;
+	for (int y = 0; y < NTUBE; y++) {
+		bool beaten = o->n[y] == 0;
 
-		if (!(mask & (1u << i)))
+		if (y == p->tube)
 			continue;
-		if ((best = m_best(m, 1u << i, now, &one)) != NULL) {
-			*rc = 0;
-			return best;
-		}
-		paused |= one == SLUICE_EPAUSED;
+		for (size_t i = 0; i < o->n[y]; i++)
+			beaten |= m_less(p, o->t[y][i]);
+		if (!beaten)
+			return false;
 	}
-	*rc = paused ? SLUICE_EPAUSED : SLUICE_ETIMEDOUT;
-	return NULL;
+	return true;
 }
 
 /* ---- The run: both sides of each step ------------------------------------ */
@@ -568,6 +655,7 @@ struct run {
 	uint64_t ops, records;
 	uint64_t tube_sets, tube_deletes, dead_letters;
 	uint64_t tube_limits, held; /* TUBE_LIMITs; takes a limit held */
+	uint64_t group_sets, gheld; /* GROUP_SETs; takes a group's held */
 	struct buf snap[NSNAP];
 	size_t snap_at[NSNAP];
 	int nsnap;
@@ -736,6 +824,7 @@ op_put(struct run *r)
 	struct qrec rec;
 	char pay[64];
 	int tube = pick_tube(r), key = -1, p = (int)rnd(r, NPAY);
+	int grp = tube >= 2 && rnd(r, 2) == 0 ? (int)rnd(r, NGRP) : -1;
 	int want = 0, rc;
 	int64_t run_at;
 	struct mt *live;
@@ -747,6 +836,10 @@ op_put(struct run *r)
 	req.payload = pay;
 	req.payload_len = payload(p, pay);
 	req.pri = (uint32_t)rnd(r, 4) * 10;
+	if (grp >= 0) {
+		req.group = grp_names[grp];
+		req.group_len = 2;
+	}
 	if (rnd(r, 3) == 0)
 		req.delay_ms = (int64_t)rnd(r, 3000);
 	if (rnd(r, 20) == 0)
@@ -811,6 +904,14 @@ op_put(struct run *r)
 		req.debounce_ms = 1 + (int64_t)rnd(r, 100);
 		key = -1;
 		want = SLUICE_EINVAL;
+		break;
+	case 8: /* a bad group name */
+		req.group = "a b";
+		req.group_len = 3;
+		req.replace = false;
+		req.if_newer = 0;
+		req.debounce_ms = req.throttle_ms = 0;
+		want = SLUICE_EGROUP;
 		break;
 	case 7: /* both modes, or a window out of range */
 		if (key >= 0) {
@@ -913,9 +1014,10 @@ op_put(struct run *r)
 	assert_true(res.created && res.id == m->next_id && !res.stale);
 	assert_false(res.throttled);
 	assert_int_equal(rec.type,
-	    req.if_newer          ? QREC_PUT_V
-	        : req.throttle_ms ? QREC_PUT_T
-	                          : QREC_PUT);
+	    req.throttle_ms    ? QREC_PUT_T
+	        : grp >= 0     ? QREC_PUT_G
+	        : req.if_newer ? QREC_PUT_V
+	                       : QREC_PUT);
 	commit(r, &rec);
 	assert_true(m->n < MAXLIVE);
 	{
@@ -937,6 +1039,7 @@ op_put(struct run *r)
 		t->dkey = -1;
 		t->created = now;
 		t->pay = p;
+		t->grp = grp;
 		if (key >= 0)
 			m->dedup_id[key] = 0;
 	}
@@ -955,6 +1058,7 @@ op_take(struct run *r)
 	size_t n = 0;
 	int want, rc;
 	struct mt *best;
+	struct tops tops;
 
 	for (int i = 0; i < NTUBE; i++) {
 		if (rnd(r, 2) == 0)
@@ -984,18 +1088,25 @@ op_take(struct run *r)
 		    SLUICE_ETUBE);
 		return;
 	}
-	if (req.strict)
-		best = m_best_in_order(m, mask, r->h.now, &want);
-	else
-		best = m_best(m, mask, r->h.now, &want);
+	want = m_tops(m, mask, r->h.now, req.strict, &tops);
 	for (int i = 0; i < NTUBE; i++)
 		r->held += (mask & (1u << i)) && m->lim[i].set != 0 &&
 		    m_tube_held(m, i, r->h.now);
+	for (size_t i = 0; i < m->n; i++) /* a group held with work */
+		if ((mask & (1u << m->t[i].tube)) && m->t[i].grp >= 0 &&
+		    m_ready(&m->t[i], r->h.now) &&
+		    m_group_held(m, m->t[i].tube, m->t[i].grp)) {
+			r->gheld++;
+			break;
+		}
 	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
 	assert_int_equal(rc, want);
 	if (rc != 0)
 		return;
-	assert_true(rec.u.take.id == best->id);
+	best = m_find(m, rec.u.take.id);
+	if (!m_pick_ok(&tops, best))
+		fail_msg("take got %" PRIu64 ", which the model would not give",
+		    rec.u.take.id);
 	commit(r, &rec);
 	if (m->lim[best->tube].set & QREC_LIM_RATE) { /* a token spent */
 		struct mlim *l = &m->lim[best->tube];
@@ -1727,6 +1838,7 @@ op_tube_delete(struct run *r)
 	m_forget_events(m, tube);
 	m_conf_clear(&m->conf[tube]);
 	memset(&m->lim[tube], 0, sizeof(m->lim[tube]));
+	memset(&m->grpl[tube], 0, sizeof(m->grpl[tube]));
 }
 
 /* Random flow limits for a tube: a rate of 1 to 40 a second with a burst
@@ -1801,6 +1913,128 @@ op_tube_limit(struct run *r)
 	l.credit = (l.set & QREC_LIM_RATE) ? (uint64_t)l.burst * 1000 : 0;
 	l.stamp = r->h.now;
 	m->lim[tube] = l;
+}
+
+/* Group limits: every group's cap or one group's own (set or lifted), a
+ * group's pause or resume; now and then a request that breaks a rule.
+ * A record exactly when the settings change. */
+static void
+op_group_set(struct run *r)
+{
+	struct model *m = r->m;
+	int tube = pick_tube(r), g = (int)rnd(r, NGRP + 1) - 1, want = 0;
+	struct mgl l = m->grpl[tube];
+	struct queue_group_set_req req;
+	struct qrec rec;
+	bool same;
+
+	memset(&req, 0, sizeof(req));
+	req.tube = tube_names[tube];
+	req.tube_len = 2;
+	req.group = g >= 0 ? grp_names[g] : "";
+	req.group_len = g >= 0 ? 2 : 0;
+	req.lim.concurrency = 1 + (uint32_t)rnd(r, 3);
+	switch (rnd(r, 5)) {
+	case 0:
+	case 1:
+		req.set = QREC_LIM_CONCURRENCY;
+		break;
+	case 2:
+		req.unset = QREC_LIM_CONCURRENCY;
+		break;
+	case 3:
+		req.pause = QUEUE_GROUP_PAUSE;
+		break;
+	default:
+		req.pause = QUEUE_GROUP_RESUME;
+		break;
+	}
+	if (g < 0 && req.pause != QUEUE_GROUP_KEEP)
+		want = SLUICE_EINVAL; /* every group is never paused */
+	switch (rnd(r, 20)) {
+	case 0:
+		req.set = QREC_LIM_CONCURRENCY;
+		req.lim.concurrency = 0;
+		want = want != 0 ? want : SLUICE_EINVAL;
+		break;
+	case 1:
+		req.group = "a b";
+		req.group_len = 3;
+		want = SLUICE_EGROUP;
+		break;
+	default:
+		break;
+	}
+	/* a bad name first, then a request broken in itself, then a tube
+	 * the queue does not have, then a value out of range */
+	if (want != SLUICE_EGROUP && !m->exists[tube] &&
+	    !(g < 0 && req.pause != QUEUE_GROUP_KEEP))
+		want = SLUICE_ENOTFOUND;
+	assert_int_equal(
+	    queue_decide_group_set(r->h.q, r->h.now, &req, &rec), want);
+	if (want != 0)
+		return;
+	if (g < 0) {
+		if (req.set)
+			l.def = req.lim.concurrency;
+		if (req.unset)
+			l.def = 0;
+	} else {
+		if (req.set)
+			l.own[g] = req.lim.concurrency;
+		if (req.unset)
+			l.own[g] = 0;
+		if (req.pause != QUEUE_GROUP_KEEP)
+			l.paused[g] = req.pause == QUEUE_GROUP_PAUSE;
+	}
+	same = memcmp(&l, &m->grpl[tube], sizeof(l)) == 0;
+	assert_int_equal(rec.type == QREC_NONE, same);
+	if (same)
+		return;
+	commit(r, &rec);
+	r->group_sets++;
+	m->grpl[tube] = l;
+}
+
+/* The queue's view of a tube's group limits, and of one group's, is the
+ * model's. */
+static void
+compare_groups(struct run *r, int tube)
+{
+	const struct model *m = r->m;
+	const struct mgl *l = &m->grpl[tube];
+	struct queue_group_view v;
+	int g = (int)rnd(r, NGRP);
+	uint32_t nover = 0, npaused = 0, taken = 0, ready = 0;
+	int rc = queue_group_limits(
+	    r->h.q, tube_names[tube], 2, grp_names[g], 2, r->h.now, &v);
+
+	if (!m->exists[tube]) {
+		assert_int_equal(rc, SLUICE_ENOTFOUND);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	for (int k = 0; k < NGRP; k++) {
+		nover += l->own[k] != 0 || l->paused[k];
+		npaused += l->paused[k];
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mt *t = &m->t[i];
+
+		if (t->tube != tube || t->grp != g)
+			continue;
+		taken += t->state == M_TAKEN;
+		ready += m_ready(t, r->h.now);
+	}
+	assert_int_equal(v.def.concurrency, l->def);
+	assert_int_equal(v.noverrides, nover);
+	assert_int_equal(v.npaused, npaused);
+	assert_int_equal(v.paused, l->paused[g]);
+	assert_int_equal(v.lim.concurrency, l->own[g] ? l->own[g] : l->def);
+	assert_int_equal(v.taken, taken);
+	assert_int_equal(v.ready, ready);
+	assert_int_equal(
+	    v.holding != 0 && ready > 0, m_group_held(m, tube, g) && ready > 0);
 }
 
 /* The server's ttr timer: every expired lease, earliest deadline first. */
@@ -2033,7 +2267,7 @@ compare(struct run *r)
 	struct qrec rec;
 	uint64_t total = 0;
 	int want, rc;
-	struct mt *best;
+	struct tops tops;
 
 	for (int i = 0; i < NTUBE; i++) {
 		struct queue_tube_stats s;
@@ -2078,11 +2312,14 @@ compare(struct run *r)
 		total += c[0] + c[1] + c[2] + c[3] + c[4];
 	}
 	assert_true(total == m->n);
-	best = m_best(m, (1u << NTUBE) - 1, now, &want);
+	want = m_tops(m, (1u << NTUBE) - 1, now, false, &tops);
 	rc = queue_decide_take(r->h.q, now, &tr, &rec);
 	assert_int_equal(rc, want);
-	if (rc == 0)
-		assert_true(rec.u.take.id == best->id);
+	if (rc == 0 && !m_pick_ok(&tops, m_find(m, rec.u.take.id)))
+		fail_msg("a take would get %" PRIu64 ", which the model would "
+		         "not give",
+		    rec.u.take.id);
+	compare_groups(r, (int)rnd(r, NTUBE));
 	if (m->n > 0)
 		compare_task(r, &m->t[rnd(r, m->n)]);
 	if (rnd(r, 4) == 0)
@@ -2293,7 +2530,7 @@ step(struct run *r, size_t i)
 	else if (c < 92)
 		rnd(r, 8) ? op_tube_set(r) : op_tube_delete(r);
 	else if (c < 93)
-		op_tube_limit(r);
+		rnd(r, 2) ? op_tube_limit(r) : op_group_set(r);
 	else if (c < 96)
 		op_sessions(r, 1 + rnd(r, NSESSION));
 	else if (c < 97)
@@ -2396,13 +2633,16 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		    " ttr %" PRIu64 " session %" PRIu64 " replace %" PRIu64
 		    ", %" PRIu64 " tasks, %" PRIu64 " done; tube set %" PRIu64
 		    " delete %" PRIu64 ", dead letters %" PRIu64
-		    "; limits %" PRIu64 ", held %" PRIu64 "\n",
+		    "; limits %" PRIu64 ", held %" PRIu64
+		    "; group sets %" PRIu64 ", held by a group %" PRIu64 "\n",
 		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
 		    c->kick, c->del, c->ttr_expired, c->session_released,
 		    c->replace, st.tasks, st.done, r->tube_sets,
-		    r->tube_deletes, r->dead_letters, r->tube_limits, r->held);
+		    r->tube_deletes, r->dead_letters, r->tube_limits, r->held,
+		    r->group_sets, r->gheld);
 		assert_true(r->tube_sets > 0 && r->tube_deletes > 0 &&
 		    r->dead_letters > 0 && r->tube_limits > 0 && r->held > 0);
+		assert_true(r->group_sets > 0 && r->gheld > 0);
 	}
 	*ops += r->ops;
 	*records += r->records;

@@ -183,6 +183,14 @@ samples(struct qrec *out)
 	out[n].type = QREC_TUBE_LIMIT; /* no limit any more */
 	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3, { 0 } };
 	n++;
+	out[n].type = QREC_GROUP_SET; /* every group: 10/s, burst 2, 2 */
+	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "", 0,
+		{ QREC_LIM_ALL, 10, 1000, 2, 2 }, false };
+	n++;
+	out[n].type = QREC_GROUP_SET; /* one group paused, its own cap */
+	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "tenant-7", 8,
+		{ QREC_LIM_CONCURRENCY, 0, 0, 0, 5 }, true };
+	n++;
 	out[n].type = QREC_PUT_T; /* opens its key's throttle window */
 	out[n].u.put = (struct qrec_put) { 10, "hooks", 5, "h", 1, "acct-3", 6,
 		1024, 60000, 0, T0, 0, 0, T0 + 60000, NULL, 0 };
@@ -282,6 +290,15 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    b->u.tube_limit.tube, b->u.tube_limit.tube_len);
 		assert_true(qrec_limits_equal(
 		    &a->u.tube_limit.lim, &b->u.tube_limit.lim));
+		break;
+	case QREC_GROUP_SET:
+		same_bytes(a->u.group_set.tube, a->u.group_set.tube_len,
+		    b->u.group_set.tube, b->u.group_set.tube_len);
+		same_bytes(a->u.group_set.group, a->u.group_set.group_len,
+		    b->u.group_set.group, b->u.group_set.group_len);
+		assert_true(qrec_limits_equal(
+		    &a->u.group_set.lim, &b->u.group_set.lim));
+		assert_true(a->u.group_set.paused == b->u.group_set.paused);
 		break;
 	case QREC_TUBE_DELETE:
 		same_bytes(a->u.tube_delete.tube, a->u.tube_delete.tube_len,

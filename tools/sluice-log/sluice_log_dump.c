@@ -413,6 +413,19 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    l->rate, l->per_ms, l->burst, l->concurrency);
 		break;
 	}
+	case QREC_GROUP_SET: {
+		const struct qrec_limits *l = &r->u.group_set.lim;
+
+		buf_printf(b, ",\"group\":\"%.*s\"",
+		    (int)r->u.group_set.group_len, r->u.group_set.group);
+		buf_printf(b,
+		    ",\"rate\":%" PRIu32 ",\"per_ms\":%" PRIu32
+		    ",\"burst\":%" PRIu32 ",\"concurrency\":%" PRIu32
+		    ",\"paused\":%s",
+		    l->rate, l->per_ms, l->burst, l->concurrency,
+		    r->u.group_set.paused ? "true" : "false");
+		break;
+	}
 	}
 }
 
@@ -452,6 +465,10 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_TUBE_LIMIT:
 		*p = r->u.tube_limit.tube;
 		*n = r->u.tube_limit.tube_len;
+		return true;
+	case QREC_GROUP_SET:
+		*p = r->u.group_set.tube;
+		*n = r->u.group_set.tube_len;
 		return true;
 	}
 	return false;

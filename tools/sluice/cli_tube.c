@@ -28,6 +28,9 @@ enum {
 	T_RATE,
 	T_BURST,
 	T_CONCURRENCY,
+	T_GROUP_RATE,
+	T_GROUP_BURST,
+	T_GROUP_CONCURRENCY,
 };
 
 /* What the command line asks. */
@@ -37,9 +40,12 @@ struct tube_args {
 	unsigned named;              /* every setting named */
 	bool force;
 	bool json;
-	struct sluice_limits lim; /* lim.set: the limits given */
-	unsigned lunset;          /* the limits given as `none` */
-	bool burst;               /* --burst given */
+	struct sluice_limits lim;  /* lim.set: the limits given */
+	unsigned lunset;           /* the limits given as `none` */
+	bool burst;                /* --burst given */
+	struct sluice_limits glim; /* every group's: --group-rate ... */
+	unsigned glunset;
+	bool gburst;
 };
 
 /* --rate N/s|m|h, --burst N, --concurrency N; `none` (or `default`)
@@ -47,39 +53,45 @@ struct tube_args {
 static int
 parse_limit(struct cli *cli, int opt, const char *s, struct tube_args *a)
 {
+	bool grp = opt >= T_GROUP_RATE;
+	int o = grp ? opt - T_GROUP_RATE + T_RATE : opt;
+	struct sluice_limits *lim = grp ? &a->glim : &a->lim;
+	unsigned *lunset = grp ? &a->glunset : &a->lunset;
+	bool *burst = grp ? &a->gburst : &a->burst;
 	unsigned bit =
-	    opt == T_CONCURRENCY ? SLUICE_LIM_CONCURRENCY : SLUICE_LIM_RATE;
-	const char *name = opt == T_RATE ? "--rate"
-	    : opt == T_BURST             ? "--burst"
-	                                 : "--concurrency";
+	    o == T_CONCURRENCY ? SLUICE_LIM_CONCURRENCY : SLUICE_LIM_RATE;
+	const char *name = o == T_RATE ? (grp ? "--group-rate" : "--rate")
+	    : o == T_BURST             ? (grp ? "--group-burst" : "--burst")
+	    : grp                      ? "--group-concurrency"
+	                               : "--concurrency";
 	uint64_t v;
 
-	if (opt == T_BURST) {
-		if (a->burst)
-			return cli_usage_error(cli, "--burst is given twice");
-		a->burst = true;
+	if (o == T_BURST) {
+		if (*burst)
+			return cli_usage_error(cli, "%s is given twice", name);
+		*burst = true;
 		if (cli_parse_num(cli, name, s, 1, 1000000, &v) != 0)
 			return EXIT_USAGE;
-		a->lim.burst = (uint32_t)v;
+		lim->burst = (uint32_t)v;
 		return 0;
 	}
-	if ((a->lim.set | a->lunset) & bit)
+	if ((lim->set | *lunset) & bit)
 		return cli_usage_error(cli, "%s is given twice", name);
 	if (strcmp(s, "none") == 0 || strcmp(s, "default") == 0) {
-		a->lunset |= bit;
+		*lunset |= bit;
 		return 0;
 	}
-	a->lim.set |= bit;
-	if (opt == T_RATE) {
-		if (rate_parse(s, &a->lim.rate, &a->lim.per_ms) != 0)
+	lim->set |= bit;
+	if (o == T_RATE) {
+		if (rate_parse(s, &lim->rate, &lim->per_ms) != 0)
 			return cli_usage_error(cli,
-			    "--rate takes " RATE_SYNTAX " or none, not \"%s\"",
-			    s);
+			    "%s takes " RATE_SYNTAX " or none, not \"%s\"",
+			    name, s);
 		return 0;
 	}
 	if (cli_parse_num(cli, name, s, 1, 1000000, &v) != 0)
 		return EXIT_USAGE;
-	a->lim.concurrency = (uint32_t)v;
+	lim->concurrency = (uint32_t)v;
 	return 0;
 }
 
@@ -168,6 +180,10 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 		{ "rate", required_argument, NULL, T_RATE },
 		{ "burst", required_argument, NULL, T_BURST },
 		{ "concurrency", required_argument, NULL, T_CONCURRENCY },
+		{ "group-rate", required_argument, NULL, T_GROUP_RATE },
+		{ "group-burst", required_argument, NULL, T_GROUP_BURST },
+		{ "group-concurrency", required_argument, NULL,
+		    T_GROUP_CONCURRENCY },
 		{ "force", no_argument, NULL, T_FORCE },
 		{ "json", no_argument, NULL, T_JSON },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,6 +206,9 @@ parse_args(struct cli *cli, int argc, char **argv, struct tube_args *a)
 		case T_RATE:
 		case T_BURST:
 		case T_CONCURRENCY:
+		case T_GROUP_RATE:
+		case T_GROUP_BURST:
+		case T_GROUP_CONCURRENCY:
 			if ((rc = parse_limit(cli, ch, optarg, a)) != 0)
 				return rc;
 			break;
@@ -226,6 +245,28 @@ cli_print_limits(const struct sluice_limits *l)
 		    "held back", l->held, l->held == 1 ? "" : "s");
 }
 
+/* The group limits' lines of tube show (none when the tube has no
+ * group settings). */
+static void
+print_group_limits(const struct sluice_group_info *g)
+{
+	char rate[32];
+
+	if (g->every.set == 0 && g->overrides == 0)
+		return;
+	if (g->every.set & SLUICE_LIM_RATE) {
+		rate_fmt(rate, sizeof(rate), g->every.rate, g->every.per_ms);
+		printf("  %-13s %s a group, burst %" PRIu32 "\n", "group rate",
+		    rate, g->every.burst);
+	}
+	if (g->every.set & SLUICE_LIM_CONCURRENCY)
+		printf("  %-13s %" PRIu32 " a group\n", "group conc.",
+		    g->every.concurrency);
+	printf("  %-13s %" PRIu32 " with their own settings (%" PRIu32
+	       " paused), %" PRIu32 " held back now\n",
+	    "groups", g->overrides, g->paused_groups, g->held_groups);
+}
+
 static void
 print_conf(const char *tube, const struct sluice_tube_conf *c,
     const struct sluice_limits *l, bool json)
@@ -254,9 +295,12 @@ operand_check(struct cli *cli, const char *sub, const struct tube_args *a)
 	if (strcmp(sub, "set") == 0) {
 		if (a->burst && !(a->lim.set & SLUICE_LIM_RATE))
 			return "--burst goes with --rate (the rate's bucket)";
+		if (a->gburst && !(a->glim.set & SLUICE_LIM_RATE))
+			return "--group-burst goes with --group-rate";
 		return a->force ? "--force is delete's" : NULL;
 	}
-	if (a->named != 0 || a->lim.set != 0 || a->lunset != 0 || a->burst)
+	if (a->named != 0 || a->lim.set != 0 || a->lunset != 0 || a->burst ||
+	    a->glim.set != 0 || a->glunset != 0 || a->gburst)
 		return "the settings (--ttr ...) and limits (--rate ...) are "
 		       "set's";
 	if (strcmp(sub, "show") == 0 && a->force)
@@ -269,7 +313,8 @@ static const char tube_usage[] =
     "                   [--backoff BASE,CAP] [--keep-done DUR]\n"
     "                   [--lost-lease immediate|backoff]\n"
     "                   [--dead-letter TUBE2] [--rate N/s|m|h [--burst N]]\n"
-    "                   [--concurrency N] [--json]\n"
+    "                   [--concurrency N] [--group-concurrency N]\n"
+    "                   [--group-rate N/s|m|h [--group-burst N]] [--json]\n"
     "       sluice tube show TUBE [--json]\n"
     "       sluice tube delete TUBE [--force] [--json]\n";
 static const char tube_help[] =
@@ -298,6 +343,12 @@ static const char tube_help[] =
     "                           (default: 100 ms of tokens, at least 1)\n"
     "      --concurrency N      a limit: at most N tasks of the tube taken\n"
     "                           at once, by every worker; none lifts it\n"
+    "      --group-concurrency N  every fair group of the tube: at most N\n"
+    "                           of its tasks taken at once (sluice group\n"
+    "                           set T G overrides it for one); none lifts\n"
+    "      --group-rate N/s|m|h every fair group: at most N of its tasks\n"
+    "                           handed out a second, minute or hour\n"
+    "      --group-burst N      each group's bucket (default: 100 ms)\n"
     "      --force              delete: the tube's tasks too (else a tube\n"
     "                           with tasks is refused)\n"
     "      --json               print the settings as JSON (set, show), or\n"
@@ -309,8 +360,9 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	struct tube_args a;
 	struct sluice_tube_conf now;
 	struct sluice_limits lnow;
+	struct sluice_group_info gnow;
 	const char *sub, *tube, *why;
-	bool limits;
+	bool limits, glimits;
 	uint64_t deleted;
 	int rc;
 
@@ -328,10 +380,12 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	if ((why = operand_check(cli, sub, &a)) != NULL)
 		return cli_usage_error(cli, "%s", why);
 	limits = a.lim.set != 0 || a.lunset != 0;
-	if (strcmp(sub, "set") == 0 && a.named == 0 && !limits)
+	glimits = a.glim.set != 0 || a.glunset != 0;
+	if (strcmp(sub, "set") == 0 && a.named == 0 && !limits && !glimits)
 		return cli_usage_error(cli,
 		    "set what? --ttr, --max-attempts, --backoff, --keep-done, "
-		    "--lost-lease, --dead-letter, --rate or --concurrency");
+		    "--lost-lease, --dead-letter, --rate, --concurrency or "
+		    "--group-concurrency, --group-rate");
 	if ((rc = cli_connect(cli)) != 0)
 		return rc;
 	if (strcmp(sub, "delete") == 0) {
@@ -359,6 +413,10 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 		}
 		return cli_fail(cli, rc, "tube set %s", tube);
 	}
+	if (glimits &&
+	    (rc = sluice_group_set(
+	         cli->c, tube, NULL, &a.glim, a.glunset, NULL)) != 0)
+		return cli_fail(cli, rc, "tube set %s: group limits", tube);
 	rc = strcmp(sub, "set") == 0 && a.named != 0
 	    ? sluice_tube_set(cli->c, tube, &a.set, a.unset, &now)
 	    : sluice_tube_show(cli->c, tube, &now);
@@ -372,6 +430,9 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 		memset(&lnow, 0, sizeof(lnow));
 	}
 	print_conf(tube, &now, &lnow, a.json);
+	/* a server from before group limits does not know the op */
+	if (!a.json && sluice_group_show(cli->c, tube, NULL, &gnow) == 0)
+		print_group_limits(&gnow);
 	return EXIT_OK;
 }
 

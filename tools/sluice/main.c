@@ -71,6 +71,7 @@ static const char main_help[] =
     "  stats     counts per tube and state, log and replication state\n"
     "  list      a tube's tasks, by state and order\n"
     "  groups    a tube's fair groups: ready, taken, oldest ready\n"
+    "  group     one fair group's limits; pause or resume it\n"
     "  errors    a tube's tasks counted by last error\n"
     "  rates     events per second lately: puts, takes, acks, fails, ...\n"
     "  pause     stop handing out a tube's tasks for a while\n"
@@ -122,6 +123,7 @@ static const struct cli_command *const commands[] = {
 	&cli_cmd_stats,
 	&cli_cmd_list,
 	&cli_cmd_groups,
+	&cli_cmd_group,
 	&cli_cmd_errors,
 	&cli_cmd_rates,
 	&cli_cmd_pause,

@@ -13,8 +13,8 @@ import struct
 from typing import Callable, NamedTuple
 
 from . import errors as E
-from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, Groups,
-                    History, Hour,
+from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, GroupLimits,
+                    Groups, History, Hour,
                     ItemResult, Limit, Limits, Member, MemberRole, Order,
                     Pending, PutResult, Role, Setting, Settings, State, Stats,
                     Switchover, Task, TaskPage)
@@ -33,6 +33,7 @@ OPS = {
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
+    "group": 0x2A,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -249,6 +250,29 @@ def _limits(rflags, r):
     own, rate, per, burst, conc, tokens, taken, held = r.unpack("BIIIIQQQ")
     return r.done(Limits(tube, Limit(own), rate, per, burst, conc, tokens,
                          taken, held))
+
+
+_GROUP_VERBS = {"show": 0, "set": 1, "pause": 2, "resume": 3}
+_GROUP_HOLDS = ("none", "rate", "concurrency", "paused")
+
+
+def _group(rflags, r):
+    def lim():
+        s, rate, per, burst, conc = r.unpack("BIIII")
+        return Limit(s), rate, per, burst, conc
+
+    tube = r.str16()
+    group = r.str16()
+    every = lim()
+    overrides, paused_groups, held_groups, gflags = r.unpack("IIIB")
+    own = lim()
+    now = lim()
+    ready, taken, tokens, holding = r.unpack("IIQB")
+    return r.done(GroupLimits(
+        tube, group, every, overrides, paused_groups, held_groups,
+        bool(gflags & 0x01), bool(gflags & 0x02), bool(gflags & 0x04),
+        own, now, ready, taken, tokens,
+        _GROUP_HOLDS[holding] if holding < 4 else "?"))
 
 
 _PER_MS = {"s": 1000, "sec": 1000, "m": 60000, "min": 60000,
@@ -753,6 +777,48 @@ class Operations:
         """A tube's flow limits and where they stand."""
         return self._do(Request("tube_show", 0x01, str16(tube), _limits,
                                 safe=True))
+
+    def _group_op(self, tube, group, verb, rate=None, burst=0,
+                  concurrency=None, unset=Limit(0)):
+        n, per = parse_rate(rate) if rate is not None else (0, 0)
+        s = (_flag(rate is not None, Limit.RATE)
+             | _flag(concurrency is not None, Limit.CONCURRENCY))
+        body = (str16(tube) + str16(group or "")
+                + struct.pack("<BBBIIII", _GROUP_VERBS[verb], int(unset), s,
+                              n, per, burst if rate is not None else 0,
+                              concurrency or 0))
+        # setting values is idempotent: safe to send again
+        return self._do(Request("group", 0, body, _group, safe=True))
+
+    def group_set(self, tube, group=None, *, rate=None, burst=0,
+                  concurrency=None, unset=Limit(0)):
+        """Sets the limits of one fair group of a tube (its own, which
+        replace every group's limit by limit), or with group None those
+        every named group of the tube gets: rate as "10/s" (also /m, /h)
+        with its burst (0: 100 ms of tokens), concurrency as tasks taken
+        at once; those in unset (Limit bits) are lifted. The tube must
+        exist (NotFound); a bad limit is Invalid, a bad group name
+        BadGroup, and nothing changes. Returns the GroupLimits."""
+        return self._group_op(tube, group, "set", rate, burst, concurrency,
+                              unset)
+
+    def group_clear(self, tube, group):
+        """Lifts one group's own limits (its pause stays)."""
+        return self._group_op(tube, group, "set",
+                              unset=Limit.RATE | Limit.CONCURRENCY)
+
+    def group_pause(self, tube, group):
+        """Pauses one fair group: its tasks stay ready, the other groups'
+        are handed out, until group_resume."""
+        return self._group_op(tube, group, "pause")
+
+    def group_resume(self, tube, group):
+        return self._group_op(tube, group, "resume")
+
+    def group_limits(self, tube, group=None):
+        """A tube's group limits and, with group, where that group
+        stands (GroupLimits)."""
+        return self._group_op(tube, group, "show")
 
     def tube_delete(self, tube, *, force=False):
         """Removes a tube (with force, its tasks too); returns the tasks

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
-           "Cluster", "Switchover", "TaskPage", "Group", "Groups"]
+           "GroupLimits", "Cluster", "Switchover", "TaskPage", "Group", "Groups"]
 
 
 class State(IntEnum):
@@ -81,6 +81,34 @@ class Limits:
             return None
         unit = {1000: "s", 60000: "m", 3600000: "h"}.get(self.per_ms, "?")
         return "%d/%s" % (self.rate, unit)
+
+
+@dataclass
+class GroupLimits:
+    """A tube's group limits (docs/queue.md, "Group limits"), and one
+    group's: every is the (Limit, rate, per_ms, burst, concurrency) every
+    named group gets; own the group's own, limits those in force; held_by
+    is "none", "rate", "concurrency" or "paused"."""
+    tube: str
+    group: str
+    every: tuple
+    overrides: int
+    paused_groups: int
+    held_groups: int
+    own_settings: bool
+    paused: bool
+    live: bool
+    own: tuple
+    limits: tuple
+    ready: int
+    taken: int
+    tokens: int
+    held_by: str
+
+    @property
+    def concurrency(self):
+        """The concurrency in force for the group, or None."""
+        return self.limits[4] if self.limits[0] & Limit.CONCURRENCY else None
 
 
 @dataclass

@@ -219,6 +219,37 @@ class ClientTest(ServerTest):
         self.assertEqual((lim.own, lim.rate), (sluice.Limit.CONCURRENCY, 0))
         self.assertEqual(len(self.c.take("lim", max=5)), 2)
 
+    def test_group_limits(self):
+        # Every group's cap, one group's own, a pause: a held group is
+        # skipped while the others flow; bad input is refused and
+        # changes nothing; the settings stay without tasks.
+        with self.assertRaises(sluice.NotFound):
+            self.c.group_set("gl", concurrency=1)
+        for g in ("a", "a", "a", "b", "b", "c"):
+            self.c.put("gl", g, group=g)
+        with self.assertRaises(sluice.Invalid):
+            self.c.group_set("gl", "a", rate="0/s")
+        with self.assertRaises(sluice.BadGroup):
+            self.c.group_set("gl", "a b", concurrency=1)
+        every = self.c.group_set("gl", concurrency=1)
+        self.assertEqual(every.every[4], 1)
+        a = self.c.group_set("gl", "a", concurrency=2)
+        self.assertEqual((a.own_settings, a.concurrency), (True, 2))
+        self.assertTrue(self.c.group_pause("gl", "c").paused)
+        got = sorted(t.payload.decode()
+                     for t in self.c.take("gl", max=10, detach=True))
+        self.assertEqual(got, ["a", "a", "b"])
+        self.assertEqual(self.c.take("gl"), [])
+        b = self.c.group_limits("gl", "b")
+        self.assertEqual((b.taken, b.ready, b.held_by), (1, 1,
+                                                         "concurrency"))
+        self.assertEqual(self.c.group_resume("gl", "c").paused, False)
+        self.assertEqual([t.payload for t in self.c.take("gl")], [b"c"])
+        self.c.group_clear("gl", "a")
+        self.assertEqual(self.c.group_limits("gl", "a").concurrency, 1)
+        z = self.c.group_pause("gl", "z")
+        self.assertEqual((z.paused, z.live), (True, False))
+
     def test_fair_groups(self):
         # A put names its group; take, peek and the CLI show it; equal
         # priorities go round the groups; a bad name is BadGroup, in a

@@ -202,6 +202,7 @@ face_sp_bulky(const uint8_t *req, size_t len)
 	case MSG_OP_DELETE_WHERE:
 	case MSG_OP_TUBE_SET:
 	case MSG_OP_TUBE_DELETE:
+	case MSG_OP_GROUP:
 	case MSG_OP_AUTH:
 		return false;
 	default:

@@ -193,6 +193,17 @@ size_t ops_limit_kvs(
 /* Whether the tube has limits (it is then listed, as with settings). */
 bool ops_limit_has(const struct core *c, const char *name, size_t len);
 
+/* ---- group.c: the limits of a tube's fair groups ------------------------ */
+
+enum { OPS_GROUP_KVS = 7 }; /* key/values ops_group_kvs adds, at most */
+
+/* group (0x2a): shows, sets, pauses or resumes a group's settings. */
+void ops_group(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+/* Appends the stats key/values of a tube with group settings to kv[n..];
+ * returns how many (0: none). */
+size_t ops_group_kvs(const struct core *c, const char *name, size_t len,
+    struct msg_kv *kv, size_t n);
+
 /* ---- read.c ----------------------------------------------------------- */
 
 void ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req);

@@ -47,7 +47,8 @@ enum {
 };
 
 struct tube_kvs {
-	struct msg_kv kv[TUBE_KVS + OPS_LIMIT_KVS + DURATION_KVS + 2];
+	struct msg_kv
+	    kv[TUBE_KVS + OPS_LIMIT_KVS + OPS_GROUP_KVS + DURATION_KVS + 2];
 };
 
 static void
@@ -345,6 +346,8 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
 	counters_kvs(&ts->ctr, ts->done, k, &out->more);
 	out->more.n += (uint32_t)ops_limit_kvs(
 	    c, ts->name, ts->name_len, k->kv, out->more.n);
+	out->more.n += (uint32_t)ops_group_kvs(
+	    c, ts->name, ts->name_len, k->kv, out->more.n);
 	if (ts->groups > 0) { /* its fair groups: named ones, and those
 		                 with ready tasks ("" among them) */
 		size_t n = out->more.n;
@@ -371,7 +374,9 @@ tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
 	    ts->paused_until != 0 || ts->settings != 0)
 		return false;
-	if (ops_limit_has(c, ts->name, ts->name_len))
+	if (ops_limit_has(c, ts->name, ts->name_len) ||
+	    ops_group_kvs(c, ts->name, ts->name_len,
+	        (struct msg_kv[OPS_GROUP_KVS]) { 0 }, 0) > 0)
 		return false;
 	return !waiters_on(&c->waits, ts->name, ts->name_len);
 }

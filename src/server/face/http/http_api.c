@@ -38,6 +38,7 @@
 #include "proto/msg.h"
 #include "server/face/http/http_api.h"
 #include "server/face/http/http_api_answer.h"
+#include "server/face/http/http_api_group.h"
 #include "server/face/http/http_api_task.h"
 #include "server/face/http/http_api_tube.h"
 #include "server/face/http/http_face.h"
@@ -295,6 +296,9 @@ route(struct http_api_call *c)
 		req.op = MSG_OP_SNAPSHOT;
 		http_api_send_shape(c, &req, SH_LSN);
 	} else if (strcmp(c->seg[0], "tubes") == 0 &&
+	    (http_api_group_methods(c) & method_bit(c->method)) != 0) {
+		http_api_group_route(c);
+	} else if (strcmp(c->seg[0], "tubes") == 0 &&
 	    (c->nseg == 2 ? strcmp(c->method, "POST") != 0
 	                  : c->nseg == 3 && route_tube_verb(c))) {
 		http_api_tube_route(c);
@@ -395,10 +399,14 @@ path_methods(const struct http_api_call *c)
 		return strcmp(s0, "keys") == 0 ? HTTP_M_GET | HTTP_M_DELETE : 0;
 	case 3:
 		if (strcmp(s0, "tubes") == 0)
-			return tube_verb_methods(c->seg[2]);
+			return tube_verb_methods(c->seg[2]) |
+			    http_api_group_methods(c);
 		return strcmp(s0, "tasks") == 0 && route_task_verb(c->seg[2])
 		    ? HTTP_M_POST
 		    : 0;
+	case 4:
+	case 5:
+		return strcmp(s0, "tubes") == 0 ? http_api_group_methods(c) : 0;
 	default:
 		return 0;
 	}
@@ -447,6 +455,8 @@ admin_route(struct http_api_call *c)
 		return false;
 	if (c->nseg == 1)
 		return strcmp(s0, "snapshot") == 0;
+	if (strcmp(s0, "tubes") == 0 && http_api_group_methods(c) != 0)
+		return true; /* a group's limits or pause */
 	if (strcmp(s0, "tubes") == 0)
 		return c->nseg == 2 || strcmp(verb, "kick") == 0 ||
 		    strcmp(verb, "release") == 0 ||
@@ -536,6 +546,8 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 	if (strcmp(verb, "take") == 0)
 		return MSG_OP_TAKE;
 	snprintf(tube, cap, "%s", c->seg[1]);
+	if (http_api_group_methods(c) != 0)
+		return strcmp(m, "GET") == 0 ? 0 : MSG_OP_GROUP;
 	if (c->nseg == 2)
 		return strcmp(m, "PUT") == 0 ? MSG_OP_TUBE_SET
 		    : del                    ? MSG_OP_TUBE_DELETE

@@ -21,6 +21,7 @@
 #include "client/result.h"
 #include "json/json.h"
 #include "proto/msg.h"
+#include "server/face/http/http_api_group.h"
 #include "server/face/http/http_api_answer.h"
 #include "server/face/http/http_respond.h"
 #include "sluice.h"
@@ -365,6 +366,9 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 		}
 		break;
 	}
+	case SH_GROUP:
+		http_api_group_json(f, &rep->group);
+		break;
 	case SH_PAUSE:
 		fprintf(f, "{\"paused_until\":%" PRIu64 "}", rep->until);
 		break;

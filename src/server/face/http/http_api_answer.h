@@ -38,6 +38,7 @@ enum http_api_shape {
 	SH_PAUSE,   /* {"paused_until":MS} */
 	SH_LSN,     /* {"lsn":N} */
 	SH_CLUSTER, /* json_cluster: the members as the node sees them */
+	SH_GROUP,   /* a group's limits (http_api_group.h) */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):
