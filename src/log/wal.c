@@ -118,7 +118,56 @@ wal_seg_unref(struct wal_seg *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->dfd >= 0)
+		close(s->dfd);
 	free(s);
+}
+
+int
+wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path)
+{
+	if (!w->direct || s->dfd >= 0)
+		return 0;
+	s->dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	return s->dfd < 0 ? -errno : 0;
+}
+
+/* WAL_COMMIT_DIRECT, once the segment to write is open: its O_DIRECT
+ * descriptor, and the alignment the file system asks of it (a read of
+ * 512 bytes, else of a block, must pass). Where O_DIRECT is refused, the
+ * writer commits inline and says so. Returns 0 or -errno. */
+static int
+direct_start(struct wal *w)
+{
+	int rc;
+
+	if (w->cfg.commit != WAL_COMMIT_DIRECT)
+		return 0;
+	if (posix_memalign((void **)&w->tail, WAL_BLOCK, WAL_BLOCK) != 0)
+		return -ENOMEM;
+	w->direct = true;
+	rc = wal_seg_open_direct(w, w->cur, w->cur->path);
+	if (rc == 0) {
+		w->dio_align = 512;
+		if (pread(w->cur->dfd, w->tail, 512, 0) < 0) {
+			w->dio_align = WAL_BLOCK;
+			if (pread(w->cur->dfd, w->tail, WAL_BLOCK, 0) < 0)
+				rc = -errno;
+		}
+	}
+	if (rc == -EINVAL) {
+		log_info("wal",
+		    "the file system refuses O_DIRECT: the log commits "
+		    "inline (pwrite + fdatasync on the loop's thread) dir=%s",
+		    w->dir);
+		if (w->cur->dfd >= 0)
+			close(w->cur->dfd);
+		w->cur->dfd = -1;
+		w->direct = false;
+		w->cfg.commit = WAL_COMMIT_INLINE;
+		return 0;
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -178,6 +227,7 @@ open_last(struct wal *w, const struct logdir_end *end, struct wal_seg **out)
 	if (s == NULL)
 		return -ENOMEM;
 	s->refs = 1;
+	s->dfd = -1;
 	s->first_lsn = end->seg_first_lsn;
 	s->size = end->seg_size;
 	rc = seg_path(s->path, sizeof(s->path), w->dir, s->first_lsn);
@@ -287,6 +337,13 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		    w->dir, sluice_strerror(rc));
 		goto fail;
 	}
+	rc = direct_start(w);
+	if (rc != 0) {
+		log_err("wal",
+		    "cannot open the log for O_DIRECT dir=%s error=\"%s\"",
+		    w->dir, sluice_strerror(rc));
+		goto fail;
+	}
 	w->written_lsn = w->synced_lsn = w->durable_lsn = w->next_lsn - 1;
 	/* Not clean from here on: synced before the first record. */
 	rc = durable_open(&w->mark, w->dir, w->synced_lsn);
@@ -327,6 +384,7 @@ fail:
 	iochain_ring_close(&w->ring);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
+	free(w->tail);
 	free(w);
 	return rc;
 }
@@ -594,6 +652,12 @@ wal_poisoned(const struct wal *w)
 	return w->poisoned;
 }
 
+enum wal_commit
+wal_commit_mode(const struct wal *w)
+{
+	return w->cfg.commit;
+}
+
 /* Waits for completions until `deadline` (monotonic ns); 0 or
  * SLUICE_ETIMEDOUT. */
 static int
@@ -797,11 +861,14 @@ wal_close(struct wal *w)
 
 		w->idle = b->next;
 		buf_fini(&b->data);
+		free(b->dio);
 		free(b);
 	}
 	wal_seg_unref(w->sync.seg);
 	wal_seg_unref(w->wseg);
+	wal_seg_unref(w->tail_seg);
 	wal_seg_unref(w->cur);
+	free(w->tail);
 	close(w->dirfd);
 	pthread_mutex_destroy(&w->alloc.mu);
 	pthread_cond_destroy(&w->alloc.cv);

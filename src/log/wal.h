@@ -1,11 +1,13 @@
 /* wal - the log writer: group commit, rotation into preallocated
  * segments, the fsync policies, space reservation.
  *
- * How a batch reaches the disk (wal_config.commit). By default
- * (WAL_COMMIT_INLINE) its write and fdatasync are plain system calls made
+ * How a batch reaches the disk (wal_config.commit). With WAL_COMMIT_DIRECT
+ * (the server's default) it is one O_DIRECT write of aligned blocks with
+ * RWF_DSYNC, submitted to io_uring and finished by wal_reap; with
+ * WAL_COMMIT_INLINE its write and fdatasync are plain system calls made
  * in wal_submit, on the caller's thread, when nothing else is in flight;
- * with WAL_COMMIT_RING they are submitted to io_uring and finished by
- * wal_reap. The `interval` policy's timer and timed fdatasync always go
+ * with WAL_COMMIT_RING a page-cache write and an fdatasync are submitted
+ * to io_uring. The `interval` policy's timer and timed fdatasync always go
  * through io_uring.
  *
  * Used by ONE thread (the server's queue thread); nothing here blocks
@@ -59,6 +61,15 @@ enum wal_commit {
 	                    * the loop goes on while the disk works, at the
 	                    * cost of the kernel worker that runs the
 	                    * fdatasync and two wake-ups per batch */
+	WAL_COMMIT_DIRECT, /* through io_uring on O_DIRECT descriptors: one
+	                    * write of whole aligned blocks per batch (the
+	                    * partial last block written again by the next
+	                    * batch), durable by itself (RWF_DSYNC), which
+	                    * io_uring completes without a worker thread;
+	                    * the loop goes on while the disk works. Where
+	                    * the file system refuses O_DIRECT, wal_open
+	                    * falls back to WAL_COMMIT_INLINE, with a log
+	                    * line (wal_commit_mode says which runs) */
 };
 
 struct wal_config {
@@ -175,6 +186,10 @@ uint64_t wal_durable_lsn(const struct wal *w);
 uint64_t wal_last_lsn(const struct wal *w);
 
 bool wal_poisoned(const struct wal *w);
+
+/* How batches are committed: the configured way, or WAL_COMMIT_INLINE
+ * where WAL_COMMIT_DIRECT was refused by the file system. */
+enum wal_commit wal_commit_mode(const struct wal *w);
 
 /* Blocks until everything appended is written and fdatasynced (whatever
  * the policy), or `timeout_ms` passed. Returns 0, SLUICE_ELOG,

@@ -127,6 +127,12 @@ fault_pause(enum fault_pause point)
 	}
 }
 
+unsigned
+fault_pause_ms(enum fault_pause point)
+{
+	return atomic_load(&pauses[point]);
+}
+
 int
 fault_arm_pause_spec(const char *spec)
 {

@@ -67,18 +67,25 @@ void fault_arm_pause(enum fault_pause point, unsigned ms);
 /* Sleeps for the time armed at `point`, if any. */
 void fault_pause(enum fault_pause point);
 
+/* The milliseconds armed at `point` (0: disarmed): for a caller that
+ * waits without blocking its thread (the log's ring commit delays its
+ * durable write with a timer on the ring). */
+unsigned fault_pause_ms(enum fault_pause point);
+
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
  * "POINT:MS" with POINT recover or fsync. NULL or "" arms nothing. Returns 0,
  * or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);
 
-#define FAULT_HIT(point)   fault_hit(point)
-#define FAULT_PAUSE(point) fault_pause(point)
+#define FAULT_HIT(point)      fault_hit(point)
+#define FAULT_PAUSE(point)    fault_pause(point)
+#define FAULT_PAUSE_MS(point) fault_pause_ms(point)
 
 #else
 
-#define FAULT_HIT(point)   0
-#define FAULT_PAUSE(point) ((void)0)
+#define FAULT_HIT(point)      0
+#define FAULT_PAUSE(point)    ((void)0)
+#define FAULT_PAUSE_MS(point) 0u
 
 #endif
 

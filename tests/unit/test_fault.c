@@ -377,11 +377,17 @@ main(void)
 	int failed;
 
 	log_set_level(LOG_ERR);
-	/* Every fault, committed on the loop's thread and through io_uring. */
+	/* Every fault, committed on the loop's thread, through io_uring, and
+	 * with O_DIRECT writes through io_uring. */
 	t_wal_commit = WAL_COMMIT_INLINE;
 	failed =
 	    cmocka_run_group_tests_name("fault, inline", tests, NULL, NULL);
 	t_wal_commit = WAL_COMMIT_RING;
 	failed += cmocka_run_group_tests_name("fault, ring", tests, NULL, NULL);
+	/* O_DIRECT: whole blocks, a short write in whole sectors, the
+	 * write's flush as the fsync point. */
+	t_wal_commit = WAL_COMMIT_DIRECT;
+	failed +=
+	    cmocka_run_group_tests_name("fault, direct", tests, NULL, NULL);
 	return failed;
 }

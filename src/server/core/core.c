@@ -702,6 +702,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.dir = cfg->data_dir;
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
+	wc.commit = cfg->wal_commit;
 	wc.seg_size = cfg->seg_size;
 	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);
