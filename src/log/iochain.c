@@ -1,10 +1,11 @@
 /* iochain - runs the WAL's chains of I/O operations (rename, fsync,
  * write, fdatasync, timeout), each op starting when the one before it
- * succeeded. By default (WAL_COMMIT_INLINE) the writer runs a chain on
- * its own thread with plain system calls (iochain_run, at the end of this
- * file); with WAL_COMMIT_RING, and for the interval policy's fdatasync
- * and timer, a chain is submitted to io_uring, reaped without blocking,
- * short writes continued. The contract is in iochain.h.
+ * succeeded. By default (WAL_COMMIT_DIRECT and WAL_COMMIT_RING, and for
+ * the interval policy's fdatasync and timer) a chain is submitted to
+ * io_uring, reaped without blocking, short writes continued; with
+ * WAL_COMMIT_INLINE the writer runs it on its own thread with plain
+ * system calls (iochain_run, at the end of this file). The contract is in
+ * iochain.h.
  *
  * A submitted chain's life:
  *

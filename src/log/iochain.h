@@ -1,8 +1,8 @@
-/* iochain - the WAL's chains of I/O operations, run with plain system
- * calls on the caller's thread (iochain_run: the default commit,
- * WAL_COMMIT_INLINE) or submitted to io_uring (iochain_submit, reaped by
- * iochain_reap: WAL_COMMIT_RING, and the interval policy's fdatasync and
- * timer).
+/* iochain - the WAL's chains of I/O operations, submitted to io_uring
+ * (iochain_submit, reaped by iochain_reap: the default commit,
+ * WAL_COMMIT_DIRECT, and WAL_COMMIT_RING, and the interval policy's
+ * fdatasync and timer) or run with plain system calls on the caller's
+ * thread (iochain_run: WAL_COMMIT_INLINE).
  *
  * The unit of work is a chain: up to IOCHAIN_OPS_MAX operations (rename,
  * fsync, write, fdatasync, timeout) run in order, linked when submitted,

@@ -1,6 +1,7 @@
-/* wal - the log writer: group commit (by default plain pwrite +
- * fdatasync on the caller's thread, or through io_uring), rotation into
- * preallocated segments, the fsync policies, space reservation.
+/* wal - the log writer: pipelined group commit (by default one O_DIRECT
+ * write per batch through io_uring, or plain pwrite + fdatasync on the
+ * caller's thread), rotation into preallocated segments, the fsync
+ * policies, space reservation.
  *
  * Files. This one opens the log, appends, rotates, serves the event
  * loop's calls and closes; wal_batch.c commits the batches and handles
@@ -25,16 +26,25 @@
  *	write(batch)                                         always
  *	[fdatasync]                                          policy always
  *
- * How a batch is committed (cfg.commit). Inline, the default: the chain
- * runs on the caller's thread with plain system calls (iochain_run), so
- * wal_submit returns with the batch durable (wal_fd is not signalled:
- * the caller looks at wal_durable_lsn); the caller's loop waits for the
- * disk meanwhile, and what arrives then is
- * the next batch. Through the ring: the chain is submitted to io_uring and
- * wal_reap finishes it; the loop goes on while the disk works, but an
- * fdatasync from io_uring runs on a kernel worker thread, and the
- * hand-off there and back costs more than the overlap gains on a small
- * machine (docs/benchmarks.md, log_bench --commit).
+ * How a batch is committed (cfg.commit). Direct, the server's default
+ * (WAL_COMMIT_DIRECT): segments are opened O_DIRECT as well, and the batch
+ * is laid into whole WAL_BLOCK blocks (wal_batch.c's stage: the bytes the
+ * block it starts in already holds, its records, zeros to the end of its
+ * last block) and written with RWF_DSYNC through io_uring, with no
+ * fdatasync op; wal_reap finishes it, and the loop goes on meanwhile. The
+ * next batch writes the partial last block again, with the same bytes in
+ * front of its own: the file holds exactly what a page-cache writer
+ * leaves (docs/log-format.md). io_uring completes such a write without a
+ * worker thread, where an fdatasync op always goes to one
+ * (docs/benchmarks.md, fsync_probe --mode). Where the file system refuses
+ * O_DIRECT, wal_open falls back to inline and logs it. Inline
+ * (WAL_COMMIT_INLINE): the chain runs on the caller's thread with plain
+ * system calls (iochain_run), so wal_submit returns with the batch
+ * durable (wal_fd is not signalled: the caller looks at wal_durable_lsn);
+ * the caller's loop waits for the disk meanwhile, and what arrives then
+ * is the next batch. Ring (WAL_COMMIT_RING): the page-cache chain through
+ * io_uring, whose fdatasync runs on a kernel worker thread; kept for the
+ * tests and benchmarks that compare the three.
  *
  * A record never spans segments: when it does not fit, the filling batch
  * is sealed and a new one starts in the next segment with the segment's
@@ -126,8 +136,13 @@ wal_seg_unref(struct wal_seg *s)
 int
 wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path)
 {
+	int f;
+
 	if (!w->direct || s->dfd >= 0)
 		return 0;
+	f = FAULT_HIT(FAULT_WAL_ODIRECT);
+	if (f < 0)
+		return f;
 	s->dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	return s->dfd < 0 ? -errno : 0;
 }

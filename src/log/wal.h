@@ -12,8 +12,8 @@
  *
  * Used by ONE thread (the server's queue thread); nothing here blocks
  * except wal_open, wal_sync, wal_prealloc_wait, wal_close, and (inline)
- * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_RING (inline,
- * wal_submit returns with the batch durable):
+ * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_DIRECT or
+ * WAL_COMMIT_RING (inline, wal_submit returns with the batch durable):
  *
  *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
  *	                                          moves; reply to clients up
@@ -56,7 +56,8 @@ enum wal_commit {
 	                    * when nothing else is in flight: the disk's
 	                    * latency and no thread hand-off; the caller's
 	                    * loop waits meanwhile, and the requests that
-	                    * arrive are the next batch (the default) */
+	                    * arrive are the next batch (a zeroed config's;
+	                    * the server asks for WAL_COMMIT_DIRECT) */
 	WAL_COMMIT_RING,   /* through io_uring, reaped by the event loop:
 	                    * the loop goes on while the disk works, at the
 	                    * cost of the kernel worker that runs the

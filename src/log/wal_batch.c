@@ -3,11 +3,13 @@
  * the interval policy's fdatasync and timer, the completions that move
  * the durable LSN, and the poisoning that follows any failure.
  *
- * A batch is committed inline (WAL_COMMIT_INLINE, the default: the chain
- * runs here with plain system calls, iochain_run) or submitted to
- * io_uring (WAL_COMMIT_RING) and finished by wal_on_done when wal_reap
- * reaps it. At most one batch is in flight; wal_pump submits the oldest
- * sealed one when none is. */
+ * A batch is submitted to io_uring as one O_DIRECT write of whole blocks
+ * with RWF_DSYNC (WAL_COMMIT_DIRECT, the server's default: stage() lays
+ * it out), or as a page-cache write and an fdatasync (WAL_COMMIT_RING),
+ * and finished by wal_on_done when wal_reap reaps it; or committed inline
+ * (WAL_COMMIT_INLINE: the chain runs here with plain system calls,
+ * iochain_run). At most one batch is in flight; wal_pump submits the
+ * oldest sealed one when none is. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -353,7 +353,7 @@ flags_defaults(struct config *cfg)
 	cfg->data_dir = "./data";
 	cfg->listen = "tcp://127.0.0.1:7711";
 	cfg->fsync = WAL_FSYNC_ALWAYS;
-	cfg->wal_commit = WAL_COMMIT_INLINE;
+	cfg->wal_commit = WAL_COMMIT_DIRECT;
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;

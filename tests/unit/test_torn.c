@@ -481,7 +481,7 @@ test_torn_direct_write_torn_at_every_sector(void **state)
 		cases++;
 	}
 	assert_true(cases >= 2 * 4096 / 512);
-	t_wal_commit = WAL_COMMIT_INLINE;
+	t_wal_commit = t_wal_commit_default;
 	free(img);
 	free(before);
 	free(after);
