@@ -26,7 +26,7 @@ target_link_libraries(sluice-bench PRIVATE sluice_benchlib sluice_static
 # The raw disk, the yardstick compare.sh prints before and after its runs:
 # one small pwrite + fdatasync into a zero-filled file.
 add_executable(fsync_probe ${CMAKE_CURRENT_LIST_DIR}/fsync_probe.c)
-target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util)
+target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util PkgConfig::URING)
 
 # limits-bench: a tube's flow limits against a running sluiced (rate
 # exactness, a concurrency cap, the take path with and without limits);

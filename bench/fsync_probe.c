@@ -8,10 +8,27 @@
  * until --max-time passed, and prints the latency of one write + sync:
  * p50, p99, mean. The file is made in --dir and removed after.
  *
+ * --mode chooses how each write is made durable, to compare the ways the
+ * log could commit on this kernel and disk:
+ *   sync         pwrite + fdatasync (the default; the yardstick)
+ *   odirect      pwrite on an O_DIRECT | O_DSYNC descriptor of the 4 KiB
+ *                block that holds the new bytes (rewritten while it fills)
+ *   uring-dsync  io_uring IORING_OP_WRITE of that block with RWF_DSYNC on
+ *                an O_DIRECT descriptor, one wait for its completion
+ *   uring-fsync  io_uring IORING_OP_WRITE of that block (O_DIRECT) linked to
+ *                IORING_OP_FSYNC with IORING_FSYNC_DATASYNC
+ *   uring-buffered  io_uring write (page cache) linked to the fsync: the
+ *                log's old ring commit
+ * After the writes it counts the process's threads named iou-wrk-*: an
+ * io_uring request the kernel could not complete inline was handed to such
+ * a worker (a hand-off and two wake-ups per commit).
+ *
  * A benchmark, never a test. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +45,26 @@ enum {
 	PROBE_BYTES_MAX = 1 << 20,
 	PROBE_COUNT_MAX = 1000000,
 	PROBE_ZERO_CHUNK = 1 << 20,
+	PROBE_BLOCK = 4096,
 };
+
+enum probe_mode {
+	MODE_SYNC,
+	MODE_ODIRECT,
+	MODE_URING_DSYNC,
+	MODE_URING_FSYNC,
+	MODE_URING_BUFFERED,
+};
+
+static const char *const mode_names[] = { "sync", "odirect", "uring-dsync",
+	"uring-fsync", "uring-buffered" };
 
 struct probe_opts {
 	const char *dir;
 	uint64_t count;
 	uint64_t bytes;
 	uint64_t max_ms;
+	enum probe_mode mode;
 	bool json;
 };
 
@@ -43,13 +73,17 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: fsync_probe --dir DIR [--count N] [--bytes B] "
-	    "[--max-time DUR] [--json]\n"
+	    "[--max-time DUR] [--mode M] [--json]\n"
 	    "  pwrite of B bytes (default %d) + fdatasync, N times (default "
 	    "%d),\n"
 	    "  at increasing offsets of a preallocated, zero-filled file in "
 	    "DIR;\n"
 	    "  stops early after DUR (default 30s). Prints p50, p99 and the "
-	    "mean.\n",
+	    "mean.\n"
+	    "  --mode sync (default) | odirect | uring-dsync | uring-fsync | "
+	    "uring-buffered:\n"
+	    "  how each write is made durable (see the top of "
+	    "bench/fsync_probe.c).\n",
 	    PROBE_BYTES, PROBE_COUNT);
 }
 
@@ -61,6 +95,7 @@ parse(int argc, char **argv, struct probe_opts *o)
 		{ "count", required_argument, NULL, 'n' },
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "max-time", required_argument, NULL, 't' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -90,6 +125,17 @@ parse(int argc, char **argv, struct probe_opts *o)
 			    o->max_ms == 0)
 				return -1;
 			break;
+		case 'm': {
+			size_t i = 0;
+
+			while (i < sizeof(mode_names) / sizeof(mode_names[0]) &&
+			    strcmp(optarg, mode_names[i]) != 0)
+				i++;
+			if (i == sizeof(mode_names) / sizeof(mode_names[0]))
+				return -1;
+			o->mode = (enum probe_mode)i;
+			break;
+		}
 		case 'j':
 			o->json = true;
 			break;
@@ -140,31 +186,158 @@ fail:
 	return rc;
 }
 
+/* Threads of this process named iou-wrk-*: io_uring's workers. */
+static int
+count_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(
+		    path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) != NULL &&
+		    strncmp(comm, "iou-wrk", 7) == 0)
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+struct probe {
+	struct probe_opts *o;
+	int fd;         /* buffered: MODE_SYNC, MODE_URING_BUFFERED */
+	int dfd;        /* O_DIRECT (| O_DSYNC for MODE_ODIRECT) */
+	uint8_t *image; /* aligned copy of the file's written part */
+	struct io_uring ring;
+	bool ring_open;
+};
+
+static int
+uring_wait(struct probe *p, unsigned n)
+{
+	int rc = io_uring_submit_and_wait(&p->ring, n), err = 0;
+
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < n; i++) {
+		struct io_uring_cqe *cqe;
+
+		rc = io_uring_wait_cqe(&p->ring, &cqe);
+		if (rc < 0)
+			return rc;
+		if (cqe->res < 0 && err == 0)
+			err = cqe->res;
+		io_uring_cqe_seen(&p->ring, cqe);
+	}
+	return err;
+}
+
+/* Write i, made durable the way the mode says. */
+static int
+one(struct probe *p, uint64_t i, const char *buf)
+{
+	uint64_t off = i * p->o->bytes, end = off + p->o->bytes;
+	uint64_t b0 = off / PROBE_BLOCK * PROBE_BLOCK;
+	uint64_t b1 = (end + PROBE_BLOCK - 1) / PROBE_BLOCK * PROBE_BLOCK;
+	struct io_uring_sqe *sqe;
+	ssize_t n;
+
+	memcpy(p->image + off, buf, p->o->bytes);
+	switch (p->o->mode) {
+	case MODE_SYNC:
+		if (fs_pwrite_all(p->fd, buf, p->o->bytes, (int64_t)off) != 0)
+			return -errno;
+		return fdatasync(p->fd) != 0 ? -errno : 0;
+	case MODE_ODIRECT:
+		n = pwrite(p->dfd, p->image + b0, b1 - b0, (off_t)b0);
+		return n < 0 ? -errno : n != (ssize_t)(b1 - b0) ? -EIO : 0;
+	case MODE_URING_DSYNC:
+		sqe = io_uring_get_sqe(&p->ring);
+		io_uring_prep_write(
+		    sqe, p->dfd, p->image + b0, (unsigned)(b1 - b0), b0);
+		sqe->rw_flags = RWF_DSYNC;
+		return uring_wait(p, 1);
+	case MODE_URING_FSYNC:
+	case MODE_URING_BUFFERED:
+		sqe = io_uring_get_sqe(&p->ring);
+		if (p->o->mode == MODE_URING_FSYNC)
+			io_uring_prep_write(sqe, p->dfd, p->image + b0,
+			    (unsigned)(b1 - b0), b0);
+		else
+			io_uring_prep_write(
+			    sqe, p->fd, buf, (unsigned)p->o->bytes, off);
+		sqe->flags |= IOSQE_IO_LINK;
+		sqe = io_uring_get_sqe(&p->ring);
+		io_uring_prep_fsync(sqe,
+		    p->o->mode == MODE_URING_FSYNC ? p->dfd : p->fd,
+		    IORING_FSYNC_DATASYNC);
+		return uring_wait(p, 2);
+	}
+	return -EINVAL;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct probe_opts o = { 0 };
+	struct probe p = { .o = &o, .fd = -1, .dfd = -1 };
 	struct bench_hist *h;
 	char path[4096], *buf;
 	int64_t start, end;
-	int fd = -1, rc = 0;
+	uint64_t size;
+	int rc = 0, workers = 0;
 
 	if (parse(argc, argv, &o) != 0) {
 		usage(stderr);
 		return 2;
 	}
+	size =
+	    (o.count * o.bytes + PROBE_BLOCK - 1) / PROBE_BLOCK * PROBE_BLOCK;
 	h = malloc(sizeof(*h));
 	buf = malloc(o.bytes);
-	if (h == NULL || buf == NULL) {
+	if (h == NULL || buf == NULL ||
+	    posix_memalign((void **)&p.image, PROBE_BLOCK, size) != 0) {
 		fprintf(stderr, "fsync_probe: out of memory\n");
 		return 1;
 	}
+	memset(p.image, 0, size);
 	bench_hist_init(h);
 	memset(buf, 'x', o.bytes);
-	rc = zero_file(o.dir, path, sizeof(path), o.count * o.bytes, &fd);
+	rc = zero_file(o.dir, path, sizeof(path), size, &p.fd);
 	if (rc != 0) {
 		fprintf(stderr, "fsync_probe: a file in %s: %s\n", o.dir,
 		    strerror(-rc));
+		return 1;
+	}
+	if (o.mode == MODE_ODIRECT || o.mode == MODE_URING_DSYNC ||
+	    o.mode == MODE_URING_FSYNC) {
+		p.dfd = open(path,
+		    O_RDWR | O_DIRECT | O_CLOEXEC |
+		        (o.mode == MODE_ODIRECT ? O_DSYNC : 0));
+		if (p.dfd < 0)
+			rc = -errno;
+	}
+	if (rc == 0 && o.mode >= MODE_URING_DSYNC) {
+		rc = io_uring_queue_init(8, &p.ring, 0);
+		p.ring_open = rc == 0;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "fsync_probe: %s (mode %s): %s\n", path,
+		    mode_names[o.mode], strerror(-rc));
+		unlink(path);
 		return 1;
 	}
 	start = clock_mono_ns();
@@ -174,35 +347,47 @@ main(int argc, char **argv)
 
 		if (t0 >= end)
 			break;
-		rc = fs_pwrite_all(fd, buf, o.bytes, (int64_t)(i * o.bytes));
-		if (rc == 0 && fdatasync(fd) != 0)
-			rc = -errno;
+		rc = one(&p, i, buf);
 		if (rc != 0) {
 			fprintf(stderr, "fsync_probe: %s: %s\n", path,
 			    strerror(-rc));
 			break;
 		}
 		bench_hist_record(h, (uint64_t)(clock_mono_ns() - t0));
+		if (i % 64 == 63) {
+			int k = count_workers();
+
+			if (k > workers)
+				workers = k;
+		}
 	}
-	close(fd);
+	if (p.ring_open)
+		io_uring_queue_exit(&p.ring);
+	if (p.dfd >= 0)
+		close(p.dfd);
+	close(p.fd);
 	unlink(path);
 	if (rc != 0)
 		return 1;
-	printf("pwrite %llu B + fdatasync, %llu times in %.2f s: p50 %.0f us, "
-	       "p99 %.0f us, mean %.0f us\n",
-	    (unsigned long long)o.bytes, (unsigned long long)h->count,
+	printf("%s: write %llu B, durable, %llu times in %.2f s: p50 %.0f "
+	       "us, p99 %.0f us, mean %.0f us; iou-wrk threads seen: %d\n",
+	    mode_names[o.mode], (unsigned long long)o.bytes,
+	    (unsigned long long)h->count,
 	    (double)(clock_mono_ns() - start) / 1e9,
 	    (double)bench_hist_percentile(h, 50) / 1000.0,
 	    (double)bench_hist_percentile(h, 99) / 1000.0,
-	    bench_hist_mean(h) / 1000.0);
+	    bench_hist_mean(h) / 1000.0, workers);
 	if (o.json)
-		printf("{\"bytes\":%llu,\"count\":%llu,\"p50_us\":%.1f,"
-		       "\"p99_us\":%.1f,\"mean_us\":%.1f}\n",
-		    (unsigned long long)o.bytes, (unsigned long long)h->count,
+		printf("{\"mode\":\"%s\",\"bytes\":%llu,\"count\":%llu,"
+		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"mean_us\":%.1f,"
+		       "\"iou_wrk\":%d}\n",
+		    mode_names[o.mode], (unsigned long long)o.bytes,
+		    (unsigned long long)h->count,
 		    (double)bench_hist_percentile(h, 50) / 1000.0,
 		    (double)bench_hist_percentile(h, 99) / 1000.0,
-		    bench_hist_mean(h) / 1000.0);
+		    bench_hist_mean(h) / 1000.0, workers);
 	free(h);
 	free(buf);
+	free(p.image);
 	return 0;
 }

@@ -449,7 +449,9 @@ usage(void)
 	    "  --no-zero-fill  the writer's spares: fallocate only\n"
 	    "  --commit M      inline (the default: write + fdatasync on "
 	    "the loop's\n"
-	    "                  thread) or ring (through io_uring)\n");
+	    "                  thread), ring (page-cache write + fdatasync\n"
+	    "                  through io_uring) or direct (one O_DIRECT\n"
+	    "                  RWF_DSYNC write through io_uring)\n");
 	exit(2);
 }
 
@@ -511,6 +513,8 @@ parse(int argc, char **argv, struct opts *o)
 				o->commit = WAL_COMMIT_INLINE;
 			else if (strcmp(optarg, "ring") == 0)
 				o->commit = WAL_COMMIT_RING;
+			else if (strcmp(optarg, "direct") == 0)
+				o->commit = WAL_COMMIT_DIRECT;
 			else
 				usage();
 			break;
@@ -536,7 +540,9 @@ main(int argc, char **argv)
 	       "always, commit %s, spares %s, %.1f s per side per producer "
 	       "count (alternating %.1f s slices), dir %s\n",
 	    RECORD, rec_size(RECORD),
-	    o.commit == WAL_COMMIT_RING ? "ring" : "inline",
+	    o.commit == WAL_COMMIT_RING         ? "ring"
+	        : o.commit == WAL_COMMIT_DIRECT ? "direct"
+	                                        : "inline",
 	    o.no_zero_fill ? "fallocated" : "zero-filled", o.seconds, SLICE_S,
 	    o.dir);
 	printf("%9s %12s %10s %9s %9s %9s | %6s %12s %9s %9s %7s\n",

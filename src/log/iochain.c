@@ -1,10 +1,11 @@
 /* iochain - runs the WAL's chains of I/O operations (rename, fsync,
  * write, fdatasync, timeout), each op starting when the one before it
- * succeeded. By default (WAL_COMMIT_INLINE) the writer runs a chain on
- * its own thread with plain system calls (iochain_run, at the end of this
- * file); with WAL_COMMIT_RING, and for the interval policy's fdatasync
- * and timer, a chain is submitted to io_uring, reaped without blocking,
- * short writes continued. The contract is in iochain.h.
+ * succeeded. By default (WAL_COMMIT_DIRECT and WAL_COMMIT_RING, and for
+ * the interval policy's fdatasync and timer) a chain is submitted to
+ * io_uring, reaped without blocking, short writes continued; with
+ * WAL_COMMIT_INLINE the writer runs it on its own thread with plain
+ * system calls (iochain_run, at the end of this file). The contract is in
+ * iochain.h.
  *
  * A submitted chain's life:
  *
@@ -20,15 +21,23 @@
  *	             resubmit the rest, at most IOCHAIN_ATTEMPTS_MAX times
  *
  * Fault builds (SLUICE_FAULT): an op with a fault point asks FAULT_HIT as
- * it is prepared. An error effect replaces the op by a NOP whose
- * completion reports the error (the data is not written); FAULT_SHORT
- * submits half of what is left of a write, which the kernel then writes
- * short, exactly as a real short write. */
+ * it is prepared (a durable write, op->dsync, asks FAULT_WAL_FSYNC after
+ * its own point: its flush). An error effect replaces the op by a NOP
+ * whose completion reports the error (the data is not written);
+ * FAULT_SHORT submits half of what is left of a write (rounded down to
+ * op->align on an O_DIRECT descriptor, as a real short write there is),
+ * which the kernel then writes short, exactly as a real short write.
+ * FAULT_PAUSE_FSYNC, a slow disk: iochain_run sleeps before each
+ * fdatasync or durable write; a submitted chain that makes data durable
+ * starts with a timer of that length linked ahead of it
+ * (IORING_TIMEOUT_ETIME_SUCCESS: its expiry does not break the link), so
+ * the submitting thread goes on meanwhile as it would with a slow disk. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "log/iochain.h"
@@ -100,6 +109,36 @@ iochain_add(struct iochain *c, enum iochain_kind kind, int fd)
 	return op;
 }
 
+/* The fault chosen for `op` as it is prepared (fault builds): its own
+ * point's, then, for a durable write, its flush's. 0 for none. */
+static int
+hit(struct iochain_op *op)
+{
+	int f = 0;
+
+	if (op->fault >= 0)
+		f = FAULT_HIT((enum fault_point)op->fault);
+	if (f == 0 && op->kind == IOCHAIN_WRITE && op->dsync &&
+	    op->fault >= 0) {
+		int g = FAULT_HIT(FAULT_WAL_FSYNC);
+
+		if (g < 0)
+			f = g;
+	}
+	return f;
+}
+
+/* What an injected short write writes of the `len` bytes left: about
+ * half, in whole units of op->align on an O_DIRECT descriptor. */
+static size_t
+short_len(const struct iochain_op *op, size_t len)
+{
+	size_t a = op->align > 0 ? op->align : 1;
+	size_t half = len / 2 / a * a;
+
+	return half > 0 ? half : len;
+}
+
 /* Prepares `op` into `sqe`; a fault build may swap it for a NOP. */
 static void
 prep(struct io_uring_sqe *sqe, struct iochain_op *op)
@@ -108,8 +147,7 @@ prep(struct io_uring_sqe *sqe, struct iochain_op *op)
 	int f = 0;
 
 	op->injected = 0;
-	if (op->fault >= 0)
-		f = FAULT_HIT((enum fault_point)op->fault);
+	f = hit(op);
 	if (f < 0) {
 		op->injected = f;
 		io_uring_prep_nop(sqe);
@@ -117,13 +155,14 @@ prep(struct io_uring_sqe *sqe, struct iochain_op *op)
 	}
 	switch (op->kind) {
 	case IOCHAIN_WRITE:
-		if (f == FAULT_SHORT && len > 1)
-			len /= 2;
+		if (f == FAULT_SHORT)
+			len = short_len(op, len);
 		io_uring_prep_write(sqe, op->fd, op->buf + op->done,
 		    (unsigned)len, op->off + op->done);
+		if (op->dsync)
+			sqe->rw_flags = RWF_DSYNC;
 		break;
 	case IOCHAIN_FDATASYNC:
-		FAULT_PAUSE(FAULT_PAUSE_FSYNC);
 		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
 		break;
 	case IOCHAIN_FSYNC:
@@ -141,6 +180,23 @@ out:
 	io_uring_sqe_set_data(sqe, op);
 }
 
+/* The slow disk of a fault build (FAULT_PAUSE_FSYNC): the delay in ms
+ * before a chain that makes data durable; 0 otherwise. */
+static unsigned
+delay_ms(const struct iochain *c)
+{
+	unsigned ms = FAULT_PAUSE_MS(FAULT_PAUSE_FSYNC);
+
+	if (ms == 0)
+		return 0;
+	for (unsigned i = 0; i < c->nop; i++)
+		if (!c->op[i].complete &&
+		    (c->op[i].kind == IOCHAIN_FDATASYNC ||
+		        (c->op[i].kind == IOCHAIN_WRITE && c->op[i].dsync)))
+			return ms;
+	return 0;
+}
+
 int
 iochain_submit(struct iochain_ring *r, struct iochain *c)
 {
@@ -148,8 +204,24 @@ iochain_submit(struct iochain_ring *r, struct iochain *c)
 	unsigned n = 0;
 	int rc;
 
-	if (io_uring_sq_space_left(&r->uring) < c->nop)
+	if (io_uring_sq_space_left(&r->uring) < c->nop + 1)
 		return -EBUSY;
+	if (delay_ms(c) > 0) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&r->uring);
+		unsigned ms = delay_ms(c);
+
+		memset(&c->delay, 0, sizeof(c->delay));
+		c->delay.kind = IOCHAIN_TIMEOUT;
+		c->delay.fault = -1;
+		c->delay.chain = c;
+		c->delay.ts.tv_sec = ms / 1000;
+		c->delay.ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+		io_uring_prep_timeout(
+		    sqe, &c->delay.ts, 0, IORING_TIMEOUT_ETIME_SUCCESS);
+		io_uring_sqe_set_data(sqe, &c->delay);
+		last = sqe;
+		n++;
+	}
 	for (unsigned i = 0; i < c->nop; i++) {
 		struct iochain_op *op = &c->op[i];
 		struct io_uring_sqe *sqe;
@@ -291,21 +363,25 @@ run_op(struct iochain_op *op)
 	int f = 0, rc;
 
 	op->injected = 0;
-	if (op->fault >= 0)
-		f = FAULT_HIT((enum fault_point)op->fault);
+	f = hit(op);
 	if (f < 0) {
 		op->injected = f;
 		return 0;
 	}
+	if (f == FAULT_SHORT)
+		len = short_len(op, len);
+	if (op->kind == IOCHAIN_WRITE && op->dsync)
+		FAULT_PAUSE(FAULT_PAUSE_FSYNC);
 	do {
 		switch (op->kind) {
-		case IOCHAIN_WRITE:
-			if (f == FAULT_SHORT && len > 1)
-				len /= 2;
-			n = pwrite(op->fd, op->buf + op->done, len,
-			    (off_t)(op->off + op->done));
+		case IOCHAIN_WRITE: {
+			struct iovec v = { (void *)(op->buf + op->done), len };
+
+			n = pwritev2(op->fd, &v, 1, (off_t)(op->off + op->done),
+			    op->dsync ? RWF_DSYNC : 0);
 			rc = n < 0 ? -errno : (int)n;
 			break;
+		}
 		case IOCHAIN_FDATASYNC:
 			FAULT_PAUSE(FAULT_PAUSE_FSYNC);
 			rc = fdatasync(op->fd) < 0 ? -errno : 0;

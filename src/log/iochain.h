@@ -1,8 +1,8 @@
-/* iochain - the WAL's chains of I/O operations, run with plain system
- * calls on the caller's thread (iochain_run: the default commit,
- * WAL_COMMIT_INLINE) or submitted to io_uring (iochain_submit, reaped by
- * iochain_reap: WAL_COMMIT_RING, and the interval policy's fdatasync and
- * timer).
+/* iochain - the WAL's chains of I/O operations, submitted to io_uring
+ * (iochain_submit, reaped by iochain_reap: the default commit,
+ * WAL_COMMIT_DIRECT, and WAL_COMMIT_RING, and the interval policy's
+ * fdatasync and timer) or run with plain system calls on the caller's
+ * thread (iochain_run: WAL_COMMIT_INLINE).
  *
  * The unit of work is a chain: up to IOCHAIN_OPS_MAX operations (rename,
  * fsync, write, fdatasync, timeout) run in order, linked when submitted,
@@ -14,6 +14,12 @@
  * operation that failed is never retried: after a failed fdatasync the
  * kernel may have dropped the dirty pages, so the only honest answer is
  * the error.
+ *
+ * A write may be made durable by itself (op->dsync: RWF_DSYNC, which the
+ * kernel turns into a FUA write or a cache flush after it) and may go to
+ * an O_DIRECT descriptor (op->align): the writer's default commit, one
+ * write per batch with no fdatasync op, which io_uring completes without
+ * handing it to a worker thread (docs/benchmarks.md).
  *
  * The chain's memory is the caller's (the WAL embeds one in each batch);
  * it must stay put until the callback. Completions signal an eventfd
@@ -48,6 +54,12 @@ struct iochain_op {
 	const uint8_t *buf; /* IOCHAIN_WRITE */
 	size_t len;
 	uint64_t off;
+	bool dsync;       /* IOCHAIN_WRITE: durable when it completes
+	                   * (RWF_DSYNC: FUA, or a flush after the write) */
+	uint32_t align;   /* IOCHAIN_WRITE on an O_DIRECT descriptor: the
+	                   * alignment every piece of it keeps (buf, len and
+	                   * off are multiples of it), for a short write
+	                   * injected; 0 for a write through the page cache */
 	const char *from; /* IOCHAIN_RENAME; borrowed until completion */
 	const char *to;
 	struct __kernel_timespec ts; /* IOCHAIN_TIMEOUT */
@@ -68,6 +80,10 @@ struct iochain {
 	int err;           /* the first failure; 0 */
 	int err_op;        /* the index of the op that failed */
 	int64_t start_ns;  /* monotonic, at the first submission */
+	/* Fault builds: a timer linked ahead of a chain that makes data
+	 * durable while FAULT_PAUSE_FSYNC is armed (a slow disk that does
+	 * not block the submitting thread). */
+	struct iochain_op delay;
 };
 
 struct iochain_ring {

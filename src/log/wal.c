@@ -1,6 +1,7 @@
-/* wal - the log writer: group commit (by default plain pwrite +
- * fdatasync on the caller's thread, or through io_uring), rotation into
- * preallocated segments, the fsync policies, space reservation.
+/* wal - the log writer: pipelined group commit (by default one O_DIRECT
+ * write per batch through io_uring, or plain pwrite + fdatasync on the
+ * caller's thread), rotation into preallocated segments, the fsync
+ * policies, space reservation.
  *
  * Files. This one opens the log, appends, rotates, serves the event
  * loop's calls and closes; wal_batch.c commits the batches and handles
@@ -25,16 +26,25 @@
  *	write(batch)                                         always
  *	[fdatasync]                                          policy always
  *
- * How a batch is committed (cfg.commit). Inline, the default: the chain
- * runs on the caller's thread with plain system calls (iochain_run), so
- * wal_submit returns with the batch durable (wal_fd is not signalled:
- * the caller looks at wal_durable_lsn); the caller's loop waits for the
- * disk meanwhile, and what arrives then is
- * the next batch. Through the ring: the chain is submitted to io_uring and
- * wal_reap finishes it; the loop goes on while the disk works, but an
- * fdatasync from io_uring runs on a kernel worker thread, and the
- * hand-off there and back costs more than the overlap gains on a small
- * machine (docs/benchmarks.md, log_bench --commit).
+ * How a batch is committed (cfg.commit). Direct, the server's default
+ * (WAL_COMMIT_DIRECT): segments are opened O_DIRECT as well, and the batch
+ * is laid into whole WAL_BLOCK blocks (wal_batch.c's stage: the bytes the
+ * block it starts in already holds, its records, zeros to the end of its
+ * last block) and written with RWF_DSYNC through io_uring, with no
+ * fdatasync op; wal_reap finishes it, and the loop goes on meanwhile. The
+ * next batch writes the partial last block again, with the same bytes in
+ * front of its own: the file holds exactly what a page-cache writer
+ * leaves (docs/log-format.md). io_uring completes such a write without a
+ * worker thread, where an fdatasync op always goes to one
+ * (docs/benchmarks.md, fsync_probe --mode). Where the file system refuses
+ * O_DIRECT, wal_open falls back to inline and logs it. Inline
+ * (WAL_COMMIT_INLINE): the chain runs on the caller's thread with plain
+ * system calls (iochain_run), so wal_submit returns with the batch
+ * durable (wal_fd is not signalled: the caller looks at wal_durable_lsn);
+ * the caller's loop waits for the disk meanwhile, and what arrives then
+ * is the next batch. Ring (WAL_COMMIT_RING): the page-cache chain through
+ * io_uring, whose fdatasync runs on a kernel worker thread; kept for the
+ * tests and benchmarks that compare the three.
  *
  * A record never spans segments: when it does not fit, the filling batch
  * is sealed and a new one starts in the next segment with the segment's
@@ -118,7 +128,61 @@ wal_seg_unref(struct wal_seg *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->dfd >= 0)
+		close(s->dfd);
 	free(s);
+}
+
+int
+wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path)
+{
+	int f;
+
+	if (!w->direct || s->dfd >= 0)
+		return 0;
+	f = FAULT_HIT(FAULT_WAL_ODIRECT);
+	if (f < 0)
+		return f;
+	s->dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	return s->dfd < 0 ? -errno : 0;
+}
+
+/* WAL_COMMIT_DIRECT, once the segment to write is open: its O_DIRECT
+ * descriptor, and the alignment the file system asks of it (a read of
+ * 512 bytes, else of a block, must pass). Where O_DIRECT is refused, the
+ * writer commits inline and says so. Returns 0 or -errno. */
+static int
+direct_start(struct wal *w)
+{
+	int rc;
+
+	if (w->cfg.commit != WAL_COMMIT_DIRECT)
+		return 0;
+	if (posix_memalign((void **)&w->tail, WAL_BLOCK, WAL_BLOCK) != 0)
+		return -ENOMEM;
+	w->direct = true;
+	rc = wal_seg_open_direct(w, w->cur, w->cur->path);
+	if (rc == 0) {
+		w->dio_align = 512;
+		if (pread(w->cur->dfd, w->tail, 512, 0) < 0) {
+			w->dio_align = WAL_BLOCK;
+			if (pread(w->cur->dfd, w->tail, WAL_BLOCK, 0) < 0)
+				rc = -errno;
+		}
+	}
+	if (rc == -EINVAL) {
+		log_info("wal",
+		    "the file system refuses O_DIRECT: the log commits "
+		    "inline (pwrite + fdatasync on the loop's thread) dir=%s",
+		    w->dir);
+		if (w->cur->dfd >= 0)
+			close(w->cur->dfd);
+		w->cur->dfd = -1;
+		w->direct = false;
+		w->cfg.commit = WAL_COMMIT_INLINE;
+		return 0;
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -178,6 +242,7 @@ open_last(struct wal *w, const struct logdir_end *end, struct wal_seg **out)
 	if (s == NULL)
 		return -ENOMEM;
 	s->refs = 1;
+	s->dfd = -1;
 	s->first_lsn = end->seg_first_lsn;
 	s->size = end->seg_size;
 	rc = seg_path(s->path, sizeof(s->path), w->dir, s->first_lsn);
@@ -287,6 +352,13 @@ wal_open(const struct wal_config *cfg, const struct logdir_end *end,
 		    w->dir, sluice_strerror(rc));
 		goto fail;
 	}
+	rc = direct_start(w);
+	if (rc != 0) {
+		log_err("wal",
+		    "cannot open the log for O_DIRECT dir=%s error=\"%s\"",
+		    w->dir, sluice_strerror(rc));
+		goto fail;
+	}
 	w->written_lsn = w->synced_lsn = w->durable_lsn = w->next_lsn - 1;
 	/* Not clean from here on: synced before the first record. */
 	rc = durable_open(&w->mark, w->dir, w->synced_lsn);
@@ -327,6 +399,7 @@ fail:
 	iochain_ring_close(&w->ring);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
+	free(w->tail);
 	free(w);
 	return rc;
 }
@@ -594,6 +667,12 @@ wal_poisoned(const struct wal *w)
 	return w->poisoned;
 }
 
+enum wal_commit
+wal_commit_mode(const struct wal *w)
+{
+	return w->cfg.commit;
+}
+
 /* Waits for completions until `deadline` (monotonic ns); 0 or
  * SLUICE_ETIMEDOUT. */
 static int
@@ -797,11 +876,14 @@ wal_close(struct wal *w)
 
 		w->idle = b->next;
 		buf_fini(&b->data);
+		free(b->dio);
 		free(b);
 	}
 	wal_seg_unref(w->sync.seg);
 	wal_seg_unref(w->wseg);
+	wal_seg_unref(w->tail_seg);
 	wal_seg_unref(w->cur);
+	free(w->tail);
 	close(w->dirfd);
 	pthread_mutex_destroy(&w->alloc.mu);
 	pthread_cond_destroy(&w->alloc.cv);

@@ -1,17 +1,19 @@
 /* wal - the log writer: group commit, rotation into preallocated
  * segments, the fsync policies, space reservation.
  *
- * How a batch reaches the disk (wal_config.commit). By default
- * (WAL_COMMIT_INLINE) its write and fdatasync are plain system calls made
+ * How a batch reaches the disk (wal_config.commit). With WAL_COMMIT_DIRECT
+ * (the server's default) it is one O_DIRECT write of aligned blocks with
+ * RWF_DSYNC, submitted to io_uring and finished by wal_reap; with
+ * WAL_COMMIT_INLINE its write and fdatasync are plain system calls made
  * in wal_submit, on the caller's thread, when nothing else is in flight;
- * with WAL_COMMIT_RING they are submitted to io_uring and finished by
- * wal_reap. The `interval` policy's timer and timed fdatasync always go
+ * with WAL_COMMIT_RING a page-cache write and an fdatasync are submitted
+ * to io_uring. The `interval` policy's timer and timed fdatasync always go
  * through io_uring.
  *
  * Used by ONE thread (the server's queue thread); nothing here blocks
  * except wal_open, wal_sync, wal_prealloc_wait, wal_close, and (inline)
- * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_RING (inline,
- * wal_submit returns with the batch durable):
+ * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_DIRECT or
+ * WAL_COMMIT_RING (inline, wal_submit returns with the batch durable):
  *
  *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
  *	                                          moves; reply to clients up
@@ -54,11 +56,21 @@ enum wal_commit {
 	                    * when nothing else is in flight: the disk's
 	                    * latency and no thread hand-off; the caller's
 	                    * loop waits meanwhile, and the requests that
-	                    * arrive are the next batch (the default) */
+	                    * arrive are the next batch (a zeroed config's;
+	                    * the server asks for WAL_COMMIT_DIRECT) */
 	WAL_COMMIT_RING,   /* through io_uring, reaped by the event loop:
 	                    * the loop goes on while the disk works, at the
 	                    * cost of the kernel worker that runs the
 	                    * fdatasync and two wake-ups per batch */
+	WAL_COMMIT_DIRECT, /* through io_uring on O_DIRECT descriptors: one
+	                    * write of whole aligned blocks per batch (the
+	                    * partial last block written again by the next
+	                    * batch), durable by itself (RWF_DSYNC), which
+	                    * io_uring completes without a worker thread;
+	                    * the loop goes on while the disk works. Where
+	                    * the file system refuses O_DIRECT, wal_open
+	                    * falls back to WAL_COMMIT_INLINE, with a log
+	                    * line (wal_commit_mode says which runs) */
 };
 
 struct wal_config {
@@ -175,6 +187,10 @@ uint64_t wal_durable_lsn(const struct wal *w);
 uint64_t wal_last_lsn(const struct wal *w);
 
 bool wal_poisoned(const struct wal *w);
+
+/* How batches are committed: the configured way, or WAL_COMMIT_INLINE
+ * where WAL_COMMIT_DIRECT was refused by the file system. */
+enum wal_commit wal_commit_mode(const struct wal *w);
 
 /* Blocks until everything appended is written and fdatasynced (whatever
  * the policy), or `timeout_ms` passed. Returns 0, SLUICE_ELOG,

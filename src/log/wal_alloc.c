@@ -94,6 +94,7 @@ wal_alloc_make_spare(
 	if (s == NULL)
 		return -ENOMEM;
 	s->fd = -1;
+	s->dfd = -1;
 	s->refs = 1;
 	s->size = w->cfg.seg_size;
 	snprintf(name, sizeof(name), "%06u.spare", seq);
@@ -108,6 +109,13 @@ wal_alloc_make_spare(
 	if (rc != 0) {
 		wal_alloc_files_sub(w, s->size);
 		free(s);
+		return rc;
+	}
+	rc = wal_seg_open_direct(w, s, s->spare_path);
+	if (rc != 0) {
+		unlink(s->spare_path);
+		wal_alloc_files_sub(w, s->size);
+		wal_seg_unref(s);
 		return rc;
 	}
 	*out = s;

@@ -3,11 +3,13 @@
  * the interval policy's fdatasync and timer, the completions that move
  * the durable LSN, and the poisoning that follows any failure.
  *
- * A batch is committed inline (WAL_COMMIT_INLINE, the default: the chain
- * runs here with plain system calls, iochain_run) or submitted to
- * io_uring (WAL_COMMIT_RING) and finished by wal_on_done when wal_reap
- * reaps it. At most one batch is in flight; wal_pump submits the oldest
- * sealed one when none is. */
+ * A batch is submitted to io_uring as one O_DIRECT write of whole blocks
+ * with RWF_DSYNC (WAL_COMMIT_DIRECT, the server's default: stage() lays
+ * it out), or as a page-cache write and an fdatasync (WAL_COMMIT_RING),
+ * and finished by wal_on_done when wal_reap reaps it; or committed inline
+ * (WAL_COMMIT_INLINE: the chain runs here with plain system calls,
+ * iochain_run). At most one batch is in flight; wal_pump submits the
+ * oldest sealed one when none is. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +80,7 @@ wal_batch_free(struct wal *w, struct wal_batch *b)
 		return;
 	}
 	buf_fini(&b->data);
+	free(b->dio);
 	free(b);
 }
 
@@ -180,6 +183,51 @@ batch_started(struct wal *w, struct wal_batch *b)
 	batch_hist_add(w, b->nrec);
 }
 
+/* WAL_COMMIT_DIRECT: lays the batch into whole blocks, b->dio: the bytes
+ * of the block where it starts that records fill already (from the last
+ * batch's write, or read back after a start), its own bytes, zeros to the
+ * end of its last block; and keeps its last block's records for the next
+ * batch. *start and *len get what to write. Returns 0 or -errno. */
+static int
+stage(struct wal *w, struct wal_batch *b, uint64_t *start, size_t *len)
+{
+	size_t head = (size_t)(b->off % WAL_BLOCK), total, wlen;
+
+	total = head + b->data.len;
+	wlen = (total + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK;
+	if (b->dio_cap < wlen) {
+		void *p;
+
+		if (posix_memalign(&p, WAL_BLOCK, wlen) != 0)
+			return -ENOMEM;
+		free(b->dio);
+		b->dio = p;
+		b->dio_cap = wlen;
+	}
+	*start = b->off - head;
+	if (head > 0 && w->tail_seg == b->seg && w->tail_off == *start &&
+	    w->tail_len == head) {
+		memcpy(b->dio, w->tail, head);
+	} else if (head > 0) {
+		int rc =
+		    fs_pread_all(b->seg->fd, b->dio, head, (int64_t)*start);
+
+		if (rc != 0)
+			return rc;
+	}
+	memcpy(b->dio + head, b->data.data, b->data.len);
+	memset(b->dio + total, 0, wlen - total);
+	if (w->tail_seg != b->seg) {
+		wal_seg_unref(w->tail_seg);
+		w->tail_seg = wal_seg_ref(b->seg);
+	}
+	w->tail_len = total % WAL_BLOCK;
+	w->tail_off = *start + wlen - (w->tail_len > 0 ? WAL_BLOCK : 0);
+	memcpy(w->tail, b->dio + (w->tail_off - *start), w->tail_len);
+	*len = wlen;
+	return 0;
+}
+
 static int
 submit_batch(struct wal *w, struct wal_batch *b)
 {
@@ -200,16 +248,38 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		op = iochain_add(c, IOCHAIN_FSYNC, w->dirfd);
 		op->fault = FAULT_WAL_FSYNC;
 	}
-	op = iochain_add(c, IOCHAIN_WRITE, b->seg->fd);
-	op->buf = b->data.data;
-	op->len = b->data.len;
-	op->off = b->off;
-	op->fault = FAULT_WAL_WRITE;
-	if (w->cfg.fsync == WAL_FSYNC_ALWAYS) {
-		op = iochain_add(c, IOCHAIN_FDATASYNC, b->seg->fd);
-		op->fault = FAULT_WAL_FSYNC;
+	if (w->direct) {
+		/* One write of whole blocks, durable by itself: no
+		 * fdatasync op, which io_uring would hand to a worker. */
+		uint64_t start;
+		size_t len;
+
+		rc = b->seg->dfd < 0 ? -EBADF : stage(w, b, &start, &len);
+		if (rc != 0) {
+			wal_poison(w, "laying out the write of", b->seg->path,
+			    b->off, b->first_lsn, b->last_lsn, rc);
+			wal_batch_free(w, b);
+			return SLUICE_ELOG;
+		}
+		op = iochain_add(c, IOCHAIN_WRITE, b->seg->dfd);
+		op->buf = b->dio;
+		op->len = len;
+		op->off = start;
+		op->align = w->dio_align;
+		op->dsync = w->cfg.fsync == WAL_FSYNC_ALWAYS;
+		op->fault = FAULT_WAL_WRITE;
+	} else {
+		op = iochain_add(c, IOCHAIN_WRITE, b->seg->fd);
+		op->buf = b->data.data;
+		op->len = b->data.len;
+		op->off = b->off;
+		op->fault = FAULT_WAL_WRITE;
+		if (w->cfg.fsync == WAL_FSYNC_ALWAYS) {
+			op = iochain_add(c, IOCHAIN_FDATASYNC, b->seg->fd);
+			op->fault = FAULT_WAL_FSYNC;
+		}
 	}
-	if (w->cfg.commit != WAL_COMMIT_RING) {
+	if (w->cfg.commit == WAL_COMMIT_INLINE) {
 		/* On this thread: the disk's own latency, no hand-off to
 		 * the kernel's io workers and back (see wal.h). */
 		iochain_run(c);
@@ -342,7 +412,7 @@ batch_done(struct wal *w, struct wal_batch *b)
 		            op->fd == b->prev->fd
 		        ? b->prev->path
 		        : b->seg->path,
-		    op->kind == IOCHAIN_WRITE ? b->off + op->done : b->off,
+		    op->kind == IOCHAIN_WRITE ? op->off + op->done : b->off,
 		    b->first_lsn, b->last_lsn, c->err);
 		wal_batch_free(w, b);
 		return;
@@ -354,7 +424,7 @@ batch_done(struct wal *w, struct wal_batch *b)
 	hist_add(w, clock_mono_ns() - c->start_ns);
 	w->st.bytes += b->data.len;
 	for (unsigned i = 0; i < c->nop; i++)
-		if (c->op[i].kind == IOCHAIN_FDATASYNC)
+		if (c->op[i].kind == IOCHAIN_FDATASYNC || c->op[i].dsync)
 			w->st.fsyncs++;
 	if (b->opens && w->synced_lsn < b->first_lsn - 1)
 		w->synced_lsn = b->first_lsn - 1; /* the old one was synced */

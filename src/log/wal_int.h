@@ -28,6 +28,8 @@ enum {
 	CLOSE_TIMEOUT_MS = 30000,
 	BATCH_KEEP = 4,           /* idle batch buffers kept */
 	BATCH_BUF_KEEP = 4 << 20, /* larger buffers are freed when idle */
+	WAL_BLOCK = 4096, /* WAL_COMMIT_DIRECT: the unit written (a multiple
+	                   * of the device's logical block size) */
 };
 
 /* ---------------------------------------------------------------------
@@ -38,6 +40,8 @@ enum {
  * spare. Referenced by the writer and by the batches that write to it. */
 struct wal_seg {
 	int fd;
+	int dfd; /* WAL_COMMIT_DIRECT: the same file opened O_DIRECT, for
+	          * the batches' writes; -1 otherwise */
 	int refs;
 	uint64_t first_lsn; /* 0 while a spare */
 	uint64_t size;
@@ -67,6 +71,11 @@ struct wal_batch {
 	uint64_t last_lsn;    /* of its last record */
 	uint64_t nrec;
 	bool opens; /* starts with the segment header */
+	/* WAL_COMMIT_DIRECT: what is written, aligned: the bytes of the
+	 * block where `off` falls that are already on disk, then data, then
+	 * zeros to the end of the last block (wal_batch.c). */
+	uint8_t *dio;
+	size_t dio_cap;
 	struct wal_batch *next;
 };
 
@@ -125,6 +134,16 @@ struct wal {
 	unsigned want;         /* the spares last asked of the preallocator */
 	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
+	bool direct;        /* WAL_COMMIT_DIRECT runs (not refused) */
+	uint32_t dio_align; /* O_DIRECT's alignment on this file system */
+	/* WAL_COMMIT_DIRECT: the last block written, as far as records
+	 * fill it (tail_len bytes at tail_off of tail_seg): the next batch
+	 * writes them again ahead of its own records. */
+	uint8_t *tail;
+	struct wal_seg *tail_seg;
+	uint64_t tail_off;
+	size_t tail_len;
+
 	struct wal_batch *fill; /* the batch being filled, or NULL */
 	struct wal_batch *q;    /* sealed, oldest first */
 	struct wal_batch *q_tail;
@@ -151,6 +170,7 @@ struct wal {
 
 void wal_seg_unref(struct wal_seg *s);
 struct wal_seg *wal_seg_ref(struct wal_seg *s);
+int wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path);
 
 /* ---- wal_alloc.c: spares and the preallocator */
 

@@ -18,16 +18,17 @@ struct tlsfile;
 enum { CONFIG_HTTP_HOSTS_MAX = 16 };
 
 struct config {
-	const char *data_dir;     /* --data */
-	const char *listen;       /* --listen: the client URL */
-	enum wal_fsync fsync;     /* --fsync always|MS|never */
-	uint32_t fsync_ms;        /* --fsync MS */
-	const char *repl_listen;  /* --repl-listen */
-	const char *follow;       /* --follow */
-	unsigned sync_replicas;   /* --sync-replicas */
-	uint32_t sync_timeout_ms; /* --sync-timeout */
-	const char *http;         /* --http */
-	bool http_admin;          /* --http-admin: the page may kick, delete */
+	const char *data_dir;       /* --data */
+	const char *listen;         /* --listen: the client URL */
+	enum wal_fsync fsync;       /* --fsync always|MS|never */
+	uint32_t fsync_ms;          /* --fsync MS */
+	enum wal_commit wal_commit; /* --wal-commit uring|inline */
+	const char *repl_listen;    /* --repl-listen */
+	const char *follow;         /* --follow */
+	unsigned sync_replicas;     /* --sync-replicas */
+	uint32_t sync_timeout_ms;   /* --sync-timeout */
+	const char *http;           /* --http */
+	bool http_admin; /* --http-admin: the page may kick, delete */
 	const char
 	    *http_hosts[CONFIG_HTTP_HOSTS_MAX]; /* --http-host, repeated */
 	size_t http_nhosts;

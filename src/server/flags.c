@@ -36,6 +36,14 @@ static const char usage[] =
     "                         DUR: fdatasync every DUR (1ms to 1h), up to\n"
     "                         DUR of acknowledged writes at risk;\n"
     "                         never: leave it to the OS\n"
+    "  --wal-commit uring|inline\n"
+    "                         uring: each batch is one O_DIRECT write made\n"
+    "                         durable by the disk (RWF_DSYNC) through\n"
+    "                         io_uring, and the server goes on serving\n"
+    "                         meanwhile (default; inline where the file\n"
+    "                         system refuses O_DIRECT, logged);\n"
+    "                         inline: pwrite + fdatasync on the server's\n"
+    "                         thread, which waits for the disk\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000)\n"
     "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
@@ -217,6 +225,7 @@ enum {
 	OPT_DATA = 256,
 	OPT_LISTEN,
 	OPT_FSYNC,
+	OPT_WAL_COMMIT,
 	OPT_REPL_LISTEN,
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
@@ -276,6 +285,7 @@ static const struct option options[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "wal-commit", required_argument, NULL, OPT_WAL_COMMIT },
 	{ "repl-listen", required_argument, NULL, OPT_REPL_LISTEN },
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
@@ -343,6 +353,7 @@ flags_defaults(struct config *cfg)
 	cfg->data_dir = "./data";
 	cfg->listen = "tcp://127.0.0.1:7711";
 	cfg->fsync = WAL_FSYNC_ALWAYS;
+	cfg->wal_commit = WAL_COMMIT_DIRECT;
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;
@@ -444,6 +455,9 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_FSYNC:
 			rc = flags_fsync(optarg, cfg);
+			break;
+		case OPT_WAL_COMMIT:
+			rc = flags_wal_commit(optarg, cfg);
 			break;
 		case OPT_REPL_LISTEN:
 			cfg->repl_listen = optarg;

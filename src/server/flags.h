@@ -41,6 +41,7 @@ int flags_size(const char *flag, const char *s, uint64_t *out);
 
 /* --fsync always|DUR|never. */
 int flags_fsync(const char *s, struct config *cfg);
+int flags_wal_commit(const char *s, struct config *cfg);
 
 /* An nng URL (--listen, --repl-listen, --follow): a scheme nng knows,
  * and for the TCP ones a host (for --follow) and a port. `example` is the

@@ -170,6 +170,23 @@ flags_fsync(const char *s, struct config *cfg)
 	return 0;
 }
 
+int
+flags_wal_commit(const char *s, struct config *cfg)
+{
+	if (strcmp(s, "uring") == 0) {
+		cfg->wal_commit = WAL_COMMIT_DIRECT;
+		return 0;
+	}
+	if (strcmp(s, "inline") == 0) {
+		cfg->wal_commit = WAL_COMMIT_INLINE;
+		return 0;
+	}
+	return flags_error("--wal-commit takes uring (O_DIRECT writes "
+	                   "through io_uring) or inline (pwrite + fdatasync "
+	                   "on the loop's thread); not '%s'",
+	    s);
+}
+
 /* True when `port` is a decimal port number, 1 to 65535. */
 static bool
 port_ok(const char *port)

@@ -79,7 +79,8 @@ int
 fault_arm_spec(const char *spec)
 {
 	static const char *const names[FAULT_POINT_COUNT] = { "wal_write",
-		"wal_fsync", "wal_rename", "seg_alloc", "seg_cut" };
+		"wal_fsync", "wal_rename", "seg_alloc", "seg_cut",
+		"wal_odirect" };
 	char point[32], effect[16], sticky[16] = "";
 	unsigned nth;
 	int n, eff, i;
@@ -125,6 +126,12 @@ fault_pause(enum fault_pause point)
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 		/* The rest of the pause. */
 	}
+}
+
+unsigned
+fault_pause_ms(enum fault_pause point)
+{
+	return atomic_load(&pauses[point]);
 }
 
 int

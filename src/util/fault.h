@@ -13,11 +13,13 @@
 #include <stdbool.h>
 
 enum fault_point {
-	FAULT_WAL_WRITE,  /* a write of a batch (io_uring) */
-	FAULT_WAL_FSYNC,  /* an fdatasync of a segment or fsync of the dir */
-	FAULT_WAL_RENAME, /* activating a spare segment (rename) */
-	FAULT_SEG_ALLOC,  /* preallocating a segment (fallocate) */
-	FAULT_SEG_CUT,    /* zeroing a torn tail */
+	FAULT_WAL_WRITE,   /* a write of a batch (io_uring) */
+	FAULT_WAL_FSYNC,   /* an fdatasync of a segment or fsync of the dir */
+	FAULT_WAL_RENAME,  /* activating a spare segment (rename) */
+	FAULT_SEG_ALLOC,   /* preallocating a segment (fallocate) */
+	FAULT_SEG_CUT,     /* zeroing a torn tail */
+	FAULT_WAL_ODIRECT, /* opening a segment O_DIRECT (-EINVAL: a file
+	                    * system that refuses it) */
 	FAULT_POINT_COUNT
 };
 
@@ -55,7 +57,8 @@ int fault_hit(enum fault_point point);
 
 /* Arms a point from text, for a server process started by a test
  * (sluiced-fault reads $SLUICE_FAULT): "POINT:NTH:EFFECT[:sticky]" with
- * POINT wal_write, wal_fsync, wal_rename, seg_alloc or seg_cut; EFFECT
+ * POINT wal_write, wal_fsync, wal_rename, seg_alloc, seg_cut or
+ * wal_odirect; EFFECT
  * EIO, ENOSPC or short. NULL or "" arms nothing. Returns 0, or -1 when
  * the text does not parse. */
 int fault_arm_spec(const char *spec);
@@ -67,18 +70,25 @@ void fault_arm_pause(enum fault_pause point, unsigned ms);
 /* Sleeps for the time armed at `point`, if any. */
 void fault_pause(enum fault_pause point);
 
+/* The milliseconds armed at `point` (0: disarmed): for a caller that
+ * waits without blocking its thread (the log's ring commit delays its
+ * durable write with a timer on the ring). */
+unsigned fault_pause_ms(enum fault_pause point);
+
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
  * "POINT:MS" with POINT recover or fsync. NULL or "" arms nothing. Returns 0,
  * or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);
 
-#define FAULT_HIT(point)   fault_hit(point)
-#define FAULT_PAUSE(point) fault_pause(point)
+#define FAULT_HIT(point)      fault_hit(point)
+#define FAULT_PAUSE(point)    fault_pause(point)
+#define FAULT_PAUSE_MS(point) fault_pause_ms(point)
 
 #else
 
-#define FAULT_HIT(point)   0
-#define FAULT_PAUSE(point) ((void)0)
+#define FAULT_HIT(point)      0
+#define FAULT_PAUSE(point)    ((void)0)
+#define FAULT_PAUSE_MS(point) 0u
 
 #endif
 

@@ -172,9 +172,13 @@ t_visit_seq(const struct rec_hdr *h, const void *body, void *arg)
  * The writer
  * ------------------------------------------------------------------- */
 
-/* How t_wal_open's writers commit: a test that runs for both ways sets
- * it before each round. */
-static enum wal_commit t_wal_commit = WAL_COMMIT_INLINE;
+/* How t_wal_open's writers commit: as the server does by default
+ * (O_DIRECT through io_uring); a test that runs for several ways sets it
+ * before each round. */
+static enum wal_commit t_wal_commit = WAL_COMMIT_DIRECT;
+/* What a test that sets t_wal_commit for one writer puts back. */
+static enum wal_commit t_wal_commit_default __attribute__((unused)) =
+    WAL_COMMIT_DIRECT;
 
 /* Scans `dir` (cutting a torn tail) and opens a writer after its end. */
 static inline int

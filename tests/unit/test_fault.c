@@ -329,6 +329,43 @@ test_fault_failed_cut_is_reported(void **state)
 
 /* A pause point armed from text (as sluiced-fault does) sleeps there;
  * malformed text arms nothing; reset disarms it. */
+/* A file system that refuses O_DIRECT: the writer asked for it commits
+ * inline instead, says so, and the log reads the same. */
+static void
+test_fault_odirect_refused_commits_inline(void **state)
+{
+	const char *dir = dir_of(state);
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+	enum wal_commit was = t_wal_commit;
+
+	rm_files(dir);
+	fault_reset();
+	fault_arm(FAULT_WAL_ODIRECT, 1, -EINVAL, true);
+	t_wal_commit = WAL_COMMIT_DIRECT;
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	t_wal_commit = was;
+	assert_int_equal(wal_commit_mode(w), WAL_COMMIT_INLINE);
+	assert_true(fault_fired(FAULT_WAL_ODIRECT) >= 1);
+	for (int i = 0; i < 1500; i++) { /* rotates: spares open plainly */
+		lsn = t_wal_append(w);
+		if (i == 49) {
+			/* inline: durable when wal_submit returns */
+			assert_int_equal(wal_submit(w), 0);
+			assert_true(wal_durable_lsn(w) == lsn);
+		}
+		if (i % 50 == 49)
+			t_wal_wait_durable(w, lsn);
+	}
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.rotations >= 1);
+	assert_int_equal(wal_close(w), 0);
+	fault_reset();
+	assert_true(t_scan_all(dir, 1).last_lsn == lsn);
+}
+
 static void
 test_fault_pause_spec_holds_the_point(void **state)
 {
@@ -372,16 +409,23 @@ main(void)
 		T(test_fault_reservation_refuses_new_work_not_acks),
 		T(test_fault_failed_cut_is_reported),
 		T(test_fault_pause_spec_holds_the_point),
+		T(test_fault_odirect_refused_commits_inline),
 	};
 #undef T
 	int failed;
 
 	log_set_level(LOG_ERR);
-	/* Every fault, committed on the loop's thread and through io_uring. */
+	/* Every fault, committed on the loop's thread, through io_uring, and
+	 * with O_DIRECT writes through io_uring. */
 	t_wal_commit = WAL_COMMIT_INLINE;
 	failed =
 	    cmocka_run_group_tests_name("fault, inline", tests, NULL, NULL);
 	t_wal_commit = WAL_COMMIT_RING;
 	failed += cmocka_run_group_tests_name("fault, ring", tests, NULL, NULL);
+	/* O_DIRECT: whole blocks, a short write in whole sectors, the
+	 * write's flush as the fsync point. */
+	t_wal_commit = WAL_COMMIT_DIRECT;
+	failed +=
+	    cmocka_run_group_tests_name("fault, direct", tests, NULL, NULL);
 	return failed;
 }

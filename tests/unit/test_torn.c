@@ -7,6 +7,7 @@
  * segment and offset. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -409,6 +410,83 @@ test_torn_flipped_byte_in_middle_is_corruption(void **state)
 	saved_free(&s);
 }
 
+/* With O_DIRECT a batch is one write of whole blocks that starts by
+ * writing again the records of the partial block before it: a crash tears
+ * it at a sector (512 bytes here, the smallest unit a disk writes), not at
+ * any byte. For every sector boundary of such a write, the sectors before
+ * it new and the rest old: the records committed before the write are all
+ * there (the rewritten prefix is the same bytes), the new ones wholly
+ * before the tear are kept, the record it cuts is a torn tail, and a
+ * writer continues after it (reading the partial block back). */
+static void
+test_torn_direct_write_torn_at_every_sector(void **state)
+{
+	const char *dir = ((struct t_dir *)*state)->path;
+	uint8_t *before, *after, *img;
+	uint64_t lsn_a = 0, lsn_b = 0, prev_last = 0;
+	size_t len, alen, end_a = 0, start, stop;
+	struct logdir_end end;
+	char path[512];
+	struct wal *w;
+	int cases = 0;
+
+	t_wal_commit = WAL_COMMIT_DIRECT;
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	assert_int_equal(wal_commit_mode(w), WAL_COMMIT_DIRECT);
+	for (int i = 0; i < 7; i++) /* leaves a partial block */
+		lsn_a = t_wal_append(w);
+	assert_int_equal(wal_submit(w), 0);
+	t_wal_wait_durable(w, lsn_a);
+	assert_int_equal(seg_path(path, sizeof(path), dir, 1), 0);
+	assert_int_equal(fs_read_all(path, &before, &len), 0);
+	for (int i = 0; i < 60; i++) /* one write over several blocks */
+		lsn_b = t_wal_append(w);
+	assert_int_equal(wal_submit(w), 0);
+	t_wal_wait_durable(w, lsn_b);
+	assert_int_equal(fs_read_all(path, &after, &alen), 0);
+	assert_int_equal(wal_close(w), 0);
+	assert_true(len == alen && len == SEG);
+
+	/* The second write's bytes: from the block where the first batch's
+	 * records end to the end of the block where its own end. */
+	while (end_a < len && before[end_a] == after[end_a])
+		end_a++;
+	end = t_scan_all(dir, 1);
+	assert_true(end.last_lsn == lsn_b && end_a % 4096 != 0);
+	start = end_a / 4096 * 4096;
+	stop = (end.offset + 4095) / 4096 * 4096;
+	assert_true(stop - start >= 2 * 4096);
+	img = malloc(len);
+	assert_non_null(img);
+	for (size_t x = start; x <= stop; x += 512) {
+		uint64_t want = 1;
+
+		memcpy(img, after, x);
+		memcpy(img + x, before + x, len - x);
+		t_write_file(path, img, len);
+		/* The crash came before the second write was synced. */
+		assert_int_equal(durable_lower(dir, lsn_a), 0);
+		assert_int_equal(
+		    logdir_scan(dir, 0, LOGDIR_CUT, t_visit_seq, &want, &end),
+		    0);
+		assert_true(end.last_lsn >= lsn_a && end.last_lsn <= lsn_b);
+		assert_true(want == end.last_lsn + 1);
+		assert_true(end.last_lsn >= prev_last);
+		if (x <= end_a)
+			assert_true(end.last_lsn == lsn_a);
+		if (x == stop)
+			assert_true(end.last_lsn == lsn_b && !end.torn);
+		prev_last = end.last_lsn;
+		check_continues(dir, end.last_lsn);
+		cases++;
+	}
+	assert_true(cases >= 2 * 4096 / 512);
+	t_wal_commit = t_wal_commit_default;
+	free(img);
+	free(before);
+	free(after);
+}
+
 int
 main(void)
 {
@@ -420,6 +498,7 @@ main(void)
 		T(test_torn_below_the_durable_mark_is_damage),
 		T(test_torn_flipped_byte_in_last_record),
 		T(test_torn_flipped_byte_in_middle_is_corruption),
+		T(test_torn_direct_write_torn_at_every_sector),
 	};
 #undef T
 	log_set_level(LOG_ERR);

@@ -76,8 +76,10 @@ test_wal_inline_commit_is_durable_when_submit_returns(void **state)
 	struct wal *w;
 	uint64_t lsn = 0;
 
+	t_wal_commit = WAL_COMMIT_INLINE;
 	assert_int_equal(
 	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	t_wal_commit = t_wal_commit_default;
 	for (int i = 0; i < 5; i++)
 		lsn = t_wal_append(w);
 	assert_true(wal_durable_lsn(w) == 0);
@@ -90,6 +92,47 @@ test_wal_inline_commit_is_durable_when_submit_returns(void **state)
 	t_scan_all(dir_of(state), 1);
 }
 
+/* With O_DIRECT, batches of every size land in whole blocks, the partial
+ * last block written again by the next batch: the records read back the
+ * same as the page cache's writer leaves them, across reopenings (which
+ * read the partial block back from the file) and rotations. wal_submit
+ * returns with nothing durable: the write is the ring's until wal_reap. */
+static void
+test_wal_direct_commit_rewrites_the_partial_block(void **state)
+{
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0, batches = 0, rotations = 0;
+
+	for (int run = 0; run < 3; run++) {
+		t_wal_commit = WAL_COMMIT_DIRECT;
+		assert_int_equal(
+		    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w),
+		    0);
+		t_wal_commit = t_wal_commit_default;
+		/* /tmp of the tests is a disk file system: O_DIRECT runs */
+		assert_int_equal(wal_commit_mode(w), WAL_COMMIT_DIRECT);
+		batches = 0;
+		for (int b = 1; b <= 100; b++) {
+			uint64_t before = wal_durable_lsn(w);
+
+			for (int i = 0; i < (b * 7) % 23 + 1; i++)
+				lsn = t_wal_append(w);
+			assert_int_equal(wal_submit(w), 0);
+			batches++;
+			assert_true(wal_durable_lsn(w) == before);
+			t_wal_wait_durable(w, lsn);
+		}
+		wal_stats(w, &st);
+		rotations += st.rotations;
+		assert_true(st.fsyncs >= batches);
+		assert_true(st.durable_lsn == lsn && st.synced_lsn == lsn);
+		assert_int_equal(wal_close(w), 0);
+		assert_true(t_scan_all(dir_of(state), 1).last_lsn == lsn);
+	}
+	assert_true(rotations >= 1);
+}
+
 /* Through io_uring, while a batch is in flight the next one fills: many
  * records, few writes, each an fdatasync under `always`. */
 static void
@@ -99,10 +142,11 @@ test_wal_groups_records_into_batches(void **state)
 	struct wal *w;
 	uint64_t lsn = 0;
 
-	t_wal_commit = WAL_COMMIT_RING;
+	if (t_wal_commit_default == WAL_COMMIT_INLINE)
+		t_wal_commit = WAL_COMMIT_RING;
 	assert_int_equal(
 	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
-	t_wal_commit = WAL_COMMIT_INLINE;
+	t_wal_commit = t_wal_commit_default;
 	t_wal_append(w);
 	assert_int_equal(wal_submit(w), 0); /* batch 1 in flight */
 	for (int i = 0; i < 200; i++) {
@@ -588,6 +632,7 @@ main(void)
 		T(test_wal_durable_follows_submission),
 		T(test_wal_inline_commit_is_durable_when_submit_returns),
 		T(test_wal_groups_records_into_batches),
+		T(test_wal_direct_commit_rewrites_the_partial_block),
 		T(test_wal_reopen_continues_at_next_lsn),
 		T(test_wal_rotates_across_segments),
 		T(test_wal_fsync_never_reports_written_records),
@@ -604,5 +649,15 @@ main(void)
 	};
 #undef T
 	log_set_level(LOG_WARN);
-	return cmocka_run_group_tests_name("wal", tests, NULL, NULL);
+	int failed;
+
+	/* Every case with the default writer of the tests (inline), then
+	 * with the server's default (O_DIRECT through io_uring). */
+	t_wal_commit_default = WAL_COMMIT_INLINE;
+	t_wal_commit = t_wal_commit_default;
+	failed = cmocka_run_group_tests_name("wal, inline", tests, NULL, NULL);
+	t_wal_commit_default = WAL_COMMIT_DIRECT;
+	t_wal_commit = t_wal_commit_default;
+	failed += cmocka_run_group_tests_name("wal, direct", tests, NULL, NULL);
+	return failed;
 }

@@ -15,7 +15,10 @@
  * enough followers) holds what it depends on; until then it waits in the
  * pending FIFO with that LSN. The FIFO is in LSN order because appends
  * are, except for takes that got tasks: those wait for the last record
- * that is not a take (hard_lsn), not for their own (docs/protocol.md).
+ * that is not a take (hard_lsn), not for their own (docs/protocol.md);
+ * and reads, which wait only for what the tasks they show depend on
+ * (core_reply_how's read_lsn), so that they are answered while a commit
+ * is in flight.
  *
  * A take whose client is gone takes nothing: when a reply that hands out
  * tasks is about to be sent and its connection closed (the face says so),
@@ -190,7 +193,8 @@ void
 core_reply_as(
     struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = !how->take      ? wal_last_lsn(c->wal)
+	uint64_t lsn = how->read       ? how->read_lsn
+	    : !how->take               ? wal_last_lsn(c->wal)
 	    : ctx->face->takes_by_tube ? how->take_lsn
 	                               : c->hard_lsn;
 	nng_msg *m = msg_from_out(c);
@@ -210,7 +214,7 @@ core_reply_as(
 	if (how->now ||
 	    (lsn <= (how->local ? wal_durable_lsn(c->wal)
 	                        : core_commit_lsn(c)) &&
-	        (c->pend_head == NULL || how->take))) {
+	        (c->pend_head == NULL || how->take || how->read))) {
 		restart_leases(
 		    c, ctx, how->takes, how->ntakes, how->lease_id, how->lease);
 		face_ctx_reply(ctx, m);
@@ -248,7 +252,8 @@ void
 core_reply(struct core *c, struct face_ctx *ctx)
 {
 	uint8_t op = msg_req_op(c->out.data, c->out.len); /* a reply's too */
-	struct core_reply_how how = { .local = !core_op_writes(op) };
+	struct core_reply_how how = { .local = !core_op_writes(op),
+		.read = !core_op_writes(op) };
 
 	core_reply_as(c, ctx, &how);
 }
@@ -703,6 +708,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.dir = cfg->data_dir;
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
+	wc.commit = cfg->wal_commit;
 	wc.seg_size = cfg->seg_size;
 	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);

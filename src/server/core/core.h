@@ -274,6 +274,14 @@ struct core_reply_how {
 	 * (queue_task_dep_lsn), which it waits for instead of hard_lsn when
 	 * its face answers in order itself (struct face's takes_by_tube). */
 	uint64_t take_lsn;
+	/* A read (an op that writes nothing: core_op_writes): it shows what
+	 * the node holds, and waits only for read_lsn, the last record the
+	 * task(s) it shows depend on (queue_task_dep_lsn; 0: none, at once),
+	 * not for every record appended before it nor behind the replies
+	 * that wait for them: while a commit is in flight, peeks, lists and
+	 * stats are answered (docs/protocol.md). */
+	bool read;
+	uint64_t read_lsn;
 };
 
 /* Sends the encoded reply in c->out on `ctx` once the log holds what

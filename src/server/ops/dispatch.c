@@ -136,7 +136,8 @@ ops_reply_as(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep,
 void
 ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep)
 {
-	struct core_reply_how how = { .local = !core_op_writes(rep->op) };
+	struct core_reply_how how = { .local = !core_op_writes(rep->op),
+		.read = !core_op_writes(rep->op) };
 
 	ops_reply_as(c, ctx, rep, &how);
 }

@@ -36,7 +36,10 @@ reply_view(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
 		return;
 	}
 	ops_view_to_task(c, v, true, &rep.task);
-	ops_reply(c, ctx, &rep);
+	ops_reply_as(c, ctx, &rep,
+	    &(struct core_reply_how) { .local = true,
+	        .read = true,
+	        .read_lsn = queue_task_dep_lsn(c->q, v->id) });
 }
 
 void
@@ -128,9 +131,16 @@ ops_list(struct core *c, struct face_ctx *ctx, uint32_t session,
 	} else {
 		for (size_t i = 0; i < n; i++)
 			ops_view_to_task(c, &views[i], m->payloads, &tasks[i]);
+		struct core_reply_how how = { .local = true, .read = true };
+
+		for (size_t i = 0; i < n; i++)
+			if (queue_task_dep_lsn(c->q, views[i].id) >
+			    how.read_lsn)
+				how.read_lsn =
+				    queue_task_dep_lsn(c->q, views[i].id);
 		rep.tasks.n = (uint32_t)n;
 		rep.tasks.tasks = tasks;
-		ops_reply(c, ctx, &rep);
+		ops_reply_as(c, ctx, &rep, &how);
 	}
 	free(views);
 	free(tasks);

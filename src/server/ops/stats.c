@@ -631,7 +631,8 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	 * (log_failed says why), or metrics would go dark when most
 	 * needed. */
 	ops_reply_as(c, ctx, &rep,
-	    &(struct core_reply_how) { .local = true, .now = ws.poisoned });
+	    &(struct core_reply_how) {
+	        .local = true, .read = true, .now = ws.poisoned });
 	free(tubes);
 	free(tkvs);
 }

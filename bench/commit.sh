@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# commit.sh - the log's two commits side by side: sluiced with
+# --wal-commit uring (O_DIRECT writes made durable with RWF_DSYNC through
+# io_uring, the loop serving meanwhile) and --wal-commit inline (pwrite +
+# fdatasync on the loop's thread), and optionally an older sluiced, taking
+# turns so that all see the same machine and disk. For each: put at C = 1
+# and C = 32 and mixed at C = 32 (build/bin/sluice-bench --target
+# libsluice, 100-byte payloads, --secs seconds each), and for put at C = 32
+# the server's own counters (/metrics): commits, mean commit latency,
+# records per commit. build/bin/fsync_probe gives the raw disk before and
+# after.
+#
+# Usage: bench/commit.sh [--secs N] [--rounds R] [--old PATH-TO-SLUICED]
+# Environment: BUILD (default build), BENCH_TMPDIR (default BUILD; a real
+# disk, not tmpfs).
+set -euo pipefail
+
+SECS=3
+ROUNDS=2
+OLD=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--secs) SECS=$2; shift ;;
+	--rounds) ROUNDS=$2; shift ;;
+	--old) OLD=$2; shift ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "commit.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+TMP=$(mktemp -d "${BENCH_TMPDIR:-$BUILD}/commit-bench.XXXXXX")
+PID=""
+trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+one() { # label sluiced extra-args workload conns
+	local label=$1 bin=$2 extra=$3 wl=$4 c=$5 port hport pre="" out m
+	port=$(free_port)
+	hport=$(free_port)
+	rm -rf "$TMP/data"
+	# shellcheck disable=SC2086
+	"$bin" --data "$TMP/data" --listen "tcp://127.0.0.1:$port" \
+		--http "127.0.0.1:$hport" $extra >"$TMP/server.log" 2>&1 &
+	PID=$!
+	sleep 0.7
+	[ "$wl" = mixed ] && pre="--preload 2000"
+	# shellcheck disable=SC2086
+	out=$("$BUILD/bin/sluice-bench" --target libsluice \
+		--url "tcp://127.0.0.1:$port" --workload "$wl" -c "$c" \
+		-n 1000000 -s 100 --duration "${SECS}s" $pre \
+		--server-pid "$PID" 2>&1 | grep -E 'ops/s|CPU' | tr -s ' \n' ' ')
+	m=""
+	if [ "$wl" = put ] && [ "$c" -gt 1 ]; then
+		m=$(curl -s "127.0.0.1:$hport/metrics" | awk '
+			/^sluice_log_commit_seconds_sum/ {s=$2}
+			/^sluice_log_commit_seconds_count/ {n=$2}
+			/^sluice_log_batch_records_sum/ {r=$2}
+			END { if (n > 0) printf "| commits %d, mean %.2f ms, %.1f records each", n, s / n * 1000, r / n }')
+	fi
+	kill -TERM "$PID"
+	wait "$PID" 2>/dev/null || true
+	PID=""
+	echo "$label $wl C=$c: $out $m"
+}
+
+"$BUILD/bin/fsync_probe" --dir "$TMP" --count 2000
+for _ in $(seq "$ROUNDS"); do
+	for w in "put 1" "put 32" "mixed 32"; do
+		# shellcheck disable=SC2086
+		set -- $w
+		[ -n "$OLD" ] && one old "$OLD" "" "$1" "$2"
+		one uring "$BUILD/bin/sluiced" "--wal-commit uring" "$1" "$2"
+		one inline "$BUILD/bin/sluiced" "--wal-commit inline" "$1" "$2"
+	done
+done
+"$BUILD/bin/fsync_probe" --dir "$TMP" --count 2000
