@@ -110,6 +110,8 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_ESCHED = 32,     /* bad schedule: a cron expression, time zone
+	                           or name refused (sluice_errmsg says which) */
 	SLUICE_ERRMAX_
 };
 

@@ -252,6 +252,12 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		    out, rec->u.tube_limit.tube, rec->u.tube_limit.tube_len);
 		qrec_limits_format(&rec->u.tube_limit.lim, out);
 		break;
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE:
+		qrec_sched_format(&rec->u.sched, rec->type, out);
+		break;
 	default:
 		break;
 	}

@@ -475,6 +475,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		return rc;
 	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0)
 		return rc;
+	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0)
+		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);
 	sw_u64(&w, q->ntasks);

@@ -850,6 +850,7 @@ enum queue_snap_type {
 	QSNAP_HOURLY = 19,
 	QSNAP_HOUR = 20,
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
+	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
 };
 
 /* Receives one entry: its bytes are a[0..alen) then b[0..blen). Returns 0

@@ -30,7 +30,7 @@
 #include "util/tz.h"
 
 enum {
-	CRON_EXPR_MAX = 96, /* bytes of an expression */
+	CRON_EXPR_MAX = 64, /* bytes of an expression */
 	CRON_ERR_MAX = 160, /* bytes of an error text, with its NUL */
 };
 

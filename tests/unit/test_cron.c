@@ -102,7 +102,7 @@ test_cron_errors_name_the_field_and_the_value(void **state)
 	    "(apr,jun)");
 	expect_error("0 0 1 1 * 0000000000000000000000000000000000000000000000"
 	             "000000000000000000000000000000000000000000000000000000",
-	    "the expression is longer than 96 bytes");
+	    "the expression is longer than 64 bytes");
 	expect_error(
 	    "99999999999 * * * *", "minute field: 99999999999 is out of 0-59");
 }
