@@ -100,8 +100,11 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
-	MSG_OP_END_         /* one past the last op */
+	MSG_OP_AUTH = 0x28,       /* bind the session to a token (--auth) */
+	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
+	MSG_OP_SCHED_LIST = 0x30, /* the schedules, or one by name */
+	MSG_OP_SCHED_CTL = 0x31,  /* pause, resume or delete a schedule */
+	MSG_OP_END_               /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -332,6 +335,39 @@ struct msg_kick {
 	struct msg_str error; /* not empty: only the buried tasks whose last
 	                         error is this text (not with delayed) */
 	bool dry;             /* count the tasks it would kick, kick none */
+};
+
+/* MSG_OP_SCHED_SET: a schedule (docs/queue.md, Schedules). The strings
+ * are checked by the server, which names what it refuses. */
+struct msg_sched_set {
+	struct msg_str name; /* 1..MSG_SCHED_STR_MAX bytes */
+	struct msg_str tube;
+	struct msg_str cron; /* 1..MSG_SCHED_STR_MAX bytes */
+	struct msg_str tz;   /* 0..MSG_SCHED_STR_MAX bytes; empty: UTC */
+	uint8_t catch_up;    /* MSG_CATCH_NONE, _ONE, _ALL */
+	bool paused;         /* flag 0x01: set paused */
+	uint32_t priority;
+	uint64_t ttr; /* ms; 0: the server's default */
+	uint32_t max_attempts;
+	struct msg_str payload;
+};
+
+enum {
+	MSG_SCHED_STR_MAX = 255,
+	MSG_SCHEDS_MAX = 10000, /* schedules in one reply */
+	MSG_CATCH_NONE = 0,
+	MSG_CATCH_ONE = 1,
+	MSG_CATCH_ALL = 2,
+	MSG_SCHED_PAUSE = 1, /* sched_ctl's actions */
+	MSG_SCHED_RESUME = 2,
+	MSG_SCHED_DELETE = 3,
+};
+
+/* MSG_OP_SCHED_LIST (name empty: all) and MSG_OP_SCHED_CTL. */
+struct msg_sched_ctl {
+	struct msg_str name;
+	uint8_t action; /* ctl: MSG_SCHED_PAUSE, _RESUME, _DELETE */
+	bool payloads;  /* list, flag 0x02: the payloads too */
 };
 
 /* MSG_OP_JOB */
@@ -574,6 +610,8 @@ struct msg_req {
 		struct msg_switchover switchover;
 		struct msg_history_req history;
 		struct msg_errors_req errors;
+		struct msg_sched_set sched_set;
+		struct msg_sched_ctl sched;
 	};
 };
 
@@ -641,6 +679,36 @@ struct msg_tasks {
 	const struct msg_task *tasks; /* encode */
 	struct msg_iter it;           /* decode: msg_next_task() */
 };
+
+/* One schedule, as the schedule ops return it. */
+struct msg_sched {
+	struct msg_str name;
+	struct msg_str tube;
+	struct msg_str cron;
+	struct msg_str tz;
+	uint8_t catch_up;
+	bool paused;
+	uint32_t priority;
+	uint64_t ttr;
+	uint32_t max_attempts;
+	uint64_t created_at;
+	uint64_t updated_at;
+	uint64_t next_at;   /* unix ms of its next slot; 0: none (paused) */
+	uint64_t last_slot; /* the last slot that put a task; 0: none */
+	uint64_t last_id;   /* that task */
+	uint64_t fired;     /* slots that put a task */
+	uint64_t skipped;   /* slots decided without one */
+	uint32_t size;      /* the payload's, even when it is left out */
+	struct msg_str payload;
+};
+
+struct msg_scheds {
+	uint32_t n;
+	const struct msg_sched *v; /* encode */
+	struct msg_iter it;        /* decode: msg_next_sched() */
+};
+
+bool msg_next_sched(struct msg_iter *it, struct msg_sched *out);
 
 /* put's result, and one item of a batch put's. */
 struct msg_put_res {
@@ -863,6 +931,7 @@ struct msg_rep {
 		} tube_conf;
 		struct msg_cluster cluster;
 		struct msg_history history;
+		struct msg_scheds scheds; /* the schedule ops */
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

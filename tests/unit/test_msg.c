@@ -1850,10 +1850,12 @@ test_names(void **state)
 {
 	(void)state;
 	/* every op from 0x01 to the last names something, but for those
-	 * kept for the beanstalk face */
+	 * kept for the beanstalk face, and 0x29-0x2e (not in this tree) */
 	for (int op = 1; op < MSG_OP_END_; op++)
-		if (op < 0x24 || op > 0x27)
+		if ((op < 0x24 || op > 0x27) && (op < 0x29 || op > 0x2e))
 			assert_non_null(msg_op_name((uint8_t)op));
+	assert_string_equal(msg_op_name(MSG_OP_SCHED_SET), "sched_set");
+	assert_string_equal(msg_op_name(MSG_OP_SCHED_CTL), "sched_ctl");
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");

@@ -340,6 +340,8 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		return tube_ok(t, r->tube_set.tube, bad);
 	case MSG_OP_TUBE_DELETE:
 		return tube_ok(t, r->tube_delete.tube, bad);
+	case MSG_OP_SCHED_SET:
+		return tube_ok(t, r->sched_set.tube, bad);
 	case MSG_OP_STATS:
 		return tube_ok(t, r->stats.tube, bad);
 	case MSG_OP_HISTORY:

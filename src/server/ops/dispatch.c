@@ -345,6 +345,11 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_TUBE_DELETE:
 		ops_tube(c, ctx, tok, &req);
 		break;
+	case MSG_OP_SCHED_SET:
+	case MSG_OP_SCHED_LIST:
+	case MSG_OP_SCHED_CTL:
+		ops_sched(c, ctx, &req);
+		break;
 	case MSG_OP_AUTH:
 		/* without --auth there is nothing to bind */
 		ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });
