@@ -965,6 +965,11 @@ SLUICE_API int sluice_pause(
  * and switchover: sluice_node.h, part of this header. */
 #include "sluice_node.h"
 
+/* ---- schedules ------------------------------------------------------ */
+
+/* Cron schedules that put tasks: sluice_sched.h, part of this header. */
+#include "sluice_sched.h"
+
 /* ---- names --------------------------------------------------------- */
 
 /* "ready", "delayed", "taken", "buried"; "gone" for 0; "?" otherwise. */
