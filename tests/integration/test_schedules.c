@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "it.h"
+#include "it_http.h"
 #include "it_node.h"
 
 enum {
@@ -379,6 +380,77 @@ test_schedule_failover_fires_once(void **state)
 	sluice_schedule_free(sc);
 }
 
+/* The HTTP API: a schedule set by PUT fires its slot; GET lists it with
+ * its next firing; pause, resume and DELETE; a bad cron is a 400 with
+ * the field named; /metrics counts the firing; the dashboard's page
+ * holds the schedules' table. */
+static void
+test_schedule_http(void **state)
+{
+	struct t_srv *s = srv(state, "n");
+	char http[32], *body = NULL;
+	int port = it_free_port();
+	int64_t m = next_minute();
+
+	snprintf(http, sizeof(http), "127.0.0.1:%d", port);
+	s->args[0] = "--http";
+	s->args[1] = http;
+	s->args[2] = "--http-admin";
+	shift_to(m - LEAD_MS);
+	it_start(s);
+	assert_int_equal(it_http(port, "PUT",
+	                     "/v1/schedules/h?tube=web&cron=*+*+*+*+*&tz="
+	                     "America/New_York&catch_up=all",
+	                     NULL, "from-http", &body),
+	    200);
+	assert_non_null(strstr(body, "\"name\":\"h\""));
+	assert_non_null(strstr(body, "\"tz\":\"America/New_York\""));
+	free(body);
+	assert_int_equal(
+	    it_http(port, "PUT", "/v1/schedules/bad?tube=web&cron=61+*+*+*+*",
+	        NULL, "x", &body),
+	    400);
+	assert_non_null(strstr(body, "minute field: 61 is out of 0-59"));
+	free(body);
+	{
+		struct sluice_client *c = it_client(s);
+
+		wait_fired(c, "h", 1);
+		sluice_close(c);
+	}
+	body = it_http_get(port, "/v1/schedules", 200);
+	assert_non_null(strstr(body, "\"schedules\":[{\"name\":\"h\""));
+	assert_true(it_json_num(body, NULL, "fired") == 1);
+	assert_true(it_json_num(body, NULL, "next_at") == (double)(m + 60000));
+	free(body);
+	body = it_http_get(port, "/v1/schedules/h", 200);
+	assert_non_null(strstr(body, "\"payload\":\"from-http\""));
+	free(body);
+	assert_int_equal(
+	    it_http(port, "POST", "/v1/schedules/h/pause", NULL, "", &body),
+	    200);
+	assert_non_null(strstr(body, "\"paused\":true"));
+	free(body);
+	assert_int_equal(
+	    it_http(port, "POST", "/v1/schedules/h/resume", NULL, "", &body),
+	    200);
+	assert_non_null(strstr(body, "\"paused\":false"));
+	free(body);
+	body = it_http_get(port, "/metrics", 200);
+	assert_true(it_metric(body, "sluice_schedule_firings_total") == 1);
+	assert_true(it_metric(body, "sluice_schedules") == 1);
+	free(body);
+	body = it_http_get(port, "/", 200);
+	assert_non_null(strstr(body, "id=\"schedules\""));
+	free(body);
+	assert_int_equal(
+	    it_http(port, "DELETE", "/v1/schedules/h", NULL, NULL, &body), 200);
+	free(body);
+	assert_int_equal(
+	    it_http(port, "GET", "/v1/schedules/h", NULL, NULL, &body), 404);
+	free(body);
+}
+
 int
 main(void)
 {
@@ -393,6 +465,8 @@ main(void)
 		    test_schedule_pause_and_resume, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_schedule_bad_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_schedule_http, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_schedule_failover_fires_once, it_setup,
 		    it_node_teardown),
