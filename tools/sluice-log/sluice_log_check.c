@@ -79,6 +79,8 @@ snap_entry_name(uint16_t type)
 		return "TUBE_SET";
 	case QSNAP_TUBE_LIMIT:
 		return "TUBE_LIMIT";
+	case QSNAP_SCHED:
+		return "SCHED";
 	}
 	return "unknown";
 }
