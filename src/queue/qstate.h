@@ -264,6 +264,8 @@ int qs_sched_snapshot_write(
 int qs_sched_load(struct queue *q, struct rd *r);
 void qs_sched_fini(struct queue *q);
 void qs_sched_dump(const struct queue *q, struct buf *out);
+/* The schedules' invariants (queue_check): NULL, or what does not hold. */
+const char *qs_sched_check(const struct queue *q);
 int qs_reserve_key(struct queue *q);
 
 /* A new key entry of tube `tube` (not indexed). NULL when out of

@@ -463,6 +463,46 @@ qs_sched_apply(struct queue *q, int64_t time, const struct qrec *rec)
 	return rc;
 }
 
+const char *
+qs_sched_check(const struct queue *q)
+{
+	struct cron c;
+
+	if (q->nsched > q->sched_cap || q->nsched > QUEUE_SCHED_MAX)
+		return "schedules: more than the table holds";
+	for (uint32_t i = 0; i < q->nsched; i++) {
+		const struct sched *s = q->scheds[i], *p;
+		bool found;
+
+		if (!name_ok(sched_name(s), s->name_len))
+			return "schedules: a bad name";
+		if (sched_pos(q, sched_name(s), s->name_len, &found) != i ||
+		    !found)
+			return "schedules: not in name order";
+		if (i > 0) {
+			p = q->scheds[i - 1];
+			if (p->name_len == s->name_len &&
+			    memcmp(sched_name(p), sched_name(s), s->name_len) ==
+			        0)
+				return "schedules: a name twice";
+		}
+		if (cron_parse(sched_cron(s), s->cron_len, &c, NULL, 0) != 0 ||
+		    c.min != s->cron.min || c.hour != s->cron.hour ||
+		    c.dom != s->cron.dom || c.mon != s->cron.mon ||
+		    c.dow != s->cron.dow || c.flags != s->cron.flags)
+			return "schedules: an expression that is not its own";
+		if (s->last_slot > s->from ||
+		    (s->last_slot == 0) != (s->last_id == 0) ||
+		    (s->last_slot != 0 && s->fired == 0))
+			return "schedules: a last slot after its decisions";
+		if (s->created_at > s->updated_at ||
+		    s->catch_up >= QREC_CATCH_END_ ||
+		    queue_sched_mem(s) - s->payload_len > 512)
+			return "schedules: a field out of range";
+	}
+	return NULL;
+}
+
 /* One line per schedule, for queue_dump. */
 void
 qs_sched_dump(const struct queue *q, struct buf *out)
