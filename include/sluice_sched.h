@@ -7,8 +7,8 @@
 #ifndef SLUICE_SCHED_H
 #define SLUICE_SCHED_H
 
-/* A schedule's options; a NULL options pointer, or a zero field, means
- * the default. */
+/* A schedule's options; a NULL options pointer means the defaults
+ * (priority 1024), a zero field its default (but priority 0 is 0). */
 struct sluice_schedule_opts {
 	const char *tz;        /* a zoneinfo name ("Europe/Paris"); NULL: UTC */
 	const char *catch_up;  /* slots missed while no leader ran: "none"

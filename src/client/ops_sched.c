@@ -48,6 +48,7 @@ sluice_schedule_set(struct sluice_client *c, const char *name, const char *tube,
 	s->tube = ops_tube_or_default(tube);
 	s->cron = msg_cstr(cron);
 	s->catch_up = MSG_CATCH_ONE;
+	s->priority = SLUICE_PRI_DEFAULT; /* without options */
 	if (mode != NULL && strcmp(mode, "none") == 0)
 		s->catch_up = MSG_CATCH_NONE;
 	else if (mode != NULL && strcmp(mode, "all") == 0)
