@@ -228,6 +228,46 @@ test_schedule_catch_up_after_downtime(void **state)
 	sluice_close(c);
 }
 
+/* All after 1,101 missed slots fires the last 1,000, once each; the
+ * older ones are skipped. */
+static void
+test_schedule_catch_up_all_is_bounded(void **state)
+{
+	struct t_srv *s = srv(state, "n");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct sluice_schedule *sc;
+	char key[128];
+	int64_t m = next_minute();
+	size_t n;
+
+	shift_to(m - 30000);
+	it_start(s);
+	c = it_client(s);
+	set(c, "many", "c-many", "* * * * *", "all");
+	sluice_close(c);
+	c = NULL;
+	t_srv_stop(s, 9);
+	shift_to(m + 1100 * 60000 + 40000); /* slots m .. m + 1100 min */
+	it_start(s);
+	c = it_client(s);
+	wait_fired(c, "many", 1000);
+	it_sleep_ms(500);
+	sc = show(c, "many");
+	assert_int_equal(sc->fired, 1000);
+	assert_int_equal(sc->skipped, 1); /* one record for the 101 older */
+	assert_true(sc->last_slot == (uint64_t)(m + 1100 * 60000));
+	sluice_schedule_free(sc);
+	n = tasks(c, "c-many", &t);
+	assert_int_equal(n, 1000);
+	key_of("many", m + 101 * 60000, key, sizeof(key));
+	assert_string_equal(t[0].key, key);
+	key_of("many", m + 1100 * 60000, key, sizeof(key));
+	assert_string_equal(t[999].key, key);
+	sluice_task_free(t);
+	sluice_close(c);
+}
+
 /* Paused, its slot does not fire; resumed, the next one does. */
 static void
 test_schedule_pause_and_resume(void **state)
@@ -462,6 +502,9 @@ main(void)
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_schedule_catch_up_after_downtime, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_schedule_catch_up_all_is_bounded, it_setup,
 		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_schedule_pause_and_resume, it_setup, it_teardown),
