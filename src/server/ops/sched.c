@@ -46,6 +46,7 @@ enum {
 	SCHED_GRACE_MS = 60 * 1000,
 	SCHED_WALK_MAX = 200000, /* slots looked at for one schedule a turn */
 	SCHED_RETRY_MS = 1000,   /* after a firing the log refused */
+	SCHED_WARN_MS = 60000,   /* between two warnings of such refusals */
 };
 
 static struct {
@@ -159,10 +160,14 @@ fire(struct core *c, struct sched *s, int64_t slot, bool put)
 	if (rc == 0)
 		rc = core_commit(c, &r, put ? WAL_NEW_WORK : WAL_RETRY, &lsn);
 	if (rc != 0) {
-		log_warn("sched",
-		    "schedule %s: cannot fire the slot %" PRId64
-		    " error=\"%s\"; tried again in a second",
-		    name, slot, sluice_strerror(rc));
+		/* once in a while: a full log refuses every second */
+		if (c->now - c->sched.warned_at >= SCHED_WARN_MS) {
+			c->sched.warned_at = c->now;
+			log_warn("sched",
+			    "schedule %s: cannot fire the slot %" PRId64
+			    " error=\"%s\"; tried again every second",
+			    name, slot, sluice_strerror(rc));
+		}
 		return rc;
 	}
 	c->sched.fired += id != 0;
