@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sluice.h"
 #include "t_lib.h"
@@ -377,6 +378,96 @@ test_cron_next_local_matches(void **state)
 	assert_false(cron_match(&c, n + 60));
 }
 
+/* The offsets agree with the C library's for random instants from 1900
+ * to 2200 in zones east and west, north and south (the library is asked
+ * through TZ here only: this test is one thread). */
+static void
+test_tz_agrees_with_the_c_library(void **state)
+{
+	static const char *const names[] = { "Europe/Paris", "America/New_York",
+		"Australia/Sydney", "Asia/Kolkata", "America/Sao_Paulo",
+		"Pacific/Chatham", "Africa/Casablanca", "Europe/Dublin",
+		"America/St_Johns", "Asia/Tehran" };
+	uint64_t seed = 12345;
+	char *old = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct tz *z = zone(names[i]);
+
+		setenv("TZ", names[i], 1);
+		tzset();
+		for (int k = 0; k < 4000; k++) {
+			struct tm tm;
+			time_t t;
+
+			seed = seed * 6364136223846793005ULL + 1;
+			t = (time_t)((int64_t)(seed >> 20) %
+			        (int64_t)9467280000 -
+			    (int64_t)2208988800); /* 1900 .. 2200 */
+			localtime_r(&t, &tm);
+			if (tz_offset(z, (int64_t)t) != tm.tm_gmtoff)
+				fail_msg("%s at %lld: %d, the library says %ld",
+				    names[i], (long long)t,
+				    tz_offset(z, (int64_t)t), tm.tm_gmtoff);
+		}
+		tz_free(z);
+	}
+	if (old != NULL) {
+		setenv("TZ", old, 1);
+		free(old);
+	} else {
+		unsetenv("TZ");
+	}
+	tzset();
+}
+
+/* cron_next in UTC agrees with a walk minute by minute for random
+ * expressions. */
+static void
+test_cron_next_agrees_with_a_walk(void **state)
+{
+	static const char *const exprs[] = { "*/13 * * * *",
+		"5 */5 * * mon,wed", "0 0 29 2 *", "0 12 1-7 * fri",
+		"15 3 */3 jan-mar *", "59 23 31 * *", "0 0 13 * fri",
+		"0,30 9-17/2 * * 1-5", "@weekly", "7 7 7 7 *" };
+	struct tz *z;
+	uint64_t seed = 99;
+
+	(void)state;
+	assert_int_equal(tz_utc(&z), 0);
+	for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+		struct cron c = parse_ok(exprs[i]);
+
+		for (int k = 0; k < 20; k++) {
+			int64_t after, want = -1, got;
+
+			seed = seed * 6364136223846793005ULL + 1;
+			after = utc(2024, 1, 1, 0, 0) +
+			    (int64_t)((seed >> 20) %
+			        ((int64_t)4 * 365 * 86400)) *
+			        1000;
+			/* the walk: the first minute after `after` matching */
+			for (int64_t m = after / 60000 + 1;
+			     m < after / 60000 + 1 + 2 * 366 * 1440; m++)
+				if (cron_match(&c, m * 60)) {
+					want = m * 60000;
+					break;
+				}
+			if (want < 0)
+				continue; /* beyond two years: 7 7 7 7 needs one
+				           */
+			got = cron_next(&c, z, after);
+			if (got != want)
+				fail_msg("'%s' after %lld: %lld, the walk says "
+				         "%lld",
+				    exprs[i], (long long)after, (long long)got,
+				    (long long)want);
+		}
+	}
+	tz_free(z);
+}
+
 int
 main(void)
 {
@@ -391,6 +482,8 @@ main(void)
 		cmocka_unit_test(test_tz_offsets_and_rules),
 		cmocka_unit_test(test_tz_names_and_bad_files),
 		cmocka_unit_test(test_cron_next_local_matches),
+		cmocka_unit_test(test_tz_agrees_with_the_c_library),
+		cmocka_unit_test(test_cron_next_agrees_with_a_walk),
 	};
 	return cmocka_run_group_tests_name("cron", tests, NULL, NULL);
 }
