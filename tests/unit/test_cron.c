@@ -468,6 +468,83 @@ test_cron_next_agrees_with_a_walk(void **state)
 	tz_free(z);
 }
 
+/* The slot a local minute L stands for, found the slow way: the first
+ * minute whose local time is L, or (a gap) the first whose local time is
+ * past L. */
+static int64_t
+slow_slot(const struct tz *z, int64_t L)
+{
+	for (int64_t u = L - 15 * 3600; u <= L + 15 * 3600; u += 60)
+		if (u + tz_offset(z, u) == L)
+			return u;
+	for (int64_t u = L - 15 * 3600; u <= L + 15 * 3600; u += 60)
+		if (u + tz_offset(z, u) > L)
+			return u;
+	return -1;
+}
+
+/* Over the daylight-saving changes of 2026 in six zones (one that moves
+ * by 30 minutes, one with winter time as the "daylight" one, a southern
+ * one), cron_next gives the slots the rule names: the local minutes that
+ * match, in order, each at its first occurrence or after its gap, each
+ * instant once. */
+static void
+test_cron_dst_agrees_with_the_slow_way(void **state)
+{
+	static const struct {
+		const char *zone;
+		int y, m, d; /* a day before a change */
+	} days[] = {
+		{ "Europe/Paris", 2026, 3, 28 },
+		{ "Europe/Paris", 2026, 10, 24 },
+		{ "America/New_York", 2026, 3, 7 },
+		{ "America/New_York", 2026, 10, 31 },
+		{ "Australia/Sydney", 2026, 4, 4 },
+		{ "Australia/Sydney", 2026, 10, 3 },
+		{ "Australia/Lord_Howe", 2026, 4, 4 },
+		{ "Australia/Lord_Howe", 2026, 10, 3 },
+		{ "Europe/Dublin", 2026, 3, 28 },
+		{ "Pacific/Chatham", 2026, 4, 4 },
+	};
+	static const char *const exprs[] = { "*/15 * * * *", "30 2 * * *",
+		"0 * * * *", "45 1,2,3 * * *", "10,50 0-4 * * *" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+		struct tz *z = zone(days[i].zone);
+		int64_t from = utc(days[i].y, days[i].m, days[i].d, 0, 0);
+
+		for (size_t e = 0; e < sizeof(exprs) / sizeof(exprs[0]); e++) {
+			struct cron c = parse_ok(exprs[e]);
+			int64_t L =
+			    (from / 1000 + tz_offset(z, from / 1000)) / 60 * 60;
+			int64_t at = from, want = -1, got;
+
+			/* three days of local minutes, the slow way */
+			for (int k = 0; k < 3 * 1440; k++, L += 60) {
+				int64_t u;
+
+				if (!cron_match(&c, L))
+					continue;
+				u = slow_slot(z, L) * 1000;
+				if (u <= at || u == want)
+					continue;
+				want = u;
+				got = cron_next(&c, z, at);
+				if (got != want)
+					fail_msg(
+					    "%s '%s' after %lld: %lld, the "
+					    "slow way says %lld",
+					    days[i].zone, exprs[e],
+					    (long long)at, (long long)got,
+					    (long long)want);
+				at = got;
+			}
+		}
+		tz_free(z);
+	}
+}
+
 int
 main(void)
 {
@@ -484,6 +561,7 @@ main(void)
 		cmocka_unit_test(test_cron_next_local_matches),
 		cmocka_unit_test(test_tz_agrees_with_the_c_library),
 		cmocka_unit_test(test_cron_next_agrees_with_a_walk),
+		cmocka_unit_test(test_cron_dst_agrees_with_the_slow_way),
 	};
 	return cmocka_run_group_tests_name("cron", tests, NULL, NULL);
 }
