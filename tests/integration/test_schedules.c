@@ -174,6 +174,13 @@ test_schedule_fires_once_over_a_crash(void **state)
 		assert_true(sc->next_at == (uint64_t)(m + 120000));
 		sluice_schedule_free(sc);
 	}
+	/* the CLI reads the same after the restarts */
+	assert_int_equal(
+	    it_sluice(s, "schedule", "show", "every", "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "\"fired\":2,\"skipped\":0"));
+	assert_int_equal(it_sluice(s, "schedule", "list", NULL), 0);
+	assert_non_null(strstr(it_out, "every"));
+	assert_non_null(strstr(it_out, "Europe/Paris"));
 	sluice_close(c);
 }
 
