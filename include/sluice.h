@@ -110,6 +110,8 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_ESCHED = 32,     /* bad schedule: a cron expression, time zone
+	                           or name refused (sluice_errmsg says which) */
 	SLUICE_ERRMAX_
 };
 
@@ -966,6 +968,11 @@ SLUICE_API int sluice_pause(
 /* Snapshots, promotion, following, and automatic failover's cluster view
  * and switchover: sluice_node.h, part of this header. */
 #include "sluice_node.h"
+
+/* ---- schedules ------------------------------------------------------ */
+
+/* Cron schedules that put tasks: sluice_sched.h, part of this header. */
+#include "sluice_sched.h"
 
 /* ---- names --------------------------------------------------------- */
 

@@ -465,3 +465,72 @@ sluice_kv_get(
 	}
 	return SLUICE_ENOTFOUND;
 }
+
+/* ---- schedules ------------------------------------------------------- */
+
+static void
+fill_sched(struct arena *a, const struct msg_sched *m, bool payload,
+    struct sluice_schedule *o)
+{
+	static const char *const modes[] = { "none", "one", "all" };
+	const char *name = arena_str(a, m->name);
+	const char *tube = arena_str(a, m->tube);
+	const char *cron = arena_str(a, m->cron);
+	const char *tz = arena_str(a, m->tz.len ? m->tz : msg_cstr("UTC"));
+	const char *p = payload ? arena_str(a, m->payload) : NULL;
+
+	if (o == NULL)
+		return;
+	memset(o, 0, sizeof(*o));
+	o->name = name;
+	o->tube = tube;
+	o->cron = cron;
+	o->tz = tz;
+	o->catch_up = m->catch_up <= MSG_CATCH_ALL ? modes[m->catch_up] : "?";
+	o->paused = m->paused;
+	o->priority = m->priority;
+	o->ttr_ms = m->ttr;
+	o->max_attempts = m->max_attempts;
+	o->created_at = m->created_at;
+	o->updated_at = m->updated_at;
+	o->next_at = m->next_at;
+	o->last_slot = m->last_slot;
+	o->last_id = m->last_id;
+	o->fired = m->fired;
+	o->skipped = m->skipped;
+	o->size = m->size;
+	o->payload = p;
+	o->payload_len = payload ? m->payload.len : 0;
+}
+
+static void
+build_scheds(struct arena *a, const struct msg_scheds *l, bool payload)
+{
+	struct sluice_schedule *v = arena_take(a, l->n * sizeof(*v));
+	struct msg_iter it = l->it;
+	struct msg_sched m;
+
+	for (uint32_t i = 0; msg_next_sched(&it, &m); i++)
+		fill_sched(a, &m, payload, v ? &v[i] : NULL);
+}
+
+int
+result_scheds(const struct msg_scheds *l, bool payload,
+    struct sluice_schedule **out, size_t *n)
+{
+	struct arena a = { 0 };
+
+	if (l->n == 0) {
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
+	build_scheds(&a, l, payload);
+	if ((a.base = malloc(a.used)) == NULL)
+		return SLUICE_ENOMEM;
+	a.used = 0;
+	build_scheds(&a, l, payload);
+	*out = (struct sluice_schedule *)a.base;
+	*n = l->n;
+	return 0;
+}

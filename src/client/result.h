@@ -6,6 +6,7 @@
 #ifndef SLUICE_CLIENT_RESULT_H
 #define SLUICE_CLIENT_RESULT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto/msg.h"
@@ -39,5 +40,10 @@ int result_groups(
 
 /* A history, its counts after the struct. */
 int result_history(const struct msg_history *h, struct sluice_history **out);
+
+/* The schedules of a schedule op's reply (their payloads when
+ * `payload`); n 0 gives NULL. */
+int result_scheds(const struct msg_scheds *l, bool payload,
+    struct sluice_schedule **out, size_t *n);
 
 #endif

@@ -595,3 +595,41 @@ json_within(const void *p, size_t len, size_t max_values, unsigned max_depth)
 	}
 	return true;
 }
+
+void
+json_schedule(FILE *f, const struct sluice_schedule *s)
+{
+	fputs("{\"name\":", f);
+	json_cstr(f, s->name);
+	fputs(",\"tube\":", f);
+	json_cstr(f, s->tube);
+	fputs(",\"cron\":", f);
+	json_cstr(f, s->cron);
+	fputs(",\"tz\":", f);
+	json_cstr(f, s->tz);
+	fprintf(f,
+	    ",\"catch_up\":\"%s\",\"paused\":%s,\"priority\":%" PRIu32
+	    ",\"ttr\":%" PRIu64 ",\"max_attempts\":%" PRIu32
+	    ",\"created_at\":%" PRIu64 ",\"updated_at\":%" PRIu64
+	    ",\"next_at\":%" PRIu64 ",\"last_slot\":%" PRIu64
+	    ",\"last_id\":%" PRIu64 ",\"fired\":%" PRIu64
+	    ",\"skipped\":%" PRIu64 ",\"size\":%zu,",
+	    s->catch_up, s->paused ? "true" : "false", s->priority, s->ttr_ms,
+	    s->max_attempts, s->created_at, s->updated_at, s->next_at,
+	    s->last_slot, s->last_id, s->fired, s->skipped, s->size);
+	json_payload(f, s->payload, s->payload_len,
+	    s->payload == NULL && s->size == 0 ? 1 : s->size);
+	fputc('}', f);
+}
+
+void
+json_schedules(FILE *f, const struct sluice_schedule *s, size_t n)
+{
+	fputs("{\"schedules\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			fputc(',', f);
+		json_schedule(f, &s[i]);
+	}
+	fputs("]}", f);
+}

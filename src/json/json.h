@@ -49,6 +49,12 @@ void json_task(FILE *f, const struct sluice_task *t);
  * "replaced":true when a pending replacement took the task's place). */
 void json_after(FILE *f, const struct sluice_after *a);
 
+/* One schedule: {"name":"n","tube":"t","cron":"0 2 * * *","tz":"UTC",
+ * "catch_up":"one","paused":false,...,"next_at":MS,...,"payload":...}
+ * ("payload":null when it was left out); and {"schedules":[...]}. */
+void json_schedule(FILE *f, const struct sluice_schedule *s);
+void json_schedules(FILE *f, const struct sluice_schedule *s, size_t n);
+
 /* {"tasks":[...]} */
 void json_tasks(FILE *f, const struct sluice_task *t, size_t n);
 /* A page of a list in id order: its tasks and "next", the cursor of the

@@ -61,6 +61,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_DELETE_WHERE] = WHERE_F_AGED | WHERE_F_FORCE | WHERE_F_DRY,
 	[MSG_OP_DELETE_KEY] = KEY_F_TUBE,
 	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
+	[MSG_OP_SCHED_SET] = SCHED_F_PAUSED,
+	[MSG_OP_SCHED_LIST] = SCHED_F_PAYLOADS,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -122,6 +124,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_HISTORY] = "history",
 	[MSG_OP_GROUPS] = "groups",
 	[MSG_OP_GROUP] = "group",
+	[MSG_OP_SCHED_SET] = "sched_set",
+	[MSG_OP_SCHED_LIST] = "sched_list",
+	[MSG_OP_SCHED_CTL] = "sched_ctl",
 };
 
 static bool
@@ -219,6 +224,9 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_HISTORY] = &msg_stats_family,
 	[MSG_OP_GROUPS] = &msg_groups_family,
 	[MSG_OP_GROUP] = &msg_group_family,
+	[MSG_OP_SCHED_SET] = &msg_sched_family,
+	[MSG_OP_SCHED_LIST] = &msg_sched_family,
+	[MSG_OP_SCHED_CTL] = &msg_sched_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -460,6 +468,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_AUTH: /* the same token bound again */
 	case MSG_OP_HISTORY:
 	case MSG_OP_GROUPS:
+	case MSG_OP_SCHED_LIST:
+	case MSG_OP_SCHED_SET: /* absolute values: twice is once */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

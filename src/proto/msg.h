@@ -100,10 +100,13 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28,   /* bind the session to a token (--auth) */
-	MSG_OP_GROUPS = 0x29, /* a tube's fair groups by backlog */
-	MSG_OP_GROUP = 0x2a,  /* a tube's group limits (msg_group.h) */
-	MSG_OP_END_           /* one past the last op */
+	MSG_OP_AUTH = 0x28,       /* bind the session to a token (--auth) */
+	MSG_OP_GROUPS = 0x29,     /* a tube's fair groups by backlog */
+	MSG_OP_GROUP = 0x2a,      /* a tube's group limits (msg_group.h) */
+	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
+	MSG_OP_SCHED_LIST = 0x30, /* the schedules, or one by name */
+	MSG_OP_SCHED_CTL = 0x31,  /* pause, resume or delete a schedule */
+	MSG_OP_END_               /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -174,6 +177,10 @@ struct msg_iter {
 	size_t payload_max;
 	uint8_t flags; /* the message's flags, when they shape its elements */
 };
+
+/* The schedule ops' messages: part of this header, after the types they
+ * use. */
+#include "proto/msg_sched.h"
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
  * MSG_SIZE_MAX, payload_max = MSG_PAYLOAD_DEFAULT). Values above the
@@ -584,6 +591,8 @@ struct msg_req {
 		struct msg_history_req history;
 		struct msg_errors_req errors;
 		struct msg_group_req group;
+		struct msg_sched_set sched_set;
+		struct msg_sched_ctl sched;
 	};
 };
 
@@ -875,6 +884,7 @@ struct msg_rep {
 		struct msg_cluster cluster;
 		struct msg_history history;
 		struct msg_group_rep group;
+		struct msg_scheds scheds; /* the schedule ops */
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

@@ -113,6 +113,8 @@ msg_req_bad_tube(const struct msg_req *q, struct msg_str *out)
 		return refused(q->stats.tube, true, out);
 	case MSG_OP_HISTORY:
 		return refused(q->history.tube, true, out);
+	case MSG_OP_SCHED_SET:
+		return refused(q->sched_set.tube, false, out);
 	default:
 		return false;
 	}

@@ -62,12 +62,14 @@ enum {
 	STATS_F_PAGE = 0x04,      /* stats request: u32 limit, u32 after */
 	STATS_F_TOP = 0x08,       /* stats request: u32 limit, the deepest */
 	TUBE_DELETE_F_FORCE = 0x01,
-	WHERE_F_AGED = 0x01,  /* delete_where: u8 states, u8 by follow */
-	WHERE_F_DRY = 0x40,   /* delete_where: count, delete nothing */
-	WHERE_F_FORCE = 0x80, /* delete_where: taken tasks too */
-	TUBE_F_LIMITS = 0x01, /* tube_set, tube_show, request and reply:
-	                         the flow limits follow the settings */
-	KEY_F_TUBE = 0x01,    /* delete_key, peek_key: the key's tube follows */
+	WHERE_F_AGED = 0x01,     /* delete_where: u8 states, u8 by follow */
+	WHERE_F_DRY = 0x40,      /* delete_where: count, delete nothing */
+	WHERE_F_FORCE = 0x80,    /* delete_where: taken tasks too */
+	TUBE_F_LIMITS = 0x01,    /* tube_set, tube_show, request and reply:
+	                            the flow limits follow the settings */
+	SCHED_F_PAUSED = 0x01,   /* sched_set: created paused */
+	SCHED_F_PAYLOADS = 0x02, /* sched_list, request and reply */
+	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,
@@ -143,6 +145,7 @@ extern const struct msg_family msg_group_family;
  * u32 burst, u32 concurrency. */
 int msg_get_flow(struct rd *r, struct msg_flow *out);
 int msg_put_flow(struct buf *b, const struct msg_flow *f);
+extern const struct msg_family msg_sched_family;
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

@@ -126,8 +126,8 @@ swap_in(struct queue *q, struct task *t, struct task *nt, int state,
 	task_free(t);
 }
 
-static int
-apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
+int
+qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 {
 	struct keyent *ke = NULL, *newke = NULL;
 	struct group *g = NULL;
@@ -926,11 +926,11 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_G:
-		rc = apply_put(q, time, &rec->u.put);
+		rc = qs_apply_put(q, time, &rec->u.put);
 		break;
 	case QREC_PUT_T:
 		/* The window after the task: a put that fails opens none. */
-		if ((rc = apply_put(q, time, &rec->u.put)) == 0)
+		if ((rc = qs_apply_put(q, time, &rec->u.put)) == 0)
 			rc = qs_throttle_set(q, rec->u.put.tube,
 			    rec->u.put.tube_len, rec->u.put.key,
 			    rec->u.put.key_len, rec->u.put.id,
@@ -986,8 +986,8 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_GROUP_SET:
 		rc = qs_apply_group_set(q, time, &rec->u.group_set);
 		break;
-	default:
-		rc = SLUICE_ECORRUPT;
+	default: /* the schedules' (sched.c), or none */
+		rc = qs_sched_apply(q, time, rec);
 		break;
 	}
 	if (rc == 0 && !places_only(rec->type))

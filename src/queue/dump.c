@@ -235,6 +235,7 @@ queue_dump(const struct queue *q, struct buf *out)
 	}
 	if ((rc = qs_throttle_dump(q, out)) != 0)
 		goto done;
+	qs_sched_dump(q, out);
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
 done:
 	free(tubes);

@@ -41,6 +41,10 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_TUBE_LIMIT] = "TUBE_LIMIT",
 	[QREC_PUT_G] = "PUT_G",
 	[QREC_GROUP_SET] = "GROUP_SET",
+	[QREC_SCHED_SET] = "SCHED_SET",
+	[QREC_SCHED_DELETE] = "SCHED_DELETE",
+	[QREC_SCHED_PAUSE] = "SCHED_PAUSE",
+	[QREC_SCHED_FIRE] = "SCHED_FIRE",
 };
 
 const char *
@@ -322,6 +326,11 @@ qrec_valid(const struct qrec *rec)
 	case QREC_TUBE_DELETE:
 		return qrec_tube_valid(
 		    rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE:
+		return qrec_sched_valid(&rec->u.sched, rec->type);
 	default:
 		return false;
 	}
@@ -537,6 +546,12 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_str16(
 		    out, rec->u.tube_delete.tube, rec->u.tube_delete.tube_len);
 		buf_put_u8(out, rec->u.tube_delete.force ? 1 : 0);
+		break;
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE:
+		qrec_sched_encode(&rec->u.sched, rec->type, out);
 		break;
 	}
 	if (buf_failed(out)) {
@@ -767,6 +782,12 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		rec.u.tube_delete.tube =
 		    rd_str16(&r, QREC_NAME_MAX, &rec.u.tube_delete.tube_len);
 		ok = rd_bool(&r, &rec.u.tube_delete.force);
+		break;
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE:
+		qrec_sched_decode(&r, type, &rec.u.sched);
 		break;
 	default:
 		return SLUICE_ECORRUPT;

@@ -73,6 +73,18 @@
  *            limits (as TUBE_LIMIT's), u8 paused (0 or 1; 0 for the
  *            empty group): the whole settings of that name from now on
  *            (limits set 0 and not paused: none, the name's settings go)
+ *   SCHED_SET str16 name, str16 tube, str16 cron, str16 tz, u8 catch_up
+ *            (0 none, 1 one, 2 all), u8 paused, u32 pri, u32 ttr,
+ *            u32 max_attempts, i64 from, blob payload: a schedule is
+ *            created or replaced; its slots after `from` are to fire
+ *   SCHED_DELETE str16 name
+ *   SCHED_PAUSE str16 name, u8 paused, i64 from: paused (1), or resumed
+ *            (0) with its slots after `from` to fire
+ *   SCHED_FIRE str16 name, i64 slot, u8 has_put, then with has_put a
+ *            PUT's body: the schedule's slots up to `slot` are decided;
+ *            with has_put the slot's task is put (its key names the
+ *            schedule and the slot), without it they were skipped
+ *            (catch-up, or the slot's key was taken already)
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -151,6 +163,10 @@ enum qrec_type {
 	QREC_PUT_G = 24,        /* PUT into a fair group */
 	QREC_GROUP_SET = 25,    /* a tube's group limits or a group's own */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
+	QREC_SCHED_SET = 50,    /* a schedule is created or replaced */
+	QREC_SCHED_DELETE = 51, /* a schedule goes away */
+	QREC_SCHED_PAUSE = 52,  /* a schedule is paused or resumed */
+	QREC_SCHED_FIRE = 53,   /* a schedule's slot is decided */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -440,6 +456,52 @@ struct qrec_tube_delete {
 	bool force;
 };
 
+/* What a schedule does with the slots it missed (sched.h). */
+enum qrec_catch_up {
+	QREC_CATCH_NONE = 0, /* skipped */
+	QREC_CATCH_ONE = 1,  /* the last one fires */
+	QREC_CATCH_ALL = 2,  /* each fires, at most QREC_CATCH_ALL_MAX */
+	QREC_CATCH_END_
+};
+
+enum {
+	QREC_SCHED_NAME_MAX = 64, /* a schedule's name: the tube alphabet */
+	QREC_CATCH_ALL_MAX = 1000,
+};
+
+/* SCHED_SET, SCHED_DELETE, SCHED_PAUSE, SCHED_FIRE (the layout above
+ * says which fields each carries; the others are 0). */
+struct qrec_sched {
+	const char *name;
+	size_t name_len;
+	const char *tube;
+	size_t tube_len;
+	const char *cron; /* 1-CRON_EXPR_MAX bytes that cron_parse accepts */
+	size_t cron_len;
+	const char *tz; /* a zone's name (tz_name_valid) */
+	size_t tz_len;
+	uint8_t catch_up; /* enum qrec_catch_up */
+	bool paused;
+	uint32_t pri;
+	uint32_t ttr;
+	uint32_t max_attempts;
+	int64_t from; /* SET, PAUSE: slots after it fire */
+	int64_t slot; /* FIRE: decided up to this slot (unix ms) */
+	const void *payload;
+	size_t payload_len;
+	bool has_put;        /* FIRE: the slot's task */
+	struct qrec_put put; /* FIRE with has_put: as a PUT's */
+};
+
+/* The schedule records' part of qrec_valid, qrec_encode, qrec_decode and
+ * qrec_format (qrec_sched.c). */
+bool qrec_sched_valid(const struct qrec_sched *s, uint16_t type);
+void qrec_sched_encode(
+    const struct qrec_sched *s, uint16_t type, struct buf *out);
+void qrec_sched_decode(struct rd *r, uint16_t type, struct qrec_sched *s);
+void qrec_sched_format(
+    const struct qrec_sched *s, uint16_t type, struct buf *out);
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -460,6 +522,7 @@ struct qrec {
 		struct qrec_tube_delete tube_delete;
 		struct qrec_tube_limit tube_limit;
 		struct qrec_group_set group_set;
+		struct qrec_sched sched; /* SCHED_* */
 	} u;
 };
 

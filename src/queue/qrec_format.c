@@ -266,6 +266,12 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		if (rec->u.group_set.paused)
 			buf_printf(out, " paused");
 		break;
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE:
+		qrec_sched_format(&rec->u.sched, rec->type, out);
+		break;
 	default:
 		break;
 	}

@@ -484,6 +484,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		return rc;
 	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0)
 		return rc;
+	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0)
+		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);
 	sw_u64(&w, q->ntasks);
@@ -513,6 +515,7 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_TUBE_LIMIT] = "TUBE_LIMIT",
 		[QSNAP_GROUP_SET] = "GROUP_SET",
 		[QSNAP_THROTTLE] = "THROTTLE",
+		[QSNAP_SCHED] = "SCHED",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)

@@ -696,6 +696,7 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_HOUR:
 		return l->phase == QSNAP_HOURLY || l->phase == QSNAP_HOUR;
 	case QSNAP_THROTTLE: /* after the DEDUP and HOURLY entries */
+	case QSNAP_SCHED:    /* and after those */
 		return l->phase != 0 && l->phase != QSNAP_META &&
 		    l->hours_left == 0;
 	default:
@@ -761,6 +762,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_THROTTLE:
 		rc = qs_throttle_load(q, &r);
+		break;
+	case QSNAP_SCHED:
+		rc = qs_sched_load(q, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

@@ -152,6 +152,7 @@ queue_fini(struct queue *q)
 	idx_fini(&q->names);
 	idx_fini(&q->sessions);
 	qs_throttle_fini(q);
+	qs_sched_fini(q);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);

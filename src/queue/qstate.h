@@ -127,6 +127,10 @@ struct queue {
 	struct idx throttles;   /* open throttle windows (throttle.h) */
 	int64_t throttle_swept; /* the clock of the last qs_throttle_sweep */
 	uint32_t throttle_max; /* windows at once (QREC_THROTTLE_WINDOWS_MAX) */
+	struct sched **scheds; /* schedules in name order (sched.h) */
+	uint32_t nsched;
+	uint32_t sched_cap;
+	uint64_t sched_gen; /* queue_sched_gen */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -250,6 +254,21 @@ void qs_unplace(struct queue *q, struct task *t);
 
 /* Room in the id index for one more task. */
 int qs_reserve_id(struct queue *q);
+
+/* A PUT's apply, which a SCHED_FIRE with a put shares (apply.c). */
+int qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
+
+/* Schedules (sched.c): the apply of SCHED_* records (SLUICE_ECORRUPT
+ * for any other type), the snapshot's SCHED entries written and one
+ * loaded, and their memory freed. */
+int qs_sched_apply(struct queue *q, int64_t time, const struct qrec *rec);
+int qs_sched_snapshot_write(
+    const struct queue *q, queue_emit_fn *emit, void *arg);
+int qs_sched_load(struct queue *q, struct rd *r);
+void qs_sched_fini(struct queue *q);
+void qs_sched_dump(const struct queue *q, struct buf *out);
+/* The schedules' invariants (queue_check): NULL, or what does not hold. */
+const char *qs_sched_check(const struct queue *q);
 int qs_reserve_key(struct queue *q);
 
 /* A new key entry of tube `tube` (not indexed). NULL when out of

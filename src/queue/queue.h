@@ -853,6 +853,7 @@ enum queue_snap_type {
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
 	QSNAP_GROUP_SET = 25,  /* a tube's group settings (glimit.c) */
 	QSNAP_THROTTLE = 30,   /* numbered as the record that opens a window */
+	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
 };
 
 /* The name of a snapshot entry type, as sluice-log prints it ("unknown"

@@ -124,6 +124,7 @@ run_timers(struct core *c)
 	if (c->follower || c->fenced || c->handing)
 		return; /* expiries come as the leader's records; a fenced
 		         * leader writes nothing more, nor one handing over */
+	ops_sched_run(c);
 	for (int i = 0; i < 100000; i++) {
 		rc = queue_decide_expired(c->q, c->now, &r);
 		if (rc != 0)
@@ -200,6 +201,9 @@ poll_timeout(struct core *c)
 	int64_t wake = queue_next_wake(c->q);
 	int64_t dl = ops_next_deadline(c);
 	int64_t ms = 1000;
+
+	if (ops_sched_next_wake(c) < wake)
+		wake = ops_sched_next_wake(c);
 
 	if (lead_next_deadline(c) < dl)
 		dl = lead_next_deadline(c);

@@ -5,13 +5,21 @@
 
 #include "util/clock.h"
 
+static int64_t shift_ms; /* clock_shift_set: test builds only */
+
+void
+clock_shift_set(int64_t ms)
+{
+	shift_ms = ms;
+}
+
 int64_t
 clock_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + shift_ms;
 }
 
 int64_t
@@ -20,7 +28,8 @@ clock_now_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
+	    shift_ms * 1000;
 }
 
 int64_t

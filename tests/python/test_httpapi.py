@@ -858,7 +858,8 @@ class OpenApiTest(unittest.TestCase):
                       "/v1/tasks/{id}/ack", "/v1/tasks/{id}", "/v1/stats",
                       "/v1/keys/{key}", "/v1/tubes/{tube}", "/v1/history",
                       "/v1/tubes/{tube}/release",
-                      "/v1/tubes/{tube}/groups"):
+                      "/v1/tubes/{tube}/groups", "/v1/schedules",
+                      "/v1/schedules/{name}"):
                 self.assertIn(p, paths)
         finally:
             s.stop()

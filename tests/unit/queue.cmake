@@ -21,3 +21,5 @@ sluice_test(group LIBS sluice_queue TIMEOUT 120)
 sluice_test(group_list LIBS sluice_queue TIMEOUT 60)
 # Limits per fair group: caps, rates, overrides, pauses, their records.
 sluice_test(glimit LIBS sluice_queue TIMEOUT 60)
+# Schedules: their records, a slot fired once, replay and snapshots.
+sluice_test(sched LIBS sluice_queue TIMEOUT 60)

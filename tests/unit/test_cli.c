@@ -783,7 +783,7 @@ test_cli_every_command_has_help(void **state)
 		"fail", "touch", "bury", "update", "kick", "delete", "peek",
 		"stats", "list", "groups", "errors", "rates", "pause", "tube",
 		"snapshot", "promote", "follow", "cluster", "switchover",
-		"work", "token" };
+		"work", "token", "schedule" };
 	struct run r;
 	char main_help[sizeof(r.out)];
 

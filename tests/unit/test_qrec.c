@@ -14,7 +14,7 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 48
+#define NSAMPLES 56
 
 /* One sample of every type and outcome. */
 static size_t
@@ -207,6 +207,45 @@ samples(struct qrec *out)
 	out[n].u.put = (struct qrec_put) { 11, "rows", 4, "r", 1, "row-8", 5,
 		1024, 60000, 0, T0, 0, 5, 0, "eu/acme", 7 };
 	n++;
+	out[n].type = QREC_SCHED_SET; /* 02:30 in Paris, catch-up one */
+	out[n].u.sched = (struct qrec_sched) { .name = "nightly",
+		.name_len = 7,
+		.tube = "reports",
+		.tube_len = 7,
+		.cron = "30 2 * * mon-fri",
+		.cron_len = 16,
+		.tz = "Europe/Paris",
+		.tz_len = 12,
+		.catch_up = QREC_CATCH_ONE,
+		.pri = 5,
+		.ttr = 60000,
+		.max_attempts = 3,
+		.from = T0,
+		.payload = "{}",
+		.payload_len = 2 };
+	n++;
+	out[n].type = QREC_SCHED_DELETE;
+	out[n].u.sched =
+	    (struct qrec_sched) { .name = "nightly", .name_len = 7 };
+	n++;
+	out[n].type = QREC_SCHED_PAUSE;
+	out[n].u.sched = (struct qrec_sched) {
+		.name = "nightly", .name_len = 7, .paused = true, .from = T0
+	};
+	n++;
+	out[n].type = QREC_SCHED_FIRE; /* skipped slots */
+	out[n].u.sched = (struct qrec_sched) {
+		.name = "nightly", .name_len = 7, .slot = T0 + 60000
+	};
+	n++;
+	out[n].type = QREC_SCHED_FIRE; /* a slot's task */
+	out[n].u.sched = (struct qrec_sched) { .name = "nightly",
+		.name_len = 7,
+		.slot = T0 + 120000,
+		.has_put = true,
+		.put = { 13, "reports", 7, "{}", 2, "nightly@2026-01-01T02:30Z",
+		    24, 5, 60000, 3, T0, 0, 0, 0, NULL, 0 } };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -360,6 +399,31 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(x->has_payload == y->has_payload);
 		same_bytes(
 		    x->payload, x->payload_len, y->payload, y->payload_len);
+		break;
+	}
+	case QREC_SCHED_SET:
+	case QREC_SCHED_DELETE:
+	case QREC_SCHED_PAUSE:
+	case QREC_SCHED_FIRE: {
+		const struct qrec_sched *x = &a->u.sched, *y = &b->u.sched;
+
+		same_bytes(x->name, x->name_len, y->name, y->name_len);
+		same_bytes(x->tube, x->tube_len, y->tube, y->tube_len);
+		same_bytes(x->cron, x->cron_len, y->cron, y->cron_len);
+		same_bytes(x->tz, x->tz_len, y->tz, y->tz_len);
+		same_bytes(
+		    x->payload, x->payload_len, y->payload, y->payload_len);
+		assert_true(x->catch_up == y->catch_up &&
+		    x->paused == y->paused && x->pri == y->pri &&
+		    x->ttr == y->ttr && x->max_attempts == y->max_attempts &&
+		    x->from == y->from && x->slot == y->slot &&
+		    x->has_put == y->has_put);
+		assert_true(x->put.id == y->put.id &&
+		    x->put.ttr == y->put.ttr && x->put.run_at == y->put.run_at);
+		same_bytes(
+		    x->put.key, x->put.key_len, y->put.key, y->put.key_len);
+		same_bytes(x->put.payload, x->put.payload_len, y->put.payload,
+		    y->put.payload_len);
 		break;
 	}
 	default:

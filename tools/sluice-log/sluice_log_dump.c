@@ -470,6 +470,14 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 		*p = r->u.group_set.tube;
 		*n = r->u.group_set.tube_len;
 		return true;
+	case QREC_SCHED_SET:
+		*p = r->u.sched.tube;
+		*n = r->u.sched.tube_len;
+		return true;
+	case QREC_SCHED_FIRE:
+		*p = r->u.sched.put.tube;
+		*n = r->u.sched.put.tube_len;
+		return r->u.sched.has_put;
 	}
 	return false;
 }

@@ -21,6 +21,7 @@
 
 #include "log/recover.h"
 #include "queue/limits.h"
+#include "queue/sched.h"
 #include "sluice.h"
 #include "sluice_log.h"
 #include "util/fsutil.h"
@@ -61,6 +62,9 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 		    fv.lim.set != 0 &&
 		    qrec_limits_equal(&fv.lim, &r.u.tube_limit.lim);
 	}
+	if (r.type == QREC_SCHED_SET || r.type == QREC_SCHED_PAUSE)
+		return queue_sched_find(c->q, r.u.sched.name,
+		           r.u.sched.name_len) != NULL; /* still there */
 	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
 		return queue_tube_settings(c->q, r.u.tube_set.tube,
 		           r.u.tube_set.tube_len, &conf) == 0 &&

@@ -76,6 +76,8 @@ static const char main_help[] =
     "  rates     events per second lately: puts, takes, acks, fails, ...\n"
     "  pause     stop handing out a tube's tasks for a while\n"
     "  tube      set or show a tube's own settings; delete a tube\n"
+    "  schedule  cron schedules that put tasks: set, list, show, pause,\n"
+    "            resume, delete\n"
     "  snapshot  write a snapshot now\n"
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
@@ -128,6 +130,7 @@ static const struct cli_command *const commands[] = {
 	&cli_cmd_rates,
 	&cli_cmd_pause,
 	&cli_cmd_tube,
+	&cli_cmd_schedule,
 	&cli_cmd_snapshot,
 	&cli_cmd_promote,
 	&cli_cmd_follow,

@@ -16,8 +16,8 @@ from . import errors as E
 from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, GroupLimits,
                     Groups, History, Hour,
                     ItemResult, Limit, Limits, Member, MemberRole, Order,
-                    Pending, PutResult, Role, Setting, Settings, State, Stats,
-                    Switchover, Task, TaskPage)
+                    Pending, PutResult, Role, Schedule, Setting, Settings,
+                    State, Stats, Switchover, Task, TaskPage)
 
 MAGIC = 0x53
 VERSION = 1
@@ -33,7 +33,7 @@ OPS = {
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
-    "group": 0x2A,
+    "group": 0x2A, "sched_set": 0x2F, "sched_list": 0x30, "sched_ctl": 0x31,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -196,6 +196,14 @@ def _nothing(rflags, r):
     return r.done(None)
 
 
+def _nothing_list(rflags, r):
+    """A reply of n items where none is expected (sched_ctl's delete)."""
+    n = r.u32()
+    if n != 0:
+        raise E.Malformed("a delete's reply holds %d schedules" % n)
+    return r.done(None)
+
+
 def _item_error(status, rflags, r):
     message = r.str16() if rflags & _MESSAGES else ""
     return E.error_for(status, message) if status else None
@@ -273,6 +281,30 @@ def _group(rflags, r):
         bool(gflags & 0x01), bool(gflags & 0x02), bool(gflags & 0x04),
         own, now, ready, taken, tokens,
         _GROUP_HOLDS[holding] if holding < 4 else "?"))
+_CATCH_UP = ("none", "one", "all")
+
+
+def _schedule(r):
+    name, tube, cron, tz = r.str16(), r.str16(), r.str16(), r.str16()
+    mode, paused, pri, ttr, ma = r.unpack("BBIQI")
+    (created, updated, next_at, last_slot, last_id, fired, skipped,
+     size) = r.unpack("QQQQQQQI")
+    payload = r.blob()
+    if mode > 2:
+        raise E.Malformed("a schedule's catch-up of %d" % mode)
+    return Schedule(name, tube, cron, tz or "UTC", _CATCH_UP[mode],
+                    bool(paused), pri, ttr, ma, created, updated, next_at,
+                    last_slot, last_id, fired, skipped, size,
+                    payload if payload or size == 0 else None)
+
+
+def _schedules(rflags, r):
+    return r.done([_schedule(r) for _ in range(r.u32())])
+
+
+def _one_schedule(rflags, r):
+    v = _schedules(rflags, r)
+    return v[0] if v else None
 
 
 _PER_MS = {"s": 1000, "sec": 1000, "m": 60000, "min": 60000,
@@ -825,6 +857,51 @@ class Operations:
         deleted."""
         return self._do(Request("tube_delete", _flag(force, 0x01),
                                 str16(tube), _u64))
+
+    # -- schedules
+
+    def schedule_set(self, name, tube, cron, payload, *, tz="",
+                     catch_up="one", priority=1024, ttr_ms=0,
+                     max_attempts=0, paused=False):
+        """Creates or replaces schedule name: at each slot of cron ("M H
+        DOM MON DOW" or @daily, ...; local times of zoneinfo zone tz,
+        UTC when empty) a task with payload is put into tube, once per
+        slot across restarts and failovers. catch_up: "none", "one" or
+        "all", for the slots missed while no leader ran. A bad expression
+        or an unknown zone is BadSchedule, naming it. Returns the
+        Schedule."""
+        if catch_up not in _CATCH_UP:
+            raise E.Invalid("catch_up is none, one or all")
+        body = (str16(name) + str16(tube) + str16(cron) + str16(tz)
+                + struct.pack("<BIQI", _CATCH_UP.index(catch_up), priority,
+                              ttr_ms, max_attempts) + blob(payload))
+        return self._do(Request("sched_set", _flag(paused, 0x01), body,
+                                _one_schedule, safe=True))
+
+    def schedule_list(self):
+        """Every schedule, by name, with its next firing (payload
+        None)."""
+        return self._do(Request("sched_list", 0, str16(""), _schedules,
+                                safe=True))
+
+    def schedule_show(self, name):
+        """One schedule with its payload (NotFound)."""
+        return self._do(Request("sched_list", 0x02, str16(name),
+                                _one_schedule, safe=True))
+
+    def schedule_pause(self, name):
+        return self._do(Request("sched_ctl", 0, str16(name) + b"\x01",
+                                _one_schedule))
+
+    def schedule_resume(self, name):
+        """The slots of the pause are skipped; those after it fire."""
+        return self._do(Request("sched_ctl", 0, str16(name) + b"\x02",
+                                _one_schedule))
+
+    def schedule_delete(self, name):
+        """The schedule goes; the tasks it put stay (NotFound)."""
+        return self._do(Request("sched_ctl", 0, str16(name) + b"\x03",
+                                _nothing_list))
 
     # -- the node
 

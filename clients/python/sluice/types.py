@@ -14,7 +14,8 @@ from typing import Dict, List, Optional
 __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
-           "GroupLimits", "Cluster", "Switchover", "TaskPage", "Group", "Groups"]
+           "GroupLimits", "Cluster", "Switchover", "TaskPage", "Group", "Groups",
+           "Schedule"]
 
 
 class State(IntEnum):
@@ -341,3 +342,31 @@ class TaskPage:
     for the next page, None when none follows."""
     tasks: List[Task]
     next: Optional[int]
+
+
+@dataclass
+class Schedule:
+    """A schedule (docs/queue.md, "Schedules"): a task with payload into
+    tube at each slot of cron in zone tz, keyed NAME@YYYY-MM-DDTHH:MMZ.
+    next_at: unix ms of its next slot (0 when paused); last_slot and
+    last_id: the last slot that put a task and that task; fired: slots
+    that put a task; skipped: slots decided without one. payload is None
+    when left out (schedule_list)."""
+    name: str
+    tube: str
+    cron: str
+    tz: str
+    catch_up: str
+    paused: bool
+    priority: int
+    ttr_ms: int
+    max_attempts: int
+    created_at: int
+    updated_at: int
+    next_at: int
+    last_slot: int
+    last_id: int
+    fired: int
+    skipped: int
+    size: int
+    payload: Optional[bytes]

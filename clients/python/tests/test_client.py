@@ -250,6 +250,47 @@ class ClientTest(ServerTest):
         z = self.c.group_pause("gl", "z")
         self.assertEqual((z.paused, z.live), (True, False))
 
+    def test_schedules(self):
+        # A schedule set, listed with its next firing, shown with its
+        # payload, paused, resumed and deleted; the CLI sees the same; a
+        # bad expression or zone is BadSchedule naming it, nothing set.
+        with self.assertRaises(sluice.BadSchedule) as e:
+            self.c.schedule_set("n", "reports", "0 25 * * *", b"x")
+        self.assertIn("hour field: 25 is out of 0-23", str(e.exception))
+        with self.assertRaises(sluice.BadSchedule) as e:
+            self.c.schedule_set("n", "reports", "@daily", b"x",
+                                tz="Mars/Olympus")
+        self.assertIn("unknown time zone", str(e.exception))
+        with self.assertRaises(sluice.Invalid):
+            self.c.schedule_set("n", "reports", "@daily", b"x",
+                                catch_up="some")
+        self.assertEqual(self.c.schedule_list(), [])
+        s = self.c.schedule_set("nightly", "reports", "30 2 * * *",
+                                b"report", tz="Europe/Paris",
+                                catch_up="all", priority=7)
+        self.assertEqual((s.name, s.tube, s.cron, s.tz, s.catch_up,
+                          s.priority, s.payload, s.fired),
+                         ("nightly", "reports", "30 2 * * *",
+                          "Europe/Paris", "all", 7, b"report", 0))
+        self.assertGreater(s.next_at, int(time.time() * 1000))
+        self.assertLess(s.next_at, int(time.time() * 1000) + 26 * 3600000)
+        listed = self.c.schedule_list()
+        self.assertEqual([x.name for x in listed], ["nightly"])
+        self.assertIsNone(listed[0].payload)
+        self.assertEqual(listed[0].next_at, s.next_at)
+        cli = self.srv.cli("schedule", "list")
+        self.assertEqual(cli["schedules"][0]["next_at"], s.next_at)
+        self.assertEqual(cli["schedules"][0]["catch_up"], "all")
+        p = self.c.schedule_pause("nightly")
+        self.assertTrue(p.paused)
+        self.assertEqual(p.next_at, 0)
+        self.assertFalse(self.c.schedule_resume("nightly").paused)
+        self.assertEqual(self.c.schedule_show("nightly").payload, b"report")
+        self.assertIsNone(self.c.schedule_delete("nightly"))
+        with self.assertRaises(sluice.NotFound):
+            self.c.schedule_show("nightly")
+        self.assertEqual(self.c.schedule_list(), [])
+
     def test_fair_groups(self):
         # A put names its group; take, peek and the CLI show it; equal
         # priorities go round the groups; a bad name is BadGroup, in a

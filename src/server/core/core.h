@@ -130,9 +130,16 @@ struct core {
 	struct bgsnap snap;
 	struct msg_limits limits;
 	/* replication */
-	bool follower;      /* this node follows a leader (follow.c) */
-	bool fenced;        /* a leader that learned of a higher epoch */
-	uint64_t fenced_by; /* that epoch */
+	bool follower; /* this node follows a leader (follow.c) */
+	struct {
+		uint64_t gen;      /* queue_sched_gen when `next` was found */
+		int64_t next;      /* unix ms of the earliest slot to fire */
+		int64_t retry_at;  /* after a firing the log refused */
+		uint64_t fired;    /* slots that put a task, since start */
+		int64_t warned_at; /* the last refusal logged */
+	} sched;                   /* schedules (ops/sched.c) */
+	bool fenced;               /* a leader that learned of a higher epoch */
+	uint64_t fenced_by;        /* that epoch */
 	struct epochs epochs;
 	/* the leader's side (repl/lead.c), --repl-listen; NULL without,
 	 * and its hook (core_repl_hook) while it is there */

@@ -342,6 +342,8 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		return tube_ok(t, r->tube_delete.tube, bad);
 	case MSG_OP_GROUP:
 		return tube_ok(t, r->group.tube, bad);
+	case MSG_OP_SCHED_SET:
+		return tube_ok(t, r->sched_set.tube, bad);
 	case MSG_OP_STATS:
 		return tube_ok(t, r->stats.tube, bad);
 	case MSG_OP_HISTORY:

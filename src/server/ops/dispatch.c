@@ -352,6 +352,11 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_GROUP:
 		ops_group(c, ctx, &req);
 		break;
+	case MSG_OP_SCHED_SET:
+	case MSG_OP_SCHED_LIST:
+	case MSG_OP_SCHED_CTL:
+		ops_sched(c, ctx, &req);
+		break;
 	case MSG_OP_AUTH:
 		/* without --auth there is nothing to bind */
 		ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });

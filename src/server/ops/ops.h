@@ -39,6 +39,12 @@ void ops_end_waiters(struct core *c);
 /* wait.c: the earliest waiter deadline (monotonic ms), or INT64_MAX. */
 int64_t ops_next_deadline(const struct core *c);
 
+/* sched.c: on a leader, fires every schedule slot that is due (run by
+ * the loop's timers); and the unix ms of the earliest slot to come
+ * (INT64_MAX: none, or not a leader), which bounds the loop's sleep. */
+void ops_sched_run(struct core *c);
+int64_t ops_sched_next_wake(struct core *c);
+
 /* auth.c: --auth: loads the token file at start. Returns 0, or -1
  * (logged). */
 int ops_auth_open(struct core *c);

@@ -154,6 +154,9 @@ bool ops_kick_bulk(
 /* ---- tube.c: a tube as a whole ---------------------------------------- */
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
+/* sched.c: sched_set, sched_list, sched_ctl. */
+void ops_sched(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+
 void ops_tube(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req);
 void ops_kick(struct core *c, struct face_ctx *ctx, const struct msg_req *req);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/sched.h"
 #include "server/core/core.h"
 #include "server/core/waiters.h"
 #include "server/face/conn.h"
@@ -34,7 +35,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 72 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 74 + 2 * WAL_HIST_BUCKETS,
 	/* Tubes a stats of every tube lists without a page or top asked
 	 * (old clients): every tube of a node that has no more in use; a
 	 * larger node is read a page at a time. About 3 ms of the core. */
@@ -590,6 +591,8 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "auth_failures", c->tokens_limit.failures);
 	kv(node, &nn, "auth_delayed", c->tokens_limit.delayed);
 	kv(node, &nn, "auth_dropped", c->tokens_limit.dropped);
+	kv(node, &nn, "schedules", queue_sched_count(c->q));
+	kv(node, &nn, "schedule_firings", c->sched.fired);
 	conns_kvs(c, node, &nn);
 	cluster_kvs(c, node, &nn);
 	if (c->follower) {

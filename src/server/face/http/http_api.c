@@ -12,7 +12,8 @@
  * Here the path is split into its segments and the route found: the
  * node's (stats, hourly, snapshot, the OpenAPI description), a tube's
  * (http_api_tube.c: put, take, list, its settings, ...), a task's
- * (http_api_task.c: the lease ops, peek, update, ...), a key's. Each
+ * (http_api_task.c: the lease ops, peek, update, ...), a key's, the
+ * schedules' (http_api_sched.c). Each
  * route reads its parameters (http_query.h) and sends one request with
  * the shape of its answer (http_api_send); a bad parameter is answered
  * 400 naming the first one met.
@@ -39,6 +40,7 @@
 #include "server/face/http/http_api.h"
 #include "server/face/http/http_api_answer.h"
 #include "server/face/http/http_api_group.h"
+#include "server/face/http/http_api_sched.h"
 #include "server/face/http/http_api_task.h"
 #include "server/face/http/http_api_tube.h"
 #include "server/face/http/http_face.h"
@@ -59,7 +61,7 @@ static const char CROSS_SITE[] =
     "own (programs send no Origin)";
 static const char READ_ONLY[] =
     "read-only: kick, delete, flush, release, pause, update, tube "
-    "settings, snapshot and force need sluiced --http-admin";
+    "settings, schedules, snapshot and force need sluiced --http-admin";
 
 /* The built-in OpenAPI description (openapi.json, embedded at build). */
 extern const unsigned char http_openapi_json[];
@@ -157,6 +159,8 @@ admin_op(const struct msg_req *r)
 	case MSG_OP_TUBE_SET:
 	case MSG_OP_TUBE_DELETE:
 	case MSG_OP_SNAPSHOT:
+	case MSG_OP_SCHED_SET:
+	case MSG_OP_SCHED_CTL:
 		return true;
 	}
 	return false;
@@ -295,6 +299,8 @@ route(struct http_api_call *c)
 	} else if (is(c, "POST", 1, "snapshot")) {
 		req.op = MSG_OP_SNAPSHOT;
 		http_api_send_shape(c, &req, SH_LSN);
+	} else if (http_api_sched_match(c)) {
+		http_api_sched_route(c);
 	} else if (strcmp(c->seg[0], "tubes") == 0 &&
 	    (http_api_group_methods(c) & method_bit(c->method)) != 0) {
 		http_api_group_route(c);
@@ -365,6 +371,9 @@ http_api_body_max(const char *method, const char *uri, size_t payload_max)
 	    strcmp(c->seg[0], "tasks") == 0 &&
 	    strcmp(c->seg[2], "update") == 0) {
 		max = payload_max;
+	} else if (strcmp(method, "PUT") == 0 && c->nseg == 2 &&
+	    strcmp(c->seg[0], "schedules") == 0) {
+		max = payload_max; /* the schedule's payload */
 	} else if (strcmp(method, "POST") == 0 && c->nseg == 2 &&
 	    strcmp(c->seg[0], "tasks") == 0) {
 		max = BODY_IDS; /* ack or delete batch */
@@ -385,11 +394,12 @@ path_methods(const struct http_api_call *c)
 	case 1:
 		if (strcmp(s0, "openapi.json") == 0 ||
 		    strcmp(s0, "stats") == 0 || strcmp(s0, "hourly") == 0 ||
-		    strcmp(s0, "cluster") == 0 || strcmp(s0, "history") == 0)
+		    strcmp(s0, "cluster") == 0 || strcmp(s0, "history") == 0 ||
+		    strcmp(s0, "schedules") == 0)
 			return HTTP_M_GET;
 		return strcmp(s0, "snapshot") == 0 ? HTTP_M_POST : 0;
 	case 2:
-		if (strcmp(s0, "tubes") == 0)
+		if (strcmp(s0, "tubes") == 0 || strcmp(s0, "schedules") == 0)
 			return HTTP_M_GET | HTTP_M_PUT | HTTP_M_DELETE;
 		if (strcmp(s0, "tasks") == 0)
 			return strcmp(s1, "ack") == 0 ||
@@ -401,6 +411,11 @@ path_methods(const struct http_api_call *c)
 		if (strcmp(s0, "tubes") == 0)
 			return tube_verb_methods(c->seg[2]) |
 			    http_api_group_methods(c);
+		if (strcmp(s0, "schedules") == 0)
+			return strcmp(c->seg[2], "pause") == 0 ||
+			        strcmp(c->seg[2], "resume") == 0
+			    ? HTTP_M_POST
+			    : 0;
 		return strcmp(s0, "tasks") == 0 && route_task_verb(c->seg[2])
 		    ? HTTP_M_POST
 		    : 0;
@@ -464,6 +479,8 @@ admin_route(struct http_api_call *c)
 		    (strcmp(verb, "tasks") == 0 && strcmp(m, "DELETE") == 0);
 	if (strcmp(s0, "keys") == 0)
 		return strcmp(m, "DELETE") == 0;
+	if (strcmp(s0, "schedules") == 0)
+		return true; /* set, delete, pause, resume */
 	if (strcmp(s0, "tasks") != 0)
 		return false;
 	if (c->nseg == 2)
@@ -530,6 +547,16 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 		                                           : 0;
 	if (strcmp(s0, "keys") == 0)
 		return del ? MSG_OP_DELETE_KEY : 0;
+	if (strcmp(s0, "schedules") == 0) {
+		if (c->nseg == 3)
+			return MSG_OP_SCHED_CTL;
+		if (strcmp(m, "PUT") == 0 &&
+		    !http_query_get(c->q.uri, "tube", tube, cap))
+			tube[0] = '\0';
+		return strcmp(m, "PUT") == 0 ? MSG_OP_SCHED_SET
+		    : del                    ? MSG_OP_SCHED_CTL
+		                             : 0;
+	}
 	if (strcmp(s0, "tasks") == 0) {
 		if (c->nseg == 2)
 			return del                          ? MSG_OP_DELETE

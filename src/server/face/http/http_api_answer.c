@@ -375,6 +375,25 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 	case SH_LSN:
 		fprintf(f, "{\"lsn\":%" PRIu64 "}", rep->lsn);
 		break;
+	case SH_SCHEDULE:
+	case SH_SCHEDULES: {
+		struct sluice_schedule *s = NULL;
+		size_t n = 0;
+
+		rc = result_scheds(
+		    &rep->scheds, a->shape == SH_SCHEDULE, &s, &n);
+		if (rc == 0 && a->shape == SH_SCHEDULES)
+			json_schedules(f, s, n);
+		else if (rc == 0 && n == 1)
+			json_schedule(f, s);
+		else if (rc == 0)
+			fputs("{}", f);
+		free(s);
+		break;
+	}
+	case SH_SCHED_DELETED:
+		fputs("{\"deleted\":true}", f);
+		break;
 	}
 	return rc;
 }

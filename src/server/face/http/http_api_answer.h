@@ -34,11 +34,14 @@ enum http_api_shape {
 	SH_ERRORS,
 	SH_GROUPS, /* json_groups: a tube's fair groups by backlog */
 	SH_HOURS,
-	SH_CONF,    /* a tube's settings */
-	SH_PAUSE,   /* {"paused_until":MS} */
-	SH_LSN,     /* {"lsn":N} */
-	SH_CLUSTER, /* json_cluster: the members as the node sees them */
-	SH_GROUP,   /* a group's limits (http_api_group.h) */
+	SH_CONF,          /* a tube's settings */
+	SH_PAUSE,         /* {"paused_until":MS} */
+	SH_LSN,           /* {"lsn":N} */
+	SH_CLUSTER,       /* json_cluster: the members as the node sees them */
+	SH_GROUP,         /* a group's limits (http_api_group.h) */
+	SH_SCHEDULE,      /* json_schedule: the one schedule of the reply */
+	SH_SCHEDULES,     /* {"schedules":[...]} */
+	SH_SCHED_DELETED, /* {"deleted":true} */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):

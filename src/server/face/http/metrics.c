@@ -622,6 +622,12 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "Takes waiting for a task (blocked workers).",
 	    node_kv(s, "waiting_takes"));
 	gauge(f, "sluice_tubes", "Tubes in use.", node_kv(s, "tubes"));
+	gauge(f, "sluice_schedules", "Schedules held (sluice schedule).",
+	    node_kv(s, "schedules"));
+	counter(f, "sluice_schedule_firings_total",
+	    "Schedule slots that put a task, decided by this node as leader "
+	    "since it started.",
+	    node_kv(s, "schedule_firings"));
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
 	family(f, "sluice_tasks_by_state", "gauge",
