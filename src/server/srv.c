@@ -381,7 +381,7 @@ loop(struct core *c)
 			{ .fd = events_fd(c->events), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
-			{ .fd = c->snap.pidfd, .events = POLLIN },
+			{ .fd = c->snap.fd, .events = POLLIN },
 			{ .fd = lead_fd(c), .events = POLLIN },
 			{ .fd = follow_fd(c), .events = POLLIN },
 			{ .fd = lead_io_fd(c), .events = POLLIN },
@@ -432,8 +432,8 @@ loop(struct core *c)
 		}
 		conns_flush(c->conns);
 		lead_serve(c, clock_mono_ms());
-		if (c->snap.ready)
-			bgsnap_publish(c);
+		if (c->snap.waiting)
+			bgsnap_launch(c);
 		else if (bgsnap_due(c) || bgsnap_due_for_room(c, true))
 			bgsnap_start(c);
 		publish_health(c);

@@ -1,13 +1,14 @@
-/* bgsnap - snapshots written in the background by a forked child, and
- * the snapshot requests waiting for one to be published (the design is
- * in bgsnap.c). Core thread only; the state is embedded in struct core
+/* bgsnap - snapshots built and written in the background by a thread from
+ * the previous snapshot and the log, and the snapshot requests waiting for
+ * one to be published (the design is in bgsnap.c). Core thread only (the
+ * writer thread sees only its job); the state is embedded in struct core
  * (c->snap). */
 #ifndef SLUICE_SERVER_CORE_BGSNAP_H
 #define SLUICE_SERVER_CORE_BGSNAP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 struct core;
 struct face_ctx;
@@ -18,26 +19,41 @@ struct snap_waiter {
 	struct face_ctx *ctx;
 };
 
+struct bgsnap_job;
+
 struct bgsnap {
-	pid_t pid;    /* the child writing; 0 when none */
-	int pidfd;    /* readable when it exits; -1 */
-	uint64_t lsn; /* what it covers */
+	bool running; /* the writer thread runs */
+	bool waiting; /* started: waits for the log to be durable up to lsn
+	               * before the thread starts */
+	int fd;       /* eventfd, readable when the thread ends; -1 */
+	pthread_t thread;
+	struct bgsnap_job *job; /* the thread's while it runs */
+	uint64_t lsn;           /* what it covers */
+	uint64_t epoch;         /* the log's epoch at lsn */
+	int64_t time;           /* the queue's clock when started */
 	int64_t started_ns;
-	bool ready;               /* written, waiting for the log to be durable
-	                           * up to lsn before it is published */
 	uint64_t last_lsn;        /* the newest published snapshot */
 	int64_t last_at;          /* unix ms it was published */
 	int64_t last_ms;          /* how long it took */
 	uint64_t records_at_last; /* wal records counter then */
 	uint64_t bytes_at_last;   /* wal bytes counter then */
-	uint64_t fork_us;         /* the last fork's duration */
+	uint64_t pause_us;        /* what starting the last one cost the
+	                           * loop (a thread's start) */
 	struct snap_waiter *waiters;
 	uint8_t *buf; /* the writer's buffer */
 };
 
 void bgsnap_init(struct bgsnap *s);
 
-/* Starts a snapshot in a child process unless one runs. Returns 0,
+/* Whether a snapshot is under way (waiting for the log, or being built). */
+static inline bool
+bgsnap_busy(const struct bgsnap *s)
+{
+	return s->running || s->waiting;
+}
+
+/* Starts a snapshot unless one is under way: notes the LSN, and the
+ * thread starts once the log is durable up to it. Returns 0,
  * -errno, or SLUICE_ELOG. With nothing new since the last snapshot, the
  * waiting requests are answered at once (they came with the request
  * being handled: a read, answered for the local log). */
@@ -52,13 +68,17 @@ bool bgsnap_due(const struct core *c);
  * With `start`, logs and rate-limits the start. */
 bool bgsnap_due_for_room(struct core *c, bool start);
 
-/* The child's pidfd became readable: collect it. */
+/* The thread's eventfd became readable: collect it (the snapshot is
+ * published already, or failed). */
 void bgsnap_reap(struct core *c);
 
-/* Publishes a written snapshot once the log is durable up to it. */
-void bgsnap_publish(struct core *c);
+/* Starts the thread of a snapshot waiting for the log to be durable up
+ * to its LSN, once it is. */
+void bgsnap_launch(struct core *c);
 
-/* Waits for a running child (shutdown) and frees what is left. */
+/* Stops a running thread (shutdown, or the data directory is about to
+ * change under it), removes what it left unfinished, and frees what is
+ * left. A later bgsnap_start works again. */
 void bgsnap_fini(struct core *c);
 
 /* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had

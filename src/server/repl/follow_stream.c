@@ -213,7 +213,6 @@ close_log(struct core *c)
 	int rc;
 
 	bgsnap_fini(c);
-	c->snap.ready = false;
 	rc = wal_close(c->wal);
 	c->wal = NULL;
 	return rc;
