@@ -4,13 +4,16 @@
  * the records after it up to L. So the core thread only notes L (the last
  * record appended, every one of them applied), and once the log is
  * durable up to L (written, and synced under --fsync always) a thread
- * rebuilds that state apart from the live queue, in a queue of its own:
+ * (the worker, made at the first snapshot and kept, waiting for the next
+ * job) rebuilds that state apart from the live queue, in a queue of its
+ * own:
  * it loads the newest snapshot and applies the log's records up to L,
  * read with a cursor that never reads past L (recover_live), writes it as
  * the snapshot of L, reads it back whole, publishes it (rename, directory
  * sync) and removes the snapshots older than the newest --keep-snapshots
- * (default 2). The serving loop pays for none of it: a thread's start
- * (pause_us), whatever the queue's size. What it costs instead is the
+ * (default 2). The serving loop pays for none of it but handing the job
+ * over (a mutex and a condition variable: pause_us), whatever the
+ * queue's size. What it costs instead is the
  * thread's CPU (about a restart plus a write; it runs at a lower
  * priority than the loop) and, while it runs, memory for a second copy of
  * the state; both are given back when it ends. The thread shares nothing
@@ -39,6 +42,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +87,6 @@ struct bgsnap_job {
 	int64_t time;
 	unsigned keep_snapshots;
 	uint8_t *buf; /* SNAP_BUF_SIZE bytes, the loop's */
-	int fd;       /* written once when the thread ends */
 	atomic_bool cancel;
 	/* Results. */
 	enum job_end end;
@@ -91,6 +94,17 @@ struct bgsnap_job {
 	uint64_t keep_from; /* the oldest snapshot kept; 0: unknown */
 	uint64_t records;   /* records applied after the base snapshot */
 	uint64_t base_lsn;  /* the snapshot it started from; 0: none */
+};
+
+/* The thread and what it shares with the loop, under `mu`. */
+struct bgsnap_worker {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct bgsnap_job *todo; /* handed over, not yet taken */
+	struct bgsnap_job *done; /* built (or failed), not yet reaped */
+	bool quit;
+	int fd; /* the eventfd written when a job is done */
 };
 
 int
@@ -312,24 +326,18 @@ fail:
 	j->end = rc == -ENOSPC || rc == -EDQUOT ? JOB_NOSPC : JOB_FAILED;
 }
 
-static void *
-run(void *arg)
+static void
+run(struct bgsnap_job *j)
 {
-	struct bgsnap_job *j = arg;
 	struct build b = { NULL, j, 0 };
 	struct recover_result res;
-	uint64_t one = 1;
-	ssize_t n;
 	int rc;
 
-	/* The loop comes first on a busy machine (Linux: a thread's own
-	 * nice value). */
-	(void)setpriority(PRIO_PROCESS, 0, THREAD_NICE);
 	b.q = queue_new(NULL);
 	if (b.q == NULL) {
 		j->rc = SLUICE_ENOMEM;
 		j->end = JOB_FAILED;
-		goto out;
+		return;
 	}
 	rc = recover_live(j->dir, j->lsn, &build_ops, &b, &res);
 	j->records = res.records;
@@ -344,7 +352,7 @@ run(void *arg)
 	/* Give the copy's memory back now, not at the next allocation. */
 	malloc_trim(0);
 	if (j->end != JOB_OK)
-		goto out;
+		return;
 	if ((rc = snap_publish(j->dir, j->lsn)) != 0) {
 		char path[PATH_MAX + 16];
 
@@ -354,7 +362,7 @@ run(void *arg)
 		}
 		j->rc = rc;
 		j->end = JOB_UNPUBLISHED;
-		goto out;
+		return;
 	}
 	if ((rc = kept_from(j, &j->keep_from)) == 0)
 		rc = snap_remove_before(j->dir, j->keep_from);
@@ -362,11 +370,82 @@ run(void *arg)
 		j->rc = rc;
 		j->keep_from = 0; /* keep every segment too */
 	}
-out:
-	do
-		n = write(j->fd, &one, sizeof(one));
-	while (n < 0 && errno == EINTR);
+}
+
+/* The worker: waits for a job, builds it, hands it back and says so
+ * through the eventfd; until told to quit. */
+static void *
+work(void *arg)
+{
+	struct bgsnap_worker *wk = arg;
+	uint64_t one = 1;
+	ssize_t n;
+
+	/* The loop comes first on a busy machine (Linux: a thread's own
+	 * nice value). */
+	(void)setpriority(PRIO_PROCESS, 0, THREAD_NICE);
+	pthread_mutex_lock(&wk->mu);
+	for (;;) {
+		struct bgsnap_job *j;
+
+		while (!wk->quit && wk->todo == NULL)
+			pthread_cond_wait(&wk->cv, &wk->mu);
+		if ((j = wk->todo) == NULL)
+			break; /* quit, with nothing handed over */
+		wk->todo = NULL;
+		pthread_mutex_unlock(&wk->mu);
+		run(j);
+		pthread_mutex_lock(&wk->mu);
+		wk->done = j;
+		do
+			n = write(wk->fd, &one, sizeof(one));
+		while (n < 0 && errno == EINTR);
+	}
+	pthread_mutex_unlock(&wk->mu);
 	return NULL;
+}
+
+/* Makes the worker. Returns 0 or a positive errno (pthread's). */
+static int
+worker_new(struct bgsnap *s)
+{
+	struct bgsnap_worker *wk = calloc(1, sizeof(*wk));
+	int rc;
+
+	if (wk == NULL)
+		return ENOMEM;
+	pthread_mutex_init(&wk->mu, NULL);
+	pthread_cond_init(&wk->cv, NULL);
+	wk->fd = s->fd;
+	if ((rc = pthread_create(&wk->thread, NULL, work, wk)) != 0) {
+		pthread_cond_destroy(&wk->cv);
+		pthread_mutex_destroy(&wk->mu);
+		free(wk);
+		return rc;
+	}
+	s->worker = wk;
+	return 0;
+}
+
+/* Stops the worker once its job (if any) is done, and frees it. */
+static void
+worker_delete(struct bgsnap *s)
+{
+	struct bgsnap_worker *wk = s->worker;
+
+	if (wk == NULL)
+		return;
+	pthread_mutex_lock(&wk->mu);
+	wk->quit = true;
+	pthread_cond_signal(&wk->cv);
+	pthread_mutex_unlock(&wk->mu);
+	pthread_join(wk->thread, NULL);
+	free(wk->todo);
+	free(wk->done);
+	pthread_cond_destroy(&wk->cv);
+	pthread_mutex_destroy(&wk->mu);
+	free(wk);
+	s->worker = NULL;
 }
 
 /* ---- The loop's side ----------------------------------------------------- */
@@ -436,14 +515,16 @@ bgsnap_launch(struct core *c)
 	j->time = s->time;
 	j->keep_snapshots = c->cfg->keep_snapshots;
 	j->buf = s->buf;
-	j->fd = s->fd;
 	atomic_init(&j->cancel, false);
-	rc = pthread_create(&s->thread, NULL, run, j);
-	if (rc != 0) {
+	if (s->worker == NULL && (rc = worker_new(s)) != 0) {
 		free(j);
 		rc = -rc;
 		goto fail;
 	}
+	pthread_mutex_lock(&s->worker->mu);
+	s->worker->todo = j;
+	pthread_cond_signal(&s->worker->cv);
+	pthread_mutex_unlock(&s->worker->mu);
 	s->job = j;
 	s->running = true;
 	s->pause_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
@@ -452,7 +533,7 @@ bgsnap_launch(struct core *c)
 	    s->pause_us);
 	return;
 fail:
-	log_err("snap", "cannot start a snapshot's thread error=\"%s\"",
+	log_err("snap", "cannot start a snapshot's worker error=\"%s\"",
 	    sluice_strerror(rc));
 	answer_waiters(c, rc, NULL, false);
 }
@@ -477,18 +558,26 @@ retain_from(struct core *c, uint64_t after_snap)
 	return need;
 }
 
-/* Waits for the thread and takes its job back. */
+/* The job the worker is done with, or NULL. */
 static struct bgsnap_job *
-join(struct bgsnap *s)
+take_done(struct bgsnap *s)
 {
-	struct bgsnap_job *j = s->job;
+	struct bgsnap_worker *wk = s->worker;
+	struct bgsnap_job *j;
 	uint64_t v;
 
-	pthread_join(s->thread, NULL);
+	if (wk == NULL)
+		return NULL;
 	while (read(s->fd, &v, sizeof(v)) < 0 && errno == EINTR)
 		;
-	s->running = false;
-	s->job = NULL;
+	pthread_mutex_lock(&wk->mu);
+	j = wk->done;
+	wk->done = NULL;
+	pthread_mutex_unlock(&wk->mu);
+	if (j != NULL) {
+		s->running = false;
+		s->job = NULL;
+	}
 	return j;
 }
 
@@ -530,9 +619,8 @@ bgsnap_reap(struct core *c)
 	struct bgsnap *s = &c->snap;
 	struct bgsnap_job *j;
 
-	if (!s->running)
+	if (!s->running || (j = take_done(s)) == NULL)
 		return;
-	j = join(s);
 	switch (j->end) {
 	case JOB_OK:
 		published(c, j);
@@ -581,10 +669,11 @@ bgsnap_fini(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
 
-	if (s->running) {
+	if (s->job != NULL)
 		atomic_store(&s->job->cancel, true);
-		free(join(s));
-	}
+	worker_delete(s); /* frees the job */
+	s->job = NULL;
+	s->running = false;
 	s->waiting = false;
 	if (s->fd >= 0)
 		close(s->fd);

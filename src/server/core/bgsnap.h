@@ -6,7 +6,6 @@
 #ifndef SLUICE_SERVER_CORE_BGSNAP_H
 #define SLUICE_SERVER_CORE_BGSNAP_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,17 +19,19 @@ struct snap_waiter {
 };
 
 struct bgsnap_job;
+struct bgsnap_worker;
 
 struct bgsnap {
-	bool running; /* the writer thread runs */
+	bool running; /* the worker thread builds one */
 	bool waiting; /* started: waits for the log to be durable up to lsn
-	               * before the thread starts */
-	int fd;       /* eventfd, readable when the thread ends; -1 */
-	pthread_t thread;
-	struct bgsnap_job *job; /* the thread's while it runs */
-	uint64_t lsn;           /* what it covers */
-	uint64_t epoch;         /* the log's epoch at lsn */
-	int64_t time;           /* the queue's clock when started */
+	               * before the worker is handed it */
+	int fd;       /* eventfd, readable when the worker is done; -1 */
+	struct bgsnap_worker *worker; /* the thread, made at the first
+	                               * snapshot; NULL */
+	struct bgsnap_job *job;       /* handed over, until reaped */
+	uint64_t lsn;                 /* what it covers */
+	uint64_t epoch;               /* the log's epoch at lsn */
+	int64_t time;                 /* the queue's clock when started */
 	int64_t started_ns;
 	uint64_t last_lsn;        /* the newest published snapshot */
 	int64_t last_at;          /* unix ms it was published */
@@ -38,7 +39,7 @@ struct bgsnap {
 	uint64_t records_at_last; /* wal records counter then */
 	uint64_t bytes_at_last;   /* wal bytes counter then */
 	uint64_t pause_us;        /* what starting the last one cost the
-	                           * loop (a thread's start) */
+	                           * loop (handing the worker its job) */
 	struct snap_waiter *waiters;
 	uint8_t *buf; /* the writer's buffer */
 };
@@ -76,9 +77,10 @@ void bgsnap_reap(struct core *c);
  * to its LSN, once it is. */
 void bgsnap_launch(struct core *c);
 
-/* Stops a running thread (shutdown, or the data directory is about to
- * change under it), removes what it left unfinished, and frees what is
- * left. A later bgsnap_start works again. */
+/* Stops the worker (shutdown, or the data directory is about to change
+ * under it): a snapshot under way is cancelled and what it left
+ * unfinished removed; frees what is left. A later bgsnap_start works
+ * again. */
 void bgsnap_fini(struct core *c);
 
 /* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had
