@@ -71,6 +71,21 @@ cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Resident bytes of the process. */
+static size_t
+rss_bytes(void)
+{
+	unsigned long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu %lu", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
 /* Bytes the heap holds (mallinfo2: arena + mmapped). */
 static size_t
 heap_bytes(void)
@@ -272,6 +287,7 @@ main(int argc, char **argv)
 	struct build_job bj = { .mu = PTHREAD_MUTEX_INITIALIZER,
 		.cv = PTHREAD_COND_INITIALIZER };
 	pthread_t thr;
+	size_t rss0, rss1;
 	double c0, replay_cpu, snap_cpu, restart_cpu;
 	uint64_t records;
 	int64_t t0;
@@ -344,6 +360,7 @@ main(int argc, char **argv)
 	bj.lsn = wal_last_lsn(b.wal);
 	bj.epoch = wal_epoch(b.wal);
 	bj.now = b.now;
+	rss0 = rss_bytes();
 	if (pthread_create(&thr, NULL, build_thread, &bj) != 0)
 		die("pthread_create", -EAGAIN);
 	usleep(10000);
@@ -354,6 +371,7 @@ main(int argc, char **argv)
 	pthread_mutex_unlock(&bj.mu);
 	pause_ms = ms_since(t0);
 	pthread_join(thr, NULL);
+	rss1 = rss_bytes();
 	if (bj.rc != 0)
 		die("background snapshot", bj.rc);
 	{
@@ -420,6 +438,9 @@ main(int argc, char **argv)
 		printf("build (thread)      %.0f ms (cpu %.0f), %" PRIu64
 		       " records after the snapshot, loop pause %.3f ms\n",
 		    bj.ms, bj.cpu_ms, bj.records, pause_ms);
+		printf("                    resident memory %.0f MB before it, "
+		       "%.0f MB after it ended\n",
+		    (double)rss0 / 1e6, (double)rss1 / 1e6);
 		printf("restart (snap+tail) %.0f ms (cpu %.0f)\n", restart_ms,
 		    restart_cpu);
 		printf("memory per task     %.0f bytes (%.0f beyond the "
@@ -433,11 +454,12 @@ main(int argc, char **argv)
 		       "\"bytes_per_task\":%.1f,\"replay_cpu_ms\":%.1f,"
 		       "\"snapshot_cpu_ms\":%.1f,\"restart_cpu_ms\":%.1f,"
 		       "\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,"
-		       "\"pause_ms\":%.3f}\n",
+		       "\"pause_ms\":%.3f,\"rss_before_build\":%zu,"
+		       "\"rss_after_build\":%zu}\n",
 		    o.live, o.churn, o.payload, records, replay_ms, rps,
 		    snap_ms, (long long)st.st_size, fork_ms, restart_ms, per,
 		    replay_cpu, snap_cpu, restart_cpu, bj.ms, bj.cpu_ms,
-		    pause_ms);
+		    pause_ms, rss0, rss1);
 	}
 	free(sbuf);
 	return 0;

@@ -41,7 +41,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -348,9 +347,10 @@ run(struct bgsnap_job *j)
 	} else {
 		write_snapshot(j, &b);
 	}
+	/* The copy's memory goes back to the system as it is freed: it lies
+	 * in the worker's own malloc arena, whose heaps are trimmed (not
+	 * malloc_trim(), which would walk, and lock, the loop's arena). */
 	queue_free(b.q);
-	/* Give the copy's memory back now, not at the next allocation. */
-	malloc_trim(0);
 	if (j->end != JOB_OK)
 		return;
 	if ((rc = snap_publish(j->dir, j->lsn)) != 0) {
