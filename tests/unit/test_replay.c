@@ -436,6 +436,7 @@ run_history(void **state, uint64_t seed)
 			h.check_dump[h.nchecks++] = dump_at(h.q, h.now);
 		}
 	}
+	free(live_snap); /* noted too late to be built */
 	assert_int_equal(wal_sync(h.wal, 10000), 0);
 	assert_int_equal(wal_close(h.wal), 0);
 	live = dump_at(h.q, h.now);
