@@ -586,7 +586,8 @@ static void
 published(struct core *c, const struct bgsnap_job *j)
 {
 	struct bgsnap *s = &c->snap;
-	uint64_t keep = j->keep_from;
+	uint64_t keep = j->keep_from, remove_us;
+	int64_t t0;
 	int rc;
 
 	s->last_lsn = s->lsn;
@@ -599,17 +600,20 @@ published(struct core *c, const struct bgsnap_job *j)
 	 * log is full, room comes first: the newest one's only. */
 	if (c->full.on)
 		keep = s->lsn;
+	t0 = clock_mono_ns();
 	rc = keep == 0 ? 0
 	               : wal_remove_before(c->wal, retain_from(c, keep + 1),
 	                     c->full.on ? 0 : c->cfg->keep_segments);
+	remove_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));
 	log_info("snap",
 	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " pause_us=%" PRIu64
-	    " base_lsn=%" PRIu64 " records=%" PRIu64 " removed=%d",
+	    " base_lsn=%" PRIu64 " records=%" PRIu64
+	    " removed=%d remove_us=%" PRIu64,
 	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records,
-	    rc < 0 ? 0 : rc);
+	    rc < 0 ? 0 : rc, remove_us);
 	answer_waiters(c, 0, NULL, false);
 }
 
