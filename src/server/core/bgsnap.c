@@ -382,8 +382,8 @@ work(void *arg)
 	ssize_t n;
 
 	/* The loop comes first on a busy machine (Linux: a thread's own
-	 * nice value). */
-	(void)setpriority(PRIO_PROCESS, 0, THREAD_NICE);
+	 * nice value, set through its thread id). */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), THREAD_NICE);
 	pthread_mutex_lock(&wk->mu);
 	for (;;) {
 		struct bgsnap_job *j;
@@ -423,6 +423,7 @@ worker_new(struct bgsnap *s)
 		free(wk);
 		return rc;
 	}
+	(void)pthread_setname_np(wk->thread, "sluiced-snap");
 	s->worker = wk;
 	return 0;
 }
