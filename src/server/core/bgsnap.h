@@ -1,7 +1,7 @@
 /* bgsnap - snapshots built and written in the background by a thread from
  * the previous snapshot and the log, and the snapshot requests waiting for
  * one to be published (the design is in bgsnap.c). Core thread only (the
- * writer thread sees only its job); the state is embedded in struct core
+ * worker thread sees only its job); the state is embedded in struct core
  * (c->snap). */
 #ifndef SLUICE_SERVER_CORE_BGSNAP_H
 #define SLUICE_SERVER_CORE_BGSNAP_H
@@ -54,7 +54,7 @@ bgsnap_busy(const struct bgsnap *s)
 }
 
 /* Starts a snapshot unless one is under way: notes the LSN, and the
- * thread starts once the log is durable up to it. Returns 0,
+ * worker is handed it once the log is durable up to it. Returns 0,
  * -errno, or SLUICE_ELOG. With nothing new since the last snapshot, the
  * waiting requests are answered at once (they came with the request
  * being handled: a read, answered for the local log). */
@@ -69,12 +69,12 @@ bool bgsnap_due(const struct core *c);
  * With `start`, logs and rate-limits the start. */
 bool bgsnap_due_for_room(struct core *c, bool start);
 
-/* The thread's eventfd became readable: collect it (the snapshot is
- * published already, or failed). */
+/* The worker's eventfd became readable: collect its job (the snapshot
+ * is published already, or failed). */
 void bgsnap_reap(struct core *c);
 
-/* Starts the thread of a snapshot waiting for the log to be durable up
- * to its LSN, once it is. */
+/* Hands a snapshot waiting for the log to be durable up to its LSN to
+ * the worker (made at the first snapshot), once it is. */
 void bgsnap_launch(struct core *c);
 
 /* Stops the worker (shutdown, or the data directory is about to change
