@@ -770,6 +770,11 @@ srv_run(const struct config *cfg)
 	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	if ((rc = bgsnap_open(&c.snap)) != 0)
+		log_warn("snap",
+		    "cannot start the snapshot worker yet error=\"%s\"; the "
+		    "first snapshot tries again",
+		    sluice_strerror(rc));
 	http_attach(c.http, c.events);
 	if (cfg->http != NULL)
 		log_info("http",

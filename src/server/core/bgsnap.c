@@ -4,11 +4,10 @@
  * the records after it up to L. So the core thread only notes L (the last
  * record appended, every one of them applied), and once the log is
  * durable up to L (written, and synced under --fsync always) a thread
- * (the worker, made at the first snapshot and kept, waiting for the next
- * job) rebuilds that state apart from the live queue, in a queue of its
- * own:
- * it loads the newest snapshot and applies the log's records up to L,
- * read with a cursor that never reads past L (recover_live), writes it as
+ * (the worker, made once the server has recovered, before it serves, and
+ * waiting for jobs) rebuilds that state apart from the live queue, in a queue
+ * of its own: it loads the newest snapshot and applies the log's records up to
+ * L, read with a cursor that never reads past L (recover_live), writes it as
  * the snapshot of L, reads it back whole, publishes it (rename, directory
  * sync) and removes the snapshots older than the newest --keep-snapshots
  * (default 2). The serving loop pays for none of it but handing the job
@@ -42,6 +41,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +397,7 @@ work(void *arg)
 		run(j);
 		pthread_mutex_lock(&wk->mu);
 		wk->done = j;
+		pthread_cond_broadcast(&wk->cv); /* bgsnap_stop may wait */
 		do
 			n = write(wk->fd, &one, sizeof(one));
 		while (n < 0 && errno == EINTR);
@@ -405,11 +406,14 @@ work(void *arg)
 	return NULL;
 }
 
-/* Makes the worker. Returns 0 or a positive errno (pthread's). */
+/* Makes the worker. Returns 0 or a positive errno (pthread's). Every
+ * signal is blocked in it: the core reads the ones it handles from a
+ * signalfd, and any other thread that took one would end the process. */
 static int
 worker_new(struct bgsnap *s)
 {
 	struct bgsnap_worker *wk = calloc(1, sizeof(*wk));
+	sigset_t all, old;
 	int rc;
 
 	if (wk == NULL)
@@ -417,7 +421,11 @@ worker_new(struct bgsnap *s)
 	pthread_mutex_init(&wk->mu, NULL);
 	pthread_cond_init(&wk->cv, NULL);
 	wk->fd = s->fd;
-	if ((rc = pthread_create(&wk->thread, NULL, work, wk)) != 0) {
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&wk->thread, NULL, work, wk);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		pthread_cond_destroy(&wk->cv);
 		pthread_mutex_destroy(&wk->mu);
 		free(wk);
@@ -438,7 +446,7 @@ worker_delete(struct bgsnap *s)
 		return;
 	pthread_mutex_lock(&wk->mu);
 	wk->quit = true;
-	pthread_cond_signal(&wk->cv);
+	pthread_cond_broadcast(&wk->cv);
 	pthread_mutex_unlock(&wk->mu);
 	pthread_join(wk->thread, NULL);
 	free(wk->todo);
@@ -450,6 +458,18 @@ worker_delete(struct bgsnap *s)
 }
 
 /* ---- The loop's side ----------------------------------------------------- */
+
+int
+bgsnap_open(struct bgsnap *s)
+{
+	int rc;
+
+	if (s->fd < 0 && (s->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	if (s->worker == NULL && (rc = worker_new(s)) != 0)
+		return -rc;
+	return 0;
+}
 
 int
 bgsnap_start(struct core *c)
@@ -517,14 +537,13 @@ bgsnap_launch(struct core *c)
 	j->keep_snapshots = c->cfg->keep_snapshots;
 	j->buf = s->buf;
 	atomic_init(&j->cancel, false);
-	if (s->worker == NULL && (rc = worker_new(s)) != 0) {
+	if (s->worker == NULL && (rc = bgsnap_open(s)) != 0) {
 		free(j);
-		rc = -rc;
 		goto fail;
 	}
 	pthread_mutex_lock(&s->worker->mu);
 	s->worker->todo = j;
-	pthread_cond_signal(&s->worker->cv);
+	pthread_cond_broadcast(&s->worker->cv);
 	pthread_mutex_unlock(&s->worker->mu);
 	s->job = j;
 	s->running = true;
@@ -670,20 +689,35 @@ bgsnap_reap(struct core *c)
 }
 
 void
+bgsnap_stop(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	struct bgsnap_worker *wk = s->worker;
+
+	if (s->running && wk != NULL) {
+		atomic_store(&s->job->cancel, true);
+		pthread_mutex_lock(&wk->mu);
+		while (wk->done == NULL)
+			pthread_cond_wait(&wk->cv, &wk->mu);
+		pthread_mutex_unlock(&wk->mu);
+		free(take_done(s)); /* what it left unfinished is removed */
+	}
+	s->running = false;
+	s->job = NULL;
+	s->waiting = false;
+	answer_waiters(c, SLUICE_ESHUTDOWN, NULL, false);
+}
+
+void
 bgsnap_fini(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
 
-	if (s->job != NULL)
-		atomic_store(&s->job->cancel, true);
-	worker_delete(s); /* frees the job */
-	s->job = NULL;
-	s->running = false;
-	s->waiting = false;
+	bgsnap_stop(c);
+	worker_delete(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-	answer_waiters(c, SLUICE_ESHUTDOWN, NULL, false);
 	free(s->buf);
 	s->buf = NULL;
 }

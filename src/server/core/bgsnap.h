@@ -26,8 +26,7 @@ struct bgsnap {
 	bool waiting; /* started: waits for the log to be durable up to lsn
 	               * before the worker is handed it */
 	int fd;       /* eventfd, readable when the worker is done; -1 */
-	struct bgsnap_worker *worker; /* the thread, made at the first
-	                               * snapshot; NULL */
+	struct bgsnap_worker *worker; /* the thread (bgsnap_open); NULL */
 	struct bgsnap_job *job;       /* handed over, until reaped */
 	uint64_t lsn;                 /* what it covers */
 	uint64_t epoch;               /* the log's epoch at lsn */
@@ -45,6 +44,11 @@ struct bgsnap {
 };
 
 void bgsnap_init(struct bgsnap *s);
+
+/* Makes the worker thread (and its eventfd) ahead of the first snapshot,
+ * so that no snapshot's start pays for a thread's creation. Returns 0 or
+ * -errno; without it the first snapshot makes the worker. */
+int bgsnap_open(struct bgsnap *s);
 
 /* Whether a snapshot is under way (waiting for the log, or being built). */
 static inline bool
@@ -74,13 +78,17 @@ bool bgsnap_due_for_room(struct core *c, bool start);
 void bgsnap_reap(struct core *c);
 
 /* Hands a snapshot waiting for the log to be durable up to its LSN to
- * the worker (made at the first snapshot), once it is. */
+ * the worker, once it is. */
 void bgsnap_launch(struct core *c);
 
-/* Stops the worker (shutdown, or the data directory is about to change
- * under it): a snapshot under way is cancelled and what it left
- * unfinished removed; frees what is left. A later bgsnap_start works
- * again. */
+/* Stops a snapshot under way (the data directory is about to change
+ * under it): it is cancelled, waited for and what it left unfinished
+ * removed; its requests are answered SLUICE_ESHUTDOWN. The worker stays
+ * for the next bgsnap_start. */
+void bgsnap_stop(struct core *c);
+
+/* bgsnap_stop, then ends the worker and frees what is left (shutdown).
+ * A later bgsnap_start works again. */
 void bgsnap_fini(struct core *c);
 
 /* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had

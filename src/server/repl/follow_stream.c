@@ -212,7 +212,7 @@ close_log(struct core *c)
 {
 	int rc;
 
-	bgsnap_fini(c);
+	bgsnap_stop(c);
 	rc = wal_close(c->wal);
 	c->wal = NULL;
 	return rc;
