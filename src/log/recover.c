@@ -356,3 +356,54 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 		    torn);
 	return 0;
 }
+
+/* ---- A live directory, up to a durable LSN ---------------------------- */
+
+int
+recover_live(const char *dir, uint64_t upto_lsn, const struct recover_ops *ops,
+    void *arg, struct recover_result *out)
+{
+	struct logdir_cursor *cur = NULL;
+	int64_t t0 = clock_mono_ns();
+	struct snap_info si;
+	struct rec_view v;
+	uint64_t snap_lsn;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (upto_lsn == 0)
+		return -EINVAL;
+	rc = load_snapshot(
+	    dir, upto_lsn, ops, arg, &snap_lsn, &si, &out->snaps_skipped);
+	if (rc != 0)
+		return rc;
+	out->snap_lsn = si.lsn;
+	out->snap_epoch = si.epoch;
+	out->snap_entries = si.entries;
+	out->last_lsn = si.lsn;
+	out->epoch = si.epoch;
+	if (snap_lsn < upto_lsn) {
+		rc = logdir_cursor_open(dir, snap_lsn + 1, &cur);
+		while (rc == 0 &&
+		    (rc = logdir_cursor_next(cur, upto_lsn, &v)) == 0) {
+			if (ops->apply != NULL &&
+			    (rc = ops->apply(&v.hdr, v.body, arg)) != 0)
+				break;
+			out->records++;
+			out->last_lsn = v.hdr.lsn;
+			out->epoch = v.hdr.epoch;
+		}
+		logdir_cursor_close(cur);
+		if (rc == 1)
+			rc = 0;
+	}
+	if (rc == 0 && out->last_lsn != upto_lsn) {
+		log_err("recover",
+		    "the log ends before the LSN asked for dir=%s "
+		    "last_lsn=%" PRIu64 " upto_lsn=%" PRIu64,
+		    dir, out->last_lsn, upto_lsn);
+		rc = SLUICE_ECORRUPT;
+	}
+	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
+	return rc;
+}

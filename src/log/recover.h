@@ -73,4 +73,19 @@ struct recover_result {
 int recover(const char *dir, unsigned flags, uint64_t upto_lsn,
     const struct recover_ops *ops, void *arg, struct recover_result *out);
 
+/* The state at `upto_lsn` (>= 1) of a data directory that a writer is
+ * still appending to, for a snapshot built beside it: the newest snapshot
+ * at or below upto_lsn (older ones when it is damaged, as recover()
+ * does), then the log's records after it up to upto_lsn, read with a
+ * cursor that never reads past it. The caller knows the log written up to
+ * upto_lsn (wal_durable_lsn); nothing is cut, removed or logged but
+ * damage. `ops->apply` may return non-zero to stop (a cancel).
+ *
+ * Returns 0 with out->last_lsn == upto_lsn (out->end is not filled);
+ * SLUICE_ECORRUPT when the log does not reach upto_lsn or is damaged
+ * before it; -ENOENT when a segment it needs was removed; -errno; or a
+ * callback's value. */
+int recover_live(const char *dir, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out);
+
 #endif

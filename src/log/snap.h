@@ -8,7 +8,7 @@
  * The byte layout is at the top of snap.c and in docs/log-format.md.
  *
  * The writer allocates nothing after snap_writer_open(): it writes from a
- * buffer the caller provides, so it can run in a forked child process. The
+ * buffer the caller provides, so it runs anywhere (a worker thread). The
  * contents are opaque typed entries; the queue decides what they mean. */
 #ifndef SLUICE_LOG_SNAP_H
 #define SLUICE_LOG_SNAP_H
@@ -65,7 +65,7 @@ int snap_writer_add(struct snap_writer *w, uint16_t type, const void *a,
 int snap_writer_commit(struct snap_writer *w);
 
 /* The first half of commit: writes the end entry, syncs and closes, but
- * leaves the file under its temporary name, for a writer (a forked child)
+ * leaves the file under its temporary name, for a writer (the snapshot worker)
  * whose snapshot may be published only later, by snap_publish(), once the
  * log holds every record it covers. On failure the file is removed. */
 int snap_writer_finish(struct snap_writer *w);

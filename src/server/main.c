@@ -18,12 +18,12 @@
 #include "util/log.h"
 #include "util/tlsfile.h"
 
-/* Background snapshots fork the server, and fork copies the page tables of
- * the whole heap: 18 ms for 1M tasks with 4 KiB pages. glibc's
- * malloc.hugetlb tunable backs the heap with transparent huge pages, which
- * cuts that stall about sevenfold. Tunables are read only at start, so the
- * server re-executes itself once with it set (SLUICE_NO_HUGEPAGES=1 keeps
- * the heap as it is). */
+/* Fresh memory costs a page fault per 4 KiB page: a third to a half of a
+ * restart's time at millions of tasks, and of each background snapshot's
+ * rebuild. glibc's malloc.hugetlb tunable backs the heap with transparent
+ * huge pages, 512 times fewer faults (docs/benchmarks.md). Tunables are
+ * read only at start, so the server re-executes itself once with it set
+ * (SLUICE_NO_HUGEPAGES=1 keeps the heap as it is). */
 static void
 reexec_with_hugepages(char **argv)
 {

@@ -385,7 +385,7 @@ loop(struct core *c)
 			{ .fd = events_fd(c->events), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
-			{ .fd = c->snap.pidfd, .events = POLLIN },
+			{ .fd = c->snap.fd, .events = POLLIN },
 			{ .fd = lead_fd(c), .events = POLLIN },
 			{ .fd = follow_fd(c), .events = POLLIN },
 			{ .fd = lead_io_fd(c), .events = POLLIN },
@@ -436,8 +436,8 @@ loop(struct core *c)
 		}
 		conns_flush(c->conns);
 		lead_serve(c, clock_mono_ms());
-		if (c->snap.ready)
-			bgsnap_publish(c);
+		if (c->snap.waiting)
+			bgsnap_launch(c);
 		else if (bgsnap_due(c) || bgsnap_due_for_room(c, true))
 			bgsnap_start(c);
 		publish_health(c);
@@ -774,6 +774,11 @@ srv_run(const struct config *cfg)
 	}
 	if (start(&c, cfg) != 0)
 		goto out;
+	if ((rc = bgsnap_open(&c.snap)) != 0)
+		log_warn("snap",
+		    "cannot start the snapshot worker yet error=\"%s\"; the "
+		    "first snapshot tries again",
+		    sluice_strerror(rc));
 	http_attach(c.http, c.events);
 	if (cfg->http != NULL)
 		log_info("http",

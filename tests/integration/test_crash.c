@@ -691,9 +691,10 @@ unfinished_snapshots(const char *dir)
 	return n;
 }
 
-/* Killed while its snapshot child writes a large snapshot, the server
- * can be restarted at once: the child must not outlive it holding the
- * data directory's lock or the listening port. */
+/* Killed while its snapshot worker writes a large snapshot, the server
+ * can be restarted at once: nothing of the snapshot may outlive it
+ * holding the data directory's lock or the listening port, and the
+ * unfinished file is removed at the start. */
 static void
 test_restart_while_a_snapshot_was_being_written(void **state)
 {
@@ -718,7 +719,7 @@ test_restart_while_a_snapshot_was_being_written(void **state)
 		it_rc(c, sluice_put_batch(c, items, 1000), 0);
 	}
 	for (int round = 0; round < 3; round++) {
-		/* a snapshot request, then the kill as soon as the child is
+		/* a snapshot request, then the kill as soon as the worker is
 		 * at work: the reply never comes */
 		sluice_set_timeout(c, 30);
 		assert_int_not_equal(sluice_snapshot(c, &lsn), 0);

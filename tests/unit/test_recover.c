@@ -123,6 +123,39 @@ test_upto_below_the_log_and_every_snapshot_is_refused(void **state)
 	assert_true(s.n == 2 && s.last == 6);
 }
 
+/* recover_live (a snapshot built beside a writer): the newest snapshot
+ * at or below the LSN, then the records up to it and not one past it;
+ * asked for more than the log holds, it says so instead of handing over
+ * a state short of the LSN. */
+static void
+test_a_live_rebuild_stops_at_its_lsn_and_refuses_past_the_end(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 5, 1, SEG, 6, NULL); /* LSNs 5..10 */
+	write_snapshot(d->path, 4);
+	write_snapshot(d->path, 7);
+	assert_int_equal(recover_live(d->path, 9, &ops, &s, &res), 0);
+	assert_true(res.snap_lsn == 7 && s.entries == 1);
+	assert_true(s.n == 2 && s.first == 8 && s.last == 9);
+	assert_true(res.last_lsn == 9 && res.records == 2);
+	/* At a snapshot's own LSN: the snapshot alone. */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(recover_live(d->path, 7, &ops, &s, &res), 0);
+	assert_true(s.entries == 1 && s.n == 0 && res.last_lsn == 7);
+	/* Between the two snapshots: the older one and the log. */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(recover_live(d->path, 6, &ops, &s, &res), 0);
+	assert_true(res.snap_lsn == 4 && s.n == 2 && s.last == 6);
+	/* Past the end of the log. */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(
+	    recover_live(d->path, 12, &ops, &s, &res), SLUICE_ECORRUPT);
+	assert_true(res.last_lsn == 10);
+}
+
 /* A log that starts at LSN 1 needs no snapshot. */
 static void
 test_a_whole_log_needs_no_snapshot(void **state)
@@ -278,6 +311,9 @@ main(void)
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_upto_below_the_log_and_every_snapshot_is_refused,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_live_rebuild_stops_at_its_lsn_and_refuses_past_the_end,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_whole_log_needs_no_snapshot, t_tmpdir_setup,

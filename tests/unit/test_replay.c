@@ -3,12 +3,17 @@
  * as canonical dumps — for random histories over several seeds. Records go
  * through the real writer into real segment files (small segments, so
  * histories span several), snapshots through the real snapshot files, and
- * rebuilding goes through recover(), as the server does at start. */
+ * rebuilding goes through recover(), as the server does at start.
+ * The snapshot the server builds in the background (recover_live: the
+ * newest snapshot plus the log up to an LSN, read while the writer goes on
+ * appending) is byte for byte the snapshot the live queue writes at that
+ * LSN. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log/recover.h"
 #include "log/snap.h"
@@ -24,6 +29,8 @@ enum {
 	SEG_SIZE = 256 << 10,
 	SNAP_BUF = 64 << 10,
 	CHECKPOINTS = 4,
+	LIVE_BUILDS = 7, /* background snapshots checked in a history */
+	LIVE_AHEAD = 50, /* operations appended before one is built */
 };
 
 static const char *const tubes[] = { "mail", "img.resize", "a/b:c-d_e" };
@@ -261,6 +268,59 @@ same_dump(const char *got, const char *want, const char *what)
 	    what, line, got + start, want + start);
 }
 
+static int
+load_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	return queue_snapshot_load(arg, type, data, len);
+}
+
+/* The background snapshot: built with recover_live from the newest
+ * snapshot and the log up to `lsn` while the writer is open (and has
+ * appended past it), it holds the live state of that moment (`want`, a
+ * dump at `now`), and so does the snapshot file written from it. */
+static void
+live_rebuild_matches(
+    const char *dir, uint64_t lsn, int64_t now, const char *want)
+{
+	static uint8_t buf[SNAP_BUF];
+	struct recover_result res;
+	struct queue *q = queue_new(NULL), *back = queue_new(NULL);
+	struct snap_writer w;
+	char sub[700], path[800];
+	char *got;
+
+	assert_non_null(q);
+	assert_non_null(back);
+	assert_int_equal(
+	    recover_live(dir, lsn, &queue_recover_ops, q, &res), 0);
+	assert_int_equal(res.last_lsn, lsn);
+	assert_int_equal(queue_check(q, NULL), 0);
+
+	/* Written as the worker writes it: at the clock of the last record
+	 * it applied, untouched since. */
+	snprintf(sub, sizeof(sub), "%s/built", dir);
+	if (mkdir(sub, 0755) != 0)
+		assert_int_equal(errno, EEXIST);
+	assert_int_equal(
+	    snap_writer_open(&w, sub, lsn, 1, now, buf, sizeof(buf)), 0);
+	assert_int_equal(queue_snapshot_write(q, emit, &w), 0);
+	assert_int_equal(snap_writer_commit(&w), 0);
+	snap_path(path, sizeof(path), sub, lsn);
+	assert_int_equal(snap_load(path, load_entry, back, NULL, NULL), 0);
+	assert_true(queue_snapshot_done(back));
+	assert_int_equal(queue_check(back, NULL), 0);
+	unlink(path);
+
+	got = dump_at(q, now);
+	same_dump(got, want, "background snapshot's state");
+	free(got);
+	got = dump_at(back, now);
+	same_dump(got, want, "background snapshot's file");
+	free(got);
+	queue_free(back);
+	queue_free(q);
+}
+
 /* Rebuilds through recover(), up to `upto` (0: everything). */
 static struct queue *
 rebuild(const char *dir, uint64_t upto, struct recover_result *res)
@@ -326,6 +386,9 @@ run_history(void **state, uint64_t seed)
 	struct queue *q;
 	char *live, *got;
 	char logonly[600];
+	char *live_snap = NULL; /* a dump */
+	uint64_t live_lsn = 0;
+	int64_t live_now = 0;
 
 	h.rng = seed;
 	h.now = 1700000000000;
@@ -341,6 +404,23 @@ run_history(void **state, uint64_t seed)
 		one_op(&h);
 		if (i % 64 == 0)
 			wal_submit(h.wal);
+		if (i % (OPS_PER_SEED / LIVE_BUILDS) == LIVE_AHEAD &&
+		    live_snap != NULL) {
+			/* LIVE_AHEAD operations after the state noted */
+			wal_submit(h.wal);
+			live_rebuild_matches(
+			    dir, live_lsn, live_now, live_snap);
+			free(live_snap);
+			live_snap = NULL;
+		}
+		if (i % (OPS_PER_SEED / LIVE_BUILDS) == 0 && i < OPS_PER_SEED) {
+			/* The state the loop notes; the log goes on. */
+			wal_submit(h.wal);
+			assert_int_equal(wal_sync(h.wal, 10000), 0);
+			live_lsn = wal_last_lsn(h.wal);
+			live_now = h.now;
+			live_snap = dump_at(h.q, h.now);
+		}
 		if (i % (OPS_PER_SEED / (SNAPSHOTS + 1)) == 0 &&
 		    i < OPS_PER_SEED)
 			snapshot(&h, dir);
@@ -356,6 +436,7 @@ run_history(void **state, uint64_t seed)
 			h.check_dump[h.nchecks++] = dump_at(h.q, h.now);
 		}
 	}
+	free(live_snap); /* noted too late to be built */
 	assert_int_equal(wal_sync(h.wal, 10000), 0);
 	assert_int_equal(wal_close(h.wal), 0);
 	live = dump_at(h.q, h.now);

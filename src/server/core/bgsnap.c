@@ -1,21 +1,31 @@
-/* bgsnap - snapshots written in the background by a forked child.
+/* bgsnap - snapshots built and written in the background by a thread.
  *
- * fork() gives the child a copy-on-write image of the queue as it is at
- * that instant, at LSN L (every record appended so far is applied). The
- * child writes it with the snapshot writer, which allocates nothing (the
- * buffer was allocated before the fork), then exits; the core thread
- * stalls only for the fork itself. The parent learns of the exit through
- * a pidfd in its poll set.
- *
- * A written snapshot is published (renamed into place) only once the log
- * is durable up to L: otherwise a crash could leave a snapshot holding
- * changes that the log, and so every client, never saw acknowledged. The
- * child reads the file back whole before it exits, so a snapshot that
- * does not read back is never published. Then the snapshots older than
- * the newest --keep-snapshots (default 2) are removed, and the segments
- * that the oldest snapshot kept covers (keeping --keep-segments of them
- * for followers): when the newest snapshot turns out damaged at a start,
+ * The log is the truth: the state at LSN L is the newest snapshot plus
+ * the records after it up to L. So the core thread only notes L (the last
+ * record appended, every one of them applied), and once the log is
+ * durable up to L (written, and synced under --fsync always) a thread
+ * (the worker, made once the server has recovered, before it serves, and
+ * waiting for jobs) rebuilds that state apart from the live queue, in a queue
+ * of its own: it loads the newest snapshot and applies the log's records up to
+ * L, read with a cursor that never reads past L (recover_live), writes it as
+ * the snapshot of L, reads it back whole, publishes it (rename, directory
+ * sync) and removes the snapshots older than the newest --keep-snapshots
+ * (default 2). The serving loop pays for none of it but handing the job
+ * over (a mutex and a condition variable: pause_us), whatever the
+ * queue's size. What it costs instead is the
+ * thread's CPU (about a restart plus a write; it runs at a lower
+ * priority than the loop) and, while it runs, memory for a second copy of
+ * the state; both are given back when it ends. The thread shares nothing
+ * with the loop but its job, and tells the loop it ended through an
+ * eventfd in its poll set; the loop then removes the log segments the
+ * oldest snapshot kept covers (keeping --keep-segments of them for
+ * followers): when the newest snapshot turns out damaged at a start,
  * recovery falls back to the one before and the log it needs.
+ *
+ * The snapshot is published only with the log durable up to L, so a crash
+ * never leaves a snapshot holding changes that the log, and so every
+ * client, never saw acknowledged; and a snapshot that does not read back
+ * whole is never published.
  *
  * A full log (c->full: new work refused, or no room for spares) is given
  * its room back by snapshots: one is started when as many tasks finished
@@ -29,17 +39,21 @@
  * which says the log failed. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "log/recover.h"
 #include "log/seg.h"
 #include "log/snap.h"
+#include "queue/qrecover.h"
 #include "server/core/bgsnap.h"
 #include "server/core/core.h"
 #include "sluice.h"
@@ -50,9 +64,46 @@ enum {
 	SNAP_BUF_SIZE = 1 << 20,
 	REPL_RETAIN_SEGMENTS = 16,
 	ROOM_SNAP_MS = 1000, /* between two snapshots for room, at least */
-	EXIT_NOSPC = 2,      /* the child's exit: the disk had no room */
-	EXIT_UNREADABLE = 3, /* the child's exit: written, but it does not
-	                      * read back whole */
+	CANCEL_EVERY = 4096, /* records or tasks between two looks at cancel */
+	THREAD_NICE = 10,    /* the thread's priority below the loop's */
+};
+
+/* How a job ended. */
+enum job_end {
+	JOB_OK,
+	JOB_FAILED,     /* rebuilding or writing failed (rc says) */
+	JOB_NOSPC,      /* the disk had no room */
+	JOB_UNREADABLE, /* written, but it does not read back whole */
+	JOB_UNPUBLISHED /* written, but the rename failed (rc says) */
+};
+
+/* What the thread gets, and gives back: the loop touches it only before
+ * the thread starts and after it ended (joined). */
+struct bgsnap_job {
+	char dir[PATH_MAX];
+	uint64_t lsn;
+	uint64_t epoch;
+	int64_t time;
+	unsigned keep_snapshots;
+	uint8_t *buf; /* SNAP_BUF_SIZE bytes, the loop's */
+	atomic_bool cancel;
+	/* Results. */
+	enum job_end end;
+	int rc;
+	uint64_t keep_from; /* the oldest snapshot kept; 0: unknown */
+	uint64_t records;   /* records applied after the base snapshot */
+	uint64_t base_lsn;  /* the snapshot it started from; 0: none */
+};
+
+/* The thread and what it shares with the loop, under `mu`. */
+struct bgsnap_worker {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct bgsnap_job *todo; /* handed over, not yet taken */
+	struct bgsnap_job *done; /* built (or failed), not yet reaped */
+	bool quit;
+	int fd; /* the eventfd written when a job is done */
 };
 
 int
@@ -67,7 +118,7 @@ void
 bgsnap_init(struct bgsnap *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->pidfd = -1;
+	s->fd = -1;
 }
 
 bool
@@ -75,7 +126,7 @@ bgsnap_due(const struct core *c)
 {
 	struct wal_stats ws;
 
-	if (c->snap.pid != 0 || c->snap.ready)
+	if (bgsnap_busy(&c->snap))
 		return false;
 	wal_stats(c->wal, &ws);
 	return ws.records - c->snap.records_at_last >= c->cfg->snap_records ||
@@ -99,7 +150,7 @@ bgsnap_due_for_room(struct core *c, bool start)
 
 	if (!c->full.on)
 		return false;
-	if (c->snap.pid != 0 || c->snap.ready)
+	if (bgsnap_busy(&c->snap))
 		return !start; /* one is under way: its removal is wanted */
 	if (wal_last_lsn(c->wal) == c->snap.last_lsn ||
 	    queue_stats(c->q, c->now, &st) != 0)
@@ -121,13 +172,6 @@ bgsnap_due_for_room(struct core *c, bool start)
 	    " segments=%" PRIu64,
 	    done, st.tasks, ws.segments);
 	return true;
-}
-
-static int
-emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
-    size_t blen)
-{
-	return snap_writer_add(arg, type, a, alen, b, blen);
 }
 
 /* Answers every snapshot request: with the LSN covered, or an error,
@@ -160,46 +204,288 @@ answer_waiters(struct core *c, int rc, const char *why, bool local)
 	}
 }
 
-static void
-remove_unfinished(struct core *c)
-{
-	char path[4096], tmp[4200];
+/* ---- The thread -------------------------------------------------------- */
 
-	if (snap_path(path, sizeof(path), c->cfg->data_dir, c->snap.lsn) == 0) {
-		snprintf(tmp, sizeof(tmp), "%s.inprogress", path);
-		unlink(tmp);
+/* recover_live's callbacks: queue_recover_ops on the thread's queue, with
+ * a look at the cancel flag now and then. */
+struct build {
+	struct queue *q;
+	struct bgsnap_job *job;
+	uint32_t n;
+};
+
+static bool
+cancelled(struct build *b)
+{
+	return (++b->n % CANCEL_EVERY) == 0 &&
+	    atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
+}
+
+static int
+build_entry(void *arg, uint16_t type, const void *data, size_t len)
+{
+	struct build *b = arg;
+
+	return queue_recover_ops.snap_entry(b->q, type, data, len);
+}
+
+static int
+build_reset(void *arg)
+{
+	struct build *b = arg;
+
+	return queue_recover_ops.reset(b->q);
+}
+
+static int
+build_apply(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct build *b = arg;
+
+	if (cancelled(b))
+		return SLUICE_ESHUTDOWN;
+	return queue_recover_ops.apply(h, body, b->q);
+}
+
+static const char *
+build_check(void *arg, uint64_t name_lsn, const struct snap_info *si)
+{
+	struct build *b = arg;
+
+	return queue_recover_ops.snap_check(b->q, name_lsn, si);
+}
+
+static const struct recover_ops build_ops = { build_entry, build_apply,
+	build_reset, build_check };
+
+struct emit_ctx {
+	struct build *b;
+	struct snap_writer *w;
+};
+
+static int
+emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	struct emit_ctx *e = arg;
+
+	if (cancelled(e->b))
+		return SLUICE_ESHUTDOWN;
+	return snap_writer_add(e->w, type, a, alen, b, blen);
+}
+
+/* The LSN of the oldest snapshot to keep: the newest `keep` of them stay,
+ * so that a damaged newest one falls back to the one before. Returns 0 or
+ * -errno. */
+static int
+kept_from(const struct bgsnap_job *j, uint64_t *out)
+{
+	unsigned keep = j->keep_snapshots ? j->keep_snapshots : 1;
+	uint64_t *lsns = NULL;
+	size_t n = 0;
+	int rc = snap_list(j->dir, &lsns, &n);
+
+	if (rc != 0)
+		return rc;
+	*out = n == 0 ? j->lsn : n <= keep ? lsns[0] : lsns[n - keep];
+	free(lsns);
+	return 0;
+}
+
+/* Writes the state of `q` as the snapshot of j->lsn under its temporary
+ * name, and reads it back whole. */
+static void
+write_snapshot(struct bgsnap_job *j, struct build *b)
+{
+	struct snap_writer w;
+	struct emit_ctx e = { b, &w };
+	int rc;
+
+	rc = snap_writer_open(
+	    &w, j->dir, j->lsn, j->epoch, j->time, j->buf, SNAP_BUF_SIZE);
+	if (rc != 0)
+		goto fail;
+	rc = queue_snapshot_write(b->q, emit, &e);
+	if (rc == 0)
+		rc = snap_writer_finish(&w);
+	else
+		snap_writer_abort(&w);
+	if (rc != 0)
+		goto fail;
+	/* Read back whole before the older ones may go. */
+	if (snap_load(w.tmp, NULL, NULL, NULL, NULL) != 0) {
+		unlink(w.tmp);
+		j->end = JOB_UNREADABLE;
+		return;
+	}
+	j->end = JOB_OK;
+	return;
+fail:
+	j->rc = rc;
+	j->end = rc == -ENOSPC || rc == -EDQUOT ? JOB_NOSPC : JOB_FAILED;
+}
+
+static void
+run(struct bgsnap_job *j)
+{
+	struct build b = { NULL, j, 0 };
+	struct recover_result res;
+	int rc;
+
+	b.q = queue_new(NULL);
+	if (b.q == NULL) {
+		j->rc = SLUICE_ENOMEM;
+		j->end = JOB_FAILED;
+		return;
+	}
+	rc = recover_live(j->dir, j->lsn, &build_ops, &b, &res);
+	j->records = res.records;
+	j->base_lsn = res.snap_lsn;
+	if (rc != 0) {
+		j->rc = rc;
+		j->end = JOB_FAILED;
+	} else {
+		write_snapshot(j, &b);
+	}
+	/* The copy's memory goes back to the system as it is freed: it lies
+	 * in the worker's own malloc arena, whose heaps are trimmed (not
+	 * malloc_trim(), which would walk, and lock, the loop's arena). */
+	queue_free(b.q);
+	if (j->end != JOB_OK)
+		return;
+	if ((rc = snap_publish(j->dir, j->lsn)) != 0) {
+		char path[PATH_MAX + 16];
+
+		if (snap_path(path, PATH_MAX, j->dir, j->lsn) == 0) {
+			strcat(path, ".inprogress");
+			unlink(path);
+		}
+		j->rc = rc;
+		j->end = JOB_UNPUBLISHED;
+		return;
+	}
+	if ((rc = kept_from(j, &j->keep_from)) == 0)
+		rc = snap_remove_before(j->dir, j->keep_from);
+	if (rc != 0) {
+		j->rc = rc;
+		j->keep_from = 0; /* keep every segment too */
 	}
 }
 
-/* In the child: closes every descriptor above stdio but `keep`. */
-static void
-close_all_but(int keep)
+/* The worker: waits for a job, builds it, hands it back and says so
+ * through the eventfd; until told to quit. */
+static void *
+work(void *arg)
 {
-	if (keep > 3)
-		close_range(3, (unsigned)keep - 1, 0);
-	close_range((unsigned)keep + 1, ~0U, 0);
+	struct bgsnap_worker *wk = arg;
+	uint64_t one = 1;
+	ssize_t n;
+
+	/* The loop comes first on a busy machine (Linux: a thread's own
+	 * nice value, set through its thread id). */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), THREAD_NICE);
+	pthread_mutex_lock(&wk->mu);
+	for (;;) {
+		struct bgsnap_job *j;
+
+		while (!wk->quit && wk->todo == NULL)
+			pthread_cond_wait(&wk->cv, &wk->mu);
+		if ((j = wk->todo) == NULL)
+			break; /* quit, with nothing handed over */
+		wk->todo = NULL;
+		pthread_mutex_unlock(&wk->mu);
+		run(j);
+		pthread_mutex_lock(&wk->mu);
+		wk->done = j;
+		pthread_cond_broadcast(&wk->cv); /* bgsnap_stop may wait */
+		do
+			n = write(wk->fd, &one, sizeof(one));
+		while (n < 0 && errno == EINTR);
+	}
+	pthread_mutex_unlock(&wk->mu);
+	return NULL;
+}
+
+/* Makes the worker. Returns 0 or a positive errno (pthread's). Every
+ * signal is blocked in it: the core reads the ones it handles from a
+ * signalfd, and any other thread that took one would end the process. */
+static int
+worker_new(struct bgsnap *s)
+{
+	struct bgsnap_worker *wk = calloc(1, sizeof(*wk));
+	sigset_t all, old;
+	int rc;
+
+	if (wk == NULL)
+		return ENOMEM;
+	pthread_mutex_init(&wk->mu, NULL);
+	pthread_cond_init(&wk->cv, NULL);
+	wk->fd = s->fd;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&wk->thread, NULL, work, wk);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_cond_destroy(&wk->cv);
+		pthread_mutex_destroy(&wk->mu);
+		free(wk);
+		return rc;
+	}
+	(void)pthread_setname_np(wk->thread, "sluiced-snap");
+	s->worker = wk;
+	return 0;
+}
+
+/* Stops the worker once its job (if any) is done, and frees it. */
+static void
+worker_delete(struct bgsnap *s)
+{
+	struct bgsnap_worker *wk = s->worker;
+
+	if (wk == NULL)
+		return;
+	pthread_mutex_lock(&wk->mu);
+	wk->quit = true;
+	pthread_cond_broadcast(&wk->cv);
+	pthread_mutex_unlock(&wk->mu);
+	pthread_join(wk->thread, NULL);
+	free(wk->todo);
+	free(wk->done);
+	pthread_cond_destroy(&wk->cv);
+	pthread_mutex_destroy(&wk->mu);
+	free(wk);
+	s->worker = NULL;
+}
+
+/* ---- The loop's side ----------------------------------------------------- */
+
+int
+bgsnap_open(struct bgsnap *s)
+{
+	int rc;
+
+	if (s->fd < 0 && (s->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	if (s->worker == NULL && (rc = worker_new(s)) != 0)
+		return -rc;
+	return 0;
 }
 
 int
 bgsnap_start(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
-	struct snap_writer w;
 	struct wal_stats ws;
 	struct queue_stats st;
-	int64_t t0;
-	pid_t pid, parent;
-	int rc;
 
-	if (s->pid != 0 || s->ready)
+	if (bgsnap_busy(s))
 		return 0;
 	if (wal_poisoned(c->wal))
 		return SLUICE_ELOG;
-	if (s->buf == NULL) {
-		s->buf = malloc(SNAP_BUF_SIZE);
-		if (s->buf == NULL)
-			return -ENOMEM;
-	}
+	if (s->buf == NULL && (s->buf = malloc(SNAP_BUF_SIZE)) == NULL)
+		return -ENOMEM;
+	if (s->fd < 0 && (s->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
 	wal_stats(c->wal, &ws);
 	s->records_at_last = ws.records;
 	s->bytes_at_last = ws.bytes;
@@ -211,117 +497,65 @@ bgsnap_start(struct core *c)
 		answer_waiters(c, 0, NULL, true);
 		return 0;
 	}
-	rc = snap_writer_open(&w, c->cfg->data_dir, s->lsn, wal_epoch(c->wal),
-	    c->now, s->buf, SNAP_BUF_SIZE);
-	if (rc != 0) {
-		log_err("snap", "cannot start a snapshot data=%s error=\"%s\"",
-		    c->cfg->data_dir, sluice_strerror(rc));
-		return rc;
-	}
-	t0 = clock_mono_ns();
-	s->started_ns = t0;
-	parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		snap_writer_abort(&w);
-		log_err("snap", "cannot fork for a snapshot error=\"%s\"",
-		    strerror(-rc));
-		return rc;
-	}
-	if (pid == 0) {
-		/* The child: the queue as it was at the fork. It keeps no
-		 * descriptor but the snapshot's (and stdio): copies of the
-		 * data directory's lock and of the listening socket must
-		 * not outlive a killed server, or its restart would find
-		 * both taken until the snapshot is written. And it dies
-		 * with the server: only the server publishes a snapshot, so
-		 * one without it is of no use. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
-		    getppid() != parent)
-			_exit(1);
-		close_all_but(w.fd);
-		rc = queue_snapshot_write(c->q, emit, &w);
-		if (rc == 0)
-			rc = snap_writer_finish(&w);
-		else
-			snap_writer_abort(&w);
-		/* Read back whole before the older ones may go (the reader
-		 * maps the file: nothing is allocated). */
-		if (rc == 0 && snap_load(w.tmp, NULL, NULL, NULL, NULL) != 0)
-			_exit(EXIT_UNREADABLE);
-		_exit(rc == 0                            ? 0
-		        : rc == -ENOSPC || rc == -EDQUOT ? EXIT_NOSPC
-		                                         : 1);
-	}
-	s->fork_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
-	close(w.fd); /* the child's now */
-	s->pid = pid;
-	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (s->pidfd < 0) {
-		/* Without a pidfd the loop would not notice the exit. */
-		log_warn("snap",
-		    "pidfd_open failed; waiting for the snapshot error=\"%s\"",
-		    strerror(errno));
-		bgsnap_reap(c);
-	}
-	log_debug("snap", "writing a snapshot lsn=%" PRIu64 " fork_us=%" PRIu64,
-	    s->lsn, s->fork_us);
+	s->epoch = wal_epoch(c->wal);
+	s->time = c->now;
+	s->started_ns = clock_mono_ns();
+	s->waiting = true;
+	bgsnap_launch(c);
 	return 0;
 }
 
 void
-bgsnap_reap(struct core *c)
+bgsnap_launch(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
-	int status;
-	pid_t r;
+	struct bgsnap_job *j;
+	int64_t t0;
+	int rc;
 
-	if (s->pid == 0)
+	if (!s->waiting)
 		return;
-	r = waitpid(s->pid, &status, s->pidfd >= 0 ? WNOHANG : 0);
-	if (r != s->pid)
-		return;
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	s->pidfd = -1;
-	s->pid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		s->ready = true;
-		bgsnap_publish(c);
+	if (wal_poisoned(c->wal)) {
+		s->waiting = false;
+		answer_waiters(c, SLUICE_ELOG,
+		    "the log failed before the snapshot could start", false);
 		return;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOSPC)
-		log_warn("snap",
-		    "snapshot failed: no room for it on the disk lsn=%" PRIu64
-		    "; the log keeps its segments until one fits",
-		    s->lsn);
-	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_UNREADABLE)
-		log_err("snap",
-		    "snapshot written but it does not read back whole "
-		    "lsn=%" PRIu64 "; removed, the older snapshots and their "
-		    "segments stay (check the disk)",
-		    s->lsn);
-	else
-		log_err("snap", "snapshot failed lsn=%" PRIu64 " %s=%d", s->lsn,
-		    WIFEXITED(status) ? "exit" : "signal",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	remove_unfinished(c);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOSPC)
-		answer_waiters(c, SLUICE_ENOSPC,
-		    "no room for it on the disk; the log is fine and the "
-		    "node takes writes",
-		    false);
-	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_UNREADABLE)
-		answer_waiters(c, SLUICE_ECORRUPT,
-		    "it was written but does not read back whole (check the "
-		    "disk); the older snapshots stay, the log is fine",
-		    false);
-	else
-		answer_waiters(c, SLUICE_ELOG,
-		    "the snapshot's writer failed (the log is fine; see the "
-		    "server's log)",
-		    false);
+	if (wal_durable_lsn(c->wal) < s->lsn)
+		return;
+	t0 = clock_mono_ns();
+	s->waiting = false;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		rc = SLUICE_ENOMEM;
+		goto fail;
+	}
+	snprintf(j->dir, sizeof(j->dir), "%s", c->cfg->data_dir);
+	j->lsn = s->lsn;
+	j->epoch = s->epoch;
+	j->time = s->time;
+	j->keep_snapshots = c->cfg->keep_snapshots;
+	j->buf = s->buf;
+	atomic_init(&j->cancel, false);
+	if (s->worker == NULL && (rc = bgsnap_open(s)) != 0) {
+		free(j);
+		goto fail;
+	}
+	pthread_mutex_lock(&s->worker->mu);
+	s->worker->todo = j;
+	pthread_cond_broadcast(&s->worker->cv);
+	pthread_mutex_unlock(&s->worker->mu);
+	s->job = j;
+	s->running = true;
+	s->pause_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
+	log_debug("snap",
+	    "building a snapshot lsn=%" PRIu64 " pause_us=%" PRIu64, s->lsn,
+	    s->pause_us);
+	return;
+fail:
+	log_err("snap", "cannot start a snapshot's worker error=\"%s\"",
+	    sluice_strerror(rc));
+	answer_waiters(c, rc, NULL, false);
 }
 
 /* The first LSN the segments must keep: what the snapshot does not cover,
@@ -344,87 +578,146 @@ retain_from(struct core *c, uint64_t after_snap)
 	return need;
 }
 
-/* The LSN of the oldest snapshot to keep: the newest --keep-snapshots of
- * them stay, so that a damaged newest one falls back to the one before.
- * Returns 0 or -errno. */
-static int
-kept_from(struct core *c, uint64_t *out)
+/* The job the worker is done with, or NULL. */
+static struct bgsnap_job *
+take_done(struct bgsnap *s)
 {
-	unsigned keep = c->cfg->keep_snapshots ? c->cfg->keep_snapshots : 1;
-	uint64_t *lsns = NULL;
-	size_t n = 0;
-	int rc = snap_list(c->cfg->data_dir, &lsns, &n);
+	struct bgsnap_worker *wk = s->worker;
+	struct bgsnap_job *j;
+	uint64_t v;
 
-	if (rc != 0)
-		return rc;
-	*out = n == 0 ? c->snap.lsn : n <= keep ? lsns[0] : lsns[n - keep];
-	free(lsns);
-	return 0;
+	if (wk == NULL)
+		return NULL;
+	while (read(s->fd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&wk->mu);
+	j = wk->done;
+	wk->done = NULL;
+	pthread_mutex_unlock(&wk->mu);
+	if (j != NULL) {
+		s->running = false;
+		s->job = NULL;
+	}
+	return j;
 }
 
-void
-bgsnap_publish(struct core *c)
+/* A published snapshot: the log segments it makes needless go. */
+static void
+published(struct core *c, const struct bgsnap_job *j)
 {
 	struct bgsnap *s = &c->snap;
-	uint64_t keep = 0;
+	uint64_t keep = j->keep_from, remove_us;
+	int64_t t0;
 	int rc;
 
-	if (!s->ready || wal_durable_lsn(c->wal) < s->lsn)
-		return;
-	s->ready = false;
-	rc = snap_publish(c->cfg->data_dir, s->lsn);
-	if (rc != 0) {
-		log_err("snap",
-		    "cannot publish the snapshot lsn=%" PRIu64 " error=\"%s\"",
-		    s->lsn, strerror(-rc));
-		remove_unfinished(c);
-		answer_waiters(c, rc, NULL, false);
-		return;
-	}
 	s->last_lsn = s->lsn;
 	s->last_at = clock_now_ms();
 	s->last_ms = (clock_mono_ns() - s->started_ns) / 1000000;
-	rc = kept_from(c, &keep);
-	if (rc == 0)
-		rc = snap_remove_before(c->cfg->data_dir, keep);
-	if (rc != 0) {
+	if (j->rc != 0)
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
-		    strerror(-rc));
-		keep = 0; /* keep every segment too */
-	}
+		    sluice_strerror(j->rc));
 	/* The oldest snapshot kept needs the segments after it; while the
 	 * log is full, room comes first: the newest one's only. */
 	if (c->full.on)
 		keep = s->lsn;
+	t0 = clock_mono_ns();
 	rc = keep == 0 ? 0
 	               : wal_remove_before(c->wal, retain_from(c, keep + 1),
 	                     c->full.on ? 0 : c->cfg->keep_segments);
+	remove_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));
 	log_info("snap",
-	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " fork_us=%" PRIu64
-	    " removed=%d",
-	    s->lsn, s->last_ms, s->fork_us, rc < 0 ? 0 : rc);
+	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " pause_us=%" PRIu64
+	    " base_lsn=%" PRIu64 " records=%" PRIu64
+	    " removed=%d remove_us=%" PRIu64,
+	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records,
+	    rc < 0 ? 0 : rc, remove_us);
 	answer_waiters(c, 0, NULL, false);
+}
+
+void
+bgsnap_reap(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	struct bgsnap_job *j;
+
+	if (!s->running || (j = take_done(s)) == NULL)
+		return;
+	switch (j->end) {
+	case JOB_OK:
+		published(c, j);
+		break;
+	case JOB_NOSPC:
+		log_warn("snap",
+		    "snapshot failed: no room for it on the disk lsn=%" PRIu64
+		    "; the log keeps its segments until one fits",
+		    s->lsn);
+		answer_waiters(c, SLUICE_ENOSPC,
+		    "no room for it on the disk; the log is fine and the "
+		    "node takes writes",
+		    false);
+		break;
+	case JOB_UNREADABLE:
+		log_err("snap",
+		    "snapshot written but it does not read back whole "
+		    "lsn=%" PRIu64 "; removed, the older snapshots and their "
+		    "segments stay (check the disk)",
+		    s->lsn);
+		answer_waiters(c, SLUICE_ECORRUPT,
+		    "it was written but does not read back whole (check the "
+		    "disk); the older snapshots stay, the log is fine",
+		    false);
+		break;
+	case JOB_UNPUBLISHED:
+		log_err("snap",
+		    "cannot publish the snapshot lsn=%" PRIu64 " error=\"%s\"",
+		    s->lsn, sluice_strerror(j->rc));
+		answer_waiters(c, j->rc, NULL, false);
+		break;
+	default:
+		log_err("snap", "snapshot failed lsn=%" PRIu64 " error=\"%s\"",
+		    s->lsn, sluice_strerror(j->rc));
+		answer_waiters(c, SLUICE_ELOG,
+		    "the snapshot's writer failed (the log is fine; see the "
+		    "server's log)",
+		    false);
+		break;
+	}
+	free(j);
+}
+
+void
+bgsnap_stop(struct core *c)
+{
+	struct bgsnap *s = &c->snap;
+	struct bgsnap_worker *wk = s->worker;
+
+	if (s->running && wk != NULL) {
+		atomic_store(&s->job->cancel, true);
+		pthread_mutex_lock(&wk->mu);
+		while (wk->done == NULL)
+			pthread_cond_wait(&wk->cv, &wk->mu);
+		pthread_mutex_unlock(&wk->mu);
+		free(take_done(s)); /* what it left unfinished is removed */
+	}
+	s->running = false;
+	s->job = NULL;
+	s->waiting = false;
+	answer_waiters(c, SLUICE_ESHUTDOWN, NULL, false);
 }
 
 void
 bgsnap_fini(struct core *c)
 {
 	struct bgsnap *s = &c->snap;
-	int status;
 
-	if (s->pid != 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &status, 0);
-		remove_unfinished(c);
-		s->pid = 0;
-	}
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	s->pidfd = -1;
-	answer_waiters(c, SLUICE_ESHUTDOWN, NULL, false);
+	bgsnap_stop(c);
+	worker_delete(s);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
 	free(s->buf);
 	s->buf = NULL;
 }

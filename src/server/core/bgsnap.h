@@ -1,13 +1,13 @@
-/* bgsnap - snapshots written in the background by a forked child, and
- * the snapshot requests waiting for one to be published (the design is
- * in bgsnap.c). Core thread only; the state is embedded in struct core
+/* bgsnap - snapshots built and written in the background by a thread from
+ * the previous snapshot and the log, and the snapshot requests waiting for
+ * one to be published (the design is in bgsnap.c). Core thread only (the
+ * worker thread sees only its job); the state is embedded in struct core
  * (c->snap). */
 #ifndef SLUICE_SERVER_CORE_BGSNAP_H
 #define SLUICE_SERVER_CORE_BGSNAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 struct core;
 struct face_ctx;
@@ -18,26 +18,47 @@ struct snap_waiter {
 	struct face_ctx *ctx;
 };
 
+struct bgsnap_job;
+struct bgsnap_worker;
+
 struct bgsnap {
-	pid_t pid;    /* the child writing; 0 when none */
-	int pidfd;    /* readable when it exits; -1 */
-	uint64_t lsn; /* what it covers */
+	bool running; /* the worker thread builds one */
+	bool waiting; /* started: waits for the log to be durable up to lsn
+	               * before the worker is handed it */
+	int fd;       /* eventfd, readable when the worker is done; -1 */
+	struct bgsnap_worker *worker; /* the thread (bgsnap_open); NULL */
+	struct bgsnap_job *job;       /* handed over, until reaped */
+	uint64_t lsn;                 /* what it covers */
+	uint64_t epoch;               /* the log's epoch at lsn */
+	int64_t time;                 /* the queue's clock when started */
 	int64_t started_ns;
-	bool ready;               /* written, waiting for the log to be durable
-	                           * up to lsn before it is published */
 	uint64_t last_lsn;        /* the newest published snapshot */
 	int64_t last_at;          /* unix ms it was published */
 	int64_t last_ms;          /* how long it took */
 	uint64_t records_at_last; /* wal records counter then */
 	uint64_t bytes_at_last;   /* wal bytes counter then */
-	uint64_t fork_us;         /* the last fork's duration */
+	uint64_t pause_us;        /* what starting the last one cost the
+	                           * loop (handing the worker its job) */
 	struct snap_waiter *waiters;
 	uint8_t *buf; /* the writer's buffer */
 };
 
 void bgsnap_init(struct bgsnap *s);
 
-/* Starts a snapshot in a child process unless one runs. Returns 0,
+/* Makes the worker thread (and its eventfd) ahead of the first snapshot,
+ * so that no snapshot's start pays for a thread's creation. Returns 0 or
+ * -errno; without it the first snapshot makes the worker. */
+int bgsnap_open(struct bgsnap *s);
+
+/* Whether a snapshot is under way (waiting for the log, or being built). */
+static inline bool
+bgsnap_busy(const struct bgsnap *s)
+{
+	return s->running || s->waiting;
+}
+
+/* Starts a snapshot unless one is under way: notes the LSN, and the
+ * worker is handed it once the log is durable up to it. Returns 0,
  * -errno, or SLUICE_ELOG. With nothing new since the last snapshot, the
  * waiting requests are answered at once (they came with the request
  * being handled: a read, answered for the local log). */
@@ -52,13 +73,22 @@ bool bgsnap_due(const struct core *c);
  * With `start`, logs and rate-limits the start. */
 bool bgsnap_due_for_room(struct core *c, bool start);
 
-/* The child's pidfd became readable: collect it. */
+/* The worker's eventfd became readable: collect its job (the snapshot
+ * is published already, or failed). */
 void bgsnap_reap(struct core *c);
 
-/* Publishes a written snapshot once the log is durable up to it. */
-void bgsnap_publish(struct core *c);
+/* Hands a snapshot waiting for the log to be durable up to its LSN to
+ * the worker, once it is. */
+void bgsnap_launch(struct core *c);
 
-/* Waits for a running child (shutdown) and frees what is left. */
+/* Stops a snapshot under way (the data directory is about to change
+ * under it): it is cancelled, waited for and what it left unfinished
+ * removed; its requests are answered SLUICE_ESHUTDOWN. The worker stays
+ * for the next bgsnap_start. */
+void bgsnap_stop(struct core *c);
+
+/* bgsnap_stop, then ends the worker and frees what is left (shutdown).
+ * A later bgsnap_start works again. */
 void bgsnap_fini(struct core *c);
 
 /* The code a failed snapshot answers: SLUICE_ENOSPC when the disk had

@@ -30,7 +30,7 @@ ops_snapshot(struct core *c, struct face_ctx *ctx)
 	w->ctx = ctx;
 	w->next = c->snap.waiters;
 	c->snap.waiters = w;
-	rc = c->snap.pid != 0 || c->snap.ready ? 0 : bgsnap_start(c);
+	rc = bgsnap_busy(&c->snap) ? 0 : bgsnap_start(c);
 	if (rc != 0 && c->snap.waiters == w) {
 		/* A start that fails answers no waiter: still ours. */
 		c->snap.waiters = w->next;

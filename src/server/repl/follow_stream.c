@@ -212,8 +212,7 @@ close_log(struct core *c)
 {
 	int rc;
 
-	bgsnap_fini(c);
-	c->snap.ready = false;
+	bgsnap_stop(c);
 	rc = wal_close(c->wal);
 	c->wal = NULL;
 	return rc;
