@@ -692,8 +692,6 @@ SLUICE_API int sluice_release_all(
 /* A kick of an error group, and dry runs: sluice_bulk.h, part of this
  * header. */
 #include "sluice_bulk.h"
-/* A tube's fair groups by backlog: sluice_groups.h, part of this header. */
-#include "sluice_groups.h"
 
 /* One task by id, by key in its tube (NULL: "default"; keys are per
  * tube), or the next of a tube to leave `state`
@@ -777,8 +775,9 @@ SLUICE_API int sluice_tube_limit(struct sluice_client *c, const char *tube,
 /* The limits of `tube` and where they stand (set 0: none). */
 SLUICE_API int sluice_tube_limits(
     struct sluice_client *c, const char *tube, struct sluice_limits *now);
-/* The limits of a tube's fair groups: sluice_group.h, part of this file. */
-#include "sluice_group.h"
+/* A tube's fair groups by backlog, and their limits: sluice_groups.h,
+ * part of this header. */
+#include "sluice_groups.h"
 
 /* Removes `tube` and its settings; with `force` its tasks too, in one
  * commit (their keys are free at once). `*deleted` (optional): the tasks

@@ -1,5 +1,5 @@
 /* ops_group - libsluice's calls on the limits of a tube's fair groups
- * (sluice_group.h): op group (0x2a), set, pause, resume and show. */
+ * (sluice_groups.h): op group (0x2a), set, pause, resume and show. */
 #include <string.h>
 
 #include "client/client.h"
