@@ -175,10 +175,10 @@ group_list(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		return SLUICE_ENOMEM;
 	if (one != NULL)
 		gather(one, &k);
-	else
-		for (uint32_t i = 0; i < q->ntubes; i++)
-			if (q->tubes[i]->groups != NULL)
-				gather(q->tubes[i], &k);
+	else /* the tubes with groups only, whatever the others */
+		for (const struct groups *gs = q->grouped.head; gs != NULL;
+		     gs = gs->lnext)
+			gather(gs->tube, &k);
 	qsort(k.c, k.n, sizeof(*k.c), by_backlog);
 	for (size_t i = 0; i < k.n; i++) {
 		const struct cand *c = &k.c[i];

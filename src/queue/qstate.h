@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "queue/flow.h"
+#include "queue/group.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
 #include "queue/queue.h"
@@ -93,8 +94,9 @@ struct queue {
 	struct heap pauses; /* paused tubes, by paused_until */
 	struct heap done;   /* done tasks, by (run_at = kept until, id) */
 	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
-	uint32_t nflows;    /* tubes with limits: the flows heap has room
-	                       for them all */
+	struct groups_list grouped; /* tubes with fair groups (group.h) */
+	uint32_t nflows;           /* tubes with limits: the flows heap has room
+	                              for them all */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;
