@@ -160,7 +160,8 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	if ((rc = qs_tube_get(q, p->tube, p->tube_len, &tb, &created)) != 0)
 		goto fail_alloc;
 	if (p->group_len > 0 &&
-	    (rc = groups_prepare(tb, p->group, p->group_len, &g)) != 0)
+	    (rc = groups_prepare(
+	         &q->grouped, tb, p->group, p->group_len, &g)) != 0)
 		goto fail_tube;
 	state = qs_wait_state(q, p->run_at);
 	if ((rc = qs_reserve(q, tb, state, false, 0)) != 0)
@@ -322,7 +323,8 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	if (rc == 0 && tb != t->tube && group_slot(t) != 0) {
 		const struct group *og = groups_of(t->tube, t);
 
-		rc = groups_prepare(tb, og->name, og->name_len, &g);
+		rc =
+		    groups_prepare(&q->grouped, tb, og->name, og->name_len, &g);
 	}
 	if (rc != 0 || (rc = qs_reserve(q, tb, QUEUE_READY, false, 0)) != 0) {
 		free(err);

@@ -129,7 +129,7 @@ queue_check(const struct queue *q, const char **why)
 {
 	uint64_t count[QUEUE_STATE_END_] = { 0 };
 	uint64_t nkeys = 0, ndedup = 0, tasks = 0, linked = 0, taken_free = 0;
-	uint32_t nflows = 0;
+	uint32_t nflows = 0, ngrouped = 0, glisted = 0;
 	uint64_t nany = 0, bytes = 0, tube_bytes = 0, nheld = 0;
 	struct queue_counters sum;
 	const char *tw;
@@ -159,6 +159,14 @@ queue_check(const struct queue *q, const char **why)
 
 	/* Tubes: heaps, counts, wake and pause membership, counters. */
 	memset(count, 0, sizeof(count));
+	/* the list of tubes with groups: each one's, each once */
+	for (const struct groups *gs = q->grouped.head; gs != NULL;
+	     gs = gs->lnext) {
+		CHECK(glisted < q->grouped.n && gs->tube->groups == gs);
+		CHECK(gs->lnext == NULL || gs->lnext->lprev == gs);
+		glisted++;
+	}
+	CHECK(glisted == q->grouped.n);
 	CHECK(q->names.len == q->ntubes);
 	CHECK(q->wake.cap >= q->ntubes && q->pauses.cap >= q->ntubes);
 	for (uint32_t i = 0; i < q->ntubes; i++) {
@@ -175,6 +183,8 @@ queue_check(const struct queue *q, const char **why)
 
 			CHECK(
 			    tb->groups->tube == tb && groups_valid(tb->groups));
+			CHECK(tb->groups->all == &q->grouped);
+			ngrouped++;
 			for (uint32_t s = 1; s < tb->groups->cap; s++) {
 				const struct group *g = tb->groups->table[s];
 
@@ -230,6 +240,7 @@ queue_check(const struct queue *q, const char **why)
 	CHECK(heap_valid(&q->taken) && q->taken.len == q->count[QUEUE_TAKEN]);
 	CHECK(heap_valid(&q->wake) && heap_valid(&q->pauses));
 	CHECK(heap_valid(&q->flows) && q->flows.len == nflows);
+	CHECK(ngrouped == q->grouped.n);
 	CHECK(q->flows.cap >= q->nflows);
 	CHECK(heap_valid(&q->done) && q->done.len == q->count[QUEUE_DONE]);
 

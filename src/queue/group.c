@@ -293,6 +293,15 @@ groups_free(struct groups *gs)
 	if (gs == NULL)
 		return;
 	glimit_groups_free(gs);
+	if (gs->all != NULL) { /* out of the queue's list */
+		if (gs->lprev != NULL)
+			gs->lprev->lnext = gs->lnext;
+		else
+			gs->all->head = gs->lnext;
+		if (gs->lnext != NULL)
+			gs->lnext->lprev = gs->lprev;
+		gs->all->n--;
+	}
 	for (uint32_t i = 1; i < gs->cap; i++) {
 		struct group *g = gs->table[i];
 
@@ -359,8 +368,8 @@ slot_put(struct groups *gs, uint32_t s)
 }
 
 int
-groups_prepare(
-    struct tube *tb, const char *name, size_t len, struct group **out)
+groups_prepare(struct groups_list *all, struct tube *tb, const char *name,
+    size_t len, struct group **out)
 {
 	struct groups *gs = tb->groups;
 	struct group *g;
@@ -413,6 +422,12 @@ groups_prepare(
 			goto fail; /* groups_free frees g */
 		}
 		groups_start(gs);
+		gs->all = all;
+		gs->lnext = all->head;
+		if (all->head != NULL)
+			all->head->lprev = gs;
+		all->head = gs;
+		all->n++;
 	}
 	*out = g;
 	return 0;

@@ -74,8 +74,17 @@ struct group {
 	char name[];
 };
 
+/* The tubes that have fair groups, through their groups: the queue keeps
+ * one, so that a listing of every tube's groups visits these only. */
+struct groups_list {
+	struct groups *head;
+	uint32_t n;
+};
+
 struct groups {
 	struct tube *tube;
+	struct groups_list *all; /* the list it is in (NULL: not yet) */
+	struct groups *lprev, *lnext;
 	struct idx names;     /* named groups by the hash of their name */
 	struct heap rotation; /* groups with ready tasks */
 	struct group **table; /* by slot; a free slot holds the next free
@@ -100,12 +109,12 @@ bool group_name_valid(const char *name, size_t len);
 /* The named group of tb, or NULL. */
 struct group *groups_find(const struct tube *tb, const char *name, size_t len);
 
-/* Finds or creates the group `name` of tb (its groups too), with room for
- * one more task. Returns 0 or SLUICE_ENOMEM / SLUICE_ELIMIT (a tube with
- * GROUP_SLOTS_MAX groups), changing nothing that groups_undo() does not
- * take back. */
-int groups_prepare(
-    struct tube *tb, const char *name, size_t len, struct group **out);
+/* Finds or creates the group `name` of tb (its groups too, then in
+ * `all`), with room for one more task. Returns 0 or SLUICE_ENOMEM /
+ * SLUICE_ELIMIT (a tube with GROUP_SLOTS_MAX groups), changing nothing
+ * that groups_undo() does not take back. */
+int groups_prepare(struct groups_list *all, struct tube *tb, const char *name,
+    size_t len, struct group **out);
 /* Takes back a groups_prepare() whose task never joined. */
 void groups_undo(struct tube *tb, struct group *g);
 /* t (not placed, t->tube == tb) names g from now on. */

@@ -122,7 +122,8 @@ gather(const struct tube *tb, struct keep *k)
 	for (uint32_t s = 1; s < gs->cap; s++) {
 		const struct group *g = gs->table[s];
 
-		if (((uintptr_t)g & 1) != 0 || g->len + g->taken == 0)
+		if (g == NULL || ((uintptr_t)g & 1) != 0 ||
+		    g->len + g->taken == 0)
 			continue;
 		offer(k, &(struct cand) { tb, g, g->len, g->taken });
 	}
@@ -164,22 +165,20 @@ group_list(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 
 	if (now < 0 || now > QREC_TIME_MAX || max == 0 || max > GROUP_LIST_MAX)
 		return SLUICE_EINVAL;
-	if (tube_len > 0) {
-		if (!qrec_tube_valid(tube, tube_len))
-			return SLUICE_ETUBE;
-		if ((one = qs_tube(q, tube, tube_len)) == NULL)
-			return SLUICE_ENOTFOUND;
-	}
+	if (tube_len > 0 && !qrec_tube_valid(tube, tube_len))
+		return SLUICE_ETUBE;
 	if ((rc = queue_tick(q, now)) != 0)
 		return rc;
+	if (tube_len > 0 && (one = qs_tube(q, tube, tube_len)) == NULL)
+		return SLUICE_ENOTFOUND;
 	if ((k.c = malloc(max * sizeof(*k.c))) == NULL)
 		return SLUICE_ENOMEM;
 	if (one != NULL)
 		gather(one, &k);
-	else
-		for (uint32_t i = 0; i < q->ntubes; i++)
-			if (q->tubes[i]->groups != NULL)
-				gather(q->tubes[i], &k);
+	else /* the tubes with groups only, whatever the others */
+		for (const struct groups *gs = q->grouped.head; gs != NULL;
+		     gs = gs->lnext)
+			gather(gs->tube, &k);
 	qsort(k.c, k.n, sizeof(*k.c), by_backlog);
 	for (size_t i = 0; i < k.n; i++) {
 		const struct cand *c = &k.c[i];

@@ -400,8 +400,8 @@ load_task(struct queue *q, struct rd *r)
 	if (q->load.group_id != 0) {
 		rc = SLUICE_ECORRUPT;
 		if (q->load.group_id != t->id ||
-		    (rc = groups_prepare(
-		         t->tube, q->load.group, q->load.group_len, &g)) != 0)
+		    (rc = groups_prepare(&q->grouped, t->tube, q->load.group,
+		         q->load.group_len, &g)) != 0)
 			goto fail;
 		groups_join(t->tube, g, t);
 		q->load.group_id = 0;

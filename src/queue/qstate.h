@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "queue/flow.h"
+#include "queue/group.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
 #include "queue/queue.h"
@@ -93,6 +94,7 @@ struct queue {
 	struct heap pauses; /* paused tubes, by paused_until */
 	struct heap done;   /* done tasks, by (run_at = kept until, id) */
 	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
+	struct groups_list grouped; /* tubes with fair groups (group.h) */
 	uint32_t nflows;    /* tubes with limits: the flows heap has room
 	                       for them all */
 	struct heap gdue;   /* groups a take waits on for a token

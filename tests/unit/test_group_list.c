@@ -275,9 +275,11 @@ test_list_every_tube(void **state)
 	put(h, "plain", NULL);
 	put(h, "plain", NULL);
 	put(h, "plain", NULL);
+	assert_int_equal(h->q->grouped.n, 0); /* the listing visits none */
 	put(h, "u", "x");
 	put(h, "v", "y");
 	put(h, "v", "y");
+	assert_int_equal(h->q->grouped.n, 2);
 	/* z: due in 2 s, ready after 3 */
 	queue_put_req_init(&req);
 	req.tube = "v";
@@ -309,6 +311,19 @@ test_list_every_tube(void **state)
 	assert_row(&rows[2], "v", "z", 1, 0);
 	assert_int_equal(rows[2].oldest_ready_age, 1000);
 	assert_int_equal(rows[1].oldest_ready_age, 3000);
+	/* u's last task gone: u leaves the list of tubes with groups */
+	{
+		uint64_t l, id = take(h, "u", &l);
+
+		assert_true(id != 0);
+		ack(h, id, l);
+	}
+	assert_null(qs_tube(h->q, "u", 1)->groups);
+	assert_int_equal(h->q->grouped.n, 1);
+	assert_int_equal(
+	    group_list(h->q, h->now, "", 0, rows, 8, &n, &total), 0);
+	assert_int_equal(total, 2);
+	assert_row(&rows[0], "v", "y", 2, 0);
 }
 
 /* The best `max` of many groups are the first `max` of the whole order,
