@@ -110,6 +110,8 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_ECANCELED = 30,  /* the task was cancelled: its worker stops
+	                           (sluice_cancel) */
 	SLUICE_ERRMAX_
 };
 

@@ -28,6 +28,12 @@ enum {
  * record that opens one (PUT_T). Beside queue_snap_type's entries. */
 enum { QSNAP_THROTTLE = 30 };
 
+/* CANCEL: u64 id, u64 lease - a taken task that is cancelled (numbered as
+ * the record); OUTCOME: u64 id, u8 kind, i64 time, i64 expires, str16
+ * tube, str16 text - the outcome of a finished task (outcome.h). After
+ * the THROTTLE entries, marks first, outcomes oldest first. */
+enum { QSNAP_CANCEL = 46, QSNAP_OUTCOME = 47 };
+
 enum {
 	TF_STATE = 0x07,
 	TF_KEY = 0x08,

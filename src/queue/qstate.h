@@ -27,6 +27,7 @@
 #include "queue/flow.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
+#include "queue/outcome.h"
 #include "queue/queue.h"
 #include "queue/task.h"
 #include "queue/tube.h"
@@ -57,6 +58,8 @@ struct qsnap_load {
 	struct tube *hourly;     /* the tube of the last HOURLY entry */
 	uint32_t hours_left;     /* HOUR entries it announced, not yet seen */
 	uint32_t nhourly;        /* HOURLY entries loaded */
+	uint64_t nmarks;         /* CANCEL entries loaded */
+	uint64_t noutcomes;      /* OUTCOME entries loaded */
 	bool done;
 };
 
@@ -124,6 +127,7 @@ struct queue {
 	struct idx throttles;   /* open throttle windows (throttle.h) */
 	int64_t throttle_swept; /* the clock of the last qs_throttle_sweep */
 	uint32_t throttle_max; /* windows at once (QREC_THROTTLE_WINDOWS_MAX) */
+	struct qoutcomes oc;   /* finished tasks' outcomes, cancel marks */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

@@ -58,6 +58,10 @@
  *   taken   -> taken               REPLACE pending: when the lease ends in
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
+ *   not taken -> (gone)            CANCEL (lease 0; outcome cancelled)
+ *   taken   -> taken, cancelled    CANCEL with its lease; the lease's end,
+ *                                  whatever it is, is then a DELETE
+ *                                  (outcome cancelled; queue_outcome.h)
  * Ready order: priority, then run_at (when the task became due), then
  * id. Keys are per tube: a key is unique among the live tasks of its
  * tube (the same key in two tubes names two tasks, so tenants on
@@ -125,13 +129,15 @@ struct queue_config {
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
 	uint32_t max_ttr_ms;
-	uint32_t max_take_tubes;  /* tubes named by one take */
-	uint32_t max_tubes;       /* 0: no limit */
-	uint64_t max_tasks;       /* live tasks; 0: no limit */
-	int64_t keep_done_ms;     /* retention of acked tasks; 0: deleted */
-	uint64_t max_done;        /* done tasks kept at most; 0: no limit */
-	uint64_t hash_seed;       /* seeds the hash of keys and tube names */
-	uint8_t lost_lease_retry; /* enum queue_retry */
+	uint32_t max_take_tubes;    /* tubes named by one take */
+	uint32_t max_tubes;         /* 0: no limit */
+	uint64_t max_tasks;         /* live tasks; 0: no limit */
+	int64_t keep_done_ms;       /* retention of acked tasks; 0: deleted */
+	uint64_t max_done;          /* done tasks kept at most; 0: no limit */
+	uint64_t hash_seed;         /* seeds the hash of keys and tube names */
+	uint8_t lost_lease_retry;   /* enum queue_retry */
+	uint64_t max_outcome_bytes; /* memory the outcomes of finished tasks
+	                               take at most; 0: none kept */
 };
 
 void queue_config_default(struct queue_config *cfg);
@@ -775,6 +781,9 @@ int queue_tube_settings(
 /* What the queue counts per hour and per second for the dashboard and
  * `stats`: queue_stats.h, part of this header. */
 #include "queue/queue_stats.h"
+
+/* ---- Outcomes of finished tasks, cancelling (outcome.c) ------------ */
+#include "queue/queue_outcome.h"
 
 /* ---- Dumps ------------------------------------------------------------ */
 

@@ -17,3 +17,5 @@ sluice_test(dedupmode LIBS sluice_queue TIMEOUT 60)
 # A tube's fair groups: the rotation, their lifetime and memory, the
 # PUT_G record, replay and snapshots.
 sluice_test(group LIBS sluice_queue TIMEOUT 120)
+# The outcomes of finished tasks (wait) and cancelling.
+sluice_test(outcome LIBS sluice_queue TIMEOUT 60)
