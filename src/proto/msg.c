@@ -51,6 +51,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_CANCEL] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
 	[MSG_OP_STATS] =
 	    STATS_F_SETTINGS | STATS_F_DURATIONS | STATS_F_PAGE | STATS_F_TOP,
@@ -74,6 +75,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_BURY] = REP_F_REPLACED,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_CANCEL] = BATCH_F_MESSAGES,
+	[MSG_OP_WAIT] = RESULT_F_CANCELLED,
 	[MSG_OP_STATS] = STATS_F_SETTINGS,
 	[MSG_OP_TUBE_SET] = TUBE_F_LIMITS,
 	[MSG_OP_TUBE_SHOW] = TUBE_F_LIMITS,
@@ -120,6 +123,8 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
 	[MSG_OP_HISTORY] = "history",
+	[MSG_OP_CANCEL] = "cancel",
+	[MSG_OP_WAIT] = "wait",
 };
 
 static bool
@@ -215,6 +220,8 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = &msg_node_family,
 	[MSG_OP_AUTH] = &msg_node_family,
 	[MSG_OP_HISTORY] = &msg_stats_family,
+	[MSG_OP_CANCEL] = &msg_lease_family,
+	[MSG_OP_WAIT] = &msg_result_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -455,6 +462,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH: /* the same token bound again */
 	case MSG_OP_HISTORY:
+	case MSG_OP_WAIT:
+	case MSG_OP_CANCEL: /* a task cancelled twice is cancelled */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;
