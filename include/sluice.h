@@ -693,6 +693,9 @@ SLUICE_API int sluice_release_all(
  * header. */
 #include "sluice_bulk.h"
 
+/* Waiting for a task's result, and cancelling: sluice_result.h. */
+#include "sluice_result.h"
+
 /* One task by id, by key in its tube (NULL: "default"; keys are per
  * tube), or the next of a tube to leave `state`
  * (SLUICE_READY: the next to be taken; SLUICE_DELAYED: the soonest due;

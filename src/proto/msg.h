@@ -129,13 +129,8 @@ enum msg_state {
 	MSG_ST_DONE = 5, /* acked, kept by the tube's retention */
 };
 
-/* How a task that is gone ended, as wait's reply says (its other states
- * are the task states: buried and done end a task too). */
-enum msg_end {
-	MSG_END_DELETED = 16,   /* deleted by an operator */
-	MSG_END_CANCELLED = 17, /* cancelled */
-	MSG_END_DEAD = 18,      /* moved to its tube's dead-letter tube */
-};
+/* How a task that is gone ended, in wait's reply (buried, done too). */
+enum msg_end { MSG_END_DELETED = 16, MSG_END_CANCELLED, MSG_END_DEAD };
 
 /* list's order. */
 enum msg_order {
@@ -318,14 +313,13 @@ struct msg_delete_batch {
 	struct msg_iter it;  /* decode: msg_next_id() */
 };
 
-/* wait: task `id`'s result, as soon as it ends (done, or failed for
- * good), or its state when `wait` ms passed first (0: at once). */
+/* wait: task `id`'s result once it ends, or its state after `wait` ms
+ * (0: at once; at most MSG_WAIT_MAX, an hour). */
 struct msg_wait {
 	uint64_t id;
-	uint64_t wait; /* ms, at most MSG_WAIT_MAX */
+	uint64_t wait;
 };
-
-enum { MSG_WAIT_MAX = 3600 * 1000 }; /* an hour */
+enum { MSG_WAIT_MAX = 3600 * 1000 };
 
 /* update: a task changed in place; each flag says a field is set (the
  * others are sent as 0 and ignored). */
@@ -657,17 +651,15 @@ struct msg_task {
 	                   end removes it; its holder's touch is refused) */
 };
 
-/* wait's reply: how task `id` stands. */
+/* wait's reply: how task `id` stands (msg_result.c). */
 struct msg_result {
 	uint64_t id;
-	uint8_t state;  /* final: MSG_ST_DONE, MSG_ST_BURIED or an MSG_END_*;
-	                   else the task's state */
+	uint8_t state;  /* final: MSG_ST_DONE, _BURIED, MSG_END_*; else now */
 	bool final;     /* it ended: done, or failed for good */
 	bool cancelled; /* reply flag 0x01: taken and cancelled */
 	uint64_t time;  /* final: unix ms it ended; else 0 */
 	struct msg_str tube;
-	struct msg_str text; /* done: its result; else its last error
-	                        (0..MSG_TEXT_MAX) */
+	struct msg_str text; /* done: its result; else its last error */
 };
 
 /* take and list */

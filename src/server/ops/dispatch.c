@@ -287,6 +287,12 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_DELETE_BATCH:
 		ops_delete_batch(c, ctx, tok, &req);
 		break;
+	case MSG_OP_CANCEL:
+		ops_cancel(c, ctx, tok, &req);
+		break;
+	case MSG_OP_WAIT:
+		ops_wait(c, ctx, session, tok, &req);
+		break;
 	case MSG_OP_UPDATE:
 		ops_update(c, ctx, &req);
 		break;
