@@ -420,6 +420,7 @@ struct sluice_task {
 	uint32_t session;
 	const char *peer;
 	const char *group; /* its fair group; NULL: none */
+	int cancelled;     /* taken and cancelled (sluice_cancel) */
 };
 
 /* Frees what take, peek or list returned: the array and everything its

@@ -72,6 +72,7 @@ ops_view_to_task(const struct core *c, const struct queue_task_view *v,
 	t->lease = v->lease;
 	t->state = (uint8_t)v->state; /* the numbers agree */
 	t->detached = v->detached;
+	t->cancelled = v->state == QUEUE_TAKEN && queue_cancelled(c->q, v->id);
 	t->priority = v->pri;
 	t->attempts = v->attempts;
 	t->max_attempts = v->max_attempts;
