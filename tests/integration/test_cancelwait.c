@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_http.h"
 #include "it_node.h"
 
 /* put with a ttr (0: the default); its id. */
@@ -420,6 +421,127 @@ test_wait_and_cancel_across_a_failover(void **state)
 	is_cancelled(f.c, b);
 }
 
+struct http_poll {
+	int port;
+	char path[128];
+	int status;
+	char *body;
+};
+
+static void *
+http_thread(void *arg)
+{
+	struct http_poll *p = arg;
+
+	p->status = it_http(p->port, "GET", p->path, NULL, NULL, &p->body);
+	return NULL;
+}
+
+static void
+body_has(const char *body, const char *needle)
+{
+	if (body == NULL || strstr(body, needle) == NULL)
+		fail_msg("no %s in %s", needle, body ? body : "(nothing)");
+}
+
+/* The HTTP face: GET /v1/tasks/ID/result?wait=DUR is a long poll woken
+ * by the ack; without a wait it answers the state at once; POST
+ * /v1/tasks/ID/cancel and /v1/tasks/cancel cancel (admin writes), a
+ * cancelled task's touch is 409 "cancelled"; bad input is 400, an
+ * unknown id 404. */
+static void
+test_http_result_and_cancel(void **state)
+{
+	static char haddr[32];
+	struct t_srv *s = it_srv(*state, "node");
+	struct http_poll p = { 0 };
+	struct sluice_client *c;
+	struct sluice_task *t, *u;
+	pthread_t th;
+	char path[160], ids[64], *body = NULL;
+	uint64_t a, b, d;
+
+	p.port = it_free_port();
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", p.port);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	s->args[2] = "--http-admin";
+	it_start(s);
+	c = it_client(s);
+	a = it_put(c, "h", "a");
+	b = it_put(c, "h", "b");
+	d = it_put(c, "h", "d");
+	t = it_take(c, "h", 0, 1);
+	u = it_take(c, "h", 0, 1);
+	assert_true(t->id == a && u->id == b);
+
+	snprintf(
+	    path, sizeof(path), "/v1/tasks/%llu/result", (unsigned long long)a);
+	assert_int_equal(it_http(p.port, "GET", path, NULL, NULL, &body), 200);
+	body_has(body, "\"state\":\"taken\",\"final\":false");
+	free(body);
+	snprintf(p.path, sizeof(p.path), "/v1/tasks/%llu/result?wait=30s",
+	    (unsigned long long)a);
+	assert_int_equal(pthread_create(&th, NULL, http_thread, &p), 0);
+	it_sleep_ms(300);
+	ack_result(c, t, "over http");
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(p.status, 200);
+	body_has(p.body, "\"state\":\"done\",\"final\":true");
+	body_has(p.body, "\"result\":\"over http\"");
+	free(p.body);
+
+	/* cancel: a taken task, then its touch */
+	snprintf(
+	    path, sizeof(path), "/v1/tasks/%llu/cancel", (unsigned long long)b);
+	assert_int_equal(it_http(p.port, "POST", path, NULL, NULL, &body), 200);
+	body_has(body, "\"cancelled\":true");
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%llu/touch?lease=%llu",
+	    (unsigned long long)b, (unsigned long long)u->lease);
+	assert_int_equal(it_http(p.port, "POST", path, NULL, NULL, &body), 409);
+	body_has(body, "\"error\":\"cancelled\"");
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%llu/release?lease=%llu",
+	    (unsigned long long)b, (unsigned long long)u->lease);
+	assert_int_equal(it_http(p.port, "POST", path, NULL, NULL, &body), 409);
+	free(body);
+	is_cancelled(c, b);
+	/* the batch form, with an unknown id beside a good one */
+	snprintf(ids, sizeof(ids), "[%llu,424242]", (unsigned long long)d);
+	assert_int_equal(
+	    it_http(p.port, "POST", "/v1/tasks/cancel", NULL, ids, &body), 200);
+	body_has(body, "\"results\":[");
+	body_has(body, "\"not_found\"");
+	free(body);
+	is_cancelled(c, d);
+	/* bad input */
+	assert_int_equal(it_http(p.port, "POST", "/v1/tasks/424242/cancel",
+	                     NULL, NULL, &body),
+	    404);
+	free(body);
+	assert_int_equal(it_http(p.port, "GET", "/v1/tasks/424242/result", NULL,
+	                     NULL, &body),
+	    404);
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%llu/result?wait=2m",
+	    (unsigned long long)a);
+	assert_int_equal(it_http(p.port, "GET", path, NULL, NULL, &body), 400);
+	body_has(body, "wait");
+	free(body);
+	assert_int_equal(
+	    it_http(p.port, "GET", "/v1/tasks/abc/result", NULL, NULL, &body),
+	    400);
+	free(body);
+	assert_int_equal(
+	    it_http(p.port, "POST", "/v1/tasks/cancel", NULL, "[]", &body),
+	    400);
+	free(body);
+	sluice_task_free(t);
+	sluice_task_free(u);
+	sluice_close(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, it_setup, it_node_teardown)
 
 int
@@ -432,6 +554,7 @@ main(void)
 		T(test_cancel_taken_task_libsluice),
 		T(test_cancel_stops_sluice_work),
 		T(test_wait_and_cancel_across_a_failover),
+		T(test_http_result_and_cancel),
 	};
 	return cmocka_run_group_tests_name("cancelwait", tests, NULL, NULL);
 }

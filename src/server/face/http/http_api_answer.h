@@ -37,6 +37,8 @@ enum http_api_shape {
 	SH_PAUSE,   /* {"paused_until":MS} */
 	SH_LSN,     /* {"lsn":N} */
 	SH_CLUSTER, /* json_cluster: the members as the node sees them */
+	SH_RESULT,  /* wait: {"id":N,"state":S,"final":B,...} */
+	SH_CANCEL,  /* one cancel: {"cancelled":true,"id":N}, or its error */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):
