@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole", "Verb", "Settings",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
-           "Cluster", "Switchover", "TaskPage"]
+           "Cluster", "Switchover", "TaskPage", "Outcome"]
 
 
 class State(IntEnum):
@@ -147,6 +147,9 @@ class Task:
     peer: Optional[str] = None
     # its fair group (None: the tube's "" group)
     group: Optional[str] = None
+    # taken and cancelled (Client.cancel): its lease's end removes it; a
+    # Worker sets it when the lease's touch says so
+    cancelled: bool = False
 
     def text(self, encoding="utf-8"):
         """The payload as text."""
@@ -163,6 +166,23 @@ class After:
     run_at: int
     deadline: int
     replaced: bool = False
+
+
+@dataclass
+class Outcome:
+    """How a task stands (Client.wait). final: it ended; state: "done",
+    or how it failed for good ("buried", "dead_lettered", "deleted",
+    "cancelled"), or while it runs its state ("ready", "taken", ...).
+    result: a done task's (ack's) result; error: a failed one's last
+    error; time: unix ms it ended; cancelled: taken and cancelled."""
+    id: int
+    state: str
+    final: bool
+    time: int = 0
+    tube: Optional[str] = None
+    result: Optional[str] = None
+    error: Optional[str] = None
+    cancelled: bool = False
 
 
 @dataclass
