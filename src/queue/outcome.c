@@ -11,7 +11,7 @@
  *                                cancelled
  *   marked    -> marked          TOUCH is refused (SLUICE_ECANCELED)
  * A removal of a cancelled task is where the children of a task follow
- * their rule on a parent that failed (outcome_parent_failed, below). */
+ * their rule on a parent that failed (qs_cancel_children). */
 #include "queue/outcome.h"
 
 #include <inttypes.h>
@@ -181,13 +181,11 @@ queue_cancelled(const struct queue *q, uint64_t id)
 	return mark_find(q, id) != NULL;
 }
 
-/* The hook of task dependencies: task `id` failed for good (cancelled
- * here), so the tasks that wait on it follow their rule on a parent that
- * failed. The dependencies' code calls its rule from here; without it
- * there is nothing to do. */
-static void
-outcome_parent_failed(struct queue *q, uint64_t id, int64_t time)
+void
+qs_cancel_children(struct queue *q, uint64_t id, int64_t time)
 {
+	/* No task waits on another yet: the dependencies' code applies
+	 * its --on-parent-failure rule to the children of `id` here. */
 	(void)q;
 	(void)id;
 	(void)time;
@@ -210,7 +208,7 @@ qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 	    t->ext != NULL ? t->ext->error : NULL,
 	    t->ext != NULL ? t->ext->error_len : 0);
 	if (kind == QUEUE_END_CANCELLED)
-		outcome_parent_failed(q, t->id, time);
+		qs_cancel_children(q, t->id, time);
 }
 
 static bool
