@@ -22,6 +22,8 @@
 #include "it.h"
 #include "it_http.h"
 #include "it_node.h"
+#include "it_sp.h"
+#include "proto/msg.h"
 
 /* put with a ttr (0: the default); its id. */
 static uint64_t
@@ -421,6 +423,65 @@ test_wait_and_cancel_across_a_failover(void **state)
 	is_cancelled(f.c, b);
 }
 
+/* Polls (bounded) until the node's parked waits for a result are n. */
+static void
+parked(struct sluice_client *c, uint64_t n)
+{
+	int64_t end = it_mono_ms() + 10000;
+
+	while (it_node_kv(c, "waiting_results") != n) {
+		if (it_mono_ms() > end)
+			fail_msg("waiting_results never became %llu",
+			    (unsigned long long)n);
+		it_sleep_ms(10);
+	}
+}
+
+/* A wait parked on the core is let go when its client disconnects, and
+ * answered (then let go) when its time passes: nothing is left parked. */
+static void
+test_waits_are_released_on_disconnect_and_timeout(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct msg_req q = { .op = MSG_OP_WAIT };
+	struct msg_rep rep;
+	struct buf b, body;
+	uint32_t bt;
+	uint64_t id;
+	int fd;
+
+	it_start(s);
+	c = it_client(s);
+	id = it_put(c, "p", "x");
+	buf_init(&b);
+	buf_init(&body);
+	q.wait = (struct msg_wait) { id, 60000 };
+	assert_int_equal(msg_encode_req(&b, &q), 0);
+	fd = it_sp_open(s->port);
+	it_sp_send(fd, 0x80000001u, b.data, b.len);
+	parked(c, 1);
+	close(fd);
+	parked(c, 0);
+	assert_int_equal(it_node_kv(c, "outcomes"), 0);
+
+	q.wait.wait = 300;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b, &q), 0);
+	fd = it_sp_open(s->port);
+	it_sp_send(fd, 0x80000002u, b.data, b.len);
+	assert_true(it_sp_recv(fd, &bt, 1, &body));
+	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
+	assert_int_equal(rep.status, 0);
+	assert_false(rep.result.final);
+	assert_int_equal(rep.result.state, MSG_ST_READY);
+	close(fd);
+	parked(c, 0);
+	buf_fini(&b);
+	buf_fini(&body);
+	sluice_close(c);
+}
+
 struct http_poll {
 	int port;
 	char path[128];
@@ -555,6 +616,7 @@ main(void)
 		T(test_cancel_stops_sluice_work),
 		T(test_wait_and_cancel_across_a_failover),
 		T(test_http_result_and_cancel),
+		T(test_waits_are_released_on_disconnect_and_timeout),
 	};
 	return cmocka_run_group_tests_name("cancelwait", tests, NULL, NULL);
 }
