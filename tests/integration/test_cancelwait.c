@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bsc.h"
 #include "it.h"
 #include "it_http.h"
 #include "it_node.h"
@@ -482,6 +483,40 @@ test_waits_are_released_on_disconnect_and_timeout(void **state)
 	sluice_close(c);
 }
 
+/* The beanstalk face: a reserved job that is cancelled is NOT_FOUND to
+ * its holder's touch, as a job deleted under it (beanstalkd has no
+ * word for cancelled); its delete then removes it, and wait says
+ * cancelled. */
+static void
+test_beanstalk_holder_of_a_cancelled_job(void **state)
+{
+	struct bsc a;
+	struct bsc_node f;
+	char *got, cmd[64];
+	unsigned long long id = 0;
+
+	bsc_node_up(state, &f);
+	assert_int_equal(bsc_open(&a, f.port), 0);
+	got = bsc_cmd(&a, "put 1 0 60 3\r\njob\r\n");
+	assert_int_equal(sscanf(got, "INSERTED %llu", &id), 1);
+	free(got);
+	got = bsc_cmd(&a, "reserve-with-timeout 0\r\n");
+	assert_non_null(strstr(got, "RESERVED"));
+	free(got);
+	it_rc(f.c, sluice_cancel(f.c, id), 0);
+	snprintf(cmd, sizeof(cmd), "touch %llu\r\n", id);
+	got = bsc_cmd(&a, cmd);
+	assert_string_equal(got, "NOT_FOUND\r\n");
+	free(got);
+	snprintf(cmd, sizeof(cmd), "release %llu 1 0\r\n", id);
+	got = bsc_cmd(&a, cmd);
+	assert_string_equal(got, "NOT_FOUND\r\n");
+	free(got);
+	is_cancelled(f.c, id);
+	bsc_close(&a);
+	bsc_node_down(&f);
+}
+
 struct http_poll {
 	int port;
 	char path[128];
@@ -617,6 +652,7 @@ main(void)
 		T(test_wait_and_cancel_across_a_failover),
 		T(test_http_result_and_cancel),
 		T(test_waits_are_released_on_disconnect_and_timeout),
+		T(test_beanstalk_holder_of_a_cancelled_job),
 	};
 	return cmocka_run_group_tests_name("cancelwait", tests, NULL, NULL);
 }
