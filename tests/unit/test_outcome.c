@@ -401,6 +401,129 @@ test_outcome_memory_bound(void **state)
 	tq_fini(&small);
 }
 
+/* xorshift64*: a fixed sequence per seed. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/* Random steps - puts, takes, acks with and without a result, fails
+ * (some to a dead letter), buries, cancels of any task, deletes,
+ * expiries, time passing the window - keep the invariants at every
+ * step (queue_check), every outcome the queue answers is final, a
+ * cancelled task is never answered as done, and replay and a snapshot
+ * rebuild the same state, snapshots taken half-way included. */
+static void
+test_random_steps_agree(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_tube_set_req ts;
+	struct qrec rec;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL, ids[64] = { 0 }, leases[64];
+	bool cancelled[64] = { false };
+	size_t n = 0, checked = 0;
+
+	memset(&ts, 0, sizeof(ts));
+	ts.tube = "r";
+	ts.tube_len = 1;
+	ts.set = QREC_TS_DEAD_LETTER | QREC_TS_MAX_ATTEMPTS;
+	ts.conf.max_attempts = 2;
+	ts.conf.dead_letter = "rdead";
+	ts.conf.dead_letter_len = 5;
+	assert_int_equal(queue_decide_tube_set(h->q, h->now, &ts, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	for (int step = 0; step < 3000; step++) {
+		uint64_t r = rnd(&seed), pick = ids[r % (n ? n : 1)];
+		size_t k = n ? (size_t)(r % n) : 0;
+		int what = (int)((r >> 16) % 10);
+		struct queue_str tube = { "r", 1 };
+		struct queue_take_req tr = { &tube, 1, 3, false, false };
+		struct queue_task_view v;
+
+		h->now += (int64_t)((r >> 24) % 50);
+		if (what == 0 || n == 0) {
+			if (n == 64) { /* forget the oldest, keep the array */
+				memmove(ids, ids + 1, 63 * sizeof(ids[0]));
+				memmove(cancelled, cancelled + 1, 63);
+				n--;
+			}
+			ids[n] = put(h, (r >> 32) % 3 ? "r" : "s", 0);
+			cancelled[n] = false;
+			n++;
+			continue;
+		}
+		if (what == 1 &&
+		    queue_decide_take(h->q, h->now, &tr, &rec) == 0) {
+			assert_int_equal(tq_commit(h, &rec), 0);
+			continue;
+		}
+		if (queue_peek(h->q, h->now, pick, &v) != 0)
+			continue;
+		leases[k] = v.lease;
+		if (what == 2 && v.state == QUEUE_TAKEN) {
+			struct queue_ack_req a = { pick, v.lease, NULL, 0,
+				false, (r >> 40) % 2 ? "res" : NULL,
+				(r >> 40) % 2 ? 3 : 0 };
+
+			if (queue_decide_ack(h->q, h->now, &a, &rec) == 0)
+				assert_int_equal(tq_commit(h, &rec), 0);
+		} else if (what == 3 && v.state == QUEUE_TAKEN) {
+			struct queue_fail_req f = { 0 };
+
+			f.id = pick;
+			f.lease = leases[k];
+			f.error = "e";
+			f.error_len = 1;
+			f.set_delay = true;
+			if (queue_decide_fail(h->q, h->now, &f, &rec) == 0)
+				assert_int_equal(tq_commit(h, &rec), 0);
+		} else if (what == 4 || what == 5) {
+			int rc = queue_decide_cancel(h->q, h->now, pick, &rec);
+
+			assert_true(rc == 0 || rc == SLUICE_ECANCELED);
+			if (rc == 0)
+				assert_int_equal(tq_commit(h, &rec), 0);
+			cancelled[k] = true;
+		} else if (what == 6) {
+			struct queue_delete_req d = { pick, NULL, 0, NULL, 0 };
+
+			if (!cancelled[k] &&
+			    queue_decide_delete(h->q, h->now, &d, &rec) == 0)
+				assert_int_equal(tq_commit(h, &rec), 0);
+		} else if (what == 7) {
+			h->now += 1001; /* leases of 1 s end */
+			while (queue_decide_expired(h->q, h->now, &rec) == 0)
+				assert_int_equal(tq_commit(h, &rec), 0);
+		} else if (what == 8 && (r >> 48) % 20 == 0) {
+			h->now += 60000; /* the window passes */
+		}
+		assert_int_equal(queue_check(h->q, NULL), 0);
+		if (step == 1500)
+			rebuilds(h);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct queue_result res;
+
+		if (queue_result(h->q, h->now, ids[i], &res) != 0)
+			continue;
+		/* a cancel wins over whatever ended the task after it */
+		checked += cancelled[i];
+		if (cancelled[i])
+			assert_true(res.final
+			        ? res.state == QUEUE_END_CANCELLED
+			        : res.cancelled && res.state == QUEUE_TAKEN);
+		if (res.state == QUEUE_END_DONE)
+			assert_true(res.final);
+	}
+	assert_true(checked > 0);
+	assert_true(queue_outcome_count(h->q) > 0);
+	rebuilds(h);
+}
+
 /* The new records through the codec: exactly their layout; an ACK_R
  * without a result and a CANCEL of id 0 are not valid. */
 static void
@@ -458,6 +581,8 @@ main(void)
 		    test_cancel_then_ttr, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_outcome_memory_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_random_steps_agree, setup, teardown),
 		cmocka_unit_test(test_records_codec),
 	};
 	return cmocka_run_group_tests_name("outcome", tests, NULL, NULL);
