@@ -633,6 +633,21 @@ test_http_result_and_cancel(void **state)
 	    it_http(p.port, "POST", "/v1/tasks/cancel", NULL, "[]", &body),
 	    400);
 	free(body);
+	/* a long poll whose client leaves is let go */
+	{
+		char req[200];
+		uint64_t e = it_put(c, "h", "e");
+		int fd = it_sp_dial(p.port);
+
+		snprintf(req, sizeof(req),
+		    "GET /v1/tasks/%llu/result?wait=60s HTTP/1.1\r\n"
+		    "Host: %s\r\n\r\n",
+		    (unsigned long long)e, haddr);
+		it_sp_send_all(fd, req, strlen(req));
+		parked(c, 1);
+		close(fd);
+		parked(c, 0);
+	}
 	sluice_task_free(t);
 	sluice_task_free(u);
 	sluice_close(c);
