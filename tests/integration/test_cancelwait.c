@@ -439,7 +439,9 @@ parked(struct sluice_client *c, uint64_t n)
 }
 
 /* A wait parked on the core is let go when its client disconnects, and
- * answered (then let go) when its time passes: nothing is left parked. */
+ * answered (then let go) when its time passes: nothing is left parked.
+ * One connection parks at most --max-waiting-takes-per-conn waits: past
+ * it a wait is refused (ELIMIT, naming the flag). */
 static void
 test_waits_are_released_on_disconnect_and_timeout(void **state)
 {
@@ -452,6 +454,8 @@ test_waits_are_released_on_disconnect_and_timeout(void **state)
 	uint64_t id;
 	int fd;
 
+	s->args[0] = "--max-waiting-takes-per-conn";
+	s->args[1] = "2";
 	it_start(s);
 	c = it_client(s);
 	id = it_put(c, "p", "x");
@@ -461,7 +465,16 @@ test_waits_are_released_on_disconnect_and_timeout(void **state)
 	assert_int_equal(msg_encode_req(&b, &q), 0);
 	fd = it_sp_open(s->port);
 	it_sp_send(fd, 0x80000001u, b.data, b.len);
-	parked(c, 1);
+	it_sp_send(fd, 0x80000002u, b.data, b.len);
+	parked(c, 2);
+	it_sp_send(fd, 0x80000003u, b.data, b.len);
+	assert_true(it_sp_recv(fd, &bt, 1, &body));
+	assert_int_equal(bt, 0x80000003u);
+	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
+	assert_int_equal(rep.status, SLUICE_ELIMIT);
+	assert_non_null(memmem(rep.err.message.p, rep.err.message.len,
+	    "--max-waiting-takes-per-conn", 28));
+	parked(c, 2);
 	close(fd);
 	parked(c, 0);
 	assert_int_equal(it_node_kv(c, "outcomes"), 0);

@@ -13,6 +13,12 @@ task_key(const void *item)
 	return ((const struct rwait_task *)item)->id;
 }
 
+static uint64_t
+sess_key(const void *item)
+{
+	return ((const struct rwait_sess *)item)->session;
+}
+
 static bool
 due_less(const void *a, const void *b)
 {
@@ -27,6 +33,7 @@ rwaits_init(struct rwaits *rw)
 {
 	memset(rw, 0, sizeof(*rw));
 	idx_init(&rw->tasks, task_key);
+	idx_init(&rw->sessions, sess_key);
 	heap_init(&rw->due, due_less, offsetof(struct rwaiter, hpos));
 }
 
@@ -41,7 +48,10 @@ rwaits_fini(struct rwaits *rw)
 	}
 	for (uint32_t i = 0; i < rw->tasks.cap; i++)
 		free(idx_at(&rw->tasks, i));
+	for (uint32_t i = 0; i < rw->sessions.cap; i++)
+		free(idx_at(&rw->sessions, i));
 	idx_fini(&rw->tasks);
+	idx_fini(&rw->sessions);
 	heap_fini(&rw->due);
 }
 
@@ -50,13 +60,27 @@ rwaits_add(struct rwaits *rw, uint64_t id, struct face_ctx *ctx,
     uint32_t session, int64_t deadline)
 {
 	struct rwait_task *t = rw->tasks.len ? idx_find(&rw->tasks, id) : NULL;
+	struct rwait_sess *s =
+	    rw->sessions.len ? idx_find(&rw->sessions, session) : NULL;
 	struct rwaiter *w;
 
 	if (heap_reserve(&rw->due, 1) != 0 ||
-	    (t == NULL && idx_reserve(&rw->tasks, 1) != 0))
+	    (t == NULL && idx_reserve(&rw->tasks, 1) != 0) ||
+	    (s == NULL && idx_reserve(&rw->sessions, 1) != 0))
 		return SLUICE_ENOMEM;
-	if ((w = calloc(1, sizeof(*w))) == NULL)
+	if (s == NULL) {
+		if ((s = calloc(1, sizeof(*s))) == NULL)
+			return SLUICE_ENOMEM;
+		s->session = session;
+		idx_insert(&rw->sessions, s);
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		if (s->n == 0) {
+			idx_remove(&rw->sessions, s);
+			free(s);
+		}
 		return SLUICE_ENOMEM;
+	}
 	if (t == NULL) {
 		if ((t = calloc(1, sizeof(*t))) == NULL) {
 			free(w);
@@ -81,6 +105,7 @@ rwaits_add(struct rwaits *rw, uint64_t id, struct face_ctx *ctx,
 		rw->all->aprev = w;
 	rw->all = w;
 	heap_push(&rw->due, w);
+	s->n++;
 	rw->n++;
 	return 0;
 }
@@ -123,6 +148,14 @@ rwaits_remove(struct rwaits *rw, struct rwaiter *w)
 		w->anext->aprev = w->aprev;
 	heap_remove(&rw->due, w);
 	rw->n--;
+	{
+		struct rwait_sess *s = idx_find(&rw->sessions, w->session);
+
+		if (s != NULL && --s->n == 0) {
+			idx_remove(&rw->sessions, s);
+			free(s);
+		}
+	}
 	free(w);
 	/* A task without waiters goes, unless it is on the woken list
 	 * (rwaits_next_woken frees it there). */
@@ -152,4 +185,13 @@ struct rwaiter *
 rwaits_first_due(const struct rwaits *rw)
 {
 	return heap_top(&rw->due);
+}
+
+uint32_t
+rwaits_of_session(const struct rwaits *rw, uint32_t session)
+{
+	const struct rwait_sess *s =
+	    rw->sessions.len ? idx_find(&rw->sessions, session) : NULL;
+
+	return s != NULL ? s->n : 0;
 }

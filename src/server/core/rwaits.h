@@ -41,9 +41,16 @@ struct rwait_task {
 	bool woken;
 };
 
+/* A session's parked waits, counted for the cap per connection. */
+struct rwait_sess {
+	uint64_t session;
+	uint32_t n;
+};
+
 struct rwaits {
-	struct idx tasks; /* struct rwait_task by id, not yet woken */
-	struct heap due;  /* waiters by (deadline, seq) */
+	struct idx tasks;    /* struct rwait_task by id, not yet woken */
+	struct idx sessions; /* struct rwait_sess by session */
+	struct heap due;     /* waiters by (deadline, seq) */
 	struct rwaiter *all;
 	struct rwait_task *woken, *woken_tail;
 	uint64_t seq;
@@ -72,5 +79,8 @@ struct rwaiter *rwaits_next_woken(struct rwaits *rw);
 
 /* The waiter whose deadline comes first, or NULL. */
 struct rwaiter *rwaits_first_due(const struct rwaits *rw);
+
+/* The waits `session` has parked. */
+uint32_t rwaits_of_session(const struct rwaits *rw, uint32_t session);
 
 #endif

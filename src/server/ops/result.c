@@ -101,6 +101,29 @@ ops_wait(struct core *c, struct face_ctx *ctx, uint32_t session,
 		reply_result(c, ctx, &r);
 		return;
 	}
+	if (c->cfg->max_waits != 0 && c->rwaits.n >= c->cfg->max_waits) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_WAIT, SLUICE_ELIMIT,
+		    "wait %" PRIu64 ": %" PRIu64 " waits for a result are "
+		    "parked on this node already, the most it allows "
+		    "(--max-waiting-takes); wait without a timeout, or try "
+		    "again later",
+		    m->id, c->cfg->max_waits);
+		return;
+	}
+	/* an HTTP connection waits for one answer at a time: the HTTP
+	 * face counts for the node's limit only, as a take's */
+	if (c->cfg->max_waits_conn != 0 &&
+	    (c->http == NULL || session != http_session(c->http)) &&
+	    rwaits_of_session(&c->rwaits, session) >= c->cfg->max_waits_conn) {
+		c->waits_refused++;
+		core_reply_err(c, ctx, MSG_OP_WAIT, SLUICE_ELIMIT,
+		    "wait %" PRIu64 ": %u waits for a result are parked on "
+		    "this connection already, the most it allows "
+		    "(--max-waiting-takes-per-conn)",
+		    m->id, c->cfg->max_waits_conn);
+		return;
+	}
 	if (rwaits_add(&c->rwaits, m->id, ctx, session,
 	        clock_mono_ms() + (int64_t)m->wait) != 0) {
 		core_reply_err(c, ctx, MSG_OP_WAIT, SLUICE_ENOMEM,
