@@ -193,7 +193,10 @@ def _after(rflags, r):
 def _outcome(rflags, r):
     tid, state, final, when = r.unpack("QBBQ")
     tube, text = r.opt16(), r.opt16()
-    name = _ENDS.get(state) or str(State(state))
+    try:
+        name = _ENDS.get(state) or str(State(state))
+    except ValueError:  # a state this client does not know yet
+        name = str(state)
     done = bool(final) and state == State.DONE
     return r.done(Outcome(tid, name, bool(final), when, tube,
                           text if done else None,
