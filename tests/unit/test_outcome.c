@@ -344,6 +344,39 @@ test_cancel_taken_task(void **state)
 	rebuilds(h);
 }
 
+/* A done task (its tube keeps finished tasks) that is cancelled goes at
+ * once, and its outcome stays what it was: done, with its result. */
+static void
+test_cancel_of_a_done_task_keeps_its_outcome(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_tube_set_req ts;
+	struct queue_task_view v;
+	struct queue_result r;
+	struct qrec rec;
+	uint64_t id, lease;
+
+	memset(&ts, 0, sizeof(ts));
+	ts.tube = "k";
+	ts.tube_len = 1;
+	ts.set = QREC_TS_KEEP_DONE;
+	ts.conf.keep_done = 3600000;
+	assert_int_equal(queue_decide_tube_set(h->q, h->now, &ts, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	id = put(h, "k", 0);
+	lease = take(h, "k", id);
+	assert_int_equal(ack(h, id, lease, "kept", NULL), 0);
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	assert_int_equal(v.state, QUEUE_DONE);
+	assert_int_equal(cancel(h, id, &rec), 0);
+	assert_int_equal(rec.u.cancel.lease, 0);
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), SLUICE_ENOTFOUND);
+	assert_int_equal(queue_result(h->q, h->now, id, &r), 0);
+	assert_int_equal(r.state, QUEUE_END_DONE);
+	assert_memory_equal(r.text, "kept", 4);
+	rebuilds(h);
+}
+
 /* A cancelled task whose lease runs out is removed by the expiry (no
  * retry), and a stale lease is still refused as stale. */
 static void
@@ -579,6 +612,9 @@ main(void)
 		    test_cancel_taken_task, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cancel_then_ttr, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_cancel_of_a_done_task_keeps_its_outcome, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_outcome_memory_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(
