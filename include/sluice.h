@@ -110,6 +110,8 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_ECANCELED = 30,  /* the task was cancelled: its worker stops
+	                           (sluice_cancel) */
 	SLUICE_ESCHED = 32,     /* bad schedule: a cron expression, time zone
 	                           or name refused (sluice_errmsg says which) */
 	SLUICE_ERRMAX_
@@ -420,6 +422,7 @@ struct sluice_task {
 	uint32_t session;
 	const char *peer;
 	const char *group; /* its fair group; NULL: none */
+	int cancelled;     /* taken and cancelled (sluice_cancel) */
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -692,6 +695,9 @@ SLUICE_API int sluice_release_all(
 /* A kick of an error group, and dry runs: sluice_bulk.h, part of this
  * header. */
 #include "sluice_bulk.h"
+
+/* Waiting for a task's result, and cancelling: sluice_result.h. */
+#include "sluice_result.h"
 
 /* One task by id, by key in its tube (NULL: "default"; keys are per
  * tube), or the next of a tube to leave `state`

@@ -474,9 +474,9 @@ sluice_update(struct sluice_client *c, uint64_t id,
 /* ---- ack_batch and delete_batch ---------------------------------------- */
 
 /* n within 1..SLUICE_BATCH_MAX and the arrays there: 0, or the error. */
-static int
-batch_args(struct sluice_client *c, const char *what, const void *in, size_t n,
-    const void *out)
+int
+ops_batch_args(struct sluice_client *c, const char *what, const void *in,
+    size_t n, const void *out)
 {
 	if (c == NULL || in == NULL || out == NULL || n == 0) {
 		client_errmsg(c, "%s: no tasks", what);
@@ -492,8 +492,8 @@ batch_args(struct sluice_client *c, const char *what, const void *in, size_t n,
 
 /* Sends a batch request of `n` items and copies each item's result out;
  * their texts live in c->texts until the next call. */
-static int
-call_batch(struct sluice_client *c, const struct msg_req *q, size_t n,
+int
+ops_call_batch(struct sluice_client *c, const struct msg_req *q, size_t n,
     const char *what, struct sluice_result *results)
 {
 	struct msg_item_res ir;
@@ -537,7 +537,7 @@ sluice_ack_batch(struct sluice_client *c, const struct sluice_lease *items,
 	struct msg_ack_item *v;
 	int rc;
 
-	if ((rc = batch_args(c, "ack batch", items, n, results)) != 0)
+	if ((rc = ops_batch_args(c, "ack batch", items, n, results)) != 0)
 		return rc;
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
@@ -548,7 +548,7 @@ sluice_ack_batch(struct sluice_client *c, const struct sluice_lease *items,
 	q.ack_batch.n = (uint32_t)n;
 	q.ack_batch.messages = true;
 	q.ack_batch.items = v;
-	rc = call_batch(c, &q, n, "ack batch", results);
+	rc = ops_call_batch(c, &q, n, "ack batch", results);
 	free(v);
 	return rc;
 }
@@ -560,12 +560,12 @@ sluice_delete_batch(struct sluice_client *c, const uint64_t *ids, size_t n,
 	struct msg_req q = { .op = MSG_OP_DELETE_BATCH };
 	int rc;
 
-	if ((rc = batch_args(c, "delete batch", ids, n, results)) != 0)
+	if ((rc = ops_batch_args(c, "delete batch", ids, n, results)) != 0)
 		return rc;
 	q.delete_batch.n = (uint32_t)n;
 	q.delete_batch.messages = true;
 	q.delete_batch.ids = ids;
-	return call_batch(c, &q, n, "delete batch", results);
+	return ops_call_batch(c, &q, n, "delete batch", results);
 }
 
 /* ---- admin -------------------------------------------------------------- */
@@ -972,6 +972,12 @@ sluice_state_name(int state)
 		return "buried";
 	case SLUICE_DONE:
 		return "done";
+	case SLUICE_DELETED:
+		return "deleted";
+	case SLUICE_CANCELLED:
+		return "cancelled";
+	case SLUICE_DEAD_LETTERED:
+		return "dead_lettered";
 	}
 	return "?";
 }

@@ -68,6 +68,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->lease = t->lease;
 	o->state = t->state;
 	o->detached = t->detached;
+	o->cancelled = t->cancelled;
 	o->priority = t->priority;
 	o->attempts = t->attempts;
 	o->max_attempts = t->max_attempts;

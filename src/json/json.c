@@ -205,6 +205,8 @@ json_task(FILE *f, const struct sluice_task *t)
 	    t->detached ? "true" : "false");
 	if (t->version != 0) /* a put with if_newer stored it */
 		fprintf(f, ",\"version\":%" PRIu64, t->version);
+	if (t->cancelled)
+		fputs(",\"cancelled\":true", f);
 	if (t->group != NULL) { /* its fair group */
 		fputs(",\"group\":", f);
 		json_cstr(f, t->group);

@@ -51,6 +51,7 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PAUSE] = PAUSE_F_CREATE,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_CANCEL] = BATCH_F_MESSAGES,
 	[MSG_OP_UPDATE] = UPD_F_ALL,
 	[MSG_OP_STATS] =
 	    STATS_F_SETTINGS | STATS_F_DURATIONS | STATS_F_PAGE | STATS_F_TOP,
@@ -76,6 +77,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_BURY] = REP_F_REPLACED,
 	[MSG_OP_ACK_BATCH] = BATCH_F_MESSAGES,
 	[MSG_OP_DELETE_BATCH] = BATCH_F_MESSAGES,
+	[MSG_OP_CANCEL] = BATCH_F_MESSAGES,
+	[MSG_OP_WAIT] = RESULT_F_CANCELLED,
 	[MSG_OP_STATS] = STATS_F_SETTINGS,
 	[MSG_OP_TUBE_SET] = TUBE_F_LIMITS,
 	[MSG_OP_TUBE_SHOW] = TUBE_F_LIMITS,
@@ -127,6 +130,8 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SCHED_SET] = "sched_set",
 	[MSG_OP_SCHED_LIST] = "sched_list",
 	[MSG_OP_SCHED_CTL] = "sched_ctl",
+	[MSG_OP_CANCEL] = "cancel",
+	[MSG_OP_WAIT] = "wait",
 };
 
 static bool
@@ -227,6 +232,8 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SCHED_SET] = &msg_sched_family,
 	[MSG_OP_SCHED_LIST] = &msg_sched_family,
 	[MSG_OP_SCHED_CTL] = &msg_sched_family,
+	[MSG_OP_CANCEL] = &msg_lease_family,
+	[MSG_OP_WAIT] = &msg_result_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -470,6 +477,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_GROUPS:
 	case MSG_OP_SCHED_LIST:
 	case MSG_OP_SCHED_SET: /* absolute values: twice is once */
+	case MSG_OP_WAIT:
+	case MSG_OP_CANCEL: /* a task cancelled twice is cancelled */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

@@ -103,6 +103,8 @@ enum msg_op {
 	MSG_OP_AUTH = 0x28,       /* bind the session to a token (--auth) */
 	MSG_OP_GROUPS = 0x29,     /* a tube's fair groups by backlog */
 	MSG_OP_GROUP = 0x2a,      /* a tube's group limits (msg_group.h) */
+	MSG_OP_CANCEL = 0x2d,     /* cancel tasks by id (delete_batch's layout) */
+	MSG_OP_WAIT = 0x2e,       /* a task's result, waiting until it ends */
 	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
 	MSG_OP_SCHED_LIST = 0x30, /* the schedules, or one by name */
 	MSG_OP_SCHED_CTL = 0x31,  /* pause, resume or delete a schedule */
@@ -131,6 +133,9 @@ enum msg_state {
 	MSG_ST_BURIED = 4,
 	MSG_ST_DONE = 5, /* acked, kept by the tube's retention */
 };
+
+/* How a task that is gone ended, in wait's reply (buried, done too). */
+enum msg_end { MSG_END_DELETED = 16, MSG_END_CANCELLED, MSG_END_DEAD };
 
 /* list's order. */
 enum msg_order {
@@ -316,6 +321,14 @@ struct msg_delete_batch {
 	const uint64_t *ids; /* encode */
 	struct msg_iter it;  /* decode: msg_next_id() */
 };
+
+/* wait: task `id`'s result once it ends, or its state after `wait` ms
+ * (0: at once; at most MSG_WAIT_MAX, an hour). */
+struct msg_wait {
+	uint64_t id;
+	uint64_t wait;
+};
+enum { MSG_WAIT_MAX = 3600 * 1000 };
 
 /* update: a task changed in place; each flag says a field is set (the
  * others are sent as 0 and ignored). */
@@ -564,7 +577,8 @@ struct msg_req {
 		struct msg_put put;
 		struct msg_put_batch put_batch;
 		struct msg_ack_batch ack_batch;
-		struct msg_delete_batch delete_batch;
+		struct msg_delete_batch delete_batch; /* and cancel */
+		struct msg_wait wait;
 		struct msg_update update;
 		struct msg_take take;
 		struct msg_ack ack;
@@ -652,6 +666,19 @@ struct msg_task {
 		struct msg_str peer; /* its address; len 0 = not known */
 	} holder;
 	struct msg_str group; /* its fair group: record flag 0x20, last */
+	bool cancelled; /* record flag 0x80: taken and cancelled (its lease's
+	                   end removes it; its holder's touch is refused) */
+};
+
+/* wait's reply: how task `id` stands (msg_result.c). */
+struct msg_result {
+	uint64_t id;
+	uint8_t state;  /* final: MSG_ST_DONE, _BURIED, MSG_END_*; else now */
+	bool final;     /* it ended: done, or failed for good */
+	bool cancelled; /* reply flag 0x01: taken and cancelled */
+	uint64_t time;  /* final: unix ms it ended; else 0 */
+	struct msg_str tube;
+	struct msg_str text; /* done: its result; else its last error */
 };
 
 /* take and list */
@@ -837,7 +864,7 @@ struct msg_cluster {
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With
  * status 0, `op` selects the member:
  *   put -> put          put_batch -> put_batch     take, list -> tasks
- *   ack_batch, delete_batch -> batch
+ *   ack_batch, delete_batch, cancel -> batch    wait -> result
  *   job -> tasks (the task after the op; none when deleted)
  *   ack release fail touch bury kick_id update -> after
  *   kick, flush, delete_where -> count
@@ -864,6 +891,7 @@ struct msg_rep {
 		struct msg_batch_res batch;
 		struct msg_tasks tasks;
 		struct msg_after after;
+		struct msg_result result;
 		uint64_t count;
 		uint64_t id;
 		struct msg_task task;
@@ -972,6 +1000,10 @@ const char *msg_op_name(uint8_t op);
 
 /* "ready", "delayed", "taken", "buried"; "none" for 0; NULL if unknown. */
 const char *msg_state_name(uint8_t state);
+
+/* A state of wait's reply: msg_state_name's, or "deleted", "cancelled",
+ * "dead_lettered"; NULL if unknown. */
+const char *msg_result_state_name(uint8_t state);
 
 /* "follower", "leader", "candidate", "fenced"; NULL if unknown. */
 const char *msg_node_role_name(uint8_t role);

@@ -1,9 +1,9 @@
 /* msg_lease - the wire codec of the messages that act on a task under
- * its lease: ack, release, fail, touch, bury, and the batches ack_batch
- * and delete_batch; and the reply they share with kick_id and update (the
- * task as the op left it: msg_get_after / msg_put_after). Decoders stand
- * beside encoders; msg.c frames them and sends each op here through
- * msg_lease_family. */
+ * its lease: ack, release, fail, touch, bury, and the batches ack_batch,
+ * delete_batch and cancel (delete_batch's layout); and the reply they share
+ * with kick_id and update (the task as the op left it: msg_get_after /
+ * msg_put_after). Decoders stand beside encoders; msg.c frames them and sends
+ * each op here through msg_lease_family. */
 #include <assert.h>
 #include <string.h>
 
@@ -122,6 +122,7 @@ msg_lease_get_req(
 		    get_ack_item(r, &ack));
 		return 0;
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		q->delete_batch.messages = flags & BATCH_F_MESSAGES;
 		q->delete_batch.n = rd_u32(r);
 		NEED(r);
@@ -181,6 +182,7 @@ msg_lease_req_flags(const struct msg_req *q)
 	case MSG_OP_ACK_BATCH:
 		return q->ack_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		return q->delete_batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_ACK:
 		return (q->ack.force ? LEASE_F_FORCE : 0) |
@@ -220,6 +222,7 @@ msg_lease_put_req(struct buf *b, const struct msg_req *q)
 			    q->ack_batch.items[i].lease);
 		return 0;
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		TRY(msg_check_count(q->delete_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->delete_batch.n);
 		for (uint32_t i = 0; i < q->delete_batch.n; i++)
@@ -265,6 +268,7 @@ msg_lease_get_rep(
 	switch (op) {
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		m->batch.messages = flags & BATCH_F_MESSAGES;
 		m->batch.n = rd_u32(r);
 		NEED(r);
@@ -291,6 +295,7 @@ msg_lease_rep_flags(const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		return m->batch.messages ? BATCH_F_MESSAGES : 0;
 	case MSG_OP_ACK:
 	case MSG_OP_RELEASE:
@@ -308,6 +313,7 @@ msg_lease_put_rep(struct buf *b, const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		if (m->batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->batch.n);

@@ -345,6 +345,7 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	t->state = rd_u8(&s);
 	flags = rd_u8(&s);
 	t->detached = flags & TASK_F_DETACHED;
+	t->cancelled = flags & TASK_F_CANCELLED;
 	t->priority = rd_u32(&s);
 	t->attempts = rd_u32(&s);
 	t->max_attempts = rd_u32(&s);
@@ -412,7 +413,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	        (t->state == MSG_ST_DONE ? TASK_F_DONE : 0) |
 	        (has_version(t) ? TASK_F_VERSION : 0) |
 	        (t->holder.session != 0 ? TASK_F_HOLDER : 0) |
-	        (t->group.len != 0 ? TASK_F_GROUP : 0));
+	        (t->group.len != 0 ? TASK_F_GROUP : 0) |
+	        (t->cancelled ? TASK_F_CANCELLED : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
 	buf_put_u32(b, t->max_attempts);

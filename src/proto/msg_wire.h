@@ -45,15 +45,17 @@ enum {
 	                       last error */
 	KICK_F_DRY = 0x80,   /* count what it would kick, kick nothing */
 	TASK_F_DETACHED = 0x01,
-	TASK_F_PENDING = 0x02, /* a replacement is pending: fields follow */
-	TASK_F_DONE = 0x04,    /* a done task: its fields follow */
-	TASK_F_VERSION = 0x08, /* versions follow, after the done fields */
-	TASK_F_HOLDER = 0x10,  /* the lease's session follows */
-	TASK_F_GROUP = 0x20,   /* a str16 group follows, last */
-	ACK_F_RESULT = 0x01,   /* a result text follows the to_tube */
-	LEASE_F_REPORT = 0x40, /* ack release fail bury: tell REPLACED */
-	REP_F_REPLACED = 0x01, /* their reply: a replacement took over */
-	LEASE_F_FORCE = 0x80,  /* ack release fail touch bury: no lease check */
+	TASK_F_PENDING = 0x02,     /* a replacement is pending: fields follow */
+	TASK_F_DONE = 0x04,        /* a done task: its fields follow */
+	TASK_F_VERSION = 0x08,     /* versions follow, after the done fields */
+	TASK_F_HOLDER = 0x10,      /* the lease's session follows */
+	TASK_F_GROUP = 0x20,       /* a str16 group follows, last */
+	TASK_F_CANCELLED = 0x80,   /* taken and cancelled (no field) */
+	RESULT_F_CANCELLED = 0x01, /* wait's reply: taken and cancelled */
+	ACK_F_RESULT = 0x01,       /* a result text follows the to_tube */
+	LEASE_F_REPORT = 0x40,     /* ack release fail bury: tell REPLACED */
+	REP_F_REPLACED = 0x01,     /* their reply: a replacement took over */
+	LEASE_F_FORCE = 0x80, /* ack release fail touch bury: no lease check */
 	PAUSE_F_CREATE = 0x01,
 	STATS_F_SETTINGS = 0x01,  /* stats, request and reply */
 	ERRORS_F_IDS = 0x01,      /* errors, request and reply */
@@ -146,6 +148,7 @@ extern const struct msg_family msg_group_family;
 int msg_get_flow(struct rd *r, struct msg_flow *out);
 int msg_put_flow(struct buf *b, const struct msg_flow *f);
 extern const struct msg_family msg_sched_family;
+extern const struct msg_family msg_result_family;
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

@@ -631,12 +631,6 @@ state_heap(struct tube *tb, int state)
 	}
 }
 
-int64_t
-qs_age_time(const struct task *t)
-{
-	return t->state == QUEUE_DONE ? t->updated_at : t->created_at;
-}
-
 static bool
 aged(const struct task *t, uint8_t by, int64_t before)
 {
@@ -924,6 +918,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	        !rec->u.take.detached
 	    ? 0
 	    : lsn;
+	qs_outcome_before(q, rec);
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
@@ -949,6 +944,12 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
 		rc = apply_end(q, rec->type, time, &rec->u.end);
+		break;
+	case QREC_ACK_R: /* an ACK DELETED whose outcome keeps its result */
+		rc = apply_end(q, QREC_ACK, time, &rec->u.end);
+		break;
+	case QREC_CANCEL:
+		rc = qs_cancel_apply(q, time, &rec->u.cancel);
 		break;
 	case QREC_TOUCH:
 		rc = apply_touch(q, time, &rec->u.touch);
@@ -996,6 +997,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		for (uint32_t i = 0; i < q->ntubes; i++)
 			q->tubes[i]->dep_lsn = lsn; /* a tube's state: rare */
 	q->apply_lsn = 0;
+	qs_outcome_after(q, time, rec, rc);
 	if (rc == 0)
 		q->lsn = lsn;
 	return rc;

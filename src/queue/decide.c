@@ -47,6 +47,9 @@ decide_run(struct queue *q, int64_t now, decide_fn *fn, const void *arg,
 		return SLUICE_EINVAL;
 	if ((rc = queue_tick(q, now)) != 0 || (rc = fn(q, now, arg, &rec)) != 0)
 		return rc;
+	/* a cancelled task's lease ends as a DELETE (outcome.c) */
+	if ((rc = qs_cancel_decided(q, &rec)) != 0)
+		return rc;
 	*result = rec;
 	return 0;
 }
@@ -494,6 +497,11 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	} else {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DELETED);
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
+		if (req->result_len > 0) { /* kept in its outcome */
+			out->type = QREC_ACK_R;
+			out->u.end.text = req->result;
+			out->u.end.text_len = req->result_len;
+		}
 	}
 	return 0;
 }

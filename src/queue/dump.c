@@ -233,7 +233,8 @@ queue_dump(const struct queue *q, struct buf *out)
 			buf_printf(out, " version=%" PRIu64, keys[i]->version);
 		buf_put_u8(out, '\n');
 	}
-	if ((rc = qs_throttle_dump(q, out)) != 0)
+	if ((rc = qs_throttle_dump(q, out)) != 0 ||
+	    (rc = qs_outcome_dump(q, out)) != 0)
 		goto done;
 	qs_sched_dump(q, out);
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;

@@ -45,6 +45,8 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_SCHED_DELETE] = "SCHED_DELETE",
 	[QREC_SCHED_PAUSE] = "SCHED_PAUSE",
 	[QREC_SCHED_FIRE] = "SCHED_FIRE",
+	[QREC_ACK_R] = "ACK_R",
+	[QREC_CANCEL] = "CANCEL",
 };
 
 const char *
@@ -269,6 +271,18 @@ qrec_valid(const struct qrec *rec)
 		return end_valid(rec->type, &rec->u.end);
 	case QREC_TOUCH:
 		return rec->u.touch.id != 0 && rec->u.touch.lease != 0;
+	case QREC_ACK_R:
+		/* An ACK DELETED whose result is kept in its outcome. */
+		return rec->u.end.id != 0 && rec->u.end.lease != 0 &&
+		    rec->u.end.reason == QREC_BY_CLIENT &&
+		    rec->u.end.outcome == QREC_DELETED && rec->u.end.pri == 0 &&
+		    rec->u.end.run_at == 0 && rec->u.end.keep_ms == 0 &&
+		    rec->u.end.max_done == 0 && rec->u.end.to_len == 0 &&
+		    rec->u.end.text_len > 0 &&
+		    str_ok(
+		        rec->u.end.text, rec->u.end.text_len, QREC_RESULT_MAX);
+	case QREC_CANCEL:
+		return rec->u.cancel.id != 0;
 	case QREC_KICK:
 		return rec->u.kick.id != 0;
 	case QREC_DELETE:
@@ -464,6 +478,16 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
 		put_end(rec, out);
+		break;
+	case QREC_ACK_R:
+		buf_put_u64(out, rec->u.end.id);
+		buf_put_u64(out, rec->u.end.lease);
+		buf_put_u32(out, rec->u.end.dedup_ms);
+		buf_put_str16(out, rec->u.end.text, rec->u.end.text_len);
+		break;
+	case QREC_CANCEL:
+		buf_put_u64(out, rec->u.cancel.id);
+		buf_put_u64(out, rec->u.cancel.lease);
 		break;
 	case QREC_TOUCH:
 		buf_put_u64(out, rec->u.touch.id);
@@ -695,6 +719,18 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
 		get_end(type, &r, &rec.u.end);
+		break;
+	case QREC_ACK_R:
+		rec.u.end.id = rd_u64(&r);
+		rec.u.end.lease = rd_u64(&r);
+		rec.u.end.outcome = QREC_DELETED;
+		rec.u.end.dedup_ms = rd_u32(&r);
+		rec.u.end.text =
+		    rd_str16(&r, QREC_RESULT_MAX, &rec.u.end.text_len);
+		break;
+	case QREC_CANCEL:
+		rec.u.cancel.id = rd_u64(&r);
+		rec.u.cancel.lease = rd_u64(&r);
 		break;
 	case QREC_TOUCH:
 		rec.u.touch.id = rd_u64(&r);

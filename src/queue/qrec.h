@@ -62,6 +62,12 @@
  *            u8 by (1 updated_at, 2 created_at), i64 before: every task
  *            of the tube in one of those states whose `by` time is at or
  *            before `before` is cancelled (a taken one loses its lease)
+ *   ACK_R    u64 id, u64 lease, u32 dedup_ms, str16 result: an ACK
+ *            whose task is deleted (its tube keeps no finished tasks)
+ *            with a result, which the task's outcome keeps (outcome.h)
+ *   CANCEL   u64 id, u64 lease: the task is cancelled; lease 0: it was
+ *            not taken and goes at once; else the lease it is taken
+ *            under, which it keeps, marked, until the lease ends
  *   PUT_G    a PUT's body, then u64 version (0: none; else as PUT_V's),
  *            str16 group (1-200 bytes of the tube-name alphabet)
  *   TUBE_LIMIT str16 tube, then the tube's flow limits from now on
@@ -163,6 +169,8 @@ enum qrec_type {
 	QREC_PUT_G = 24,        /* PUT into a fair group */
 	QREC_GROUP_SET = 25,    /* a tube's group limits or a group's own */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
+	QREC_ACK_R = 45,        /* ACK DELETED with the task's result */
+	QREC_CANCEL = 46,       /* a task is cancelled (outcome.h) */
 	QREC_SCHED_SET = 50,    /* a schedule is created or replaced */
 	QREC_SCHED_DELETE = 51, /* a schedule goes away */
 	QREC_SCHED_PAUSE = 52,  /* a schedule is paused or resumed */
@@ -303,6 +311,12 @@ struct qrec_kick {
 struct qrec_delete {
 	uint64_t id;
 	uint32_t dedup_ms; /* how long its key stays reserved */
+};
+
+/* CANCEL: a task is cancelled (outcome.h). */
+struct qrec_cancel {
+	uint64_t id;
+	uint64_t lease; /* 0: not taken, removed at once; else its lease */
 };
 
 /* Every task of a tube is cancelled. */
@@ -509,7 +523,9 @@ struct qrec {
 	union {
 		struct qrec_put put; /* PUT, PUT_V, PUT_G */
 		struct qrec_take take;
-		struct qrec_end end; /* ACK RELEASE FAIL BURY UNTAKE SETBACK */
+		struct qrec_end end; /* ACK ACK_R RELEASE FAIL BURY UNTAKE
+		                        SETBACK */
+		struct qrec_cancel cancel;
 		struct qrec_touch touch;
 		struct qrec_kick kick;
 		struct qrec_delete del;

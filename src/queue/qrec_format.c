@@ -172,6 +172,17 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_KICK:
 		buf_printf(out, " id=%" PRIu64, rec->u.kick.id);
 		break;
+	case QREC_ACK_R:
+		buf_printf(out,
+		    " id=%" PRIu64 " lease=%" PRIu64 " dedup_ms=%" PRIu32
+		    " result=",
+		    e->id, e->lease, e->dedup_ms);
+		buf_put_escaped(out, e->text, e->text_len);
+		break;
+	case QREC_CANCEL:
+		buf_printf(out, " id=%" PRIu64 " lease=%" PRIu64,
+		    rec->u.cancel.id, rec->u.cancel.lease);
+		break;
 	case QREC_DELETE:
 		buf_printf(out, " id=%" PRIu64 " dedup_ms=%" PRIu32,
 		    rec->u.del.id, rec->u.del.dedup_ms);

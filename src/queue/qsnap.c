@@ -82,8 +82,14 @@
  *          accepted throttled put and the window's end; a snapshot
  *          without any has none, and older loaders refuse one that has
  *          (they could not keep a throttled key ignored)
+ *   CANCEL (46) u64 id, u64 lease - a taken task that is cancelled;
+ *   OUTCOME (47) u64 id, u8 kind, i64 time, i64 expires, str16 tube,
+ *          str16 text - the outcome of a finished task (outcome.h),
+ *          oldest first; older loaders refuse a snapshot that has any
  *   END    u32 tubes, u64 tasks, u64 dedup entries, and when there are
- *          HOURLY entries, u32 their number
+ *          HOURLY, CANCEL or OUTCOME entries, u32 the HOURLY entries;
+ *          when there are CANCEL or OUTCOME entries, u64 the CANCEL
+ *          entries and u64 the OUTCOME entries
  * A TASK or REPL entry is emitted as its fixed part from a stack buffer
  * plus the payload where it lies, so nothing is copied or allocated. A
  * TASK is about 16 bytes besides its payload: most fields are small, and
@@ -411,7 +417,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 {
 	uint8_t mem[512];
 	struct sw w = { mem, 0, sizeof(mem), false };
-	uint64_t ndedup = 0;
+	uint64_t ndedup = 0, nmarks = 0, noutcomes = 0;
 	uint32_t nhourly;
 	int rc;
 
@@ -482,7 +488,9 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
 		return rc;
-	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0)
+	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0 ||
+	    (rc = qs_outcome_snapshot_write(
+	         q, emit, arg, &nmarks, &noutcomes)) != 0)
 		return rc;
 	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0)
 		return rc;
@@ -490,8 +498,12 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	sw_u32(&w, q->ntubes);
 	sw_u64(&w, q->ntasks);
 	sw_u64(&w, ndedup);
-	if (nhourly != 0)
+	if (nhourly != 0 || nmarks != 0 || noutcomes != 0)
 		sw_u32(&w, nhourly);
+	if (nmarks != 0 || noutcomes != 0) {
+		sw_u64(&w, nmarks);
+		sw_u64(&w, noutcomes);
+	}
 	return emit(arg, QSNAP_END, mem, w.len, NULL, 0);
 }
 
@@ -515,6 +527,8 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_TUBE_LIMIT] = "TUBE_LIMIT",
 		[QSNAP_GROUP_SET] = "GROUP_SET",
 		[QSNAP_THROTTLE] = "THROTTLE",
+		[QSNAP_CANCEL] = "CANCEL",
+		[QSNAP_OUTCOME] = "OUTCOME",
 		[QSNAP_SCHED] = "SCHED",
 	};
 

@@ -628,9 +628,13 @@ load_end(struct queue *q, struct rd *r)
 	uint64_t ntasks = rd_u64(r);
 	uint64_t ndedup = rd_u64(r);
 	uint32_t nhourly = rd_left(r) != 0 ? rd_u32(r) : 0;
+	/* the CANCEL and OUTCOME entries, when there were any */
+	uint64_t nmarks = rd_left(r) != 0 ? rd_u64(r) : 0;
+	uint64_t noutcomes = rd_left(r) != 0 ? rd_u64(r) : 0;
 
 	if (rd_failed(r) || rd_left(r) != 0 || ntubes != q->ntubes ||
-	    ntasks != q->ntasks || ndedup != q->load.ndedup)
+	    ntasks != q->ntasks || ndedup != q->load.ndedup ||
+	    nmarks != q->load.nmarks || noutcomes != q->load.noutcomes)
 		return SLUICE_ECORRUPT;
 	/* Every HOURLY entry END counts, each with the HOUR entries it
 	 * announced. */
@@ -695,6 +699,10 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase != 0 && l->hours_left == 0;
 	case QSNAP_HOUR:
 		return l->phase == QSNAP_HOURLY || l->phase == QSNAP_HOUR;
+	case QSNAP_CANCEL: /* after the tasks */
+	case QSNAP_OUTCOME:
+		return l->phase != 0 && l->phase != QSNAP_META &&
+		    l->hours_left == 0;
 	case QSNAP_THROTTLE: /* after the DEDUP and HOURLY entries */
 	case QSNAP_SCHED:    /* and after those */
 		return l->phase != 0 && l->phase != QSNAP_META &&
@@ -765,6 +773,14 @@ queue_snapshot_load(
 		break;
 	case QSNAP_SCHED:
 		rc = qs_sched_load(q, &r);
+		break;
+	case QSNAP_CANCEL:
+		rc = qs_cancel_load(q, &r);
+		q->load.nmarks++;
+		break;
+	case QSNAP_OUTCOME:
+		rc = qs_outcome_load(q, &r);
+		q->load.noutcomes++;
 		break;
 	default:
 		rc = load_end(q, &r);

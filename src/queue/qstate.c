@@ -103,6 +103,7 @@ queue_config_default(struct queue_config *cfg)
 	cfg->max_tasks = 0;
 	cfg->keep_done_ms = 0;
 	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
+	cfg->max_outcome_bytes = QUEUE_DEFAULT_OUTCOME_BYTES;
 	cfg->hash_seed = 0x736c75696365ULL;
 }
 
@@ -124,6 +125,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	idx_init(&q->names, tube_key);
 	idx_init(&q->sessions, session_key);
 	qs_throttle_init(q);
+	qs_outcome_init(q);
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
@@ -153,6 +155,7 @@ queue_fini(struct queue *q)
 	idx_fini(&q->sessions);
 	qs_throttle_fini(q);
 	qs_sched_fini(q);
+	qs_outcome_fini(q);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);
@@ -193,6 +196,8 @@ queue_clear(struct queue *q)
 	void *on_ready_arg = q->on_ready_arg;
 	queue_lost_ready_fn *lost_ready = q->lost_ready;
 	void *lost_ready_arg = q->lost_ready_arg;
+	queue_final_fn *on_final = q->oc.on_final;
+	void *on_final_arg = q->oc.on_final_arg;
 
 	q->rates = NULL;
 	queue_fini(q);
@@ -202,6 +207,8 @@ queue_clear(struct queue *q)
 	q->on_ready_arg = on_ready_arg;
 	q->lost_ready = lost_ready;
 	q->lost_ready_arg = lost_ready_arg;
+	q->oc.on_final = on_final;
+	q->oc.on_final_arg = on_final_arg;
 }
 
 uint64_t
@@ -692,6 +699,7 @@ qs_key_complete(
 void
 qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
+	qs_outcome_removed(q, t, time);
 	qs_unplace(q, t);
 	if (group_slot(t) != 0)
 		groups_leave(t->tube, t);
@@ -699,6 +707,12 @@ qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
 	task_free(t);
+}
+
+int64_t
+qs_age_time(const struct task *t)
+{
+	return t->state == QUEUE_DONE ? t->updated_at : t->created_at;
 }
 
 struct task *
@@ -889,6 +903,7 @@ queue_tick(struct queue *q, int64_t now)
 		hourly_prune(q);
 	qs_rates_sweep(q, now);
 	qs_throttle_sweep(q, now);
+	qs_outcome_tick(q, now);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "queue/group.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
+#include "queue/outcome.h"
 #include "queue/queue.h"
 #include "queue/task.h"
 #include "queue/tube.h"
@@ -58,6 +59,8 @@ struct qsnap_load {
 	struct tube *hourly;     /* the tube of the last HOURLY entry */
 	uint32_t hours_left;     /* HOUR entries it announced, not yet seen */
 	uint32_t nhourly;        /* HOURLY entries loaded */
+	uint64_t nmarks;         /* CANCEL entries loaded */
+	uint64_t noutcomes;      /* OUTCOME entries loaded */
 	bool done;
 };
 
@@ -133,6 +136,7 @@ struct queue {
 	uint32_t nsched;
 	uint32_t sched_cap;
 	uint64_t sched_gen; /* queue_sched_gen */
+	struct qoutcomes oc;   /* finished tasks' outcomes, cancel marks */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

@@ -58,6 +58,10 @@
  *   taken   -> taken               REPLACE pending: when the lease ends in
  *                                  any way, the task takes the new content
  *                                  and waits again (outcome REPLACED)
+ *   not taken -> (gone)            CANCEL (lease 0; outcome cancelled)
+ *   taken   -> taken, cancelled    CANCEL with its lease; the lease's end,
+ *                                  whatever it is, is then a DELETE
+ *                                  (outcome cancelled; queue_outcome.h)
  * Ready order: priority, then run_at (when the task became due), then
  * id. Keys are per tube: a key is unique among the live tasks of its
  * tube (the same key in two tubes names two tasks, so tenants on
@@ -125,13 +129,15 @@ struct queue_config {
 	uint32_t backoff_cap_ms;  /* the delay doubles per attempt up to this */
 	uint32_t default_ttr_ms;  /* a put's ttr when it gives none */
 	uint32_t max_ttr_ms;
-	uint32_t max_take_tubes;  /* tubes named by one take */
-	uint32_t max_tubes;       /* 0: no limit */
-	uint64_t max_tasks;       /* live tasks; 0: no limit */
-	int64_t keep_done_ms;     /* retention of acked tasks; 0: deleted */
-	uint64_t max_done;        /* done tasks kept at most; 0: no limit */
-	uint64_t hash_seed;       /* seeds the hash of keys and tube names */
-	uint8_t lost_lease_retry; /* enum queue_retry */
+	uint32_t max_take_tubes;    /* tubes named by one take */
+	uint32_t max_tubes;         /* 0: no limit */
+	uint64_t max_tasks;         /* live tasks; 0: no limit */
+	int64_t keep_done_ms;       /* retention of acked tasks; 0: deleted */
+	uint64_t max_done;          /* done tasks kept at most; 0: no limit */
+	uint64_t hash_seed;         /* seeds the hash of keys and tube names */
+	uint8_t lost_lease_retry;   /* enum queue_retry */
+	uint64_t max_outcome_bytes; /* memory the outcomes of finished tasks
+	                               take at most; 0: none kept */
 };
 
 void queue_config_default(struct queue_config *cfg);
@@ -776,6 +782,9 @@ int queue_tube_settings(
  * `stats`: queue_stats.h, part of this header. */
 #include "queue/queue_stats.h"
 
+/* ---- Outcomes of finished tasks, cancelling (outcome.c) ------------ */
+#include "queue/queue_outcome.h"
+
 /* ---- Dumps ------------------------------------------------------------ */
 
 /* Appends a canonical text form of the whole state as of the queue's
@@ -834,6 +843,9 @@ int queue_check(const struct queue *q, const char **why);
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
  *   THROTTLE str16 tube, str16 key, u64 id, i64 until
  *                    (each open throttle window of a key: throttle.h)
+ *   CANCEL u64 id, u64 lease            (each taken task cancelled)
+ *   OUTCOME u64 id, u8 kind, i64 time, i64 expires, str16 tube,
+ *           str16 text   (each finished task's outcome, oldest first)
  *   END    u32 tubes, u64 tasks, u64 dedup entries
  * The layouts are in qsnap.c. */
 enum queue_snap_type {
@@ -853,6 +865,8 @@ enum queue_snap_type {
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
 	QSNAP_GROUP_SET = 25,  /* a tube's group settings (glimit.c) */
 	QSNAP_THROTTLE = 30,   /* numbered as the record that opens a window */
+	QSNAP_CANCEL = 46,     /* u64 id, u64 lease: a taken task cancelled */
+	QSNAP_OUTCOME = 47,    /* a finished task's outcome (outcome.h) */
 	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
 };
 

@@ -460,6 +460,7 @@ shutdown_core(struct core *c)
 	int rc;
 
 	ops_end_waiters(c);
+	ops_result_end(c);
 	bgsnap_fini(c);
 	follow_stop(c);
 	handle_events(c); /* answered with SLUICE_ESHUTDOWN */
@@ -543,6 +544,7 @@ start(struct core *c, const struct config *cfg)
 	if (c->q == NULL)
 		return -ENOMEM;
 	queue_on_ready(c->q, ops_tube_ready, c);
+	queue_on_final(c->q, ops_result_final, c);
 	queue_on_lost_lease(c->q, core_session_lost_ready, c);
 	rc = epochs_load(&c->epochs, cfg->data_dir);
 	if (rc != 0) {
@@ -734,6 +736,7 @@ srv_run(const struct config *cfg)
 	bgsnap_init(&c.snap);
 	sess_tab_init(&c.sess);
 	waiters_init(&c.waits);
+	rwaits_init(&c.rwaits);
 
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
@@ -818,6 +821,7 @@ out:
 	}
 	queue_free(c.q);
 	waiters_fini(&c.waits);
+	rwaits_fini(&c.rwaits);
 	epochs_fini(&c.epochs);
 	ops_auth_close(&c);
 	sess_tab_fini(&c.sess);

@@ -35,6 +35,7 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_EPERM] = "not allowed",
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
 	[SLUICE_EGROUP] = "bad group name (1-200 bytes of [A-Za-z0-9_.:/-])",
+	[SLUICE_ECANCELED] = "the task was cancelled: stop working on it",
 	[SLUICE_ESCHED] = "bad schedule (cron expression, time zone or name)",
 };
 
@@ -71,6 +72,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_EPERM] = "not_allowed",
 	[SLUICE_ENOTEMPTY] = "not_empty",
 	[SLUICE_EGROUP] = "bad_group",
+	[SLUICE_ECANCELED] = "cancelled",
 	[SLUICE_ESCHED] = "bad_schedule",
 };
 

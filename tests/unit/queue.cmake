@@ -23,3 +23,5 @@ sluice_test(group_list LIBS sluice_queue TIMEOUT 60)
 sluice_test(glimit LIBS sluice_queue TIMEOUT 60)
 # Schedules: their records, a slot fired once, replay and snapshots.
 sluice_test(sched LIBS sluice_queue TIMEOUT 60)
+# The outcomes of finished tasks (wait) and cancelling.
+sluice_test(outcome LIBS sluice_queue TIMEOUT 60)

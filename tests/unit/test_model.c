@@ -2595,7 +2595,9 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	}
 	assert_true(tq_same(r->h.q, r->follower, r->h.now));
 	compare_hourly(r);
-	replay = queue_new(NULL); /* apply needs no configuration */
+	/* apply needs no configuration but the window outcomes are kept
+	 * (outcome.h: the node's own --dedup-window) */
+	replay = queue_new(&r->m->cfg);
 	assert_int_equal(tq_replay(&r->h, replay, 0, r->h.nlog), 0);
 	assert_true(tq_same(r->h.q, replay, r->h.now));
 	/* Counted from the records as they came, or from the state after a
@@ -2611,7 +2613,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	}
 	queue_free(replay);
 	for (int k = 0; k < r->nsnap; k++) {
-		struct queue *q = queue_new(NULL);
+		struct queue *q = queue_new(&r->m->cfg);
 
 		assert_int_equal(tq_snap_load(q, &r->snap[k]), 0);
 		assert_int_equal(queue_check(q, NULL), 0);

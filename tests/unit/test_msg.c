@@ -1892,10 +1892,17 @@ test_names(void **state)
 	/* every op from 0x01 to the last names something, but for those
 	 * kept for the beanstalk face, and 0x2b-0x2e (not in this tree) */
 	for (int op = 1; op < MSG_OP_END_; op++)
-		if ((op < 0x25 || op > 0x27) && (op < 0x2b || op > 0x2e))
+		if ((op < 0x25 || op > 0x27) && (op < 0x2b || op > 0x2c))
 			assert_non_null(msg_op_name((uint8_t)op));
+	/* (0x2b..0x2c: kept for the dependencies' ops) */
 	assert_string_equal(msg_op_name(MSG_OP_SCHED_SET), "sched_set");
 	assert_string_equal(msg_op_name(MSG_OP_SCHED_CTL), "sched_ctl");
+	assert_string_equal(msg_op_name(MSG_OP_CANCEL), "cancel");
+	assert_string_equal(msg_op_name(MSG_OP_WAIT), "wait");
+	assert_string_equal(
+	    msg_result_state_name(MSG_END_DEAD), "dead_lettered");
+	assert_string_equal(msg_result_state_name(MSG_ST_DONE), "done");
+	assert_null(msg_result_state_name(0));
 	assert_null(msg_op_name(0));
 	assert_null(msg_op_name(MSG_OP_END_));
 	assert_string_equal(msg_state_name(MSG_ST_BURIED), "buried");
@@ -2740,6 +2747,36 @@ test_doc_examples(void **state)
 	    &(struct msg_rep) { .op = MSG_OP_DELETE_BATCH,
 	        .batch = { .n = 2, .items = doc_del_res } });
 	assert_hex(&b, "53 01 1a 00 00 00 02 00 00 00 00 00 01 00");
+	/* cancel: delete_batch's layout */
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_CANCEL,
+	        .delete_batch = { .n = 2, .ids = doc_ids } });
+	assert_hex(&b,
+	    "53 01 2d 00 02 00 00 00 2a 00 00 00 00 00 00 00"
+	    "2b 00 00 00 00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_CANCEL,
+	        .batch = { .n = 2, .items = doc_del_res } });
+	assert_hex(&b, "53 01 2d 00 00 00 02 00 00 00 00 00 01 00");
+	/* wait for 42 up to 30 s; it was done, with its result */
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_WAIT, .wait = { .id = 42, .wait = 30000 } });
+	assert_hex(&b,
+	    "53 01 2e 00 2a 00 00 00 00 00 00 00 30 75 00 00"
+	    "00 00 00 00");
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_WAIT,
+	        .result = { .id = 42,
+	            .state = MSG_ST_DONE,
+	            .final = true,
+	            .time = 1700000001000ULL,
+	            .tube = S("emails"),
+	            .text = S("ok") } });
+	assert_hex(&b,
+	    "53 01 2e 00 00 00 2a 00 00 00 00 00 00 00 05 01"
+	    "e8 6b e5 cf 8b 01 00 00 06 00 65 6d 61 69 6c 73"
+	    "02 00 6f 6b");
 	encode_req(&b,
 	    &(struct msg_req) { .op = MSG_OP_UPDATE,
 	        .update = { .id = 42, .set_priority = true, .priority = 5 } });
@@ -3198,6 +3235,60 @@ decode_rep_bytes(const void *p, size_t len)
 	return msg_decode_rep(p, len, NULL, &m);
 }
 
+/* wait's limits: id 0 and a wait over an hour are EINVAL both ways; a
+ * reply round-trips (the cancelled flag too), a state that does not fit
+ * `final` is refused (encoder EINVAL, decoder EPROTO); cancel has
+ * delete_batch's count limits. */
+static void
+test_wait_and_cancel_limits(void **state)
+{
+	uint8_t bytes[64];
+	struct buf b;
+	struct msg_rep m;
+	struct msg_req q;
+	uint64_t ids[1] = { 7 };
+
+	(void)state;
+	buf_init(&b);
+	q = (struct msg_req) { .op = MSG_OP_WAIT, .wait = { .id = 0 } };
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.wait.id = 1;
+	q.wait.wait = MSG_WAIT_MAX + 1;
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.wait.wait = MSG_WAIT_MAX;
+	encode_req(&b, &q);
+	assert_int_equal(decode_req_bytes(b.data, b.len), 0);
+	memcpy(bytes, b.data, b.len);
+	memset(bytes + 4, 0, 8); /* id 0 */
+	assert_int_equal(decode_req_bytes(bytes, b.len), SLUICE_EINVAL);
+	assert_int_equal(decode_req_bytes(b.data, b.len - 1), SLUICE_ETRUNC);
+	m = (struct msg_rep) { .op = MSG_OP_WAIT,
+		.result = { .id = 9,
+		    .state = MSG_ST_TAKEN,
+		    .cancelled = true,
+		    .tube = S("t") } };
+	encode_rep(&b, &m);
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &m), 0);
+	assert_true(m.result.cancelled && !m.result.final);
+	assert_int_equal(m.result.state, MSG_ST_TAKEN);
+	m.result.final = true; /* taken is not an end */
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.result.state = MSG_END_CANCELLED;
+	m.result.final = false; /* cancelled is one */
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.result.final = true;
+	encode_rep(&b, &m);
+	b.data[14] = MSG_ST_TAKEN; /* the state byte */
+	assert_int_equal(decode_rep_bytes(b.data, b.len), SLUICE_EPROTO);
+	q = (struct msg_req) { .op = MSG_OP_CANCEL,
+		.delete_batch = { .n = 0, .ids = ids } };
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_EINVAL);
+	q.delete_batch.n = MSG_BATCH_MAX + 1;
+	assert_int_equal(msg_encode_req(&b, &q), SLUICE_ELIMIT);
+	buf_fini(&b);
+}
+
 /* The cluster reply's limits, each refused by the encoder and the decoder
  * alike: names (EINVAL), URLs and the etcd text (ELIMIT), the count
  * (ELIMIT), a role or flag bit not defined (encoder EINVAL, decoder
@@ -3469,6 +3560,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cluster_reply_limits),
 		cmocka_unit_test(test_history_limits),
 		cmocka_unit_test(test_groups_listing_limits),
+		cmocka_unit_test(test_wait_and_cancel_limits),
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)

@@ -191,6 +191,16 @@ samples(struct qrec *out)
 	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "tenant-7", 8,
 		{ QREC_LIM_CONCURRENCY, 0, 0, 0, 5 }, true };
 	n++;
+	out[n].type = QREC_ACK_R; /* deleted, its result in its outcome */
+	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_DELETED,
+		0, 0, 600000, "{\"n\":42}", 8, 0, 0, NULL, 0 };
+	n++;
+	out[n].type = QREC_CANCEL; /* a waiting task, gone at once */
+	out[n].u.cancel = (struct qrec_cancel) { 7, 0 };
+	n++;
+	out[n].type = QREC_CANCEL; /* a taken one, marked */
+	out[n].u.cancel = (struct qrec_cancel) { 7, 9 };
+	n++;
 	out[n].type = QREC_PUT_T; /* opens its key's throttle window */
 	out[n].u.put = (struct qrec_put) { 10, "hooks", 5, "h", 1, "acct-3", 6,
 		1024, 60000, 0, T0, 0, 0, T0 + 60000, NULL, 0 };
@@ -291,6 +301,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(a->u.take.detached == b->u.take.detached);
 		break;
 	case QREC_ACK:
+	case QREC_ACK_R:
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
@@ -359,6 +370,10 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(a->u.where.before == b->u.where.before);
 		assert_true(a->u.where.states == b->u.where.states);
 		assert_true(a->u.where.by == b->u.where.by);
+		break;
+	case QREC_CANCEL:
+		assert_true(a->u.cancel.id == b->u.cancel.id);
+		assert_true(a->u.cancel.lease == b->u.cancel.lease);
 		break;
 	case QREC_DELETE:
 		assert_true(a->u.del.id == b->u.del.id);

@@ -10,6 +10,7 @@
  * sampled every 256 puts from 100,000 tasks on and checked too.
  * SLUICE_MEM_TASKS=N measures N tasks instead. */
 #include <malloc.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,16 @@ test_memory_per_task(void **state)
 	    (double)n / (t2 - t1));
 	assert_int_equal(queue_stats(q, T0 + 1, &st), 0);
 	assert_true(st.tasks == 0 && st.ctr.ack == n);
+	/* Each ack left its outcome for the dedup window (outcome.h): what
+	 * they hold, then what is left once the window passed. */
+	fprintf(stderr,
+	    "outcomes of the acks: %.1f bytes each (%" PRIu64 " kept)\n",
+	    (double)(heap_bytes() - before) / (double)queue_outcome_count(q),
+	    queue_outcome_count(q));
+	assert_true(queue_outcome_count(q) > 0 &&
+	    queue_outcome_bytes(q) <= QUEUE_DEFAULT_OUTCOME_BYTES);
+	assert_int_equal(queue_tick(q, T0 + 1 + QUEUE_DEFAULT_DEDUP_MS), 0);
+	assert_int_equal(queue_outcome_count(q), 0);
 	after = heap_bytes();
 	fprintf(stderr, "after draining: %zu bytes held\n", after - before);
 	assert_int_equal(queue_check(q, NULL), 0);

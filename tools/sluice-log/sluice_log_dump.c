@@ -340,6 +340,16 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_TOUCH:
 		buf_printf(b, ",\"lease\":%" PRIu64, r->u.touch.lease);
 		break;
+	case QREC_ACK_R: /* an ACK DELETED whose outcome keeps its result */
+		buf_printf(b,
+		    ",\"lease\":%" PRIu64 ",\"outcome\":\"deleted\""
+		    ",\"dedup_ms\":%" PRIu32 ",",
+		    e->lease, e->dedup_ms);
+		lt_json_bytes(b, "result", e->text, e->text_len);
+		break;
+	case QREC_CANCEL:
+		buf_printf(b, ",\"lease\":%" PRIu64, r->u.cancel.lease);
+		break;
 	case QREC_DELETE:
 		buf_printf(b, ",\"dedup_ms\":%" PRIu32, r->u.del.dedup_ms);
 		break;

@@ -285,12 +285,15 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_TAKE_LEASE:
 		return r->u.take.id;
 	case QREC_ACK:
+	case QREC_ACK_R:
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
 		return r->u.end.id;
+	case QREC_CANCEL:
+		return r->u.cancel.id;
 	case QREC_TOUCH:
 		return r->u.touch.id;
 	case QREC_KICK:

@@ -65,7 +65,7 @@ extern const struct cli_command cli_cmd_put, cli_cmd_take, cli_cmd_ack,
     cli_cmd_groups, cli_cmd_group, cli_cmd_errors, cli_cmd_rates, cli_cmd_pause,
     cli_cmd_tube, cli_cmd_snapshot, cli_cmd_promote, cli_cmd_follow,
     cli_cmd_cluster, cli_cmd_switchover, cli_cmd_work, cli_cmd_token,
-    cli_cmd_schedule;
+    cli_cmd_schedule, cli_cmd_wait, cli_cmd_cancel;
 
 /* Long-only options, shared by the commands' tables. */
 enum {

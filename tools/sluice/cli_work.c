@@ -11,7 +11,10 @@
  *      library call, and never land on one of nng's threads;
  *   3. reap children: exit 0 acks, anything else fails with the last
  *      stderr line (or how it ended);
- *   4. touch the lease of every task whose CMD has run half its ttr.
+ *   4. touch the lease of every task whose CMD has run half its ttr; a
+ *      touch answered "cancelled" (sluice cancel) stops that CMD
+ *      (SIGTERM to its process group), and its end only ends the lease,
+ *      which removes the cancelled task.
  * The pauses (--pause-ok, --pause-error, --pause-empty) put off the next
  * take until a time (`take_after`): a success, a failure or an empty
  * take moves it to now + its pause, never earlier than it was. Running
@@ -62,6 +65,7 @@ struct job {
 	uint64_t id, lease, ttr_ms;
 	uint32_t attempts;
 	int64_t next_touch; /* monotonic ms; 0: never */
+	bool cancelled;     /* its touch said so: CMD was stopped */
 	int in_fd;          /* the child's stdin; -1 once written */
 	char *payload;
 	size_t len, off;
@@ -319,7 +323,13 @@ job_done(struct work *w, struct job *j, int wstatus)
 	close_fd(&j->err_fd);
 	close_fd(&j->in_fd);
 	keep_line(j);
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+	if (j->cancelled) {
+		/* the lease's end removes the task: the release says so */
+		rc = sluice_release(cli->c, j->id, j->lease, 0, -1, NULL);
+		if (rc != 0 && rc != SLUICE_ECANCELED && rc != SLUICE_ENOTFOUND)
+			w->status =
+			    cli_fail(cli, rc, "work: release %" PRIu64, j->id);
+	} else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
 		if ((rc = sluice_ack(cli->c, j->id, j->lease, NULL, NULL)) != 0)
 			w->status =
 			    cli_fail(cli, rc, "work: ack %" PRIu64, j->id);
@@ -337,8 +347,12 @@ job_done(struct work *w, struct job *j, int wstatus)
 			    WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 		fprintf(stderr, "sluice: work: task %" PRIu64 " failed: %s\n",
 		    j->id, text);
-		if ((rc = sluice_fail(
-		         cli->c, j->id, j->lease, text, -1, NULL)) != 0)
+		rc = sluice_fail(cli->c, j->id, j->lease, text, -1, NULL);
+		if (rc == SLUICE_ECANCELED)
+			fprintf(stderr,
+			    "sluice: work: task %" PRIu64 " was cancelled\n",
+			    j->id);
+		else if (rc != 0)
 			w->status =
 			    cli_fail(cli, rc, "work: fail %" PRIu64, j->id);
 		pause_takes(w, w->pause_error_ms);
@@ -388,8 +402,16 @@ touch_due(struct work *w)
 		if (j->pid == 0 || j->next_touch == 0 || j->next_touch > now)
 			continue;
 		j->next_touch = now + (int64_t)(j->ttr_ms / 2);
-		if ((rc = sluice_touch(w->cli->c, j->id, j->lease, NULL)) !=
-		    0) {
+		rc = sluice_touch(w->cli->c, j->id, j->lease, NULL);
+		if (rc == SLUICE_ECANCELED) {
+			fprintf(stderr,
+			    "sluice: work: task %" PRIu64 " was cancelled: "
+			    "stopping its command (pid %d)\n",
+			    j->id, (int)j->pid);
+			kill(-j->pid, SIGTERM);
+			j->cancelled = true;
+			j->next_touch = 0;
+		} else if (rc != 0) {
 			w->status =
 			    cli_fail(w->cli, rc, "work: touch %" PRIu64, j->id);
 			j->next_touch = 0; /* the lease is gone: stop */
@@ -611,7 +633,9 @@ static const char work_help[] =
     "task\nis taken). CMD's exit status decides: 0 acks the task; "
     "anything\nelse fails it with the last line CMD wrote to standard error "
     "(or how it\nended), so it is retried after a backoff or buried. While "
-    "CMD runs\nlonger than half the task's ttr, its lease is touched.\n\n"
+    "CMD runs\nlonger than half the task's ttr, its lease is touched; "
+    "when the touch\nsays the task was cancelled (sluice cancel), CMD gets "
+    "SIGTERM and the\ntask goes.\n\n"
     "CMD sees the task in its environment, the variables take --sh prints:\n"
     "  SLUICE_TASK_ID, SLUICE_LEASE, SLUICE_TUBE, SLUICE_ATTEMPTS\n"
     "  SLUICE_PAYLOAD_SIZE    the payload's size in bytes\n"

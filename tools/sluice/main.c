@@ -66,6 +66,8 @@ static const char main_help[] =
     "  delete    delete a task (by id or key), a tube's tasks by state and\n"
     "            age, or every task of a tube\n"
     "  peek      show a task without taking it\n"
+    "  wait      wait for a task to end: its result, or how it failed\n"
+    "  cancel    cancel tasks (a taken one when its lease ends)\n"
     "  work      run a command for each task of a tube\n"
     "Admin:\n"
     "  stats     counts per tube and state, log and replication state\n"
@@ -106,7 +108,7 @@ static const char main_help[] =
     "  JSON they are unix milliseconds. Errors and notes go to standard\n"
     "  error, one line each: \"sluice: COMMAND: why\".\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 nothing to take before the "
-    "timeout.\n"
+    "timeout\n(wait: still running when its timeout passed).\n"
     "\n"
     "Python and Node.js clients: clients/ (docs/clients.md).\n";
 
@@ -122,6 +124,8 @@ static const struct cli_command *const commands[] = {
 	&cli_cmd_kick,
 	&cli_cmd_delete,
 	&cli_cmd_peek,
+	&cli_cmd_wait,
+	&cli_cmd_cancel,
 	&cli_cmd_stats,
 	&cli_cmd_list,
 	&cli_cmd_groups,

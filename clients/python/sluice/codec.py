@@ -16,7 +16,8 @@ from . import errors as E
 from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, GroupLimits,
                     Groups, History, Hour,
                     ItemResult, Limit, Limits, Member, MemberRole, Order,
-                    Pending, PutResult, Role, Schedule, Setting, Settings,
+                    Outcome, Pending, PutResult, Role, Schedule, Setting,
+                    Settings,
                     State, Stats, Switchover, Task, TaskPage)
 
 MAGIC = 0x53
@@ -33,7 +34,8 @@ OPS = {
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
-    "group": 0x2A, "sched_set": 0x2F, "sched_list": 0x30, "sched_ctl": 0x31,
+    "group": 0x2A, "cancel": 0x2D, "wait": 0x2E, "sched_set": 0x2F,
+    "sched_list": 0x30, "sched_ctl": 0x31,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -43,7 +45,9 @@ _REC_GROUP = 0x20
 _MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
 _LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
 _REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
-_REC_VERSIONS, _REC_HOLDER = 0x08, 0x10
+_REC_VERSIONS, _REC_HOLDER, _REC_CANCELLED = 0x08, 0x10, 0x80
+_ENDS = {16: "deleted", 17: "cancelled", 18: "dead_lettered"}
+WAIT_MAX_MS = 3600 * 1000  # wait's longest, an hour
 _REC_MIN = 101  # the bytes of a record after its length, at least
 
 HISTORY_KINDS = ("puts", "takes", "acks", "fails", "buries", "ttr_expired",
@@ -171,6 +175,7 @@ def _task(r):
         t.peer = s.opt16()
     if flags & _REC_GROUP:
         t.group = s.opt16()
+    t.cancelled = bool(flags & _REC_CANCELLED)
     return t
 
 
@@ -186,6 +191,19 @@ def _after(rflags, r):
     tid, state, run_at, deadline = r.unpack("QBQQ")
     return r.done(After(tid, State(state), run_at, deadline,
                         bool(rflags & 0x01)))
+
+
+def _outcome(rflags, r):
+    tid, state, final, when = r.unpack("QBBQ")
+    tube, text = r.opt16(), r.opt16()
+    try:
+        name = _ENDS.get(state) or str(State(state))
+    except ValueError:  # a state this client does not know yet
+        name = str(state)
+    done = bool(final) and state == State.DONE
+    return r.done(Outcome(tid, name, bool(final), when, tube,
+                          text if done else None,
+                          None if done else text, bool(rflags & 0x01)))
 
 
 def _u64(rflags, r):
@@ -644,6 +662,42 @@ class Operations:
             struct.pack("<Q", i) for i in ids)
         return self._do(Request("delete_batch", _MESSAGES, body,
                                 _items(ids)))
+
+    def cancel_batch(self, ids):
+        """Cancels many tasks by id, each on its own: one ItemResult
+        each (NotFound for an unknown or finished one)."""
+        ids = list(ids)
+        body = struct.pack("<I", len(ids)) + b"".join(
+            struct.pack("<Q", i) for i in ids)
+        return self._do(Request("cancel", _MESSAGES, body, _items(ids),
+                                safe=True))
+
+    def cancel(self, id):
+        """Cancels a task: a ready, delayed or buried one is deleted at
+        once; a taken one goes when its lease ends, and its holder's
+        touch, release, fail and bury raise Cancelled. Raises NotFound
+        for an unknown or finished task."""
+        body = struct.pack("<IQ", 1, id)
+
+        def one(rflags, r):
+            err = _items([id])(rflags, r)[0].error
+            if err is not None:
+                raise err
+            return None
+        return self._do(Request("cancel", _MESSAGES, body, one, safe=True))
+
+    def wait(self, id, timeout_ms=0):
+        """How task id stands: an Outcome, final once it ended (done
+        with its result, or failed for good), else its state when
+        timeout_ms (at most an hour) passed first. The outcome of a task
+        that ended is kept by the server for its dedup window (10 minutes
+        by default), so a late wait still gets it. NotFound: no such
+        task."""
+        if timeout_ms < 0 or timeout_ms > WAIT_MAX_MS:
+            raise E.Invalid("wait: the timeout is 0 to 3600000 ms")
+        return self._do(Request("wait", 0, struct.pack("<QQ", id,
+                                                      timeout_ms),
+                                _outcome, safe=True, wait_ms=timeout_ms))
 
     def delete_where(self, tube, state, older_ms):
         """Deletes the tube's tasks in state at least older_ms old."""

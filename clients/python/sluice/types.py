@@ -15,7 +15,7 @@ __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
            "GroupLimits", "Cluster", "Switchover", "TaskPage", "Group", "Groups",
-           "Schedule"]
+           "Schedule", "Outcome"]
 
 
 class State(IntEnum):
@@ -176,6 +176,9 @@ class Task:
     peer: Optional[str] = None
     # its fair group (None: the tube's "" group)
     group: Optional[str] = None
+    # taken and cancelled (Client.cancel): its lease's end removes it; a
+    # Worker sets it when the lease's touch says so
+    cancelled: bool = False
 
     def text(self, encoding="utf-8"):
         """The payload as text."""
@@ -192,6 +195,23 @@ class After:
     run_at: int
     deadline: int
     replaced: bool = False
+
+
+@dataclass
+class Outcome:
+    """How a task stands (Client.wait). final: it ended; state: "done",
+    or how it failed for good ("buried", "dead_lettered", "deleted",
+    "cancelled"), or while it runs its state ("ready", "taken", ...).
+    result: a done task's (ack's) result; error: a failed one's last
+    error; time: unix ms it ended; cancelled: taken and cancelled."""
+    id: int
+    state: str
+    final: bool
+    time: int = 0
+    tube: Optional[str] = None
+    result: Optional[str] = None
+    error: Optional[str] = None
+    cancelled: bool = False
 
 
 @dataclass

@@ -20,7 +20,11 @@ asyncio tasks on one event loop instead of threads, each with its own
 AsyncClient (with handlers of both kinds, each thread runs the async ones
 on an event loop of its own). While a handler runs, the task's lease is
 touched every third of its ttr, so a handler may take longer than the
-ttr.
+ttr. A touch that says the task was cancelled (Client.cancel) stops its
+handler: an async one is cancelled (asyncio), a thread's sees
+task.cancelled become True (a long handler looks at it and returns);
+either way its end is neither an ack nor a failure: the lease's release
+removes the cancelled task.
 
 A stop (stop(), or SIGTERM/SIGINT while run() installed its handlers)
 takes nothing more: the takes waiting are cut (the server undoes a take
@@ -81,13 +85,14 @@ def error_text(exc):
 class _Running:
     """A task a handler works on, and when its lease is next touched."""
 
-    __slots__ = ("client", "task", "next_touch", "done")
+    __slots__ = ("client", "task", "next_touch", "done", "handler")
 
     def __init__(self, client, task):
         self.client = client
         self.task = task
         self.next_touch = time.monotonic() + max(0.05, task.ttr_ms / 3000.0)
         self.done = False
+        self.handler = None  # an async handler's asyncio task
 
 
 class Worker:
@@ -194,7 +199,21 @@ class Worker:
 
     def _touch_due(self):
         for r in self._due():
-            _call(r.client.touch, r.task.id, r.task.lease)
+            try:
+                r.client.touch(r.task.id, r.task.lease)
+            except E.Cancelled:
+                self._cancelled(r)
+            except E.SluiceError as e:
+                log.warning("touch of task %d: %s", r.task.id, e)
+
+    def _cancelled(self, r):
+        """The task was cancelled: its handler is told (or cancelled),
+        and no more touches."""
+        log.info("task %d was cancelled: stopping its handler", r.task.id)
+        r.task.cancelled = True
+        r.next_touch = float("inf")
+        if r.handler is not None:
+            r.handler.cancel()
 
     def _thread(self):
         client = Client(self.urls, **self.client_options)
@@ -304,13 +323,18 @@ class Worker:
             else:
                 result = _text(handler(task))
         except Exception as exc:
+            if task.cancelled:
+                _ended_cancelled(client, task)
+                return
             self.failed += 1
             _call(client.fail, task.id, task.lease, error_text(exc),
                   fatal=isinstance(exc, Fatal))
             return
         finally:
             self._end(r)
-        if _call(client.ack, task.id, task.lease, result=result):
+        if task.cancelled:
+            _ended_cancelled(client, task)
+        elif _call(client.ack, task.id, task.lease, result=result):
             self.processed += 1
 
     # ---- asyncio: for async handlers only, one event loop
@@ -342,7 +366,12 @@ class Worker:
 
     async def _touch_due_async(self):
         for r in self._due():
-            await _acall(r.client.touch, r.task.id, r.task.lease)
+            try:
+                await r.client.touch(r.task.id, r.task.lease)
+            except E.Cancelled:
+                self._cancelled(r)
+            except E.SluiceError as e:
+                log.warning("touch of task %d: %s", r.task.id, e)
 
     async def _taker(self, client):
         tubes = list(self.handlers)
@@ -364,15 +393,29 @@ class Worker:
     async def _one_async(self, client, task):
         r = self._begin(client, task)
         try:
-            result = _text(await self.handlers[task.tube](task))
+            r.handler = asyncio.ensure_future(self.handlers[task.tube](task))
+            result = _text(await r.handler)
+        except asyncio.CancelledError:
+            if not task.cancelled:
+                raise
+            self._end(r)
+            await _aended_cancelled(client, task)
+            return
         except Exception as exc:
+            if task.cancelled:
+                self._end(r)
+                await _aended_cancelled(client, task)
+                return
             self.failed += 1
             await _acall(client.fail, task.id, task.lease, error_text(exc),
                          fatal=isinstance(exc, Fatal))
             return
         finally:
-            self._end(r)
-        if await _acall(client.ack, task.id, task.lease, result=result):
+            if not r.done:
+                self._end(r)
+        if task.cancelled:
+            await _aended_cancelled(client, task)
+        elif await _acall(client.ack, task.id, task.lease, result=result):
             self.processed += 1
 
 
@@ -406,3 +449,24 @@ async def _acall(op, id, lease, *args, **kw):
     except E.SluiceError as e:
         log.warning("%s of task %d: %s", op.__name__, id, e)
         return False
+
+
+def _ended_cancelled(client, task):
+    """A cancelled task's handler ended: the release ends its lease, which
+    removes the task (the server answers Cancelled, as it should)."""
+    try:
+        client.release(task.id, task.lease)
+    except (E.Cancelled, E.NotFound):
+        pass
+    except E.SluiceError as e:
+        log.warning("release of cancelled task %d: %s", task.id, e)
+
+
+async def _aended_cancelled(client, task):
+    """_ended_cancelled's asyncio twin."""
+    try:
+        await client.release(task.id, task.lease)
+    except (E.Cancelled, E.NotFound):
+        pass
+    except E.SluiceError as e:
+        log.warning("release of cancelled task %d: %s", task.id, e)

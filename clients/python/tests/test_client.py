@@ -419,6 +419,44 @@ class ClientTest(ServerTest):
         with self.assertRaises(sluice.PayloadTooLarge):
             self.c.put("big", bytes(2 << 20))
 
+    def test_wait_and_cancel(self):
+        # wait: a task acked before the wait, as the CLI says it; a wait
+        # that times out; cancel of a ready and of a taken task (its
+        # holder's touch raises Cancelled); bad input.
+        tid = self.c.put("wc", "a").id
+        [t] = self.c.take("wc")
+        self.c.ack(t.id, t.lease, result="r!")
+        o = self.c.wait(tid)
+        self.assertEqual((o.final, o.state, o.result, o.tube),
+                         (True, "done", "r!", "wc"))
+        cli = self.srv.cli("wait", str(tid))
+        self.assertEqual((cli["state"], cli["result"], cli["time"]),
+                         ("done", "r!", o.time))
+        rid = self.c.put("wc", "b").id
+        o = self.c.wait(rid, 100)
+        self.assertEqual((o.final, o.state), (False, "ready"))
+        self.c.cancel(rid)
+        self.assertEqual(self.c.wait(rid).state, "cancelled")
+        with self.assertRaises(sluice.NotFound):
+            self.c.peek(rid)
+        kid = self.c.put("wc", "c").id
+        [t] = self.c.take("wc")
+        self.c.cancel(kid)
+        self.assertTrue(self.c.peek(kid).cancelled)
+        with self.assertRaises(sluice.Cancelled):
+            self.c.touch(kid, t.lease)
+        with self.assertRaises(sluice.Cancelled):
+            self.c.fail(kid, t.lease, "late")
+        self.assertEqual(self.c.wait(kid).state, "cancelled")
+        with self.assertRaises(sluice.NotFound):
+            self.c.cancel(424242)
+        with self.assertRaises(sluice.NotFound):
+            self.c.wait(424242)
+        with self.assertRaises(sluice.Invalid):
+            self.c.wait(kid, 3600 * 1000 + 1)
+        res = self.c.cancel_batch([kid, 424242])
+        self.assertIsInstance(res[0].error, sluice.NotFound)
+
     def test_session_lease_ends_with_the_connection(self):
         tid = self.c.put("s", "x").id
         worker = self.srv.client()

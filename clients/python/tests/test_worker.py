@@ -289,6 +289,66 @@ class WorkerInProcess(ServerTest):
             (sluice.State.READY, 0)])
         self.assertEqual(t[1].last_error, "second")
 
+    def test_a_cancel_stops_the_handler(self):
+        # A thread's handler sees task.cancelled once a touch says so; an
+        # async one is cancelled; neither end acks or fails: the task goes,
+        # and wait says cancelled.
+        import asyncio
+        w = sluice.Worker(self.srv.url, concurrency=1, wait_ms=100)
+        seen = []
+
+        @w.task("long")
+        def long(task):
+            deadline = time.monotonic() + 30
+            while not task.cancelled and time.monotonic() < deadline:
+                time.sleep(0.02)
+            seen.append(("thread", task.cancelled))
+            return "should not be the result"
+
+        tid = self.c.put("long", "x", ttr_ms=600).id
+        wait_for(lambda: self.c.peek(tid).state == sluice.State.TAKEN, 1, 0)
+        th = threading.Thread(target=w.run, kwargs={"signals": False})
+        th.start()
+        try:
+            self.assertTrue(wait_for(
+                lambda: self.c.peek(tid).state == sluice.State.TAKEN, 10,
+                0.02))
+            self.c.cancel(tid)
+            self.assertTrue(wait_for(lambda: seen, 10, 0.02))
+            o = self.c.wait(tid, 10000)
+        finally:
+            w.stop()
+            th.join(20)
+        self.assertEqual(seen, [("thread", True)])
+        self.assertEqual((o.final, o.state, o.result), (True, "cancelled",
+                                                        None))
+        self.assertEqual((w.processed, w.failed), (0, 0))
+
+        a = sluice.Worker(self.srv.url, concurrency=1, wait_ms=100)
+
+        @a.task("along")
+        async def along(task):
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                seen.append(("async", task.cancelled))
+                raise
+
+        tid = self.c.put("along", "x", ttr_ms=600).id
+        th = threading.Thread(target=a.run, kwargs={"signals": False})
+        th.start()
+        try:
+            self.assertTrue(wait_for(
+                lambda: self.c.peek(tid).state == sluice.State.TAKEN, 10,
+                0.02))
+            self.c.cancel(tid)
+            o = self.c.wait(tid, 10000)
+        finally:
+            a.stop()
+            th.join(20)
+        self.assertEqual(seen[1:], [("async", True)])
+        self.assertEqual((o.final, o.state), (True, "cancelled"))
+
     def test_sync_and_async_handlers_together(self):
         w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100)
 

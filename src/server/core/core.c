@@ -243,6 +243,7 @@ core_op_writes(uint8_t op)
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH:
 	case MSG_OP_SCHED_LIST:
+	case MSG_OP_WAIT:
 		return false;
 	default:
 		return true;
@@ -734,6 +735,14 @@ core_reload(struct core *c)
 	if (rc != 0)
 		return rc;
 	core_update_reservation(c);
+	/* The outcomes a snapshot brought came with no queue_on_final: the
+	 * waits for a result whose task ended meanwhile are answered now. */
+	for (struct rwaiter *w = c->rwaits.all; w != NULL; w = w->anext) {
+		struct queue_result r;
+
+		if (queue_result(c->q, c->now, w->task->id, &r) != 0 || r.final)
+			rwaits_wake(&c->rwaits, w->task->id);
+	}
 	log_info("srv", "state rebuilt data=%s lsn=%" PRIu64 " epoch=%" PRIu64,
 	    c->cfg->data_dir, wal_last_lsn(c->wal), wal_epoch(c->wal));
 	return 0;

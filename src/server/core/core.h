@@ -18,6 +18,7 @@
 #include "server/core/bgsnap.h"
 #include "server/core/quota.h"
 #include "server/core/reserve.h"
+#include "server/core/rwaits.h"
 #include "server/core/sess.h"
 #include "server/core/waiters.h"
 #include "server/face/events.h"
@@ -127,6 +128,7 @@ struct core {
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */
 	uint64_t waits_refused; /* takes refused a wait by the limits */
+	struct rwaits rwaits;   /* the waits for a result (ops/result.c) */
 	struct bgsnap snap;
 	struct msg_limits limits;
 	/* replication */

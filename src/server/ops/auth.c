@@ -34,7 +34,7 @@ producer_op(uint8_t op)
 {
 	return op == MSG_OP_PUT || op == MSG_OP_PUT_BATCH ||
 	    op == MSG_OP_PEEK || op == MSG_OP_PEEK_KEY ||
-	    op == MSG_OP_PEEK_NEXT;
+	    op == MSG_OP_PEEK_NEXT || op == MSG_OP_WAIT;
 }
 
 static bool
@@ -50,6 +50,7 @@ worker_op(uint8_t op)
 	case MSG_OP_FAIL:
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
+	case MSG_OP_WAIT:
 		return true;
 	default:
 		return false;
@@ -304,7 +305,10 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 	case MSG_OP_TAKE:
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
+	case MSG_OP_CANCEL:
 		return batch_ok(t, r, bad);
+	case MSG_OP_WAIT: /* a finished task's tube: ops/result.c */
+		return id_ok(c, t, r->wait.id, hidden);
 	case MSG_OP_ACK:
 		return (r->ack.to.len == 0 || tube_ok(t, r->ack.to, bad)) &&
 		    id_ok(c, t, r->ack.id, hidden);

@@ -72,6 +72,7 @@ ops_view_to_task(const struct core *c, const struct queue_task_view *v,
 	t->lease = v->lease;
 	t->state = (uint8_t)v->state; /* the numbers agree */
 	t->detached = v->detached;
+	t->cancelled = v->state == QUEUE_TAKEN && queue_cancelled(c->q, v->id);
 	t->priority = v->pri;
 	t->attempts = v->attempts;
 	t->max_attempts = v->max_attempts;
@@ -287,6 +288,12 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_DELETE_BATCH:
 		ops_delete_batch(c, ctx, tok, &req);
+		break;
+	case MSG_OP_CANCEL:
+		ops_cancel(c, ctx, tok, &req);
+		break;
+	case MSG_OP_WAIT:
+		ops_wait(c, ctx, session, tok, &req);
 		break;
 	case MSG_OP_UPDATE:
 		ops_update(c, ctx, &req);

@@ -109,10 +109,14 @@ ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
 	const struct msg_job *j = &req->job;
 	struct queue_task_view v;
 	struct qrec r;
-	bool taken, mine;
+	bool taken, mine, cancelled;
 	int rc;
 
 	rc = queue_peek(c->q, c->now, j->id, &v);
+	/* a cancelled job's release or bury ends its lease, which removes
+	 * it (outcome.h): its holder hears of it as of a touch */
+	cancelled = rc == 0 && queue_cancelled(c->q, j->id) &&
+	    (j->verb == MSG_JOB_RELEASE || j->verb == MSG_JOB_BURY);
 	/* A done task is finished work: the beanstalk face never sees it. */
 	if (rc == 0 && v.state == QUEUE_DONE)
 		rc = SLUICE_ENOTFOUND;
@@ -165,6 +169,8 @@ ops_job(struct core *c, struct face_ctx *ctx, uint32_t session,
 			break;
 		}
 	}
+	if (rc == 0 && cancelled)
+		rc = SLUICE_ECANCELED;
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_JOB, rc, "job %" PRIu64 ": %s",
 		    j->id, sluice_strerror(rc));

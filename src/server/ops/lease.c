@@ -46,6 +46,12 @@ ops_lease_err_text(struct core *c, uint8_t op, uint64_t id, uint64_t lease,
 		        ? " (an operator parks it with force)"
 		        : "");
 		return;
+	case SLUICE_ECANCELED:
+		snprintf(out, len,
+		    "%s %" PRIu64 ": the task was cancelled: stop working on "
+		    "it (it is removed as its lease ends)",
+		    name, id);
+		return;
 	case SLUICE_ESTALE:
 		if (lease == 0)
 			snprintf(out, len,
@@ -113,12 +119,16 @@ lease_done(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
 		    "lease override request=%s id=%" PRIu64 " peer=%s "
 		    "result=error error=\"%s\"",
 		    msg_op_name(op), id, peer, sluice_strerror(rc));
+	/* A cancelled task's lease ended as a DELETE: an ack succeeds, the
+	 * others tell the holder (outcome.h). */
+	if (rc == 0 && r->type == QREC_DELETE && op != MSG_OP_ACK)
+		rc = SLUICE_ECANCELED;
 	if (rc != 0) {
 		lease_err(c, ctx, op, id, lease, rc);
 		return;
 	}
 	replaced = r->type != QREC_TOUCH && r->type != QREC_NONE &&
-	    r->u.end.outcome == QREC_REPLACED;
+	    r->type != QREC_DELETE && r->u.end.outcome == QREC_REPLACED;
 	ops_reply_after(c, ctx, op, id, replaced && req_report(req));
 }
 

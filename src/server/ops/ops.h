@@ -45,6 +45,14 @@ int64_t ops_next_deadline(const struct core *c);
 void ops_sched_run(struct core *c);
 int64_t ops_sched_next_wake(struct core *c);
 
+/* result.c: the queue's queue_final_fn (arg: the core): task `id`
+ * ended; its waiters are answered in this turn's ops_serve_waiters. */
+void ops_result_final(void *arg, uint64_t id);
+
+/* result.c: answers every wait for a result with the task's state
+ * (shutdown). */
+void ops_result_end(struct core *c);
+
 /* auth.c: --auth: loads the token file at start. Returns 0, or -1
  * (logged). */
 int ops_auth_open(struct core *c);

@@ -207,6 +207,21 @@ void ops_group(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 size_t ops_group_kvs(const struct core *c, const char *name, size_t len,
     struct msg_kv *kv, size_t n);
 
+/* ---- result.c: wait and cancel ---------------------------------------- */
+
+void ops_wait(struct core *c, struct face_ctx *ctx, uint32_t session,
+    const struct tokens_entry *tok, const struct msg_req *req);
+void ops_cancel(struct core *c, struct face_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
+/* Answers the waits whose task ended or whose time passed; with `check`
+ * (the HTTP face saw a client leave), drops those whose client left. */
+void ops_result_serve(struct core *c, int64_t mono_ms, bool check);
+/* Drops the waits of a session that is gone. */
+void ops_result_drop(struct core *c, uint32_t session);
+/* The earliest deadline of a wait (monotonic ms), 0 when some are to be
+ * answered now, or INT64_MAX. */
+int64_t ops_result_next(const struct core *c);
+
 /* ---- read.c ----------------------------------------------------------- */
 
 void ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req);

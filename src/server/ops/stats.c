@@ -571,6 +571,9 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "sessions", c->sessions);
 	kv(node, &nn, "waiting_takes", c->waits.n);
 	kv(node, &nn, "waiting_takes_refused", c->waits_refused);
+	kv(node, &nn, "waiting_results", c->rwaits.n);
+	kv(node, &nn, "outcomes", queue_outcome_count(c->q));
+	kv(node, &nn, "outcome_bytes", queue_outcome_bytes(c->q));
 	kv(node, &nn, "log_segments", ws.segments);
 	kv(node, &nn, "log_bytes", ws.bytes);
 	kv(node, &nn, "log_fsyncs", ws.fsyncs);

@@ -103,6 +103,7 @@ ops_serve_waiters(struct core *c, int64_t mono_ms)
 	struct waiter *w;
 
 	gate_serve(c, mono_ms);
+	ops_result_serve(c, mono_ms, c->waits_check);
 	if (c->waits_check) {
 		c->waits_check = false;
 		check_waiters(c);
@@ -133,6 +134,7 @@ ops_drop_waiters(struct core *c, uint32_t session)
 		face_ctx_drop(w->ctx);
 		waiter_end(c, w);
 	}
+	ops_result_drop(c, session);
 	ops_auth_drop(c, session);
 }
 
@@ -157,6 +159,8 @@ ops_next_deadline(const struct core *c)
 	int64_t min = gate_next(c);
 	const struct waiter *w = waiters_first_due(&c->waits);
 
+	if (ops_result_next(c) < min)
+		min = ops_result_next(c);
 	if (w != NULL && w->deadline < min)
 		min = w->deadline;
 	return min;

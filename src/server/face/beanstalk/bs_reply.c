@@ -54,6 +54,8 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 	case SLUICE_EPERM:     /* beanstalkd has no other job to show */
 	case SLUICE_EEXIST:    /* not reached: beanstalk jobs have no key */
 	case SLUICE_ENOTEMPTY: /* not reached: no tube is deleted here */
+	case SLUICE_ECANCELED: /* sluice cancel: the job is no longer the
+	                          worker's, as a deleted one */
 		bs_req_text(r, reply_lines[0]);
 		break;
 	case SLUICE_EINVAL:

@@ -252,7 +252,7 @@ static bool
 route_task_verb(const char *verb)
 {
 	static const char *const verbs[] = { "ack", "release", "fail", "touch",
-		"bury", "kick", "update" };
+		"bury", "kick", "update", "cancel" };
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(verb, verbs[i]) == 0)
@@ -309,13 +309,17 @@ route(struct http_api_call *c)
 	                  : c->nseg == 3 && route_tube_verb(c))) {
 		http_api_tube_route(c);
 	} else if (is(c, "POST", 2, "tasks") &&
-	    (strcmp(s1, "ack") == 0 || strcmp(s1, "delete") == 0)) {
-		http_api_task_batch(c, s1[0] == 'a');
+	    (strcmp(s1, "ack") == 0 || strcmp(s1, "delete") == 0 ||
+	        strcmp(s1, "cancel") == 0)) {
+		http_api_task_batch(c, s1[0]);
 	} else if (strcmp(c->seg[0], "tasks") == 0 &&
 	    (c->nseg == 2 ? strcmp(c->method, "GET") == 0 ||
 	                strcmp(c->method, "DELETE") == 0
-	                  : c->nseg == 3 && strcmp(c->method, "POST") == 0 &&
-	                route_task_verb(c->seg[2]))) {
+	                  : c->nseg == 3 &&
+	                (strcmp(c->method, "POST") == 0
+	                        ? route_task_verb(c->seg[2])
+	                        : strcmp(c->method, "GET") == 0 &&
+	                            strcmp(c->seg[2], "result") == 0))) {
 		http_api_task_route(c);
 	} else if (strcmp(c->seg[0], "keys") == 0 && c->nseg == 2 &&
 	    (strcmp(c->method, "GET") == 0 ||
@@ -403,7 +407,8 @@ path_methods(const struct http_api_call *c)
 			return HTTP_M_GET | HTTP_M_PUT | HTTP_M_DELETE;
 		if (strcmp(s0, "tasks") == 0)
 			return strcmp(s1, "ack") == 0 ||
-			        strcmp(s1, "delete") == 0
+			        strcmp(s1, "delete") == 0 ||
+			        strcmp(s1, "cancel") == 0
 			    ? HTTP_M_POST
 			    : HTTP_M_GET | HTTP_M_DELETE;
 		return strcmp(s0, "keys") == 0 ? HTTP_M_GET | HTTP_M_DELETE : 0;
@@ -416,6 +421,9 @@ path_methods(const struct http_api_call *c)
 			        strcmp(c->seg[2], "resume") == 0
 			    ? HTTP_M_POST
 			    : 0;
+		if (strcmp(s0, "tasks") == 0 &&
+		    strcmp(c->seg[2], "result") == 0)
+			return HTTP_M_GET;
 		return strcmp(s0, "tasks") == 0 && route_task_verb(c->seg[2])
 		    ? HTTP_M_POST
 		    : 0;
@@ -485,8 +493,10 @@ admin_route(struct http_api_call *c)
 		return false;
 	if (c->nseg == 2)
 		return strcmp(m, "DELETE") == 0 ||
-		    strcmp(c->seg[1], "delete") == 0;
+		    strcmp(c->seg[1], "delete") == 0 ||
+		    strcmp(c->seg[1], "cancel") == 0;
 	return strcmp(verb, "kick") == 0 || strcmp(verb, "update") == 0 ||
+	    strcmp(verb, "cancel") == 0 ||
 	    (c->nseg == 3 && http_query_flag(&c->q, "force"));
 }
 
@@ -534,6 +544,7 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 		{ "bury", MSG_OP_BURY },
 		{ "kick", MSG_OP_KICK_ID },
 		{ "update", MSG_OP_UPDATE },
+		{ "cancel", MSG_OP_CANCEL },
 	};
 	const char *m = c->method, *s0 = c->nseg > 0 ? c->seg[0] : "";
 	const char *verb = c->nseg > 2 ? c->seg[2] : "";
@@ -563,7 +574,8 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 			    : strcmp(c->seg[1], "ack") == 0 ? MSG_OP_ACK_BATCH
 			    : strcmp(c->seg[1], "delete") == 0
 			    ? MSG_OP_DELETE_BATCH
-			    : 0;
+			    : strcmp(c->seg[1], "cancel") == 0 ? MSG_OP_CANCEL
+			                                       : 0;
 		for (size_t i = 0; i < sizeof(task_ops) / sizeof(task_ops[0]);
 		     i++)
 			if (strcmp(verb, task_ops[i].verb) == 0)

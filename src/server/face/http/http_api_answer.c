@@ -38,6 +38,7 @@ err_status(int code, bool has_leader)
 	case SLUICE_EEXIST:
 	case SLUICE_EPAUSED:
 	case SLUICE_ENOTEMPTY:
+	case SLUICE_ECANCELED: /* the task was cancelled: stop */
 		return 409;
 	case SLUICE_ETOOBIG:
 	case SLUICE_EMSGSIZE:
@@ -254,6 +255,43 @@ write_hours(FILE *f, const struct msg_hours *h)
 	json_hours(f, v, n);
 }
 
+/* wait's answer, as `sluice wait --json` prints it. */
+static void
+write_result(FILE *f, const struct msg_result *m)
+{
+	const char *state = msg_result_state_name(m->state);
+	bool done = m->final && m->state == MSG_ST_DONE;
+
+	fprintf(f, "{\"id\":%" PRIu64 ",\"state\":\"%s\",\"final\":%s", m->id,
+	    state != NULL ? state : "?", m->final ? "true" : "false");
+	if (m->final)
+		fprintf(f, ",\"time\":%" PRIu64, m->time);
+	if (m->tube.len > 0) {
+		fputs(",\"tube\":", f);
+		json_str(f, m->tube.p, m->tube.len);
+	}
+	if (m->text.len > 0) {
+		fprintf(f, ",\"%s\":", done ? "result" : "error");
+		json_str(f, m->text.p, m->text.len);
+	}
+	if (m->cancelled)
+		fputs(",\"cancelled\":true", f);
+	fputc('}', f);
+}
+
+/* A cancel of one task refused: its error answered (true). */
+static bool
+cancel_refused(nng_aio *aio, const struct msg_rep *rep)
+{
+	struct msg_iter it = rep->batch.it;
+	struct msg_item_res ir;
+
+	if (!msg_next_item_res(&it, &ir) || ir.status == 0)
+		return false;
+	respond_error(aio, ir.status, ir.message.p, ir.message.len, NULL, 0);
+	return true;
+}
+
 /* The body of a successful answer into f; 0 or SLUICE_ENOMEM. */
 static int
 write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
@@ -310,6 +348,12 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 	}
 	case SH_COUNT:
 		fprintf(f, "{\"%s\":%" PRIu64 "}", a->count_key, rep->count);
+		break;
+	case SH_RESULT:
+		write_result(f, &rep->result);
+		break;
+	case SH_CANCEL:
+		fprintf(f, "{\"cancelled\":true,\"id\":%" PRIu64 "}", a->id);
 		break;
 	case SH_DELETED:
 		fprintf(f, "{\"deleted\":1,\"id\":%" PRIu64 "}",
@@ -422,6 +466,8 @@ http_api_answer(nng_aio *aio, const struct msg_rep *rep, void *arg)
 		    rep->err.leader.len);
 		return;
 	}
+	if (a->shape == SH_CANCEL && cancel_refused(aio, rep))
+		return;
 	if ((f = open_memstream(&body, &len)) == NULL) {
 		http_api_error(aio, SLUICE_ENOMEM, "out of memory");
 		return;

@@ -21,6 +21,8 @@
 #include "server/face/http/http_query.h"
 #include "sluice.h"
 
+enum { RESULT_WAIT_MAX_MS = 60000 }; /* a result's longest long poll */
+
 /* A task id in the path. */
 static bool
 id_ok(struct http_api_call *c, const char *s, uint64_t *id)
@@ -135,6 +137,28 @@ http_api_task_route(struct http_api_call *c)
 		update(c, id);
 		return;
 	}
+	if (strcmp(verb, "result") == 0) { /* GET ?wait=DUR: a long poll */
+		req.op = MSG_OP_WAIT;
+		req.wait.id = id;
+		if (http_query_dur(&c->q, "wait", &req.wait.wait) &&
+		    req.wait.wait > RESULT_WAIT_MAX_MS)
+			http_query_bad(&c->q, "wait", "at most 60s");
+		http_api_send_shape(c, &req, SH_RESULT);
+		return;
+	}
+	if (strcmp(verb, "cancel") == 0) {
+		struct http_api_ans *a = http_api_ans_new(c->aio, SH_CANCEL, 1);
+
+		if (a == NULL)
+			return;
+		a->id = id;
+		a->ids[0] = id;
+		req.op = MSG_OP_CANCEL;
+		req.delete_batch =
+		    (struct msg_delete_batch) { 1, true, a->ids };
+		http_api_send(c, &req, a);
+		return;
+	}
 	lease = lease_of(c); /* the lease ops */
 	if (strcmp(verb, "ack") == 0) {
 		req.op = MSG_OP_ACK;
@@ -166,13 +190,15 @@ http_api_task_route(struct http_api_call *c)
 	http_api_send_shape(c, &req, SH_AFTER);
 }
 
-/* POST /v1/tasks/ack: [{"id":N,"lease":L},...]; /v1/tasks/delete:
- * [N,...] */
+/* POST /v1/tasks/ack: [{"id":N,"lease":L},...]; /v1/tasks/delete and
+ * /v1/tasks/cancel: [N,...] (`verb` their first letter) */
 void
-http_api_task_batch(struct http_api_call *c, bool ack)
+http_api_task_batch(struct http_api_call *c, char verb)
 {
 	struct msg_ack_item items[MSG_BATCH_MAX];
+	bool ack = verb == 'a';
 	struct msg_req req = { .op = ack ? MSG_OP_ACK_BATCH
+		    : verb == 'c'        ? MSG_OP_CANCEL
 		                         : MSG_OP_DELETE_BATCH };
 	size_t n = http_api_batch_ids(c->body, c->body_len, ack, items);
 	struct http_api_ans *a;
@@ -181,6 +207,8 @@ http_api_task_batch(struct http_api_call *c, bool ack)
 		http_api_error(c->aio, SLUICE_EINVAL,
 		    ack ? "ack: the body is a JSON array of 1..1000 "
 		          "{\"id\":N,\"lease\":N}"
+		        : verb == 'c'
+		        ? "cancel: the body is a JSON array of 1..1000 ids"
 		        : "delete: the body is a JSON array of 1..1000 ids");
 		return;
 	}

@@ -15,6 +15,6 @@ void http_api_task_route(struct http_api_call *c);
 
 /* Serves POST /v1/tasks/ack (`ack`) or /v1/tasks/delete: a JSON array of
  * {"id":N,"lease":L} or of ids. */
-void http_api_task_batch(struct http_api_call *c, bool ack);
+void http_api_task_batch(struct http_api_call *c, char verb);
 
 #endif

@@ -621,6 +621,16 @@ node_write(FILE *f, const struct sluice_stats *s)
 	gauge(f, "sluice_waiting_takes",
 	    "Takes waiting for a task (blocked workers).",
 	    node_kv(s, "waiting_takes"));
+	gauge(f, "sluice_waiting_results",
+	    "Waits for a task's result parked now (wait, the result's long "
+	    "poll).",
+	    node_kv(s, "waiting_results"));
+	gauge(f, "sluice_outcomes",
+	    "Outcomes of finished tasks kept for wait (--dedup-window).",
+	    node_kv(s, "outcomes"));
+	gauge(f, "sluice_outcome_bytes",
+	    "Memory the kept outcomes take, at most 64 MiB.",
+	    node_kv(s, "outcome_bytes"));
 	gauge(f, "sluice_tubes", "Tubes in use.", node_kv(s, "tubes"));
 	gauge(f, "sluice_schedules", "Schedules held (sluice schedule).",
 	    node_kv(s, "schedules"));
