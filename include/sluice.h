@@ -110,6 +110,7 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_ERESULT = 31,    /* an ack's result over 65,535 bytes */
 	SLUICE_ERRMAX_
 };
 

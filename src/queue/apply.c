@@ -2,7 +2,8 @@
  * by record (more in queue.h and docs/queue.md):
  *   PUT      (none) -> ready | delayed (by run_at); PUT_V also
  *            stores its version with the key, PUT_T opens its key's
- *            throttle window (throttle.h)
+ *            throttle window (throttle.h); PUT_X -> waiting (deps.c)
+ *   ACK_R    as ACK; its result stays for the children (deps.c)
  *   TAKE     ready | delayed -> taken (attempts + 1, lease = the
  *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
@@ -124,8 +125,8 @@ swap_in(struct queue *q, struct task *t, struct task *nt, int state,
 	task_free(t);
 }
 
-static int
-apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
+int
+qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 {
 	struct keyent *ke = NULL, *newke = NULL;
 	struct group *g = NULL;
@@ -160,7 +161,7 @@ apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	if (p->group_len > 0 &&
 	    (rc = groups_prepare(tb, p->group, p->group_len, &g)) != 0)
 		goto fail_tube;
-	state = qs_wait_state(q, p->run_at);
+	state = p->nafter ? QUEUE_WAITING : qs_wait_state(q, p->run_at);
 	if ((rc = qs_reserve(q, tb, state, false, 0)) != 0)
 		goto fail_group;
 
@@ -423,6 +424,8 @@ apply_end(
 	int64_t run_at;
 	int state, rc;
 
+	if (type == QREC_ACK_R)
+		type = QREC_ACK; /* with a result its children keep */
 	if (t == NULL || !end_fits(type, t, e))
 		return SLUICE_ECORRUPT;
 	tb = t->tube;
@@ -584,7 +587,8 @@ cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
 static int
 flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 {
-	struct heap *hs[4] = { &tb->age, &tb->delayed, &tb->buried, &tb->done };
+	struct heap *hs[5] = { &tb->age, &tb->delayed, &tb->buried, &tb->done,
+		&tb->waiting };
 	size_t n = 0, total = tube_tasks(tb);
 	struct task **all;
 
@@ -593,7 +597,7 @@ flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 	all = malloc(total * sizeof(*all));
 	if (all == NULL)
 		return SLUICE_ENOMEM;
-	for (int h = 0; h < 4; h++)
+	for (int h = 0; h < 5; h++)
 		for (uint32_t i = 0; i < hs[h]->len; i++)
 			all[n++] = hs[h]->item[i];
 	for (uint32_t i = 0; i < q->taken.len && n < total; i++) {
@@ -848,25 +852,6 @@ apply_pause(struct queue *q, const struct qrec_pause *r)
 }
 
 static int
-apply_tube_set(struct queue *q, const struct qrec_tube_set *r)
-{
-	struct tube_conf *tc;
-	struct tube *tb;
-	bool created;
-	int rc;
-
-	if ((rc = tube_conf_new(&r->conf, &tc)) != 0)
-		return rc;
-	if ((rc = qs_tube_get(q, r->tube, r->tube_len, &tb, &created)) != 0) {
-		free(tc);
-		return rc;
-	}
-	free(tb->conf);
-	tb->conf = tc;
-	return 0;
-}
-
-static int
 apply_tube_delete(
     struct queue *q, int64_t time, const struct qrec_tube_delete *r)
 {
@@ -919,24 +904,29 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	        !rec->u.take.detached
 	    ? 0
 	    : lsn;
+	deps_before(q, rec);
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_G:
-		rc = apply_put(q, time, &rec->u.put);
+		rc = qs_apply_put(q, time, &rec->u.put);
 		break;
 	case QREC_PUT_T:
 		/* The window after the task: a put that fails opens none. */
-		if ((rc = apply_put(q, time, &rec->u.put)) == 0)
+		if ((rc = qs_apply_put(q, time, &rec->u.put)) == 0)
 			rc = qs_throttle_set(q, rec->u.put.tube,
 			    rec->u.put.tube_len, rec->u.put.key,
 			    rec->u.put.key_len, rec->u.put.id,
 			    rec->u.put.throttle_until);
 		break;
+	case QREC_PUT_X:
+		rc = deps_apply_put(q, time, &rec->u.put);
+		break;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		rc = apply_take(q, lsn, time, &rec->u.take);
 		break;
+	case QREC_ACK_R:
 	case QREC_ACK:
 	case QREC_RELEASE:
 	case QREC_FAIL:
@@ -972,7 +962,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = apply_delete_where(q, time, rec->type, &rec->u.where);
 		break;
 	case QREC_TUBE_SET:
-		rc = apply_tube_set(q, &rec->u.tube_set);
+		rc = qs_apply_tube_set(q, &rec->u.tube_set);
 		break;
 	case QREC_TUBE_DELETE:
 		rc = apply_tube_delete(q, time, &rec->u.tube_delete);
@@ -984,6 +974,8 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = SLUICE_ECORRUPT;
 		break;
 	}
+	if (rc == 0)
+		rc = deps_after(q, rec); /* the children of what finished */
 	if (rc == 0 && !places_only(rec->type))
 		for (uint32_t i = 0; i < q->ntubes; i++)
 			q->tubes[i]->dep_lsn = lsn; /* a tube's state: rare */

@@ -69,6 +69,19 @@
  *            u32 burst, u32 concurrency; a limit whose bit is clear has
  *            its fields 0 and does not hold (set 0: no limit at all)
  *
+ *   PUT_X    a PUT's body, then u64 version (0: none; else as PUT_V's),
+ *            str16 group (empty: none), then tagged fields, each u8 tag,
+ *            u32 length, then that many bytes, tags increasing, each at
+ *            most once, none unknown: tag 1 AFTER (required): u8
+ *            on_parent_failure (0 fail, 1 ignore, 2 cancel), then
+ *            1..1000 u64 parent ids, increasing. Later fields of a put
+ *            (a batch) come as new tags.
+ *
+ *   ACK_R    an ACK's body with outcome DELETED or MOVED, then str16
+ *            result (1..QREC_RESULT_MAX bytes): the ack of a task whose
+ *            children (deps.h) are still to be taken, which keep the
+ *            result though the task goes
+ *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
  * in struct qrec_put / qrec_replace). Types, not an optional trailing
@@ -145,6 +158,8 @@ enum qrec_type {
 	QREC_TUBE_LIMIT = 23,   /* a tube's flow limits change */
 	QREC_PUT_G = 24,        /* PUT into a fair group */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
+	QREC_PUT_X = 40,        /* PUT with tagged fields: parents (deps.h) */
+	QREC_ACK_R = 41,        /* ACK that keeps its result for children */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -171,13 +186,17 @@ enum qrec_outcome {
 };
 
 enum {
-	QREC_NAME_MAX = 200,    /* tube name */
-	QREC_GROUP_MAX = 200,   /* group name */
-	QREC_KEY_MAX = 200,     /* task key */
-	QREC_ERROR_MAX = 4096,  /* error text of a fail */
-	QREC_RESULT_MAX = 1024, /* result text of an ack */
+	QREC_NAME_MAX = 200,     /* tube name */
+	QREC_GROUP_MAX = 200,    /* group name */
+	QREC_KEY_MAX = 200,      /* task key */
+	QREC_ERROR_MAX = 4096,   /* error text of a fail */
+	QREC_RESULT_MAX = 65535, /* result text of an ack (a str16) */
+	QREC_AFTER_MAX = 1000,   /* parents of a PUT_X */
 	QREC_PAYLOAD_MAX = 256 * 1024 * 1024
 };
+
+/* The tags of a PUT_X's fields. */
+enum { QREC_TAG_AFTER = 1 };
 
 /* Every time (unix ms), delay and period fits in [0, QREC_TIME_MAX], so
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
@@ -209,6 +228,10 @@ struct qrec_put {
 	const char *group;      /* PUT_G, PUT_T: group_len 0: none (PUT_G has
 	                           one) */
 	size_t group_len;
+	const uint8_t *after; /* PUT_X: nafter parent ids, u64 LE each,
+	                         increasing (deps_after_id reads them) */
+	uint32_t nafter;      /* PUT_X: 1..QREC_AFTER_MAX; else 0 */
+	uint8_t on_parent;    /* PUT_X: enum queue_on_parent (0..2) */
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's
@@ -252,6 +275,8 @@ struct qrec_end {
 	const char *to;    /* FAIL, BURY, SETBACK + MOVED: the dead-letter
 	                      tube */
 	size_t to_len;
+	const char *result; /* ACK_R: the result its children keep */
+	size_t result_len;
 };
 
 /* UNTAKE (in struct qrec_end: id, lease, outcome; the rest 0): a take
@@ -431,7 +456,8 @@ struct qrec {
 	union {
 		struct qrec_put put; /* PUT, PUT_V, PUT_G */
 		struct qrec_take take;
-		struct qrec_end end; /* ACK RELEASE FAIL BURY UNTAKE SETBACK */
+		struct qrec_end end; /* ACK ACK_R RELEASE FAIL BURY UNTAKE
+		                        SETBACK */
 		struct qrec_touch touch;
 		struct qrec_kick kick;
 		struct qrec_delete del;

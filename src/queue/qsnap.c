@@ -473,6 +473,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
 		return rc;
+	if ((rc = deps_snapshot_write(q, emit, arg)) != 0)
+		return rc;
 	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0)
 		return rc;
 	w.len = 0;

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "queue/deps.h"
 #include "queue/flow.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
@@ -57,6 +58,8 @@ struct qsnap_load {
 	struct tube *hourly;     /* the tube of the last HOURLY entry */
 	uint32_t hours_left;     /* HOUR entries it announced, not yet seen */
 	uint32_t nhourly;        /* HOURLY entries loaded */
+	struct dnode *dep;       /* the last DEP entry's node (deps_snap.c) */
+	uint32_t dep_left;       /* its children still to come (DEPC) */
 	bool done;
 };
 
@@ -124,6 +127,7 @@ struct queue {
 	struct idx throttles;   /* open throttle windows (throttle.h) */
 	int64_t throttle_swept; /* the clock of the last qs_throttle_sweep */
 	uint32_t throttle_max; /* windows at once (QREC_THROTTLE_WINDOWS_MAX) */
+	struct deps deps;      /* who waits for whom (deps.h) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -314,6 +318,12 @@ size_t qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
  * (queue_on_lost_lease), which only the tube's own setting overrides. */
 int64_t queue_lost_lease_delay(const struct queue *q, const struct tube *tb,
     uint32_t attempts, bool ready);
+
+/* Applies a TUBE_SET: the tube's settings are replaced (tubeconf.c). */
+int qs_apply_tube_set(struct queue *q, const struct qrec_tube_set *r);
+
+/* Applies a put (apply.c); a PUT_X's task waits (deps_apply_put). */
+int qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

@@ -17,3 +17,6 @@ sluice_test(dedupmode LIBS sluice_queue TIMEOUT 60)
 # A tube's fair groups: the rotation, their lifetime and memory, the
 # PUT_G record, replay and snapshots.
 sluice_test(group LIBS sluice_queue TIMEOUT 120)
+# Dependencies between tasks: waiting, results, the parent-failure
+# rules, PUT_X and ACK_R, replay and snapshots, memory per edge.
+sluice_test(deps LIBS sluice_queue TIMEOUT 120)

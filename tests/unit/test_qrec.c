@@ -14,13 +14,16 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 48
+#define NSAMPLES 52
 
 /* One sample of every type and outcome. */
 static size_t
 samples(struct qrec *out)
 {
 	static const char err[] = "connection refused";
+	/* parents 3, 9, then 1: u64 little-endian */
+	static const uint8_t after[24] = { 3, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0,
+		0, 0, 0, 0, 1 };
 	size_t n = 0;
 
 	memset(out, 0, NSAMPLES * sizeof(*out));
@@ -199,6 +202,31 @@ samples(struct qrec *out)
 	out[n].u.put = (struct qrec_put) { 11, "rows", 4, "r", 1, "row-8", 5,
 		1024, 60000, 0, T0, 0, 5, 0, "eu/acme", 7 };
 	n++;
+	out[n].type = QREC_PUT_X; /* after tasks 3 and 9, cancel */
+	out[n].u.put = (struct qrec_put) { 13, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, 0, NULL, 0, after, 2, 2 };
+	n++;
+	out[n].type = QREC_PUT_X; /* keyed, in a group, after task 1 */
+	out[n].u.put = (struct qrec_put) { 14, "mail", 4, "m", 1, "k", 1, 1024,
+		60000, 0, T0, 0, 0, 0, "g", 1, after + 8, 1, 0 };
+	n++;
+	out[n].type = QREC_ACK_R; /* deleted, its result kept */
+	out[n].u.end = (struct qrec_end) { .id = 3,
+		.lease = 9,
+		.outcome = QREC_DELETED,
+		.dedup_ms = 600000,
+		.result = "ok",
+		.result_len = 2 };
+	n++;
+	out[n].type = QREC_ACK_R; /* moved on, its result kept */
+	out[n].u.end = (struct qrec_end) { .id = 3,
+		.lease = 9,
+		.outcome = QREC_MOVED,
+		.text = "next",
+		.text_len = 4,
+		.result = "{}",
+		.result_len = 2 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -220,8 +248,14 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_T:
-	case QREC_PUT_G: {
+	case QREC_PUT_G:
+	case QREC_PUT_X: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
+
+		assert_true(x->nafter == y->nafter);
+		assert_true(x->on_parent == y->on_parent);
+		same_bytes(x->after, 8 * (size_t)x->nafter, y->after,
+		    8 * (size_t)y->nafter);
 
 		assert_true(x->version == y->version);
 		assert_true(x->throttle_until == y->throttle_until);
@@ -248,8 +282,11 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_FAIL:
 	case QREC_BURY:
 	case QREC_UNTAKE:
-	case QREC_SETBACK: {
+	case QREC_SETBACK:
+	case QREC_ACK_R: {
 		const struct qrec_end *x = &a->u.end, *y = &b->u.end;
+
+		same_bytes(x->result, x->result_len, y->result, y->result_len);
 
 		assert_true(x->id == y->id && x->lease == y->lease);
 		assert_true(x->reason == y->reason && x->outcome == y->outcome);
