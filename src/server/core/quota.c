@@ -200,6 +200,7 @@ quota_admit(struct core *c, const struct tokens_entry *t, const struct qrec *r)
 		return fits(c, t, i, false, 0,
 		    r->u.replace.payload_len - v.payload_len);
 	case QREC_ACK:
+	case QREC_ACK_R:
 		if (r->u.end.outcome != QREC_MOVED ||
 		    queue_peek(c->q, c->now, r->u.end.id, &v) != 0)
 			return 0;
