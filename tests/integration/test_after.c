@@ -1,6 +1,6 @@
 /* Dependencies between tasks against real servers: a diamond (A -> B,
  * A -> C, B + C -> D) runs D once, after both, with both results,
- * through libsluice and the CLI, across a kill -9 and restart (from the
+ * through libsluice, the CLI and HTTP, across a kill -9 and restart (from the
  * log, and from a snapshot taken half way), and across a failover to a
  * follower; a parent failing for good applies each rule (fail: buried
  * with "task N failed: ERROR", ignore: runs, cancel: deleted with its
@@ -306,6 +306,106 @@ test_diamond_fails_over(void **state)
 	it_node_stop(&b, SIGTERM);
 }
 
+/* HTTP: POST ?after=, the take's JSON with the parents' results, ack
+ * with a result in the body; bad input: an unknown parent, a bad rule,
+ * a result over 65,535 bytes. */
+static uint64_t
+http_put(int hport, const char *query, const char *payload, int want)
+{
+	char path[160], *body = NULL;
+	uint64_t id;
+
+	snprintf(path, sizeof(path), "/v1/tubes/h/tasks%s", query);
+	assert_int_equal(
+	    it_http(hport, "POST", path, NULL, payload, &body), want);
+	id = want == 201 ? (uint64_t)it_json_num(body, NULL, "id") : 0;
+	free(body);
+	return id;
+}
+
+/* Takes from tube h over HTTP (it must be `want`), acks with `result`;
+ * the take's JSON in out. */
+static void
+http_run(int hport, uint64_t want, const char *result, char *out, size_t cap)
+{
+	char path[96], *body = NULL;
+	uint64_t lease;
+
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/take?wait=5s", NULL, "", &body),
+	    200);
+	assert_int_equal((uint64_t)it_json_num(body, NULL, "id"), want);
+	lease = (uint64_t)it_json_num(body, NULL, "lease");
+	snprintf(out, cap, "%s", body);
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64 "/ack?lease=%" PRIu64,
+	    want, lease);
+	assert_int_equal(
+	    it_http(hport, "POST", path, NULL, result, &body), 200);
+	free(body);
+}
+
+static void
+test_diamond_http(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	static char port[32];
+	char q[96], out[8192], want[96], *body = NULL, *big;
+	struct diamond g;
+	int hport = it_free_port();
+
+	snprintf(port, sizeof(port), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = port;
+	s->args[2] = NULL;
+	it_start(s);
+	g.a = http_put(hport, "", "A", 201);
+	snprintf(q, sizeof(q), "?after=%" PRIu64, g.a);
+	g.b = http_put(hport, q, "B", 201);
+	g.c = http_put(hport, q, "C", 201);
+	snprintf(q, sizeof(q), "?after=%" PRIu64 ",%" PRIu64, g.b, g.c);
+	g.d = http_put(hport, q, "D", 201);
+	snprintf(q, sizeof(q), "/v1/tasks/%" PRIu64, g.d);
+	body = it_http_get(hport, q, 200);
+	assert_non_null(strstr(body, "\"state\":\"waiting\""));
+	assert_non_null(strstr(body, "\"parents_pending\":2"));
+	free(body);
+	http_run(hport, g.a, "ra", out, sizeof(out));
+	http_run(hport, g.b, "rb", out, sizeof(out));
+	snprintf(want, sizeof(want),
+	    "{\"id\":%" PRIu64 ",\"outcome\":\"done\",\"result\":\"ra\"}", g.a);
+	assert_non_null(strstr(out, want));
+	http_run(hport, g.c, "rc", out, sizeof(out));
+	http_run(hport, g.d, "", out, sizeof(out));
+	snprintf(want, sizeof(want),
+	    "{\"id\":%" PRIu64 ",\"outcome\":\"done\",\"result\":\"rb\"}", g.b);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want),
+	    "{\"id\":%" PRIu64 ",\"outcome\":\"done\",\"result\":\"rc\"}", g.c);
+	assert_non_null(strstr(out, want));
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/take", NULL, "", &body), 200);
+	assert_non_null(strstr(body, "\"tasks\":[]"));
+	free(body);
+	/* bad input */
+	http_put(hport, "?after=999", "x", 404);
+	http_put(hport, "?after=1&on_parent_failure=maybe", "x", 400);
+	http_put(hport, "?after=0", "x", 400);
+	g.a = http_put(hport, "", "A", 201);
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/take", NULL, "", &body), 200);
+	snprintf(q, sizeof(q), "/v1/tasks/%" PRIu64 "/ack?lease=%" PRIu64, g.a,
+	    (uint64_t)it_json_num(body, NULL, "lease"));
+	free(body);
+	big = malloc(65537);
+	memset(big, 'r', 65536); /* one byte over */
+	big[65536] = '\0';
+	assert_int_equal(it_http(hport, "POST", q, NULL, big, &body), 400);
+	assert_non_null(strstr(body, "result_too_large"));
+	free(body);
+	free(big);
+}
+
 /* A chain A -> B -> C, each child with `rule`; A fails for good. */
 static void
 chain(struct sluice_client *c, const char *tube, int rule, uint64_t id[3])
@@ -448,6 +548,8 @@ main(void)
 		    test_diamond_libsluice, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_diamond_cli, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_diamond_http, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_diamond_survives_kill, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
