@@ -214,8 +214,8 @@ cli_print_list_head(FILE *f, bool json)
 		    "KEY / LAST_ERROR / HOLDER");
 }
 
-/* A list row's last column: what is there of group, key, last error and
- * (taken) holder, separated by " / ". */
+/* A list row's last column: what is there of group, key, last error,
+ * (taken) holder and parents ("after 3,4"), separated by " / ". */
 static void
 row_text(FILE *f, const struct sluice_task *t)
 {
@@ -240,6 +240,13 @@ row_text(FILE *f, const struct sluice_task *t)
 	if (t->state == SLUICE_TAKEN) {
 		fmt_holder(holder, sizeof(holder), t);
 		fprintf(f, "%s%s", sep, holder);
+		sep = " / ";
+	}
+	if (t->nparents > 0) {
+		fprintf(f, "%safter", sep);
+		for (size_t i = 0; i < t->nparents; i++)
+			fprintf(
+			    f, "%s%" PRIu64, i ? "," : " ", t->parents[i].id);
 	}
 	fputc('\n', f);
 }
