@@ -344,6 +344,46 @@ test_parent_dead_lettered(void **state)
 	check(h);
 }
 
+/* Parents and children in different tubes: a flush of the parents' tube
+ * fails them for good (deleted), and the children elsewhere follow their
+ * rules; stats count the waiting tasks of each tube. */
+static void
+test_across_tubes(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct queue_flush_req fl = { "t", 1 };
+	struct queue_tube_stats ts;
+	struct qrec rec;
+	uint64_t a, b, c;
+
+	a = put0(h, "A");
+	queue_put_req_init(&req);
+	req.tube = "u";
+	req.tube_len = 1;
+	req.after = &a;
+	req.nafter = 1;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	b = res.id;
+	req.on_parent_failure = QUEUE_PARENT_IGNORE;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	c = res.id;
+	assert_int_equal(queue_tube_stats(h->q, h->now, "u", 1, &ts), 0);
+	assert_int_equal(ts.waiting, 2);
+	assert_int_equal(queue_decide_flush(h->q, h->now, &fl, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	check(h);
+	assert_int_equal(state_of(h, a), 0);
+	assert_int_equal(state_of(h, b), QUEUE_BURIED);
+	assert_error(h, b, "task 1 failed: deleted");
+	assert_int_equal(state_of(h, c), QUEUE_READY);
+	assert_int_equal(queue_tube_stats(h->q, h->now, "u", 1, &ts), 0);
+	assert_int_equal(ts.waiting, 0);
+}
+
 /* What a put finds when it names its parents. */
 static void
 test_put_decides_at_once(void **state)
@@ -765,6 +805,7 @@ main(void)
 		T(test_parent_fails_cancel),
 		T(test_long_cancel_chain),
 		T(test_parent_dead_lettered),
+		T(test_across_tubes),
 		T(test_put_decides_at_once),
 		T(test_after_key),
 		T(test_result_limit),

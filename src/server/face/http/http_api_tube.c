@@ -47,14 +47,15 @@ tube_ok(struct http_api_call *c, const char *tube)
 
 /* ---- state names ------------------------------------------------------- */
 
-/* "ready".."done" (and "all" when `all`) to MSG_ST_*; -1 when unknown. */
+/* "ready".."waiting" (and "all" when `all`) to MSG_ST_*; -1 when
+ * unknown. */
 static int
 state_of(const char *s, bool all)
 {
 	static const char *const names[] = { "all", "ready", "delayed", "taken",
-		"buried", "done" };
+		"buried", "done", "waiting" };
 
-	for (int i = all ? 0 : 1; i < 6; i++)
+	for (int i = all ? 0 : 1; i < 7; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
@@ -308,7 +309,7 @@ list(struct http_api_call *c, const char *tube)
 
 		if (st < 0 || st == MSG_ST_DONE)
 			http_query_bad(&c->q, "state",
-			    "all, ready, delayed, taken or buried");
+			    "all, ready, delayed, taken, buried or waiting");
 		else
 			req.list.state = (uint8_t)st;
 	}
@@ -617,7 +618,7 @@ http_api_tube_route(struct http_api_call *c)
 		if (http_query_str(&c->q, "state", st, sizeof(st))) {
 			int s = state_of(st, true);
 
-			if (s < 0 || s == MSG_ST_DONE)
+			if (s < 0 || s == MSG_ST_DONE || s == MSG_ST_WAITING)
 				http_query_bad(&c->q, "state",
 				    "buried, ready, delayed, taken or all");
 			req.errors.set_state = s != MSG_ST_BURIED;
@@ -631,9 +632,9 @@ http_api_tube_route(struct http_api_call *c)
 		http_query_str(&c->q, "state", st, sizeof(st));
 		s = state_of(st, false);
 		if (s != MSG_ST_READY && s != MSG_ST_DELAYED &&
-		    s != MSG_ST_BURIED)
-			http_query_bad(
-			    &c->q, "state", "ready, delayed or buried");
+		    s != MSG_ST_BURIED && s != MSG_ST_WAITING)
+			http_query_bad(&c->q, "state",
+			    "ready, delayed, buried or waiting");
 		req.op = MSG_OP_PEEK_NEXT;
 		req.peek_next.tube = msg_cstr(tube);
 		req.peek_next.state = (uint8_t)(s > 0 ? s : MSG_ST_READY);
