@@ -387,6 +387,22 @@ test_diamond_http(void **state)
 	    it_http(hport, "POST", "/v1/tubes/h/take", NULL, "", &body), 200);
 	assert_non_null(strstr(body, "\"tasks\":[]"));
 	free(body);
+	/* a batch item after a task */
+	snprintf(out, sizeof(out),
+	    "[{\"payload\":\"E\",\"after\":[%" PRIu64 "],"
+	    "\"on_parent_failure\":\"ignore\"},"
+	    "{\"payload\":\"F\",\"after\":[0]}]",
+	    g.d);
+	assert_int_equal(it_http(hport, "POST", "/v1/tubes/h/tasks?batch=1",
+	                     NULL, out, &body),
+	    200);
+	assert_non_null(strstr(body, "\"created\":true"));
+	assert_non_null(strstr(body, "after: task ids of at least 1"));
+	free(body);
+	assert_int_equal(
+	    it_http(hport, "POST", "/v1/tubes/h/take", NULL, "", &body), 200);
+	assert_non_null(strstr(body, "\"payload\":\"E\""));
+	free(body);
 	/* bad input */
 	http_put(hport, "?after=999", "x", 404);
 	http_put(hport, "?after=1&on_parent_failure=maybe", "x", 400);
