@@ -792,6 +792,22 @@ scenario(struct tq *h)
 		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
 			tq_commit(h, &rec);
 	}
+	/* dependencies: a PUT_X after tasks 1 and 2, waiting (DEP and
+	 * DEPC snapshot entries) */
+	{
+		static const uint64_t parents[2] = { 1, 2 };
+
+		queue_put_req_init(&req);
+		req.tube = "t";
+		req.tube_len = 1;
+		req.payload = "child";
+		req.payload_len = 5;
+		req.after = parents;
+		req.nafter = 2;
+		req.on_parent_failure = QUEUE_PARENT_IGNORE;
+		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
+			tq_commit(h, &rec);
+	}
 	if (queue_decide_take(h->q, h->now, &tr, &rec) == 0 &&
 	    tq_commit(h, &rec) == 0 &&
 	    queue_peek(h->q, h->now, rec.u.take.id, &v) == 0) {
