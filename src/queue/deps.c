@@ -25,12 +25,20 @@ deps_init(struct deps *d)
 	idx_init(&d->nodes, node_key);
 }
 
+void
+deps_parents_free(struct dnode *n)
+{
+	if (n->parents != &n->one)
+		free(n->parents);
+	n->parents = NULL;
+}
+
 static void
 node_free(struct dnode *n)
 {
 	if (n == NULL)
 		return;
-	free(n->parents);
+	deps_parents_free(n);
 	free(n->children);
 	free(n->result);
 	free(n);
@@ -263,7 +271,7 @@ room_for_child(struct queue *q, uint64_t id, struct dnode **made)
 	}
 	if (n->nchildren < n->children_cap)
 		return 0;
-	cap = n->children_cap < 4 ? 4 : n->children_cap * 2;
+	cap = n->children_cap < 2 ? 2 : n->children_cap * 2;
 	if ((c = realloc(n->children, sizeof(*c) * cap)) == NULL) {
 		if (*made != NULL)
 			node_free(n);
@@ -289,7 +297,7 @@ deps_put_reserve(struct queue *q, const struct qrec_put *p)
 			return SLUICE_ECORRUPT;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return SLUICE_ENOMEM;
-	c->parents = malloc(8 * (size_t)p->nafter);
+	c->parents = p->nafter == 1 ? &c->one : malloc(8 * (size_t)p->nafter);
 	if (c->parents == NULL ||
 	    (rc = idx_reserve(&d->nodes, p->nafter + 1)) != 0) {
 		node_free(c);
@@ -476,8 +484,7 @@ deps_task_gone(struct queue *q, struct task *t)
 		}
 	}
 	d->nedges -= n->nparents;
-	free(n->parents);
-	n->parents = NULL;
+	deps_parents_free(n);
 	n->nparents = 0;
 	n->pending = 0;
 	maybe_drop(q, n);

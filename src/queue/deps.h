@@ -51,7 +51,9 @@ struct task;
 
 struct dnode {
 	uint64_t id;
-	uint64_t *parents;  /* child side: the tasks it waits for */
+	uint64_t *parents;  /* child side: the tasks it waits for (&one
+	                       when it is one: no allocation) */
+	uint64_t one;       /* the parent of a child of one */
 	uint64_t *children; /* parent side: the tasks that wait for it */
 	char *result;       /* acked with a result: a copy */
 	struct dnode *next; /* on the list to settle */
@@ -87,6 +89,9 @@ void deps_fini(struct deps *d);
 
 /* The node of task `id`, or NULL. */
 struct dnode *deps_node(const struct queue *q, uint64_t id);
+
+/* Frees a node's parent list (not when it is the node's own `one`). */
+void deps_parents_free(struct dnode *n);
 
 /* The parent id i of a PUT_X record. */
 uint64_t deps_after_id(const struct qrec_put *p, size_t i);

@@ -122,7 +122,9 @@ deps_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 	    (n->gone && n->nparents != 0) || n->nlive > n->children_cap ||
 	    n->pending > n->nparents)
 		goto corrupt;
-	if (n->nparents > 0 &&
+	if (n->nparents == 1)
+		n->parents = &n->one;
+	else if (n->nparents > 0 &&
 	    (n->parents = malloc(8 * (size_t)n->nparents)) == NULL)
 		goto nomem;
 	for (uint32_t i = 0; i < n->nparents; i++)
@@ -148,12 +150,12 @@ deps_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 	l->dep_left = n->children_cap;
 	return 0;
 corrupt:
-	free(n->parents);
+	deps_parents_free(n);
 	free(n->result);
 	free(n);
 	return SLUICE_ECORRUPT;
 nomem:
-	free(n->parents);
+	deps_parents_free(n);
 	free(n->result);
 	free(n->children);
 	free(n);

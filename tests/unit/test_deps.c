@@ -791,6 +791,19 @@ test_memory_per_edge(void **state)
 	print_message("%zu bytes for %d edges: %.1f a edge\n", used, P * C,
 	    (double)used / (P * C));
 	assert_true(used <= (size_t)32 * P * C);
+	/* a child of one parent: its node dominates (an edge is 16 bytes
+	 * of it) */
+	base = heap_bytes();
+	for (int i = 0; i < 10 * C; i++)
+		assert_int_equal(put_after(h, "c", ps, 1, 0, NULL), 0);
+	used = heap_bytes() - base;
+	base = heap_bytes();
+	for (int i = 0; i < 10 * C; i++)
+		put0(h, "c");
+	used -= heap_bytes() - base;
+	print_message("a child of one parent: %.1f bytes more than a task\n",
+	    (double)used / (10 * C));
+	assert_true(used <= (size_t)160 * 10 * C);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
