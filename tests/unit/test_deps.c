@@ -442,7 +442,7 @@ test_put_decides_at_once(void **state)
 }
 
 /* A parent named by its key, in the put's tube; a waiting task refuses
- * replace and update. */
+ * replace, debounce and update; a throttled put names it. */
 static void
 test_after_key(void **state)
 {
@@ -490,6 +490,17 @@ test_after_key(void **state)
 	req.replace = true;
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_ESTATE);
+	/* debounce replaces: refused; throttle names the waiting task */
+	req.replace = false;
+	req.debounce_ms = 1000;
+	assert_int_equal(
+	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_ESTATE);
+	req.debounce_ms = 0;
+	req.throttle_ms = 1000;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	assert_false(res.created);
+	assert_int_equal(res.id, b);
 	memset(&up, 0, sizeof(up));
 	up.id = b;
 	up.set_pri = true;
