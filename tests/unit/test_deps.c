@@ -666,16 +666,17 @@ test_replay_and_snapshot(void **state)
 	buf_fini(&snap);
 }
 
-/* Random puts with random parents and rules, takes, acks, fatal fails,
- * deletes: the invariants hold after every step, a task is taken only
- * once each of its parents is acked (or failed under ignore), and replay
- * and a snapshot agree at the end. */
+/* Random puts with random parents and rules, takes, acks, fatal fails
+ * (buried, then, half way, moved to a dead-letter tube), kicks, deletes:
+ * the invariants hold after every step, a task is taken only once each
+ * of its parents is acked (or failed under ignore, or it was kicked), and
+ * replay and a snapshot agree at the end. */
 static void
 test_random_steps(void **state)
 {
 	struct tq *h = H(state);
-	enum { N = 3000 };
-	static uint8_t acked[N + 64];
+	enum { N = 6000 };
+	static uint8_t acked[N + 64], kicked[N + 64];
 	/* the parents a child was put after once they were gone and
 	 * forgotten (deleted, cancelled: deps.h, they count as acked) */
 	static uint64_t forgot[N + 64][4];
@@ -685,8 +686,23 @@ test_random_steps(void **state)
 	uint64_t seed = 42;
 
 	memset(acked, 0, sizeof(acked));
+	memset(kicked, 0, sizeof(kicked));
 	memset(forgot, 0, sizeof(forgot));
 	for (int step = 0; step < N; step++) {
+		if (step == N / 2) { /* from now on failures dead-letter */
+			struct queue_tube_set_req ts;
+			struct qrec rec;
+
+			memset(&ts, 0, sizeof(ts));
+			ts.tube = "t";
+			ts.tube_len = 1;
+			ts.set = QREC_TS_DEAD_LETTER;
+			ts.conf.dead_letter = "dl";
+			ts.conf.dead_letter_len = 2;
+			assert_int_equal(
+			    queue_decide_tube_set(h->q, h->now, &ts, &rec), 0);
+			assert_int_equal(tq_commit(h, &rec), 0);
+		}
 		uint64_t next = queue_next_id(h->q), id;
 		struct queue_task_deps d;
 		int op;
@@ -735,7 +751,10 @@ test_random_steps(void **state)
 
 				for (int j = 0; j < 4; j++)
 					f |= forgot[id][j] == d.parents[i];
+				/* a child buried by its rule runs once
+				 * an operator kicks it */
 				assert_true(acked[d.parents[i]] || f ||
+				    kicked[id] ||
 				    (o == QUEUE_DEP_FAILED &&
 				        d.on_parent == QUEUE_PARENT_IGNORE));
 			}
@@ -745,6 +764,20 @@ test_random_steps(void **state)
 				ack(h, id, "r");
 				acked[id] = 1;
 			}
+		} else if (next > 1 && (seed >> 50) % 3 == 0) {
+			/* an operator kicks a buried task */
+			struct queue_kick_req kr = { 0 };
+			struct qrec rec;
+
+			id = next - 1 - (seed >> 24) % 16;
+			kr.id = id;
+			if (id >= 1 && state_of(h, id) == QUEUE_BURIED) {
+				assert_int_equal(
+				    queue_decide_kick(h->q, h->now, &kr, &rec),
+				    0);
+				assert_int_equal(tq_commit(h, &rec), 0);
+				kicked[id] = 1;
+			}
 		} else if (next > 1) {
 			id = next - 1 - (seed >> 24) % 8;
 			if (id >= 1 && state_of(h, id) != 0 &&
@@ -753,6 +786,18 @@ test_random_steps(void **state)
 			}
 		}
 		check(h);
+	}
+	/* the steps did kick, and dead-letter */
+	{
+		struct queue_tube_stats ts;
+		int nk = 0;
+
+		for (int i = 0; i < N + 64; i++)
+			nk += kicked[i];
+		assert_true(nk > 0);
+		assert_int_equal(
+		    queue_tube_stats(h->q, h->now, "dl", 2, &ts), 0);
+		assert_true(ts.ctr.put + ts.ready + ts.taken > 0);
 	}
 	q = queue_new(NULL);
 	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
