@@ -280,11 +280,13 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_PUT_V:
 	case QREC_PUT_G:
 	case QREC_PUT_T:
+	case QREC_PUT_X:
 		return r->u.put.id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		return r->u.take.id;
 	case QREC_ACK:
+	case QREC_ACK_R:
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
