@@ -24,6 +24,10 @@
  * Task states and transitions (records in capitals):
  *   (none)  -> ready | delayed     PUT, PUT_V (delayed when run_at is
  *                                  later; PUT_V stores a version)
+ *   (none)  -> waiting             PUT_X: until each parent is acked,
+ *                                  then ready | delayed; a parent failing
+ *                                  for good buries it, or deletes it, or
+ *                                  counts as acked, by its rule (deps.h)
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
