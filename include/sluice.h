@@ -112,6 +112,7 @@ enum sluice_error {
 	                           [A-Za-z0-9_.:/-] */
 	SLUICE_ECANCELED = 30,  /* the task was cancelled: its worker stops
 	                           (sluice_cancel) */
+	SLUICE_ERESULT = 31,    /* an ack's result over 65,535 bytes */
 	SLUICE_ESCHED = 32,     /* bad schedule: a cron expression, time zone
 	                           or name refused (sluice_errmsg says which) */
 	SLUICE_ERRMAX_
@@ -138,7 +139,11 @@ enum sluice_state {
 	SLUICE_BURIED = 4,  /* parked until kicked */
 	SLUICE_DONE = 5,    /* acked, kept while its tube retains finished
 	                       tasks (sluiced --keep-done) */
+	SLUICE_WAITING = 6, /* put after parents not acked yet (after) */
 };
+
+/* Dependencies between tasks: sluice_deps.h, part of this header. */
+#include "sluice_deps.h"
 
 /* Orders of sluice_list(). */
 enum sluice_order {
@@ -290,6 +295,14 @@ struct sluice_put_opts {
 	 * ready tasks (docs/queue.md, "Fair groups"). A replace keeps the
 	 * task's group. A server older than groups answers SLUICE_EPROTO. */
 	const char *group;
+	/* Parents (sluice_deps.h): ids, keys of tasks of its tube, 1..1000
+	 * together (unknown: ENOTFOUND); not with replace, if_newer,
+	 * period_ms, debounce or throttle (SLUICE_EINVAL). */
+	const uint64_t *after;
+	size_t nafter;
+	const char *const *after_keys;
+	size_t nafter_keys;
+	int on_parent_failure;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -422,6 +435,15 @@ struct sluice_task {
 	uint32_t session;
 	const char *peer;
 	const char *group; /* its fair group; NULL: none */
+	/* Its parents (none: NULL, 0), not acked yet of them, its rule;
+	 * the first 1,000 of its children, all counted in nchildren. */
+	const struct sluice_parent *parents;
+	size_t nparents;
+	uint32_t parents_pending;
+	int on_parent_failure;
+	const uint64_t *children;
+	size_t nchildren_shown;
+	uint64_t nchildren;
 	int cancelled;     /* taken and cancelled (sluice_cancel) */
 };
 
@@ -506,10 +528,10 @@ SLUICE_API int sluice_ack(struct sluice_client *c, uint64_t id, uint64_t lease,
 /* The options of sluice_ack_opts(). Zero means none. */
 struct sluice_ack_opts {
 	const char *to_tube; /* move the task to this tube, as sluice_ack */
-	const char *result;  /* a short text (up to 1024 bytes, else
-	                        SLUICE_ELIMIT) kept with the task when its
-	                        tube retains finished tasks (it becomes
-	                        SLUICE_DONE); dropped otherwise */
+	const char *result;  /* up to 65535 bytes (else SLUICE_ERESULT),
+	                        kept with the task when its tube retains
+	                        finished tasks (SLUICE_DONE), and for the
+	                        tasks put after it; dropped otherwise */
 };
 
 /* sluice_ack with options: as sluice_ack, and the task's result. A task

@@ -2,7 +2,8 @@
  * arguments, build the request, client_call(), copy the results out.
  * Nothing here touches the connection. The operations that read (peek,
  * list, stats, errors, hourly statistics, history) and the functions
- * that free what they return are in ops_read.c. */
+ * that free what they return are in ops_read.c, put and put_batch in
+ * ops_put.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,181 +35,6 @@ copy_after(const struct msg_rep *r, struct sluice_after *after)
 	after->run_at = r->after.run_at;
 	after->deadline = r->after.deadline;
 	after->replaced = r->after.replaced;
-}
-
-/* ---- put -------------------------------------------------------------- */
-
-void
-sluice_put_opts_init(struct sluice_put_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->priority = SLUICE_PRI_DEFAULT;
-}
-
-static void
-put_fields(const struct sluice_put_opts *o, const void *payload, size_t len,
-    struct msg_put *p)
-{
-	struct sluice_put_opts dflt;
-
-	if (o == NULL) {
-		sluice_put_opts_init(&dflt);
-		o = &dflt;
-	}
-	memset(p, 0, sizeof(*p));
-	p->tube = ops_tube_or_default(o->tube);
-	p->priority = o->priority;
-	p->at = o->run_at != 0;
-	p->when = p->at ? o->run_at : o->delay_ms;
-	p->ttr = o->ttr_ms;
-	p->max_attempts = o->max_attempts;
-	p->period = o->period_ms;
-	p->key = msg_cstr(o->key);
-	p->replace = o->replace != 0;
-	p->if_newer = o->if_newer;
-	p->debounce = o->debounce_ms;
-	p->throttle = o->throttle_ms;
-	p->group = msg_cstr(o->group);
-	p->payload.p = len ? payload : "";
-	p->payload.len = len;
-}
-
-/* The deduplication modes' rules, in the words the server would use. */
-static int
-put_mode_check(struct sluice_client *c, const struct msg_put *p)
-{
-	const char *m = p->debounce != 0 ? "debounce" : "throttle";
-	uint64_t w = p->debounce != 0 ? p->debounce : p->throttle;
-
-	if (w == 0)
-		return 0;
-	if (p->debounce != 0 && p->throttle != 0)
-		return ops_bad_arg(
-		    c, "put: debounce and throttle cannot be used together");
-	if (p->key.len == 0) {
-		client_errmsg(c, "put: %s needs a key", m);
-		return SLUICE_EINVAL;
-	}
-	if (p->replace || p->if_newer != 0 || p->when != 0 || p->at) {
-		client_errmsg(c,
-		    "put: %s cannot be used with replace, if_newer, a delay "
-		    "or run_at",
-		    m);
-		return SLUICE_EINVAL;
-	}
-	if (w > 30ull * 24 * 3600 * 1000) {
-		client_errmsg(
-		    c, "put: %s window out of range: 1 ms to 30 days", m);
-		return SLUICE_EINVAL;
-	}
-	return 0;
-}
-
-int
-sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
-    const void *payload, size_t len, struct sluice_put_result *res)
-{
-	struct msg_req q = { .op = MSG_OP_PUT };
-	struct msg_rep r;
-	int rc;
-
-	if (c == NULL || (payload == NULL && len > 0))
-		return ops_bad_arg(c, "put: payload missing");
-	put_fields(o, payload, len, &q.put);
-	if (q.put.if_newer != 0 && (!q.put.replace || q.put.key.len == 0))
-		return ops_bad_arg(c, "put: if_newer needs a key and replace");
-	if ((rc = put_mode_check(c, &q.put)) != 0)
-		return rc;
-	if ((rc = client_call(c, &q, 0, &r)) != 0)
-		return rc;
-	if (res != NULL) {
-		res->id = r.put.id;
-		res->created = r.put.created;
-		res->stale_version = r.put.stale;
-		res->replaced = (q.put.replace || q.put.debounce != 0) &&
-		    !r.put.created && !r.put.stale;
-		res->throttled = r.put.throttled;
-	}
-	return 0;
-}
-
-int
-sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
-    const void *payload, size_t len, uint64_t *id, int *created)
-{
-	struct sluice_put_result res;
-	int rc = sluice_put_ex(c, o, payload, len, &res);
-
-	if (rc != 0)
-		return rc;
-	if (id != NULL)
-		*id = res.id;
-	if (created != NULL)
-		*created = res.created;
-	return 0;
-}
-
-int
-sluice_put_batch(
-    struct sluice_client *c, struct sluice_batch_item *items, size_t n)
-{
-	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
-	struct msg_put *v;
-	struct msg_put_res res;
-	struct msg_iter it;
-	struct msg_rep r;
-	size_t off = 0;
-	int rc;
-
-	if (c == NULL || items == NULL || n == 0)
-		return ops_bad_arg(c, "put batch: no tasks");
-	if (n > SLUICE_BATCH_MAX) {
-		client_errmsg(
-		    c, "put batch: %zu tasks, at most %d", n, SLUICE_BATCH_MAX);
-		return SLUICE_ELIMIT;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (items[i].payload == NULL && items[i].len > 0)
-			return ops_bad_arg(c, "put batch: payload missing");
-	if ((v = calloc(n, sizeof(*v))) == NULL)
-		return SLUICE_ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		put_fields(
-		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
-	q.put_batch.n = (uint32_t)n;
-	q.put_batch.messages = true;
-	q.put_batch.items = v;
-	rc = client_call(c, &q, 0, &r);
-	free(v);
-	if (rc != 0)
-		return rc;
-	if (r.put_batch.n != n) {
-		client_errmsg(
-		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
-		return SLUICE_EPROTO;
-	}
-	/* The texts first (the buffer may move as it grows), then the
-	 * results pointing into it. */
-	buf_reset(&c->texts);
-	it = r.put_batch.it;
-	while (msg_next_put_res(&it, &res)) {
-		buf_put(&c->texts, res.message.p, res.message.len);
-		buf_put_u8(&c->texts, 0);
-	}
-	if (buf_failed(&c->texts))
-		return SLUICE_ENOMEM;
-	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
-		items[i].rc = res.status;
-		items[i].id = res.id;
-		items[i].created = res.created;
-		items[i].stale_version = res.stale;
-		items[i].throttled = res.throttled;
-		items[i].errmsg = (const char *)c->texts.data + off;
-		if (items[i].rc != 0 && res.message.len == 0)
-			items[i].errmsg = sluice_strerror(items[i].rc);
-		off += res.message.len + 1;
-	}
-	return 0;
 }
 
 /* ---- take and the lease operations ------------------------------------ */
@@ -320,6 +146,12 @@ sluice_ack_opts(struct sluice_client *c, uint64_t id, uint64_t lease,
 	if (o != NULL) {
 		q.ack.to = msg_cstr(o->to_tube);
 		q.ack.result = msg_cstr(o->result);
+	}
+	if (q.ack.result.len > MSG_RESULT_MAX) {
+		client_errmsg(c,
+		    "ack: a result of %zu bytes: at most %d (64 KiB less one)",
+		    q.ack.result.len, MSG_RESULT_MAX);
+		return SLUICE_ERESULT;
 	}
 	q.ack.lease = lease_or_force(lease, &q.ack.force);
 	q.ack.report = true;
@@ -978,6 +810,8 @@ sluice_state_name(int state)
 		return "cancelled";
 	case SLUICE_DEAD_LETTERED:
 		return "dead_lettered";
+	case SLUICE_WAITING:
+		return "waiting";
 	}
 	return "?";
 }

@@ -51,9 +51,11 @@ sluice_peek_next(struct sluice_client *c, const char *tube, int state,
 		.peek_next = { .tube = ops_tube_or_default(tube) } };
 
 	if (state != SLUICE_READY && state != SLUICE_DELAYED &&
-	    state != SLUICE_BURIED && state != SLUICE_DONE)
-		return ops_bad_arg(
-		    c, "peek: state must be ready, delayed, buried or done");
+	    state != SLUICE_BURIED && state != SLUICE_DONE &&
+	    state != SLUICE_WAITING)
+		return ops_bad_arg(c,
+		    "peek: state must be ready, delayed, buried, done or "
+		    "waiting");
 	q.peek_next.state = (uint8_t)state;
 	return call_task(c, &q, task);
 }
@@ -129,7 +131,7 @@ sluice_list_after(struct sluice_client *c, const char *tube, int state,
 
 	if (c == NULL || tasks == NULL || n == NULL)
 		return ops_bad_arg(c, "list: no place for the tasks");
-	if (state < 0 || state > SLUICE_DONE || order < 0 || order > 255)
+	if (state < 0 || state > SLUICE_WAITING || order < 0 || order > 255)
 		return ops_bad_arg(c, "list: unknown state or order");
 	q.list.state = (uint8_t)state;
 	q.list.order = (uint8_t)order;

@@ -48,6 +48,51 @@ arena_opt_str(struct arena *a, struct msg_str s)
 	return s.len ? p : NULL;
 }
 
+/* Room for `n` bytes aligned for u64 (the block is malloc's). */
+static void *
+arena_take_aligned(struct arena *a, size_t n)
+{
+	a->used = (a->used + 7) & ~(size_t)7;
+	return arena_take(a, n);
+}
+
+/* A task's dependencies, after its strings. */
+static void
+fill_deps(struct arena *a, const struct msg_task *t, struct sluice_task *o)
+{
+	struct sluice_parent *ps;
+	struct msg_iter it = t->deps.parents_it;
+	struct msg_parent p;
+	uint64_t *cs;
+
+	if (!t->has_deps)
+		return;
+	ps = arena_take_aligned(a, t->deps.nparents * sizeof(*ps));
+	cs = arena_take_aligned(a, t->deps.nshown * sizeof(*cs));
+	for (uint32_t i = 0; msg_next_parent(&it, &p); i++) {
+		const char *r = arena_opt_str(a, p.result);
+
+		if (ps != NULL) {
+			ps[i].id = p.id;
+			ps[i].outcome = p.outcome;
+			ps[i].result = r;
+			ps[i].result_len = p.result.len;
+		}
+	}
+	it = t->deps.children_it;
+	for (uint32_t i = 0; cs != NULL && msg_next_id(&it, &cs[i]); i++)
+		;
+	if (o == NULL)
+		return;
+	o->parents = t->deps.nparents ? ps : NULL;
+	o->nparents = t->deps.nparents;
+	o->parents_pending = t->deps.pending;
+	o->on_parent_failure = t->deps.on_parent_failure;
+	o->children = t->deps.nshown ? cs : NULL;
+	o->nchildren_shown = t->deps.nshown;
+	o->nchildren = t->deps.nchildren;
+}
+
 static void
 fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 {
@@ -61,8 +106,10 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	const char *peer = arena_opt_str(a, t->holder.peer);
 	const char *group = arena_opt_str(a, t->group);
 
-	if (o == NULL)
+	if (o == NULL) {
+		fill_deps(a, t, NULL);
 		return;
+	}
 	memset(o, 0, sizeof(*o));
 	o->id = t->id;
 	o->lease = t->lease;
@@ -105,6 +152,7 @@ fill_task(struct arena *a, const struct msg_task *t, struct sluice_task *o)
 	o->session = t->holder.session;
 	o->peer = peer;
 	o->group = group;
+	fill_deps(a, t, o);
 }
 
 /* Lays out `n` tasks from `it` (or the single `one`). */

@@ -15,9 +15,9 @@ static const char *
 state_name(int state)
 {
 	static const char *const names[] = { "none", "ready", "delayed",
-		"taken", "buried", "done" };
+		"taken", "buried", "done", "waiting" };
 
-	return state >= 0 && state <= 5 ? names[state] : "unknown";
+	return state >= 0 && state <= 6 ? names[state] : "unknown";
 }
 
 size_t
@@ -180,6 +180,49 @@ json_payload(FILE *f, const void *p, size_t len, size_t size)
 	}
 }
 
+/* A task's dependencies: "parents" (each with its outcome and, in a
+ * take or a peek, its result), "parents_pending", "on_parent_failure",
+ * "children" (the first 1,000) and "children_count". */
+static void
+json_deps(FILE *f, const struct sluice_task *t)
+{
+	static const char *const outcomes[] = { "pending", "done", "failed" };
+	static const char *const rules[] = { "fail", "ignore", "cancel" };
+
+	if (t->nparents == 0 && t->nchildren == 0)
+		return;
+	fputs(",\"parents\":[", f);
+	for (size_t i = 0; i < t->nparents; i++) {
+		const struct sluice_parent *p = &t->parents[i];
+
+		fprintf(f, "%s{\"id\":%" PRIu64 ",\"outcome\":\"%s\"",
+		    i ? "," : "", p->id,
+		    p->outcome >= 0 && p->outcome <= 2 ? outcomes[p->outcome]
+		                                       : "unknown");
+		if (p->result == NULL) {
+			fputs(",\"result\":null}", f);
+		} else if (json_utf8_valid(p->result, p->result_len)) {
+			fputs(",\"result\":", f);
+			json_str(f, p->result, p->result_len);
+			fputc('}', f);
+		} else {
+			fputs(",\"result_base64\":\"", f);
+			json_base64(f, p->result, p->result_len);
+			fputs("\"}", f);
+		}
+	}
+	fprintf(f,
+	    "],\"parents_pending\":%" PRIu32 ",\"on_parent_failure\":\"%s\""
+	    ",\"children\":[",
+	    t->parents_pending,
+	    t->on_parent_failure >= 0 && t->on_parent_failure <= 2
+	        ? rules[t->on_parent_failure]
+	        : "unknown");
+	for (size_t i = 0; i < t->nchildren_shown; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", t->children[i]);
+	fprintf(f, "],\"children_count\":%" PRIu64, t->nchildren);
+}
+
 void
 json_task(FILE *f, const struct sluice_task *t)
 {
@@ -239,6 +282,7 @@ json_task(FILE *f, const struct sluice_task *t)
 		    t->finished_at, t->kept_until, t->duration_ms);
 		json_cstr(f, t->result);
 	}
+	json_deps(f, t);
 	fputc('}', f);
 }
 

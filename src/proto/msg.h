@@ -131,7 +131,8 @@ enum msg_state {
 	MSG_ST_DELAYED = 2,
 	MSG_ST_TAKEN = 3,
 	MSG_ST_BURIED = 4,
-	MSG_ST_DONE = 5, /* acked, kept by the tube's retention */
+	MSG_ST_DONE = 5,    /* acked, kept by the tube's retention */
+	MSG_ST_WAITING = 6, /* put after parents that are not acked yet */
 };
 
 /* How a task that is gone ended, in wait's reply (buried, done too). */
@@ -174,6 +175,8 @@ struct msg_str {
 	const char *p;
 	size_t len;
 };
+
+#include "proto/msg_deps.h"
 
 /* Walks a decoded list; see msg_next_*(). Opaque to callers. */
 struct msg_iter {
@@ -218,8 +221,17 @@ struct msg_put {
 	uint64_t debounce;
 	uint64_t throttle;
 	struct msg_str group; /* flag 0x08: a fair group (1-200 bytes of the
-	                         tube alphabet; else EGROUP), last; len 0 =
-	                         none */
+	                         tube alphabet; else EGROUP); len 0 = none */
+	/* Flag 0x10, after the group: tagged fields (msg_deps.c): parents
+	 * by id and key (1..MSG_AFTER_MAX), the rule when one fails. */
+	bool ext;
+	uint8_t on_parent_failure; /* enum msg_on_parent */
+	uint32_t nafter;
+	const uint64_t *after;    /* encode */
+	struct msg_iter after_it; /* decode: msg_next_id() */
+	uint32_t nafter_keys;
+	const struct msg_str *after_keys; /* encode */
+	struct msg_iter after_keys_it;    /* decode: msg_next_key() */
 	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
 	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
 	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
@@ -665,7 +677,25 @@ struct msg_task {
 		uint32_t session;    /* the server's id of the connection */
 		struct msg_str peer; /* its address; len 0 = not known */
 	} holder;
-	struct msg_str group; /* its fair group: record flag 0x20, last */
+	struct msg_str group; /* its fair group: record flag 0x20 */
+	/* Its parents and children: record flag 0x40, last (msg_deps.c) */
+	bool has_deps;
+	struct {
+		uint8_t on_parent_failure;  /* enum msg_on_parent */
+		uint32_t pending, nparents; /* not acked yet; all */
+		/* encode: parents, or ids and a function that tells each
+		 * one's outcome and result; results only with `results` */
+		const struct msg_parent *parents;
+		const uint64_t *parent_ids;
+		void (*parent_get)(
+		    void *arg, uint64_t id, struct msg_parent *out);
+		void *parent_arg;
+		bool results;
+		struct msg_iter parents_it;  /* decode: msg_next_parent() */
+		uint32_t nchildren, nshown;  /* all; sent, <= 1000 */
+		const uint64_t *children;    /* encode */
+		struct msg_iter children_it; /* decode: msg_next_id() */
+	} deps;
 	bool cancelled; /* record flag 0x80: taken and cancelled (its lease's
 	                   end removes it; its holder's touch is refused) */
 };
@@ -975,6 +1005,8 @@ bool msg_next_task(struct msg_iter *it, struct msg_task *out);
 bool msg_next_put_res(struct msg_iter *it, struct msg_put_res *out);
 bool msg_next_ack_item(struct msg_iter *it, struct msg_ack_item *out);
 bool msg_next_id(struct msg_iter *it, uint64_t *out);
+bool msg_next_key(struct msg_iter *it, struct msg_str *out);
+bool msg_next_parent(struct msg_iter *it, struct msg_parent *out);
 bool msg_next_item_res(struct msg_iter *it, struct msg_item_res *out);
 bool msg_next_kv(struct msg_iter *it, struct msg_kv *out);
 bool msg_next_tube_stats(struct msg_iter *it, struct msg_tube_stats *out);

@@ -172,7 +172,7 @@ msg_name_valid(struct msg_str s)
 bool
 msg_state_valid(uint8_t st)
 {
-	return st >= MSG_ST_READY && st <= MSG_ST_DONE;
+	return st >= MSG_ST_READY && st <= MSG_ST_WAITING;
 }
 
 /* A count of `n` elements allowed 1..max: 0 is EINVAL, more ELIMIT. */

@@ -138,7 +138,7 @@ msg_lease_get_req(
 		TRY(msg_get_tube(r, true, &q->ack.to));
 		if (!(flags & ACK_F_RESULT))
 			return 0;
-		TRY(msg_get_text(r, MSG_TEXT_MAX, &q->ack.result));
+		TRY(msg_get_text(r, MSG_RESULT_MAX, &q->ack.result));
 		return q->ack.result.len == 0 ? SLUICE_EINVAL : 0;
 	case MSG_OP_RELEASE:
 		get_lease(r, &q->release.id, &q->release.lease);
@@ -232,7 +232,7 @@ msg_lease_put_req(struct buf *b, const struct msg_req *q)
 		put_lease(b, q->ack.id, q->ack.lease);
 		TRY(msg_put_tube(b, q->ack.to, true));
 		if (q->ack.result.len > 0)
-			return msg_put_text(b, q->ack.result, MSG_TEXT_MAX);
+			return msg_put_text(b, q->ack.result, MSG_RESULT_MAX);
 		return 0;
 	case MSG_OP_RELEASE:
 		put_lease(b, q->release.id, q->release.lease);

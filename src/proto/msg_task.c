@@ -16,7 +16,7 @@ static bool
 peek_state_valid(uint8_t st)
 {
 	return st == MSG_ST_READY || st == MSG_ST_DELAYED ||
-	    st == MSG_ST_BURIED || st == MSG_ST_DONE;
+	    st == MSG_ST_BURIED || st == MSG_ST_DONE || st == MSG_ST_WAITING;
 }
 
 static bool
@@ -99,12 +99,13 @@ put_flags(const struct msg_put *p)
 	    (p->if_newer != 0 ? PUT_F_IF_NEWER : 0) |
 	    (p->debounce != 0 ? PUT_F_DEBOUNCE : 0) |
 	    (p->throttle != 0 ? PUT_F_THROTTLE : 0) |
-	    (p->group.len != 0 ? PUT_F_GROUP : 0);
+	    (p->group.len != 0 ? PUT_F_GROUP : 0) | (p->ext ? PUT_F_EXT : 0);
 }
 
 /* After the payload: the version, with flag 0x04, then the modes' windows,
- * then the group, with flag 0x08, last (put_flags). */
-static void
+ * then the group, with flag 0x08, then the tagged fields, with flag 0x10,
+ * last (put_flags). */
+static int
 put_if_newer(struct buf *b, const struct msg_put *p)
 {
 	if (p->if_newer != 0)
@@ -115,6 +116,7 @@ put_if_newer(struct buf *b, const struct msg_put *p)
 		buf_put_u64(b, p->throttle);
 	if (p->group.len != 0)
 		msg_put_str(b, p->group);
+	return msg_put_put_ext(b, p);
 }
 
 /* The put fields, after the flags that came with them. */
@@ -138,7 +140,8 @@ get_put(struct rd *r, uint8_t flags, size_t payload_max, struct msg_put *p)
 	TRY(msg_get_payload(r, payload_max, &p->payload));
 	TRY(get_if_newer(r, flags, p));
 	TRY(get_mode(r, flags, p));
-	return get_group(r, flags, &p->group);
+	TRY(get_group(r, flags, &p->group));
+	return msg_get_put_ext(r, flags, p);
 }
 
 static int
@@ -158,8 +161,7 @@ enc_put(struct buf *b, const struct msg_put *p)
 	if (p->group.len != 0 && !msg_tube_valid(p->group.p, p->group.len))
 		return SLUICE_EGROUP;
 	TRY(msg_put_payload(b, p->payload));
-	put_if_newer(b, p);
-	return 0;
+	return put_if_newer(b, p);
 }
 
 /* A field of a batch item: a length (just read) and its bytes. A length
@@ -229,6 +231,7 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	} else if (rc != 0) {
 		return rc;
 	}
+	TRY(msg_get_put_ext(r, flags, p));
 	p->error = (uint16_t)err;
 	return 0;
 }
@@ -254,8 +257,7 @@ enc_put_item(struct buf *b, const struct msg_put *p)
 	buf_put_u64(b, p->period);
 	msg_put_str(b, p->key);
 	TRY(msg_put_payload(b, p->payload));
-	put_if_newer(b, p);
-	return 0;
+	return put_if_newer(b, p);
 }
 
 static int
@@ -369,7 +371,7 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 		t->done.finished_at = rd_u64(&s);
 		t->done.kept_until = rd_u64(&s);
 		t->done.duration = rd_u64(&s);
-		rc = msg_get_text(&s, MSG_TEXT_MAX, &t->done.result);
+		rc = msg_get_text(&s, MSG_RESULT_MAX, &t->done.result);
 	}
 	if (rc == 0 && (flags & TASK_F_VERSION)) {
 		t->version = rd_u64(&s);
@@ -384,6 +386,8 @@ get_task(struct rd *r, size_t payload_max, struct msg_task *t)
 	if (rc == 0 && (flags & TASK_F_GROUP) &&
 	    (rc = get_group(&s, PUT_F_GROUP, &t->group)) == SLUICE_EGROUP)
 		rc = SLUICE_EPROTO; /* a server sends only good names */
+	if (rc == 0)
+		rc = msg_get_task_deps(&s, flags, t);
 	if (rc == SLUICE_ETRUNC)
 		return SLUICE_EPROTO; /* the record, not the message, is short
 		                       */
@@ -414,6 +418,7 @@ enc_task(struct buf *b, const struct msg_task *t)
 	        (has_version(t) ? TASK_F_VERSION : 0) |
 	        (t->holder.session != 0 ? TASK_F_HOLDER : 0) |
 	        (t->group.len != 0 ? TASK_F_GROUP : 0) |
+	        (t->has_deps ? TASK_F_DEPS : 0) |
 	        (t->cancelled ? TASK_F_CANCELLED : 0));
 	buf_put_u32(b, t->priority);
 	buf_put_u32(b, t->attempts);
@@ -446,7 +451,7 @@ enc_task(struct buf *b, const struct msg_task *t)
 		buf_put_u64(b, t->done.finished_at);
 		buf_put_u64(b, t->done.kept_until);
 		buf_put_u64(b, t->done.duration);
-		TRY(msg_put_text(b, t->done.result, MSG_TEXT_MAX));
+		TRY(msg_put_text(b, t->done.result, MSG_RESULT_MAX));
 	}
 	if (has_version(t)) {
 		buf_put_u64(b, t->version);
@@ -461,6 +466,7 @@ enc_task(struct buf *b, const struct msg_task *t)
 			return SLUICE_EGROUP;
 		msg_put_str(b, t->group);
 	}
+	TRY(msg_put_task_deps(b, t));
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
 	return 0;

@@ -21,12 +21,13 @@ enum {
 	PUT_F_REPLACE = 0x01,
 	PUT_F_AT = 0x02,
 	PUT_F_IF_NEWER = 0x04, /* a u64 version follows the payload */
-	PUT_F_GROUP = 0x08,    /* a str16 group follows, last */
+	PUT_F_GROUP = 0x08,    /* a str16 group follows */
+	PUT_F_EXT = 0x10,      /* tagged fields follow, last (msg_deps.c) */
 	PUT_F_THROTTLE = 0x40, /* a u64 window (ms) follows, after debounce's */
 	PUT_F_DEBOUNCE =
 	    0x80, /* a u64 window (ms) follows, after the version */
 	PUT_F_ALL = PUT_F_REPLACE | PUT_F_AT | PUT_F_IF_NEWER | PUT_F_GROUP |
-	    PUT_F_THROTTLE | PUT_F_DEBOUNCE,
+	    PUT_F_THROTTLE | PUT_F_DEBOUNCE | PUT_F_EXT,
 	PUT_RES_STALE = 2, /* put result's `created`: if_newer was not newer */
 	PUT_RES_THROTTLED = 3, /* put result's `created`: within the key's
 	                          throttle window, ignored */
@@ -49,7 +50,8 @@ enum {
 	TASK_F_DONE = 0x04,        /* a done task: its fields follow */
 	TASK_F_VERSION = 0x08,     /* versions follow, after the done fields */
 	TASK_F_HOLDER = 0x10,      /* the lease's session follows */
-	TASK_F_GROUP = 0x20,       /* a str16 group follows, last */
+	TASK_F_GROUP = 0x20,       /* a str16 group follows */
+	TASK_F_DEPS = 0x40,        /* its dependencies follow, last */
 	TASK_F_CANCELLED = 0x80,   /* taken and cancelled (no field) */
 	RESULT_F_CANCELLED = 0x01, /* wait's reply: taken and cancelled */
 	ACK_F_RESULT = 0x01,       /* a result text follows the to_tube */
@@ -83,6 +85,12 @@ enum {
 	/* id .. size: the fixed part of a task record, in bytes */
 	TASK_FIXED = 8 + 8 + 1 + 1 + 4 + 4 + 4 + 8 * 7 + 4,
 };
+
+/* A put's tagged fields and a task's dependencies (msg_deps.c). */
+int msg_get_put_ext(struct rd *r, uint8_t flags, struct msg_put *p);
+int msg_put_put_ext(struct buf *b, const struct msg_put *p);
+int msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t);
+int msg_put_task_deps(struct buf *b, const struct msg_task *t);
 
 /* Each getter returns 0 or the error of the first problem it meets. */
 #define NEED(r)                                                                \

@@ -2,7 +2,8 @@
  * by record (more in queue.h and docs/queue.md):
  *   PUT      (none) -> ready | delayed (by run_at); PUT_V also
  *            stores its version with the key, PUT_T opens its key's
- *            throttle window (throttle.h)
+ *            throttle window (throttle.h); PUT_X -> waiting (deps.c)
+ *   ACK_R    as ACK; its result stays for the children (deps.c)
  *   TAKE     ready | delayed -> taken (attempts + 1, lease = the
  *            record's, or its lsn for the older form)
  *   TOUCH    taken -> taken (deadline = time + ttr)
@@ -163,7 +164,7 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	    (rc = groups_prepare(
 	         &q->grouped, tb, p->group, p->group_len, &g)) != 0)
 		goto fail_tube;
-	state = qs_wait_state(q, p->run_at);
+	state = p->nafter ? QUEUE_WAITING : qs_wait_state(q, p->run_at);
 	if ((rc = qs_reserve(q, tb, state, false, 0)) != 0)
 		goto fail_group;
 
@@ -428,6 +429,8 @@ apply_end(
 	int64_t run_at;
 	int state, rc;
 
+	if (type == QREC_ACK_R)
+		type = QREC_ACK; /* with a result its children keep */
 	if (t == NULL || !end_fits(type, t, e))
 		return SLUICE_ECORRUPT;
 	tb = t->tube;
@@ -589,7 +592,8 @@ cancel_all(struct queue *q, struct tube *tb, struct task **all, size_t n,
 static int
 flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 {
-	struct heap *hs[4] = { &tb->age, &tb->delayed, &tb->buried, &tb->done };
+	struct heap *hs[5] = { &tb->age, &tb->delayed, &tb->buried, &tb->done,
+		&tb->waiting };
 	size_t n = 0, total = tube_tasks(tb);
 	struct task **all;
 
@@ -598,7 +602,7 @@ flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 	all = malloc(total * sizeof(*all));
 	if (all == NULL)
 		return SLUICE_ENOMEM;
-	for (int h = 0; h < 4; h++)
+	for (int h = 0; h < 5; h++)
 		for (uint32_t i = 0; i < hs[h]->len; i++)
 			all[n++] = hs[h]->item[i];
 	for (uint32_t i = 0; i < q->taken.len && n < total; i++) {
@@ -847,25 +851,6 @@ apply_pause(struct queue *q, const struct qrec_pause *r)
 }
 
 static int
-apply_tube_set(struct queue *q, const struct qrec_tube_set *r)
-{
-	struct tube_conf *tc;
-	struct tube *tb;
-	bool created;
-	int rc;
-
-	if ((rc = tube_conf_new(&r->conf, &tc)) != 0)
-		return rc;
-	if ((rc = qs_tube_get(q, r->tube, r->tube_len, &tb, &created)) != 0) {
-		free(tc);
-		return rc;
-	}
-	free(tb->conf);
-	tb->conf = tc;
-	return 0;
-}
-
-static int
 apply_tube_delete(
     struct queue *q, int64_t time, const struct qrec_tube_delete *r)
 {
@@ -919,6 +904,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	    ? 0
 	    : lsn;
 	qs_outcome_before(q, rec);
+	deps_before(q, rec);
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
@@ -933,10 +919,14 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 			    rec->u.put.key_len, rec->u.put.id,
 			    rec->u.put.throttle_until);
 		break;
+	case QREC_PUT_X:
+		rc = deps_apply_put(q, time, &rec->u.put);
+		break;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		rc = apply_take(q, lsn, time, &rec->u.take);
 		break;
+	case QREC_ACK_R:
 	case QREC_ACK:
 	case QREC_RELEASE:
 	case QREC_FAIL:
@@ -944,9 +934,6 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
 		rc = apply_end(q, rec->type, time, &rec->u.end);
-		break;
-	case QREC_ACK_R: /* an ACK DELETED whose outcome keeps its result */
-		rc = apply_end(q, QREC_ACK, time, &rec->u.end);
 		break;
 	case QREC_CANCEL:
 		rc = qs_cancel_apply(q, time, &rec->u.cancel);
@@ -978,7 +965,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = apply_delete_where(q, time, rec->type, &rec->u.where);
 		break;
 	case QREC_TUBE_SET:
-		rc = apply_tube_set(q, &rec->u.tube_set);
+		rc = qs_apply_tube_set(q, &rec->u.tube_set);
 		break;
 	case QREC_TUBE_DELETE:
 		rc = apply_tube_delete(q, time, &rec->u.tube_delete);
@@ -993,6 +980,8 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		rc = qs_sched_apply(q, time, rec);
 		break;
 	}
+	if (rc == 0)
+		rc = deps_after(q, rec); /* the children of what finished */
 	if (rc == 0 && !places_only(rec->type))
 		for (uint32_t i = 0; i < q->ntubes; i++)
 			q->tubes[i]->dep_lsn = lsn; /* a tube's state: rare */

@@ -72,6 +72,9 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 	case QUEUE_BURIED:
 		CHECK(in_heap(&tb->buried, t, t->hpos));
 		break;
+	case QUEUE_WAITING:
+		CHECK(in_heap(&tb->waiting, t, t->hpos));
+		break;
 	case QUEUE_DONE:
 		CHECK(in_heap(&tb->done, t, t->hpos));
 		CHECK(in_heap(&q->done, t, t->apos));
@@ -222,11 +225,12 @@ queue_check(const struct queue *q, const char **why)
 		count[QUEUE_DELAYED] += tb->delayed.len;
 		count[QUEUE_BURIED] += tb->buried.len;
 		count[QUEUE_DONE] += tb->done.len;
-		CHECK(heap_valid(&tb->done));
+		count[QUEUE_WAITING] += tb->waiting.len;
+		CHECK(heap_valid(&tb->done) && heap_valid(&tb->waiting));
 		count[QUEUE_TAKEN] += tb->ntaken;
 		CHECK(tb->live ==
 		    tube_nready(tb) + tb->delayed.len + tb->buried.len +
-		        tb->ntaken);
+		        tb->ntaken + tb->waiting.len);
 		tube_bytes += tb->bytes;
 		CHECK(tb->aset < (q->nasets ? q->nasets : 1));
 		tube_counters_add(&sum, &tb->ctr);
@@ -297,6 +301,8 @@ queue_check(const struct queue *q, const char **why)
 		}
 	}
 	CHECK(linked + taken_free == q->count[QUEUE_TAKEN]);
+	if ((rc = deps_check(q, why)) != 0)
+		return rc;
 	tw = qs_throttle_check(q);
 	if (tw == NULL)
 		tw = qs_sched_check(q);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "queue/decide.h"
+#include "queue/deps.h"
 #include "queue/group.h"
 #include "queue/qstate.h"
 #include "sluice.h"
@@ -335,6 +336,9 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->key_len > 0)
 		ke = qs_key_for_put(
 		    q, req->tube, req->tube_len, req->key, req->key_len);
+	if (ke != NULL && ke->task != NULL && req->replace &&
+	    ke->task->state == QUEUE_WAITING)
+		return SLUICE_ESTATE; /* its parents decide when it runs */
 	if (ke != NULL && ke->task != NULL && req->replace)
 		return replace_rec(
 		    req, ke->task, ttr, max_attempts, run_at, out, a->res);
@@ -377,6 +381,9 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	out->u.put.run_at = run_at;
 	out->u.put.period = req->period_ms;
 	put_group_set(req, &out->u.put, &out->type);
+	if ((req->nafter > 0 || req->nafter_keys > 0) &&
+	    (rc = deps_decide_put(q, req, &out->u.put, &out->type)) != 0)
+		return rc;
 	return put_res(a->res, q->next_id, true, false);
 }
 
@@ -386,6 +393,9 @@ queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
 {
 	struct put_args a = { req, res };
 
+	if ((req->debounce_ms != 0 || req->throttle_ms != 0) &&
+	    (req->nafter > 0 || req->nafter_keys > 0))
+		return SLUICE_EINVAL; /* parents with a deduplication mode */
 	if (req->debounce_ms != 0 || req->throttle_ms != 0)
 		return queue_decide_put_mode(q, now, req, result, res);
 	return decide_run(q, now, put_rec, &a, result);
@@ -470,9 +480,10 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if (req->to_tube_len > 0 &&
 	    !qrec_tube_valid(req->to_tube, req->to_tube_len))
 		return SLUICE_ETUBE;
-	if (req->result_len > QUEUE_RESULT_MAX ||
-	    (req->result_len > 0 && req->result == NULL))
-		return SLUICE_ELIMIT;
+	if (req->result_len > QUEUE_RESULT_MAX)
+		return SLUICE_ERESULT;
+	if (req->result_len > 0 && req->result == NULL)
+		return SLUICE_EINVAL;
 	if ((rc = leased(q, req->id, req->lease, req->force, &t)) != 0)
 		return rc;
 	if (task_has_repl(t)) {
@@ -499,10 +510,11 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
 		if (req->result_len > 0) { /* kept in its outcome */
 			out->type = QREC_ACK_R;
-			out->u.end.text = req->result;
-			out->u.end.text_len = req->result_len;
+			out->u.end.result = req->result;
+			out->u.end.result_len = req->result_len;
 		}
 	}
+	deps_ack_result(q, req->result, req->result_len, out);
 	return 0;
 }
 
@@ -758,7 +770,8 @@ update_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	        req->set_payload))
 		return SLUICE_ESTATE;
 	if ((t->state == QUEUE_BURIED && req->set_run_at) ||
-	    t->state == QUEUE_DONE) /* finished: history, not work */
+	    t->state == QUEUE_DONE ||  /* finished: history, not work */
+	    t->state == QUEUE_WAITING) /* its parents decide when */
 		return SLUICE_ESTATE;
 	out->type = QREC_UPDATE;
 	u->id = t->id;

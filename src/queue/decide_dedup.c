@@ -74,7 +74,19 @@ queue_decide_put_mode(struct queue *q, int64_t now,
 		r.delay_ms = req->debounce_ms;
 		return queue_decide_put(q, now, &r, out, res);
 	}
-	if ((rc = queue_decide_put(q, now, &r, &rec, res)) != 0)
+	rc = queue_decide_put(q, now, &r, &rec, res);
+	if (rc == SLUICE_ESTATE) { /* the key's task waits for parents */
+		const struct keyent *ke = qs_key_for_put(
+		    q, req->tube, req->tube_len, req->key, req->key_len);
+
+		if (ke == NULL || ke->task == NULL)
+			return rc;
+		th = qs_throttle_find(
+		    q, now, req->tube, req->tube_len, req->key, req->key_len);
+		out->type = QREC_NONE;
+		return not_created(res, th ? th->id : ke->task->id, th != NULL);
+	}
+	if (rc != 0)
 		return rc;
 	th = qs_throttle_find(
 	    q, now, req->tube, req->tube_len, req->key, req->key_len);

@@ -190,10 +190,10 @@ queue_dump(const struct queue *q, struct buf *out)
 	    q->lsn, q->next_id, q->clock, q->ntasks, q->ntubes, q->nkeys, nk);
 	buf_printf(out,
 	    "totals ready=%" PRIu64 " delayed=%" PRIu64 " taken=%" PRIu64
-	    " buried=%" PRIu64 " done=%" PRIu64,
+	    " buried=%" PRIu64 " done=%" PRIu64 " waiting=%" PRIu64,
 	    q->count[QUEUE_READY], q->count[QUEUE_DELAYED],
-	    q->count[QUEUE_TAKEN], q->count[QUEUE_BURIED],
-	    q->count[QUEUE_DONE]);
+	    q->count[QUEUE_TAKEN], q->count[QUEUE_BURIED], q->count[QUEUE_DONE],
+	    q->count[QUEUE_WAITING]);
 	out_counters(out, &q->ctr);
 	buf_put_u8(out, '\n');
 	for (uint32_t i = 0; i < q->ntubes; i++) {
@@ -234,7 +234,8 @@ queue_dump(const struct queue *q, struct buf *out)
 		buf_put_u8(out, '\n');
 	}
 	if ((rc = qs_throttle_dump(q, out)) != 0 ||
-	    (rc = qs_outcome_dump(q, out)) != 0)
+	    (rc = qs_outcome_dump(q, out)) != 0 ||
+	    (rc = deps_dump(q, out)) != 0)
 		goto done;
 	qs_sched_dump(q, out);
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;

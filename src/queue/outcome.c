@@ -271,7 +271,8 @@ qs_outcome_after(struct queue *q, int64_t time, const struct qrec *rec, int rc)
 			break;
 		/* the task is gone (or done): its tube as it was */
 		outcome_note(q, e->id, QUEUE_END_DONE, time, q->oc.tube,
-		    e->text, e->text_len);
+		    rec->type == QREC_ACK_R ? e->result : e->text,
+		    rec->type == QREC_ACK_R ? e->result_len : e->text_len);
 		break;
 	case QREC_FAIL:
 	case QREC_BURY:

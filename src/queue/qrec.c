@@ -41,12 +41,13 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_TUBE_LIMIT] = "TUBE_LIMIT",
 	[QREC_PUT_G] = "PUT_G",
 	[QREC_GROUP_SET] = "GROUP_SET",
+	[QREC_PUT_X] = "PUT_X",
+	[QREC_ACK_R] = "ACK_R",
+	[QREC_CANCEL] = "CANCEL",
 	[QREC_SCHED_SET] = "SCHED_SET",
 	[QREC_SCHED_DELETE] = "SCHED_DELETE",
 	[QREC_SCHED_PAUSE] = "SCHED_PAUSE",
 	[QREC_SCHED_FIRE] = "SCHED_FIRE",
-	[QREC_ACK_R] = "ACK_R",
-	[QREC_CANCEL] = "CANCEL",
 };
 
 const char *
@@ -227,6 +228,56 @@ qrec_limits_valid(const struct qrec_limits *l)
 	return l->concurrency >= 1 && l->concurrency <= QREC_CONCURRENCY_MAX;
 }
 
+/* A PUT_X's parents: 1..QREC_AFTER_MAX ids, each >= 1, below the put's
+ * own id, increasing; a known rule. Other puts have none. */
+static bool
+after_valid(uint16_t type, const struct qrec_put *p)
+{
+	uint64_t prev = 0;
+
+	if (type != QREC_PUT_X)
+		return p->nafter == 0 && p->on_parent == 0;
+	if (p->nafter == 0 || p->nafter > QREC_AFTER_MAX || p->after == NULL ||
+	    p->on_parent > 2)
+		return false;
+	for (uint32_t i = 0; i < p->nafter; i++) {
+		uint64_t id = 0;
+
+		for (int b = 7; b >= 0; b--)
+			id = id << 8 | p->after[8 * i + (size_t)b];
+		if (id <= prev || id >= p->id)
+			return false;
+		prev = id;
+	}
+	return true;
+}
+
+/* The tagged fields of a PUT_X, to the end of the body: AFTER only, for
+ * now; an unknown tag, a repeated one or a length that does not fit
+ * fails the reader. */
+static void
+put_tags_read(struct rd *r, struct qrec_put *p)
+{
+	int last = 0;
+
+	while (!rd_failed(r) && rd_left(r) > 0) {
+		uint8_t tag = rd_u8(r);
+		uint32_t len = rd_u32(r);
+
+		if (rd_failed(r) || tag <= last || tag != QREC_TAG_AFTER ||
+		    len < 9 || (len - 1) % 8 != 0 || len > rd_left(r)) {
+			rd_bytes(r, rd_left(r) + 1); /* fails it */
+			return;
+		}
+		last = tag;
+		p->on_parent = rd_u8(r);
+		p->nafter = (len - 1) / 8;
+		p->after = rd_bytes(r, len - 1);
+	}
+	if (p->nafter == 0)
+		rd_bytes(r, rd_left(r) + 1); /* AFTER is required */
+}
+
 bool
 qrec_valid(const struct qrec *rec)
 {
@@ -239,21 +290,29 @@ qrec_valid(const struct qrec *rec)
 	case QREC_PUT_V:
 	case QREC_PUT_T:
 	case QREC_PUT_G:
+	case QREC_PUT_X:
+		if (!after_valid(rec->type, p))
+			return false;
 		/* The next id is id + 1: it must not wrap. */
 		return p->id != 0 && p->id != UINT64_MAX && p->ttr != 0 &&
 		    qrec_tube_valid(p->tube, p->tube_len) &&
 		    str_ok(p->key, p->key_len, QREC_KEY_MAX) &&
 		    str_ok(p->payload, p->payload_len, QREC_PAYLOAD_MAX) &&
 		    time_ok(p->run_at) && time_ok(p->period) &&
-		    (rec->type == QREC_PUT_G
+		    (rec->type == QREC_PUT_X
+		            ? (p->version == 0 || p->key_len > 0) &&
+		                (p->group_len == 0 ||
+		                    qrec_group_valid(p->group, p->group_len))
+		            : rec->type == QREC_PUT_G
 		            ? (p->version == 0 || p->key_len > 0) &&
 		                qrec_group_valid(p->group, p->group_len)
 		            : rec->type == QREC_PUT_T ? p->group_len == 0 ||
 		                qrec_group_valid(p->group, p->group_len)
 		                                      : p->group_len == 0) &&
 		    (rec->type == QREC_PUT_V ? p->version != 0 && p->key_len > 0
-		            : rec->type == QREC_PUT_G ? true
-		                                      : p->version == 0) &&
+		            : rec->type == QREC_PUT_G || rec->type == QREC_PUT_X
+		            ? true
+		            : p->version == 0) &&
 		    (rec->type == QREC_PUT_T
 		            ? p->key_len > 0 && p->throttle_until >= 1 &&
 		                time_ok(p->throttle_until)
@@ -268,19 +327,17 @@ qrec_valid(const struct qrec *rec)
 	case QREC_BURY:
 	case QREC_UNTAKE:
 	case QREC_SETBACK:
-		return end_valid(rec->type, &rec->u.end);
+		return rec->u.end.result_len == 0 &&
+		    end_valid(rec->type, &rec->u.end);
+	case QREC_ACK_R:
+		return (rec->u.end.outcome == QREC_DELETED ||
+		           rec->u.end.outcome == QREC_MOVED) &&
+		    rec->u.end.result_len >= 1 &&
+		    str_ok(rec->u.end.result, rec->u.end.result_len,
+		        QREC_RESULT_MAX) &&
+		    end_valid(QREC_ACK, &rec->u.end);
 	case QREC_TOUCH:
 		return rec->u.touch.id != 0 && rec->u.touch.lease != 0;
-	case QREC_ACK_R:
-		/* An ACK DELETED whose result is kept in its outcome. */
-		return rec->u.end.id != 0 && rec->u.end.lease != 0 &&
-		    rec->u.end.reason == QREC_BY_CLIENT &&
-		    rec->u.end.outcome == QREC_DELETED && rec->u.end.pri == 0 &&
-		    rec->u.end.run_at == 0 && rec->u.end.keep_ms == 0 &&
-		    rec->u.end.max_done == 0 && rec->u.end.to_len == 0 &&
-		    rec->u.end.text_len > 0 &&
-		    str_ok(
-		        rec->u.end.text, rec->u.end.text_len, QREC_RESULT_MAX);
 	case QREC_CANCEL:
 		return rec->u.cancel.id != 0;
 	case QREC_KICK:
@@ -443,7 +500,8 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_T:
-	case QREC_PUT_G: {
+	case QREC_PUT_G:
+	case QREC_PUT_X: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_put_u64(out, p->id);
@@ -455,12 +513,20 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		buf_put_i64(out, p->period);
 		buf_put_str16(out, p->key, p->key_len);
 		buf_put_blob(out, p->payload, p->payload_len);
-		if (rec->type == QREC_PUT_V || rec->type == QREC_PUT_G)
+		if (rec->type == QREC_PUT_V || rec->type == QREC_PUT_G ||
+		    rec->type == QREC_PUT_X)
 			buf_put_u64(out, p->version);
 		if (rec->type == QREC_PUT_T)
 			buf_put_i64(out, p->throttle_until);
-		if (rec->type == QREC_PUT_G || rec->type == QREC_PUT_T)
+		if (rec->type == QREC_PUT_G || rec->type == QREC_PUT_T ||
+		    rec->type == QREC_PUT_X)
 			buf_put_str16(out, p->group, p->group_len);
+		if (rec->type == QREC_PUT_X) {
+			buf_put_u8(out, QREC_TAG_AFTER);
+			buf_put_u32(out, 1 + 8 * p->nafter);
+			buf_put_u8(out, p->on_parent);
+			buf_put(out, p->after, 8 * (size_t)p->nafter);
+		}
 		break;
 	}
 	case QREC_TAKE:
@@ -479,12 +545,14 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_SETBACK:
 		put_end(rec, out);
 		break;
-	case QREC_ACK_R:
-		buf_put_u64(out, rec->u.end.id);
-		buf_put_u64(out, rec->u.end.lease);
-		buf_put_u32(out, rec->u.end.dedup_ms);
-		buf_put_str16(out, rec->u.end.text, rec->u.end.text_len);
+	case QREC_ACK_R: {
+		struct qrec a = *rec;
+
+		a.type = QREC_ACK;
+		put_end(&a, out);
+		buf_put_str16(out, rec->u.end.result, rec->u.end.result_len);
 		break;
+	}
 	case QREC_CANCEL:
 		buf_put_u64(out, rec->u.cancel.id);
 		buf_put_u64(out, rec->u.cancel.lease);
@@ -684,7 +752,8 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_T:
-	case QREC_PUT_G: {
+	case QREC_PUT_G:
+	case QREC_PUT_X: {
 		struct qrec_put *p = &rec.u.put;
 
 		p->id = rd_u64(&r);
@@ -696,12 +765,16 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		p->period = rd_i64(&r);
 		p->key = rd_str16(&r, QREC_KEY_MAX, &p->key_len);
 		p->payload = rd_blob(&r, QREC_PAYLOAD_MAX, &p->payload_len);
-		if (type == QREC_PUT_V || type == QREC_PUT_G)
+		if (type == QREC_PUT_V || type == QREC_PUT_G ||
+		    type == QREC_PUT_X)
 			p->version = rd_u64(&r);
 		if (type == QREC_PUT_T)
 			p->throttle_until = rd_i64(&r);
-		if (type == QREC_PUT_G || type == QREC_PUT_T)
+		if (type == QREC_PUT_G || type == QREC_PUT_T ||
+		    type == QREC_PUT_X)
 			p->group = rd_str16(&r, QREC_GROUP_MAX, &p->group_len);
+		if (type == QREC_PUT_X)
+			put_tags_read(&r, p);
 		break;
 	}
 	case QREC_TAKE:
@@ -721,12 +794,9 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		get_end(type, &r, &rec.u.end);
 		break;
 	case QREC_ACK_R:
-		rec.u.end.id = rd_u64(&r);
-		rec.u.end.lease = rd_u64(&r);
-		rec.u.end.outcome = QREC_DELETED;
-		rec.u.end.dedup_ms = rd_u32(&r);
-		rec.u.end.text =
-		    rd_str16(&r, QREC_RESULT_MAX, &rec.u.end.text_len);
+		get_end(QREC_ACK, &r, &rec.u.end);
+		rec.u.end.result =
+		    rd_str16(&r, QREC_RESULT_MAX, &rec.u.end.result_len);
 		break;
 	case QREC_CANCEL:
 		rec.u.cancel.id = rd_u64(&r);

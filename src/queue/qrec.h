@@ -62,9 +62,6 @@
  *            u8 by (1 updated_at, 2 created_at), i64 before: every task
  *            of the tube in one of those states whose `by` time is at or
  *            before `before` is cancelled (a taken one loses its lease)
- *   ACK_R    u64 id, u64 lease, u32 dedup_ms, str16 result: an ACK
- *            whose task is deleted (its tube keeps no finished tasks)
- *            with a result, which the task's outcome keeps (outcome.h)
  *   CANCEL   u64 id, u64 lease: the task is cancelled; lease 0: it was
  *            not taken and goes at once; else the lease it is taken
  *            under, which it keeps, marked, until the lease ends
@@ -91,6 +88,20 @@
  *            with has_put the slot's task is put (its key names the
  *            schedule and the slot), without it they were skipped
  *            (catch-up, or the slot's key was taken already)
+ *
+ *   PUT_X    a PUT's body, then u64 version (0: none; else as PUT_V's),
+ *            str16 group (empty: none), then tagged fields, each u8 tag,
+ *            u32 length, then that many bytes, tags increasing, each at
+ *            most once, none unknown: tag 1 AFTER (required): u8
+ *            on_parent_failure (0 fail, 1 ignore, 2 cancel), then
+ *            1..1000 u64 parent ids, increasing. Later fields of a put
+ *            (a batch) come as new tags.
+ *
+ *   ACK_R    an ACK's body with outcome DELETED or MOVED, then str16
+ *            result (1..QREC_RESULT_MAX bytes): the ack of a task that
+ *            goes, with a result its outcome keeps (outcome.h: an ack
+ *            with a result in a tube that keeps no finished tasks) and
+ *            its children (deps.h) still to be taken keep
  *
  * PUT_V and REPLACE_V are PUT and REPLACE with the client's version of
  * the content (a put with if_newer), >= 1; PUT and REPLACE carry none (0
@@ -169,7 +180,9 @@ enum qrec_type {
 	QREC_PUT_G = 24,        /* PUT into a fair group */
 	QREC_GROUP_SET = 25,    /* a tube's group limits or a group's own */
 	QREC_PUT_T = 30,        /* PUT that opens its key's throttle window */
-	QREC_ACK_R = 45,        /* ACK DELETED with the task's result */
+	QREC_PUT_X = 40,        /* PUT with tagged fields: parents (deps.h) */
+	QREC_ACK_R = 41,        /* ACK with the task's result, kept for its
+	                           children and in its outcome */
 	QREC_CANCEL = 46,       /* a task is cancelled (outcome.h) */
 	QREC_SCHED_SET = 50,    /* a schedule is created or replaced */
 	QREC_SCHED_DELETE = 51, /* a schedule goes away */
@@ -201,13 +214,17 @@ enum qrec_outcome {
 };
 
 enum {
-	QREC_NAME_MAX = 200,    /* tube name */
-	QREC_GROUP_MAX = 200,   /* group name */
-	QREC_KEY_MAX = 200,     /* task key */
-	QREC_ERROR_MAX = 4096,  /* error text of a fail */
-	QREC_RESULT_MAX = 1024, /* result text of an ack */
+	QREC_NAME_MAX = 200,     /* tube name */
+	QREC_GROUP_MAX = 200,    /* group name */
+	QREC_KEY_MAX = 200,      /* task key */
+	QREC_ERROR_MAX = 4096,   /* error text of a fail */
+	QREC_RESULT_MAX = 65535, /* result text of an ack (a str16) */
+	QREC_AFTER_MAX = 1000,   /* parents of a PUT_X */
 	QREC_PAYLOAD_MAX = 256 * 1024 * 1024
 };
+
+/* The tags of a PUT_X's fields. */
+enum { QREC_TAG_AFTER = 1 };
 
 /* Every time (unix ms), delay and period fits in [0, QREC_TIME_MAX], so
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
@@ -239,6 +256,10 @@ struct qrec_put {
 	const char *group;      /* PUT_G, PUT_T: group_len 0: none (PUT_G has
 	                           one) */
 	size_t group_len;
+	const uint8_t *after; /* PUT_X: nafter parent ids, u64 LE each,
+	                         increasing (deps_after_id reads them) */
+	uint32_t nafter;      /* PUT_X: 1..QREC_AFTER_MAX; else 0 */
+	uint8_t on_parent;    /* PUT_X: enum queue_on_parent (0..2) */
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's
@@ -282,6 +303,8 @@ struct qrec_end {
 	const char *to;    /* FAIL, BURY, SETBACK + MOVED: the dead-letter
 	                      tube */
 	size_t to_len;
+	const char *result; /* ACK_R: the result its children keep */
+	size_t result_len;
 };
 
 /* UNTAKE (in struct qrec_end: id, lease, outcome; the rest 0): a take

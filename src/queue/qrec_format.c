@@ -92,7 +92,8 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_T:
-	case QREC_PUT_G: {
+	case QREC_PUT_G:
+	case QREC_PUT_X: {
 		const struct qrec_put *p = &rec->u.put;
 
 		buf_printf(out, " id=%" PRIu64 " tube=", p->id);
@@ -114,6 +115,18 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			buf_printf(out, " group=");
 			buf_put(out, p->group, p->group_len);
 		}
+		for (uint32_t i = 0; i < p->nafter; i++) {
+			uint64_t id = 0;
+
+			for (int b = 7; b >= 0; b--)
+				id = id << 8 | p->after[8 * i + (size_t)b];
+			buf_printf(out, "%s%" PRIu64, i ? "," : " after=", id);
+		}
+		if (p->nafter > 0)
+			buf_printf(out, " on_parent_failure=%s",
+			    p->on_parent == 0       ? "fail"
+			        : p->on_parent == 1 ? "ignore"
+			                            : "cancel");
 		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}
@@ -124,6 +137,19 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		    rec->u.take.detached ? " detached" : "");
 		if (rec->u.take.lease != 0)
 			buf_printf(out, " lease=%" PRIu64, rec->u.take.lease);
+		break;
+	case QREC_ACK_R:
+		buf_printf(out, " id=%" PRIu64 " lease=%" PRIu64 " -> %s",
+		    e->id, e->lease,
+		    e->outcome == QREC_MOVED ? "moved" : "deleted");
+		if (e->outcome == QREC_MOVED) {
+			buf_printf(out, " to=");
+			buf_put(out, e->text, e->text_len);
+		} else {
+			buf_printf(out, " dedup_ms=%" PRIu32, e->dedup_ms);
+		}
+		buf_printf(out, " kept_result=");
+		buf_put_escaped(out, e->result, e->result_len);
 		break;
 	case QREC_ACK:
 	case QREC_RELEASE:
@@ -171,13 +197,6 @@ qrec_format(const struct qrec *rec, struct buf *out)
 		break;
 	case QREC_KICK:
 		buf_printf(out, " id=%" PRIu64, rec->u.kick.id);
-		break;
-	case QREC_ACK_R:
-		buf_printf(out,
-		    " id=%" PRIu64 " lease=%" PRIu64 " dedup_ms=%" PRIu32
-		    " result=",
-		    e->id, e->lease, e->dedup_ms);
-		buf_put_escaped(out, e->text, e->text_len);
 		break;
 	case QREC_CANCEL:
 		buf_printf(out, " id=%" PRIu64 " lease=%" PRIu64,

@@ -488,6 +488,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	}
 	if ((rc = hourly_snapshot_write(q, emit, arg, &nhourly)) != 0)
 		return rc;
+	if ((rc = deps_snapshot_write(q, emit, arg)) != 0)
+		return rc;
 	if ((rc = qs_throttle_snapshot_write(q, emit, arg)) != 0 ||
 	    (rc = qs_outcome_snapshot_write(
 	         q, emit, arg, &nmarks, &noutcomes)) != 0)
@@ -527,6 +529,8 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_TUBE_LIMIT] = "TUBE_LIMIT",
 		[QSNAP_GROUP_SET] = "GROUP_SET",
 		[QSNAP_THROTTLE] = "THROTTLE",
+		[QSNAP_DEP] = "DEP",
+		[QSNAP_DEPC] = "DEPC",
 		[QSNAP_CANCEL] = "CANCEL",
 		[QSNAP_OUTCOME] = "OUTCOME",
 		[QSNAP_SCHED] = "SCHED",

@@ -335,6 +335,7 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 			return SLUICE_ECORRUPT;
 		return 0;
 	case QUEUE_BURIED:
+	case QUEUE_WAITING: /* its DEP entry comes later (deps_check) */
 		return 0;
 	case QUEUE_DONE:
 		if (q->load.version < 3 || (f->flags & TF_KEY) ||
@@ -654,6 +655,8 @@ load_end(struct queue *q, struct rd *r)
 		    tb->buried.len != w->buried || tb->done.len != w->done)
 			return SLUICE_ECORRUPT;
 	}
+	if (q->load.dep_left != 0 || deps_check(q, NULL) != 0)
+		return SLUICE_ECORRUPT;
 	free(q->load.want);
 	q->load.want = NULL;
 	q->load.done = true;
@@ -670,6 +673,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return type == QSNAP_REPL;
 	if (l->group_id != 0) /* a GROUP wants its TASK */
 		return type == QSNAP_TASK;
+	if (l->dep_left != 0) /* a DEP wants its children */
+		return type == QSNAP_DEPC;
 	switch (type) {
 	case QSNAP_META:
 		return l->phase == 0;
@@ -699,14 +704,18 @@ in_order(const struct qsnap_load *l, uint16_t type)
 		return l->phase != 0 && l->hours_left == 0;
 	case QSNAP_HOUR:
 		return l->phase == QSNAP_HOURLY || l->phase == QSNAP_HOUR;
+	case QSNAP_DEP: /* after the DEDUP and HOURLY entries */
+		return l->phase != 0 && l->phase != QSNAP_META &&
+		    l->hours_left == 0 && l->dep_left == 0;
+	case QSNAP_DEPC:
+		return (l->phase == QSNAP_DEP || l->phase == QSNAP_DEPC) &&
+		    l->dep_left > 0;
 	case QSNAP_CANCEL: /* after the tasks */
 	case QSNAP_OUTCOME:
-		return l->phase != 0 && l->phase != QSNAP_META &&
-		    l->hours_left == 0;
 	case QSNAP_THROTTLE: /* after the DEDUP and HOURLY entries */
 	case QSNAP_SCHED:    /* and after those */
 		return l->phase != 0 && l->phase != QSNAP_META &&
-		    l->hours_left == 0;
+		    l->hours_left == 0 && l->dep_left == 0;
 	default:
 		return false;
 	}
@@ -781,6 +790,10 @@ queue_snapshot_load(
 	case QSNAP_OUTCOME:
 		rc = qs_outcome_load(q, &r);
 		q->load.noutcomes++;
+		break;
+	case QSNAP_DEP:
+	case QSNAP_DEPC:
+		rc = deps_snapshot_load(q, type, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

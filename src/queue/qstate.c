@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "queue/glimit.h"
+#include "queue/deps.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -126,6 +127,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	idx_init(&q->sessions, session_key);
 	qs_throttle_init(q);
 	qs_outcome_init(q);
+	deps_init(&q->deps);
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
@@ -156,6 +158,7 @@ queue_fini(struct queue *q)
 	qs_throttle_fini(q);
 	qs_sched_fini(q);
 	qs_outcome_fini(q);
+	deps_fini(&q->deps);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);
@@ -421,6 +424,8 @@ qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
 		return 0;
 	case QUEUE_BURIED:
 		return heap_reserve(&tb->buried, 1);
+	case QUEUE_WAITING:
+		return heap_reserve(&tb->waiting, 1);
 	case QUEUE_DONE:
 		if ((rc = heap_reserve(&tb->done, 1)) != 0)
 			return rc;
@@ -518,6 +523,9 @@ qs_place(struct queue *q, struct task *t, int state)
 	case QUEUE_BURIED:
 		heap_push(&tb->buried, t);
 		break;
+	case QUEUE_WAITING:
+		heap_push(&tb->waiting, t);
+		break;
 	case QUEUE_DONE:
 		assert(t->run_at > q->clock);
 		heap_push(&tb->done, t);
@@ -568,6 +576,9 @@ qs_unplace(struct queue *q, struct task *t)
 		break;
 	case QUEUE_BURIED:
 		heap_remove(&tb->buried, t);
+		break;
+	case QUEUE_WAITING:
+		heap_remove(&tb->waiting, t);
 		break;
 	case QUEUE_DONE:
 		heap_remove(&tb->done, t);
@@ -700,6 +711,8 @@ void
 qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
 	qs_outcome_removed(q, t, time);
+	if (q->deps.nodes.len != 0)
+		deps_task_gone(q, t); /* its children hear of it (deps.h) */
 	qs_unplace(q, t);
 	if (group_slot(t) != 0)
 		groups_leave(t->tube, t);
@@ -943,6 +956,8 @@ queue_state_name(int state)
 		return "buried";
 	case QUEUE_DONE:
 		return "done";
+	case QUEUE_WAITING:
+		return "waiting";
 	case QUEUE_ANY:
 		return "any";
 	default:

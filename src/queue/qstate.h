@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "queue/deps.h"
 #include "queue/flow.h"
 #include "queue/group.h"
 #include "queue/heap.h"
@@ -61,6 +62,8 @@ struct qsnap_load {
 	uint32_t nhourly;        /* HOURLY entries loaded */
 	uint64_t nmarks;         /* CANCEL entries loaded */
 	uint64_t noutcomes;      /* OUTCOME entries loaded */
+	struct dnode *dep;       /* the last DEP entry's node (deps_snap.c) */
+	uint32_t dep_left;       /* its children still to come (DEPC) */
 	bool done;
 };
 
@@ -137,6 +140,7 @@ struct queue {
 	uint32_t sched_cap;
 	uint64_t sched_gen; /* queue_sched_gen */
 	struct qoutcomes oc;   /* finished tasks' outcomes, cancel marks */
+	struct deps deps;      /* who waits for whom (deps.h) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */
@@ -342,6 +346,12 @@ size_t qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
  * (queue_on_lost_lease), which only the tube's own setting overrides. */
 int64_t queue_lost_lease_delay(const struct queue *q, const struct tube *tb,
     uint32_t attempts, bool ready);
+
+/* Applies a TUBE_SET: the tube's settings are replaced (tubeconf.c). */
+int qs_apply_tube_set(struct queue *q, const struct qrec_tube_set *r);
+
+/* Applies a put (apply.c); a PUT_X's task waits (deps_apply_put). */
+int qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 
 /* Fills a view of a task. */
 void qs_view(const struct task *t, struct queue_task_view *out);

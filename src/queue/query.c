@@ -72,7 +72,8 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 	if (!qrec_tube_valid(tube, tube_len))
 		return SLUICE_ETUBE;
 	if (state != QUEUE_READY && state != QUEUE_DELAYED &&
-	    state != QUEUE_BURIED && state != QUEUE_DONE)
+	    state != QUEUE_BURIED && state != QUEUE_DONE &&
+	    state != QUEUE_WAITING)
 		return SLUICE_EINVAL;
 	if ((tb = qs_tube(q, tube, tube_len)) == NULL)
 		return SLUICE_ENOTFOUND;
@@ -83,6 +84,8 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		t = heap_top(&tb->delayed);
 	else if (state == QUEUE_BURIED)
 		t = heap_top(&tb->buried);
+	else if (state == QUEUE_WAITING)
+		t = heap_top(&tb->waiting); /* the lowest id */
 	else
 		t = heap_top(&tb->done);
 	if (t == NULL)
@@ -96,12 +99,12 @@ static void
 visit(const struct queue *q, const struct tube *tb, int state,
     void (*fn)(struct task *, void *), void *arg)
 {
-	const struct heap *hs[4] = { &tb->age, &tb->delayed, &tb->buried,
-		&tb->done };
-	const int st[4] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED,
-		QUEUE_DONE };
+	const struct heap *hs[5] = { &tb->age, &tb->delayed, &tb->buried,
+		&tb->done, &tb->waiting };
+	const int st[5] = { QUEUE_READY, QUEUE_DELAYED, QUEUE_BURIED,
+		QUEUE_DONE, QUEUE_WAITING };
 
-	for (int h = 0; h < 4; h++) {
+	for (int h = 0; h < 5; h++) {
 		if (state != QUEUE_ANY && state != st[h])
 			continue;
 		for (uint32_t i = 0; i < hs[h]->len; i++)
@@ -366,6 +369,7 @@ queue_stats(struct queue *q, int64_t now, struct queue_stats *out)
 	out->taken = q->count[QUEUE_TAKEN];
 	out->buried = q->count[QUEUE_BURIED];
 	out->done = q->count[QUEUE_DONE];
+	out->waiting = q->count[QUEUE_WAITING];
 	out->tasks = q->ntasks;
 	out->tubes = q->ntubes;
 	out->keys = q->nkeys;
@@ -404,6 +408,7 @@ tube_stats(
 	out->taken = tb->ntaken;
 	out->buried = tb->buried.len;
 	out->done = tb->done.len;
+	out->waiting = tb->waiting.len;
 	out->paused_until = tb->paused_until;
 	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
 	if (tb->groups != NULL) {

@@ -24,6 +24,10 @@
  * Task states and transitions (records in capitals):
  *   (none)  -> ready | delayed     PUT, PUT_V (delayed when run_at is
  *                                  later; PUT_V stores a version)
+ *   (none)  -> waiting             PUT_X: until each parent is acked,
+ *                                  then ready | delayed; a parent failing
+ *                                  for good buries it, or deletes it, or
+ *                                  counts as acked, by its rule (deps.h)
  *   delayed -> ready               time reaches run_at (no record)
  *   ready | delayed -> taken       TAKE (attempts + 1, lease = its lsn)
  *   taken   -> taken               TOUCH (deadline = time + ttr)
@@ -97,6 +101,8 @@ enum queue_state {
 	QUEUE_TAKEN = 3,
 	QUEUE_BURIED = 4,
 	QUEUE_DONE = 5, /* acked, kept while its tube retains finished tasks */
+	QUEUE_WAITING =
+	    6, /* put with parents (--after): until they are acked */
 	QUEUE_STATE_END_
 };
 
@@ -112,7 +118,8 @@ enum {
 	QUEUE_DEFAULT_MAX_TAKE_TUBES = 64,
 	QUEUE_DEFAULT_MAX_TUBES = 100000,
 	QUEUE_DEFAULT_MAX_DONE = 1000000,
-	QUEUE_RESULT_MAX = 1024 /* bytes of an ack's result text */
+	QUEUE_RESULT_MAX = 65535, /* bytes of an ack's result text */
+	QUEUE_AFTER_MAX = 1000    /* parents a put may name */
 };
 
 /* What becomes of a task whose lease was lost (ttr expiry, session gone):
@@ -202,6 +209,23 @@ struct queue_put_req {
 	int64_t throttle_ms;
 	const char *group; /* fair group (group.h); len 0: none; bad: EGROUP */
 	size_t group_len;
+	/* Dependencies (deps.h): the tasks this one waits for, by id and by
+	 * key in the put's tube; and what a parent failing for good does to
+	 * it (enum queue_on_parent). */
+	const uint64_t *after;
+	size_t nafter;
+	const struct queue_str *after_keys;
+	size_t nafter_keys;
+	uint8_t on_parent_failure;
+};
+
+/* What a waiting task does when one of its parents fails for good
+ * (buried, dead-lettered, deleted). */
+enum queue_on_parent {
+	QUEUE_PARENT_FAIL = 0,   /* buried: "task N failed: ERROR" */
+	QUEUE_PARENT_IGNORE = 1, /* the parent counts as done */
+	QUEUE_PARENT_CANCEL = 2, /* deleted; its own children follow theirs */
+	QUEUE_PARENT_END_
 };
 
 /* Zero with pri = QUEUE_DEFAULT_PRI. */
@@ -218,7 +242,14 @@ struct queue_put_res {
 /* A put. Errors: SLUICE_ETUBE, SLUICE_ETOOBIG (payload), SLUICE_EKEY (key
  * over 200 bytes), SLUICE_EINVAL (ttr 0 after defaults or over the limit,
  * a negative or too large delay, run_at or period, replace without a
- * key), SLUICE_ELIMIT (max_tasks, max_tubes).
+ * key), SLUICE_ELIMIT (max_tasks, max_tubes, more than QUEUE_AFTER_MAX
+ * parents).
+ *
+ * With parents (after, after_keys: deps.h), the record is a PUT_X and the
+ * task waits (QUEUE_WAITING) until each parent is acked. A parent named
+ * by an id or a key the queue does not know is SLUICE_ENOTFOUND; one named
+ * twice, or parents with replace, if_newer, a period or a deduplication
+ * mode, SLUICE_EINVAL; a rule out of range SLUICE_EINVAL.
  *
  * With a key that is live in the put's tube, or completed there less than
  * the dedup window ago, a put creates nothing: out->type = QREC_NONE and
@@ -634,6 +665,37 @@ struct queue_task_view {
 	} repl;
 };
 
+/* The dependencies of a task (deps.h): the tasks it waits for (or
+ * waited for) and those that wait for it, by id, borrowed until the next
+ * change; none when it has none (n 0). */
+struct queue_task_deps {
+	const uint64_t *parents;
+	size_t nparents;
+	uint32_t pending;  /* parents not acked yet */
+	uint8_t on_parent; /* enum queue_on_parent */
+	const uint64_t *children;
+	size_t nchildren;
+};
+
+/* The outcome of a parent as its children see it. */
+enum queue_dep_outcome {
+	QUEUE_DEP_PENDING = 0, /* not finished */
+	QUEUE_DEP_DONE = 1,    /* acked (or ignored) */
+	QUEUE_DEP_FAILED = 2,  /* failed for good */
+};
+
+/* Fills `out` for task `id` (a live task, or one that finished while
+ * tasks waited for it). SLUICE_ENOTFOUND when the queue knows no such
+ * task and no dependency of it. */
+int queue_task_deps(struct queue *q, uint64_t id, struct queue_task_deps *out);
+
+/* What became of parent `id`: *outcome (enum queue_dep_outcome) and its
+ * result when acked with one (borrowed until the next change; NULL:
+ * none). A parent the queue forgot (finished, nothing waited for it)
+ * reads as DONE without a result. */
+void queue_dep_result(struct queue *q, uint64_t id, int *outcome,
+    const char **result, size_t *len);
+
 /* Until queue_hide(q, 0), decisions and queries see no task `id`: a
  * request about it is answered as about an id that does not exist (the
  * server's --auth, for a task of a tube the caller may not see). Records
@@ -724,6 +786,7 @@ struct queue_tube_stats {
 	uint64_t taken;
 	uint64_t buried;
 	uint64_t done;
+	uint64_t waiting;         /* for their parents (deps.h) */
 	int64_t paused_until;     /* 0: not paused */
 	int64_t oldest_ready_age; /* ms since the oldest ready task got ready;
 	                             0 when none */
@@ -738,6 +801,7 @@ struct queue_stats {
 	uint64_t taken;
 	uint64_t buried;
 	uint64_t done;
+	uint64_t waiting;
 	uint64_t tasks; /* done ones included */
 	uint64_t tubes;
 	uint64_t keys;  /* live tasks with a key */
@@ -843,6 +907,8 @@ int queue_check(const struct queue *q, const char **why);
  *   HOUR   one hour of the tube of the HOURLY before   (each hour it holds)
  *   THROTTLE str16 tube, str16 key, u64 id, i64 until
  *                    (each open throttle window of a key: throttle.h)
+ *   DEP    the dependencies of a task, or what a finished parent left
+ *          (deps.c has the layout)                  (each, by id)
  *   CANCEL u64 id, u64 lease            (each taken task cancelled)
  *   OUTCOME u64 id, u8 kind, i64 time, i64 expires, str16 tube,
  *           str16 text   (each finished task's outcome, oldest first)
@@ -865,6 +931,8 @@ enum queue_snap_type {
 	QSNAP_TUBE_LIMIT = 23, /* numbered as the record of the same content */
 	QSNAP_GROUP_SET = 25,  /* a tube's group settings (glimit.c) */
 	QSNAP_THROTTLE = 30,   /* numbered as the record that opens a window */
+	QSNAP_DEP = 40,        /* a task's dependencies (deps.h), before END */
+	QSNAP_DEPC = 41,       /* more children of the DEP entry before */
 	QSNAP_CANCEL = 46,     /* u64 id, u64 lease: a taken task cancelled */
 	QSNAP_OUTCOME = 47,    /* a finished task's outcome (outcome.h) */
 	QSNAP_SCHED = 50,      /* a schedule (sched.c) */

@@ -24,6 +24,7 @@ tube_new(const char *name, size_t len, uint64_t hash)
 	heap_init(&tb->delayed, tube_run_at_less, offsetof(struct task, hpos));
 	heap_init(&tb->buried, tube_buried_less, offsetof(struct task, hpos));
 	heap_init(&tb->done, tube_buried_less, offsetof(struct task, hpos));
+	heap_init(&tb->waiting, tube_id_less, offsetof(struct task, hpos));
 	tb->hash = hash;
 	tb->wpos = HEAP_NONE;
 	tb->ppos = HEAP_NONE;
@@ -43,6 +44,7 @@ tube_free(struct tube *tb)
 	heap_fini(&tb->delayed);
 	heap_fini(&tb->buried);
 	heap_fini(&tb->done);
+	heap_fini(&tb->waiting);
 	free(tb->conf);
 	groups_free(tb->groups);
 	gconf_free(tb->gconf);
@@ -100,6 +102,12 @@ tube_run_at_less(const void *a, const void *b)
 	const struct task *x = a, *y = b;
 
 	return x->run_at != y->run_at ? x->run_at < y->run_at : x->id < y->id;
+}
+
+bool
+tube_id_less(const void *a, const void *b)
+{
+	return ((const struct task *)a)->id < ((const struct task *)b)->id;
 }
 
 bool

@@ -28,6 +28,7 @@ struct tube {
 	struct heap delayed; /* delayed tasks by (run_at, id) */
 	struct heap buried;  /* buried tasks by (updated_at, id) */
 	struct heap done;    /* done tasks by (updated_at = finished, id) */
+	struct heap waiting; /* tasks waiting for their parents, by id */
 	uint64_t ntaken;
 	uint64_t dep_lsn; /* the last record that placed one of its tasks or
 	                   * changed the tube, a take under a session lease
@@ -77,7 +78,7 @@ static inline size_t
 tube_tasks(const struct tube *tb)
 {
 	return (size_t)tb->age.len + tb->delayed.len + tb->buried.len +
-	    tb->done.len + tb->ntaken;
+	    tb->done.len + tb->ntaken + tb->waiting.len;
 }
 
 /* Task orders of the tube heaps and of the queue's lease heap. */
@@ -85,6 +86,7 @@ bool tube_ready_less(const void *a, const void *b);
 bool tube_run_at_less(const void *a, const void *b);
 bool tube_buried_less(const void *a, const void *b);
 bool tube_deadline_less(const void *a, const void *b);
+bool tube_id_less(const void *a, const void *b);
 
 /* Tube orders of the queue's wake and pause heaps. */
 bool tube_wake_less(const void *a, const void *b);

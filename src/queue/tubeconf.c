@@ -8,6 +8,7 @@
  * a fail's backoff, where a buried task goes); apply never does, so a
  * TUBE_SET changes no task already queued, and replay does not depend on
  * the settings a node had when it wrote a record. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "queue/qstate.h"
@@ -104,5 +105,24 @@ queue_tube_settings(
 	c.keep_done = queue_tube_keep_done_ms(q, tb);
 	c.lost_lease_immediate = queue_tube_lost_lease_immediate(q, tb);
 	*out = c;
+	return 0;
+}
+
+int
+qs_apply_tube_set(struct queue *q, const struct qrec_tube_set *r)
+{
+	struct tube_conf *tc;
+	struct tube *tb;
+	bool created;
+	int rc;
+
+	if ((rc = tube_conf_new(&r->conf, &tc)) != 0)
+		return rc;
+	if ((rc = qs_tube_get(q, r->tube, r->tube_len, &tb, &created)) != 0) {
+		free(tc);
+		return rc;
+	}
+	free(tb->conf);
+	tb->conf = tc;
 	return 0;
 }

@@ -36,6 +36,7 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
 	[SLUICE_EGROUP] = "bad group name (1-200 bytes of [A-Za-z0-9_.:/-])",
 	[SLUICE_ECANCELED] = "the task was cancelled: stop working on it",
+	[SLUICE_ERESULT] = "result too large (at most 65535 bytes)",
 	[SLUICE_ESCHED] = "bad schedule (cron expression, time zone or name)",
 };
 
@@ -73,6 +74,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_ENOTEMPTY] = "not_empty",
 	[SLUICE_EGROUP] = "bad_group",
 	[SLUICE_ECANCELED] = "cancelled",
+	[SLUICE_ERESULT] = "result_too_large",
 	[SLUICE_ESCHED] = "bad_schedule",
 };
 

@@ -471,11 +471,11 @@ test_route_limits(void **state)
 	    raw_once(h.hport, req, head, sizeof(head), &body), 413);
 	assert_non_null(strstr(body, "\"payload_too_large\""));
 	free(body);
-	/* an ack's result: 16 KiB */
+	/* an ack's result: 64 KiB */
 	snprintf(req, sizeof(req),
 	    "POST /v1/tasks/1/ack?lease=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 	    "Content-Length: %d\r\n\r\n",
-	    20000);
+	    70000);
 	assert_int_equal(raw_once(h.hport, req, head, sizeof(head), NULL), 413);
 	/* the admin page's writes take none */
 	assert_int_equal(raw_once(h.hport,

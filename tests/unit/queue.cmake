@@ -25,3 +25,6 @@ sluice_test(glimit LIBS sluice_queue TIMEOUT 60)
 sluice_test(sched LIBS sluice_queue TIMEOUT 60)
 # The outcomes of finished tasks (wait) and cancelling.
 sluice_test(outcome LIBS sluice_queue TIMEOUT 60)
+# Dependencies between tasks: waiting, results, the parent-failure
+# rules, PUT_X and ACK_R, replay and snapshots, memory per edge.
+sluice_test(deps LIBS sluice_queue TIMEOUT 120)

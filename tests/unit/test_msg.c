@@ -1335,8 +1335,11 @@ test_bad_header_errors(void **state)
 		    decode_req_bytes(b.data, b.len), SLUICE_EUNKNOWNOP);
 	}
 	b.data[2] = MSG_OP_PUT;
-	b.data[3] = 0x10; /* not a put flag */
+	b.data[3] = 0x20; /* not a put flag */
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_EPROTO);
+	/* tagged fields (0x10): their u32 length must follow */
+	b.data[3] = 0x10;
+	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
 	/* group (0x08): a str16 group must follow the payload */
 	b.data[3] = 0x08;
 	assert_int_equal(decode_req_bytes(b.data, b.len), SLUICE_ETRUNC);
@@ -1496,16 +1499,17 @@ test_decoder_names_each_limit(void **state)
 	assert_int_equal(
 	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_ETOOBIG);
 
-	/* peek_next: any state but ready, delayed, buried, done is EINVAL,
-	 * the undefined values (0, 6, 255) as taken (3) */
+	/* peek_next: any state but ready, delayed, buried, done, waiting is
+	 * EINVAL, the undefined values (0, 7, 255) as taken (3) */
 	for (int st = 0; st < 256; st++) {
 		buf_reset(&b);
 		buf_put(&b, "\x53\x01\x10\x00", 4);
 		buf_put_str16(&b, "t", 1);
 		buf_put_u8(&b, (uint8_t)st);
 		assert_int_equal(decode_req_bytes(b.data, b.len),
-		    st == 1 || st == 2 || st == 4 || st == 5 ? 0
-		                                             : SLUICE_EINVAL);
+		    st == 1 || st == 2 || st == 4 || st == 5 || st == 6
+		        ? 0
+		        : SLUICE_EINVAL);
 	}
 
 	/* stats: a page of 1..10000 tubes of every tube, the deepest
@@ -1560,7 +1564,7 @@ test_decoder_names_each_limit(void **state)
 		                                             : SLUICE_EINVAL);
 	}
 
-	/* ack: the result flag wants a text of 1-1024 bytes */
+	/* ack: the result flag wants a text of 1-65535 bytes */
 	buf_reset(&b);
 	buf_put(&b, "\x53\x01\x04\x01", 4);
 	buf_put_u64(&b, 1);
@@ -1944,6 +1948,73 @@ assert_hex(const struct buf *b, const char *hex)
 		h++;
 	}
 	assert_int_equal(n, b->len);
+}
+
+/* Dependencies: a put after tasks 2 and 3 (ignore), and the record of a
+ * task that waited for task 2 (acked, result "ok") and has child 9. */
+static void
+doc_deps_examples(struct buf *b)
+{
+	static const uint64_t after[2] = { 2, 3 };
+	static const struct msg_parent parent = { 2, 1, { "ok", 2 } };
+	static const uint64_t child = 9;
+	struct msg_task t = { .id = 4,
+		.state = MSG_ST_READY,
+		.priority = 1024,
+		.ttr = 60000,
+		.size = 1,
+		.tube = S("t"),
+		.payload = S("D"),
+		.has_deps = true };
+
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("t"),
+	            .priority = 1024,
+	            .payload = S("D"),
+	            .ext = true,
+	            .on_parent_failure = MSG_PARENT_IGNORE,
+	            .nafter = 2,
+	            .after = after } });
+	assert_hex(b,
+	    "53 01 01 10 01 00 74 00 04 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 01 00 00 00 44 16 00"
+	    "00 00 01 11 00 00 00 01 02 00 00 00 00 00 00 00"
+	    "03 00 00 00 00 00 00 00");
+	t.deps.nparents = 1;
+	t.deps.parents = &parent;
+	t.deps.results = true;
+	t.deps.nchildren = 1;
+	t.deps.nshown = 1;
+	t.deps.children = &child;
+	encode_rep(b, &(struct msg_rep) { .op = MSG_OP_PEEK, .task = t });
+	assert_hex(b,
+	    "53 01 0e 00 00 00 8a 00 00 00 04 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 01 40 00 04 00 00"
+	    "00 00 00 00 00 00 00 00 60 ea 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "01 00 00 00 01 00 74 00 00 00 00 01 00 00 00 44"
+	    "00 00 00 00 00 01 00 02 00 00 00 00 00 00 00 01"
+	    "02 00 00 00 6f 6b 01 00 00 00 01 00 09 00 00 00"
+	    "00 00 00 00");
+	/* and back: the parent, its result, the child */
+	{
+		struct msg_rep m;
+		struct msg_parent p;
+		uint64_t id;
+
+		assert_int_equal(msg_decode_rep(b->data, b->len, NULL, &m), 0);
+		assert_true(m.task.has_deps);
+		assert_true(msg_next_parent(&m.task.deps.parents_it, &p));
+		assert_int_equal(p.id, 2);
+		assert_int_equal(p.outcome, 1);
+		assert_int_equal(p.result.len, 2);
+		assert_true(msg_next_id(&m.task.deps.children_it, &id));
+		assert_int_equal(id, 9);
+	}
 }
 
 /* The tube_* examples, and stats with settings. */
@@ -2820,6 +2891,7 @@ test_doc_examples(void **state)
 	doc_history_examples(&b);
 	doc_groups_examples(&b);
 	doc_errors_examples(&b);
+	doc_deps_examples(&b);
 	encode_req(&b,
 	    &(struct msg_req) {
 	        .op = MSG_OP_STATS_HOURLY, .tube = S("emails") });

@@ -586,13 +586,16 @@ test_records_codec(void **state)
 	rec.u.end.lease = 9;
 	rec.u.end.outcome = QREC_DELETED;
 	assert_false(qrec_valid(&rec)); /* no result */
-	rec.u.end.text = "ok";
-	rec.u.end.text_len = 2;
+	rec.u.end.result = "ok";
+	rec.u.end.result_len = 2;
 	buf_reset(&b);
 	assert_int_equal(qrec_encode(&rec, &b), 0);
-	assert_int_equal(b.len, 8 + 8 + 4 + 2 + 2);
 	assert_int_equal(qrec_decode(QREC_ACK_R, b.data, b.len, &dec), 0);
-	assert_int_equal(dec.u.end.text_len, 2);
+	assert_int_equal(dec.u.end.outcome, QREC_DELETED);
+	assert_int_equal(dec.u.end.result_len, 2);
+	assert_memory_equal(dec.u.end.result, "ok", 2);
+	assert_int_equal(
+	    qrec_decode(QREC_ACK_R, b.data, b.len - 1, &dec), SLUICE_ECORRUPT);
 	assert_string_equal(qrec_type_name(QREC_ACK_R), "ACK_R");
 	assert_string_equal(qrec_type_name(QREC_CANCEL), "CANCEL");
 	buf_fini(&b);

@@ -14,13 +14,16 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 56
+#define NSAMPLES 59
 
 /* One sample of every type and outcome. */
 static size_t
 samples(struct qrec *out)
 {
 	static const char err[] = "connection refused";
+	/* parents 3, 9, then 1: u64 little-endian */
+	static const uint8_t after[24] = { 3, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0,
+		0, 0, 0, 0, 1 };
 	size_t n = 0;
 
 	memset(out, 0, NSAMPLES * sizeof(*out));
@@ -191,10 +194,6 @@ samples(struct qrec *out)
 	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "tenant-7", 8,
 		{ QREC_LIM_CONCURRENCY, 0, 0, 0, 5 }, true };
 	n++;
-	out[n].type = QREC_ACK_R; /* deleted, its result in its outcome */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_DELETED,
-		0, 0, 600000, "{\"n\":42}", 8, 0, 0, NULL, 0 };
-	n++;
 	out[n].type = QREC_CANCEL; /* a waiting task, gone at once */
 	out[n].u.cancel = (struct qrec_cancel) { 7, 0 };
 	n++;
@@ -256,6 +255,31 @@ samples(struct qrec *out)
 		.put = { 13, "reports", 7, "{}", 2, "nightly@2026-01-01T02:30Z",
 		    24, 5, 60000, 3, T0, 0, 0, 0, NULL, 0 } };
 	n++;
+	out[n].type = QREC_PUT_X; /* after tasks 3 and 9, cancel */
+	out[n].u.put = (struct qrec_put) { 13, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, 0, NULL, 0, after, 2, 2 };
+	n++;
+	out[n].type = QREC_PUT_X; /* keyed, in a group, after task 1 */
+	out[n].u.put = (struct qrec_put) { 14, "mail", 4, "m", 1, "k", 1, 1024,
+		60000, 0, T0, 0, 0, 0, "g", 1, after + 8, 1, 0 };
+	n++;
+	out[n].type = QREC_ACK_R; /* deleted, its result kept */
+	out[n].u.end = (struct qrec_end) { .id = 3,
+		.lease = 9,
+		.outcome = QREC_DELETED,
+		.dedup_ms = 600000,
+		.result = "ok",
+		.result_len = 2 };
+	n++;
+	out[n].type = QREC_ACK_R; /* moved on, its result kept */
+	out[n].u.end = (struct qrec_end) { .id = 3,
+		.lease = 9,
+		.outcome = QREC_MOVED,
+		.text = "next",
+		.text_len = 4,
+		.result = "{}",
+		.result_len = 2 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -277,8 +301,14 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_T:
-	case QREC_PUT_G: {
+	case QREC_PUT_G:
+	case QREC_PUT_X: {
 		const struct qrec_put *x = &a->u.put, *y = &b->u.put;
+
+		assert_true(x->nafter == y->nafter);
+		assert_true(x->on_parent == y->on_parent);
+		same_bytes(x->after, 8 * (size_t)x->nafter, y->after,
+		    8 * (size_t)y->nafter);
 
 		assert_true(x->version == y->version);
 		assert_true(x->throttle_until == y->throttle_until);
@@ -301,13 +331,15 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		assert_true(a->u.take.detached == b->u.take.detached);
 		break;
 	case QREC_ACK:
-	case QREC_ACK_R:
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
 	case QREC_UNTAKE:
-	case QREC_SETBACK: {
+	case QREC_SETBACK:
+	case QREC_ACK_R: {
 		const struct qrec_end *x = &a->u.end, *y = &b->u.end;
+
+		same_bytes(x->result, x->result_len, y->result, y->result_len);
 
 		assert_true(x->id == y->id && x->lease == y->lease);
 		assert_true(x->reason == y->reason && x->outcome == y->outcome);
@@ -848,6 +880,22 @@ scenario(struct tq *h)
 		/* fair groups: PUT_G records, GROUP snapshot entries */
 		req.group = i >= 2 ? (i == 2 ? "g1" : "g2") : NULL;
 		req.group_len = i >= 2 ? 2 : 0;
+		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
+			tq_commit(h, &rec);
+	}
+	/* dependencies: a PUT_X after tasks 1 and 2, waiting (DEP and
+	 * DEPC snapshot entries) */
+	{
+		static const uint64_t parents[2] = { 1, 2 };
+
+		queue_put_req_init(&req);
+		req.tube = "t";
+		req.tube_len = 1;
+		req.payload = "child";
+		req.payload_len = 5;
+		req.after = parents;
+		req.nafter = 2;
+		req.on_parent_failure = QUEUE_PARENT_IGNORE;
 		if (queue_decide_put(h->q, h->now, &req, &rec, &res) == 0)
 			tq_commit(h, &rec);
 	}

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "queue/deps.h"
 #include "sluice.h"
 #include "sluice_log.h"
 
@@ -266,7 +267,8 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 	case QREC_PUT:
 	case QREC_PUT_V:
 	case QREC_PUT_G:
-	case QREC_PUT_T: {
+	case QREC_PUT_T:
+	case QREC_PUT_X: {
 		const struct qrec_put *p = &r->u.put;
 
 		buf_printf(b,
@@ -287,6 +289,12 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, ",");
 			lt_json_bytes(b, "group", p->group, p->group_len);
 		}
+		for (uint32_t i = 0; i < p->nafter; i++)
+			buf_printf(b, "%s%" PRIu64, i ? "," : ",\"after\":[",
+			    deps_after_id(p, i));
+		if (p->nafter > 0)
+			buf_printf(b, "],\"on_parent_failure\":%u",
+			    (unsigned)p->on_parent);
 		buf_printf(b, ",\"payload_len\":%zu,", p->payload_len);
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
@@ -300,6 +308,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    r->u.take.session, r->u.take.detached ? "true" : "false");
 		break;
 	case QREC_ACK:
+	case QREC_ACK_R:
 	case QREC_RELEASE:
 	case QREC_FAIL:
 	case QREC_BURY:
@@ -314,7 +323,7 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		if (e->outcome == QREC_WAIT &&
 		    (r->type == QREC_RELEASE || r->type == QREC_SETBACK))
 			buf_printf(b, ",\"pri\":%" PRIu32, e->pri);
-		if (r->type == QREC_ACK &&
+		if ((r->type == QREC_ACK || r->type == QREC_ACK_R) &&
 		    (e->outcome == QREC_DELETED || e->outcome == QREC_DONE))
 			buf_printf(b, ",\"dedup_ms\":%" PRIu32, e->dedup_ms);
 		if (e->outcome == QREC_DONE) {
@@ -324,11 +333,13 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			    e->keep_ms, e->max_done);
 			lt_json_bytes(b, "result", e->text, e->text_len);
 		}
-		if (r->type == QREC_ACK && e->outcome == QREC_MOVED) {
+		if ((r->type == QREC_ACK || r->type == QREC_ACK_R) &&
+		    e->outcome == QREC_MOVED) {
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->text, e->text_len);
 		}
-		if (r->type != QREC_ACK && e->outcome == QREC_MOVED) {
+		if (r->type != QREC_ACK && r->type != QREC_ACK_R &&
+		    e->outcome == QREC_MOVED) {
 			buf_printf(b, ",\"to_tube\":");
 			lt_json_str(b, e->to, e->to_len);
 		}
@@ -336,16 +347,13 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 			buf_printf(b, ",");
 			lt_json_bytes(b, "error", e->text, e->text_len);
 		}
+		if (r->type == QREC_ACK_R) {
+			buf_printf(b, ",");
+			lt_json_bytes(b, "result", e->result, e->result_len);
+		}
 		break;
 	case QREC_TOUCH:
 		buf_printf(b, ",\"lease\":%" PRIu64, r->u.touch.lease);
-		break;
-	case QREC_ACK_R: /* an ACK DELETED whose outcome keeps its result */
-		buf_printf(b,
-		    ",\"lease\":%" PRIu64 ",\"outcome\":\"deleted\""
-		    ",\"dedup_ms\":%" PRIu32 ",",
-		    e->lease, e->dedup_ms);
-		lt_json_bytes(b, "result", e->text, e->text_len);
 		break;
 	case QREC_CANCEL:
 		buf_printf(b, ",\"lease\":%" PRIu64, r->u.cancel.lease);
@@ -448,6 +456,7 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 	case QREC_PUT_V:
 	case QREC_PUT_G:
 	case QREC_PUT_T:
+	case QREC_PUT_X:
 		*p = r->u.put.tube;
 		*n = r->u.put.tube_len;
 		return true;
@@ -516,9 +525,10 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tube = tube_from_snapshot(dm, d, id);
 		if (r.type == QREC_PUT || r.type == QREC_PUT_V ||
 		    r.type == QREC_PUT_G || r.type == QREC_PUT_T ||
-		    (id != 0 && tube != 0))
+		    r.type == QREC_PUT_X || (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
-		if (r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED) {
+		if ((r.type == QREC_ACK || r.type == QREC_ACK_R) &&
+		    r.u.end.outcome == QREC_MOVED) {
 			to = names_get(
 			    &dm->names, r.u.end.text, r.u.end.text_len);
 			idmap_set(&dm->ids, id, to);

@@ -280,6 +280,7 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_PUT_V:
 	case QREC_PUT_G:
 	case QREC_PUT_T:
+	case QREC_PUT_X:
 		return r->u.put.id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:

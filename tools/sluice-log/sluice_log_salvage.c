@@ -186,7 +186,8 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			id = q.type == QREC_KICK ? 0 : lt_qrec_id(&q);
 			tube_of(sv, id, tube, sizeof(tube));
 			if ((q.type == QREC_PUT || q.type == QREC_PUT_V ||
-			        q.type == QREC_PUT_G || q.type == QREC_PUT_T) &&
+			        q.type == QREC_PUT_G || q.type == QREC_PUT_T ||
+			        q.type == QREC_PUT_X) &&
 			    c->gap_next != 0) {
 				if (q.u.put.id > c->gap_next)
 					lost_ids(sv, c, q.u.put.id);

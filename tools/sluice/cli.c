@@ -277,7 +277,7 @@ cli_simple_args(struct cli *cli, int argc, char **argv, int nargs, bool *json)
 int
 cli_parse_state(const char *s)
 {
-	for (int st = SLUICE_READY; st <= SLUICE_DONE; st++)
+	for (int st = SLUICE_READY; st <= SLUICE_WAITING; st++)
 		if (strcmp(s, sluice_state_name(st)) == 0)
 			return st;
 	return -1;

@@ -16,8 +16,8 @@ static const char list_usage[] =
 static const char list_help[] =
     "\nLists a tube's tasks.\n\n"
     "  -t, --tube TUBE     the tube\n"
-    "      --state S       ready, delayed, taken, buried or done (default:\n"
-    "                      all)\n"
+    "      --state S       ready, delayed, taken, buried, done or waiting\n"
+    "                      (for its parents; default: all)\n"
     "      --order O       attempts (most first), age (oldest first,\n"
     "                      the default), run_at (soonest first) or id\n"
     "                      (lowest first)\n"
@@ -42,7 +42,7 @@ list_omitted(
 {
 	const struct sluice_tube_stats *ts = NULL;
 	struct sluice_stats *st;
-	uint64_t total = 0, done = 0;
+	uint64_t total = 0, done = 0, waiting = 0;
 
 	if (n < limit || sluice_stats(cli->c, tube, &st) != 0)
 		return 0;
@@ -51,14 +51,18 @@ list_omitted(
 			ts = &st->tubes[i];
 	if (ts != NULL && sluice_kv_get(ts->kv, ts->nkv, "done", &done) != 0)
 		done = 0; /* a server that keeps no done tasks */
+	if (ts != NULL &&
+	    sluice_kv_get(ts->kv, ts->nkv, "waiting", &waiting) != 0)
+		waiting = 0; /* a server before dependencies */
 	if (ts != NULL)
 		total = state == SLUICE_READY ? ts->ready
 		    : state == SLUICE_DELAYED ? ts->delayed
 		    : state == SLUICE_TAKEN   ? ts->taken
 		    : state == SLUICE_BURIED  ? ts->buried
-		    : state == SLUICE_DONE
-		    ? done
-		    : ts->ready + ts->delayed + ts->taken + ts->buried + done;
+		    : state == SLUICE_DONE    ? done
+		    : state == SLUICE_WAITING ? waiting
+		                              : ts->ready + ts->delayed +
+		        ts->taken + ts->buried + done + waiting;
 	sluice_stats_free(st);
 	return total > n ? total - n : 0;
 }

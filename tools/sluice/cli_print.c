@@ -62,6 +62,41 @@ fmt_holder(char *out, size_t n, const struct sluice_task *t)
 		    out, n, "session %" PRIu32 " (%s)", t->session, t->peer);
 }
 
+/* Its parents (with their outcomes and results) and children. */
+static void
+task_deps_text(FILE *f, const struct sluice_task *t)
+{
+	static const char *const outcomes[] = { "waiting", "acked", "failed" };
+	static const char *const rules[] = { "fail", "ignore", "cancel" };
+
+	if (t->nparents > 0) {
+		fprintf(f,
+		    "parents       %zu, %" PRIu32 " not acked yet; "
+		    "if one fails: %s\n",
+		    t->nparents, t->parents_pending,
+		    rules[t->on_parent_failure % 3]);
+		for (size_t i = 0; i < t->nparents; i++) {
+			const struct sluice_parent *p = &t->parents[i];
+
+			fprintf(f, "  %-11" PRIu64 " %s", p->id,
+			    outcomes[p->outcome % 3]);
+			if (p->result != NULL) {
+				fputs(", result ", f);
+				cli_print_bytes(f, p->result, p->result_len);
+			}
+			fputc('\n', f);
+		}
+	}
+	if (t->nchildren > 0) {
+		fprintf(f, "children      %" PRIu64 ":", t->nchildren);
+		for (size_t i = 0; i < t->nchildren_shown; i++)
+			fprintf(f, " %" PRIu64, t->children[i]);
+		if (t->nchildren_shown < t->nchildren)
+			fputs(" ...", f);
+		fputc('\n', f);
+	}
+}
+
 static void
 task_text(FILE *f, const struct sluice_task *t)
 {
@@ -132,6 +167,7 @@ task_text(FILE *f, const struct sluice_task *t)
 			fputc('\n', f);
 		}
 	}
+	task_deps_text(f, t);
 	if (t->replace_pending) {
 		fprintf(f,
 		    "replacement   pending, taken when the lease ends: "
@@ -178,8 +214,8 @@ cli_print_list_head(FILE *f, bool json)
 		    "KEY / LAST_ERROR / HOLDER");
 }
 
-/* A list row's last column: what is there of group, key, last error and
- * (taken) holder, separated by " / ". */
+/* A list row's last column: what is there of group, key, last error,
+ * (taken) holder and parents ("after 3,4"), separated by " / ". */
 static void
 row_text(FILE *f, const struct sluice_task *t)
 {
@@ -204,6 +240,13 @@ row_text(FILE *f, const struct sluice_task *t)
 	if (t->state == SLUICE_TAKEN) {
 		fmt_holder(holder, sizeof(holder), t);
 		fprintf(f, "%s%s", sep, holder);
+		sep = " / ";
+	}
+	if (t->nparents > 0) {
+		fprintf(f, "%safter", sep);
+		for (size_t i = 0; i < t->nparents; i++)
+			fprintf(
+			    f, "%s%" PRIu64, i ? "," : " ", t->parents[i].id);
 	}
 	fputc('\n', f);
 }

@@ -303,6 +303,20 @@ static const char put_help[] =
     "                        bytes of A-Z a-z 0-9 _ . : / -): tasks of\n"
     "                        equal priority go out in turn across the\n"
     "                        tube's groups (sluice groups T lists them)\n"
+    "      --after ID[,ID..] it waits (state waiting) until each of these\n"
+    "                        tasks is acked, then becomes ready (or\n"
+    "                        delayed until --delay/--at); a take of it\n"
+    "                        carries their results. Repeatable; at most\n"
+    "                        1000 parents with --after-key. An id the\n"
+    "                        server does not know is refused; one acked\n"
+    "                        already counts as done\n"
+    "      --after-key KEY   the same, a parent named by its key in TUBE\n"
+    "      --on-parent-failure fail|ignore|cancel\n"
+    "                        when a parent fails for good (buried, dead-\n"
+    "                        lettered, deleted): fail (the default) buries\n"
+    "                        it with \"task N failed: ERROR\", ignore counts\n"
+    "                        the parent as done, cancel deletes it (and its\n"
+    "                        own children follow their rules)\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -322,6 +336,52 @@ static const char put_help[] =
     "                        --lines one array, an element per line:\n"
     "                        {\"line\":N,\"id\":N,\"created\":true} or\n"
     "                        {\"line\":N,\"error\":TEXT,\"code\":N}\n";
+
+enum { SLUICE_AFTER_CLI_MAX = 1000 };
+
+/* The parents of a put: ids (--after, each a list), keys (--after-key)
+ * and the rule (--on-parent-failure). */
+struct put_deps {
+	uint64_t ids[SLUICE_AFTER_CLI_MAX + 1];
+	const char *keys[SLUICE_AFTER_CLI_MAX + 1];
+	size_t nids, nkeys;
+};
+
+static int
+put_deps_opt(struct cli *cli, int ch, char *arg, struct put_deps *d,
+    struct sluice_put_opts *o)
+{
+	if (ch == OPT_AFTER_KEY) {
+		if (d->nids + d->nkeys >= SLUICE_AFTER_CLI_MAX)
+			return cli_usage_error(cli, "at most 1000 parents");
+		d->keys[d->nkeys++] = arg;
+		return 0;
+	}
+	if (ch == OPT_ON_PARENT_FAILURE) {
+		if (strcmp(arg, "fail") == 0)
+			o->on_parent_failure = SLUICE_ON_PARENT_FAIL;
+		else if (strcmp(arg, "ignore") == 0)
+			o->on_parent_failure = SLUICE_ON_PARENT_IGNORE;
+		else if (strcmp(arg, "cancel") == 0)
+			o->on_parent_failure = SLUICE_ON_PARENT_CANCEL;
+		else
+			return cli_usage_error(cli,
+			    "--on-parent-failure is fail, ignore or cancel");
+		return 0;
+	}
+	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int rc;
+
+		if (d->nids + d->nkeys >= SLUICE_AFTER_CLI_MAX)
+			return cli_usage_error(cli, "at most 1000 parents");
+		if ((rc = cli_parse_num(cli, "--after", tok, 1, UINT64_MAX,
+		         &d->ids[d->nids])) != 0)
+			return rc;
+		d->nids++;
+	}
+	return 0;
+}
 
 /* --debounce DUR, --throttle DUR: 1 ms to 30 days, with a unit. */
 static int
@@ -382,6 +442,10 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "throttle", required_argument, NULL, OPT_THROTTLE },
 		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "after", required_argument, NULL, OPT_AFTER_ID },
+		{ "after-key", required_argument, NULL, OPT_AFTER_KEY },
+		{ "on-parent-failure", required_argument, NULL,
+		    OPT_ON_PARENT_FAILURE },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "file", required_argument, NULL, OPT_FILE },
 		COMMON_OPTS,
@@ -390,7 +454,8 @@ cmd_put(struct cli *cli, int argc, char **argv)
 	struct sluice_put_opts o;
 	struct sluice_put_result res;
 	struct cli_task_opts to = { 0 };
-	bool lines = false;
+	static struct put_deps deps;
+	bool lines = false, rule = false;
 	const char *file = NULL, *payload;
 	char *data = NULL;
 	size_t len;
@@ -431,6 +496,14 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			         cli, "--every", optarg, 0, &o.period_ms)) != 0)
 				return rc;
 			break;
+		case OPT_AFTER_ID:
+		case OPT_AFTER_KEY:
+		case OPT_ON_PARENT_FAILURE:
+			rule |= ch == OPT_ON_PARENT_FAILURE;
+			if ((rc = put_deps_opt(cli, ch, optarg, &deps, &o)) !=
+			    0)
+				return rc;
+			break;
 		case OPT_LINES:
 			lines = true;
 			break;
@@ -439,6 +512,16 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		}
 	}
+	o.after = deps.ids;
+	o.nafter = deps.nids;
+	o.after_keys = deps.keys;
+	o.nafter_keys = deps.nkeys;
+	if (rule && deps.nids + deps.nkeys == 0)
+		return cli_usage_error(
+		    cli, "--on-parent-failure needs --after or --after-key");
+	if (lines && deps.nids + deps.nkeys > 0)
+		return cli_usage_error(cli,
+		    "--after with --lines: put the lines' tasks one by one");
 	if (a.stop)
 		return a.status;
 	if (to.has_priority)

@@ -41,7 +41,11 @@ OP_NAMES = {v: k for k, v in OPS.items()}
 
 _PUT_REPLACE, _PUT_AT, _PUT_IF_NEWER, _PUT_GROUP = 0x01, 0x02, 0x04, 0x08
 _PUT_THROTTLE, _PUT_DEBOUNCE = 0x40, 0x80
-_REC_GROUP = 0x20
+_PUT_EXT = 0x10  # tagged fields: the parents
+_REC_GROUP, _REC_DEPS = 0x20, 0x40
+_RULES = ("fail", "ignore", "cancel")
+_OUTCOMES = ("pending", "done", "failed")
+AFTER_MAX, RESULT_MAX = 1000, 65535
 _MESSAGES = 0x01  # put_batch, ack_batch, delete_batch
 _LEASE_REPORT, _LEASE_FORCE = 0x40, 0x80
 _REC_DETACHED, _REC_PENDING, _REC_DONE = 0x01, 0x02, 0x04
@@ -175,6 +179,17 @@ def _task(r):
         t.peer = s.opt16()
     if flags & _REC_GROUP:
         t.group = s.opt16()
+    if flags & _REC_DEPS:
+        rule, t.parents_pending, n = s.unpack("BIH")
+        t.on_parent_failure = _RULES[rule] if rule < 3 else str(rule)
+        for _ in range(n):
+            pid, outcome = s.unpack("QB")
+            res = s.blob()
+            t.parents[pid] = res if outcome == 1 and res else None
+            t.parent_outcomes[pid] = (_OUTCOMES[outcome] if outcome < 3
+                                      else str(outcome))
+        t.children_count, shown = s.unpack("IH")
+        t.children = list(s.unpack("%dQ" % shown)) if shown else []
     t.cancelled = bool(flags & _REC_CANCELLED)
     return t
 
@@ -482,16 +497,19 @@ def blob(b):
 
 def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
                 max_attempts=0, period_ms=0, key=None, replace=False,
-                version=None, debounce_ms=0, throttle_ms=0, group=None):
+                version=None, debounce_ms=0, throttle_ms=0, group=None,
+                after=(), after_keys=(), on_parent_failure="fail"):
     """(flags, fields) of one put or batch item."""
     if debounce_ms < 0 or throttle_ms < 0:  # the server checks the rest
         raise E.Invalid("debounce_ms, throttle_ms: a window of 1 ms to "
                         "30 days")
+    ext = _after_fields(list(after or ()), list(after_keys or ()),
+                        on_parent_failure)
     flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
              | (_PUT_IF_NEWER if version is not None else 0)
              | (_PUT_DEBOUNCE if debounce_ms else 0)
              | (_PUT_THROTTLE if throttle_ms else 0)
-             | (_PUT_GROUP if group else 0))
+             | (_PUT_GROUP if group else 0) | (_PUT_EXT if ext else 0))
     body = (str16(tube) + struct.pack("<IQQIQ", priority, at or delay_ms,
                                       ttr_ms, max_attempts, period_ms)
             + str16(key or "") + blob(payload))
@@ -503,7 +521,28 @@ def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
         body += struct.pack("<Q", throttle_ms)
     if group:
         body += str16(group)
-    return flags, body
+    return flags, body + ext
+
+
+def _after_fields(after, keys, rule):
+    """A put's tagged fields (docs/protocol.md, put): its parents by id
+    (tag 1, with the rule) and by key (tag 2); b"" when it has none."""
+    if not after and not keys:
+        return b""
+    if rule not in _RULES:
+        raise E.Invalid("on_parent_failure: fail, ignore or cancel, not %r"
+                        % (rule,))
+    if len(after) + len(keys) > AFTER_MAX:
+        raise E.LimitExceeded("%d parents: a task waits for at most %d"
+                      % (len(after) + len(keys), AFTER_MAX))
+    if any(not isinstance(i, int) or i < 1 for i in after):
+        raise E.Invalid("after: task ids of at least 1")
+    tags = struct.pack("<BIB", 1, 1 + 8 * len(after), _RULES.index(rule))
+    tags += struct.pack("<%dQ" % len(after), *after)
+    if keys:
+        kb = struct.pack("<H", len(keys)) + b"".join(str16(k) for k in keys)
+        tags += struct.pack("<BI", 2, len(kb)) + kb
+    return struct.pack("<I", len(tags)) + tags
 
 
 def _lease(tid, lease, force):
@@ -528,7 +567,8 @@ class Operations:
 
     def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
-            version=None, debounce_ms=0, throttle_ms=0, group=None):
+            version=None, debounce_ms=0, throttle_ms=0, group=None,
+            after=(), after_keys=(), on_parent_failure="fail"):
         """Puts a task; returns a PutResult. With a key live in the tube,
         nothing is created (created False, the live task's id); replace
         gives that task this content; version (with replace: if_newer)
@@ -541,12 +581,19 @@ class Operations:
         group: its fair group (a tenant's id, 1-200 bytes of A-Z a-z 0-9
         _ . : / -, else BadGroup): tasks of equal priority are handed out
         in turn across the tube's groups.
+        after, after_keys: the tasks it waits for (ids; keys of tasks of
+        the tube; 1..1000 in all): it stays WAITING until each is acked,
+        and its take carries their results (Task.parents); an unknown one
+        is NotFound. on_parent_failure: "fail" (buried with "task N
+        failed: ERROR"), "ignore" (counts as done) or "cancel" (deleted)
+        when a parent fails for good.
         A put with a key is retried after a lost connection (safe: the
         key finds the task); one without is not."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
                                   replace, version, debounce_ms,
-                                  throttle_ms, group)
+                                  throttle_ms, group, after, after_keys,
+                                  on_parent_failure)
         return self._do(Request("put", flags, body, _put_result,
                                 safe=bool(key)))
 
@@ -583,7 +630,13 @@ class Operations:
     def ack(self, id, lease, *, to_tube=None, result=None, force=False):
         """Done (deleted, or kept as done; a recurring task is
         rescheduled), or moved to to_tube. result: a text kept with a
-        done task."""
+        done task, and for the tasks put after it (at most 65535 bytes,
+        else ResultTooLarge)."""
+        if result is not None and len(
+                result.encode() if isinstance(result, str) else result
+        ) > RESULT_MAX:
+            raise E.ResultTooLarge("a result of at most %d bytes"
+                                   % RESULT_MAX)
         flags = (_LEASE_REPORT | _flag(result is not None, 0x01)
                  | _flag(force, _LEASE_FORCE))
         body = _lease(id, lease, force) + str16(to_tube or "")

@@ -47,6 +47,7 @@ CODES = {
     28: ("ENOTEMPTY", "not_empty", "NotEmpty"),
     29: ("EGROUP", "bad_group", "BadGroup"),
     30: ("ECANCELED", "cancelled", "Cancelled"),
+    31: ("ERESULT", "result_too_large", "ResultTooLarge"),
     32: ("ESCHED", "bad_schedule", "BadSchedule"),
 }
 

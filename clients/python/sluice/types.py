@@ -26,6 +26,7 @@ class State(IntEnum):
     TAKEN = 3
     BURIED = 4
     DONE = 5
+    WAITING = 6  # put after parents not acked yet
 
     def __str__(self):
         return self.name.lower()
@@ -176,6 +177,17 @@ class Task:
     peer: Optional[str] = None
     # its fair group (None: the tube's "" group)
     group: Optional[str] = None
+    # put after parents: each parent's id -> its ack's result (bytes; None
+    # when it has none or was not acked: see parent_outcomes), in a take
+    # or a peek; how many are not acked yet; the rule when one fails
+    # ("fail", "ignore", "cancel"); the ids of its children (the first
+    # 1,000) and how many it has
+    parents: Dict[int, Optional[bytes]] = field(default_factory=dict)
+    parent_outcomes: Dict[int, str] = field(default_factory=dict)
+    parents_pending: int = 0
+    on_parent_failure: Optional[str] = None
+    children: List[int] = field(default_factory=list)
+    children_count: int = 0
     # taken and cancelled (Client.cancel): its lease's end removes it; a
     # Worker sets it when the lease's touch says so
     cancelled: bool = False

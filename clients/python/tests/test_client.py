@@ -346,6 +346,65 @@ class ClientTest(ServerTest):
             self.c.groups("gl", limit=0)
         self.c.ack(t.id, t.lease)
 
+    def test_dependencies(self):
+        # A diamond: D waits for B and C, which wait for A; D's take
+        # carries both results; a parent failing buries its child (rule
+        # fail) or lets it run (ignore); bad input is refused.
+        a = self.c.put("dag", "A").id
+        b = self.c.put("dag", "B", after=[a]).id
+        c = self.c.put("dag", "C", after=[a]).id
+        d = self.c.put("dag", "D", after=[b, c]).id
+        w = self.c.peek(d)
+        self.assertEqual(w.state, sluice.State.WAITING)
+        self.assertEqual((w.parents_pending, sorted(w.parents)), (2, [b, c]))
+        self.assertEqual(self.srv.cli("peek", str(d))["state"], "waiting")
+        self.assertEqual(sorted(self.c.peek(a).children), [b, c])
+        results = {a: "ra", b: "rb", c: "rc"}
+        order = []
+        for _ in range(3):
+            [t] = self.c.take("dag", wait_ms=1000)
+            order.append(t.id)
+            if t.id != a:
+                self.assertEqual(t.parents, {a: b"ra"})
+            self.c.ack(t.id, t.lease, result=results[t.id])
+        self.assertEqual(order[0], a)
+        [t] = self.c.take("dag", wait_ms=1000)
+        self.assertEqual(t.id, d)
+        self.assertEqual(t.parents, {b: b"rb", c: b"rc"})
+        self.assertEqual(t.parent_outcomes, {b: "done", c: "done"})
+        self.c.ack(t.id, t.lease)
+        self.assertEqual(self.c.take("dag", wait_ms=100), [])
+        # a parent fails for good
+        p = self.c.put("dagf", "P").id
+        f = self.c.put("dagf", "F", after=[p]).id
+        i = self.c.put("dagf", "I", after=[p],
+                       on_parent_failure="ignore").id
+        [t] = self.c.take("dagf", wait_ms=1000)
+        self.c.fail(t.id, t.lease, "boom", fatal=True)
+        self.assertEqual(self.c.peek(f).state, sluice.State.BURIED)
+        self.assertEqual(self.c.peek(f).last_error,
+                         "task %d failed: boom" % p)
+        self.assertEqual(self.c.peek(i).state, sluice.State.READY)
+        # by key, and in a batch
+        k = self.c.put("dagk", "K", key="parent").id
+        res = self.c.put_batch([dict(tube="dagk", payload="x",
+                                     after_keys=["parent"])])
+        self.assertEqual(self.c.peek(res[0].id).parents_pending, 1)
+        self.assertEqual(list(self.c.peek(res[0].id).parents), [k])
+        # bad input
+        with self.assertRaises(sluice.NotFound):
+            self.c.put("dag", "x", after=[99999])
+        with self.assertRaises(sluice.LimitExceeded):
+            self.c.put("dag", "x", after=list(range(1, 1002)))
+        with self.assertRaises(sluice.Invalid):
+            self.c.put("dag", "x", after=[a], on_parent_failure="maybe")
+        k = self.c.put("dag", "R").id
+        [t] = self.c.take("dag", wait_ms=1000)
+        with self.assertRaises(sluice.ResultTooLarge):
+            self.c.ack(t.id, t.lease, result="r" * 65536)
+        self.c.ack(t.id, t.lease, result="r" * 65535)
+        self.assertEqual(len(self.c.peek(k).result), 65535)
+
     def test_tubes_stats_and_history(self):
         s = self.c.tube_set("m", ttr_ms=30000, max_attempts=5,
                             dead_letter="dead",

@@ -189,6 +189,7 @@ quota_admit(struct core *c, const struct tokens_entry *t, const struct qrec *r)
 	case QREC_PUT_V:
 	case QREC_PUT_T:
 	case QREC_PUT_G:
+	case QREC_PUT_X:
 		queue_tube_usage(c->q, r->u.put.tube, r->u.put.tube_len, &tu);
 		return fits(c, t, i, tu.tubes == 0, 1, r->u.put.payload_len);
 	case QREC_REPLACE:
@@ -199,6 +200,7 @@ quota_admit(struct core *c, const struct tokens_entry *t, const struct qrec *r)
 		return fits(c, t, i, false, 0,
 		    r->u.replace.payload_len - v.payload_len);
 	case QREC_ACK:
+	case QREC_ACK_R:
 		if (r->u.end.outcome != QREC_MOVED ||
 		    queue_peek(c->q, c->now, r->u.end.id, &v) != 0)
 			return 0;

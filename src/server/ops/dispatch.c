@@ -62,6 +62,43 @@ task_holder(
 		t->holder.peer = (struct msg_str) { s->peer, strlen(s->peer) };
 }
 
+/* A parent's outcome and result, for the encoder of a task record. */
+static void
+parent_get(void *arg, uint64_t id, struct msg_parent *out)
+{
+	const char *res;
+	size_t len;
+	int outcome;
+
+	queue_dep_result(arg, id, &outcome, &res, &len);
+	out->outcome = (uint8_t)outcome;
+	out->result = (struct msg_str) { res, len };
+}
+
+/* Its parents (their results with the payload) and children. */
+static void
+task_deps(const struct core *c, const struct queue_task_view *v, bool payload,
+    struct msg_task *t)
+{
+	struct queue_task_deps d;
+
+	if (queue_task_deps(c->q, v->id, &d) != 0 ||
+	    (d.nparents == 0 && d.nchildren == 0))
+		return;
+	t->has_deps = true;
+	t->deps.on_parent_failure = d.on_parent;
+	t->deps.pending = d.pending;
+	t->deps.nparents = (uint32_t)d.nparents;
+	t->deps.parent_ids = d.parents;
+	t->deps.parent_get = parent_get;
+	t->deps.parent_arg = c->q;
+	t->deps.results = payload;
+	t->deps.nchildren = (uint32_t)d.nchildren;
+	t->deps.nshown = d.nchildren < MSG_CHILDREN_MAX ? (uint32_t)d.nchildren
+	                                                : MSG_CHILDREN_MAX;
+	t->deps.children = d.children;
+}
+
 void
 ops_view_to_task(const struct core *c, const struct queue_task_view *v,
     bool payload, struct msg_task *t)
@@ -115,6 +152,7 @@ ops_view_to_task(const struct core *c, const struct queue_task_view *v,
 				v->repl.payload_len };
 	}
 	task_holder(c, v, t);
+	task_deps(c, v, payload, t);
 }
 
 void

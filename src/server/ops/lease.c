@@ -152,7 +152,7 @@ finish_lease_op(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
 unsigned
 ops_ack_flags(int rc, const struct qrec *r)
 {
-	return rc == 0 && r->type == QREC_ACK &&
+	return rc == 0 && (r->type == QREC_ACK || r->type == QREC_ACK_R) &&
 	        r->u.end.outcome != QREC_DELETED &&
 	        r->u.end.outcome != QREC_DONE
 	    ? WAL_RETRY
@@ -171,12 +171,18 @@ commit_long_text(struct core *c, struct qrec *r, int *rc)
 	size_t room = RESERVE_ERROR_MAX - r->u.end.to_len;
 	uint64_t lsn;
 
-	if (*rc != 0 || r->u.end.text_len <= room)
+	if (*rc != 0 || r->u.end.text_len + r->u.end.result_len <= room)
 		return false;
 	*rc = core_commit(c, r, WAL_RETRY, &lsn);
 	if (*rc == 0)
 		return true;
-	if (*rc == SLUICE_ENOSPC) {
+	if (*rc == SLUICE_ENOSPC && r->type == QREC_ACK_R) {
+		/* the log is that full: the ack goes, its children go
+		 * without its result */
+		r->type = QREC_ACK;
+		r->u.end.result_len = 0;
+		*rc = 0;
+	} else if (*rc == SLUICE_ENOSPC) {
 		r->u.end.text_len =
 		    reserve_error_len(r->u.end.text, r->u.end.text_len, room);
 		*rc = 0;
@@ -194,13 +200,16 @@ ops_ack(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 	struct qrec r;
 	int rc = queue_decide_ack(c->q, c->now, &a, &r);
 
-	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_MOVED &&
+	if (rc == 0 && (r.type == QREC_ACK || r.type == QREC_ACK_R) &&
+	    r.u.end.outcome == QREC_MOVED &&
 	    (rc = quota_admit(c, tok, &r)) != 0) {
 		core_reply_err(c, ctx, MSG_OP_ACK, rc, "ack %" PRIu64 ": %s",
 		    m->id, c->quota.why);
 		return;
 	}
-	if (rc == 0 && r.type == QREC_ACK && r.u.end.outcome == QREC_DONE &&
+	if (rc == 0 &&
+	    ((r.type == QREC_ACK && r.u.end.outcome == QREC_DONE) ||
+	        r.type == QREC_ACK_R) &&
 	    commit_long_text(c, &r, &rc)) {
 		lease_done(c, ctx, req, m->id, m->lease, 0, &r, peer);
 		return;

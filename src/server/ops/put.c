@@ -7,6 +7,7 @@
  * decoder marked it) or that the queue refuses gets its code, and its
  * message when the request asked for them; the others are put, all in
  * one turn of the core, so one commit. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,39 @@ put_req_from_msg(
 	r->group_len = m->group.len;
 }
 
+/* The parents a put names (its flag 0x10), into arrays of the caller's
+ * (MSG_AFTER_MAX each) that the request borrows. */
+static void
+put_after_from_msg(const struct msg_put *m, uint64_t *ids,
+    struct queue_str *keys, struct queue_put_req *r)
+{
+	struct msg_iter it;
+	struct msg_str k;
+	uint32_t n = 0;
+
+	if (!m->ext)
+		return;
+	it = m->after_it;
+	while (n < m->nafter && n < MSG_AFTER_MAX && msg_next_id(&it, &ids[n]))
+		n++;
+	r->after = ids;
+	r->nafter = n;
+	n = 0;
+	it = m->after_keys_it;
+	while (n < m->nafter_keys && n < MSG_AFTER_MAX && msg_next_key(&it, &k))
+		keys[n++] = (struct queue_str) { k.p, k.len };
+	r->after_keys = keys;
+	r->nafter_keys = n;
+	r->on_parent_failure = m->on_parent_failure;
+}
+
 /* One put: decide and commit. Returns 0 or an error code. */
 static int
 put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
     struct msg_put_res *res)
 {
+	uint64_t after[MSG_AFTER_MAX];
+	struct queue_str keys[MSG_AFTER_MAX];
 	struct queue_put_req req;
 	struct queue_put_res qres;
 	struct qrec r;
@@ -99,6 +128,7 @@ put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
 	    m->period > (uint64_t)QREC_TIME_MAX)
 		return SLUICE_EINVAL;
 	put_req_from_msg(c, m, &req);
+	put_after_from_msg(m, after, keys, &req);
 	rc = queue_decide_put(c->q, c->now, &req, &r, &qres);
 	if (rc != 0)
 		return rc;
@@ -171,7 +201,25 @@ put_err_text(
 		    "bytes",
 		    m->payload.len, c->limits.payload_max);
 		return;
+	case SLUICE_ENOTFOUND:
+		snprintf(out, len,
+		    "a task it waits for (--after) is not one this server "
+		    "knows: no such id, or no live task with that key in "
+		    "the tube");
+		return;
+	case SLUICE_ESTATE:
+		snprintf(out, len,
+		    "the task with this key waits for its parents: it cannot "
+		    "be replaced");
+		return;
 	case SLUICE_EINVAL:
+		if (m->ext) {
+			snprintf(out, len,
+			    "a put with parents (--after) cannot replace, "
+			    "recur (period), debounce or throttle, and names "
+			    "each parent once");
+			return;
+		}
 		if (put_mode_err(m) != NULL) {
 			snprintf(out, len, "%s", put_mode_err(m));
 			return;
@@ -186,6 +234,12 @@ put_err_text(
 		          "run_at or period");
 		return;
 	case SLUICE_ELIMIT:
+		if (m->ext && m->nafter + m->nafter_keys > MSG_AFTER_MAX) {
+			snprintf(out, len,
+			    "%" PRIu32 " parents: a task waits for at most %d",
+			    m->nafter + m->nafter_keys, MSG_AFTER_MAX);
+			return;
+		}
 		snprintf(out, len, "%s",
 		    c->quota.why[0] != '\0' ? c->quota.why
 		        : m->throttle != 0

@@ -31,7 +31,7 @@
 #include "util/clock.h"
 
 enum {
-	TUBE_KVS = 13,
+	TUBE_KVS = 14,
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
@@ -214,8 +214,8 @@ node_hist_kvs(const struct wal_stats *ws, struct msg_kv *node, size_t *nn,
 }
 
 static void
-counters_kvs(const struct queue_counters *q, uint64_t done, struct tube_kvs *k,
-    struct msg_kvs *out)
+counters_kvs(const struct queue_counters *q, uint64_t done, uint64_t waiting,
+    struct tube_kvs *k, struct msg_kvs *out)
 {
 	size_t n = 0;
 
@@ -231,7 +231,8 @@ counters_kvs(const struct queue_counters *q, uint64_t done, struct tube_kvs *k,
 	kv(k->kv, &n, "ttr_expired", q->ttr_expired);
 	kv(k->kv, &n, "session_released", q->session_released);
 	kv(k->kv, &n, "replaces", q->replace);
-	kv(k->kv, &n, "done", done); /* kept now, not cumulative */
+	kv(k->kv, &n, "done", done);       /* kept now, not cumulative */
+	kv(k->kv, &n, "waiting", waiting); /* for their parents, now */
 	out->n = (uint32_t)n;
 	out->kvs = k->kv;
 }
@@ -344,7 +345,7 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
 	out->buried = ts->buried;
 	out->paused_until = (uint64_t)ts->paused_until;
 	out->oldest_ready_age = (uint64_t)ts->oldest_ready_age;
-	counters_kvs(&ts->ctr, ts->done, k, &out->more);
+	counters_kvs(&ts->ctr, ts->done, ts->waiting, k, &out->more);
 	out->more.n += (uint32_t)ops_limit_kvs(
 	    c, ts->name, ts->name_len, k->kv, out->more.n);
 	out->more.n += (uint32_t)ops_group_kvs(
@@ -372,7 +373,9 @@ tube_to_msg(struct core *c, const struct queue_tube_stats *ts,
 static bool
 tube_idle(const struct core *c, const struct queue_tube_stats *ts)
 {
-	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done > 0 ||
+	if (ts->ready + ts->delayed + ts->taken + ts->buried + ts->done +
+	            ts->waiting >
+	        0 ||
 	    ts->paused_until != 0 || ts->settings != 0)
 		return false;
 	if (ops_limit_has(c, ts->name, ts->name_len) ||
@@ -420,9 +423,9 @@ static void
 pick_deepest(struct stats_pick *pick, uint32_t *n, uint32_t cap,
     const struct queue_tube_stats *ts)
 {
-	struct stats_pick x = {
-		ts->ready + ts->delayed + ts->taken + ts->buried, ts->index
-	};
+	struct stats_pick x = { ts->ready + ts->delayed + ts->taken +
+		    ts->buried + ts->waiting,
+		ts->index };
 	uint32_t i;
 
 	if (cap == 0)
@@ -558,7 +561,7 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	s->totals.taken = qs.taken;
 	s->totals.buried = qs.buried;
 	s->totals.oldest_ready_age = (uint64_t)oldest;
-	counters_kvs(&qs.ctr, qs.done, &totkv, &s->totals.more);
+	counters_kvs(&qs.ctr, qs.done, qs.waiting, &totkv, &s->totals.more);
 	face_nng_counts(c->nng, &nctx, &nidle);
 	kv(node, &nn, "uptime_ms", (uint64_t)(c->now - c->started_ms));
 	kv(node, &nn, "tubes", listed);

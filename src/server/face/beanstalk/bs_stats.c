@@ -348,7 +348,8 @@ state_word(uint8_t st)
 		return "delayed";
 	case MSG_ST_TAKEN:
 		return "reserved";
-	default:
+	default: /* a task waiting for its parents too: beanstalkd has no
+	            such state, and neither can be reserved */
 		return "buried";
 	}
 }

@@ -50,8 +50,9 @@
 
 enum {
 	/* Bodies (http_api_body_max): a route without a payload takes a
-	 * short text at most (fail's error, ack's result: MSG_TEXT_MAX,
-	 * said 400 past it), an ack or delete batch 1000 small items. */
+	 * short text at most (fail's error: MSG_TEXT_MAX, said 400 past
+	 * it; an ack's result has MSG_RESULT_MAX), an ack or delete batch
+	 * 1000 small items. */
 	BODY_SMALL = 16 << 10,
 	BODY_IDS = 1 << 20,
 };
@@ -381,6 +382,11 @@ http_api_body_max(const char *method, const char *uri, size_t payload_max)
 	} else if (strcmp(method, "POST") == 0 && c->nseg == 2 &&
 	    strcmp(c->seg[0], "tasks") == 0) {
 		max = BODY_IDS; /* ack or delete batch */
+	} else if (strcmp(method, "POST") == 0 && c->nseg == 3 &&
+	    strcmp(c->seg[0], "tasks") == 0 && strcmp(c->seg[2], "ack") == 0) {
+		/* a result up to MSG_RESULT_MAX; one byte more is read to be
+		 * answered result_too_large */
+		max = MSG_RESULT_MAX + 1;
 	}
 	free(c);
 	return max;

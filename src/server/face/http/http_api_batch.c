@@ -71,9 +71,88 @@ j_dur(json_t *o, const char *name, uint64_t *out, struct http_api_batch_err *e)
 
 /* One item of a batch put; e->code set when it is refused here. A
  * payload decoded from base64 is put in `*blob` (freed by the caller). */
+/* An item's parents: "after" (ids), "after_keys" (keys of tasks of its
+ * tube), "on_parent_failure" ("fail", "ignore", "cancel"), 1..1000 in
+ * all; the ids and keys in one allocation (*mem, freed with the batch). */
+static void
+batch_after(
+    json_t *o, struct msg_put *p, struct http_api_batch_err *e, void **mem)
+{
+	json_t *ids = json_object_get(o, "after");
+	json_t *keys = json_object_get(o, "after_keys");
+	json_t *rule = json_object_get(o, "on_parent_failure");
+	size_t ni = json_is_array(ids) ? json_array_size(ids) : 0;
+	size_t nk = json_is_array(keys) ? json_array_size(keys) : 0;
+	static const char *const rules[] = { "fail", "ignore", "cancel" };
+	uint64_t *v;
+	struct msg_str *k;
+
+	if (ids == NULL && keys == NULL && rule == NULL)
+		return;
+	if ((ids != NULL && !json_is_array(ids)) ||
+	    (keys != NULL && !json_is_array(keys)) || ni + nk == 0 ||
+	    ni + nk > MSG_AFTER_MAX) {
+		e->code =
+		    ni + nk > MSG_AFTER_MAX ? SLUICE_ELIMIT : SLUICE_EINVAL;
+		snprintf(e->msg, sizeof(e->msg),
+		    "after, after_keys: arrays of 1..1000 parents in all");
+		return;
+	}
+	if ((*mem = malloc(ni * sizeof(*v) + nk * sizeof(*k))) == NULL) {
+		e->code = SLUICE_ENOMEM;
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return;
+	}
+	k = *mem;
+	v = (uint64_t *)(k + nk);
+	for (size_t i = 0; i < ni; i++) {
+		json_t *x = json_array_get(ids, i);
+
+		if (!json_is_integer(x) || json_integer_value(x) < 1) {
+			e->code = SLUICE_EINVAL;
+			snprintf(e->msg, sizeof(e->msg),
+			    "after: task ids of at least 1");
+			return;
+		}
+		v[i] = (uint64_t)json_integer_value(x);
+	}
+	for (size_t i = 0; i < nk; i++) {
+		json_t *x = json_array_get(keys, i);
+
+		if (!json_is_string(x)) {
+			e->code = SLUICE_EKEY;
+			snprintf(e->msg, sizeof(e->msg),
+			    "after_keys: keys as strings");
+			return;
+		}
+		k[i] = (struct msg_str) { json_string_value(x),
+			json_string_length(x) };
+	}
+	p->on_parent_failure = MSG_PARENT_FAIL;
+	if (rule != NULL) {
+		int r = -1;
+
+		for (int i = 0; i < 3 && json_is_string(rule); i++)
+			if (strcmp(json_string_value(rule), rules[i]) == 0)
+				r = i;
+		if (r < 0) {
+			e->code = SLUICE_EINVAL;
+			snprintf(e->msg, sizeof(e->msg),
+			    "on_parent_failure: fail, ignore or cancel");
+			return;
+		}
+		p->on_parent_failure = (uint8_t)r;
+	}
+	p->ext = true;
+	p->after = v;
+	p->nafter = (uint32_t)ni;
+	p->after_keys = k;
+	p->nafter_keys = (uint32_t)nk;
+}
+
 static void
 batch_item(json_t *o, const char *tube, struct msg_put *p,
-    struct http_api_batch_err *e, void **blob)
+    struct http_api_batch_err *e, void **blob, void **after)
 {
 	json_t *pl = json_object_get(o, "payload");
 	json_t *b64 = json_object_get(o, "payload_base64");
@@ -136,6 +215,8 @@ batch_item(json_t *o, const char *tube, struct msg_put *p,
 	if ((k = json_object_get(o, "group")) != NULL && json_is_string(k))
 		p->group = (struct msg_str) { json_string_value(k),
 			json_string_length(k) };
+	if (e->code == 0)
+		batch_after(o, p, e, after);
 }
 
 int
@@ -154,14 +235,14 @@ http_api_batch_puts(
 		return SLUICE_EINVAL;
 	b->puts = calloc(b->n, sizeof(*b->puts));
 	b->errs = calloc(b->n, sizeof(*b->errs));
-	b->blobs = calloc(b->n, sizeof(*b->blobs));
+	b->blobs = calloc(2 * b->n, sizeof(*b->blobs)); /* and the afters */
 	if (b->puts == NULL || b->errs == NULL || b->blobs == NULL)
 		return SLUICE_ENOMEM;
 	for (size_t i = 0; i < b->n; i++) {
 		struct msg_put p = { 0 };
 
 		batch_item(json_array_get(b->arr, i), tube, &p, &b->errs[i],
-		    &b->blobs[i]);
+		    &b->blobs[i], &b->blobs[b->n + i]);
 		if (b->errs[i].code == 0)
 			b->puts[b->nputs++] = p;
 	}
@@ -171,7 +252,7 @@ http_api_batch_puts(
 void
 http_api_batch_fini(struct http_api_batch *b)
 {
-	for (size_t i = 0; b->blobs != NULL && i < b->n; i++)
+	for (size_t i = 0; b->blobs != NULL && i < 2 * b->n; i++)
 		free(b->blobs[i]);
 	free(b->blobs);
 	free(b->errs);

@@ -40,13 +40,14 @@ struct http_api_batch {
 	size_t nputs;
 	struct msg_put *puts;
 	struct http_api_batch_err *errs;
-	void **blobs;
+	void **blobs; /* [0, n): decoded payloads; [n, 2n): parents */
 };
 
 /* Reads a batch put's `len` bytes at `body`: a JSON array of
  * 1..MSG_BATCH_MAX objects {"payload":TEXT | "payload_base64":B64,
  * "tube", "priority", "delay", "run_at", "ttr", "max_attempts", "every",
- * "key", "replace"} (durations in ms or as text, "10s"), each item of
+ * "key", "replace", "group", "after", "after_keys",
+ * "on_parent_failure"} (durations in ms or as text, "10s"), each item of
  * `tube` unless it names its own. Returns 0 and `*b` (even when every
  * item is refused: see errs), SLUICE_EINVAL when the body is not such an
  * array, SLUICE_ENOMEM; `*b` needs http_api_batch_fini whatever the

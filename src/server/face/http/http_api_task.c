@@ -3,7 +3,8 @@
  * kick, update (the task options in the query, a new payload the body),
  * and the lease ops, which need ?lease=L (the lease its take returned)
  * unless an admin forces them (?force=1, with --http-admin); fail's and
- * bury's error and ack's result are the body (1024 bytes at most). The
+ * bury's error (1024 bytes at most) and ack's result (65535) are the
+ * body. The
  * batches of acks and deletes read a JSON array (http_api_batch.h) and
  * answer each item's result in order. */
 #include <inttypes.h>
@@ -41,12 +42,12 @@ id_ok(struct http_api_call *c, const char *s, uint64_t *id)
 
 /* ---- a task's routes --------------------------------------------------- */
 
-/* The body as a text of at most MSG_TEXT_MAX bytes (fail, bury, ack's
- * result). */
+/* The body as a text of at most MSG_TEXT_MAX bytes (fail, bury), or
+ * MSG_RESULT_MAX (ack's result, checked first: result_too_large). */
 static struct msg_str
 body_text(struct http_api_call *c, const char *what)
 {
-	if (c->body_len > MSG_TEXT_MAX)
+	if (strcmp(what, "result") != 0 && c->body_len > MSG_TEXT_MAX)
 		http_query_bad(&c->q, what, "at most 1024 bytes");
 	return (struct msg_str) { c->body, c->body_len };
 }
@@ -165,6 +166,11 @@ http_api_task_route(struct http_api_call *c)
 		req.ack = (struct msg_ack) { id, lease, c->force };
 		if (http_query_str(&c->q, "to", to, sizeof(to)))
 			req.ack.to = msg_cstr(to);
+		if (c->body_len > MSG_RESULT_MAX) {
+			http_api_error(c->aio, SLUICE_ERESULT,
+			    "result: at most 65535 bytes");
+			return;
+		}
 		req.ack.result = body_text(c, "result");
 	} else if (strcmp(verb, "release") == 0) {
 		req.op = MSG_OP_RELEASE;

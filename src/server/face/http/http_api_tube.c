@@ -49,14 +49,15 @@ tube_ok(struct http_api_call *c, const char *tube)
 
 /* ---- state names ------------------------------------------------------- */
 
-/* "ready".."done" (and "all" when `all`) to MSG_ST_*; -1 when unknown. */
+/* "ready".."waiting" (and "all" when `all`) to MSG_ST_*; -1 when
+ * unknown. */
 static int
 state_of(const char *s, bool all)
 {
 	static const char *const names[] = { "all", "ready", "delayed", "taken",
-		"buried", "done" };
+		"buried", "done", "waiting" };
 
-	for (int i = all ? 0 : 1; i < 6; i++)
+	for (int i = all ? 0 : 1; i < 7; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
@@ -104,19 +105,87 @@ put_opts(struct http_api_call *c, struct msg_put *p, char *key, size_t key_cap)
 	put_mode_opt(c, "throttle", &p->throttle);
 }
 
+/* The parents of a put: after=ID,ID,... (up to 1000), after_key=KEY (a
+ * task of the tube), on_parent_failure=fail|ignore|cancel. The ids go
+ * to ids[], the list's text to text[], the key to key[]. */
+struct put_after {
+	uint64_t ids[MSG_AFTER_MAX];
+	char text[MSG_AFTER_MAX * 21 + 2];
+	char key[MSG_KEY_MAX + 2];
+	struct msg_str keys[1];
+};
+
+static void
+put_after_opts(struct http_api_call *c, struct msg_put *p, struct put_after *a)
+{
+	char rule[16];
+	uint32_t n = 0;
+
+	if (http_query_str(&c->q, "after", a->text, sizeof(a->text))) {
+		for (char *save = NULL, *tok = strtok_r(a->text, ",", &save);
+		     tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+			char *end;
+			unsigned long long v = strtoull(tok, &end, 10);
+
+			if (*end != '\0' || v == 0 || tok[0] == '-' ||
+			    n == MSG_AFTER_MAX) {
+				http_query_bad(&c->q, "after",
+				    "task ids >= 1, separated by commas, at "
+				    "most 1000");
+				return;
+			}
+			a->ids[n++] = v;
+		}
+		p->after = a->ids;
+		p->nafter = n;
+	}
+	if (http_query_str(&c->q, "after_key", a->key, sizeof(a->key))) {
+		a->keys[0] = msg_cstr(a->key);
+		p->after_keys = a->keys;
+		p->nafter_keys = 1;
+	}
+	if (http_query_str(&c->q, "on_parent_failure", rule, sizeof(rule))) {
+		if (strcmp(rule, "fail") == 0)
+			p->on_parent_failure = MSG_PARENT_FAIL;
+		else if (strcmp(rule, "ignore") == 0)
+			p->on_parent_failure = MSG_PARENT_IGNORE;
+		else if (strcmp(rule, "cancel") == 0)
+			p->on_parent_failure = MSG_PARENT_CANCEL;
+		else
+			http_query_bad(&c->q, "on_parent_failure",
+			    "fail, ignore or cancel");
+		if (p->nafter + p->nafter_keys == 0)
+			http_query_bad(&c->q, "on_parent_failure",
+			    "needs after or after_key");
+	}
+	p->ext = p->nafter + p->nafter_keys > 0;
+}
+
 static void
 put_one(struct http_api_call *c, const char *tube)
 {
 	struct msg_req req = { .op = MSG_OP_PUT };
 	char key[MSG_KEY_MAX + 2], group[MSG_TUBE_MAX + 2];
+	struct put_after *after = NULL;
 
 	req.put.tube = msg_cstr(tube);
 	put_opts(c, &req.put, key, sizeof(key));
+	/* parents: encoded before http_api_send_shape returns */
+	if (http_query_has(c->q.uri, "after") ||
+	    http_query_has(c->q.uri, "after_key") ||
+	    http_query_has(c->q.uri, "on_parent_failure")) {
+		if ((after = malloc(sizeof(*after))) == NULL) {
+			http_api_error(c->aio, SLUICE_ENOMEM, "out of memory");
+			return;
+		}
+		put_after_opts(c, &req.put, after);
+	}
 	/* its fair group: the core says EGROUP for a bad one */
 	if (http_query_str(&c->q, "group", group, sizeof(group)))
 		req.put.group = msg_cstr(group);
 	req.put.payload = (struct msg_str) { c->body, c->body_len };
 	http_api_send_shape(c, &req, SH_PUT);
+	free(after);
 }
 
 /* POST /v1/tubes/T/tasks?batch=1: a JSON array of items; those refused
@@ -242,7 +311,7 @@ list(struct http_api_call *c, const char *tube)
 
 		if (st < 0 || st == MSG_ST_DONE)
 			http_query_bad(&c->q, "state",
-			    "all, ready, delayed, taken or buried");
+			    "all, ready, delayed, taken, buried or waiting");
 		else
 			req.list.state = (uint8_t)st;
 	}
@@ -562,7 +631,7 @@ http_api_tube_route(struct http_api_call *c)
 		if (http_query_str(&c->q, "state", st, sizeof(st))) {
 			int s = state_of(st, true);
 
-			if (s < 0 || s == MSG_ST_DONE)
+			if (s < 0 || s == MSG_ST_DONE || s == MSG_ST_WAITING)
 				http_query_bad(&c->q, "state",
 				    "buried, ready, delayed, taken or all");
 			req.errors.set_state = s != MSG_ST_BURIED;
@@ -576,9 +645,9 @@ http_api_tube_route(struct http_api_call *c)
 		http_query_str(&c->q, "state", st, sizeof(st));
 		s = state_of(st, false);
 		if (s != MSG_ST_READY && s != MSG_ST_DELAYED &&
-		    s != MSG_ST_BURIED)
-			http_query_bad(
-			    &c->q, "state", "ready, delayed or buried");
+		    s != MSG_ST_BURIED && s != MSG_ST_WAITING)
+			http_query_bad(&c->q, "state",
+			    "ready, delayed, buried or waiting");
 		req.op = MSG_OP_PEEK_NEXT;
 		req.peek_next.tube = msg_cstr(tube);
 		req.peek_next.state = (uint8_t)(s > 0 ? s : MSG_ST_READY);

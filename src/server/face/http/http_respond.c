@@ -123,7 +123,8 @@ http_respond_err(nng_aio *aio, int code, const char *text, size_t len)
 {
 	uint16_t status = code == SLUICE_ENOTFOUND ? 404
 	    : code == SLUICE_ETUBE || code == SLUICE_EINVAL ||
-	        code == SLUICE_ELIMIT || code == SLUICE_ESTATE
+	        code == SLUICE_ELIMIT || code == SLUICE_ESTATE ||
+	        code == SLUICE_ERESULT
 	    ? 400
 	    : code == SLUICE_ESHUTDOWN ? 503
 	                               : 500;

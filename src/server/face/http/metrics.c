@@ -368,15 +368,17 @@ static void
 tubes_write(FILE *f, const struct sluice_stats *s)
 {
 	static const char *const states[] = { "ready", "delayed", "taken",
-		"buried" };
+		"buried", "waiting" };
 
 	family(f, "sluice_tube_tasks", "gauge",
-	    "Tasks in the tube by state (ready, delayed, taken, buried).");
+	    "Tasks in the tube by state (ready, delayed, taken, buried, "
+	    "waiting for their parents).");
 	for (size_t i = 0; i < s->ntubes; i++) {
 		const struct sluice_tube_stats *t = &s->tubes[i];
-		uint64_t v[4] = { t->ready, t->delayed, t->taken, t->buried };
+		uint64_t v[5] = { t->ready, t->delayed, t->taken, t->buried,
+			tube_kv(t, "waiting") };
 
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 5; k++) {
 			fputs("sluice_tube_tasks{tube=\"", f);
 			label_value(f, t->name);
 			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", states[k],
@@ -641,15 +643,16 @@ node_write(FILE *f, const struct sluice_stats *s)
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
 	family(f, "sluice_tasks_by_state", "gauge",
-	    "Tasks of every tube by state (ready, delayed, taken, buried): "
-	    "the totals, listed tubes or not.");
+	    "Tasks of every tube by state (ready, delayed, taken, buried, "
+	    "waiting): the totals, listed tubes or not.");
 	fprintf(f,
 	    "sluice_tasks_by_state{state=\"ready\"} %" PRIu64 "\n"
 	    "sluice_tasks_by_state{state=\"delayed\"} %" PRIu64 "\n"
 	    "sluice_tasks_by_state{state=\"taken\"} %" PRIu64 "\n"
-	    "sluice_tasks_by_state{state=\"buried\"} %" PRIu64 "\n",
+	    "sluice_tasks_by_state{state=\"buried\"} %" PRIu64 "\n"
+	    "sluice_tasks_by_state{state=\"waiting\"} %" PRIu64 "\n",
 	    s->totals.ready, s->totals.delayed, s->totals.taken,
-	    s->totals.buried);
+	    s->totals.buried, tube_kv(&s->totals, "waiting"));
 	gauge(f, "sluice_tubes_listed",
 	    "Tubes with series of their own here: the deepest, at most "
 	    "sluiced --metrics-tubes.",

@@ -1,0 +1,236 @@
+/* msg_deps - dependencies on the wire: a put's tagged fields (flag 0x10)
+ * and a task record's dependencies (flag 0x40). docs/protocol.md has the
+ * layouts and hex examples.
+ *
+ * A put's tagged fields come last, after the group: u32 length of all
+ * of them, then each u8 tag, u32 length, that many bytes; tags
+ * increasing, each at most once:
+ *   1 AFTER       u8 on_parent_failure (0 fail, 1 ignore, 2 cancel),
+ *                 then n u64 parent ids (n >= 0)
+ *   2 AFTER_KEYS  u16 n, then n str16 keys of tasks in the put's tube
+ * A tag this version does not know is EPROTO: a newer client learns that
+ * this server would not do what it asked. Later fields (a batch name)
+ * are new tags. The parents, ids and keys together, are 1..MSG_AFTER_MAX
+ * (else ELIMIT); without AFTER the rule is fail.
+ *
+ * A task record's dependencies come last, after its group: u8
+ * on_parent_failure, u32 pending, u16 nparents, each parent as u64 id,
+ * u8 outcome, u32 result length and its bytes; then u32 nchildren (all),
+ * u16 nshown, nshown u64 child ids (the first MSG_CHILDREN_MAX). */
+#include <string.h>
+
+#include "proto/msg.h"
+#include "proto/msg_wire.h"
+#include "sluice.h"
+
+enum { TAG_AFTER = 1, TAG_AFTER_KEYS = 2 };
+
+static int
+get_after(struct rd *r, uint32_t len, struct msg_put *p)
+{
+	struct rd s;
+
+	if (len < 1 || (len - 1) % 8 != 0)
+		return SLUICE_EPROTO;
+	rd_init(&s, rd_bytes(r, len), len);
+	p->on_parent_failure = rd_u8(&s);
+	if (p->on_parent_failure > MSG_PARENT_CANCEL)
+		return SLUICE_EINVAL;
+	p->nafter = (len - 1) / 8;
+	if (p->nafter > MSG_AFTER_MAX)
+		return SLUICE_ELIMIT;
+	GET_EACH(&p->after_it, &s, p->nafter, 0,
+	    (rd_u64(&s) == 0 ? SLUICE_EINVAL : 0));
+	return 0;
+}
+
+static int
+get_after_keys(struct rd *r, uint32_t len, struct msg_put *p)
+{
+	struct msg_str key;
+	struct rd s;
+
+	rd_init(&s, rd_bytes(r, len), len);
+	p->nafter_keys = rd_u16(&s);
+	NEED(&s);
+	if (p->nafter_keys > MSG_AFTER_MAX)
+		return SLUICE_ELIMIT;
+	GET_EACH(&p->after_keys_it, &s, p->nafter_keys, 0,
+	    msg_get_key(&s, true, &key));
+	return rd_left(&s) == 0 ? 0 : SLUICE_EPROTO;
+}
+
+int
+msg_get_put_ext(struct rd *r, uint8_t flags, struct msg_put *p)
+{
+	uint32_t total;
+	int last = 0;
+	struct rd s;
+
+	if (!(flags & PUT_F_EXT))
+		return 0;
+	p->ext = true;
+	total = rd_u32(r);
+	NEED(r);
+	if (total > rd_left(r))
+		return SLUICE_ETRUNC;
+	rd_init(&s, rd_bytes(r, total), total);
+	while (rd_left(&s) > 0) {
+		uint8_t tag = rd_u8(&s);
+		uint32_t len = rd_u32(&s);
+
+		if (rd_failed(&s) || len > rd_left(&s) || tag <= last)
+			return SLUICE_EPROTO;
+		last = tag;
+		switch (tag) {
+		case TAG_AFTER:
+			TRY(get_after(&s, len, p));
+			break;
+		case TAG_AFTER_KEYS:
+			TRY(get_after_keys(&s, len, p));
+			break;
+		default:
+			return SLUICE_EPROTO;
+		}
+	}
+	if (p->nafter + p->nafter_keys == 0)
+		return SLUICE_EINVAL;
+	if (p->nafter + p->nafter_keys > MSG_AFTER_MAX)
+		return SLUICE_ELIMIT;
+	return 0;
+}
+
+int
+msg_put_put_ext(struct buf *b, const struct msg_put *p)
+{
+	size_t at;
+
+	if (!p->ext)
+		return 0;
+	if (p->nafter + p->nafter_keys == 0 ||
+	    p->on_parent_failure > MSG_PARENT_CANCEL)
+		return SLUICE_EINVAL;
+	if (p->nafter + p->nafter_keys > MSG_AFTER_MAX)
+		return SLUICE_ELIMIT;
+	at = b->len;
+	buf_put_u32(b, 0); /* set below */
+	buf_put_u8(b, TAG_AFTER);
+	buf_put_u32(b, 1 + 8 * p->nafter);
+	buf_put_u8(b, p->on_parent_failure);
+	for (uint32_t i = 0; i < p->nafter; i++) {
+		if (p->after[i] == 0)
+			return SLUICE_EINVAL;
+		buf_put_u64(b, p->after[i]);
+	}
+	if (p->nafter_keys > 0) {
+		size_t kat;
+
+		buf_put_u8(b, TAG_AFTER_KEYS);
+		kat = b->len;
+		buf_put_u32(b, 0);
+		buf_put_u16(b, (uint16_t)p->nafter_keys);
+		for (uint32_t i = 0; i < p->nafter_keys; i++)
+			TRY(msg_put_key(b, p->after_keys[i], true));
+		if (!buf_failed(b))
+			le_store_u32(
+			    b->data + kat, (uint32_t)(b->len - kat - 4));
+	}
+	if (!buf_failed(b))
+		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));
+	return 0;
+}
+
+bool
+msg_next_key(struct msg_iter *it, struct msg_str *out)
+{
+	NEXT(it, msg_get_key(&it->r, true, out));
+}
+
+static int
+get_parent(struct rd *r, struct msg_parent *p)
+{
+	uint32_t len;
+
+	p->id = rd_u64(r);
+	p->outcome = rd_u8(r);
+	len = rd_u32(r);
+	NEED(r);
+	if (p->id == 0 || p->outcome > 2)
+		return SLUICE_EPROTO;
+	return msg_get_bytes(r, len, MSG_RESULT_MAX, SLUICE_EPROTO, &p->result);
+}
+
+bool
+msg_next_parent(struct msg_iter *it, struct msg_parent *out)
+{
+	NEXT(it, get_parent(&it->r, out));
+}
+
+int
+msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t)
+{
+	struct msg_parent p;
+
+	if (!(flags & TASK_F_DEPS))
+		return 0;
+	t->has_deps = true;
+	t->deps.on_parent_failure = rd_u8(r);
+	t->deps.pending = rd_u32(r);
+	t->deps.nparents = rd_u16(r);
+	NEED(r);
+	if (t->deps.on_parent_failure > MSG_PARENT_CANCEL ||
+	    t->deps.nparents > MSG_AFTER_MAX ||
+	    t->deps.pending > t->deps.nparents)
+		return SLUICE_EPROTO;
+	GET_EACH(
+	    &t->deps.parents_it, r, t->deps.nparents, 0, get_parent(r, &p));
+	t->deps.nchildren = rd_u32(r);
+	t->deps.nshown = rd_u16(r);
+	NEED(r);
+	if (t->deps.nshown > MSG_CHILDREN_MAX ||
+	    t->deps.nshown > t->deps.nchildren)
+		return SLUICE_EPROTO;
+	GET_EACH(&t->deps.children_it, r, t->deps.nshown, 0,
+	    (rd_u64(r) == 0 ? SLUICE_EPROTO : 0));
+	return 0;
+}
+
+int
+msg_put_task_deps(struct buf *b, const struct msg_task *t)
+{
+	if (!t->has_deps)
+		return 0;
+	if (t->deps.nparents > MSG_AFTER_MAX ||
+	    t->deps.nshown > MSG_CHILDREN_MAX ||
+	    t->deps.nshown > t->deps.nchildren ||
+	    t->deps.on_parent_failure > MSG_PARENT_CANCEL)
+		return SLUICE_EINVAL;
+	buf_put_u8(b, t->deps.on_parent_failure);
+	buf_put_u32(b, t->deps.pending);
+	buf_put_u16(b, (uint16_t)t->deps.nparents);
+	for (uint32_t i = 0; i < t->deps.nparents; i++) {
+		struct msg_parent p;
+
+		if (t->deps.parents != NULL) {
+			p = t->deps.parents[i];
+		} else {
+			memset(&p, 0, sizeof(p));
+			t->deps.parent_get(
+			    t->deps.parent_arg, t->deps.parent_ids[i], &p);
+			p.id = t->deps.parent_ids[i];
+		}
+		if (!t->deps.results)
+			p.result.len = 0;
+		if (p.result.len > MSG_RESULT_MAX || p.id == 0 || p.outcome > 2)
+			return SLUICE_EINVAL;
+		buf_put_u64(b, p.id);
+		buf_put_u8(b, p.outcome);
+		buf_put_u32(b, (uint32_t)p.result.len);
+		buf_put(b, p.result.p, p.result.len);
+	}
+	buf_put_u32(b, t->deps.nchildren);
+	buf_put_u16(b, (uint16_t)t->deps.nshown);
+	for (uint32_t i = 0; i < t->deps.nshown; i++)
+		buf_put_u64(b, t->deps.children[i]);
+	return 0;
+}
