@@ -100,11 +100,11 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28,       /* bind the session to a token (--auth) */
-	MSG_OP_GROUPS = 0x29,     /* a tube's fair groups by backlog */
-	MSG_OP_GROUP = 0x2a,      /* a tube's group limits (msg_group.h) */
-	MSG_OP_CANCEL = 0x2d,     /* cancel tasks by id (delete_batch's layout) */
-	MSG_OP_WAIT = 0x2e,       /* a task's result, waiting until it ends */
+	MSG_OP_AUTH = 0x28,   /* bind the session to a token (--auth) */
+	MSG_OP_GROUPS = 0x29, /* a tube's fair groups by backlog */
+	MSG_OP_GROUP = 0x2a,  /* a tube's group limits (msg_group.h) */
+	MSG_OP_CANCEL = 0x2d, /* cancel tasks by id (delete_batch's layout) */
+	MSG_OP_WAIT = 0x2e,   /* a task's result, waiting until it ends */
 	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
 	MSG_OP_SCHED_LIST = 0x30, /* the schedules, or one by name */
 	MSG_OP_SCHED_CTL = 0x31,  /* pause, resume or delete a schedule */
@@ -511,33 +511,8 @@ struct msg_stats_req {
 	uint32_t after; /* page: 0 first, then the reply's tubes_next */
 };
 
-/* history: the rolling history of events of one tube, or of all. */
-struct msg_history_req {
-	struct msg_str tube; /* len 0 = every tube */
-	uint32_t secs;       /* 1..MSG_HISTORY_SECS, else SLUICE_EINVAL */
-};
-
-enum {
-	MSG_HISTORY_SECS = 3600, /* the window the server keeps */
-	MSG_HISTORY_KINDS = 10,  /* kinds this version names (below) */
-	MSG_HISTORY_KINDS_MAX = 16,
-};
-
-/* The kinds of a history, in their order on the wire: counts of events,
- * then depths by state. A newer server may send more kinds after these; a
- * reader ignores them. An older one sends only the first 6 (no depths). */
-enum msg_history_kind {
-	MSG_HK_PUT = 0,
-	MSG_HK_TAKE = 1,
-	MSG_HK_ACK = 2,
-	MSG_HK_FAIL = 3,
-	MSG_HK_BURY = 4,
-	MSG_HK_TTR = 5,   /* leases ended by their deadline */
-	MSG_HK_READY = 6, /* tasks in each state at the end of the slot */
-	MSG_HK_DELAYED = 7,
-	MSG_HK_TAKEN = 8,
-	MSG_HK_BURIED = 9,
-};
+/* history and stats_hourly: msg_history.h, part of this header. */
+#include "proto/msg_history.h"
 
 /* errors: `tube` first, as the member `tube` of the request it shares its
  * place with. */
@@ -816,79 +791,8 @@ struct msg_errors {
 	struct msg_iter it; /* decode: msg_next_error_count() */
 };
 
-/* One hour of stats_hourly: durations in ms, p50/p99 estimates. */
-struct msg_dist {
-	uint64_t count, total, max, p50, p99;
-};
-
-struct msg_hour {
-	uint64_t start; /* unix ms, a UTC hour */
-	uint64_t acks, fails, buries, ttr_expired;
-	struct msg_dist work; /* take -> ack, of its acks */
-	struct msg_dist wait; /* ready -> take, of its takes */
-};
-
-enum { MSG_HOURS_MAX = 48 };
-
-struct msg_hours {
-	uint32_t n;                   /* 0..MSG_HOURS_MAX, newest first */
-	const struct msg_hour *hours; /* encode */
-	struct msg_iter it;           /* decode: msg_next_hour() */
-};
-
-/* history's reply: `n` slots of `step` ms, the first starting at unix ms
- * `start`, the last holding the server's now; for each of `kinds` kinds
- * (enum msg_history_kind, in order) `n` u32 counts, oldest first. Read a
- * count with msg_history_at(). */
-struct msg_history {
-	uint64_t start;
-	uint32_t step;          /* ms per slot, >= 1 */
-	uint8_t kinds;          /* 1..MSG_HISTORY_KINDS_MAX */
-	uint32_t n;             /* 1..MSG_HISTORY_SECS */
-	const uint32_t *values; /* encode: kinds * n, values[k * n + i] */
-	const uint8_t *raw;     /* decode: the same, as sent */
-};
-
-/* Count i (0..n-1) of kind k of a history, encoded or decoded; 0 for a
- * kind it does not carry. */
-uint32_t msg_history_at(const struct msg_history *h, unsigned k, uint32_t i);
-
-enum {
-	MSG_NODE_MAX = 64, /* a node's or a cluster's name (--node, --cluster):
-	                      1-64 bytes, no NUL byte */
-	MSG_CLUSTER_MEMBERS_MAX = 64, /* members in a cluster reply */
-};
-
-/* One member of a cluster, by the key it keeps in etcd. */
-struct msg_member {
-	struct msg_str name;   /* --node, 1..MSG_NODE_MAX bytes */
-	struct msg_str client; /* its client URL (--advertise),
-	                          0..MSG_URL_MAX */
-	struct msg_str repl;   /* its replication URL, 0..MSG_URL_MAX */
-	uint8_t role;          /* enum msg_node_role */
-	uint8_t flags;         /* MSG_MEMBER_* */
-	uint64_t epoch;
-	uint64_t durable_lsn;
-	uint64_t lag_records; /* a follower's, by its own count; 0 on a
-	                         leader */
-	int64_t lease_until;  /* unix ms the leader's lease lasts until by its
-	                         last renewal; 0 for others */
-	uint64_t age_ms;      /* since the member last published its key */
-};
-
-/* cluster: what the answering node read from etcd last. */
-struct msg_cluster {
-	struct msg_str cluster;    /* --cluster, 1..MSG_NODE_MAX */
-	struct msg_str node;       /* the answering node's name, 1..NODE_MAX */
-	struct msg_str leader;     /* the leader's name, "" when none */
-	uint32_t ttl_ms;           /* the leader lease's TTL (--leader-ttl) */
-	struct msg_str etcd_error; /* the node's last failed etcd call, ""
-	                              when the last call succeeded;
-	                              0..MSG_TEXT_MAX */
-	uint32_t n;                /* 0..MSG_CLUSTER_MEMBERS_MAX */
-	const struct msg_member *members; /* encode */
-	struct msg_iter it;               /* decode: msg_next_member() */
-};
+/* cluster: msg_node.h, part of this header. */
+#include "proto/msg_node.h"
 
 /* A reply. With status != 0 only `err` is meaningful (its message, and
  * for SLUICE_ENOTLEADER the leader's client URL, possibly empty). With

@@ -10,8 +10,9 @@
  *                                instead (qs_cancel_decided): outcome
  *                                cancelled
  *   marked    -> marked          TOUCH is refused (SLUICE_ECANCELED)
- * A removal of a cancelled task is where the children of a task follow
- * their rule on a parent that failed (qs_cancel_children). */
+ * A cancelled task fails for good: its removal, like any other one that
+ * is not an ack's, makes its children follow their --on-parent-failure
+ * rule (deps_task_gone, called by qs_task_remove). */
 #include "queue/outcome.h"
 
 #include <inttypes.h>
@@ -182,16 +183,6 @@ queue_cancelled(const struct queue *q, uint64_t id)
 }
 
 void
-qs_cancel_children(struct queue *q, uint64_t id, int64_t time)
-{
-	/* No task waits on another yet: the dependencies' code applies
-	 * its --on-parent-failure rule to the children of `id` here. */
-	(void)q;
-	(void)id;
-	(void)time;
-}
-
-void
 qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 {
 	struct cmark *m = mark_find(q, t->id);
@@ -207,8 +198,6 @@ qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 	outcome_note(q, t->id, kind, time, t->tube,
 	    t->ext != NULL ? t->ext->error : NULL,
 	    t->ext != NULL ? t->ext->error_len : 0);
-	if (kind == QUEUE_END_CANCELLED)
-		qs_cancel_children(q, t->id, time);
 }
 
 static bool

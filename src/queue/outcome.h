@@ -65,15 +65,6 @@ void qs_outcome_after(
  * was marked); its mark goes. */
 void qs_outcome_removed(struct queue *q, const struct task *t, int64_t time);
 
-/* THE HOOK OF TASK DEPENDENCIES: task `id` was cancelled and is being
- * removed (as a record is applied at `time`: a CANCEL of a task nobody
- * held, or the DELETE that ends a cancelled task's lease), so the tasks
- * that wait on it follow their --on-parent-failure rule (fail, ignore,
- * cancel). Called from qs_outcome_removed, before the task is freed;
- * like the rest of apply it must not fail once the state changed. Empty
- * until the dependencies' code fills it. */
-void qs_cancel_children(struct queue *q, uint64_t id, int64_t time);
-
 /* Applies a CANCEL. */
 int qs_cancel_apply(struct queue *q, int64_t time, const struct qrec_cancel *r);
 

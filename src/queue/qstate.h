@@ -101,11 +101,11 @@ struct queue {
 	struct heap done;   /* done tasks, by (run_at = kept until, id) */
 	struct heap flows;  /* tubes a take waits on for a token (flow.h) */
 	struct groups_list grouped; /* tubes with fair groups (group.h) */
-	uint32_t nflows;    /* tubes with limits: the flows heap has room
-	                       for them all */
-	struct heap gdue;   /* groups a take waits on for a token
-	                       (glimit.h) */
-	uint32_t nglive;    /* groups with limits: gdue has room for all */
+	uint32_t nflows;  /* tubes with limits: the flows heap has room
+	                     for them all */
+	struct heap gdue; /* groups a take waits on for a token
+	                     (glimit.h) */
+	uint32_t nglive;  /* groups with limits: gdue has room for all */
 	struct keyent *dedup_head; /* dedup entries, oldest first */
 	struct keyent *dedup_tail;
 	uint64_t ndedup;
@@ -138,9 +138,9 @@ struct queue {
 	struct sched **scheds; /* schedules in name order (sched.h) */
 	uint32_t nsched;
 	uint32_t sched_cap;
-	uint64_t sched_gen; /* queue_sched_gen */
-	struct qoutcomes oc;   /* finished tasks' outcomes, cancel marks */
-	struct deps deps;      /* who waits for whom (deps.h) */
+	uint64_t sched_gen;  /* queue_sched_gen */
+	struct qoutcomes oc; /* finished tasks' outcomes, cancel marks */
+	struct deps deps;    /* who waits for whom (deps.h) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

@@ -298,6 +298,40 @@ test_parent_fails_cancel(void **state)
 	assert_int_equal(h->q->deps.nodes.len, 0);
 }
 
+/* A cancelled parent fails for good: one nobody holds at once, a taken
+ * one when its lease ends, even by an ack (which removes it instead). */
+static void
+test_parent_cancelled(void **state)
+{
+	struct tq *h = H(state);
+	struct qrec rec;
+	uint64_t a, b, c, x, y;
+
+	a = put0(h, "A");
+	assert_int_equal(put_after(h, "B", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
+	assert_int_equal(put_after(h, "C", &a, 1, QUEUE_PARENT_IGNORE, &c), 0);
+	assert_int_equal(queue_decide_cancel(h->q, h->now, a, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	check(h);
+	assert_int_equal(state_of(h, a), 0);
+	assert_int_equal(state_of(h, b), QUEUE_BURIED);
+	assert_int_equal(state_of(h, c), QUEUE_READY);
+	assert_int_equal(take(h), c);
+	ack(h, c, NULL);
+	/* taken, then cancelled: its child waits until the lease ends */
+	x = put0(h, "X");
+	assert_int_equal(put_after(h, "Y", &x, 1, QUEUE_PARENT_CANCEL, &y), 0);
+	assert_int_equal(take(h), x);
+	assert_int_equal(queue_decide_cancel(h->q, h->now, x, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(state_of(h, y), QUEUE_WAITING);
+	ack(h, x, "late");
+	check(h);
+	assert_int_equal(state_of(h, x), 0);
+	assert_int_equal(state_of(h, y), 0); /* cancelled with its parent */
+	assert_int_equal(take(h), 0);
+}
+
 /* A long chain of cancels runs in a loop, not a recursion. */
 static void
 test_long_cancel_chain(void **state)
@@ -872,6 +906,7 @@ main(void)
 		T(test_parent_fails_fail),
 		T(test_parent_fails_ignore),
 		T(test_parent_fails_cancel),
+		T(test_parent_cancelled),
 		T(test_long_cancel_chain),
 		T(test_parent_dead_lettered),
 		T(test_across_tubes),
