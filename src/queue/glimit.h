@@ -85,7 +85,6 @@ struct glive {
 	uint32_t hpos;     /* in the queue's gdue heap */
 	uint32_t slot;     /* its group's */
 	struct groups *gs; /* its tube's groups */
-	uint64_t held;     /* takes it was skipped by while held (count) */
 };
 
 /* ---- Called by group.c -------------------------------------------------- */
