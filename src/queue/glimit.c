@@ -391,15 +391,11 @@ qs_glimit_taken(struct queue *q, struct tube *tb, struct task *t)
 }
 
 void
-qs_glimit_took(struct queue *q, struct tube *tb, struct task *t, int64_t time)
+qs_glimit_spend(struct queue *q, struct tube *tb, struct task *t, int64_t time)
 {
-	struct group *g;
-	struct glive *v;
+	struct group *g = groups_of(tb, t);
+	struct glive *v = live_of(tb->groups, g);
 
-	if (tb->groups == NULL || tb->groups->lv == NULL)
-		return;
-	g = groups_of(tb, t);
-	v = live_of(tb->groups, g);
 	if (v == NULL || !(v->lim.set & QREC_LIM_RATE))
 		return;
 	v->credit = credit_at(v, time);

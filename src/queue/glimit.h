@@ -46,6 +46,8 @@
 #include "queue/idx.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"
+#include "queue/group.h"
+#include "queue/tube.h"
 #include "util/buf.h"
 
 struct queue;
@@ -110,8 +112,14 @@ void qs_glimit_fini(struct queue *q);
  * group's taken count and hold (a group let go wakes a take); a TAKE of
  * t was applied at `time` (tb may have no groups): its group's token. */
 void qs_glimit_taken(struct queue *q, struct tube *tb, struct task *t);
-void qs_glimit_took(
+void qs_glimit_spend(
     struct queue *q, struct tube *tb, struct task *t, int64_t time);
+static inline void
+qs_glimit_took(struct queue *q, struct tube *tb, struct task *t, int64_t time)
+{
+	if (tb->groups != NULL && tb->groups->lv != NULL) /* one test */
+		qs_glimit_spend(q, tb, t, time);
+}
 void qs_glimit_untaken(struct queue *q, struct tube *tb, struct task *t);
 /* The clock reached `now`: groups whose token came are let go. */
 void qs_glimit_tick(struct queue *q, int64_t now);
