@@ -141,6 +141,22 @@ glimit_held(const struct groups *gs, const struct group *g)
 	        g->taken >= v->lim.concurrency);
 }
 
+uint32_t
+glimit_held_count(const struct groups *gs)
+{
+	uint32_t n = 0;
+
+	if (gs->lv == NULL)
+		return 0;
+	for (uint32_t s = 1; s < gs->cap; s++) {
+		const struct group *g = gs->table[s];
+
+		if (((uintptr_t)g & 1) == 0 && g->len > 0 && glimit_held(gs, g))
+			n++;
+	}
+	return n;
+}
+
 int
 glimit_room(struct groups *gs, uint32_t cap)
 {

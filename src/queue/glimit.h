@@ -93,6 +93,8 @@ struct glive {
 
 /* Is g held back (never for the "" group)? */
 bool glimit_held(const struct groups *gs, const struct group *g);
+/* Groups with ready tasks held back now (0 without group limits). */
+uint32_t glimit_held_count(const struct groups *gs);
 /* Room in gs->lv for `cap` slots, when gs has one. SLUICE_ENOMEM. */
 int glimit_room(struct groups *gs, uint32_t cap);
 /* A named group was made in tb: its glive, as its tube's settings say.
