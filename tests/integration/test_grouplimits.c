@@ -362,6 +362,12 @@ test_pause_resume(void **state)
 	assert_int_equal(gi.holding, 3);
 	assert_int_equal(it_sluice(s, "stats", "-t", "gpause", NULL), 0);
 	assert_non_null(strstr(it_out, "groups_paused"));
+	assert_int_equal(
+	    it_sluice(s, "tube", "show", "gpause", "--json", NULL), 0);
+	assert_non_null(strstr(it_out,
+	    "\"group_limits\":{\"overrides\":1,\"paused\":1,\"held\":1}}"));
+	assert_int_equal(it_sluice(s, "tube", "show", "gpause", NULL), 0);
+	assert_non_null(strstr(it_out, "1 with their own settings (1 paused)"));
 	w.url = s->url;
 	assert_int_equal(pthread_create(&w.th, NULL, wait_take, &w), 0);
 	for (int i = 0; i < 400 && it_node_kv(c, "waiting_takes") != 1; i++)
