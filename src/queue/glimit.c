@@ -141,6 +141,22 @@ glimit_held(const struct groups *gs, const struct group *g)
 	        g->taken >= v->lim.concurrency);
 }
 
+uint32_t
+glimit_held_count(const struct groups *gs)
+{
+	uint32_t n = 0;
+
+	if (gs->lv == NULL)
+		return 0;
+	for (uint32_t s = 1; s < gs->cap; s++) {
+		const struct group *g = gs->table[s];
+
+		if (((uintptr_t)g & 1) == 0 && g->len > 0 && glimit_held(gs, g))
+			n++;
+	}
+	return n;
+}
+
 int
 glimit_room(struct groups *gs, uint32_t cap)
 {
@@ -391,15 +407,11 @@ qs_glimit_taken(struct queue *q, struct tube *tb, struct task *t)
 }
 
 void
-qs_glimit_took(struct queue *q, struct tube *tb, struct task *t, int64_t time)
+qs_glimit_spend(struct queue *q, struct tube *tb, struct task *t, int64_t time)
 {
-	struct group *g;
-	struct glive *v;
+	struct group *g = groups_of(tb, t);
+	struct glive *v = live_of(tb->groups, g);
 
-	if (tb->groups == NULL || tb->groups->lv == NULL)
-		return;
-	g = groups_of(tb, t);
-	v = live_of(tb->groups, g);
 	if (v == NULL || !(v->lim.set & QREC_LIM_RATE))
 		return;
 	v->credit = credit_at(v, time);

@@ -46,6 +46,8 @@
 #include "queue/idx.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"
+#include "queue/group.h"
+#include "queue/tube.h"
 #include "util/buf.h"
 
 struct queue;
@@ -85,13 +87,14 @@ struct glive {
 	uint32_t hpos;     /* in the queue's gdue heap */
 	uint32_t slot;     /* its group's */
 	struct groups *gs; /* its tube's groups */
-	uint64_t held;     /* takes it was skipped by while held (count) */
 };
 
 /* ---- Called by group.c -------------------------------------------------- */
 
 /* Is g held back (never for the "" group)? */
 bool glimit_held(const struct groups *gs, const struct group *g);
+/* Groups with ready tasks held back now (0 without group limits). */
+uint32_t glimit_held_count(const struct groups *gs);
 /* Room in gs->lv for `cap` slots, when gs has one. SLUICE_ENOMEM. */
 int glimit_room(struct groups *gs, uint32_t cap);
 /* A named group was made in tb: its glive, as its tube's settings say.
@@ -111,8 +114,14 @@ void qs_glimit_fini(struct queue *q);
  * group's taken count and hold (a group let go wakes a take); a TAKE of
  * t was applied at `time` (tb may have no groups): its group's token. */
 void qs_glimit_taken(struct queue *q, struct tube *tb, struct task *t);
-void qs_glimit_took(
+void qs_glimit_spend(
     struct queue *q, struct tube *tb, struct task *t, int64_t time);
+static inline void
+qs_glimit_took(struct queue *q, struct tube *tb, struct task *t, int64_t time)
+{
+	if (tb->groups != NULL && tb->groups->lv != NULL) /* one test */
+		qs_glimit_spend(q, tb, t, time);
+}
 void qs_glimit_untaken(struct queue *q, struct tube *tb, struct task *t);
 /* The clock reached `now`: groups whose token came are let go. */
 void qs_glimit_tick(struct queue *q, int64_t now);

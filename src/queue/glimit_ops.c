@@ -115,15 +115,8 @@ queue_group_limits(struct queue *q, const char *tube, size_t tube_len,
 		v.noverrides = gc->over.len;
 		v.npaused = gc->npaused;
 	}
-	if (gs != NULL && gs->lv != NULL) {
-		for (uint32_t s = 1; s < gs->cap; s++) {
-			const struct group *g = gs->table[s];
-
-			if (((uintptr_t)g & 1) == 0 && g->len > 0 &&
-			    glimit_held(gs, g))
-				v.nheld++;
-		}
-	}
+	if (gs != NULL)
+		v.nheld = glimit_held_count(gs);
 	if (group_len > 0) {
 		const struct gover *o = gconf_find(gc, group, group_len);
 		const struct group *g = groups_find(tb, group, group_len);

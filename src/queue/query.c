@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/glimit.h"
 #include "queue/group.h"
 #include "queue/hourly.h"
 #include "queue/qstate.h"
@@ -413,7 +414,9 @@ tube_stats(
 	out->settings = tb->conf != NULL ? tb->conf->v.set : 0;
 	if (tb->groups != NULL) {
 		out->groups = tb->groups->n;
-		out->groups_ready = tb->groups->rotation.len;
+		/* held groups (glimit.h) have ready tasks too */
+		out->groups_ready =
+		    tb->groups->rotation.len + glimit_held_count(tb->groups);
 	}
 	if (oldest != NULL && q->clock > oldest->run_at)
 		out->oldest_ready_age = q->clock - oldest->run_at;

@@ -875,6 +875,12 @@ hist_report_print(
 		    " concurrent tasks: at most %" PRIu32
 		    " surely taken at once\n",
 		    r->cap, r->cap_peak);
+	if (r->gcap != 0)
+		fprintf(f,
+		    "its fair groups capped at %" PRIu32
+		    " concurrent tasks each: at most %" PRIu32
+		    " of one group surely taken at once\n",
+		    r->gcap, r->gcap_peak);
 	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",

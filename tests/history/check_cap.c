@@ -1,5 +1,6 @@
-/* check_cap - the rule "cap" of history.h: a tube's concurrency cap is
- * never exceeded, judged from the clients' record alone.
+/* check_cap - the rule "cap" of history.h: a tube's concurrency cap, and
+ * that of each of its fair groups, is never exceeded, judged from the
+ * clients' record alone.
  *
  * Each answered take with a cap gives an interval in which its task was
  * surely taken: from the take's completion (the server had handed it out
@@ -12,7 +13,10 @@
  * excess shorter than the replies' delays, or only across a fault, goes
  * unseen.
  *
- * O(n log n): the operations indexed once by task and by client, the
+ * A group's cap is swept the same way over its group's takes (those with
+ * a gcap), each group apart.
+ *
+ * O(n log n) a sweep: the operations indexed once by task and by client, the
  * faults in invocation order with the latest completion so far (so the
  * first fault that could fall after a moment is one binary search). */
 #include <inttypes.h>
@@ -57,11 +61,14 @@ cmp_edge(const void *a, const void *b)
 	return x->d - y->d; /* an end before a start */
 }
 
+/* Which takes a sweep counts: group 0 the tube's (those with a cap),
+ * else group `group`'s (those with a gcap). */
 static bool
-capped_take(const struct hist_op *op)
+capped(const struct hist_op *op, unsigned group)
 {
-	return op->type == HIST_TAKE && op->outcome == HIST_OK &&
-	    op->cap != 0 && op->id != 0;
+	if (op->type != HIST_TAKE || op->outcome != HIST_OK || op->id == 0)
+		return false;
+	return group == 0 ? op->cap != 0 : op->group == group && op->gcap != 0;
 }
 
 static bool
@@ -143,47 +150,17 @@ lease_end(const struct hist_op *ops, size_t ti, const struct pair *task,
 	return end;
 }
 
-int
-hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
+/* One sweep: the takes of `group` (0: the tube's), their intervals in
+ * time order; more open at once than the cap is a violation. */
+static void
+sweep(const struct hist_op *ops, const struct pair *by_id, size_t nid,
+    const int64_t *next_unknown, const int64_t *last_end, const size_t *faults,
+    const int64_t *fmax, size_t nf, struct edge *e, unsigned group,
+    struct hist_report *r)
 {
-	struct pair *by_id = malloc((n ? n : 1) * sizeof(*by_id));
-	struct pair *by_client = malloc((n ? n : 1) * sizeof(*by_client));
-	size_t *faults = malloc((n ? n : 1) * sizeof(*faults));
-	int64_t *fmax = malloc((n ? n : 1) * sizeof(*fmax));
-	int64_t *next_unknown = malloc((n ? n : 1) * sizeof(*next_unknown));
-	int64_t *last_end = malloc((n ? n : 1) * sizeof(*last_end));
-	struct edge *e = malloc((n ? n : 1) * 2 * sizeof(*e));
-	size_t nid = 0, ncl = 0, nf = 0, ne = 0;
+	size_t ne = 0;
 	uint32_t open = 0;
-	int rc = -1;
 
-	if (by_id == NULL || by_client == NULL || faults == NULL ||
-	    fmax == NULL || next_unknown == NULL || last_end == NULL ||
-	    e == NULL)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		const struct hist_op *op = &ops[i];
-
-		if (capped_take(op) && r->cap == 0)
-			r->cap = op->cap;
-		if (fault(op)) {
-			fmax[nf] = nf > 0 ? max64(fmax[nf - 1], op->complete)
-			                  : op->complete;
-			faults[nf++] = i;
-			continue;
-		}
-		if (op->type != HIST_FINAL)
-			by_client[ncl++] = (struct pair) { op->client, i };
-		if (op->id != 0)
-			by_id[nid++] = (struct pair) { op->id, i };
-	}
-	if (r->cap == 0) {
-		rc = 0;
-		goto out;
-	}
-	qsort(by_id, nid, sizeof(*by_id), cmp_pair);
-	qsort(by_client, ncl, sizeof(*by_client), cmp_pair);
-	client_bounds(ops, by_client, ncl, next_unknown, last_end);
 	for (size_t i = 0, j; i < nid; i = j) {
 		for (j = i; j < nid && by_id[j].k == by_id[i].k; j++)
 			;
@@ -191,7 +168,7 @@ hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
 			const struct hist_op *t = &ops[by_id[k].i];
 			int64_t end;
 
-			if (!capped_take(t))
+			if (!capped(t, group))
 				continue;
 			end = lease_end(ops, by_id[k].i, by_id + i, j - i,
 			    next_unknown, last_end, faults, fmax, nf);
@@ -204,18 +181,81 @@ hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
 	qsort(e, ne, sizeof(*e), cmp_edge);
 	for (size_t i = 0; i < ne; i++) {
 		const struct hist_op *t = &ops[e[i].take];
+		uint32_t cap = group == 0 ? r->cap : t->gcap;
+		uint32_t *peak = group == 0 ? &r->cap_peak : &r->gcap_peak;
 
 		open = e[i].d > 0 ? open + 1 : open - 1;
-		if (open > r->cap_peak)
-			r->cap_peak = open;
-		if (e[i].d < 0 || open <= r->cap)
+		if (open > *peak)
+			*peak = open;
+		if (e[i].d < 0 || open <= cap)
 			continue;
-		hist_violation(r, ops, HIST_R_CAP, t->id, t->key, t, NULL,
-		    "%" PRIu32 " tasks of a tube capped at %" PRIu32
-		    " surely taken at once at %" PRId64
-		    " us (this take the last of them)",
-		    open, r->cap, e[i].t);
+		if (group == 0)
+			hist_violation(r, ops, HIST_R_CAP, t->id, t->key, t,
+			    NULL,
+			    "%" PRIu32 " tasks of a tube capped at %" PRIu32
+			    " surely taken at once at %" PRId64
+			    " us (this take the last of them)",
+			    open, cap, e[i].t);
+		else
+			hist_violation(r, ops, HIST_R_CAP, t->id, t->key, t,
+			    NULL,
+			    "%" PRIu32 " tasks of fair group %u capped at "
+			    "%" PRIu32 " surely taken at once at %" PRId64
+			    " us (this take the last of them)",
+			    open, group, cap, e[i].t);
 	}
+}
+
+int
+hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
+{
+	struct pair *by_id = malloc((n ? n : 1) * sizeof(*by_id));
+	struct pair *by_client = malloc((n ? n : 1) * sizeof(*by_client));
+	size_t *faults = malloc((n ? n : 1) * sizeof(*faults));
+	int64_t *fmax = malloc((n ? n : 1) * sizeof(*fmax));
+	int64_t *next_unknown = malloc((n ? n : 1) * sizeof(*next_unknown));
+	int64_t *last_end = malloc((n ? n : 1) * sizeof(*last_end));
+	struct edge *e = malloc((n ? n : 1) * 2 * sizeof(*e));
+	size_t nid = 0, ncl = 0, nf = 0;
+	uint64_t groups[4] = { 0 }; /* the groups with a cap, a bit each */
+	int rc = -1;
+
+	if (by_id == NULL || by_client == NULL || faults == NULL ||
+	    fmax == NULL || next_unknown == NULL || last_end == NULL ||
+	    e == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const struct hist_op *op = &ops[i];
+
+		if (capped(op, 0) && r->cap == 0)
+			r->cap = op->cap;
+		if (op->group != 0 && capped(op, op->group)) {
+			groups[op->group / 64] |= 1ull << (op->group % 64);
+			if (r->gcap == 0)
+				r->gcap = op->gcap;
+		}
+		if (fault(op)) {
+			fmax[nf] = nf > 0 ? max64(fmax[nf - 1], op->complete)
+			                  : op->complete;
+			faults[nf++] = i;
+			continue;
+		}
+		if (op->type != HIST_FINAL)
+			by_client[ncl++] = (struct pair) { op->client, i };
+		if (op->id != 0)
+			by_id[nid++] = (struct pair) { op->id, i };
+	}
+	if (r->cap == 0 && r->gcap == 0) {
+		rc = 0;
+		goto out;
+	}
+	qsort(by_id, nid, sizeof(*by_id), cmp_pair);
+	qsort(by_client, ncl, sizeof(*by_client), cmp_pair);
+	client_bounds(ops, by_client, ncl, next_unknown, last_end);
+	for (unsigned g = 0; g < 256; g++)
+		if (g == 0 ? r->cap != 0 : (groups[g / 64] >> (g % 64)) & 1)
+			sweep(ops, by_id, nid, next_unknown, last_end, faults,
+			    fmax, nf, e, g, r);
 	rc = 0;
 out:
 	free(by_id);

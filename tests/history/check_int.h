@@ -20,7 +20,8 @@ void hist_violation(struct hist_report *r, const struct hist_op *ops,
     __attribute__((format(printf, 8, 9)));
 
 /* The rule "cap" (history.h) over the `n` operations `ops`, sorted by
- * invocation; r->cap and r->cap_peak say what it saw. 0, or -1 out of
+ * invocation, for the tube and each capped group; r->cap, r->cap_peak,
+ * r->gcap and r->gcap_peak say what it saw. 0, or -1 out of
  * memory. */
 int hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r);
 

@@ -213,6 +213,10 @@ hist_format(const struct hist_op *op, char *buf, size_t cap)
 		OUT(" ttr=%" PRIu32, op->ttr);
 	if (op->cap != 0)
 		OUT(" cap=%" PRIu32, op->cap);
+	if (op->group != 0)
+		OUT(" group=%u", (unsigned)op->group);
+	if (op->gcap != 0)
+		OUT(" gcap=%" PRIu32, op->gcap);
 	if (op->state >= 0 && op->state <= 4)
 		OUT(" state=%s", state_names[op->state]);
 	if (op->err != 0)
@@ -262,7 +266,15 @@ parse_field(struct hist_op *op, const char *f)
 		op->ttr = (uint32_t)strtoul(v, &end, 10);
 	else if (strcmp(name, "cap") == 0)
 		op->cap = (uint32_t)strtoul(v, &end, 10);
-	else if (strcmp(name, "state") == 0) {
+	else if (strcmp(name, "gcap") == 0)
+		op->gcap = (uint32_t)strtoul(v, &end, 10);
+	else if (strcmp(name, "group") == 0) {
+		unsigned long g = strtoul(v, &end, 10);
+
+		if (g > 255)
+			return -1;
+		op->group = (uint8_t)g;
+	} else if (strcmp(name, "state") == 0) {
 		if ((i = NAME_INDEX(state_names, v)) < 0)
 			return -1;
 		op->state = (int8_t)i;

@@ -61,7 +61,9 @@
  *              or the client's last operation's end,
  *              and at the latest the take's invocation plus its ttr. (The
  *              history names no tubes: every take with a cap is of the
- *              one capped tube.)
+ *              one capped tube.) The same for each fair group of that
+ *              tube with a cap (a take's group and gcap): no more of the
+ *              group's tasks surely taken at once than gcap.
  *
  * Thread safety: hist_add may be called from any thread; everything else
  * from one thread once the recording threads are done. */
@@ -133,6 +135,10 @@ struct hist_op {
 	uint32_t ttr;      /* take: the lease's ttr in ms (0: not known) */
 	uint32_t cap;      /* take: the concurrency cap of the task's tube
 	                      (0: none) */
+	uint32_t gcap;     /* take: the cap of the task's fair group (0:
+	                      none) */
+	uint8_t group;     /* take: the task's fair group, 1..255 (0:
+	                      none) */
 	int16_t err;       /* HIST_ERR: the SLUICE_E* code */
 	int8_t state;      /* ack, fail, release, touch: the state after, as
 	                      reported (0 gone); final: the state; else
@@ -236,6 +242,9 @@ struct hist_report {
 	                       it (allowed) */
 	uint32_t cap;       /* the capped tube's cap (0: no take had one) */
 	uint32_t cap_peak;  /* the most of its tasks surely taken at once */
+	uint32_t gcap;      /* a capped group's cap (0: no take had one) */
+	uint32_t gcap_peak; /* the most of one group's tasks surely taken
+	                       at once */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

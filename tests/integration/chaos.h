@@ -6,9 +6,10 @@
  * followers, every one with --sync-replicas 1 and a beanstalk port. The
  * clients: threads, each with its own libsluice handle given every node's
  * URL, and threads speaking beanstalk's protocol (bsc.c) to the leader's
- * beanstalk port. Tube "lib" has a concurrency cap (CHAOS_CAP), which
- * the history's takes carry with their ttr, so that the checker can tell
- * that it held at every moment. The nemesis (the test's own thread)
+ * beanstalk port. Tube "lib" has a concurrency cap (CHAOS_CAP), and its
+ * tasks go into fair groups each capped at CHAOS_GCAP; the history's
+ * takes carry the caps and the group with their ttr, so that the checker
+ * can tell that each held at every moment. The nemesis (the test's own thread)
  * injects one fault
  * at a time: kill -9 of the leader or of a follower and a restart,
  * SIGSTOP then SIGCONT, a full disk on the leader (its data directory is
@@ -37,7 +38,9 @@ enum {
 	CHAOS_BS_MAX = 8,
 	CHAOS_TMPFS_MB = 48,     /* each node's disk, when the test is root */
 	CHAOS_TTR_MAX_MS = 4000, /* the longest ttr a client puts */
-	CHAOS_CAP = 6, /* "lib"'s concurrency cap (the history's rule cap) */
+	CHAOS_CAP = 6,    /* "lib"'s concurrency cap (the history's rule cap) */
+	CHAOS_GROUPS = 4, /* "lib"'s tasks go into fair groups g1..g4 */
+	CHAOS_GCAP = 2,   /* each group's cap (the rule cap too) */
 };
 
 struct chaos_node {
@@ -115,7 +118,8 @@ void chaos_unmount(struct chaos *c);
 /* A libsluice handle on `urls` with the chaos timeouts, or NULL. */
 struct sluice_client *chaos_client(struct chaos *c, const char *urls);
 
-/* Gives tube "lib" its concurrency cap, CHAOS_CAP, on the leader (before
+/* Gives tube "lib" its concurrency cap, CHAOS_CAP, and every group of it
+ * CHAOS_GCAP, on the leader (before
  * the load: the tube is made by a setting no put overrides, its ttr). 0
  * or -1 (chaos.err). */
 int chaos_cap(struct chaos *c);

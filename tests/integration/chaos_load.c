@@ -2,9 +2,10 @@
  * touch and delete, and record each call in the history with its times
  * and outcome. See chaos.h.
  *
- * Two tubes: "lib" holds libsluice's tasks, some with max_attempts, and
- * has a concurrency cap (chaos_cap): its takes carry the cap and their
- * ttr into the history;
+ * Two tubes: "lib" holds libsluice's tasks, some with max_attempts, each
+ * in one of CHAOS_GROUPS fair groups, and has a concurrency cap and one
+ * for each group (chaos_cap): its takes carry the caps, the group and
+ * their ttr into the history;
  * "bs" holds tasks put by both faces (beanstalk's put has no
  * max_attempts), and both faces take from it, so leases of the two
  * faces meet on the same tasks. Every put's payload names it
@@ -32,6 +33,17 @@ enum {
 };
 
 static const char *const TUBES[2] = { "lib", "bs" };
+static const char *const GROUPS[CHAOS_GROUPS] = { "g1", "g2", "g3", "g4" };
+
+/* A group's number in the history (1..), or 0. */
+static uint8_t
+group_no(const char *g)
+{
+	for (int i = 0; g != NULL && i < CHAOS_GROUPS; i++)
+		if (strcmp(g, GROUPS[i]) == 0)
+			return (uint8_t)(i + 1);
+	return 0;
+}
 
 struct lib_th {
 	pthread_t th;
@@ -162,6 +174,7 @@ lib_put(struct lib_th *t)
 			static const uint32_t max[] = { 0, 0, 1, 2, 3 };
 
 			o->max_attempts = max[t_below(&t->rng, 5)];
+			o->group = GROUPS[t_below(&t->rng, CHAOS_GROUPS)];
 		}
 		if (t_below(&t->rng, 20) == 0)
 			o->delay_ms = 50 + t_below(&t->rng, 250);
@@ -352,8 +365,11 @@ lib_take(struct lib_th *t)
 		op.max = tasks[i].max_attempts;
 		op.ttr = (uint32_t)tasks[i].ttr_ms;
 		if (tasks[i].tube != NULL &&
-		    strcmp(tasks[i].tube, TUBES[0]) == 0)
+		    strcmp(tasks[i].tube, TUBES[0]) == 0) {
 			op.cap = CHAOS_CAP;
+			op.group = group_no(tasks[i].group);
+			op.gcap = op.group != 0 ? CHAOS_GCAP : 0;
+		}
 		lib_done(t, &op, 0);
 	}
 	for (size_t i = 0; i < n && running(t->c); i++)

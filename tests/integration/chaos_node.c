@@ -272,18 +272,25 @@ chaos_cap(struct chaos *c)
 	struct chaos_node *l = &c->node[atomic_load(&c->leader)];
 	struct sluice_client *cl = chaos_client(c, l->s->url);
 	struct sluice_tube_conf conf = { 0 };
-	struct sluice_limits lim = { 0 }, now = { 0 };
+	struct sluice_limits lim = { 0 }, now = { 0 }, glim = { 0 };
+	struct sluice_group_info gi = { 0 };
 	int rc = -1;
 
 	conf.set = SLUICE_TS_TTR;
 	conf.ttr_ms = CHAOS_TTR_MAX_MS; /* every put gives its own */
 	lim.set = SLUICE_LIM_CONCURRENCY;
 	lim.concurrency = CHAOS_CAP;
+	glim.set = SLUICE_LIM_CONCURRENCY;
+	glim.concurrency = CHAOS_GCAP;
 	if (cl == NULL)
 		chaos_fail(c, "cap: no client");
 	else if (sluice_tube_set(cl, "lib", &conf, 0, NULL) != 0 ||
-	    sluice_tube_limit(cl, "lib", &lim, 0, &now) != 0)
+	    sluice_tube_limit(cl, "lib", &lim, 0, &now) != 0 ||
+	    sluice_group_set(cl, "lib", NULL, &glim, 0, &gi) != 0)
 		chaos_fail(c, "cap: %s", sluice_errmsg(cl));
+	else if (gi.every.concurrency != CHAOS_GCAP)
+		chaos_fail(c, "cap: the groups' cap is %" PRIu32,
+		    gi.every.concurrency);
 	else if (now.concurrency != CHAOS_CAP)
 		chaos_fail(
 		    c, "cap: the tube's cap is %" PRIu32, now.concurrency);

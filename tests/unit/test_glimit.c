@@ -247,6 +247,14 @@ test_override_pause(void **state)
 	assert_int_equal(v.lim.concurrency, 3);
 	assert_int_equal(v.holding, QUEUE_FLOW_CONCURRENCY);
 	assert_int_equal(v.nheld, 3);
+	{ /* held groups have ready tasks: stats counts them */
+		struct queue_tube_stats ts;
+
+		assert_int_equal(
+		    queue_tube_stats(h->q, h->now, "t", 1, &ts), 0);
+		assert_int_equal(ts.groups, 3);
+		assert_int_equal(ts.groups_ready, 3); /* a 1, b 3, c 4 ready */
+	}
 	check(h);
 	assert_int_equal(gset(h, "c", 0, 0, 0, 0, 0, QUEUE_GROUP_RESUME), 0);
 	takes(h, 20, got, NULL);

@@ -525,6 +525,54 @@ test_a_cap_exceeded_is_caught(void **state)
 #undef CAP_END
 }
 
+/* A fair group capped at 1: two of its tasks surely taken at once is
+ * caught, two of different groups are not, and the tube's own cap is
+ * swept apart from its groups'. */
+static void
+test_a_group_cap_exceeded_is_caught(void **state)
+{
+#define G_PUTS                                                                 \
+	"0 10 c1 lib put ok id=1 key=c1", "0 10 c1 lib put ok id=2 key=c2",    \
+	    "20 30 c2 lib take ok id=1 lease=100 key=c1 att=1 ttr=1000 "       \
+	    "cap=4 group=1 gcap=1"
+#define G_END                                                                  \
+	"100 110 c2 lib ack ok id=1 lease=100 state=gone",                     \
+	    "300 310 c3 lib ack ok id=2 lease=110 state=gone",                 \
+	    "end 5000 complete"
+	static const char *const same[] = { G_PUTS,
+		"40 50 c3 lib take ok id=2 lease=110 key=c2 att=1 ttr=1000 "
+		"cap=4 group=1 gcap=1",
+		G_END };
+	static const char *const other[] = { G_PUTS,
+		"40 50 c3 lib take ok id=2 lease=110 key=c2 att=1 ttr=1000 "
+		"cap=4 group=2 gcap=1",
+		G_END };
+	static const char *const after_ack[] = { G_PUTS,
+		"105 120 c3 lib take ok id=2 lease=110 key=c2 att=1 ttr=1000 "
+		"cap=4 group=1 gcap=1",
+		G_END };
+	struct hist_report r;
+
+	(void)state;
+	CHECK(same, &r);
+	assert_only(&r, HIST_R_CAP, 1);
+	assert_int_equal(r.v[0].id, 2);
+	assert_non_null(strstr(r.v[0].why, "fair group 1"));
+	assert_int_equal(r.gcap, 1);
+	assert_int_equal(r.gcap_peak, 2);
+	assert_int_equal(r.cap_peak, 2); /* the tube's 4 held */
+	hist_report_free(&r);
+	CHECK(other, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.gcap_peak, 1);
+	hist_report_free(&r);
+	CHECK(after_ack, &r);
+	assert_int_equal(r.violations, 0);
+	hist_report_free(&r);
+#undef G_PUTS
+#undef G_END
+}
+
 /* hist_format and hist_parse agree, and payloads name their put. */
 static void
 test_text_and_payloads_round_trip(void **state)
@@ -584,6 +632,7 @@ main(void)
 		cmocka_unit_test(test_an_unknown_seen_both_ways_is_caught),
 		cmocka_unit_test(test_replies_that_do_not_fit_are_caught),
 		cmocka_unit_test(test_a_cap_exceeded_is_caught),
+		cmocka_unit_test(test_a_group_cap_exceeded_is_caught),
 		cmocka_unit_test(test_text_and_payloads_round_trip),
 	};
 

@@ -16,10 +16,11 @@
  *
  * Puts into tubes t2 and t3 may name a fair group (g0..g2), and tubes
  * carry group limits (every group's cap, one group's own cap, a group's
- * pause: glimit.h). The model does not replay the rotation's turns: a
- * take must get the best ready task of a group that no limit holds, of
- * the best priority among those groups (any group's, in turn), and the
- * best across the tubes of some choice of those; the model then follows
+ * pause, every group's rate or one group's own, with a bucket the model
+ * keeps on the queue's clock: glimit.h). The model does not replay the
+ * rotation's turns: a take must get the best ready task of a group that no
+ * limit holds, of the best priority among those groups (any group's, in turn),
+ * and the best across the tubes of some choice of those; the model then follows
  * the queue's choice. A group at its cap or paused never hands out a
  * task, and a take finds nothing exactly when the model finds nothing.
  *
@@ -71,6 +72,17 @@ struct mgl {
 	uint32_t def;
 	uint32_t own[NGRP];
 	bool paused[NGRP];
+	uint32_t def_rate, def_burst; /* every group's rate (per second) */
+	uint32_t own_rate[NGRP], own_burst[NGRP];
+};
+
+/* A live group's bucket (per second), as the queue keeps it: full when
+ * the group is made or its rate changes, a token spent by each take. */
+struct mgb {
+	bool live;            /* tasks name the group */
+	uint32_t rate, burst; /* its rate in force (0: none) */
+	uint64_t credit;
+	int64_t stamp;
 };
 
 /* A tube's settings: the QREC_TS_* it sets, and their values. */
@@ -161,6 +173,7 @@ struct model {
 	struct mconf conf[NTUBE];
 	struct mlim lim[NTUBE];
 	struct mgl grpl[NTUBE];
+	struct mgb gb[NTUBE][NGRP];
 	struct mev *ev; /* every event the hourly statistics count */
 	size_t nev, evcap;
 };
@@ -531,14 +544,63 @@ m_tube_held(const struct model *m, int tube, int64_t now)
 /* Whether group g (>= 0) of tube is held back by its limits: paused,
  * or as many of its tasks taken as its cap (its own, else every
  * group's). */
+/* The credit of group g's bucket at `now` (UINT64_MAX without a rate). */
+static uint64_t
+m_gcredit(const struct model *m, int tube, int g, int64_t now)
+{
+	const struct mgb *b = &m->gb[tube][g];
+	uint64_t full = (uint64_t)b->burst * 1000, c = b->credit;
+
+	if (b->rate == 0)
+		return UINT64_MAX;
+	if (now > b->stamp)
+		c += (uint64_t)(now - b->stamp) * b->rate;
+	return c < full ? c : full;
+}
+
+/* After anything that may make or end a group, or change its rate: each
+ * group's bucket as the queue keeps it (a new one full). */
+static void
+m_gsync(struct model *m, int64_t now)
+{
+	for (int tube = 0; tube < NTUBE; tube++) {
+		const struct mgl *l = &m->grpl[tube];
+
+		for (int g = 0; g < NGRP; g++) {
+			struct mgb *b = &m->gb[tube][g];
+			bool live = false;
+			uint32_t rate =
+			    l->own_rate[g] ? l->own_rate[g] : l->def_rate;
+			uint32_t burst =
+			    l->own_rate[g] ? l->own_burst[g] : l->def_burst;
+
+			for (size_t i = 0; i < m->n && !live; i++)
+				live = m->t[i].tube == tube && m->t[i].grp == g;
+			if (!live) {
+				memset(b, 0, sizeof(*b));
+				continue;
+			}
+			if (!b->live || rate != b->rate || burst != b->burst) {
+				b->rate = rate;
+				b->burst = burst;
+				b->credit = (uint64_t)burst * 1000;
+				b->stamp = now;
+			}
+			b->live = true;
+		}
+	}
+}
+
 static bool
-m_group_held(const struct model *m, int tube, int g)
+m_group_held(const struct model *m, int tube, int g, int64_t now)
 {
 	const struct mgl *l = &m->grpl[tube];
 	uint32_t cap = l->own[g] != 0 ? l->own[g] : l->def, taken = 0;
 
 	if (l->paused[g])
 		return true;
+	if (m_gcredit(m, tube, g, now) < 1000)
+		return true; /* out of tokens */
 	if (cap == 0)
 		return false;
 	for (size_t i = 0; i < m->n; i++)
@@ -583,7 +645,7 @@ m_tops(const struct model *m, unsigned mask, int64_t now, bool strict,
 		if (!(mask & (1u << tube)))
 			continue;
 		for (int g = 0; g < NGRP; g++)
-			held[g] = m_group_held(m, tube, g);
+			held[g] = m_group_held(m, tube, g, now);
 		for (size_t i = 0; i < m->n; i++) {
 			struct mt *t = (struct mt *)&m->t[i];
 			int k = t->grp + 1;
@@ -656,6 +718,7 @@ struct run {
 	uint64_t tube_sets, tube_deletes, dead_letters;
 	uint64_t tube_limits, held; /* TUBE_LIMITs; takes a limit held */
 	uint64_t group_sets, gheld; /* GROUP_SETs; takes a group's held */
+	uint64_t grate;             /* ... and of them by its rate */
 	struct buf snap[NSNAP];
 	size_t snap_at[NSNAP];
 	int nsnap;
@@ -1095,8 +1158,15 @@ op_take(struct run *r)
 	for (size_t i = 0; i < m->n; i++) /* a group held with work */
 		if ((mask & (1u << m->t[i].tube)) && m->t[i].grp >= 0 &&
 		    m_ready(&m->t[i], r->h.now) &&
-		    m_group_held(m, m->t[i].tube, m->t[i].grp)) {
+		    m_group_held(m, m->t[i].tube, m->t[i].grp, r->h.now)) {
 			r->gheld++;
+			break;
+		}
+	for (size_t i = 0; i < m->n; i++) /* ... by its rate */
+		if ((mask & (1u << m->t[i].tube)) && m->t[i].grp >= 0 &&
+		    m_ready(&m->t[i], r->h.now) &&
+		    m_gcredit(m, m->t[i].tube, m->t[i].grp, r->h.now) < 1000) {
+			r->grate++;
 			break;
 		}
 	rc = queue_decide_take(r->h.q, r->h.now, &req, &rec);
@@ -1108,6 +1178,13 @@ op_take(struct run *r)
 		fail_msg("take got %" PRIu64 ", which the model would not give",
 		    rec.u.take.id);
 	commit(r, &rec);
+	if (best->grp >= 0 && m->gb[best->tube][best->grp].rate != 0) {
+		struct mgb *b = &m->gb[best->tube][best->grp];
+		uint64_t c = m_gcredit(m, best->tube, best->grp, r->h.now);
+
+		b->credit = c >= 1000 ? c - 1000 : 0; /* its token */
+		b->stamp = r->h.now;
+	}
 	if (m->lim[best->tube].set & QREC_LIM_RATE) { /* a token spent */
 		struct mlim *l = &m->lim[best->tube];
 
@@ -1934,7 +2011,10 @@ op_group_set(struct run *r)
 	req.group = g >= 0 ? grp_names[g] : "";
 	req.group_len = g >= 0 ? 2 : 0;
 	req.lim.concurrency = 1 + (uint32_t)rnd(r, 3);
-	switch (rnd(r, 5)) {
+	req.lim.rate = 1 + (uint32_t)rnd(r, 4);
+	req.lim.per_ms = 1000;
+	req.lim.burst = 1 + (uint32_t)rnd(r, 2);
+	switch (rnd(r, 8)) {
 	case 0:
 	case 1:
 		req.set = QREC_LIM_CONCURRENCY;
@@ -1945,8 +2025,15 @@ op_group_set(struct run *r)
 	case 3:
 		req.pause = QUEUE_GROUP_PAUSE;
 		break;
-	default:
+	case 4:
 		req.pause = QUEUE_GROUP_RESUME;
+		break;
+	case 5:
+	case 6:
+		req.set = QREC_LIM_RATE;
+		break;
+	default:
+		req.unset = QREC_LIM_RATE;
 		break;
 	}
 	if (g < 0 && req.pause != QUEUE_GROUP_KEEP)
@@ -1975,15 +2062,27 @@ op_group_set(struct run *r)
 	if (want != 0)
 		return;
 	if (g < 0) {
-		if (req.set)
+		if (req.set & QREC_LIM_CONCURRENCY)
 			l.def = req.lim.concurrency;
-		if (req.unset)
+		if (req.unset & QREC_LIM_CONCURRENCY)
 			l.def = 0;
+		if (req.set & QREC_LIM_RATE) {
+			l.def_rate = req.lim.rate;
+			l.def_burst = req.lim.burst;
+		}
+		if (req.unset & QREC_LIM_RATE)
+			l.def_rate = l.def_burst = 0;
 	} else {
-		if (req.set)
+		if (req.set & QREC_LIM_CONCURRENCY)
 			l.own[g] = req.lim.concurrency;
-		if (req.unset)
+		if (req.unset & QREC_LIM_CONCURRENCY)
 			l.own[g] = 0;
+		if (req.set & QREC_LIM_RATE) {
+			l.own_rate[g] = req.lim.rate;
+			l.own_burst[g] = req.lim.burst;
+		}
+		if (req.unset & QREC_LIM_RATE)
+			l.own_rate[g] = l.own_burst[g] = 0;
 		if (req.pause != QUEUE_GROUP_KEEP)
 			l.paused[g] = req.pause == QUEUE_GROUP_PAUSE;
 	}
@@ -1994,6 +2093,7 @@ op_group_set(struct run *r)
 	commit(r, &rec);
 	r->group_sets++;
 	m->grpl[tube] = l;
+	m_gsync(m, r->h.now); /* a rate that changed: a full bucket */
 }
 
 /* The queue's view of a tube's group limits, and of one group's, is the
@@ -2015,7 +2115,7 @@ compare_groups(struct run *r, int tube)
 	}
 	assert_int_equal(rc, 0);
 	for (int k = 0; k < NGRP; k++) {
-		nover += l->own[k] != 0 || l->paused[k];
+		nover += l->own[k] != 0 || l->paused[k] || l->own_rate[k] != 0;
 		npaused += l->paused[k];
 	}
 	for (size_t i = 0; i < m->n; i++) {
@@ -2033,8 +2133,10 @@ compare_groups(struct run *r, int tube)
 	assert_int_equal(v.lim.concurrency, l->own[g] ? l->own[g] : l->def);
 	assert_int_equal(v.taken, taken);
 	assert_int_equal(v.ready, ready);
-	assert_int_equal(
-	    v.holding != 0 && ready > 0, m_group_held(m, tube, g) && ready > 0);
+	assert_int_equal(v.holding != 0 && ready > 0,
+	    m_group_held(m, tube, g, r->h.now) && ready > 0);
+	if (m->gb[tube][g].live && m->gb[tube][g].rate != 0)
+		assert_true(v.tokens == m_gcredit(m, tube, g, r->h.now) / 1000);
 }
 
 /* The server's ttr timer: every expired lease, earliest deadline first. */
@@ -2496,8 +2598,11 @@ step(struct run *r, size_t i)
 		dt = (int64_t)rnd(r, 60) * QUEUE_HOUR_MS;
 	r->h.now += dt;
 	m_purge(r->m, r->h.now);
-	if (rnd(r, 10) < 7)
+	m_gsync(r->m, r->h.now);
+	if (rnd(r, 10) < 7) {
 		op_expire(r);
+		m_gsync(r->m, r->h.now);
+	}
 	/* Keep the live set small enough for linear scans. */
 	if (r->m->n > 300 && c < 46)
 		c = 85 + c % 4;
@@ -2538,6 +2643,7 @@ step(struct run *r, size_t i)
 	else
 		op_expire(r);
 	r->ops++;
+	m_gsync(r->m, r->h.now);
 	compare(r);
 	feed_follower(r);
 	if (i % 2500 == 0)
@@ -2553,6 +2659,9 @@ step(struct run *r, size_t i)
 		r->nsnap++;
 	}
 }
+
+/* Takes that found a group held by its rate, over every seed. */
+static uint64_t grate_total;
 
 /* One seed: STEPS steps, then the follower, a full replay and each
  * snapshot plus the rest of the log must end in the primary's state. */
@@ -2636,15 +2745,17 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 		    ", %" PRIu64 " tasks, %" PRIu64 " done; tube set %" PRIu64
 		    " delete %" PRIu64 ", dead letters %" PRIu64
 		    "; limits %" PRIu64 ", held %" PRIu64
-		    "; group sets %" PRIu64 ", held by a group %" PRIu64 "\n",
+		    "; group sets %" PRIu64 ", held by a group %" PRIu64
+		    " (by its rate %" PRIu64 ")\n",
 		    seed, c->put, c->take, c->ack, c->release, c->fail, c->bury,
 		    c->kick, c->del, c->ttr_expired, c->session_released,
 		    c->replace, st.tasks, st.done, r->tube_sets,
 		    r->tube_deletes, r->dead_letters, r->tube_limits, r->held,
-		    r->group_sets, r->gheld);
+		    r->group_sets, r->gheld, r->grate);
 		assert_true(r->tube_sets > 0 && r->tube_deletes > 0 &&
 		    r->dead_letters > 0 && r->tube_limits > 0 && r->held > 0);
 		assert_true(r->group_sets > 0 && r->gheld > 0);
+		grate_total += r->grate;
 	}
 	*ops += r->ops;
 	*records += r->records;
@@ -2658,6 +2769,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 static void
 test_queue_agrees_with_the_model(void **state)
 {
+	grate_total = 0;
 	const uint64_t seeds[] = { 1, 2, 3, 0x5eed, 20240601 };
 	uint64_t base = t_seed(0), ops = 0, records = 0;
 
@@ -2673,6 +2785,7 @@ test_queue_agrees_with_the_model(void **state)
 	    ops, records, seams.own_keep, seams.own_retry, seams.lost_moved,
 	    seams.fatal_moved);
 	assert_true(ops >= 100000);
+	assert_true(grate_total > 0); /* a group's rate held a take */
 	assert_true(seams.own_keep > 0 && seams.own_retry > 0);
 	assert_true(seams.lost_moved > 0 && seams.fatal_moved > 0);
 	fprintf(stderr,

@@ -269,6 +269,14 @@ static const struct msg_req reqs[] = {
 	{ .op = MSG_OP_GROUPS, .groups = { .tube = S("emails"), .limit = 20 } },
 	{ .op = MSG_OP_GROUPS,
 	    .groups = { .tube = S(""), .limit = MSG_GROUPS_MAX } },
+	{ .op = MSG_OP_GROUP,
+	    .group = { .tube = S("api"),
+	        .group = S("tenant-7"),
+	        .verb = MSG_GROUP_SET,
+	        .lunset = MSG_LIM_RATE,
+	        .flow = { MSG_LIM_CONCURRENCY, 0, 0, 0, 3 } } },
+	{ .op = MSG_OP_GROUP,
+	    .group = { .tube = S("api"), .verb = MSG_GROUP_SHOW } },
 };
 
 static const struct msg_task tasks[] = {
@@ -574,6 +582,20 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_GROUPS,
 	    .status = SLUICE_ENOTFOUND,
 	    .err = { S("groups of tube 'nope': no such tube") } },
+	{ .op = MSG_OP_GROUP,
+	    .group = { .tube = S("api"),
+	        .group = S("tenant-7"),
+	        .every = { MSG_LIM_ALL, 10, 1000, 1, 2 },
+	        .overrides = 3,
+	        .paused = 1,
+	        .held = 2,
+	        .gflags = MSG_GROUP_ALL,
+	        .own = { MSG_LIM_CONCURRENCY, 0, 0, 0, 3 },
+	        .lim = { MSG_LIM_ALL, 10, 1000, 1, 3 },
+	        .ready = 40,
+	        .taken = 3,
+	        .tokens = 0,
+	        .holding = MSG_GROUP_HELD_PAUSED } },
 };
 
 static void
@@ -1111,6 +1133,18 @@ test_every_reply_round_trips(void **state)
 			break;
 		case MSG_OP_DELETE:
 		case MSG_OP_FOLLOW:
+			break;
+		case MSG_OP_GROUP:
+			assert_str_equal(d.group.tube, m->group.tube);
+			assert_str_equal(d.group.group, m->group.group);
+			assert_int_equal(d.group.lim.set, m->group.lim.set);
+			assert_int_equal(d.group.lim.rate, m->group.lim.rate);
+			assert_int_equal(
+			    d.group.lim.concurrency, m->group.lim.concurrency);
+			assert_int_equal(d.group.gflags, m->group.gflags);
+			assert_int_equal(d.group.ready, m->group.ready);
+			assert_int_equal(d.group.holding, m->group.holding);
+			assert_true(d.group.overrides == m->group.overrides);
 			break;
 		case MSG_OP_KICK:
 		case MSG_OP_FLUSH:

@@ -65,6 +65,19 @@ rec_live(struct live_ctx *c, const struct rec_view *v)
 	if (r.type == QREC_SCHED_SET || r.type == QREC_SCHED_PAUSE)
 		return queue_sched_find(c->q, r.u.sched.name,
 		           r.u.sched.name_len) != NULL; /* still there */
+	if (r.type == QREC_GROUP_SET) { /* the name still has these */
+		struct queue_group_view gv;
+
+		if (queue_group_limits(c->q, r.u.group_set.tube,
+		        r.u.group_set.tube_len, r.u.group_set.group,
+		        r.u.group_set.group_len, 0, &gv) != 0)
+			return false;
+		return r.u.group_set.group_len == 0
+		    ? qrec_limits_equal(&gv.def, &r.u.group_set.lim) &&
+		        gv.def.set != 0
+		    : gv.has_own && gv.paused == r.u.group_set.paused &&
+		        qrec_limits_equal(&gv.own, &r.u.group_set.lim);
+	}
 	if (r.type == QREC_TUBE_SET) /* the tube still has these settings */
 		return queue_tube_settings(c->q, r.u.tube_set.tube,
 		           r.u.tube_set.tube_len, &conf) == 0 &&

@@ -129,6 +129,19 @@ static const struct {
 	    "  "
 	    "{\"tube\":\"emails\",\"ttr_ms\":300000,\"max_attempts\":5,...}"
 	    "\n" },
+	{ "group",
+	    "  $ sluice put -t emails --group acme 'send welcome to "
+	    "ada@acme.example'\n"
+	    "  1\n"
+	    "  $ sluice tube set emails --group-concurrency 2 >/dev/null\n"
+	    "  $ sluice group set emails acme --rate 10/s\n"
+	    "  group acme of tube emails: ready 1, taken 0\n"
+	    "    paused        no\n"
+	    "    rate          10/s, burst 1 (tokens now 1; its own)\n"
+	    "    concurrency   2 (taken now 0; every group's)\n"
+	    "  $ sluice group pause emails acme --json\n"
+	    "  {\"tube\":\"emails\",\"group\":\"acme\",\"own\":true,"
+	    "\"paused\":true,...}\n" },
 	{ "kick",
 	    "  $ sluice put -t emails 'send welcome to nobody@example.com'\n"
 	    "  1\n"

@@ -267,6 +267,40 @@ print_group_limits(const struct sluice_group_info *g)
 	    "groups", g->overrides, g->paused_groups, g->held_groups);
 }
 
+/* The tube's JSON with "group_limits":{...} before its end, when it has
+ * group settings (g not NULL). */
+static void
+print_conf_json(const char *tube, const struct sluice_tube_conf *c,
+    const struct sluice_limits *l, const struct sluice_group_info *g)
+{
+	char *text = NULL, rate[32];
+	size_t len = 0;
+	FILE *f;
+
+	if (g == NULL || (f = open_memstream(&text, &len)) == NULL) {
+		json_tube_conf_limits(stdout, tube, c, l);
+		fputc('\n', stdout);
+		return;
+	}
+	json_tube_conf_limits(f, tube, c, l);
+	fclose(f);
+	if (len > 0 && text[len - 1] == '}')
+		len--; /* the object goes on */
+	fwrite(text, 1, len, stdout);
+	free(text);
+	printf(",\"group_limits\":{");
+	if (g->every.set & SLUICE_LIM_RATE) {
+		rate_fmt(rate, sizeof(rate), g->every.rate, g->every.per_ms);
+		printf("\"rate\":\"%s\",\"burst\":%" PRIu32 ",", rate,
+		    g->every.burst);
+	}
+	if (g->every.set & SLUICE_LIM_CONCURRENCY)
+		printf("\"concurrency\":%" PRIu32 ",", g->every.concurrency);
+	printf("\"overrides\":%" PRIu32 ",\"paused\":%" PRIu32
+	       ",\"held\":%" PRIu32 "}}\n",
+	    g->overrides, g->paused_groups, g->held_groups);
+}
+
 static void
 print_conf(const char *tube, const struct sluice_tube_conf *c,
     const struct sluice_limits *l, bool json)
@@ -362,7 +396,7 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	struct sluice_limits lnow;
 	struct sluice_group_info gnow;
 	const char *sub, *tube, *why;
-	bool limits, glimits;
+	bool limits, glimits, gshown;
 	uint64_t deleted;
 	int rc;
 
@@ -429,9 +463,15 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 			return cli_fail(cli, rc, "tube %s %s", sub, tube);
 		memset(&lnow, 0, sizeof(lnow));
 	}
-	print_conf(tube, &now, &lnow, a.json);
 	/* a server from before group limits does not know the op */
-	if (!a.json && sluice_group_show(cli->c, tube, NULL, &gnow) == 0)
+	gshown = sluice_group_show(cli->c, tube, NULL, &gnow) == 0 &&
+	    (gnow.every.set != 0 || gnow.overrides != 0);
+	if (a.json) {
+		print_conf_json(tube, &now, &lnow, gshown ? &gnow : NULL);
+		return EXIT_OK;
+	}
+	print_conf(tube, &now, &lnow, false);
+	if (gshown)
 		print_group_limits(&gnow);
 	return EXIT_OK;
 }

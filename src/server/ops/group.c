@@ -127,10 +127,21 @@ check(struct core *c, struct face_ctx *ctx, const struct msg_group_req *m,
 		l.concurrency = 0;
 	l.set = (uint8_t)((l.set | out->set) & ~out->unset);
 	if ((why = queue_limits_broken(&l)) != NULL) {
+		/* a limit of 0 on a group: the group is what to pause */
+		const char *tube_pause =
+		    strstr(why, ": pause the tube instead");
+
 		core_reply_err(c, ctx, MSG_OP_GROUP, SLUICE_EINVAL,
 		    "group limits of tube '%.*s', " GROUP_FMT
-		    ": %s; nothing was changed",
-		    (int)m->tube.len, m->tube.p, GROUP_ARG(m->group), why);
+		    ": %.*s%s; nothing was changed",
+		    (int)m->tube.len, m->tube.p, GROUP_ARG(m->group),
+		    tube_pause != NULL ? (int)(tube_pause - why)
+		                       : (int)strlen(why),
+		    why,
+		    tube_pause == NULL ? ""
+		        : m->group.len > 0
+		        ? ": pause the group instead"
+		        : ": pause the groups one by one, or the tube");
 		return SLUICE_EINVAL;
 	}
 	return 0;
