@@ -104,11 +104,11 @@ struct wal_rm {
 	uint64_t cur_first; /* the segment being written when asked: it and
 	                     * the ones after it stay */
 	uint64_t asked;     /* requests handed over */
-	uint64_t done;      /* requests finished (the last one's result:) */
+	uint64_t done;      /* requests finished; the last one's result: */
 	int rc;             /* 0 or -errno */
-	int removed;
-	uint64_t total;   /* segments removed by this writer */
-	int64_t freed_ms; /* mono ms of the last removal that freed room */
+	int removed;        /* segments it removed */
+	uint64_t total;     /* segments removed by this writer */
+	int64_t freed_ms;   /* mono ms of the last removal that freed room */
 };
 
 struct wal_alloc {
