@@ -242,6 +242,24 @@ drop_covered_segments(const char *dir)
 	return rc == 0 ? fs_sync_dir(dir) : rc;
 }
 
+/* About how many records the log holds from `from` on: every segment
+ * but the last ends where the next begins, and the last at least at the
+ * LSN the durable mark names. */
+static uint64_t
+expected_records(
+    const char *dir, uint64_t from, const struct durable_mark *mark)
+{
+	struct logdir ld = { 0 };
+	uint64_t end = 0; /* the LSN after the last one counted */
+
+	if (logdir_list(dir, &ld) == 0 && ld.n > 0)
+		end = ld.first[ld.n - 1];
+	logdir_fini(&ld);
+	if (mark->lsn + 1 > end)
+		end = mark->lsn + 1;
+	return end > from ? end - from : 0;
+}
+
 int
 recover(const char *dir, unsigned flags, uint64_t upto_lsn,
     const struct recover_ops *ops, void *arg, struct recover_result *out)
@@ -293,6 +311,8 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 	/* Test builds only: a test holds recovery open here. */
 	FAULT_PAUSE(FAULT_PAUSE_RECOVER);
 	from = snap_lsn + 1;
+	if (ops->expect != NULL)
+		ops->expect(arg, expected_records(dir, from, &out->durable));
 	rc =
 	    logdir_scan_known(dir, from, (flags & RECOVER_CUT) ? LOGDIR_CUT : 0,
 	        &out->durable, tail_visit, &t, &out->end);

@@ -37,6 +37,13 @@ struct recover_ops {
 	 * damaged (reset, an older one is tried). May be NULL. */
 	const char *(*snap_check)(
 	    void *arg, uint64_t name_lsn, const struct snap_info *si);
+	/* Called once before the log's records are applied, with about how
+	 * many there are (counted from the segments' names and the durable
+	 * mark: exact for a log that was synced to its end), so that the
+	 * caller sizes its tables once rather than growing them during the
+	 * replay. May be NULL; its result is not checked (a table not sized
+	 * grows as it would have). */
+	void (*expect)(void *arg, uint64_t records);
 };
 
 enum {

@@ -6,15 +6,17 @@
  * Files. This one opens the log, appends, rotates, serves the event
  * loop's calls and closes; wal_batch.c commits the batches and handles
  * their completions and failures; wal_alloc.c makes the spare segments
- * (the preallocator thread); wal_space.c decides which appends the space
- * left allows. What they share is wal_int.h. The design below is the
- * whole writer's.
+ * (the preallocator thread); wal_remove.c removes the segments a
+ * snapshot made needless, on that thread; wal_space.c decides which
+ * appends the space left allows. What they share is wal_int.h. The design below
+ *is the whole writer's.
  *
  * Threads. Everything here runs on the caller's thread (the server's
  * queue thread) except the preallocator, a background thread that makes
  * spare segment files ("NNNNNN.spare": allocated, zero-filled, synced) so
- * that rotation never waits for the disk. The two share only the spare
- * list, under `alloc.mu`, and the eventfd the preallocator signals.
+ * that rotation never waits for the disk, and removes needless segments
+ * when asked. The two share only the spare list and the removal asked
+ * for, under `alloc.mu`, and the eventfd the preallocator signals.
  *
  * Batches. Appended records are copied into the filling batch, a
  * contiguous buffer destined for one file offset of one segment. At most
@@ -742,63 +744,6 @@ wal_prealloc_wait(struct wal *w, int64_t timeout_ms)
 	return rc;
 }
 
-int
-wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep)
-{
-	struct logdir ld;
-	size_t cand = 0, n;
-	int rc, removed = 0;
-
-	rc = logdir_list(w->dir, &ld);
-	if (rc != 0)
-		return rc;
-	/* Segment i holds only LSNs below lsn when the next one starts at
-	 * or below it; the current segment is never a candidate. */
-	while (cand + 1 < ld.n && ld.first[cand + 1] <= lsn &&
-	    ld.first[cand] != w->cur->first_lsn)
-		cand++;
-	n = cand > keep ? cand - keep : 0;
-	for (size_t i = 0; i < n; i++) {
-		char path[LOGDIR_PATH_MAX];
-		struct stat st = { 0 };
-
-		rc = seg_path(path, sizeof(path), w->dir, ld.first[i]);
-		if (rc == 0 && stat(path, &st) < 0)
-			st.st_size = 0;
-		if (rc == 0 && unlink(path) < 0)
-			rc = -errno;
-		if (rc == 0)
-			wal_alloc_files_sub(w, (uint64_t)st.st_size);
-		if (rc != 0) {
-			log_err("wal",
-			    "cannot remove a segment segment=%s error=\"%s\"",
-			    path, sluice_strerror(rc));
-			break;
-		}
-		removed++;
-	}
-	logdir_fini(&ld);
-	if (removed > 0) {
-		int src = fs_sync_dir(w->dir);
-
-		if (rc == 0)
-			rc = src;
-		w->st.removed += (uint64_t)removed;
-		w->st.segments -= (uint64_t)removed;
-		log_info("wal",
-		    "segments removed removed=%d below_lsn=%" PRIu64 " dir=%s",
-		    removed, lsn, w->dir);
-		/* The room may be what the preallocator was waiting for:
-		 * it tries now rather than at its next retry. */
-		pthread_mutex_lock(&w->alloc.mu);
-		w->alloc.retry_at = 0;
-		pthread_cond_signal(&w->alloc.cv);
-		pthread_mutex_unlock(&w->alloc.mu);
-		w->inline_failed_ms = 0;
-	}
-	return rc != 0 ? rc : removed;
-}
-
 void
 wal_stats(const struct wal *w, struct wal_stats *out)
 {
@@ -819,6 +764,8 @@ wal_stats(const struct wal *w, struct wal_stats *out)
 	out->alloc_failures = a->failures;
 	out->files_bytes = a->bytes;
 	out->space_short = a->err != 0;
+	out->removed = a->rm.total;
+	out->segments = w->st.segments - a->rm.total;
 	pthread_mutex_unlock(&a->mu);
 	out->poisoned = w->poisoned;
 }

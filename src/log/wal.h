@@ -203,11 +203,23 @@ int wal_sync(struct wal *w, int64_t timeout_ms);
  * benchmarks. */
 int wal_prealloc_wait(struct wal *w, int64_t timeout_ms);
 
-/* Removes segments whose records all have lsn < `lsn` (the newest
- * snapshot's LSN + 1), except the newest `keep` of them (followers may
- * still need them) and the segment being written. Synchronous unlinks
- * and one directory sync; call after a snapshot, not per request.
- * Returns the number of segments removed (>= 0), or -errno. */
+/* Hands the preallocator thread the removal of the segments whose
+ * records all have lsn < `lsn` (the oldest kept snapshot's LSN + 1),
+ * except the newest `keep` of them (followers may still need them) and
+ * the segment being written now and every later one. Returns at once:
+ * the thread unlinks them and syncs the directory, logs it, and counts
+ * them in wal_stats; a request not yet begun is replaced by a later one,
+ * and wal_close finishes one handed over. Call after a snapshot is
+ * published, not per request. Returns 0, or -ESRCH when the thread is
+ * not running. */
+int wal_remove_later(struct wal *w, uint64_t lsn, unsigned keep);
+
+/* True from wal_remove_later until that removal is done. */
+bool wal_removing(struct wal *w);
+
+/* As wal_remove_later, then waits until the thread has done it (at most
+ * a minute). Returns the number of segments removed (>= 0), or -errno
+ * (-ETIMEDOUT). For tests and tools. */
 int wal_remove_before(struct wal *w, uint64_t lsn, unsigned keep);
 
 /* Counters for metrics. */

@@ -6,12 +6,13 @@
  * that rotation (wal.c) only renames it and never waits for the disk.
  * The preallocator is the one thread of the writer besides the caller's:
  * it keeps `alloc.want` spares ready, and shares with the writer only the
- * ready list, under `alloc.mu`, and the eventfd it signals when a spare is
- * ready. When it falls behind, an append makes a spare itself
- * (wal_alloc_inline: a short stall rather than a refused record). The
- * bytes of segment and spare files are counted here against
- * cfg.max_bytes. Spares an earlier run left are removed at open: they may
- * hold the data of a rename that never reached the disk. */
+ * ready list and the removals handed to it (wal_remove.c, done before
+ * the next spare), under `alloc.mu`, and the eventfd it signals when a
+ * spare is ready or a removal done. When it falls behind, an append makes a
+ * spare itself (wal_alloc_inline: a short stall rather than a refused record).
+ * The bytes of segment and spare files are counted here against cfg.max_bytes.
+ * Spares an earlier run left are removed at open: they may hold the data of a
+ * rename that never reached the disk. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -128,13 +129,23 @@ wal_alloc_main(void *arg)
 	struct wal *w = arg;
 	struct wal_alloc *a = &w->alloc;
 
+	(void)pthread_setname_np(pthread_self(), "wal-alloc");
 	pthread_mutex_lock(&a->mu);
-	while (!a->stop) {
+	for (;;) {
 		int64_t now = clock_now_ms();
 		struct wal_seg *s = NULL;
 		unsigned seq;
 		int rc;
 
+		/* A removal first (wal_remove.c), even when stopping: it was
+		 * promised before the stop. */
+		if (a->rm.pending) {
+			wal_remove_run(w);
+			signal_efd(iochain_ring_fd(&w->ring));
+			continue;
+		}
+		if (a->stop)
+			break;
 		if (atomic_load(&a->nready) >= a->want) {
 			a->err = 0; /* it has what it wants: not short */
 			pthread_cond_wait(&a->cv, &a->mu);

@@ -95,6 +95,22 @@ struct wal_timer {
  * The writer
  * ------------------------------------------------------------------- */
 
+/* A removal of segments a snapshot made needless, handed by the caller's
+ * thread to the preallocator (wal_remove.c). Under alloc.mu. */
+struct wal_rm {
+	bool pending;       /* asked, not yet begun */
+	uint64_t lsn;       /* remove segments whose records are all below */
+	unsigned keep;      /* except the newest `keep` of those */
+	uint64_t cur_first; /* the segment being written when asked: it and
+	                     * the ones after it stay */
+	uint64_t asked;     /* requests handed over */
+	uint64_t done;      /* requests finished; the last one's result: */
+	int rc;             /* 0 or -errno */
+	int removed;        /* segments it removed */
+	uint64_t total;     /* segments removed by this writer */
+	int64_t freed_ms;   /* mono ms of the last removal that freed room */
+};
+
 struct wal_alloc {
 	pthread_t thr;
 	bool started;
@@ -114,6 +130,7 @@ struct wal_alloc {
 	uint64_t bytes;     /* segment and spare files in the directory */
 	bool capped;        /* the last failure was cfg.max_bytes's */
 	atomic_uint nready; /* read without the lock by the writer */
+	struct wal_rm rm;
 };
 
 struct wal {
@@ -197,6 +214,10 @@ int wal_pump(struct wal *w, bool take_fill);
 void wal_batch_free(struct wal *w, struct wal_batch *b);
 void wal_seal_fill(struct wal *w);
 void wal_on_done(struct iochain *c, void *arg);
+
+/* ---- wal_remove.c: removing needless segments, on the preallocator */
+
+void wal_remove_run(struct wal *w);
 
 /* ---- wal_space.c: space reservation */
 

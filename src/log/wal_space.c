@@ -58,15 +58,17 @@ wal_room_for(const struct wal *w, uint64_t size, uint64_t keep)
 bool
 wal_may_alloc_inline(struct wal *w)
 {
-	int64_t now = clock_mono_ns() / 1000000;
+	int64_t now = clock_mono_ns() / 1000000, freed_ms;
 	bool failing;
 
-	if (w->inline_failed_ms != 0 &&
-	    now - w->inline_failed_ms < ALLOC_RETRY_MS)
-		return false;
 	pthread_mutex_lock(&w->alloc.mu);
 	failing = w->alloc.err != 0;
+	freed_ms = w->alloc.rm.freed_ms;
 	pthread_mutex_unlock(&w->alloc.mu);
+	/* Segments removed since the failure may have made the room. */
+	if (w->inline_failed_ms != 0 && freed_ms < w->inline_failed_ms &&
+	    now - w->inline_failed_ms < ALLOC_RETRY_MS)
+		return false;
 	return !failing;
 }
 

@@ -5,7 +5,19 @@
  * tried. */
 #include "queue/qrecover.h"
 #include "queue/qrec.h"
+#include "queue/qstate.h"
 #include "queue/queue.h"
+
+enum {
+	EXPECT_MAX = 1u << 30, /* tasks an index is sized for in advance */
+};
+
+void
+queue_expect_tasks(struct queue *q, uint64_t tasks)
+{
+	(void)idx_reserve(
+	    &q->ids, (uint32_t)(tasks < EXPECT_MAX ? tasks : EXPECT_MAX));
+}
 
 static int
 load_entry(void *arg, uint16_t type, const void *data, size_t len)
@@ -39,5 +51,12 @@ check_snap(void *arg, uint64_t name_lsn, const struct snap_info *si)
 	return queue_snapshot_unusable(arg, name_lsn, si->lsn);
 }
 
+/* The records to come: room for as many new tasks in the id index. */
+static void
+expect_records(void *arg, uint64_t records)
+{
+	queue_expect_tasks(arg, records);
+}
+
 const struct recover_ops queue_recover_ops = { load_entry, apply_rec,
-	reset_queue, check_snap };
+	reset_queue, check_snap, expect_records };

@@ -177,6 +177,12 @@ void queue_free(struct queue *q);
  * damaged half-way through its load). Allocates nothing. */
 void queue_clear(struct queue *q);
 
+/* Sizes the id index for `tasks` more tasks at once (a replay about to
+ * apply that many records: recover_ops.expect), so that it does not grow,
+ * reading every task again, while they come. Best effort: without the
+ * memory, the index grows as the tasks come. */
+void queue_expect_tasks(struct queue *q, uint64_t tasks);
+
 /* A string that borrows its bytes. */
 struct queue_str {
 	const char *p;

@@ -32,6 +32,8 @@ enum {
 enum fault_pause {
 	FAULT_PAUSE_RECOVER, /* recovery, after the snapshot, before the log */
 	FAULT_PAUSE_FSYNC,   /* before each fdatasync of the log: a slow disk */
+	FAULT_PAUSE_REMOVE,  /* before the log's needless segments are
+	                      * removed (a slow unlink and directory sync) */
 	FAULT_PAUSE_COUNT
 };
 
@@ -76,8 +78,8 @@ void fault_pause(enum fault_pause point);
 unsigned fault_pause_ms(enum fault_pause point);
 
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
- * "POINT:MS" with POINT recover or fsync. NULL or "" arms nothing. Returns 0,
- * or -1 when the text does not parse. */
+ * "POINT:MS" with POINT recover, fsync or remove. NULL or "" arms nothing.
+ * Returns 0, or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);
 
 #define FAULT_HIT(point)      fault_hit(point)

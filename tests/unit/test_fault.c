@@ -393,6 +393,54 @@ test_fault_pause_spec_holds_the_point(void **state)
 	assert_true(clock_mono_ns() - t0 < 150 * 1000000LL);
 }
 
+/* A removal handed over returns at once however slow the removal is (a
+ * PAUSE_MS sleep before its unlinks, on the preallocator's thread): the
+ * caller's thread goes on appending meanwhile, and the segments are gone
+ * once the thread is done. */
+static void
+test_fault_slow_removal_runs_off_the_callers_thread(void **state)
+{
+	enum { PAUSE_MS = 1000 };
+	struct wal_stats ws;
+	struct logdir ld;
+	struct wal *w;
+	uint64_t lsn = 0, first;
+	int64_t t0, end;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_NEVER, SEG, 1, &w), 0);
+	for (int i = 0; i < ROUNDS * PER_ROUND * 3; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+	assert_true(ld.n >= 4);
+	logdir_fini(&ld);
+
+	fault_arm_pause(FAULT_PAUSE_REMOVE, PAUSE_MS);
+	t0 = clock_mono_ns();
+	assert_int_equal(wal_remove_later(w, lsn, 0), 0);
+	assert_true(clock_mono_ns() - t0 < PAUSE_MS / 2 * 1000000LL);
+	assert_true(wal_removing(w));
+	/* The caller goes on while the thread sleeps. */
+	lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	end = clock_mono_ns() + 30 * 1000000000LL;
+	while (wal_removing(w) && clock_mono_ns() < end)
+		t_wal_turn(w, 10);
+	assert_false(wal_removing(w));
+	assert_true(clock_mono_ns() - t0 >= PAUSE_MS * 1000000LL);
+	assert_int_equal(logdir_list(dir_of(state), &ld), 0);
+	assert_int_equal(ld.n, 1); /* the segment being written */
+	first = ld.first[0];
+	wal_stats(w, &ws);
+	assert_int_equal(ws.segments, 1);
+	assert_true(ws.removed >= 3);
+	logdir_fini(&ld);
+	fault_reset();
+	assert_int_equal(wal_close(w), 0);
+	assert_true(t_scan_all(dir_of(state), first).last_lsn == lsn);
+}
+
 int
 main(void)
 {
@@ -410,6 +458,7 @@ main(void)
 		T(test_fault_failed_cut_is_reported),
 		T(test_fault_pause_spec_holds_the_point),
 		T(test_fault_odirect_refused_commits_inline),
+		T(test_fault_slow_removal_runs_off_the_callers_thread),
 	};
 #undef T
 	int failed;

@@ -296,10 +296,54 @@ test_a_snapshot_the_rule_refuses_is_skipped(void **state)
 	assert_true(s.first == 3 && s.last == 6);
 }
 
+static void
+note_expected(void *arg, uint64_t records)
+{
+	struct seen *s = arg;
+
+	s->entries = records; /* no snapshot entries here: reused */
+}
+
+/* Before the replay the caller is told how many records come: exactly,
+ * for a log a writer closed cleanly over several segments, and from a
+ * snapshot's LSN on. */
+static void
+test_the_caller_is_told_how_many_records_come(void **state)
+{
+	static const struct recover_ops told = { NULL, count_rec, NULL, NULL,
+		note_expected };
+	enum { N = 3000 };
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+	struct logdir ld;
+	struct wal *w;
+	uint64_t lsn = 0;
+
+	assert_int_equal(t_wal_open(d->path, WAL_FSYNC_ALWAYS, SEG, 1, &w), 0);
+	for (int i = 0; i < N; i++)
+		lsn = t_wal_append(w);
+	assert_int_equal(wal_close(w), 0);
+	assert_true(lsn == N);
+	assert_int_equal(logdir_list(d->path, &ld), 0);
+	assert_true(ld.n >= 3);
+	logdir_fini(&ld);
+	assert_int_equal(recover(d->path, 0, 0, &told, &s, &res), 0);
+	assert_true(s.entries == N && s.n == N);
+
+	memset(&s, 0, sizeof(s));
+	write_snapshot(d->path, 1000);
+	assert_int_equal(recover(d->path, 0, 0, &told, &s, &res), 0);
+	assert_true(s.entries == N - 1000 && s.n == N - 1000);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_the_caller_is_told_how_many_records_come,
+		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_log_that_lost_its_beginning_needs_a_snapshot,
 		    t_tmpdir_setup, t_tmpdir_teardown),

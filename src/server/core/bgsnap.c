@@ -17,10 +17,13 @@
  * priority than the loop) and, while it runs, memory for a second copy of
  * the state; both are given back when it ends. The thread shares nothing
  * with the loop but its job, and tells the loop it ended through an
- * eventfd in its poll set; the loop then removes the log segments the
- * oldest snapshot kept covers (keeping --keep-segments of them for
- * followers): when the newest snapshot turns out damaged at a start,
- * recovery falls back to the one before and the log it needs.
+ * eventfd in its poll set; the loop then decides which log segments the
+ * oldest snapshot kept covers (keeping --keep-segments of them, and what
+ * connected followers still need) and hands their removal to the log's
+ * preallocator thread (wal_remove_later: remove_us is that hand-over;
+ * the unlinks and the directory sync wait for the disk there): when the
+ * newest snapshot turns out damaged at a start, recovery falls back to
+ * the one before and the log it needs.
  *
  * The snapshot is published only with the log durable up to L, so a crash
  * never leaves a snapshot holding changes that the log, and so every
@@ -150,7 +153,7 @@ bgsnap_due_for_room(struct core *c, bool start)
 
 	if (!c->full.on)
 		return false;
-	if (bgsnap_busy(&c->snap))
+	if (bgsnap_busy(&c->snap) || wal_removing(c->wal))
 		return !start; /* one is under way: its removal is wanted */
 	if (wal_last_lsn(c->wal) == c->snap.last_lsn ||
 	    queue_stats(c->q, c->now, &st) != 0)
@@ -606,7 +609,7 @@ static void
 published(struct core *c, const struct bgsnap_job *j)
 {
 	struct bgsnap *s = &c->snap;
-	uint64_t keep = j->keep_from, remove_us;
+	uint64_t keep = j->keep_from, below, remove_us;
 	int64_t t0;
 	int rc;
 
@@ -621,19 +624,20 @@ published(struct core *c, const struct bgsnap_job *j)
 	if (c->full.on)
 		keep = s->lsn;
 	t0 = clock_mono_ns();
-	rc = keep == 0 ? 0
-	               : wal_remove_before(c->wal, retain_from(c, keep + 1),
-	                     c->full.on ? 0 : c->cfg->keep_segments);
+	below = keep == 0 ? 0 : retain_from(c, keep + 1);
+	rc = below == 0 ? 0
+	                : wal_remove_later(c->wal, below,
+	                      c->full.on ? 0 : c->cfg->keep_segments);
 	remove_us = (uint64_t)(clock_mono_ns() - t0) / 1000;
 	if (rc < 0)
 		log_warn("snap", "cannot remove old segments error=\"%s\"",
 		    strerror(-rc));
 	log_info("snap",
 	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " pause_us=%" PRIu64
-	    " base_lsn=%" PRIu64 " records=%" PRIu64
-	    " removed=%d remove_us=%" PRIu64,
-	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records,
-	    rc < 0 ? 0 : rc, remove_us);
+	    " base_lsn=%" PRIu64 " records=%" PRIu64 " below_lsn=%" PRIu64
+	    " remove_us=%" PRIu64,
+	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records, below,
+	    remove_us);
 	answer_waiters(c, 0, NULL, false);
 }
 

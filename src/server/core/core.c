@@ -593,6 +593,15 @@ recover_snap_check(void *arg, uint64_t name_lsn, const struct snap_info *si)
 	return queue_snapshot_unusable(c->q, name_lsn, si->lsn);
 }
 
+/* The log's records to come: the id index sized once for them. */
+static void
+recover_expect(void *arg, uint64_t records)
+{
+	struct core *c = arg;
+
+	queue_expect_tasks(c->q, records);
+}
+
 /* A damaged snapshot was loaded in part: start over, empty. */
 static int
 recover_reset(void *arg)
@@ -663,7 +672,7 @@ core_open_log(struct core *c, struct recover_result *res)
 {
 	const struct config *cfg = c->cfg;
 	struct recover_ops ops = { recover_entry, recover_record, recover_reset,
-		recover_snap_check };
+		recover_snap_check, recover_expect };
 	struct wal_config wc = { 0 };
 	int rc;
 

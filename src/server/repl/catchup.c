@@ -210,6 +210,23 @@ locate(struct catchup_io *io, struct catchup *r, uint64_t from)
 	return open_seg(io, r, first);
 }
 
+/* Whether the segment that would start at `lsn` was removed (after a
+ * snapshot, while this reader read the one before it): a later one is
+ * there. Else it is not written yet. */
+static bool
+removed(struct catchup_io *io, uint64_t lsn)
+{
+	struct logdir ld = { 0 };
+	bool later = false;
+
+	if (logdir_list(io->dir, &ld) != 0)
+		return false;
+	for (size_t i = 0; i < ld.n; i++)
+		later = later || ld.first[i] > lsn;
+	logdir_fini(&ld);
+	return later;
+}
+
 int
 catchup_start(struct catchup_io *io, struct catchup *r, uint64_t from,
     uint64_t upto, size_t max)
@@ -275,6 +292,8 @@ take_records(struct catchup_io *io, struct catchup *r, bool eof)
 			 * start at r->next */
 			int rc = open_seg(io, r, r->next);
 
+			if (rc == -ENOENT && removed(io, r->next))
+				return -ENOENT; /* the leader's snapshot */
 			if (rc == -ENOENT)
 				return 1; /* nothing more in the files yet */
 			return rc < 0 ? rc : 0;
