@@ -110,6 +110,9 @@ enum sluice_error {
 	SLUICE_ENOTEMPTY = 28,  /* the tube still has tasks */
 	SLUICE_EGROUP = 29,     /* bad group name: 1-200 bytes of
 	                           [A-Za-z0-9_.:/-] */
+	SLUICE_EMOVED = 33,     /* the cluster map gives the tube to another
+	                           cluster (docs/scaling.md): the reply names
+	                           it and its members; nothing was done */
 	SLUICE_ERRMAX_
 };
 
@@ -418,6 +421,10 @@ struct sluice_task {
 	uint32_t session;
 	const char *peer;
 	const char *group; /* its fair group; NULL: none */
+	/* The cluster it came from, when taken through a routing handle
+	 * (sluice_router_take; valid while that handle is open); else
+	 * NULL. */
+	const char *cluster;
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -962,6 +969,12 @@ SLUICE_API int sluice_pause(
 /* Snapshots, promotion, following, and automatic failover's cluster view
  * and switchover: sluice_node.h, part of this header. */
 #include "sluice_node.h"
+
+/* ---- several clusters ---------------------------------------------- */
+
+/* The cluster map and the routing handle: sluice_map.h, part of this
+ * header. */
+#include "sluice_map.h"
 
 /* ---- names --------------------------------------------------------- */
 

@@ -120,6 +120,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = "switchover",
 	[MSG_OP_AUTH] = "auth",
 	[MSG_OP_HISTORY] = "history",
+	[MSG_OP_MAP] = "map",
+	[MSG_OP_MAP_SET] = "map_set",
+	[MSG_OP_MAP_DELETE] = "map_delete",
 };
 
 static bool
@@ -215,6 +218,9 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SWITCHOVER] = &msg_node_family,
 	[MSG_OP_AUTH] = &msg_node_family,
 	[MSG_OP_HISTORY] = &msg_stats_family,
+	[MSG_OP_MAP] = &msg_map_family,
+	[MSG_OP_MAP_SET] = &msg_map_family,
+	[MSG_OP_MAP_DELETE] = &msg_map_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -455,6 +461,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH: /* the same token bound again */
 	case MSG_OP_HISTORY:
+	case MSG_OP_MAP:
+	case MSG_OP_MAP_SET: /* the same value set again */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

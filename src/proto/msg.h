@@ -101,7 +101,11 @@ enum msg_op {
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
 	MSG_OP_AUTH = 0x28, /* bind the session to a token (--auth) */
-	MSG_OP_END_         /* one past the last op */
+	/* 0x29..0x31: other parts' */
+	MSG_OP_MAP = 0x32,     /* the cluster map and its clusters' members */
+	MSG_OP_MAP_SET = 0x33, /* map a tube prefix to a cluster (admin) */
+	MSG_OP_MAP_DELETE = 0x34, /* remove a prefix from the map (admin) */
+	MSG_OP_END_               /* one past the last op */
 };
 
 /* What MSG_OP_JOB does to its task. The task must not be taken, or be
@@ -172,6 +176,10 @@ struct msg_iter {
 	size_t payload_max;
 	uint8_t flags; /* the message's flags, when they shape its elements */
 };
+
+/* The cluster map's messages: part of this header (they use msg_str and
+ * msg_iter, above; msg_req and msg_rep, below, hold them). */
+#include "proto/msg_map.h"
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
  * MSG_SIZE_MAX, payload_max = MSG_PAYLOAD_DEFAULT). Values above the
@@ -542,7 +550,10 @@ struct msg_by_key {
  *   auth                         -> token (1..MSG_TOKEN_MAX bytes)
  *   history                      -> history
  *   job switchover
- *   snapshot, promote, cluster   -> nothing */
+ *   map_set                      -> map_set
+ *   map_delete                   -> map_prefix (0 bytes: the default)
+ *   snapshot, promote, cluster,
+ *   map                          -> nothing */
 struct msg_req {
 	uint8_t op;
 	union {
@@ -574,6 +585,8 @@ struct msg_req {
 		struct msg_switchover switchover;
 		struct msg_history_req history;
 		struct msg_errors_req errors;
+		struct msg_map_entry map_set;
+		struct msg_str map_prefix; /* map_delete */
 	};
 };
 
@@ -831,6 +844,7 @@ struct msg_cluster {
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
  *   history -> history
+ *   map -> map        map_set, map_delete -> revision
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -854,6 +868,7 @@ struct msg_rep {
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
+		uint64_t revision;
 		struct {
 			struct msg_str tube;
 			struct msg_tube_conf conf;
@@ -863,6 +878,7 @@ struct msg_rep {
 		} tube_conf;
 		struct msg_cluster cluster;
 		struct msg_history history;
+		struct msg_map map;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

@@ -136,6 +136,7 @@ extern const struct msg_family msg_lease_family;
 extern const struct msg_family msg_tube_family;
 extern const struct msg_family msg_stats_family;
 extern const struct msg_family msg_node_family;
+extern const struct msg_family msg_map_family;
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

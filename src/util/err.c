@@ -35,6 +35,7 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_EPERM] = "not allowed",
 	[SLUICE_ENOTEMPTY] = "the tube still has tasks",
 	[SLUICE_EGROUP] = "bad group name (1-200 bytes of [A-Za-z0-9_.:/-])",
+	[SLUICE_EMOVED] = "the tube belongs to another cluster (cluster map)",
 };
 
 /* Stable short names, for programs (the HTTP API's "error" field): they
@@ -70,6 +71,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_EPERM] = "not_allowed",
 	[SLUICE_ENOTEMPTY] = "not_empty",
 	[SLUICE_EGROUP] = "bad_group",
+	[SLUICE_EMOVED] = "moved",
 };
 
 const char *

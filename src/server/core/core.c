@@ -237,6 +237,7 @@ core_op_writes(uint8_t op)
 	case MSG_OP_TUBE_SHOW:
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH:
+	case MSG_OP_MAP:
 		return false;
 	default:
 		return true;
