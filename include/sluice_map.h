@@ -82,8 +82,9 @@ struct sluice_router;
  * The handle keeps one connection (a struct sluice_client) per cluster
  * it uses, opened with that cluster's members: each follows its
  * cluster's failover as sluice_open's handles do. Before a call it reads
- * the map again when it last did over a second ago (its revision first,
- * from etcd; the whole map, from a node). A node that answers
+ * the map again when it last did over a second ago
+ * (sluice_router_set_refresh; its revision first, from etcd; the whole
+ * map, from a node). A node that answers
  * SLUICE_EMOVED (the map moved the tube; the handle's map was older)
  * makes it read the map at once and send the request once more, to the
  * owner: the refused request was done nowhere. A tube no entry matches
@@ -98,6 +99,11 @@ SLUICE_API void sluice_router_close(struct sluice_router *r);
 /* Sets every connection's call timeout (sluice_set_timeout), now and
  * for those opened later. */
 SLUICE_API void sluice_router_set_timeout(struct sluice_router *r, int ms);
+
+/* How old the handle's map may grow before a call reads it again, in ms
+ * (default 1000); 0: never by age, only when a node answers
+ * SLUICE_EMOVED (or sluice_router_map is called). */
+SLUICE_API void sluice_router_set_refresh(struct sluice_router *r, int ms);
 
 /* The token every connection sends (sluice_set_token). */
 SLUICE_API int sluice_router_set_token(

@@ -39,6 +39,7 @@ struct sluice_router {
 	struct router_conn *conns;
 	size_t nconns;
 	int timeout_ms;
+	int refresh_ms; /* sluice_router_set_refresh; 0: on EMOVED only */
 	char *token;
 	char errmsg[1600];
 };

@@ -81,6 +81,7 @@ sluice_open_map(const char *where, struct sluice_router **out)
 		return SLUICE_ENOMEM;
 	cmap_init(&r->map);
 	r->timeout_ms = SLUICE_TIMEOUT_DEFAULT;
+	r->refresh_ms = REFRESH_MS;
 	if ((r->where = strdup(where)) == NULL)
 		goto nomem;
 	if (strncmp(where, "etcd://", 7) == 0) {
@@ -133,6 +134,13 @@ sluice_router_set_timeout(struct sluice_router *r, int ms)
 	sluice_set_timeout(r->seed, ms);
 	for (size_t i = 0; i < r->nconns; i++)
 		sluice_set_timeout(r->conns[i].c, ms);
+}
+
+void
+sluice_router_set_refresh(struct sluice_router *r, int ms)
+{
+	if (r != NULL)
+		r->refresh_ms = ms < 0 ? 0 : ms;
 }
 
 int
@@ -215,7 +223,8 @@ router_refresh(struct sluice_router *r, bool force)
 	int64_t now = clock_mono_ms();
 	int rc;
 
-	if (!force && r->have && now - r->checked_ms < REFRESH_MS)
+	if (!force && r->have &&
+	    (r->refresh_ms == 0 || now - r->checked_ms < r->refresh_ms))
 		return 0;
 	rc = r->etcd != NULL ? read_etcd(r, force) : read_node(r);
 	if (rc != 0)
