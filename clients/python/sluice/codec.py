@@ -13,8 +13,9 @@ import struct
 from typing import Callable, NamedTuple
 
 from . import errors as E
-from .types import (After, Cluster, Counts, Dist, ErrorGroup, History, Hour,
-                    ItemResult, Limit, Limits, Member, MemberRole, Order,
+from .types import (After, Cluster, ClusterMap, Counts, Dist, ErrorGroup, History, Hour,
+                    ItemResult, Limit, Limits, MapCluster, MapEntry, Member,
+                    MemberRole, Order,
                     Pending, PutResult, Role, Setting, Settings, State, Stats,
                     Switchover, Task, TaskPage)
 
@@ -31,7 +32,8 @@ OPS = {
     "ack_batch": 0x19, "delete_batch": 0x1A, "update": 0x1B,
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
-    "switchover": 0x23, "history": 0x24, "auth": 0x28,
+    "switchover": 0x23, "history": 0x24, "auth": 0x28, "map": 0x32,
+    "map_set": 0x33, "map_delete": 0x34,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -366,6 +368,27 @@ def _cluster(rflags, r):
                                 bool(flags & 0x01), bool(flags & 0x02),
                                 epoch, lsn, lag, until, age))
     return r.done(c)
+
+
+def _map(rflags, r):
+    """The cluster map (docs/protocol.md, "The cluster map")."""
+    m = ClusterMap(r.u64(), r.str16(), [], {})
+    for _ in range(r.u32()):
+        prefix, cluster = r.str16(), r.str16()
+        m.entries.append(MapEntry(prefix, cluster,
+                                  [r.str16() for _ in range(r.u8())]))
+    for _ in range(r.u32()):
+        name, leader = r.str16(), r.str16()
+        m.clusters[name] = MapCluster(leader,
+                                      [r.str16() for _ in range(r.u32())])
+    return r.done(m)
+
+
+def _map_entry(prefix, cluster, draining):
+    draining = list(draining)
+    return (str16(prefix or "") + str16(cluster)
+            + struct.pack("<B", len(draining))
+            + b"".join(str16(d) for d in draining))
 
 
 def _switchover(rflags, r):
@@ -757,6 +780,28 @@ class Operations:
         return self._do(Request("switchover", 0, str16(node)
                                 + struct.pack("<I", timeout_ms),
                                 _switchover))
+
+
+    # -- the cluster map (docs/scaling.md)
+
+    def cluster_map(self):
+        """The cluster map the node serves (a ClusterMap): its entries,
+        revision and each cluster's members. A node without --etcd
+        raises BadState."""
+        return self._do(Request("map", 0, b"", _map, safe=True))
+
+    def map_set(self, prefix, cluster, draining=()):
+        """Maps the tubes of prefix ("" the default) to cluster, with the
+        draining clusters still holding some (the admin's with --auth).
+        Returns the map's new revision."""
+        return self._do(Request("map_set", 0,
+                                _map_entry(prefix, cluster, draining), _u64,
+                                safe=True))
+
+    def map_delete(self, prefix):
+        """Removes the entry of prefix; NotFound when there is none.
+        Returns the map's new revision."""
+        return self._do(Request("map_delete", 0, str16(prefix or ""), _u64))
 
 
 def auth_request(token):
