@@ -312,9 +312,14 @@ test_stale_map_corrected(void **state)
 	node_knows(&t.a, rev);
 	node_knows(&t.b, rev);
 
+	assert_int_equal(it_node_kv(t.a.c, "map_moved"), 0);
 	router_put(stale, "m.t", "after");
 	assert_int_equal(it_counts(t.a.c, "m.t").ready, 1);
 	assert_int_equal(it_counts(t.b.c, "m.t").ready, 1);
+	/* A refused it: the handle learned from the moved error */
+	assert_int_equal(it_node_kv(t.a.c, "map_moved"), 1);
+	assert_int_equal(it_node_kv(t.a.c, "map_revision"), rev);
+	assert_int_equal(it_node_kv(t.a.c, "map_entries"), 2);
 	assert_int_equal(sluice_router_map(stale, &m), 0);
 	assert_int_equal(m->revision, rev);
 	sluice_cluster_map_free(m);

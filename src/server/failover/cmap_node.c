@@ -204,6 +204,20 @@ cmap_node_admit(struct core *c, struct face_ctx *ctx, const struct msg_req *r)
 	return false;
 }
 
+bool
+cmap_node_figures(const struct core *c, uint64_t *revision, uint64_t *entries,
+    uint64_t *moved)
+{
+	const struct cmap_node *n = c->cmapn;
+
+	if (n == NULL)
+		return false;
+	*revision = n->map.revision;
+	*entries = n->map.n;
+	*moved = n->refused;
+	return true;
+}
+
 void
 cmap_node_op_map(struct core *c, struct face_ctx *ctx)
 {

@@ -7,6 +7,7 @@
 #define SLUICE_SERVER_FAILOVER_CMAP_NODE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct core;
 struct face_ctx;
@@ -31,6 +32,12 @@ void cmap_node_turn(struct core *c);
  * tubes no entry matches, every request is admitted. */
 bool cmap_node_admit(
     struct core *c, struct face_ctx *ctx, const struct msg_req *r);
+
+/* The map's figures for stats: the revision this node knows (0: none
+ * read), its entries, and the requests answered SLUICE_EMOVED since
+ * start. False without --etcd. */
+bool cmap_node_figures(const struct core *c, uint64_t *revision,
+    uint64_t *entries, uint64_t *moved);
 
 /* MSG_OP_MAP: the map and its clusters' members as last read. */
 void cmap_node_op_map(struct core *c, struct face_ctx *ctx);
