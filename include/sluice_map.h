@@ -156,14 +156,16 @@ SLUICE_API int sluice_router_put_batch(
     struct sluice_router *r, struct sluice_batch_item *items, size_t n);
 
 /* sluice_take routed by the tubes. Tubes of one cluster: one take there.
- * Tubes of several: the handle asks each cluster in turn, without
- * waiting first, then with waits of at most 50 ms each, until one
- * answers with tasks or o->wait_ms has passed: only one take is ever
- * under way, so nothing is taken twice and nothing needs releasing, at
- * the cost of up to 50 ms per other cluster before a task that comes is
- * seen, and of no priority order across clusters. Each task's `cluster`
- * names the cluster it came from (valid while the handle is open): the
- * lease calls below send its ack there. */
+ * Tubes of several: each cluster is asked at once without waiting; then,
+ * with o->wait_ms, the handle waits on all of them at once (a thread and
+ * a connection of its own per cluster, each taking with waits of at most
+ * 200 ms until the wait is over) and returns the first tasks that come.
+ * The other waits are cancelled: each ends after its current 200 ms, and
+ * a task one of them took meanwhile is released at once, back at its
+ * place, never returned; so no task is returned twice. No priority order
+ * holds across clusters. Each task's `cluster` names the cluster it came
+ * from (valid while the handle is open): the lease calls below send its
+ * ack there. */
 SLUICE_API int sluice_router_take(struct sluice_router *r,
     const struct sluice_take_opts *o, struct sluice_task **tasks, size_t *n);
 

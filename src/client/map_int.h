@@ -3,6 +3,7 @@
 #ifndef SLUICE_CLIENT_MAP_INT_H
 #define SLUICE_CLIENT_MAP_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,16 @@ struct router_conn {
 	struct sluice_client *c;
 };
 
+/* A connection of its own per cluster for the waits of a take over
+ * several clusters (router_wait.c), each used by one thread at a time:
+ * `th` while `running`. */
+struct router_waiter {
+	char *name;
+	struct sluice_client *c;
+	pthread_t th;
+	bool running;
+};
+
 struct sluice_router {
 	char *where;                 /* as given */
 	struct etcd *etcd;           /* opened with etcd://; else NULL */
@@ -38,6 +49,8 @@ struct sluice_router {
 	int64_t checked_ms; /* monotonic ms of the last read */
 	struct router_conn *conns;
 	size_t nconns;
+	struct router_waiter *waiters;
+	size_t nwaiters;
 	int timeout_ms;
 	int refresh_ms; /* sluice_router_set_refresh; 0: on EMOVED only */
 	char *token;
@@ -65,6 +78,28 @@ bool router_moved(struct sluice_router *r, struct sluice_client *c);
 /* Sets errmsg: "cluster NAME: " and the connection's message. */
 void router_err(struct sluice_router *r, const char *cluster,
     const struct sluice_client *c);
+
+/* The URLs cluster `name` is reached at (its connection's, or the given
+ * node's for its own cluster); NULL when it has no connection yet. */
+const char *router_urls(const struct sluice_router *r, const char *name);
+
+/* A take over the groups of tubes of several clusters, waiting on all of
+ * them at once (router_wait.c). */
+struct take_group;
+int router_wait_take(struct sluice_router *r, const struct sluice_take_opts *o,
+    const struct take_group *g, size_t ng, int64_t deadline,
+    struct sluice_task **tasks, size_t *n);
+
+/* Ends the waits still under way and frees the waiters' connections. */
+void router_wait_close(struct sluice_router *r);
+
+/* The tubes of a take grouped by cluster. */
+struct take_group {
+	struct sluice_client *c;
+	const char *name;
+	const char *tubes[MSG_TAKE_TUBES_MAX];
+	size_t n;
+};
 
 void router_errmsg(struct sluice_router *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

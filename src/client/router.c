@@ -111,6 +111,7 @@ sluice_router_close(struct sluice_router *r)
 {
 	if (r == NULL)
 		return;
+	router_wait_close(r);
 	for (size_t i = 0; i < r->nconns; i++) {
 		sluice_close(r->conns[i].c);
 		free(r->conns[i].name);
@@ -317,6 +318,17 @@ router_conn(struct sluice_router *r, const char *name,
 	if (stable != NULL)
 		*stable = rc_->name;
 	return 0;
+}
+
+const char *
+router_urls(const struct sluice_router *r, const char *name)
+{
+	for (size_t i = 0; i < r->nconns; i++)
+		if (strcmp(r->conns[i].name, name) == 0)
+			return r->conns[i].urls;
+	if (r->seed != NULL && strcmp(name, r->self) == 0)
+		return r->where;
+	return NULL;
 }
 
 bool

@@ -2,7 +2,8 @@
  * request goes to the connection of the cluster its tube (or its task)
  * belongs to; a SLUICE_EMOVED answer reads the map again and sends the
  * request once more. A batch put is split by cluster; a take over tubes
- * of several clusters asks them in turn. */
+ * of several clusters asks each at once, then waits on all of them
+ * (router_wait.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,6 @@
 #include "client/client.h"
 #include "client/map_int.h"
 #include "util/clock.h"
-
-enum {
-	TAKE_SLICE_MS = 50, /* a take's wait on one cluster among several */
-};
 
 /* The connection of the owner of `tube`, and its stable name. */
 static int
@@ -141,14 +138,6 @@ sluice_router_put_batch(
 	return rc;
 }
 
-/* The tubes of a take grouped by cluster. */
-struct take_group {
-	struct sluice_client *c;
-	const char *name;
-	const char *tubes[MSG_TAKE_TUBES_MAX];
-	size_t n;
-};
-
 static int
 group_tubes(struct sluice_router *r, const char *const *tubes, size_t n,
     struct take_group *g, size_t *ng)
@@ -189,7 +178,7 @@ sluice_router_take(struct sluice_router *r, const struct sluice_take_opts *o,
 	static const char *const dflt[] = { SLUICE_DEFAULT_TUBE };
 	struct sluice_take_opts one = { 0 }, base = { 0 };
 	struct take_group *g;
-	size_t ng, start = 0;
+	size_t ng;
 	int64_t deadline;
 	bool moved = false;
 	int rc;
@@ -213,46 +202,54 @@ sluice_router_take(struct sluice_router *r, const struct sluice_take_opts *o,
 regroup:
 	if ((rc = group_tubes(r, base.tubes, base.ntubes, g, &ng)) != 0)
 		goto out;
-	for (unsigned round = 0;; round++) {
-		for (size_t k = 0; k < ng; k++) {
-			struct take_group *tg = &g[(start + k) % ng];
-			int64_t left = deadline - clock_mono_ms();
+	if (ng == 1) {
+		int64_t left = deadline - clock_mono_ms();
 
-			one = base;
-			one.tubes = tg->tubes;
-			one.ntubes = tg->n;
-			if (ng == 1)
-				one.wait_ms = left > 0 ? (uint64_t)left : 0;
-			else if (round == 0 || left <= 0)
-				one.wait_ms = 0;
-			else
-				one.wait_ms = left < TAKE_SLICE_MS
-				    ? (uint64_t)left
-				    : TAKE_SLICE_MS;
-			rc = sluice_take(tg->c, &one, tasks, n);
-			if (rc == 0) {
-				mark(*tasks, *n, tg->name);
-				/* the next take asks the next cluster first */
-				start = (start + k + 1) % ng;
-				goto out;
-			}
-			if (rc == SLUICE_EMOVED && !moved &&
-			    router_moved(r, tg->c)) {
-				moved = true;
-				goto regroup;
-			}
-			if (rc != SLUICE_ETIMEDOUT) {
-				router_err(r, tg->name, tg->c);
-				goto out;
-			}
+		one = base;
+		one.tubes = g[0].tubes;
+		one.ntubes = g[0].n;
+		one.wait_ms = left > 0 ? (uint64_t)left : 0;
+		rc = sluice_take(g[0].c, &one, tasks, n);
+		if (rc == 0)
+			mark(*tasks, *n, g[0].name);
+		else if (rc == SLUICE_EMOVED && !moved &&
+		    router_moved(r, g[0].c)) {
+			moved = true;
+			goto regroup;
+		} else if (rc != SLUICE_ETIMEDOUT)
+			router_err(r, g[0].name, g[0].c);
+		else
+			router_errmsg(r, "%s", sluice_errmsg(g[0].c));
+		goto out;
+	}
+	/* several clusters: each at once, without a wait... */
+	for (size_t k = 0; k < ng; k++) {
+		one = base;
+		one.tubes = g[k].tubes;
+		one.ntubes = g[k].n;
+		one.wait_ms = 0;
+		rc = sluice_take(g[k].c, &one, tasks, n);
+		if (rc == 0) {
+			mark(*tasks, *n, g[k].name);
+			goto out;
 		}
-		if (clock_mono_ms() >= deadline || base.wait_ms == 0) {
-			router_errmsg(r, "nothing to take within %llu ms",
-			    (unsigned long long)base.wait_ms);
-			rc = SLUICE_ETIMEDOUT;
+		if (rc == SLUICE_EMOVED && !moved && router_moved(r, g[k].c)) {
+			moved = true;
+			goto regroup;
+		}
+		if (rc != SLUICE_ETIMEDOUT) {
+			router_err(r, g[k].name, g[k].c);
 			goto out;
 		}
 	}
+	/* ...then waiting on all of them at once */
+	if (base.wait_ms == 0 || clock_mono_ms() >= deadline) {
+		router_errmsg(r, "nothing to take within %llu ms",
+		    (unsigned long long)base.wait_ms);
+		rc = SLUICE_ETIMEDOUT;
+		goto out;
+	}
+	rc = router_wait_take(r, &base, g, ng, deadline, tasks, n);
 out:
 	free(g);
 	return rc;

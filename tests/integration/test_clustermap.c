@@ -426,6 +426,7 @@ cmp_u64(const void *a, const void *b)
 struct later {
 	struct sluice_router *r;
 	int64_t delay_ms;
+	bool both; /* into x.q too, right before */
 };
 
 static void *
@@ -434,8 +435,28 @@ put_later(void *arg)
 	struct later *l = arg;
 
 	it_sleep_ms(l->delay_ms);
+	if (l->both)
+		router_put(l->r, "x.q", "late");
 	router_put(l->r, "y.q", "late");
 	return NULL;
+}
+
+/* Waits until `tube` on `c` holds `ready` ready tasks and none taken. */
+static void
+settles(struct sluice_client *c, const char *tube, uint64_t ready)
+{
+	int64_t end = it_mono_ms() + scaled(WAIT_MS);
+	struct it_counts k;
+
+	do {
+		k = it_counts(c, tube);
+		if (k.ready == ready && k.taken == 0)
+			return;
+		it_sleep_ms(20);
+	} while (it_mono_ms() < end);
+	fail_msg("%s: %" PRIu64 " ready, %" PRIu64 " taken; want %" PRIu64
+	         " ready, none taken",
+	    tube, k.ready, k.taken, ready);
 }
 
 static void
@@ -506,8 +527,9 @@ test_take_across_clusters(void **state)
 		struct sluice_take_opts o = { .tubes = tubes,
 			.ntubes = 2,
 			.wait_ms = (uint64_t)scaled(5000) };
-		struct later l = { router(etcd_map_url), 300 };
+		struct later l = { router(etcd_map_url), 300, false };
 		struct sluice_task *task;
+		int64_t t0 = it_mono_ms();
 		pthread_t p;
 		size_t n;
 		int rc;
@@ -521,6 +543,46 @@ test_take_across_clusters(void **state)
 		assert_string_equal((const char *)task->payload, "late");
 		assert_int_equal(sluice_router_ack(r, task, NULL, NULL), 0);
 		sluice_task_free(task);
+		printf("a take waiting on both clusters got a task put 300 ms "
+		       "later after %" PRId64 " ms\n",
+		    it_mono_ms() - t0);
+
+		/* both at once: one is returned, the other wait's task (if it
+		 * took one) is released at once, never returned */
+		for (int round = 0; round < 5; round++) {
+			struct sluice_task *second;
+			const char *other;
+
+			l.both = true;
+			l.delay_ms = 100;
+			assert_int_equal(
+			    pthread_create(&p, NULL, put_later, &l), 0);
+			rc = sluice_router_take(r, &o, &task, &n);
+			pthread_join(p, NULL);
+			if (rc != 0)
+				fail_msg("waiting take: %s",
+				    sluice_router_errmsg(r));
+			assert_int_equal(n, 1);
+			assert_int_equal(
+			    sluice_router_ack(r, task, NULL, NULL), 0);
+			other =
+			    strcmp(task->cluster, "ca") == 0 ? "y.q" : "x.q";
+			sluice_task_free(task);
+			settles(strcmp(other, "x.q") == 0 ? t.a.c : t.b.c,
+			    other, 1);
+			o.wait_ms = 0;
+			rc = sluice_router_take(r, &o, &second, &n);
+			if (rc != 0)
+				fail_msg("the other task: %s",
+				    sluice_router_errmsg(r));
+			assert_string_equal(second->tube, other);
+			assert_int_equal(
+			    sluice_router_ack(r, second, NULL, NULL), 0);
+			sluice_task_free(second);
+			o.wait_ms = (uint64_t)scaled(5000);
+			settles(t.a.c, "x.q", 0);
+			settles(t.b.c, "y.q", 0);
+		}
 		sluice_router_close(l.r);
 	}
 	sluice_router_close(r);
