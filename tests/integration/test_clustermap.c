@@ -12,7 +12,9 @@
  *     every task exactly once, and a waiting take over both gets a task
  *     put later into either; a batch spanning both is split by cluster;
  *   - map set and delete refuse bad input with specific errors, through
- *     the library and the CLI, and a node without --etcd has no map.
+ *     the library and the CLI, and a node without --etcd has no map;
+ *   - with --auth, changing the map is the admin's, reading it any
+ *     role's.
  *
  * Every test clears the map first (one etcd serves the run). Exits 77
  * when `etcd` is not installed. */
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "bsc.h"
+#include "it_hostile.h"
 #include "it_http.h"
 #include "it_node.h"
 #include "t_etcd.h"
@@ -145,10 +148,15 @@ map_set(
 	uint64_t rev = 0;
 	int rc = sluice_map_set(via->c, prefix, cluster, NULL, 0, &rev);
 
+	int64_t t0 = it_mono_ms();
+
 	it_rc(via->c, rc, 0);
 	assert_true(rev > 0);
 	node_knows(&t->a, rev);
 	node_knows(&t->b, rev);
+	printf("map revision %" PRIu64 " known by both nodes %" PRId64
+	       " ms after map_set answered\n",
+	    rev, it_mono_ms() - t0);
 	return rev;
 }
 
@@ -677,6 +685,58 @@ test_map_bad_input(void **state)
 	sluice_close(pc);
 }
 
+/* With --auth, changing the map is the admin's; reading it, any role's,
+ * whatever its tubes. */
+static void
+test_map_needs_admin(void **state)
+{
+	static const char *const lines[][2] = {
+		{ "adm-secret", "ops admin *" },
+		{ "work-secret", "mailworker worker emails*" },
+		{ "mon-secret", "prom monitor *" },
+	};
+	struct it_node n;
+	struct sluice_cluster_map *m;
+	char file[600];
+	uint64_t rev;
+	FILE *f;
+	int rc;
+
+	map_clear();
+	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
+	assert_non_null(f = fopen(file, "w"));
+	for (size_t i = 0; i < 3; i++) {
+		fprintf(f, "%s ", lines[i][1]);
+		it_hostile_hash(f, lines[i][0]);
+		fputc('\n', f);
+	}
+	assert_int_equal(fclose(f), 0);
+	it_node_init(state, &n, "auth");
+	it_node_arg(&n, "--etcd", etcd.url);
+	it_node_arg(&n, "--cluster", "ca");
+	it_node_arg(&n, "--node", "auth");
+	it_node_arg(&n, "--auth", file);
+	it_node_start(&n);
+	it_rc(n.c, sluice_set_token(n.c, "adm-secret"), 0);
+	wait_leads(&n);
+	it_rc(n.c, sluice_set_token(n.c, "work-secret"), 0);
+	rc = sluice_map_set(n.c, "", "ca", NULL, 0, NULL);
+	it_rc(n.c, rc, SLUICE_EPERM);
+	it_rc(n.c, sluice_set_token(n.c, "mon-secret"), 0);
+	rc = sluice_map_delete(n.c, "x", NULL);
+	it_rc(n.c, rc, SLUICE_EPERM);
+	it_rc(n.c, sluice_set_token(n.c, "adm-secret"), 0);
+	rc = sluice_map_set(n.c, "", "ca", NULL, 0, &rev);
+	it_rc(n.c, rc, 0);
+	node_knows(&n, rev);
+	/* a worker limited to emails* reads the whole map */
+	it_rc(n.c, sluice_set_token(n.c, "work-secret"), 0);
+	it_rc(n.c, sluice_map_read(n.c, &m), 0);
+	assert_int_equal(m->revision, rev);
+	assert_int_equal(m->n, 1);
+	sluice_cluster_map_free(m);
+}
+
 static int
 cm_setup(void **state)
 {
@@ -717,6 +777,8 @@ main(void)
 		    test_take_across_clusters, cm_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_map_bad_input, cm_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_map_needs_admin, cm_setup, it_node_teardown),
 	};
 
 	if (getenv("SLUICE_TEST_FILTER") != NULL)
