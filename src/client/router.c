@@ -135,6 +135,8 @@ sluice_router_set_timeout(struct sluice_router *r, int ms)
 	sluice_set_timeout(r->seed, ms);
 	for (size_t i = 0; i < r->nconns; i++)
 		sluice_set_timeout(r->conns[i].c, ms);
+	for (size_t i = 0; i < r->nwaiters; i++)
+		sluice_set_timeout(r->waiters[i].c, ms);
 }
 
 void
@@ -160,6 +162,9 @@ sluice_router_set_token(struct sluice_router *r, const char *token)
 		return rc;
 	for (size_t i = 0; i < r->nconns; i++)
 		if ((rc = sluice_set_token(r->conns[i].c, token)) != 0)
+			return rc;
+	for (size_t i = 0; i < r->nwaiters; i++)
+		if ((rc = sluice_set_token(r->waiters[i].c, token)) != 0)
 			return rc;
 	return 0;
 }
