@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "bsc.h"
+#include "etcd/etcd.h"
 #include "it_hostile.h"
 #include "it_http.h"
 #include "it_node.h"
@@ -672,6 +673,40 @@ test_map_bad_input(void **state)
 	assert_non_null(strstr(it_out,
 	    "{\"prefix\":\"\",\"cluster\":\"ca\",\"draining\""
 	    ":[]}"));
+
+	/* an edit by hand, without the marker, is read within a full read
+	 * (5 s); a value that is not an entry is left out, and logged */
+	{
+		static const char good[] = "{\"cluster\":\"cb\"}";
+		char err[256];
+		struct etcd *e = etcd_new(etcd.url, 2000, err, sizeof(err));
+		int64_t end = it_mono_ms() + scaled(WAIT_MS);
+		bool seen = false;
+
+		assert_non_null(e);
+		assert_int_equal(
+		    etcd_put(e, "/sluice-map/tubes/hand.", "not json", 8, 0),
+		    0);
+		assert_int_equal(etcd_put(e, "/sluice-map/tubes/good.", good,
+		                     sizeof(good) - 1, 0),
+		    0);
+		while (!seen && it_mono_ms() < end) {
+			it_sleep_ms(50);
+			assert_int_equal(sluice_map_read(t.a.c, &m), 0);
+			for (size_t i = 0; i < m->n; i++) {
+				assert_string_not_equal(
+				    m->entries[i].prefix, "hand.");
+				seen = seen ||
+				    strcmp(m->entries[i].prefix, "good.") == 0;
+			}
+			sluice_cluster_map_free(m);
+		}
+		assert_true(seen);
+		assert_int_equal(it_log_count(t.a.s,
+		                     "entries left out of the "
+		                     "map n=1"),
+		    1);
+	}
 
 	/* a node without --etcd has no map */
 	plain = it_srv(*state, "plain");

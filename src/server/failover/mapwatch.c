@@ -44,6 +44,7 @@ struct mapwatch {
 	struct cmap cur;
 	bool have;
 	int64_t next_full, next_members;
+	size_t bad; /* entries left out at the last full read */
 	char logged[MAPWATCH_TEXT_MAX]; /* the last error logged */
 };
 
@@ -134,10 +135,11 @@ refresh(struct mapwatch *w, bool force)
 			return;
 		}
 		w->next_full = now + MAPWATCH_FULL_MS;
-		if (bad > 0)
+		if (bad > 0 && bad != w->bad) /* said once, not each read */
 			log_warn("map",
 			    "entries left out of the map n=%zu first=\"%s\"",
 			    bad, why);
+		w->bad = bad;
 		if (!w->have || next.revision != w->cur.revision ||
 		    next.n != w->cur.n ||
 		    (next.n > 0 &&
