@@ -36,6 +36,7 @@ const CODES = {
   27: ['EPERM', 'not_allowed', 'NotAllowed'],
   28: ['ENOTEMPTY', 'not_empty', 'NotEmpty'],
   29: ['EGROUP', 'bad_group', 'BadGroup'],
+  33: ['EMOVED', 'moved', 'Moved'],
 };
 
 class SluiceError extends Error {
