@@ -292,6 +292,32 @@ test_routes_by_tube(void **state)
 		assert_int_equal(s->ready, 3 + 2);
 		sluice_router_stats_free(s);
 	}
+	/* the CLI by etcd: stats summed, cluster of each, take and ack */
+	{
+		static char out[64 << 10], err[4096];
+
+		assert_int_equal(it_cli(etcd_map_url, NULL, out, sizeof(out),
+		                     err, sizeof(err), "stats", "--json", NULL),
+		    0);
+		assert_non_null(strstr(out, "{\"ready\":5,"));
+		assert_int_equal(
+		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		        sizeof(err), "cluster", "--json", NULL),
+		    0);
+		assert_non_null(strstr(out, "\"cluster\":\"ca\""));
+		assert_non_null(strstr(out, "\"cluster\":\"cb\""));
+		assert_int_equal(
+		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		        sizeof(err), "take", "-t", "b.y", "--json", NULL),
+		    0);
+		assert_non_null(strstr(out, "\"cluster\":\"cb\""));
+		/* ack needs the cluster: ids are per cluster */
+		assert_int_equal(
+		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		        sizeof(err), "ack", "1", "--lease", "1", NULL),
+		    2);
+		assert_non_null(strstr(err, "--cluster NAME"));
+	}
 	sluice_router_close(re);
 	sluice_router_close(rn);
 }
