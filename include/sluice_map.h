@@ -155,7 +155,9 @@ SLUICE_API int sluice_router_put(struct sluice_router *r,
 SLUICE_API int sluice_router_put_batch(
     struct sluice_router *r, struct sluice_batch_item *items, size_t n);
 
-/* sluice_take routed by the tubes. Tubes of one cluster: one take there.
+/* sluice_take routed by the tubes: to each tube's owner, and to the
+ * clusters the map says still drain it, asked first (their old tasks are
+ * not starved). Tubes of one cluster: one take there.
  * Tubes of several: each cluster is asked at once without waiting; then,
  * with o->wait_ms, the handle waits on all of them at once (a thread and
  * a connection of its own per cluster, each taking with waits of at most

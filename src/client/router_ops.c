@@ -138,28 +138,51 @@ sluice_router_put_batch(
 	return rc;
 }
 
+/* Adds `tube` to the group of connection `c` (cluster `name`). */
+static void
+group_add(struct take_group *g, size_t *ng, struct sluice_client *c,
+    const char *name, const char *tube)
+{
+	size_t k;
+
+	for (k = 0; k < *ng && g[k].c != c; k++)
+		;
+	if (k == *ng) {
+		if (*ng == MSG_TAKE_TUBES_MAX)
+			return;
+		g[k].c = c;
+		g[k].name = name;
+		g[k].n = 0;
+		(*ng)++;
+	}
+	g[k].tubes[g[k].n++] = tube;
+}
+
+/* The tubes of a take by cluster: each tube's draining clusters first
+ * (their old tasks are not starved; a cluster whose members are not
+ * known is left out), then its owner. */
 static int
 group_tubes(struct sluice_router *r, const char *const *tubes, size_t n,
     struct take_group *g, size_t *ng)
 {
 	*ng = 0;
 	for (size_t i = 0; i < n; i++) {
+		const struct cmap_entry *e;
 		struct sluice_client *c;
 		const char *name;
-		size_t k;
 		int rc;
 
 		if ((rc = route(r, tubes[i], false, &c, &name)) != 0)
 			return rc;
-		for (k = 0; k < *ng && g[k].c != c; k++)
-			;
-		if (k == *ng) {
-			g[k].c = c;
-			g[k].name = name;
-			g[k].n = 0;
-			(*ng)++;
+		e = cmap_lookup(&r->map, tubes[i], strlen(tubes[i]));
+		for (uint8_t d = 0; e != NULL && d < e->ndraining; d++) {
+			struct sluice_client *dc;
+			const char *dname;
+
+			if (router_conn(r, e->draining[d], &dc, &dname) == 0)
+				group_add(g, ng, dc, dname, tubes[i]);
 		}
-		g[k].tubes[g[k].n++] = tubes[i];
+		group_add(g, ng, c, name, tubes[i]);
 	}
 	return 0;
 }

@@ -322,8 +322,11 @@ test_routes_by_tube(void **state)
 	sluice_router_close(rn);
 }
 
+static void settles(struct sluice_client *c, const char *tube, uint64_t ready);
+
 /* A handle that never reads the map by age learns of a change from the
- * moved error and puts where the map now says. */
+ * moved error and puts where the map now says; with the old cluster
+ * draining the tube, its old task is still handed out, first. */
 static void
 test_stale_map_corrected(void **state)
 {
@@ -375,22 +378,38 @@ test_stale_map_corrected(void **state)
 		assert_int_equal(
 		    sluice_take(t.a.c, &o, &task, &n), SLUICE_EMOVED);
 	}
-	/* with A draining m., A hands its task out again, and puts go to B */
+	/* with A draining m., A hands its task out again (a routing take
+	 * asks the draining cluster first), and puts go to B */
 	{
 		const char *dr[] = { "ca" };
 		const char *tube = "m.t";
-		struct sluice_take_opts o = { .tubes = &tube, .ntubes = 1 };
+		struct sluice_take_opts o = { .tubes = &tube,
+			.ntubes = 1,
+			.wait_ms = (uint64_t)scaled(5000) };
 		struct sluice_task *task;
+		const char *want[][2] = { { "ca", "before" }, { "cb", "after" },
+			{ "cb", "later" } };
 		size_t n;
 
 		assert_int_equal(
 		    sluice_router_map_set(other, "m.", "cb", dr, 1, &rev), 0);
 		node_knows(&t.a, rev);
-		it_rc(t.a.c, sluice_take(t.a.c, &o, &task, &n), 0);
-		assert_string_equal((const char *)task->payload, "before");
-		sluice_task_free(task);
+		node_knows(&t.b, rev);
 		router_put(stale, "m.t", "later");
 		assert_int_equal(it_counts(t.b.c, "m.t").ready, 2);
+		assert_int_equal(it_counts(t.a.c, "m.t").ready, 1);
+		for (size_t i = 0; i < 3; i++) {
+			it_rc(
+			    NULL, sluice_router_take(other, &o, &task, &n), 0);
+			assert_string_equal(task->cluster, want[i][0]);
+			assert_string_equal(
+			    (const char *)task->payload, want[i][1]);
+			assert_int_equal(
+			    sluice_router_ack(other, task, NULL, NULL), 0);
+			sluice_task_free(task);
+		}
+		settles(t.a.c, "m.t", 0);
+		settles(t.b.c, "m.t", 0);
 	}
 	sluice_router_close(other);
 	sluice_router_close(stale);
