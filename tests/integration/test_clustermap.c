@@ -751,6 +751,9 @@ test_map_bad_input(void **state)
 		                     "entries left out of the "
 		                     "map n=1"),
 		    1);
+		assert_int_equal(
+		    etcd_del(e, "/sluice-map/tubes/hand.", NULL), 0);
+		etcd_delete(e);
 	}
 
 	/* a node without --etcd has no map */
