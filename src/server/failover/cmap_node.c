@@ -310,8 +310,19 @@ cmap_node_op_change(
 		return;
 	}
 	if (r->op == MSG_OP_MAP_SET) {
+		const struct cmap_entry *have;
+
 		if (entry_of(c, ctx, r, &e) != 0)
 			return;
+		have = cmap_lookup(&n->map, e.prefix, strlen(e.prefix));
+		if (n->map.n >= MSG_MAP_ENTRIES_MAX &&
+		    (have == NULL || strcmp(have->prefix, e.prefix) != 0)) {
+			core_reply_err(c, ctx, r->op, SLUICE_ELIMIT,
+			    "map set: the map holds %d entries, the most it "
+			    "may",
+			    MSG_MAP_ENTRIES_MAX);
+			return;
+		}
 	} else {
 		memset(&e, 0, sizeof(e));
 		snprintf(e.prefix, sizeof(e.prefix), "%.*s",
