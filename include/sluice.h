@@ -115,6 +115,9 @@ enum sluice_error {
 	SLUICE_ERESULT = 31,    /* an ack's result over 65,535 bytes */
 	SLUICE_ESCHED = 32,     /* bad schedule: a cron expression, time zone
 	                           or name refused (sluice_errmsg says which) */
+	SLUICE_EMOVED = 33,     /* the cluster map gives the tube to another
+	                           cluster (docs/scaling.md): the reply names
+	                           it and its members; nothing was done */
 	SLUICE_ERRMAX_
 };
 
@@ -445,6 +448,10 @@ struct sluice_task {
 	size_t nchildren_shown;
 	uint64_t nchildren;
 	int cancelled; /* taken and cancelled (sluice_cancel) */
+	/* The cluster it came from, when taken through a routing handle
+	 * (sluice_router_take; valid while that handle is open); else
+	 * NULL. */
+	const char *cluster;
 };
 
 /* Frees what take, peek or list returned: the array and everything its
@@ -931,6 +938,11 @@ SLUICE_API int sluice_pause(
 
 /* Cron schedules that put tasks: sluice_sched.h, part of this header. */
 #include "sluice_sched.h"
+/* ---- several clusters ---------------------------------------------- */
+
+/* The cluster map and the routing handle: sluice_map.h, part of this
+ * header. */
+#include "sluice_map.h"
 
 /* ---- names --------------------------------------------------------- */
 

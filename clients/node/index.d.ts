@@ -236,5 +236,6 @@ export class Unauthenticated extends SluiceError {}
 export class NotAllowed extends SluiceError {}
 export class NotEmpty extends SluiceError {}
 export class BadGroup extends SluiceError {}
+export class Moved extends SluiceError {}
 export function errorFor(code: number, message?: string, leader?: string): SluiceError;
 export const version: string;

@@ -254,6 +254,10 @@ json_task(FILE *f, const struct sluice_task *t)
 		fputs(",\"group\":", f);
 		json_cstr(f, t->group);
 	}
+	if (t->cluster != NULL) { /* taken through the cluster map */
+		fputs(",\"cluster\":", f);
+		json_cstr(f, t->cluster);
+	}
 	if (t->session != 0) { /* who holds a lease that is not detached */
 		fprintf(f, ",\"session\":%" PRIu32 ",\"peer\":", t->session);
 		json_cstr(f, t->peer);

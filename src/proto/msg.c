@@ -132,6 +132,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_SCHED_CTL] = "sched_ctl",
 	[MSG_OP_CANCEL] = "cancel",
 	[MSG_OP_WAIT] = "wait",
+	[MSG_OP_MAP] = "map",
+	[MSG_OP_MAP_SET] = "map_set",
+	[MSG_OP_MAP_DELETE] = "map_delete",
 };
 
 static bool
@@ -234,6 +237,9 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_SCHED_CTL] = &msg_sched_family,
 	[MSG_OP_CANCEL] = &msg_lease_family,
 	[MSG_OP_WAIT] = &msg_result_family,
+	[MSG_OP_MAP] = &msg_map_family,
+	[MSG_OP_MAP_SET] = &msg_map_family,
+	[MSG_OP_MAP_DELETE] = &msg_map_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -479,6 +485,8 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_SCHED_SET: /* absolute values: twice is once */
 	case MSG_OP_WAIT:
 	case MSG_OP_CANCEL: /* a task cancelled twice is cancelled */
+	case MSG_OP_MAP:
+	case MSG_OP_MAP_SET: /* the same value set again */
 		return true;
 	case MSG_OP_PUT:
 		return q->put.key.len > 0;

@@ -108,6 +108,9 @@ enum msg_op {
 	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
 	MSG_OP_SCHED_LIST = 0x30, /* the schedules, or one by name */
 	MSG_OP_SCHED_CTL = 0x31,  /* pause, resume or delete a schedule */
+	MSG_OP_MAP = 0x32,     /* the cluster map and its clusters' members */
+	MSG_OP_MAP_SET = 0x33, /* map a tube prefix to a cluster (admin) */
+	MSG_OP_MAP_DELETE = 0x34, /* remove a prefix from the map (admin) */
 	MSG_OP_END_               /* one past the last op */
 };
 
@@ -189,6 +192,9 @@ struct msg_iter {
 /* The schedule ops' messages: part of this header, after the types they
  * use. */
 #include "proto/msg_sched.h"
+/* The cluster map's messages: part of this header (they use msg_str and
+ * msg_iter, above; msg_req and msg_rep, below, hold them). */
+#include "proto/msg_map.h"
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
  * MSG_SIZE_MAX, payload_max = MSG_PAYLOAD_DEFAULT). Values above the
@@ -557,7 +563,10 @@ struct msg_by_key {
  *   groups                       -> groups (its tube is also `tube`)
  *   group                        -> group
  *   job switchover
- *   snapshot, promote, cluster   -> nothing */
+ *   map_set                      -> map_set
+ *   map_delete                   -> map_prefix (0 bytes: the default)
+ *   snapshot, promote, cluster,
+ *   map                          -> nothing */
 struct msg_req {
 	uint8_t op;
 	union {
@@ -594,6 +603,8 @@ struct msg_req {
 		struct msg_group_req group;
 		struct msg_sched_set sched_set;
 		struct msg_sched_ctl sched;
+		struct msg_map_entry map_set;
+		struct msg_str map_prefix; /* map_delete */
 	};
 };
 
@@ -811,6 +822,7 @@ struct msg_errors {
  *   promote -> epoch (the new one)
  *   cluster -> cluster   switchover -> switchover
  *   history -> history    groups -> groups    group -> group
+ *   map -> map        map_set, map_delete -> revision
  *   delete, follow -> nothing */
 struct msg_rep {
 	uint8_t op;
@@ -836,6 +848,7 @@ struct msg_rep {
 		uint64_t until;
 		uint64_t lsn;
 		uint64_t epoch;
+		uint64_t revision;
 		struct {
 			struct msg_str tube;
 			struct msg_tube_conf conf;
@@ -847,6 +860,7 @@ struct msg_rep {
 		struct msg_history history;
 		struct msg_group_rep group;
 		struct msg_scheds scheds; /* the schedule ops */
+		struct msg_map map;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

@@ -157,6 +157,7 @@ int msg_get_flow(struct rd *r, struct msg_flow *out);
 int msg_put_flow(struct buf *b, const struct msg_flow *f);
 extern const struct msg_family msg_sched_family;
 extern const struct msg_family msg_result_family;
+extern const struct msg_family msg_map_family;
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

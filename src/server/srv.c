@@ -63,6 +63,7 @@
 #include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
+#include "server/failover/cmap_node.h"
 #include "server/ops/ops.h"
 #include "server/repl/follow.h"
 #include "server/repl/lead.h"
@@ -381,7 +382,7 @@ loop(struct core *c)
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[9] = {
+		struct pollfd pfd[10] = {
 			{ .fd = events_fd(c->events), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
@@ -391,10 +392,11 @@ loop(struct core *c)
 			{ .fd = lead_io_fd(c), .events = POLLIN },
 			{ .fd = conns_fd(c->conns), .events = POLLIN },
 			{ .fd = cluster_fd(c), .events = POLLIN },
+			{ .fd = cmap_node_fd(c), .events = POLLIN },
 		};
 		int wait_ms = events_has_local(c->events) ? 0 : poll_timeout(c);
 
-		if (poll(pfd, 9, wait_ms) < 0 && errno != EINTR) {
+		if (poll(pfd, 10, wait_ms) < 0 && errno != EINTR) {
 			log_err(
 			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
@@ -411,6 +413,7 @@ loop(struct core *c)
 			bgsnap_reap(c);
 		follow_turn(c, clock_mono_ms());
 		cluster_turn(c);
+		cmap_node_turn(c);
 		if (pfd[7].revents)
 			conns_run(c->conns);
 		conns_tick(c->conns, clock_mono_ms());
@@ -791,7 +794,7 @@ srv_run(const struct config *cfg)
 		    cfg->http_admin ? "yes" : "no");
 	if (cfg->beanstalk != NULL && start_beanstalk(&c, cfg, &bs) != 0)
 		goto out;
-	if (cluster_open(&c) != 0)
+	if (cluster_open(&c) != 0 || cmap_node_open(&c) != 0)
 		goto out;
 	exit_code = loop(&c);
 	http_quiesce(c.http);
@@ -799,6 +802,7 @@ srv_run(const struct config *cfg)
 	cluster_close(&c); /* no writes are taken any more */
 
 out:
+	cmap_node_close(&c);
 	cluster_close(&c);
 	bgsnap_fini(&c);
 	http_close(c.http);

@@ -38,6 +38,7 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_ECANCELED] = "the task was cancelled: stop working on it",
 	[SLUICE_ERESULT] = "result too large (at most 65535 bytes)",
 	[SLUICE_ESCHED] = "bad schedule (cron expression, time zone or name)",
+	[SLUICE_EMOVED] = "the tube belongs to another cluster (cluster map)",
 };
 
 /* Stable short names, for programs (the HTTP API's "error" field): they
@@ -76,6 +77,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_ECANCELED] = "cancelled",
 	[SLUICE_ERESULT] = "result_too_large",
 	[SLUICE_ESCHED] = "bad_schedule",
+	[SLUICE_EMOVED] = "moved",
 };
 
 const char *

@@ -1,4 +1,4 @@
-/* Tests of src/server/failover/etcd: the client of etcd's JSON gateway, against
+/* Tests of src/etcd/etcd: the client of etcd's JSON gateway, against
  * a real etcd started by the test (exits 77 when `etcd` is not installed; make
  * test installs it), and against a fake that answers badly. */
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/failover/etcd.h"
+#include "etcd/etcd.h"
 #include "t_etcd.h"
 #include "t_lib.h"
 #include "t_srv.h"

@@ -2209,6 +2209,71 @@ doc_cluster_examples(struct buf *b)
 	    "00 00");
 }
 
+/* The cluster map: map, map_set, map_delete, and a moved error. */
+static void
+doc_map_examples(struct buf *b)
+{
+	static const struct msg_str a_urls[] = { S("tcp://a:7711") };
+	static const struct msg_str b_urls[] = { S("tcp://b:7711") };
+	static const struct msg_map_entry entries[] = {
+		{ .prefix = S(""), .cluster = S("c1") },
+		{ .prefix = S("b."), .cluster = S("c2") },
+	};
+	static const struct msg_map_cluster clusters[] = {
+		{ .name = S("c1"),
+		    .leader = S("tcp://a:7711"),
+		    .n = 1,
+		    .members = a_urls },
+		{ .name = S("c2"),
+		    .leader = S("tcp://b:7711"),
+		    .n = 1,
+		    .members = b_urls },
+	};
+
+	encode_req(b, &(struct msg_req) { .op = MSG_OP_MAP });
+	assert_hex(b, "53 01 32 00");
+	encode_rep(b,
+	    &(struct msg_rep) { .op = MSG_OP_MAP,
+	        .map = { .revision = 7,
+	            .cluster = S("c1"),
+	            .n = 2,
+	            .entries = entries,
+	            .nclusters = 2,
+	            .clusters = clusters } });
+	assert_hex(b,
+	    "53 01 32 00 00 00 07 00 00 00 00 00 00 00 02 00"
+	    "63 31 02 00 00 00 00 00 02 00 63 31 00 02 00 62"
+	    "2e 02 00 63 32 00 02 00 00 00 02 00 63 31 0c 00"
+	    "74 63 70 3a 2f 2f 61 3a 37 37 31 31 01 00 00 00"
+	    "0c 00 74 63 70 3a 2f 2f 61 3a 37 37 31 31 02 00"
+	    "63 32 0c 00 74 63 70 3a 2f 2f 62 3a 37 37 31 31"
+	    "01 00 00 00 0c 00 74 63 70 3a 2f 2f 62 3a 37 37"
+	    "31 31");
+	encode_req(b,
+	    &(struct msg_req) { .op = MSG_OP_MAP_SET,
+	        .map_set = { .prefix = S("billing."),
+	            .cluster = S("c2"),
+	            .ndraining = 1,
+	            .draining = { S("c1") } } });
+	assert_hex(b,
+	    "53 01 33 00 08 00 62 69 6c 6c 69 6e 67 2e 02 00"
+	    "63 32 01 02 00 63 31");
+	encode_rep(
+	    b, &(struct msg_rep) { .op = MSG_OP_MAP_SET, .revision = 8 });
+	assert_hex(b, "53 01 33 00 00 00 08 00 00 00 00 00 00 00");
+	encode_req(b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_MAP_DELETE, .map_prefix = S("billing.") });
+	assert_hex(b, "53 01 34 00 08 00 62 69 6c 6c 69 6e 67 2e");
+	buf_reset(b);
+	assert_int_equal(msg_encode_err(b, MSG_OP_PUT, SLUICE_EMOVED, "moved",
+	                     "c2 7 tcp://b:7711"),
+	    0);
+	assert_hex(b,
+	    "53 01 01 00 21 00 05 00 6d 6f 76 65 64 11 00 63"
+	    "32 20 37 20 74 63 70 3a 2f 2f 62 3a 37 37 31 31");
+}
+
 /* auth. */
 static void
 doc_auth_examples(struct buf *b)
@@ -2921,6 +2986,7 @@ test_doc_examples(void **state)
 	assert_hex(&b, "53 01 18 00 00 00 02 00 00 00 00 00 00 00");
 	doc_tube_examples(&b);
 	doc_cluster_examples(&b);
+	doc_map_examples(&b);
 	doc_auth_examples(&b);
 	doc_history_examples(&b);
 	doc_groups_examples(&b);

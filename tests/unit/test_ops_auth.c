@@ -15,13 +15,14 @@ test_auth_role_by_op(void **state)
 {
 	static const uint8_t producer[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
 		MSG_OP_PEEK, MSG_OP_PEEK_KEY, MSG_OP_PEEK_NEXT, MSG_OP_WAIT,
-		MSG_OP_AUTH };
+		MSG_OP_AUTH, MSG_OP_MAP };
 	static const uint8_t worker[] = { MSG_OP_PUT, MSG_OP_PUT_BATCH,
 		MSG_OP_TAKE, MSG_OP_ACK, MSG_OP_ACK_BATCH, MSG_OP_RELEASE,
 		MSG_OP_FAIL, MSG_OP_TOUCH, MSG_OP_BURY, MSG_OP_WAIT,
-		MSG_OP_AUTH };
+		MSG_OP_AUTH, MSG_OP_MAP };
 	static const uint8_t monitor[] = { MSG_OP_STATS, MSG_OP_STATS_HOURLY,
-		MSG_OP_HISTORY, MSG_OP_CLUSTER, MSG_OP_GROUPS, MSG_OP_AUTH };
+		MSG_OP_HISTORY, MSG_OP_CLUSTER, MSG_OP_GROUPS, MSG_OP_AUTH,
+		MSG_OP_MAP };
 	static const uint8_t replica[] = { MSG_OP_AUTH };
 	static const struct {
 		int role;

@@ -19,6 +19,50 @@
 #include "util/dur.h"
 #include "util/tokens.h"
 
+bool
+cli_routed(const struct cli *cli)
+{
+	return cli->map ||
+	    (cli->urls != NULL && strncmp(cli->urls, "etcd://", 7) == 0);
+}
+
+/* Opens the routing handle of map mode. */
+static int
+open_router(struct cli *cli)
+{
+	int rc;
+
+	if (cli->r != NULL)
+		return 0;
+	if (cli->urls == NULL) {
+		fprintf(stderr,
+		    "sluice: --map needs -s: etcd://HOST:PORT or "
+		    "any node's URL\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = sluice_open_map(cli->urls, &cli->r)) != 0) {
+		fprintf(stderr,
+		    "sluice: bad map source \"%s\": %s (expected "
+		    "etcd://HOST:PORT[,HOST:PORT...] or node URLs)\n",
+		    cli->urls, sluice_strerror(rc));
+		return EXIT_ERR;
+	}
+	if (cli->token != NULL && sluice_router_set_token(cli->r, cli->token))
+		return EXIT_USAGE;
+	if (cli->timeout_ms >= 0)
+		sluice_router_set_timeout(
+		    cli->r, cli->timeout_ms == 0 ? -1 : cli->timeout_ms);
+	return 0;
+}
+
+int
+cli_connect_routed(struct cli *cli)
+{
+	if (!cli_routed(cli) || cli->cluster != NULL)
+		return cli_connect(cli);
+	return open_router(cli);
+}
+
 int
 cli_connect(struct cli *cli)
 {
@@ -26,6 +70,25 @@ cli_connect(struct cli *cli)
 
 	if (cli->c != NULL)
 		return 0;
+	if (cli_routed(cli)) {
+		if (cli->cluster == NULL) {
+			fprintf(stderr,
+			    "sluice: %s: with a cluster map (-s etcd://... or "
+			    "--map), name the cluster to ask: --cluster NAME "
+			    "(put, take, stats and map route by tube)\n",
+			    cli->cmd);
+			return EXIT_USAGE;
+		}
+		if ((rc = open_router(cli)) != 0)
+			return rc;
+		if ((rc = sluice_router_cluster(
+		         cli->r, cli->cluster, &cli->c)) != 0) {
+			fprintf(stderr, "sluice: cluster %s: %s\n",
+			    cli->cluster, sluice_router_errmsg(cli->r));
+			return EXIT_ERR;
+		}
+		return 0;
+	}
 	if ((rc = sluice_open(cli->urls, &cli->c)) != 0) {
 		fprintf(stderr,
 		    "sluice: bad server list \"%s\": %s (expected "
@@ -68,7 +131,9 @@ cli_connect(struct cli *cli)
 int
 cli_fail(struct cli *cli, int rc, const char *fmt, ...)
 {
-	const char *detail = cli->c ? sluice_errmsg(cli->c) : "";
+	const char *detail = cli->c ? sluice_errmsg(cli->c)
+	    : cli->r                ? sluice_router_errmsg(cli->r)
+	                            : "";
 	const char *name = sluice_strerror(rc);
 	const char *at = strstr(detail, name);
 	va_list ap;

@@ -34,10 +34,27 @@ struct cli {
 	const char *tls_cert;    /* --tls-cert, $SLUICE_TLS_CERT */
 	const char *tls_key;     /* --tls-key, $SLUICE_TLS_KEY */
 	struct sluice_client *c; /* opened by cli_connect() */
+	/* Routing by the cluster map (docs/scaling.md): -s etcd://... or
+	 * --map; the routed commands (put, take, stats, map) send each
+	 * request to its tube's cluster, the others to --cluster's. */
+	bool map;
+	const char *cluster;     /* --cluster NAME */
+	struct sluice_router *r; /* opened by cli_connect*() in map mode */
 	const char *cmd;         /* the command, for messages */
 	const struct cli_command *command; /* the one being run */
 	bool hinted; /* the hint of a refused connection was given */
 };
+
+/* `stats` in map mode: every cluster's totals and their sum
+ * (cli_map.c). */
+int cli_map_stats(struct cli *cli, const char *tube, bool json);
+
+/* Map mode: -s etcd://... or --map. */
+bool cli_routed(const struct cli *cli);
+
+/* For a routed command: in map mode without --cluster, opens the routing
+ * handle (cli->r, cli->c stays NULL); otherwise cli_connect. */
+int cli_connect_routed(struct cli *cli);
 
 /* How long a refused connection is tried again: a person asking a server
  * that is not running hears so at once (`sluice work` keeps the library's
@@ -65,7 +82,7 @@ extern const struct cli_command cli_cmd_put, cli_cmd_take, cli_cmd_ack,
     cli_cmd_groups, cli_cmd_group, cli_cmd_errors, cli_cmd_rates, cli_cmd_pause,
     cli_cmd_tube, cli_cmd_snapshot, cli_cmd_promote, cli_cmd_follow,
     cli_cmd_cluster, cli_cmd_switchover, cli_cmd_work, cli_cmd_token,
-    cli_cmd_schedule, cli_cmd_wait, cli_cmd_cancel;
+    cli_cmd_schedule, cli_cmd_wait, cli_cmd_cancel, cli_cmd_map;
 
 /* Long-only options, shared by the commands' tables. */
 enum {
@@ -117,6 +134,9 @@ enum {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_TOKEN_FILE,
+	OPT_MAP,
+	OPT_CLUSTER,
+	OPT_DRAINING,
 	OPT_AFTER,
 	OPT_ERROR,    /* kick: an error group */
 	OPT_DRY_RUN,  /* kick, delete: count only */

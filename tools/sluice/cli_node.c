@@ -83,9 +83,48 @@ static const char cluster_help[] =
     "key is gone stays, down, until it leaves the sync set and 5 minutes\n"
     "pass, or comes back. The node's last failed etcd call, if any,\n"
     "follows the table. A node started without --etcd answers that\n"
-    "automatic failover is off.\n\n"
+    "automatic failover is off. With a cluster map (-s etcd://... or\n"
+    "--map, and no --cluster): every cluster the map names, one after\n"
+    "the other (--json: {\"clusters\":[...]}).\n\n"
     "      --json   print {\"cluster\":NAME,\"node\":NAME,\"leader\":NAME,\n"
     "               \"ttl_ms\":N,\"etcd_error\":TEXT,\"members\":[...]}\n";
+
+/* In map mode: the view of every cluster the map names, one after the
+ * other (with --json, {"clusters":[...]}). */
+static int
+every_cluster(struct cli *cli, bool json)
+{
+	struct sluice_cluster_map *m;
+	int rc, status = EXIT_OK;
+	size_t shown = 0;
+
+	if ((rc = sluice_router_map(cli->r, &m)) != 0)
+		return cli_fail(cli, rc, "cluster");
+	if (json)
+		fputs("{\"clusters\":[", stdout);
+	for (size_t i = 0; i < m->nclusters; i++) {
+		struct sluice_client *c;
+		struct sluice_cluster *cl;
+		const char *name = m->clusters[i].name;
+
+		if ((rc = sluice_router_cluster(cli->r, name, &c)) == 0)
+			rc = sluice_cluster(c, &cl);
+		if (rc != 0) {
+			fprintf(stderr, "sluice: cluster %s: %s\n", name,
+			    sluice_strerror(rc));
+			status = EXIT_ERR;
+			continue;
+		}
+		if (shown++ > 0)
+			putchar(json ? ',' : '\n');
+		cli_print_cluster(stdout, cl, json);
+		sluice_cluster_free(cl);
+	}
+	if (json)
+		fputs("]}\n", stdout);
+	sluice_cluster_map_free(m);
+	return status;
+}
 
 static int
 cmd_cluster(struct cli *cli, int argc, char **argv)
@@ -95,8 +134,10 @@ cmd_cluster(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	if ((rc = cli_simple_args(cli, argc, argv, 0, &json)) >= 0 ||
-	    (rc = cli_connect(cli)) != 0)
+	    (rc = cli_connect_routed(cli)) != 0)
 		return rc;
+	if (cli->c == NULL)
+		return every_cluster(cli, json);
 	if ((rc = sluice_cluster(cli->c, &cl)) != 0)
 		return cli_fail(cli, rc, "cluster");
 	cli_print_cluster(stdout, cl, json);

@@ -104,6 +104,8 @@ task_text(FILE *f, const struct sluice_task *t)
 
 	fprintf(f, "id            %" PRIu64 "\n", t->id);
 	fprintf(f, "tube          %s\n", t->tube);
+	if (t->cluster != NULL)
+		fprintf(f, "cluster       %s\n", t->cluster);
 	fprintf(f, "state         %s\n", sluice_state_name(t->state));
 	if (t->lease)
 		fprintf(f, "lease         %" PRIu64 "\n", t->lease);

@@ -184,7 +184,8 @@ static int
 put_lines_batch(struct cli *cli, struct sluice_batch_item *items, size_t n,
     const unsigned long *lineno, struct lines_out *lo)
 {
-	int rc = sluice_put_batch(cli->c, items, n);
+	int rc = cli->c == NULL ? sluice_router_put_batch(cli->r, items, n)
+	                        : sluice_put_batch(cli->c, items, n);
 
 	if (rc != 0 && line_error(rc) && n > 1) {
 		size_t h = n / 2;
@@ -559,7 +560,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		          "needed"
 		        : "one PAYLOAD only (quote it)");
 	if (lines) {
-		if ((rc = cli_connect(cli)) != 0)
+		if ((rc = cli_connect_routed(cli)) != 0)
 			return rc;
 		return put_lines(cli, &o, a.json);
 	}
@@ -571,8 +572,10 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		payload = argv[optind];
 		len = strlen(payload);
 	}
-	if ((rc = cli_connect(cli)) == 0 &&
-	    (rc = sluice_put_ex(cli->c, &o, payload, len, &res)) != 0)
+	if ((rc = cli_connect_routed(cli)) == 0 &&
+	    (rc = cli->c == NULL
+	            ? sluice_router_put(cli->r, &o, payload, len, &res)
+	            : sluice_put_ex(cli->c, &o, payload, len, &res)) != 0)
 		rc = cli_fail(cli, rc, "put");
 	free(data);
 	if (rc != 0)

@@ -123,10 +123,14 @@ cmd_stats(struct cli *cli, int argc, char **argv)
 	}
 	if (a.stop)
 		return a.status;
-	if ((rc = cli_no_operand_connect(cli, argc, argv)) != 0)
+	if (optind != argc)
+		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
+	if ((rc = hourly ? cli_connect(cli) : cli_connect_routed(cli)) != 0)
 		return rc;
 	if (hourly)
 		return stats_hourly(cli, tube, a.json);
+	if (cli->c == NULL)
+		return cli_map_stats(cli, tube, a.json);
 	if ((rc = sluice_stats(cli->c, tube, &s)) != 0)
 		return tube ? cli_fail(cli, rc, "stats -t %s", tube)
 		            : cli_fail(cli, rc, "stats");

@@ -134,15 +134,20 @@ cmd_take(struct cli *cli, int argc, char **argv)
 	if (sh && (a.json || o.max > 1))
 		return cli_usage_error(
 		    cli, "--sh prints one task: no --json or -n with it");
-	if ((rc = cli_no_operand_connect(cli, argc, argv)) != 0)
+	if (optind != argc)
+		return cli_usage_error(cli, "unexpected \"%s\"", argv[optind]);
+	if ((rc = cli_connect_routed(cli)) != 0)
 		return rc;
 	if (o.ntubes == 0)
 		tubes[o.ntubes++] = SLUICE_DEFAULT_TUBE;
-	rc = sluice_take(cli->c, &o, &t, &n);
+	rc = cli->c == NULL ? sluice_router_take(cli->r, &o, &t, &n)
+	                    : sluice_take(cli->c, &o, &t, &n);
 	if (rc != 0 && sh)
 		cli_vars_print_sh(stdout, NULL); /* no task: nothing left set */
 	if (rc == SLUICE_ETIMEDOUT &&
-	    strncmp(sluice_errmsg(cli->c), "nothing to take", 15) == 0) {
+	    strncmp(cli->c == NULL ? sluice_router_errmsg(cli->r)
+	                           : sluice_errmsg(cli->c),
+	        "nothing to take", 15) == 0) {
 		if (!quiet && !sh)
 			empty_note(&o);
 		return EXIT_EMPTY;

@@ -22,7 +22,8 @@
 #include "util/tokens.h"
 
 static const char main_usage[] =
-    "usage: sluice [-s URL[,URL...]] [--timeout DUR] COMMAND [options]\n";
+    "usage: sluice [-s URL[,URL...]] [--map] [--cluster NAME] [--timeout DUR] "
+    "COMMAND [options]\n";
 
 static const char main_help[] =
     "\n"
@@ -32,7 +33,14 @@ static const char main_help[] =
     "                             tried in order (default $SLUICE_URL, else\n"
     "                             " SLUICE_DEFAULT_URL "); sluiced's --listen\n"
     "                             URLs, tcp://, tls+tcp:// or ipc://, not the\n"
-    "                             HTTP API's http://\n"
+    "                             HTTP API's http://; or etcd://HOST:PORT\n"
+    "                             [,...], etcd's, to route by the cluster\n"
+    "                             map (put, take, stats, map)\n"
+    "      --map                  route by the cluster map the -s node\n"
+    "                             serves (any node of any cluster)\n"
+    "      --cluster NAME         with a map: the cluster that commands\n"
+    "                             other than put, take, stats and map ask\n"
+    "                             (take prints each task's cluster)\n"
     "      --token-file FILE      send the token in FILE's first line to a\n"
     "                             server started with --auth (default\n"
     "                             $SLUICE_TOKEN); never on the command line,\n"
@@ -87,6 +95,9 @@ static const char main_help[] =
     "Automatic failover (sluiced --etcd):\n"
     "  cluster     the cluster's members as the node sees them\n"
     "  switchover  hand the leadership to another member\n"
+    "Several clusters (docs/scaling.md):\n"
+    "  map         show or change the cluster map (which cluster owns\n"
+    "              which tubes)\n"
     "\n"
     "DUR is a number with a unit, ms, s, m, h or d: 500ms, 2s, 1.5m, 1h,\n"
     "30d; a bare number other than 0 is refused (30s or 30ms?).\n"
@@ -140,6 +151,7 @@ static const struct cli_command *const commands[] = {
 	&cli_cmd_follow,
 	&cli_cmd_cluster,
 	&cli_cmd_switchover,
+	&cli_cmd_map,
 	&cli_cmd_work,
 	&cli_cmd_token,
 };
@@ -243,6 +255,8 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "server", required_argument, NULL, 's' },
+		{ "map", no_argument, NULL, OPT_MAP },
+		{ "cluster", required_argument, NULL, OPT_CLUSTER },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
 		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
@@ -270,6 +284,12 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 's':
 			cli.urls = optarg;
+			break;
+		case OPT_MAP:
+			cli.map = true;
+			break;
+		case OPT_CLUSTER:
+			cli.cluster = optarg;
 			break;
 		case OPT_TOKEN_FILE:
 			if ((cli.token = read_token(optarg)) == NULL)
@@ -328,6 +348,9 @@ main(int argc, char **argv)
 	argv[0] = prog;
 	optind = 0; /* restart getopt: the command's options follow its name */
 	rc = cli.command->run(&cli, argc, argv);
-	sluice_close(cli.c);
+	if (cli.r != NULL)
+		sluice_router_close(cli.r); /* cli.c was one of its own */
+	else
+		sluice_close(cli.c);
 	return rc;
 }

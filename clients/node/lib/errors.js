@@ -37,6 +37,7 @@ const CODES = {
   28: ['ENOTEMPTY', 'not_empty', 'NotEmpty'],
   29: ['EGROUP', 'bad_group', 'BadGroup'],
   30: ['ECANCELED', 'cancelled', 'Cancelled'],
+  33: ['EMOVED', 'moved', 'Moved'],
 };
 
 class SluiceError extends Error {

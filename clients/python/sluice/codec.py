@@ -13,12 +13,12 @@ import struct
 from typing import Callable, NamedTuple
 
 from . import errors as E
-from .types import (After, Cluster, Counts, Dist, ErrorGroup, Group, GroupLimits,
-                    Groups, History, Hour,
-                    ItemResult, Limit, Limits, Member, MemberRole, Order,
-                    Outcome, Pending, PutResult, Role, Schedule, Setting,
-                    Settings,
-                    State, Stats, Switchover, Task, TaskPage)
+from .types import (After, Cluster, ClusterMap, Counts, Dist, ErrorGroup,
+                    Group, GroupLimits, Groups, History, Hour,
+                    ItemResult, Limit, Limits, MapCluster, MapEntry, Member,
+                    MemberRole, Order, Outcome, Pending, PutResult, Role,
+                    Schedule, Setting, Settings, State, Stats, Switchover,
+                    Task, TaskPage)
 
 MAGIC = 0x53
 VERSION = 1
@@ -35,7 +35,8 @@ OPS = {
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
     "group": 0x2A, "cancel": 0x2D, "wait": 0x2E, "sched_set": 0x2F,
-    "sched_list": 0x30, "sched_ctl": 0x31,
+    "sched_list": 0x30, "sched_ctl": 0x31, "map": 0x32, "map_set": 0x33,
+    "map_delete": 0x34,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
@@ -466,6 +467,27 @@ def _cluster(rflags, r):
                                 bool(flags & 0x01), bool(flags & 0x02),
                                 epoch, lsn, lag, until, age))
     return r.done(c)
+
+
+def _map(rflags, r):
+    """The cluster map (docs/protocol.md, "The cluster map")."""
+    m = ClusterMap(r.u64(), r.str16(), [], {})
+    for _ in range(r.u32()):
+        prefix, cluster = r.str16(), r.str16()
+        m.entries.append(MapEntry(prefix, cluster,
+                                  [r.str16() for _ in range(r.u8())]))
+    for _ in range(r.u32()):
+        name, leader = r.str16(), r.str16()
+        m.clusters[name] = MapCluster(leader,
+                                      [r.str16() for _ in range(r.u32())])
+    return r.done(m)
+
+
+def _map_entry(prefix, cluster, draining):
+    draining = list(draining)
+    return (str16(prefix or "") + str16(cluster)
+            + struct.pack("<B", len(draining))
+            + b"".join(str16(d) for d in draining))
 
 
 def _switchover(rflags, r):
@@ -1028,6 +1050,28 @@ class Operations:
         return self._do(Request("switchover", 0, str16(node)
                                 + struct.pack("<I", timeout_ms),
                                 _switchover))
+
+
+    # -- the cluster map (docs/scaling.md)
+
+    def cluster_map(self):
+        """The cluster map the node serves (a ClusterMap): its entries,
+        revision and each cluster's members. A node without --etcd
+        raises BadState."""
+        return self._do(Request("map", 0, b"", _map, safe=True))
+
+    def map_set(self, prefix, cluster, draining=()):
+        """Maps the tubes of prefix ("" the default) to cluster, with the
+        draining clusters still holding some (the admin's with --auth).
+        Returns the map's new revision."""
+        return self._do(Request("map_set", 0,
+                                _map_entry(prefix, cluster, draining), _u64,
+                                safe=True))
+
+    def map_delete(self, prefix):
+        """Removes the entry of prefix; NotFound when there is none.
+        Returns the map's new revision."""
+        return self._do(Request("map_delete", 0, str16(prefix or ""), _u64))
 
 
 def auth_request(token):

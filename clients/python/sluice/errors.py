@@ -49,6 +49,7 @@ CODES = {
     30: ("ECANCELED", "cancelled", "Cancelled"),
     31: ("ERESULT", "result_too_large", "ResultTooLarge"),
     32: ("ESCHED", "bad_schedule", "BadSchedule"),
+    33: ("EMOVED", "moved", "Moved"),
 }
 
 

@@ -15,7 +15,7 @@ __all__ = ["State", "Setting", "Limit", "Limits", "Order", "Role", "MemberRole",
            "Pending", "Task", "After", "PutResult", "ItemResult", "Counts",
            "Stats", "ErrorGroup", "Dist", "Hour", "History", "Member",
            "GroupLimits", "Cluster", "Switchover", "TaskPage", "Group", "Groups",
-           "Schedule", "Outcome"]
+           "Schedule", "Outcome", "MapEntry", "MapCluster", "ClusterMap"]
 
 
 class State(IntEnum):
@@ -191,6 +191,8 @@ class Task:
     # taken and cancelled (Client.cancel): its lease's end removes it; a
     # Worker sets it when the lease's touch says so
     cancelled: bool = False
+    # the cluster it came from, when taken through a Router
+    cluster: Optional[str] = None
 
     def text(self, encoding="utf-8"):
         """The payload as text."""
@@ -366,6 +368,42 @@ class Cluster:
 class Switchover:
     leader: str
     epoch: int
+
+
+@dataclass
+class MapEntry:
+    """The tubes whose names start with prefix ("" the default) belong to
+    cluster; the draining clusters still hold tasks of them."""
+    prefix: str
+    cluster: str
+    draining: List[str]
+
+
+@dataclass
+class MapCluster:
+    """Where a cluster's nodes are: its leader's client URL ("" when none
+    is known) and every member's, the leader first."""
+    leader: str
+    members: List[str]
+
+
+@dataclass
+class ClusterMap:
+    """The cluster map (docs/scaling.md) at its etcd revision, as the node
+    of cluster `cluster` serves it."""
+    revision: int
+    cluster: str
+    entries: List[MapEntry]
+    clusters: Dict[str, MapCluster]
+
+    def owner(self, tube):
+        """The entry of the longest prefix that starts tube, or None."""
+        best = None
+        for e in self.entries:
+            if tube.startswith(e.prefix) and (
+                    best is None or len(e.prefix) > len(best.prefix)):
+                best = e
+        return best
 
 
 @dataclass

@@ -244,6 +244,7 @@ core_op_writes(uint8_t op)
 	case MSG_OP_AUTH:
 	case MSG_OP_SCHED_LIST:
 	case MSG_OP_WAIT:
+	case MSG_OP_MAP:
 		return false;
 	default:
 		return true;

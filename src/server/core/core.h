@@ -52,6 +52,7 @@ struct pending {
 
 struct http;
 struct cluster;
+struct cmap_node;
 struct rec_hdr;
 
 /* What the core tells and asks the leader's side of replication, which
@@ -157,6 +158,8 @@ struct core {
 	 * write (core_check_lease; NULL: no lease); a switchover under way
 	 * (no writes); the followers --sync-replicas counts */
 	struct cluster *cluster;
+	struct cmap_node *cmapn; /* the cluster map (failover/cmap_node.c);
+	                            NULL without --etcd */
 	int64_t (*lease_until)(const struct core *c);
 	bool handing;
 	struct core_sync sync;

@@ -34,7 +34,7 @@
 
 #include "server/failover/elect.h"
 #include "server/failover/elect_int.h"
-#include "server/failover/etcd.h"
+#include "etcd/etcd.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"

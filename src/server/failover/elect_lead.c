@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "server/failover/elect_int.h"
-#include "server/failover/etcd.h"
+#include "etcd/etcd.h"
 #include "sluice.h"
 #include "util/clock.h"
 #include "util/log.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "server/failover/elect_int.h"
-#include "server/failover/etcd.h"
+#include "etcd/etcd.h"
 #include "util/log.h"
 
 /* The member whose client URL is `url`; NULL. */

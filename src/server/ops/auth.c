@@ -34,7 +34,7 @@ producer_op(uint8_t op)
 {
 	return op == MSG_OP_PUT || op == MSG_OP_PUT_BATCH ||
 	    op == MSG_OP_PEEK || op == MSG_OP_PEEK_KEY ||
-	    op == MSG_OP_PEEK_NEXT || op == MSG_OP_WAIT;
+	    op == MSG_OP_PEEK_NEXT || op == MSG_OP_WAIT || op == MSG_OP_MAP;
 }
 
 static bool
@@ -51,6 +51,7 @@ worker_op(uint8_t op)
 	case MSG_OP_TOUCH:
 	case MSG_OP_BURY:
 	case MSG_OP_WAIT:
+	case MSG_OP_MAP: /* where the tubes are: every client routes by it */
 		return true;
 	default:
 		return false;
@@ -61,7 +62,8 @@ static bool
 monitor_op(uint8_t op)
 {
 	return op == MSG_OP_STATS || op == MSG_OP_STATS_HOURLY ||
-	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER || op == MSG_OP_GROUPS;
+	    op == MSG_OP_HISTORY || op == MSG_OP_CLUSTER ||
+	    op == MSG_OP_GROUPS || op == MSG_OP_MAP;
 }
 
 bool
@@ -362,6 +364,7 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		return tube_ok(t, r->tube, bad);
 	case MSG_OP_AUTH: /* names no tube: the HTTP face's bearer check
 	                     before a body (http.c), for every token */
+	case MSG_OP_MAP:  /* the map, for routing: any token's role may */
 		return true;
 	default: /* node-wide: snapshot, promote, follow, cluster, ... */
 		return tube_ok(t, (struct msg_str) { "", 0 }, bad);

@@ -35,6 +35,7 @@
 #include "server/face/http/http.h"
 #include "server/face/nng.h"
 #include "server/failover/cluster.h"
+#include "server/failover/cmap_node.h"
 #include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
 #include "server/repl/follow.h"
@@ -386,6 +387,13 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_SWITCHOVER:
 		cluster_op_switchover(c, ctx, &req.switchover);
 		break;
+	case MSG_OP_MAP:
+		cmap_node_op_map(c, ctx);
+		break;
+	case MSG_OP_MAP_SET:
+	case MSG_OP_MAP_DELETE:
+		cmap_node_op_change(c, ctx, &req);
+		break;
 	case MSG_OP_JOB:
 		ops_job(c, ctx, session, &req);
 		break;
@@ -455,6 +463,8 @@ ops_handle(struct core *c, struct face_ctx *ctx, uint32_t session, nng_msg *msg)
 		ops_refuse_write(c, ctx, req.op);
 		return;
 	}
+	if (!cmap_node_admit(c, ctx, &req))
+		return; /* another cluster's tube: SLUICE_EMOVED */
 	/* A read shows what this node holds; it does not wait for
 	 * --sync-replicas followers (a write does: core_reply). */
 	if (ops_req_forced(&req))

@@ -24,6 +24,7 @@
 #include "server/face/nng.h"
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
+#include "server/failover/cmap_node.h"
 #include "server/ops/ops_int.h"
 #include "server/repl/follow.h"
 #include "server/repl/lead.h"
@@ -97,10 +98,12 @@ conns_kvs(struct core *c, struct msg_kv *out, size_t *n)
 /* With --etcd, the cluster's figures among the stats' node pairs:
  * whether this node holds the leader lease, the lease's remaining ms, ms
  * since its last renewal, etcd calls failed, when the last failed,
- * elections won. */
+ * elections won; and the cluster map's revision, entries and requests
+ * refused as another cluster's. */
 static void
 cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 {
+	uint64_t rev, entries, moved;
 	struct elect_view *v;
 	int64_t now = clock_now_ms();
 
@@ -121,6 +124,11 @@ cluster_kvs(struct core *c, struct msg_kv *out, size_t *n)
 	kv(out, n, "cluster_etcd_error_at", (uint64_t)v->etcd_error_at);
 	kv(out, n, "cluster_elections", v->elections);
 	free(v);
+	if (cmap_node_figures(c, &rev, &entries, &moved)) {
+		kv(out, n, "map_revision", rev);
+		kv(out, n, "map_entries", entries);
+		kv(out, n, "map_moved", moved);
+	}
 }
 
 /* A follower's name in its pairs (follower_NAME_lag_ms, ...): its --node

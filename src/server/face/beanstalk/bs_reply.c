@@ -90,6 +90,12 @@ err_text(struct bs_req *r, const struct msg_rep *rep)
 		bs_req_printf(r, "NOT_LEADER %.*s\r\n",
 		    (int)rep->err.leader.len, rep->err.leader.p);
 		break;
+	case SLUICE_EMOVED:
+		/* not beanstalkd's: the tube's cluster, the map's revision
+		 * and that cluster's client URLs (docs/beanstalk.md) */
+		bs_req_printf(r, "MOVED %.*s\r\n", (int)rep->err.leader.len,
+		    rep->err.leader.p);
+		break;
 	default:
 		/* EPROTO, ETRUNC, EVERSION, EUNKNOWNOP, ECORRUPT, EEPOCH,
 		 * EAUTH: a fault of this server, as beanstalkd means it;

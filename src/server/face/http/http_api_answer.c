@@ -8,9 +8,10 @@
  * on a follower, with the status of its code: 404 not found, 409 a
  * conflict of state, 413 too big, 401 and 403 for --auth, 421 (a
  * follower that knows its leader) or 503 (and Retry-After) when the node
- * cannot serve now, 500 for memory, 400 for any bad input. A batch's
- * results hold one object per item, in the request's order, each the
- * item's result or its error. */
+ * cannot serve now, 421 and the owner ("cluster", "revision", "urls")
+ * for a tube the cluster map gives to another cluster, 500 for memory, 400 for
+ * any bad input. A batch's results hold one object per item, in the request's
+ * order, each the item's result or its error. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "client/result.h"
 #include "json/json.h"
+#include "proto/cmap.h"
 #include "proto/msg.h"
 #include "server/face/http/http_api_group.h"
 #include "server/face/http/http_api_answer.h"
@@ -49,6 +51,8 @@ err_status(int code, bool has_leader)
 		return 403;
 	case SLUICE_ENOTLEADER:
 		return has_leader ? 421 : 503;
+	case SLUICE_EMOVED: /* another cluster's tube: the body names it */
+		return 421;
 	case SLUICE_ENOSPC:
 	case SLUICE_ELOG:
 	case SLUICE_ESHUTDOWN:
@@ -85,6 +89,32 @@ json_error_open(FILE *f, int code, const char *msg, size_t len)
 	json_str(f, msg, len);
 }
 
+/* A moved error's owner (its detail, cmap.h): ,"cluster":NAME,
+ * "revision":N,"urls":[URL,...]. */
+static void
+moved_fields(FILE *f, const char *detail, size_t len)
+{
+	char cluster[MSG_NODE_MAX + 1], urls[MSG_URL_MAX + 1];
+	uint64_t rev;
+	bool first = true;
+
+	if (!cmap_moved_parse(detail, len, cluster, &rev, urls, sizeof(urls)))
+		return;
+	fputs(",\"cluster\":", f);
+	json_cstr(f, cluster);
+	fprintf(f, ",\"revision\":%" PRIu64 ",\"urls\":[", rev);
+	for (const char *p = urls; *p != '\0'; first = false) {
+		size_t l = strcspn(p, ",");
+
+		if (!first)
+			fputc(',', f);
+		json_str(f, p, l);
+		p += l;
+		p += *p == ',';
+	}
+	fputc(']', f);
+}
+
 /* {"error":"stale_lease","code":2,"message":"..."} (and "leader":URL, the
  * leader's client URL, on a follower), with `status` (0: the code's);
  * `close`: the connection is closed after it. */
@@ -103,7 +133,9 @@ respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
 		return;
 	}
 	json_error_open(f, code, msg, msg_len);
-	if (leader_len > 0) {
+	if (code == SLUICE_EMOVED)
+		moved_fields(f, leader, leader_len);
+	else if (leader_len > 0) {
 		fputs(",\"leader\":", f);
 		json_str(f, leader, leader_len);
 	}

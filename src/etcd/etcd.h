@@ -21,8 +21,8 @@
  * may or may not have been applied: the caller reads the state back
  * before it relies on either outcome. Keys are C strings; values are
  * bytes. Both travel as base64 in the JSON, as the gateway wants. */
-#ifndef SLUICE_SERVER_FAILOVER_ETCD_H
-#define SLUICE_SERVER_FAILOVER_ETCD_H
+#ifndef SLUICE_ETCD_ETCD_H
+#define SLUICE_ETCD_ETCD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -128,6 +128,15 @@ int etcd_get_prefix(struct etcd *e, const char *prefix, struct etcd_kvs *out);
 /* Deletes `key`. On success *deleted (if not NULL) says whether it
  * existed. */
 int etcd_del(struct etcd *e, const char *key, bool *deleted);
+
+/* In one transaction, without a lease: sets `key` to `len` bytes of
+ * `value` (`value` NULL: deletes it, only if it exists) and `marker` to
+ * `mlen` bytes of `mval`, so that a reader of the marker sees every
+ * change of the keys it marks. *done is false when a delete found no key
+ * (then nothing changed); *revision is the store's revision after. */
+int etcd_put_marked(struct etcd *e, const char *key, const void *value,
+    size_t len, const char *marker, const void *mval, size_t mlen, bool *done,
+    int64_t *revision);
 
 void etcd_kv_free(struct etcd_kv *kv);
 void etcd_kvs_free(struct etcd_kvs *kvs);

@@ -28,7 +28,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 
-#include "server/failover/etcd.h"
+#include "etcd/etcd.h"
 #include "util/base64.h"
 #include "util/clock.h"
 
@@ -848,5 +848,55 @@ etcd_del(struct etcd *e, const char *key, bool *deleted)
 		*deleted = n > 0;
 	json_decref(ans);
 	json_decref(req);
+	return rc;
+}
+
+/* ---- Two keys in one transaction ---------------------------------------- */
+
+int
+etcd_put_marked(struct etcd *e, const char *key, const void *value, size_t len,
+    const char *marker, const void *mval, size_t mlen, bool *done,
+    int64_t *revision)
+{
+	json_t *k = b64(key, strlen(key)), *op = NULL, *mark, *req = NULL;
+	json_t *ans = NULL, *ok, *hdr;
+	int rc;
+
+	mark = put_req(marker, mval, mlen, 0);
+	if (value != NULL)
+		op = json_pack(
+		    "{s:o}", "request_put", put_req(key, value, len, 0));
+	else if (k != NULL)
+		op = json_pack("{s:{s:O}}", "request_delete_range", "key", k);
+	if (k != NULL && op != NULL && mark != NULL) {
+		/* a delete happens only to a key that exists */
+		if (value == NULL)
+			req = json_pack("{s:[{s:O, s:s, s:s, s:s}], s:[O, "
+			                "{s:O}]}",
+			    "compare", "key", k, "result", "GREATER", "target",
+			    "CREATE", "create_revision", "0", "success", op,
+			    "request_put", mark);
+		else
+			req = json_pack("{s:[O, {s:O}]}", "success", op,
+			    "request_put", mark);
+	}
+	if ((rc = post(e, "/v3/kv/txn", req, &ans)) == 0 &&
+	    (hdr = get_obj(e, ans, "header")) != NULL &&
+	    (rc = get_i64(e, hdr, "revision", true, revision)) == 0) {
+		ok = json_object_get(ans, "succeeded");
+		if (ok != NULL && !json_is_boolean(ok))
+			rc = fail(e, ETCD_EJSON,
+			    "%s: field \"succeeded\" is not a boolean",
+			    e->where);
+		else
+			*done = json_is_true(ok);
+	} else if (rc == 0) {
+		rc = ETCD_EJSON;
+	}
+	json_decref(ans);
+	json_decref(req);
+	json_decref(op);
+	json_decref(mark);
+	json_decref(k);
 	return rc;
 }
