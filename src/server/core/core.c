@@ -14,11 +14,13 @@
  * Replies: an answer is sent once the log (and, with --sync-replicas,
  * enough followers) holds what it depends on; until then it waits in the
  * pending FIFO with that LSN. The FIFO is in LSN order because appends
- * are, except for takes that got tasks: those wait for the last record
- * that is not a take (hard_lsn), not for their own (docs/protocol.md);
- * and reads, which wait only for what the tasks they show depend on
- * (core_reply_how's read_lsn), so that they are answered while a commit
- * is in flight.
+ * are, except for takes that got tasks and reads: those wait only for
+ * what the tasks they hand out or show depend on (core_reply_how's
+ * take_lsn, read_lsn: their tubes' last placing records), not for their
+ * own record nor for others' writes, so that they are answered while a
+ * commit is in flight (docs/protocol.md). A take waits for its epoch's
+ * record as well (epoch_lsn): its lease names the epoch, which a crash
+ * that lost that record would begin again, handing out the same token.
  *
  * A take whose client is gone takes nothing: when a reply that hands out
  * tasks is about to be sent and its connection closed (the face says so),
@@ -193,10 +195,10 @@ void
 core_reply_as(
     struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = how->read       ? how->read_lsn
-	    : !how->take               ? wal_last_lsn(c->wal)
-	    : ctx->face->takes_by_tube ? how->take_lsn
-	                               : c->hard_lsn;
+	uint64_t lsn = how->read           ? how->read_lsn
+	    : !how->take                   ? wal_last_lsn(c->wal)
+	    : how->take_lsn > c->epoch_lsn ? how->take_lsn
+	                                   : c->epoch_lsn;
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {
@@ -764,6 +766,7 @@ core_new_epoch(struct core *c, uint64_t epoch)
 		return rc;
 	}
 	c->hard_lsn = lsn;
+	c->epoch_lsn = lsn;
 	if (c->repl_hook != NULL) {
 		uint8_t body[REC_EPOCH_BODY];
 		struct rec_hdr h = { .type = REC_EPOCH,
