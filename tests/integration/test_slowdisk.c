@@ -394,14 +394,15 @@ run(void **state, struct load *l, const char *name, const char *commit,
 	}
 }
 
-/* Through io_uring: reads and takes are served while the disk works;
- * puts and acks wait for their commit, never less than the flush. */
+/* Through io_uring (`commit`: uring or uring-fsync): reads and takes are
+ * served while the disk works; puts and acks wait for their commit,
+ * never less than the flush. */
 static void
-test_slow_disk_stalls_only_writes_with_the_ring(void **state)
+check_ring(void **state, const char *commit)
 {
 	static struct load l;
 
-	run(state, &l, "uring", "uring", 3000);
+	run(state, &l, commit, commit, 3000);
 	assert_int_equal(it_log_count(l.s, "refuses O_DIRECT"), 0);
 	for (int k = K_TAKE; k < K_COUNT; k++)
 		if (pct(&l.lat[k], 99) >= READ_P99_MS * 1000) {
@@ -414,6 +415,19 @@ test_slow_disk_stalls_only_writes_with_the_ring(void **state)
 	assert_true(l.lat[K_PUT].us[0] >= FLUSH_MS * 1000);
 	assert_true(l.lat[K_ACK].us[0] >= FLUSH_MS * 1000);
 	it_verify_startable(l.s->data);
+}
+
+static void
+test_slow_disk_stalls_only_writes_with_the_ring(void **state)
+{
+	check_ring(state, "uring");
+}
+
+/* The same with each write made durable by an fdatasync op. */
+static void
+test_slow_disk_stalls_only_writes_with_the_fsync_op(void **state)
+{
+	check_ring(state, "uring-fsync");
 }
 
 /* Inline, the loop waits in every flush, and every read with it. */
@@ -435,6 +449,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_slow_disk_stalls_only_writes_with_the_ring, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_slow_disk_stalls_only_writes_with_the_fsync_op,
+		    it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_slow_disk_stalls_every_read_inline, it_setup,
 		    it_teardown),
