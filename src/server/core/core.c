@@ -145,6 +145,8 @@ pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
 	p->at = clock_mono_ms();
 	p->local = how->local;
 	p->undone = false;
+	p->loose = how->take || how->read;
+	c->pend_loose += p->loose;
 	p->session = how->session;
 	p->lease_id = how->lease_id;
 	p->lease = how->lease;
@@ -336,6 +338,39 @@ pending_fail(struct core *c, struct pending *p, int rc, const char *text)
 		face_ctx_drop(p->ctx);
 }
 
+/* Sends the takes' and reads' replies further down the FIFO that the log
+ * (and enough followers) now covers: they wait only for what their tasks
+ * depend on, which may precede the writes queued before them (a take of a
+ * task whose put was in the commit that just completed, behind puts that
+ * gathered meanwhile), and leave without waiting for those. */
+static void
+flush_loose(struct core *c, uint64_t durable, uint64_t commit)
+{
+	struct pending **pp = &c->pend_head, *p, *prev = NULL;
+
+	while (c->pend_loose > 0 && (p = *pp) != NULL) {
+		if (!p->loose || p->lsn > (p->local ? durable : commit)) {
+			prev = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (c->pend_tail == p)
+			c->pend_tail = prev;
+		c->pend_loose--;
+		if (p->undone || (p->ntakes > 0 && !face_ctx_alive(p->ctx))) {
+			undo_takes(c, p->takes, p->ntakes);
+			nng_msg_free(p->msg);
+			face_ctx_drop(p->ctx);
+		} else {
+			restart_leases(c, p->ctx, p->takes, p->ntakes,
+			    p->lease_id, p->lease);
+			face_ctx_reply(p->ctx, p->msg);
+		}
+		free(p);
+	}
+}
+
 /* Sends every pending reply the log (and, with --sync-replicas, enough
  * followers) now covers. After the writer failed, nothing more becomes
  * durable: the waiting replies become errors. A reply that waited longer
@@ -360,6 +395,7 @@ core_flush_replies(struct core *c)
 		c->pend_head = p->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
+		c->pend_loose -= p->loose;
 		if (p->undone ||
 		    (p->ntakes > 0 && !failed && !face_ctx_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
@@ -383,6 +419,8 @@ core_flush_replies(struct core *c)
 		}
 		free(p);
 	}
+	if (!failed)
+		flush_loose(c, durable, commit);
 }
 
 bool
@@ -426,6 +464,7 @@ core_fail_pending(struct core *c)
 		    "confirmed; it may or may not survive");
 		free(p);
 	}
+	c->pend_loose = 0;
 }
 
 void

@@ -43,6 +43,8 @@ struct pending {
 	int64_t at;       /* monotonic ms it was queued */
 	bool local;       /* needs the local log only, not --sync-replicas */
 	bool undone;      /* its takes were undone: dropped, not sent */
+	bool loose;       /* a take's or a read's: its LSN may be below
+	                   * those before it (core_flush_replies) */
 	uint32_t session; /* a take reply's session */
 	uint64_t lease_id, lease; /* core_reply_how's */
 	uint32_t ntakes; /* the tasks a take reply hands out, in takes[] */
@@ -126,6 +128,7 @@ struct core {
 	struct buf body;     /* a record body being encoded */
 	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
+	uint32_t pend_loose;    /* of them, takes' and reads' (loose) */
 	struct waiters waits;   /* the takes waiting (ops/wait.c) */
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */
