@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# commit.sh - the log's two commits side by side: sluiced with
-# --wal-commit uring (O_DIRECT writes made durable with RWF_DSYNC through
-# io_uring, the loop serving meanwhile) and --wal-commit inline (pwrite +
-# fdatasync on the loop's thread), and optionally an older sluiced, taking
+# commit.sh - the log's commits side by side: sluiced with --wal-commit
+# uring (O_DIRECT writes made durable with RWF_DSYNC through io_uring, the
+# loop serving meanwhile), --wal-commit uring-fsync (the same writes, each
+# linked to an fdatasync op) and --wal-commit inline (pwrite + fdatasync
+# on the loop's thread), and optionally an older sluiced, taking
 # turns so that all see the same machine and disk. For each: put at C = 1
 # and C = 32 and mixed at C = 32 (build/bin/sluice-bench --target
 # libsluice, 100-byte payloads, --secs seconds each), and for put at C = 32
@@ -10,7 +11,14 @@
 # records per commit. build/bin/fsync_probe gives the raw disk before and
 # after.
 #
+# With --perf, put at C = 32 also runs `perf stat` on the server and
+# gives what each commit and each record cost it, counts that hold on a
+# busy machine where throughput does not: system calls, context switches
+# and hand-offs to io_uring's workers per commit, and per record the
+# system calls, switches and CPU time of the server (every thread).
+#
 # Usage: bench/commit.sh [--secs N] [--rounds R] [--old PATH-TO-SLUICED]
+#                        [--perf]
 # Environment: BUILD (default build), BENCH_TMPDIR (default BUILD; a real
 # disk, not tmpfs).
 set -euo pipefail
@@ -18,11 +26,13 @@ set -euo pipefail
 SECS=3
 ROUNDS=2
 OLD=""
+PERF=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--secs) SECS=$2; shift ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--old) OLD=$2; shift ;;
+	--perf) PERF=1 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "commit.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
@@ -40,6 +50,7 @@ free_port() {
 
 one() { # label sluiced extra-args workload conns
 	local label=$1 bin=$2 extra=$3 wl=$4 c=$5 port hport pre="" out m
+	local perfpid="" p="" nr="0 0"
 	port=$(free_port)
 	hport=$(free_port)
 	rm -rf "$TMP/data"
@@ -49,6 +60,11 @@ one() { # label sluiced extra-args workload conns
 	PID=$!
 	sleep 0.7
 	[ "$wl" = mixed ] && pre="--preload 2000"
+	if [ "$PERF" = 1 ] && [ "$wl" = put ] && [ "$c" -gt 1 ]; then
+		perf stat -x, -o "$TMP/perf" -e task-clock,context-switches,raw_syscalls:sys_enter,io_uring:io_uring_queue_async_work \
+			-p "$PID" >/dev/null 2>&1 &
+		perfpid=$!
+	fi
 	# shellcheck disable=SC2086
 	out=$("$BUILD/bin/sluice-bench" --target libsluice \
 		--url "tcp://127.0.0.1:$port" --workload "$wl" -c "$c" \
@@ -61,11 +77,22 @@ one() { # label sluiced extra-args workload conns
 			/^sluice_log_commit_seconds_count/ {n=$2}
 			/^sluice_log_batch_records_sum/ {r=$2}
 			END { if (n > 0) printf "| commits %d, mean %.2f ms, %.1f records each", n, s / n * 1000, r / n }')
+		nr=$(curl -s "127.0.0.1:$hport/metrics" | awk '
+			/^sluice_log_commit_seconds_count/ {n=$2}
+			/^sluice_log_batch_records_sum/ {r=$2}
+			END {print n + 0, r + 0}')
 	fi
-	kill -TERM "$PID"
-	wait "$PID" 2>/dev/null || true
-	PID=""
-	echo "$label $wl C=$c: $out $m"
+	if [ -n "$perfpid" ]; then
+		kill -INT "$perfpid"
+		wait "$perfpid" 2>/dev/null || true
+		p=$(awk -F, -v n="${nr% *}" -v r="${nr#* }" '
+			$3 == "task-clock" {tc=$1}
+			$3 == "context-switches" {cs=$1}
+			$3 == "raw_syscalls:sys_enter" {sc=$1}
+			$3 == "io_uring:io_uring_queue_async_work" {aw=$1}
+			END { if (n > 0 && r > 0) printf "| per commit: %.1f syscalls, %.1f switches, %.2f io-wq hand-offs; per record: %.2f syscalls, %.2f switches, %.1f us server CPU", sc / n, cs / n, aw / n, sc / r, cs / r, tc * 1000 / r }' "$TMP/perf")
+	fi
+	echo "$label $wl C=$c: $out $m $p"
 }
 
 "$BUILD/bin/fsync_probe" --dir "$TMP" --count 2000
@@ -75,6 +102,8 @@ for _ in $(seq "$ROUNDS"); do
 		set -- $w
 		[ -n "$OLD" ] && one old "$OLD" "" "$1" "$2"
 		one uring "$BUILD/bin/sluiced" "--wal-commit uring" "$1" "$2"
+		one uring-fsync "$BUILD/bin/sluiced" \
+			"--wal-commit uring-fsync" "$1" "$2"
 		one inline "$BUILD/bin/sluiced" "--wal-commit inline" "$1" "$2"
 	done
 done

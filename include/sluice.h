@@ -477,7 +477,9 @@ struct sluice_take_opts {
 	                             is durable, so that no crash can undo
 	                             it (its attempt counted, its lease
 	                             held); 0: it leaves once the records
-	                             before it are, and a crash may make the
+	                             its tasks depend on (their puts or
+	                             releases) are, even while other
+	                             writes commit, and a crash may make the
 	                             task ready again (docs/protocol.md) */
 };
 

@@ -86,6 +86,13 @@ struct wal_config {
 	uint64_t max_bytes; /* 0: no limit; else the segment and spare files
 	                     * together never take more (a spare that would
 	                     * pass it fails as the disk would, -ENOSPC) */
+	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS: the O_DIRECT write is
+	 * made durable by an fdatasync linked after it, which io_uring runs
+	 * on its own worker thread (iou-wrk), instead of RWF_DSYNC, which on
+	 * a disk without FUA ext4 completes on a kernel worker bound to the
+	 * CPU that took the interrupt (docs/benchmarks.md: which is faster
+	 * depends on the machine's load). */
+	bool direct_fsync_op;
 };
 
 /* wal_append's flags: how much of the reserved space a record may use

@@ -5,11 +5,11 @@
  *
  * A batch is submitted to io_uring as one O_DIRECT write of whole blocks
  * with RWF_DSYNC (WAL_COMMIT_DIRECT, the server's default: stage() lays
- * it out), or as a page-cache write and an fdatasync (WAL_COMMIT_RING),
- * and finished by wal_on_done when wal_reap reaps it; or committed inline
- * (WAL_COMMIT_INLINE: the chain runs here with plain system calls,
- * iochain_run). At most one batch is in flight; wal_pump submits the
- * oldest sealed one when none is. */
+ * it out; or the same write linked to an fdatasync, direct_fsync_op), or as a
+ * page-cache write and an fdatasync (WAL_COMMIT_RING), and finished by
+ * wal_on_done when wal_reap reaps it; or committed inline (WAL_COMMIT_INLINE:
+ * the chain runs here with plain system calls, iochain_run). At most one batch
+ * is in flight; wal_pump submits the oldest sealed one when none is. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -266,8 +266,14 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		op->len = len;
 		op->off = start;
 		op->align = w->dio_align;
-		op->dsync = w->cfg.fsync == WAL_FSYNC_ALWAYS;
+		op->dsync =
+		    w->cfg.fsync == WAL_FSYNC_ALWAYS && !w->cfg.direct_fsync_op;
 		op->fault = FAULT_WAL_WRITE;
+		if (w->cfg.fsync == WAL_FSYNC_ALWAYS &&
+		    w->cfg.direct_fsync_op) {
+			op = iochain_add(c, IOCHAIN_FDATASYNC, b->seg->fd);
+			op->fault = FAULT_WAL_FSYNC;
+		}
 	} else {
 		op = iochain_add(c, IOCHAIN_WRITE, b->seg->fd);
 		op->buf = b->data.data;

@@ -36,12 +36,17 @@ static const char usage[] =
     "                         DUR: fdatasync every DUR (1ms to 1h), up to\n"
     "                         DUR of acknowledged writes at risk;\n"
     "                         never: leave it to the OS\n"
-    "  --wal-commit uring|inline\n"
+    "  --wal-commit uring|uring-fsync|inline\n"
     "                         uring: each batch is one O_DIRECT write made\n"
     "                         durable by the disk (RWF_DSYNC) through\n"
     "                         io_uring, and the server goes on serving\n"
     "                         meanwhile (default; inline where the file\n"
     "                         system refuses O_DIRECT, logged);\n"
+    "                         uring-fsync: the same O_DIRECT writes, each\n"
+    "                         followed by an fdatasync that io_uring\n"
+    "                         runs on its worker thread (faster than\n"
+    "                         uring on some loaded machines whose disk\n"
+    "                         lacks FUA: docs/benchmarks.md);\n"
     "                         inline: pwrite + fdatasync on the server's\n"
     "                         thread, which waits for the disk\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
@@ -355,6 +360,7 @@ flags_defaults(struct config *cfg)
 	cfg->listen = "tcp://127.0.0.1:7711";
 	cfg->fsync = WAL_FSYNC_ALWAYS;
 	cfg->wal_commit = WAL_COMMIT_DIRECT;
+	cfg->wal_fsync_op = false;
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;

@@ -237,12 +237,12 @@ poll_timeout(struct core *c)
 
 /* Whether the log's commit may wait this turn: all it holds that is not
  * durable yet are takes, whose replies went out already (a take's reply
- * waits for hard_lsn only: core.h), and no reply waits for them. A worker's ack
- * usually comes within the next milliseconds: the take then shares its
- * fdatasync instead of costing one of its own, which would delay that ack by a
- * whole fdatasync. They wait TAKE_SYNC_WAIT_MS at the most. A crash
- * meanwhile loses takes only (at-least-once: the tasks are ready again,
- * the attempts uncounted). */
+ * waits for what its tubes depend on only, at most hard_lsn: core.h), and no
+ * reply waits for them. A worker's ack usually comes within the next
+ * milliseconds: the take then shares its fdatasync instead of costing one of
+ * its own, which would delay that ack by a whole fdatasync. They wait
+ * TAKE_SYNC_WAIT_MS at the most. A crash meanwhile loses takes only
+ * (at-least-once: the tasks are ready again, the attempts uncounted). */
 static bool
 commit_may_wait(struct core *c)
 {

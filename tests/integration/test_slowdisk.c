@@ -4,7 +4,10 @@
  * load: writers put and ack through libsluice, which must wait for their
  * commit; beanstalk clients reserve preloaded tasks (a reserve's answer
  * needs no new durability: its tube's puts are durable) and read a job's
- * stats; libsluice clients peek a preloaded task and read the stats; an
+ * stats; libsluice clients peek a preloaded task and read the stats; a
+ * libsluice client takes preloaded tasks of another tube (its take's
+ * answer needs no new durability either: it waits only for what its
+ * task's tube depends on, not for the writers' commit in flight); an
  * HTTP client reads /metrics.
  *
  * With the log committed through io_uring (--wal-commit uring) the loop
@@ -31,6 +34,7 @@ enum {
 	WRITERS = 4,
 	BS_READERS = 2,
 	LIB_READERS = 2,
+	LIB_TAKERS = 1,
 	PRELOAD = 3000,
 	SAMPLES_MAX = 20000,
 	READ_GAP_US = 2000, /* a reader's pause between two requests */
@@ -40,6 +44,7 @@ enum kind {
 	K_PUT,
 	K_ACK,
 	K_TAKE,
+	K_LIB_TAKE,
 	K_JOB_STATS,
 	K_PEEK,
 	K_STATS,
@@ -48,8 +53,8 @@ enum kind {
 };
 
 static const char *const kind_names[K_COUNT] = { "put", "ack",
-	"take (beanstalk reserve)", "stats-job (beanstalk)", "peek", "stats",
-	"GET /metrics" };
+	"take (beanstalk reserve)", "take (libsluice)", "stats-job (beanstalk)",
+	"peek", "stats", "GET /metrics" };
 
 struct lat {
 	int64_t us[SAMPLES_MAX];
@@ -241,6 +246,41 @@ lib_reader(void *arg)
 	return NULL;
 }
 
+/* Takes preloaded tasks of tube "u", one at a time, without waiting:
+ * their puts are durable, so the answer leaves while the writers'
+ * commit is in flight. The leases are left to the session. */
+static void *
+lib_taker(void *arg)
+{
+	struct load *l = arg;
+	struct sluice_client *c = it_client_url(l->s->url);
+	const char *tube = "u";
+	struct sluice_take_opts to = { .tubes = &tube, .ntubes = 1 };
+
+	if (c == NULL) {
+		it_errs_add(&l->errs, "taker: no client");
+		return NULL;
+	}
+	while (!atomic_load(&l->stop)) {
+		struct sluice_task *t = NULL;
+		size_t n = 0;
+		int64_t t0 = now_us();
+		int rc = sluice_take(c, &to, &t, &n);
+
+		if (rc != 0 || n != 1) {
+			it_errs_add(&l->errs, "take from u: %s n=%zu",
+			    sluice_strerror(rc), n);
+			sluice_task_free(t);
+			break;
+		}
+		note(l, K_LIB_TAKE, t0);
+		sluice_task_free(t);
+		gap();
+	}
+	sluice_close(c);
+	return NULL;
+}
+
 static void *
 metrics_reader(void *arg)
 {
@@ -283,13 +323,14 @@ pct(struct lat *a, double p)
 }
 
 /* sluiced-fault with the slow disk, committing as `commit` says, with
- * PRELOAD tasks in tube "t"; then the load for `run_ms`. */
+ * PRELOAD tasks in each of tubes "t" and "u"; then the load for
+ * `run_ms`. */
 static void
 run(void **state, struct load *l, const char *name, const char *commit,
     int64_t run_ms)
 {
 	static char baddr[32], haddr[32];
-	pthread_t th[WRITERS + BS_READERS + LIB_READERS + 1];
+	pthread_t th[WRITERS + BS_READERS + LIB_READERS + LIB_TAKERS + 1];
 	struct sluice_batch_item items[100];
 	struct sluice_client *c;
 	int nth = 0;
@@ -314,10 +355,10 @@ run(void **state, struct load *l, const char *name, const char *commit,
 	unsetenv("SLUICE_FAULT_PAUSE");
 
 	c = it_client(l->s);
-	for (int b = 0; b < PRELOAD / 100; b++) {
+	for (int b = 0; b < 2 * PRELOAD / 100; b++) {
 		for (int i = 0; i < 100; i++) {
 			sluice_put_opts_init(&items[i].opts);
-			items[i].opts.tube = "t";
+			items[i].opts.tube = b < PRELOAD / 100 ? "t" : "u";
 			items[i].payload = "p";
 			items[i].len = 1;
 		}
@@ -333,6 +374,8 @@ run(void **state, struct load *l, const char *name, const char *commit,
 		pthread_create(&th[nth++], NULL, bs_reader, l);
 	for (int i = 0; i < LIB_READERS; i++)
 		pthread_create(&th[nth++], NULL, lib_reader, l);
+	for (int i = 0; i < LIB_TAKERS; i++)
+		pthread_create(&th[nth++], NULL, lib_taker, l);
 	pthread_create(&th[nth++], NULL, metrics_reader, l);
 	it_sleep_ms(run_ms);
 	atomic_store(&l->stop, true);
@@ -351,14 +394,15 @@ run(void **state, struct load *l, const char *name, const char *commit,
 	}
 }
 
-/* Through io_uring: reads and takes are served while the disk works;
- * puts and acks wait for their commit, never less than the flush. */
+/* Through io_uring (`commit`: uring or uring-fsync): reads and takes are
+ * served while the disk works; puts and acks wait for their commit,
+ * never less than the flush. */
 static void
-test_slow_disk_stalls_only_writes_with_the_ring(void **state)
+check_ring(void **state, const char *commit)
 {
 	static struct load l;
 
-	run(state, &l, "uring", "uring", 3000);
+	run(state, &l, commit, commit, 3000);
 	assert_int_equal(it_log_count(l.s, "refuses O_DIRECT"), 0);
 	for (int k = K_TAKE; k < K_COUNT; k++)
 		if (pct(&l.lat[k], 99) >= READ_P99_MS * 1000) {
@@ -371,6 +415,19 @@ test_slow_disk_stalls_only_writes_with_the_ring(void **state)
 	assert_true(l.lat[K_PUT].us[0] >= FLUSH_MS * 1000);
 	assert_true(l.lat[K_ACK].us[0] >= FLUSH_MS * 1000);
 	it_verify_startable(l.s->data);
+}
+
+static void
+test_slow_disk_stalls_only_writes_with_the_ring(void **state)
+{
+	check_ring(state, "uring");
+}
+
+/* The same with each write made durable by an fdatasync op. */
+static void
+test_slow_disk_stalls_only_writes_with_the_fsync_op(void **state)
+{
+	check_ring(state, "uring-fsync");
 }
 
 /* Inline, the loop waits in every flush, and every read with it. */
@@ -392,6 +449,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_slow_disk_stalls_only_writes_with_the_ring, it_setup,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_slow_disk_stalls_only_writes_with_the_fsync_op,
+		    it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_slow_disk_stalls_every_read_inline, it_setup,
 		    it_teardown),

@@ -179,6 +179,9 @@ static enum wal_commit t_wal_commit = WAL_COMMIT_DIRECT;
 /* What a test that sets t_wal_commit for one writer puts back. */
 static enum wal_commit t_wal_commit_default __attribute__((unused)) =
     WAL_COMMIT_DIRECT;
+/* With WAL_COMMIT_DIRECT: durable by a linked fdatasync op rather than
+ * RWF_DSYNC (wal_config.direct_fsync_op). */
+static bool t_wal_fsync_op __attribute__((unused));
 
 /* Scans `dir` (cutting a torn tail) and opens a writer after its end. */
 static inline int
@@ -190,7 +193,8 @@ t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
 		.interval_ms = 5,
 		.seg_size = seg_size,
 		.prealloc = prealloc,
-		.commit = t_wal_commit };
+		.commit = t_wal_commit,
+		.direct_fsync_op = t_wal_fsync_op };
 	struct logdir_end end;
 	int rc;
 

@@ -464,8 +464,9 @@ main(void)
 	int failed;
 
 	log_set_level(LOG_ERR);
-	/* Every fault, committed on the loop's thread, through io_uring, and
-	 * with O_DIRECT writes through io_uring. */
+	/* Every fault, committed on the loop's thread, through io_uring,
+	 * with O_DIRECT writes through io_uring, and with those writes made
+	 * durable by an fdatasync op. */
 	t_wal_commit = WAL_COMMIT_INLINE;
 	failed =
 	    cmocka_run_group_tests_name("fault, inline", tests, NULL, NULL);
@@ -476,5 +477,11 @@ main(void)
 	t_wal_commit = WAL_COMMIT_DIRECT;
 	failed +=
 	    cmocka_run_group_tests_name("fault, direct", tests, NULL, NULL);
+	/* The same writes made durable by a linked fdatasync op
+	 * (--wal-commit uring-fsync): its own fsync point. */
+	t_wal_fsync_op = true;
+	failed += cmocka_run_group_tests_name(
+	    "fault, direct with an fdatasync op", tests, NULL, NULL);
+	t_wal_fsync_op = false;
 	return failed;
 }

@@ -652,12 +652,17 @@ main(void)
 	int failed;
 
 	/* Every case with the default writer of the tests (inline), then
-	 * with the server's default (O_DIRECT through io_uring). */
+	 * with the server's default (O_DIRECT through io_uring), then with
+	 * its writes made durable by an fdatasync op. */
 	t_wal_commit_default = WAL_COMMIT_INLINE;
 	t_wal_commit = t_wal_commit_default;
 	failed = cmocka_run_group_tests_name("wal, inline", tests, NULL, NULL);
 	t_wal_commit_default = WAL_COMMIT_DIRECT;
 	t_wal_commit = t_wal_commit_default;
 	failed += cmocka_run_group_tests_name("wal, direct", tests, NULL, NULL);
+	t_wal_fsync_op = true; /* --wal-commit uring-fsync */
+	failed += cmocka_run_group_tests_name(
+	    "wal, direct with an fdatasync op", tests, NULL, NULL);
+	t_wal_fsync_op = false;
 	return failed;
 }

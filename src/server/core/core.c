@@ -14,11 +14,13 @@
  * Replies: an answer is sent once the log (and, with --sync-replicas,
  * enough followers) holds what it depends on; until then it waits in the
  * pending FIFO with that LSN. The FIFO is in LSN order because appends
- * are, except for takes that got tasks: those wait for the last record
- * that is not a take (hard_lsn), not for their own (docs/protocol.md);
- * and reads, which wait only for what the tasks they show depend on
- * (core_reply_how's read_lsn), so that they are answered while a commit
- * is in flight.
+ * are, except for takes that got tasks and reads: those wait only for
+ * what the tasks they hand out or show depend on (core_reply_how's
+ * take_lsn, read_lsn: their tubes' last placing records), not for their
+ * own record nor for others' writes, so that they are answered while a
+ * commit is in flight (docs/protocol.md). A take waits for its epoch's
+ * record as well (epoch_lsn): its lease names the epoch, which a crash
+ * that lost that record would begin again, handing out the same token.
  *
  * A take whose client is gone takes nothing: when a reply that hands out
  * tasks is about to be sent and its connection closed (the face says so),
@@ -143,6 +145,8 @@ pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
 	p->at = clock_mono_ms();
 	p->local = how->local;
 	p->undone = false;
+	p->loose = how->take || how->read;
+	c->pend_loose += p->loose;
 	p->session = how->session;
 	p->lease_id = how->lease_id;
 	p->lease = how->lease;
@@ -193,10 +197,10 @@ void
 core_reply_as(
     struct core *c, struct face_ctx *ctx, const struct core_reply_how *how)
 {
-	uint64_t lsn = how->read       ? how->read_lsn
-	    : !how->take               ? wal_last_lsn(c->wal)
-	    : ctx->face->takes_by_tube ? how->take_lsn
-	                               : c->hard_lsn;
+	uint64_t lsn = how->read           ? how->read_lsn
+	    : !how->take                   ? wal_last_lsn(c->wal)
+	    : how->take_lsn > c->epoch_lsn ? how->take_lsn
+	                                   : c->epoch_lsn;
 	nng_msg *m = msg_from_out(c);
 
 	if (m == NULL) {
@@ -337,6 +341,39 @@ pending_fail(struct core *c, struct pending *p, int rc, const char *text)
 		face_ctx_drop(p->ctx);
 }
 
+/* Sends the takes' and reads' replies further down the FIFO that the log
+ * (and enough followers) now covers: they wait only for what their tasks
+ * depend on, which may precede the writes queued before them (a take of a
+ * task whose put was in the commit that just completed, behind puts that
+ * gathered meanwhile), and leave without waiting for those. */
+static void
+flush_loose(struct core *c, uint64_t durable, uint64_t commit)
+{
+	struct pending **pp = &c->pend_head, *p, *prev = NULL;
+
+	while (c->pend_loose > 0 && (p = *pp) != NULL) {
+		if (!p->loose || p->lsn > (p->local ? durable : commit)) {
+			prev = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (c->pend_tail == p)
+			c->pend_tail = prev;
+		c->pend_loose--;
+		if (p->undone || (p->ntakes > 0 && !face_ctx_alive(p->ctx))) {
+			undo_takes(c, p->takes, p->ntakes);
+			nng_msg_free(p->msg);
+			face_ctx_drop(p->ctx);
+		} else {
+			restart_leases(c, p->ctx, p->takes, p->ntakes,
+			    p->lease_id, p->lease);
+			face_ctx_reply(p->ctx, p->msg);
+		}
+		free(p);
+	}
+}
+
 /* Sends every pending reply the log (and, with --sync-replicas, enough
  * followers) now covers. After the writer failed, nothing more becomes
  * durable: the waiting replies become errors. A reply that waited longer
@@ -361,6 +398,7 @@ core_flush_replies(struct core *c)
 		c->pend_head = p->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
+		c->pend_loose -= p->loose;
 		if (p->undone ||
 		    (p->ntakes > 0 && !failed && !face_ctx_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
@@ -384,6 +422,8 @@ core_flush_replies(struct core *c)
 		}
 		free(p);
 	}
+	if (!failed)
+		flush_loose(c, durable, commit);
 }
 
 bool
@@ -427,6 +467,7 @@ core_fail_pending(struct core *c)
 		    "confirmed; it may or may not survive");
 		free(p);
 	}
+	c->pend_loose = 0;
 }
 
 void
@@ -721,6 +762,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.fsync = cfg->fsync;
 	wc.interval_ms = cfg->fsync_ms;
 	wc.commit = cfg->wal_commit;
+	wc.direct_fsync_op = cfg->wal_fsync_op;
 	wc.seg_size = cfg->seg_size;
 	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);
@@ -784,6 +826,7 @@ core_new_epoch(struct core *c, uint64_t epoch)
 		return rc;
 	}
 	c->hard_lsn = lsn;
+	c->epoch_lsn = lsn;
 	if (c->repl_hook != NULL) {
 		uint8_t body[REC_EPOCH_BODY];
 		struct rec_hdr h = { .type = REC_EPOCH,

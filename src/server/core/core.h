@@ -44,6 +44,8 @@ struct pending {
 	int64_t at;       /* monotonic ms it was queued */
 	bool local;       /* needs the local log only, not --sync-replicas */
 	bool undone;      /* its takes were undone: dropped, not sent */
+	bool loose;       /* a take's or a read's: its LSN may be below
+	                   * those before it (core_flush_replies) */
 	uint32_t session; /* a take reply's session */
 	uint64_t lease_id, lease; /* core_reply_how's */
 	uint32_t ntakes; /* the tasks a take reply hands out, in takes[] */
@@ -120,11 +122,15 @@ struct core {
 	bool applied;                     /* a record was applied this turn */
 	uint64_t hard_lsn;   /* the last record that is not a take under a
 	                      * session lease */
+	uint64_t epoch_lsn;  /* the record that began this node's epoch:
+	                      * every take's answer waits for it (the
+	                      * lease names the epoch) */
 	int64_t takes_since; /* monotonic ms the log's commit has waited
 	                      * for, holding takes only; 0: it does not */
 	struct buf body;     /* a record body being encoded */
 	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
+	uint32_t pend_loose;    /* of them, takes' and reads' (loose) */
 	struct waiters waits;   /* the takes waiting (ops/wait.c) */
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */
@@ -267,12 +273,14 @@ struct core_reply_how {
 	bool now;   /* at once, whatever the log holds (stats on a failed
 	             * log: log_failed says why; the answer to a switchover,
 	             * which depends on no record of this node's) */
-	bool take;  /* it hands out tasks: it waits for every record before
-	             * its takes (the tasks' puts among them), hard_lsn, not
-	             * for the takes themselves. A crash that loses a take
-	             * makes its task ready again (at-least-once); its lease
-	             * stays unique (qrec_lease). SPEC 4. A take that asked
-	             * to be durable waits for its own record: not set. */
+	bool take;  /* it hands out tasks under session leases: it waits
+	             * for take_lsn (the tasks' puts or releases among it)
+	             * and the epoch's record (epoch_lsn), not for the takes
+	             * themselves nor for other writes before them. A crash
+	             * that loses a take makes its task ready again
+	             * (at-least-once); its lease stays unique (qrec_lease).
+	             * SPEC 4. A take that asked to be durable, or a
+	             * detached one, waits for its own record: not set. */
 	const struct core_take *takes; /* the tasks it hands out (a
 	                                * take's): undone (UNTAKE) when it
 	                                * cannot be delivered */
@@ -283,8 +291,10 @@ struct core_reply_how {
 	 * from when the answer leaves (queue_lease_restart). */
 	uint64_t lease_id, lease;
 	/* With `take`: the last record its tasks' tubes depend on
-	 * (queue_task_dep_lsn), which it waits for instead of hard_lsn when
-	 * its face answers in order itself (struct face's takes_by_tube). */
+	 * (queue_task_dep_lsn), which it waits for, whatever the face: the
+	 * answer may leave before those of earlier requests of its
+	 * connection (SP matches replies by request id; the beanstalk face
+	 * posts a reserve only once everything before it is answered). */
 	uint64_t take_lsn;
 	/* A read (an op that writes nothing: core_op_writes): it shows what
 	 * the node holds, and waits only for read_lsn, the last record the

@@ -53,13 +53,6 @@ struct face {
 	 * from the moment the answer leaves (queue_lease_restart), not from
 	 * the decision, as beanstalkd's do; the beanstalk face's. */
 	bool restart_leases;
-	/* The face answers each connection's requests in their order
-	 * itself, and posts a take only once everything before it on its
-	 * connection is answered: a take's answer then waits only for the
-	 * records its tasks' tubes depend on (core_reply_how's take_lsn),
-	 * not for every write before it, others' on other tubes included,
-	 * as beanstalkd answers a reserve at once. The beanstalk face's. */
-	bool takes_by_tube;
 };
 
 /* Where a request is answered: embedded in the face's request state. */

@@ -4,10 +4,11 @@
  * parked ones).
  *
  * A take is applied only when its task is handed out, and no more are
- * taken than the reply can carry. The reply waits for every record
- * before its takes (the tasks' puts among them), not for the takes
- * themselves, unless the take asked to be durable (core_reply_how); a
- * reply that cannot reach its client has its takes undone (core.c).
+ * taken than the reply can carry. The reply waits for the records its
+ * tasks' tubes depend on (the tasks' puts or releases among them), not
+ * for the takes themselves nor for other writes, unless the take asked
+ * to be durable or is detached (core_reply_how); a reply that cannot
+ * reach its client has its takes undone (core.c).
  *
  * Parking (park_take) is the one place that checks the limits on waiting
  * takes: per node, per connection, per token (core/quota.h), before
@@ -107,6 +108,7 @@ ops_reply_tasks(struct core *c, struct face_ctx *ctx, uint32_t session,
 	struct core_take *takes = NULL;
 	struct queue_task_view v;
 	uint32_t k = 0;
+	bool detached = false;
 
 	if (n > 0) {
 		/* one allocation: the take's reply is the hot path */
@@ -122,13 +124,15 @@ ops_reply_tasks(struct core *c, struct face_ctx *ctx, uint32_t session,
 		if (queue_peek(c->q, c->now, ids[i], &v) != 0)
 			continue;
 		takes[k] = (struct core_take) { v.id, v.lease };
+		detached |= v.detached;
 		if (queue_task_dep_lsn(c->q, v.id) > how.take_lsn)
 			how.take_lsn = queue_task_dep_lsn(c->q, v.id);
 		ops_view_to_task(c, &v, true, &tasks[k++]);
 	}
 	rep.tasks.n = k;
 	rep.tasks.tasks = tasks;
-	how.take = k > 0 && !durable;
+	/* A detached lease outlives a crash: its take is waited for. */
+	how.take = k > 0 && !durable && !detached;
 	how.takes = takes;
 	how.ntakes = k;
 	how.session = session;

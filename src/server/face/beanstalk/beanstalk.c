@@ -101,7 +101,6 @@ const struct face bs_face = {
 	.alive = bs_face_alive,
 	.lost_lease_ready = true, /* beanstalkd's rule */
 	.restart_leases = true,   /* and its ttr from the answer */
-	.takes_by_tube = true,    /* its reserves come in order */
 };
 
 /* ---- a connection's commands, in order --------------------------- */
