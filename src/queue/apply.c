@@ -867,16 +867,21 @@ apply_tube_delete(
 
 /* Whether a record of this type changes a tube's takes only by placing
  * tasks (qs_place notes it): the others change what a tube gives
- * (pause, settings, flushes, deletes by state) and count for every tube. */
+ * (pause, settings, flow and group limits, flushes, deletes by state)
+ * and count for every tube: a take answered under a raised limit waits
+ * for the record that raised it. */
 static bool
 places_only(uint16_t type)
 {
 	switch (type) {
 	case QREC_PAUSE:
 	case QREC_TUBE_SET:
+	case QREC_TUBE_LIMIT:
+	case QREC_GROUP_SET:
 	case QREC_TUBE_DELETE:
 	case QREC_FLUSH:
 	case QREC_DELETE_WHERE:
+	case QREC_DELETE_AGED:
 		return false;
 	default:
 		return true;
