@@ -402,7 +402,7 @@ check_ring(void **state, const char *commit)
 {
 	static struct load l;
 
-	run(state, &l, commit, commit, 3000);
+	run(state, &l, commit, commit, 2000);
 	assert_int_equal(it_log_count(l.s, "refuses O_DIRECT"), 0);
 	for (int k = K_TAKE; k < K_COUNT; k++)
 		if (pct(&l.lat[k], 99) >= READ_P99_MS * 1000) {
