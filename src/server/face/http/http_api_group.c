@@ -9,10 +9,10 @@
 
 #include "server/face/http/http_api_answer.h"
 #include "server/face/http/http_api_group.h"
+#include "server/face/http/http_api_tube.h"
 #include "server/face/http/http_face.h"
 #include "server/face/http/http_query.h"
 #include "sluice.h"
-#include "util/rate.h"
 
 /* Which group path: 0 none, 3 group_limits, 4 a group, 5 its verb. */
 static size_t
@@ -46,53 +46,11 @@ http_api_group_methods(const struct http_api_call *c)
 	}
 }
 
-/* The limits of a PUT, as a tube's (http_api_tube.c). */
+/* The limits of a PUT, as a tube's (http_api_tube.c); one at least. */
 static void
 limits_of(struct http_api_call *c, struct msg_group_req *m)
 {
-	char v[64];
-	uint64_t x;
-
-	if (http_query_str(&c->q, "rate", v, sizeof(v))) {
-		if (strcmp(v, "none") == 0)
-			m->lunset |= MSG_LIM_RATE;
-		else if (rate_parse(v, &m->flow.rate, &m->flow.per_ms) != 0)
-			http_query_bad(&c->q, "rate", RATE_SYNTAX " or none");
-		else
-			m->flow.set |= MSG_LIM_RATE;
-	}
-	if (http_query_u64(&c->q, "burst", 1000000, &x)) {
-		m->flow.burst = (uint32_t)x;
-		if (!(m->flow.set & MSG_LIM_RATE))
-			http_query_bad(&c->q, "burst", "a burst with its rate");
-	}
-	if (http_query_str(&c->q, "concurrency", v, sizeof(v))) {
-		char *end = NULL;
-		unsigned long n = strtoul(v, &end, 10);
-
-		if (strcmp(v, "none") == 0)
-			m->lunset |= MSG_LIM_CONCURRENCY;
-		else if (v[0] < '0' || v[0] > '9' || *end != '\0' ||
-		    n > 1000000)
-			http_query_bad(&c->q, "concurrency",
-			    "a whole number of tasks (1 to 1000000) or none");
-		else {
-			m->flow.concurrency = (uint32_t)n;
-			m->flow.set |= MSG_LIM_CONCURRENCY;
-		}
-	}
-	if (http_query_str(&c->q, "unset", v, sizeof(v))) {
-		for (char *save = NULL, *f = strtok_r(v, ",", &save); f != NULL;
-		     f = strtok_r(NULL, ",", &save)) {
-			if (strcmp(f, "rate") == 0)
-				m->lunset |= MSG_LIM_RATE;
-			else if (strcmp(f, "concurrency") == 0)
-				m->lunset |= MSG_LIM_CONCURRENCY;
-			else
-				http_query_bad(&c->q, "unset",
-				    "a list of rate, concurrency");
-		}
-	}
+	http_api_limits(c, &m->flow, &m->lunset);
 	if (m->flow.set == 0 && m->lunset == 0 && c->q.err[0] == '\0')
 		http_query_bad(&c->q, "concurrency",
 		    "a limit to set: concurrency, rate (with burst) or unset");

@@ -437,25 +437,23 @@ kick(struct http_api_call *c, const char *tube)
 	http_api_send_count(c, &req, req.kick.dry ? "would_kick" : "kicked");
 }
 
-/* The limits of a PUT: rate=100/s, burst=20, concurrency=10; `none`
- * lifts one (as unset=rate,concurrency does). */
-static void
-limits_of(struct http_api_call *c, struct msg_tube_set *m)
+void
+http_api_limits(struct http_api_call *c, struct msg_flow *flow, uint8_t *lunset)
 {
 	char v[64];
 	uint64_t x;
 
 	if (http_query_str(&c->q, "rate", v, sizeof(v))) {
 		if (strcmp(v, "none") == 0)
-			m->lunset |= MSG_LIM_RATE;
-		else if (rate_parse(v, &m->flow.rate, &m->flow.per_ms) != 0)
+			*lunset |= MSG_LIM_RATE;
+		else if (rate_parse(v, &flow->rate, &flow->per_ms) != 0)
 			http_query_bad(&c->q, "rate", RATE_SYNTAX " or none");
 		else
-			m->flow.set |= MSG_LIM_RATE;
+			flow->set |= MSG_LIM_RATE;
 	}
 	if (http_query_u64(&c->q, "burst", 1000000, &x)) {
-		m->flow.burst = (uint32_t)x;
-		if (!(m->flow.set & MSG_LIM_RATE))
+		flow->burst = (uint32_t)x;
+		if (!(flow->set & MSG_LIM_RATE))
 			http_query_bad(&c->q, "burst", "a burst with its rate");
 	}
 	if (http_query_str(&c->q, "concurrency", v, sizeof(v))) {
@@ -463,17 +461,24 @@ limits_of(struct http_api_call *c, struct msg_tube_set *m)
 		unsigned long n = strtoul(v, &end, 10);
 
 		if (strcmp(v, "none") == 0)
-			m->lunset |= MSG_LIM_CONCURRENCY;
+			*lunset |= MSG_LIM_CONCURRENCY;
 		else if (v[0] < '0' || v[0] > '9' || *end != '\0' ||
 		    n > 1000000)
 			http_query_bad(&c->q, "concurrency",
 			    "a whole number of tasks (1 to 1000000) or none");
 		else {
-			m->flow.concurrency = (uint32_t)n;
-			m->flow.set |= MSG_LIM_CONCURRENCY;
+			flow->concurrency = (uint32_t)n;
+			flow->set |= MSG_LIM_CONCURRENCY;
 		}
 	}
-	m->limits = true; /* the reply carries them, changed or not */
+}
+
+/* The limits of a tube's PUT; the reply carries them, changed or not. */
+static void
+limits_of(struct http_api_call *c, struct msg_tube_set *m)
+{
+	http_api_limits(c, &m->flow, &m->lunset);
+	m->limits = true;
 }
 
 /* PUT /v1/tubes/T?ttr=..&unset=ttr,backoff&rate=100/s&concurrency=10 */

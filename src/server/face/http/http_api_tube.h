@@ -11,4 +11,11 @@
  * takes: c->seg[1] the tube, or tubes "a,b" for take). */
 void http_api_tube_route(struct http_api_call *c);
 
+/* The limits a PUT's query sets: rate=100/s, burst=20 (with its rate),
+ * concurrency=10; `none` lifts one, as unset=rate,concurrency does. A bad
+ * value is the query's error (http_query_bad). Shared by a tube's and a
+ * fair group's settings. */
+void http_api_limits(
+    struct http_api_call *c, struct msg_flow *flow, uint8_t *lunset);
+
 #endif
