@@ -14,9 +14,10 @@
  * the cost is the workflow's total time (put + drain) over the plain one's,
  * minus one, of the medians (the goal: at most 20 %).
  *
- * Each take is checked: a task taken with parents must name each of them
- * acked (outcome 1) and none pending, and a join must carry its F parents;
- * a failure counts as an error, as does any failed call. The output: a
+ * Each take is checked: a task must carry as many parents as it was put
+ * after (its payload says which it is: none for a plain task or a parent,
+ * one for a child, F for a join), each acked (outcome 1), none pending; a
+ * failure counts as an error, as does any failed call. The output: a
  * readable report, and with --json one JSON line last. */
 #include <getopt.h>
 #include <inttypes.h>
@@ -63,13 +64,18 @@ connect_url(const char *url)
 	return c;
 }
 
-static const char payload[100];
+/* The payloads: 100 bytes, the first saying what the task is, so that a
+ * take can check its parents: none for a plain task or a parent, one for
+ * a child, the fan-out for a join. */
+enum { PAYLOAD = 100 };
+static char payloads[4][PAYLOAD];
+enum role { R_PLAIN, R_PARENT, R_CHILD, R_JOIN };
 
-/* Puts n tasks into `tube`; task i after `nafter[i]` ids from
+/* Puts n tasks of `role` into `tube`; task i after `nafter` ids from
  * `after + first[i]` when after is not NULL; their ids into `ids`
  * (optional). */
 static void
-put_tasks(struct sluice_client *c, const char *tube, size_t n,
+put_tasks(struct sluice_client *c, const char *tube, size_t n, enum role role,
     const uint64_t *after, const size_t *first, uint32_t nafter, uint64_t *ids)
 {
 	static struct sluice_batch_item items[BATCH];
@@ -89,8 +95,8 @@ put_tasks(struct sluice_client *c, const char *tube, size_t n,
 				items[i].opts.after = after + first[done + i];
 				items[i].opts.nafter = nafter;
 			}
-			items[i].payload = payload;
-			items[i].len = sizeof(payload);
+			items[i].payload = payloads[role];
+			items[i].len = PAYLOAD;
 		}
 		if ((rc = sluice_put_batch(c, items, k)) != 0) {
 			fprintf(stderr, "flow-bench: put: %s (%s)\n",
@@ -125,26 +131,31 @@ put_flow(
 		fprintf(stderr, "flow-bench: out of memory\n");
 		exit(1);
 	}
-	put_tasks(c, tube, graphs, NULL, NULL, 0, pid);
+	put_tasks(c, tube, graphs, R_PARENT, NULL, NULL, 0, pid);
 	for (size_t i = 0; i < nc; i++)
 		first[i] = i / fanout;
-	put_tasks(c, tube, nc, pid, first, 1, cid);
+	put_tasks(c, tube, nc, R_CHILD, pid, first, 1, cid);
 	for (size_t g = 0; g < graphs; g++)
 		first[g] = g * fanout;
-	put_tasks(c, tube, graphs, cid, first, fanout, NULL);
+	put_tasks(c, tube, graphs, R_JOIN, cid, first, fanout, NULL);
 	free(pid);
 	free(cid);
 	free(first);
 }
 
-/* A task taken with parents: each acked, none pending; a join has
- * `fanout` of them. */
+/* A task taken: as many parents as its role gives it (none for a plain
+ * task or a parent, one for a child, `fanout` for a join), each acked,
+ * none pending. */
 static bool
 parents_done(const struct sluice_task *t, uint32_t fanout)
 {
-	if (t->parents_pending != 0)
+	static const uint32_t want[] = { 0, 0, 1, 0 };
+	int role =
+	    t->payload_len == PAYLOAD ? ((const char *)t->payload)[0] : -1;
+
+	if (role < R_PLAIN || role > R_JOIN || t->parents_pending != 0)
 		return false;
-	if (t->nparents != 0 && t->nparents != 1 && t->nparents != fanout)
+	if (t->nparents != (role == R_JOIN ? fanout : want[role]))
 		return false;
 	for (size_t i = 0; i < t->nparents; i++)
 		if (t->parents[i].outcome != 1)
@@ -173,8 +184,7 @@ worker(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&r->n, 1);
-		if (r->fanout == 0 ? t[0].nparents != 0
-		                   : !parents_done(&t[0], r->fanout))
+		if (!parents_done(&t[0], r->fanout))
 			atomic_fetch_add(&r->early, 1);
 		if (sluice_ack(c, t[0].id, t[0].lease, NULL, NULL) != 0)
 			atomic_fetch_add(&r->errors, 1);
@@ -206,7 +216,7 @@ run_one(const char *url, const char *tube, uint32_t graphs, uint32_t fanout,
 	if (flow)
 		put_flow(c, tube, graphs, fanout);
 	else
-		put_tasks(c, tube, (size_t)want, NULL, NULL, 0, NULL);
+		put_tasks(c, tube, (size_t)want, R_PLAIN, NULL, NULL, 0, NULL);
 	tm.put_s = mono_s() - t0;
 	sluice_close(c);
 	t0 = mono_s();
@@ -220,8 +230,8 @@ run_one(const char *url, const char *tube, uint32_t graphs, uint32_t fanout,
 	*errors += r.errors + r.early;
 	if (r.early != 0)
 		fprintf(stderr,
-		    "flow-bench: %s: %d tasks taken before their parents "
-		    "were acked\n",
+		    "flow-bench: %s: %d tasks taken without their parents, "
+		    "or before they were all acked\n",
 		    tube, r.early);
 	if (r.n != want)
 		fprintf(stderr, "flow-bench: %s: %lu of %" PRIu64 " tasks\n",
@@ -301,6 +311,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	uint64_t tasks = (uint64_t)graphs * (fanout + 2);
+
+	for (int k = 0; k < 4; k++)
+		memset(payloads[k], k, PAYLOAD);
 
 	printf("%" PRIu32 " graphs of 1 -> %" PRIu32 " -> 1 (%" PRIu64
 	       " tasks) against %" PRIu64 " plain tasks, %d workers\n",
