@@ -224,9 +224,9 @@ static const char *
 state_name(int s)
 {
 	static const char *const names[] = { "gone", "ready", "delayed",
-		"taken", "buried" };
+		"taken", "buried", "done", "waiting" };
 
-	return s >= 0 && s <= 4 ? names[s] : "?";
+	return s >= 0 && s <= 6 ? names[s] : "?";
 }
 
 /* Payload keys: one per task id, and each a put's. */
@@ -778,7 +778,8 @@ hist_check(struct hist *h, struct hist_report *r)
 			;
 		check_put(&c, by_key[i].k, by_key + i, j - i);
 	}
-	if (hist_check_cap(c.ops, c.n, r) != 0)
+	if (hist_check_cap(c.ops, c.n, r) != 0 ||
+	    hist_check_after(c.ops, c.n, r) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -814,6 +815,7 @@ hist_rule_name(enum hist_rule rule)
 		[HIST_R_UNKNOWN] = "unknown",
 		[HIST_R_INTEGRITY] = "integrity",
 		[HIST_R_CAP] = "cap",
+		[HIST_R_AFTER] = "after",
 	};
 
 	return (unsigned)rule < HIST_RULES_ ? names[rule] : "?";
@@ -881,6 +883,11 @@ hist_report_print(
 		    " concurrent tasks each: at most %" PRIu32
 		    " of one group surely taken at once\n",
 		    r->gcap, r->gcap_peak);
+	if (r->children != 0)
+		fprintf(f,
+		    "%zu takes of tasks put after a parent, each after its "
+		    "parent's ack or delete\n",
+		    r->children);
 	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",
