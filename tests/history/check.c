@@ -44,6 +44,8 @@ struct ctx {
 	struct hist_report *r;
 	const struct hist_op *ops;
 	size_t n;
+	const struct pair *by_key; /* puts, takes, finals by payload key */
+	size_t nkey;
 	size_t *crash;      /* indices of HIST_CRASH, by invocation */
 	int64_t *crash_max; /* the latest completion among crash[0..i] */
 	size_t ncrash;
@@ -461,6 +463,36 @@ released_at(const struct task *t, uint32_t attempts, int64_t before)
 	return false;
 }
 
+/* The task was put after a parent (its put, answered or found by the
+ * payload's key, names one): its parent's failure buries it whatever its
+ * attempts. */
+static bool
+put_after_parent(const struct ctx *c, const struct task *t)
+{
+	size_t lo = 0, hi = c->nkey;
+	uint64_t key = t->final != NULL ? t->final->key : 0;
+
+	if (t->put != NULL && t->put->after != 0)
+		return true;
+	if (key == 0)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->by_key[mid].k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->nkey && c->by_key[lo].k == key; lo++) {
+		const struct hist_op *op = &c->ops[c->by_key[lo].i];
+
+		if (op->type == HIST_PUT && op->after != 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 check_bury(struct ctx *c, const struct task *t)
 {
@@ -502,7 +534,8 @@ check_bury(struct ctx *c, const struct task *t)
 final:
 	if (f == NULL || !c->h->final_complete)
 		return;
-	if (f->state == SLUICE_BURIED && (m == 0 || f->attempts < m))
+	if (f->state == SLUICE_BURIED && (m == 0 || f->attempts < m) &&
+	    !put_after_parent(c, t))
 		violation(c, HIST_R_BURY, t->id, 0, f, NULL,
 		    "task %" PRIu64 " is buried at attempts %" PRIu32
 		    " of max %" PRIu32,
@@ -754,6 +787,8 @@ hist_check(struct hist *h, struct hist_report *r)
 	}
 	qsort(by_id, nid, sizeof(*by_id), cmp_pair);
 	qsort(by_key, nkey, sizeof(*by_key), cmp_pair);
+	c.by_key = by_key;
+	c.nkey = nkey;
 	for (size_t i = 0, j; i < nid; i = j) {
 		for (j = i; j < nid && by_id[j].k == by_id[i].k; j++)
 			;

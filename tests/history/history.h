@@ -39,7 +39,8 @@
  *              the end with attempts >= M, only after a release of the
  *              take that reached those attempts (release never buries:
  *              every other end of a lease does, at M); nothing is buried
- *              below M;
+ *              below M but a task put after a parent (its parent's
+ *              failure for good buries it);
  *   unknown    an operation whose outcome is unknown has one outcome,
  *              never both: a put creates at most one task, an unknown ack
  *              that a newer take shows did not happen cannot be what

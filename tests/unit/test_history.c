@@ -577,7 +577,8 @@ test_a_group_cap_exceeded_is_caught(void **state)
  * parent was even asked: caught once. Taken after the parent's ack (one
  * of unknown outcome included, the child's put unknown too), or put
  * after a parent deleted before, it is fine; the line's after= field
- * reads back as written. */
+ * reads back as written. A child buried by its parent's failure, never
+ * taken, is no breach of "bury". */
 static void
 test_a_child_taken_before_its_parent_is_caught(void **state)
 {
@@ -606,6 +607,13 @@ test_a_child_taken_before_its_parent_is_caught(void **state)
 		"540 550 c1 lib put ok id=8 key=a8 after=7",
 		"560 570 c2 lib take ok id=8 lease=700 key=a8 att=1",
 		"580 590 c2 lib ack ok id=8 lease=700 state=gone",
+		/* a parent buried: its child too, never taken (not "bury") */
+		"600 610 c1 lib put ok id=9 key=a9 max=1",
+		"620 630 c1 lib put ok id=10 key=a10 after=9",
+		"640 650 c2 lib take ok id=9 lease=800 key=a9 att=1 max=1",
+		"660 670 c2 lib fail ok id=9 lease=800 state=buried",
+		"4000 4000 c0 - final ok id=9 key=a9 att=1 max=1 state=buried",
+		"4000 4000 c0 - final ok id=10 key=a10 state=buried",
 		"end 5000 complete",
 	};
 	struct hist_report r;
