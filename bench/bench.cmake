@@ -45,3 +45,9 @@ target_link_libraries(take-path-bench PRIVATE sluice_queue)
 add_executable(groups-bench ${CMAKE_CURRENT_LIST_DIR}/groups_bench.c)
 target_link_libraries(groups-bench PRIVATE sluice_static sluice_util
 	Threads::Threads)
+# flow-bench: graphs of dependencies (1 parent -> 100 children -> 1 join)
+# drained against a plain tube of as many tasks, against a running sluiced;
+# bench/flow.sh runs it and writes docs/benchmarks.md.
+add_executable(flow-bench ${CMAKE_CURRENT_LIST_DIR}/flow_bench.c)
+target_link_libraries(flow-bench PRIVATE sluice_static sluice_util
+	Threads::Threads)

@@ -378,8 +378,10 @@ struct sluice_batch_item {
  * untouched: SLUICE_ELIMIT for n over the limit, SLUICE_EINVAL for n 0 or
  * a payload missing, SLUICE_ETUBE or SLUICE_EKEY for a tube or key too long
  * for the message (over 65535 bytes), SLUICE_EMSGSIZE for a batch over the
- * message limit. Retried after a lost connection only when every item has
- * a key. */
+ * message limit; an item's parents (after, after_keys) bad as sluice_put
+ * says them (SLUICE_EINVAL: an id 0, a rule out of range; SLUICE_ELIMIT:
+ * over 1,000; SLUICE_EKEY: a key of 0 or over 200 bytes). Retried
+ * after a lost connection only when every item has a key. */
 SLUICE_API int sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n);
 

@@ -178,6 +178,7 @@ sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n)
 {
 	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
+	struct msg_str **keys;
 	struct msg_put *v;
 	struct msg_put_res res;
 	struct msg_iter it;
@@ -197,13 +198,27 @@ sluice_put_batch(
 			return ops_bad_arg(c, "put batch: payload missing");
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	if ((keys = calloc(n, sizeof(*keys))) == NULL) {
+		free(v);
+		return SLUICE_ENOMEM;
+	}
+	rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		put_fields(
 		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
-	q.put_batch.n = (uint32_t)n;
-	q.put_batch.messages = true;
-	q.put_batch.items = v;
-	rc = client_call(c, &q, 0, &r);
+		/* each item's parents, checked as a single put's are: a bad
+		 * one refuses the whole batch before it is sent */
+		rc = put_after(c, &items[i].opts, &v[i], &keys[i]);
+	}
+	if (rc == 0) {
+		q.put_batch.n = (uint32_t)n;
+		q.put_batch.messages = true;
+		q.put_batch.items = v;
+		rc = client_call(c, &q, 0, &r);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
 	free(v);
 	if (rc != 0)
 		return rc;

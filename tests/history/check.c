@@ -44,6 +44,8 @@ struct ctx {
 	struct hist_report *r;
 	const struct hist_op *ops;
 	size_t n;
+	const struct pair *by_key; /* puts, takes, finals by payload key */
+	size_t nkey;
 	size_t *crash;      /* indices of HIST_CRASH, by invocation */
 	int64_t *crash_max; /* the latest completion among crash[0..i] */
 	size_t ncrash;
@@ -224,9 +226,9 @@ static const char *
 state_name(int s)
 {
 	static const char *const names[] = { "gone", "ready", "delayed",
-		"taken", "buried" };
+		"taken", "buried", "done", "waiting" };
 
-	return s >= 0 && s <= 4 ? names[s] : "?";
+	return s >= 0 && s <= 6 ? names[s] : "?";
 }
 
 /* Payload keys: one per task id, and each a put's. */
@@ -461,6 +463,36 @@ released_at(const struct task *t, uint32_t attempts, int64_t before)
 	return false;
 }
 
+/* The task was put after a parent (its put, answered or found by the
+ * payload's key, names one): its parent's failure buries it whatever its
+ * attempts. */
+static bool
+put_after_parent(const struct ctx *c, const struct task *t)
+{
+	size_t lo = 0, hi = c->nkey;
+	uint64_t key = t->final != NULL ? t->final->key : 0;
+
+	if (t->put != NULL && t->put->after != 0)
+		return true;
+	if (key == 0)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->by_key[mid].k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->nkey && c->by_key[lo].k == key; lo++) {
+		const struct hist_op *op = &c->ops[c->by_key[lo].i];
+
+		if (op->type == HIST_PUT && op->after != 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 check_bury(struct ctx *c, const struct task *t)
 {
@@ -502,7 +534,8 @@ check_bury(struct ctx *c, const struct task *t)
 final:
 	if (f == NULL || !c->h->final_complete)
 		return;
-	if (f->state == SLUICE_BURIED && (m == 0 || f->attempts < m))
+	if (f->state == SLUICE_BURIED && (m == 0 || f->attempts < m) &&
+	    !put_after_parent(c, t))
 		violation(c, HIST_R_BURY, t->id, 0, f, NULL,
 		    "task %" PRIu64 " is buried at attempts %" PRIu32
 		    " of max %" PRIu32,
@@ -754,6 +787,8 @@ hist_check(struct hist *h, struct hist_report *r)
 	}
 	qsort(by_id, nid, sizeof(*by_id), cmp_pair);
 	qsort(by_key, nkey, sizeof(*by_key), cmp_pair);
+	c.by_key = by_key;
+	c.nkey = nkey;
 	for (size_t i = 0, j; i < nid; i = j) {
 		for (j = i; j < nid && by_id[j].k == by_id[i].k; j++)
 			;
@@ -778,7 +813,8 @@ hist_check(struct hist *h, struct hist_report *r)
 			;
 		check_put(&c, by_key[i].k, by_key + i, j - i);
 	}
-	if (hist_check_cap(c.ops, c.n, r) != 0)
+	if (hist_check_cap(c.ops, c.n, r) != 0 ||
+	    hist_check_after(c.ops, c.n, r) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -814,6 +850,7 @@ hist_rule_name(enum hist_rule rule)
 		[HIST_R_UNKNOWN] = "unknown",
 		[HIST_R_INTEGRITY] = "integrity",
 		[HIST_R_CAP] = "cap",
+		[HIST_R_AFTER] = "after",
 	};
 
 	return (unsigned)rule < HIST_RULES_ ? names[rule] : "?";
@@ -881,6 +918,11 @@ hist_report_print(
 		    " concurrent tasks each: at most %" PRIu32
 		    " of one group surely taken at once\n",
 		    r->gcap, r->gcap_peak);
+	if (r->children != 0)
+		fprintf(f,
+		    "%zu takes of tasks put after a parent, each after its "
+		    "parent's ack or delete\n",
+		    r->children);
 	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",

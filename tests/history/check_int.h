@@ -25,4 +25,10 @@ void hist_violation(struct hist_report *r, const struct hist_op *ops,
  * memory. */
 int hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r);
 
+/* The rule "after" (history.h) over the `n` operations `ops`, sorted by
+ * invocation; r->children counts the takes it judged. 0, or -1 out of
+ * memory. */
+int hist_check_after(
+    const struct hist_op *ops, size_t n, struct hist_report *r);
+
 #endif

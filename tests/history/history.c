@@ -148,6 +148,8 @@ static const char *const state_names[] = {
 	"delayed",
 	"taken",
 	"buried",
+	"done",
+	"waiting",
 };
 
 const char *
@@ -217,7 +219,9 @@ hist_format(const struct hist_op *op, char *buf, size_t cap)
 		OUT(" group=%u", (unsigned)op->group);
 	if (op->gcap != 0)
 		OUT(" gcap=%" PRIu32, op->gcap);
-	if (op->state >= 0 && op->state <= 4)
+	if (op->after != 0)
+		OUT(" after=%" PRIu64, op->after);
+	if (op->state >= 0 && op->state <= 6)
 		OUT(" state=%s", state_names[op->state]);
 	if (op->err != 0)
 		OUT(" err=%d", op->err);
@@ -254,6 +258,8 @@ parse_field(struct hist_op *op, const char *f)
 	errno = 0;
 	if (strcmp(name, "id") == 0)
 		op->id = strtoull(v, &end, 10);
+	else if (strcmp(name, "after") == 0)
+		op->after = strtoull(v, &end, 10);
 	else if (strcmp(name, "lease") == 0)
 		op->lease = strtoull(v, &end, 10);
 	else if (strcmp(name, "key") == 0)

@@ -39,7 +39,8 @@
  *              the end with attempts >= M, only after a release of the
  *              take that reached those attempts (release never buries:
  *              every other end of a lease does, at M); nothing is buried
- *              below M;
+ *              below M but a task put after a parent (its parent's
+ *              failure for good buries it);
  *   unknown    an operation whose outcome is unknown has one outcome,
  *              never both: a put creates at most one task, an unknown ack
  *              that a newer take shows did not happen cannot be what
@@ -64,6 +65,15 @@
  *              one capped tube.) The same for each fair group of that
  *              tube with a cap (a take's group and gcap): no more of the
  *              group's tasks surely taken at once than gcap.
+ *   after      a task put after a parent (a put's `after`; its rule for a
+ *              parent's failure "fail", the default, and nothing kicks)
+ *              is never taken before its parent was acked or deleted: an
+ *              answered take of it completes after the invocation of an
+ *              ack or a delete of the parent that succeeded or whose
+ *              outcome is unknown. (A parent that failed for good buries
+ *              the child, which is then never taken; one deleted and
+ *              forgotten before the put counts as acked: its delete came
+ *              first all the same.)
  *
  * Thread safety: hist_add may be called from any thread; everything else
  * from one thread once the recording threads are done. */
@@ -139,6 +149,7 @@ struct hist_op {
 	                      none) */
 	uint8_t group;     /* take: the task's fair group, 1..255 (0:
 	                      none) */
+	uint64_t after;    /* put: the task it was put after (0: none) */
 	int16_t err;       /* HIST_ERR: the SLUICE_E* code */
 	int8_t state;      /* ack, fail, release, touch: the state after, as
 	                      reported (0 gone); final: the state; else
@@ -219,6 +230,7 @@ enum hist_rule {
 	HIST_R_UNKNOWN,
 	HIST_R_INTEGRITY,
 	HIST_R_CAP,
+	HIST_R_AFTER,
 	HIST_RULES_
 };
 
@@ -245,6 +257,7 @@ struct hist_report {
 	uint32_t gcap;      /* a capped group's cap (0: no take had one) */
 	uint32_t gcap_peak; /* the most of one group's tasks surely taken
 	                       at once */
+	size_t children;    /* answered takes of tasks put after a parent */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

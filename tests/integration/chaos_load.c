@@ -8,7 +8,9 @@
  * their ttr into the history;
  * "bs" holds tasks put by both faces (beanstalk's put has no
  * max_attempts), and both faces take from it, so leases of the two
- * faces meet on the same tasks. Every put's payload names it
+ * faces meet on the same tasks. One "lib" put in six or so names a task
+ * the thread put before as its parent (the history's rule "after"). Every
+ * put's payload names it
  * (hist_payload). Puts carry no key, so the library never sends one
  * twice behind the client's back.
  *
@@ -157,7 +159,7 @@ lib_put(struct lib_th *t)
 {
 	struct sluice_batch_item items[3];
 	char payload[3][HIST_PAYLOAD_MAX];
-	uint64_t keys[3];
+	uint64_t keys[3], parents[3] = { 0, 0, 0 };
 	size_t n = 1 + (size_t)t_below(&t->rng, 3);
 	int64_t t0;
 	int rc;
@@ -178,6 +180,16 @@ lib_put(struct lib_th *t)
 		}
 		if (t_below(&t->rng, 20) == 0)
 			o->delay_ms = 50 + t_below(&t->rng, 250);
+		/* after a task this thread put, of either tube: it waits
+		 * until that one is acked or deleted (or is buried when it
+		 * fails for good; unknown by now: ENOTFOUND) */
+		if (!bs && t->nrecent > 0 && t_below(&t->rng, 6) == 0) {
+			size_t k = t->nrecent < 32 ? t->nrecent : 32;
+
+			parents[i] = t->recent[t_below(&t->rng, k)];
+			o->after = &parents[i];
+			o->nafter = 1;
+		}
 		keys[i] = lib_key(t);
 		items[i].payload = payload[i];
 		items[i].len = hist_payload(keys[i], payload[i]);
@@ -195,6 +207,7 @@ lib_put(struct lib_th *t)
 		lib_op(t, &op, HIST_PUT, t0);
 		op.key = keys[i];
 		op.max = items[i].opts.max_attempts;
+		op.after = parents[i];
 		if (irc == 0) {
 			op.id = items[i].id;
 			lib_remember(t, op.id);

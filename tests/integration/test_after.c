@@ -5,7 +5,8 @@
  * follower; a parent failing for good applies each rule (fail: buried
  * with "task N failed: ERROR", ignore: runs, cancel: deleted with its
  * own children); bad input gets its own error and puts nothing; stats
- * and /metrics count the waiting tasks. */
+ * and /metrics count the waiting tasks; a batch put names parents as a
+ * single put does. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -556,6 +557,79 @@ test_bad_input(void **state)
 	sluice_close(c);
 }
 
+/* A batch put names parents as a single put does: its items wait for
+ * them (one by id, one by key), a take of each carries its parent, and
+ * a bad parent (an id 0, over 1,000) refuses the whole batch and puts
+ * nothing. (libsluice's batch put sent no parents: its tasks were ready
+ * at once.) */
+static void
+test_batch_puts_with_parents(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	static uint64_t many[1001];
+	struct sluice_batch_item items[3];
+	struct sluice_put_opts o;
+	struct sluice_client *c;
+	struct sluice_task *t;
+	const char *const keys[] = { "a-key" };
+	uint64_t a, zero = 0;
+
+	it_start(s);
+	c = it_client(s);
+	sluice_put_opts_init(&o);
+	o.tube = "bat";
+	o.key = "a-key";
+	a = it_put_o(c, &o, "A");
+	memset(items, 0, sizeof(items));
+	for (int i = 0; i < 3; i++) {
+		sluice_put_opts_init(&items[i].opts);
+		items[i].opts.tube = "bat";
+		items[i].payload = "child";
+		items[i].len = 5;
+	}
+	items[0].opts.after = &a;
+	items[0].opts.nafter = 1;
+	items[1].opts.after_keys = keys;
+	items[1].opts.nafter_keys = 1;
+	it_rc(c, sluice_put_batch(c, items, 3), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(items[i].rc, 0);
+	assert_int_equal(it_state(c, items[0].id), SLUICE_WAITING);
+	assert_int_equal(it_state(c, items[1].id), SLUICE_WAITING);
+	assert_int_equal(it_state(c, items[2].id), SLUICE_READY);
+	/* A (the lower id) first; then, in any order, the children each
+	 * with its parent and the third without */
+	t = it_take(c, "bat", 0, 1);
+	assert_int_equal(t->id, a);
+	it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	for (int k = 0; k < 3; k++) {
+		int i = 0;
+
+		t = it_take(c, "bat", 1000, 1);
+		while (i < 3 && items[i].id != t->id)
+			i++;
+		assert_true(i < 3);
+		assert_int_equal(t->nparents, i < 2 ? 1 : 0);
+		if (i < 2) {
+			assert_int_equal(t->parents[0].id, a);
+			assert_int_equal(t->parents[0].outcome, 1);
+		}
+		it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	/* bad parents refuse the batch: nothing is put */
+	items[0].opts.after = &zero;
+	it_rc(c, sluice_put_batch(c, items, 3), SLUICE_EINVAL);
+	for (int i = 0; i < 1001; i++)
+		many[i] = a;
+	items[0].opts.after = many;
+	items[0].opts.nafter = 1001;
+	it_rc(c, sluice_put_batch(c, items, 3), SLUICE_ELIMIT);
+	assert_int_equal(it_counts(c, "bat").ready, 0);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -574,6 +648,8 @@ main(void)
 		    test_parent_fails, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_batch_puts_with_parents, it_setup, it_teardown),
 	};
 	return cmocka_run_group_tests_name("after", tests, NULL, NULL);
 }

@@ -30,6 +30,9 @@
  * - A task's view: its payload as text, or size and base64 when binary,
  *   truncated with a note when large; last error, attempts, times in UTC
  *   with their age, its result when done.
+ * - A task put with parents: the tube's row, tab and counts say waiting; a
+ *   task's view names its parents (how each ended) and its children as
+ *   links to their views; found by key, it shows in the waiting tab.
  * - A tube with fair groups lists its groups with the largest backlog
  *   beside its limits (a screenshot: dashboard-groups).
  * - The errors tab has no pager, a message does not outlive its view,
@@ -935,6 +938,123 @@ test_page_shows_a_tubes_groups(void **state)
 	sluice_close(c);
 }
 
+/* A task put with parents: the tube's row and page count it waiting (a
+ * tab of its own), and a task's view names its parents (with how each
+ * ended) and its children as links to their views, how many parents are
+ * pending and the rule for a parent's failure. A waiting task found by
+ * its key shows in the waiting tab (the table had no columns for that
+ * state, and drew nothing). */
+static void
+test_the_page_shows_a_tasks_parents_and_children(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	struct sluice_ack_opts ao = { .result = "rows=500" };
+	struct sluice_task *t;
+	char sid[128], url[256], js[1024], cond[128], row[8192], *dom;
+	uint64_t a, b, cc, d, bc[2];
+
+	start_page_srv(state, &p, "deps", false);
+	c = it_client(p.s);
+	sluice_put_opts_init(&o);
+	o.tube = "etl";
+	a = it_put_o(c, &o, "extract");
+	o.after = &a;
+	o.nafter = 1;
+	b = it_put_o(c, &o, "transform 1");
+	cc = it_put_o(c, &o, "transform 2");
+	bc[0] = b;
+	bc[1] = cc;
+	o.after = bc;
+	o.nafter = 2;
+	o.key = "join-1";
+	o.on_parent_failure = SLUICE_ON_PARENT_IGNORE;
+	d = it_put_o(c, &o, "load");
+	assert_int_equal(it_state(c, b), SLUICE_WAITING);
+	t = it_take(c, "etl", 0, 1);
+	assert_int_equal(t->id, a);
+	it_rc(c, sluice_ack_opts(c, t->id, t->lease, &ao, NULL), 0);
+	sluice_task_free(t);
+	assert_int_equal(it_state(c, b), SLUICE_READY);
+	assert_int_equal(it_state(c, d), SLUICE_WAITING);
+
+	page_session(state, sid, sizeof(sid));
+	/* The overview: 2 ready, 1 waiting. */
+	snprintf(url, sizeof(url), "http://%s/", p.haddr);
+	dom = wd_dom(
+	    sid, url, "return !!document.querySelector('tr[data-tube=etl]')");
+	tube_row(dom, "etl", row, sizeof(row));
+	assert_cell(row, "ready", 2);
+	assert_cell(row, "waiting", 1);
+	free(dom);
+
+	/* The tube's page: its counts and the waiting tab with the task. */
+	snprintf(url, sizeof(url), "http://%s/#tube=etl&tab=waiting", p.haddr);
+	wd_go(sid, url);
+	snprintf(js, sizeof(js),
+	    "return !!document.querySelector('#tasks tbody "
+	    "tr[data-id=\\\"%" PRIu64 "\\\"][data-state=waiting]') && "
+	    "document.querySelector('button[data-tab=waiting]').textContent "
+	    "=== 'waiting (1)' && "
+	    "document.querySelector('#tubecounts').textContent"
+	    ".includes(' \\\\u00b7 1 waiting \\\\u00b7 ')",
+	    d);
+	wd_until(sid, js);
+
+	/* The join's view: waiting, both parents pending, links to them. */
+	snprintf(js, sizeof(js), "#tasks a.task[data-id='%" PRIu64 "']", d);
+	wd_click(sid, js);
+	wd_field(sid, "state", "v === 'waiting'");
+	snprintf(cond, sizeof(cond),
+	    "v === '%" PRIu64 " (pending), %" PRIu64 " (pending)'", b, cc);
+	wd_field(sid, "parents", cond);
+	wd_field(sid, "parents pending", "v === '2 of 2'");
+	wd_field(sid, "on parent failure", "v === 'ignore'");
+	wd_shot(dir_of(state), sid, "dashboard-deps");
+	/* A parent's link opens its view: its own parent done, its child. */
+	snprintf(js, sizeof(js), "#taskinfo a.task[data-id='%" PRIu64 "']", b);
+	wd_click(sid, js);
+	snprintf(js, sizeof(js),
+	    "return document.querySelector('#taskview').dataset.id === "
+	    "'%" PRIu64 "'",
+	    b);
+	wd_until(sid, js);
+	wd_field(sid, "state", "v === 'ready'");
+	snprintf(cond, sizeof(cond), "v === '%" PRIu64 " (done)'", a);
+	wd_field(sid, "parents", cond);
+	wd_field(sid, "parents pending", "v === '0 of 1'");
+	snprintf(cond, sizeof(cond), "v === '%" PRIu64 "'", d);
+	wd_field(sid, "children", cond);
+	/* and the child's link the child's. */
+	snprintf(js, sizeof(js), "#taskinfo a.task[data-id='%" PRIu64 "']", d);
+	wd_click(sid, js);
+	snprintf(js, sizeof(js),
+	    "return document.querySelector('#taskview').dataset.id === "
+	    "'%" PRIu64 "' && document.querySelector('#taskview')"
+	    ".dataset.state === 'waiting'",
+	    d);
+	wd_until(sid, js);
+
+	/* Found by its key from the ready tab: the waiting tab, its row. */
+	snprintf(url, sizeof(url), "http://%s/#tube=etl&tab=ready", p.haddr);
+	wd_go(sid, url);
+	wd_until(sid,
+	    "return document.querySelectorAll('#tasks tbody "
+	    "tr[data-state=ready]').length === 2");
+	wd_type(sid, "#q", "join-1\\uE007"); /* Enter */
+	snprintf(js, sizeof(js),
+	    "return document.querySelector('button[data-tab=waiting]')"
+	    ".getAttribute('aria-selected') === 'true' && "
+	    "!!document.querySelector('#tasks tbody tr[data-id=\\\"%" PRIu64
+	    "\\\"][data-state=waiting]') && "
+	    "document.querySelector('#pageinfo').textContent === "
+	    "'search result'",
+	    d);
+	wd_until(sid, js);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -957,6 +1077,9 @@ main(void)
 		    test_the_view_of_a_task, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_page_says_only_what_is_so, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_shows_a_tasks_parents_and_children, it_setup,
+		    it_teardown),
 	};
 
 	if (!wd_found())

@@ -2,7 +2,7 @@
  * good one that uses every allowance the rules give (a take lost in a
  * crash, unknown acks and deletes, a release past max_attempts, the
  * beanstalk face), and for each rule a history that breaks it (a cap
- * exceeded among them), which the
+ * exceeded, a child taken before its parent's ack among them), which the
  * checker must name. Lines are hist_format's: invoke, complete (us),
  * client, face, type, outcome, fields. */
 #include <stdio.h>
@@ -573,6 +573,67 @@ test_a_group_cap_exceeded_is_caught(void **state)
 #undef G_END
 }
 
+/* A task put after a parent, taken before any ack or delete of that
+ * parent was even asked: caught once. Taken after the parent's ack (one
+ * of unknown outcome included, the child's put unknown too), or put
+ * after a parent deleted before, it is fine; the line's after= field
+ * reads back as written. A child buried by its parent's failure, never
+ * taken, is no breach of "bury". */
+static void
+test_a_child_taken_before_its_parent_is_caught(void **state)
+{
+	static const char *const lines[] = {
+		"0 10 c1 lib put ok id=1 key=a1",
+		"20 30 c1 lib put ok id=2 key=a2 after=1",
+		"40 50 c2 lib take ok id=1 lease=100 key=a1 att=1",
+		"60 70 c2 lib ack ok id=1 lease=100 state=gone",
+		"80 90 c3 lib take ok id=2 lease=200 key=a2 att=1",
+		"95 99 c3 lib ack ok id=2 lease=200 state=gone",
+		/* the child taken while its parent still waits */
+		"100 110 c1 lib put ok id=3 key=a3",
+		"120 130 c1 lib put ok id=4 key=a4 after=3",
+		"140 150 c2 lib take ok id=4 lease=300 key=a4 att=1",
+		"160 170 c2 lib ack ok id=4 lease=300 state=gone",
+		"180 190 c2 lib take ok id=3 lease=400 key=a3 att=1",
+		"200 210 c2 lib ack ok id=3 lease=400 state=gone",
+		"300 310 c1 lib put ok id=5 key=a5",
+		"320 330 c1 lib put unknown key=a6 after=5",
+		"340 350 c2 lib take ok id=5 lease=500 key=a5 att=1",
+		"360 900 c2 lib ack unknown id=5 lease=500",
+		"400 410 c3 lib take ok id=6 lease=600 key=a6 att=1",
+		"420 430 c3 lib ack ok id=6 lease=600 state=gone",
+		"500 510 c1 lib put ok id=7 key=a7",
+		"520 530 c1 lib delete ok id=7",
+		"540 550 c1 lib put ok id=8 key=a8 after=7",
+		"560 570 c2 lib take ok id=8 lease=700 key=a8 att=1",
+		"580 590 c2 lib ack ok id=8 lease=700 state=gone",
+		/* a parent buried: its child too, never taken (not "bury") */
+		"600 610 c1 lib put ok id=9 key=a9 max=1",
+		"620 630 c1 lib put ok id=10 key=a10 after=9",
+		"640 650 c2 lib take ok id=9 lease=800 key=a9 att=1 max=1",
+		"660 670 c2 lib fail ok id=9 lease=800 state=buried",
+		"4000 4000 c0 - final ok id=9 key=a9 att=1 max=1 state=buried",
+		"4000 4000 c0 - final ok id=10 key=a10 state=buried",
+		"end 5000 complete",
+	};
+	struct hist_report r;
+	struct hist h;
+	char line[512];
+
+	(void)state;
+	CHECK(lines, &r);
+	assert_only(&r, HIST_R_AFTER, 1);
+	assert_int_equal(r.v[0].id, 4);
+	assert_int_equal(r.children, 4);
+	hist_report_free(&r);
+	hist_init(&h);
+	assert_int_equal(hist_parse(&h, lines[1]), 0);
+	assert_int_equal(h.ops[0].after, 1);
+	hist_format(&h.ops[0], line, sizeof(line));
+	assert_string_equal(line, lines[1]);
+	hist_free(&h);
+}
+
 /* hist_format and hist_parse agree, and payloads name their put. */
 static void
 test_text_and_payloads_round_trip(void **state)
@@ -633,6 +694,8 @@ main(void)
 		cmocka_unit_test(test_replies_that_do_not_fit_are_caught),
 		cmocka_unit_test(test_a_cap_exceeded_is_caught),
 		cmocka_unit_test(test_a_group_cap_exceeded_is_caught),
+		cmocka_unit_test(
+		    test_a_child_taken_before_its_parent_is_caught),
 		cmocka_unit_test(test_text_and_payloads_round_trip),
 	};
 

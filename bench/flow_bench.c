@@ -1,0 +1,365 @@
+/* flow-bench - what dependencies cost, measured against a running sluiced
+ * (bench/flow.sh starts one and writes docs/benchmarks.md): G graphs of
+ * two-level fan-out, each a parent, F children put after it and a join put
+ * after the F children (G * (F + 2) tasks: 102,000 for the default 1,000
+ * graphs of 100), against a plain tube of the same number of tasks without
+ * parents, --rounds times, alternating, each on a tube of its own.
+ *
+ * Each run puts everything first (batches of up to 500: the parents, then
+ * the children naming their parent's id, then the joins naming their 100
+ * children's ids), then W workers (a thread and a libsluice handle each:
+ * take one task waiting up to 1 s, ack it) drain the tube until every task
+ * is acked: the children become ready as their parent is acked, a join when
+ * its last child is. The put's and the drain's seconds are timed apart;
+ * the cost is the workflow's total time (put + drain) over the plain one's,
+ * minus one, of the medians (the goal: at most 20 %).
+ *
+ * Each take is checked: a task must carry as many parents as it was put
+ * after (its payload says which it is: none for a plain task or a parent,
+ * one for a child, F for a join), each acked (outcome 1), none pending; a
+ * failure counts as an error, as does any failed call. The output: a
+ * readable report, and with --json one JSON line last. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice.h"
+#include "util/clock.h"
+
+enum { BATCH = 500, ROUNDS_MAX = 9, FANOUT_MAX = 1000 };
+
+struct run {
+	const char *url;
+	const char *tube;
+	uint64_t want;     /* stop after this many tasks */
+	uint32_t fanout;   /* a join's parents; 0: plain tube */
+	int64_t end;       /* monotonic ms: give up */
+	atomic_ulong n;    /* tasks taken */
+	atomic_int errors; /* failed calls */
+	atomic_int early;  /* tasks taken with a parent not acked */
+};
+
+static double
+mono_s(void)
+{
+	return (double)clock_mono_ns() / 1e9;
+}
+
+static struct sluice_client *
+connect_url(const char *url)
+{
+	struct sluice_client *c = NULL;
+	int rc = sluice_open(url, &c);
+
+	if (rc != 0) {
+		fprintf(stderr, "flow-bench: connect %s: %s\n", url,
+		    sluice_strerror(rc));
+		exit(1);
+	}
+	return c;
+}
+
+/* The payloads: 100 bytes, the first saying what the task is, so that a
+ * take can check its parents: none for a plain task or a parent, one for
+ * a child, the fan-out for a join. */
+enum { PAYLOAD = 100 };
+static char payloads[4][PAYLOAD];
+enum role { R_PLAIN, R_PARENT, R_CHILD, R_JOIN };
+
+/* Puts n tasks of `role` into `tube`; task i after `nafter` ids from
+ * `after + first[i]` when after is not NULL; their ids into `ids`
+ * (optional). */
+static void
+put_tasks(struct sluice_client *c, const char *tube, size_t n, enum role role,
+    const uint64_t *after, const size_t *first, uint32_t nafter, uint64_t *ids)
+{
+	static struct sluice_batch_item items[BATCH];
+	/* A join names up to FANOUT_MAX ids: keep a batch under the
+	 * message limit. */
+	size_t per = nafter > 10 ? 50 : BATCH;
+
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < per ? n - done : per;
+		int rc;
+
+		memset(items, 0, sizeof(items));
+		for (size_t i = 0; i < k; i++) {
+			sluice_put_opts_init(&items[i].opts);
+			items[i].opts.tube = tube;
+			if (after != NULL) {
+				items[i].opts.after = after + first[done + i];
+				items[i].opts.nafter = nafter;
+			}
+			items[i].payload = payloads[role];
+			items[i].len = PAYLOAD;
+		}
+		if ((rc = sluice_put_batch(c, items, k)) != 0) {
+			fprintf(stderr, "flow-bench: put: %s (%s)\n",
+			    sluice_strerror(rc), sluice_errmsg(c));
+			exit(1);
+		}
+		for (size_t i = 0; i < k; i++) {
+			if (items[i].rc != 0) {
+				fprintf(stderr, "flow-bench: put: %s (%s)\n",
+				    sluice_strerror(items[i].rc),
+				    items[i].errmsg);
+				exit(1);
+			}
+			if (ids != NULL)
+				ids[done + i] = items[i].id;
+		}
+		done += k;
+	}
+}
+
+/* A graph tube: the parents, the children, the joins. */
+static void
+put_flow(
+    struct sluice_client *c, const char *tube, uint32_t graphs, uint32_t fanout)
+{
+	size_t nc = (size_t)graphs * fanout;
+	uint64_t *pid = calloc(graphs, sizeof(*pid));
+	uint64_t *cid = calloc(nc, sizeof(*cid));
+	size_t *first = calloc(nc, sizeof(*first));
+
+	if (pid == NULL || cid == NULL || first == NULL) {
+		fprintf(stderr, "flow-bench: out of memory\n");
+		exit(1);
+	}
+	put_tasks(c, tube, graphs, R_PARENT, NULL, NULL, 0, pid);
+	for (size_t i = 0; i < nc; i++)
+		first[i] = i / fanout;
+	put_tasks(c, tube, nc, R_CHILD, pid, first, 1, cid);
+	for (size_t g = 0; g < graphs; g++)
+		first[g] = g * fanout;
+	put_tasks(c, tube, graphs, R_JOIN, cid, first, fanout, NULL);
+	free(pid);
+	free(cid);
+	free(first);
+}
+
+/* A task taken: as many parents as its role gives it (none for a plain
+ * task or a parent, one for a child, `fanout` for a join), each acked,
+ * none pending. */
+static bool
+parents_done(const struct sluice_task *t, uint32_t fanout)
+{
+	static const uint32_t want[] = { 0, 0, 1, 0 };
+	int role =
+	    t->payload_len == PAYLOAD ? ((const char *)t->payload)[0] : -1;
+
+	if (role < R_PLAIN || role > R_JOIN || t->parents_pending != 0)
+		return false;
+	if (t->nparents != (role == R_JOIN ? fanout : want[role]))
+		return false;
+	for (size_t i = 0; i < t->nparents; i++)
+		if (t->parents[i].outcome != 1)
+			return false;
+	return true;
+}
+
+static void *
+worker(void *arg)
+{
+	struct run *r = arg;
+	struct sluice_client *c = connect_url(r->url);
+	const char *tubes[] = { r->tube };
+	struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
+
+	while (clock_mono_ms() < r->end && atomic_load(&r->n) < r->want) {
+		struct sluice_task *t = NULL;
+		size_t n = 0;
+		int rc = sluice_take(c, &o, &t, &n);
+
+		if (rc == SLUICE_ETIMEDOUT)
+			continue;
+		if (rc != 0 || n != 1) {
+			atomic_fetch_add(&r->errors, 1);
+			sluice_task_free(t);
+			continue;
+		}
+		atomic_fetch_add(&r->n, 1);
+		if (!parents_done(&t[0], r->fanout))
+			atomic_fetch_add(&r->early, 1);
+		if (sluice_ack(c, t[0].id, t[0].lease, NULL, NULL) != 0)
+			atomic_fetch_add(&r->errors, 1);
+		sluice_task_free(t);
+	}
+	sluice_close(c);
+	return NULL;
+}
+
+struct times {
+	double put_s, drain_s;
+};
+
+/* Puts and drains one tube: a plain one (fanout 0) or the graphs. */
+static struct times
+run_one(const char *url, const char *tube, uint32_t graphs, uint32_t fanout,
+    bool flow, int workers, int *errors)
+{
+	struct sluice_client *c = connect_url(url);
+	uint64_t want = (uint64_t)graphs * (fanout + 2);
+	struct run r = { .url = url,
+		.tube = tube,
+		.want = want,
+		.fanout = flow ? fanout : 0 };
+	pthread_t *th = calloc((size_t)workers, sizeof(*th));
+	struct times tm;
+	double t0 = mono_s();
+
+	if (flow)
+		put_flow(c, tube, graphs, fanout);
+	else
+		put_tasks(c, tube, (size_t)want, R_PLAIN, NULL, NULL, 0, NULL);
+	tm.put_s = mono_s() - t0;
+	sluice_close(c);
+	t0 = mono_s();
+	r.end = clock_mono_ms() + 600000;
+	for (int i = 0; i < workers; i++)
+		pthread_create(&th[i], NULL, worker, &r);
+	for (int i = 0; i < workers; i++)
+		pthread_join(th[i], NULL);
+	tm.drain_s = mono_s() - t0;
+	free(th);
+	*errors += r.errors + r.early;
+	if (r.early != 0)
+		fprintf(stderr,
+		    "flow-bench: %s: %d tasks taken without their parents, "
+		    "or before they were all acked\n",
+		    tube, r.early);
+	if (r.n != want)
+		fprintf(stderr, "flow-bench: %s: %lu of %" PRIu64 " tasks\n",
+		    tube, (unsigned long)r.n, want);
+	return tm;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(const double *v, int n)
+{
+	double s[ROUNDS_MAX];
+
+	memcpy(s, v, (size_t)n * sizeof(*v));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "graphs", required_argument, NULL, 'g' },
+		{ "fanout", required_argument, NULL, 'f' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = "tcp://127.0.0.1:7711";
+	int workers = 32, rounds = 3, ch, errors = 0;
+	uint32_t graphs = 1000, fanout = 100;
+	bool json = false;
+	double pt[2][ROUNDS_MAX], dt[2][ROUNDS_MAX], tt[2][ROUNDS_MAX];
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'u':
+			url = optarg;
+			break;
+		case 'w':
+			workers = atoi(optarg);
+			break;
+		case 'g':
+			graphs = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'f':
+			fanout = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			fprintf(stderr,
+			    "usage: flow-bench [--url URL] [--workers W] "
+			    "[--graphs G] [--fanout F] [--rounds R] "
+			    "[--json]\n");
+			return 2;
+		}
+	}
+	if (workers < 1 || graphs == 0 || fanout < 2 || fanout > FANOUT_MAX ||
+	    rounds < 1 || rounds > ROUNDS_MAX) {
+		fprintf(stderr,
+		    "flow-bench: workers >= 1, graphs >= 1, "
+		    "fanout 2..1000, rounds 1..9\n");
+		return 2;
+	}
+	uint64_t tasks = (uint64_t)graphs * (fanout + 2);
+
+	for (int k = 0; k < 4; k++)
+		memset(payloads[k], k, PAYLOAD);
+
+	printf("%" PRIu32 " graphs of 1 -> %" PRIu32 " -> 1 (%" PRIu64
+	       " tasks) against %" PRIu64 " plain tasks, %d workers\n",
+	    graphs, fanout, tasks, tasks, workers);
+	for (int i = 0; i < rounds; i++) {
+		for (int k = 0; k < 2; k++) {
+			/* Alternate which goes first. */
+			int flow = (i % 2) ^ k;
+			char tube[32];
+			struct times tm;
+
+			snprintf(tube, sizeof(tube), "bench.%s.%d",
+			    flow ? "flow" : "plain", i);
+			tm = run_one(
+			    url, tube, graphs, fanout, flow, workers, &errors);
+			pt[flow][i] = tm.put_s;
+			dt[flow][i] = tm.drain_s;
+			tt[flow][i] = tm.put_s + tm.drain_s;
+			printf("round %d %-5s put %.2f s (%.0f tasks/s), "
+			       "drain %.2f s (%.0f tasks/s), total %.2f s\n",
+			    i + 1, flow ? "flow" : "plain", tm.put_s,
+			    (double)tasks / tm.put_s, tm.drain_s,
+			    (double)tasks / tm.drain_s, tt[flow][i]);
+		}
+	}
+	double mp[2], md[2], mt[2];
+
+	for (int k = 0; k < 2; k++) {
+		mp[k] = median(pt[k], rounds);
+		md[k] = median(dt[k], rounds);
+		mt[k] = median(tt[k], rounds);
+	}
+	printf("median: plain put %.2f s, drain %.2f s, total %.2f s; "
+	       "flow put %.2f s, drain %.2f s, total %.2f s\n",
+	    mp[0], md[0], mt[0], mp[1], md[1], mt[1]);
+	printf("cost of the workflow: put %+.1f %%, drain %+.1f %%, total "
+	       "%+.1f %%; errors %d\n",
+	    100 * (mp[1] / mp[0] - 1), 100 * (md[1] / md[0] - 1),
+	    100 * (mt[1] / mt[0] - 1), errors);
+	if (json)
+		printf("{\"graphs\":%" PRIu32 ",\"fanout\":%" PRIu32
+		       ",\"tasks\":%" PRIu64 ",\"workers\":%d,\"rounds\":%d,"
+		       "\"plain_put_s\":%.3f,\"plain_drain_s\":%.3f,"
+		       "\"flow_put_s\":%.3f,\"flow_drain_s\":%.3f,"
+		       "\"cost_pct\":%.1f,\"errors\":%d}\n",
+		    graphs, fanout, tasks, workers, rounds, mp[0], md[0], mp[1],
+		    md[1], 100 * (mt[1] / mt[0] - 1), errors);
+	return errors == 0 ? 0 : 1;
+}
