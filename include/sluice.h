@@ -118,6 +118,8 @@ enum sluice_error {
 	SLUICE_EMOVED = 33,     /* the cluster map gives the tube to another
 	                           cluster (docs/scaling.md): the reply names
 	                           it and its members; nothing was done */
+	SLUICE_EBATCH = 34,     /* the batch is closed or ended: it takes no
+	                           more tasks (sluice_batch_close) */
 	SLUICE_ERRMAX_
 };
 
