@@ -308,6 +308,12 @@ struct sluice_put_opts {
 	const char *const *after_keys;
 	size_t nafter_keys;
 	int on_parent_failure;
+	/* NULL: none. The batch it joins (sluice_batch.h; 1-200 bytes of
+	 * [A-Za-z0-9_.:/-]): not with replace, if_newer, period_ms,
+	 * debounce or throttle (SLUICE_EINVAL); a closed or ended batch:
+	 * SLUICE_EBATCH. A server older than batches answers
+	 * SLUICE_EPROTO. */
+	const char *batch;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -942,6 +948,8 @@ SLUICE_API int sluice_pause(
 
 /* Cron schedules that put tasks: sluice_sched.h, part of this header. */
 #include "sluice_sched.h"
+/* Batches of tasks with callbacks: sluice_batch.h, part of this header. */
+#include "sluice_batch.h"
 /* ---- several clusters ---------------------------------------------- */
 
 /* The cluster map and the routing handle: sluice_map.h, part of this
