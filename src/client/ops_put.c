@@ -206,9 +206,16 @@ sluice_put_batch(
 			return ops_bad_arg(c, "put batch: payload missing");
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const char *bn = items[i].opts.batch;
+
 		put_fields(
 		    &items[i].opts, items[i].payload, items[i].len, &v[i]);
+		if (bn != NULL) { /* its batch (parents: sluice_put alone) */
+			v[i].ext = true;
+			v[i].batch = msg_cstr(bn);
+		}
+	}
 	q.put_batch.n = (uint32_t)n;
 	q.put_batch.messages = true;
 	q.put_batch.items = v;

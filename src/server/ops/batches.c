@@ -105,12 +105,12 @@ reply_one(struct core *c, struct face_ctx *ctx, uint8_t op,
 	int rc = queue_batch_show(c->q, name->p, name->len, &i);
 
 	if (rc != 0) {
-		core_reply_err(c, ctx, op, rc,
+		core_reply_err(c, ctx, op, rc, "batch '%.*s': %s",
+		    (int)name->len, name->p,
 		    rc == SLUICE_ENOTFOUND
-		        ? "no batch '%.*s' (never made, or forgotten: a batch "
-		          "is kept the dedup window after it ended)"
-		        : "batch '%.*s'",
-		    (int)name->len, name->p);
+		        ? "no such batch (never made, or forgotten the dedup "
+		          "window after it ended)"
+		        : sluice_strerror(rc));
 		return;
 	}
 	to_msg(&i, &rep.batch_info);
