@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "it.h"
+#include "it_node.h"
 
 enum { N = 10000, WAIT_MS = 20000 };
 
@@ -91,7 +92,8 @@ wait_fired(struct sluice_client *c, const char *name, bool success)
 
 	for (;;) {
 		it_rc(c, sluice_batch_show(c, name, &b), 0);
-		if (b.ended && b.complete_id != 0 &&
+		if (b.ended &&
+		    (b.complete_tube[0] == '\0' || b.complete_id != 0) &&
 		    (!success || b.success_id != 0))
 			return b;
 		if (it_mono_ms() > end)
@@ -156,6 +158,49 @@ test_ten_thousand_exactly_once(void **state)
 	assert_non_null(strstr(it_out, "\"acked\":10000"));
 	assert_non_null(strstr(it_out, "\"ended\":true"));
 	sluice_close(c);
+}
+
+/* A batch that ends on a leader with a follower: the follower applies
+ * the end and the fire and puts nothing itself; promoted after the
+ * leader's kill -9, and restarted alone, it never puts the callbacks
+ * again. */
+static void
+test_failover_fires_once(void **state)
+{
+	struct sluice_batch_callback ok = { "ok", NULL, 0 };
+	struct it_node l, f;
+	struct sluice_task *t;
+	struct sluice_batch b;
+
+	it_node_init(state, &l, "l");
+	it_node_init(state, &f, "f");
+	it_node_follows(&f, &l);
+	it_node_start(&l);
+	it_node_start(&f);
+	it_rc(l.c, sluice_batch_set(l.c, "fo", &ok, NULL, 0, NULL), 0);
+	put_many(l.c, "fo", 300);
+	it_rc(l.c, sluice_batch_set(l.c, "fo", NULL, NULL, 1, NULL), 0);
+	assert_int_equal(drain(l.c, 300), 300);
+	b = wait_fired(l.c, "fo", true);
+	it_node_caught_up(&l, &f);
+	it_rc(f.c, sluice_batch_show(f.c, "fo", &b), 0);
+	assert_true(b.ended && b.success_id != 0);
+	it_node_kill(&l);
+	it_rc(f.c, sluice_promote(f.c, NULL), 0);
+	it_sleep_ms(500);
+	assert_int_equal(tasks(f.c, "ok", &t), 1);
+	assert_true(t[0].id == b.success_id);
+	sluice_task_free(t);
+	it_node_kill(&f);
+	for (size_t a = 0; f.s->args[a] != NULL; a += 2)
+		if (strcmp(f.s->args[a], "--follow") == 0)
+			f.s->args[a] = NULL; /* the last pair */
+	it_node_start(&f);
+	it_sleep_ms(500);
+	assert_int_equal(tasks(f.c, "ok", &t), 1);
+	sluice_task_free(t);
+	it_rc(f.c, sluice_batch_show(f.c, "fo", &b), 0);
+	assert_int_equal(b.acked, 300);
 }
 
 /* A fatal fail and a delete: on_complete with the failures counted, no
@@ -265,6 +310,8 @@ main(void)
 		    test_complete_with_failures, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_failover_fires_once, it_setup, it_node_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
