@@ -248,6 +248,8 @@ test_complete_with_failures(void **state)
 	assert_non_null(
 	    strstr(t[0].payload, "\"buried\":1,\"acked\":1,\"failed\":1"));
 	sluice_task_free(t);
+	assert_int_equal(it_node_kv(c, "batches"), 1);
+	assert_int_equal(it_node_kv(c, "batch_firings"), 1);
 	/* adding after the end */
 	rc = sluice_put(c, &o, "late", 4, NULL, NULL);
 	assert_int_equal(rc, SLUICE_EBATCH);

@@ -26,6 +26,13 @@ enum {
 };
 
 static int64_t retry_at;
+static uint64_t firings; /* BATCH_FIRE records decided here */
+
+uint64_t
+ops_batch_firings(void)
+{
+	return firings;
+}
 
 int64_t
 ops_batch_next_wake(struct core *c)
@@ -62,6 +69,7 @@ ops_batch_run(struct core *c)
 			retry_at = c->now + BATCH_RETRY_MS;
 			return;
 		}
+		firings++;
 	}
 }
 

@@ -47,6 +47,8 @@ void ops_sched_run(struct core *c);
  * wake for them (INT64_MAX: no need). */
 void ops_batch_run(struct core *c);
 int64_t ops_batch_next_wake(struct core *c);
+/* The BATCH_FIRE records this node decided as leader since it started. */
+uint64_t ops_batch_firings(void);
 int64_t ops_sched_next_wake(struct core *c);
 
 /* result.c: the queue's queue_final_fn (arg: the core): task `id`
