@@ -24,9 +24,10 @@
  * puts them again, and one that ended the batch but did not fire puts
  * them when it leads.
  *
- * Memory: a batch costs sizeof(struct batch) (about 120 bytes) + its
+ * Memory: a batch costs sizeof(struct batch) (about 160 bytes) + its
  * name + its callbacks' tubes and payloads (at most 64 KiB each); a
- * task in a live batch, 16 bytes in the member table + its index slot.
+ * task in a live batch, 16 bytes in the member table + its index slot
+ * (about 40 bytes with the allocator's overhead).
  * At most QUEUE_BATCHES_MAX batches at once (a put or set that would
  * make one more: SLUICE_ELIMIT). An ended batch forgets its members and
  * is kept, with its counts, the dedup window (cfg.dedup_ms) after its

@@ -8,6 +8,7 @@
  * records round-trip; an ended batch is forgotten after the dedup
  * window. Every record goes through the harness (decide, encode,
  * decode, apply). */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +474,48 @@ test_many(void **state)
 	check(h);
 }
 
+static size_t
+heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* A task in a batch costs at most 64 bytes more than one without; a
+ * batch with callbacks, at most 1 KiB beside its payloads. */
+static void
+test_memory(void **state)
+{
+	struct tq *h = H(state);
+	enum { N = 10000 };
+	size_t base, used;
+
+	h->keep = false;
+	assert_int_equal(bput(h, "m", "x", 0, NULL), 0); /* the batch */
+	base = heap_bytes();
+	for (int i = 0; i < N; i++)
+		assert_int_equal(bput(h, "m", "x", 0, NULL), 0);
+	used = heap_bytes() - base;
+	base = heap_bytes();
+	for (int i = 0; i < N; i++)
+		assert_int_equal(bput(h, NULL, "x", 0, NULL), 0);
+	used -= heap_bytes() - base;
+	print_message("a task in a batch: %.1f bytes more\n", (double)used / N);
+	assert_true(used <= (size_t)64 * N);
+	base = heap_bytes();
+	for (int i = 0; i < 100; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "b%d", i);
+		assert_int_equal(set(h, name, "ok", "p", "done", "q"), 0);
+	}
+	used = heap_bytes() - base;
+	print_message(
+	    "a batch with two callbacks: %.1f bytes\n", (double)used / 100);
+	assert_true(used <= (size_t)1024 * 100);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -486,6 +529,7 @@ main(void)
 		T(test_records),
 		T(test_replay_and_snapshot),
 		T(test_many),
+		T(test_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
