@@ -263,9 +263,14 @@ class ClientTest(ServerTest):
         b = self.c.batch_set("py", close=True)
         self.assertEqual((b["total"], b["ready"], b["closed"]),
                          (2, 2, True))
-        for t in self.c.take(["w"], max=2):
-            self.c.ack(t.id, t.lease)
-        for _ in range(100):
+        acked = 0
+        for _ in range(50):
+            for t in self.c.take(["w"], max=2, wait_ms=100):
+                self.c.ack(t.id, t.lease)
+                acked += 1
+            if acked == 2:
+                break
+        for _ in range(500):
             b = self.c.batch_show("py")
             if b["on_complete"]["task"]:
                 break
