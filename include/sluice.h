@@ -118,6 +118,8 @@ enum sluice_error {
 	SLUICE_EMOVED = 33,     /* the cluster map gives the tube to another
 	                           cluster (docs/scaling.md): the reply names
 	                           it and its members; nothing was done */
+	SLUICE_EBATCH = 34,     /* the batch is closed or ended: it takes no
+	                           more tasks (sluice_batch_close) */
 	SLUICE_ERRMAX_
 };
 
@@ -306,6 +308,12 @@ struct sluice_put_opts {
 	const char *const *after_keys;
 	size_t nafter_keys;
 	int on_parent_failure;
+	/* NULL: none. The batch it joins (sluice_batch.h; 1-200 bytes of
+	 * [A-Za-z0-9_.:/-]): not with replace, if_newer, period_ms,
+	 * debounce or throttle (SLUICE_EINVAL); a closed or ended batch:
+	 * SLUICE_EBATCH. A server older than batches answers
+	 * SLUICE_EPROTO. */
+	const char *batch;
 };
 
 /* Sets the defaults: tube NULL ("default"), priority SLUICE_PRI_DEFAULT,
@@ -942,6 +950,8 @@ SLUICE_API int sluice_pause(
 
 /* Cron schedules that put tasks: sluice_sched.h, part of this header. */
 #include "sluice_sched.h"
+/* Batches of tasks with callbacks: sluice_batch.h, part of this header. */
+#include "sluice_batch.h"
 /* ---- several clusters ---------------------------------------------- */
 
 /* The cluster map and the routing handle: sluice_map.h, part of this

@@ -83,6 +83,15 @@ put_after(struct sluice_client *c, const struct sluice_put_opts *o,
     struct msg_put *p, struct msg_str **keys)
 {
 	*keys = NULL;
+	if (o != NULL && o->batch != NULL) {
+		size_t n = strlen(o->batch);
+
+		if (n == 0 || n > MSG_BATCH_NAME_MAX)
+			return ops_bad_arg(
+			    c, "put: a batch name is 1-200 bytes");
+		p->ext = true;
+		p->batch = (struct msg_str) { o->batch, n };
+	}
 	if (o == NULL || (o->nafter == 0 && o->nafter_keys == 0))
 		return 0;
 	if ((o->nafter > 0 && o->after == NULL) ||

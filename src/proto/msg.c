@@ -127,6 +127,8 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_HISTORY] = "history",
 	[MSG_OP_GROUPS] = "groups",
 	[MSG_OP_GROUP] = "group",
+	[MSG_OP_BATCH_SHOW] = "batch_show",
+	[MSG_OP_BATCH_SET] = "batch_set",
 	[MSG_OP_SCHED_SET] = "sched_set",
 	[MSG_OP_SCHED_LIST] = "sched_list",
 	[MSG_OP_SCHED_CTL] = "sched_ctl",
@@ -232,6 +234,8 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_HISTORY] = &msg_stats_family,
 	[MSG_OP_GROUPS] = &msg_groups_family,
 	[MSG_OP_GROUP] = &msg_group_family,
+	[MSG_OP_BATCH_SHOW] = &msg_batch_family,
+	[MSG_OP_BATCH_SET] = &msg_batch_family,
 	[MSG_OP_SCHED_SET] = &msg_sched_family,
 	[MSG_OP_SCHED_LIST] = &msg_sched_family,
 	[MSG_OP_SCHED_CTL] = &msg_sched_family,
@@ -482,6 +486,7 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_HISTORY:
 	case MSG_OP_GROUPS:
 	case MSG_OP_SCHED_LIST:
+	case MSG_OP_BATCH_SHOW:
 	case MSG_OP_SCHED_SET: /* absolute values: twice is once */
 	case MSG_OP_WAIT:
 	case MSG_OP_CANCEL: /* a task cancelled twice is cancelled */

@@ -100,9 +100,11 @@ enum msg_op {
 	MSG_OP_SWITCHOVER = 0x23, /* hand the leadership to a named member */
 	MSG_OP_HISTORY = 0x24,    /* events per second, 15 minutes (rates) */
 	/* 0x25..0x27: the beanstalk face's */
-	MSG_OP_AUTH = 0x28,   /* bind the session to a token (--auth) */
-	MSG_OP_GROUPS = 0x29, /* a tube's fair groups by backlog */
-	MSG_OP_GROUP = 0x2a,  /* a tube's group limits (msg_group.h) */
+	MSG_OP_AUTH = 0x28,       /* bind the session to a token (--auth) */
+	MSG_OP_GROUPS = 0x29,     /* a tube's fair groups by backlog */
+	MSG_OP_GROUP = 0x2a,      /* a tube's group limits (msg_group.h) */
+	MSG_OP_BATCH_SHOW = 0x2b, /* a batch's counts (msg_batch.h) */
+	MSG_OP_BATCH_SET = 0x2c,  /* a batch's callbacks, or its close */
 	MSG_OP_CANCEL = 0x2d, /* cancel tasks by id (delete_batch's layout) */
 	MSG_OP_WAIT = 0x2e,   /* a task's result, waiting until it ends */
 	MSG_OP_SCHED_SET = 0x2f,  /* create or replace a schedule */
@@ -192,6 +194,7 @@ struct msg_iter {
 /* The schedule ops' messages: part of this header, after the types they
  * use. */
 #include "proto/msg_sched.h"
+#include "proto/msg_batch.h"
 /* The cluster map's messages: part of this header (they use msg_str and
  * msg_iter, above; msg_req and msg_rep, below, hold them). */
 #include "proto/msg_map.h"
@@ -238,6 +241,7 @@ struct msg_put {
 	uint32_t nafter_keys;
 	const struct msg_str *after_keys; /* encode */
 	struct msg_iter after_keys_it;    /* decode: msg_next_key() */
+	struct msg_str batch; /* tag 3: the batch it joins; len 0: none */
 	/* Decoded batch items only: 0, or the SLUICE_E* code that refuses
 	 * this item alone (SLUICE_ETUBE, SLUICE_EKEY, SLUICE_EINVAL for a
 	 * replace without a key, SLUICE_ETOOBIG); its fields are then as
@@ -602,6 +606,7 @@ struct msg_req {
 		struct msg_errors_req errors;
 		struct msg_group_req group;
 		struct msg_sched_set sched_set;
+		struct msg_batch_req batch;
 		struct msg_sched_ctl sched;
 		struct msg_map_entry map_set;
 		struct msg_str map_prefix; /* map_delete */
@@ -859,7 +864,8 @@ struct msg_rep {
 		struct msg_cluster cluster;
 		struct msg_history history;
 		struct msg_group_rep group;
-		struct msg_scheds scheds; /* the schedule ops */
+		struct msg_scheds scheds;    /* the schedule ops */
+		struct msg_batch batch_info; /* the batch ops */
 		struct msg_map map;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,

@@ -8,10 +8,13 @@
  *   1 AFTER       u8 on_parent_failure (0 fail, 1 ignore, 2 cancel),
  *                 then n u64 parent ids (n >= 0)
  *   2 AFTER_KEYS  u16 n, then n str16 keys of tasks in the put's tube
+ *   3 BATCH       the batch's name, 1..MSG_BATCH_NAME_MAX bytes (the
+ *                 whole field)
  * A tag this version does not know is EPROTO: a newer client learns that
- * this server would not do what it asked. Later fields (a batch name)
- * are new tags. The parents, ids and keys together, are 1..MSG_AFTER_MAX
- * (else ELIMIT); without AFTER the rule is fail.
+ * this server would not do what it asked. Later fields are new tags.
+ * The parents, ids and keys together, are at most MSG_AFTER_MAX (else
+ * ELIMIT), and a put has parents or a batch or both; without AFTER the
+ * rule is fail.
  *
  * A task record's dependencies come last, after its group: u8
  * on_parent_failure, u32 pending, u16 nparents, each parent as u64 id,
@@ -23,7 +26,7 @@
 #include "proto/msg_wire.h"
 #include "sluice.h"
 
-enum { TAG_AFTER = 1, TAG_AFTER_KEYS = 2 };
+enum { TAG_AFTER = 1, TAG_AFTER_KEYS = 2, TAG_BATCH = 3 };
 
 static int
 get_after(struct rd *r, uint32_t len, struct msg_put *p)
@@ -89,11 +92,17 @@ msg_get_put_ext(struct rd *r, uint8_t flags, struct msg_put *p)
 		case TAG_AFTER_KEYS:
 			TRY(get_after_keys(&s, len, p));
 			break;
+		case TAG_BATCH:
+			if (len == 0 || len > MSG_BATCH_NAME_MAX)
+				return len == 0 ? SLUICE_EINVAL : SLUICE_ELIMIT;
+			p->batch.p = (const char *)rd_bytes(&s, len);
+			p->batch.len = len;
+			break;
 		default:
 			return SLUICE_EPROTO;
 		}
 	}
-	if (p->nafter + p->nafter_keys == 0)
+	if (p->nafter + p->nafter_keys == 0 && p->batch.len == 0)
 		return SLUICE_EINVAL;
 	if (p->nafter + p->nafter_keys > MSG_AFTER_MAX)
 		return SLUICE_ELIMIT;
@@ -107,16 +116,20 @@ msg_put_put_ext(struct buf *b, const struct msg_put *p)
 
 	if (!p->ext)
 		return 0;
-	if (p->nafter + p->nafter_keys == 0 ||
+	if ((p->nafter + p->nafter_keys == 0 && p->batch.len == 0) ||
 	    p->on_parent_failure > MSG_PARENT_CANCEL)
 		return SLUICE_EINVAL;
+	if (p->batch.len > MSG_BATCH_NAME_MAX)
+		return SLUICE_ELIMIT;
 	if (p->nafter + p->nafter_keys > MSG_AFTER_MAX)
 		return SLUICE_ELIMIT;
 	at = b->len;
 	buf_put_u32(b, 0); /* set below */
-	buf_put_u8(b, TAG_AFTER);
-	buf_put_u32(b, 1 + 8 * p->nafter);
-	buf_put_u8(b, p->on_parent_failure);
+	if (p->nafter > 0 || p->nafter_keys > 0) {
+		buf_put_u8(b, TAG_AFTER);
+		buf_put_u32(b, 1 + 8 * p->nafter);
+		buf_put_u8(b, p->on_parent_failure);
+	}
 	for (uint32_t i = 0; i < p->nafter; i++) {
 		if (p->after[i] == 0)
 			return SLUICE_EINVAL;
@@ -134,6 +147,11 @@ msg_put_put_ext(struct buf *b, const struct msg_put *p)
 		if (!buf_failed(b))
 			le_store_u32(
 			    b->data + kat, (uint32_t)(b->len - kat - 4));
+	}
+	if (p->batch.len > 0) {
+		buf_put_u8(b, TAG_BATCH);
+		buf_put_u32(b, (uint32_t)p->batch.len);
+		buf_put(b, p->batch.p, p->batch.len);
 	}
 	if (!buf_failed(b))
 		le_store_u32(b->data + at, (uint32_t)(b->len - at - 4));

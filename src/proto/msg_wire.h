@@ -156,6 +156,7 @@ extern const struct msg_family msg_group_family;
 int msg_get_flow(struct rd *r, struct msg_flow *out);
 int msg_put_flow(struct buf *b, const struct msg_flow *f);
 extern const struct msg_family msg_sched_family;
+extern const struct msg_family msg_batch_family; /* msg_batch.c */
 extern const struct msg_family msg_result_family;
 extern const struct msg_family msg_map_family;
 

@@ -908,8 +908,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	        !rec->u.take.detached
 	    ? 0
 	    : lsn;
-	qs_outcome_before(q, rec);
-	deps_before(q, rec);
+	batch_hooks_before(q, time, rec); /* outcome.h, deps.h, batch.h */
 	switch (rec->type) {
 	case QREC_PUT:
 	case QREC_PUT_V:
@@ -925,7 +924,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 			    rec->u.put.throttle_until);
 		break;
 	case QREC_PUT_X:
-		rc = deps_apply_put(q, time, &rec->u.put);
+		rc = batch_apply_put(q, time, &rec->u.put); /* and deps' */
 		break;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
@@ -981,12 +980,12 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 	case QREC_GROUP_SET:
 		rc = qs_apply_group_set(q, time, &rec->u.group_set);
 		break;
-	default: /* the schedules' (sched.c), or none */
-		rc = qs_sched_apply(q, time, rec);
+	default: /* the batches' (batch.c), the schedules' (sched.c), none */
+		rc = batch_apply(q, time, rec);
 		break;
 	}
-	if (rc == 0)
-		rc = deps_after(q, rec); /* the children of what finished */
+	if (rc == 0 && (rc = deps_after(q, rec)) == 0) /* children, batches */
+		batch_after(q, rec);
 	if (rc == 0 && !places_only(rec->type))
 		for (uint32_t i = 0; i < q->ntubes; i++)
 			q->tubes[i]->dep_lsn = lsn; /* a tube's state: rare */

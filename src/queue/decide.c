@@ -384,6 +384,9 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if ((req->nafter > 0 || req->nafter_keys > 0) &&
 	    (rc = deps_decide_put(q, req, &out->u.put, &out->type)) != 0)
 		return rc;
+	if (req->batch_len > 0 &&
+	    (rc = batch_decide_put(q, req, &out->u.put, &out->type)) != 0)
+		return rc;
 	return put_res(a->res, q->next_id, true, false);
 }
 

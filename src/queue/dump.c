@@ -238,6 +238,7 @@ queue_dump(const struct queue *q, struct buf *out)
 	    (rc = deps_dump(q, out)) != 0)
 		goto done;
 	qs_sched_dump(q, out);
+	batch_dump(q, out);
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
 done:
 	free(tubes);

@@ -48,6 +48,9 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_SCHED_DELETE] = "SCHED_DELETE",
 	[QREC_SCHED_PAUSE] = "SCHED_PAUSE",
 	[QREC_SCHED_FIRE] = "SCHED_FIRE",
+	[QREC_BATCH_SET] = "BATCH_SET",
+	[QREC_BATCH_CLOSE] = "BATCH_CLOSE",
+	[QREC_BATCH_FIRE] = "BATCH_FIRE",
 };
 
 const char *
@@ -236,9 +239,14 @@ after_valid(uint16_t type, const struct qrec_put *p)
 	uint64_t prev = 0;
 
 	if (type != QREC_PUT_X)
-		return p->nafter == 0 && p->on_parent == 0;
-	if (p->nafter == 0 || p->nafter > QREC_AFTER_MAX || p->after == NULL ||
-	    p->on_parent > 2)
+		return p->nafter == 0 && p->on_parent == 0 && p->batch_len == 0;
+	if (p->batch_len > 0 &&
+	    (p->batch_len > QREC_BATCH_MAX ||
+	        !qrec_tube_valid(p->batch, p->batch_len)))
+		return false;
+	if (p->nafter == 0)
+		return p->batch_len > 0 && p->on_parent == 0;
+	if (p->nafter > QREC_AFTER_MAX || p->after == NULL || p->on_parent > 2)
 		return false;
 	for (uint32_t i = 0; i < p->nafter; i++) {
 		uint64_t id = 0;
@@ -252,9 +260,9 @@ after_valid(uint16_t type, const struct qrec_put *p)
 	return true;
 }
 
-/* The tagged fields of a PUT_X, to the end of the body: AFTER only, for
- * now; an unknown tag, a repeated one or a length that does not fit
- * fails the reader. */
+/* The tagged fields of a PUT_X, to the end of the body: AFTER, BATCH;
+ * an unknown tag, a repeated one or a length that does not fit fails the
+ * reader. */
 static void
 put_tags_read(struct rd *r, struct qrec_put *p)
 {
@@ -264,18 +272,27 @@ put_tags_read(struct rd *r, struct qrec_put *p)
 		uint8_t tag = rd_u8(r);
 		uint32_t len = rd_u32(r);
 
-		if (rd_failed(r) || tag <= last || tag != QREC_TAG_AFTER ||
-		    len < 9 || (len - 1) % 8 != 0 || len > rd_left(r)) {
+		if (rd_failed(r) || tag <= last || len > rd_left(r) ||
+		    (tag == QREC_TAG_AFTER &&
+		        (len < 9 || (len - 1) % 8 != 0)) ||
+		    (tag == QREC_TAG_BATCH &&
+		        (len < 1 || len > QREC_BATCH_MAX)) ||
+		    tag > QREC_TAG_BATCH) {
 			rd_bytes(r, rd_left(r) + 1); /* fails it */
 			return;
 		}
 		last = tag;
+		if (tag == QREC_TAG_BATCH) {
+			p->batch = (const char *)rd_bytes(r, len);
+			p->batch_len = len;
+			continue;
+		}
 		p->on_parent = rd_u8(r);
 		p->nafter = (len - 1) / 8;
 		p->after = rd_bytes(r, len - 1);
 	}
-	if (p->nafter == 0)
-		rd_bytes(r, rd_left(r) + 1); /* AFTER is required */
+	if (p->nafter == 0 && p->batch_len == 0)
+		rd_bytes(r, rd_left(r) + 1); /* one of them is required */
 }
 
 bool
@@ -402,6 +419,10 @@ qrec_valid(const struct qrec *rec)
 	case QREC_SCHED_PAUSE:
 	case QREC_SCHED_FIRE:
 		return qrec_sched_valid(&rec->u.sched, rec->type);
+	case QREC_BATCH_SET:
+	case QREC_BATCH_CLOSE:
+	case QREC_BATCH_FIRE:
+		return qrec_batch_valid(&rec->u.batch, rec->type);
 	default:
 		return false;
 	}
@@ -521,11 +542,16 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 		if (rec->type == QREC_PUT_G || rec->type == QREC_PUT_T ||
 		    rec->type == QREC_PUT_X)
 			buf_put_str16(out, p->group, p->group_len);
-		if (rec->type == QREC_PUT_X) {
+		if (rec->type == QREC_PUT_X && p->nafter > 0) {
 			buf_put_u8(out, QREC_TAG_AFTER);
 			buf_put_u32(out, 1 + 8 * p->nafter);
 			buf_put_u8(out, p->on_parent);
 			buf_put(out, p->after, 8 * (size_t)p->nafter);
+		}
+		if (rec->type == QREC_PUT_X && p->batch_len > 0) {
+			buf_put_u8(out, QREC_TAG_BATCH);
+			buf_put_u32(out, (uint32_t)p->batch_len);
+			buf_put(out, p->batch, p->batch_len);
 		}
 		break;
 	}
@@ -644,6 +670,11 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_SCHED_PAUSE:
 	case QREC_SCHED_FIRE:
 		qrec_sched_encode(&rec->u.sched, rec->type, out);
+		break;
+	case QREC_BATCH_SET:
+	case QREC_BATCH_CLOSE:
+	case QREC_BATCH_FIRE:
+		qrec_batch_encode(&rec->u.batch, rec->type, out);
 		break;
 	}
 	if (buf_failed(out)) {
@@ -894,6 +925,11 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_SCHED_PAUSE:
 	case QREC_SCHED_FIRE:
 		qrec_sched_decode(&r, type, &rec.u.sched);
+		break;
+	case QREC_BATCH_SET:
+	case QREC_BATCH_CLOSE:
+	case QREC_BATCH_FIRE:
+		qrec_batch_decode(&r, type, &rec.u.batch);
 		break;
 	default:
 		return SLUICE_ECORRUPT;

@@ -94,8 +94,21 @@
  *            u32 length, then that many bytes, tags increasing, each at
  *            most once, none unknown: tag 1 AFTER (required): u8
  *            on_parent_failure (0 fail, 1 ignore, 2 cancel), then
- *            1..1000 u64 parent ids, increasing. Later fields of a put
- *            (a batch) come as new tags.
+ *            1..1000 u64 parent ids, increasing; tag 2 BATCH: the
+ *            batch's name (1-200 bytes of the tube alphabet). At least
+ *            one of them. Later fields of a put come as new tags (so a
+ *            PUT_X cut at the end of a field is a valid body with fewer
+ *            fields: the log's checksums catch a torn record).
+ *
+ *   BATCH_SET str16 name, str16 success_tube (empty: no on_success),
+ *            blob success_payload, str16 complete_tube (empty: no
+ *            on_complete), blob complete_payload: a batch's callbacks
+ *            from now on, the batch made (open, empty) if it has none
+ *   BATCH_CLOSE str16 name: the batch takes no more tasks; it ends when
+ *            it has no live task (at once when it has none)
+ *   BATCH_FIRE str16 name, u8 which (0x01 on_success, 0x02
+ *            on_complete), then a PUT's body for each bit set, in that
+ *            order: an ended batch's callbacks are put, once
  *
  *   ACK_R    an ACK's body with outcome DELETED or MOVED, then str16
  *            result (1..QREC_RESULT_MAX bytes): the ack of a task that
@@ -183,6 +196,9 @@ enum qrec_type {
 	QREC_PUT_X = 40,        /* PUT with tagged fields: parents (deps.h) */
 	QREC_ACK_R = 41,        /* ACK with the task's result, kept for its
 	                           children and in its outcome */
+	QREC_BATCH_SET = 42,    /* a batch's callbacks (batch.h) */
+	QREC_BATCH_CLOSE = 43,  /* a batch takes no more tasks */
+	QREC_BATCH_FIRE = 44,   /* an ended batch's callbacks are put */
 	QREC_CANCEL = 46,       /* a task is cancelled (outcome.h) */
 	QREC_SCHED_SET = 50,    /* a schedule is created or replaced */
 	QREC_SCHED_DELETE = 51, /* a schedule goes away */
@@ -224,7 +240,11 @@ enum {
 };
 
 /* The tags of a PUT_X's fields. */
-enum { QREC_TAG_AFTER = 1 };
+enum { QREC_TAG_AFTER = 1, QREC_TAG_BATCH = 2 };
+
+/* A batch's name: the tube alphabet, 1 to QREC_BATCH_MAX bytes; a
+ * callback's payload, at most QREC_BATCH_PAYLOAD_MAX bytes. */
+enum { QREC_BATCH_MAX = 200, QREC_BATCH_PAYLOAD_MAX = 65536 };
 
 /* Every time (unix ms), delay and period fits in [0, QREC_TIME_MAX], so
  * sums of two never overflow. 2^53 ms is about 285,000 years. */
@@ -260,6 +280,8 @@ struct qrec_put {
 	                         increasing (deps_after_id reads them) */
 	uint32_t nafter;      /* PUT_X: 1..QREC_AFTER_MAX; else 0 */
 	uint8_t on_parent;    /* PUT_X: enum queue_on_parent (0..2) */
+	const char *batch;    /* PUT_X: batch_len 0: none */
+	size_t batch_len;
 };
 
 /* A worker takes a task. The deadline is the record's time + the task's
@@ -539,6 +561,38 @@ void qrec_sched_decode(struct rd *r, uint16_t type, struct qrec_sched *s);
 void qrec_sched_format(
     const struct qrec_sched *s, uint16_t type, struct buf *out);
 
+/* BATCH_SET, BATCH_CLOSE, BATCH_FIRE (the layout above says which
+ * fields each carries; the others are 0). */
+struct qrec_batch {
+	const char *name;
+	size_t name_len;
+	const char *success_tube; /* SET: len 0: none */
+	size_t success_tube_len;
+	const void *success_payload;
+	size_t success_payload_len;
+	const char *complete_tube;
+	size_t complete_tube_len;
+	const void *complete_payload;
+	size_t complete_payload_len;
+	uint8_t which;           /* FIRE: QREC_BATCH_ON_* bits */
+	struct qrec_put puts[2]; /* FIRE: success, complete (by which) */
+};
+
+enum { QREC_BATCH_ON_SUCCESS = 0x01, QREC_BATCH_ON_COMPLETE = 0x02 };
+
+/* The batch records' part of qrec_valid, encode, decode and format
+ * (qrec_batch.c). */
+bool qrec_batch_valid(const struct qrec_batch *b, uint16_t type);
+void qrec_batch_encode(
+    const struct qrec_batch *b, uint16_t type, struct buf *out);
+void qrec_batch_decode(struct rd *r, uint16_t type, struct qrec_batch *b);
+void qrec_batch_format(
+    const struct qrec_batch *b, uint16_t type, struct buf *out);
+
+/* A PUT's body (the layout of a PUT record) within another record. */
+void qrec_put_body_encode(const struct qrec_put *p, struct buf *out);
+void qrec_put_body_decode(struct rd *r, struct qrec_put *p);
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -562,6 +616,7 @@ struct qrec {
 		struct qrec_tube_limit tube_limit;
 		struct qrec_group_set group_set;
 		struct qrec_sched sched; /* SCHED_* */
+		struct qrec_batch batch; /* BATCH_* */
 	} u;
 };
 

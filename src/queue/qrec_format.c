@@ -127,6 +127,10 @@ qrec_format(const struct qrec *rec, struct buf *out)
 			    p->on_parent == 0       ? "fail"
 			        : p->on_parent == 1 ? "ignore"
 			                            : "cancel");
+		if (p->batch_len > 0) {
+			buf_printf(out, " batch=");
+			buf_put(out, p->batch, p->batch_len);
+		}
 		buf_printf(out, " payload=%zuB", p->payload_len);
 		break;
 	}
@@ -301,6 +305,11 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_SCHED_PAUSE:
 	case QREC_SCHED_FIRE:
 		qrec_sched_format(&rec->u.sched, rec->type, out);
+		break;
+	case QREC_BATCH_SET:
+	case QREC_BATCH_CLOSE:
+	case QREC_BATCH_FIRE:
+		qrec_batch_format(&rec->u.batch, rec->type, out);
 		break;
 	default:
 		break;

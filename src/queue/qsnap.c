@@ -494,7 +494,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	    (rc = qs_outcome_snapshot_write(
 	         q, emit, arg, &nmarks, &noutcomes)) != 0)
 		return rc;
-	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0)
+	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0 ||
+	    (rc = batch_snapshot_write(q, emit, arg)) != 0)
 		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);
@@ -534,6 +535,8 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_CANCEL] = "CANCEL",
 		[QSNAP_OUTCOME] = "OUTCOME",
 		[QSNAP_SCHED] = "SCHED",
+		[QSNAP_BATCH] = "BATCH",
+		[QSNAP_BMEMBER] = "BMEMBER",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)

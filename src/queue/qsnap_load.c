@@ -714,6 +714,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_OUTCOME:
 	case QSNAP_THROTTLE: /* after the DEDUP and HOURLY entries */
 	case QSNAP_SCHED:    /* and after those */
+	case QSNAP_BATCH:    /* after the tasks, then their members */
+	case QSNAP_BMEMBER:
 		return l->phase != 0 && l->phase != QSNAP_META &&
 		    l->hours_left == 0 && l->dep_left == 0;
 	default:
@@ -794,6 +796,10 @@ queue_snapshot_load(
 	case QSNAP_DEP:
 	case QSNAP_DEPC:
 		rc = deps_snapshot_load(q, type, &r);
+		break;
+	case QSNAP_BATCH:
+	case QSNAP_BMEMBER:
+		rc = batch_snapshot_load(q, type, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

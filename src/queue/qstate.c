@@ -128,6 +128,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	qs_throttle_init(q);
 	qs_outcome_init(q);
 	deps_init(&q->deps);
+	batches_init(&q->bt);
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
@@ -159,6 +160,7 @@ queue_fini(struct queue *q)
 	qs_sched_fini(q);
 	qs_outcome_fini(q);
 	deps_fini(&q->deps);
+	batches_fini(&q->bt);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);
@@ -495,6 +497,8 @@ qs_place(struct queue *q, struct task *t, int state)
 	if (q->apply_lsn != 0)
 		tb->dep_lsn = q->apply_lsn;
 	t->state = (uint8_t)state;
+	if (state == QUEUE_BURIED && q->bt.members.len != 0)
+		batch_task_buried(q, t); /* failed, for its batch */
 	switch (state) {
 	case QUEUE_READY:
 		assert(t->run_at <= q->clock);
@@ -713,6 +717,8 @@ qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 	qs_outcome_removed(q, t, time);
 	if (q->deps.nodes.len != 0)
 		deps_task_gone(q, t); /* its children hear of it (deps.h) */
+	if (q->bt.members.len != 0)
+		batch_task_gone(q, t); /* its batch counts it (batch.h) */
 	qs_unplace(q, t);
 	if (group_slot(t) != 0)
 		groups_leave(t->tube, t);
@@ -917,6 +923,7 @@ queue_tick(struct queue *q, int64_t now)
 	qs_rates_sweep(q, now);
 	qs_throttle_sweep(q, now);
 	qs_outcome_tick(q, now);
+	batch_tick(q, now);
 	return 0;
 }
 

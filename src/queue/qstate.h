@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "queue/batch.h"
 #include "queue/deps.h"
 #include "queue/flow.h"
 #include "queue/group.h"
@@ -141,6 +142,7 @@ struct queue {
 	uint64_t sched_gen;  /* queue_sched_gen */
 	struct qoutcomes oc; /* finished tasks' outcomes, cancel marks */
 	struct deps deps;    /* who waits for whom (deps.h) */
+	struct batches bt;   /* batches and their members (batch.h) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

@@ -223,6 +223,9 @@ struct queue_put_req {
 	const struct queue_str *after_keys;
 	size_t nafter_keys;
 	uint8_t on_parent_failure;
+	/* The batch it joins (batch.h); len 0: none. */
+	const char *batch;
+	size_t batch_len;
 };
 
 /* What a waiting task does when one of its parents fails for good
@@ -941,6 +944,8 @@ enum queue_snap_type {
 	QSNAP_DEPC = 41,       /* more children of the DEP entry before */
 	QSNAP_CANCEL = 46,     /* u64 id, u64 lease: a taken task cancelled */
 	QSNAP_OUTCOME = 47,    /* a finished task's outcome (outcome.h) */
+	QSNAP_BATCH = 42,      /* a batch (batch.h), after the tasks */
+	QSNAP_BMEMBER = 43,    /* a task of a live batch, after them */
 	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
 };
 

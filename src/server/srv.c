@@ -126,6 +126,7 @@ run_timers(struct core *c)
 		return; /* expiries come as the leader's records; a fenced
 		         * leader writes nothing more, nor one handing over */
 	ops_sched_run(c);
+	ops_batch_run(c);
 	for (int i = 0; i < 100000; i++) {
 		rc = queue_decide_expired(c->q, c->now, &r);
 		if (rc != 0)
@@ -205,6 +206,8 @@ poll_timeout(struct core *c)
 
 	if (ops_sched_next_wake(c) < wake)
 		wake = ops_sched_next_wake(c);
+	if (ops_batch_next_wake(c) < wake)
+		wake = ops_batch_next_wake(c);
 
 	if (lead_next_deadline(c) < dl)
 		dl = lead_next_deadline(c);

@@ -38,6 +38,8 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_ECANCELED] = "the task was cancelled: stop working on it",
 	[SLUICE_ERESULT] = "result too large (at most 65535 bytes)",
 	[SLUICE_ESCHED] = "bad schedule (cron expression, time zone or name)",
+	[SLUICE_EBATCH] =
+	    "the batch is closed or ended: it takes no more tasks",
 	[SLUICE_EMOVED] = "the tube belongs to another cluster (cluster map)",
 };
 
@@ -77,6 +79,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_ECANCELED] = "cancelled",
 	[SLUICE_ERESULT] = "result_too_large",
 	[SLUICE_ESCHED] = "bad_schedule",
+	[SLUICE_EBATCH] = "batch_closed",
 	[SLUICE_EMOVED] = "moved",
 };
 

@@ -28,3 +28,6 @@ sluice_test(outcome LIBS sluice_queue TIMEOUT 60)
 # Dependencies between tasks: waiting, results, the parent-failure
 # rules, PUT_X and ACK_R, replay and snapshots, memory per edge.
 sluice_test(deps LIBS sluice_queue TIMEOUT 120)
+# Batches: counts by state, the end rule, callbacks fired once, the
+# BATCH_* records, replay and snapshots.
+sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)

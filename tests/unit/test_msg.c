@@ -3012,6 +3012,67 @@ test_doc_examples(void **state)
 	buf_fini(&b);
 }
 
+/* docs/protocol.md, section 9: the batch examples, byte for byte: a put
+ * into batch "b1" (tag 3), batch_set with a callback and close,
+ * batch_show; decoded back. */
+static void
+test_doc_examples_batches(void **state)
+{
+	struct msg_req q;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_PUT,
+	        .put = { .tube = S("t"),
+	            .priority = 1024,
+	            .payload = S("D"),
+	            .ext = true,
+	            .batch = S("b1") } });
+	assert_hex(&b,
+	    "53 01 01 10 01 00 74 00 04 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 01 00 00 00 44 07 00"
+	    "00 00 03 02 00 00 00 62 31");
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	assert_int_equal(q.put.batch.len, 2);
+	assert_memory_equal(q.put.batch.p, "b1", 2);
+	assert_int_equal(q.put.nafter + q.put.nafter_keys, 0);
+	buf_reset(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_BATCH_SET,
+	        .batch = { .name = S("b1"),
+	            .what = MSG_BATCH_SUCCESS | MSG_BATCH_CLOSE,
+	            .success_tube = S("ok"),
+	            .success_payload = S("hi") } });
+	assert_hex(&b,
+	    "53 01 2c 00 02 00 62 31 05 02 00 6f 6b 02 00 00"
+	    "00 68 69 00 00 00 00 00 00");
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	assert_int_equal(q.batch.what, 5);
+	assert_int_equal(q.batch.success_payload.len, 2);
+	buf_reset(&b);
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_BATCH_SHOW, .batch = { .name = S("b1") } });
+	assert_hex(&b, "53 01 2b 00 02 00 62 31");
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	/* a batch_set that asks nothing, or a name of 0 bytes: EINVAL */
+	buf_reset(&b);
+	buf_put(&b,
+	    "\x53\x01\x2c\x00\x02\x00"
+	    "b1\x00",
+	    9);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_EINVAL);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x2b\x00\x00\x00", 6);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_EINVAL);
+	buf_fini(&b);
+}
+
 /* docs/protocol.md, section 9: the schedule ops' examples, byte for
  * byte, and their replies decoded back. */
 static void
@@ -3722,6 +3783,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_doc_examples),
 		cmocka_unit_test(test_doc_examples_schedules),
+		cmocka_unit_test(test_doc_examples_batches),
 		cmocka_unit_test(test_tube_set_errors),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),

@@ -14,7 +14,7 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 59
+#define NSAMPLES 64
 
 /* One sample of every type and outcome. */
 static size_t
@@ -263,6 +263,34 @@ samples(struct qrec *out)
 	out[n].u.put = (struct qrec_put) { 14, "mail", 4, "m", 1, "k", 1, 1024,
 		60000, 0, T0, 0, 0, 0, "g", 1, after + 8, 1, 0 };
 	n++;
+	out[n].type = QREC_PUT_X; /* in batch "b1", after task 3 */
+	out[n].u.put = (struct qrec_put) { 15, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, 0, NULL, 0, after, 1, 1, "b1", 2 };
+	n++;
+	out[n].type = QREC_PUT_X; /* in batch "b1", no parents */
+	out[n].u.put = (struct qrec_put) { 16, "mail", 4, "m", 1, NULL, 0, 1024,
+		60000, 0, T0, 0, 0, 0, NULL, 0, NULL, 0, 0, "b1", 2 };
+	n++;
+	out[n].type = QREC_BATCH_SET;
+	out[n].u.batch = (struct qrec_batch) { .name = "b1",
+		.name_len = 2,
+		.success_tube = "ok",
+		.success_tube_len = 2,
+		.success_payload = "hi",
+		.success_payload_len = 2 };
+	n++;
+	out[n].type = QREC_BATCH_CLOSE;
+	out[n].u.batch = (struct qrec_batch) { .name = "b1", .name_len = 2 };
+	n++;
+	out[n].type = QREC_BATCH_FIRE;
+	out[n].u.batch = (struct qrec_batch) { .name = "b1",
+		.name_len = 2,
+		.which = 3,
+		.puts = { { 17, "ok", 2, "{}", 2, NULL, 0, 1024, 60000, 0, T0,
+		              0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0 },
+		    { 18, "done", 4, "{}", 2, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+		        0, NULL, 0, NULL, 0, 0, NULL, 0 } } };
+	n++;
 	out[n].type = QREC_ACK_R; /* deleted, its result kept */
 	out[n].u.end = (struct qrec_end) { .id = 3,
 		.lease = 9,
@@ -307,6 +335,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 
 		assert_true(x->nafter == y->nafter);
 		assert_true(x->on_parent == y->on_parent);
+		same_bytes(x->batch, x->batch_len, y->batch, y->batch_len);
 		same_bytes(x->after, 8 * (size_t)x->nafter, y->after,
 		    8 * (size_t)y->nafter);
 
@@ -448,6 +477,28 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    x->payload, x->payload_len, y->payload, y->payload_len);
 		break;
 	}
+	case QREC_BATCH_SET:
+	case QREC_BATCH_CLOSE:
+	case QREC_BATCH_FIRE: {
+		const struct qrec_batch *x = &a->u.batch, *y = &b->u.batch;
+
+		same_bytes(x->name, x->name_len, y->name, y->name_len);
+		same_bytes(x->success_tube, x->success_tube_len,
+		    y->success_tube, y->success_tube_len);
+		same_bytes(x->success_payload, x->success_payload_len,
+		    y->success_payload, y->success_payload_len);
+		same_bytes(x->complete_tube, x->complete_tube_len,
+		    y->complete_tube, y->complete_tube_len);
+		assert_true(x->which == y->which);
+		for (int i = 0; i < 2; i++) {
+			assert_true(x->puts[i].id == y->puts[i].id);
+			same_bytes(x->puts[i].tube, x->puts[i].tube_len,
+			    y->puts[i].tube, y->puts[i].tube_len);
+			same_bytes(x->puts[i].payload, x->puts[i].payload_len,
+			    y->puts[i].payload, y->puts[i].payload_len);
+		}
+		break;
+	}
 	case QREC_SCHED_SET:
 	case QREC_SCHED_DELETE:
 	case QREC_SCHED_PAUSE:
@@ -527,6 +578,14 @@ test_truncated_and_padded_bodies_are_corrupt(void **state)
 		buf_reset(&b);
 		assert_int_equal(qrec_encode(&recs[i], &b), 0);
 		for (size_t len = 0; len < b.len; len++) {
+			/* a PUT_X cut at the end of a tagged field is a valid
+			 * body with fewer fields (the log's checksums catch a
+			 * torn record) */
+			if (recs[i].type == QREC_PUT_X &&
+			    recs[i].u.put.nafter > 0 &&
+			    recs[i].u.put.batch_len > 0 &&
+			    len == b.len - 5 - recs[i].u.put.batch_len)
+				continue;
 			memset(&dec, 0xa5, sizeof(dec));
 			assert_int_equal(
 			    qrec_decode(recs[i].type, b.data, len, &dec),

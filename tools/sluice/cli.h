@@ -82,7 +82,7 @@ extern const struct cli_command cli_cmd_put, cli_cmd_take, cli_cmd_ack,
     cli_cmd_groups, cli_cmd_group, cli_cmd_errors, cli_cmd_rates, cli_cmd_pause,
     cli_cmd_tube, cli_cmd_snapshot, cli_cmd_promote, cli_cmd_follow,
     cli_cmd_cluster, cli_cmd_switchover, cli_cmd_work, cli_cmd_token,
-    cli_cmd_schedule, cli_cmd_wait, cli_cmd_cancel, cli_cmd_map;
+    cli_cmd_schedule, cli_cmd_wait, cli_cmd_cancel, cli_cmd_map, cli_cmd_batch;
 
 /* Long-only options, shared by the commands' tables. */
 enum {
@@ -99,6 +99,7 @@ enum {
 	OPT_AFTER_ID, /* put: its parents */
 	OPT_AFTER_KEY,
 	OPT_ON_PARENT_FAILURE,
+	OPT_BATCH, /* put: the batch it joins */
 	OPT_LINES,
 	OPT_DETACH,
 	OPT_NO_DETACH,

@@ -318,6 +318,9 @@ static const char put_help[] =
     "                        it with \"task N failed: ERROR\", ignore counts\n"
     "                        the parent as done, cancel deletes it (and its\n"
     "                        own children follow their rules)\n"
+    "      --batch NAME      it joins the batch NAME (1-200 bytes of A-Z\n"
+    "                        a-z 0-9 _ . : / -; sluice batch set|close|show\n"
+    "                        NAME): refused once the batch is closed\n"
     "      --every DUR       recurring: each ack schedules it again DUR\n"
     "                        after its run_at\n"
     "      --file FILE       the payload is the content of FILE\n"
@@ -442,6 +445,7 @@ cmd_put(struct cli *cli, int argc, char **argv)
 		{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
 		{ "throttle", required_argument, NULL, OPT_THROTTLE },
 		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "after", required_argument, NULL, OPT_AFTER_ID },
 		{ "after-key", required_argument, NULL, OPT_AFTER_KEY },
@@ -478,6 +482,9 @@ cmd_put(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_GROUP:
 			o.group = optarg;
+			break;
+		case OPT_BATCH:
+			o.batch = optarg;
 			break;
 		case OPT_REPLACE:
 			o.replace = 1;

@@ -88,6 +88,7 @@ static const char main_help[] =
     "  tube      set or show a tube's own settings; delete a tube\n"
     "  schedule  cron schedules that put tasks: set, list, show, pause,\n"
     "            resume, delete\n"
+    "  batch     a batch's counts, callbacks and close: show, set, close\n"
     "  snapshot  write a snapshot now\n"
     "  promote   make the follower a leader\n"
     "  follow    make the node follow a leader\n"
@@ -146,6 +147,7 @@ static const struct cli_command *const commands[] = {
 	&cli_cmd_pause,
 	&cli_cmd_tube,
 	&cli_cmd_schedule,
+	&cli_cmd_batch,
 	&cli_cmd_snapshot,
 	&cli_cmd_promote,
 	&cli_cmd_follow,

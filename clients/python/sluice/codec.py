@@ -34,7 +34,7 @@ OPS = {
     "stats_hourly": 0x1C, "delete_where": 0x1D, "tube_set": 0x1E,
     "tube_show": 0x1F, "job": 0x20, "tube_delete": 0x21, "cluster": 0x22,
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
-    "group": 0x2A, "cancel": 0x2D, "wait": 0x2E, "sched_set": 0x2F,
+    "group": 0x2A, "batch_show": 0x2B, "batch_set": 0x2C, "cancel": 0x2D, "wait": 0x2E, "sched_set": 0x2F,
     "sched_list": 0x30, "sched_ctl": 0x31, "map": 0x32, "map_set": 0x33,
     "map_delete": 0x34,
 }
@@ -341,6 +341,27 @@ def _one_schedule(rflags, r):
     return v[0] if v else None
 
 
+_BATCH_COUNTS = ("total", "waiting", "ready", "delayed", "taken", "buried",
+                 "acked", "failed", "started_at", "ended_at")
+
+
+def _batch(rflags, r):
+    """A batch (batch_show, batch_set) as a dict: its counts by state,
+    started_at, ended_at, closed, ended, and on_success, on_complete
+    ({"tube": T, "task": ID} or None)."""
+    b = {"name": r.str16()}
+    for k in _BATCH_COUNTS:
+        b[k] = r.u64()
+    state = r.u8()
+    r.u8()  # owed
+    r.u8()  # fired
+    b["closed"], b["ended"] = bool(state & 1), bool(state & 2)
+    for k in ("on_success", "on_complete"):
+        tube, task = r.str16(), r.u64()
+        b[k] = {"tube": tube, "task": task} if tube else None
+    return r.done(b)
+
+
 _PER_MS = {"s": 1000, "sec": 1000, "m": 60000, "min": 60000,
            "h": 3600000, "hour": 3600000}
 
@@ -520,13 +541,14 @@ def blob(b):
 def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
                 max_attempts=0, period_ms=0, key=None, replace=False,
                 version=None, debounce_ms=0, throttle_ms=0, group=None,
-                after=(), after_keys=(), on_parent_failure="fail"):
+                after=(), after_keys=(), on_parent_failure="fail",
+                batch=None):
     """(flags, fields) of one put or batch item."""
     if debounce_ms < 0 or throttle_ms < 0:  # the server checks the rest
         raise E.Invalid("debounce_ms, throttle_ms: a window of 1 ms to "
                         "30 days")
     ext = _after_fields(list(after or ()), list(after_keys or ()),
-                        on_parent_failure)
+                        on_parent_failure, batch)
     flags = ((_PUT_REPLACE if replace else 0) | (_PUT_AT if at else 0)
              | (_PUT_IF_NEWER if version is not None else 0)
              | (_PUT_DEBOUNCE if debounce_ms else 0)
@@ -546,11 +568,18 @@ def _put_fields(tube, payload, priority=1024, delay_ms=0, at=None, ttr_ms=0,
     return flags, body + ext
 
 
-def _after_fields(after, keys, rule):
+def _after_fields(after, keys, rule, batch=None):
     """A put's tagged fields (docs/protocol.md, put): its parents by id
-    (tag 1, with the rule) and by key (tag 2); b"" when it has none."""
+    (tag 1, with the rule), by key (tag 2), its batch (tag 3); b"" when
+    it has none."""
+    bt = b""
+    if batch:
+        name = batch.encode() if isinstance(batch, str) else bytes(batch)
+        if len(name) > 200:
+            raise E.Invalid("batch: a name of 1-200 bytes")
+        bt = struct.pack("<BI", 3, len(name)) + name
     if not after and not keys:
-        return b""
+        return struct.pack("<I", len(bt)) + bt if bt else b""
     if rule not in _RULES:
         raise E.Invalid("on_parent_failure: fail, ignore or cancel, not %r"
                         % (rule,))
@@ -564,6 +593,7 @@ def _after_fields(after, keys, rule):
     if keys:
         kb = struct.pack("<H", len(keys)) + b"".join(str16(k) for k in keys)
         tags += struct.pack("<BI", 2, len(kb)) + kb
+    tags += bt
     return struct.pack("<I", len(tags)) + tags
 
 
@@ -590,7 +620,7 @@ class Operations:
     def put(self, tube, payload, *, priority=1024, delay_ms=0, at=None,
             ttr_ms=0, max_attempts=0, period_ms=0, key=None, replace=False,
             version=None, debounce_ms=0, throttle_ms=0, group=None,
-            after=(), after_keys=(), on_parent_failure="fail"):
+            after=(), after_keys=(), on_parent_failure="fail", batch=None):
         """Puts a task; returns a PutResult. With a key live in the tube,
         nothing is created (created False, the live task's id); replace
         gives that task this content; version (with replace: if_newer)
@@ -609,13 +639,14 @@ class Operations:
         is NotFound. on_parent_failure: "fail" (buried with "task N
         failed: ERROR"), "ignore" (counts as done) or "cancel" (deleted)
         when a parent fails for good.
+        batch: the batch it joins (batch_set; BatchClosed once closed).
         A put with a key is retried after a lost connection (safe: the
         key finds the task); one without is not."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
                                   replace, version, debounce_ms,
                                   throttle_ms, group, after, after_keys,
-                                  on_parent_failure)
+                                  on_parent_failure, batch)
         return self._do(Request("put", flags, body, _put_result,
                                 safe=bool(key)))
 
@@ -1031,6 +1062,34 @@ class Operations:
         """The schedule goes; the tasks it put stay (NotFound)."""
         return self._do(Request("sched_ctl", 0, str16(name) + b"\x03",
                                 _nothing_list))
+
+    # -- batches
+
+    def batch_show(self, name):
+        """A batch's counts by state, its start and end (NotFound)."""
+        return self._do(Request("batch_show", 0, str16(name), _batch,
+                                safe=True))
+
+    def batch_set(self, name, *, on_success=None, on_complete=None,
+                  close=False):
+        """Sets a batch's callbacks, each (tube, payload) or a tube ("":
+        remove it; None: leave it), and closes it with close: it takes
+        no more tasks and ends when none is live; then on_success (every
+        task acked) and on_complete are put once, their payload a JSON
+        object of the counts. Returns the batch."""
+        what, fields = 0, b""
+        for bit, cb in ((0x01, on_success), (0x02, on_complete)):
+            tube, payload = "", b""
+            if cb is not None:
+                what |= bit
+                tube, payload = (cb, b"") if isinstance(cb, str) else cb
+            fields += str16(tube) + blob(payload)
+        if close:
+            what |= 0x04
+        if not what:
+            raise E.Invalid("batch_set: on_success, on_complete or close")
+        return self._do(Request("batch_set", 0,
+                                str16(name) + bytes([what]) + fields, _batch))
 
     # -- the node
 

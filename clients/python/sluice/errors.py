@@ -50,6 +50,7 @@ CODES = {
     31: ("ERESULT", "result_too_large", "ResultTooLarge"),
     32: ("ESCHED", "bad_schedule", "BadSchedule"),
     33: ("EMOVED", "moved", "Moved"),
+    34: ("EBATCH", "batch_closed", "BatchClosed"),
 }
 
 

@@ -11,6 +11,7 @@ Run by ctest (python_client): test_client.py SLUICED SLUICE_CLI.
 import asyncio
 import socket
 import struct
+import json
 import time
 
 from harness import ServerTest, main, sluice, wait_for
@@ -249,6 +250,43 @@ class ClientTest(ServerTest):
         self.assertEqual(self.c.group_limits("gl", "a").concurrency, 1)
         z = self.c.group_pause("gl", "z")
         self.assertEqual((z.paused, z.live), (True, False))
+
+    def test_batches(self):
+        # Tasks put with a batch name, closed, drained: the callbacks are
+        # put once with the counts; a later put is BatchClosed; the CLI
+        # reads the same batch.
+        b = self.c.batch_set("py", on_success=("ok", b"yes"),
+                             on_complete="done")
+        self.assertEqual((b["total"], b["closed"]), (0, False))
+        self.c.put("w", b"a", batch="py")
+        self.c.put_batch([dict(tube="w", payload=b"b", batch="py")])
+        b = self.c.batch_set("py", close=True)
+        self.assertEqual((b["total"], b["ready"], b["closed"]),
+                         (2, 2, True))
+        acked = 0
+        for _ in range(50):
+            for t in self.c.take(["w"], max=2, wait_ms=100):
+                self.c.ack(t.id, t.lease)
+                acked += 1
+            if acked == 2:
+                break
+        for _ in range(500):
+            b = self.c.batch_show("py")
+            if b["on_complete"]["task"]:
+                break
+            time.sleep(0.02)
+        self.assertTrue(b["ended"])
+        self.assertEqual(b["acked"], 2)
+        got = json.loads(self.c.take(["ok"])[0].payload)
+        self.assertEqual((got["event"], got["acked"], got["payload"]),
+                         ("success", 2, "yes"))
+        with self.assertRaises(sluice.BatchClosed):
+            self.c.put("w", b"c", batch="py")
+        with self.assertRaises(sluice.NotFound):
+            self.c.batch_show("nope")
+        with self.assertRaises(sluice.BadTube):
+            self.c.batch_set("x", on_complete="no spaces")
+        self.assertTrue(self.srv.cli("batch", "show", "py")["ended"])
 
     def test_schedules(self):
         # A schedule set, listed with its next firing, shown with its

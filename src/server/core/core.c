@@ -247,6 +247,7 @@ core_op_writes(uint8_t op)
 	case MSG_OP_CLUSTER:
 	case MSG_OP_AUTH:
 	case MSG_OP_SCHED_LIST:
+	case MSG_OP_BATCH_SHOW:
 	case MSG_OP_WAIT:
 	case MSG_OP_MAP:
 		return false;

@@ -350,6 +350,13 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		return tube_ok(t, r->group.tube, bad);
 	case MSG_OP_SCHED_SET:
 		return tube_ok(t, r->sched_set.tube, bad);
+	case MSG_OP_BATCH_SET: /* the tubes its callbacks go into */
+		return (r->batch.success_tube.len == 0 ||
+		           tube_ok(t, r->batch.success_tube, bad)) &&
+		    (r->batch.complete_tube.len == 0 ||
+		        tube_ok(t, r->batch.complete_tube, bad));
+	case MSG_OP_BATCH_SHOW: /* counts, no payload */
+		return true;
 	case MSG_OP_STATS:
 		return tube_ok(t, r->stats.tube, bad);
 	case MSG_OP_HISTORY:

@@ -43,6 +43,12 @@ int64_t ops_next_deadline(const struct core *c);
  * the loop's timers); and the unix ms of the earliest slot to come
  * (INT64_MAX: none, or not a leader), which bounds the loop's sleep. */
 void ops_sched_run(struct core *c);
+/* batches.c: a leader puts the callbacks ended batches owe; when poll must
+ * wake for them (INT64_MAX: no need). */
+void ops_batch_run(struct core *c);
+int64_t ops_batch_next_wake(struct core *c);
+/* The BATCH_FIRE records this node decided as leader since it started. */
+uint64_t ops_batch_firings(void);
 int64_t ops_sched_next_wake(struct core *c);
 
 /* result.c: the queue's queue_final_fn (arg: the core): task `id`

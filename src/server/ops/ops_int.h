@@ -154,6 +154,8 @@ bool ops_kick_bulk(
 /* ---- tube.c: a tube as a whole ---------------------------------------- */
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
+/* batches.c: batch_show, batch_set. */
+void ops_batch(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 /* sched.c: sched_set, sched_list, sched_ctl. */
 void ops_sched(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 

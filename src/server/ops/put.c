@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "queue/batch.h"
 #include "server/core/quota.h"
 #include "server/ops/ops_int.h"
 #include "sluice.h"
@@ -108,6 +109,8 @@ put_after_from_msg(const struct msg_put *m, uint64_t *ids,
 	r->after_keys = keys;
 	r->nafter_keys = n;
 	r->on_parent_failure = m->on_parent_failure;
+	r->batch = m->batch.p; /* its batch (tag 3), if any */
+	r->batch_len = m->batch.len;
 }
 
 /* One put: decide and commit. Returns 0 or an error code. */
@@ -212,7 +215,26 @@ put_err_text(
 		    "the task with this key waits for its parents: it cannot "
 		    "be replaced");
 		return;
+	case SLUICE_EBATCH:
+		show_name(m->batch, name, sizeof(name));
+		snprintf(out, len,
+		    "batch '%s' is closed or ended: it takes no more tasks "
+		    "(put them into a batch of another name)",
+		    name);
+		return;
 	case SLUICE_EINVAL:
+		if (m->batch.len > 0) {
+			show_name(m->batch, name, sizeof(name));
+			snprintf(out, len,
+			    "a put into a batch ('%s': 1-200 bytes of A-Z a-z "
+			    "0-9 _ . : / -) cannot replace, recur (period), "
+			    "debounce or throttle%s",
+			    name,
+			    m->nafter + m->nafter_keys > 0
+			        ? ", and names each parent once"
+			        : "");
+			return;
+		}
 		if (m->ext) {
 			snprintf(out, len,
 			    "a put with parents (--after) cannot replace, "
@@ -238,6 +260,13 @@ put_err_text(
 			snprintf(out, len,
 			    "%" PRIu32 " parents: a task waits for at most %d",
 			    m->nafter + m->nafter_keys, MSG_AFTER_MAX);
+			return;
+		}
+		if (m->batch.len > 0 &&
+		    queue_batch_count(c->q) >= QUEUE_BATCHES_MAX) {
+			snprintf(out, len,
+			    "the server holds as many batches (%d) as it may",
+			    QUEUE_BATCHES_MAX);
 			return;
 		}
 		snprintf(out, len, "%s",

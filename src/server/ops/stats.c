@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/batch.h"
 #include "queue/sched.h"
 #include "server/core/core.h"
 #include "server/core/waiters.h"
@@ -25,6 +26,7 @@
 #include "server/face/stream.h"
 #include "server/failover/cluster.h"
 #include "server/failover/cmap_node.h"
+#include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
 #include "server/repl/follow.h"
 #include "server/repl/lead.h"
@@ -607,6 +609,8 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "auth_dropped", c->tokens_limit.dropped);
 	kv(node, &nn, "schedules", queue_sched_count(c->q));
 	kv(node, &nn, "schedule_firings", c->sched.fired);
+	kv(node, &nn, "batches", queue_batch_count(c->q));
+	kv(node, &nn, "batch_firings", ops_batch_firings());
 	conns_kvs(c, node, &nn);
 	cluster_kvs(c, node, &nn);
 	if (c->follower) {

@@ -40,6 +40,7 @@
 #include "server/face/http/http_api.h"
 #include "server/face/http/http_api_answer.h"
 #include "server/face/http/http_api_group.h"
+#include "server/face/http/http_api_batches.h"
 #include "server/face/http/http_api_sched.h"
 #include "server/face/http/http_api_task.h"
 #include "server/face/http/http_api_tube.h"
@@ -302,6 +303,8 @@ route(struct http_api_call *c)
 		http_api_send_shape(c, &req, SH_LSN);
 	} else if (http_api_sched_match(c)) {
 		http_api_sched_route(c);
+	} else if (http_api_batches_match(c)) {
+		http_api_batches_route(c);
 	} else if (strcmp(c->seg[0], "tubes") == 0 &&
 	    (http_api_group_methods(c) & method_bit(c->method)) != 0) {
 		http_api_group_route(c);
@@ -400,6 +403,8 @@ path_methods(const struct http_api_call *c)
 	const char *s0 = c->nseg > 0 ? c->seg[0] : "";
 	const char *s1 = c->nseg > 1 ? c->seg[1] : "";
 
+	if (strcmp(s0, "batches") == 0)
+		return http_api_batches_methods(c);
 	switch (c->nseg) {
 	case 1:
 		if (strcmp(s0, "openapi.json") == 0 ||
@@ -564,6 +569,8 @@ route_op(struct http_api_call *c, char *tube, size_t cap)
 		                                           : 0;
 	if (strcmp(s0, "keys") == 0)
 		return del ? MSG_OP_DELETE_KEY : 0;
+	if (strcmp(s0, "batches") == 0) /* its callbacks' tubes: core */
+		return strcmp(m, "GET") == 0 ? 0 : MSG_OP_BATCH_SET;
 	if (strcmp(s0, "schedules") == 0) {
 		if (c->nseg == 3)
 			return MSG_OP_SCHED_CTL;

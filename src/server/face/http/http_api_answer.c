@@ -23,6 +23,7 @@
 #include "json/json.h"
 #include "proto/cmap.h"
 #include "proto/msg.h"
+#include "server/face/http/http_api_batches.h"
 #include "server/face/http/http_api_group.h"
 #include "server/face/http/http_api_answer.h"
 #include "server/face/http/http_respond.h"
@@ -41,6 +42,7 @@ err_status(int code, bool has_leader)
 	case SLUICE_EPAUSED:
 	case SLUICE_ENOTEMPTY:
 	case SLUICE_ECANCELED: /* the task was cancelled: stop */
+	case SLUICE_EBATCH:    /* the batch takes no more tasks */
 		return 409;
 	case SLUICE_ETOOBIG:
 	case SLUICE_EMSGSIZE:
@@ -469,6 +471,9 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 	}
 	case SH_SCHED_DELETED:
 		fputs("{\"deleted\":true}", f);
+		break;
+	case SH_BATCH:
+		http_api_batch_json(f, &rep->batch_info);
 		break;
 	}
 	return rc;

@@ -44,6 +44,7 @@ enum http_api_shape {
 	SH_SCHED_DELETED, /* {"deleted":true} */
 	SH_RESULT,        /* wait: {"id":N,"state":S,"final":B,...} */
 	SH_CANCEL, /* one cancel: {"cancelled":true,"id":N}, or its error */
+	SH_BATCH,  /* a batch (http_api_batches.h) */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):

@@ -212,6 +212,11 @@ batch_item(json_t *o, const char *tube, struct msg_put *p,
 		snprintf(e->msg, sizeof(e->msg),
 		    "debounce, throttle: a window of 1ms to 30d, not 0");
 	}
+	if ((k = json_object_get(o, "in_batch")) != NULL && json_is_string(k)) {
+		p->batch = (struct msg_str) { json_string_value(k),
+			json_string_length(k) }; /* the batch it joins */
+		p->ext = true;
+	}
 	if ((k = json_object_get(o, "group")) != NULL && json_is_string(k))
 		p->group = (struct msg_str) { json_string_value(k),
 			json_string_length(k) };

@@ -166,6 +166,7 @@ put_one(struct http_api_call *c, const char *tube)
 {
 	struct msg_req req = { .op = MSG_OP_PUT };
 	char key[MSG_KEY_MAX + 2], group[MSG_TUBE_MAX + 2];
+	char batch[MSG_BATCH_NAME_MAX + 2];
 	struct put_after *after = NULL;
 
 	req.put.tube = msg_cstr(tube);
@@ -179,6 +180,11 @@ put_one(struct http_api_call *c, const char *tube)
 			return;
 		}
 		put_after_opts(c, &req.put, after);
+	}
+	/* the batch it joins (in_batch=NAME; ?batch=1 is a batch put) */
+	if (http_query_str(&c->q, "in_batch", batch, sizeof(batch))) {
+		req.put.batch = msg_cstr(batch);
+		req.put.ext = true;
 	}
 	/* its fair group: the core says EGROUP for a bad one */
 	if (http_query_str(&c->q, "group", group, sizeof(group)))

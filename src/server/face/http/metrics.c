@@ -640,6 +640,13 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "Schedule slots that put a task, decided by this node as leader "
 	    "since it started.",
 	    node_kv(s, "schedule_firings"));
+	gauge(f, "sluice_batches",
+	    "Batches held, live and ended ones kept (sluice batch).",
+	    node_kv(s, "batches"));
+	counter(f, "sluice_batch_firings_total",
+	    "Ended batches whose callbacks this node put as leader since it "
+	    "started.",
+	    node_kv(s, "batch_firings"));
 	gauge(f, "sluice_tasks", "Live tasks in every tube and state.",
 	    node_kv(s, "tasks"));
 	family(f, "sluice_tasks_by_state", "gauge",

@@ -1,0 +1,173 @@
+/* cli_batches - `sluice batch show|set|close NAME`: a batch's counts by
+ * state, its callbacks, its close (sluice_batch.h). Tasks join a batch
+ * with `sluice put --batch NAME`. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_util.h"
+#include "json/json.h"
+
+static const char batch_usage[] =
+    "usage: sluice batch show NAME [--json]\n"
+    "       sluice batch set NAME [--on-success TUBE[:PAYLOAD]]\n"
+    "                [--on-complete TUBE[:PAYLOAD]] [--close] [--json]\n"
+    "       sluice batch close NAME [--json]\n";
+static const char batch_help[] =
+    "\nTasks put with --batch NAME form a batch. Once closed (batch close,\n"
+    "or set --close) it takes no more tasks (a put into it is refused)\n"
+    "and it ends when none of its tasks is live: each was acked or failed\n"
+    "for good (buried, dead-lettered, deleted, cancelled); a closed batch\n"
+    "with no live task ends at once. Then its callbacks are put, once\n"
+    "across restarts and failovers: on_success when every task was\n"
+    "acked, on_complete in any case, each a task in its TUBE whose\n"
+    "payload is a JSON object of the batch's counts with PAYLOAD as its\n"
+    "\"payload\" string. An ended batch is kept, for show, the server's\n"
+    "dedup window (10 minutes by default); then its name is free again.\n\n"
+    "      --on-success TUBE[:PAYLOAD]   the callback when every task was\n"
+    "                                    acked (TUBE '' removes it)\n"
+    "      --on-complete TUBE[:PAYLOAD]  the callback when every task\n"
+    "                                    ended, acked or failed\n"
+    "      --close                       close it, after setting them\n"
+    "      --json                        print the batch as JSON\n";
+
+enum { OPT_ON_SUCCESS = 1000, OPT_ON_COMPLETE, OPT_CLOSE };
+
+static void
+print_batch(const struct sluice_batch *b, bool json)
+{
+	if (json) {
+		printf("{\"name\":");
+		json_cstr(stdout, b->name);
+		printf(",\"total\":%" PRIu64 ",\"waiting\":%" PRIu64
+		       ",\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64
+		       ",\"taken\":%" PRIu64 ",\"buried\":%" PRIu64
+		       ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64
+		       ",\"started_at\":%" PRIu64 ",\"ended_at\":%" PRIu64
+		       ",\"closed\":%s,\"ended\":%s",
+		    b->total, b->waiting, b->ready, b->delayed, b->taken,
+		    b->buried, b->acked, b->failed, b->started_at, b->ended_at,
+		    b->closed ? "true" : "false", b->ended ? "true" : "false");
+		printf(",\"on_success\":");
+		if (b->success_tube[0] != '\0') {
+			printf("{\"tube\":");
+			json_cstr(stdout, b->success_tube);
+			printf(",\"task\":%" PRIu64 "}", b->success_id);
+		} else
+			printf("null");
+		printf(",\"on_complete\":");
+		if (b->complete_tube[0] != '\0') {
+			printf("{\"tube\":");
+			json_cstr(stdout, b->complete_tube);
+			printf(",\"task\":%" PRIu64 "}", b->complete_id);
+		} else
+			printf("null");
+		printf("}\n");
+		return;
+	}
+	printf("batch %s: %s\n", b->name,
+	    b->ended        ? "ended"
+	        : b->closed ? "closed"
+	                    : "open");
+	printf("  total %" PRIu64 "  waiting %" PRIu64 "  ready %" PRIu64
+	       "  delayed %" PRIu64 "  taken %" PRIu64 "\n",
+	    b->total, b->waiting, b->ready, b->delayed, b->taken);
+	printf("  acked %" PRIu64 "  buried %" PRIu64 "  failed %" PRIu64 "\n",
+	    b->acked, b->buried, b->failed);
+	printf("  started_at %" PRIu64 "  ended_at %" PRIu64 "\n",
+	    b->started_at, b->ended_at);
+	if (b->success_tube[0] != '\0')
+		printf("  on_success -> %s (task %" PRIu64 ")\n",
+		    b->success_tube, b->success_id);
+	if (b->complete_tube[0] != '\0')
+		printf("  on_complete -> %s (task %" PRIu64 ")\n",
+		    b->complete_tube, b->complete_id);
+}
+
+/* TUBE[:PAYLOAD] into `cb` (borrowing `arg`, cut at the colon). */
+static void
+callback_arg(char *arg, struct sluice_batch_callback *cb)
+{
+	char *colon = strchr(arg, ':');
+
+	/* a tube name may hold ':' too: the payload starts at the last
+	 * colon only when the text after it is no tube name part... keep it
+	 * simple and documented: the first colon ends the tube */
+	cb->tube = arg;
+	cb->payload = NULL;
+	cb->len = 0;
+	if (colon != NULL) {
+		*colon = '\0';
+		cb->payload = colon + 1;
+		cb->len = strlen(colon + 1);
+	}
+}
+
+static int
+cmd_batch(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "on-success", required_argument, NULL, OPT_ON_SUCCESS },
+		{ "on-complete", required_argument, NULL, OPT_ON_COMPLETE },
+		{ "close", no_argument, NULL, OPT_CLOSE },
+		COMMON_OPTS,
+	};
+	struct cli_args a = { argc, argv, "h", opts };
+	struct sluice_batch_callback s, k;
+	struct sluice_batch b;
+	bool has_s = false, has_k = false, close = false;
+	const char *verb, *name;
+	int ch, rc;
+
+	while ((ch = cli_next_opt(cli, &a)) != -1) {
+		switch (ch) {
+		case OPT_ON_SUCCESS:
+			callback_arg(optarg, &s);
+			has_s = true;
+			break;
+		case OPT_ON_COMPLETE:
+			callback_arg(optarg, &k);
+			has_k = true;
+			break;
+		case OPT_CLOSE:
+			close = true;
+			break;
+		default:
+			return cli_usage_error(cli, "batch: unknown option");
+		}
+	}
+	if (a.stop)
+		return a.status;
+	if (optind + 2 != argc)
+		return cli_usage_error(
+		    cli, "batch: give show, set or close, and one NAME");
+	verb = argv[optind];
+	name = argv[optind + 1];
+	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 &&
+	    strcmp(verb, "close") != 0)
+		return cli_usage_error(
+		    cli, "batch: '%s' is not show, set or close", verb);
+	if (strcmp(verb, "set") != 0 && (has_s || has_k || close))
+		return cli_usage_error(
+		    cli, "batch %s: only set takes those options", verb);
+	if (strcmp(verb, "set") == 0 && !has_s && !has_k && !close)
+		return cli_usage_error(cli,
+		    "batch set: give --on-success, --on-complete or --close");
+	if ((rc = cli_connect(cli)) != 0)
+		return rc;
+	if (strcmp(verb, "show") == 0)
+		rc = sluice_batch_show(cli->c, name, &b);
+	else if (strcmp(verb, "close") == 0)
+		rc = sluice_batch_set(cli->c, name, NULL, NULL, 1, &b);
+	else
+		rc = sluice_batch_set(cli->c, name, has_s ? &s : NULL,
+		    has_k ? &k : NULL, close, &b);
+	if (rc != 0)
+		return cli_fail(cli, rc, "batch %s %s", verb, name);
+	print_batch(&b, a.json);
+	return EXIT_OK;
+}
+
+CLI_COMMAND(batch, cmd_batch);
