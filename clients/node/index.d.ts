@@ -112,6 +112,21 @@ export interface Cluster {
   etcdError: string | null; members: Member[];
 }
 export interface TaskPage { tasks: Task[]; next: number | null; }
+/** An entry of the cluster map: the tubes whose names start with prefix
+ * ('' the default) belong to cluster; draining clusters still hold tasks
+ * of them. */
+export interface MapEntry { prefix: string; cluster: string; draining: string[]; }
+export interface ClusterMap {
+  /** etcd's; 0: the map was never written */
+  revision: number;
+  /** the answering node's cluster */
+  cluster: string;
+  /** sorted by prefix */
+  entries: MapEntry[];
+  /** each cluster the entries name: its leader's client URL and its
+   * members' (the leader first) */
+  clusters: Record<string, { leader: string | null; members: string[] }>;
+}
 
 export class Client {
   /** urls: "tcp://HOST:PORT", several as an array or comma-separated;
@@ -175,6 +190,62 @@ export class Client {
   cluster(): Promise<Cluster>;
   switchover(node: string, timeoutMs?: number): Promise<{ leader: string; epoch: number }>;
   auth(token: string): Promise<void>;
+  /** the cluster map this node serves (any node started with --etcd) */
+  clusterMap(): Promise<ClusterMap>;
+  /** sets prefix ('' the default) to cluster in etcd; the new revision */
+  mapSet(prefix: string, cluster: string, draining?: string[]): Promise<number>;
+  mapDelete(prefix: string): Promise<number>;
+}
+
+/** A task taken through a Router: the cluster it came from */
+export interface RoutedTask extends Task { cluster: string; }
+export interface RouterOptions extends ClientOptions {
+  /** ms the map may age before a call reads it again (1000); 0: only on
+   * a Moved error */
+  refreshMs?: number;
+}
+export interface RoutedStats {
+  ready: number; delayed: number; taken: number; buried: number;
+  /** each cluster's stats; both null: it does not have the tube */
+  clusters: Record<string, { stats: Stats | null; error: SluiceError | null }>;
+}
+/** Requests routed by tube over several clusters sharing one map. */
+export class Router {
+  /** urls: any node(s) of any cluster (which serves the map) */
+  constructor(urls?: string | string[] | null, options?: RouterOptions);
+  close(): Promise<void>;
+  /** the map, read now (refresh false: only when older than refreshMs) */
+  clusterMap(refresh?: boolean): Promise<ClusterMap>;
+  mapSet(prefix: string, cluster: string, draining?: string[]): Promise<number>;
+  mapDelete(prefix: string): Promise<number>;
+  /** the Client of the tube's cluster, for the calls not routed here */
+  clientFor(tube: string): Promise<Client>;
+  /** the Client of a cluster */
+  cluster(name: string): Promise<Client>;
+  put(tube: string, payload: Payload, options?: PutOptions):
+    Promise<PutResult & { cluster: string }>;
+  /** split by cluster, one commit each, not atomic across clusters; a
+   * part that failed whole gives its items its error */
+  putBatch(items: PutItem[]): Promise<Array<PutResult & { cluster: string }>>;
+  /** over tubes of one or several clusters: the first tasks that come,
+   * each once */
+  take(tubes: string | string[], options?: { waitMs?: number; max?: number;
+    detach?: boolean; strict?: boolean; durable?: boolean }): Promise<RoutedTask[]>;
+  ack(task: Task, options?: { toTube?: string; result?: string;
+    force?: boolean }): Promise<After>;
+  release(task: Task, options?: { delayMs?: number; priority?: number;
+    force?: boolean; front?: boolean }): Promise<After>;
+  fail(task: Task, error?: string, options?: { delayMs?: number;
+    fatal?: boolean; force?: boolean }): Promise<After>;
+  touch(task: Task, options?: { force?: boolean }): Promise<After>;
+  bury(task: Task, options?: { error?: string; force?: boolean }): Promise<After>;
+  ackBatch(tasks: Task[]): Promise<Array<ItemResult & { cluster: string | null }>>;
+  /** every cluster's stats and their sum */
+  stats(tube?: string, options?: { settings?: boolean; durations?: boolean;
+    top?: number; limit?: number; after?: number }): Promise<RoutedStats>;
+  /** every cluster's members */
+  clusters(): Promise<Record<string, { cluster: Cluster | null;
+    error: SluiceError | null }>>;
 }
 
 export interface WorkerOptions extends ClientOptions {
@@ -206,6 +277,11 @@ export class SluiceError extends Error {
   readonly detail: string;
   /** NotLeader: the leader's client URL */
   readonly leader: string;
+  /** Moved: the cluster that owns the tube, the map's revision as the
+   * refusing node knows it, its members' client URLs (the leader first) */
+  readonly cluster?: string;
+  readonly revision?: number;
+  readonly urls?: string[];
 }
 export class NotFound extends SluiceError {}
 export class StaleLease extends SluiceError {}
@@ -236,6 +312,9 @@ export class Unauthenticated extends SluiceError {}
 export class NotAllowed extends SluiceError {}
 export class NotEmpty extends SluiceError {}
 export class BadGroup extends SluiceError {}
+export class ResultTooLarge extends SluiceError {}
+export class BadSchedule extends SluiceError {}
 export class Moved extends SluiceError {}
+export class BatchClosed extends SluiceError {}
 export function errorFor(code: number, message?: string, leader?: string): SluiceError;
 export const version: string;

@@ -3,7 +3,8 @@
 // docs/protocol.md with Node's standard library only.
 const errors = require('./lib/errors');
 const { Client } = require('./lib/client');
+const { Router } = require('./lib/router');
 const { Worker, Fatal } = require('./lib/worker');
 
-module.exports = { Client, Worker, Fatal, ...errors,
+module.exports = { Client, Router, Worker, Fatal, ...errors,
   version: require('./package.json').version };

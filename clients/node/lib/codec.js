@@ -19,7 +19,7 @@ const OPS = {
   ack_batch: 0x19, delete_batch: 0x1a, update: 0x1b, stats_hourly: 0x1c,
   delete_where: 0x1d, tube_set: 0x1e, tube_show: 0x1f, job: 0x20,
   tube_delete: 0x21, cluster: 0x22, switchover: 0x23, history: 0x24,
-  auth: 0x28, groups: 0x29,
+  auth: 0x28, groups: 0x29, map: 0x32, map_set: 0x33, map_delete: 0x34,
 };
 const STATES = ['gone', 'ready', 'delayed', 'taken', 'buried', 'done'];
 const STATE = Object.fromEntries(STATES.map((s, i) => [s, i]));
@@ -265,6 +265,26 @@ function cluster(f, r) {
   return r.done(c);
 }
 
+// The cluster map (docs/protocol.md, "map, map_set, map_delete"): its
+// revision, the answering node's cluster, the entries sorted by prefix
+// ('' the default) and where each cluster the entries name is.
+function clusterMap(f, r) {
+  const m = { revision: r.u64(), cluster: r.str16(), entries: [],
+    clusters: {} };
+  for (let n = r.u32(); n > 0; n--) {
+    const e = { prefix: r.str16(), cluster: r.str16(), draining: [] };
+    for (let k = r.u8(); k > 0; k--) e.draining.push(r.str16());
+    m.entries.push(e);
+  }
+  for (let n = r.u32(); n > 0; n--) {
+    const name = r.str16();
+    const c = { leader: r.opt16(), members: [] };
+    for (let k = r.u32(); k > 0; k--) c.members.push(r.str16());
+    m.clusters[name] = c;
+  }
+  return r.done(m);
+}
+
 const page = (limit) => (f, r) => {
   const ts = tasks(f, r);
   return { tasks: ts, next: ts.length >= limit && ts.length ?
@@ -492,6 +512,20 @@ const encode = {
     new Writer().str16(node).u32(timeoutMs),
     (f, r) => r.done({ leader: r.str16(), epoch: r.u64() })),
   auth: (token) => byTube('auth', token, nothing),
+  clusterMap: () => req('map', 0, null, clusterMap, { safe: true }),
+  // prefix '' (or null): the default; draining: clusters that still hold
+  // tasks of these tubes (0-8)
+  mapSet(prefix, cluster, draining = []) {
+    if (draining.length > 0xff) {
+      throw new E.LimitExceeded(`${draining.length} draining clusters`);
+    }
+    const w = new Writer().str16(prefix || '').str16(cluster)
+      .u8(draining.length);
+    for (const d of draining) w.str16(d);
+    return req('map_set', 0, w, u64, { safe: true });
+  },
+  mapDelete: (prefix) => req('map_delete', 0,
+    new Writer().str16(prefix || ''), u64),
 };
 
 // A request's sluice message.

@@ -3,8 +3,9 @@
 // section 6, all subclasses of SluiceError (the names and numbers of the
 // Python client and of libsluice). A server's error reply rejects with
 // the class of its code, carrying its message (and, for NotLeader, the
-// leader's URL); the client rejects with ConnectionLost, TimedOut and
-// Malformed for what it meets itself.
+// leader's URL; for Moved, the owner: its cluster, the map's revision and
+// its members' URLs); the client rejects with ConnectionLost, TimedOut
+// and Malformed for what it meets itself.
 
 const CODES = {
   1: ['ENOTFOUND', 'not_found', 'NotFound'],
@@ -37,20 +38,47 @@ const CODES = {
   28: ['ENOTEMPTY', 'not_empty', 'NotEmpty'],
   29: ['EGROUP', 'bad_group', 'BadGroup'],
   30: ['ECANCELED', 'cancelled', 'Cancelled'],
+  31: ['ERESULT', 'result_too_large', 'ResultTooLarge'],
+  32: ['ESCHED', 'bad_schedule', 'BadSchedule'],
   33: ['EMOVED', 'moved', 'Moved'],
+  34: ['EBATCH', 'batch_closed', 'BatchClosed'],
 };
+
+// A moved error's second field (docs/protocol.md, "The moved error"):
+// "CLUSTER REVISION URL,URL,...", the owner's leader first; null when it
+// is not one.
+function parseMoved(detail) {
+  const m = /^(\S+) (\d+) ?(\S*)$/.exec(detail || '');
+  if (!m) return null;
+  return { cluster: m[1], revision: Number(m[2]),
+    urls: m[3] ? m[3].split(',') : [] };
+}
 
 class SluiceError extends Error {
   constructor(message = '', leader = '', code = 0) {
     const symbol = new.target.symbol || `E${code}`;
+    const num = new.target.code || code;
+    const moved = num === 33 ? parseMoved(leader) : null;
     let text = message ? `${symbol}: ${message}` : symbol;
-    if (leader) text += ` (leader: ${leader})`;
+    if (moved) {
+      text += ` (owner: ${moved.cluster}` +
+        `${moved.urls.length ? ` at ${moved.urls.join(',')}` : ''})`;
+    } else if (leader) {
+      text += ` (leader: ${leader})`;
+    }
     super(text);
-    this.code = new.target.code || code;
+    this.code = num;
     this.symbol = symbol;
     this.errname = new.target.errname || 'unknown';
     this.detail = message;
-    this.leader = leader;
+    this.leader = moved ? '' : leader;
+    if (moved) {
+      // Moved: the cluster that owns the tube, the map's revision as the
+      // refusing node knows it, and the owner's members' client URLs
+      this.cluster = moved.cluster;
+      this.revision = moved.revision;
+      this.urls = moved.urls;
+    }
   }
 }
 

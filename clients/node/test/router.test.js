@@ -1,0 +1,326 @@
+'use strict';
+// The Node client's Router against two clusters of one node each and one
+// etcd (as tests/integration/test_clustermap.c runs them): the map set and
+// read through a node, a put of another cluster's tube refused Moved with
+// the owner named; puts, split batches, takes and acks routed by tube,
+// stats summed; a take that waits on both clusters getting each task once
+// (a task a cancelled wait took is released at once); a draining cluster's
+// old tasks taken first; Routers with a stale map (a put, a take, a batch)
+// corrected by the Moved error; bad input refused. Skipped (ctest: 77)
+// without `etcd`, which make test installs.
+
+const { test, before, after } = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawn, spawnSync } = require('child_process');
+const sluice = require('..');
+const { freePort, waitFor, sleep, SLUICED } = require('./harness');
+
+const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
+const procs = [];
+const urls = {};
+const direct = {};
+const routers = [];
+let dir;
+
+function start(name, argv) {
+  const log = fs.openSync(path.join(dir, `${name}.log`), 'w');
+  const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log] });
+  procs.push(p);
+  return p;
+}
+
+function router(url, options = {}) {
+  const r = new sluice.Router(url, { timeoutMs: 10000, ...options });
+  routers.push(r);
+  return r;
+}
+
+// Both nodes know revision rev, with every cluster's leader.
+async function knows(rev) {
+  assert.ok(await waitFor(async () => {
+    for (const c of Object.values(direct)) {
+      const m = await c.clusterMap().catch(() => null);
+      if (!m || m.revision < rev || Object.values(m.clusters).some((x) =>
+        !x.leader)) {
+        return false;
+      }
+    }
+    return true;
+  }, 10000 * SCALE, 20), `the nodes did not learn revision ${rev}`);
+}
+
+async function counts(name, tube) {
+  const t = (await direct[name].stats(tube).catch(() => null))?.tubes[tube];
+  return t || { ready: 0, delayed: 0, taken: 0, buried: 0 };
+}
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-node-router-'));
+  const etcd = `http://127.0.0.1:${await freePort()}`;
+  const peer = `http://127.0.0.1:${await freePort()}`;
+  start('etcd', ['etcd', '--name', 'e0', '--data-dir',
+    path.join(dir, 'etcd'), '--listen-client-urls', etcd,
+    '--advertise-client-urls', etcd, '--listen-peer-urls', peer,
+    '--initial-advertise-peer-urls', peer, '--initial-cluster',
+    `e0=${peer}`, '--initial-cluster-token', 'node-router']);
+  assert.ok(await waitFor(async () => {
+    try {
+      const r = await fetch(`${etcd}/health`);
+      return (await r.text()).includes('"health":"true"');
+    } catch (e) { return false; }
+  }, 30000, 100), 'etcd did not become healthy');
+  for (const name of ['p1', 'p2']) {
+    urls[name] = `tcp://127.0.0.1:${await freePort()}`;
+    start(name, [SLUICED, '--data', path.join(dir, name), '--listen',
+      urls[name], '--repl-listen', `tcp://127.0.0.1:${await freePort()}`,
+      '--etcd', etcd, '--cluster', name, '--node', name]);
+    direct[name] = new sluice.Client(urls[name], { timeoutMs: 10000 });
+  }
+  for (const c of Object.values(direct)) {
+    assert.ok(await waitFor(async () => (await c.stats().catch(() => ({})))
+      .role === 'leader', 30000 * SCALE, 50), `${c.url} does not lead`);
+  }
+  await knows(await direct.p1.mapSet('', 'p1'));
+  await knows(await direct.p1.mapSet('two.', 'p2'));
+});
+
+after(async () => {
+  for (const r of routers) r.close();
+  for (const c of Object.values(direct)) c.close();
+  for (const p of procs.reverse()) {
+    if (p.exitCode === null) p.kill('SIGTERM');
+    if (!await waitFor(() => p.exitCode !== null, 10000)) p.kill('SIGKILL');
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a node serves the map and refuses another cluster\'s tube, naming ' +
+  'the owner', async () => {
+  const m = await direct.p2.clusterMap();
+  assert.strictEqual(m.cluster, 'p2');
+  assert.deepStrictEqual(m.entries, [
+    { prefix: '', cluster: 'p1', draining: [] },
+    { prefix: 'two.', cluster: 'p2', draining: [] }]);
+  assert.deepStrictEqual(m.clusters.p1, { leader: urls.p1,
+    members: [urls.p1] });
+  await assert.rejects(direct.p1.put('two.x', 'no'), (e) =>
+    e instanceof sluice.Moved && e.code === 33 && e.cluster === 'p2' &&
+    e.revision === m.revision && e.urls.length === 1 &&
+    e.urls[0] === urls.p2 && e.message.includes(`owner: p2 at ${urls.p2}`));
+  await assert.rejects(direct.p2.take(['one.x', 'two.x']), sluice.Moved);
+  assert.strictEqual((await counts('p2', 'two.x')).ready, 0);
+});
+
+test('puts, batches, takes and acks routed by tube; stats summed',
+  async () => {
+    const r = router(urls.p1);
+    for (let i = 0; i < 10; i++) {
+      assert.strictEqual((await r.put('one.x', `1-${i}`)).cluster, 'p1');
+      assert.strictEqual((await r.put('two.x', `2-${i}`)).cluster, 'p2');
+    }
+    const items = [];
+    for (let i = 0; i < 20; i++) {
+      items.push({ tube: i % 2 ? 'two.x' : 'one.x', payload: `b-${i}` });
+    }
+    const res = await r.putBatch(items);
+    assert.strictEqual(res.length, 20);
+    res.forEach((x, i) => {
+      assert.strictEqual(x.error, null);
+      assert.ok(x.created && x.id > 0);
+      assert.strictEqual(x.cluster, i % 2 ? 'p2' : 'p1');
+    });
+    assert.strictEqual((await counts('p1', 'one.x')).ready, 20);
+    assert.strictEqual((await counts('p2', 'two.x')).ready, 20);
+    const s = await r.stats();
+    assert.strictEqual(s.ready, 40);
+    assert.deepStrictEqual(Object.keys(s.clusters).sort(), ['p1', 'p2']);
+    assert.strictEqual(s.clusters.p2.stats.totals.ready, 20);
+    const st = await r.stats('two.x');
+    assert.strictEqual(st.ready, 20);
+    assert.strictEqual(st.clusters.p1.stats, null);
+    assert.strictEqual(st.clusters.p1.error, null);
+    const cl = await r.clusters();
+    assert.strictEqual(cl.p2.cluster.cluster, 'p2');
+
+    const seen = new Set();
+    let batch = [];
+    for (let round = 0; round < 100 && seen.size < 40; round++) {
+      const tasks = await r.take(['one.x', 'two.x'], { waitMs: 500, max: 3 });
+      for (const t of tasks) {
+        const key = `${t.cluster}/${t.id}`;
+        assert.ok(!seen.has(key), `${key} taken twice`);
+        seen.add(key);
+        assert.strictEqual(t.cluster, t.tube === 'one.x' ? 'p1' : 'p2');
+        if (seen.size % 2) {
+          assert.strictEqual((await r.ack(t)).state, 'gone');
+        } else {
+          batch.push(t);
+        }
+      }
+      if (batch.length >= 4) {
+        const acked = await r.ackBatch(batch);
+        acked.forEach((a, i) => {
+          assert.strictEqual(a.error, null);
+          assert.strictEqual(a.id, batch[i].id);
+          assert.strictEqual(a.cluster, batch[i].cluster);
+        });
+        batch = [];
+      }
+    }
+    for (const a of await r.ackBatch(batch)) assert.strictEqual(a.error, null);
+    assert.strictEqual(seen.size, 40);
+    for (const [name, tube] of [['p1', 'one.x'], ['p2', 'two.x']]) {
+      const c = await counts(name, tube);
+      assert.strictEqual(c.ready + c.taken, 0, `${name} ${tube}`);
+    }
+    // the lease calls go where the task came from
+    await r.put('two.y', 'lease');
+    let [t] = await r.take('two.y', { waitMs: 1000 });
+    assert.strictEqual((await r.touch(t)).state, 'taken');
+    assert.strictEqual((await r.release(t)).state, 'ready');
+    [t] = await r.take('two.y', { waitMs: 1000 });
+    await r.fail(t, 'boom', { fatal: true });
+    assert.strictEqual((await counts('p2', 'two.y')).buried, 1);
+    assert.strictEqual((await direct.p2.peek(t.id)).lastError, 'boom');
+  });
+
+test('a take waiting on both clusters gets each task once', async () => {
+  const r = router(urls.p2);
+  // the wait is over as soon as either cluster has a task
+  for (const [name, tube] of [['p2', 'two.w'], ['p1', 'one.w']]) {
+    const t0 = performance.now();
+    const taking = r.take(['one.w', 'two.w'], { waitMs: 8000 });
+    await sleep(300);
+    await direct[name].put(tube, `late-${name}`);
+    const got = await taking;
+    const ms = performance.now() - t0;
+    assert.strictEqual(got.length, 1);
+    assert.strictEqual(got[0].cluster, name);
+    assert.strictEqual(got[0].payload.toString(), `late-${name}`);
+    assert.ok(ms < 6000, `the take waited ${ms} ms`);
+    await r.ack(got[0]);
+  }
+  // a task the other cluster's wait took after the first answered is
+  // released at once (it would stay taken until its ttr otherwise)
+  let releasedSeen = 0;
+  for (let i = 0; i < 3; i++) {
+    const taking = r.take(['one.w', 'two.w'], { waitMs: 8000 });
+    await sleep(100);
+    await direct.p2.put('two.w', 'first');
+    const [won] = await taking;
+    assert.strictEqual(won.cluster, 'p2');
+    const { id } = await direct.p1.put('one.w', 'meanwhile');
+    assert.ok(await waitFor(async () => {
+      const c = await counts('p1', 'one.w');
+      return c.ready === 1 && c.taken === 0;
+    }, 3000 * SCALE, 20), 'the task a cancelled wait took is not ready');
+    if ((await direct.p1.peek(id)).attempts > 0) releasedSeen++;
+    await r.ack(won);
+    const [back] = await r.take('one.w', { waitMs: 1000 });
+    assert.strictEqual(back.id, id);
+    await r.ack(back);
+  }
+  process.stderr.write(`tasks taken by a cancelled wait and released: ` +
+    `${releasedSeen} of 3\n`);
+
+  // four workers over both clusters, a producer putting into both
+  const N = 200;
+  const got = new Map();
+  let stop = false;
+  const workers = [0, 1, 2, 3].map(async (w) => {
+    const wr = router(w % 2 ? urls.p1 : urls.p2);
+    while (!stop) {
+      const tasks = await wr.take(['one.w', 'two.w'], { waitMs: 300,
+        max: 2 });
+      for (const t of tasks) {
+        const p = t.payload.toString();
+        got.set(p, (got.get(p) || 0) + 1);
+        await wr.ack(t);
+      }
+    }
+  });
+  const producer = router(urls.p1);
+  for (let i = 0; i < N; i++) {
+    await producer.put(i % 2 ? 'two.w' : 'one.w', `w-${i}`);
+    if (i % 20 === 0) await sleep(50);
+  }
+  const all = await waitFor(() => got.size >= N, 60000 * SCALE, 50);
+  stop = true;
+  await Promise.all(workers);
+  assert.ok(all, `${got.size} of ${N} tasks taken`);
+  for (const [p, n] of got) assert.strictEqual(n, 1, `${p} taken ${n} times`);
+  for (const [name, tube] of [['p1', 'one.w'], ['p2', 'two.w']]) {
+    const c = await counts(name, tube);
+    assert.strictEqual(c.ready + c.taken, 0, `${name} ${tube}`);
+  }
+});
+
+test('a draining cluster\'s tasks are taken first, new puts go to the ' +
+  'owner', async () => {
+  await direct.p1.put('dr.t', 'old');
+  await knows(await direct.p1.mapSet('dr.', 'p2', ['p1']));
+  const r = router(urls.p1);
+  assert.strictEqual((await r.put('dr.t', 'new')).cluster, 'p2');
+  const [a] = await r.take('dr.t', { waitMs: 1000 });
+  assert.deepStrictEqual([a.cluster, a.payload.toString()], ['p1', 'old']);
+  const [b] = await r.take('dr.t', { waitMs: 1000 });
+  assert.deepStrictEqual([b.cluster, b.payload.toString()], ['p2', 'new']);
+  await r.ack(a);
+  await r.ack(b);
+  assert.strictEqual((await counts('p1', 'dr.t')).taken, 0);
+  await knows(await direct.p1.mapDelete('dr.'));
+});
+
+test('Routers with a stale map are corrected by the Moved error',
+  async () => {
+    // a put
+    const stale = router(urls.p2, { refreshMs: 0 });
+    await stale.put('m.t', 'before');
+    assert.strictEqual((await counts('p1', 'm.t')).ready, 1);
+    await knows(await direct.p2.mapSet('m.', 'p2'));
+    assert.strictEqual((await stale.put('m.t', 'after')).cluster, 'p2');
+    assert.strictEqual((await counts('p1', 'm.t')).ready, 1);
+    assert.strictEqual((await counts('p2', 'm.t')).ready, 1);
+
+    // a take
+    const taker = router(urls.p1, { refreshMs: 0 });
+    await taker.clusterMap();
+    await knows(await direct.p1.mapSet('k.', 'p2'));
+    await direct.p2.put('k.t', 'here');
+    const [t] = await taker.take('k.t', { waitMs: 1000 });
+    assert.deepStrictEqual([t.cluster, t.payload.toString()], ['p2', 'here']);
+    await taker.ack(t);
+
+    // a batch: the refused part put again where the map now says
+    const batcher = router(urls.p1, { refreshMs: 0 });
+    await batcher.clusterMap();
+    await knows(await direct.p1.mapSet('mb.', 'p2'));
+    const res = await batcher.putBatch([{ tube: 'mb.x', payload: 'a' },
+      { tube: 'one.b', payload: 'b' }, { tube: 'two.b', payload: 'c' }]);
+    assert.deepStrictEqual(res.map((x) => [x.cluster, x.error]),
+      [['p2', null], ['p1', null], ['p2', null]]);
+    assert.strictEqual((await counts('p2', 'mb.x')).ready, 1);
+    assert.strictEqual((await counts('p1', 'one.b')).ready, 1);
+    assert.strictEqual((await counts('p1', 'mb.x')).ready, 0);
+  });
+
+test('bad input is refused with a specific error', async () => {
+  const r = router(urls.p1);
+  await assert.rejects(r.mapSet('bad tube', 'p2'), sluice.BadTube);
+  await assert.rejects(r.mapSet('x.', 'bad name'), sluice.Invalid);
+  await assert.rejects(r.mapSet('x.', 'p2', ['p2']), sluice.Invalid);
+  await assert.rejects(r.mapDelete('nothere'), sluice.NotFound);
+  await assert.rejects(r.putBatch([]), sluice.Invalid);
+  await assert.rejects(r.put('bad tube', 'x'), sluice.BadTube);
+  await assert.rejects(r.ack({ id: 999999, lease: 1, cluster: 'nope',
+    tube: 'one.x' }), (e) => e instanceof sluice.ConnectionLost &&
+    /cluster nope: no member known/.test(e.message));
+});
+
+if (!spawnSync('sh', ['-c', 'command -v etcd']).stdout.length) {
+  process.stderr.write('no etcd (make test installs etcd-server): skipped\n');
+  process.exit(77);
+}
