@@ -135,14 +135,18 @@ cmap_etcd_read(
 	return 0;
 }
 
-/* The client URL of a member's or the leader's value; "" when absent. */
+/* The client URL and the HTTP URL of a member's or the leader's value;
+ * each "" when absent. */
 static void
-client_of(const struct etcd_kv *kv, char out[MSG_URL_MAX + 1])
+client_of(const struct etcd_kv *kv, char out[MSG_URL_MAX + 1],
+    char http[MSG_URL_MAX + 1])
 {
 	json_t *root = json_loadb((const char *)kv->value, kv->len, 0, NULL);
 	const char *s = json_string_value(json_object_get(root, "client"));
+	const char *h = json_string_value(json_object_get(root, "http"));
 
 	snprintf(out, MSG_URL_MAX + 1, "%s", s != NULL ? s : "");
+	snprintf(http, MSG_URL_MAX + 1, "%s", h != NULL ? h : "");
 	json_decref(root);
 }
 
@@ -151,8 +155,10 @@ static int
 read_cluster(struct etcd *e, struct cmap *m, const char *name)
 {
 	char prefix[MSG_NODE_MAX + 16], leader[MSG_URL_MAX + 1] = "";
-	char(*urls)[MSG_URL_MAX + 1] = NULL;
+	char leader_http[MSG_URL_MAX + 1] = "";
+	char(*urls)[MSG_URL_MAX + 1] = NULL, (*http)[MSG_URL_MAX + 1] = NULL;
 	const char *ptrs[MSG_CLUSTER_MEMBERS_MAX];
+	const char *hptrs[MSG_CLUSTER_MEMBERS_MAX];
 	struct etcd_kvs kvs;
 	size_t n = 0, plen;
 	int rc;
@@ -161,7 +167,10 @@ read_cluster(struct etcd *e, struct cmap *m, const char *name)
 	if ((rc = etcd_get_prefix(e, prefix, &kvs)) != 0)
 		return rc;
 	urls = calloc(MSG_CLUSTER_MEMBERS_MAX, sizeof(*urls));
-	if (urls == NULL) {
+	http = calloc(MSG_CLUSTER_MEMBERS_MAX, sizeof(*http));
+	if (urls == NULL || http == NULL) {
+		free(urls);
+		free(http);
 		etcd_kvs_free(&kvs);
 		return ETCD_ENOMEM;
 	}
@@ -169,16 +178,21 @@ read_cluster(struct etcd *e, struct cmap *m, const char *name)
 		const char *rest = kvs.kv[i].key + plen;
 
 		if (strcmp(rest, "leader") == 0)
-			client_of(&kvs.kv[i], leader);
+			client_of(&kvs.kv[i], leader, leader_http);
 		else if (strncmp(rest, "members/", 8) == 0 &&
 		    n < MSG_CLUSTER_MEMBERS_MAX) {
-			client_of(&kvs.kv[i], urls[n]);
+			client_of(&kvs.kv[i], urls[n], http[n]);
 			ptrs[n] = urls[n];
+			hptrs[n] = http[n];
 			n++;
 		}
 	}
-	rc = cmap_set_cluster(m, name, leader, ptrs, n) == 0 ? 0 : ETCD_ENOMEM;
+	rc = cmap_set_cluster(m, name, leader, ptrs, n) == 0 &&
+	        cmap_set_http(m, name, leader_http, hptrs, n) == 0
+	    ? 0
+	    : ETCD_ENOMEM;
 	free(urls);
+	free(http);
 	etcd_kvs_free(&kvs);
 	return rc;
 }

@@ -38,7 +38,8 @@ int cmap_etcd_read(
     struct etcd *e, struct cmap *out, size_t *bad, char *why, size_t whylen);
 
 /* Reads the leader and members of every cluster the entries of `m` name
- * (one range per cluster) into its clusters. */
+ * (one range per cluster) into its clusters: their client URLs and the
+ * HTTP URLs they publish (--advertise-http). */
 int cmap_etcd_members(struct etcd *e, struct cmap *m);
 
 /* Sets an entry; *rev: the map's revision after. */

@@ -25,8 +25,10 @@ cmap_free(struct cmap *m)
 {
 	if (m == NULL)
 		return;
-	for (size_t i = 0; i < m->nclusters; i++)
+	for (size_t i = 0; i < m->nclusters; i++) {
 		free(m->c[i].urls);
+		free(m->c[i].http);
+	}
 	free(m->c);
 	free(m->e);
 	memset(m, 0, sizeof(*m));
@@ -52,7 +54,12 @@ cmap_copy(struct cmap *dst, const struct cmap *src)
 			struct cmap_cluster *c = &m.c[m.nclusters];
 
 			*c = src->c[m.nclusters];
+			c->http = NULL;
 			if ((c->urls = strdup(c->urls)) == NULL)
+				goto fail;
+			if (src->c[m.nclusters].http != NULL &&
+			    (c->http = strdup(src->c[m.nclusters].http)) ==
+			        NULL)
 				goto fail;
 		}
 	}
@@ -149,22 +156,18 @@ cmap_cluster(const struct cmap *m, const char *name)
 	return NULL;
 }
 
-int
-cmap_set_cluster(struct cmap *m, const char *name, const char *leader,
-    const char *const *members, size_t n)
+/* "LEADER,MEMBER,...": the leader first, then every other member once
+ * (empty ones left out); NULL when out of memory. */
+static char *
+join_urls(const char *leader, const char *const *members, size_t n)
 {
-	struct cmap_cluster *c = (struct cmap_cluster *)cmap_cluster(m, name);
-	size_t cap = 1;
+	size_t cap = 1 + strlen(leader) + 1;
 	char *urls;
 
-	if (leader == NULL)
-		leader = "";
-	cap += strlen(leader) + 1;
 	for (size_t i = 0; i < n; i++)
 		cap += strlen(members[i]) + 1;
 	if ((urls = malloc(cap)) == NULL)
-		return -ENOMEM;
-	/* the leader first, then every other member once */
+		return NULL;
 	snprintf(urls, cap, "%s", leader);
 	for (size_t i = 0; i < n; i++) {
 		if (members[i][0] == '\0' || strcmp(members[i], leader) == 0)
@@ -173,6 +176,37 @@ cmap_set_cluster(struct cmap *m, const char *name, const char *leader,
 			strcat(urls, ",");
 		strcat(urls, members[i]);
 	}
+	return urls;
+}
+
+int
+cmap_set_http(struct cmap *m, const char *name, const char *leader,
+    const char *const *members, size_t n)
+{
+	struct cmap_cluster *c = (struct cmap_cluster *)cmap_cluster(m, name);
+	char *http;
+
+	if (c == NULL)
+		return SLUICE_ENOTFOUND;
+	if ((http = join_urls(leader != NULL ? leader : "", members, n)) ==
+	    NULL)
+		return -ENOMEM;
+	free(c->http);
+	c->http = http;
+	return 0;
+}
+
+int
+cmap_set_cluster(struct cmap *m, const char *name, const char *leader,
+    const char *const *members, size_t n)
+{
+	struct cmap_cluster *c = (struct cmap_cluster *)cmap_cluster(m, name);
+	char *urls;
+
+	if (leader == NULL)
+		leader = "";
+	if ((urls = join_urls(leader, members, n)) == NULL)
+		return -ENOMEM;
 	if (c == NULL) {
 		struct cmap_cluster *grown;
 

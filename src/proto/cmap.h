@@ -38,6 +38,8 @@ struct cmap_cluster {
 	char name[MSG_NODE_MAX + 1];
 	char leader[MSG_URL_MAX + 1]; /* "" when none is known */
 	char *urls;                   /* "LEADER,MEMBER,..."; "" when none */
+	char *http; /* their HTTP faces' URLs, the same way; NULL or "" when
+	               none is known (read from etcd, not on the wire) */
 };
 
 struct cmap {
@@ -72,6 +74,12 @@ const struct cmap_cluster *cmap_cluster(const struct cmap *m, const char *name);
  * known) and the members' client URLs. -ENOMEM, SLUICE_ELIMIT past
  * MSG_MAP_CLUSTERS_MAX. */
 int cmap_set_cluster(struct cmap *m, const char *name, const char *leader,
+    const char *const *members, size_t n);
+
+/* Sets a cluster's (added first) HTTP URLs: its leader's and its
+ * members' --advertise-http, each "" when it publishes none.
+ * SLUICE_ENOTFOUND, -ENOMEM. */
+int cmap_set_http(struct cmap *m, const char *name, const char *leader,
     const char *const *members, size_t n);
 
 /* The names of every cluster the entries name (owners and draining),

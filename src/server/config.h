@@ -70,6 +70,8 @@ struct config {
 	const char *node;           /* --node */
 	const char *advertise;      /* --advertise: the client URL */
 	const char *advertise_repl; /* --advertise-repl */
+	const char *advertise_http; /* --advertise-http, else from --http;
+	                               NULL: none published */
 	uint32_t leader_ttl_ms;     /* --leader-ttl */
 	/* TLS (docs/security.md) */
 	const char *tls_cert;      /* --tls-cert */

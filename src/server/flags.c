@@ -110,6 +110,10 @@ static const char usage[] =
     "                         this node at (default: --listen)\n"
     "  --advertise-repl URL   the URL followers reach --repl-listen at\n"
     "                         (default: --repl-listen)\n"
+    "  --advertise-http URL   the URL clients reach --http at, published\n"
+    "                         in etcd so that another cluster's node can\n"
+    "                         name it (default: --http, unless it listens\n"
+    "                         on every address: then none)\n"
     "  --leader-ttl DUR       the leader's lease in etcd: a leader that\n"
     "                         cannot renew it stops taking writes before\n"
     "                         it ends, and a follower takes over after it\n"
@@ -241,6 +245,7 @@ enum {
 	OPT_NODE,
 	OPT_ADVERTISE,
 	OPT_ADVERTISE_REPL,
+	OPT_ADVERTISE_HTTP,
 	OPT_LEADER_TTL,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
@@ -301,6 +306,7 @@ static const struct option options[] = {
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
 	{ "advertise-repl", required_argument, NULL, OPT_ADVERTISE_REPL },
+	{ "advertise-http", required_argument, NULL, OPT_ADVERTISE_HTTP },
 	{ "leader-ttl", required_argument, NULL, OPT_LEADER_TTL },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
@@ -507,6 +513,10 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			cfg->advertise_repl = optarg;
 			rc = flags_check_url(
 			    "--advertise-repl", optarg, "127.0.0.1:7721");
+			break;
+		case OPT_ADVERTISE_HTTP:
+			cfg->advertise_http = optarg;
+			rc = flags_check_http_url("--advertise-http", optarg);
 			break;
 		case OPT_LEADER_TTL:
 			if ((rc = flags_ms("--leader-ttl", optarg, 1000, 300000,

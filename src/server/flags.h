@@ -48,6 +48,10 @@ int flags_wal_commit(const char *s, struct config *cfg);
  * flag's default port, for the message. */
 int flags_check_url(const char *flag, const char *s, const char *example);
 
+/* An http:// or https:// URL with a host and a port (--advertise-http).
+ * 0 or 2 (the error printed). */
+int flags_check_http_url(const char *flag, const char *s);
+
 /* HOST:PORT (--http, --beanstalk; --http also http:// or
  * https://HOST:PORT). */
 int flags_check_addr(const char *flag, const char *s, const char *example);

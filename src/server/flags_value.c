@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "proto/msg.h"
 #include "server/certdates.h"
 #include "server/flags.h"
 #include "util/dur.h"
@@ -372,6 +373,51 @@ url_wildcard(const char *url)
 	    strncmp(h, "[::]:", 5) == 0;
 }
 
+int
+flags_check_http_url(const char *flag, const char *s)
+{
+	nng_url *u = NULL;
+	int rc = 0;
+
+	if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
+		return flags_error("%s takes a URL such as "
+		                   "http://10.0.0.1:7780, not '%s'",
+		    flag, s);
+	if (strlen(s) > MSG_URL_MAX || nng_url_parse(&u, s) != 0)
+		return flags_error("%s: '%s' is not a URL of at most %d "
+		                   "bytes (one such as http://10.0.0.1:7780)",
+		    flag, s, MSG_URL_MAX);
+	if (u->u_hostname[0] == '\0' || !port_ok(u->u_port) ||
+	    (u->u_path[0] != '\0' && strcmp(u->u_path, "/") != 0))
+		rc = flags_error("%s: '%s' needs a host and a port, and no "
+		                 "path (http://10.0.0.1:7780)",
+		    flag, s);
+	nng_url_free(u);
+	return rc;
+}
+
+/* The URL other clusters' nodes name for this node's --http: the given
+ * --advertise-http, else --http's address (https:// with TLS), unless it
+ * listens on every address. */
+static void
+advertise_http(struct config *cfg)
+{
+	static char url[MSG_URL_MAX + 1];
+	const char *a = cfg->http, *h;
+
+	if (cfg->advertise_http != NULL || a == NULL)
+		return;
+	h = strstr(a, "://");
+	if (h != NULL)
+		a = h + 3;
+	if (a[0] == ':' || a[0] == '*' || strncmp(a, "0.0.0.0:", 8) == 0 ||
+	    strncmp(a, "[::]:", 5) == 0)
+		return;
+	snprintf(url, sizeof(url), "%s://%s",
+	    cfg->tls_cert != NULL ? "https" : "http", a);
+	cfg->advertise_http = url;
+}
+
 /* The flags of automatic failover, with their defaults. */
 int
 flags_check_failover(struct config *cfg)
@@ -381,11 +427,13 @@ flags_check_failover(struct config *cfg)
 
 	if (cfg->etcd == NULL) {
 		if (cfg->advertise != NULL || cfg->node != NULL ||
-		    cfg->advertise_repl != NULL)
-			return flags_error("--node, --advertise and "
-			                   "--advertise-repl need --etcd");
+		    cfg->advertise_repl != NULL || cfg->advertise_http != NULL)
+			return flags_error("--node, --advertise, "
+			                   "--advertise-repl and "
+			                   "--advertise-http need --etcd");
 		return 0;
 	}
+	advertise_http(cfg);
 	if (cfg->follow != NULL)
 		return flags_error("--etcd elects the leader: leave --follow "
 		                   "out");

@@ -52,8 +52,8 @@ scaled(int64_t ms)
 /* Two clusters of one node: A in cluster "ca", B in "cb". */
 struct two {
 	struct it_node a, b;
-	int http_a;
-	char http[32];
+	int http_a, http_b;
+	char http[32], http_bs[32];
 	int bs_b;
 	char bs[32];
 };
@@ -92,6 +92,9 @@ two_start(void **state, struct two *t)
 	t->bs_b = it_free_port();
 	snprintf(t->bs, sizeof(t->bs), "127.0.0.1:%d", t->bs_b);
 	it_node_arg(&t->b, "--beanstalk", t->bs);
+	t->http_b = it_free_port();
+	snprintf(t->http_bs, sizeof(t->http_bs), "127.0.0.1:%d", t->http_b);
+	it_node_arg(&t->b, "--http", t->http_bs);
 	it_node_start(&t->a);
 	it_node_start(&t->b);
 	wait_leads(&t->a);
@@ -227,14 +230,39 @@ test_routes_by_tube(void **state)
 		assert_int_equal(rc, SLUICE_EMOVED);
 		assert_non_null(strstr(sluice_errmsg(t.a.c), "cluster cb"));
 	}
-	/* so does its HTTP face: 421 and the owner */
-	status =
-	    it_http(t.http_a, "POST", "/v1/tubes/b.y/tasks", NULL, "x", &body);
-	assert_int_equal(status, 421);
-	assert_non_null(strstr(body, "\"error\":\"moved\""));
-	assert_non_null(strstr(body, "\"cluster\":\"cb\""));
-	assert_non_null(strstr(body, t.b.s->url));
-	free(body);
+	/* so does its HTTP face: 421 and the owner, whose HTTP face it
+	 * names (B publishes --http in etcd) in the body and in Location,
+	 * which a client follows */
+	{
+		char want[128], loc[160];
+		int64_t end = it_mono_ms() + scaled(WAIT_MS);
+
+		snprintf(
+		    want, sizeof(want), "\"http\":[\"http://%s\"]", t.http_bs);
+		snprintf(loc, sizeof(loc),
+		    "Location: http://%s/v1/tubes/b.h/tasks?priority=5\r\n",
+		    t.http_bs);
+		for (;;) {
+			status = it_http(t.http_a, "POST",
+			    "/v1/tubes/b.h/tasks?priority=5", NULL, "x", &body);
+			assert_int_equal(status, 421);
+			assert_non_null(strstr(body, "\"error\":\"moved\""));
+			assert_non_null(strstr(body, "\"cluster\":\"cb\""));
+			assert_non_null(strstr(body, t.b.s->url));
+			if (strstr(body, want) != NULL || it_mono_ms() > end)
+				break;
+			free(body); /* B's member key not read by A yet */
+			it_sleep_ms(50);
+		}
+		assert_non_null(strstr(body, want));
+		assert_non_null(strstr(it_http_head(), loc));
+		free(body);
+		status = it_http(t.http_b, "POST",
+		    "/v1/tubes/b.h/tasks?priority=5", NULL, "x", &body);
+		assert_int_equal(status, 201);
+		assert_non_null(strstr(body, "\"created\":true"));
+		free(body);
+	}
 	/* and the beanstalk face of B, for a tube of A */
 	{
 		struct bsc bs;
@@ -288,8 +316,9 @@ test_routes_by_tube(void **state)
 		assert_int_equal(s->n, 2);
 		assert_int_equal(s->per[0].rc, 0);
 		assert_int_equal(s->per[1].rc, 0);
-		/* the probes of wait_leads count too: one per node */
-		assert_int_equal(s->ready, 3 + 2);
+		/* the probes of wait_leads count too, one per node, and
+		 * the put that followed the 421's Location */
+		assert_int_equal(s->ready, 3 + 2 + 1);
 		sluice_router_stats_free(s);
 	}
 	/* the CLI by etcd: stats summed, cluster of each, take and ack */
@@ -299,7 +328,7 @@ test_routes_by_tube(void **state)
 		assert_int_equal(it_cli(etcd_map_url, NULL, out, sizeof(out),
 		                     err, sizeof(err), "stats", "--json", NULL),
 		    0);
-		assert_non_null(strstr(out, "{\"ready\":5,"));
+		assert_non_null(strstr(out, "{\"ready\":6,"));
 		assert_int_equal(
 		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
 		        sizeof(err), "cluster", "--json", NULL),

@@ -176,6 +176,24 @@ test_failover_flags_are_checked(void **state)
 	assert_non_null(strstr(err, "--node takes 1 to 64"));
 	assert_int_equal(sluiced("--data", data, "--node", "n1", NULL), 2);
 	assert_non_null(strstr(err, "need --etcd"));
+	assert_int_equal(sluiced("--data", data, "--advertise-http",
+	                     "http://10.0.0.1:7780", NULL),
+	    2);
+	assert_non_null(strstr(err, "need --etcd"));
+	assert_int_equal(sluiced("--data", data, "--advertise-http",
+	                     "tcp://10.0.0.1:7780", NULL),
+	    2);
+	assert_non_null(strstr(err,
+	    "--advertise-http takes a URL such as "
+	    "http://"));
+	assert_int_equal(
+	    sluiced("--data", data, "--advertise-http", "http://:7780", NULL),
+	    2);
+	assert_non_null(strstr(err, "needs a host and a port"));
+	assert_int_equal(sluiced("--data", data, "--advertise-http",
+	                     "http://h:7780/v1", NULL),
+	    2);
+	assert_non_null(strstr(err, "no path"));
 
 	assert_int_equal(
 	    sluiced("--data", data, "--leader-ttl", "500ms", NULL), 2);

@@ -200,6 +200,39 @@ test_map_reply_round_trip(void **state)
 	buf_fini(&b);
 }
 
+/* The HTTP URLs a cluster's nodes publish: the leader's first, each
+ * member once, kept by a copy and by a new set of client URLs, dropped by
+ * the free; none for a cluster the map has not added. */
+static void
+test_cluster_http(void **state)
+{
+	const char *const urls[] = { "tcp://b:1", "tcp://a:1", "tcp://c:1" };
+	const char *const http[] = { "http://b:2", "http://a:2", "" };
+	struct cmap m, copy;
+
+	(void)state;
+	cmap_init(&m);
+	assert_int_equal(
+	    cmap_set_http(&m, "c1", "http://a:2", http, 3), SLUICE_ENOTFOUND);
+	assert_int_equal(cmap_set_cluster(&m, "c1", "tcp://a:1", urls, 3), 0);
+	assert_null(cmap_cluster(&m, "c1")->http);
+	assert_int_equal(cmap_set_http(&m, "c1", "http://a:2", http, 3), 0);
+	assert_string_equal(
+	    cmap_cluster(&m, "c1")->http, "http://a:2,http://b:2");
+	assert_int_equal(cmap_set_cluster(&m, "c1", "tcp://b:1", urls, 3), 0);
+	assert_string_equal(
+	    cmap_cluster(&m, "c1")->http, "http://a:2,http://b:2");
+	assert_int_equal(cmap_set_cluster(&m, "c2", "", NULL, 0), 0);
+	assert_int_equal(cmap_set_http(&m, "c2", "", NULL, 0), 0);
+	assert_string_equal(cmap_cluster(&m, "c2")->http, "");
+	assert_int_equal(cmap_copy(&copy, &m), 0);
+	cmap_free(&m);
+	assert_string_equal(
+	    cmap_cluster(&copy, "c1")->http, "http://a:2,http://b:2");
+	assert_string_equal(cmap_cluster(&copy, "c2")->http, "");
+	cmap_free(&copy);
+}
+
 /* map_set and map_delete: each bad field refused by the encoder and the
  * decoder with its own error. */
 static void
@@ -266,6 +299,7 @@ main(void)
 		cmocka_unit_test(test_bad_entries),
 		cmocka_unit_test(test_moved_detail),
 		cmocka_unit_test(test_map_reply_round_trip),
+		cmocka_unit_test(test_cluster_http),
 		cmocka_unit_test(test_map_set_errors),
 	};
 

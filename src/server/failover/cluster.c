@@ -54,6 +54,7 @@ cluster_open(struct core *c)
 		.node = cfg->node,
 		.client = cfg->advertise,
 		.repl = cfg->advertise_repl,
+		.http = cfg->advertise_http,
 		.ttl_ms = cfg->leader_ttl_ms,
 		.sync_replicas = cfg->sync_replicas,
 	};
@@ -78,9 +79,10 @@ cluster_open(struct core *c)
 		.urls = cl->count };
 	log_info("cluster",
 	    "automatic failover through etcd cluster=%s node=%s etcd=%s "
-	    "ttl_ms=%u advertise=%s repl=%s",
+	    "ttl_ms=%u advertise=%s repl=%s http=%s",
 	    cfg->cluster, cfg->node, cfg->etcd, cfg->leader_ttl_ms,
-	    cfg->advertise, cfg->advertise_repl);
+	    cfg->advertise, cfg->advertise_repl,
+	    cfg->advertise_http != NULL ? cfg->advertise_http : "-");
 	return 0;
 }
 

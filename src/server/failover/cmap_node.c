@@ -13,6 +13,7 @@
 #include "proto/cmap.h"
 #include "server/core/core.h"
 #include "server/face/face.h"
+#include "server/face/http/http.h"
 #include "server/failover/cmap_node.h"
 #include "server/failover/mapwatch.h"
 #include "sluice.h"
@@ -120,6 +121,7 @@ cmap_node_turn(struct core *c)
 		cmap_free(&n->map);
 		n->map = next;
 		n->known = true;
+		http_set_owners(c->http, &n->map); /* what its 421s name */
 	}
 	while (mapwatch_answer(n->w, &a))
 		answer(c, &a);

@@ -266,6 +266,8 @@ elect_start(struct elect **out, const struct elect_config *cfg, char *err,
 	elect_copy(e->node, sizeof(e->node), cfg->node);
 	elect_copy(e->client, sizeof(e->client), cfg->client);
 	elect_copy(e->repl, sizeof(e->repl), cfg->repl);
+	elect_copy(
+	    e->http, sizeof(e->http), cfg->http != NULL ? cfg->http : "");
 	e->ttl_ms = cfg->ttl_ms;
 	e->granted_ms = cfg->ttl_ms;
 	e->k = cfg->sync_replicas;

@@ -42,6 +42,7 @@ struct elect_config {
 	const char *node;      /* --node */
 	const char *client;    /* --advertise: the client URL */
 	const char *repl;      /* the replication URL followers dial */
+	const char *http;      /* --advertise-http; NULL: none */
 	uint32_t ttl_ms;       /* --leader-ttl */
 	unsigned sync_replicas;
 };

@@ -37,6 +37,7 @@ struct elect {
 	/* set at start, read-only after */
 	char cluster[ELECT_NAME_MAX + 1], node[ELECT_NAME_MAX + 1];
 	char client[MSG_URL_MAX + 1], repl[MSG_URL_MAX + 1];
+	char http[MSG_URL_MAX + 1]; /* "" when it publishes none */
 	char k_prefix[KEY_MAX], k_leader[KEY_MAX], k_sync[KEY_MAX];
 	char k_switch[KEY_MAX], k_member[KEY_MAX], k_members[KEY_MAX];
 	uint32_t ttl_ms;

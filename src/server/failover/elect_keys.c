@@ -4,7 +4,9 @@
  * keys this node writes: its member key, and the leader key's value.
  *
  * Keys, under /sluice/CLUSTER/ (elect.h lists them): members/NODE,
- * leader, sync and switchover, each a JSON object. */
+ * leader, sync and switchover, each a JSON object. The member and leader
+ * keys carry the node's client, replication and HTTP URLs (the last ""
+ * when it publishes none), which the cluster map's readers take. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,10 +246,11 @@ elect_publish_member(struct elect *e)
 	    (t - e->published < REFRESH_MS && s->role == e->published_role &&
 	        s->durable_lsn == e->published_lsn))
 		return;
-	j = json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I}", "name",
-	    e->node, "client", e->client, "repl", e->repl, "role", (int)s->role,
-	    "epoch", (json_int_t)s->epoch, "lsn", (json_int_t)s->durable_lsn,
-	    "lag", (json_int_t)s->lag_records, "lease_until",
+	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I}",
+	    "name", e->node, "client", e->client, "repl", e->repl, "http",
+	    e->http, "role", (int)s->role, "epoch", (json_int_t)s->epoch, "lsn",
+	    (json_int_t)s->durable_lsn, "lag", (json_int_t)s->lag_records,
+	    "lease_until",
 	    (json_int_t)(e->holding ? e->renewed_unix + e->granted_ms : 0),
 	    "at", (json_int_t)clock_now_ms());
 	put_json(e, "publish the member key", e->k_member, j, e->lease);
@@ -259,6 +262,7 @@ elect_publish_member(struct elect *e)
 json_t *
 elect_leader_value(struct elect *e)
 {
-	return json_pack("{s:s, s:s, s:s, s:I}", "name", e->node, "client",
-	    e->client, "repl", e->repl, "epoch", (json_int_t)e->epoch);
+	return json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", e->node, "client",
+	    e->client, "repl", e->repl, "http", e->http, "epoch",
+	    (json_int_t)e->epoch);
 }

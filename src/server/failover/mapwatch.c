@@ -87,7 +87,9 @@ same_clusters(const struct cmap *a, const struct cmap *b)
 	for (size_t i = 0; i < a->nclusters; i++)
 		if (strcmp(a->c[i].name, b->c[i].name) != 0 ||
 		    strcmp(a->c[i].leader, b->c[i].leader) != 0 ||
-		    strcmp(a->c[i].urls, b->c[i].urls) != 0)
+		    strcmp(a->c[i].urls, b->c[i].urls) != 0 ||
+		    strcmp(a->c[i].http != NULL ? a->c[i].http : "",
+		        b->c[i].http != NULL ? b->c[i].http : "") != 0)
 			return false;
 	return true;
 }

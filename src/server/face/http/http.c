@@ -483,6 +483,34 @@ http_uri(nng_aio *aio)
 	return nng_http_req_get_uri(nng_aio_get_input(aio, 0));
 }
 
+void
+http_set_owners(struct http *h, const struct cmap *m)
+{
+	struct cmap copy;
+
+	if (h == NULL || cmap_copy(&copy, m) != 0)
+		return; /* out of memory: the last map's URLs serve */
+	pthread_mutex_lock(&h->mu);
+	cmap_free(&h->owners);
+	h->owners = copy;
+	pthread_mutex_unlock(&h->mu);
+}
+
+bool
+http_owner_urls(struct http *h, const char *name, char *out, size_t cap)
+{
+	const struct cmap_cluster *c;
+	bool found;
+
+	pthread_mutex_lock(&h->mu);
+	c = cmap_cluster(&h->owners, name);
+	found = c != NULL && c->http != NULL && c->http[0] != '\0';
+	if (found)
+		snprintf(out, cap, "%s", c->http);
+	pthread_mutex_unlock(&h->mu);
+	return found;
+}
+
 /* ---- the face's lifetime ---------------------------------------------- */
 
 /* The one HTTP face of the process. It is never freed: nng may still be
@@ -634,4 +662,7 @@ http_close(struct http *h)
 	}
 	http_release(h);
 	reclaim(h);
+	pthread_mutex_lock(&h->mu);
+	cmap_free(&h->owners);
+	pthread_mutex_unlock(&h->mu);
 }

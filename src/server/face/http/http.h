@@ -100,6 +100,12 @@ struct http_conf {
  * -(1000 + code) (face_strerror names it). */
 int http_open(struct http **out, const struct http_conf *conf);
 
+/* The cluster map as the core took it (--etcd): a refusal of another
+ * cluster's tube (421, "moved") names its nodes' HTTP URLs from it, and
+ * the first in Location. Core thread, at each new map. */
+struct cmap;
+void http_set_owners(struct http *h, const struct cmap *m);
+
 /* The core serves `net` from now on (phase HTTP_SERVING). */
 void http_attach(struct http *h, struct events *net);
 

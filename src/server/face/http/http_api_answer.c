@@ -9,7 +9,9 @@
  * conflict of state, 413 too big, 401 and 403 for --auth, 421 (a
  * follower that knows its leader) or 503 (and Retry-After) when the node
  * cannot serve now, 421 and the owner ("cluster", "revision", "urls")
- * for a tube the cluster map gives to another cluster, 500 for memory, 400 for
+ * for a tube the cluster map gives to another cluster (and "http", its
+ * nodes' HTTP URLs, with Location: the first one and the request's path,
+ * when they publish them), 500 for memory, 400 for
  * any bad input. A batch's results hold one object per item, in the request's
  * order, each the item's result or its error. */
 #include <inttypes.h>
@@ -26,6 +28,7 @@
 #include "server/face/http/http_api_batches.h"
 #include "server/face/http/http_api_group.h"
 #include "server/face/http/http_api_answer.h"
+#include "server/face/http/http_face.h"
 #include "server/face/http/http_respond.h"
 #include "sluice.h"
 
@@ -91,20 +94,13 @@ json_error_open(FILE *f, int code, const char *msg, size_t len)
 	json_str(f, msg, len);
 }
 
-/* A moved error's owner (its detail, cmap.h): ,"cluster":NAME,
- * "revision":N,"urls":[URL,...]. */
+/* "URL,URL,..." as a JSON array. */
 static void
-moved_fields(FILE *f, const char *detail, size_t len)
+url_array(FILE *f, const char *urls)
 {
-	char cluster[MSG_NODE_MAX + 1], urls[MSG_URL_MAX + 1];
-	uint64_t rev;
 	bool first = true;
 
-	if (!cmap_moved_parse(detail, len, cluster, &rev, urls, sizeof(urls)))
-		return;
-	fputs(",\"cluster\":", f);
-	json_cstr(f, cluster);
-	fprintf(f, ",\"revision\":%" PRIu64 ",\"urls\":[", rev);
+	fputc('[', f);
 	for (const char *p = urls; *p != '\0'; first = false) {
 		size_t l = strcspn(p, ",");
 
@@ -117,6 +113,34 @@ moved_fields(FILE *f, const char *detail, size_t len)
 	fputc(']', f);
 }
 
+/* A moved error's owner (its detail, cmap.h): ,"cluster":NAME,
+ * "revision":N,"urls":[URL,...] (its nodes' sluice URLs), and
+ * ,"http":[URL,...] when they publish their HTTP faces' (etcd's member
+ * keys, --advertise-http); then `location` is the first of those with
+ * the request's own path and query, where the client sends it again. */
+static void
+moved_fields(FILE *f, nng_aio *aio, const char *detail, size_t len,
+    char *location, size_t cap)
+{
+	char cluster[MSG_NODE_MAX + 1], urls[MSG_URL_MAX + 1];
+	char http[MSG_URL_MAX + 1];
+	uint64_t rev;
+
+	if (!cmap_moved_parse(detail, len, cluster, &rev, urls, sizeof(urls)))
+		return;
+	fputs(",\"cluster\":", f);
+	json_cstr(f, cluster);
+	fprintf(f, ",\"revision\":%" PRIu64 ",\"urls\":", rev);
+	url_array(f, urls);
+	if (aio == NULL ||
+	    !http_owner_urls(http_of(aio), cluster, http, sizeof(http)))
+		return;
+	fputs(",\"http\":", f);
+	url_array(f, http);
+	snprintf(location, cap, "%.*s%s", (int)strcspn(http, ","), http,
+	    http_uri(aio));
+}
+
 /* {"error":"stale_lease","code":2,"message":"..."} (and "leader":URL, the
  * leader's client URL, on a follower), with `status` (0: the code's);
  * `close`: the connection is closed after it. */
@@ -125,7 +149,7 @@ respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
     size_t msg_len, const char *leader, size_t leader_len, const char *allow,
     bool close)
 {
-	char *body = NULL;
+	char *body = NULL, location[2 * MSG_URL_MAX + 2] = "";
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
 
@@ -136,7 +160,8 @@ respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
 	}
 	json_error_open(f, code, msg, msg_len);
 	if (code == SLUICE_EMOVED)
-		moved_fields(f, leader, leader_len);
+		moved_fields(
+		    f, aio, leader, leader_len, location, sizeof(location));
 	else if (leader_len > 0) {
 		fputs(",\"leader\":", f);
 		json_str(f, leader, leader_len);
@@ -154,6 +179,9 @@ respond_error_x(nng_aio *aio, uint16_t status, int code, const char *msg,
 	else if (status == 503)
 		http_respond_x(aio, status, "application/json", body, len,
 		    "Retry-After", "1", close);
+	else if (location[0] != '\0')
+		http_respond_x(aio, status, "application/json", body, len,
+		    "Location", location, close);
 	else
 		http_respond_x(aio, status, "application/json", body, len, NULL,
 		    NULL, close);

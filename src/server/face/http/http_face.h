@@ -15,6 +15,7 @@
 
 #include <nng/nng.h>
 
+#include "proto/cmap.h"
 #include "server/face/http/http.h"
 
 struct msg_rep;
@@ -80,6 +81,9 @@ struct http {
 	atomic_bool log_full;
 	atomic_uint inflight;
 	struct http_req *done; /* answered; freed on the core thread (mu) */
+	/* the cluster map's clusters as the core last took them (mu): the
+	 * HTTP URLs a moved answer names */
+	struct cmap owners;
 };
 
 /* Makes the core's answer `rep` to a request posted with http_post into
@@ -97,6 +101,11 @@ struct http *http_of(nng_aio *aio);
 
 /* The request's URI (path and query, as sent). */
 const char *http_uri(nng_aio *aio);
+
+/* The HTTP URLs of cluster `name`'s nodes ("URL,URL,...", its leader's
+ * first) into `out` (cap bytes), as they publish them in etcd
+ * (--advertise-http); false when none is known. Any thread. */
+bool http_owner_urls(struct http *h, const char *name, char *out, size_t cap);
 
 /* Encodes `req`, posts it to the core, and has `fn` answer (with `arg`,
  * which becomes the face's: freed after fn). On failure `fn` answers at
