@@ -254,6 +254,11 @@ export interface WorkerOptions extends ClientOptions {
   maxTasks?: number;
   /** stop once no task came for that many ms */
   idleMs?: number;
+  /** the urls are nodes of clusters sharing a cluster map: each loop is a
+   * Router (takes from every cluster, lease calls where a task came from) */
+  routed?: boolean;
+  /** routed: as RouterOptions' */
+  refreshMs?: number;
 }
 export class Worker {
   constructor(urls?: string | string[] | null, options?: WorkerOptions);

@@ -71,6 +71,15 @@ class Router {
     return Promise.resolve();
   }
 
+  // Cuts every connection (a take waiting ends with ConnectionLost); the
+  // next call opens them again.
+  drop() {
+    for (const c of [this.seed, ...this.clients.values(),
+      ...this.waiters.values()]) {
+      c.drop();
+    }
+  }
+
   // ---- the map
 
   // The map as the Router knows it, read now (refresh false: only when

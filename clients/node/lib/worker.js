@@ -16,9 +16,15 @@
 // nothing more: the takes waiting are cut (the server undoes a take whose
 // connection is gone), running handlers get `graceMs` to finish and ack,
 // and the leases of those still running are released.
+//
+// With `routed`, the urls are any node(s) of clusters that share the
+// tubes by a cluster map (docs/scaling.md): each loop is a Router, which
+// takes from the tubes' clusters (waiting on all of them at once) and
+// sends each lease call where its task came from.
 
 const E = require('./errors');
 const { Client } = require('./client');
+const { Router } = require('./router');
 
 const TEXT_MAX = 1024;
 
@@ -38,6 +44,13 @@ function resultText(v) {
   return clip(v) || null;
 }
 
+// A lease call on a Client (by id and lease) or a Router (by the task,
+// sent to its cluster).
+function lease(c, verb, task, ...args) {
+  return c instanceof Router ? c[verb](task, ...args) :
+    c[verb](task.id, task.lease, ...args);
+}
+
 const errorText = (e) => clip(String((e && e.message) || e ||
   (e && e.name) || 'Error'));
 
@@ -46,10 +59,12 @@ class Worker {
   // (4), waitMs (1000: one take's wait), graceMs (30000), detach (false);
   // maxTasks: stop once that many tasks were taken and handled; idleMs:
   // stop once no task came for that long (as `sluice work --max-tasks`
-  // and `--wait`); neither: run until stopped.
+  // and `--wait`); neither: run until stopped. routed: each loop routes
+  // by the cluster map (a Router; options.refreshMs as its).
   constructor(urls, options = {}) {
     this.urls = urls;
     this.options = options;
+    this.routed = Boolean(options.routed);
     this.concurrency = options.concurrency ?? 4;
     this.waitMs = options.waitMs ?? 1000;
     this.graceMs = options.graceMs ?? 30000;
@@ -85,7 +100,8 @@ class Worker {
     const onSignal = () => this.stop();
     if (signals) { process.on('SIGTERM', onSignal); process.on('SIGINT', onSignal); }
     const clients = Array.from({ length: this.concurrency }, () =>
-      new Client(this.urls, this.options));
+      (this.routed ? new Router(this.urls, this.options) :
+        new Client(this.urls, this.options)));
     this.reserved = 0;
     this.lastTask = Date.now();
     try {
@@ -105,7 +121,7 @@ class Worker {
       if (ended === 'late') {
         await Promise.all([...this.running].map((r) => {
           r.late = true;
-          return r.client.release(r.task.id, r.task.lease).catch(() => {});
+          return lease(r.client, 'release', r.task).catch(() => {});
         }));
       }
     } finally {
@@ -135,7 +151,7 @@ class Worker {
       }
       for (const t of tasks) {
         if (this.stopping) {
-          await client.release(t.id, t.lease).catch(() => {});
+          await lease(client, 'release', t).catch(() => {});
         } else {
           await this.one(client, t);
         }
@@ -165,7 +181,7 @@ class Worker {
     this.running.add(r);
     const every = Math.max(50, task.ttrMs / 3);
     const toucher = setInterval(() => {
-      client.touch(task.id, task.lease).catch(() => {});
+      lease(client, 'touch', task).catch(() => {});
     }, every);
     let result;
     let error = null;
@@ -181,11 +197,10 @@ class Worker {
     try {
       if (error) {
         this.failed++;
-        await client.fail(task.id, task.lease, errorText(error),
+        await lease(client, 'fail', task, errorText(error),
           { fatal: error instanceof Fatal });
       } else {
-        await client.ack(task.id, task.lease,
-          result === null ? {} : { result });
+        await lease(client, 'ack', task, result === null ? {} : { result });
         this.processed++;
       }
     } catch (e) {

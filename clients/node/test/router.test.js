@@ -5,7 +5,7 @@
 // the owner named; puts, split batches, takes and acks routed by tube,
 // stats summed; a take that waits on both clusters getting each task once
 // (a task a cancelled wait took is released at once); a draining cluster's
-// old tasks taken first; Routers with a stale map (a put, a take, a batch)
+// old tasks taken first; a routed Worker over both clusters; Routers with a stale map (a put, a take, a batch)
 // corrected by the Moved error; bad input refused. Skipped (ctest: 77)
 // without `etcd`, which make test installs.
 
@@ -305,6 +305,37 @@ test('Routers with a stale map are corrected by the Moved error',
     assert.strictEqual((await counts('p2', 'mb.x')).ready, 1);
     assert.strictEqual((await counts('p1', 'one.b')).ready, 1);
     assert.strictEqual((await counts('p1', 'mb.x')).ready, 0);
+  });
+
+test('a routed Worker handles the tasks of both clusters, each once',
+  async () => {
+    const r = router(urls.p1);
+    const items = [];
+    for (let i = 0; i < 40; i++) {
+      items.push({ tube: i % 2 ? 'two.k' : 'one.k', payload: `k-${i}` });
+    }
+    items.push({ tube: 'two.k', payload: 'fatal' });
+    await r.putBatch(items);
+    const seen = new Map();
+    const worker = new sluice.Worker(urls.p2, { routed: true,
+      concurrency: 3, waitMs: 300, idleMs: 1500, timeoutMs: 10000 });
+    const handle = (task) => {
+      const p = task.payload.toString();
+      seen.set(p, (seen.get(p) || 0) + 1);
+      if (p === 'fatal') throw new sluice.Fatal('no');
+      return `done ${p}`;
+    };
+    worker.task('one.k', handle).task('two.k', handle);
+    await worker.run({ signals: false });
+    assert.strictEqual(seen.size, 41);
+    for (const [p, n] of seen) assert.strictEqual(n, 1, `${p} ${n} times`);
+    assert.strictEqual(worker.processed, 40);
+    for (const [name, tube, buried] of [['p1', 'one.k', 0],
+      ['p2', 'two.k', 1]]) {
+      const c = await counts(name, tube);
+      assert.deepStrictEqual([c.ready, c.taken, c.buried], [0, 0, buried],
+        `${name} ${tube}`);
+    }
   });
 
 test('bad input is refused with a specific error', async () => {
