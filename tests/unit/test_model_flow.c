@@ -139,6 +139,18 @@ struct model {
 		int64_t slot;
 	} fired[MAXFIRED];
 	size_t nfired;
+	/* outcomes (queue_outcome.h), by id, and the ids the queue must
+	 * name to its final callback for the step's records */
+	struct mout {
+		uint8_t kind; /* enum queue_end; 0: none */
+		int tube;
+		int64_t time, expires;
+		bool has_text;
+		char text[256];
+	} out[MAXID];
+	uint8_t why; /* the kind of the removals the record makes */
+	uint64_t final_want[4 * MAXLIVE], final_got[4 * MAXLIVE];
+	size_t nfinal_want, nfinal_got;
 };
 
 struct run {
@@ -239,6 +251,30 @@ m_push(struct model *m, uint64_t id)
 	m->todo[m->todo_tail++] = id;
 }
 
+/* The queue names `id` to its final callback. */
+static void
+m_final(struct model *m, uint64_t id)
+{
+	assert_true(m->nfinal_want < 4 * MAXLIVE);
+	m->final_want[m->nfinal_want++] = id;
+}
+
+/* Task t reached an outcome of `kind`, with `text` (NULL: none). */
+static void
+m_note(struct model *m, const struct mt *t, int kind, const char *text,
+    int64_t now)
+{
+	struct mout *o = &m->out[t->id];
+
+	o->kind = (uint8_t)kind;
+	o->tube = t->tube;
+	o->time = now;
+	o->expires = now + m->cfg.dedup_ms;
+	o->has_text = text != NULL && *text != '\0';
+	snprintf(o->text, sizeof(o->text), "%s", o->has_text ? text : "");
+	m_final(m, t->id);
+}
+
 /* Node `id` settles (if it has one and it is pending). */
 static void
 m_settle(struct model *m, uint64_t id, uint8_t outcome, int res)
@@ -274,6 +310,9 @@ m_remove(struct model *m, struct mt *t, bool acked, int res, int64_t now)
 	uint64_t id = t->id;
 
 	m_batch_end_member(m, t, acked ? HOW_ACKED : HOW_FAILED, now);
+	if (!acked && t->state != M_DONE && (t->cancelled || m->why != 0))
+		m_note(m, t, t->cancelled ? QUEUE_END_CANCELLED : m->why,
+		    t->has_err ? t->err : NULL, now);
 	if (m->node[id].exists) {
 		/* a done task purged: its children keep its result */
 		if (t->state == M_DONE && m->node[id].outcome == O_DONE &&
@@ -308,6 +347,7 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	t->state = M_BURIED;
 	m_unlease(t);
 	m->ctr[t->tube].bury++;
+	m_final(m, t->id);
 	m_batch_end_member(m, t, HOW_BURIED, now);
 	m_settle(m, t->id, O_FAILED, -1);
 }
@@ -325,6 +365,7 @@ m_bury_taken(struct model *m, struct mt *t, int64_t now)
 	t->state = M_QUEUED;
 	t->run_at = now;
 	m_unlease(t);
+	m_note(m, t, QUEUE_END_DEAD, t->has_err ? t->err : NULL, now);
 	m_batch_end_member(m, t, HOW_FAILED, now);
 	m_settle(m, t->id, O_FAILED, -1);
 }
@@ -361,8 +402,12 @@ m_tell(struct model *m, uint64_t p, uint64_t cid, int64_t now)
 			m_set_err(t, text);
 			m_bury(m, t, now);
 		} else {
+			uint8_t why = m->why;
+
 			m->ctr[t->tube].del++;
+			m->why = QUEUE_END_CANCELLED; /* whatever the record */
 			m_remove(m, t, false, -1, now);
+			m->why = why;
 		}
 		return;
 	}
@@ -390,6 +435,7 @@ m_settle_all(struct model *m, int64_t now)
 			m_tell(m, p, kids[i], now);
 	}
 	m->todo_head = m->todo_tail = 0;
+	m->why = 0; /* the record is applied */
 	for (uint64_t id = 1; id < m->next_id; id++) {
 		struct mnode *n = &m->node[id];
 
@@ -566,6 +612,16 @@ m_best(struct model *m, unsigned mask, int64_t now)
 
 /* ---- Both sides -------------------------------------------------------- */
 
+/* The queue's final callback (queue_on_final): what a waiter is told. */
+static void
+on_final(void *arg, uint64_t id)
+{
+	struct model *m = arg;
+
+	assert_true(m->nfinal_got < 4 * MAXLIVE);
+	m->final_got[m->nfinal_got++] = id;
+}
+
 static void
 commit(struct run *r, const struct qrec *rec)
 {
@@ -635,6 +691,7 @@ m_cancelled_end(struct run *r, struct mt *t, const struct qrec *rec)
 	assert_true(rec->u.del.id == t->id);
 	commit(r, rec);
 	r->m->ctr[t->tube].del++;
+	r->m->why = QUEUE_END_DELETED; /* cancelled itself: it is marked */
 	m_remove(r->m, t, false, -1, r->h.now);
 }
 
@@ -865,6 +922,7 @@ op_ack(struct run *r)
 		 * done goes */
 		size_t ndone = 0;
 
+		m_note(m, t, QUEUE_END_DONE, results[res], now);
 		m_batch_end_member(m, t, HOW_ACKED, now);
 		m_settle(m, t->id, O_DONE, res);
 		t->state = M_DONE;
@@ -876,6 +934,7 @@ op_ack(struct run *r)
 		for (; ndone > m->cfg.max_done; ndone--)
 			m_remove(m, m_first_done(m), true, -1, now);
 	} else {
+		m_note(m, t, QUEUE_END_DONE, results[res], now);
 		m_remove(m, t, true, res, now);
 	}
 	m_settle_all(m, now);
@@ -1066,6 +1125,7 @@ op_delete(struct run *r)
 		return;
 	commit(r, &rec);
 	m->ctr[t->tube].del++;
+	m->why = QUEUE_END_DELETED;
 	m_remove(m, t, false, -1, r->h.now);
 	m_settle_all(m, r->h.now);
 }
@@ -1131,6 +1191,7 @@ op_flush(struct run *r)
 		return;
 	commit(r, &rec);
 	qsort(ids, n, sizeof(*ids), sorted_u64);
+	m->why = QUEUE_END_DELETED;
 	for (size_t i = 0; i < n; i++) {
 		struct mt *t = m_find(m, ids[i]);
 
@@ -1179,6 +1240,7 @@ op_cancel(struct run *r)
 	assert_true(rec.u.cancel.lease == 0);
 	r->cancel_queued++;
 	m->ctr[t->tube].del++;
+	m->why = QUEUE_END_CANCELLED;
 	m_remove(m, t, false, -1, r->h.now);
 	m_settle_all(m, r->h.now);
 }
@@ -1541,6 +1603,7 @@ restart(struct run *r, bool from_snap)
 	assert_true(tq_same(r->h.q, q, r->h.now));
 	queue_free(r->h.q);
 	r->h.q = q;
+	queue_on_final(q, on_final, m);
 	r->restarts++;
 	for (size_t k = 0; k <= MAXLIVE; k++) {
 		int rc =
@@ -1695,6 +1758,64 @@ compare_scheds(struct run *r)
 	}
 }
 
+/* The ids named to the final callback are those the model expects,
+ * each once. */
+static void
+compare_finals(struct run *r)
+{
+	struct model *m = r->m;
+
+	qsort(m->final_want, m->nfinal_want, sizeof(uint64_t), sorted_u64);
+	qsort(m->final_got, m->nfinal_got, sizeof(uint64_t), sorted_u64);
+	for (size_t i = 0; i < m->nfinal_want || i < m->nfinal_got; i++) {
+		uint64_t w = i < m->nfinal_want ? m->final_want[i] : 0;
+		uint64_t g = i < m->nfinal_got ? m->final_got[i] : 0;
+
+		if (w != g)
+			fail_msg("final callback: the model wants %" PRIu64
+			         ", the queue named %" PRIu64 " (%zu and %zu)",
+			    w, g, m->nfinal_want, m->nfinal_got);
+	}
+	m->nfinal_want = m->nfinal_got = 0;
+}
+
+/* How task `id` stands for a waiter (queue_result): its outcome while
+ * kept, else the live task, else not found. */
+static void
+compare_result(struct run *r, uint64_t id)
+{
+	struct model *m = r->m;
+	const struct mout *o = &m->out[id];
+	const struct mt *t = m_find(m, id);
+	struct queue_result q;
+	int rc = queue_result(r->h.q, r->h.now, id, &q);
+
+	if (o->kind != 0 && o->expires > r->h.now) {
+		assert_int_equal(rc, 0);
+		if (!q.final || q.state != o->kind)
+			fail_msg("task %" PRIu64 ": outcome %s, the model %s",
+			    id, q.final ? queue_end_name(q.state) : "not final",
+			    queue_end_name(o->kind));
+		assert_true(q.time == o->time);
+		assert_memory_equal(q.tube, tube_names[o->tube], 2);
+		assert_int_equal(q.text_len, o->has_text ? strlen(o->text) : 0);
+		if (o->has_text)
+			assert_memory_equal(q.text, o->text, q.text_len);
+		return;
+	}
+	if (t == NULL) {
+		if (rc != SLUICE_ENOTFOUND)
+			fail_msg("task %" PRIu64
+			         ": a result (%s), the model none",
+			    id, queue_end_name(q.state));
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(q.state, m_view_state(t, r->h.now));
+	assert_int_equal(q.final, t->state == M_BURIED || t->state == M_DONE);
+	assert_int_equal(q.cancelled, t->cancelled);
+}
+
 static void
 compare(struct run *r)
 {
@@ -1742,6 +1863,9 @@ compare(struct run *r)
 		compare_task(r, &m->t[rnd(r, m->n)]);
 	for (int k = 0; k < 2; k++)
 		compare_deps(r, 1 + rnd(r, m->next_id - 1 + 1));
+	for (int k = 0; k < 2; k++)
+		compare_result(r, 1 + rnd(r, m->next_id - 1 + 1));
+	compare_finals(r);
 	compare_batches(r);
 	compare_scheds(r);
 	/* the server sleeps until then: a child released delayed, a lease's
@@ -1862,6 +1986,7 @@ run_seed(uint64_t seed, struct run *total)
 	m->cfg.lost_lease_retry = QUEUE_RETRY_IMMEDIATE;
 	m->next_id = 1;
 	tq_init(&r->h, &m->cfg, T0);
+	queue_on_final(r->h.q, on_final, m);
 	r->follower = queue_new(&m->cfg);
 	buf_init(&r->snap);
 	r->rnd = seed;
