@@ -13,12 +13,20 @@
  *   without a result); the cascade of a failure down the graph, breadth
  *   first as the queue settles it ("task N failed: ERROR");
  * - acks with results (a take of a child carries its parents' results),
- *   ack --to, fails (fatal, at max_attempts, to a dead-letter tube),
- *   buries (of taken tasks and, forced, of queued and waiting ones),
- *   kicks, deletes, ttr expiry;
+ *   ack --to, acked tasks kept as done a while (half the seeds: a done
+ *   parent's result comes from the task, then from its node once it is
+ *   purged), fails (fatal, at max_attempts, to a dead-letter tube),
+ *   buries (of taken tasks and, forced, of queued ones; a task waiting
+ *   for its parents is parked by no one: ESTATE), kicks, updates,
+ *   deletes, flushes (every task of a tube, by id), ttr expiry;
  * - cancel of ready, delayed, waiting, buried and taken tasks (a taken
  *   one is marked: its touch is ECANCELED, the end of its lease in any
  *   way a DELETE), with the cascade to its children;
+ * - the outcomes a waiter reads (queue_result: done with its result,
+ *   dead-lettered, deleted, cancelled, kept the dedup window; else the
+ *   live task) and the final callback, which must name exactly the tasks
+ *   each record ends (acked, buried, dead-lettered, removed), children
+ *   ended by their parent's failure included;
  * - batches: puts into a batch, callbacks set, close; when a batch ends
  *   the model (as the leader) fires what it owes, and the callbacks are
  *   put exactly once, with the counts; an ended batch is forgotten after
@@ -31,7 +39,8 @@
  * After every step: each tube's counts by state (waiting included) and
  * counters, the task the next take would get, one random task's fields,
  * the dependencies and parents' outcomes of random ids, every batch's
- * counts and every schedule; every take is checked: a child is never
+ * counts and every schedule, the outcomes of random ids, the tasks named
+ * final, and the queue's next wake; every take is checked: a child is never
  * handed out before each of its parents is acked (or failed under
  * `ignore`, or an operator kicked the child), and it carries exactly
  * the results the model expects.
