@@ -1875,6 +1875,22 @@ compare(struct run *r)
 	for (int k = 0; k < 2; k++)
 		compare_result(r, 1 + rnd(r, m->next_id - 1 + 1));
 	compare_finals(r);
+	/* the model's own rule: a child out of waiting (queued, taken,
+	 * done) has each parent acked, or failed under ignore, unless an
+	 * operator kicked it */
+	for (size_t k = 0; k < m->n; k++) {
+		const struct mt *t = &m->t[k];
+
+		if (t->np == 0 || t->kicked || t->state == M_WAITING ||
+		    t->state == M_BURIED)
+			continue;
+		for (int j = 0; j < t->np; j++) {
+			int o = m_outcome(m, t->parents[j]);
+
+			assert_true(o == O_DONE ||
+			    (o == O_FAILED && t->rule == QUEUE_PARENT_IGNORE));
+		}
+	}
 	compare_batches(r);
 	compare_scheds(r);
 	/* the server sleeps until then: a child released delayed, a lease's
