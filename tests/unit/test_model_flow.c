@@ -7,8 +7,9 @@
  * statistics); this one adds what issue 29 brought:
  *
  * - puts with parents (ids named, one unknown: ENOTFOUND, one twice:
- *   EINVAL) under each on-parent-failure rule; the waiting state; the
- *   parents' outcomes as the queue keeps them (a parent's node lives while
+ *   EINVAL; now and then one more by key, a schedule's task, found only
+ *   in the put's tube) under each on-parent-failure rule; the waiting state;
+ * the parents' outcomes as the queue keeps them (a parent's node lives while
  *   its task does or a live child names it; forgotten, it reads as acked
  *   without a result); the cascade of a failure down the graph, breadth
  *   first as the queue settles it ("task N failed: ERROR");
@@ -21,7 +22,8 @@
  *   deletes, flushes (every task of a tube, by id), ttr expiry;
  * - cancel of ready, delayed, waiting, buried and taken tasks (a taken
  *   one is marked: its touch is ECANCELED, the end of its lease in any
- *   way a DELETE), with the cascade to its children;
+ *   way a DELETE: a cancelled task is never handed out again), with
+ *   the cascade to its children;
  * - the outcomes a waiter reads (queue_result: done with its result,
  *   dead-lettered, deleted, cancelled, kept the dedup window; else the
  *   live task) and the final callback, which must name exactly the tasks
@@ -73,7 +75,7 @@ enum {
 	NSCHED = 2,
 	MAXLIVE = 1024,
 	MAXID = 16384,
-	MAXP = 4,
+	MAXP = 5, /* parents: up to 4 by id, 1 by key */
 	MAXFIRED = 8192,
 	STEPS = 6000, /* per seed */
 	NRES = 4,
@@ -99,9 +101,11 @@ struct mt {
 	bool kicked;    /* an operator kicked it: it may run before parents */
 	bool has_err;
 	char err[256];
-	int batch;              /* a live member of it; -1: none */
-	int res;                /* done: its result's index (-1: none) */
-	int64_t kept_until;     /* done: purged then */
+	int batch;          /* a live member of it; -1: none */
+	int sched;          /* put by schedule sched_names[sched - 1]; 0: not */
+	int64_t slot;       /* ... for this slot (its key names both) */
+	int res;            /* done: its result's index (-1: none) */
+	int64_t kept_until; /* done: purged then */
 	uint64_t parents[MAXP]; /* sorted */
 	bool linked[MAXP];      /* the parent had a node (or got one) */
 	int np, rule;
@@ -157,7 +161,8 @@ struct model {
 		bool has_text;
 		char text[256];
 	} out[MAXID];
-	uint8_t why; /* the kind of the removals the record makes */
+	uint8_t why;           /* the kind of the removals the record makes */
+	bool cancelled[MAXID]; /* ids a CANCEL named: never handed out again */
 	uint64_t final_want[4 * MAXLIVE], final_got[4 * MAXLIVE];
 	size_t nfinal_want, nfinal_got;
 };
@@ -174,7 +179,7 @@ struct run {
 	uint64_t results_seen;
 	uint64_t cancel_taken, cancel_queued, callbacks, slots_put;
 	uint64_t slots_skipped, stale_refused, restarts, children_taken;
-	uint64_t flushed;
+	uint64_t flushed, key_parents;
 };
 
 static uint64_t
@@ -712,7 +717,9 @@ op_put(struct run *r)
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct qrec rec;
-	uint64_t after[MAXP];
+	uint64_t after[MAXP], ids[MAXP];
+	char kbuf[QUEUE_SCHED_KEY_MAX];
+	struct queue_str key;
 	size_t np = 0;
 	int tube = (int)rnd(r, 2), bi = -1, want = 0, rc;
 	struct mt *t;
@@ -728,7 +735,7 @@ op_put(struct run *r)
 	if (rnd(r, 4) == 0)
 		req.delay_ms = (int64_t)rnd(r, 2000);
 	if (rnd(r, 5) < 3 && m->next_id > 1) {
-		np = 1 + rnd(r, MAXP);
+		np = 1 + rnd(r, MAXP - 1);
 		for (size_t i = 0; i < np; i++) {
 			uint64_t lo = m->next_id > 16 ? m->next_id - 16 : 1;
 
@@ -742,9 +749,39 @@ op_put(struct run *r)
 			after[np - 1] = m->next_id + rnd(r, 3);
 			want = SLUICE_ENOTFOUND;
 		}
-		req.after = after;
+		memcpy(ids, after, np * sizeof(*ids));
+		req.after = ids;
 		req.nafter = np;
 		req.on_parent_failure = (uint8_t)rnd(r, 3);
+		/* now and then one more by key: a schedule's task in the
+		 * put's tube (else ENOTFOUND), maybe one named by id too */
+		if (rnd(r, 4) == 0 && m->nfired > 0) {
+			size_t f = m->nfired - 1 -
+			    rnd(r, m->nfired < 8 ? m->nfired : 8);
+			int si = m->fired[f].sched;
+			struct mt *kp = NULL;
+
+			key.p = kbuf;
+			key.len = queue_sched_key(
+			    sched_names[si], 2, m->fired[f].slot, kbuf);
+			req.after_keys = &key;
+			req.nafter_keys = 1;
+			for (size_t i = 0; i < m->n; i++)
+				if (m->t[i].sched == si + 1 &&
+				    m->t[i].slot == m->fired[f].slot)
+					kp = &m->t[i];
+			/* keys are looked up before parents named twice */
+			if (kp == NULL || kp->tube != tube)
+				want = SLUICE_ENOTFOUND;
+			if (want == 0) {
+				for (size_t i = 0; i < np; i++)
+					if (after[i] == kp->id)
+						want = SLUICE_EINVAL;
+				after[np++] = kp->id;
+				qsort(after, np, sizeof(*after), sorted_u64);
+				r->key_parents++;
+			}
+		}
 	}
 	if (want == 0 && rnd(r, 3) == 0) {
 		bi = (int)rnd(r, NBATCH);
@@ -850,6 +887,8 @@ op_take(struct run *r)
 	if (rec.u.take.id != best->id)
 		fail_msg("take got %" PRIu64 ", the model %" PRIu64,
 		    rec.u.take.id, best->id);
+	if (m->cancelled[best->id])
+		fail_msg("task %" PRIu64 " was cancelled, and taken", best->id);
 	commit(r, &rec);
 	best->state = M_TAKEN;
 	best->lease = r->h.lsn;
@@ -1237,6 +1276,7 @@ op_cancel(struct run *r)
 	if (want != 0)
 		return;
 	assert_int_equal(rec.type, QREC_CANCEL);
+	m->cancelled[id] = true;
 	cancels[m_view_state(t, r->h.now)]++;
 	commit(r, &rec);
 	assert_int_equal(queue_cancelled(r->h.q, id), t->state == M_TAKEN);
@@ -1515,6 +1555,8 @@ fire_slot(struct run *r, int si, int64_t slot, bool put)
 	t = m_new_task(m, 0, r->h.now, r->h.now);
 	t->pri = 5;
 	t->maxa = 2;
+	t->sched = si + 1;
+	t->slot = slot;
 	s->fired++;
 	s->last_slot = slot;
 	s->last_id = t->id;
@@ -2054,6 +2096,7 @@ run_seed(uint64_t seed, struct run *total)
 	total->stale_refused += r->stale_refused;
 	total->restarts += r->restarts;
 	total->flushed += r->flushed;
+	total->key_parents += r->key_parents;
 	buf_fini(&r->snap);
 	queue_free(r->follower);
 	tq_fini(&r->h);
@@ -2080,7 +2123,7 @@ test_workflows_agree_with_the_model(void **state)
 	assert_true(total.callbacks > 0 && total.slots_put > 0);
 	assert_true(total.slots_skipped > 0 && total.stale_refused > 0);
 	assert_true(total.restarts == 2 * 4);
-	assert_true(total.flushed > 0);
+	assert_true(total.flushed > 0 && total.key_parents > 0);
 	fprintf(stderr,
 	    "rules applied: fail %" PRIu64 ", ignore %" PRIu64
 	    ", cancel %" PRIu64 "\n",
