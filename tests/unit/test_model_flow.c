@@ -19,7 +19,8 @@
  *   purged), fails (fatal, at max_attempts, to a dead-letter tube),
  *   buries (of taken tasks and, forced, of queued ones; a task waiting
  *   for its parents is parked by no one: ESTATE), kicks, updates,
- *   deletes, flushes (every task of a tube, by id), ttr expiry;
+ *   deletes, flushes (every task of a tube, by id), ttr expiry, a
+ *   session's end (its leases that are not detached);
  * - cancel of ready, delayed, waiting, buried and taken tasks (a taken
  *   one is marked: its touch is ECANCELED, the end of its lease in any
  *   way a DELETE: a cancelled task is never handed out again), with
@@ -97,8 +98,10 @@ struct mt {
 	uint32_t pri, ttr, attempts, maxa;
 	int64_t run_at, deadline;
 	uint64_t lease;
-	bool cancelled; /* taken and marked */
-	bool kicked;    /* an operator kicked it: it may run before parents */
+	bool cancelled;   /* taken and marked */
+	uint64_t session; /* taken: its session (1..3) */
+	bool detached;    /* taken: its lease outlives the session */
+	bool kicked;      /* an operator kicked it: it may run before parents */
 	bool has_err;
 	char err[256];
 	int batch;          /* a live member of it; -1: none */
@@ -179,7 +182,7 @@ struct run {
 	uint64_t results_seen;
 	uint64_t cancel_taken, cancel_queued, callbacks, slots_put;
 	uint64_t slots_skipped, stale_refused, restarts, children_taken;
-	uint64_t flushed, key_parents;
+	uint64_t flushed, key_parents, sessions_gone;
 };
 
 static uint64_t
@@ -352,6 +355,8 @@ m_unlease(struct mt *t)
 	t->lease = 0;
 	t->deadline = 0;
 	t->cancelled = false;
+	t->session = 0;
+	t->detached = false;
 }
 
 /* t is buried in place (its tube's bury counter). */
@@ -549,7 +554,7 @@ m_new_task(struct model *m, int tube, int64_t run_at, int64_t now)
 
 /* A lease ends without its holder (ttr, restart). */
 static void
-m_lost(struct model *m, struct mt *t, int64_t now, bool ttr)
+m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 {
 	char text[64];
 
@@ -563,7 +568,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr)
 			    (unsigned)t->ttr);
 	} else {
 		m->ctr[t->tube].session_released++;
-		snprintf(text, sizeof(text), "server restarted");
+		snprintf(text, sizeof(text), "%s", why);
 	}
 	m_set_err(t, text);
 	if (t->maxa > 0 && t->attempts >= t->maxa) {
@@ -862,7 +867,8 @@ op_take(struct run *r)
 	struct model *m = r->m;
 	int64_t now = r->h.now;
 	struct queue_str ts[NTUBE];
-	struct queue_take_req req = { ts, 0, 1, false, false };
+	struct queue_take_req req = { ts, 0, 1 + rnd(r, 3), rnd(r, 4) == 0,
+		false };
 	struct queue_task_deps d;
 	struct qrec rec;
 	unsigned mask = 0;
@@ -891,6 +897,8 @@ op_take(struct run *r)
 		fail_msg("task %" PRIu64 " was cancelled, and taken", best->id);
 	commit(r, &rec);
 	best->state = M_TAKEN;
+	best->session = req.session;
+	best->detached = req.detached;
 	best->lease = r->h.lsn;
 	best->deadline = now + best->ttr;
 	best->attempts++;
@@ -1326,7 +1334,7 @@ op_expire(struct run *r)
 			m_cancelled_end(r, due, &rec);
 		} else {
 			commit(r, &rec);
-			m_lost(m, due, r->h.now, true);
+			m_lost(m, due, r->h.now, true, NULL);
 		}
 		m_settle_all(m, r->h.now);
 	}
@@ -1631,6 +1639,47 @@ op_sched_stale(struct run *r)
 	r->stale_refused++;
 }
 
+/* A worker's session ends: its leases that are not detached end with
+ * it, each as a lost lease (a cancelled task's as a DELETE). */
+static void
+op_session_gone(struct run *r)
+{
+	struct model *m = r->m;
+	uint64_t session = 1 + rnd(r, 3);
+	struct qrec rec;
+	char why[64];
+
+	snprintf(why, sizeof(why), "worker disconnected (peer-%" PRIu64 ")",
+	    session);
+	for (size_t k = 0; k <= MAXLIVE; k++) {
+		int rc = queue_decide_session_gone(
+		    r->h.q, r->h.now, session, why, strlen(why), &rec);
+		struct mt *t;
+
+		if (rc != 0) {
+			assert_int_equal(rc, SLUICE_ENOTFOUND);
+			for (size_t i = 0; i < m->n; i++)
+				assert_false(m->t[i].state == M_TAKEN &&
+				    !m->t[i].detached &&
+				    m->t[i].session == session);
+			return;
+		}
+		t = m_find(m, rec.u.end.id);
+		assert_non_null(t);
+		assert_true(t->state == M_TAKEN && !t->detached &&
+		    t->session == session);
+		r->sessions_gone++;
+		if (t->cancelled) {
+			m_cancelled_end(r, t, &rec);
+		} else {
+			commit(r, &rec);
+			m_lost(m, t, r->h.now, false, why);
+		}
+		m_settle_all(m, r->h.now);
+	}
+	fail_msg("session release did not end");
+}
+
 /* ---- Restarts ----------------------------------------------------------- */
 
 /* The queue is rebuilt from the log (from the start, or from the
@@ -1664,17 +1713,19 @@ restart(struct run *r, bool from_snap)
 		if (rc != 0) {
 			assert_int_equal(rc, SLUICE_ENOTFOUND);
 			for (size_t i = 0; i < m->n; i++)
-				assert_true(m->t[i].state != M_TAKEN);
+				assert_true(m->t[i].state != M_TAKEN ||
+				    m->t[i].detached);
 			return;
 		}
 		t = m_find(m, rec.u.end.id);
 		assert_non_null(t);
 		assert_int_equal(t->state, M_TAKEN);
+		assert_false(t->detached);
 		if (t->cancelled) {
 			m_cancelled_end(r, t, &rec);
 		} else {
 			commit(r, &rec);
-			m_lost(m, t, r->h.now, false);
+			m_lost(m, t, r->h.now, false, why);
 		}
 		m_settle_all(m, r->h.now);
 	}
@@ -1698,6 +1749,8 @@ compare_task(struct run *r, const struct mt *t)
 	else if (t->state != M_WAITING)
 		assert_true(v.run_at == t->run_at);
 	assert_true(v.lease == t->lease);
+	assert_true(v.session == t->session);
+	assert_int_equal(v.detached, t->detached);
 	if (t->has_err) {
 		assert_non_null(v.last_error);
 		if (v.last_error_len != strlen(t->err) ||
@@ -2010,6 +2063,8 @@ step(struct run *r, size_t i)
 		op_update(r);
 	else if (c < 98 && rnd(r, 4) == 0)
 		op_flush(r);
+	else if (c < 98)
+		op_session_gone(r);
 	else
 		op_take(r);
 	/* callbacks owed by this step's record are fired at once too */
@@ -2097,6 +2152,7 @@ run_seed(uint64_t seed, struct run *total)
 	total->restarts += r->restarts;
 	total->flushed += r->flushed;
 	total->key_parents += r->key_parents;
+	total->sessions_gone += r->sessions_gone;
 	buf_fini(&r->snap);
 	queue_free(r->follower);
 	tq_fini(&r->h);
@@ -2124,6 +2180,7 @@ test_workflows_agree_with_the_model(void **state)
 	assert_true(total.slots_skipped > 0 && total.stale_refused > 0);
 	assert_true(total.restarts == 2 * 4);
 	assert_true(total.flushed > 0 && total.key_parents > 0);
+	assert_true(total.sessions_gone > 0);
 	fprintf(stderr,
 	    "rules applied: fail %" PRIu64 ", ignore %" PRIu64
 	    ", cancel %" PRIu64 "\n",
