@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "queue/deps.h"
+#include "queue/outcome.h"
 #include "queue/qstate.h"
 #include "sluice.h"
 
@@ -537,6 +538,7 @@ bury_child(struct queue *q, struct task *t, struct dnode *c, uint64_t pid)
 	t->updated_at = q->clock;
 	qs_place(q, t, QUEUE_BURIED);
 	QS_COUNT(q, t->tube, bury);
+	qs_outcome_final(q, t->id); /* final where it is: waiters are told */
 	c->outcome = QUEUE_DEP_FAILED;
 	todo_push(&q->deps, c);
 	return 0;
@@ -561,7 +563,7 @@ tell_child(struct queue *q, struct dnode *p, uint64_t cid)
 			return bury_child(q, t, c, p->id);
 		case QUEUE_PARENT_CANCEL:
 			QS_COUNT(q, t->tube, del);
-			qs_task_remove(q, t, q->clock, 0); /* settles c */
+			qs_cancel_child(q, t, q->clock); /* settles c */
 			return 0;
 		default:
 			break; /* ignore: as if acked */

@@ -12,7 +12,9 @@
  *   marked    -> marked          TOUCH is refused (SLUICE_ECANCELED)
  * A cancelled task fails for good: its removal, like any other one that
  * is not an ack's, makes its children follow their --on-parent-failure
- * rule (deps_task_gone, called by qs_task_remove). */
+ * rule (deps_task_gone, called by qs_task_remove). A child removed by
+ * its rule `cancel` is cancelled too (qs_cancel_child), whatever record
+ * ended its parent: a worker's fail, a bury, a lost lease, a delete. */
 #include "queue/outcome.h"
 
 #include <inttypes.h>
@@ -198,6 +200,22 @@ qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 	outcome_note(q, t->id, kind, time, t->tube,
 	    t->ext != NULL ? t->ext->error : NULL,
 	    t->ext != NULL ? t->ext->error_len : 0);
+}
+
+void
+qs_outcome_final(struct queue *q, uint64_t id)
+{
+	final(q, id);
+}
+
+void
+qs_cancel_child(struct queue *q, struct task *t, int64_t time)
+{
+	uint8_t why = q->oc.why;
+
+	q->oc.why = QUEUE_END_CANCELLED; /* whatever the record's own */
+	qs_task_remove(q, t, time, 0);
+	q->oc.why = why;
 }
 
 static bool

@@ -65,6 +65,13 @@ void qs_outcome_after(
  * was marked); its mark goes. */
 void qs_outcome_removed(struct queue *q, const struct task *t, int64_t time);
 
+/* A child that its parent's failure ends, whatever record is applied
+ * (deps.c): one buried by its rule `fail` is final where it is (its
+ * waiters are told); one removed by its rule `cancel` is removed here,
+ * its outcome cancelled. */
+void qs_outcome_final(struct queue *q, uint64_t id);
+void qs_cancel_child(struct queue *q, struct task *t, int64_t time);
+
 /* Applies a CANCEL. */
 int qs_cancel_apply(struct queue *q, int64_t time, const struct qrec_cancel *r);
 

@@ -814,7 +814,8 @@ hist_check(struct hist *h, struct hist_report *r)
 		check_put(&c, by_key[i].k, by_key + i, j - i);
 	}
 	if (hist_check_cap(c.ops, c.n, r) != 0 ||
-	    hist_check_after(c.ops, c.n, r) != 0)
+	    hist_check_after(c.ops, c.n, r) != 0 ||
+	    hist_check_slot(c.ops, c.n, r) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -851,6 +852,7 @@ hist_rule_name(enum hist_rule rule)
 		[HIST_R_INTEGRITY] = "integrity",
 		[HIST_R_CAP] = "cap",
 		[HIST_R_AFTER] = "after",
+		[HIST_R_SLOT] = "slot",
 	};
 
 	return (unsigned)rule < HIST_RULES_ ? names[rule] : "?";
@@ -923,6 +925,11 @@ hist_report_print(
 		    "%zu takes of tasks put after a parent, each after its "
 		    "parent's ack or delete\n",
 		    r->children);
+	if (r->slots != 0)
+		fprintf(f,
+		    "%zu slots of schedules whose tasks were taken, each "
+		    "by one task\n",
+		    r->slots);
 	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",

@@ -1,6 +1,6 @@
-/* check_int - what the checker's files share (check.c, check_cap.c): a
- * violation recorded in the report, and the rules kept in files of their
- * own. Internal to tests/history. */
+/* check_int - what the checker's files share (check.c, check_cap.c,
+ * check_after.c, check_slot.c): a violation recorded in the report, and the
+ * rules kept in files of their own. Internal to tests/history. */
 #ifndef SLUICE_HISTORY_CHECK_INT_H
 #define SLUICE_HISTORY_CHECK_INT_H
 
@@ -30,5 +30,9 @@ int hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r);
  * memory. */
 int hist_check_after(
     const struct hist_op *ops, size_t n, struct hist_report *r);
+
+/* The rule "slot" (history.h) over the `n` operations `ops`; r->slots
+ * counts the slots it judged. 0, or -1 out of memory. */
+int hist_check_slot(const struct hist_op *ops, size_t n, struct hist_report *r);
 
 #endif

@@ -119,6 +119,7 @@ static const char *const type_names[HIST_TYPES_] = {
 	[HIST_FAULT] = "fault",
 	[HIST_FINAL] = "final",
 	[HIST_SESSION] = "session",
+	[HIST_FIRE] = "fire",
 };
 
 static const char *const outcome_names[] = {
@@ -221,6 +222,10 @@ hist_format(const struct hist_op *op, char *buf, size_t cap)
 		OUT(" gcap=%" PRIu32, op->gcap);
 	if (op->after != 0)
 		OUT(" after=%" PRIu64, op->after);
+	if (op->sched != 0)
+		OUT(" sched=%" PRIu32, op->sched);
+	if (op->slot != 0)
+		OUT(" slot=%" PRId64, op->slot);
 	if (op->state >= 0 && op->state <= 6)
 		OUT(" state=%s", state_names[op->state]);
 	if (op->err != 0)
@@ -274,6 +279,10 @@ parse_field(struct hist_op *op, const char *f)
 		op->cap = (uint32_t)strtoul(v, &end, 10);
 	else if (strcmp(name, "gcap") == 0)
 		op->gcap = (uint32_t)strtoul(v, &end, 10);
+	else if (strcmp(name, "sched") == 0)
+		op->sched = (uint32_t)strtoul(v, &end, 10);
+	else if (strcmp(name, "slot") == 0)
+		op->slot = strtoll(v, &end, 10);
 	else if (strcmp(name, "group") == 0) {
 		unsigned long g = strtoul(v, &end, 10);
 

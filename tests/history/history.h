@@ -74,6 +74,13 @@
  *              the child, which is then never taken; one deleted and
  *              forgotten before the put counts as acked: its delete came
  *              first all the same.)
+ *   slot       a schedule's slot fires once: the tasks clients took from
+ *              a schedule (HIST_FIRE: the schedule and the slot its task's
+ *              key names) are one task per slot. Two task ids for one
+ *              slot of one schedule mean the slot put two tasks (a
+ *              leader that fired it again after a restart or a
+ *              failover); the same id taken twice (its lease ended) is
+ *              no breach.
  *
  * Thread safety: hist_add may be called from any thread; everything else
  * from one thread once the recording threads are done. */
@@ -100,6 +107,9 @@ enum hist_type {
 	HIST_FINAL,   /* a task the final read found */
 	HIST_SESSION, /* a client closed its session and opened another: its
 	                 leases that were not detached ended */
+	HIST_FIRE,    /* a client took a task a schedule put: id, sched and
+	                 slot (read from the task's key); judged by the rule
+	                 slot only */
 	HIST_TYPES_
 };
 
@@ -150,6 +160,8 @@ struct hist_op {
 	uint8_t group;     /* take: the task's fair group, 1..255 (0:
 	                      none) */
 	uint64_t after;    /* put: the task it was put after (0: none) */
+	int64_t slot;      /* fire: the slot, unix ms (0: none) */
+	uint32_t sched;    /* fire: the schedule's number, 1.. (0: none) */
 	int16_t err;       /* HIST_ERR: the SLUICE_E* code */
 	int8_t state;      /* ack, fail, release, touch: the state after, as
 	                      reported (0 gone); final: the state; else
@@ -231,6 +243,7 @@ enum hist_rule {
 	HIST_R_INTEGRITY,
 	HIST_R_CAP,
 	HIST_R_AFTER,
+	HIST_R_SLOT,
 	HIST_RULES_
 };
 
@@ -258,6 +271,7 @@ struct hist_report {
 	uint32_t gcap_peak; /* the most of one group's tasks surely taken
 	                       at once */
 	size_t children;    /* answered takes of tasks put after a parent */
+	size_t slots;       /* distinct slots whose tasks were taken */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

@@ -41,6 +41,10 @@ enum {
 	CHAOS_CAP = 6,    /* "lib"'s concurrency cap (the history's rule cap) */
 	CHAOS_GROUPS = 4, /* "lib"'s tasks go into fair groups g1..g4 */
 	CHAOS_GCAP = 2,   /* each group's cap (the rule cap too) */
+	CHAOS_SCHEDS = 4, /* schedules chaos-s1.. firing every minute into
+	                     tube "sched" (the history's rule slot) */
+	CHAOS_SLOT_LEAD_MS = 20000, /* the nodes' clock reads a minute this
+	                               long after chaos_init */
 };
 
 struct chaos_node {
@@ -75,11 +79,16 @@ struct chaos {
 	int64_t end_ms;   /* it_mono_ms() when the load ends */
 	struct chaos_figures fig;
 	pthread_mutex_t mu;
-	char err[512]; /* the first harness failure, "" when none */
+	char err[512];          /* the first harness failure, "" when none */
+	int64_t clock_shift_ms; /* the nodes' wall clock minus ours */
 };
 
 /* Fills `c` for three nodes in the test's directory (on tmpfs mounts
- * when root: see chaos_private_mounts); starts none. */
+ * when root: see chaos_private_mounts); starts none. The nodes run
+ * sluiced-fault (no fault point armed) for its SLUICE_CLOCK_SHIFT_MS,
+ * which chaos_init sets so that their clock reaches a minute
+ * CHAOS_SLOT_LEAD_MS from now: a schedule's slot then comes within the
+ * load (and every minute after). */
 void chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed);
 
 /* Called once, before any thread exists: a mount namespace of the
@@ -124,11 +133,15 @@ struct sluice_client *chaos_client(struct chaos *c, const char *urls);
  * or -1 (chaos.err). */
 int chaos_cap(struct chaos *c);
 
+/* Sets CHAOS_SCHEDS schedules, chaos-s1.., every minute into tube
+ * "sched" (catch-up one), on the leader. 0 or -1 (chaos.err). */
+int chaos_sched(struct chaos *c);
 /* ---- the load (chaos_load.c) ---- */
 
 struct chaos_load;
 
-/* Starts `nlib` libsluice and `nbs` beanstalk client threads. */
+/* Starts `nlib` libsluice and `nbs` beanstalk client threads, and one
+ * that takes the schedules' tasks and records each (HIST_FIRE). */
 struct chaos_load *chaos_load_start(struct chaos *c, int nlib, int nbs);
 
 /* Sets chaos.stop, joins every thread (each ends within a few call

@@ -17,7 +17,12 @@
  * An outcome is unknown when no reply came (a lost connection, a call's
  * timeout) or the reply says the fate of the change is unknown
  * (EREPLICA, ELOG, ESHUTDOWN; beanstalk's INTERNAL_ERROR and DRAINING).
- * Every other error is a refusal: the request did nothing. */
+ * Every other error is a refusal: the request did nothing.
+ *
+ * One more thread takes the tasks the schedules put (chaos_sched) from
+ * tube "sched", records each as a HIST_FIRE with the schedule and the
+ * slot its key names ("chaos-sN@YYYY-MM-DDTHH:MMZ"), and acks it: the
+ * history's rule slot judges that no slot put two tasks. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +77,17 @@ struct bs_th {
 	int node; /* the node it speaks to */
 };
 
+/* The taker of the schedules' tasks. */
+struct sched_th {
+	pthread_t th;
+	struct chaos *c;
+	uint32_t id;
+	bool started;
+};
+
 struct chaos_load {
 	struct chaos *c;
+	struct sched_th sched;
 	struct lib_th lib[CHAOS_LIB_MAX];
 	struct bs_th bs[CHAOS_BS_MAX];
 	int nlib, nbs;
@@ -680,6 +694,82 @@ bs_main(void *arg)
 	return NULL;
 }
 
+/* ---- the schedules' tasks ------------------------------------------- */
+
+/* The schedule and the slot (unix ms) of a key "chaos-sN@YYYY-MM-DDT
+ * HH:MMZ". False when the key is not such. */
+static bool
+slot_of(const char *key, uint32_t *sched, int64_t *slot)
+{
+	struct tm tm;
+	unsigned n;
+	int y, mo, d, h, mi;
+	char z;
+
+	memset(&tm, 0, sizeof(tm));
+	if (key == NULL ||
+	    sscanf(key, "chaos-s%u@%d-%d-%dT%d:%d%c", &n, &y, &mo, &d, &h, &mi,
+	        &z) != 7 ||
+	    z != 'Z' || n == 0 || n > CHAOS_SCHEDS)
+		return false;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	*sched = n;
+	*slot = (int64_t)timegm(&tm) * 1000;
+	return true;
+}
+
+static void *
+sched_main(void *arg)
+{
+	struct sched_th *t = arg;
+	struct chaos *c = t->c;
+	struct sluice_client *cl = chaos_client(c, c->urls);
+	const char *tube = "sched";
+
+	for (long i = 0; i < LOOP_MAX && cl != NULL && running(c); i++) {
+		struct sluice_take_opts o = { &tube, 1, 200, 4, 0, 0 };
+		struct sluice_task *tasks = NULL;
+		size_t n = 0;
+		int64_t t0 = hist_now(c->h);
+
+		if (sluice_take(cl, &o, &tasks, &n) != 0) {
+			it_sleep_ms(20);
+			continue;
+		}
+		for (size_t k = 0; k < n; k++) {
+			struct hist_op op;
+
+			hist_op_init(&op, HIST_FIRE);
+			op.invoke = t0;
+			op.complete = hist_now(c->h);
+			op.client = t->id;
+			op.face = HIST_LIB;
+			op.id = tasks[k].id;
+			op.lease = tasks[k].lease;
+			if (!slot_of(tasks[k].key, &op.sched, &op.slot)) {
+				chaos_fail(c,
+				    "a task of tube sched with key %s",
+				    tasks[k].key ? tasks[k].key : "(none)");
+				break;
+			}
+			hist_add(c->h, &op);
+			/* its ack may be lost: then it is taken again, the
+			 * same id */
+			(void)sluice_ack(
+			    cl, tasks[k].id, tasks[k].lease, NULL, NULL);
+		}
+		sluice_task_free(tasks);
+	}
+	if (cl == NULL)
+		chaos_fail(c, "the schedules' taker: no handle");
+	sluice_close(cl);
+	return NULL;
+}
+
 /* ---- start and stop -------------------------------------------------- */
 
 struct chaos_load *
@@ -724,6 +814,12 @@ chaos_load_start(struct chaos *c, int nlib, int nbs)
 		}
 		l->nbs++;
 	}
+	l->sched.c = c;
+	l->sched.id = 900;
+	if (pthread_create(&l->sched.th, NULL, sched_main, &l->sched) != 0)
+		chaos_fail(c, "no thread");
+	else
+		l->sched.started = true;
 	return l;
 }
 
@@ -737,5 +833,7 @@ chaos_load_stop(struct chaos_load *l)
 		pthread_join(l->lib[i].th, NULL);
 	for (int i = 0; i < l->nbs; i++)
 		pthread_join(l->bs[i].th, NULL);
+	if (l->sched.started)
+		pthread_join(l->sched.th, NULL);
 	free(l);
 }

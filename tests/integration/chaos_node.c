@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "chaos.h"
+#include "sluice_sched.h"
 
 enum {
 	HEAL_MS = 15000, /* the longest the cluster may take to be whole */
@@ -122,6 +123,15 @@ chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
 	c->call_ms = it_sanitized() ? 6000 : 2000;
 	c->connect_ms = it_sanitized() ? 1500 : 500;
 	c->tmpfs = mounts_ok;
+	/* the nodes' clock: at a minute CHAOS_SLOT_LEAD_MS from now */
+	{
+		int64_t now = it_wall_ms(), at = now + CHAOS_SLOT_LEAD_MS;
+		char v[32];
+
+		c->clock_shift_ms = (60000 - at % 60000) % 60000;
+		snprintf(v, sizeof(v), "%" PRId64, c->clock_shift_ms);
+		setenv("SLUICE_CLOCK_SHIFT_MS", v, 1);
+	}
 	for (int i = 0; i < CHAOS_NODES; i++) {
 		struct chaos_node *n = &c->node[i];
 		char name[8];
@@ -129,6 +139,7 @@ chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
 		snprintf(name, sizeof(name), "n%d", i);
 		n->idx = i;
 		n->s = it_srv(*state, name);
+		n->s->prog = "sluiced-fault"; /* its clock shift */
 		snprintf(n->repl, sizeof(n->repl), "tcp://127.0.0.1:%d",
 		    t_free_port());
 		n->bs_port = t_free_port();
@@ -296,6 +307,34 @@ chaos_cap(struct chaos *c)
 		    c, "cap: the tube's cap is %" PRIu32, now.concurrency);
 	else
 		rc = 0;
+	sluice_close(cl);
+	return rc;
+}
+
+int
+chaos_sched(struct chaos *c)
+{
+	struct chaos_node *l = &c->node[atomic_load(&c->leader)];
+	struct sluice_client *cl = chaos_client(c, l->s->url);
+	struct sluice_schedule_opts o = { 0 };
+	int rc = 0;
+
+	o.catch_up = "one";
+	o.ttr_ms = 5000;
+	if (cl == NULL) {
+		chaos_fail(c, "sched: no client");
+		return -1;
+	}
+	for (int k = 1; k <= CHAOS_SCHEDS && rc == 0; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "chaos-s%d", k);
+		if (sluice_schedule_set(cl, name, "sched", "* * * * *", "tick",
+		        4, &o, NULL) != 0) {
+			chaos_fail(c, "sched: %s", sluice_errmsg(cl));
+			rc = -1;
+		}
+	}
 	sluice_close(cl);
 	return rc;
 }

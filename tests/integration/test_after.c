@@ -4,9 +4,10 @@
  * log, and from a snapshot taken half way), and across a failover to a
  * follower; a parent failing for good applies each rule (fail: buried
  * with "task N failed: ERROR", ignore: runs, cancel: deleted with its
- * own children); bad input gets its own error and puts nothing; stats
- * and /metrics count the waiting tasks; a batch put names parents as a
- * single put does. */
+ * own children, each cancelled), and a wait parked on a child returns
+ * as its parent's failure ends it; bad input gets its own error and puts
+ * nothing; stats and /metrics count the waiting tasks; a batch put names
+ * parents as a single put does. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "it.h"
 #include "it_http.h"
 #include "it_node.h"
+#include "sluice_result.h"
 
 /* A task of `tube` after parents[0..n), with `rule`. */
 static uint64_t
@@ -491,6 +493,67 @@ test_parent_fails(void **state)
 	sluice_close(c);
 }
 
+/* A wait parked on a child: the child that its parent's failure buries
+ * (rule fail) or removes (rule cancel) ends then, and the wait returns
+ * at once with how it ended, not at its timeout. */
+struct parked {
+	struct t_srv *s;
+	uint64_t id;
+	int rc;
+	int64_t ms; /* how long it waited */
+	struct sluice_outcome o;
+};
+
+static void *
+park(void *arg)
+{
+	struct parked *p = arg;
+	struct sluice_client *c = it_client(p->s);
+	int64_t t0 = it_mono_ms();
+
+	p->rc = sluice_wait(c, p->id, 30000, &p->o);
+	p->ms = it_mono_ms() - t0;
+	sluice_close(c);
+	return NULL;
+}
+
+static void
+test_wait_on_a_child_ends_with_its_parent(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct parked w[2];
+	pthread_t th[2];
+	uint64_t p;
+
+	it_start(s);
+	c = it_client(s);
+	p = it_put(c, "pw", "A");
+	w[0] = (struct parked) { .s = s };
+	w[1] = (struct parked) { .s = s };
+	w[0].id = put_after(c, "pw", "B", &p, 1, SLUICE_ON_PARENT_FAIL);
+	w[1].id = put_after(c, "pw", "C", &p, 1, SLUICE_ON_PARENT_CANCEL);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, park, &w[i]), 0);
+	it_sleep_ms(500); /* both parked */
+	t = it_take(c, "pw", 5000, 1);
+	assert_int_equal(t->id, p);
+	it_rc(c, sluice_fail_fatal(c, t->id, t->lease, "disk full", NULL), 0);
+	sluice_task_free(t);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w[i].rc, 0);
+		assert_true(w[i].o.final);
+		/* at once: far from the 30 s the wait would last */
+		assert_true(w[i].ms < 15000);
+	}
+	assert_int_equal(w[0].o.state, SLUICE_BURIED);
+	assert_int_equal(w[1].o.state, SLUICE_CANCELLED);
+	sluice_close(c);
+}
+
 /* Bad input, each with its error, nothing put: an unknown parent, more
  * than 1,000, parents with replace or a period, a bad rule, a result
  * over 65,535 bytes; the CLI says why. */
@@ -646,6 +709,9 @@ main(void)
 		    test_diamond_fails_over, it_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_parent_fails, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_wait_on_a_child_ends_with_its_parent, it_setup,
+		    it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -4,8 +4,11 @@
  * once the faults have ended and every lease has run out, takes every
  * task's state, and the history checker (tests/history) judges the whole
  * history against sluice's rules, among them that tube "lib"'s
- * concurrency cap (CHAOS_CAP) held at every moment. Any violation fails
- * the test, with the operations that broke the rule and the task's whole
+ * concurrency cap (CHAOS_CAP) held at every moment, that no task put
+ * after a parent ran before its parent was acked, and that no slot of
+ * the schedules (CHAOS_SCHEDS, every minute of a clock the nodes read
+ * shifted so that a minute comes within the load) put two tasks. Any violation
+ * fails the test, with the operations that broke the rule and the task's whole
  * history.
  *
  * In make test: 40 s of load and 3 faults (a failover and two of kill,
@@ -161,6 +164,32 @@ pick_fault(const struct chaos *c, int i, int n, uint64_t *rng)
 			return c->tmpfs ? HIST_F_DISK : HIST_F_STOP;
 		return HIST_F_FAILOVER;
 	}
+}
+
+/* Prints how many of the schedules' slots due in the load (their
+ * minutes from 3 s after its start to 15 s before its end, on the
+ * nodes' clock: `server0` at `start`) a client took a task of: the rule
+ * slot says none fired twice; this says how many fired at all. */
+static void
+slots_figure(const struct hist *h, int64_t start, int64_t end, int64_t server0)
+{
+	int64_t from = server0 + 3000, to = server0 + (end - start) - 15000;
+	size_t due = 0, fired = 0;
+
+	for (int64_t b = (from / 60000 + 1) * 60000; b <= to; b += 60000)
+		for (uint32_t k = 1; k <= CHAOS_SCHEDS; k++) {
+			bool got = false;
+
+			due++;
+			for (size_t i = 0; i < h->n && !got; i++)
+				got = h->ops[i].type == HIST_FIRE &&
+				    h->ops[i].sched == k && h->ops[i].slot == b;
+			fired += got;
+		}
+	fprintf(stderr,
+	    "chaos: %zu slots of the schedules due in the load, %zu of them "
+	    "fired and taken\n",
+	    due, fired);
 }
 
 /* ---- the final read ------------------------------------------------------ */
@@ -367,7 +396,7 @@ test_history_under_faults_keeps_the_rules(void **state)
 	struct hist h;
 	struct hist_report r;
 	struct chaos_load *load;
-	int64_t start;
+	int64_t start, slot_at, server0;
 	const char *keep = getenv("SLUICE_CHAOS_HISTORY");
 	char path[64];
 
@@ -377,23 +406,32 @@ test_history_under_faults_keeps_the_rules(void **state)
 	if (!can_mount)
 		fprintf(stderr,
 		    "chaos: not root: the full-disk fault is left out\n");
-	if (chaos_start(&c) != 0 || chaos_cap(&c) != 0)
+	if (chaos_start(&c) != 0 || chaos_cap(&c) != 0 || chaos_sched(&c) != 0)
 		fail_msg("%s", c.err);
 	start = it_mono_ms();
+	/* the first minute of the nodes' clock after the load began */
+	server0 = it_wall_ms() + c.clock_shift_ms;
+	slot_at =
+	    start + (60000 - (it_wall_ms() + c.clock_shift_ms) % 60000) % 60000;
 	c.end_ms = start + (int64_t)k.secs * 1000;
 	load = chaos_load_start(&c, k.nlib, k.nbs);
 	for (int i = 0; load != NULL && (k.faults == 0 || i < k.faults); i++) {
 		int64_t at = k.faults > 0
 		    ? start + (int64_t)(i + 1) * k.secs * 1000 / (k.faults + 1)
 		    : it_mono_ms() + 300 + (int64_t)t_below(&rng, 1000);
-		int kind;
+		int kind = pick_fault(&c, i, k.faults, &rng);
 
+		/* In a short run the failover comes within 0.3 s of the
+		 * schedules' minute, when the leader fires its slots (once
+		 * the faults before it are done). */
+		if (k.faults > 0 && kind == HIST_F_FAILOVER &&
+		    slot_at > start + 3000 && slot_at + 10000 < c.end_ms)
+			at = slot_at - 300 + (int64_t)t_below(&rng, 600);
 		while (it_mono_ms() < at && !chaos_failed(&c))
 			it_sleep_ms(20);
 		/* a fault needs a few seconds before the load ends */
 		if (chaos_failed(&c) || it_mono_ms() > c.end_ms - 5000)
 			break;
-		kind = pick_fault(&c, i, k.faults, &rng);
 		fprintf(stderr,
 		    "chaos: %.1f s: %s (fault %d; so far %lu operations, "
 		    "%lu unknown)\n",
@@ -425,6 +463,14 @@ test_history_under_faults_keeps_the_rules(void **state)
 	assert_true(h.final_complete);
 	assert_int_equal(r.violations, 0);
 	assert_true(r.children > 0); /* the rule "after" judged some */
+	/* and the rule "slot", when a minute came early enough in the load
+	 * for its tasks to be taken (chaos_init sees to it, unless the
+	 * cluster took long to start) */
+	slots_figure(&h, start, c.end_ms, server0);
+	if (slot_at + 10000 < c.end_ms)
+		assert_true(r.slots > 0);
+	else
+		fprintf(stderr, "chaos: no slot of a schedule came in time\n");
 	hist_report_free(&r);
 	hist_free(&h);
 }

@@ -6,6 +6,9 @@ target_link_options(test_queue PRIVATE
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
+# The same for workflows: dependencies, results, cancelling, batches,
+# schedules, restarts from the log and from a snapshot.
+sluice_test(model_flow LIBS sluice_queue TIMEOUT 300)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 sluice_test(idx LIBS sluice_queue TIMEOUT 60)
 # The rolling per-second history (queue/rates.h).

@@ -2,9 +2,9 @@
  * good one that uses every allowance the rules give (a take lost in a
  * crash, unknown acks and deletes, a release past max_attempts, the
  * beanstalk face), and for each rule a history that breaks it (a cap
- * exceeded, a child taken before its parent's ack among them), which the
- * checker must name. Lines are hist_format's: invoke, complete (us),
- * client, face, type, outcome, fields. */
+ * exceeded, a child taken before its parent's ack, a schedule's slot
+ * fired twice among them), which the checker must name. Lines are
+ * hist_format's: invoke, complete (us), client, face, type, outcome, fields. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,6 +634,56 @@ test_a_child_taken_before_its_parent_is_caught(void **state)
 	hist_free(&h);
 }
 
+/* A schedule's slot whose tasks were taken: one task per slot, taken
+ * again after its lease ended, is fine; a second task for the same slot
+ * of the same schedule is caught once (the same slot of another
+ * schedule is another slot); a fire line reads back as written. The
+ * fires are no client's operations on tasks: the other rules ignore
+ * them. */
+static void
+test_a_slot_fired_twice_is_caught(void **state)
+{
+	static const char *const good[] = {
+		"0 10 c900 lib fire ok id=11 sched=1 slot=1790000040000",
+		"20 30 c900 lib fire ok id=12 sched=2 slot=1790000040000",
+		/* its lease lost, task 11 is taken again: one firing */
+		"5000 5010 c900 lib fire ok id=11 sched=1 slot=1790000040000",
+		"60000 60010 c900 lib fire ok id=13 sched=1 slot=1790000100000",
+		"end 90000 complete",
+	};
+	static const char *const twice[] = {
+		"0 10 c900 lib fire ok id=11 sched=1 slot=1790000040000",
+		"20 30 c900 lib fire ok id=12 sched=2 slot=1790000040000",
+		/* after a failover, the slot put a second task */
+		"3000 3010 c900 lib fire ok id=14 sched=1 slot=1790000040000",
+		"60000 60010 c900 lib fire ok id=13 sched=1 slot=1790000100000",
+		"end 90000 complete",
+	};
+	struct hist_report r;
+	struct hist h;
+	char line[512];
+
+	(void)state;
+	CHECK(good, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.slots, 3);
+	assert_int_equal(r.tasks, 0); /* no task rule judged them */
+	hist_report_free(&r);
+	CHECK(twice, &r);
+	assert_only(&r, HIST_R_SLOT, 1);
+	assert_int_equal(r.v[0].id, 14);
+	assert_int_equal(r.slots, 3);
+	hist_report_free(&r);
+	hist_init(&h);
+	assert_int_equal(hist_parse(&h, twice[2]), 0);
+	assert_int_equal(h.ops[0].type, HIST_FIRE);
+	assert_int_equal(h.ops[0].sched, 1);
+	assert_true(h.ops[0].slot == 1790000040000);
+	hist_format(&h.ops[0], line, sizeof(line));
+	assert_string_equal(line, twice[2]);
+	hist_free(&h);
+}
+
 /* hist_format and hist_parse agree, and payloads name their put. */
 static void
 test_text_and_payloads_round_trip(void **state)
@@ -696,6 +746,7 @@ main(void)
 		cmocka_unit_test(test_a_group_cap_exceeded_is_caught),
 		cmocka_unit_test(
 		    test_a_child_taken_before_its_parent_is_caught),
+		cmocka_unit_test(test_a_slot_fired_twice_is_caught),
 		cmocka_unit_test(test_text_and_payloads_round_trip),
 	};
 

@@ -38,7 +38,10 @@
  * expiry with its time and duration; now and then (and at the end) each
  * tube's hours and those of every tube merged must agree: counts, totals
  * and maxima exactly, each percentile in the bucket of the true one (the
- * nearest rank of the durations logged) and within the stated error. */
+ * nearest rank of the durations logged) and within the stated error.
+ *
+ * Workflows (dependencies and the waiting state, results, cancelling,
+ * batches, schedules) have a model of their own: test_model_flow.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

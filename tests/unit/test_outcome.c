@@ -252,6 +252,86 @@ test_outcome_of_failures(void **state)
 	rebuilds(h);
 }
 
+/* Puts into "w" after `parent` with `rule`; the id. */
+static uint64_t
+put_after(struct tq *h, uint64_t parent, int rule)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+
+	queue_put_req_init(&req);
+	req.tube = "w";
+	req.tube_len = 1;
+	req.payload = "c";
+	req.payload_len = 1;
+	req.after = &parent;
+	req.nafter = 1;
+	req.on_parent_failure = (uint8_t)rule;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	return res.id;
+}
+
+/* Whether the final callback named `id`. */
+static bool
+named_final(uint64_t id)
+{
+	for (size_t i = 0; i < nfinals; i++)
+		if (finals[i] == id)
+			return true;
+	return false;
+}
+
+/* A parent that fails for good by a worker's fail (no delete, no
+ * cancel of its own) ends its children by their rules: the one under
+ * `fail`, buried, is final where it is, and the one under `cancel`,
+ * gone, has the outcome cancelled; a waiter on either is told at once
+ * (the final callback), not at its timeout. So is a child put under
+ * `cancel` after its parent failed already: gone as it is put,
+ * cancelled. */
+static void
+test_children_ended_by_a_parent_are_final(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_fail_req fr;
+	struct queue_result r;
+	struct qrec rec;
+	uint64_t p = put(h, "w", 0), cf, cc, late;
+
+	cf = put_after(h, p, QUEUE_PARENT_FAIL);
+	cc = put_after(h, p, QUEUE_PARENT_CANCEL);
+	nfinals = 0;
+	queue_on_final(h->q, on_final, NULL);
+	memset(&fr, 0, sizeof(fr));
+	fr.id = p;
+	fr.lease = take(h, "w", p);
+	fr.error = "boom";
+	fr.error_len = 4;
+	fr.fatal = true;
+	h->now += 10;
+	assert_int_equal(queue_decide_fail(h->q, h->now, &fr, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_true(named_final(p));
+	assert_true(named_final(cf));
+	assert_true(named_final(cc));
+	assert_int_equal(queue_result(h->q, h->now, cf, &r), 0);
+	assert_true(r.final);
+	assert_int_equal(r.state, QUEUE_END_BURIED);
+	assert_int_equal(queue_result(h->q, h->now, cc, &r), 0);
+	assert_true(r.final);
+	assert_int_equal(r.state, QUEUE_END_CANCELLED);
+	assert_true(r.time == h->now);
+	/* put after the failed parent: gone at once, cancelled */
+	late = put_after(h, p, QUEUE_PARENT_CANCEL);
+	assert_true(named_final(late));
+	assert_int_equal(queue_result(h->q, h->now, late, &r), 0);
+	assert_true(r.final);
+	assert_int_equal(r.state, QUEUE_END_CANCELLED);
+	rebuilds(h);
+	queue_on_final(h->q, NULL, NULL);
+}
+
 /* A ready, a delayed and a buried task are removed at once, each noted
  * cancelled; an unknown id is ENOTFOUND and changes nothing. */
 static void
@@ -622,6 +702,8 @@ main(void)
 		    test_outcome_memory_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_random_steps_agree, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_children_ended_by_a_parent_are_final, setup, teardown),
 		cmocka_unit_test(test_records_codec),
 	};
 	return cmocka_run_group_tests_name("outcome", tests, NULL, NULL);
