@@ -29,7 +29,13 @@
  * or a batch's task, one for a child, F for a join), each acked
  * (outcome 1), none pending; a failure counts as an error, as does any
  * failed call or a callback missing or put twice. The output: a
- * readable report, and with --json one JSON line last. */
+ * readable report, and with --json one JSON line last.
+ *
+ * --server-pid PID: the server's CPU seconds (user + system, every
+ * thread, /proc/PID/stat) of each run too, less sensitive to other load
+ * than its wall time. --only plain|work: that kind alone (the other's
+ * figures are 1s), for a server under valgrind that counts what one kind
+ * costs in instructions (flow.sh --instructions). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -39,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sluice.h"
 #include "util/clock.h"
@@ -213,7 +220,36 @@ worker(void *arg)
 
 struct times {
 	double put_s, drain_s;
+	double cpu_s; /* the server's CPU seconds (user + system) */
 };
+
+static int server_pid; /* --server-pid: its CPU time is read; 0: not */
+
+/* The CPU seconds of process `pid`, all its threads, user and system
+ * (/proc/PID/stat's utime and stime); 0 when it cannot be read. */
+static double
+cpu_of(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	size_t n;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after "(comm)": state, then 10 fields before utime and stime */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	        &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 
 /* The batch of a run on `tube`: named after it, its callbacks into
  * "TUBE.ok" (on_success) and "TUBE.done" (on_complete). */
@@ -348,7 +384,7 @@ run_one(const char *url, const char *tube, enum kind kind, uint64_t want,
 		.fanout = kind == K_FLOW ? fanout : 0 };
 	pthread_t *th = calloc((size_t)workers, sizeof(*th));
 	struct times tm;
-	double t0 = mono_s();
+	double t0 = mono_s(), cpu0 = cpu_of(server_pid);
 
 	if (kind == K_FLOW) {
 		put_flow(c, tube, graphs, fanout);
@@ -371,6 +407,7 @@ run_one(const char *url, const char *tube, enum kind kind, uint64_t want,
 	if (kind == K_BATCH)
 		*errors += batch_wait_fired(c, tube, want);
 	tm.drain_s = mono_s() - t0;
+	tm.cpu_s = cpu_of(server_pid) - cpu0;
 	if (kind == K_BATCH) {
 		char ok[64], done[64];
 
@@ -423,14 +460,18 @@ main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "server-pid", required_argument, NULL, 'p' },
+		{ "only", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = "tcp://127.0.0.1:7711";
 	int workers = 32, rounds = 3, ch, errors = 0;
 	uint32_t graphs = 1000, fanout = 100;
 	uint64_t batch = 0;
+	int only = -1; /* --only plain (0) or work (1): that one alone */
 	bool json = false;
 	double pt[2][ROUNDS_MAX], dt[2][ROUNDS_MAX], tt[2][ROUNDS_MAX];
+	double ct[2][ROUNDS_MAX];
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -457,19 +498,29 @@ main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'p':
+			server_pid = atoi(optarg);
+			break;
+		case 'o':
+			only = strcmp(optarg, "plain") == 0 ? 0
+			    : strcmp(optarg, "work") == 0   ? 1
+			                                    : 2;
+			break;
 		default:
 			fprintf(stderr,
 			    "usage: flow-bench [--url URL] [--workers W] "
 			    "[--graphs G] [--fanout F | --batch N] "
-			    "[--rounds R] [--json]\n");
+			    "[--rounds R] [--server-pid PID] "
+			    "[--only plain|work] [--json]\n");
 			return 2;
 		}
 	}
 	if (workers < 1 || graphs == 0 || fanout < 2 || fanout > FANOUT_MAX ||
-	    rounds < 1 || rounds > ROUNDS_MAX || batch > 10000000) {
+	    rounds < 1 || rounds > ROUNDS_MAX || batch > 10000000 || only > 1) {
 		fprintf(stderr,
 		    "flow-bench: workers >= 1, graphs >= 1, "
-		    "fanout 2..1000, batch 1..10000000, rounds 1..9\n");
+		    "fanout 2..1000, batch 1..10000000, rounds 1..9, "
+		    "only plain or work\n");
 		return 2;
 	}
 	enum kind wk = batch != 0 ? K_BATCH : K_FLOW;
@@ -496,6 +547,11 @@ main(int argc, char **argv)
 			char tube[32];
 			struct times tm;
 
+			if (only >= 0 && wf != only) {
+				pt[wf][i] = dt[wf][i] = tt[wf][i] = 1;
+				ct[wf][i] = 1;
+				continue;
+			}
 			snprintf(tube, sizeof(tube), "bench.%s.%d",
 			    wf ? wname : "plain", i);
 			tm = run_one(url, tube, wf ? wk : K_PLAIN, tasks,
@@ -503,19 +559,22 @@ main(int argc, char **argv)
 			pt[wf][i] = tm.put_s;
 			dt[wf][i] = tm.drain_s;
 			tt[wf][i] = tm.put_s + tm.drain_s;
+			ct[wf][i] = tm.cpu_s;
 			printf("round %d %-5s put %.2f s (%.0f tasks/s), "
-			       "drain %.2f s (%.0f tasks/s), total %.2f s\n",
+			       "drain %.2f s (%.0f tasks/s), total %.2f s, "
+			       "server CPU %.2f s\n",
 			    i + 1, wf ? wname : "plain", tm.put_s,
 			    (double)tasks / tm.put_s, tm.drain_s,
-			    (double)tasks / tm.drain_s, tt[wf][i]);
+			    (double)tasks / tm.drain_s, tt[wf][i], tm.cpu_s);
 		}
 	}
-	double mp[2], md[2], mt[2];
+	double mp[2], md[2], mt[2], mc[2];
 
 	for (int k = 0; k < 2; k++) {
 		mp[k] = median(pt[k], rounds);
 		md[k] = median(dt[k], rounds);
 		mt[k] = median(tt[k], rounds);
+		mc[k] = median(ct[k], rounds);
 	}
 	printf("median: plain put %.2f s, drain %.2f s, total %.2f s; "
 	       "%s put %.2f s, drain %.2f s, total %.2f s\n",
@@ -524,16 +583,21 @@ main(int argc, char **argv)
 	       "%+.1f %%; errors %d\n",
 	    wk == K_BATCH ? "batch" : "workflow", 100 * (mp[1] / mp[0] - 1),
 	    100 * (md[1] / md[0] - 1), 100 * (mt[1] / mt[0] - 1), errors);
+	if (server_pid > 0)
+		printf("server CPU (median): plain %.2f s, %s %.2f s: %+.1f "
+		       "%%\n",
+		    mc[0], wname, mc[1], 100 * (mc[1] / mc[0] - 1));
 	if (json)
 		printf("{\"mode\":\"%s\",\"graphs\":%" PRIu32
 		       ",\"fanout\":%" PRIu32 ",\"tasks\":%" PRIu64
 		       ",\"workers\":%d,\"rounds\":%d,"
 		       "\"plain_put_s\":%.3f,\"plain_drain_s\":%.3f,"
 		       "\"%s_put_s\":%.3f,\"%s_drain_s\":%.3f,"
-		       "\"cost_pct\":%.1f,\"errors\":%d}\n",
+		       "\"cost_pct\":%.1f,\"plain_cpu_s\":%.2f,"
+		       "\"%s_cpu_s\":%.2f,\"errors\":%d}\n",
 		    wname, wk == K_BATCH ? 0 : graphs,
 		    wk == K_BATCH ? 0 : fanout, tasks, workers, rounds, mp[0],
 		    md[0], wname, mp[1], wname, md[1],
-		    100 * (mt[1] / mt[0] - 1), errors);
+		    100 * (mt[1] / mt[0] - 1), mc[0], wname, mc[1], errors);
 	return errors == 0 ? 0 : 1;
 }

@@ -68,7 +68,7 @@ sluice_batch_show(
 	q.batch.name = msg_cstr(name);
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
-	from_msg(&r.batch_info, out);
+	from_msg(&r.batch_info.one, out);
 	return 0;
 }
 
@@ -112,6 +112,6 @@ sluice_batch_set(struct sluice_client *c, const char *name,
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	if (out != NULL)
-		from_msg(&r.batch_info, out);
+		from_msg(&r.batch_info.one, out);
 	return 0;
 }

@@ -1,0 +1,220 @@
+/* What a person sees of batches through HTTP, against a real server
+ * (docs/http-api.md, "Batches"): GET /v1/batches lists the batches the
+ * server holds with their counts by state, the open ones first (the
+ * latest started first), then the ended ones (the latest ended first),
+ * at most ?limit= of them (1..1000, 100 by default; out of range: 400
+ * naming the parameter) and how many there are; a task's view (GET
+ * /v1/tasks/ID) names the batch it is in while it is live in it; the
+ * list is the same after a kill -9 and a restart (every count rebuilt
+ * from the log). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it.h"
+#include "it_http.h"
+
+static void
+body_has(const char *body, const char *want)
+{
+	if (body == NULL || strstr(body, want) == NULL)
+		fail_msg(
+		    "the answer lacks %s: %s", want, body ? body : "(none)");
+}
+
+static void
+body_lacks(const char *body, const char *what)
+{
+	if (body != NULL && strstr(body, what) != NULL)
+		fail_msg("the answer has %s: %s", what, body);
+}
+
+/* The position of `"name":"NAME"` in body; asserted to be there. */
+static size_t
+at(const char *body, const char *name)
+{
+	char want[128];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\"name\":\"%s\"", name);
+	if ((p = strstr(body, want)) == NULL)
+		fail_msg("no batch %s in %s", name, body);
+	return (size_t)(p - body);
+}
+
+/* The object of batch `name` in a listing, into out. */
+static void
+batch_of(const char *body, const char *name, char *out, size_t cap)
+{
+	const char *p = body + at(body, name);
+	const char *e = strstr(p, "\"on_complete\":");
+
+	assert_non_null(e);
+	e = strchr(e, '}');
+	assert_non_null(e);
+	snprintf(out, cap, "%.*s", (int)(e - p), p);
+}
+
+static uint64_t
+put_in(struct sluice_client *c, const char *batch, const char *payload)
+{
+	struct sluice_put_opts o;
+
+	sluice_put_opts_init(&o);
+	o.tube = "w";
+	o.batch = batch;
+	return it_put_o(c, &o, payload);
+}
+
+/* The listing's order and counts, its limit, a task's link to its batch,
+ * and the same listing after a kill -9 and a restart. */
+static void
+test_the_list_of_batches(void **state)
+{
+	static char haddr[32];
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_batch_callback ok = { "ok", NULL, 0 };
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct sluice_batch b;
+	char path[128], one[2048], *body = NULL;
+	uint64_t a1, a2, a3, b1;
+	int port = it_free_port();
+
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", port);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	s->args[2] = "--http-admin";
+	it_start(s);
+	c = it_client(s);
+
+	/* none yet: an empty list */
+	body = it_http_get(port, "/v1/batches", 200);
+	body_has(body, "{\"batches\":[],\"total\":0}");
+	free(body);
+
+	/* "old": two tasks, both acked, closed: it ends and fires. */
+	it_rc(c, sluice_batch_set(c, "old", &ok, NULL, 0, NULL), 0);
+	put_in(c, "old", "o1");
+	put_in(c, "old", "o2");
+	it_rc(c, sluice_batch_set(c, "old", NULL, NULL, 1, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		t = it_take(c, "w", 1000, 1);
+		it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	for (int i = 0; i < 200; i++) {
+		it_rc(c, sluice_batch_show(c, "old", &b), 0);
+		if (b.ended && b.success_id != 0)
+			break;
+		it_sleep_ms(50);
+	}
+	assert_true(b.ended && b.success_id != 0);
+
+	/* "etl": three tasks (one taken, one waiting for it, one ready);
+	 * "late", started after it: one ready task. */
+	a1 = put_in(c, "etl", "e1");
+	it_sleep_ms(5); /* a later start */
+	{
+		struct sluice_put_opts o;
+
+		sluice_put_opts_init(&o);
+		o.tube = "w";
+		o.batch = "etl";
+		o.after = &a1;
+		o.nafter = 1;
+		a2 = it_put_o(c, &o, "e2");
+	}
+	a3 = put_in(c, "etl", "e3");
+	it_sleep_ms(5);
+	b1 = put_in(c, "late", "l1");
+	t = it_take(c, "w", 1000, 1);
+	assert_true(t->id == a1);
+
+	body = it_http_get(port, "/v1/batches", 200);
+	body_has(body, "\"total\":3}");
+	/* open ones first, the latest started first; then the ended */
+	assert_true(at(body, "late") < at(body, "etl"));
+	assert_true(at(body, "etl") < at(body, "old"));
+	batch_of(body, "etl", one, sizeof(one));
+	body_has(one,
+	    "\"total\":3,\"waiting\":1,\"ready\":1,\"delayed\":0,"
+	    "\"taken\":1,\"buried\":0,\"acked\":0,\"failed\":0");
+	body_has(one, "\"closed\":false,\"ended\":false");
+	body_has(one, "\"ended_at\":0,");
+	batch_of(body, "old", one, sizeof(one));
+	body_has(one,
+	    "\"total\":2,\"waiting\":0,\"ready\":0,\"delayed\":0,"
+	    "\"taken\":0,\"buried\":0,\"acked\":2,\"failed\":0");
+	body_has(one, "\"closed\":true,\"ended\":true");
+	body_has(one, "\"on_success\":{\"tube\":\"ok\",\"task\":");
+	body_lacks(one, "\"ended_at\":0,");
+	free(body);
+
+	/* the limit: the first one only, the total still 3 */
+	body = it_http_get(port, "/v1/batches?limit=1", 200);
+	body_has(body, "\"name\":\"late\"");
+	body_lacks(body, "\"name\":\"etl\"");
+	body_has(body, "\"total\":3}");
+	free(body);
+	body = it_http_get(port, "/v1/batches?limit=0", 400);
+	body_has(body, "limit");
+	free(body);
+	body = it_http_get(port, "/v1/batches?limit=1001", 400);
+	body_has(body, "limit");
+	free(body);
+	assert_int_equal(
+	    it_http(port, "POST", "/v1/batches", NULL, NULL, &body), 405);
+	free(body);
+
+	/* a task's view names its batch; one in none has no field */
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, a2);
+	body = it_http_get(port, path, 200);
+	body_has(body, "\"batch\":\"etl\"");
+	body_has(body, "\"state\":\"waiting\"");
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, b1);
+	body = it_http_get(port, path, 200);
+	body_has(body, "\"batch\":\"late\"");
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, it_put(c, "w", "x"));
+	body = it_http_get(port, path, 200);
+	body_lacks(body, "\"batch\"");
+	free(body);
+	/* libsluice's peek, which does not ask, reads the same task */
+	assert_int_equal(it_state(c, a3), SLUICE_READY);
+
+	/* kill -9 and restart: the same batches and counts (the taken task
+	 * is taken still, its lease held by ttr) */
+	sluice_task_free(t);
+	it_crash_restart(s, &c);
+	body = it_http_get(port, "/v1/batches", 200);
+	body_has(body, "\"total\":3}");
+	assert_true(at(body, "late") < at(body, "etl"));
+	assert_true(at(body, "etl") < at(body, "old"));
+	batch_of(body, "etl", one, sizeof(one));
+	body_has(one,
+	    "\"total\":3,\"waiting\":1,\"ready\":1,\"delayed\":0,"
+	    "\"taken\":1,");
+	batch_of(body, "old", one, sizeof(one));
+	body_has(one, "\"acked\":2,");
+	body_has(one, "\"ended\":true");
+	free(body);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, a2);
+	body = it_http_get(port, path, 200);
+	body_has(body, "\"batch\":\"etl\"");
+	free(body);
+	sluice_close(c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_the_list_of_batches, it_setup, it_teardown),
+	};
+
+	return cmocka_run_group_tests_name("batchviews", tests, NULL, NULL);
+}
