@@ -1162,14 +1162,28 @@ test_the_page_shows_a_batchs_progress(void **state)
 	assert_has(row, "class=\"p-fail\" style=\"width: 10%;\"");
 	assert_has(row, "class=\"p-take\" style=\"width: 10%;\"");
 	assert_has(row, "<td class=\"text ended\">-</td>");
-	assert_has(row, "when it ends");
-	assert_has(row, " UTC</td>"); /* started */
+	assert_has(row,
+	    "on success: <a href=\"#tube=ok\">ok</a> <span "
+	    "class=\"none\">when it ends");
+	assert_null(strstr(row, "on complete")); /* it has none */
+	{ /* started: MM-DD hh:mm:ss (UTC, in the header) */
+		const char *st = strstr(row, "<td class=\"text started\">");
+		int mo, d, h, mi, se;
+		char end;
+
+		assert_non_null(st);
+		assert_int_equal(
+		    sscanf(st + strlen("<td class=\"text started\">"),
+		        "%2d-%2d %2d:%2d:%2d%c", &mo, &d, &h, &mi, &se, &end),
+		    6);
+		assert_true(mo >= 1 && mo <= 12 && end == '<');
+	}
 	batch_row(dom, "nightly", row, sizeof(row));
 	assert_cell(row, "acked", 2);
 	assert_has(row, "data-state=\"ended\"");
 	assert_has(row, "2 of 2 done (100 %)");
 	assert_has(row, "<td class=\"text state\">ended</td>");
-	assert_has(row, "(took ");
+	assert_has(row, ", took ");
 	snprintf(pat, sizeof(pat), "data-id=\"%" PRIu64 "\">task %" PRIu64,
 	    b.success_id, b.success_id);
 	assert_has(row, pat);
@@ -1198,6 +1212,11 @@ test_the_page_shows_a_batchs_progress(void **state)
 	    "return document.querySelector('tr[data-batch=import] "
 	    "td.progress-cell')?.textContent === '8 of 10 done (80 %%)'");
 	wd_until(sid, js);
+	/* scrolled to it */
+	wd_until(sid,
+	    "const r = document.querySelector('#batches tr.sel')"
+	    ".getBoundingClientRect(); return r.top >= 0 && "
+	    "r.bottom <= window.innerHeight");
 	wd_shot(dir_of(state), sid, "dashboard-batches");
 	sluice_close(c);
 }
