@@ -6,13 +6,16 @@
  * naming the parameter) and how many there are; a task's view (GET
  * /v1/tasks/ID) names the batch it is in while it is live in it; the
  * list is the same after a kill -9 and a restart (every count rebuilt
- * from the log). */
+ * from the log). Under --auth the list is node-wide: an admin token
+ * whose tubes are some only (a tenant's) gets 403 for it, as for other
+ * node-wide reads, and still reads a batch by its name. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "it.h"
+#include "it_hostile.h"
 #include "it_http.h"
 
 static void
@@ -208,12 +211,70 @@ test_the_list_of_batches(void **state)
 	sluice_close(c);
 }
 
+/* --auth: the list needs a token of every tube; a batch by its name
+ * any admin's. */
+static void
+test_the_list_is_node_wide_under_auth(void **state)
+{
+	static char haddr[32], file[600];
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	char *body = NULL;
+	FILE *f;
+	int port = it_free_port();
+	const char *all = "Authorization: Bearer all-secret\r\n";
+	const char *tenant = "Authorization: Bearer tenant-secret\r\n";
+
+	snprintf(file, sizeof(file), "%s", t_path(*state, "tokens"));
+	assert_non_null(f = fopen(file, "w"));
+	fprintf(f, "ops admin * ");
+	it_hostile_hash(f, "all-secret");
+	fprintf(f, "\ntenant admin emails* ");
+	it_hostile_hash(f, "tenant-secret");
+	fprintf(f, "\n");
+	assert_int_equal(fclose(f), 0);
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", port);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	s->args[2] = "--auth";
+	s->args[3] = file;
+	it_start(s);
+	c = it_client(s);
+	assert_int_equal(sluice_set_token(c, "all-secret"), 0);
+	sluice_put_opts_init(&o);
+	o.tube = "emails";
+	o.batch = "mail-1";
+	it_put_o(c, &o, "m");
+
+	assert_int_equal(
+	    it_http(port, "GET", "/v1/batches", all, NULL, &body), 200);
+	body_has(body, "\"name\":\"mail-1\"");
+	free(body);
+	assert_int_equal(
+	    it_http(port, "GET", "/v1/batches", tenant, NULL, &body), 403);
+	body_lacks(body, "mail-1");
+	free(body);
+	assert_int_equal(
+	    it_http(port, "GET", "/v1/batches/mail-1", tenant, NULL, &body),
+	    200);
+	body_has(body, "\"total\":1,");
+	free(body);
+	assert_int_equal(
+	    it_http(port, "GET", "/v1/batches", NULL, NULL, &body), 401);
+	free(body);
+	sluice_close(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_the_list_of_batches, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_list_is_node_wide_under_auth, it_setup,
+		    it_teardown),
 	};
 
 	return cmocka_run_group_tests_name("batchviews", tests, NULL, NULL);
