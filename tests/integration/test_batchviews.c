@@ -171,6 +171,40 @@ test_the_list_of_batches(void **state)
 	    it_http(port, "POST", "/v1/batches", NULL, NULL, &body), 405);
 	free(body);
 
+	/* libsluice and the CLI list the same */
+	{
+		struct sluice_batch *v = NULL;
+		uint64_t total = 0;
+		size_t n = 0;
+
+		it_rc(c, sluice_batch_list(c, 2, &v, &n, &total), 0);
+		assert_int_equal(n, 2);
+		assert_int_equal(total, 3);
+		assert_string_equal(v[0].name, "late");
+		assert_string_equal(v[1].name, "etl");
+		assert_int_equal(v[1].waiting, 1);
+		assert_int_equal(v[1].taken, 1);
+		assert_int_equal(v[1].ready, 1);
+		free(v);
+		it_rc(
+		    c, sluice_batch_list(c, 0, &v, &n, &total), SLUICE_EINVAL);
+		assert_null(v);
+		assert_int_equal(
+		    it_sluice(s, "batch", "list", "--json", NULL), 0);
+		body_has(it_out, "\"total\":3}");
+		assert_true(at(it_out, "late") < at(it_out, "etl"));
+		assert_true(at(it_out, "etl") < at(it_out, "old"));
+		assert_int_equal(
+		    it_sluice(s, "batch", "list", "--limit", "1", NULL), 0);
+		body_has(it_out, "late ");
+		body_has(it_out, "(1 of 3 batches: --limit for more)");
+		body_lacks(it_out, "etl");
+		assert_int_not_equal(
+		    it_sluice(s, "batch", "list", "--limit", "0", NULL), 0);
+		assert_int_not_equal(
+		    it_sluice(s, "batch", "list", "x", NULL), 0);
+	}
+
 	/* a task's view names its batch; one in none has no field */
 	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64, a2);
 	body = it_http_get(port, path, 200);
