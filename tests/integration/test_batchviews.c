@@ -162,10 +162,10 @@ test_the_list_of_batches(void **state)
 	body_has(body, "\"total\":3}");
 	free(body);
 	body = it_http_get(port, "/v1/batches?limit=0", 400);
-	body_has(body, "limit");
+	body_has(body, "\"message\":\"limit: 1..1000\"");
 	free(body);
 	body = it_http_get(port, "/v1/batches?limit=1001", 400);
-	body_has(body, "limit");
+	body_has(body, "\"message\":\"limit: 1..1000\"");
 	free(body);
 	assert_int_equal(
 	    it_http(port, "POST", "/v1/batches", NULL, NULL, &body), 405);

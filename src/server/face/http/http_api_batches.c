@@ -123,8 +123,8 @@ http_api_batches_route(struct http_api_call *c)
 	if (c->nseg == 1) {
 		uint64_t limit = HTTP_API_BATCHES_DEFAULT;
 
-		if (http_query_u64(&c->q, "limit", MSG_BATCHES_MAX, &limit) &&
-		    limit == 0)
+		if (http_query_u64(&c->q, "limit", UINT32_MAX, &limit) &&
+		    (limit == 0 || limit > MSG_BATCHES_MAX))
 			http_query_bad(&c->q, "limit", "1..1000");
 		req.op = MSG_OP_BATCH_SHOW;
 		req.batch.list = true;
