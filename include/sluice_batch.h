@@ -41,6 +41,15 @@ struct sluice_batch_callback {
 SLUICE_API int sluice_batch_show(
     struct sluice_client *c, const char *name, struct sluice_batch *out);
 
+/* The batches the server holds, at most `limit` (1..1000): the open ones
+ * first (the latest started first), then the ended ones it keeps for the
+ * dedup window (the latest ended first). `*out` is a new array of `*n`
+ * (free() it; NULL when none), `*total` (optional) how many the server
+ * holds. Under --auth, a token of every tube (`*`) only. SLUICE_EINVAL
+ * (limit). */
+SLUICE_API int sluice_batch_list(struct sluice_client *c, uint32_t limit,
+    struct sluice_batch **out, size_t *n, uint64_t *total);
+
 /* Sets a batch's callbacks (NULL: that one stays as it was) and, with
  * `close` 1, closes it (after setting them): it takes no more tasks and
  * ends when none of its tasks is live. Makes the batch if it has none.

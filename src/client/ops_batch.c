@@ -1,7 +1,9 @@
-/* ops_batch - the public functions of sluice_batch.h: a batch shown, its
- * callbacks set, closed (wire ops batch_show and batch_set). As in
+/* ops_batch - the public functions of sluice_batch.h: a batch shown, the
+ * batches listed, a batch's callbacks set, closed (wire ops batch_show,
+ * with its flag 0x01 for the list, and batch_set). As in
  * ops.c: check the arguments, build the request, client_call(), copy
  * the result out. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -68,7 +70,47 @@ sluice_batch_show(
 	q.batch.name = msg_cstr(name);
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
-	from_msg(&r.batch_info, out);
+	from_msg(&r.batch_info.one, out);
+	return 0;
+}
+
+int
+sluice_batch_list(struct sluice_client *c, uint32_t limit,
+    struct sluice_batch **out, size_t *n, uint64_t *total)
+{
+	struct msg_req q = { .op = MSG_OP_BATCH_SHOW };
+	struct sluice_batch *v = NULL;
+	struct msg_batch m;
+	struct msg_rep r;
+	size_t k = 0;
+	int rc;
+
+	if (c == NULL || out == NULL || n == NULL)
+		return ops_bad_arg(c, "batch list: no result");
+	*out = NULL;
+	*n = 0;
+	if (limit < 1 || limit > MSG_BATCHES_MAX) {
+		client_errmsg(
+		    c, "batch list: a limit of 1..%d", MSG_BATCHES_MAX);
+		return SLUICE_EINVAL;
+	}
+	q.batch.list = true;
+	q.batch.limit = limit;
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if (!r.batch_info.list) {
+		client_errmsg(c, "batch list: the server answered one batch");
+		return SLUICE_EPROTO;
+	}
+	if (r.batch_info.n > 0 &&
+	    (v = calloc(r.batch_info.n, sizeof(*v))) == NULL)
+		return SLUICE_ENOMEM;
+	while (k < r.batch_info.n && msg_next_batch(&r.batch_info.it, &m))
+		from_msg(&m, &v[k++]);
+	*out = v;
+	*n = k;
+	if (total != NULL)
+		*total = r.batch_info.total;
 	return 0;
 }
 
@@ -112,6 +154,6 @@ sluice_batch_set(struct sluice_client *c, const char *name,
 	if ((rc = client_call(c, &q, 0, &r)) != 0)
 		return rc;
 	if (out != NULL)
-		from_msg(&r.batch_info, out);
+		from_msg(&r.batch_info.one, out);
 	return 0;
 }

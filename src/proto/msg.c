@@ -64,6 +64,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
 	[MSG_OP_SCHED_SET] = SCHED_F_PAUSED,
 	[MSG_OP_SCHED_LIST] = SCHED_F_PAYLOADS,
+	[MSG_OP_BATCH_SHOW] = BATCH_F_LIST,
+	[MSG_OP_PEEK] = PEEK_F_BATCH,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request
@@ -85,6 +87,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_ERRORS] = ERRORS_F_IDS,
 	[MSG_OP_DELETE_KEY] = KEY_F_TUBE,
 	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
+	[MSG_OP_BATCH_SHOW] = BATCH_F_LIST,
+	[MSG_OP_PEEK] = PEEK_F_BATCH,
 };
 
 static const char *const op_names[MSG_OP_END_] = {

@@ -573,6 +573,7 @@ struct msg_by_key {
  *   map                          -> nothing */
 struct msg_req {
 	uint8_t op;
+	bool with_batch; /* peek, flag 0x01: the task's batch in the reply */
 	union {
 		struct msg_put put;
 		struct msg_put_batch put_batch;
@@ -669,6 +670,8 @@ struct msg_task {
 		struct msg_str peer; /* its address; len 0 = not known */
 	} holder;
 	struct msg_str group; /* its fair group: record flag 0x20 */
+	bool with_batch;      /* peek's reply, flag 0x01: `batch` follows */
+	struct msg_str batch; /* the batch it is in; len 0: none */
 	/* Its parents and children: record flag 0x40, last (msg_deps.c) */
 	bool has_deps;
 	struct {
@@ -864,8 +867,8 @@ struct msg_rep {
 		struct msg_cluster cluster;
 		struct msg_history history;
 		struct msg_group_rep group;
-		struct msg_scheds scheds;    /* the schedule ops */
-		struct msg_batch batch_info; /* the batch ops */
+		struct msg_scheds scheds;        /* the schedule ops */
+		struct msg_batch_rep batch_info; /* the batch ops */
 		struct msg_map map;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,

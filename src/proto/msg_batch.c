@@ -1,7 +1,8 @@
 /* msg_batch - the batch messages: batch_show (0x2b) and batch_set
  * (0x2c); layouts in docs/protocol.md.
  *
- *   batch_show  str16 name
+ *   batch_show  str16 name; flag 0x01 (list): u32 limit (1..1000)
+ *               instead
  *   batch_set   str16 name, u8 what (0x01 on_success given, 0x02
  *               on_complete given, 0x04 close), str16 success tube, u32
  *               length + success payload, str16 complete tube, u32
@@ -11,7 +12,9 @@
  *               buried, acked, failed, u64 started_at, u64 ended_at, u8
  *               state (0x01 closed, 0x02 ended), u8 owed, u8 fired,
  *               str16 success tube, u64 success id, str16 complete
- *               tube, u64 complete id
+ *               tube, u64 complete id; flag 0x01 (the answer of a
+ *               list): u64 total (the batches the server holds), u32 n,
+ *               then n batches, each as above
  * Names are 1..MSG_BATCH_NAME_MAX bytes here; the server checks their
  * alphabet. */
 #include <string.h>
@@ -44,7 +47,14 @@ msg_batch_get_req(
 {
 	struct msg_batch_req *s = &q->batch;
 
-	(void)flags;
+	if (op == MSG_OP_BATCH_SHOW && (flags & BATCH_F_LIST)) {
+		s->list = true;
+		s->limit = rd_u32(r);
+		NEED(r);
+		return s->limit >= 1 && s->limit <= MSG_BATCHES_MAX
+		    ? 0
+		    : SLUICE_EINVAL;
+	}
 	TRY(get_name(r, &s->name));
 	if (op == MSG_OP_BATCH_SHOW)
 		return 0;
@@ -61,8 +71,7 @@ msg_batch_get_req(
 static uint8_t
 msg_batch_req_flags(const struct msg_req *q)
 {
-	(void)q;
-	return 0;
+	return q->op == MSG_OP_BATCH_SHOW && q->batch.list ? BATCH_F_LIST : 0;
 }
 
 static int
@@ -70,6 +79,12 @@ msg_batch_put_req(struct buf *b, const struct msg_req *q)
 {
 	const struct msg_batch_req *s = &q->batch;
 
+	if (q->op == MSG_OP_BATCH_SHOW && s->list) {
+		if (s->limit < 1 || s->limit > MSG_BATCHES_MAX)
+			return SLUICE_EINVAL;
+		buf_put_u32(b, s->limit);
+		return 0;
+	}
 	TRY(put_name(b, s->name));
 	if (q->op == MSG_OP_BATCH_SHOW)
 		return 0;
@@ -83,15 +98,10 @@ msg_batch_put_req(struct buf *b, const struct msg_req *q)
 }
 
 static int
-msg_batch_get_rep(
-    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
+get_one(struct rd *r, struct msg_batch *s)
 {
-	struct msg_batch *s = &m->batch_info;
 	uint8_t state;
 
-	(void)op;
-	(void)flags;
-	(void)pmax;
 	memset(s, 0, sizeof(*s));
 	TRY(get_name(r, &s->name));
 	s->total = rd_u64(r);
@@ -120,18 +130,9 @@ msg_batch_get_rep(
 	return 0;
 }
 
-static uint8_t
-msg_batch_rep_flags(const struct msg_rep *m)
-{
-	(void)m;
-	return 0;
-}
-
 static int
-msg_batch_put_rep(struct buf *b, const struct msg_rep *m)
+put_one(struct buf *b, const struct msg_batch *s)
 {
-	const struct msg_batch *s = &m->batch_info;
-
 	TRY(put_name(b, s->name));
 	buf_put_u64(b, s->total);
 	buf_put_u64(b, s->waiting);
@@ -150,6 +151,55 @@ msg_batch_put_rep(struct buf *b, const struct msg_rep *m)
 	buf_put_u64(b, s->success_id);
 	TRY(msg_put_tube(b, s->complete_tube, true));
 	buf_put_u64(b, s->complete_id);
+	return 0;
+}
+
+bool
+msg_next_batch(struct msg_iter *it, struct msg_batch *out)
+{
+	NEXT(it, get_one(&it->r, out));
+}
+
+static int
+msg_batch_get_rep(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
+{
+	struct msg_batch_rep *s = &m->batch_info;
+	struct msg_batch one;
+
+	(void)op;
+	memset(s, 0, sizeof(*s));
+	if ((flags & BATCH_F_LIST) == 0)
+		return get_one(r, &s->one);
+	s->list = true;
+	s->total = rd_u64(r);
+	s->n = rd_u32(r);
+	NEED(r);
+	if (s->n > MSG_BATCHES_MAX || s->n > s->total)
+		return SLUICE_EPROTO;
+	GET_EACH(&s->it, r, s->n, pmax, get_one(r, &one));
+	return 0;
+}
+
+static uint8_t
+msg_batch_rep_flags(const struct msg_rep *m)
+{
+	return m->batch_info.list ? BATCH_F_LIST : 0;
+}
+
+static int
+msg_batch_put_rep(struct buf *b, const struct msg_rep *m)
+{
+	const struct msg_batch_rep *s = &m->batch_info;
+
+	if (!s->list)
+		return put_one(b, &s->one);
+	if (s->n > MSG_BATCHES_MAX || s->n > s->total)
+		return SLUICE_EINVAL;
+	buf_put_u64(b, s->total);
+	buf_put_u32(b, s->n);
+	for (uint32_t i = 0; i < s->n; i++)
+		TRY(put_one(b, &s->v[i]));
 	return 0;
 }
 

@@ -576,6 +576,7 @@ msg_task_get_req(
 	case MSG_OP_DELETE:
 	case MSG_OP_PEEK:
 		q->id = rd_u64(r);
+		q->with_batch = op == MSG_OP_PEEK && (flags & PEEK_F_BATCH);
 		NEED(r);
 		return 0;
 	case MSG_OP_DELETE_KEY:
@@ -642,6 +643,8 @@ msg_task_req_flags(const struct msg_req *q)
 	case MSG_OP_DELETE_KEY:
 	case MSG_OP_PEEK_KEY:
 		return q->by_key.tube.len > 0 ? KEY_F_TUBE : 0;
+	case MSG_OP_PEEK:
+		return q->with_batch ? PEEK_F_BATCH : 0;
 	}
 	return 0;
 }
@@ -762,7 +765,12 @@ msg_task_get_rep(
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
 	case MSG_OP_PEEK_NEXT:
-		return get_task(r, pmax, &m->task);
+		TRY(get_task(r, pmax, &m->task));
+		if (op != MSG_OP_PEEK || !(flags & PEEK_F_BATCH))
+			return 0;
+		m->task.with_batch = true;
+		return msg_get_str(
+		    r, MSG_BATCH_NAME_MAX, SLUICE_EPROTO, &m->task.batch);
 	}
 	return SLUICE_EUNKNOWNOP;
 }
@@ -774,6 +782,8 @@ msg_task_rep_flags(const struct msg_rep *m)
 	switch (m->op) {
 	case MSG_OP_PUT_BATCH:
 		return m->put_batch.messages ? BATCH_F_MESSAGES : 0;
+	case MSG_OP_PEEK:
+		return m->task.with_batch ? PEEK_F_BATCH : 0;
 	}
 	return 0;
 }
@@ -809,7 +819,13 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PEEK:
 	case MSG_OP_PEEK_KEY:
 	case MSG_OP_PEEK_NEXT:
-		return enc_task(b, &m->task);
+		TRY(enc_task(b, &m->task));
+		if (m->op != MSG_OP_PEEK || !m->task.with_batch)
+			return 0;
+		if (m->task.batch.len > MSG_BATCH_NAME_MAX)
+			return SLUICE_EINVAL;
+		msg_put_str(b, m->task.batch);
+		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
 }

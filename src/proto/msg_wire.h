@@ -75,6 +75,9 @@ enum {
 	SCHED_F_PAYLOADS = 0x02, /* sched_list, request and reply */
 	KEY_F_TUBE = 0x01, /* delete_key, peek_key: the key's tube follows */
 	BATCH_F_MESSAGES = 0x01, /* put_batch, request and reply */
+	BATCH_F_LIST = 0x01,     /* batch_show, request and reply */
+	PEEK_F_BATCH = 0x01,     /* peek, request and reply: the task's batch
+	                            (str16, after the task; empty: none) */
 	UPD_F_PRIORITY = 0x01,   /* update: the fields it sets */
 	UPD_F_DELAY = 0x02,
 	UPD_F_AT = 0x04,

@@ -147,6 +147,18 @@ int queue_decide_batch_fire(
 int queue_batch_show(const struct queue *q, const char *name, size_t len,
     struct queue_batch_info *out);
 
+/* The batch task `id` is in while it is live in it (an ended batch
+ * forgets its members), or NULL (batch_list.c). */
+const struct batch *queue_batch_of(const struct queue *q, uint64_t id);
+
+/* Up to `limit` batches into `out` (room for `limit`), *n of them: the
+ * open ones first, the latest started first, then the ended ones, the
+ * latest ended first; each with queue_batch_show's counts (batch_list.c).
+ * `now`: the time an open batch with no task yet counts as started.
+ * SLUICE_ENOMEM. */
+int queue_batch_list(const struct queue *q, int64_t now, uint32_t limit,
+    struct queue_batch_info *out, uint32_t *n);
+
 /* Appends the JSON object of a batch's counts (the callbacks' payloads,
  * `batch show --json`). `event` NULL: none. */
 void queue_batch_json(const struct queue_batch_info *i, const char *event,

@@ -33,6 +33,11 @@
  * - A task put with parents: the tube's row, tab and counts say waiting; a
  *   task's view names its parents (how each ended) and its children as
  *   links to their views; found by key, it shows in the waiting tab.
+ * - Batches: the overview lists them, open ones first, each with its
+ *   counts by state, a progress bar (acked, failed, taken over its
+ *   tasks), its start and end and its callbacks (the task each put, a
+ *   link); a task's view links to its batch, which the overview then
+ *   shows first and marked (a screenshot: dashboard-batches).
  * - A tube with fair groups lists its groups with the largest backlog
  *   beside its limits (a screenshot: dashboard-groups).
  * - The errors tab has no pager, a message does not outlive its view,
@@ -1055,6 +1060,167 @@ test_the_page_shows_a_tasks_parents_and_children(void **state)
 	sluice_close(c);
 }
 
+/* The text between `<tr data-batch="NAME"` and its `</tr>`; asserted. */
+static char *
+batch_row(const char *dom, const char *name, char *out, size_t cap)
+{
+	char pat[256];
+	const char *p, *e;
+
+	snprintf(pat, sizeof(pat), "<tr data-batch=\"%s\"", name);
+	p = strstr(dom, pat);
+	if (p == NULL)
+		fail_msg("no row for batch %s in the page:\n%s", name, dom);
+	e = strstr(p, "</tr>");
+	assert_non_null(e);
+	assert_true((size_t)(e - p) < cap);
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return out;
+}
+
+static void
+assert_has(const char *text, const char *want)
+{
+	if (strstr(text, want) == NULL)
+		fail_msg("wanted %s in %s", want, text);
+}
+
+/* A batch's progress on the overview: "import" (10 tasks: 6 acked, 1
+ * buried, 1 taken, 2 ready; open) before "nightly" (ended, both its
+ * callbacks put), each row with its counts, its bar and its callbacks;
+ * a task's view links to its batch, shown first and marked. */
+static void
+test_the_page_shows_a_batchs_progress(void **state)
+{
+	struct page_srv p;
+	struct sluice_client *c;
+	struct sluice_batch_callback ok = { "ok", NULL, 0 };
+	struct sluice_batch_callback done = { "done", NULL, 0 };
+	struct sluice_put_opts o;
+	struct sluice_task *t, *held;
+	struct sluice_batch b;
+	char sid[128], url[256], js[512], pat[128], row[8192], *dom;
+	uint64_t ready_id = 0;
+
+	start_page_srv(state, &p, "batches", false);
+	c = it_client(p.s);
+	sluice_put_opts_init(&o);
+	o.tube = "nightly-in";
+	o.batch = "nightly";
+	it_rc(c, sluice_batch_set(c, "nightly", &ok, &done, 0, NULL), 0);
+	it_put_o(c, &o, "n1");
+	it_put_o(c, &o, "n2");
+	it_rc(c, sluice_batch_set(c, "nightly", NULL, NULL, 1, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		t = it_take(c, "nightly-in", 1000, 1);
+		it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	for (int i = 0; i < 200; i++) {
+		it_rc(c, sluice_batch_show(c, "nightly", &b), 0);
+		if (b.ended && b.success_id != 0 && b.complete_id != 0)
+			break;
+		it_sleep_ms(50);
+	}
+	assert_true(b.ended && b.success_id != 0 && b.complete_id != 0);
+
+	it_sleep_ms(5); /* a later start */
+	o.tube = "w";
+	o.batch = "import";
+	it_rc(c, sluice_batch_set(c, "import", &ok, NULL, 0, NULL), 0);
+	for (int i = 0; i < 10; i++)
+		ready_id = it_put_o(c, &o, "row");
+	for (int i = 0; i < 6; i++) {
+		t = it_take(c, "w", 1000, 1);
+		it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	t = it_take(c, "w", 1000, 1);
+	it_rc(c, sluice_fail_fatal(c, t->id, t->lease, "bad row", NULL), 0);
+	sluice_task_free(t);
+	held = it_take(c, "w", 1000, 1);
+
+	page_session(state, sid, sizeof(sid));
+	snprintf(url, sizeof(url), "http://%s/", p.haddr);
+	dom = wd_dom(sid, url,
+	    "return !!document.querySelector('tr[data-batch=import]') && "
+	    "!!document.querySelector('tr[data-batch=nightly]')");
+	/* open before ended */
+	assert_true(strstr(dom, "<tr data-batch=\"import\"") <
+	    strstr(dom, "<tr data-batch=\"nightly\""));
+	batch_row(dom, "import", row, sizeof(row));
+	assert_cell(row, "waiting", 0);
+	assert_cell(row, "ready", 2);
+	assert_cell(row, "taken", 1);
+	assert_cell(row, "buried", 1);
+	assert_cell(row, "acked", 6);
+	assert_cell(row, "failed", 0);
+	assert_has(row, "data-state=\"open\"");
+	assert_has(row, "7 of 10 done (70 %)");
+	assert_has(row, "class=\"p-ack\" style=\"width: 60%;\"");
+	assert_has(row, "class=\"p-fail\" style=\"width: 10%;\"");
+	assert_has(row, "class=\"p-take\" style=\"width: 10%;\"");
+	assert_has(row, "<td class=\"text ended\">-</td>");
+	assert_has(row,
+	    "on success: <a href=\"#tube=ok\">ok</a> <span "
+	    "class=\"none\">when it ends");
+	assert_null(strstr(row, "on complete")); /* it has none */
+	{ /* started: MM-DD hh:mm:ss (UTC, in the header) */
+		const char *st = strstr(row, "<td class=\"text started\">");
+		int mo, d, h, mi, se;
+		char end;
+
+		assert_non_null(st);
+		assert_int_equal(
+		    sscanf(st + strlen("<td class=\"text started\">"),
+		        "%2d-%2d %2d:%2d:%2d%c", &mo, &d, &h, &mi, &se, &end),
+		    6);
+		assert_true(mo >= 1 && mo <= 12 && end == '<');
+	}
+	batch_row(dom, "nightly", row, sizeof(row));
+	assert_cell(row, "acked", 2);
+	assert_has(row, "data-state=\"ended\"");
+	assert_has(row, "2 of 2 done (100 %)");
+	assert_has(row, "<td class=\"text state\">ended</td>");
+	assert_has(row, ", took ");
+	snprintf(pat, sizeof(pat), "data-id=\"%" PRIu64 "\">task %" PRIu64,
+	    b.success_id, b.success_id);
+	assert_has(row, pat);
+	snprintf(pat, sizeof(pat), "data-id=\"%" PRIu64 "\">task %" PRIu64,
+	    b.complete_id, b.complete_id);
+	assert_has(row, pat);
+	free(dom);
+
+	/* A task's view links to its batch: the overview, it first and
+	 * marked. */
+	snprintf(url, sizeof(url), "http://%s/#tube=w&tab=ready&task=%" PRIu64,
+	    p.haddr, ready_id);
+	wd_go(sid, url);
+	wd_field(sid, "batch", "v === 'import'");
+	wd_click(sid, "#taskinfo a.batch");
+	wd_until(sid,
+	    "return location.hash === '#batch=import' && "
+	    "!document.getElementById('overview').hidden && "
+	    "document.querySelector('#batches tbody tr')?.dataset.batch === "
+	    "'import' && document.querySelector('#batches tbody "
+	    "tr.sel')?.dataset.batch === 'import'");
+	/* the progress moves with the next poll: the held task acked */
+	it_rc(c, sluice_ack(c, held->id, held->lease, NULL, NULL), 0);
+	sluice_task_free(held);
+	snprintf(js, sizeof(js),
+	    "return document.querySelector('tr[data-batch=import] "
+	    "td.progress-cell')?.textContent === '8 of 10 done (80 %%)'");
+	wd_until(sid, js);
+	/* scrolled to it */
+	wd_until(sid,
+	    "const r = document.querySelector('#batches tr.sel')"
+	    ".getBoundingClientRect(); return r.top >= 0 && "
+	    "r.bottom <= window.innerHeight");
+	wd_shot(dir_of(state), sid, "dashboard-batches");
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -1079,6 +1245,9 @@ main(void)
 		    test_the_page_says_only_what_is_so, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_the_page_shows_a_tasks_parents_and_children, it_setup,
+		    it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_the_page_shows_a_batchs_progress, it_setup,
 		    it_teardown),
 	};
 

@@ -859,7 +859,8 @@ class OpenApiTest(unittest.TestCase):
                       "/v1/keys/{key}", "/v1/tubes/{tube}", "/v1/history",
                       "/v1/tubes/{tube}/release",
                       "/v1/tubes/{tube}/groups", "/v1/schedules",
-                      "/v1/schedules/{name}"):
+                      "/v1/schedules/{name}", "/v1/batches",
+                      "/v1/batches/{name}", "/v1/batches/{name}/close"):
                 self.assertIn(p, paths)
         finally:
             s.stop()

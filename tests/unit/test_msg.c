@@ -3073,6 +3073,120 @@ test_doc_examples_batches(void **state)
 	buf_fini(&b);
 }
 
+/* batch_show's list (flag 0x01): the request of the docs' example; its
+ * limit 1..1000; the reply's batches and total decoded back; a reply
+ * of more batches than the total it gives is refused. A peek that asks
+ * for the task's batch (flag 0x01) gets it after the task; one that
+ * does not gets the reply it always got. */
+static void
+test_batch_list_and_peek_batch(void **state)
+{
+	const struct msg_batch v[2] = {
+		{ .name = S("b2"),
+		    .total = 3,
+		    .ready = 2,
+		    .taken = 1,
+		    .started_at = 7 },
+		{ .name = S("b1"),
+		    .total = 2,
+		    .acked = 2,
+		    .closed = true,
+		    .ended = true,
+		    .ended_at = 9,
+		    .success_tube = S("ok"),
+		    .success_id = 5 },
+	};
+	struct msg_rep m = { .op = MSG_OP_BATCH_SHOW }, out;
+	struct msg_batch got;
+	struct msg_req q;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	encode_req(&b,
+	    &(struct msg_req) { .op = MSG_OP_BATCH_SHOW,
+	        .batch = { .list = true, .limit = 50 } });
+	assert_hex(&b, "53 01 2b 01 32 00 00 00");
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	assert_true(q.batch.list);
+	assert_int_equal(q.batch.limit, 50);
+	/* limit 0 and 1001: EINVAL both ways */
+	buf_reset(&b);
+	assert_int_equal(msg_encode_req(&b,
+	                     &(struct msg_req) { .op = MSG_OP_BATCH_SHOW,
+	                         .batch = { .list = true, .limit = 1001 } }),
+	    SLUICE_EINVAL);
+	buf_reset(&b);
+	buf_put(&b, "\x53\x01\x2b\x01\x00\x00\x00\x00", 8);
+	assert_int_equal(
+	    msg_decode_req(b.data, b.len, NULL, &q), SLUICE_EINVAL);
+	/* a list of 2 of 3 */
+	m.batch_info.list = true;
+	m.batch_info.total = 3;
+	m.batch_info.n = 2;
+	m.batch_info.v = v;
+	encode_rep(&b, &m);
+	assert_int_equal(((const uint8_t *)b.data)[3], 0x01);
+	assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &out), 0);
+	assert_true(out.batch_info.list);
+	assert_int_equal(out.batch_info.total, 3);
+	assert_int_equal(out.batch_info.n, 2);
+	assert_true(msg_next_batch(&out.batch_info.it, &got));
+	assert_str_equal(got.name, S("b2"));
+	assert_int_equal(got.ready, 2);
+	assert_int_equal(got.taken, 1);
+	assert_false(got.ended);
+	assert_true(msg_next_batch(&out.batch_info.it, &got));
+	assert_str_equal(got.name, S("b1"));
+	assert_true(got.closed && got.ended);
+	assert_int_equal(got.ended_at, 9);
+	assert_str_equal(got.success_tube, S("ok"));
+	assert_int_equal(got.success_id, 5);
+	assert_false(msg_next_batch(&out.batch_info.it, &got));
+	/* more batches than the total: refused both ways */
+	m.batch_info.total = 1;
+	buf_reset(&b);
+	assert_int_equal(msg_encode_rep(&b, &m), SLUICE_EINVAL);
+	m.batch_info.total = 3;
+	encode_rep(&b, &m);
+	((uint8_t *)b.data)[6] = 1; /* the total, now 1 */
+	assert_int_equal(
+	    msg_decode_rep(b.data, b.len, NULL, &out), SLUICE_EPROTO);
+
+	/* peek with flag 0x01 */
+	encode_req(&b,
+	    &(struct msg_req) {
+	        .op = MSG_OP_PEEK, .with_batch = true, .id = 4 });
+	assert_hex(&b, "53 01 0e 01 04 00 00 00 00 00 00 00");
+	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	assert_true(q.with_batch);
+	{
+		struct msg_rep pr = { .op = MSG_OP_PEEK };
+
+		pr.task = (struct msg_task) { .id = 4,
+			.state = MSG_ST_READY,
+			.size = 1,
+			.tube = S("t"),
+			.payload = S("D"),
+			.with_batch = true,
+			.batch = S("b2") };
+		encode_rep(&b, &pr);
+		assert_int_equal(((const uint8_t *)b.data)[3], 0x01);
+		assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &out), 0);
+		assert_true(out.task.with_batch);
+		assert_str_equal(out.task.batch, S("b2"));
+		assert_int_equal(out.task.id, 4);
+		/* not asked: no flag, no name, the reply as before */
+		pr.task.with_batch = false;
+		encode_rep(&b, &pr);
+		assert_int_equal(((const uint8_t *)b.data)[3], 0x00);
+		assert_int_equal(msg_decode_rep(b.data, b.len, NULL, &out), 0);
+		assert_false(out.task.with_batch);
+		assert_int_equal(out.task.batch.len, 0);
+	}
+	buf_fini(&b);
+}
+
 /* docs/protocol.md, section 9: the schedule ops' examples, byte for
  * byte, and their replies decoded back. */
 static void
@@ -3784,6 +3898,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_doc_examples),
 		cmocka_unit_test(test_doc_examples_schedules),
 		cmocka_unit_test(test_doc_examples_batches),
+		cmocka_unit_test(test_batch_list_and_peek_batch),
 		cmocka_unit_test(test_tube_set_errors),
 		cmocka_unit_test(test_batch_items_are_refused_alone),
 		cmocka_unit_test(test_if_newer_needs_replace_and_a_version),

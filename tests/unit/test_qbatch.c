@@ -6,8 +6,11 @@
  * on_complete always; a put into a closed or ended batch is refused
  * (SLUICE_EBATCH); bad input is refused and changes nothing; the
  * records round-trip; an ended batch is forgotten after the dedup
- * window. Every record goes through the harness (decide, encode,
- * decode, apply). */
+ * window; the listing orders the open batches first (the latest started
+ * first, one with no task yet as started now), then the ended ones (the
+ * latest ended first), with queue_batch_show's counts, and keeps to its
+ * limit. Every record goes through the harness (decide, encode, decode,
+ * apply). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +519,81 @@ test_memory(void **state)
 	assert_true(used <= (size_t)1024 * 100);
 }
 
+/* The listing's order, counts and limit; the batch a task is in. */
+static void
+test_list(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_batch_info v[8];
+	uint64_t a, b1, b2, c, d, plain, ids[2];
+	uint32_t n = 0;
+
+	assert_int_equal(bput(h, "a", "x", 0, &a), 0);
+	h->now += 10;
+	assert_int_equal(bput(h, "b", "x", 0, &b1), 0);
+	assert_int_equal(bput(h, "b", "y", 0, &b2), 0);
+	assert_int_equal(take(h, "t"), a);
+	assert_int_equal(take(h, "t"), b1); /* b: 1 taken, 1 ready */
+	h->now += 10;
+	assert_int_equal(bput(h, "c", "x", 0, &c), 0);
+	assert_int_equal(close_batch(h, "c"), 0);
+	assert_int_equal(take(h, "t"), b2);
+	assert_int_equal(take(h, "t"), c);
+	ack(h, c); /* c ends at T0 + 20 */
+	h->now += 10;
+	assert_int_equal(bput(h, "d", "x", 0, &d), 0);
+	assert_int_equal(close_batch(h, "d"), 0);
+	assert_int_equal(take(h, "t"), d);
+	h->now += 10;
+	ack(h, d); /* d ends at T0 + 40 */
+	assert_int_equal(set(h, "empty", "ok", NULL, NULL, NULL), 0);
+	assert_int_equal(bput(h, NULL, "p", 0, &plain), 0);
+	h->now += 10;
+
+	assert_int_equal(queue_batch_list(h->q, h->now, 8, v, &n), 0);
+	assert_int_equal(n, 5);
+	/* open: empty (no task: now), b (T0 + 10), a (T0); then ended: d
+	 * (T0 + 40), c (T0 + 20) */
+	assert_string_equal(v[0].b->name, "empty");
+	assert_string_equal(v[1].b->name, "b");
+	assert_string_equal(v[2].b->name, "a");
+	assert_string_equal(v[3].b->name, "d");
+	assert_string_equal(v[4].b->name, "c");
+	assert_int_equal(v[1].total, 2);
+	assert_int_equal(v[1].taken, 2);
+	assert_int_equal(v[1].ready, 0);
+	assert_int_equal(v[2].taken, 1);
+	assert_true(v[3].ended && v[3].ended_at == T0 + 40);
+	assert_int_equal(v[3].acked, 1);
+	assert_int_equal(v[4].ended_at, T0 + 20);
+	assert_int_equal(v[0].total, 0);
+	/* the same counts as show */
+	for (uint32_t i = 0; i < n; i++) {
+		struct queue_batch_info one = show(h, v[i].b->name);
+
+		assert_int_equal(one.waiting, v[i].waiting);
+		assert_int_equal(one.ready, v[i].ready);
+		assert_int_equal(one.taken, v[i].taken);
+		assert_int_equal(one.delayed, v[i].delayed);
+		assert_int_equal(one.acked, v[i].acked);
+	}
+	/* the limit */
+	assert_int_equal(queue_batch_list(h->q, h->now, 2, v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[1].b->name, "b");
+	/* the batch of a task while it is live there */
+	assert_string_equal(queue_batch_of(h->q, b2)->name, "b");
+	assert_null(queue_batch_of(h->q, plain));
+	assert_null(queue_batch_of(h->q, d)); /* acked: gone from it */
+	/* fired, still listed ended */
+	while (queue_batch_owed(h->q) != NULL)
+		fire(h, ids);
+	assert_int_equal(queue_batch_list(h->q, h->now, 8, v, &n), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(v[4].b->name, "c");
+	check(h);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -530,6 +608,7 @@ main(void)
 		T(test_replay_and_snapshot),
 		T(test_many),
 		T(test_memory),
+		T(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

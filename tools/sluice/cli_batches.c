@@ -1,5 +1,6 @@
-/* cli_batches - `sluice batch show|set|close NAME`: a batch's counts by
- * state, its callbacks, its close (sluice_batch.h). Tasks join a batch
+/* cli_batches - `sluice batch show|set|close NAME` and `sluice batch
+ * list`: a batch's counts by state, its callbacks, its close, the
+ * batches the server holds (sluice_batch.h). Tasks join a batch
  * with `sluice put --batch NAME`. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@ static const char batch_usage[] =
     "usage: sluice batch show NAME [--json]\n"
     "       sluice batch set NAME [--on-success TUBE[:PAYLOAD]]\n"
     "                [--on-complete TUBE[:PAYLOAD]] [--close] [--json]\n"
-    "       sluice batch close NAME [--json]\n";
+    "       sluice batch close NAME [--json]\n"
+    "       sluice batch list [--limit N] [--json]\n";
 static const char batch_help[] =
     "\nTasks put with --batch NAME form a batch. Once closed (batch close,\n"
     "or set --close) it takes no more tasks (a put into it is refused)\n"
@@ -31,40 +33,50 @@ static const char batch_help[] =
     "      --on-complete TUBE[:PAYLOAD]  the callback when every task\n"
     "                                    ended, acked or failed\n"
     "      --close                       close it, after setting them\n"
+    "      --limit N                     list: at most N batches (1-1000;\n"
+    "                                    100), the open ones first\n"
     "      --json                        print the batch as JSON\n";
 
 enum { OPT_ON_SUCCESS = 1000, OPT_ON_COMPLETE, OPT_CLOSE };
+
+/* A batch as JSON, as GET /v1/batches/NAME answers it (no newline). */
+static void
+print_batch_json(const struct sluice_batch *b)
+{
+	printf("{\"name\":");
+	json_cstr(stdout, b->name);
+	printf(",\"total\":%" PRIu64 ",\"waiting\":%" PRIu64
+	       ",\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64
+	       ",\"taken\":%" PRIu64 ",\"buried\":%" PRIu64
+	       ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64
+	       ",\"started_at\":%" PRIu64 ",\"ended_at\":%" PRIu64
+	       ",\"closed\":%s,\"ended\":%s",
+	    b->total, b->waiting, b->ready, b->delayed, b->taken, b->buried,
+	    b->acked, b->failed, b->started_at, b->ended_at,
+	    b->closed ? "true" : "false", b->ended ? "true" : "false");
+	printf(",\"on_success\":");
+	if (b->success_tube[0] != '\0') {
+		printf("{\"tube\":");
+		json_cstr(stdout, b->success_tube);
+		printf(",\"task\":%" PRIu64 "}", b->success_id);
+	} else
+		printf("null");
+	printf(",\"on_complete\":");
+	if (b->complete_tube[0] != '\0') {
+		printf("{\"tube\":");
+		json_cstr(stdout, b->complete_tube);
+		printf(",\"task\":%" PRIu64 "}", b->complete_id);
+	} else
+		printf("null");
+	printf("}");
+}
 
 static void
 print_batch(const struct sluice_batch *b, bool json)
 {
 	if (json) {
-		printf("{\"name\":");
-		json_cstr(stdout, b->name);
-		printf(",\"total\":%" PRIu64 ",\"waiting\":%" PRIu64
-		       ",\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64
-		       ",\"taken\":%" PRIu64 ",\"buried\":%" PRIu64
-		       ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64
-		       ",\"started_at\":%" PRIu64 ",\"ended_at\":%" PRIu64
-		       ",\"closed\":%s,\"ended\":%s",
-		    b->total, b->waiting, b->ready, b->delayed, b->taken,
-		    b->buried, b->acked, b->failed, b->started_at, b->ended_at,
-		    b->closed ? "true" : "false", b->ended ? "true" : "false");
-		printf(",\"on_success\":");
-		if (b->success_tube[0] != '\0') {
-			printf("{\"tube\":");
-			json_cstr(stdout, b->success_tube);
-			printf(",\"task\":%" PRIu64 "}", b->success_id);
-		} else
-			printf("null");
-		printf(",\"on_complete\":");
-		if (b->complete_tube[0] != '\0') {
-			printf("{\"tube\":");
-			json_cstr(stdout, b->complete_tube);
-			printf(",\"task\":%" PRIu64 "}", b->complete_id);
-		} else
-			printf("null");
-		printf("}\n");
+		print_batch_json(b);
+		printf("\n");
 		return;
 	}
 	printf("batch %s: %s\n", b->name,
@@ -105,6 +117,55 @@ callback_arg(char *arg, struct sluice_batch_callback *cb)
 	}
 }
 
+/* `batch list`: one line a batch ("NAME  open  3 of 10 done ..."), or
+ * with --json {"batches":[...],"total":N} as GET /v1/batches. */
+static int
+batch_list(struct cli *cli, uint32_t limit, bool json)
+{
+	struct sluice_batch *v = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != 0)
+		return rc;
+	if ((rc = sluice_batch_list(cli->c, limit, &v, &n, &total)) != 0)
+		return cli_fail(cli, rc, "batch list");
+	if (json) {
+		printf("{\"batches\":[");
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				printf(",");
+			print_batch_json(&v[i]);
+		}
+		printf("],\"total\":%" PRIu64 "}\n", total);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const struct sluice_batch *b = &v[i];
+			uint64_t done = b->acked + b->buried + b->failed;
+
+			printf("%-24s %-6s %" PRIu64 " of %" PRIu64
+			       " done (acked %" PRIu64 ", failed %" PRIu64
+			       "), live: waiting %" PRIu64 " ready %" PRIu64
+			       " delayed %" PRIu64 " taken %" PRIu64 "\n",
+			    b->name,
+			    b->ended        ? "ended"
+			        : b->closed ? "closed"
+			                    : "open",
+			    done, b->total, b->acked, b->buried + b->failed,
+			    b->waiting, b->ready, b->delayed, b->taken);
+		}
+		if (total > n)
+			printf("(%zu of %" PRIu64
+			       " batches: --limit for more)\n",
+			    n, total);
+		else if (n == 0)
+			printf("no batches\n");
+	}
+	free(v);
+	return EXIT_OK;
+}
+
 static int
 cmd_batch(struct cli *cli, int argc, char **argv)
 {
@@ -112,13 +173,15 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 		{ "on-success", required_argument, NULL, OPT_ON_SUCCESS },
 		{ "on-complete", required_argument, NULL, OPT_ON_COMPLETE },
 		{ "close", no_argument, NULL, OPT_CLOSE },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
 		COMMON_OPTS,
 	};
 	struct cli_args a = { argc, argv, "h", opts };
 	struct sluice_batch_callback s, k;
 	struct sluice_batch b;
-	bool has_s = false, has_k = false, close = false;
+	bool has_s = false, has_k = false, close = false, has_limit = false;
 	const char *verb, *name;
+	uint64_t limit = 100;
 	int ch, rc;
 
 	while ((ch = cli_next_opt(cli, &a)) != -1) {
@@ -134,15 +197,31 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 		case OPT_CLOSE:
 			close = true;
 			break;
+		case OPT_LIMIT:
+			if ((rc = cli_parse_num(
+			         cli, "--limit", optarg, 1, 1000, &limit)) != 0)
+				return rc;
+			has_limit = true;
+			break;
 		default:
 			return cli_usage_error(cli, "batch: unknown option");
 		}
 	}
 	if (a.stop)
 		return a.status;
+	if (optind < argc && strcmp(argv[optind], "list") == 0) {
+		if (optind + 1 != argc)
+			return cli_usage_error(cli, "batch list: no NAME");
+		if (has_s || has_k || close)
+			return cli_usage_error(
+			    cli, "batch list: only --limit and --json");
+		return batch_list(cli, (uint32_t)limit, a.json);
+	}
+	if (has_limit)
+		return cli_usage_error(cli, "batch: --limit is list's");
 	if (optind + 2 != argc)
-		return cli_usage_error(
-		    cli, "batch: give show, set or close, and one NAME");
+		return cli_usage_error(cli,
+		    "batch: give show, set or close, and one NAME (or list)");
 	verb = argv[optind];
 	name = argv[optind + 1];
 	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 &&

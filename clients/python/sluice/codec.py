@@ -345,7 +345,7 @@ _BATCH_COUNTS = ("total", "waiting", "ready", "delayed", "taken", "buried",
                  "acked", "failed", "started_at", "ended_at")
 
 
-def _batch(rflags, r):
+def _batch_fields(r):
     """A batch (batch_show, batch_set) as a dict: its counts by state,
     started_at, ended_at, closed, ended, and on_success, on_complete
     ({"tube": T, "task": ID} or None)."""
@@ -359,7 +359,36 @@ def _batch(rflags, r):
     for k in ("on_success", "on_complete"):
         tube, task = r.str16(), r.u64()
         b[k] = {"tube": tube, "task": task} if tube else None
-    return r.done(b)
+    return b
+
+
+def _batch(rflags, r):
+    return r.done(_batch_fields(r))
+
+
+_BATCH_LIST = 0x01  # batch_show: the list of batches, request and reply
+
+
+def _batch_list(rflags, r):
+    """batch_show's list: {"batches": [...], "total": N}."""
+    if not rflags & _BATCH_LIST:
+        raise E.Malformed("a batch list's reply without its flag")
+    total, n = r.u64(), r.u32()
+    if n > total:
+        raise E.Malformed("%d batches of %d" % (n, total))
+    return r.done({"batches": [_batch_fields(r) for _ in range(n)],
+                   "total": total})
+
+
+_PEEK_BATCH = 0x01  # peek: the task's batch after it, request and reply
+
+
+def _task_batch(rflags, r):
+    """A peek's reply with flag 0x01: the batch name after the task."""
+    if not rflags & _PEEK_BATCH:
+        raise E.Malformed("a peek's reply without the batch asked for")
+    _task(r)
+    return r.done(r.opt16())
 
 
 _PER_MS = {"s": 1000, "sec": 1000, "m": 60000, "min": 60000,
@@ -1069,6 +1098,29 @@ class Operations:
         """A batch's counts by state, its start and end (NotFound)."""
         return self._do(Request("batch_show", 0, str16(name), _batch,
                                 safe=True))
+
+    def batches(self, limit=100):
+        """The batches the server holds, {"batches": [...], "total": N}:
+        the open ones first (the latest started first), then the ended
+        ones kept for the dedup window (the latest ended first); at most
+        limit (1..1000), each as batch_show gives it."""
+        if not 1 <= limit <= 1000:
+            raise E.Invalid("batches: limit 1..1000")
+        return self._do(Request("batch_show", _BATCH_LIST,
+                                struct.pack("<I", limit), _batch_list,
+                                safe=True))
+
+    def batch_of(self, id):
+        """The name of the batch task id is in while it is live there, or
+        None (NotFound: no such task)."""
+        return self._do(Request("peek", _PEEK_BATCH, struct.pack("<Q", id),
+                                _task_batch, safe=True))
+
+    def batch_close(self, name):
+        """Closes the batch: it takes no more tasks and ends once none is
+        live, its callbacks put then (NotFound: no such batch). Returns
+        the batch."""
+        return self.batch_set(name, close=True)
 
     def batch_set(self, name, *, on_success=None, on_complete=None,
                   close=False):

@@ -258,9 +258,23 @@ class ClientTest(ServerTest):
         b = self.c.batch_set("py", on_success=("ok", b"yes"),
                              on_complete="done")
         self.assertEqual((b["total"], b["closed"]), (0, False))
-        self.c.put("w", b"a", batch="py")
+        first = self.c.put("w", b"a", batch="py")
         self.c.put_batch([dict(tube="w", payload=b"b", batch="py")])
-        b = self.c.batch_set("py", close=True)
+        self.assertEqual(self.c.batch_of(first.id), "py")
+        self.assertIsNone(self.c.batch_of(self.c.put("v", b"none").id))
+        with self.assertRaises(sluice.NotFound):
+            self.c.batch_of(424242)
+        # listed, open, with its counts; "py2" started later goes first
+        self.c.put("w2", b"z", batch="py2")
+        lst = self.c.batches()
+        self.assertEqual(lst["total"], 2)
+        self.assertEqual([b["name"] for b in lst["batches"]], ["py2", "py"])
+        self.assertEqual((lst["batches"][1]["ready"],
+                          lst["batches"][1]["closed"]), (2, False))
+        self.assertEqual(len(self.c.batches(limit=1)["batches"]), 1)
+        with self.assertRaises(sluice.Invalid):
+            self.c.batches(limit=0)
+        b = self.c.batch_close("py")
         self.assertEqual((b["total"], b["ready"], b["closed"]),
                          (2, 2, True))
         acked = 0
@@ -277,6 +291,10 @@ class ClientTest(ServerTest):
             time.sleep(0.02)
         self.assertTrue(b["ended"])
         self.assertEqual(b["acked"], 2)
+        # ended, it is listed after the open one
+        self.assertEqual([(x["name"], x["ended"])
+                          for x in self.c.batches()["batches"]],
+                         [("py2", False), ("py", True)])
         got = json.loads(self.c.take(["ok"])[0].payload)
         self.assertEqual((got["event"], got["acked"], got["payload"]),
                          ("success", 2, "yes"))
@@ -284,6 +302,8 @@ class ClientTest(ServerTest):
             self.c.put("w", b"c", batch="py")
         with self.assertRaises(sluice.NotFound):
             self.c.batch_show("nope")
+        with self.assertRaises(sluice.NotFound):
+            self.c.batch_close("nope")
         with self.assertRaises(sluice.BadTube):
             self.c.batch_set("x", on_complete="no spaces")
         self.assertTrue(self.srv.cli("batch", "show", "py")["ended"])

@@ -355,8 +355,11 @@ tubes_ok(struct core *c, const struct tokens_entry *t, const struct msg_req *r,
 		           tube_ok(t, r->batch.success_tube, bad)) &&
 		    (r->batch.complete_tube.len == 0 ||
 		        tube_ok(t, r->batch.complete_tube, bad));
-	case MSG_OP_BATCH_SHOW: /* counts, no payload */
-		return true;
+	case MSG_OP_BATCH_SHOW: /* counts, no payload; the list of every
+	                           batch (flag 0x01) is node-wide: the names
+	                           and callback tubes of every tenant's */
+		return !r->batch.list ||
+		    tube_ok(t, (struct msg_str) { "", 0 }, bad);
 	case MSG_OP_STATS:
 		return tube_ok(t, r->stats.tube, bad);
 	case MSG_OP_HISTORY:

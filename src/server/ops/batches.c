@@ -1,6 +1,7 @@
-/* batches - batches with callbacks on the server: the ops batch_show and
- * batch_set, and the firing of an ended batch's callbacks (queue/batch.h holds
- * the state, the records and the rules; docs/queue.md, "Batches").
+/* batches - batches with callbacks on the server: the ops batch_show
+ * (one batch, or with flag 0x01 the list of them) and batch_set, and the
+ * firing of an ended batch's callbacks (queue/batch.h holds the state,
+ * the records and the rules; docs/queue.md, "Batches").
  *
  * Firing. Only a leader fires (run_timers calls ops_batch_run on a
  * leader only): a batch that ended in an apply owes its callbacks, and
@@ -11,6 +12,7 @@
  * poll wakes at once while a batch owes (ops_batch_next_wake), or a
  * second after a firing the log refused. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "queue/batch.h"
@@ -121,7 +123,7 @@ reply_one(struct core *c, struct face_ctx *ctx, uint8_t op,
 		        : sluice_strerror(rc));
 		return;
 	}
-	to_msg(&i, &rep.batch_info);
+	to_msg(&i, &rep.batch_info.one);
 	ops_reply(c, ctx, &rep);
 }
 
@@ -182,11 +184,44 @@ batch_set(struct core *c, struct face_ctx *ctx, const struct msg_batch_req *m)
 	reply_one(c, ctx, MSG_OP_BATCH_SET, &m->name);
 }
 
+/* batch_show with flag 0x01: up to `limit` batches (queue_batch_list's
+ * order) and how many the server holds. */
+static void
+reply_list(struct core *c, struct face_ctx *ctx, uint32_t limit)
+{
+	struct msg_rep rep = { .op = MSG_OP_BATCH_SHOW };
+	struct queue_batch_info *info = calloc(limit, sizeof(*info));
+	struct msg_batch *v = calloc(limit, sizeof(*v));
+	uint32_t n = 0;
+	int rc = info == NULL || v == NULL
+	    ? SLUICE_ENOMEM
+	    : queue_batch_list(c->q, c->now, limit, info, &n);
+
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_BATCH_SHOW, rc, "batch list: %s",
+		    sluice_strerror(rc));
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			to_msg(&info[i], &v[i]);
+		rep.batch_info.list = true;
+		rep.batch_info.total = queue_batch_count(c->q);
+		rep.batch_info.n = n;
+		rep.batch_info.v = v;
+		ops_reply(c, ctx, &rep);
+	}
+	free(info);
+	free(v);
+}
+
 void
 ops_batch(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 {
 	if (req->op == MSG_OP_BATCH_SET) {
 		batch_set(c, ctx, &req->batch);
+		return;
+	}
+	if (req->batch.list) {
+		reply_list(c, ctx, req->batch.limit);
 		return;
 	}
 	if (!queue_batch_name_valid(req->batch.name.p, req->batch.name.len)) {

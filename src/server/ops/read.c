@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/batch.h"
 #include "queue/group_list.h"
 #include "server/core/core.h"
 #include "server/ops/ops_int.h"
@@ -18,10 +19,12 @@
 enum { ERR_GROUPS_MAX = 1000 };
 
 static void
-reply_view(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
-    const struct queue_task_view *v, const char *what)
+reply_view(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
+    int rc, const struct queue_task_view *v, const char *what)
 {
+	uint8_t op = req->op;
 	struct msg_rep rep = { .op = op };
+	const struct batch *b;
 
 	if (rc != 0) {
 		core_reply_err(
@@ -36,6 +39,12 @@ reply_view(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
 		return;
 	}
 	ops_view_to_task(c, v, true, &rep.task);
+	if (op == MSG_OP_PEEK && req->with_batch) {
+		rep.task.with_batch = true;
+		if ((b = queue_batch_of(c->q, v->id)) != NULL)
+			rep.task.batch =
+			    (struct msg_str) { b->name, b->name_len };
+	}
 	ops_reply_as(c, ctx, &rep,
 	    &(struct core_reply_how) { .local = true,
 	        .read = true,
@@ -73,7 +82,7 @@ ops_peek(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 		    req->peek_next.tube.len, req->peek_next.state, &v);
 		break;
 	}
-	reply_view(c, ctx, req->op, rc, &v, what);
+	reply_view(c, ctx, req, rc, &v, what);
 }
 
 /* How many of the n tasks fit in one reply of `budget` bytes, in order

@@ -399,6 +399,13 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 		break;
 	case SH_TASK:
 		rc = write_task(f, &rep->task, false);
+		if (rc == 0 && rep->task.batch.len > 0 &&
+		    fseek(f, -1, SEEK_CUR) == 0) {
+			/* in place of the object's last '}' */
+			fputs(",\"batch\":", f);
+			json_str(f, rep->task.batch.p, rep->task.batch.len);
+			fputc('}', f);
+		}
 		break;
 	case SH_AFTER: {
 		struct sluice_after af = { rep->after.id, rep->after.state,
@@ -501,7 +508,10 @@ write_answer(FILE *f, const struct http_api_ans *a, const struct msg_rep *rep)
 		fputs("{\"deleted\":true}", f);
 		break;
 	case SH_BATCH:
-		http_api_batch_json(f, &rep->batch_info);
+		http_api_batch_json(f, &rep->batch_info.one);
+		break;
+	case SH_BATCHES:
+		http_api_batches_json(f, &rep->batch_info);
 		break;
 	}
 	return rc;

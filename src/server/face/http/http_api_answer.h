@@ -43,8 +43,9 @@ enum http_api_shape {
 	SH_SCHEDULES,     /* {"schedules":[...]} */
 	SH_SCHED_DELETED, /* {"deleted":true} */
 	SH_RESULT,        /* wait: {"id":N,"state":S,"final":B,...} */
-	SH_CANCEL, /* one cancel: {"cancelled":true,"id":N}, or its error */
-	SH_BATCH,  /* a batch (http_api_batches.h) */
+	SH_CANCEL,  /* one cancel: {"cancelled":true,"id":N}, or its error */
+	SH_BATCH,   /* a batch (http_api_batches.h) */
+	SH_BATCHES, /* {"batches":[...],"total":N} */
 };
 
 /* The answer's context, posted with its request (http_post's `arg`):

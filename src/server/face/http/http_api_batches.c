@@ -1,6 +1,8 @@
-/* http_api_batches - /v1/batches/NAME[/close] (http_api_batches.h):
- * each a wire request (batch_show, batch_set), answered in the JSON of
- * `sluice batch show --json`. */
+/* http_api_batches - /v1/batches[/NAME[/close]] (http_api_batches.h):
+ * each a wire request (batch_show, batch_set), a batch answered in the
+ * JSON of `sluice batch show --json`; GET /v1/batches is batch_show's
+ * list (flag 0x01): ?limit=N (1..1000, 100 by default) of them, open
+ * ones first, as {"batches":[...],"total":N}. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -17,6 +19,8 @@ http_api_batches_methods(const struct http_api_call *c)
 {
 	if (c->nseg == 0 || strcmp(c->seg[0], "batches") != 0)
 		return 0;
+	if (c->nseg == 1)
+		return HTTP_M_GET;
 	if (c->nseg == 2)
 		return HTTP_M_GET | HTTP_M_PUT;
 	if (c->nseg == 3 && strcmp(c->seg[2], "close") == 0)
@@ -67,6 +71,22 @@ http_api_batch_json(FILE *f, const struct msg_batch *b)
 	fputc('}', f);
 }
 
+void
+http_api_batches_json(FILE *f, const struct msg_batch_rep *r)
+{
+	struct msg_iter it = r->it;
+	struct msg_batch b;
+	const char *sep = "";
+
+	fputs("{\"batches\":[", f);
+	while (msg_next_batch(&it, &b)) {
+		fputs(sep, f);
+		http_api_batch_json(f, &b);
+		sep = ",";
+	}
+	fprintf(f, "],\"total\":%" PRIu64 "}", r->total);
+}
+
 /* A callback from the query: `key`=TUBE and `key`_payload=TEXT, into
  * the caller's buffers. */
 static void
@@ -100,6 +120,18 @@ http_api_batches_route(struct http_api_call *c)
 	static char sp[PL_MAX], cp[PL_MAX];
 	struct msg_req req = { 0 };
 
+	if (c->nseg == 1) {
+		uint64_t limit = HTTP_API_BATCHES_DEFAULT;
+
+		if (http_query_u64(&c->q, "limit", UINT32_MAX, &limit) &&
+		    (limit == 0 || limit > MSG_BATCHES_MAX))
+			http_query_bad(&c->q, "limit", "1..1000");
+		req.op = MSG_OP_BATCH_SHOW;
+		req.batch.list = true;
+		req.batch.limit = (uint32_t)limit;
+		http_api_send_shape(c, &req, SH_BATCHES);
+		return;
+	}
 	req.batch.name = msg_cstr(c->seg[1]);
 	if (c->method[0] == 'G') {
 		req.op = MSG_OP_BATCH_SHOW;

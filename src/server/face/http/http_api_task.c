@@ -119,6 +119,7 @@ http_api_task_route(struct http_api_call *c)
 		req.op =
 		    strcmp(c->method, "GET") == 0 ? MSG_OP_PEEK : MSG_OP_DELETE;
 		req.id = id;
+		req.with_batch = req.op == MSG_OP_PEEK; /* a link to it */
 		if (req.op == MSG_OP_PEEK) {
 			http_api_send_shape(c, &req, SH_TASK);
 		} else if ((a = http_api_ans_new(c->aio, SH_DELETED, 0)) !=
