@@ -9,7 +9,11 @@
  * fire and never puts them again; one that applied the end but not the
  * fire (a leader that crashed in between) puts them once it leads.
  * poll wakes at once while a batch owes (ops_batch_next_wake), or a
- * second after a firing the log refused. */
+ * second after a firing the log refused.
+ *
+ * A test build (sluiced-fault) may hold the firing: $SLUICE_FAULT_PAUSE
+ * "batch_fire:MS" makes a leader wait MS after a batch's end before it
+ * fires, so that a test can kill it in between (util/fault.h). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -18,6 +22,7 @@
 #include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
 #include "sluice.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 enum {
@@ -34,13 +39,27 @@ ops_batch_firings(void)
 	return firings;
 }
 
+/* When `b`'s callbacks may be put: at once, but in a test build that
+ * holds firings (FAULT_PAUSE_BATCH_FIRE) that long after its end. */
+static int64_t
+fire_at(const struct batch *b)
+{
+	unsigned ms = FAULT_PAUSE_MS(FAULT_PAUSE_BATCH_FIRE);
+
+	return ms == 0 ? 0 : b->ended_at + (int64_t)ms;
+}
+
 int64_t
 ops_batch_next_wake(struct core *c)
 {
+	const struct batch *b;
+	int64_t at;
+
 	if (c->follower || c->fenced || c->handing ||
-	    queue_batch_owed(c->q) == NULL)
+	    (b = queue_batch_owed(c->q)) == NULL)
 		return INT64_MAX;
-	return retry_at > c->now ? retry_at : c->now;
+	at = retry_at > c->now ? retry_at : c->now;
+	return fire_at(b) > at ? fire_at(b) : at;
 }
 
 void
@@ -56,7 +75,7 @@ ops_batch_run(struct core *c)
 		uint64_t lsn;
 		int rc;
 
-		if ((b = queue_batch_owed(c->q)) == NULL)
+		if ((b = queue_batch_owed(c->q)) == NULL || fire_at(b) > c->now)
 			return;
 		rc = queue_decide_batch_fire(c->q, c->now, b, &r);
 		if (rc == 0)
@@ -122,7 +141,7 @@ reply_one(struct core *c, struct face_ctx *ctx, uint8_t op,
 		return;
 	}
 	to_msg(&i, &rep.batch_info);
-	ops_reply(c, ctx, &rep);
+	ops_reply_applied(c, ctx, &rep);
 }
 
 static const char *

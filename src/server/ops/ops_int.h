@@ -34,6 +34,13 @@ enum {
  * fails answers an error instead). */
 void ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep);
 
+/* ops_reply for an answer that shows counts or outcomes no one task's
+ * records bound (a batch, a schedule, a task's outcome): a read waits
+ * until the log holds every record applied so far (queue_lsn), so that
+ * it never shows what a crash could undo (an ack, a firing). */
+void ops_reply_applied(
+    struct core *c, struct face_ctx *ctx, const struct msg_rep *rep);
+
 /* ops_reply sent as `how` says (core_reply_as). */
 void ops_reply_as(struct core *c, struct face_ctx *ctx,
     const struct msg_rep *rep, const struct core_reply_how *how);

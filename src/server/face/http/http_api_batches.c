@@ -80,6 +80,11 @@ callback(struct http_api_call *c, const char *key, char *tube, size_t tcap,
 	b->what |= bit;
 	if (!http_query_str(&c->q, key, tube, tcap))
 		tube[0] = '\0'; /* on_success= : remove it */
+	else if (tube[0] != '\0' && !msg_tube_valid(tube, strlen(tube)))
+		http_query_bad(&c->q, key,
+		    "bad callback tube name: 1-200 bytes of A-Z a-z 0-9 _ . : "
+		    "/ "
+		    "-; nothing was changed");
 	snprintf(pkey, sizeof(pkey), "%s_payload", key);
 	if (!http_query_str(&c->q, pkey, pl, pcap))
 		pl[0] = '\0';
