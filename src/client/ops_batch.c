@@ -53,6 +53,23 @@ name_ok(struct sluice_client *c, const char *what, const char *name)
 	return 0;
 }
 
+/* A callback's tube: "" (none) or a valid name, else SLUICE_ETUBE naming
+ * the callback and the tube. */
+static int
+callback_ok(struct sluice_client *c, const char *which,
+    const struct sluice_batch_callback *cb)
+{
+	const char *t = cb->tube != NULL ? cb->tube : "";
+
+	if (t[0] == '\0' || msg_tube_valid(t, strlen(t)))
+		return 0;
+	client_errmsg(c,
+	    "batch set: %s: bad callback tube name '%.200s': 1-200 bytes of "
+	    "A-Z a-z 0-9 _ . : / -; nothing was changed",
+	    which, t);
+	return SLUICE_ETUBE;
+}
+
 int
 sluice_batch_show(
     struct sluice_client *c, const char *name, struct sluice_batch *out)
@@ -91,6 +108,11 @@ sluice_batch_set(struct sluice_client *c, const char *name,
 		return ops_bad_arg(
 		    c, "batch set: nothing to do (a callback, or close)");
 	s->name = msg_cstr(name);
+	if ((on_success != NULL &&
+	        (rc = callback_ok(c, "on_success", on_success)) != 0) ||
+	    (on_complete != NULL &&
+	        (rc = callback_ok(c, "on_complete", on_complete)) != 0))
+		return rc;
 	if (on_success != NULL) {
 		if (on_success->payload == NULL && on_success->len > 0)
 			return ops_bad_arg(c, "batch set: no payload");
