@@ -249,6 +249,55 @@ holders_see_cancelled(const struct faces *f, const struct taken *k)
 	waits_say_cancelled(f, k->y);
 }
 
+/* A waiting task cancelled (over HTTP): gone at once, its child under
+ * `cancel` gone too, its child under `fail` buried naming it, its
+ * parent untouched. */
+struct waiting {
+	uint64_t p, w, cc, cf;
+};
+
+static void waiting_cancelled(const struct faces *f, const struct waiting *x);
+
+static void
+cancel_waiting(const struct faces *f, struct waiting *x)
+{
+	char i[32], path[96], *body = NULL;
+
+	x->p = http_put(f, "wc", NULL, "P");
+	snprintf(i, sizeof(i), "%" PRIu64, x->p);
+	x->w = cli_put(f, "wc", i, "W");
+	snprintf(i, sizeof(i), "%" PRIu64, x->w);
+	assert_int_equal(it_sluice(f->s, "put", "-t", "wc", "--after", i,
+	                     "--on-parent-failure", "cancel", "CC", NULL),
+	    0);
+	x->cc = strtoull(it_out, NULL, 10);
+	x->cf = cli_put(f, "wc", i, "CF");
+	assert_int_equal(it_state(f->c, x->w), SLUICE_WAITING);
+	snprintf(path, sizeof(path), "/v1/tasks/%" PRIu64 "/cancel", x->w);
+	assert_int_equal(
+	    it_http(f->hport, "POST", path, NULL, NULL, &body), 200);
+	has(body, "\"cancelled\":true");
+	free(body);
+	waiting_cancelled(f, x);
+}
+
+static void
+waiting_cancelled(const struct faces *f, const struct waiting *x)
+{
+	char want[96];
+	struct sluice_task *t;
+
+	waits_say_cancelled(f, x->w);
+	assert_int_equal(it_state(f->c, x->cc), 0);
+	t = it_peek(f->c, x->cf);
+	assert_non_null(t);
+	assert_int_equal(t->state, SLUICE_BURIED);
+	snprintf(want, sizeof(want), "task %" PRIu64 " failed: ", x->w);
+	has(t->last_error, want);
+	sluice_task_free(t);
+	assert_int_equal(it_state(f->c, x->p), SLUICE_READY);
+}
+
 static void
 test_cli_and_http_over_a_crash(void **state)
 {
@@ -256,6 +305,7 @@ test_cli_and_http_over_a_crash(void **state)
 	static char addr[32];
 	struct faces f = { NULL, s, it_free_port() };
 	struct diamond g = { .tube = "dia" };
+	struct waiting wc;
 	struct taken k;
 	char *body = NULL;
 	uint64_t lease, w;
@@ -295,7 +345,9 @@ test_cli_and_http_over_a_crash(void **state)
 	lease = cli_take(&f, "w", w);
 	cli_ack(&f, w, lease, "rw");
 	take_and_cancel(&f, &k);
+	cancel_waiting(&f, &wc);
 	it_crash_restart(s, &f.c);
+	waiting_cancelled(&f, &wc);
 	waits_say_done(&f, g.a, "ra");
 	waits_say_done(&f, g.d, "rd");
 	waits_say_done(&f, w, "rw");
