@@ -28,8 +28,8 @@ check(int cond)
 		abort();
 }
 
-static const int64_t instants[] = { 0, 951782400, 1711846800,
-	1729990800, 4102444800 };
+static const int64_t instants[] = { 0, 951782400, 1711846800, 1729990800,
+	4102444800 };
 enum { NINSTANTS = sizeof(instants) / sizeof(instants[0]) };
 
 static void
