@@ -35,9 +35,22 @@ static const char batch_help[] =
 
 enum { OPT_ON_SUCCESS = 1000, OPT_ON_COMPLETE, OPT_CLOSE };
 
+/* A callback's line: its tube, and the task it put ("not put yet"
+ * before the batch ends). */
+static void
+callback_text(const char *which, const char *tube, uint64_t id)
+{
+	if (id != 0)
+		printf("  %s -> %s (task %" PRIu64 ")\n", which, tube, id);
+	else
+		printf("  %s -> %s (not put yet)\n", which, tube);
+}
+
 static void
 print_batch(const struct sluice_batch *b, bool json)
 {
+	char started[64], ended[64];
+
 	if (json) {
 		printf("{\"name\":");
 		json_cstr(stdout, b->name);
@@ -76,14 +89,13 @@ print_batch(const struct sluice_batch *b, bool json)
 	    b->total, b->waiting, b->ready, b->delayed, b->taken);
 	printf("  acked %" PRIu64 "  buried %" PRIu64 "  failed %" PRIu64 "\n",
 	    b->acked, b->buried, b->failed);
-	printf("  started_at %" PRIu64 "  ended_at %" PRIu64 "\n",
-	    b->started_at, b->ended_at);
+	cli_fmt_time(started, sizeof(started), b->started_at);
+	cli_fmt_time(ended, sizeof(ended), b->ended_at);
+	printf("  started_at %s  ended_at %s\n", started, ended);
 	if (b->success_tube[0] != '\0')
-		printf("  on_success -> %s (task %" PRIu64 ")\n",
-		    b->success_tube, b->success_id);
+		callback_text("on_success", b->success_tube, b->success_id);
 	if (b->complete_tube[0] != '\0')
-		printf("  on_complete -> %s (task %" PRIu64 ")\n",
-		    b->complete_tube, b->complete_id);
+		callback_text("on_complete", b->complete_tube, b->complete_id);
 }
 
 /* TUBE[:PAYLOAD] into `cb` (borrowing `arg`, cut at the colon). */
