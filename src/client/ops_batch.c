@@ -90,6 +90,27 @@ sluice_batch_show(
 }
 
 int
+sluice_batch_cancel(
+    struct sluice_client *c, const char *name, struct sluice_batch *out)
+{
+	struct msg_req q = { .op = MSG_OP_BATCH_SET };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return ops_bad_arg(c, "batch cancel: no client");
+	if ((rc = name_ok(c, "batch cancel", name)) != 0)
+		return rc;
+	q.batch.name = msg_cstr(name);
+	q.batch.what = MSG_BATCH_CANCEL;
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if (out != NULL)
+		from_msg(&r.batch_info, out);
+	return 0;
+}
+
+int
 sluice_batch_set(struct sluice_client *c, const char *name,
     const struct sluice_batch_callback *on_success,
     const struct sluice_batch_callback *on_complete, int close,

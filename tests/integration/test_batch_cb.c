@@ -640,6 +640,104 @@ test_ten_thousand_over_a_failover(void **state)
 	assert_int_equal(it_sluice(f.s, "batch", "show", "big", NULL), 0);
 }
 
+/* A batch cancelled (`sluice batch cancel`): closed, its waiting, ready
+ * and delayed tasks gone at once (their waits say cancelled), its taken
+ * one marked (its holder's touch is ECANCELED, after a kill -9 and
+ * restart too) and gone when its lease ends (the holder's ack); then it ends
+ * and puts on_complete alone, the acked task and the four cancelled
+ * counted. HTTP cancels as an admin write; an unknown batch is not
+ * found. */
+static void
+test_cancel_a_batch(void **state)
+{
+	struct t_srv *s = it_srv(*state, "n");
+	struct sluice_batch_callback ok = { "ok", NULL, 0 };
+	struct sluice_batch_callback done = { "done", NULL, 0 };
+	struct sluice_put_opts o;
+	struct sluice_client *c;
+	struct sluice_task *t, *held;
+	struct sluice_outcome oc;
+	struct sluice_batch b;
+	static char addr[32];
+	int port = it_free_port();
+	uint64_t id[5];
+	char *body = NULL;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	s->args[0] = "--http";
+	s->args[1] = addr;
+	s->args[2] = "--http-admin";
+	s->args[3] = NULL;
+	it_start(s);
+	c = it_client(s);
+	it_rc(c, sluice_batch_set(c, "cb", &ok, &done, 0, NULL), 0);
+	sluice_put_opts_init(&o);
+	o.tube = "w";
+	o.batch = "cb";
+	id[0] = it_put_o(c, &o, "a"); /* acked */
+	id[1] = it_put_o(c, &o, "b"); /* taken */
+	id[2] = it_put_o(c, &o, "c"); /* ready */
+	o.delay_ms = 60000;
+	id[3] = it_put_o(c, &o, "d"); /* delayed */
+	o.delay_ms = 0;
+	o.after = &id[2];
+	o.nafter = 1;
+	id[4] = it_put_o(c, &o, "e"); /* waiting */
+	t = it_take(c, "w", 1000, 1);
+	assert_true(t->id == id[0]);
+	it_rc(c, sluice_ack(c, t->id, t->lease, NULL, NULL), 0);
+	sluice_task_free(t);
+	held = it_take(c, "w", 1000, 1);
+	assert_true(held->id == id[1]);
+	assert_int_equal(
+	    it_sluice(s, "batch", "cancel", "cb", "--json", NULL), 0);
+	assert_non_null(strstr(it_out,
+	    "\"waiting\":0,\"ready\":0,\"delayed\":0,"
+	    "\"taken\":1"));
+	assert_non_null(strstr(it_out, "\"closed\":true,\"ended\":false"));
+	for (int i = 2; i < 5; i++) {
+		it_rc(c, sluice_wait(c, id[i], 0, &oc), 0);
+		assert_true(oc.final);
+		assert_int_equal(oc.state, SLUICE_CANCELLED);
+	}
+	it_rc(
+	    c, sluice_touch(c, held->id, held->lease, NULL), SLUICE_ECANCELED);
+	o.after = NULL;
+	o.nafter = 0;
+	it_rc(c, sluice_put(c, &o, "late", 4, NULL, NULL), SLUICE_EBATCH);
+	it_crash_restart(s, &c); /* the mark survives; the lease, detached,
+	                          * too */
+	it_rc(
+	    c, sluice_touch(c, held->id, held->lease, NULL), SLUICE_ECANCELED);
+	it_rc(c, sluice_ack(c, held->id, held->lease, NULL, NULL), 0);
+	sluice_task_free(held);
+	b = wait_fired(c, "cb", false);
+	assert_true(b.success_id == 0);
+	assert_int_equal(b.acked, 1);
+	assert_int_equal(b.failed, 4);
+	it_rc(c, sluice_wait(c, id[1], 0, &oc), 0);
+	assert_int_equal(oc.state, SLUICE_CANCELLED);
+	assert_int_equal(tasks(c, "ok", &t), 0);
+	sluice_task_free(t);
+	assert_int_equal(tasks(c, "done", &t), 1);
+	assert_non_null(strstr(t[0].payload, "\"acked\":1,\"failed\":4"));
+	sluice_task_free(t);
+	/* an ended batch: nothing left to cancel; an unknown one */
+	assert_int_equal(
+	    it_http(port, "POST", "/v1/batches/cb/cancel", NULL, NULL, &body),
+	    200);
+	assert_non_null(strstr(body, "\"ended\":true"));
+	free(body);
+	assert_int_equal(
+	    it_http(port, "POST", "/v1/batches/nope/cancel", NULL, NULL, &body),
+	    404);
+	free(body);
+	it_rc(c, sluice_batch_cancel(c, "nope", NULL), SLUICE_ENOTFOUND);
+	assert_int_equal(it_sluice(s, "batch", "cancel", "nope", NULL), 1);
+	assert_non_null(strstr(it_err, "no such batch"));
+	sluice_close(c);
+}
+
 int
 main(void)
 {
@@ -654,6 +752,8 @@ main(void)
 		    test_http_ten_thousand_over_a_crash, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_killed_between_end_and_fire, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_cancel_a_batch, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_failover_fires_once, it_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -14,7 +14,8 @@ static const char batch_usage[] =
     "usage: sluice batch show NAME [--json]\n"
     "       sluice batch set NAME [--on-success TUBE[:PAYLOAD]]\n"
     "                [--on-complete TUBE[:PAYLOAD]] [--close] [--json]\n"
-    "       sluice batch close NAME [--json]\n";
+    "       sluice batch close NAME [--json]\n"
+    "       sluice batch cancel NAME [--json]\n";
 static const char batch_help[] =
     "\nTasks put with --batch NAME form a batch. Once closed (batch close,\n"
     "or set --close) it takes no more tasks (a put into it is refused)\n"
@@ -25,7 +26,11 @@ static const char batch_help[] =
     "acked, on_complete in any case, each a task in its TUBE whose\n"
     "payload is a JSON object of the batch's counts with PAYLOAD as its\n"
     "\"payload\" string. An ended batch is kept, for show, the server's\n"
-    "dedup window (10 minutes by default); then its name is free again.\n\n"
+    "dedup window (10 minutes by default); then its name is free again.\n"
+    "batch cancel closes it and cancels each of its live tasks as `sluice\n"
+    "cancel` does (a taken one goes when its lease ends, its worker's\n"
+    "touch refused with \"cancelled\"): it ends as its last task goes,\n"
+    "and on_complete is put (on_success is not).\n\n"
     "      --on-success TUBE[:PAYLOAD]   the callback when every task was\n"
     "                                    acked (TUBE '' removes it)\n"
     "      --on-complete TUBE[:PAYLOAD]  the callback when every task\n"
@@ -153,14 +158,14 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 	if (a.stop)
 		return a.status;
 	if (optind + 2 != argc)
-		return cli_usage_error(
-		    cli, "batch: give show, set or close, and one NAME");
+		return cli_usage_error(cli,
+		    "batch: give show, set, close or cancel, and one NAME");
 	verb = argv[optind];
 	name = argv[optind + 1];
 	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 &&
-	    strcmp(verb, "close") != 0)
+	    strcmp(verb, "close") != 0 && strcmp(verb, "cancel") != 0)
 		return cli_usage_error(
-		    cli, "batch: '%s' is not show, set or close", verb);
+		    cli, "batch: '%s' is not show, set, close or cancel", verb);
 	if (strcmp(verb, "set") != 0 && (has_s || has_k || close))
 		return cli_usage_error(
 		    cli, "batch %s: only set takes those options", verb);
@@ -173,6 +178,8 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 		rc = sluice_batch_show(cli->c, name, &b);
 	else if (strcmp(verb, "close") == 0)
 		rc = sluice_batch_set(cli->c, name, NULL, NULL, 1, &b);
+	else if (strcmp(verb, "cancel") == 0)
+		rc = sluice_batch_cancel(cli->c, name, &b);
 	else
 		rc = sluice_batch_set(cli->c, name, has_s ? &s : NULL,
 		    has_k ? &k : NULL, close, &b);

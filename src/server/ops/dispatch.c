@@ -427,7 +427,7 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_BATCH_SHOW:
 	case MSG_OP_BATCH_SET:
-		ops_batch(c, ctx, &req);
+		ops_batch(c, ctx, tok, &req);
 		break;
 	case MSG_OP_AUTH:
 		/* without --auth there is nothing to bind */

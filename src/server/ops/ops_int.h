@@ -162,7 +162,8 @@ bool ops_kick_bulk(
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
 /* batches.c: batch_show, batch_set. */
-void ops_batch(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_batch(struct core *c, struct face_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
 /* sched.c: sched_set, sched_list, sched_ctl. */
 void ops_sched(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 

@@ -1,4 +1,4 @@
-/* http_api_batches - /v1/batches/NAME[/close] (http_api_batches.h):
+/* http_api_batches - /v1/batches/NAME[/close|/cancel] (http_api_batches.h):
  * each a wire request (batch_show, batch_set), answered in the JSON of
  * `sluice batch show --json`. */
 #include <inttypes.h>
@@ -19,7 +19,9 @@ http_api_batches_methods(const struct http_api_call *c)
 		return 0;
 	if (c->nseg == 2)
 		return HTTP_M_GET | HTTP_M_PUT;
-	if (c->nseg == 3 && strcmp(c->seg[2], "close") == 0)
+	if (c->nseg == 3 &&
+	    (strcmp(c->seg[2], "close") == 0 ||
+	        strcmp(c->seg[2], "cancel") == 0))
 		return HTTP_M_POST;
 	return 0;
 }
@@ -113,7 +115,8 @@ http_api_batches_route(struct http_api_call *c)
 	}
 	req.op = MSG_OP_BATCH_SET;
 	if (c->nseg == 3) {
-		req.batch.what = MSG_BATCH_CLOSE;
+		req.batch.what =
+		    c->seg[2][1] == 'l' ? MSG_BATCH_CLOSE : MSG_BATCH_CANCEL;
 	} else {
 		callback(c, "on_success", st, sizeof(st), sp, sizeof(sp),
 		    &req.batch, MSG_BATCH_SUCCESS);
