@@ -10,8 +10,8 @@
  * - A cancel of a taken task (detached leases, as the CLI's and HTTP's
  *   takes are): cancelled through one face, the crash or failover, then
  *   the holder's touch through the other gets ECANCELED (the CLI says
- *   "cancelled", HTTP 409 "cancelled"); its ack still succeeds and
- *   removes it, and a wait says cancelled. */
+ *   "cancelled", HTTP 409 "cancelled", libsluice SLUICE_ECANCELED); its ack
+ * still succeeds and removes it, and a wait says cancelled. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -239,6 +239,7 @@ holders_see_cancelled(const struct faces *f, const struct taken *k)
 	    it_http(f->hport, "POST", path, NULL, NULL, &body), 409);
 	has(body, "\"error\":\"cancelled\"");
 	free(body);
+	it_rc(f->c, sluice_touch(f->c, k->x, k->xl, NULL), SLUICE_ECANCELED);
 	assert_int_equal(it_state(f->c, k->x), SLUICE_TAKEN);
 	http_ack(f, k->x, k->xl, "");
 	snprintf(i, sizeof(i), "%" PRIu64, k->y);
