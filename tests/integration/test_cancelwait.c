@@ -734,7 +734,7 @@ ack_thread(void *arg)
 }
 
 /* A wait answers only what the log holds: an ack on its way to a slow
- * disk (each durable write held 1.5 s) is applied at once, but a wait
+ * disk (each durable write held 0.7 s) is applied at once, but a wait
  * asking then is answered only once the ack is durable, so a kill -9
  * right after the answer loses nothing it said (the answer came before
  * the ack was durable, and the restarted server had the task ready
@@ -753,7 +753,7 @@ test_wait_answers_only_what_the_log_holds(void **state)
 	int64_t end;
 
 	s->prog = "sluiced-fault";
-	setenv("SLUICE_FAULT_PAUSE", "fsync:1500", 1);
+	setenv("SLUICE_FAULT_PAUSE", "fsync:700", 1);
 	it_start(s);
 	unsetenv("SLUICE_FAULT_PAUSE"); /* its restart has a quick disk */
 	c = it_client(s);
