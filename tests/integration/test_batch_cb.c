@@ -4,7 +4,9 @@
  * its on_success and on_complete callbacks exactly once each, their
  * payloads holding the counts; so does one over a failover half way
  * (finished over HTTP on the promoted follower), and one put, closed,
- * drained and shown through HTTP alone with a kill -9 half way; a leader
+ * drained and shown through HTTP alone, and one through the CLI alone,
+ * each with a kill -9 half way; a batch cancelled ends and puts
+ * on_complete alone once its taken task's lease ends; a leader
  * killed between a batch's end and its callbacks' firing (held there by
  * sluiced-fault) leaves them owed, and the restarted node, or the
  * promoted follower, puts them once; on_complete fires, and on_success
@@ -738,6 +740,106 @@ test_cancel_a_batch(void **state)
 	sluice_close(c);
 }
 
+/* CLI: takes up to 1,000 tasks of "w" (`take -n 1000 --json`) and acks
+ * them (`ack --lines`, "ID LEASE" a line); how many. */
+static int
+cli_drain_1000(
+    const struct t_srv *s, char *out, size_t cap, char *lines, size_t lcap)
+{
+	const char *p, *l;
+	char err[1024];
+	size_t len = 0;
+	int k = 0, rc;
+
+	rc = it_cli(s->url, NULL, out, cap, err, sizeof(err), "take", "-t", "w",
+	    "-n", "1000", "--json", NULL);
+	if (rc == 3)
+		return 0; /* nothing to take */
+	if (rc != 0)
+		fail_msg("take: exit %d: %s", rc, err);
+	for (p = out; (p = strstr(p, "{\"id\":")) != NULL; p = l) {
+		unsigned long long id = strtoull(p + 6, NULL, 10);
+
+		assert_non_null(l = strstr(p, "\"lease\":"));
+		len += (size_t)snprintf(lines + len, lcap - len, "%llu %llu\n",
+		    id, strtoull(l + 8, NULL, 10));
+		k++;
+	}
+	if (k == 0)
+		return 0;
+	assert_int_equal(
+	    it_cli(s->url, lines, out, cap, NULL, 0, "ack", "--lines", NULL),
+	    0);
+	return k;
+}
+
+/* A batch of 10,000 through the CLI alone: callbacks set and the batch
+ * closed by `batch set`, its tasks put by `put --batch --lines`, taken
+ * 1,000 at a time and acked by `ack --lines`, a kill -9 half way and
+ * another after the end: `batch show` has each callback put once, and
+ * each callback tube holds one task. */
+static void
+test_cli_ten_thousand_over_a_crash(void **state)
+{
+	struct t_srv *s = it_srv(*state, "n");
+	size_t cap = 4 << 20;
+	char *in = malloc(2 * N + 1), *out = malloc(cap),
+	     *lines = malloc(64000);
+	int acked = 0, k;
+	uint64_t ok;
+
+	assert_true(in != NULL && out != NULL && lines != NULL);
+	for (int i = 0; i < N; i++)
+		memcpy(in + 2 * i, "x\n", 2);
+	in[2 * N] = '\0';
+	it_start(s);
+	assert_int_equal(it_sluice(s, "batch", "set", "cli", "--on-success",
+	                     "ok:all", "--on-complete", "done", NULL),
+	    0);
+	assert_int_equal(it_cli(s->url, in, out, cap, NULL, 0, "put", "-t", "w",
+	                     "--batch", "cli", "--lines", NULL),
+	    0);
+	assert_int_equal(
+	    it_sluice(s, "batch", "close", "cli", "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "\"total\":10000,"));
+	while (acked < N / 2 &&
+	    (k = cli_drain_1000(s, out, cap, lines, 64000)) > 0)
+		acked += k;
+	assert_int_equal(acked, N / 2);
+	it_crash_restart(s, NULL);
+	assert_int_equal(
+	    it_sluice(s, "batch", "show", "cli", "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "\"acked\":5000,"));
+	while ((k = cli_drain_1000(s, out, cap, lines, 64000)) > 0)
+		acked += k;
+	assert_int_equal(acked, N);
+	for (int64_t end = it_mono_ms() + it_scale(WAIT_MS, 1, 1);;) {
+		assert_int_equal(
+		    it_sluice(s, "batch", "show", "cli", "--json", NULL), 0);
+		if (strstr(it_out,
+		        "\"on_complete\":{\"tube\":\"done\","
+		        "\"task\":0}") == NULL)
+			break;
+		assert_true(it_mono_ms() < end);
+		it_sleep_ms(20);
+	}
+	ok = (uint64_t)it_json_num(it_out, "on_success", "task");
+	assert_true(ok != 0);
+	it_crash_restart(s, NULL);
+	it_sleep_ms(300); /* a leader that would fire again has by now */
+	assert_int_equal(it_sluice(s, "list", "-t", "ok", "--json", NULL), 0);
+	assert_true((uint64_t)it_json_num(it_out, NULL, "id") == ok);
+	assert_null(strstr(strstr(it_out, "{\"id\":") + 1, "{\"id\":"));
+	snprintf(lines, 64000, "%llu", (unsigned long long)ok);
+	assert_int_equal(it_sluice(s, "peek", lines, "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "acked\\\":10000"));
+	assert_int_equal(it_sluice(s, "list", "-t", "done", "--json", NULL), 0);
+	assert_null(strstr(strstr(it_out, "{\"id\":") + 1, "{\"id\":"));
+	free(in);
+	free(out);
+	free(lines);
+}
+
 int
 main(void)
 {
@@ -754,6 +856,8 @@ main(void)
 		    test_killed_between_end_and_fire, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cancel_a_batch, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_cli_ten_thousand_over_a_crash, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_failover_fires_once, it_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
