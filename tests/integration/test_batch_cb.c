@@ -442,6 +442,8 @@ http_one_callback(int port, const char *tube, uint64_t id, const char *needle)
 static void
 test_http_ten_thousand_over_a_crash(void **state)
 {
+	int n = (int)it_scale(N, 4, 2500); /* 10,000; sanitized 2,500 */
+	char want[64];
 	struct t_srv *s = it_srv(*state, "n");
 	static char addr[32];
 	int port = it_free_port();
@@ -468,7 +470,7 @@ test_http_ten_thousand_over_a_crash(void **state)
 	if (strstr(body, "bad callback tube name") == NULL)
 		fail_msg("%s", body);
 	free(body);
-	http_put_many(port, "hb", N);
+	http_put_many(port, "hb", n);
 	body = http_show(port, "hb");
 	assert_non_null(strstr(body, "\"on_success\":{\"tube\":\"ok\""));
 	assert_non_null(strstr(body, "\"closed\":false"));
@@ -476,7 +478,7 @@ test_http_ten_thousand_over_a_crash(void **state)
 	assert_int_equal(
 	    it_http(port, "POST", "/v1/batches/hb/close", NULL, NULL, &body),
 	    200);
-	assert_true(it_json_num(body, NULL, "total") == N);
+	assert_true(it_json_num(body, NULL, "total") == n);
 	assert_non_null(strstr(body, "\"closed\":true,\"ended\":false"));
 	free(body);
 	assert_int_equal(it_http(port, "POST", "/v1/tubes/w/tasks?in_batch=hb",
@@ -484,20 +486,21 @@ test_http_ten_thousand_over_a_crash(void **state)
 	    409);
 	assert_non_null(strstr(body, "batch_closed"));
 	free(body);
-	assert_int_equal(http_drain(port, N / 2), N / 2);
+	assert_int_equal(http_drain(port, n / 2), n / 2);
 	it_crash_restart(s, NULL);
 	body = http_show(port, "hb");
-	assert_true(it_json_num(body, NULL, "acked") == N / 2);
-	assert_true(it_json_num(body, NULL, "total") == N);
+	assert_true(it_json_num(body, NULL, "acked") == n / 2);
+	assert_true(it_json_num(body, NULL, "total") == n);
 	assert_non_null(strstr(body, "\"ended\":false"));
 	free(body);
-	assert_int_equal(http_drain(port, N), N / 2);
+	assert_int_equal(http_drain(port, n), n / 2);
 	http_wait_fired(port, "hb", &ok, &done);
 	it_crash_restart(s, NULL);
 	it_sleep_ms(300); /* a leader that would fire again has by now */
 	http_wait_fired(port, "hb", &ok2, &done2);
 	assert_true(ok2 == ok && done2 == done);
-	http_one_callback(port, "ok", ok, "acked\\\":10000");
+	snprintf(want, sizeof(want), "acked\\\":%d", n);
+	http_one_callback(port, "ok", ok, want);
 	http_one_callback(port, "done", done, "event\\\":\\\"complete");
 }
 
@@ -584,6 +587,8 @@ test_killed_between_end_and_fire(void **state)
 static void
 test_ten_thousand_over_a_failover(void **state)
 {
+	int n = (int)it_scale(N, 4, 2500); /* 10,000; sanitized 2,500 */
+	char want[64];
 	struct sluice_batch_callback ok = { "ok", NULL, 0 };
 	struct sluice_batch_callback done = { "done", NULL, 0 };
 	static char addr[32];
@@ -603,9 +608,9 @@ test_ten_thousand_over_a_failover(void **state)
 	it_node_start(&f);
 	end_held(l.c, "held", 500);
 	it_rc(l.c, sluice_batch_set(l.c, "big", &ok, &done, 0, NULL), 0);
-	put_many(l.c, "big", N);
+	put_many(l.c, "big", n);
 	it_rc(l.c, sluice_batch_set(l.c, "big", NULL, NULL, 1, NULL), 0);
-	assert_int_equal(drain(l.c, N / 2), N / 2);
+	assert_int_equal(drain(l.c, n / 2), n / 2);
 	it_node_caught_up(&l, &f);
 	it_rc(f.c, sluice_batch_show(f.c, "held", &b), 0);
 	assert_true(b.ended && b.success_id == 0);
@@ -615,9 +620,9 @@ test_ten_thousand_over_a_failover(void **state)
 	it_rc(f.c, sluice_promote(f.c, NULL), 0);
 	held = wait_fired(f.c, "held", true);
 	it_rc(f.c, sluice_batch_show(f.c, "big", &b), 0);
-	assert_int_equal(b.acked, N / 2);
+	assert_int_equal(b.acked, n / 2);
 	assert_false(b.ended);
-	assert_int_equal(http_drain(port, N), N / 2);
+	assert_int_equal(http_drain(port, n), n / 2);
 	http_wait_fired(port, "big", &big_ok, &big_done);
 	it_node_kill(&f);
 	for (size_t a = 0; f.s->args[a] != NULL; a += 2)
@@ -630,11 +635,12 @@ test_ten_thousand_over_a_failover(void **state)
 	assert_true(b.success_id == held.success_id &&
 	    b.complete_id == held.complete_id);
 	it_rc(f.c, sluice_batch_show(f.c, "big", &b), 0);
-	assert_int_equal(b.acked, N);
+	assert_int_equal(b.acked, n);
 	assert_true(b.success_id == big_ok && b.complete_id == big_done);
 	assert_int_equal(tasks(f.c, "ok", &t), 2);
 	assert_true(t[0].id == held.success_id && t[1].id == big_ok);
-	assert_non_null(strstr(t[1].payload, "\"acked\":10000"));
+	snprintf(want, sizeof(want), "\"acked\":%d", n);
+	assert_non_null(strstr(t[1].payload, want));
 	sluice_task_free(t);
 	assert_int_equal(tasks(f.c, "done", &t), 2);
 	assert_true(t[0].id == held.complete_id && t[1].id == big_done);
@@ -740,19 +746,21 @@ test_cancel_a_batch(void **state)
 	sluice_close(c);
 }
 
-/* CLI: takes up to 1,000 tasks of "w" (`take -n 1000 --json`) and acks
- * them (`ack --lines`, "ID LEASE" a line); how many. */
+/* CLI: takes up to `max` (at most 1,000) tasks of "w" (`take -n MAX
+ * --json`) and acks them (`ack --lines`, "ID LEASE" a line); how many. */
 static int
-cli_drain_1000(
-    const struct t_srv *s, char *out, size_t cap, char *lines, size_t lcap)
+cli_drain(const struct t_srv *s, int max, char *out, size_t cap, char *lines,
+    size_t lcap)
 {
 	const char *p, *l;
-	char err[1024];
+	char err[1024], ntxt[16];
 	size_t len = 0;
 	int k = 0, rc;
 
+	snprintf(ntxt, sizeof(ntxt), "%d", max < 1000 ? max : 1000);
+
 	rc = it_cli(s->url, NULL, out, cap, err, sizeof(err), "take", "-t", "w",
-	    "-n", "1000", "--json", NULL);
+	    "-n", ntxt, "--json", NULL);
 	if (rc == 3)
 		return 0; /* nothing to take */
 	if (rc != 0)
@@ -781,17 +789,19 @@ cli_drain_1000(
 static void
 test_cli_ten_thousand_over_a_crash(void **state)
 {
+	int n = (int)it_scale(N, 4, 2500); /* 10,000; sanitized 2,500 */
+	char want[64];
 	struct t_srv *s = it_srv(*state, "n");
 	size_t cap = 4 << 20;
-	char *in = malloc(2 * N + 1), *out = malloc(cap),
+	char *in = malloc(2 * n + 1), *out = malloc(cap),
 	     *lines = malloc(64000);
 	int acked = 0, k;
 	uint64_t ok;
 
 	assert_true(in != NULL && out != NULL && lines != NULL);
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < n; i++)
 		memcpy(in + 2 * i, "x\n", 2);
-	in[2 * N] = '\0';
+	in[2 * n] = '\0';
 	it_start(s);
 	assert_int_equal(it_sluice(s, "batch", "set", "cli", "--on-success",
 	                     "ok:all", "--on-complete", "done", NULL),
@@ -801,18 +811,20 @@ test_cli_ten_thousand_over_a_crash(void **state)
 	    0);
 	assert_int_equal(
 	    it_sluice(s, "batch", "close", "cli", "--json", NULL), 0);
-	assert_non_null(strstr(it_out, "\"total\":10000,"));
-	while (acked < N / 2 &&
-	    (k = cli_drain_1000(s, out, cap, lines, 64000)) > 0)
+	snprintf(want, sizeof(want), "\"total\":%d,", n);
+	assert_non_null(strstr(it_out, want));
+	while (acked < n / 2 &&
+	    (k = cli_drain(s, n / 2 - acked, out, cap, lines, 64000)) > 0)
 		acked += k;
-	assert_int_equal(acked, N / 2);
+	assert_int_equal(acked, n / 2);
 	it_crash_restart(s, NULL);
 	assert_int_equal(
 	    it_sluice(s, "batch", "show", "cli", "--json", NULL), 0);
-	assert_non_null(strstr(it_out, "\"acked\":5000,"));
-	while ((k = cli_drain_1000(s, out, cap, lines, 64000)) > 0)
+	snprintf(want, sizeof(want), "\"acked\":%d,", n / 2);
+	assert_non_null(strstr(it_out, want));
+	while ((k = cli_drain(s, 1000, out, cap, lines, 64000)) > 0)
 		acked += k;
-	assert_int_equal(acked, N);
+	assert_int_equal(acked, n);
 	for (int64_t end = it_mono_ms() + it_scale(WAIT_MS, 1, 1);;) {
 		assert_int_equal(
 		    it_sluice(s, "batch", "show", "cli", "--json", NULL), 0);
@@ -832,7 +844,8 @@ test_cli_ten_thousand_over_a_crash(void **state)
 	assert_null(strstr(strstr(it_out, "{\"id\":") + 1, "{\"id\":"));
 	snprintf(lines, 64000, "%llu", (unsigned long long)ok);
 	assert_int_equal(it_sluice(s, "peek", lines, "--json", NULL), 0);
-	assert_non_null(strstr(it_out, "acked\\\":10000"));
+	snprintf(want, sizeof(want), "acked\\\":%d", n);
+	assert_non_null(strstr(it_out, want));
 	assert_int_equal(it_sluice(s, "list", "-t", "done", "--json", NULL), 0);
 	assert_null(strstr(strstr(it_out, "{\"id\":") + 1, "{\"id\":"));
 	free(in);
