@@ -62,4 +62,15 @@ SLUICE_API int sluice_batch_set(struct sluice_client *c, const char *name,
     const struct sluice_batch_callback *on_complete, int close,
     struct sluice_batch *out);
 
+/* Cancels a batch: closes it and cancels each of its live tasks as
+ * sluice_cancel does (a waiting, ready or delayed one goes at once, its
+ * children following their rule; a taken one goes when its lease ends,
+ * its holder's touch getting SLUICE_ECANCELED). The batch then ends as
+ * its last task goes, and its on_complete callback (not on_success) is
+ * put. An ended batch is no error (nothing is left to cancel). `out`
+ * (optional) gets it as it is then. An admin's write. Errors:
+ * SLUICE_EINVAL (name), SLUICE_ENOTFOUND (no such batch). */
+SLUICE_API int sluice_batch_cancel(
+    struct sluice_client *c, const char *name, struct sluice_batch *out);
+
 #endif

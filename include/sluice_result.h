@@ -23,7 +23,9 @@ enum sluice_end {
 
 enum {
 	SLUICE_WAIT_MAX_MS = 3600 * 1000, /* the longest wait of one call */
-	SLUICE_TEXT_MAX = 1024,           /* a result or error text */
+	SLUICE_TEXT_MAX = 65535, /* a result (an ack's is at most 65,535
+	                            bytes) or an error text, whole: the
+	                            outcome below is about 64 KiB */
 };
 
 /* How a task stands (sluice_wait). */

@@ -55,6 +55,23 @@ name_ok(struct sluice_client *c, const char *what, const char *name)
 	return 0;
 }
 
+/* A callback's tube: "" (none) or a valid name, else SLUICE_ETUBE naming
+ * the callback and the tube. */
+static int
+callback_ok(struct sluice_client *c, const char *which,
+    const struct sluice_batch_callback *cb)
+{
+	const char *t = cb->tube != NULL ? cb->tube : "";
+
+	if (t[0] == '\0' || msg_tube_valid(t, strlen(t)))
+		return 0;
+	client_errmsg(c,
+	    "batch set: %s: bad callback tube name '%.200s': 1-200 bytes of "
+	    "A-Z a-z 0-9 _ . : / -; nothing was changed",
+	    which, t);
+	return SLUICE_ETUBE;
+}
+
 int
 sluice_batch_show(
     struct sluice_client *c, const char *name, struct sluice_batch *out)
@@ -115,6 +132,27 @@ sluice_batch_list(struct sluice_client *c, uint32_t limit,
 }
 
 int
+sluice_batch_cancel(
+    struct sluice_client *c, const char *name, struct sluice_batch *out)
+{
+	struct msg_req q = { .op = MSG_OP_BATCH_SET };
+	struct msg_rep r;
+	int rc;
+
+	if (c == NULL)
+		return ops_bad_arg(c, "batch cancel: no client");
+	if ((rc = name_ok(c, "batch cancel", name)) != 0)
+		return rc;
+	q.batch.name = msg_cstr(name);
+	q.batch.what = MSG_BATCH_CANCEL;
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if (out != NULL)
+		from_msg(&r.batch_info.one, out);
+	return 0;
+}
+
+int
 sluice_batch_set(struct sluice_client *c, const char *name,
     const struct sluice_batch_callback *on_success,
     const struct sluice_batch_callback *on_complete, int close,
@@ -133,6 +171,11 @@ sluice_batch_set(struct sluice_client *c, const char *name,
 		return ops_bad_arg(
 		    c, "batch set: nothing to do (a callback, or close)");
 	s->name = msg_cstr(name);
+	if ((on_success != NULL &&
+	        (rc = callback_ok(c, "on_success", on_success)) != 0) ||
+	    (on_complete != NULL &&
+	        (rc = callback_ok(c, "on_complete", on_complete)) != 0))
+		return rc;
 	if (on_success != NULL) {
 		if (on_success->payload == NULL && on_success->len > 0)
 			return ops_bad_arg(c, "batch set: no payload");

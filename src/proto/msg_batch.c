@@ -4,19 +4,16 @@
  *   batch_show  str16 name; flag 0x01 (list): u32 limit (1..1000)
  *               instead
  *   batch_set   str16 name, u8 what (0x01 on_success given, 0x02
- *               on_complete given, 0x04 close), str16 success tube, u32
- *               length + success payload, str16 complete tube, u32
- *               length + complete payload (a callback not given: empty
- *               tube and payload; given with an empty tube: removed)
- *   reply       str16 name, u64 total, waiting, ready, delayed, taken,
- *               buried, acked, failed, u64 started_at, u64 ended_at, u8
- *               state (0x01 closed, 0x02 ended), u8 owed, u8 fired,
- *               str16 success tube, u64 success id, str16 complete
- *               tube, u64 complete id; flag 0x01 (the answer of a
- *               list): u64 total (the batches the server holds), u32 n,
- *               then n batches, each as above
- * Names are 1..MSG_BATCH_NAME_MAX bytes here; the server checks their
- * alphabet. */
+ *               on_complete given, 0x04 close, 0x08 cancel), str16
+ *               success tube, u32 length + success payload, str16
+ *               complete tube, u32 length + complete payload (a callback not
+ * given: empty tube and payload; given with an empty tube: removed) reply str16
+ * name, u64 total, waiting, ready, delayed, taken, buried, acked, failed, u64
+ * started_at, u64 ended_at, u8 state (0x01 closed, 0x02 ended), u8 owed, u8
+ * fired, str16 success tube, u64 success id, str16 complete tube, u64 complete
+ * id; flag 0x01 (the answer of a list): u64 total (the batches the server
+ * holds), u32 n, then n batches, each as above Names are 1..MSG_BATCH_NAME_MAX
+ * bytes here; the server checks their alphabet. */
 #include <string.h>
 
 #include "proto/msg.h"

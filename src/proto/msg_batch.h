@@ -12,7 +12,8 @@ enum {
 	MSG_BATCH_SUCCESS = 0x01,  /* batch_set: on_success given */
 	MSG_BATCH_COMPLETE = 0x02, /* on_complete given */
 	MSG_BATCH_CLOSE = 0x04,    /* close the batch (after the callbacks) */
-	MSG_BATCH_ALL = 0x07,
+	MSG_BATCH_CANCEL = 0x08,   /* close it and cancel its live tasks */
+	MSG_BATCH_ALL = 0x0f,
 	MSG_BATCHES_MAX = 1000, /* batches in one list (batch_show 0x01) */
 };
 

@@ -92,7 +92,7 @@ msg_result_get_rep(
 	if (final > 1 || !result_ok(x->state, x->final))
 		return SLUICE_EPROTO;
 	TRY(msg_get_tube(r, true, &x->tube));
-	return msg_get_text(r, MSG_TEXT_MAX, &x->text);
+	return msg_get_text(r, MSG_RESULT_MAX, &x->text);
 }
 
 static uint8_t
@@ -116,7 +116,7 @@ msg_result_put_rep(struct buf *b, const struct msg_rep *m)
 	buf_put_u8(b, x->final ? 1 : 0);
 	buf_put_u64(b, x->time);
 	TRY(msg_put_tube(b, x->tube, true));
-	return msg_put_text(b, x->text, MSG_TEXT_MAX);
+	return msg_put_text(b, x->text, MSG_RESULT_MAX);
 }
 
 const struct msg_family msg_result_family = {

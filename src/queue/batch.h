@@ -143,6 +143,12 @@ struct batch *queue_batch_owed(const struct queue *q);
 int queue_decide_batch_fire(
     struct queue *q, int64_t now, const struct batch *b, struct qrec *out);
 
+/* The ids of the live tasks (waiting, ready, delayed, taken) of the batch
+ * `name`, newest first, into *ids (to free; NULL when none) and *n:
+ * SLUICE_ENOTFOUND, SLUICE_ENOMEM. O(members) (batch_live.c). */
+int queue_batch_live_ids(const struct queue *q, const char *name, size_t len,
+    uint64_t **ids, size_t *n);
+
 /* The counts of the batch `name` (SLUICE_ENOTFOUND). O(members). */
 int queue_batch_show(const struct queue *q, const char *name, size_t len,
     struct queue_batch_info *out);

@@ -119,8 +119,8 @@ outcome_put(struct queue *q, uint64_t id, int kind, int64_t time,
 		return;
 	if (tube_len > QREC_NAME_MAX)
 		tube_len = 0;
-	if (text_len > QREC_ERROR_MAX)
-		text_len = QREC_ERROR_MAX;
+	if (text_len > QREC_RESULT_MAX)
+		text_len = QREC_RESULT_MAX;
 	if (idx_reserve(&q->oc.ids, 1) != 0 ||
 	    (o = malloc(sizeof(*o) + tube_len + text_len)) == NULL)
 		return;
@@ -611,7 +611,7 @@ qs_outcome_load(struct queue *q, struct rd *r)
 	int64_t time = rd_i64(r), expires = rd_i64(r);
 	size_t tube_len, text_len;
 	const char *tube = rd_str16(r, QREC_NAME_MAX, &tube_len);
-	const char *text = rd_str16(r, QREC_ERROR_MAX, &text_len);
+	const char *text = rd_str16(r, QREC_RESULT_MAX, &text_len);
 
 	if (rd_failed(r) || rd_left(r) != 0 || id == 0 || id >= q->next_id ||
 	    !kind_ok(kind) || time < 0 || time > QREC_TIME_MAX ||

@@ -34,6 +34,10 @@ enum fault_pause {
 	FAULT_PAUSE_FSYNC,   /* before each fdatasync of the log: a slow disk */
 	FAULT_PAUSE_REMOVE,  /* before the log's needless segments are
 	                      * removed (a slow unlink and directory sync) */
+	FAULT_PAUSE_BATCH_FIRE, /* a leader holds an ended batch's callbacks
+	                         * this long after its end (read with
+	                         * FAULT_PAUSE_MS; nothing sleeps), so that
+	                         * a test kills it between the two */
 	FAULT_PAUSE_COUNT
 };
 
@@ -78,7 +82,8 @@ void fault_pause(enum fault_pause point);
 unsigned fault_pause_ms(enum fault_pause point);
 
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
- * "POINT:MS" with POINT recover, fsync or remove. NULL or "" arms nothing.
+ * "POINT:MS" with POINT recover, fsync, remove or batch_fire. NULL or ""
+ * arms nothing.
  * Returns 0, or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);
 

@@ -216,6 +216,20 @@ test_diamond_cli(void **state)
 	                     "-t", "cli", NULL),
 	    0);
 	assert_non_null(strstr(out, "waiting"));
+	/* stats: a WAITING column once a task waits */
+	assert_int_equal(
+	    it_cli(s->url, NULL, out, sizeof(out), NULL, 0, "stats", NULL), 0);
+	assert_non_null(strstr(out, "BURIED   WAITING  OLDEST"));
+	{
+		const char *row = strstr(out, "\ncli ");
+		unsigned long long n[5];
+
+		assert_non_null(row);
+		assert_int_equal(sscanf(row + 5, "%llu %llu %llu %llu %llu",
+		                     &n[0], &n[1], &n[2], &n[3], &n[4]),
+		    5);
+		assert_true(n[0] == 1 && n[4] == 3); /* A ready; B, C, D wait */
+	}
 	run(c, "cli", g.a, "ra");
 	run(c, "cli", g.b, "rb");
 	run(c, "cli", g.c, "rc");

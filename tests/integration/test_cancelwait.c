@@ -666,6 +666,121 @@ test_http_result_and_cancel(void **state)
 	sluice_close(c);
 }
 
+/* A result over 1,024 bytes (the wait reply cut it there, and the
+ * outcome kept at most 4,096 of it): 65,535 bytes, the most an ack takes,
+ * come back whole through libsluice, the CLI and HTTP, after a snapshot
+ * and a kill -9 too. */
+static void
+test_wait_gets_a_long_result(void **state)
+{
+	static char haddr[32];
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct sluice_outcome o;
+	char idtxt[32], path[96], *big = malloc(65536), *body = NULL;
+	int hport = it_free_port();
+	uint64_t id;
+
+	assert_non_null(big);
+	for (int i = 0; i < 65535; i++)
+		big[i] = (char)('a' + i % 26);
+	big[65535] = '\0';
+	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", hport);
+	s->args[0] = "--http";
+	s->args[1] = haddr;
+	s->args[2] = NULL;
+	it_start(s);
+	c = it_client(s);
+	id = it_put(c, "long", "x");
+	t = it_take(c, "long", 0, 0);
+	ack_result(c, t, big);
+	sluice_task_free(t);
+	for (int round = 0; round < 2; round++) {
+		it_rc(c, sluice_wait(c, id, 0, &o), 0);
+		assert_true(o.final);
+		assert_int_equal(o.text_len, 65535);
+		assert_memory_equal(o.text, big, 65535);
+		snprintf(idtxt, sizeof(idtxt), "%llu", (unsigned long long)id);
+		assert_int_equal(it_sluice(s, "wait", idtxt, NULL), 0);
+		out_has(big + 65535 - 100); /* its end */
+		snprintf(path, sizeof(path), "/v1/tasks/%s/result", idtxt);
+		body = it_http_get(hport, path, 200);
+		body_has(body, big + 65535 - 100);
+		free(body);
+		if (round == 0) {
+			it_rc(c, sluice_snapshot(c, NULL), 0);
+			it_crash_restart(s, &c);
+		}
+	}
+	free(big);
+	sluice_close(c);
+}
+
+struct acker {
+	struct sluice_client *c;
+	uint64_t id, lease;
+	int rc;
+};
+
+static void *
+ack_thread(void *arg)
+{
+	struct acker *a = arg;
+	struct sluice_ack_opts o = { NULL, "late" };
+
+	a->rc = sluice_ack_opts(a->c, a->id, a->lease, &o, NULL);
+	return NULL;
+}
+
+/* A wait answers only what the log holds: an ack on its way to a slow
+ * disk (each durable write held 0.7 s) is applied at once, but a wait
+ * asking then is answered only once the ack is durable, so a kill -9
+ * right after the answer loses nothing it said (the answer came before
+ * the ack was durable, and the restarted server had the task ready
+ * again). */
+static void
+test_wait_answers_only_what_the_log_holds(void **state)
+{
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_client *c;
+	struct sluice_task *t;
+	struct sluice_outcome o;
+	struct acker a = { 0 };
+	pthread_t th;
+	uint64_t id;
+
+	int64_t end;
+
+	s->prog = "sluiced-fault";
+	setenv("SLUICE_FAULT_PAUSE", "fsync:700", 1);
+	it_start(s);
+	unsetenv("SLUICE_FAULT_PAUSE"); /* its restart has a quick disk */
+	c = it_client(s);
+	id = it_put(c, "slow", "x");
+	t = it_take(c, "slow", 5000, 0);
+	a.c = it_client(s);
+	a.id = id;
+	a.lease = t->lease;
+	assert_int_equal(pthread_create(&th, NULL, ack_thread, &a), 0);
+	end = it_mono_ms() + 20000;
+	do { /* final once the ack is applied (before the fix), durable */
+		it_rc(c, sluice_wait(c, id, 0, &o), 0);
+		assert_true(it_mono_ms() < end);
+	} while (!o.final);
+	assert_string_equal(o.text, "late");
+	t_srv_stop(s, 9);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	sluice_close(a.c);
+	sluice_close(c);
+	it_start(s);
+	c = it_client(s);
+	is_done(c, id, "late");
+	assert_null(it_peek(c, id));
+	sluice_task_free(t);
+	sluice_close(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, it_setup, it_node_teardown)
 
 int
@@ -681,6 +796,8 @@ main(void)
 		T(test_http_result_and_cancel),
 		T(test_waits_are_released_on_disconnect_and_timeout),
 		T(test_beanstalk_holder_of_a_cancelled_job),
+		T(test_wait_gets_a_long_result),
+		T(test_wait_answers_only_what_the_log_holds),
 	};
 	return cmocka_run_group_tests_name("cancelwait", tests, NULL, NULL);
 }

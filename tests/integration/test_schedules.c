@@ -1,7 +1,9 @@
 /* Schedules against real servers: a slot fires exactly once over a
- * kill -9 and restart and over a failover (a follower promoted just after
- * a slot fires it, once); the catch-up modes after downtime; pause and
- * resume; bad input refused with its specific error and nothing changed.
+ * kill -9 and restart (set through the CLI, read through HTTP after) and
+ * over a failover (set through HTTP; a follower promoted just after a
+ * slot fires it, once, as the CLI shows); the catch-up modes after downtime;
+ * pause and resume; bad input refused with its specific error and nothing
+ * changed.
  *
  * Cron has minute resolution, and a test cannot wait minutes: the servers
  * are sluiced-fault, whose wall clock runs SLUICE_CLOCK_SHIFT_MS ahead of
@@ -133,14 +135,23 @@ test_schedule_fires_once_over_a_crash(void **state)
 	struct t_srv *s = srv(state, "n");
 	struct sluice_client *c;
 	struct sluice_task *t;
-	char key[128];
+	static char http[32];
+	char key[128], *body;
+	int port = it_free_port();
 	int64_t m = next_minute();
 	size_t n;
 
+	snprintf(http, sizeof(http), "127.0.0.1:%d", port);
+	s->args[0] = "--http";
+	s->args[1] = http;
+	s->args[2] = NULL;
 	shift_to(m - LEAD_MS);
 	it_start(s);
 	c = it_client(s);
-	set(c, "every", "cron", "* * * * *", NULL);
+	assert_int_equal(
+	    it_sluice(s, "schedule", "set", "every", "-t", "cron", "--cron",
+	        "* * * * *", "--tz", "Europe/Paris", "tick", NULL),
+	    0);
 	wait_fired(c, "every", 1);
 	it_rc(c, sluice_snapshot(c, NULL), 0); /* the schedule in it */
 	it_crash_restart(s, &c); /* the same clock: just after the slot */
@@ -174,7 +185,11 @@ test_schedule_fires_once_over_a_crash(void **state)
 		assert_true(sc->next_at == (uint64_t)(m + 120000));
 		sluice_schedule_free(sc);
 	}
-	/* the CLI reads the same after the restarts */
+	/* HTTP and the CLI read the same after the restarts */
+	body = it_http_get(port, "/v1/schedules/every", 200);
+	assert_non_null(strstr(body, "\"fired\":2"));
+	assert_true(it_json_num(body, NULL, "next_at") == (double)(m + 120000));
+	free(body);
 	assert_int_equal(
 	    it_sluice(s, "schedule", "show", "every", "--json", NULL), 0);
 	assert_non_null(strstr(it_out, "\"fired\":2,\"skipped\":0"));
@@ -391,14 +406,26 @@ test_schedule_failover_fires_once(void **state)
 	int64_t m = next_minute();
 	size_t n;
 
+	static char http[32];
+	char *body = NULL;
+	int port = it_free_port();
+
 	it_node_init(state, &l, "l");
 	it_node_init(state, &f, "f");
 	l.s->prog = f.s->prog = "sluiced-fault";
+	snprintf(http, sizeof(http), "127.0.0.1:%d", port);
+	it_node_arg(&l, "--http", http);
+	it_node_arg(&l, "--http-admin", "--http-admin");
 	it_node_follows(&f, &l);
 	shift_to(m - 4000);
 	it_node_start(&l);
 	it_node_start(&f);
-	set(l.c, "fo", "cron", "* * * * *", "none");
+	assert_int_equal(it_http(port, "PUT",
+	                     "/v1/schedules/fo?tube=cron&cron=*+*+*+*+*&tz="
+	                     "Europe/Paris&catch_up=none",
+	                     NULL, "tick", &body),
+	    200);
+	free(body);
 	it_node_caught_up(&l, &f);
 	it_node_kill(&l);
 	/* the follower fires nothing while it follows */
@@ -413,6 +440,9 @@ test_schedule_failover_fires_once(void **state)
 	key_of("fo", m, key, sizeof(key));
 	assert_string_equal(t[0].key, key);
 	sluice_task_free(t);
+	assert_int_equal(
+	    it_sluice(f.s, "schedule", "show", "fo", "--json", NULL), 0);
+	assert_non_null(strstr(it_out, "\"fired\":1,\"skipped\":0"));
 	/* restarted alone, it leads again and fires nothing twice */
 	it_node_kill(&f);
 	for (size_t a = 0; f.s->args[a] != NULL; a += 2)

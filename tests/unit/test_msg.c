@@ -3058,6 +3058,29 @@ test_doc_examples_batches(void **state)
 	        .op = MSG_OP_BATCH_SHOW, .batch = { .name = S("b1") } });
 	assert_hex(&b, "53 01 2b 00 02 00 62 31");
 	assert_int_equal(msg_decode_req(b.data, b.len, NULL, &q), 0);
+	/* its reply once the batch ended, both tasks acked, on_success put
+	 * as task 9 */
+	encode_rep(&b,
+	    &(struct msg_rep) { .op = MSG_OP_BATCH_SHOW,
+	        .batch_info = { .one = { .name = S("b1"),
+	                            .total = 2,
+	                            .acked = 2,
+	                            .started_at = 1700000000000ULL,
+	                            .ended_at = 1700000001000ULL,
+	                            .closed = true,
+	                            .ended = true,
+	                            .fired = MSG_BATCH_SUCCESS,
+	                            .success_tube = S("ok"),
+	                            .success_id = 9 } } });
+	assert_hex(&b,
+	    "53 01 2b 00 00 00 02 00 62 31 02 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 02 00 00 00 00 00"
+	    "00 00 00 00 00 00 00 00 00 00 00 68 e5 cf 8b 01"
+	    "00 00 e8 6b e5 cf 8b 01 00 00 03 00 01 02 00 6f"
+	    "6b 09 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+	    "00 00 00");
 	/* a batch_set that asks nothing, or a name of 0 bytes: EINVAL */
 	buf_reset(&b);
 	buf_put(&b,

@@ -294,6 +294,38 @@ test_complete_with_failures(void **state)
 	check(h);
 }
 
+/* The live tasks of a batch (its cancel's list): waiting, ready, taken,
+ * newest first (a child before its parent); not the acked, the buried,
+ * another batch's; an unknown batch is not found. */
+static void
+test_live_ids(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, b, c, d, e, other, *ids;
+	size_t n;
+
+	assert_int_equal(bput(h, "lv", "A", 0, &a), 0);
+	assert_int_equal(bput(h, "lv", "B", 0, &b), 0);
+	assert_int_equal(bput(h, "lv", "C", 0, &c), 0);
+	assert_int_equal(bput(h, "lv", "D", 0, &d), 0);
+	assert_int_equal(bput(h, "lv", "E", c, &e), 0); /* waits for C */
+	assert_int_equal(bput(h, "other", "X", 0, &other), 0);
+	assert_int_equal(take(h, "t"), a);
+	ack(h, a);
+	assert_int_equal(take(h, "t"), b);
+	fail_fatal(h, b);                  /* buried */
+	assert_int_equal(take(h, "t"), c); /* taken */
+	assert_int_equal(queue_batch_live_ids(h->q, "lv", 2, &ids, &n), 0);
+	assert_int_equal(n, 3);
+	assert_true(ids[0] == e && ids[1] == d && ids[2] == c);
+	free(ids);
+	assert_int_equal(
+	    queue_batch_live_ids(h->q, "nope", 4, &ids, &n), SLUICE_ENOTFOUND);
+	assert_null(ids);
+	assert_int_equal(n, 0);
+	check(h);
+}
+
 /* Closing an empty batch ends it at once; a batch of none but callbacks
  * too. A batch is forgotten the dedup window after its end. */
 static void
@@ -602,6 +634,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_success),
 		T(test_complete_with_failures),
+		T(test_live_ids),
 		T(test_close_empty_and_forget),
 		T(test_bad_input),
 		T(test_records),

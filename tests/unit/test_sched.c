@@ -393,6 +393,64 @@ test_sched_dst_days_with_a_fixed_clock(void **state)
 	    "ny-h@2026-11-01T08:00Z");
 }
 
+/* Sets schedule `name` of tube `tube` in zone `tz`. */
+static void
+set_in(struct tq *h, const char *name, const char *cron, const char *tube,
+    const char *tz)
+{
+	struct queue_sched_req r = req(name, cron);
+	struct qrec rec;
+	char err[160];
+
+	r.tube = tube;
+	r.tube_len = strlen(tube);
+	r.tz = tz;
+	r.tz_len = strlen(tz);
+	assert_int_equal(
+	    queue_decide_sched_set(h->q, h->now, &r, &rec, err, sizeof(err)),
+	    0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* The other two days, the same way: Paris's fall-back day (2026-10-25,
+ * 03:00 CEST -> 02:00 CET at 01:00 UTC) and New York's spring-forward day
+ * (2026-03-08, 02:00 EST -> 03:00 EDT at 07:00 UTC). */
+static void
+test_sched_other_dst_days_with_a_fixed_clock(void **state)
+{
+	struct tq *h = *state;
+	char keys[2048];
+
+	h->now = utc(2026, 10, 24, 21, 0); /* 23:00 CEST */
+	set_in(h, "pf-h", "0 1-4 * * *", "pf", "Europe/Paris");
+	set_in(h, "pf-230", "30 2 * * *", "pf", "Europe/Paris");
+	for (int m = 0; m < 8 * 60; m++) {
+		h->now += 60000;
+		leader_turn(h);
+	}
+	keys_of(h, "pf", keys, sizeof(keys));
+	/* 01:00 CEST, 02:00 CEST, 02:30 CEST (neither again in CET),
+	 * 03:00 CET, 04:00 CET */
+	assert_string_equal(keys,
+	    "pf-h@2026-10-24T23:00Z pf-h@2026-10-25T00:00Z "
+	    "pf-230@2026-10-25T00:30Z pf-h@2026-10-25T02:00Z "
+	    "pf-h@2026-10-25T03:00Z");
+
+	h->now = utc(2026, 3, 8, 4, 0); /* 23:00 EST */
+	set_in(h, "nys-h", "0 0-3 * * *", "nys", "America/New_York");
+	set_in(h, "nys-230", "30 2 * * *", "nys", "America/New_York");
+	for (int m = 0; m < 8 * 60; m++) {
+		h->now += 60000;
+		leader_turn(h);
+	}
+	keys_of(h, "nys", keys, sizeof(keys));
+	/* 00:00 EST, 01:00 EST; at 03:00 EDT 02:30 (of the gap), and 03:00
+	 * for 02:00 and 03:00 at once */
+	assert_string_equal(keys,
+	    "nys-h@2026-03-08T05:00Z nys-h@2026-03-08T06:00Z "
+	    "nys-230@2026-03-08T07:00Z nys-h@2026-03-08T07:00Z");
+}
+
 /* Random sets, replacements, pauses, resumes, deletes and leader turns
  * at random times, and FIREs of random slots decided from old states: a
  * slot never puts two tasks (every key once), apply refuses what decide
@@ -506,6 +564,9 @@ main(void)
 		    test_sched_memory_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_sched_dst_days_with_a_fixed_clock, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_sched_other_dst_days_with_a_fixed_clock, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_sched_random_steps_keep_each_slot_once, setup,
 		    teardown),

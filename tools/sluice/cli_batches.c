@@ -16,6 +16,7 @@ static const char batch_usage[] =
     "       sluice batch set NAME [--on-success TUBE[:PAYLOAD]]\n"
     "                [--on-complete TUBE[:PAYLOAD]] [--close] [--json]\n"
     "       sluice batch close NAME [--json]\n"
+    "       sluice batch cancel NAME [--json]\n"
     "       sluice batch list [--limit N] [--json]\n";
 static const char batch_help[] =
     "\nTasks put with --batch NAME form a batch. Once closed (batch close,\n"
@@ -27,7 +28,11 @@ static const char batch_help[] =
     "acked, on_complete in any case, each a task in its TUBE whose\n"
     "payload is a JSON object of the batch's counts with PAYLOAD as its\n"
     "\"payload\" string. An ended batch is kept, for show, the server's\n"
-    "dedup window (10 minutes by default); then its name is free again.\n\n"
+    "dedup window (10 minutes by default); then its name is free again.\n"
+    "batch cancel closes it and cancels each of its live tasks as `sluice\n"
+    "cancel` does (a taken one goes when its lease ends, its worker's\n"
+    "touch refused with \"cancelled\"): it ends as its last task goes,\n"
+    "and on_complete is put (on_success is not).\n\n"
     "      --on-success TUBE[:PAYLOAD]   the callback when every task was\n"
     "                                    acked (TUBE '' removes it)\n"
     "      --on-complete TUBE[:PAYLOAD]  the callback when every task\n"
@@ -71,9 +76,22 @@ print_batch_json(const struct sluice_batch *b)
 	printf("}");
 }
 
+/* A callback's line: its tube, and the task it put ("not put yet"
+ * before the batch ends). */
+static void
+callback_text(const char *which, const char *tube, uint64_t id)
+{
+	if (id != 0)
+		printf("  %s -> %s (task %" PRIu64 ")\n", which, tube, id);
+	else
+		printf("  %s -> %s (not put yet)\n", which, tube);
+}
+
 static void
 print_batch(const struct sluice_batch *b, bool json)
 {
+	char started[64], ended[64];
+
 	if (json) {
 		print_batch_json(b);
 		printf("\n");
@@ -88,14 +106,13 @@ print_batch(const struct sluice_batch *b, bool json)
 	    b->total, b->waiting, b->ready, b->delayed, b->taken);
 	printf("  acked %" PRIu64 "  buried %" PRIu64 "  failed %" PRIu64 "\n",
 	    b->acked, b->buried, b->failed);
-	printf("  started_at %" PRIu64 "  ended_at %" PRIu64 "\n",
-	    b->started_at, b->ended_at);
+	cli_fmt_time(started, sizeof(started), b->started_at);
+	cli_fmt_time(ended, sizeof(ended), b->ended_at);
+	printf("  started_at %s  ended_at %s\n", started, ended);
 	if (b->success_tube[0] != '\0')
-		printf("  on_success -> %s (task %" PRIu64 ")\n",
-		    b->success_tube, b->success_id);
+		callback_text("on_success", b->success_tube, b->success_id);
 	if (b->complete_tube[0] != '\0')
-		printf("  on_complete -> %s (task %" PRIu64 ")\n",
-		    b->complete_tube, b->complete_id);
+		callback_text("on_complete", b->complete_tube, b->complete_id);
 }
 
 /* TUBE[:PAYLOAD] into `cb` (borrowing `arg`, cut at the colon). */
@@ -221,13 +238,14 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 		return cli_usage_error(cli, "batch: --limit is list's");
 	if (optind + 2 != argc)
 		return cli_usage_error(cli,
-		    "batch: give show, set or close, and one NAME (or list)");
+		    "batch: give show, set, close or cancel, and one NAME (or "
+		    "list)");
 	verb = argv[optind];
 	name = argv[optind + 1];
 	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 &&
-	    strcmp(verb, "close") != 0)
+	    strcmp(verb, "close") != 0 && strcmp(verb, "cancel") != 0)
 		return cli_usage_error(
-		    cli, "batch: '%s' is not show, set or close", verb);
+		    cli, "batch: '%s' is not show, set, close or cancel", verb);
 	if (strcmp(verb, "set") != 0 && (has_s || has_k || close))
 		return cli_usage_error(
 		    cli, "batch %s: only set takes those options", verb);
@@ -240,6 +258,8 @@ cmd_batch(struct cli *cli, int argc, char **argv)
 		rc = sluice_batch_show(cli->c, name, &b);
 	else if (strcmp(verb, "close") == 0)
 		rc = sluice_batch_set(cli->c, name, NULL, NULL, 1, &b);
+	else if (strcmp(verb, "cancel") == 0)
+		rc = sluice_batch_cancel(cli->c, name, &b);
 	else
 		rc = sluice_batch_set(cli->c, name, has_s ? &s : NULL,
 		    has_k ? &k : NULL, close, &b);

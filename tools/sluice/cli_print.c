@@ -66,7 +66,8 @@ fmt_holder(char *out, size_t n, const struct sluice_task *t)
 static void
 task_deps_text(FILE *f, const struct sluice_task *t)
 {
-	static const char *const outcomes[] = { "waiting", "acked", "failed" };
+	static const char *const outcomes[] = { "not finished", "acked",
+		"failed" };
 	static const char *const rules[] = { "fail", "ignore", "cancel" };
 
 	if (t->nparents > 0) {
@@ -310,8 +311,20 @@ cli_print_list_next(FILE *f, uint64_t next, bool json)
 
 /* ---- stats --------------------------------------------------------------- */
 
+/* A tube's waiting tasks (its "waiting" pair; 0 when it has none). */
+static uint64_t
+waiting_of(const struct sluice_tube_stats *t)
+{
+	uint64_t v = 0;
+
+	(void)sluice_kv_get(t->kv, t->nkv, "waiting", &v);
+	return v;
+}
+
+/* A tube's row; with `waiting`, a WAITING column after BURIED. */
 static void
-counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
+counts_row(
+    FILE *f, const char *name, const struct sluice_tube_stats *t, bool waiting)
 {
 	char age[32], paused[48];
 
@@ -320,11 +333,11 @@ counts_row(FILE *f, const char *name, const struct sluice_tube_stats *t)
 	else
 		snprintf(age, sizeof(age), "-");
 	cli_fmt_time(paused, sizeof(paused), t->paused_until);
-	fprintf(f,
-	    "%-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-	    "  %-12s %s\n",
-	    name, t->ready, t->delayed, t->taken, t->buried, age,
-	    t->paused_until ? paused : "-");
+	fprintf(f, "%-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64,
+	    name, t->ready, t->delayed, t->taken, t->buried);
+	if (waiting)
+		fprintf(f, " %9" PRIu64, waiting_of(t));
+	fprintf(f, "  %-12s %s\n", age, t->paused_until ? paused : "-");
 }
 
 static bool
@@ -458,6 +471,8 @@ own_settings(FILE *f, const struct sluice_stats *s)
 void
 cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 {
+	bool waiting;
+
 	if (json) {
 		json_stats(f, s);
 		fputc('\n', f);
@@ -470,11 +485,19 @@ cli_print_stats(FILE *f, const struct sluice_stats *s, bool json)
 	fprintf(f, "lsn         %" PRIu64 " (durable %" PRIu64 ")\n", s->lsn,
 	    s->durable_lsn);
 	kvs_text(f, "node", s->kv, s->nkv);
-	fprintf(f, "\n%-24s %9s %9s %9s %9s  %-12s %s\n", "TUBE", "READY",
-	    "DELAYED", "TAKEN", "BURIED", "OLDEST", "PAUSED_UNTIL");
+	/* WAITING (tasks put after parents) only once some task waits:
+	 * the table stays as it was for those who use no dependencies */
+	waiting = waiting_of(&s->totals) > 0;
 	for (size_t i = 0; i < s->ntubes; i++)
-		counts_row(f, s->tubes[i].name, &s->tubes[i]);
-	counts_row(f, "(all tubes)", &s->totals);
+		waiting = waiting || waiting_of(&s->tubes[i]) > 0;
+	fprintf(f, "\n%-24s %9s %9s %9s %9s", "TUBE", "READY", "DELAYED",
+	    "TAKEN", "BURIED");
+	if (waiting)
+		fprintf(f, " %9s", "WAITING");
+	fprintf(f, "  %-12s %s\n", "OLDEST", "PAUSED_UNTIL");
+	for (size_t i = 0; i < s->ntubes; i++)
+		counts_row(f, s->tubes[i].name, &s->tubes[i], waiting);
+	counts_row(f, "(all tubes)", &s->totals, waiting);
 	own_settings(f, s);
 	if (s->ntubes == 1) {
 		fputc('\n', f);

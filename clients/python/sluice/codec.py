@@ -1143,6 +1143,16 @@ class Operations:
         return self._do(Request("batch_set", 0,
                                 str16(name) + bytes([what]) + fields, _batch))
 
+    def batch_cancel(self, name):
+        """Cancels a batch: closes it and cancels each of its live tasks
+        (a taken one when its lease ends, its worker's touch refused with
+        Cancelled); it ends then and puts on_complete alone. Returns the
+        batch (NotFound: no such batch)."""
+        empty = str16("") + blob(b"")
+        return self._do(Request("batch_set", 0,
+                                str16(name) + bytes([0x08]) + empty + empty,
+                                _batch))
+
     # -- the node
 
     def snapshot(self):

@@ -307,6 +307,27 @@ class ClientTest(ServerTest):
         with self.assertRaises(sluice.BadTube):
             self.c.batch_set("x", on_complete="no spaces")
         self.assertTrue(self.srv.cli("batch", "show", "py")["ended"])
+        # cancelled: its ready task gone at once, its taken one when
+        # the lease ends (the touch is Cancelled); on_complete alone
+        self.c.batch_set("pc", on_success="ok", on_complete="done")
+        self.c.put("pc", b"x", batch="pc")
+        self.c.put("pc", b"y", batch="pc")
+        t = self.c.take(["pc"])[0]
+        b = self.c.batch_cancel("pc")
+        self.assertEqual((b["closed"], b["ready"], b["taken"]),
+                         (True, 0, 1))
+        with self.assertRaises(sluice.Cancelled):
+            self.c.touch(t.id, t.lease)
+        self.c.ack(t.id, t.lease)
+        for _ in range(500):
+            b = self.c.batch_show("pc")
+            if b["on_complete"]["task"]:
+                break
+            time.sleep(0.02)
+        self.assertEqual((b["ended"], b["failed"], b["on_success"]["task"]),
+                         (True, 2, 0))
+        with self.assertRaises(sluice.NotFound):
+            self.c.batch_cancel("nope")
 
     def test_schedules(self):
         # A schedule set, listed with its next firing, shown with its

@@ -10,7 +10,16 @@
  * fire and never puts them again; one that applied the end but not the
  * fire (a leader that crashed in between) puts them once it leads.
  * poll wakes at once while a batch owes (ops_batch_next_wake), or a
- * second after a firing the log refused. */
+ * second after a firing the log refused.
+ *
+ * A batch_set with the cancel bit closes the batch and cancels each of
+ * its live tasks with a CANCEL record of its own (no record of its own:
+ * the batch ends as its last task goes, taken ones when their leases
+ * end, and on_complete fires then).
+ *
+ * A test build (sluiced-fault) may hold the firing: $SLUICE_FAULT_PAUSE
+ * "batch_fire:MS" makes a leader wait MS after a batch's end before it
+ * fires, so that a test can kill it in between (util/fault.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +29,7 @@
 #include "server/ops/ops.h"
 #include "server/ops/ops_int.h"
 #include "sluice.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 enum {
@@ -36,13 +46,27 @@ ops_batch_firings(void)
 	return firings;
 }
 
+/* When `b`'s callbacks may be put: at once, but in a test build that
+ * holds firings (FAULT_PAUSE_BATCH_FIRE) that long after its end. */
+static int64_t
+fire_at(const struct batch *b)
+{
+	unsigned ms = FAULT_PAUSE_MS(FAULT_PAUSE_BATCH_FIRE);
+
+	return ms == 0 ? 0 : b->ended_at + (int64_t)ms;
+}
+
 int64_t
 ops_batch_next_wake(struct core *c)
 {
+	const struct batch *b;
+	int64_t at;
+
 	if (c->follower || c->fenced || c->handing ||
-	    queue_batch_owed(c->q) == NULL)
+	    (b = queue_batch_owed(c->q)) == NULL)
 		return INT64_MAX;
-	return retry_at > c->now ? retry_at : c->now;
+	at = retry_at > c->now ? retry_at : c->now;
+	return fire_at(b) > at ? fire_at(b) : at;
 }
 
 void
@@ -58,7 +82,7 @@ ops_batch_run(struct core *c)
 		uint64_t lsn;
 		int rc;
 
-		if ((b = queue_batch_owed(c->q)) == NULL)
+		if ((b = queue_batch_owed(c->q)) == NULL || fire_at(b) > c->now)
 			return;
 		rc = queue_decide_batch_fire(c->q, c->now, b, &r);
 		if (rc == 0)
@@ -124,7 +148,7 @@ reply_one(struct core *c, struct face_ctx *ctx, uint8_t op,
 		return;
 	}
 	to_msg(&i, &rep.batch_info.one);
-	ops_reply(c, ctx, &rep);
+	ops_reply_applied(c, ctx, &rep);
 }
 
 static const char *
@@ -143,14 +167,42 @@ set_err(int rc)
 	case SLUICE_ELIMIT:
 		return "the server holds as many batches (100,000) as it may";
 	case SLUICE_ENOTFOUND:
-		return "no such batch: nothing to close";
+		return "no such batch: nothing to close or cancel";
 	default:
 		return sluice_strerror(rc);
 	}
 }
 
+/* Cancels the live tasks of batch `name` (closed already), each as
+ * `sluice cancel` does: one CANCEL record a task, a taken one marked. A
+ * task of a tube the token may not see is left alone; one gone since
+ * (its parent's cancel rule) or cancelled already is no error. */
+static int
+cancel_members(
+    struct core *c, const struct tokens_entry *tok, const struct msg_str *name)
+{
+	uint64_t *ids, lsn;
+	size_t n;
+	int rc = queue_batch_live_ids(c->q, name->p, name->len, &ids, &n);
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct qrec r;
+
+		if (ops_auth_hidden(c, tok, ids[i]))
+			continue;
+		rc = queue_decide_cancel(c->q, c->now, ids[i], &r);
+		if (rc == SLUICE_ECANCELED || rc == SLUICE_ENOTFOUND)
+			rc = 0;
+		else if (rc == 0)
+			rc = core_commit(c, &r, 0, &lsn);
+	}
+	free(ids);
+	return rc;
+}
+
 static void
-batch_set(struct core *c, struct face_ctx *ctx, const struct msg_batch_req *m)
+batch_set(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_batch_req *m)
 {
 	struct qrec r;
 	uint64_t lsn;
@@ -170,11 +222,13 @@ batch_set(struct core *c, struct face_ctx *ctx, const struct msg_batch_req *m)
 		if (rc == 0)
 			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	}
-	if (rc == 0 && (m->what & MSG_BATCH_CLOSE)) {
+	if (rc == 0 && (m->what & (MSG_BATCH_CLOSE | MSG_BATCH_CANCEL))) {
 		rc = queue_decide_batch_close(c->q, m->name.p, m->name.len, &r);
 		if (rc == 0 && r.type != QREC_NONE)
 			rc = core_commit(c, &r, WAL_RETRY, &lsn);
 	}
+	if (rc == 0 && (m->what & MSG_BATCH_CANCEL))
+		rc = cancel_members(c, tok, &m->name);
 	if (rc != 0) {
 		core_reply_err(c, ctx, MSG_OP_BATCH_SET, rc,
 		    "batch set '%.*s': %s; nothing was changed",
@@ -214,10 +268,11 @@ reply_list(struct core *c, struct face_ctx *ctx, uint32_t limit)
 }
 
 void
-ops_batch(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
+ops_batch(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
+    const struct msg_req *req)
 {
 	if (req->op == MSG_OP_BATCH_SET) {
-		batch_set(c, ctx, &req->batch);
+		batch_set(c, ctx, tok, &req->batch);
 		return;
 	}
 	if (req->batch.list) {

@@ -183,6 +183,21 @@ ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep)
 }
 
 void
+ops_reply_applied(
+    struct core *c, struct face_ctx *ctx, const struct msg_rep *rep)
+{
+	struct core_reply_how how = {
+		.local = true, .read = true, .read_lsn = queue_lsn(c->q)
+	};
+
+	if (core_op_writes(rep->op)) {
+		ops_reply(c, ctx, rep);
+		return;
+	}
+	ops_reply_as(c, ctx, rep, &how);
+}
+
+void
 ops_reply_after(struct core *c, struct face_ctx *ctx, uint8_t op, uint64_t id,
     bool replaced)
 {
@@ -412,7 +427,7 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 		break;
 	case MSG_OP_BATCH_SHOW:
 	case MSG_OP_BATCH_SET:
-		ops_batch(c, ctx, &req);
+		ops_batch(c, ctx, tok, &req);
 		break;
 	case MSG_OP_AUTH:
 		/* without --auth there is nothing to bind */

@@ -34,6 +34,13 @@ enum {
  * fails answers an error instead). */
 void ops_reply(struct core *c, struct face_ctx *ctx, const struct msg_rep *rep);
 
+/* ops_reply for an answer that shows counts or outcomes no one task's
+ * records bound (a batch, a schedule, a task's outcome): a read waits
+ * until the log holds every record applied so far (queue_lsn), so that
+ * it never shows what a crash could undo (an ack, a firing). */
+void ops_reply_applied(
+    struct core *c, struct face_ctx *ctx, const struct msg_rep *rep);
+
 /* ops_reply sent as `how` says (core_reply_as). */
 void ops_reply_as(struct core *c, struct face_ctx *ctx,
     const struct msg_rep *rep, const struct core_reply_how *how);
@@ -155,7 +162,8 @@ bool ops_kick_bulk(
 
 /* tube_set, tube_show and tube_delete (`tok`: a tube set's quotas). */
 /* batches.c: batch_show, batch_set. */
-void ops_batch(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+void ops_batch(struct core *c, struct face_ctx *ctx,
+    const struct tokens_entry *tok, const struct msg_req *req);
 /* sched.c: sched_set, sched_list, sched_ctl. */
 void ops_sched(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 

@@ -46,8 +46,8 @@ reply_result(struct core *c, struct face_ctx *ctx, const struct queue_result *r)
 	m->time = r->final ? (uint64_t)r->time : 0;
 	m->tube = (struct msg_str) { r->tube, r->tube_len };
 	m->text = (struct msg_str) { r->text,
-		r->text_len < MSG_TEXT_MAX ? r->text_len : MSG_TEXT_MAX };
-	ops_reply(c, ctx, &rep);
+		r->text_len < MSG_RESULT_MAX ? r->text_len : MSG_RESULT_MAX };
+	ops_reply_applied(c, ctx, &rep);
 }
 
 static void

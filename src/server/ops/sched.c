@@ -310,7 +310,7 @@ reply_one(struct core *c, struct face_ctx *ctx, uint8_t op, const char *name,
 		rep.scheds.n = 1;
 		rep.scheds.v = &m;
 	}
-	ops_reply(c, ctx, &rep);
+	ops_reply_applied(c, ctx, &rep);
 }
 
 static void
@@ -387,7 +387,7 @@ sched_list(struct core *c, struct face_ctx *ctx, const struct msg_sched_ctl *m)
 		to_msg(queue_sched_at(c->q, i), m->payloads, &v[i]);
 	rep.scheds.n = (uint32_t)n;
 	rep.scheds.v = v;
-	ops_reply(c, ctx, &rep);
+	ops_reply_applied(c, ctx, &rep);
 	free(v);
 }
 

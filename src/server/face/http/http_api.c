@@ -62,7 +62,7 @@ static const char CROSS_SITE[] =
     "cross-site request refused: a write's Origin must be this server's "
     "own (programs send no Origin)";
 static const char READ_ONLY[] =
-    "read-only: kick, delete, flush, release, pause, update, tube "
+    "read-only: kick, delete, cancel, flush, release, pause, update, tube "
     "settings, schedules, snapshot and force need sluiced --http-admin";
 
 /* The built-in OpenAPI description (openapi.json, embedded at build). */
@@ -164,6 +164,8 @@ admin_op(const struct msg_req *r)
 	case MSG_OP_SCHED_SET:
 	case MSG_OP_SCHED_CTL:
 		return true;
+	case MSG_OP_BATCH_SET: /* a batch's cancel */
+		return (r->batch.what & MSG_BATCH_CANCEL) != 0;
 	}
 	return false;
 }
@@ -500,6 +502,8 @@ admin_route(struct http_api_call *c)
 		return strcmp(m, "DELETE") == 0;
 	if (strcmp(s0, "schedules") == 0)
 		return true; /* set, delete, pause, resume */
+	if (strcmp(s0, "batches") == 0)
+		return strcmp(verb, "cancel") == 0;
 	if (strcmp(s0, "tasks") != 0)
 		return false;
 	if (c->nseg == 2)

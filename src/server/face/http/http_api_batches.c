@@ -1,8 +1,8 @@
-/* http_api_batches - /v1/batches[/NAME[/close]] (http_api_batches.h):
- * each a wire request (batch_show, batch_set), a batch answered in the
- * JSON of `sluice batch show --json`; GET /v1/batches is batch_show's
- * list (flag 0x01): ?limit=N (1..1000, 100 by default) of them, open
- * ones first, as {"batches":[...],"total":N}. */
+/* http_api_batches - /v1/batches[/NAME[/close|/cancel]]
+ * (http_api_batches.h): each a wire request (batch_show, batch_set), a
+ * batch answered in the JSON of `sluice batch show --json`; GET
+ * /v1/batches is batch_show's list (flag 0x01): ?limit=N (1..1000, 100
+ * by default) of them, open ones first, as {"batches":[...],"total":N}. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -23,7 +23,9 @@ http_api_batches_methods(const struct http_api_call *c)
 		return HTTP_M_GET;
 	if (c->nseg == 2)
 		return HTTP_M_GET | HTTP_M_PUT;
-	if (c->nseg == 3 && strcmp(c->seg[2], "close") == 0)
+	if (c->nseg == 3 &&
+	    (strcmp(c->seg[2], "close") == 0 ||
+	        strcmp(c->seg[2], "cancel") == 0))
 		return HTTP_M_POST;
 	return 0;
 }
@@ -100,6 +102,11 @@ callback(struct http_api_call *c, const char *key, char *tube, size_t tcap,
 	b->what |= bit;
 	if (!http_query_str(&c->q, key, tube, tcap))
 		tube[0] = '\0'; /* on_success= : remove it */
+	else if (tube[0] != '\0' && !msg_tube_valid(tube, strlen(tube)))
+		http_query_bad(&c->q, key,
+		    "bad callback tube name: 1-200 bytes of A-Z a-z 0-9 _ . : "
+		    "/ "
+		    "-; nothing was changed");
 	snprintf(pkey, sizeof(pkey), "%s_payload", key);
 	if (!http_query_str(&c->q, pkey, pl, pcap))
 		pl[0] = '\0';
@@ -140,7 +147,8 @@ http_api_batches_route(struct http_api_call *c)
 	}
 	req.op = MSG_OP_BATCH_SET;
 	if (c->nseg == 3) {
-		req.batch.what = MSG_BATCH_CLOSE;
+		req.batch.what =
+		    c->seg[2][1] == 'l' ? MSG_BATCH_CLOSE : MSG_BATCH_CANCEL;
 	} else {
 		callback(c, "on_success", st, sizeof(st), sp, sizeof(sp),
 		    &req.batch, MSG_BATCH_SUCCESS);

@@ -2,9 +2,10 @@
  * GET /v1/batches (batch_show's list: ?limit=1..1000, 100 by default;
  * the open batches first), GET /v1/batches/NAME (batch_show), PUT
  * /v1/batches/NAME (batch_set: query parameters on_success=TUBE,
- * on_success_payload=TEXT, on_complete=TUBE, on_complete_payload=TEXT, close=1)
- * and POST /v1/batches/NAME/close; answered in the JSON of `sluice batch show
- * --json`. */
+ * on_success_payload=TEXT, on_complete=TUBE, on_complete_payload=TEXT,
+ * close=1), POST /v1/batches/NAME/close and POST /v1/batches/NAME/cancel
+ * (an admin write: closes it and cancels its live tasks); answered in the
+ * JSON of `sluice batch show --json`. */
 #ifndef SLUICE_SERVER_FACE_HTTP_HTTP_API_BATCHES_H
 #define SLUICE_SERVER_FACE_HTTP_HTTP_API_BATCHES_H
 
