@@ -82,6 +82,9 @@ struct deps {
 	                        commit */
 	uint8_t *scratch;    /* decide: the ids of a PUT_X's parents */
 	size_t scratch_cap;
+	struct dnode **pnode; /* a PUT_X's parents' nodes (NULL: none), */
+	uint8_t *pout;        /* and outcomes, from reserve to commit */
+	uint32_t pcap;
 };
 
 void deps_init(struct deps *d);
