@@ -253,6 +253,8 @@ msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t)
 int
 msg_put_task_deps(struct buf *b, const struct msg_task *t)
 {
+	uint8_t *w;
+
 	if (!t->has_deps)
 		return 0;
 	if (t->deps.nparents > MSG_AFTER_MAX ||
@@ -260,12 +262,15 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 	    t->deps.nshown > t->deps.nchildren ||
 	    t->deps.on_parent_failure > MSG_PARENT_CANCEL)
 		return SLUICE_EINVAL;
-	buf_put_u8(b, t->deps.on_parent_failure);
-	buf_put_u32(b, t->deps.pending);
-	buf_put_u16(b, (uint16_t)t->deps.nparents);
+	if (!buf_reserve(b, 7))
+		return 0; /* the buffer is failed: its owner sees it */
+	w = b->data + b->len;
+	w[0] = t->deps.on_parent_failure;
+	store32(w + 1, t->deps.pending);
+	le_store_u16(w + 5, (uint16_t)t->deps.nparents);
+	b->len += 7;
 	for (uint32_t i = 0; i < t->deps.nparents; i++) {
 		struct msg_parent p;
-		uint8_t *w;
 
 		if (t->deps.parents != NULL) {
 			p = t->deps.parents[i];
@@ -290,9 +295,13 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 			memcpy(w + 13, p.result.p, p.result.len);
 		b->len += 13 + p.result.len;
 	}
-	buf_put_u32(b, t->deps.nchildren);
-	buf_put_u16(b, (uint16_t)t->deps.nshown);
+	if (!buf_reserve(b, 6 + 8 * (size_t)t->deps.nshown))
+		return 0;
+	w = b->data + b->len;
+	store32(w, t->deps.nchildren);
+	le_store_u16(w + 4, (uint16_t)t->deps.nshown);
 	for (uint32_t i = 0; i < t->deps.nshown; i++)
-		buf_put_u64(b, t->deps.children[i]);
+		store64(w + 6 + 8 * (size_t)i, t->deps.children[i]);
+	b->len += 6 + 8 * (size_t)t->deps.nshown;
 	return 0;
 }

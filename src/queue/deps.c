@@ -40,7 +40,8 @@ node_free(struct dnode *n)
 	if (n == NULL)
 		return;
 	deps_parents_free(n);
-	free(n->children);
+	if (n->children != &n->first)
+		free(n->children);
 	free(n->result);
 	free(n);
 }
@@ -284,9 +285,19 @@ room_for_child(struct dnode *n)
 
 	if (n->nchildren < n->children_cap)
 		return 0;
-	cap = n->children_cap < 2 ? 2 : n->children_cap * 2;
-	if ((c = realloc(n->children, sizeof(*c) * cap)) == NULL)
+	if (n->children_cap == 0) {
+		n->children = &n->first; /* the first child: in the node */
+		n->children_cap = 1;
+		return 0;
+	}
+	cap = n->children_cap < 2 ? 4 : n->children_cap * 2;
+	if (n->children == &n->first) {
+		if ((c = malloc(sizeof(*c) * cap)) == NULL)
+			return SLUICE_ENOMEM;
+		memcpy(c, n->children, sizeof(*c) * n->nchildren);
+	} else if ((c = realloc(n->children, sizeof(*c) * cap)) == NULL) {
 		return SLUICE_ENOMEM;
+	}
 	n->children = c;
 	n->children_cap = cap;
 	return 0;
@@ -419,10 +430,12 @@ deps_put_commit(struct queue *q, const struct qrec_put *p)
 
 	(void)p;
 	d->child = NULL;
+	d->recheck_failed = false;
 	for (uint32_t i = 0; i < c->nparents; i++) {
 		struct dnode *n = d->pnode[i];
 		uint8_t o = d->pout[i];
 
+		d->recheck_failed |= o == QUEUE_DEP_FAILED;
 		if (n != NULL) {
 			/* A node made for this put takes the outcome its
 			 * parent already has (buried, done). */
@@ -637,14 +650,17 @@ tell_child(struct queue *q, struct dnode *p, uint64_t cid)
 /* The put of child c, just applied: decided at once when a parent has
  * failed already (its rule) or none is pending. */
 static int
-recheck(struct queue *q, struct dnode *c)
+recheck(struct queue *q, struct dnode *c, bool failed)
 {
-	struct task *t = qs_task(q, c->id);
+	struct task *t;
 	struct dnode tmp;
 
+	if (!failed && c->pending != 0)
+		return 0; /* it waits: nothing to decide */
+	t = qs_task(q, c->id);
 	if (t == NULL || t->state != QUEUE_WAITING)
 		return 0;
-	for (uint32_t i = 0; i < c->nparents; i++) {
+	for (uint32_t i = 0; failed && i < c->nparents; i++) {
 		if (parent_outcome(q, c->parents[i]) != QUEUE_DEP_FAILED)
 			continue;
 		if (c->on_parent == QUEUE_PARENT_IGNORE)
@@ -698,8 +714,9 @@ deps_after(struct queue *q, const struct qrec *rec)
 		break;
 	case QREC_PUT_X:
 		if ((n = deps_node(q, d->recheck)) != NULL)
-			rc = recheck(q, n);
+			rc = recheck(q, n, d->recheck_failed);
 		d->recheck = 0;
+		d->recheck_failed = false;
 		break;
 	default:
 		break;

@@ -11,7 +11,9 @@
  * its children does: the node remembers how the parent ended (acked,
  * with its result, or failed) so that a child taken later gets the
  * result, and a child put later is decided at once. An edge costs two
- * ids, 16 bytes: the child's parents[] and the parent's children[].
+ * ids, 16 bytes: the child's parents[] and the parent's children[]; a
+ * node keeps its first parent and its first child in itself (a chain or
+ * a fan-out's middle allocates no list).
  *
  *   put      every parent gets a node (if it has none) and the child in
  *            its children[]; the child's node lists its parents, and
@@ -54,7 +56,9 @@ struct dnode {
 	uint64_t *parents;  /* child side: the tasks it waits for (&one
 	                       when it is one: no allocation) */
 	uint64_t one;       /* the parent of a child of one */
-	uint64_t *children; /* parent side: the tasks that wait for it */
+	uint64_t *children; /* parent side: the tasks that wait for it
+	                       (&first while it is one) */
+	uint64_t first;     /* the child of a parent of one */
 	char *result;       /* acked with a result: a copy */
 	struct dnode *next; /* on the list to settle */
 	uint32_t nparents;
@@ -78,6 +82,7 @@ struct deps {
 	const char *ack_text; /* and its result (borrowed from the record) */
 	size_t ack_text_len;
 	uint64_t recheck;    /* a PUT_X's task, decided after its apply */
+	bool recheck_failed; /* and whether a parent of it had failed */
 	struct dnode *child; /* a PUT_X's node, between reserve and
 	                        commit */
 	uint8_t *scratch;    /* decide: the ids of a PUT_X's parents */
