@@ -34,6 +34,17 @@ deps_parents_free(struct dnode *n)
 	n->parents = NULL;
 }
 
+/* A node of nothing yet (zeroed in place: cheaper than calloc's). */
+static struct dnode *
+node_new(void)
+{
+	struct dnode *n = malloc(sizeof(*n));
+
+	if (n != NULL)
+		*n = (struct dnode) { 0 };
+	return n;
+}
+
 static void
 node_free(struct dnode *n)
 {
@@ -334,13 +345,14 @@ deps_put_reserve(struct queue *q, const struct qrec_put *p)
 	uint32_t i;
 	int rc;
 
-	if (deps_node(q, p->id) != NULL)
+	/* A new id (the put's apply checks it too): no node has it, as a
+	 * node is made only for a task put already. */
+	if (p->id < q->next_id)
 		return SLUICE_ECORRUPT;
-	for (uint32_t i = 0; i < p->nafter; i++)
+	for (i = 0; i < p->nafter; i++)
 		if (after_id(p, i) >= q->next_id)
 			return SLUICE_ECORRUPT;
-	if (parents_scratch(d, p->nafter) != 0 ||
-	    (c = calloc(1, sizeof(*c))) == NULL)
+	if (parents_scratch(d, p->nafter) != 0 || (c = node_new()) == NULL)
 		return SLUICE_ENOMEM;
 	c->parents = p->nafter == 1 ? &c->one : malloc(8 * (size_t)p->nafter);
 	if (c->parents == NULL ||
@@ -372,7 +384,7 @@ deps_put_reserve(struct queue *q, const struct qrec_put *p)
 		if (n == NULL && t == NULL)
 			continue; /* forgotten: done, nothing to keep */
 		if (n == NULL) {
-			if ((n = calloc(1, sizeof(*n))) == NULL) {
+			if ((n = node_new()) == NULL) {
 				rc = SLUICE_ENOMEM;
 				goto fail;
 			}
@@ -691,9 +703,11 @@ deps_after(struct queue *q, const struct qrec *rec)
 	switch (rec->type) {
 	case QREC_ACK:
 	case QREC_ACK_R:
+		/* (a task deleted by its ack was settled as it went) */
+		if (e->outcome != QREC_DONE && e->outcome != QREC_MOVED)
+			break;
 		n = deps_node(q, e->id);
-		if (n != NULL && n->outcome == QUEUE_DEP_PENDING &&
-		    (e->outcome == QREC_DONE || e->outcome == QREC_MOVED))
+		if (n != NULL && n->outcome == QUEUE_DEP_PENDING)
 			settle_done(q, n,
 			    rec->type == QREC_ACK_R       ? e->result
 			        : e->outcome == QREC_DONE ? e->text
