@@ -117,7 +117,10 @@ void deps_ack_result(
 
 /* apply of a PUT_X, around apply_put: reserve every allocation (0 or
  * SLUICE_ENOMEM; SLUICE_ECORRUPT for a parent that cannot be named),
- * then commit once the task is placed (waiting), or undo. */
+ * then commit once the task is placed (waiting), or undo. The reserve
+ * looks each parent up once and keeps its node and outcome for the
+ * commit: nothing but the placing of the put's own task may come
+ * between them. */
 int deps_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 int deps_put_reserve(struct queue *q, const struct qrec_put *p);
 void deps_put_commit(struct queue *q, const struct qrec_put *p);
