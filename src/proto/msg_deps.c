@@ -28,9 +28,42 @@
 
 enum { TAG_AFTER = 1, TAG_AFTER_KEYS = 2, TAG_BATCH = 3 };
 
+/* Little-endian loads and stores of the ids and lengths of a list: one
+ * instruction each (swapped on a big-endian host). */
+static inline uint64_t
+load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline void
+store64(uint8_t *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+store32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, sizeof(v));
+}
+
 static int
 get_after(struct rd *r, uint32_t len, struct msg_put *p)
 {
+	const uint8_t *ids;
 	struct rd s;
 
 	if (len < 1 || (len - 1) % 8 != 0)
@@ -42,8 +75,12 @@ get_after(struct rd *r, uint32_t len, struct msg_put *p)
 	p->nafter = (len - 1) / 8;
 	if (p->nafter > MSG_AFTER_MAX)
 		return SLUICE_ELIMIT;
-	GET_EACH(&p->after_it, &s, p->nafter, 0,
-	    (rd_u64(&s) == 0 ? SLUICE_EINVAL : 0));
+	/* Each id non-zero: checked in place, the iterator left at them. */
+	ids = rd_bytes(&s, 0);
+	for (uint32_t i = 0; i < p->nafter; i++)
+		if (load64(ids + 8 * (size_t)i) == 0)
+			return SLUICE_EINVAL;
+	msg_iter_start(&p->after_it, &s, p->nafter, 0);
 	return 0;
 }
 
@@ -216,6 +253,8 @@ msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t)
 int
 msg_put_task_deps(struct buf *b, const struct msg_task *t)
 {
+	uint8_t *w;
+
 	if (!t->has_deps)
 		return 0;
 	if (t->deps.nparents > MSG_AFTER_MAX ||
@@ -223,9 +262,13 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 	    t->deps.nshown > t->deps.nchildren ||
 	    t->deps.on_parent_failure > MSG_PARENT_CANCEL)
 		return SLUICE_EINVAL;
-	buf_put_u8(b, t->deps.on_parent_failure);
-	buf_put_u32(b, t->deps.pending);
-	buf_put_u16(b, (uint16_t)t->deps.nparents);
+	if (!buf_reserve(b, 7))
+		return 0; /* the buffer is failed: its owner sees it */
+	w = b->data + b->len;
+	w[0] = t->deps.on_parent_failure;
+	store32(w + 1, t->deps.pending);
+	le_store_u16(w + 5, (uint16_t)t->deps.nparents);
+	b->len += 7;
 	for (uint32_t i = 0; i < t->deps.nparents; i++) {
 		struct msg_parent p;
 
@@ -241,14 +284,24 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 			p.result.len = 0;
 		if (p.result.len > MSG_RESULT_MAX || p.id == 0 || p.outcome > 2)
 			return SLUICE_EINVAL;
-		buf_put_u64(b, p.id);
-		buf_put_u8(b, p.outcome);
-		buf_put_u32(b, (uint32_t)p.result.len);
-		buf_put(b, p.result.p, p.result.len);
+		/* id, outcome, length and result: one reservation */
+		if (!buf_reserve(b, 13 + p.result.len))
+			return 0; /* the buffer is failed: its owner sees it */
+		w = b->data + b->len;
+		store64(w, p.id);
+		w[8] = p.outcome;
+		store32(w + 9, (uint32_t)p.result.len);
+		if (p.result.len > 0)
+			memcpy(w + 13, p.result.p, p.result.len);
+		b->len += 13 + p.result.len;
 	}
-	buf_put_u32(b, t->deps.nchildren);
-	buf_put_u16(b, (uint16_t)t->deps.nshown);
+	if (!buf_reserve(b, 6 + 8 * (size_t)t->deps.nshown))
+		return 0;
+	w = b->data + b->len;
+	store32(w, t->deps.nchildren);
+	le_store_u16(w + 4, (uint16_t)t->deps.nshown);
 	for (uint32_t i = 0; i < t->deps.nshown; i++)
-		buf_put_u64(b, t->deps.children[i]);
+		store64(w + 6 + 8 * (size_t)i, t->deps.children[i]);
+	b->len += 6 + 8 * (size_t)t->deps.nshown;
 	return 0;
 }

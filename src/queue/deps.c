@@ -34,13 +34,25 @@ deps_parents_free(struct dnode *n)
 	n->parents = NULL;
 }
 
+/* A node of nothing yet (zeroed in place: cheaper than calloc's). */
+static struct dnode *
+node_new(void)
+{
+	struct dnode *n = malloc(sizeof(*n));
+
+	if (n != NULL)
+		*n = (struct dnode) { 0 };
+	return n;
+}
+
 static void
 node_free(struct dnode *n)
 {
 	if (n == NULL)
 		return;
 	deps_parents_free(n);
-	free(n->children);
+	if (n->children != &n->first)
+		free(n->children);
 	free(n->result);
 	free(n);
 }
@@ -53,6 +65,8 @@ deps_fini(struct deps *d)
 	idx_fini(&d->nodes);
 	node_free(d->child);
 	free(d->scratch);
+	free(d->pnode);
+	free(d->pout);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -62,27 +76,40 @@ deps_node(const struct queue *q, uint64_t id)
 	return q->deps.nodes.len != 0 ? idx_find(&q->deps.nodes, id) : NULL;
 }
 
-static uint64_t
+/* A little-endian u64 at p, any alignment: one load (the records and
+ * messages are little-endian, as is every host sluice runs on; a
+ * big-endian one swaps). */
+static inline uint64_t
 get_le64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int b = 7; b >= 0; b--)
-		v = v << 8 | p[b];
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
 	return v;
 }
 
-static void
+static inline void
 set_le64(uint8_t *p, uint64_t v)
 {
-	for (int b = 0; b < 8; b++, v >>= 8)
-		p[b] = (uint8_t)v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t
+after_id(const struct qrec_put *p, size_t i)
+{
+	return get_le64(p->after + 8 * i);
 }
 
 uint64_t
 deps_after_id(const struct qrec_put *p, size_t i)
 {
-	return get_le64(p->after + 8 * i);
+	return after_id(p, i);
 }
 
 /* ---- Decide ----------------------------------------------------------- */
@@ -113,6 +140,7 @@ deps_decide_put(
 	const struct queue_put_req *req = arg;
 	size_t n = req->nafter + req->nafter_keys;
 	struct deps *d = &q->deps;
+	bool sorted = true;
 	uint64_t *ids;
 
 	if (n > QUEUE_AFTER_MAX)
@@ -137,6 +165,7 @@ deps_decide_put(
 		if (!nameable(q, req->after[i]))
 			return SLUICE_ENOTFOUND;
 		ids[i] = req->after[i];
+		sorted = sorted && (i == 0 || ids[i] > ids[i - 1]);
 	}
 	for (size_t i = 0; i < req->nafter_keys; i++) {
 		const struct queue_str *k = &req->after_keys[i];
@@ -150,11 +179,16 @@ deps_decide_put(
 		if (t == NULL || !nameable(q, t->id))
 			return SLUICE_ENOTFOUND;
 		ids[req->nafter + i] = t->id;
+		sorted = false;
 	}
-	qsort(ids, n, sizeof(*ids), cmp_u64);
-	for (size_t i = 1; i < n; i++)
-		if (ids[i] == ids[i - 1])
-			return SLUICE_EINVAL; /* a parent named twice */
+	/* Clients name them in order (a fan-in's ids as they were put):
+	 * sorted already, unique, is the common case. */
+	if (!sorted) {
+		qsort(ids, n, sizeof(*ids), cmp_u64);
+		for (size_t i = 1; i < n; i++)
+			if (ids[i] == ids[i - 1])
+				return SLUICE_EINVAL; /* a parent named twice */
+	}
 	for (size_t i = 0; i < n; i++)
 		set_le64(d->scratch + 8 * i, ids[i]);
 	p->after = d->scratch;
@@ -253,30 +287,26 @@ maybe_drop(struct queue *q, struct dnode *n)
 
 /* ---- Apply of a put with parents -------------------------------------- */
 
-/* Room for one more child in the node of `id` (made when missing, in
- * `made`, not yet indexed). */
+/* Room for one more child in node n (0 or SLUICE_ENOMEM). */
 static int
-room_for_child(struct queue *q, uint64_t id, struct dnode **made)
+room_for_child(struct dnode *n)
 {
-	struct dnode *n = deps_node(q, id);
 	uint32_t cap;
 	uint64_t *c;
 
-	*made = NULL;
-	if (n == NULL) {
-		if ((n = calloc(1, sizeof(*n))) == NULL)
-			return SLUICE_ENOMEM;
-		n->id = id;
-		n->gone = qs_task(q, id) == NULL;
-		*made = n;
-	}
 	if (n->nchildren < n->children_cap)
 		return 0;
-	cap = n->children_cap < 2 ? 2 : n->children_cap * 2;
-	if ((c = realloc(n->children, sizeof(*c) * cap)) == NULL) {
-		if (*made != NULL)
-			node_free(n);
-		*made = NULL;
+	if (n->children_cap == 0) {
+		n->children = &n->first; /* the first child: in the node */
+		n->children_cap = 1;
+		return 0;
+	}
+	cap = n->children_cap < 2 ? 4 : n->children_cap * 2;
+	if (n->children == &n->first) {
+		if ((c = malloc(sizeof(*c) * cap)) == NULL)
+			return SLUICE_ENOMEM;
+		memcpy(c, n->children, sizeof(*c) * n->nchildren);
+	} else if ((c = realloc(n->children, sizeof(*c) * cap)) == NULL) {
 		return SLUICE_ENOMEM;
 	}
 	n->children = c;
@@ -284,19 +314,45 @@ room_for_child(struct queue *q, uint64_t id, struct dnode **made)
 	return 0;
 }
 
+/* Room in the scratch of a put's parents for n of them. */
+static int
+parents_scratch(struct deps *d, uint32_t n)
+{
+	struct dnode **pn;
+	uint8_t *po;
+
+	if (n <= d->pcap)
+		return 0;
+	if ((pn = realloc(d->pnode, sizeof(*pn) * n)) == NULL)
+		return SLUICE_ENOMEM;
+	d->pnode = pn;
+	if ((po = realloc(d->pout, n)) == NULL)
+		return SLUICE_ENOMEM;
+	d->pout = po;
+	d->pcap = n;
+	return 0;
+}
+
+/* Each parent is looked up once, here: its node (made when missing and
+ * its task is live) and its outcome go in the scratch, for the commit
+ * (the apply of the put between them changes neither: it places the
+ * child alone). */
 int
 deps_put_reserve(struct queue *q, const struct qrec_put *p)
 {
 	struct deps *d = &q->deps;
-	struct dnode *c, *made;
+	struct dnode *c;
+	uint32_t i;
 	int rc;
 
-	if (deps_node(q, p->id) != NULL)
+	/* A new id (the put's apply checks it too): no node has it, as a
+	 * node is made only for a task put already. */
+	if (p->id < q->next_id)
 		return SLUICE_ECORRUPT;
-	for (uint32_t i = 0; i < p->nafter; i++)
-		if (deps_after_id(p, i) >= q->next_id)
+	for (i = 0; i < p->nafter; i++)
+		if (after_id(p, i) >= q->next_id)
 			return SLUICE_ECORRUPT;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if (parents_scratch(d, p->nafter) != 0 || (c = node_new()) == NULL)
 		return SLUICE_ENOMEM;
 	c->parents = p->nafter == 1 ? &c->one : malloc(8 * (size_t)p->nafter);
 	if (c->parents == NULL ||
@@ -307,26 +363,53 @@ deps_put_reserve(struct queue *q, const struct qrec_put *p)
 	/* Each parent's node with room for the child; those made here are
 	 * indexed at once (empty, they change nothing a dump shows, and go
 	 * on an undo). */
-	for (uint32_t i = 0; i < p->nafter; i++) {
-		uint64_t id = deps_after_id(p, i);
+	for (i = 0; i < p->nafter; i++) {
+		uint64_t id = after_id(p, i);
+		struct dnode *n = deps_node(q, id);
+		struct task *t = NULL;
+		int o;
 
 		c->parents[i] = id;
-		if (qs_task(q, id) == NULL && deps_node(q, id) == NULL)
-			continue; /* forgotten: done, nothing to keep */
-		if ((rc = room_for_child(q, id, &made)) != 0) {
-			d->child = c;
-			c->nparents = i; /* undo looks at these */
-			deps_put_undo(q);
-			return rc;
+		if (n != NULL && n->outcome != QUEUE_DEP_PENDING) {
+			o = n->outcome;
+		} else if ((t = qs_task(q, id)) == NULL) {
+			o = n != NULL ? QUEUE_DEP_FAILED : QUEUE_DEP_DONE;
+		} else {
+			o = t->state == QUEUE_DONE     ? QUEUE_DEP_DONE
+			    : t->state == QUEUE_BURIED ? QUEUE_DEP_FAILED
+			                               : QUEUE_DEP_PENDING;
 		}
-		if (made != NULL)
-			idx_insert(&d->nodes, made);
+		d->pout[i] = (uint8_t)o;
+		d->pnode[i] = n;
+		if (n == NULL && t == NULL)
+			continue; /* forgotten: done, nothing to keep */
+		if (n == NULL) {
+			if ((n = node_new()) == NULL) {
+				rc = SLUICE_ENOMEM;
+				goto fail;
+			}
+			n->id = id; /* its task is live: not gone */
+			if ((rc = room_for_child(n)) != 0) {
+				node_free(n);
+				goto fail;
+			}
+			idx_insert(&d->nodes, n);
+			d->pnode[i] = n;
+		} else if ((rc = room_for_child(n)) != 0) {
+			goto fail;
+		}
 	}
 	c->id = p->id;
 	c->nparents = p->nafter;
 	c->on_parent = p->on_parent;
 	d->child = c;
 	return 0;
+
+fail:
+	d->child = c;
+	c->nparents = i; /* undo looks at these */
+	deps_put_undo(q);
+	return rc;
 }
 
 void
@@ -359,15 +442,17 @@ deps_put_commit(struct queue *q, const struct qrec_put *p)
 
 	(void)p;
 	d->child = NULL;
+	d->recheck_failed = false;
 	for (uint32_t i = 0; i < c->nparents; i++) {
-		struct dnode *n = deps_node(q, c->parents[i]);
-		int o = parent_outcome(q, c->parents[i]);
+		struct dnode *n = d->pnode[i];
+		uint8_t o = d->pout[i];
 
+		d->recheck_failed |= o == QUEUE_DEP_FAILED;
 		if (n != NULL) {
 			/* A node made for this put takes the outcome its
 			 * parent already has (buried, done). */
 			if (n->outcome == QUEUE_DEP_PENDING)
-				n->outcome = (uint8_t)o;
+				n->outcome = o;
 			n->children[n->nchildren++] = c->id;
 			n->nlive++;
 		}
@@ -554,6 +639,8 @@ tell_child(struct queue *q, struct dnode *p, uint64_t cid)
 	if (c == NULL || c->gone || c->pending == 0)
 		return 0;
 	c->pending--;
+	if (p->outcome != QUEUE_DEP_FAILED && c->pending != 0)
+		return 0; /* waits on: its task is not looked at */
 	t = qs_task(q, cid);
 	if (t == NULL || t->state != QUEUE_WAITING)
 		return 0; /* decided already */
@@ -575,14 +662,17 @@ tell_child(struct queue *q, struct dnode *p, uint64_t cid)
 /* The put of child c, just applied: decided at once when a parent has
  * failed already (its rule) or none is pending. */
 static int
-recheck(struct queue *q, struct dnode *c)
+recheck(struct queue *q, struct dnode *c, bool failed)
 {
-	struct task *t = qs_task(q, c->id);
+	struct task *t;
 	struct dnode tmp;
 
+	if (!failed && c->pending != 0)
+		return 0; /* it waits: nothing to decide */
+	t = qs_task(q, c->id);
 	if (t == NULL || t->state != QUEUE_WAITING)
 		return 0;
-	for (uint32_t i = 0; i < c->nparents; i++) {
+	for (uint32_t i = 0; failed && i < c->nparents; i++) {
 		if (parent_outcome(q, c->parents[i]) != QUEUE_DEP_FAILED)
 			continue;
 		if (c->on_parent == QUEUE_PARENT_IGNORE)
@@ -613,9 +703,11 @@ deps_after(struct queue *q, const struct qrec *rec)
 	switch (rec->type) {
 	case QREC_ACK:
 	case QREC_ACK_R:
+		/* (a task deleted by its ack was settled as it went) */
+		if (e->outcome != QREC_DONE && e->outcome != QREC_MOVED)
+			break;
 		n = deps_node(q, e->id);
-		if (n != NULL && n->outcome == QUEUE_DEP_PENDING &&
-		    (e->outcome == QREC_DONE || e->outcome == QREC_MOVED))
+		if (n != NULL && n->outcome == QUEUE_DEP_PENDING)
 			settle_done(q, n,
 			    rec->type == QREC_ACK_R       ? e->result
 			        : e->outcome == QREC_DONE ? e->text
@@ -636,8 +728,9 @@ deps_after(struct queue *q, const struct qrec *rec)
 		break;
 	case QREC_PUT_X:
 		if ((n = deps_node(q, d->recheck)) != NULL)
-			rc = recheck(q, n);
+			rc = recheck(q, n, d->recheck_failed);
 		d->recheck = 0;
+		d->recheck_failed = false;
 		break;
 	default:
 		break;
@@ -680,15 +773,39 @@ queue_dep_result(struct queue *q, uint64_t id, int *outcome,
     const char **result, size_t *len)
 {
 	struct dnode *n = deps_node(q, id);
-	struct task *t = qs_task(q, id);
+	struct task *t = NULL;
 
-	*outcome = parent_outcome(q, id);
 	*result = NULL;
 	*len = 0;
-	if (n != NULL && n->result != NULL) {
-		*result = n->result;
-		*len = n->result_len;
-	} else if (t != NULL && t->state == QUEUE_DONE && t->ext != NULL &&
+	/* parent_outcome's answer, each lookup made once */
+	if (n != NULL && n->outcome != QUEUE_DEP_PENDING) {
+		*outcome = n->outcome;
+		if (n->result != NULL) {
+			*result = n->result;
+			*len = n->result_len;
+			return;
+		}
+		if (n->gone)
+			return; /* no task to read a result from */
+		t = qs_task(q, id);
+	} else if ((t = qs_task(q, id)) == NULL) {
+		*outcome = n != NULL ? QUEUE_DEP_FAILED : QUEUE_DEP_DONE;
+		if (n != NULL && n->result != NULL) {
+			*result = n->result;
+			*len = n->result_len;
+		}
+		return;
+	} else {
+		*outcome = t->state == QUEUE_DONE ? QUEUE_DEP_DONE
+		    : t->state == QUEUE_BURIED    ? QUEUE_DEP_FAILED
+		                                  : QUEUE_DEP_PENDING;
+		if (n != NULL && n->result != NULL) {
+			*result = n->result;
+			*len = n->result_len;
+			return;
+		}
+	}
+	if (t != NULL && t->state == QUEUE_DONE && t->ext != NULL &&
 	    t->ext->result != NULL) {
 		*result = t->ext->result;
 		*len = t->ext->result_len;

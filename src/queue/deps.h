@@ -11,7 +11,9 @@
  * its children does: the node remembers how the parent ended (acked,
  * with its result, or failed) so that a child taken later gets the
  * result, and a child put later is decided at once. An edge costs two
- * ids, 16 bytes: the child's parents[] and the parent's children[].
+ * ids, 16 bytes: the child's parents[] and the parent's children[]; a
+ * node keeps its first parent and its first child in itself (a chain or
+ * a fan-out's middle allocates no list).
  *
  *   put      every parent gets a node (if it has none) and the child in
  *            its children[]; the child's node lists its parents, and
@@ -54,7 +56,9 @@ struct dnode {
 	uint64_t *parents;  /* child side: the tasks it waits for (&one
 	                       when it is one: no allocation) */
 	uint64_t one;       /* the parent of a child of one */
-	uint64_t *children; /* parent side: the tasks that wait for it */
+	uint64_t *children; /* parent side: the tasks that wait for it
+	                       (&first while it is one) */
+	uint64_t first;     /* the child of a parent of one */
 	char *result;       /* acked with a result: a copy */
 	struct dnode *next; /* on the list to settle */
 	uint32_t nparents;
@@ -78,10 +82,14 @@ struct deps {
 	const char *ack_text; /* and its result (borrowed from the record) */
 	size_t ack_text_len;
 	uint64_t recheck;    /* a PUT_X's task, decided after its apply */
+	bool recheck_failed; /* and whether a parent of it had failed */
 	struct dnode *child; /* a PUT_X's node, between reserve and
 	                        commit */
 	uint8_t *scratch;    /* decide: the ids of a PUT_X's parents */
 	size_t scratch_cap;
+	struct dnode **pnode; /* a PUT_X's parents' nodes (NULL: none), */
+	uint8_t *pout;        /* and outcomes, from reserve to commit */
+	uint32_t pcap;
 };
 
 void deps_init(struct deps *d);
@@ -109,7 +117,10 @@ void deps_ack_result(
 
 /* apply of a PUT_X, around apply_put: reserve every allocation (0 or
  * SLUICE_ENOMEM; SLUICE_ECORRUPT for a parent that cannot be named),
- * then commit once the task is placed (waiting), or undo. */
+ * then commit once the task is placed (waiting), or undo. The reserve
+ * looks each parent up once and keeps its node and outcome for the
+ * commit: nothing but the placing of the put's own task may come
+ * between them. */
 int deps_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 int deps_put_reserve(struct queue *q, const struct qrec_put *p);
 void deps_put_commit(struct queue *q, const struct qrec_put *p);

@@ -139,7 +139,9 @@ deps_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 			goto nomem;
 		memcpy(n->result, rd_bytes(r, n->result_len), n->result_len);
 	}
-	if (n->children_cap > 0 &&
+	if (n->children_cap == 1)
+		n->children = &n->first; /* in the node, as deps.c keeps it */
+	else if (n->children_cap > 0 &&
 	    (n->children = malloc(8 * (size_t)n->children_cap)) == NULL)
 		goto nomem;
 	if (idx_reserve(&q->deps.nodes, 1) != 0)
@@ -157,7 +159,8 @@ corrupt:
 nomem:
 	deps_parents_free(n);
 	free(n->result);
-	free(n->children);
+	if (n->children != &n->first)
+		free(n->children);
 	free(n);
 	return SLUICE_ENOMEM;
 }

@@ -249,10 +249,12 @@ after_valid(uint16_t type, const struct qrec_put *p)
 	if (p->nafter > QREC_AFTER_MAX || p->after == NULL || p->on_parent > 2)
 		return false;
 	for (uint32_t i = 0; i < p->nafter; i++) {
-		uint64_t id = 0;
+		uint64_t id;
 
-		for (int b = 7; b >= 0; b--)
-			id = id << 8 | p->after[8 * i + (size_t)b];
+		memcpy(&id, p->after + 8 * (size_t)i, sizeof(id)); /* LE */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		id = __builtin_bswap64(id);
+#endif
 		if (id <= prev || id >= p->id)
 			return false;
 		prev = id;

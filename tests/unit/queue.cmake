@@ -31,6 +31,9 @@ sluice_test(outcome LIBS sluice_queue TIMEOUT 60)
 # Dependencies between tasks: waiting, results, the parent-failure
 # rules, PUT_X and ACK_R, replay and snapshots, memory per edge.
 sluice_test(deps LIBS sluice_queue TIMEOUT 120)
+# The graph's shape: parents in any order, a node's first child kept in
+# it and its list grown past it, live and through a snapshot.
+sluice_test(deps_order LIBS sluice_queue TIMEOUT 60)
 # Batches: counts by state, the end rule, callbacks fired once, the
 # BATCH_* records, replay and snapshots.
 sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
