@@ -46,6 +46,7 @@
 #include "log/wal.h"
 #include "queue/qrecover.h"
 #include "queue/queue.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -95,13 +96,14 @@ rss_bytes(void)
 	return rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Bytes the heap holds (mallinfo2: arena + mmapped). */
+/* Bytes the heap holds (mallinfo2: arena + mmapped) and the task slabs
+ * touched (tslab.h). */
 static size_t
 heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes();
 }
 
 static void

@@ -1,0 +1,258 @@
+/* tslab - header-less slabs of task memory (tslab.h). A slab is
+ * TSLAB_SLAB bytes mapped at a multiple of TSLAB_SLAB: its header, then
+ * objects of one size. Invariants: a slab is in its class's room list
+ * (listed) exactly when it has a free object or untouched room for one;
+ * used counts the objects handed out and not given back; every object
+ * below `bump` is either handed out or on the free list; `touched` is
+ * what of the slab was touched and not given back: at least bump rounded
+ * up to a page. */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "queue/tslab.h"
+
+enum {
+	TSLAB_SLAB = 2u << 20,
+	TSLAB_PAGE = 4096,
+	TSLAB_HDR = 64,
+	/* An emptied slab that is kept gives back its pages beyond this. */
+	TSLAB_KEEP = 16u << 10,
+};
+
+struct tslab {
+	struct tslab *prev; /* in its class's room list */
+	struct tslab *next;
+	struct tslab *aprev; /* in the pool's list of every slab */
+	struct tslab *anext;
+	void *free;       /* given-back objects, linked by their first word */
+	uint32_t size;    /* of its objects */
+	uint32_t used;    /* objects handed out */
+	uint32_t bump;    /* offset of the first untouched byte */
+	uint32_t touched; /* bump rounded up to a page */
+	uint16_t cls;
+	bool listed;
+};
+
+_Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
+
+static atomic_size_t tslab_total;
+
+size_t
+tslab_bytes(void)
+{
+	return atomic_load_explicit(&tslab_total, memory_order_relaxed);
+}
+
+static void
+account(struct tslab_pool *p, ptrdiff_t delta)
+{
+	p->touched += (size_t)delta;
+	if (delta >= 0)
+		atomic_fetch_add_explicit(
+		    &tslab_total, (size_t)delta, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(
+		    &tslab_total, (size_t)-delta, memory_order_relaxed);
+}
+
+void
+tslab_init(struct tslab_pool *p)
+{
+	for (int i = 0; i < TSLAB_CLASSES; i++) {
+		p->room[i] = NULL;
+		p->nslabs[i] = 0;
+	}
+	p->all = NULL;
+	p->touched = 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+
+void
+tslab_fini(struct tslab_pool *p)
+{
+	(void)p;
+}
+
+void *
+tslab_alloc(struct tslab_pool *p, size_t size)
+{
+	(void)p;
+	return aligned_alloc(
+	    TSLAB_ALIGN, (size + TSLAB_ALIGN - 1) & ~(size_t)(TSLAB_ALIGN - 1));
+}
+
+void
+tslab_free(struct tslab_pool *p, void *obj, size_t size)
+{
+	(void)p;
+	(void)size;
+	free(obj);
+}
+
+#else
+
+static struct tslab *
+slab_of(const void *obj)
+{
+	return (struct tslab *)((uintptr_t)obj & ~(uintptr_t)(TSLAB_SLAB - 1));
+}
+
+static void
+list_add(struct tslab_pool *p, struct tslab *s)
+{
+	s->prev = NULL;
+	s->next = p->room[s->cls];
+	if (s->next != NULL)
+		s->next->prev = s;
+	p->room[s->cls] = s;
+	s->listed = true;
+}
+
+static void
+list_del(struct tslab_pool *p, struct tslab *s)
+{
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		p->room[s->cls] = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+	s->listed = false;
+}
+
+/* A slab aligned to its size: map twice as much and cut the ends. */
+static struct tslab *
+slab_new(struct tslab_pool *p, unsigned cls)
+{
+	size_t span = (size_t)TSLAB_SLAB * 2;
+	uint8_t *m = mmap(NULL, span, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t at;
+	struct tslab *s;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	at = ((uintptr_t)m + TSLAB_SLAB - 1) & ~(uintptr_t)(TSLAB_SLAB - 1);
+	if (at > (uintptr_t)m)
+		munmap(m, at - (uintptr_t)m);
+	if ((uintptr_t)m + span > at + TSLAB_SLAB)
+		munmap((void *)(at + TSLAB_SLAB),
+		    (uintptr_t)m + span - (at + TSLAB_SLAB));
+#ifdef MADV_HUGEPAGE
+	if (p->nslabs[cls] > 0)
+		(void)madvise((void *)at, TSLAB_SLAB, MADV_HUGEPAGE);
+#endif
+	s = (struct tslab *)at;
+	s->free = NULL;
+	s->size = (cls + 1) * TSLAB_ALIGN;
+	s->used = 0;
+	s->bump = TSLAB_HDR;
+	s->touched = TSLAB_PAGE;
+	s->cls = (uint16_t)cls;
+	s->aprev = NULL;
+	s->anext = p->all;
+	if (s->anext != NULL)
+		s->anext->aprev = s;
+	p->all = s;
+	p->nslabs[cls]++;
+	account(p, TSLAB_PAGE);
+	list_add(p, s);
+	return s;
+}
+
+static void
+slab_drop(struct tslab_pool *p, struct tslab *s)
+{
+	if (s->listed)
+		list_del(p, s);
+	if (s->aprev != NULL)
+		s->aprev->anext = s->anext;
+	else
+		p->all = s->anext;
+	if (s->anext != NULL)
+		s->anext->aprev = s->aprev;
+	p->nslabs[s->cls]--;
+	account(p, -(ptrdiff_t)s->touched);
+	munmap(s, TSLAB_SLAB);
+}
+
+void
+tslab_fini(struct tslab_pool *p)
+{
+	while (p->all != NULL)
+		slab_drop(p, p->all);
+}
+
+void *
+tslab_alloc(struct tslab_pool *p, size_t size)
+{
+	unsigned cls;
+	struct tslab *s;
+	void *o;
+
+	if (size > TSLAB_MAX)
+		return malloc(size);
+	cls = size == 0 ? 0 : (unsigned)((size - 1) / TSLAB_ALIGN);
+	s = p->room[cls];
+	if (s == NULL && (s = slab_new(p, cls)) == NULL)
+		return NULL;
+	if (s->free != NULL) {
+		o = s->free;
+		s->free = *(void **)o;
+	} else {
+		o = (uint8_t *)s + s->bump;
+		s->bump += s->size;
+		if (s->bump > s->touched) {
+			uint32_t t = (s->bump + TSLAB_PAGE - 1) &
+			    ~(uint32_t)(TSLAB_PAGE - 1);
+
+			account(p, (ptrdiff_t)(t - s->touched));
+			s->touched = t;
+		}
+	}
+	s->used++;
+	if (s->free == NULL && s->bump + s->size > TSLAB_SLAB)
+		list_del(p, s);
+	return o;
+}
+
+void
+tslab_free(struct tslab_pool *p, void *obj, size_t size)
+{
+	struct tslab *s;
+
+	if (obj == NULL)
+		return;
+	if (size > TSLAB_MAX) {
+		free(obj);
+		return;
+	}
+	s = slab_of(obj);
+	*(void **)obj = s->free;
+	s->free = obj;
+	s->used--;
+	if (!s->listed)
+		list_add(p, s);
+	if (s->used > 0)
+		return;
+	if (p->nslabs[s->cls] > 1) {
+		slab_drop(p, s);
+		return;
+	}
+	/* The last of its class: kept, emptied, and its pages past
+	 * TSLAB_KEEP given back when it had grown beyond them. */
+	s->free = NULL;
+	s->bump = TSLAB_HDR;
+	if (s->touched > TSLAB_KEEP) {
+		(void)madvise((uint8_t *)s + TSLAB_KEEP,
+		    s->touched - TSLAB_KEEP, MADV_DONTNEED);
+		account(p, -(ptrdiff_t)(s->touched - TSLAB_KEEP));
+		s->touched = TSLAB_KEEP;
+	}
+}
+
+#endif
