@@ -77,12 +77,6 @@ dup_bytes(const void *p, size_t len, char **out)
 	return 0;
 }
 
-static bool
-waiting(const struct task *t)
-{
-	return t->state == QUEUE_READY || t->state == QUEUE_DELAYED;
-}
-
 /* A new task that takes the place of `t` with new content: same id, tube,
  * key and created_at; attempts 0, no error. Not placed, not indexed. */
 static struct task *
@@ -224,7 +218,7 @@ apply_take(
 
 	/* Delayed too: the node that decided may have caught up with a
 	 * later clock than this one has. */
-	if (t == NULL || !waiting(t))
+	if (t == NULL || !qs_queued(t))
 		return SLUICE_ECORRUPT;
 	if ((rc = hourly_reserve(q, qs_tube_of(q, t), time)) != 0 ||
 	    (rc = task_ext_need(t)) != 0)
@@ -366,7 +360,7 @@ static bool
 end_fits(uint16_t type, const struct task *t, const struct qrec_end *e)
 {
 	if (e->lease == 0) /* BURY of a task that is not taken */
-		return waiting(t);
+		return qs_queued(t);
 	if (t->state != QUEUE_TAKEN || t->ext->lease != e->lease)
 		return false;
 	if (task_has_repl(t) != (e->outcome == QREC_REPLACED))
@@ -892,7 +886,8 @@ places_only(uint16_t type)
 }
 
 int
-queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+qs_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec,
+    bool checked)
 {
 	int rc;
 
@@ -900,7 +895,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return SLUICE_ECORRUPT;
 	if (q->load.phase != 0 && !q->load.done)
 		return SLUICE_ECORRUPT; /* a snapshot is half loaded */
-	if (!qrec_valid(rec))
+	if (!checked && !qrec_valid(rec))
 		return SLUICE_ECORRUPT;
 	if ((rc = queue_tick(q, time)) != 0)
 		return rc;

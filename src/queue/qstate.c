@@ -240,6 +240,19 @@ queue_next_id(const struct queue *q)
 	return q->next_id;
 }
 
+int
+queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+{
+	return qs_apply(q, lsn, time, rec, false);
+}
+
+int
+queue_apply_decoded(
+    struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+{
+	return qs_apply(q, lsn, time, rec, true);
+}
+
 /* ---- Lookups --------------------------------------------------------- */
 
 struct task *

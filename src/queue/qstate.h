@@ -196,6 +196,19 @@ struct task *qs_task(const struct queue *q, uint64_t id);
 struct task *qs_task_seen(const struct queue *q, uint64_t id);
 struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
 
+/* queue_apply, and queue_apply_decoded with `checked`: rec's fields were
+ * checked by qrec_valid already (apply.c). */
+int qs_apply(struct queue *q, uint64_t lsn, int64_t time,
+    const struct qrec *rec, bool checked);
+
+/* Ready or delayed: a task a take may have (on a node with another
+ * clock, a delayed one too). */
+static inline bool
+qs_queued(const struct task *t)
+{
+	return t->state == QUEUE_READY || t->state == QUEUE_DELAYED;
+}
+
 /* The tube of task t: a task names it by its slot (4 bytes, not a
  * pointer's 8). */
 static inline struct tube *

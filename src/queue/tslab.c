@@ -45,18 +45,6 @@ tslab_bytes(void)
 	return atomic_load_explicit(&tslab_total, memory_order_relaxed);
 }
 
-static void
-account(struct tslab_pool *p, ptrdiff_t delta)
-{
-	p->touched += (size_t)delta;
-	if (delta >= 0)
-		atomic_fetch_add_explicit(
-		    &tslab_total, (size_t)delta, memory_order_relaxed);
-	else
-		atomic_fetch_sub_explicit(
-		    &tslab_total, (size_t)-delta, memory_order_relaxed);
-}
-
 void
 tslab_init(struct tslab_pool *p)
 {
@@ -93,6 +81,18 @@ tslab_free(struct tslab_pool *p, void *obj, size_t size)
 }
 
 #else
+
+static void
+account(struct tslab_pool *p, ptrdiff_t delta)
+{
+	p->touched += (size_t)delta;
+	if (delta >= 0)
+		atomic_fetch_add_explicit(
+		    &tslab_total, (size_t)delta, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(
+		    &tslab_total, (size_t)-delta, memory_order_relaxed);
+}
 
 static struct tslab *
 slab_of(const void *obj)
