@@ -14,7 +14,9 @@
  * is unmapped, but the last of its class is kept (a queue that goes
  * from one task to none and back does not map a slab each time). A
  * class's second slab and later ones are backed by huge pages where the
- * kernel offers them (a queue that big is what they are for).
+ * kernel offers them (a queue that big is what they are for); from the
+ * 64th on, each is faulted in ahead by a worker thread while the one
+ * before it fills.
  *
  * Objects are 16-byte aligned (the id index keeps 4 tag bits below a
  * pointer). Built with AddressSanitizer, the pool is malloc and free, so
@@ -36,7 +38,8 @@ enum {
 struct tslab;
 
 struct tslab_pool {
-	struct tslab *room[TSLAB_CLASSES]; /* slabs of a class with room */
+	struct tslab *room[TSLAB_CLASSES];  /* slabs of a class with room */
+	struct tslab *spare[TSLAB_CLASSES]; /* mapped ahead (tslab.c) */
 	uint32_t nslabs[TSLAB_CLASSES];
 	struct tslab *all; /* every slab */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
