@@ -80,13 +80,12 @@ qrec_tube_valid(const char *name, size_t len)
 		[':'] = 1,
 		['/'] = 1,
 		['-'] = 1 };
-	bool good = true;
-
 	if (len == 0 || len > QREC_NAME_MAX || name == NULL)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		good &= ok[(unsigned char)name[i]];
-	return good;
+		if (!ok[(unsigned char)name[i]])
+			return false;
+	return true;
 }
 
 static bool
