@@ -137,6 +137,7 @@ static void *
 fill_main(void *arg)
 {
 	(void)arg;
+	(void)pthread_setname_np(pthread_self(), "task-fill");
 	for (;;) {
 		struct tslab *s;
 
