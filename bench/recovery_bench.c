@@ -22,12 +22,13 @@
  *   memory    resident bytes per live task, and beyond its payload.
  * The last line is JSON. Nothing here is a test: figures only.
  *
- *   recovery_bench --replay DIR [--rounds R]
+ *   recovery_bench --replay DIR [--rounds R] [--restart]
  *
  * replays the log of a directory an earlier run left (its snapshots
  * ignored) R times into fresh queues and prints records/s and CPU ms of
  * each: the replay alone, to profile (perf, callgrind) or compare builds
- * on one log. */
+ * on one log. With --restart, from its newest snapshot and the log after
+ * it instead, as a restart does (the writer is not opened). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -58,6 +59,7 @@ struct opts {
 	const char *dir;
 	const char *replay;
 	int rounds;
+	bool restart;
 	uint64_t live;
 	uint64_t churn;
 	size_t payload;
@@ -272,7 +274,7 @@ usage(void)
 {
 	fputs("usage: recovery_bench --dir DIR --live N [--churn M] "
 	      "[--payload BYTES] [--json]\n"
-	      "       recovery_bench --replay DIR [--rounds R]\n",
+	      "       recovery_bench --replay DIR [--rounds R] [--restart]\n",
 	    stderr);
 	exit(2);
 }
@@ -280,7 +282,7 @@ usage(void)
 /* Replays the log of `dir` alone (RECOVER_NO_SNAP-like: its snapshots
  * hidden by a rename for the time) `rounds` times. */
 static void
-replay_only(const char *dir, int rounds)
+replay_only(const char *dir, int rounds, bool restart)
 {
 	uint64_t *lsns = NULL;
 	size_t n = 0;
@@ -289,6 +291,8 @@ replay_only(const char *dir, int rounds)
 
 	if ((rc = snap_list(dir, &lsns, &n)) != 0)
 		die("snap_list", rc);
+	if (restart)
+		n = 0; /* none hidden */
 	for (size_t i = 0; i < n; i++) {
 		snap_path(path, sizeof(path), dir, lsns[i]);
 		snprintf(hidden, sizeof(hidden), "%s.hidden", path);
@@ -304,8 +308,9 @@ replay_only(const char *dir, int rounds)
 		if (rc != 0)
 			die("replay", rc);
 		ms = ms_since(t0);
-		printf("replay (log only)   %" PRIu64 " records, %.0f ms (cpu "
+		printf("%s%" PRIu64 " records, %.0f ms (cpu "
 		       "%.0f), %.2f M records/s\n",
+		    restart ? "restart (snap+log)  " : "replay (log only)   ",
 		    res.records, ms, cpu_ms() - c0,
 		    (double)res.records / ms / 1e3);
 		queue_free(q);
@@ -325,8 +330,8 @@ main(int argc, char **argv)
 		{ "live", 1, NULL, 'l' }, { "churn", 1, NULL, 'c' },
 		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
 		{ "replay", 1, NULL, 'r' }, { "rounds", 1, NULL, 'R' },
-		{ NULL, 0, NULL, 0 } };
-	struct opts o = { NULL, NULL, 1, 0, 0, 100, false };
+		{ "restart", 0, NULL, 'S' }, { NULL, 0, NULL, 0 } };
+	struct opts o = { NULL, NULL, 1, false, 0, 0, 100, false };
 	struct recover_result res;
 	struct builder b = { 0 };
 	struct snap_writer sw;
@@ -371,13 +376,16 @@ main(int argc, char **argv)
 		case 'R':
 			o.rounds = atoi(optarg);
 			break;
+		case 'S':
+			o.restart = true;
+			break;
 		default:
 			usage();
 		}
 	}
 	log_set_level(LOG_WARN);
 	if (o.replay != NULL) {
-		replay_only(o.replay, o.rounds > 0 ? o.rounds : 1);
+		replay_only(o.replay, o.rounds > 0 ? o.rounds : 1, o.restart);
 		return 0;
 	}
 	if (o.dir == NULL || stat(o.dir, &st) == 0)
