@@ -79,6 +79,7 @@ load_meta(struct queue *q, struct rd *r)
 	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
+	tslab_expect(&q->pool, ntasks); /* their memory faulted in ahead */
 	q->lsn = lsn;
 	q->next_id = next_id;
 	q->clock = clock;

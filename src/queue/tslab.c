@@ -9,7 +9,8 @@
  *
  * Fresh memory costs its first touch: the kernel zeroes each page (on a
  * VM the host may back it then too), which is most of a replay's time.
- * So a class that has TSLAB_SPARE_FROM slabs gets its next one mapped in
+ * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
+ * tasks, tslab_expect) gets its next one mapped in
  * advance, and a worker thread (one per process, started at first need)
  * faults that spare in (MADV_POPULATE_WRITE) while the caller fills the
  * slab before it: on another core, that zeroing runs beside the replay
@@ -72,7 +73,15 @@ tslab_init(struct tslab_pool *p)
 		p->nslabs[i] = 0;
 	}
 	p->all = NULL;
+	p->spare_from = TSLAB_SPARE_FROM;
 	p->touched = 0;
+}
+
+void
+tslab_expect(struct tslab_pool *p, uint64_t objects)
+{
+	if (objects >= TSLAB_EXPECT_MANY)
+		p->spare_from = 2;
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -295,7 +304,7 @@ slab_new(struct tslab_pool *p, unsigned cls)
 			return NULL;
 		atomic_init(&s->filling, false);
 	}
-	if (p->nslabs[cls] + 1 >= TSLAB_SPARE_FROM)
+	if (p->nslabs[cls] + 1 >= p->spare_from)
 		spare_make(p, cls);
 	s->free = NULL;
 	s->size = (cls + 1) * TSLAB_ALIGN;

@@ -33,6 +33,7 @@ enum {
 	TSLAB_ALIGN = 16,
 	TSLAB_MAX = 2048, /* larger objects come from malloc */
 	TSLAB_CLASSES = TSLAB_MAX / TSLAB_ALIGN,
+	TSLAB_EXPECT_MANY = 1000000,
 };
 
 struct tslab;
@@ -41,7 +42,8 @@ struct tslab_pool {
 	struct tslab *room[TSLAB_CLASSES];  /* slabs of a class with room */
 	struct tslab *spare[TSLAB_CLASSES]; /* mapped ahead (tslab.c) */
 	uint32_t nslabs[TSLAB_CLASSES];
-	struct tslab *all; /* every slab */
+	struct tslab *all;   /* every slab */
+	uint32_t spare_from; /* slabs of a class before it gets spares */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
 };
 
@@ -50,6 +52,11 @@ void tslab_init(struct tslab_pool *p);
 /* Unmaps every slab, with whatever objects are still in them (objects
  * larger than TSLAB_MAX must have been freed). */
 void tslab_fini(struct tslab_pool *p);
+
+/* About `objects` objects are to come at once (a replay): from
+ * TSLAB_EXPECT_MANY on, every class that needs a second slab gets spares
+ * faulted in ahead from then on, not only past 128 MiB. */
+void tslab_expect(struct tslab_pool *p, uint64_t objects);
 
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);
