@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "queue/tslab.h"
@@ -129,7 +130,7 @@ slab_of(const void *obj)
 }
 
 /* The populating worker and its jobs (spare slabs to fault in). */
-enum { FILL_JOBS = 64 };
+enum { FILL_JOBS = 64, FILL_NICE = 10 };
 
 static struct {
 	pthread_mutex_t mu;
@@ -147,6 +148,12 @@ fill_main(void *arg)
 {
 	(void)arg;
 	(void)pthread_setname_np(pthread_self(), "task-fill");
+	/* Below a serving loop that makes spares as it puts (and as low as
+	 * the snapshot worker, which makes them in its own queue): when the
+	 * machine has no core to spare, the caller faults the pages itself,
+	 * as it would without a spare. Linux gives each thread its own nice
+	 * value, set through its thread id. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), FILL_NICE);
 	for (;;) {
 		struct tslab *s;
 
