@@ -191,9 +191,9 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	qs_place(q, t, state);
 	q->ntasks++;
 	q->next_id = p->id + 1;
-	/* The next put most likely has the next id: its slot in the index
-	 * is a cache miss that can be on its way meanwhile. */
-	idx_prefetch(&q->ids, q->next_id);
+	/* The next puts most likely have the next ids: the slot of the one
+	 * QS_PREFETCH_IDS on is a cache miss that can be on its way. */
+	idx_prefetch(&q->ids, q->next_id + QS_PREFETCH_IDS);
 	QS_COUNT(q, tb, put);
 	return 0;
 

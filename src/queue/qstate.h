@@ -201,6 +201,11 @@ struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
 int qs_apply(struct queue *q, uint64_t lsn, int64_t time,
     const struct qrec *rec, bool checked);
 
+/* How many ids ahead a put asks for the index slot of the put to come
+ * (a replay applies one in 300 ns or so: one ahead is too late for a
+ * miss to memory). */
+enum { QS_PREFETCH_IDS = 4 };
+
 /* Ready or delayed: a task a take may have (on a node with another
  * clock, a delayed one too). */
 static inline bool

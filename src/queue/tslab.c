@@ -17,7 +17,10 @@
  * instead of in it. Populating changes no content, so the pool may take
  * the spare into use before the worker is done with it; a spare is
  * unmapped only once the worker has let go of it (filling). A spare is
- * counted as touched whole. */
+ * counted as touched whole. A thread with a nice value above 0 gets no
+ * spare: the worker, at the default priority, would do its work ahead
+ * of it. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -130,7 +133,7 @@ slab_of(const void *obj)
 }
 
 /* The populating worker and its jobs (spare slabs to fault in). */
-enum { FILL_JOBS = 64, FILL_NICE = 10 };
+enum { FILL_JOBS = 64 };
 
 static struct {
 	pthread_mutex_t mu;
@@ -148,12 +151,7 @@ fill_main(void *arg)
 {
 	(void)arg;
 	(void)pthread_setname_np(pthread_self(), "task-fill");
-	/* Below a serving loop that makes spares as it puts (and as low as
-	 * the snapshot worker, which makes them in its own queue): when the
-	 * machine has no core to spare, the caller faults the pages itself,
-	 * as it would without a spare. Linux gives each thread its own nice
-	 * value, set through its thread id. */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), FILL_NICE);
+
 	for (;;) {
 		struct tslab *s;
 
@@ -273,9 +271,16 @@ slab_unmap(struct tslab *s)
 static void
 spare_make(struct tslab_pool *p, unsigned cls)
 {
-	struct tslab *s = slab_map(true);
+	struct tslab *s;
 
-	if (s == NULL)
+	/* The worker runs at the default priority: a thread below it (the
+	 * snapshot worker, at nice 10 under the serving loop) faults its own
+	 * pages, at its own priority. Linux gives each thread its own nice
+	 * value, read through its thread id. */
+	errno = 0;
+	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
+		return;
+	if ((s = slab_map(true)) == NULL)
 		return;
 	atomic_init(&s->filling, false);
 	if (!fill_submit(s)) {
