@@ -25,7 +25,13 @@
 
 #define T0 1700000000000LL
 
-enum { PAYLOAD = 100, TARGET = 115, SAMPLE_FROM = 100000, SAMPLE_EVERY = 256 };
+enum {
+	PAYLOAD = 100,
+	TARGET = 110,
+	WORST = 115,
+	SAMPLE_FROM = 100000,
+	SAMPLE_EVERY = 256
+};
 
 static size_t
 heap_bytes(void)
@@ -143,11 +149,12 @@ test_memory_per_task(void **state)
 	queue_free(q);
 	if (!sanitized)
 		assert_true(after - before < 64 * 1024);
-	/* The target holds at every count sampled, not only at the end
+	/* Issue 30's target holds at the end; the worst case, just after
+	 * the index grew by half, stays within WORST at every count sampled
 	 * (below SAMPLE_FROM tasks the queue's fixed memory weighs in). */
 	if (!sanitized && n >= SAMPLE_FROM) {
 		assert_true(per_task - PAYLOAD <= TARGET);
-		assert_true(worst_n == 0 || worst - PAYLOAD <= TARGET);
+		assert_true(worst_n == 0 || worst - PAYLOAD <= WORST);
 	}
 }
 
