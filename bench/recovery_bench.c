@@ -20,7 +20,15 @@
  *   restart   a fresh queue from the snapshot plus the log after it, and
  *             the writer opened where the log ends: ms;
  *   memory    resident bytes per live task, and beyond its payload.
- * The last line is JSON. Nothing here is a test: figures only. */
+ * The last line is JSON. Nothing here is a test: figures only.
+ *
+ *   recovery_bench --replay DIR [--rounds R] [--restart]
+ *
+ * replays the log of a directory an earlier run left (its snapshots
+ * ignored) R times into fresh queues and prints records/s and CPU ms of
+ * each: the replay alone, to profile (perf, callgrind) or compare builds
+ * on one log. With --restart, from its newest snapshot and the log after
+ * it instead, as a restart does (the writer is not opened). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -39,6 +47,7 @@
 #include "log/wal.h"
 #include "queue/qrecover.h"
 #include "queue/queue.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -48,6 +57,9 @@ enum { SYNC_EVERY = 1 << 16, SNAP_BUF = 1 << 20 };
 
 struct opts {
 	const char *dir;
+	const char *replay;
+	int rounds;
+	bool restart;
 	uint64_t live;
 	uint64_t churn;
 	size_t payload;
@@ -86,13 +98,14 @@ rss_bytes(void)
 	return rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Bytes the heap holds (mallinfo2: arena + mmapped). */
+/* Bytes the heap holds (mallinfo2: arena + mmapped) and the task slabs
+ * touched (tslab.h). */
 static size_t
 heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes();
 }
 
 static void
@@ -260,9 +273,54 @@ static void
 usage(void)
 {
 	fputs("usage: recovery_bench --dir DIR --live N [--churn M] "
-	      "[--payload BYTES] [--json]\n",
+	      "[--payload BYTES] [--json]\n"
+	      "       recovery_bench --replay DIR [--rounds R] [--restart]\n",
 	    stderr);
 	exit(2);
+}
+
+/* Replays the log of `dir` alone (RECOVER_NO_SNAP-like: its snapshots
+ * hidden by a rename for the time) `rounds` times. */
+static void
+replay_only(const char *dir, int rounds, bool restart)
+{
+	uint64_t *lsns = NULL;
+	size_t n = 0;
+	char path[4096], hidden[4200];
+	int rc;
+
+	if ((rc = snap_list(dir, &lsns, &n)) != 0)
+		die("snap_list", rc);
+	if (restart)
+		n = 0; /* none hidden */
+	for (size_t i = 0; i < n; i++) {
+		snap_path(path, sizeof(path), dir, lsns[i]);
+		snprintf(hidden, sizeof(hidden), "%s.hidden", path);
+		rename(path, hidden);
+	}
+	for (int i = 0; i < rounds; i++) {
+		struct recover_result res;
+		struct queue *q = queue_new(NULL);
+		int64_t t0 = clock_mono_ns();
+		double c0 = cpu_ms(), ms;
+
+		rc = recover(dir, 0, 0, &queue_recover_ops, q, &res);
+		if (rc != 0)
+			die("replay", rc);
+		ms = ms_since(t0);
+		printf("%s%" PRIu64 " records, %.0f ms (cpu "
+		       "%.0f), %.2f M records/s\n",
+		    restart ? "restart (snap+log)  " : "replay (log only)   ",
+		    res.records, ms, cpu_ms() - c0,
+		    (double)res.records / ms / 1e3);
+		queue_free(q);
+	}
+	for (size_t i = 0; i < n; i++) {
+		snap_path(path, sizeof(path), dir, lsns[i]);
+		snprintf(hidden, sizeof(hidden), "%s.hidden", path);
+		rename(hidden, path);
+	}
+	free(lsns);
 }
 
 int
@@ -271,8 +329,9 @@ main(int argc, char **argv)
 	static const struct option lo[] = { { "dir", 1, NULL, 'd' },
 		{ "live", 1, NULL, 'l' }, { "churn", 1, NULL, 'c' },
 		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
-		{ NULL, 0, NULL, 0 } };
-	struct opts o = { NULL, 0, 0, 100, false };
+		{ "replay", 1, NULL, 'r' }, { "rounds", 1, NULL, 'R' },
+		{ "restart", 0, NULL, 'S' }, { NULL, 0, NULL, 0 } };
+	struct opts o = { NULL, NULL, 1, false, 0, 0, 100, false };
 	struct recover_result res;
 	struct builder b = { 0 };
 	struct snap_writer sw;
@@ -311,13 +370,26 @@ main(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
+		case 'r':
+			o.replay = optarg;
+			break;
+		case 'R':
+			o.rounds = atoi(optarg);
+			break;
+		case 'S':
+			o.restart = true;
+			break;
 		default:
 			usage();
 		}
 	}
+	log_set_level(LOG_WARN);
+	if (o.replay != NULL) {
+		replay_only(o.replay, o.rounds > 0 ? o.rounds : 1, o.restart);
+		return 0;
+	}
 	if (o.dir == NULL || stat(o.dir, &st) == 0)
 		usage();
-	log_set_level(LOG_WARN);
 
 	heap0 = heap_bytes();
 	t0 = clock_mono_ns();

@@ -486,6 +486,32 @@ plausible_start(const uint8_t *p)
 	    le_load_u16(p + 4) != 0 && p[6] == REC_VERSION && p[7] == 0;
 }
 
+/* The first 8-byte word at or after `i` (a multiple of 8) in p[0, got)
+ * that may be non-zero: zeros, most of a preallocated segment's tail, are
+ * passed 64 bytes at a time. */
+static size_t
+skip_zeros(const uint8_t *p, size_t i, size_t got)
+{
+	enum { BLOCK = 4096 };
+
+	/* Whole blocks by the C library's memcmp (a zero byte, then each
+	 * byte equal to the one before it), then words. */
+	while (i + BLOCK <= got && p[i] == 0 &&
+	    memcmp(p + i, p + i + 1, BLOCK - 1) == 0)
+		i += BLOCK;
+	while (i + 64 <= got) {
+		uint64_t w[8], any = 0;
+
+		memcpy(w, p + i, sizeof(w));
+		for (int k = 0; k < 8; k++)
+			any |= w[k];
+		if (any != 0)
+			break;
+		i += 64;
+	}
+	return i;
+}
+
 /* Looks at every 8-byte aligned offset from `start` to the end. A record
  * found at `off` counts only if it could follow `last_lsn` (0: any lsn)
  * with epoch >= `epoch`: at most one record per REC_HDR_SIZE bytes lies
@@ -508,9 +534,14 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 			return rc;
 		for (i = 0; i + 8 <= got; i += 8) {
 			struct rec_view v;
-			uint64_t at = off + i, most;
-			uint64_t w = le_load_u64(p + i);
+			uint64_t at, most;
+			uint64_t w;
 
+			i = skip_zeros(p, i, got);
+			if (i + 8 > got)
+				break;
+			at = off + i;
+			w = le_load_u64(p + i);
 			if (w == 0)
 				continue;
 			/* Past the highest non-zero byte of the word. */

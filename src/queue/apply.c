@@ -77,25 +77,19 @@ dup_bytes(const void *p, size_t len, char **out)
 	return 0;
 }
 
-static bool
-waiting(const struct task *t)
-{
-	return t->state == QUEUE_READY || t->state == QUEUE_DELAYED;
-}
-
 /* A new task that takes the place of `t` with new content: same id, tube,
  * key and created_at; attempts 0, no error. Not placed, not indexed. */
 static struct task *
-rebuilt(const struct task *t, const void *payload, size_t len, uint32_t pri,
-    uint32_t ttr, uint32_t max_attempts, int64_t period, int64_t run_at,
-    int64_t time)
+rebuilt(struct queue *q, const struct task *t, const void *payload, size_t len,
+    uint32_t pri, uint32_t ttr, uint32_t max_attempts, int64_t period,
+    int64_t run_at, int64_t time)
 {
-	struct task *nt = task_new(payload, len);
+	struct task *nt = task_new(&q->pool, payload, len);
 
 	if (nt == NULL)
 		return NULL;
 	nt->id = t->id;
-	nt->tube = t->tube;
+	nt->tslot = t->tslot;
 	group_slot_set(nt, group_slot(t));
 	nt->created_at = t->created_at;
 	nt->updated_at = time;
@@ -105,7 +99,7 @@ rebuilt(const struct task *t, const void *payload, size_t len, uint32_t pri,
 	nt->run_at = run_at;
 	if (task_has_key(t) || period != 0) {
 		if (task_ext_need(nt) != 0) {
-			task_free(nt);
+			task_free(&q->pool, nt);
 			return NULL;
 		}
 		nt->ext->period = period;
@@ -124,7 +118,7 @@ swap_in(struct queue *q, struct task *t, struct task *nt, int state,
 	if (task_has_key(nt))
 		nt->ext->key->version = version;
 	qs_place(q, nt, state);
-	task_free(t);
+	task_free(&q->pool, t);
 }
 
 int
@@ -144,7 +138,7 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 		if (ke != NULL && ke->task != NULL)
 			return SLUICE_ECORRUPT;
 	}
-	t = task_new(p->payload, p->payload_len);
+	t = task_new(&q->pool, p->payload, p->payload_len);
 	if (t == NULL)
 		return SLUICE_ENOMEM;
 	rc = SLUICE_ENOMEM;
@@ -169,7 +163,7 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 		goto fail_group;
 
 	t->id = p->id;
-	t->tube = tb;
+	t->tslot = tb->slot;
 	if (g != NULL)
 		groups_join(tb, g, t);
 	t->pri = p->pri;
@@ -197,9 +191,9 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	qs_place(q, t, state);
 	q->ntasks++;
 	q->next_id = p->id + 1;
-	/* The next put most likely has the next id: its slot in the index
-	 * is a cache miss that can be on its way meanwhile. */
-	idx_prefetch(&q->ids, q->next_id);
+	/* The next puts most likely have the next ids: the slot of the one
+	 * QS_PREFETCH_IDS on is a cache miss that can be on its way. */
+	idx_prefetch(&q->ids, q->next_id + QS_PREFETCH_IDS);
 	QS_COUNT(q, tb, put);
 	return 0;
 
@@ -210,7 +204,7 @@ fail_tube:
 		qs_tube_undo(q, tb);
 fail_alloc:
 	free(newke);
-	task_free(t);
+	task_free(&q->pool, t);
 	return rc;
 }
 
@@ -224,18 +218,20 @@ apply_take(
 
 	/* Delayed too: the node that decided may have caught up with a
 	 * later clock than this one has. */
-	if (t == NULL || !waiting(t))
+	if (t == NULL || !qs_queued(t))
 		return SLUICE_ECORRUPT;
-	if ((rc = hourly_reserve(q, t->tube, time)) != 0 ||
+	if ((rc = hourly_reserve(q, qs_tube_of(q, t), time)) != 0 ||
 	    (rc = task_ext_need(t)) != 0)
 		return rc;
-	rc = qs_reserve(q, t->tube, QUEUE_TAKEN, !r->detached, r->session);
+	rc = qs_reserve(
+	    q, qs_tube_of(q, t), QUEUE_TAKEN, !r->detached, r->session);
 	if (rc != 0) {
 		task_ext_trim(t);
 		return rc;
 	}
-	if (t->tube->groups != NULL && t->state == QUEUE_READY)
-		groups_served(t->tube->groups, t); /* its group's turn ends */
+	if (qs_tube_of(q, t)->groups != NULL && t->state == QUEUE_READY)
+		groups_served(
+		    qs_tube_of(q, t)->groups, t); /* its group's turn ends */
 	qs_unplace(q, t);
 	e = t->ext;
 	e->lease = r->lease != 0 ? r->lease : lsn;
@@ -247,11 +243,11 @@ apply_take(
 		t->attempts++;
 	t->updated_at = time;
 	qs_place(q, t, QUEUE_TAKEN);
-	QS_COUNT(q, t->tube, take);
-	if (t->tube->flow != NULL)
-		qs_flow_took(t->tube, time);
-	qs_glimit_took(q, t->tube, t, time);
-	hourly_take(q, t->tube, time, t->run_at);
+	QS_COUNT(q, qs_tube_of(q, t), take);
+	if (qs_tube_of(q, t)->flow != NULL)
+		qs_flow_took(qs_tube_of(q, t), time);
+	qs_glimit_took(q, qs_tube_of(q, t), t, time);
+	hourly_take(q, qs_tube_of(q, t), time, t->run_at);
 	return 0;
 }
 
@@ -261,7 +257,7 @@ static void
 count_end(struct queue *q, const struct task *t, int64_t time, uint16_t type,
     const struct qrec_end *e)
 {
-	struct tube *tb = t->tube;
+	struct tube *tb = qs_tube_of(q, t);
 
 	hourly_end(q, tb, time, type, e,
 	    t->state == QUEUE_TAKEN ? t->ext->taken_at : time);
@@ -311,7 +307,7 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	/* Its key goes with it into the new tube's keys, unless that tube
 	 * has the key already (a live task or a reservation): then it
 	 * arrives without one. */
-	if (ke != NULL && tb != t->tube) {
+	if (ke != NULL && tb != qs_tube_of(q, t)) {
 		if (qs_key(q, tb->name, tb->name_len, ke->key, ke->len) != NULL)
 			drop_key = true;
 		else if ((nke = qs_keyent_new(q, tb->name, tb->name_len,
@@ -321,8 +317,8 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	if (rc == 0 && has_error)
 		rc = dup_bytes(e->text, e->text_len, &err);
 	/* Its group goes with it: the group of that name in the new tube. */
-	if (rc == 0 && tb != t->tube && group_slot(t) != 0) {
-		const struct group *og = groups_of(t->tube, t);
+	if (rc == 0 && tb != qs_tube_of(q, t) && group_slot(t) != 0) {
+		const struct group *og = groups_of(qs_tube_of(q, t), t);
 
 		rc =
 		    groups_prepare(&q->grouped, tb, og->name, og->name_len, &g);
@@ -342,10 +338,10 @@ apply_moved(struct queue *q, uint16_t type, int64_t time, struct task *t,
 	else if (nke != NULL)
 		qs_key_rehome(q, ke, nke);
 	if (g != NULL) {
-		groups_leave(t->tube, t);
+		groups_leave(qs_tube_of(q, t), t);
 		groups_join(tb, g, t);
 	}
-	t->tube = tb;
+	t->tslot = tb->slot;
 	t->run_at = time;
 	t->updated_at = time;
 	if (acked) {
@@ -364,7 +360,7 @@ static bool
 end_fits(uint16_t type, const struct task *t, const struct qrec_end *e)
 {
 	if (e->lease == 0) /* BURY of a task that is not taken */
-		return waiting(t);
+		return qs_queued(t);
 	if (t->state != QUEUE_TAKEN || t->ext->lease != e->lease)
 		return false;
 	if (task_has_repl(t) != (e->outcome == QREC_REPLACED))
@@ -395,7 +391,7 @@ apply_done(
 		return 0;
 	}
 	if ((rc = dup_bytes(e->text, e->text_len, &res)) != 0 ||
-	    (rc = qs_reserve(q, t->tube, QUEUE_DONE, false, 0)) != 0) {
+	    (rc = qs_reserve(q, qs_tube_of(q, t), QUEUE_DONE, false, 0)) != 0) {
 		free(res);
 		return rc;
 	}
@@ -433,7 +429,7 @@ apply_end(
 		type = QREC_ACK; /* with a result its children keep */
 	if (t == NULL || !end_fits(type, t, e))
 		return SLUICE_ECORRUPT;
-	tb = t->tube;
+	tb = qs_tube_of(q, t);
 	if ((rc = hourly_reserve(q, tb, time)) != 0)
 		return rc;
 	switch (e->outcome) {
@@ -489,14 +485,14 @@ apply_end(
 
 	case QREC_REPLACED:
 		rp = t->ext->repl;
-		nt = rebuilt(t, rp->payload, rp->payload_len, rp->pri, rp->ttr,
-		    rp->max_attempts, rp->period,
+		nt = rebuilt(q, t, rp->payload, rp->payload_len, rp->pri,
+		    rp->ttr, rp->max_attempts, rp->period,
 		    rp->run_at > time ? rp->run_at : time, time);
 		if (nt == NULL)
 			return SLUICE_ENOMEM;
 		state = qs_wait_state(q, nt->run_at);
 		if ((rc = qs_reserve(q, tb, state, false, 0)) != 0) {
-			task_free(nt);
+			task_free(&q->pool, nt);
 			return rc;
 		}
 		count_end(q, t, time, type, e);
@@ -541,7 +537,7 @@ apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
 
 	if (t == NULL || t->state == QUEUE_TAKEN || t->state == QUEUE_DONE)
 		return SLUICE_ECORRUPT;
-	if ((rc = qs_reserve(q, t->tube, QUEUE_READY, false, 0)) != 0)
+	if ((rc = qs_reserve(q, qs_tube_of(q, t), QUEUE_READY, false, 0)) != 0)
 		return rc;
 	/* Ready from now on; a task already ready keeps its earlier time. */
 	if (t->state == QUEUE_BURIED || t->run_at > time)
@@ -549,7 +545,7 @@ apply_kick(struct queue *q, int64_t time, const struct qrec_kick *r)
 	qs_unplace(q, t);
 	t->updated_at = time;
 	qs_place(q, t, QUEUE_READY);
-	QS_COUNT(q, t->tube, kick);
+	QS_COUNT(q, qs_tube_of(q, t), kick);
 	return 0;
 }
 
@@ -560,7 +556,7 @@ apply_delete(struct queue *q, int64_t time, const struct qrec_delete *r)
 
 	if (t == NULL)
 		return SLUICE_ECORRUPT;
-	QS_COUNT(q, t->tube, del);
+	QS_COUNT(q, qs_tube_of(q, t), del);
 	qs_task_remove(q, t, time, r->dedup_ms);
 	return 0;
 }
@@ -608,7 +604,7 @@ flush_tube(struct queue *q, struct tube *tb, int64_t time, uint32_t dedup_ms)
 	for (uint32_t i = 0; i < q->taken.len && n < total; i++) {
 		struct task *t = q->taken.item[i];
 
-		if (t->tube == tb)
+		if (qs_tube_of(q, t) == tb)
 			all[n++] = t;
 	}
 	cancel_all(q, tb, all, n, time, dedup_ms);
@@ -669,7 +665,7 @@ qs_aged(const struct queue *q, const struct tube *tb, uint8_t states,
 	for (uint32_t i = 0; i < q->taken.len; i++) {
 		struct task *t = q->taken.item[i];
 
-		if (t->tube == tb && aged(t, by, before)) {
+		if (qs_tube_of(q, t) == tb && aged(t, by, before)) {
 			if (out != NULL)
 				out[n] = t;
 			n++;
@@ -741,19 +737,19 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
 		free(t->ext->repl);
 		t->ext->repl = rp;
 		t->updated_at = time;
-		QS_COUNT(q, t->tube, replace);
+		QS_COUNT(q, qs_tube_of(q, t), replace);
 		return 0;
 	}
-	nt = rebuilt(t, r->payload, r->payload_len, r->pri, r->ttr,
+	nt = rebuilt(q, t, r->payload, r->payload_len, r->pri, r->ttr,
 	    r->max_attempts, r->period, r->run_at, time);
 	if (nt == NULL)
 		return SLUICE_ENOMEM;
 	state = qs_wait_state(q, nt->run_at);
-	if ((rc = qs_reserve(q, t->tube, state, false, 0)) != 0) {
-		task_free(nt);
+	if ((rc = qs_reserve(q, qs_tube_of(q, t), state, false, 0)) != 0) {
+		task_free(&q->pool, nt);
 		return rc;
 	}
-	QS_COUNT(q, t->tube, replace);
+	QS_COUNT(q, qs_tube_of(q, t), replace);
 	swap_in(q, t, nt, state, r->version);
 	return 0;
 }
@@ -762,14 +758,15 @@ apply_replace(struct queue *q, int64_t time, const struct qrec_replace *r)
  * period); attempts, times and the rest kept. Not placed, not indexed:
  * swap_payload puts it where `t` was. NULL when out of memory. */
 static struct task *
-repayloaded(const struct task *t, const void *payload, size_t len)
+repayloaded(
+    struct queue *q, const struct task *t, const void *payload, size_t len)
 {
-	struct task *nt = task_new(payload, len);
+	struct task *nt = task_new(&q->pool, payload, len);
 
 	if (nt == NULL)
 		return NULL;
 	nt->id = t->id;
-	nt->tube = t->tube;
+	nt->tslot = t->tslot;
 	group_slot_set(nt, group_slot(t));
 	nt->run_at = t->run_at;
 	nt->created_at = t->created_at;
@@ -791,7 +788,7 @@ swap_payload(struct queue *q, struct task *t, struct task *nt)
 	t->ext = NULL;
 	if (task_has_key(nt))
 		nt->ext->key->task = nt;
-	task_free(t);
+	task_free(&q->pool, t);
 }
 
 static int
@@ -817,10 +814,10 @@ apply_update(struct queue *q, int64_t time, const struct qrec_update *u)
 	state = t->state == QUEUE_BURIED ? QUEUE_BURIED
 	                                 : qs_wait_state(q, u->run_at);
 	if (u->has_payload &&
-	    (nt = repayloaded(t, u->payload, u->payload_len)) == NULL)
+	    (nt = repayloaded(q, t, u->payload, u->payload_len)) == NULL)
 		return SLUICE_ENOMEM;
-	if ((rc = qs_reserve(q, t->tube, state, false, 0)) != 0) {
-		task_free(nt);
+	if ((rc = qs_reserve(q, qs_tube_of(q, t), state, false, 0)) != 0) {
+		task_free(&q->pool, nt);
 		return rc;
 	}
 	qs_unplace(q, t);
@@ -889,7 +886,8 @@ places_only(uint16_t type)
 }
 
 int
-queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+qs_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec,
+    bool checked)
 {
 	int rc;
 
@@ -897,7 +895,7 @@ queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return SLUICE_ECORRUPT;
 	if (q->load.phase != 0 && !q->load.done)
 		return SLUICE_ECORRUPT; /* a snapshot is half loaded */
-	if (!qrec_valid(rec))
+	if (!checked && !qrec_valid(rec))
 		return SLUICE_ECORRUPT;
 	if ((rc = queue_tick(q, time)) != 0)
 		return rc;

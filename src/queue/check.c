@@ -38,7 +38,7 @@ keyent_in(const struct queue *q, const struct keyent *ke, const struct tube *tb)
 static int
 check_task(const struct queue *q, const struct task *t, const char **why)
 {
-	const struct tube *tb = t->tube;
+	const struct tube *tb = qs_tube_of(q, t);
 	const struct task_ext *e = t->ext;
 
 	CHECK(t->id >= 1 && t->id < q->next_id);
@@ -104,10 +104,10 @@ check_task(const struct queue *q, const struct task *t, const char **why)
 	if (e->key != NULL && t->state == QUEUE_DONE) {
 		/* A dedup entry that still names this done task. */
 		CHECK(e->key->task == NULL && e->key->id == t->id);
-		CHECK(keyent_in(q, e->key, t->tube));
+		CHECK(keyent_in(q, e->key, qs_tube_of(q, t)));
 	} else if (e->key != NULL) {
 		CHECK(e->key->task == t && e->key->id == t->id);
-		CHECK(keyent_in(q, e->key, t->tube));
+		CHECK(keyent_in(q, e->key, qs_tube_of(q, t)));
 	}
 	if (e->taken && !e->detached) {
 		/* In its session's list: walk back to the head. */

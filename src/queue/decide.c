@@ -152,7 +152,7 @@ bury_rec_of(const struct queue *q, struct qrec *out, uint16_t type,
 	const char *to;
 	size_t len;
 
-	if (queue_tube_dead_letter(q, t->tube, &to, &len) &&
+	if (queue_tube_dead_letter(q, qs_tube_of(q, t), &to, &len) &&
 	    decide_new_tube_allowed(q, to, len)) {
 		end_rec(out, type, t, reason, QREC_MOVED);
 		out->u.end.to = to;
@@ -193,8 +193,8 @@ lost_lease(const struct queue *q, const struct task *t, int64_t now,
 		out->u.end.run_at = at_once
 		    ? now
 		    : clamp_time(now +
-		          queue_lost_lease_delay(q, t->tube, t->attempts,
-		              holder_wants_ready(q, t)));
+		          queue_lost_lease_delay(q, qs_tube_of(q, t),
+		              t->attempts, holder_wants_ready(q, t)));
 		out->u.end.pri = t->pri;
 	}
 	out->u.end.text = why;
@@ -500,8 +500,8 @@ ack_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	} else if (task_period(t) > 0) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_WAIT);
 		out->u.end.run_at = next_run(t->run_at, task_period(t), now);
-	} else if ((keep = queue_keep_done_ms(
-	                q, t->tube->name, t->tube->name_len)) > 0) {
+	} else if ((keep = queue_keep_done_ms(q, qs_tube_of(q, t)->name,
+	                qs_tube_of(q, t)->name_len)) > 0) {
 		end_rec(out, QREC_ACK, t, QREC_BY_CLIENT, QREC_DONE);
 		out->u.end.dedup_ms = task_has_key(t) ? q->cfg.dedup_ms : 0;
 		out->u.end.keep_ms = keep;
@@ -591,8 +591,9 @@ fail_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	} else {
 		end_rec(out, QREC_FAIL, t, QREC_BY_CLIENT, QREC_WAIT);
 		out->u.end.run_at = clamp_time(now +
-		    (req->set_delay ? req->delay_ms
-		                    : backoff(q, t->tube, t->attempts)));
+		    (req->set_delay
+		            ? req->delay_ms
+		            : backoff(q, qs_tube_of(q, t), t->attempts)));
 	}
 	out->u.end.text = req->error;
 	out->u.end.text_len = req->error_len;

@@ -587,7 +587,7 @@ release(struct queue *q, struct task *t)
 	if (t->run_at < q->clock)
 		t->run_at = q->clock;
 	state = qs_wait_state(q, t->run_at);
-	if ((rc = qs_reserve(q, t->tube, state, false, 0)) != 0)
+	if ((rc = qs_reserve(q, qs_tube_of(q, t), state, false, 0)) != 0)
 		return rc;
 	qs_unplace(q, t);
 	t->updated_at = q->clock;
@@ -607,7 +607,7 @@ bury_child(struct queue *q, struct task *t, struct dnode *c, uint64_t pid)
 
 	failure_text(q, pid, &why, &why_len);
 	if ((rc = task_ext_need(t)) != 0 ||
-	    (rc = qs_reserve(q, t->tube, QUEUE_BURIED, false, 0)) != 0)
+	    (rc = qs_reserve(q, qs_tube_of(q, t), QUEUE_BURIED, false, 0)) != 0)
 		return rc;
 	n = 32 + why_len;
 	if (n > QREC_ERROR_MAX)
@@ -622,7 +622,7 @@ bury_child(struct queue *q, struct task *t, struct dnode *c, uint64_t pid)
 	qs_unplace(q, t);
 	t->updated_at = q->clock;
 	qs_place(q, t, QUEUE_BURIED);
-	QS_COUNT(q, t->tube, bury);
+	QS_COUNT(q, qs_tube_of(q, t), bury);
 	qs_outcome_final(q, t->id); /* final where it is: waiters are told */
 	c->outcome = QUEUE_DEP_FAILED;
 	todo_push(&q->deps, c);
@@ -649,7 +649,7 @@ tell_child(struct queue *q, struct dnode *p, uint64_t cid)
 		case QUEUE_PARENT_FAIL:
 			return bury_child(q, t, c, p->id);
 		case QUEUE_PARENT_CANCEL:
-			QS_COUNT(q, t->tube, del);
+			QS_COUNT(q, qs_tube_of(q, t), del);
 			qs_cancel_child(q, t, q->clock); /* settles c */
 			return 0;
 		default:

@@ -101,7 +101,7 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 	const struct task_ext *e = t->ext;
 
 	buf_printf(out, "task %" PRIu64 " tube=%s state=%s", t->id,
-	    t->tube->name, queue_state_name(t->state));
+	    qs_tube_of(q, t)->name, queue_state_name(t->state));
 	buf_printf(out,
 	    " pri=%" PRIu32 " ttr=%" PRIu32 " attempts=%" PRIu32
 	    " max_attempts=%" PRIu32 " run_at=%" PRId64 " period=%" PRId64
@@ -109,7 +109,7 @@ dump_task(struct buf *out, const struct queue *q, const struct task *t)
 	    t->pri, t->ttr, t->attempts, t->max_attempts, t->run_at,
 	    e ? e->period : 0, t->created_at, t->updated_at);
 	if (group_slot(t) != 0) {
-		const struct group *g = groups_of(t->tube, t);
+		const struct group *g = groups_of(qs_tube_of(q, t), t);
 
 		buf_printf(out, " group=%.*s", (int)g->name_len, g->name);
 	}

@@ -117,7 +117,7 @@ int groups_prepare(struct groups_list *all, struct tube *tb, const char *name,
     size_t len, struct group **out);
 /* Takes back a groups_prepare() whose task never joined. */
 void groups_undo(struct tube *tb, struct group *g);
-/* t (not placed, t->tube == tb) names g from now on. */
+/* t (not placed, of tube tb) names g from now on. */
 void groups_join(struct tube *tb, struct group *g, struct task *t);
 /* t (not placed) no longer names its group: an empty group is freed, and
  * with the last one the tube's groups. */

@@ -197,7 +197,7 @@ qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 	/* A done task's outcome was noted when it was acked. */
 	if (kind == 0 || t->state == QUEUE_DONE)
 		return;
-	outcome_note(q, t->id, kind, time, t->tube,
+	outcome_note(q, t->id, kind, time, qs_tube_of(q, t),
 	    t->ext != NULL ? t->ext->error : NULL,
 	    t->ext != NULL ? t->ext->error_len : 0);
 }
@@ -257,7 +257,7 @@ qs_outcome_before(struct queue *q, const struct qrec *rec)
 	if (rec->type == QREC_ACK || rec->type == QREC_ACK_R) {
 		const struct task *t = qs_task(q, rec->u.end.id);
 
-		q->oc.tube = t != NULL ? t->tube : NULL;
+		q->oc.tube = t != NULL ? qs_tube_of(q, t) : NULL;
 	}
 }
 
@@ -287,7 +287,8 @@ qs_outcome_after(struct queue *q, int64_t time, const struct qrec *rec, int rc)
 		if ((t = qs_task(q, e->id)) == NULL)
 			break;
 		if (e->outcome == QREC_MOVED)
-			outcome_note(q, e->id, QUEUE_END_DEAD, time, t->tube,
+			outcome_note(q, e->id, QUEUE_END_DEAD, time,
+			    qs_tube_of(q, t),
 			    t->ext != NULL ? t->ext->error : NULL,
 			    t->ext != NULL ? t->ext->error_len : 0);
 		else if (e->outcome == QREC_BURIED)
@@ -317,7 +318,7 @@ qs_cancel_apply(struct queue *q, int64_t time, const struct qrec_cancel *r)
 	if (r->lease == 0) {
 		if (t->state == QUEUE_TAKEN)
 			return SLUICE_ECORRUPT;
-		QS_COUNT(q, t->tube, del);
+		QS_COUNT(q, qs_tube_of(q, t), del);
 		qs_task_remove(q, t, time, 0);
 		return 0;
 	}
@@ -432,8 +433,8 @@ queue_result(
 	if ((t = qs_task_seen(q, id)) == NULL)
 		return SLUICE_ENOTFOUND;
 	out->state = t->state;
-	out->tube = t->tube->name;
-	out->tube_len = t->tube->name_len;
+	out->tube = qs_tube_of(q, t)->name;
+	out->tube_len = qs_tube_of(q, t)->name_len;
 	out->cancelled = mark_find(q, id) != NULL;
 	if (t->state == QUEUE_DONE) {
 		out->final = true;

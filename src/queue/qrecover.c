@@ -17,6 +17,7 @@ queue_expect_tasks(struct queue *q, uint64_t tasks)
 {
 	(void)idx_reserve(
 	    &q->ids, (uint32_t)(tasks < EXPECT_MAX ? tasks : EXPECT_MAX));
+	tslab_expect(&q->pool, tasks);
 }
 
 static int
@@ -42,7 +43,7 @@ apply_rec(const struct rec_hdr *h, const void *body, void *arg)
 	if (h->type >= REC_TYPE_LOG_MIN)
 		return 0;
 	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
-	return rc ? rc : queue_apply(arg, h->lsn, h->time, &r);
+	return rc ? rc : queue_apply_decoded(arg, h->lsn, h->time, &r);
 }
 
 static const char *

@@ -259,7 +259,7 @@ emit_task(
 	int rc;
 
 	p = put_var(p, t->id);
-	p = put_var(p, t->tube->index);
+	p = put_var(p, qs_tube_of(q, t)->index);
 	p = put_var(p, t->pri);
 	p = put_var(p, t->ttr);
 	p = put_var(p, t->attempts);
@@ -318,7 +318,8 @@ emit_task(
 
 /* The GROUP entry before the TASK of a task in a group. */
 static int
-emit_group(const struct task *t, queue_emit_fn *emit, void *arg)
+emit_group(
+    const struct queue *q, const struct task *t, queue_emit_fn *emit, void *arg)
 {
 	const struct group *g;
 	uint8_t mem[16 + QREC_GROUP_MAX];
@@ -326,7 +327,7 @@ emit_group(const struct task *t, queue_emit_fn *emit, void *arg)
 
 	if (group_slot(t) == 0)
 		return 0;
-	g = groups_of(t->tube, t);
+	g = groups_of(qs_tube_of(q, t), t);
 	sw_u64(&w, t->id);
 	sw_str16(&w, g->name, g->name_len);
 	return emit(arg, QSNAP_GROUP, mem, w.len, NULL, 0);
@@ -462,7 +463,7 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
 			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
 		if (t != NULL &&
-		    ((rc = emit_group(t, emit, arg)) != 0 ||
+		    ((rc = emit_group(q, t, emit, arg)) != 0 ||
 		        (rc = emit_task(q, t, emit, arg)) != 0 ||
 		        (rc = emit_versions(t, emit, arg)) != 0 ||
 		        (rc = emit_held(t, emit, arg)) != 0))

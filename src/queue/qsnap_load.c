@@ -79,6 +79,7 @@ load_meta(struct queue *q, struct rd *r)
 	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
+	tslab_expect(&q->pool, ntasks); /* their memory faulted in ahead */
 	q->lsn = lsn;
 	q->next_id = next_id;
 	q->clock = clock;
@@ -362,11 +363,11 @@ load_task(struct queue *q, struct rd *r)
 	if ((rc = read_task(q, r, &f)) != 0)
 		return rc;
 	detached = (f.flags & TF_DETACHED) != 0;
-	t = task_new(f.payload, f.payload_len);
+	t = task_new(&q->pool, f.payload, f.payload_len);
 	if (t == NULL)
 		return SLUICE_ENOMEM;
 	t->id = f.id;
-	t->tube = q->tubes[f.tube];
+	t->tslot = q->tubes[f.tube]->slot;
 	t->pri = (uint32_t)f.pri;
 	t->ttr = (uint32_t)f.ttr;
 	t->attempts = (uint32_t)f.attempts;
@@ -391,20 +392,21 @@ load_task(struct queue *q, struct rd *r)
 		memcpy(err, f.error, f.error_len);
 	}
 	if (f.key_len > 0 &&
-	    ((ke = qs_keyent_new(q, t->tube->name, t->tube->name_len, f.key,
-	          f.key_len)) == NULL ||
+	    ((ke = qs_keyent_new(q, qs_tube_of(q, t)->name,
+	          qs_tube_of(q, t)->name_len, f.key, f.key_len)) == NULL ||
 	        qs_reserve_key(q) != 0))
 		goto fail;
 	if ((rc = qs_reserve_id(q)) != 0 ||
-	    (rc = qs_reserve(q, t->tube, f.state, !detached, f.session)) != 0)
+	    (rc = qs_reserve(
+	         q, qs_tube_of(q, t), f.state, !detached, f.session)) != 0)
 		goto fail;
 	if (q->load.group_id != 0) {
 		rc = SLUICE_ECORRUPT;
 		if (q->load.group_id != t->id ||
-		    (rc = groups_prepare(&q->grouped, t->tube, q->load.group,
-		         q->load.group_len, &g)) != 0)
+		    (rc = groups_prepare(&q->grouped, qs_tube_of(q, t),
+		         q->load.group, q->load.group_len, &g)) != 0)
 			goto fail;
-		groups_join(t->tube, g, t);
+		groups_join(qs_tube_of(q, t), g, t);
 		q->load.group_id = 0;
 	}
 
@@ -440,7 +442,7 @@ fail:
 	free(err);
 	free(res);
 	free(ke);
-	task_free(t);
+	task_free(&q->pool, t);
 	return rc;
 }
 
@@ -544,15 +546,15 @@ load_dedup(struct queue *q, struct rd *r)
 	 * then), until it expires. */
 	t = qs_task(q, id);
 	if (q->load.version < 4 && t != NULL) {
-		tube = t->tube->name;
-		tube_len = t->tube->name_len;
+		tube = qs_tube_of(q, t)->name;
+		tube_len = qs_tube_of(q, t)->name_len;
 	}
 	if (id == 0 || id >= q->next_id ||
 	    qs_key(q, tube, tube_len, key, len) != NULL ||
 	    (t != NULL &&
 	        (t->state != QUEUE_DONE || t->ext->key != NULL ||
-	            t->tube->name_len != tube_len ||
-	            memcmp(t->tube->name, tube, tube_len) != 0)))
+	            qs_tube_of(q, t)->name_len != tube_len ||
+	            memcmp(qs_tube_of(q, t)->name, tube, tube_len) != 0)))
 		return SLUICE_ECORRUPT;
 	if ((ke = qs_keyent_new(q, tube, tube_len, key, len)) == NULL)
 		return SLUICE_ENOMEM;
@@ -589,8 +591,8 @@ load_keyheld(struct queue *q, struct rd *r)
 		return SLUICE_ECORRUPT;
 	t = qs_task(q, id);
 	if (t == NULL || t->state != QUEUE_DONE || task_has_key(t) ||
-	    t->tube->name_len != tube_len ||
-	    memcmp(t->tube->name, tube, tube_len) != 0 ||
+	    qs_tube_of(q, t)->name_len != tube_len ||
+	    memcmp(qs_tube_of(q, t)->name, tube, tube_len) != 0 ||
 	    qs_key(q, tube, tube_len, key, len) != NULL)
 		return SLUICE_ECORRUPT;
 	if (task_ext_need(t) != 0 ||

@@ -121,6 +121,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 		q->cfg.max_payload = QREC_PAYLOAD_MAX;
 	if (q->cfg.max_error > QREC_ERROR_MAX)
 		q->cfg.max_error = QREC_ERROR_MAX;
+	tslab_init(&q->pool);
 	idx_init(&q->ids, id_key);
 	idx_init(&q->keys, keyent_key);
 	idx_init(&q->names, tube_key);
@@ -145,14 +146,25 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 static void
 queue_fini(struct queue *q)
 {
-	for (uint32_t i = 0; i < q->ids.cap; i++)
-		task_free(idx_at(&q->ids, i));
+	/* A task in a slab goes with its slab: only its ext, or a task
+	 * from malloc, is freed one by one. */
+	for (uint32_t i = 0; i < q->ids.cap; i++) {
+		struct task *t = idx_at(&q->ids, i);
+
+		if (t != NULL &&
+		    (t->ext != NULL ||
+		        !tslab_in_slab(task_size(t->payload_len))))
+			task_free(&q->pool, t);
+	}
 	for (uint32_t i = 0; i < q->keys.cap; i++)
 		free(idx_at(&q->keys, i));
 	for (uint32_t i = 0; i < q->ntubes; i++)
 		tube_free(q->tubes[i]);
 	free(q->tubes);
+	free(q->tslots);
+	free(q->tslot_free);
 	idx_fini(&q->ids);
+	tslab_fini(&q->pool);
 	idx_fini(&q->keys);
 	idx_fini(&q->names);
 	idx_fini(&q->sessions);
@@ -228,6 +240,19 @@ queue_next_id(const struct queue *q)
 	return q->next_id;
 }
 
+int
+queue_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+{
+	return qs_apply(q, lsn, time, rec, false);
+}
+
+int
+queue_apply_decoded(
+    struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
+{
+	return qs_apply(q, lsn, time, rec, true);
+}
+
 /* ---- Lookups --------------------------------------------------------- */
 
 struct task *
@@ -279,81 +304,6 @@ qs_key_for_put(const struct queue *q, const char *tube, size_t tube_len,
 	if (ke == NULL && q->nanykeys > 0)
 		ke = qs_key(q, "", 0, key, len);
 	return ke;
-}
-
-/* ---- Tubes ----------------------------------------------------------- */
-
-int
-qs_tube_get(struct queue *q, const char *name, size_t len, struct tube **out,
-    bool *created)
-{
-	struct tube *tb = qs_tube(q, name, len);
-	int rc;
-
-	*created = false;
-	if (tb != NULL) {
-		q->last_tube = tb;
-		*out = tb;
-		return 0;
-	}
-	if (q->ntubes == q->tubes_cap) {
-		uint32_t cap = q->tubes_cap ? q->tubes_cap * 2 : 16;
-		struct tube **p = realloc(q->tubes, cap * sizeof(*p));
-
-		if (p == NULL)
-			return SLUICE_ENOMEM;
-		q->tubes = p;
-		q->tubes_cap = cap;
-	}
-	/* Room in the wake and pause heaps for every tube, this one
-	 * included: heap_reserve counts from the heap's length (the tubes
-	 * in it now), not from the number of tubes. */
-	if ((rc = idx_reserve(&q->names, 1)) != 0 ||
-	    (rc = heap_reserve(&q->wake, q->ntubes + 1 - q->wake.len)) != 0 ||
-	    (rc = heap_reserve(&q->pauses, q->ntubes + 1 - q->pauses.len)) != 0)
-		return rc;
-	tb = tube_new(name, len, idx_hash_bytes(q->cfg.hash_seed, name, len));
-	if (tb == NULL)
-		return SLUICE_ENOMEM;
-	if ((rc = qs_acct_tube_join(q, tb)) != 0) {
-		tube_free(tb);
-		return rc;
-	}
-	tb->index = q->ntubes;
-	q->tubes[q->ntubes++] = tb;
-	idx_insert(&q->names, tb);
-	/* The wake and pause heaps keep room for every tube. */
-	assert(q->wake.cap >= q->ntubes && q->pauses.cap >= q->ntubes);
-	*out = tb;
-	*created = true;
-	return 0;
-}
-
-void
-qs_tube_undo(struct queue *q, struct tube *tb)
-{
-	assert(tb->index == q->ntubes - 1);
-	qs_tube_remove(q, tb);
-}
-
-void
-qs_tube_remove(struct queue *q, struct tube *tb)
-{
-	assert(tube_tasks(tb) == 0 && tb->wpos == HEAP_NONE);
-	qs_acct_tube_leave(q, tb);
-	qs_flow_drop(q, tb);
-	idx_remove(&q->names, tb);
-	if (tb->ppos != HEAP_NONE)
-		heap_remove(&q->pauses, tb);
-	tube_counters_sub(&q->ctr, &tb->ctr);
-	for (uint32_t i = tb->index + 1; i < q->ntubes; i++) {
-		q->tubes[i - 1] = q->tubes[i];
-		q->tubes[i - 1]->index = i - 1;
-	}
-	q->ntubes--;
-	if (q->last_tube == tb)
-		q->last_tube = NULL;
-	tube_free(tb);
 }
 
 static void
@@ -492,7 +442,7 @@ session_unlink(struct queue *q, struct task *t)
 void
 qs_place(struct queue *q, struct task *t, int state)
 {
-	struct tube *tb = t->tube;
+	struct tube *tb = qs_tube_of(q, t);
 
 	if (q->apply_lsn != 0)
 		tb->dep_lsn = q->apply_lsn;
@@ -548,7 +498,7 @@ qs_place(struct queue *q, struct task *t, int state)
 void
 qs_unplace(struct queue *q, struct task *t)
 {
-	struct tube *tb = t->tube;
+	struct tube *tb = qs_tube_of(q, t);
 	struct task_ext *e = t->ext;
 
 	switch (t->state) {
@@ -721,11 +671,11 @@ qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 		batch_task_gone(q, t); /* its batch counts it (batch.h) */
 	qs_unplace(q, t);
 	if (group_slot(t) != 0)
-		groups_leave(t->tube, t);
+		groups_leave(qs_tube_of(q, t), t);
 	idx_remove(&q->ids, t);
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
-	task_free(t);
+	task_free(&q->pool, t);
 }
 
 int64_t
@@ -806,14 +756,15 @@ qs_task_swap(struct queue *q, struct task *t, struct task *nt)
 /* ---- Views ----------------------------------------------------------- */
 
 void
-qs_view(const struct task *t, struct queue_task_view *out)
+qs_view(
+    const struct queue *q, const struct task *t, struct queue_task_view *out)
 {
 	const struct task_ext *e = t->ext;
 
 	memset(out, 0, sizeof(*out));
 	out->id = t->id;
-	out->tube = t->tube->name;
-	out->tube_len = t->tube->name_len;
+	out->tube = qs_tube_of(q, t)->name;
+	out->tube_len = qs_tube_of(q, t)->name_len;
 	out->state = t->state;
 	out->payload = t->payload;
 	out->payload_len = t->payload_len;
@@ -825,7 +776,7 @@ qs_view(const struct task *t, struct queue_task_view *out)
 	out->created_at = t->created_at;
 	out->updated_at = t->updated_at;
 	if (group_slot(t) != 0) {
-		const struct group *g = groups_of(t->tube, t);
+		const struct group *g = groups_of(qs_tube_of(q, t), t);
 
 		out->group = g->name;
 		out->group_len = g->name_len;

@@ -33,6 +33,7 @@
 #include "queue/outcome.h"
 #include "queue/queue.h"
 #include "queue/task.h"
+#include "queue/tslab.h"
 #include "queue/tube.h"
 
 /* A tube's tasks by state, as its snapshot TUBE entry counts them. */
@@ -88,11 +89,17 @@ struct queue {
 	uint64_t apply_lsn;     /* the record queue_apply applies, for qs_place
 	                         * to note in tube->dep_lsn; 0 outside it and
 	                         * for a take under a session lease */
+	struct tslab_pool pool; /* the tasks' memory (tslab.h) */
 	struct idx ids;         /* task by id */
 	struct idx keys;        /* keyent by hash of (tube, key) */
 	struct idx names;       /* tube by hash of the name */
 	struct idx sessions;    /* first task of each session's list */
 	struct tube **tubes;    /* in creation order */
+	struct tube **tslots;   /* by slot (task.h's tslot); NULL: free */
+	uint32_t *tslot_free;   /* free slots below tslot_len */
+	uint32_t tslot_len;     /* slots ever handed out */
+	uint32_t tslot_cap;     /* of both arrays */
+	uint32_t tslot_nfree;
 	struct tube *last_tube; /* the last found by name: puts come in runs */
 	uint32_t ntubes;
 	uint32_t tubes_cap;
@@ -188,6 +195,32 @@ struct task *qs_task(const struct queue *q, uint64_t id);
  * hides. */
 struct task *qs_task_seen(const struct queue *q, uint64_t id);
 struct tube *qs_tube(const struct queue *q, const char *name, size_t len);
+
+/* queue_apply, and queue_apply_decoded with `checked`: rec's fields were
+ * checked by qrec_valid already (apply.c). */
+int qs_apply(struct queue *q, uint64_t lsn, int64_t time,
+    const struct qrec *rec, bool checked);
+
+/* How many ids ahead a put asks for the index slot of the put to come
+ * (a replay applies one in 300 ns or so: one ahead is too late for a
+ * miss to memory). */
+enum { QS_PREFETCH_IDS = 4 };
+
+/* Ready or delayed: a task a take may have (on a node with another
+ * clock, a delayed one too). */
+static inline bool
+qs_queued(const struct task *t)
+{
+	return t->state == QUEUE_READY || t->state == QUEUE_DELAYED;
+}
+
+/* The tube of task t: a task names it by its slot (4 bytes, not a
+ * pointer's 8). */
+static inline struct tube *
+qs_tube_of(const struct queue *q, const struct task *t)
+{
+	return q->tslots[t->tslot];
+}
 /* The entry of `key` in tube `tube` (tube_len 0: the reservation of
  * every tube an older snapshot left), or NULL. */
 struct keyent *qs_key(const struct queue *q, const char *tube, size_t tube_len,
@@ -356,6 +389,7 @@ int qs_apply_tube_set(struct queue *q, const struct qrec_tube_set *r);
 int qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 
 /* Fills a view of a task. */
-void qs_view(const struct task *t, struct queue_task_view *out);
+void qs_view(
+    const struct queue *q, const struct task *t, struct queue_task_view *out);
 
 #endif

@@ -33,7 +33,7 @@ queue_peek(
 		return rc;
 	if ((t = qs_task_seen(q, id)) == NULL)
 		return SLUICE_ENOTFOUND;
-	qs_view(t, out);
+	qs_view(q, t, out);
 	return 0;
 }
 
@@ -56,7 +56,7 @@ queue_peek_key(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 	if ((t = qs_key_task(q, ke)) == NULL ||
 	    (ke->task == NULL && ke->expires <= q->clock))
 		return SLUICE_ENOTFOUND;
-	qs_view(t, out);
+	qs_view(q, t, out);
 	return 0;
 }
 
@@ -91,7 +91,7 @@ queue_peek_next(struct queue *q, int64_t now, const char *tube, size_t tube_len,
 		t = heap_top(&tb->done);
 	if (t == NULL)
 		return SLUICE_ENOTFOUND;
-	qs_view(t, out);
+	qs_view(q, t, out);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ visit(const struct queue *q, const struct tube *tb, int state,
 	for (uint32_t i = 0; i < q->taken.len; i++) {
 		struct task *t = q->taken.item[i];
 
-		if (t->tube == tb)
+		if (qs_tube_of(q, t) == tb)
 			fn(t, arg);
 	}
 }
@@ -237,7 +237,7 @@ queue_list(struct queue *q, int64_t now, const struct queue_list_req *req,
 		p.t[0] = p.t[--p.len];
 		if (p.len > 0)
 			pick_down(&p, 0);
-		qs_view(last, &out[p.len]);
+		qs_view(q, last, &out[p.len]);
 	}
 	free(p.t);
 	return 0;
@@ -479,5 +479,5 @@ queue_task_dep_lsn(const struct queue *q, uint64_t id)
 {
 	const struct task *t = qs_task(q, id);
 
-	return t != NULL ? t->tube->dep_lsn : q->lsn;
+	return t != NULL ? qs_tube_of(q, t)->dep_lsn : q->lsn;
 }

@@ -601,6 +601,12 @@ int queue_decide_untake(struct queue *q, int64_t now, uint64_t id,
 int queue_apply(
     struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
 
+/* queue_apply for a record qrec_decode() returned, which checked its
+ * fields (qrec_valid) already: they are not checked again. A replay
+ * applies every record of the log this way. */
+int queue_apply_decoded(
+    struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
+
 /* Time-driven changes that need no record, up to `now`: delayed tasks
  * whose run_at has come become ready, pauses end, dedup entries expire,
  * done tasks past their kept_until are purged.

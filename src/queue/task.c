@@ -9,12 +9,13 @@
 
 #include "queue/heap.h"
 #include "queue/task.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 
 struct task *
-task_new(const void *payload, size_t len)
+task_new(struct tslab_pool *pool, const void *payload, size_t len)
 {
-	struct task *t = malloc(offsetof(struct task, payload) + len);
+	struct task *t = tslab_alloc(pool, task_size(len));
 
 	if (t == NULL)
 		return NULL;
@@ -28,7 +29,7 @@ task_new(const void *payload, size_t len)
 }
 
 void
-task_free(struct task *t)
+task_free(struct tslab_pool *pool, struct task *t)
 {
 	if (t == NULL)
 		return;
@@ -38,7 +39,7 @@ task_free(struct task *t)
 		free(t->ext->repl);
 		free(t->ext);
 	}
-	free(t);
+	tslab_free(pool, t, task_size(t->payload_len));
 }
 
 struct repl *

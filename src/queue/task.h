@@ -1,7 +1,8 @@
 /* task - one task in memory, and the rarely used parts kept beside it.
  *
  * Memory: a task is one allocation holding its fixed fields and its
- * payload (80 bytes + payload). What only some tasks need - the lease of a
+ * payload (80 bytes + payload), from its queue's pool of slabs, without
+ * a malloc header (tslab.h). What only some tasks need - the lease of a
  * taken task, a key, a last error, a period, a pending replacement, the
  * take time and result of a done task - lives
  * in a `task_ext`, allocated when first needed and freed when empty. The
@@ -91,8 +92,8 @@ struct task {
 	int64_t run_at; /* delayed: when ready; ready: since when */
 	int64_t created_at;
 	int64_t updated_at;
-	struct tube *tube;
 	struct task_ext *ext; /* NULL when nothing in it would be set */
+	uint32_t tslot;       /* its tube's slot (qs_tube_of) */
 	uint32_t pri;
 	uint32_t ttr;
 	uint32_t attempts;
@@ -105,12 +106,22 @@ struct task {
 	uint8_t payload[];
 };
 
-/* A task with a copy of the payload, every other field zero, in no heap.
- * NULL when out of memory. */
-struct task *task_new(const void *payload, size_t len);
+struct tslab_pool;
 
-/* Frees the task and its ext (not its key entry). Accepts NULL. */
-void task_free(struct task *t);
+/* The bytes of a task with a payload of `len` bytes. */
+static inline size_t
+task_size(size_t len)
+{
+	return offsetof(struct task, payload) + len;
+}
+
+/* A task with a copy of the payload, every other field zero, in no heap,
+ * from the queue's pool (tslab.h). NULL when out of memory. */
+struct task *task_new(struct tslab_pool *pool, const void *payload, size_t len);
+
+/* Frees the task (back to `pool`) and its ext (not its key entry).
+ * Accepts NULL. */
+void task_free(struct tslab_pool *pool, struct task *t);
 
 struct repl *repl_new(const void *payload, size_t len);
 

@@ -46,6 +46,7 @@ struct tube {
 	int64_t paused_until;   /* 0: not paused */
 	uint64_t hash;          /* of the name */
 	uint32_t index;         /* creation order */
+	uint32_t slot;          /* in the queue's tslots, which tasks name */
 	uint32_t wpos;          /* in the queue's wake heap, by next run_at */
 	uint32_t ppos;          /* in the queue's pause heap */
 	uint16_t name_len;

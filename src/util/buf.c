@@ -130,58 +130,6 @@ buf_put_str16(struct buf *b, const char *s, size_t n)
 }
 
 const uint8_t *
-rd_bytes(struct rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->bad || n > rd_left(r)) {
-		r->bad = true;
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-uint8_t
-rd_u8(struct rd *r)
-{
-	const uint8_t *p = rd_bytes(r, 1);
-
-	return p ? p[0] : 0;
-}
-
-uint16_t
-rd_u16(struct rd *r)
-{
-	const uint8_t *p = rd_bytes(r, 2);
-
-	return p ? le_load_u16(p) : 0;
-}
-
-uint32_t
-rd_u32(struct rd *r)
-{
-	const uint8_t *p = rd_bytes(r, 4);
-
-	return p ? le_load_u32(p) : 0;
-}
-
-uint64_t
-rd_u64(struct rd *r)
-{
-	const uint8_t *p = rd_bytes(r, 8);
-
-	return p ? le_load_u64(p) : 0;
-}
-
-int64_t
-rd_i64(struct rd *r)
-{
-	return (int64_t)rd_u64(r);
-}
-
-const uint8_t *
 rd_blob(struct rd *r, size_t max, size_t *n)
 {
 	uint32_t len = rd_u32(r);

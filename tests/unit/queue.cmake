@@ -1,15 +1,20 @@
 # The in-memory queue: transitions and errors, the record codec, and a
 # random model test with replay checks.
 sluice_test(queue LIBS sluice_queue TIMEOUT 120)
-# test_queue counts allocations (a snapshot write must make none).
+# test_queue counts allocations (a snapshot write must make none), and
+# fails each in turn: task slabs (mmap) and sanitized tasks
+# (aligned_alloc) too.
 target_link_options(test_queue PRIVATE
-	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=mmap)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
 # The same for workflows: dependencies, results, cancelling, batches,
 # schedules, restarts from the log and from a snapshot.
 sluice_test(model_flow LIBS sluice_queue TIMEOUT 300)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
+# The task slabs: objects keep their bytes, are reused, and a large pool
+# (with a spare faulted in ahead) gives its memory back.
+sluice_test(tslab LIBS sluice_queue TIMEOUT 60)
 sluice_test(idx LIBS sluice_queue TIMEOUT 60)
 # The rolling per-second history (queue/rates.h).
 sluice_test(rates LIBS sluice_queue TIMEOUT 60)

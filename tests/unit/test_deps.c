@@ -16,6 +16,7 @@
 #include "t_queue.h"
 #include "queue/deps.h"
 #include "queue/qstate.h"
+#include "queue/tslab.h"
 
 #define T0 1700000000000LL
 
@@ -851,7 +852,7 @@ heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* 100 children, each waiting on the same 100 parents: 10,000 edges cost

@@ -16,6 +16,7 @@
 #include "queue/group.h"
 #include "queue/qstate.h"
 #include "queue/tube.h"
+#include "queue/tslab.h"
 
 #define T0 1700000000000LL /* a unix time in ms */
 
@@ -487,7 +488,7 @@ heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* 10,000 groups of one ready task each cost under 100 bytes a group more

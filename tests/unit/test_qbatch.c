@@ -20,6 +20,7 @@
 #include "t_queue.h"
 #include "queue/batch.h"
 #include "queue/qstate.h"
+#include "queue/tslab.h"
 
 #define T0 1700000000000LL
 
@@ -514,7 +515,7 @@ heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* A task in a batch costs at most 64 bytes more than one without; a

@@ -2,23 +2,33 @@
  * error of every request, through the same path as the server (decide,
  * encode, decode, apply), plus apply's refusal of records that do not fit
  * the state, snapshots, and the queries. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "t_lib.h"
 #include "t_queue.h"
 
 #define T0 1700000000000LL /* a unix time in ms */
 
-/* The binary is linked with --wrap for malloc, calloc and realloc (see
- * queue.cmake), so a test can count the allocations of a call. */
+/* The binary is linked with --wrap for malloc, calloc, realloc,
+ * aligned_alloc and mmap (see queue.cmake), so a test can count the
+ * allocations of a call: mmap is how the queue gets a slab of task memory
+ * (tslab.h), aligned_alloc how it gets a task in a sanitized build. */
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+void *__real_mmap(
+    void *addr, size_t len, int prot, int flags, int fd, off_t off);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+void *__wrap_mmap(
+    void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 static unsigned long allocs;
 static unsigned long fail_at; /* this allocation fails; 0: none does */
@@ -45,6 +55,22 @@ void *
 __wrap_realloc(void *p, size_t n)
 {
 	return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
+void *
+__wrap_aligned_alloc(size_t align, size_t n)
+{
+	return alloc_fails() ? NULL : __real_aligned_alloc(align, n);
+}
+
+void *
+__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (alloc_fails()) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return __real_mmap(addr, len, prot, flags, fd, off);
 }
 
 static struct tq *

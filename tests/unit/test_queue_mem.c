@@ -1,13 +1,13 @@
 /* Memory and scale of src/queue: puts a million 100-byte tasks into one
  * tube, prints sizeof(struct task) and the heap bytes per task beyond the
  * payload (mallinfo2: everything malloc holds, chunk headers, indexes and
- * heap arrays included), then takes and acks them all and checks the
- * memory comes back. The times printed are for information; nothing here
- * asserts a duration. Under the sanitizers (SLUICE_SANITIZED=1) malloc is
- * not glibc's: the run is smaller and the byte count is not checked.
- * The figure moves with the count, as the id index and the heap arrays
- * grow (by a quarter at a time): the worst case, just after they grow, is
- * sampled every 256 puts from 100,000 tasks on and checked too.
+ * heap arrays included, plus the task slabs' touched pages, tslab.h), then
+ * takes and acks them all and checks the memory comes back. The times printed
+ * are for information; nothing here asserts a duration. Under the sanitizers
+ * (SLUICE_SANITIZED=1) malloc is not glibc's: the run is smaller and the byte
+ * count is not checked. The figure moves with the count, as the id index and
+ * the heap arrays grow (by a quarter at a time): the worst case, just after
+ * they grow, is sampled every 256 puts from 100,000 tasks on and checked too.
  * SLUICE_MEM_TASKS=N measures N tasks instead. */
 #include <malloc.h>
 #include <inttypes.h>
@@ -19,19 +19,26 @@
 #include "queue/qrec.h"
 #include "queue/queue.h"
 #include "queue/task.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 #include "t_lib.h"
 
 #define T0 1700000000000LL
 
-enum { PAYLOAD = 100, TARGET = 128, SAMPLE_FROM = 100000, SAMPLE_EVERY = 256 };
+enum {
+	PAYLOAD = 100,
+	TARGET = 110,
+	WORST = 115,
+	SAMPLE_FROM = 100000,
+	SAMPLE_EVERY = 256
+};
 
 static size_t
 heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	return mi.uordblks + mi.hblkhd + tslab_bytes();
 }
 
 static double
@@ -94,9 +101,10 @@ test_memory_per_task(void **state)
 	full = heap_bytes();
 	per_task = (double)(full - before) / (double)n;
 	fprintf(stderr,
-	    "sizeof(struct task) %zu (payload inline), sizeof(struct "
+	    "struct task %zu bytes before its payload (sizeof %zu), "
+	    "sizeof(struct "
 	    "task_ext) %zu\n",
-	    sizeof(struct task), sizeof(struct task_ext));
+	    task_size(0), sizeof(struct task), sizeof(struct task_ext));
 	fprintf(stderr,
 	    "%llu tasks of %d bytes: %.1f bytes per task, %.1f beyond the "
 	    "payload\n",
@@ -141,11 +149,12 @@ test_memory_per_task(void **state)
 	queue_free(q);
 	if (!sanitized)
 		assert_true(after - before < 64 * 1024);
-	/* The target holds at every count sampled, not only at the end
+	/* Issue 30's target holds at the end; the worst case, just after
+	 * the index grew by half, stays within WORST at every count sampled
 	 * (below SAMPLE_FROM tasks the queue's fixed memory weighs in). */
 	if (!sanitized && n >= SAMPLE_FROM) {
 		assert_true(per_task - PAYLOAD <= TARGET);
-		assert_true(worst_n == 0 || worst - PAYLOAD <= TARGET);
+		assert_true(worst_n == 0 || worst - PAYLOAD <= WORST);
 	}
 }
 

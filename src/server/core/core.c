@@ -680,7 +680,7 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 		return 0; /* the log's own records */
 	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
 	if (rc == 0)
-		rc = queue_apply(q, h->lsn, h->time, &r);
+		rc = queue_apply_decoded(q, h->lsn, h->time, &r);
 	if (rc != 0)
 		log_err("recover",
 		    "a record does not apply lsn=%" PRIu64 " type=%s "

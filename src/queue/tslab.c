@@ -1,0 +1,434 @@
+/* tslab - header-less slabs of task memory (tslab.h). A slab is
+ * TSLAB_SLAB bytes mapped at a multiple of TSLAB_SLAB: its header, then
+ * objects of one size. Invariants: a slab is in its class's room list
+ * (listed) exactly when it has a free object or untouched room for one;
+ * used counts the objects handed out and not given back; every object
+ * below `bump` is either handed out or on the free list; `touched` is
+ * what of the slab was touched and not given back: at least bump rounded
+ * up to a page.
+ *
+ * Fresh memory costs its first touch: the kernel zeroes each page (on a
+ * VM the host may back it then too), which is most of a replay's time.
+ * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
+ * tasks, tslab_expect) gets its next one mapped in
+ * advance, and a worker thread (one per process, started at first need)
+ * faults that spare in (MADV_POPULATE_WRITE) while the caller fills the
+ * slab before it: on another core, that zeroing runs beside the replay
+ * instead of in it. Populating changes no content, so the pool may take
+ * the spare into use before the worker is done with it; a spare is
+ * unmapped only once the worker has let go of it (filling). A spare is
+ * counted as touched whole. A thread with a nice value above 0 gets no
+ * spare: the worker, at the default priority, would do its work ahead
+ * of it. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "queue/tslab.h"
+
+enum {
+	TSLAB_SLAB = 2u << 20,
+	TSLAB_PAGE = 4096,
+	TSLAB_HDR = 64,
+	/* An emptied slab that is kept gives back its pages beyond this. */
+	TSLAB_KEEP = 16u << 10,
+	/* Spares are made for a class from this many slabs on (128 MiB): a
+	 * spare's 2 MiB is then at most 1/64 more. */
+	TSLAB_SPARE_FROM = 64,
+};
+
+struct tslab {
+	struct tslab *prev; /* in its class's room list */
+	struct tslab *next;
+	struct tslab *aprev; /* in the pool's list of every slab */
+	struct tslab *anext;
+	void *free;       /* given-back objects, linked by their first word */
+	uint32_t size;    /* of its objects */
+	uint32_t used;    /* objects handed out */
+	uint32_t bump;    /* offset of the first untouched byte */
+	uint32_t touched; /* bump rounded up to a page */
+	uint16_t cls;
+	bool listed;
+	atomic_bool filling; /* the worker has it still */
+};
+
+_Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
+
+static atomic_size_t tslab_total;
+
+size_t
+tslab_bytes(void)
+{
+	return atomic_load_explicit(&tslab_total, memory_order_relaxed);
+}
+
+void
+tslab_init(struct tslab_pool *p)
+{
+	for (int i = 0; i < TSLAB_CLASSES; i++) {
+		p->room[i] = NULL;
+		p->spare[i] = NULL;
+		p->nslabs[i] = 0;
+	}
+	p->all = NULL;
+	p->spare_from = TSLAB_SPARE_FROM;
+	p->touched = 0;
+}
+
+void
+tslab_expect(struct tslab_pool *p, uint64_t objects)
+{
+	if (objects >= TSLAB_EXPECT_MANY)
+		p->spare_from = 2;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+
+void
+tslab_fini(struct tslab_pool *p)
+{
+	(void)p;
+}
+
+void *
+tslab_alloc(struct tslab_pool *p, size_t size)
+{
+	(void)p;
+	return aligned_alloc(
+	    TSLAB_ALIGN, (size + TSLAB_ALIGN - 1) & ~(size_t)(TSLAB_ALIGN - 1));
+}
+
+void
+tslab_free(struct tslab_pool *p, void *obj, size_t size)
+{
+	(void)p;
+	(void)size;
+	free(obj);
+}
+
+#else
+
+static void
+account(struct tslab_pool *p, ptrdiff_t delta)
+{
+	p->touched += (size_t)delta;
+	if (delta >= 0)
+		atomic_fetch_add_explicit(
+		    &tslab_total, (size_t)delta, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(
+		    &tslab_total, (size_t)-delta, memory_order_relaxed);
+}
+
+static struct tslab *
+slab_of(const void *obj)
+{
+	return (struct tslab *)((uintptr_t)obj & ~(uintptr_t)(TSLAB_SLAB - 1));
+}
+
+/* The populating worker and its jobs (spare slabs to fault in). */
+enum { FILL_JOBS = 64 };
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started;
+	bool failed; /* no thread: spares are not made */
+	pid_t pid;   /* the process the thread runs in (not a fork's child) */
+	struct tslab *job[FILL_JOBS];
+	unsigned head;
+	unsigned n;
+} fill = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void *
+fill_main(void *arg)
+{
+	(void)arg;
+	(void)pthread_setname_np(pthread_self(), "task-fill");
+
+	for (;;) {
+		struct tslab *s;
+
+		pthread_mutex_lock(&fill.mu);
+		while (fill.n == 0)
+			pthread_cond_wait(&fill.cv, &fill.mu);
+		s = fill.job[fill.head];
+		fill.head = (fill.head + 1) % FILL_JOBS;
+		fill.n--;
+		pthread_mutex_unlock(&fill.mu);
+#ifdef MADV_POPULATE_WRITE
+		(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+#endif
+		atomic_store_explicit(&s->filling, false, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Hands spare slab s to the worker; false when it cannot take it (no
+ * thread, or its jobs are full), and s is left as it was. */
+static bool
+fill_submit(struct tslab *s)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&fill.mu);
+	if (!fill.started && !fill.failed) {
+		pthread_t thr;
+		pthread_attr_t a;
+
+		fill.failed = pthread_attr_init(&a) != 0;
+		if (!fill.failed) {
+			(void)pthread_attr_setdetachstate(
+			    &a, PTHREAD_CREATE_DETACHED);
+			fill.failed =
+			    pthread_create(&thr, &a, fill_main, NULL) != 0;
+			pthread_attr_destroy(&a);
+		}
+		fill.started = !fill.failed;
+		fill.pid = getpid();
+	}
+	if (fill.started && fill.n < FILL_JOBS) {
+		atomic_store_explicit(&s->filling, true, memory_order_relaxed);
+		fill.job[(fill.head + fill.n) % FILL_JOBS] = s;
+		fill.n++;
+		pthread_cond_signal(&fill.cv);
+		ok = true;
+	}
+	pthread_mutex_unlock(&fill.mu);
+	return ok;
+}
+
+static void
+list_add(struct tslab_pool *p, struct tslab *s)
+{
+	s->prev = NULL;
+	s->next = p->room[s->cls];
+	if (s->next != NULL)
+		s->next->prev = s;
+	p->room[s->cls] = s;
+	s->listed = true;
+}
+
+static void
+list_del(struct tslab_pool *p, struct tslab *s)
+{
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		p->room[s->cls] = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+	s->listed = false;
+}
+
+/* Memory for a slab, aligned to its size: map twice as much and cut
+ * the ends. `huge`: asks for huge pages. NULL when out of memory. */
+static struct tslab *
+slab_map(bool huge)
+{
+	size_t span = (size_t)TSLAB_SLAB * 2;
+	uint8_t *m = mmap(NULL, span, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t at;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	at = ((uintptr_t)m + TSLAB_SLAB - 1) & ~(uintptr_t)(TSLAB_SLAB - 1);
+	if (at > (uintptr_t)m)
+		munmap(m, at - (uintptr_t)m);
+	if ((uintptr_t)m + span > at + TSLAB_SLAB)
+		munmap((void *)(at + TSLAB_SLAB),
+		    (uintptr_t)m + span - (at + TSLAB_SLAB));
+#ifdef MADV_HUGEPAGE
+	if (huge)
+		(void)madvise((void *)at, TSLAB_SLAB, MADV_HUGEPAGE);
+#else
+	(void)huge;
+#endif
+	return (struct tslab *)at;
+}
+
+/* Lets go of a mapping of slab_map, once the worker has (a child of
+ * fork() has no worker: it waits for none). */
+static void
+slab_unmap(struct tslab *s)
+{
+	while (atomic_load_explicit(&s->filling, memory_order_acquire) &&
+	    fill.pid == getpid())
+		sched_yield();
+	munmap(s, TSLAB_SLAB);
+}
+
+/* Maps the next spare of class cls and hands it to the worker; without a
+ * worker there is no spare. */
+static void
+spare_make(struct tslab_pool *p, unsigned cls)
+{
+	struct tslab *s;
+
+	/* The worker runs at the default priority: a thread below it (the
+	 * snapshot worker, at nice 10 under the serving loop) faults its own
+	 * pages, at its own priority. Linux gives each thread its own nice
+	 * value, read through its thread id. */
+	errno = 0;
+	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
+		return;
+	if ((s = slab_map(true)) == NULL)
+		return;
+	atomic_init(&s->filling, false);
+	if (!fill_submit(s)) {
+		munmap(s, TSLAB_SLAB);
+		return;
+	}
+	p->spare[cls] = s;
+	account(p, TSLAB_SLAB);
+}
+
+static void
+spare_drop(struct tslab_pool *p, unsigned cls)
+{
+	if (p->spare[cls] == NULL)
+		return;
+	account(p, -(ptrdiff_t)TSLAB_SLAB);
+	slab_unmap(p->spare[cls]);
+	p->spare[cls] = NULL;
+}
+
+/* A new slab of class cls: the spare when there is one (a new spare is
+ * asked for), else freshly mapped. */
+static struct tslab *
+slab_new(struct tslab_pool *p, unsigned cls)
+{
+	struct tslab *s = p->spare[cls];
+	bool spare = s != NULL;
+
+	if (spare) {
+		p->spare[cls] = NULL;
+	} else {
+		if ((s = slab_map(p->nslabs[cls] > 0)) == NULL)
+			return NULL;
+		atomic_init(&s->filling, false);
+	}
+	if (p->nslabs[cls] + 1 >= p->spare_from)
+		spare_make(p, cls);
+	s->free = NULL;
+	s->size = (cls + 1) * TSLAB_ALIGN;
+	s->used = 0;
+	s->bump = TSLAB_HDR;
+	s->touched = spare ? TSLAB_SLAB : TSLAB_PAGE;
+	s->cls = (uint16_t)cls;
+	s->aprev = NULL;
+	s->anext = p->all;
+	if (s->anext != NULL)
+		s->anext->aprev = s;
+	p->all = s;
+	p->nslabs[cls]++;
+	if (!spare)
+		account(p, TSLAB_PAGE);
+	list_add(p, s);
+	return s;
+}
+
+static void
+slab_drop(struct tslab_pool *p, struct tslab *s)
+{
+	if (s->listed)
+		list_del(p, s);
+	if (s->aprev != NULL)
+		s->aprev->anext = s->anext;
+	else
+		p->all = s->anext;
+	if (s->anext != NULL)
+		s->anext->aprev = s->aprev;
+	p->nslabs[s->cls]--;
+	account(p, -(ptrdiff_t)s->touched);
+	slab_unmap(s);
+}
+
+void
+tslab_fini(struct tslab_pool *p)
+{
+	while (p->all != NULL)
+		slab_drop(p, p->all);
+	for (unsigned i = 0; i < TSLAB_CLASSES; i++)
+		spare_drop(p, i);
+}
+
+void *
+tslab_alloc(struct tslab_pool *p, size_t size)
+{
+	unsigned cls;
+	struct tslab *s;
+	void *o;
+
+	if (size > TSLAB_MAX)
+		return malloc(size);
+	cls = size == 0 ? 0 : (unsigned)((size - 1) / TSLAB_ALIGN);
+	s = p->room[cls];
+	if (s == NULL && (s = slab_new(p, cls)) == NULL)
+		return NULL;
+	if (s->free != NULL) {
+		o = s->free;
+		s->free = *(void **)o;
+	} else {
+		o = (uint8_t *)s + s->bump;
+		s->bump += s->size;
+		if (s->bump > s->touched) {
+			uint32_t t = (s->bump + TSLAB_PAGE - 1) &
+			    ~(uint32_t)(TSLAB_PAGE - 1);
+
+			account(p, (ptrdiff_t)(t - s->touched));
+			s->touched = t;
+		}
+	}
+	s->used++;
+	if (s->free == NULL && s->bump + s->size > TSLAB_SLAB)
+		list_del(p, s);
+	return o;
+}
+
+void
+tslab_free(struct tslab_pool *p, void *obj, size_t size)
+{
+	struct tslab *s;
+
+	if (obj == NULL)
+		return;
+	if (size > TSLAB_MAX) {
+		free(obj);
+		return;
+	}
+	s = slab_of(obj);
+	*(void **)obj = s->free;
+	s->free = obj;
+	s->used--;
+	if (!s->listed)
+		list_add(p, s);
+	if (s->used > 0)
+		return;
+	/* The class shrinks: its spare, if any, goes. */
+	spare_drop(p, s->cls);
+	if (p->nslabs[s->cls] > 1) {
+		slab_drop(p, s);
+		return;
+	}
+	/* The last of its class: kept, emptied, and its pages past
+	 * TSLAB_KEEP given back when it had grown beyond them. */
+	s->free = NULL;
+	s->bump = TSLAB_HDR;
+	if (s->touched > TSLAB_KEEP) {
+		(void)madvise((uint8_t *)s + TSLAB_KEEP,
+		    s->touched - TSLAB_KEEP, MADV_DONTNEED);
+		account(p, -(ptrdiff_t)(s->touched - TSLAB_KEEP));
+		s->touched = TSLAB_KEEP;
+	}
+}
+
+#endif

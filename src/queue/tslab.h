@@ -1,0 +1,85 @@
+/* tslab - memory for tasks without a per-allocation header.
+ *
+ * A task is one allocation of its fixed fields and its payload, and there
+ * are millions of them: malloc's 8-byte chunk header and its rounding of
+ * size + 8 up to 16 cost 8 to 23 bytes a task. A pool hands out objects
+ * of up to TSLAB_MAX bytes from 2 MiB slabs, one size class per slab in
+ * steps of 16 bytes, with no header: the slab of an object is its address
+ * rounded down to 2 MiB, and the caller gives the size back on free (a
+ * task knows its payload's length). Larger objects go to malloc.
+ *
+ * A slab is mapped anonymous memory, touched in order as objects are
+ * first handed out (a bump offset), then reused through a free list.
+ * The slabs of a class that have room are listed; a slab that empties
+ * is unmapped, but the last of its class is kept (a queue that goes
+ * from one task to none and back does not map a slab each time). A
+ * class's second slab and later ones are backed by huge pages where the
+ * kernel offers them (a queue that big is what they are for); from the
+ * 64th on, each is faulted in ahead by a worker thread while the one
+ * before it fills.
+ *
+ * Objects are 16-byte aligned (the id index keeps 4 tag bits below a
+ * pointer). Built with AddressSanitizer, the pool is malloc and free, so
+ * that every object stays checked. One pool belongs to one queue and one
+ * thread at a time. */
+#ifndef SLUICE_QUEUE_TSLAB_H
+#define SLUICE_QUEUE_TSLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	TSLAB_ALIGN = 16,
+	TSLAB_MAX = 2048, /* larger objects come from malloc */
+	TSLAB_CLASSES = TSLAB_MAX / TSLAB_ALIGN,
+	TSLAB_EXPECT_MANY = 1000000,
+};
+
+struct tslab;
+
+struct tslab_pool {
+	struct tslab *room[TSLAB_CLASSES];  /* slabs of a class with room */
+	struct tslab *spare[TSLAB_CLASSES]; /* mapped ahead (tslab.c) */
+	uint32_t nslabs[TSLAB_CLASSES];
+	struct tslab *all;   /* every slab */
+	uint32_t spare_from; /* slabs of a class before it gets spares */
+	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
+};
+
+void tslab_init(struct tslab_pool *p);
+
+/* Unmaps every slab, with whatever objects are still in them (objects
+ * larger than TSLAB_MAX must have been freed). */
+void tslab_fini(struct tslab_pool *p);
+
+/* About `objects` objects are to come at once (a replay): from
+ * TSLAB_EXPECT_MANY on, every class that needs a second slab gets spares
+ * faulted in ahead from then on, not only past 128 MiB. */
+void tslab_expect(struct tslab_pool *p, uint64_t objects);
+
+/* `size` bytes, 16-byte aligned, or NULL when out of memory. */
+void *tslab_alloc(struct tslab_pool *p, size_t size);
+
+/* Gives back an object of tslab_alloc(p, size), with the same size.
+ * Accepts NULL. */
+void tslab_free(struct tslab_pool *p, void *obj, size_t size);
+
+/* True when an object of `size` bytes is in a slab (tslab_fini frees it
+ * with its slab), false when it is malloc's. */
+static inline bool
+tslab_in_slab(size_t size)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void)size;
+	return false;
+#else
+	return size <= TSLAB_MAX;
+#endif
+}
+
+/* Bytes of slab memory touched by every pool of the process: what a
+ * measure of memory must add to what malloc holds (mallinfo2). */
+size_t tslab_bytes(void);
+
+#endif

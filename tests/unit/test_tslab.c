@@ -1,0 +1,179 @@
+/* Tests of the task slabs (src/queue/tslab.c): objects of every class are
+ * 16-byte aligned and keep their bytes while others come and go (a random
+ * run checked against a copy of what each holds); freed objects are
+ * reused; objects over TSLAB_MAX come from malloc; a pool that grows past
+ * the size where spares are faulted in ahead, then empties, gives its
+ * memory back. Under the sanitizers (SLUICE_SANITIZED=1) the pool is
+ * malloc, so the byte counts are not checked and the large run is
+ * smaller. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/tslab.h"
+#include "t_lib.h"
+
+static bool
+sanitized(void)
+{
+	const char *s = getenv("SLUICE_SANITIZED");
+
+	return s != NULL && strcmp(s, "1") == 0;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+struct obj {
+	uint8_t *p;
+	size_t size;
+	uint8_t fill;
+};
+
+static void
+fill(struct obj *o)
+{
+	memset(o->p, o->fill, o->size);
+}
+
+static bool
+intact(const struct obj *o)
+{
+	for (size_t i = 0; i < o->size; i++)
+		if (o->p[i] != o->fill)
+			return false;
+	return true;
+}
+
+/* 200,000 random allocations and frees of sizes in every class (and a
+ * few over TSLAB_MAX), each object filled with its own byte and checked
+ * whole when it is freed and at the end. */
+static void
+test_objects_keep_their_bytes(void **state)
+{
+	enum { LIVE = 4096, STEPS = 200000 };
+	struct obj *live = calloc(LIVE, sizeof(*live));
+	struct tslab_pool p;
+
+	(void)state;
+	assert_non_null(live);
+	tslab_init(&p);
+	for (int step = 0; step < STEPS; step++) {
+		struct obj *o = &live[rnd() % LIVE];
+
+		if (o->p != NULL) {
+			assert_true(intact(o));
+			tslab_free(&p, o->p, o->size);
+			o->p = NULL;
+			continue;
+		}
+		o->size = rnd() % 50 == 0 ? TSLAB_MAX + 1 + rnd() % 5000
+		                          : 1 + rnd() % TSLAB_MAX;
+		o->fill = (uint8_t)(1 + rnd() % 255);
+		o->p = tslab_alloc(&p, o->size);
+		assert_non_null(o->p);
+		assert_int_equal((uintptr_t)o->p % TSLAB_ALIGN, 0);
+		fill(o);
+	}
+	for (int i = 0; i < LIVE; i++) {
+		if (live[i].p == NULL)
+			continue;
+		assert_true(intact(&live[i]));
+		tslab_free(&p, live[i].p, live[i].size);
+	}
+	/* Emptied: one kept slab per class that was used, 16 KiB each. */
+	if (!sanitized())
+		assert_true(p.touched <= (size_t)TSLAB_CLASSES * (16u << 10));
+	tslab_fini(&p);
+	assert_int_equal(p.touched, 0);
+	free(live);
+}
+
+/* An object freed is the next one of its class handed out. */
+static void
+test_freed_objects_are_reused(void **state)
+{
+	struct tslab_pool p;
+	void *a, *b, *c;
+
+	(void)state;
+	if (sanitized())
+		skip();
+	tslab_init(&p);
+	a = tslab_alloc(&p, 100);
+	b = tslab_alloc(&p, 100);
+	assert_ptr_not_equal(a, b);
+	tslab_free(&p, a, 100);
+	c = tslab_alloc(&p, 112); /* the same class: 97 to 112 bytes */
+	assert_ptr_equal(c, a);
+	tslab_free(&p, b, 100);
+	tslab_free(&p, c, 112);
+	tslab_fini(&p);
+}
+
+/* A class past 64 slabs (128 MiB) has a spare faulted in ahead; once
+ * every object is freed the slabs and the spare go, and the process-wide
+ * count is back where it was. */
+static void
+test_a_large_pool_gives_its_memory_back(void **state)
+{
+	enum { SIZE = 176 };
+	size_t n = sanitized() ? 20000 : (size_t)(150u << 20) / SIZE;
+	void **o = malloc(n * sizeof(*o));
+	size_t before = tslab_bytes(), full;
+	struct tslab_pool p;
+
+	(void)state;
+	assert_non_null(o);
+	tslab_init(&p);
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	full = tslab_bytes() - before;
+	fprintf(stderr,
+	    "%zu objects of %d bytes: %zu bytes of slabs (%.2f a byte)\n", n,
+	    SIZE, full, (double)full / (double)(n * SIZE));
+	if (!sanitized()) {
+		int spares = 0;
+
+		for (int i = 0; i < TSLAB_CLASSES; i++)
+			spares += p.spare[i] != NULL;
+		assert_int_equal(spares, 1); /* the next slab, ahead */
+		/* The objects, the slabs' headers and at most one spare. */
+		assert_true(full >= n * SIZE);
+		assert_true(full <= n * SIZE + (n * SIZE) / 100 + (4u << 20));
+	}
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	if (!sanitized())
+		assert_true(tslab_bytes() - before <= (16u << 10));
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	free(o);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_objects_keep_their_bytes),
+		cmocka_unit_test(test_freed_objects_are_reused),
+		cmocka_unit_test(test_a_large_pool_gives_its_memory_back),
+	};
+
+	return cmocka_run_group_tests_name("tslab", tests, NULL, NULL);
+}
