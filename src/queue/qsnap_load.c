@@ -716,6 +716,7 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_SCHED:    /* and after those */
 	case QSNAP_BATCH:    /* after the tasks, then their members */
 	case QSNAP_BMEMBER:
+	case QSNAP_MOVEIN:
 		return l->phase != 0 && l->phase != QSNAP_META &&
 		    l->hours_left == 0 && l->dep_left == 0;
 	default:
@@ -800,6 +801,9 @@ queue_snapshot_load(
 	case QSNAP_BATCH:
 	case QSNAP_BMEMBER:
 		rc = batch_snapshot_load(q, type, &r);
+		break;
+	case QSNAP_MOVEIN:
+		rc = move_snapshot_load(q, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

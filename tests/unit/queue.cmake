@@ -31,3 +31,5 @@ sluice_test(deps LIBS sluice_queue TIMEOUT 120)
 # Batches: counts by state, the end rule, callbacks fired once, the
 # BATCH_* records, replay and snapshots.
 sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
+# A tube moved between clusters: held, dropped, copied in (move.h).
+sluice_test(move LIBS sluice_queue TIMEOUT 60)
