@@ -214,7 +214,9 @@ round_once(struct mover *m, const char *src, const char *dst, const char *tube)
 		return -rc;
 	if (rep.move.ntasks == 0) {
 		/* nothing to hold: done, unless tasks are taken there */
-		if ((rc = sluice_stats(c, tube, &st)) != 0) {
+		if ((rc = sluice_stats(c, tube, &st)) == SLUICE_ENOTFOUND)
+			return 0; /* the source never had the tube */
+		if (rc != 0) {
 			router_err(m->r, src, c);
 			return transient(rc) ? 2 : -rc;
 		}
@@ -394,6 +396,17 @@ tubes_of(struct mover *m, const char *src, const char *prefix, char ***out,
 	return 0;
 }
 
+/* move_end of `tube` on cluster `name`. */
+static int
+end_one(struct mover *m, const char *name, const char *tube)
+{
+	struct msg_req q = { .op = MSG_OP_MOVE_END };
+	struct msg_rep rep;
+
+	q.move.tube = msg_cstr(tube);
+	return call(m, name, &q, &rep, NULL);
+}
+
 static int
 move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 {
@@ -404,11 +417,13 @@ move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 	if ((rc = known(m, src, m->p->revision)) != 0)
 		return rc;
 	if ((rc = tubes_of(m, src, tube, &more, &nmore)) == 0 &&
-	    (rc = copy_settings(m, src, dst, tube)) == 0)
-		rc = drain(m, src, dst, tube);
+	    (rc = copy_settings(m, src, dst, tube)) == 0 &&
+	    (rc = drain(m, src, dst, tube)) == 0)
+		rc = end_one(m, src, tube); /* the source's mark goes */
 	for (size_t i = 0; i < nmore && rc == 0; i++)
-		if ((rc = copy_settings(m, src, dst, more[i])) == 0)
-			rc = drain(m, src, dst, more[i]);
+		if ((rc = copy_settings(m, src, dst, more[i])) == 0 &&
+		    (rc = drain(m, src, dst, more[i])) == 0)
+			rc = end_one(m, src, more[i]);
 	for (size_t i = 0; i < nmore; i++)
 		free(more[i]);
 	free(more);

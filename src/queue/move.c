@@ -345,13 +345,37 @@ queue_decide_move_in(struct queue *q, int64_t now, const char *source,
 }
 
 int
-queue_decide_move_end(
+queue_decide_move_mark(
     struct queue *q, const char *tube, size_t len, struct qrec *out)
 {
+	const struct tube *tb;
+
 	memset(out, 0, sizeof(*out));
 	if (!qrec_tube_valid(tube, len))
 		return SLUICE_ETUBE;
-	if (in_find(q, tube, len, NULL) == NULL) {
+	tb = qs_tube(q, tube, len);
+	if (tb == NULL || tb->moving_out) {
+		out->type = QREC_NONE;
+		return 0;
+	}
+	out->type = QREC_MOVE_MARK;
+	out->u.move.tube = tube;
+	out->u.move.tube_len = len;
+	return 0;
+}
+
+int
+queue_decide_move_end(
+    struct queue *q, const char *tube, size_t len, struct qrec *out)
+{
+	const struct tube *tb;
+
+	memset(out, 0, sizeof(*out));
+	if (!qrec_tube_valid(tube, len))
+		return SLUICE_ETUBE;
+	tb = qs_tube(q, tube, len);
+	if (in_find(q, tube, len, NULL) == NULL &&
+	    (tb == NULL || !tb->moving_out)) {
 		out->type = QREC_NONE;
 		return 0;
 	}
@@ -423,11 +447,30 @@ apply_end(struct queue *q, const struct qrec_move *m)
 {
 	uint32_t at;
 	struct move_in *mi = in_find(q, m->tube, m->tube_len, &at);
+	struct tube *tb = qs_tube(q, m->tube, m->tube_len);
 
-	if (mi == NULL)
+	if (mi == NULL && (tb == NULL || !tb->moving_out))
 		return SLUICE_ECORRUPT;
-	in_free(mi);
-	q->mv.in[at] = q->mv.in[--q->mv.n];
+	if (tb != NULL && tb->moving_out) {
+		tb->moving_out = 0;
+		if (heap_top(&tb->age) != NULL && q->on_ready != NULL)
+			q->on_ready(q->on_ready_arg, tb->name, tb->name_len);
+	}
+	if (mi != NULL) {
+		in_free(mi);
+		q->mv.in[at] = q->mv.in[--q->mv.n];
+	}
+	return 0;
+}
+
+static int
+apply_mark(struct queue *q, const struct qrec_move *m)
+{
+	struct tube *tb = qs_tube(q, m->tube, m->tube_len);
+
+	if (tb == NULL || tb->moving_out)
+		return SLUICE_ECORRUPT;
+	tb->moving_out = 1;
 	return 0;
 }
 
@@ -444,6 +487,8 @@ move_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return apply_in(q, time, &rec->u.move);
 	case QREC_MOVE_END:
 		return apply_end(q, &rec->u.move);
+	case QREC_MOVE_MARK:
+		return apply_mark(q, &rec->u.move);
 	default:
 		return batch_apply(q, time, rec);
 	}
@@ -459,9 +504,18 @@ move_snapshot_write(const struct queue *q,
 	struct buf w;
 	int rc = 0;
 
-	if (q->mv.n == 0)
-		return 0;
 	buf_init(&w);
+	for (uint32_t i = 0; i < q->ntubes && rc == 0; i++) {
+		const struct tube *tb = q->tubes[i];
+
+		if (!tb->moving_out)
+			continue;
+		buf_reset(&w);
+		buf_put_str16(&w, tb->name, tb->name_len);
+		rc = buf_failed(&w)
+		    ? SLUICE_ENOMEM
+		    : emit(arg, QSNAP_MOVEOUT, w.data, w.len, NULL, 0);
+	}
 	for (uint32_t i = 0; i < q->mv.n && rc == 0; i++) {
 		const struct move_in *mi = q->mv.in[i];
 
@@ -485,15 +539,23 @@ move_snapshot_write(const struct queue *q,
 }
 
 int
-move_snapshot_load(struct queue *q, struct rd *r)
+move_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 {
 	const char *tube, *source;
 	size_t len, slen;
 	struct move_in *mi;
+	struct tube *tb;
 	uint64_t src, id;
 	int rc;
 
 	tube = rd_str16(r, QREC_NAME_MAX, &len);
+	if (type == QSNAP_MOVEOUT) {
+		if (rd_failed(r) || rd_left(r) != 0 ||
+		    (tb = qs_tube(q, tube, len)) == NULL || tb->moving_out)
+			return SLUICE_ECORRUPT;
+		tb->moving_out = 1;
+		return 0;
+	}
 	source = rd_str16(r, QREC_CLUSTER_MAX, &slen);
 	src = rd_u64(r);
 	id = rd_u64(r);
@@ -533,6 +595,10 @@ move_check(const struct queue *q)
 void
 move_dump(const struct queue *q, struct buf *out)
 {
+	for (uint32_t i = 0; i < q->ntubes; i++)
+		if (q->tubes[i]->moving_out)
+			buf_printf(
+			    out, "moving out tube=%s\n", q->tubes[i]->name);
 	for (uint32_t i = 0; i < q->mv.n; i++)
 		buf_printf(out,
 		    "move in tube=%.*s from=%.*s pairs=%" PRIu32 "\n",

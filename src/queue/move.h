@@ -13,6 +13,13 @@
  * task counts as taken (stats, the tube's and its group's caps) while it
  * is held: one batch of the mover at a time.
  *
+ * The first hold of a tube is after a MOVE_MARK: the tube is moving out
+ * (struct tube's moving_out, snapshot entry QSNAP_MOVEOUT), and a take
+ * finds none of its tasks here from then on, until MOVE_END: a task not
+ * copied yet never runs here while a put of its key made a task at the
+ * target (the copy is folded into that one), and workers take the
+ * tube's tasks at the target, where the copies go.
+ *
  * Target. MOVE_IN makes the copy with its attempts, last error, creation
  * and run times, priority, ttr, key, group and payload (ready, delayed
  * by run_at, or buried), or folds it into a task already there (its key
@@ -63,7 +70,7 @@ int move_apply(
 int move_snapshot_write(const struct queue *q,
     int (*emit)(void *, uint16_t, const void *, size_t, const void *, size_t),
     void *arg);
-int move_snapshot_load(struct queue *q, struct rd *r);
+int move_snapshot_load(struct queue *q, uint16_t type, struct rd *r);
 const char *move_check(const struct queue *q);
 void move_dump(const struct queue *q, struct buf *out);
 

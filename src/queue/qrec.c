@@ -55,6 +55,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_MOVE_DROP] = "MOVE_DROP",
 	[QREC_MOVE_IN] = "MOVE_IN",
 	[QREC_MOVE_END] = "MOVE_END",
+	[QREC_MOVE_MARK] = "MOVE_MARK",
 };
 
 const char *
@@ -431,6 +432,7 @@ qrec_valid(const struct qrec *rec)
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		return qrec_move_valid(&rec->u.move, rec->type);
 	default:
 		return false;
@@ -689,6 +691,7 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		qrec_move_encode(&rec->u.move, rec->type, out);
 		break;
 	}
@@ -950,6 +953,7 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		qrec_move_decode(&r, type, &rec.u.move);
 		break;
 	default:

@@ -207,7 +207,8 @@ enum qrec_type {
 	QREC_MOVE_HOLD = 60,    /* a task is held for a move (move.h) */
 	QREC_MOVE_DROP = 61,    /* a held task, copied, leaves its source */
 	QREC_MOVE_IN = 62,      /* a task is copied in from another cluster */
-	QREC_MOVE_END = 63,     /* a tube's move in is over */
+	QREC_MOVE_END = 63,     /* a tube's move is over, here */
+	QREC_MOVE_MARK = 64,    /* a tube's tasks start moving out */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -607,7 +608,7 @@ struct qrec_move {
 	uint64_t src_id;    /* IN: the task's id in its source cluster */
 	const char *source; /* IN: the source cluster's name */
 	size_t source_len;
-	const char *tube; /* END; IN with fold */
+	const char *tube; /* END, MARK; IN with fold */
 	size_t tube_len;
 	uint8_t fold;       /* IN: nothing is made; src_id maps to `id` */
 	uint8_t state;      /* IN: 1 ready or delayed by run_at, 4 buried */

@@ -315,6 +315,7 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		qrec_move_format(&rec->u.move, rec->type, out);
 		break;
 	default:

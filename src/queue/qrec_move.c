@@ -17,8 +17,10 @@
  *             buried), u32 attempts, i64 created_at, str16 error (empty:
  *             none), str16 group (empty: none), a PUT's body - the copy
  *             is made with its attempts, error, creation time, group
- *   MOVE_END  str16 tube: the tube's copies are all in; the pairs of
- *             source ids go */
+ *   MOVE_END  str16 tube: the tube's move is over here: at the target
+ *             the pairs of source ids go, at a source its mark
+ *   MOVE_MARK str16 tube: the tube's tasks start moving out of this
+ *             cluster: a take finds none of them from now on */
 #include <inttypes.h>
 #include <string.h>
 
@@ -71,6 +73,7 @@ qrec_move_valid(const struct qrec_move *m, uint16_t type)
 	case QREC_MOVE_IN:
 		return in_ok(m);
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		return qrec_tube_valid(m->tube, m->tube_len);
 	default:
 		return false;
@@ -103,6 +106,7 @@ qrec_move_encode(const struct qrec_move *m, uint16_t type, struct buf *out)
 		qrec_put_body_encode(&m->put, out);
 		break;
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		buf_put_str16(out, m->tube, m->tube_len);
 		break;
 	default:
@@ -136,6 +140,7 @@ qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m)
 		qrec_put_body_decode(r, &m->put);
 		break;
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
 		break;
 	default:
@@ -174,6 +179,7 @@ qrec_move_format(const struct qrec_move *m, uint16_t type, struct buf *out)
 			    m->put.group);
 		break;
 	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
 		buf_printf(out, " tube=%.*s", (int)m->tube_len, m->tube);
 		break;
 	default:

@@ -539,6 +539,7 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_BATCH] = "BATCH",
 		[QSNAP_BMEMBER] = "BMEMBER",
 		[QSNAP_MOVEIN] = "MOVEIN",
+		[QSNAP_MOVEOUT] = "MOVEOUT",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)

@@ -949,6 +949,7 @@ enum queue_snap_type {
 	QSNAP_BMEMBER = 43,    /* a task of a live batch, after them */
 	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
 	QSNAP_MOVEIN = 64,     /* a task copied in by a move (move.h) */
+	QSNAP_MOVEOUT = 60,    /* a tube moving out (move.h) */
 };
 
 /* The name of a snapshot entry type, as sluice-log prints it ("unknown"

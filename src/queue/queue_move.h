@@ -68,8 +68,14 @@ int queue_decide_move_in(struct queue *q, int64_t now, const char *source,
     size_t source_len, const struct queue_move_item *it, struct qrec *out,
     uint64_t *id);
 
-/* Ends `tube`'s move in: a MOVE_END record, or QREC_NONE when there is
- * no table. */
+/* Marks `tube` moving out: a MOVE_MARK record, or QREC_NONE when the
+ * tube does not exist or is marked already. */
+int queue_decide_move_mark(
+    struct queue *q, const char *tube, size_t len, struct qrec *out);
+
+/* Ends `tube`'s move here: a MOVE_END record (the target's table of
+ * source ids goes, a source's mark too), or QREC_NONE when there is
+ * neither. */
 int queue_decide_move_end(
     struct queue *q, const char *tube, size_t len, struct qrec *out);
 

@@ -32,4 +32,4 @@ sluice_test(deps LIBS sluice_queue TIMEOUT 120)
 # BATCH_* records, replay and snapshots.
 sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
 # A tube moved between clusters: held, dropped, copied in (move.h).
-sluice_test(move LIBS sluice_queue TIMEOUT 60)
+sluice_test(qmove LIBS sluice_queue TIMEOUT 60)

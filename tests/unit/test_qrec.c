@@ -335,6 +335,9 @@ samples(struct qrec *out)
 		.tube = "mail",
 		.tube_len = 4 };
 	n++;
+	out[n].type = QREC_MOVE_MARK;
+	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
+	n++;
 	out[n].type = QREC_MOVE_END;
 	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
 	n++;
@@ -557,7 +560,8 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_MOVE_HOLD:
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
-	case QREC_MOVE_END: {
+	case QREC_MOVE_END:
+	case QREC_MOVE_MARK: {
 		const struct qrec_move *x = &a->u.move, *y = &b->u.move;
 
 		assert_true(x->id == y->id && x->lease == y->lease &&

@@ -2,7 +2,10 @@
  * "Moving a tube"; queue/move.h): move_out on the source (hold a batch of
  * the tube's tasks for the mover and answer them, or drop the held
  * tasks the mover copied), move_in on the target (copy a batch in, each
- * task at most once), move_end on the target (forget the source ids).
+ * task at most once), move_end on the target (forget the source ids)
+ * and on each source (lift its mark).
+ * A source's first hold marks the tube moving out: its takes find none
+ * of its tasks from then on, until move_end there.
  * The admin's (auth.c: no other role names them). Each request is one
  * turn of the core, so one commit; its reply leaves once that commit is
  * (with --sync-replicas, on the followers too).
@@ -66,6 +69,16 @@ hold(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 	struct qrec r;
 	int rc = 0;
 
+	/* from now on no take finds the tube's tasks here (queue/move.h) */
+	rc = queue_decide_move_mark(c->q, m->tube.p, m->tube.len, &r);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, rc,
+		    "move_out: tube '%.*s': %s", (int)m->tube.len, m->tube.p,
+		    sluice_strerror(rc));
+		return;
+	}
 	n = (uint32_t)queue_move_held(
 	    c->q, m->tube.p, m->tube.len, ids, MSG_MOVE_MAX);
 	if (n > 0) {

@@ -288,6 +288,33 @@ test_copy_in(void **state)
 	same_by_replay_and_snapshot(h);
 }
 
+/* A tube marked moving out hands out nothing until its move ends; the
+ * mark outlives replay and a snapshot. */
+static void
+test_mark(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, x;
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE); /* no such tube */
+	a = put(h, "m", "a", "k", 0);
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_MARK);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	assert_int_equal(take(h, "m", &x), SLUICE_ETIMEDOUT);
+	same_by_replay_and_snapshot(h);
+	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_END);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, a);
+	check(h);
+}
+
 /* Bad input is refused, naming nothing made. */
 static void
 test_bad_input(void **state)
@@ -332,6 +359,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_hold_and_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_in, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, setup, teardown),
 	};
