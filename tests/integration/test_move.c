@@ -121,7 +121,7 @@ router(void)
 }
 
 static int
-put_one(struct sluice_router *r, uint64_t id, int *created)
+put_one(struct sluice_router *r, uint64_t id, int64_t delay_ms, int *created)
 {
 	struct sluice_put_opts o;
 	struct sluice_put_result res;
@@ -133,6 +133,7 @@ put_one(struct sluice_router *r, uint64_t id, int *created)
 	snprintf(key, sizeof(key), "k%" PRIu64, id);
 	snprintf(pl, sizeof(pl), "%" PRIu64, id);
 	o.key = key;
+	o.delay_ms = delay_ms > 0 ? delay_ms : 0;
 	rc = sluice_router_put(r, &o, pl, strlen(pl), &res);
 	if (rc == 0) {
 		atomic_store(&bk.put_ok[id], 1);
@@ -209,7 +210,7 @@ loader(void *arg)
 		return NULL;
 	sluice_router_set_timeout(r, (int)scaled(ELECT_MS));
 	while (!atomic_load(&bk.stop) && seq < LOAD_MAX) {
-		if (put_one(r, base + seq++, NULL) != 0)
+		if (put_one(r, base + seq++, 0, NULL) != 0)
 			atomic_fetch_add(&bk.errs, 1);
 		take_ack(r, 4, 20);
 	}
@@ -445,11 +446,13 @@ test_move_under_load_and_kills(void **state)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	printf("mover killed at %" PRIu64 " tasks on the target\n", live(d.c));
-	/* the keyed delayed tasks put again: to the target, one task each */
+	/* the keyed delayed tasks put again, due when they are: to the
+	 * target, one task each with the copy to come */
 	for (uint64_t id = 0; id < DELAYED; id++) {
 		int created = 0;
 
-		assert_int_equal(put_one(r, id, &created), 0);
+		assert_int_equal(
+		    put_one(r, id, bk.due_ms - it_wall_ms(), &created), 0);
 		reput_new += created != 0;
 	}
 

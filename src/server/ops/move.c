@@ -81,6 +81,8 @@ hold(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 	}
 	n = (uint32_t)queue_move_held(
 	    c->q, m->tube.p, m->tube.len, ids, MSG_MOVE_MAX);
+	if (n > MSG_MOVE_MAX)
+		n = MSG_MOVE_MAX; /* the rest in the next hold */
 	if (n > 0) {
 		/* a batch held before: answered again, as far as fits */
 		uint32_t k = 0;
