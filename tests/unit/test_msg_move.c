@@ -1,7 +1,7 @@
 /* The messages of a tube's move (proto/msg_move.c): move_out's hold and
  * drop, move_in, move_end and their replies survive a round trip; bad
- * kinds, counts and an empty source are refused; every move op may be sent again
- * after a lost connection. */
+ * kinds, counts and an empty source are refused; every move op may be sent
+ * again after a lost connection. */
 #include <string.h>
 
 #include "t_lib.h"
