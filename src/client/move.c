@@ -139,6 +139,35 @@ known(struct mover *m, const char *name, uint64_t rev)
 	}
 }
 
+/* The target has a leader the map knows of, and it answers: else the
+ * move goes no further (a cluster name mistyped would send the tube's
+ * puts nowhere). */
+static int
+target_ok(struct mover *m, const char *target)
+{
+	const struct cmap_cluster *cl = cmap_cluster(&m->r->map, target);
+	struct sluice_cluster_map *cm = NULL;
+	struct sluice_client *c;
+	int rc;
+
+	if (cl == NULL || cl->leader[0] == '\0') {
+		router_errmsg(m->r,
+		    "cluster %s has no leader in etcd (/sluice/%s/leader): "
+		    "start its nodes first; the map is left as it was",
+		    target, target);
+		return SLUICE_ECONN;
+	}
+	if ((rc = router_conn(m->r, target, &c, NULL)) == 0 &&
+	    (rc = sluice_map_read(c, &cm)) == 0)
+		sluice_cluster_map_free(cm);
+	else
+		router_errmsg(m->r,
+		    "cluster %s does not answer: %s; the map is left as it "
+		    "was",
+		    target, sluice_strerror(rc));
+	return rc;
+}
+
 /* The settings of `tube` at the source, made the target's. */
 static int
 copy_settings(
@@ -462,6 +491,7 @@ sluice_router_move(struct sluice_router *r, const char *tube,
     struct sluice_move_progress *out)
 {
 	char sources[MSG_MAP_DRAINING_MAX][MSG_NODE_MAX + 1];
+	char before[MSG_NODE_MAX + 1] = ""; /* the tube's own entry before */
 	const char *draining[MSG_MAP_DRAINING_MAX];
 	struct sluice_move_progress local;
 	const struct cmap_entry *e;
@@ -526,8 +556,18 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 			    sources[ns++], sizeof(sources[0]), "%s", owner);
 		for (size_t i = 0; i < ns; i++)
 			draining[i] = sources[i];
+		if (e != NULL && strcmp(e->prefix, tube) == 0)
+			snprintf(before, sizeof(before), "%s", e->cluster);
 		if ((rc = map_set(&m, tube, target, draining, ns)) != 0)
 			return rc;
+		if ((rc = target_ok(&m, target)) != 0) {
+			/* nothing was copied: the map goes back as it was */
+			if (before[0] != '\0')
+				map_set(&m, tube, before, NULL, 0);
+			else
+				sluice_router_map_delete(r, tube, NULL);
+			return rc;
+		}
 	}
 	for (size_t i = 0; i < ns; i++) {
 		if ((rc = move_from(&m, sources[i], target, tube)) != 0)

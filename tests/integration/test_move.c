@@ -495,7 +495,7 @@ test_move_under_load_and_kills(void **state)
 	rc = mover_wait(pid, scaled(180000));
 	assert_int_equal(rc, 0);
 	printf(
-	    "move done in %" PRId64 " ms (two kills)\n", it_mono_ms() - t_move);
+	    "move done in %" PRId64 " ms (three kills)\n", it_mono_ms() - t_move);
 	wait_writes(follower);
 
 	atomic_store(&bk.stop, true);
@@ -586,6 +586,18 @@ test_move_refusals(void **state)
 	    sluice_router_move(r, "", "dst2", NULL, NULL), SLUICE_ETUBE);
 	assert_int_equal(sluice_router_move(r, "r.x", "bad name", NULL, NULL),
 	    SLUICE_EINVAL);
+	/* a cluster with no node: refused, the map as it was */
+	assert_int_equal(
+	    sluice_router_move(r, "r.x", "nosuch", NULL, NULL), SLUICE_ECONN);
+	assert_non_null(strstr(sluice_router_errmsg(r), "no leader"));
+	{
+		struct sluice_cluster_map *m;
+
+		assert_int_equal(sluice_router_map(r, &m), 0);
+		for (size_t i = 0; i < m->n; i++)
+			assert_string_not_equal(m->entries[i].prefix, "r.x");
+		sluice_cluster_map_free(m);
+	}
 	/* a move under way to dst2 (the map drains src2) */
 	assert_int_equal(
 	    sluice_router_map_set(r, "r.y", "dst2", draining, 1, &rev), 0);
