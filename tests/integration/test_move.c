@@ -19,8 +19,11 @@
  *     kept their run time (none was handed out early), the keyed puts
  *     sent again during the move named one task each, the tube's
  *     settings came along;
- *   - a move refuses bad input and a second target while one move is on,
- *     and a tube already on its target moves nothing.
+ *   - a move refuses bad input, a target with no node, and a second
+ *     target while one move is on; a tube already on its target moves
+ *     nothing;
+ *   - a copy carries keys, priorities, run times, groups, attempts and a
+ *     buried task's error, through the tool and back by the library.
  *
  * Exits 77 when `etcd` is not installed. */
 #include <inttypes.h>
@@ -252,13 +255,19 @@ mover_start(const char *batch)
 	return pid;
 }
 
-/* Tasks of "mv" at node `c`: every state. */
+/* Tasks of `tube` at node `c`: every state. */
+static uint64_t
+live_in(struct sluice_client *c, const char *tube)
+{
+	struct it_counts k = it_counts(c, tube);
+
+	return k.ready + k.delayed + k.taken + k.buried;
+}
+
 static uint64_t
 live(struct sluice_client *c)
 {
-	struct it_counts k = it_counts(c, "mv");
-
-	return k.ready + k.delayed + k.taken + k.buried;
+	return live_in(c, "mv");
 }
 
 /* Waits until the target holds `n` tasks of "mv" (copies, and puts the
@@ -494,8 +503,8 @@ test_move_under_load_and_kills(void **state)
 	it_node_start(leader);
 	rc = mover_wait(pid, scaled(180000));
 	assert_int_equal(rc, 0);
-	printf(
-	    "move done in %" PRId64 " ms (three kills)\n", it_mono_ms() - t_move);
+	printf("move done in %" PRId64 " ms (three kills)\n",
+	    it_mono_ms() - t_move);
 	wait_writes(follower);
 
 	atomic_store(&bk.stop, true);
@@ -623,6 +632,141 @@ test_move_refusals(void **state)
 	sluice_router_close(r);
 }
 
+/* Puts `n` tasks into tube "cr" at node `c` in batches: keyed k<i>,
+ * priority i % 7, every tenth delayed an hour, every fifth in group g<i%3>. */
+static void
+put_carried(struct sluice_client *c, size_t n)
+{
+	static struct sluice_batch_item items[BATCH];
+	static char keys[BATCH][24], groups[BATCH][8];
+
+	for (size_t at = 0; at < n; at += BATCH) {
+		size_t k = n - at < BATCH ? n - at : BATCH;
+
+		for (size_t i = 0; i < k; i++) {
+			size_t id = at + i;
+
+			sluice_put_opts_init(&items[i].opts);
+			items[i].opts.tube = "cr";
+			snprintf(keys[i], sizeof(keys[i]), "k%zu", id);
+			items[i].opts.key = keys[i];
+			items[i].opts.priority = (uint32_t)(id % 7);
+			if (id % 10 == 0)
+				items[i].opts.delay_ms = 3600 * 1000;
+			if (id % 5 == 1) {
+				snprintf(groups[i], sizeof(groups[i]), "g%zu",
+				    id % 3);
+				items[i].opts.group = groups[i];
+			}
+			items[i].payload = keys[i];
+			items[i].len = strlen(keys[i]);
+		}
+		it_rc(c, sluice_put_batch(c, items, k), 0);
+		for (size_t i = 0; i < k; i++)
+			assert_int_equal(items[i].rc, 0);
+	}
+}
+
+/* What the copy carries, through the real tool and back by the library:
+ * keys, priorities, delays (run times), groups, attempts, a buried task
+ * with its last error; a move back to where the tube was; the figure of
+ * a move without load. */
+static void
+test_move_carries(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	struct sluice_move_progress p;
+	struct sluice_task *t, *held, *before_k10;
+	const char *tubes[] = { "cr" };
+	struct sluice_take_opts o = { tubes, 1, 0, 1, 0, 0, 0 };
+	size_t n = (size_t)it_scale(20000, 5, 2000), got;
+	uint64_t rev, bury_id = 0;
+	int64_t t0;
+	int code;
+
+	node_init(state, &a, "ca3", "c3a", false);
+	node_init(state, &b, "cb3", "c3b", false);
+	it_node_start(&a);
+	it_node_start(&b);
+	wait_writes(&a);
+	wait_writes(&b);
+	r = router();
+	assert_int_equal(
+	    sluice_router_map_set(r, "cr", "c3a", NULL, 0, &rev), 0);
+	put_carried(a.c, n);
+	/* a task taken and released, then one taken and buried with an
+	 * error (the same one, or the next in line) */
+	for (int i = 0; i < 2; i++) {
+		it_rc(a.c, sluice_take(a.c, &o, &t, &got), 0);
+		if (i == 0)
+			it_rc(a.c,
+			    sluice_release(
+			        a.c, t[0].id, t[0].lease, 0, -1, NULL),
+			    0);
+		else
+			it_rc(a.c,
+			    sluice_bury_error(a.c, t[0].id, t[0].lease,
+			        "the printer is on fire", NULL),
+			    0);
+		bury_id = t[0].id;
+		sluice_task_free(t);
+	}
+	it_rc(a.c, sluice_peek(a.c, bury_id, &held), 0);
+	it_rc(a.c, sluice_peek_key(a.c, "cr", "k10", &before_k10), 0);
+
+	t0 = it_mono_ms();
+	code = it_cli(etcd_map_url, NULL, it_out, sizeof(it_out), it_err,
+	    sizeof(it_err), "tube", "move", "cr", "c3b", "--quiet", "--json",
+	    NULL);
+	if (code != 0)
+		fail_msg("tube move: %s", it_err);
+	printf("%zu tasks moved by the tool in %" PRId64 " ms, no load: %s", n,
+	    it_mono_ms() - t0, it_out);
+	assert_non_null(strstr(it_out, "\"copied\":"));
+	assert_int_equal(live_in(a.c, "cr"), 0);
+	{
+		struct it_counts k = it_counts(b.c, "cr");
+		struct sluice_task *x;
+
+		assert_int_equal(k.ready + k.delayed + k.buried, n);
+		assert_int_equal(k.delayed, (n + 9) / 10);
+		assert_int_equal(k.buried, 1);
+		it_rc(b.c, sluice_peek_key(b.c, "cr", held->key, &x), 0);
+		assert_int_equal(x->state, SLUICE_BURIED);
+		assert_int_equal(x->attempts, held->attempts);
+		assert_true(x->attempts >= 1);
+		assert_string_equal(x->last_error, "the printer is on fire");
+		assert_int_equal(x->created_at, held->created_at);
+		sluice_task_free(x);
+		it_rc(b.c, sluice_peek_key(b.c, "cr", "k10", &x), 0);
+		assert_int_equal(x->state, SLUICE_DELAYED);
+		assert_int_equal(x->run_at, before_k10->run_at);
+		assert_int_equal(x->priority, before_k10->priority);
+		sluice_task_free(x);
+		it_rc(b.c, sluice_peek_key(b.c, "cr", "k6", &x), 0);
+		assert_string_equal(x->group, "g0");
+		assert_int_equal(x->priority, 6);
+		sluice_task_free(x);
+	}
+	/* and back, by the library */
+	t0 = it_mono_ms();
+	assert_int_equal(sluice_router_move(r, "cr", "c3a", NULL, &p), 0);
+	printf(
+	    "%zu tasks moved back in %" PRId64 " ms\n", n, it_mono_ms() - t0);
+	assert_int_equal(p.done, 1);
+	assert_int_equal(p.copied, n);
+	assert_int_equal(live_in(b.c, "cr"), 0);
+	assert_int_equal(live_in(a.c, "cr"), n);
+	/* the tube is a's again: takes there hand its tasks out */
+	it_rc(a.c, sluice_take(a.c, &o, &t, &got), 0);
+	assert_int_equal(t[0].priority, 0);
+	sluice_task_free(t);
+	sluice_task_free(held);
+	sluice_task_free(before_k10);
+	sluice_router_close(r);
+}
+
 static int
 mv_setup(void **state)
 {
@@ -657,6 +801,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_move_refusals, mv_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_move_carries, mv_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_move_under_load_and_kills, mv_setup, it_node_teardown),
 	};
