@@ -12,6 +12,9 @@
  *     follower takes over while the mover goes on; the move ends with
  *     the map naming the target alone and the source holding nothing of
  *     the tube;
+ *   - with SLUICE_MOVE_ROUNDS=N (0 in make test), N more moves back and
+ *     forth under the same load, each with a kill -9 in its middle (the
+ *     mover, the source cluster's leader, or the target's node);
  *   - then everything left is drained at the target, and every put a
  *     client saw acknowledged was acked exactly once (each task's key is
  *     its identity: a key is never live twice, so no task is there twice
@@ -230,19 +233,20 @@ loader(void *arg)
 /* `sluice -s etcd://... tube move mv dst --batch N --quiet`, in the
  * background. */
 static pid_t
-mover_start(const char *batch)
+mover_start_to(const char *to, const char *batch)
 {
-	static const char *args[] = { "tube", "move", "mv", "dst", "--batch",
+	static const char *args[] = { "tube", "move", "mv", NULL, "--batch",
 		NULL, "--quiet", NULL };
 	char *argv[16];
 	pid_t pid;
 	int i = 0;
 
+	args[3] = to;
 	args[5] = batch;
 	argv[i++] = (char *)t_bin("sluice");
 	argv[i++] = "-s";
 	argv[i++] = etcd_map_url;
-	for (int k = 0; args[k] != NULL || k == 5; k++)
+	for (int k = 0; args[k] != NULL; k++)
 		argv[i++] = (char *)args[k];
 	argv[i] = NULL;
 	pid = fork();
@@ -253,6 +257,12 @@ mover_start(const char *batch)
 	}
 	it_track_pid(pid);
 	return pid;
+}
+
+static pid_t
+mover_start(const char *batch)
+{
+	return mover_start_to("dst", batch);
 }
 
 /* Tasks of `tube` at node `c`: every state. */
@@ -349,6 +359,73 @@ static void
 wait_writes(struct it_node *n)
 {
 	wait_writes_to(n, "probe");
+}
+
+/* The node of the source cluster that leads (s0 or s1). */
+static struct it_node *
+src_leader(struct it_node *s0, struct it_node *s1)
+{
+	wait_role(it_node_role(s0) == SLUICE_LEADER ? s0 : s1, SLUICE_LEADER);
+	return it_node_role(s0) == SLUICE_LEADER ? s0 : s1;
+}
+
+/* SLUICE_MOVE_ROUNDS more moves under the load (0 in make test; made
+ * even: the tube ends on dst), back and forth, each with a kill -9 in
+ * its middle: of the mover (then run again), of the source cluster's
+ * leader (its follower takes over, it comes back), or of the target's
+ * node (restarted). */
+static void
+more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
+{
+	const char *env = getenv("SLUICE_MOVE_ROUNDS");
+	int rounds = env != NULL ? atoi(env) : 0;
+
+	rounds += rounds % 2;
+	for (int k = 0; k < rounds; k++) {
+		bool back = k % 2 == 0; /* to src */
+		struct it_node *from = back ? d : src_leader(s0, s1);
+		uint64_t here = live(from->c);
+		int64_t t0 = it_mono_ms(), end = t0 + scaled(120000);
+		pid_t pid = mover_start_to(back ? "src" : "dst", "100");
+		int kind = k % 3, status;
+		bool ended = false;
+
+		while (
+		    it_mono_ms() < end && !ended && live(from->c) > here / 2) {
+			ended = waitpid(pid, &status, WNOHANG) == pid;
+			it_sleep_ms(5);
+		}
+		if (!ended && kind == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			pid = mover_start_to(back ? "src" : "dst", "100");
+		} else if (!ended && kind == 1) {
+			struct it_node *l = src_leader(s0, s1);
+			struct it_node *f = l == s0 ? s1 : s0;
+
+			it_node_kill(l);
+			wait_role(f, SLUICE_LEADER);
+			it_node_start(l);
+		} else if (!ended) {
+			it_node_kill(d);
+			it_node_start(d);
+		}
+		if (!ended)
+			assert_int_equal(mover_wait(pid, scaled(180000)), 0);
+		else
+			assert_true(
+			    WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		printf("round %d: to %s, %" PRIu64 " tasks, kill %s, %" PRId64
+		       " ms\n",
+		    k + 1, back ? "src" : "dst", here,
+		    ended           ? "none (it ended first)"
+		        : kind == 0 ? "of the mover"
+		        : kind == 1 ? "of src's leader"
+		                    : "of dst's node",
+		    it_mono_ms() - t0);
+	}
+	if (rounds > 0)
+		wait_writes(src_leader(s0, s1));
 }
 
 static void
@@ -506,6 +583,8 @@ test_move_under_load_and_kills(void **state)
 	printf("move done in %" PRId64 " ms (three kills)\n",
 	    it_mono_ms() - t_move);
 	wait_writes(follower);
+
+	more_rounds(&s0, &s1, &d);
 
 	atomic_store(&bk.stop, true);
 	for (int i = 0; i < LOADERS; i++)
