@@ -243,23 +243,6 @@ apply_drop(struct queue *q, int64_t time, const struct qrec_move *m)
 
 /* ---- Target ----------------------------------------------------------- */
 
-static bool
-cluster_ok(const char *p, size_t len)
-{
-	struct qrec r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = QREC_MOVE_IN;
-	r.u.move.src_id = 1;
-	r.u.move.source = p;
-	r.u.move.source_len = len;
-	r.u.move.fold = 1;
-	r.u.move.id = 1;
-	r.u.move.tube = "t";
-	r.u.move.tube_len = 1;
-	return qrec_valid(&r);
-}
-
 int
 queue_decide_move_in(struct queue *q, int64_t now, const char *source,
     size_t source_len, const struct queue_move_item *it, struct qrec *out,
@@ -274,7 +257,7 @@ queue_decide_move_in(struct queue *q, int64_t now, const char *source,
 
 	if ((rc = queue_tick(q, now)) != 0)
 		return rc;
-	if (!cluster_ok(source, source_len) || it->src_id == 0 ||
+	if (!qrec_cluster_valid(source, source_len) || it->src_id == 0 ||
 	    it->ttr == 0 || it->created_at < 0 ||
 	    it->created_at > QREC_TIME_MAX || it->run_at < 0 ||
 	    it->run_at > QREC_TIME_MAX || it->error_len > QREC_ERROR_MAX ||
@@ -560,7 +543,7 @@ move_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 	src = rd_u64(r);
 	id = rd_u64(r);
 	if (rd_failed(r) || rd_left(r) != 0 || !qrec_tube_valid(tube, len) ||
-	    !cluster_ok(source, slen) || src == 0 || id == 0 ||
+	    !qrec_cluster_valid(source, slen) || src == 0 || id == 0 ||
 	    id >= q->next_id)
 		return SLUICE_ECORRUPT;
 	if ((mi = in_get(q, tube, len, source, slen, &rc)) == NULL)
@@ -575,7 +558,7 @@ move_check(const struct queue *q)
 		const struct move_in *mi = q->mv.in[i];
 
 		if (!qrec_tube_valid(mi->tube, mi->tube_len) ||
-		    !cluster_ok(mi->source, mi->source_len))
+		    !qrec_cluster_valid(mi->source, mi->source_len))
 			return "a move's table names a bad tube or source";
 		for (uint32_t k = 0; k < i; k++)
 			if (q->mv.in[k]->tube_len == mi->tube_len &&

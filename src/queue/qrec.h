@@ -622,6 +622,10 @@ struct qrec_move {
 /* The longest cluster name a MOVE_IN names (the map's, MSG_NODE_MAX). */
 enum { QREC_CLUSTER_MAX = 64 };
 
+/* True when `p` is a cluster's name: 1..QREC_CLUSTER_MAX bytes of
+ * [A-Za-z0-9_.:-]. */
+bool qrec_cluster_valid(const char *p, size_t len);
+
 bool qrec_move_valid(const struct qrec_move *m, uint16_t type);
 void qrec_move_encode(
     const struct qrec_move *m, uint16_t type, struct buf *out);

@@ -26,8 +26,8 @@
 
 #include "queue/qrec.h"
 
-static bool
-cluster_ok(const char *p, size_t len)
+bool
+qrec_cluster_valid(const char *p, size_t len)
 {
 	if (len < 1 || len > QREC_CLUSTER_MAX || p == NULL)
 		return false;
@@ -47,7 +47,7 @@ in_ok(const struct qrec_move *m)
 {
 	struct qrec put;
 
-	if (!cluster_ok(m->source, m->source_len) || m->src_id == 0)
+	if (!qrec_cluster_valid(m->source, m->source_len) || m->src_id == 0)
 		return false;
 	if (m->fold)
 		return m->fold == 1 && m->id != 0 &&

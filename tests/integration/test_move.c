@@ -386,7 +386,7 @@ more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
 		struct it_node *from = back ? d : src_leader(s0, s1);
 		uint64_t here = live(from->c);
 		int64_t t0 = it_mono_ms(), end = t0 + scaled(120000);
-		pid_t pid = mover_start_to(back ? "src" : "dst", "100");
+		pid_t pid = mover_start_to(back ? "src" : "dst", "200");
 		int kind = k % 3, status;
 		bool ended = false;
 
@@ -398,7 +398,7 @@ more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
 		if (!ended && kind == 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
-			pid = mover_start_to(back ? "src" : "dst", "100");
+			pid = mover_start_to(back ? "src" : "dst", "200");
 		} else if (!ended && kind == 1) {
 			struct it_node *l = src_leader(s0, s1);
 			struct it_node *f = l == s0 ? s1 : s0;
@@ -542,7 +542,7 @@ test_move_under_load_and_kills(void **state)
 
 	/* the mover, killed once the target holds a tenth */
 	t_move = it_mono_ms();
-	pid = mover_start("100");
+	pid = mover_start("200");
 	if (!target_reaches(&d, ninit / 10, pid))
 		fail_msg("the move ended before its kill");
 	kill(pid, SIGKILL);
@@ -560,7 +560,7 @@ test_move_under_load_and_kills(void **state)
 
 	/* run again; the target's node killed and restarted when it holds
 	 * a third, the source's leader killed when it holds half */
-	pid = mover_start("100");
+	pid = mover_start("200");
 	if (!target_reaches(&d, ninit / 3, pid))
 		fail_msg("the move ended before the target's kill");
 	it_node_kill(&d);
