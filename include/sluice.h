@@ -957,6 +957,7 @@ SLUICE_API int sluice_pause(
 /* The cluster map and the routing handle: sluice_map.h, part of this
  * header. */
 #include "sluice_map.h"
+#include "sluice_move.h" /* a tube moved between clusters */
 
 /* ---- names --------------------------------------------------------- */
 

@@ -89,6 +89,8 @@ static const uint8_t rep_flags[MSG_OP_END_] = {
 	[MSG_OP_PEEK_KEY] = KEY_F_TUBE,
 	[MSG_OP_BATCH_SHOW] = BATCH_F_LIST,
 	[MSG_OP_PEEK] = PEEK_F_BATCH,
+	[MSG_OP_MOVE_OUT] = MSG_MOVE_REP_TASKS,
+	[MSG_OP_MOVE_IN] = MSG_MOVE_REP_RES,
 };
 
 static const char *const op_names[MSG_OP_END_] = {
@@ -141,6 +143,9 @@ static const char *const op_names[MSG_OP_END_] = {
 	[MSG_OP_MAP] = "map",
 	[MSG_OP_MAP_SET] = "map_set",
 	[MSG_OP_MAP_DELETE] = "map_delete",
+	[MSG_OP_MOVE_OUT] = "move_out",
+	[MSG_OP_MOVE_IN] = "move_in",
+	[MSG_OP_MOVE_END] = "move_end",
 };
 
 static bool
@@ -248,6 +253,9 @@ static const struct msg_family *const families[MSG_OP_END_] = {
 	[MSG_OP_MAP] = &msg_map_family,
 	[MSG_OP_MAP_SET] = &msg_map_family,
 	[MSG_OP_MAP_DELETE] = &msg_map_family,
+	[MSG_OP_MOVE_OUT] = &msg_move_family,
+	[MSG_OP_MOVE_IN] = &msg_move_family,
+	[MSG_OP_MOVE_END] = &msg_move_family,
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -491,6 +499,10 @@ msg_req_idempotent(const struct msg_req *q)
 	case MSG_OP_GROUPS:
 	case MSG_OP_SCHED_LIST:
 	case MSG_OP_BATCH_SHOW:
+	case MSG_OP_MOVE_OUT: /* a hold answers the batch held before; a
+	                         drop or a copy sent twice is done once */
+	case MSG_OP_MOVE_IN:
+	case MSG_OP_MOVE_END:
 	case MSG_OP_SCHED_SET: /* absolute values: twice is once */
 	case MSG_OP_WAIT:
 	case MSG_OP_CANCEL: /* a task cancelled twice is cancelled */

@@ -113,6 +113,9 @@ enum msg_op {
 	MSG_OP_MAP = 0x32,     /* the cluster map and its clusters' members */
 	MSG_OP_MAP_SET = 0x33, /* map a tube prefix to a cluster (admin) */
 	MSG_OP_MAP_DELETE = 0x34, /* remove a prefix from the map (admin) */
+	MSG_OP_MOVE_OUT = 0x35,   /* hold or drop a moving tube's tasks */
+	MSG_OP_MOVE_IN = 0x36,    /* copy tasks in from another cluster */
+	MSG_OP_MOVE_END = 0x37,   /* a tube's copies are all in (msg_move.h) */
 	MSG_OP_END_               /* one past the last op */
 };
 
@@ -198,6 +201,7 @@ struct msg_iter {
 /* The cluster map's messages: part of this header (they use msg_str and
  * msg_iter, above; msg_req and msg_rep, below, hold them). */
 #include "proto/msg_map.h"
+#include "proto/msg_move.h"
 
 /* Limits a decoder enforces; NULL means the defaults (msg_max =
  * MSG_SIZE_MAX, payload_max = MSG_PAYLOAD_DEFAULT). Values above the
@@ -611,6 +615,7 @@ struct msg_req {
 		struct msg_sched_ctl sched;
 		struct msg_map_entry map_set;
 		struct msg_str map_prefix; /* map_delete */
+		struct msg_move_req move;  /* move_out, move_in, move_end */
 	};
 };
 
@@ -870,6 +875,7 @@ struct msg_rep {
 		struct msg_scheds scheds;        /* the schedule ops */
 		struct msg_batch_rep batch_info; /* the batch ops */
 		struct msg_map map;
+		struct msg_move_rep move;
 		struct {
 			struct msg_str leader; /* the new leader's client URL,
 			                          0..MSG_URL_MAX */

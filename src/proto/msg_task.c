@@ -472,8 +472,8 @@ enc_task(struct buf *b, const struct msg_task *t)
 	return 0;
 }
 
-static int
-get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
+int
+msg_get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 {
 	struct msg_task task;
 
@@ -485,8 +485,8 @@ get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t)
 	return 0;
 }
 
-static int
-enc_tasks(struct buf *b, const struct msg_tasks *t)
+int
+msg_put_tasks(struct buf *b, const struct msg_tasks *t)
 {
 	if (t->n > MSG_TAKE_MAX)
 		return SLUICE_ELIMIT;
@@ -754,7 +754,7 @@ msg_task_get_rep(
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
-		return get_tasks(r, pmax, &m->tasks);
+		return msg_get_tasks(r, pmax, &m->tasks);
 	case MSG_OP_KICK_ID:
 	case MSG_OP_UPDATE:
 		return msg_get_after(r, flags, m);
@@ -808,7 +808,7 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:
 	case MSG_OP_JOB:
-		return enc_tasks(b, &m->tasks);
+		return msg_put_tasks(b, &m->tasks);
 	case MSG_OP_KICK_ID:
 	case MSG_OP_UPDATE:
 		return msg_put_after(b, m);

@@ -162,6 +162,10 @@ extern const struct msg_family msg_sched_family;
 extern const struct msg_family msg_batch_family; /* msg_batch.c */
 extern const struct msg_family msg_result_family;
 extern const struct msg_family msg_map_family;
+extern const struct msg_family msg_move_family; /* msg_move.c */
+/* A take reply's tasks (msg_task.c): u32 n, then each task. */
+int msg_get_tasks(struct rd *r, size_t pmax, struct msg_tasks *t);
+int msg_put_tasks(struct buf *b, const struct msg_tasks *t);
 
 /* ---- msg_field.c: each returns 0 or the first problem's SLUICE_E* */
 

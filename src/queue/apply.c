@@ -978,8 +978,8 @@ qs_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec,
 	case QREC_GROUP_SET:
 		rc = qs_apply_group_set(q, time, &rec->u.group_set);
 		break;
-	default: /* the batches' (batch.c), the schedules' (sched.c), none */
-		rc = batch_apply(q, time, rec);
+	default: /* moves' (move.c), batches', schedules' (sched.c), none */
+		rc = move_apply(q, lsn, time, rec);
 		break;
 	}
 	if (rc == 0 && (rc = deps_after(q, rec)) == 0) /* children, batches */

@@ -310,6 +310,8 @@ queue_check(const struct queue *q, const char **why)
 		tw = qs_outcome_check(q);
 	if (tw == NULL)
 		tw = batch_check(q);
+	if (tw == NULL)
+		tw = move_check(q);
 	if (tw != NULL && why != NULL)
 		*why = tw;
 	return tw != NULL ? SLUICE_ECORRUPT : 0;

@@ -425,7 +425,7 @@ take_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		struct task *top;
 
 		tb = qs_tube(q, s->p, s->len);
-		if (tb == NULL)
+		if (tb == NULL || tb->moving_out) /* move.h */
 			continue;
 		top = tb->groups == NULL ? heap_top(&tb->ready)
 		                         : groups_top(tb->groups);

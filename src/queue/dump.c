@@ -239,6 +239,7 @@ queue_dump(const struct queue *q, struct buf *out)
 		goto done;
 	qs_sched_dump(q, out);
 	batch_dump(q, out);
+	move_dump(q, out);
 	rc = buf_failed(out) ? SLUICE_ENOMEM : 0;
 done:
 	free(tubes);

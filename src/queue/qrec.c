@@ -51,6 +51,11 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_BATCH_SET] = "BATCH_SET",
 	[QREC_BATCH_CLOSE] = "BATCH_CLOSE",
 	[QREC_BATCH_FIRE] = "BATCH_FIRE",
+	[QREC_MOVE_HOLD] = "MOVE_HOLD",
+	[QREC_MOVE_DROP] = "MOVE_DROP",
+	[QREC_MOVE_IN] = "MOVE_IN",
+	[QREC_MOVE_END] = "MOVE_END",
+	[QREC_MOVE_MARK] = "MOVE_MARK",
 };
 
 const char *
@@ -429,6 +434,12 @@ qrec_valid(const struct qrec *rec)
 	case QREC_BATCH_CLOSE:
 	case QREC_BATCH_FIRE:
 		return qrec_batch_valid(&rec->u.batch, rec->type);
+	case QREC_MOVE_HOLD:
+	case QREC_MOVE_DROP:
+	case QREC_MOVE_IN:
+	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
+		return qrec_move_valid(&rec->u.move, rec->type);
 	default:
 		return false;
 	}
@@ -681,6 +692,13 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_BATCH_CLOSE:
 	case QREC_BATCH_FIRE:
 		qrec_batch_encode(&rec->u.batch, rec->type, out);
+		break;
+	case QREC_MOVE_HOLD:
+	case QREC_MOVE_DROP:
+	case QREC_MOVE_IN:
+	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
+		qrec_move_encode(&rec->u.move, rec->type, out);
 		break;
 	}
 	if (buf_failed(out)) {
@@ -936,6 +954,13 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_BATCH_CLOSE:
 	case QREC_BATCH_FIRE:
 		qrec_batch_decode(&r, type, &rec.u.batch);
+		break;
+	case QREC_MOVE_HOLD:
+	case QREC_MOVE_DROP:
+	case QREC_MOVE_IN:
+	case QREC_MOVE_END:
+	case QREC_MOVE_MARK:
+		qrec_move_decode(&r, type, &rec.u.move);
 		break;
 	default:
 		return SLUICE_ECORRUPT;

@@ -204,6 +204,11 @@ enum qrec_type {
 	QREC_SCHED_DELETE = 51, /* a schedule goes away */
 	QREC_SCHED_PAUSE = 52,  /* a schedule is paused or resumed */
 	QREC_SCHED_FIRE = 53,   /* a schedule's slot is decided */
+	QREC_MOVE_HOLD = 60,    /* a task is held for a move (move.h) */
+	QREC_MOVE_DROP = 61,    /* a held task, copied, leaves its source */
+	QREC_MOVE_IN = 62,      /* a task is copied in from another cluster */
+	QREC_MOVE_END = 63,     /* a tube's move is over, here */
+	QREC_MOVE_MARK = 64,    /* a tube's tasks start moving out */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -593,6 +598,41 @@ void qrec_batch_format(
 void qrec_put_body_encode(const struct qrec_put *p, struct buf *out);
 void qrec_put_body_decode(struct rd *r, struct qrec_put *p);
 
+/* MOVE_HOLD, MOVE_DROP, MOVE_IN, MOVE_END (move.h; layouts in
+ * qrec_move.c). */
+struct qrec_move {
+	uint64_t id;        /* HOLD, DROP: the task; IN: with fold, the task the
+	                       copy is folded into (put.id otherwise) */
+	uint64_t lease;     /* HOLD: the lease it is held under (>= 1); DROP:
+	                       the lease it must still be held under */
+	uint64_t src_id;    /* IN: the task's id in its source cluster */
+	const char *source; /* IN: the source cluster's name */
+	size_t source_len;
+	const char *tube; /* END, MARK; IN with fold */
+	size_t tube_len;
+	uint8_t fold;       /* IN: nothing is made; src_id maps to `id` */
+	uint8_t state;      /* IN: 1 ready or delayed by run_at, 4 buried */
+	uint32_t attempts;  /* IN */
+	int64_t created_at; /* IN */
+	const char *error;  /* IN: last error; error_len 0: none */
+	size_t error_len;
+	struct qrec_put put; /* IN without fold: the task (group included) */
+};
+
+/* The longest cluster name a MOVE_IN names (the map's, MSG_NODE_MAX). */
+enum { QREC_CLUSTER_MAX = 64 };
+
+/* True when `p` is a cluster's name: 1..QREC_CLUSTER_MAX bytes of
+ * [A-Za-z0-9_.:-]. */
+bool qrec_cluster_valid(const char *p, size_t len);
+
+bool qrec_move_valid(const struct qrec_move *m, uint16_t type);
+void qrec_move_encode(
+    const struct qrec_move *m, uint16_t type, struct buf *out);
+void qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m);
+void qrec_move_format(
+    const struct qrec_move *m, uint16_t type, struct buf *out);
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -617,6 +657,7 @@ struct qrec {
 		struct qrec_group_set group_set;
 		struct qrec_sched sched; /* SCHED_* */
 		struct qrec_batch batch; /* BATCH_* */
+		struct qrec_move move;   /* MOVE_* */
 	} u;
 };
 

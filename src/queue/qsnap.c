@@ -496,7 +496,8 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 	         q, emit, arg, &nmarks, &noutcomes)) != 0)
 		return rc;
 	if ((rc = qs_sched_snapshot_write(q, emit, arg)) != 0 ||
-	    (rc = batch_snapshot_write(q, emit, arg)) != 0)
+	    (rc = batch_snapshot_write(q, emit, arg)) != 0 ||
+	    (rc = move_snapshot_write(q, emit, arg)) != 0)
 		return rc;
 	w.len = 0;
 	sw_u32(&w, q->ntubes);
@@ -538,6 +539,8 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_SCHED] = "SCHED",
 		[QSNAP_BATCH] = "BATCH",
 		[QSNAP_BMEMBER] = "BMEMBER",
+		[QSNAP_MOVEIN] = "MOVEIN",
+		[QSNAP_MOVEOUT] = "MOVEOUT",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)

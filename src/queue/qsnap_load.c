@@ -718,6 +718,8 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_SCHED:    /* and after those */
 	case QSNAP_BATCH:    /* after the tasks, then their members */
 	case QSNAP_BMEMBER:
+	case QSNAP_MOVEIN:
+	case QSNAP_MOVEOUT:
 		return l->phase != 0 && l->phase != QSNAP_META &&
 		    l->hours_left == 0 && l->dep_left == 0;
 	default:
@@ -802,6 +804,10 @@ queue_snapshot_load(
 	case QSNAP_BATCH:
 	case QSNAP_BMEMBER:
 		rc = batch_snapshot_load(q, type, &r);
+		break;
+	case QSNAP_MOVEIN:
+	case QSNAP_MOVEOUT:
+		rc = move_snapshot_load(q, type, &r);
 		break;
 	default:
 		rc = load_end(q, &r);

@@ -130,6 +130,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	qs_outcome_init(q);
 	deps_init(&q->deps);
 	batches_init(&q->bt);
+	moves_init(&q->mv);
 	heap_init(&q->taken, tube_deadline_less, offsetof(struct task, hpos));
 	heap_init(&q->wake, tube_wake_less, offsetof(struct tube, wpos));
 	heap_init(&q->pauses, tube_pause_less, offsetof(struct tube, ppos));
@@ -173,6 +174,7 @@ queue_fini(struct queue *q)
 	qs_outcome_fini(q);
 	deps_fini(&q->deps);
 	batches_fini(&q->bt);
+	moves_fini(&q->mv);
 	heap_fini(&q->taken);
 	heap_fini(&q->wake);
 	heap_fini(&q->pauses);

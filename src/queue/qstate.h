@@ -30,6 +30,7 @@
 #include "queue/group.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
+#include "queue/move.h"
 #include "queue/outcome.h"
 #include "queue/queue.h"
 #include "queue/task.h"
@@ -150,6 +151,7 @@ struct queue {
 	struct qoutcomes oc; /* finished tasks' outcomes, cancel marks */
 	struct deps deps;    /* who waits for whom (deps.h) */
 	struct batches bt;   /* batches and their members (batch.h) */
+	struct moves mv;     /* tubes moving in (move.h) */
 };
 
 /* The rate each counter feeds (queue_rate), or -1. */

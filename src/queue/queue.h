@@ -863,6 +863,7 @@ int queue_tube_settings(
 
 /* ---- Outcomes of finished tasks, cancelling (outcome.c) ------------ */
 #include "queue/queue_outcome.h"
+#include "queue/queue_move.h"
 
 /* ---- Dumps ------------------------------------------------------------ */
 
@@ -953,6 +954,8 @@ enum queue_snap_type {
 	QSNAP_BATCH = 42,      /* a batch (batch.h), after the tasks */
 	QSNAP_BMEMBER = 43,    /* a task of a live batch, after them */
 	QSNAP_SCHED = 50,      /* a schedule (sched.c) */
+	QSNAP_MOVEIN = 64,     /* a task copied in by a move (move.h) */
+	QSNAP_MOVEOUT = 60,    /* a tube moving out (move.h) */
 };
 
 /* The name of a snapshot entry type, as sluice-log prints it ("unknown"

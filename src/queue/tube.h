@@ -50,7 +50,9 @@ struct tube {
 	uint32_t wpos;          /* in the queue's wake heap, by next run_at */
 	uint32_t ppos;          /* in the queue's pause heap */
 	uint16_t name_len;
-	char name[]; /* NUL-terminated */
+	uint8_t moving_out; /* moving to another cluster (move.h): a take
+	                       finds none of its tasks */
+	char name[];        /* NUL-terminated */
 };
 
 /* An empty tube, or NULL when out of memory. */

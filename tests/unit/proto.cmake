@@ -4,3 +4,5 @@ sluice_test(msg LIBS sluice_proto TIMEOUT 60)
 sluice_test(replcodec LIBS sluice_proto TIMEOUT 60)
 # The cluster map in memory and its messages.
 sluice_test(cmap LIBS sluice_proto TIMEOUT 60)
+# A tube's move: move_out, move_in, move_end and their replies.
+sluice_test(msg_move LIBS sluice_proto TIMEOUT 60)

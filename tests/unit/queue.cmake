@@ -42,3 +42,5 @@ sluice_test(deps_order LIBS sluice_queue TIMEOUT 60)
 # Batches: counts by state, the end rule, callbacks fired once, the
 # BATCH_* records, replay and snapshots.
 sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
+# A tube moved between clusters: held, dropped, copied in (move.h).
+sluice_test(qmove LIBS sluice_queue TIMEOUT 60)

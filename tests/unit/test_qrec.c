@@ -14,7 +14,7 @@
 #define T0 1700000000000LL
 
 /* Room for the samples (samples() checks that they fit). */
-#define NSAMPLES 64
+#define NSAMPLES 80
 
 /* One sample of every type and outcome. */
 static size_t
@@ -308,6 +308,39 @@ samples(struct qrec *out)
 		.result = "{}",
 		.result_len = 2 };
 	n++;
+	out[n].type = QREC_MOVE_HOLD;
+	out[n].u.move = (struct qrec_move) { .id = 3, .lease = 77 };
+	n++;
+	out[n].type = QREC_MOVE_DROP;
+	out[n].u.move = (struct qrec_move) { .id = 3, .lease = 77 };
+	n++;
+	out[n].type = QREC_MOVE_IN; /* buried, with its error and group */
+	out[n].u.move = (struct qrec_move) { .src_id = 41,
+		.source = "c1",
+		.source_len = 2,
+		.state = 4,
+		.attempts = 3,
+		.created_at = T0 - 9,
+		.error = "e",
+		.error_len = 1,
+		.put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
+		    0, 0, "g", 1 } };
+	n++;
+	out[n].type = QREC_MOVE_IN; /* folded into task 2 */
+	out[n].u.move = (struct qrec_move) { .src_id = 42,
+		.source = "c1",
+		.source_len = 2,
+		.fold = 1,
+		.id = 2,
+		.tube = "mail",
+		.tube_len = 4 };
+	n++;
+	out[n].type = QREC_MOVE_MARK;
+	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
+	n++;
+	out[n].type = QREC_MOVE_END;
+	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -518,6 +551,30 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    x->has_put == y->has_put);
 		assert_true(x->put.id == y->put.id &&
 		    x->put.ttr == y->put.ttr && x->put.run_at == y->put.run_at);
+		same_bytes(
+		    x->put.key, x->put.key_len, y->put.key, y->put.key_len);
+		same_bytes(x->put.payload, x->put.payload_len, y->put.payload,
+		    y->put.payload_len);
+		break;
+	}
+	case QREC_MOVE_HOLD:
+	case QREC_MOVE_DROP:
+	case QREC_MOVE_IN:
+	case QREC_MOVE_END:
+	case QREC_MOVE_MARK: {
+		const struct qrec_move *x = &a->u.move, *y = &b->u.move;
+
+		assert_true(x->id == y->id && x->lease == y->lease &&
+		    x->src_id == y->src_id && x->fold == y->fold &&
+		    x->state == y->state && x->attempts == y->attempts &&
+		    x->created_at == y->created_at);
+		same_bytes(x->source, x->source_len, y->source, y->source_len);
+		same_bytes(x->tube, x->tube_len, y->tube, y->tube_len);
+		same_bytes(x->error, x->error_len, y->error, y->error_len);
+		assert_true(
+		    x->put.id == y->put.id && x->put.run_at == y->put.run_at);
+		same_bytes(x->put.group, x->put.group_len, y->put.group,
+		    y->put.group_len);
 		same_bytes(
 		    x->put.key, x->put.key_len, y->put.key, y->put.key_len);
 		same_bytes(x->put.payload, x->put.payload_len, y->put.payload,

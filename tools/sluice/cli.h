@@ -49,6 +49,9 @@ struct cli {
  * (cli_map.c). */
 int cli_map_stats(struct cli *cli, const char *tube, bool json);
 
+/* `tube move TUBE CLUSTER` (cli_move.c), from cmd_tube. */
+int cli_tube_move(struct cli *cli, int argc, char **argv);
+
 /* Map mode: -s etcd://... or --map. */
 bool cli_routed(const struct cli *cli);
 

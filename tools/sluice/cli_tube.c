@@ -350,7 +350,10 @@ static const char tube_usage[] =
     "                   [--concurrency N] [--group-concurrency N]\n"
     "                   [--group-rate N/s|m|h [--group-burst N]] [--json]\n"
     "       sluice tube show TUBE [--json]\n"
-    "       sluice tube delete TUBE [--force] [--json]\n";
+    "       sluice tube delete TUBE [--force] [--json]\n"
+    "       sluice tube move TUBE CLUSTER [--batch N] [--wait DUR] "
+    "[--quiet]\n"
+    "                   [--json]\n";
 static const char tube_help[] =
     "\nA tube's own defaults, for the tasks put in it from now on; each\n"
     "setting the tube does not have is the server's. `set` changes only\n"
@@ -386,7 +389,19 @@ static const char tube_help[] =
     "      --force              delete: the tube's tasks too (else a tube\n"
     "                           with tasks is refused)\n"
     "      --json               print the settings as JSON (set, show), or\n"
-    "                           {\"tube\":\"T\",\"deleted\":N} (delete)\n";
+    "                           {\"tube\":\"T\",\"deleted\":N} (delete)\n\n"
+    "`move` moves TUBE, with its tasks, to another cluster of the map\n"
+    "(docs/scaling.md): the map gives TUBE to CLUSTER and marks its\n"
+    "clusters draining; each holds a batch of its ready, delayed and\n"
+    "buried tasks, CLUSTER copies them (keys, attempts, last errors, run\n"
+    "times, priorities, groups) and the source drops them, until it has\n"
+    "none left; its taken tasks finish or expire there first. Then the\n"
+    "map names CLUSTER alone. Run it again after an interruption (a node\n"
+    "or the mover killed): it resumes and copies nothing twice.\n"
+    "      --batch N            tasks per round, 1 to 1000 (default 500)\n"
+    "      --wait DUR           give up when taken tasks have not ended at\n"
+    "                           the source after DUR (default: wait)\n"
+    "      --quiet              no progress on stderr\n";
 
 static int
 cmd_tube(struct cli *cli, int argc, char **argv)
@@ -400,6 +415,12 @@ cmd_tube(struct cli *cli, int argc, char **argv)
 	uint64_t deleted;
 	int rc;
 
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-') { /* the first operand: a move's own */
+			if (strcmp(argv[i], "move") == 0)
+				return cli_tube_move(cli, argc, argv);
+			break;
+		}
 	memset(&a, 0, sizeof(a));
 	if ((rc = parse_args(cli, argc, argv, &a)) != 0)
 		return rc;

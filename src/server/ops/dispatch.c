@@ -429,6 +429,11 @@ dispatch(struct core *c, struct face_ctx *ctx, uint32_t session,
 	case MSG_OP_BATCH_SET:
 		ops_batch(c, ctx, tok, &req);
 		break;
+	case MSG_OP_MOVE_OUT:
+	case MSG_OP_MOVE_IN:
+	case MSG_OP_MOVE_END:
+		ops_move(c, ctx, &req);
+		break;
 	case MSG_OP_AUTH:
 		/* without --auth there is nothing to bind */
 		ops_reply(c, ctx, &(struct msg_rep) { .op = MSG_OP_AUTH });

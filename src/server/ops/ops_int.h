@@ -70,6 +70,10 @@ size_t ops_reply_budget(const struct core *c, uint32_t session);
  * operator's; release_all always does). */
 bool ops_req_forced(const struct msg_req *r);
 
+/* ---- move.c: move_out, move_in, move_end (the admin's) ------------------ */
+
+void ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+
 /* ---- put.c ------------------------------------------------------------ */
 
 /* put and put_batch, for a request of token `tok` (NULL without --auth):

@@ -1,0 +1,190 @@
+/* msg_move - the messages of a tube's move between clusters; layouts in
+ * docs/protocol.md ("Moving a tube"):
+ *
+ *   move_out   u8 kind, str16 tube, then
+ *              hold (1): u32 max (1..MSG_MOVE_MAX)
+ *              drop (2): u32 n (1..MSG_MOVE_MAX), n x (u64 id, u64 lease)
+ *   move_in    str16 tube, str16 source cluster, u32 n (1..MSG_MOVE_MAX),
+ *              n tasks as a take's reply carries them
+ *   move_end   str16 tube
+ *   replies    move_out hold: u32 n, n tasks (a take's layout; state:
+ *              the task's before its hold); drop: u32 n dropped;
+ *              move_in: u32 n, n x (u16 status, u64 id); move_end: u32 n
+ *              source ids forgotten */
+#include <string.h>
+
+#include "proto/msg.h"
+#include "proto/msg_wire.h"
+#include "sluice.h"
+
+static int
+get_pair(struct rd *r)
+{
+	rd_u64(r);
+	rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+bool
+msg_next_move_drop(struct msg_iter *it, uint64_t *id, uint64_t *lease)
+{
+	if (it->left == 0)
+		return false;
+	*id = rd_u64(&it->r);
+	*lease = rd_u64(&it->r);
+	it->left--;
+	return !rd_failed(&it->r);
+}
+
+static int
+get_res(struct rd *r, struct msg_move_res *out)
+{
+	out->status = rd_u16(r);
+	out->id = rd_u64(r);
+	NEED(r);
+	return 0;
+}
+
+bool
+msg_next_move_res(struct msg_iter *it, struct msg_move_res *out)
+{
+	NEXT(it, get_res(&it->r, out));
+}
+
+static int
+msg_move_get_req(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
+{
+	struct msg_move_req *m = &q->move;
+	struct msg_tasks ts;
+
+	(void)flags;
+	memset(m, 0, sizeof(*m));
+	if (op == MSG_OP_MOVE_OUT) {
+		m->kind = rd_u8(r);
+		NEED(r);
+		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP)
+			return SLUICE_EINVAL;
+	}
+	TRY(msg_get_tube(r, false, &m->tube));
+	switch (op) {
+	case MSG_OP_MOVE_OUT:
+		if (m->kind == MSG_MOVE_HOLD) {
+			m->max = rd_u32(r);
+			NEED(r);
+			return msg_check_count(m->max, MSG_MOVE_MAX);
+		}
+		m->n = rd_u32(r);
+		NEED(r);
+		TRY(msg_check_count(m->n, MSG_MOVE_MAX));
+		GET_EACH(&m->it, r, m->n, pmax, get_pair(r));
+		return 0;
+	case MSG_OP_MOVE_IN:
+		TRY(msg_get_node(r, false, &m->source));
+		TRY(msg_get_tasks(r, pmax, &ts));
+		m->n = ts.n;
+		m->tasks_it = ts.it;
+		return msg_check_count(m->n, MSG_MOVE_MAX);
+	default:
+		return 0;
+	}
+}
+
+static int
+msg_move_put_req(struct buf *b, const struct msg_req *q)
+{
+	const struct msg_move_req *m = &q->move;
+
+	if (q->op == MSG_OP_MOVE_OUT) {
+		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP)
+			return SLUICE_EINVAL;
+		buf_put_u8(b, m->kind);
+	}
+	TRY(msg_put_tube(b, m->tube, false));
+	switch (q->op) {
+	case MSG_OP_MOVE_OUT:
+		if (m->kind == MSG_MOVE_HOLD) {
+			TRY(msg_check_count(m->max, MSG_MOVE_MAX));
+			buf_put_u32(b, m->max);
+			return 0;
+		}
+		TRY(msg_check_count(m->n, MSG_MOVE_MAX));
+		buf_put_u32(b, m->n);
+		for (uint32_t i = 0; i < m->n; i++) {
+			buf_put_u64(b, m->ids[i]);
+			buf_put_u64(b, m->leases[i]);
+		}
+		return 0;
+	case MSG_OP_MOVE_IN:
+		TRY(msg_put_node(b, m->source, false));
+		TRY(msg_check_count(m->n, MSG_MOVE_MAX));
+		return msg_put_tasks(
+		    b, &(struct msg_tasks) { .n = m->n, .tasks = m->tasks });
+	default:
+		return 0;
+	}
+}
+
+/* The reply's shape depends on the request: a hold's carries tasks
+ * (flag 0x01), move_in's results (flag 0x02), the others a count. */
+enum { MOVE_F_TASKS = MSG_MOVE_REP_TASKS, MOVE_F_RES = MSG_MOVE_REP_RES };
+
+static int
+msg_move_get_rep(
+    struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
+{
+	struct msg_move_rep *s = &m->move;
+	struct msg_move_res res;
+	struct msg_tasks ts;
+
+	(void)op;
+	memset(s, 0, sizeof(*s));
+	if (flags & MOVE_F_TASKS) {
+		TRY(msg_get_tasks(r, pmax, &ts));
+		s->ntasks = ts.n;
+		s->tasks_it = ts.it;
+		return 0;
+	}
+	s->n = rd_u32(r);
+	NEED(r);
+	if (flags & MOVE_F_RES) {
+		if (s->n > MSG_MOVE_MAX)
+			return SLUICE_EPROTO;
+		GET_EACH(&s->it, r, s->n, pmax, get_res(r, &res));
+	}
+	return 0;
+}
+
+static uint8_t
+msg_move_rep_flags(const struct msg_rep *m)
+{
+	return m->move.res != NULL ? MOVE_F_RES
+	    : m->move.ntasks > 0   ? MOVE_F_TASKS
+	                           : 0;
+}
+
+static int
+msg_move_put_rep(struct buf *b, const struct msg_rep *m)
+{
+	const struct msg_move_rep *s = &m->move;
+
+	if (msg_move_rep_flags(m) & MOVE_F_TASKS)
+		return msg_put_tasks(b,
+		    &(struct msg_tasks) { .n = s->ntasks, .tasks = s->tasks });
+	buf_put_u32(b, s->n);
+	if (s->res != NULL)
+		for (uint32_t i = 0; i < s->n; i++) {
+			buf_put_u16(b, s->res[i].status);
+			buf_put_u64(b, s->res[i].id);
+		}
+	return 0;
+}
+
+const struct msg_family msg_move_family = {
+	.get_req = msg_move_get_req,
+	.put_req = msg_move_put_req,
+	.get_rep = msg_move_get_rep,
+	.put_rep = msg_move_put_rep,
+	.rep_flags = msg_move_rep_flags,
+};

@@ -1,0 +1,87 @@
+/* queue_move - part of queue.h: a tube's move between clusters
+ * (move.h says how the records work). */
+#ifndef SLUICE_QUEUE_QUEUE_MOVE_H
+#define SLUICE_QUEUE_QUEUE_MOVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue;
+struct qrec;
+
+/* A held task's deadline: never. */
+#define QUEUE_MOVE_HELD ((int64_t)1 << 53)
+
+/* The next task of `tube` to hold for a move under `lease` (>= 1): its
+ * oldest ready task, else its next delayed one, else its oldest buried
+ * one (tasks waiting for parents are not moved: they wait at the
+ * source). Fills a MOVE_HOLD record. SLUICE_ETUBE (a bad name),
+ * SLUICE_ENOTFOUND (nothing left to hold). */
+int queue_decide_move_hold(struct queue *q, int64_t now, const char *tube,
+    size_t len, uint64_t lease, struct qrec *out);
+
+/* The ids of up to `max` tasks of `tube` held for a move now; returns
+ * how many there are (may be more than max). */
+size_t queue_move_held(const struct queue *q, const char *tube, size_t len,
+    uint64_t *ids, size_t max);
+
+/* The state (QUEUE_READY, _DELAYED, _BURIED) task `id` was in before
+ * it was held, and its lease; 0 when it is not held. */
+int queue_move_was(const struct queue *q, uint64_t id, uint64_t *lease);
+
+/* Drops task `id`, held under `lease`: a MOVE_DROP record, or
+ * out->type QREC_NONE when it is not held under that lease (gone
+ * already: a drop sent again). */
+int queue_decide_move_drop(
+    struct queue *q, uint64_t id, uint64_t lease, struct qrec *out);
+
+/* A task to copy in, as its source holds it. */
+struct queue_move_item {
+	uint64_t src_id;
+	int state; /* QUEUE_READY, QUEUE_DELAYED or QUEUE_BURIED */
+	uint32_t attempts;
+	int64_t created_at;
+	const char *error; /* error_len 0: none */
+	size_t error_len;
+	const char *tube;
+	size_t tube_len;
+	const void *payload;
+	size_t payload_len;
+	uint32_t pri;
+	uint32_t ttr; /* ms, >= 1 */
+	uint32_t max_attempts;
+	int64_t run_at; /* ready: since when; delayed: when due */
+	int64_t period;
+	const char *key; /* key_len 0: none */
+	size_t key_len;
+	const char *group; /* group_len 0: none */
+	size_t group_len;
+};
+
+/* Copies `it` in from cluster `source`: a MOVE_IN record, and in *id the
+ * copy's id (a new task, or the task it is folded into: its key is live
+ * or reserved in the tube). out->type QREC_NONE when it was copied
+ * before (*id: the copy). Errors: those of queue_decide_put, and
+ * SLUICE_EINVAL (a bad source name, state, ttr or time), SLUICE_ESTATE
+ * (the tube is moving in from another cluster, whose move is not over). */
+int queue_decide_move_in(struct queue *q, int64_t now, const char *source,
+    size_t source_len, const struct queue_move_item *it, struct qrec *out,
+    uint64_t *id);
+
+/* Marks `tube` moving out: a MOVE_MARK record, or QREC_NONE when the
+ * tube does not exist or is marked already. */
+int queue_decide_move_mark(
+    struct queue *q, const char *tube, size_t len, struct qrec *out);
+
+/* Ends `tube`'s move here: a MOVE_END record (the target's table of
+ * source ids goes, a source's mark too), or QREC_NONE when there is
+ * neither. */
+int queue_decide_move_end(
+    struct queue *q, const char *tube, size_t len, struct qrec *out);
+
+/* How many source ids `tube`'s table holds (0: no move in), and its
+ * source (NULL: none). */
+size_t queue_move_pairs(
+    const struct queue *q, const char *tube, size_t len, const char **source);
+
+#endif

@@ -1,0 +1,368 @@
+/* Tests of a tube's move between clusters in the queue (src/queue/move.c):
+ * tasks held at the source out of every worker's reach, over ttr, a
+ * restart and a snapshot, then dropped; copies made at the target with
+ * their attempts, errors, times, keys and groups, never twice for one
+ * source id, folded into a live task of their key; replay and snapshots
+ * give the same state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t_lib.h"
+#include "t_queue.h"
+#include "queue/qstate.h"
+
+#define T0 1700000000000LL
+
+static struct tq *
+H(void **state)
+{
+	return *state;
+}
+
+static int
+setup(void **state)
+{
+	struct tq *h = tq_new(T0);
+
+	if (h == NULL)
+		return -1;
+	*state = h;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	return tq_end(*state);
+}
+
+static void
+check(struct tq *h)
+{
+	const char *why = NULL;
+
+	if (queue_check(h->q, &why) != 0)
+		fail_msg("queue_check: %s", why);
+}
+
+static uint64_t
+put(struct tq *h, const char *tube, const char *p, const char *key,
+    int64_t delay)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+
+	queue_put_req_init(&req);
+	req.tube = tube;
+	req.tube_len = strlen(tube);
+	req.payload = p;
+	req.payload_len = strlen(p);
+	req.delay_ms = delay;
+	req.key = key;
+	req.key_len = key != NULL ? strlen(key) : 0;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	return res.id;
+}
+
+static int
+take(struct tq *h, const char *tube, uint64_t *id)
+{
+	struct queue_str s = { tube, strlen(tube) };
+	struct queue_take_req tr = { &s, 1, 7, false, false };
+	struct qrec rec;
+	int rc;
+
+	if ((rc = queue_decide_take(h->q, h->now, &tr, &rec)) != 0)
+		return rc;
+	assert_int_equal(tq_commit(h, &rec), 0);
+	if (id != NULL)
+		*id = rec.u.take.id;
+	return 0;
+}
+
+static int
+hold(struct tq *h, const char *tube, uint64_t *id)
+{
+	struct qrec rec;
+	int rc = queue_decide_move_hold(
+	    h->q, h->now, tube, strlen(tube), 1000 + h->lsn, &rec);
+
+	if (rc != 0)
+		return rc;
+	assert_int_equal(tq_commit(h, &rec), 0);
+	*id = rec.u.move.id;
+	return 0;
+}
+
+static void
+same_by_replay_and_snapshot(struct tq *h)
+{
+	struct queue *q = queue_new(NULL);
+	struct buf snap;
+	struct tq r;
+
+	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_free(q);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	tq_init(&r, NULL, h->now);
+	assert_int_equal(tq_snap_load(r.q, &snap), 0);
+	assert_true(tq_same(h->q, r.q, h->now));
+	check(&r);
+	tq_fini(&r);
+	buf_fini(&snap);
+}
+
+/* Held tasks are out of reach: no take, no ttr expiry, no restart
+ * releases them; they keep their state before for the copy; a drop
+ * under another lease does nothing; replay and a snapshot keep them. */
+static void
+test_hold_and_drop(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t r1, r2, d, b, ids[8], got[3], lease = 0, x;
+	struct qrec rec;
+	size_t n;
+
+	r1 = put(h, "m", "a", "k1", 0);
+	r2 = put(h, "m", "b", NULL, 0);
+	d = put(h, "m", "c", NULL, 60000);
+	b = put(h, "m", "d", NULL, 0);
+	put(h, "other", "e", NULL, 0);
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, r1);
+	/* r1 is taken by a worker: it stays out of the move */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hold(h, "m", &got[i]), 0);
+	/* the oldest ready first: r2, b, then the delayed d (r1 is taken) */
+	assert_int_equal(got[0], r2);
+	assert_int_equal(got[1], b);
+	assert_int_equal(got[2], d);
+	assert_int_equal(hold(h, "m", &x), SLUICE_ENOTFOUND);
+	assert_int_equal(take(h, "m", &x), SLUICE_ETIMEDOUT);
+	assert_int_equal(queue_move_was(h->q, d, &lease), QUEUE_DELAYED);
+	assert_int_equal(queue_move_was(h->q, r2, NULL), QUEUE_READY);
+	assert_int_equal(queue_move_was(h->q, r1, NULL), 0);
+	n = queue_move_held(h->q, "m", 1, ids, 8);
+	assert_int_equal(n, 3);
+	/* a week later: r1's lease expired, the held ones stay */
+	h->now += 8LL * 24 * 3600 * 1000;
+	while (queue_decide_expired(h->q, h->now, &rec) == 0)
+		assert_int_equal(tq_commit(h, &rec), 0);
+	while (queue_decide_restart(h->q, h->now, "r", 1, &rec) == 0)
+		assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(queue_move_held(h->q, "m", 1, ids, 8), 3);
+	h->now += 2LL * 3600 * 1000; /* past r1's backoff */
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, r1);
+	check(h);
+	same_by_replay_and_snapshot(h);
+	/* a drop under another lease is nothing; under its own, it goes */
+	assert_int_equal(queue_decide_move_drop(h->q, d, lease + 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	for (int i = 0; i < 3; i++) {
+		uint64_t l = 0;
+
+		assert_int_not_equal(queue_move_was(h->q, got[i], &l), 0);
+		assert_int_equal(
+		    queue_decide_move_drop(h->q, got[i], l, &rec), 0);
+		assert_int_equal(rec.type, QREC_MOVE_DROP);
+		assert_int_equal(tq_commit(h, &rec), 0);
+		assert_int_equal(
+		    queue_decide_move_drop(h->q, got[i], l, &rec), 0);
+		assert_int_equal(rec.type, QREC_NONE);
+	}
+	assert_int_equal(queue_move_held(h->q, "m", 1, ids, 8), 0);
+	check(h);
+	same_by_replay_and_snapshot(h);
+}
+
+static struct queue_move_item
+item(uint64_t src, int st, const char *key, const char *p)
+{
+	struct queue_move_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.src_id = src;
+	it.state = st;
+	it.attempts = 3;
+	it.created_at = T0 - 5000;
+	it.error = "boom";
+	it.error_len = 4;
+	it.tube = "m";
+	it.tube_len = 1;
+	it.payload = p;
+	it.payload_len = strlen(p);
+	it.pri = 7;
+	it.ttr = 1234;
+	it.max_attempts = 9;
+	it.run_at = st == QUEUE_DELAYED ? T0 + 60000 : T0 - 4000;
+	it.key = key;
+	it.key_len = key != NULL ? strlen(key) : 0;
+	it.group = "g1";
+	it.group_len = 2;
+	return it;
+}
+
+static uint64_t
+copy_in(struct tq *h, const struct queue_move_item *it, int *type)
+{
+	struct qrec rec;
+	uint64_t id = 0;
+
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c1", 2, it, &rec, &id), 0);
+	*type = rec.type;
+	if (rec.type != QREC_NONE)
+		assert_int_equal(tq_commit(h, &rec), 0);
+	return id;
+}
+
+/* Copies keep what the source knew; a source id is copied once; a key
+ * live here folds the copy into its task; the end forgets the table. */
+static void
+test_copy_in(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_move_item a = item(11, QUEUE_READY, NULL, "a"),
+	                       d = item(12, QUEUE_DELAYED, "kd", "d"),
+	                       b = item(13, QUEUE_BURIED, NULL, "b"),
+	                       k = item(14, QUEUE_READY, "live", "k");
+	struct queue_task_view v;
+	uint64_t ia, id, ib, ik, live, x;
+	const char *src = NULL;
+	struct qrec rec;
+	int type;
+
+	live = put(h, "m", "new", "live", 0);
+	ia = copy_in(h, &a, &type);
+	assert_int_equal(type, QREC_MOVE_IN);
+	id = copy_in(h, &d, &type);
+	ib = copy_in(h, &b, &type);
+	ik = copy_in(h, &k, &type);
+	assert_int_equal(type, QREC_MOVE_IN); /* folded, noted */
+	assert_int_equal(ik, live);
+	/* again (a mover that resumes): nothing new, the same ids */
+	assert_int_equal(copy_in(h, &a, &type), ia);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(copy_in(h, &k, &type), live);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(queue_move_pairs(h->q, "m", 1, &src), 4);
+	assert_string_equal(src, "c1");
+	/* another source while this one's move is on */
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c9", 2, &a, &rec, &x),
+	    SLUICE_ESTATE);
+	assert_int_equal(queue_peek(h->q, h->now, ia, &v), 0);
+	assert_int_equal(v.state, QUEUE_READY);
+	assert_int_equal(v.attempts, 3);
+	assert_int_equal(v.max_attempts, 9);
+	assert_int_equal(v.ttr, 1234);
+	assert_int_equal(v.pri, 7);
+	assert_int_equal(v.created_at, T0 - 5000);
+	assert_int_equal(v.run_at, T0 - 4000);
+	assert_int_equal(v.last_error_len, 4);
+	assert_int_equal(v.group_len, 2);
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	assert_int_equal(v.state, QUEUE_DELAYED);
+	assert_int_equal(v.run_at, T0 + 60000);
+	assert_int_equal(v.key_len, 2);
+	assert_int_equal(queue_peek(h->q, h->now, ib, &v), 0);
+	assert_int_equal(v.state, QUEUE_BURIED);
+	/* the older ready copy comes before the task put here */
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, ia);
+	check(h);
+	same_by_replay_and_snapshot(h);
+	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_END);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(queue_move_pairs(h->q, "m", 1, NULL), 0);
+	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	check(h);
+	same_by_replay_and_snapshot(h);
+}
+
+/* A tube marked moving out hands out nothing until its move ends; the
+ * mark outlives replay and a snapshot. */
+static void
+test_mark(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t a, x;
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE); /* no such tube */
+	a = put(h, "m", "a", "k", 0);
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_MARK);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(queue_decide_move_mark(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	assert_int_equal(take(h, "m", &x), SLUICE_ETIMEDOUT);
+	same_by_replay_and_snapshot(h);
+	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_END);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, a);
+	check(h);
+}
+
+/* Bad input is refused, naming nothing made. */
+static void
+test_bad_input(void **state)
+{
+	struct tq *h = H(state);
+	struct queue_move_item a = item(11, QUEUE_READY, NULL, "a");
+	struct qrec rec;
+	uint64_t id;
+
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "bad name", 8, &a, &rec, &id),
+	    SLUICE_EINVAL);
+	a.state = QUEUE_TAKEN;
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c1", 2, &a, &rec, &id),
+	    SLUICE_EINVAL);
+	a = item(11, QUEUE_READY, NULL, "a");
+	a.ttr = 0;
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c1", 2, &a, &rec, &id),
+	    SLUICE_EINVAL);
+	a = item(0, QUEUE_READY, NULL, "a");
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c1", 2, &a, &rec, &id),
+	    SLUICE_EINVAL);
+	a = item(1, QUEUE_READY, NULL, "a");
+	a.tube = "bad tube";
+	a.tube_len = 8;
+	assert_int_equal(
+	    queue_decide_move_in(h->q, h->now, "c1", 2, &a, &rec, &id),
+	    SLUICE_ETUBE);
+	assert_int_equal(
+	    queue_decide_move_hold(h->q, h->now, "nope", 4, 5, &rec),
+	    SLUICE_ENOTFOUND);
+	assert_int_equal(queue_move_pairs(h->q, "m", 1, NULL), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_hold_and_drop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_in, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mark, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_bad_input, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
