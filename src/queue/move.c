@@ -165,7 +165,7 @@ queue_move_held(const struct queue *q, const char *tube, size_t len,
 	for (uint32_t i = 0; i < q->taken.len; i++) {
 		const struct task *t = q->taken.item[i];
 
-		if (t->tube != tb || !held(t))
+		if (qs_tube_of(q, t) != tb || !held(t))
 			continue;
 		if (n < max)
 			ids[n] = t->id;
@@ -216,7 +216,8 @@ apply_hold(struct queue *q, int64_t time, const struct qrec_move *m)
 	was = t->state;
 	if ((rc = task_ext_need(t)) != 0)
 		return rc;
-	if ((rc = qs_reserve(q, t->tube, QUEUE_TAKEN, false, 0)) != 0) {
+	if ((rc = qs_reserve(q, qs_tube_of(q, t), QUEUE_TAKEN, false, 0)) !=
+	    0) {
 		task_ext_trim(t);
 		return rc;
 	}
@@ -417,7 +418,8 @@ apply_in(struct queue *q, int64_t time, const struct qrec_move *m)
 		task_put_error(t, err, m->error_len);
 	}
 	if (m->state == QUEUE_BURIED) {
-		if ((rc = qs_reserve(q, t->tube, QUEUE_BURIED, false, 0)) != 0)
+		if ((rc = qs_reserve(
+		         q, qs_tube_of(q, t), QUEUE_BURIED, false, 0)) != 0)
 			return rc;
 		qs_unplace(q, t);
 		qs_place(q, t, QUEUE_BURIED);
