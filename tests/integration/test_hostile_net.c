@@ -103,19 +103,21 @@ calm_p99(const char *url)
 /* The probe beside an attack: every call served, and its p99 under the
  * bound; or, on a machine busy with other work (fsync and scheduling
  * stalls of hundreds of ms happen there), under three times the worst
- * p99 the same client sees without the attack, before it (`calm`) and,
- * when needed, after it (the attack is over when this is called). */
+ * p99 the same client sees without the attack, in up to two looks taken
+ * when needed, after it (the attack is over when this is called): as
+ * it_hostile_p99_ok does, so a calm machine spends no second on them. */
 static void
-probe_ok(struct it_probe *p, const char *what, const char *url, double calm)
+probe_ok(struct it_probe *p, const char *what, const char *url)
 {
 	struct it_probe_result r = it_probe_stop(p, what);
+	double calm = 0;
 
 	assert_true(r.calls > 20);
 	assert_int_equal(r.errors, 0);
 	free(p->us);
 	if (r.p99_ms < it_hostile_p99_bound())
 		return;
-	if (r.p99_ms >= 3 * calm) {
+	for (int look = 0; look < 2 && r.p99_ms >= 3 * calm; look++) {
 		double after = calm_p99(url);
 
 		if (after > calm)
@@ -273,7 +275,7 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	struct it_probe probe;
 	int bport, fds[400], nfds = 0;
 	struct bsc b;
-	double t0, used, calm;
+	double t0, used;
 	char *r;
 
 	s->args[0] = "--beanstalk";
@@ -281,7 +283,6 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	it_start(s);
 	c = it_client(s);
 	it_put(c, "warm", "x");
-	calm = calm_p99(s->url);
 	it_probe_start(&probe, s->url, "probe");
 	it_sleep_ms(300);
 	assert_int_equal(prlimit(s->pid, RLIMIT_NOFILE, &rl, NULL), 0);
@@ -314,7 +315,7 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	/* the attack stops: new connections are served on both faces */
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
-	probe_ok(&probe, "descriptors exhausted", s->url, calm);
+	probe_ok(&probe, "descriptors exhausted", s->url);
 	it_sleep_ms(500);
 	late = it_client(s);
 	it_put(late, "late", "after the attack");
@@ -344,7 +345,6 @@ test_unread_replies_are_bounded(void **state)
 	char *payload = malloc(PAYLOAD);
 	long rss0, rss, peak = 0;
 	int fd, small = 16384;
-	double calm;
 	uint64_t id;
 
 	s->args[0] = "--stall-timeout";
@@ -357,7 +357,6 @@ test_unread_replies_are_bounded(void **state)
 	o.tube = "big";
 	it_rc(c, sluice_put(c, &o, payload, PAYLOAD, &id, NULL), 0);
 	free(payload);
-	calm = calm_p99(s->url);
 	it_probe_start(&probe, s->url, "probe");
 	it_sleep_ms(300);
 	rss0 = it_rss_kb(s->pid);
@@ -391,7 +390,7 @@ test_unread_replies_are_bounded(void **state)
 	    it_hostile_wait_kv(c, "conns_closed_stalled", 1, 10000), 1);
 	assert_true(it_hostile_closed_within(fd, 5000));
 	close(fd);
-	probe_ok(&probe, "unread replies", s->url, calm);
+	probe_ok(&probe, "unread replies", s->url);
 	if (!it_sanitized()) {
 		it_sleep_ms(500);
 		rss = it_rss_kb(s->pid);
@@ -635,7 +634,6 @@ test_slowloris_is_closed_on_both_faces(void **state)
 	int bport, silent, trickle, quiet;
 	uint8_t frame[SP_LEN + 4] = { 0 };
 	bool closed_sp = false, closed_put = false, closed_line = false;
-	double calm;
 	const char *cmd = "stats-tube default";
 
 	s->args[0] = "--beanstalk";
@@ -646,7 +644,6 @@ test_slowloris_is_closed_on_both_faces(void **state)
 	s->args[5] = "2s";
 	it_start(s);
 	c = it_client(s);
-	calm = calm_p99(s->url);
 	it_probe_start(&probe, s->url, "probe");
 
 	silent = it_sp_dial(s->port);
@@ -686,7 +683,7 @@ test_slowloris_is_closed_on_both_faces(void **state)
 	bsc_close(&put);
 	bsc_close(&line);
 	bsc_close(&idle);
-	probe_ok(&probe, "slowloris", s->url, calm);
+	probe_ok(&probe, "slowloris", s->url);
 	slow_but_steady(s->port);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -828,8 +825,15 @@ test_idle_connections_cost_little(void **state)
 			it_sleep_ms(100);
 	}
 	assert_int_equal(it_node_kv(c, "conns_open"), 1);
-	it_sleep_ms(1500);
+	/* the memory comes back within a few seconds: polled (up to 5 s),
+	 * in plain builds, where the figures mean something */
 	rss2 = it_rss_kb(s->pid);
+	for (int i = 0; i < 50 && !it_sanitized() &&
+	     rss2 - rss0 >= (rss1 - rss0) / 2 + 2048;
+	     i++) {
+		it_sleep_ms(100);
+		rss2 = it_rss_kb(s->pid);
+	}
 	fprintf(stderr,
 	    "%ld idle connections: RSS %ld KiB before, %ld open (%.1f KiB "
 	    "each), %ld after close\n",
