@@ -136,7 +136,7 @@ test('wait: woken by the ack, or its state at the timeout', async (t) => {
 
 test('cancel: a taken task stops its Worker\'s handler', async (t) => {
   const { srv, c } = await server(t);
-  const id = (await c.put('long', 'x', { ttrMs: 300 })).id;
+  const id = (await c.put('long', 'x', { ttrMs: 1500 })).id;
   const seen = [];
   let started = false;
   const w = new sluice.Worker(srv.url, { concurrency: 1, waitMs: 100,
