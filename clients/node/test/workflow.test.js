@@ -10,8 +10,105 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
+const fs = require('fs');
+const path = require('path');
 const sluice = require('..');
+const codec = require('../lib/codec');
+const flows = require('../lib/flows');
 const { startServer, waitFor } = require('./harness');
+
+// The messages of the example of docs/protocol.md section 9 whose text
+// holds marker: its code block's bytes (the hex before each line's
+// comment), one Buffer per message (blank lines part them). "00 .. 00"
+// stands for the zeros its comment counts ("6 x u64 0").
+const PROTOCOL = fs.readFileSync(path.join(__dirname, '..', '..', '..',
+  'docs', 'protocol.md'), 'utf8');
+function example(marker) {
+  const at = PROTOCOL.indexOf(marker, PROTOCOL.indexOf('## 9. Examples'));
+  assert.ok(at > 0, `no example "${marker}" in docs/protocol.md`);
+  const open = PROTOCOL.indexOf('```\n', at);
+  const block = PROTOCOL.slice(open + 4, PROTOCOL.indexOf('```', open + 4));
+  const zeros = /(\d+) x u64 0/.exec(block);
+  const msgs = [[]];
+  for (const line of block.split('\n')) {
+    if (!line.trim()) { if (msgs[msgs.length - 1].length) msgs.push([]); continue; }
+    if (/^\s/.test(line)) continue; // a comment's next line
+    const hex = line.split(/\s{2,}/)[0];
+    if (hex === '00 .. 00') { msgs[msgs.length - 1].push(null); continue; }
+    for (const tok of hex.split(' ')) {
+      if (/^[0-9a-f]{2}$/.test(tok)) msgs[msgs.length - 1].push(tok);
+    }
+  }
+  return msgs.filter((m) => m.length).map((m) => {
+    const gap = m.indexOf(null);
+    if (gap >= 0) {
+      m.splice(gap, 1, ...Array(8 * Number(zeros[1])).fill('00'));
+    }
+    return Buffer.from(m.join(''), 'hex');
+  });
+}
+const sent = (q) => codec.message(q);
+const decoded = (q, buf) => { const [f, r] = codec.reply(q, buf, 0);
+  return q.decode(f, r); };
+
+test('the wire layouts of docs/protocol.md\'s examples', () => {
+  const put = example('**put** `D` to tube `t` after tasks 2 and 3');
+  assert.deepStrictEqual(sent(codec.encode.put('t', 'D', { after: [2, 3],
+    onParentFailure: 'ignore' })), put[0]);
+  const peek = example('A **peek** reply of task 4, ready, which waited');
+  const t4 = decoded(codec.encode.peek(4), peek[0]);
+  assert.deepStrictEqual([t4.id, t4.state, t4.onParentFailure,
+    t4.parentsPending, t4.parents, t4.childrenCount, t4.children],
+  [4, 'ready', 'fail', 0, [{ id: 2, outcome: 'done', result: 'ok' }], 1,
+    [9]]);
+
+  const wait = example('**wait** for task 42 up to 30 s');
+  const wq = flows.encode.wait(42, 30000);
+  assert.deepStrictEqual(sent(wq), wait[0]);
+  assert.strictEqual(wq.waitMs, 30000);
+  assert.deepStrictEqual(decoded(wq, wait[1]), { id: 42, state: 'done',
+    final: true, time: 1700000001000, tube: 'emails', result: 'ok',
+    error: null, cancelled: false });
+
+  // cancel asks for the items' messages (flag 0x01): the body is the
+  // example's
+  const cancel = example('**cancel** of tasks 42 and 43');
+  const cq = flows.encode.cancelBatch([42, 43]);
+  assert.deepStrictEqual(sent(cq).subarray(0, 3), cancel[0].subarray(0, 3));
+  assert.strictEqual(cq.flags, 0x01);
+  assert.deepStrictEqual(sent(cq).subarray(4), cancel[0].subarray(4));
+  assert.deepStrictEqual(decoded(cq, cancel[1]).map((x) => x.error &&
+    x.error.constructor), [null, sluice.NotFound]);
+
+  const bset = example('**batch_set** of `b1`');
+  assert.deepStrictEqual(sent(flows.encode.batchSet('b1', { onSuccess:
+    { tube: 'ok', payload: 'hi' }, close: true })), bset[0]);
+  assert.deepStrictEqual(sent(flows.encode.batchShow('b1')), bset[1]);
+  const bshow = example('Its reply once the batch ended');
+  const b = decoded(flows.encode.batchShow('b1'), bshow[0]);
+  assert.deepStrictEqual([b.name, b.total, b.acked, b.startedAt, b.endedAt,
+    b.closed, b.ended, b.onSuccess, b.onComplete], ['b1', 2, 2,
+    1700000000000, 1700000001000, true, true, { tube: 'ok', task: 9,
+      owed: false, fired: true }, null]);
+  assert.deepStrictEqual(sent(flows.encode.batchList({ limit: 50 })),
+    example('**batch_show** with flag 0x01')[0]);
+
+  const sset = example('**sched_set** of schedule `nightly`');
+  const sq = flows.encode.scheduleSet('nightly', 'reports', '30 2 * * *',
+    '{}', { tz: 'Europe/Paris' });
+  assert.deepStrictEqual(sent(sq), sset[0]);
+  assert.throws(() => decoded(sq, example('A bad hour refused')[0]), (e) =>
+    e instanceof sluice.BadSchedule && /hour field: 25 is out of 0-23/
+      .test(e.detail));
+  const sctl = example('**sched_ctl** pausing it');
+  const pq = flows.encode.schedulePause('nightly');
+  assert.deepStrictEqual(sent(pq), sctl[0]);
+  const s = decoded(pq, sctl[1]);
+  assert.deepStrictEqual([s.name, s.tube, s.tz, s.catchUp, s.paused,
+    s.ttrMs, s.nextAt, s.lastSlot, s.lastId, s.fired, s.payload.toString()],
+  ['nightly', 'reports', 'Europe/Paris', 'one', true, 60000, 0,
+    1699925400000, 42, 3, '{}']);
+});
 
 async function server(t) {
   const srv = await startServer();
