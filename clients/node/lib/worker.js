@@ -9,15 +9,16 @@
 // one task at a time from the tubes that have a handler. A handler's
 // returned value (or its promise's) acks the task, as its result (a
 // string as is, a Buffer decoded, anything else as JSON; undefined or
-// null: none); a throw (or rejection) fails it with the error's message as
-// its last error, retried after the server's backoff; a Fatal buries it at
-// once. While a handler runs, its lease is touched every third of the
-// task's ttr. A touch refused with Cancelled (Client.cancel, or the
-// task's batch cancelled) stops the touches and aborts the AbortSignal
-// the handler got as `signal` of its second argument (task.cancelled
-// becomes true); once the handler returns or throws, a release ends the
-// lease, which removes the task. A stop (stop(), or SIGTERM/SIGINT during run()) takes
-// nothing more: the takes waiting are cut (the server undoes a take whose
+// null: none; over 65535 bytes: a Fatal, never cut, since the tasks put
+// after it read it); a throw (or rejection) fails it with the error's
+// message as its last error, retried after the server's backoff; a Fatal
+// buries it at once. While a handler runs, its lease is touched every
+// third of the task's ttr. A touch refused with Cancelled (Client.cancel,
+// or the task's batch cancelled) stops the touches and aborts the
+// AbortSignal the handler got as `signal` of its second argument
+// (task.cancelled becomes true); once the handler returns or throws, a
+// release ends the lease, which removes the task. A stop (stop(), or
+// SIGTERM/SIGINT during run()) takes nothing more: the takes waiting are cut (the server undoes a take whose
 // connection is gone), running handlers get `graceMs` to finish and ack,
 // and the leases of those still running are released.
 //
