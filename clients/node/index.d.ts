@@ -2,7 +2,12 @@
 /// <reference types="node" />
 import type { ConnectionOptions } from 'tls';
 
-export type State = 'gone' | 'ready' | 'delayed' | 'taken' | 'buried' | 'done';
+export type State = 'gone' | 'ready' | 'delayed' | 'taken' | 'buried' | 'done' |
+  'waiting';
+/** what a parent failing for good (buried, dead-lettered, deleted) does to
+ * a task that waits for it: buried with "task N failed: ERROR", counted as
+ * done, or deleted (its own children following their rules) */
+export type ParentRule = 'fail' | 'ignore' | 'cancel';
 export type Order = 'attempts' | 'oldest' | 'run_at' | 'id';
 export type SettingName = 'ttr' | 'max_attempts' | 'backoff' | 'keep_done' |
   'lost_lease' | 'dead_letter';
@@ -33,6 +38,19 @@ export interface PutOptions {
   /** with a key: a put within this long of the key's last accepted one is
    * ignored (throttled: true, the id of that task) */
   throttleMs?: number;
+  /** the tasks it waits for, 1 to 1000: ids (numbers) or keys (strings:
+   * live tasks of the same tube); it is 'waiting' until each is acked,
+   * and its take carries their results (Task.parents). An unknown one is
+   * NotFound, one acked already counts as done, one failed for good
+   * applies onParentFailure at once */
+  after?: Array<number | string>;
+  /** more parents by key */
+  afterKeys?: string[];
+  /** with after: 'fail' (the default), 'ignore' or 'cancel' */
+  onParentFailure?: ParentRule;
+  /** the batch it joins (1-200 bytes of A-Z a-z 0-9 _ . : / -); a closed
+   * or ended one is BatchClosed */
+  batch?: string;
 }
 export interface PutItem extends PutOptions { tube: string; payload: Payload; }
 export interface PutResult {
@@ -62,6 +80,95 @@ export interface Task {
   session: number; peer: string | null;
   /** its fair group; null: none */
   group: string | null;
+  /** the tasks it waits for, in the order put: each one's outcome and,
+   * in a take or a peek, its ack's result (null: none, or not acked) */
+  parents: Parent[];
+  /** its parents not acked yet */
+  parentsPending: number;
+  /** null: it has no parents */
+  onParentFailure: ParentRule | null;
+  /** the tasks that wait (or waited) for it: the first 1000 ids, and
+   * how many in all */
+  children: number[];
+  childrenCount: number;
+  /** taken and cancelled: its lease's end removes it */
+  cancelled: boolean;
+}
+export interface Parent {
+  id: number;
+  outcome: 'pending' | 'done' | 'failed';
+  result: string | null;
+}
+/** How a task stands (Client.wait). */
+export interface Outcome {
+  id: number;
+  /** final: 'done', 'buried', 'deleted', 'cancelled' or 'dead_lettered';
+   * else its state now ('ready', 'taken', 'waiting', ...) */
+  state: State | 'deleted' | 'cancelled' | 'dead_lettered';
+  /** it ended (done, or failed for good) */
+  final: boolean;
+  /** unix ms it ended; 0 while it runs */
+  time: number;
+  /** its tube; null when no longer known */
+  tube: string | null;
+  /** done: its ack's result (null: none) */
+  result: string | null;
+  /** failed for good: its last error */
+  error: string | null;
+  /** it is taken and cancelled */
+  cancelled: boolean;
+}
+export interface BatchCallback {
+  tube: string;
+  /** the task it put; 0: none (yet) */
+  task: number;
+  /** still to put, and put */
+  owed: boolean; fired: boolean;
+}
+/** A batch (docs/queue.md, "Batches"): its tasks by state and end. */
+export interface Batch {
+  name: string;
+  /** tasks put into it */
+  total: number;
+  /** its live tasks by state, now */
+  waiting: number; ready: number; delayed: number; taken: number;
+  /** tasks that ended buried (counted so even if kicked) */
+  buried: number;
+  acked: number;
+  /** deleted, cancelled, moved to a dead-letter tube */
+  failed: number;
+  /** unix ms of its first put; 0: none yet */
+  startedAt: number;
+  /** unix ms; 0: not ended */
+  endedAt: number;
+  closed: boolean; ended: boolean;
+  /** put when it ends with every task acked; null: none */
+  onSuccess: BatchCallback | null;
+  /** put when it ends, whatever its tasks' ends; null: none */
+  onComplete: BatchCallback | null;
+}
+/** A callback of batchSet: its tube, or its tube and payload; '' removes
+ * it. Its task's payload is a JSON object of the batch's counts, with
+ * this payload as its "payload". */
+export type Callback = string | { tube: string; payload?: Payload };
+export type CatchUp = 'none' | 'one' | 'all';
+/** A schedule (docs/queue.md, "Schedules"): a task into tube at each slot
+ * of cron in zone tz, keyed NAME@YYYY-MM-DDTHH:MMZ. */
+export interface Schedule {
+  name: string; tube: string; cron: string;
+  /** a zoneinfo name; 'UTC' when set without one */
+  tz: string;
+  catchUp: CatchUp; paused: boolean; priority: number; ttrMs: number;
+  maxAttempts: number; createdAt: number; updatedAt: number;
+  /** unix ms of its next slot; 0 when paused */
+  nextAt: number;
+  /** the last slot that put a task (0: none yet), and that task */
+  lastSlot: number; lastId: number;
+  /** slots that put a task; slots decided without one */
+  fired: number; skipped: number;
+  size: number;
+  /** null when left out (scheduleList) */
+  payload: Buffer | null;
 }
 /** A fair group with ready or taken tasks; group null: none. */
 export interface Group {
@@ -195,6 +302,49 @@ export class Client {
   /** sets prefix ('' the default) to cluster in etcd; the new revision */
   mapSet(prefix: string, cluster: string, draining?: string[]): Promise<number>;
   mapDelete(prefix: string): Promise<number>;
+
+  /** how task id stands, waiting up to timeoutMs (0..3600000) for it to
+   * end; a task that ended before is answered for the server's dedup
+   * window (10 minutes by default); NotFound after it, or for an id never
+   * put */
+  wait(id: number, timeoutMs?: number): Promise<Outcome>;
+  /** a waiting, ready, delayed, buried or done task is deleted at once; a
+   * taken one when its lease ends (its holder's touch, release, fail and
+   * bury are Cancelled; its ack succeeds). NotFound: unknown or ended */
+  cancel(id: number): Promise<void>;
+  /** many (1..1000), each on its own */
+  cancelBatch(ids: number[]): Promise<ItemResult[]>;
+  /** sets a batch's callbacks and closes it (close: it takes no more
+   * tasks, and ends once none is live); a batch not made yet is made */
+  batchSet(name: string, options: { onSuccess?: Callback;
+    onComplete?: Callback; close?: boolean }): Promise<Batch>;
+  batchClose(name: string): Promise<Batch>;
+  /** closes it and cancels each of its live tasks */
+  batchCancel(name: string): Promise<Batch>;
+  /** NotFound: never made, or forgotten the dedup window after it ended */
+  batchShow(name: string): Promise<Batch>;
+  /** the open ones first (the latest started first), then the ended
+   * ones, at most limit (1..1000, default 100), and how many in all */
+  batchList(options?: { limit?: number }): Promise<{ batches: Batch[];
+    total: number }>;
+  /** the batch task id is in while it is live there; null: none */
+  batchOf(id: number): Promise<string | null>;
+  /** creates or replaces schedule name (1-64 bytes): cron is 'M H DOM MON
+   * DOW' or @yearly, @monthly, @weekly, @daily, @hourly, in zone tz (a
+   * zoneinfo name; '' or none: UTC); catchUp 'one' by default. A bad
+   * field or zone is BadSchedule, naming it */
+  scheduleSet(name: string, tube: string, cron: string, payload?: Payload,
+    options?: { tz?: string; catchUp?: CatchUp; priority?: number;
+      ttrMs?: number; maxAttempts?: number; paused?: boolean }): Promise<Schedule>;
+  /** every schedule, by name, without payloads */
+  scheduleList(): Promise<Schedule[]>;
+  /** one, with its payload (NotFound) */
+  scheduleShow(name: string): Promise<Schedule>;
+  schedulePause(name: string): Promise<Schedule>;
+  /** the slots of the pause are skipped */
+  scheduleResume(name: string): Promise<Schedule>;
+  /** the tasks it put stay (NotFound) */
+  scheduleDelete(name: string): Promise<void>;
 }
 
 /** A task taken through a Router: the cluster it came from */
@@ -262,11 +412,17 @@ export interface WorkerOptions extends ClientOptions {
 }
 export class Worker {
   constructor(urls?: string | string[] | null, options?: WorkerOptions);
-  task(tube: string, handler: (task: Task) => unknown | Promise<unknown>): this;
+  /** handler's value acks the task as its result (over 65535 bytes: a
+   * Fatal); signal aborts, with a Cancelled as its reason, once a touch
+   * finds the task cancelled (the touches run every third of its ttr) */
+  task(tube: string, handler: (task: Task, context: { signal: AbortSignal })
+    => unknown | Promise<unknown>): this;
   run(options?: { signals?: boolean }): Promise<void>;
   stop(): void;
   readonly processed: number;
   readonly failed: number;
+  /** tasks whose handler was stopped by a cancel */
+  readonly cancelled: number;
 }
 /** thrown by a handler: the task is buried at once */
 export class Fatal extends Error {}
@@ -317,6 +473,7 @@ export class Unauthenticated extends SluiceError {}
 export class NotAllowed extends SluiceError {}
 export class NotEmpty extends SluiceError {}
 export class BadGroup extends SluiceError {}
+export class Cancelled extends SluiceError {}
 export class ResultTooLarge extends SluiceError {}
 export class BadSchedule extends SluiceError {}
 export class Moved extends SluiceError {}

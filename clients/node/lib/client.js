@@ -25,6 +25,7 @@ const tls = require('tls');
 const crypto = require('crypto');
 const E = require('./errors');
 const codec = require('./codec');
+const flows = require('./flows');
 
 const HELLO_REQ = Buffer.from([0, 0x53, 0x50, 0, 0, 0x30, 0, 0]);
 const HELLO_REP = Buffer.from([0, 0x53, 0x50, 0, 0, 0x31, 0, 0]);
@@ -292,11 +293,12 @@ class Client {
   }
 }
 
-for (const name of Object.keys(codec.encode)) {
+const OPERATIONS = { ...codec.encode, ...flows.encode };
+for (const [name, encode] of Object.entries(OPERATIONS)) {
   Client.prototype[name] = function op(...args) {
     let req;
     try {
-      req = codec.encode[name](...args);
+      req = encode(...args);
     } catch (e) {
       return Promise.reject(e);
     }

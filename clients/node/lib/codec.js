@@ -19,9 +19,12 @@ const OPS = {
   ack_batch: 0x19, delete_batch: 0x1a, update: 0x1b, stats_hourly: 0x1c,
   delete_where: 0x1d, tube_set: 0x1e, tube_show: 0x1f, job: 0x20,
   tube_delete: 0x21, cluster: 0x22, switchover: 0x23, history: 0x24,
-  auth: 0x28, groups: 0x29, map: 0x32, map_set: 0x33, map_delete: 0x34,
+  auth: 0x28, groups: 0x29, batch_show: 0x2b, batch_set: 0x2c,
+  cancel: 0x2d, wait: 0x2e, sched_set: 0x2f, sched_list: 0x30,
+  sched_ctl: 0x31, map: 0x32, map_set: 0x33, map_delete: 0x34,
 };
-const STATES = ['gone', 'ready', 'delayed', 'taken', 'buried', 'done'];
+const STATES = ['gone', 'ready', 'delayed', 'taken', 'buried', 'done',
+  'waiting'];
 const STATE = Object.fromEntries(STATES.map((s, i) => [s, i]));
 const ORDERS = { attempts: 1, oldest: 2, run_at: 3, id: 4 };
 const MEMBER_ROLES = ['follower', 'leader', 'candidate', 'fenced'];
@@ -32,6 +35,11 @@ const HISTORY = ['puts', 'takes', 'acks', 'fails', 'buries', 'ttrExpired',
   'ready', 'delayed', 'taken', 'buried'];
 const REPORT = 0x40;
 const FORCE = 0x80;
+// a put's dependencies (docs/protocol.md, put: tagged fields)
+const RULES = ['fail', 'ignore', 'cancel'];
+const OUTCOMES = ['pending', 'done', 'failed'];
+const AFTER_MAX = 1000;
+const NAME_MAX = 200;
 
 // ---- reading
 
@@ -114,7 +122,8 @@ function task(r) {
     takenAt: s.u64(), deadline: s.u64(), size: s.u32(), tube: s.str16(),
     key: s.opt16(), lastError: s.opt16(), payload: s.blob(),
     pending: null, result: null, version: 0, session: 0, peer: null,
-    group: null,
+    group: null, parents: [], parentsPending: 0, onParentFailure: null,
+    children: [], childrenCount: 0, cancelled: false,
   });
   if (flags & 0x02) {
     t.pending = { priority: s.u32(), maxAttempts: s.u32(), ttrMs: s.u64(),
@@ -128,6 +137,21 @@ function task(r) {
     pendingVersion: s.u64() });
   if (flags & 0x10) Object.assign(t, { session: s.u32(), peer: s.opt16() });
   if (flags & 0x20) t.group = s.opt16();
+  if (flags & 0x40) {
+    const rule = s.u8();
+    t.onParentFailure = RULES[rule] ?? String(rule);
+    t.parentsPending = s.u32();
+    for (let k = s.u16(); k > 0; k--) {
+      const id = s.u64();
+      const outcome = s.u8();
+      const res = s.bytes(s.u32());
+      t.parents.push({ id, outcome: OUTCOMES[outcome] ?? String(outcome),
+        result: outcome === 1 && res.length ? res.toString('utf8') : null });
+    }
+    t.childrenCount = s.u32();
+    for (let k = s.u16(); k > 0; k--) t.children.push(s.u64());
+  }
+  t.cancelled = Boolean(flags & 0x80);
   return t;
 }
 
@@ -328,9 +352,11 @@ function putFields(w, o) {
       throw new E.Invalid(`${k}: a window of 1 ms to 30 days, not ${o[k]}`);
     }
   }
+  const ext = tagged(o);
   const flags = bit(o.replace, 0x01) | bit(o.at != null, 0x02) |
     bit(o.version != null, 0x04) | bit(Boolean(o.group), 0x08) |
-    bit(Boolean(o.throttleMs), 0x40) | bit(Boolean(o.debounceMs), 0x80);
+    bit(ext !== null, 0x10) | bit(Boolean(o.throttleMs), 0x40) |
+    bit(Boolean(o.debounceMs), 0x80);
   w.str16(o.tube).u32(o.priority ?? 1024).u64(o.at ?? o.delayMs ?? 0)
     .u64(o.ttrMs ?? 0).u32(o.maxAttempts ?? 0).u64(o.periodMs ?? 0)
     .str16(o.key || '').blob(o.payload);
@@ -338,7 +364,61 @@ function putFields(w, o) {
   if (o.debounceMs) w.u64(o.debounceMs);
   if (o.throttleMs) w.u64(o.throttleMs);
   if (o.group) w.str16(o.group);
+  if (ext !== null) w.u32(ext.length).raw(ext);
   return flags;
+}
+
+// A put's tagged fields (flag 0x10), or null when it has none: its
+// parents by id (tag 1, with the rule; sent whenever it has parents, so
+// that the rule goes with parents named by key alone), by key (tag 2:
+// tasks of the put's tube) and the batch it joins (tag 3). o.after holds
+// ids (numbers) and keys (strings); o.afterKeys more keys.
+function tagged(o) {
+  const after = o.after == null ? [] : [].concat(o.after);
+  const ids = after.filter((p) => typeof p !== 'string');
+  const keys = after.filter((p) => typeof p === 'string')
+    .concat(o.afterKeys == null ? [] : [].concat(o.afterKeys));
+  const w = new Writer();
+  if (ids.length || keys.length) {
+    const rule = RULES.indexOf(o.onParentFailure ?? 'fail');
+    if (rule < 0) {
+      throw new E.Invalid('onParentFailure: fail, ignore or cancel, not ' +
+        `${JSON.stringify(o.onParentFailure)}`);
+    }
+    if (ids.length + keys.length > AFTER_MAX) {
+      throw new E.LimitExceeded(`${ids.length + keys.length} parents: a ` +
+        `task waits for at most ${AFTER_MAX}`);
+    }
+    for (const id of ids) {
+      if (!Number.isSafeInteger(id) || id < 1) {
+        throw new E.Invalid(`after: task ids (integers of at least 1) or ` +
+          `keys (strings), not ${JSON.stringify(id)}`);
+      }
+    }
+    w.u8(1).u32(1 + 8 * ids.length).u8(rule);
+    for (const id of ids) w.u64(id);
+    if (keys.length) {
+      const kw = new Writer().u16(keys.length);
+      for (const k of keys) {
+        if (!k) throw new E.Invalid('after: a key of 1-200 bytes, not ""');
+        kw.str16(k);
+      }
+      const kb = kw.bytes();
+      w.u8(2).u32(kb.length).raw(kb);
+    }
+  } else if (o.onParentFailure != null) {
+    throw new E.Invalid('onParentFailure without parents (after)');
+  }
+  if (o.batch != null) {
+    const name = Buffer.from(String(o.batch), 'utf8');
+    if (!name.length || name.length > NAME_MAX) {
+      throw new E.Invalid(`batch: a name of 1-${NAME_MAX} bytes, not ` +
+        `${name.length}`);
+    }
+    w.u8(3).u32(name.length).raw(name);
+  }
+  const b = w.bytes();
+  return b.length ? b : null;
 }
 
 function lease(w, id, l, force) {
@@ -379,7 +459,17 @@ const encode = {
   },
   ack(id, l, o = {}) {
     const w = lease(new Writer(), id, l, o.force).str16(o.toTube || '');
-    if (o.result != null) w.str16(o.result);
+    if (o.result != null) {
+      if (o.result === '') {
+        throw new E.Invalid('ack: a result of 1-65535 bytes, not empty');
+      }
+      const n = Buffer.byteLength(o.result, 'utf8');
+      if (n > 0xffff) {
+        throw new E.ResultTooLarge(`ack: a result of ${n} bytes, over the ` +
+          'limit of 65535');
+      }
+      w.str16(o.result);
+    }
     return req('ack', REPORT | bit(o.result != null, 1) |
       bit(o.force, FORCE), w, after);
   },
@@ -532,4 +622,5 @@ const encode = {
 const message = (q) => Buffer.concat([Buffer.from([0x53, 1, q.op, q.flags]),
   q.body]);
 
-module.exports = { encode, reply, message, OPS, STATES };
+module.exports = { encode, reply, message, OPS, STATES, STATE, Reader,
+  Writer, req, bit, task, items, u64, NAME_MAX };

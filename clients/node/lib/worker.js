@@ -9,11 +9,16 @@
 // one task at a time from the tubes that have a handler. A handler's
 // returned value (or its promise's) acks the task, as its result (a
 // string as is, a Buffer decoded, anything else as JSON; undefined or
-// null: none); a throw (or rejection) fails it with the error's message as
-// its last error, retried after the server's backoff; a Fatal buries it at
-// once. While a handler runs, its lease is touched every third of the
-// task's ttr. A stop (stop(), or SIGTERM/SIGINT during run()) takes
-// nothing more: the takes waiting are cut (the server undoes a take whose
+// null: none; over 65535 bytes: a Fatal, never cut, since the tasks put
+// after it read it); a throw (or rejection) fails it with the error's
+// message as its last error, retried after the server's backoff; a Fatal
+// buries it at once. While a handler runs, its lease is touched every
+// third of the task's ttr. A touch refused with Cancelled (Client.cancel,
+// or the task's batch cancelled) stops the touches and aborts the
+// AbortSignal the handler got as `signal` of its second argument
+// (task.cancelled becomes true); once the handler returns or throws, a
+// release ends the lease, which removes the task. A stop (stop(), or
+// SIGTERM/SIGINT during run()) takes nothing more: the takes waiting are cut (the server undoes a take whose
 // connection is gone), running handlers get `graceMs` to finish and ack,
 // and the leases of those still running are released.
 //
@@ -26,7 +31,8 @@ const E = require('./errors');
 const { Client } = require('./client');
 const { Router } = require('./router');
 
-const TEXT_MAX = 1024;
+const TEXT_MAX = 1024; // an error text's limit, bytes
+const RESULT_MAX = 65535; // an ack's result's
 
 class Fatal extends Error {}
 Object.defineProperty(Fatal.prototype, 'name', { value: 'Fatal' });
@@ -37,11 +43,19 @@ function clip(text) {
   return b.subarray(0, TEXT_MAX).toString('utf8').replace(/\uFFFD$/, '');
 }
 
+// A handler's value as the ack's result (null: none); a result over the
+// server's limit is a Fatal (a retry would produce it again), never cut:
+// the tasks put after this one read it.
 function resultText(v) {
   if (v === undefined || v === null) return null;
   if (Buffer.isBuffer(v)) v = v.toString('utf8');
   else if (typeof v !== 'string') v = JSON.stringify(v);
-  return clip(v) || null;
+  const n = Buffer.byteLength(v ?? '', 'utf8');
+  if (n > RESULT_MAX) {
+    throw new Fatal(`a result of ${n} bytes: over the limit of ` +
+      `${RESULT_MAX}`);
+  }
+  return v || null;
 }
 
 // A lease call on a Client (by id and lease) or a Router (by the task,
@@ -79,9 +93,11 @@ class Worker {
     this.running = new Set();
     this.processed = 0;
     this.failed = 0;
+    this.cancelled = 0;
   }
 
-  // The handler of the tasks of tube: (task) => value or a promise.
+  // The handler of the tasks of tube: (task, { signal }) => value or a
+  // promise; signal aborts when the task is cancelled.
   task(tube, handler) {
     this.handlers.set(tube, handler);
     return this;
@@ -178,15 +194,22 @@ class Worker {
 
   async one(client, task) {
     const r = { client, task, late: false };
+    const abort = new AbortController();
     this.running.add(r);
     const every = Math.max(50, task.ttrMs / 3);
     const toucher = setInterval(() => {
-      lease(client, 'touch', task).catch(() => {});
+      lease(client, 'touch', task).catch((e) => {
+        if (!(e instanceof E.Cancelled) || task.cancelled) return;
+        task.cancelled = true;
+        clearInterval(toucher);
+        abort.abort(e);
+      });
     }, every);
     let result;
     let error = null;
     try {
-      result = resultText(await this.handlers.get(task.tube)(task));
+      result = resultText(await this.handlers.get(task.tube)(task,
+        { signal: abort.signal }));
     } catch (e) {
       error = e;
     } finally {
@@ -195,7 +218,14 @@ class Worker {
     }
     if (r.late) return;
     try {
-      if (error) {
+      if (task.cancelled) {
+        // the release ends the lease, which removes the task: the
+        // server answers Cancelled (NotFound once it is gone), as it should
+        this.cancelled++;
+        await lease(client, 'release', task).catch((e) => {
+          if (!(e instanceof E.Cancelled || e instanceof E.NotFound)) throw e;
+        });
+      } else if (error) {
         this.failed++;
         await lease(client, 'fail', task, errorText(error),
           { fatal: error instanceof Fatal });
