@@ -49,7 +49,8 @@ from .client import Client
 
 log = logging.getLogger("sluice.worker")
 
-_TEXT_MAX = 1024  # the server's limit of an error or result text, bytes
+_TEXT_MAX = 1024  # the server's limit of an error text, bytes
+_RESULT_MAX = 65535  # the server's limit of an ack's result, bytes
 
 
 class Fatal(Exception):
@@ -58,18 +59,25 @@ class Fatal(Exception):
 
 
 def _text(value):
-    """A handler's result as the ack's result text (None: none)."""
+    """A handler's result as the ack's result text (None: none). One
+    over the server's 65,535 bytes raises Fatal: the task is buried with
+    the reason, never acked with a result cut short (a child reads it)."""
     if value is None:
         return None
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     elif not isinstance(value, str):
         value = json.dumps(value, default=str)
-    return _clip(value) or None
+    size = len(value.encode("utf-8"))
+    if size > _RESULT_MAX:
+        raise Fatal("result of %d bytes is over the limit of %d"
+                    % (size, _RESULT_MAX))
+    return value or None
 
 
 def _clip(text):
-    """At most the server's 1024 bytes, cut on a character boundary."""
+    """An error text of at most the server's 1024 bytes, cut on a
+    character boundary."""
     b = text.encode("utf-8")
     if len(b) <= _TEXT_MAX:
         return text

@@ -255,6 +255,21 @@ class WorkerInProcess(ServerTest):
         c = self.c.stats("slow").tubes["slow"].counters
         self.assertEqual((c["ttr_expired"], c["takes"]), (0, 1))
 
+    def test_a_long_result_is_whole_and_one_over_the_limit_buries(self):
+        w = sluice.Worker(self.srv.url, concurrency=1, wait_ms=100)
+
+        @w.task("long")
+        def long(task):
+            return "r" * int(task.payload)
+
+        a = self.c.put("long", "5000").id
+        b = self.c.put("long", "70000").id
+        self.run_worker(w, lambda: self.c.peek(a).state == 5
+                        and self.c.peek(b).state == 4)
+        self.assertEqual(self.c.peek(a).result, "r" * 5000)
+        self.assertEqual(self.c.peek(b).last_error,
+                         "result of 70000 bytes is over the limit of 65535")
+
     def test_async_handlers(self):
         w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100)
 
