@@ -55,12 +55,13 @@ int it_hostile_closed_count(const int *fds, int n, int ms, bool *closed);
 double it_hostile_p99_bound(void);
 
 /* A healthy client's p99 beside an attack, `r` (from a probe of `url`, a
- * tcp:// server, with the token `tok` or NULL; the attack over): under
- * the bound; or, on a machine busy with other work (the suite runs two
- * tests at a time, under the sanitizers too), under three times the p99
- * the same client sees without the attack (measured for a second). */
+ * tcp:// server, on `tube` with the token `tok` or NULL; the attack
+ * over): under the bound; or, on a machine busy with other work (the
+ * suite runs two tests at a time, under the sanitizers too), under three
+ * times the p99 the same client (same token, same tube, every call
+ * served) sees without the attack (measured for a second). */
 void it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
-    const char *url, const char *tok);
+    const char *url, const char *tube, const char *tok);
 
 /* Stops the probe `p` (of a tls+tcp:// server at `url` whose certificate
  * `ca` signs; `tok` its token or NULL) and checks it beside an attack:

@@ -17,7 +17,8 @@
 enum {
 	IT_PROBE_MAX_CALLS = 60000,
 	IT_PROBE_MAX_MS = 120000,
-	IT_PROBE_PAUSE_MS = 2, /* between two rounds: a client, not a load */
+	IT_PROBE_PAUSE_MS = 2,    /* between two rounds: a client, not a load */
+	IT_PROBE_WARM_MS = 30000, /* the most it_probe_start waits */
 };
 
 struct it_probe {
@@ -25,6 +26,8 @@ struct it_probe {
 	char tube[64];
 	pthread_t thread;
 	atomic_bool stop;
+	atomic_bool warm;  /* its first round (not timed) is over */
+	atomic_bool ready; /* it_probe_start returned: the rounds are timed */
 	/* Written by the thread, read after it_probe_stop. */
 	uint32_t *us; /* each call's duration in microseconds */
 	size_t n;
@@ -40,7 +43,11 @@ struct it_probe_result {
 	double p50_ms, p99_ms, max_ms;
 };
 
-/* Starts the probe against `url` on tube `tube` (asserted). */
+/* Starts the probe against `url` on tube `tube` (asserted), and returns
+ * once its first round is over (bounded by IT_PROBE_WARM_MS): that round,
+ * which connects (and sends the token), is not timed, so the calls timed
+ * are those of a connected client, and an attack started next finds it
+ * connected. A failure of that round counts in the errors. */
 void it_probe_start(struct it_probe *p, const char *url, const char *tube);
 
 /* it_probe_start for a server with --auth: the probe's client sends

@@ -143,7 +143,7 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	assert_true(r.calls > 100);
 	/* a turn used to walk every parked take: p50 18-32 ms */
 	assert_true(r.p50_ms < 5.0);
-	it_hostile_p99_ok(&r, "beside parked takes", s->url, NULL);
+	it_hostile_p99_ok(&r, "beside parked takes", s->url, "healthy", NULL);
 
 	/* A task put to their tube goes to the take that waited longest:
 	 * the first of the first connection. */
@@ -677,8 +677,8 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	    " ms, %zu bytes\n",
 	    calls, stats_max, metrics_max, metrics_len);
 	assert_int_equal(r.errors, 0);
-	it_hostile_p99_ok(
-	    &r, "beside stats and /metrics of many tubes", s->url, NULL);
+	it_hostile_p99_ok(&r, "beside stats and /metrics of many tubes", s->url,
+	    "healthy", NULL);
 	assert_true(metrics_len < 1000000);
 	assert_int_equal(it_node_kv(c, "tubes"), ntubes);
 	assert_true(it_node_kv(c, "tubes_next") > 0);

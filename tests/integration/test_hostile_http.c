@@ -1267,7 +1267,8 @@ test_healthy_client_under_attacks(void **state)
 	assert_true(atomic_load(&a.refused) > 0);
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
-	it_hostile_p99_ok(&r, "a healthy client under attack", h.s->url, NULL);
+	it_hostile_p99_ok(
+	    &r, "a healthy client under attack", h.s->url, "healthy", NULL);
 	/* 6 bodies of at most 1 MiB each at a time and their copies, 80
 	 * slow heads of 16 KiB buffers: the bound is 128 MiB over the
 	 * start (512 MiB sanitized: ASan keeps what is freed a while) */

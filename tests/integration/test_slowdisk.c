@@ -323,12 +323,12 @@ pct(struct lat *a, double p)
 	return a->us[i < a->n ? i : a->n - 1];
 }
 
-/* sluiced-fault with the slow disk, committing as `commit` says, with
- * PRELOAD tasks in each of tubes "t" and "u"; then the load for
- * `run_ms`. */
+/* sluiced-fault with the slow disk (`slow`; else the disk as it is),
+ * committing as `commit` says, with PRELOAD tasks in each of tubes "t"
+ * and "u"; then the load for `run_ms`. */
 static void
 run(void **state, struct load *l, const char *name, const char *commit,
-    int64_t run_ms)
+    int64_t run_ms, bool slow)
 {
 	static char baddr[32], haddr[32];
 	pthread_t th[WRITERS + BS_READERS + LIB_READERS + LIB_TAKERS + 1];
@@ -343,7 +343,8 @@ run(void **state, struct load *l, const char *name, const char *commit,
 	l->hport = it_free_port();
 	snprintf(baddr, sizeof(baddr), "127.0.0.1:%d", l->bport);
 	snprintf(haddr, sizeof(haddr), "127.0.0.1:%d", l->hport);
-	setenv("SLUICE_FAULT_PAUSE", "fsync:50", 1);
+	if (slow)
+		setenv("SLUICE_FAULT_PAUSE", "fsync:50", 1);
 	l->s = it_srv(*state, name);
 	l->s->prog = "sluiced-fault";
 	l->s->args[0] = "--wal-commit";
@@ -397,21 +398,23 @@ run(void **state, struct load *l, const char *name, const char *commit,
 
 /* Through io_uring (`commit`: uring or uring-fsync): reads and takes are
  * served while the disk works; puts and acks wait for their commit,
- * never less than the flush. */
+ * never less than the flush. A read's p99 is under READ_P99_MS; or, on a
+ * machine busy with other work (the suite runs two tests at a time, under
+ * the sanitizers too), under three times the p99 of the same read in the
+ * same load without the slow disk (one more run, only then): a read that
+ * waited for the flush is as slow as the flush whatever the machine,
+ * where scheduling stalls slow both runs alike (the hostile tests'
+ * it_hostile_p99_ok). */
 static void
 check_ring(void **state, const char *commit)
 {
-	static struct load l;
+	static struct load l, calm;
+	bool over = false;
 
-	run(state, &l, commit, commit, 2000);
+	run(state, &l, commit, commit, 2000, true);
 	assert_int_equal(it_log_count(l.s, "refuses O_DIRECT"), 0);
 	for (int k = K_TAKE; k < K_COUNT; k++)
-		if (pct(&l.lat[k], 99) >= READ_P99_MS * 1000) {
-			t_srv_print_log(l.s);
-			fail_msg("%s: p99 %.1f ms under a %d ms flush",
-			    kind_names[k], (double)pct(&l.lat[k], 99) / 1000.0,
-			    FLUSH_MS);
-		}
+		over = over || pct(&l.lat[k], 99) >= READ_P99_MS * 1000;
 	/* sorted by pct: us[0] is the fastest */
 	assert_true(l.lat[K_PUT].us[0] >= FLUSH_MS * 1000);
 	assert_true(l.lat[K_ACK].us[0] >= FLUSH_MS * 1000);
@@ -419,6 +422,26 @@ check_ring(void **state, const char *commit)
 	 * being written again as sluice-log reads it): it starts */
 	t_srv_stop(l.s, SIGKILL);
 	it_verify_startable(l.s->data);
+	if (!over)
+		return;
+	run(state, &calm, "calm", commit, 2000, false);
+	t_srv_stop(calm.s, SIGKILL);
+	for (int k = K_TAKE; k < K_COUNT; k++) {
+		double p99 = (double)pct(&l.lat[k], 99) / 1000.0,
+		       base = (double)pct(&calm.lat[k], 99) / 1000.0;
+
+		if (p99 < READ_P99_MS)
+			continue;
+		fprintf(stderr,
+		    "%s: p99 %.1f ms over %d ms; without the slow disk "
+		    "%.1f ms\n",
+		    kind_names[k], p99, READ_P99_MS, base);
+		if (p99 >= 3 * base) {
+			t_srv_print_log(l.s);
+			fail_msg("%s: p99 %.1f ms under a %d ms flush",
+			    kind_names[k], p99, FLUSH_MS);
+		}
+	}
 }
 
 static void
@@ -440,7 +463,7 @@ test_slow_disk_stalls_every_read_inline(void **state)
 {
 	static struct load l;
 
-	run(state, &l, "inline", "inline", 1500);
+	run(state, &l, "inline", "inline", 1500, true);
 	assert_true(pct(&l.lat[K_PEEK], 99) >= READ_P99_MS * 1000);
 	assert_true(pct(&l.lat[K_STATS], 99) >= READ_P99_MS * 1000);
 	assert_true(l.lat[K_PUT].us[0] >= FLUSH_MS * 1000);

@@ -827,7 +827,7 @@ test_a_tenant_creating_tubes_does_not_stop_the_others(void **state)
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 30);
 	it_hostile_p99_ok(
-	    &r, "tenant creating tubes", f.s->url, secrets[PROBE]);
+	    &r, "tenant creating tubes", f.s->url, "probe", secrets[PROBE]);
 	sluice_close(a);
 	sluice_close(b);
 }

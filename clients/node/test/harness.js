@@ -68,14 +68,24 @@ async function startServer(opts = {}) {
     args.push('--auth', file);
   }
   if (opts.tls) args.push('--tls-cert', opts.tls[0], '--tls-key', opts.tls[1]);
-  const log = fs.openSync(path.join(dir, 'sluiced.log'), 'w');
+  const logPath = path.join(dir, 'sluiced.log');
+  const log = fs.openSync(logPath, 'w');
   const proc = spawn(SLUICED, args, { stdio: ['ignore', log, log] });
-  const up = await waitFor(() => new Promise((res) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); res(true); });
-    s.once('error', () => res(false));
-  }), 10000);
-  if (!up) throw new Error(`sluiced did not start: ${args.join(' ')}`);
+  fs.closeSync(log);
+  // Up once its own log says it serves (as the C tests' t_srv_start for
+  // tls+ URLs): a port that accepts a connection is not enough, since
+  // sluiced's start checks its ports by listening on them a moment
+  // (preflight.c) before recovery and the real listen, and a client that
+  // connected then is reset (a TLS client sees "TLS handshake failed:
+  // ECONNRESET"). Or anything else that took the port meanwhile.
+  const up = await waitFor(() => proc.exitCode === null &&
+    proc.signalCode === null &&
+    fs.readFileSync(logPath, 'utf8').includes('sluiced serving'), 10000);
+  if (!up) {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+    throw new Error(`sluiced did not start: ${args.join(' ')}\n` +
+      fs.readFileSync(logPath, 'utf8'));
+  }
   return {
     url, port, dir, proc,
     cli: (...a) => cli(url, ...a),

@@ -112,13 +112,15 @@ class Server:
             raise RuntimeError("sluiced did not start: %s" % " ".join(cmd))
 
     def _listening(self):
+        # Up once its own log says it serves (as the C tests' t_srv_start
+        # for tls+ URLs): a port that accepts a connection is not enough,
+        # since sluiced's start checks its ports by listening on them a
+        # moment (preflight.c) before recovery and the real listen, and a
+        # client that connected then is reset.
         if self.proc.poll() is not None:
             raise RuntimeError("sluiced exited with %d" % self.proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", self.port), 1).close()
-            return True
-        except OSError:
-            return False
+        with open(os.path.join(self.dir, "sluiced.log"), "rb") as f:
+            return b"sluiced serving" in f.read()
 
     def client(self, **kw):
         kw.setdefault("timeout", 10)
