@@ -9,6 +9,7 @@
 
 #include "proto/msg.h"
 #include "proto/msg_wire.h"
+#include "util/name.h"
 #include "sluice.h"
 
 /* The states peek_next can look into. */
@@ -172,10 +173,15 @@ static int
 get_item_bytes(struct rd *r, size_t len, size_t max, int err,
     struct msg_str *out, int *item_err)
 {
+	const uint8_t *p;
+
 	NEED(r);
 	if (len > max && rd_left(r) < len)
 		return err;
-	TRY(msg_get_bytes(r, len, SIZE_MAX, err, out));
+	p = rd_bytes(r, len);
+	NEED(r);
+	out->p = len ? (const char *)p : "";
+	out->len = len;
 	if (len > max && *item_err == 0)
 		*item_err = err;
 	return 0;
@@ -198,7 +204,7 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	p->at = flags & PUT_F_AT;
 	TRY(get_item_bytes(
 	    r, rd_u16(r), MSG_TUBE_MAX, SLUICE_ETUBE, &p->tube, &err));
-	if (err == 0 && msg_check_tube(p->tube, false) != 0)
+	if (err == 0 && !name_valid(p->tube.p, p->tube.len, MSG_TUBE_MAX))
 		err = SLUICE_ETUBE;
 	p->priority = rd_u32(r);
 	p->when = rd_u64(r);

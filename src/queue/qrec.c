@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "queue/qrec.h"
+#include "util/name.h"
 #include "sluice.h"
 
 static const char *const type_names[QREC_TYPE_END_] = {
@@ -70,18 +71,7 @@ qrec_group_valid(const char *name, size_t len)
 bool
 qrec_tube_valid(const char *name, size_t len)
 {
-	if (len == 0 || len > QREC_NAME_MAX || name == NULL)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		    c == ':' || c == '/' || c == '-')
-			continue;
-		return false;
-	}
-	return true;
+	return name_valid(name, len, QREC_NAME_MAX);
 }
 
 static bool
