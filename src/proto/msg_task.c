@@ -252,21 +252,41 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 static int
 enc_put_item(struct buf *b, const struct msg_put *p)
 {
+	uint8_t *d;
+	size_t n;
+
 	if (p->tube.len > UINT16_MAX)
 		return SLUICE_ETUBE;
 	if (p->key.len > UINT16_MAX)
 		return SLUICE_EKEY;
 	if (p->group.len > UINT16_MAX)
 		return SLUICE_EGROUP;
-	buf_put_u8(b, put_flags(p));
-	msg_put_str(b, p->tube);
-	buf_put_u32(b, p->priority);
-	buf_put_u64(b, p->when);
-	buf_put_u64(b, p->ttr);
-	buf_put_u32(b, p->max_attempts);
-	buf_put_u64(b, p->period);
-	msg_put_str(b, p->key);
-	TRY(msg_put_payload(b, p->payload));
+	if (p->payload.len > MSG_SIZE_MAX)
+		return SLUICE_ETOOBIG;
+	n = 1 + 2 + p->tube.len + 32 + 2 + p->key.len + 4 + p->payload.len;
+	if (!buf_reserve(b, n))
+		return 0; /* the caller sees the buffer failed */
+	d = b->data + b->len;
+	d[0] = put_flags(p);
+	le_store_u16(d + 1, (uint16_t)p->tube.len);
+	d += 3;
+	if (p->tube.len > 0)
+		memcpy(d, p->tube.p, p->tube.len);
+	d += p->tube.len;
+	le_store_u32(d, p->priority);
+	le_store_u64(d + 4, p->when);
+	le_store_u64(d + 12, p->ttr);
+	le_store_u32(d + 20, p->max_attempts);
+	le_store_u64(d + 24, p->period);
+	le_store_u16(d + 32, (uint16_t)p->key.len);
+	d += 34;
+	if (p->key.len > 0)
+		memcpy(d, p->key.p, p->key.len);
+	d += p->key.len;
+	le_store_u32(d, (uint32_t)p->payload.len);
+	if (p->payload.len > 0)
+		memcpy(d + 4, p->payload.p, p->payload.len);
+	b->len += n;
 	return put_if_newer(b, p);
 }
 
@@ -510,13 +530,14 @@ enc_tasks(struct buf *b, const struct msg_tasks *t)
 static int
 get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 {
+	const uint8_t *d = rd_bytes(r, 11); /* status, created, id */
 	uint8_t created;
 
 	memset(out, 0, sizeof(*out));
-	out->status = rd_u16(r);
-	created = rd_u8(r);
-	out->id = rd_u64(r);
 	NEED(r);
+	out->status = le_load_u16(d);
+	created = d[2];
+	out->id = le_load_u64(d + 3);
 	if (created > PUT_RES_THROTTLED)
 		return SLUICE_EPROTO;
 	out->created = created == 1;
