@@ -19,17 +19,17 @@ static const unsigned char name_alphabet[256] = {
 	['a' ... 'z'] = 1,
 };
 
-/* Whether `p` is 1 to `max` bytes of the alphabet. */
+/* Whether `p` is 1 to `max` bytes of the alphabet. Reads up to the
+ * first byte outside it. */
 static inline bool
 name_valid(const char *p, size_t len, size_t max)
 {
-	unsigned ok = 1;
-
 	if (len == 0 || len > max || p == NULL)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		ok &= name_alphabet[(unsigned char)p[i]];
-	return ok != 0;
+		if (!name_alphabet[(unsigned char)p[i]])
+			return false;
+	return true;
 }
 
 #endif
