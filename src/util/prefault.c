@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@ enum {
 	IDLE_US = 50000,   /* while it does not */
 	IDLE_AFTER = 2000, /* looks without growth (2 s) before idling: a
 	                    * heap that grows keeps growing */
+	MMAP_THRESHOLD = 32 << 20, /* glibc's highest sliding threshold */
 };
 
 static pthread_t thread;
@@ -73,15 +75,27 @@ run(void *arg)
 int
 prefault_start(size_t ahead)
 {
+	sigset_t all, was;
 	int rc;
 
 	if (running || getenv("SLUICE_NO_PREFAULT") != NULL)
 		return 0;
-	/* Not glibc's malloc (a sanitizer's): nothing grows the break, the
-	 * thread finds nothing to do. */
+	/* Setting the pad turns off glibc's sliding mmap threshold, which
+	 * rises up to 32 MiB as big blocks are freed (so that buffers made
+	 * again and again come from the heap, not from fresh mmaps): set
+	 * where it would end. Not glibc's malloc (a sanitizer's): nothing
+	 * grows the break, the thread finds nothing to do. */
+	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	(void)mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD);
 	(void)mallopt(M_TOP_PAD, (int)ahead);
 	atomic_store(&stop, false);
+	/* The thread takes no signal: a process's SIGHUP or SIGTERM goes
+	 * to the thread that waits for it (the loop's signalfd), never to
+	 * this one, whose default action would end the process. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was);
 	rc = pthread_create(&thread, NULL, run, NULL);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	if (rc != 0)
 		return -rc;
 	pthread_setname_np(thread, "prefault");

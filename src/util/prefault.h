@@ -2,11 +2,13 @@
  * thread that allocates them touches them.
  *
  * Every task put is new memory, and new memory is zeroed by the kernel at
- * its first touch: on this project's virtual machines a quarter of the
- * serving loop's time in a batch put went to that (clear_page_erms under
+ * its first touch: on the virtual machine of docs/benchmarks.md a quarter of
+ * the serving loop's time in a batch put went to that (clear_page_erms under
  * malloc's sysmalloc, docs/benchmarks.md, "Batch put"). glibc's malloc
  * grows the main heap with brk; prefault_start() asks it to grow by
- * `ahead` bytes more than it needs each time (M_TOP_PAD), and a thread
+ * `ahead` bytes more than it needs each time (M_TOP_PAD; with the mmap
+ * and trim thresholds fixed where glibc's sliding ones end, which the
+ * pad would otherwise freeze at their start), and a thread
  * faults in the bytes between the last break it saw and the new one
  * (madvise MADV_POPULATE_WRITE) as soon as the break moves, so the loop
  * finds its next pages present. The zeroing still costs CPU, on another
