@@ -76,8 +76,8 @@
 
 enum {
 	SHUTDOWN_SYNC_MS = 30000,
-	TAKE_SYNC_WAIT_MS = 2,     /* the longest takes wait for company */
-	PREFAULT_AHEAD = 16 << 20, /* the heap grows by this much more */
+	TAKE_SYNC_WAIT_MS = 2,    /* the longest takes wait for company */
+	PREFAULT_AHEAD = 8 << 20, /* the heap grows by this much more */
 };
 
 /* The HTTP face with the settings of its flags. */

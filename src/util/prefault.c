@@ -15,11 +15,11 @@
 #include "util/prefault.h"
 
 enum {
-	BUSY_US = 1000,    /* between two looks while the break grows */
-	IDLE_US = 50000,   /* while it does not */
-	IDLE_AFTER = 2000, /* looks without growth (2 s) before idling: a
-	                    * heap that grows keeps growing */
-	MMAP_THRESHOLD = 32 << 20, /* glibc's highest sliding threshold */
+	BUSY_US = 1000,           /* between two looks while the break grows */
+	IDLE_US = 50000,          /* while it does not */
+	IDLE_AFTER = 2000,        /* looks without growth (2 s) before idling: a
+	                           * heap that grows keeps growing */
+	MMAP_THRESHOLD = 1 << 20, /* blocks above it are mapped, not heap */
 };
 
 static pthread_t thread;
@@ -80,11 +80,13 @@ prefault_start(size_t ahead)
 
 	if (running || getenv("SLUICE_NO_PREFAULT") != NULL)
 		return 0;
-	/* Setting the pad turns off glibc's sliding mmap threshold, which
-	 * rises up to 32 MiB as big blocks are freed (so that buffers made
-	 * again and again come from the heap, not from fresh mmaps): set
-	 * where it would end. Not glibc's malloc (a sanitizer's): nothing
-	 * grows the break, the thread finds nothing to do. */
+	/* Setting the pad freezes glibc's sliding mmap threshold at its
+	 * start (128 KiB; it rises as big blocks are freed, so that buffers
+	 * made again and again come from the heap): set at 1 MiB, trimming
+	 * at twice that, as the sliding rule would. Blocks above it are
+	 * mapped and given back whole when freed. Not glibc's malloc (a
+	 * sanitizer's): nothing grows the break, the thread finds nothing
+	 * to do. */
 	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	(void)mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD);
 	(void)mallopt(M_TOP_PAD, (int)ahead);

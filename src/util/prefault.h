@@ -7,8 +7,8 @@
  * malloc's sysmalloc, docs/benchmarks.md, "Batch put"). glibc's malloc
  * grows the main heap with brk; prefault_start() asks it to grow by
  * `ahead` bytes more than it needs each time (M_TOP_PAD; with the mmap
- * and trim thresholds fixed where glibc's sliding ones end, which the
- * pad would otherwise freeze at their start), and a thread
+ * and trim thresholds set, which the pad would otherwise freeze at their
+ * start), and a thread
  * faults in the bytes between the last break it saw and the new one
  * (madvise MADV_POPULATE_WRITE) as soon as the break moves, so the loop
  * finds its next pages present. The zeroing still costs CPU, on another
