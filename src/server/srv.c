@@ -72,12 +72,10 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/log.h"
-#include "util/prefault.h"
 
 enum {
 	SHUTDOWN_SYNC_MS = 30000,
-	TAKE_SYNC_WAIT_MS = 2,    /* the longest takes wait for company */
-	PREFAULT_AHEAD = 8 << 20, /* the heap grows by this much more */
+	TAKE_SYNC_WAIT_MS = 2, /* the longest takes wait for company */
 };
 
 /* The HTTP face with the settings of its flags. */
@@ -746,13 +744,6 @@ srv_run(const struct config *cfg)
 	waiters_init(&c.waits);
 	rwaits_init(&c.rwaits);
 
-	/* Recovery and puts grow the heap: its next pages are faulted in
-	 * by a thread of their own, not by the loop (util/prefault.h). */
-	if ((rc = prefault_start(PREFAULT_AHEAD)) != 0)
-		log_warn("srv",
-		    "the heap's next pages are faulted in by the loop "
-		    "error=\"%s\"",
-		    strerror(-rc));
 	rc = fs_mkdir_p(cfg->data_dir);
 	if (rc != 0) {
 		log_err("srv",
@@ -843,7 +834,6 @@ out:
 	sess_tab_fini(&c.sess);
 	buf_fini(&c.body);
 	buf_fini(&c.out);
-	prefault_stop();
 	if (c.sigfd >= 0)
 		close(c.sigfd);
 	if (lockfd >= 0)
