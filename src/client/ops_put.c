@@ -190,9 +190,7 @@ sluice_put_batch(
 	struct msg_str **keys;
 	struct msg_put *v;
 	struct msg_put_res res;
-	struct msg_iter it;
 	struct msg_rep r;
-	size_t off = 0;
 	int rc;
 
 	if (c == NULL || items == NULL || n == 0)
@@ -205,7 +203,8 @@ sluice_put_batch(
 	for (size_t i = 0; i < n; i++)
 		if (items[i].payload == NULL && items[i].len > 0)
 			return ops_bad_arg(c, "put batch: payload missing");
-	if ((v = calloc(n, sizeof(*v))) == NULL)
+	/* put_fields sets every field of its item */
+	if ((v = malloc(n * sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
 	if ((keys = calloc(n, sizeof(*keys))) == NULL) {
 		free(v);
@@ -236,15 +235,11 @@ sluice_put_batch(
 		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
 		return SLUICE_EPROTO;
 	}
-	/* The texts first (the buffer may move as it grows), then the
-	 * results pointing into it. */
+	/* The texts, each with its NUL, fit in the reply's bytes left plus
+	 * one byte an item: reserved first, the buffer does not move while
+	 * the results point into it, in one pass. */
 	buf_reset(&c->texts);
-	it = r.put_batch.it;
-	while (msg_next_put_res(&it, &res)) {
-		buf_put(&c->texts, res.message.p, res.message.len);
-		buf_put_u8(&c->texts, 0);
-	}
-	if (buf_failed(&c->texts))
+	if (!buf_reserve(&c->texts, rd_left(&r.put_batch.it.r) + n + 1))
 		return SLUICE_ENOMEM;
 	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
 		items[i].rc = res.status;
@@ -252,10 +247,11 @@ sluice_put_batch(
 		items[i].created = res.created;
 		items[i].stale_version = res.stale;
 		items[i].throttled = res.throttled;
-		items[i].errmsg = (const char *)c->texts.data + off;
+		items[i].errmsg = (const char *)c->texts.data + c->texts.len;
+		buf_put(&c->texts, res.message.p, res.message.len);
+		buf_put_u8(&c->texts, 0);
 		if (items[i].rc != 0 && res.message.len == 0)
 			items[i].errmsg = sluice_strerror(items[i].rc);
-		off += res.message.len + 1;
 	}
 	return 0;
 }

@@ -59,6 +59,7 @@
 enum {
 	WINDOW = 1 << 20, /* bytes read at a time */
 	ZERO_CHUNK = 1 << 20,
+	ZERO_ALIGN = 4096, /* O_DIRECT's block: offsets, lengths, memory */
 	HDR_SUMMED = 56,
 };
 
@@ -171,6 +172,42 @@ write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 	return rc;
 }
 
+/* Zeros over a new segment's [0, size) written with O_DIRECT from one
+ * aligned block of zeros: no copy into the page cache and no pages left
+ * there for the writer's own O_DIRECT writes to invalidate; each write
+ * waits for the device, so they are paced by themselves. Returns 0,
+ * -EINVAL when the file system refuses O_DIRECT or the size is not whole
+ * blocks (the caller writes them through the page cache then), or
+ * -errno. */
+static int
+write_zeros_direct(const char *path, uint64_t size)
+{
+	void *zeros = NULL;
+	uint64_t off = 0;
+	int fd, rc = 0;
+
+	if (size % ZERO_ALIGN != 0)
+		return -EINVAL;
+	fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EINVAL ? -EINVAL : -errno;
+	if (posix_memalign(&zeros, ZERO_ALIGN, ZERO_CHUNK) != 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	memset(zeros, 0, ZERO_CHUNK);
+	while (off < size && rc == 0) {
+		size_t n =
+		    size - off < ZERO_CHUNK ? (size_t)(size - off) : ZERO_CHUNK;
+
+		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
+		off += n;
+	}
+	free(zeros);
+	close(fd);
+	return rc;
+}
+
 static int
 fault_rc(int effect)
 {
@@ -199,7 +236,9 @@ seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd_out)
 		zero_fill = true;
 	}
 	if (zero_fill) {
-		rc = write_zeros(fd, 0, size, true);
+		rc = write_zeros_direct(path, size);
+		if (rc == -EINVAL)
+			rc = write_zeros(fd, 0, size, true);
 		if (rc != 0)
 			goto fail_alloc;
 	}

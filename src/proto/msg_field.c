@@ -12,22 +12,13 @@
 
 #include "proto/msg.h"
 #include "proto/msg_wire.h"
+#include "util/name.h"
 #include "sluice.h"
 
 bool
 msg_tube_valid(const char *p, size_t len)
 {
-	if (len == 0 || len > MSG_TUBE_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		        c == ':' || c == '/' || c == '-'))
-			return false;
-	}
-	return true;
+	return name_valid(p, len, MSG_TUBE_MAX);
 }
 
 void

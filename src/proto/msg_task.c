@@ -9,6 +9,7 @@
 
 #include "proto/msg.h"
 #include "proto/msg_wire.h"
+#include "util/name.h"
 #include "sluice.h"
 
 /* The states peek_next can look into. */
@@ -172,10 +173,15 @@ static int
 get_item_bytes(struct rd *r, size_t len, size_t max, int err,
     struct msg_str *out, int *item_err)
 {
+	const uint8_t *p;
+
 	NEED(r);
 	if (len > max && rd_left(r) < len)
 		return err;
-	TRY(msg_get_bytes(r, len, SIZE_MAX, err, out));
+	p = rd_bytes(r, len);
+	NEED(r);
+	out->p = len ? (const char *)p : "";
+	out->len = len;
 	if (len > max && *item_err == 0)
 		*item_err = err;
 	return 0;
@@ -188,6 +194,7 @@ static int
 get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 {
 	uint8_t flags = rd_u8(r);
+	const uint8_t *fixed;
 	int err = 0, rc;
 
 	NEED(r);
@@ -198,13 +205,16 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	p->at = flags & PUT_F_AT;
 	TRY(get_item_bytes(
 	    r, rd_u16(r), MSG_TUBE_MAX, SLUICE_ETUBE, &p->tube, &err));
-	if (err == 0 && msg_check_tube(p->tube, false) != 0)
+	if (err == 0 && !name_valid(p->tube.p, p->tube.len, MSG_TUBE_MAX))
 		err = SLUICE_ETUBE;
-	p->priority = rd_u32(r);
-	p->when = rd_u64(r);
-	p->ttr = rd_u64(r);
-	p->max_attempts = rd_u32(r);
-	p->period = rd_u64(r);
+	/* priority, when, ttr, max_attempts, period: one bounds check */
+	if ((fixed = rd_bytes(r, 32)) != NULL) {
+		p->priority = le_load_u32(fixed);
+		p->when = le_load_u64(fixed + 4);
+		p->ttr = le_load_u64(fixed + 12);
+		p->max_attempts = le_load_u32(fixed + 20);
+		p->period = le_load_u64(fixed + 24);
+	}
 	TRY(get_item_bytes(
 	    r, rd_u16(r), MSG_KEY_MAX, SLUICE_EKEY, &p->key, &err));
 	if (err == 0 && msg_check_key(p->key, false) != 0)
@@ -242,21 +252,41 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 static int
 enc_put_item(struct buf *b, const struct msg_put *p)
 {
+	uint8_t *d;
+	size_t n;
+
 	if (p->tube.len > UINT16_MAX)
 		return SLUICE_ETUBE;
 	if (p->key.len > UINT16_MAX)
 		return SLUICE_EKEY;
 	if (p->group.len > UINT16_MAX)
 		return SLUICE_EGROUP;
-	buf_put_u8(b, put_flags(p));
-	msg_put_str(b, p->tube);
-	buf_put_u32(b, p->priority);
-	buf_put_u64(b, p->when);
-	buf_put_u64(b, p->ttr);
-	buf_put_u32(b, p->max_attempts);
-	buf_put_u64(b, p->period);
-	msg_put_str(b, p->key);
-	TRY(msg_put_payload(b, p->payload));
+	if (p->payload.len > MSG_SIZE_MAX)
+		return SLUICE_ETOOBIG;
+	n = 1 + 2 + p->tube.len + 32 + 2 + p->key.len + 4 + p->payload.len;
+	if (!buf_reserve(b, n))
+		return 0; /* the caller sees the buffer failed */
+	d = b->data + b->len;
+	d[0] = put_flags(p);
+	le_store_u16(d + 1, (uint16_t)p->tube.len);
+	d += 3;
+	if (p->tube.len > 0)
+		memcpy(d, p->tube.p, p->tube.len);
+	d += p->tube.len;
+	le_store_u32(d, p->priority);
+	le_store_u64(d + 4, p->when);
+	le_store_u64(d + 12, p->ttr);
+	le_store_u32(d + 20, p->max_attempts);
+	le_store_u64(d + 24, p->period);
+	le_store_u16(d + 32, (uint16_t)p->key.len);
+	d += 34;
+	if (p->key.len > 0)
+		memcpy(d, p->key.p, p->key.len);
+	d += p->key.len;
+	le_store_u32(d, (uint32_t)p->payload.len);
+	if (p->payload.len > 0)
+		memcpy(d + 4, p->payload.p, p->payload.len);
+	b->len += n;
 	return put_if_newer(b, p);
 }
 
@@ -500,13 +530,14 @@ msg_put_tasks(struct buf *b, const struct msg_tasks *t)
 static int
 get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 {
+	const uint8_t *d = rd_bytes(r, 11); /* status, created, id */
 	uint8_t created;
 
 	memset(out, 0, sizeof(*out));
-	out->status = rd_u16(r);
-	created = rd_u8(r);
-	out->id = rd_u64(r);
 	NEED(r);
+	out->status = le_load_u16(d);
+	created = d[2];
+	out->id = le_load_u64(d + 3);
 	if (created > PUT_RES_THROTTLED)
 		return SLUICE_EPROTO;
 	out->created = created == 1;
@@ -520,12 +551,23 @@ get_put_res(struct rd *r, bool message, struct msg_put_res *out)
 static int
 enc_put_res(struct buf *b, const struct msg_put_res *r, bool message)
 {
+	uint8_t created = r->created ? 1
+	    : r->stale               ? PUT_RES_STALE
+	    : r->throttled           ? PUT_RES_THROTTLED
+	                             : 0;
+	uint8_t *d;
+
+	if (message && r->message.len == 0 && (d = buf_room(b, 13)) != NULL) {
+		/* a batch item put: its result and an empty text, at once */
+		le_store_u16(d, r->status);
+		d[2] = created;
+		le_store_u64(d + 3, r->id);
+		le_store_u16(d + 11, 0);
+		b->len += 13;
+		return 0;
+	}
 	buf_put_u16(b, r->status);
-	buf_put_u8(b,
-	    r->created         ? 1
-	        : r->stale     ? PUT_RES_STALE
-	        : r->throttled ? PUT_RES_THROTTLED
-	                       : 0);
+	buf_put_u8(b, created);
 	buf_put_u64(b, r->id);
 	return message ? msg_put_text(b, r->message, MSG_TEXT_MAX) : 0;
 }
@@ -800,6 +842,8 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 	case MSG_OP_PUT_BATCH:
 		if (m->put_batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
+		/* room for every item put (enc_put_res's fast way) */
+		(void)buf_reserve(b, 4 + 13 * (size_t)m->put_batch.n);
 		buf_put_u32(b, m->put_batch.n);
 		for (uint32_t i = 0; i < m->put_batch.n; i++)
 			TRY(enc_put_res(

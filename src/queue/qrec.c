@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "queue/qrec.h"
+#include "util/name.h"
 #include "sluice.h"
 
 static const char *const type_names[QREC_TYPE_END_] = {
@@ -75,23 +76,13 @@ qrec_group_valid(const char *name, size_t len)
 bool
 qrec_tube_valid(const char *name, size_t len)
 {
-	/* The bytes a name may hold, by value: one load a byte (every
-	 * record of a replay checks its tube's name). */
-	static const bool ok[256] = { ['a' ... 'z'] = 1,
-		['A' ... 'Z'] = 1,
-		['0' ... '9'] = 1,
-		['_'] = 1,
-		['.'] = 1,
-		[':'] = 1,
-		['/'] = 1,
-		['-'] = 1 };
-	if (len == 0 || len > QREC_NAME_MAX || name == NULL)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!ok[(unsigned char)name[i]])
-			return false;
-	return true;
+	return name_valid(name, len, QREC_NAME_MAX);
 }
+
+/* The bytes of a PUT's head (put_head) besides its tube, key and payload:
+ * id, the tube's length, pri, run_at, ttr, max_attempts, period, the
+ * key's length, the payload's length. */
+enum { PUT_FIXED = 8 + 2 + 4 + 8 + 4 + 4 + 8 + 2 + 4 };
 
 static bool
 time_ok(int64_t t)
@@ -527,6 +518,38 @@ qrec_limits_put(struct buf *out, const struct qrec_limits *l)
 	buf_put_u32(out, l->concurrency);
 }
 
+/* A PUT's body up to its payload, included (the part every put type
+ * shares): one reservation, then stores (every put goes this way). */
+static void
+put_head(const struct qrec_put *p, struct buf *out)
+{
+	size_t n = PUT_FIXED + p->tube_len + p->key_len + p->payload_len;
+	uint8_t *d;
+
+	if (!buf_reserve(out, n))
+		return;
+	d = out->data + out->len;
+	le_store_u64(d, p->id);
+	le_store_u16(d + 8, (uint16_t)p->tube_len);
+	d += 10;
+	memcpy(d, p->tube, p->tube_len);
+	d += p->tube_len;
+	le_store_u32(d, p->pri);
+	le_store_u64(d + 4, (uint64_t)p->run_at);
+	le_store_u32(d + 12, p->ttr);
+	le_store_u32(d + 16, p->max_attempts);
+	le_store_u64(d + 20, (uint64_t)p->period);
+	le_store_u16(d + 28, (uint16_t)p->key_len);
+	d += 30;
+	if (p->key_len > 0)
+		memcpy(d, p->key, p->key_len);
+	d += p->key_len;
+	le_store_u32(d, (uint32_t)p->payload_len);
+	if (p->payload_len > 0)
+		memcpy(d + 4, p->payload, p->payload_len);
+	out->len += n;
+}
+
 int
 qrec_encode(const struct qrec *rec, struct buf *out)
 {
@@ -542,15 +565,7 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_PUT_X: {
 		const struct qrec_put *p = &rec->u.put;
 
-		buf_put_u64(out, p->id);
-		buf_put_str16(out, p->tube, p->tube_len);
-		buf_put_u32(out, p->pri);
-		buf_put_i64(out, p->run_at);
-		buf_put_u32(out, p->ttr);
-		buf_put_u32(out, p->max_attempts);
-		buf_put_i64(out, p->period);
-		buf_put_str16(out, p->key, p->key_len);
-		buf_put_blob(out, p->payload, p->payload_len);
+		put_head(p, out);
 		if (rec->type == QREC_PUT_V || rec->type == QREC_PUT_G ||
 		    rec->type == QREC_PUT_X)
 			buf_put_u64(out, p->version);

@@ -382,6 +382,15 @@ queue_stats(struct queue *q, int64_t now, struct queue_stats *out)
 	return 0;
 }
 
+void
+queue_live_counts(const struct queue *q, uint64_t out[4])
+{
+	out[0] = q->count[QUEUE_READY];
+	out[1] = q->count[QUEUE_DELAYED];
+	out[2] = q->count[QUEUE_TAKEN];
+	out[3] = q->count[QUEUE_BURIED];
+}
+
 bool
 queue_session_holds(const struct queue *q, uint64_t session)
 {

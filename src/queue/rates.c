@@ -76,7 +76,19 @@ slot_get(struct rates *r, int64_t n)
 	} else if (n <= r->head - (int64_t)r->nslots) {
 		return NULL; /* older than the window */
 	}
+	if (n == r->head) {
+		r->head_from = n * 1000 * (int64_t)r->step;
+		r->head_to = r->head_from + 1000 * (int64_t)r->step;
+		r->headv = slot_at(r, n);
+	}
 	return slot_at(r, n);
+}
+
+/* The newest slot when `ms` falls in it, else NULL (slot_get's way). */
+static uint32_t *
+slot_head(const struct rates *r, int64_t ms)
+{
+	return ms >= r->head_from && ms < r->head_to ? r->headv : NULL;
 }
 
 /* Whether slot s holds no event and depth `d`. */
@@ -124,9 +136,12 @@ int
 rates_fit(struct rates **rp, int64_t ms)
 {
 	struct rates *r = *rp, *g;
-	int64_t n = slot_of(r, ms), oldest = r->head - r->nslots + 1;
+	int64_t n, oldest = r->head - r->nslots + 1;
 	uint32_t want = r->nslots;
 
+	if (slot_head(r, ms) != NULL)
+		return 0; /* in the newest slot: nothing to push out */
+	n = slot_of(r, ms);
 	if (!would_lose(r, n))
 		return 0;
 	while (want < r->window && n - want >= oldest)
@@ -170,18 +185,24 @@ rates_count(struct rates *r, int64_t ms, unsigned kind)
 
 	if (ms < 0 || kind >= QUEUE_RATE_EVENTS)
 		return;
-	if ((v = slot_get(r, slot_of(r, ms))) != NULL && v[kind] < UINT32_MAX)
+	if ((v = slot_head(r, ms)) == NULL)
+		v = slot_get(r, slot_of(r, ms));
+	if (v != NULL && v[kind] < UINT32_MAX)
 		v[kind]++;
 }
 
 void
 rates_depth(struct rates *r, int64_t ms, const uint32_t *depth)
 {
-	int64_t n = slot_of(r, ms);
+	uint32_t *v = slot_head(r, ms);
 
-	/* A change of depth is as of the newest slot at least: it holds. */
-	uint32_t *v = slot_get(r, n > r->head ? n : r->head);
+	if (v == NULL) {
+		int64_t n = slot_of(r, ms);
 
+		/* A change of depth is as of the newest slot at least: it
+		 * holds. */
+		v = slot_get(r, n > r->head ? n : r->head);
+	}
 	memcpy(r->depth, depth, sizeof(r->depth));
 	if (v != NULL)
 		memcpy(v + QUEUE_RATE_EVENTS, depth, sizeof(r->depth));

@@ -34,6 +34,11 @@ struct rates {
 	uint32_t window; /* the slots it may grow to (rates_fit) */
 	uint32_t step;   /* seconds per slot */
 	uint32_t depth[QUEUE_RATE_DEPTHS]; /* the newest */
+	/* The newest slot, found without a division while the clock stays
+	 * in it (every event of a turn): the ms [head_from, head_to) it
+	 * covers, empty until slot_get sets it. */
+	int64_t head_from, head_to;
+	uint32_t *headv;
 	uint32_t v[][QUEUE_RATES];
 };
 

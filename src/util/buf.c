@@ -68,65 +68,12 @@ buf_extend(struct buf *b, size_t n)
 }
 
 void
-buf_put(struct buf *b, const void *p, size_t n)
+buf_put_grow(struct buf *b, const void *p, size_t n)
 {
 	if (n == 0 || !buf_reserve(b, n))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
-}
-
-void
-buf_put_u8(struct buf *b, uint8_t v)
-{
-	buf_put(b, &v, 1);
-}
-
-void
-buf_put_u16(struct buf *b, uint16_t v)
-{
-	uint8_t t[2];
-
-	le_store_u16(t, v);
-	buf_put(b, t, sizeof(t));
-}
-
-void
-buf_put_u32(struct buf *b, uint32_t v)
-{
-	uint8_t t[4];
-
-	le_store_u32(t, v);
-	buf_put(b, t, sizeof(t));
-}
-
-void
-buf_put_u64(struct buf *b, uint64_t v)
-{
-	uint8_t t[8];
-
-	le_store_u64(t, v);
-	buf_put(b, t, sizeof(t));
-}
-
-void
-buf_put_i64(struct buf *b, int64_t v)
-{
-	buf_put_u64(b, (uint64_t)v);
-}
-
-void
-buf_put_blob(struct buf *b, const void *p, size_t n)
-{
-	buf_put_u32(b, (uint32_t)n);
-	buf_put(b, p, n);
-}
-
-void
-buf_put_str16(struct buf *b, const char *s, size_t n)
-{
-	buf_put_u16(b, (uint16_t)n);
-	buf_put(b, s, n);
 }
 
 const uint8_t *

@@ -28,16 +28,8 @@ void buf_reset(struct buf *b); /* len = 0, keeps the memory */
 bool buf_reserve(struct buf *b, size_t more); /* false (and oom) on ENOMEM */
 /* Appends `n` zero bytes and returns where they start, or NULL on ENOMEM. */
 uint8_t *buf_extend(struct buf *b, size_t n);
-void buf_put(struct buf *b, const void *p, size_t n);
-void buf_put_u8(struct buf *b, uint8_t v);
-void buf_put_u16(struct buf *b, uint16_t v);
-void buf_put_u32(struct buf *b, uint32_t v);
-void buf_put_u64(struct buf *b, uint64_t v);
-void buf_put_i64(struct buf *b, int64_t v);
-/* A u32 length followed by the bytes. */
-void buf_put_blob(struct buf *b, const void *p, size_t n);
-/* A u16 length followed by the bytes (n must be < 65536). */
-void buf_put_str16(struct buf *b, const char *s, size_t n);
+/* The slow path of the writers below: grows the buffer, then appends. */
+void buf_put_grow(struct buf *b, const void *p, size_t n);
 
 /* printf into the buffer (any length). */
 void buf_printf(struct buf *b, const char *fmt, ...)
@@ -52,8 +44,9 @@ buf_failed(const struct buf *b)
 	return b->oom;
 }
 
-/* Little-endian loads and stores on raw memory (no bounds checks): one
- * unaligned load or store each (memcpy), swapped on a big-endian host. */
+/* Little-endian loads and stores on raw memory (no bounds checks). One
+ * unaligned access each (memcpy), byte-swapped on a big-endian host: every
+ * codec's hot loop is made of these. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define BUF_LE16(v) __builtin_bswap16(v)
 #define BUF_LE32(v) __builtin_bswap32(v)
@@ -106,6 +99,113 @@ le_load_u64(const uint8_t *p)
 	return BUF_LE64(v);
 }
 
+/* Where `n` more bytes go when they fit without growing, else NULL (and
+ * NULL once a write failed, so that later writes do nothing). */
+static inline uint8_t *
+buf_room(struct buf *b, size_t n)
+{
+	return !b->oom && b->data != NULL && n <= b->cap - b->len
+	    ? b->data + b->len
+	    : NULL;
+}
+
+static inline void
+buf_put(struct buf *b, const void *p, size_t n)
+{
+	uint8_t *d = buf_room(b, n);
+
+	if (d == NULL) {
+		buf_put_grow(b, p, n);
+		return;
+	}
+	if (n > 0)
+		memcpy(d, p, n);
+	b->len += n;
+}
+
+static inline void
+buf_put_u8(struct buf *b, uint8_t v)
+{
+	uint8_t *d = buf_room(b, 1);
+
+	if (d == NULL) {
+		buf_put_grow(b, &v, 1);
+		return;
+	}
+	*d = v;
+	b->len++;
+}
+
+static inline void
+buf_put_u16(struct buf *b, uint16_t v)
+{
+	uint8_t *d = buf_room(b, 2);
+
+	if (d == NULL) {
+		uint8_t t[2];
+
+		le_store_u16(t, v);
+		buf_put_grow(b, t, sizeof(t));
+		return;
+	}
+	le_store_u16(d, v);
+	b->len += 2;
+}
+
+static inline void
+buf_put_u32(struct buf *b, uint32_t v)
+{
+	uint8_t *d = buf_room(b, 4);
+
+	if (d == NULL) {
+		uint8_t t[4];
+
+		le_store_u32(t, v);
+		buf_put_grow(b, t, sizeof(t));
+		return;
+	}
+	le_store_u32(d, v);
+	b->len += 4;
+}
+
+static inline void
+buf_put_u64(struct buf *b, uint64_t v)
+{
+	uint8_t *d = buf_room(b, 8);
+
+	if (d == NULL) {
+		uint8_t t[8];
+
+		le_store_u64(t, v);
+		buf_put_grow(b, t, sizeof(t));
+		return;
+	}
+	le_store_u64(d, v);
+	b->len += 8;
+}
+
+static inline void
+buf_put_i64(struct buf *b, int64_t v)
+{
+	buf_put_u64(b, (uint64_t)v);
+}
+
+/* A u32 length followed by the bytes. */
+static inline void
+buf_put_blob(struct buf *b, const void *p, size_t n)
+{
+	buf_put_u32(b, (uint32_t)n);
+	buf_put(b, p, n);
+}
+
+/* A u16 length followed by the bytes (n must be < 65536). */
+static inline void
+buf_put_str16(struct buf *b, const char *s, size_t n)
+{
+	buf_put_u16(b, (uint16_t)n);
+	buf_put(b, s, n);
+}
+
 struct rd {
 	const uint8_t *p;
 	size_t len;
@@ -134,8 +234,8 @@ rd_failed(const struct rd *r)
 	return r->bad;
 }
 
-/* Borrows `n` bytes; NULL (and bad) when fewer are left. Inline, as the
- * fixed-size readers below: every record of a replay goes through them. */
+/* Borrows `n` bytes; NULL (and bad) when fewer are left, and NULL once
+ * bad. */
 static inline const uint8_t *
 rd_bytes(struct rd *r, size_t n)
 {

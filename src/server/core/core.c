@@ -95,8 +95,17 @@ core_commit(
 	}
 	c->applied = true;
 	/* The next append is checked against this state's needs, even in
-	 * the same turn (a batch of puts). */
-	core_update_reservation(c);
+	 * the same turn (a batch of puts): the counts as the apply left
+	 * them, caught up with c->now. */
+	{
+		uint64_t k[4];
+		struct reserve_counts n;
+
+		queue_live_counts(c->q, k);
+		n = (struct reserve_counts) { k[0], k[1], k[2], k[3] };
+		wal_set_reserved(c->wal, reserve_floor(&c->rsv, &n),
+		    reserve_margin(&c->rsv, c->rsv_pool));
+	}
 	return 0;
 }
 

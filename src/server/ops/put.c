@@ -303,7 +303,8 @@ ops_put(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 	ops_reply(c, ctx, &rep);
 }
 
-/* Each item on its own (put.c's opening says how). */
+/* Each item on its own (put.c's opening says how). The texts of refused
+ * items are made only when one is: most batches have none. */
 void
 ops_put_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req)
@@ -317,11 +318,7 @@ ops_put_batch(struct core *c, struct face_ctx *ctx,
 	uint32_t n = 0;
 
 	res = calloc(b->n, sizeof(*res));
-	if (b->messages)
-		texts = calloc(b->n, sizeof(*texts));
-	if (res == NULL || (b->messages && texts == NULL)) {
-		free(res);
-		free(texts);
+	if (res == NULL) {
 		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
 		return;
 	}
@@ -332,6 +329,8 @@ ops_put_batch(struct core *c, struct face_ctx *ctx,
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
 			res[n].id = 0;
 			res[n].created = false;
+			if (b->messages && texts == NULL)
+				texts = malloc(b->n * sizeof(*texts));
 			if (texts != NULL) {
 				put_err_text(
 				    c, &m, rc, texts[n], OPS_ITEM_TEXT);
