@@ -311,6 +311,29 @@ queue_decide_batch_fire(
 
 /* ---- Counts ----------------------------------------------------------- */
 
+/* Counts live task t in its state's count of `i` (waiting, ready,
+ * delayed or taken; a buried task is counted by the batch itself). */
+void
+batch_count_live(struct queue_batch_info *i, const struct task *t)
+{
+	switch (t->state) {
+	case QUEUE_WAITING:
+		i->waiting++;
+		break;
+	case QUEUE_READY:
+		i->ready++;
+		break;
+	case QUEUE_DELAYED:
+		i->delayed++;
+		break;
+	case QUEUE_TAKEN:
+		i->taken++;
+		break;
+	default:
+		break;
+	}
+}
+
 int
 queue_batch_show(const struct queue *q, const char *name, size_t len,
     struct queue_batch_info *out)
@@ -342,22 +365,7 @@ queue_batch_show(const struct queue *q, const char *name, size_t len,
 		m = idx_at(&q->bt.members, i);
 		if (m->b != b || (t = qs_task(q, m->id)) == NULL)
 			continue;
-		switch (t->state) {
-		case QUEUE_WAITING:
-			out->waiting++;
-			break;
-		case QUEUE_READY:
-			out->ready++;
-			break;
-		case QUEUE_DELAYED:
-			out->delayed++;
-			break;
-		case QUEUE_TAKEN:
-			out->taken++;
-			break;
-		default:
-			break;
-		}
+		batch_count_live(out, t);
 	}
 	return 0;
 }

@@ -149,6 +149,10 @@ int queue_decide_batch_fire(
 int queue_batch_live_ids(const struct queue *q, const char *name, size_t len,
     uint64_t **ids, size_t *n);
 
+/* Counts live task t in its state's count of `i` (queue_batch_show and
+ * queue_batch_list). */
+void batch_count_live(struct queue_batch_info *i, const struct task *t);
+
 /* The counts of the batch `name` (SLUICE_ENOTFOUND). O(members). */
 int queue_batch_show(const struct queue *q, const char *name, size_t len,
     struct queue_batch_info *out);

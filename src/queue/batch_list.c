@@ -80,22 +80,7 @@ count_live(const struct queue *q, struct queue_batch_info *sorted, uint32_t n)
 		in = bsearch(&key, sorted, n, sizeof(*sorted), cmp_info_batch);
 		if (in == NULL || (t = qs_task(q, m->id)) == NULL)
 			continue;
-		switch (t->state) {
-		case QUEUE_WAITING:
-			in->waiting++;
-			break;
-		case QUEUE_READY:
-			in->ready++;
-			break;
-		case QUEUE_DELAYED:
-			in->delayed++;
-			break;
-		case QUEUE_TAKEN:
-			in->taken++;
-			break;
-		default:
-			break;
-		}
+		batch_count_live(in, t);
 	}
 }
 
