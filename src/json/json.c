@@ -386,11 +386,17 @@ static void
 counts_json(FILE *f, const struct sluice_tube_stats *t,
     const struct sluice_tube_conf *conf)
 {
+	uint64_t waiting = 0; /* its "waiting" pair (tasks after parents) */
+
+	for (size_t i = 0; i < t->nkv; i++)
+		if (strcmp(t->kv[i].name, "waiting") == 0)
+			waiting = t->kv[i].value;
 	fprintf(f,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
-	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRIu64
+	    ",\"buried\":%" PRIu64 ",\"waiting\":%" PRIu64
+	    ",\"paused\":%s,\"paused_until\":%" PRIu64
 	    ",\"oldest_ready_age_ms\":%" PRIu64 ",\"counters\":",
-	    t->ready, t->delayed, t->taken, t->buried,
+	    t->ready, t->delayed, t->taken, t->buried, waiting,
 	    t->paused_until ? "true" : "false", t->paused_until,
 	    t->oldest_ready_age_ms);
 	kvs_json(f, t->kv, t->nkv);

@@ -633,7 +633,8 @@ test_admin_writes_need_http_admin(void **state)
 	    200);
 	free(body);
 	body = it_http_get(rw.hport, "/stats", 200);
-	assert_non_null(strstr(body, "\"buried\":0,\"paused\":true"));
+	assert_non_null(
+	    strstr(body, "\"buried\":0,\"waiting\":0,\"paused\":true"));
 	free(body);
 	assert_int_equal(it_http(rw.hport, "POST",
 	                     "/v1/tubes/jobs/pause?for=soon", hdr, NULL, &body),

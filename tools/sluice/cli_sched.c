@@ -88,14 +88,15 @@ print_list(const struct sluice_schedule *s, size_t n, bool json)
 		fputc('\n', stdout);
 		return;
 	}
-	printf("%-20s %-16s %-18s %-16s %-8s %-20s %s\n", "NAME", "TUBE",
+	/* NEXT is as wide as cli_fmt_time's 2026-11-29T03:00:00.000+01:00 */
+	printf("%-20s %-16s %-18s %-16s %-8s %-29s %s\n", "NAME", "TUBE",
 	    "CRON", "TZ", "STATE", "NEXT", "FIRED");
 	for (size_t i = 0; i < n; i++) {
 		if (s[i].next_at != 0)
 			cli_fmt_time(next, sizeof(next), s[i].next_at);
 		else
 			snprintf(next, sizeof(next), "-");
-		printf("%-20s %-16s %-18s %-16s %-8s %-20s %" PRIu64 "\n",
+		printf("%-20s %-16s %-18s %-16s %-8s %-29s %" PRIu64 "\n",
 		    s[i].name, s[i].tube, s[i].cron, s[i].tz,
 		    s[i].paused ? "paused" : "active", next, s[i].fired);
 	}
