@@ -62,7 +62,6 @@ struct tslab {
 	uint32_t touched; /* bump rounded up to a page */
 	uint16_t cls;
 	bool listed;
-	uint32_t ticket; /* its job for the worker (0: none), see fill */
 };
 
 _Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
@@ -82,6 +81,7 @@ tslab_init(struct tslab_pool *p)
 		p->room[i] = NULL;
 		p->nslabs[i] = 0;
 		p->nspare[i] = 0;
+		p->spare_head[i] = 0;
 	}
 	p->all = NULL;
 	p->spare_from = TSLAB_SPARE_FROM;
@@ -148,7 +148,11 @@ slab_of(const void *obj)
 	return (struct tslab *)((uintptr_t)obj & ~(uintptr_t)(TSLAB_SLAB - 1));
 }
 
-/* The populating worker and its jobs (spare slabs to fault in). Jobs
+static struct tslab *slab_map(bool huge);
+
+/* The worker and its jobs (spare slabs to map and fault in, each into
+ * the pool's slot `out`: mapping there too, the caller's thread never
+ * waits for the mmap lock behind a populate). Jobs
  * are done in the order they come, each with a ticket (counting from 1,
  * 0 skipped: 0 is no job): a job is done once `done`, the ticket of the
  * last job done, has reached its own. */
@@ -160,7 +164,7 @@ static struct {
 	bool started;
 	bool failed; /* no thread: spares are not made */
 	pid_t pid;   /* the process the thread runs in (not a fork's child) */
-	struct tslab *job[FILL_JOBS];
+	struct tslab **job[FILL_JOBS];
 	uint32_t job_ticket[FILL_JOBS];
 	unsigned head;
 	unsigned n;
@@ -175,29 +179,32 @@ fill_main(void *arg)
 	(void)pthread_setname_np(pthread_self(), "task-fill");
 
 	for (;;) {
-		struct tslab *s;
+		struct tslab **out, *s;
 		uint32_t t;
 
 		pthread_mutex_lock(&fill.mu);
 		while (fill.n == 0)
 			pthread_cond_wait(&fill.cv, &fill.mu);
-		s = fill.job[fill.head];
+		out = fill.job[fill.head];
 		t = fill.job_ticket[fill.head];
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
+		s = slab_map(true);
 #ifdef MADV_POPULATE_WRITE
-		(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+		if (s != NULL)
+			(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
 #endif
+		*out = s; /* published with done */
 		atomic_store_explicit(&fill.done, t, memory_order_release);
 	}
 	return NULL;
 }
 
-/* Hands spare slab s to the worker, its ticket in *ticket; false when
- * it cannot take it (no thread, or its jobs are full). */
+/* Asks the worker for a spare slab into *out, its ticket in *ticket;
+ * false when it cannot take the job (no thread, or its jobs are full). */
 static bool
-fill_submit(struct tslab *s, uint32_t *ticket)
+fill_submit(struct tslab **out, uint32_t *ticket)
 {
 	bool ok = false;
 
@@ -222,7 +229,8 @@ fill_submit(struct tslab *s, uint32_t *ticket)
 			fill.submitted = 1; /* 0 is no ticket */
 		*ticket = fill.submitted;
 		fill.job_ticket[(fill.head + fill.n) % FILL_JOBS] = *ticket;
-		fill.job[(fill.head + fill.n) % FILL_JOBS] = s;
+		*out = NULL;
+		fill.job[(fill.head + fill.n) % FILL_JOBS] = out;
 		fill.n++;
 		pthread_cond_signal(&fill.cv);
 		ok = true;
@@ -291,23 +299,32 @@ fill_done(uint32_t ticket)
 	return ticket == 0 || (int32_t)(d - ticket) >= 0;
 }
 
-/* Lets go of a mapping of slab_map, once the worker has (a child of
- * fork() has no worker: it waits for none). */
-static void
-slab_unmap(struct tslab *s, uint32_t ticket)
+/* Waits for the worker's job `ticket`; false when it will not come (a
+ * child of fork() has no worker). */
+static bool
+fill_wait(uint32_t ticket)
 {
-	while (!fill_done(ticket) && fill.pid == getpid())
+	while (!fill_done(ticket)) {
+		if (fill.pid != getpid())
+			return false;
 		sched_yield();
-	munmap(s, TSLAB_SLAB);
+	}
+	return true;
 }
 
-/* Maps the next spare of class cls, hands it to the worker and puts it
- * last in the class's spares; false without a worker (no spare). */
+/* Slot i (0: the oldest) of class cls's spares. */
+static unsigned
+spare_slot(const struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	return (p->spare_head[cls] + i) % TSLAB_AHEAD_LOAD;
+}
+
+/* Asks the worker for the next spare of class cls, last in the class's
+ * spares; false without a worker (no spare). */
 static bool
 spare_make(struct tslab_pool *p, unsigned cls)
 {
-	struct tslab *s;
-	uint32_t ticket;
+	unsigned i = spare_slot(p, cls, p->nspare[cls]);
 
 	/* The worker runs at the default priority: a thread below it (the
 	 * snapshot worker, at nice 10 under the serving loop) faults its own
@@ -316,17 +333,22 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	errno = 0;
 	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
 		return false;
-	if ((s = slab_map(true)) == NULL)
+	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i]))
 		return false;
-	if (!fill_submit(s, &ticket)) {
-		munmap(s, TSLAB_SLAB);
-		return false;
-	}
-	p->spare[cls][p->nspare[cls]] = s;
-	p->spare_ticket[cls][p->nspare[cls]] = ticket;
 	p->nspare[cls]++;
 	account(p, TSLAB_SLAB);
 	return true;
+}
+
+/* Takes slot i of class cls's spares out of the count: the slab, once
+ * the worker has made it, or NULL when it could not. */
+static struct tslab *
+spare_take(struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	account(p, -(ptrdiff_t)TSLAB_SLAB);
+	if (!fill_wait(p->spare_ticket[cls][i]))
+		return NULL; /* a fork's child: its parent's job */
+	return p->spare[cls][i];
 }
 
 /* Unmaps the spares of class cls past the first `keep`. */
@@ -334,10 +356,12 @@ static void
 spare_trim(struct tslab_pool *p, unsigned cls, unsigned keep)
 {
 	while (p->nspare[cls] > keep) {
-		unsigned i = --p->nspare[cls];
+		struct tslab *s;
 
-		account(p, -(ptrdiff_t)TSLAB_SLAB);
-		slab_unmap(p->spare[cls][i], p->spare_ticket[cls][i]);
+		p->nspare[cls]--;
+		s = spare_take(p, cls, spare_slot(p, cls, p->nspare[cls]));
+		if (s != NULL)
+			munmap(s, TSLAB_SLAB);
 	}
 }
 
@@ -360,21 +384,17 @@ tslab_settle(struct tslab_pool *p)
 static struct tslab *
 slab_new(struct tslab_pool *p, unsigned cls)
 {
-	struct tslab *s;
-	uint32_t ticket = 0;
-	bool spare = p->nspare[cls] > 0;
+	struct tslab *s = NULL;
+	bool spare;
 
-	if (spare) {
-		unsigned n = --p->nspare[cls];
-
-		s = p->spare[cls][0];
-		ticket = p->spare_ticket[cls][0];
-		memmove(&p->spare[cls][0], &p->spare[cls][1], n * sizeof(s));
-		memmove(&p->spare_ticket[cls][0], &p->spare_ticket[cls][1],
-		    n * sizeof(ticket));
-	} else if ((s = slab_map(p->nslabs[cls] > 0)) == NULL) {
-		return NULL;
+	if (p->nspare[cls] > 0) {
+		s = spare_take(p, cls, p->spare_head[cls]);
+		p->spare_head[cls] = (uint8_t)spare_slot(p, cls, 1);
+		p->nspare[cls]--;
 	}
+	spare = s != NULL;
+	if (!spare && (s = slab_map(p->nslabs[cls] > 0)) == NULL)
+		return NULL;
 	if (p->nslabs[cls] + 1 >= p->spare_from) {
 		uint32_t want = p->nslabs[cls] + 1;
 
@@ -389,15 +409,13 @@ slab_new(struct tslab_pool *p, unsigned cls)
 	s->bump = TSLAB_HDR;
 	s->touched = spare ? TSLAB_SLAB : TSLAB_PAGE;
 	s->cls = (uint16_t)cls;
-	s->ticket = ticket;
 	s->aprev = NULL;
 	s->anext = p->all;
 	if (s->anext != NULL)
 		s->anext->aprev = s;
 	p->all = s;
 	p->nslabs[cls]++;
-	if (!spare)
-		account(p, TSLAB_PAGE);
+	account(p, spare ? TSLAB_SLAB : TSLAB_PAGE);
 	list_add(p, s);
 	return s;
 }
@@ -415,7 +433,7 @@ slab_drop(struct tslab_pool *p, struct tslab *s)
 		s->anext->aprev = s->aprev;
 	p->nslabs[s->cls]--;
 	account(p, -(ptrdiff_t)s->touched);
-	slab_unmap(s, s->ticket);
+	munmap(s, TSLAB_SLAB); /* the worker is done with it */
 }
 
 void

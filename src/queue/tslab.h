@@ -41,13 +41,14 @@ struct tslab;
 
 struct tslab_pool {
 	struct tslab *room[TSLAB_CLASSES]; /* slabs of a class with room */
-	/* Mapped ahead, oldest first, with the worker's ticket of each
-	 * (tslab.c): kept here, as a spare's own pages are not touched. */
+	/* Mapped ahead by the worker, each with its job's ticket (tslab.c):
+	 * kept here, as a spare's own pages are not touched. */
 	struct tslab *spare[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
 	uint32_t spare_ticket[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
 	uint32_t nslabs[TSLAB_CLASSES];
 	uint8_t nspare[TSLAB_CLASSES];
-	struct tslab *all;    /* every slab */
+	uint8_t spare_head[TSLAB_CLASSES]; /* the oldest, in a ring */
+	struct tslab *all;                 /* every slab */
 	uint32_t spare_from;  /* slabs of a class before it gets spares */
 	uint32_t spare_ahead; /* spares a class may have at most */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
