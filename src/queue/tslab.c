@@ -10,29 +10,27 @@
  * Fresh memory costs its first touch: the kernel zeroes each page (on a
  * VM the host may back it then too), which is most of a replay's time.
  * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
- * tasks, tslab_expect) gets its next one mapped in
- * advance (during such a replay, up to TSLAB_AHEAD_LOAD of them, no more
- * than the class has slabs: one spare is not always ready in time, and
- * the load then zeroes huge pages itself), and a worker thread (one per
- * process, started at first need) faults the spares in (MADV_POPULATE_WRITE, in
- * the order they are taken: a class's spares are a FIFO in the pool) while the
- * caller fills the slab before it: on another core, that zeroing runs beside
- * the replay instead of in it. Populating changes no content, so the pool may
- * take the spare into use before the worker is done with it; a spare is
- * unmapped only once the worker has let go of it (its ticket is done).
- * Nothing is written into a spare before the worker has had it: a first
- * write there would zero its huge page on the caller's thread, and the
- * worker's populate would then find it done. A spare is counted as
- * touched whole. A thread with a nice value above 0 gets no
- * spare: the worker, at the default priority, would do its work ahead
- * of it. */
+ * tasks, tslab_expect) gets its next one made in advance (during such a
+ * replay, up to TSLAB_AHEAD_LOAD of them, no more than the class has
+ * slabs: one spare is not always ready in time, and the load then waits
+ * for it), by a worker thread (one per process, started at first need)
+ * that maps it and faults it in (MADV_POPULATE_WRITE) while the caller
+ * fills the slab before it: on another core, that zeroing runs beside
+ * the replay instead of in it. The worker maps as well, or the caller's
+ * mmap would wait for the mmap lock behind a populate. Its jobs are done
+ * in order, each with a ticket; a class's spares are a ring in the pool
+ * (slot and ticket), taken oldest first once the worker is done with
+ * that one. Nothing is written into a spare before: a first write there
+ * would zero its huge page on the caller's thread. A spare is counted as
+ * touched whole from its asking. A thread with a nice value above 0 gets
+ * no spare: the worker, at the default priority, would do its work
+ * ahead of it. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
