@@ -20,6 +20,12 @@ queue_expect_tasks(struct queue *q, uint64_t tasks)
 	tslab_expect(&q->pool, tasks);
 }
 
+void
+queue_expect_done(struct queue *q)
+{
+	tslab_settle(&q->pool);
+}
+
 static int
 load_entry(void *arg, uint16_t type, const void *data, size_t len)
 {

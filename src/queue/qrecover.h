@@ -9,4 +9,10 @@
 
 extern const struct recover_ops queue_recover_ops;
 
+struct queue;
+
+/* The replay announced by queue_expect_tasks is over: the task memory
+ * made ahead for it beyond one slab a size is given back. */
+void queue_expect_done(struct queue *q);
+
 #endif

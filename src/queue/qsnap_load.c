@@ -662,6 +662,7 @@ load_end(struct queue *q, struct rd *r)
 	free(q->load.want);
 	q->load.want = NULL;
 	q->load.done = true;
+	tslab_settle(&q->pool); /* the spares made ahead for the load go */
 	return 0;
 }
 

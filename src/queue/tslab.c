@@ -10,16 +10,21 @@
  * Fresh memory costs its first touch: the kernel zeroes each page (on a
  * VM the host may back it then too), which is most of a replay's time.
  * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
- * tasks, tslab_expect) gets its next one mapped in
- * advance, and a worker thread (one per process, started at first need)
- * faults that spare in (MADV_POPULATE_WRITE) while the caller fills the
- * slab before it: on another core, that zeroing runs beside the replay
- * instead of in it. Populating changes no content, so the pool may take
- * the spare into use before the worker is done with it; a spare is
- * unmapped only once the worker has let go of it (filling). A spare is
- * counted as touched whole. A thread with a nice value above 0 gets no
- * spare: the worker, at the default priority, would do its work ahead
- * of it. */
+ * tasks, tslab_expect) gets its next one made in advance (during such a
+ * replay, up to TSLAB_AHEAD_LOAD of them, no more than the class has
+ * slabs: one spare is not always ready in time, and the load then waits
+ * for it), by a worker thread (one per process, started at first need)
+ * that maps it and faults it in (MADV_POPULATE_WRITE) while the caller
+ * fills the slab before it: on another core, that zeroing runs beside
+ * the replay instead of in it. The worker maps as well, or the caller's
+ * mmap would wait for the mmap lock behind a populate. Its jobs are done
+ * in order, each with a ticket; a class's spares are a ring in the pool
+ * (slot and ticket), taken oldest first once the worker is done with
+ * that one. Nothing is written into a spare before: a first write there
+ * would zero its huge page on the caller's thread. A spare is counted as
+ * touched whole from its asking. A thread with a nice value above 0 gets
+ * no spare: the worker, at the default priority, would do its work
+ * ahead of it. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -55,7 +60,6 @@ struct tslab {
 	uint32_t touched; /* bump rounded up to a page */
 	uint16_t cls;
 	bool listed;
-	atomic_bool filling; /* the worker has it still */
 };
 
 _Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
@@ -73,19 +77,23 @@ tslab_init(struct tslab_pool *p)
 {
 	for (int i = 0; i < TSLAB_CLASSES; i++) {
 		p->room[i] = NULL;
-		p->spare[i] = NULL;
 		p->nslabs[i] = 0;
+		p->nspare[i] = 0;
+		p->spare_head[i] = 0;
 	}
 	p->all = NULL;
 	p->spare_from = TSLAB_SPARE_FROM;
+	p->spare_ahead = 1;
 	p->touched = 0;
 }
 
 void
 tslab_expect(struct tslab_pool *p, uint64_t objects)
 {
-	if (objects >= TSLAB_EXPECT_MANY)
+	if (objects >= TSLAB_EXPECT_MANY) {
 		p->spare_from = 2;
+		p->spare_ahead = TSLAB_AHEAD_LOAD;
+	}
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -94,6 +102,12 @@ void
 tslab_fini(struct tslab_pool *p)
 {
 	(void)p;
+}
+
+void
+tslab_settle(struct tslab_pool *p)
+{
+	p->spare_ahead = 1;
 }
 
 void *
@@ -132,7 +146,14 @@ slab_of(const void *obj)
 	return (struct tslab *)((uintptr_t)obj & ~(uintptr_t)(TSLAB_SLAB - 1));
 }
 
-/* The populating worker and its jobs (spare slabs to fault in). */
+static struct tslab *slab_map(bool huge);
+
+/* The worker and its jobs (spare slabs to map and fault in, each into
+ * the pool's slot `out`: mapping there too, the caller's thread never
+ * waits for the mmap lock behind a populate). Jobs
+ * are done in the order they come, each with a ticket (counting from 1,
+ * 0 skipped: 0 is no job): a job is done once `done`, the ticket of the
+ * last job done, has reached its own. */
 enum { FILL_JOBS = 64 };
 
 static struct {
@@ -141,9 +162,12 @@ static struct {
 	bool started;
 	bool failed; /* no thread: spares are not made */
 	pid_t pid;   /* the process the thread runs in (not a fork's child) */
-	struct tslab *job[FILL_JOBS];
+	struct tslab **job[FILL_JOBS];
+	uint32_t job_ticket[FILL_JOBS];
 	unsigned head;
 	unsigned n;
+	uint32_t submitted;         /* the last ticket given */
+	atomic_uint_least32_t done; /* the ticket of the last job done */
 } fill = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static void *
@@ -153,27 +177,32 @@ fill_main(void *arg)
 	(void)pthread_setname_np(pthread_self(), "task-fill");
 
 	for (;;) {
-		struct tslab *s;
+		struct tslab **out, *s;
+		uint32_t t;
 
 		pthread_mutex_lock(&fill.mu);
 		while (fill.n == 0)
 			pthread_cond_wait(&fill.cv, &fill.mu);
-		s = fill.job[fill.head];
+		out = fill.job[fill.head];
+		t = fill.job_ticket[fill.head];
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
+		s = slab_map(true);
 #ifdef MADV_POPULATE_WRITE
-		(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+		if (s != NULL)
+			(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
 #endif
-		atomic_store_explicit(&s->filling, false, memory_order_release);
+		*out = s; /* published with done */
+		atomic_store_explicit(&fill.done, t, memory_order_release);
 	}
 	return NULL;
 }
 
-/* Hands spare slab s to the worker; false when it cannot take it (no
- * thread, or its jobs are full), and s is left as it was. */
+/* Asks the worker for a spare slab into *out, its ticket in *ticket;
+ * false when it cannot take the job (no thread, or its jobs are full). */
 static bool
-fill_submit(struct tslab *s)
+fill_submit(struct tslab **out, uint32_t *ticket)
 {
 	bool ok = false;
 
@@ -194,8 +223,12 @@ fill_submit(struct tslab *s)
 		fill.pid = getpid();
 	}
 	if (fill.started && fill.n < FILL_JOBS) {
-		atomic_store_explicit(&s->filling, true, memory_order_relaxed);
-		fill.job[(fill.head + fill.n) % FILL_JOBS] = s;
+		if (++fill.submitted == 0)
+			fill.submitted = 1; /* 0 is no ticket */
+		*ticket = fill.submitted;
+		fill.job_ticket[(fill.head + fill.n) % FILL_JOBS] = *ticket;
+		*out = NULL;
+		fill.job[(fill.head + fill.n) % FILL_JOBS] = out;
 		fill.n++;
 		pthread_cond_signal(&fill.cv);
 		ok = true;
@@ -255,23 +288,41 @@ slab_map(bool huge)
 	return (struct tslab *)at;
 }
 
-/* Lets go of a mapping of slab_map, once the worker has (a child of
- * fork() has no worker: it waits for none). */
-static void
-slab_unmap(struct tslab *s)
+/* Has the worker let go of the slab of `ticket`? */
+static bool
+fill_done(uint32_t ticket)
 {
-	while (atomic_load_explicit(&s->filling, memory_order_acquire) &&
-	    fill.pid == getpid())
-		sched_yield();
-	munmap(s, TSLAB_SLAB);
+	uint32_t d = atomic_load_explicit(&fill.done, memory_order_acquire);
+
+	return ticket == 0 || (int32_t)(d - ticket) >= 0;
 }
 
-/* Maps the next spare of class cls and hands it to the worker; without a
- * worker there is no spare. */
-static void
+/* Waits for the worker's job `ticket`; false when it will not come (a
+ * child of fork() has no worker). */
+static bool
+fill_wait(uint32_t ticket)
+{
+	while (!fill_done(ticket)) {
+		if (fill.pid != getpid())
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+/* Slot i (0: the oldest) of class cls's spares. */
+static unsigned
+spare_slot(const struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	return (p->spare_head[cls] + i) % TSLAB_AHEAD_LOAD;
+}
+
+/* Asks the worker for the next spare of class cls, last in the class's
+ * spares; false without a worker (no spare). */
+static bool
 spare_make(struct tslab_pool *p, unsigned cls)
 {
-	struct tslab *s;
+	unsigned i = spare_slot(p, cls, p->nspare[cls]);
 
 	/* The worker runs at the default priority: a thread below it (the
 	 * snapshot worker, at nice 10 under the serving loop) faults its own
@@ -279,45 +330,77 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	 * value, read through its thread id. */
 	errno = 0;
 	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
-		return;
-	if ((s = slab_map(true)) == NULL)
-		return;
-	atomic_init(&s->filling, false);
-	if (!fill_submit(s)) {
-		munmap(s, TSLAB_SLAB);
-		return;
-	}
-	p->spare[cls] = s;
+		return false;
+	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i]))
+		return false;
+	p->nspare[cls]++;
 	account(p, TSLAB_SLAB);
+	return true;
+}
+
+/* Takes slot i of class cls's spares out of the count: the slab, once
+ * the worker has made it, or NULL when it could not. */
+static struct tslab *
+spare_take(struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	account(p, -(ptrdiff_t)TSLAB_SLAB);
+	if (!fill_wait(p->spare_ticket[cls][i]))
+		return NULL; /* a fork's child: its parent's job */
+	return p->spare[cls][i];
+}
+
+/* Unmaps the spares of class cls past the first `keep`. */
+static void
+spare_trim(struct tslab_pool *p, unsigned cls, unsigned keep)
+{
+	while (p->nspare[cls] > keep) {
+		struct tslab *s;
+
+		p->nspare[cls]--;
+		s = spare_take(p, cls, spare_slot(p, cls, p->nspare[cls]));
+		if (s != NULL)
+			munmap(s, TSLAB_SLAB);
+	}
 }
 
 static void
 spare_drop(struct tslab_pool *p, unsigned cls)
 {
-	if (p->spare[cls] == NULL)
-		return;
-	account(p, -(ptrdiff_t)TSLAB_SLAB);
-	slab_unmap(p->spare[cls]);
-	p->spare[cls] = NULL;
+	spare_trim(p, cls, 0);
 }
 
-/* A new slab of class cls: the spare when there is one (a new spare is
- * asked for), else freshly mapped. */
+void
+tslab_settle(struct tslab_pool *p)
+{
+	p->spare_ahead = 1;
+	for (unsigned i = 0; i < TSLAB_CLASSES; i++)
+		spare_trim(p, i, 1);
+}
+
+/* A new slab of class cls: the oldest spare when there is one (new
+ * spares are asked for), else freshly mapped. */
 static struct tslab *
 slab_new(struct tslab_pool *p, unsigned cls)
 {
-	struct tslab *s = p->spare[cls];
-	bool spare = s != NULL;
+	struct tslab *s = NULL;
+	bool spare;
 
-	if (spare) {
-		p->spare[cls] = NULL;
-	} else {
-		if ((s = slab_map(p->nslabs[cls] > 0)) == NULL)
-			return NULL;
-		atomic_init(&s->filling, false);
+	if (p->nspare[cls] > 0) {
+		s = spare_take(p, cls, p->spare_head[cls]);
+		p->spare_head[cls] = (uint8_t)spare_slot(p, cls, 1);
+		p->nspare[cls]--;
 	}
-	if (p->nslabs[cls] + 1 >= p->spare_from)
-		spare_make(p, cls);
+	spare = s != NULL;
+	if (!spare && (s = slab_map(p->nslabs[cls] > 0)) == NULL)
+		return NULL;
+	if (p->nslabs[cls] + 1 >= p->spare_from) {
+		uint32_t want = p->nslabs[cls] + 1;
+
+		if (want > p->spare_ahead)
+			want = p->spare_ahead;
+		while (p->nspare[cls] < want && spare_make(p, cls))
+			;
+	}
 	s->free = NULL;
 	s->size = (cls + 1) * TSLAB_ALIGN;
 	s->used = 0;
@@ -330,8 +413,7 @@ slab_new(struct tslab_pool *p, unsigned cls)
 		s->anext->aprev = s;
 	p->all = s;
 	p->nslabs[cls]++;
-	if (!spare)
-		account(p, TSLAB_PAGE);
+	account(p, spare ? TSLAB_SLAB : TSLAB_PAGE);
 	list_add(p, s);
 	return s;
 }
@@ -349,7 +431,7 @@ slab_drop(struct tslab_pool *p, struct tslab *s)
 		s->anext->aprev = s->aprev;
 	p->nslabs[s->cls]--;
 	account(p, -(ptrdiff_t)s->touched);
-	slab_unmap(s);
+	munmap(s, TSLAB_SLAB); /* the worker is done with it */
 }
 
 void

@@ -34,16 +34,23 @@ enum {
 	TSLAB_MAX = 2048, /* larger objects come from malloc */
 	TSLAB_CLASSES = TSLAB_MAX / TSLAB_ALIGN,
 	TSLAB_EXPECT_MANY = 1000000,
+	TSLAB_AHEAD_LOAD = 8, /* spares of a class during a load */
 };
 
 struct tslab;
 
 struct tslab_pool {
-	struct tslab *room[TSLAB_CLASSES];  /* slabs of a class with room */
-	struct tslab *spare[TSLAB_CLASSES]; /* mapped ahead (tslab.c) */
+	struct tslab *room[TSLAB_CLASSES]; /* slabs of a class with room */
+	/* Mapped ahead by the worker, each with its job's ticket (tslab.c):
+	 * kept here, as a spare's own pages are not touched. */
+	struct tslab *spare[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
+	uint32_t spare_ticket[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
 	uint32_t nslabs[TSLAB_CLASSES];
-	struct tslab *all;   /* every slab */
-	uint32_t spare_from; /* slabs of a class before it gets spares */
+	uint8_t nspare[TSLAB_CLASSES];
+	uint8_t spare_head[TSLAB_CLASSES]; /* the oldest, in a ring */
+	struct tslab *all;                 /* every slab */
+	uint32_t spare_from;  /* slabs of a class before it gets spares */
+	uint32_t spare_ahead; /* spares a class may have at most */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
 };
 
@@ -55,8 +62,14 @@ void tslab_fini(struct tslab_pool *p);
 
 /* About `objects` objects are to come at once (a replay): from
  * TSLAB_EXPECT_MANY on, every class that needs a second slab gets spares
- * faulted in ahead from then on, not only past 128 MiB. */
+ * faulted in ahead from then on, not only past 128 MiB, and until
+ * tslab_settle several of them (as many as it has slabs, up to
+ * TSLAB_AHEAD_LOAD), so that the worker stays ahead of a fast load. */
 void tslab_expect(struct tslab_pool *p, uint64_t objects);
+
+/* The load announced by tslab_expect is over: each class keeps one spare
+ * at most, and the others are unmapped. */
+void tslab_settle(struct tslab_pool *p);
 
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);

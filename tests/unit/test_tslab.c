@@ -3,13 +3,19 @@
  * run checked against a copy of what each holds); freed objects are
  * reused; objects over TSLAB_MAX come from malloc; a pool that grows past
  * the size where spares are faulted in ahead, then empties, gives its
- * memory back. Under the sanitizers (SLUICE_SANITIZED=1) the pool is
- * malloc, so the byte counts are not checked and the large run is
- * smaller. */
+ * memory back; during a load (tslab_expect) a class keeps several spares
+ * ahead, which the worker faults in (the caller's thread takes no page
+ * fault on them), and tslab_settle gives all but one back. Under the sanitizers
+ * (SLUICE_SANITIZED=1) the pool is malloc, so the byte counts are not checked
+ * and the large run is smaller. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "queue/tslab.h"
 #include "t_lib.h"
@@ -148,7 +154,7 @@ test_a_large_pool_gives_its_memory_back(void **state)
 		int spares = 0;
 
 		for (int i = 0; i < TSLAB_CLASSES; i++)
-			spares += p.spare[i] != NULL;
+			spares += p.nspare[i];
 		assert_int_equal(spares, 1); /* the next slab, ahead */
 		/* The objects, the slabs' headers and at most one spare. */
 		assert_true(full >= n * SIZE);
@@ -166,6 +172,106 @@ test_a_large_pool_gives_its_memory_back(void **state)
 	free(o);
 }
 
+/* Are all of the 2 MiB at s in memory? */
+static bool
+resident(const void *s)
+{
+	static unsigned char v[(2u << 20) / 4096];
+
+	if (mincore((void *)s, 2u << 20, v) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(v); i++)
+		if (!(v[i] & 1))
+			return false;
+	return true;
+}
+
+static long
+thread_faults(void)
+{
+	struct rusage ru;
+
+	assert_int_equal(getrusage(RUSAGE_THREAD, &ru), 0);
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* A load of many objects keeps up to TSLAB_AHEAD_LOAD spares ahead; the
+ * worker faults them in, so the thread that allocates takes no page
+ * fault when it moves into one and asks for the next (the slab's header
+ * was once written as the spare was made, which faulted its huge page
+ * in on the caller's thread and left the worker nothing to do); settling
+ * keeps one spare a class, and everything goes back at the end. */
+static void
+test_a_load_keeps_spares_ahead_faulted_in_by_the_worker(void **state)
+{
+	enum { SIZE = 176, CLS = (SIZE - 1) / TSLAB_ALIGN };
+	size_t per = (size_t)(2u << 20) / SIZE;
+	size_t n = sanitized() ? 20000 : 12 * per, extra = per + 1;
+	void **o = calloc(n + extra, sizeof(*o));
+	size_t before = tslab_bytes();
+	struct tslab_pool p;
+	long f0;
+
+	(void)state;
+	assert_non_null(o);
+	memset(o, 0, (n + extra) * sizeof(*o));
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	if (!sanitized()) {
+		struct timespec t0, t;
+		int left;
+
+		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
+		/* The worker maps them and faults them in. Bounded wait. */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			left = 0;
+			for (int i = 0; i < TSLAB_AHEAD_LOAD; i++) {
+				/* written by the worker */
+				struct tslab *v = __atomic_load_n(
+				    &p.spare[CLS][i], __ATOMIC_ACQUIRE);
+
+				left += v == NULL || !resident(v);
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (left)
+				usleep(1000);
+		} while (left && t.tv_sec - t0.tv_sec < 30);
+		assert_int_equal(left, 0);
+		for (int i = 0; i < TSLAB_AHEAD_LOAD; i++)
+			assert_true(resident(p.spare[CLS][i]));
+	}
+	f0 = thread_faults();
+	for (size_t i = n; i < n + extra; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	if (!sanitized()) {
+		assert_int_equal(thread_faults() - f0, 0);
+		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
+	}
+	tslab_settle(&p);
+	for (int i = 0; i < TSLAB_CLASSES; i++)
+		assert_true(p.nspare[i] <= 1);
+	if (!sanitized())
+		assert_true(tslab_bytes() - before <=
+		    (n + extra) * SIZE + (n + extra) * SIZE / 100 + (6u << 20));
+	for (size_t i = 0; i < n + extra; i++) {
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	free(o);
+}
+
 int
 main(void)
 {
@@ -173,6 +279,8 @@ main(void)
 		cmocka_unit_test(test_objects_keep_their_bytes),
 		cmocka_unit_test(test_freed_objects_are_reused),
 		cmocka_unit_test(test_a_large_pool_gives_its_memory_back),
+		cmocka_unit_test(
+		    test_a_load_keeps_spares_ahead_faulted_in_by_the_worker),
 	};
 
 	return cmocka_run_group_tests_name("tslab", tests, NULL, NULL);

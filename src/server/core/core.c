@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "log/recover.h"
+#include "queue/qrecover.h"
 #include "server/core/core.h"
 #include "sluice.h"
 #include "util/clock.h"
@@ -762,6 +763,7 @@ core_open_log(struct core *c, struct recover_result *res)
 		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
+	queue_expect_done(c->q); /* spares made ahead for it go */
 	/* An epoch the history names but the log never got (a crash
 	 * between the two writes) is forgotten. */
 	rc = epochs_cut(&c->epochs, res->end.last_lsn);
