@@ -100,6 +100,27 @@ t_mat_req(struct msg_req *q, struct t_mat *mat)
 				;
 			q->take.tubes = v;
 		}
+	} else if (q->op == MSG_OP_MOVE_OUT && q->move.kind == MSG_MOVE_DROP) {
+		uint64_t *ids = t_mat_alloc(mat, q->move.n, sizeof(*ids));
+		uint64_t *leases = t_mat_alloc(mat, q->move.n, sizeof(*leases));
+		struct msg_iter it = q->move.it;
+
+		if (ids != NULL && leases != NULL) {
+			for (uint32_t i = 0;
+			     msg_next_move_drop(&it, &ids[i], &leases[i]); i++)
+				;
+			q->move.ids = ids;
+			q->move.leases = leases;
+		}
+	} else if (q->op == MSG_OP_MOVE_IN) {
+		struct msg_task *v = t_mat_alloc(mat, q->move.n, sizeof(*v));
+		struct msg_iter it = q->move.tasks_it;
+
+		if (v != NULL) {
+			for (uint32_t i = 0; msg_next_task(&it, &v[i]); i++)
+				;
+			q->move.tasks = v;
+		}
 	}
 	return !mat->failed;
 }
