@@ -287,6 +287,17 @@ test_diamond_survives_kill(void **state)
 	t = it_peek(c, g.d);
 	assert_int_equal(t->parents_pending, 1);
 	sluice_task_free(t);
+	/* The offline state read from the same files counts D waiting. */
+	{
+		static char out[64 << 10];
+
+		assert_int_equal(it_log_tool(out, sizeof(out), "state", s->data,
+		                     "--json", NULL),
+		    0);
+		assert_non_null(strstr(out,
+		    "\"kill\":{\"ready\":1,\"delayed\":0,\"taken\":0,"
+		    "\"buried\":0,\"waiting\":1,"));
+	}
 	run(c, "kill", first == g.b ? g.c : g.b, first == g.b ? "rc" : "rb");
 	finish_d(c, "kill", &g);
 	sluice_close(c);

@@ -57,7 +57,7 @@ test_an_empty_directory_is_a_valid_empty_log(void **state)
 	tl_has(r->out, "\"lsn\":0");
 	tl_has(r->out,
 	    "\"totals\":{\"ready\":0,\"delayed\":0,\"taken\":0,"
-	    "\"buried\":0,\"paused\":false,");
+	    "\"buried\":0,\"waiting\":0,\"paused\":false,");
 	assert_int_equal(tl_tool(r, "dump", t_path(d, "empty"), NULL), 0);
 	assert_string_equal(r->out, "");
 	free(r);

@@ -114,16 +114,17 @@ state_usage(FILE *f)
  * the oldest ready task's age, and the counters by the server's names. */
 static void
 counts_json(struct buf *b, uint64_t ready, uint64_t delayed, uint64_t taken,
-    uint64_t buried, uint64_t done, int64_t paused_until, int64_t oldest_age,
-    const struct queue_counters *c)
+    uint64_t buried, uint64_t waiting, uint64_t done, int64_t paused_until,
+    int64_t oldest_age, const struct queue_counters *c)
 {
 	buf_printf(b,
 	    "{\"ready\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"taken\":%" PRIu64
-	    ",\"buried\":%" PRIu64 ",\"paused\":%s,\"paused_until\":%" PRId64
+	    ",\"buried\":%" PRIu64 ",\"waiting\":%" PRIu64
+	    ",\"paused\":%s,\"paused_until\":%" PRId64
 	    ",\"oldest_ready_age_ms\":%" PRId64 ",\"done\":%" PRIu64
 	    ",\"counters\":",
-	    ready, delayed, taken, buried, paused_until ? "true" : "false",
-	    paused_until, oldest_age, done);
+	    ready, delayed, taken, buried, waiting,
+	    paused_until ? "true" : "false", paused_until, oldest_age, done);
 	buf_printf(b,
 	    "{\"puts\":%" PRIu64 ",\"takes\":%" PRIu64 ",\"acks\":%" PRIu64
 	    ",\"releases\":%" PRIu64 ",\"fails\":%" PRIu64
@@ -396,7 +397,7 @@ lt_cmd_state(int argc, char **argv)
 			lt_json_str(&b, ts.name, ts.name_len);
 			buf_printf(&b, ":");
 			counts_json(&b, ts.ready, ts.delayed, ts.taken,
-			    ts.buried, ts.done, ts.paused_until,
+			    ts.buried, ts.waiting, ts.done, ts.paused_until,
 			    ts.oldest_ready_age, &ts.ctr);
 			state_limits_json(&b, sc.q, &ts, st.clock);
 			state_settings_json(&b, sc.q, &ts);
@@ -405,7 +406,7 @@ lt_cmd_state(int argc, char **argv)
 		}
 		buf_printf(&b, "},\"totals\":");
 		counts_json(&b, st.ready, st.delayed, st.taken, st.buried,
-		    st.done, 0, oldest_age, &st.ctr);
+		    st.waiting, st.done, 0, oldest_age, &st.ctr);
 		buf_printf(&b,
 		    ",\"node\":{\"tubes\":%" PRIu64 ",\"tasks\":%" PRIu64
 		    ",\"keys\":%" PRIu64 ",\"snapshot_lsn\":%" PRIu64
