@@ -224,22 +224,26 @@ parent_outcome(const struct queue *q, uint64_t id)
 }
 
 /* The text a failed parent gives its children: its last error, else
- * what became of it. */
+ * what became of it: buried, cancelled, deleted. */
 static void
 failure_text(const struct queue *q, uint64_t id, const char **p, size_t *len)
 {
 	struct task *t = qs_task(q, id);
+	struct dnode *n;
 
 	if (t != NULL && t->ext != NULL && t->ext->error != NULL) {
 		*p = t->ext->error;
 		*len = t->ext->error_len;
-	} else if (t != NULL && t->state == QUEUE_BURIED) {
-		*p = "buried";
-		*len = 6;
-	} else {
-		*p = "deleted";
-		*len = 7;
+		return;
 	}
+	if (t != NULL && t->state == QUEUE_BURIED)
+		*p = "buried";
+	else if (t == NULL && (n = deps_node(q, id)) != NULL &&
+	    n->how == QUEUE_END_CANCELLED)
+		*p = "cancelled";
+	else
+		*p = "deleted";
+	*len = strlen(*p);
 }
 
 /* ---- The settle list -------------------------------------------------- */
@@ -537,7 +541,7 @@ settle_done(struct queue *q, struct dnode *n, const char *res, size_t len)
 }
 
 void
-deps_task_gone(struct queue *q, struct task *t)
+deps_task_gone(struct queue *q, struct task *t, int how)
 {
 	struct deps *d = &q->deps;
 	struct dnode *n = deps_node(q, t->id);
@@ -550,6 +554,7 @@ deps_task_gone(struct queue *q, struct task *t)
 			settle_done(q, n, d->ack_text, d->ack_text_len);
 		} else {
 			n->outcome = QUEUE_DEP_FAILED;
+			n->how = (uint8_t)how;
 			todo_push(d, n);
 		}
 	} else if (n->outcome == QUEUE_DEP_DONE && n->result == NULL &&

@@ -70,6 +70,9 @@ struct dnode {
 	uint8_t on_parent; /* enum queue_on_parent */
 	uint8_t outcome;   /* enum queue_dep_outcome */
 	bool gone;         /* its task left the queue */
+	uint8_t how;       /* failed by leaving: QUEUE_END_DELETED or
+	                      _CANCELLED (its children's "task N failed:
+	                      cancelled"); else 0 */
 	bool queued;       /* on the list to settle */
 };
 
@@ -131,9 +134,10 @@ void deps_put_undo(struct queue *q);
 void deps_before(struct queue *q, const struct qrec *rec);
 
 /* A task leaves the queue (qs_task_remove): its node settles (failed,
- * unless it is the task being acked) and its parents count one live
- * child less. Allocates nothing. */
-void deps_task_gone(struct queue *q, struct task *t);
+ * unless it is the task being acked; `how` is how it ended, as
+ * qs_outcome_removed says, which its children are told) and its parents
+ * count one live child less. Allocates nothing. */
+void deps_task_gone(struct queue *q, struct task *t, int how);
 
 /* After apply: settles the task the record finished (acked, or failed
  * for good) and tells the children, in a loop until nothing is left to

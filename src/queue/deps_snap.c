@@ -3,7 +3,8 @@
  *
  * Entries, after the THROTTLE entries and before END, one set per node
  * in the order of the node table:
- *   DEP   u64 id, u8 on_parent_failure, u8 outcome, u8 gone, u32 pending,
+ *   DEP   u64 id, u8 on_parent_failure, u8 outcome, u8 gone (0: no, 1:
+ *         yes, 16: deleted, 17: cancelled, before it settled), u32 pending,
  *         u32 nlive, u32 nchildren, u32 nparents, nparents x u64 parent
  *         ids, then the kept result (the rest of the entry; may be empty)
  *   DEPC  u64 id (the DEP's), then 1..DEPC_IDS u64 child ids: the
@@ -43,7 +44,7 @@ emit_node(const struct dnode *n, queue_emit_fn *emit, void *arg)
 	le64(p, n->id);
 	p[8] = n->on_parent;
 	p[9] = n->outcome;
-	p[10] = n->gone ? 1 : 0;
+	p[10] = !n->gone ? 0 : n->how != 0 ? n->how : 1;
 	le32(p + 11, n->pending);
 	le32(p + 15, n->nlive);
 	le32(p + 19, n->nchildren);
@@ -83,6 +84,7 @@ deps_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 {
 	struct qsnap_load *l = &q->load;
 	struct dnode *n;
+	uint8_t gone;
 	uint64_t id = rd_u64(r);
 
 	if (type == QSNAP_DEPC) {
@@ -110,12 +112,16 @@ deps_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 	n->id = id;
 	n->on_parent = rd_u8(r);
 	n->outcome = rd_u8(r);
-	n->gone = rd_u8(r) != 0;
+	gone = rd_u8(r);
+	n->gone = gone != 0;
+	n->how = gone > 1 ? gone : 0;
 	n->pending = rd_u32(r);
 	n->nlive = rd_u32(r);
 	n->children_cap = rd_u32(r);
 	n->nparents = rd_u32(r);
 	if (n->on_parent >= QUEUE_PARENT_END_ || n->outcome > 2 ||
+	    (gone > 1 && gone != QUEUE_END_DELETED &&
+	        gone != QUEUE_END_CANCELLED) ||
 	    n->nparents > QREC_AFTER_MAX ||
 	    rd_left(r) < 8 * (size_t)n->nparents ||
 	    n->gone != (qs_task(q, id) == NULL) ||

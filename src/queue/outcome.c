@@ -184,7 +184,7 @@ queue_cancelled(const struct queue *q, uint64_t id)
 	return mark_find(q, id) != NULL;
 }
 
-void
+int
 qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 {
 	struct cmark *m = mark_find(q, t->id);
@@ -196,10 +196,11 @@ qs_outcome_removed(struct queue *q, const struct task *t, int64_t time)
 	}
 	/* A done task's outcome was noted when it was acked. */
 	if (kind == 0 || t->state == QUEUE_DONE)
-		return;
+		return 0;
 	outcome_note(q, t->id, kind, time, qs_tube_of(q, t),
 	    t->ext != NULL ? t->ext->error : NULL,
 	    t->ext != NULL ? t->ext->error_len : 0);
+	return kind;
 }
 
 void

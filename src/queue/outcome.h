@@ -62,8 +62,9 @@ void qs_outcome_after(
 
 /* A task leaves the queue (qs_task_remove): its outcome is noted when
  * the record being applied removes tasks (deleted, or cancelled when it
- * was marked); its mark goes. */
-void qs_outcome_removed(struct queue *q, const struct task *t, int64_t time);
+ * was marked); its mark goes. Returns how it ended (QUEUE_END_DELETED,
+ * QUEUE_END_CANCELLED), or 0 when the record is not one that removes. */
+int qs_outcome_removed(struct queue *q, const struct task *t, int64_t time);
 
 /* A child that its parent's failure ends, whatever record is applied
  * (deps.c): one buried by its rule `fail` is final where it is (its

@@ -666,9 +666,10 @@ qs_key_complete(
 void
 qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 {
-	qs_outcome_removed(q, t, time);
+	int how = qs_outcome_removed(q, t, time);
+
 	if (q->deps.nodes.len != 0)
-		deps_task_gone(q, t); /* its children hear of it (deps.h) */
+		deps_task_gone(q, t, how); /* its children hear (deps.h) */
 	if (q->bt.members.len != 0)
 		batch_task_gone(q, t); /* its batch counts it (batch.h) */
 	qs_unplace(q, t);

@@ -7,6 +7,7 @@
  * same state; random steps keep the invariants and never hand out a
  * child before its parents are acked; an edge costs at most 32 bytes.
  * Every record goes through the harness (decide, encode, decode, apply). */
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,60 @@ test_parent_cancelled(void **state)
 	assert_int_equal(state_of(h, x), 0);
 	assert_int_equal(state_of(h, y), 0); /* cancelled with its parent */
 	assert_int_equal(take(h), 0);
+}
+
+/* A cancelled parent's children read "task N failed: cancelled", not
+ * "deleted", also a child put after a snapshot load (the DEP entry keeps
+ * how the parent left); a deleted parent's read "deleted". */
+static void
+test_cancelled_parent_named(void **state)
+{
+	struct tq *h = H(state);
+	struct buf snap;
+	struct qrec rec;
+	struct tq r;
+	uint64_t a, b, c, d, e;
+	char want[64];
+
+	a = put0(h, "A");
+	assert_int_equal(put_after(h, "B", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
+	assert_int_equal(queue_decide_cancel(h->q, h->now, a, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", a);
+	assert_error(h, b, want);
+	/* taken, cancelled, then acked anyway: cancelled all the same */
+	c = put0(h, "C");
+	assert_int_equal(put_after(h, "D", &c, 1, QUEUE_PARENT_FAIL, &d), 0);
+	assert_int_equal(take(h), c);
+	assert_int_equal(queue_decide_cancel(h->q, h->now, c, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	fail_fatal(h, c, "boom");
+	assert_int_equal(state_of(h, c), 0);
+	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", c);
+	assert_error(h, d, want);
+	check(h);
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	tq_init(&r, NULL, h->now);
+	assert_int_equal(tq_snap_load(r.q, &snap), 0);
+	assert_true(tq_same(h->q, r.q, h->now));
+	r.lsn = h->lsn;
+	/* a later child of A, on the loaded queue and on the live one */
+	assert_int_equal(put_after(&r, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
+	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", a);
+	assert_error(&r, e, want);
+	assert_int_equal(put_after(h, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
+	assert_error(h, e, want);
+	check(&r);
+	tq_fini(&r);
+	buf_fini(&snap);
+	/* deleted by an operator */
+	a = put0(h, "F");
+	assert_int_equal(put_after(h, "G", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
+	del(h, a);
+	snprintf(want, sizeof(want), "task %" PRIu64 " failed: deleted", a);
+	assert_error(h, b, want);
+	check(h);
 }
 
 /* A long chain of cancels runs in a loop, not a recursion. */
@@ -806,6 +861,7 @@ main(void)
 		T(test_parent_fails_ignore),
 		T(test_parent_fails_cancel),
 		T(test_parent_cancelled),
+		T(test_cancelled_parent_named),
 		T(test_long_cancel_chain),
 		T(test_parent_dead_lettered),
 		T(test_across_tubes),

@@ -118,6 +118,8 @@ struct mt {
 /* A node of the graph, by id, as deps.h keeps it. */
 struct mnode {
 	bool exists, gone;
+	bool cancelled; /* failed by being cancelled: "task N failed:
+	                   cancelled" */
 	uint8_t outcome;
 	int res; /* DONE with a result: its index; -1: none */
 	uint32_t pending;
@@ -246,6 +248,8 @@ m_failure_text(struct model *m, uint64_t id)
 
 	if (t != NULL && t->has_err)
 		return t->err;
+	if (t == NULL && m->node[id].exists && m->node[id].cancelled)
+		return "cancelled";
 	return t != NULL && t->state == M_BURIED ? "buried" : "deleted";
 }
 
@@ -325,19 +329,24 @@ static void
 m_remove(struct model *m, struct mt *t, bool acked, int res, int64_t now)
 {
 	uint64_t id = t->id;
+	int how = !acked && t->state != M_DONE
+	    ? (t->cancelled ? QUEUE_END_CANCELLED : m->why)
+	    : 0;
 
 	m_batch_end_member(m, t, acked ? HOW_ACKED : HOW_FAILED, now);
-	if (!acked && t->state != M_DONE && (t->cancelled || m->why != 0))
-		m_note(m, t, t->cancelled ? QUEUE_END_CANCELLED : m->why,
-		    t->has_err ? t->err : NULL, now);
+	if (how != 0)
+		m_note(m, t, how, t->has_err ? t->err : NULL, now);
 	if (m->node[id].exists) {
 		/* a done task purged: its children keep its result */
 		if (t->state == M_DONE && m->node[id].outcome == O_DONE &&
 		    m->node[id].res <= 0 && m_nlive(m, id) > 0 && t->res > 0)
 			m->node[id].res = t->res;
 		m->node[id].gone = true;
-		if (m->node[id].outcome == O_PENDING)
+		if (m->node[id].outcome == O_PENDING) {
+			m->node[id].cancelled =
+			    !acked && how == QUEUE_END_CANCELLED;
 			m_settle(m, id, acked ? O_DONE : O_FAILED, res);
+		}
 	}
 	*t = m->t[--m->n];
 }
