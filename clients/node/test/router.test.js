@@ -20,7 +20,7 @@ const os = require('os');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 const sluice = require('..');
-const { freePort, waitFor, sleep, SLUICED } = require('./harness');
+const { freePort, waitFor, sleep, cli, SLUICED } = require('./harness');
 
 const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
 const procs = [];
@@ -455,6 +455,8 @@ test('a tube moved through the Router keeps every task, once, with its ' +
     const res = await direct.p1.putBatch(items.slice(i, i + 100));
     for (const x of res) assert.ok(x.created, String(x.error));
   }
+  const lim = cli(urls.p1, 'tube', 'set', tube, '--concurrency', '100');
+  assert.ok(!lim || !lim.code, lim && lim.stderr);
   // one buried (with its last error), one taken: it ends at the source
   let [b] = await direct.p1.take(tube, { waitMs: 1000 });
   await direct.p1.bury(b.id, b.lease, { error: 'kept' });
@@ -483,6 +485,8 @@ test('a tube moved through the Router keeps every task, once, with its ' +
     [N - 22, 20, 0, 1]);
   const conf = await direct.p2.tubeShow(tube);
   assert.deepStrictEqual([conf.ttrMs, conf.maxAttempts], [45000, 7]);
+  assert.strictEqual((await direct.p2.stats(tube)).tubes[tube].counters
+    .limit_concurrency, 100);
   // the keys came along: a put of a moved key is that task
   const again = await r.put(tube, 'dup', { key: 'k150' });
   assert.deepStrictEqual([again.cluster, again.created], ['p2', false]);
