@@ -171,6 +171,12 @@ class Router:
             self._clients[cluster] = c
             return c
 
+    def connections(self):
+        """The Clients open now (the given node's and one per cluster
+        used)."""
+        with self._lock:
+            return [self._seed] + list(self._clients.values())
+
     def client_for(self, tube):
         """The Client of the cluster that owns tube, for the calls the
         Router does not route (peek, list, tube settings, ...)."""

@@ -8,7 +8,7 @@ input refused; a tube moved between the clusters through the Router
 task once with its key, state and settings; put_batch split by cluster,
 a draining cluster's tasks taken first, stats summed; wait, cancel,
 batches and schedules routed to the cluster of their task, batch or
-tube. Exits 77 when `etcd` is not installed.
+tube; a routed Worker handling the tasks of both clusters, each once. Exits 77 when `etcd` is not installed.
 
 Run by ctest (python_router): test_router.py SLUICED SLUICE_CLI.
 """
@@ -345,6 +345,31 @@ class Router(unittest.TestCase):
             r.schedule_delete(name)
         with self.assertRaises(sluice.NotFound):
             r.schedule_show("sf")
+
+        # a routed Worker: the tasks of both clusters, each once
+        r.put_batch([dict(tube="two.k" if i % 2 else "one.k",
+                          payload=b"k-%d" % i) for i in range(40)]
+                    + [dict(tube="two.k", payload=b"fatal")])
+        seen = {}
+        lock = threading.Lock()
+        w = sluice.Worker(self.urls["p2"], routed=True, concurrency=3,
+                          wait_ms=300, idle=1.5, timeout=10)
+
+        def handle(task):
+            with lock:
+                seen[task.payload] = seen.get(task.payload, 0) + 1
+            if task.payload == b"fatal":
+                raise sluice.Fatal("no")
+            return "done"
+        w.task("one.k")(handle)
+        w.task("two.k")(handle)
+        w.run(signals=False)
+        self.assertEqual(len(seen), 41)
+        self.assertEqual(set(seen.values()), {1})
+        self.assertEqual((w.processed, w.failed), (40, 1))
+        for name, tube, buried in (("p1", "one.k", 0), ("p2", "two.k", 1)):
+            c = self.c[name].stats(tube).tubes[tube]
+            self.assertEqual((c.ready, c.taken, c.buried), (0, 0, buried))
 
 
 if __name__ == "__main__":
