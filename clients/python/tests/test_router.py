@@ -4,8 +4,9 @@ and read through a node, puts and takes routed by tube and acked where
 each task came from, a take over both clusters getting each task once, a
 Router with a stale map corrected by the Moved error, and map_set's bad
 input refused; a tube moved between the clusters through the Router
-(resumed after a mover that stopped between its hold and its drop), every
-task once with its key, state and settings; put_batch split by cluster,
+(resumed after a mover that stopped between its hold and its drop, and
+going on over a kill -9 of the source's node), every task once with its
+key, state and settings; put_batch split by cluster,
 a draining cluster's tasks taken first, stats summed; wait, cancel,
 batches and schedules routed to the cluster of their task, batch or
 tube; a routed Worker handling the tasks of both clusters, each once. Exits 77 when `etcd` is not installed.
@@ -33,24 +34,34 @@ class Router(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.etcd = Etcd(self.dir)
         self.addCleanup(self.etcd.stop)
-        self.urls = {}
+        self.urls, self.argv, self.logs, self.procs = {}, {}, {}, {}
         for name in ("p1", "p2"):
             url = "tcp://127.0.0.1:%d" % free_port()
-            log = open(os.path.join(self.dir, name + ".log"), "wb")
-            self.addCleanup(log.close)
-            p = subprocess.Popen(
-                [harness.SLUICED, "--data", os.path.join(self.dir, name),
-                 "--listen", url, "--repl-listen",
-                 "tcp://127.0.0.1:%d" % free_port(), "--etcd",
-                 self.etcd.client, "--cluster", name, "--node", name],
-                stdout=log, stderr=subprocess.STDOUT)
-            self.addCleanup(self.stop_node, p)
+            self.logs[name] = open(os.path.join(self.dir, name + ".log"),
+                                   "ab")
+            self.addCleanup(self.logs[name].close)
+            # a short lease in etcd: a node killed and started again
+            # leads once its old lease ends
+            self.argv[name] = [
+                harness.SLUICED, "--data", os.path.join(self.dir, name),
+                "--listen", url, "--repl-listen",
+                "tcp://127.0.0.1:%d" % free_port(), "--etcd",
+                self.etcd.client, "--cluster", name, "--node", name,
+                "--leader-ttl", "%ds" % (2 * SCALE)]
+            self.start(name)
             self.urls[name] = url
         self.c = {n: sluice.Client(u, timeout=10) for n, u in
                   self.urls.items()}
         for c in self.c.values():
             self.addCleanup(c.close)
             self.assertTrue(wait_for(lambda: self.leads(c), 30 * SCALE, 0.05))
+
+    def start(self, name):
+        p = subprocess.Popen(self.argv[name], stdout=self.logs[name],
+                             stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop_node, p)
+        self.procs[name] = p
+        return p
 
     @staticmethod
     def stop_node(p):
@@ -217,6 +228,50 @@ class Router(unittest.TestCase):
             r.move("bad tube", "p2")
         with self.assertRaises(sluice.Invalid):
             r.move(tube, "bad name")
+
+    def test_move_goes_on_over_a_killed_source(self):
+        """A move through the Router whose source node is killed with
+        SIGKILL after the first round and started again: the mover asks
+        again until it leads, and every task is at p2 once."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        tube, n = "mvk", 400
+        for i in range(0, n, 100):
+            for res in self.c["p1"].put_batch(
+                    [dict(tube=tube, payload=b"%d" % j, key="k%d" % j)
+                     for j in range(i, i + 100)]):
+                self.assertTrue(res.created, res.error)
+        r = sluice.Router(self.urls["p2"], timeout=10)
+        self.addCleanup(r.close)
+        killed = []
+
+        def report(p):
+            if killed or p.batches != 1:
+                return
+            victim = self.procs["p1"]
+            victim.kill()
+            victim.wait(10)
+            killed.append(p.copied)
+            self.start("p1")
+        p = r.move(tube, "p2", batch=50, report=report, timeout=60 * SCALE)
+        self.assertEqual(killed, [50])
+        self.assertTrue(p.done)
+        self.assertEqual(p.copied, n)
+        self.assertEqual(self.ready("p2", tube), n)
+        src = self.c["p1"].stats(tube).tubes.get(tube)
+        self.assertFalse(src and (src.ready or src.delayed or src.taken or
+                                  src.buried))
+        seen = set()
+        for _ in range(20):
+            got = r.take(tube, wait_ms=300, max=100)
+            if not got:
+                break
+            for t in got:
+                self.assertEqual((t.cluster, t.key), ("p2", "k%s" %
+                                                      t.payload.decode()))
+                self.assertNotIn(t.payload, seen)
+                seen.add(t.payload)
+            r.ack_batch(got)
+        self.assertEqual(len(seen), n)
 
     def test_routes_what_names_no_tube(self):
         """Batches split by cluster, a draining cluster's tasks taken
