@@ -9,8 +9,9 @@
 // a stale map (a put, a take, a batch) corrected by the Moved error; wait,
 // cancel, batches and schedules routed to the cluster of their task, batch
 // or tube; a tube moved from one cluster to the other through the Router
-// (every task once, keys, states and settings carried, a taken task ended
-// at the source); bad input refused. Skipped (ctest: 77) without `etcd`,
+// (every task once, keys, states, settings and limits carried, a taken
+// task ended at the source), and one that goes on over a SIGKILL of the
+// source's node; bad input refused. Skipped (ctest: 77) without `etcd`,
 // which make test installs.
 
 const { test, before, after } = require('node:test');
@@ -26,11 +27,13 @@ const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
 const procs = [];
 const urls = {};
 const direct = {};
+const argvs = {};
+const nodes = {};
 const routers = [];
 let dir;
 
 function start(name, argv) {
-  const log = fs.openSync(path.join(dir, `${name}.log`), 'w');
+  const log = fs.openSync(path.join(dir, `${name}.log`), 'a');
   const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log] });
   procs.push(p);
   return p;
@@ -78,9 +81,10 @@ before(async () => {
   }, 30000, 100), 'etcd did not become healthy');
   for (const name of ['p1', 'p2']) {
     urls[name] = `tcp://127.0.0.1:${await freePort()}`;
-    start(name, [SLUICED, '--data', path.join(dir, name), '--listen',
+    argvs[name] = [SLUICED, '--data', path.join(dir, name), '--listen',
       urls[name], '--repl-listen', `tcp://127.0.0.1:${await freePort()}`,
-      '--etcd', etcd, '--cluster', name, '--node', name]);
+      '--etcd', etcd, '--cluster', name, '--node', name];
+    nodes[name] = start(name, argvs[name]);
     direct[name] = new sluice.Client(urls[name], { timeoutMs: 10000 });
   }
   for (const c of Object.values(direct)) {
@@ -94,9 +98,10 @@ before(async () => {
 after(async () => {
   for (const r of routers) r.close();
   for (const c of Object.values(direct)) c.close();
+  const ended = (p) => p.exitCode !== null || p.signalCode !== null;
   for (const p of procs.reverse()) {
-    if (p.exitCode === null) p.kill('SIGTERM');
-    if (!await waitFor(() => p.exitCode !== null, 10000)) p.kill('SIGKILL');
+    if (!ended(p)) p.kill('SIGTERM');
+    if (!await waitFor(() => ended(p), 10000)) p.kill('SIGKILL');
   }
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -515,6 +520,52 @@ test('a tube moved through the Router keeps every task, once, with its ' +
   assert.strictEqual((await r.move(tube, 'p2')).done, true);
   await assert.rejects(r.move('bad tube', 'p2'), sluice.BadTube);
   await assert.rejects(r.move(tube, 'bad name'), sluice.Invalid);
+});
+
+test('a move through the Router goes on over a SIGKILL of the source\'s ' +
+  'node', async () => {
+  const r = router(urls.p2);
+  const tube = 'mvk';
+  const N = 400;
+  for (let i = 0; i < N; i += 100) {
+    const items = [];
+    for (let j = i; j < i + 100; j++) {
+      items.push({ tube, payload: String(j), key: `k${j}` });
+    }
+    for (const x of await direct.p1.putBatch(items)) assert.ok(x.created);
+  }
+  let killed = null;
+  let restarted = null;
+  const p = await r.move(tube, 'p2', { batch: 50, timeoutMs: 60000 * SCALE,
+    report: (x) => {
+      if (killed !== null || x.batches !== 1) return;
+      killed = x.copied;
+      const victim = nodes.p1;
+      victim.kill('SIGKILL');
+      restarted = (async () => {
+        await waitFor(() => victim.signalCode !== null, 10000);
+        nodes.p1 = start('p1', argvs.p1);
+      })();
+    } });
+  await restarted;
+  assert.strictEqual(killed, 50);
+  assert.deepStrictEqual([p.done, p.copied], [true, N]);
+  assert.strictEqual((await counts('p2', tube)).ready, N);
+  const src = await counts('p1', tube);
+  assert.strictEqual(src.ready + src.delayed + src.taken + src.buried, 0);
+  const seen = new Set();
+  for (let round = 0; round < 40 && seen.size < N; round++) {
+    const got = await r.take(tube, { waitMs: 300, max: 100 });
+    for (const t of got) {
+      assert.deepStrictEqual([t.cluster, t.key], ['p2', `k${t.payload}`]);
+      assert.ok(!seen.has(String(t.payload)), `${t.payload} twice`);
+      seen.add(String(t.payload));
+    }
+    if (got.length) await r.ackBatch(got);
+  }
+  assert.strictEqual(seen.size, N);
+  assert.ok(await waitFor(async () => (await direct.p1.stats().catch(
+    () => ({}))).role === 'leader', 30000 * SCALE, 50), 'p1 leads again');
 });
 
 test('bad input is refused with a specific error', async () => {
