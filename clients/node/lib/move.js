@@ -169,7 +169,12 @@ class Mover {
   async known(name, rev) {
     const until = performance.now() + this.timeoutMs;
     for (;;) {
-      const m = await this.r.client(name).clusterMap().catch(() => null);
+      let m = null;
+      try { // any failure: again (a node started again has no map yet)
+        m = await this.r.client(name).clusterMap();
+      } catch (e) {
+        m = null;
+      }
       if (m && m.revision >= rev) return;
       if (performance.now() >= until) {
         throw new E.TimedOut(`cluster ${name} did not learn the map's ` +

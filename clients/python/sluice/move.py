@@ -210,16 +210,22 @@ class Mover:
         later: from then on it refuses the tube's puts."""
         until = time.monotonic() + self.timeout
         while True:
-            try:
+            try:  # any failure: again (a node started again has no map)
                 if self.r.client(name).cluster_map().revision >= rev:
                     return
+                failed = False
             except E.SluiceError:
-                self.r.cluster_map(refresh=True)
+                failed = True
             if time.monotonic() >= until:
                 raise E.TimedOut("cluster %s did not learn the map's "
                                  "revision %d within %.0f s"
                                  % (name, rev, self.timeout))
             time.sleep(0.05)
+            if failed:
+                try:
+                    self.r.cluster_map(refresh=True)  # members may change
+                except E.SluiceError:
+                    pass
 
     def target_ok(self, target):
         """The target has a leader the map knows of, and it answers: else
