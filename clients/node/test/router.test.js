@@ -468,12 +468,14 @@ test('a tube moved through the Router keeps every task, once, with its ' +
   const holder = new sluice.Client(urls.p1, { timeoutMs: 10000 });
   const [taken] = await holder.take(tube, { waitMs: 1000 });
   const reports = [];
-  const moving = r.move(tube, 'p2', { batch: 64,
-    report: (p) => reports.push(p) });
-  await sleep(500);
-  await holder.ack(taken.id, taken.lease); // honoured at the source
+  let acked = null;
+  const p = await r.move(tube, 'p2', { batch: 64, report: (x) => {
+    reports.push(x);
+    // the mover waits for the taken task: its ack is honoured there
+    if (x.waits > 0 && !acked) acked = holder.ack(taken.id, taken.lease);
+  } });
+  await acked;
   holder.close();
-  const p = await moving;
   assert.deepStrictEqual([p.done, p.copied, p.target, p.source],
     [true, N - 1, 'p2', 'p1']);
   assert.ok(p.batches >= Math.ceil((N - 1) / 64), `${p.batches} rounds`);

@@ -177,13 +177,14 @@ class Router(unittest.TestCase):
         self.assertTrue(all(st == 0 and i > 0 for st, i in first))
         self.assertEqual(self.ready("p2", tube), 10)
 
-        reports = []
-        timer = threading.Timer(0.5, lambda: holder.ack(taken.id,
-                                                        taken.lease))
-        timer.start()
-        self.addCleanup(timer.cancel)
-        p = r.move(tube, "p2", batch=64, report=reports.append)
-        timer.join()
+        reports, acked = [], []
+
+        def report(x):
+            reports.append(x)
+            if x.waits and not acked:  # the mover waits for the taken task
+                acked.append(holder.ack(taken.id, taken.lease))
+        p = r.move(tube, "p2", batch=64, report=report)
+        self.assertEqual(len(acked), 1)  # honoured at the source
         self.assertTrue(p.done)
         self.assertEqual((p.source, p.target), ("p1", "p2"))
         self.assertEqual(p.copied, n - 1)  # the held 50 again, then the rest
