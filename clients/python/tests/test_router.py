@@ -91,7 +91,10 @@ class Router(unittest.TestCase):
         self.assertTrue(wait_for(both, 10 * SCALE, 0.02))
 
     def ready(self, name, tube):
-        t = self.c[name].stats(tube).tubes.get(tube)
+        try:
+            t = self.c[name].stats(tube).tubes.get(tube)
+        except sluice.NotFound:  # a tube the node never had
+            return 0
         return t.ready if t else 0
 
     def test_routes_and_corrects(self):
@@ -132,6 +135,22 @@ class Router(unittest.TestCase):
         stale.put("m.t", b"after")
         self.assertEqual(self.ready("p1", "m.t"), 1)
         self.assertEqual(self.ready("p2", "m.t"), 1)
+        # a take and a split batch, each corrected the same way
+        taker = sluice.Router(self.urls["p1"], refresh_s=None, timeout=10)
+        self.addCleanup(taker.close)
+        taker.cluster_map()
+        self.knows(self.c["p1"].map_set("k.", "p2"))
+        self.c["p2"].put("k.t", b"here")
+        [t] = taker.take("k.t", wait_ms=1000)
+        self.assertEqual((t.cluster, t.payload), ("p2", b"here"))
+        taker.ack(t)
+        self.knows(self.c["p1"].map_set("mb.", "p2"))
+        res = taker.put_batch([dict(tube="mb.x", payload=b"a"),
+                               dict(tube="one.b", payload=b"b")])
+        self.assertEqual([(x.cluster, x.error) for x in res],
+                         [("p2", None), ("p1", None)])
+        self.assertEqual((self.ready("p2", "mb.x"), self.ready("p1", "mb.x"),
+                          self.ready("p1", "one.b")), (1, 0, 1))
 
         # bad input: specific errors
         with self.assertRaises(sluice.BadTube):
