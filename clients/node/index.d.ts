@@ -302,6 +302,18 @@ export class Client {
   /** sets prefix ('' the default) to cluster in etcd; the new revision */
   mapSet(prefix: string, cluster: string, draining?: string[]): Promise<number>;
   mapDelete(prefix: string): Promise<number>;
+  /** a tube's move, step by step (Router.move runs them; the admin's):
+   * hold up to max tasks at a source (each with its state before the
+   * hold and the hold's lease) */
+  moveHold(tube: string, max: number): Promise<Task[]>;
+  /** drop held tasks ([id, lease] pairs): how many went */
+  moveDrop(tube: string, pairs: Array<[number, number]>): Promise<number>;
+  /** copy held tasks into a target: per task its copy's id or the code
+   * that refused it */
+  moveIn(tube: string, source: string, tasks: Task[]):
+    Promise<Array<{ status: number; id: number }>>;
+  /** the move of tube is over here: the source ids forgotten */
+  moveEnd(tube: string): Promise<number>;
 
   /** how task id stands, waiting up to timeoutMs (0..3600000) for it to
    * end; a task that ended before is answered for the server's dedup
@@ -396,6 +408,71 @@ export class Router {
   /** every cluster's members */
   clusters(): Promise<Record<string, { cluster: Cluster | null;
     error: SluiceError | null }>>;
+  /** on the task's cluster (a put's result or a task of this Router, or
+   * { id, cluster } / { id, tube }: ids are per cluster); a wait that
+   * waits goes on a connection of its own */
+  wait(task: TaskRef, timeoutMs?: number): Promise<Outcome & { cluster: string }>;
+  cancel(task: TaskRef): Promise<void>;
+  /** one request per cluster, results in the tasks' order */
+  cancelBatch(tasks: TaskRef[]): Promise<Array<ItemResult & { cluster: string }>>;
+  batchOf(task: TaskRef): Promise<string | null>;
+  /** its parts on every cluster that holds one, summed */
+  batchShow(name: string): Promise<RoutedBatch>;
+  /** every cluster's (up to limit each), each with its cluster */
+  batchList(options?: { limit?: number }): Promise<{
+    batches: Array<Batch & { cluster: string }>; total: number }>;
+  /** on every cluster holding a part; a batch not made yet: tube's owner
+   * (else its callback tube's) */
+  batchSet(name: string, options: { onSuccess?: Callback;
+    onComplete?: Callback; close?: boolean; tube?: string }): Promise<RoutedBatch>;
+  batchClose(name: string, options?: { tube?: string }): Promise<RoutedBatch>;
+  batchCancel(name: string, options?: { tube?: string }): Promise<RoutedBatch>;
+  /** on the owner of tube; the name deleted on the other clusters */
+  scheduleSet(name: string, tube: string, cron: string, payload?: Payload,
+    options?: { tz?: string; catchUp?: 'none' | 'one' | 'all';
+      priority?: number; ttrMs?: number; maxAttempts?: number;
+      paused?: boolean }): Promise<Schedule & { cluster: string }>;
+  /** every cluster's, each with its cluster, by name */
+  scheduleList(): Promise<Array<Schedule & { cluster: string }>>;
+  scheduleShow(name: string): Promise<Schedule & { cluster: string }>;
+  schedulePause(name: string): Promise<Schedule & { cluster: string }>;
+  scheduleResume(name: string): Promise<Schedule & { cluster: string }>;
+  scheduleDelete(name: string): Promise<void>;
+  /** moves tube (and the tubes its entry governs) to cluster target, as
+   * `sluice tube move`; run again, it resumes an interrupted move */
+  move(tube: string, target: string, options?: MoveOptions): Promise<MoveProgress>;
+}
+/** Where a task is: ids are per cluster */
+export type TaskRef = { id: number; cluster?: string | null; tube?: string };
+/** A batch over the clusters holding its parts: counts summed */
+export interface RoutedBatch extends Batch {
+  /** the one part's cluster; null: several */
+  cluster: string | null;
+  parts: Record<string, Batch>;
+}
+export interface MoveOptions {
+  /** tasks per round, 1-1000 (500) */
+  batch?: number;
+  /** how long a node may stay unreachable (60000) */
+  timeoutMs?: number;
+  /** how long to wait for the source's taken tasks; 0: as long as it takes */
+  waitMs?: number;
+  /** after each round */
+  report?: (progress: MoveProgress) => void;
+}
+export interface MoveProgress {
+  tube: string; source: string; target: string;
+  /** tasks copied (made, or folded into a task of their key) */
+  copied: number;
+  /** removed at their source after the copy */
+  dropped: number;
+  batches: number;
+  /** rounds that found only taken tasks at the source */
+  waits: number;
+  /** the map's after the last change */
+  revision: number;
+  /** the map names the target alone */
+  done: boolean;
 }
 
 export interface WorkerOptions extends ClientOptions {

@@ -20,17 +20,16 @@
  * when `etcd` is not installed. */
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bsc.h"
 #include "etcd/etcd.h"
+#include "it_etcd.h"
 #include "it_hostile.h"
 #include "it_http.h"
 #include "it_node.h"
-#include "t_etcd.h"
 
 enum {
 	WAIT_MS = 10000, /* the longest a node may take to lead, or to
@@ -38,10 +37,6 @@ enum {
 	TASKS = 40,      /* per cluster */
 	WORKERS = 2,
 };
-
-static struct t_etcd etcd;
-static void *etcd_dir;
-static char etcd_map_url[80]; /* etcd://127.0.0.1:PORT */
 
 static int64_t
 scaled(int64_t ms)
@@ -79,14 +74,14 @@ two_start(void **state, struct two *t)
 {
 	memset(t, 0, sizeof(*t));
 	it_node_init(state, &t->a, "a");
-	it_node_arg(&t->a, "--etcd", etcd.url);
+	it_node_arg(&t->a, "--etcd", it_etcd.url);
 	it_node_arg(&t->a, "--cluster", "ca");
 	it_node_arg(&t->a, "--node", "a");
 	t->http_a = it_free_port();
 	snprintf(t->http, sizeof(t->http), "127.0.0.1:%d", t->http_a);
 	it_node_arg(&t->a, "--http", t->http);
 	it_node_init(state, &t->b, "b");
-	it_node_arg(&t->b, "--etcd", etcd.url);
+	it_node_arg(&t->b, "--etcd", it_etcd.url);
 	it_node_arg(&t->b, "--cluster", "cb");
 	it_node_arg(&t->b, "--node", "b");
 	t->bs_b = it_free_port();
@@ -108,7 +103,7 @@ map_clear(void)
 	struct sluice_router *r;
 	struct sluice_cluster_map *m;
 
-	assert_int_equal(sluice_open_map(etcd_map_url, &r), 0);
+	assert_int_equal(sluice_open_map(it_etcd_map_url, &r), 0);
 	assert_int_equal(sluice_router_map(r, &m), 0);
 	for (size_t i = 0; i < m->n; i++)
 		assert_int_equal(
@@ -207,7 +202,7 @@ test_routes_by_tube(void **state)
 	map_set(&t, &t.b, "b.", "cb");
 
 	/* through etcd, and through a node of the other cluster */
-	re = router(etcd_map_url);
+	re = router(it_etcd_map_url);
 	rn = router(t.b.s->url);
 	for (int i = 0; i < TASKS / 2; i++) {
 		router_put(re, "a.x", "to a");
@@ -325,24 +320,24 @@ test_routes_by_tube(void **state)
 	{
 		static char out[64 << 10], err[4096];
 
-		assert_int_equal(it_cli(etcd_map_url, NULL, out, sizeof(out),
+		assert_int_equal(it_cli(it_etcd_map_url, NULL, out, sizeof(out),
 		                     err, sizeof(err), "stats", "--json", NULL),
 		    0);
 		assert_non_null(strstr(out, "{\"ready\":6,"));
 		assert_int_equal(
-		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		    it_cli(it_etcd_map_url, NULL, out, sizeof(out), err,
 		        sizeof(err), "cluster", "--json", NULL),
 		    0);
 		assert_non_null(strstr(out, "\"cluster\":\"ca\""));
 		assert_non_null(strstr(out, "\"cluster\":\"cb\""));
 		assert_int_equal(
-		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		    it_cli(it_etcd_map_url, NULL, out, sizeof(out), err,
 		        sizeof(err), "take", "-t", "b.y", "--json", NULL),
 		    0);
 		assert_non_null(strstr(out, "\"cluster\":\"cb\""));
 		/* ack needs the cluster: ids are per cluster */
 		assert_int_equal(
-		    it_cli(etcd_map_url, NULL, out, sizeof(out), err,
+		    it_cli(it_etcd_map_url, NULL, out, sizeof(out), err,
 		        sizeof(err), "ack", "1", "--lease", "1", NULL),
 		    2);
 		assert_non_null(strstr(err, "--cluster NAME"));
@@ -367,13 +362,13 @@ test_stale_map_corrected(void **state)
 	map_clear();
 	two_start(state, &t);
 	map_set(&t, &t.a, "", "ca");
-	stale = router(etcd_map_url);
+	stale = router(it_etcd_map_url);
 	sluice_router_set_refresh(stale, 0);
 	router_put(stale, "m.t", "before");
 	assert_int_equal(it_counts(t.a.c, "m.t").ready, 1);
 
 	/* the map moves m. to cb behind the stale handle's back */
-	other = router(etcd_map_url);
+	other = router(it_etcd_map_url);
 	assert_int_equal(
 	    sluice_router_map_set(other, "m.", "cb", NULL, 0, &rev), 0);
 	node_knows(&t.a, rev);
@@ -576,7 +571,7 @@ test_take_across_clusters(void **state)
 
 	memset(w, 0, sizeof(w));
 	for (int i = 0; i < WORKERS; i++) {
-		w[i].r = router(i ? etcd_map_url : t.b.s->url);
+		w[i].r = router(i ? it_etcd_map_url : t.b.s->url);
 		assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
 	}
 	for (int i = 0; i < WORKERS; i++) {
@@ -610,7 +605,7 @@ test_take_across_clusters(void **state)
 		struct sluice_take_opts o = { .tubes = tubes,
 			.ntubes = 2,
 			.wait_ms = (uint64_t)scaled(5000) };
-		struct later l = { router(etcd_map_url), 300, false };
+		struct later l = { router(it_etcd_map_url), 300, false };
 		struct sluice_task *task;
 		int64_t t0 = it_mono_ms();
 		pthread_t p;
@@ -712,7 +707,7 @@ test_map_bad_input(void **state)
 	sluice_cluster_map_free(m);
 
 	/* through etcd directly, the same checks */
-	re = router(etcd_map_url);
+	re = router(it_etcd_map_url);
 	assert_int_equal(
 	    sluice_router_map_set(re, "bad tube", "c2", NULL, 0, NULL),
 	    SLUICE_ETUBE);
@@ -753,7 +748,7 @@ test_map_bad_input(void **state)
 	{
 		static const char good[] = "{\"cluster\":\"cb\"}";
 		char err[256];
-		struct etcd *e = etcd_new(etcd.url, 2000, err, sizeof(err));
+		struct etcd *e = etcd_new(it_etcd.url, 2000, err, sizeof(err));
 		int64_t end = it_mono_ms() + scaled(WAIT_MS);
 		bool seen = false;
 
@@ -824,7 +819,7 @@ test_map_needs_admin(void **state)
 	}
 	assert_int_equal(fclose(f), 0);
 	it_node_init(state, &n, "auth");
-	it_node_arg(&n, "--etcd", etcd.url);
+	it_node_arg(&n, "--etcd", it_etcd.url);
 	it_node_arg(&n, "--cluster", "ca");
 	it_node_arg(&n, "--node", "auth");
 	it_node_arg(&n, "--auth", file);
@@ -849,58 +844,21 @@ test_map_needs_admin(void **state)
 	sluice_cluster_map_free(m);
 }
 
-static int
-cm_setup(void **state)
-{
-	if (etcd.pid == 0 && t_etcd_start(&etcd) != 0)
-		return -1;
-	return it_setup(state);
-}
-
-static int
-group_setup(void **state)
-{
-	(void)state;
-	if (t_tmpdir_setup(&etcd_dir) != 0)
-		return -1;
-	t_etcd_init(&etcd, ((struct t_dir *)etcd_dir)->path, "etcd");
-	snprintf(etcd_map_url, sizeof(etcd_map_url), "etcd://127.0.0.1:%d",
-	    etcd.client_port);
-	return t_etcd_start(&etcd);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	t_etcd_signal(&etcd, SIGTERM);
-	return t_tmpdir_teardown(&etcd_dir);
-}
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_routes_by_tube, cm_setup, it_node_teardown),
+		    test_routes_by_tube, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_stale_map_corrected, cm_setup, it_node_teardown),
+		    test_stale_map_corrected, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_take_across_clusters, cm_setup, it_node_teardown),
+		    test_take_across_clusters, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_map_bad_input, cm_setup, it_node_teardown),
+		    test_map_bad_input, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_map_needs_admin, cm_setup, it_node_teardown),
+		    test_map_needs_admin, it_etcd_setup, it_node_teardown),
 	};
 
-	if (getenv("SLUICE_TEST_FILTER") != NULL)
-		cmocka_set_test_filter(getenv("SLUICE_TEST_FILTER"));
-	if (!t_etcd_available()) {
-		fprintf(stderr,
-		    "etcd is not installed: skipped (make "
-		    "test-deps installs etcd-server)\n");
-		return 77;
-	}
-	return cmocka_run_group_tests_name(
-	    "clustermap", tests, group_setup, group_teardown);
+	return IT_ETCD_RUN("clustermap", tests);
 }

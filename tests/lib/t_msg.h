@@ -234,6 +234,37 @@ t_mat_rep(struct msg_rep *m, struct t_mat *mat)
 		}
 		break;
 	}
+	case MSG_OP_MOVE_OUT:
+	case MSG_OP_MOVE_IN:
+	case MSG_OP_MOVE_END: {
+		/* The reply's flags, not its op, shape it: a hold's tasks
+		 * (ntasks > 0), or move_in's results (an iterator over n), or
+		 * a count alone (nothing to turn into an array). */
+		if (m->move.ntasks > 0) {
+			struct msg_task *v =
+			    t_mat_alloc(mat, m->move.ntasks, sizeof(*v));
+			struct msg_iter it = m->move.tasks_it;
+
+			if (v != NULL) {
+				for (uint32_t i = 0; msg_next_task(&it, &v[i]);
+				     i++)
+					;
+				m->move.tasks = v;
+			}
+		} else if (m->move.it.left > 0) {
+			struct msg_move_res *v =
+			    t_mat_alloc(mat, m->move.n, sizeof(*v));
+			struct msg_iter it = m->move.it;
+
+			if (v != NULL) {
+				for (uint32_t i = 0;
+				     msg_next_move_res(&it, &v[i]); i++)
+					;
+				m->move.res = v;
+			}
+		}
+		break;
+	}
 	}
 	return !mat->failed;
 }

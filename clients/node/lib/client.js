@@ -26,6 +26,7 @@ const crypto = require('crypto');
 const E = require('./errors');
 const codec = require('./codec');
 const flows = require('./flows');
+const move = require('./move');
 
 const HELLO_REQ = Buffer.from([0, 0x53, 0x50, 0, 0, 0x30, 0, 0]);
 const HELLO_REP = Buffer.from([0, 0x53, 0x50, 0, 0, 0x31, 0, 0]);
@@ -293,7 +294,7 @@ class Client {
   }
 }
 
-const OPERATIONS = { ...codec.encode, ...flows.encode };
+const OPERATIONS = { ...codec.encode, ...flows.encode, ...move.encode };
 for (const [name, encode] of Object.entries(OPERATIONS)) {
   Client.prototype[name] = function op(...args) {
     let req;

@@ -22,6 +22,7 @@ const OPS = {
   auth: 0x28, groups: 0x29, batch_show: 0x2b, batch_set: 0x2c,
   cancel: 0x2d, wait: 0x2e, sched_set: 0x2f, sched_list: 0x30,
   sched_ctl: 0x31, map: 0x32, map_set: 0x33, map_delete: 0x34,
+  move_out: 0x35, move_in: 0x36, move_end: 0x37,
 };
 const STATES = ['gone', 'ready', 'delayed', 'taken', 'buried', 'done',
   'waiting'];

@@ -28,9 +28,23 @@
 // is split by cluster, each part one request (one commit on its cluster)
 // sent at the same time as the others; stats are asked of every cluster
 // and summed.
+//
+// What names no tube is routed by what it names. wait, cancel and batchOf
+// take a task reference, not a bare id (ids are per cluster): a put's
+// result or a task of this Router (both carry their cluster), or
+// { id, cluster } or { id, tube }. A batch lives on each cluster that
+// owns a tube of its tasks (the name is per cluster): batchShow and
+// batchList ask every cluster and sum the parts; batchSet, batchClose
+// and batchCancel go to every cluster holding a part, and a batch not
+// made yet to the owner of o.tube (or of its callback's tube). A
+// schedule fires on the cluster that holds it: scheduleSet goes to the
+// owner of the schedule's tube and deletes the name elsewhere (one name,
+// one schedule); the others find it by name on every cluster. move runs
+// a tube's move between clusters (move.js).
 
 const E = require('./errors');
 const { Client, parseUrls } = require('./client');
+const { move } = require('./move');
 
 const REFRESH_MS = 1000;
 const SLICE_MS = 200;
@@ -447,6 +461,274 @@ class Router {
       }
     }));
     return out;
+  }
+
+  // ---- a task's end: wait and cancel
+
+  // The cluster of task reference ref: a put's result or a task through
+  // this Router (they name their cluster: ids are per cluster), or
+  // { id, cluster }, or { id, tube } (the cluster the map gives tube).
+  async refCluster(what, ref) {
+    if (ref == null || typeof ref !== 'object' ||
+        !Number.isSafeInteger(ref.id) || ref.id < 1) {
+      throw new E.Invalid(`${what}: a task or a put's result of this ` +
+        'Router, or { id, cluster }: ids are per cluster, so a bare id ' +
+        `does not say where its task is (${JSON.stringify(ref)})`);
+    }
+    const m = await this.fresh();
+    if (ref.cluster) return ref.cluster;
+    if (ref.tube) return Router.owner(m, ref.tube);
+    throw new E.Invalid(`${what}: task ${ref.id} names neither its ` +
+      'cluster nor its tube');
+  }
+
+  // Client.wait on the task's cluster; the outcome names it. A wait that
+  // waits (timeoutMs > 0) goes on a connection of its own, opened for it:
+  // it holds up none of the Router's other calls.
+  async wait(ref, timeoutMs = 0) {
+    const name = await this.refCluster('wait', ref);
+    if (!timeoutMs) {
+      return { ...await this.client(name).wait(ref.id, 0), cluster: name };
+    }
+    const c = new Client(this.client(name).urls.map((u) => u.text),
+      this.options);
+    try {
+      return { ...await c.wait(ref.id, timeoutMs), cluster: name };
+    } finally {
+      c.close();
+    }
+  }
+
+  // Client.cancel on the task's cluster.
+  async cancel(ref) {
+    return this.client(await this.refCluster('cancel', ref)).cancel(ref.id);
+  }
+
+  // Client.cancelBatch, one request per cluster: { id, error, cluster }
+  // in the references' order (a cluster that did not answer: its error on
+  // each of its tasks).
+  async cancelBatch(refs) {
+    if (!Array.isArray(refs) || !refs.length) {
+      throw new E.Invalid('cancelBatch: a list of at least one task');
+    }
+    const parts = new Map();
+    for (let i = 0; i < refs.length; i++) {
+      const name = await this.refCluster('cancelBatch', refs[i]);
+      if (!parts.has(name)) parts.set(name, []);
+      parts.get(name).push(i);
+    }
+    const out = new Array(refs.length);
+    await Promise.all([...parts].map(async ([name, part]) => {
+      try {
+        const res = await this.client(name).cancelBatch(part.map((i) =>
+          refs[i].id));
+        part.forEach((i, k) => { out[i] = { ...res[k], cluster: name }; });
+      } catch (e) {
+        for (const i of part) out[i] = { id: refs[i].id, error: e,
+          cluster: name };
+      }
+    }));
+    return out;
+  }
+
+  // The batch of a task (Client.batchOf on its cluster), or null.
+  async batchOf(ref) {
+    return this.client(await this.refCluster('batchOf', ref))
+      .batchOf(ref.id);
+  }
+
+  // ---- batches and schedules: by name, on the clusters that hold them
+
+  // call(client, name) on every cluster at once: [[name, value]] of those
+  // that answered, NotFound left out; a cluster that failed otherwise
+  // fails the whole (a batch or schedule there would go unseen).
+  async everywhere(call) {
+    const m = await this.fresh();
+    const got = await Promise.all(this.names(m).map(async (name) => {
+      try {
+        return [name, await call(this.client(name), name)];
+      } catch (e) {
+        if (e instanceof E.NotFound) return null;
+        e.message = `cluster ${name}: ${e.message}`;
+        throw e;
+      }
+    }));
+    return got.filter(Boolean);
+  }
+
+  // A batch as its parts on several clusters show it: counts summed,
+  // closed and ended when every part is, started at the first part's
+  // start, ended at the last part's end; parts: {cluster: batch};
+  // cluster: the one part's cluster, or null.
+  static batchSum(name, parts) {
+    const b = { name, total: 0, waiting: 0, ready: 0, delayed: 0, taken: 0,
+      buried: 0, acked: 0, failed: 0, startedAt: 0, endedAt: 0,
+      closed: true, ended: true, onSuccess: null, onComplete: null,
+      cluster: parts.length === 1 ? parts[0][0] : null, parts: {} };
+    for (const [cl, p] of parts) {
+      b.parts[cl] = p;
+      for (const k of ['total', 'waiting', 'ready', 'delayed', 'taken',
+        'buried', 'acked', 'failed']) {
+        b[k] += p[k];
+      }
+      if (p.startedAt && (!b.startedAt || p.startedAt < b.startedAt)) {
+        b.startedAt = p.startedAt;
+      }
+      b.endedAt = Math.max(b.endedAt, p.endedAt);
+      b.closed = b.closed && p.closed;
+      b.ended = b.ended && p.ended;
+      b.onSuccess = b.onSuccess || p.onSuccess;
+      b.onComplete = b.onComplete || p.onComplete;
+    }
+    if (!b.ended) b.endedAt = 0;
+    return b;
+  }
+
+  // The batch `name` as the clusters that hold a part of it show it
+  // (Router.batchSum); NotFound when none does.
+  async batchShow(name) {
+    const parts = await this.everywhere((c) => c.batchShow(name));
+    if (!parts.length) {
+      throw new E.NotFound(`batch '${name}' is known to no cluster`);
+    }
+    return Router.batchSum(name, parts);
+  }
+
+  // Every cluster's batches (up to o.limit each), each with its cluster,
+  // by name; total: summed.
+  async batchList(o = {}) {
+    const lists = await this.everywhere((c) => c.batchList(o));
+    const out = { batches: [], total: 0 };
+    for (const [cl, l] of lists) {
+      out.total += l.total;
+      for (const b of l.batches) out.batches.push({ ...b, cluster: cl });
+    }
+    out.batches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 :
+      a.cluster < b.cluster ? -1 : 1));
+    return out;
+  }
+
+  // The clusters a batch call goes to: those that hold a part of the
+  // batch; none: o.tube's owner (the tube its tasks will be put into),
+  // else fallback's owner (batchSet: a callback's tube), else NotFound.
+  async batchClusters(what, name, o, fallback) {
+    const held = await this.everywhere((c) => c.batchShow(name));
+    if (held.length) return held.map(([cl]) => cl);
+    const m = await this.fresh();
+    const tube = o.tube || fallback;
+    if (tube) return [Router.owner(m, tube)];
+    throw new E.NotFound(`${what}: batch '${name}' is known to no ` +
+      'cluster: say the tube of its tasks ({ tube })');
+  }
+
+  static cbTube(cb) {
+    return typeof cb === 'string' ? cb : cb && cb.tube;
+  }
+
+  // Client.batchSet on every cluster that holds a part of the batch (each
+  // part fires its own callbacks, put into its own cluster); a batch not
+  // made yet goes to o.tube's owner (the tube its tasks will be put
+  // into), or to its callback tube's. The batch as batchShow sums it.
+  async batchSet(name, o = {}) {
+    const { tube, ...rest } = o;
+    const names = await this.batchClusters('batchSet', name, o,
+      Router.cbTube(o.onSuccess) || Router.cbTube(o.onComplete));
+    return Router.batchSum(name, await Promise.all(names.map(async (cl) =>
+      [cl, await this.client(cl).batchSet(name, rest)])));
+  }
+
+  // Client.batchClose and batchCancel on every part of the batch (o.tube:
+  // where one not made yet goes).
+  async batchClose(name, o = {}) {
+    const names = await this.batchClusters('batchClose', name, o);
+    return Router.batchSum(name, await Promise.all(names.map(async (cl) =>
+      [cl, await this.client(cl).batchClose(name)])));
+  }
+
+  async batchCancel(name, o = {}) {
+    const names = await this.batchClusters('batchCancel', name, o);
+    return Router.batchSum(name, await Promise.all(names.map(async (cl) =>
+      [cl, await this.client(cl).batchCancel(name)])));
+  }
+
+  // Client.scheduleSet on the cluster that owns the schedule's tube (it
+  // fires there); the same name on any other cluster is deleted after,
+  // so that one name is one schedule: setting a schedule again after its
+  // tube moved moves it. The schedule names its cluster.
+  async scheduleSet(name, tube, cron, payload = '', o = {}) {
+    const [owner, s] = await this.routed(tube, (c) => c.scheduleSet(name,
+      tube, cron, payload, o));
+    await this.everywhere(async (c, cl) => (cl === owner ? null :
+      c.scheduleDelete(name)));
+    return { ...s, cluster: owner };
+  }
+
+  // Every cluster's schedules, each with its cluster, by name.
+  async scheduleList() {
+    const out = [];
+    for (const [cl, l] of await this.everywhere((c) => c.scheduleList())) {
+      for (const s of l) out.push({ ...s, cluster: cl });
+    }
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 :
+      a.cluster < b.cluster ? -1 : 1));
+  }
+
+  // call on every cluster that holds schedule name: the first one's
+  // answer with its cluster; NotFound when none holds it.
+  async onSchedule(what, name, call) {
+    const got = await this.everywhere(async (c) => {
+      await c.scheduleShow(name);
+      return call(c);
+    });
+    if (!got.length) {
+      throw new E.NotFound(`${what}: schedule '${name}' is known to no ` +
+        'cluster');
+    }
+    const [cl, s] = got[0];
+    return s === undefined ? undefined : { ...s, cluster: cl };
+  }
+
+  async scheduleShow(name) {
+    return this.onSchedule('scheduleShow', name, (c) => c.scheduleShow(name));
+  }
+
+  async schedulePause(name) {
+    return this.onSchedule('schedulePause', name,
+      (c) => c.schedulePause(name));
+  }
+
+  async scheduleResume(name) {
+    return this.onSchedule('scheduleResume', name,
+      (c) => c.scheduleResume(name));
+  }
+
+  async scheduleDelete(name) {
+    return this.onSchedule('scheduleDelete', name,
+      (c) => c.scheduleDelete(name));
+  }
+
+  // ---- moving a tube
+
+  // Moves tube to cluster target (docs/scaling.md, "Move a tube"; as
+  // `sluice tube move`): the map marks it draining from its owner and new
+  // puts go to the target; the source's ready, delayed and buried tasks
+  // are copied in batches (ids mapped; keys, attempts, last errors, run
+  // and creation times, priorities, ttrs, periods, groups; the tube's
+  // settings and flow limits first), each copy one commit at the target
+  // and its drop one at the source; taken tasks finish (or expire and are
+  // copied) at the source; then the map names the target alone. Every
+  // tube whose name tube starts and whose entry is tube's moves with it.
+  // Run again after any interruption (a kill -9 of a node or of the
+  // mover), it resumes. o: batch (tasks a round, 1-1000; 500), timeoutMs
+  // (how long a node may stay unreachable: 60000), waitMs (how long to
+  // wait for taken tasks to end; 0: as long as it takes), report(p)
+  // (called after each round). Resolves to the progress: { tube, source,
+  // target, copied, dropped, batches, waits, revision, done }. Rejects
+  // BadTube, Invalid (a cluster name), BadState (the tube moves to
+  // another cluster already: finish that move first), TimedOut (run it
+  // again), or a node's error. Needs the admin's token with --auth.
+  async move(tube, target, o = {}) {
+    return move(this, tube, target, o);
   }
 
   // Client.cluster of every cluster: {name: {cluster, error}}.

@@ -5,9 +5,14 @@
 // the owner named; puts, split batches, takes and acks routed by tube,
 // stats summed; a take that waits on both clusters getting each task once
 // (a task a cancelled wait took is released at once); a draining cluster's
-// old tasks taken first; a routed Worker over both clusters; Routers with a stale map (a put, a take, a batch)
-// corrected by the Moved error; bad input refused. Skipped (ctest: 77)
-// without `etcd`, which make test installs.
+// old tasks taken first; a routed Worker over both clusters; Routers with
+// a stale map (a put, a take, a batch) corrected by the Moved error; wait,
+// cancel, batches and schedules routed to the cluster of their task, batch
+// or tube; a tube moved from one cluster to the other through the Router
+// (every task once, keys, states, settings and limits carried, a taken
+// task ended at the source), and one that goes on over a SIGKILL of the
+// source's node; bad input refused. Skipped (ctest: 77) without `etcd`,
+// which make test installs.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert');
@@ -16,17 +21,19 @@ const os = require('os');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 const sluice = require('..');
-const { freePort, waitFor, sleep, SLUICED } = require('./harness');
+const { freePort, waitFor, sleep, cli, SLUICED } = require('./harness');
 
 const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
 const procs = [];
 const urls = {};
 const direct = {};
+const argvs = {};
+const nodes = {};
 const routers = [];
 let dir;
 
 function start(name, argv) {
-  const log = fs.openSync(path.join(dir, `${name}.log`), 'w');
+  const log = fs.openSync(path.join(dir, `${name}.log`), 'a');
   const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log] });
   procs.push(p);
   return p;
@@ -74,9 +81,10 @@ before(async () => {
   }, 30000, 100), 'etcd did not become healthy');
   for (const name of ['p1', 'p2']) {
     urls[name] = `tcp://127.0.0.1:${await freePort()}`;
-    start(name, [SLUICED, '--data', path.join(dir, name), '--listen',
+    argvs[name] = [SLUICED, '--data', path.join(dir, name), '--listen',
       urls[name], '--repl-listen', `tcp://127.0.0.1:${await freePort()}`,
-      '--etcd', etcd, '--cluster', name, '--node', name]);
+      '--etcd', etcd, '--cluster', name, '--node', name];
+    nodes[name] = start(name, argvs[name]);
     direct[name] = new sluice.Client(urls[name], { timeoutMs: 10000 });
   }
   for (const c of Object.values(direct)) {
@@ -90,9 +98,10 @@ before(async () => {
 after(async () => {
   for (const r of routers) r.close();
   for (const c of Object.values(direct)) c.close();
+  const ended = (p) => p.exitCode !== null || p.signalCode !== null;
   for (const p of procs.reverse()) {
-    if (p.exitCode === null) p.kill('SIGTERM');
-    if (!await waitFor(() => p.exitCode !== null, 10000)) p.kill('SIGKILL');
+    if (!ended(p)) p.kill('SIGTERM');
+    if (!await waitFor(() => ended(p), 10000)) p.kill('SIGKILL');
   }
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -337,6 +346,229 @@ test('a routed Worker handles the tasks of both clusters, each once',
         `${name} ${tube}`);
     }
   });
+
+test('wait, cancel, batches and schedules go to the cluster of their ' +
+  'task, batch or tube', async () => {
+  const r = router(urls.p1); // given p1's node: p2's calls are routed
+  const [tube, ztube] = ['two.f', 'two.z'];
+  // wait: on the task's cluster, on a connection of its own
+  const a = await r.put(tube, 'a');
+  assert.strictEqual(a.cluster, 'p2');
+  const waiting = r.wait(a, 8000 * SCALE);
+  const other = await r.put(tube, 'during the wait');
+  assert.strictEqual(other.cluster, 'p2');
+  let [t] = await r.take(tube, { waitMs: 1000 });
+  assert.strictEqual(t.id, a.id);
+  await r.ack(t, { result: 'ok' });
+  const out = await waiting;
+  assert.deepStrictEqual([out.final, out.state, out.result, out.tube,
+    out.cluster], [true, 'done', 'ok', tube, 'p2']);
+  assert.strictEqual((await r.wait({ id: a.id, tube }, 0)).result, 'ok');
+  await assert.rejects(r.wait(a.id, 0), sluice.Invalid);
+  await assert.rejects(r.cancel({ id: a.id }), sluice.Invalid);
+
+  // cancel: the task's cluster; cancelBatch split by cluster
+  assert.strictEqual(await r.cancel(other), undefined);
+  assert.strictEqual((await r.wait(other, 0)).state, 'cancelled');
+  const one = await r.put('one.f', 'x');
+  const two = await r.put(tube, 'y');
+  const res = await r.cancelBatch([one, two]);
+  assert.deepStrictEqual(res.map((x) => [x.id, x.error, x.cluster]),
+    [[one.id, null, 'p1'], [two.id, null, 'p2']]);
+  assert.strictEqual((await counts('p1', 'one.f')).ready, 0);
+  assert.strictEqual((await counts('p2', tube)).ready, 0);
+
+  // a batch of p2's tube: made, shown, listed, closed there alone
+  for (let i = 0; i < 3; i++) await r.put(tube, `b${i}`, { batch: 'bf' });
+  const set = await r.batchSet('bf', { onSuccess: 'two.done' });
+  assert.deepStrictEqual([set.cluster, set.total, set.ready],
+    ['p2', 3, 3]);
+  await assert.rejects(direct.p1.batchShow('bf'), sluice.NotFound);
+  assert.strictEqual((await direct.p2.batchShow('bf')).total, 3);
+  const listed = (await r.batchList()).batches.filter((b) =>
+    b.name === 'bf');
+  assert.deepStrictEqual(listed.map((b) => b.cluster), ['p2']);
+  for (let i = 0; i < 3; i++) {
+    [t] = await r.take(tube, { waitMs: 1000 });
+    assert.strictEqual(await r.batchOf(t), 'bf');
+    await r.ack(t);
+  }
+  const closed = await r.batchClose('bf');
+  assert.deepStrictEqual([closed.closed, closed.ended, closed.acked],
+    [true, true, 3]);
+  assert.ok(await waitFor(async () => (await counts('p2', 'two.done'))
+    .ready === 1, 5000 * SCALE), 'the batch\'s callback did not fire on p2');
+  await assert.rejects(r.batchShow('nobatch'), sluice.NotFound);
+  await assert.rejects(r.batchClose('nobatch'), sluice.NotFound);
+
+  // a batch made before its tasks: where its tube says; cancelled there
+  const made = await r.batchSet('bc', { onComplete: 'two.done',
+    tube: ztube });
+  assert.strictEqual(made.cluster, 'p2');
+  await r.put(ztube, 'c1', { batch: 'bc' });
+  await r.put(ztube, 'c2', { batch: 'bc' });
+  const cancelled = await r.batchCancel('bc');
+  assert.strictEqual(cancelled.cluster, 'p2');
+  assert.ok(await waitFor(async () => (await counts('p2', ztube)).ready ===
+    0, 5000 * SCALE), 'the cancelled batch\'s tasks are still ready');
+
+  // a batch over both clusters: its parts summed, closed on both
+  await r.put('one.s', 's1', { batch: 'span' });
+  await r.put('two.s', 's2', { batch: 'span' });
+  const span = await r.batchShow('span');
+  assert.deepStrictEqual([span.cluster, span.total, Object.keys(span.parts)
+    .sort()], [null, 2, ['p1', 'p2']]);
+  const sc = await r.batchClose('span');
+  assert.ok(sc.parts.p1.closed && sc.parts.p2.closed && sc.closed);
+
+  // schedules: set where their tube is, found by name
+  const s = await r.scheduleSet('sf', ztube, '0 3 * * *', 'tick');
+  assert.strictEqual(s.cluster, 'p2');
+  assert.strictEqual((await direct.p2.scheduleShow('sf')).tube, ztube);
+  await assert.rejects(direct.p1.scheduleShow('sf'), sluice.NotFound);
+  assert.strictEqual((await r.scheduleShow('sf')).cluster, 'p2');
+  assert.strictEqual((await r.schedulePause('sf')).paused, true);
+  assert.strictEqual((await direct.p2.scheduleShow('sf')).paused, true);
+  assert.strictEqual((await r.scheduleResume('sf')).paused, false);
+  assert.deepStrictEqual((await r.scheduleList()).filter((x) =>
+    x.name === 'sf').map((x) => x.cluster), ['p2']);
+  // one name, one schedule: set again for a tube of p2, p1's goes
+  await direct.p1.scheduleSet('sx', 'one.z', '0 4 * * *', 'old');
+  assert.strictEqual((await r.scheduleSet('sx', ztube, '0 4 * * *',
+    'new')).cluster, 'p2');
+  await assert.rejects(direct.p1.scheduleShow('sx'), sluice.NotFound);
+  assert.strictEqual((await direct.p2.scheduleShow('sx')).payload
+    .toString(), 'new');
+  for (const nm of ['sf', 'sx']) await r.scheduleDelete(nm);
+  await assert.rejects(direct.p2.scheduleShow('sf'), sluice.NotFound);
+  await assert.rejects(r.scheduleShow('sf'), sluice.NotFound);
+});
+
+test('a tube moved through the Router keeps every task, once, with its ' +
+  'key, state and settings', async () => {
+  const r = router(urls.p2); // the tube is p1's (the default)
+  const tube = 'mvn';
+  const N = 300;
+  await direct.p1.tubeSet(tube, { ttrMs: 45000, maxAttempts: 7 });
+  const items = [];
+  for (let i = 0; i < N; i++) {
+    items.push({ tube, payload: `m-${i}`, key: `k${i}`,
+      delayMs: i < 20 ? 600000 : 0, priority: i % 5,
+      group: i % 3 ? null : 'g3' });
+  }
+  for (let i = 0; i < N; i += 100) {
+    const res = await direct.p1.putBatch(items.slice(i, i + 100));
+    for (const x of res) assert.ok(x.created, String(x.error));
+  }
+  const lim = cli(urls.p1, 'tube', 'set', tube, '--concurrency', '100');
+  assert.ok(!lim || !lim.code, lim && lim.stderr);
+  // one buried (with its last error), one taken: it ends at the source
+  let [b] = await direct.p1.take(tube, { waitMs: 1000 });
+  await direct.p1.bury(b.id, b.lease, { error: 'kept' });
+  const holder = new sluice.Client(urls.p1, { timeoutMs: 10000 });
+  const [taken] = await holder.take(tube, { waitMs: 1000 });
+  const reports = [];
+  let acked = null;
+  const p = await r.move(tube, 'p2', { batch: 64, report: (x) => {
+    reports.push(x);
+    // the mover waits for the taken task: its ack is honoured there
+    if (x.waits > 0 && !acked) acked = holder.ack(taken.id, taken.lease);
+  } });
+  await acked;
+  holder.close();
+  assert.deepStrictEqual([p.done, p.copied, p.target, p.source],
+    [true, N - 1, 'p2', 'p1']);
+  assert.ok(p.batches >= Math.ceil((N - 1) / 64), `${p.batches} rounds`);
+  assert.ok(p.waits > 0, 'the move did not wait for the taken task');
+  assert.ok(reports.length >= p.batches);
+  const m = await r.clusterMap();
+  assert.deepStrictEqual(m.entries.find((e) => e.prefix === tube),
+    { prefix: tube, cluster: 'p2', draining: [] });
+  const src = await counts('p1', tube);
+  assert.deepStrictEqual([src.ready, src.delayed, src.taken, src.buried],
+    [0, 0, 0, 0]);
+  const dst = await counts('p2', tube);
+  assert.deepStrictEqual([dst.ready, dst.delayed, dst.taken, dst.buried],
+    [N - 22, 20, 0, 1]);
+  const conf = await direct.p2.tubeShow(tube);
+  assert.deepStrictEqual([conf.ttrMs, conf.maxAttempts], [45000, 7]);
+  assert.strictEqual((await direct.p2.stats(tube)).tubes[tube].counters
+    .limit_concurrency, 100);
+  // the keys came along: a put of a moved key is that task
+  const again = await r.put(tube, 'dup', { key: 'k150' });
+  assert.deepStrictEqual([again.cluster, again.created], ['p2', false]);
+  // every ready task once, through the Router, from p2
+  const seen = new Set();
+  for (let round = 0; round < 100 && seen.size < N - 22; round++) {
+    const got = await r.take(tube, { waitMs: 300, max: 50 });
+    for (const t of got) {
+      assert.strictEqual(t.cluster, 'p2');
+      const i = Number(t.payload.toString().slice(2));
+      assert.ok(!seen.has(i), `task ${i} twice`);
+      assert.strictEqual(t.key, `k${i}`);
+      assert.strictEqual(t.priority, i % 5);
+      assert.strictEqual(t.group, i % 3 ? null : 'g3');
+      assert.strictEqual(t.ttrMs, 45000);
+      seen.add(i);
+    }
+    if (got.length) await r.ackBatch(got);
+  }
+  assert.strictEqual(seen.size, N - 22);
+  assert.ok(!seen.has(Number(b.payload.toString().slice(2))));
+  assert.ok(!seen.has(Number(taken.payload.toString().slice(2))));
+  [b] = (await direct.p2.list(tube, { state: 'buried' })).tasks;
+  assert.strictEqual(b.lastError, 'kept');
+  // moved already: nothing more to do; a second move elsewhere refused
+  assert.strictEqual((await r.move(tube, 'p2')).done, true);
+  await assert.rejects(r.move('bad tube', 'p2'), sluice.BadTube);
+  await assert.rejects(r.move(tube, 'bad name'), sluice.Invalid);
+});
+
+test('a move through the Router goes on over a SIGKILL of the source\'s ' +
+  'node', async () => {
+  const r = router(urls.p2);
+  const tube = 'mvk';
+  const N = 400;
+  for (let i = 0; i < N; i += 100) {
+    const items = [];
+    for (let j = i; j < i + 100; j++) {
+      items.push({ tube, payload: String(j), key: `k${j}` });
+    }
+    for (const x of await direct.p1.putBatch(items)) assert.ok(x.created);
+  }
+  let killed = null;
+  let restarted = null;
+  const p = await r.move(tube, 'p2', { batch: 50, timeoutMs: 60000 * SCALE,
+    report: (x) => {
+      if (killed !== null || x.batches !== 1) return;
+      killed = x.copied;
+      const victim = nodes.p1;
+      victim.kill('SIGKILL');
+      restarted = (async () => {
+        await waitFor(() => victim.signalCode !== null, 10000);
+        nodes.p1 = start('p1', argvs.p1);
+      })();
+    } });
+  await restarted;
+  assert.strictEqual(killed, 50);
+  assert.deepStrictEqual([p.done, p.copied], [true, N]);
+  assert.strictEqual((await counts('p2', tube)).ready, N);
+  const src = await counts('p1', tube);
+  assert.strictEqual(src.ready + src.delayed + src.taken + src.buried, 0);
+  const seen = new Set();
+  for (let round = 0; round < 40 && seen.size < N; round++) {
+    const got = await r.take(tube, { waitMs: 300, max: 100 });
+    for (const t of got) {
+      assert.deepStrictEqual([t.cluster, t.key], ['p2', `k${t.payload}`]);
+      assert.ok(!seen.has(String(t.payload)), `${t.payload} twice`);
+      seen.add(String(t.payload));
+    }
+    if (got.length) await r.ackBatch(got);
+  }
+  assert.strictEqual(seen.size, N);
+  assert.ok(await waitFor(async () => (await direct.p1.stats().catch(
+    () => ({}))).role === 'leader', 30000 * SCALE, 50), 'p1 leads again');
+});
 
 test('bad input is refused with a specific error', async () => {
   const r = router(urls.p1);

@@ -14,9 +14,10 @@ import ssl
 from . import codec
 from . import errors as E
 from . import transport as T
+from .move import MoveOperations
 
 
-class AsyncClient(T.Endpoints, codec.Operations):
+class AsyncClient(T.Endpoints, codec.Operations, MoveOperations):
     """The asyncio twin of sluice.Client, with the same arguments:
     `await c.put(...)`, `async with sluice.AsyncClient(url) as c:`."""
 

@@ -19,9 +19,10 @@ import time
 from . import codec
 from . import errors as E
 from . import transport as T
+from .move import MoveOperations
 
 
-class Client(T.Endpoints, codec.Operations):
+class Client(T.Endpoints, codec.Operations, MoveOperations):
     """A connection to sluice.
 
     urls: "tcp://HOST:PORT", several as a list or separated by commas

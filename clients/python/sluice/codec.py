@@ -36,7 +36,8 @@ OPS = {
     "switchover": 0x23, "history": 0x24, "auth": 0x28, "groups": 0x29,
     "group": 0x2A, "batch_show": 0x2B, "batch_set": 0x2C, "cancel": 0x2D, "wait": 0x2E, "sched_set": 0x2F,
     "sched_list": 0x30, "sched_ctl": 0x31, "map": 0x32, "map_set": 0x33,
-    "map_delete": 0x34,
+    "map_delete": 0x34, "move_out": 0x35, "move_in": 0x36,
+    "move_end": 0x37,
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 

@@ -226,6 +226,8 @@ class Outcome:
     result: Optional[str] = None
     error: Optional[str] = None
     cancelled: bool = False
+    # the task's cluster, through a Router
+    cluster: Optional[str] = None
 
 
 @dataclass
@@ -240,6 +242,8 @@ class PutResult:
     not_newer: bool = False
     error: Optional[Exception] = None
     throttled: bool = False
+    # the cluster it was done on, through a Router
+    cluster: Optional[str] = None
 
 
 @dataclass
@@ -247,6 +251,8 @@ class ItemResult:
     """One item of ack_batch or delete_batch: error None when done."""
     id: int
     error: Optional[Exception] = None
+    # the cluster it was done on, through a Router
+    cluster: Optional[str] = None
 
 
 @dataclass
@@ -440,3 +446,5 @@ class Schedule:
     skipped: int
     size: int
     payload: Optional[bytes]
+    # the cluster that holds it, through a Router
+    cluster: Optional[str] = None

@@ -46,6 +46,7 @@ import time
 
 from . import errors as E
 from .client import Client
+from .router import Router
 
 log = logging.getLogger("sluice.worker")
 
@@ -115,11 +116,16 @@ class Worker:
     backoff, as a failure's).
     max_tasks: stop once that many tasks were taken and handled; idle:
     stop once no task came for that many seconds (as `sluice work
-    --max-tasks` and `--wait` do); both None: run until stopped."""
+    --max-tasks` and `--wait` do); both None: run until stopped.
+    routed: the urls are nodes of clusters sharing a cluster map
+    (docs/scaling.md): each thread is a Router, which takes from the
+    clusters of the tubes and acks, fails and touches each task on the
+    connection that took it (async handlers then run on each thread's
+    event loop)."""
 
     def __init__(self, urls=None, *, concurrency=4, token=None,
                  ssl_context=None, timeout=30.0, wait_ms=1000, grace=30.0,
-                 detach=False, max_tasks=None, idle=None):
+                 detach=False, max_tasks=None, idle=None, routed=False):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.urls = urls
@@ -131,6 +137,7 @@ class Worker:
         self.detach = detach
         self.max_tasks = max_tasks
         self.idle = idle
+        self.routed = routed
         self._reserved = 0
         self._last_task = 0.0
         self.handlers = {}
@@ -170,8 +177,8 @@ class Worker:
             for s in (signal.SIGTERM, signal.SIGINT):
                 old[s] = signal.signal(s, lambda *_: self.stop())
         try:
-            if all(inspect.iscoroutinefunction(h)
-                   for h in self.handlers.values()):
+            if not self.routed and all(inspect.iscoroutinefunction(h)
+                                       for h in self.handlers.values()):
                 asyncio.run(self._run_async())
             else:
                 self._run_threads()
@@ -224,7 +231,10 @@ class Worker:
             r.handler.cancel()
 
     def _thread(self):
-        client = Client(self.urls, **self.client_options)
+        if self.routed:
+            client = Router(self.urls, **self.client_options)
+        else:
+            client = Client(self.urls, **self.client_options)
         loop = None
         tubes = list(self.handlers)
         try:
@@ -240,6 +250,10 @@ class Worker:
                     continue
                 self._took(len(tasks))
                 for task in tasks:
+                    if self.routed:  # on the connection that took it
+                        loop = self._one_of(client.client(task.cluster),
+                                            task, loop)
+                        continue
                     if self._stop.is_set():
                         _call(client.release, task.id, task.lease)
                         continue
@@ -251,6 +265,18 @@ class Worker:
             if loop is not None:
                 loop.close()
             client.close()
+
+    def _one_of(self, client, task, loop):
+        """A routed thread's task, on its cluster's connection; returns
+        the thread's event loop (made for the first async handler)."""
+        if self._stop.is_set():
+            _call(client.release, task.id, task.lease)
+            return loop
+        handler = self.handlers[task.tube]
+        if inspect.iscoroutinefunction(handler) and loop is None:
+            loop = asyncio.new_event_loop()
+        self._one(client, task, handler, loop)
+        return loop
 
     @contextlib.contextmanager
     def _idle_in(self, client):
@@ -428,8 +454,13 @@ class Worker:
 
 
 def _cut(client):
-    """Ends the take a thread waits in: its connection is shut down, so
-    the server undoes the take if it found a task meanwhile."""
+    """Ends the take a thread waits in: its connection is shut down (a
+    Router's: each of its connections), so the server undoes the take if
+    it found a task meanwhile."""
+    if isinstance(client, Router):
+        for c in client.connections():
+            _cut(c)
+        return
     sock = client._sock
     if sock is not None:
         try:

@@ -3,7 +3,13 @@ one etcd (as tests/integration/test_clustermap.c runs them): the map set
 and read through a node, puts and takes routed by tube and acked where
 each task came from, a take over both clusters getting each task once, a
 Router with a stale map corrected by the Moved error, and map_set's bad
-input refused. Exits 77 when `etcd` is not installed.
+input refused; a tube moved between the clusters through the Router
+(resumed after a mover that stopped between its hold and its drop, and
+going on over a kill -9 of the source's node), every task once with its
+key, state and settings; put_batch split by cluster,
+a draining cluster's tasks taken first, stats summed; wait, cancel,
+batches and schedules routed to the cluster of their task, batch or
+tube; a routed Worker handling the tasks of both clusters, each once. Exits 77 when `etcd` is not installed.
 
 Run by ctest (python_router): test_router.py SLUICED SLUICE_CLI.
 """
@@ -13,6 +19,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
 
 import harness
@@ -26,24 +34,34 @@ class Router(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.etcd = Etcd(self.dir)
         self.addCleanup(self.etcd.stop)
-        self.urls = {}
+        self.urls, self.argv, self.logs, self.procs = {}, {}, {}, {}
         for name in ("p1", "p2"):
             url = "tcp://127.0.0.1:%d" % free_port()
-            log = open(os.path.join(self.dir, name + ".log"), "wb")
-            self.addCleanup(log.close)
-            p = subprocess.Popen(
-                [harness.SLUICED, "--data", os.path.join(self.dir, name),
-                 "--listen", url, "--repl-listen",
-                 "tcp://127.0.0.1:%d" % free_port(), "--etcd",
-                 self.etcd.client, "--cluster", name, "--node", name],
-                stdout=log, stderr=subprocess.STDOUT)
-            self.addCleanup(self.stop_node, p)
+            self.logs[name] = open(os.path.join(self.dir, name + ".log"),
+                                   "ab")
+            self.addCleanup(self.logs[name].close)
+            # a short lease in etcd: a node killed and started again
+            # leads once its old lease ends
+            self.argv[name] = [
+                harness.SLUICED, "--data", os.path.join(self.dir, name),
+                "--listen", url, "--repl-listen",
+                "tcp://127.0.0.1:%d" % free_port(), "--etcd",
+                self.etcd.client, "--cluster", name, "--node", name,
+                "--leader-ttl", "%ds" % (2 * SCALE)]
+            self.start(name)
             self.urls[name] = url
         self.c = {n: sluice.Client(u, timeout=10) for n, u in
                   self.urls.items()}
         for c in self.c.values():
             self.addCleanup(c.close)
             self.assertTrue(wait_for(lambda: self.leads(c), 30 * SCALE, 0.05))
+
+    def start(self, name):
+        p = subprocess.Popen(self.argv[name], stdout=self.logs[name],
+                             stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop_node, p)
+        self.procs[name] = p
+        return p
 
     @staticmethod
     def stop_node(p):
@@ -73,7 +91,10 @@ class Router(unittest.TestCase):
         self.assertTrue(wait_for(both, 10 * SCALE, 0.02))
 
     def ready(self, name, tube):
-        t = self.c[name].stats(tube).tubes.get(tube)
+        try:
+            t = self.c[name].stats(tube).tubes.get(tube)
+        except sluice.NotFound:  # a tube the node never had
+            return 0
         return t.ready if t else 0
 
     def test_routes_and_corrects(self):
@@ -114,6 +135,22 @@ class Router(unittest.TestCase):
         stale.put("m.t", b"after")
         self.assertEqual(self.ready("p1", "m.t"), 1)
         self.assertEqual(self.ready("p2", "m.t"), 1)
+        # a take and a split batch, each corrected the same way
+        taker = sluice.Router(self.urls["p1"], refresh_s=None, timeout=10)
+        self.addCleanup(taker.close)
+        taker.cluster_map()
+        self.knows(self.c["p1"].map_set("k.", "p2"))
+        self.c["p2"].put("k.t", b"here")
+        [t] = taker.take("k.t", wait_ms=1000)
+        self.assertEqual((t.cluster, t.payload), ("p2", b"here"))
+        taker.ack(t)
+        self.knows(self.c["p1"].map_set("mb.", "p2"))
+        res = taker.put_batch([dict(tube="mb.x", payload=b"a"),
+                               dict(tube="one.b", payload=b"b")])
+        self.assertEqual([(x.cluster, x.error) for x in res],
+                         [("p2", None), ("p1", None)])
+        self.assertEqual((self.ready("p2", "mb.x"), self.ready("p1", "mb.x"),
+                          self.ready("p1", "one.b")), (1, 0, 1))
 
         # bad input: specific errors
         with self.assertRaises(sluice.BadTube):
@@ -122,6 +159,292 @@ class Router(unittest.TestCase):
             self.c["p1"].map_set("x.", "bad name")
         with self.assertRaises(sluice.NotFound):
             self.c["p1"].map_delete("nothere")
+
+    def test_move_resumed_carries_every_task_once(self):
+        """A tube moved from p1 to p2 by a Router, resumed after a mover
+        that stopped between its hold and its drop with part of the
+        batch copied: every task once at p2 with its key, priority,
+        group, state and the tube's settings and limits; the task taken
+        at the source during the move is acked there; the source is
+        empty and the map names p2 alone."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        c1, c2 = self.c["p1"], self.c["p2"]
+        tube, n = "mvp", 300
+        c1.tube_set(tube, ttr_ms=45000, max_attempts=7)
+        c1.tube_limit(tube, rate="500/s", burst=50)
+        items = [dict(tube=tube, payload=b"m-%d" % i, key="k%d" % i,
+                      delay_ms=600000 if i < 20 else 0, priority=i % 5,
+                      group=None if i % 3 else "g3") for i in range(n)]
+        for i in range(0, n, 100):
+            for res in c1.put_batch(items[i:i + 100]):
+                self.assertTrue(res.created, res.error)
+        [b] = c1.take(tube, wait_ms=1000)
+        c1.bury(b.id, b.lease, error="kept")
+        holder = sluice.Client(self.urls["p1"], timeout=10)
+        self.addCleanup(holder.close)
+        [taken] = holder.take(tube, wait_ms=1000)
+
+        # a mover that stopped: the map marked, a batch held at the
+        # source, ten of it copied to the target, nothing dropped
+        r = sluice.Router(self.urls["p2"], timeout=10)
+        self.addCleanup(r.close)
+        self.knows(r.map_set(tube, "p2", ["p1"]))
+        held = c1.move_hold(tube, 50)
+        self.assertEqual(len(held), 50)
+        self.assertEqual(c1.move_hold(tube, 50), held)  # the same batch
+        first = c2.move_in(tube, "p1", held[:10])
+        self.assertTrue(all(st == 0 and i > 0 for st, i in first))
+        self.assertEqual(self.ready("p2", tube), 10)
+
+        reports, acked = [], []
+
+        def report(x):
+            reports.append(x)
+            if x.waits and not acked:  # the mover waits for the taken task
+                acked.append(holder.ack(taken.id, taken.lease))
+        p = r.move(tube, "p2", batch=64, report=report)
+        self.assertEqual(len(acked), 1)  # honoured at the source
+        self.assertTrue(p.done)
+        self.assertEqual((p.source, p.target), ("p1", "p2"))
+        self.assertEqual(p.copied, n - 1)  # the held 50 again, then the rest
+        self.assertGreater(p.waits, 0)     # for the taken task to end
+        self.assertGreaterEqual(len(reports), p.batches)
+        m = r.cluster_map()
+        [e] = [e for e in m.entries if e.prefix == tube]
+        self.assertEqual((e.cluster, list(e.draining)), ("p2", []))
+        src = c1.stats(tube).tubes.get(tube)
+        self.assertFalse(src and (src.ready or src.delayed or src.taken or
+                                  src.buried))
+        dst = c2.stats(tube).tubes[tube]
+        self.assertEqual((dst.ready, dst.delayed, dst.taken, dst.buried),
+                         (n - 22, 20, 0, 1))
+        conf = c2.tube_show(tube)
+        self.assertEqual((conf.ttr_ms, conf.max_attempts), (45000, 7))
+        lim = c2.tube_limits(tube)
+        self.assertEqual((lim.rate, lim.per_ms, lim.burst), (500, 1000, 50))
+        again = r.put(tube, b"dup", key="k150")
+        self.assertEqual((again.cluster, again.created), ("p2", False))
+        seen = set()  # the rate limit (500/s) came along: takes paced
+        end = time.monotonic() + 30 * SCALE
+        while len(seen) < n - 22 and time.monotonic() < end:
+            got = r.take(tube, wait_ms=300, max=50)
+            for t in got:
+                self.assertEqual(t.cluster, "p2")
+                i = int(t.payload[2:])
+                self.assertNotIn(i, seen)
+                seen.add(i)
+                self.assertEqual((t.key, t.priority, t.group, t.ttr_ms),
+                                 ("k%d" % i, i % 5,
+                                  None if i % 3 else "g3", 45000))
+            for res in r.ack_batch(got) if got else ():
+                self.assertIsNone(res.error)
+        self.assertEqual(len(seen), n - 22)
+        self.assertNotIn(int(b.payload[2:]), seen)
+        self.assertNotIn(int(taken.payload[2:]), seen)
+        [bt] = c2.list(tube, state=sluice.State.BURIED).tasks
+        self.assertEqual(bt.last_error, "kept")
+        self.assertTrue(r.move(tube, "p2").done)  # nothing left to move
+        with self.assertRaises(sluice.BadTube):
+            r.move("bad tube", "p2")
+        with self.assertRaises(sluice.Invalid):
+            r.move(tube, "bad name")
+
+    def test_move_goes_on_over_a_killed_source(self):
+        """A move through the Router whose source node is killed with
+        SIGKILL after the first round and started again: the mover asks
+        again until it leads, and every task is at p2 once."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        tube, n = "mvk", 400
+        for i in range(0, n, 100):
+            for res in self.c["p1"].put_batch(
+                    [dict(tube=tube, payload=b"%d" % j, key="k%d" % j)
+                     for j in range(i, i + 100)]):
+                self.assertTrue(res.created, res.error)
+        r = sluice.Router(self.urls["p2"], timeout=10)
+        self.addCleanup(r.close)
+        killed = []
+
+        def report(p):
+            if killed or p.batches != 1:
+                return
+            victim = self.procs["p1"]
+            victim.kill()
+            victim.wait(10)
+            killed.append(p.copied)
+            self.start("p1")
+        p = r.move(tube, "p2", batch=50, report=report, timeout=60 * SCALE)
+        self.assertEqual(killed, [50])
+        self.assertTrue(p.done)
+        self.assertEqual(p.copied, n)
+        self.assertEqual(self.ready("p2", tube), n)
+        src = self.c["p1"].stats(tube).tubes.get(tube)
+        self.assertFalse(src and (src.ready or src.delayed or src.taken or
+                                  src.buried))
+        seen = set()
+        for _ in range(20):
+            got = r.take(tube, wait_ms=300, max=100)
+            if not got:
+                break
+            for t in got:
+                self.assertEqual((t.cluster, t.key), ("p2", "k%s" %
+                                                      t.payload.decode()))
+                self.assertNotIn(t.payload, seen)
+                seen.add(t.payload)
+            r.ack_batch(got)
+        self.assertEqual(len(seen), n)
+
+    def test_routes_what_names_no_tube(self):
+        """Batches split by cluster, a draining cluster's tasks taken
+        first, stats summed; wait, cancel, batches and schedules through
+        a Router given p1's node reach p2 for p2's tube."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        self.knows(self.c["p1"].map_set("two.", "p2"))
+        r = sluice.Router(self.urls["p1"], timeout=10)
+        self.addCleanup(r.close)
+        res = r.put_batch([dict(tube="two.b" if i % 2 else "one.b",
+                                payload=b"%d" % i) for i in range(10)])
+        self.assertEqual([x.cluster for x in res], ["p1", "p2"] * 5)
+        self.assertTrue(all(x.created and x.error is None for x in res))
+        self.assertEqual((self.ready("p1", "one.b"),
+                          self.ready("p2", "two.b")), (5, 5))
+        st = r.stats()
+        self.assertEqual(st.ready, 10)
+        self.assertEqual(st.clusters["p2"].totals.ready, 5)
+        self.assertIsNone(r.stats("two.b").clusters["p1"])
+        self.assertEqual(r.clusters()["p2"].cluster, "p2")
+        with self.assertRaises(sluice.Invalid):
+            r.put_batch([])
+
+        # a draining cluster's old task first, the new one at the owner
+        self.c["p1"].put("dr.t", b"old")
+        self.knows(r.map_set("dr.", "p2", ["p1"]))
+        self.assertEqual(r.put("dr.t", b"new").cluster, "p2")
+        [a] = r.take("dr.t", wait_ms=1000)
+        [b] = r.take("dr.t", wait_ms=1000)
+        self.assertEqual([(a.cluster, a.payload), (b.cluster, b.payload)],
+                         [("p1", b"old"), ("p2", b"new")])
+        for t in (a, b):
+            r.ack(t)
+
+        # wait on a connection of its own, on the task's cluster
+        tube = "two.f"
+        put = r.put(tube, b"a")
+        self.assertEqual(put.cluster, "p2")
+        out = {}
+        waiter = threading.Thread(target=lambda: out.update(
+            o=r.wait(put, 8000 * SCALE)))
+        waiter.start()
+        time.sleep(0.2)
+        self.assertEqual(r.put(tube, b"during").cluster, "p2")
+        [t] = r.take(tube, wait_ms=1000)
+        self.assertEqual(t.id, put.id)
+        r.ack(t, result="ok")
+        waiter.join(10 * SCALE)
+        o = out["o"]
+        self.assertEqual((o.final, o.state, o.result, o.tube, o.cluster),
+                         (True, "done", "ok", tube, "p2"))
+        self.assertEqual(r.wait({"id": put.id, "tube": tube}).result, "ok")
+        with self.assertRaises(sluice.Invalid):
+            r.wait(put.id)
+        # cancel, one and split by cluster
+        [left] = self.c["p2"].take(tube, wait_ms=1000)
+        self.c["p2"].release(left.id, left.lease)
+        r.cancel({"id": left.id, "cluster": "p2"})
+        self.assertEqual(r.wait({"id": left.id, "cluster": "p2"}).state,
+                         "cancelled")
+        one, two = r.put("one.f", b"x"), r.put(tube, b"y")
+        got = r.cancel_batch([one, two])
+        self.assertEqual([(x.id, x.error, x.cluster) for x in got],
+                         [(one.id, None, "p1"), (two.id, None, "p2")])
+        self.assertEqual((self.ready("p1", "one.f"), self.ready("p2", tube)),
+                         (0, 0))
+
+        # a batch of p2's tube: made, shown, listed, closed there alone
+        for i in range(3):
+            r.put(tube, b"b%d" % i, batch="bf")
+        bs = r.batch_set("bf", on_success="two.done")
+        self.assertEqual((bs["cluster"], bs["total"], bs["ready"]),
+                         ("p2", 3, 3))
+        with self.assertRaises(sluice.NotFound):
+            self.c["p1"].batch_show("bf")
+        self.assertEqual([b["cluster"] for b in r.batches()["batches"]
+                          if b["name"] == "bf"], ["p2"])
+        for _ in range(3):
+            [t] = r.take(tube, wait_ms=1000)
+            self.assertEqual(r.batch_of(t), "bf")
+            r.ack(t)
+        done = r.batch_close("bf")
+        self.assertEqual((done["closed"], done["ended"], done["acked"]),
+                         (True, True, 3))
+        self.assertTrue(wait_for(lambda: self.ready("p2", "two.done") == 1,
+                                 5 * SCALE, 0.02))
+        with self.assertRaises(sluice.NotFound):
+            r.batch_show("nobatch")
+        with self.assertRaises(sluice.NotFound):
+            r.batch_close("nobatch")
+        made = r.batch_set("bc", on_complete="two.done", tube="two.z")
+        self.assertEqual(made["cluster"], "p2")
+        r.put("two.z", b"c1", batch="bc")
+        self.assertEqual(r.batch_cancel("bc")["cluster"], "p2")
+        self.assertTrue(wait_for(lambda: self.ready("p2", "two.z") == 0,
+                                 5 * SCALE, 0.02))
+        # a batch over both clusters: its parts summed, closed on both
+        r.put("one.s", b"s1", batch="span")
+        r.put("two.s", b"s2", batch="span")
+        span = r.batch_show("span")
+        self.assertEqual((span["cluster"], span["total"],
+                          sorted(span["parts"])), (None, 2, ["p1", "p2"]))
+        closed = r.batch_close("span")
+        self.assertTrue(closed["parts"]["p1"]["closed"] and
+                        closed["parts"]["p2"]["closed"])
+
+        # schedules: set where their tube is, found by name
+        s = r.schedule_set("sf", "two.z", "0 3 * * *", b"tick")
+        self.assertEqual(s.cluster, "p2")
+        self.assertEqual(self.c["p2"].schedule_show("sf").tube, "two.z")
+        with self.assertRaises(sluice.NotFound):
+            self.c["p1"].schedule_show("sf")
+        self.assertEqual(r.schedule_show("sf").cluster, "p2")
+        self.assertTrue(r.schedule_pause("sf").paused)
+        self.assertTrue(self.c["p2"].schedule_show("sf").paused)
+        self.assertFalse(r.schedule_resume("sf").paused)
+        self.assertEqual([x.cluster for x in r.schedule_list()
+                          if x.name == "sf"], ["p2"])
+        self.c["p1"].schedule_set("sx", "one.z", "0 4 * * *", b"old")
+        self.assertEqual(r.schedule_set("sx", "two.z", "0 4 * * *",
+                                        b"new").cluster, "p2")
+        with self.assertRaises(sluice.NotFound):
+            self.c["p1"].schedule_show("sx")
+        self.assertEqual(self.c["p2"].schedule_show("sx").payload, b"new")
+        for name in ("sf", "sx"):
+            r.schedule_delete(name)
+        with self.assertRaises(sluice.NotFound):
+            r.schedule_show("sf")
+
+        # a routed Worker: the tasks of both clusters, each once
+        r.put_batch([dict(tube="two.k" if i % 2 else "one.k",
+                          payload=b"k-%d" % i) for i in range(40)]
+                    + [dict(tube="two.k", payload=b"fatal")])
+        seen = {}
+        lock = threading.Lock()
+        w = sluice.Worker(self.urls["p2"], routed=True, concurrency=3,
+                          wait_ms=300, idle=1.5, timeout=10)
+
+        def handle(task):
+            with lock:
+                seen[task.payload] = seen.get(task.payload, 0) + 1
+            if task.payload == b"fatal":
+                raise sluice.Fatal("no")
+            return "done"
+        w.task("one.k")(handle)
+        w.task("two.k")(handle)
+        w.run(signals=False)
+        self.assertEqual(len(seen), 41)
+        self.assertEqual(set(seen.values()), {1})
+        self.assertEqual((w.processed, w.failed), (40, 1))
+        for name, tube, buried in (("p1", "one.k", 0), ("p2", "two.k", 1)):
+            c = self.c[name].stats(tube).tubes[tube]
+            self.assertEqual((c.ready, c.taken, c.buried), (0, 0, buried))
 
 
 if __name__ == "__main__":

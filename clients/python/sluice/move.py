@@ -1,0 +1,409 @@
+"""A tube moved between clusters (docs/scaling.md, "Move a tube"), as
+`sluice tube move` and libsluice's sluice_router_move do it: the messages
+(move_out 0x35, move_in 0x36, move_end 0x37: docs/protocol.md, "Moving a
+tube") and the mover that Router.move runs.
+
+The move's state lives where it cannot be lost, so the mover keeps none
+of its own and running it again resumes it: the map entry's draining mark
+(in etcd) says a move is under way and from where; the source's log holds
+the batch held for the mover until it is dropped (a hold sent again
+answers that batch); the target's log holds the source ids it copied, so
+a batch copied twice makes nothing twice.
+
+Rounds, per source: hold up to `batch` tasks at the source (one commit),
+copy them to the target (one commit), drop them at the source (one
+commit). A round that holds nothing while the source still has taken
+tasks of the tube waits for them (50 ms, again): their acks are honoured
+at the source, and an expired lease makes its task ready there for a
+later round. Every request is safe to send again: a node gone (a
+failover) is asked again, with the map read again, until timeout.
+"""
+
+import re
+import struct
+import time
+from dataclasses import dataclass, replace
+
+from . import errors as E
+from .codec import Request, _settings_body, _task, str16, blob
+
+BATCH_DEFAULT = 500
+MOVE_MAX = 1000
+TIMEOUT_DEFAULT_S = 60.0
+_HOLD, _DROP = 1, 2
+_TS_TTR = 0x01  # tube_set's unset bit of the ttr: makes the tube
+_TUBE = re.compile(r"[A-Za-z0-9_.:/-]{1,200}\Z")
+_CLUSTER = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
+_GROUP = 0x20  # a task record's flag: its group follows
+
+
+@dataclass
+class MoveProgress:
+    """How a move stands (Router.move's report and result): the tube
+    being copied and from where, tasks copied (made, or folded into a
+    task of their key the target had) and dropped at their source,
+    rounds, rounds that found only taken tasks at the source, the map's
+    revision after the last change, and done: the map names the target
+    alone."""
+    tube: str
+    source: str
+    target: str
+    copied: int = 0
+    dropped: int = 0
+    batches: int = 0
+    waits: int = 0
+    revision: int = 0
+    done: bool = False
+
+
+# ---- messages ------------------------------------------------------------
+
+
+def _held(rflags, r):
+    if rflags & 0x01:
+        return r.done([_task(r) for _ in range(r.u32())])
+    r.u32()
+    return r.done([])
+
+
+def _copies(rflags, r):
+    n = r.u32()
+    if n and not rflags & 0x02:
+        raise E.Malformed("move_in's reply without its results")
+    return r.done([r.unpack("HQ") for _ in range(n)])
+
+
+def _count(rflags, r):
+    return r.done(r.u32())
+
+
+def _plain(t):
+    """A task record as the target copies it: what a copy carries (the
+    fields as the hold gave them), none of what describes the source's
+    lease, pending content or graph."""
+    inner = (struct.pack("<QQBBIIIQQQQQQQI", t.id, 0, int(t.state),
+                         _GROUP if t.group else 0, t.priority, t.attempts,
+                         t.max_attempts, t.ttr_ms, t.run_at, t.period_ms,
+                         t.created_at, t.updated_at, 0, 0, len(t.payload))
+             + str16(t.tube) + str16(t.key or "") + str16(t.last_error or "")
+             + blob(t.payload))
+    if t.group:
+        inner += str16(t.group)
+    return struct.pack("<I", len(inner)) + inner
+
+
+def _limits(rflags, r):
+    _settings_body(r, r.str16())
+    if not rflags & 0x01:
+        raise E.Malformed("the reply carries no limits")
+    own, rate, per, burst, conc = r.unpack("BIIII")
+    r.unpack("QQQ")
+    return r.done((own, rate, per, burst, conc))
+
+
+_NO_SETTINGS = struct.pack("<BBQIQQQB", 0, 0, 0, 0, 0, 0, 0, 0) + str16("")
+
+
+class MoveOperations:
+    """The move's messages, step by step (Router.move sends them; the
+    admin's role with --auth). A mixin of the clients: self._do sends."""
+
+    def move_hold(self, tube, max):
+        """Holds up to max (1-1000) of tube's ready, delayed and buried
+        tasks at a source (or answers the batch held before and not
+        dropped): the Tasks, each with its state before the hold and the
+        hold's lease."""
+        return self._do(Request("move_out", 0, bytes([_HOLD]) + str16(tube)
+                                + struct.pack("<I", max), _held, safe=True))
+
+    def move_drop(self, tube, pairs):
+        """Drops the held tasks of pairs [(id, lease)]: how many went."""
+        pairs = list(pairs)
+        body = (bytes([_DROP]) + str16(tube) + struct.pack("<I", len(pairs))
+                + b"".join(struct.pack("<QQ", i, lease)
+                           for i, lease in pairs))
+        return self._do(Request("move_out", 0, body, _count, safe=True))
+
+    def move_in(self, tube, source, tasks):
+        """Copies tasks (as a hold gave them) into a target: per task
+        (status, id): 0 and its copy's id, or the code that refused it."""
+        tasks = list(tasks)
+        body = (str16(tube) + str16(source) + struct.pack("<I", len(tasks))
+                + b"".join(_plain(t) for t in tasks))
+        return self._do(Request("move_in", 0, body, _copies, safe=True))
+
+    def move_end(self, tube):
+        """The move of tube is over here: a target forgets its source ids
+        (their count), a source lifts its mark."""
+        return self._do(Request("move_end", 0, str16(tube), _count,
+                                safe=True))
+
+    def _move_limits(self, tube):
+        return self._do(Request("tube_show", 0x01, str16(tube), _limits,
+                                safe=True))
+
+    def _move_set_limits(self, tube, lim):
+        body = str16(tube) + _NO_SETTINGS + struct.pack("<BBIIII", 0, *lim)
+        return self._do(Request("tube_set", 0x01, body, _limits, safe=True))
+
+    def _move_make_tube(self, tube):
+        body = str16(tube) + struct.pack("<BBQIQQQB", _TS_TTR, 0, 0, 0, 0, 0,
+                                         0, 0) + str16("")
+        return self._do(Request("tube_set", 0, body,
+                                lambda f, r: r.done(_settings_body(
+                                    r, r.str16())), safe=True))
+
+
+# ---- the mover -----------------------------------------------------------
+
+_TRANSIENT = (E.ConnectionLost, E.TimedOut, E.NotLeader, E.ShuttingDown,
+              E.TooFewReplicas, E.StaleEpoch, E.LogFailed)
+
+
+class Mover:
+    def __init__(self, router, tube, target, batch, timeout, wait, report):
+        self.r = router
+        self.timeout = timeout if timeout and timeout > 0 else \
+            TIMEOUT_DEFAULT_S
+        self.batch = min(batch if batch and batch > 0 else BATCH_DEFAULT,
+                         MOVE_MAX)
+        self.wait = wait
+        self.on_report = report
+        self.p = MoveProgress(tube, "", target)
+
+    def report(self):
+        if self.on_report is not None:
+            self.on_report(replace(self.p))
+
+    def call(self, name, fn):
+        """fn(client of cluster name), again while the failure is
+        transient, until the timeout."""
+        until = time.monotonic() + self.timeout
+        while True:
+            try:
+                return fn(self.r.client(name))
+            except _TRANSIENT as e:
+                if time.monotonic() >= until:
+                    raise type(e)("cluster %s: %s" % (name, e.message),
+                                  e.leader) from None
+            time.sleep(0.1)
+            try:
+                self.r.cluster_map(refresh=True)  # members may have changed
+            except E.SluiceError:
+                pass
+
+    def map_set(self, prefix, cluster, draining):
+        until = time.monotonic() + self.timeout
+        while True:
+            try:
+                self.p.revision = self.r._seed.map_set(prefix, cluster,
+                                                       draining)
+                break
+            except _TRANSIENT:
+                if time.monotonic() >= until:
+                    raise
+            time.sleep(0.1)
+        self.r.cluster_map(refresh=True)
+
+    def known(self, name, rev):
+        """Waits until the leader of cluster name knows the map at rev or
+        later: from then on it refuses the tube's puts."""
+        until = time.monotonic() + self.timeout
+        while True:
+            try:  # any failure: again (a node started again has no map)
+                if self.r.client(name).cluster_map().revision >= rev:
+                    return
+                failed = False
+            except E.SluiceError:
+                failed = True
+            if time.monotonic() >= until:
+                raise E.TimedOut("cluster %s did not learn the map's "
+                                 "revision %d within %.0f s"
+                                 % (name, rev, self.timeout))
+            time.sleep(0.05)
+            if failed:
+                try:
+                    self.r.cluster_map(refresh=True)  # members may change
+                except E.SluiceError:
+                    pass
+
+    def target_ok(self, target):
+        """The target has a leader the map knows of, and it answers: else
+        the move goes no further (a cluster name mistyped would send the
+        tube's puts nowhere)."""
+        mc = self.r.cluster_map(refresh=False).clusters.get(target)
+        if mc is None or not mc.leader:
+            raise E.ConnectionLost(
+                "cluster %s has no leader in etcd (/sluice/%s/leader): "
+                "start its nodes first; the map is left as it was"
+                % (target, target))
+        try:
+            self.r.client(target).cluster_map()
+        except E.SluiceError as e:
+            raise type(e)("cluster %s does not answer: %s; the map is left "
+                          "as it was" % (target, e.message)) from None
+
+    def copy_settings(self, src, dst, tube):
+        """The settings and flow limits of tube at src, made dst's."""
+        s, d = self.r.client(src), self.r.client(dst)
+        conf = s.tube_show(tube)
+        o = conf.own
+        kw = {}
+        if o & 0x01:
+            kw["ttr_ms"] = conf.ttr_ms
+        if o & 0x02:
+            kw["max_attempts"] = conf.max_attempts
+        if o & 0x04:
+            kw["backoff"] = (conf.backoff_base_ms, conf.backoff_cap_ms)
+        if o & 0x08:
+            kw["keep_done_ms"] = conf.keep_done_ms
+        if o & 0x10:
+            kw["lost_lease_immediate"] = conf.lost_lease_immediate
+        if o & 0x20:
+            kw["dead_letter"] = conf.dead_letter or ""
+        if kw:
+            d.tube_set(tube, **kw)
+        lim = s._move_limits(tube)
+        if lim[0]:
+            if not kw:
+                d._move_make_tube(tube)
+            d._move_set_limits(tube, lim)
+
+    def round(self, src, dst, tube):
+        """One round: 1 when tasks were copied, 0 when the source holds
+        none of the tube (taken ones too), 2 when only taken ones are
+        left."""
+        tasks = self.call(src, lambda c: c.move_hold(tube, self.batch))
+        if not tasks:
+            try:
+                t = self.r.client(src).stats(tube).tubes.get(tube)
+            except E.NotFound:
+                return 0  # the source never had the tube
+            except _TRANSIENT:
+                return 2
+            return 2 if t and (t.taken or t.ready or t.delayed or
+                               t.buried) else 0
+        res = self.call(dst, lambda c: c.move_in(tube, src, tasks))
+        for t, (status, _) in zip(tasks, res):
+            if status:
+                raise E.error_for(status, (
+                    "cluster %s refused the copy of task %d of tube '%s' "
+                    "from %s (nothing is lost: it stays held at %s; fix the "
+                    "cause and run the move again)")
+                    % (dst, t.id, tube, src, src))
+        dropped = self.call(src, lambda c: c.move_drop(
+            tube, [(t.id, t.lease) for t in tasks]))
+        self.p.copied += len(tasks)
+        self.p.dropped += dropped
+        self.p.batches += 1
+        return 1
+
+    def drain(self, src, dst, tube):
+        self.p.tube, self.p.source = tube, src
+        wait_until = None
+        while True:
+            rc = self.round(src, dst, tube)
+            if rc == 0:
+                return
+            if rc == 1:
+                wait_until = None
+                self.report()
+                continue
+            self.p.waits += 1
+            if wait_until is None and self.wait:
+                wait_until = time.monotonic() + self.wait
+            if wait_until is not None and time.monotonic() >= wait_until:
+                raise E.TimedOut("tube '%s' still has taken tasks at %s "
+                                 "after %.1f s; run the move again to go on"
+                                 % (tube, src, self.wait))
+            if self.p.waits % 20 == 1:
+                self.report()
+            time.sleep(0.05)
+
+    def tubes_of(self, name, prefix):
+        """The tubes of cluster name that the entry of prefix governs
+        (the longer names it starts), a page of stats at a time."""
+        out, after = [], 0
+        m = self.r.cluster_map(refresh=False)
+        while True:
+            st = self.r.client(name).stats_page(1000, after, settings=False)
+            for t in st.tubes:
+                if t != prefix and t.startswith(prefix):
+                    e = m.owner(t)
+                    if e is not None and e.prefix == prefix:
+                        out.append(t)
+            after = st.node.get("tubes_next", 0)
+            if not after:
+                return sorted(out)
+
+    def move_from(self, src, dst, tube):
+        self.known(src, self.p.revision)
+        for t in [tube] + self.tubes_of(src, tube):
+            self.copy_settings(src, dst, t)
+            self.drain(src, dst, t)
+            self.call(src, lambda c: c.move_end(t))  # the source's mark goes
+
+    def end_tables(self, dst, tube):
+        """The target's tables of source ids for the tube (and the tubes
+        its entry governs there) are no longer needed."""
+        for t in [tube] + self.tubes_of(dst, tube):
+            self.call(dst, lambda c: c.move_end(t))
+
+    def run(self):
+        tube, target = self.p.tube, self.p.target
+        m = self.r.cluster_map(refresh=True)
+        self.p.revision = m.revision
+        e = m.owner(tube)
+        if e is not None and e.prefix == tube and e.draining:
+            # a move (or a drain) under way: resumed
+            if e.cluster != target:
+                raise E.BadState(
+                    "tube '%s' is moving to %s already (the map drains it "
+                    "from %s): finish that move first"
+                    % (tube, e.cluster, e.draining[0]))
+            sources = list(e.draining)
+        else:
+            owner = e.cluster if e is not None else m.cluster
+            if owner == target and (e is None or e.prefix == tube):
+                self.p.done = True  # nothing to move
+                return self.p
+            sources = [] if owner == target else [owner]
+            before = e.cluster if e is not None and e.prefix == tube \
+                else None
+            self.map_set(tube, target, sources)
+            try:
+                self.target_ok(target)
+            except E.SluiceError:
+                # nothing was copied: the map goes back as it was
+                try:
+                    if before:
+                        self.r._seed.map_set(tube, before)
+                    else:
+                        self.r._seed.map_delete(tube)
+                    self.r.cluster_map(refresh=True)
+                except E.SluiceError:
+                    pass
+                raise
+        for src in sources:
+            self.move_from(src, target, tube)
+            self.report()
+        self.end_tables(target, tube)
+        self.map_set(tube, target, ())
+        self.p.done = True
+        self.report()
+        return replace(self.p)
+
+
+def move(router, tube, target, *, batch=BATCH_DEFAULT,
+         timeout=TIMEOUT_DEFAULT_S, wait=0, report=None):
+    """Router.move: checks the names, then runs the Mover."""
+    if not isinstance(tube, str) or not _TUBE.match(tube):
+        raise E.BadTube("move: a tube name is 1-200 bytes of A-Z a-z 0-9 "
+                        "_ . : / -, not %r" % (tube,))
+    if not isinstance(target, str) or not _CLUSTER.match(target):
+        raise E.Invalid("move: a cluster name is 1-64 bytes of A-Z a-z 0-9 "
+                        "_ . : -, not %r" % (target,))
+    return Mover(router, tube, target, batch, timeout, wait, report).run()
+
+
+__all__ = ["MoveProgress"]
