@@ -3,9 +3,12 @@
  *
  * Why: through nng a call crossed threads four times (the caller, nng's
  * poller and task threads, and back), which cost more than the server's
- * fdatasync at one client. Here a call is one sendmsg(), one poll() and
- * usually one recv(). The server cannot tell: it is the framing nng's
- * req0 speaks.
+ * fdatasync at one client. Here a call is one sendmsg() and usually one
+ * recv() that blocks until the reply comes (the socket blocks once
+ * greeted; SO_RCVTIMEO, set again only when a call's timeout differs from
+ * the last one's, bounds that recv by the call's deadline; every other
+ * send and recv passes MSG_DONTWAIT and waits in poll()). The server
+ * cannot tell: it is the framing nng's req0 speaks.
  *
  * Open, all of it within connect_ms:
  *  - resolve the host: a numeric address at once; a name on a helper
@@ -36,10 +39,11 @@
  * exchange. A frame longer than RECV_MAX, or too short to hold an id, is
  * a protocol error.
  *
- * Every wait is a poll() bounded by the deadline of the open or of the
- * exchange; EINTR is retried; every send passes MSG_NOSIGNAL, so a
+ * Every other wait is a poll() bounded by the deadline of the open or of
+ * the exchange; EINTR is retried; every send passes MSG_NOSIGNAL, so a
  * closed connection is an error, never a SIGPIPE. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -51,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +81,8 @@ struct conn_tcp {
 	struct conn base;
 	int fd;
 	struct buf carry; /* bytes read past the last reply */
+	bool blocking;    /* greeted: the socket blocks (recv_reply) */
+	int rcvtimeo_ms;  /* SO_RCVTIMEO as set: -1 none, 0 not set yet */
 };
 
 /* ---- time ------------------------------------------------------------ */
@@ -142,7 +149,7 @@ send_all(int fd, struct iovec *iov, int n, int64_t dl)
 		}
 		if (mh.msg_iovlen == 0)
 			return 0;
-		if ((w = sendmsg(fd, &mh, MSG_NOSIGNAL)) >= 0) {
+		if ((w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) >= 0) {
 			for (size_t k = (size_t)w; k > 0;) {
 				struct iovec *v = mh.msg_iov;
 				size_t step = k < v->iov_len ? k : v->iov_len;
@@ -181,7 +188,7 @@ recv_some(int fd, void *p, size_t n, int64_t dl, bool wait, size_t *got)
 
 		if (wait && (ev = wait_fd(fd, POLLIN, dl)) <= 0)
 			return ev == 0 ? SLUICE_ETIMEDOUT : SLUICE_ECONN;
-		if ((r = recv(fd, p, n, 0)) > 0) {
+		if ((r = recv(fd, p, n, MSG_DONTWAIT)) > 0) {
 			*got = (size_t)r;
 			return 0;
 		}
@@ -195,6 +202,42 @@ recv_some(int fd, void *p, size_t n, int64_t dl, bool wait, size_t *got)
 			return SLUICE_ECONN;
 		wait = true;
 	}
+}
+
+/* The first wait of an exchange on a greeted socket: one recv() that
+ * blocks for the time left until `dl` (SO_RCVTIMEO, set only when it
+ * changes), no poll() ahead of it. A timeout that came early, EINTR, or
+ * a socket still in non-blocking mode fall back to recv_some. Returns as
+ * recv_some does. */
+static int
+recv_reply(struct conn_tcp *k, void *p, size_t n, int64_t dl, size_t *got)
+{
+	int ms = ms_left(dl);
+	ssize_t r;
+
+	if (!k->blocking || ms == 0)
+		return recv_some(k->fd, p, n, dl, true, got);
+	if (ms != k->rcvtimeo_ms) {
+		struct timeval tv = { 0, 0 }; /* none: block until it comes */
+
+		if (ms > 0) {
+			tv.tv_sec = ms / 1000;
+			tv.tv_usec = (ms % 1000) * 1000;
+		}
+		if (setsockopt(
+		        k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+			return recv_some(k->fd, p, n, dl, true, got);
+		k->rcvtimeo_ms = ms;
+	}
+	if ((r = recv(k->fd, p, n, 0)) > 0) {
+		*got = (size_t)r;
+		return 0;
+	}
+	if (r == 0)
+		return SLUICE_ECONN;
+	if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+		return SLUICE_ECONN;
+	return recv_some(k->fd, p, n, dl, true, got);
 }
 
 /* ---- resolving -------------------------------------------------------- */
@@ -626,7 +669,7 @@ tcp_open(const char *url, int connect_ms, int refused_ms,
 	struct addrinfo *ai = NULL;
 	struct conn_tcp *k;
 	bool late;
-	int rc;
+	int rc, fl;
 
 	if (!split_url(url, host, port)) {
 		snprintf(err, errlen, "%s: not tcp://HOST:PORT", url);
@@ -659,6 +702,10 @@ tcp_open(const char *url, int connect_ms, int refused_ms,
 	}
 	if ((rc = greet(k, url, ai, connect_ms, dl, err, errlen)) != 0)
 		goto fail_close;
+	/* From now on a reply is waited for in recv() itself (recv_reply);
+	 * a socket left non-blocking only costs the poll() saved. */
+	fl = fcntl(k->fd, F_GETFL);
+	k->blocking = fl >= 0 && fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
 	freeaddrinfo(ai);
 	*out = &k->base;
 	return 0;
@@ -740,8 +787,12 @@ tcp_exchange(struct conn *base, const void *req, size_t len, uint32_t seq,
 		need -= reply->len;
 		if (!buf_reserve(reply, need > RECV_CHUNK ? need : RECV_CHUNK))
 			return SLUICE_ENOMEM;
-		rc = recv_some(k->fd, reply->data + reply->len,
-		    reply->cap - reply->len, dl, wait, &got);
+		if (wait)
+			rc = recv_reply(k, reply->data + reply->len,
+			    reply->cap - reply->len, dl, &got);
+		else
+			rc = recv_some(k->fd, reply->data + reply->len,
+			    reply->cap - reply->len, dl, false, &got);
 		if (rc != 0)
 			return rc;
 		reply->len += got;

@@ -66,9 +66,10 @@
  *
  * The durable mark (durable.h). After each completion that moved the
  * synced LSN, it is written to the file DURABLE (a 64-byte pwrite, no
- * fsync: it names only what is synced already), and at a clean close,
- * with the CLEAN flag, synced. A start reads it to tell a torn write of
- * unacknowledged records from damage to acknowledged ones.
+ * fsync: it names only what is synced already; with wal_mark_late, once
+ * the event loop has sent the replies that completion allowed), and at a
+ * clean close, with the CLEAN flag, synced. A start reads it to tell a torn
+ *write of unacknowledged records from damage to acknowledged ones.
  *
  * Failure. Any failed write, fdatasync, rename or directory fsync poisons
  * the writer: logged once with path, offset and LSNs; the durable LSN
@@ -704,8 +705,11 @@ wal_sync(struct wal *w, int64_t timeout_ms)
 			return SLUICE_ELOG;
 		if (w->inflight == NULL && w->q == NULL &&
 		    (w->fill == NULL || w->fill->nrec == 0)) {
-			if (w->synced_lsn >= w->next_lsn - 1)
+			if (w->synced_lsn >= w->next_lsn - 1) {
+				if (w->mark_due)
+					wal_mark(w);
 				return 0;
+			}
 			wal_submit_sync(w);
 		}
 		wal_pump(w, true);
@@ -795,6 +799,8 @@ wal_close(struct wal *w)
 	}
 	if (rc == 0 && w->poisoned)
 		rc = SLUICE_ELOG;
+	if (w->mark_due)
+		wal_mark(w); /* what was synced, if the stop is not clean */
 	if (rc == 0 && w->mark.fd >= 0) {
 		/* A clean stop: everything is synced, and says so. */
 		int mrc = durable_note(&w->mark, w->synced_lsn, true, true);

@@ -185,6 +185,21 @@ int wal_fd(const struct wal *w);
  * writer is poisoned. */
 int wal_reap(struct wal *w);
 
+/* Where the durable mark (durable.h) is written after a completion that
+ * moved the synced LSN: by wal_reap and the inline commit themselves
+ * (the default), or, with `late`, by wal_mark, which an event loop calls
+ * once the replies that completion allowed are sent. The mark's 64-byte
+ * pwrite then no longer sits between the disk's answer and the clients'.
+ * It only ever names what is synced already, so writing it a few
+ * microseconds later costs a start after a crash nothing it could have
+ * counted on (a crash between the two knows the LSN before, as a lost
+ * write of the mark would). wal_sync and wal_close write a mark that is
+ * due. */
+void wal_mark_late(struct wal *w, bool late);
+
+/* Writes the durable mark if the synced LSN moved since its last write. */
+void wal_mark(struct wal *w);
+
 /* The highest LSN that may be reported to clients: written and synced
  * under WAL_FSYNC_ALWAYS, written otherwise. Never moves after a failure.
  */

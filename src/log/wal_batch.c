@@ -387,11 +387,12 @@ arm_timer(struct wal *w)
 
 /* Writes the synced LSN to DURABLE when it moved. A failed write is
  * logged once and costs only knowledge (durable.h). */
-static void
-mark_synced(struct wal *w)
+void
+wal_mark(struct wal *w)
 {
 	int rc;
 
+	w->mark_due = false;
 	if (w->poisoned || w->synced_lsn <= w->mark.lsn || w->mark.fd < 0)
 		return;
 	rc = durable_note(&w->mark, w->synced_lsn, false, false);
@@ -402,6 +403,25 @@ mark_synced(struct wal *w)
 		    "start after a crash knows less of what was synced",
 		    w->dir, sluice_strerror(rc));
 	}
+}
+
+/* After a completion that moved the synced LSN: the mark now, or, when
+ * late, once the loop's replies are sent (wal_mark_late). */
+static void
+mark_synced(struct wal *w)
+{
+	if (w->mark_late)
+		w->mark_due = true;
+	else
+		wal_mark(w);
+}
+
+void
+wal_mark_late(struct wal *w, bool late)
+{
+	w->mark_late = late;
+	if (!late && w->mark_due)
+		wal_mark(w);
 }
 
 static void

@@ -176,6 +176,8 @@ struct wal {
 	uint64_t synced_lsn;
 	uint64_t durable_lsn;
 	struct durable mark; /* DURABLE: the synced LSN, for a later start */
+	bool mark_late;      /* wal_mark_late: the mark waits for wal_mark */
+	bool mark_due;       /* the synced LSN moved since the mark's write */
 	bool poisoned;
 	bool retry_logged; /* a refused WAL_RETRY was logged */
 

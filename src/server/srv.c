@@ -408,10 +408,17 @@ loop(struct core *c)
 		c->applied = false;
 		if (pfd[2].revents)
 			handle_signal(c);
-		wal_reap(c->wal);
+		/* every completion signals the ring's eventfd: no read of it
+		 * when the poll saw nothing (nor of the faces' below) */
+		events_polled(c->events, pfd[0].revents != 0);
+		if (pfd[1].revents)
+			wal_reap(c->wal);
 		publish_health(c); /* before the replies that tell of it */
 		lead_handle(c);
 		core_flush_replies(c);
+		/* what the commit answered leaves before anything else of
+		 * the turn; the durable mark is written after it (wal_mark) */
+		conns_flush(c->conns);
 		if (pfd[3].revents)
 			bgsnap_reap(c);
 		follow_turn(c, clock_mono_ms());
@@ -441,6 +448,7 @@ loop(struct core *c)
 			                                  * it at once */
 		}
 		conns_flush(c->conns);
+		wal_mark(c->wal);
 		lead_serve(c, clock_mono_ms());
 		if (c->snap.waiting)
 			bgsnap_launch(c);

@@ -621,6 +621,33 @@ test_no_reply_is_etimedout(void **state)
 	t_fake_stop(f);
 }
 
+/* Over tcp:// a reply is waited for in a recv() bounded by the socket's
+ * receive timeout, set again only when a call's timeout changes: a call
+ * after one with a longer timeout still gives up at its own. */
+static void
+test_tcp_each_call_keeps_its_own_timeout(void **state)
+{
+	struct t_fake *f = t_fake_start(T_FAKE_ECHO);
+	struct sluice_client *c = open_client(f->url);
+	int64_t t0, took;
+
+	(void)state;
+	sluice_set_timeout(c, 5000);
+	assert_int_equal(sluice_delete(c, 1), 0);
+	atomic_store(&f->delay_ms, 1500);
+	sluice_set_timeout(c, 200);
+	t0 = now_ms();
+	assert_int_equal(sluice_delete(c, 1), SLUICE_ETIMEDOUT);
+	took = now_ms() - t0;
+	assert_true(took >= 190);
+	assert_true(took < 1400);
+	/* and a longer one again waits for the slow reply */
+	sluice_set_timeout(c, 5000);
+	assert_int_equal(sluice_delete(c, 1), 0);
+	sluice_close(c);
+	t_fake_stop(f);
+}
+
 /* A take may wait its own wait on top of the call's timeout. */
 static void
 test_take_timeout_includes_its_wait(void **state)
@@ -1242,6 +1269,7 @@ main(void)
 		    test_switchover_goes_to_the_leader_and_is_never_resent),
 		cmocka_unit_test(test_switchover_timeout_extends_the_call),
 		cmocka_unit_test(test_no_reply_is_etimedout),
+		cmocka_unit_test(test_tcp_each_call_keeps_its_own_timeout),
 		cmocka_unit_test(test_take_timeout_includes_its_wait),
 		cmocka_unit_test(test_garbage_reply_is_eproto),
 		cmocka_unit_test(test_unreachable_server),

@@ -783,6 +783,8 @@ core_open_log(struct core *c, struct recover_result *res)
 		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
+	/* the loop writes the durable mark after its replies (srv.c) */
+	wal_mark_late(c->wal, true);
 	c->snap.last_lsn = res->snap_lsn;
 	c->recovery_ms = res->elapsed_ms;
 	return 0;

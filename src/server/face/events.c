@@ -26,6 +26,7 @@ struct events {
 	atomic_uint_fast32_t face_sessions;
 	void (*on_drain)(void *arg);
 	void *on_drain_arg;
+	bool quiet; /* events_polled: the eventfd was not readable */
 };
 
 int
@@ -103,10 +104,11 @@ events_drain(struct events *n)
 	struct event *list, *tail;
 	uint64_t v;
 
-	if (read(n->efd, &v, sizeof(v)) < 0) {
+	if (!n->quiet && read(n->efd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing was signalled; the list may still hold
 		 * events pushed between a read and the lock. */
 	}
+	n->quiet = false;
 	pthread_mutex_lock(&n->lock);
 	list = n->head;
 	tail = n->tail;
@@ -122,6 +124,12 @@ events_drain(struct events *n)
 	if (n->on_drain != NULL)
 		n->on_drain(n->on_drain_arg);
 	return list;
+}
+
+void
+events_polled(struct events *n, bool readable)
+{
+	n->quiet = !readable;
 }
 
 struct event_req

@@ -60,6 +60,12 @@ int events_fd(const struct events *n);
  * `next`. Each event belongs to the caller until event_done(). */
 struct event *events_drain(struct events *n);
 
+/* Tells the next events_drain what the loop's poll saw of events_fd():
+ * not readable, the drain does not read the eventfd (a system call that
+ * would find nothing); it still takes what was posted since, and an
+ * eventfd signalled after the poll wakes the next one. Core thread. */
+void events_polled(struct events *n, bool readable);
+
 /* Queues an event from a face, from any thread. An EVENT_REQUEST event
  * stays the face's (embed it beside the context); its msg becomes the
  * core's. */
