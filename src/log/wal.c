@@ -69,7 +69,7 @@
  * fsync: it names only what is synced already; with wal_mark_late, once
  * the event loop has sent the replies that completion allowed), and at a
  * clean close, with the CLEAN flag, synced. A start reads it to tell a torn
- *write of unacknowledged records from damage to acknowledged ones.
+ * write of unacknowledged records from damage to acknowledged ones.
  *
  * Failure. Any failed write, fdatasync, rename or directory fsync poisons
  * the writer: logged once with path, offset and LSNs; the durable LSN
