@@ -21,9 +21,10 @@ struct sluice_move_progress {
 	                      source, waited for their end */
 	uint64_t revision; /* the map's revision after the last change */
 	int done;          /* 1: the map names the target alone */
-	uint64_t keys;     /* key reservations copied (keys of tasks
-	                      completed at the source, within their dedup
-	                      window) */
+	uint64_t keys;     /* key reservations the target holds for the
+	                      sources' (keys of tasks completed there,
+	                      within their dedup window), as of the last
+	                      pass, after the tasks */
 	uint64_t groups;   /* groups whose own settings were copied */
 };
 

@@ -179,6 +179,22 @@ limits_of(const struct msg_flow *f, struct sluice_limits *o)
 	o->concurrency = f->concurrency;
 }
 
+/* Makes `tube` at `d` with the server's default settings: a setting
+ * made and lifted (a change that sets nothing makes no tube). */
+static int
+make_tube(struct sluice_client *d, const char *tube)
+{
+	struct sluice_tube_conf c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.set = SLUICE_TS_TTR;
+	c.ttr_ms = 1000;
+	if ((rc = sluice_tube_set(d, tube, &c, 0, NULL)) != 0)
+		return rc;
+	return sluice_tube_set(d, tube, NULL, SLUICE_TS_TTR, NULL);
+}
+
 /* sluice_group_set on the target, the tube made first when it has none
  * there (its settings were all defaults: nothing made it before). */
 static int
@@ -187,8 +203,7 @@ group_set(struct sluice_client *d, const char *tube, const char *group,
 {
 	int rc = sluice_group_set(d, tube, group, lim, 0, NULL);
 
-	if (rc == SLUICE_ENOTFOUND &&
-	    (rc = sluice_tube_set(d, tube, NULL, SLUICE_TS_TTR, NULL)) == 0)
+	if (rc == SLUICE_ENOTFOUND && (rc = make_tube(d, tube)) == 0)
 		rc = sluice_group_set(d, tube, group, lim, 0, NULL);
 	return rc;
 }
@@ -248,8 +263,7 @@ copy_groups(struct mover *m, const char *src, const char *dst, const char *tube)
 		if (paused &&
 		    (rc = sluice_group_pause(d, tube, name, NULL)) ==
 		        SLUICE_ENOTFOUND &&
-		    (rc = sluice_tube_set(
-		         d, tube, NULL, SLUICE_TS_TTR, NULL)) == 0)
+		    (rc = make_tube(d, tube)) == 0)
 			rc = sluice_group_pause(d, tube, name, NULL);
 		if (rc != 0) {
 			router_err(m->r, dst, d);
@@ -434,9 +448,11 @@ out:
 /* The reservations of `tube`'s keys at `src` (keys of tasks completed
  * there, within their dedup window), made at `dst` until the same time,
  * a page at a time by the id of their task. Sent again, a page makes
- * nothing twice (the target's table of source ids). */
+ * nothing twice (the target's table of source ids). `count`: the pass
+ * whose reservations the progress counts (the last). */
 static int
-copy_keys(struct mover *m, const char *src, const char *dst, const char *tube)
+copy_keys(struct mover *m, const char *src, const char *dst, const char *tube,
+    bool count)
 {
 	uint64_t after = 0;
 	int rc = 0;
@@ -485,7 +501,7 @@ copy_keys(struct mover *m, const char *src, const char *dst, const char *tube)
 				    dst, tube, src,
 				    sluice_strerror(res.status));
 				rc = (int)res.status;
-			} else if (res.id != 0) {
+			} else if (res.id != 0 && count) {
 				m->p->keys++;
 			}
 		}
@@ -614,9 +630,9 @@ move_one(struct mover *m, const char *src, const char *dst, const char *tube)
 	int rc;
 
 	if ((rc = copy_settings(m, src, dst, tube)) == 0 &&
-	    (rc = copy_keys(m, src, dst, tube)) == 0 &&
+	    (rc = copy_keys(m, src, dst, tube, false)) == 0 &&
 	    (rc = drain(m, src, dst, tube)) == 0 &&
-	    (rc = copy_keys(m, src, dst, tube)) == 0)
+	    (rc = copy_keys(m, src, dst, tube, true)) == 0)
 		rc = end_one(m, src, tube); /* the source's mark goes */
 	return rc;
 }

@@ -355,8 +355,8 @@ put_key(struct tq *h, const char *key, bool *created)
 }
 
 static uint64_t
-key_in(struct tq *h, const char *source, const struct queue_move_key *k,
-    int *type)
+key_in(
+    struct tq *h, const char *source, const struct queue_move_key *k, int *type)
 {
 	struct qrec rec;
 	uint64_t id = 99;
@@ -425,8 +425,8 @@ test_keys(void **state)
 	assert_int_equal(key_in(&t, "c1", &keys[0], &type), id1);
 	assert_int_equal(type, QREC_NONE);
 	assert_int_equal(queue_move_pairs(t.q, "m", 1, NULL), 2);
-	assert_int_equal(queue_decide_move_key(t.q, t.now, "c9", 2, "m", 1,
-	                     &keys[0], &rec, &x),
+	assert_int_equal(queue_decide_move_key(
+	                     t.q, t.now, "c9", 2, "m", 1, &keys[0], &rec, &x),
 	    SLUICE_ESTATE);
 	got = put_key(&t, "k1", &created);
 	assert_false(created);
@@ -554,8 +554,7 @@ test_group_next(void **state)
 	char name[QREC_GROUP_MAX];
 	size_t len = 9;
 
-	assert_int_equal(
-	    queue_move_group_next(h->q, "m", 1, "", 0, name, &len),
+	assert_int_equal(queue_move_group_next(h->q, "m", 1, "", 0, name, &len),
 	    SLUICE_ENOTFOUND);
 	put(h, "m", "a", NULL, 0);
 	assert_int_equal(
