@@ -745,7 +745,12 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 			return rc;
 		if (strcmp(owner, target) == 0 &&
 		    (e == NULL || strcmp(e->prefix, tube) == 0)) {
-			m.p->done = 1; /* nothing to move */
+			/* nothing to move; a table the target may still
+			 * have (its source ended the drain itself while the
+			 * mover was away) goes */
+			if ((rc = end_tables(&m, target, tube)) != 0)
+				return rc;
+			m.p->done = 1;
 			return 0;
 		}
 		if (strcmp(owner, target) != 0)

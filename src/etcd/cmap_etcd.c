@@ -214,17 +214,15 @@ cmap_etcd_members(struct etcd *e, struct cmap *m)
 	return rc;
 }
 
-int
-cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
+/* An entry's value as the map writes it (free it); NULL: no memory. */
+static char *
+entry_text(const struct cmap_entry *en)
 {
-	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
 	json_t *v = json_pack("{s:s}", "cluster", en->cluster), *dr;
 	char *text = NULL;
-	bool done;
-	int rc = ETCD_ENOMEM;
 
 	if (v == NULL)
-		return ETCD_ENOMEM;
+		return NULL;
 	if (en->ndraining > 0) {
 		if ((dr = json_array()) == NULL ||
 		    json_object_set_new(v, "draining", dr) != 0)
@@ -234,14 +232,46 @@ cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
 			        dr, json_string(en->draining[i])) != 0)
 				goto out;
 	}
-	if ((text = json_dumps(v, JSON_COMPACT)) == NULL)
-		goto out;
+	text = json_dumps(v, JSON_COMPACT);
+out:
+	json_decref(v);
+	return text;
+}
+
+int
+cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
+{
+	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
+	char *text = entry_text(en);
+	bool done;
+	int rc;
+
+	if (text == NULL)
+		return ETCD_ENOMEM;
 	snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
 	rc = etcd_put_marked(e, key, text, strlen(text), CMAP_ETCD_MARKER,
 	    en->prefix, strlen(en->prefix), &done, rev);
-out:
 	free(text);
-	json_decref(v);
+	return rc;
+}
+
+int
+cmap_etcd_set_if(struct etcd *e, const struct cmap_entry *en,
+    const struct cmap_entry *old, bool *done, int64_t *rev)
+{
+	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
+	char *text = entry_text(en), *was = entry_text(old);
+	int rc = ETCD_ENOMEM;
+
+	*done = false;
+	if (text != NULL && was != NULL) {
+		snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
+		rc = etcd_put_marked_if(e, key, text, strlen(text), was,
+		    strlen(was), CMAP_ETCD_MARKER, en->prefix,
+		    strlen(en->prefix), done, rev);
+	}
+	free(text);
+	free(was);
 	return rc;
 }
 

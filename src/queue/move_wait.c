@@ -14,7 +14,10 @@
  * A scan of the dependency nodes, each with its task: called once per
  * hold of a moving tube, not on a request path. Buried tasks are left
  * out unless a child waits for them: a buried child waits for an
- * operator, and is carried as it is (without its parents' results). */
+ * operator, and is carried as it is (without its parents' results).
+ *
+ * Here too: whether the tubes a map entry governs are drained (nothing
+ * but done tasks, no move under way), for the end of a plain drain. */
 #include <string.h>
 
 #include "queue/qstate.h"
@@ -48,4 +51,21 @@ queue_move_graph(const struct queue *q, const char *tube, size_t len)
 			n++;
 	}
 	return n;
+}
+
+bool
+queue_move_drained(const struct queue *q,
+    bool (*governs)(void *arg, const char *name, size_t len), void *arg)
+{
+	for (uint32_t i = 0; i < q->ntubes; i++) {
+		const struct tube *tb = q->tubes[i];
+
+		if (tb == NULL || !governs(arg, tb->name, tb->name_len))
+			continue;
+		if (tb->moving_out ||
+		    move_table_find(q, tb->name, tb->name_len) != NULL ||
+		    tube_tasks(tb) > tb->done.len)
+			return false;
+	}
+	return true;
 }

@@ -3,6 +3,7 @@
 #ifndef SLUICE_QUEUE_QUEUE_MOVE_H
 #define SLUICE_QUEUE_QUEUE_MOVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,6 +117,12 @@ int queue_decide_move_key(struct queue *q, int64_t now, const char *source,
  * or with parents (whose results they get when taken). A move holds none
  * of the tube's tasks while there are any (move_wait.c). */
 size_t queue_move_graph(const struct queue *q, const char *tube, size_t len);
+
+/* True when no tube `governs` selects holds a task here but done ones,
+ * nor is moving out or in (a move's mark or table): a drain from here
+ * is over (docs/scaling.md, "Drain instead of move"). move_wait.c. */
+bool queue_move_drained(const struct queue *q,
+    bool (*governs)(void *arg, const char *name, size_t len), void *arg);
 
 /* The first group of `tube` after `after` (by its bytes; after_len 0:
  * from the first) that has settings of its own: its name into `name`

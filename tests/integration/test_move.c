@@ -692,7 +692,23 @@ test_move_under_load_and_kills(void **state)
 	book_free();
 }
 
-/* Bad input; a second target while a move is on; nothing to move. */
+/* How many clusters the map's entry of `prefix` drains (-1: none). */
+static int
+drains(struct sluice_router *r, const char *prefix)
+{
+	struct sluice_cluster_map *m;
+	int k = -1;
+
+	assert_int_equal(sluice_router_map(r, &m), 0);
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->entries[i].prefix, prefix) == 0)
+			k = (int)m->entries[i].ndraining;
+	sluice_cluster_map_free(m);
+	return k;
+}
+
+/* Bad input; a second target while a move is on; nothing to move; a
+ * plain drain that ends by itself. */
 static void
 test_move_refusals(void **state)
 {
@@ -701,7 +717,12 @@ test_move_refusals(void **state)
 	struct sluice_move_progress p;
 	uint64_t rev;
 	const char *draining[] = { "src2" };
+	struct sluice_put_opts po;
+	uint64_t id;
 	int code;
+
+	sluice_put_opts_init(&po);
+	po.tube = "r.y";
 
 	node_init(state, &a, "a", "src2", false);
 	node_init(state, &b, "b", "dst2", false);
@@ -728,16 +749,18 @@ test_move_refusals(void **state)
 			assert_string_not_equal(m->entries[i].prefix, "r.x");
 		sluice_cluster_map_free(m);
 	}
-	/* a move under way to dst2 (the map drains src2) */
+	/* a move under way to dst2 (the map drains src2, which holds a
+	 * task of it: its drain does not end by itself) */
+	it_rc(a.c, sluice_put(a.c, &po, "y", 1, &id, &code), 0);
 	assert_int_equal(
 	    sluice_router_map_set(r, "r.y", "dst2", draining, 1, &rev), 0);
 	assert_int_equal(
 	    sluice_router_move(r, "r.y", "src2", NULL, NULL), SLUICE_ESTATE);
 	assert_non_null(strstr(sluice_router_errmsg(r), "moving to dst2"));
-	/* the same target resumes it: nothing to copy, the mark goes */
+	/* the same target resumes it: its task is copied, the mark goes */
 	assert_int_equal(sluice_router_move(r, "r.y", "dst2", NULL, &p), 0);
 	assert_int_equal(p.done, 1);
-	assert_int_equal(p.copied, 0);
+	assert_int_equal(p.copied, 1);
 	/* already there: nothing moves */
 	assert_int_equal(sluice_router_move(r, "r.y", "dst2", NULL, &p), 0);
 	assert_int_equal(p.done, 1);
@@ -750,6 +773,36 @@ test_move_refusals(void **state)
 	    sizeof(it_err), "tube", "move", "r.q", "dst2", "--quiet", NULL);
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(it_out, "moved 'r.q' to dst2: 0 tasks copied"));
+
+	/* a plain drain ends by itself: src2 drains r.d while it holds
+	 * tasks of it, and leaves the draining list once they are acked */
+	po.tube = "r.d";
+	for (int i = 0; i < 3; i++)
+		it_rc(a.c, sluice_put(a.c, &po, "d", 1, &id, &code), 0);
+	assert_int_equal(
+	    sluice_router_map_set(r, "r.d", "dst2", draining, 1, &rev), 0);
+	it_sleep_ms(1500); /* a look or more of src2's: not over yet */
+	assert_int_equal(drains(r, "r.d"), 1);
+	for (int i = 0; i < 3; i++) {
+		const char *tubes[] = { "r.d" };
+		struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
+		struct sluice_task *t = NULL;
+		size_t n = 0;
+
+		assert_int_equal(sluice_router_take(r, &o, &t, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(t[0].cluster, "src2");
+		assert_int_equal(sluice_router_ack(r, &t[0], NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	{
+		int64_t end = it_mono_ms() + scaled(10000);
+
+		while (drains(r, "r.d") != 0 && it_mono_ms() < end)
+			it_sleep_ms(50);
+	}
+	assert_int_equal(drains(r, "r.d"), 0);
+	printf("a drain ended by itself\n");
 	sluice_router_close(r);
 }
 
