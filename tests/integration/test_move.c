@@ -898,6 +898,7 @@ test_move_carries(void **state)
 	printf("%zu tasks moved by the tool in %" PRId64 " ms, no load: %s", n,
 	    it_mono_ms() - t0, it_out);
 	assert_non_null(strstr(it_out, "\"copied\":"));
+	assert_non_null(strstr(it_out, "\"keys\":0,\"groups\":0"));
 	assert_int_equal(live_in(a.c, "cr"), 0);
 	{
 		struct it_counts k = it_counts(b.c, "cr");
