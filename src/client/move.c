@@ -18,7 +18,16 @@
  * commit). A round that holds nothing while the source still has taken
  * tasks of the tube waits for them (50 ms, again): an ack is honoured at
  * the source, an expired lease makes its task ready there, and the next
- * round copies it. */
+ * round copies it. A source with a workflow of the tube under way holds
+ * nothing (queue/move_wait.c): the rounds wait the same way, while the
+ * source hands the tube out, until it has run there.
+ *
+ * Around the rounds: the tube's settings and its groups' (every group's,
+ * and each group's own, found by op group's verb next) are copied first;
+ * the reservations of its keys at the source (keys of tasks completed
+ * there, in their dedup window: move_out's keys, then move_in of each as
+ * a task in state done) before the rounds and again after them, when the
+ * source holds no task of the tube and no ack can make another. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

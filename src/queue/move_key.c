@@ -28,14 +28,6 @@ of_tube(const struct keyent *ke, const char *tube, size_t len)
 	return ke->tube_len == len && memcmp(keyent_tube(ke), tube, len) == 0;
 }
 
-static int
-by_id(const void *a, const void *b)
-{
-	const struct queue_move_key *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 size_t
 queue_move_keys(const struct queue *q, const char *tube, size_t len,
     uint64_t after, struct queue_move_key *out, size_t max)
@@ -44,9 +36,11 @@ queue_move_keys(const struct queue *q, const char *tube, size_t len,
 
 	if (len == 0)
 		return 0;
-	/* the `max` lowest ids above `after`: kept sorted in out[0..kept) */
+	/* the `max` lowest ids above `after`, kept sorted in out[0..kept):
+	 * each goes in at its place (the list is roughly in id order, so
+	 * most land at the end or are past it) */
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
-		struct queue_move_key k;
+		size_t at;
 
 		if (ke->expires <= q->clock || ke->id <= after ||
 		    !of_tube(ke, tube, len))
@@ -54,16 +48,16 @@ queue_move_keys(const struct queue *q, const char *tube, size_t len,
 		n++;
 		if (max == 0 || (kept == max && ke->id > out[kept - 1].id))
 			continue;
-		k.id = ke->id;
-		k.key = ke->key;
-		k.key_len = ke->len;
-		k.expires = ke->expires;
-		k.version = ke->version;
+		for (at = kept; at > 0 && out[at - 1].id > ke->id; at--)
+			;
 		if (kept < max)
-			out[kept++] = k;
-		else
-			out[kept - 1] = k;
-		qsort(out, kept, sizeof(*out), by_id);
+			kept++;
+		memmove(&out[at + 1], &out[at], (kept - 1 - at) * sizeof(*out));
+		out[at].id = ke->id;
+		out[at].key = ke->key;
+		out[at].key_len = ke->len;
+		out[at].expires = ke->expires;
+		out[at].version = ke->version;
 	}
 	return n;
 }

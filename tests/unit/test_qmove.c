@@ -379,7 +379,7 @@ static void
 test_keys(void **state)
 {
 	struct tq *h = H(state), t;
-	uint64_t k1, k2, k3, x, id1, id2, live, got;
+	uint64_t k1, k2, k3, x, y, id1, id2, live, got;
 	struct queue_move_key keys[4];
 	struct qrec rec;
 	bool created;
@@ -389,18 +389,21 @@ test_keys(void **state)
 	k2 = put(h, "m", "b", "k2", 0);
 	k3 = put(h, "other", "c", "k3", 0);
 	put(h, "m", "d", "k4", 0); /* live: not a reservation */
+	/* acked out of order: k2 first, k1 a second later */
 	assert_int_equal(take(h, "m", &x), 0);
-	ack_id(h, x);
+	assert_int_equal(x, k1);
+	assert_int_equal(take(h, "m", &y), 0);
+	assert_int_equal(y, k2);
+	ack_id(h, y);
 	h->now += 1000;
-	assert_int_equal(take(h, "m", &x), 0);
 	ack_id(h, x);
 	assert_int_equal(take(h, "other", &x), 0);
 	ack_id(h, x);
 	assert_int_equal(queue_move_keys(h->q, "m", 1, 0, keys, 4), 2);
 	assert_int_equal(keys[0].id, k1);
 	assert_int_equal(keys[1].id, k2);
-	assert_int_equal(keys[0].expires, T0 + QUEUE_DEFAULT_DEDUP_MS);
-	assert_int_equal(keys[1].expires, T0 + 1000 + QUEUE_DEFAULT_DEDUP_MS);
+	assert_int_equal(keys[0].expires, T0 + 1000 + QUEUE_DEFAULT_DEDUP_MS);
+	assert_int_equal(keys[1].expires, T0 + QUEUE_DEFAULT_DEDUP_MS);
 	assert_int_equal(keys[1].key_len, 2);
 	assert_memory_equal(keys[1].key, "k2", 2);
 	assert_int_equal(queue_move_keys(h->q, "m", 1, k1, keys, 4), 1);
