@@ -14,7 +14,9 @@
  *     for it, a child in the tube waiting for a parent in another tube)
  *     holds the move back: each task runs exactly once, each child after
  *     its parent with its result, taken through the map while the tube
- *     drains; then the rest moves and the move ends by itself. */
+ *     drains; then the rest moves and the move ends by itself;
+ *   - a plain drain (the map names a cluster draining, nobody moves)
+ *     ends by itself once the draining cluster holds nothing of it. */
 
 enum { CARRY_DONE = 50, CARRY_PLAIN = 20 };
 
@@ -277,4 +279,59 @@ test_move_carries_keys_groups_workflows(void **state)
 	sluice_task_free(live1);
 	sluice_task_free(rel1);
 	sluice_router_close(r);
+}
+
+/* How many clusters the map's entry of `prefix` drains (-1: none). */
+static int
+drains(struct sluice_router *r, const char *prefix)
+{
+	struct sluice_cluster_map *m;
+	int k = -1;
+
+	assert_int_equal(sluice_router_map(r, &m), 0);
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->entries[i].prefix, prefix) == 0)
+			k = (int)m->entries[i].ndraining;
+	sluice_cluster_map_free(m);
+	return k;
+}
+
+/* A plain drain ends by itself: cluster src2 (node `a`) drains r.d
+ * while it holds tasks of it, and leaves the draining list once they are
+ * acked (test_move_refusals' clusters). */
+static void
+drain_ends_by_itself(
+    struct it_node *a, struct sluice_router *r, struct sluice_put_opts *po)
+{
+	const char *draining[] = { "src2" };
+	uint64_t id, rev;
+	int code;
+
+	po->tube = "r.d";
+	for (int i = 0; i < 3; i++)
+		it_rc(a->c, sluice_put(a->c, po, "d", 1, &id, &code), 0);
+	assert_int_equal(
+	    sluice_router_map_set(r, "r.d", "dst2", draining, 1, &rev), 0);
+	it_sleep_ms(1500); /* a look or more of src2's: not over yet */
+	assert_int_equal(drains(r, "r.d"), 1);
+	for (int i = 0; i < 3; i++) {
+		const char *tubes[] = { "r.d" };
+		struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
+		struct sluice_task *t = NULL;
+		size_t n = 0;
+
+		assert_int_equal(sluice_router_take(r, &o, &t, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(t[0].cluster, "src2");
+		assert_int_equal(sluice_router_ack(r, &t[0], NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	{
+		int64_t end = it_mono_ms() + scaled(10000);
+
+		while (drains(r, "r.d") != 0 && it_mono_ms() < end)
+			it_sleep_ms(50);
+	}
+	assert_int_equal(drains(r, "r.d"), 0);
+	printf("a drain ended by itself\n");
 }

@@ -509,6 +509,8 @@ reput_acked(struct sluice_router *r)
 	return made;
 }
 
+#include "move_carry.h"
+
 static void
 book_init(size_t ninit)
 {
@@ -692,21 +694,6 @@ test_move_under_load_and_kills(void **state)
 	book_free();
 }
 
-/* How many clusters the map's entry of `prefix` drains (-1: none). */
-static int
-drains(struct sluice_router *r, const char *prefix)
-{
-	struct sluice_cluster_map *m;
-	int k = -1;
-
-	assert_int_equal(sluice_router_map(r, &m), 0);
-	for (size_t i = 0; i < m->n; i++)
-		if (strcmp(m->entries[i].prefix, prefix) == 0)
-			k = (int)m->entries[i].ndraining;
-	sluice_cluster_map_free(m);
-	return k;
-}
-
 /* Bad input; a second target while a move is on; nothing to move; a
  * plain drain that ends by itself. */
 static void
@@ -774,35 +761,7 @@ test_move_refusals(void **state)
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(it_out, "moved 'r.q' to dst2: 0 tasks copied"));
 
-	/* a plain drain ends by itself: src2 drains r.d while it holds
-	 * tasks of it, and leaves the draining list once they are acked */
-	po.tube = "r.d";
-	for (int i = 0; i < 3; i++)
-		it_rc(a.c, sluice_put(a.c, &po, "d", 1, &id, &code), 0);
-	assert_int_equal(
-	    sluice_router_map_set(r, "r.d", "dst2", draining, 1, &rev), 0);
-	it_sleep_ms(1500); /* a look or more of src2's: not over yet */
-	assert_int_equal(drains(r, "r.d"), 1);
-	for (int i = 0; i < 3; i++) {
-		const char *tubes[] = { "r.d" };
-		struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
-		struct sluice_task *t = NULL;
-		size_t n = 0;
-
-		assert_int_equal(sluice_router_take(r, &o, &t, &n), 0);
-		assert_int_equal(n, 1);
-		assert_string_equal(t[0].cluster, "src2");
-		assert_int_equal(sluice_router_ack(r, &t[0], NULL, NULL), 0);
-		sluice_task_free(t);
-	}
-	{
-		int64_t end = it_mono_ms() + scaled(10000);
-
-		while (drains(r, "r.d") != 0 && it_mono_ms() < end)
-			it_sleep_ms(50);
-	}
-	assert_int_equal(drains(r, "r.d"), 0);
-	printf("a drain ended by itself\n");
+	drain_ends_by_itself(&a, r, &po);
 	sluice_router_close(r);
 }
 
@@ -941,8 +900,6 @@ test_move_carries(void **state)
 	sluice_task_free(before_k10);
 	sluice_router_close(r);
 }
-
-#include "move_carry.h"
 
 static int
 mv_setup(void **state)
