@@ -36,7 +36,8 @@ struct sluice_move_opts {
 	int64_t timeout_ms; /* how long a node may stay unreachable (a
 	                       failover) before the move gives up; 0: 60 s */
 	int64_t wait_ms;    /* how long to wait for the source's taken tasks
-	                       to end (finish or expire); 0: as long as it
+	                       to end (finish or expire), and a workflow
+	                       under way there to run; 0: as long as it
 	                       takes */
 	sluice_move_report_fn *report; /* after each round; NULL: none */
 	void *report_arg;

@@ -553,8 +553,9 @@ drain(struct mover *m, const char *src, const char *dst, const char *tube)
 			wait_until = clock_mono_ms() + m->o->wait_ms;
 		if (wait_until != 0 && clock_mono_ms() >= wait_until) {
 			router_errmsg(m->r,
-			    "tube '%s' still has taken tasks at %s after "
-			    "%" PRId64 " ms; run the move again to go on",
+			    "tube '%s' still has taken tasks, or a "
+			    "workflow under way, at %s after %" PRId64
+			    " ms; run the move again to go on",
 			    tube, src, m->o->wait_ms);
 			return SLUICE_ETIMEDOUT;
 		}
