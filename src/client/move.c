@@ -654,7 +654,11 @@ move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 	size_t nmore = 0;
 	int rc;
 
-	if ((rc = known(m, src, m->p->revision)) != 0)
+	/* the tube's reservations first of all: puts go to dst from the
+	 * map's change on, and a key completed at src is answered there as
+	 * it would have been at src as soon as it can be */
+	if ((rc = copy_keys(m, src, dst, tube, false)) != 0 ||
+	    (rc = known(m, src, m->p->revision)) != 0)
 		return rc;
 	if ((rc = tubes_of(m, src, tube, &more, &nmore)) == 0)
 		rc = move_one(m, src, dst, tube);
