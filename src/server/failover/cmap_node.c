@@ -11,7 +11,8 @@
  * governs (no task but done ones, no move's mark or table: a mover, if
  * one runs, ends its move itself), it asks for the entry without its
  * cluster in the draining list, only if the entry is still the one it
- * read (an operator's change made since wins), one entry at a time. */
+ * read (an operator's change made since wins; after a change that
+ * failed it looks again 30 s later), one entry at a time. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,11 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum { ETCD_CALL_MS = 2000, DRAIN_CHECK_MS = 1000 };
+enum {
+	ETCD_CALL_MS = 2000,
+	DRAIN_CHECK_MS = 1000,  /* a leader looks at its drains so often */
+	DRAIN_RETRY_MS = 30000, /* and again after a change that failed */
+};
 
 struct cmap_node {
 	struct mapwatch *w;
@@ -104,9 +109,15 @@ answer(struct core *c, const struct mapwatch_answer *a)
 			    "drain over: cluster %s holds nothing of prefix "
 			    "'%s' and left its draining list revision=%" PRIu64,
 			    c->cfg->cluster, n->drain_prefix, a->revision);
-		else
-			log_warn("map", "drain over for prefix '%s': %s",
-			    n->drain_prefix, a->text);
+		else {
+			/* an entry written by hand (other spacing) never
+			 * compares equal: look again later, not each second */
+			n->next_drain = clock_mono_ms() + DRAIN_RETRY_MS;
+			log_warn("map",
+			    "drain over for prefix '%s', not recorded: %s "
+			    "(again in %d s)",
+			    n->drain_prefix, a->text, DRAIN_RETRY_MS / 1000);
+		}
 		return;
 	}
 	for (size_t i = 0; i < MAPWATCH_ASKS_MAX; i++) {
