@@ -255,23 +255,48 @@ cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
 	return rc;
 }
 
+static bool
+same_entry(const struct cmap_entry *a, const struct cmap_entry *b)
+{
+	if (strcmp(a->cluster, b->cluster) != 0 || a->ndraining != b->ndraining)
+		return false;
+	for (uint8_t i = 0; i < a->ndraining; i++)
+		if (strcmp(a->draining[i], b->draining[i]) != 0)
+			return false;
+	return true;
+}
+
 int
 cmap_etcd_set_if(struct etcd *e, const struct cmap_entry *en,
     const struct cmap_entry *old, bool *done, int64_t *rev)
 {
-	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
-	char *text = entry_text(en), *was = entry_text(old);
-	int rc = ETCD_ENOMEM;
+	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX], why[128];
+	struct cmap_entry cur;
+	struct etcd_kv kv;
+	bool found = false;
+	char *text;
+	int rc;
 
 	*done = false;
-	if (text != NULL && was != NULL) {
-		snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
-		rc = etcd_put_marked_if(e, key, text, strlen(text), was,
-		    strlen(was), CMAP_ETCD_MARKER, en->prefix,
-		    strlen(en->prefix), done, rev);
+	snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
+	/* the value as it is, whatever its spacing: the put is made over
+	 * those bytes, if they still say what `old` says */
+	if ((rc = etcd_get(e, key, &found, &kv)) != 0 || !found)
+		return rc;
+	if (!cmap_etcd_parse(
+	        en->prefix, kv.value, kv.len, &cur, why, sizeof(why)) ||
+	    !same_entry(&cur, old)) {
+		etcd_kv_free(&kv);
+		return 0;
 	}
+	if ((text = entry_text(en)) == NULL) {
+		etcd_kv_free(&kv);
+		return ETCD_ENOMEM;
+	}
+	rc = etcd_put_marked_if(e, key, text, strlen(text), kv.value, kv.len,
+	    CMAP_ETCD_MARKER, en->prefix, strlen(en->prefix), done, rev);
 	free(text);
-	free(was);
+	etcd_kv_free(&kv);
 	return rc;
 }
 

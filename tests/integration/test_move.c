@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "etcd/etcd.h"
 #include "it_node.h"
 #include "t_etcd.h"
 

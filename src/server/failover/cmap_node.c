@@ -110,8 +110,8 @@ answer(struct core *c, const struct mapwatch_answer *a)
 			    "'%s' and left its draining list revision=%" PRIu64,
 			    c->cfg->cluster, n->drain_prefix, a->revision);
 		else {
-			/* an entry written by hand (other spacing) never
-			 * compares equal: look again later, not each second */
+			/* changed meanwhile, or etcd slow: look again
+			 * later, not each second */
 			n->next_drain = clock_mono_ms() + DRAIN_RETRY_MS;
 			log_warn("map",
 			    "drain over for prefix '%s', not recorded: %s "
