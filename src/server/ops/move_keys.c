@@ -8,7 +8,6 @@
  * (so a put of a key completed before the move is answered at the target
  * from early on); a reservation sent again makes nothing. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "queue/queue.h"
 #include "server/core/core.h"
@@ -37,7 +36,8 @@ ops_move_keys(
 		n = m->max;
 	for (; fit < n; fit++) {
 		struct msg_task *x = &t[fit];
-		size_t need = 128 + m->tube.len + k[fit].key_len;
+		/* a task record's fixed and done fields, generously */
+		size_t need = 256 + m->tube.len + k[fit].key_len;
 
 		if (need > OPS_REPLY_MAX - bytes)
 			break; /* the rest in the next page */
