@@ -21,6 +21,11 @@ struct sluice_move_progress {
 	                      source, waited for their end */
 	uint64_t revision; /* the map's revision after the last change */
 	int done;          /* 1: the map names the target alone */
+	uint64_t keys;     /* key reservations the target holds for the
+	                      sources' (keys of tasks completed there,
+	                      within their dedup window), as of the last
+	                      pass, after the tasks */
+	uint64_t groups;   /* groups whose own settings were copied */
 };
 
 typedef void sluice_move_report_fn(
@@ -31,7 +36,8 @@ struct sluice_move_opts {
 	int64_t timeout_ms; /* how long a node may stay unreachable (a
 	                       failover) before the move gives up; 0: 60 s */
 	int64_t wait_ms;    /* how long to wait for the source's taken tasks
-	                       to end (finish or expire); 0: as long as it
+	                       to end (finish or expire), and a workflow
+	                       under way there to run; 0: as long as it
 	                       takes */
 	sluice_move_report_fn *report; /* after each round; NULL: none */
 	void *report_arg;
@@ -49,8 +55,16 @@ struct sluice_move_opts {
  *     source drops them in one commit; until the source has none left,
  *     and none taken: a taken task finishes or expires at its source (an
  *     expired one is copied in a later round);
- *  3. the tube's settings are copied first; at the end the target
- *     forgets the source ids, and the map names the target alone.
+ *     A tube with a workflow under way at the source (tasks waiting for
+ *     parents, parents a child waits for, children given their parents'
+ *     results) is not held until it has run there: the source hands
+ *     out the tube's tasks meanwhile (as a drain), the move waits;
+ *  3. the tube's settings and its groups' settings (every group's and
+ *     each group's own limits and pause) are copied first, and the
+ *     reservations of the keys of tasks completed at the source (their
+ *     dedup window) before the tasks and again after the last taken task
+ *     ended there; at the end the target forgets the source ids, and the
+ *     map names the target alone.
  * Every tube of the source whose name `tube` starts and that the entry
  * governs moves with it. Re-running a move interrupted anywhere (a kill
  * -9 of the mover or of any node) resumes it: the map's draining mark

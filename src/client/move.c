@@ -18,7 +18,16 @@
  * commit). A round that holds nothing while the source still has taken
  * tasks of the tube waits for them (50 ms, again): an ack is honoured at
  * the source, an expired lease makes its task ready there, and the next
- * round copies it. */
+ * round copies it. A source with a workflow of the tube under way holds
+ * nothing (queue/move_wait.c): the rounds wait the same way, while the
+ * source hands the tube out, until it has run there.
+ *
+ * Around the rounds: the tube's settings and its groups' (every group's,
+ * and each group's own, found by op group's verb next) are copied first;
+ * the reservations of its keys at the source (keys of tasks completed
+ * there, in their dedup window: move_out's keys, then move_in of each as
+ * a task in state done) before the rounds and again after them, when the
+ * source holds no task of the tube and no ack can make another. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +177,112 @@ target_ok(struct mover *m, const char *target)
 	return rc;
 }
 
+static void
+limits_of(const struct msg_flow *f, struct sluice_limits *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->set = f->set;
+	o->rate = f->rate;
+	o->per_ms = f->per_ms;
+	o->burst = f->burst;
+	o->concurrency = f->concurrency;
+}
+
+/* Makes `tube` at `d` with the server's default settings: a setting
+ * made and lifted (a change that sets nothing makes no tube). */
+static int
+make_tube(struct sluice_client *d, const char *tube)
+{
+	struct sluice_tube_conf c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.set = SLUICE_TS_TTR;
+	c.ttr_ms = 1000;
+	if ((rc = sluice_tube_set(d, tube, &c, 0, NULL)) != 0)
+		return rc;
+	return sluice_tube_set(d, tube, NULL, SLUICE_TS_TTR, NULL);
+}
+
+/* sluice_group_set on the target, the tube made first when it has none
+ * there (its settings were all defaults: nothing made it before). */
+static int
+group_set(struct sluice_client *d, const char *tube, const char *group,
+    const struct sluice_limits *lim)
+{
+	int rc = sluice_group_set(d, tube, group, lim, 0, NULL);
+
+	if (rc == SLUICE_ENOTFOUND && (rc = make_tube(d, tube)) == 0)
+		rc = sluice_group_set(d, tube, group, lim, 0, NULL);
+	return rc;
+}
+
+/* The group settings of `tube` at the source made the target's: every
+ * named group's limits, then each group's own limits and pause, found one
+ * at a time in the order of their names (op group's verb next). A group
+ * the target has settings for and the source not keeps them. */
+static int
+copy_groups(struct mover *m, const char *src, const char *dst, const char *tube)
+{
+	char after[SLUICE_TUBE_MAX + 1] = "";
+	struct sluice_client *s, *d;
+	bool first = true;
+	int rc;
+
+	if ((rc = router_conn(m->r, src, &s, NULL)) != 0 ||
+	    (rc = router_conn(m->r, dst, &d, NULL)) != 0)
+		return rc;
+	for (;;) {
+		struct msg_req q = { .op = MSG_OP_GROUP };
+		const struct msg_group_rep *g;
+		struct sluice_limits lim;
+		char name[SLUICE_TUBE_MAX + 1];
+		struct msg_rep rep;
+		bool paused;
+
+		q.group.tube = msg_cstr(tube);
+		q.group.group = msg_cstr(after);
+		q.group.verb = MSG_GROUP_NEXT;
+		if ((rc = client_call(s, &q, 0, &rep)) != 0) {
+			if (rc == SLUICE_ENOTFOUND)
+				return 0; /* no such tube there: none */
+			router_err(m->r, src, s);
+			return rc;
+		}
+		g = &rep.group;
+		if (first && g->every.set != 0) {
+			limits_of(&g->every, &lim);
+			if ((rc = group_set(d, tube, NULL, &lim)) != 0) {
+				router_err(m->r, dst, d);
+				return rc;
+			}
+		}
+		first = false;
+		if (g->group.len == 0 || g->group.len > SLUICE_TUBE_MAX)
+			return 0;
+		memcpy(name, g->group.p, g->group.len);
+		name[g->group.len] = '\0';
+		limits_of(&g->own, &lim);
+		paused = (g->gflags & MSG_GROUP_PAUSED) != 0;
+		if (lim.set != 0 &&
+		    (rc = group_set(d, tube, name, &lim)) != 0) {
+			router_err(m->r, dst, d);
+			return rc;
+		}
+		if (paused &&
+		    (rc = sluice_group_pause(d, tube, name, NULL)) ==
+		        SLUICE_ENOTFOUND &&
+		    (rc = make_tube(d, tube)) == 0)
+			rc = sluice_group_pause(d, tube, name, NULL);
+		if (rc != 0) {
+			router_err(m->r, dst, d);
+			return rc;
+		}
+		m->p->groups++;
+		memcpy(after, name, g->group.len + 1);
+	}
+}
+
 /* The settings of `tube` at the source, made the target's. */
 static int
 copy_settings(
@@ -201,7 +316,7 @@ copy_settings(
 		router_err(m->r, dst, d);
 		return rc;
 	}
-	return 0;
+	return copy_groups(m, src, dst, tube);
 }
 
 /* A task as the target copies it: the parts a copy carries, none that
@@ -219,6 +334,14 @@ plain(struct msg_task *t)
 	t->cancelled = false;
 	t->version = 0;
 	memset(&t->pending, 0, sizeof(t->pending));
+}
+
+static bool
+waiting(const struct sluice_tube_stats *t)
+{
+	uint64_t v = 0;
+
+	return sluice_kv_get(t->kv, t->nkv, "waiting", &v) == 0 && v > 0;
 }
 
 /* One round for `tube` from `src`: 1 when tasks were copied, 0 when the
@@ -249,9 +372,13 @@ round_once(struct mover *m, const char *src, const char *dst, const char *tube)
 			router_err(m->r, src, c);
 			return transient(rc) ? 2 : -rc;
 		}
+		/* ready ones too: a workflow under way there holds the
+		 * move back (move_wait.c), and the tube's tasks are handed
+		 * out there meanwhile */
 		rc = st->ntubes > 0 &&
 		        (st->tubes[0].taken > 0 || st->tubes[0].ready > 0 ||
-		            st->tubes[0].delayed > 0 || st->tubes[0].buried > 0)
+		            st->tubes[0].delayed > 0 ||
+		            st->tubes[0].buried > 0 || waiting(&st->tubes[0]))
 		    ? 2
 		    : 0;
 		sluice_stats_free(st);
@@ -327,6 +454,72 @@ out:
 	return rc;
 }
 
+/* The reservations of `tube`'s keys at `src` (keys of tasks completed
+ * there, within their dedup window), made at `dst` until the same time,
+ * a page at a time by the id of their task. Sent again, a page makes
+ * nothing twice (the target's table of source ids). `count`: the pass
+ * whose reservations the progress counts (the last). */
+static int
+copy_keys(struct mover *m, const char *src, const char *dst, const char *tube,
+    bool count)
+{
+	uint64_t after = 0;
+	int rc = 0;
+
+	for (;;) {
+		struct msg_req q = { .op = MSG_OP_MOVE_OUT };
+		struct msg_task *tasks;
+		struct msg_rep rep, rep2;
+		uint32_t n;
+
+		q.move.kind = MSG_MOVE_KEYS;
+		q.move.tube = msg_cstr(tube);
+		q.move.max = m->batch;
+		q.move.after = after;
+		if ((rc = call(m, src, &q, &rep, NULL)) != 0)
+			return rc == SLUICE_ENOTFOUND ? 0 : rc;
+		if ((n = rep.move.ntasks) == 0)
+			return 0;
+		if ((tasks = calloc(n, sizeof(*tasks))) == NULL)
+			return SLUICE_ENOMEM;
+		for (uint32_t i = 0; i < n; i++) {
+			if (!msg_next_task(&rep.move.tasks_it, &tasks[i])) {
+				free(tasks);
+				return SLUICE_EPROTO;
+			}
+			if (tasks[i].id > after)
+				after = tasks[i].id;
+		}
+		memset(&q, 0, sizeof(q));
+		q.op = MSG_OP_MOVE_IN;
+		q.move.tube = msg_cstr(tube);
+		q.move.source = msg_cstr(src);
+		q.move.n = n;
+		q.move.tasks = tasks;
+		rc = call(m, dst, &q, &rep2, NULL);
+		for (uint32_t i = 0; rc == 0 && i < rep2.move.n; i++) {
+			struct msg_move_res res;
+
+			if (!msg_next_move_res(&rep2.move.it, &res)) {
+				rc = SLUICE_EPROTO;
+			} else if (res.status != 0) {
+				router_errmsg(m->r,
+				    "cluster %s refused the reservation of a "
+				    "key of tube '%s' from %s: %s (run the "
+				    "move again once the cause is fixed)",
+				    dst, tube, src,
+				    sluice_strerror(res.status));
+				rc = (int)res.status;
+			} else if (res.id != 0 && count) {
+				m->p->keys++;
+			}
+		}
+		free(tasks);
+		if (rc != 0)
+			return rc;
+	}
+}
+
 static void
 report(struct mover *m)
 {
@@ -360,8 +553,9 @@ drain(struct mover *m, const char *src, const char *dst, const char *tube)
 			wait_until = clock_mono_ms() + m->o->wait_ms;
 		if (wait_until != 0 && clock_mono_ms() >= wait_until) {
 			router_errmsg(m->r,
-			    "tube '%s' still has taken tasks at %s after "
-			    "%" PRId64 " ms; run the move again to go on",
+			    "tube '%s' still has taken tasks, or a "
+			    "workflow under way, at %s after %" PRId64
+			    " ms; run the move again to go on",
 			    tube, src, m->o->wait_ms);
 			return SLUICE_ETIMEDOUT;
 		}
@@ -436,6 +630,23 @@ end_one(struct mover *m, const char *name, const char *tube)
 	return call(m, name, &q, &rep, NULL);
 }
 
+/* One tube from `src`: its settings, its keys' reservations (before the
+ * tasks, so that a put at the target of a key completed at the source is
+ * answered as there, and after, for the keys of the tasks acked there
+ * meanwhile), its tasks, then the source's mark goes. */
+static int
+move_one(struct mover *m, const char *src, const char *dst, const char *tube)
+{
+	int rc;
+
+	if ((rc = copy_settings(m, src, dst, tube)) == 0 &&
+	    (rc = copy_keys(m, src, dst, tube, false)) == 0 &&
+	    (rc = drain(m, src, dst, tube)) == 0 &&
+	    (rc = copy_keys(m, src, dst, tube, true)) == 0)
+		rc = end_one(m, src, tube); /* the source's mark goes */
+	return rc;
+}
+
 static int
 move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 {
@@ -443,16 +654,16 @@ move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 	size_t nmore = 0;
 	int rc;
 
-	if ((rc = known(m, src, m->p->revision)) != 0)
+	/* the tube's reservations first of all: puts go to dst from the
+	 * map's change on, and a key completed at src is answered there as
+	 * it would have been at src as soon as it can be */
+	if ((rc = copy_keys(m, src, dst, tube, false)) != 0 ||
+	    (rc = known(m, src, m->p->revision)) != 0)
 		return rc;
-	if ((rc = tubes_of(m, src, tube, &more, &nmore)) == 0 &&
-	    (rc = copy_settings(m, src, dst, tube)) == 0 &&
-	    (rc = drain(m, src, dst, tube)) == 0)
-		rc = end_one(m, src, tube); /* the source's mark goes */
+	if ((rc = tubes_of(m, src, tube, &more, &nmore)) == 0)
+		rc = move_one(m, src, dst, tube);
 	for (size_t i = 0; i < nmore && rc == 0; i++)
-		if ((rc = copy_settings(m, src, dst, more[i])) == 0 &&
-		    (rc = drain(m, src, dst, more[i])) == 0)
-			rc = end_one(m, src, more[i]);
+		rc = move_one(m, src, dst, more[i]);
 	for (size_t i = 0; i < nmore; i++)
 		free(more[i]);
 	free(more);
@@ -548,7 +759,12 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 			return rc;
 		if (strcmp(owner, target) == 0 &&
 		    (e == NULL || strcmp(e->prefix, tube) == 0)) {
-			m.p->done = 1; /* nothing to move */
+			/* nothing to move; a table the target may still
+			 * have (its source ended the drain itself while the
+			 * mover was away) goes */
+			if ((rc = end_tables(&m, target, tube)) != 0)
+				return rc;
+			m.p->done = 1;
 			return 0;
 		}
 		if (strcmp(owner, target) != 0)

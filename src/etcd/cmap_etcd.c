@@ -214,17 +214,15 @@ cmap_etcd_members(struct etcd *e, struct cmap *m)
 	return rc;
 }
 
-int
-cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
+/* An entry's value as the map writes it (free it); NULL: no memory. */
+static char *
+entry_text(const struct cmap_entry *en)
 {
-	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
 	json_t *v = json_pack("{s:s}", "cluster", en->cluster), *dr;
 	char *text = NULL;
-	bool done;
-	int rc = ETCD_ENOMEM;
 
 	if (v == NULL)
-		return ETCD_ENOMEM;
+		return NULL;
 	if (en->ndraining > 0) {
 		if ((dr = json_array()) == NULL ||
 		    json_object_set_new(v, "draining", dr) != 0)
@@ -234,14 +232,71 @@ cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
 			        dr, json_string(en->draining[i])) != 0)
 				goto out;
 	}
-	if ((text = json_dumps(v, JSON_COMPACT)) == NULL)
-		goto out;
+	text = json_dumps(v, JSON_COMPACT);
+out:
+	json_decref(v);
+	return text;
+}
+
+int
+cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev)
+{
+	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX];
+	char *text = entry_text(en);
+	bool done;
+	int rc;
+
+	if (text == NULL)
+		return ETCD_ENOMEM;
 	snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
 	rc = etcd_put_marked(e, key, text, strlen(text), CMAP_ETCD_MARKER,
 	    en->prefix, strlen(en->prefix), &done, rev);
-out:
 	free(text);
-	json_decref(v);
+	return rc;
+}
+
+static bool
+same_entry(const struct cmap_entry *a, const struct cmap_entry *b)
+{
+	if (strcmp(a->cluster, b->cluster) != 0 || a->ndraining != b->ndraining)
+		return false;
+	for (uint8_t i = 0; i < a->ndraining; i++)
+		if (strcmp(a->draining[i], b->draining[i]) != 0)
+			return false;
+	return true;
+}
+
+int
+cmap_etcd_set_if(struct etcd *e, const struct cmap_entry *en,
+    const struct cmap_entry *old, bool *done, int64_t *rev)
+{
+	char key[sizeof(CMAP_ETCD_TUBES) + MSG_TUBE_MAX], why[128];
+	struct cmap_entry cur;
+	struct etcd_kv kv;
+	bool found = false;
+	char *text;
+	int rc;
+
+	*done = false;
+	snprintf(key, sizeof(key), "%s%s", CMAP_ETCD_TUBES, en->prefix);
+	/* the value as it is, whatever its spacing: the put is made over
+	 * those bytes, if they still say what `old` says */
+	if ((rc = etcd_get(e, key, &found, &kv)) != 0 || !found)
+		return rc;
+	if (!cmap_etcd_parse(
+	        en->prefix, kv.value, kv.len, &cur, why, sizeof(why)) ||
+	    !same_entry(&cur, old)) {
+		etcd_kv_free(&kv);
+		return 0;
+	}
+	if ((text = entry_text(en)) == NULL) {
+		etcd_kv_free(&kv);
+		return ETCD_ENOMEM;
+	}
+	rc = etcd_put_marked_if(e, key, text, strlen(text), kv.value, kv.len,
+	    CMAP_ETCD_MARKER, en->prefix, strlen(en->prefix), done, rev);
+	free(text);
+	etcd_kv_free(&kv);
 	return rc;
 }
 

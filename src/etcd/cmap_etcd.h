@@ -45,6 +45,14 @@ int cmap_etcd_members(struct etcd *e, struct cmap *m);
 /* Sets an entry; *rev: the map's revision after. */
 int cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev);
 
+/* Sets an entry only if its value still says what `old` says (its
+ * cluster and draining list, whatever the value's spacing), in one
+ * transaction over the bytes read: a node drops itself from an entry's
+ * draining list so, never over a change made since it read the map.
+ * *done false when it was not (changed, gone, or not an entry). */
+int cmap_etcd_set_if(struct etcd *e, const struct cmap_entry *en,
+    const struct cmap_entry *old, bool *done, int64_t *rev);
+
 /* Deletes the entry of `prefix`; *found false when there was none (then
  * nothing changed); *rev: the store's revision. */
 int cmap_etcd_delete(

@@ -138,6 +138,14 @@ int etcd_put_marked(struct etcd *e, const char *key, const void *value,
     size_t len, const char *marker, const void *mval, size_t mlen, bool *done,
     int64_t *revision);
 
+/* etcd_put_marked's put (not a delete) made only if `key` holds exactly
+ * `elen` bytes of `expect`, in the same transaction: a change made on
+ * what was read, never over a change made since. *done false when the
+ * key held something else (then nothing changed). */
+int etcd_put_marked_if(struct etcd *e, const char *key, const void *value,
+    size_t len, const void *expect, size_t elen, const char *marker,
+    const void *mval, size_t mlen, bool *done, int64_t *revision);
+
 void etcd_kv_free(struct etcd_kv *kv);
 void etcd_kvs_free(struct etcd_kvs *kvs);
 

@@ -12,6 +12,10 @@ enum msg_group_verb {
 	                         those in lunset go, the others stay */
 	MSG_GROUP_PAUSE = 2,  /* the group hands out nothing */
 	MSG_GROUP_RESUME = 3, /* it hands out again */
+	MSG_GROUP_NEXT = 4,   /* show the first group after `group` (empty:
+	                         the first), by its bytes, that has settings
+	                         of its own; the reply's group is empty when
+	                         there is none (a move copies them so) */
 	MSG_GROUP_VERB_END_
 };
 

@@ -4,11 +4,13 @@
  *   move_out   u8 kind, str16 tube, then
  *              hold (1): u32 max (1..MSG_MOVE_MAX)
  *              drop (2): u32 n (1..MSG_MOVE_MAX), n x (u64 id, u64 lease)
+ *              keys (3): u32 max (1..MSG_MOVE_MAX), u64 after
  *   move_in    str16 tube, str16 source cluster, u32 n (1..MSG_MOVE_MAX),
  *              n tasks as a take's reply carries them
  *   move_end   str16 tube
  *   replies    move_out hold: u32 n, n tasks (a take's layout; state:
- *              the task's before its hold); drop: u32 n dropped;
+ *              the task's before its hold); keys: the same, one per key
+ *              reserved (state done, run_at: its end); drop: u32 n dropped;
  *              move_in: u32 n, n x (u16 status, u64 id); move_end: u32 n
  *              source ids forgotten */
 #include <string.h>
@@ -64,14 +66,17 @@ msg_move_get_req(
 	if (op == MSG_OP_MOVE_OUT) {
 		m->kind = rd_u8(r);
 		NEED(r);
-		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP)
+		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP &&
+		    m->kind != MSG_MOVE_KEYS)
 			return SLUICE_EINVAL;
 	}
 	TRY(msg_get_tube(r, false, &m->tube));
 	switch (op) {
 	case MSG_OP_MOVE_OUT:
-		if (m->kind == MSG_MOVE_HOLD) {
+		if (m->kind == MSG_MOVE_HOLD || m->kind == MSG_MOVE_KEYS) {
 			m->max = rd_u32(r);
+			if (m->kind == MSG_MOVE_KEYS)
+				m->after = rd_u64(r);
 			NEED(r);
 			return msg_check_count(m->max, MSG_MOVE_MAX);
 		}
@@ -97,16 +102,19 @@ msg_move_put_req(struct buf *b, const struct msg_req *q)
 	const struct msg_move_req *m = &q->move;
 
 	if (q->op == MSG_OP_MOVE_OUT) {
-		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP)
+		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP &&
+		    m->kind != MSG_MOVE_KEYS)
 			return SLUICE_EINVAL;
 		buf_put_u8(b, m->kind);
 	}
 	TRY(msg_put_tube(b, m->tube, false));
 	switch (q->op) {
 	case MSG_OP_MOVE_OUT:
-		if (m->kind == MSG_MOVE_HOLD) {
+		if (m->kind == MSG_MOVE_HOLD || m->kind == MSG_MOVE_KEYS) {
 			TRY(msg_check_count(m->max, MSG_MOVE_MAX));
 			buf_put_u32(b, m->max);
+			if (m->kind == MSG_MOVE_KEYS)
+				buf_put_u64(b, m->after);
 			return 0;
 		}
 		TRY(msg_check_count(m->n, MSG_MOVE_MAX));

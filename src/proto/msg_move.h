@@ -10,6 +10,7 @@
 enum {
 	MSG_MOVE_HOLD = 1,   /* move_out: hold up to `max` tasks, answer them */
 	MSG_MOVE_DROP = 2,   /* move_out: drop the held tasks named */
+	MSG_MOVE_KEYS = 3,   /* move_out: the tube's key reservations */
 	MSG_MOVE_MAX = 1000, /* tasks held, dropped or copied by one request */
 	MSG_MOVE_REP_TASKS = 0x01, /* reply flags: a hold's tasks */
 	MSG_MOVE_REP_RES = 0x02,   /* move_in's results */
@@ -21,13 +22,15 @@ struct msg_move_req {
 	struct msg_str tube;    /* 1..MSG_TUBE_MAX bytes */
 	struct msg_str source;  /* move_in: the source cluster, 1..MSG_NODE_MAX
 	                           bytes of [A-Za-z0-9_.:-] */
-	uint32_t max;           /* hold: 1..MSG_MOVE_MAX */
+	uint32_t max;           /* hold, keys: 1..MSG_MOVE_MAX */
+	uint64_t after;         /* keys: of tasks whose ids are above it */
 	uint32_t n;             /* drop: pairs; move_in: tasks (1..MAX) */
 	const uint64_t *ids;    /* drop, encode: n ids */
 	const uint64_t *leases; /* drop, encode: and their leases */
 	struct msg_iter it;     /* drop, decode: msg_next_move_drop() */
 	/* move_in: the tasks as the source holds them (state: before
-	 * their hold), as a take's reply carries them */
+	 * their hold), as a take's reply carries them; a key reservation
+	 * as keys answers it (state MSG_ST_DONE) */
 	const struct msg_task *tasks; /* encode */
 	struct msg_iter tasks_it;     /* decode: msg_next_task() */
 };
@@ -42,7 +45,10 @@ struct msg_move_res {
 };
 
 /* The reply: hold, the tasks held (held before first: a batch a mover
- * lost), each with its state before the hold and its lease; drop, how
+ * lost), each with its state before the hold and its lease; keys, a
+ * task each (state MSG_ST_DONE, the id of the task whose key it was, its
+ * tube and key, run_at: when the reservation ends, its version), lowest
+ * id first, and none when there are no more; drop, how
  * many went (n); move_in, a result per task (n); move_end, n the source
  * ids the table held. */
 struct msg_move_rep {

@@ -474,9 +474,40 @@ move_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return apply_end(q, &rec->u.move);
 	case QREC_MOVE_MARK:
 		return apply_mark(q, &rec->u.move);
+	case QREC_MOVE_KEY:
+		return move_key_apply(q, &rec->u.move);
 	default:
 		return batch_apply(q, time, rec);
 	}
+}
+
+/* ---- For move_key.c ---------------------------------------------------- */
+
+struct move_in *
+move_table(struct queue *q, const char *tube, size_t len, const char *source,
+    size_t source_len, int *rc)
+{
+	return in_get(q, tube, len, source, source_len, rc);
+}
+
+struct move_in *
+move_table_find(const struct queue *q, const char *tube, size_t len)
+{
+	return in_find(q, tube, len, NULL);
+}
+
+int
+move_pair_add(struct move_in *mi, uint64_t src, uint64_t id)
+{
+	return pair_add(mi, src, id);
+}
+
+uint64_t
+move_pair_id(const struct move_in *mi, uint64_t src)
+{
+	const struct move_pair *p = idx_find(&mi->pairs, src);
+
+	return p != NULL ? p->id : 0;
 }
 
 /* ---- Snapshot, check, dump -------------------------------------------- */

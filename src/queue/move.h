@@ -67,6 +67,22 @@ void moves_fini(struct moves *m);
 int move_apply(
     struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
 
+/* The table of `tube` moving in from `source` (made when there is none);
+ * NULL with *rc SLUICE_ENOMEM, or SLUICE_ECORRUPT when it names another
+ * source. */
+struct move_in *move_table(struct queue *q, const char *tube, size_t len,
+    const char *source, size_t source_len, int *rc);
+/* The table of `tube`, or NULL. */
+struct move_in *move_table_find(
+    const struct queue *q, const char *tube, size_t len);
+/* Notes the pair (source id, id here): SLUICE_ECORRUPT when the source id
+ * has one, SLUICE_ENOMEM. */
+int move_pair_add(struct move_in *mi, uint64_t src, uint64_t id);
+/* The id here of source id `src` in the table; 0: none. */
+uint64_t move_pair_id(const struct move_in *mi, uint64_t src);
+/* apply of a MOVE_KEY (move_key.c). */
+int move_key_apply(struct queue *q, const struct qrec_move *m);
+
 int move_snapshot_write(const struct queue *q,
     int (*emit)(void *, uint16_t, const void *, size_t, const void *, size_t),
     void *arg);

@@ -57,6 +57,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_MOVE_IN] = "MOVE_IN",
 	[QREC_MOVE_END] = "MOVE_END",
 	[QREC_MOVE_MARK] = "MOVE_MARK",
+	[QREC_MOVE_KEY] = "MOVE_KEY",
 };
 
 const char *
@@ -430,6 +431,7 @@ qrec_valid(const struct qrec *rec)
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEY:
 		return qrec_move_valid(&rec->u.move, rec->type);
 	default:
 		return false;
@@ -713,6 +715,7 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEY:
 		qrec_move_encode(&rec->u.move, rec->type, out);
 		break;
 	}
@@ -975,6 +978,7 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEY:
 		qrec_move_decode(&r, type, &rec.u.move);
 		break;
 	default:

@@ -209,6 +209,7 @@ enum qrec_type {
 	QREC_MOVE_IN = 62,      /* a task is copied in from another cluster */
 	QREC_MOVE_END = 63,     /* a tube's move is over, here */
 	QREC_MOVE_MARK = 64,    /* a tube's tasks start moving out */
+	QREC_MOVE_KEY = 65,     /* a key's reservation is copied in */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -598,8 +599,8 @@ void qrec_batch_format(
 void qrec_put_body_encode(const struct qrec_put *p, struct buf *out);
 void qrec_put_body_decode(struct rd *r, struct qrec_put *p);
 
-/* MOVE_HOLD, MOVE_DROP, MOVE_IN, MOVE_END (move.h; layouts in
- * qrec_move.c). */
+/* MOVE_HOLD, MOVE_DROP, MOVE_IN, MOVE_END, MOVE_MARK, MOVE_KEY (move.h;
+ * layouts in qrec_move.c). */
 struct qrec_move {
 	uint64_t id;        /* HOLD, DROP: the task; IN: with fold, the task the
 	                       copy is folded into (put.id otherwise) */
@@ -617,6 +618,10 @@ struct qrec_move {
 	const char *error;  /* IN: last error; error_len 0: none */
 	size_t error_len;
 	struct qrec_put put; /* IN without fold: the task (group included) */
+	const char *key;     /* KEY: the key reserved (tube: its tube) */
+	size_t key_len;
+	int64_t expires;  /* KEY: reserved until then */
+	uint64_t version; /* KEY: the version it keeps; 0: none */
 };
 
 /* The longest cluster name a MOVE_IN names (the map's, MSG_NODE_MAX). */

@@ -316,6 +316,7 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEY:
 		qrec_move_format(&rec->u.move, rec->type, out);
 		break;
 	default:

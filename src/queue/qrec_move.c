@@ -20,7 +20,15 @@
  *   MOVE_END  str16 tube: the tube's move is over here: at the target
  *             the pairs of source ids go, at a source its mark
  *   MOVE_MARK str16 tube: the tube's tasks start moving out of this
- *             cluster: a take finds none of them from now on */
+ *             cluster: a take finds none of them from now on
+ *   MOVE_KEY  u64 src_id, str16 source, str16 tube, str16 key, u8 fold,
+ *             u64 id, i64 expires, u64 version: the reservation of `key`
+ *             in `tube` (the key of source task src_id, completed there)
+ *             holds here until `expires`, with its version (0: none);
+ *             fold 0: a new entry under the new id `id` (it names no
+ *             task, as a reservation whose done task was purged); fold 1:
+ *             the key is live or reserved here already (task or entry
+ *             `id`), nothing is made; either way the pair is noted */
 #include <inttypes.h>
 #include <string.h>
 
@@ -72,6 +80,12 @@ qrec_move_valid(const struct qrec_move *m, uint16_t type)
 		return m->id != 0 && m->lease != 0;
 	case QREC_MOVE_IN:
 		return in_ok(m);
+	case QREC_MOVE_KEY:
+		return qrec_cluster_valid(m->source, m->source_len) &&
+		    m->src_id != 0 && m->id != 0 && m->fold <= 1 &&
+		    qrec_tube_valid(m->tube, m->tube_len) && m->key_len >= 1 &&
+		    m->key_len <= QREC_KEY_MAX && m->key != NULL &&
+		    m->expires >= 0 && m->expires <= QREC_TIME_MAX;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
 		return qrec_tube_valid(m->tube, m->tube_len);
@@ -104,6 +118,16 @@ qrec_move_encode(const struct qrec_move *m, uint16_t type, struct buf *out)
 		buf_put_str16(out, m->error, m->error_len);
 		buf_put_str16(out, m->put.group, m->put.group_len);
 		qrec_put_body_encode(&m->put, out);
+		break;
+	case QREC_MOVE_KEY:
+		buf_put_u64(out, m->src_id);
+		buf_put_str16(out, m->source, m->source_len);
+		buf_put_str16(out, m->tube, m->tube_len);
+		buf_put_str16(out, m->key, m->key_len);
+		buf_put_u8(out, m->fold);
+		buf_put_u64(out, m->id);
+		buf_put_i64(out, m->expires);
+		buf_put_u64(out, m->version);
 		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
@@ -138,6 +162,16 @@ qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m)
 		m->error = rd_str16(r, QREC_ERROR_MAX, &m->error_len);
 		m->put.group = rd_str16(r, QREC_GROUP_MAX, &m->put.group_len);
 		qrec_put_body_decode(r, &m->put);
+		break;
+	case QREC_MOVE_KEY:
+		m->src_id = rd_u64(r);
+		m->source = rd_str16(r, QREC_CLUSTER_MAX, &m->source_len);
+		m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
+		m->key = rd_str16(r, QREC_KEY_MAX, &m->key_len);
+		m->fold = rd_u8(r);
+		m->id = rd_u64(r);
+		m->expires = rd_i64(r);
+		m->version = rd_u64(r);
 		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
@@ -177,6 +211,16 @@ qrec_move_format(const struct qrec_move *m, uint16_t type, struct buf *out)
 		if (m->put.group_len > 0)
 			buf_printf(out, " group=%.*s", (int)m->put.group_len,
 			    m->put.group);
+		break;
+	case QREC_MOVE_KEY:
+		buf_printf(out,
+		    " from=%.*s:%" PRIu64 " tube=%.*s key=%.*s %s=%" PRIu64
+		    " until=%" PRId64,
+		    (int)m->source_len, m->source, m->src_id, (int)m->tube_len,
+		    m->tube, (int)m->key_len, m->key,
+		    m->fold ? "folded_into" : "id", m->id, m->expires);
+		if (m->version != 0)
+			buf_printf(out, " version=%" PRIu64, m->version);
 		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:

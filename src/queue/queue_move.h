@@ -3,6 +3,7 @@
 #ifndef SLUICE_QUEUE_QUEUE_MOVE_H
 #define SLUICE_QUEUE_QUEUE_MOVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,5 +84,51 @@ int queue_decide_move_end(
  * source (NULL: none). */
 size_t queue_move_pairs(
     const struct queue *q, const char *tube, size_t len, const char **source);
+
+/* A key reservation of a tube (the key of a task completed there, kept
+ * for the dedup window), as the source holds it. */
+struct queue_move_key {
+	uint64_t id;     /* the task it was the key of */
+	const char *key; /* borrowed from the queue until it changes */
+	size_t key_len;
+	int64_t expires; /* reserved until then */
+	uint64_t version;
+};
+
+/* The reservations of `tube`'s keys not expired, of tasks whose ids are
+ * above `after`, lowest id first: up to `max` into out; returns how many
+ * there are (may be more than max). Reservations of every tube (old
+ * snapshots' entries) are not a tube's and are left out. */
+size_t queue_move_keys(const struct queue *q, const char *tube, size_t len,
+    uint64_t after, struct queue_move_key *out, size_t max);
+
+/* Copies reservation `k` of `tube` in from cluster `source`: a MOVE_KEY
+ * record, and in *id what it maps to here (a new entry, or the live task
+ * or reservation of the key here: it is folded). out->type QREC_NONE when
+ * it was copied before (*id: that copy) or has expired (*id 0).
+ * SLUICE_EINVAL (a bad source, key or time), SLUICE_ETUBE, SLUICE_ESTATE
+ * (the tube is moving in from another cluster). */
+int queue_decide_move_key(struct queue *q, int64_t now, const char *source,
+    size_t source_len, const char *tube, size_t tube_len,
+    const struct queue_move_key *k, struct qrec *out, uint64_t *id);
+
+/* How many tasks of `tube` belong to a workflow still under way here:
+ * waiting for parents, or queued or taken while a child waits for them,
+ * or with parents (whose results they get when taken). A move holds none
+ * of the tube's tasks while there are any (move_wait.c). */
+size_t queue_move_graph(const struct queue *q, const char *tube, size_t len);
+
+/* True when no tube `governs` selects holds a task here but done ones,
+ * nor is moving out or in (a move's mark or table): a drain from here
+ * is over (docs/scaling.md, "Drain instead of move"). move_wait.c. */
+bool queue_move_drained(const struct queue *q,
+    bool (*governs)(void *arg, const char *name, size_t len), void *arg);
+
+/* The first group of `tube` after `after` (by its bytes; after_len 0:
+ * from the first) that has settings of its own: its name into `name`
+ * (QREC_GROUP_MAX bytes), *name_len 0 when there is none. SLUICE_ETUBE,
+ * SLUICE_ENOTFOUND (no such tube). move_group.c. */
+int queue_move_group_next(const struct queue *q, const char *tube, size_t len,
+    const char *after, size_t after_len, char *name, size_t *name_len);
 
 #endif

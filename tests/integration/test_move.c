@@ -21,7 +21,10 @@
  *     and none was lost), no acked task came back, the delayed tasks
  *     kept their run time (none was handed out early), the keyed puts
  *     sent again during the move named one task each, the tube's
- *     settings came along;
+ *     settings came along, and a put of the key of any task acked (at
+ *     the source before or during the move, or at the target) makes
+ *     nothing: its reservation came along (move_carry.h checks more of
+ *     what a move carries: keys, group settings, workflows);
  *   - a move refuses bad input, a target with no node, and a second
  *     target while one move is on; a tube already on its target moves
  *     nothing;
@@ -39,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "etcd/etcd.h"
 #include "it_node.h"
 #include "t_etcd.h"
 
@@ -472,6 +476,42 @@ put_initial(struct sluice_router *r)
 	}
 }
 
+/* Puts again, through the map, the key of every task whose ack was
+ * acknowledged: the number of puts that made a task (0: every key is
+ * still reserved where the tube is now). */
+static uint64_t
+reput_acked(struct sluice_router *r)
+{
+	static struct sluice_batch_item items[BATCH];
+	static char keys[BATCH][24];
+	uint64_t made = 0;
+	size_t k = 0;
+
+	for (size_t id = 0; id <= bk.n; id++) {
+		if (k == BATCH || (id == bk.n && k > 0)) {
+			assert_int_equal(
+			    sluice_router_put_batch(r, items, k), 0);
+			for (size_t i = 0; i < k; i++) {
+				assert_int_equal(items[i].rc, 0);
+				made += items[i].created != 0;
+			}
+			k = 0;
+		}
+		if (id == bk.n || atomic_load(&bk.acked[id]) == 0)
+			continue;
+		sluice_put_opts_init(&items[k].opts);
+		items[k].opts.tube = "mv";
+		snprintf(keys[k], sizeof(keys[k]), "k%zu", id);
+		items[k].opts.key = keys[k];
+		items[k].payload = "again";
+		items[k].len = 5;
+		k++;
+	}
+	return made;
+}
+
+#include "move_carry.h"
+
 static void
 book_init(size_t ninit)
 {
@@ -646,11 +686,17 @@ test_move_under_load_and_kills(void **state)
 	assert_int_equal(missing, 0);
 	assert_int_equal(lost, 0);
 	assert_int_equal(atomic_load(&bk.early), 0);
+	reput_new = reput_acked(r);
+	printf("puts again of the %" PRIu64 " keys acked: %" PRIu64
+	       " made a task\n",
+	    atomic_load(&bk.acks), reput_new);
+	assert_int_equal(reput_new, 0);
 	sluice_router_close(r);
 	book_free();
 }
 
-/* Bad input; a second target while a move is on; nothing to move. */
+/* Bad input; a second target while a move is on; nothing to move; a
+ * plain drain that ends by itself. */
 static void
 test_move_refusals(void **state)
 {
@@ -659,7 +705,12 @@ test_move_refusals(void **state)
 	struct sluice_move_progress p;
 	uint64_t rev;
 	const char *draining[] = { "src2" };
+	struct sluice_put_opts po;
+	uint64_t id;
 	int code;
+
+	sluice_put_opts_init(&po);
+	po.tube = "r.y";
 
 	node_init(state, &a, "a", "src2", false);
 	node_init(state, &b, "b", "dst2", false);
@@ -686,16 +737,18 @@ test_move_refusals(void **state)
 			assert_string_not_equal(m->entries[i].prefix, "r.x");
 		sluice_cluster_map_free(m);
 	}
-	/* a move under way to dst2 (the map drains src2) */
+	/* a move under way to dst2 (the map drains src2, which holds a
+	 * task of it: its drain does not end by itself) */
+	it_rc(a.c, sluice_put(a.c, &po, "y", 1, &id, &code), 0);
 	assert_int_equal(
 	    sluice_router_map_set(r, "r.y", "dst2", draining, 1, &rev), 0);
 	assert_int_equal(
 	    sluice_router_move(r, "r.y", "src2", NULL, NULL), SLUICE_ESTATE);
 	assert_non_null(strstr(sluice_router_errmsg(r), "moving to dst2"));
-	/* the same target resumes it: nothing to copy, the mark goes */
+	/* the same target resumes it: its task is copied, the mark goes */
 	assert_int_equal(sluice_router_move(r, "r.y", "dst2", NULL, &p), 0);
 	assert_int_equal(p.done, 1);
-	assert_int_equal(p.copied, 0);
+	assert_int_equal(p.copied, 1);
 	/* already there: nothing moves */
 	assert_int_equal(sluice_router_move(r, "r.y", "dst2", NULL, &p), 0);
 	assert_int_equal(p.done, 1);
@@ -708,6 +761,8 @@ test_move_refusals(void **state)
 	    sizeof(it_err), "tube", "move", "r.q", "dst2", "--quiet", NULL);
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(it_out, "moved 'r.q' to dst2: 0 tasks copied"));
+
+	drain_ends_by_itself(&a, r, &po);
 	sluice_router_close(r);
 }
 
@@ -803,6 +858,7 @@ test_move_carries(void **state)
 	printf("%zu tasks moved by the tool in %" PRId64 " ms, no load: %s", n,
 	    it_mono_ms() - t0, it_out);
 	assert_non_null(strstr(it_out, "\"copied\":"));
+	assert_non_null(strstr(it_out, "\"keys\":0,\"groups\":0"));
 	assert_int_equal(live_in(a.c, "cr"), 0);
 	{
 		struct it_counts k = it_counts(b.c, "cr");
@@ -882,6 +938,9 @@ main(void)
 		    test_move_refusals, mv_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_move_carries, mv_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_move_carries_keys_groups_workflows, mv_setup,
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_move_under_load_and_kills, mv_setup, it_node_teardown),
 	};

@@ -200,6 +200,52 @@ test_create_only_if_absent(void **state)
 	etcd_delete(e);
 }
 
+/* A marked put made only over the value it expects: done (the marker
+ * moves) when the key holds it, nothing when it holds something else or
+ * is absent. */
+static void
+test_put_marked_only_over_what_was_read(void **state)
+{
+	struct etcd *e = client_of(shared.url, TIMEOUT_MS);
+	struct etcd_kv kv;
+	int64_t rev = 0, rev2 = 0;
+	bool done = false, found = false;
+
+	(void)state;
+	assert_ok(e, etcd_put(e, "/t/if", "old", 3, 0));
+	assert_ok(e,
+	    etcd_put_marked_if(e, "/t/if", "new", 3, "old", 3, "/t/if-mark",
+	        "m", 1, &done, &rev));
+	assert_true(done);
+	assert_ok(e, etcd_get(e, "/t/if", &found, &kv));
+	assert_true(found);
+	assert_memory_equal(kv.value, "new", 3);
+	etcd_kv_free(&kv);
+	assert_ok(e, etcd_get(e, "/t/if-mark", &found, &kv));
+	assert_true(found);
+	assert_int_equal(kv.mod_rev, rev);
+	etcd_kv_free(&kv);
+	/* the key changed since: nothing is written, the marker stays */
+	assert_ok(e,
+	    etcd_put_marked_if(e, "/t/if", "newer", 5, "old", 3, "/t/if-mark",
+	        "m", 1, &done, &rev2));
+	assert_false(done);
+	assert_ok(e, etcd_get(e, "/t/if", &found, &kv));
+	assert_memory_equal(kv.value, "new", 3);
+	etcd_kv_free(&kv);
+	assert_ok(e, etcd_get(e, "/t/if-mark", &found, &kv));
+	assert_int_equal(kv.mod_rev, rev);
+	etcd_kv_free(&kv);
+	/* absent: nothing */
+	assert_ok(e,
+	    etcd_put_marked_if(e, "/t/if-none", "x", 1, "old", 3, "/t/if-mark",
+	        "m", 1, &done, &rev2));
+	assert_false(done);
+	assert_ok(e, etcd_get(e, "/t/if-none", &found, NULL));
+	assert_false(found);
+	etcd_delete(e);
+}
+
 /* A lease that is not renewed expires and takes its key with it. */
 static void
 test_lease_expires(void **state)
@@ -539,6 +585,7 @@ main(void)
 		cmocka_unit_test(test_put_under_a_lease),
 		cmocka_unit_test(test_get_prefix),
 		cmocka_unit_test(test_create_only_if_absent),
+		cmocka_unit_test(test_put_marked_only_over_what_was_read),
 		cmocka_unit_test(test_lease_expires),
 		cmocka_unit_test(test_two_clients_race_for_create),
 		cmocka_unit_test(test_a_dead_endpoint_is_skipped),

@@ -53,7 +53,16 @@ test_requests(void **state)
 	assert_true(msg_next_move_drop(&d.move.it, &id, &lease));
 	assert_int_equal(id, 9);
 	assert_false(msg_next_move_drop(&d.move.it, &id, &lease));
-	q.move.kind = 3;
+	q.move.kind = MSG_MOVE_KEYS;
+	q.move.max = 300;
+	q.move.after = 41;
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_KEYS);
+	assert_int_equal(d.move.max, 300);
+	assert_int_equal(d.move.after, 41);
+	q.move.max = 0;
+	assert_int_not_equal(round_trip(&q, &d, &b), 0);
+	q.move.kind = 4;
 	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);
 
 	memset(tasks, 0, sizeof(tasks));

@@ -2,14 +2,17 @@
  * tasks held at the source out of every worker's reach, over ttr, a
  * restart and a snapshot, then dropped; copies made at the target with
  * their attempts, errors, times, keys and groups, never twice for one
- * source id, folded into a live task of their key; replay and snapshots
- * give the same state. */
+ * source id, folded into a live task of their key; key reservations
+ * listed at the source and reserved at the target until the same time;
+ * the tasks of a workflow under way counted; a tube's group settings
+ * listed by name; replay and snapshots give the same state. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "t_lib.h"
 #include "t_queue.h"
+#include "queue/limits.h"
 #include "queue/qstate.h"
 
 #define T0 1700000000000LL
@@ -315,6 +318,272 @@ test_mark(void **state)
 	check(h);
 }
 
+static void
+ack_id(struct tq *h, uint64_t id)
+{
+	struct queue_task_view v;
+	struct queue_ack_req req;
+	struct qrec rec;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	memset(&req, 0, sizeof(req));
+	req.id = id;
+	req.lease = v.lease;
+	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* A put's answer: its id, *created. */
+static uint64_t
+put_key(struct tq *h, const char *key, bool *created)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+
+	queue_put_req_init(&req);
+	req.tube = "m";
+	req.tube_len = 1;
+	req.payload = "x";
+	req.payload_len = 1;
+	req.key = key;
+	req.key_len = strlen(key);
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	*created = res.created;
+	return res.id;
+}
+
+static uint64_t
+key_in(
+    struct tq *h, const char *source, const struct queue_move_key *k, int *type)
+{
+	struct qrec rec;
+	uint64_t id = 99;
+
+	assert_int_equal(queue_decide_move_key(h->q, h->now, source,
+	                     strlen(source), "m", 1, k, &rec, &id),
+	    0);
+	*type = rec.type;
+	if (rec.type != QREC_NONE)
+		assert_int_equal(tq_commit(h, &rec), 0);
+	return id;
+}
+
+/* The keys of tasks acked at the source are listed (its tube's only, not
+ * expired, by id from a cursor), and reserved at the target until the
+ * same time: a put of one there creates nothing; a key live there folds
+ * the reservation into its task; sent again, nothing is made; once the
+ * time is over the key is free; replay and a snapshot keep it all. */
+static void
+test_keys(void **state)
+{
+	struct tq *h = H(state), t;
+	uint64_t k1, k2, k3, x, y, id1, id2, live, got;
+	struct queue_move_key keys[4];
+	struct qrec rec;
+	bool created;
+	int type;
+
+	k1 = put(h, "m", "a", "k1", 0);
+	k2 = put(h, "m", "b", "k2", 0);
+	k3 = put(h, "other", "c", "k3", 0);
+	put(h, "m", "d", "k4", 0); /* live: not a reservation */
+	/* acked out of order: k2 first, k1 a second later */
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, k1);
+	assert_int_equal(take(h, "m", &y), 0);
+	assert_int_equal(y, k2);
+	ack_id(h, y);
+	h->now += 1000;
+	ack_id(h, x);
+	assert_int_equal(take(h, "other", &x), 0);
+	ack_id(h, x);
+	assert_int_equal(queue_move_keys(h->q, "m", 1, 0, keys, 4), 2);
+	assert_int_equal(keys[0].id, k1);
+	assert_int_equal(keys[1].id, k2);
+	assert_int_equal(keys[0].expires, T0 + 1000 + QUEUE_DEFAULT_DEDUP_MS);
+	assert_int_equal(keys[1].expires, T0 + QUEUE_DEFAULT_DEDUP_MS);
+	assert_int_equal(keys[1].key_len, 2);
+	assert_memory_equal(keys[1].key, "k2", 2);
+	assert_int_equal(queue_move_keys(h->q, "m", 1, k1, keys, 4), 1);
+	assert_int_equal(keys[0].id, k2);
+	assert_int_equal(queue_move_keys(h->q, "m", 1, 0, keys, 1), 2);
+	assert_int_equal(keys[0].id, k1);
+	assert_int_equal(queue_move_keys(h->q, "other", 5, 0, keys, 4), 1);
+	assert_int_equal(keys[0].id, k3);
+	assert_int_equal(queue_move_keys(h->q, "m", 1, 0, keys, 4), 2);
+
+	/* the target: k2 was put there during the move; an entry of its
+	 * own expires later than k1's, earlier than nothing */
+	tq_init(&t, NULL, T0 + 2000);
+	live = put_key(&t, "k2", &created);
+	assert_true(created);
+	id1 = key_in(&t, "c1", &keys[0], &type);
+	assert_int_equal(type, QREC_MOVE_KEY);
+	assert_true(id1 > live);
+	id2 = key_in(&t, "c1", &keys[1], &type);
+	assert_int_equal(type, QREC_MOVE_KEY); /* folded, noted */
+	assert_int_equal(id2, live);
+	assert_int_equal(key_in(&t, "c1", &keys[0], &type), id1);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(queue_move_pairs(t.q, "m", 1, NULL), 2);
+	assert_int_equal(queue_decide_move_key(
+	                     t.q, t.now, "c9", 2, "m", 1, &keys[0], &rec, &x),
+	    SLUICE_ESTATE);
+	got = put_key(&t, "k1", &created);
+	assert_false(created);
+	assert_int_equal(got, id1);
+	check(&t);
+	same_by_replay_and_snapshot(&t);
+	/* a reservation made here, ending after k1's: the list keeps its
+	 * order, so k1's ends first */
+	assert_int_equal(take(&t, "m", &x), 0);
+	ack_id(&t, x);
+	keys[2] = keys[0];
+	keys[2].id = 50;
+	keys[2].key = "k5";
+	keys[2].expires = keys[0].expires + 500; /* between the two */
+	assert_int_not_equal(key_in(&t, "c1", &keys[2], &type), 0);
+	assert_int_equal(type, QREC_MOVE_KEY);
+	check(&t);
+	t.now = keys[0].expires + 1;
+	put_key(&t, "k1", &created);
+	assert_true(created);
+	put_key(&t, "k2", &created);
+	assert_false(created);
+	put_key(&t, "k5", &created);
+	assert_false(created);
+	t.now = keys[2].expires + 1;
+	put_key(&t, "k5", &created);
+	assert_true(created);
+	check(&t);
+	same_by_replay_and_snapshot(&t);
+	/* over at the source: nothing to carry */
+	keys[0].id = 77;
+	assert_int_equal(key_in(&t, "c1", &keys[0], &type), 0);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(queue_decide_move_end(t.q, "m", 1, &rec), 0);
+	assert_int_equal(tq_commit(&t, &rec), 0);
+	check(&t);
+	tq_fini(&t);
+}
+
+static uint64_t
+put_after(struct tq *h, const char *tube, const uint64_t *parents, size_t n)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+
+	queue_put_req_init(&req);
+	req.tube = tube;
+	req.tube_len = strlen(tube);
+	req.payload = "w";
+	req.payload_len = 1;
+	req.after = parents;
+	req.nafter = n;
+	assert_int_equal(queue_decide_put(h->q, h->now, &req, &rec, &res), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	return res.id;
+}
+
+/* A workflow under way counts its waiting children, the parents they
+ * wait for (in the tube), and children made ready (they get results);
+ * a plain task does not, nor a parent in another tube; once the graph
+ * has run, nothing holds the move back. */
+static void
+test_graph(void **state)
+{
+	struct tq *h = H(state);
+	uint64_t p, c, plain, other, c2, x;
+
+	plain = put(h, "m", "plain", NULL, 0);
+	assert_int_equal(queue_move_graph(h->q, "m", 1), 0);
+	p = put(h, "m", "p", NULL, 0);
+	other = put(h, "o", "q", NULL, 0);
+	c = put_after(h, "m", &p, 1);
+	c2 = put_after(h, "o", &other, 1);
+	assert_int_equal(queue_move_graph(h->q, "m", 1), 2); /* p and c */
+	assert_int_equal(queue_move_graph(h->q, "o", 1), 2);
+	assert_int_equal(queue_move_graph(h->q, "nope", 4), 0);
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, plain);
+	ack_id(h, x);
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, p);
+	assert_int_equal(queue_move_graph(h->q, "m", 1), 2); /* taken */
+	ack_id(h, p);
+	assert_int_equal(queue_move_graph(h->q, "m", 1), 1); /* c, ready */
+	assert_int_equal(take(h, "m", &x), 0);
+	assert_int_equal(x, c);
+	ack_id(h, c);
+	assert_int_equal(queue_move_graph(h->q, "m", 1), 0);
+	assert_int_equal(take(h, "o", &x), 0);
+	ack_id(h, other);
+	assert_int_equal(take(h, "o", &x), 0);
+	assert_int_equal(x, c2);
+	ack_id(h, c2);
+	assert_int_equal(queue_move_graph(h->q, "o", 1), 0);
+	check(h);
+}
+
+static void
+group_set(struct tq *h, const char *g, uint32_t conc, bool pause)
+{
+	struct queue_group_set_req r;
+	struct qrec rec;
+
+	memset(&r, 0, sizeof(r));
+	r.tube = "m";
+	r.tube_len = 1;
+	r.group = g;
+	r.group_len = strlen(g);
+	if (conc != 0) {
+		r.set = QREC_LIM_CONCURRENCY;
+		r.lim.concurrency = conc;
+	}
+	r.pause = pause ? QUEUE_GROUP_PAUSE : QUEUE_GROUP_KEEP;
+	assert_int_equal(queue_decide_group_set(h->q, h->now, &r, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* The groups with settings of their own come in the order of their
+ * names, from a cursor; every group's defaults are not one of them. */
+static void
+test_group_next(void **state)
+{
+	struct tq *h = H(state);
+	char name[QREC_GROUP_MAX];
+	size_t len = 9;
+
+	assert_int_equal(queue_move_group_next(h->q, "m", 1, "", 0, name, &len),
+	    SLUICE_ENOTFOUND);
+	put(h, "m", "a", NULL, 0);
+	assert_int_equal(
+	    queue_move_group_next(h->q, "m", 1, "", 0, name, &len), 0);
+	assert_int_equal(len, 0);
+	group_set(h, "", 4, false);
+	group_set(h, "beta", 2, false);
+	group_set(h, "alpha", 0, true);
+	group_set(h, "alphabet", 3, false);
+	assert_int_equal(
+	    queue_move_group_next(h->q, "m", 1, "", 0, name, &len), 0);
+	assert_int_equal(len, 5);
+	assert_memory_equal(name, "alpha", 5);
+	assert_int_equal(
+	    queue_move_group_next(h->q, "m", 1, name, len, name, &len), 0);
+	assert_int_equal(len, 8);
+	assert_memory_equal(name, "alphabet", 8);
+	assert_int_equal(
+	    queue_move_group_next(h->q, "m", 1, name, len, name, &len), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(name, "beta", 4);
+	assert_int_equal(
+	    queue_move_group_next(h->q, "m", 1, name, len, name, &len), 0);
+	assert_int_equal(len, 0);
+}
+
 /* Bad input is refused, naming nothing made. */
 static void
 test_bad_input(void **state)
@@ -362,6 +631,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_graph, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_group_next, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -341,6 +341,30 @@ samples(struct qrec *out)
 	out[n].type = QREC_MOVE_END;
 	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
 	n++;
+	out[n].type = QREC_MOVE_KEY; /* a new reservation, with a version */
+	out[n].u.move = (struct qrec_move) { .src_id = 43,
+		.source = "c1",
+		.source_len = 2,
+		.tube = "mail",
+		.tube_len = 4,
+		.key = "k9",
+		.key_len = 2,
+		.id = 30,
+		.expires = T0 + 600000,
+		.version = 5 };
+	n++;
+	out[n].type = QREC_MOVE_KEY; /* folded into task 2 */
+	out[n].u.move = (struct qrec_move) { .src_id = 44,
+		.source = "c1",
+		.source_len = 2,
+		.tube = "mail",
+		.tube_len = 4,
+		.key = "k",
+		.key_len = 1,
+		.fold = 1,
+		.id = 2,
+		.expires = T0 + 600000 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -561,9 +585,13 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 	case QREC_MOVE_DROP:
 	case QREC_MOVE_IN:
 	case QREC_MOVE_END:
-	case QREC_MOVE_MARK: {
+	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEY: {
 		const struct qrec_move *x = &a->u.move, *y = &b->u.move;
 
+		same_bytes(x->key, x->key_len, y->key, y->key_len);
+		assert_true(
+		    x->expires == y->expires && x->version == y->version);
 		assert_true(x->id == y->id && x->lease == y->lease &&
 		    x->src_id == y->src_id && x->fold == y->fold &&
 		    x->state == y->state && x->attempts == y->attempts &&

@@ -444,6 +444,18 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		    r->u.group_set.paused ? "true" : "false");
 		break;
 	}
+	case QREC_MOVE_KEY: {
+		const struct qrec_move *m = &r->u.move;
+
+		buf_printf(b, ",\"source\":\"%.*s\",\"src_id\":%" PRIu64,
+		    (int)m->source_len, m->source, m->src_id);
+		lt_json_bytes(b, "key", m->key, m->key_len);
+		buf_printf(b,
+		    ",\"folded\":%s,\"expires\":%" PRId64
+		    ",\"version\":%" PRIu64,
+		    m->fold ? "true" : "false", m->expires, m->version);
+		break;
+	}
 	}
 }
 
@@ -497,6 +509,10 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 		*p = r->u.sched.put.tube;
 		*n = r->u.sched.put.tube_len;
 		return r->u.sched.has_put;
+	case QREC_MOVE_KEY:
+		*p = r->u.move.tube;
+		*n = r->u.move.tube_len;
+		return true;
 	}
 	return false;
 }

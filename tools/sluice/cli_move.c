@@ -23,7 +23,9 @@ progress(void *arg, const struct sluice_move_progress *p)
 	    "sluice: tube move: %s from %s to %s: %" PRIu64
 	    " tasks copied in %" PRIu64 " rounds%s\n",
 	    p->tube, p->source, p->target, p->copied, p->batches,
-	    p->waits > 0 ? ", waiting for taken tasks" : "");
+	    p->waits > 0 ? ", waiting for taken tasks (or a workflow under "
+	                   "way there)"
+	                 : "");
 }
 
 int
@@ -89,8 +91,9 @@ cli_tube_move(struct cli *cli, int argc, char **argv)
 		fputs(",\"cluster\":", stdout);
 		cli_json_cstr(stdout, argv[optind + 2]);
 		printf(",\"copied\":%" PRIu64 ",\"dropped\":%" PRIu64
+		       ",\"keys\":%" PRIu64 ",\"groups\":%" PRIu64
 		       ",\"revision\":%" PRIu64 "}\n",
-		    p.copied, p.dropped, p.revision);
+		    p.copied, p.dropped, p.keys, p.groups, p.revision);
 	} else {
 		printf("moved '%s' to %s: %" PRIu64
 		       " tasks copied, revision %" PRIu64 "\n",

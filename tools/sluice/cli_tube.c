@@ -395,12 +395,16 @@ static const char tube_help[] =
     "clusters draining; each holds a batch of its ready, delayed and\n"
     "buried tasks, CLUSTER copies them (keys, attempts, last errors, run\n"
     "times, priorities, groups) and the source drops them, until it has\n"
-    "none left; its taken tasks finish or expire there first. Then the\n"
+    "none left; its taken tasks finish or expire there first, and a\n"
+    "workflow under way there runs there first. The tube's settings and\n"
+    "its groups' come along, and the keys of tasks completed at the\n"
+    "source stay reserved at CLUSTER for their dedup window. Then the\n"
     "map names CLUSTER alone. Run it again after an interruption (a node\n"
     "or the mover killed): it resumes and copies nothing twice.\n"
     "      --batch N            tasks per round, 1 to 1000 (default 500)\n"
-    "      --wait DUR           give up when taken tasks have not ended at\n"
-    "                           the source after DUR (default: wait)\n"
+    "      --wait DUR           give up when taken tasks (or a workflow)\n"
+    "                           have not ended at the source after DUR\n"
+    "                           (default: wait)\n"
     "      --quiet              no progress on stderr\n";
 
 static int

@@ -4,7 +4,15 @@
  * map thread publishes one), so a check is a lookup in memory: the
  * longest prefix of the tube (cmap.c). A change of the map is the map
  * thread's to make (etcd calls block); its request waits here, by id,
- * until the answer comes. */
+ * until the answer comes.
+ *
+ * The end of a drain: once a second a leader looks at the entries that
+ * name its cluster as draining; when it holds nothing of the tubes one
+ * governs (no task but done ones, no move's mark or table: a mover, if
+ * one runs, ends its move itself), it asks for the entry without its
+ * cluster in the draining list, only if the entry is still the one it
+ * read (an operator's change made since wins; after a change that
+ * failed it looks again 30 s later), one entry at a time. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +25,14 @@
 #include "server/failover/cmap_node.h"
 #include "server/failover/mapwatch.h"
 #include "sluice.h"
+#include "util/clock.h"
 #include "util/log.h"
 
-enum { ETCD_CALL_MS = 2000 };
+enum {
+	ETCD_CALL_MS = 2000,
+	DRAIN_CHECK_MS = 1000,  /* a leader looks at its drains so often */
+	DRAIN_RETRY_MS = 30000, /* and again after a change that failed */
+};
 
 struct cmap_node {
 	struct mapwatch *w;
@@ -32,7 +45,10 @@ struct cmap_node {
 		uint8_t op;
 		struct face_ctx *ctx;
 	} asks[MAPWATCH_ASKS_MAX];
-	uint64_t refused; /* requests answered EMOVED */
+	uint64_t refused;   /* requests answered EMOVED */
+	int64_t next_drain; /* mono ms of the next look at the drains */
+	uint64_t drain_ask; /* the change asked for a drain's end; 0 */
+	char drain_prefix[MSG_TUBE_MAX + 1];
 };
 
 int
@@ -86,6 +102,24 @@ answer(struct core *c, const struct mapwatch_answer *a)
 	struct cmap_node *n = c->cmapn;
 	static const struct core_reply_how how = { .local = true, .now = true };
 
+	if (a->id == n->drain_ask && a->id != 0) {
+		n->drain_ask = 0;
+		if (a->rc == 0)
+			log_info("map",
+			    "drain over: cluster %s holds nothing of prefix "
+			    "'%s' and left its draining list revision=%" PRIu64,
+			    c->cfg->cluster, n->drain_prefix, a->revision);
+		else {
+			/* changed meanwhile, or etcd slow: look again
+			 * later, not each second */
+			n->next_drain = clock_mono_ms() + DRAIN_RETRY_MS;
+			log_warn("map",
+			    "drain over for prefix '%s', not recorded: %s "
+			    "(again in %d s)",
+			    n->drain_prefix, a->text, DRAIN_RETRY_MS / 1000);
+		}
+		return;
+	}
 	for (size_t i = 0; i < MAPWATCH_ASKS_MAX; i++) {
 		struct face_ctx *ctx = n->asks[i].ctx;
 		uint8_t op = n->asks[i].op;
@@ -108,6 +142,56 @@ answer(struct core *c, const struct mapwatch_answer *a)
 	}
 }
 
+/* Whether `name` falls under the entry of arg (a struct drain_of). */
+struct drain_of {
+	const struct cmap *map;
+	const struct cmap_entry *e;
+};
+
+static bool
+governs(void *arg, const char *name, size_t len)
+{
+	const struct drain_of *d = arg;
+
+	return cmap_lookup(d->map, name, len) == d->e;
+}
+
+/* The end of a plain drain (the file's opening). */
+static void
+drain_check(struct core *c)
+{
+	struct cmap_node *n = c->cmapn;
+	const char *self = c->cfg->cluster;
+	int64_t now = clock_mono_ms();
+
+	if (c->follower || c->fenced || !n->known || n->drain_ask != 0 ||
+	    now < n->next_drain || self == NULL)
+		return;
+	n->next_drain = now + DRAIN_CHECK_MS;
+	for (size_t i = 0; i < n->map.n; i++) {
+		const struct cmap_entry *e = &n->map.e[i];
+		struct drain_of d = { &n->map, e };
+		struct cmap_entry next;
+		uint8_t k = 0;
+
+		for (uint8_t j = 0; j < e->ndraining; j++)
+			if (strcmp(e->draining[j], self) == 0)
+				k = (uint8_t)(j + 1);
+		if (k == 0 || !queue_move_drained(c->q, governs, &d))
+			continue;
+		next = *e;
+		memmove(&next.draining[k - 1], &next.draining[k],
+		    (size_t)(e->ndraining - k) * sizeof(next.draining[0]));
+		next.ndraining--;
+		if (mapwatch_ask_if(n->w, ++n->next_id, &next, e)) {
+			n->drain_ask = n->next_id;
+			snprintf(n->drain_prefix, sizeof(n->drain_prefix), "%s",
+			    e->prefix);
+		}
+		return; /* one at a time */
+	}
+}
+
 void
 cmap_node_turn(struct core *c)
 {
@@ -125,6 +209,7 @@ cmap_node_turn(struct core *c)
 	}
 	while (mapwatch_answer(n->w, &a))
 		answer(c, &a);
+	drain_check(c);
 }
 
 /* Answers `op` SLUICE_EMOVED for `tube`, owned by `e`. */

@@ -21,6 +21,8 @@ struct ask {
 	uint64_t id;
 	bool del;
 	struct cmap_entry en;
+	bool guard; /* only over `old` (mapwatch_ask_if) */
+	struct cmap_entry old;
 };
 
 struct mapwatch {
@@ -201,6 +203,8 @@ carry_out(struct mapwatch *w, const struct ask *a)
 
 	if (a->del)
 		rc = cmap_etcd_delete(w->etcd, a->en.prefix, &found, &rev);
+	else if (a->guard)
+		rc = cmap_etcd_set_if(w->etcd, &a->en, &a->old, &found, &rev);
 	else
 		rc = cmap_etcd_set(w->etcd, &a->en, &rev);
 	if (rc != 0) {
@@ -213,6 +217,12 @@ carry_out(struct mapwatch *w, const struct ask *a)
 		        ? " (the change may or may not have been made)"
 		        : "");
 		note(w, rc, "map change");
+	} else if (!found && a->guard) {
+		ans.rc = SLUICE_ESTATE;
+		snprintf(ans.text, sizeof(ans.text),
+		    "map set: the entry of prefix '%.160s' changed "
+		    "meanwhile: left as it is",
+		    a->en.prefix);
 	} else if (!found) {
 		ans.rc = SLUICE_ENOTFOUND;
 		snprintf(ans.text, sizeof(ans.text),
@@ -364,7 +374,26 @@ mapwatch_ask(
 
 	pthread_mutex_lock(&w->mu);
 	if (w->nasks < MAPWATCH_ASKS_MAX) {
-		w->asks[w->nasks++] = (struct ask) { id, del, *en };
+		w->asks[w->nasks++] =
+		    (struct ask) { .id = id, .del = del, .en = *en };
+		pthread_cond_signal(&w->wake);
+		ok = true;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return ok;
+}
+
+bool
+mapwatch_ask_if(struct mapwatch *w, uint64_t id, const struct cmap_entry *en,
+    const struct cmap_entry *old)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->nasks < MAPWATCH_ASKS_MAX) {
+		w->asks[w->nasks++] = (struct ask) {
+			.id = id, .en = *en, .guard = true, .old = *old
+		};
 		pthread_cond_signal(&w->wake);
 		ok = true;
 	}

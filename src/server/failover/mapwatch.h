@@ -64,6 +64,11 @@ bool mapwatch_take(struct mapwatch *w, uint64_t *gen, struct cmap *out);
 bool mapwatch_ask(
     struct mapwatch *w, uint64_t id, bool del, const struct cmap_entry *en);
 
+/* Asks the thread to set `en` only if the entry is still `old` in etcd
+ * (answered SLUICE_ESTATE when it changed). False as mapwatch_ask. */
+bool mapwatch_ask_if(struct mapwatch *w, uint64_t id,
+    const struct cmap_entry *en, const struct cmap_entry *old);
+
 /* The next answer; false when none waits. */
 bool mapwatch_answer(struct mapwatch *w, struct mapwatch_answer *out);
 

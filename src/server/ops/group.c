@@ -160,6 +160,23 @@ ops_group(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 		reply_view(c, ctx, m);
 		return;
 	}
+	if (m->verb == MSG_GROUP_NEXT) {
+		char name[QREC_GROUP_MAX];
+		struct msg_group_req at = *m;
+		size_t len = 0;
+
+		rc = queue_move_group_next(c->q, m->tube.p, m->tube.len,
+		    m->group.p, m->group.len, name, &len);
+		at.group = (struct msg_str) { name, len };
+		if (rc == 0)
+			reply_view(c, ctx, &at);
+		else
+			core_reply_err(c, ctx, MSG_OP_GROUP, rc,
+			    "tube '%.*s': %s", (int)m->tube.len, m->tube.p,
+			    rc == SLUICE_ENOTFOUND ? "no such tube"
+			                           : sluice_strerror(rc));
+		return;
+	}
 	if (check(c, ctx, m, &a) != 0)
 		return;
 	rc = queue_decide_group_set(c->q, c->now, &a, &r);

@@ -69,8 +69,15 @@ hold(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 	struct qrec r;
 	int rc = 0;
 
-	/* from now on no take finds the tube's tasks here (queue/move.h) */
+	/* from now on no take finds the tube's tasks here (queue/move.h),
+	 * once no workflow of the tube is under way here (move_wait.c):
+	 * until then the answer holds nothing, and the mover waits */
 	rc = queue_decide_move_mark(c->q, m->tube.p, m->tube.len, &r);
+	if (rc == 0 && r.type != QREC_NONE &&
+	    queue_move_graph(c->q, m->tube.p, m->tube.len) > 0) {
+		reply_held(c, ctx, ids, 0);
+		return;
+	}
 	if (rc == 0 && r.type != QREC_NONE)
 		rc = core_commit(c, &r, 0, &lsn);
 	if (rc != 0) {
@@ -202,10 +209,12 @@ copy_in(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 		    memcmp(t.tube.p, m->tube.p, m->tube.len) != 0 ||
 		    t.payload.len != t.size)
 			rc = SLUICE_EINVAL; /* another tube's, or no payload */
+		else if (t.state == MSG_ST_DONE) /* a key's reservation */
+			rc = ops_move_key_in(c, m, &t, &res[n].id);
 		else
 			rc = queue_decide_move_in(c->q, c->now, m->source.p,
 			    m->source.len, &item, &r, &res[n].id);
-		if (rc == 0 && r.type != QREC_NONE)
+		if (rc == 0 && t.state != MSG_ST_DONE && r.type != QREC_NONE)
 			rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
 		if (rc != 0) {
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
@@ -254,6 +263,8 @@ ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	case MSG_OP_MOVE_OUT:
 		if (m->kind == MSG_MOVE_HOLD)
 			hold(c, ctx, m);
+		else if (m->kind == MSG_MOVE_KEYS)
+			ops_move_keys(c, ctx, m);
 		else
 			drop(c, ctx, m);
 		break;

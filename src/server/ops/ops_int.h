@@ -74,6 +74,14 @@ bool ops_req_forced(const struct msg_req *r);
 
 void ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 
+/* move_keys.c: move_out's keys (the source's key reservations of the
+ * tube, answered as tasks), and move_in of one of them at the target (0
+ * and *id, or a SLUICE_E* code). */
+void ops_move_keys(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m);
+int ops_move_key_in(struct core *c, const struct msg_move_req *m,
+    const struct msg_task *t, uint64_t *id);
+
 /* ---- put.c ------------------------------------------------------------ */
 
 /* put and put_batch, for a request of token `tok` (NULL without --auth):

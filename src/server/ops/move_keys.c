@@ -1,0 +1,82 @@
+/* move_keys - a tube's key reservations in a move (queue/move_key.c):
+ * move_out's keys on the source answers the reservations of the tube's
+ * keys (tasks completed there, within their dedup window), a page at a
+ * time by the id of their task; move_in on the target takes each as a
+ * task in state done and reserves its key until the same time (one
+ * commit each, as a copy's). The mover asks for them once the tube's
+ * tasks are copied and the ones taken there have ended, and once before
+ * (so a put of a key completed before the move is answered at the target
+ * from early on); a reservation sent again makes nothing. */
+#include <stdlib.h>
+
+#include "queue/queue.h"
+#include "server/core/core.h"
+#include "server/ops/ops.h"
+#include "server/ops/ops_int.h"
+#include "sluice.h"
+
+void
+ops_move_keys(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+{
+	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
+	struct queue_move_key *k = calloc(m->max, sizeof(*k));
+	struct msg_task *t = calloc(m->max, sizeof(*t));
+	size_t n, bytes = OPS_REPLY_HEAD_MAX;
+	uint32_t fit = 0;
+
+	if (k == NULL || t == NULL) {
+		free(k);
+		free(t);
+		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	n = queue_move_keys(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
+	if (n > m->max)
+		n = m->max;
+	for (; fit < n; fit++) {
+		struct msg_task *x = &t[fit];
+		/* a task record's fixed and done fields, generously */
+		size_t need = 256 + m->tube.len + k[fit].key_len;
+
+		if (need > OPS_REPLY_MAX - bytes)
+			break; /* the rest in the next page */
+		bytes += need;
+		x->id = k[fit].id;
+		x->state = MSG_ST_DONE;
+		x->tube = m->tube;
+		x->key = (struct msg_str) { k[fit].key, k[fit].key_len };
+		x->run_at = (uint64_t)k[fit].expires;
+		x->done.kept_until = (uint64_t)k[fit].expires;
+		x->version = k[fit].version;
+	}
+	rep.move.ntasks = fit;
+	rep.move.tasks = t;
+	ops_reply(c, ctx, &rep);
+	free(k);
+	free(t);
+}
+
+int
+ops_move_key_in(struct core *c, const struct msg_move_req *m,
+    const struct msg_task *t, uint64_t *id)
+{
+	struct queue_move_key k = {
+		.id = t->id,
+		.key = t->key.p,
+		.key_len = t->key.len,
+		.expires = t->run_at > (uint64_t)QREC_TIME_MAX
+		    ? -1
+		    : (int64_t)t->run_at,
+		.version = t->version,
+	};
+	struct qrec r;
+	uint64_t lsn;
+	int rc;
+
+	rc = queue_decide_move_key(c->q, c->now, m->source.p, m->source.len,
+	    t->tube.p, t->tube.len, &k, &r, id);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	return rc; /* *id 0: it had expired, nothing was carried */
+}
