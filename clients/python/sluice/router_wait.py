@@ -72,13 +72,14 @@ class _Take:
 
 
 class _Waiter:
-    __slots__ = ("cluster", "client", "thread", "served")
+    __slots__ = ("cluster", "client", "thread", "served", "retired")
 
     def __init__(self, cluster, client):
         self.cluster = cluster
         self.client = client
         self.thread = None
         self.served = None  # the take its thread asked last
+        self.retired = False  # closed: its thread ends, closing it
 
 
 def _give_back(client, tasks):
@@ -100,7 +101,6 @@ class Waits:
         self._cur = None
         self._waiters = {}
         self._down = set()
-        self._closed = False
 
     def clients(self):
         """The waiters' connections."""
@@ -126,20 +126,23 @@ class Waits:
     def close(self):
         """Cancels the take under way; each waiter's thread is given its
         slice to end (releasing what it took), then its connection is
-        closed (a thread stuck longer closes its own when it ends)."""
+        closed (a thread stuck longer closes its own when it ends). The
+        next take opens new ones, as a Client connects anew."""
         with self._cv:
-            self._closed = True
             if self._cur is not None:
                 self._cur.done = True
+            retired = list(self._waiters.values())
+            self._waiters.clear()
+            for w in retired:
+                w.retired = True
             self._cv.notify_all()
-            threads = [w.thread for w in self._waiters.values()
-                       if w.thread is not None]
         end = time.monotonic() + CLOSE_JOIN_S
-        for t in threads:
-            t.join(max(0.0, end - time.monotonic()))
+        for w in retired:
+            t = w.thread
+            if t is not None:
+                t.join(max(0.0, end - time.monotonic()))
         with self._cv:
-            idle = [w.client for w in self._waiters.values()
-                    if w.thread is None]
+            idle = [w.client for w in retired if w.thread is None]
         for c in idle:
             c.close()
 
@@ -152,8 +155,6 @@ class Waits:
         with self._turn:
             s = _Take(groups, kwargs, end)
             with self._cv:
-                if self._closed:
-                    raise E.ConnectionLost("take: the Router is closed")
                 self._cur = s
             try:
                 return self._take(s)
@@ -254,7 +255,7 @@ class Waits:
                 self._failed(s, cluster, e)
             return
         with self._cv:
-            if w.thread is not None or self._closed:
+            if w.thread is not None:
                 return
             w.thread = threading.Thread(
                 target=self._run, args=(w,), daemon=True,
@@ -278,7 +279,7 @@ class Waits:
         """Under the lock: the take w's thread asks next, or None (the
         thread ends)."""
         s = self._cur
-        if self._closed or s is None or s.done or \
+        if w.retired or s is None or s.done or \
                 w.cluster not in s.groups or w.cluster in s.errors:
             return None
         if s is w.served and time.monotonic() >= s.deadline:
@@ -291,7 +292,7 @@ class Waits:
                 s = self._next(w)
                 if s is None:
                     w.thread = None
-                    closing = self._closed
+                    closing = w.retired
                     break
                 w.served = s
                 left = int((s.deadline - time.monotonic()) * 1000)
