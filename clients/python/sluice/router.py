@@ -303,7 +303,7 @@ class Router:
                 return self._take(self._groups(tubes), end, kwargs)
             except E.Moved as e:
                 known = self._map.revision if self._map else 0
-                if _moved_revision(e) < known:
+                if 0 < _moved_revision(e) < known:
                     # the refusing node has not read the map the Router
                     # went by yet (it does every 200 ms): ask it again
                     now = time.monotonic()
