@@ -18,10 +18,13 @@ Task ids are per cluster: a put's result and a task taken through a
 Router carry their cluster (.cluster), and ack, release, fail, touch,
 bury, wait, cancel and batch_of take them (or {"id", "cluster"} or
 {"id", "tube"}) and go there; a bare id is refused. A take over tubes of
-several clusters (each tube's draining clusters first) asks them in turn,
-first without waiting, then with waits of at most 50 ms each, so that no
-task is taken twice. A batch put, ack_batch and cancel_batch are split by
-cluster, one request (one commit) per cluster. stats and clusters ask
+several clusters (each tube's draining clusters first) asks them in turn
+without waiting, then waits on all of them at once and takes from
+whichever answers first (router_wait.py: a thread and a connection per
+cluster; the other waits are cancelled, a task one of them took is
+released at once; a cluster that fails is left out). A batch put,
+ack_batch and cancel_batch are split by cluster, one request (one
+commit) per cluster. stats and clusters ask
 every cluster; stats sums their counts.
 
 What names no tube is routed by what it names. A batch lives on each
@@ -43,11 +46,11 @@ from typing import Dict, Optional
 from . import errors as E
 from .client import Client
 from .move import BATCH_DEFAULT, TIMEOUT_DEFAULT_S, move
+from .router_wait import Waits
 from .transport import Url
 from .types import ItemResult, PutResult
 
 REFRESH_S = 1.0
-TAKE_SLICE_MS = 50
 CATCH_UP_S = 2.0
 _COUNTS = ("ready", "delayed", "taken", "buried")
 _BATCH_SUMS = ("total", "waiting", "ready", "delayed", "taken", "buried",
@@ -89,6 +92,7 @@ class Router:
         self._map = None
         self._read_at = 0.0
         self._lock = threading.RLock()
+        self._waits = Waits(self)
 
     def __enter__(self):
         return self
@@ -97,6 +101,7 @@ class Router:
         self.close()
 
     def close(self):
+        self._waits.close()
         with self._lock:
             for c in self._clients.values():
                 c.close()
@@ -118,8 +123,8 @@ class Router:
     def _learn(self, m):
         self._map = m
         self._read_at = time.monotonic()
-        # a cluster's new members join its open connection's URLs
-        for name, c in self._clients.items():
+        # a cluster's new members join its open connections' URLs
+        for name, c in list(self._clients.items()) + self._waits.named():
             mc = m.clusters.get(name)
             known = {u.text for u in c.urls}
             for url in (mc.members if mc else []):
@@ -175,7 +180,8 @@ class Router:
         """The Clients open now (the given node's and one per cluster
         used)."""
         with self._lock:
-            return [self._seed] + list(self._clients.values())
+            return ([self._seed] + list(self._clients.values()) +
+                    self._waits.clients())
 
     def client_for(self, tube):
         """The Client of the cluster that owns tube, for the calls the
@@ -283,16 +289,32 @@ class Router:
 
     def take(self, tubes, *, wait_ms=0, **kwargs):
         """Client.take over tubes of one or several clusters; each task's
-        cluster is set."""
+        cluster is set. Several: asked in turn without waiting, then
+        waited on at once, the first that answers winning (router_wait:
+        no task is returned twice, a task a cancelled wait took is
+        released at once); a cluster that fails is left out, and the
+        take raises only when every cluster failed."""
         if isinstance(tubes, (str, bytes)):
             tubes = [tubes]
         end = time.monotonic() + wait_ms / 1000.0
-        for attempt in (0, 1):
+        followed, behind = False, None
+        while True:
             try:
                 return self._take(self._groups(tubes), end, kwargs)
             except E.Moved as e:
-                if attempt == 1:
+                known = self._map.revision if self._map else 0
+                if 0 < _moved_revision(e) < known:
+                    # the refusing node has not read the map the Router
+                    # went by yet (it does every 200 ms): ask it again
+                    now = time.monotonic()
+                    behind = behind or now + CATCH_UP_S
+                    if now >= behind:
+                        raise
+                    time.sleep(0.05)
+                    continue
+                if followed:
                     raise
+                followed = True
                 self._moved(e)
 
     def _take(self, groups, end, kwargs):
@@ -301,17 +323,14 @@ class Router:
             left = max(0, int((end - time.monotonic()) * 1000))
             return self._mark(self.client(cluster).take(
                 ts, wait_ms=left, **kwargs), cluster)
-        first = True
-        while True:
-            for cluster, ts in groups.items():
-                left = int((end - time.monotonic()) * 1000)
-                wait = 0 if first or left <= 0 else min(left, TAKE_SLICE_MS)
-                tasks = self.client(cluster).take(ts, wait_ms=wait, **kwargs)
-                if tasks:
-                    return self._mark(tasks, cluster)
-            first = False
-            if time.monotonic() >= end:
-                return []
+        cluster, tasks = self._waits.take(groups, end, kwargs)
+        return self._mark(tasks, cluster)
+
+    def down(self):
+        """The clusters whose last take through this Router failed (a
+        take over several clusters leaves them out of its first pass and
+        asks them in the background until they answer again)."""
+        return self._waits.down()
 
     @staticmethod
     def _mark(tasks, cluster):

@@ -119,8 +119,9 @@ class Worker:
     --max-tasks` and `--wait` do); both None: run until stopped.
     routed: the urls are nodes of clusters sharing a cluster map
     (docs/scaling.md): each thread is a Router, which takes from the
-    clusters of the tubes and acks, fails and touches each task on the
-    connection that took it (async handlers then run on each thread's
+    clusters of the tubes (waiting on all of them at once, each on a
+    connection of its own) and acks, fails and touches each task on its
+    cluster's connection (async handlers then run on each thread's
     event loop)."""
 
     def __init__(self, urls=None, *, concurrency=4, token=None,
@@ -250,7 +251,7 @@ class Worker:
                     continue
                 self._took(len(tasks))
                 for task in tasks:
-                    if self.routed:  # on the connection that took it
+                    if self.routed:  # on its cluster's connection
                         loop = self._one_of(client.client(task.cluster),
                                             task, loop)
                         continue
@@ -455,9 +456,11 @@ class Worker:
 
 def _cut(client):
     """Ends the take a thread waits in: its connection is shut down (a
-    Router's: each of its connections), so the server undoes the take if
-    it found a task meanwhile."""
+    Router's: each of its connections, its take over several clusters
+    cancelled), so the server undoes the take if it found a task
+    meanwhile."""
     if isinstance(client, Router):
+        client._waits.cancel()
         for c in client.connections():
             _cut(c)
         return

@@ -9,7 +9,12 @@ going on over a kill -9 of the source's node), every task once with its
 key, state and settings; put_batch split by cluster,
 a draining cluster's tasks taken first, stats summed; wait, cancel,
 batches and schedules routed to the cluster of their task, batch or
-tube; a routed Worker handling the tasks of both clusters, each once. Exits 77 when `etcd` is not installed.
+tube; a routed Worker handling the tasks of both clusters, each once; a
+take over both clusters waiting on both at once (a task that comes to
+either taken at once, tasks that come to both together each taken once,
+what a cancelled wait took released at once, none left taken) and going
+on while one cluster is killed (raising only once both are). Exits 77
+when `etcd` is not installed.
 
 Run by ctest (python_router): test_router.py SLUICED SLUICE_CLI.
 """
@@ -159,6 +164,131 @@ class Router(unittest.TestCase):
             self.c["p1"].map_set("x.", "bad name")
         with self.assertRaises(sluice.NotFound):
             self.c["p1"].map_delete("nothere")
+        # on the same nodes (sparing a start of etcd and two nodes)
+        self.take_waits_on_both_clusters()
+
+    def put_later(self, name, tube, payload, delay):
+        """A put into cluster name after delay seconds (on a thread
+        joined before the nodes stop)."""
+        th = threading.Timer(delay, self.c[name].put, (tube, payload))
+        th.start()
+        self.addCleanup(th.join, 10)
+
+    def take_waits_on_both_clusters(self):
+        """A take over tubes of p1 and p2 waits on both at once: a task
+        put into p2's tube after it began comes at once, and one whose
+        tube the map gives to p2 meanwhile (Moved, followed); when both
+        get a task at the same moment, one is returned and the other, if
+        a cancelled wait took it, is released at once: every task taken
+        once, none left taken. With p2 killed, the take goes on with
+        p1."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        self.knows(self.c["p1"].map_set("two.", "p2"))
+        r = sluice.Router(self.urls["p1"], timeout=10)
+        self.addCleanup(r.close)
+        tubes = ["one.w", "two.w"]
+        self.assertEqual(r.take(tubes, wait_ms=50), [])
+        self.put_later("p2", "two.w", b"late", 0.3)
+        t0 = time.monotonic()
+        [t] = r.take(tubes, wait_ms=20000)
+        took = time.monotonic() - t0
+        self.assertEqual((t.cluster, t.payload), ("p2", b"late"))
+        self.assertLess(took, 5 * SCALE)  # not the 20 s wait
+        r.ack(t)
+
+        # the map changed during the wait: Moved, followed
+        st = sluice.Router(self.urls["p1"], refresh_s=None, timeout=10)
+        self.addCleanup(st.close)
+        st.cluster_map()
+
+        def move_then_put():
+            time.sleep(0.3)
+            self.knows(self.c["p1"].map_set("zq.", "p2"))
+            self.c["p2"].put("zq.t", b"moved")
+        th = threading.Thread(target=move_then_put)
+        th.start()
+        self.addCleanup(th.join, 20)
+        [t] = st.take(["zq.t", "two.w"], wait_ms=20000)
+        self.assertEqual((t.cluster, t.payload), ("p2", b"moved"))
+        st.ack(t)
+        st.close()  # its waits end: none takes the race's tasks below
+
+        # the race: a task into each cluster at once, many times
+        rounds, seen, bounced = 20, {}, 0
+        put2 = {n: sluice.Client(u, timeout=10) for n, u in self.urls.items()}
+        for c in put2.values():
+            self.addCleanup(c.close)
+        for i in range(rounds):
+            go = threading.Barrier(2, timeout=10)
+
+            def put(name, tube, payload):
+                time.sleep(0.05)  # the take waits on both by then
+                go.wait()
+                put2[name].put(tube, payload)
+            ths = [threading.Thread(target=put, args=(
+                "p1", "one.w", b"a%d" % i)), threading.Thread(
+                target=put, args=("p2", "two.w", b"b%d" % i))]
+            for th in ths:
+                th.start()
+            got = r.take(tubes, wait_ms=10000)
+            self.assertEqual(len(got), 1)
+            # the other comes back at once if a cancelled wait took it
+            more = r.take(tubes, wait_ms=5000)
+            self.assertEqual(len(more), 1)
+            for th in ths:
+                th.join(10)
+            for t in got + more:
+                seen[t.payload] = seen.get(t.payload, 0) + 1
+                self.assertEqual(t.cluster, "p1" if t.tube == "one.w"
+                                 else "p2")
+                self.assertLessEqual(t.attempts, 2)  # one release at most
+                bounced += t.attempts > 1
+                r.ack(t)
+        self.assertEqual(r.take(tubes, wait_ms=100), [])
+        r.close()  # its waits ended: what they took is released
+        self.assertEqual(len(seen), 2 * rounds)
+        self.assertEqual(set(seen.values()), {1})
+        for name, tube in (("p1", "one.w"), ("p2", "two.w")):
+            c = self.c[name].stats(tube).tubes[tube]
+            self.assertEqual((c.ready, c.delayed, c.taken, c.buried),
+                             (0, 0, 0, 0))
+        print("race: %d rounds, %d tasks taken by a cancelled wait and "
+              "released" % (rounds, bounced))
+
+        # p2 killed: a take over both still gets p1's tasks, promptly;
+        # it returns [] when p1 answered nothing, and raises only once
+        # p1 is gone too
+        r = sluice.Router(self.urls["p1"], refresh_s=None,
+                          timeout=2 * SCALE)
+        self.addCleanup(r.close)
+        tubes = ["two.d", "one.d"]  # the dead cluster's first
+        self.assertEqual(r.take(tubes, wait_ms=50), [])
+        self.procs["p2"].kill()
+        self.procs["p2"].wait(10)
+        self.put_later("p1", "one.d", b"x", 0.3)
+        t0 = time.monotonic()
+        [t] = r.take(tubes, wait_ms=20000)
+        self.assertLess(time.monotonic() - t0, 5 * SCALE)
+        self.assertEqual((t.cluster, t.payload), ("p1", b"x"))
+        r.ack(t)
+        self.assertIn("p2", r.down())
+        # a ready task while p2 stays down: the take is not held up
+        self.c["p1"].put("one.d", b"y")
+        t0 = time.monotonic()
+        [t] = r.take(tubes, wait_ms=20000)
+        self.assertLess(time.monotonic() - t0, 1.5 * SCALE)  # < timeout
+        self.assertEqual(t.payload, b"y")
+        r.ack(t)
+        self.assertEqual(r.take(tubes, wait_ms=200), [])
+        # every cluster down: the error
+        self.procs["p1"].kill()
+        self.procs["p1"].wait(10)
+        t0 = time.monotonic()
+        with self.assertRaises(sluice.SluiceError) as cm:
+            r.take(tubes, wait_ms=500)
+        self.assertIn("every cluster failed", cm.exception.message)
+        print("all down: raised after %.2f s" % (time.monotonic() - t0))
+        self.assertLess(time.monotonic() - t0, 15 * SCALE)
 
     def test_move_resumed_carries_every_task_once(self):
         """A tube moved from p1 to p2 by a Router, resumed after a mover
