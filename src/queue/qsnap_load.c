@@ -336,7 +336,8 @@ read_task_at(const struct queue *q, struct rd *r, struct task_fields *f)
 	    f->payload_len > QREC_PAYLOAD_MAX)
 		return SLUICE_ECORRUPT;
 	f->payload = rd_bytes(r, f->payload_len);
-	if (f->id == 0 || f->id >= q->next_id || qs_task(q, f->id) != NULL)
+	/* An id already loaded is found as load_task inserts it. */
+	if (f->id == 0 || f->id >= q->next_id)
 		return SLUICE_ECORRUPT;
 	if (f->tube >= q->ntubes || f->ttr == 0 || f->ttr > UINT32_MAX ||
 	    f->pri > UINT32_MAX || f->attempts > UINT32_MAX ||
@@ -445,17 +446,20 @@ load_task(struct queue *q, struct rd *r)
 	    (rc = qs_reserve(
 	         q, qs_tube_of(q, t), f.state, !detached, f.session)) != 0)
 		goto fail;
+	rc = SLUICE_ECORRUPT;
+	if (idx_insert_new(&q->ids, t) != NULL) /* its id twice */
+		goto fail;
 	if (q->load.group_id != 0) {
-		rc = SLUICE_ECORRUPT;
 		if (q->load.group_id != t->id ||
 		    (rc = groups_prepare(&q->grouped, qs_tube_of(q, t),
-		         q->load.group, q->load.group_len, &g)) != 0)
+		         q->load.group, q->load.group_len, &g)) != 0) {
+			idx_remove(&q->ids, t);
 			goto fail;
+		}
 		groups_join(qs_tube_of(q, t), g, t);
 		q->load.group_id = 0;
 	}
 
-	idx_insert(&q->ids, t);
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);
