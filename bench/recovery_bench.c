@@ -26,9 +26,11 @@
  *
  * replays the log of a directory an earlier run left (its snapshots
  * ignored) R times into fresh queues and prints records/s and CPU ms of
- * each: the replay alone, to profile (perf, callgrind) or compare builds
- * on one log. With --restart, from its newest snapshot and the log after
- * it instead, as a restart does (the writer is not opened). */
+ * each, and the loading thread's own user and system CPU and page faults
+ * (the task-fill worker's are the rest): the replay alone, to profile
+ * (perf, callgrind) or compare builds on one log. With --restart, from
+ * its newest snapshot and the log after it instead, as a restart does
+ * (the writer is not opened). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>

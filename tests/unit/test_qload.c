@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "queue/heap.h"
+#include "queue/qstate.h"
 #include "t_lib.h"
 #include "t_queue.h"
 
@@ -305,6 +306,69 @@ test_a_loaded_queue_takes_in_the_order_of_the_queue_it_was_written_from(
 	free(h);
 }
 
+/* A GROUP entry names the TASK entry that follows it; one that names
+ * another id is refused once that task is in the id index, and the task
+ * leaves the index again: the index holds the tasks loaded before it,
+ * no lookup finds it, and freeing the queue reads nothing freed (the
+ * sanitized build checks that). */
+static void
+test_a_group_naming_another_task_is_refused_and_the_task_not_kept(void **state)
+{
+	struct tq *h = calloc(1, sizeof(*h));
+	struct queue *copy = queue_new(NULL);
+	struct queue_task_view v;
+	struct buf snap;
+	struct rd r;
+	uint64_t ids[3], named = 0;
+	int rc = 0;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(copy);
+	tq_init(h, NULL, T0);
+	for (int i = 0; i < 3; i++) {
+		struct queue_put_req req;
+		struct queue_put_res res;
+		struct qrec rec;
+
+		queue_put_req_init(&req);
+		req.tube = "g";
+		req.tube_len = 1;
+		req.payload = "x";
+		req.payload_len = 1;
+		req.group = "a";
+		req.group_len = 1;
+		commit(
+		    h, queue_decide_put(h->q, h->now, &req, &rec, &res), &rec);
+		ids[i] = res.id;
+	}
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	/* The first GROUP entry names an id that no task has. */
+	rd_init(&r, snap.data, snap.len);
+	while (rd_left(&r) > 0 && rc == 0) {
+		uint16_t type = rd_u16(&r);
+		uint32_t len = rd_u32(&r);
+		uint8_t *p = snap.data + r.off;
+
+		assert_non_null(rd_bytes(&r, len));
+		if (type == QSNAP_GROUP && named == 0) {
+			named = le_load_u64(p);
+			le_store_u64(p, named + 1000);
+		}
+		if ((rc = queue_snapshot_load(copy, type, p, len)) != 0)
+			break;
+	}
+	assert_int_equal(rc, SLUICE_ECORRUPT);
+	assert_true(named == ids[0] || named == ids[1] || named == ids[2]);
+	assert_int_equal(queue_peek(copy, h->now, named, &v), SLUICE_ENOTFOUND);
+	assert_int_equal(copy->ids.len, copy->ntasks); /* the tasks loaded */
+	queue_free(copy);
+	buf_fini(&snap);
+	tq_fini(h);
+	free(h);
+}
+
 int
 main(void)
 {
@@ -313,6 +377,8 @@ main(void)
 		    test_a_large_heap_keeps_its_order_and_positions),
 		cmocka_unit_test(
 		    test_a_loaded_queue_takes_in_the_order_of_the_queue_it_was_written_from),
+		cmocka_unit_test(
+		    test_a_group_naming_another_task_is_refused_and_the_task_not_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
