@@ -26,9 +26,11 @@
  *
  * replays the log of a directory an earlier run left (its snapshots
  * ignored) R times into fresh queues and prints records/s and CPU ms of
- * each: the replay alone, to profile (perf, callgrind) or compare builds
- * on one log. With --restart, from its newest snapshot and the log after
- * it instead, as a restart does (the writer is not opened). */
+ * each, and the loading thread's own user and system CPU and page faults
+ * (the task-fill worker's are the rest): the replay alone, to profile
+ * (perf, callgrind) or compare builds on one log. With --restart, from
+ * its newest snapshot and the log after it instead, as a restart does
+ * (the writer is not opened). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,6 +84,31 @@ cpu_ms(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* This thread's user and system CPU time (ms) and page faults: the
+ * loading thread's own share of a restart, apart from the worker that
+ * faults task memory in beside it (tslab.c). */
+struct thread_use {
+	double user_ms;
+	double sys_ms;
+	long faults;
+};
+
+static struct thread_use
+thread_use(void)
+{
+	struct rusage ru;
+	struct thread_use u = { 0, 0, 0 };
+
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		u.user_ms = (double)ru.ru_utime.tv_sec * 1e3 +
+		    (double)ru.ru_utime.tv_usec / 1e3;
+		u.sys_ms = (double)ru.ru_stime.tv_sec * 1e3 +
+		    (double)ru.ru_stime.tv_usec / 1e3;
+		u.faults = ru.ru_minflt + ru.ru_majflt;
+	}
+	return u;
 }
 
 /* Resident bytes of the process. */
@@ -301,6 +329,7 @@ replay_only(const char *dir, int rounds, bool restart)
 	for (int i = 0; i < rounds; i++) {
 		struct recover_result res;
 		struct queue *q = queue_new(NULL);
+		struct thread_use u0 = thread_use(), u1;
 		int64_t t0 = clock_mono_ns();
 		double c0 = cpu_ms(), ms;
 
@@ -308,11 +337,14 @@ replay_only(const char *dir, int rounds, bool restart)
 		if (rc != 0)
 			die("replay", rc);
 		ms = ms_since(t0);
+		u1 = thread_use();
 		printf("%s%" PRIu64 " records, %.0f ms (cpu "
-		       "%.0f), %.2f M records/s\n",
+		       "%.0f), %.2f M records/s; loading thread: user %.0f "
+		       "ms, sys %.0f ms, %ld page faults\n",
 		    restart ? "restart (snap+log)  " : "replay (log only)   ",
 		    res.records, ms, cpu_ms() - c0,
-		    (double)res.records / ms / 1e3);
+		    (double)res.records / ms / 1e3, u1.user_ms - u0.user_ms,
+		    u1.sys_ms - u0.sys_ms, u1.faults - u0.faults);
 		queue_free(q);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -243,10 +243,16 @@ deps_check(const struct queue *q, const char **why)
 		CHECK(n->nlive == live);
 	}
 	CHECK(nodes == q->deps.nodes.len && edges == q->deps.nedges);
-	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = idx_at(&q->ids, i);
+	/* Every waiting task is in its tube's waiting heap (qs_place; and
+	 * queue_check checks each task of the index is in the heap of its
+	 * state): those, not the whole index, are looked at. */
+	for (uint32_t i = 0; i < q->ntubes; i++) {
+		const struct heap *h = &q->tubes[i]->waiting;
 
-		if (t != NULL && t->state == QUEUE_WAITING) {
+		for (uint32_t j = 0; j < h->len; j++) {
+			const struct task *t = h->item[j];
+
+			CHECK(t->state == QUEUE_WAITING);
 			CHECK(deps_node(q, t->id) != NULL);
 			waiting++;
 		}

@@ -154,6 +154,27 @@ idx_insert(struct idx *x, void *item)
 }
 
 void *
+idx_insert_new(struct idx *x, void *item)
+{
+	uint64_t key = x->key(item);
+	uint64_t h = idx_mix(key);
+	uintptr_t tag = (uintptr_t)h & IDX_TAG_MASK;
+	uint32_t i;
+
+	assert((uint64_t)(x->len + 1) * 4 <= (uint64_t)x->cap * 3);
+	for (i = home_of(h, x->cap); x->slot[i] != 0; i = next(x, i)) {
+		uintptr_t v = x->slot[i];
+
+		if ((v & IDX_TAG_MASK) == tag &&
+		    x->key((void *)(v & ~IDX_TAG_MASK)) == key)
+			return (void *)(v & ~IDX_TAG_MASK);
+	}
+	x->slot[i] = slot_val(item, h);
+	x->len++;
+	return NULL;
+}
+
+void *
 idx_find(const struct idx *x, uint64_t key)
 {
 	uint64_t h = idx_mix(key);

@@ -45,6 +45,10 @@ int idx_reserve(struct idx *x, uint32_t more);
 /* Adds an item (aligned to max_align_t, as malloc gives); room must have
  * been reserved. */
 void idx_insert(struct idx *x, void *item);
+/* idx_insert, unless an item with the same key is in the table: that
+ * item is returned then, and nothing added (NULL: added). One probe where
+ * idx_find and idx_insert make two. */
+void *idx_insert_new(struct idx *x, void *item);
 /* An item with that key, or NULL. */
 void *idx_find(const struct idx *x, uint64_t key);
 /* The item with that key for which eq(item, arg) holds, or NULL. */

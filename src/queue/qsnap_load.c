@@ -161,11 +161,11 @@ load_tube_set(struct queue *q, struct rd *r)
 	return tube_conf_new(&c, &tb->conf);
 }
 
-/* A var (see the top): its value, or 0 with the reader failed when the
- * bytes end first, it is longer than 10 bytes or does not fit in 64 bits,
- * or its last byte is a needless zero. */
-static inline uint64_t
-rd_var(struct rd *r)
+/* A var (see the top), byte by byte: its value, or 0 with the reader
+ * failed when the bytes end first, it is longer than 10 bytes or does
+ * not fit in 64 bits, or its last byte is a needless zero. */
+static uint64_t
+rd_var_slow(struct rd *r)
 {
 	uint64_t v = 0;
 
@@ -181,6 +181,38 @@ rd_var(struct rd *r)
 		if (b < 0x80) {
 			if (b == 0 && shift > 0)
 				break;
+			return v;
+		}
+	}
+	r->bad = true;
+	return 0;
+}
+
+/* A var, as rd_var_slow reads it. With 10 bytes left (a var's most), the
+ * bytes are read without a bound check each; a byte under 0x80, as most
+ * of a task's numbers are, is its value at once. A snapshot holds about
+ * 12 vars a task. */
+static inline uint64_t
+rd_var(struct rd *r)
+{
+	const uint8_t *p = r->p + r->off;
+	uint64_t v;
+
+	if (r->off > r->len || r->len - r->off < 10)
+		return rd_var_slow(r);
+	if (p[0] < 0x80) {
+		r->off++;
+		return p[0];
+	}
+	v = p[0] & 0x7f;
+	for (unsigned i = 1; i < 10; i++) {
+		uint64_t b = p[i];
+
+		v |= (b & 0x7f) << (7 * i);
+		if (b < 0x80) {
+			if (b == 0 || (i == 9 && b > 1))
+				break;
+			r->off += i + 1;
 			return v;
 		}
 	}
@@ -248,8 +280,8 @@ struct task_fields {
 	const uint8_t *payload;
 };
 
-static int
-read_task(const struct queue *q, struct rd *r, struct task_fields *f)
+static inline __attribute__((always_inline)) int
+read_task_at(const struct queue *q, struct rd *r, struct task_fields *f)
 {
 	uint64_t ago;
 
@@ -304,7 +336,8 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 	    f->payload_len > QREC_PAYLOAD_MAX)
 		return SLUICE_ECORRUPT;
 	f->payload = rd_bytes(r, f->payload_len);
-	if (f->id == 0 || f->id >= q->next_id || qs_task(q, f->id) != NULL)
+	/* An id already loaded is found as load_task inserts it. */
+	if (f->id == 0 || f->id >= q->next_id)
 		return SLUICE_ECORRUPT;
 	if (f->tube >= q->ntubes || f->ttr == 0 || f->ttr > UINT32_MAX ||
 	    f->pri > UINT32_MAX || f->attempts > UINT32_MAX ||
@@ -347,6 +380,19 @@ read_task(const struct queue *q, struct rd *r, struct task_fields *f)
 	default:
 		return SLUICE_ECORRUPT;
 	}
+}
+
+/* read_task_at on a copy of the reader: the compiler keeps a local
+ * reader's offset in a register, where it reloads the caller's after each
+ * field stored (f's numbers may be the reader's, as far as it knows). */
+static int
+read_task(const struct queue *q, struct rd *r, struct task_fields *f)
+{
+	struct rd c = *r;
+	int rc = read_task_at(q, &c, f);
+
+	*r = c;
+	return rc;
 }
 
 static int
@@ -400,17 +446,20 @@ load_task(struct queue *q, struct rd *r)
 	    (rc = qs_reserve(
 	         q, qs_tube_of(q, t), f.state, !detached, f.session)) != 0)
 		goto fail;
+	rc = SLUICE_ECORRUPT;
+	if (idx_insert_new(&q->ids, t) != NULL) /* its id twice */
+		goto fail;
 	if (q->load.group_id != 0) {
-		rc = SLUICE_ECORRUPT;
 		if (q->load.group_id != t->id ||
 		    (rc = groups_prepare(&q->grouped, qs_tube_of(q, t),
-		         q->load.group, q->load.group_len, &g)) != 0)
+		         q->load.group, q->load.group_len, &g)) != 0) {
+			idx_remove(&q->ids, t);
 			goto fail;
+		}
 		groups_join(qs_tube_of(q, t), g, t);
 		q->load.group_id = 0;
 	}
 
-	idx_insert(&q->ids, t);
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);

@@ -44,3 +44,6 @@ sluice_test(deps_order LIBS sluice_queue TIMEOUT 60)
 sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
 # A tube moved between clusters: held, dropped, copied in (move.h).
 sluice_test(qmove LIBS sluice_queue TIMEOUT 60)
+# A snapshot's tasks back in their heaps: a loaded queue takes, wakes,
+# expires and kicks in the order of the queue it was written from.
+sluice_test(qload LIBS sluice_queue TIMEOUT 60)

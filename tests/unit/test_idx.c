@@ -114,12 +114,46 @@ test_idx_fills_in_another_tables_order(void **state)
 	free(v);
 }
 
+/* idx_insert_new adds an item whose key is new, as idx_insert does, and
+ * with a key already there returns the item that has it and adds
+ * nothing (a snapshot naming an id twice): one probe, reading only the
+ * items whose tag matches. */
+static void
+test_idx_insert_new_finds_a_key_already_there(void **state)
+{
+	struct item *v = items_new(N), *dup = items_new(N);
+	struct idx x;
+
+	(void)state;
+	idx_init(&x, key_of);
+	assert_int_equal(idx_reserve(&x, N + 1), 0); /* room for one more */
+	reads = 0;
+	for (uint64_t i = 0; i < N; i++)
+		assert_null(idx_insert_new(&x, &v[i]));
+	assert_int_equal(x.len, N);
+	/* each item's own key, and about one other's a tenth of the time */
+	assert_true(reads < N + N / 4);
+	for (uint64_t i = 0; i < N; i++)
+		assert_ptr_equal(idx_insert_new(&x, &dup[i]), &v[i]);
+	assert_int_equal(x.len, N);
+	for (uint64_t i = 0; i < N; i++)
+		assert_ptr_equal(idx_find(&x, i + 1), &v[i]);
+	idx_remove(&x, &v[7]);
+	assert_null(idx_insert_new(&x, &dup[7]));
+	assert_ptr_equal(idx_find(&x, 8), &dup[7]);
+	assert_int_equal(x.len, N);
+	idx_fini(&x);
+	free(dup);
+	free(v);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idx_finds_reading_few_items),
 		cmocka_unit_test(test_idx_fills_in_another_tables_order),
+		cmocka_unit_test(test_idx_insert_new_finds_a_key_already_there),
 	};
 
 	return cmocka_run_group_tests_name("idx", tests, NULL, NULL);
