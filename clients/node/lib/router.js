@@ -11,8 +11,13 @@
 // the tube moved and the Router's map was older. The refused request was
 // done nowhere, so it is sent once more, to the owner (a node that read
 // the map before the one the Router asks is waited for, up to 2 s, until
-// it knows the revision the refusal named). A tube no entry matches goes
-// to the cluster of the node the Router was given.
+// it knows the revision the refusal named). A Moved naming an older
+// revision than the Router's (the refusing node is behind: the new owner
+// in a move's first moments, before its poll of the map, every 200 ms)
+// sends the request to that node again after a pause, up to 2 s, as
+// libsluice does; puts, batch puts and takes are what a node refuses so.
+// A tube no entry matches goes to the cluster of the node the Router
+// was given.
 //
 // One Client per cluster used, opened with the members the map names:
 // each follows its cluster's failover as any Client does. A take over
@@ -148,6 +153,28 @@ class Router {
     return e ? e.cluster : m.cluster;
   }
 
+  // After a Moved error e: whether to send the request once more (st: an
+  // object a request's attempts share). A node behind the Router's map
+  // (e names an older revision than the Router knows: the new owner in a
+  // move's first moments, before its poll) is asked again after a pause,
+  // up to CATCH_UP_MS, as libsluice's routing handle does; else the map
+  // is read again (moved) and the request goes once more, to the owner.
+  async again(e, st) {
+    if (!(e instanceof E.Moved)) return false;
+    const known = this.map ? this.map.revision : 0;
+    if (e.revision > 0 && e.revision < known) {
+      const now = performance.now();
+      if (st.behind === undefined) st.behind = now + CATCH_UP_MS;
+      if (now >= st.behind) return false;
+      await sleep(50);
+      return true;
+    }
+    if (st.followed) return false;
+    st.followed = true;
+    await this.moved(e);
+    return true;
+  }
+
   // After a Moved error: the map read again; while the node the Router
   // asks knows an older revision than the refusing one, read again, up
   // to CATCH_UP_MS (a node reads the map every 200 ms).
@@ -198,15 +225,16 @@ class Router {
     return this.client(name);
   }
 
-  // call(client) on the cluster of tube, once more after Moved.
+  // call(client) on the cluster of tube, once more after Moved (and
+  // again while the refusing node is behind the map: again).
   async routed(tube, call) {
-    for (let attempt = 0; ; attempt++) {
+    const st = {};
+    for (;;) {
       const name = Router.owner(await this.fresh(), tube);
       try {
         return [name, await call(this.client(name))];
       } catch (e) {
-        if (!(e instanceof E.Moved) || attempt > 0) throw e;
-        await this.moved(e);
+        if (!await this.again(e, st)) throw e;
       }
     }
   }
@@ -246,14 +274,17 @@ class Router {
       throw new E.Invalid('putBatch: a list of at least one item');
     }
     const out = new Array(list.length);
-    await this.putParts(list, list.map((_, i) => i), out, true);
+    await this.putParts(list, list.map((_, i) => i), out, null);
     const failed = out.filter((r) => r.whole);
     if (failed.length === out.length) throw failed[0].error;
     for (const r of out) delete r.whole;
     return out;
   }
 
-  async putParts(list, idx, out, retry) {
+  // Puts list[idx] by their owners, one request per cluster; a part
+  // refused Moved goes again as again says (st: the part's attempts;
+  // null: a new one per part).
+  async putParts(list, idx, out, st) {
     const m = await this.fresh();
     const parts = new Map();
     for (const i of idx) {
@@ -267,9 +298,9 @@ class Router {
           list[i]));
         part.forEach((i, k) => { out[i] = { ...res[k], cluster: name }; });
       } catch (e) {
-        if (e instanceof E.Moved && retry) {
-          await this.moved(e);
-          await this.putParts(list, part, out, false);
+        const pst = st || {};
+        if (await this.again(e, pst)) {
+          await this.putParts(list, part, out, pst);
           return;
         }
         for (const i of part) {
@@ -307,7 +338,8 @@ class Router {
   async take(tubes, o = {}) {
     tubes = Array.isArray(tubes) ? tubes : [tubes];
     const deadline = performance.now() + (o.waitMs ?? 0);
-    for (let attempt = 0; ; attempt++) {
+    const st = {};
+    for (;;) {
       const g = Router.groups(await this.fresh(), tubes);
       try {
         if (g.size === 1) {
@@ -323,8 +355,7 @@ class Router {
         if (performance.now() >= deadline) return [];
         return await this.waitAll(g, o, deadline);
       } catch (e) {
-        if (!(e instanceof E.Moved) || attempt > 0) throw e;
-        await this.moved(e);
+        if (!await this.again(e, st)) throw e;
       }
     }
   }

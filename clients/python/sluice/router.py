@@ -9,6 +9,11 @@ second old and at once when a node answers Moved (the tube moved: the
 Router's map was older; while the node it reads from knows a revision
 older than the refusal's, it reads again, up to 2 s), then sends the
 request once more, to the owner: the refused request was done nowhere.
+A Moved naming an older revision than the Router's (the refusing node
+is behind: the new owner in a move's first moments, before its poll of
+the map, every 200 ms) sends the request to that node again after a
+pause, up to 2 s, as libsluice does; puts, batch puts and takes are
+what a node refuses so.
 It keeps one Client per cluster it uses, opened with that cluster's
 members (new members join its URLs as the map names them), which follows
 its cluster's failover as any Client does. A tube no entry matches goes
@@ -131,6 +136,28 @@ class Router:
                 if url not in known:
                     c.urls.append(Url(url))
 
+    def _again(self, e, st):
+        """After a Moved error e: whether to send the request once more
+        (st: a dict a request's attempts share). A node behind the
+        Router's map (e names an older revision than the Router knows:
+        the new owner in a move's first moments, before its poll) is
+        asked again after a pause, up to CATCH_UP_S, as libsluice's
+        routing handle does; else the map is read again (_moved) and the
+        request goes once more, to the owner."""
+        known = self._map.revision if self._map else 0
+        if 0 < _moved_revision(e) < known:
+            now = time.monotonic()
+            st.setdefault("behind", now + CATCH_UP_S)
+            if now >= st["behind"]:
+                return False
+            time.sleep(0.05)
+            return True
+        if st.get("followed"):
+            return False
+        st["followed"] = True
+        self._moved(e)
+        return True
+
     def _moved(self, e):
         """After a Moved error: the map read again, and again while the
         node read knows an older revision than the refusing one (up to
@@ -189,15 +216,16 @@ class Router:
         return self.client(self._owner(tube))
 
     def _routed(self, tube, call):
-        """call(client) on tube's cluster; once more after Moved."""
-        for attempt in (0, 1):
+        """call(client) on tube's cluster; once more after Moved (and
+        again while the refusing node is behind the map: _again)."""
+        st = {}
+        while True:
             cluster = self._owner(tube)
             try:
                 return cluster, call(self.client(cluster))
             except E.Moved as e:
-                if attempt == 1:
+                if not self._again(e, st):
                     raise
-                self._moved(e)
 
     def map_set(self, prefix, cluster, draining=()):
         """Client.map_set through the node the Router was given; the map
@@ -233,12 +261,15 @@ class Router:
             raise E.Invalid("put_batch: a list of at least one item")
         out = [None] * len(items)
         whole = set()
-        self._put_parts(items, range(len(items)), out, whole, True)
+        self._put_parts(items, range(len(items)), out, whole, None)
         if len(whole) == len(items):
             raise out[0].error
         return out
 
-    def _put_parts(self, items, idx, out, whole, retry):
+    def _put_parts(self, items, idx, out, whole, st):
+        """Puts items[idx] by their owners, one request per cluster; a
+        part refused Moved goes again as _again says (st: the part's
+        attempts; None: a new one per part)."""
         m = self.cluster_map(refresh=False)
         parts = {}
         for i in idx:
@@ -247,9 +278,9 @@ class Router:
             try:
                 res = self.client(cluster).put_batch([items[i] for i in part])
             except E.Moved as e:
-                if retry:
-                    self._moved(e)
-                    self._put_parts(items, part, out, whole, False)
+                pst = {} if st is None else st
+                if self._again(e, pst):
+                    self._put_parts(items, part, out, whole, pst)
                     continue
                 res = e
             except E.SluiceError as e:
@@ -297,25 +328,13 @@ class Router:
         if isinstance(tubes, (str, bytes)):
             tubes = [tubes]
         end = time.monotonic() + wait_ms / 1000.0
-        followed, behind = False, None
+        st = {}
         while True:
             try:
                 return self._take(self._groups(tubes), end, kwargs)
             except E.Moved as e:
-                known = self._map.revision if self._map else 0
-                if 0 < _moved_revision(e) < known:
-                    # the refusing node has not read the map the Router
-                    # went by yet (it does every 200 ms): ask it again
-                    now = time.monotonic()
-                    behind = behind or now + CATCH_UP_S
-                    if now >= behind:
-                        raise
-                    time.sleep(0.05)
-                    continue
-                if followed:
+                if not self._again(e, st):
                     raise
-                followed = True
-                self._moved(e)
 
     def _take(self, groups, end, kwargs):
         if len(groups) == 1:

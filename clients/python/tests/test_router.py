@@ -157,6 +157,8 @@ class Router(unittest.TestCase):
         self.assertEqual((self.ready("p2", "mb.x"), self.ready("p1", "mb.x"),
                           self.ready("p1", "one.b")), (1, 0, 1))
 
+        self.put_right_after_a_map_change()
+
         # bad input: specific errors
         with self.assertRaises(sluice.BadTube):
             self.c["p1"].map_set("bad tube", "p2")
@@ -166,6 +168,37 @@ class Router(unittest.TestCase):
             self.c["p1"].map_delete("nothere")
         # on the same nodes (sparing a start of etcd and two nodes)
         self.take_waits_on_both_clusters()
+
+    def put_right_after_a_map_change(self):
+        """A put and a batch put through a Router that read the map's
+        change (from the node that made it, which knows it at once)
+        before the new owner's node did (its poll: every 200 ms): the
+        owner's Moved names an older revision than the Router's, and the
+        request is sent to it again once it knows, not raised (nor sent
+        at once to be refused again). Four rounds, each way twice."""
+        r = {n: sluice.Router(self.urls[n], timeout=10) for n in self.urls}
+        behind = []
+        for x in r.values():
+            self.addCleanup(x.close)
+            again = x._again
+
+            def counted(e, st, x=x, again=again):
+                if 0 < int(e.leader.split(" ")[1]) < x._map.revision:
+                    behind.append(e)
+                return again(e, st)
+            x._again = counted
+        for i in range(4):
+            to, by = ("p2", "p1") if i % 2 == 0 else ("p1", "p2")
+            r[by].map_set("ra.", to)
+            if i < 2:
+                self.assertEqual(r[by].put("ra.x", b"%d" % i).cluster, to)
+            else:
+                [res] = r[by].put_batch([dict(tube="ra.x",
+                                              payload=b"%d" % i)])
+                self.assertEqual((res.cluster, res.error), (to, None))
+        self.assertGreater(len(behind), 0)  # provoked, at least once
+        self.assertEqual((self.ready("p1", "ra.x"), self.ready("p2", "ra.x")),
+                         (2, 2))
 
     def put_later(self, name, tube, payload, delay):
         """A put into cluster name after delay seconds (on a thread
