@@ -10,6 +10,14 @@ the batch held for the mover until it is dropped (a hold sent again
 answers that batch); the target's log holds the source ids it copied, so
 a batch copied twice makes nothing twice.
 
+Around the rounds (as libsluice's move.c): the tube's settings and its
+groups' (every group's, and each group's own, found by op group's verb
+next) are copied first; the reservations of its keys at the source (keys
+of tasks completed there, in their dedup window: move_out's keys, then
+move_in of each as a task in state done) before the rounds and again
+after them, when the source holds no task of the tube and no ack can
+make another.
+
 Rounds, per source: hold up to `batch` tasks at the source (one commit),
 copy them to the target (one commit), drop them at the source (one
 commit). A round that holds nothing while the source still has taken
@@ -25,16 +33,19 @@ import time
 from dataclasses import dataclass, replace
 
 from . import errors as E
-from .codec import Request, _settings_body, _task, str16, blob
+from .codec import Request, _group, _settings_body, _task, str16, blob
 
 BATCH_DEFAULT = 500
 MOVE_MAX = 1000
 TIMEOUT_DEFAULT_S = 60.0
-_HOLD, _DROP = 1, 2
+_HOLD, _DROP, _KEYS = 1, 2, 3  # move_out's kinds
 _TS_TTR = 0x01  # tube_set's unset bit of the ttr: makes the tube
 _TUBE = re.compile(r"[A-Za-z0-9_.:/-]{1,200}\Z")
 _CLUSTER = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
 _GROUP = 0x20  # a task record's flag: its group follows
+_VERSIONS = 0x08  # a task record's flag: its versions follow
+_DONE = 5  # a task record's state: a key's reservation in a move
+_GROUP_SET, _GROUP_PAUSE, _GROUP_NEXT = 1, 2, 4  # op group's verbs
 
 
 @dataclass
@@ -42,9 +53,13 @@ class MoveProgress:
     """How a move stands (Router.move's report and result): the tube
     being copied and from where, tasks copied (made, or folded into a
     task of their key the target had) and dropped at their source,
-    rounds, rounds that found only taken tasks at the source, the map's
-    revision after the last change, and done: the map names the target
-    alone."""
+    rounds, rounds that found only taken tasks at the source (or a
+    workflow of the tube under way there: waits), the map's revision
+    after the last change, done: the map names the target alone; keys:
+    the key reservations the target holds for the sources' (keys of
+    tasks completed there, within their dedup window), as of the last
+    pass, after the tasks; groups: the groups whose own settings were
+    copied (as libsluice's struct sluice_move_progress)."""
     tube: str
     source: str
     target: str
@@ -54,6 +69,8 @@ class MoveProgress:
     waits: int = 0
     revision: int = 0
     done: bool = False
+    keys: int = 0
+    groups: int = 0
 
 
 # ---- messages ------------------------------------------------------------
@@ -92,6 +109,20 @@ def _plain(t):
     return struct.pack("<I", len(inner)) + inner
 
 
+def _reservation(t):
+    """A key's reservation (as move_out's keys gave it) as the target
+    takes it: state done, the task's id and key, run_at the end of the
+    reservation, its version; no payload."""
+    version = getattr(t, "version", 0) or 0
+    inner = (struct.pack("<QQBBIIIQQQQQQQI", t.id, 0, _DONE,
+                         _VERSIONS if version else 0, 0, 0, 0, 0, t.run_at,
+                         0, 0, 0, 0, 0, 0)
+             + str16(t.tube) + str16(t.key or "") + str16("") + blob(b""))
+    if version:
+        inner += struct.pack("<QQ", version, 0)
+    return struct.pack("<I", len(inner)) + inner
+
+
 def _limits(rflags, r):
     _settings_body(r, r.str16())
     if not rflags & 0x01:
@@ -115,6 +146,24 @@ class MoveOperations:
         hold's lease."""
         return self._do(Request("move_out", 0, bytes([_HOLD]) + str16(tube)
                                 + struct.pack("<I", max), _held, safe=True))
+
+    def move_keys(self, tube, max, after=0):
+        """The reservations of tube's keys at a source (keys of tasks
+        completed there, within their dedup window) of tasks whose ids
+        are above after, lowest first, up to max (1-1000): Tasks in state
+        done, run_at the reservation's end. Nothing changes."""
+        return self._do(Request("move_out", 0, bytes([_KEYS]) + str16(tube)
+                                + struct.pack("<IQ", max, after), _held,
+                                safe=True))
+
+    def move_keys_in(self, tube, source, reservations):
+        """Makes the reservations move_keys gave at a target, each until
+        the same time: per one (status, id): 0 and the id it carries (0:
+        it had expired), or the code that refused it."""
+        res = list(reservations)
+        body = (str16(tube) + str16(source) + struct.pack("<I", len(res))
+                + b"".join(_reservation(t) for t in res))
+        return self._do(Request("move_in", 0, body, _copies, safe=True))
 
     def move_drop(self, tube, pairs):
         """Drops the held tasks of pairs [(id, lease)]: how many went."""
@@ -145,6 +194,11 @@ class MoveOperations:
     def _move_set_limits(self, tube, lim):
         body = str16(tube) + _NO_SETTINGS + struct.pack("<BBIIII", 0, *lim)
         return self._do(Request("tube_set", 0x01, body, _limits, safe=True))
+
+    def _move_group(self, tube, group, verb, lim=(0, 0, 0, 0, 0)):
+        body = (str16(tube) + str16(group or "")
+                + struct.pack("<BBBIIII", verb, 0, *lim))
+        return self._do(Request("group", 0, body, _group, safe=True))
 
     def _move_make_tube(self, tube):
         body = str16(tube) + struct.pack("<BBQIQQQB", _TS_TTR, 0, 0, 0, 0, 0,
@@ -268,6 +322,70 @@ class Mover:
             if not kw:
                 d._move_make_tube(tube)
             d._move_set_limits(tube, lim)
+        self.copy_groups(s, d, tube)
+
+    @staticmethod
+    def _made(d, tube, fn):
+        """fn() at the target, the tube made first when it has none there
+        (its settings were all defaults: nothing made it before)."""
+        try:
+            return fn()
+        except E.NotFound:
+            d._move_make_tube(tube)
+            return fn()
+
+    def copy_groups(self, s, d, tube):
+        """The group settings of tube at the source made the target's:
+        every named group's limits, then each group's own limits and
+        pause, found one at a time in the order of their names (op
+        group's verb next). A group the target has settings for and the
+        source not keeps them."""
+        after, first = "", True
+        while True:
+            try:
+                g = s._move_group(tube, after, _GROUP_NEXT)
+            except E.NotFound:
+                return  # no such tube there: no groups
+            if first and g.every[0]:
+                self._made(d, tube, lambda: d._move_group(
+                    tube, "", _GROUP_SET, tuple(g.every)))
+            first = False
+            if not g.group:
+                return
+            if g.own[0]:
+                self._made(d, tube, lambda: d._move_group(
+                    tube, g.group, _GROUP_SET, tuple(g.own)))
+            if g.paused:
+                self._made(d, tube, lambda: d._move_group(
+                    tube, g.group, _GROUP_PAUSE))
+            self.p.groups += 1
+            after = g.group
+
+    def copy_keys(self, src, dst, tube, count):
+        """The reservations of tube's keys at src (keys of tasks completed
+        there, within their dedup window) made at dst until the same
+        time, a page at a time by the id of their task; sent again, a
+        page makes nothing twice. count: the pass the progress counts
+        (the last)."""
+        after = 0
+        while True:
+            try:
+                page = self.call(src, lambda c: c.move_keys(
+                    tube, self.batch, after))
+            except E.NotFound:
+                return
+            if not page:
+                return
+            after = max(after, max(t.id for t in page))
+            res = self.call(dst, lambda c: c.move_keys_in(tube, src, page))
+            for status, tid in res:
+                if status:
+                    raise E.error_for(status, (
+                        "cluster %s refused the reservation of a key of "
+                        "tube '%s' from %s (run the move again once the "
+                        "cause is fixed)") % (dst, tube, src))
+                if tid and count:
+                    self.p.keys += 1
 
     def round(self, src, dst, tube):
         """One round: 1 when tasks were copied, 0 when the source holds
@@ -337,11 +455,20 @@ class Mover:
                 return sorted(out)
 
     def move_from(self, src, dst, tube):
+        # the tube's reservations first of all: puts go to dst from the
+        # map's change on, and a key completed at src is answered there
+        # as it would have been at src as soon as it can be
+        self.copy_keys(src, dst, tube, False)
         self.known(src, self.p.revision)
         for t in [tube] + self.tubes_of(src, tube):
+            # its settings, its keys' reservations (before the tasks, and
+            # after, for the keys of the tasks acked there meanwhile), its
+            # tasks, then the source's mark goes
             self.copy_settings(src, dst, t)
+            self.copy_keys(src, dst, t, False)
             self.drain(src, dst, t)
-            self.call(src, lambda c: c.move_end(t))  # the source's mark goes
+            self.copy_keys(src, dst, t, True)
+            self.call(src, lambda c: c.move_end(t))
 
     def end_tables(self, dst, tube):
         """The target's tables of source ids for the tube (and the tubes

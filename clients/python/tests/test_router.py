@@ -6,7 +6,12 @@ Router with a stale map corrected by the Moved error, and map_set's bad
 input refused; a tube moved between the clusters through the Router
 (resumed after a mover that stopped between its hold and its drop, and
 going on over a kill -9 of the source's node), every task once with its
-key, state and settings; put_batch split by cluster,
+key, state and settings, its groups' settings, and the reservations of
+the keys of tasks acked at the source (before the move, and during it)
+counted and refusing a put of their key at the target; a put and a
+batch put right after a map change served by a new owner that had not
+read it yet (its Moved sent again, not raised); put_batch split by
+cluster,
 a draining cluster's tasks taken first, stats summed; wait, cancel,
 batches and schedules routed to the cluster of their task, batch or
 tube; a routed Worker handling the tasks of both clusters, each once; a
@@ -335,6 +340,8 @@ class Router(unittest.TestCase):
         tube, n = "mvp", 300
         c1.tube_set(tube, ttr_ms=45000, max_attempts=7)
         c1.tube_limit(tube, rate="500/s", burst=50)
+        c1.group_set(tube, "g3", concurrency=50)  # a group's own settings
+        c1.group_pause(tube, "idle")              # and one's pause
         items = [dict(tube=tube, payload=b"m-%d" % i, key="k%d" % i,
                       delay_ms=600000 if i < 20 else 0, priority=i % 5,
                       group=None if i % 3 else "g3") for i in range(n)]
@@ -371,6 +378,8 @@ class Router(unittest.TestCase):
         self.assertEqual((p.source, p.target), ("p1", "p2"))
         self.assertEqual(p.copied, n - 1)  # the held 50 again, then the rest
         self.assertGreater(p.waits, 0)     # for the taken task to end
+        self.assertEqual(p.groups, 2)      # g3's settings, idle's pause
+        self.assertEqual(p.keys, 1)        # the task acked at the source
         self.assertGreaterEqual(len(reports), p.batches)
         m = r.cluster_map()
         [e] = [e for e in m.entries if e.prefix == tube]
@@ -385,6 +394,12 @@ class Router(unittest.TestCase):
         self.assertEqual((conf.ttr_ms, conf.max_attempts), (45000, 7))
         lim = c2.tube_limits(tube)
         self.assertEqual((lim.rate, lim.per_ms, lim.burst), (500, 1000, 50))
+        self.assertEqual(c2.group_limits(tube, "g3").own[4], 50)
+        self.assertTrue(c2.group_limits(tube, "idle").paused)
+        # the key of the task acked at the source during the move is
+        # reserved at the target: a put of it makes nothing
+        done = r.put(tube, b"again", key=taken.key)
+        self.assertEqual((done.cluster, done.created), ("p2", False))
         again = r.put(tube, b"dup", key="k150")
         self.assertEqual((again.cluster, again.created), ("p2", False))
         seen = set()  # the rate limit (500/s) came along: takes paced
@@ -418,6 +433,10 @@ class Router(unittest.TestCase):
         again until it leads, and every task is at p2 once."""
         self.knows(self.c["p1"].map_set("", "p1"))
         tube, n = "mvk", 400
+        for k in ("a0", "a1"):  # two keyed tasks completed before the move
+            self.c["p1"].put(tube, b"done", key=k)
+            [t] = self.c["p1"].take(tube, wait_ms=1000)
+            self.c["p1"].ack(t.id, t.lease)
         for i in range(0, n, 100):
             for res in self.c["p1"].put_batch(
                     [dict(tube=tube, payload=b"%d" % j, key="k%d" % j)
@@ -439,6 +458,10 @@ class Router(unittest.TestCase):
         self.assertEqual(killed, [50])
         self.assertTrue(p.done)
         self.assertEqual(p.copied, n)
+        self.assertEqual(p.keys, 2)  # their reservations, at the target
+        for k in ("a0", "a1"):
+            again = r.put(tube, b"again", key=k)
+            self.assertEqual((again.cluster, again.created), ("p2", False))
         self.assertEqual(self.ready("p2", tube), n)
         src = self.c["p1"].stats(tube).tubes.get(tube)
         self.assertFalse(src and (src.ready or src.delayed or src.taken or
