@@ -314,6 +314,15 @@ export class Client {
     Promise<Array<{ status: number; id: number }>>;
   /** the move of tube is over here: the source ids forgotten */
   moveEnd(tube: string): Promise<number>;
+  /** the reservations of tube's keys at a source (keys of tasks completed
+   * there, within their dedup window) of tasks whose ids are above after,
+   * lowest first: tasks in state done, runAt the reservation's end */
+  moveKeys(tube: string, max: number, after?: number | bigint):
+    Promise<Task[]>;
+  /** make moveKeys' reservations at a target, each until the same time:
+   * per one the id it carries (0: it had expired) or the refusing code */
+  moveKeysIn(tube: string, source: string, reservations: Task[]):
+    Promise<Array<{ status: number; id: number }>>;
 
   /** how task id stands, waiting up to timeoutMs (0..3600000) for it to
    * end; a task that ended before is answered for the server's dedup
@@ -467,12 +476,18 @@ export interface MoveProgress {
   /** removed at their source after the copy */
   dropped: number;
   batches: number;
-  /** rounds that found only taken tasks at the source */
+  /** rounds that found only taken tasks at the source (or a workflow of
+   * the tube under way there) */
   waits: number;
   /** the map's after the last change */
   revision: number;
   /** the map names the target alone */
   done: boolean;
+  /** key reservations the target holds for the sources' (keys of tasks
+   * completed there, within their dedup window), as of the last pass */
+  keys: number;
+  /** groups whose own settings were copied */
+  groups: number;
 }
 
 export interface WorkerOptions extends ClientOptions {

@@ -11,6 +11,14 @@
 // again answers that batch); the target's log holds the source ids it
 // copied, so a batch copied twice makes nothing twice.
 //
+// Around the rounds (as libsluice's move.c): the tube's settings and its
+// groups' (every group's, and each group's own, found by op group's verb
+// next) are copied first; the reservations of its keys at the source
+// (keys of tasks completed there, in their dedup window: move_out's keys,
+// then move_in of each as a task in state done) before the rounds and
+// again after them, when the source holds no task of the tube and no ack
+// can make another.
+//
 // Rounds, per source: hold up to `batch` tasks at the source (one
 // commit), copy them to the target (one commit), drop them at the source
 // (one commit). A round that holds nothing while the source still has
@@ -27,6 +35,10 @@ const MOVE_MAX = 1000;
 const TIMEOUT_DEFAULT_MS = 60000;
 const HOLD = 1;
 const DROP = 2;
+const KEYS = 3; // move_out's kinds
+const GROUP_SET = 1; // op group's verbs
+const GROUP_PAUSE = 2;
+const GROUP_NEXT = 4;
 const TS_TTR = 0x01; // tube_set's unset bit of the ttr: makes the tube
 const TUBE_RE = /^[A-Za-z0-9_.:/-]{1,200}$/;
 const CLUSTER_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -67,6 +79,42 @@ function plain(w, t) {
   w.u32(b.length).raw(b);
 }
 
+// A key's reservation (as move_out's keys gave it) as the target takes
+// it: state done, the task's id and key, runAt the end of the
+// reservation, its version (flag 0x08); no payload.
+function reservation(w, t) {
+  const version = t.version || 0;
+  // a reservation without an end reads past 2^53 as a Number: no end
+  const end = t.runAt >= 2 ** 63 ? 0xffffffffffffffffn : t.runAt;
+  const inner = new Writer().u64(t.id).u64(0).u8(STATE.done)
+    .u8(version ? 0x08 : 0).u32(0).u32(0).u32(0).u64(0).u64(end)
+    .u64(0).u64(0).u64(0).u64(0).u64(0).u32(0)
+    .str16(t.tube).str16(t.key || '').str16('').blob(Buffer.alloc(0));
+  if (version) inner.u64(version).u64(0);
+  const b = inner.bytes();
+  w.u32(b.length).raw(b);
+}
+
+// Op group's reply, what a move needs of it: the group found (verb next;
+// '' when none is left), every group's limits and the group's own, and
+// whether it is paused.
+function group(f, r) {
+  const lim = () => ({ set: r.u8(), rate: r.u32(), per: r.u32(),
+    burst: r.u32(), concurrency: r.u32() });
+  const g = { tube: r.str16(), group: r.str16(), every: lim() };
+  r.u32(); r.u32(); r.u32();
+  g.paused = Boolean(r.u8() & 0x02);
+  g.own = lim();
+  lim(); // the limits in force
+  r.u32(); r.u32(); r.u64(); r.u8();
+  return r.done(g);
+}
+
+const groupOp = (tube, name, verb, l = null) => req('group', 0,
+  new Writer().str16(tube).str16(name).u8(verb).u8(0).u8(l ? l.set : 0)
+    .u32(l ? l.rate : 0).u32(l ? l.per : 0).u32(l ? l.burst : 0)
+    .u32(l ? l.concurrency : 0), group, { safe: true });
+
 function limits(f, r) {
   r.str16(); // the tube, then its settings (tube_show's)
   r.u8(); r.u64(); r.u32(); r.u64(); r.u64(); r.u64(); r.u8(); r.str16();
@@ -83,6 +131,19 @@ const encode = {
   // each with its state before the hold and the hold's lease
   moveHold: (tube, max) => req('move_out', 0, new Writer().u8(HOLD)
     .str16(tube).u32(max), held, { safe: true }),
+  // the reservations of tube's keys at a source (keys of tasks completed
+  // there, within their dedup window) of tasks whose ids are above
+  // after, lowest first, up to max (1-1000): tasks in state done, runAt
+  // the reservation's end; nothing changes
+  moveKeys: (tube, max, after = 0n) => req('move_out', 0, new Writer()
+    .u8(KEYS).str16(tube).u32(max).u64(after), held, { safe: true }),
+  // make the reservations moveKeys gave at a target, each until the same
+  // time: per one { status, id } (id 0: it had expired)
+  moveKeysIn(tube, source, list) {
+    const w = new Writer().str16(tube).str16(source).u32(list.length);
+    for (const t of list) reservation(w, t);
+    return req('move_in', 0, w, copies, { safe: true });
+  },
   // drop the held tasks of pairs [[id, lease], ...]: how many went
   moveDrop(tube, pairs) {
     const w = new Writer().u8(DROP).str16(tube).u32(pairs.length);
@@ -126,7 +187,7 @@ class Mover {
     this.timeoutMs = o.timeoutMs > 0 ? o.timeoutMs : TIMEOUT_DEFAULT_MS;
     this.batch = Math.min(o.batch > 0 ? o.batch : BATCH_DEFAULT, MOVE_MAX);
     this.p = { tube, source: '', target, copied: 0, dropped: 0, batches: 0,
-      waits: 0, revision: 0, done: false };
+      waits: 0, revision: 0, done: false, keys: 0, groups: 0 };
   }
 
   report() { if (this.o.report) this.o.report({ ...this.p }); }
@@ -229,6 +290,79 @@ class Mover {
     await d._do(limitsSet(tube, l));
   }
 
+  // q at the target d, the tube made first when it has none there (its
+  // settings were all defaults: nothing made it before).
+  static async made(d, tube, q) {
+    try {
+      return await d._do(q);
+    } catch (e) {
+      if (!(e instanceof E.NotFound)) throw e;
+      await d._do(req('tube_set', 0, new Writer().str16(tube).u8(TS_TTR)
+        .u8(0).u64(0).u32(0).u64(0).u64(0).u64(0).u8(0).str16(''),
+      (f, r) => undefined, { safe: true }));
+      return d._do(q);
+    }
+  }
+
+  // The group settings of tube at src made dst's: every named group's
+  // limits, then each group's own limits and pause, found one at a time
+  // in the order of their names (op group's verb next). A group the
+  // target has settings for and the source not keeps them.
+  async copyGroups(src, dst, tube) {
+    const s = this.r.client(src);
+    const d = this.r.client(dst);
+    let after = '';
+    for (let first = true; ; first = false) {
+      let g;
+      try {
+        g = await s._do(groupOp(tube, after, GROUP_NEXT));
+      } catch (e) {
+        if (e instanceof E.NotFound) return; // no such tube there
+        throw e;
+      }
+      if (first && g.every.set) {
+        await Mover.made(d, tube, groupOp(tube, '', GROUP_SET, g.every));
+      }
+      if (!g.group) return;
+      if (g.own.set) {
+        await Mover.made(d, tube, groupOp(tube, g.group, GROUP_SET, g.own));
+      }
+      if (g.paused) {
+        await Mover.made(d, tube, groupOp(tube, g.group, GROUP_PAUSE));
+      }
+      this.p.groups++;
+      after = g.group;
+    }
+  }
+
+  // The reservations of tube's keys at src (keys of tasks completed
+  // there, within their dedup window) made at dst until the same time, a
+  // page at a time by the id of their task; sent again, a page makes
+  // nothing twice. count: the pass the progress counts (the last).
+  async copyKeys(src, dst, tube, count) {
+    let after = 0n;
+    for (;;) {
+      let page;
+      try {
+        page = await this.call(src, encode.moveKeys(tube, this.batch, after));
+      } catch (e) {
+        if (e instanceof E.NotFound) return;
+        throw e;
+      }
+      if (!page.length) return;
+      for (const t of page) if (BigInt(t.id) > after) after = BigInt(t.id);
+      const res = await this.call(dst, encode.moveKeysIn(tube, src, page));
+      for (const x of res) {
+        if (x.status) {
+          throw E.errorFor(x.status, `cluster ${dst} refused the ` +
+            `reservation of a key of tube '${tube}' from ${src} (run the ` +
+            'move again once the cause is fixed)');
+        }
+        if (x.id && count) this.p.keys++;
+      }
+    }
+  }
+
   // One round of tube from src: 1 when tasks were copied, 0 when the
   // source holds none of the tube (taken ones too), 2 when only taken
   // ones are left.
@@ -309,12 +443,22 @@ class Mover {
   }
 
   async moveFrom(src, dst, tube) {
+    // the tube's reservations first of all: puts go to dst from the map's
+    // change on, and a key completed at src is answered there as it would
+    // have been at src as soon as it can be
+    await this.copyKeys(src, dst, tube, false);
     await this.known(src, this.p.revision);
     const more = await this.tubesOf(src, tube);
     for (const t of [tube, ...more]) {
+      // its settings and groups', its keys' reservations (before the
+      // tasks, and after, for the keys of the tasks acked there
+      // meanwhile), its tasks, then the source's mark goes
       await this.copySettings(src, dst, t);
+      await this.copyGroups(src, dst, t);
+      await this.copyKeys(src, dst, t, false);
       await this.drain(src, dst, t);
-      await this.call(src, encode.moveEnd(t)); // the source's mark goes
+      await this.copyKeys(src, dst, t, true);
+      await this.call(src, encode.moveEnd(t));
     }
   }
 

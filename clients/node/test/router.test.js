@@ -8,10 +8,13 @@
 // old tasks taken first; a routed Worker over both clusters; Routers with
 // a stale map (a put, a take, a batch) corrected by the Moved error; wait,
 // cancel, batches and schedules routed to the cluster of their task, batch
-// or tube; a tube moved from one cluster to the other through the Router
-// (every task once, keys, states, settings and limits carried, a taken
-// task ended at the source), and one that goes on over a SIGKILL of the
-// source's node; bad input refused. Skipped (ctest: 77) without `etcd`,
+// or tube; a put, a batch and a take right after a map change served by
+// a new owner that had not read it yet (its Moved sent again, not
+// rejected); a tube moved from one cluster to the other through the
+// Router (every task once, keys, states, settings, limits and group
+// settings carried, a taken task ended at the source, the reservations
+// of keys completed there carried and counted), and one that goes on
+// over a SIGKILL of the source's node; bad input refused. Skipped (ctest: 77) without `etcd`,
 // which make test installs.
 
 const { test, before, after } = require('node:test');
@@ -496,6 +499,12 @@ test('a tube moved through the Router keeps every task, once, with its ' +
   }
   const lim = cli(urls.p1, 'tube', 'set', tube, '--concurrency', '100');
   assert.ok(!lim || !lim.code, lim && lim.stderr);
+  // a group's own settings and another's pause
+  for (const a of [['set', tube, 'g3', '--concurrency', '50'],
+    ['pause', tube, 'idle']]) {
+    const g = cli(urls.p1, 'group', ...a);
+    assert.ok(!g || !g.code, g && g.stderr);
+  }
   // one buried (with its last error), one taken: it ends at the source
   let [b] = await direct.p1.take(tube, { waitMs: 1000 });
   await direct.p1.bury(b.id, b.lease, { error: 'kept' });
@@ -514,6 +523,8 @@ test('a tube moved through the Router keeps every task, once, with its ' +
     [true, N - 1, 'p2', 'p1']);
   assert.ok(p.batches >= Math.ceil((N - 1) / 64), `${p.batches} rounds`);
   assert.ok(p.waits > 0, 'the move did not wait for the taken task');
+  assert.strictEqual(p.groups, 2); // g3's settings, idle's pause
+  assert.strictEqual(p.keys, 1); // the task acked at the source
   assert.ok(reports.length >= p.batches);
   const m = await r.clusterMap();
   assert.deepStrictEqual(m.entries.find((e) => e.prefix === tube),
@@ -528,6 +539,14 @@ test('a tube moved through the Router keeps every task, once, with its ' +
   assert.deepStrictEqual([conf.ttrMs, conf.maxAttempts], [45000, 7]);
   assert.strictEqual((await direct.p2.stats(tube)).tubes[tube].counters
     .limit_concurrency, 100);
+  const g3 = cli(urls.p2, 'group', 'show', tube, 'g3');
+  assert.deepStrictEqual([g3.own, g3.own_limits], [true, { concurrency: 50 }]);
+  assert.strictEqual(cli(urls.p2, 'group', 'show', tube, 'idle').paused,
+    true);
+  // the key of the task acked at the source during the move is reserved
+  // at the target: a put of it makes nothing
+  const done = await r.put(tube, 'again', { key: taken.key });
+  assert.deepStrictEqual([done.cluster, done.created], ['p2', false]);
   // the keys came along: a put of a moved key is that task
   const again = await r.put(tube, 'dup', { key: 'k150' });
   assert.deepStrictEqual([again.cluster, again.created], ['p2', false]);
@@ -563,6 +582,11 @@ test('a move through the Router goes on over a SIGKILL of the source\'s ' +
   const r = router(urls.p2);
   const tube = 'mvk';
   const N = 400;
+  for (const key of ['a0', 'a1']) { // keyed tasks completed before the move
+    await direct.p1.put(tube, 'done', { key });
+    const [t] = await direct.p1.take(tube, { waitMs: 1000 });
+    await direct.p1.ack(t.id, t.lease);
+  }
   for (let i = 0; i < N; i += 100) {
     const items = [];
     for (let j = i; j < i + 100; j++) {
@@ -585,7 +609,11 @@ test('a move through the Router goes on over a SIGKILL of the source\'s ' +
     } });
   await restarted;
   assert.strictEqual(killed, 50);
-  assert.deepStrictEqual([p.done, p.copied], [true, N]);
+  assert.deepStrictEqual([p.done, p.copied, p.keys], [true, N, 2]);
+  for (const key of ['a0', 'a1']) { // their reservations, at the target
+    const again = await r.put(tube, 'again', { key });
+    assert.deepStrictEqual([again.cluster, again.created], ['p2', false]);
+  }
   assert.strictEqual((await counts('p2', tube)).ready, N);
   const src = await counts('p1', tube);
   assert.strictEqual(src.ready + src.delayed + src.taken + src.buried, 0);
