@@ -1,9 +1,9 @@
 /* it_etcd - the one etcd a test program's tests share (the cluster map's
- * tests: clustermap, move): a real single-member etcd on 127.0.0.1 with
- * its data in a temporary directory of the group's, started by the
- * group's set-up, started again by a test's set-up when a test before
- * killed it, and stopped at the group's end. Its tests clear the map
- * they use themselves: one etcd serves the whole run.
+ * tests: clustermap, move, move_carry): a real single-member etcd on
+ * 127.0.0.1 with its data in a temporary directory of the group's,
+ * started by the group's set-up, started again by a test's set-up when a
+ * test before killed it, and stopped at the group's end. Its tests clear
+ * the map they use themselves: one etcd serves the whole run.
  *
  *	int main(void) {
  *		const struct CMUnitTest tests[] = {

@@ -23,15 +23,19 @@
  *     sent again during the move named one task each, the tube's
  *     settings came along, and a put of the key of any task acked (at
  *     the source before or during the move, or at the target) makes
- *     nothing: its reservation came along (move_carry.h checks more of
- *     what a move carries: keys, group settings, workflows);
+ *     nothing: its reservation came along;
  *   - a move refuses bad input, a target with no node, and a second
  *     target while one move is on; a tube already on its target moves
- *     nothing;
+ *     nothing; a plain drain (the map names a cluster draining, nobody
+ *     moves) ends by itself once the draining cluster holds nothing of
+ *     it;
  *   - a copy carries keys, priorities, run times, groups, attempts and a
  *     buried task's error, through the tool and back by the library.
  *
- * Exits 77 when `etcd` is not installed. */
+ * test_move_carry.c checks more of what a move carries (key
+ * reservations, group settings, a workflow under way); the helpers both
+ * use are it_move's, their etcd it_etcd's. Exits 77 when `etcd` is not
+ * installed. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,27 +47,17 @@
 #include <unistd.h>
 
 #include "etcd/etcd.h"
+#include "it_etcd.h"
+#include "it_move.h"
 #include "it_node.h"
-#include "t_etcd.h"
 
 enum {
 	LOADERS = 3,
 	LOAD_MAX = 200000, /* a loader's puts at most */
 	DELAYED = 1000,    /* of the first tasks, delayed by DELAY_MS */
 	DELAY_MS = 8000,
-	ELECT_MS = 30000, /* x2 sanitized */
-	BATCH = 1000,     /* tasks per batch put */
+	BATCH = 1000, /* tasks per batch put */
 };
-
-static struct t_etcd etcd;
-static void *etcd_dir;
-static char etcd_map_url[80];
-
-static int64_t
-scaled(int64_t ms)
-{
-	return ms * (it_sanitized() ? 2 : 1);
-}
 
 /* What the clients saw, by a task's identity (its key "k<N>", its
  * payload "<N>"): the first ntasks are put before the move, the loaders'
@@ -121,16 +115,6 @@ note_take(const struct sluice_task *t)
 	/* the delayed ones: due at due_ms; 200 ms of clock reading apart */
 	if (id < DELAYED && it_wall_ms() + 200 < bk.due_ms)
 		atomic_fetch_add(&bk.early, 1);
-}
-
-static struct sluice_router *
-router(void)
-{
-	struct sluice_router *r;
-
-	assert_int_equal(sluice_open_map(etcd_map_url, &r), 0);
-	sluice_router_set_timeout(r, (int)scaled(ELECT_MS));
-	return r;
 }
 
 static int
@@ -222,9 +206,9 @@ loader(void *arg)
 	struct sluice_router *r;
 	uint64_t seq = 0;
 
-	if (sluice_open_map(etcd_map_url, &r) != 0)
+	if (sluice_open_map(it_etcd_map_url, &r) != 0)
 		return NULL;
-	sluice_router_set_timeout(r, (int)scaled(ELECT_MS));
+	sluice_router_set_timeout(r, (int)it_move_scaled(IT_MOVE_ELECT_MS));
 	while (!atomic_load(&bk.stop) && seq < LOAD_MAX) {
 		if (put_one(r, base + seq++, 0, NULL) != 0)
 			atomic_fetch_add(&bk.errs, 1);
@@ -249,7 +233,7 @@ mover_start_to(const char *to, const char *batch)
 	args[5] = batch;
 	argv[i++] = (char *)t_bin("sluice");
 	argv[i++] = "-s";
-	argv[i++] = etcd_map_url;
+	argv[i++] = it_etcd_map_url;
 	for (int k = 0; args[k] != NULL; k++)
 		argv[i++] = (char *)args[k];
 	argv[i] = NULL;
@@ -269,19 +253,10 @@ mover_start(const char *batch)
 	return mover_start_to("dst", batch);
 }
 
-/* Tasks of `tube` at node `c`: every state. */
-static uint64_t
-live_in(struct sluice_client *c, const char *tube)
-{
-	struct it_counts k = it_counts(c, tube);
-
-	return k.ready + k.delayed + k.taken + k.buried;
-}
-
 static uint64_t
 live(struct sluice_client *c)
 {
-	return live_in(c, "mv");
+	return it_move_live_in(c, "mv");
 }
 
 /* Waits until the target holds `n` tasks of "mv" (copies, and puts the
@@ -290,7 +265,7 @@ live(struct sluice_client *c)
 static bool
 target_reaches(struct it_node *dst, uint64_t n, pid_t pid)
 {
-	int64_t end = it_mono_ms() + scaled(120000);
+	int64_t end = it_mono_ms() + it_move_scaled(120000);
 	int status;
 
 	while (it_mono_ms() < end) {
@@ -321,55 +296,12 @@ mover_wait(pid_t pid, int64_t ms)
 	return -1;
 }
 
-static void
-wait_role(struct it_node *n, int role)
-{
-	int64_t end = it_mono_ms() + scaled(ELECT_MS);
-
-	while (it_mono_ms() < end) {
-		if (it_node_role(n) == role)
-			return;
-		it_sleep_ms(50);
-	}
-	t_srv_print_log(n->s);
-	fail_msg("%s is not %s within %" PRId64 " ms", n->s->url,
-	    sluice_node_role_name(role), scaled(ELECT_MS));
-}
-
-/* A node that serves writes: its stats say leader and a put into
- * `tube` (one its cluster owns) succeeds. */
-static void
-wait_writes_to(struct it_node *n, const char *tube)
-{
-	int64_t end = it_mono_ms() + scaled(ELECT_MS);
-
-	while (it_mono_ms() < end) {
-		struct sluice_put_opts o;
-		uint64_t id;
-		int created;
-
-		sluice_put_opts_init(&o);
-		o.tube = tube;
-		if (it_node_role(n) == SLUICE_LEADER &&
-		    sluice_put(n->c, &o, "x", 1, &id, &created) == 0)
-			return;
-		it_sleep_ms(50);
-	}
-	t_srv_print_log(n->s);
-	fail_msg("%s does not take writes", n->s->url);
-}
-
-static void
-wait_writes(struct it_node *n)
-{
-	wait_writes_to(n, "probe");
-}
-
 /* The node of the source cluster that leads (s0 or s1). */
 static struct it_node *
 src_leader(struct it_node *s0, struct it_node *s1)
 {
-	wait_role(it_node_role(s0) == SLUICE_LEADER ? s0 : s1, SLUICE_LEADER);
+	it_move_wait_role(
+	    it_node_role(s0) == SLUICE_LEADER ? s0 : s1, SLUICE_LEADER);
 	return it_node_role(s0) == SLUICE_LEADER ? s0 : s1;
 }
 
@@ -389,7 +321,7 @@ more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
 		bool back = k % 2 == 0; /* to src */
 		struct it_node *from = back ? d : src_leader(s0, s1);
 		uint64_t here = live(from->c);
-		int64_t t0 = it_mono_ms(), end = t0 + scaled(120000);
+		int64_t t0 = it_mono_ms(), end = t0 + it_move_scaled(120000);
 		pid_t pid = mover_start_to(back ? "src" : "dst", "200");
 		int kind = k % 3, status;
 		bool ended = false;
@@ -408,14 +340,15 @@ more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
 			struct it_node *f = l == s0 ? s1 : s0;
 
 			it_node_kill(l);
-			wait_role(f, SLUICE_LEADER);
+			it_move_wait_role(f, SLUICE_LEADER);
 			it_node_start(l);
 		} else if (!ended) {
 			it_node_kill(d);
 			it_node_start(d);
 		}
 		if (!ended)
-			assert_int_equal(mover_wait(pid, scaled(180000)), 0);
+			assert_int_equal(
+			    mover_wait(pid, it_move_scaled(180000)), 0);
 		else
 			assert_true(
 			    WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -429,19 +362,7 @@ more_rounds(struct it_node *s0, struct it_node *s1, struct it_node *d)
 		    it_mono_ms() - t0);
 	}
 	if (rounds > 0)
-		wait_writes(src_leader(s0, s1));
-}
-
-static void
-node_init(void **state, struct it_node *n, const char *name,
-    const char *cluster, bool sync)
-{
-	it_node_init(state, n, name);
-	it_node_arg(n, "--etcd", etcd.url);
-	it_node_arg(n, "--cluster", cluster);
-	it_node_arg(n, "--node", name);
-	if (sync)
-		it_node_arg(n, "--sync-replicas", "1");
+		it_move_wait_writes(src_leader(s0, s1));
 }
 
 /* The first tasks: all keyed, DELAYED of them delayed, in batch puts
@@ -510,8 +431,6 @@ reput_acked(struct sluice_router *r)
 	return made;
 }
 
-#include "move_carry.h"
-
 static void
 book_init(size_t ninit)
 {
@@ -550,18 +469,18 @@ test_move_under_load_and_kills(void **state)
 	int rc;
 
 	book_init(ninit);
-	node_init(state, &s0, "s0", "src", true);
-	node_init(state, &s1, "s1", "src", true);
-	node_init(state, &d, "d0", "dst", false);
+	it_move_node_init(state, &s0, "s0", "src", true);
+	it_move_node_init(state, &s1, "s1", "src", true);
+	it_move_node_init(state, &d, "d0", "dst", false);
 	it_node_start(&s0);
-	wait_role(&s0, SLUICE_LEADER);
+	it_move_wait_role(&s0, SLUICE_LEADER);
 	it_node_start(&s1);
-	wait_role(&s1, SLUICE_FOLLOWER);
-	wait_writes(&s0); /* its follower holds what it writes */
+	it_move_wait_role(&s1, SLUICE_FOLLOWER);
+	it_move_wait_writes(&s0); /* its follower holds what it writes */
 	it_node_start(&d);
-	wait_writes(&d);
+	it_move_wait_writes(&d);
 
-	r = router();
+	r = it_move_router();
 	assert_int_equal(sluice_router_map_set(r, "", "src", NULL, 0, &rev), 0);
 	/* a short ttr, a tube setting the move carries along: a lease lost
 	 * in the leader's kill ends soon */
@@ -606,7 +525,7 @@ test_move_under_load_and_kills(void **state)
 	it_node_kill(&d);
 	printf("target node killed and restarted\n");
 	it_node_start(&d);
-	wait_writes_to(&d, "mv.probe"); /* a tube of the moving entry */
+	it_move_wait_writes_to(&d, "mv.probe"); /* a tube of the moving entry */
 	if (!target_reaches(&d, ninit / 2, pid))
 		fail_msg("the move ended before the leader's kill");
 	leader = it_node_role(&s0) == SLUICE_LEADER ? &s0 : &s1;
@@ -616,13 +535,13 @@ test_move_under_load_and_kills(void **state)
 	    leader->s->url, live(d.c));
 	/* the follower takes over; the killed node comes back as its
 	 * follower (with --sync-replicas 1 a leader alone takes no write) */
-	wait_role(follower, SLUICE_LEADER);
+	it_move_wait_role(follower, SLUICE_LEADER);
 	it_node_start(leader);
-	rc = mover_wait(pid, scaled(180000));
+	rc = mover_wait(pid, it_move_scaled(180000));
 	assert_int_equal(rc, 0);
 	printf("move done in %" PRId64 " ms (three kills)\n",
 	    it_mono_ms() - t_move);
-	wait_writes(follower);
+	it_move_wait_writes(follower);
 
 	more_rounds(&s0, &s1, &d);
 
@@ -647,7 +566,7 @@ test_move_under_load_and_kills(void **state)
 
 	/* drain the target: every task acked once */
 	{
-		int64_t end = it_mono_ms() + scaled(60000);
+		int64_t end = it_mono_ms() + it_move_scaled(60000);
 
 		while (it_mono_ms() < end) {
 			if (drain_some(d.c) == 0 && live(d.c) == 0)
@@ -695,6 +614,75 @@ test_move_under_load_and_kills(void **state)
 	book_free();
 }
 
+/* How many clusters the map's entry of `prefix` drains (-1: none). */
+static int
+drains(struct sluice_router *r, const char *prefix)
+{
+	struct sluice_cluster_map *m;
+	int k = -1;
+
+	assert_int_equal(sluice_router_map(r, &m), 0);
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->entries[i].prefix, prefix) == 0)
+			k = (int)m->entries[i].ndraining;
+	sluice_cluster_map_free(m);
+	return k;
+}
+
+/* A plain drain ends by itself: cluster src2 (node `a`) drains r.d
+ * while it holds tasks of it, and leaves the draining list once they are
+ * acked, though an operator wrote the entry by hand (test_move_refusals'
+ * clusters). */
+static void
+drain_ends_by_itself(
+    struct it_node *a, struct sluice_router *r, struct sluice_put_opts *po)
+{
+	uint64_t id;
+	int code;
+
+	po->tube = "r.d";
+	for (int i = 0; i < 3; i++)
+		it_rc(a->c, sluice_put(a->c, po, "d", 1, &id, &code), 0);
+	/* the entry written by hand, spaced as the map never writes it,
+	 * with the marker moved so that the nodes read it at once */
+	{
+		static const char hand[] =
+		    "{ \"cluster\": \"dst2\", \"draining\": [ \"src2\" ] }";
+		char err[256];
+		struct etcd *e = etcd_new(it_etcd.url, 2000, err, sizeof(err));
+
+		assert_non_null(e);
+		assert_int_equal(etcd_put(e, "/sluice-map/tubes/r.d", hand,
+		                     sizeof(hand) - 1, 0),
+		    0);
+		assert_int_equal(
+		    etcd_put(e, "/sluice-map/revision", "r.d", 3, 0), 0);
+		etcd_delete(e);
+	}
+	it_sleep_ms(1500); /* a look or more of src2's: not over yet */
+	assert_int_equal(drains(r, "r.d"), 1);
+	for (int i = 0; i < 3; i++) {
+		const char *tubes[] = { "r.d" };
+		struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
+		struct sluice_task *t = NULL;
+		size_t n = 0;
+
+		assert_int_equal(sluice_router_take(r, &o, &t, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(t[0].cluster, "src2");
+		assert_int_equal(sluice_router_ack(r, &t[0], NULL, NULL), 0);
+		sluice_task_free(t);
+	}
+	{
+		int64_t end = it_mono_ms() + it_move_scaled(10000);
+
+		while (drains(r, "r.d") != 0 && it_mono_ms() < end)
+			it_sleep_ms(50);
+	}
+	assert_int_equal(drains(r, "r.d"), 0);
+	printf("a drain ended by itself\n");
+}
+
 /* Bad input; a second target while a move is on; nothing to move; a
  * plain drain that ends by itself. */
 static void
@@ -712,13 +700,13 @@ test_move_refusals(void **state)
 	sluice_put_opts_init(&po);
 	po.tube = "r.y";
 
-	node_init(state, &a, "a", "src2", false);
-	node_init(state, &b, "b", "dst2", false);
+	it_move_node_init(state, &a, "a", "src2", false);
+	it_move_node_init(state, &b, "b", "dst2", false);
 	it_node_start(&a);
 	it_node_start(&b);
-	wait_writes(&a);
-	wait_writes(&b);
-	r = router();
+	it_move_wait_writes(&a);
+	it_move_wait_writes(&b);
+	r = it_move_router();
 	assert_int_equal(
 	    sluice_router_map_set(r, "r.", "src2", NULL, 0, &rev), 0);
 	assert_int_equal(
@@ -753,11 +741,11 @@ test_move_refusals(void **state)
 	assert_int_equal(sluice_router_move(r, "r.y", "dst2", NULL, &p), 0);
 	assert_int_equal(p.done, 1);
 	/* the CLI says what is wrong */
-	code = it_cli(etcd_map_url, NULL, NULL, 0, it_err, sizeof(it_err),
+	code = it_cli(it_etcd_map_url, NULL, NULL, 0, it_err, sizeof(it_err),
 	    "tube", "move", "r.z", NULL);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(it_err, "TUBE and CLUSTER"));
-	code = it_cli(etcd_map_url, NULL, it_out, sizeof(it_out), it_err,
+	code = it_cli(it_etcd_map_url, NULL, it_out, sizeof(it_out), it_err,
 	    sizeof(it_err), "tube", "move", "r.q", "dst2", "--quiet", NULL);
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(it_out, "moved 'r.q' to dst2: 0 tasks copied"));
@@ -819,13 +807,13 @@ test_move_carries(void **state)
 	int64_t t0;
 	int code;
 
-	node_init(state, &a, "ca3", "c3a", false);
-	node_init(state, &b, "cb3", "c3b", false);
+	it_move_node_init(state, &a, "ca3", "c3a", false);
+	it_move_node_init(state, &b, "cb3", "c3b", false);
 	it_node_start(&a);
 	it_node_start(&b);
-	wait_writes(&a);
-	wait_writes(&b);
-	r = router();
+	it_move_wait_writes(&a);
+	it_move_wait_writes(&b);
+	r = it_move_router();
 	assert_int_equal(
 	    sluice_router_map_set(r, "cr", "c3a", NULL, 0, &rev), 0);
 	put_carried(a.c, n);
@@ -850,7 +838,7 @@ test_move_carries(void **state)
 	it_rc(a.c, sluice_peek_key(a.c, "cr", "k10", &before_k10), 0);
 
 	t0 = it_mono_ms();
-	code = it_cli(etcd_map_url, NULL, it_out, sizeof(it_out), it_err,
+	code = it_cli(it_etcd_map_url, NULL, it_out, sizeof(it_out), it_err,
 	    sizeof(it_err), "tube", "move", "cr", "c3b", "--quiet", "--json",
 	    NULL);
 	if (code != 0)
@@ -859,7 +847,7 @@ test_move_carries(void **state)
 	    it_mono_ms() - t0, it_out);
 	assert_non_null(strstr(it_out, "\"copied\":"));
 	assert_non_null(strstr(it_out, "\"keys\":0,\"groups\":0"));
-	assert_int_equal(live_in(a.c, "cr"), 0);
+	assert_int_equal(it_move_live_in(a.c, "cr"), 0);
 	{
 		struct it_counts k = it_counts(b.c, "cr");
 		struct sluice_task *x;
@@ -891,8 +879,8 @@ test_move_carries(void **state)
 	    "%zu tasks moved back in %" PRId64 " ms\n", n, it_mono_ms() - t0);
 	assert_int_equal(p.done, 1);
 	assert_int_equal(p.copied, n);
-	assert_int_equal(live_in(b.c, "cr"), 0);
-	assert_int_equal(live_in(a.c, "cr"), n);
+	assert_int_equal(it_move_live_in(b.c, "cr"), 0);
+	assert_int_equal(it_move_live_in(a.c, "cr"), n);
 	/* the tube is a's again: takes there hand its tasks out */
 	it_rc(a.c, sluice_take(a.c, &o, &t, &got), 0);
 	assert_int_equal(t[0].priority, 0);
@@ -902,57 +890,17 @@ test_move_carries(void **state)
 	sluice_router_close(r);
 }
 
-static int
-mv_setup(void **state)
-{
-	if (etcd.pid == 0 && t_etcd_start(&etcd) != 0)
-		return -1;
-	return it_setup(state);
-}
-
-static int
-group_setup(void **state)
-{
-	(void)state;
-	if (t_tmpdir_setup(&etcd_dir) != 0)
-		return -1;
-	t_etcd_init(&etcd, ((struct t_dir *)etcd_dir)->path, "etcd");
-	snprintf(etcd_map_url, sizeof(etcd_map_url), "etcd://127.0.0.1:%d",
-	    etcd.client_port);
-	return t_etcd_start(&etcd);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	t_etcd_signal(&etcd, SIGTERM);
-	return t_tmpdir_teardown(&etcd_dir);
-}
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_move_refusals, mv_setup, it_node_teardown),
+		    test_move_refusals, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_move_carries, mv_setup, it_node_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_move_carries_keys_groups_workflows, mv_setup,
-		    it_node_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_move_under_load_and_kills, mv_setup, it_node_teardown),
+		    test_move_carries, it_etcd_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(test_move_under_load_and_kills,
+		    it_etcd_setup, it_node_teardown),
 	};
 
-	if (getenv("SLUICE_TEST_FILTER") != NULL)
-		cmocka_set_test_filter(getenv("SLUICE_TEST_FILTER"));
-	if (!t_etcd_available()) {
-		fprintf(stderr,
-		    "etcd is not installed: skipped (make "
-		    "test-deps installs etcd-server)\n");
-		return 77;
-	}
-	return cmocka_run_group_tests_name(
-	    "move", tests, group_setup, group_teardown);
+	return IT_ETCD_RUN("move", tests);
 }

@@ -1,7 +1,7 @@
-/* move_carry - the part of test_move.c that checks what a move carries
- * besides the tasks it copies (docs/scaling.md, "What a move carries"):
- * included by test_move.c after its helpers (node_init, router,
- * wait_writes, live_in), and part of it.
+/* What a move of a tube carries besides the tasks it copies
+ * (`sluice_router_move`, docs/scaling.md, "What a move carries"), against
+ * real processes on 127.0.0.1: one etcd (it_etcd) and two clusters of one
+ * node each (it_move).
  *
  *   - key reservations: the keys of tasks acked at the source before the
  *     move, and of a task taken there before the move and acked while it
@@ -14,9 +14,19 @@
  *     for it, a child in the tube waiting for a parent in another tube)
  *     holds the move back: each task runs exactly once, each child after
  *     its parent with its result, taken through the map while the tube
- *     drains; then the rest moves and the move ends by itself;
- *   - a plain drain (the map names a cluster draining, nobody moves)
- *     ends by itself once the draining cluster holds nothing of it. */
+ *     drains; then the rest moves and the move ends by itself.
+ *
+ * test_move.c moves a tube under load and kills, and checks a copy's
+ * tasks, the refusals and a plain drain. Exits 77 when `etcd` is not
+ * installed. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "it_etcd.h"
+#include "it_move.h"
 
 enum { CARRY_DONE = 50, CARRY_PLAIN = 20 };
 
@@ -41,9 +51,9 @@ carry_mover(void *arg)
 {
 	struct carry_move *cm = arg;
 	struct sluice_move_opts o = { 0 };
-	struct sluice_router *r = router();
+	struct sluice_router *r = it_move_router();
 
-	o.timeout_ms = scaled(60000);
+	o.timeout_ms = it_move_scaled(60000);
 	o.report = carry_report;
 	cm->rc = sluice_router_move(r, "ck", "c4b", &o, &cm->p);
 	snprintf(cm->err, sizeof(cm->err), "%s", sluice_router_errmsg(r));
@@ -79,7 +89,7 @@ carry_reput(struct sluice_router *r, const char *key)
 {
 	struct sluice_put_opts o;
 	struct sluice_put_result res;
-	int64_t end = it_mono_ms() + scaled(5000);
+	int64_t end = it_mono_ms() + it_move_scaled(5000);
 	int rc;
 
 	sluice_put_opts_init(&o);
@@ -131,7 +141,7 @@ carry_run_workflow(struct sluice_router *r)
 	const char *tubes[] = { "ck", "wq" };
 	struct sluice_take_opts o = { tubes, 2, 200, 1, 0, 0, 0 };
 	int taken[5] = { 0 }, acked[5] = { 0 }, left = 5;
-	int64_t end = it_mono_ms() + scaled(30000);
+	int64_t end = it_mono_ms() + it_move_scaled(30000);
 
 	while (left > 0 && it_mono_ms() < end) {
 		struct sluice_ack_opts ao = { NULL, NULL };
@@ -191,13 +201,13 @@ test_move_carries_keys_groups_workflows(void **state)
 
 	memset(&cm, 0, sizeof(cm));
 	atomic_store(&carry_waits, 0);
-	node_init(state, &a, "ca4", "c4a", false);
-	node_init(state, &b, "cb4", "c4b", false);
+	it_move_node_init(state, &a, "ca4", "c4a", false);
+	it_move_node_init(state, &b, "cb4", "c4b", false);
 	it_node_start(&a);
 	it_node_start(&b);
-	wait_writes(&a);
-	wait_writes(&b);
-	r = router();
+	it_move_wait_writes(&a);
+	it_move_wait_writes(&b);
+	r = it_move_router();
 	assert_int_equal(
 	    sluice_router_map_set(r, "ck", "c4a", NULL, 0, &rev), 0);
 	assert_int_equal(
@@ -229,7 +239,7 @@ test_move_carries_keys_groups_workflows(void **state)
 	carry_put(a.c, "ck", "C3", NULL, 0, &q);
 
 	assert_int_equal(pthread_create(&th, NULL, carry_mover, &cm), 0);
-	end = it_mono_ms() + scaled(30000);
+	end = it_mono_ms() + it_move_scaled(30000);
 	while (!atomic_load(&carry_waits) && it_mono_ms() < end)
 		it_sleep_ms(20);
 	if (!atomic_load(&carry_waits)) {
@@ -246,7 +256,7 @@ test_move_carries_keys_groups_workflows(void **state)
 	/* the source's node dies and comes back: the move goes on */
 	it_node_kill(&a);
 	it_node_start(&a);
-	wait_writes(&a);
+	it_move_wait_writes(&a);
 	carry_run_workflow(r);
 	pthread_join(th, NULL);
 	if (cm.rc != 0)
@@ -257,8 +267,8 @@ test_move_carries_keys_groups_workflows(void **state)
 	assert_int_equal(cm.p.done, 1);
 	assert_int_equal(cm.p.groups, 2);
 	assert_int_equal(cm.p.keys, CARRY_DONE + 1);
-	assert_int_equal(live_in(a.c, "ck"), 0);
-	assert_int_equal(live_in(b.c, "ck"), CARRY_PLAIN + 1);
+	assert_int_equal(it_move_live_in(a.c, "ck"), 0);
+	assert_int_equal(it_move_live_in(b.c, "ck"), CARRY_PLAIN + 1);
 
 	/* every key stays unique: acked before, acked during, released and
 	 * copied, copied */
@@ -273,7 +283,7 @@ test_move_carries_keys_groups_workflows(void **state)
 		made += carry_reput(r, key);
 	}
 	assert_int_equal(made, 0);
-	assert_int_equal(live_in(b.c, "ck"), CARRY_PLAIN + 1);
+	assert_int_equal(it_move_live_in(b.c, "ck"), CARRY_PLAIN + 1);
 
 	/* the groups' settings are the target's */
 	it_rc(b.c, sluice_group_show(b.c, "ck", NULL, &gi), 0);
@@ -291,71 +301,14 @@ test_move_carries_keys_groups_workflows(void **state)
 	sluice_router_close(r);
 }
 
-/* How many clusters the map's entry of `prefix` drains (-1: none). */
-static int
-drains(struct sluice_router *r, const char *prefix)
+int
+main(void)
 {
-	struct sluice_cluster_map *m;
-	int k = -1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_move_carries_keys_groups_workflows, it_etcd_setup,
+		    it_node_teardown),
+	};
 
-	assert_int_equal(sluice_router_map(r, &m), 0);
-	for (size_t i = 0; i < m->n; i++)
-		if (strcmp(m->entries[i].prefix, prefix) == 0)
-			k = (int)m->entries[i].ndraining;
-	sluice_cluster_map_free(m);
-	return k;
-}
-
-/* A plain drain ends by itself: cluster src2 (node `a`) drains r.d
- * while it holds tasks of it, and leaves the draining list once they are
- * acked, though an operator wrote the entry by hand (test_move_refusals'
- * clusters). */
-static void
-drain_ends_by_itself(
-    struct it_node *a, struct sluice_router *r, struct sluice_put_opts *po)
-{
-	uint64_t id;
-	int code;
-
-	po->tube = "r.d";
-	for (int i = 0; i < 3; i++)
-		it_rc(a->c, sluice_put(a->c, po, "d", 1, &id, &code), 0);
-	/* the entry written by hand, spaced as the map never writes it,
-	 * with the marker moved so that the nodes read it at once */
-	{
-		static const char hand[] =
-		    "{ \"cluster\": \"dst2\", \"draining\": [ \"src2\" ] }";
-		char err[256];
-		struct etcd *e = etcd_new(etcd.url, 2000, err, sizeof(err));
-
-		assert_non_null(e);
-		assert_int_equal(etcd_put(e, "/sluice-map/tubes/r.d", hand,
-		                     sizeof(hand) - 1, 0),
-		    0);
-		assert_int_equal(
-		    etcd_put(e, "/sluice-map/revision", "r.d", 3, 0), 0);
-		etcd_delete(e);
-	}
-	it_sleep_ms(1500); /* a look or more of src2's: not over yet */
-	assert_int_equal(drains(r, "r.d"), 1);
-	for (int i = 0; i < 3; i++) {
-		const char *tubes[] = { "r.d" };
-		struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
-		struct sluice_task *t = NULL;
-		size_t n = 0;
-
-		assert_int_equal(sluice_router_take(r, &o, &t, &n), 0);
-		assert_int_equal(n, 1);
-		assert_string_equal(t[0].cluster, "src2");
-		assert_int_equal(sluice_router_ack(r, &t[0], NULL, NULL), 0);
-		sluice_task_free(t);
-	}
-	{
-		int64_t end = it_mono_ms() + scaled(10000);
-
-		while (drains(r, "r.d") != 0 && it_mono_ms() < end)
-			it_sleep_ms(50);
-	}
-	assert_int_equal(drains(r, "r.d"), 0);
-	printf("a drain ended by itself\n");
+	return IT_ETCD_RUN("move_carry", tests);
 }
