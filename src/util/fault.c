@@ -80,7 +80,7 @@ fault_arm_spec(const char *spec)
 {
 	static const char *const names[FAULT_POINT_COUNT] = { "wal_write",
 		"wal_fsync", "wal_rename", "seg_alloc", "seg_cut",
-		"wal_odirect" };
+		"wal_odirect", "elect_lost" };
 	char point[32], effect[16], sticky[16] = "";
 	unsigned nth;
 	int n, eff, i;

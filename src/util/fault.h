@@ -20,6 +20,9 @@ enum fault_point {
 	FAULT_SEG_CUT,     /* zeroing a torn tail */
 	FAULT_WAL_ODIRECT, /* opening a segment O_DIRECT (-EINVAL: a file
 	                    * system that refuses it) */
+	FAULT_ELECT_LOST,  /* a create of the leader key that etcd made but
+	                    * whose answer is lost: the caller sees a
+	                    * timeout (any effect) */
 	FAULT_POINT_COUNT
 };
 
@@ -63,8 +66,8 @@ int fault_hit(enum fault_point point);
 
 /* Arms a point from text, for a server process started by a test
  * (sluiced-fault reads $SLUICE_FAULT): "POINT:NTH:EFFECT[:sticky]" with
- * POINT wal_write, wal_fsync, wal_rename, seg_alloc, seg_cut or
- * wal_odirect; EFFECT
+ * POINT wal_write, wal_fsync, wal_rename, seg_alloc, seg_cut,
+ * wal_odirect or elect_lost; EFFECT
  * EIO, ENOSPC or short. NULL or "" arms nothing. Returns 0, or -1 when
  * the text does not parse. */
 int fault_arm_spec(const char *spec);

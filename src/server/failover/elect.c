@@ -189,9 +189,12 @@ turn(struct elect *e)
 			elect_keep_sync_set(e, ck);
 			elect_handover_turn(e, ck);
 		} else {
-			follow_leader(e, ck);
+			elect_adopt_key(e, ck);
+			if (!e->holding)
+				follow_leader(e, ck);
 		}
 	} else {
+		e->create_unsure = false;
 		if (e->absent_since == 0)
 			e->absent_since = clock_mono_ms();
 		elect_try_lead(e, ck);

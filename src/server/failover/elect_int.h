@@ -65,6 +65,8 @@ struct elect {
 	int64_t renewed;      /* monotonic ms the last renewal was sent */
 	int64_t renewed_unix; /* the same, unix ms */
 	bool holding;         /* we created the leader key */
+	bool create_unsure;   /* a create of the leader key got no answer:
+	                         it may have been made (elect_adopt_key) */
 	bool lead_wait;       /* a LEAD was sent, no answer yet */
 	uint64_t epoch;       /* the epoch we lead, once known */
 	uint64_t max_epoch;   /* the highest seen in the cluster */
@@ -166,6 +168,13 @@ json_t *elect_leader_value(struct elect *e);
 
 /* Nobody holds the leader key: takes it when this node may and should. */
 void elect_try_lead(struct elect *e, const struct elect_keys *ck);
+
+/* The leader key is found under our own lease while we do not hold it:
+ * a create whose answer was lost (a timeout) made it after all. Then it
+ * is ours, and the node leads as if the answer had come; else the
+ * doubt is forgotten. Without this, the node neither led nor let the key
+ * lapse (its lease is kept alive), and the cluster had no leader. */
+void elect_adopt_key(struct elect *e, const struct elect_keys *ck);
 
 /* The core fenced itself but the key is still ours: lead again. */
 void elect_lead_again(struct elect *e);

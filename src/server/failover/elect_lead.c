@@ -16,6 +16,7 @@
 #include "etcd/etcd.h"
 #include "sluice.h"
 #include "util/clock.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 /* Whether `name`, whose log is durable up to `lsn`, may take the leader
@@ -59,11 +60,34 @@ most_advanced(const struct elect *e, const struct elect_keys *ck)
 	return true;
 }
 
+/* The leader key was made under our lease: the core is asked to lead. */
+static void
+won(struct elect *e, bool switched)
+{
+	struct elect_cmd cmd = { .kind = ELECT_CMD_LEAD };
+
+	e->holding = true;
+	e->nsync = 0;
+	e->shrinking = false;
+	elect_set_lease_until(e);
+	pthread_mutex_lock(&e->mu);
+	e->view.elections++;
+	e->led = false;
+	pthread_mutex_unlock(&e->mu);
+	log_info("elect",
+	    "won the leader key cluster=%s node=%s lsn=%" PRIu64
+	    " epoch=%" PRIu64 "%s",
+	    e->cluster, e->node, e->now.durable_lsn, e->now.epoch,
+	    switched ? " (switchover)" : "");
+	cmd.min_epoch = e->max_epoch + 1;
+	e->lead_wait = true;
+	elect_push_cmd(e, &cmd);
+}
+
 void
 elect_try_lead(struct elect *e, const struct elect_keys *ck)
 {
 	int64_t t = clock_mono_ms();
-	struct elect_cmd cmd = { .kind = ELECT_CMD_LEAD };
 	bool created = false, switched;
 	json_t *j;
 	char *s;
@@ -85,28 +109,31 @@ elect_try_lead(struct elect *e, const struct elect_keys *ck)
 	rc = etcd_create(
 	    e->etcd, e->k_leader, s, strlen(s), e->lease, &created, NULL);
 	free(s);
+	if (rc == 0 && created && FAULT_HIT(FAULT_ELECT_LOST) != 0)
+		rc = ETCD_ETIMEDOUT; /* made, and its answer lost */
 	if (rc != 0) {
 		elect_etcd_failed(e, "create the leader key", rc);
+		e->create_unsure = true;
 		return;
 	}
 	if (!created)
 		return; /* another node was quicker: follow it next turn */
-	e->holding = true;
-	e->nsync = 0;
-	e->shrinking = false;
-	elect_set_lease_until(e);
-	pthread_mutex_lock(&e->mu);
-	e->view.elections++;
-	e->led = false;
-	pthread_mutex_unlock(&e->mu);
-	log_info("elect",
-	    "won the leader key cluster=%s node=%s lsn=%" PRIu64
-	    " epoch=%" PRIu64 "%s",
-	    e->cluster, e->node, e->now.durable_lsn, e->now.epoch,
-	    switched ? " (switchover)" : "");
-	cmd.min_epoch = e->max_epoch + 1;
-	e->lead_wait = true;
-	elect_push_cmd(e, &cmd);
+	won(e, switched);
+}
+
+void
+elect_adopt_key(struct elect *e, const struct elect_keys *ck)
+{
+	bool ours = e->create_unsure && e->lease != 0 &&
+	    ck->leader_lease == e->lease && strcmp(ck->leader, e->node) == 0;
+
+	e->create_unsure = false;
+	if (!ours || e->holding || e->now.role == ELECT_LEADER || e->lead_wait)
+		return;
+	log_warn("elect",
+	    "the leader key was made by a create whose answer was lost: "
+	    "it is ours");
+	won(e, false);
 }
 
 /* The core fenced itself, its lease deadline passed, yet the key is
