@@ -783,7 +783,7 @@ core_open_log(struct core *c, struct recover_result *res)
 		    cfg->data_dir, sluice_strerror(rc));
 		return rc;
 	}
-	c->snap.last_lsn = res->snap_lsn;
+	bgsnap_recovered(c, res);
 	c->recovery_ms = res->elapsed_ms;
 	return 0;
 }
