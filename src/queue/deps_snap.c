@@ -237,8 +237,8 @@ deps_check(const struct queue *q, const char **why)
 		CHECK(n->nlive == live);
 	}
 	CHECK(nodes == q->deps.nodes.len && edges == q->deps.nedges);
-	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = idx_at(&q->ids, i);
+	for (uint64_t i = 0; i < tidx_slots(&q->ids); i++) {
+		const struct task *t = tidx_at(&q->ids, i);
 
 		if (t != NULL && t->state == QUEUE_WAITING) {
 			CHECK(deps_node(q, t->id) != NULL);

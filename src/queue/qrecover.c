@@ -15,8 +15,7 @@ enum {
 void
 queue_expect_tasks(struct queue *q, uint64_t tasks)
 {
-	(void)idx_reserve(
-	    &q->ids, (uint32_t)(tasks < EXPECT_MAX ? tasks : EXPECT_MAX));
+	tidx_expect(&q->ids, tasks < EXPECT_MAX ? tasks : EXPECT_MAX);
 	tslab_expect(&q->pool, tasks);
 }
 

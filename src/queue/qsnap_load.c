@@ -68,15 +68,13 @@ load_meta(struct queue *q, struct rd *r)
 	if (q->lsn != 0 || q->ntasks != 0 || q->ntubes != 0 ||
 	    q->next_id != 1 || q->clock != 0)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
-	/* The index as it is just after growing (3/5 full), so the first
-	 * puts after a restart do not move every task again. Not capped as
-	 * the heaps are: tasks come in the order of the writer's index, and
-	 * in a table too small for all of them, items in that order would
-	 * pile up at its front. A state at LSN n holds at most n tasks. */
+	/* Room in the index's directory for all of them (tidx.h): they
+	 * come mostly in the order of their ids, each next to the one
+	 * before. A state at LSN n holds at most n tasks. */
 	if (ntasks > lsn || ntasks > UINT32_MAX / 2)
 		return SLUICE_ECORRUPT;
-	if ((rc = idx_reserve(&q->ids, (uint32_t)(ntasks + ntasks / 4))) != 0 ||
-	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
+	tidx_expect(&q->ids, ntasks);
+	if ((rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
 	tslab_expect(&q->pool, ntasks); /* their memory faulted in ahead */
@@ -410,7 +408,7 @@ load_task(struct queue *q, struct rd *r)
 		q->load.group_id = 0;
 	}
 
-	idx_insert(&q->ids, t);
+	tidx_insert(&q->ids, t);
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);
