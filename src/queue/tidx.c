@@ -194,7 +194,7 @@ settle_passed(struct tidx *x)
 }
 
 int
-tidx_reserve(struct tidx *x, uint32_t more)
+tidx_reserve_slow(struct tidx *x, uint32_t more)
 {
 	int rc = idx_reserve(&x->hash, more);
 

@@ -65,10 +65,22 @@ struct tidx {
 void tidx_init(struct tidx *x, idx_key_fn *key);
 /* Frees the index (not the items). */
 void tidx_fini(struct tidx *x);
+int tidx_reserve_slow(struct tidx *x, uint32_t more);
+
 /* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. Also makes a
  * chunk ahead, and gives the directory's far front to the table when it
- * holds too little (best effort: an insert finds room without them). */
-int tidx_reserve(struct tidx *x, uint32_t more);
+ * holds too little (best effort: an insert finds room without them).
+ * Inline while nothing is to be done: the table has room, the spare
+ * chunk is there (no chunk was made since the last call) and no ids went
+ * far above the directory. */
+static inline int
+tidx_reserve(struct tidx *x, uint32_t more)
+{
+	if (((uint64_t)x->hash.len + more) * 4 <= (uint64_t)x->hash.cap * 3 &&
+	    x->spare != NULL && x->far <= x->inchunks)
+		return 0;
+	return tidx_reserve_slow(x, more);
+}
 /* Room in the directory ahead for `n` items of dense ids (a snapshot or
  * a replay about to load them), best effort. */
 void tidx_expect(struct tidx *x, uint64_t n);
