@@ -5,6 +5,7 @@
  * of its id in its chunk, or in `hash`, never both; nchunks, inchunks and
  * len count what they say; `hash` has room for the inserts reserved. */
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,19 @@ enum {
 #define CHUNK_OF(id) ((id) >> TIDX_CHUNK_BITS)
 #define SLOT_OF(id)  ((uint32_t)((id) & (TIDX_CHUNK - 1)))
 
+/* Each index's table gets a seed of its own: a snapshot lists the
+ * table's tasks in its slot order, which is then random to the loading
+ * queue's table (a table filled in its own slot order, growing as it
+ * goes, would pile its items up into runs as long as the table). */
+static atomic_uint_fast64_t tables;
+
 void
 tidx_init(struct tidx *x, idx_key_fn *key)
 {
 	memset(x, 0, sizeof(*x));
 	x->key = key;
 	idx_init(&x->hash, key);
+	idx_seed(&x->hash, idx_mix(atomic_fetch_add(&tables, 1) + 1));
 }
 
 void

@@ -309,6 +309,61 @@ test_ids_far_above_start_the_directory_again(void **state)
 	free(v);
 }
 
+/* The longest run of full slots in a table: spread, a few hundred at
+ * most at 3/4 full; piled up, the items put since the table last grew
+ * lie in one run (tens of thousands), each insert probing all of it. */
+static uint64_t
+longest_run(const struct idx *t)
+{
+	uint64_t most = 0, run = 0;
+
+	for (uint32_t i = 0; i < t->cap; i++) {
+		run = idx_at(t, i) != NULL ? run + 1 : 0;
+		most = run > most ? run : most;
+	}
+	return most;
+}
+
+/* Tasks loaded in the order another index lists them (a snapshot written
+ * from a table), one by one, each with only the room for itself
+ * reserved: the tables' seeds differ, so that order is random to the
+ * loading table and its runs stay short. Ids all over the range, so
+ * that all of them go to the table. */
+static void
+test_a_table_filled_in_another_tables_order_stays_fast(void **state)
+{
+	enum { N = 400000 };
+	struct item *v = calloc(N, sizeof(*v));
+	struct tidx a, b;
+	uint64_t n = 0;
+
+	(void)state;
+	tidx_init(&a, key_of);
+	tidx_init(&b, key_of);
+	for (uint64_t i = 0; i < N; i++) {
+		v[i].id = idx_mix(i + 1) | 1;
+		put(&a, &v[i]);
+	}
+	assert_true(a.hash.len >= N - 2); /* the directory may hold one */
+	assert_int_not_equal(a.hash.seed, b.hash.seed);
+	for (uint64_t i = 0; i < tidx_slots(&a); i++) {
+		struct item *it = tidx_at(&a, i);
+
+		if (it == NULL)
+			continue;
+		assert_int_equal(tidx_reserve(&b, 1), 0);
+		tidx_insert(&b, it);
+		if (++n % 10000 == 0)
+			assert_true(longest_run(&b.hash) < 2000);
+	}
+	assert_int_equal(n, N);
+	for (uint64_t i = 0; i < N; i += 97)
+		assert_ptr_equal(tidx_find(&b, v[i].id), &v[i]);
+	tidx_fini(&a);
+	tidx_fini(&b);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -321,6 +376,8 @@ main(void)
 		cmocka_unit_test(
 		    test_the_directory_is_bounded_by_what_it_holds),
 		cmocka_unit_test(test_ids_far_above_start_the_directory_again),
+		cmocka_unit_test(
+		    test_a_table_filled_in_another_tables_order_stays_fast),
 	};
 	return cmocka_run_group_tests_name("tidx", tests, NULL, NULL);
 }
