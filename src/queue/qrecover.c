@@ -22,6 +22,7 @@ queue_expect_tasks(struct queue *q, uint64_t tasks)
 void
 queue_expect_done(struct queue *q)
 {
+	tidx_expect(&q->ids, 0); /* the load is over, as announced or not */
 	tslab_settle(&q->pool);
 }
 

@@ -72,6 +72,20 @@ dir_limit(const struct tidx *x)
 	return lim > TIDX_DIR_MIN ? lim : TIDX_DIR_MIN;
 }
 
+/* How many entries the directory may span while a load announced is
+ * under way (its ids in no order, in a range twice what it brings), or
+ * else (dir_limit). */
+static uint64_t
+span_limit(const struct tidx *x)
+{
+	uint64_t lim = dir_limit(x), load;
+
+	if (x->expect <= x->len)
+		return lim;
+	load = 2 * ((x->expect - x->len) / TIDX_CHUNK) + x->ndir + TIDX_GAP;
+	return load > lim ? load : lim;
+}
+
 /* Room for `n` entries from dir[off] on; moves them to the front or
  * grows the array. Returns 0 or SLUICE_ENOMEM. */
 static int
@@ -204,9 +218,9 @@ settle_passed(struct tidx *x)
 int
 tidx_reserve_slow(struct tidx *x, uint32_t more)
 {
-	int rc = idx_reserve(&x->hash, more);
+	int rc;
 
-	if (rc != 0)
+	if ((rc = idx_reserve(&x->hash, more)) != 0)
 		return rc;
 	/* The rest is for the fast path, best effort. Ids far above the
 	 * directory went to the table: once more of them did than the
@@ -218,10 +232,10 @@ tidx_reserve_slow(struct tidx *x, uint32_t more)
 		x->far = 0;
 	}
 	/* A directory spanning much more than its chunks: its front goes. */
-	while (x->ndir > dir_limit(x) && evict(x, &x->dir[x->off]) == 0)
+	while (x->ndir > span_limit(x) && evict(x, &x->dir[x->off]) == 0)
 		;
-	if (x->ndir >= 2)
-		settle_passed(x);
+	if (x->ndir >= 2 && x->expect <= x->len)
+		settle_passed(x); /* not while a load fills chunks anywhere */
 	if (x->spare == NULL)
 		x->spare = calloc(TIDX_CHUNK, sizeof(void *));
 	(void)dir_room(x, (uint64_t)x->ndir + TIDX_GAP + 1);
@@ -231,7 +245,9 @@ tidx_reserve_slow(struct tidx *x, uint32_t more)
 void
 tidx_expect(struct tidx *x, uint64_t n)
 {
-	(void)dir_room(x, (uint64_t)x->ndir + n / TIDX_CHUNK + TIDX_GAP + 1);
+	x->expect = x->len + n;
+	(void)dir_room(
+	    x, (uint64_t)x->ndir + 2 * (n / TIDX_CHUNK) + TIDX_GAP + 1);
 }
 
 /* The entry for a new chunk `c` above the directory's last (or the first
@@ -240,6 +256,7 @@ tidx_expect(struct tidx *x, uint64_t n)
 static struct tidx_ent *
 extend(struct tidx *x, uint64_t c)
 {
+	bool loading = x->expect > x->len;
 	uint64_t n;
 	struct tidx_ent *e;
 
@@ -251,19 +268,40 @@ extend(struct tidx *x, uint64_t c)
 		x->base = c;
 		x->off = 0;
 		n = 1;
-	} else {
-		if (c < x->base + x->ndir ||
-		    c - (x->base + x->ndir) >= TIDX_GAP)
+	} else if (c < x->base) {
+		/* below the first: only while a load is under way */
+		uint64_t k = x->base - c;
+
+		if (!loading || x->ndir + k > span_limit(x) ||
+		    x->ndir + k > x->dcap)
 			return NULL;
+		if (x->off < k) {
+			memmove(x->dir + k, x->dir + x->off,
+			    x->ndir * sizeof(*x->dir));
+			x->off = (uint32_t)k;
+		}
+		x->off -= (uint32_t)k;
+		for (uint64_t j = 1; j < k; j++)
+			x->dir[x->off + j] = (struct tidx_ent) { NULL, 0 };
+		x->ndir += (uint32_t)k;
+		x->base = c;
+		e = &x->dir[x->off];
+		goto made;
+	} else {
 		n = c - x->base + 1;
-		if (x->off + n > x->dcap || n > dir_limit(x) + TIDX_GAP)
+		if (c - (x->base + x->ndir) >= TIDX_GAP &&
+		    (!loading || n > span_limit(x)))
+			return NULL;
+		if (x->off + n > x->dcap || n > span_limit(x) + TIDX_GAP)
 			return NULL;
 	}
 	for (uint64_t k = x->ndir; k < n; k++)
 		x->dir[x->off + k] = (struct tidx_ent) { NULL, 0 };
 	x->ndir = (uint32_t)n;
 	e = &x->dir[x->off + n - 1];
+made:
 	e->slot = x->spare;
+	e->live = 0;
 	x->spare = NULL;
 	x->nchunks++;
 	return e;
@@ -276,10 +314,15 @@ tidx_insert(struct tidx *x, void *item)
 	uint64_t c = CHUNK_OF(id);
 	struct tidx_ent *e = ent_of(x, c);
 
-	if (e == NULL && (x->ndir == 0 || c >= x->base + x->ndir)) {
+	if (e == NULL) { /* outside the directory */
 		e = extend(x, c);
-		if (e == NULL && x->ndir > 0)
+		if (e == NULL && x->ndir > 0 && c >= x->base)
 			x->far++;
+	} else if (e->slot == NULL && x->spare != NULL && x->expect > x->len) {
+		e->slot = x->spare; /* a gap a load fills */
+		e->live = 0;
+		x->spare = NULL;
+		x->nchunks++;
 	}
 	if (e != NULL && e->slot != NULL && e->slot[SLOT_OF(id)] == NULL) {
 		e->slot[SLOT_OF(id)] = item;

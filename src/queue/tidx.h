@@ -57,6 +57,7 @@ struct tidx {
 	uint64_t far;      /* items put in the table since the directory
 	                    * last started, for being above its reach */
 	uint32_t len;      /* items in all */
+	uint64_t expect;   /* len once a load announced is done; 0: none */
 	void **spare;      /* an empty chunk made ahead; NULL */
 	struct idx hash;   /* the items not in a chunk */
 	idx_key_fn *key;
@@ -82,7 +83,10 @@ tidx_reserve(struct tidx *x, uint32_t more)
 	return tidx_reserve_slow(x, more);
 }
 /* Room in the directory ahead for `n` items of dense ids (a snapshot or
- * a replay about to load them), best effort. */
+ * a replay about to load them), best effort. Until `n` more items are in
+ * (or tidx_expect(x, 0)), chunks are made below the first one and far
+ * above the last, within twice the span `n` ids take: a load in no order
+ * of its ids (a snapshot written from a hash table) still fills chunks. */
 void tidx_expect(struct tidx *x, uint64_t n);
 /* Adds an item (aligned to max_align_t, as malloc gives) whose id is
  * not in the index; room must have been reserved. */

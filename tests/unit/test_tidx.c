@@ -364,6 +364,41 @@ test_a_table_filled_in_another_tables_order_stays_fast(void **state)
 	free(v);
 }
 
+/* A load announced (tidx_expect) whose dense ids come in no order (a
+ * snapshot written from a hash table): chunks are made below and above
+ * the first, and they end up holding the tasks. */
+static void
+test_an_announced_load_in_no_order_fills_chunks(void **state)
+{
+	enum { N = 200000 };
+	struct item *v = calloc(N, sizeof(*v));
+	struct tidx x;
+
+	(void)state;
+	tidx_init(&x, key_of);
+	tidx_expect(&x, N);
+	for (uint64_t i = 0; i < N; i++) {
+		/* a bijection of 0 .. N-1 that jumps all over */
+		v[i].id = (i * 7919) % N + 1000;
+		put(&x, &v[i]);
+		if (i % 50000 == 0)
+			check(&x);
+	}
+	tidx_expect(&x, 0);
+	check(&x);
+	assert_true(x.inchunks >= N - N / 20);
+	assert_true(x.ndir <= N / TIDX_CHUNK + 2);
+	for (uint64_t i = 0; i < N; i++)
+		assert_ptr_equal(tidx_find(&x, v[i].id), &v[i]);
+	for (uint64_t i = 0; i < N; i += 2)
+		tidx_remove(&x, &v[i]);
+	check(&x);
+	for (uint64_t i = 0; i < N; i++)
+		assert_ptr_equal(tidx_find(&x, v[i].id), i % 2 ? &v[i] : NULL);
+	tidx_fini(&x);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -378,6 +413,8 @@ main(void)
 		cmocka_unit_test(test_ids_far_above_start_the_directory_again),
 		cmocka_unit_test(
 		    test_a_table_filled_in_another_tables_order_stays_fast),
+		cmocka_unit_test(
+		    test_an_announced_load_in_no_order_fills_chunks),
 	};
 	return cmocka_run_group_tests_name("tidx", tests, NULL, NULL);
 }
