@@ -172,7 +172,7 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	t->run_at = p->run_at;
 	t->created_at = time;
 	t->updated_at = time;
-	idx_insert(&q->ids, t);
+	tidx_insert(&q->ids, t);
 	if (p->key_len > 0) {
 		if (ke != NULL) {
 			qs_dedup_reuse(q, ke);
@@ -193,7 +193,7 @@ qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p)
 	q->next_id = p->id + 1;
 	/* The next puts most likely have the next ids: the slot of the one
 	 * QS_PREFETCH_IDS on is a cache miss that can be on its way. */
-	idx_prefetch(&q->ids, q->next_id + QS_PREFETCH_IDS);
+	tidx_prefetch(&q->ids, q->next_id + QS_PREFETCH_IDS);
 	QS_COUNT(q, tb, put);
 	return 0;
 
@@ -783,7 +783,7 @@ repayloaded(
 static void
 swap_payload(struct queue *q, struct task *t, struct task *nt)
 {
-	idx_swap(&q->ids, t, nt);
+	tidx_swap(&q->ids, t, nt);
 	nt->ext = t->ext;
 	t->ext = NULL;
 	if (task_has_key(nt))

@@ -141,8 +141,8 @@ queue_check(const struct queue *q, const char **why)
 	memset(&sum, 0, sizeof(sum));
 	CHECK(q->next_id >= 1);
 	CHECK(q->ids.len == q->ntasks);
-	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = idx_at(&q->ids, i);
+	for (uint64_t i = 0; i < tidx_slots(&q->ids); i++) {
+		const struct task *t = tidx_at(&q->ids, i);
 
 		if (t == NULL)
 			continue;

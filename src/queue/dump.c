@@ -175,9 +175,9 @@ queue_dump(const struct queue *q, struct buf *out)
 	if (q->ntubes > 0) /* q->tubes is NULL until the first tube */
 		memcpy(tubes, q->tubes, q->ntubes * sizeof(*tubes));
 	qsort(tubes, q->ntubes, sizeof(*tubes), tube_cmp);
-	for (uint32_t i = 0; i < q->ids.cap; i++)
-		if (idx_at(&q->ids, i) != NULL)
-			tasks[nt++] = idx_at(&q->ids, i);
+	for (uint64_t i = 0; i < tidx_slots(&q->ids); i++)
+		if (tidx_at(&q->ids, i) != NULL)
+			tasks[nt++] = tidx_at(&q->ids, i);
 	qsort(tasks, nt, sizeof(*tasks), task_cmp);
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next)
 		if (ke->expires > q->clock)

@@ -42,7 +42,7 @@ next(const struct idx *x, uint32_t i)
 static inline uint32_t
 home(const struct idx *x, const void *item)
 {
-	return home_of(idx_mix(x->key(item)), x->cap);
+	return home_of(idx_mix(x->key(item) ^ x->seed), x->cap);
 }
 
 void
@@ -52,6 +52,14 @@ idx_init(struct idx *x, idx_key_fn *key)
 	x->cap = 0;
 	x->len = 0;
 	x->key = key;
+	x->seed = 0;
+}
+
+void
+idx_seed(struct idx *x, uint64_t seed)
+{
+	assert(x->len == 0);
+	x->seed = seed;
 }
 
 void
@@ -104,7 +112,8 @@ rehash(struct idx *x, uint32_t cap)
 				continue;
 			v[n] = old[j];
 			h[n] = home_of(
-			    idx_mix(x->key((void *)(old[j] & ~IDX_TAG_MASK))),
+			    idx_mix(x->key((void *)(old[j] & ~IDX_TAG_MASK)) ^
+			        x->seed),
 			    cap);
 			__builtin_prefetch(&x->slot[h[n]], 1);
 			n++;
@@ -146,7 +155,7 @@ idx_reserve(struct idx *x, uint32_t more)
 void
 idx_insert(struct idx *x, void *item)
 {
-	uint64_t h = idx_mix(x->key(item));
+	uint64_t h = idx_mix(x->key(item) ^ x->seed);
 
 	assert((uint64_t)(x->len + 1) * 4 <= (uint64_t)x->cap * 3);
 	place(x, home_of(h, x->cap), slot_val(item, h));
@@ -177,7 +186,7 @@ idx_insert_new(struct idx *x, void *item)
 void *
 idx_find(const struct idx *x, uint64_t key)
 {
-	uint64_t h = idx_mix(key);
+	uint64_t h = idx_mix(key ^ x->seed);
 	uintptr_t tag = (uintptr_t)h & IDX_TAG_MASK;
 	uint32_t i;
 
@@ -196,7 +205,7 @@ idx_find(const struct idx *x, uint64_t key)
 void *
 idx_find_eq(const struct idx *x, uint64_t key, idx_eq_fn *eq, const void *arg)
 {
-	uint64_t h = idx_mix(key);
+	uint64_t h = idx_mix(key ^ x->seed);
 	uintptr_t tag = (uintptr_t)h & IDX_TAG_MASK;
 	uint32_t i;
 

@@ -31,11 +31,17 @@ struct idx {
 	uint32_t cap;    /* 0, or at least IDX_MIN_CAP; any size */
 	uint32_t len;
 	idx_key_fn *key;
+	uint64_t seed; /* mixed into every key: 0 unless idx_seed() */
 };
 
 void idx_init(struct idx *x, idx_key_fn *key);
 /* Frees the table (not the items). */
 void idx_fini(struct idx *x);
+/* Mixes `seed` into every key's hash, on an empty table: a table whose
+ * seed differs from another's may be filled in that one's slot order
+ * (a snapshot written from it) without reserving room for all first,
+ * since that order is random to it. */
+void idx_seed(struct idx *x, uint64_t seed);
 /* Room for `more` inserts. Returns 0 or SLUICE_ENOMEM. Reserve for all
  * before filling a table in the slot order of another (a snapshot): the
  * items come in the order of their hash, and in a table too small for all
@@ -86,7 +92,7 @@ idx_prefetch(const struct idx *x, uint64_t key)
 {
 	if (x->cap > 0)
 		__builtin_prefetch(
-		    &x->slot[(idx_mix(key) >> 32) * x->cap >> 32], 1);
+		    &x->slot[(idx_mix(key ^ x->seed) >> 32) * x->cap >> 32], 1);
 }
 
 /* Hash of a byte string under a seed. */

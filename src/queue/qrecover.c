@@ -15,14 +15,14 @@ enum {
 void
 queue_expect_tasks(struct queue *q, uint64_t tasks)
 {
-	(void)idx_reserve(
-	    &q->ids, (uint32_t)(tasks < EXPECT_MAX ? tasks : EXPECT_MAX));
+	tidx_expect(&q->ids, tasks < EXPECT_MAX ? tasks : EXPECT_MAX);
 	tslab_expect(&q->pool, tasks);
 }
 
 void
 queue_expect_done(struct queue *q)
 {
+	tidx_expect(&q->ids, 0); /* the load is over, as announced or not */
 	tslab_settle(&q->pool);
 }
 

@@ -453,15 +453,16 @@ queue_snapshot_write(const struct queue *q, queue_emit_fn *emit, void *arg)
 		if ((rc = glimit_snapshot(tb, emit, arg)) != 0)
 			return rc;
 	}
-	/* In slot order: a loader whose index has the same size puts each
-	 * task near the one before. The tasks themselves lie all over the
-	 * heap, so their memory is asked for a few slots ahead. */
-	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		const struct task *t = idx_at(&q->ids, i);
+	/* In the index's order: by id for most (tidx.h), so a loader puts
+	 * each task next to the one before. The tasks themselves may lie
+	 * anywhere, so their memory is asked for a few slots ahead. */
+	for (uint64_t i = 0, n = tidx_slots(&q->ids); i < n; i++) {
+		const struct task *t = tidx_at(&q->ids, i);
 
-		if (i + QSNAP_PREFETCH < q->ids.cap &&
-		    idx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
-			__builtin_prefetch(idx_at(&q->ids, i + QSNAP_PREFETCH));
+		if (i + QSNAP_PREFETCH < n &&
+		    tidx_at(&q->ids, i + QSNAP_PREFETCH) != NULL)
+			__builtin_prefetch(
+			    tidx_at(&q->ids, i + QSNAP_PREFETCH));
 		if (t != NULL &&
 		    ((rc = emit_group(q, t, emit, arg)) != 0 ||
 		        (rc = emit_task(q, t, emit, arg)) != 0 ||

@@ -68,15 +68,13 @@ load_meta(struct queue *q, struct rd *r)
 	if (q->lsn != 0 || q->ntasks != 0 || q->ntubes != 0 ||
 	    q->next_id != 1 || q->clock != 0)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
-	/* The index as it is just after growing (3/5 full), so the first
-	 * puts after a restart do not move every task again. Not capped as
-	 * the heaps are: tasks come in the order of the writer's index, and
-	 * in a table too small for all of them, items in that order would
-	 * pile up at its front. A state at LSN n holds at most n tasks. */
+	/* Room in the index's directory for all of them (tidx.h): they
+	 * come mostly in the order of their ids, each next to the one
+	 * before. A state at LSN n holds at most n tasks. */
 	if (ntasks > lsn || ntasks > UINT32_MAX / 2)
 		return SLUICE_ECORRUPT;
-	if ((rc = idx_reserve(&q->ids, (uint32_t)(ntasks + ntasks / 4))) != 0 ||
-	    (rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
+	tidx_expect(&q->ids, ntasks);
+	if ((rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
 	tslab_expect(&q->pool, ntasks); /* their memory faulted in ahead */
@@ -336,8 +334,7 @@ read_task_at(const struct queue *q, struct rd *r, struct task_fields *f)
 	    f->payload_len > QREC_PAYLOAD_MAX)
 		return SLUICE_ECORRUPT;
 	f->payload = rd_bytes(r, f->payload_len);
-	/* An id already loaded is found as load_task inserts it. */
-	if (f->id == 0 || f->id >= q->next_id)
+	if (f->id == 0 || f->id >= q->next_id || qs_task(q, f->id) != NULL)
 		return SLUICE_ECORRUPT;
 	if (f->tube >= q->ntubes || f->ttr == 0 || f->ttr > UINT32_MAX ||
 	    f->pri > UINT32_MAX || f->attempts > UINT32_MAX ||
@@ -446,20 +443,17 @@ load_task(struct queue *q, struct rd *r)
 	    (rc = qs_reserve(
 	         q, qs_tube_of(q, t), f.state, !detached, f.session)) != 0)
 		goto fail;
-	rc = SLUICE_ECORRUPT;
-	if (idx_insert_new(&q->ids, t) != NULL) /* its id twice */
-		goto fail;
 	if (q->load.group_id != 0) {
+		rc = SLUICE_ECORRUPT;
 		if (q->load.group_id != t->id ||
 		    (rc = groups_prepare(&q->grouped, qs_tube_of(q, t),
-		         q->load.group, q->load.group_len, &g)) != 0) {
-			idx_remove(&q->ids, t);
+		         q->load.group, q->load.group_len, &g)) != 0)
 			goto fail;
-		}
 		groups_join(qs_tube_of(q, t), g, t);
 		q->load.group_id = 0;
 	}
 
+	tidx_insert(&q->ids, t);
 	if (t->ext != NULL) {
 		t->ext->period = (int64_t)f.period;
 		task_put_error(t, err, f.error_len);

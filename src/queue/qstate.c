@@ -122,7 +122,7 @@ queue_init(struct queue *q, const struct queue_config *cfg)
 	if (q->cfg.max_error > QREC_ERROR_MAX)
 		q->cfg.max_error = QREC_ERROR_MAX;
 	tslab_init(&q->pool);
-	idx_init(&q->ids, id_key);
+	tidx_init(&q->ids, id_key);
 	idx_init(&q->keys, keyent_key);
 	idx_init(&q->names, tube_key);
 	idx_init(&q->sessions, session_key);
@@ -149,8 +149,8 @@ queue_fini(struct queue *q)
 {
 	/* A task in a slab goes with its slab: only its ext, or a task
 	 * from malloc, is freed one by one. */
-	for (uint32_t i = 0; i < q->ids.cap; i++) {
-		struct task *t = idx_at(&q->ids, i);
+	for (uint64_t i = 0; i < tidx_slots(&q->ids); i++) {
+		struct task *t = tidx_at(&q->ids, i);
 
 		if (t != NULL &&
 		    (t->ext != NULL ||
@@ -164,7 +164,7 @@ queue_fini(struct queue *q)
 	free(q->tubes);
 	free(q->tslots);
 	free(q->tslot_free);
-	idx_fini(&q->ids);
+	tidx_fini(&q->ids);
 	tslab_fini(&q->pool);
 	idx_fini(&q->keys);
 	idx_fini(&q->names);
@@ -260,7 +260,7 @@ queue_apply_decoded(
 struct task *
 qs_task(const struct queue *q, uint64_t id)
 {
-	return idx_find(&q->ids, id);
+	return tidx_find(&q->ids, id);
 }
 
 struct task *
@@ -393,7 +393,7 @@ qs_reserve(struct queue *q, struct tube *tb, int state, bool session_lease,
 int
 qs_reserve_id(struct queue *q)
 {
-	return idx_reserve(&q->ids, 1);
+	return tidx_reserve(&q->ids, 1);
 }
 
 int
@@ -675,7 +675,7 @@ qs_task_remove(struct queue *q, struct task *t, int64_t time, uint32_t dedup_ms)
 	qs_unplace(q, t);
 	if (group_slot(t) != 0)
 		groups_leave(qs_tube_of(q, t), t);
-	idx_remove(&q->ids, t);
+	tidx_remove(&q->ids, t);
 	qs_key_complete(q, t, time, dedup_ms);
 	q->ntasks--;
 	task_free(&q->pool, t);
@@ -747,7 +747,7 @@ qs_dedup_reuse(struct queue *q, struct keyent *ke)
 void
 qs_task_swap(struct queue *q, struct task *t, struct task *nt)
 {
-	idx_swap(&q->ids, t, nt);
+	tidx_swap(&q->ids, t, nt);
 	if (task_has_key(t)) {
 		assert(nt->ext != NULL);
 		nt->ext->key = t->ext->key;

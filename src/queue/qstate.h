@@ -30,6 +30,7 @@
 #include "queue/group.h"
 #include "queue/heap.h"
 #include "queue/idx.h"
+#include "queue/tidx.h"
 #include "queue/move.h"
 #include "queue/outcome.h"
 #include "queue/queue.h"
@@ -91,7 +92,7 @@ struct queue {
 	                         * to note in tube->dep_lsn; 0 outside it and
 	                         * for a take under a session lease */
 	struct tslab_pool pool; /* the tasks' memory (tslab.h) */
-	struct idx ids;         /* task by id */
+	struct tidx ids;        /* task by id (tidx.h) */
 	struct idx keys;        /* keyent by hash of (tube, key) */
 	struct idx names;       /* tube by hash of the name */
 	struct idx sessions;    /* first task of each session's list */

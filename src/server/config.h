@@ -50,6 +50,7 @@ struct config {
 	uint64_t seg_size;        /* --segment-size */
 	uint64_t snap_records;    /* --snapshot-records */
 	uint64_t snap_bytes;      /* --snapshot-bytes */
+	unsigned snap_growth;     /* --snapshot-growth: per cent */
 	unsigned keep_segments;   /* --keep-segments */
 	unsigned keep_snapshots;  /* --keep-snapshots, >= 1 */
 	uint32_t default_ttr_ms;  /* --ttr */

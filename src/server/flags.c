@@ -14,6 +14,7 @@
 #include "log/seg.h"
 #include "proto/msg.h"
 #include "queue/queue.h"
+#include "server/core/snapdue.h"
 #include "server/face/http/http.h"
 #include "server/flags.h"
 #include "sluice.h"
@@ -50,8 +51,18 @@ static const char usage[] =
     "                         inline: pwrite + fdatasync on the server's\n"
     "                         thread, which waits for the disk\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
-    "  --snapshot-records N   snapshot after N records (default 1000000)\n"
-    "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB)\n"
+    "  --snapshot-records N   snapshot after N records (default 1000000),\n"
+    "                         at least (--snapshot-growth)\n"
+    "  --snapshot-bytes BYTES snapshot after BYTES of log (default 256 MiB),\n"
+    "                         at least (--snapshot-growth)\n"
+    "  --snapshot-growth PCT  and not before the log since the last\n"
+    "                         snapshot holds PCT % of that snapshot's\n"
+    "                         entries in records (or of its size in\n"
+    "                         bytes), so that a growing queue is not\n"
+    "                         rebuilt whole every N records; a restart\n"
+    "                         replays at most that much after the\n"
+    "                         snapshot it loads (default 100, 0 to\n"
+    "                         10000; 0: the two floors alone)\n"
     "  --keep-segments N      old segments kept after a snapshot, for\n"
     "                         followers (default 2)\n"
     "  --keep-snapshots N     snapshots kept, with the segments the oldest\n"
@@ -280,6 +291,7 @@ enum {
 	OPT_SEG_SIZE,
 	OPT_SNAP_RECORDS,
 	OPT_SNAP_BYTES,
+	OPT_SNAP_GROWTH,
 	OPT_KEEP_SEGMENTS,
 	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_LOG_BYTES,
@@ -344,6 +356,7 @@ static const struct option options[] = {
 	{ "segment-size", required_argument, NULL, OPT_SEG_SIZE },
 	{ "snapshot-records", required_argument, NULL, OPT_SNAP_RECORDS },
 	{ "snapshot-bytes", required_argument, NULL, OPT_SNAP_BYTES },
+	{ "snapshot-growth", required_argument, NULL, OPT_SNAP_GROWTH },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
 	{ "keep-snapshots", required_argument, NULL, OPT_KEEP_SNAPSHOTS },
 	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
@@ -370,6 +383,7 @@ flags_defaults(struct config *cfg)
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;
+	cfg->snap_growth = SNAPDUE_GROWTH_DEFAULT;
 	cfg->keep_segments = 2;
 	cfg->keep_snapshots = 2;
 	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
@@ -686,6 +700,11 @@ flags_parse(int argc, char **argv, struct config *cfg)
 		case OPT_SNAP_BYTES:
 			rc = flags_u64("--snapshot-bytes", optarg, 1,
 			    UINT64_MAX, &cfg->snap_bytes);
+			break;
+		case OPT_SNAP_GROWTH:
+			if ((rc = flags_u64("--snapshot-growth", optarg, 0,
+			         SNAPDUE_GROWTH_MAX, &v)) == 0)
+				cfg->snap_growth = (unsigned)v;
 			break;
 		case OPT_KEEP_SEGMENTS:
 			if ((rc = flags_u64("--keep-segments", optarg, 0,

@@ -124,6 +124,18 @@ test_a_bad_value_is_one_clear_line(void **state)
 	assert_int_equal(sluiced("--sync-replicas", "many", NULL), 2);
 	assert_int_equal(lines(err), 1);
 
+	/* the snapshot cadence's growth is a per cent, 0 to 10000 */
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--snapshot-growth", "10001", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--snapshot-growth"));
+	assert_non_null(strstr(err, "10000"));
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--snapshot-growth", "half", NULL),
+	    2);
+	assert_non_null(strstr(err, "--snapshot-growth"));
+
 	/* a URL flag given a bare address says what a URL looks like */
 	assert_int_equal(sluiced("--data", t_path(d, "data"), "--listen",
 	                     "127.0.0.1:7711", NULL),

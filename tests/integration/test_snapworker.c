@@ -8,7 +8,11 @@
  *   finds exactly what was acknowledged.
  * - A SIGTERM while the worker builds a large snapshot stops the server
  *   cleanly (exit 0, no unfinished snapshot left), and it starts again
- *   with every task. */
+ *   with every task.
+ * - A queue that grows under a long load is snapshotted at sizes that
+ *   grow with it (--snapshot-growth), not every --snapshot-records
+ *   records, and a restart replays no more than the snapshot it loads
+ *   allows. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -32,6 +36,29 @@ log_has(const struct t_srv *s, const char *needle)
 		found = strstr(line, needle) != NULL;
 	fclose(f);
 	return found;
+}
+
+/* How many lines of the server's log hold `needle`; the last one's text
+ * after it is copied into `last` (when not NULL). */
+static int
+log_count(const struct t_srv *s, const char *needle, char *last, size_t n)
+{
+	FILE *f = fopen(s->log, "r");
+	char line[4096];
+	int count = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		const char *at = strstr(line, needle);
+
+		if (at == NULL)
+			continue;
+		count++;
+		if (last != NULL)
+			snprintf(last, n, "%s", at + strlen(needle));
+	}
+	fclose(f);
+	return count;
 }
 
 /* How many "*.snap.inprogress" files `dir` holds. */
@@ -145,6 +172,64 @@ test_stop_while_the_worker_builds(void **state)
 	free(payload);
 }
 
+/* 8,000 puts with --snapshot-records 1000, paced so that each snapshot
+ * ends before the next is due: with the thresholds growing with the last
+ * snapshot's entries they come after 1,000, 2,000, 4,000 and 8,000
+ * tasks (4, where a fixed cadence gives 7 or 8), and after a kill -9 the
+ * restart replays at most as many records as the snapshot it loads
+ * holds entries. */
+static void
+test_a_growing_queue_is_snapshotted_as_it_doubles(void **state)
+{
+	enum { TASKS = 8000, BATCH = 100, FLOOR = 1000 };
+	static const char *const args[] = { "--snapshot-records", "1000",
+		NULL };
+	struct t_srv *s = it_srv(*state, "node");
+	struct sluice_batch_item items[BATCH];
+	struct sluice_client *c;
+	uint64_t entries = 0, records = 0;
+	char last[512];
+	const char *at;
+	int n;
+
+	for (int i = 0; args[i] != NULL; i++)
+		s->args[i] = args[i];
+	it_start(s);
+	c = it_client(s);
+	for (int b = 0; b < TASKS / BATCH; b++) {
+		for (int i = 0; i < BATCH; i++) {
+			sluice_put_opts_init(&items[i].opts);
+			items[i].opts.tube = "grow";
+			items[i].payload = "g";
+			items[i].len = 1;
+		}
+		it_rc(c, sluice_put_batch(c, items, BATCH), 0);
+		/* every 500 tasks, time for a snapshot due to end */
+		if ((b + 1) % 5 == 0)
+			it_sleep_ms(it_sanitized() ? 600 : 200);
+	}
+	it_sleep_ms(it_sanitized() ? 1500 : 500);
+	n = log_count(s, "snapshot written ", last, sizeof(last));
+	assert_true(n >= 3 && n <= 5);
+	assert_non_null(at = strstr(last, " entries="));
+	entries = strtoull(at + 9, NULL, 10);
+	assert_true(entries >= 4000 && entries <= TASKS + 10);
+	/* a few more puts, then a crash: the restart loads the newest
+	 * snapshot and replays the log after it, no more than it allows */
+	it_rc(c, sluice_put_batch(c, items, BATCH), 0);
+	it_crash_restart(s, &c);
+	assert_int_equal(it_counts(c, "grow").ready, TASKS + BATCH);
+	assert_int_equal(
+	    log_count(s, "recovered from a snapshot", last, sizeof(last)), 1);
+	assert_non_null(at = strstr(last, " snap_entries="));
+	entries = strtoull(at + 14, NULL, 10);
+	assert_non_null(at = strstr(last, " records="));
+	records = strtoull(at + 9, NULL, 10);
+	assert_true(records <= (entries > FLOOR ? entries : FLOOR) + BATCH);
+	sluice_close(c);
+	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
+}
+
 int
 main(void)
 {
@@ -152,6 +237,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_snapshot_is_built_from_the_one_before_and_the_log),
 		T(test_stop_while_the_worker_builds),
+		T(test_a_growing_queue_is_snapshotted_as_it_doubles),
 	};
 #undef T
 	return cmocka_run_group_tests_name("snapworker", tests, NULL, NULL);

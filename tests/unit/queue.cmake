@@ -16,6 +16,8 @@ sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 # (with a spare faulted in ahead) gives its memory back.
 sluice_test(tslab LIBS sluice_queue TIMEOUT 60)
 sluice_test(idx LIBS sluice_queue TIMEOUT 60)
+# The tasks by id in chunks of consecutive ids (src/queue/tidx.c).
+sluice_test(tidx LIBS sluice_queue TIMEOUT 120)
 # The rolling per-second history (queue/rates.h).
 sluice_test(rates LIBS sluice_queue TIMEOUT 60)
 # A tube's flow limits: the token bucket and the concurrency cap.

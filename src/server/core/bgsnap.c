@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log/recover.h"
@@ -96,6 +97,8 @@ struct bgsnap_job {
 	uint64_t keep_from; /* the oldest snapshot kept; 0: unknown */
 	uint64_t records;   /* records applied after the base snapshot */
 	uint64_t base_lsn;  /* the snapshot it started from; 0: none */
+	uint64_t entries;   /* the snapshot written: its entries ... */
+	uint64_t bytes;     /* ... and its file's size */
 };
 
 /* The thread and what it shares with the loop, under `mu`. */
@@ -132,8 +135,31 @@ bgsnap_due(const struct core *c)
 	if (bgsnap_busy(&c->snap))
 		return false;
 	wal_stats(c->wal, &ws);
-	return ws.records - c->snap.records_at_last >= c->cfg->snap_records ||
-	    ws.bytes - c->snap.bytes_at_last >= c->cfg->snap_bytes;
+	return snapdue(&(struct snapdue_cfg) { c->cfg->snap_records,
+	                   c->cfg->snap_bytes, c->cfg->snap_growth },
+	    &c->snap.base, ws.records - c->snap.records_at_last,
+	    ws.bytes - c->snap.bytes_at_last);
+}
+
+void
+bgsnap_recovered(struct core *c, const struct recover_result *res)
+{
+	struct bgsnap *s = &c->snap;
+	char path[PATH_MAX];
+	struct stat st;
+
+	s->last_lsn = res->snap_lsn;
+	s->base.entries = res->snap_entries;
+	s->base.bytes = 0;
+	if (res->snap_lsn != 0 &&
+	    snap_path(path, sizeof(path), c->cfg->data_dir, res->snap_lsn) ==
+	        0 &&
+	    stat(path, &st) == 0)
+		s->base.bytes = (uint64_t)st.st_size;
+	/* The log's counters start at zero: the records replayed are
+	 * counted before them (unsigned, so since - (0 - n) = since + n). */
+	s->records_at_last = 0 - res->records;
+	s->bytes_at_last = 0;
 }
 
 /* Tasks finished so far (acked, deleted, flushed). */
@@ -302,6 +328,7 @@ write_snapshot(struct bgsnap_job *j, struct build *b)
 {
 	struct snap_writer w;
 	struct emit_ctx e = { b, &w };
+	struct stat st;
 	int rc;
 
 	rc = snap_writer_open(
@@ -309,12 +336,16 @@ write_snapshot(struct bgsnap_job *j, struct build *b)
 	if (rc != 0)
 		goto fail;
 	rc = queue_snapshot_write(b->q, emit, &e);
-	if (rc == 0)
+	if (rc == 0) {
+		j->entries = w.entries;
 		rc = snap_writer_finish(&w);
-	else
+	} else {
 		snap_writer_abort(&w);
+	}
 	if (rc != 0)
 		goto fail;
+	if (stat(w.tmp, &st) == 0)
+		j->bytes = (uint64_t)st.st_size;
 	/* Read back whole before the older ones may go. */
 	if (snap_load(w.tmp, NULL, NULL, NULL, NULL) != 0) {
 		unlink(w.tmp);
@@ -616,6 +647,8 @@ published(struct core *c, const struct bgsnap_job *j)
 	s->last_lsn = s->lsn;
 	s->last_at = clock_now_ms();
 	s->last_ms = (clock_mono_ns() - s->started_ns) / 1000000;
+	s->base.entries = j->entries;
+	s->base.bytes = j->bytes;
 	if (j->rc != 0)
 		log_warn("snap", "cannot remove older snapshots error=\"%s\"",
 		    sluice_strerror(j->rc));
@@ -634,10 +667,14 @@ published(struct core *c, const struct bgsnap_job *j)
 		    strerror(-rc));
 	log_info("snap",
 	    "snapshot written lsn=%" PRIu64 " ms=%" PRId64 " pause_us=%" PRIu64
-	    " base_lsn=%" PRIu64 " records=%" PRIu64 " below_lsn=%" PRIu64
+	    " base_lsn=%" PRIu64 " records=%" PRIu64 " entries=%" PRIu64
+	    " bytes=%" PRIu64 " next_records=%" PRIu64 " below_lsn=%" PRIu64
 	    " remove_us=%" PRIu64,
-	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records, below,
-	    remove_us);
+	    s->lsn, s->last_ms, s->pause_us, j->base_lsn, j->records,
+	    j->entries, j->bytes,
+	    snapdue_limit(
+	        c->cfg->snap_records, j->entries, c->cfg->snap_growth),
+	    below, remove_us);
 	answer_waiters(c, 0, NULL, false);
 }
 

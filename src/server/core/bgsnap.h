@@ -9,8 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "server/core/snapdue.h"
+
 struct core;
 struct face_ctx;
+struct recover_result;
 
 /* A snapshot request waiting for the snapshot to be published. */
 struct snap_waiter {
@@ -37,6 +40,8 @@ struct bgsnap {
 	int64_t last_ms;          /* how long it took */
 	uint64_t records_at_last; /* wal records counter then */
 	uint64_t bytes_at_last;   /* wal bytes counter then */
+	struct snapdue_base base; /* the last snapshot's size, which sets
+	                           * how much log the next one waits for */
 	uint64_t pause_us;        /* what starting the last one cost the
 	                           * loop (handing the worker its job) */
 	struct snap_waiter *waiters;
@@ -64,7 +69,13 @@ bgsnap_busy(const struct bgsnap *s)
  * being handled: a read, answered for the local log). */
 int bgsnap_start(struct core *c);
 
-/* Whether the thresholds ask for a snapshot now. */
+/* The state was recovered (`res`): the snapshot it loaded is the last
+ * one, its size sets the next one's thresholds, and the records replayed
+ * after it count as log since it (a restart replays them again). */
+void bgsnap_recovered(struct core *c, const struct recover_result *res);
+
+/* Whether the thresholds ask for a snapshot now (snapdue.h: they grow
+ * with the last snapshot's size). */
 bool bgsnap_due(const struct core *c);
 
 /* Whether a snapshot would give a full log (c->full) room back: as many

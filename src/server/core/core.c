@@ -785,7 +785,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	}
 	/* the loop writes the durable mark after its replies (srv.c) */
 	wal_mark_late(c->wal, true);
-	c->snap.last_lsn = res->snap_lsn;
+	bgsnap_recovered(c, res);
 	c->recovery_ms = res->elapsed_ms;
 	return 0;
 }
