@@ -16,10 +16,10 @@
  * A group's cap is swept the same way over its group's takes (those with
  * a gcap), each group apart.
  *
- * The rule "double" uses the same intervals task by task: a take of a
- * task answered before an earlier take's interval ended is a second
- * worker holding it, except that there another take does not end the
- * interval (it is what is judged).
+ * The rule "double" uses the same intervals task by task: two takes of a
+ * task whose intervals overlap are two workers holding it at once, except
+ * that there another take does not end an interval (it is what is
+ * judged).
  *
  * O(n log n) a sweep: the operations indexed once by task and by client, the
  * faults in invocation order with the latest completion so far (so the
@@ -215,36 +215,42 @@ sweep(const struct hist_op *ops, const struct pair *by_id, size_t nid,
 	}
 }
 
-/* The rule double over one task's operations (task[0..ntask)): each
- * answered take after the first is judged against every earlier one. */
+/* The rule double over one task's operations (task[0..ntask)): the
+ * intervals of two answered takes in which each surely held the task
+ * never overlap. */
 static void
 retake(const struct hist_op *ops, const struct pair *task, size_t ntask,
     const int64_t *next_unknown, const int64_t *last_end, const size_t *faults,
-    const int64_t *fmax, size_t nf, struct hist_report *r)
+    const int64_t *fmax, size_t nf, int64_t *end, struct hist_report *r)
 {
 	for (size_t k = 0; k < ntask; k++) {
 		const struct hist_op *a = &ops[task[k].i];
-		int64_t end;
 
-		if (a->type != HIST_TAKE || a->outcome != HIST_OK)
+		end[k] = INT64_MIN;
+		if (a->type == HIST_TAKE && a->outcome == HIST_OK)
+			end[k] = lease_end(ops, task[k].i, task, ntask,
+			    next_unknown, last_end, faults, fmax, nf, true);
+	}
+	for (size_t k = 0; k < ntask; k++) {
+		const struct hist_op *a = &ops[task[k].i];
+
+		if (end[k] == INT64_MIN)
 			continue;
-		end = lease_end(ops, task[k].i, task, ntask, next_unknown,
-		    last_end, faults, fmax, nf, true);
-		for (size_t m = 0; m < ntask; m++) {
+		for (size_t m = k + 1; m < ntask; m++) {
 			const struct hist_op *b = &ops[task[m].i];
 
-			if (m == k || b->type != HIST_TAKE ||
-			    b->outcome != HIST_OK || b->invoke < a->invoke ||
-			    (b->invoke == a->invoke && m < k))
+			if (end[m] == INT64_MIN)
 				continue;
 			r->retakes++;
-			if (b->complete < end) {
+			if (max64(a->complete, b->complete) <
+			    min64(end[k], end[m])) {
 				hist_violation(r, ops, HIST_R_DOUBLE, a->id,
 				    a->key, a, b,
-				    "task %" PRIu64 " taken again while an "
-				    "earlier take surely held it (until "
-				    "%" PRId64 " us at the earliest)",
-				    a->id, end);
+				    "task %" PRIu64 " surely held by two "
+				    "takes at once, from %" PRId64
+				    " us to %" PRId64 " us",
+				    a->id, max64(a->complete, b->complete),
+				    min64(end[k], end[m]));
 				return;
 			}
 		}
@@ -278,13 +284,14 @@ check_rules(
 	int64_t *next_unknown = malloc((n ? n : 1) * sizeof(*next_unknown));
 	int64_t *last_end = malloc((n ? n : 1) * sizeof(*last_end));
 	struct edge *e = malloc((n ? n : 1) * 2 * sizeof(*e));
+	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
 	size_t nid = 0, ncl = 0, nf = 0;
 	uint64_t groups[4] = { 0 }; /* the groups with a cap, a bit each */
 	int rc = -1;
 
 	if (by_id == NULL || by_client == NULL || faults == NULL ||
 	    fmax == NULL || next_unknown == NULL || last_end == NULL ||
-	    e == NULL)
+	    e == NULL || scratch == NULL)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct hist_op *op = &ops[i];
@@ -321,7 +328,7 @@ check_rules(
 			takes += ops[by_id[j].i].type == HIST_TAKE;
 		if (takes > 1)
 			retake(ops, by_id + i, j - i, next_unknown, last_end,
-			    faults, fmax, nf, r);
+			    faults, fmax, nf, scratch, r);
 	}
 	for (unsigned g = 0; !dbl && g < 256; g++)
 		if (g == 0 ? r->cap != 0 : (groups[g / 64] >> (g % 64)) & 1)
@@ -336,5 +343,6 @@ out:
 	free(next_unknown);
 	free(last_end);
 	free(e);
+	free(scratch);
 	return rc;
 }
