@@ -11,6 +11,9 @@
  * payload is what stays. A lease is recorded with bit 61 set when the
  * task came from cluster "cb", so that two clusters' leases are never
  * the same number; they are ordered by real time only. Half the puts
+ * are batches of up to MV_BATCH (split by the router: one commit at the
+ * owner), so that the tube grows and a move has thousands of tasks to
+ * copy while its clients work. Half the tasks
  * carry the payload's key as the task's key too: a key is live once
  * across the clusters, and a put the library sends again after a lost
  * connection names the task the first made.
@@ -27,6 +30,7 @@
 
 enum {
 	MV_TAKE_MAX = 3,
+	MV_BATCH = 8,
 	MV_PACE_US = 10000,
 	MV_HELD = 8,
 	MV_LOOP_MAX = 50000000,
@@ -124,38 +128,64 @@ mv_open(struct chaos *c)
 	return r;
 }
 
+/* One put, or a batch of up to MV_BATCH (the router's, one commit at the
+ * owner): more tasks come in than go out, so that a move has some to
+ * copy while its clients work. */
 static void
 mv_put(struct mv_th *t)
 {
-	struct sluice_put_opts o;
-	struct sluice_put_result res;
 	static const uint32_t max[] = { 0, 0, 1, 2, 3 };
-	char payload[HIST_PAYLOAD_MAX], key[20];
-	uint64_t k = ((uint64_t)t->id << 40) | ++t->seq;
-	size_t len = hist_payload(k, payload);
-	struct hist_op op;
+	struct sluice_batch_item items[MV_BATCH];
+	char payload[MV_BATCH][HIST_PAYLOAD_MAX], key[MV_BATCH][20];
+	uint64_t keys[MV_BATCH];
+	size_t n = t_below(&t->rng, 2) ? 1 : 1 + t_below(&t->rng, MV_BATCH);
 	int64_t t0;
 	int rc;
 
-	sluice_put_opts_init(&o);
-	o.tube = MV_TUBE;
-	o.priority = (uint32_t)t_below(&t->rng, 4);
-	o.ttr_ms = 1000 + t_below(&t->rng, CHAOS_TTR_MAX_MS - 1000);
-	o.max_attempts = max[t_below(&t->rng, 5)];
-	if (t_below(&t->rng, 20) == 0)
-		o.delay_ms = 50 + t_below(&t->rng, 250);
-	if (t_below(&t->rng, 2) == 0) {
-		snprintf(key, sizeof(key), "%016" PRIx64, k);
-		o.key = key;
+	memset(items, 0, sizeof(items));
+	for (size_t i = 0; i < n; i++) {
+		struct sluice_put_opts *o = &items[i].opts;
+
+		sluice_put_opts_init(o);
+		o->tube = MV_TUBE;
+		o->priority = (uint32_t)t_below(&t->rng, 4);
+		o->ttr_ms = 1000 + t_below(&t->rng, CHAOS_TTR_MAX_MS - 1000);
+		o->max_attempts = max[t_below(&t->rng, 5)];
+		if (t_below(&t->rng, 20) == 0)
+			o->delay_ms = 50 + t_below(&t->rng, 250);
+		keys[i] = ((uint64_t)t->id << 40) | ++t->seq;
+		if (t_below(&t->rng, 2) == 0) {
+			snprintf(
+			    key[i], sizeof(key[i]), "%016" PRIx64, keys[i]);
+			o->key = key[i];
+		}
+		items[i].payload = payload[i];
+		items[i].len = hist_payload(keys[i], payload[i]);
 	}
 	t0 = hist_now(t->c->h);
-	rc = sluice_router_put(t->r, &o, payload, len, &res);
-	mv_op(t, &op, HIST_PUT, t0);
-	op.key = k;
-	op.max = o.max_attempts;
-	if (rc == 0)
-		op.id = HIST_MV_ID(k);
-	mv_done(t, &op, rc);
+	if (n == 1) {
+		struct sluice_put_result res;
+
+		rc = sluice_router_put(
+		    t->r, &items[0].opts, items[0].payload, items[0].len, &res);
+	} else {
+		rc = sluice_router_put_batch(t->r, items, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hist_op op;
+		int irc = n > 1 ? items[i].rc : rc;
+
+		/* a batch the router could not send leaves its items' rc
+		 * as the request's error */
+		if (n > 1 && rc != 0 && irc == 0)
+			irc = rc;
+		mv_op(t, &op, HIST_PUT, t0);
+		op.key = keys[i];
+		op.max = items[i].opts.max_attempts;
+		if (irc == 0)
+			op.id = HIST_MV_ID(keys[i]);
+		mv_done(t, &op, irc);
+	}
 }
 
 static void
