@@ -13,8 +13,10 @@
  *
  * In make test: 40 s of load and 3 faults (a failover and two of kill,
  * SIGSTOP and full disk), seed 0xc4a05 unless SLUICE_TEST_SEED says
- * otherwise. make chaos runs it for 10 minutes with a fault after every
- * 0.3-1.3 s of calm:
+ * otherwise, one cluster and no moves (two clusters and etcd take a core
+ * for the whole run, and make test runs it beside the other tests). make
+ * chaos runs it for 10 minutes with moves and a fault after every 0.3-1.3
+ * s of calm, a quarter of them moves:
  *   SLUICE_CHAOS_SECS     seconds of load (default 40)
  *   SLUICE_CHAOS_FAULTS   faults, evenly spread; 0: one after every
  *                         0.3-1.3 s of calm
