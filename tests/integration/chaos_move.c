@@ -290,5 +290,7 @@ chaos_move(struct chaos *c, uint64_t *rng)
 	}
 	atomic_store(&c->mv_owner, to);
 	c->fig.moves++;
+	fprintf(stderr, "chaos: mv on %s after %.1f s (%d runs of the mover)\n",
+	    CLUSTERS[to], (double)(hist_now(c->h) - t0) / 1e6, runs);
 	return 0;
 }
