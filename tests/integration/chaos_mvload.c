@@ -31,6 +31,7 @@
 enum {
 	MV_TAKE_MAX = 3,
 	MV_BATCH = 8,
+	MV_LIVE_MAX = 3000, /* about this many tasks in the tube at most */
 	MV_PACE_US = 10000,
 	MV_HELD = 8,
 	MV_LOOP_MAX = 50000000,
@@ -46,6 +47,7 @@ struct mv_held {
 struct mv_th {
 	pthread_t th;
 	struct chaos *c;
+	atomic_long *live; /* the tube's tasks, as the clients count them */
 	uint32_t id;
 	uint64_t rng;
 	uint64_t seq;
@@ -56,6 +58,7 @@ struct mv_th {
 
 struct chaos_mv {
 	struct chaos *c;
+	atomic_long live; /* puts acknowledged less acks and deletes */
 	struct mv_th th[CHAOS_MV_MAX];
 	int n;
 };
@@ -182,8 +185,10 @@ mv_put(struct mv_th *t)
 		mv_op(t, &op, HIST_PUT, t0);
 		op.key = keys[i];
 		op.max = items[i].opts.max_attempts;
-		if (irc == 0)
+		if (irc == 0) {
 			op.id = HIST_MV_ID(keys[i]);
+			atomic_fetch_add(t->live, 1);
+		}
 		mv_done(t, &op, irc);
 	}
 }
@@ -224,6 +229,8 @@ mv_lease_op(struct mv_th *t, const struct sluice_task *tk, uint64_t key,
 	op.lease = mv_lease(tk);
 	if (rc == 0)
 		op.state = (int8_t)after.state;
+	if (rc == 0 && type == HIST_ACK)
+		atomic_fetch_sub(t->live, 1);
 	mv_done(t, &op, rc);
 }
 
@@ -242,6 +249,8 @@ mv_delete(struct mv_th *t, const struct sluice_task *tk, uint64_t key)
 		rc = sluice_delete(cl, tk->id);
 	mv_op(t, &op, HIST_DELETE, t0);
 	op.id = HIST_MV_ID(key);
+	if (rc == 0)
+		atomic_fetch_sub(t->live, 1);
 	mv_done(t, &op, rc);
 }
 
@@ -262,6 +271,8 @@ mv_clear_buried(struct mv_th *t)
 
 		mv_op(t, &op, HIST_DELETE, t0);
 		op.id = key != 0 ? HIST_MV_ID(key) : tk->id;
+		if (rc == 0)
+			atomic_fetch_sub(t->live, 1);
 		mv_done(t, &op, rc);
 	}
 	sluice_task_free(tk);
@@ -389,6 +400,10 @@ mv_main(void *arg)
 	     i++) {
 		uint64_t r = t_below(&t->rng, 100);
 
+		/* the tube kept near MV_LIVE_MAX: a move's copies and drops
+		 * of it must fit the nodes' small disks (CHAOS_TMPFS_MB) */
+		if (r < 35 && atomic_load(t->live) > MV_LIVE_MAX)
+			r = 35 + t_below(&t->rng, 53);
 		if (r < 35) {
 			mv_put(t);
 		} else if (r < 88) {
@@ -436,6 +451,7 @@ chaos_mv_start(struct chaos *c, int n)
 		struct mv_th *t = &m->th[i];
 
 		t->c = c;
+		t->live = &m->live;
 		t->id = (uint32_t)(201 + i);
 		t->rng = t_rand(&rng);
 		if (pthread_create(&t->th, NULL, mv_main, t) != 0) {

@@ -488,17 +488,24 @@ fill(struct chaos_node *n)
 static void
 ballast_tasks(struct chaos *c, struct chaos_node *n, bool flush)
 {
-	struct sluice_client *cl = chaos_client(c, n->s->url);
+	/* the flush to whichever node leads by then: ballast left behind
+	 * would fill every node's disk a little more at each such fault */
+	struct sluice_client *cl = chaos_client(c, flush ? c->urls : n->s->url);
 	struct sluice_put_opts o;
 	char *p = calloc(1, BALLAST_TASK);
 
 	if (cl != NULL && p != NULL) {
+		int rc = -1;
+
 		sluice_set_timeout(cl, NEMESIS_CALL_MS);
 		sluice_put_opts_init(&o);
 		o.tube = "ballast";
-		for (int i = 0; i < 5 && flush; i++)
-			if (sluice_flush(cl, "ballast", NULL) == 0)
-				break;
+		for (int i = 0; i < 20 && flush && rc != 0; i++)
+			if ((rc = sluice_flush(cl, "ballast", NULL)) != 0)
+				it_sleep_ms(250);
+		if (flush && rc != 0)
+			fprintf(stderr, "chaos: the ballast tasks stay: %s\n",
+			    sluice_strerror(rc));
 		for (int i = 0; i < BALLAST_TASKS && !flush; i++)
 			if (sluice_put(cl, &o, p, BALLAST_TASK, NULL, NULL) !=
 			    0)
