@@ -142,6 +142,7 @@ static const char *const fault_names[HIST_FAULTS_] = {
 	[HIST_F_DISK] = "disk",
 	[HIST_F_FAILOVER] = "failover",
 	[HIST_F_MOVE] = "move",
+	[HIST_F_ELECT] = "elect",
 };
 
 /* "ready".."buried", "gone" for 0 */

@@ -148,6 +148,11 @@ enum hist_fault {
 	HIST_F_MOVE,     /* a tube moved to another cluster (with kills of
 	                    the mover, of a node of either cluster in the
 	                    middle, recorded as faults of their own) */
+	HIST_F_ELECT,    /* a cluster that elects its leader through etcd
+	                    has one of a new epoch, seen by a watch between
+	                    two looks (the first the fault's invocation): a
+	                    crash, whether the nemesis caused it or a leader
+	                    lost its lease in etcd by itself */
 	HIST_FAULTS_
 };
 

@@ -195,6 +195,14 @@ int chaos_start_moves(struct chaos *c);
  * in the history. 0 once the move is done, or -1 (chaos.err). */
 int chaos_move(struct chaos *c, uint64_t *rng);
 
+/* A thread that looks at both clusters' epochs every 100 ms and records
+ * each new one as a crash (HIST_F_ELECT): a leader may lose its lease in
+ * etcd with no fault of the nemesis. Stopped (and chaos.stop set) by
+ * chaos_watch_stop. */
+struct chaos_watch;
+struct chaos_watch *chaos_watch_start(struct chaos *c);
+void chaos_watch_stop(struct chaos_watch *w);
+
 /* (Re)starts a node of either cluster: chaos_node.c's start. */
 int chaos_node_start(struct chaos *c, struct chaos_node *n);
 

@@ -17,13 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "chaos.h"
 
 enum {
-	MOVER_RUNS = 8,
+	MOVER_RUNS = 60,
+	MOVER_PAUSE_MS = 500, /* after a run that failed (a log full while a
+	                         snapshot is written, a node gone) */
+	WATCH_MS = 100,
 	FIND_CALL_MS = 1500,
 	ELECT_MS = 30000,
 };
@@ -192,6 +196,36 @@ mover_wait(pid_t pid, int64_t end)
 	return -1;
 }
 
+/* Why cluster `owner`'s leader may refuse a copy: its disk's free room
+ * and the last lines of its log that speak of space. */
+static void
+space_report(struct chaos *c, int owner)
+{
+	struct chaos_node *n = owner == 0 ? chaos_find_leader(c) : &c->b;
+	char line[512], keep[4][512];
+	size_t nk = 0;
+	struct statvfs v;
+	FILE *f;
+
+	if (n == NULL)
+		return;
+	if (statvfs(n->s->data, &v) == 0)
+		fprintf(stderr,
+		    "chaos: node %d's disk: %.1f MB free of %.1f MB\n", n->idx,
+		    (double)v.f_bavail * (double)v.f_frsize / 1e6,
+		    (double)v.f_blocks * (double)v.f_frsize / 1e6);
+	if ((f = fopen(n->s->log, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "refusing") != NULL ||
+		    strstr(line, "preallocat") != NULL ||
+		    strstr(line, "snapshot") != NULL)
+			memcpy(keep[nk++ % 4], line, sizeof(line));
+	fclose(f);
+	for (size_t i = nk > 4 ? nk - 4 : 0; i < nk; i++)
+		fprintf(stderr, "chaos: node %d: %s", n->idx, keep[i % 4]);
+}
+
 /* kill -9 of a node of cluster `owner` in a move's middle: "ca"'s
  * leader (etcd elects another, it comes back as a follower), or "cb"'s
  * node (restarted at once). A crash in the history. */
@@ -276,7 +310,8 @@ chaos_move(struct chaos *c, uint64_t *rng)
 			    "chaos: the mover to %s ended with %d; run "
 			    "again\n",
 			    CLUSTERS[to], status);
-			it_sleep_ms(200);
+			space_report(c, to);
+			it_sleep_ms(MOVER_PAUSE_MS);
 		}
 	}
 	chaos_record(c, HIST_FAULT, HIST_F_MOVE, to ? CHAOS_B_NODE : 0, t0,
@@ -293,4 +328,82 @@ chaos_move(struct chaos *c, uint64_t *rng)
 	fprintf(stderr, "chaos: mv on %s after %.1f s (%d runs of the mover)\n",
 	    CLUSTERS[to], (double)(hist_now(c->h) - t0) / 1e6, runs);
 	return 0;
+}
+
+/* ---- the watch of the clusters' epochs ------------------------------ */
+
+struct chaos_watch {
+	pthread_t th;
+	struct chaos *c;
+	bool started;
+};
+
+/* Each cluster's epoch, looked at every WATCH_MS: a higher one than the
+ * last look's is a leader elected since (HIST_F_ELECT, a crash from the
+ * look before). The nemesis's kills are seen too; what it cannot see is
+ * a leader whose lease in etcd ran out by itself (a slow etcd on a busy
+ * machine), which ends its sessions' leases and may lose its newest take
+ * all the same. */
+static void *
+watch_main(void *arg)
+{
+	struct chaos_watch *w = arg;
+	struct chaos *c = w->c;
+	const char *where[2] = { c->urls, c->b.s->url };
+	struct sluice_client *cl[2] = { NULL, NULL };
+	uint64_t epoch[2] = { 0, 0 };
+	int64_t seen[2] = { 0, 0 }; /* the last look that answered */
+
+	for (long i = 0; i < 10000000 && !atomic_load(&c->stop); i++) {
+		for (int k = 0; k < 2; k++) {
+			struct sluice_stats *st = NULL;
+			int64_t t0 = hist_now(c->h);
+
+			if (cl[k] == NULL && sluice_open(where[k], &cl[k]) != 0)
+				continue;
+			sluice_set_timeout(cl[k], FIND_CALL_MS);
+			sluice_set_connect_timeout(cl[k], c->connect_ms);
+			if (sluice_stats(cl[k], NULL, &st) != 0)
+				continue;
+			if (epoch[k] != 0 && st->epoch > epoch[k])
+				chaos_record(c, HIST_CRASH, HIST_F_ELECT,
+				    k == 0 ? atomic_load(&c->leader)
+				           : CHAOS_B_NODE,
+				    seen[k], hist_now(c->h));
+			if (st->epoch >= epoch[k]) {
+				epoch[k] = st->epoch;
+				seen[k] = t0;
+			}
+			sluice_stats_free(st);
+		}
+		it_sleep_ms(WATCH_MS);
+	}
+	sluice_close(cl[0]);
+	sluice_close(cl[1]);
+	return NULL;
+}
+
+struct chaos_watch *
+chaos_watch_start(struct chaos *c)
+{
+	struct chaos_watch *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return NULL;
+	w->c = c;
+	w->started = pthread_create(&w->th, NULL, watch_main, w) == 0;
+	if (!w->started)
+		chaos_fail(c, "no thread");
+	return w;
+}
+
+void
+chaos_watch_stop(struct chaos_watch *w)
+{
+	if (w == NULL)
+		return;
+	atomic_store(&w->c->stop, true);
+	if (w->started)
+		pthread_join(w->th, NULL);
+	free(w);
 }

@@ -58,6 +58,7 @@ struct mv_th {
 
 struct chaos_mv {
 	struct chaos *c;
+	struct chaos_watch *watch;
 	atomic_long live; /* puts acknowledged less acks and deletes */
 	struct mv_th th[CHAOS_MV_MAX];
 	int n;
@@ -446,6 +447,7 @@ chaos_mv_start(struct chaos *c, int n)
 	if (m == NULL)
 		return NULL;
 	m->c = c;
+	m->watch = chaos_watch_start(c);
 	n = n < CHAOS_MV_MAX ? n : CHAOS_MV_MAX;
 	for (int i = 0; i < n; i++) {
 		struct mv_th *t = &m->th[i];
@@ -471,5 +473,6 @@ chaos_mv_stop(struct chaos_mv *m)
 	atomic_store(&m->c->stop, true);
 	for (int i = 0; i < m->n; i++)
 		pthread_join(m->th[i].th, NULL);
+	chaos_watch_stop(m->watch);
 	free(m);
 }

@@ -663,6 +663,9 @@ chaos_fault(struct chaos *c, int kind, uint64_t *rng, bool settle)
 	case HIST_F_MOVE:
 		rc = c->moves ? chaos_move(c, rng) : 0;
 		break;
+	case HIST_F_ELECT: /* not the nemesis's: the watch records it */
+		rc = 0;
+		break;
 	default:
 		rc = -1;
 		break;
