@@ -50,8 +50,12 @@ enum {
 	CHAOS_NODES = 3,
 	CHAOS_LIB_MAX = 16,
 	CHAOS_BS_MAX = 8,
-	CHAOS_TMPFS_MB = 48,     /* each node's disk, when the test is root */
-	CHAOS_TTR_MAX_MS = 4000, /* the longest ttr a client puts */
+	CHAOS_TMPFS_MB = 48, /* each node's disk, when the test is root */
+	CHAOS_TMPFS_MOVES_MB = 192, /* with moves: a move must end, and a
+	                               long run's tasks outgrow 48 MB in
+	                               about five minutes (the log then
+	                               refuses new work for good) */
+	CHAOS_TTR_MAX_MS = 4000,    /* the longest ttr a client puts */
 	CHAOS_CAP = 6,    /* "lib"'s concurrency cap (the history's rule cap) */
 	CHAOS_GROUPS = 4, /* "lib"'s tasks go into fair groups g1..g4 */
 	CHAOS_GCAP = 2,   /* each group's cap (the rule cap too) */
@@ -115,7 +119,8 @@ struct chaos {
  * which chaos_init sets so that their clock reaches a minute
  * CHAOS_SLOT_LEAD_MS from now: a schedule's slot then comes within the
  * load (and every minute after). */
-void chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed);
+void chaos_init(
+    struct chaos *c, void **state, struct hist *h, uint64_t seed, bool moves);
 
 /* Makes `c` (after chaos_init, before chaos_start) run with moves: an
  * etcd in the test's directory is started, and the second cluster's

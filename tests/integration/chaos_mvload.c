@@ -402,7 +402,7 @@ mv_main(void *arg)
 		uint64_t r = t_below(&t->rng, 100);
 
 		/* the tube kept near MV_LIVE_MAX: a move's copies and drops
-		 * of it must fit the nodes' small disks (CHAOS_TMPFS_MB) */
+		 * of it must fit the nodes' disks (CHAOS_TMPFS_MOVES_MB) */
 		if (r < 35 && atomic_load(t->live) > MV_LIVE_MAX)
 			r = 35 + t_below(&t->rng, 53);
 		if (r < 35) {

@@ -94,7 +94,7 @@ set_follow(struct chaos_node *n, const char *url)
 }
 
 static bool
-mount_tmpfs(struct chaos_node *n, const char *dir)
+mount_tmpfs(struct chaos_node *n, const char *dir, bool moves)
 {
 	char opts[32];
 
@@ -103,7 +103,8 @@ mount_tmpfs(struct chaos_node *n, const char *dir)
 		n->mnt[0] = '\0';
 		return false;
 	}
-	snprintf(opts, sizeof(opts), "size=%dm", CHAOS_TMPFS_MB);
+	snprintf(opts, sizeof(opts), "size=%dm",
+	    moves ? CHAOS_TMPFS_MOVES_MB : CHAOS_TMPFS_MB);
 	if (mkdir(n->mnt, 0755) != 0 ||
 	    mount("sluice-chaos", n->mnt, "tmpfs", 0, opts) != 0) {
 		fprintf(stderr, "chaos: no tmpfs on %s (%s)\n", n->mnt,
@@ -117,7 +118,8 @@ mount_tmpfs(struct chaos_node *n, const char *dir)
 }
 
 void
-chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
+chaos_init(
+    struct chaos *c, void **state, struct hist *h, uint64_t seed, bool moves)
 {
 	struct t_dir *d = *state;
 	size_t len = 0;
@@ -150,7 +152,7 @@ chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
 		    t_free_port());
 		n->bs_port = t_free_port();
 		snprintf(n->bs, sizeof(n->bs), "127.0.0.1:%d", n->bs_port);
-		if (c->tmpfs && !mount_tmpfs(n, d->path))
+		if (c->tmpfs && !mount_tmpfs(n, d->path, moves))
 			c->tmpfs = false;
 		len += (size_t)snprintf(c->urls + len, sizeof(c->urls) - len,
 		    "%s%s", i > 0 ? "," : "", n->s->url);

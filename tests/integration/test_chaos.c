@@ -494,7 +494,7 @@ test_history_under_faults_keeps_the_rules(void **state)
 	char path[64];
 
 	hist_init(&h);
-	chaos_init(&c, state, &h, seed);
+	chaos_init(&c, state, &h, seed, k.moves);
 	running_chaos = &c;
 	if (k.moves && chaos_init_moves(&c, state) != 0)
 		fail_msg("%s", c.err);
