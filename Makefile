@@ -112,12 +112,19 @@ test-asan: build-asan test-deps
 test: test-plain test-asan
 
 # The chaos test's long run: CHAOS_SECS of load with a fault after every
-# second or so of calm (kill -9, SIGSTOP, a full disk, failover), then the
-# figures: operations, faults, unknowns, violations. The seed is printed;
-# SLUICE_TEST_SEED=N replays its fault schedule. The full disk needs root.
+# second or so of calm (kill -9, SIGSTOP, a full disk, failover, and a
+# quarter of them moves: with etcd installed, a second cluster shares an
+# etcd and the map with the first, and tube mv moves from one to the other
+# and back while its clients work it through the map, the mover or a node
+# killed -9 in a move's middle), then the figures: operations, faults,
+# unknowns, moves, violations. The seed is printed; SLUICE_TEST_SEED=N
+# replays its fault schedule. The full disk needs root. CHAOS_MOVES=0
+# runs the one cluster without etcd.
 CHAOS_SECS ?= 600
-chaos: build
+CHAOS_MOVES ?= 1
+chaos: build test-deps
 	cd $(BUILD) && SLUICE_CHAOS_SECS=$(CHAOS_SECS) SLUICE_CHAOS_FAULTS=0 \
+		SLUICE_CHAOS_MOVES=$(CHAOS_MOVES) \
 		SLUICE_TEST_SEED=$${SLUICE_TEST_SEED:-$$(date +%s)} \
 		bin/test_chaos
 

@@ -331,7 +331,9 @@ SLUICE_API void sluice_put_opts_init(struct sluice_put_opts *o);
  * server's task or tube limit, or a quota of the token: the message names
  * it), SLUICE_ENOSPC, SLUICE_ELOG, SLUICE_EREPLICA (too few replicas
  * acknowledged: the task may or may not exist), SLUICE_ENOTLEADER (no leader
- * reachable). A keyed put is retried once after a lost connection. */
+ * reachable). A keyed put is retried once after a lost connection; if
+ * that second sending is refused, the put is SLUICE_ECONN (the first may
+ * have been done), not the refusal. */
 SLUICE_API int sluice_put(struct sluice_client *c,
     const struct sluice_put_opts *o, const void *payload, size_t len,
     uint64_t *id, int *created);

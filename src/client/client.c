@@ -15,6 +15,10 @@
  * unknown), except that a request msg_req_idempotent() calls harmless to
  * repeat is sent once more after a lost connection. A "not leader" reply
  * sends the request to the leader it names: the follower ran nothing.
+ * A change sent once more and then refused (a keyed put answered "not
+ * leader" until the timeout, while its first sending may have been
+ * committed by the leader that died) is SLUICE_ECONN, unknown: the
+ * refusal speaks only for the second sending.
  *
  * Failover. With several URLs, while no leader answers (none reachable,
  * or followers that know no leader or name one that is gone), the call
@@ -221,6 +225,26 @@ client_call(struct sluice_client *c, const struct msg_req *req,
 	return client_call_once(c, req, extra_ms, rep);
 }
 
+/* The requests among msg_req_idempotent()'s that change something. */
+static bool
+changes(const struct msg_req *q)
+{
+	switch (q->op) {
+	case MSG_OP_PUT:
+	case MSG_OP_PUT_BATCH:
+	case MSG_OP_TUBE_SET:
+	case MSG_OP_SCHED_SET:
+	case MSG_OP_CANCEL:
+	case MSG_OP_MAP_SET:
+	case MSG_OP_MOVE_OUT:
+	case MSG_OP_MOVE_IN:
+	case MSG_OP_MOVE_END:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int
 client_call_once(struct sluice_client *c, const struct msg_req *req,
     int64_t extra_ms, struct msg_rep *rep)
@@ -326,6 +350,17 @@ client_call_once(struct sluice_client *c, const struct msg_req *req,
 				    "not leader; the leader is %.*s",
 				    (int)rep->err.leader.len,
 				    rep->err.leader.p);
+			if (retried && changes(req)) {
+				char why[sizeof(c->errmsg)];
+
+				snprintf(why, sizeof(why), "%s", c->errmsg);
+				client_errmsg(c,
+				    "connection lost before the reply, and "
+				    "sent again: %s: the request may or may "
+				    "not have been done",
+				    why);
+				return SLUICE_ECONN;
+			}
 			return rep->status;
 		}
 		return 0;

@@ -72,7 +72,8 @@ int router_conn(struct sluice_router *r, const char *name,
     struct sluice_client **out, const char **stable);
 
 /* A SLUICE_EMOVED answer on `c`: the map is read again; true when the
- * request should be sent once more. */
+ * request should be sent once more (after a pause when the map read is
+ * the one the request went by: the node had not learned it yet). */
 bool router_moved(struct sluice_router *r, struct sluice_client *c);
 
 /* Sets errmsg: "cluster NAME: " and the connection's message. */

@@ -7,12 +7,21 @@
  * Why a second: a node learns a change of the map within its poll
  * (server/failover/mapwatch.h), and refuses what its cluster no longer
  * owns; the handle need not be quicker than that, since a request it
- * sends by an old map is refused, not misplaced, and sent again. */
+ * sends by an old map is refused, not misplaced, and sent again.
+ *
+ * The other way round, a node can be behind the handle: right after a
+ * change (a move's first step gives the tube to its target), a handle
+ * that read the map from etcd sends to the new owner before that owner's
+ * poll has seen the change, and is refused. When the map read again
+ * after a refusal is the one the request was sent by, the node is the
+ * one behind: the request goes once more after BEHIND_MS, one poll and
+ * a call later, and not at once to be refused again. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/client.h"
 #include "client/map_int.h"
@@ -22,6 +31,7 @@
 enum {
 	REFRESH_MS = 1000,
 	ETCD_CALL_MS = 2000,
+	BEHIND_MS = 300, /* a node's poll of the map (200 ms) and a read */
 };
 
 void
@@ -339,8 +349,17 @@ router_urls(const struct sluice_router *r, const char *name)
 bool
 router_moved(struct sluice_router *r, struct sluice_client *c)
 {
+	uint64_t sent_by = r->map.revision;
+
 	(void)c;
-	return router_refresh(r, true) == 0;
+	if (router_refresh(r, true) != 0)
+		return false;
+	if (r->map.revision == sent_by) { /* the node is behind the map */
+		struct timespec ts = { 0, (long)BEHIND_MS * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	return true;
 }
 
 int

@@ -196,10 +196,19 @@ struct task {
 	bool max_known;
 };
 
+/* Leases ordered by the log: libsluice on one cluster. */
 static bool
 lib(const struct hist_op *op)
 {
 	return op->face == HIST_LIB;
+}
+
+/* A libsluice face: takes report attempts, max_attempts and a lease of
+ * the log's (one cluster's for HIST_LIB, either's for HIST_MV). */
+static bool
+reports(const struct hist_op *op)
+{
+	return op->face == HIST_LIB || op->face == HIST_MV;
 }
 
 /* `a` is a newer take than `b` of the same task. */
@@ -282,7 +291,7 @@ check_states(struct ctx *c, const struct task *t)
 		else if (op->type == HIST_TOUCH)
 			bad = op->state != HIST_STATE_NONE &&
 			    op->state != SLUICE_TAKEN;
-		else if (op->type == HIST_TAKE && lib(op))
+		else if (op->type == HIST_TAKE && reports(op))
 			bad = op->attempts == 0 || op->lease == 0;
 		if (bad) {
 			violation(c, HIST_R_INTEGRITY, t->id, op->key, op, NULL,
@@ -402,11 +411,17 @@ check_attempts(
     struct ctx *c, struct task *t, const struct hist_op **lt, size_t nlt)
 {
 	const struct hist_op *last = NULL;
+	bool by_time = nlt > 0 && !lib(lt[0]);
 
-	qsort(lt, nlt, sizeof(*lt), cmp_lease);
+	/* a moving tube's takes (HIST_MV) come in invocation order (the
+	 * history is sorted so); two that overlap are not ordered */
+	if (!by_time)
+		qsort(lt, nlt, sizeof(*lt), cmp_lease);
 	for (size_t i = 0; i < nlt; i++) {
 		const struct hist_op *q = lt[i];
 
+		if (by_time && last != NULL && q->invoke < last->complete)
+			continue;
 		if (last != NULL) {
 			uint32_t slack =
 			    crash_between(c, last->invoke, q->complete) ? 1 : 0;
@@ -455,7 +470,7 @@ released_at(const struct task *t, uint32_t attempts, int64_t before)
 		if (op->type != HIST_RELEASE || op->outcome == HIST_ERR ||
 		    op->invoke >= before)
 			continue;
-		if (!lib(op))
+		if (op->face == HIST_BS)
 			return true;
 		if ((t0 = take_of(t, op)) != NULL && t0->attempts == attempts)
 			return true;
@@ -505,7 +520,7 @@ check_bury(struct ctx *c, const struct task *t)
 
 		if (op->type != HIST_FAIL || op->outcome != HIST_OK ||
 		    op->state == HIST_STATE_NONE ||
-		    (t0 = take_of(t, op)) == NULL || !lib(t0))
+		    (t0 = take_of(t, op)) == NULL || !reports(t0))
 			continue;
 		buried = op->state == SLUICE_BURIED;
 		want = m > 0 && t0->attempts >= m;
@@ -520,7 +535,7 @@ check_bury(struct ctx *c, const struct task *t)
 	for (size_t i = 0; i < t->ntakes; i++) {
 		const struct hist_op *tk = t->takes[i];
 
-		if (!lib(tk) || tk->attempts <= m)
+		if (!reports(tk) || tk->attempts <= m)
 			continue;
 		if (!released_at(t, tk->attempts - 1, tk->complete)) {
 			violation(c, HIST_R_BURY, t->id, 0, tk, NULL,
@@ -609,6 +624,12 @@ check_task(struct ctx *c, struct task *t)
 		const struct hist_op *op = t->all[i];
 
 		if (op->type == HIST_FINAL) {
+			if (t->final != NULL)
+				violation(c, HIST_R_DOUBLE, t->id, op->key,
+				    t->final, op,
+				    "task %" PRIu64 " (payload %" PRIx64
+				    ") is there twice at the end",
+				    t->id, op->key);
 			t->final = op;
 		} else if (op->outcome != HIST_OK) {
 			continue;
@@ -621,8 +642,8 @@ check_task(struct ctx *c, struct task *t)
 			if (t->done == NULL || op->complete < t->done->complete)
 				t->done = op;
 		}
-		if ((op->type == HIST_PUT && lib(op)) ||
-		    (op->type == HIST_TAKE && lib(op)) ||
+		if ((op->type == HIST_PUT && reports(op)) ||
+		    (op->type == HIST_TAKE && reports(op)) ||
 		    op->type == HIST_FINAL) {
 			if (t->max_known && t->max != op->max) {
 				violation(c, HIST_R_INTEGRITY, t->id, 0, op,
@@ -639,7 +660,7 @@ check_task(struct ctx *c, struct task *t)
 	if (lt == NULL)
 		return -1;
 	for (size_t i = 0; i < t->ntakes; i++)
-		if (lib(t->takes[i]))
+		if (reports(t->takes[i]))
 			lt[nlt++] = t->takes[i];
 	check_keys(c, t);
 	check_states(c, t);
@@ -815,7 +836,8 @@ hist_check(struct hist *h, struct hist_report *r)
 	}
 	if (hist_check_cap(c.ops, c.n, r) != 0 ||
 	    hist_check_after(c.ops, c.n, r) != 0 ||
-	    hist_check_slot(c.ops, c.n, r) != 0)
+	    hist_check_slot(c.ops, c.n, r) != 0 ||
+	    hist_check_double(c.ops, c.n, r) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -853,6 +875,7 @@ hist_rule_name(enum hist_rule rule)
 		[HIST_R_CAP] = "cap",
 		[HIST_R_AFTER] = "after",
 		[HIST_R_SLOT] = "slot",
+		[HIST_R_DOUBLE] = "double",
 	};
 
 	return (unsigned)rule < HIST_RULES_ ? names[rule] : "?";
@@ -930,6 +953,11 @@ hist_report_print(
 		    "%zu slots of schedules whose tasks were taken, each "
 		    "by one task\n",
 		    r->slots);
+	if (r->retakes != 0)
+		fprintf(f,
+		    "%zu pairs of takes of one task, the later never while "
+		    "the earlier surely held it\n",
+		    r->retakes);
 	fprintf(f, "violations %zu (", r->violations);
 	for (int k = 0; k < HIST_RULES_; k++)
 		fprintf(f, "%s%s %zu", k > 0 ? ", " : "",

@@ -16,6 +16,11 @@
  * A group's cap is swept the same way over its group's takes (those with
  * a gcap), each group apart.
  *
+ * The rule "double" uses the same intervals task by task: two takes of a
+ * task whose intervals overlap are two workers holding it at once, except
+ * that there another take does not end an interval (it is what is
+ * judged).
+ *
  * O(n log n) a sweep: the operations indexed once by task and by client, the
  * faults in invocation order with the latest completion so far (so the
  * first fault that could fall after a moment is one binary search). */
@@ -116,11 +121,13 @@ client_bounds(const struct hist_op *ops, const struct pair *by_client,
 }
 
 /* The earliest moment the lease of take `t` (index ti) could have ended,
- * given the other operations on its task (task[0..ntask), indices). */
+ * given the other operations on its task (task[0..ntask), indices);
+ * with `retakes`, another take of the task is not taken to end it (the
+ * rule double asks whether one came while it was held). */
 static int64_t
 lease_end(const struct hist_op *ops, size_t ti, const struct pair *task,
     size_t ntask, const int64_t *next_unknown, const int64_t *last_end,
-    const size_t *faults, const int64_t *fmax, size_t nf)
+    const size_t *faults, const int64_t *fmax, size_t nf, bool retakes)
 {
 	const struct hist_op *t = &ops[ti];
 	int64_t end = t->ttr != 0
@@ -134,6 +141,8 @@ lease_end(const struct hist_op *ops, size_t ti, const struct pair *task,
 		if (task[k].i == ti ||
 		    (x->outcome != HIST_UNKNOWN && x->complete < t->invoke))
 			continue; /* done before the take began */
+		if (retakes && x->type == HIST_TAKE)
+			continue;
 		end = min64(end, max64(x->invoke, t->invoke));
 	}
 	end = min64(end, min64(next_unknown[ti], last_end[ti]));
@@ -171,7 +180,7 @@ sweep(const struct hist_op *ops, const struct pair *by_id, size_t nid,
 			if (!capped(t, group))
 				continue;
 			end = lease_end(ops, by_id[k].i, by_id + i, j - i,
-			    next_unknown, last_end, faults, fmax, nf);
+			    next_unknown, last_end, faults, fmax, nf, false);
 			if (end <= t->complete)
 				continue;
 			e[ne++] = (struct edge) { t->complete, 1, by_id[k].i };
@@ -206,8 +215,67 @@ sweep(const struct hist_op *ops, const struct pair *by_id, size_t nid,
 	}
 }
 
+/* The rule double over one task's operations (task[0..ntask)): the
+ * intervals of two answered takes in which each surely held the task
+ * never overlap. */
+static void
+retake(const struct hist_op *ops, const struct pair *task, size_t ntask,
+    const int64_t *next_unknown, const int64_t *last_end, const size_t *faults,
+    const int64_t *fmax, size_t nf, int64_t *end, struct hist_report *r)
+{
+	for (size_t k = 0; k < ntask; k++) {
+		const struct hist_op *a = &ops[task[k].i];
+
+		end[k] = INT64_MIN;
+		if (a->type == HIST_TAKE && a->outcome == HIST_OK)
+			end[k] = lease_end(ops, task[k].i, task, ntask,
+			    next_unknown, last_end, faults, fmax, nf, true);
+	}
+	for (size_t k = 0; k < ntask; k++) {
+		const struct hist_op *a = &ops[task[k].i];
+
+		if (end[k] == INT64_MIN)
+			continue;
+		for (size_t m = k + 1; m < ntask; m++) {
+			const struct hist_op *b = &ops[task[m].i];
+
+			if (end[m] == INT64_MIN)
+				continue;
+			r->retakes++;
+			if (max64(a->complete, b->complete) <
+			    min64(end[k], end[m])) {
+				hist_violation(r, ops, HIST_R_DOUBLE, a->id,
+				    a->key, a, b,
+				    "task %" PRIu64 " surely held by two "
+				    "takes at once, from %" PRId64
+				    " us to %" PRId64 " us",
+				    a->id, max64(a->complete, b->complete),
+				    min64(end[k], end[m]));
+				return;
+			}
+		}
+	}
+}
+
+static int check_rules(
+    const struct hist_op *ops, size_t n, struct hist_report *r, bool dbl);
+
 int
 hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
+{
+	return check_rules(ops, n, r, false);
+}
+
+int
+hist_check_double(const struct hist_op *ops, size_t n, struct hist_report *r)
+{
+	return check_rules(ops, n, r, true);
+}
+
+/* The rule cap (dbl false) or double (true). */
+static int
+check_rules(
+    const struct hist_op *ops, size_t n, struct hist_report *r, bool dbl)
 {
 	struct pair *by_id = malloc((n ? n : 1) * sizeof(*by_id));
 	struct pair *by_client = malloc((n ? n : 1) * sizeof(*by_client));
@@ -216,20 +284,21 @@ hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
 	int64_t *next_unknown = malloc((n ? n : 1) * sizeof(*next_unknown));
 	int64_t *last_end = malloc((n ? n : 1) * sizeof(*last_end));
 	struct edge *e = malloc((n ? n : 1) * 2 * sizeof(*e));
+	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
 	size_t nid = 0, ncl = 0, nf = 0;
 	uint64_t groups[4] = { 0 }; /* the groups with a cap, a bit each */
 	int rc = -1;
 
 	if (by_id == NULL || by_client == NULL || faults == NULL ||
 	    fmax == NULL || next_unknown == NULL || last_end == NULL ||
-	    e == NULL)
+	    e == NULL || scratch == NULL)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct hist_op *op = &ops[i];
 
-		if (capped(op, 0) && r->cap == 0)
+		if (!dbl && capped(op, 0) && r->cap == 0)
 			r->cap = op->cap;
-		if (op->group != 0 && capped(op, op->group)) {
+		if (!dbl && op->group != 0 && capped(op, op->group)) {
 			groups[op->group / 64] |= 1ull << (op->group % 64);
 			if (r->gcap == 0)
 				r->gcap = op->gcap;
@@ -245,14 +314,23 @@ hist_check_cap(const struct hist_op *ops, size_t n, struct hist_report *r)
 		if (op->id != 0)
 			by_id[nid++] = (struct pair) { op->id, i };
 	}
-	if (r->cap == 0 && r->gcap == 0) {
+	if (!dbl && r->cap == 0 && r->gcap == 0) {
 		rc = 0;
 		goto out;
 	}
 	qsort(by_id, nid, sizeof(*by_id), cmp_pair);
 	qsort(by_client, ncl, sizeof(*by_client), cmp_pair);
 	client_bounds(ops, by_client, ncl, next_unknown, last_end);
-	for (unsigned g = 0; g < 256; g++)
+	for (size_t i = 0, j; dbl && i < nid; i = j) {
+		size_t takes = 0;
+
+		for (j = i; j < nid && by_id[j].k == by_id[i].k; j++)
+			takes += ops[by_id[j].i].type == HIST_TAKE;
+		if (takes > 1)
+			retake(ops, by_id + i, j - i, next_unknown, last_end,
+			    faults, fmax, nf, scratch, r);
+	}
+	for (unsigned g = 0; !dbl && g < 256; g++)
 		if (g == 0 ? r->cap != 0 : (groups[g / 64] >> (g % 64)) & 1)
 			sweep(ops, by_id, nid, next_unknown, last_end, faults,
 			    fmax, nf, e, g, r);
@@ -265,5 +343,6 @@ out:
 	free(next_unknown);
 	free(last_end);
 	free(e);
+	free(scratch);
 	return rc;
 }

@@ -35,4 +35,10 @@ int hist_check_after(
  * counts the slots it judged. 0, or -1 out of memory. */
 int hist_check_slot(const struct hist_op *ops, size_t n, struct hist_report *r);
 
+/* The rule "double" (history.h), its part about takes: no answered take
+ * of a task while an earlier take surely held it; r->retakes counts the
+ * pairs of takes it judged. 0, or -1 out of memory. */
+int hist_check_double(
+    const struct hist_op *ops, size_t n, struct hist_report *r);
+
 #endif

@@ -132,6 +132,7 @@ static const char *const face_names[] = {
 	[HIST_NOFACE] = "-",
 	[HIST_LIB] = "lib",
 	[HIST_BS] = "bs",
+	[HIST_MV] = "mv",
 };
 
 static const char *const fault_names[HIST_FAULTS_] = {
@@ -140,6 +141,8 @@ static const char *const fault_names[HIST_FAULTS_] = {
 	[HIST_F_STOP] = "stop",
 	[HIST_F_DISK] = "disk",
 	[HIST_F_FAILOVER] = "failover",
+	[HIST_F_MOVE] = "move",
+	[HIST_F_ELECT] = "elect",
 };
 
 /* "ready".."buried", "gone" for 0 */
@@ -198,7 +201,8 @@ hist_format(const struct hist_op *op, char *buf, size_t cap)
 	} while (0)
 	OUT("%" PRId64 " %" PRId64 " %c%" PRIu32 " %s %s %s", op->invoke,
 	    op->complete, fault ? 'n' : 'c', op->client,
-	    op->face < 3 ? face_names[op->face] : "?", hist_type_name(op->type),
+	    op->face <= HIST_MV ? face_names[op->face] : "?",
+	    hist_type_name(op->type),
 	    op->outcome >= HIST_OK && op->outcome <= HIST_UNKNOWN
 	        ? outcome_names[op->outcome]
 	        : "?");

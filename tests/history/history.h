@@ -127,7 +127,16 @@ enum hist_face {
 	HIST_NOFACE = 0,
 	HIST_LIB,
 	HIST_BS,
+	HIST_MV, /* libsluice through the map (sluice_open_map) on a tube
+	            that moves between clusters: a move gives a task a new
+	            id on its target, so every operation names the task by
+	            HIST_MV_ID of its payload's key; its leases come from two
+	            clusters' logs and are ordered by real time only */
 };
+
+/* The id a HIST_MV operation gives the task of payload key `key`: the
+ * same across moves, and never a real task id (bit 63). */
+#define HIST_MV_ID(key) ((uint64_t)(key) | (UINT64_C(1) << 63))
 
 /* Faults, in HIST_CRASH and HIST_FAULT operations. */
 enum hist_fault {
@@ -136,6 +145,14 @@ enum hist_fault {
 	HIST_F_STOP,     /* SIGSTOP, then SIGCONT */
 	HIST_F_DISK,     /* the leader's disk full for a while */
 	HIST_F_FAILOVER, /* leader killed, a follower promoted */
+	HIST_F_MOVE,     /* a tube moved to another cluster (with kills of
+	                    the mover, of a node of either cluster in the
+	                    middle, recorded as faults of their own) */
+	HIST_F_ELECT,    /* a cluster that elects its leader through etcd
+	                    has one of a new epoch, seen by a watch between
+	                    two looks (the first the fault's invocation): a
+	                    crash, whether the nemesis caused it or a leader
+	                    lost its lease in etcd by itself */
 	HIST_FAULTS_
 };
 
@@ -244,6 +261,7 @@ enum hist_rule {
 	HIST_R_CAP,
 	HIST_R_AFTER,
 	HIST_R_SLOT,
+	HIST_R_DOUBLE,
 	HIST_RULES_
 };
 
@@ -272,6 +290,8 @@ struct hist_report {
 	                       at once */
 	size_t children;    /* answered takes of tasks put after a parent */
 	size_t slots;       /* distinct slots whose tasks were taken */
+	size_t retakes;     /* pairs of answered takes of one task that
+	                       the rule double judged */
 	size_t violations;  /* all of them (v holds the first few) */
 	size_t by_rule[HIST_RULES_];
 	struct hist_violation *v;

@@ -91,6 +91,7 @@ struct chaos_load {
 	struct lib_th lib[CHAOS_LIB_MAX];
 	struct bs_th bs[CHAOS_BS_MAX];
 	int nlib, nbs;
+	struct chaos_mv *mv; /* tube "mv"'s, with moves */
 };
 
 static bool
@@ -773,7 +774,7 @@ sched_main(void *arg)
 /* ---- start and stop -------------------------------------------------- */
 
 struct chaos_load *
-chaos_load_start(struct chaos *c, int nlib, int nbs)
+chaos_load_start(struct chaos *c, int nlib, int nbs, int nmv)
 {
 	struct chaos_load *l = calloc(1, sizeof(*l));
 	uint64_t rng = c->seed ^ 0x10adULL;
@@ -814,6 +815,8 @@ chaos_load_start(struct chaos *c, int nlib, int nbs)
 		}
 		l->nbs++;
 	}
+	if (c->moves && nmv > 0)
+		l->mv = chaos_mv_start(c, nmv);
 	l->sched.c = c;
 	l->sched.id = 900;
 	if (pthread_create(&l->sched.th, NULL, sched_main, &l->sched) != 0)
@@ -835,5 +838,6 @@ chaos_load_stop(struct chaos_load *l)
 		pthread_join(l->bs[i].th, NULL);
 	if (l->sched.started)
 		pthread_join(l->sched.th, NULL);
+	chaos_mv_stop(l->mv);
 	free(l);
 }

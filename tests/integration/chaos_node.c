@@ -6,7 +6,13 @@
  * leader comes back as the leader, on its own data). Only a failover
  * changes roles, the way docs/replication.md tells an operator to:
  * promote the follower with the highest LSN, re-point the other, bring
- * the old leader back as a follower. */
+ * the old leader back as a follower.
+ *
+ * With moves the cluster elects its leader through etcd (chaos_move.c
+ * adds the flags): no node follows by hand, the leader is looked up by
+ * asking the nodes, a failover is the leader killed until another is
+ * elected, and a SIGSTOP of the leader is recorded as a crash (its lease
+ * in etcd may end, and another node lead without its newest take). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -88,7 +94,7 @@ set_follow(struct chaos_node *n, const char *url)
 }
 
 static bool
-mount_tmpfs(struct chaos_node *n, const char *dir)
+mount_tmpfs(struct chaos_node *n, const char *dir, bool moves)
 {
 	char opts[32];
 
@@ -97,7 +103,8 @@ mount_tmpfs(struct chaos_node *n, const char *dir)
 		n->mnt[0] = '\0';
 		return false;
 	}
-	snprintf(opts, sizeof(opts), "size=%dm", CHAOS_TMPFS_MB);
+	snprintf(opts, sizeof(opts), "size=%dm",
+	    moves ? CHAOS_TMPFS_MOVES_MB : CHAOS_TMPFS_MB);
 	if (mkdir(n->mnt, 0755) != 0 ||
 	    mount("sluice-chaos", n->mnt, "tmpfs", 0, opts) != 0) {
 		fprintf(stderr, "chaos: no tmpfs on %s (%s)\n", n->mnt,
@@ -111,7 +118,8 @@ mount_tmpfs(struct chaos_node *n, const char *dir)
 }
 
 void
-chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
+chaos_init(
+    struct chaos *c, void **state, struct hist *h, uint64_t seed, bool moves)
 {
 	struct t_dir *d = *state;
 	size_t len = 0;
@@ -144,7 +152,7 @@ chaos_init(struct chaos *c, void **state, struct hist *h, uint64_t seed)
 		    t_free_port());
 		n->bs_port = t_free_port();
 		snprintf(n->bs, sizeof(n->bs), "127.0.0.1:%d", n->bs_port);
-		if (c->tmpfs && !mount_tmpfs(n, d->path))
+		if (c->tmpfs && !mount_tmpfs(n, d->path, moves))
 			c->tmpfs = false;
 		len += (size_t)snprintf(c->urls + len, sizeof(c->urls) - len,
 		    "%s%s", i > 0 ? "," : "", n->s->url);
@@ -182,13 +190,14 @@ node_start(struct chaos *c, struct chaos_node *n)
 	const char **a = n->s->args;
 	int k = 0;
 
-	(void)c;
 	a[k++] = "--repl-listen";
 	a[k++] = n->repl;
 	a[k++] = "--beanstalk";
 	a[k++] = n->bs;
-	a[k++] = "--sync-replicas";
-	a[k++] = "1";
+	if (n != &c->b) { /* cluster "cb"'s node has no follower */
+		a[k++] = "--sync-replicas";
+		a[k++] = "1";
+	}
 	a[k++] = "--sync-timeout";
 	a[k++] = "1500ms";
 	/* small segments and snapshots: rotations, preallocation and
@@ -197,7 +206,9 @@ node_start(struct chaos *c, struct chaos_node *n)
 	a[k++] = "1048576";
 	a[k++] = "--snapshot-records";
 	a[k++] = "5000";
-	if (n->follow[0] != '\0') {
+	if (c->moves)
+		k = chaos_move_args(c, n, k);
+	else if (n->follow[0] != '\0') {
 		a[k++] = "--follow";
 		a[k++] = n->follow;
 	}
@@ -209,9 +220,19 @@ node_start(struct chaos *c, struct chaos_node *n)
 	return 0;
 }
 
+int
+chaos_node_start(struct chaos *c, struct chaos_node *n)
+{
+	return node_start(c, n);
+}
+
+/* The node that leads (with moves, looked up: the last known one when
+ * none answers). */
 static struct chaos_node *
 leader_of(struct chaos *c)
 {
+	if (c->moves)
+		(void)chaos_find_leader(c);
 	return &c->node[atomic_load(&c->leader)];
 }
 
@@ -249,10 +270,14 @@ chaos_healthy(struct chaos *c, int ms)
 	int64_t end = it_mono_ms() + ms;
 
 	for (int i = 0; i < 100000 && it_mono_ms() < end; i++) {
-		struct node_stats st;
+		struct node_stats st, bst;
 
 		if (stats_of(c, leader_of(c), &st) == 0 &&
-		    st.role == SLUICE_LEADER && st.followers == CHAOS_NODES - 1)
+		    st.role == SLUICE_LEADER &&
+		    st.followers == CHAOS_NODES - 1 &&
+		    (!c->moves ||
+		        (stats_of(c, &c->b, &bst) == 0 &&
+		            bst.role == SLUICE_LEADER)))
 			return true;
 		it_sleep_ms(50);
 	}
@@ -265,11 +290,18 @@ chaos_start(struct chaos *c)
 	for (int i = 0; i < CHAOS_NODES; i++) {
 		struct chaos_node *n = &c->node[i];
 
-		if (i > 0)
+		if (i > 0 && !c->moves)
 			set_follow(n, c->node[0].repl);
 		if (node_start(c, n) != 0)
 			return -1;
+		/* with moves the first started is elected first */
+		for (int k = 0; c->moves && i == 0 && k < 300 &&
+		     chaos_find_leader(c) == NULL;
+		     k++)
+			it_sleep_ms(50);
 	}
+	if (c->moves && chaos_start_moves(c) != 0)
+		return -1;
 	if (!chaos_healthy(c, HEAL_MS)) {
 		chaos_fail(c, "the followers did not join the leader");
 		return -1;
@@ -341,8 +373,9 @@ chaos_sched(struct chaos *c)
 
 /* ---- faults ------------------------------------------------------------ */
 
-static void
-record(struct chaos *c, int type, int kind, int node, int64_t t0, int64_t t1)
+void
+chaos_record(
+    struct chaos *c, int type, int kind, int node, int64_t t0, int64_t t1)
 {
 	struct hist_op op;
 
@@ -383,7 +416,7 @@ fault_kill(struct chaos *c, uint64_t *rng)
 
 	if (kill9(c, n, &t0, &t1) != 0)
 		return -1;
-	record(c, HIST_CRASH, HIST_F_KILL, n->idx, t0, t1);
+	chaos_record(c, HIST_CRASH, HIST_F_KILL, n->idx, t0, t1);
 	it_sleep_ms((int64_t)t_below(rng, 300));
 	return node_start(c, n);
 }
@@ -391,7 +424,7 @@ fault_kill(struct chaos *c, uint64_t *rng)
 static int
 fault_kill_follower(struct chaos *c, uint64_t *rng)
 {
-	int l = atomic_load(&c->leader);
+	int l = (int)(leader_of(c) - c->node);
 	struct chaos_node *n = &c->node[(l + 1 + (int)t_below(rng, 2)) % 3];
 	int64_t t0, t1;
 
@@ -400,14 +433,15 @@ fault_kill_follower(struct chaos *c, uint64_t *rng)
 	it_sleep_ms((int64_t)t_below(rng, 500));
 	if (node_start(c, n) != 0)
 		return -1;
-	record(c, HIST_FAULT, HIST_F_KILL_FOLLOWER, n->idx, t0, hist_now(c->h));
+	chaos_record(
+	    c, HIST_FAULT, HIST_F_KILL_FOLLOWER, n->idx, t0, hist_now(c->h));
 	return 0;
 }
 
 static int
 fault_stop(struct chaos *c, uint64_t *rng)
 {
-	int l = atomic_load(&c->leader);
+	int l = (int)(leader_of(c) - c->node);
 	int i = t_below(rng, 10) < 7 ? l : (l + 1 + (int)t_below(rng, 2)) % 3;
 	struct chaos_node *n = &c->node[i];
 	int64_t t0 = hist_now(c->h);
@@ -416,7 +450,8 @@ fault_stop(struct chaos *c, uint64_t *rng)
 	signal_node(n, SIGSTOP);
 	it_sleep_ms(300 + (int64_t)t_below(rng, 2 * (uint64_t)c->call_ms));
 	signal_node(n, SIGCONT);
-	record(c, HIST_FAULT, HIST_F_STOP, n->idx, t0, hist_now(c->h));
+	chaos_record(c, c->moves && i == l ? HIST_CRASH : HIST_FAULT,
+	    HIST_F_STOP, n->idx, t0, hist_now(c->h));
 	return 0;
 }
 
@@ -455,17 +490,24 @@ fill(struct chaos_node *n)
 static void
 ballast_tasks(struct chaos *c, struct chaos_node *n, bool flush)
 {
-	struct sluice_client *cl = chaos_client(c, n->s->url);
+	/* the flush to whichever node leads by then: ballast left behind
+	 * would fill every node's disk a little more at each such fault */
+	struct sluice_client *cl = chaos_client(c, flush ? c->urls : n->s->url);
 	struct sluice_put_opts o;
 	char *p = calloc(1, BALLAST_TASK);
 
 	if (cl != NULL && p != NULL) {
+		int rc = -1;
+
 		sluice_set_timeout(cl, NEMESIS_CALL_MS);
 		sluice_put_opts_init(&o);
 		o.tube = "ballast";
-		for (int i = 0; i < 5 && flush; i++)
-			if (sluice_flush(cl, "ballast", NULL) == 0)
-				break;
+		for (int i = 0; i < 20 && flush && rc != 0; i++)
+			if ((rc = sluice_flush(cl, "ballast", NULL)) != 0)
+				it_sleep_ms(250);
+		if (flush && rc != 0)
+			fprintf(stderr, "chaos: the ballast tasks stay: %s\n",
+			    sluice_strerror(rc));
 		for (int i = 0; i < BALLAST_TASKS && !flush; i++)
 			if (sluice_put(cl, &o, p, BALLAST_TASK, NULL, NULL) !=
 			    0)
@@ -495,7 +537,7 @@ fault_disk(struct chaos *c, uint64_t *rng)
 	}
 	unlink(n->ballast);
 	ballast_tasks(c, n, true);
-	record(c, HIST_FAULT, HIST_F_DISK, n->idx, t0, hist_now(c->h));
+	chaos_record(c, HIST_FAULT, HIST_F_DISK, n->idx, t0, hist_now(c->h));
 	return 0;
 }
 
@@ -538,7 +580,19 @@ fault_failover(struct chaos *c, uint64_t *rng)
 
 	if (kill9(c, old, &t0, &t1) != 0)
 		return -1;
-	record(c, HIST_CRASH, HIST_F_FAILOVER, old->idx, t0, t1);
+	chaos_record(c, HIST_CRASH, HIST_F_FAILOVER, old->idx, t0, t1);
+	if (c->moves) { /* etcd elects another; the old one follows it */
+		int64_t end = it_mono_ms() + HEAL_MS;
+
+		while (it_mono_ms() < end &&
+		    ((best = chaos_find_leader(c)) == NULL || best == old))
+			it_sleep_ms(50);
+		if (best == NULL || best == old)
+			fprintf(stderr,
+			    "chaos: no node elected after a "
+			    "failover\n");
+		return node_start(c, old);
+	}
 	it_sleep_ms((int64_t)t_below(rng, 200));
 	/* the most advanced follower: the highest LSN (docs/replication.md,
 	 * "Failover, step by step") */
@@ -608,6 +662,12 @@ chaos_fault(struct chaos *c, int kind, uint64_t *rng, bool settle)
 	case HIST_F_FAILOVER:
 		rc = fault_failover(c, rng);
 		break;
+	case HIST_F_MOVE:
+		rc = c->moves ? chaos_move(c, rng) : 0;
+		break;
+	case HIST_F_ELECT: /* not the nemesis's: the watch records it */
+		rc = 0;
+		break;
 	default:
 		rc = -1;
 		break;
@@ -624,7 +684,13 @@ chaos_fault(struct chaos *c, int kind, uint64_t *rng, bool settle)
 int
 chaos_heal(struct chaos *c)
 {
-	int l = atomic_load(&c->leader);
+	int l = (int)(leader_of(c) - c->node);
+
+	if (c->moves) {
+		signal_node(&c->b, SIGCONT);
+		if (!t_srv_alive(c->b.s) && node_start(c, &c->b) != 0)
+			return -1;
+	}
 
 	for (int i = 0; i < CHAOS_NODES; i++) {
 		struct chaos_node *n = &c->node[i];

@@ -13,13 +13,23 @@
  *
  * In make test: 40 s of load and 3 faults (a failover and two of kill,
  * SIGSTOP and full disk), seed 0xc4a05 unless SLUICE_TEST_SEED says
- * otherwise. make chaos runs it for 10 minutes with a fault after every
- * 0.3-1.3 s of calm:
+ * otherwise, one cluster and no moves (two clusters and etcd take a core
+ * for the whole run, and make test runs it beside the other tests). make
+ * chaos runs it for 10 minutes with moves and a fault after every 0.3-1.3
+ * s of calm, a quarter of them moves:
  *   SLUICE_CHAOS_SECS     seconds of load (default 40)
  *   SLUICE_CHAOS_FAULTS   faults, evenly spread; 0: one after every
  *                         0.3-1.3 s of calm
  *   SLUICE_CHAOS_KINDS    fault names to cycle through (kill,
- *                         kill-follower, stop, disk, failover)
+ *                         kill-follower, stop, disk, failover, move)
+ *   SLUICE_CHAOS_MOVES    1: two clusters sharing an etcd and a map, and
+ *                         the fault "move" among the others (chaos.h):
+ *                         tube "mv" moved from one cluster to the other
+ *                         while its clients work it through the map, the
+ *                         mover or a node of either cluster killed in a
+ *                         move's middle; make chaos sets it (also on
+ *                         when SLUICE_CHAOS_KINDS names "move"; needs
+ *                         etcd)
  *   SLUICE_CHAOS_HISTORY  where to write the history (it is also written
  *                         to chaos-SEED.history when a rule is broken)
  *   SLUICE_CHAOS_CHECK    a history file to check again, with no cluster
@@ -50,7 +60,8 @@ static bool can_mount;
 struct cfg {
 	int secs;
 	int faults; /* 0: one after every 0.3-1.3 s of calm, to the end */
-	int nlib, nbs;
+	int nlib, nbs, nmv;
+	bool moves;
 };
 
 static int
@@ -70,6 +81,14 @@ config(void)
 	k.faults = env_int("SLUICE_CHAOS_FAULTS", SHORT_FAULTS);
 	k.nlib = (int)it_scale(6, 2, 3);
 	k.nbs = (int)it_scale(2, 2, 1);
+	k.nmv = (int)it_scale(3, 2, 2);
+	k.moves = env_int("SLUICE_CHAOS_MOVES", 0) != 0 ||
+	    (getenv("SLUICE_CHAOS_KINDS") != NULL &&
+	        strstr(getenv("SLUICE_CHAOS_KINDS"), "move") != NULL);
+	if (k.moves && !t_etcd_available()) {
+		fprintf(stderr, "chaos: etcd is not installed: no moves\n");
+		k.moves = false;
+	}
 	if (k.secs < 10)
 		k.secs = 10;
 	return k;
@@ -82,6 +101,7 @@ chaos_teardown(void **state)
 		for (int i = 0; i < CHAOS_NODES; i++)
 			if (running_chaos->node[i].s->pid > 0)
 				t_srv_stop(running_chaos->node[i].s, SIGKILL);
+		chaos_stop_moves(running_chaos);
 		chaos_unmount(running_chaos);
 		running_chaos = NULL;
 	}
@@ -119,7 +139,12 @@ pick_fault(const struct chaos *c, int i, int n, uint64_t *rng)
 
 	if (env_kind(i) != 0)
 		return env_kind(i);
+	/* with moves, every other fault of a short run, a quarter of a
+	 * long run's */
+	if (c->moves && (n > 0 ? i % 2 == 1 : t_below(rng, 4) == 0))
+		return HIST_F_MOVE;
 	if (n > 0) {
+		i = c->moves ? i / 2 : i;
 		if (i == 0) {
 			int others[HIST_FAULTS_], nothers = 0;
 
@@ -217,6 +242,22 @@ add_final(struct hist *h, const struct sluice_task *t)
 	hist_add(h, &op);
 }
 
+/* A task of tube "mv" the final read found: named by its payload. */
+static void
+add_final_mv(struct hist *h, const struct sluice_task *t)
+{
+	struct hist_op op;
+
+	hist_op_init(&op, HIST_FINAL);
+	op.invoke = op.complete = hist_now(h);
+	op.key = hist_payload_key(t->payload, t->payload_len);
+	op.id = op.key != 0 ? HIST_MV_ID(op.key) : t->id;
+	op.attempts = t->attempts;
+	op.max = t->max_attempts;
+	op.state = (int8_t)t->state;
+	hist_add(h, &op);
+}
+
 /* Waits until no task is taken: every session is closed, every ttr ran
  * out. False if some still are after the longest ttr and a margin. */
 static bool
@@ -240,6 +281,77 @@ wait_untaken(struct sluice_client *cl)
 		it_sleep_ms(100);
 	}
 	return false;
+}
+
+/* Every page of `tube` in `state` at `cl`: into the history by `add`
+ * unless `skip` (sorted, nskip) holds its id. False when a page could not
+ * be read. */
+static bool
+list_tube(struct sluice_client *cl, struct hist *h, const char *tube, int state,
+    const uint64_t *skip, size_t nskip,
+    void (*add)(struct hist *, const struct sluice_task *), uint64_t *found)
+{
+	uint64_t after = 0;
+
+	/* every page, by cursor: a tube held back by its cap may keep more
+	 * than a page of ready tasks */
+	for (int page = 0; page < PAGES_MAX; page++) {
+		struct sluice_task *ts = NULL;
+		size_t n = 0;
+		int rc = sluice_list_after(cl, tube, state, SLUICE_ORDER_ID,
+		    after, LIST_MAX, 1, &ts, &n);
+
+		if (rc != 0 && rc != SLUICE_ENOTFOUND)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (skip == NULL ||
+			    bsearch(&ts[i].id, skip, nskip, sizeof(*skip),
+			        cmp_u64) == NULL) {
+				add(h, &ts[i]);
+				(*found)++;
+			}
+		if (n > 0)
+			after = ts[n - 1].id;
+		sluice_task_free(ts);
+		if (rc != 0 || n < LIST_MAX)
+			break;
+	}
+	return true;
+}
+
+static const int STATES[] = { SLUICE_READY, SLUICE_DELAYED, SLUICE_TAKEN,
+	SLUICE_BURIED, SLUICE_WAITING };
+
+/* Tube "mv" on both clusters (the moves are over: one holds it, but a
+ * copy made twice could be on either). False when a list failed. */
+static bool
+final_mv(struct chaos *c, struct hist *h)
+{
+	const char *where[2] = { c->urls, c->b.s->url };
+	bool complete = true;
+	uint64_t found = 0;
+
+	for (int k = 0; k < 2; k++) {
+		struct sluice_client *cl = chaos_client(c, where[k]);
+
+		if (cl == NULL)
+			return false;
+		sluice_set_timeout(cl, FINAL_CALL_MS);
+		if (k == 1 && !wait_untaken(cl))
+			fprintf(stderr,
+			    "chaos: tasks still taken on cluster cb after "
+			    "every lease should have ended\n");
+		for (size_t si = 0; si < sizeof(STATES) / sizeof(STATES[0]);
+		     si++)
+			if (!list_tube(cl, h, "mv", STATES[si], NULL, 0,
+			        add_final_mv, &found))
+				complete = false;
+		sluice_close(cl);
+	}
+	fprintf(stderr,
+	    "chaos: %" PRIu64 " tasks of tube mv at the end (on %s)\n", found,
+	    chaos_cluster_name(atomic_load(&c->mv_owner)));
+	return complete;
 }
 
 /* Every task the history names, by peek, and every task the lists show
@@ -267,7 +379,7 @@ final_read(struct chaos *c, struct hist *h)
 		    "chaos: tasks still taken after every lease "
 		    "should have ended\n");
 	for (size_t i = 0; i < n0; i++)
-		if (h->ops[i].id != 0)
+		if (h->ops[i].id != 0 && h->ops[i].face != HIST_MV)
 			ids[nids++] = h->ops[i].id;
 	qsort(ids, nids, sizeof(*ids), cmp_u64);
 	h->final_at = hist_now(h);
@@ -297,40 +409,14 @@ final_read(struct chaos *c, struct hist *h)
 	for (int tb = 0; tb < 2; tb++) {
 		static const char *const tubes[2] = { "lib", "bs" };
 
-		static const int states[] = { SLUICE_READY, SLUICE_DELAYED,
-			SLUICE_TAKEN, SLUICE_BURIED, SLUICE_WAITING };
-
-		for (size_t si = 0; si < sizeof(states) / sizeof(states[0]);
-		     si++) {
-			int state = states[si];
-			uint64_t after = 0;
-
-			/* every page, by cursor: a tube held back by its
-			 * cap may keep more than a page of ready tasks */
-			for (int page = 0; page < PAGES_MAX; page++) {
-				struct sluice_task *ts = NULL;
-				size_t n = 0;
-				int rc = sluice_list_after(cl, tubes[tb], state,
-				    SLUICE_ORDER_ID, after, LIST_MAX, 1, &ts,
-				    &n);
-
-				if (rc != 0 && rc != SLUICE_ENOTFOUND)
-					complete = false;
-				for (size_t i = 0; i < n; i++)
-					if (bsearch(&ts[i].id, ids, nids,
-					        sizeof(*ids),
-					        cmp_u64) == NULL) {
-						add_final(h, &ts[i]);
-						found++;
-					}
-				if (n > 0)
-					after = ts[n - 1].id;
-				sluice_task_free(ts);
-				if (rc != 0 || n < LIST_MAX)
-					break;
-			}
-		}
+		for (size_t si = 0; si < sizeof(STATES) / sizeof(STATES[0]);
+		     si++)
+			if (!list_tube(cl, h, tubes[tb], STATES[si], ids, nids,
+			        add_final, &found))
+				complete = false;
 	}
+	if (c->moves && !final_mv(c, h))
+		complete = false;
 	for (int tb = 0; tb < 2; tb++) {
 		static const char *const tubes[2] = { "lib", "bs" };
 		int rc = sluice_stats(cl, tubes[tb], &st);
@@ -371,6 +457,13 @@ report(const struct chaos *c, const struct cfg *k, const struct hist *h,
 	    c->tmpfs ? "tmpfs" : "the test's disk",
 	    c->tmpfs ? "" : " (not root: no full-disk fault)");
 	hist_report_print(h, r, stderr, 10);
+	if (c->moves)
+		fprintf(stderr,
+		    "chaos: tube mv moved %lu times between clusters ca and "
+		    "cb (%lu movers killed -9 and run again, %lu nodes killed "
+		    "in a move's middle), %d clients through the map\n",
+		    c->fig.moves, c->fig.mover_kills, c->fig.move_crashes,
+		    k->nmv);
 	if (c->fig.unhealthy > 0)
 		fprintf(stderr,
 		    "chaos: %lu faults after which the cluster took more "
@@ -401,8 +494,10 @@ test_history_under_faults_keeps_the_rules(void **state)
 	char path[64];
 
 	hist_init(&h);
-	chaos_init(&c, state, &h, seed);
+	chaos_init(&c, state, &h, seed, k.moves);
 	running_chaos = &c;
+	if (k.moves && chaos_init_moves(&c, state) != 0)
+		fail_msg("%s", c.err);
 	if (!can_mount)
 		fprintf(stderr,
 		    "chaos: not root: the full-disk fault is left out\n");
@@ -414,7 +509,7 @@ test_history_under_faults_keeps_the_rules(void **state)
 	slot_at =
 	    start + (60000 - (it_wall_ms() + c.clock_shift_ms) % 60000) % 60000;
 	c.end_ms = start + (int64_t)k.secs * 1000;
-	load = chaos_load_start(&c, k.nlib, k.nbs);
+	load = chaos_load_start(&c, k.nlib, k.nbs, k.nmv);
 	for (int i = 0; load != NULL && (k.faults == 0 || i < k.faults); i++) {
 		int64_t at = k.faults > 0
 		    ? start + (int64_t)(i + 1) * k.secs * 1000 / (k.faults + 1)

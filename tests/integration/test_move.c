@@ -30,7 +30,12 @@
  *     moves) ends by itself once the draining cluster holds nothing of
  *     it;
  *   - a copy carries keys, priorities, run times, groups, attempts and a
- *     buried task's error, through the tool and back by the library.
+ *     buried task's error, through the tool and back by the library;
+ *   - a put and a take routed right after the map gave their tube to
+ *     another cluster (a move's first step), by a handle that read the
+ *     new map before the new owner's node did, are served, not refused
+ *     SLUICE_EMOVED (the chaos run with moves found them refused for the
+ *     first 200 ms of every move).
  *
  * test_move_carry.c checks more of what a move carries (key
  * reservations, group settings, a workflow under way); the helpers both
@@ -890,6 +895,55 @@ test_move_carries(void **state)
 	sluice_router_close(r);
 }
 
+/* A handle that has the new map before the new owner does: the owner's
+ * refusal (SLUICE_EMOVED, its map is older) is not the caller's. */
+static void
+test_routed_right_after_a_map_change(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	const char *tubes[] = { "w.x" };
+	struct sluice_take_opts o = { tubes, 1, 0, 1, 0, 0, 0 };
+	uint64_t rev;
+
+	it_move_node_init(state, &a, "wa", "c5a", false);
+	it_move_node_init(state, &b, "wb", "c5b", false);
+	it_node_start(&a);
+	it_node_start(&b);
+	it_move_wait_writes(&a);
+	it_move_wait_writes(&b);
+	r = it_move_router();
+	for (int i = 0; i < 6; i++) {
+		const char *to = i % 2 == 0 ? "c5b" : "c5a";
+		struct sluice_put_opts po;
+		struct sluice_put_result res;
+		struct sluice_task *ts = NULL;
+		size_t n = 0;
+		int rc;
+
+		assert_int_equal(
+		    sluice_router_map_set(r, "w.", to, NULL, 0, &rev), 0);
+		/* the handle reads it at once; the nodes within their poll */
+		assert_int_equal(sluice_router_map(r, NULL), 0);
+		rc = sluice_router_take(r, &o, &ts, &n);
+		if (rc != 0 && rc != SLUICE_ETIMEDOUT && rc != SLUICE_ENOTFOUND)
+			fail_msg("round %d: take at %s: %s (%s)", i, to,
+			    sluice_strerror(rc), sluice_router_errmsg(r));
+		sluice_task_free(ts);
+		assert_int_equal(sluice_router_map_set(r, "w.",
+		                     i % 2 ? "c5b" : "c5a", NULL, 0, &rev),
+		    0);
+		assert_int_equal(sluice_router_map(r, NULL), 0);
+		sluice_put_opts_init(&po);
+		po.tube = "w.x";
+		rc = sluice_router_put(r, &po, "p", 1, &res);
+		if (rc != 0)
+			fail_msg("round %d: put: %s (%s)", i,
+			    sluice_strerror(rc), sluice_router_errmsg(r));
+	}
+	sluice_router_close(r);
+}
+
 int
 main(void)
 {
@@ -898,6 +952,9 @@ main(void)
 		    test_move_refusals, it_etcd_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_move_carries, it_etcd_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_routed_right_after_a_map_change, it_etcd_setup,
+		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(test_move_under_load_and_kills,
 		    it_etcd_setup, it_node_teardown),
 	};

@@ -317,7 +317,7 @@ fake_run(void *arg)
 		if (rc == 0)
 			atomic_fetch_add(&f->nop[q.op], 1);
 		if (mode == T_FAKE_DROP_ONCE) {
-			atomic_store(&f->mode, T_FAKE_ECHO);
+			atomic_store(&f->mode, atomic_load(&f->after_drop));
 			mode = T_FAKE_DROP;
 		}
 		if (mode == T_FAKE_DROP) {

@@ -30,7 +30,8 @@ enum t_fake_mode {
 	T_FAKE_ECHO,      /* a canned success for every op */
 	T_FAKE_NOTLEADER, /* ENOTLEADER naming `leader` (may be empty) */
 	T_FAKE_DROP,      /* close the connection instead of answering */
-	T_FAKE_DROP_ONCE, /* drop the first request, then as T_FAKE_ECHO */
+	T_FAKE_DROP_ONCE, /* drop the first request, then as `after_drop`
+	                     (T_FAKE_ECHO unless set) */
 	T_FAKE_SILENT,    /* never answer */
 	T_FAKE_GARBAGE,   /* answer bytes that are not a reply */
 	T_FAKE_ERROR,     /* answer `status`, for `error_op` (0: every op) */
@@ -54,6 +55,7 @@ struct t_fake {
 	atomic_int status;           /* T_FAKE_ERROR's */
 	atomic_int error_op;         /* T_FAKE_ERROR's op; 0: every op */
 	char leader[64];             /* T_FAKE_NOTLEADER's; set before use */
+	atomic_int after_drop;       /* T_FAKE_DROP_ONCE's mode after */
 
 	/* Under mtx: what requests carried. */
 	pthread_mutex_t mtx;

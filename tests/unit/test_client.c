@@ -498,6 +498,46 @@ test_lost_connection_retries_idempotent_requests(void **state)
 	t_fake_stop(f);
 }
 
+/* A keyed put sent once more after a lost connection, and refused the
+ * second time: the first may have been done (the leader that died may
+ * have committed it), so the outcome is unknown (ECONN), not the
+ * refusal, which says only that the second did nothing. Before, a put
+ * whose leader died with it committed returned ENOTLEADER once no leader
+ * was found within the timeout (the chaos run with moves caught such a
+ * put's task afterwards). A read refused the second time is refused. */
+static void
+test_a_resend_refused_leaves_a_change_unknown(void **state)
+{
+	static const int refusals[] = { SLUICE_ENOTLEADER, SLUICE_ENOSPC };
+	struct sluice_put_opts o;
+	struct sluice_stats *st = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct t_fake *f = t_fake_start(T_FAKE_DROP_ONCE);
+		struct sluice_client *c = open_client(f->url);
+
+		atomic_store(&f->status, refusals[i]);
+		atomic_store(&f->after_drop,
+		    refusals[i] == SLUICE_ENOTLEADER ? T_FAKE_NOTLEADER
+		                                     : T_FAKE_ERROR);
+		sluice_set_timeout(c, 300);
+		sluice_put_opts_init(&o);
+		o.key = "order-1";
+		assert_int_equal(
+		    sluice_put(c, &o, "x", 1, NULL, NULL), SLUICE_ECONN);
+		assert_true(atomic_load(&f->nop[MSG_OP_PUT]) >= 2);
+		assert_non_null(strstr(sluice_errmsg(c), "may or may not"));
+		assert_non_null(strstr(sluice_errmsg(c),
+		    refusals[i] == SLUICE_ENOTLEADER ? "leader" : "lease 7"));
+		/* a read: its refusal stands */
+		atomic_store(&f->mode, T_FAKE_DROP_ONCE);
+		assert_int_equal(sluice_stats(c, NULL, &st), refusals[i]);
+		sluice_close(c);
+		t_fake_stop(f);
+	}
+}
+
 /* cluster: every field of every member, in one block; a read, so it is
  * sent once more after a lost connection. */
 static void
@@ -1263,6 +1303,7 @@ main(void)
 		    test_lost_connection_is_econn_and_never_resent),
 		cmocka_unit_test(
 		    test_lost_connection_retries_idempotent_requests),
+		cmocka_unit_test(test_a_resend_refused_leaves_a_change_unknown),
 		cmocka_unit_test(test_resend_is_disabled),
 		cmocka_unit_test(test_cluster_returns_every_member),
 		cmocka_unit_test(

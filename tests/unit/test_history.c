@@ -684,6 +684,75 @@ test_a_slot_fired_twice_is_caught(void **state)
 	hist_free(&h);
 }
 
+/* A task of a moving tube (face mv, named by its payload: id
+ * 0x80000000000000a1 is HIST_MV_ID(0xa1)): taken on one cluster, its
+ * lease run out, copied, taken on the other under a lower lease and
+ * acked there is no breach; taken again while the first take surely
+ * held it, or found twice at the end, is the rule double; acked on one
+ * cluster and taken on the other after is revived. */
+static void
+test_a_moved_task_held_twice_is_caught(void **state)
+{
+	static const char *const good[] = {
+		"0 10 c201 mv put ok id=9223372036854775969 key=a1 max=3",
+		"20 30 c202 mv take ok id=9223372036854775969 lease=900 key=a1 "
+		"att=1 max=3 ttr=1000",
+		"2000000 2000010 c203 mv take ok id=9223372036854775969 "
+		"lease=40 key=a1 att=2 max=3 ttr=1000",
+		"2000020 2000030 c203 mv ack ok id=9223372036854775969 "
+		"lease=40",
+		"0 10 c201 mv put ok id=9223372036854775970 key=a2",
+		"end 3000000 complete",
+		"3000000 3000000 c0 - final ok id=9223372036854775970 key=a2 "
+		"att=0 state=ready",
+	};
+	static const char *const held[] = {
+		"0 10 c201 mv put ok id=9223372036854775969 key=a1 max=3",
+		"20 30 c202 mv take ok id=9223372036854775969 lease=900 key=a1 "
+		"att=1 max=3 ttr=1000",
+		/* its copy handed out 0.5 s into a 1 s lease */
+		"500000 500010 c203 mv take ok id=9223372036854775969 "
+		"lease=40 key=a1 att=2 max=3 ttr=1000",
+		"500020 500030 c203 mv ack ok id=9223372036854775969 lease=40",
+		/* c202 still runs: its session (and lease) lives on */
+		"900000 900010 c202 mv take err err=2",
+		"end 3000000 complete",
+	};
+	static const char *const copies[] = {
+		"0 10 c201 mv put ok id=9223372036854775970 key=a2",
+		"end 3000000 complete",
+		"3000000 3000000 c0 - final ok id=9223372036854775970 key=a2 "
+		"state=ready",
+		"3000000 3000000 c0 - final ok id=9223372036854775970 key=a2 "
+		"state=ready",
+	};
+	static const char *const revived[] = {
+		"0 10 c201 mv put ok id=9223372036854775969 key=a1",
+		"20 30 c202 mv take ok id=9223372036854775969 lease=900 key=a1 "
+		"att=1 ttr=1000",
+		"40 50 c202 mv ack ok id=9223372036854775969 lease=900",
+		"2000000 2000010 c203 mv take ok id=9223372036854775969 "
+		"lease=40 key=a1 att=1 ttr=1000",
+		"end 3000000 complete",
+	};
+	struct hist_report r;
+
+	(void)state;
+	CHECK(good, &r);
+	assert_int_equal(r.violations, 0);
+	assert_int_equal(r.retakes, 1);
+	hist_report_free(&r);
+	CHECK(held, &r);
+	assert_only(&r, HIST_R_DOUBLE, 1);
+	hist_report_free(&r);
+	CHECK(copies, &r);
+	assert_only(&r, HIST_R_DOUBLE, 1);
+	hist_report_free(&r);
+	CHECK(revived, &r);
+	assert_int_equal(r.by_rule[HIST_R_REVIVED], 1);
+	hist_report_free(&r);
+}
+
 /* hist_format and hist_parse agree, and payloads name their put. */
 static void
 test_text_and_payloads_round_trip(void **state)
@@ -747,6 +816,7 @@ main(void)
 		cmocka_unit_test(
 		    test_a_child_taken_before_its_parent_is_caught),
 		cmocka_unit_test(test_a_slot_fired_twice_is_caught),
+		cmocka_unit_test(test_a_moved_task_held_twice_is_caught),
 		cmocka_unit_test(test_text_and_payloads_round_trip),
 	};
 
