@@ -17,7 +17,11 @@
 // lost once the request left is retried only for the requests the
 // protocol calls safe (reads, tube_set, puts whose tasks all have keys),
 // and rejects with ConnectionLost for the others, which may have been
-// executed. Every try happens within the call's deadline: timeoutMs (plus
+// executed. A change sent again that way and then refused (a keyed put
+// answered NotLeader until the deadline, while the leader that died may
+// have committed the first sending) rejects with ConnectionLost too,
+// naming the refusal: the refusal speaks only for the second sending.
+// Every try happens within the call's deadline: timeoutMs (plus
 // a take's wait) from the call's start.
 
 const net = require('net');
@@ -32,6 +36,10 @@ const HELLO_REQ = Buffer.from([0, 0x53, 0x50, 0, 0, 0x30, 0, 0]);
 const HELLO_REP = Buffer.from([0, 0x53, 0x50, 0, 0, 0x31, 0, 0]);
 const MAX_REPLY = 64 * 1024 * 1024 + 4096;
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+// The requests safe to send again that change something (the others are
+// reads).
+const CHANGES = new Set(['put', 'put_batch', 'tube_set', 'group',
+  'sched_set', 'cancel', 'map_set', 'move_out', 'move_in', 'move_end']);
 
 function parseUrls(urls) {
   if (urls == null) urls = process.env.SLUICE_URL || 'tcp://127.0.0.1:7711';
@@ -116,6 +124,20 @@ class Conn {
   close() { this.socket.destroy(); }
 }
 
+// The error to reject with for e: a server's refusal of a change sent
+// again after a lost connection is ConnectionLost (the first sending may
+// have been done), naming the refusal; any other stands.
+function unknown(e, req, plan) {
+  if (!plan.resent || !req.safe || !CHANGES.has(req.name) || !e.refusal) {
+    return e;
+  }
+  const u = new E.ConnectionLost('connection lost before the reply, and ' +
+    `${req.name} sent again: ${e.message}: it may or may not have been ` +
+    'done');
+  u.cause = e;
+  return u;
+}
+
 class Client {
   // urls: "tcp://HOST:PORT", several as an array or separated by commas
   // (tls+tcp:// for TLS); default $SLUICE_URL, else tcp://127.0.0.1:7711.
@@ -166,7 +188,7 @@ class Client {
 
   async run(req) {
     const plan = { tries: 0, bad: new Set(), deadline: performance.now() +
-      this.timeoutMs + req.waitMs };
+      this.timeoutMs + req.waitMs, resent: false };
     for (;;) {
       try {
         if (!this.conn) await this.open(plan);
@@ -198,13 +220,16 @@ class Client {
         throw new E.ConnectionLost(`${e.detail}; ${req.name} may have ` +
           'been executed: not sent again');
       }
+      plan.resent = true;
     } else {
-      throw e;
+      throw unknown(e, req, plan);
     }
     const n = this.urls.length;
     const delay = plan.tries >= n ? Math.min(1000, 50 * 2 ** (plan.tries -
       n)) : 0;
-    if (performance.now() + delay >= plan.deadline) throw e;
+    if (performance.now() + delay >= plan.deadline) {
+      throw unknown(e, req, plan);
+    }
     return delay;
   }
 

@@ -98,7 +98,9 @@ function reply(req, buf, off) {
         `(0x${OPS[req.name].toString(16)}): it is older than this client ` +
         `(${message})`;
     }
-    throw E.errorFor(status, message, leader);
+    const e = E.errorFor(status, message, leader);
+    e.refusal = true; // the server's answer, not what the client met
+    throw e;
   }
   if (op !== OPS[req.name]) {
     throw new E.Malformed(`a reply to op 0x${op.toString(16).padStart(2,

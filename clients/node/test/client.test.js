@@ -3,7 +3,9 @@
 // compared with what the C CLI (libsluice) says of the same tasks, the
 // errors as classes, a follower followed to its leader, tokens, TLS, and
 // peers that misbehave (a reply cut short, garbage, an oversized reply,
-// silence): a clear error within the timeout. Every wait is bounded.
+// silence): a clear error within the timeout; a change sent again after
+// a lost connection and refused is ConnectionLost (its outcome unknown),
+// not the refusal. Every wait is bounded.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -404,4 +406,69 @@ test('peers that misbehave: a clear error within the timeout', async (t) => {
   }));
   await bounded(new sluice.Client(junk, opts).stats(), sluice.Malformed, 1000);
   await waiting;
+});
+
+// Greets; its first connection takes a request and closes without
+// answering, the next ones refuse every request with status (the leader
+// gone, its election not over: the first sending may have been
+// committed). count.n: the requests received.
+const dropThenRefuse = (status, text, count) => {
+  let dropped = false;
+  return (sock) => {
+    const first = !dropped;
+    dropped = true;
+    let buf = Buffer.alloc(0);
+    let greeted = false;
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (!greeted && buf.length >= 8) {
+        greeted = true;
+        buf = buf.subarray(8);
+        sock.write(GREETING);
+      }
+      while (greeted && buf.length >= 8) {
+        const n = Number(buf.readBigUInt64BE(0));
+        if (buf.length < 8 + n) break;
+        const body = buf.subarray(8, 8 + n);
+        buf = buf.subarray(8 + n);
+        count.n++;
+        if (first) { sock.destroy(); return; }
+        const msg = Buffer.from(text);
+        const err = Buffer.alloc(10 + msg.length);
+        err.set([0x53, 1, body[6], 0]);
+        err.writeUInt16LE(status, 4);
+        err.writeUInt16LE(msg.length, 6);
+        msg.copy(err, 8);
+        const head = Buffer.alloc(8);
+        head.writeBigUInt64BE(BigInt(4 + err.length));
+        sock.write(Buffer.concat([head, body.subarray(0, 4), err]));
+      }
+    });
+  };
+};
+
+// A keyed put is sent again after the lost connection; refused then (not
+// leader until the deadline, or the log full), it may still have been
+// done the first time: ConnectionLost naming the refusal, not the
+// refusal, which would say nothing was done. A read keeps its refusal.
+test('a change sent again and refused is unknown', async (t) => {
+  const opts = { timeoutMs: 1000, connectTimeoutMs: 1000 };
+  for (const [status, text, cls] of [[17, 'not leader', sluice.NotLeader],
+    [13, 'the log is full', sluice.LogFull]]) {
+    const count = { n: 0 };
+    const url = await fake(t, dropThenRefuse(status, text, count));
+    await bounded(new sluice.Client(url, opts).put('t', 'x',
+      { key: 'order-1' }), sluice.ConnectionLost, 2500, (e) =>
+      /put sent again/.test(e.message) && e.message.includes(text) &&
+      /may or may not have been done/.test(e.message) &&
+      e.cause instanceof cls);
+    assert.ok(count.n >= 2, `${count.n} requests`);
+    const reads = { n: 0 };
+    const url2 = await fake(t, dropThenRefuse(status, text, reads));
+    await bounded(new sluice.Client(url2, opts).stats(), cls, 2500);
+    assert.ok(reads.n >= 2, `${reads.n} requests`);
+  }
+  const url = await fake(t, dropThenRefuse(17, 'not leader', { n: 0 }));
+  await bounded(new sluice.Client(url, opts).cancel(5),
+    sluice.ConnectionLost, 2500, (e) => /cancel sent again/.test(e.message));
 });

@@ -60,6 +60,13 @@ HISTORY_KINDS = ("puts", "takes", "acks", "fails", "buries", "ttr_expired",
                  "ready", "delayed", "taken", "buried")
 
 
+# The requests safe to send again that change something (the others are
+# reads).
+_CHANGES = frozenset(("put", "put_batch", "tube_set", "group", "sched_set",
+                      "cancel", "map_set", "move_out", "move_in",
+                      "move_end"))
+
+
 class Request(NamedTuple):
     """One request: its name (for messages), op, flags, body, the decoder
     of its reply body, whether it is safe to send again after a lost
@@ -75,6 +82,12 @@ class Request(NamedTuple):
     @property
     def op(self):
         return OPS[self.name]
+
+    @property
+    def changes(self):
+        """Whether it is safe to send again and changes something: sent
+        again and refused, it may still have been done the first time."""
+        return self.safe and self.name in _CHANGES
 
     def message(self):
         return struct.pack("<BBBB", MAGIC, VERSION, self.op,
@@ -152,7 +165,9 @@ def reply(name, data, off=0):
             message = ("the server does not have the operation %s (0x%02x):"
                        " it is older than this client (%s)"
                        % (name, OPS[name], message))
-        raise E.error_for(status, message, leader)
+        e = E.error_for(status, message, leader)
+        e.refusal = True  # the server's answer, not what the client met
+        raise e
     if op != OPS[name]:
         raise E.Malformed("a reply to op 0x%02x for %s" % (op, name))
     return flags, r

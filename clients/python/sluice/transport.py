@@ -14,9 +14,13 @@ names (the follower executed nothing); a connection that could not be
 opened tries the next URL; a connection lost once the request was sent
 is retried only for the requests docs/protocol.md section 7 calls safe
 (reads, tube_set, puts whose tasks all have keys) and is reported as
-ConnectionLost for the others, since they may have been executed. Every
-retry happens within the call's deadline: timeout (plus a take's wait)
-from the call's start.
+ConnectionLost for the others, since they may have been executed. A
+change sent again that way and then refused (a keyed put answered
+NotLeader until the deadline, while the leader that died may have
+committed the first sending) is ConnectionLost too, naming the refusal:
+the refusal speaks only for the second sending. Every retry happens
+within the call's deadline: timeout (plus a take's wait) from the call's
+start.
 """
 
 import os
@@ -161,6 +165,7 @@ class Plan:
                              + req.wait_ms / 1000.0)
         self.tries = 0
         self.bad = set()
+        self.resent = False  # sent again after a lost connection
 
     def remaining(self, cap=None):
         """Seconds left (at most cap); a call past its deadline raises
@@ -199,16 +204,30 @@ class Plan:
                 raise E.ConnectionLost(
                     "%s; %s may have been executed: not sent again"
                     % (e.message, self.req.name)) from None
+            self.resent = True
         else:
-            raise e
+            raise self.unknown(e)
         delay = 0.0
         if self.tries >= len(c.urls):
             delay = min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (
                 self.tries - len(c.urls)))
         if self.deadline is not None and \
                 time.monotonic() + delay >= self.deadline:
-            raise e
+            raise self.unknown(e)
         return delay
+
+    def unknown(self, e):
+        """The error to raise for e: a server's refusal of a change sent
+        again after a lost connection is ConnectionLost (the first sending
+        may have been done), naming the refusal; any other stands."""
+        if not (self.resent and self.req.changes and
+                getattr(e, "refusal", False)):
+            return e
+        u = E.ConnectionLost(
+            "connection lost before the reply, and %s sent again: %s: it "
+            "may or may not have been done" % (self.req.name, e))
+        u.__cause__ = e
+        return u
 
 
 class Endpoints:

@@ -4,8 +4,9 @@ port answering garbage (HTTP, random bytes, a frame that does not
 decode), an oversized reply, a silent peer, a wrong token, TLS on one
 side only or with the wrong CA. Each gives a clear exception of its class
 within the client's timeout, never a hang or a silent success. Also: a
-follower named first is followed to the leader, and a lost connection
-retries what is safe and only that.
+follower named first is followed to the leader, a lost connection
+retries what is safe and only that, and a change sent again and refused
+is ConnectionLost (its outcome unknown), not the refusal.
 
 Run by ctest (python_badinput): test_badinput.py SLUICED SLUICE_CLI.
 """
@@ -39,6 +40,7 @@ class FakeServer:
         self.serve = serve
         self.conns = []
         self.requests = 0
+        self.dropped = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -83,6 +85,29 @@ def cut_mid_reply(f, conn):
     rid = f.read_request(conn)
     conn.sendall(struct.pack(">Q", 40) + rid + b"\x53\x01")
     conn.close()
+
+
+def drop_then_refuse(status, text):
+    """A peer whose first connection takes a request and closes without
+    answering, and whose next ones refuse every request with status (the
+    leader gone, its election not over: the first sending may have been
+    committed)."""
+    def serve(f, conn):
+        greet(conn)
+        first = not f.dropped
+        f.dropped = True
+        while True:
+            (n,) = struct.unpack(">Q", conn.recv(8, socket.MSG_WAITALL))
+            body = conn.recv(n, socket.MSG_WAITALL)
+            f.requests += 1
+            if first:
+                conn.close()
+                return
+            err = (b"\x53\x01" + body[6:7] + b"\x00"
+                   + struct.pack("<HH", status, len(text)) + text
+                   + b"\x00\x00")
+            conn.sendall(struct.pack(">Q", 4 + len(err)) + body[:4] + err)
+    return serve
 
 
 def huge_reply(f, conn):
@@ -142,6 +167,32 @@ class BadPeers(unittest.TestCase):
         # a read is safe: tried again until the deadline, then the error
         e = self.bounded(sluice.ConnectionLost, self.client(f.url).peek, 1)
         self.assertGreater(f.requests, 2)
+
+    def test_a_resend_refused_leaves_a_change_unknown(self):
+        # A keyed put is sent again after the lost connection; refused
+        # then (not leader until the deadline, or the log full), it may
+        # still have been done the first time: ConnectionLost naming the
+        # refusal, not the refusal, which would say nothing was done.
+        for status, text, cls in (
+                (17, b"not leader", sluice.NotLeader),
+                (13, b"the log is full", sluice.LogFull)):
+            f = self.fake(drop_then_refuse(status, text))
+            e = self.bounded(sluice.ConnectionLost, self.client(
+                f.url, timeout=1.0).put, "t", "x", key="order-1")
+            self.assertIn("put sent again", e.message)
+            self.assertIn(text.decode(), e.message)
+            self.assertIn("may or may not have been done", e.message)
+            self.assertIsInstance(e.__cause__, cls)
+            self.assertGreaterEqual(f.requests, 2)
+            # a read refused the second time: its refusal stands
+            f = self.fake(drop_then_refuse(status, text))
+            self.bounded(cls, self.client(f.url, timeout=1.0).stats)
+            self.assertGreaterEqual(f.requests, 2)
+        # the asyncio client shares the rule
+        e = AsyncBadPeers.run_async(self, sluice.ConnectionLost,
+                                    drop_then_refuse(17, b"not leader"),
+                                    "cancel", 5)
+        self.assertIn("cancel sent again", e.message)
 
     def test_garbage_instead_of_a_greeting(self):
         e = self.malformed(http_greeting)
