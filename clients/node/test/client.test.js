@@ -457,18 +457,23 @@ test('a change sent again and refused is unknown', async (t) => {
     [13, 'the log is full', sluice.LogFull]]) {
     const count = { n: 0 };
     const url = await fake(t, dropThenRefuse(status, text, count));
-    await bounded(new sluice.Client(url, opts).put('t', 'x',
-      { key: 'order-1' }), sluice.ConnectionLost, 2500, (e) =>
+    const c = new sluice.Client(url, opts);
+    t.after(() => c.close());
+    await bounded(c.put('t', 'x', { key: 'order-1' }),
+      sluice.ConnectionLost, 2500, (e) =>
       /put sent again/.test(e.message) && e.message.includes(text) &&
       /may or may not have been done/.test(e.message) &&
       e.cause instanceof cls);
     assert.ok(count.n >= 2, `${count.n} requests`);
     const reads = { n: 0 };
     const url2 = await fake(t, dropThenRefuse(status, text, reads));
-    await bounded(new sluice.Client(url2, opts).stats(), cls, 2500);
+    const r = new sluice.Client(url2, opts);
+    t.after(() => r.close());
+    await bounded(r.stats(), cls, 2500);
     assert.ok(reads.n >= 2, `${reads.n} requests`);
   }
   const url = await fake(t, dropThenRefuse(17, 'not leader', { n: 0 }));
-  await bounded(new sluice.Client(url, opts).cancel(5),
-    sluice.ConnectionLost, 2500, (e) => /cancel sent again/.test(e.message));
+  const c = new sluice.Client(url, opts);
+  t.after(() => c.close());
+  await bounded(c.cancel(5), sluice.ConnectionLost, 2500, (e) => /cancel sent again/.test(e.message));
 });
