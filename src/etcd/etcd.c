@@ -853,13 +853,37 @@ etcd_del(struct etcd *e, const char *key, bool *deleted)
 
 /* ---- Two keys in one transaction ---------------------------------------- */
 
+/* Posts transaction `req` (NULL: out of memory before it was made) and
+ * reads its answer: the revision after it and whether it succeeded. */
+static int
+txn(struct etcd *e, json_t *req, bool *done, int64_t *revision)
+{
+	json_t *ans = NULL, *ok, *hdr;
+	int rc;
+
+	if ((rc = post(e, "/v3/kv/txn", req, &ans)) == 0 &&
+	    (hdr = get_obj(e, ans, "header")) != NULL &&
+	    (rc = get_i64(e, hdr, "revision", true, revision)) == 0) {
+		ok = json_object_get(ans, "succeeded");
+		if (ok != NULL && !json_is_boolean(ok))
+			rc = fail(e, ETCD_EJSON,
+			    "%s: field \"succeeded\" is not a boolean",
+			    e->where);
+		else
+			*done = json_is_true(ok);
+	} else if (rc == 0) {
+		rc = ETCD_EJSON;
+	}
+	json_decref(ans);
+	return rc;
+}
+
 int
 etcd_put_marked(struct etcd *e, const char *key, const void *value, size_t len,
     const char *marker, const void *mval, size_t mlen, bool *done,
     int64_t *revision)
 {
 	json_t *k = b64(key, strlen(key)), *op = NULL, *mark, *req = NULL;
-	json_t *ans = NULL, *ok, *hdr;
 	int rc;
 
 	mark = put_req(marker, mval, mlen, 0);
@@ -880,20 +904,7 @@ etcd_put_marked(struct etcd *e, const char *key, const void *value, size_t len,
 			req = json_pack("{s:[O, {s:O}]}", "success", op,
 			    "request_put", mark);
 	}
-	if ((rc = post(e, "/v3/kv/txn", req, &ans)) == 0 &&
-	    (hdr = get_obj(e, ans, "header")) != NULL &&
-	    (rc = get_i64(e, hdr, "revision", true, revision)) == 0) {
-		ok = json_object_get(ans, "succeeded");
-		if (ok != NULL && !json_is_boolean(ok))
-			rc = fail(e, ETCD_EJSON,
-			    "%s: field \"succeeded\" is not a boolean",
-			    e->where);
-		else
-			*done = json_is_true(ok);
-	} else if (rc == 0) {
-		rc = ETCD_EJSON;
-	}
-	json_decref(ans);
+	rc = txn(e, req, done, revision);
 	json_decref(req);
 	json_decref(op);
 	json_decref(mark);
@@ -908,7 +919,7 @@ etcd_put_marked_if(struct etcd *e, const char *key, const void *value,
 {
 	json_t *k = b64(key, strlen(key)), *v = b64(expect, elen);
 	json_t *op = NULL, *mark = put_req(marker, mval, mlen, 0);
-	json_t *req = NULL, *ans = NULL, *ok, *hdr;
+	json_t *req = NULL;
 	int rc;
 
 	op = json_pack("{s:o}", "request_put", put_req(key, value, len, 0));
@@ -916,20 +927,7 @@ etcd_put_marked_if(struct etcd *e, const char *key, const void *value,
 		req = json_pack("{s:[{s:O, s:s, s:s, s:O}], s:[O, {s:O}]}",
 		    "compare", "key", k, "result", "EQUAL", "target", "VALUE",
 		    "value", v, "success", op, "request_put", mark);
-	if ((rc = post(e, "/v3/kv/txn", req, &ans)) == 0 &&
-	    (hdr = get_obj(e, ans, "header")) != NULL &&
-	    (rc = get_i64(e, hdr, "revision", true, revision)) == 0) {
-		ok = json_object_get(ans, "succeeded");
-		if (ok != NULL && !json_is_boolean(ok))
-			rc = fail(e, ETCD_EJSON,
-			    "%s: field \"succeeded\" is not a boolean",
-			    e->where);
-		else
-			*done = json_is_true(ok);
-	} else if (rc == 0) {
-		rc = ETCD_EJSON;
-	}
-	json_decref(ans);
+	rc = txn(e, req, done, revision);
 	json_decref(req);
 	json_decref(op);
 	json_decref(mark);

@@ -224,6 +224,13 @@ struct chaos_load;
 struct chaos_load *chaos_load_start(
     struct chaos *c, int nlib, int nbs, int nmv);
 
+/* What a libsluice call's result says of its change: HIST_OK, HIST_UNKNOWN
+ * (no reply came, or the reply leaves its fate open) or HIST_ERR. */
+int chaos_lib_outcome(int rc);
+
+/* Adds a finished operation to the history and to the run's counts. */
+void chaos_add(struct chaos *c, struct hist_op *op);
+
 /* ---- the clients of tube "mv" (chaos_mvload.c) ---- */
 
 struct chaos_mv;

@@ -108,8 +108,8 @@ pace(uint64_t *rng)
 	nanosleep(&ts, NULL);
 }
 
-static void
-add(struct chaos *c, struct hist_op *op)
+void
+chaos_add(struct chaos *c, struct hist_op *op)
 {
 	hist_add(c->h, op);
 	atomic_fetch_add(&c->fig.ops, 1);
@@ -119,8 +119,8 @@ add(struct chaos *c, struct hist_op *op)
 
 /* ---- libsluice ------------------------------------------------------ */
 
-static int
-lib_outcome(int rc)
+int
+chaos_lib_outcome(int rc)
 {
 	switch (rc) {
 	case 0:
@@ -151,10 +151,10 @@ lib_op(struct lib_th *t, struct hist_op *op, enum hist_type type, int64_t t0)
 static void
 lib_done(struct lib_th *t, struct hist_op *op, int rc)
 {
-	op->outcome = (uint8_t)lib_outcome(rc);
+	op->outcome = (uint8_t)chaos_lib_outcome(rc);
 	if (op->outcome == HIST_ERR)
 		op->err = (int16_t)rc;
-	add(t->c, op);
+	chaos_add(t->c, op);
 }
 
 static uint64_t
@@ -437,7 +437,7 @@ lib_main(void *arg)
 			sluice_close(t->cl);
 			t->cl = chaos_client(c, t->urls);
 			lib_op(t, &op, HIST_SESSION, t0);
-			add(c, &op);
+			chaos_add(c, &op);
 		}
 		pace(&t->rng);
 	}
@@ -578,7 +578,7 @@ bs_put(struct bs_th *t)
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
 		buf_fini(&r);
 	}
-	add(t->c, &op);
+	chaos_add(t->c, &op);
 }
 
 /* delete or release of the job this connection reserved as `lease`. */
@@ -611,7 +611,7 @@ bs_job(struct bs_th *t, uint64_t id, uint64_t lease, bool del)
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
 		buf_fini(&r);
 	}
-	add(t->c, &op);
+	chaos_add(t->c, &op);
 }
 
 static void
@@ -631,7 +631,7 @@ bs_reserve(struct bs_th *t)
 	if (!got) {
 		op.outcome = HIST_UNKNOWN;
 		bs_redirect(t);
-		add(t->c, &op);
+		chaos_add(t->c, &op);
 		return;
 	}
 	eol = strstr((char *)r.data, "\r\n");
@@ -648,7 +648,7 @@ bs_reserve(struct bs_th *t)
 			op.outcome = (uint8_t)bs_err(t, (char *)r.data, &op);
 		}
 		buf_fini(&r);
-		add(t->c, &op);
+		chaos_add(t->c, &op);
 		return;
 	}
 	lease = (UINT64_C(1) << 62) | ((uint64_t)t->id << 32) | ++t->seq;
@@ -656,7 +656,7 @@ bs_reserve(struct bs_th *t)
 	op.lease = lease;
 	op.key = hist_payload_key(r.data + at, len);
 	buf_fini(&r);
-	add(t->c, &op);
+	chaos_add(t->c, &op);
 	switch (t_below(&t->rng, 10)) {
 	case 0:
 		break; /* hold it: ttr, or the connection's end */

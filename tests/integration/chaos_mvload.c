@@ -70,25 +70,6 @@ mv_running(struct chaos *c)
 	return !atomic_load(&c->stop) && it_mono_ms() < c->end_ms;
 }
 
-static int
-mv_outcome(int rc)
-{
-	switch (rc) {
-	case 0:
-		return HIST_OK;
-	case SLUICE_ECONN:
-	case SLUICE_ETIMEDOUT:
-	case SLUICE_EREPLICA:
-	case SLUICE_ELOG:
-	case SLUICE_ESHUTDOWN:
-	case SLUICE_EPROTO:
-	case SLUICE_ENOMEM:
-		return HIST_UNKNOWN;
-	default:
-		return HIST_ERR;
-	}
-}
-
 static void
 mv_op(struct mv_th *t, struct hist_op *op, enum hist_type type, int64_t t0)
 {
@@ -102,13 +83,10 @@ mv_op(struct mv_th *t, struct hist_op *op, enum hist_type type, int64_t t0)
 static void
 mv_done(struct mv_th *t, struct hist_op *op, int rc)
 {
-	op->outcome = (uint8_t)mv_outcome(rc);
+	op->outcome = (uint8_t)chaos_lib_outcome(rc);
 	if (op->outcome == HIST_ERR)
 		op->err = (int16_t)rc;
-	hist_add(t->c->h, op);
-	atomic_fetch_add(&t->c->fig.ops, 1);
-	if (op->outcome == HIST_UNKNOWN)
-		atomic_fetch_add(&t->c->fig.unknown, 1);
+	chaos_add(t->c, op);
 }
 
 /* The history's lease of a task: its own, bit 61 when from "cb". */
