@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "t_lib.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"
 #include "sluice.h"
@@ -86,6 +87,39 @@ tq_end(struct tq *h)
 	tq_fini(h);
 	free(h);
 	return rc;
+}
+
+/* A unix time in ms for a test's clock to start at. */
+#define TQ_T0 1700000000000LL
+
+/* cmocka's setup and teardown of a test with a harness of its own at
+ * TQ_T0, which the test reads with tq_of(state). */
+static inline int
+tq_setup(void **state)
+{
+	return (*state = tq_new(TQ_T0)) != NULL ? 0 : -1;
+}
+
+static inline int
+tq_teardown(void **state)
+{
+	return tq_end(*state);
+}
+
+static inline struct tq *
+tq_of(void **state)
+{
+	return *state;
+}
+
+/* Fails the test when the queue's invariants do not hold. */
+static inline void
+tq_check(struct tq *h)
+{
+	const char *why = NULL;
+
+	if (queue_check(h->q, &why) != 0)
+		fail_msg("queue_check: %s", why);
 }
 
 /* Encodes, decodes and applies a decided record; returns apply's result

@@ -15,39 +15,7 @@
 #include "queue/limits.h"
 #include "queue/qstate.h"
 
-#define T0 1700000000000LL
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
-
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
+#define T0 TQ_T0
 
 static uint64_t
 put(struct tq *h, const char *tube, const char *p, const char *key,
@@ -115,7 +83,7 @@ same_by_replay_and_snapshot(struct tq *h)
 	tq_init(&r, NULL, h->now);
 	assert_int_equal(tq_snap_load(r.q, &snap), 0);
 	assert_true(tq_same(h->q, r.q, h->now));
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
 	buf_fini(&snap);
 }
@@ -126,7 +94,7 @@ same_by_replay_and_snapshot(struct tq *h)
 static void
 test_hold_and_drop(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t r1, r2, d, b, ids[8], got[3], lease = 0, x;
 	struct qrec rec;
 	size_t n;
@@ -162,7 +130,7 @@ test_hold_and_drop(void **state)
 	h->now += 2LL * 3600 * 1000; /* past r1's backoff */
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, r1);
-	check(h);
+	tq_check(h);
 	same_by_replay_and_snapshot(h);
 	/* a drop under another lease is nothing; under its own, it goes */
 	assert_int_equal(queue_decide_move_drop(h->q, d, lease + 1, &rec), 0);
@@ -180,7 +148,7 @@ test_hold_and_drop(void **state)
 		assert_int_equal(rec.type, QREC_NONE);
 	}
 	assert_int_equal(queue_move_held(h->q, "m", 1, ids, 8), 0);
-	check(h);
+	tq_check(h);
 	same_by_replay_and_snapshot(h);
 }
 
@@ -230,7 +198,7 @@ copy_in(struct tq *h, const struct queue_move_item *it, int *type)
 static void
 test_copy_in(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_move_item a = item(11, QUEUE_READY, NULL, "a"),
 	                       d = item(12, QUEUE_DELAYED, "kd", "d"),
 	                       b = item(13, QUEUE_BURIED, NULL, "b"),
@@ -279,7 +247,7 @@ test_copy_in(void **state)
 	/* the older ready copy comes before the task put here */
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, ia);
-	check(h);
+	tq_check(h);
 	same_by_replay_and_snapshot(h);
 	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
 	assert_int_equal(rec.type, QREC_MOVE_END);
@@ -287,7 +255,7 @@ test_copy_in(void **state)
 	assert_int_equal(queue_move_pairs(h->q, "m", 1, NULL), 0);
 	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
 	assert_int_equal(rec.type, QREC_NONE);
-	check(h);
+	tq_check(h);
 	same_by_replay_and_snapshot(h);
 }
 
@@ -296,7 +264,7 @@ test_copy_in(void **state)
 static void
 test_mark(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, x;
 	struct qrec rec;
 
@@ -315,7 +283,7 @@ test_mark(void **state)
 	assert_int_equal(tq_commit(h, &rec), 0);
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, a);
-	check(h);
+	tq_check(h);
 }
 
 static void
@@ -378,7 +346,7 @@ key_in(
 static void
 test_keys(void **state)
 {
-	struct tq *h = H(state), t;
+	struct tq *h = tq_of(state), t;
 	uint64_t k1, k2, k3, x, y, id1, id2, live, got;
 	struct queue_move_key keys[4];
 	struct qrec rec;
@@ -434,7 +402,7 @@ test_keys(void **state)
 	got = put_key(&t, "k1", &created);
 	assert_false(created);
 	assert_int_equal(got, id1);
-	check(&t);
+	tq_check(&t);
 	same_by_replay_and_snapshot(&t);
 	/* a reservation made here, ending after k1's: the list keeps its
 	 * order, so k1's ends first */
@@ -446,7 +414,7 @@ test_keys(void **state)
 	keys[2].expires = keys[0].expires + 500; /* between the two */
 	assert_int_not_equal(key_in(&t, "c1", &keys[2], &type), 0);
 	assert_int_equal(type, QREC_MOVE_KEY);
-	check(&t);
+	tq_check(&t);
 	t.now = keys[0].expires + 1;
 	put_key(&t, "k1", &created);
 	assert_true(created);
@@ -457,7 +425,7 @@ test_keys(void **state)
 	t.now = keys[2].expires + 1;
 	put_key(&t, "k5", &created);
 	assert_true(created);
-	check(&t);
+	tq_check(&t);
 	same_by_replay_and_snapshot(&t);
 	/* over at the source: nothing to carry */
 	keys[0].id = 77;
@@ -465,7 +433,7 @@ test_keys(void **state)
 	assert_int_equal(type, QREC_NONE);
 	assert_int_equal(queue_decide_move_end(t.q, "m", 1, &rec), 0);
 	assert_int_equal(tq_commit(&t, &rec), 0);
-	check(&t);
+	tq_check(&t);
 	tq_fini(&t);
 }
 
@@ -495,7 +463,7 @@ put_after(struct tq *h, const char *tube, const uint64_t *parents, size_t n)
 static void
 test_graph(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t p, c, plain, other, c2, x;
 
 	plain = put(h, "m", "plain", NULL, 0);
@@ -525,7 +493,7 @@ test_graph(void **state)
 	assert_int_equal(x, c2);
 	ack_id(h, c2);
 	assert_int_equal(queue_move_graph(h->q, "o", 1), 0);
-	check(h);
+	tq_check(h);
 }
 
 static void
@@ -553,7 +521,7 @@ group_set(struct tq *h, const char *g, uint32_t conc, bool pause)
 static void
 test_group_next(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char name[QREC_GROUP_MAX];
 	size_t len = 9;
 
@@ -588,7 +556,7 @@ test_group_next(void **state)
 static void
 test_bad_input(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_move_item a = item(11, QUEUE_READY, NULL, "a");
 	struct qrec rec;
 	uint64_t id;
@@ -626,15 +594,19 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_hold_and_drop, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_copy_in, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mark, setup, teardown),
+		    test_hold_and_drop, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_bad_input, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_graph, setup, teardown),
+		    test_copy_in, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_group_next, setup, teardown),
+		    test_mark, tq_setup, tq_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_bad_input, tq_setup, tq_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_keys, tq_setup, tq_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_graph, tq_setup, tq_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_group_next, tq_setup, tq_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
