@@ -201,6 +201,13 @@ test_follower_after_compaction_loads_a_snapshot(void **state)
 	}
 	it_rc(l.c, sluice_stats(l.c, NULL, &st), 0);
 	sluice_stats_free(st);
+	/* The segments a snapshot covers are removed after its reply, off
+	 * the loop: the kill below waits for that, or the follower could
+	 * still stream from the first record. */
+	for (int64_t end = it_mono_ms() + 20000;
+	     it_log_count(l.s, "segments removed") < 1 && it_mono_ms() < end;)
+		it_sleep_ms(20);
+	assert_true(it_log_count(l.s, "segments removed") >= 1);
 	/* A restart empties the leader's memory of recent records: what the
 	 * follower needs is in no segment and in no memory. */
 	it_node_kill(&l);
