@@ -120,6 +120,8 @@ enum sluice_error {
 	                           it and its members; nothing was done */
 	SLUICE_EBATCH = 34,     /* the batch is closed or ended: it takes no
 	                           more tasks (sluice_batch_close) */
+	SLUICE_EMOVING = 35,    /* the tube is moving in: its keys are not
+	                           here yet; a keyed put is tried again */
 	SLUICE_ERRMAX_
 };
 

@@ -66,6 +66,8 @@ static const uint8_t req_flags[MSG_OP_END_] = {
 	[MSG_OP_SCHED_LIST] = SCHED_F_PAYLOADS,
 	[MSG_OP_BATCH_SHOW] = BATCH_F_LIST,
 	[MSG_OP_PEEK] = PEEK_F_BATCH,
+	[MSG_OP_MOVE_IN] =
+	    MSG_MOVE_IN_PLACE | MSG_MOVE_IN_PEND | MSG_MOVE_IN_READY,
 };
 
 /* Flag bits a reply (status 0) may carry, each one only when its request

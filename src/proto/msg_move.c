@@ -4,9 +4,13 @@
  *   move_out   u8 kind, str16 tube, then
  *              hold (1): u32 max (1..MSG_MOVE_MAX)
  *              drop (2): u32 n (1..MSG_MOVE_MAX), n x (u64 id, u64 lease)
- *              keys (3): u32 max (1..MSG_MOVE_MAX), u64 after
+ *              keys (3), live (4): u32 max (1..MSG_MOVE_MAX), u64 after
+ *              keep (5): nothing more
  *   move_in    str16 tube, str16 source cluster, u32 n (1..MSG_MOVE_MAX),
- *              n tasks as a take's reply carries them
+ *              n tasks as a take's reply carries them; the header's flags
+ *              name its kind: 0 copies, 0x01 placeholders (n tasks as
+ *              live answers them), 0x02 keys pending, 0x04 keys here (both
+ *              with n 0)
  *   move_end   str16 tube
  *   replies    move_out hold: u32 n, n tasks (a take's layout; state:
  *              the task's before its hold); keys: the same, one per key
@@ -54,6 +58,18 @@ msg_next_move_res(struct msg_iter *it, struct msg_move_res *out)
 	NEXT(it, get_res(&it->r, out));
 }
 
+/* move_in's kind and its count of tasks: copies and placeholders 1..MAX,
+ * pend and ready none. */
+static int
+in_count(uint8_t kind, uint32_t n)
+{
+	if (kind == MSG_MOVE_IN_PEND || kind == MSG_MOVE_IN_READY)
+		return n == 0 ? 0 : SLUICE_EINVAL;
+	if (kind != 0 && kind != MSG_MOVE_IN_PLACE)
+		return SLUICE_EINVAL;
+	return msg_check_count(n, MSG_MOVE_MAX);
+}
+
 static int
 msg_move_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
@@ -61,21 +77,23 @@ msg_move_get_req(
 	struct msg_move_req *m = &q->move;
 	struct msg_tasks ts;
 
-	(void)flags;
 	memset(m, 0, sizeof(*m));
 	if (op == MSG_OP_MOVE_OUT) {
 		m->kind = rd_u8(r);
 		NEED(r);
-		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP &&
-		    m->kind != MSG_MOVE_KEYS)
+		if (m->kind < MSG_MOVE_HOLD || m->kind > MSG_MOVE_KEEP)
 			return SLUICE_EINVAL;
 	}
+	if (op == MSG_OP_MOVE_IN)
+		m->kind = flags;
 	TRY(msg_get_tube(r, false, &m->tube));
 	switch (op) {
 	case MSG_OP_MOVE_OUT:
-		if (m->kind == MSG_MOVE_HOLD || m->kind == MSG_MOVE_KEYS) {
+		if (m->kind == MSG_MOVE_KEEP)
+			return 0;
+		if (m->kind != MSG_MOVE_DROP) {
 			m->max = rd_u32(r);
-			if (m->kind == MSG_MOVE_KEYS)
+			if (m->kind != MSG_MOVE_HOLD)
 				m->after = rd_u64(r);
 			NEED(r);
 			return msg_check_count(m->max, MSG_MOVE_MAX);
@@ -90,7 +108,7 @@ msg_move_get_req(
 		TRY(msg_get_tasks(r, pmax, &ts));
 		m->n = ts.n;
 		m->tasks_it = ts.it;
-		return msg_check_count(m->n, MSG_MOVE_MAX);
+		return in_count(m->kind, m->n);
 	default:
 		return 0;
 	}
@@ -102,18 +120,19 @@ msg_move_put_req(struct buf *b, const struct msg_req *q)
 	const struct msg_move_req *m = &q->move;
 
 	if (q->op == MSG_OP_MOVE_OUT) {
-		if (m->kind != MSG_MOVE_HOLD && m->kind != MSG_MOVE_DROP &&
-		    m->kind != MSG_MOVE_KEYS)
+		if (m->kind < MSG_MOVE_HOLD || m->kind > MSG_MOVE_KEEP)
 			return SLUICE_EINVAL;
 		buf_put_u8(b, m->kind);
 	}
 	TRY(msg_put_tube(b, m->tube, false));
 	switch (q->op) {
 	case MSG_OP_MOVE_OUT:
-		if (m->kind == MSG_MOVE_HOLD || m->kind == MSG_MOVE_KEYS) {
+		if (m->kind == MSG_MOVE_KEEP)
+			return 0;
+		if (m->kind != MSG_MOVE_DROP) {
 			TRY(msg_check_count(m->max, MSG_MOVE_MAX));
 			buf_put_u32(b, m->max);
-			if (m->kind == MSG_MOVE_KEYS)
+			if (m->kind != MSG_MOVE_HOLD)
 				buf_put_u64(b, m->after);
 			return 0;
 		}
@@ -126,12 +145,19 @@ msg_move_put_req(struct buf *b, const struct msg_req *q)
 		return 0;
 	case MSG_OP_MOVE_IN:
 		TRY(msg_put_node(b, m->source, false));
-		TRY(msg_check_count(m->n, MSG_MOVE_MAX));
+		TRY(in_count(m->kind, m->n));
 		return msg_put_tasks(
 		    b, &(struct msg_tasks) { .n = m->n, .tasks = m->tasks });
 	default:
 		return 0;
 	}
+}
+
+/* move_in's kind goes in the header's flags. */
+static uint8_t
+msg_move_req_flags(const struct msg_req *q)
+{
+	return q->op == MSG_OP_MOVE_IN ? q->move.kind : 0;
 }
 
 /* The reply's shape depends on the request: a hold's carries tasks
@@ -192,6 +218,7 @@ msg_move_put_rep(struct buf *b, const struct msg_rep *m)
 const struct msg_family msg_move_family = {
 	.get_req = msg_move_get_req,
 	.put_req = msg_move_put_req,
+	.req_flags = msg_move_req_flags,
 	.get_rep = msg_move_get_rep,
 	.put_rep = msg_move_put_rep,
 	.rep_flags = msg_move_rep_flags,

@@ -8,9 +8,16 @@
 #define SLUICE_PROTO_MSG_MOVE_H
 
 enum {
-	MSG_MOVE_HOLD = 1,   /* move_out: hold up to `max` tasks, answer them */
-	MSG_MOVE_DROP = 2,   /* move_out: drop the held tasks named */
-	MSG_MOVE_KEYS = 3,   /* move_out: the tube's key reservations */
+	MSG_MOVE_HOLD = 1, /* move_out: hold up to `max` tasks, answer them */
+	MSG_MOVE_DROP = 2, /* move_out: drop the held tasks named */
+	MSG_MOVE_KEYS = 3, /* move_out: the tube's key reservations */
+	MSG_MOVE_LIVE = 4, /* move_out: the keys of the tube's live tasks */
+	MSG_MOVE_KEEP = 5, /* move_out: the source's drain waits for the
+	                      mover (until move_end there) */
+	/* move_in's kinds, in the header's flags (0: copies) */
+	MSG_MOVE_IN_PLACE = 0x01, /* placeholders of the source's live keys */
+	MSG_MOVE_IN_PEND = 0x02,  /* keyed puts wait: keys pending (n 0) */
+	MSG_MOVE_IN_READY = 0x04, /* the keys are here: puts go on (n 0) */
 	MSG_MOVE_MAX = 1000, /* tasks held, dropped or copied by one request */
 	MSG_MOVE_REP_TASKS = 0x01, /* reply flags: a hold's tasks */
 	MSG_MOVE_REP_RES = 0x02,   /* move_in's results */
@@ -18,13 +25,15 @@ enum {
 
 /* move_out, move_in, move_end. */
 struct msg_move_req {
-	uint8_t kind;           /* move_out: MSG_MOVE_HOLD or MSG_MOVE_DROP */
+	uint8_t kind;           /* move_out: MSG_MOVE_HOLD .. MSG_MOVE_KEEP;
+	                           move_in: 0 or one MSG_MOVE_IN_* flag */
 	struct msg_str tube;    /* 1..MSG_TUBE_MAX bytes */
 	struct msg_str source;  /* move_in: the source cluster, 1..MSG_NODE_MAX
 	                           bytes of [A-Za-z0-9_.:-] */
 	uint32_t max;           /* hold, keys: 1..MSG_MOVE_MAX */
 	uint64_t after;         /* keys: of tasks whose ids are above it */
-	uint32_t n;             /* drop: pairs; move_in: tasks (1..MAX) */
+	uint32_t n;             /* drop: pairs; move_in: tasks (1..MAX; 0
+	                           for pend and ready) */
 	const uint64_t *ids;    /* drop, encode: n ids */
 	const uint64_t *leases; /* drop, encode: and their leases */
 	struct msg_iter it;     /* drop, decode: msg_next_move_drop() */
@@ -45,7 +54,9 @@ struct msg_move_res {
 };
 
 /* The reply: hold, the tasks held (held before first: a batch a mover
- * lost), each with its state before the hold and its lease; keys, a
+ * lost), each with its state before the hold and its lease; live, a
+ * task each (id, tube, key, state now; no payload), lowest id first;
+ * keep, n 1 when the mark was made now; keys, a
  * task each (state MSG_ST_DONE, the id of the task whose key it was, its
  * tube and key, run_at: when the reservation ends, its version), lowest
  * id first, and none when there are no more; drop, how

@@ -41,6 +41,8 @@ static const char *const names[SLUICE_ERRMAX_] = {
 	[SLUICE_EBATCH] =
 	    "the batch is closed or ended: it takes no more tasks",
 	[SLUICE_EMOVED] = "the tube belongs to another cluster (cluster map)",
+	[SLUICE_EMOVING] = "the tube is moving in: its keys are not here yet; "
+	                   "try again",
 };
 
 /* Stable short names, for programs (the HTTP API's "error" field): they
@@ -81,6 +83,7 @@ static const char *const short_names[SLUICE_ERRMAX_] = {
 	[SLUICE_ESCHED] = "bad_schedule",
 	[SLUICE_EBATCH] = "batch_closed",
 	[SLUICE_EMOVED] = "moved",
+	[SLUICE_EMOVING] = "moving_in",
 };
 
 const char *

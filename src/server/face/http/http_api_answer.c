@@ -58,6 +58,8 @@ err_status(int code, bool has_leader)
 		return has_leader ? 421 : 503;
 	case SLUICE_EMOVED: /* another cluster's tube: the body names it */
 		return 421;
+	case SLUICE_EMOVING: /* a keyed put while the tube moves in: again */
+		return 503;
 	case SLUICE_ENOSPC:
 	case SLUICE_ELOG:
 	case SLUICE_ESHUTDOWN:
