@@ -26,7 +26,15 @@ struct sluice_move_progress {
 	                      within their dedup window), as of the last
 	                      pass, after the tasks */
 	uint64_t groups;   /* groups whose own settings were copied */
+	int stage;         /* the key window (docs/scaling.md, "Keys"):
+	                      SLUICE_MOVE_KEYS_PENDING after the map change,
+	                      before the source's live keys are held at the
+	                      target (a keyed put there is tried again);
+	                      SLUICE_MOVE_KEYS_HELD once they are, just before
+	                      the target takes keyed puts; 0 otherwise */
 };
+
+enum { SLUICE_MOVE_KEYS_PENDING = 1, SLUICE_MOVE_KEYS_HELD = 2 };
 
 typedef void sluice_move_report_fn(
     void *arg, const struct sluice_move_progress *p);

@@ -27,7 +27,16 @@
  * the reservations of its keys at the source (keys of tasks completed
  * there, in their dedup window: move_out's keys, then move_in of each as
  * a task in state done) before the rounds and again after them, when the
- * source holds no task of the tube and no ack can make another. */
+ * source holds no task of the tube and no ack can make another.
+ *
+ * The key window (queue/move_place.c, docs/scaling.md "Keys"): before the
+ * map change the source is marked keep (its drain ends only by the
+ * mover's move_end) and the target pend (a keyed put of the tube is
+ * refused SLUICE_EMOVING, which clients try again); once the source knows
+ * the map, the keys of its live tasks of the tube go to the target as
+ * placeholders (the id each copy will get), then the target takes keyed
+ * puts (ready). A resumed move marks both again (nothing changes if they
+ * are) and copies the keys again (those held answer their ids). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +463,113 @@ out:
 	return rc;
 }
 
+static void
+report(struct mover *m)
+{
+	if (m->o != NULL && m->o->report != NULL)
+		m->o->report(m->o->report_arg, m->p);
+}
+
+/* The key window opens for `tube` from `src`: the source keeps its drain
+ * for the mover, the target refuses keyed puts (both idempotent). */
+static int
+window_open(struct mover *m, const char *src, const char *dst, const char *tube)
+{
+	struct msg_req q = { .op = MSG_OP_MOVE_OUT };
+	struct msg_rep rep;
+	int rc;
+
+	q.move.kind = MSG_MOVE_KEEP;
+	q.move.tube = msg_cstr(tube);
+	if ((rc = call(m, src, &q, &rep, NULL)) != 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.op = MSG_OP_MOVE_IN;
+	q.move.kind = MSG_MOVE_IN_PEND;
+	q.move.tube = msg_cstr(tube);
+	q.move.source = msg_cstr(src);
+	return call(m, dst, &q, &rep, NULL);
+}
+
+/* ... and closes: the target takes keyed puts of `tube` again. */
+static int
+window_close(
+    struct mover *m, const char *src, const char *dst, const char *tube)
+{
+	struct msg_req q = { .op = MSG_OP_MOVE_IN };
+	struct msg_rep rep;
+
+	q.move.kind = MSG_MOVE_IN_READY;
+	q.move.tube = msg_cstr(tube);
+	q.move.source = msg_cstr(src);
+	return call(m, dst, &q, &rep, NULL);
+}
+
+/* The keys of `tube`'s live tasks at `src` (any state but done), held at
+ * `dst` as placeholders, a page at a time by id. Sent again, a page
+ * answers the ids given before. */
+static int
+copy_live(struct mover *m, const char *src, const char *dst, const char *tube)
+{
+	uint64_t after = 0;
+
+	for (;;) {
+		struct msg_req q = { .op = MSG_OP_MOVE_OUT };
+		struct msg_task *tasks;
+		struct msg_rep rep, rep2;
+		uint32_t n;
+		int rc;
+
+		q.move.kind = MSG_MOVE_LIVE;
+		q.move.tube = msg_cstr(tube);
+		q.move.max = m->batch;
+		q.move.after = after;
+		if ((rc = call(m, src, &q, &rep, NULL)) != 0)
+			return rc;
+		if ((n = rep.move.ntasks) == 0)
+			return 0;
+		if ((tasks = calloc(n, sizeof(*tasks))) == NULL)
+			return SLUICE_ENOMEM;
+		for (uint32_t i = 0; i < n; i++) {
+			if (!msg_next_task(&rep.move.tasks_it, &tasks[i])) {
+				free(tasks);
+				return SLUICE_EPROTO;
+			}
+			if (tasks[i].id > after)
+				after = tasks[i].id;
+		}
+		memset(&q, 0, sizeof(q));
+		q.op = MSG_OP_MOVE_IN;
+		q.move.kind = MSG_MOVE_IN_PLACE;
+		q.move.tube = msg_cstr(tube);
+		q.move.source = msg_cstr(src);
+		q.move.n = n;
+		q.move.tasks = tasks;
+		rc = call(m, dst, &q, &rep2, NULL);
+		for (uint32_t i = 0; rc == 0 && i < rep2.move.n; i++) {
+			struct msg_move_res res;
+
+			if (!msg_next_move_res(&rep2.move.it, &res)) {
+				rc = SLUICE_EPROTO;
+			} else if (res.status != 0) {
+				router_errmsg(m->r,
+				    "cluster %s refused to hold the key of "
+				    "task "
+				    "%" PRIu64
+				    " of tube '%s' from %s: %s (keyed "
+				    "puts there wait; run the move again once "
+				    "the cause is fixed)",
+				    dst, tasks[i].id, tube, src,
+				    sluice_strerror(res.status));
+				rc = (int)res.status;
+			}
+		}
+		free(tasks);
+		if (rc != 0)
+			return rc;
+	}
+}
+
 /* The reservations of `tube`'s keys at `src` (keys of tasks completed
  * there, within their dedup window), made at `dst` until the same time,
  * a page at a time by the id of their task. Sent again, a page makes
@@ -518,13 +634,6 @@ copy_keys(struct mover *m, const char *src, const char *dst, const char *tube,
 		if (rc != 0)
 			return rc;
 	}
-}
-
-static void
-report(struct mover *m)
-{
-	if (m->o != NULL && m->o->report != NULL)
-		m->o->report(m->o->report_arg, m->p);
 }
 
 /* Every round of `tube` from `src`, to the end. */
@@ -654,16 +763,38 @@ move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 	size_t nmore = 0;
 	int rc;
 
-	/* the tube's reservations first of all: puts go to dst from the
-	 * map's change on, and a key completed at src is answered there as
-	 * it would have been at src as soon as it can be */
-	if ((rc = copy_keys(m, src, dst, tube, false)) != 0 ||
-	    (rc = known(m, src, m->p->revision)) != 0)
-		return rc;
-	if ((rc = tubes_of(m, src, tube, &more, &nmore)) == 0)
-		rc = move_one(m, src, dst, tube);
+	/* once src takes no more puts of the tube, the keys of its live
+	 * tasks are held at dst, and dst takes keyed puts; then the
+	 * reservations, so that a key completed at src is answered at dst
+	 * as it would have been at src as soon as it can be */
+	snprintf(m->p->tube, sizeof(m->p->tube), "%s", tube);
+	snprintf(m->p->source, sizeof(m->p->source), "%.64s", src);
+	m->p->stage = SLUICE_MOVE_KEYS_PENDING;
+	report(m);
+	if ((rc = known(m, src, m->p->revision)) != 0 ||
+	    (rc = tubes_of(m, src, tube, &more, &nmore)) != 0 ||
+	    (rc = copy_live(m, src, dst, tube)) != 0)
+		goto out;
+	for (size_t i = 0; i < nmore && rc == 0; i++)
+		rc = copy_live(m, src, dst, more[i]);
+	if (rc != 0)
+		goto out;
+	m->p->stage = SLUICE_MOVE_KEYS_HELD;
+	report(m);
+	m->p->stage = 0;
+	if ((rc = window_close(m, src, dst, tube)) != 0 ||
+	    (rc = copy_keys(m, src, dst, tube, false)) != 0)
+		goto out;
+	/* the tube itself last: its move_end at src lifts the keep mark */
 	for (size_t i = 0; i < nmore && rc == 0; i++)
 		rc = move_one(m, src, dst, more[i]);
+	if (rc == 0)
+		rc = move_one(m, src, dst, tube);
+	/* the tables (and placeholders left) of the tubes under it at dst
+	 * go now: another source may move them next */
+	for (size_t i = 0; i < nmore && rc == 0; i++)
+		rc = end_one(m, dst, more[i]);
+out:
 	for (size_t i = 0; i < nmore; i++)
 		free(more[i]);
 	free(more);
@@ -702,7 +833,6 @@ sluice_router_move(struct sluice_router *r, const char *tube,
     struct sluice_move_progress *out)
 {
 	char sources[MSG_MAP_DRAINING_MAX][MSG_NODE_MAX + 1];
-	char before[MSG_NODE_MAX + 1] = ""; /* the tube's own entry before */
 	const char *draining[MSG_MAP_DRAINING_MAX];
 	struct sluice_move_progress local;
 	const struct cmap_entry *e;
@@ -752,6 +882,10 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 		for (size_t i = 0; i < e->ndraining; i++)
 			snprintf(sources[ns++], sizeof(sources[0]), "%s",
 			    e->draining[i]);
+		for (size_t i = 0; i < ns; i++)
+			if ((rc = window_open(&m, sources[i], target, tube)) !=
+			    0)
+				return rc;
 	} else {
 		const char *owner;
 
@@ -772,18 +906,17 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 			    sources[ns++], sizeof(sources[0]), "%s", owner);
 		for (size_t i = 0; i < ns; i++)
 			draining[i] = sources[i];
-		if (e != NULL && strcmp(e->prefix, tube) == 0)
-			snprintf(before, sizeof(before), "%s", e->cluster);
+		/* the target must answer before anything changes (a
+		 * cluster name mistyped would send the tube's puts nowhere);
+		 * then the key window opens, then the map changes */
+		if ((rc = target_ok(&m, target)) != 0)
+			return rc;
+		for (size_t i = 0; i < ns; i++)
+			if ((rc = window_open(&m, sources[i], target, tube)) !=
+			    0)
+				return rc;
 		if ((rc = map_set(&m, tube, target, draining, ns)) != 0)
 			return rc;
-		if ((rc = target_ok(&m, target)) != 0) {
-			/* nothing was copied: the map goes back as it was */
-			if (before[0] != '\0')
-				map_set(&m, tube, before, NULL, 0);
-			else
-				sluice_router_map_delete(r, tube, NULL);
-			return rc;
-		}
 	}
 	for (size_t i = 0; i < ns; i++) {
 		if ((rc = move_from(&m, sources[i], target, tube)) != 0)

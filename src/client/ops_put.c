@@ -1,14 +1,36 @@
 /* ops_put - put and put_batch of sluice.h: the options checked as the
  * server would check them (the deduplication modes, the parents of a
  * put), the request built, the results copied out. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/client.h"
 #include "client/ops.h"
 #include "client/result.h"
+#include "util/clock.h"
 
 /* ---- put -------------------------------------------------------------- */
+
+/* A put refused SLUICE_EMOVING (its tube is moving in from another
+ * cluster and its key is not here yet: nothing was done) goes again after
+ * a pause of 10 ms, doubled up to 200 ms, while the call's timeout since
+ * `start` allows: true after the pause, false when the time is up. */
+static bool
+moving_again(const struct sluice_client *c, int64_t start, int *pause_ms)
+{
+	struct timespec ts;
+
+	if (c->timeout_ms >= 0 &&
+	    clock_mono_ms() - start + *pause_ms > c->timeout_ms)
+		return false;
+	ts.tv_sec = *pause_ms / 1000;
+	ts.tv_nsec = (long)(*pause_ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+	*pause_ms = *pause_ms * 2 > 200 ? 200 : *pause_ms * 2;
+	return true;
+}
 
 void
 sluice_put_opts_init(struct sluice_put_opts *o)
@@ -138,6 +160,8 @@ sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
     const void *payload, size_t len, struct sluice_put_result *res)
 {
 	struct msg_req q = { .op = MSG_OP_PUT };
+	int64_t start = clock_mono_ms();
+	int pause = 10;
 	struct msg_str *keys;
 	struct msg_rep r;
 	int rc;
@@ -152,6 +176,8 @@ sluice_put_ex(struct sluice_client *c, const struct sluice_put_opts *o,
 	if ((rc = put_after(c, o, &q.put, &keys)) != 0)
 		return rc;
 	rc = client_call(c, &q, 0, &r);
+	while (rc == SLUICE_EMOVING && moving_again(c, start, &pause))
+		rc = client_call(c, &q, 0, &r);
 	free(keys);
 	if (rc != 0)
 		return rc;
@@ -182,15 +208,88 @@ sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
 	return 0;
 }
 
+/* One put_batch of v[0..n): item i's results into items[at[i]] (at
+ * NULL: items[i]), its message's offset in c->texts into off[] (SIZE_MAX:
+ * none, the code's text). */
+static int
+batch_once(struct sluice_client *c, const struct msg_put *v, uint32_t n,
+    struct sluice_batch_item *items, const size_t *at, size_t *off)
+{
+	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
+	struct msg_put_res res;
+	struct msg_rep r;
+	int rc;
+
+	q.put_batch.n = n;
+	q.put_batch.messages = true;
+	q.put_batch.items = v;
+	if ((rc = client_call(c, &q, 0, &r)) != 0)
+		return rc;
+	if (r.put_batch.n != n) {
+		client_errmsg(
+		    c, "put batch: %u results for %u tasks", r.put_batch.n, n);
+		return SLUICE_EPROTO;
+	}
+	for (size_t i = 0; i < n && msg_next_put_res(&r.put_batch.it, &res);
+	     i++) {
+		size_t k = at != NULL ? at[i] : i;
+		struct sluice_batch_item *it = &items[k];
+
+		it->rc = res.status;
+		it->id = res.id;
+		it->created = res.created;
+		it->stale_version = res.stale;
+		it->throttled = res.throttled;
+		off[k] = c->texts.len;
+		buf_put(&c->texts, res.message.p, res.message.len);
+		buf_put_u8(&c->texts, 0);
+		if (it->rc != 0 && res.message.len == 0)
+			off[k] = SIZE_MAX;
+	}
+	return buf_failed(&c->texts) ? SLUICE_ENOMEM : 0;
+}
+
+/* The items refused SLUICE_EMOVING go again (batch_once), while the call's
+ * timeout allows; the others keep their results. */
+static int
+batch_moving(struct sluice_client *c, const struct msg_put *v, size_t n,
+    struct sluice_batch_item *items, size_t *off)
+{
+	int64_t start = clock_mono_ms();
+	struct msg_put *w = malloc(n * sizeof(*w));
+	size_t *at = malloc(n * sizeof(*at));
+	int pause = 10, rc = 0;
+
+	if (w == NULL || at == NULL) {
+		free(w);
+		free(at);
+		return SLUICE_ENOMEM;
+	}
+	for (;;) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (items[i].rc == SLUICE_EMOVING) {
+				w[k] = v[i];
+				at[k++] = i;
+			}
+		if (k == 0 || !moving_again(c, start, &pause))
+			break;
+		if ((rc = batch_once(c, w, (uint32_t)k, items, at, off)) != 0)
+			break;
+	}
+	free(w);
+	free(at);
+	return rc;
+}
+
 int
 sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n)
 {
-	struct msg_req q = { .op = MSG_OP_PUT_BATCH };
 	struct msg_str **keys;
 	struct msg_put *v;
-	struct msg_put_res res;
-	struct msg_rep r;
+	size_t *off = NULL;
 	int rc;
 
 	if (c == NULL || items == NULL || n == 0)
@@ -206,7 +305,9 @@ sluice_put_batch(
 	/* put_fields sets every field of its item */
 	if ((v = malloc(n * sizeof(*v))) == NULL)
 		return SLUICE_ENOMEM;
-	if ((keys = calloc(n, sizeof(*keys))) == NULL) {
+	if ((keys = calloc(n, sizeof(*keys))) == NULL ||
+	    (off = malloc(n * sizeof(*off))) == NULL) {
+		free(keys);
 		free(v);
 		return SLUICE_ENOMEM;
 	}
@@ -218,40 +319,20 @@ sluice_put_batch(
 		 * one refuses the whole batch before it is sent */
 		rc = put_after(c, &items[i].opts, &v[i], &keys[i]);
 	}
-	if (rc == 0) {
-		q.put_batch.n = (uint32_t)n;
-		q.put_batch.messages = true;
-		q.put_batch.items = v;
-		rc = client_call(c, &q, 0, &r);
-	}
+	/* The texts, each with its NUL, are kept by offset while the items
+	 * refused SLUICE_EMOVING go again; pointed to once all are in. */
+	buf_reset(&c->texts);
+	if (rc == 0 &&
+	    (rc = batch_once(c, v, (uint32_t)n, items, NULL, off)) == 0)
+		rc = batch_moving(c, v, n, items, off);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		items[i].errmsg = off[i] == SIZE_MAX
+		    ? sluice_strerror(items[i].rc)
+		    : (const char *)c->texts.data + off[i];
 	for (size_t i = 0; i < n; i++)
 		free(keys[i]);
 	free(keys);
 	free(v);
-	if (rc != 0)
-		return rc;
-	if (r.put_batch.n != n) {
-		client_errmsg(
-		    c, "put batch: %u results for %zu tasks", r.put_batch.n, n);
-		return SLUICE_EPROTO;
-	}
-	/* The texts, each with its NUL, fit in the reply's bytes left plus
-	 * one byte an item: reserved first, the buffer does not move while
-	 * the results point into it, in one pass. */
-	buf_reset(&c->texts);
-	if (!buf_reserve(&c->texts, rd_left(&r.put_batch.it.r) + n + 1))
-		return SLUICE_ENOMEM;
-	for (size_t i = 0; msg_next_put_res(&r.put_batch.it, &res); i++) {
-		items[i].rc = res.status;
-		items[i].id = res.id;
-		items[i].created = res.created;
-		items[i].stale_version = res.stale;
-		items[i].throttled = res.throttled;
-		items[i].errmsg = (const char *)c->texts.data + c->texts.len;
-		buf_put(&c->texts, res.message.p, res.message.len);
-		buf_put_u8(&c->texts, 0);
-		if (items[i].rc != 0 && res.message.len == 0)
-			items[i].errmsg = sluice_strerror(items[i].rc);
-	}
-	return 0;
+	free(off);
+	return rc;
 }

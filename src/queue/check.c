@@ -258,6 +258,9 @@ queue_check(const struct queue *q, const char **why)
 		if (ke->task != NULL) {
 			CHECK(ke->task->ext && ke->task->ext->key == ke);
 			nkeys++;
+		} else if (ke->expires == QUEUE_MOVE_PLACED) {
+			CHECK(
+			    ke->id >= 1 && ke->id < q->next_id); /* a move's */
 		} else {
 			const struct task *t = qs_task(q, ke->id);
 

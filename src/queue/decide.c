@@ -212,6 +212,7 @@ queue_put_req_init(struct queue_put_req *req)
 struct put_args {
 	const struct queue_put_req *req;
 	struct queue_put_res *res;
+	bool copy; /* a move's copy: its key's window is not asked */
 };
 
 static int
@@ -333,9 +334,15 @@ put_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 	if ((rc = put_group_check(q, req)) != 0)
 		return rc;
 
+	if (req->key_len > 0 && !a->copy &&
+	    queue_move_keys_pending(q, req->tube, req->tube_len))
+		return SLUICE_EMOVING; /* move_place.c */
 	if (req->key_len > 0)
 		ke = qs_key_for_put(
 		    q, req->tube, req->tube_len, req->key, req->key_len);
+	if (ke != NULL && ke->task == NULL && req->replace &&
+	    ke->expires == QUEUE_MOVE_PLACED)
+		return SLUICE_EMOVING; /* its task is still at the source */
 	if (ke != NULL && ke->task != NULL && req->replace &&
 	    ke->task->state == QUEUE_WAITING)
 		return SLUICE_ESTATE; /* its parents decide when it runs */
@@ -394,13 +401,23 @@ int
 queue_decide_put(struct queue *q, int64_t now, const struct queue_put_req *req,
     struct qrec *result, struct queue_put_res *res)
 {
-	struct put_args a = { req, res };
+	struct put_args a = { req, res, false };
 
 	if ((req->debounce_ms != 0 || req->throttle_ms != 0) &&
 	    (req->nafter > 0 || req->nafter_keys > 0))
 		return SLUICE_EINVAL; /* parents with a deduplication mode */
 	if (req->debounce_ms != 0 || req->throttle_ms != 0)
 		return queue_decide_put_mode(q, now, req, result, res);
+	return decide_run(q, now, put_rec, &a, result);
+}
+
+int
+queue_decide_put_copy(struct queue *q, int64_t now,
+    const struct queue_put_req *req, struct qrec *result,
+    struct queue_put_res *res)
+{
+	struct put_args a = { req, res, true };
+
 	return decide_run(q, now, put_rec, &a, result);
 }
 

@@ -50,6 +50,12 @@ bool decide_new_tube_allowed(
  * throttled true; else, with a live task of the key, nothing either
  * (created false, the task named, no window opened); else a PUT_T that
  * ignores the dedup window and opens one until now + throttle_ms. */
+/* queue_decide_put for a move's copy (move.c): a plain put whose key's
+ * window (a move's pending keys) is not asked. */
+int queue_decide_put_copy(struct queue *q, int64_t now,
+    const struct queue_put_req *req, struct qrec *result,
+    struct queue_put_res *res);
+
 int queue_decide_put_mode(struct queue *q, int64_t now,
     const struct queue_put_req *req, struct qrec *out,
     struct queue_put_res *res);

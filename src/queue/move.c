@@ -11,14 +11,10 @@
 #include <string.h>
 
 #include "queue/batch.h"
+#include "queue/decide.h"
 #include "queue/move.h"
 #include "queue/qstate.h"
 #include "sluice.h"
-
-struct move_pair {
-	uint64_t src;
-	uint64_t id;
-};
 
 static uint64_t
 pair_key(const void *item)
@@ -31,6 +27,8 @@ moves_init(struct moves *m)
 {
 	m->in = NULL;
 	m->n = 0;
+	m->marks = NULL;
+	m->nmarks = 0;
 }
 
 static void
@@ -48,6 +46,7 @@ moves_fini(struct moves *m)
 	for (uint32_t i = 0; i < m->n; i++)
 		in_free(m->in[i]);
 	free(m->in);
+	move_marks_fini(m);
 	moves_init(m);
 }
 
@@ -98,14 +97,16 @@ in_get(struct queue *q, const char *tube, size_t len, const char *source,
 	return mi;
 }
 
+/* The pair (src, id), with the key of a placeholder (key_len > 0). */
 static int
-pair_add(struct move_in *mi, uint64_t src, uint64_t id)
+pair_add_key(struct move_in *mi, uint64_t src, uint64_t id, const char *key,
+    size_t key_len)
 {
 	struct move_pair *p;
 
 	if (idx_find(&mi->pairs, src) != NULL)
 		return SLUICE_ECORRUPT;
-	if ((p = malloc(sizeof(*p))) == NULL)
+	if ((p = malloc(sizeof(*p) + key_len)) == NULL)
 		return SLUICE_ENOMEM;
 	if (idx_reserve(&mi->pairs, 1) != 0) {
 		free(p);
@@ -113,8 +114,17 @@ pair_add(struct move_in *mi, uint64_t src, uint64_t id)
 	}
 	p->src = src;
 	p->id = id;
+	p->key_len = (uint16_t)key_len;
+	if (key_len > 0)
+		memcpy(p->key, key, key_len);
 	idx_insert(&mi->pairs, p);
 	return 0;
+}
+
+static int
+pair_add(struct move_in *mi, uint64_t src, uint64_t id)
+{
+	return pair_add_key(mi, src, id, NULL, 0);
 }
 
 static bool
@@ -272,7 +282,8 @@ queue_decide_move_in(struct queue *q, int64_t now, const char *source,
 	    (mi->source_len != source_len ||
 	        memcmp(mi->source, source, source_len) != 0))
 		return SLUICE_ESTATE;
-	if (mi != NULL && (p = idx_find(&mi->pairs, it->src_id)) != NULL) {
+	p = mi != NULL ? idx_find(&mi->pairs, it->src_id) : NULL;
+	if (p != NULL && p->key_len == 0) {
 		memset(out, 0, sizeof(*out));
 		out->type = QREC_NONE;
 		*id = p->id;
@@ -289,17 +300,28 @@ queue_decide_move_in(struct queue *q, int64_t now, const char *source,
 	req.ttr_ms = it->ttr;
 	req.max_attempts = it->max_attempts;
 	req.period_ms = it->period;
-	req.key = it->key;
-	req.key_len = it->key_len;
+	/* a placeholder's copy: its key is the placeholder's, made the
+	 * task's (move_place.c), so it is not asked of the put */
+	req.key = p != NULL ? NULL : it->key;
+	req.key_len = p != NULL ? 0 : it->key_len;
 	req.group = it->group;
 	req.group_len = it->group_len;
-	if ((rc = queue_decide_put(q, now, &req, &put, &res)) != 0)
+	if ((rc = queue_decide_put_copy(q, now, &req, &put, &res)) != 0)
 		return rc;
 	memset(out, 0, sizeof(*out));
 	out->type = QREC_MOVE_IN;
 	out->u.move.src_id = it->src_id;
 	out->u.move.source = source;
 	out->u.move.source_len = source_len;
+	if (p != NULL && (put.type == QREC_PUT || put.type == QREC_PUT_G)) {
+		if (it->key_len != p->key_len ||
+		    memcmp(it->key, p->key, p->key_len) != 0)
+			return SLUICE_EINVAL; /* not the key it held */
+		out->u.move.fold = 2;
+		put.u.put.id = p->id;
+		put.u.put.key = it->key;
+		put.u.put.key_len = it->key_len;
+	}
 	if (put.type == QREC_NONE) {
 		/* its key names a task here already: one task */
 		out->u.move.fold = 1;
@@ -325,6 +347,36 @@ queue_decide_move_in(struct queue *q, int64_t now, const char *source,
 	out->u.move.error = it->error;
 	out->u.move.error_len = it->error_len;
 	*id = put.u.put.id;
+	return 0;
+}
+
+/* A MOVE_IN with fold 2: the copy takes its placeholder's id and key. The
+ * placeholder's entry goes first (the put makes the task's), and the id
+ * index's next id stays where it was (the put's id is below it). */
+static int
+in_placed(struct queue *q, int64_t time, struct move_in *mi,
+    const struct qrec_move *m)
+{
+	struct move_pair *p = idx_find(&mi->pairs, m->src_id);
+	struct keyent *ke;
+	uint64_t next = q->next_id;
+	int rc;
+
+	if (p == NULL || p->key_len == 0 || p->id != m->put.id ||
+	    (ke = move_placeholder(q, mi, p)) == NULL ||
+	    m->put.key_len != p->key_len ||
+	    memcmp(m->put.key, p->key, p->key_len) != 0)
+		return SLUICE_ECORRUPT;
+	idx_remove(&q->keys, ke);
+	q->next_id = m->put.id;
+	rc = qs_apply_put(q, time, &m->put);
+	q->next_id = next;
+	if (rc != 0) {
+		idx_insert(&q->keys, ke); /* its slot is still free */
+		return rc;
+	}
+	free(ke);
+	p->key_len = 0;
 	return 0;
 }
 
@@ -359,7 +411,7 @@ queue_decide_move_end(
 		return SLUICE_ETUBE;
 	tb = qs_tube(q, tube, len);
 	if (in_find(q, tube, len, NULL) == NULL &&
-	    (tb == NULL || !tb->moving_out)) {
+	    (tb == NULL || !tb->moving_out) && !move_marked(q, tube, len)) {
 		out->type = QREC_NONE;
 		return 0;
 	}
@@ -383,8 +435,8 @@ queue_move_pairs(
 static int
 apply_in(struct queue *q, int64_t time, const struct qrec_move *m)
 {
-	const char *tube = m->fold ? m->tube : m->put.tube;
-	size_t len = m->fold ? m->tube_len : m->put.tube_len;
+	const char *tube = m->fold == 1 ? m->tube : m->put.tube;
+	size_t len = m->fold == 1 ? m->tube_len : m->put.tube_len;
 	struct move_in *mi;
 	struct task *t;
 	char *err = NULL;
@@ -392,6 +444,10 @@ apply_in(struct queue *q, int64_t time, const struct qrec_move *m)
 
 	mi = in_get(q, tube, len, m->source, m->source_len, &rc);
 	if (mi == NULL)
+		return rc;
+	if (m->fold == 2)
+		rc = in_placed(q, time, mi, m);
+	if (m->fold == 2 || rc != 0)
 		return rc;
 	if (idx_find(&mi->pairs, m->src_id) != NULL)
 		return SLUICE_ECORRUPT;
@@ -434,8 +490,10 @@ apply_end(struct queue *q, const struct qrec_move *m)
 	struct move_in *mi = in_find(q, m->tube, m->tube_len, &at);
 	struct tube *tb = qs_tube(q, m->tube, m->tube_len);
 
-	if (mi == NULL && (tb == NULL || !tb->moving_out))
+	if (mi == NULL && (tb == NULL || !tb->moving_out) &&
+	    !move_marked(q, m->tube, m->tube_len))
 		return SLUICE_ECORRUPT;
+	move_place_end(q, m->tube, m->tube_len, mi);
 	if (tb != NULL && tb->moving_out) {
 		tb->moving_out = 0;
 		if (heap_top(&tb->age) != NULL && q->on_ready != NULL)
@@ -476,6 +534,10 @@ move_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec)
 		return apply_mark(q, &rec->u.move);
 	case QREC_MOVE_KEY:
 		return move_key_apply(q, &rec->u.move);
+	case QREC_MOVE_PEND:
+	case QREC_MOVE_PLACE:
+	case QREC_MOVE_KEEP:
+		return move_place_apply(q, rec);
 	default:
 		return batch_apply(q, time, rec);
 	}
@@ -500,6 +562,19 @@ int
 move_pair_add(struct move_in *mi, uint64_t src, uint64_t id)
 {
 	return pair_add(mi, src, id);
+}
+
+int
+move_pair_add_key(struct move_in *mi, uint64_t src, uint64_t id,
+    const char *key, size_t key_len)
+{
+	return pair_add_key(mi, src, id, key, key_len);
+}
+
+struct move_pair *
+move_pair_find(const struct move_in *mi, uint64_t src)
+{
+	return idx_find(&mi->pairs, src);
 }
 
 uint64_t
@@ -538,8 +613,8 @@ move_snapshot_write(const struct queue *q,
 		for (uint32_t k = 0; k < mi->pairs.cap && rc == 0; k++) {
 			const struct move_pair *p = idx_at(&mi->pairs, k);
 
-			if (p == NULL)
-				continue;
+			if (p == NULL || p->key_len > 0)
+				continue; /* a placeholder: MOVEPLACE */
 			buf_reset(&w);
 			buf_put_str16(&w, mi->tube, mi->tube_len);
 			buf_put_str16(&w, mi->source, mi->source_len);
@@ -551,7 +626,7 @@ move_snapshot_write(const struct queue *q,
 		}
 	}
 	buf_fini(&w);
-	return rc;
+	return rc != 0 ? rc : move_place_snapshot_write(q, emit, arg);
 }
 
 int
@@ -564,6 +639,8 @@ move_snapshot_load(struct queue *q, uint16_t type, struct rd *r)
 	uint64_t src, id;
 	int rc;
 
+	if (type != QSNAP_MOVEOUT && type != QSNAP_MOVEIN)
+		return move_place_snapshot_load(q, type, r);
 	tube = rd_str16(r, QREC_NAME_MAX, &len);
 	if (type == QSNAP_MOVEOUT) {
 		if (rd_failed(r) || rd_left(r) != 0 ||
@@ -605,7 +682,7 @@ move_check(const struct queue *q)
 				return "a move's pair names an id never given";
 		}
 	}
-	return NULL;
+	return move_place_check(q);
 }
 
 void
@@ -621,4 +698,5 @@ move_dump(const struct queue *q, struct buf *out)
 		    (int)q->mv.in[i]->tube_len, q->mv.in[i]->tube,
 		    (int)q->mv.in[i]->source_len, q->mv.in[i]->source,
 		    q->mv.in[i]->pairs.len);
+	move_place_dump(q, out);
 }

@@ -45,6 +45,38 @@
 
 struct queue;
 
+/* A pair of the table: a source id and the id here. key_len > 0: a
+ * placeholder (move_place.c): the id was given to the source's live task
+ * of that key (of the table's tube), held here by a task-less key entry
+ * (expires QUEUE_MOVE_PLACED) until its copy or its reservation comes
+ * (then key_len is 0), or the move's end. */
+struct move_pair {
+	uint64_t src;
+	uint64_t id;
+	uint16_t key_len;
+	char key[];
+};
+
+/* A mark of a tube's move by name (move_place.c): at a target, the keys
+ * of `tube` moving in from `source` are pending (keep 0); at a source,
+ * its drain of `tube` waits for the mover (keep 1, no source). */
+struct move_mark {
+	uint8_t keep;
+	uint16_t tube_len;
+	uint16_t source_len;
+	char tube[QREC_NAME_MAX + 1];
+	char source[QREC_CLUSTER_MAX + 1];
+};
+
+/* The snapshot's entries of the marks and the placeholders (after the
+ * MOVEIN ones): str16 tube, str16 source; str16 tube, str16 source, u64
+ * source id, u64 id, str16 key; str16 tube. Numbered as their records. */
+enum {
+	QSNAP_MOVEPEND = 66,
+	QSNAP_MOVEPLACE = 67,
+	QSNAP_MOVEKEEP = 68,
+};
+
 /* The table of one tube moving in: its source and the pairs. */
 struct move_in {
 	struct idx pairs; /* struct move_pair by source id */
@@ -57,6 +89,8 @@ struct move_in {
 struct moves {
 	struct move_in **in;
 	uint32_t n;
+	struct move_mark *marks;
+	uint32_t nmarks;
 };
 
 void moves_init(struct moves *m);
@@ -82,6 +116,33 @@ int move_pair_add(struct move_in *mi, uint64_t src, uint64_t id);
 uint64_t move_pair_id(const struct move_in *mi, uint64_t src);
 /* apply of a MOVE_KEY (move_key.c). */
 int move_key_apply(struct queue *q, const struct qrec_move *m);
+/* move_pair_add with the key of a placeholder (move_place.c). */
+int move_pair_add_key(struct move_in *mi, uint64_t src, uint64_t id,
+    const char *key, size_t key_len);
+/* The pair of `src` in the table, or NULL. */
+struct move_pair *move_pair_find(const struct move_in *mi, uint64_t src);
+
+/* move_place.c: apply of MOVE_PEND, MOVE_PLACE, MOVE_KEEP; the key
+ * entry of placeholder `p` of `mi` (NULL: none, damaged); a placeholder
+ * made a copy's or a reservation's (its entry goes: *ke set NULL; or
+ * stays for the reservation); what a MOVE_END removes besides the table
+ * (its placeholders, the tube's marks); whether the tube has a mark
+ * (any: keep or pending); the snapshot entries, their check and dump. */
+int move_place_apply(struct queue *q, const struct qrec *rec);
+struct keyent *move_placeholder(
+    const struct queue *q, const struct move_in *mi, const struct move_pair *p);
+void move_place_end(
+    struct queue *q, const char *tube, size_t len, struct move_in *mi);
+bool move_marked(const struct queue *q, const char *tube, size_t len);
+bool move_keep_governed(const struct queue *q,
+    bool (*governs)(void *arg, const char *name, size_t len), void *arg);
+int move_place_snapshot_write(const struct queue *q,
+    int (*emit)(void *, uint16_t, const void *, size_t, const void *, size_t),
+    void *arg);
+int move_place_snapshot_load(struct queue *q, uint16_t type, struct rd *r);
+const char *move_place_check(const struct queue *q);
+void move_place_dump(const struct queue *q, struct buf *out);
+void move_marks_fini(struct moves *m);
 
 int move_snapshot_write(const struct queue *q,
     int (*emit)(void *, uint16_t, const void *, size_t, const void *, size_t),

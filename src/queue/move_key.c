@@ -15,7 +15,10 @@
  * folded: one key, one task. The dedup list stays sorted by expiry (its
  * sweep takes from the head): an entry goes in after the last one that
  * expires no later, searched from the tail (reservations come roughly
- * in the order they end). */
+ * in the order they end). The reservation of a task whose key has a
+ * placeholder here (move_place.c: it was live at the source when the
+ * move began, and was acked there since) is that placeholder's entry,
+ * under its id (fold 2). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,8 +71,8 @@ queue_decide_move_key(struct queue *q, int64_t now, const char *source,
     const struct queue_move_key *k, struct qrec *out, uint64_t *id)
 {
 	const struct move_in *mi;
+	const struct move_pair *p;
 	const struct keyent *ke;
-	uint64_t have;
 	int rc;
 
 	if ((rc = queue_tick(q, now)) != 0)
@@ -88,8 +91,10 @@ queue_decide_move_key(struct queue *q, int64_t now, const char *source,
 	    (mi->source_len != source_len ||
 	        memcmp(mi->source, source, source_len) != 0))
 		return SLUICE_ESTATE;
-	if (mi != NULL && (have = move_pair_id(mi, k->id)) != 0) {
-		*id = have;
+	p = mi != NULL ? move_pair_find(mi, k->id) : NULL;
+	if (p != NULL && (p->key_len == 0 || k->expires <= q->clock)) {
+		*id = p->id; /* copied before; or its placeholder stays, and
+		                goes at the move's end */
 		return 0;
 	}
 	if (k->expires <= q->clock)
@@ -105,7 +110,15 @@ queue_decide_move_key(struct queue *q, int64_t now, const char *source,
 	out->u.move.expires = k->expires;
 	out->u.move.version = k->version;
 	ke = qs_key_for_put(q, tube, tube_len, k->key, k->key_len);
-	if (ke != NULL) {
+	if (p != NULL) {
+		/* the task of its placeholder was acked at the source: the
+		 * placeholder becomes the reservation */
+		if (p->key_len != k->key_len ||
+		    memcmp(p->key, k->key, k->key_len) != 0)
+			return SLUICE_EINVAL;
+		out->u.move.fold = 2;
+		out->u.move.id = p->id;
+	} else if (ke != NULL) {
 		out->u.move.fold = 1;
 		out->u.move.id = ke->task != NULL ? ke->task->id : ke->id;
 	} else {
@@ -147,6 +160,18 @@ move_key_apply(struct queue *q, const struct qrec_move *m)
 	mi = move_table(q, m->tube, m->tube_len, m->source, m->source_len, &rc);
 	if (mi == NULL)
 		return rc;
+	if (m->fold == 2) {
+		struct move_pair *p = move_pair_find(mi, m->src_id);
+
+		if (p == NULL || p->key_len == 0 || p->id != m->id ||
+		    (ke = move_placeholder(q, mi, p)) == NULL)
+			return SLUICE_ECORRUPT;
+		ke->expires = m->expires;
+		ke->version = m->version;
+		dedup_insert(q, ke);
+		p->key_len = 0;
+		return 0;
+	}
 	if (move_pair_id(mi, m->src_id) != 0)
 		return SLUICE_ECORRUPT;
 	if (m->fold)

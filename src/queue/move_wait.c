@@ -20,6 +20,7 @@
  * but done tasks, no move under way), for the end of a plain drain. */
 #include <string.h>
 
+#include "queue/move.h"
 #include "queue/qstate.h"
 
 /* A child still waits for the task of node n. */
@@ -57,6 +58,8 @@ bool
 queue_move_drained(const struct queue *q,
     bool (*governs)(void *arg, const char *name, size_t len), void *arg)
 {
+	if (move_keep_governed(q, governs, arg))
+		return false; /* a mover's move is under way (move_place.c) */
 	for (uint32_t i = 0; i < q->ntubes; i++) {
 		const struct tube *tb = q->tubes[i];
 

@@ -58,6 +58,9 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_MOVE_END] = "MOVE_END",
 	[QREC_MOVE_MARK] = "MOVE_MARK",
 	[QREC_MOVE_KEY] = "MOVE_KEY",
+	[QREC_MOVE_PEND] = "MOVE_PEND",
+	[QREC_MOVE_PLACE] = "MOVE_PLACE",
+	[QREC_MOVE_KEEP] = "MOVE_KEEP",
 };
 
 const char *
@@ -426,12 +429,7 @@ qrec_valid(const struct qrec *rec)
 	case QREC_BATCH_CLOSE:
 	case QREC_BATCH_FIRE:
 		return qrec_batch_valid(&rec->u.batch, rec->type);
-	case QREC_MOVE_HOLD:
-	case QREC_MOVE_DROP:
-	case QREC_MOVE_IN:
-	case QREC_MOVE_END:
-	case QREC_MOVE_MARK:
-	case QREC_MOVE_KEY:
+	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		return qrec_move_valid(&rec->u.move, rec->type);
 	default:
 		return false;
@@ -710,12 +708,7 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_BATCH_FIRE:
 		qrec_batch_encode(&rec->u.batch, rec->type, out);
 		break;
-	case QREC_MOVE_HOLD:
-	case QREC_MOVE_DROP:
-	case QREC_MOVE_IN:
-	case QREC_MOVE_END:
-	case QREC_MOVE_MARK:
-	case QREC_MOVE_KEY:
+	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		qrec_move_encode(&rec->u.move, rec->type, out);
 		break;
 	}
@@ -973,12 +966,7 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 	case QREC_BATCH_FIRE:
 		qrec_batch_decode(&r, type, &rec.u.batch);
 		break;
-	case QREC_MOVE_HOLD:
-	case QREC_MOVE_DROP:
-	case QREC_MOVE_IN:
-	case QREC_MOVE_END:
-	case QREC_MOVE_MARK:
-	case QREC_MOVE_KEY:
+	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		qrec_move_decode(&r, type, &rec.u.move);
 		break;
 	default:

@@ -210,6 +210,10 @@ enum qrec_type {
 	QREC_MOVE_END = 63,     /* a tube's move is over, here */
 	QREC_MOVE_MARK = 64,    /* a tube's tasks start moving out */
 	QREC_MOVE_KEY = 65,     /* a key's reservation is copied in */
+	QREC_MOVE_PEND = 66,    /* keyed puts of a tube moving in wait, or
+	                           go on: its keys are pending, or here */
+	QREC_MOVE_PLACE = 67,   /* a live key of the source is held here */
+	QREC_MOVE_KEEP = 68,    /* a source's drain waits for its mover */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -599,8 +603,8 @@ void qrec_batch_format(
 void qrec_put_body_encode(const struct qrec_put *p, struct buf *out);
 void qrec_put_body_decode(struct rd *r, struct qrec_put *p);
 
-/* MOVE_HOLD, MOVE_DROP, MOVE_IN, MOVE_END, MOVE_MARK, MOVE_KEY (move.h;
- * layouts in qrec_move.c). */
+/* MOVE_HOLD, MOVE_DROP, MOVE_IN, MOVE_END, MOVE_MARK, MOVE_KEY,
+ * MOVE_PEND, MOVE_PLACE, MOVE_KEEP (move.h; layouts in qrec_move.c). */
 struct qrec_move {
 	uint64_t id;        /* HOLD, DROP: the task; IN: with fold, the task the
 	                       copy is folded into (put.id otherwise) */
@@ -611,8 +615,11 @@ struct qrec_move {
 	size_t source_len;
 	const char *tube; /* END, MARK; IN with fold */
 	size_t tube_len;
-	uint8_t fold;       /* IN: nothing is made; src_id maps to `id` */
-	uint8_t state;      /* IN: 1 ready or delayed by run_at, 4 buried */
+	uint8_t fold;       /* IN, KEY, PLACE: 1 nothing is made, src_id
+	                       maps to `id`; IN, KEY: 2 the placeholder `id`
+	                       becomes the copy, or the reservation */
+	uint8_t state;      /* IN: 1 ready or delayed by run_at, 4 buried;
+	                       PEND: 1 keys pending, 0 here */
 	uint32_t attempts;  /* IN */
 	int64_t created_at; /* IN */
 	const char *error;  /* IN: last error; error_len 0: none */

@@ -311,12 +311,7 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_BATCH_FIRE:
 		qrec_batch_format(&rec->u.batch, rec->type, out);
 		break;
-	case QREC_MOVE_HOLD:
-	case QREC_MOVE_DROP:
-	case QREC_MOVE_IN:
-	case QREC_MOVE_END:
-	case QREC_MOVE_MARK:
-	case QREC_MOVE_KEY:
+	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP:
 		qrec_move_format(&rec->u.move, rec->type, out);
 		break;
 	default:

@@ -16,7 +16,9 @@
  *             fold 0: u8 state (1 ready or delayed by run_at, 4
  *             buried), u32 attempts, i64 created_at, str16 error (empty:
  *             none), str16 group (empty: none), a PUT's body - the copy
- *             is made with its attempts, error, creation time, group
+ *             is made with its attempts, error, creation time, group;
+ *             fold 2: the same, and the copy takes the id of the
+ *             placeholder of src_id (its key's, made by MOVE_PLACE)
  *   MOVE_END  str16 tube: the tube's move is over here: at the target
  *             the pairs of source ids go, at a source its mark
  *   MOVE_MARK str16 tube: the tube's tasks start moving out of this
@@ -57,9 +59,10 @@ in_ok(const struct qrec_move *m)
 
 	if (!qrec_cluster_valid(m->source, m->source_len) || m->src_id == 0)
 		return false;
-	if (m->fold)
-		return m->fold == 1 && m->id != 0 &&
-		    qrec_tube_valid(m->tube, m->tube_len);
+	if (m->fold == 1)
+		return m->id != 0 && qrec_tube_valid(m->tube, m->tube_len);
+	if (m->fold > 2)
+		return false;
 	if ((m->state != 1 && m->state != 4) || m->created_at < 0 ||
 	    m->created_at > QREC_TIME_MAX || m->error_len > QREC_ERROR_MAX ||
 	    (m->error_len > 0 && m->error == NULL))
@@ -81,13 +84,19 @@ qrec_move_valid(const struct qrec_move *m, uint16_t type)
 	case QREC_MOVE_IN:
 		return in_ok(m);
 	case QREC_MOVE_KEY:
+	case QREC_MOVE_PLACE:
 		return qrec_cluster_valid(m->source, m->source_len) &&
-		    m->src_id != 0 && m->id != 0 && m->fold <= 1 &&
+		    m->src_id != 0 && m->id != 0 &&
+		    m->fold <= (type == QREC_MOVE_KEY ? 2 : 1) &&
 		    qrec_tube_valid(m->tube, m->tube_len) && m->key_len >= 1 &&
 		    m->key_len <= QREC_KEY_MAX && m->key != NULL &&
 		    m->expires >= 0 && m->expires <= QREC_TIME_MAX;
+	case QREC_MOVE_PEND:
+		return qrec_cluster_valid(m->source, m->source_len) &&
+		    m->state <= 1 && qrec_tube_valid(m->tube, m->tube_len);
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEEP:
 		return qrec_tube_valid(m->tube, m->tube_len);
 	default:
 		return false;
@@ -107,7 +116,7 @@ qrec_move_encode(const struct qrec_move *m, uint16_t type, struct buf *out)
 		buf_put_u64(out, m->src_id);
 		buf_put_str16(out, m->source, m->source_len);
 		buf_put_u8(out, m->fold);
-		if (m->fold) {
+		if (m->fold == 1) {
 			buf_put_u64(out, m->id);
 			buf_put_str16(out, m->tube, m->tube_len);
 			break;
@@ -129,8 +138,22 @@ qrec_move_encode(const struct qrec_move *m, uint16_t type, struct buf *out)
 		buf_put_i64(out, m->expires);
 		buf_put_u64(out, m->version);
 		break;
+	case QREC_MOVE_PLACE:
+		buf_put_u64(out, m->src_id);
+		buf_put_str16(out, m->source, m->source_len);
+		buf_put_str16(out, m->tube, m->tube_len);
+		buf_put_str16(out, m->key, m->key_len);
+		buf_put_u8(out, m->fold);
+		buf_put_u64(out, m->id);
+		break;
+	case QREC_MOVE_PEND:
+		buf_put_str16(out, m->tube, m->tube_len);
+		buf_put_str16(out, m->source, m->source_len);
+		buf_put_u8(out, m->state);
+		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEEP:
 		buf_put_str16(out, m->tube, m->tube_len);
 		break;
 	default:
@@ -151,7 +174,7 @@ qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m)
 		m->src_id = rd_u64(r);
 		m->source = rd_str16(r, QREC_CLUSTER_MAX, &m->source_len);
 		m->fold = rd_u8(r);
-		if (m->fold) {
+		if (m->fold == 1) {
 			m->id = rd_u64(r);
 			m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
 			break;
@@ -173,8 +196,22 @@ qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m)
 		m->expires = rd_i64(r);
 		m->version = rd_u64(r);
 		break;
+	case QREC_MOVE_PLACE:
+		m->src_id = rd_u64(r);
+		m->source = rd_str16(r, QREC_CLUSTER_MAX, &m->source_len);
+		m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
+		m->key = rd_str16(r, QREC_KEY_MAX, &m->key_len);
+		m->fold = rd_u8(r);
+		m->id = rd_u64(r);
+		break;
+	case QREC_MOVE_PEND:
+		m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
+		m->source = rd_str16(r, QREC_CLUSTER_MAX, &m->source_len);
+		m->state = rd_u8(r);
+		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEEP:
 		m->tube = rd_str16(r, QREC_NAME_MAX, &m->tube_len);
 		break;
 	default:
@@ -194,11 +231,13 @@ qrec_move_format(const struct qrec_move *m, uint16_t type, struct buf *out)
 	case QREC_MOVE_IN:
 		buf_printf(out, " from=%.*s:%" PRIu64, (int)m->source_len,
 		    m->source, m->src_id);
-		if (m->fold) {
+		if (m->fold == 1) {
 			buf_printf(out, " folded_into=%" PRIu64 " tube=%.*s",
 			    m->id, (int)m->tube_len, m->tube);
 			break;
 		}
+		if (m->fold == 2)
+			buf_printf(out, " placed");
 		buf_printf(out,
 		    " id=%" PRIu64 " tube=%.*s state=%s attempts=%" PRIu32
 		    " pri=%" PRIu32 " run_at=%" PRId64 " payload=%zuB",
@@ -218,12 +257,28 @@ qrec_move_format(const struct qrec_move *m, uint16_t type, struct buf *out)
 		    " until=%" PRId64,
 		    (int)m->source_len, m->source, m->src_id, (int)m->tube_len,
 		    m->tube, (int)m->key_len, m->key,
-		    m->fold ? "folded_into" : "id", m->id, m->expires);
+		    m->fold == 1       ? "folded_into"
+		        : m->fold == 2 ? "placeholder"
+		                       : "id",
+		    m->id, m->expires);
 		if (m->version != 0)
 			buf_printf(out, " version=%" PRIu64, m->version);
 		break;
+	case QREC_MOVE_PLACE:
+		buf_printf(out,
+		    " from=%.*s:%" PRIu64 " tube=%.*s key=%.*s %s=%" PRIu64,
+		    (int)m->source_len, m->source, m->src_id, (int)m->tube_len,
+		    m->tube, (int)m->key_len, m->key,
+		    m->fold ? "folded_into" : "id", m->id);
+		break;
+	case QREC_MOVE_PEND:
+		buf_printf(out, " tube=%.*s from=%.*s keys=%s",
+		    (int)m->tube_len, m->tube, (int)m->source_len, m->source,
+		    m->state ? "pending" : "here");
+		break;
 	case QREC_MOVE_END:
 	case QREC_MOVE_MARK:
+	case QREC_MOVE_KEEP:
 		buf_printf(out, " tube=%.*s", (int)m->tube_len, m->tube);
 		break;
 	default:

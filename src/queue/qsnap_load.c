@@ -764,6 +764,9 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_BMEMBER:
 	case QSNAP_MOVEIN:
 	case QSNAP_MOVEOUT:
+	case QSNAP_MOVEPEND:
+	case QSNAP_MOVEPLACE:
+	case QSNAP_MOVEKEEP:
 		return l->phase != 0 && l->phase != QSNAP_META &&
 		    l->hours_left == 0 && l->dep_left == 0;
 	default:
@@ -851,6 +854,9 @@ queue_snapshot_load(
 		break;
 	case QSNAP_MOVEIN:
 	case QSNAP_MOVEOUT:
+	case QSNAP_MOVEPEND:
+	case QSNAP_MOVEPLACE:
+	case QSNAP_MOVEKEEP:
 		rc = move_snapshot_load(q, type, &r);
 		break;
 	default:

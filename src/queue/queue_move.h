@@ -12,6 +12,9 @@ struct qrec;
 
 /* A held task's deadline: never. */
 #define QUEUE_MOVE_HELD ((int64_t)1 << 53)
+/* A placeholder's key entry (move_place.c) expires then: never, and no
+ * reservation's time (those are at most QREC_TIME_MAX). */
+#define QUEUE_MOVE_PLACED INT64_MAX
 
 /* The next task of `tube` to hold for a move under `lease` (>= 1): its
  * oldest ready task, else its next delayed one, else its oldest buried
@@ -130,5 +133,46 @@ bool queue_move_drained(const struct queue *q,
  * SLUICE_ENOTFOUND (no such tube). move_group.c. */
 int queue_move_group_next(const struct queue *q, const char *tube, size_t len,
     const char *after, size_t after_len, char *name, size_t *name_len);
+
+/* ---- The key window of a move (move_place.c) ----------------------- */
+
+/* The target: the keys of `tube` (and of the tubes it is a prefix of)
+ * moving in from `source` are pending (on 1: a keyed put of them is
+ * refused SLUICE_EMOVING until they are here) or here (on 0): a MOVE_PEND
+ * record, or QREC_NONE when the mark is so already. SLUICE_ETUBE,
+ * SLUICE_EINVAL (a bad source). */
+int queue_decide_move_pend(struct queue *q, const char *tube, size_t len,
+    const char *source, size_t source_len, bool on, struct qrec *out);
+
+/* The source: its drain of `tube` does not end by itself until the
+ * tube's MOVE_END here: a MOVE_KEEP record, or QREC_NONE when marked. */
+int queue_decide_move_keep(
+    struct queue *q, const char *tube, size_t len, struct qrec *out);
+
+/* Whether a keyed put of `tube` waits: a move's keys pending for it. */
+bool queue_move_keys_pending(
+    const struct queue *q, const char *tube, size_t len);
+
+/* A live task of a tube with a key, as the source holds it. */
+struct queue_move_live {
+	uint64_t id;
+	const char *key; /* borrowed from the queue until it changes */
+	size_t key_len;
+	int state; /* QUEUE_READY .. QUEUE_WAITING */
+};
+
+/* The keyed tasks of `tube` not done, ids above `after`, lowest first:
+ * up to `max` into out; returns how many there are. */
+size_t queue_move_live(const struct queue *q, const char *tube, size_t len,
+    uint64_t after, struct queue_move_live *out, size_t max);
+
+/* Holds the key of source task `src_id` (live at `source`) in `tube`
+ * here: a MOVE_PLACE record and in *id the id its copy will get (or the
+ * task or entry the key names here: folded). QREC_NONE when held before
+ * (*id: its id). SLUICE_EINVAL, SLUICE_ETUBE, SLUICE_EKEY, SLUICE_ESTATE
+ * (the tube moves in from another cluster). */
+int queue_decide_move_place(struct queue *q, int64_t now, const char *source,
+    size_t source_len, const char *tube, size_t tube_len, uint64_t src_id,
+    const char *key, size_t key_len, struct qrec *out, uint64_t *id);
 
 #endif

@@ -453,9 +453,25 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		buf_printf(b,
 		    ",\"folded\":%s,\"expires\":%" PRId64
 		    ",\"version\":%" PRIu64,
-		    m->fold ? "true" : "false", m->expires, m->version);
+		    m->fold == 1 ? "true" : "false", m->expires, m->version);
+		if (m->fold == 2)
+			buf_printf(b, ",\"placeholder\":true");
 		break;
 	}
+	case QREC_MOVE_PLACE: {
+		const struct qrec_move *m = &r->u.move;
+
+		buf_printf(b, ",\"source\":\"%.*s\",\"src_id\":%" PRIu64,
+		    (int)m->source_len, m->source, m->src_id);
+		lt_json_bytes(b, "key", m->key, m->key_len);
+		buf_printf(b, ",\"folded\":%s", m->fold ? "true" : "false");
+		break;
+	}
+	case QREC_MOVE_PEND:
+		buf_printf(b, ",\"source\":\"%.*s\",\"keys\":\"%s\"",
+		    (int)r->u.move.source_len, r->u.move.source,
+		    r->u.move.state ? "pending" : "here");
+		break;
 	}
 }
 
@@ -510,6 +526,9 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 		*n = r->u.sched.put.tube_len;
 		return r->u.sched.has_put;
 	case QREC_MOVE_KEY:
+	case QREC_MOVE_PLACE:
+	case QREC_MOVE_PEND:
+	case QREC_MOVE_KEEP:
 		*p = r->u.move.tube;
 		*n = r->u.move.tube_len;
 		return true;

@@ -305,6 +305,8 @@ lt_qrec_id(const struct qrec *r)
 		return r->u.sched.has_put ? r->u.sched.put.id : 0;
 	case QREC_MOVE_KEY:
 		return r->u.move.id; /* the reservation's id here */
+	case QREC_MOVE_PLACE:
+		return r->u.move.id; /* the placeholder's id here */
 	case QREC_REPLACE:
 	case QREC_REPLACE_V:
 		return r->u.replace.id;

@@ -19,6 +19,16 @@ progress(void *arg, const struct sluice_move_progress *p)
 	(void)arg;
 	if (p->done)
 		return;
+	if (p->stage != 0) {
+		fprintf(stderr, "sluice: tube move: %s from %s to %s: %s\n",
+		    p->tube, p->source, p->target,
+		    p->stage == SLUICE_MOVE_KEYS_PENDING
+		        ? "map changed; copying the keys of the tasks live "
+		          "there "
+		          "(keyed puts at the target wait)"
+		        : "keys held at the target; keyed puts go on");
+		return;
+	}
 	fprintf(stderr,
 	    "sluice: tube move: %s from %s to %s: %" PRIu64
 	    " tasks copied in %" PRIu64 " rounds%s\n",

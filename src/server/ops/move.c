@@ -265,11 +265,18 @@ ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 			hold(c, ctx, m);
 		else if (m->kind == MSG_MOVE_KEYS)
 			ops_move_keys(c, ctx, m);
+		else if (m->kind == MSG_MOVE_LIVE)
+			ops_move_live(c, ctx, m);
+		else if (m->kind == MSG_MOVE_KEEP)
+			ops_move_keep(c, ctx, m);
 		else
 			drop(c, ctx, m);
 		break;
 	case MSG_OP_MOVE_IN:
-		copy_in(c, ctx, m);
+		if (m->kind != 0)
+			ops_move_window_in(c, ctx, m); /* move_window.c */
+		else
+			copy_in(c, ctx, m);
 		break;
 	default:
 		end(c, ctx, m);

@@ -82,6 +82,15 @@ void ops_move_keys(
 int ops_move_key_in(struct core *c, const struct msg_move_req *m,
     const struct msg_task *t, uint64_t *id);
 
+/* move_window.c: move_out's live and keep on the source, move_in's
+ * placeholders, pend and ready on the target (queue/move_place.c). */
+void ops_move_live(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m);
+void ops_move_keep(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m);
+void ops_move_window_in(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m);
+
 /* ---- put.c ------------------------------------------------------------ */
 
 /* put and put_batch, for a request of token `tok` (NULL without --auth):

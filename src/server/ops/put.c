@@ -198,6 +198,15 @@ put_err_text(
 		    "bad key of %zu bytes: a key is 1-200 bytes, no NUL byte",
 		    m->key.len);
 		return;
+	case SLUICE_EMOVING:
+		show_name(m->tube, name, sizeof(name));
+		snprintf(out, len,
+		    "tube '%s' is moving in from another cluster and the key's "
+		    "task may still be there: a keyed put (or a replace of a "
+		    "key still there) waits until the mover has copied its "
+		    "keys; nothing was done, try again",
+		    name);
+		return;
 	case SLUICE_ETOOBIG:
 		snprintf(out, len,
 		    "payload of %zu bytes: over the server's limit of %zu "

@@ -1,0 +1,148 @@
+/* move_window - the ops of a move's key window (queue/move_place.c,
+ * docs/scaling.md "Keys"): on the source, move_out's live (the keys of
+ * the tube's live tasks, a page at a time by id) and keep (its drain
+ * waits for the mover until move_end there); on the target, move_in's
+ * kinds in the header's flags: pend (keyed puts of the tube are refused
+ * SLUICE_EMOVING), place (each live key of the source held under the id
+ * its copy will get) and ready (keyed puts go on). Each change is one
+ * commit; each is idempotent, so a mover run again after a kill -9
+ * makes nothing twice. Admin's, like the rest of the move. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue.h"
+#include "server/core/core.h"
+#include "server/ops/ops.h"
+#include "server/ops/ops_int.h"
+#include "sluice.h"
+
+void
+ops_move_live(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+{
+	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
+	struct queue_move_live *k = calloc(m->max, sizeof(*k));
+	struct msg_task *t = calloc(m->max, sizeof(*t));
+	size_t n, bytes = OPS_REPLY_HEAD_MAX;
+	uint32_t fit = 0;
+
+	if (k == NULL || t == NULL) {
+		free(k);
+		free(t);
+		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	n = queue_move_live(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
+	if (n > m->max)
+		n = m->max;
+	for (; fit < n; fit++) {
+		struct msg_task *x = &t[fit];
+		/* a task record's fixed fields, generously */
+		size_t need = 256 + m->tube.len + k[fit].key_len;
+
+		if (need > OPS_REPLY_MAX - bytes)
+			break; /* the rest in the next page */
+		bytes += need;
+		x->id = k[fit].id;
+		x->state = (uint8_t)k[fit].state;
+		x->tube = m->tube;
+		x->key = (struct msg_str) { k[fit].key, k[fit].key_len };
+		x->payload = (struct msg_str) { "", 0 };
+	}
+	rep.move.ntasks = fit;
+	rep.move.tasks = t;
+	ops_reply(c, ctx, &rep);
+	free(k);
+	free(t);
+}
+
+/* Commits `r` unless it is QREC_NONE; answers the count (1: changed). */
+static void
+commit_count(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
+    const struct qrec *r, const struct msg_move_req *m)
+{
+	struct msg_rep rep = { .op = op };
+	uint64_t lsn;
+
+	if (rc == 0 && r->type != QREC_NONE)
+		rc = core_commit(c, r, 0, &lsn);
+	if (rc != 0) {
+		core_reply_err(c, ctx, op, rc, "%s: tube '%.*s': %s",
+		    op == MSG_OP_MOVE_IN ? "move_in" : "move_out",
+		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
+		return;
+	}
+	static const struct msg_move_res none[1];
+
+	if (op == MSG_OP_MOVE_IN)
+		rep.move.res = none; /* a result list, of none */
+	else
+		rep.move.n = r->type != QREC_NONE;
+	ops_reply(c, ctx, &rep);
+}
+
+void
+ops_move_keep(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+{
+	struct qrec r;
+	int rc = queue_decide_move_keep(c->q, m->tube.p, m->tube.len, &r);
+
+	commit_count(c, ctx, MSG_OP_MOVE_OUT, rc, &r, m);
+}
+
+/* move_in's placeholders: a result per key (its id here, or why not). */
+static void
+place(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+{
+	struct msg_rep rep = { .op = MSG_OP_MOVE_IN };
+	struct msg_move_res *res = calloc(m->n > 0 ? m->n : 1, sizeof(*res));
+	struct msg_iter it = m->tasks_it;
+	struct msg_task t;
+	uint32_t n = 0;
+	uint64_t lsn;
+	struct qrec r;
+
+	if (res == NULL) {
+		core_reply_err(c, ctx, MSG_OP_MOVE_IN, SLUICE_ENOMEM, NULL);
+		return;
+	}
+	while (n < m->n && msg_next_task(&it, &t)) {
+		int rc;
+
+		if (t.tube.len < m->tube.len ||
+		    memcmp(t.tube.p, m->tube.p, m->tube.len) != 0)
+			rc = SLUICE_EINVAL; /* not a tube of this move */
+		else
+			rc = queue_decide_move_place(c->q, c->now, m->source.p,
+			    m->source.len, t.tube.p, t.tube.len, t.id, t.key.p,
+			    t.key.len, &r, &res[n].id);
+		if (rc == 0 && r.type != QREC_NONE)
+			rc = core_commit(c, &r, 0, &lsn);
+		if (rc != 0) {
+			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
+			res[n].id = 0;
+		}
+		n++;
+	}
+	rep.move.n = n;
+	rep.move.res = res;
+	ops_reply(c, ctx, &rep);
+	free(res);
+}
+
+void
+ops_move_window_in(
+    struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+{
+	struct qrec r;
+	int rc;
+
+	if (m->kind == MSG_MOVE_IN_PLACE) {
+		place(c, ctx, m);
+		return;
+	}
+	rc = queue_decide_move_pend(c->q, m->tube.p, m->tube.len, m->source.p,
+	    m->source.len, m->kind == MSG_MOVE_IN_PEND, &r);
+	commit_count(c, ctx, MSG_OP_MOVE_IN, rc, &r, m);
+}
