@@ -542,6 +542,9 @@ queue_snap_entry_name(uint16_t type)
 		[QSNAP_BMEMBER] = "BMEMBER",
 		[QSNAP_MOVEIN] = "MOVEIN",
 		[QSNAP_MOVEOUT] = "MOVEOUT",
+		[QSNAP_MOVEPEND] = "MOVEPEND",
+		[QSNAP_MOVEPLACE] = "MOVEPLACE",
+		[QSNAP_MOVEKEEP] = "MOVEKEEP",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)

@@ -437,6 +437,186 @@ test_keys(void **state)
 	tq_fini(&t);
 }
 
+static void
+commit_some(struct tq *h, const struct qrec *rec)
+{
+	if (rec->type != QREC_NONE)
+		assert_int_equal(tq_commit(h, rec), 0);
+}
+
+/* A keyed put's answer, or its refusal. */
+static int
+try_put(struct tq *h, const char *tube, const char *key, bool replace,
+    uint64_t *id, bool *created)
+{
+	struct queue_put_req req;
+	struct queue_put_res res;
+	struct qrec rec;
+	int rc;
+
+	queue_put_req_init(&req);
+	req.tube = tube;
+	req.tube_len = strlen(tube);
+	req.payload = "x";
+	req.payload_len = 1;
+	req.key = key;
+	req.key_len = key != NULL ? strlen(key) : 0;
+	req.replace = replace;
+	if ((rc = queue_decide_put(h->q, h->now, &req, &rec, &res)) != 0)
+		return rc;
+	commit_some(h, &rec);
+	*id = res.id;
+	*created = res.created;
+	return 0;
+}
+
+static uint64_t
+place_key(struct tq *h, uint64_t src, const char *key, int *type)
+{
+	struct qrec rec;
+	uint64_t id = 0;
+
+	assert_int_equal(queue_decide_move_place(h->q, h->now, "c1", 2, "m", 1,
+	                     src, key, strlen(key), &rec, &id),
+	    0);
+	*type = rec.type;
+	commit_some(h, &rec);
+	return id;
+}
+
+/* The key window: the source lists the keys of its live tasks (any state
+ * but done) and keeps its drain for the mover; the target, keys pending,
+ * refuses keyed puts of the tube and of the tubes under its name (not
+ * unkeyed ones, not other tubes'); placeholders hold the keys under the
+ * ids their copies get (sent again: the same ids); once the keys are
+ * here a put of one answers that id, a replace waits; the copy gets the
+ * id, an acked task's reservation takes the placeholder, a deleted one's
+ * goes at the end; replay and snapshots keep the marks and placeholders. */
+static void
+test_key_window(void **state)
+{
+	struct tq *h = tq_of(state), t;
+	struct queue_move_live live[4];
+	struct queue_move_key k;
+	struct queue_move_item it;
+	uint64_t a, b, c, x, id, pa, pb, pc;
+	struct qrec rec;
+	bool created;
+	int type;
+
+	/* the source: a ready, a taken and a delayed keyed task, an
+	 * unkeyed one, a done one */
+	a = put(h, "m", "a", "ka", 0);
+	b = put(h, "m", "b", "kb", 0);
+	c = put(h, "m", "c", "kc", 60000);
+	put(h, "m", "d", NULL, 0);
+	x = put(h, "m", "e", "ke", 0);
+	assert_int_equal(take(h, "m", &id), 0);
+	assert_int_equal(id, a);
+	assert_int_equal(take(h, "m", &id), 0);
+	assert_int_equal(id, b);
+	ack_id(h, b);                           /* b done: not live */
+	assert_int_equal(take(h, "m", &id), 0); /* the unkeyed one */
+	assert_int_equal(take(h, "m", &id), 0);
+	assert_int_equal(id, x); /* taken */
+	assert_int_equal(queue_move_live(h->q, "m", 1, 0, live, 4), 3);
+	assert_int_equal(live[0].id, a);
+	assert_int_equal(live[0].state, QUEUE_TAKEN);
+	assert_int_equal(live[1].id, c);
+	assert_int_equal(live[1].state, QUEUE_DELAYED);
+	assert_int_equal(live[2].id, x);
+	assert_int_equal(queue_move_live(h->q, "m", 1, c, live, 4), 1);
+	assert_int_equal(queue_move_live(h->q, "m", 1, 0, live, 1), 3);
+	assert_int_equal(live[0].id, a);
+	assert_int_equal(queue_decide_move_keep(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_KEEP);
+	commit_some(h, &rec);
+	assert_int_equal(queue_decide_move_keep(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	same_by_replay_and_snapshot(h);
+	assert_int_equal(queue_decide_move_end(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_END); /* lifts the mark */
+	commit_some(h, &rec);
+	assert_int_equal(queue_decide_move_keep(h->q, "m", 1, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_KEEP);
+
+	/* the target */
+	tq_init(&t, NULL, T0);
+	assert_int_equal(
+	    queue_decide_move_pend(t.q, "m", 1, "c1", 2, true, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_PEND);
+	commit_some(&t, &rec);
+	assert_int_equal(
+	    queue_decide_move_pend(t.q, "m", 1, "c1", 2, true, &rec), 0);
+	assert_int_equal(rec.type, QREC_NONE);
+	assert_int_equal(
+	    try_put(&t, "m", "ka", false, &id, &created), SLUICE_EMOVING);
+	assert_int_equal(
+	    try_put(&t, "m.sub", "zz", false, &id, &created), SLUICE_EMOVING);
+	assert_int_equal(try_put(&t, "m", NULL, false, &id, &created), 0);
+	assert_true(created);
+	assert_int_equal(try_put(&t, "n", "ka", false, &id, &created), 0);
+	pa = place_key(&t, a, "ka", &type);
+	assert_int_equal(type, QREC_MOVE_PLACE);
+	pc = place_key(&t, c, "kc", &type);
+	pb = place_key(&t, x, "ke", &type);
+	assert_int_equal(place_key(&t, a, "ka", &type), pa);
+	assert_int_equal(type, QREC_NONE);
+	tq_check(&t);
+	same_by_replay_and_snapshot(&t);
+	assert_int_equal(
+	    try_put(&t, "m", "ka", false, &id, &created), SLUICE_EMOVING);
+	assert_int_equal(
+	    queue_decide_move_pend(t.q, "m", 1, "c1", 2, false, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_PEND);
+	commit_some(&t, &rec);
+	assert_int_equal(try_put(&t, "m", "ka", false, &id, &created), 0);
+	assert_false(created);
+	assert_int_equal(id, pa);
+	assert_int_equal(
+	    try_put(&t, "m", "ka", true, &id, &created), SLUICE_EMOVING);
+	assert_int_equal(try_put(&t, "m.sub", "zz", false, &id, &created), 0);
+	tq_check(&t);
+
+	/* a released at the source, copied: it gets its placeholder's id */
+	it = item(a, QUEUE_READY, "ka", "a");
+	assert_int_equal(copy_in(&t, &it, &type), pa);
+	assert_int_equal(type, QREC_MOVE_IN);
+	assert_int_equal(copy_in(&t, &it, &type), pa);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(try_put(&t, "m", "ka", false, &id, &created), 0);
+	assert_false(created);
+	assert_int_equal(id, pa);
+	tq_check(&t);
+	/* x acked at the source: its reservation takes the placeholder */
+	memset(&k, 0, sizeof(k));
+	k.id = x;
+	k.key = "ke";
+	k.key_len = 2;
+	k.expires = t.now + 5000;
+	assert_int_equal(key_in(&t, "c1", &k, &type), pb);
+	assert_int_equal(type, QREC_MOVE_KEY);
+	assert_int_equal(key_in(&t, "c1", &k, &type), pb);
+	assert_int_equal(type, QREC_NONE);
+	assert_int_equal(try_put(&t, "m", "ke", false, &id, &created), 0);
+	assert_int_equal(id, pb);
+	assert_false(created);
+	tq_check(&t);
+	same_by_replay_and_snapshot(&t);
+	/* c deleted at the source: its placeholder goes with the move */
+	assert_int_equal(queue_decide_move_end(t.q, "m", 1, &rec), 0);
+	commit_some(&t, &rec);
+	assert_int_equal(try_put(&t, "m", "kc", false, &id, &created), 0);
+	assert_true(created);
+	assert_true(id != pc);
+	t.now = k.expires + 1;
+	assert_int_equal(try_put(&t, "m", "ke", false, &id, &created), 0);
+	assert_true(created);
+	tq_check(&t);
+	same_by_replay_and_snapshot(&t);
+	tq_fini(&t);
+}
+
 static uint64_t
 put_after(struct tq *h, const char *tube, const uint64_t *parents, size_t n)
 {
@@ -607,6 +787,8 @@ main(void)
 		    test_graph, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_group_next, tq_setup, tq_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_key_window, tq_setup, tq_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
