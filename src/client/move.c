@@ -163,11 +163,12 @@ known(struct mover *m, const char *name, uint64_t rev)
 static int
 target_ok(struct mover *m, const char *target)
 {
-	const struct cmap_cluster *cl = cmap_cluster(&m->r->map, target);
 	struct sluice_cluster_map *cm = NULL;
-	struct sluice_client *c;
-	int rc;
+	const struct cmap_cluster *cl;
+	struct sluice_client *c = NULL;
+	int rc = router_conn(m->r, target, &c, NULL);
 
+	cl = cmap_cluster(&m->r->map, target);
 	if (cl == NULL || cl->leader[0] == '\0') {
 		router_errmsg(m->r,
 		    "cluster %s has no leader in etcd (/sluice/%s/leader): "
@@ -175,8 +176,7 @@ target_ok(struct mover *m, const char *target)
 		    target, target);
 		return SLUICE_ECONN;
 	}
-	if ((rc = router_conn(m->r, target, &c, NULL)) == 0 &&
-	    (rc = sluice_map_read(c, &cm)) == 0)
+	if (rc == 0 && (rc = sluice_map_read(c, &cm)) == 0)
 		sluice_cluster_map_free(cm);
 	else
 		router_errmsg(m->r,
@@ -471,9 +471,11 @@ report(struct mover *m)
 }
 
 /* The key window opens for `tube` from `src`: the source keeps its drain
- * for the mover, the target refuses keyed puts (both idempotent). */
+ * for the mover (`keep`), the target refuses keyed puts (`pend`); both
+ * idempotent. */
 static int
-window_open(struct mover *m, const char *src, const char *dst, const char *tube)
+window_open(struct mover *m, const char *src, const char *dst, const char *tube,
+    bool keep, bool pend)
 {
 	struct msg_req q = { .op = MSG_OP_MOVE_OUT };
 	struct msg_rep rep;
@@ -481,8 +483,10 @@ window_open(struct mover *m, const char *src, const char *dst, const char *tube)
 
 	q.move.kind = MSG_MOVE_KEEP;
 	q.move.tube = msg_cstr(tube);
-	if ((rc = call(m, src, &q, &rep, NULL)) != 0)
+	if (keep && (rc = call(m, src, &q, &rep, NULL)) != 0)
 		return rc;
+	if (!pend)
+		return 0;
 	memset(&q, 0, sizeof(q));
 	q.op = MSG_OP_MOVE_IN;
 	q.move.kind = MSG_MOVE_IN_PEND;
@@ -827,13 +831,58 @@ end_tables(struct mover *m, const char *dst, const char *tube)
 	return rc;
 }
 
+/* A new move: the target must answer before anything changes (a cluster
+ * name mistyped would send the tube's puts nowhere); then the key window
+ * opens, then the map changes. A handle that reads the map from a node
+ * (not etcd) knows only the clusters the map names: the target is
+ * reached once the map names it, so the map changes first (and goes back
+ * if the target does not answer) and its window opens right after: a
+ * keyed put that reaches it in between is not held back. */
+static int
+open_and_map(struct mover *m, char (*sources)[MSG_NODE_MAX + 1], size_t ns,
+    const char *target, const char *tube)
+{
+	const char *draining[MSG_MAP_DRAINING_MAX];
+	const struct cmap_entry *e;
+	char before[MSG_NODE_MAX + 1] = "";
+	bool late =
+	    m->r->etcd == NULL && cmap_cluster(&m->r->map, target) == NULL;
+	int rc;
+
+	for (size_t i = 0; i < ns; i++)
+		draining[i] = sources[i];
+	if (!late && (rc = target_ok(m, target)) != 0)
+		return rc;
+	for (size_t i = 0; i < ns; i++)
+		if ((rc = window_open(
+		         m, sources[i], target, tube, true, !late)) != 0)
+			return rc;
+	e = cmap_lookup(&m->r->map, tube, strlen(tube));
+	if (e != NULL && strcmp(e->prefix, tube) == 0)
+		snprintf(before, sizeof(before), "%s", e->cluster);
+	if ((rc = map_set(m, tube, target, draining, ns)) != 0 || !late)
+		return rc;
+	if ((rc = target_ok(m, target)) != 0) {
+		/* nothing was copied: the map goes back as it was */
+		if (before[0] != '\0')
+			map_set(m, tube, before, NULL, 0);
+		else
+			sluice_router_map_delete(m->r, tube, NULL);
+		return rc;
+	}
+	for (size_t i = 0; i < ns; i++)
+		if ((rc = window_open(
+		         m, sources[i], target, tube, false, true)) != 0)
+			return rc;
+	return 0;
+}
+
 int
 sluice_router_move(struct sluice_router *r, const char *tube,
     const char *target, const struct sluice_move_opts *o,
     struct sluice_move_progress *out)
 {
 	char sources[MSG_MAP_DRAINING_MAX][MSG_NODE_MAX + 1];
-	const char *draining[MSG_MAP_DRAINING_MAX];
 	struct sluice_move_progress local;
 	const struct cmap_entry *e;
 	struct mover m;
@@ -883,8 +932,8 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 			snprintf(sources[ns++], sizeof(sources[0]), "%s",
 			    e->draining[i]);
 		for (size_t i = 0; i < ns; i++)
-			if ((rc = window_open(&m, sources[i], target, tube)) !=
-			    0)
+			if ((rc = window_open(&m, sources[i], target, tube,
+			         true, true)) != 0)
 				return rc;
 	} else {
 		const char *owner;
@@ -904,18 +953,7 @@ sluice_router_move(struct sluice_router *r, const char *tube,
 		if (strcmp(owner, target) != 0)
 			snprintf(
 			    sources[ns++], sizeof(sources[0]), "%s", owner);
-		for (size_t i = 0; i < ns; i++)
-			draining[i] = sources[i];
-		/* the target must answer before anything changes (a
-		 * cluster name mistyped would send the tube's puts nowhere);
-		 * then the key window opens, then the map changes */
-		if ((rc = target_ok(&m, target)) != 0)
-			return rc;
-		for (size_t i = 0; i < ns; i++)
-			if ((rc = window_open(&m, sources[i], target, tube)) !=
-			    0)
-				return rc;
-		if ((rc = map_set(&m, tube, target, draining, ns)) != 0)
+		if ((rc = open_and_map(&m, sources, ns, target, tube)) != 0)
 			return rc;
 	}
 	for (size_t i = 0; i < ns; i++) {

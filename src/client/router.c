@@ -301,6 +301,11 @@ router_conn(struct sluice_router *r, const char *name,
 		return 0;
 	}
 	cl = cmap_cluster(&r->map, name);
+	if (cl == NULL && r->etcd != NULL &&
+	    msg_cluster_name_valid(msg_cstr(name)) &&
+	    cmap_etcd_cluster(r->etcd, &r->map, name) == 0)
+		cl = cmap_cluster(&r->map, name); /* a cluster no entry names
+		                                     yet: a move's target */
 	if (cl == NULL || cl->urls[0] == '\0') {
 		router_errmsg(r,
 		    "cluster %s: no member known (none in etcd under "

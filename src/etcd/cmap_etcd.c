@@ -198,6 +198,12 @@ read_cluster(struct etcd *e, struct cmap *m, const char *name)
 }
 
 int
+cmap_etcd_cluster(struct etcd *e, struct cmap *m, const char *name)
+{
+	return read_cluster(e, m, name);
+}
+
+int
 cmap_etcd_members(struct etcd *e, struct cmap *m)
 {
 	char(*names)[MSG_NODE_MAX + 1];

@@ -42,6 +42,11 @@ int cmap_etcd_read(
  * HTTP URLs they publish (--advertise-http). */
 int cmap_etcd_members(struct etcd *e, struct cmap *m);
 
+/* Reads the leader and members of cluster `name` into `m`'s clusters, as
+ * cmap_etcd_members does, whether an entry names it or not (a move's
+ * target before the map gives it a tube). */
+int cmap_etcd_cluster(struct etcd *e, struct cmap *m, const char *name);
+
 /* Sets an entry; *rev: the map's revision after. */
 int cmap_etcd_set(struct etcd *e, const struct cmap_entry *en, int64_t *rev);
 

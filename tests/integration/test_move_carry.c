@@ -16,6 +16,17 @@
  *     its parent with its result, taken through the map while the tube
  *     drains; then the rest moves and the move ends by itself.
  *
+ *   - the key window (docs/scaling.md, "Keys"): a key whose task the
+ *     source holds taken answers a put at the target with the id its copy
+ *     gets, and after the move one task has it and the work ran once;
+ *     a keyed put while the keys are pending is refused SLUICE_EMOVING,
+ *     and libsluice sends it again until it is done; a mover killed after
+ *     the map change leaves the source's drain to it (a source holding
+ *     only a task acked since does not end the drain itself), and run
+ *     again ends the move with the key's reservation; the target's mark
+ *     and placeholders outlive its kill -9 and restart, from the log and
+ *     from a snapshot.
+ *
  * test_move.c moves a tube under load and kills, and checks a copy's
  * tasks, the refusals and a plain drain. Exits 77 when `etcd` is not
  * installed. */
@@ -23,6 +34,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "it_etcd.h"
@@ -44,6 +56,7 @@ struct carry_move {
 	struct sluice_move_progress p;
 	int rc;
 	char err[256];
+	const char *tube, *to; /* NULL: ck to c4b */
 };
 
 static void *
@@ -55,7 +68,8 @@ carry_mover(void *arg)
 
 	o.timeout_ms = it_move_scaled(60000);
 	o.report = carry_report;
-	cm->rc = sluice_router_move(r, "ck", "c4b", &o, &cm->p);
+	cm->rc = sluice_router_move(
+	    r, cm->tube ? cm->tube : "ck", cm->to ? cm->to : "c4b", &o, &cm->p);
 	snprintf(cm->err, sizeof(cm->err), "%s", sluice_router_errmsg(r));
 	sluice_router_close(r);
 	return NULL;
@@ -85,7 +99,8 @@ carry_put(struct sluice_client *c, const char *tube, const char *pl,
  * not yet read the map's last change refuses it (EMOVED) for up to a
  * poll of the map: it is sent again then, for a few seconds at most. */
 static int
-carry_reput(struct sluice_router *r, const char *key)
+carry_reput_in(
+    struct sluice_router *r, const char *tube, const char *key, uint64_t *id)
 {
 	struct sluice_put_opts o;
 	struct sluice_put_result res;
@@ -93,7 +108,7 @@ carry_reput(struct sluice_router *r, const char *key)
 	int rc;
 
 	sluice_put_opts_init(&o);
-	o.tube = "ck";
+	o.tube = tube;
 	o.key = key;
 	while ((rc = sluice_router_put(r, &o, "again", 5, &res)) ==
 	        SLUICE_EMOVED &&
@@ -102,7 +117,15 @@ carry_reput(struct sluice_router *r, const char *key)
 	if (rc != 0)
 		fail_msg("put of key %s: %s: %s", key, sluice_strerror(rc),
 		    sluice_router_errmsg(r));
+	if (id != NULL)
+		*id = res.id;
 	return res.created != 0;
+}
+
+static int
+carry_reput(struct sluice_router *r, const char *key)
+{
+	return carry_reput_in(r, "ck", key, NULL);
 }
 
 static void
@@ -301,12 +324,372 @@ test_move_carries_keys_groups_workflows(void **state)
 	sluice_router_close(r);
 }
 
+/* ---- The key window --------------------------------------------------- */
+
+struct win_kill {
+	const char *tube, *to;
+	int stage;
+	int rc;
+	struct sluice_router *r; /* closed by the test, once it is dead */
+	bool stopped;
+};
+
+static void
+win_stop(void *arg, const struct sluice_move_progress *p)
+{
+	struct win_kill *k = arg;
+
+	if (p->stage == k->stage) {
+		k->stopped = true;
+		pthread_exit(NULL); /* as a kill -9: the mover keeps nothing */
+	}
+}
+
+static void *
+win_kill_run(void *arg)
+{
+	struct win_kill *k = arg;
+	struct sluice_move_opts o = { 0 };
+
+	o.timeout_ms = it_move_scaled(60000);
+	o.report = win_stop;
+	o.report_arg = k;
+	k->rc = sluice_router_move(k->r, k->tube, k->to, &o, NULL);
+	return NULL;
+}
+
+/* A mover of `tube` to `to` that dies at `stage` (SLUICE_MOVE_KEYS_PENDING:
+ * right after the map change; SLUICE_MOVE_KEYS_HELD: once the keys are
+ * placeholders at the target, before it takes keyed puts): its thread
+ * ends there, in the middle of the move, as a process killed would. */
+static void
+win_killed_mover(const char *tube, const char *to, int stage)
+{
+	struct win_kill k = { tube, to, stage, 0, NULL, false };
+	pthread_t th;
+
+	k.r = it_move_router();
+	assert_int_equal(pthread_create(&th, NULL, win_kill_run, &k), 0);
+	pthread_join(th, NULL);
+	if (!k.stopped)
+		fail_msg("the mover did not reach stage %d: %s: %s", stage,
+		    sluice_strerror(k.rc), sluice_router_errmsg(k.r));
+	sluice_router_close(k.r);
+}
+
+/* A client of `n` alone whose calls give up after 400 ms: a keyed put of
+ * `tube` while its keys are pending there is refused, named. */
+static void
+win_refused(struct it_node *n, const char *tube)
+{
+	struct sluice_client *c;
+	struct sluice_put_opts o;
+	uint64_t id;
+	int created;
+
+	assert_int_equal(sluice_open(n->s->url, &c), 0);
+	sluice_set_timeout(c, 400);
+	sluice_put_opts_init(&o);
+	o.tube = tube;
+	o.key = "while-pending";
+	assert_int_equal(
+	    sluice_put(c, &o, "x", 1, &id, &created), SLUICE_EMOVING);
+	if (strstr(sluice_errmsg(c), "moving in") == NULL)
+		fail_msg("the refusal does not say why: %s", sluice_errmsg(c));
+	o.key = NULL; /* an unkeyed put goes in */
+	it_rc(c, sluice_put(c, &o, "x", 1, &id, &created), 0);
+	it_rc(c, sluice_delete(c, id), 0);
+	sluice_close(c);
+}
+
+static uint64_t
+win_key_id(struct sluice_client *c, const char *tube, const char *key)
+{
+	struct sluice_task *t = NULL;
+	uint64_t id;
+
+	it_rc(c, sluice_peek_key(c, tube, key, &t), 0);
+	id = t->id;
+	sluice_task_free(t);
+	return id;
+}
+
+static void
+win_start(struct it_node *a, struct it_node *b, const char *ca, const char *cb,
+    void **state, const char *tube, struct sluice_router **r)
+{
+	uint64_t rev;
+
+	it_move_node_init(state, a, ca, ca, false);
+	it_move_node_init(state, b, cb, cb, false);
+	it_node_start(a);
+	it_node_start(b);
+	it_move_wait_writes(a);
+	it_move_wait_writes(b);
+	*r = it_move_router();
+	assert_int_equal(sluice_router_map_set(*r, tube, ca, NULL, 0, &rev), 0);
+}
+
+/* Takes the task of `key` in `tube` at `c` (the only ready one). */
+static struct sluice_task *
+win_take(struct sluice_client *c, const char *tube, const char *key)
+{
+	const char *tubes[] = { tube };
+	struct sluice_take_opts o = { tubes, 1, 0, 1, 0, 0, 0 };
+	struct sluice_task *t = NULL;
+	size_t n;
+
+	it_rc(c, sluice_take(c, &o, &t, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].key != NULL ? strcmp(t[0].key, key) : -1, 0);
+	return t;
+}
+
+/* Runs the move in a thread until it waits for the source's taken task. */
+static void
+win_move_until_waits(pthread_t *th, struct carry_move *cm)
+{
+	int64_t end = it_mono_ms() + it_move_scaled(30000);
+
+	atomic_store(&carry_waits, 0);
+	assert_int_equal(pthread_create(th, NULL, carry_mover, cm), 0);
+	while (!atomic_load(&carry_waits) && it_mono_ms() < end)
+		it_sleep_ms(20);
+	if (!atomic_load(&carry_waits)) {
+		pthread_join(*th, NULL);
+		fail_msg("the move does not wait for the taken task: %s: %s",
+		    sluice_strerror(cm->rc), cm->err);
+	}
+}
+
+static void
+win_join(pthread_t th, struct carry_move *cm)
+{
+	pthread_join(th, NULL);
+	if (cm->rc != 0)
+		fail_msg("move: %s: %s", sluice_strerror(cm->rc), cm->err);
+	assert_int_equal(cm->p.done, 1);
+}
+
+/* Two keys taken at the source when the move starts: a put of each at
+ * the target (the map sends puts there) answers created 0 with the id
+ * its copy gets; one is acked at the source (its work ran there, once),
+ * one released (copied under that id, run at the target). After the move
+ * each key names that one id, and the target holds one task: the
+ * released one's. On the old code the puts made two new tasks there. */
+static void
+test_key_of_a_taken_task_stays_one(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	struct sluice_task *t1, *t2, *t;
+	struct carry_move cm = { .tube = "kt", .to = "k6b" };
+	uint64_t id1, id2, id;
+	pthread_t th;
+
+	win_start(&a, &b, "k6a", "k6b", state, "kt", &r);
+	carry_put(a.c, "kt", "one", "job1", 10, NULL);
+	carry_put(a.c, "kt", "two", "job2", 10, NULL);
+	t1 = win_take(a.c, "kt", "job1");
+	t2 = win_take(a.c, "kt", "job2");
+	win_move_until_waits(&th, &cm);
+	assert_int_equal(carry_reput_in(r, "kt", "job1", &id1), 0);
+	assert_int_equal(carry_reput_in(r, "kt", "job2", &id2), 0);
+	assert_int_equal(it_move_live_in(b.c, "kt"), 0);
+	it_rc(a.c, sluice_ack(a.c, t1->id, t1->lease, NULL, NULL), 0);
+	it_rc(a.c, sluice_release(a.c, t2->id, t2->lease, 0, -1, NULL), 0);
+	win_join(th, &cm);
+	assert_int_equal(it_move_live_in(a.c, "kt"), 0);
+	assert_int_equal(it_move_live_in(b.c, "kt"), 1);
+	assert_int_equal(win_key_id(b.c, "kt", "job2"), id2);
+	assert_int_equal(carry_reput_in(r, "kt", "job1", &id), 0);
+	assert_int_equal(id, id1);
+	assert_int_equal(carry_reput_in(r, "kt", "job2", &id), 0);
+	assert_int_equal(id, id2);
+	/* the released one runs at the target, the acked one nowhere */
+	t = win_take(b.c, "kt", "job2");
+	assert_int_equal(t->id, id2);
+	it_rc(b.c, sluice_ack(b.c, t->id, t->lease, NULL, NULL), 0);
+	assert_int_equal(it_move_live_in(b.c, "kt"), 0);
+	sluice_task_free(t);
+	sluice_task_free(t1);
+	sluice_task_free(t2);
+	sluice_router_close(r);
+}
+
+struct win_put {
+	struct sluice_router *r;
+	const char *key;
+	int rc;
+	struct sluice_put_result res;
+	atomic_int done;
+};
+
+static void *
+win_putter(void *arg)
+{
+	struct win_put *w = arg;
+	struct sluice_put_opts o;
+
+	sluice_put_opts_init(&o);
+	o.tube = "kw";
+	o.key = w->key;
+	w->rc = sluice_router_put(w->r, &o, "again", 5, &w->res);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* The window: the mover dies right after the map change, before the
+ * keys are held at the target. A keyed put there is refused
+ * SLUICE_EMOVING (named; an unkeyed one goes in), and a routed keyed put
+ * waits, sent again by libsluice, until the mover run again holds the
+ * keys: then it answers the key's task (created 0, the id its copy
+ * gets). On the old code the put made a second task at once. */
+static void
+test_keyed_put_waits_for_the_keys(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r, *r2;
+	struct carry_move cm = { .tube = "kw", .to = "k7b" };
+	struct win_put w = { .key = "w1" };
+	pthread_t th, pt;
+
+	win_start(&a, &b, "k7a", "k7b", state, "kw", &r);
+	carry_put(a.c, "kw", "w", "w1", 10, NULL);
+	win_killed_mover("kw", "k7b", SLUICE_MOVE_KEYS_PENDING);
+	win_refused(&b, "kw");
+	r2 = it_move_router();
+	w.r = r2;
+	assert_int_equal(pthread_create(&pt, NULL, win_putter, &w), 0);
+	it_sleep_ms(it_move_scaled(800));
+	assert_int_equal(atomic_load(&w.done), 0); /* it waits */
+	assert_int_equal(pthread_create(&th, NULL, carry_mover, &cm), 0);
+	win_join(th, &cm);
+	pthread_join(pt, NULL);
+	if (w.rc != 0)
+		fail_msg("the put waited, then: %s: %s", sluice_strerror(w.rc),
+		    sluice_router_errmsg(r2));
+	assert_int_equal(w.res.created, 0);
+	assert_int_equal(it_move_live_in(b.c, "kw"), 1);
+	assert_int_equal(win_key_id(b.c, "kw", "w1"), w.res.id);
+	sluice_router_close(r2);
+	sluice_router_close(r);
+}
+
+/* The drain's end: the mover dies right after the map change, and the
+ * source holds only a taken task of the tube, acked then. The source
+ * does not end the drain itself (the old code did, within a second, and
+ * the key's reservation was left behind); the mover run again ends the
+ * move with it: a put of the key at the target creates nothing. */
+static void
+test_mover_killed_before_the_keys(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	struct sluice_cluster_map *m = NULL;
+	struct carry_move cm = { .tube = "kd", .to = "k8b" };
+	struct sluice_task *t;
+	pthread_t th;
+	size_t draining = 0;
+
+	win_start(&a, &b, "k8a", "k8b", state, "kd", &r);
+	carry_put(a.c, "kd", "d", "d1", 10, NULL);
+	t = win_take(a.c, "kd", "d1");
+	win_killed_mover("kd", "k8b", SLUICE_MOVE_KEYS_PENDING);
+	it_rc(a.c, sluice_ack(a.c, t->id, t->lease, NULL, NULL), 0);
+	it_sleep_ms(3000); /* three looks of the source at its drains */
+	assert_int_equal(sluice_router_map(r, &m), 0);
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->entries[i].prefix, "kd") == 0)
+			draining = m->entries[i].ndraining;
+	sluice_cluster_map_free(m);
+	assert_int_equal(draining, 1);
+	assert_int_equal(pthread_create(&th, NULL, carry_mover, &cm), 0);
+	win_join(th, &cm);
+	assert_int_equal(cm.p.keys, 1);
+	assert_int_equal(carry_reput_in(r, "kd", "d1", NULL), 0);
+	assert_int_equal(it_move_live_in(b.c, "kd"), 0);
+	sluice_task_free(t);
+	sluice_router_close(r);
+}
+
+/* The id of the placeholder of `key` in the target's log (sluice-log
+ * dump), which also shows its keys pending. */
+static uint64_t
+win_logged_placeholder(const struct it_node *n, const char *key)
+{
+	static char out[1 << 20];
+	char needle[64];
+	const char *p;
+
+	it_log_tool(out, sizeof(out), "dump", n->s->data, NULL);
+	if (strstr(out, "MOVE_PEND") == NULL ||
+	    strstr(out, "keys=pending") == NULL)
+		fail_msg("no MOVE_PEND in the target's log:\n%.2000s", out);
+	snprintf(needle, sizeof(needle), "key=%s id=", key);
+	if ((p = strstr(out, needle)) == NULL)
+		fail_msg("no placeholder of %s in the target's log:\n%.2000s",
+		    key, out);
+	return strtoull(p + strlen(needle), NULL, 10);
+}
+
+/* The target dies (kill -9) while the keys are pending, the mover dead
+ * too, after it held them: the mark and the placeholder come back from
+ * the log, then from a snapshot; the mover run again answers a put of
+ * the key with that placeholder's id, and the copy gets it. */
+static void
+test_window_over_a_target_restart(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	struct carry_move cm = { .tube = "kr", .to = "k9b" };
+	struct sluice_task *t;
+	uint64_t ph, id, lsn;
+	pthread_t th;
+
+	win_start(&a, &b, "k9a", "k9b", state, "kr", &r);
+	carry_put(a.c, "kr", "r", "r1", 10, NULL);
+	t = win_take(a.c, "kr", "r1");
+	win_killed_mover("kr", "k9b", SLUICE_MOVE_KEYS_HELD);
+	it_node_kill(&b);
+	ph = win_logged_placeholder(&b, "r1");
+	it_node_start(&b);
+	it_move_wait_writes(&b);
+	win_refused(&b, "kr");
+	it_rc(b.c, sluice_snapshot(b.c, &lsn), 0);
+	it_node_kill(&b);
+	it_node_start(&b);
+	it_move_wait_writes(&b);
+	win_refused(&b, "kr");
+	win_move_until_waits(&th, &cm);
+	assert_int_equal(carry_reput_in(r, "kr", "r1", &id), 0);
+	assert_int_equal(id, ph);
+	it_rc(a.c, sluice_release(a.c, t->id, t->lease, 0, -1, NULL), 0);
+	win_join(th, &cm);
+	assert_int_equal(it_move_live_in(b.c, "kr"), 1);
+	assert_int_equal(win_key_id(b.c, "kr", "r1"), ph);
+	sluice_task_free(t);
+	sluice_router_close(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_move_carries_keys_groups_workflows, it_etcd_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_key_of_a_taken_task_stays_one, it_etcd_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_keyed_put_waits_for_the_keys, it_etcd_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_mover_killed_before_the_keys, it_etcd_setup,
+		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_window_over_a_target_restart, it_etcd_setup,
 		    it_node_teardown),
 	};
 
