@@ -495,20 +495,28 @@ move_place_dump(const struct queue *q, struct buf *out)
 			    (int)k->tube_len, k->tube, (int)k->source_len,
 			    k->source);
 	}
+	/* the placeholders of each table: their count and sums (in no
+	 * order: the table is a hash) */
 	for (uint32_t i = 0; i < q->mv.n; i++) {
 		const struct move_in *mi = q->mv.in[i];
+		uint64_t n = 0, ids = 0, srcs = 0, keys = 0;
 
 		for (uint32_t k = 0; k < mi->pairs.cap; k++) {
 			const struct move_pair *p = idx_at(&mi->pairs, k);
 
-			if (p != NULL && p->key_len > 0)
-				buf_printf(out,
-				    "move placeholder tube=%.*s key=%.*s "
-				    "from=%.*s:%" PRIu64 " id=%" PRIu64 "\n",
-				    (int)mi->tube_len, mi->tube,
-				    (int)p->key_len, p->key,
-				    (int)mi->source_len, mi->source, p->src,
-				    p->id);
+			if (p == NULL || p->key_len == 0)
+				continue;
+			n++;
+			ids += p->id;
+			srcs += p->src;
+			for (uint16_t b = 0; b < p->key_len; b++)
+				keys += (uint8_t)p->key[b] * (uint64_t)(b + 1);
 		}
+		if (n > 0)
+			buf_printf(out,
+			    "move placeholders tube=%.*s n=%" PRIu64
+			    " ids=%" PRIu64 " srcs=%" PRIu64 " keys=%" PRIu64
+			    "\n",
+			    (int)mi->tube_len, mi->tube, n, ids, srcs, keys);
 	}
 }

@@ -239,7 +239,9 @@ tidx_reserve_slow(struct tidx *x, uint32_t more)
 	if (x->spare == NULL)
 		x->spare = calloc(TIDX_CHUNK, sizeof(void *));
 	(void)dir_room(x, (uint64_t)x->ndir + TIDX_GAP + 1);
-	return 0;
+	/* the chunks evicted or settled above filled the table's room:
+	 * `more` items may still go there (an id below the chunks) */
+	return idx_reserve(&x->hash, more);
 }
 
 void

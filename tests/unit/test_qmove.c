@@ -625,6 +625,36 @@ test_key_window(void **state)
 	tq_check(&t);
 	same_by_replay_and_snapshot(&t);
 	tq_fini(&t);
+	/* many: 3,000 placeholders, copied in order, over replays and
+	 * snapshots */
+	{
+		struct tq s;
+		char kb[32];
+		uint64_t ids[3000];
+
+		tq_init(&s, NULL, T0);
+		assert_int_equal(
+		    queue_decide_move_pend(s.q, "m", 1, "c1", 2, true, &rec),
+		    0);
+		commit_some(&s, &rec);
+		for (int i = 0; i < 3000; i++) {
+			snprintf(kb, sizeof(kb), "key%d", i);
+			ids[i] = place_key(&s, 1000 + (uint64_t)i, kb, &type);
+		}
+		assert_int_equal(
+		    queue_decide_move_pend(s.q, "m", 1, "c1", 2, false, &rec),
+		    0);
+		commit_some(&s, &rec);
+		for (int i = 0; i < 3000; i++) {
+			snprintf(kb, sizeof(kb), "key%d", i);
+			it = item(1000 + (uint64_t)i, QUEUE_READY, kb, "p");
+			assert_int_equal(copy_in(&s, &it, &type), ids[i]);
+			if (i % 1000 == 0)
+				same_by_replay_and_snapshot(&s);
+		}
+		tq_check(&s);
+		tq_fini(&s);
+	}
 }
 
 static uint64_t

@@ -399,6 +399,59 @@ test_an_announced_load_in_no_order_fills_chunks(void **state)
 	free(v);
 }
 
+/* Ids given long ago come in among new ones (a move's copies take the
+ * ids their placeholders were given): each goes to the table, while the
+ * new ids pass chunks that are settled into the table too. A reserve
+ * keeps its room for the old id whatever the settling took (it used to
+ * leave the table full: the insert after it failed its assertion). */
+/* A reserve keeps its room whatever it moves into the table first: ten
+ * chunks, the eleventh just begun (its spare taken), the one before it
+ * thinned to the table's room, so the next reserve settles its few into
+ * the table, which they fill to its last place; the id reserved for (an
+ * old one, below the chunks, as a move's copy that takes the id its
+ * placeholder was given) still goes in. The old code left the table full
+ * and the insert failed its assertion. */
+static void
+test_a_reserve_keeps_its_room_over_a_settling(void **state)
+{
+	enum { BASE = 5 * TIDX_CHUNK, N = 9 * TIDX_CHUNK, OLD = 400 };
+	struct item *v = calloc(N + TIDX_CHUNK + 1 + OLD, sizeof(*v));
+	struct item *old = &v[N + TIDX_CHUNK + 1];
+	uint64_t room, o = 0, at = N;
+	struct tidx x;
+
+	(void)state;
+	tidx_init(&x, key_of);
+	for (uint64_t i = 0; i < OLD; i++)
+		old[i].id = 1 + i;         /* below the chunks: the table */
+	for (uint64_t i = 0; i < N; i++) { /* nine chunks, full */
+		v[i].id = BASE + i;
+		put(&x, &v[i]);
+	}
+	/* old ids until the table has less room than a sparse chunk holds */
+	while (o < OLD - 1 &&
+	    (uint64_t)x.hash.cap * 3 / 4 - x.hash.len >= TIDX_CHUNK / 8)
+		put(&x, &old[o++]);
+	room = (uint64_t)x.hash.cap * 3 / 4 - x.hash.len;
+	assert_true(room >= 1 && room < TIDX_CHUNK / 4);
+	/* the tenth gets that many ids (the others were given to tasks
+	 * elsewhere: placeholders), then the eleventh begins */
+	for (uint64_t i = 0; i < room; i++, at++) {
+		v[at].id = BASE + N + i;
+		put(&x, &v[at]);
+	}
+	v[at].id = BASE + N + TIDX_CHUNK;
+	put(&x, &v[at++]);
+	assert_null(x.spare);
+	assert_int_equal(x.nchunks, 11);
+	put(&x, &old[o++]); /* settles the tenth, then goes in */
+	check(&x);
+	for (uint64_t i = 0; i < o; i++)
+		assert_ptr_equal(tidx_find(&x, old[i].id), &old[i]);
+	tidx_fini(&x);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -415,6 +468,7 @@ main(void)
 		    test_a_table_filled_in_another_tables_order_stays_fast),
 		cmocka_unit_test(
 		    test_an_announced_load_in_no_order_fills_chunks),
+		cmocka_unit_test(test_a_reserve_keeps_its_room_over_a_settling),
 	};
 	return cmocka_run_group_tests_name("tidx", tests, NULL, NULL);
 }
