@@ -378,12 +378,14 @@ win_killed_mover(const char *tube, const char *to, int stage)
 }
 
 /* A client of `n` alone whose calls give up after 400 ms: a keyed put of
- * `tube` while its keys are pending there is refused, named. */
+ * `tube` while its keys are pending there is refused, named, alone or in
+ * a batch (whose unkeyed item goes in, once). */
 static void
 win_refused(struct it_node *n, const char *tube)
 {
 	struct sluice_client *c;
 	struct sluice_put_opts o;
+	struct sluice_batch_item it[2];
 	uint64_t id;
 	int created;
 
@@ -399,6 +401,21 @@ win_refused(struct it_node *n, const char *tube)
 	o.key = NULL; /* an unkeyed put goes in */
 	it_rc(c, sluice_put(c, &o, "x", 1, &id, &created), 0);
 	it_rc(c, sluice_delete(c, id), 0);
+	for (int i = 0; i < 2; i++) {
+		sluice_put_opts_init(&it[i].opts);
+		it[i].opts.tube = tube;
+		it[i].opts.key = i == 0 ? "in-a-batch" : NULL;
+		it[i].payload = "y";
+		it[i].len = 1;
+	}
+	it_rc(c, sluice_put_batch(c, it, 2), 0);
+	assert_int_equal(it[0].rc, SLUICE_EMOVING);
+	if (strstr(it[0].errmsg, "moving in") == NULL)
+		fail_msg(
+		    "the item's refusal does not say why: %s", it[0].errmsg);
+	assert_int_equal(it[1].rc, 0);
+	assert_int_equal(it[1].created, 1);
+	it_rc(c, sluice_delete(c, it[1].id), 0);
 	sluice_close(c);
 }
 
@@ -519,9 +536,10 @@ test_key_of_a_taken_task_stays_one(void **state)
 
 struct win_put {
 	struct sluice_router *r;
-	const char *key;
-	int rc;
+	const char *key; /* NULL: the batch */
+	int rc, brc;
 	struct sluice_put_result res;
+	struct sluice_batch_item it[2]; /* a keyed item, an unkeyed one */
 	atomic_int done;
 };
 
@@ -534,7 +552,19 @@ win_putter(void *arg)
 	sluice_put_opts_init(&o);
 	o.tube = "kw";
 	o.key = w->key;
-	w->rc = sluice_router_put(w->r, &o, "again", 5, &w->res);
+	if (w->key != NULL) {
+		w->rc = sluice_router_put(w->r, &o, "again", 5, &w->res);
+		atomic_store(&w->done, 1);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		sluice_put_opts_init(&w->it[i].opts);
+		w->it[i].opts.tube = "kw";
+		w->it[i].opts.key = i == 0 ? "w2" : NULL;
+		w->it[i].payload = "b";
+		w->it[i].len = 1;
+	}
+	w->brc = sluice_router_put_batch(w->r, w->it, 2);
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -544,15 +574,17 @@ win_putter(void *arg)
  * SLUICE_EMOVING (named; an unkeyed one goes in), and a routed keyed put
  * waits, sent again by libsluice, until the mover run again holds the
  * keys: then it answers the key's task (created 0, the id its copy
- * gets). On the old code the put made a second task at once. */
+ * gets); a routed batch then sends its keyed item again, and its
+ * unkeyed one is made once. On the old code the put made a second task
+ * at once. */
 static void
 test_keyed_put_waits_for_the_keys(void **state)
 {
 	struct it_node a, b;
 	struct sluice_router *r, *r2;
 	struct carry_move cm = { .tube = "kw", .to = "k7b" };
-	struct win_put w = { .key = "w1" };
-	pthread_t th, pt;
+	struct win_put w = { .key = "w1" }, wb = { .key = NULL };
+	pthread_t th, pt, pb;
 
 	win_start(&a, &b, "k7a", "k7b", state, "kw", &r);
 	carry_put(a.c, "kw", "w", "w1", 10, NULL);
@@ -560,18 +592,32 @@ test_keyed_put_waits_for_the_keys(void **state)
 	win_refused(&b, "kw");
 	r2 = it_move_router();
 	w.r = r2;
+	wb.r = it_move_router();
 	assert_int_equal(pthread_create(&pt, NULL, win_putter, &w), 0);
+	assert_int_equal(pthread_create(&pb, NULL, win_putter, &wb), 0);
 	it_sleep_ms(it_move_scaled(800));
-	assert_int_equal(atomic_load(&w.done), 0); /* it waits */
+	assert_int_equal(atomic_load(&w.done), 0); /* they wait */
+	assert_int_equal(atomic_load(&wb.done), 0);
 	assert_int_equal(pthread_create(&th, NULL, carry_mover, &cm), 0);
 	win_join(th, &cm);
 	pthread_join(pt, NULL);
+	pthread_join(pb, NULL);
 	if (w.rc != 0)
 		fail_msg("the put waited, then: %s: %s", sluice_strerror(w.rc),
 		    sluice_router_errmsg(r2));
 	assert_int_equal(w.res.created, 0);
-	assert_int_equal(it_move_live_in(b.c, "kw"), 1);
+	if (wb.brc != 0)
+		fail_msg("the batch: %s: %s", sluice_strerror(wb.brc),
+		    sluice_router_errmsg(wb.r));
+	assert_int_equal(wb.it[0].rc, 0);
+	assert_int_equal(wb.it[0].created, 1); /* w2 was live nowhere */
+	assert_int_equal(wb.it[1].rc, 0);
+	assert_int_equal(wb.it[1].created, 1);
+	/* w1's copy, w2, and the unkeyed item: once */
+	assert_int_equal(it_move_live_in(b.c, "kw"), 3);
 	assert_int_equal(win_key_id(b.c, "kw", "w1"), w.res.id);
+	assert_int_equal(win_key_id(b.c, "kw", "w2"), wb.it[0].id);
+	sluice_router_close(wb.r);
 	sluice_router_close(r2);
 	sluice_router_close(r);
 }
