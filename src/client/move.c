@@ -862,6 +862,14 @@ open_and_map(struct mover *m, char (*sources)[MSG_NODE_MAX + 1], size_t ns,
 		snprintf(before, sizeof(before), "%s", e->cluster);
 	if ((rc = map_set(m, tube, target, draining, ns)) != 0 || !late)
 		return rc;
+	/* the node that serves the map names the target once it has read
+	 * the change (its next poll) */
+	for (int64_t until = clock_mono_ms() + m->timeout_ms;
+	     cmap_cluster(&m->r->map, target) == NULL &&
+	     clock_mono_ms() < until;) {
+		nap(50);
+		router_refresh(m->r, true);
+	}
 	if ((rc = target_ok(m, target)) != 0) {
 		/* nothing was copied: the map goes back as it was */
 		if (before[0] != '\0')

@@ -25,7 +25,9 @@
  *     only a task acked since does not end the drain itself), and run
  *     again ends the move with the key's reservation; the target's mark
  *     and placeholders outlive its kill -9 and restart, from the log and
- *     from a snapshot.
+ *     from a snapshot; a move through a handle that reads the map from
+ *     a node (the window opens right after the map change) holds the
+ *     keys too.
  *
  * test_move.c moves a tube under load and kills, and checks a copy's
  * tasks, the refusals and a plain drain. Exits 77 when `etcd` is not
@@ -718,6 +720,42 @@ test_window_over_a_target_restart(void **state)
 	sluice_router_close(r);
 }
 
+/* A move through a handle that reads the map from a node (not etcd): it
+ * knows the target once the map names it, so the map changes first and
+ * the target's window opens right after; the move still holds the keys
+ * of the source's live tasks under their copies' ids. */
+static void
+test_move_through_a_node_map(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r, *rn;
+	struct sluice_move_progress p;
+	struct sluice_task *t;
+	uint64_t id;
+
+	win_start(&a, &b, "k10a", "k10b", state, "kn", &r);
+	carry_put(a.c, "kn", "n", "n1", 10, NULL);
+	carry_put(a.c, "kn", "m", "n2", 10, NULL);
+	t = win_take(a.c, "kn", "n1");
+	assert_int_equal(sluice_open_map(a.s->url, &rn), 0);
+	sluice_router_set_timeout(rn, (int)it_move_scaled(IT_MOVE_ELECT_MS));
+	/* the taken task acked first: the move does not wait for it */
+	it_rc(a.c, sluice_ack(a.c, t->id, t->lease, NULL, NULL), 0);
+	if (sluice_router_move(rn, "kn", "k10b", NULL, &p) != 0)
+		fail_msg(
+		    "move through a node's map: %s", sluice_router_errmsg(rn));
+	assert_int_equal(p.done, 1);
+	assert_int_equal(p.keys, 1);
+	assert_int_equal(it_move_live_in(a.c, "kn"), 0);
+	assert_int_equal(it_move_live_in(b.c, "kn"), 1);
+	assert_int_equal(carry_reput_in(r, "kn", "n1", NULL), 0);
+	assert_int_equal(carry_reput_in(r, "kn", "n2", &id), 0);
+	assert_int_equal(win_key_id(b.c, "kn", "n2"), id);
+	sluice_task_free(t);
+	sluice_router_close(rn);
+	sluice_router_close(r);
+}
+
 int
 main(void)
 {
@@ -737,6 +775,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_window_over_a_target_restart, it_etcd_setup,
 		    it_node_teardown),
+		cmocka_unit_test_setup_teardown(test_move_through_a_node_map,
+		    it_etcd_setup, it_node_teardown),
 	};
 
 	return IT_ETCD_RUN("move_carry", tests);
