@@ -52,7 +52,10 @@
  * sent again behind the caller's back, except for the requests that are
  * safe to repeat: peeks, stats (hourly too), list, errors, cluster, and
  * puts whose tasks all have a key (see docs/protocol.md, "Retrying
- * safely"). */
+ * safely"). A put refused SLUICE_EMOVING (its tube is moving in and its
+ * key's task may still be at the source: nothing was done) is sent again
+ * after 10 ms, doubling to 200 ms, until the call's timeout; of a batch,
+ * only the items refused so. */
 #ifndef SLUICE_H
 #define SLUICE_H
 

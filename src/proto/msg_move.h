@@ -56,7 +56,8 @@ struct msg_move_res {
 /* The reply: hold, the tasks held (held before first: a batch a mover
  * lost), each with its state before the hold and its lease; live, a
  * task each (id, tube, key, state now; no payload), lowest id first;
- * keep, n 1 when the mark was made now; keys, a
+ * keep, n 1 when the mark was made now (move_in pend, ready: the same);
+ * keys, a
  * task each (state MSG_ST_DONE, the id of the task whose key it was, its
  * tube and key, run_at: when the reservation ends, its version), lowest
  * id first, and none when there are no more; drop, how

@@ -445,21 +445,20 @@ apply_in(struct queue *q, int64_t time, const struct qrec_move *m)
 	mi = in_get(q, tube, len, m->source, m->source_len, &rc);
 	if (mi == NULL)
 		return rc;
-	if (m->fold == 2)
-		rc = in_placed(q, time, mi, m);
-	if (m->fold == 2 || rc != 0)
-		return rc;
-	if (idx_find(&mi->pairs, m->src_id) != NULL)
+	if (m->fold != 2 && idx_find(&mi->pairs, m->src_id) != NULL)
 		return SLUICE_ECORRUPT;
-	if (m->fold)
+	if (m->fold == 1)
 		return pair_add(mi, m->src_id, m->id);
 	if (m->error_len > 0) {
 		if ((err = malloc(m->error_len)) == NULL)
 			return SLUICE_ENOMEM;
 		memcpy(err, m->error, m->error_len);
 	}
-	if ((rc = pair_add(mi, m->src_id, m->put.id)) != 0 ||
-	    (rc = qs_apply_put(q, time, &m->put)) != 0) {
+	/* fold 2: the copy takes its placeholder's id (paired already) */
+	rc = m->fold == 2 ? in_placed(q, time, mi, m)
+	                  : pair_add(mi, m->src_id, m->put.id);
+	if (rc != 0 ||
+	    (m->fold != 2 && (rc = qs_apply_put(q, time, &m->put)) != 0)) {
 		free(err);
 		return rc;
 	}

@@ -1,5 +1,6 @@
-/* The messages of a tube's move (proto/msg_move.c): move_out's hold and
- * drop, move_in, move_end and their replies survive a round trip; bad
+/* The messages of a tube's move (proto/msg_move.c): move_out's hold,
+ * drop, keys, live and keep, move_in's copies, placeholders, pend and
+ * ready, move_end and their replies survive a round trip; bad
  * kinds, counts and an empty source are refused; every move op may be sent
  * again after a lost connection. */
 #include <string.h>
@@ -62,7 +63,17 @@ test_requests(void **state)
 	assert_int_equal(d.move.after, 41);
 	q.move.max = 0;
 	assert_int_not_equal(round_trip(&q, &d, &b), 0);
-	q.move.kind = 4;
+	q.move.kind = MSG_MOVE_LIVE; /* the keys of live tasks: as keys */
+	q.move.max = 200;
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_LIVE);
+	assert_int_equal(d.move.max, 200);
+	assert_int_equal(d.move.after, 41);
+	q.move.kind = MSG_MOVE_KEEP; /* the tube alone */
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_KEEP);
+	assert_int_equal(d.move.tube.len, 2);
+	q.move.kind = 6;
 	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);
 
 	memset(tasks, 0, sizeof(tasks));
@@ -94,6 +105,26 @@ test_requests(void **state)
 	assert_int_equal(t.group.len, 1);
 	assert_true(msg_next_task(&d.move.tasks_it, &t));
 	assert_int_equal(t.state, MSG_ST_BURIED);
+	/* placeholders: the kind in the header's flags, tasks as copies */
+	q.move.kind = MSG_MOVE_IN_PLACE;
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_IN_PLACE);
+	assert_int_equal(d.move.n, 2);
+	/* pend and ready carry no task; two kinds at once are refused */
+	q.move.kind = MSG_MOVE_IN_PEND;
+	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);
+	q.move.n = 0;
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_IN_PEND);
+	assert_int_equal(d.move.n, 0);
+	q.move.kind = MSG_MOVE_IN_READY;
+	assert_int_equal(round_trip(&q, &d, &b), 0);
+	assert_int_equal(d.move.kind, MSG_MOVE_IN_READY);
+	q.move.kind = MSG_MOVE_IN_PEND | MSG_MOVE_IN_READY;
+	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);
+	q.move.kind = 0; /* copies: at least one */
+	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);
+	q.move.n = 2;
 	/* a source is named (its alphabet is the queue's to check) */
 	q.move.source = msg_cstr("");
 	assert_int_equal(round_trip(&q, &d, &b), SLUICE_EINVAL);

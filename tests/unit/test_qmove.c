@@ -559,6 +559,7 @@ test_key_window(void **state)
 	pa = place_key(&t, a, "ka", &type);
 	assert_int_equal(type, QREC_MOVE_PLACE);
 	pc = place_key(&t, c, "kc", &type);
+	assert_int_equal(type, QREC_MOVE_PLACE);
 	pb = place_key(&t, x, "ke", &type);
 	assert_int_equal(place_key(&t, a, "ka", &type), pa);
 	assert_int_equal(type, QREC_NONE);
@@ -578,9 +579,18 @@ test_key_window(void **state)
 	assert_int_equal(try_put(&t, "m.sub", "zz", false, &id, &created), 0);
 	tq_check(&t);
 
-	/* a released at the source, copied: it gets its placeholder's id */
-	it = item(a, QUEUE_READY, "ka", "a");
+	/* a released at the source, then buried, copied: it gets its
+	 * placeholder's id, with its attempts, error and state */
+	it = item(a, QUEUE_BURIED, "ka", "a");
 	assert_int_equal(copy_in(&t, &it, &type), pa);
+	{
+		struct queue_task_view v;
+
+		assert_int_equal(queue_peek(t.q, t.now, pa, &v), 0);
+		assert_int_equal(v.state, QUEUE_BURIED);
+		assert_int_equal(v.attempts, 3);
+		assert_int_equal(v.created_at, T0 - 5000);
+	}
 	assert_int_equal(type, QREC_MOVE_IN);
 	assert_int_equal(copy_in(&t, &it, &type), pa);
 	assert_int_equal(type, QREC_NONE);

@@ -365,6 +365,64 @@ samples(struct qrec *out)
 		.id = 2,
 		.expires = T0 + 600000 };
 	n++;
+	out[n].type = QREC_MOVE_KEY; /* its placeholder 31 becomes it */
+	out[n].u.move = (struct qrec_move) { .src_id = 45,
+		.source = "c1",
+		.source_len = 2,
+		.tube = "mail",
+		.tube_len = 4,
+		.key = "k8",
+		.key_len = 2,
+		.fold = 2,
+		.id = 31,
+		.expires = T0 + 600000 };
+	n++;
+	out[n].type = QREC_MOVE_IN; /* the copy takes placeholder 19's id */
+	out[n].u.move = (struct qrec_move) { .src_id = 46,
+		.source = "c1",
+		.source_len = 2,
+		.fold = 2,
+		.state = 1,
+		.created_at = T0 - 9,
+		.put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
+		    0, 0, NULL, 0 } };
+	n++;
+	out[n].type = QREC_MOVE_PLACE; /* a live key held under 32 */
+	out[n].u.move = (struct qrec_move) { .src_id = 47,
+		.source = "c1",
+		.source_len = 2,
+		.tube = "mail",
+		.tube_len = 4,
+		.key = "k7",
+		.key_len = 2,
+		.id = 32 };
+	n++;
+	out[n].type = QREC_MOVE_PLACE; /* the key is live here: task 2 */
+	out[n].u.move = (struct qrec_move) { .src_id = 48,
+		.source = "c1",
+		.source_len = 2,
+		.tube = "mail",
+		.tube_len = 4,
+		.key = "k",
+		.key_len = 1,
+		.fold = 1,
+		.id = 2 };
+	n++;
+	out[n].type = QREC_MOVE_PEND; /* keys pending */
+	out[n].u.move = (struct qrec_move) { .tube = "mail",
+		.tube_len = 4,
+		.source = "c1",
+		.source_len = 2,
+		.state = 1 };
+	n++;
+	out[n].type = QREC_MOVE_PEND; /* keys here */
+	out[n].u.move = (struct qrec_move) {
+		.tube = "mail", .tube_len = 4, .source = "c1", .source_len = 2
+	};
+	n++;
+	out[n].type = QREC_MOVE_KEEP;
+	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
+	n++;
 	assert_true(n <= NSAMPLES);
 	return n;
 }
@@ -581,12 +639,7 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    y->put.payload_len);
 		break;
 	}
-	case QREC_MOVE_HOLD:
-	case QREC_MOVE_DROP:
-	case QREC_MOVE_IN:
-	case QREC_MOVE_END:
-	case QREC_MOVE_MARK:
-	case QREC_MOVE_KEY: {
+	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: {
 		const struct qrec_move *x = &a->u.move, *y = &b->u.move;
 
 		same_bytes(x->key, x->key_len, y->key, y->key_len);

@@ -56,7 +56,8 @@ ops_move_live(
 	free(t);
 }
 
-/* Commits `r` unless it is QREC_NONE; answers the count (1: changed). */
+/* Commits `r` unless it is QREC_NONE; answers the count (1: changed
+ * now, 0: it was so already). */
 static void
 commit_count(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
     const struct qrec *r, const struct msg_move_req *m)
@@ -72,12 +73,7 @@ commit_count(struct core *c, struct face_ctx *ctx, uint8_t op, int rc,
 		    (int)m->tube.len, m->tube.p, sluice_strerror(rc));
 		return;
 	}
-	static const struct msg_move_res none[1];
-
-	if (op == MSG_OP_MOVE_IN)
-		rep.move.res = none; /* a result list, of none */
-	else
-		rep.move.n = r->type != QREC_NONE;
+	rep.move.n = r->type != QREC_NONE;
 	ops_reply(c, ctx, &rep);
 }
 
