@@ -334,10 +334,12 @@ export class Client {
    * its copy will get (a put of the key answers it) */
   movePlace(tube: string, source: string, tasks: Task[]):
     Promise<Array<{ status: number; id: number }>>;
-  /** a target refuses keyed puts of tube with MovingIn until moveReady */
-  movePend(tube: string, source: string): Promise<unknown[]>;
-  /** the keys of tube from source are held at a target: keyed puts go on */
-  moveReady(tube: string, source: string): Promise<unknown[]>;
+  /** a target refuses keyed puts of tube with MovingIn until moveReady
+   * (1: marked now, 0: it was) */
+  movePend(tube: string, source: string): Promise<number>;
+  /** the keys of tube from source are held at a target: keyed puts go on
+   * (1: the mark went now, 0: there was none) */
+  moveReady(tube: string, source: string): Promise<number>;
 
   /** how task id stands, waiting up to timeoutMs (0..3600000) for it to
    * end; a task that ended before is answered for the server's dedup

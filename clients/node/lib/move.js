@@ -181,13 +181,13 @@ const encode = {
     return req('move_in', PLACE, w, copies, { safe: true });
   },
   // a target refuses keyed puts of tube (and of the tubes under it) with
-  // MovingIn until moveReady for that source
+  // MovingIn until moveReady for that source (1: marked now, 0: it was)
   movePend: (tube, source) => req('move_in', PEND, new Writer().str16(tube)
-    .str16(source).u32(0), copies, { safe: true }),
+    .str16(source).u32(0), count, { safe: true }),
   // the keys of tube from source are held at a target: keyed puts are
-  // taken again
+  // taken again (1: the mark went now, 0: there was none)
   moveReady: (tube, source) => req('move_in', READY, new Writer()
-    .str16(tube).str16(source).u32(0), copies, { safe: true }),
+    .str16(tube).str16(source).u32(0), count, { safe: true }),
   // drop the held tasks of pairs [[id, lease], ...]: how many went
   moveDrop(tube, pairs) {
     const w = new Writer().u8(DROP).str16(tube).u32(pairs.length);

@@ -211,16 +211,16 @@ class MoveOperations:
 
     def move_pend(self, tube, source):
         """A target refuses keyed puts of tube (and of the tubes under
-        it) with MovingIn until move_ready for that source."""
+        it) with MovingIn until move_ready for that source. 1: marked
+        now, 0: it was."""
         body = str16(tube) + str16(source) + struct.pack("<I", 0)
-        return self._do(Request("move_in", _PEND, body, _copies, safe=True))
+        return self._do(Request("move_in", _PEND, body, _count, safe=True))
 
     def move_ready(self, tube, source):
         """The keys of tube from source are held at a target: keyed puts
-        are taken again."""
+        are taken again. 1: the mark went now, 0: there was none."""
         body = str16(tube) + str16(source) + struct.pack("<I", 0)
-        return self._do(Request("move_in", _READY, body, _copies,
-                                safe=True))
+        return self._do(Request("move_in", _READY, body, _count, safe=True))
 
     def move_drop(self, tube, pairs):
         """Drops the held tasks of pairs [(id, lease)]: how many went."""

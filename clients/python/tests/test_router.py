@@ -440,7 +440,7 @@ class Router(unittest.TestCase):
         self.knows(self.c["p1"].map_set("", "p1"))
         self.knows(self.c["p1"].map_set("mw", "p2"))
         c2, tube = self.c["p2"], "mw"
-        self.assertEqual(c2.move_pend(tube, "p1"), [])
+        self.assertEqual(c2.move_pend(tube, "p1"), 1)  # marked now
         short = sluice.Client(self.urls["p2"], timeout=0.3)
         self.addCleanup(short.close)
         t0 = time.monotonic()
@@ -472,7 +472,7 @@ class Router(unittest.TestCase):
         time.sleep(0.4)
         self.assertEqual(out, {})
         self.assertEqual(self.ready("p2", tube), 1)
-        self.assertEqual(c2.move_ready(tube, "p1"), [])
+        self.assertEqual(c2.move_ready(tube, "p1"), 1)
         for th in ths:
             th.join(10 * SCALE)
         self.assertTrue(out["put"].created)
