@@ -323,6 +323,23 @@ export class Client {
    * per one the id it carries (0: it had expired) or the refusing code */
   moveKeysIn(tube: string, source: string, reservations: Task[]):
     Promise<Array<{ status: number; id: number }>>;
+  /** mark a source keep for tube: its drain ends only by the mover's
+   * moveEnd there (1: marked now, 0: it was) */
+  moveKeep(tube: string): Promise<number>;
+  /** the keys of tube's live tasks at a source, ids above after, lowest
+   * first: tasks with their id, tube, key and state, no payload */
+  moveLive(tube: string, max: number, after?: number | bigint):
+    Promise<Task[]>;
+  /** hold moveLive's keys at a target as placeholders, each under the id
+   * its copy will get (a put of the key answers it) */
+  movePlace(tube: string, source: string, tasks: Task[]):
+    Promise<Array<{ status: number; id: number }>>;
+  /** a target refuses keyed puts of tube with MovingIn until moveReady
+   * (1: marked now, 0: it was) */
+  movePend(tube: string, source: string): Promise<number>;
+  /** the keys of tube from source are held at a target: keyed puts go on
+   * (1: the mark went now, 0: there was none) */
+  moveReady(tube: string, source: string): Promise<number>;
 
   /** how task id stands, waiting up to timeoutMs (0..3600000) for it to
    * end; a task that ended before is answered for the server's dedup
@@ -466,8 +483,9 @@ export interface MoveOptions {
   timeoutMs?: number;
   /** how long to wait for the source's taken tasks; 0: as long as it takes */
   waitMs?: number;
-  /** after each round */
-  report?: (progress: MoveProgress) => void;
+  /** after each round and at each stage of the key window (awaited
+   * when it answers a promise) */
+  report?: (progress: MoveProgress) => void | Promise<void>;
 }
 export interface MoveProgress {
   tube: string; source: string; target: string;
@@ -488,7 +506,14 @@ export interface MoveProgress {
   keys: number;
   /** groups whose own settings were copied */
   groups: number;
+  /** the key window: MOVE_KEYS_PENDING after the map change until the
+   * source's live keys are held at the target (a keyed put there is sent
+   * again meanwhile), MOVE_KEYS_HELD once they are, just before the
+   * target takes keyed puts; 0 otherwise */
+  stage: number;
 }
+export const MOVE_KEYS_PENDING: 1;
+export const MOVE_KEYS_HELD: 2;
 
 export interface WorkerOptions extends ClientOptions {
   concurrency?: number; waitMs?: number; graceMs?: number; detach?: boolean;
@@ -570,5 +595,9 @@ export class ResultTooLarge extends SluiceError {}
 export class BadSchedule extends SluiceError {}
 export class Moved extends SluiceError {}
 export class BatchClosed extends SluiceError {}
+/** a keyed put at the target of a tube's move before the source's keys
+ * are there: nothing was done; put and putBatch send it again by
+ * themselves until the timeout */
+export class MovingIn extends SluiceError {}
 export function errorFor(code: number, message?: string, leader?: string): SluiceError;
 export const version: string;

@@ -6,5 +6,8 @@ const { Client } = require('./lib/client');
 const { Router } = require('./lib/router');
 const { Worker, Fatal } = require('./lib/worker');
 
+const { KEYS_PENDING, KEYS_HELD } = require('./lib/move');
+
 module.exports = { Client, Router, Worker, Fatal, ...errors,
+  MOVE_KEYS_PENDING: KEYS_PENDING, MOVE_KEYS_HELD: KEYS_HELD,
   version: require('./package.json').version };

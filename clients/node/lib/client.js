@@ -20,9 +20,13 @@
 // executed. A change sent again that way and then refused (a keyed put
 // answered NotLeader until the deadline, while the leader that died may
 // have committed the first sending) rejects with ConnectionLost too,
-// naming the refusal: the refusal speaks only for the second sending.
-// Every try happens within the call's deadline: timeoutMs (plus
-// a take's wait) from the call's start.
+// naming the refusal: the refusal speaks only for the second sending. A
+// put refused MovingIn (its tube moving in from another cluster, its key
+// not there yet: nothing was done) goes again after 10 ms, doubled up to
+// 200 ms; a putBatch's items refused so go again by themselves, the
+// others keeping their results (as libsluice does). Every try happens
+// within the call's deadline: timeoutMs (plus a take's wait) from the
+// call's start.
 
 const net = require('net');
 const tls = require('tls');
@@ -36,6 +40,8 @@ const HELLO_REQ = Buffer.from([0, 0x53, 0x50, 0, 0, 0x30, 0, 0]);
 const HELLO_REP = Buffer.from([0, 0x53, 0x50, 0, 0, 0x31, 0, 0]);
 const MAX_REPLY = 64 * 1024 * 1024 + 4096;
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+const MOVING_FIRST = 10; // ms before a put refused MovingIn goes again
+const MOVING_MAX = 200;
 // The requests safe to send again that change something (the others are
 // reads).
 const CHANGES = new Set(['put', 'put_batch', 'tube_set', 'group',
@@ -138,6 +144,37 @@ function unknown(e, req, plan) {
   return u;
 }
 
+// The pause before a put refused MovingIn goes again (10 ms, doubled up
+// to 200 ms), or null when the call's time is up.
+function moving(plan) {
+  const d = plan.pause;
+  if (performance.now() + d >= plan.deadline) return null;
+  plan.pause = Math.min(MOVING_MAX, d * 2);
+  return d;
+}
+
+// A reply's result: { done: true, result }, or { done: false, pause }
+// when items of a put_batch were refused MovingIn and go again by
+// themselves, plan.req being them from now on (the others keep their
+// results).
+function settle(plan, out) {
+  const first = plan.first;
+  if (plan.req.name !== 'put_batch' || !first.parts) {
+    return { done: true, result: out };
+  }
+  if (plan.whole === null) plan.whole = out.slice();
+  else plan.at.forEach((i, k) => { plan.whole[i] = out[k]; });
+  const idx = [];
+  plan.whole.forEach((x, i) => {
+    if (x.error instanceof E.MovingIn) idx.push(i);
+  });
+  const d = idx.length ? moving(plan) : null;
+  if (d === null) return { done: true, result: plan.whole };
+  plan.at = idx;
+  plan.req = codec.itemsOf(first, idx);
+  return { done: false, pause: d };
+}
+
 class Client {
   // urls: "tcp://HOST:PORT", several as an array or separated by commas
   // (tls+tcp:// for TLS); default $SLUICE_URL, else tcp://127.0.0.1:7711.
@@ -187,16 +224,22 @@ class Client {
   }
 
   async run(req) {
+    // pause: before a put refused MovingIn goes again; whole, at: a
+    // put_batch's results so far, and where plan.req's items are in it
     const plan = { tries: 0, bad: new Set(), deadline: performance.now() +
-      this.timeoutMs + req.waitMs, resent: false };
+      this.timeoutMs + req.waitMs, resent: false, req, first: req,
+      pause: MOVING_FIRST, whole: null, at: null };
     for (;;) {
+      let delay;
       try {
         if (!this.conn) await this.open(plan);
-        return await this.exchange(req, plan);
+        const out = settle(plan, await this.exchange(plan.req, plan));
+        if (out.done) return out.result;
+        delay = out.pause; // items refused MovingIn go again
       } catch (e) {
-        const delay = this.failed(e, req, plan);
-        await sleep(delay);
+        delay = this.failed(e, plan.req, plan);
       }
+      await sleep(delay);
     }
   }
 
@@ -205,6 +248,11 @@ class Client {
   failed(e, req, plan) {
     plan.tries++;
     const sent = e.sent ?? true;
+    if (e instanceof E.MovingIn && req.name === 'put') {
+      const d = moving(plan);
+      if (d === null) throw unknown(e, req, plan);
+      return d;
+    }
     if (e instanceof E.NotLeader) {
       if (e.leader) this.pointAt(e.leader); else this.nextUrl();
     } else if (!sent && (e instanceof E.ConnectionLost ||

@@ -445,12 +445,14 @@ const encode = {
   },
   putBatch(list) {
     const w = new Writer().u32(list.length);
-    for (const item of list) {
+    const parts = list.map((item) => {
       const iw = new Writer();
-      w.u8(putFields(iw, item)).raw(iw.bytes());
-    }
+      const flags = putFields(iw, item);
+      return Buffer.concat([Buffer.from([flags]), iw.bytes()]);
+    });
+    for (const b of parts) w.raw(b);
     return req('put_batch', 0x01, w, putResults,
-      { safe: list.every((i) => i.key) });
+      { safe: list.every((i) => i.key), parts });
   },
   take(tubes, o = {}) {
     tubes = Array.isArray(tubes) ? tubes : [tubes];
@@ -622,8 +624,17 @@ const encode = {
 };
 
 // A request's sluice message.
+// A put_batch of the items idx of q (their parts: flags and fields).
+// Items refused MovingIn have keys: safe to send again.
+function itemsOf(q, idx) {
+  const parts = idx.map((i) => q.parts[i]);
+  const w = new Writer().u32(parts.length);
+  for (const b of parts) w.raw(b);
+  return { ...q, body: w.bytes(), parts, safe: true };
+}
+
 const message = (q) => Buffer.concat([Buffer.from([0x53, 1, q.op, q.flags]),
   q.body]);
 
 module.exports = { encode, reply, message, OPS, STATES, STATE, Reader,
-  Writer, req, bit, task, items, u64, NAME_MAX };
+  Writer, req, bit, task, items, u64, NAME_MAX, itemsOf };

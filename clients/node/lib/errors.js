@@ -42,6 +42,7 @@ const CODES = {
   32: ['ESCHED', 'bad_schedule', 'BadSchedule'],
   33: ['EMOVED', 'moved', 'Moved'],
   34: ['EBATCH', 'batch_closed', 'BatchClosed'],
+  35: ['EMOVING', 'moving_in', 'MovingIn'],
 };
 
 // A moved error's second field (docs/protocol.md, "The moved error"):

@@ -19,6 +19,17 @@
 // again after them, when the source holds no task of the tube and no ack
 // can make another.
 //
+// The key window (docs/scaling.md, "Keys"): before the map changes the
+// source is marked keep (its drain ends only by the mover's move_end) and
+// the target pend (a keyed put of the tube is refused MovingIn, which the
+// clients send again); once the source knows the map, the keys of its
+// live tasks of the tube go to the target as placeholders (each under the
+// id its copy will get: a put of the key answers that id), then the
+// target takes keyed puts (ready). A resumed move marks both again
+// (nothing changes if they are) and sends the keys again (those held
+// answer their ids). The tubes under the moved one go first, the moved
+// tube last: its move_end at the source lifts the keep mark.
+//
 // Rounds, per source: hold up to `batch` tasks at the source (one
 // commit), copy them to the target (one commit), drop them at the source
 // (one commit). A round that holds nothing while the source still has
@@ -36,6 +47,13 @@ const TIMEOUT_DEFAULT_MS = 60000;
 const HOLD = 1;
 const DROP = 2;
 const KEYS = 3; // move_out's kinds
+const LIVE = 4;
+const KEEP = 5;
+const PLACE = 0x01; // move_in's kinds, in the header's flags
+const PEND = 0x02;
+const READY = 0x04;
+const KEYS_PENDING = 1; // MoveProgress.stage
+const KEYS_HELD = 2;
 const GROUP_SET = 1; // op group's verbs
 const GROUP_PAUSE = 2;
 const GROUP_NEXT = 4;
@@ -144,6 +162,32 @@ const encode = {
     for (const t of list) reservation(w, t);
     return req('move_in', 0, w, copies, { safe: true });
   },
+  // mark a source keep for tube: its drain of the tube ends only by the
+  // mover's move_end there (1: marked now, 0: it was)
+  moveKeep: (tube) => req('move_out', 0, new Writer().u8(KEEP).str16(tube),
+    count, { safe: true }),
+  // the keys of tube's live tasks at a source (ready, delayed, buried,
+  // taken, waiting) of ids above after, lowest first, up to max
+  // (1-1000): tasks with their id, tube, key and state now, no payload;
+  // none: no more; nothing changes
+  moveLive: (tube, max, after = 0n) => req('move_out', 0, new Writer()
+    .u8(LIVE).str16(tube).u32(max).u64(after), held, { safe: true }),
+  // hold the keys of tasks (as moveLive gave them) at a target as
+  // placeholders, each under the id its copy will get (a put of the key
+  // answers it): per one { status, id }; sent again, the same ids
+  movePlace(tube, source, tasks) {
+    const w = new Writer().str16(tube).str16(source).u32(tasks.length);
+    for (const t of tasks) plain(w, t);
+    return req('move_in', PLACE, w, copies, { safe: true });
+  },
+  // a target refuses keyed puts of tube (and of the tubes under it) with
+  // MovingIn until moveReady for that source (1: marked now, 0: it was)
+  movePend: (tube, source) => req('move_in', PEND, new Writer().str16(tube)
+    .str16(source).u32(0), count, { safe: true }),
+  // the keys of tube from source are held at a target: keyed puts are
+  // taken again (1: the mark went now, 0: there was none)
+  moveReady: (tube, source) => req('move_in', READY, new Writer()
+    .str16(tube).str16(source).u32(0), count, { safe: true }),
   // drop the held tasks of pairs [[id, lease], ...]: how many went
   moveDrop(tube, pairs) {
     const w = new Writer().u8(DROP).str16(tube).u32(pairs.length);
@@ -187,10 +231,11 @@ class Mover {
     this.timeoutMs = o.timeoutMs > 0 ? o.timeoutMs : TIMEOUT_DEFAULT_MS;
     this.batch = Math.min(o.batch > 0 ? o.batch : BATCH_DEFAULT, MOVE_MAX);
     this.p = { tube, source: '', target, copied: 0, dropped: 0, batches: 0,
-      waits: 0, revision: 0, done: false, keys: 0, groups: 0 };
+      waits: 0, revision: 0, done: false, keys: 0, groups: 0, stage: 0 };
   }
 
-  report() { if (this.o.report) this.o.report({ ...this.p }); }
+  // the caller's report, awaited when it answers a promise
+  async report() { if (this.o.report) await this.o.report({ ...this.p }); }
 
   // q (a request) on cluster name, again while the failure is transient,
   // until timeoutMs.
@@ -408,7 +453,7 @@ class Mover {
       if (rc === 0) return;
       if (rc === 1) {
         waitUntil = 0;
-        this.report();
+        await this.report();
         continue;
       }
       this.p.waits++;
@@ -419,7 +464,7 @@ class Mover {
         throw new E.TimedOut(`tube '${tube}' still has taken tasks at ` +
           `${src} after ${this.o.waitMs} ms; run the move again to go on`);
       }
-      if (this.p.waits % 20 === 1) this.report();
+      if (this.p.waits % 20 === 1) await this.report();
       await sleep(50);
     }
   }
@@ -442,24 +487,105 @@ class Mover {
     return out.sort();
   }
 
+  // The key window opens for tube from src: the source keeps its drain
+  // for the mover (keep), the target refuses keyed puts (pend); both
+  // idempotent.
+  async windowOpen(src, dst, tube, keep = true, pend = true) {
+    if (keep) await this.call(src, encode.moveKeep(tube));
+    if (pend) await this.call(dst, encode.movePend(tube, src));
+  }
+
+  // A new move: the target must answer before anything changes (a
+  // cluster name mistyped would send the tube's puts nowhere); then the
+  // key window opens, then the map changes. The Router reads the map
+  // from a node, which knows only the clusters the map names: a target it
+  // does not name yet is reached once it does, so the map changes first
+  // (and goes back if the target does not answer) and the target's
+  // window opens right after (a keyed put that reaches it in between is
+  // not held back), as libsluice does.
+  async openAndMap(sources, target, tube, e) {
+    const r = this.r;
+    const late = !r.map.clusters[target];
+    if (!late) await this.targetOk(target);
+    for (const src of sources) {
+      await this.windowOpen(src, target, tube, true, !late);
+    }
+    const before = e && e.prefix === tube ? e.cluster : null;
+    await this.mapSet(tube, target, sources);
+    if (!late) return;
+    try {
+      await this.targetOk(target);
+    } catch (err) {
+      // nothing was copied: the map goes back as it was
+      if (before) await r.seed.mapSet(tube, before, []).catch(() => {});
+      else await r.seed.mapDelete(tube).catch(() => {});
+      await r.fresh(true).catch(() => {});
+      throw err;
+    }
+    for (const src of sources) {
+      await this.windowOpen(src, target, tube, false, true);
+    }
+  }
+
+  // The keys of tube's live tasks at src held at dst as placeholders, a
+  // page at a time by id; sent again, a page answers the ids given before.
+  async copyLive(src, dst, tube) {
+    let after = 0n;
+    for (;;) {
+      let page;
+      try {
+        page = await this.call(src, encode.moveLive(tube, this.batch, after));
+      } catch (e) {
+        if (e instanceof E.NotFound) return;
+        throw e;
+      }
+      if (!page.length) return;
+      for (const t of page) if (BigInt(t.id) > after) after = BigInt(t.id);
+      const res = await this.call(dst, encode.movePlace(tube, src, page));
+      res.forEach((x, i) => {
+        if (x.status) {
+          throw E.errorFor(x.status, `cluster ${dst} refused to hold the ` +
+            `key of task ${page[i].id} of tube '${tube}' from ${src} (keyed ` +
+            'puts there wait; run the move again once the cause is fixed)');
+        }
+      });
+    }
+  }
+
+  // Its settings and groups', its keys' reservations (before the tasks,
+  // and after, for the keys of the tasks acked there meanwhile), its
+  // tasks, then the source's mark goes.
+  async moveOne(src, dst, t) {
+    await this.copySettings(src, dst, t);
+    await this.copyGroups(src, dst, t);
+    await this.copyKeys(src, dst, t, false);
+    await this.drain(src, dst, t);
+    await this.copyKeys(src, dst, t, true);
+    await this.call(src, encode.moveEnd(t));
+  }
+
   async moveFrom(src, dst, tube) {
-    // the tube's reservations first of all: puts go to dst from the map's
-    // change on, and a key completed at src is answered there as it would
-    // have been at src as soon as it can be
-    await this.copyKeys(src, dst, tube, false);
+    // once src takes no more puts of the tube, the keys of its live tasks
+    // are held at dst, and dst takes keyed puts; then the reservations,
+    // so that a key completed at src is answered at dst as it would have
+    // been at src as soon as it can be
+    this.p.tube = tube;
+    this.p.source = src;
+    this.p.stage = KEYS_PENDING;
+    await this.report();
     await this.known(src, this.p.revision);
     const more = await this.tubesOf(src, tube);
-    for (const t of [tube, ...more]) {
-      // its settings and groups', its keys' reservations (before the
-      // tasks, and after, for the keys of the tasks acked there
-      // meanwhile), its tasks, then the source's mark goes
-      await this.copySettings(src, dst, t);
-      await this.copyGroups(src, dst, t);
-      await this.copyKeys(src, dst, t, false);
-      await this.drain(src, dst, t);
-      await this.copyKeys(src, dst, t, true);
-      await this.call(src, encode.moveEnd(t));
-    }
+    for (const t of [tube, ...more]) await this.copyLive(src, dst, t);
+    this.p.stage = KEYS_HELD;
+    await this.report();
+    this.p.stage = 0;
+    await this.call(dst, encode.moveReady(tube, src));
+    await this.copyKeys(src, dst, tube, false);
+    // the tube itself last: its move_end at src lifts the keep mark
+    for (const t of [...more, tube]) await this.moveOne(src, dst, t);
+    // the tables (and placeholders left) of the tubes under it at dst go
+    // now: another source may move them next
+    for (const t of more) await this.call(dst, encode.moveEnd(t));
   }
 
   // The target's tables of source ids for the tube (and the tubes its
@@ -486,6 +612,7 @@ class Mover {
           'move first');
       }
       sources = [...e.draining];
+      for (const src of sources) await this.windowOpen(src, target, tube);
     } else {
       const owner = e ? e.cluster : m.cluster;
       if (owner === target && (!e || e.prefix === tube)) {
@@ -493,26 +620,16 @@ class Mover {
         return this.p;
       }
       sources = owner === target ? [] : [owner];
-      const before = e && e.prefix === tube ? e.cluster : null;
-      await this.mapSet(tube, target, sources);
-      try {
-        await this.targetOk(target);
-      } catch (err) {
-        // nothing was copied: the map goes back as it was
-        if (before) await r.seed.mapSet(tube, before, []).catch(() => {});
-        else await r.seed.mapDelete(tube).catch(() => {});
-        await r.fresh(true).catch(() => {});
-        throw err;
-      }
+      await this.openAndMap(sources, target, tube, e);
     }
     for (const src of sources) {
       await this.moveFrom(src, target, tube);
-      this.report();
+      await this.report();
     }
     await this.endTables(target, tube);
     await this.mapSet(tube, target, []);
     this.p.done = true;
-    this.report();
+    await this.report();
     return { ...this.p };
   }
 }
@@ -531,4 +648,4 @@ async function move(router, tube, target, o = {}) {
   return new Mover(router, tube, target, o).run();
 }
 
-module.exports = { encode, move };
+module.exports = { encode, move, KEYS_PENDING, KEYS_HELD };

@@ -753,8 +753,10 @@ class Router {
   // mover), it resumes. o: batch (tasks a round, 1-1000; 500), timeoutMs
   // (how long a node may stay unreachable: 60000), waitMs (how long to
   // wait for taken tasks to end; 0: as long as it takes), report(p)
-  // (called after each round). Resolves to the progress: { tube, source,
-  // target, copied, dropped, batches, waits, revision, done }. Rejects
+  // (called after each round and at each stage of the key window,
+  // awaited when it answers a promise). Resolves to the progress:
+  // { tube, source, target, copied, dropped, batches, waits, revision,
+  // done, keys, groups, stage }. Rejects
   // BadTube, Invalid (a cluster name), BadState (the tube moves to
   // another cluster already: finish that move first), TimedOut (run it
   // again), or a node's error. Needs the admin's token with --auth.

@@ -14,7 +14,11 @@
 // Router (every task once, keys, states, settings, limits and group
 // settings carried, a taken task ended at the source, the reservations
 // of keys completed there carried and counted), and one that goes on
-// over a SIGKILL of the source's node; bad input refused. Skipped (ctest: 77) without `etcd`,
+// over a SIGKILL of the source's node; a key unique across a move (a put
+// of a key taken at the source answering the id its copy gets at the
+// target), a keyed put refused MovingIn while the target's keys are
+// pending sent again (Client, Router, putBatch); bad input refused.
+// Skipped (ctest: 77) without `etcd`,
 // which make test installs.
 
 const { test, before, after } = require('node:test');
@@ -630,6 +634,98 @@ test('a move through the Router goes on over a SIGKILL of the source\'s ' +
   assert.strictEqual(seen.size, N);
   assert.ok(await waitFor(async () => (await direct.p1.stats().catch(
     () => ({}))).role === 'leader', 30000 * SCALE, 50), 'p1 leads again');
+});
+
+test('a keyed put refused MovingIn while the target\'s keys are pending ' +
+  'goes again until they are there', async () => {
+  const tube = 'two.mw'; // p2's
+  assert.strictEqual(await direct.p2.movePend(tube, 'p1'), 1); // marked now
+  const short = new sluice.Client(urls.p2, { timeoutMs: 300 });
+  const t0 = performance.now();
+  await assert.rejects(short.put(tube, 'no', { key: 'k0' }), (e) =>
+    e instanceof sluice.MovingIn && e.code === 35 &&
+    e.errname === 'moving_in');
+  assert.ok(performance.now() - t0 > 100, 'not sent again');
+  short.close();
+  const ca = new sluice.Client(urls.p2, { timeoutMs: 10000 });
+  const cb = new sluice.Client(urls.p2, { timeoutMs: 10000 });
+  const r = router(urls.p1);
+  const out = {};
+  const calls = {
+    put: ca.put(tube, 'a', { key: 'k1' }),
+    routed: r.put(tube, 'b', { key: 'k2' }),
+    batch: cb.putBatch([{ tube, payload: 'c', key: 'k3' },
+      { tube, payload: 'd' }]),
+  };
+  for (const [k, pr] of Object.entries(calls)) pr.then((v) => { out[k] = v; });
+  // while the keys are pending only the unkeyed item is in
+  assert.ok(await waitFor(async () => (await counts('p2', tube)).ready === 1,
+    5000 * SCALE, 10));
+  await sleep(400);
+  assert.deepStrictEqual(out, {});
+  assert.strictEqual((await counts('p2', tube)).ready, 1);
+  assert.strictEqual(await direct.p2.moveReady(tube, 'p1'), 1);
+  const [put, routed, batch] = await Promise.all(Object.values(calls));
+  ca.close();
+  cb.close();
+  assert.strictEqual(put.created, true);
+  assert.deepStrictEqual([routed.cluster, routed.created], ['p2', true]);
+  assert.deepStrictEqual(batch.map((x) => [x.error, x.created]),
+    [[null, true], [null, true]]);
+  assert.strictEqual((await counts('p2', tube)).ready, 4); // d once
+  assert.strictEqual((await direct.p2.peekKey(tube, 'k3')).id, batch[0].id);
+});
+
+test('a move keeps a key unique: a put of a key taken at the source ' +
+  'answers the id its copy gets', async () => {
+  const tube = 'mvw'; // p1's (the default)
+  await direct.p1.put(tube, 'taken', { key: 'kt', priority: 0 });
+  await direct.p1.put(tube, 'ready', { key: 'kr' });
+  const holder = new sluice.Client(urls.p1, { timeoutMs: 10000 });
+  const [taken] = await holder.take(tube, { waitMs: 1000 });
+  assert.strictEqual(taken.key, 'kt');
+  const r = router(urls.p2);
+  const seen = {};
+  let late = null;
+  const p = await r.move(tube, 'p2', { batch: 64, waitMs: 20000 * SCALE,
+    report: async (x) => {
+      if (x.stage === sluice.MOVE_KEYS_PENDING && !late) {
+        // the target refuses keyed puts now: one sent by a Router that
+        // reads the changed map goes through once the keys are held
+        await knows(x.revision);
+        late = (async () => {
+          const res = await router(urls.p2, { timeoutMs: 10000 * SCALE })
+            .put(tube, 'late', { key: 'kn' });
+          return { res, held: Boolean(seen.held) };
+        })();
+        await sleep(200);
+      }
+      if (x.stage === sluice.MOVE_KEYS_HELD) seen.held = true;
+      if (x.waits > 0 && !seen.kt) {
+        // the mover waits for the taken task: its key, and the key of a
+        // ready task not copied yet, put at the target
+        seen.kt = await direct.p2.put(tube, 'dup', { key: 'kt' });
+        seen.kr = await direct.p2.put(tube, 'dup', { key: 'kr' });
+        await holder.release(taken.id, taken.lease);
+      }
+    } });
+  holder.close();
+  assert.strictEqual(p.done, true);
+  const l = await late;
+  assert.ok(l.held, 'a keyed put went through before the keys were held');
+  assert.deepStrictEqual([l.res.cluster, l.res.created], ['p2', true]);
+  for (const k of ['kt', 'kr']) {
+    assert.strictEqual(seen[k].created, false, k);
+    assert.strictEqual((await direct.p2.peekKey(tube, k)).id, seen[k].id);
+    const again = await r.put(tube, 'again', { key: k });
+    assert.deepStrictEqual([again.created, again.id], [false, seen[k].id]);
+  }
+  const src = await counts('p1', tube);
+  assert.strictEqual(src.ready + src.delayed + src.taken + src.buried, 0);
+  assert.strictEqual((await counts('p2', tube)).ready, 3);
+  const got = await r.take(tube, { waitMs: 300, max: 10 });
+  assert.deepStrictEqual(got.map((t) => [t.key, String(t.payload)]).sort(),
+    [['kn', 'late'], ['kr', 'ready'], ['kt', 'taken']]);
 });
 
 test('bad input is refused with a specific error', async () => {

@@ -20,7 +20,8 @@ from .client import Client  # noqa: F401
 from .aio import AsyncClient  # noqa: F401
 from .worker import Worker, Fatal  # noqa: F401
 from .router import Router, RoutedStats  # noqa: F401
-from .move import MoveProgress  # noqa: F401
+from .move import MoveProgress, MOVE_KEYS_HELD  # noqa: F401
+from .move import MOVE_KEYS_PENDING  # noqa: F401
 from .codec import parse_duration  # noqa: F401
 
 __version__ = "0.2.0"

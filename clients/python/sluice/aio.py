@@ -55,7 +55,11 @@ class AsyncClient(T.Endpoints, codec.Operations, MoveOperations):
                         await self._open(plan)
                     if req is None:
                         return None
-                    return await self._exchange(req, plan)
+                    done, out = plan.settle(
+                        await self._exchange(plan.req, plan))
+                    if done:
+                        return out
+                    delay = out  # items refused MovingIn go again
                 except E.SluiceError as e:
                     delay = plan.failed(e)
                 await asyncio.sleep(delay)

@@ -80,7 +80,10 @@ class Client(T.Endpoints, codec.Operations, MoveOperations):
                     self._open(plan)
                 if req is None:
                     return None
-                return self._exchange(req, plan)
+                done, out = plan.settle(self._exchange(plan.req, plan))
+                if done:
+                    return out
+                delay = out  # items refused MovingIn go again
             except E.SluiceError as e:
                 delay = plan.failed(e)
             time.sleep(delay)

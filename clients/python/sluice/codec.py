@@ -78,6 +78,7 @@ class Request(NamedTuple):
     decode: Callable
     safe: bool = False
     wait_ms: int = 0
+    parts: tuple = ()  # put_batch: each item's bytes (flags and fields)
 
     @property
     def op(self):
@@ -92,6 +93,13 @@ class Request(NamedTuple):
     def message(self):
         return struct.pack("<BBBB", MAGIC, VERSION, self.op,
                            self.flags) + self.body
+
+    def items(self, idx):
+        """A put_batch of the items idx of this one (their parts). Items
+        refused MovingIn have keys: safe to send again."""
+        parts = tuple(self.parts[i] for i in idx)
+        return self._replace(body=struct.pack("<I", len(parts))
+                             + b"".join(parts), parts=parts, safe=True)
 
 
 # ---- reading ------------------------------------------------------------
@@ -686,7 +694,10 @@ class Operations:
         when a parent fails for good.
         batch: the batch it joins (batch_set; BatchClosed once closed).
         A put with a key is retried after a lost connection (safe: the
-        key finds the task); one without is not."""
+        key finds the task); one without is not. A keyed put refused
+        MovingIn (its tube is moving in from another cluster and the key
+        is not here yet: nothing was done) is sent again after 10 ms,
+        doubled up to 200 ms, until the timeout."""
         flags, body = _put_fields(tube, payload, priority, delay_ms, at,
                                   ttr_ms, max_attempts, period_ms, key,
                                   replace, version, debounce_ms,
@@ -698,15 +709,19 @@ class Operations:
     def put_batch(self, items):
         """Puts many tasks in one request: items are dicts of put's
         arguments (tube, payload, key, ...). Returns one PutResult per
-        item; a refused item has its error and id 0, the others are put."""
+        item; a refused item has its error and id 0, the others are put.
+        The items refused MovingIn are sent again by themselves, as put
+        does, until the timeout; then they keep that error."""
         items = list(items)
-        body = [struct.pack("<I", len(items))]
+        parts = []
         for item in items:
             flags, fields = _put_fields(**item)
-            body.append(struct.pack("<B", flags) + fields)
-        return self._do(Request("put_batch", _MESSAGES, b"".join(body),
-                                _put_results,
-                                safe=all(i.get("key") for i in items)))
+            parts.append(struct.pack("<B", flags) + fields)
+        return self._do(Request("put_batch", _MESSAGES,
+                                struct.pack("<I", len(parts))
+                                + b"".join(parts), _put_results,
+                                safe=all(i.get("key") for i in items),
+                                parts=tuple(parts)))
 
     # -- working
 

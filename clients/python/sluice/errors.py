@@ -51,6 +51,7 @@ CODES = {
     32: ("ESCHED", "bad_schedule", "BadSchedule"),
     33: ("EMOVED", "moved", "Moved"),
     34: ("EBATCH", "batch_closed", "BatchClosed"),
+    35: ("EMOVING", "moving_in", "MovingIn"),
 }
 
 

@@ -18,6 +18,17 @@ move_in of each as a task in state done) before the rounds and again
 after them, when the source holds no task of the tube and no ack can
 make another.
 
+The key window (docs/scaling.md, "Keys"): before the map changes the
+source is marked keep (its drain ends only by the mover's move_end) and
+the target pend (a keyed put of the tube is refused MovingIn, which the
+clients send again); once the source knows the map, the keys of its live
+tasks of the tube go to the target as placeholders (each under the id its
+copy will get: a put of the key answers that id), then the target takes
+keyed puts (ready). A resumed move marks both again (nothing changes if
+they are) and sends the keys again (those held answer their ids). The
+tubes under the moved one go first, the moved tube last: its move_end at
+the source lifts the keep mark.
+
 Rounds, per source: hold up to `batch` tasks at the source (one commit),
 copy them to the target (one commit), drop them at the source (one
 commit). A round that holds nothing while the source still has taken
@@ -38,7 +49,9 @@ from .codec import Request, _group, _settings_body, _task, str16, blob
 BATCH_DEFAULT = 500
 MOVE_MAX = 1000
 TIMEOUT_DEFAULT_S = 60.0
-_HOLD, _DROP, _KEYS = 1, 2, 3  # move_out's kinds
+_HOLD, _DROP, _KEYS, _LIVE, _KEEP = 1, 2, 3, 4, 5  # move_out's kinds
+_PLACE, _PEND, _READY = 0x01, 0x02, 0x04  # move_in's, in the header's flags
+MOVE_KEYS_PENDING, MOVE_KEYS_HELD = 1, 2  # MoveProgress.stage
 _TS_TTR = 0x01  # tube_set's unset bit of the ttr: makes the tube
 _TUBE = re.compile(r"[A-Za-z0-9_.:/-]{1,200}\Z")
 _CLUSTER = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
@@ -59,7 +72,11 @@ class MoveProgress:
     the key reservations the target holds for the sources' (keys of
     tasks completed there, within their dedup window), as of the last
     pass, after the tasks; groups: the groups whose own settings were
-    copied (as libsluice's struct sluice_move_progress)."""
+    copied; stage: the key window, MOVE_KEYS_PENDING after the map
+    change until the source's live keys are held at the target (a keyed
+    put there is sent again meanwhile), MOVE_KEYS_HELD once they are,
+    just before the target takes keyed puts, 0 otherwise (as libsluice's
+    struct sluice_move_progress)."""
     tube: str
     source: str
     target: str
@@ -71,6 +88,7 @@ class MoveProgress:
     done: bool = False
     keys: int = 0
     groups: int = 0
+    stage: int = 0
 
 
 # ---- messages ------------------------------------------------------------
@@ -164,6 +182,45 @@ class MoveOperations:
         body = (str16(tube) + str16(source) + struct.pack("<I", len(res))
                 + b"".join(_reservation(t) for t in res))
         return self._do(Request("move_in", 0, body, _copies, safe=True))
+
+    def move_keep(self, tube):
+        """Marks a source keep for tube: its drain of the tube ends only
+        by the mover's move_end there. 1: marked now, 0: it was."""
+        return self._do(Request("move_out", 0, bytes([_KEEP]) + str16(tube),
+                                _count, safe=True))
+
+    def move_live(self, tube, max, after=0):
+        """The keys of tube's live tasks at a source (ready, delayed,
+        buried, taken, waiting) of ids above after, lowest first, up to
+        max (1-1000): Tasks with their id, tube, key and state now, no
+        payload; none: no more. Nothing changes."""
+        return self._do(Request("move_out", 0, bytes([_LIVE]) + str16(tube)
+                                + struct.pack("<IQ", max, after), _held,
+                                safe=True))
+
+    def move_place(self, tube, source, tasks):
+        """Holds the keys of tasks (as move_live gave them) at a target as
+        placeholders, each under the id its copy will get (a put of the
+        key answers it): per one (status, id). Sent again, the same
+        ids."""
+        tasks = list(tasks)
+        body = (str16(tube) + str16(source) + struct.pack("<I", len(tasks))
+                + b"".join(_plain(t) for t in tasks))
+        return self._do(Request("move_in", _PLACE, body, _copies,
+                                safe=True))
+
+    def move_pend(self, tube, source):
+        """A target refuses keyed puts of tube (and of the tubes under
+        it) with MovingIn until move_ready for that source. 1: marked
+        now, 0: it was."""
+        body = str16(tube) + str16(source) + struct.pack("<I", 0)
+        return self._do(Request("move_in", _PEND, body, _count, safe=True))
+
+    def move_ready(self, tube, source):
+        """The keys of tube from source are held at a target: keyed puts
+        are taken again. 1: the mark went now, 0: there was none."""
+        body = str16(tube) + str16(source) + struct.pack("<I", 0)
+        return self._do(Request("move_in", _READY, body, _count, safe=True))
 
     def move_drop(self, tube, pairs):
         """Drops the held tasks of pairs [(id, lease)]: how many went."""
@@ -361,6 +418,72 @@ class Mover:
             self.p.groups += 1
             after = g.group
 
+    def window_open(self, src, dst, tube, keep=True, pend=True):
+        """The key window opens for tube from src: the source keeps its
+        drain for the mover (keep), the target refuses keyed puts (pend);
+        both idempotent."""
+        if keep:
+            self.call(src, lambda c: c.move_keep(tube))
+        if pend:
+            self.call(dst, lambda c: c.move_pend(tube, src))
+
+    def open_and_map(self, sources, target, tube, e):
+        """A new move: the target must answer before anything changes (a
+        cluster name mistyped would send the tube's puts nowhere); then
+        the key window opens, then the map changes. The Router reads the
+        map from a node, which knows only the clusters the map names: a
+        target it does not name yet is reached once it does, so the map
+        changes first (and goes back if the target does not answer) and
+        the target's window opens right after (a keyed put that reaches
+        it in between is not held back), as libsluice does."""
+        late = target not in self.r.cluster_map(refresh=False).clusters
+        if not late:
+            self.target_ok(target)
+        for src in sources:
+            self.window_open(src, target, tube, True, not late)
+        before = e.cluster if e is not None and e.prefix == tube else None
+        self.map_set(tube, target, sources)
+        if not late:
+            return
+        try:
+            self.target_ok(target)
+        except E.SluiceError:
+            # nothing was copied: the map goes back as it was
+            try:
+                if before:
+                    self.r._seed.map_set(tube, before)
+                else:
+                    self.r._seed.map_delete(tube)
+                self.r.cluster_map(refresh=True)
+            except E.SluiceError:
+                pass
+            raise
+        for src in sources:
+            self.window_open(src, target, tube, False, True)
+
+    def copy_live(self, src, dst, tube):
+        """The keys of tube's live tasks at src held at dst as
+        placeholders, a page at a time by id; sent again, a page answers
+        the ids given before."""
+        after = 0
+        while True:
+            try:
+                page = self.call(src, lambda c: c.move_live(
+                    tube, self.batch, after))
+            except E.NotFound:
+                return
+            if not page:
+                return
+            after = max(after, max(t.id for t in page))
+            res = self.call(dst, lambda c: c.move_place(tube, src, page))
+            for t, (status, _) in zip(page, res):
+                if status:
+                    raise E.error_for(status, (
+                        "cluster %s refused to hold the key of task %d of "
+                        "tube '%s' from %s (keyed puts there wait; run the "
+                        "move again once the cause is fixed)")
+                        % (dst, t.id, tube, src))
+
     def copy_keys(self, src, dst, tube, count):
         """The reservations of tube's keys at src (keys of tasks completed
         there, within their dedup window) made at dst until the same
@@ -454,21 +577,40 @@ class Mover:
             if not after:
                 return sorted(out)
 
+    def move_one(self, src, dst, t):
+        """Its settings, its keys' reservations (before the tasks, and
+        after, for the keys of the tasks acked there meanwhile), its
+        tasks, then the source's mark goes."""
+        self.copy_settings(src, dst, t)
+        self.copy_keys(src, dst, t, False)
+        self.drain(src, dst, t)
+        self.copy_keys(src, dst, t, True)
+        self.call(src, lambda c: c.move_end(t))
+
     def move_from(self, src, dst, tube):
-        # the tube's reservations first of all: puts go to dst from the
-        # map's change on, and a key completed at src is answered there
+        # once src takes no more puts of the tube, the keys of its live
+        # tasks are held at dst, and dst takes keyed puts; then the
+        # reservations, so that a key completed at src is answered at dst
         # as it would have been at src as soon as it can be
-        self.copy_keys(src, dst, tube, False)
+        self.p.tube, self.p.source = tube, src
+        self.p.stage = MOVE_KEYS_PENDING
+        self.report()
         self.known(src, self.p.revision)
-        for t in [tube] + self.tubes_of(src, tube):
-            # its settings, its keys' reservations (before the tasks, and
-            # after, for the keys of the tasks acked there meanwhile), its
-            # tasks, then the source's mark goes
-            self.copy_settings(src, dst, t)
-            self.copy_keys(src, dst, t, False)
-            self.drain(src, dst, t)
-            self.copy_keys(src, dst, t, True)
-            self.call(src, lambda c: c.move_end(t))
+        more = self.tubes_of(src, tube)
+        for t in [tube] + more:
+            self.copy_live(src, dst, t)
+        self.p.stage = MOVE_KEYS_HELD
+        self.report()
+        self.p.stage = 0
+        self.call(dst, lambda c: c.move_ready(tube, src))
+        self.copy_keys(src, dst, tube, False)
+        # the tube itself last: its move_end at src lifts the keep mark
+        for t in more + [tube]:
+            self.move_one(src, dst, t)
+        # the tables (and placeholders left) of the tubes under it at dst
+        # go now: another source may move them next
+        for t in more:
+            self.call(dst, lambda c: c.move_end(t))
 
     def end_tables(self, dst, tube):
         """The target's tables of source ids for the tube (and the tubes
@@ -489,28 +631,15 @@ class Mover:
                     "from %s): finish that move first"
                     % (tube, e.cluster, e.draining[0]))
             sources = list(e.draining)
+            for src in sources:
+                self.window_open(src, target, tube)
         else:
             owner = e.cluster if e is not None else m.cluster
             if owner == target and (e is None or e.prefix == tube):
                 self.p.done = True  # nothing to move
                 return self.p
             sources = [] if owner == target else [owner]
-            before = e.cluster if e is not None and e.prefix == tube \
-                else None
-            self.map_set(tube, target, sources)
-            try:
-                self.target_ok(target)
-            except E.SluiceError:
-                # nothing was copied: the map goes back as it was
-                try:
-                    if before:
-                        self.r._seed.map_set(tube, before)
-                    else:
-                        self.r._seed.map_delete(tube)
-                    self.r.cluster_map(refresh=True)
-                except E.SluiceError:
-                    pass
-                raise
+            self.open_and_map(sources, target, tube, e)
         for src in sources:
             self.move_from(src, target, tube)
             self.report()
@@ -533,4 +662,4 @@ def move(router, tube, target, *, batch=BATCH_DEFAULT,
     return Mover(router, tube, target, batch, timeout, wait, report).run()
 
 
-__all__ = ["MoveProgress"]
+__all__ = ["MoveProgress", "MOVE_KEYS_PENDING", "MOVE_KEYS_HELD"]

@@ -650,7 +650,10 @@ class Router:
         batch: tasks a round (1-1000); timeout: seconds a node may stay
         unreachable (a failover); wait: seconds to wait for taken tasks
         to end (0: as long as it takes); report(progress): after each
-        round. Returns the MoveProgress (done True). Raises BadTube,
+        round and at each stage of the key window (MoveProgress.stage:
+        keyed puts at the target wait for the source's live keys, which
+        are held there under the ids their copies will get). Returns the
+        MoveProgress (done True). Raises BadTube,
         Invalid (a cluster name), BadState (the tube moves to another
         cluster already: finish that move first), TimedOut (run it
         again), or a node's error. The admin's token with --auth."""

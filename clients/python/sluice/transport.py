@@ -18,9 +18,12 @@ ConnectionLost for the others, since they may have been executed. A
 change sent again that way and then refused (a keyed put answered
 NotLeader until the deadline, while the leader that died may have
 committed the first sending) is ConnectionLost too, naming the refusal:
-the refusal speaks only for the second sending. Every retry happens
-within the call's deadline: timeout (plus a take's wait) from the call's
-start.
+the refusal speaks only for the second sending. A put refused MovingIn
+(its tube moving in from another cluster, its key not there yet: nothing
+was done) goes again after 10 ms, doubled up to 200 ms; a put_batch's
+items refused so go again by themselves, the others keeping their
+results (as libsluice does). Every retry happens within the call's
+deadline: timeout (plus a take's wait) from the call's start.
 """
 
 import os
@@ -39,6 +42,7 @@ HELLO_REP = b"\x00SP\x00\x00\x31\x00\x00"  # REP v0 (0x0031)
 # request id, and room for a take's larger layout.
 MAX_REPLY = (64 << 20) + 4096
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.05, 1.0
+_MOVING_FIRST, _MOVING_MAX = 0.01, 0.2  # a put refused MovingIn
 
 
 class Url:
@@ -166,6 +170,40 @@ class Plan:
         self.tries = 0
         self.bad = set()
         self.resent = False  # sent again after a lost connection
+        self.pause = _MOVING_FIRST  # before a put refused MovingIn again
+        self.whole = None  # put_batch: every item's result so far
+        self.at = None     # and where the items of self.req are in it
+        self.first = req
+
+    def moving(self):
+        """The pause before a put refused MovingIn goes again (10 ms,
+        doubled up to 200 ms), or None when the call's time is up."""
+        d = self.pause
+        if self.deadline is not None and \
+                time.monotonic() + d >= self.deadline:
+            return None
+        self.pause = min(_MOVING_MAX, d * 2)
+        return d
+
+    def settle(self, out):
+        """A reply's result: (True, the call's result), or (False, the
+        pause) when items of a put_batch were refused MovingIn and go
+        again by themselves, self.req being them from now on."""
+        if self.req.name != "put_batch" or not self.first.parts:
+            return True, out
+        if self.whole is None:
+            self.whole = list(out)
+        else:
+            for k, i in enumerate(self.at):
+                self.whole[i] = out[k]
+        idx = [i for i, x in enumerate(self.whole)
+               if isinstance(x.error, E.MovingIn)]
+        d = self.moving() if idx else None
+        if d is None:
+            return True, self.whole
+        self.at = idx
+        self.req = self.first.items(idx)
+        return False, d
 
     def remaining(self, cap=None):
         """Seconds left (at most cap); a call past its deadline raises
@@ -182,6 +220,11 @@ class Plan:
         c = self.client
         self.tries += 1
         sent = getattr(e, "sent", True)
+        if isinstance(e, E.MovingIn) and self.req.name == "put":
+            d = self.moving()
+            if d is None:
+                raise self.unknown(e)
+            return d
         if isinstance(e, E.NotLeader):
             if e.leader:
                 c._point_at(e.leader)

@@ -8,7 +8,11 @@ input refused; a tube moved between the clusters through the Router
 going on over a kill -9 of the source's node), every task once with its
 key, state and settings, its groups' settings, and the reservations of
 the keys of tasks acked at the source (before the move, and during it)
-counted and refusing a put of their key at the target; a put and a
+counted and refusing a put of their key at the target; a key unique
+across a move (a put of a key taken at the source answering the id its
+copy gets at the target), a keyed put refused MovingIn while the
+target's keys are pending sent again (Client, Router, put_batch); a put
+and a
 batch put right after a map change served by a new owner that had not
 read it yet (its Moved sent again, not raised); put_batch split by
 cluster,
@@ -426,6 +430,118 @@ class Router(unittest.TestCase):
             r.move("bad tube", "p2")
         with self.assertRaises(sluice.Invalid):
             r.move(tube, "bad name")
+
+    def test_keyed_put_refused_moving_in_goes_again(self):
+        """A keyed put at a target whose keys are pending (move_in's pend,
+        by hand) is refused MovingIn and sent again until the keys are
+        there (ready): by a Client, a Router, and a put_batch whose
+        unkeyed item is put at once and not again; a client whose
+        timeout ends first raises MovingIn."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        self.knows(self.c["p1"].map_set("mw", "p2"))
+        c2, tube = self.c["p2"], "mw"
+        self.assertEqual(c2.move_pend(tube, "p1"), 1)  # marked now
+        short = sluice.Client(self.urls["p2"], timeout=0.3)
+        self.addCleanup(short.close)
+        t0 = time.monotonic()
+        with self.assertRaises(sluice.MovingIn) as cm:
+            short.put(tube, b"no", key="k0")
+        self.assertEqual((cm.exception.code, cm.exception.name),
+                         (35, "moving_in"))
+        self.assertGreater(time.monotonic() - t0, 0.1)  # sent again
+        ca = sluice.Client(self.urls["p2"], timeout=10)
+        cb = sluice.Client(self.urls["p2"], timeout=10)
+        r = sluice.Router(self.urls["p1"], timeout=10)
+        for x in (ca, cb, r):
+            self.addCleanup(x.close)
+        out = {}
+        calls = {
+            "put": lambda: ca.put(tube, b"a", key="k1"),
+            "routed": lambda: r.put(tube, b"b", key="k2"),
+            "batch": lambda: cb.put_batch([
+                dict(tube=tube, payload=b"c", key="k3"),
+                dict(tube=tube, payload=b"d")]),
+        }
+        ths = [threading.Thread(target=lambda k=k, f=f: out.__setitem__(
+            k, f())) for k, f in calls.items()]
+        for th in ths:
+            th.start()
+        # while the keys are pending only the unkeyed item is in
+        self.assertTrue(wait_for(lambda: self.ready("p2", tube) == 1,
+                                 5 * SCALE))
+        time.sleep(0.4)
+        self.assertEqual(out, {})
+        self.assertEqual(self.ready("p2", tube), 1)
+        self.assertEqual(c2.move_ready(tube, "p1"), 1)
+        for th in ths:
+            th.join(10 * SCALE)
+        self.assertTrue(out["put"].created)
+        self.assertEqual((out["routed"].cluster, out["routed"].created),
+                         ("p2", True))
+        self.assertEqual([(x.error, x.created) for x in out["batch"]],
+                         [(None, True), (None, True)])
+        self.assertEqual(self.ready("p2", tube), 4)  # d once
+        self.assertEqual(c2.peek_key(tube, "k3").id, out["batch"][0].id)
+
+    def test_move_keeps_a_key_unique(self):
+        """A tube moved by a Router while a keyed task of it is taken at
+        the source: a put of that key (and of a ready task's key) at the
+        target during the move answers created False with the id the copy
+        gets there; a keyed put sent while the keys are pending goes
+        through once they are held; one task per key at the end."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        c1, c2, tube = self.c["p1"], self.c["p2"], "mvw"
+        c1.put(tube, b"taken", key="kt", priority=0)
+        c1.put(tube, b"ready", key="kr")
+        holder = sluice.Client(self.urls["p1"], timeout=10)
+        self.addCleanup(holder.close)
+        [taken] = holder.take(tube, wait_ms=1000)
+        self.assertEqual(taken.key, "kt")
+        r = sluice.Router(self.urls["p2"], timeout=10)
+        self.addCleanup(r.close)
+        seen, late = {}, {}
+
+        def late_put():  # a Router that reads the changed map
+            lr = sluice.Router(self.urls["p2"], timeout=10 * SCALE)
+            try:
+                res = lr.put(tube, b"late", key="kn")
+                late["res"], late["held"] = res, "held" in seen
+            finally:
+                lr.close()
+
+        def report(p):
+            if p.stage == sluice.MOVE_KEYS_PENDING and "late" not in seen:
+                self.knows(p.revision)
+                seen["late"] = threading.Thread(target=late_put)
+                seen["late"].start()
+                time.sleep(0.2)
+            if p.stage == sluice.MOVE_KEYS_HELD:
+                seen["held"] = True
+            if p.waits and "kt" not in seen:
+                # the mover waits for the taken task: its key, and the
+                # key of a ready task not copied yet, put at the target
+                seen["kt"] = c2.put(tube, b"dup", key="kt")
+                seen["kr"] = c2.put(tube, b"dup", key="kr")
+                holder.release(taken.id, taken.lease)
+        p = r.move(tube, "p2", batch=64, report=report, wait=20 * SCALE)
+        self.assertTrue(p.done)
+        seen["late"].join(10 * SCALE)
+        self.assertTrue(late["held"])  # refused until the keys were held
+        self.assertEqual((late["res"].cluster, late["res"].created),
+                         ("p2", True))
+        for k in ("kt", "kr"):
+            self.assertFalse(seen[k].created)
+            self.assertEqual(c2.peek_key(tube, k).id, seen[k].id)
+            again = r.put(tube, b"again", key=k)
+            self.assertEqual((again.created, again.id), (False, seen[k].id))
+        src = c1.stats(tube).tubes.get(tube)
+        self.assertFalse(src and (src.ready or src.delayed or src.taken or
+                                  src.buried))
+        self.assertEqual(self.ready("p2", tube), 3)
+        got = r.take(tube, wait_ms=300, max=10)
+        self.assertEqual(sorted((t.key, t.payload) for t in got),
+                         [("kn", b"late"), ("kr", b"ready"),
+                          ("kt", b"taken")])
 
     def test_move_goes_on_over_a_killed_source(self):
         """A move through the Router whose source node is killed with
