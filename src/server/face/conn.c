@@ -5,8 +5,10 @@
  * (open, input below in_max) and EPOLLOUT while written output is left
  * over (the socket's buffer was full); epoll_ctl runs only when one of the
  * two changes, which a request/reply exchange never causes. Output is
- * written at the end of the turn (conns_flush), so every reply of a turn
- * to one connection leaves in one write.
+ * written at the end of the turn (conns_flush, conn_flush.c), so every
+ * reply of a turn to one connection leaves in one write, and the writes
+ * of a turn to many connections leave in one io_uring_enter
+ * (conn_ring.c).
  *
  * Freeing is deferred: a connection that is closed and no longer held
  * goes on the free list, emptied at the end of conns_run and conns_flush,
@@ -43,15 +45,15 @@
 
 #include "server/face/conn.h"
 #include "server/face/conn_addr.h"
+#include "server/face/conn_int.h"
+#include "server/face/conn_ring.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 enum {
-	LISTENERS_MAX = 8,
 	EVENTS = 64,
 	READ_MIN = 16 * 1024,  /* free room offered to each read */
 	READ_MAX = 256 * 1024, /* the most one read asks for */
-	OUT_KEEP = 4096,       /* larger written output buffers are freed */
 	TAG_LISTENER = 1,
 	TICK_MS = 250,          /* timeouts are checked this often */
 	ACCEPT_PAUSE_MS = 100,  /* a listener out of descriptors rests */
@@ -61,41 +63,6 @@ enum {
 	TRIM_AFTER = 256,       /* connections freed before a malloc_trim */
 	TRIM_EVERY_MS = 10000,  /* and at most this often */
 	NOTE_EVERY_MS = 10000,  /* a refusal's log line, at most this often */
-};
-
-/* A kind of refusal, logged once per NOTE_EVERY_MS with a count. */
-struct conn_note {
-	int64_t last_ms;
-	uint64_t since; /* not logged yet */
-};
-
-struct conn_listener {
-	int fd;
-	const struct conn_face *face;
-	void *arg;
-	unsigned nconns, nunready;
-	struct conn *unready_head, *unready_tail; /* oldest first */
-	int64_t paused_until;                     /* 0: accepting */
-};
-
-struct conns {
-	int epfd;
-	struct conn_listener *ls[LISTENERS_MAX];
-	size_t nls;
-	struct conn *all;
-	struct conn *flush_head; /* connections with output queued */
-	struct conn *free_head;  /* closed, held by nothing */
-	size_t nconns;
-	bool closing;   /* conns_close */
-	uint8_t *rbuf;  /* the shared read buffer, READ_MAX bytes */
-	int reserve_fd; /* given up to accept when out of descriptors */
-	struct conns_limits lim;
-	struct conns_stats st;
-	int64_t next_tick;
-	bool any_paused;
-	uint64_t freed;     /* connections freed since the last trim */
-	int64_t trimmed_ms; /* the last malloc_trim */
-	struct conn_note note_fds, note_full, note_unready, note_timeout;
 };
 
 /* Counts one refusal of a kind, and logs the count of those not logged
@@ -132,6 +99,10 @@ conns_open(struct conns **out)
 		return rc;
 	}
 	cs->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (conn_ring_open(&cs->ring) != 0) {
+		cs->ring = NULL;
+		log_info("conn", "no io_uring for the replies: one send each");
+	}
 	*out = cs;
 	return 0;
 }
@@ -297,8 +268,8 @@ conn_msg_queued(struct conn *c)
 	mark_crossed(c, was_over);
 }
 
-static void
-set_events(struct conn *c, bool reading, bool writing)
+void
+conn_set_events(struct conn *c, bool reading, bool writing)
 {
 	struct epoll_event ev;
 
@@ -312,15 +283,15 @@ set_events(struct conn *c, bool reading, bool writing)
 	}
 }
 
-static bool
-may_read(const struct conn *c)
+bool
+conn_may_read(const struct conn *c)
 {
 	return !c->closed && !c->close_sent &&
 	    c->in_len - c->in_off < c->in_max;
 }
 
-static void
-maybe_free(struct conn *c)
+void
+conn_maybe_free(struct conn *c)
 {
 	struct conns *cs = c->cs;
 
@@ -331,8 +302,8 @@ maybe_free(struct conn *c)
 	cs->free_head = c;
 }
 
-static void
-free_dead(struct conns *cs)
+void
+conn_free_dead(struct conns *cs)
 {
 	struct conn *c;
 
@@ -372,7 +343,7 @@ conn_close(struct conn *c)
 	c->out_msgs = 0;
 	if (c->face->closed != NULL && !c->cs->closing)
 		c->face->closed(c);
-	maybe_free(c);
+	conn_maybe_free(c);
 }
 
 void
@@ -400,7 +371,7 @@ void
 conn_release(struct conn *c)
 {
 	c->holds--;
-	maybe_free(c);
+	conn_maybe_free(c);
 }
 
 size_t
@@ -447,8 +418,8 @@ conn_consume(struct conn *c, size_t n)
 			c->in_cap = 0;
 		}
 	}
-	if (!c->reading && may_read(c))
-		set_events(c, true, c->writing);
+	if (!c->reading && conn_may_read(c))
+		conn_set_events(c, true, c->writing);
 }
 
 static void
@@ -602,7 +573,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		if (cs->all != NULL)
 			cs->all->prev = c;
 		cs->all = c;
-		maybe_free(c);
+		conn_maybe_free(c);
 		return true;
 	}
 	c->reading = true;
@@ -650,8 +621,8 @@ read_some(struct conn *c)
 	size_t want, pending = c->in_len - c->in_off;
 	ssize_t n;
 
-	if (!may_read(c)) {
-		set_events(c, false, c->writing);
+	if (!conn_may_read(c)) {
+		conn_set_events(c, false, c->writing);
 		return;
 	}
 	want = c->in_max - pending;
@@ -706,49 +677,13 @@ read_some(struct conn *c)
 		}
 	}
 	if (n > 0) {
-		if (!c->closed && !may_read(c))
-			set_events(c, false, c->writing);
+		if (!c->closed && !conn_may_read(c))
+			conn_set_events(c, false, c->writing);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	conn_close(c); /* the peer closed, or the socket failed */
-}
-
-/* Writes queued output; true when all of it went. */
-static bool
-write_some(struct conn *c)
-{
-	while (conn_unsent(c) > 0) {
-		ssize_t n = send(c->fd, c->out.data + c->out_off,
-		    conn_unsent(c), MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				set_events(c, c->reading, true);
-				return false;
-			}
-			conn_close(c);
-			return false;
-		}
-		c->out_off += (size_t)n;
-		c->active_ms = c->sent_ms = clock_mono_ms();
-	}
-	c->out_off = 0;
-	c->out_msgs = 0;
-	if (c->out.cap > OUT_KEEP) {
-		buf_fini(&c->out);
-		buf_init(&c->out);
-	} else {
-		buf_reset(&c->out);
-	}
-	if (c->writing)
-		set_events(c, c->reading, false);
-	if (c->close_sent)
-		conn_close(c);
-	return true;
 }
 
 /* ---- bounds in time ------------------------------------------------------ */
@@ -832,7 +767,7 @@ conns_tick(struct conns *cs, int64_t now)
 		    "or unread replies; see stats)");
 		conn_close(c);
 	}
-	free_dead(cs);
+	conn_free_dead(cs);
 }
 
 int64_t
@@ -875,47 +810,18 @@ conns_run(struct conns *cs)
 		if (evs[i].events & EPOLLOUT) {
 			bool was_full = conn_unsent(c) > 0;
 
-			if (write_some(c) && was_full && !c->closed)
+			if (conn_write_some(c) && was_full && !c->closed)
 				c->face->input(c); /* room again */
 		}
 		if (c->closed)
 			continue;
-		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) && !may_read(c))
+		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) &&
+		    !conn_may_read(c))
 			conn_close(c); /* dead, and nothing would read it */
 		else if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			read_some(c);
 	}
-	free_dead(cs);
-}
-
-void
-conns_flush(struct conns *cs)
-{
-	struct conn *c;
-
-	while ((c = cs->flush_head) != NULL) {
-		cs->flush_head = c->qnext;
-		c->queued = false;
-		if (!c->closed && !c->writing) {
-			bool was_over = conn_over(c);
-
-			/* back under the mark: its face reads again */
-			if (write_some(c) && was_over && !c->closed)
-				c->face->input(c);
-		}
-		if (c->closed)
-			maybe_free(c);
-	}
-	free_dead(cs);
-}
-
-bool
-conns_sending(const struct conns *cs)
-{
-	for (const struct conn *c = cs->all; c != NULL; c = c->next)
-		if (!c->closed && conn_unsent(c) > 0)
-			return true;
-	return false;
+	conn_free_dead(cs);
 }
 
 void
@@ -932,14 +838,15 @@ conns_close(struct conns *cs)
 	for (struct conn *c = cs->all; c != NULL; c = c->next) {
 		c->holds = 0;
 		c->queued = false;
-		maybe_free(c);
+		conn_maybe_free(c);
 	}
-	free_dead(cs);
+	conn_free_dead(cs);
 	for (size_t i = 0; i < cs->nls; i++)
 		free(cs->ls[i]);
 	close(cs->epfd);
 	if (cs->reserve_fd >= 0)
 		close(cs->reserve_fd);
+	conn_ring_close(cs->ring);
 	free(cs->rbuf);
 	free(cs);
 }
