@@ -3,7 +3,9 @@
  * would give (the bytes, in order, on the right socket; -EAGAIN on a full
  * socket; an error on a closed one, with no SIGPIPE), and every send is
  * over when the call returns: nothing is left in flight, so the caller's
- * buffers are free and the next call finds the ring empty. */
+ * buffers are free and the next call finds the ring empty. Receives
+ * likewise: each socket's bytes in its own buffer, -EAGAIN at once when
+ * nothing is there, 0 when the peer is gone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -147,6 +149,48 @@ test_conn_ring_a_closed_peer_fails_alone(void **state)
 	conn_ring_close(r);
 }
 
+/* Receives: each socket's bytes into its own buffer; nothing there is
+ * -EAGAIN at once, a peer gone is 0 (the end of the stream). */
+static void
+test_conn_ring_receives_each_socket_into_its_buffer(void **state)
+{
+	struct conn_ring *r = ring();
+	struct conn_ring_io io[PAIRS + 2];
+	char got[PAIRS + 2][64], msg[64];
+	int sv[PAIRS + 2][2];
+	double t0;
+
+	(void)state;
+	for (int i = 0; i < PAIRS + 2; i++) {
+		pair(sv[i]);
+		io[i] = (struct conn_ring_io) {
+			.fd = sv[i][0], .p = got[i], .len = sizeof(got[i])
+		};
+		if (i < PAIRS) {
+			snprintf(msg, sizeof(msg), "request %d", i);
+			assert_int_equal(write(sv[i][1], msg, strlen(msg)),
+			    (ssize_t)strlen(msg));
+		}
+	}
+	close(sv[PAIRS + 1][1]); /* the last: its peer is gone */
+	t0 = now_s();
+	assert_int_equal(conn_ring_recv(r, io, PAIRS + 2), 0);
+	assert_true(now_s() - t0 < 5.0);
+	for (int i = 0; i < PAIRS; i++) {
+		snprintf(msg, sizeof(msg), "request %d", i);
+		assert_int_equal(io[i].res, (ssize_t)strlen(msg));
+		assert_memory_equal(got[i], msg, strlen(msg));
+	}
+	assert_int_equal(io[PAIRS].res, -EAGAIN);
+	assert_int_equal(io[PAIRS + 1].res, 0);
+	for (int i = 0; i < PAIRS + 2; i++) {
+		close(sv[i][0]);
+		if (i != PAIRS + 1)
+			close(sv[i][1]);
+	}
+	conn_ring_close(r);
+}
+
 static void
 test_conn_ring_refuses_more_than_it_holds(void **state)
 {
@@ -168,6 +212,8 @@ main(void)
 		    test_conn_ring_sends_each_payload_to_its_socket),
 		cmocka_unit_test(test_conn_ring_a_full_socket_does_not_wait),
 		cmocka_unit_test(test_conn_ring_a_closed_peer_fails_alone),
+		cmocka_unit_test(
+		    test_conn_ring_receives_each_socket_into_its_buffer),
 		cmocka_unit_test(test_conn_ring_refuses_more_than_it_holds),
 	};
 	return cmocka_run_group_tests_name("conn_ring", tests, NULL, NULL);

@@ -52,8 +52,9 @@
 
 enum {
 	EVENTS = 64,
-	READ_MIN = 16 * 1024,  /* free room offered to each read */
-	READ_MAX = 256 * 1024, /* the most one read asks for */
+	READ_MIN = 16 * 1024,             /* free room offered to each read */
+	READ_MAX = 256 * 1024,            /* the most one read asks for */
+	READ_BATCH = READ_MAX / READ_MIN, /* read together (read_batch) */
 	TAG_LISTENER = 1,
 	TICK_MS = 250,          /* timeouts are checked this often */
 	ACCEPT_PAUSE_MS = 100,  /* a listener out of descriptors rests */
@@ -614,6 +615,21 @@ leave_shared(struct conn *c)
 	c->in_len = c->in_cap = left;
 }
 
+/* After a read of `n` bytes (or -errno): the connection stops reading
+ * at its limit, and closes at the end of the stream or on an error. */
+static void
+read_done(struct conn *c, ssize_t n)
+{
+	if (n > 0) {
+		if (!c->closed && !conn_may_read(c))
+			conn_set_events(c, false, c->writing);
+		return;
+	}
+	if (n == -EAGAIN || n == -EINTR)
+		return;
+	conn_close(c); /* the peer closed, or the socket failed */
+}
+
 /* Reads what the socket holds, up to in_max unparsed bytes. */
 static void
 read_some(struct conn *c)
@@ -676,14 +692,66 @@ read_some(struct conn *c)
 			c->face->input(c);
 		}
 	}
-	if (n > 0) {
-		if (!c->closed && !conn_may_read(c))
-			conn_set_events(c, false, c->writing);
+	read_done(c, n < 0 ? -errno : n);
+}
+
+/* Receives for read_batch; 0, or -errno when nothing was read. */
+static int
+recv_slices(struct conns *cs, struct conn **b, struct conn_ring_io *io,
+    size_t n, size_t slice)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t want = b[i]->in_max;
+
+		if (want < READ_MIN)
+			want = READ_MIN;
+		if (want > slice)
+			want = slice;
+		io[i] = (struct conn_ring_io) {
+			.fd = b[i]->fd, .p = cs->rbuf + i * slice, .len = want
+		};
+	}
+	return conn_ring_recv(cs->ring, io, n);
+}
+
+/* Reads into a slice of the shared buffer, through conn_ring.c, for
+ * each of the n connections of `b` that epoll found readable and that
+ * keep nothing unparsed: one io_uring_enter for all, where read_some
+ * makes one read each. A slice is READ_MAX / n bytes (at least
+ * READ_MIN): a larger request is finished by the next reads, into the
+ * connection's own buffer as read_some does. */
+static void
+read_batch(struct conns *cs, struct conn **b, size_t n)
+{
+	struct conn_ring_io io[READ_BATCH];
+	size_t slice = n > 0 ? READ_MAX / n : 0;
+	int64_t now;
+
+	if (n < 2 || recv_slices(cs, b, io, n, slice) != 0) {
+		for (size_t i = 0; i < n; i++)
+			if (!b[i]->closed)
+				read_some(b[i]);
 		return;
 	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	conn_close(c); /* the peer closed, or the socket failed */
+	now = clock_mono_ms();
+	for (size_t i = 0; i < n; i++) {
+		struct conn *c = b[i];
+
+		if (c->closed)
+			continue;
+		free(c->in);
+		c->in = io[i].p;
+		c->in_shared = true;
+		c->in_off = c->in_len = 0;
+		c->in_cap = slice;
+		if (io[i].res > 0) {
+			c->in_len = (size_t)io[i].res;
+			c->active_ms = now;
+			c->face->input(c);
+		}
+		leave_shared(c);
+		read_done(c, io[i].res);
+	}
 }
 
 /* ---- bounds in time ------------------------------------------------------ */
@@ -786,6 +854,8 @@ void
 conns_run(struct conns *cs)
 {
 	struct epoll_event evs[EVENTS];
+	struct conn *b[READ_BATCH];
+	size_t nb = 0;
 	int n = epoll_wait(cs->epfd, evs, EVENTS, 0);
 
 	for (int i = 0; i < n; i++) {
@@ -818,9 +888,15 @@ conns_run(struct conns *cs)
 		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) &&
 		    !conn_may_read(c))
 			conn_close(c); /* dead, and nothing would read it */
-		else if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		else if (!(evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			continue;
+		else if (cs->ring != NULL && nb < READ_BATCH &&
+		    c->in_len == c->in_off && conn_may_read(c))
+			b[nb++] = c; /* read below, with the others */
+		else
 			read_some(c);
 	}
+	read_batch(cs, b, nb);
 	conn_free_dead(cs);
 }
 

@@ -1,4 +1,5 @@
-/* conn_ring - the sends of a turn in one io_uring_enter (conn_ring.h).
+/* conn_ring - the sends or the receives of a turn in one io_uring_enter
+ * (conn_ring.h).
  *
  * A ring of CONN_RING_MAX entries of its own, apart from the log's: the
  * log's completions wake the loop through an eventfd, these never do
@@ -80,7 +81,8 @@ reap(struct conn_ring *r, struct conn_ring_io *io, size_t n, char *done)
 }
 
 /* Cancels what is still in flight and waits for its completions (a
- * cancelled send sent nothing: it was waiting for room). */
+ * cancelled send or receive moved nothing: it was waiting for room or
+ * for data). */
 static void
 cancel_rest(struct conn_ring *r, struct conn_ring_io *io, size_t n, char *done,
     size_t left)
@@ -103,8 +105,10 @@ cancel_rest(struct conn_ring *r, struct conn_ring_io *io, size_t n, char *done,
 			io[i].res = -EAGAIN;
 }
 
-int
-conn_ring_send(struct conn_ring *r, struct conn_ring_io *io, size_t n)
+/* Submits one operation per entry of `io`, each non-blocking, and reaps
+ * them all. */
+static int
+run(struct conn_ring *r, struct conn_ring_io *io, size_t n, bool recv)
 {
 	char done[CONN_RING_MAX] = { 0 };
 	size_t got;
@@ -119,8 +123,12 @@ conn_ring_send(struct conn_ring *r, struct conn_ring_io *io, size_t n)
 
 		if (sqe == NULL) /* cannot be: nothing stays in the ring */
 			return broken(r, -EBUSY);
-		io_uring_prep_send(sqe, io[i].fd, io[i].p, io[i].len,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (recv)
+			io_uring_prep_recv(
+			    sqe, io[i].fd, io[i].p, io[i].len, MSG_DONTWAIT);
+		else
+			io_uring_prep_send(sqe, io[i].fd, io[i].p, io[i].len,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
 		io_uring_sqe_set_data64(sqe, i);
 	}
 	do
@@ -132,4 +140,16 @@ conn_ring_send(struct conn_ring *r, struct conn_ring_io *io, size_t n)
 	if (got < n)
 		cancel_rest(r, io, n, done, n - got);
 	return 0;
+}
+
+int
+conn_ring_send(struct conn_ring *r, struct conn_ring_io *io, size_t n)
+{
+	return run(r, io, n, false);
+}
+
+int
+conn_ring_recv(struct conn_ring *r, struct conn_ring_io *io, size_t n)
+{
+	return run(r, io, n, true);
 }
