@@ -97,6 +97,7 @@ flush_ring(struct conns *cs, struct conn **b, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct conn *c = b[i];
 
+		c->queued = false;
 		if (!c->closed && wrote(c, io[i].res, now))
 			flush_one(c, over[i]);
 		if (c->closed)
@@ -115,10 +116,13 @@ conns_flush(struct conns *cs)
 
 		while ((c = cs->flush_head) != NULL && n < CONN_RING_MAX) {
 			cs->flush_head = c->qnext;
+			if (!c->closed && !c->writing && conn_unsent(c) > 0) {
+				b[n++] = c; /* stays marked queued: never on
+				             * the list twice, never freed */
+				continue;
+			}
 			c->queued = false;
-			if (!c->closed && !c->writing && conn_unsent(c) > 0)
-				b[n++] = c;
-			else if (!c->closed && !c->writing)
+			if (!c->closed && !c->writing)
 				flush_one(c, conn_over(c));
 			if (c->closed)
 				conn_maybe_free(c);
@@ -128,6 +132,7 @@ conns_flush(struct conns *cs)
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			c = b[i];
+			c->queued = false;
 			if (!c->closed)
 				flush_one(c, conn_over(c));
 			if (c->closed)
