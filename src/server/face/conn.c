@@ -5,8 +5,10 @@
  * (open, input below in_max) and EPOLLOUT while written output is left
  * over (the socket's buffer was full); epoll_ctl runs only when one of the
  * two changes, which a request/reply exchange never causes. Output is
- * written at the end of the turn (conns_flush), so every reply of a turn
- * to one connection leaves in one write.
+ * written at the end of the turn (conns_flush, conn_flush.c), so every
+ * reply of a turn to one connection leaves in one write, and the writes
+ * of a turn to many connections leave in one io_uring_enter
+ * (conn_ring.c).
  *
  * Freeing is deferred: a connection that is closed and no longer held
  * goes on the free list, emptied at the end of conns_run and conns_flush,
@@ -43,15 +45,16 @@
 
 #include "server/face/conn.h"
 #include "server/face/conn_addr.h"
+#include "server/face/conn_int.h"
+#include "server/face/conn_ring.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 enum {
-	LISTENERS_MAX = 8,
 	EVENTS = 64,
-	READ_MIN = 16 * 1024,  /* free room offered to each read */
-	READ_MAX = 256 * 1024, /* the most one read asks for */
-	OUT_KEEP = 4096,       /* larger written output buffers are freed */
+	READ_MIN = 16 * 1024,             /* free room offered to each read */
+	READ_MAX = 256 * 1024,            /* the most one read asks for */
+	READ_BATCH = READ_MAX / READ_MIN, /* read together (read_batch) */
 	TAG_LISTENER = 1,
 	TICK_MS = 250,          /* timeouts are checked this often */
 	ACCEPT_PAUSE_MS = 100,  /* a listener out of descriptors rests */
@@ -61,41 +64,6 @@ enum {
 	TRIM_AFTER = 256,       /* connections freed before a malloc_trim */
 	TRIM_EVERY_MS = 10000,  /* and at most this often */
 	NOTE_EVERY_MS = 10000,  /* a refusal's log line, at most this often */
-};
-
-/* A kind of refusal, logged once per NOTE_EVERY_MS with a count. */
-struct conn_note {
-	int64_t last_ms;
-	uint64_t since; /* not logged yet */
-};
-
-struct conn_listener {
-	int fd;
-	const struct conn_face *face;
-	void *arg;
-	unsigned nconns, nunready;
-	struct conn *unready_head, *unready_tail; /* oldest first */
-	int64_t paused_until;                     /* 0: accepting */
-};
-
-struct conns {
-	int epfd;
-	struct conn_listener *ls[LISTENERS_MAX];
-	size_t nls;
-	struct conn *all;
-	struct conn *flush_head; /* connections with output queued */
-	struct conn *free_head;  /* closed, held by nothing */
-	size_t nconns;
-	bool closing;   /* conns_close */
-	uint8_t *rbuf;  /* the shared read buffer, READ_MAX bytes */
-	int reserve_fd; /* given up to accept when out of descriptors */
-	struct conns_limits lim;
-	struct conns_stats st;
-	int64_t next_tick;
-	bool any_paused;
-	uint64_t freed;     /* connections freed since the last trim */
-	int64_t trimmed_ms; /* the last malloc_trim */
-	struct conn_note note_fds, note_full, note_unready, note_timeout;
 };
 
 /* Counts one refusal of a kind, and logs the count of those not logged
@@ -132,6 +100,10 @@ conns_open(struct conns **out)
 		return rc;
 	}
 	cs->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (conn_ring_open(&cs->ring) != 0) {
+		cs->ring = NULL;
+		log_info("conn", "no io_uring for the replies: one send each");
+	}
 	*out = cs;
 	return 0;
 }
@@ -297,8 +269,8 @@ conn_msg_queued(struct conn *c)
 	mark_crossed(c, was_over);
 }
 
-static void
-set_events(struct conn *c, bool reading, bool writing)
+void
+conn_set_events(struct conn *c, bool reading, bool writing)
 {
 	struct epoll_event ev;
 
@@ -312,15 +284,15 @@ set_events(struct conn *c, bool reading, bool writing)
 	}
 }
 
-static bool
-may_read(const struct conn *c)
+bool
+conn_may_read(const struct conn *c)
 {
 	return !c->closed && !c->close_sent &&
 	    c->in_len - c->in_off < c->in_max;
 }
 
-static void
-maybe_free(struct conn *c)
+void
+conn_maybe_free(struct conn *c)
 {
 	struct conns *cs = c->cs;
 
@@ -331,8 +303,8 @@ maybe_free(struct conn *c)
 	cs->free_head = c;
 }
 
-static void
-free_dead(struct conns *cs)
+void
+conn_free_dead(struct conns *cs)
 {
 	struct conn *c;
 
@@ -372,7 +344,7 @@ conn_close(struct conn *c)
 	c->out_msgs = 0;
 	if (c->face->closed != NULL && !c->cs->closing)
 		c->face->closed(c);
-	maybe_free(c);
+	conn_maybe_free(c);
 }
 
 void
@@ -400,7 +372,7 @@ void
 conn_release(struct conn *c)
 {
 	c->holds--;
-	maybe_free(c);
+	conn_maybe_free(c);
 }
 
 size_t
@@ -447,8 +419,8 @@ conn_consume(struct conn *c, size_t n)
 			c->in_cap = 0;
 		}
 	}
-	if (!c->reading && may_read(c))
-		set_events(c, true, c->writing);
+	if (!c->reading && conn_may_read(c))
+		conn_set_events(c, true, c->writing);
 }
 
 static void
@@ -602,7 +574,7 @@ accept_one(struct conns *cs, struct conn_listener *l)
 		if (cs->all != NULL)
 			cs->all->prev = c;
 		cs->all = c;
-		maybe_free(c);
+		conn_maybe_free(c);
 		return true;
 	}
 	c->reading = true;
@@ -643,6 +615,21 @@ leave_shared(struct conn *c)
 	c->in_len = c->in_cap = left;
 }
 
+/* After a read of `n` bytes (or -errno): the connection stops reading
+ * at its limit, and closes at the end of the stream or on an error. */
+static void
+read_done(struct conn *c, ssize_t n)
+{
+	if (n > 0) {
+		if (!c->closed && !conn_may_read(c))
+			conn_set_events(c, false, c->writing);
+		return;
+	}
+	if (n == -EAGAIN || n == -EINTR)
+		return;
+	conn_close(c); /* the peer closed, or the socket failed */
+}
+
 /* Reads what the socket holds, up to in_max unparsed bytes. */
 static void
 read_some(struct conn *c)
@@ -650,8 +637,8 @@ read_some(struct conn *c)
 	size_t want, pending = c->in_len - c->in_off;
 	ssize_t n;
 
-	if (!may_read(c)) {
-		set_events(c, false, c->writing);
+	if (!conn_may_read(c)) {
+		conn_set_events(c, false, c->writing);
 		return;
 	}
 	want = c->in_max - pending;
@@ -705,50 +692,66 @@ read_some(struct conn *c)
 			c->face->input(c);
 		}
 	}
-	if (n > 0) {
-		if (!c->closed && !may_read(c))
-			set_events(c, false, c->writing);
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	conn_close(c); /* the peer closed, or the socket failed */
+	read_done(c, n < 0 ? -errno : n);
 }
 
-/* Writes queued output; true when all of it went. */
-static bool
-write_some(struct conn *c)
+/* Receives for read_batch; 0, or -errno when nothing was read. */
+static int
+recv_slices(struct conns *cs, struct conn **b, struct conn_ring_io *io,
+    size_t n, size_t slice)
 {
-	while (conn_unsent(c) > 0) {
-		ssize_t n = send(c->fd, c->out.data + c->out_off,
-		    conn_unsent(c), MSG_NOSIGNAL);
+	for (size_t i = 0; i < n; i++) {
+		size_t want = b[i]->in_max;
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				set_events(c, c->reading, true);
-				return false;
-			}
-			conn_close(c);
-			return false;
+		if (want < READ_MIN)
+			want = READ_MIN;
+		if (want > slice)
+			want = slice;
+		io[i] = (struct conn_ring_io) {
+			.fd = b[i]->fd, .p = cs->rbuf + i * slice, .len = want
+		};
+	}
+	return conn_ring_recv(cs->ring, io, n);
+}
+
+/* Reads into a slice of the shared buffer, through conn_ring.c, for
+ * each of the n connections of `b` that epoll found readable and that
+ * keep nothing unparsed: one io_uring_enter for all, where read_some
+ * makes one read each. A slice is READ_MAX / n bytes (at least
+ * READ_MIN): a larger request is finished by the next reads, into the
+ * connection's own buffer as read_some does. */
+static void
+read_batch(struct conns *cs, struct conn **b, size_t n)
+{
+	struct conn_ring_io io[READ_BATCH];
+	size_t slice = n > 0 ? READ_MAX / n : 0;
+	int64_t now;
+
+	if (n < 2 || recv_slices(cs, b, io, n, slice) != 0) {
+		for (size_t i = 0; i < n; i++)
+			if (!b[i]->closed)
+				read_some(b[i]);
+		return;
+	}
+	now = clock_mono_ms();
+	for (size_t i = 0; i < n; i++) {
+		struct conn *c = b[i];
+
+		if (c->closed)
+			continue;
+		free(c->in);
+		c->in = io[i].p;
+		c->in_shared = true;
+		c->in_off = c->in_len = 0;
+		c->in_cap = slice;
+		if (io[i].res > 0) {
+			c->in_len = (size_t)io[i].res;
+			c->active_ms = now;
+			c->face->input(c);
 		}
-		c->out_off += (size_t)n;
-		c->active_ms = c->sent_ms = clock_mono_ms();
+		leave_shared(c);
+		read_done(c, io[i].res);
 	}
-	c->out_off = 0;
-	c->out_msgs = 0;
-	if (c->out.cap > OUT_KEEP) {
-		buf_fini(&c->out);
-		buf_init(&c->out);
-	} else {
-		buf_reset(&c->out);
-	}
-	if (c->writing)
-		set_events(c, c->reading, false);
-	if (c->close_sent)
-		conn_close(c);
-	return true;
 }
 
 /* ---- bounds in time ------------------------------------------------------ */
@@ -832,7 +835,7 @@ conns_tick(struct conns *cs, int64_t now)
 		    "or unread replies; see stats)");
 		conn_close(c);
 	}
-	free_dead(cs);
+	conn_free_dead(cs);
 }
 
 int64_t
@@ -851,6 +854,8 @@ void
 conns_run(struct conns *cs)
 {
 	struct epoll_event evs[EVENTS];
+	struct conn *b[READ_BATCH];
+	size_t nb = 0;
 	int n = epoll_wait(cs->epfd, evs, EVENTS, 0);
 
 	for (int i = 0; i < n; i++) {
@@ -875,47 +880,24 @@ conns_run(struct conns *cs)
 		if (evs[i].events & EPOLLOUT) {
 			bool was_full = conn_unsent(c) > 0;
 
-			if (write_some(c) && was_full && !c->closed)
+			if (conn_write_some(c) && was_full && !c->closed)
 				c->face->input(c); /* room again */
 		}
 		if (c->closed)
 			continue;
-		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) && !may_read(c))
+		if ((evs[i].events & (EPOLLHUP | EPOLLERR)) &&
+		    !conn_may_read(c))
 			conn_close(c); /* dead, and nothing would read it */
-		else if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		else if (!(evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			continue;
+		else if (cs->ring != NULL && nb < READ_BATCH &&
+		    c->in_len == c->in_off && conn_may_read(c))
+			b[nb++] = c; /* read below, with the others */
+		else
 			read_some(c);
 	}
-	free_dead(cs);
-}
-
-void
-conns_flush(struct conns *cs)
-{
-	struct conn *c;
-
-	while ((c = cs->flush_head) != NULL) {
-		cs->flush_head = c->qnext;
-		c->queued = false;
-		if (!c->closed && !c->writing) {
-			bool was_over = conn_over(c);
-
-			/* back under the mark: its face reads again */
-			if (write_some(c) && was_over && !c->closed)
-				c->face->input(c);
-		}
-		if (c->closed)
-			maybe_free(c);
-	}
-	free_dead(cs);
-}
-
-bool
-conns_sending(const struct conns *cs)
-{
-	for (const struct conn *c = cs->all; c != NULL; c = c->next)
-		if (!c->closed && conn_unsent(c) > 0)
-			return true;
-	return false;
+	read_batch(cs, b, nb);
+	conn_free_dead(cs);
 }
 
 void
@@ -932,14 +914,15 @@ conns_close(struct conns *cs)
 	for (struct conn *c = cs->all; c != NULL; c = c->next) {
 		c->holds = 0;
 		c->queued = false;
-		maybe_free(c);
+		conn_maybe_free(c);
 	}
-	free_dead(cs);
+	conn_free_dead(cs);
 	for (size_t i = 0; i < cs->nls; i++)
 		free(cs->ls[i]);
 	close(cs->epfd);
 	if (cs->reserve_fd >= 0)
 		close(cs->reserve_fd);
+	conn_ring_close(cs->ring);
 	free(cs->rbuf);
 	free(cs);
 }

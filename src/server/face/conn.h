@@ -1,7 +1,8 @@
 /* conn - the stream sockets of the faces that run on the core thread (the
  * SP-over-TCP face for nng clients, the beanstalk face): listeners and
  * connections on one epoll instance that the core's loop polls, read and
- * written with plain non-blocking system calls on that same thread. No
+ * written with non-blocking system calls on that same thread (a turn's
+ * replies to many connections through one io_uring_enter). No
  * other thread touches them, so a request crosses no thread between its
  * bytes arriving and its reply leaving.
  *
