@@ -391,7 +391,7 @@ replay_live(const char *dir, uint64_t from_lsn, uint64_t upto_lsn,
 	int rc = 0;
 
 	if (from_lsn < upto_lsn) {
-		rc = logdir_cursor_open(dir, from_lsn + 1, &cur);
+		rc = logdir_cursor_open_direct(dir, from_lsn + 1, &cur);
 		while (rc == 0 &&
 		    (rc = logdir_cursor_next(cur, upto_lsn, &v)) == 0) {
 			if (ops->apply != NULL &&
