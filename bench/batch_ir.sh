@@ -125,9 +125,11 @@ total() {
 
 # ---- the server -------------------------------------------------------
 port=$(free_port)
+sep=no
+[ $threads = 0 ] || sep=yes
 # shellcheck disable=SC2086 # SARGS is split at spaces on purpose
 SLUICE_NO_HUGEPAGES=1 valgrind --tool=callgrind --instr-atstart=no \
-	--separate-threads=$([ $threads = 1 ] && echo yes || echo no) \
+	--separate-threads=$sep \
 	--callgrind-out-file="$TMP/server.%p" "$SLUICED" --data "$TMP/data1" \
 	--listen "tcp://127.0.0.1:$port" --fsync always $SARGS \
 	>"$TMP/server1.log" 2>&1 &
