@@ -12,7 +12,7 @@
  *   longer the one it was written as (here: removed): the next snapshot
  *   is rebuilt from the disk, and is right.
  * - With --snapshot-reuse 0, and after the window with --snapshot-reuse
- *   1, every snapshot loads the one before. */
+ *   3, a snapshot loads the one before. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -210,8 +210,8 @@ test_the_state_kept_is_not_used_once_its_snapshot_is_gone(void **state)
 	it_verify_startable(s->data);
 }
 
-/* Three snapshots with `args`, the third after `pause_ms`: how many of
- * them started from the state kept. */
+/* Three snapshots with `args`, one put before each of the last two, the
+ * third after `pause_ms`: how many of them started from the state kept. */
 static int
 kept_of_three(void **state, const char *const *args, int64_t pause_ms)
 {
@@ -224,10 +224,12 @@ kept_of_three(void **state, const char *const *args, int64_t pause_ms)
 		s->args[i] = args[i];
 	it_start(s);
 	c = it_client(s);
+	load(c, 0, 20);
 	for (int i = 0; i < 3; i++) {
 		if (i == 2)
 			it_sleep_ms(pause_ms);
-		load(c, i * 20, i * 20 + 20);
+		if (i > 0)
+			it_put(c, "r1", "one more");
 		it_rc(c, sluice_snapshot(c, &lsn), 0);
 	}
 	assert_int_equal(it_log_count(s, "snapshot written "), 3);
@@ -248,11 +250,11 @@ test_no_state_kept_with_reuse_0(void **state)
 static void
 test_the_state_kept_is_given_back_after_the_window(void **state)
 {
-	static const char *const args[] = { "--snapshot-reuse", "1", NULL };
+	static const char *const args[] = { "--snapshot-reuse", "3", NULL };
 
-	/* the second within 1 s of the first (kept), the third 2.5 s
-	 * after the second (given back) */
-	assert_int_equal(kept_of_three(state, args, 2500), 1);
+	/* the second right after the first (kept), the third 6 s after the
+	 * second (given back 3 s after it) */
+	assert_int_equal(kept_of_three(state, args, 6000), 1);
 }
 
 int
