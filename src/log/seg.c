@@ -353,7 +353,8 @@ seg_reader_refresh(struct seg_reader *r)
 /* peek's read for a reader opened with O_DIRECT: whole aligned blocks
  * from the block holding `off` into an aligned window, straight from the
  * disk (no copy through the page cache); the file's last block may come
- * short. */
+ * short. -EINVAL: the file system refuses such a read (peek then reads
+ * plainly). */
 static int
 peek_direct(struct seg_reader *r, uint64_t off, size_t need, const uint8_t **p,
     size_t *got)
@@ -431,8 +432,18 @@ peek(struct seg_reader *r, uint64_t off, size_t need, const uint8_t **p,
 		*got = (size_t)(r->buf_pos + r->buf_len - off);
 		return 0;
 	}
-	if (r->direct)
-		return peek_direct(r, off, need, p, got);
+	if (r->direct) {
+		int fl;
+
+		if ((rc = peek_direct(r, off, need, p, got)) != -EINVAL)
+			return rc;
+		/* The file system took O_DIRECT at open but refuses its
+		 * reads (a block larger than ours): read it plainly. */
+		fl = fcntl(r->fd, F_GETFL);
+		if (fl < 0 || fcntl(r->fd, F_SETFL, fl & ~O_DIRECT) < 0)
+			return -errno;
+		r->direct = false;
+	}
 	n = r->window ? r->window : WINDOW;
 	if (need > n)
 		n = need;
