@@ -11,6 +11,8 @@
  * - The state kept is not used when the newest snapshot on disk is no
  *   longer the one it was written as (here: removed): the next snapshot
  *   is rebuilt from the disk, and is right.
+ * - A follower's second snapshot starts from the state kept too, and a
+ *   restart from it has the leader's state.
  * - With --snapshot-reuse 0, and after the window with --snapshot-reuse
  *   3, a snapshot loads the one before. */
 #include <inttypes.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "it_node.h"
 
 enum { TASKS = 300, MAXID = TASKS + 64 };
 
@@ -210,6 +213,35 @@ test_the_state_kept_is_not_used_once_its_snapshot_is_gone(void **state)
 	it_verify_startable(s->data);
 }
 
+/* A follower's snapshots: the records the leader streams go into the
+ * state its worker kept as into its queue, and a follower restarted from
+ * the snapshot built on them has the leader's state. */
+static void
+test_a_followers_snapshot_from_the_state_kept(void **state)
+{
+	struct it_node l, f;
+	char want[64];
+	uint64_t lsn;
+
+	it_node_init(state, &l, "leader");
+	it_node_init(state, &f, "follower");
+	it_node_start(&l);
+	it_node_follows(&f, &l);
+	it_node_start(&f);
+	load(l.c, 0, TASKS / 2);
+	it_node_caught_up(&l, &f);
+	it_rc(f.c, sluice_snapshot(f.c, &lsn), 0);
+	load(l.c, TASKS / 2, TASKS);
+	it_node_caught_up(&l, &f);
+	it_rc(f.c, sluice_snapshot(f.c, &lsn), 0);
+	assert_int_equal(it_log_count(f.s, "base=kept"), 1);
+	it_node_kill(&f);
+	it_node_start(&f);
+	snprintf(want, sizeof(want), "snap_lsn=%" PRIu64 " ", lsn);
+	assert_true(it_log_count(f.s, want) >= 1);
+	it_node_same_state(&l, &f);
+}
+
 /* Three snapshots with `args`, one put before each of the last two, the
  * third after `pause_ms`: how many of them started from the state kept. */
 static int
@@ -264,6 +296,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_the_next_snapshot_starts_from_the_state_kept),
 		T(test_the_state_kept_is_not_used_once_its_snapshot_is_gone),
+		cmocka_unit_test_setup_teardown(
+		    test_a_followers_snapshot_from_the_state_kept, it_setup,
+		    it_node_teardown),
 		T(test_no_state_kept_with_reuse_0),
 		T(test_the_state_kept_is_given_back_after_the_window),
 	};
