@@ -15,9 +15,15 @@
 # decoding), against a plain sluiced; divided by N.
 #
 # Usage: bench/batch_ir.sh [--build DIR] [-n N] [-c C] [--keep]
+#                          [--server-args "ARGS"] [--threads]
 #   --build DIR  the build to measure (default build); DIR/bin/sluiced
 #                and DIR/bin/sluice-bench
 #   --keep       keep the callgrind files (printed) for callgrind_annotate
+#   --server-args "ARGS"  more arguments for the measured sluiced (split
+#                at spaces), e.g. "--snapshot-records 30000" to have the
+#                snapshot worker run during the load
+#   --threads    also the server's count per task of each thread (by its
+#                name: the loop, sluiced-snap, task-fill, wal-alloc ...)
 # Prints two lines: "server Ir/task X" and "client Ir/task Y". Needs
 # valgrind (callgrind_control comes with it). A benchmark, never a test.
 set -euo pipefail
@@ -27,6 +33,8 @@ BUILD=build
 N=100000
 C=8
 keep=0
+SARGS=
+threads=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build)
@@ -42,6 +50,11 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--keep) keep=1 ;;
+	--server-args)
+		SARGS=$2
+		shift
+		;;
+	--threads) threads=1 ;;
 	-h | --help)
 		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -112,9 +125,13 @@ total() {
 
 # ---- the server -------------------------------------------------------
 port=$(free_port)
+sep=no
+[ $threads = 0 ] || sep=yes
+# shellcheck disable=SC2086 # SARGS is split at spaces on purpose
 SLUICE_NO_HUGEPAGES=1 valgrind --tool=callgrind --instr-atstart=no \
+	--separate-threads=$sep \
 	--callgrind-out-file="$TMP/server.%p" "$SLUICED" --data "$TMP/data1" \
-	--listen "tcp://127.0.0.1:$port" --fsync always \
+	--listen "tcp://127.0.0.1:$port" --fsync always $SARGS \
 	>"$TMP/server1.log" 2>&1 &
 SP=$!
 wait_port "$port"
@@ -124,7 +141,25 @@ callgrind_control -d "$SP" >/dev/null 2>&1
 kill -TERM "$SP"
 wait "$SP" || true
 SP=
-sir=$(total "$(ls "$TMP"/server.*.1)")
+if [ $threads = 1 ]; then
+	# one file per thread (server.PID.1-NN), named by what it ran
+	sir=0
+	for f in "$TMP"/server.*.1-*; do
+		callgrind_annotate "$f" >"$f.txt" 2>/dev/null || true
+		t=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }' "$f.txt")
+		sir=$((sir + t))
+		if grep -q 'snap_writer_add\|queue_snapshot_write' "$f.txt"; then
+			name="the snapshot worker"
+		elif grep -q 'core_commit' "$f.txt"; then
+			name="the loop"
+		else
+			name="thread ${f##*-}"
+		fi
+		echo "  $name: Ir/task $((t / N))"
+	done
+else
+	sir=$(total "$(ls "$TMP"/server.*.1)")
+fi
 echo "server Ir/task $((sir / N)) ($sir instructions, $N tasks, C=$C)"
 
 # ---- the client -------------------------------------------------------

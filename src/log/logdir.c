@@ -521,6 +521,7 @@ out:
 
 enum {
 	CURSOR_WINDOW = 64 << 10, /* small: a follower re-reads at the end */
+	DIRECT_WINDOW = 1 << 20,  /* O_DIRECT: no read-ahead but this */
 };
 
 struct logdir_cursor {
@@ -528,6 +529,7 @@ struct logdir_cursor {
 	char path[LOGDIR_PATH_MAX]; /* the segment being read */
 	struct seg_reader r;
 	bool open;
+	bool direct;       /* segments read with O_DIRECT */
 	uint64_t next_lsn; /* the LSN of the next record to yield */
 };
 
@@ -547,10 +549,11 @@ cursor_open_seg(struct logdir_cursor *c, uint64_t first)
 	rc = seg_path(c->path, sizeof(c->path), c->dir, first);
 	if (rc != 0)
 		return rc;
-	rc = seg_reader_open(&c->r, c->path);
+	rc = c->direct ? seg_reader_open_direct(&c->r, c->path)
+	               : seg_reader_open(&c->r, c->path);
 	if (rc != 0)
 		return rc;
-	c->r.window = CURSOR_WINDOW;
+	c->r.window = c->r.direct ? DIRECT_WINDOW : CURSOR_WINDOW;
 	rc = seg_reader_hdr(&c->r);
 	if (rc == 0 && c->r.hdr.first_lsn != first)
 		rc = SLUICE_ECORRUPT;
@@ -586,9 +589,9 @@ cursor_locate(struct logdir_cursor *c)
 	return rc;
 }
 
-int
-logdir_cursor_open(
-    const char *dir, uint64_t from_lsn, struct logdir_cursor **out)
+static int
+cursor_open(
+    const char *dir, uint64_t from_lsn, bool direct, struct logdir_cursor **out)
 {
 	struct logdir_cursor *c;
 	int rc;
@@ -599,6 +602,7 @@ logdir_cursor_open(
 	if (c == NULL)
 		return -ENOMEM;
 	c->r.fd = -1;
+	c->direct = direct;
 	c->next_lsn = from_lsn;
 	if (snprintf(c->dir, sizeof(c->dir), "%s", dir) >=
 	    (int)sizeof(c->dir)) {
@@ -612,6 +616,20 @@ logdir_cursor_open(
 	}
 	*out = c;
 	return 0;
+}
+
+int
+logdir_cursor_open(
+    const char *dir, uint64_t from_lsn, struct logdir_cursor **out)
+{
+	return cursor_open(dir, from_lsn, false, out);
+}
+
+int
+logdir_cursor_open_direct(
+    const char *dir, uint64_t from_lsn, struct logdir_cursor **out)
+{
+	return cursor_open(dir, from_lsn, true, out);
 }
 
 int

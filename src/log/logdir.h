@@ -111,6 +111,13 @@ struct logdir_cursor;
 int logdir_cursor_open(
     const char *dir, uint64_t from_lsn, struct logdir_cursor **out);
 
+/* The same, reading the segments with O_DIRECT in windows of 1 MiB (see
+ * seg_reader_open_direct): for a reader that goes through the log once
+ * (the snapshot worker), where a copy through the page cache is the
+ * larger part of the reading's cost. */
+int logdir_cursor_open_direct(
+    const char *dir, uint64_t from_lsn, struct logdir_cursor **out);
+
 /* The next record with lsn <= upto_lsn. Returns 0 with `*out` (its body
  * borrowed until the next call); 1 when there is none yet (upto_lsn
  * reached, or the log ends there); SLUICE_ECORRUPT; -ENOENT (the next

@@ -379,31 +379,19 @@ recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 
 /* ---- A live directory, up to a durable LSN ---------------------------- */
 
-int
-recover_live(const char *dir, uint64_t upto_lsn, const struct recover_ops *ops,
-    void *arg, struct recover_result *out)
+/* Applies the log's records after `from_lsn` up to `upto_lsn` through
+ * ops->apply, counting them in *out (whose last_lsn and epoch start as the
+ * caller's state). */
+static int
+replay_live(const char *dir, uint64_t from_lsn, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out)
 {
 	struct logdir_cursor *cur = NULL;
-	int64_t t0 = clock_mono_ns();
-	struct snap_info si;
 	struct rec_view v;
-	uint64_t snap_lsn;
-	int rc;
+	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (upto_lsn == 0)
-		return -EINVAL;
-	rc = load_snapshot(
-	    dir, upto_lsn, ops, arg, &snap_lsn, &si, &out->snaps_skipped);
-	if (rc != 0)
-		return rc;
-	out->snap_lsn = si.lsn;
-	out->snap_epoch = si.epoch;
-	out->snap_entries = si.entries;
-	out->last_lsn = si.lsn;
-	out->epoch = si.epoch;
-	if (snap_lsn < upto_lsn) {
-		rc = logdir_cursor_open(dir, snap_lsn + 1, &cur);
+	if (from_lsn < upto_lsn) {
+		rc = logdir_cursor_open_direct(dir, from_lsn + 1, &cur);
 		while (rc == 0 &&
 		    (rc = logdir_cursor_next(cur, upto_lsn, &v)) == 0) {
 			if (ops->apply != NULL &&
@@ -424,6 +412,48 @@ recover_live(const char *dir, uint64_t upto_lsn, const struct recover_ops *ops,
 		    dir, out->last_lsn, upto_lsn);
 		rc = SLUICE_ECORRUPT;
 	}
+	return rc;
+}
+
+int
+recover_live(const char *dir, uint64_t upto_lsn, const struct recover_ops *ops,
+    void *arg, struct recover_result *out)
+{
+	int64_t t0 = clock_mono_ns();
+	struct snap_info si;
+	uint64_t snap_lsn;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (upto_lsn == 0)
+		return -EINVAL;
+	rc = load_snapshot(
+	    dir, upto_lsn, ops, arg, &snap_lsn, &si, &out->snaps_skipped);
+	if (rc != 0)
+		return rc;
+	out->snap_lsn = si.lsn;
+	out->snap_epoch = si.epoch;
+	out->snap_entries = si.entries;
+	out->last_lsn = si.lsn;
+	out->epoch = si.epoch;
+	rc = replay_live(dir, snap_lsn, upto_lsn, ops, arg, out);
+	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
+	return rc;
+}
+
+int
+recover_live_after(const char *dir, uint64_t from_lsn, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out)
+{
+	int64_t t0 = clock_mono_ns();
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (from_lsn == 0 || upto_lsn <= from_lsn)
+		return -EINVAL;
+	out->snap_lsn = from_lsn;
+	out->last_lsn = from_lsn;
+	rc = replay_live(dir, from_lsn, upto_lsn, ops, arg, out);
 	out->elapsed_ms = (clock_mono_ns() - t0) / 1000000;
 	return rc;
 }

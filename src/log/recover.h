@@ -95,4 +95,12 @@ int recover(const char *dir, unsigned flags, uint64_t upto_lsn,
 int recover_live(const char *dir, uint64_t upto_lsn,
     const struct recover_ops *ops, void *arg, struct recover_result *out);
 
+/* The same, from a state the caller already holds at `from_lsn` (>= 1,
+ * below upto_lsn): no snapshot is read, only the log's records after
+ * from_lsn up to upto_lsn go to ops->apply. out->snap_lsn is from_lsn
+ * (the state started from), out->snap_entries 0. Returns as
+ * recover_live; -EINVAL for LSNs out of order. */
+int recover_live_after(const char *dir, uint64_t from_lsn, uint64_t upto_lsn,
+    const struct recover_ops *ops, void *arg, struct recover_result *out);
+
 #endif

@@ -280,14 +280,14 @@ out:
  * Reader
  * ------------------------------------------------------------------- */
 
-int
-seg_reader_open(struct seg_reader *r, const char *path)
+static int
+reader_open(struct seg_reader *r, const char *path, int flags)
 {
 	struct stat st;
 
 	memset(r, 0, sizeof(*r));
 	r->path = path;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	if (r->fd < 0)
 		return -errno;
 	if (fstat(r->fd, &st) < 0) {
@@ -299,6 +299,23 @@ seg_reader_open(struct seg_reader *r, const char *path)
 	}
 	r->size = (uint64_t)st.st_size;
 	return 0;
+}
+
+int
+seg_reader_open(struct seg_reader *r, const char *path)
+{
+	return reader_open(r, path, 0);
+}
+
+int
+seg_reader_open_direct(struct seg_reader *r, const char *path)
+{
+	int rc = reader_open(r, path, O_DIRECT);
+
+	if (rc == -EINVAL)
+		return reader_open(r, path, 0); /* tmpfs and the like */
+	r->direct = rc == 0;
+	return rc;
 }
 
 void
@@ -333,6 +350,59 @@ seg_reader_refresh(struct seg_reader *r)
 		r->size = (uint64_t)st.st_size;
 }
 
+/* peek's read for a reader opened with O_DIRECT: whole aligned blocks
+ * from the block holding `off` into an aligned window, straight from the
+ * disk (no copy through the page cache); the file's last block may come
+ * short. -EINVAL: the file system refuses such a read (peek then reads
+ * plainly). */
+static int
+peek_direct(struct seg_reader *r, uint64_t off, size_t need, const uint8_t **p,
+    size_t *got)
+{
+	uint64_t base = off & ~(uint64_t)(ZERO_ALIGN - 1);
+	uint64_t end = (r->size + ZERO_ALIGN - 1) & ~(uint64_t)(ZERO_ALIGN - 1);
+	size_t lead = (size_t)(off - base), n = r->window ? r->window : WINDOW;
+	size_t have = 0;
+
+	if (need + lead > n)
+		n = (need + lead + ZERO_ALIGN - 1) & ~(size_t)(ZERO_ALIGN - 1);
+	if (n > end - base)
+		n = (size_t)(end - base);
+	if (n > r->cap) {
+		void *nb;
+
+		if (posix_memalign(&nb, ZERO_ALIGN, n) != 0)
+			return -ENOMEM;
+		free(r->buf);
+		r->buf = nb;
+		r->cap = n;
+	}
+	r->buf_len = 0;
+	while (have < n) {
+		ssize_t k =
+		    pread(r->fd, r->buf + have, n - have, (off_t)(base + have));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0 || (size_t)k % ZERO_ALIGN != 0) {
+			have += (size_t)k;
+			break; /* the end of the file */
+		}
+		have += (size_t)k;
+	}
+	if (base + have > r->size)
+		have = (size_t)(r->size - base);
+	if (have < lead + (need < r->size - off ? need : r->size - off))
+		return -EIO; /* the file shrank under the reader */
+	r->buf_pos = base;
+	r->buf_len = have;
+	*p = r->buf + lead;
+	*got = have - lead;
+	return 0;
+}
+
 /* Points *p at offset `off`, with *got >= min(need, bytes left) bytes
  * readable there (0 at or past the end). */
 static int
@@ -361,6 +431,18 @@ peek(struct seg_reader *r, uint64_t off, size_t need, const uint8_t **p,
 		*p = r->buf + (off - r->buf_pos);
 		*got = (size_t)(r->buf_pos + r->buf_len - off);
 		return 0;
+	}
+	if (r->direct) {
+		int fl;
+
+		if ((rc = peek_direct(r, off, need, p, got)) != -EINVAL)
+			return rc;
+		/* The file system took O_DIRECT at open but refuses its
+		 * reads (a block larger than ours): read it plainly. */
+		fl = fcntl(r->fd, F_GETFL);
+		if (fl < 0 || fcntl(r->fd, F_SETFL, fl & ~O_DIRECT) < 0)
+			return -errno;
+		r->direct = false;
 	}
 	n = r->window ? r->window : WINDOW;
 	if (need > n)

@@ -90,11 +90,18 @@ struct seg_reader {
 	uint64_t epoch;    /* the lowest epoch it may carry */
 	uint64_t nrec;     /* records read */
 	bool hdr_ok;
+	bool direct; /* opened with O_DIRECT: aligned reads, buf aligned */
 };
 
 /* Opens `path` read-only (the reader borrows `path`). Returns 0 or -errno.
  * The header is read by seg_reader_hdr(). */
 int seg_reader_open(struct seg_reader *r, const char *path);
+
+/* The same, reading with O_DIRECT (plain reads where the file system
+ * refuses it): for a segment its writer wrote with O_DIRECT, whose bytes
+ * are not in the page cache; each window comes from the disk into the
+ * reader's buffer without a copy through the cache. */
+int seg_reader_open_direct(struct seg_reader *r, const char *path);
 
 /* A reader over `len` borrowed bytes holding a whole segment. */
 void seg_reader_init_mem(struct seg_reader *r, const void *data, size_t len);

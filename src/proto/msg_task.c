@@ -246,6 +246,34 @@ get_put_item(struct rd *r, size_t payload_max, struct msg_put *p)
 	return 0;
 }
 
+/* The decoder's first pass over a batch (msg_task_get_req): whether an
+ * item is laid out whole, with the error get_put_item would return, and
+ * nothing more. An item without the optional fields (most) is walked, not
+ * decoded: its fields are neither stored nor checked (what breaks only the
+ * item is get_put_item's, in the pass that puts it); any other item is
+ * read by get_put_item itself. */
+static int
+check_put_item(struct rd *r, size_t payload_max)
+{
+	struct rd at = *r;
+	uint8_t flags = rd_u8(r);
+	struct msg_str s;
+	int err = 0;
+
+	NEED(r);
+	if (flags & ~(PUT_F_REPLACE | PUT_F_AT)) {
+		struct msg_put p;
+
+		*r = at;
+		return get_put_item(r, payload_max, &p);
+	}
+	TRY(get_item_bytes(r, rd_u16(r), MSG_TUBE_MAX, SLUICE_ETUBE, &s, &err));
+	(void)rd_bytes(r, 32); /* priority, when, ttr, max_attempts, period */
+	TRY(get_item_bytes(r, rd_u16(r), MSG_KEY_MAX, SLUICE_EKEY, &s, &err));
+	return get_item_bytes(
+	    r, rd_u32(r), payload_max, SLUICE_ETOOBIG, &s, &err);
+}
+
 /* A batch item, as lenient as get_put_item: a bad tube, key or payload is
  * the server's to refuse (alone); only what the layout cannot hold is an
  * error here. */
@@ -597,8 +625,6 @@ static int
 msg_task_get_req(
     struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_req *q)
 {
-	struct msg_put item;
-
 	switch (op) {
 	case MSG_OP_PUT:
 		return get_put(r, flags, pmax, &q->put);
@@ -608,7 +634,7 @@ msg_task_get_req(
 		NEED(r);
 		TRY(msg_check_count(q->put_batch.n, MSG_BATCH_MAX));
 		GET_EACH(&q->put_batch.it, r, q->put_batch.n, pmax,
-		    get_put_item(r, pmax, &item));
+		    check_put_item(r, pmax));
 		return 0;
 	case MSG_OP_TAKE:
 		return get_take(r, flags, &q->take);

@@ -53,6 +53,7 @@ struct config {
 	unsigned snap_growth;     /* --snapshot-growth: per cent */
 	unsigned keep_segments;   /* --keep-segments */
 	unsigned keep_snapshots;  /* --keep-snapshots, >= 1 */
+	unsigned snap_reuse_s;    /* --snapshot-reuse: seconds; 0: never */
 	uint32_t default_ttr_ms;  /* --ttr */
 	uint32_t dedup_ms;        /* --dedup-window */
 	int64_t keep_done_ms;     /* --keep-done */

@@ -69,6 +69,13 @@ static const char usage[] =
     "                         of them needs, so that a damaged newest one\n"
     "                         falls back to the one before (default 2,\n"
     "                         1 to 100)\n"
+    "  --snapshot-reuse SECS  the snapshot worker keeps the state it last\n"
+    "                         wrote for SECS seconds, and a snapshot\n"
+    "                         started meanwhile applies only the log since\n"
+    "                         to it instead of loading the newest snapshot\n"
+    "                         again (cheaper under a long load; costs a\n"
+    "                         second copy of the state for that long;\n"
+    "                         default 30, 0 to 86400; 0: never)\n"
     "  --max-log-bytes N      the most the log's segment files may take,\n"
     "                         preallocated ones included; a number with\n"
     "                         an optional k, M or G (KiB, MiB, GiB); at\n"
@@ -294,6 +301,7 @@ enum {
 	OPT_SNAP_GROWTH,
 	OPT_KEEP_SEGMENTS,
 	OPT_KEEP_SNAPSHOTS,
+	OPT_SNAP_REUSE,
 	OPT_MAX_LOG_BYTES,
 	OPT_MAX_WAITS,
 	OPT_MAX_WAITS_CONN,
@@ -359,6 +367,7 @@ static const struct option options[] = {
 	{ "snapshot-growth", required_argument, NULL, OPT_SNAP_GROWTH },
 	{ "keep-segments", required_argument, NULL, OPT_KEEP_SEGMENTS },
 	{ "keep-snapshots", required_argument, NULL, OPT_KEEP_SNAPSHOTS },
+	{ "snapshot-reuse", required_argument, NULL, OPT_SNAP_REUSE },
 	{ "max-log-bytes", required_argument, NULL, OPT_MAX_LOG_BYTES },
 	{ "max-waiting-takes", required_argument, NULL, OPT_MAX_WAITS },
 	{ "max-waiting-takes-per-conn", required_argument, NULL,
@@ -386,6 +395,7 @@ flags_defaults(struct config *cfg)
 	cfg->snap_growth = SNAPDUE_GROWTH_DEFAULT;
 	cfg->keep_segments = 2;
 	cfg->keep_snapshots = 2;
+	cfg->snap_reuse_s = 30;
 	cfg->default_ttr_ms = QUEUE_DEFAULT_TTR_MS;
 	cfg->dedup_ms = QUEUE_DEFAULT_DEDUP_MS;
 	cfg->max_done = QUEUE_DEFAULT_MAX_DONE;
@@ -710,6 +720,11 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			if ((rc = flags_u64("--keep-segments", optarg, 0,
 			         100000, &v)) == 0)
 				cfg->keep_segments = (unsigned)v;
+			break;
+		case OPT_SNAP_REUSE:
+			if ((rc = flags_u64("--snapshot-reuse", optarg, 0,
+			         86400, &v)) == 0)
+				cfg->snap_reuse_s = (unsigned)v;
 			break;
 		case OPT_KEEP_SNAPSHOTS:
 			if ((rc = flags_u64(

@@ -136,6 +136,18 @@ test_a_bad_value_is_one_clear_line(void **state)
 	    2);
 	assert_non_null(strstr(err, "--snapshot-growth"));
 
+	/* how long the snapshot worker keeps its state: 0 to 86400 s */
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--snapshot-reuse", "86401", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err, "--snapshot-reuse"));
+	assert_non_null(strstr(err, "86400"));
+	assert_int_equal(sluiced("--data", t_path(d, "data"),
+	                     "--snapshot-reuse", "-1", NULL),
+	    2);
+	assert_non_null(strstr(err, "--snapshot-reuse"));
+
 	/* a URL flag given a bare address says what a URL looks like */
 	assert_int_equal(sluiced("--data", t_path(d, "data"), "--listen",
 	                     "127.0.0.1:7711", NULL),

@@ -1883,6 +1883,53 @@ test_mutations_never_crash(void **state)
 	buf_fini(&out);
 }
 
+/* A batch put is checked whole before its items are read one by one
+ * (plain items only walked, check_put_item): mutations of batch requests
+ * that still decode give every item to msg_next_put (whose assertion, in
+ * a debug build, says the walk accepted nothing the item's decoder
+ * refuses), and as many items as the request counts. */
+static void
+test_a_batch_walked_whole_reads_item_by_item(void **state)
+{
+	static const struct msg_put items[] = {
+		{ .tube = S("t"), .payload = S("plain") },
+		{ .tube = S("t"),
+		    .key = S("k"),
+		    .replace = true,
+		    .payload = S("replace") },
+		{ .tube = S("t"), .at = true, .when = 5, .payload = S("at") },
+		{ .tube = S("bad tube"), .payload = S("x") },
+		{ .tube = S("t"), .group = S("g"), .payload = S("grouped") },
+	};
+	const struct msg_req q = { .op = MSG_OP_PUT_BATCH,
+		.put_batch = { .n = N(items), .items = items } };
+	uint64_t seed = t_seed(20261129);
+	int decoded = 0;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	for (int round = 0; round < 20000; round++) {
+		int flips = 1 + (int)t_below(&seed, 3);
+		struct msg_req d;
+		struct msg_put p;
+		uint32_t k = 0;
+
+		encode_req(&b, &q);
+		for (int f = 0; f < flips; f++)
+			b.data[t_below(&seed, b.len)] = (uint8_t)t_rand(&seed);
+		if (msg_decode_req(b.data, b.len, NULL, &d) != 0 ||
+		    d.op != MSG_OP_PUT_BATCH)
+			continue;
+		decoded++;
+		while (msg_next_put(&d.put_batch.it, &p))
+			k++;
+		assert_int_equal(k, d.put_batch.n);
+	}
+	assert_true(decoded > 100);
+	buf_fini(&b);
+}
+
 static void
 test_idempotent_requests(void **state)
 {
@@ -3908,6 +3955,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_every_reply_round_trips),
 		cmocka_unit_test(test_decode_then_encode_gives_the_same_bytes),
 		cmocka_unit_test(test_truncated_at_every_length_is_etrunc),
+		cmocka_unit_test(test_a_batch_walked_whole_reads_item_by_item),
 		cmocka_unit_test(test_trailing_bytes_are_eproto),
 		cmocka_unit_test(test_bad_header_errors),
 		cmocka_unit_test(test_encoder_checks_limits),

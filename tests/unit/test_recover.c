@@ -1,6 +1,8 @@
 /* Recovery and the log scan beneath it. Recovery starts at the newest
  * sound snapshot, else at LSN 1: a log whose beginning was removed cannot
  * be replayed without a snapshot that covers what is gone. */
+#include <errno.h>
+
 #include "log/durable.h"
 #include "log/recover.h"
 #include "log/snap.h"
@@ -154,6 +156,39 @@ test_a_live_rebuild_stops_at_its_lsn_and_refuses_past_the_end(void **state)
 	assert_int_equal(
 	    recover_live(d->path, 12, &ops, &s, &res), SLUICE_ECORRUPT);
 	assert_true(res.last_lsn == 10);
+}
+
+/* recover_live_after (the snapshot worker's state kept): no snapshot is
+ * read, the records after the state's LSN up to the one asked for go out
+ * and not one past it; LSNs out of order are refused, and a log short of
+ * the LSN asked for is SLUICE_ECORRUPT as with recover_live. */
+static void
+test_a_rebuild_from_a_state_held_reads_the_log_after_it_alone(void **state)
+{
+	struct t_dir *d = *state;
+	struct recover_result res;
+	struct seen s = { 0 };
+
+	t_seg_file(d->path, 5, 1, SEG, 6, NULL); /* LSNs 5..10 */
+	write_snapshot(d->path, 7);
+	assert_int_equal(recover_live_after(d->path, 5, 9, &ops, &s, &res), 0);
+	assert_true(s.entries == 0 && res.snap_lsn == 5);
+	assert_true(s.n == 4 && s.first == 6 && s.last == 9);
+	assert_true(res.last_lsn == 9 && res.records == 4);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(
+	    recover_live_after(d->path, 9, 9, &ops, &s, &res), -EINVAL);
+	assert_int_equal(
+	    recover_live_after(d->path, 0, 9, &ops, &s, &res), -EINVAL);
+	assert_true(s.n == 0);
+	assert_int_equal(recover_live_after(d->path, 8, 12, &ops, &s, &res),
+	    SLUICE_ECORRUPT);
+	assert_true(res.last_lsn == 10 && s.first == 9);
+	/* The state's LSN is below the log's first record: the records it
+	 * lacks are gone, which is not a state at 9 either. */
+	memset(&s, 0, sizeof(s));
+	assert_int_not_equal(
+	    recover_live_after(d->path, 2, 9, &ops, &s, &res), 0);
 }
 
 /* A log that starts at LSN 1 needs no snapshot. */
@@ -358,6 +393,9 @@ main(void)
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_live_rebuild_stops_at_its_lsn_and_refuses_past_the_end,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_rebuild_from_a_state_held_reads_the_log_after_it_alone,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_whole_log_needs_no_snapshot, t_tmpdir_setup,
