@@ -10,30 +10,7 @@
 #include "t_lib.h"
 #include "t_queue.h"
 
-#define T0 1700000000000LL
-
-static inline struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static inline int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static inline int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts `p` into tube "t" after parents[0..n) with `rule`; decide's
  * result, the id in *id (0 when refused). */

@@ -59,16 +59,29 @@ tq_fini(struct tq *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* A harness of its own (allocated) at `now` with the default settings,
- * for a cmocka setup; NULL without memory. */
+/* A harness of its own (allocated) at `now` with the settings cfg (NULL:
+ * the defaults), for a cmocka setup; NULL without memory (for it or its
+ * queue). */
 static inline struct tq *
-tq_new(int64_t now)
+tq_new_with(const struct queue_config *cfg, int64_t now)
 {
 	struct tq *h = calloc(1, sizeof(*h));
 
-	if (h != NULL)
-		tq_init(h, NULL, now);
+	if (h == NULL)
+		return NULL;
+	tq_init(h, cfg, now);
+	if (h->q == NULL) {
+		tq_fini(h);
+		free(h);
+		return NULL;
+	}
 	return h;
+}
+
+static inline struct tq *
+tq_new(int64_t now)
+{
+	return tq_new_with(NULL, now);
 }
 
 /* Ends a harness from tq_new, for a cmocka teardown: 0, or -1 (the test

@@ -72,22 +72,13 @@ assert_error(struct tq *h, uint64_t id, const char *want)
 	assert_memory_equal(v.last_error, want, v.last_error_len);
 }
 
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
 /* A diamond: A -> B, A -> C, B + C -> D. Only A runs first; B and C after
  * A's ack, with its result; D after both, once, with both results; then
  * nothing of the graph is left. */
 static void
 test_diamond(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_deps d;
 	struct queue_stats st;
 	uint64_t a, b, c, dd, x, y;
@@ -100,7 +91,7 @@ test_diamond(void **state)
 
 		assert_int_equal(put_after(h, "D", bc, 2, 0, &dd), 0);
 	}
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, b), QUEUE_WAITING);
 	assert_int_equal(state_of(h, dd), QUEUE_WAITING);
 	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
@@ -115,7 +106,7 @@ test_diamond(void **state)
 	assert_int_equal(take(h), a);
 	assert_int_equal(take(h), 0); /* B, C wait */
 	ack(h, a, "ra");
-	check(h);
+	tq_check(h);
 	x = take(h);
 	y = take(h);
 	assert_true((x == b && y == c) || (x == c && y == b));
@@ -124,13 +115,13 @@ test_diamond(void **state)
 	ack(h, b, "rb");
 	assert_int_equal(state_of(h, dd), QUEUE_WAITING);
 	ack(h, c, "rc");
-	check(h);
+	tq_check(h);
 	assert_int_equal(take(h), dd);
 	assert_result(h, b, "rb");
 	assert_result(h, c, "rc");
 	assert_int_equal(take(h), 0);
 	ack(h, dd, NULL);
-	check(h);
+	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0); /* nothing left */
 	assert_int_equal(h->q->deps.nedges, 0);
 }
@@ -144,13 +135,13 @@ chain(struct tq *h, int rule, uint64_t *a, uint64_t *b, uint64_t *c)
 	assert_int_equal(put_after(h, "C", b, 1, rule, c), 0);
 	assert_int_equal(take(h), *a);
 	fail_fatal(h, *a, "boom");
-	check(h);
+	tq_check(h);
 }
 
 static void
 test_parent_fails_fail(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c;
 
 	chain(h, QUEUE_PARENT_FAIL, &a, &b, &c);
@@ -164,7 +155,7 @@ test_parent_fails_fail(void **state)
 static void
 test_parent_fails_ignore(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c;
 
 	chain(h, QUEUE_PARENT_IGNORE, &a, &b, &c);
@@ -173,13 +164,13 @@ test_parent_fails_ignore(void **state)
 	assert_int_equal(take(h), b);
 	ack(h, b, NULL);
 	assert_int_equal(take(h), c);
-	check(h);
+	tq_check(h);
 }
 
 static void
 test_parent_fails_cancel(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, d;
 
 	a = put0(h, "A");
@@ -188,13 +179,13 @@ test_parent_fails_cancel(void **state)
 	/* D ignores C's failure: it runs once C is cancelled */
 	assert_int_equal(put_after(h, "D", &c, 1, QUEUE_PARENT_IGNORE, &d), 0);
 	del(h, a); /* deleted: failed for good */
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, b), 0);
 	assert_int_equal(state_of(h, c), 0);
 	assert_int_equal(state_of(h, d), QUEUE_READY);
 	assert_int_equal(take(h), d);
 	ack(h, d, NULL);
-	check(h);
+	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0);
 }
 
@@ -203,7 +194,7 @@ test_parent_fails_cancel(void **state)
 static void
 test_parent_cancelled(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	uint64_t a, b, c, x, y;
 
@@ -212,7 +203,7 @@ test_parent_cancelled(void **state)
 	assert_int_equal(put_after(h, "C", &a, 1, QUEUE_PARENT_IGNORE, &c), 0);
 	assert_int_equal(queue_decide_cancel(h->q, h->now, a, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, a), 0);
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_int_equal(state_of(h, c), QUEUE_READY);
@@ -226,7 +217,7 @@ test_parent_cancelled(void **state)
 	assert_int_equal(tq_commit(h, &rec), 0);
 	assert_int_equal(state_of(h, y), QUEUE_WAITING);
 	ack(h, x, "late");
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, x), 0);
 	assert_int_equal(state_of(h, y), 0); /* cancelled with its parent */
 	assert_int_equal(take(h), 0);
@@ -238,7 +229,7 @@ test_parent_cancelled(void **state)
 static void
 test_cancelled_parent_named(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct buf snap;
 	struct qrec rec;
 	struct tq r;
@@ -261,7 +252,7 @@ test_cancelled_parent_named(void **state)
 	assert_int_equal(state_of(h, c), 0);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", c);
 	assert_error(h, d, want);
-	check(h);
+	tq_check(h);
 	buf_init(&snap);
 	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 	tq_init(&r, NULL, h->now);
@@ -274,7 +265,7 @@ test_cancelled_parent_named(void **state)
 	assert_error(&r, e, want);
 	assert_int_equal(put_after(h, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
 	assert_error(h, e, want);
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
 	buf_fini(&snap);
 	/* deleted by an operator */
@@ -283,14 +274,14 @@ test_cancelled_parent_named(void **state)
 	del(h, a);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: deleted", a);
 	assert_error(h, b, want);
-	check(h);
+	tq_check(h);
 }
 
 /* A long chain of cancels runs in a loop, not a recursion. */
 static void
 test_long_cancel_chain(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t first, prev, id;
 
 	h->keep = false;
@@ -310,7 +301,7 @@ test_long_cancel_chain(void **state)
 static void
 test_parent_dead_lettered(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_set_req ts;
 	uint64_t a, b;
 	struct qrec rec;
@@ -329,7 +320,7 @@ test_parent_dead_lettered(void **state)
 	fail_fatal(h, a, "bad row");
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_error(h, b, "task 1 failed: bad row");
-	check(h);
+	tq_check(h);
 }
 
 /* Parents and children in different tubes: a flush of the parents' tube
@@ -338,7 +329,7 @@ test_parent_dead_lettered(void **state)
 static void
 test_across_tubes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_flush_req fl = { "t", 1 };
@@ -363,7 +354,7 @@ test_across_tubes(void **state)
 	assert_int_equal(ts.waiting, 2);
 	assert_int_equal(queue_decide_flush(h->q, h->now, &fl, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, a), 0);
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_error(h, b, "task 1 failed: deleted");
@@ -376,7 +367,7 @@ test_across_tubes(void **state)
 static void
 test_put_decides_at_once(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, id, big[QUEUE_AFTER_MAX + 1];
 	struct queue_put_req req;
 	struct queue_put_res res;
@@ -403,7 +394,7 @@ test_put_decides_at_once(void **state)
 	assert_int_equal(state_of(h, id), 0);
 	assert_int_equal(put_after(h, "E", &b, 1, QUEUE_PARENT_IGNORE, &id), 0);
 	assert_int_equal(state_of(h, id), QUEUE_READY);
-	check(h);
+	tq_check(h);
 	/* more than 1,000 parents; a parent twice; a bad rule */
 	for (size_t i = 0; i <= QUEUE_AFTER_MAX; i++)
 		big[i] = a;
@@ -426,7 +417,7 @@ test_put_decides_at_once(void **state)
 	req.key_len = 1;
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_EINVAL);
-	check(h);
+	tq_check(h);
 }
 
 /* A parent named by its key, in the put's tube; a waiting task refuses
@@ -434,7 +425,7 @@ test_put_decides_at_once(void **state)
 static void
 test_after_key(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_update_req up;
@@ -498,7 +489,7 @@ test_after_key(void **state)
 	assert_int_equal(take(h), a);
 	ack(h, a, NULL);
 	assert_int_equal(take(h), b);
-	check(h);
+	tq_check(h);
 }
 
 /* Results: up to 65,535 bytes; one more is ERESULT. A parent's result
@@ -507,7 +498,7 @@ test_after_key(void **state)
 static void
 test_result_limit(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char *big = malloc(QUEUE_RESULT_MAX + 2);
 	struct queue_ack_req req;
 	struct qrec rec;
@@ -541,7 +532,7 @@ test_result_limit(void **state)
 	assert_int_equal(o, QUEUE_DEP_DONE);
 	assert_int_equal(len, QUEUE_RESULT_MAX);
 	assert_int_equal(take(h), b);
-	check(h);
+	tq_check(h);
 	free(big);
 }
 
@@ -614,7 +605,7 @@ test_record_codec(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue *q;
 	struct buf snap;
 	struct tq r;
@@ -642,7 +633,7 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(tq_snap_load(r.q, &snap), 0);
 	assert_true(tq_same(h->q, r.q, h->now));
 	r.lsn = h->lsn;
-	check(&r);
+	tq_check(&r);
 	assert_int_equal(take(&r), c);
 	assert_int_equal(take(&r), 0);
 	ack(&r, c, "rc");
@@ -662,7 +653,7 @@ test_replay_and_snapshot(void **state)
 static void
 test_random_steps(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { N = 6000 };
 	static uint8_t acked[N + 64], kicked[N + 64];
 	/* the parents a child was put after once they were gone and
@@ -773,7 +764,7 @@ test_random_steps(void **state)
 				del(h, id);
 			}
 		}
-		check(h);
+		tq_check(h);
 	}
 	/* the steps did kick, and dead-letter */
 	{
@@ -813,7 +804,7 @@ heap_bytes(void)
 static void
 test_memory_per_edge(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { P = 100, C = 100 };
 	uint64_t ps[P];
 	size_t base, used;
@@ -850,7 +841,7 @@ test_memory_per_edge(void **state)
 	assert_true(used <= (size_t)160 * 10 * C);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

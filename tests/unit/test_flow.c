@@ -11,13 +11,7 @@
 #include "t_queue.h"
 #include "queue/limits.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 static unsigned marks; /* on_ready calls for tube "t" */
 
@@ -29,26 +23,18 @@ on_ready(void *arg, const char *name, size_t len)
 		marks++;
 }
 
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	queue_on_ready(h->q, on_ready, NULL);
-	marks = 0;
-	*state = h;
-	return 0;
-}
-
-/* Every test ends with the queue's invariants (queue_check), the flow
+/* A harness at T0 (tq_setup) that counts the tube's wake-ups. Every test
+ * ends with the queue's invariants (tq_teardown: queue_check), the flow
  * limits' among them: valid, the bucket within its burst, the flows heap
  * in order and holding exactly the tubes that wait for a token. */
 static int
-teardown(void **state)
+setup(void **state)
 {
-	return tq_end(*state);
+	if (tq_setup(state) != 0)
+		return -1;
+	queue_on_ready(tq_of(state)->q, on_ready, NULL);
+	marks = 0;
+	return 0;
 }
 
 static void
@@ -122,7 +108,7 @@ ack(struct tq *h, uint64_t id)
 static void
 test_rate_holds_and_wakes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	int rc;
 
 	put_n(h, "t", 20);
@@ -150,7 +136,7 @@ test_rate_holds_and_wakes(void **state)
 static void
 test_many_tubes_wait_for_tokens(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char name[16];
 	int rc;
 
@@ -183,7 +169,7 @@ test_many_tubes_wait_for_tokens(void **state)
 static void
 test_rate_is_exact(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t n = 0;
 	int rc;
 
@@ -214,7 +200,7 @@ test_rate_is_exact(void **state)
 static void
 test_rate_largest(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t n = 0;
 	int rc;
 
@@ -237,7 +223,7 @@ test_rate_largest(void **state)
 static void
 test_cap_holds_and_frees(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b;
 	struct qrec rec;
 	int rc;
@@ -273,7 +259,7 @@ test_cap_holds_and_frees(void **state)
 static void
 test_cap_freed_by_session(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	int rc;
 
@@ -295,7 +281,7 @@ test_cap_freed_by_session(void **state)
 static void
 test_bad_limits(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_flow_view v;
 	struct qrec_limits l = { QREC_LIM_RATE, 0, 1000, 1, 0 };
 	size_t n;
@@ -352,7 +338,7 @@ test_bad_limits(void **state)
 static void
 test_view(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_flow_view v;
 	int rc;
 
@@ -384,7 +370,7 @@ test_view(void **state)
 static void
 test_limits_survive(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue *q;
 	struct buf snap;
 	struct tq r;
@@ -457,7 +443,7 @@ test_record_codec(void **state)
 static void
 test_unlimited_costs_nothing(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	int rc;
 
 	put_n(h, "t", 3);
@@ -471,7 +457,7 @@ test_unlimited_costs_nothing(void **state)
 	assert_true(take1(h, "t", &rc) != 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, tq_teardown)
 
 int
 main(void)

@@ -18,30 +18,7 @@
 #include "queue/tube.h"
 #include "queue/tslab.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts one task into tube t, group g (NULL: none), payload p. Returns
  * decide's result; the id in *id. */
@@ -137,7 +114,7 @@ tube_t(struct tq *h)
 static void
 test_round_robin(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[256];
 
 	assert_int_equal(put(h, NULL, 10, "n1", NULL), 0);
@@ -163,7 +140,7 @@ test_round_robin(void **state)
 static void
 test_priority_first(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[256];
 
 	assert_int_equal(put(h, "a", 10, "a1", NULL), 0);
@@ -181,7 +158,7 @@ test_priority_first(void **state)
 static void
 test_small_group_waits_one_round(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 
 	h->keep = false;
@@ -215,7 +192,7 @@ test_small_group_waits_one_round(void **state)
 static void
 test_empty_group_freed(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t a, b, id;
 
@@ -242,7 +219,7 @@ test_empty_group_freed(void **state)
 static void
 test_bad_names(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char longname[202];
 
 	memset(longname, 'g', sizeof(longname) - 1);
@@ -311,7 +288,7 @@ test_record_codec(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	struct queue *q;
 	struct buf snap;
@@ -376,7 +353,7 @@ test_replay_and_snapshot(void **state)
 static void
 test_random_steps(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t seed = 0x9e3779b97f4a7c15ULL, live[512];
 	size_t n = 0;
 	struct queue *q;
@@ -500,7 +477,7 @@ test_memory_per_group(void **state)
 {
 	const char *san = getenv("SLUICE_SANITIZED");
 	bool sanitized = san != NULL && strcmp(san, "1") == 0;
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	size_t base, plain, grouped;
 	enum { N = 10000 };
@@ -545,7 +522,7 @@ test_memory_per_group(void **state)
 		assert_true(heap_bytes() <= base + 2 * N);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

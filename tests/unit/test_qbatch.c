@@ -22,39 +22,7 @@
 #include "queue/qstate.h"
 #include "queue/tslab.h"
 
-#define T0 1700000000000LL
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
-
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts `p` into tube "t" in batch `b` (after `parent` when not 0). */
 static int
@@ -214,7 +182,7 @@ assert_payload_has(struct tq *h, uint64_t id, const char *want)
 static void
 test_success(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, ids[2];
 	struct queue_batch_info i;
 
@@ -234,7 +202,7 @@ test_success(void **state)
 	assert_int_equal(i.taken, 1);
 	ack(h, a);
 	ack(h, take(h, "t")); /* b */
-	check(h);
+	tq_check(h);
 	assert_int_equal(close_batch(h, "b1"), 0);
 	assert_int_equal(close_batch(h, "b1"), 0); /* again: nothing */
 	assert_null(queue_batch_owed(h->q));
@@ -247,7 +215,7 @@ test_success(void **state)
 	assert_int_equal(i.acked, 3);
 	assert_int_equal(i.ended_at, T0 + 15);
 	assert_int_equal(i.owed, 3);
-	check(h);
+	tq_check(h);
 	fire(h, ids);
 	assert_int_not_equal(ids[0], 0);
 	assert_int_equal(ids[1], ids[0] + 1);
@@ -259,7 +227,7 @@ test_success(void **state)
 	assert_payload_has(h, ids[1], "\"event\":\"complete\"");
 	assert_int_equal(bput(h, "b1", "E", 0, NULL), SLUICE_EBATCH);
 	assert_int_equal(set(h, "b1", "ok", NULL, NULL, NULL), SLUICE_EBATCH);
-	check(h);
+	tq_check(h);
 }
 
 /* A fatal fail (buried), a delete, a dead-lettered task: on_complete
@@ -267,7 +235,7 @@ test_success(void **state)
 static void
 test_complete_with_failures(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, ids[2];
 	struct queue_batch_info i;
 
@@ -292,7 +260,7 @@ test_complete_with_failures(void **state)
 	assert_int_equal(ids[0], 0);
 	assert_payload_has(h, ids[1], "\"buried\":1,\"acked\":1,\"failed\":1");
 	assert_int_equal(take(h, "ok"), 0);
-	check(h);
+	tq_check(h);
 }
 
 /* The live tasks of a batch (its cancel's list): waiting, ready, taken,
@@ -301,7 +269,7 @@ test_complete_with_failures(void **state)
 static void
 test_live_ids(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, d, e, other, *ids;
 	size_t n;
 
@@ -324,7 +292,7 @@ test_live_ids(void **state)
 	    queue_batch_live_ids(h->q, "nope", 4, &ids, &n), SLUICE_ENOTFOUND);
 	assert_null(ids);
 	assert_int_equal(n, 0);
-	check(h);
+	tq_check(h);
 }
 
 /* Closing an empty batch ends it at once; a batch of none but callbacks
@@ -332,7 +300,7 @@ test_live_ids(void **state)
 static void
 test_close_empty_and_forget(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t ids[2];
 
 	assert_int_equal(close_batch(h, "nope"), SLUICE_ENOTFOUND);
@@ -345,14 +313,14 @@ test_close_empty_and_forget(void **state)
 	queue_tick(h->q, h->now);
 	assert_null(queue_batch_find(h->q, "e", 1));
 	assert_int_equal(bput(h, "e", "new", 0, NULL), 0); /* a new one */
-	check(h);
+	tq_check(h);
 }
 
 /* Bad input changes nothing. */
 static void
 test_bad_input(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char big[QREC_BATCH_MAX + 2];
 	char *pl = malloc(QREC_BATCH_PAYLOAD_MAX + 2);
 	struct queue_put_req req;
@@ -388,7 +356,7 @@ test_bad_input(void **state)
 static void
 test_records(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec, back;
 	struct buf b;
 	uint64_t ids[2];
@@ -438,7 +406,7 @@ test_records(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue *q;
 	struct buf snap;
 	struct tq r;
@@ -466,7 +434,7 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(tq_snap_load(r.q, &snap), 0);
 	assert_true(tq_same(h->q, r.q, h->now));
 	r.lsn = h->lsn;
-	check(&r);
+	tq_check(&r);
 	fire(&r, ids); /* o's, once */
 	assert_int_not_equal(ids[1], 0);
 	assert_null(queue_batch_owed(r.q));
@@ -477,7 +445,7 @@ test_replay_and_snapshot(void **state)
 	del(&r, take(&r, "t"));
 	assert_true(show(&r, "l").ended);
 	assert_int_equal(show(&r, "l").failed, 2);
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
 	buf_fini(&snap);
 }
@@ -487,7 +455,7 @@ test_replay_and_snapshot(void **state)
 static void
 test_many(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t ids[2];
 	int n = 10000;
 
@@ -507,7 +475,7 @@ test_many(void **state)
 	assert_int_not_equal(ids[0], 0);
 	assert_int_not_equal(ids[1], 0);
 	assert_null(queue_batch_owed(h->q));
-	check(h);
+	tq_check(h);
 }
 
 static size_t
@@ -523,7 +491,7 @@ heap_bytes(void)
 static void
 test_memory(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { N = 10000 };
 	size_t base, used;
 
@@ -556,7 +524,7 @@ test_memory(void **state)
 static void
 test_list(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_batch_info v[8];
 	uint64_t a, b1, b2, c, d, plain, ids[2];
 	uint32_t n = 0;
@@ -624,10 +592,10 @@ test_list(void **state)
 	assert_int_equal(queue_batch_list(h->q, h->now, 8, v, &n), 0);
 	assert_int_equal(n, 5);
 	assert_string_equal(v[4].b->name, "c");
-	check(h);
+	tq_check(h);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)
