@@ -177,6 +177,54 @@ tq_commit(struct tq *h, const struct qrec *rec)
 	return 0;
 }
 
+/* Acks task id, taken, with its lease: decided and committed, or the test
+ * fails. */
+static inline void
+tq_ack(struct tq *h, uint64_t id)
+{
+	struct queue_task_view v;
+	struct queue_ack_req req;
+	struct qrec rec;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	memset(&req, 0, sizeof(req));
+	req.id = id;
+	req.lease = v.lease;
+	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* Fails task id, taken, with its lease, for good (fatal) with `error`:
+ * decided and committed, or the test fails. */
+static inline void
+tq_fail_fatal(struct tq *h, uint64_t id, const char *error)
+{
+	struct queue_task_view v;
+	struct queue_fail_req req;
+	struct qrec rec;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	memset(&req, 0, sizeof(req));
+	req.id = id;
+	req.lease = v.lease;
+	req.error = error;
+	req.error_len = strlen(error);
+	req.fatal = true;
+	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* Deletes task id: decided and committed, or the test fails. */
+static inline void
+tq_delete(struct tq *h, uint64_t id)
+{
+	struct queue_delete_req req = { .id = id };
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
 /* Applies log entries [from, to) of h to q. Returns 0 or the first error. */
 static inline int
 tq_replay(const struct tq *h, struct queue *q, size_t from, size_t to)

@@ -20,34 +20,6 @@
 #include "queue/qstate.h"
 #include "queue/tslab.h"
 
-static void
-fail_fatal(struct tq *h, uint64_t id, const char *error)
-{
-	struct queue_task_view v;
-	struct queue_fail_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	req.error = error;
-	req.error_len = strlen(error);
-	req.fatal = true;
-	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-del(struct tq *h, uint64_t id)
-{
-	struct queue_delete_req req = { .id = id };
-	struct qrec rec;
-
-	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* Parent p's result as child's take sees it is `want`. */
 static void
 assert_result(struct tq *h, uint64_t p, const char *want)
@@ -134,7 +106,7 @@ chain(struct tq *h, int rule, uint64_t *a, uint64_t *b, uint64_t *c)
 	assert_int_equal(put_after(h, "B", a, 1, rule, b), 0);
 	assert_int_equal(put_after(h, "C", b, 1, rule, c), 0);
 	assert_int_equal(take(h), *a);
-	fail_fatal(h, *a, "boom");
+	tq_fail_fatal(h, *a, "boom");
 	tq_check(h);
 }
 
@@ -178,7 +150,7 @@ test_parent_fails_cancel(void **state)
 	assert_int_equal(put_after(h, "C", &b, 1, QUEUE_PARENT_CANCEL, &c), 0);
 	/* D ignores C's failure: it runs once C is cancelled */
 	assert_int_equal(put_after(h, "D", &c, 1, QUEUE_PARENT_IGNORE, &d), 0);
-	del(h, a); /* deleted: failed for good */
+	tq_delete(h, a); /* deleted: failed for good */
 	tq_check(h);
 	assert_int_equal(state_of(h, b), 0);
 	assert_int_equal(state_of(h, c), 0);
@@ -248,7 +220,7 @@ test_cancelled_parent_named(void **state)
 	assert_int_equal(take(h), c);
 	assert_int_equal(queue_decide_cancel(h->q, h->now, c, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	fail_fatal(h, c, "boom");
+	tq_fail_fatal(h, c, "boom");
 	assert_int_equal(state_of(h, c), 0);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", c);
 	assert_error(h, d, want);
@@ -271,7 +243,7 @@ test_cancelled_parent_named(void **state)
 	/* deleted by an operator */
 	a = put0(h, "F");
 	assert_int_equal(put_after(h, "G", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
-	del(h, a);
+	tq_delete(h, a);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: deleted", a);
 	assert_error(h, b, want);
 	tq_check(h);
@@ -291,7 +263,7 @@ test_long_cancel_chain(void **state)
 		    put_after(h, "x", &prev, 1, QUEUE_PARENT_CANCEL, &id), 0);
 		prev = id;
 	}
-	del(h, first);
+	tq_delete(h, first);
 	assert_int_equal(state_of(h, prev), 0);
 	assert_int_equal(h->q->ntasks, 0);
 	assert_int_equal(h->q->deps.nodes.len, 0);
@@ -317,7 +289,7 @@ test_parent_dead_lettered(void **state)
 	a = put0(h, "A");
 	assert_int_equal(put_after(h, "B", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
 	assert_int_equal(take(h), a);
-	fail_fatal(h, a, "bad row");
+	tq_fail_fatal(h, a, "bad row");
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_error(h, b, "task 1 failed: bad row");
 	tq_check(h);
@@ -386,7 +358,7 @@ test_put_decides_at_once(void **state)
 	assert_int_equal(state_of(h, b), QUEUE_READY);
 	/* buried: the rule at once */
 	assert_int_equal(take(h), b);
-	fail_fatal(h, b, "no");
+	tq_fail_fatal(h, b, "no");
 	assert_int_equal(put_after(h, "C", &b, 1, QUEUE_PARENT_FAIL, &c), 0);
 	assert_int_equal(state_of(h, c), QUEUE_BURIED);
 	assert_error(h, c, "task 2 failed: no");
@@ -738,7 +710,7 @@ test_random_steps(void **state)
 				        d.on_parent == QUEUE_PARENT_IGNORE));
 			}
 			if (op == 8) {
-				fail_fatal(h, id, "x");
+				tq_fail_fatal(h, id, "x");
 			} else {
 				ack(h, id, "r");
 				acked[id] = 1;
@@ -761,7 +733,7 @@ test_random_steps(void **state)
 			id = next - 1 - (seed >> 24) % 8;
 			if (id >= 1 && state_of(h, id) != 0 &&
 			    state_of(h, id) != QUEUE_TAKEN) {
-				del(h, id);
+				tq_delete(h, id);
 			}
 		}
 		tq_check(h);

@@ -87,21 +87,6 @@ limit(struct tq *h, const char *tube, uint8_t set, uint8_t unset, uint32_t rate,
 	return tq_commit(h, &rec);
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* A rate of 10/s with a burst of 2: two takes at once, then none; the
  * queue's next wake is when the next token comes (100 ms), and reaching
  * it marks the tube (a waiting take wakes on a timer). */
@@ -236,7 +221,7 @@ test_cap_holds_and_frees(void **state)
 	assert_int_equal(take1(h, "t", &rc), 0);
 	assert_int_equal(rc, SLUICE_ETIMEDOUT);
 	marks = 0;
-	ack(h, a);
+	tq_ack(h, a);
 	assert_int_equal(marks, 1);
 	a = take1(h, "t", &rc);
 	assert_true(a != 0);

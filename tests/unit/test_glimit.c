@@ -74,21 +74,6 @@ takes(struct tq *h, int n, char *out, uint64_t *ids)
 	out[i] = '\0';
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* A GROUP_SET request; returns decide's result (committed). */
 static int
 gset(struct tq *h, const char *g, uint8_t set, uint8_t unset, uint32_t rate,
@@ -135,7 +120,7 @@ test_group_cap(void **state)
 	takes(h, 10, got, ids);
 	assert_string_equal(got, "abnn");
 	tq_check(h);
-	ack(h, ids[0]); /* a's slot frees: a goes again, b still held */
+	tq_ack(h, ids[0]); /* a's slot frees: a goes again, b still held */
 	takes(h, 10, got, NULL);
 	assert_string_equal(got, "a");
 	/* the tube's group settings hold without the cap lifted elsewhere */
@@ -232,8 +217,8 @@ test_override_pause(void **state)
 	assert_int_equal(gset(h, "a", 0, QREC_LIM_CONCURRENCY, 0, 0, 0, 0), 0);
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, "");
-	ack(h, ids[0]);
-	ack(h, ids[1]);
+	tq_ack(h, ids[0]);
+	tq_ack(h, ids[1]);
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, ""); /* a: still 1 taken of 1 */
 	tq_check(h);
@@ -356,7 +341,7 @@ test_wakes(void **state)
 	takes(h, 4, got, ids);
 	assert_string_equal(got, "a");
 	nready = 0;
-	ack(h, ids[0]);
+	tq_ack(h, ids[0]);
 	assert_true(nready > 0);
 	assert_int_equal(gset(h, "a", 0, 0, 0, 0, 0, QUEUE_GROUP_PAUSE), 0);
 	nready = 0;
@@ -385,7 +370,7 @@ test_taken_before_groups(void **state)
 	takes(h, 8, got, NULL);
 	assert_string_equal(got, "na"); /* the "" group is not held */
 	tq_check(h);
-	ack(h, ids[0]);
+	tq_ack(h, ids[0]);
 	tq_check(h);
 }
 

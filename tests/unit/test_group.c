@@ -62,21 +62,6 @@ take(struct tq *h, struct queue_task_view *v)
 	return rec.u.take.id;
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* The payloads of the next n takes, acked, as one string "a1 b1 ...". */
 static void
 take_n(struct tq *h, int n, char *out, size_t cap)
@@ -91,7 +76,7 @@ take_n(struct tq *h, int n, char *out, size_t cap)
 		assert_true(id != 0);
 		len += (size_t)snprintf(out + len, cap - len, "%s%.*s",
 		    i ? " " : "", (int)v.payload_len, (const char *)v.payload);
-		ack(h, id);
+		tq_ack(h, id);
 	}
 }
 
@@ -172,7 +157,7 @@ test_small_group_waits_one_round(void **state)
 		do {
 			got = take(h, &v);
 			assert_true(got != 0);
-			ack(h, got);
+			tq_ack(h, got);
 			waited++;
 		} while (got != id && waited < 10);
 		assert_true(waited <= 2);
@@ -180,7 +165,7 @@ test_small_group_waits_one_round(void **state)
 		for (int k = 0; k < round % 5; k++) {
 			got = take(h, &v);
 			assert_group(&v, "big");
-			ack(h, got);
+			tq_ack(h, got);
 		}
 	}
 	assert_null(groups_find(tube_t(h), "small", 5));
@@ -204,13 +189,13 @@ test_empty_group_freed(void **state)
 	assert_group(&v, "a");
 	/* taken: a has no ready task but lives */
 	assert_non_null(groups_find(tube_t(h), "a", 1));
-	ack(h, a);
+	tq_ack(h, a);
 	assert_null(groups_find(tube_t(h), "a", 1));
 	assert_int_equal(tube_t(h)->groups->n, 1);
 	assert_int_equal(queue_peek(h->q, h->now, b, &v), 0);
 	assert_int_equal(v.group_len, 1);
 	id = take(h, &v);
-	ack(h, id);
+	tq_ack(h, id);
 	assert_null(tube_t(h)->groups);
 }
 
@@ -415,7 +400,7 @@ test_random_steps(void **state)
 				    0);
 				assert_int_equal(tq_commit(h, &rec), 0);
 			} else {
-				ack(h, id);
+				tq_ack(h, id);
 			}
 		} else if (op <= 6 && n > 0) { /* kick or delete one */
 			size_t i = (size_t)(x >> 3) % n;
@@ -432,7 +417,7 @@ test_random_steps(void **state)
 			}
 		} else { /* a take and an ack */
 			if ((id = take(h, &v)) != 0)
-				ack(h, id);
+				tq_ack(h, id);
 		}
 		if (step % 97 == 0 && queue_check(h->q, &why) != 0)
 			fail_msg("step %d: queue_check: %s", step, why);
@@ -490,7 +475,7 @@ test_memory_per_group(void **state)
 		assert_int_equal(put(h, NULL, 10, "x", NULL), 0);
 	plain = heap_bytes() - base;
 	for (int i = 0; i < N; i++)
-		ack(h, take(h, &v));
+		tq_ack(h, take(h, &v));
 	base = heap_bytes();
 	for (int i = 0; i < N; i++) {
 		char g[16];
@@ -508,7 +493,7 @@ test_memory_per_group(void **state)
 	if (!sanitized)
 		assert_true(grouped < plain || (grouped - plain) / N < 100);
 	for (int i = 0; i < N + 1; i++)
-		ack(h, take(h, &v));
+		tq_ack(h, take(h, &v));
 	assert_null(tube_t(h)->groups);
 	/* the acks' outcomes (outcome.h) go when their window ends */
 	h->now += QUEUE_DEFAULT_DEDUP_MS;

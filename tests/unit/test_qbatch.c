@@ -66,49 +66,6 @@ take(struct tq *h, const char *tube)
 	return rec.u.take.id;
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-fail_fatal(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_fail_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	req.error = "boom";
-	req.error_len = 4;
-	req.fatal = true;
-	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-del(struct tq *h, uint64_t id)
-{
-	struct queue_delete_req req = { .id = id };
-	struct qrec rec;
-
-	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 static int
 set(struct tq *h, const char *b, const char *st, const char *sp, const char *ct,
     const char *cp)
@@ -200,8 +157,8 @@ test_success(void **state)
 	assert_int_equal(take(h, "t"), a);
 	i = show(h, "b1");
 	assert_int_equal(i.taken, 1);
-	ack(h, a);
-	ack(h, take(h, "t")); /* b */
+	tq_ack(h, a);
+	tq_ack(h, take(h, "t")); /* b */
 	tq_check(h);
 	assert_int_equal(close_batch(h, "b1"), 0);
 	assert_int_equal(close_batch(h, "b1"), 0); /* again: nothing */
@@ -209,7 +166,7 @@ test_success(void **state)
 	assert_int_equal(bput(h, "b1", "D", 0, NULL), SLUICE_EBATCH);
 	h->now += 5;
 	assert_int_equal(take(h, "t"), c);
-	ack(h, c);
+	tq_ack(h, c);
 	i = show(h, "b1");
 	assert_true(i.ended);
 	assert_int_equal(i.acked, 3);
@@ -245,11 +202,11 @@ test_complete_with_failures(void **state)
 	assert_int_equal(set(h, "b2", "ok", NULL, "done", "p"), 0);
 	assert_int_equal(close_batch(h, "b2"), 0);
 	assert_int_equal(take(h, "t"), a);
-	fail_fatal(h, a);
-	del(h, b);
+	tq_fail_fatal(h, a, "boom");
+	tq_delete(h, b);
 	assert_int_equal(take(h, "t"), c);
 	assert_null(queue_batch_owed(h->q));
-	ack(h, c);
+	tq_ack(h, c);
 	i = show(h, "b2");
 	assert_true(i.ended);
 	assert_int_equal(i.buried, 1);
@@ -280,9 +237,9 @@ test_live_ids(void **state)
 	assert_int_equal(bput(h, "lv", "E", c, &e), 0); /* waits for C */
 	assert_int_equal(bput(h, "other", "X", 0, &other), 0);
 	assert_int_equal(take(h, "t"), a);
-	ack(h, a);
+	tq_ack(h, a);
 	assert_int_equal(take(h, "t"), b);
-	fail_fatal(h, b);                  /* buried */
+	tq_fail_fatal(h, b, "boom");       /* buried */
 	assert_int_equal(take(h, "t"), c); /* taken */
 	assert_int_equal(queue_batch_live_ids(h->q, "lv", 2, &ids, &n), 0);
 	assert_int_equal(n, 3);
@@ -369,7 +326,7 @@ test_records(void **state)
 	assert_int_equal(qrec_decode(rec.type, b.data, b.len, &back), 0);
 	assert_int_equal(back.u.batch.name_len, 1);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	del(h, take(h, "t"));
+	tq_delete(h, take(h, "t"));
 	assert_int_equal(show(h, "r").owed, 0); /* failed: no success */
 	assert_int_equal(set(h, "s", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(close_batch(h, "s"), 0);
@@ -415,12 +372,12 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(set(h, "f", "ok", NULL, NULL, NULL), 0);
 	assert_int_equal(bput(h, "f", "A", 0, NULL), 0);
 	assert_int_equal(close_batch(h, "f"), 0);
-	ack(h, take(h, "t"));
+	tq_ack(h, take(h, "t"));
 	fire(h, ids);
 	assert_int_equal(set(h, "o", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(bput(h, "o", "B", 0, NULL), 0);
 	assert_int_equal(close_batch(h, "o"), 0);
-	ack(h, take(h, "t")); /* o ends; owes on_complete */
+	tq_ack(h, take(h, "t")); /* o ends; owes on_complete */
 	assert_int_equal(set(h, "l", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(bput(h, "l", "C", 0, &live), 0);
 	assert_int_equal(bput(h, "l", "D", 0, NULL), 0);
@@ -441,8 +398,8 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(show(&r, "l").total, 2);
 	assert_int_equal(show(&r, "l").ready, 2);
 	assert_int_equal(close_batch(&r, "l"), 0);
-	del(&r, live);
-	del(&r, take(&r, "t"));
+	tq_delete(&r, live);
+	tq_delete(&r, take(&r, "t"));
 	assert_true(show(&r, "l").ended);
 	assert_int_equal(show(&r, "l").failed, 2);
 	tq_check(&r);
@@ -468,7 +425,7 @@ test_many(void **state)
 
 		assert_int_not_equal(id, 0);
 		assert_null(queue_batch_owed(h->q));
-		ack(h, id);
+		tq_ack(h, id);
 	}
 	assert_int_equal(show(h, "big").acked, (uint64_t)n);
 	fire(h, ids);
@@ -540,13 +497,13 @@ test_list(void **state)
 	assert_int_equal(close_batch(h, "c"), 0);
 	assert_int_equal(take(h, "t"), b2);
 	assert_int_equal(take(h, "t"), c);
-	ack(h, c); /* c ends at T0 + 20 */
+	tq_ack(h, c); /* c ends at T0 + 20 */
 	h->now += 10;
 	assert_int_equal(bput(h, "d", "x", 0, &d), 0);
 	assert_int_equal(close_batch(h, "d"), 0);
 	assert_int_equal(take(h, "t"), d);
 	h->now += 10;
-	ack(h, d); /* d ends at T0 + 40 */
+	tq_ack(h, d); /* d ends at T0 + 40 */
 	assert_int_equal(set(h, "empty", "ok", NULL, NULL, NULL), 0);
 	assert_int_equal(bput(h, NULL, "p", 0, &plain), 0);
 	h->now += 10;
