@@ -177,10 +177,10 @@ tq_commit(struct tq *h, const struct qrec *rec)
 	return 0;
 }
 
-/* Acks task id, taken, with its lease: decided and committed, or the test
- * fails. */
+/* Acks task id, taken, with its lease and `result` (NULL: none): decided
+ * and committed, or the test fails. */
 static inline void
-tq_ack(struct tq *h, uint64_t id)
+tq_ack_result(struct tq *h, uint64_t id, const char *result)
 {
 	struct queue_task_view v;
 	struct queue_ack_req req;
@@ -190,8 +190,16 @@ tq_ack(struct tq *h, uint64_t id)
 	memset(&req, 0, sizeof(req));
 	req.id = id;
 	req.lease = v.lease;
+	req.result = result;
+	req.result_len = result ? strlen(result) : 0;
 	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+static inline void
+tq_ack(struct tq *h, uint64_t id)
+{
+	tq_ack_result(h, id, NULL);
 }
 
 /* Fails task id, taken, with its lease, for good (fatal) with `error`:

@@ -77,22 +77,22 @@ test_diamond(void **state)
 
 	assert_int_equal(take(h), a);
 	assert_int_equal(take(h), 0); /* B, C wait */
-	ack(h, a, "ra");
+	tq_ack_result(h, a, "ra");
 	tq_check(h);
 	x = take(h);
 	y = take(h);
 	assert_true((x == b && y == c) || (x == c && y == b));
 	assert_result(h, a, "ra");
 	assert_int_equal(take(h), 0);
-	ack(h, b, "rb");
+	tq_ack_result(h, b, "rb");
 	assert_int_equal(state_of(h, dd), QUEUE_WAITING);
-	ack(h, c, "rc");
+	tq_ack_result(h, c, "rc");
 	tq_check(h);
 	assert_int_equal(take(h), dd);
 	assert_result(h, b, "rb");
 	assert_result(h, c, "rc");
 	assert_int_equal(take(h), 0);
-	ack(h, dd, NULL);
+	tq_ack_result(h, dd, NULL);
 	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0); /* nothing left */
 	assert_int_equal(h->q->deps.nedges, 0);
@@ -134,7 +134,7 @@ test_parent_fails_ignore(void **state)
 	assert_int_equal(state_of(h, b), QUEUE_READY);
 	assert_int_equal(state_of(h, c), QUEUE_WAITING);
 	assert_int_equal(take(h), b);
-	ack(h, b, NULL);
+	tq_ack_result(h, b, NULL);
 	assert_int_equal(take(h), c);
 	tq_check(h);
 }
@@ -156,7 +156,7 @@ test_parent_fails_cancel(void **state)
 	assert_int_equal(state_of(h, c), 0);
 	assert_int_equal(state_of(h, d), QUEUE_READY);
 	assert_int_equal(take(h), d);
-	ack(h, d, NULL);
+	tq_ack_result(h, d, NULL);
 	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0);
 }
@@ -180,7 +180,7 @@ test_parent_cancelled(void **state)
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_int_equal(state_of(h, c), QUEUE_READY);
 	assert_int_equal(take(h), c);
-	ack(h, c, NULL);
+	tq_ack_result(h, c, NULL);
 	/* taken, then cancelled: its child waits until the lease ends */
 	x = put0(h, "X");
 	assert_int_equal(put_after(h, "Y", &x, 1, QUEUE_PARENT_CANCEL, &y), 0);
@@ -188,7 +188,7 @@ test_parent_cancelled(void **state)
 	assert_int_equal(queue_decide_cancel(h->q, h->now, x, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
 	assert_int_equal(state_of(h, y), QUEUE_WAITING);
-	ack(h, x, "late");
+	tq_ack_result(h, x, "late");
 	tq_check(h);
 	assert_int_equal(state_of(h, x), 0);
 	assert_int_equal(state_of(h, y), 0); /* cancelled with its parent */
@@ -353,7 +353,7 @@ test_put_decides_at_once(void **state)
 	/* acked and gone: satisfied */
 	a = put0(h, "A");
 	assert_int_equal(take(h), a);
-	ack(h, a, "ra");
+	tq_ack_result(h, a, "ra");
 	assert_int_equal(put_after(h, "B", &a, 1, 0, &b), 0);
 	assert_int_equal(state_of(h, b), QUEUE_READY);
 	/* buried: the rule at once */
@@ -459,7 +459,7 @@ test_after_key(void **state)
 	assert_int_equal(
 	    queue_decide_update(h->q, h->now, &up, &rec), SLUICE_ESTATE);
 	assert_int_equal(take(h), a);
-	ack(h, a, NULL);
+	tq_ack_result(h, a, NULL);
 	assert_int_equal(take(h), b);
 	tq_check(h);
 }
@@ -592,9 +592,9 @@ test_replay_and_snapshot(void **state)
 		assert_int_equal(put_after(h, "D", bc, 2, 0, &d), 0);
 	}
 	assert_int_equal(take(h), a);
-	ack(h, a, "ra");
+	tq_ack_result(h, a, "ra");
 	assert_int_equal(take(h), b);
-	ack(h, b, "rb");
+	tq_ack_result(h, b, "rb");
 	q = queue_new(NULL);
 	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
 	assert_true(tq_same(h->q, q, h->now));
@@ -608,7 +608,7 @@ test_replay_and_snapshot(void **state)
 	tq_check(&r);
 	assert_int_equal(take(&r), c);
 	assert_int_equal(take(&r), 0);
-	ack(&r, c, "rc");
+	tq_ack_result(&r, c, "rc");
 	assert_int_equal(take(&r), d);
 	assert_result(&r, b, "rb");
 	assert_result(&r, c, "rc");
@@ -712,7 +712,7 @@ test_random_steps(void **state)
 			if (op == 8) {
 				tq_fail_fatal(h, id, "x");
 			} else {
-				ack(h, id, "r");
+				tq_ack_result(h, id, "r");
 				acked[id] = 1;
 			}
 		} else if (next > 1 && (seed >> 50) % 3 == 0) {

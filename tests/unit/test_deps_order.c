@@ -89,12 +89,12 @@ test_parents_in_any_order(void **state)
 	assert_int_equal(take(&r), p[0]);
 	assert_int_equal(take(&r), p[1]);
 	assert_int_equal(take(&r), p[2]);
-	ack(&r, p[2], NULL);
-	ack(&r, p[0], NULL);
+	tq_ack_result(&r, p[2], NULL);
+	tq_ack_result(&r, p[0], NULL);
 	assert_int_equal(state_of(&r, j), QUEUE_WAITING);
 	assert_int_equal(queue_task_deps(r.q, j, &d), 0);
 	assert_int_equal(d.pending, 1);
-	ack(&r, p[1], "r1");
+	tq_ack_result(&r, p[1], "r1");
 	assert_int_equal(state_of(&r, j), QUEUE_READY);
 	assert_result(&r, p[1], "r1");
 	tq_check(&r);
