@@ -6,6 +6,7 @@
 #ifndef SLUICE_T_QUEUE_H
 #define SLUICE_T_QUEUE_H
 
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "t_lib.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 #include "util/buf.h"
 
@@ -100,6 +102,17 @@ tq_end(struct tq *h)
 	tq_fini(h);
 	free(h);
 	return rc;
+}
+
+/* The bytes the process holds on its heap (malloc's, mapped blocks
+ * included) and in the task slabs (tslab.h): a memory test's measure.
+ * Malloc's counts mean nothing under the sanitizers. */
+static inline size_t
+tq_heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd + tslab_bytes();
 }
 
 /* A unix time in ms for a test's clock to start at. */
@@ -308,6 +321,36 @@ tq_same(struct queue *a, struct queue *b, int64_t now)
 	buf_fini(&x);
 	buf_fini(&y);
 	return same;
+}
+
+/* A queue with the default settings that applies h's log from the start
+ * must be in h's state. */
+static inline void
+tq_replayed(struct tq *h)
+{
+	struct queue *q = queue_new(NULL);
+
+	assert_non_null(q);
+	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_free(q);
+}
+
+/* Harness r, made here at h's time and LSN (default settings), loaded
+ * from h's snapshot, must be in h's state; the test may go on with it,
+ * then tq_fini(r). */
+static inline void
+tq_loaded(struct tq *h, struct tq *r)
+{
+	struct buf snap;
+
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	tq_init(r, NULL, h->now);
+	assert_int_equal(tq_snap_load(r->q, &snap), 0);
+	buf_fini(&snap);
+	assert_true(tq_same(h->q, r->q, h->now));
+	r->lsn = h->lsn;
 }
 
 #endif

@@ -311,7 +311,6 @@ test_throttle_survives(void **state)
 	struct tq *h = tq_of(state), r;
 	struct queue_put_res res;
 	struct qrec rec;
-	struct buf snap;
 	uint64_t id, lease;
 	int rc;
 
@@ -328,12 +327,7 @@ test_throttle_survives(void **state)
 	assert_true(res.throttled && res.id == id);
 	tq_fini(&r);
 
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_loaded(h, &r);
 	assert_int_equal(put_mode(&r, "b", 0, 60000, &res, &rec), 0);
 	assert_true(res.throttled && res.id == id);
 	/* past the window (the snapshot's entry ended): a new task */
@@ -341,7 +335,6 @@ test_throttle_survives(void **state)
 	assert_int_equal(put_mode(&r, "c", 0, 60000, &res, &rec), 0);
 	assert_true(res.created && res.id > id);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A PUT_T body: a PUT's, the window's end, then the group (empty here);

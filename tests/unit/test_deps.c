@@ -8,7 +8,6 @@
  * child before its parents are acked; an edge costs at most 32 bytes.
  * Every record goes through the harness (decide, encode, decode, apply). */
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 #include "t_deps.h"
 #include "queue/deps.h"
 #include "queue/qstate.h"
-#include "queue/tslab.h"
 
 /* Parent p's result as child's take sees it is `want`. */
 static void
@@ -202,7 +200,6 @@ static void
 test_cancelled_parent_named(void **state)
 {
 	struct tq *h = tq_of(state);
-	struct buf snap;
 	struct qrec rec;
 	struct tq r;
 	uint64_t a, b, c, d, e;
@@ -225,12 +222,7 @@ test_cancelled_parent_named(void **state)
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", c);
 	assert_error(h, d, want);
 	tq_check(h);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_loaded(h, &r);
 	/* a later child of A, on the loaded queue and on the live one */
 	assert_int_equal(put_after(&r, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", a);
@@ -239,7 +231,6 @@ test_cancelled_parent_named(void **state)
 	assert_error(h, e, want);
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 	/* deleted by an operator */
 	a = put0(h, "F");
 	assert_int_equal(put_after(h, "G", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
@@ -578,8 +569,6 @@ static void
 test_replay_and_snapshot(void **state)
 {
 	struct tq *h = tq_of(state);
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	uint64_t a, b, c, d;
 
@@ -595,16 +584,8 @@ test_replay_and_snapshot(void **state)
 	tq_ack_result(h, a, "ra");
 	assert_int_equal(take(h), b);
 	tq_ack_result(h, b, "rb");
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_check(&r);
 	assert_int_equal(take(&r), c);
 	assert_int_equal(take(&r), 0);
@@ -614,7 +595,6 @@ test_replay_and_snapshot(void **state)
 	assert_result(&r, c, "rc");
 	assert_int_equal(take(&r), 0);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* Random puts with random parents and rules, takes, acks, fatal fails
@@ -631,8 +611,6 @@ test_random_steps(void **state)
 	/* the parents a child was put after once they were gone and
 	 * forgotten (deleted, cancelled: deps.h, they count as acked) */
 	static uint64_t forgot[N + 64][4];
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	uint64_t seed = 42;
 
@@ -750,25 +728,9 @@ test_random_steps(void **state)
 		    queue_tube_stats(h->q, h->now, "dl", 2, &ts), 0);
 		assert_true(ts.ctr.put + ts.ready + ts.taken > 0);
 	}
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_fini(&r);
-	buf_fini(&snap);
-}
-
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* 100 children, each waiting on the same 100 parents: 10,000 edges cost
@@ -786,28 +748,28 @@ test_memory_per_edge(void **state)
 		ps[i] = put0(h, "p");
 	for (int i = 0; i < C; i++)
 		assert_int_equal(put_after(h, "c", ps, 1, 0, NULL), 0);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < C; i++)
 		assert_int_equal(put_after(h, "c", ps, P, 0, NULL), 0);
-	used = heap_bytes() - base;
+	used = tq_heap_bytes() - base;
 	/* minus what 100 tasks cost without parents */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < C; i++)
 		put0(h, "c");
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("%zu bytes for %d edges: %.1f a edge\n", used, P * C,
 	    (double)used / (P * C));
 	assert_true(used <= (size_t)32 * P * C);
 	/* a child of one parent: its node dominates (an edge is 16 bytes
 	 * of it) */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < 10 * C; i++)
 		assert_int_equal(put_after(h, "c", ps, 1, 0, NULL), 0);
-	used = heap_bytes() - base;
-	base = heap_bytes();
+	used = tq_heap_bytes() - base;
+	base = tq_heap_bytes();
 	for (int i = 0; i < 10 * C; i++)
 		put0(h, "c");
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("a child of one parent: %.1f bytes more than a task\n",
 	    (double)used / (10 * C));
 	assert_true(used <= (size_t)160 * 10 * C);

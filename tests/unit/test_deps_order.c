@@ -39,7 +39,6 @@ test_parents_in_any_order(void **state)
 	struct queue_task_deps d;
 	struct queue_put_req req;
 	struct queue_put_res res;
-	struct buf snap;
 	struct qrec rec;
 	struct tq r;
 	uint64_t p[3], c[3], j, twice[3];
@@ -74,12 +73,7 @@ test_parents_in_any_order(void **state)
 	assert_int_equal(d.children[0], j);
 	tq_check(h);
 	/* through a snapshot: the same graph, and it grows on */
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_loaded(h, &r);
 	assert_int_equal(put_after(&r, "c", &p[1], 1, 0, NULL), 0);
 	assert_int_equal(queue_task_deps(r.q, p[1], &d), 0);
 	assert_int_equal(d.nchildren, 2);
@@ -99,7 +93,6 @@ test_parents_in_any_order(void **state)
 	assert_result(&r, p[1], "r1");
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)

@@ -356,8 +356,6 @@ static void
 test_limits_survive(void **state)
 {
 	struct tq *h = tq_of(state);
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	int rc;
 
@@ -368,18 +366,8 @@ test_limits_survive(void **state)
 	    0);
 	take1(h, "t", &rc);
 	take1(h, "t", &rc);
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	queue_free(r.q);
-	r.q = queue_new(NULL);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	r.now = h->now;
 	/* the cap: 2 taken, nothing more */
 	assert_int_equal(take1(&r, "t", &rc), 0);
@@ -393,7 +381,6 @@ test_limits_survive(void **state)
 	/* a snapshot of a tube without limits has no TUBE_LIMIT entry;
 	 * deleting a limited tube takes its limits with it */
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A TUBE_LIMIT body: encode and decode agree, and an invalid one is

@@ -280,8 +280,6 @@ static void
 test_replay_and_snapshot(void **state)
 {
 	struct tq *h = tq_of(state);
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	char got[32];
 
@@ -296,22 +294,13 @@ test_replay_and_snapshot(void **state)
 	}
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, "nabab"); /* two each, their cap */
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	/* two of each group are taken: the cap holds at once */
 	takes(&r, 20, got, NULL);
 	assert_string_equal(got, "");
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A take that waits on group limits is woken when one lets go: by an

@@ -6,7 +6,6 @@
  * under 100 bytes, bad names are refused, and groups come back the same
  * through the record codec, replay and a snapshot. Every record goes
  * through the harness (decide, encode, decode, apply). */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,6 @@
 #include "queue/group.h"
 #include "queue/qstate.h"
 #include "queue/tube.h"
-#include "queue/tslab.h"
 
 #define T0 TQ_T0 /* where tq_setup starts the clock */
 
@@ -288,10 +286,7 @@ test_replay_and_snapshot(void **state)
 	}
 	id = take(h, &v); /* a taken task keeps its group */
 	assert_group(&v, "a");
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
+	tq_replayed(h);
 	buf_init(&snap);
 	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 	tq_init(&r, NULL, h->now);
@@ -341,8 +336,6 @@ test_random_steps(void **state)
 	struct tq *h = tq_of(state);
 	uint64_t seed = 0x9e3779b97f4a7c15ULL, live[512];
 	size_t n = 0;
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 
 	for (int step = 0; step < 20000; step++) {
@@ -422,17 +415,9 @@ test_random_steps(void **state)
 		if (step % 97 == 0 && queue_check(h->q, &why) != 0)
 			fail_msg("step %d: queue_check: %s", step, why);
 	}
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_fini(&r);
-	buf_fini(&snap);
 	/* every task gone: no groups */
 	for (size_t i = 0; i < n; i++) {
 		struct queue_delete_req dr = { .id = live[i] };
@@ -443,14 +428,6 @@ test_random_steps(void **state)
 	}
 	assert_int_equal(tube_tasks(tube_t(h)), 0);
 	assert_null(tube_t(h)->groups);
-}
-
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* 10,000 groups of one ready task each cost under 100 bytes a group more
@@ -470,20 +447,20 @@ test_memory_per_group(void **state)
 	h->keep = false;
 	/* one task first, so the tube and its heaps exist in both runs */
 	assert_int_equal(put(h, NULL, 10, "x", NULL), 0);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(put(h, NULL, 10, "x", NULL), 0);
-	plain = heap_bytes() - base;
+	plain = tq_heap_bytes() - base;
 	for (int i = 0; i < N; i++)
 		tq_ack(h, take(h, &v));
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++) {
 		char g[16];
 
 		snprintf(g, sizeof(g), "tenant%05d", i);
 		assert_int_equal(put(h, g, 10, "x", NULL), 0);
 	}
-	grouped = heap_bytes() - base;
+	grouped = tq_heap_bytes() - base;
 	assert_int_equal(tube_t(h)->groups->n, N);
 	fprintf(stderr,
 	    "%d tasks: %zu bytes without groups, %zu in %d groups: %.1f "
@@ -500,11 +477,11 @@ test_memory_per_group(void **state)
 	assert_int_equal(queue_tick(h->q, h->now), 0);
 	assert_int_equal(queue_outcome_count(h->q), 0);
 	fprintf(stderr, "drained: %zd bytes over the start\n",
-	    (ssize_t)(heap_bytes() - base));
+	    (ssize_t)(tq_heap_bytes() - base));
 	/* the groups' memory went back: what is left (the queue's own
 	 * tables, shrunk by halves) is under 2 bytes of every group */
 	if (!sanitized)
-		assert_true(heap_bytes() <= base + 2 * N);
+		assert_true(tq_heap_bytes() <= base + 2 * N);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)

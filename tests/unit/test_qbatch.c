@@ -11,7 +11,6 @@
  * latest ended first), with queue_batch_show's counts, and keeps to its
  * limit. Every record goes through the harness (decide, encode, decode,
  * apply). */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@
 #include "t_queue.h"
 #include "queue/batch.h"
 #include "queue/qstate.h"
-#include "queue/tslab.h"
 
 #define T0 TQ_T0 /* where tq_setup starts the clock */
 
@@ -364,8 +362,6 @@ static void
 test_replay_and_snapshot(void **state)
 {
 	struct tq *h = tq_of(state);
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	uint64_t ids[2], live;
 
@@ -381,16 +377,8 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(set(h, "l", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(bput(h, "l", "C", 0, &live), 0);
 	assert_int_equal(bput(h, "l", "D", 0, NULL), 0);
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_check(&r);
 	fire(&r, ids); /* o's, once */
 	assert_int_not_equal(ids[1], 0);
@@ -404,7 +392,6 @@ test_replay_and_snapshot(void **state)
 	assert_int_equal(show(&r, "l").failed, 2);
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* 10,000 tasks: the callbacks are owed only after the last ends, and put
@@ -435,14 +422,6 @@ test_many(void **state)
 	tq_check(h);
 }
 
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
-}
-
 /* A task in a batch costs at most 64 bytes more than one without; a
  * batch with callbacks, at most 1 KiB beside its payloads. */
 static void
@@ -454,24 +433,24 @@ test_memory(void **state)
 
 	h->keep = false;
 	assert_int_equal(bput(h, "m", "x", 0, NULL), 0); /* the batch */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(bput(h, "m", "x", 0, NULL), 0);
-	used = heap_bytes() - base;
-	base = heap_bytes();
+	used = tq_heap_bytes() - base;
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(bput(h, NULL, "x", 0, NULL), 0);
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("a task in a batch: %.1f bytes more\n", (double)used / N);
 	assert_true(used <= (size_t)64 * N);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < 100; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "b%d", i);
 		assert_int_equal(set(h, name, "ok", "p", "done", "q"), 0);
 	}
-	used = heap_bytes() - base;
+	used = tq_heap_bytes() - base;
 	print_message(
 	    "a batch with two callbacks: %.1f bytes\n", (double)used / 100);
 	assert_true(used <= (size_t)1024 * 100);

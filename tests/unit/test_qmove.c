@@ -71,21 +71,12 @@ hold(struct tq *h, const char *tube, uint64_t *id)
 static void
 same_by_replay_and_snapshot(struct tq *h)
 {
-	struct queue *q = queue_new(NULL);
-	struct buf snap;
 	struct tq r;
 
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* Held tasks are out of reach: no take, no ttr expiry, no restart
