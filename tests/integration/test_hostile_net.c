@@ -585,8 +585,9 @@ test_frames_before_auth_are_small(void **state)
 
 /* ---- slowloris ---------------------------------------------------------- */
 
-/* A 256 KiB put sent 32 KiB each half second, 3.5 s in all over a 2 s frame
- * timeout: a slow link, not a slowloris (each 16 KiB restarts it). */
+/* A 256 KiB put sent 32 KiB each quarter of a second, 1.75 s in all over
+ * a 1 s frame timeout: a slow link, not a slowloris (each 16 KiB restarts
+ * it). */
 static void
 slow_but_steady(int port)
 {
@@ -613,7 +614,7 @@ slow_but_steady(int port)
 
 		it_sp_send_all(fd, out.data + off, n);
 		if (off + n < out.len)
-			it_sleep_ms(500);
+			it_sleep_ms(250);
 	}
 	assert_true(it_sp_recv(fd, &got, 1, &body));
 	assert_int_equal(msg_decode_rep(body.data, body.len, NULL, &rep), 0);
@@ -642,9 +643,9 @@ test_slowloris_is_closed_on_both_faces(void **state)
 	s->args[0] = "--beanstalk";
 	s->args[1] = beanstalk_arg(&bport);
 	s->args[2] = "--handshake-timeout";
-	s->args[3] = "2s";
+	s->args[3] = "1s";
 	s->args[4] = "--frame-timeout";
-	s->args[5] = "2s";
+	s->args[5] = "1s";
 	it_start(s);
 	c = it_client(s);
 	it_probe_start(&probe, s->url, "probe");
@@ -713,7 +714,7 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	s->args[0] = "--beanstalk";
 	s->args[1] = beanstalk_arg(&bport);
 	s->args[2] = "--idle-timeout";
-	s->args[3] = "2s";
+	s->args[3] = "1s";
 	it_start(s);
 	c = it_client(s);
 	it_put(c, "held", "a task");
@@ -723,7 +724,7 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 
 	bare = it_sp_open(s->port);
 	parked = it_sp_open(s->port);
-	q.take.wait = 6000;
+	q.take.wait = 3000; /* three idle timeouts */
 	q.take.max = 1;
 	q.take.ntubes = 1;
 	q.take.tubes = &tube;
@@ -742,7 +743,7 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	r = bsc_cmd(&holding, "reserve-with-timeout 0\r\n");
 	assert_true(strncmp(r, "RESERVED", 8) == 0);
 	free(r);
-	assert_int_equal(bsc_sends(&waiting, "reserve-with-timeout 5\r\n"), 0);
+	assert_int_equal(bsc_sends(&waiting, "reserve-with-timeout 3\r\n"), 0);
 
 	/* the idle ones go; the others stay */
 	assert_true(it_hostile_closed_within(bare, 6000));

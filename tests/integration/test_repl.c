@@ -247,6 +247,9 @@ loader_main(void *arg)
 		return NULL;
 	}
 	sluice_set_timeout(c, 3000);
+	/* once the leader is killed each put tries to connect again: the
+	 * round waits for the one under way when it stops the loaders */
+	sluice_set_connect_timeout(c, 500);
 	for (int i = 0; i < 20000 && !atomic_load(ld->stop); i++) {
 		struct sluice_put_opts o;
 		uint64_t id;

@@ -11,6 +11,11 @@ sluice_test(model LIBS sluice_queue TIMEOUT 300)
 # The same for workflows: dependencies, results, cancelling, batches,
 # schedules, restarts from the log and from a snapshot.
 sluice_test(model_flow LIBS sluice_queue TIMEOUT 300)
+# Both share the log's checks (unit/t_model.c) and the helpers of
+# unit/t_model.h.
+foreach(t model model_flow)
+	target_sources(test_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model.c)
+endforeach()
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 # The task slabs: objects keep their bytes, are reused, and a large pool
 # (with a spare faulted in ahead) gives its memory back.

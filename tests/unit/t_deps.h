@@ -1,7 +1,8 @@
 /* t_deps - the steps the dependency tests share (test_deps.c,
  * test_deps_order.c): a harness queue per test (t_queue.h) at T0, puts
- * into tube "t" with parents and a rule, takes and acks through decide,
- * encode, decode and apply. Static inline: each test uses some. */
+ * into tube "t" with parents and a rule, and takes, through decide,
+ * encode, decode and apply (t_queue.h acks). Static inline: each test
+ * uses some. */
 #ifndef SLUICE_TESTS_UNIT_T_DEPS_H
 #define SLUICE_TESTS_UNIT_T_DEPS_H
 
@@ -10,30 +11,7 @@
 #include "t_lib.h"
 #include "t_queue.h"
 
-#define T0 1700000000000LL
-
-static inline struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static inline int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static inline int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts `p` into tube "t" after parents[0..n) with `rule`; decide's
  * result, the id in *id (0 when refused). */
@@ -96,23 +74,6 @@ take(struct tq *h)
 		return 0;
 	assert_int_equal(tq_commit(h, &rec), 0);
 	return rec.u.take.id;
-}
-
-static inline void
-ack(struct tq *h, uint64_t id, const char *result)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	req.result = result;
-	req.result_len = result ? strlen(result) : 0;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
 }
 
 #endif

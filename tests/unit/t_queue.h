@@ -6,6 +6,7 @@
 #ifndef SLUICE_T_QUEUE_H
 #define SLUICE_T_QUEUE_H
 
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "t_lib.h"
 #include "queue/qrec.h"
 #include "queue/queue.h"
+#include "queue/tslab.h"
 #include "sluice.h"
 #include "util/buf.h"
 
@@ -59,16 +61,29 @@ tq_fini(struct tq *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* A harness of its own (allocated) at `now` with the default settings,
- * for a cmocka setup; NULL without memory. */
+/* A harness of its own (allocated) at `now` with the settings cfg (NULL:
+ * the defaults), for a cmocka setup; NULL without memory (for it or its
+ * queue). */
 static inline struct tq *
-tq_new(int64_t now)
+tq_new_with(const struct queue_config *cfg, int64_t now)
 {
 	struct tq *h = calloc(1, sizeof(*h));
 
-	if (h != NULL)
-		tq_init(h, NULL, now);
+	if (h == NULL)
+		return NULL;
+	tq_init(h, cfg, now);
+	if (h->q == NULL) {
+		tq_fini(h);
+		free(h);
+		return NULL;
+	}
 	return h;
+}
+
+static inline struct tq *
+tq_new(int64_t now)
+{
+	return tq_new_with(NULL, now);
 }
 
 /* Ends a harness from tq_new, for a cmocka teardown: 0, or -1 (the test
@@ -87,6 +102,17 @@ tq_end(struct tq *h)
 	tq_fini(h);
 	free(h);
 	return rc;
+}
+
+/* The bytes the process holds on its heap (malloc's, mapped blocks
+ * included) and in the task slabs (tslab.h): a memory test's measure.
+ * Malloc's counts mean nothing under the sanitizers. */
+static inline size_t
+tq_heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd + tslab_bytes();
 }
 
 /* A unix time in ms for a test's clock to start at. */
@@ -164,6 +190,62 @@ tq_commit(struct tq *h, const struct qrec *rec)
 	return 0;
 }
 
+/* Acks task id, taken, with its lease and `result` (NULL: none): decided
+ * and committed, or the test fails. */
+static inline void
+tq_ack_result(struct tq *h, uint64_t id, const char *result)
+{
+	struct queue_task_view v;
+	struct queue_ack_req req;
+	struct qrec rec;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	memset(&req, 0, sizeof(req));
+	req.id = id;
+	req.lease = v.lease;
+	req.result = result;
+	req.result_len = result ? strlen(result) : 0;
+	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+static inline void
+tq_ack(struct tq *h, uint64_t id)
+{
+	tq_ack_result(h, id, NULL);
+}
+
+/* Fails task id, taken, with its lease, for good (fatal) with `error`:
+ * decided and committed, or the test fails. */
+static inline void
+tq_fail_fatal(struct tq *h, uint64_t id, const char *error)
+{
+	struct queue_task_view v;
+	struct queue_fail_req req;
+	struct qrec rec;
+
+	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
+	memset(&req, 0, sizeof(req));
+	req.id = id;
+	req.lease = v.lease;
+	req.error = error;
+	req.error_len = strlen(error);
+	req.fatal = true;
+	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
+/* Deletes task id: decided and committed, or the test fails. */
+static inline void
+tq_delete(struct tq *h, uint64_t id)
+{
+	struct queue_delete_req req = { .id = id };
+	struct qrec rec;
+
+	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
+	assert_int_equal(tq_commit(h, &rec), 0);
+}
+
 /* Applies log entries [from, to) of h to q. Returns 0 or the first error. */
 static inline int
 tq_replay(const struct tq *h, struct queue *q, size_t from, size_t to)
@@ -239,6 +321,36 @@ tq_same(struct queue *a, struct queue *b, int64_t now)
 	buf_fini(&x);
 	buf_fini(&y);
 	return same;
+}
+
+/* A queue with the default settings that applies h's log from the start
+ * must be in h's state. */
+static inline void
+tq_replayed(struct tq *h)
+{
+	struct queue *q = queue_new(NULL);
+
+	assert_non_null(q);
+	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
+	assert_true(tq_same(h->q, q, h->now));
+	queue_free(q);
+}
+
+/* Harness r, made here at h's time and LSN (default settings), loaded
+ * from h's snapshot, must be in h's state; the test may go on with it,
+ * then tq_fini(r). */
+static inline void
+tq_loaded(struct tq *h, struct tq *r)
+{
+	struct buf snap;
+
+	buf_init(&snap);
+	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
+	tq_init(r, NULL, h->now);
+	assert_int_equal(tq_snap_load(r->q, &snap), 0);
+	buf_fini(&snap);
+	assert_true(tq_same(h->q, r->q, h->now));
+	r->lsn = h->lsn;
 }
 
 #endif

@@ -16,31 +16,15 @@
 
 #define T0 1700000000000LL /* a unix time in ms */
 
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
 static int
 setup(void **state)
 {
-	struct tq *h = calloc(1, sizeof(*h));
 	struct queue_config cfg;
 
-	if (h == NULL)
-		return -1;
 	queue_config_default(&cfg);
 	cfg.dedup_ms = 60000; /* a key stays reserved a minute after an ack */
-	tq_init(h, &cfg, T0);
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
+	*state = tq_new_with(&cfg, T0);
+	return *state != NULL ? 0 : -1;
 }
 
 /* A put of key "k" in tube "t" with one mode; the decision's error, or 0
@@ -107,7 +91,7 @@ assert_payload(struct tq *h, uint64_t id, const char *want)
 static void
 test_debounce_last_wins(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_res res;
 	struct queue_task_view v;
 	struct qrec rec;
@@ -148,7 +132,7 @@ test_debounce_last_wins(void **state)
 static void
 test_debounce_taken(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_res res;
 	struct queue_task_view v;
 	struct qrec rec;
@@ -177,7 +161,7 @@ test_debounce_taken(void **state)
 static void
 test_throttle_window(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_res res;
 	struct qrec rec;
 	uint64_t id, lease;
@@ -221,7 +205,7 @@ test_throttle_window(void **state)
 static void
 test_throttle_bound(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct qrec rec;
@@ -260,7 +244,7 @@ test_throttle_bound(void **state)
 static void
 test_bad_input(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct qrec rec;
@@ -324,10 +308,9 @@ test_bad_input(void **state)
 static void
 test_throttle_survives(void **state)
 {
-	struct tq *h = H(state), r;
+	struct tq *h = tq_of(state), r;
 	struct queue_put_res res;
 	struct qrec rec;
-	struct buf snap;
 	uint64_t id, lease;
 	int rc;
 
@@ -344,12 +327,7 @@ test_throttle_survives(void **state)
 	assert_true(res.throttled && res.id == id);
 	tq_fini(&r);
 
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_loaded(h, &r);
 	assert_int_equal(put_mode(&r, "b", 0, 60000, &res, &rec), 0);
 	assert_true(res.throttled && res.id == id);
 	/* past the window (the snapshot's entry ended): a new task */
@@ -357,7 +335,6 @@ test_throttle_survives(void **state)
 	assert_int_equal(put_mode(&r, "c", 0, 60000, &res, &rec), 0);
 	assert_true(res.created && res.id > id);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A PUT_T body: a PUT's, the window's end, then the group (empty here);
@@ -399,17 +376,17 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_debounce_last_wins, setup, teardown),
+		    test_debounce_last_wins, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_debounce_taken, setup, teardown),
+		    test_debounce_taken, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_throttle_window, setup, teardown),
+		    test_throttle_window, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_bad_input, setup, teardown),
+		    test_bad_input, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_throttle_bound, setup, teardown),
+		    test_throttle_bound, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_throttle_survives, setup, teardown),
+		    test_throttle_survives, setup, tq_teardown),
 		cmocka_unit_test(test_record_codec),
 	};
 

@@ -8,7 +8,6 @@
  * child before its parents are acked; an edge costs at most 32 bytes.
  * Every record goes through the harness (decide, encode, decode, apply). */
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,35 +17,6 @@
 #include "t_deps.h"
 #include "queue/deps.h"
 #include "queue/qstate.h"
-#include "queue/tslab.h"
-
-static void
-fail_fatal(struct tq *h, uint64_t id, const char *error)
-{
-	struct queue_task_view v;
-	struct queue_fail_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	req.error = error;
-	req.error_len = strlen(error);
-	req.fatal = true;
-	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-del(struct tq *h, uint64_t id)
-{
-	struct queue_delete_req req = { .id = id };
-	struct qrec rec;
-
-	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
 
 /* Parent p's result as child's take sees it is `want`. */
 static void
@@ -72,22 +42,13 @@ assert_error(struct tq *h, uint64_t id, const char *want)
 	assert_memory_equal(v.last_error, want, v.last_error_len);
 }
 
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
 /* A diamond: A -> B, A -> C, B + C -> D. Only A runs first; B and C after
  * A's ack, with its result; D after both, once, with both results; then
  * nothing of the graph is left. */
 static void
 test_diamond(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_deps d;
 	struct queue_stats st;
 	uint64_t a, b, c, dd, x, y;
@@ -100,7 +61,7 @@ test_diamond(void **state)
 
 		assert_int_equal(put_after(h, "D", bc, 2, 0, &dd), 0);
 	}
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, b), QUEUE_WAITING);
 	assert_int_equal(state_of(h, dd), QUEUE_WAITING);
 	assert_int_equal(queue_stats(h->q, h->now, &st), 0);
@@ -114,23 +75,23 @@ test_diamond(void **state)
 
 	assert_int_equal(take(h), a);
 	assert_int_equal(take(h), 0); /* B, C wait */
-	ack(h, a, "ra");
-	check(h);
+	tq_ack_result(h, a, "ra");
+	tq_check(h);
 	x = take(h);
 	y = take(h);
 	assert_true((x == b && y == c) || (x == c && y == b));
 	assert_result(h, a, "ra");
 	assert_int_equal(take(h), 0);
-	ack(h, b, "rb");
+	tq_ack_result(h, b, "rb");
 	assert_int_equal(state_of(h, dd), QUEUE_WAITING);
-	ack(h, c, "rc");
-	check(h);
+	tq_ack_result(h, c, "rc");
+	tq_check(h);
 	assert_int_equal(take(h), dd);
 	assert_result(h, b, "rb");
 	assert_result(h, c, "rc");
 	assert_int_equal(take(h), 0);
-	ack(h, dd, NULL);
-	check(h);
+	tq_ack_result(h, dd, NULL);
+	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0); /* nothing left */
 	assert_int_equal(h->q->deps.nedges, 0);
 }
@@ -143,14 +104,14 @@ chain(struct tq *h, int rule, uint64_t *a, uint64_t *b, uint64_t *c)
 	assert_int_equal(put_after(h, "B", a, 1, rule, b), 0);
 	assert_int_equal(put_after(h, "C", b, 1, rule, c), 0);
 	assert_int_equal(take(h), *a);
-	fail_fatal(h, *a, "boom");
-	check(h);
+	tq_fail_fatal(h, *a, "boom");
+	tq_check(h);
 }
 
 static void
 test_parent_fails_fail(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c;
 
 	chain(h, QUEUE_PARENT_FAIL, &a, &b, &c);
@@ -164,22 +125,22 @@ test_parent_fails_fail(void **state)
 static void
 test_parent_fails_ignore(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c;
 
 	chain(h, QUEUE_PARENT_IGNORE, &a, &b, &c);
 	assert_int_equal(state_of(h, b), QUEUE_READY);
 	assert_int_equal(state_of(h, c), QUEUE_WAITING);
 	assert_int_equal(take(h), b);
-	ack(h, b, NULL);
+	tq_ack_result(h, b, NULL);
 	assert_int_equal(take(h), c);
-	check(h);
+	tq_check(h);
 }
 
 static void
 test_parent_fails_cancel(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, d;
 
 	a = put0(h, "A");
@@ -187,14 +148,14 @@ test_parent_fails_cancel(void **state)
 	assert_int_equal(put_after(h, "C", &b, 1, QUEUE_PARENT_CANCEL, &c), 0);
 	/* D ignores C's failure: it runs once C is cancelled */
 	assert_int_equal(put_after(h, "D", &c, 1, QUEUE_PARENT_IGNORE, &d), 0);
-	del(h, a); /* deleted: failed for good */
-	check(h);
+	tq_delete(h, a); /* deleted: failed for good */
+	tq_check(h);
 	assert_int_equal(state_of(h, b), 0);
 	assert_int_equal(state_of(h, c), 0);
 	assert_int_equal(state_of(h, d), QUEUE_READY);
 	assert_int_equal(take(h), d);
-	ack(h, d, NULL);
-	check(h);
+	tq_ack_result(h, d, NULL);
+	tq_check(h);
 	assert_int_equal(h->q->deps.nodes.len, 0);
 }
 
@@ -203,7 +164,7 @@ test_parent_fails_cancel(void **state)
 static void
 test_parent_cancelled(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	uint64_t a, b, c, x, y;
 
@@ -212,12 +173,12 @@ test_parent_cancelled(void **state)
 	assert_int_equal(put_after(h, "C", &a, 1, QUEUE_PARENT_IGNORE, &c), 0);
 	assert_int_equal(queue_decide_cancel(h->q, h->now, a, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, a), 0);
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_int_equal(state_of(h, c), QUEUE_READY);
 	assert_int_equal(take(h), c);
-	ack(h, c, NULL);
+	tq_ack_result(h, c, NULL);
 	/* taken, then cancelled: its child waits until the lease ends */
 	x = put0(h, "X");
 	assert_int_equal(put_after(h, "Y", &x, 1, QUEUE_PARENT_CANCEL, &y), 0);
@@ -225,8 +186,8 @@ test_parent_cancelled(void **state)
 	assert_int_equal(queue_decide_cancel(h->q, h->now, x, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
 	assert_int_equal(state_of(h, y), QUEUE_WAITING);
-	ack(h, x, "late");
-	check(h);
+	tq_ack_result(h, x, "late");
+	tq_check(h);
 	assert_int_equal(state_of(h, x), 0);
 	assert_int_equal(state_of(h, y), 0); /* cancelled with its parent */
 	assert_int_equal(take(h), 0);
@@ -238,8 +199,7 @@ test_parent_cancelled(void **state)
 static void
 test_cancelled_parent_named(void **state)
 {
-	struct tq *h = H(state);
-	struct buf snap;
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	struct tq r;
 	uint64_t a, b, c, d, e;
@@ -257,40 +217,34 @@ test_cancelled_parent_named(void **state)
 	assert_int_equal(take(h), c);
 	assert_int_equal(queue_decide_cancel(h->q, h->now, c, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	fail_fatal(h, c, "boom");
+	tq_fail_fatal(h, c, "boom");
 	assert_int_equal(state_of(h, c), 0);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", c);
 	assert_error(h, d, want);
-	check(h);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_check(h);
+	tq_loaded(h, &r);
 	/* a later child of A, on the loaded queue and on the live one */
 	assert_int_equal(put_after(&r, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: cancelled", a);
 	assert_error(&r, e, want);
 	assert_int_equal(put_after(h, "E", &a, 1, QUEUE_PARENT_FAIL, &e), 0);
 	assert_error(h, e, want);
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 	/* deleted by an operator */
 	a = put0(h, "F");
 	assert_int_equal(put_after(h, "G", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
-	del(h, a);
+	tq_delete(h, a);
 	snprintf(want, sizeof(want), "task %" PRIu64 " failed: deleted", a);
 	assert_error(h, b, want);
-	check(h);
+	tq_check(h);
 }
 
 /* A long chain of cancels runs in a loop, not a recursion. */
 static void
 test_long_cancel_chain(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t first, prev, id;
 
 	h->keep = false;
@@ -300,7 +254,7 @@ test_long_cancel_chain(void **state)
 		    put_after(h, "x", &prev, 1, QUEUE_PARENT_CANCEL, &id), 0);
 		prev = id;
 	}
-	del(h, first);
+	tq_delete(h, first);
 	assert_int_equal(state_of(h, prev), 0);
 	assert_int_equal(h->q->ntasks, 0);
 	assert_int_equal(h->q->deps.nodes.len, 0);
@@ -310,7 +264,7 @@ test_long_cancel_chain(void **state)
 static void
 test_parent_dead_lettered(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_set_req ts;
 	uint64_t a, b;
 	struct qrec rec;
@@ -326,10 +280,10 @@ test_parent_dead_lettered(void **state)
 	a = put0(h, "A");
 	assert_int_equal(put_after(h, "B", &a, 1, QUEUE_PARENT_FAIL, &b), 0);
 	assert_int_equal(take(h), a);
-	fail_fatal(h, a, "bad row");
+	tq_fail_fatal(h, a, "bad row");
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_error(h, b, "task 1 failed: bad row");
-	check(h);
+	tq_check(h);
 }
 
 /* Parents and children in different tubes: a flush of the parents' tube
@@ -338,7 +292,7 @@ test_parent_dead_lettered(void **state)
 static void
 test_across_tubes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_flush_req fl = { "t", 1 };
@@ -363,7 +317,7 @@ test_across_tubes(void **state)
 	assert_int_equal(ts.waiting, 2);
 	assert_int_equal(queue_decide_flush(h->q, h->now, &fl, &rec), 0);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	check(h);
+	tq_check(h);
 	assert_int_equal(state_of(h, a), 0);
 	assert_int_equal(state_of(h, b), QUEUE_BURIED);
 	assert_error(h, b, "task 1 failed: deleted");
@@ -376,7 +330,7 @@ test_across_tubes(void **state)
 static void
 test_put_decides_at_once(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, id, big[QUEUE_AFTER_MAX + 1];
 	struct queue_put_req req;
 	struct queue_put_res res;
@@ -390,12 +344,12 @@ test_put_decides_at_once(void **state)
 	/* acked and gone: satisfied */
 	a = put0(h, "A");
 	assert_int_equal(take(h), a);
-	ack(h, a, "ra");
+	tq_ack_result(h, a, "ra");
 	assert_int_equal(put_after(h, "B", &a, 1, 0, &b), 0);
 	assert_int_equal(state_of(h, b), QUEUE_READY);
 	/* buried: the rule at once */
 	assert_int_equal(take(h), b);
-	fail_fatal(h, b, "no");
+	tq_fail_fatal(h, b, "no");
 	assert_int_equal(put_after(h, "C", &b, 1, QUEUE_PARENT_FAIL, &c), 0);
 	assert_int_equal(state_of(h, c), QUEUE_BURIED);
 	assert_error(h, c, "task 2 failed: no");
@@ -403,7 +357,7 @@ test_put_decides_at_once(void **state)
 	assert_int_equal(state_of(h, id), 0);
 	assert_int_equal(put_after(h, "E", &b, 1, QUEUE_PARENT_IGNORE, &id), 0);
 	assert_int_equal(state_of(h, id), QUEUE_READY);
-	check(h);
+	tq_check(h);
 	/* more than 1,000 parents; a parent twice; a bad rule */
 	for (size_t i = 0; i <= QUEUE_AFTER_MAX; i++)
 		big[i] = a;
@@ -426,7 +380,7 @@ test_put_decides_at_once(void **state)
 	req.key_len = 1;
 	assert_int_equal(
 	    queue_decide_put(h->q, h->now, &req, &rec, &res), SLUICE_EINVAL);
-	check(h);
+	tq_check(h);
 }
 
 /* A parent named by its key, in the put's tube; a waiting task refuses
@@ -434,7 +388,7 @@ test_put_decides_at_once(void **state)
 static void
 test_after_key(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_update_req up;
@@ -496,9 +450,9 @@ test_after_key(void **state)
 	assert_int_equal(
 	    queue_decide_update(h->q, h->now, &up, &rec), SLUICE_ESTATE);
 	assert_int_equal(take(h), a);
-	ack(h, a, NULL);
+	tq_ack_result(h, a, NULL);
 	assert_int_equal(take(h), b);
-	check(h);
+	tq_check(h);
 }
 
 /* Results: up to 65,535 bytes; one more is ERESULT. A parent's result
@@ -507,7 +461,7 @@ test_after_key(void **state)
 static void
 test_result_limit(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char *big = malloc(QUEUE_RESULT_MAX + 2);
 	struct queue_ack_req req;
 	struct qrec rec;
@@ -541,7 +495,7 @@ test_result_limit(void **state)
 	assert_int_equal(o, QUEUE_DEP_DONE);
 	assert_int_equal(len, QUEUE_RESULT_MAX);
 	assert_int_equal(take(h), b);
-	check(h);
+	tq_check(h);
 	free(big);
 }
 
@@ -614,9 +568,7 @@ test_record_codec(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
-	struct queue *q;
-	struct buf snap;
+	struct tq *h = tq_of(state);
 	struct tq r;
 	uint64_t a, b, c, d;
 
@@ -629,29 +581,20 @@ test_replay_and_snapshot(void **state)
 		assert_int_equal(put_after(h, "D", bc, 2, 0, &d), 0);
 	}
 	assert_int_equal(take(h), a);
-	ack(h, a, "ra");
+	tq_ack_result(h, a, "ra");
 	assert_int_equal(take(h), b);
-	ack(h, b, "rb");
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
-	check(&r);
+	tq_ack_result(h, b, "rb");
+	tq_replayed(h);
+	tq_loaded(h, &r);
+	tq_check(&r);
 	assert_int_equal(take(&r), c);
 	assert_int_equal(take(&r), 0);
-	ack(&r, c, "rc");
+	tq_ack_result(&r, c, "rc");
 	assert_int_equal(take(&r), d);
 	assert_result(&r, b, "rb");
 	assert_result(&r, c, "rc");
 	assert_int_equal(take(&r), 0);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* Random puts with random parents and rules, takes, acks, fatal fails
@@ -662,14 +605,12 @@ test_replay_and_snapshot(void **state)
 static void
 test_random_steps(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { N = 6000 };
 	static uint8_t acked[N + 64], kicked[N + 64];
 	/* the parents a child was put after once they were gone and
 	 * forgotten (deleted, cancelled: deps.h, they count as acked) */
 	static uint64_t forgot[N + 64][4];
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 	uint64_t seed = 42;
 
@@ -747,9 +688,9 @@ test_random_steps(void **state)
 				        d.on_parent == QUEUE_PARENT_IGNORE));
 			}
 			if (op == 8) {
-				fail_fatal(h, id, "x");
+				tq_fail_fatal(h, id, "x");
 			} else {
-				ack(h, id, "r");
+				tq_ack_result(h, id, "r");
 				acked[id] = 1;
 			}
 		} else if (next > 1 && (seed >> 50) % 3 == 0) {
@@ -770,10 +711,10 @@ test_random_steps(void **state)
 			id = next - 1 - (seed >> 24) % 8;
 			if (id >= 1 && state_of(h, id) != 0 &&
 			    state_of(h, id) != QUEUE_TAKEN) {
-				del(h, id);
+				tq_delete(h, id);
 			}
 		}
-		check(h);
+		tq_check(h);
 	}
 	/* the steps did kick, and dead-letter */
 	{
@@ -787,25 +728,9 @@ test_random_steps(void **state)
 		    queue_tube_stats(h->q, h->now, "dl", 2, &ts), 0);
 		assert_true(ts.ctr.put + ts.ready + ts.taken > 0);
 	}
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_fini(&r);
-	buf_fini(&snap);
-}
-
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
 }
 
 /* 100 children, each waiting on the same 100 parents: 10,000 edges cost
@@ -813,7 +738,7 @@ heap_bytes(void)
 static void
 test_memory_per_edge(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { P = 100, C = 100 };
 	uint64_t ps[P];
 	size_t base, used;
@@ -823,34 +748,34 @@ test_memory_per_edge(void **state)
 		ps[i] = put0(h, "p");
 	for (int i = 0; i < C; i++)
 		assert_int_equal(put_after(h, "c", ps, 1, 0, NULL), 0);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < C; i++)
 		assert_int_equal(put_after(h, "c", ps, P, 0, NULL), 0);
-	used = heap_bytes() - base;
+	used = tq_heap_bytes() - base;
 	/* minus what 100 tasks cost without parents */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < C; i++)
 		put0(h, "c");
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("%zu bytes for %d edges: %.1f a edge\n", used, P * C,
 	    (double)used / (P * C));
 	assert_true(used <= (size_t)32 * P * C);
 	/* a child of one parent: its node dominates (an edge is 16 bytes
 	 * of it) */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < 10 * C; i++)
 		assert_int_equal(put_after(h, "c", ps, 1, 0, NULL), 0);
-	used = heap_bytes() - base;
-	base = heap_bytes();
+	used = tq_heap_bytes() - base;
+	base = tq_heap_bytes();
 	for (int i = 0; i < 10 * C; i++)
 		put0(h, "c");
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("a child of one parent: %.1f bytes more than a task\n",
 	    (double)used / (10 * C));
 	assert_true(used <= (size_t)160 * 10 * C);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

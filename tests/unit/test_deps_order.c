@@ -28,15 +28,6 @@ assert_result(struct tq *h, uint64_t p, const char *want)
 	assert_memory_equal(r, want, len);
 }
 
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
 /* Parents named in any order: the record holds them sorted, a repeat
  * anywhere is refused; a parent's first child is kept in its node and
  * its list grows past it, through a snapshot too; a join released by the
@@ -44,11 +35,10 @@ check(struct tq *h)
 static void
 test_parents_in_any_order(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_deps d;
 	struct queue_put_req req;
 	struct queue_put_res res;
-	struct buf snap;
 	struct qrec rec;
 	struct tq r;
 	uint64_t p[3], c[3], j, twice[3];
@@ -81,37 +71,31 @@ test_parents_in_any_order(void **state)
 	assert_int_equal(queue_task_deps(h->q, p[1], &d), 0);
 	assert_int_equal(d.nchildren, 1);
 	assert_int_equal(d.children[0], j);
-	check(h);
+	tq_check(h);
 	/* through a snapshot: the same graph, and it grows on */
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_loaded(h, &r);
 	assert_int_equal(put_after(&r, "c", &p[1], 1, 0, NULL), 0);
 	assert_int_equal(queue_task_deps(r.q, p[1], &d), 0);
 	assert_int_equal(d.nchildren, 2);
 	assert_int_equal(d.children[0], j);
-	check(&r);
+	tq_check(&r);
 	/* the join waits for all three, acked in another order */
 	assert_int_equal(take(&r), p[0]);
 	assert_int_equal(take(&r), p[1]);
 	assert_int_equal(take(&r), p[2]);
-	ack(&r, p[2], NULL);
-	ack(&r, p[0], NULL);
+	tq_ack_result(&r, p[2], NULL);
+	tq_ack_result(&r, p[0], NULL);
 	assert_int_equal(state_of(&r, j), QUEUE_WAITING);
 	assert_int_equal(queue_task_deps(r.q, j, &d), 0);
 	assert_int_equal(d.pending, 1);
-	ack(&r, p[1], "r1");
+	tq_ack_result(&r, p[1], "r1");
 	assert_int_equal(state_of(&r, j), QUEUE_READY);
 	assert_result(&r, p[1], "r1");
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

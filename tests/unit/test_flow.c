@@ -11,13 +11,7 @@
 #include "t_queue.h"
 #include "queue/limits.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 static unsigned marks; /* on_ready calls for tube "t" */
 
@@ -29,26 +23,18 @@ on_ready(void *arg, const char *name, size_t len)
 		marks++;
 }
 
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	queue_on_ready(h->q, on_ready, NULL);
-	marks = 0;
-	*state = h;
-	return 0;
-}
-
-/* Every test ends with the queue's invariants (queue_check), the flow
+/* A harness at T0 (tq_setup) that counts the tube's wake-ups. Every test
+ * ends with the queue's invariants (tq_teardown: queue_check), the flow
  * limits' among them: valid, the bucket within its burst, the flows heap
  * in order and holding exactly the tubes that wait for a token. */
 static int
-teardown(void **state)
+setup(void **state)
 {
-	return tq_end(*state);
+	if (tq_setup(state) != 0)
+		return -1;
+	queue_on_ready(tq_of(state)->q, on_ready, NULL);
+	marks = 0;
+	return 0;
 }
 
 static void
@@ -101,28 +87,13 @@ limit(struct tq *h, const char *tube, uint8_t set, uint8_t unset, uint32_t rate,
 	return tq_commit(h, &rec);
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* A rate of 10/s with a burst of 2: two takes at once, then none; the
  * queue's next wake is when the next token comes (100 ms), and reaching
  * it marks the tube (a waiting take wakes on a timer). */
 static void
 test_rate_holds_and_wakes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	int rc;
 
 	put_n(h, "t", 20);
@@ -150,7 +121,7 @@ test_rate_holds_and_wakes(void **state)
 static void
 test_many_tubes_wait_for_tokens(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char name[16];
 	int rc;
 
@@ -183,7 +154,7 @@ test_many_tubes_wait_for_tokens(void **state)
 static void
 test_rate_is_exact(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t n = 0;
 	int rc;
 
@@ -214,7 +185,7 @@ test_rate_is_exact(void **state)
 static void
 test_rate_largest(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t n = 0;
 	int rc;
 
@@ -237,7 +208,7 @@ test_rate_largest(void **state)
 static void
 test_cap_holds_and_frees(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b;
 	struct qrec rec;
 	int rc;
@@ -250,7 +221,7 @@ test_cap_holds_and_frees(void **state)
 	assert_int_equal(take1(h, "t", &rc), 0);
 	assert_int_equal(rc, SLUICE_ETIMEDOUT);
 	marks = 0;
-	ack(h, a);
+	tq_ack(h, a);
 	assert_int_equal(marks, 1);
 	a = take1(h, "t", &rc);
 	assert_true(a != 0);
@@ -273,7 +244,7 @@ test_cap_holds_and_frees(void **state)
 static void
 test_cap_freed_by_session(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	int rc;
 
@@ -295,7 +266,7 @@ test_cap_freed_by_session(void **state)
 static void
 test_bad_limits(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_flow_view v;
 	struct qrec_limits l = { QREC_LIM_RATE, 0, 1000, 1, 0 };
 	size_t n;
@@ -352,7 +323,7 @@ test_bad_limits(void **state)
 static void
 test_view(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_flow_view v;
 	int rc;
 
@@ -384,9 +355,7 @@ test_view(void **state)
 static void
 test_limits_survive(void **state)
 {
-	struct tq *h = H(state);
-	struct queue *q;
-	struct buf snap;
+	struct tq *h = tq_of(state);
 	struct tq r;
 	int rc;
 
@@ -397,18 +366,8 @@ test_limits_survive(void **state)
 	    0);
 	take1(h, "t", &rc);
 	take1(h, "t", &rc);
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	queue_free(r.q);
-	r.q = queue_new(NULL);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	r.now = h->now;
 	/* the cap: 2 taken, nothing more */
 	assert_int_equal(take1(&r, "t", &rc), 0);
@@ -422,7 +381,6 @@ test_limits_survive(void **state)
 	/* a snapshot of a tube without limits has no TUBE_LIMIT entry;
 	 * deleting a limited tube takes its limits with it */
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A TUBE_LIMIT body: encode and decode agree, and an invalid one is
@@ -457,7 +415,7 @@ test_record_codec(void **state)
 static void
 test_unlimited_costs_nothing(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	int rc;
 
 	put_n(h, "t", 3);
@@ -471,7 +429,7 @@ test_unlimited_costs_nothing(void **state)
 	assert_true(take1(h, "t", &rc) != 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, tq_teardown)
 
 int
 main(void)

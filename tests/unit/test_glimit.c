@@ -18,30 +18,7 @@
 #include "queue/qstate.h"
 #include "queue/tube.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 static void
 put(struct tq *h, const char *g, const char *p)
@@ -97,21 +74,6 @@ takes(struct tq *h, int n, char *out, uint64_t *ids)
 	out[i] = '\0';
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* A GROUP_SET request; returns decide's result (committed). */
 static int
 gset(struct tq *h, const char *g, uint8_t set, uint8_t unset, uint32_t rate,
@@ -139,21 +101,12 @@ gset(struct tq *h, const char *g, uint8_t set, uint8_t unset, uint32_t rate,
 	return 0;
 }
 
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("invariant: %s", why);
-}
-
 /* --group-concurrency 1: each group hands out one task at a time, the
  * "" group is not held, an ack lets its group go. */
 static void
 test_group_cap(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[32];
 	uint64_t ids[32];
 
@@ -166,8 +119,8 @@ test_group_cap(void **state)
 	assert_int_equal(gset(h, "", QREC_LIM_CONCURRENCY, 0, 0, 0, 1, 0), 0);
 	takes(h, 10, got, ids);
 	assert_string_equal(got, "abnn");
-	check(h);
-	ack(h, ids[0]); /* a's slot frees: a goes again, b still held */
+	tq_check(h);
+	tq_ack(h, ids[0]); /* a's slot frees: a goes again, b still held */
 	takes(h, 10, got, NULL);
 	assert_string_equal(got, "a");
 	/* the tube's group settings hold without the cap lifted elsewhere */
@@ -175,7 +128,7 @@ test_group_cap(void **state)
 	assert_null(qs_tube(h->q, "t", 1)->gconf);
 	takes(h, 10, got, NULL);
 	assert_string_equal(got, "abb");
-	check(h);
+	tq_check(h);
 }
 
 /* --group-rate 1/s burst 1: each group gets one take a second; the wake
@@ -183,7 +136,7 @@ test_group_cap(void **state)
 static void
 test_group_rate(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[32];
 
 	for (int i = 0; i < 4; i++) {
@@ -200,14 +153,14 @@ test_group_rate(void **state)
 	h->now += 1;
 	takes(h, 10, got, NULL);
 	assert_string_equal(got, "ab");
-	check(h);
+	tq_check(h);
 	/* an override for b: 3/s with a burst of 2 */
 	h->now += 1000;
 	assert_int_equal(gset(h, "b", QREC_LIM_RATE, 0, 3, 2, 0, 0), 0);
 	takes(h, 10, got, NULL);
 	assert_int_equal(strlen(got), 3); /* a once, b twice */
 	assert_int_equal(strchr(got, 'a') - got >= 0, 1);
-	check(h);
+	tq_check(h);
 }
 
 /* An override with its own cap, a paused group skipped while the others
@@ -215,7 +168,7 @@ test_group_rate(void **state)
 static void
 test_override_pause(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_group_view v;
 	char got[32];
 	uint64_t ids[32];
@@ -231,9 +184,9 @@ test_override_pause(void **state)
 		put(h, "b", "b");
 		put(h, "c", "c");
 	}
-	check(h);
+	tq_check(h);
 	takes(h, 20, got, ids);
-	check(h);
+	tq_check(h);
 	/* a three times, b once, n once, c never */
 	assert_int_equal(strlen(got), 5);
 	assert_null(strchr(got, 'c'));
@@ -255,34 +208,34 @@ test_override_pause(void **state)
 		assert_int_equal(ts.groups, 3);
 		assert_int_equal(ts.groups_ready, 3); /* a 1, b 3, c 4 ready */
 	}
-	check(h);
+	tq_check(h);
 	assert_int_equal(gset(h, "c", 0, 0, 0, 0, 0, QUEUE_GROUP_RESUME), 0);
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, "c"); /* c's default cap is 1 */
-	check(h);
+	tq_check(h);
 	/* clearing a's own cap: the default again (1, and 3 taken) */
 	assert_int_equal(gset(h, "a", 0, QREC_LIM_CONCURRENCY, 0, 0, 0, 0), 0);
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, "");
-	ack(h, ids[0]);
-	ack(h, ids[1]);
+	tq_ack(h, ids[0]);
+	tq_ack(h, ids[1]);
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, ""); /* a: still 1 taken of 1 */
-	check(h);
+	tq_check(h);
 	/* a group without tasks keeps its settings */
 	assert_int_equal(gset(h, "z", QREC_LIM_CONCURRENCY, 0, 0, 0, 2, 0), 0);
 	assert_null(groups_find(qs_tube(h->q, "t", 1), "z", 1));
 	assert_int_equal(
 	    queue_group_limits(h->q, "t", 1, "z", 1, h->now, &v), 0);
 	assert_true(v.has_own && !v.live && v.lim.concurrency == 2);
-	check(h);
+	tq_check(h);
 }
 
 /* Bad settings are refused with a specific error and change nothing. */
 static void
 test_bad_input(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct buf before, after;
 
 	put(h, "a", "a");
@@ -326,9 +279,7 @@ test_bad_input(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
-	struct queue *q;
-	struct buf snap;
+	struct tq *h = tq_of(state);
 	struct tq r;
 	char got[32];
 
@@ -343,27 +294,13 @@ test_replay_and_snapshot(void **state)
 	}
 	takes(h, 20, got, NULL);
 	assert_string_equal(got, "nabab"); /* two each, their cap */
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	/* two of each group are taken: the cap holds at once */
 	takes(&r, 20, got, NULL);
 	assert_string_equal(got, "");
-	{
-		const char *why = NULL;
-
-		if (queue_check(r.q, &why) != 0)
-			fail_msg("loaded: %s", why);
-	}
+	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* A take that waits on group limits is woken when one lets go: by an
@@ -382,7 +319,7 @@ on_ready(void *arg, const char *tube, size_t len)
 static void
 test_wakes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[8];
 	uint64_t ids[8] = { 0 };
 
@@ -393,7 +330,7 @@ test_wakes(void **state)
 	takes(h, 4, got, ids);
 	assert_string_equal(got, "a");
 	nready = 0;
-	ack(h, ids[0]);
+	tq_ack(h, ids[0]);
 	assert_true(nready > 0);
 	assert_int_equal(gset(h, "a", 0, 0, 0, 0, 0, QUEUE_GROUP_PAUSE), 0);
 	nready = 0;
@@ -407,7 +344,7 @@ test_wakes(void **state)
 static void
 test_taken_before_groups(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[8];
 	uint64_t ids[8] = { 0 };
 
@@ -417,16 +354,16 @@ test_taken_before_groups(void **state)
 	assert_string_equal(got, "n");
 	put(h, "a", "a");
 	put(h, "a", "a");
-	check(h);
+	tq_check(h);
 	assert_int_equal(gset(h, "", QREC_LIM_CONCURRENCY, 0, 0, 0, 1, 0), 0);
 	takes(h, 8, got, NULL);
 	assert_string_equal(got, "na"); /* the "" group is not held */
-	check(h);
-	ack(h, ids[0]);
-	check(h);
+	tq_check(h);
+	tq_ack(h, ids[0]);
+	tq_check(h);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

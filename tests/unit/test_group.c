@@ -6,7 +6,6 @@
  * under 100 bytes, bad names are refused, and groups come back the same
  * through the record codec, replay and a snapshot. Every record goes
  * through the harness (decide, encode, decode, apply). */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,32 +15,8 @@
 #include "queue/group.h"
 #include "queue/qstate.h"
 #include "queue/tube.h"
-#include "queue/tslab.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts one task into tube t, group g (NULL: none), payload p. Returns
  * decide's result; the id in *id. */
@@ -85,21 +60,6 @@ take(struct tq *h, struct queue_task_view *v)
 	return rec.u.take.id;
 }
 
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* The payloads of the next n takes, acked, as one string "a1 b1 ...". */
 static void
 take_n(struct tq *h, int n, char *out, size_t cap)
@@ -114,7 +74,7 @@ take_n(struct tq *h, int n, char *out, size_t cap)
 		assert_true(id != 0);
 		len += (size_t)snprintf(out + len, cap - len, "%s%.*s",
 		    i ? " " : "", (int)v.payload_len, (const char *)v.payload);
-		ack(h, id);
+		tq_ack(h, id);
 	}
 }
 
@@ -137,7 +97,7 @@ tube_t(struct tq *h)
 static void
 test_round_robin(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[256];
 
 	assert_int_equal(put(h, NULL, 10, "n1", NULL), 0);
@@ -163,7 +123,7 @@ test_round_robin(void **state)
 static void
 test_priority_first(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char got[256];
 
 	assert_int_equal(put(h, "a", 10, "a1", NULL), 0);
@@ -181,7 +141,7 @@ test_priority_first(void **state)
 static void
 test_small_group_waits_one_round(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 
 	h->keep = false;
@@ -195,7 +155,7 @@ test_small_group_waits_one_round(void **state)
 		do {
 			got = take(h, &v);
 			assert_true(got != 0);
-			ack(h, got);
+			tq_ack(h, got);
 			waited++;
 		} while (got != id && waited < 10);
 		assert_true(waited <= 2);
@@ -203,7 +163,7 @@ test_small_group_waits_one_round(void **state)
 		for (int k = 0; k < round % 5; k++) {
 			got = take(h, &v);
 			assert_group(&v, "big");
-			ack(h, got);
+			tq_ack(h, got);
 		}
 	}
 	assert_null(groups_find(tube_t(h), "small", 5));
@@ -215,7 +175,7 @@ test_small_group_waits_one_round(void **state)
 static void
 test_empty_group_freed(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t a, b, id;
 
@@ -227,13 +187,13 @@ test_empty_group_freed(void **state)
 	assert_group(&v, "a");
 	/* taken: a has no ready task but lives */
 	assert_non_null(groups_find(tube_t(h), "a", 1));
-	ack(h, a);
+	tq_ack(h, a);
 	assert_null(groups_find(tube_t(h), "a", 1));
 	assert_int_equal(tube_t(h)->groups->n, 1);
 	assert_int_equal(queue_peek(h->q, h->now, b, &v), 0);
 	assert_int_equal(v.group_len, 1);
 	id = take(h, &v);
-	ack(h, id);
+	tq_ack(h, id);
 	assert_null(tube_t(h)->groups);
 }
 
@@ -242,7 +202,7 @@ test_empty_group_freed(void **state)
 static void
 test_bad_names(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char longname[202];
 
 	memset(longname, 'g', sizeof(longname) - 1);
@@ -311,7 +271,7 @@ test_record_codec(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	struct queue *q;
 	struct buf snap;
@@ -326,10 +286,7 @@ test_replay_and_snapshot(void **state)
 	}
 	id = take(h, &v); /* a taken task keeps its group */
 	assert_group(&v, "a");
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
+	tq_replayed(h);
 	buf_init(&snap);
 	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 	tq_init(&r, NULL, h->now);
@@ -376,11 +333,9 @@ test_replay_and_snapshot(void **state)
 static void
 test_random_steps(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t seed = 0x9e3779b97f4a7c15ULL, live[512];
 	size_t n = 0;
-	struct queue *q;
-	struct buf snap;
 	struct tq r;
 
 	for (int step = 0; step < 20000; step++) {
@@ -438,7 +393,7 @@ test_random_steps(void **state)
 				    0);
 				assert_int_equal(tq_commit(h, &rec), 0);
 			} else {
-				ack(h, id);
+				tq_ack(h, id);
 			}
 		} else if (op <= 6 && n > 0) { /* kick or delete one */
 			size_t i = (size_t)(x >> 3) % n;
@@ -455,22 +410,14 @@ test_random_steps(void **state)
 			}
 		} else { /* a take and an ack */
 			if ((id = take(h, &v)) != 0)
-				ack(h, id);
+				tq_ack(h, id);
 		}
 		if (step % 97 == 0 && queue_check(h->q, &why) != 0)
 			fail_msg("step %d: queue_check: %s", step, why);
 	}
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_fini(&r);
-	buf_fini(&snap);
 	/* every task gone: no groups */
 	for (size_t i = 0; i < n; i++) {
 		struct queue_delete_req dr = { .id = live[i] };
@@ -483,14 +430,6 @@ test_random_steps(void **state)
 	assert_null(tube_t(h)->groups);
 }
 
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
-}
-
 /* 10,000 groups of one ready task each cost under 100 bytes a group more
  * than 10,000 tasks without a group; it goes with the tasks.
  * Malloc's counts mean nothing under the sanitizers: there the test
@@ -500,7 +439,7 @@ test_memory_per_group(void **state)
 {
 	const char *san = getenv("SLUICE_SANITIZED");
 	bool sanitized = san != NULL && strcmp(san, "1") == 0;
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	size_t base, plain, grouped;
 	enum { N = 10000 };
@@ -508,20 +447,20 @@ test_memory_per_group(void **state)
 	h->keep = false;
 	/* one task first, so the tube and its heaps exist in both runs */
 	assert_int_equal(put(h, NULL, 10, "x", NULL), 0);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(put(h, NULL, 10, "x", NULL), 0);
-	plain = heap_bytes() - base;
+	plain = tq_heap_bytes() - base;
 	for (int i = 0; i < N; i++)
-		ack(h, take(h, &v));
-	base = heap_bytes();
+		tq_ack(h, take(h, &v));
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++) {
 		char g[16];
 
 		snprintf(g, sizeof(g), "tenant%05d", i);
 		assert_int_equal(put(h, g, 10, "x", NULL), 0);
 	}
-	grouped = heap_bytes() - base;
+	grouped = tq_heap_bytes() - base;
 	assert_int_equal(tube_t(h)->groups->n, N);
 	fprintf(stderr,
 	    "%d tasks: %zu bytes without groups, %zu in %d groups: %.1f "
@@ -531,21 +470,21 @@ test_memory_per_group(void **state)
 	if (!sanitized)
 		assert_true(grouped < plain || (grouped - plain) / N < 100);
 	for (int i = 0; i < N + 1; i++)
-		ack(h, take(h, &v));
+		tq_ack(h, take(h, &v));
 	assert_null(tube_t(h)->groups);
 	/* the acks' outcomes (outcome.h) go when their window ends */
 	h->now += QUEUE_DEFAULT_DEDUP_MS;
 	assert_int_equal(queue_tick(h->q, h->now), 0);
 	assert_int_equal(queue_outcome_count(h->q), 0);
 	fprintf(stderr, "drained: %zd bytes over the start\n",
-	    (ssize_t)(heap_bytes() - base));
+	    (ssize_t)(tq_heap_bytes() - base));
 	/* the groups' memory went back: what is left (the queue's own
 	 * tables, shrunk by halves) is under 2 bytes of every group */
 	if (!sanitized)
-		assert_true(heap_bytes() <= base + 2 * N);
+		assert_true(tq_heap_bytes() <= base + 2 * N);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

@@ -18,30 +18,7 @@
 #include "queue/qstate.h"
 #include "queue/tube.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts a task into `tube`, group g (NULL: none); its id. */
 static uint64_t
@@ -137,7 +114,7 @@ assert_row(const struct group_row *r, const char *tube, const char *g,
 static void
 test_taken_counts(void **state)
 {
-	struct tq *h = H(state), r;
+	struct tq *h = tq_of(state), r;
 	uint64_t l0, la, lb, lb2, id0, ida, idb, idb2;
 	struct queue *q;
 	struct buf snap;
@@ -186,7 +163,7 @@ test_taken_counts(void **state)
 static void
 test_taken_before_groups_in_snapshot(void **state)
 {
-	struct tq *h = H(state), r;
+	struct tq *h = tq_of(state), r;
 	uint64_t l;
 	struct buf snap;
 
@@ -207,7 +184,7 @@ test_taken_before_groups_in_snapshot(void **state)
 static void
 test_list_order(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct group_row rows[8];
 	size_t n;
 	uint64_t total, l;
@@ -264,7 +241,7 @@ test_list_order(void **state)
 static void
 test_list_every_tube(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct group_row rows[8];
 	struct queue_put_req req;
 	struct queue_put_res res;
@@ -331,7 +308,7 @@ test_list_every_tube(void **state)
 static void
 test_list_top_is_the_prefix(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	static struct group_row all[GROUP_LIST_MAX], some[GROUP_LIST_MAX];
 	static const size_t maxes[] = { 1, 2, 7, 20, 299, 300, 301 };
 	uint64_t rng = 12345, total, l;
@@ -376,15 +353,16 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_taken_counts, setup, teardown),
+		    test_taken_counts, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_taken_before_groups_in_snapshot, setup, teardown),
+		    test_taken_before_groups_in_snapshot, tq_setup,
+		    tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_list_order, setup, teardown),
+		    test_list_order, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_list_every_tube, setup, teardown),
+		    test_list_every_tube, tq_setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_list_top_is_the_prefix, setup, teardown),
+		    test_list_top_is_the_prefix, tq_setup, tq_teardown),
 	};
 	return cmocka_run_group_tests_name("group_list", tests, NULL, NULL);
 }

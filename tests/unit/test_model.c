@@ -41,7 +41,8 @@
  * nearest rank of the durations logged) and within the stated error.
  *
  * Workflows (dependencies and the waiting state, results, cancelling,
- * batches, schedules) have a model of their own: test_model_flow.c. */
+ * batches, schedules) have a model of their own: test_model_flow.c. The
+ * helpers and log checks both use are t_model.h's. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +62,11 @@ enum {
 	NSESSION = 4,
 	MAXLIVE = 2048,
 	STEPS = 25000, /* per seed */
-	NSNAP = 3
+	NSNAP = 3,
+	PICK_OTHER = 5 /* t_model.h's pick_taken: 1 in 5 names any id */
 };
 
-enum { M_WAIT = 1, M_TAKEN = 2, M_BURIED = 3, M_DONE = 4 };
+enum { M_QUEUED = 1, M_TAKEN = 2, M_BURIED = 3, M_DONE = 4 };
 
 enum { NGRP = 3 };
 static const char *const grp_names[NGRP] = { "g0", "g1", "g2" };
@@ -190,6 +192,26 @@ struct mev {
 	int kind;
 };
 
+/* The run: the queue (t_queue.h) and the model, side by side. */
+struct run {
+	struct tq h;
+	struct model *m;
+	struct queue *follower;
+	size_t fed; /* log entries given to the follower */
+	uint64_t rnd;
+	uint64_t ops, records;
+	uint64_t tube_sets, tube_deletes, dead_letters;
+	uint64_t tube_limits, held; /* TUBE_LIMITs; takes a limit held */
+	uint64_t group_sets, gheld; /* GROUP_SETs; takes a group's held */
+	uint64_t grate;             /* ... and of them by its rate */
+	struct buf snap[NSNAP];
+	size_t snap_at[NSNAP];
+	int nsnap;
+};
+
+/* The helpers both model tests use, over the types above. */
+#include "t_model.h"
+
 static void
 m_event(struct model *m, int tube, int64_t time, int kind, int64_t dur)
 {
@@ -211,15 +233,6 @@ m_forget_events(struct model *m, int tube)
 		if (m->ev[i].tube != tube)
 			m->ev[k++] = m->ev[i];
 	m->nev = k;
-}
-
-static struct mt *
-m_find(struct model *m, uint64_t id)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (m->t[i].id == id)
-			return &m->t[i];
-	return NULL;
 }
 
 static struct mt *
@@ -265,12 +278,6 @@ m_held(struct model *m, int key, int64_t now)
 	    m_done_of_key(m, key) != NULL;
 }
 
-static bool
-m_ready(const struct mt *t, int64_t now)
-{
-	return t->state == M_WAIT && t->run_at <= now;
-}
-
 /* Removes a task. The key of a completed (acked) one is reserved for the
  * dedup window; that of a cancelled (deleted) one is free at once. */
 static void
@@ -286,13 +293,6 @@ m_gone(struct model *m, struct mt *t, int64_t now, bool completed)
 		m->dedup_ver[t->key] = completed ? t->ver : 0;
 	}
 	*t = m->t[--m->n];
-}
-
-static void
-m_set_err(struct mt *t, const char *text)
-{
-	snprintf(t->err, sizeof(t->err), "%s", text);
-	t->has_err = true;
 }
 
 static void
@@ -318,7 +318,7 @@ m_apply_repl(struct mt *t, int64_t now)
 	t->has_err = false;
 	t->taken_at = 0; /* new content starts over: never taken */
 	t->repl = false;
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	m_unlease(t);
 }
 
@@ -330,24 +330,6 @@ m_bury(struct model *m, struct mt *t, int64_t now)
 	m_unlease(t);
 	m->ctr[t->tube].bury++;
 	m_event(m, t->tube, now, EV_BURY, 0);
-}
-
-/* The done task purged first: the earliest kept_until, then id. */
-static struct mt *
-m_first_done(struct model *m)
-{
-	struct mt *first = NULL;
-
-	for (size_t i = 0; i < m->n; i++) {
-		struct mt *t = &m->t[i];
-
-		if (t->state == M_DONE &&
-		    (first == NULL || t->kept_until < first->kept_until ||
-		        (t->kept_until == first->kept_until &&
-		            t->id < first->id)))
-			first = t;
-	}
-	return first;
 }
 
 /* Done tasks whose retention ended go (their reserved keys stay). */
@@ -409,7 +391,7 @@ m_bury_taken(struct model *m, struct mt *t, int64_t now)
 	m_event(m, t->tube, now, EV_BURY, 0);
 	m_move_key(m, t, dl, now);
 	t->tube = dl;
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	t->run_at = now;
 	m_unlease(t);
 	m->exists[dl] = true;
@@ -430,24 +412,6 @@ m_maxa(const struct model *m, int tube, uint32_t asked)
 	if (asked != 0 || !(m->conf[tube].set & QREC_TS_MAX_ATTEMPTS))
 		return asked;
 	return m->conf[tube].maxa;
-}
-
-/* The lease rule: the task, its state, then (without force) the lease;
- * a taken task's lease is >= 1, so 0 never matches. */
-static int
-m_leased(
-    struct model *m, uint64_t id, uint64_t lease, bool force, struct mt **out)
-{
-	struct mt *t = m_find(m, id);
-
-	if (t == NULL)
-		return SLUICE_ENOTFOUND;
-	if (t->state != M_TAKEN)
-		return SLUICE_ESTATE;
-	if (!force && lease != t->lease)
-		return SLUICE_ESTALE;
-	*out = t;
-	return 0;
 }
 
 static int64_t
@@ -487,12 +451,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why,
 	if (ttr) {
 		m->ctr[t->tube].ttr_expired++;
 		m_event(m, t->tube, now, EV_TTR, 0);
-		if (t->ttr % 1000 == 0)
-			snprintf(text, sizeof(text), "ttr expired after %us",
-			    (unsigned)(t->ttr / 1000));
-		else
-			snprintf(text, sizeof(text), "ttr expired after %ums",
-			    (unsigned)t->ttr);
+		m_ttr_text(text, sizeof(text), t->ttr);
 		why = text;
 	} else {
 		m->ctr[t->tube].session_released++;
@@ -506,7 +465,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why,
 	if (t->maxa > 0 && t->attempts >= t->maxa) {
 		m_bury_taken(m, t, now);
 	} else {
-		t->state = M_WAIT;
+		t->state = M_QUEUED;
 		t->run_at = now;
 		if (!at_once && !m_lost_immediate(m, t->tube))
 			t->run_at += m_backoff(m, t->tube, t->attempts);
@@ -612,16 +571,6 @@ m_group_held(const struct model *m, int tube, int g, int64_t now)
 	return taken >= cap;
 }
 
-static bool
-m_less(const struct mt *a, const struct mt *b)
-{
-	if (a->pri != b->pri)
-		return a->pri < b->pri;
-	if (a->run_at != b->run_at)
-		return a->run_at < b->run_at;
-	return a->id < b->id;
-}
-
 /* What a take may get of each tube of `mask`: the tops of its groups
  * (the best ready task of each group no limit holds, of the best
  * priority among them; one for a tube without groups). */
@@ -707,39 +656,6 @@ m_pick_ok(const struct tops *o, const struct mt *p)
 			return false;
 	}
 	return true;
-}
-
-/* ---- The run: both sides of each step ------------------------------------ */
-
-struct run {
-	struct tq h;
-	struct model *m;
-	struct queue *follower;
-	size_t fed; /* log entries given to the follower */
-	uint64_t rnd;
-	uint64_t ops, records;
-	uint64_t tube_sets, tube_deletes, dead_letters;
-	uint64_t tube_limits, held; /* TUBE_LIMITs; takes a limit held */
-	uint64_t group_sets, gheld; /* GROUP_SETs; takes a group's held */
-	uint64_t grate;             /* ... and of them by its rate */
-	struct buf snap[NSNAP];
-	size_t snap_at[NSNAP];
-	int nsnap;
-};
-
-static void
-check(struct run *r)
-{
-	const char *why = NULL;
-
-	if (queue_check(r->h.q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
-static uint64_t
-rnd(struct run *r, uint64_t n)
-{
-	return t_below(&r->rnd, n);
 }
 
 /* The seams between tube settings and the server's, over every seed: a
@@ -833,23 +749,6 @@ pick_id(struct run *r)
 	if (r->m->n > 0 && rnd(r, 8) != 0)
 		return r->m->t[rnd(r, r->m->n)].id;
 	return 1 + rnd(r, r->m->next_id + 1);
-}
-
-/* An id for a lease request: mostly of a taken task, as a worker's. */
-static uint64_t
-pick_taken(struct run *r)
-{
-	size_t n = 0, k;
-
-	for (size_t i = 0; i < r->m->n; i++)
-		n += r->m->t[i].state == M_TAKEN;
-	if (n == 0 || rnd(r, 5) == 0)
-		return pick_id(r);
-	k = rnd(r, n);
-	for (size_t i = 0; i < r->m->n; i++)
-		if (r->m->t[i].state == M_TAKEN && k-- == 0)
-			return r->m->t[i].id;
-	return pick_id(r);
 }
 
 /* The lease a client would send for id: mostly right, else 0 or stale. */
@@ -1092,7 +991,7 @@ op_put(struct run *r)
 		memset(t, 0, sizeof(*t));
 		t->id = m->next_id++;
 		t->tube = tube;
-		t->state = M_WAIT;
+		t->state = M_QUEUED;
 		t->pri = req.pri;
 		t->ttr = m_ttr(m, tube, req.ttr_ms);
 		t->maxa = m_maxa(m, tube, req.max_attempts);
@@ -1278,7 +1177,7 @@ op_ack(struct run *r)
 	} else if (to >= 0) {
 		m_move_key(m, t, to, now);
 		t->tube = to;
-		t->state = M_WAIT;
+		t->state = M_QUEUED;
 		t->run_at = now;
 		t->attempts = 0;
 		t->has_err = false;
@@ -1289,7 +1188,7 @@ op_ack(struct run *r)
 		    t->run_at < now ? (now - t->run_at) / t->period + 1 : 1;
 
 		t->run_at += k * t->period;
-		t->state = M_WAIT;
+		t->state = M_QUEUED;
 		t->attempts = 0;
 		t->has_err = false;
 		m_unlease(t);
@@ -1336,7 +1235,7 @@ op_release(struct run *r)
 		m_apply_repl(t, now);
 		return;
 	}
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	if (!req.front) /* front keeps the run_at it was ready from */
 		t->run_at = now + req.delay_ms;
 	if (req.set_pri)
@@ -1382,7 +1281,7 @@ op_fail(struct run *r)
 		m_bury_taken(m, t, now);
 		return;
 	}
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	t->run_at = now +
 	    (req.set_delay ? req.delay_ms : m_backoff(m, t->tube, t->attempts));
 	m_unlease(t);
@@ -1427,7 +1326,7 @@ op_bury(struct run *r)
 		req.error_len = strlen(err_texts[e]);
 	}
 	t = m_find(m, req.id);
-	if (t != NULL && t->state == M_WAIT)
+	if (t != NULL && t->state == M_QUEUED)
 		want = req.force ? 0 : SLUICE_ESTATE;
 	else
 		want = m_leased(m, req.id, req.lease, req.force, &t);
@@ -1471,7 +1370,7 @@ op_untake(struct run *r)
 	}
 	/* The take's wait stays counted (EV_WAIT of op_take), as the
 	 * tube's take counter keeps the take. */
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	if (t->attempts > 0)
 		t->attempts--;
 	m_unlease(t);
@@ -1494,7 +1393,7 @@ op_kick(struct run *r)
 		if (t == NULL)
 			want = SLUICE_ENOTFOUND;
 		else if (t->state != M_BURIED &&
-		    !(t->state == M_WAIT && t->run_at > now))
+		    !(t->state == M_QUEUED && t->run_at > now))
 			want = SLUICE_ESTATE;
 	} else {
 		int tube = pick_tube(r);
@@ -1519,7 +1418,7 @@ op_kick(struct run *r)
 		return;
 	assert_true(rec.u.kick.id == t->id);
 	commit(r, &rec);
-	t->state = M_WAIT;
+	t->state = M_QUEUED;
 	t->run_at = now;
 	m->ctr[t->tube].kick++;
 }
@@ -2150,26 +2049,10 @@ op_expire(struct run *r)
 	struct qrec rec;
 
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		struct mt *due = NULL;
+		struct mt *due = expired_next(r, &rec);
 
-		for (size_t i = 0; i < m->n; i++) {
-			struct mt *t = &m->t[i];
-
-			if (t->state != M_TAKEN || t->deadline > r->h.now)
-				continue;
-			if (due == NULL || t->deadline < due->deadline ||
-			    (t->deadline == due->deadline && t->id < due->id))
-				due = t;
-		}
-		if (due == NULL) {
-			assert_int_equal(
-			    queue_decide_expired(r->h.q, r->h.now, &rec),
-			    SLUICE_ENOTFOUND);
+		if (due == NULL)
 			return;
-		}
-		assert_int_equal(
-		    queue_decide_expired(r->h.q, r->h.now, &rec), 0);
-		assert_true(rec.u.end.id == due->id);
 		commit(r, &rec);
 		m_lost(m, due, r->h.now, true, NULL, false);
 	}
@@ -2190,25 +2073,10 @@ op_sessions(struct run *r, uint64_t session)
 	else
 		snprintf(why, sizeof(why), "server restarted");
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		int rc = session ? queue_decide_session_gone(r->h.q, r->h.now,
-		                       session, why, strlen(why), &rec)
-		                 : queue_decide_restart(r->h.q, r->h.now, why,
-		                       strlen(why), &rec);
-		struct mt *t;
+		struct mt *t = lease_end_next(r, session, why, &rec);
 
-		if (rc != 0) {
-			assert_int_equal(rc, SLUICE_ENOTFOUND);
-			for (size_t i = 0; i < m->n; i++)
-				assert_false(m->t[i].state == M_TAKEN &&
-				    !m->t[i].detached &&
-				    (session == 0 ||
-				        m->t[i].session == session));
+		if (t == NULL)
 			return;
-		}
-		t = m_find(m, rec.u.end.id);
-		assert_non_null(t);
-		assert_true(t->state == M_TAKEN && !t->detached);
-		assert_true(session == 0 || t->session == session);
 		commit(r, &rec);
 		m_lost(m, t, r->h.now, false, why, session == 0);
 	}
@@ -2429,7 +2297,7 @@ compare(struct run *r)
 		compare_task(r, &m->t[rnd(r, m->n)]);
 	if (rnd(r, 4) == 0)
 		compare_errors(r, (int)rnd(r, NTUBE));
-	check(r);
+	tq_check(&r->h);
 }
 
 static int
@@ -2579,13 +2447,6 @@ compare_hourly(struct run *r)
 }
 
 static void
-feed_follower(struct run *r)
-{
-	assert_int_equal(tq_replay(&r->h, r->follower, r->fed, r->h.nlog), 0);
-	r->fed = r->h.nlog;
-}
-
-static void
 step(struct run *r, size_t i)
 {
 	uint64_t c = rnd(r, 100);
@@ -2655,10 +2516,7 @@ step(struct run *r, size_t i)
 		compare_hourly(r);
 	if (r->nsnap < NSNAP && i == (size_t)(r->nsnap + 1) * STEPS / 4) {
 		buf_init(&r->snap[r->nsnap]);
-		assert_int_equal(queue_snapshot_write(
-		                     r->h.q, tq_snap_emit, &r->snap[r->nsnap]),
-		    0);
-		r->snap_at[r->nsnap] = r->h.nlog;
+		tm_snapshot(&r->h, &r->snap[r->nsnap], &r->snap_at[r->nsnap]);
 		r->nsnap++;
 	}
 }
@@ -2709,9 +2567,7 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	compare_hourly(r);
 	/* apply needs no configuration but the window outcomes are kept
 	 * (outcome.h: the node's own --dedup-window) */
-	replay = queue_new(&r->m->cfg);
-	assert_int_equal(tq_replay(&r->h, replay, 0, r->h.nlog), 0);
-	assert_true(tq_same(r->h.q, replay, r->h.now));
+	replay = tm_rebuilt(&r->h, &r->m->cfg, NULL, 0);
 	/* Counted from the records as they came, or from the state after a
 	 * restart: the same. */
 	assert_int_equal(queue_acct_set(replay, ns + 1, 3), 0);
@@ -2725,14 +2581,8 @@ run_seed(uint64_t seed, uint8_t retry, uint64_t *ops, uint64_t *records)
 	}
 	queue_free(replay);
 	for (int k = 0; k < r->nsnap; k++) {
-		struct queue *q = queue_new(&r->m->cfg);
-
-		assert_int_equal(tq_snap_load(q, &r->snap[k]), 0);
-		assert_int_equal(queue_check(q, NULL), 0);
-		assert_int_equal(
-		    tq_replay(&r->h, q, r->snap_at[k], r->h.nlog), 0);
-		assert_true(tq_same(r->h.q, q, r->h.now));
-		queue_free(q);
+		queue_free(
+		    tm_rebuilt(&r->h, &r->m->cfg, &r->snap[k], r->snap_at[k]));
 		buf_fini(&r->snap[k]);
 	}
 	{

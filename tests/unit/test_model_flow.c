@@ -54,7 +54,8 @@
  * as when a node starts; schedules then must not fire a slot again.
  * Every record also goes to a follower through apply alone, compared
  * along the way, and at the end a full replay and the snapshot plus the
- * rest of the log must give the same dump. */
+ * rest of the log must give the same dump. The helpers and log checks
+ * this shares with test_model.c are t_model.h's. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ enum {
 	STEPS = 6000, /* per seed */
 	NRES = 4,
 	NERR = 3,
+	PICK_OTHER = 6, /* t_model.h's pick_taken: 1 in 6 names any id */
 };
 
 enum { M_WAITING = 1, M_QUEUED = 2, M_TAKEN = 3, M_BURIED = 4, M_DONE = 5 };
@@ -187,11 +189,8 @@ struct run {
 	uint64_t flushed, key_parents, sessions_gone;
 };
 
-static uint64_t
-rnd(struct run *r, uint64_t n)
-{
-	return t_below(&r->rnd, n);
-}
+/* The helpers both model tests use, over the types above. */
+#include "t_model.h"
 
 /* ---- The model ------------------------------------------------------- */
 
@@ -201,15 +200,6 @@ sorted_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static struct mt *
-m_find(struct model *m, uint64_t id)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (m->t[i].id == id)
-			return &m->t[i];
-	return NULL;
 }
 
 /* Live tasks that name parent `id` through a node (its nlive). */
@@ -349,13 +339,6 @@ m_remove(struct model *m, struct mt *t, bool acked, int res, int64_t now)
 		}
 	}
 	*t = m->t[--m->n];
-}
-
-static void
-m_set_err(struct mt *t, const char *text)
-{
-	snprintf(t->err, sizeof(t->err), "%s", text);
-	t->has_err = true;
 }
 
 static void
@@ -508,24 +491,6 @@ m_batch_end_member(struct model *m, struct mt *t, int how, int64_t now)
 	m_batch_maybe_end(m, b, now);
 }
 
-/* The done task purged first: the earliest kept_until, then id. */
-static struct mt *
-m_first_done(struct model *m)
-{
-	struct mt *first = NULL;
-
-	for (size_t i = 0; i < m->n; i++) {
-		struct mt *t = &m->t[i];
-
-		if (t->state == M_DONE &&
-		    (first == NULL || t->kept_until < first->kept_until ||
-		        (t->kept_until == first->kept_until &&
-		            t->id < first->id)))
-			first = t;
-	}
-	return first;
-}
-
 /* Done tasks past their kept_until are purged; ended batches that owe
  * nothing are forgotten at their expiry. */
 static void
@@ -569,12 +534,7 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 
 	if (ttr) {
 		m->ctr[t->tube].ttr_expired++;
-		if (t->ttr % 1000 == 0)
-			snprintf(text, sizeof(text), "ttr expired after %us",
-			    (unsigned)(t->ttr / 1000));
-		else
-			snprintf(text, sizeof(text), "ttr expired after %ums",
-			    (unsigned)t->ttr);
+		m_ttr_text(text, sizeof(text), t->ttr);
 	} else {
 		m->ctr[t->tube].session_released++;
 		snprintf(text, sizeof(text), "%s", why);
@@ -587,12 +547,6 @@ m_lost(struct model *m, struct mt *t, int64_t now, bool ttr, const char *why)
 	t->state = M_QUEUED;
 	t->run_at = now; /* the retry is immediate (cfg) */
 	m_unlease(t);
-}
-
-static bool
-m_ready(const struct mt *t, int64_t now)
-{
-	return t->state == M_QUEUED && t->run_at <= now;
 }
 
 static int
@@ -610,16 +564,6 @@ m_view_state(const struct mt *t, int64_t now)
 	default:
 		return t->run_at <= now ? QUEUE_READY : QUEUE_DELAYED;
 	}
-}
-
-static bool
-m_less(const struct mt *a, const struct mt *b)
-{
-	if (a->pri != b->pri)
-		return a->pri < b->pri;
-	if (a->run_at != b->run_at)
-		return a->run_at < b->run_at;
-	return a->id < b->id;
 }
 
 /* The task a take of the tubes of `mask` gets, or NULL. */
@@ -666,23 +610,6 @@ pick_id(struct run *r)
 	return 1 + rnd(r, m->next_id);
 }
 
-static uint64_t
-pick_taken(struct run *r)
-{
-	struct model *m = r->m;
-	size_t n = 0, k;
-
-	for (size_t i = 0; i < m->n; i++)
-		n += m->t[i].state == M_TAKEN;
-	if (n == 0 || rnd(r, 6) == 0)
-		return pick_id(r);
-	k = rnd(r, n);
-	for (size_t i = 0; i < m->n; i++)
-		if (m->t[i].state == M_TAKEN && k-- == 0)
-			return m->t[i].id;
-	return 0;
-}
-
 /* The lease a worker sends: mostly the right one. */
 static uint64_t
 pick_lease(struct run *r, uint64_t id)
@@ -692,23 +619,6 @@ pick_lease(struct run *r, uint64_t id)
 	if (t != NULL && t->lease != 0 && rnd(r, 8) != 0)
 		return t->lease;
 	return 1 + rnd(r, r->h.lsn + 1);
-}
-
-/* The lease rule: 0, or the error (a cancelled task's lease end is a
- * DELETE: *del). */
-static int
-m_leased(struct model *m, uint64_t id, uint64_t lease, struct mt **out)
-{
-	struct mt *t = m_find(m, id);
-
-	if (t == NULL)
-		return SLUICE_ENOTFOUND;
-	if (t->state != M_TAKEN)
-		return SLUICE_ESTATE;
-	if (lease != t->lease)
-		return SLUICE_ESTALE;
-	*out = t;
-	return 0;
 }
 
 /* A cancelled task's lease ended: the record is a DELETE. */
@@ -962,7 +872,7 @@ op_ack(struct run *r)
 		req.to_tube = tube_names[to];
 		req.to_tube_len = 2;
 	}
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, false, &t);
 	assert_int_equal(queue_decide_ack(r->h.q, now, &req, &rec), want);
 	if (want != 0)
 		return;
@@ -1019,7 +929,7 @@ op_release(struct run *r)
 	req.lease = pick_lease(r, req.id);
 	if (rnd(r, 2) == 0)
 		req.delay_ms = (int64_t)rnd(r, 1500);
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, false, &t);
 	assert_int_equal(
 	    queue_decide_release(r->h.q, r->h.now, &req, &rec), want);
 	if (want != 0)
@@ -1053,7 +963,7 @@ op_fail(struct run *r)
 	req.fatal = rnd(r, 4) == 0;
 	req.set_delay = true;
 	req.delay_ms = (int64_t)rnd(r, 1000);
-	want = m_leased(m, req.id, req.lease, &t);
+	want = m_leased(m, req.id, req.lease, false, &t);
 	assert_int_equal(queue_decide_fail(r->h.q, r->h.now, &req, &rec), want);
 	if (want != 0)
 		return;
@@ -1085,7 +995,7 @@ op_touch(struct run *r)
 
 	req.id = pick_taken(r);
 	req.lease = pick_lease(r, req.id);
-	want = m_leased(r->m, req.id, req.lease, &t);
+	want = m_leased(r->m, req.id, req.lease, false, &t);
 	if (want == 0 && t->cancelled)
 		want = SLUICE_ECANCELED;
 	assert_int_equal(
@@ -1115,7 +1025,7 @@ op_bury(struct run *r)
 	if (rnd(r, 2) == 0) {
 		req.id = pick_taken(r);
 		req.lease = pick_lease(r, req.id);
-		want = m_leased(m, req.id, req.lease, &t);
+		want = m_leased(m, req.id, req.lease, false, &t);
 	} else {
 		req.id = pick_id(r);
 		req.force = true;
@@ -1319,26 +1229,10 @@ op_expire(struct run *r)
 	struct qrec rec;
 
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		struct mt *due = NULL;
+		struct mt *due = expired_next(r, &rec);
 
-		for (size_t i = 0; i < m->n; i++) {
-			struct mt *t = &m->t[i];
-
-			if (t->state != M_TAKEN || t->deadline > r->h.now)
-				continue;
-			if (due == NULL || t->deadline < due->deadline ||
-			    (t->deadline == due->deadline && t->id < due->id))
-				due = t;
-		}
-		if (due == NULL) {
-			assert_int_equal(
-			    queue_decide_expired(r->h.q, r->h.now, &rec),
-			    SLUICE_ENOTFOUND);
+		if (due == NULL)
 			return;
-		}
-		assert_int_equal(
-		    queue_decide_expired(r->h.q, r->h.now, &rec), 0);
-		assert_true(rec.u.end.id == due->id);
 		if (due->cancelled) {
 			m_cancelled_end(r, due, &rec);
 		} else {
@@ -1661,22 +1555,10 @@ op_session_gone(struct run *r)
 	snprintf(why, sizeof(why), "worker disconnected (peer-%" PRIu64 ")",
 	    session);
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		int rc = queue_decide_session_gone(
-		    r->h.q, r->h.now, session, why, strlen(why), &rec);
-		struct mt *t;
+		struct mt *t = lease_end_next(r, session, why, &rec);
 
-		if (rc != 0) {
-			assert_int_equal(rc, SLUICE_ENOTFOUND);
-			for (size_t i = 0; i < m->n; i++)
-				assert_false(m->t[i].state == M_TAKEN &&
-				    !m->t[i].detached &&
-				    m->t[i].session == session);
+		if (t == NULL)
 			return;
-		}
-		t = m_find(m, rec.u.end.id);
-		assert_non_null(t);
-		assert_true(t->state == M_TAKEN && !t->detached &&
-		    t->session == session);
 		r->sessions_gone++;
 		if (t->cancelled) {
 			m_cancelled_end(r, t, &rec);
@@ -1698,38 +1580,20 @@ static void
 restart(struct run *r, bool from_snap)
 {
 	struct model *m = r->m;
-	struct queue *q = queue_new(&m->cfg);
+	struct queue *q =
+	    tm_rebuilt(&r->h, &m->cfg, from_snap ? &r->snap : NULL, r->snap_at);
 	struct qrec rec;
 	static const char why[] = "server restarted";
 
-	assert_non_null(q);
-	if (from_snap) {
-		assert_int_equal(tq_snap_load(q, &r->snap), 0);
-		assert_int_equal(tq_replay(&r->h, q, r->snap_at, r->h.nlog), 0);
-	} else {
-		assert_int_equal(tq_replay(&r->h, q, 0, r->h.nlog), 0);
-	}
-	assert_true(tq_same(r->h.q, q, r->h.now));
 	queue_free(r->h.q);
 	r->h.q = q;
 	queue_on_final(q, on_final, m);
 	r->restarts++;
 	for (size_t k = 0; k <= MAXLIVE; k++) {
-		int rc =
-		    queue_decide_restart(q, r->h.now, why, strlen(why), &rec);
-		struct mt *t;
+		struct mt *t = lease_end_next(r, 0, why, &rec);
 
-		if (rc != 0) {
-			assert_int_equal(rc, SLUICE_ENOTFOUND);
-			for (size_t i = 0; i < m->n; i++)
-				assert_true(m->t[i].state != M_TAKEN ||
-				    m->t[i].detached);
+		if (t == NULL)
 			return;
-		}
-		t = m_find(m, rec.u.end.id);
-		assert_non_null(t);
-		assert_int_equal(t->state, M_TAKEN);
-		assert_false(t->detached);
 		if (t->cancelled) {
 			m_cancelled_end(r, t, &rec);
 		} else {
@@ -1938,7 +1802,6 @@ compare(struct run *r)
 	struct queue_take_req tr = { all, NTUBE, 1, false, false };
 	struct qrec rec;
 	struct mt *best;
-	const char *why = NULL;
 	int rc;
 
 	for (int i = 0; i < NTUBE; i++) {
@@ -2014,8 +1877,7 @@ compare(struct run *r)
 		}
 		assert_true(queue_next_wake(r->h.q) == wake);
 	}
-	if (queue_check(r->h.q, &why) != 0)
-		fail_msg("queue_check: %s", why);
+	tq_check(&r->h);
 }
 
 /* ---- The run ------------------------------------------------------------- */
@@ -2079,15 +1941,11 @@ step(struct run *r, size_t i)
 	/* callbacks owed by this step's record are fired at once too */
 	fire_batches(r);
 	compare(r);
-	assert_int_equal(tq_replay(&r->h, r->follower, r->fed, r->h.nlog), 0);
-	r->fed = r->h.nlog;
+	feed_follower(r);
 	if (i % 1000 == 0)
 		assert_true(tq_same(r->h.q, r->follower, r->h.now));
-	if (i == STEPS / 4) {
-		assert_int_equal(
-		    queue_snapshot_write(r->h.q, tq_snap_emit, &r->snap), 0);
-		r->snap_at = r->h.nlog;
-	}
+	if (i == STEPS / 4)
+		tm_snapshot(&r->h, &r->snap, &r->snap_at);
 	if (i == STEPS / 2)
 		restart(r, false);
 	if (i == 3 * STEPS / 4)
@@ -2100,7 +1958,6 @@ run_seed(uint64_t seed, struct run *total)
 	struct run *r = calloc(1, sizeof(*r));
 	struct model *m = calloc(1, sizeof(*m));
 	struct queue_tube_set_req ts;
-	struct queue *q;
 	struct qrec rec;
 
 	assert_true(r != NULL && m != NULL);
@@ -2133,15 +1990,8 @@ run_seed(uint64_t seed, struct run *total)
 	for (size_t i = 1; i <= STEPS; i++)
 		step(r, i);
 	assert_true(tq_same(r->h.q, r->follower, r->h.now));
-	q = queue_new(&m->cfg);
-	assert_int_equal(tq_replay(&r->h, q, 0, r->h.nlog), 0);
-	assert_true(tq_same(r->h.q, q, r->h.now));
-	queue_free(q);
-	q = queue_new(&m->cfg);
-	assert_int_equal(tq_snap_load(q, &r->snap), 0);
-	assert_int_equal(tq_replay(&r->h, q, r->snap_at, r->h.nlog), 0);
-	assert_true(tq_same(r->h.q, q, r->h.now));
-	queue_free(q);
+	queue_free(tm_rebuilt(&r->h, &m->cfg, NULL, 0));
+	queue_free(tm_rebuilt(&r->h, &m->cfg, &r->snap, r->snap_at));
 	fprintf(stderr,
 	    "seed %" PRIu64 ": %" PRIu64 " ids; children taken %" PRIu64
 	    ", results %" PRIu64 ", cancels taken %" PRIu64 " queued %" PRIu64

@@ -16,31 +16,15 @@
 
 #define T0 1700000000000LL /* a unix time in ms */
 
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
 static int
 setup(void **state)
 {
-	struct tq *h = calloc(1, sizeof(*h));
 	struct queue_config cfg;
 
-	if (h == NULL)
-		return -1;
 	queue_config_default(&cfg);
 	cfg.dedup_ms = 60000; /* outcomes are kept a minute */
-	tq_init(h, &cfg, T0);
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
+	*state = tq_new_with(&cfg, T0);
+	return *state != NULL ? 0 : -1;
 }
 
 /* Ids of the tasks the final callback named, in order. */
@@ -151,7 +135,7 @@ rebuilds(struct tq *h)
 static void
 test_outcome_of_ack_outlives_the_task(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_result r;
 	struct queue_task_view v;
 	uint16_t type = 0;
@@ -200,7 +184,7 @@ test_outcome_of_ack_outlives_the_task(void **state)
 static void
 test_outcome_of_failures(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_set_req ts;
 	struct queue_fail_req fr;
 	struct queue_delete_req dr;
@@ -293,7 +277,7 @@ named_final(uint64_t id)
 static void
 test_children_ended_by_a_parent_are_final(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_fail_req fr;
 	struct queue_result r;
 	struct qrec rec;
@@ -337,7 +321,7 @@ test_children_ended_by_a_parent_are_final(void **state)
 static void
 test_cancel_waiting_tasks(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_bury_req br;
 	struct queue_result r;
 	struct qrec rec;
@@ -378,7 +362,7 @@ test_cancel_waiting_tasks(void **state)
 static void
 test_cancel_taken_task(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_touch_req tr;
 	struct queue_release_req rr;
 	struct queue_task_view v;
@@ -429,7 +413,7 @@ test_cancel_taken_task(void **state)
 static void
 test_cancel_of_a_done_task_keeps_its_outcome(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_set_req ts;
 	struct queue_task_view v;
 	struct queue_result r;
@@ -462,7 +446,7 @@ test_cancel_of_a_done_task_keeps_its_outcome(void **state)
 static void
 test_cancel_then_ttr(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_touch_req tr;
 	struct queue_result r;
 	struct qrec rec;
@@ -533,7 +517,7 @@ rnd(uint64_t *s)
 static void
 test_random_steps_agree(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_set_req ts;
 	struct qrec rec;
 	uint64_t seed = 0x9e3779b97f4a7c15ULL, ids[64] = { 0 }, leases[64];
@@ -686,24 +670,25 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_outcome_of_ack_outlives_the_task, setup, teardown),
+		    test_outcome_of_ack_outlives_the_task, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_outcome_of_failures, setup, teardown),
+		    test_outcome_of_failures, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_cancel_waiting_tasks, setup, teardown),
+		    test_cancel_waiting_tasks, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_cancel_taken_task, setup, teardown),
+		    test_cancel_taken_task, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_cancel_then_ttr, setup, teardown),
+		    test_cancel_then_ttr, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_cancel_of_a_done_task_keeps_its_outcome, setup,
-		    teardown),
+		    tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_outcome_memory_bound, setup, teardown),
+		    test_outcome_memory_bound, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_random_steps_agree, setup, teardown),
+		    test_random_steps_agree, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_children_ended_by_a_parent_are_final, setup, teardown),
+		    test_children_ended_by_a_parent_are_final, setup,
+		    tq_teardown),
 		cmocka_unit_test(test_records_codec),
 	};
 	return cmocka_run_group_tests_name("outcome", tests, NULL, NULL);

@@ -11,7 +11,6 @@
  * latest ended first), with queue_batch_show's counts, and keeps to its
  * limit. Every record goes through the harness (decide, encode, decode,
  * apply). */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,41 +19,8 @@
 #include "t_queue.h"
 #include "queue/batch.h"
 #include "queue/qstate.h"
-#include "queue/tslab.h"
 
-#define T0 1700000000000LL
-
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = tq_new(T0);
-
-	if (h == NULL)
-		return -1;
-	*state = h;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
-
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* Puts `p` into tube "t" in batch `b` (after `parent` when not 0). */
 static int
@@ -96,49 +62,6 @@ take(struct tq *h, const char *tube)
 		return 0;
 	assert_int_equal(tq_commit(h, &rec), 0);
 	return rec.u.take.id;
-}
-
-static void
-ack(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-fail_fatal(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_fail_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	req.error = "boom";
-	req.error_len = 4;
-	req.fatal = true;
-	assert_int_equal(queue_decide_fail(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
-static void
-del(struct tq *h, uint64_t id)
-{
-	struct queue_delete_req req = { .id = id };
-	struct qrec rec;
-
-	assert_int_equal(queue_decide_delete(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
 }
 
 static int
@@ -214,7 +137,7 @@ assert_payload_has(struct tq *h, uint64_t id, const char *want)
 static void
 test_success(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, ids[2];
 	struct queue_batch_info i;
 
@@ -232,22 +155,22 @@ test_success(void **state)
 	assert_int_equal(take(h, "t"), a);
 	i = show(h, "b1");
 	assert_int_equal(i.taken, 1);
-	ack(h, a);
-	ack(h, take(h, "t")); /* b */
-	check(h);
+	tq_ack(h, a);
+	tq_ack(h, take(h, "t")); /* b */
+	tq_check(h);
 	assert_int_equal(close_batch(h, "b1"), 0);
 	assert_int_equal(close_batch(h, "b1"), 0); /* again: nothing */
 	assert_null(queue_batch_owed(h->q));
 	assert_int_equal(bput(h, "b1", "D", 0, NULL), SLUICE_EBATCH);
 	h->now += 5;
 	assert_int_equal(take(h, "t"), c);
-	ack(h, c);
+	tq_ack(h, c);
 	i = show(h, "b1");
 	assert_true(i.ended);
 	assert_int_equal(i.acked, 3);
 	assert_int_equal(i.ended_at, T0 + 15);
 	assert_int_equal(i.owed, 3);
-	check(h);
+	tq_check(h);
 	fire(h, ids);
 	assert_int_not_equal(ids[0], 0);
 	assert_int_equal(ids[1], ids[0] + 1);
@@ -259,7 +182,7 @@ test_success(void **state)
 	assert_payload_has(h, ids[1], "\"event\":\"complete\"");
 	assert_int_equal(bput(h, "b1", "E", 0, NULL), SLUICE_EBATCH);
 	assert_int_equal(set(h, "b1", "ok", NULL, NULL, NULL), SLUICE_EBATCH);
-	check(h);
+	tq_check(h);
 }
 
 /* A fatal fail (buried), a delete, a dead-lettered task: on_complete
@@ -267,7 +190,7 @@ test_success(void **state)
 static void
 test_complete_with_failures(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, ids[2];
 	struct queue_batch_info i;
 
@@ -277,11 +200,11 @@ test_complete_with_failures(void **state)
 	assert_int_equal(set(h, "b2", "ok", NULL, "done", "p"), 0);
 	assert_int_equal(close_batch(h, "b2"), 0);
 	assert_int_equal(take(h, "t"), a);
-	fail_fatal(h, a);
-	del(h, b);
+	tq_fail_fatal(h, a, "boom");
+	tq_delete(h, b);
 	assert_int_equal(take(h, "t"), c);
 	assert_null(queue_batch_owed(h->q));
-	ack(h, c);
+	tq_ack(h, c);
 	i = show(h, "b2");
 	assert_true(i.ended);
 	assert_int_equal(i.buried, 1);
@@ -292,7 +215,7 @@ test_complete_with_failures(void **state)
 	assert_int_equal(ids[0], 0);
 	assert_payload_has(h, ids[1], "\"buried\":1,\"acked\":1,\"failed\":1");
 	assert_int_equal(take(h, "ok"), 0);
-	check(h);
+	tq_check(h);
 }
 
 /* The live tasks of a batch (its cancel's list): waiting, ready, taken,
@@ -301,7 +224,7 @@ test_complete_with_failures(void **state)
 static void
 test_live_ids(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, d, e, other, *ids;
 	size_t n;
 
@@ -312,9 +235,9 @@ test_live_ids(void **state)
 	assert_int_equal(bput(h, "lv", "E", c, &e), 0); /* waits for C */
 	assert_int_equal(bput(h, "other", "X", 0, &other), 0);
 	assert_int_equal(take(h, "t"), a);
-	ack(h, a);
+	tq_ack(h, a);
 	assert_int_equal(take(h, "t"), b);
-	fail_fatal(h, b);                  /* buried */
+	tq_fail_fatal(h, b, "boom");       /* buried */
 	assert_int_equal(take(h, "t"), c); /* taken */
 	assert_int_equal(queue_batch_live_ids(h->q, "lv", 2, &ids, &n), 0);
 	assert_int_equal(n, 3);
@@ -324,7 +247,7 @@ test_live_ids(void **state)
 	    queue_batch_live_ids(h->q, "nope", 4, &ids, &n), SLUICE_ENOTFOUND);
 	assert_null(ids);
 	assert_int_equal(n, 0);
-	check(h);
+	tq_check(h);
 }
 
 /* Closing an empty batch ends it at once; a batch of none but callbacks
@@ -332,7 +255,7 @@ test_live_ids(void **state)
 static void
 test_close_empty_and_forget(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t ids[2];
 
 	assert_int_equal(close_batch(h, "nope"), SLUICE_ENOTFOUND);
@@ -345,14 +268,14 @@ test_close_empty_and_forget(void **state)
 	queue_tick(h->q, h->now);
 	assert_null(queue_batch_find(h->q, "e", 1));
 	assert_int_equal(bput(h, "e", "new", 0, NULL), 0); /* a new one */
-	check(h);
+	tq_check(h);
 }
 
 /* Bad input changes nothing. */
 static void
 test_bad_input(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	char big[QREC_BATCH_MAX + 2];
 	char *pl = malloc(QREC_BATCH_PAYLOAD_MAX + 2);
 	struct queue_put_req req;
@@ -388,7 +311,7 @@ test_bad_input(void **state)
 static void
 test_records(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec, back;
 	struct buf b;
 	uint64_t ids[2];
@@ -401,7 +324,7 @@ test_records(void **state)
 	assert_int_equal(qrec_decode(rec.type, b.data, b.len, &back), 0);
 	assert_int_equal(back.u.batch.name_len, 1);
 	assert_int_equal(tq_commit(h, &rec), 0);
-	del(h, take(h, "t"));
+	tq_delete(h, take(h, "t"));
 	assert_int_equal(show(h, "r").owed, 0); /* failed: no success */
 	assert_int_equal(set(h, "s", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(close_batch(h, "s"), 0);
@@ -438,48 +361,37 @@ test_records(void **state)
 static void
 test_replay_and_snapshot(void **state)
 {
-	struct tq *h = H(state);
-	struct queue *q;
-	struct buf snap;
+	struct tq *h = tq_of(state);
 	struct tq r;
 	uint64_t ids[2], live;
 
 	assert_int_equal(set(h, "f", "ok", NULL, NULL, NULL), 0);
 	assert_int_equal(bput(h, "f", "A", 0, NULL), 0);
 	assert_int_equal(close_batch(h, "f"), 0);
-	ack(h, take(h, "t"));
+	tq_ack(h, take(h, "t"));
 	fire(h, ids);
 	assert_int_equal(set(h, "o", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(bput(h, "o", "B", 0, NULL), 0);
 	assert_int_equal(close_batch(h, "o"), 0);
-	ack(h, take(h, "t")); /* o ends; owes on_complete */
+	tq_ack(h, take(h, "t")); /* o ends; owes on_complete */
 	assert_int_equal(set(h, "l", NULL, NULL, "done", NULL), 0);
 	assert_int_equal(bput(h, "l", "C", 0, &live), 0);
 	assert_int_equal(bput(h, "l", "D", 0, NULL), 0);
-	q = queue_new(NULL);
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
-	r.lsn = h->lsn;
-	check(&r);
+	tq_replayed(h);
+	tq_loaded(h, &r);
+	tq_check(&r);
 	fire(&r, ids); /* o's, once */
 	assert_int_not_equal(ids[1], 0);
 	assert_null(queue_batch_owed(r.q));
 	assert_int_equal(show(&r, "l").total, 2);
 	assert_int_equal(show(&r, "l").ready, 2);
 	assert_int_equal(close_batch(&r, "l"), 0);
-	del(&r, live);
-	del(&r, take(&r, "t"));
+	tq_delete(&r, live);
+	tq_delete(&r, take(&r, "t"));
 	assert_true(show(&r, "l").ended);
 	assert_int_equal(show(&r, "l").failed, 2);
-	check(&r);
+	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* 10,000 tasks: the callbacks are owed only after the last ends, and put
@@ -487,7 +399,7 @@ test_replay_and_snapshot(void **state)
 static void
 test_many(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t ids[2];
 	int n = 10000;
 
@@ -500,22 +412,14 @@ test_many(void **state)
 
 		assert_int_not_equal(id, 0);
 		assert_null(queue_batch_owed(h->q));
-		ack(h, id);
+		tq_ack(h, id);
 	}
 	assert_int_equal(show(h, "big").acked, (uint64_t)n);
 	fire(h, ids);
 	assert_int_not_equal(ids[0], 0);
 	assert_int_not_equal(ids[1], 0);
 	assert_null(queue_batch_owed(h->q));
-	check(h);
-}
-
-static size_t
-heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd + tslab_bytes(); /* + task slabs */
+	tq_check(h);
 }
 
 /* A task in a batch costs at most 64 bytes more than one without; a
@@ -523,30 +427,30 @@ heap_bytes(void)
 static void
 test_memory(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	enum { N = 10000 };
 	size_t base, used;
 
 	h->keep = false;
 	assert_int_equal(bput(h, "m", "x", 0, NULL), 0); /* the batch */
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(bput(h, "m", "x", 0, NULL), 0);
-	used = heap_bytes() - base;
-	base = heap_bytes();
+	used = tq_heap_bytes() - base;
+	base = tq_heap_bytes();
 	for (int i = 0; i < N; i++)
 		assert_int_equal(bput(h, NULL, "x", 0, NULL), 0);
-	used -= heap_bytes() - base;
+	used -= tq_heap_bytes() - base;
 	print_message("a task in a batch: %.1f bytes more\n", (double)used / N);
 	assert_true(used <= (size_t)64 * N);
-	base = heap_bytes();
+	base = tq_heap_bytes();
 	for (int i = 0; i < 100; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "b%d", i);
 		assert_int_equal(set(h, name, "ok", "p", "done", "q"), 0);
 	}
-	used = heap_bytes() - base;
+	used = tq_heap_bytes() - base;
 	print_message(
 	    "a batch with two callbacks: %.1f bytes\n", (double)used / 100);
 	assert_true(used <= (size_t)1024 * 100);
@@ -556,7 +460,7 @@ test_memory(void **state)
 static void
 test_list(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_batch_info v[8];
 	uint64_t a, b1, b2, c, d, plain, ids[2];
 	uint32_t n = 0;
@@ -572,13 +476,13 @@ test_list(void **state)
 	assert_int_equal(close_batch(h, "c"), 0);
 	assert_int_equal(take(h, "t"), b2);
 	assert_int_equal(take(h, "t"), c);
-	ack(h, c); /* c ends at T0 + 20 */
+	tq_ack(h, c); /* c ends at T0 + 20 */
 	h->now += 10;
 	assert_int_equal(bput(h, "d", "x", 0, &d), 0);
 	assert_int_equal(close_batch(h, "d"), 0);
 	assert_int_equal(take(h, "t"), d);
 	h->now += 10;
-	ack(h, d); /* d ends at T0 + 40 */
+	tq_ack(h, d); /* d ends at T0 + 40 */
 	assert_int_equal(set(h, "empty", "ok", NULL, NULL, NULL), 0);
 	assert_int_equal(bput(h, NULL, "p", 0, &plain), 0);
 	h->now += 10;
@@ -624,10 +528,10 @@ test_list(void **state)
 	assert_int_equal(queue_batch_list(h->q, h->now, 8, v, &n), 0);
 	assert_int_equal(n, 5);
 	assert_string_equal(v[4].b->name, "c");
-	check(h);
+	tq_check(h);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tq_setup, tq_teardown)
 
 int
 main(void)

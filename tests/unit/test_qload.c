@@ -97,16 +97,6 @@ commit(struct tq *h, int rc, const struct qrec *rec)
 	assert_int_equal(tq_commit(h, rec), 0);
 }
 
-/* The queue's invariants (O(n): at a few points only). */
-static void
-check(const struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
 static uint64_t
 put(struct tq *h, uint32_t pri, int64_t delay_ms)
 {
@@ -255,7 +245,7 @@ test_a_loaded_queue_takes_in_the_order_of_the_queue_it_was_written_from(
 	for (uint32_t i = 0; i < NBURIED; i++)
 		bury(h, ids[(i * 7) % NTAKEN], leases[(i * 7) % NTAKEN]);
 
-	check(h);
+	tq_check(h);
 	buf_init(&snap);
 	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
 	assert_non_null(copy);
@@ -266,7 +256,7 @@ test_a_loaded_queue_takes_in_the_order_of_the_queue_it_was_written_from(
 	queue_free(c->q);
 	c->q = copy;
 	c->lsn = h->lsn;
-	check(c);
+	tq_check(c);
 
 	n = take_all_alike(h, c); /* the ready ones */
 	assert_true(n > 4096);
@@ -297,8 +287,8 @@ test_a_loaded_queue_takes_in_the_order_of_the_queue_it_was_written_from(
 	 * those taken before it again when their leases ended. */
 	assert_true(total >= NPUT);
 	assert_true(tq_same(h->q, c->q, h->now));
-	check(h);
-	check(c);
+	tq_check(h);
+	tq_check(c);
 	buf_fini(&snap);
 	tq_fini(c);
 	tq_fini(h);

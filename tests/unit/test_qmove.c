@@ -71,21 +71,12 @@ hold(struct tq *h, const char *tube, uint64_t *id)
 static void
 same_by_replay_and_snapshot(struct tq *h)
 {
-	struct queue *q = queue_new(NULL);
-	struct buf snap;
 	struct tq r;
 
-	assert_int_equal(tq_replay(h, q, 0, h->nlog), 0);
-	assert_true(tq_same(h->q, q, h->now));
-	queue_free(q);
-	buf_init(&snap);
-	assert_int_equal(queue_snapshot_write(h->q, tq_snap_emit, &snap), 0);
-	tq_init(&r, NULL, h->now);
-	assert_int_equal(tq_snap_load(r.q, &snap), 0);
-	assert_true(tq_same(h->q, r.q, h->now));
+	tq_replayed(h);
+	tq_loaded(h, &r);
 	tq_check(&r);
 	tq_fini(&r);
-	buf_fini(&snap);
 }
 
 /* Held tasks are out of reach: no take, no ttr expiry, no restart
@@ -286,21 +277,6 @@ test_mark(void **state)
 	tq_check(h);
 }
 
-static void
-ack_id(struct tq *h, uint64_t id)
-{
-	struct queue_task_view v;
-	struct queue_ack_req req;
-	struct qrec rec;
-
-	assert_int_equal(queue_peek(h->q, h->now, id, &v), 0);
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.lease = v.lease;
-	assert_int_equal(queue_decide_ack(h->q, h->now, &req, &rec), 0);
-	assert_int_equal(tq_commit(h, &rec), 0);
-}
-
 /* A put's answer: its id, *created. */
 static uint64_t
 put_key(struct tq *h, const char *key, bool *created)
@@ -362,11 +338,11 @@ test_keys(void **state)
 	assert_int_equal(x, k1);
 	assert_int_equal(take(h, "m", &y), 0);
 	assert_int_equal(y, k2);
-	ack_id(h, y);
+	tq_ack(h, y);
 	h->now += 1000;
-	ack_id(h, x);
+	tq_ack(h, x);
 	assert_int_equal(take(h, "other", &x), 0);
-	ack_id(h, x);
+	tq_ack(h, x);
 	assert_int_equal(queue_move_keys(h->q, "m", 1, 0, keys, 4), 2);
 	assert_int_equal(keys[0].id, k1);
 	assert_int_equal(keys[1].id, k2);
@@ -407,7 +383,7 @@ test_keys(void **state)
 	/* a reservation made here, ending after k1's: the list keeps its
 	 * order, so k1's ends first */
 	assert_int_equal(take(&t, "m", &x), 0);
-	ack_id(&t, x);
+	tq_ack(&t, x);
 	keys[2] = keys[0];
 	keys[2].id = 50;
 	keys[2].key = "k5";
@@ -697,21 +673,21 @@ test_graph(void **state)
 	assert_int_equal(queue_move_graph(h->q, "nope", 4), 0);
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, plain);
-	ack_id(h, x);
+	tq_ack(h, x);
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, p);
 	assert_int_equal(queue_move_graph(h->q, "m", 1), 2); /* taken */
-	ack_id(h, p);
+	tq_ack(h, p);
 	assert_int_equal(queue_move_graph(h->q, "m", 1), 1); /* c, ready */
 	assert_int_equal(take(h, "m", &x), 0);
 	assert_int_equal(x, c);
-	ack_id(h, c);
+	tq_ack(h, c);
 	assert_int_equal(queue_move_graph(h->q, "m", 1), 0);
 	assert_int_equal(take(h, "o", &x), 0);
-	ack_id(h, other);
+	tq_ack(h, other);
 	assert_int_equal(take(h, "o", &x), 0);
 	assert_int_equal(x, c2);
-	ack_id(h, c2);
+	tq_ack(h, c2);
 	assert_int_equal(queue_move_graph(h->q, "o", 1), 0);
 	tq_check(h);
 }

@@ -11,7 +11,7 @@
 #include "t_lib.h"
 #include "t_queue.h"
 
-#define T0 1700000000000LL /* a unix time in ms */
+#define T0 TQ_T0 /* where tq_setup starts the clock */
 
 /* The binary is linked with --wrap for malloc, calloc, realloc,
  * aligned_alloc and mmap (see queue.cmake), so a test can count the
@@ -73,48 +73,13 @@ __wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return __real_mmap(addr, len, prot, flags, fd, off);
 }
 
-static struct tq *
-H(void **state)
-{
-	return *state;
-}
-
-static int
-setup(void **state)
-{
-	struct tq *h = calloc(1, sizeof(*h));
-
-	if (h == NULL)
-		return -1;
-	tq_init(h, NULL, T0);
-	*state = h;
-	return h->q ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	tq_fini(*state);
-	free(*state);
-	return 0;
-}
-
-static void
-check(struct tq *h)
-{
-	const char *why = NULL;
-
-	if (queue_check(h->q, &why) != 0)
-		fail_msg("queue_check: %s", why);
-}
-
 /* Commits the record when decide succeeded; returns decide's code. */
 static int
 run(struct tq *h, int rc, const struct qrec *rec)
 {
 	if (rc == 0)
 		assert_int_equal(tq_commit(h, rec), 0);
-	check(h);
+	tq_check(h);
 	return rc;
 }
 
@@ -434,7 +399,7 @@ assert_payload(const struct queue_task_view *v, const char *payload)
 static void
 test_put_then_take_gives_a_lease_and_a_deadline(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t a, b, id, lease;
 
@@ -467,7 +432,7 @@ test_put_then_take_gives_a_lease_and_a_deadline(void **state)
 static void
 test_a_takes_dependency_is_its_tubes_last_placing_record(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str b = { "b", 1 };
 	uint64_t a1, b1, id, lease;
 
@@ -491,7 +456,7 @@ test_a_takes_dependency_is_its_tubes_last_placing_record(void **state)
 static void
 test_a_lease_restarts_from_its_answer(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t id, lease;
 
@@ -506,14 +471,14 @@ test_a_lease_restarts_from_its_answer(void **state)
 	    h->now + 40 + QUEUE_DEFAULT_TTR_MS);
 	assert_true(queue_lease_restart(h->q, id, lease + 1, h->now + 90) == 0);
 	assert_true(view(h, id).deadline == h->now + 40 + QUEUE_DEFAULT_TTR_MS);
-	check(h);
+	tq_check(h);
 }
 
 /* Ready order is priority first, then id (FIFO among equals). */
 static void
 test_take_order_is_priority_then_id(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, b, c, d, id;
 
 	a = put_pri(h, "t", "a", 10);
@@ -537,7 +502,7 @@ test_take_order_is_priority_then_id(void **state)
 static void
 test_take_order_is_priority_then_due_time_then_id(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t late, early, plain, urgent, id;
 
@@ -565,7 +530,7 @@ test_take_order_is_priority_then_due_time_then_id(void **state)
 static void
 test_delayed_task_gets_ready_at_run_at(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a, b, id;
 
@@ -598,7 +563,7 @@ test_delayed_task_gets_ready_at_run_at(void **state)
 static void
 test_release_with_delay_and_new_priority(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t a, b, id, lease;
 
@@ -632,7 +597,7 @@ test_release_with_delay_and_new_priority(void **state)
 static void
 test_stale_leases(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, id, l1, l2;
 
 	a = put(h, "t", "a");
@@ -671,7 +636,7 @@ test_stale_leases(void **state)
 static void
 test_lease_zero_is_refused(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, id, lease;
 
 	a = put(h, "t", "a");
@@ -693,7 +658,7 @@ static void
 test_force_overrides_the_lease_only(void **state)
 {
 	static const char *const ops[] = { "touch", "release", "fail", "ack" };
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t a, id, lease;
 
 	a = put(h, "t", "a");
@@ -733,7 +698,7 @@ assert_error(const struct queue_task_view *v, const char *text)
 static void
 test_ttr_expiry_releases_and_keeps_attempts(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_task_view v;
 	uint64_t a, id, lease;
@@ -762,7 +727,7 @@ test_ttr_expiry_releases_and_keeps_attempts(void **state)
 static void
 test_ttr_expiry_buries_at_max_attempts(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a, id;
 
@@ -793,7 +758,7 @@ test_ttr_expiry_buries_at_max_attempts(void **state)
 static void
 test_touch_extends_the_deadline(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a, id, lease;
 
@@ -818,7 +783,7 @@ test_touch_extends_the_deadline(void **state)
 static void
 test_session_gone_releases_only_its_session_leases(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str s = { "t", 1 };
 	struct queue_task_view v;
 	uint64_t a, b, c, d, id;
@@ -855,7 +820,7 @@ test_session_gone_releases_only_its_session_leases(void **state)
 static void
 test_lost_lease_can_retry_at_once(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_config cfg;
 	struct queue_task_view v;
 	uint64_t a, id;
@@ -888,7 +853,7 @@ ready_for_7(void *arg, uint64_t session)
 static void
 test_lost_lease_holder_may_ask_for_ready_at_once(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str s = { "t", 1 };
 	struct queue_put_req req;
 	struct queue_task_view v;
@@ -939,7 +904,7 @@ test_lost_lease_holder_may_ask_for_ready_at_once(void **state)
 static void
 test_lost_lease_backoff_doubles(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	int64_t want = QUEUE_DEFAULT_BACKOFF_BASE_MS;
 	uint64_t a, id;
@@ -965,7 +930,7 @@ test_lost_lease_backoff_doubles(void **state)
 static void
 test_untake_puts_the_task_back_in_its_place(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct qrec rec;
 	uint64_t a, b, id, lease;
 
@@ -997,7 +962,7 @@ test_untake_puts_the_task_back_in_its_place(void **state)
 static void
 test_fatal_fail_and_bury_with_a_text(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_fail_req f = { 0 };
 	struct queue_bury_req br = { 0 };
 	struct queue_task_view v;
@@ -1051,7 +1016,7 @@ test_fatal_fail_and_bury_with_a_text(void **state)
 static void
 test_session_gone_buries_at_max_attempts(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a, id;
 
@@ -1069,7 +1034,7 @@ test_session_gone_buries_at_max_attempts(void **state)
 static void
 test_restart_releases_session_leases_only(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str s = { "t", 1 };
 	uint64_t ids[6], id;
 
@@ -1099,7 +1064,7 @@ test_restart_releases_session_leases_only(void **state)
 static void
 test_fail_backs_off_then_buries(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_task_view v;
 	uint64_t a, id, lease;
@@ -1174,7 +1139,7 @@ test_fail_backoff_is_capped_and_can_be_explicit(void **state)
 static void
 test_bury_and_kick_by_id(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a, b, id, lease;
 
@@ -1205,7 +1170,7 @@ test_bury_and_kick_by_id(void **state)
 static void
 test_bury_of_a_waiting_task_needs_force(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t a = put(h, "t", "a"), b;
 
@@ -1228,7 +1193,7 @@ test_bury_of_a_waiting_task_needs_force(void **state)
 static void
 test_kick_n_oldest_buried_first(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	uint64_t ids[4];
 
 	for (int i = 0; i < 4; i++)
@@ -1258,7 +1223,7 @@ test_kick_n_oldest_buried_first(void **state)
 static void
 test_key_dedup_window(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_stats st;
@@ -1305,7 +1270,7 @@ test_key_dedup_window(void **state)
 static void
 test_delete_frees_the_key_at_once(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_task_view v;
@@ -1355,7 +1320,7 @@ test_delete_frees_the_key_at_once(void **state)
 static void
 test_ack_of_a_recurring_task_reschedules_it(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_task_view v;
 	uint64_t a, id, lease;
@@ -1385,7 +1350,7 @@ test_ack_of_a_recurring_task_reschedules_it(void **state)
 static void
 test_replace_of_a_ready_task(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_task_view v;
@@ -1422,7 +1387,7 @@ test_replace_of_a_ready_task(void **state)
 static void
 test_replace_of_a_taken_task_waits_for_the_ack(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	struct queue_task_view v;
@@ -1470,7 +1435,7 @@ test_replace_of_a_taken_task_waits_for_the_ack(void **state)
 static void
 test_replace_of_a_taken_task_applies_when_the_lease_ends(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	uint64_t a, id, lease;
@@ -1514,7 +1479,7 @@ test_replace_of_a_taken_task_applies_when_the_lease_ends(void **state)
 static void
 test_replace_edge_cases(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_put_res res;
 	uint64_t a, id, lease;
@@ -1541,7 +1506,7 @@ test_replace_edge_cases(void **state)
 static void
 test_ack_to_tube_moves_the_task(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_task_view v;
 	uint64_t a, id, lease;
 
@@ -1571,7 +1536,7 @@ test_ack_to_tube_moves_the_task(void **state)
 static void
 test_delete_in_each_state(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t r, d, t, b, id, lease;
 
@@ -1606,7 +1571,7 @@ test_delete_in_each_state(void **state)
 static void
 test_flush_cancels_a_whole_tube(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_flush_req fr = { "t", 1 };
 	struct queue_put_req req;
 	struct queue_put_res res;
@@ -1651,7 +1616,7 @@ test_flush_cancels_a_whole_tube(void **state)
 static void
 test_pause_and_unpause(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str both[2] = { { "p", 1 }, { "q", 1 } };
 	uint64_t a, b, id;
 
@@ -1707,7 +1672,7 @@ test_pause_and_unpause(void **state)
 static void
 test_take_over_several_tubes(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str ts[3] = { { "a", 1 }, { "b", 1 }, { "none", 4 } };
 	uint64_t a1, b1, a2, b2, id;
 
@@ -1734,7 +1699,7 @@ test_take_over_several_tubes(void **state)
 static void
 test_strict_take_follows_the_order_given(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str ts[3] = { { "none", 4 }, { "a", 1 }, { "b", 1 } };
 	struct queue_take_req req = { ts, 3, 1, false, true };
 	struct qrec rec;
@@ -1769,7 +1734,7 @@ test_strict_take_follows_the_order_given(void **state)
 static void
 test_peek_next_in_each_state(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct queue_task_view v;
 	uint64_t r1, r2, d1, d2, b1, b2;
@@ -1829,7 +1794,7 @@ take_times(struct tq *h, const uint64_t *ids, int n, int who, int times)
 static void
 test_list_orders_and_limit(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_list_req lr = { "t", 1, QUEUE_ANY, QUEUE_BY_ATTEMPTS, 10 };
 	struct queue_task_view v[10];
 	struct queue_put_req req;
@@ -1916,7 +1881,7 @@ test_list_orders_and_limit(void **state)
 static void
 test_errors_grouped_by_text(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_error_group g[4];
 	const char *errs[] = { "timeout", "oom", "timeout", "disk", "timeout",
 		"oom" };
@@ -1971,7 +1936,7 @@ test_errors_grouped_by_text(void **state)
 static void
 test_stats(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_stats ts;
 	struct queue_stats st;
 	uint64_t id, lease;
@@ -2123,7 +2088,7 @@ refused(struct tq *h, uint64_t lsn, const struct qrec *rec)
 	assert_int_equal(queue_dump(h->q, &after), 0);
 	assert_int_equal(before.len, after.len);
 	assert_memory_equal(before.data, after.data, before.len);
-	check(h);
+	tq_check(h);
 	buf_fini(&before);
 	buf_fini(&after);
 }
@@ -2133,7 +2098,7 @@ refused(struct tq *h, uint64_t lsn, const struct qrec *rec)
 static void
 test_apply_refuses_records_that_do_not_fit(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	struct qrec rec;
 	uint64_t a, b, id, lease;
@@ -2238,7 +2203,7 @@ test_apply_refuses_records_that_do_not_fit(void **state)
 static void
 test_next_wake_is_the_earliest_event(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_put_req req;
 	uint64_t id;
 
@@ -2314,7 +2279,7 @@ build_rich_state(struct tq *h)
 static void
 test_snapshot_then_tail_equals_full_replay(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue *copy, *full;
 	struct buf snap;
 	size_t cut;
@@ -2378,11 +2343,11 @@ apply_under_faults(struct tq *h, int rc, const struct qrec *decided)
 		assert_int_equal(queue_dump(h->q, &after), 0);
 		assert_int_equal(before.len, after.len);
 		assert_memory_equal(before.data, after.data, before.len);
-		check(h);
+		tq_check(h);
 	}
 	assert_int_equal(rc, 0);
 	h->lsn++;
-	check(h);
+	tq_check(h);
 	buf_fini(&before);
 	buf_fini(&after);
 	buf_fini(&body);
@@ -2394,7 +2359,7 @@ apply_under_faults(struct tq *h, int rc, const struct qrec *decided)
 static void
 test_apply_out_of_memory_changes_nothing(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_str s = { "t", 1 };
 	struct queue_take_req tr = { &s, 1, 8, false };
 	struct queue_put_req req;
@@ -2574,7 +2539,7 @@ entry_before_last_take(uint16_t type, uint8_t *d, size_t len, bool v2)
 static void
 test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct buf snap, old;
 	struct queue *q;
 	struct rd r;
@@ -2628,7 +2593,7 @@ test_snapshot_of_version_2_loads_and_3_keeps_the_last_take(void **state)
 static void
 test_snapshot_write_allocates_nothing(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct fixed f = { NULL, 0, 1 << 20, 0, 0 };
 	unsigned long before;
 
@@ -2703,7 +2668,7 @@ load_entries(struct entries *e, size_t skip, size_t cut, bool dup)
 static void
 test_snapshot_load_refuses_broken_snapshots(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct entries *e = calloc(1, sizeof(*e));
 	struct qrec rec;
 
@@ -2748,7 +2713,7 @@ test_snapshot_load_refuses_broken_snapshots(void **state)
 static void
 test_snapshot_version_2_still_loads(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct entries *e = calloc(1, sizeof(*e));
 	struct queue *q = queue_new(NULL), *want = queue_new(NULL);
 	int rc = 0;
@@ -2792,7 +2757,7 @@ test_snapshot_version_2_still_loads(void **state)
 static void
 test_snapshot_version_3_keeps_its_keys(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct entries *e = calloc(1, sizeof(*e));
 	struct queue *q = queue_new(NULL);
 	struct queue_put_req req;
@@ -2922,7 +2887,7 @@ set_tube(struct tq *h, const char *tube, const char *dead)
 static void
 test_snapshot_holds_tube_settings(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct entries *e = calloc(1, sizeof(*e));
 	struct queue *q;
 	struct buf b;
@@ -2982,7 +2947,7 @@ test_snapshot_holds_tube_settings(void **state)
 static void
 test_tube_delete_removes_the_tube(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue_tube_delete_req req = { "a", 1, false };
 	struct queue_put_req pr;
 	struct queue_put_res res;
@@ -3034,7 +2999,7 @@ test_tube_delete_removes_the_tube(void **state)
 static void
 test_snapshot_load_checks_counts_and_vars(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct entries *e = calloc(1, sizeof(*e));
 	uint8_t copy[1024];
 	size_t tube = SIZE_MAX, task = SIZE_MAX, len;
@@ -3081,7 +3046,7 @@ test_snapshot_load_checks_counts_and_vars(void **state)
 static void
 test_replay_gives_the_same_dump(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	struct queue *r = queue_new(NULL);
 	struct buf d;
 
@@ -3147,7 +3112,7 @@ one_hour(struct tq *h, const char *tube, size_t *n)
 static void
 test_hourly_counts_durations_and_window(void **state)
 {
-	struct tq *h = H(state);
+	struct tq *h = tq_of(state);
 	int64_t hb = (T0 / QUEUE_HOUR_MS + 1) * QUEUE_HOUR_MS;
 	struct queue_hour out[QUEUE_HOURS], x;
 	struct queue_total work, wait;
@@ -3227,7 +3192,7 @@ test_hourly_counts_durations_and_window(void **state)
 	    wait.bucket[7] == 1); /* 3000, 4000 | 100 | 5000 */
 	assert_int_equal(
 	    queue_tube_totals(h->q, 2, &work, &wait), SLUICE_ENOTFOUND);
-	check(h);
+	tq_check(h);
 
 	/* A snapshot holds them: loaded, the same dump. */
 	copy = queue_new(NULL);
@@ -3248,7 +3213,7 @@ test_hourly_counts_durations_and_window(void **state)
 int
 main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tq_setup, tq_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_put_then_take_gives_a_lease_and_a_deadline),
 		T(test_a_takes_dependency_is_its_tubes_last_placing_record),

@@ -41,12 +41,6 @@ setup(void **state)
 	return *state == NULL ? -1 : 0;
 }
 
-static int
-teardown(void **state)
-{
-	return tq_end(*state);
-}
-
 /* Bad input gets its specific error and changes nothing. */
 static void
 test_sched_bad_input_is_refused(void **state)
@@ -553,23 +547,23 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-		    test_sched_bad_input_is_refused, setup, teardown),
+		    test_sched_bad_input_is_refused, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sched_slot_fires_once, setup, teardown),
+		    test_sched_slot_fires_once, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sched_taken_key_skips_the_slot, setup, teardown),
+		    test_sched_taken_key_skips_the_slot, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sched_replay_and_snapshot_agree, setup, teardown),
+		    test_sched_replay_and_snapshot_agree, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sched_memory_is_bounded, setup, teardown),
+		    test_sched_memory_is_bounded, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_sched_dst_days_with_a_fixed_clock, setup, teardown),
+		    test_sched_dst_days_with_a_fixed_clock, setup, tq_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_sched_other_dst_days_with_a_fixed_clock, setup,
-		    teardown),
+		    tq_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_sched_random_steps_keep_each_slot_once, setup,
-		    teardown),
+		    tq_teardown),
 	};
 	return cmocka_run_group_tests_name("sched", tests, NULL, NULL);
 }
