@@ -491,7 +491,7 @@ test_key_window(void **state)
 	assert_int_equal(id, a);
 	assert_int_equal(take(h, "m", &id), 0);
 	assert_int_equal(id, b);
-	ack_id(h, b);                           /* b done: not live */
+	tq_ack(h, b);                           /* b done: not live */
 	assert_int_equal(take(h, "m", &id), 0); /* the unkeyed one */
 	assert_int_equal(take(h, "m", &id), 0);
 	assert_int_equal(id, x); /* taken */
