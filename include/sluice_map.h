@@ -86,8 +86,14 @@ struct sluice_router;
  * (sluice_router_set_refresh; its revision first, from etcd; the whole
  * map, from a node). A node that answers
  * SLUICE_EMOVED (the map moved the tube; the handle's map was older)
- * makes it read the map at once and send the request once more, to the
- * owner: the refused request was done nowhere. A tube no entry matches
+ * makes it read the map at once and send the request again, to the
+ * owner: the refused request was done nowhere. When the map read is the
+ * one the request went by, the node is the one behind (it has not yet
+ * polled the change): the request goes to it again after 50 ms, then
+ * after waits doubled up to 400 ms, until it catches up. Either way the
+ * call's timeout (sluice_router_set_timeout; the default when < 0),
+ * counted from the call's start, bounds these retries: past it the call
+ * returns SLUICE_EMOVED. A tube no entry matches
  * goes to the cluster of the node the handle was given (opened with
  * nodes), or is refused SLUICE_EMOVED (opened with etcd: there is no
  * default to send it to).
@@ -97,7 +103,8 @@ SLUICE_API int sluice_open_map(const char *where, struct sluice_router **out);
 SLUICE_API void sluice_router_close(struct sluice_router *r);
 
 /* Sets every connection's call timeout (sluice_set_timeout), now and
- * for those opened later. */
+ * for those opened later; it also bounds a call's retries after
+ * SLUICE_EMOVED (sluice_open_map). */
 SLUICE_API void sluice_router_set_timeout(struct sluice_router *r, int ms);
 
 /* How old the handle's map may grow before a call reads it again, in ms

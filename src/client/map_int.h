@@ -71,10 +71,26 @@ int router_owner(
 int router_conn(struct sluice_router *r, const char *name,
     struct sluice_client **out, const char **stable);
 
-/* A SLUICE_EMOVED answer on `c`: the map is read again; true when the
- * request should be sent once more (after a pause when the map read is
- * the one the request went by: the node had not learned it yet). */
-bool router_moved(struct sluice_router *r, struct sluice_client *c);
+/* The refusals of one routed call (router_moved): its deadline, the
+ * router's timeout from the call's start, and the next wait for a node
+ * behind the map. */
+struct router_retry {
+	int64_t deadline; /* monotonic ms */
+	int backoff_ms;
+	bool refused; /* a refusal came already */
+};
+
+/* The start of a routed call. */
+void router_retry_init(const struct sluice_router *r, struct router_retry *t);
+
+/* A SLUICE_EMOVED answer to a call: the map is read again; true when the
+ * request is to be routed and sent again. At once when the map read is
+ * newer than the one the request went by; after a backoff (50 ms, doubled
+ * up to 400 ms) when it is the same one: the node is behind the map (it
+ * has not polled it since the change). False once the call's deadline
+ * has passed (the first refusal is always routed again), or when the map
+ * cannot be read and none is known. */
+bool router_moved(struct sluice_router *r, struct router_retry *t);
 
 /* Sets errmsg: "cluster NAME: " and the connection's message. */
 void router_err(struct sluice_router *r, const char *cluster,

@@ -14,8 +14,13 @@
  * that read the map from etcd sends to the new owner before that owner's
  * poll has seen the change, and is refused. When the map read again
  * after a refusal is the one the request was sent by, the node is the
- * one behind: the request goes once more after BEHIND_MS, one poll and
- * a call later, and not at once to be refused again. */
+ * one behind: the request goes again after a backoff (BEHIND_MS, doubled
+ * up to BEHIND_MAX_MS), not at once to be refused again, and again until
+ * the node has caught up or the call's timeout (the handle's) has
+ * passed: a node's poll is late on a loaded machine or with a slow etcd,
+ * and the map is right meanwhile. A map read newer than the request's
+ * routes it again at once; the same deadline bounds that too, so that
+ * two nodes that disagree for good end the call with SLUICE_EMOVED. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +36,8 @@
 enum {
 	REFRESH_MS = 1000,
 	ETCD_CALL_MS = 2000,
-	BEHIND_MS = 300, /* a node's poll of the map (200 ms) and a read */
+	BEHIND_MS = 50,      /* the first wait for a node behind the map */
+	BEHIND_MAX_MS = 400, /* the longest: about two of its polls */
 };
 
 void
@@ -351,19 +357,44 @@ router_urls(const struct sluice_router *r, const char *name)
 	return NULL;
 }
 
+void
+router_retry_init(const struct sluice_router *r, struct router_retry *t)
+{
+	int ms = r->timeout_ms < 0 ? SLUICE_TIMEOUT_DEFAULT : r->timeout_ms;
+
+	t->deadline = clock_mono_ms() + ms;
+	t->backoff_ms = BEHIND_MS;
+	t->refused = false;
+}
+
 bool
-router_moved(struct sluice_router *r, struct sluice_client *c)
+router_moved(struct sluice_router *r, struct router_retry *t)
 {
 	uint64_t sent_by = r->map.revision;
+	bool first = !t->refused;
+	int64_t left;
 
-	(void)c;
+	t->refused = true;
+	if (!first && clock_mono_ms() >= t->deadline)
+		return false;
 	if (router_refresh(r, true) != 0)
 		return false;
-	if (r->map.revision == sent_by) { /* the node is behind the map */
-		struct timespec ts = { 0, (long)BEHIND_MS * 1000000L };
+	if (r->map.revision != sent_by)
+		return true; /* a newer map: routed again at once */
+	/* the node is behind the map: it is sent again after a while */
+	left = t->deadline - clock_mono_ms();
+	if (left > t->backoff_ms)
+		left = t->backoff_ms;
+	if (left > 0) {
+		struct timespec ts = { (time_t)(left / 1000),
+			(long)(left % 1000) * 1000000L };
 
-		nanosleep(&ts, NULL);
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+			/* the rest of the wait */
+		}
 	}
+	t->backoff_ms = t->backoff_ms * 2 > BEHIND_MAX_MS ? BEHIND_MAX_MS
+	                                                  : t->backoff_ms * 2;
 	return true;
 }
 

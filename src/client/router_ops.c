@@ -1,7 +1,9 @@
 /* router_ops - the calls a routing handle routes (sluice_map.h): each
  * request goes to the connection of the cluster its tube (or its task)
  * belongs to; a SLUICE_EMOVED answer reads the map again and sends the
- * request once more. A batch put is split by cluster; a take over tubes
+ * request again, by the rule of router_moved (router.c): at once by a
+ * newer map, after a backoff to a node behind the map, within the
+ * call's timeout. A batch put is split by cluster; a take over tubes
  * of several clusters asks each at once, then waits on all of them
  * (router_wait.c). */
 #include <stdio.h>
@@ -30,10 +32,12 @@ sluice_router_put(struct sluice_router *r, const struct sluice_put_opts *o,
     const void *payload, size_t len, struct sluice_put_result *res)
 {
 	const char *tube = o != NULL ? o->tube : NULL;
+	struct router_retry t;
 
 	if (r == NULL)
 		return SLUICE_EINVAL;
-	for (int attempt = 0;; attempt++) {
+	router_retry_init(r, &t);
+	for (;;) {
 		struct sluice_client *c;
 		const char *name;
 		int rc;
@@ -41,7 +45,7 @@ sluice_router_put(struct sluice_router *r, const struct sluice_put_opts *o,
 		if ((rc = route(r, tube, true, &c, &name)) != 0)
 			return rc;
 		rc = sluice_put_ex(c, o, payload, len, res);
-		if (rc == SLUICE_EMOVED && attempt == 0 && router_moved(r, c))
+		if (rc == SLUICE_EMOVED && router_moved(r, &t))
 			continue;
 		if (rc != 0)
 			router_err(r, name, c);
@@ -49,16 +53,17 @@ sluice_router_put(struct sluice_router *r, const struct sluice_put_opts *o,
 	}
 }
 
-/* Puts items[idx[0..k)] by their owners, one request per cluster; a part
- * refused SLUICE_EMOVED goes once more (`retry`) after the map is read
- * again. Returns the first request's error (its items carry it). */
+/* Puts items[0..k) by their owners, one request per cluster; a part
+ * refused SLUICE_EMOVED is routed again, with the items not sent yet,
+ * while router_moved says so. Returns the first request's error (its
+ * items carry it). */
 static int
-put_group(struct sluice_router *r, struct sluice_batch_item *items, size_t *idx,
-    size_t k, bool retry)
+put_group(struct sluice_router *r, struct sluice_batch_item *items, size_t k)
 {
 	struct sluice_batch_item *part = calloc(k, sizeof(*part));
 	size_t *pidx = calloc(k, sizeof(*pidx));
 	bool *done = calloc(k, sizeof(*done));
+	struct router_retry t;
 	int first = 0;
 
 	if (part == NULL || pidx == NULL || done == NULL) {
@@ -67,15 +72,18 @@ put_group(struct sluice_router *r, struct sluice_batch_item *items, size_t *idx,
 		free(done);
 		return SLUICE_ENOMEM;
 	}
-	for (size_t i = 0; i < k; i++) {
+	router_retry_init(r, &t);
+	for (size_t i = 0; i < k;) {
 		struct sluice_client *c = NULL;
 		const char *name = NULL;
 		size_t np = 0;
 		int rc;
 
-		if (done[i])
+		if (done[i]) {
+			i++;
 			continue;
-		rc = route(r, items[idx[i]].opts.tube, true, &c, &name);
+		}
+		rc = route(r, items[i].opts.tube, true, &c, &name);
 		for (size_t j = i; j < k; j++) {
 			struct sluice_client *cj;
 			const char *nj;
@@ -84,21 +92,20 @@ put_group(struct sluice_router *r, struct sluice_batch_item *items, size_t *idx,
 				continue;
 			if (j != i &&
 			    (rc != 0 ||
-			        route(r, items[idx[j]].opts.tube, true, &cj,
-			            &nj) != 0 ||
+			        route(r, items[j].opts.tube, true, &cj, &nj) !=
+			            0 ||
 			        cj != c))
 				continue;
 			done[j] = true;
-			pidx[np] = idx[j];
-			part[np++] = items[idx[j]];
+			pidx[np] = j;
+			part[np++] = items[j];
 		}
 		if (rc == 0)
 			rc = sluice_put_batch(c, part, np);
-		if (rc == SLUICE_EMOVED && retry && router_moved(r, c)) {
-			rc = put_group(r, items, pidx, np, false);
-			if (rc != 0 && first == 0)
-				first = rc;
-			continue;
+		if (rc == SLUICE_EMOVED && c != NULL && router_moved(r, &t)) {
+			for (size_t j = 0; j < np; j++)
+				done[pidx[j]] = false;
+			continue; /* item i again, by the map read now */
 		}
 		for (size_t j = 0; j < np; j++) {
 			if (rc == 0) {
@@ -113,6 +120,7 @@ put_group(struct sluice_router *r, struct sluice_batch_item *items, size_t *idx,
 			if (c != NULL && rc != SLUICE_EMOVED)
 				router_err(r, name, c);
 		}
+		i++;
 	}
 	free(part);
 	free(pidx);
@@ -124,18 +132,9 @@ int
 sluice_router_put_batch(
     struct sluice_router *r, struct sluice_batch_item *items, size_t n)
 {
-	size_t *idx;
-	int rc;
-
 	if (r == NULL || items == NULL || n == 0)
 		return SLUICE_EINVAL;
-	if ((idx = calloc(n, sizeof(*idx))) == NULL)
-		return SLUICE_ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	rc = put_group(r, items, idx, n, true);
-	free(idx);
-	return rc;
+	return put_group(r, items, n);
 }
 
 /* Adds `tube` to the group of connection `c` (cluster `name`). */
@@ -202,8 +201,8 @@ sluice_router_take(struct sluice_router *r, const struct sluice_take_opts *o,
 	struct sluice_take_opts one = { 0 }, base = { 0 };
 	struct take_group *g;
 	size_t ng;
+	struct router_retry t;
 	int64_t deadline;
-	bool moved = false;
 	int rc;
 
 	if (r == NULL || tasks == NULL || n == NULL)
@@ -222,6 +221,7 @@ sluice_router_take(struct sluice_router *r, const struct sluice_take_opts *o,
 	if ((g = calloc(MSG_TAKE_TUBES_MAX, sizeof(*g))) == NULL)
 		return SLUICE_ENOMEM;
 	deadline = clock_mono_ms() + (int64_t)base.wait_ms;
+	router_retry_init(r, &t);
 regroup:
 	if ((rc = group_tubes(r, base.tubes, base.ntubes, g, &ng)) != 0)
 		goto out;
@@ -235,11 +235,9 @@ regroup:
 		rc = sluice_take(g[0].c, &one, tasks, n);
 		if (rc == 0)
 			mark(*tasks, *n, g[0].name);
-		else if (rc == SLUICE_EMOVED && !moved &&
-		    router_moved(r, g[0].c)) {
-			moved = true;
+		else if (rc == SLUICE_EMOVED && router_moved(r, &t))
 			goto regroup;
-		} else if (rc != SLUICE_ETIMEDOUT)
+		else if (rc != SLUICE_ETIMEDOUT)
 			router_err(r, g[0].name, g[0].c);
 		else
 			router_errmsg(r, "%s", sluice_errmsg(g[0].c));
@@ -256,10 +254,8 @@ regroup:
 			mark(*tasks, *n, g[k].name);
 			goto out;
 		}
-		if (rc == SLUICE_EMOVED && !moved && router_moved(r, g[k].c)) {
-			moved = true;
+		if (rc == SLUICE_EMOVED && router_moved(r, &t))
 			goto regroup;
-		}
 		if (rc != SLUICE_ETIMEDOUT) {
 			router_err(r, g[k].name, g[k].c);
 			goto out;
@@ -273,6 +269,8 @@ regroup:
 		goto out;
 	}
 	rc = router_wait_take(r, &base, g, ng, deadline, tasks, n);
+	if (rc == SLUICE_EMOVED && router_moved(r, &t))
+		goto regroup; /* a wait refused: the others are cancelled */
 out:
 	free(g);
 	return rc;

@@ -12,7 +12,10 @@
  * returned. So no task is returned twice, and the cost of a cancelled
  * wait is at most one slice of a thread that nobody waits for. A thread
  * still finishing its slice is joined before its connection serves the
- * next take, or when the handle closes.
+ * next take, or when the handle closes. A wait refused SLUICE_EMOVED (a
+ * node that no longer has, or not yet has, the tube) ends the take as
+ * a winner would, the others cancelled, so that the caller routes it
+ * again by the map read then (router_moved) without waiting for them.
  *
  * What the threads share (struct wait_set) is freed by the last of them
  * and the caller to let go of it; it copies the tubes' names, since the
@@ -48,7 +51,8 @@ struct wait_set {
 	struct sluice_task *got;
 	size_t ngot;
 	size_t ended;
-	int err; /* the first error other than a wait that ended */
+	int err;    /* the first error other than a wait that ended */
+	bool moved; /* a wait was refused SLUICE_EMOVED */
 	char errmsg[512];
 	int64_t deadline;
 	size_t n;
@@ -113,6 +117,12 @@ wait_run(void *arg)
 		}
 		if (rc != 0 && rc != SLUICE_ETIMEDOUT && s->err == 0) {
 			s->err = rc;
+			snprintf(s->errmsg, sizeof(s->errmsg), "cluster %s: %s",
+			    w->cluster, sluice_errmsg(w->c));
+		}
+		if (rc == SLUICE_EMOVED && !s->moved) {
+			s->moved = true;
+			s->err = rc; /* routed again: it comes first */
 			snprintf(s->errmsg, sizeof(s->errmsg), "cluster %s: %s",
 			    w->cluster, sluice_errmsg(w->c));
 		}
@@ -223,7 +233,7 @@ router_wait_take(struct sluice_router *r, const struct sluice_take_opts *o,
 		started++;
 	}
 	pthread_mutex_lock(&s->mu);
-	while (s->winner < 0 && s->ended < started)
+	while (s->winner < 0 && s->ended < started && !s->moved)
 		pthread_cond_wait(&s->cv, &s->mu);
 	s->cancel = true; /* the others end after their slice */
 	if (s->winner >= 0) {

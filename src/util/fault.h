@@ -41,6 +41,9 @@ enum fault_pause {
 	                         * this long after its end (read with
 	                         * FAULT_PAUSE_MS; nothing sleeps), so that
 	                         * a test kills it between the two */
+	FAULT_PAUSE_MAPWATCH,   /* a node's map thread holds a map its poll
+	                         * read this long before it publishes it: a
+	                         * node behind the map (failover/mapwatch.c) */
 	FAULT_PAUSE_COUNT
 };
 
@@ -85,8 +88,8 @@ void fault_pause(enum fault_pause point);
 unsigned fault_pause_ms(enum fault_pause point);
 
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
- * "POINT:MS" with POINT recover, fsync, remove or batch_fire. NULL or ""
- * arms nothing.
+ * "POINT:MS" with POINT recover, fsync, remove, batch_fire or mapwatch.
+ * NULL or "" arms nothing.
  * Returns 0, or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);
 

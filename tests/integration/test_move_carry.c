@@ -29,6 +29,10 @@
  *     a node (the window opens right after the map change) holds the
  *     keys too.
  *
+ * And routing right after a map change to a node behind the map for
+ * over a second (a slow poll, FAULT_PAUSE_MAPWATCH): libsluice sends
+ * a put, a batch's part and a take again until the node has caught up.
+ *
  * test_move.c moves a tube under load and kills, and checks a copy's
  * tasks, the refusals and a plain drain. Exits 77 when `etcd` is not
  * installed. */
@@ -756,6 +760,113 @@ test_move_through_a_node_map(void **state)
 	sluice_router_close(r);
 }
 
+/* Node `b` behind the map: "v." set to cluster `from` until `b` refuses
+ * a put of it (it read that map), then to `b`'s own cluster `to` and read
+ * by `r` at once, while `b` (sluiced-fault, FAULT_PAUSE_MAPWATCH) holds
+ * each map it polls for BEHIND_PAUSE_MS before it serves by it: `b`
+ * refuses the tube for well over a second after the change. */
+enum { BEHIND_PAUSE_MS = 1500 };
+
+static void
+behind_flip(struct sluice_router *r, struct it_node *b, const char *from,
+    const char *to)
+{
+	int64_t end = it_mono_ms() + it_move_scaled(IT_MOVE_ELECT_MS);
+	uint64_t rev;
+
+	assert_int_equal(
+	    sluice_router_map_set(r, "v.", from, NULL, 0, &rev), 0);
+	for (;;) {
+		struct sluice_put_opts o;
+		uint64_t id;
+		int created;
+
+		sluice_put_opts_init(&o);
+		o.tube = "v.probe";
+		if (sluice_put(b->c, &o, "x", 1, &id, &created) ==
+		    SLUICE_EMOVED)
+			break;
+		if (it_mono_ms() >= end)
+			fail_msg("%s never refuses v.: its map stays old",
+			    b->s->url);
+		it_sleep_ms(50);
+	}
+	assert_int_equal(sluice_router_map_set(r, "v.", to, NULL, 0, &rev), 0);
+	assert_int_equal(sluice_router_map(r, NULL), 0);
+}
+
+/* A node behind the handle's map for longer than one of its polls (a
+ * loaded machine, a slow etcd): a routed put, a batch put whose parts go
+ * to both clusters and a take over tubes of both are refused SLUICE_EMOVED
+ * by it again and again, and libsluice sends each again, with a backoff,
+ * until the node has caught up; each succeeds. Once more after 300 ms, as
+ * before, was not enough. */
+static void
+test_routed_while_a_node_is_behind(void **state)
+{
+	struct it_node a, b;
+	struct sluice_router *r;
+	struct sluice_put_opts po;
+	struct sluice_put_result res;
+	struct sluice_batch_item items[2];
+	const char *tubes[] = { "v.x", "u.x" };
+	struct sluice_take_opts o = { tubes, 2, 0, 1, 0, 0, 0 };
+	struct sluice_task *ts = NULL;
+	char pause[32];
+	size_t n = 0;
+	uint64_t rev;
+	int rc;
+
+	it_move_node_init(state, &a, "va", "c11a", false);
+	it_move_node_init(state, &b, "vb", "c11b", false);
+	b.s->prog = "sluiced-fault";
+	it_node_start(&a);
+	snprintf(pause, sizeof(pause), "mapwatch:%d", BEHIND_PAUSE_MS);
+	setenv("SLUICE_FAULT_PAUSE", pause, 1);
+	it_node_start(&b);
+	unsetenv("SLUICE_FAULT_PAUSE");
+	it_move_wait_writes(&a);
+	it_move_wait_writes(&b);
+	r = it_move_router();
+	assert_int_equal(
+	    sluice_router_map_set(r, "u.", "c11a", NULL, 0, &rev), 0);
+
+	behind_flip(r, &b, "c11a", "c11b");
+	sluice_put_opts_init(&po);
+	po.tube = "v.x";
+	if ((rc = sluice_router_put(r, &po, "p", 1, &res)) != 0)
+		fail_msg("put: %s (%s)", sluice_strerror(rc),
+		    sluice_router_errmsg(r));
+
+	behind_flip(r, &b, "c11a", "c11b");
+	for (int i = 0; i < 2; i++) {
+		memset(&items[i], 0, sizeof(items[i]));
+		sluice_put_opts_init(&items[i].opts);
+		items[i].opts.tube = tubes[i];
+		items[i].payload = "b";
+		items[i].len = 1;
+	}
+	if ((rc = sluice_router_put_batch(r, items, 2)) != 0)
+		fail_msg("batch put: %s (%s)", sluice_strerror(rc),
+		    sluice_router_errmsg(r));
+	assert_int_equal(items[0].rc, 0);
+	assert_int_equal(items[1].rc, 0);
+	assert_int_equal(it_move_live_in(b.c, "v.x"), 2);
+	assert_int_equal(it_move_live_in(a.c, "u.x"), 1);
+
+	/* v.x's cluster first: its refusals come before u.x's task */
+	behind_flip(r, &b, "c11a", "c11b");
+	if ((rc = sluice_router_take(r, &o, &ts, &n)) != 0)
+		fail_msg("take: %s (%s)", sluice_strerror(rc),
+		    sluice_router_errmsg(r));
+	assert_int_equal(n, 1);
+	assert_string_equal(ts[0].tube, "v.x");
+	assert_string_equal(ts[0].cluster, "c11b");
+	assert_int_equal(sluice_router_ack(r, &ts[0], NULL, NULL), 0);
+	sluice_task_free(ts);
+	sluice_router_close(r);
+}
+
 int
 main(void)
 {
@@ -777,6 +888,9 @@ main(void)
 		    it_node_teardown),
 		cmocka_unit_test_setup_teardown(test_move_through_a_node_map,
 		    it_etcd_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_routed_while_a_node_is_behind, it_etcd_setup,
+		    it_node_teardown),
 	};
 
 	return IT_ETCD_RUN("move_carry", tests);

@@ -9,13 +9,17 @@
 // the client needs no access to etcd. The map is read before a call when
 // it is over refreshMs old (1 s), and at once when a node answers Moved:
 // the tube moved and the Router's map was older. The refused request was
-// done nowhere, so it is sent once more, to the owner (a node that read
-// the map before the one the Router asks is waited for, up to 2 s, until
-// it knows the revision the refusal named). A Moved naming an older
-// revision than the Router's (the refusing node is behind: the new owner
-// in a move's first moments, before its poll of the map, every 200 ms)
-// sends the request to that node again after a pause, up to 2 s, as
-// libsluice does; puts, batch puts and takes are what a node refuses so.
+// done nowhere, so it is sent again, to the owner (a node that read the
+// map before the one the Router asks is waited for, until it knows the
+// revision the refusal named). A Moved naming an older revision than the
+// Router's (the refusing node is behind: the new owner in a move's first
+// moments, before its poll of the map, every 200 ms, or later on a loaded
+// machine) sends the request to that node again after 50 ms, then after
+// waits doubled up to 400 ms, as libsluice does; so does a map read again
+// that is no newer than the one the request went by. The call's
+// timeoutMs (30000 when unset or < 0), from its start, bounds all of it:
+// past it the Moved is thrown. Puts, batch puts and takes are what a
+// node refuses so.
 // A tube no entry matches goes to the cluster of the node the Router
 // was given.
 //
@@ -53,7 +57,9 @@ const { move } = require('./move');
 
 const REFRESH_MS = 1000;
 const SLICE_MS = 200;
-const CATCH_UP_MS = 2000;
+const BEHIND_MS = 50; // the first wait for a node behind the map
+const BEHIND_MAX_MS = 400; // the longest: about two of its polls
+const ROUTE_TIMEOUT_MS = 30000; // a call's retries when timeoutMs is unset
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 function mark(tasks, cluster) {
@@ -153,33 +159,43 @@ class Router {
     return e ? e.cluster : m.cluster;
   }
 
-  // After a Moved error e: whether to send the request once more (st: an
-  // object a request's attempts share). A node behind the Router's map
-  // (e names an older revision than the Router knows: the new owner in a
-  // move's first moments, before its poll) is asked again after a pause,
-  // up to CATCH_UP_MS, as libsluice's routing handle does; else the map
-  // is read again (moved) and the request goes once more, to the owner.
+  // The state a call's attempts share (again): its deadline, the
+  // Router's timeoutMs from now, and the next wait for a node behind the
+  // map.
+  retry() {
+    const t = this.options.timeoutMs;
+    const ms = t === undefined || t === null || t < 0 ? ROUTE_TIMEOUT_MS : t;
+    return { until: performance.now() + ms, backoff: BEHIND_MS };
+  }
+
+  // After a Moved error e: whether to send the request again (st: retry's,
+  // shared by a call's attempts), as libsluice's routing handle does. A
+  // newer map, read again (moved), routes it again at once; a node behind
+  // the Router's map (e names an older revision than the Router knows:
+  // the new owner in a move's first moments, before its poll) or a map no
+  // newer than the one the request went by sends it again after a backoff
+  // (BEHIND_MS doubled up to BEHIND_MAX_MS). Never past the call's
+  // deadline, but the first Moved is always followed.
   async again(e, st) {
     if (!(e instanceof E.Moved)) return false;
+    const first = !st.refused;
+    st.refused = true;
+    if (!first && performance.now() >= st.until) return false;
     const known = this.map ? this.map.revision : 0;
-    if (e.revision > 0 && e.revision < known) {
-      const now = performance.now();
-      if (st.behind === undefined) st.behind = now + CATCH_UP_MS;
-      if (now >= st.behind) return false;
-      await sleep(50);
-      return true;
+    if (!(e.revision > 0 && e.revision < known)) {
+      await this.moved(e, st.until);
+      if (this.map.revision > known) return true; // a newer map: at once
     }
-    if (st.followed) return false;
-    st.followed = true;
-    await this.moved(e);
+    const wait = Math.min(st.backoff, st.until - performance.now());
+    if (wait > 0) await sleep(wait);
+    st.backoff = Math.min(st.backoff * 2, BEHIND_MAX_MS);
     return true;
   }
 
   // After a Moved error: the map read again; while the node the Router
-  // asks knows an older revision than the refusing one, read again, up
-  // to CATCH_UP_MS (a node reads the map every 200 ms).
-  async moved(e) {
-    const until = performance.now() + CATCH_UP_MS;
+  // asks knows an older revision than the refusing one, read again (a
+  // node reads the map every 200 ms), until `until` (performance.now()).
+  async moved(e, until) {
     for (;;) {
       const m = await this.fresh(true);
       if (!e.revision || m.revision >= e.revision ||
@@ -225,10 +241,9 @@ class Router {
     return this.client(name);
   }
 
-  // call(client) on the cluster of tube, once more after Moved (and
-  // again while the refusing node is behind the map: again).
+  // call(client) on the cluster of tube, again after Moved as again says.
   async routed(tube, call) {
-    const st = {};
+    const st = this.retry();
     for (;;) {
       const name = Router.owner(await this.fresh(), tube);
       try {
@@ -274,7 +289,7 @@ class Router {
       throw new E.Invalid('putBatch: a list of at least one item');
     }
     const out = new Array(list.length);
-    await this.putParts(list, list.map((_, i) => i), out, null);
+    await this.putParts(list, list.map((_, i) => i), out, this.retry());
     const failed = out.filter((r) => r.whole);
     if (failed.length === out.length) throw failed[0].error;
     for (const r of out) delete r.whole;
@@ -282,8 +297,8 @@ class Router {
   }
 
   // Puts list[idx] by their owners, one request per cluster; a part
-  // refused Moved goes again as again says (st: the part's attempts;
-  // null: a new one per part).
+  // refused Moved goes again as again says (st: the call's retry(),
+  // shared by its parts).
   async putParts(list, idx, out, st) {
     const m = await this.fresh();
     const parts = new Map();
@@ -298,9 +313,8 @@ class Router {
           list[i]));
         part.forEach((i, k) => { out[i] = { ...res[k], cluster: name }; });
       } catch (e) {
-        const pst = st || {};
-        if (await this.again(e, pst)) {
-          await this.putParts(list, part, out, pst);
+        if (await this.again(e, st)) {
+          await this.putParts(list, part, out, st);
           return;
         }
         for (const i of part) {
@@ -338,7 +352,7 @@ class Router {
   async take(tubes, o = {}) {
     tubes = Array.isArray(tubes) ? tubes : [tubes];
     const deadline = performance.now() + (o.waitMs ?? 0);
-    const st = {};
+    const st = this.retry();
     for (;;) {
       const g = Router.groups(await this.fresh(), tubes);
       try {

@@ -17,7 +17,10 @@
 // over a SIGKILL of the source's node; a key unique across a move (a put
 // of a key taken at the source answering the id its copy gets at the
 // target), a keyed put refused MovingIn while the target's keys are
-// pending sent again (Client, Router, putBatch); bad input refused.
+// pending sent again (Client, Router, putBatch); bad input refused; a
+// put, a batch and a take through a node behind the map for seconds
+// (a third cluster, sluiced-fault's pause mapwatch) sent again with a
+// backoff until it caught up.
 // Skipped (ctest: 77) without `etcd`,
 // which make test installs.
 
@@ -39,9 +42,10 @@ const nodes = {};
 const routers = [];
 let dir;
 
-function start(name, argv) {
+function start(name, argv, env = process.env) {
   const log = fs.openSync(path.join(dir, `${name}.log`), 'a');
-  const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log] });
+  const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log],
+    env });
   procs.push(p);
   return p;
 }
@@ -86,6 +90,7 @@ before(async () => {
       return (await r.text()).includes('"health":"true"');
     } catch (e) { return false; }
   }, 30000, 100), 'etcd did not become healthy');
+  argvs.etcd = etcd;
   for (const name of ['p1', 'p2']) {
     urls[name] = `tcp://127.0.0.1:${await freePort()}`;
     argvs[name] = [SLUICED, '--data', path.join(dir, name), '--listen',
@@ -739,6 +744,69 @@ test('bad input is refused with a specific error', async () => {
   await assert.rejects(r.ack({ id: 999999, lease: 1, cluster: 'nope',
     tube: 'one.x' }), (e) => e instanceof sluice.ConnectionLost &&
     /cluster nope: no member known/.test(e.message));
+});
+
+// sluiced-fault, next to sluiced (ctest names it).
+const FAULT = process.env.SLUICED_FAULT ||
+  path.join(path.dirname(SLUICED || '.'), 'sluiced-fault');
+const BEHIND_PAUSE_MS = 3000; // over the 2 s a Router waited for such a node
+
+test('a put, a batch and a take through a node behind the map for ' +
+  'seconds are sent again until it has caught up', {
+  skip: !fs.existsSync(FAULT) && 'no sluiced-fault (SLUICED_FAULT)',
+}, async () => {
+  // p3, a cluster of its own, holds each map it polls BEHIND_PAUSE_MS
+  // before it serves by it (a loaded machine, a slow etcd): right after
+  // "v." moves to it, it refuses the tube again and again
+  const url = `tcp://127.0.0.1:${await freePort()}`;
+  start('p3', [FAULT, '--data', path.join(dir, 'p3'), '--listen', url,
+    '--repl-listen', `tcp://127.0.0.1:${await freePort()}`, '--etcd',
+    argvs.etcd, '--cluster', 'p3', '--node', 'p3'], { ...process.env,
+    SLUICE_FAULT_PAUSE: `mapwatch:${BEHIND_PAUSE_MS}` });
+  const p3 = new sluice.Client(url, { timeoutMs: 10000 });
+  try {
+    assert.ok(await waitFor(async () => (await p3.stats().catch(() => ({})))
+      .role === 'leader', 30000 * SCALE, 50), 'p3 does not lead');
+    const r = router(urls.p1, { timeoutMs: 20000 * SCALE });
+    const behind = [];
+    const again = r.again.bind(r);
+    r.again = (e, st) => {
+      if (e.revision > 0 && e.revision < r.map.revision) behind.push(e);
+      return again(e, st);
+    };
+    await r.mapSet('u.', 'p1'); // p1 made it: p1 knows it
+    const flip = async () => { // v. at p1 until p3 refuses it, then at p3
+      await r.mapSet('v.', 'p1');
+      assert.ok(await waitFor(async () => {
+        try {
+          await p3.put('v.probe', 'x');
+          return false;
+        } catch (e) {
+          return e instanceof sluice.Moved;
+        }
+      }, 30000 * SCALE, 50), 'p3 never refuses v.');
+      await r.mapSet('v.', 'p3');
+      behind.length = 0;
+    };
+    await flip();
+    assert.strictEqual((await r.put('v.x', 'p')).cluster, 'p3');
+    assert.ok(behind.length > 1, `refused ${behind.length} times`);
+    await flip();
+    const res = await r.putBatch([{ tube: 'v.x', payload: 'b' },
+      { tube: 'u.x', payload: 'b' }]);
+    assert.deepStrictEqual(res.map((x) => [x.cluster, x.error]),
+      [['p3', null], ['p1', null]]);
+    assert.ok(behind.length > 1, `refused ${behind.length} times`);
+    await flip(); // v.x's cluster asked first: its refusals come first
+    const got = await r.take(['v.x', 'u.x'], { waitMs: 0 });
+    assert.deepStrictEqual(got.map((t) => [t.cluster, t.tube]),
+      [['p3', 'v.x']]);
+    assert.ok(behind.length > 1, `refused ${behind.length} times`);
+    await r.ack(got[0]);
+    assert.strictEqual((await p3.stats('v.x')).tubes['v.x'].ready, 1);
+  } finally {
+    p3.close();
+  }
 });
 
 if (!spawnSync('sh', ['-c', 'command -v etcd']).stdout.length) {

@@ -7,13 +7,16 @@ A Router is given any node of any cluster (which serves the map, op 0x32:
 the client needs no access to etcd). It reads the map when it is over a
 second old and at once when a node answers Moved (the tube moved: the
 Router's map was older; while the node it reads from knows a revision
-older than the refusal's, it reads again, up to 2 s), then sends the
-request once more, to the owner: the refused request was done nowhere.
+older than the refusal's, it reads again), then sends the request
+again, to the owner: the refused request was done nowhere.
 A Moved naming an older revision than the Router's (the refusing node
 is behind: the new owner in a move's first moments, before its poll of
-the map, every 200 ms) sends the request to that node again after a
-pause, up to 2 s, as libsluice does; puts, batch puts and takes are
-what a node refuses so.
+the map, every 200 ms, or later on a loaded machine) sends the request
+to that node again after 50 ms, then after waits doubled up to 400 ms,
+as libsluice does; so does a map read again that is no newer than the
+one the request went by. The call's timeout (the Router's `timeout`,
+30 s when None), from its start, bounds all of it: past it the Moved is
+raised. Puts, batch puts and takes are what a node refuses so.
 It keeps one Client per cluster it uses, opened with that cluster's
 members (new members join its URLs as the map names them), which follows
 its cluster's failover as any Client does. A tube no entry matches goes
@@ -56,7 +59,9 @@ from .transport import Url
 from .types import ItemResult, PutResult
 
 REFRESH_S = 1.0
-CATCH_UP_S = 2.0
+BEHIND_S = 0.05  # the first wait for a node behind the map
+BEHIND_MAX_S = 0.4  # the longest: about two of its polls
+ROUTE_TIMEOUT_S = 30.0  # a call's retries after Moved when timeout is None
 _COUNTS = ("ready", "delayed", "taken", "buried")
 _BATCH_SUMS = ("total", "waiting", "ready", "delayed", "taken", "buried",
                "acked", "failed")
@@ -136,34 +141,46 @@ class Router:
                 if url not in known:
                     c.urls.append(Url(url))
 
+    def _retry(self):
+        """The state a call's attempts share (_again): its deadline, the
+        Router's timeout from now, and the next wait for a node behind
+        the map."""
+        t = self._options.get("timeout", ROUTE_TIMEOUT_S)
+        if t is None or t < 0:
+            t = ROUTE_TIMEOUT_S
+        return {"until": time.monotonic() + t, "backoff": BEHIND_S}
+
     def _again(self, e, st):
-        """After a Moved error e: whether to send the request once more
-        (st: a dict a request's attempts share). A node behind the
-        Router's map (e names an older revision than the Router knows:
-        the new owner in a move's first moments, before its poll) is
-        asked again after a pause, up to CATCH_UP_S, as libsluice's
-        routing handle does; else the map is read again (_moved) and the
-        request goes once more, to the owner."""
-        known = self._map.revision if self._map else 0
-        if 0 < _moved_revision(e) < known:
-            now = time.monotonic()
-            st.setdefault("behind", now + CATCH_UP_S)
-            if now >= st["behind"]:
-                return False
-            time.sleep(0.05)
-            return True
-        if st.get("followed"):
+        """After a Moved error e: whether to send the request again (st:
+        _retry's, shared by a call's attempts), as libsluice's routing
+        handle does. A newer map, read again (_moved), routes it again at
+        once; a node behind the Router's map (e names an older revision
+        than the Router knows: the new owner in a move's first moments,
+        before its poll) or a map no newer than the one the request went
+        by sends it again after a backoff (BEHIND_S doubled up to
+        BEHIND_MAX_S). Never past the call's deadline, but the first
+        Moved is always followed."""
+        now = time.monotonic()
+        first = not st.get("refused")
+        st["refused"] = True
+        if not first and now >= st["until"]:
             return False
-        st["followed"] = True
-        self._moved(e)
+        known = self._map.revision if self._map else 0
+        if not 0 < _moved_revision(e) < known:
+            self._moved(e, st["until"])
+            if self._map.revision > known:
+                return True  # a newer map: routed again at once
+        wait = min(st["backoff"], st["until"] - time.monotonic())
+        if wait > 0:
+            time.sleep(wait)
+        st["backoff"] = min(st["backoff"] * 2, BEHIND_MAX_S)
         return True
 
-    def _moved(self, e):
+    def _moved(self, e, until):
         """After a Moved error: the map read again, and again while the
-        node read knows an older revision than the refusing one (up to
-        CATCH_UP_S: a node reads the map every 200 ms)."""
+        node read knows an older revision than the refusing one (a node
+        reads the map every 200 ms), until `until` (monotonic)."""
         rev = _moved_revision(e)
-        until = time.monotonic() + CATCH_UP_S
         while True:
             m = self.cluster_map(refresh=True)
             if m.revision >= rev or time.monotonic() >= until:
@@ -216,9 +233,9 @@ class Router:
         return self.client(self._owner(tube))
 
     def _routed(self, tube, call):
-        """call(client) on tube's cluster; once more after Moved (and
-        again while the refusing node is behind the map: _again)."""
-        st = {}
+        """call(client) on tube's cluster; again after Moved as _again
+        says."""
+        st = self._retry()
         while True:
             cluster = self._owner(tube)
             try:
@@ -261,15 +278,15 @@ class Router:
             raise E.Invalid("put_batch: a list of at least one item")
         out = [None] * len(items)
         whole = set()
-        self._put_parts(items, range(len(items)), out, whole, None)
+        self._put_parts(items, range(len(items)), out, whole, self._retry())
         if len(whole) == len(items):
             raise out[0].error
         return out
 
     def _put_parts(self, items, idx, out, whole, st):
         """Puts items[idx] by their owners, one request per cluster; a
-        part refused Moved goes again as _again says (st: the part's
-        attempts; None: a new one per part)."""
+        part refused Moved goes again as _again says (st: the call's
+        _retry)."""
         m = self.cluster_map(refresh=False)
         parts = {}
         for i in idx:
@@ -278,9 +295,8 @@ class Router:
             try:
                 res = self.client(cluster).put_batch([items[i] for i in part])
             except E.Moved as e:
-                pst = {} if st is None else st
-                if self._again(e, pst):
-                    self._put_parts(items, part, out, whole, pst)
+                if self._again(e, st):
+                    self._put_parts(items, part, out, whole, st)
                     continue
                 res = e
             except E.SluiceError as e:
@@ -328,7 +344,7 @@ class Router:
         if isinstance(tubes, (str, bytes)):
             tubes = [tubes]
         end = time.monotonic() + wait_ms / 1000.0
-        st = {}
+        st = self._retry()
         while True:
             try:
                 return self._take(self._groups(tubes), end, kwargs)

@@ -15,6 +15,7 @@
 #include "server/failover/mapwatch.h"
 #include "sluice.h"
 #include "util/clock.h"
+#include "util/fault.h"
 #include "util/log.h"
 
 struct ask {
@@ -112,10 +113,12 @@ publish(struct mapwatch *w)
 }
 
 /* Reads the map when its revision moved (or a full read is due), and
- * the members when due; publishes what changed. */
+ * the members when due; publishes what changed. A poll's change waits
+ * FAULT_PAUSE_MAPWATCH first (fault builds: a node behind the map). */
 static void
 refresh(struct mapwatch *w, bool force)
 {
+	bool polled = !force;
 	int64_t now = clock_mono_ms(), rev = 0;
 	struct cmap next;
 	bool changed = false;
@@ -188,6 +191,8 @@ refresh(struct mapwatch *w, bool force)
 		}
 	}
 	note(w, 0, "");
+	if (changed && polled)
+		FAULT_PAUSE(FAULT_PAUSE_MAPWATCH);
 	if (changed)
 		publish(w);
 }
