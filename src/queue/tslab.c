@@ -12,19 +12,22 @@
  * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
  * tasks, tslab_expect) gets its next one made in advance (during such a
  * replay, up to TSLAB_AHEAD_LOAD of them, no more than the class has
- * slabs: one spare is not always ready in time, and the load then waits
- * for it), by a worker thread (one per process, started at first need)
+ * slabs: one spare is not always ready in time), by a worker thread
+ * (one per process, started at first need)
  * that maps it and faults it in (MADV_POPULATE_WRITE) while the caller
  * fills the slab before it: on another core, that zeroing runs beside
  * the replay instead of in it. The worker maps as well, or the caller's
  * mmap would wait for the mmap lock behind a populate. Its jobs are done
  * in order, each with a ticket; a class's spares are a ring in the pool
  * (slot and ticket), taken oldest first once the worker is done with
- * that one. Nothing is written into a spare before: a first write there
- * would zero its huge page on the caller's thread. A spare is counted as
- * touched whole from its asking. A thread with a nice value above 0 gets
- * no spare: the worker, at the default priority, would do its work
- * ahead of it. */
+ * that one. When the worker is behind (a host slow to back memory), the
+ * caller does not wait for it: it maps a slab and faults it itself, so
+ * both cores fault, and a job not yet started is taken back when its
+ * spare is no longer wanted. Nothing is written into a spare before: a first
+ * write there would zero its huge page on the caller's thread. A spare is
+ * counted as touched whole from its asking. A thread with a nice value above 0
+ * gets no spare: the worker, at the default priority, would do its work ahead
+ * of it. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -188,12 +191,15 @@ fill_main(void *arg)
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
-		s = slab_map(true);
+		if (out != NULL) { /* NULL: cancelled before it started */
+			s = slab_map(true);
 #ifdef MADV_POPULATE_WRITE
-		if (s != NULL)
-			(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+			if (s != NULL)
+				(void)madvise(
+				    s, TSLAB_SLAB, MADV_POPULATE_WRITE);
 #endif
-		*out = s; /* published with done */
+			*out = s; /* published with done */
+		}
 		atomic_store_explicit(&fill.done, t, memory_order_release);
 	}
 	return NULL;
@@ -235,6 +241,27 @@ fill_submit(struct tslab **out, uint32_t *ticket)
 	}
 	pthread_mutex_unlock(&fill.mu);
 	return ok;
+}
+
+/* Takes back the job that would make the spare *out, if the worker has
+ * not started it: true when it will not be made (nothing to unmap, nothing
+ * to wait for), false when it is under way or done. */
+static bool
+fill_cancel(struct tslab **out)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&fill.mu);
+	for (unsigned k = 0; k < fill.n && !hit; k++) {
+		unsigned j = (fill.head + k) % FILL_JOBS;
+
+		if (fill.job[j] == out) {
+			fill.job[j] = NULL;
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&fill.mu);
+	return hit;
 }
 
 static void
@@ -349,15 +376,32 @@ spare_take(struct tslab_pool *p, unsigned cls, unsigned i)
 	return p->spare[cls][i];
 }
 
-/* Unmaps the spares of class cls past the first `keep`. */
+/* Can slot i of class cls's spares be taken without waiting: the worker
+ * is done with it, or this is a fork's child (which gets nothing)? */
+static bool
+spare_ready(const struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	return fill_done(p->spare_ticket[cls][i]) || fill.pid != getpid();
+}
+
+/* Gives up the spares of class cls past the first `keep`: those the
+ * worker has not started are taken back from it (a load that ends while
+ * the worker is behind does not wait for spares it will not use), the
+ * others unmapped once made. */
 static void
 spare_trim(struct tslab_pool *p, unsigned cls, unsigned keep)
 {
 	while (p->nspare[cls] > keep) {
+		unsigned i;
 		struct tslab *s;
 
 		p->nspare[cls]--;
-		s = spare_take(p, cls, spare_slot(p, cls, p->nspare[cls]));
+		i = spare_slot(p, cls, p->nspare[cls]);
+		if (fill.pid == getpid() && fill_cancel(&p->spare[cls][i])) {
+			account(p, -(ptrdiff_t)TSLAB_SLAB);
+			continue;
+		}
+		s = spare_take(p, cls, i);
 		if (s != NULL)
 			munmap(s, TSLAB_SLAB);
 	}
@@ -377,15 +421,19 @@ tslab_settle(struct tslab_pool *p)
 		spare_trim(p, i, 1);
 }
 
-/* A new slab of class cls: the oldest spare when there is one (new
- * spares are asked for), else freshly mapped. */
+/* A new slab of class cls: the oldest spare when the worker has made it
+ * (new spares are asked for), else freshly mapped, faulted in by the
+ * caller as it fills it. A caller that waited for a spare the worker is
+ * still faulting in would leave its own core idle when the host backs
+ * memory slowly: it faults a slab of its own beside the worker instead,
+ * and the spare, once made, serves the next slab. */
 static struct tslab *
 slab_new(struct tslab_pool *p, unsigned cls)
 {
 	struct tslab *s = NULL;
 	bool spare;
 
-	if (p->nspare[cls] > 0) {
+	if (p->nspare[cls] > 0 && spare_ready(p, cls, p->spare_head[cls])) {
 		s = spare_take(p, cls, p->spare_head[cls]);
 		p->spare_head[cls] = (uint8_t)spare_slot(p, cls, 1);
 		p->nspare[cls]--;
