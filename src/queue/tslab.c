@@ -113,6 +113,12 @@ tslab_settle(struct tslab_pool *p)
 	p->spare_ahead = 1;
 }
 
+void
+tslab_fill_hold(bool hold)
+{
+	(void)hold;
+}
+
 void *
 tslab_alloc(struct tslab_pool *p, size_t size)
 {
@@ -169,6 +175,7 @@ static struct {
 	uint32_t job_ticket[FILL_JOBS];
 	unsigned head;
 	unsigned n;
+	bool held;                  /* tslab_fill_hold: no job started */
 	uint32_t submitted;         /* the last ticket given */
 	atomic_uint_least32_t done; /* the ticket of the last job done */
 } fill = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
@@ -184,7 +191,7 @@ fill_main(void *arg)
 		uint32_t t;
 
 		pthread_mutex_lock(&fill.mu);
-		while (fill.n == 0)
+		while (fill.n == 0 || fill.held)
 			pthread_cond_wait(&fill.cv, &fill.mu);
 		out = fill.job[fill.head];
 		t = fill.job_ticket[fill.head];
@@ -241,6 +248,15 @@ fill_submit(struct tslab **out, uint32_t *ticket)
 	}
 	pthread_mutex_unlock(&fill.mu);
 	return ok;
+}
+
+void
+tslab_fill_hold(bool hold)
+{
+	pthread_mutex_lock(&fill.mu);
+	fill.held = hold;
+	pthread_cond_broadcast(&fill.cv);
+	pthread_mutex_unlock(&fill.mu);
 }
 
 /* Takes back the job that would make the spare *out, if the worker has

@@ -71,6 +71,11 @@ void tslab_expect(struct tslab_pool *p, uint64_t objects);
  * at most, and the others are unmapped. */
 void tslab_settle(struct tslab_pool *p);
 
+/* For tests: while held, the worker that faults spares in starts no job,
+ * as on a host slow to back memory; a pool does not wait for it (it
+ * faults its own slabs) and takes back the jobs it no longer wants. */
+void tslab_fill_hold(bool hold);
+
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);
 

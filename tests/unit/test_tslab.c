@@ -5,7 +5,8 @@
  * the size where spares are faulted in ahead, then empties, gives its
  * memory back; during a load (tslab_expect) a class keeps several spares
  * ahead, which the worker faults in (the caller's thread takes no page
- * fault on them), and tslab_settle gives all but one back. Under the sanitizers
+ * fault on them), and tslab_settle gives all but one back; a load whose
+ * worker is behind does not wait for it. Under the sanitizers
  * (SLUICE_SANITIZED=1) the pool is malloc, so the byte counts are not checked
  * and the large run is smaller. */
 #include <stdint.h>
@@ -272,6 +273,59 @@ test_a_load_keeps_spares_ahead_faulted_in_by_the_worker(void **state)
 	free(o);
 }
 
+/* A load whose worker is behind (held: a host slow to back memory) does
+ * not wait for it: the caller maps and faults its own slabs, its objects
+ * keep their bytes, the spares it asked for stay queued, settling takes
+ * back those the worker has not started, and the pool ends with nothing
+ * held, all while the worker does nothing. Before, the caller waited for
+ * the oldest spare: with the worker held it never returned (the alarm
+ * below ends the test then). */
+static void
+test_a_load_does_not_wait_for_a_worker_behind(void **state)
+{
+	enum { SIZE = 176, CLS = (SIZE - 1) / TSLAB_ALIGN };
+	size_t per = (size_t)(2u << 20) / SIZE;
+	size_t n = sanitized() ? 20000 : 12 * per;
+	void **o = calloc(n, sizeof(*o));
+	size_t before = tslab_bytes();
+	struct tslab_pool p;
+	long f0;
+
+	(void)state;
+	assert_non_null(o);
+	alarm(120);
+	tslab_fill_hold(true);
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	f0 = thread_faults();
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	if (!sanitized()) {
+		/* Asked for, never made: the caller faulted its own. */
+		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
+		for (int i = 0; i < TSLAB_AHEAD_LOAD; i++)
+			assert_null(p.spare[CLS][i]);
+		assert_true(thread_faults() - f0 >= 12);
+	}
+	tslab_settle(&p);
+	for (int i = 0; i < TSLAB_CLASSES; i++)
+		assert_true(p.nspare[i] <= 1);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	tslab_fill_hold(false);
+	alarm(0);
+	free(o);
+}
+
 int
 main(void)
 {
@@ -281,6 +335,7 @@ main(void)
 		cmocka_unit_test(test_a_large_pool_gives_its_memory_back),
 		cmocka_unit_test(
 		    test_a_load_keeps_spares_ahead_faulted_in_by_the_worker),
+		cmocka_unit_test(test_a_load_does_not_wait_for_a_worker_behind),
 	};
 
 	return cmocka_run_group_tests_name("tslab", tests, NULL, NULL);
