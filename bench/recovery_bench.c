@@ -33,7 +33,9 @@
  * (the task-fill worker's are the rest): the replay alone, to profile
  * (perf, callgrind) or compare builds on one log. With --restart, from
  * its newest snapshot and the log after it instead, as a restart does
- * (the writer is not opened). */
+ * (the writer is not opened). Every replay and restart here ends as
+ * sluiced ends its recovery, with queue_expect_done (the task memory made
+ * ahead for the load settles), inside the time measured. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -340,6 +342,7 @@ replay_only(const char *dir, int rounds, bool restart)
 		rc = recover(dir, 0, 0, &queue_recover_ops, q, &res);
 		if (rc != 0)
 			die("replay", rc);
+		queue_expect_done(q); /* as sluiced ends its recovery */
 		ms = ms_since(t0);
 		u1 = thread_use();
 		printf("%s%" PRIu64 " records, %.0f ms (cpu "
@@ -511,6 +514,7 @@ main(int argc, char **argv)
 	rc = recover(o.dir, RECOVER_CUT, 0, &queue_recover_ops, q, &res);
 	if (rc != 0)
 		die("recover", rc);
+	queue_expect_done(q);
 	wc.dir = o.dir;
 	wc.seg_size = 256u << 20;
 	if ((rc = wal_open(&wc, &res.end, &w2)) != 0)
@@ -532,6 +536,7 @@ main(int argc, char **argv)
 		rc = recover(o.dir, 0, 0, &queue_recover_ops, q, &res);
 		if (rc != 0)
 			die("replay", rc);
+		queue_expect_done(q);
 		replay_ms = ms_since(t0);
 		replay_cpu = cpu_ms() - c0;
 		queue_free(q);

@@ -23,11 +23,22 @@
  * that one. When the worker is behind (a host slow to back memory), the
  * caller does not wait for it: it maps a slab and faults it itself, so
  * both cores fault, and a job not yet started is taken back when its
- * spare is no longer wanted. Nothing is written into a spare before: a first
- * write there would zero its huge page on the caller's thread. A spare is
- * counted as touched whole from its asking. A thread with a nice value above 0
- * gets no spare: the worker, at the default priority, would do its work ahead
- * of it. */
+ * spare is no longer wanted. Nothing is written into a spare before: a
+ * first write there would zero its huge page on the caller's thread. A
+ * spare is counted as touched whole from its asking. A thread with a
+ * nice value above 0 gets no spare: the worker, at the default priority,
+ * would do its work ahead of it.
+ *
+ * A load's slabs (from tslab_expect to tslab_settle) are mapped in small
+ * pages, the worker's and the caller's alike. On a VM that gives free
+ * memory back to its host (virtio-balloon free page reporting, which
+ * reports blocks of 2 MiB and up), a huge page is such a block, and the
+ * host backs it again at its first touch: in busy spells several times
+ * slower than small pages, which come from what the guest still holds
+ * (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the same
+ * minute). tslab_settle then marks them for huge pages (MADV_HUGEPAGE),
+ * which khugepaged gathers in the background, and slabs made after the
+ * load are huge from the start, as before. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -63,9 +74,11 @@ struct tslab {
 	uint32_t touched; /* bump rounded up to a page */
 	uint16_t cls;
 	bool listed;
+	bool small; /* mapped in small pages during a load (see slab_new) */
 };
 
 _Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
+_Static_assert(TSLAB_AHEAD_LOAD <= 8, "spare_small holds 8 slots a class");
 
 static atomic_size_t tslab_total;
 
@@ -83,6 +96,7 @@ tslab_init(struct tslab_pool *p)
 		p->nslabs[i] = 0;
 		p->nspare[i] = 0;
 		p->spare_head[i] = 0;
+		p->spare_small[i] = 0;
 	}
 	p->all = NULL;
 	p->spare_from = TSLAB_SPARE_FROM;
@@ -173,6 +187,7 @@ static struct {
 	pid_t pid;   /* the process the thread runs in (not a fork's child) */
 	struct tslab **job[FILL_JOBS];
 	uint32_t job_ticket[FILL_JOBS];
+	bool job_huge[FILL_JOBS];
 	unsigned head;
 	unsigned n;
 	bool held;                  /* tslab_fill_hold: no job started */
@@ -189,17 +204,19 @@ fill_main(void *arg)
 	for (;;) {
 		struct tslab **out, *s;
 		uint32_t t;
+		bool huge;
 
 		pthread_mutex_lock(&fill.mu);
 		while (fill.n == 0 || fill.held)
 			pthread_cond_wait(&fill.cv, &fill.mu);
 		out = fill.job[fill.head];
 		t = fill.job_ticket[fill.head];
+		huge = fill.job_huge[fill.head];
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
 		if (out != NULL) { /* NULL: cancelled before it started */
-			s = slab_map(true);
+			s = slab_map(huge);
 #ifdef MADV_POPULATE_WRITE
 			if (s != NULL)
 				(void)madvise(
@@ -212,10 +229,11 @@ fill_main(void *arg)
 	return NULL;
 }
 
-/* Asks the worker for a spare slab into *out, its ticket in *ticket;
- * false when it cannot take the job (no thread, or its jobs are full). */
+/* Asks the worker for a spare slab into *out, its ticket in *ticket, in
+ * huge pages or not; false when it cannot take the job (no thread, or its
+ * jobs are full). */
 static bool
-fill_submit(struct tslab **out, uint32_t *ticket)
+fill_submit(struct tslab **out, uint32_t *ticket, bool huge)
 {
 	bool ok = false;
 
@@ -240,6 +258,7 @@ fill_submit(struct tslab **out, uint32_t *ticket)
 			fill.submitted = 1; /* 0 is no ticket */
 		*ticket = fill.submitted;
 		fill.job_ticket[(fill.head + fill.n) % FILL_JOBS] = *ticket;
+		fill.job_huge[(fill.head + fill.n) % FILL_JOBS] = huge;
 		*out = NULL;
 		fill.job[(fill.head + fill.n) % FILL_JOBS] = out;
 		fill.n++;
@@ -360,6 +379,25 @@ spare_slot(const struct tslab_pool *p, unsigned cls, unsigned i)
 	return (p->spare_head[cls] + i) % TSLAB_AHEAD_LOAD;
 }
 
+/* Is a load of many objects under way (tslab_expect to tslab_settle)?
+ * Its slabs are then mapped in small pages (slab_new). */
+static bool
+loading(const struct tslab_pool *p)
+{
+	return p->spare_ahead > 1;
+}
+
+/* Lets the kernel back slab s with huge pages from now on (khugepaged
+ * gathers its small ones in the background). */
+static void
+slab_grow_huge(struct tslab *s)
+{
+#ifdef MADV_HUGEPAGE
+	(void)madvise(s, TSLAB_SLAB, MADV_HUGEPAGE);
+#endif
+	s->small = false;
+}
+
 /* Asks the worker for the next spare of class cls, last in the class's
  * spares; false without a worker (no spare). */
 static bool
@@ -374,8 +412,13 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	errno = 0;
 	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
 		return false;
-	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i]))
+	if (!fill_submit(
+	        &p->spare[cls][i], &p->spare_ticket[cls][i], !loading(p)))
 		return false;
+	if (loading(p))
+		p->spare_small[cls] |= (uint8_t)(1u << i);
+	else
+		p->spare_small[cls] &= (uint8_t) ~(1u << i);
 	p->nspare[cls]++;
 	account(p, TSLAB_SLAB);
 	return true;
@@ -435,6 +478,9 @@ tslab_settle(struct tslab_pool *p)
 	p->spare_ahead = 1;
 	for (unsigned i = 0; i < TSLAB_CLASSES; i++)
 		spare_trim(p, i, 1);
+	for (struct tslab *s = p->all; s != NULL; s = s->anext)
+		if (s->small)
+			slab_grow_huge(s);
 }
 
 /* A new slab of class cls: the oldest spare when the worker has made it
@@ -447,16 +493,20 @@ static struct tslab *
 slab_new(struct tslab_pool *p, unsigned cls)
 {
 	struct tslab *s = NULL;
-	bool spare;
+	bool spare, small = false;
 
 	if (p->nspare[cls] > 0 && spare_ready(p, cls, p->spare_head[cls])) {
+		small = (p->spare_small[cls] >> p->spare_head[cls]) & 1;
 		s = spare_take(p, cls, p->spare_head[cls]);
 		p->spare_head[cls] = (uint8_t)spare_slot(p, cls, 1);
 		p->nspare[cls]--;
 	}
 	spare = s != NULL;
-	if (!spare && (s = slab_map(p->nslabs[cls] > 0)) == NULL)
-		return NULL;
+	if (!spare) {
+		small = p->nslabs[cls] > 0 && loading(p);
+		if ((s = slab_map(p->nslabs[cls] > 0 && !loading(p))) == NULL)
+			return NULL;
+	}
 	if (p->nslabs[cls] + 1 >= p->spare_from) {
 		uint32_t want = p->nslabs[cls] + 1;
 
@@ -479,6 +529,9 @@ slab_new(struct tslab_pool *p, unsigned cls)
 	p->nslabs[cls]++;
 	account(p, spare ? TSLAB_SLAB : TSLAB_PAGE);
 	list_add(p, s);
+	s->small = small;
+	if (small && !loading(p))
+		slab_grow_huge(s); /* a load's spare, taken after it */
 	return s;
 }
 

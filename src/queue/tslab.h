@@ -14,9 +14,11 @@
  * is unmapped, but the last of its class is kept (a queue that goes
  * from one task to none and back does not map a slab each time). A
  * class's second slab and later ones are backed by huge pages where the
- * kernel offers them (a queue that big is what they are for); from the
- * 64th on, each is faulted in ahead by a worker thread while the one
- * before it fills.
+ * kernel offers them (a queue that big is what they are for), but for
+ * those of a load (a replay or a snapshot's: small pages, faster to
+ * back on a VM, marked for huge pages once it is over); from the 64th
+ * on, each is faulted in ahead by a worker thread while the one before
+ * it fills.
  *
  * Objects are 16-byte aligned (the id index keeps 4 tag bits below a
  * pointer). Built with AddressSanitizer, the pool is malloc and free, so
@@ -47,8 +49,9 @@ struct tslab_pool {
 	uint32_t spare_ticket[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
 	uint32_t nslabs[TSLAB_CLASSES];
 	uint8_t nspare[TSLAB_CLASSES];
-	uint8_t spare_head[TSLAB_CLASSES]; /* the oldest, in a ring */
-	struct tslab *all;                 /* every slab */
+	uint8_t spare_head[TSLAB_CLASSES];  /* the oldest, in a ring */
+	uint8_t spare_small[TSLAB_CLASSES]; /* by slot: asked for in a load */
+	struct tslab *all;                  /* every slab */
 	uint32_t spare_from;  /* slabs of a class before it gets spares */
 	uint32_t spare_ahead; /* spares a class may have at most */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
@@ -68,7 +71,8 @@ void tslab_fini(struct tslab_pool *p);
 void tslab_expect(struct tslab_pool *p, uint64_t objects);
 
 /* The load announced by tslab_expect is over: each class keeps one spare
- * at most, and the others are unmapped. */
+ * at most, and the others are unmapped (or never made); the slabs the
+ * load mapped in small pages are marked for huge pages. */
 void tslab_settle(struct tslab_pool *p);
 
 /* For tests: while held, the worker that faults spares in starts no job,

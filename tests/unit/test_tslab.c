@@ -9,6 +9,7 @@
  * worker is behind does not wait for it. Under the sanitizers
  * (SLUICE_SANITIZED=1) the pool is malloc, so the byte counts are not checked
  * and the large run is smaller. */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,90 @@ test_a_load_does_not_wait_for_a_worker_behind(void **state)
 	free(o);
 }
 
+/* Does the mapping that holds `addr` carry VmFlag `flag` ("hg": huge
+ * pages asked for, MADV_HUGEPAGE), as /proc/self/smaps says? */
+static bool
+vma_has(const void *addr, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	uintptr_t a = (uintptr_t)addr;
+	bool in = false, has = false;
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		/* A mapping's first line starts with its range in lower-case
+		 * hex; its fields ("Rss:", "VmFlags:") with a capital. */
+		if (!isupper((unsigned char)line[0]) &&
+		    sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			char needle[8];
+
+			snprintf(needle, sizeof(needle), " %s", flag);
+			has = strstr(line + 8, needle) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return has;
+}
+
+/* A load's slabs are mapped in small pages: on this kind of VM a huge
+ * page comes from free memory the guest gave back to its host, which the
+ * host backs again at each fault, at times several times slower than
+ * small pages from what the guest still holds. Once the load settles,
+ * they are marked for huge pages (khugepaged gathers them later), and
+ * slabs made after it are huge from the start. Objects keep their bytes
+ * throughout. */
+static void
+test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
+{
+	enum { SIZE = 176 };
+	size_t per = (size_t)(2u << 20) / SIZE;
+	size_t n = 6 * per, more = 3 * per;
+	void **o = calloc(n + more, sizeof(*o));
+	size_t before = tslab_bytes();
+	struct tslab_pool p;
+
+	(void)state;
+	assert_non_null(o);
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	/* The second slab on would have been huge outside a load. Under
+	 * the sanitizers the pool is malloc: no slab to look at. */
+	for (size_t i = per + 1; i < n && !sanitized(); i += per)
+		assert_false(vma_has(o[i], "hg"));
+	tslab_settle(&p);
+	for (size_t i = per + 1; i < n && !sanitized(); i += per)
+		assert_true(vma_has(o[i], "hg"));
+	for (size_t i = n; i < n + more; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	for (size_t i = n; i < n + more && !sanitized(); i += per / 2)
+		assert_true(vma_has(o[i], "hg"));
+	for (size_t i = 0; i < n + more; i++) {
+		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	free(o);
+}
+
 int
 main(void)
 {
@@ -336,6 +421,8 @@ main(void)
 		cmocka_unit_test(
 		    test_a_load_keeps_spares_ahead_faulted_in_by_the_worker),
 		cmocka_unit_test(test_a_load_does_not_wait_for_a_worker_behind),
+		cmocka_unit_test(
+		    test_a_load_maps_small_pages_and_marks_them_huge_once_settled),
 	};
 
 	return cmocka_run_group_tests_name("tslab", tests, NULL, NULL);
