@@ -32,11 +32,16 @@
  * A load's slabs (from tslab_expect to tslab_settle) are mapped in small
  * pages, the worker's and the caller's alike. On a VM that gives free
  * memory back to its host (virtio-balloon free page reporting, which
- * reports blocks of 2 MiB and up), a huge page is such a block, and the
+ * reports blocks of 2 MiB and up), a huge page is most likely such a
+ * block, and the
  * host backs it again at its first touch: in busy spells several times
  * slower than small pages, which come from what the guest still holds
  * (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the same
- * minute). tslab_settle then marks them for huge pages (MADV_HUGEPAGE),
+ * minute). In quiet spells huge pages are the faster (a restart at 10M
+ * about 0.3 s faster), but a restart's worst rounds are the slow spells'
+ * (docs/benchmarks.md, "Restart at 10M in every round"); choosing by the
+ * time the worker took for its last huge slab was tried, and did worse
+ * than either. tslab_settle then marks them for huge pages (MADV_HUGEPAGE),
  * which khugepaged gathers in the background, and slabs made after the
  * load are huge from the start, as before. */
 #include <errno.h>
