@@ -33,17 +33,16 @@
  * pages, the worker's and the caller's alike. On a VM that gives free
  * memory back to its host (virtio-balloon free page reporting, which
  * reports blocks of 2 MiB and up), a huge page is most likely such a
- * block, and the
- * host backs it again at its first touch: in busy spells several times
- * slower than small pages, which come from what the guest still holds
- * (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the same
- * minute). In quiet spells huge pages are the faster (a restart at 10M
- * about 0.3 s faster), but a restart's worst rounds are the slow spells'
- * (docs/benchmarks.md, "Restart at 10M in every round"); choosing by the
- * time the worker took for its last huge slab was tried, and did worse
- * than either. tslab_settle then marks them for huge pages (MADV_HUGEPAGE),
- * which khugepaged gathers in the background, and slabs made after the
- * load are huge from the start, as before. */
+ * block, and the host backs it again at its first touch: in busy spells
+ * several times slower than small pages, which come from what the guest
+ * still holds (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the
+ * same minute). In quiet spells huge pages are the faster (a restart at
+ * 10M about 0.3 s faster), but a restart's worst rounds are the slow
+ * spells' (docs/benchmarks.md, "Restart at 10M in every round"); a choice
+ * by the time the worker took for its last huge slab was tried, and did
+ * worse than either. tslab_settle then marks the load's slabs for huge
+ * pages (MADV_HUGEPAGE), which khugepaged gathers in the background, and
+ * slabs made after the load are huge from the start, as before. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
