@@ -40,9 +40,10 @@
  * 10M about 0.3 s faster), but a restart's worst rounds are the slow
  * spells' (docs/benchmarks.md, "Restart at 10M in every round"); a choice
  * by the time the worker took for its last huge slab was tried, and did
- * worse than either. tslab_settle then marks the load's slabs for huge
- * pages (MADV_HUGEPAGE), which khugepaged gathers in the background, and
- * slabs made after the load are huge from the start, as before. */
+ * no better than small pages. tslab_settle then marks the load's slabs
+ * for huge pages (MADV_HUGEPAGE), which khugepaged gathers in the
+ * background, and slabs made after the load are huge from the start, as
+ * before. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
