@@ -65,6 +65,8 @@ enum {
 	/* Spares are made for a class from this many slabs on (128 MiB): a
 	 * spare's 2 MiB is then at most 1/64 more. */
 	TSLAB_SPARE_FROM = 64,
+	/* tslab_prefault leaves smaller ranges to their first touch. */
+	TSLAB_PREFAULT_MIN = 2u << 20,
 };
 
 struct tslab {
@@ -138,6 +140,14 @@ tslab_fill_hold(bool hold)
 	(void)hold;
 }
 
+void
+tslab_prefault(struct tslab_pool *p, const void *addr, size_t len)
+{
+	(void)p;
+	(void)addr;
+	(void)len;
+}
+
 void *
 tslab_alloc(struct tslab_pool *p, size_t size)
 {
@@ -193,6 +203,8 @@ static struct {
 	struct tslab **job[FILL_JOBS];
 	uint32_t job_ticket[FILL_JOBS];
 	bool job_huge[FILL_JOBS];
+	uint8_t *job_addr[FILL_JOBS]; /* a range to fault in (tslab_prefault) */
+	size_t job_len[FILL_JOBS];    /* its length; 0: a spare slab */
 	unsigned head;
 	unsigned n;
 	bool held;                  /* tslab_fill_hold: no job started */
@@ -208,6 +220,8 @@ fill_main(void *arg)
 
 	for (;;) {
 		struct tslab **out, *s;
+		uint8_t *addr;
+		size_t len;
 		uint32_t t;
 		bool huge;
 
@@ -217,10 +231,16 @@ fill_main(void *arg)
 		out = fill.job[fill.head];
 		t = fill.job_ticket[fill.head];
 		huge = fill.job_huge[fill.head];
+		addr = fill.job_addr[fill.head];
+		len = fill.job_len[fill.head];
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
-		if (out != NULL) { /* NULL: cancelled before it started */
+#ifdef MADV_POPULATE_WRITE
+		if (len > 0) /* fails harmlessly on memory given back since */
+			(void)madvise(addr, len, MADV_POPULATE_WRITE);
+#endif
+		if (len == 0 && out != NULL) { /* NULL: cancelled */
 			s = slab_map(huge);
 #ifdef MADV_POPULATE_WRITE
 			if (s != NULL)
@@ -235,10 +255,12 @@ fill_main(void *arg)
 }
 
 /* Asks the worker for a spare slab into *out, its ticket in *ticket, in
- * huge pages or not; false when it cannot take the job (no thread, or its
+ * huge pages or not (or, with len > 0, to fault in len bytes at addr: out
+ * and ticket NULL); false when it cannot take the job (no thread, or its
  * jobs are full). */
 static bool
-fill_submit(struct tslab **out, uint32_t *ticket, bool huge)
+fill_submit(
+    struct tslab **out, uint32_t *ticket, bool huge, uint8_t *addr, size_t len)
 {
 	bool ok = false;
 
@@ -261,11 +283,17 @@ fill_submit(struct tslab **out, uint32_t *ticket, bool huge)
 	if (fill.started && fill.n < FILL_JOBS) {
 		if (++fill.submitted == 0)
 			fill.submitted = 1; /* 0 is no ticket */
-		*ticket = fill.submitted;
-		fill.job_ticket[(fill.head + fill.n) % FILL_JOBS] = *ticket;
-		fill.job_huge[(fill.head + fill.n) % FILL_JOBS] = huge;
-		*out = NULL;
-		fill.job[(fill.head + fill.n) % FILL_JOBS] = out;
+		unsigned j = (fill.head + fill.n) % FILL_JOBS;
+
+		if (ticket != NULL)
+			*ticket = fill.submitted;
+		fill.job_ticket[j] = fill.submitted;
+		fill.job_huge[j] = huge;
+		fill.job_addr[j] = addr;
+		fill.job_len[j] = len;
+		if (out != NULL)
+			*out = NULL;
+		fill.job[j] = out;
 		fill.n++;
 		pthread_cond_signal(&fill.cv);
 		ok = true;
@@ -403,6 +431,27 @@ slab_grow_huge(struct tslab *s)
 	s->small = false;
 }
 
+/* Does this thread run below the default priority (nice above 0)? */
+static bool
+below_default(void)
+{
+	errno = 0;
+	return getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0;
+}
+
+void
+tslab_prefault(struct tslab_pool *p, const void *addr, size_t len)
+{
+	uintptr_t from =
+	    ((uintptr_t)addr + TSLAB_PAGE - 1) & ~(uintptr_t)(TSLAB_PAGE - 1);
+	uintptr_t to = ((uintptr_t)addr + len) & ~(uintptr_t)(TSLAB_PAGE - 1);
+
+	if (!loading(p) || to <= from || to - from < TSLAB_PREFAULT_MIN ||
+	    below_default())
+		return;
+	(void)fill_submit(NULL, NULL, false, (uint8_t *)from, to - from);
+}
+
 /* Asks the worker for the next spare of class cls, last in the class's
  * spares; false without a worker (no spare). */
 static bool
@@ -414,11 +463,10 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	 * snapshot worker, at nice 10 under the serving loop) faults its own
 	 * pages, at its own priority. Linux gives each thread its own nice
 	 * value, read through its thread id. */
-	errno = 0;
-	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
+	if (below_default())
 		return false;
-	if (!fill_submit(
-	        &p->spare[cls][i], &p->spare_ticket[cls][i], !loading(p)))
+	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i],
+	        !loading(p), NULL, 0))
 		return false;
 	if (loading(p))
 		p->spare_small[cls] |= (uint8_t)(1u << i);

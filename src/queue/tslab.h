@@ -80,6 +80,16 @@ void tslab_settle(struct tslab_pool *p);
  * faults its own slabs) and takes back the jobs it no longer wants. */
 void tslab_fill_hold(bool hold);
 
+/* During a load announced by tslab_expect, asks the worker to fault in
+ * the pages of [addr, addr + len) ahead of their first touch: a large
+ * array the load will fill (a heap sized for a snapshot's tasks), whose
+ * zeroing (and on a VM, backing) then runs beside the load. Ranges under
+ * 2 MiB, and callers below the default priority, are left alone. The
+ * caller never waits for it; if the memory is given back meanwhile, the
+ * fault-in does nothing to it (MADV_POPULATE_WRITE keeps what memory
+ * holds). */
+void tslab_prefault(struct tslab_pool *p, const void *addr, size_t len);
+
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);
 
