@@ -36,14 +36,19 @@
  * block, and the host backs it again at its first touch: in busy spells
  * several times slower than small pages, which come from what the guest
  * still holds (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the
- * same minute). In quiet spells huge pages are the faster (a restart at
- * 10M about 0.3 s faster), but a restart's worst rounds are the slow
- * spells' (docs/benchmarks.md, "Restart at 10M in every round"); a choice
+ * same minute). While the host backs memory fast, huge pages are the
+ * faster (a restart's fast rounds at 10M by 0.1-0.4 s on a busy
+ * machine), but a restart's worst rounds are the slow spells'
+ * (docs/benchmarks.md, "Restart at 10M in every round"); a choice
  * by the time the worker took for its last huge slab was tried, and did
  * no better than small pages. tslab_settle then marks the load's slabs
  * for huge pages (MADV_HUGEPAGE), which khugepaged gathers in the
  * background, and slabs made after the load are huge from the start, as
- * before. */
+ * before.
+ *
+ * During a load the worker also faults in ranges asked for ahead of
+ * their first touch (tslab_prefault: the heaps sized for a snapshot's
+ * tasks), in the order asked, among the spares. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -281,10 +286,10 @@ fill_submit(
 		fill.pid = getpid();
 	}
 	if (fill.started && fill.n < FILL_JOBS) {
-		if (++fill.submitted == 0)
-			fill.submitted = 1; /* 0 is no ticket */
 		unsigned j = (fill.head + fill.n) % FILL_JOBS;
 
+		if (++fill.submitted == 0)
+			fill.submitted = 1; /* 0 is no ticket */
 		if (ticket != NULL)
 			*ticket = fill.submitted;
 		fill.job_ticket[j] = fill.submitted;
