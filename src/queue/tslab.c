@@ -242,8 +242,13 @@ fill_main(void *arg)
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
 #ifdef MADV_POPULATE_WRITE
-		if (len > 0) /* fails harmlessly on memory given back since */
-			(void)madvise(addr, len, MADV_POPULATE_WRITE);
+		/* A slab at a time: a populate holds the mmap lock, which
+		 * the loader's mmap of a slab of its own waits for. Fails
+		 * harmlessly on memory given back since. */
+		for (size_t off = 0; off < len; off += TSLAB_SLAB)
+			(void)madvise(addr + off,
+			    len - off < TSLAB_SLAB ? len - off : TSLAB_SLAB,
+			    MADV_POPULATE_WRITE);
 #endif
 		if (len == 0 && out != NULL) { /* NULL: cancelled */
 			s = slab_map(huge);
