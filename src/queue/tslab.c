@@ -29,32 +29,35 @@
  * nice value above 0 gets no spare: the worker, at the default priority,
  * would do its work ahead of it.
  *
- * A load's slabs (from tslab_expect to tslab_settle) are mapped in small
- * pages, the worker's and the caller's alike. On a VM that gives free
- * memory back to its host (virtio-balloon free page reporting, which
- * reports blocks of 2 MiB and up), a huge page is most likely such a
- * block, and the host backs it again at its first touch: in busy spells
- * several times slower than small pages, which come from what the guest
- * still holds (2 GiB faulted in: 1.1-1.7 s small, 4.5-5.3 s huge, in the
- * same minute). While the host backs memory fast, huge pages are the
- * faster (a restart's fast rounds at 10M by 0.1-0.4 s on a busy
- * machine), but a restart's worst rounds are the slow spells'
- * (docs/benchmarks.md, "Restart at 10M in every round"); a choice
+ * On a VM that gives free memory back to its host (virtio-balloon free
+ * page reporting, tslab_load_small), a load's slabs (from tslab_expect to
+ * tslab_settle) are mapped in small pages, the worker's and the caller's
+ * alike. Page reporting reports blocks of 2 MiB and up, so a huge page is
+ * most likely such a block, and the host backs it again at its first
+ * touch: in busy spells several times slower than small pages, which
+ * come from what the guest still holds (2 GiB faulted in: 1.1-1.7 s
+ * small, 4.5-5.3 s huge, in the same minute). While the host backs memory
+ * fast, huge pages are the faster (a restart's fast rounds at 10M by
+ * 0.1-0.4 s on a busy machine), but a restart's worst rounds are the slow
+ * spells' (docs/benchmarks.md, "Restart at 10M in every round"); a choice
  * by the time the worker took for its last huge slab was tried, and did
  * no better than small pages. tslab_settle then marks the load's slabs
  * for huge pages (MADV_HUGEPAGE), which khugepaged gathers in the
  * background, and slabs made after the load are huge from the start, as
- * before.
+ * before. Without page reporting a load's slabs are huge.
  *
  * During a load the worker also faults in ranges asked for ahead of
  * their first touch (tslab_prefault: the heaps sized for a snapshot's
  * tasks), in the order asked, among the spares. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -143,6 +146,12 @@ void
 tslab_fill_hold(bool hold)
 {
 	(void)hold;
+}
+
+bool
+tslab_load_small(void)
+{
+	return false;
 }
 
 void
@@ -430,6 +439,52 @@ loading(const struct tslab_pool *p)
 	return p->spare_ahead > 1;
 }
 
+/* Does this machine give its free memory back to a hypervisor: a
+ * virtio-balloon device with free page reporting (feature bit 5,
+ * VIRTIO_BALLOON_F_REPORTING)? Read once, from sysfs. */
+static bool reporting;
+
+static void
+reporting_read(void)
+{
+	const char *dir = "/sys/bus/virtio/drivers/virtio_balloon";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while (!reporting && (e = readdir(d)) != NULL) {
+		char path[512], bits[64];
+		FILE *f;
+
+		if (strncmp(e->d_name, "virtio", 6) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/features", dir, e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(bits, sizeof(bits), f) != NULL && strlen(bits) > 5)
+			reporting = bits[5] == '1';
+		fclose(f);
+	}
+	closedir(d);
+}
+
+bool
+tslab_load_small(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, reporting_read);
+	return reporting;
+}
+
+/* Are slabs made now a load's, in small pages (see the top)? */
+static bool
+load_small(const struct tslab_pool *p)
+{
+	return loading(p) && tslab_load_small();
+}
+
 /* Lets the kernel back slab s with huge pages from now on (khugepaged
  * gathers its small ones in the background). */
 static void
@@ -476,9 +531,9 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	if (below_default())
 		return false;
 	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i],
-	        !loading(p), NULL, 0))
+	        !load_small(p), NULL, 0))
 		return false;
-	if (loading(p))
+	if (load_small(p))
 		p->spare_small[cls] |= (uint8_t)(1u << i);
 	else
 		p->spare_small[cls] &= (uint8_t) ~(1u << i);
@@ -566,8 +621,9 @@ slab_new(struct tslab_pool *p, unsigned cls)
 	}
 	spare = s != NULL;
 	if (!spare) {
-		small = p->nslabs[cls] > 0 && loading(p);
-		if ((s = slab_map(p->nslabs[cls] > 0 && !loading(p))) == NULL)
+		small = p->nslabs[cls] > 0 && load_small(p);
+		if ((s = slab_map(p->nslabs[cls] > 0 && !load_small(p))) ==
+		    NULL)
 			return NULL;
 	}
 	if (p->nslabs[cls] + 1 >= p->spare_from) {

@@ -90,6 +90,13 @@ void tslab_fill_hold(bool hold);
  * holds). */
 void tslab_prefault(struct tslab_pool *p, const void *addr, size_t len);
 
+/* Are a load's slabs mapped in small pages on this machine: does it give
+ * free memory back to a hypervisor (a virtio-balloon device with free
+ * page reporting), which backs a huge page again at its first touch,
+ * at times several times slower than small ones (tslab.c)? Elsewhere a
+ * load's slabs are huge, as the rest are. */
+bool tslab_load_small(void);
+
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);
 

@@ -362,13 +362,15 @@ vma_has(const void *addr, const char *flag)
 	return has;
 }
 
-/* A load's slabs are mapped in small pages: on this kind of VM a huge
- * page comes from free memory the guest gave back to its host, which the
- * host backs again at each fault, at times several times slower than
- * small pages from what the guest still holds. Once the load settles,
- * they are marked for huge pages (khugepaged gathers them later), and
- * slabs made after it are huge from the start. Objects keep their bytes
- * throughout. */
+/* On a VM that gives free memory back to its host (tslab_load_small: a
+ * virtio-balloon device with free page reporting, as on the machine
+ * these figures come from), a load's slabs are mapped in small pages: a
+ * huge page comes from free memory the guest gave back, which the host
+ * backs again at each fault, at times several times slower than small
+ * pages from what the guest still holds. Once the load settles, they are
+ * marked for huge pages (khugepaged gathers them later), and slabs made
+ * after it are huge from the start. Elsewhere a load's slabs are huge
+ * from the start too. Objects keep their bytes throughout. */
 static void
 test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
 {
@@ -391,7 +393,7 @@ test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
 	/* The second slab on would have been huge outside a load. Under
 	 * the sanitizers the pool is malloc: no slab to look at. */
 	for (size_t i = per + 1; i < n && !sanitized(); i += per)
-		assert_false(vma_has(o[i], "hg"));
+		assert_true(vma_has(o[i], "hg") == !tslab_load_small());
 	tslab_settle(&p);
 	for (size_t i = per + 1; i < n && !sanitized(); i += per)
 		assert_true(vma_has(o[i], "hg"));
