@@ -3,18 +3,21 @@
  * it snapshots in the background), restart from snapshot + tail, and the
  * memory a live task takes.
  *
- *   recovery_bench --dir DIR --live N [--churn M] [--payload BYTES] [--json]
+ *   recovery_bench --dir DIR --live N [--churn M] [--tail T]
+ *                  [--payload BYTES] [--json]
  *
  * Builds a log in DIR (which must not exist) with N live tasks of BYTES
  * bytes (put) and M finished ones (put, take, ack: three records each),
- * through the real writer and the real queue, then:
+ * through the real writer and the real queue, writes its snapshot, puts
+ * T more (1,000 unless told: the log a restart replays after the
+ * snapshot; a long load can leave millions), then:
  *   replay    a fresh queue rebuilt from the log alone: records/s;
  *   snapshot  the live queue written as a snapshot file: ms, MB;
  *   fork      fork() of this process holding the queue: ms (the stall a
  *             snapshot by fork would cost the server; it no longer does);
  *   build     the snapshot as the server now makes it: a thread rebuilds
- *             the state from the snapshot plus the log after it (a 1,000
- *             record tail, the writer still open) and writes it: ms, and
+ *             the state from the snapshot plus the log after it (the
+ *             tail, the writer still open) and writes it: ms, and
  *             what handing it to the waiting thread cost the caller (the
  *             loop's pause);
  *   restart   a fresh queue from the snapshot plus the log after it, and
@@ -30,7 +33,9 @@
  * (the task-fill worker's are the rest): the replay alone, to profile
  * (perf, callgrind) or compare builds on one log. With --restart, from
  * its newest snapshot and the log after it instead, as a restart does
- * (the writer is not opened). */
+ * (the writer is not opened). Every replay and restart here ends as
+ * sluiced ends its recovery, with queue_expect_done (the task memory made
+ * ahead for the load settles), inside the time measured. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -65,6 +70,7 @@ struct opts {
 	bool restart;
 	uint64_t live;
 	uint64_t churn;
+	uint64_t tail;
 	size_t payload;
 	bool json;
 };
@@ -301,7 +307,7 @@ static void
 usage(void)
 {
 	fputs("usage: recovery_bench --dir DIR --live N [--churn M] "
-	      "[--payload BYTES] [--json]\n"
+	      "[--tail T] [--payload BYTES] [--json]\n"
 	      "       recovery_bench --replay DIR [--rounds R] [--restart]\n",
 	    stderr);
 	exit(2);
@@ -336,6 +342,7 @@ replay_only(const char *dir, int rounds, bool restart)
 		rc = recover(dir, 0, 0, &queue_recover_ops, q, &res);
 		if (rc != 0)
 			die("replay", rc);
+		queue_expect_done(q); /* as sluiced ends its recovery */
 		ms = ms_since(t0);
 		u1 = thread_use();
 		printf("%s%" PRIu64 " records, %.0f ms (cpu "
@@ -362,8 +369,9 @@ main(int argc, char **argv)
 		{ "live", 1, NULL, 'l' }, { "churn", 1, NULL, 'c' },
 		{ "payload", 1, NULL, 'p' }, { "json", 0, NULL, 'j' },
 		{ "replay", 1, NULL, 'r' }, { "rounds", 1, NULL, 'R' },
-		{ "restart", 0, NULL, 'S' }, { NULL, 0, NULL, 0 } };
-	struct opts o = { NULL, NULL, 1, false, 0, 0, 100, false };
+		{ "restart", 0, NULL, 'S' }, { "tail", 1, NULL, 't' },
+		{ NULL, 0, NULL, 0 } };
+	struct opts o = { NULL, NULL, 1, false, 0, 0, 1000, 100, false };
 	struct recover_result res;
 	struct builder b = { 0 };
 	struct snap_writer sw;
@@ -395,6 +403,9 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			o.churn = strtoull(optarg, NULL, 10);
+			break;
+		case 't':
+			o.tail = strtoull(optarg, NULL, 10);
 			break;
 		case 'p':
 			o.payload = strtoull(optarg, NULL, 10);
@@ -453,9 +464,16 @@ main(int argc, char **argv)
 	fork_ms = ms_since(t0);
 	waitpid(pid, NULL, 0);
 
-	/* A short tail after the snapshot, as a restart would find. */
-	for (int i = 0; i < 1000; i++)
-		put(&b, "tail", 4);
+	/* A tail after the snapshot, as a restart would find: short, or as
+	 * long as the snapshot cadence lets it grow (--tail). */
+	{
+		char *tp = calloc(1, o.payload + 1);
+
+		memset(tp, 't', o.payload);
+		for (uint64_t i = 0; i < o.tail; i++)
+			put(&b, tp, o.payload);
+		free(tp);
+	}
 	wal_submit(b.wal);
 	wal_sync(b.wal, 60000);
 
@@ -496,6 +514,7 @@ main(int argc, char **argv)
 	rc = recover(o.dir, RECOVER_CUT, 0, &queue_recover_ops, q, &res);
 	if (rc != 0)
 		die("recover", rc);
+	queue_expect_done(q);
 	wc.dir = o.dir;
 	wc.seg_size = 256u << 20;
 	if ((rc = wal_open(&wc, &res.end, &w2)) != 0)
@@ -517,6 +536,7 @@ main(int argc, char **argv)
 		rc = recover(o.dir, 0, 0, &queue_recover_ops, q, &res);
 		if (rc != 0)
 			die("replay", rc);
+		queue_expect_done(q);
 		replay_ms = ms_since(t0);
 		replay_cpu = cpu_ms() - c0;
 		queue_free(q);
@@ -551,6 +571,7 @@ main(int argc, char **argv)
 		       "payload)\n",
 		    per, per - (double)o.payload);
 		printf("{\"live\":%" PRIu64 ",\"churn\":%" PRIu64
+		       ",\"tail\":%" PRIu64
 		       ",\"payload\":%zu,\"records\":%" PRIu64
 		       ",\"replay_ms\":%.1f,\"replay_records_per_sec\":%.0f,"
 		       "\"snapshot_ms\":%.1f,\"snapshot_bytes\":%lld,"
@@ -560,7 +581,7 @@ main(int argc, char **argv)
 		       "\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,"
 		       "\"pause_ms\":%.3f,\"rss_before_build\":%zu,"
 		       "\"rss_after_build\":%zu}\n",
-		    o.live, o.churn, o.payload, records, replay_ms, rps,
+		    o.live, o.churn, o.tail, o.payload, records, replay_ms, rps,
 		    snap_ms, (long long)st.st_size, fork_ms, restart_ms, per,
 		    replay_cpu, snap_cpu, restart_cpu, bj.ms, bj.cpu_ms,
 		    pause_ms, rss0, rss1);

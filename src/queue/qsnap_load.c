@@ -49,6 +49,16 @@ reserve_count(uint64_t n)
 	return n > QSNAP_RESERVE_MAX ? QSNAP_RESERVE_MAX : (uint32_t)n;
 }
 
+/* The room heap h has beyond its items, faulted in ahead by the task
+ * memory's worker during a large load (tslab_prefault). */
+static void
+prefault_heap(struct queue *q, const struct heap *h)
+{
+	if (h->item != NULL && h->cap > h->len)
+		tslab_prefault(&q->pool, h->item + h->len,
+		    (size_t)(h->cap - h->len) * sizeof(*h->item));
+}
+
 static int
 load_meta(struct queue *q, struct rd *r)
 {
@@ -78,6 +88,7 @@ load_meta(struct queue *q, struct rd *r)
 	    (rc = heap_reserve(&q->taken, reserve_count(ntaken))) != 0)
 		return rc;
 	tslab_expect(&q->pool, ntasks); /* their memory faulted in ahead */
+	prefault_heap(q, &q->taken);
 	q->lsn = lsn;
 	q->next_id = next_id;
 	q->clock = clock;
@@ -142,6 +153,13 @@ load_tube(struct queue *q, struct rd *r)
 	    (rc = heap_reserve(&tb->done, reserve_count(n[3]))) != 0 ||
 	    (rc = heap_reserve(&q->done, reserve_count(n[3]))) != 0)
 		return rc;
+	/* The arrays the load fills, faulted in beside it (a snapshot of a
+	 * million tasks or more: tslab_prefault). */
+	prefault_heap(q, &tb->ready);
+	prefault_heap(q, &tb->age);
+	prefault_heap(q, &tb->delayed);
+	prefault_heap(q, &tb->buried);
+	prefault_heap(q, &tb->done);
 	return 0;
 }
 

@@ -12,25 +12,52 @@
  * So a class that has TSLAB_SPARE_FROM slabs (2 in a replay of many
  * tasks, tslab_expect) gets its next one made in advance (during such a
  * replay, up to TSLAB_AHEAD_LOAD of them, no more than the class has
- * slabs: one spare is not always ready in time, and the load then waits
- * for it), by a worker thread (one per process, started at first need)
+ * slabs: one spare is not always ready in time), by a worker thread
+ * (one per process, started at first need)
  * that maps it and faults it in (MADV_POPULATE_WRITE) while the caller
  * fills the slab before it: on another core, that zeroing runs beside
  * the replay instead of in it. The worker maps as well, or the caller's
  * mmap would wait for the mmap lock behind a populate. Its jobs are done
  * in order, each with a ticket; a class's spares are a ring in the pool
  * (slot and ticket), taken oldest first once the worker is done with
- * that one. Nothing is written into a spare before: a first write there
- * would zero its huge page on the caller's thread. A spare is counted as
- * touched whole from its asking. A thread with a nice value above 0 gets
- * no spare: the worker, at the default priority, would do its work
- * ahead of it. */
+ * that one. When the worker is behind (a host slow to back memory), the
+ * caller does not wait for it: it maps a slab and faults it itself, so
+ * both cores fault, and a job not yet started is taken back when its
+ * spare is no longer wanted. Nothing is written into a spare before: a
+ * first write there would zero its huge page on the caller's thread. A
+ * spare is counted as touched whole from its asking. A thread with a
+ * nice value above 0 gets no spare: the worker, at the default priority,
+ * would do its work ahead of it.
+ *
+ * On a VM that gives free memory back to its host (virtio-balloon free
+ * page reporting, tslab_load_small), a load's slabs (from tslab_expect to
+ * tslab_settle) are mapped in small pages, the worker's and the caller's
+ * alike. Page reporting reports blocks of 2 MiB and up, so a huge page is
+ * most likely such a block, and the host backs it again at its first
+ * touch: in busy spells several times slower than small pages, which
+ * come from what the guest still holds (2 GiB faulted in: 1.1-1.7 s
+ * small, 4.5-5.3 s huge, in the same minute). While the host backs memory
+ * fast, huge pages are the faster (a restart's fast rounds at 10M by
+ * 0.1-0.4 s on a busy machine), but a restart's worst rounds are the slow
+ * spells' (docs/benchmarks.md, "Restart at 10M in every round"); a choice
+ * by the time the worker took for its last huge slab was tried, and did
+ * no better than small pages. tslab_settle then marks the load's slabs
+ * for huge pages (MADV_HUGEPAGE), which khugepaged gathers in the
+ * background, and slabs made after the load are huge from the start, as
+ * before. Without page reporting a load's slabs are huge.
+ *
+ * During a load the worker also faults in ranges asked for ahead of
+ * their first touch (tslab_prefault: the heaps sized for a snapshot's
+ * tasks), in the order asked, among the spares. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -46,6 +73,8 @@ enum {
 	/* Spares are made for a class from this many slabs on (128 MiB): a
 	 * spare's 2 MiB is then at most 1/64 more. */
 	TSLAB_SPARE_FROM = 64,
+	/* tslab_prefault leaves smaller ranges to their first touch. */
+	TSLAB_PREFAULT_MIN = 2u << 20,
 };
 
 struct tslab {
@@ -60,9 +89,11 @@ struct tslab {
 	uint32_t touched; /* bump rounded up to a page */
 	uint16_t cls;
 	bool listed;
+	bool small; /* mapped in small pages during a load (see slab_new) */
 };
 
 _Static_assert(sizeof(struct tslab) <= TSLAB_HDR, "slab header too large");
+_Static_assert(TSLAB_AHEAD_LOAD <= 8, "spare_small holds 8 slots a class");
 
 static atomic_size_t tslab_total;
 
@@ -80,6 +111,7 @@ tslab_init(struct tslab_pool *p)
 		p->nslabs[i] = 0;
 		p->nspare[i] = 0;
 		p->spare_head[i] = 0;
+		p->spare_small[i] = 0;
 	}
 	p->all = NULL;
 	p->spare_from = TSLAB_SPARE_FROM;
@@ -108,6 +140,26 @@ void
 tslab_settle(struct tslab_pool *p)
 {
 	p->spare_ahead = 1;
+}
+
+void
+tslab_fill_hold(bool hold)
+{
+	(void)hold;
+}
+
+bool
+tslab_load_small(void)
+{
+	return false;
+}
+
+void
+tslab_prefault(struct tslab_pool *p, const void *addr, size_t len)
+{
+	(void)p;
+	(void)addr;
+	(void)len;
 }
 
 void *
@@ -164,8 +216,12 @@ static struct {
 	pid_t pid;   /* the process the thread runs in (not a fork's child) */
 	struct tslab **job[FILL_JOBS];
 	uint32_t job_ticket[FILL_JOBS];
+	bool job_huge[FILL_JOBS];
+	uint8_t *job_addr[FILL_JOBS]; /* a range to fault in (tslab_prefault) */
+	size_t job_len[FILL_JOBS];    /* its length; 0: a spare slab */
 	unsigned head;
 	unsigned n;
+	bool held;                  /* tslab_fill_hold: no job started */
 	uint32_t submitted;         /* the last ticket given */
 	atomic_uint_least32_t done; /* the ticket of the last job done */
 } fill = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
@@ -178,31 +234,52 @@ fill_main(void *arg)
 
 	for (;;) {
 		struct tslab **out, *s;
+		uint8_t *addr;
+		size_t len;
 		uint32_t t;
+		bool huge;
 
 		pthread_mutex_lock(&fill.mu);
-		while (fill.n == 0)
+		while (fill.n == 0 || fill.held)
 			pthread_cond_wait(&fill.cv, &fill.mu);
 		out = fill.job[fill.head];
 		t = fill.job_ticket[fill.head];
+		huge = fill.job_huge[fill.head];
+		addr = fill.job_addr[fill.head];
+		len = fill.job_len[fill.head];
 		fill.head = (fill.head + 1) % FILL_JOBS;
 		fill.n--;
 		pthread_mutex_unlock(&fill.mu);
-		s = slab_map(true);
 #ifdef MADV_POPULATE_WRITE
-		if (s != NULL)
-			(void)madvise(s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+		/* A slab at a time: a populate holds the mmap lock, which
+		 * the loader's mmap of a slab of its own waits for. Fails
+		 * harmlessly on memory given back since. */
+		for (size_t off = 0; off < len; off += TSLAB_SLAB)
+			(void)madvise(addr + off,
+			    len - off < TSLAB_SLAB ? len - off : TSLAB_SLAB,
+			    MADV_POPULATE_WRITE);
 #endif
-		*out = s; /* published with done */
+		if (len == 0 && out != NULL) { /* NULL: cancelled */
+			s = slab_map(huge);
+#ifdef MADV_POPULATE_WRITE
+			if (s != NULL)
+				(void)madvise(
+				    s, TSLAB_SLAB, MADV_POPULATE_WRITE);
+#endif
+			*out = s; /* published with done */
+		}
 		atomic_store_explicit(&fill.done, t, memory_order_release);
 	}
 	return NULL;
 }
 
-/* Asks the worker for a spare slab into *out, its ticket in *ticket;
- * false when it cannot take the job (no thread, or its jobs are full). */
+/* Asks the worker for a spare slab into *out, its ticket in *ticket, in
+ * huge pages or not (or, with len > 0, to fault in len bytes at addr: out
+ * and ticket NULL); false when it cannot take the job (no thread, or its
+ * jobs are full). */
 static bool
-fill_submit(struct tslab **out, uint32_t *ticket)
+fill_submit(
+    struct tslab **out, uint32_t *ticket, bool huge, uint8_t *addr, size_t len)
 {
 	bool ok = false;
 
@@ -223,18 +300,55 @@ fill_submit(struct tslab **out, uint32_t *ticket)
 		fill.pid = getpid();
 	}
 	if (fill.started && fill.n < FILL_JOBS) {
+		unsigned j = (fill.head + fill.n) % FILL_JOBS;
+
 		if (++fill.submitted == 0)
 			fill.submitted = 1; /* 0 is no ticket */
-		*ticket = fill.submitted;
-		fill.job_ticket[(fill.head + fill.n) % FILL_JOBS] = *ticket;
-		*out = NULL;
-		fill.job[(fill.head + fill.n) % FILL_JOBS] = out;
+		if (ticket != NULL)
+			*ticket = fill.submitted;
+		fill.job_ticket[j] = fill.submitted;
+		fill.job_huge[j] = huge;
+		fill.job_addr[j] = addr;
+		fill.job_len[j] = len;
+		if (out != NULL)
+			*out = NULL;
+		fill.job[j] = out;
 		fill.n++;
 		pthread_cond_signal(&fill.cv);
 		ok = true;
 	}
 	pthread_mutex_unlock(&fill.mu);
 	return ok;
+}
+
+void
+tslab_fill_hold(bool hold)
+{
+	pthread_mutex_lock(&fill.mu);
+	fill.held = hold;
+	pthread_cond_broadcast(&fill.cv);
+	pthread_mutex_unlock(&fill.mu);
+}
+
+/* Takes back the job that would make the spare *out, if the worker has
+ * not started it: true when it will not be made (nothing to unmap, nothing
+ * to wait for), false when it is under way or done. */
+static bool
+fill_cancel(struct tslab **out)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&fill.mu);
+	for (unsigned k = 0; k < fill.n && !hit; k++) {
+		unsigned j = (fill.head + k) % FILL_JOBS;
+
+		if (fill.job[j] == out) {
+			fill.job[j] = NULL;
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&fill.mu);
+	return hit;
 }
 
 static void
@@ -317,6 +431,92 @@ spare_slot(const struct tslab_pool *p, unsigned cls, unsigned i)
 	return (p->spare_head[cls] + i) % TSLAB_AHEAD_LOAD;
 }
 
+/* Is a load of many objects under way (tslab_expect to tslab_settle)?
+ * Its slabs are then mapped in small pages (slab_new). */
+static bool
+loading(const struct tslab_pool *p)
+{
+	return p->spare_ahead > 1;
+}
+
+/* Does this machine give its free memory back to a hypervisor: a
+ * virtio-balloon device with free page reporting (feature bit 5,
+ * VIRTIO_BALLOON_F_REPORTING)? Read once, from sysfs. */
+static bool reporting;
+
+static void
+reporting_read(void)
+{
+	const char *dir = "/sys/bus/virtio/drivers/virtio_balloon";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while (!reporting && (e = readdir(d)) != NULL) {
+		char path[512], bits[64];
+		FILE *f;
+
+		if (strncmp(e->d_name, "virtio", 6) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/features", dir, e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(bits, sizeof(bits), f) != NULL && strlen(bits) > 5)
+			reporting = bits[5] == '1';
+		fclose(f);
+	}
+	closedir(d);
+}
+
+bool
+tslab_load_small(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, reporting_read);
+	return reporting;
+}
+
+/* Are slabs made now a load's, in small pages (see the top)? */
+static bool
+load_small(const struct tslab_pool *p)
+{
+	return loading(p) && tslab_load_small();
+}
+
+/* Lets the kernel back slab s with huge pages from now on (khugepaged
+ * gathers its small ones in the background). */
+static void
+slab_grow_huge(struct tslab *s)
+{
+#ifdef MADV_HUGEPAGE
+	(void)madvise(s, TSLAB_SLAB, MADV_HUGEPAGE);
+#endif
+	s->small = false;
+}
+
+/* Does this thread run below the default priority (nice above 0)? */
+static bool
+below_default(void)
+{
+	errno = 0;
+	return getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0;
+}
+
+void
+tslab_prefault(struct tslab_pool *p, const void *addr, size_t len)
+{
+	uintptr_t from =
+	    ((uintptr_t)addr + TSLAB_PAGE - 1) & ~(uintptr_t)(TSLAB_PAGE - 1);
+	uintptr_t to = ((uintptr_t)addr + len) & ~(uintptr_t)(TSLAB_PAGE - 1);
+
+	if (!loading(p) || to <= from || to - from < TSLAB_PREFAULT_MIN ||
+	    below_default())
+		return;
+	(void)fill_submit(NULL, NULL, false, (uint8_t *)from, to - from);
+}
+
 /* Asks the worker for the next spare of class cls, last in the class's
  * spares; false without a worker (no spare). */
 static bool
@@ -328,11 +528,15 @@ spare_make(struct tslab_pool *p, unsigned cls)
 	 * snapshot worker, at nice 10 under the serving loop) faults its own
 	 * pages, at its own priority. Linux gives each thread its own nice
 	 * value, read through its thread id. */
-	errno = 0;
-	if (getpriority(PRIO_PROCESS, (id_t)gettid()) > 0 && errno == 0)
+	if (below_default())
 		return false;
-	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i]))
+	if (!fill_submit(&p->spare[cls][i], &p->spare_ticket[cls][i],
+	        !load_small(p), NULL, 0))
 		return false;
+	if (load_small(p))
+		p->spare_small[cls] |= (uint8_t)(1u << i);
+	else
+		p->spare_small[cls] &= (uint8_t) ~(1u << i);
 	p->nspare[cls]++;
 	account(p, TSLAB_SLAB);
 	return true;
@@ -349,15 +553,32 @@ spare_take(struct tslab_pool *p, unsigned cls, unsigned i)
 	return p->spare[cls][i];
 }
 
-/* Unmaps the spares of class cls past the first `keep`. */
+/* Can slot i of class cls's spares be taken without waiting: the worker
+ * is done with it, or this is a fork's child (which gets nothing)? */
+static bool
+spare_ready(const struct tslab_pool *p, unsigned cls, unsigned i)
+{
+	return fill_done(p->spare_ticket[cls][i]) || fill.pid != getpid();
+}
+
+/* Gives up the spares of class cls past the first `keep`: those the
+ * worker has not started are taken back from it (a load that ends while
+ * the worker is behind does not wait for spares it will not use), the
+ * others unmapped once made. */
 static void
 spare_trim(struct tslab_pool *p, unsigned cls, unsigned keep)
 {
 	while (p->nspare[cls] > keep) {
+		unsigned i;
 		struct tslab *s;
 
 		p->nspare[cls]--;
-		s = spare_take(p, cls, spare_slot(p, cls, p->nspare[cls]));
+		i = spare_slot(p, cls, p->nspare[cls]);
+		if (fill.pid == getpid() && fill_cancel(&p->spare[cls][i])) {
+			account(p, -(ptrdiff_t)TSLAB_SLAB);
+			continue;
+		}
+		s = spare_take(p, cls, i);
 		if (s != NULL)
 			munmap(s, TSLAB_SLAB);
 	}
@@ -375,24 +596,36 @@ tslab_settle(struct tslab_pool *p)
 	p->spare_ahead = 1;
 	for (unsigned i = 0; i < TSLAB_CLASSES; i++)
 		spare_trim(p, i, 1);
+	for (struct tslab *s = p->all; s != NULL; s = s->anext)
+		if (s->small)
+			slab_grow_huge(s);
 }
 
-/* A new slab of class cls: the oldest spare when there is one (new
- * spares are asked for), else freshly mapped. */
+/* A new slab of class cls: the oldest spare when the worker has made it
+ * (new spares are asked for), else freshly mapped, faulted in by the
+ * caller as it fills it. A caller that waited for a spare the worker is
+ * still faulting in would leave its own core idle when the host backs
+ * memory slowly: it faults a slab of its own beside the worker instead,
+ * and the spare, once made, serves the next slab. */
 static struct tslab *
 slab_new(struct tslab_pool *p, unsigned cls)
 {
 	struct tslab *s = NULL;
-	bool spare;
+	bool spare, small = false;
 
-	if (p->nspare[cls] > 0) {
+	if (p->nspare[cls] > 0 && spare_ready(p, cls, p->spare_head[cls])) {
+		small = (p->spare_small[cls] >> p->spare_head[cls]) & 1;
 		s = spare_take(p, cls, p->spare_head[cls]);
 		p->spare_head[cls] = (uint8_t)spare_slot(p, cls, 1);
 		p->nspare[cls]--;
 	}
 	spare = s != NULL;
-	if (!spare && (s = slab_map(p->nslabs[cls] > 0)) == NULL)
-		return NULL;
+	if (!spare) {
+		small = p->nslabs[cls] > 0 && load_small(p);
+		if ((s = slab_map(p->nslabs[cls] > 0 && !load_small(p))) ==
+		    NULL)
+			return NULL;
+	}
 	if (p->nslabs[cls] + 1 >= p->spare_from) {
 		uint32_t want = p->nslabs[cls] + 1;
 
@@ -415,6 +648,9 @@ slab_new(struct tslab_pool *p, unsigned cls)
 	p->nslabs[cls]++;
 	account(p, spare ? TSLAB_SLAB : TSLAB_PAGE);
 	list_add(p, s);
+	s->small = small;
+	if (small && !loading(p))
+		slab_grow_huge(s); /* a load's spare, taken after it */
 	return s;
 }
 

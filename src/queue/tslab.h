@@ -14,9 +14,11 @@
  * is unmapped, but the last of its class is kept (a queue that goes
  * from one task to none and back does not map a slab each time). A
  * class's second slab and later ones are backed by huge pages where the
- * kernel offers them (a queue that big is what they are for); from the
- * 64th on, each is faulted in ahead by a worker thread while the one
- * before it fills.
+ * kernel offers them (a queue that big is what they are for), but for
+ * those of a load (a replay or a snapshot's: small pages, faster to
+ * back on a VM, marked for huge pages once it is over); from the 64th
+ * on, each is faulted in ahead by a worker thread while the one before
+ * it fills.
  *
  * Objects are 16-byte aligned (the id index keeps 4 tag bits below a
  * pointer). Built with AddressSanitizer, the pool is malloc and free, so
@@ -47,8 +49,9 @@ struct tslab_pool {
 	uint32_t spare_ticket[TSLAB_CLASSES][TSLAB_AHEAD_LOAD];
 	uint32_t nslabs[TSLAB_CLASSES];
 	uint8_t nspare[TSLAB_CLASSES];
-	uint8_t spare_head[TSLAB_CLASSES]; /* the oldest, in a ring */
-	struct tslab *all;                 /* every slab */
+	uint8_t spare_head[TSLAB_CLASSES];  /* the oldest, in a ring */
+	uint8_t spare_small[TSLAB_CLASSES]; /* by slot: asked for in a load */
+	struct tslab *all;                  /* every slab */
 	uint32_t spare_from;  /* slabs of a class before it gets spares */
 	uint32_t spare_ahead; /* spares a class may have at most */
 	size_t touched; /* bytes of slabs touched so far (rounded to pages) */
@@ -68,8 +71,31 @@ void tslab_fini(struct tslab_pool *p);
 void tslab_expect(struct tslab_pool *p, uint64_t objects);
 
 /* The load announced by tslab_expect is over: each class keeps one spare
- * at most, and the others are unmapped. */
+ * at most, and the others are unmapped (or never made); the slabs the
+ * load mapped in small pages are marked for huge pages. */
 void tslab_settle(struct tslab_pool *p);
+
+/* For tests: while held, the worker that faults spares in starts no job,
+ * as on a host slow to back memory; a pool does not wait for it (it
+ * faults its own slabs) and takes back the jobs it no longer wants. */
+void tslab_fill_hold(bool hold);
+
+/* During a load announced by tslab_expect, asks the worker to fault in
+ * the pages of [addr, addr + len) ahead of their first touch: a large
+ * array the load will fill (a heap sized for a snapshot's tasks), whose
+ * zeroing (and on a VM, backing) then runs beside the load. Ranges under
+ * 2 MiB, and callers below the default priority, are left alone. The
+ * caller never waits for it; if the memory is given back meanwhile, the
+ * fault-in does nothing to it (MADV_POPULATE_WRITE keeps what memory
+ * holds). */
+void tslab_prefault(struct tslab_pool *p, const void *addr, size_t len);
+
+/* Are a load's slabs mapped in small pages on this machine: does it give
+ * free memory back to a hypervisor (a virtio-balloon device with free
+ * page reporting), which backs a huge page again at its first touch,
+ * at times several times slower than small ones (tslab.c)? Elsewhere a
+ * load's slabs are huge, as the rest are. */
+bool tslab_load_small(void);
 
 /* `size` bytes, 16-byte aligned, or NULL when out of memory. */
 void *tslab_alloc(struct tslab_pool *p, size_t size);

@@ -5,9 +5,13 @@
  * the size where spares are faulted in ahead, then empties, gives its
  * memory back; during a load (tslab_expect) a class keeps several spares
  * ahead, which the worker faults in (the caller's thread takes no page
- * fault on them), and tslab_settle gives all but one back. Under the sanitizers
- * (SLUICE_SANITIZED=1) the pool is malloc, so the byte counts are not checked
- * and the large run is smaller. */
+ * fault on them), and tslab_settle gives all but one back; a load whose
+ * worker is behind does not wait for it; a load's slabs are small pages,
+ * marked for huge ones once it settles; a large range is faulted in ahead
+ * during a load (tslab_prefault). Under the sanitizers
+ * (SLUICE_SANITIZED=1) the pool is malloc, so the byte counts are not
+ * checked and the large run is smaller. */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +276,191 @@ test_a_load_keeps_spares_ahead_faulted_in_by_the_worker(void **state)
 	free(o);
 }
 
+/* A load whose worker is behind (held: a host slow to back memory) does
+ * not wait for it: the caller maps and faults its own slabs, its objects
+ * keep their bytes, the spares it asked for stay queued, settling takes
+ * back those the worker has not started, and the pool ends with nothing
+ * held, all while the worker does nothing. Before, the caller waited for
+ * the oldest spare: with the worker held it never returned (the alarm
+ * below ends the test then). */
+static void
+test_a_load_does_not_wait_for_a_worker_behind(void **state)
+{
+	enum { SIZE = 176, CLS = (SIZE - 1) / TSLAB_ALIGN };
+	size_t per = (size_t)(2u << 20) / SIZE;
+	size_t n = sanitized() ? 20000 : 12 * per;
+	void **o = calloc(n, sizeof(*o));
+	size_t before = tslab_bytes();
+	struct tslab_pool p;
+	long f0;
+
+	(void)state;
+	assert_non_null(o);
+	alarm(120);
+	tslab_fill_hold(true);
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	f0 = thread_faults();
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	if (!sanitized()) {
+		/* Asked for, never made: the caller faulted its own. */
+		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
+		for (int i = 0; i < TSLAB_AHEAD_LOAD; i++)
+			assert_null(p.spare[CLS][i]);
+		assert_true(thread_faults() - f0 >= 12);
+	}
+	tslab_settle(&p);
+	for (int i = 0; i < TSLAB_CLASSES; i++)
+		assert_true(p.nspare[i] <= 1);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	tslab_fill_hold(false);
+	alarm(0);
+	free(o);
+}
+
+/* Does the mapping that holds `addr` carry VmFlag `flag` ("hg": huge
+ * pages asked for, MADV_HUGEPAGE), as /proc/self/smaps says? */
+static bool
+vma_has(const void *addr, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	uintptr_t a = (uintptr_t)addr;
+	bool in = false, has = false;
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		/* A mapping's first line starts with its range in lower-case
+		 * hex; its fields ("Rss:", "VmFlags:") with a capital. */
+		if (!isupper((unsigned char)line[0]) &&
+		    sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			char needle[8];
+
+			snprintf(needle, sizeof(needle), " %s", flag);
+			has = strstr(line + 8, needle) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return has;
+}
+
+/* On a VM that gives free memory back to its host (tslab_load_small: a
+ * virtio-balloon device with free page reporting, as on the machine
+ * these figures come from), a load's slabs are mapped in small pages: a
+ * huge page comes from free memory the guest gave back, which the host
+ * backs again at each fault, at times several times slower than small
+ * pages from what the guest still holds. Once the load settles, they are
+ * marked for huge pages (khugepaged gathers them later), and slabs made
+ * after it are huge from the start. Elsewhere a load's slabs are huge
+ * from the start too. Objects keep their bytes throughout. */
+static void
+test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
+{
+	enum { SIZE = 176 };
+	size_t per = (size_t)(2u << 20) / SIZE;
+	size_t n = 6 * per, more = 3 * per;
+	void **o = calloc(n + more, sizeof(*o));
+	size_t before = tslab_bytes();
+	struct tslab_pool p;
+
+	(void)state;
+	assert_non_null(o);
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	for (size_t i = 0; i < n; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	/* The second slab on would have been huge outside a load. Under
+	 * the sanitizers the pool is malloc: no slab to look at. */
+	for (size_t i = per + 1; i < n && !sanitized(); i += per)
+		assert_true(vma_has(o[i], "hg") == !tslab_load_small());
+	tslab_settle(&p);
+	for (size_t i = per + 1; i < n && !sanitized(); i += per)
+		assert_true(vma_has(o[i], "hg"));
+	for (size_t i = n; i < n + more; i++) {
+		o[i] = tslab_alloc(&p, SIZE);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), SIZE);
+	}
+	for (size_t i = n; i < n + more && !sanitized(); i += per / 2)
+		assert_true(vma_has(o[i], "hg"));
+	for (size_t i = 0; i < n + more; i++) {
+		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
+		assert_int_equal(
+		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
+		tslab_free(&p, o[i], SIZE);
+	}
+	tslab_fini(&p);
+	assert_int_equal(tslab_bytes(), before);
+	free(o);
+}
+
+/* During a load, tslab_prefault has the worker fault in a large range
+ * ahead of its first touch (a heap's array): its pages become resident
+ * without the caller touching them, and what the range held before is
+ * kept. Under the sanitizers there is no worker: nothing is checked but
+ * the bytes. */
+static void
+test_a_load_has_a_large_range_faulted_in_ahead(void **state)
+{
+	size_t len = 8u << 20;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct tslab_pool p;
+	struct timespec t0, t;
+	bool all = false;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	madvise(m, len, MADV_NOHUGEPAGE); /* page by page, below */
+	memset(m, 0x5a, 4096);            /* its first page holds something */
+	tslab_init(&p);
+	tslab_expect(&p, TSLAB_EXPECT_MANY);
+	tslab_prefault(&p, m, len);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!sanitized()) { /* bounded: 30 s */
+		static unsigned char v[(8u << 20) / 4096];
+
+		assert_int_equal(mincore(m, len, v), 0);
+		all = true;
+		for (size_t i = 0; i < sizeof(v); i++)
+			all = all && (v[i] & 1);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (all || t.tv_sec - t0.tv_sec >= 30)
+			break;
+		usleep(1000);
+	}
+	if (!sanitized())
+		assert_true(all);
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(m[i], 0x5a);
+	for (size_t i = 4096; i < len; i += 4096)
+		assert_int_equal(m[i], 0);
+	tslab_settle(&p);
+	tslab_fini(&p);
+	munmap(m, len);
+}
+
 int
 main(void)
 {
@@ -281,6 +470,11 @@ main(void)
 		cmocka_unit_test(test_a_large_pool_gives_its_memory_back),
 		cmocka_unit_test(
 		    test_a_load_keeps_spares_ahead_faulted_in_by_the_worker),
+		cmocka_unit_test(test_a_load_does_not_wait_for_a_worker_behind),
+		cmocka_unit_test(
+		    test_a_load_maps_small_pages_and_marks_them_huge_once_settled),
+		cmocka_unit_test(
+		    test_a_load_has_a_large_range_faulted_in_ahead),
 	};
 
 	return cmocka_run_group_tests_name("tslab", tests, NULL, NULL);
