@@ -433,8 +433,8 @@ test_a_large_load_with_the_worker_behind_equals_the_queue_written(void **state)
 	queue_free(c->q);
 	c->q = copy;
 	c->lsn = h->lsn;
-	check(h);
-	check(c);
+	tq_check(h);
+	tq_check(c);
 	/* The first 20,000 takes alike, and the rest of the state. */
 	for (uint32_t i = 0; i < 20000; i++) {
 		uint64_t x = take(h, NULL), y = take(c, NULL);
