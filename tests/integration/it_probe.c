@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "it.h"
 #include "it_probe.h"
@@ -215,6 +216,29 @@ long
 it_rss_kb(pid_t pid)
 {
 	return it_status_kb(pid, "VmRSS:");
+}
+
+long
+it_cpu_ms(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long ut, st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the name's ")" (it may hold blanks): state(3) ... utime(14)
+	 * stime(15) */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	        &ut, &st) != 2)
+		return -1;
+	return (long)((ut + st) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
 }
 
 long

@@ -67,6 +67,11 @@ struct it_probe_result it_probe_stop(struct it_probe *p, const char *what);
 /* The resident set of process `pid` in KiB (VmRSS), -1 when unknown. */
 long it_rss_kb(pid_t pid);
 
+/* The CPU time (user + system) process `pid` has used, in ms (to the
+ * kernel's tick, 10 ms); -1 when unknown. Unlike a wall-clock time, it
+ * hardly moves with the load of the machine. */
+long it_cpu_ms(pid_t pid);
+
 /* The peak of its resident set in KiB (VmHWM), -1 when unknown. */
 long it_hwm_kb(pid_t pid);
 

@@ -609,7 +609,8 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	struct sluice_stats *st = NULL;
 	struct it_probe probe;
 	struct it_probe_result r;
-	long rss0, rss1;
+	enum { ROUND_CPU_MS = 100 }; /* a stats and a /metrics: ~20 ms */
+	long rss0, rss1, cpu0, cpu1;
 	int64_t t0, end, stats_max = 0, metrics_max = 0;
 	size_t metrics_len = 0, calls = 0;
 	uint32_t next, after = 0;
@@ -649,6 +650,7 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 	assert_true(rss1 - rss0 < ntubes * (it_sanitized() ? 8 : 2));
 
 	it_probe_start(&probe, s->url, "healthy");
+	cpu0 = it_cpu_ms(s->pid);
 	end = it_mono_ms() + (it_sanitized() ? 5000 : 3000);
 	while (it_mono_ms() < end) {
 		char *m;
@@ -672,13 +674,29 @@ test_many_tubes_keep_stats_and_metrics_bounded(void **state)
 		it_sleep_ms(50);
 	}
 	r = it_probe_stop(&probe, "beside stats and /metrics of many tubes");
+	cpu1 = it_cpu_ms(s->pid);
+	assert_true(r.calls > 20 && calls > 5 && cpu0 >= 0 && cpu1 >= cpu0);
 	fprintf(stderr,
 	    "%zu rounds: stats max %" PRId64 " ms, /metrics max %" PRId64
-	    " ms, %zu bytes\n",
-	    calls, stats_max, metrics_max, metrics_len);
+	    " ms, %zu bytes; server CPU %ld ms, %ld ms a round\n",
+	    calls, stats_max, metrics_max, metrics_len, cpu1 - cpu0,
+	    (cpu1 - cpu0) / (long)calls);
 	assert_int_equal(r.errors, 0);
-	it_hostile_p99_ok(&r, "beside stats and /metrics of many tubes", s->url,
-	    "healthy", NULL);
+	/* Each stats and /metrics looks at every tube (for the totals):
+	 * ~20 ms of the server's CPU a round (99,000 tubes; 9,900 under the
+	 * sanitizers), the probe's calls included. Bounded in CPU time, which
+	 * the load of the machine hardly moves. */
+	assert_true((cpu1 - cpu0) / (long)calls < ROUND_CPU_MS);
+	/* A healthy client beside them waits for one of them at most: its
+	 * p99 is about one such look. On a busy machine that look may take
+	 * over IT_HOSTILE_P99_MS, and a calm probe taken after (its calls
+	 * touch one tube, in another second of a machine whose load comes
+	 * and goes) is no baseline for it: the slowest stats and /metrics of
+	 * the same window, slowed alike, are. A p99 over those is slow for
+	 * another reason (its puts' fsyncs): the calm probe compares. */
+	if (r.p99_ms >= (double)(stats_max + metrics_max))
+		it_hostile_p99_ok(&r, "beside stats and /metrics of many tubes",
+		    s->url, "healthy", NULL);
 	assert_true(metrics_len < 1000000);
 	assert_int_equal(it_node_kv(c, "tubes"), ntubes);
 	assert_true(it_node_kv(c, "tubes_next") > 0);
