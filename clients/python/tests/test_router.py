@@ -532,6 +532,7 @@ class Router(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.leads(c2), 30 * SCALE, 0.05))
         self.assertEqual(c2.peek(plain.id).payload, b"d")
         self.assertEqual(self.ready("p2", tube), 1)
+        self.knows(0)  # etcd names p2's leader again
 
     def test_move_keeps_a_key_unique(self):
         """A tube moved by a Router while a keyed task of it is taken at
