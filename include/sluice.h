@@ -396,7 +396,11 @@ struct sluice_batch_item {
  * message limit; an item's parents (after, after_keys) bad as sluice_put
  * says them (SLUICE_EINVAL: an id 0, a rule out of range; SLUICE_ELIMIT:
  * over 1,000; SLUICE_EKEY: a key of 0 or over 200 bytes). Retried
- * after a lost connection only when every item has a key. */
+ * after a lost connection only when every item has a key. Items refused
+ * SLUICE_EMOVING are sent again (above); when such a sending again fails
+ * as a whole, those items alone carry its error (SLUICE_ECONN,
+ * SLUICE_ETIMEDOUT: unknown; a refusal such as SLUICE_ENOTLEADER: not
+ * done) and the call still returns 0: the others were answered. */
 SLUICE_API int sluice_put_batch(
     struct sluice_client *c, struct sluice_batch_item *items, size_t n);
 

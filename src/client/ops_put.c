@@ -210,7 +210,9 @@ sluice_put(struct sluice_client *c, const struct sluice_put_opts *o,
 
 /* One put_batch of v[0..n): item i's results into items[at[i]] (at
  * NULL: items[i]), its message's offset in c->texts into off[] (SIZE_MAX:
- * none, the code's text). */
+ * none, the code's text). An error returned is the request's: no item's
+ * result was written. The texts' memory running out is not one (the
+ * results are in; sluice_put_batch gives the codes' texts then). */
 static int
 batch_once(struct sluice_client *c, const struct msg_put *v, uint32_t n,
     struct sluice_batch_item *items, const size_t *at, size_t *off)
@@ -246,24 +248,47 @@ batch_once(struct sluice_client *c, const struct msg_put *v, uint32_t n,
 		if (it->rc != 0 && res.message.len == 0)
 			off[k] = SIZE_MAX;
 	}
-	return buf_failed(&c->texts) ? SLUICE_ENOMEM : 0;
+	return 0;
+}
+
+/* The k items sent again (items[at[0..k)]), when that sending failed as
+ * a whole with `rc`: each carries the error, with the handle's message. */
+static void
+batch_again_failed(struct sluice_client *c, const size_t *at, size_t k,
+    struct sluice_batch_item *items, size_t *off, int rc)
+{
+	size_t o = c->texts.len;
+
+	buf_put(&c->texts, c->errmsg, strlen(c->errmsg));
+	buf_put_u8(&c->texts, 0);
+	for (size_t j = 0; j < k; j++) {
+		items[at[j]].rc = rc;
+		off[at[j]] = c->errmsg[0] != '\0' ? o : SIZE_MAX;
+	}
 }
 
 /* The items refused SLUICE_EMOVING go again (batch_once), while the call's
- * timeout allows; the others keep their results. */
-static int
+ * timeout allows; the others keep their results. A sending again that
+ * fails as a whole (a lost connection, no leader, the timeout) speaks
+ * for the items it carried alone: the batch was answered, some of its
+ * items done, so the call does not fail; those items carry the error
+ * (SLUICE_ECONN, SLUICE_ETIMEDOUT: their fate unknown; a refusal: not
+ * done, the sending before was refused too): a routed batch would
+ * otherwise give every item, the ones made too, a refusal's "nothing was
+ * done". Out of memory here, the items stay refused (not done). */
+static void
 batch_moving(struct sluice_client *c, const struct msg_put *v, size_t n,
     struct sluice_batch_item *items, size_t *off)
 {
 	int64_t start = clock_mono_ms();
 	struct msg_put *w = malloc(n * sizeof(*w));
 	size_t *at = malloc(n * sizeof(*at));
-	int pause = 10, rc = 0;
+	int pause = 10, rc;
 
 	if (w == NULL || at == NULL) {
 		free(w);
 		free(at);
-		return SLUICE_ENOMEM;
+		return;
 	}
 	for (;;) {
 		size_t k = 0;
@@ -275,12 +300,13 @@ batch_moving(struct sluice_client *c, const struct msg_put *v, size_t n,
 			}
 		if (k == 0 || !moving_again(c, start, &pause))
 			break;
-		if ((rc = batch_once(c, w, (uint32_t)k, items, at, off)) != 0)
+		if ((rc = batch_once(c, w, (uint32_t)k, items, at, off)) != 0) {
+			batch_again_failed(c, at, k, items, off, rc);
 			break;
+		}
 	}
 	free(w);
 	free(at);
-	return rc;
 }
 
 int
@@ -324,9 +350,10 @@ sluice_put_batch(
 	buf_reset(&c->texts);
 	if (rc == 0 &&
 	    (rc = batch_once(c, v, (uint32_t)n, items, NULL, off)) == 0)
-		rc = batch_moving(c, v, n, items, off);
+		batch_moving(c, v, n, items, off);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		items[i].errmsg = off[i] == SIZE_MAX
+		items[i].errmsg = items[i].rc == 0 ? ""
+		    : off[i] == SIZE_MAX || buf_failed(&c->texts)
 		    ? sluice_strerror(items[i].rc)
 		    : (const char *)c->texts.data + off[i];
 	for (size_t i = 0; i < n; i++)

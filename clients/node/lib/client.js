@@ -24,7 +24,10 @@
 // put refused MovingIn (its tube moving in from another cluster, its key
 // not there yet: nothing was done) goes again after 10 ms, doubled up to
 // 200 ms; a putBatch's items refused so go again by themselves, the
-// others keeping their results (as libsluice does). Every try happens
+// others keeping their results (as libsluice does); when such a sending
+// again fails as a whole (a lost connection, no leader, the deadline),
+// those items alone carry its error and the call resolves with every
+// item's result: the batch was answered. Every try happens
 // within the call's deadline: timeoutMs (plus a take's wait) from the
 // call's start.
 
@@ -175,6 +178,19 @@ function settle(plan, out) {
   return { done: false, pause: d };
 }
 
+// The result of a put_batch answered in part whose items sent again
+// (refused MovingIn) failed as a whole with e (thrown by failed): those
+// items carry e (ConnectionLost, TimedOut: unknown; a refusal: not done),
+// the others their results. null when no reply came yet: e is the call's.
+function partial(plan, e) {
+  if (plan.whole === null) return null;
+  plan.at.forEach((i) => {
+    plan.whole[i] = { id: 0, created: false, notNewer: false, error: e,
+      throttled: false };
+  });
+  return plan.whole;
+}
+
 class Client {
   // urls: "tcp://HOST:PORT", several as an array or separated by commas
   // (tls+tcp:// for TLS); default $SLUICE_URL, else tcp://127.0.0.1:7711.
@@ -237,7 +253,13 @@ class Client {
         if (out.done) return out.result;
         delay = out.pause; // items refused MovingIn go again
       } catch (e) {
-        delay = this.failed(e, plan.req, plan);
+        try {
+          delay = this.failed(e, plan.req, plan);
+        } catch (f) {
+          const out = f instanceof E.SluiceError ? partial(plan, f) : null;
+          if (out === null) throw f;
+          return out;
+        }
       }
       await sleep(delay);
     }

@@ -17,7 +17,9 @@
 // over a SIGKILL of the source's node; a key unique across a move (a put
 // of a key taken at the source answering the id its copy gets at the
 // target), a keyed put refused MovingIn while the target's keys are
-// pending sent again (Client, Router, putBatch); bad input refused; a
+// pending sent again (Client, Router, putBatch), and a putBatch whose
+// sending again fails as a whole (the node killed) answering each item,
+// its unkeyed one put; bad input refused; a
 // put, a batch and a take through a node behind the map for seconds
 // (a third cluster, sluiced-fault's pause mapwatch) sent again with a
 // backoff until it caught up.
@@ -679,6 +681,39 @@ test('a keyed put refused MovingIn while the target\'s keys are pending ' +
     [[null, true], [null, true]]);
   assert.strictEqual((await counts('p2', tube)).ready, 4); // d once
   assert.strictEqual((await direct.p2.peekKey(tube, 'k3')).id, batch[0].id);
+});
+
+test('a putBatch whose items sent again fail as a whole (the node ' +
+  'killed) answers each item, its unkeyed one put', async () => {
+  const tube = 'two.mb'; // p2's
+  assert.strictEqual(await direct.p2.movePend(tube, 'p1'), 1); // marked now
+  const cb = new sluice.Client(urls.p2, { timeoutMs: 1500 * SCALE });
+  let out = null;
+  let err = null;
+  const call = cb.putBatch([{ tube, payload: 'c', key: 'k3' },
+    { tube, payload: 'd' }]).then((v) => { out = v; }, (e) => { err = e; });
+  // the unkeyed item is in, the keyed one goes again
+  assert.ok(await waitFor(async () => (await counts('p2', tube)).ready === 1,
+    5000 * SCALE, 10));
+  await sleep(100); // its reply reaches the client
+  const victim = nodes.p2;
+  victim.kill('SIGKILL');
+  await waitFor(() => victim.signalCode !== null, 10000);
+  await call;
+  cb.close();
+  nodes.p2 = start('p2', argvs.p2);
+  // before, the whole call rejected with the sending again's failure
+  assert.strictEqual(err, null, `the call rejected: ${err}`);
+  const [keyed, plain] = out;
+  assert.deepStrictEqual([plain.error, plain.created], [null, true]);
+  assert.ok(keyed.error instanceof sluice.ConnectionLost ||
+    keyed.error instanceof sluice.TimedOut, `${keyed.error}`);
+  assert.strictEqual(keyed.id, 0);
+  assert.ok(await waitFor(async () => (await direct.p2.stats().catch(
+    () => ({}))).role === 'leader', 30000 * SCALE, 50), 'p2 leads again');
+  assert.strictEqual(String((await direct.p2.peek(plain.id)).payload), 'd');
+  assert.strictEqual((await counts('p2', tube)).ready, 1);
+  await knows(0); // etcd names p2's leader again, for the tests after
 });
 
 test('a move keeps a key unique: a put of a key taken at the source ' +

@@ -61,7 +61,13 @@ class AsyncClient(T.Endpoints, codec.Operations, MoveOperations):
                         return out
                     delay = out  # items refused MovingIn go again
                 except E.SluiceError as e:
-                    delay = plan.failed(e)
+                    try:
+                        delay = plan.failed(e)
+                    except E.SluiceError as f:
+                        out = plan.partial(f)
+                        if out is None:
+                            raise
+                        return out
                 await asyncio.sleep(delay)
 
     async def _open(self, plan):

@@ -22,7 +22,10 @@ the refusal speaks only for the second sending. A put refused MovingIn
 (its tube moving in from another cluster, its key not there yet: nothing
 was done) goes again after 10 ms, doubled up to 200 ms; a put_batch's
 items refused so go again by themselves, the others keeping their
-results (as libsluice does). Every retry happens within the call's
+results (as libsluice does); when such a sending again fails as a whole
+(a lost connection, no leader, the deadline), those items alone carry
+its error and the call returns every item's result: the batch was
+answered, some items done. Every retry happens within the call's
 deadline: timeout (plus a take's wait) from the call's start.
 """
 
@@ -34,6 +37,7 @@ import time
 from urllib.parse import urlsplit
 
 from . import errors as E
+from .types import PutResult
 
 DEFAULT_URL = "tcp://127.0.0.1:7711"
 HELLO_REQ = b"\x00SP\x00\x00\x30\x00\x00"  # REQ v0 (0x0030)
@@ -204,6 +208,18 @@ class Plan:
         self.at = idx
         self.req = self.first.items(idx)
         return False, d
+
+    def partial(self, e):
+        """The result of a put_batch answered in part whose items sent
+        again (refused MovingIn) failed as a whole with e (raised by
+        failed): those items carry e (ConnectionLost, TimedOut: unknown;
+        a refusal: not done), the others their results. None when no
+        reply came yet: e is the call's."""
+        if self.whole is None:
+            return None
+        for i in self.at:
+            self.whole[i] = PutResult(0, False, error=e)
+        return self.whole
 
     def remaining(self, cap=None):
         """Seconds left (at most cap); a call past its deadline raises

@@ -11,7 +11,9 @@ the keys of tasks acked at the source (before the move, and during it)
 counted and refusing a put of their key at the target; a key unique
 across a move (a put of a key taken at the source answering the id its
 copy gets at the target), a keyed put refused MovingIn while the
-target's keys are pending sent again (Client, Router, put_batch); a put
+target's keys are pending sent again (Client, Router, put_batch), and
+a put_batch whose sending again fails as a whole (the node killed)
+answering each item, its unkeyed one put; a put
 and a batch put right after a map change served by a new owner that had
 not read it yet (its Moved sent again, not raised), and a put, a batch
 put and a take through a node behind the map for seconds
@@ -485,6 +487,52 @@ class Router(unittest.TestCase):
                          [(None, True), (None, True)])
         self.assertEqual(self.ready("p2", tube), 4)  # d once
         self.assertEqual(c2.peek_key(tube, "k3").id, out["batch"][0].id)
+
+    def test_batch_sent_again_fails_alone(self):
+        """A put_batch at a target whose keys are pending: its unkeyed
+        item is put at once, its keyed one refused MovingIn and sent
+        again, while the node is killed with SIGKILL (and started again
+        only after the call): the sending again fails as a whole, and
+        the call returns both results, the unkeyed item put (the node
+        holds it once it leads again), the keyed one with that failure.
+        Before, the whole call raised that failure, a task made."""
+        self.knows(self.c["p1"].map_set("", "p1"))
+        self.knows(self.c["p1"].map_set("mb", "p2"))
+        c2, tube = self.c["p2"], "mb"
+        self.assertEqual(c2.move_pend(tube, "p1"), 1)  # marked now
+        cb = sluice.Client(self.urls["p2"], timeout=1.5 * SCALE)
+        self.addCleanup(cb.close)
+        out = {}
+
+        def run():
+            try:
+                out["batch"] = cb.put_batch([
+                    dict(tube=tube, payload=b"c", key="k3"),
+                    dict(tube=tube, payload=b"d")])
+            except sluice.SluiceError as e:
+                out["error"] = e
+        th = threading.Thread(target=run)
+        th.start()
+        self.assertTrue(wait_for(lambda: self.ready("p2", tube) == 1,
+                                 5 * SCALE))
+        time.sleep(0.1)  # its reply reaches the client
+        victim = self.procs["p2"]
+        victim.kill()
+        victim.wait(10)
+        th.join(20 * SCALE)
+        self.assertFalse(th.is_alive())
+        self.assertNotIn("error", out)
+        keyed, plain = out["batch"]
+        self.assertIsNone(plain.error)
+        self.assertTrue(plain.created)
+        self.assertIsInstance(keyed.error, (sluice.ConnectionLost,
+                                            sluice.TimedOut))
+        self.assertEqual(keyed.id, 0)
+        self.start("p2")
+        self.assertTrue(wait_for(lambda: self.leads(c2), 30 * SCALE, 0.05))
+        self.assertEqual(c2.peek(plain.id).payload, b"d")
+        self.assertEqual(self.ready("p2", tube), 1)
+        self.knows(0)  # etcd names p2's leader again
 
     def test_move_keeps_a_key_unique(self):
         """A tube moved by a Router while a keyed task of it is taken at
