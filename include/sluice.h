@@ -588,6 +588,12 @@ SLUICE_API int sluice_release_opts(struct sluice_client *c, uint64_t id,
     uint64_t lease, const struct sluice_release_opts *o,
     struct sluice_after *after);
 
+/* The take of `lease` undone: the task waits again where it was before it,
+ * its attempt uncounted (for a task taken and not worked on). The holder's
+ * only: SLUICE_FORCE is SLUICE_EINVAL; SLUICE_EPROTO from older servers. */
+SLUICE_API int sluice_untake(struct sluice_client *c, uint64_t id,
+    uint64_t lease, struct sluice_after *after);
+
 /* Failed, with `error` (NULL: none; up to 1024 bytes, else SLUICE_ELIMIT)
  * as its last error. Delayed by `delay_ms`, or with `delay_ms` < 0 by the
  * server's backoff (1 s doubling per attempt, at most 1 h); buried when

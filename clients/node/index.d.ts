@@ -250,6 +250,7 @@ export class Client {
     result?: string; force?: boolean }): Promise<After>;
   release(id: number, lease: number, options?: { delayMs?: number;
     priority?: number; force?: boolean; front?: boolean }): Promise<After>;
+  untake(id: number, lease: number): Promise<After>;
   fail(id: number, lease: number, error?: string, options?: {
     delayMs?: number; fatal?: boolean; force?: boolean }): Promise<After>;
   touch(id: number, lease: number, options?: { force?: boolean }): Promise<After>;

@@ -193,6 +193,18 @@ sluice_release_opts(struct sluice_client *c, uint64_t id, uint64_t lease,
 }
 
 int
+sluice_untake(struct sluice_client *c, uint64_t id, uint64_t lease,
+    struct sluice_after *after)
+{
+	struct msg_req q = { .op = MSG_OP_RELEASE, .release = { .id = id } };
+
+	q.release.lease = lease_or_force(lease, &q.release.force);
+	q.release.report = true;
+	q.release.untake = true;
+	return call_after(c, &q, after);
+}
+
+int
 sluice_fail(struct sluice_client *c, uint64_t id, uint64_t lease,
     const char *error, int64_t delay_ms, struct sluice_after *after)
 {

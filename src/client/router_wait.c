@@ -8,14 +8,16 @@
  * another cluster has answered. The first task that comes wins: the
  * call returns it at once. The other threads are cancelled: each ends
  * after its current slice, and a task its slice took after the winner is
- * released at once, back at its place (release with front), never
- * returned. So no task is returned twice, and the cost of a cancelled
- * wait is at most one slice of a thread that nobody waits for. A thread
- * still finishing its slice is joined before its connection serves the
- * next take, or when the handle closes. A wait refused SLUICE_EMOVED (a
- * node that no longer has, or not yet has, the tube) ends the take as
- * a winner would, the others cancelled, so that the caller routes it
- * again by the map read then (router_moved) without waiting for them.
+ * given back at once, its take undone (release with untake: back at its
+ * place, its attempt uncounted, as if never taken), never returned. So no
+ * task is returned twice, none counts an attempt nobody made, and the
+ * cost of a cancelled wait is at most one slice of a thread that nobody
+ * waits for. A thread still finishing its slice is joined before its
+ * connection serves the next take, or when the handle closes. A wait
+ * refused SLUICE_EMOVED (a node that no longer has, or not yet has, the
+ * tube) ends the take as a winner would, the others cancelled, so that
+ * the caller routes it again by the map read then (router_moved) without
+ * waiting for them.
  *
  * What the threads share (struct wait_set) is freed by the last of them
  * and the caller to let go of it; it copies the tubes' names, since the
@@ -74,14 +76,21 @@ set_unref(struct wait_set *s)
 	free(s);
 }
 
-/* Releases what a cancelled wait took, at once and at its place. */
+/* Gives back what a cancelled wait took, as if it had never been taken
+ * (untake: at its place, its attempt uncounted); to a server older than
+ * untake, released at its place (its attempt stays counted). */
 static void
 give_back(struct sluice_client *c, struct sluice_task *t, size_t n)
 {
 	const struct sluice_release_opts front = { .priority = -1, .front = 1 };
 
-	for (size_t i = 0; i < n; i++)
-		sluice_release_opts(c, t[i].id, t[i].lease, &front, NULL);
+	for (size_t i = 0; i < n; i++) {
+		int rc = sluice_untake(c, t[i].id, t[i].lease, NULL);
+
+		if (rc == SLUICE_EPROTO) /* a server older than untake */
+			sluice_release_opts(
+			    c, t[i].id, t[i].lease, &front, NULL);
+	}
 	sluice_task_free(t);
 }
 

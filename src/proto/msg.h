@@ -311,7 +311,9 @@ struct msg_release {
 	uint64_t delay;    /* ms; 0 = ready at once */
 	bool set_priority; /* else `priority` is ignored (sent as 0) */
 	uint32_t priority;
-	bool front; /* flag 0x02: ready at its place before the take */
+	bool front;  /* flag 0x02: ready at its place before the take */
+	bool untake; /* flag 0x04: the take undone (its holder's only:
+	                no force, delay, priority or front) */
 };
 
 struct msg_fail {

@@ -146,6 +146,7 @@ msg_lease_get_req(
 		q->release.priority = rd_u32(r);
 		q->release.set_priority = flags & RELEASE_F_PRIORITY;
 		q->release.front = flags & RELEASE_F_FRONT;
+		q->release.untake = flags & RELEASE_F_UNTAKE;
 		q->release.force = flags & LEASE_F_FORCE;
 		q->release.report = flags & LEASE_F_REPORT;
 		NEED(r);
@@ -191,6 +192,7 @@ msg_lease_req_flags(const struct msg_req *q)
 	case MSG_OP_RELEASE:
 		return (q->release.set_priority ? RELEASE_F_PRIORITY : 0) |
 		    (q->release.front ? RELEASE_F_FRONT : 0) |
+		    (q->release.untake ? RELEASE_F_UNTAKE : 0) |
 		    (q->release.force ? LEASE_F_FORCE : 0) |
 		    (q->release.report ? LEASE_F_REPORT : 0);
 	case MSG_OP_FAIL:

@@ -35,7 +35,8 @@ enum {
 	TAKE_F_STRICT = 0x02,
 	TAKE_F_DURABLE = 0x04,
 	RELEASE_F_PRIORITY = 0x01,
-	RELEASE_F_FRONT = 0x02, /* back at its place before the take */
+	RELEASE_F_FRONT = 0x02,  /* back at its place before the take */
+	RELEASE_F_UNTAKE = 0x04, /* the take undone: attempt uncounted */
 	FAIL_F_DELAY = 0x01,
 	FAIL_F_FATAL = 0x02, /* buried at once, whatever the attempts */
 	BURY_F_ERROR = 0x01, /* an error text follows the lease */

@@ -586,8 +586,8 @@ int queue_decide_session_gone(struct queue *q, int64_t now, uint64_t session,
 int queue_decide_restart(struct queue *q, int64_t now, const char *why,
     size_t why_len, struct qrec *out);
 
-/* Undoes the take that gave `lease` on task `id`, whose reply could not
- * be delivered: UNTAKE (the task waits again where it was, attempts - 1).
+/* Undoes the take that gave `lease` on task `id` (its reply went nowhere, or
+ * its holder asks): UNTAKE (the task waits again where it was, attempts - 1).
  * Errors: the lease rule. */
 int queue_decide_untake(struct queue *q, int64_t now, uint64_t id,
     uint64_t lease, struct qrec *out);

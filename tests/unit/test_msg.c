@@ -98,6 +98,13 @@ static const struct msg_req reqs[] = {
 	        .lease = 2,
 	        .set_priority = true,
 	        .priority = 9 } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1,
+	        .lease = 2,
+	        .report = true,
+	        .untake = true } },
+	{ .op = MSG_OP_RELEASE,
+	    .release = { .id = 1, .lease = 2, .front = true } },
 	{ .op = MSG_OP_FAIL,
 	    .fail = { .id = 5, .lease = 6, .error = S("boom") } },
 	{ .op = MSG_OP_FAIL,
@@ -802,6 +809,8 @@ test_every_request_round_trips(void **state)
 			    d.release.set_priority, q->release.set_priority);
 			assert_int_equal(
 			    d.release.priority, q->release.priority);
+			assert_int_equal(d.release.front, q->release.front);
+			assert_int_equal(d.release.untake, q->release.untake);
 			break;
 		case MSG_OP_FAIL:
 			assert_true(d.fail.lease == q->fail.lease);

@@ -484,6 +484,13 @@ const encode = {
     return req('release', REPORT | bit(o.priority != null, 1) |
       bit(o.front, 2) | bit(o.force, FORCE), w, after);
   },
+  // The take of lease l undone, as if it never happened: the task waits
+  // again where it was, its attempt uncounted (release with untake); the
+  // lease holder's only. Rejects with Malformed from an older server.
+  untake(id, l) {
+    const w = lease(new Writer(), id, l, false).u64(0).u32(0);
+    return req('release', REPORT | 4, w, after);
+  },
   fail(id, l, error = '', o = {}) {
     const w = lease(new Writer(), id, l, o.force).u64(o.delayMs ?? 0)
       .str16(error);

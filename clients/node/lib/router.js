@@ -30,10 +30,12 @@
 // waiters: never the one acks go through) taking with waits of at most
 // 200 ms until the take's wait is over; the first tasks that come are
 // returned, the other waits end after their current slice, and a task
-// one of them took meanwhile is released at once, back at its place
-// (front): no task is returned twice. Task ids are per cluster: a task
-// taken through a Router carries its cluster (task.cluster), and ack,
-// release, fail, touch and bury take the task and go there. A batch put
+// one of them took meanwhile is given back at once, its take undone
+// (untake: back at its place, its attempt uncounted): no task is returned
+// twice, and none counts an attempt nobody made. Task ids are per
+// cluster: a task taken through a Router carries its cluster
+// (task.cluster), and ack, release, fail, touch and bury take the task
+// and go there. A batch put
 // is split by cluster, each part one request (one commit on its cluster)
 // sent at the same time as the others; stats are asked of every cluster
 // and summed.
@@ -61,6 +63,19 @@ const BEHIND_MS = 50; // the first wait for a node behind the map
 const BEHIND_MAX_MS = 400; // the longest: about two of its polls
 const ROUTE_TIMEOUT_MS = 30000; // a call's retries when timeoutMs is unset
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+// Gives back a task a cancelled wait took: its take undone (untake); to a
+// server older than untake, released at its place (its attempt stays
+// counted). A lease that ended already needs nothing.
+async function giveBack(c, t) {
+  try {
+    await c.untake(t.id, t.lease);
+  } catch (e) {
+    if (e instanceof E.Malformed) {
+      await c.release(t.id, t.lease, { front: true }).catch(() => {});
+    }
+  }
+}
 
 function mark(tasks, cluster) {
   for (const t of tasks) t.cluster = cluster;
@@ -405,9 +420,8 @@ class Router {
               break;
             }
             if (!got.length) continue;
-            if (set.done) { // another cluster answered first: put back
-              await Promise.all(got.map((t) => c.release(t.id, t.lease,
-                { front: true }).catch(() => {})));
+            if (set.done) { // another cluster answered first: give back
+              await Promise.all(got.map((t) => giveBack(c, t)));
               break;
             }
             set.done = true;

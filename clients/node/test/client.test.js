@@ -148,6 +148,23 @@ test('every operation, as the CLI sees it', async (t) => {
     sluice.PayloadTooLarge);
 });
 
+test('untake undoes the take: its attempt uncounted', async (t) => {
+  const srv = await startServer();
+  const c = new sluice.Client(srv.url, { timeoutMs: 10000 });
+  t.after(() => { c.close(); return srv.stop(); });
+  const ids = [];
+  for (let i = 0; i < 2; i++) ids.push((await c.put('u', `t${i}`)).id);
+  const [w] = await c.take('u');
+  assert.strictEqual(w.attempts, 1);
+  assert.strictEqual((await c.untake(w.id, w.lease)).state, 'ready');
+  assert.strictEqual((await c.peek(ids[0])).attempts, 0);
+  await assert.rejects(c.untake(w.id, w.lease), sluice.BadState);
+  const [again] = await c.take('u');
+  assert.strictEqual(again.id, ids[0]); // at its place, before t1
+  assert.strictEqual(again.attempts, 1);
+  await assert.rejects(c.untake(w.id, w.lease), sluice.StaleLease);
+});
+
 test('release front keeps the place the task had', async (t) => {
   const srv = await startServer();
   const c = new sluice.Client(srv.url, { timeoutMs: 10000 });

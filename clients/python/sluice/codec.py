@@ -769,6 +769,16 @@ class Operations:
                                                       priority or 0)
         return self._do(Request("release", flags, body, _after))
 
+    def untake(self, id, lease):
+        """The take of lease undone, as if it never happened: the task
+        waits again where it was before it, its attempt uncounted, its
+        last error unchanged (release with untake). For a task taken and
+        not worked on; the lease holder's only. Raises Malformed from a
+        server older than it."""
+        body = _lease(id, lease, False) + struct.pack("<QI", 0, 0)
+        return self._do(Request("release", _LEASE_REPORT | 0x04, body,
+                                _after))
+
     def fail(self, id, lease, error="", *, delay_ms=None, fatal=False,
              force=False):
         """Failed with error (its last error): retried after the backoff

@@ -19,11 +19,11 @@ cancelled. No request cancels a waiting take on the wire (closing its
 connection would, but a reply the server wrote just before becomes a
 lost lease, back only after the retry backoff), so a cancelled wait
 ends after its current slice; a task it took meanwhile is refused by
-the take and released at once, back at its place (release with front,
-docs/protocol.md), by the waiter on the connection that took it. Its
-attempt stays counted, as with libsluice: the protocol undoes a take
-only for a client that is gone (UNTAKE), and offers a client no way to.
-So no task is returned twice and none stays taken. A waiter still in a
+the take and given back at once, its take undone (release with untake,
+docs/protocol.md: back at its place, its attempt uncounted, as if never
+taken), by the waiter on the connection that took it, as libsluice
+does. So no task is returned twice, none stays taken, and none counts
+an attempt nobody made. A waiter still in a
 slice when the next take of the same tubes (and options) begins serves
 that take: what the slice brings is that take's, not released. Takes
 over several clusters take turns on one Router (as a Client's calls
@@ -83,10 +83,17 @@ class _Waiter:
 
 
 def _give_back(client, tasks):
-    """Releases tasks nobody takes, at once and at their place."""
+    """Gives back tasks nobody takes, their takes undone (untake: at
+    their place, their attempts uncounted); to a server older than
+    untake, released at their place (their attempts stay counted)."""
     for t in tasks:
         try:
-            client.release(t.id, t.lease, front=True)
+            client.untake(t.id, t.lease)
+        except E.Malformed:
+            try:
+                client.release(t.id, t.lease, front=True)
+            except E.SluiceError:
+                pass  # the lease ended already: the task is back anyway
         except E.SluiceError:
             pass  # the lease ended already: the task is back anyway
 

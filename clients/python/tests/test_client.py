@@ -670,6 +670,40 @@ class ClientTest(ServerTest):
         with self.assertRaises(sluice.Invalid):
             self.c.release(t.id, t.lease, front=True, delay_ms=1000)
 
+    def test_untake_uncounts_the_attempt(self):
+        ids = [self.c.put("u", "t%d" % i).id for i in range(2)]
+        [t] = self.c.take("u")
+        self.assertEqual((t.id, t.attempts), (ids[0], 1))
+        # undone: ready at its place, as if never taken
+        self.assertEqual(self.c.untake(t.id, t.lease).state,
+                         sluice.State.READY)
+        p = self.c.peek(ids[0])
+        self.assertEqual((p.attempts, p.last_error), (0, None))
+        with self.assertRaises(sluice.BadState):
+            self.c.untake(t.id, t.lease)  # the lease is void
+        [t2] = self.c.take("u")
+        self.assertEqual((t2.id, t2.attempts), (ids[0], 1))
+        with self.assertRaises(sluice.StaleLease):
+            self.c.untake(t.id, t.lease)
+        # the server refuses untake with anything of a release's, and
+        # with force (the holder's only), naming it
+        from sluice.codec import Request, _after, _lease
+        for flags, delay, pri, what in ((0x02, 0, 0, "front"),
+                                        (0x01, 0, 7, "priority"),
+                                        (0, 1000, 0, "delay")):
+            body = _lease(t2.id, t2.lease, False) + struct.pack(
+                "<QI", delay, pri)
+            with self.assertRaises(sluice.Invalid) as e:
+                self.c._do(Request("release", 0x04 | flags, body, _after))
+            self.assertIn(what, str(e.exception))
+        body = struct.pack("<QQQI", t2.id, 0, 0, 0)
+        with self.assertRaises(sluice.Invalid) as e:
+            self.c._do(Request("release", 0x04 | 0x80, body, _after))
+        self.assertIn("force", str(e.exception))
+        self.c.untake(t2.id, t2.lease)
+        [t3] = self.c.take("u")
+        self.assertEqual((t3.id, t3.attempts), (ids[0], 1))
+
     def test_errors_count_the_buried_by_default(self):
         self.c.put("e", "a")
         self.c.put("e", "b")

@@ -6,6 +6,10 @@
  * the lease (a stale one is refused, saying so, never telling the
  * current one). Force overrides the lease: an operator's, the admin's
  * under --auth (auth.c), logged whatever its result with who sent it.
+ * A release with untake undoes its holder's take (UNTAKE, as the server
+ * does for a take whose reply went nowhere): a client that took a task
+ * it will not work on (a routed take's cancelled wait) gives it back
+ * with its attempt uncounted.
  *
  * The log's reservation holds a lease's end with RESERVE_ERROR_MAX bytes
  * of text (commit_long_text): a longer fail, setback or ack result is
@@ -218,6 +222,40 @@ ops_ack(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 	    c, ctx, req, m->id, m->lease, rc, &r, ops_ack_flags(rc, &r), peer);
 }
 
+/* A release with flag untake: the take undone, as if it never happened
+ * (UNTAKE: the task waits again where it was, its attempt uncounted, no
+ * last error). Its holder's only: force cannot give it, and it takes
+ * nothing of a release's (delay, priority, front): an undone take has no
+ * say in where the task goes. */
+static void
+untake(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
+{
+	const struct msg_release *m = &req->release;
+	const char *bad = m->delay != 0 ? "delay"
+	    : m->set_priority           ? "priority"
+	    : m->front                  ? "front"
+	                                : NULL;
+	struct qrec r;
+	int rc;
+
+	if (m->force) {
+		core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
+		    "release %" PRIu64 ": untake is the lease holder's: "
+		    "force cannot undo another's take",
+		    m->id);
+		return;
+	}
+	if (bad != NULL) {
+		core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
+		    "release %" PRIu64 ": untake puts the task back as "
+		    "before its take: it takes no %s",
+		    m->id, bad);
+		return;
+	}
+	rc = queue_decide_untake(c->q, c->now, m->id, m->lease, &r);
+	finish_lease_op(c, ctx, req, m->id, m->lease, rc, &r, 0, NULL);
+}
+
 void
 ops_release(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
     const char *peer)
@@ -233,6 +271,10 @@ ops_release(struct core *c, struct face_ctx *ctx, const struct msg_req *req,
 	a.set_pri = m->set_priority;
 	a.pri = m->priority;
 	a.front = m->front;
+	if (m->untake) {
+		untake(c, ctx, req);
+		return;
+	}
 	if (m->front && m->delay != 0) {
 		core_reply_err(c, ctx, req->op, SLUICE_EINVAL,
 		    "release %" PRIu64 ": front puts the task back at its "
