@@ -11,8 +11,12 @@
  * governs (no task but done ones, no move's mark or table: a mover, if
  * one runs, ends its move itself), it asks for the entry without its
  * cluster in the draining list, only if the entry is still the one it
- * read (an operator's change made since wins; after a change that
- * failed it looks again 30 s later), one entry at a time. */
+ * read (an operator's change made since wins), one entry at a time.
+ * An entry found changed meanwhile (a mover ending its move writes the
+ * same entry) is looked at again at the next look, by the map the poll
+ * brings: the drain's end waits for nothing else, and the other entries
+ * for no failure of this one. Only an etcd that did not answer makes it
+ * look again DRAIN_RETRY_MS later. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +34,8 @@
 
 enum {
 	ETCD_CALL_MS = 2000,
-	DRAIN_CHECK_MS = 1000,  /* a leader looks at its drains so often */
-	DRAIN_RETRY_MS = 30000, /* and again after a change that failed */
+	DRAIN_CHECK_MS = 1000, /* a leader looks at its drains so often */
+	DRAIN_RETRY_MS = 5000, /* and again after etcd did not answer */
 };
 
 struct cmap_node {
@@ -110,13 +114,16 @@ answer(struct core *c, const struct mapwatch_answer *a)
 			    "'%s' and left its draining list revision=%" PRIu64,
 			    c->cfg->cluster, n->drain_prefix, a->revision);
 		else {
-			/* changed meanwhile, or etcd slow: look again
-			 * later, not each second */
-			n->next_drain = clock_mono_ms() + DRAIN_RETRY_MS;
+			/* changed meanwhile: looked at again by the new map
+			 * at the next look; etcd slow: not each second */
+			int64_t wait = a->rc == SLUICE_ESTATE ? DRAIN_CHECK_MS
+			                                      : DRAIN_RETRY_MS;
+
+			n->next_drain = clock_mono_ms() + wait;
 			log_warn("map",
 			    "drain over for prefix '%s', not recorded: %s "
-			    "(again in %d s)",
-			    n->drain_prefix, a->text, DRAIN_RETRY_MS / 1000);
+			    "(looked at again in %d s)",
+			    n->drain_prefix, a->text, (int)(wait / 1000));
 		}
 		return;
 	}
