@@ -16,14 +16,33 @@
 #include "sluice.h"
 
 void
+ops_move_page(
+    struct core *c, struct face_ctx *ctx, struct msg_task *t, size_t n)
+{
+	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
+	size_t bytes = OPS_REPLY_HEAD_MAX;
+	uint32_t fit = 0;
+
+	for (; fit < n; fit++) {
+		/* a task record's fixed and done fields, generously */
+		size_t need = 256 + t[fit].tube.len + t[fit].key.len;
+
+		if (need > OPS_REPLY_MAX - bytes)
+			break; /* the rest in the next page */
+		bytes += need;
+	}
+	rep.move.ntasks = fit;
+	rep.move.tasks = t;
+	ops_reply(c, ctx, &rep);
+}
+
+void
 ops_move_keys(
     struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 {
-	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
 	struct queue_move_key *k = calloc(m->max, sizeof(*k));
 	struct msg_task *t = calloc(m->max, sizeof(*t));
-	size_t n, bytes = OPS_REPLY_HEAD_MAX;
-	uint32_t fit = 0;
+	size_t n;
 
 	if (k == NULL || t == NULL) {
 		free(k);
@@ -34,25 +53,18 @@ ops_move_keys(
 	n = queue_move_keys(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
 	if (n > m->max)
 		n = m->max;
-	for (; fit < n; fit++) {
-		struct msg_task *x = &t[fit];
-		/* a task record's fixed and done fields, generously */
-		size_t need = 256 + m->tube.len + k[fit].key_len;
+	for (size_t i = 0; i < n; i++) {
+		struct msg_task *x = &t[i];
 
-		if (need > OPS_REPLY_MAX - bytes)
-			break; /* the rest in the next page */
-		bytes += need;
-		x->id = k[fit].id;
+		x->id = k[i].id;
 		x->state = MSG_ST_DONE;
 		x->tube = m->tube;
-		x->key = (struct msg_str) { k[fit].key, k[fit].key_len };
-		x->run_at = (uint64_t)k[fit].expires;
-		x->done.kept_until = (uint64_t)k[fit].expires;
-		x->version = k[fit].version;
+		x->key = (struct msg_str) { k[i].key, k[i].key_len };
+		x->run_at = (uint64_t)k[i].expires;
+		x->done.kept_until = (uint64_t)k[i].expires;
+		x->version = k[i].version;
 	}
-	rep.move.ntasks = fit;
-	rep.move.tasks = t;
-	ops_reply(c, ctx, &rep);
+	ops_move_page(c, ctx, t, n);
 	free(k);
 	free(t);
 }

@@ -20,11 +20,9 @@ void
 ops_move_live(
     struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 {
-	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
 	struct queue_move_live *k = calloc(m->max, sizeof(*k));
 	struct msg_task *t = calloc(m->max, sizeof(*t));
-	size_t n, bytes = OPS_REPLY_HEAD_MAX;
-	uint32_t fit = 0;
+	size_t n;
 
 	if (k == NULL || t == NULL) {
 		free(k);
@@ -35,23 +33,16 @@ ops_move_live(
 	n = queue_move_live(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
 	if (n > m->max)
 		n = m->max;
-	for (; fit < n; fit++) {
-		struct msg_task *x = &t[fit];
-		/* a task record's fixed fields, generously */
-		size_t need = 256 + m->tube.len + k[fit].key_len;
+	for (size_t i = 0; i < n; i++) {
+		struct msg_task *x = &t[i];
 
-		if (need > OPS_REPLY_MAX - bytes)
-			break; /* the rest in the next page */
-		bytes += need;
-		x->id = k[fit].id;
-		x->state = (uint8_t)k[fit].state;
+		x->id = k[i].id;
+		x->state = (uint8_t)k[i].state;
 		x->tube = m->tube;
-		x->key = (struct msg_str) { k[fit].key, k[fit].key_len };
+		x->key = (struct msg_str) { k[i].key, k[i].key_len };
 		x->payload = (struct msg_str) { "", 0 };
 	}
-	rep.move.ntasks = fit;
-	rep.move.tasks = t;
-	ops_reply(c, ctx, &rep);
+	ops_move_page(c, ctx, t, n);
 	free(k);
 	free(t);
 }
