@@ -694,12 +694,15 @@ test_cancelled_wait_untakes(void **state)
 	two_start(state, &t);
 	map_set(&t, &t.a, "x.", "ca");
 	map_set(&t, &t.b, "y.", "cb");
-	r = router(t.a.s->url);
 	/* A task due on each cluster at the same time, after the take began
 	 * to wait on both: the first one comes back, and the other wait most
 	 * often takes the other one before it is cancelled. That one is given
 	 * back as if never taken: attempts 0, and the next take is attempt 1
-	 * (the history of the task shows no attempt nobody made). */
+	 * (the history of the task shows no attempt nobody made). The
+	 * cancelled wait may still be in its last slice when the winner
+	 * returns (the other node can make its task ready a little later),
+	 * so each round closes its routing handle, which joins that wait,
+	 * before it looks at the other task. */
 	for (int round = 0; round < 5; round++) {
 		char tx[16], ty[16];
 		const char *tubes[] = { tx, ty };
@@ -714,6 +717,7 @@ test_cancelled_wait_untakes(void **state)
 		size_t n;
 		int rc;
 
+		r = router(t.a.s->url);
 		snprintf(tx, sizeof(tx), "x.u%d", round);
 		snprintf(ty, sizeof(ty), "y.u%d", round);
 		sluice_put_opts_init(&po);
@@ -731,6 +735,7 @@ test_cancelled_wait_untakes(void **state)
 		other = strcmp(task->cluster, "ca") == 0 ? ty : tx;
 		oc = other == tx ? t.a.c : t.b.c;
 		sluice_task_free(task);
+		sluice_router_close(r); /* the cancelled wait is over */
 		settles(oc, other, 1);
 		loser_took += takes_of(oc, other) > 0;
 		it_rc(oc, sluice_peek(oc, ids[other == ty], &peek), 0);
@@ -741,6 +746,7 @@ test_cancelled_wait_untakes(void **state)
 			    round, other, peek->attempts);
 		sluice_task_free(peek);
 		o.wait_ms = 0;
+		r = router(t.a.s->url);
 		rc = sluice_router_take(r, &o, &second, &n);
 		if (rc != 0)
 			fail_msg("the other task: %s", sluice_router_errmsg(r));
@@ -748,12 +754,12 @@ test_cancelled_wait_untakes(void **state)
 		assert_int_equal(second->attempts, 1);
 		assert_int_equal(sluice_router_ack(r, second, NULL, NULL), 0);
 		sluice_task_free(second);
+		sluice_router_close(r);
 	}
 	printf("the cancelled wait took the other task in %d of 5 rounds\n",
 	    loser_took);
 	/* else this test tells nothing: the race it needs never happened */
 	assert_true(loser_took > 0);
-	sluice_router_close(r);
 }
 
 /* ---- bad input ----------------------------------------------------------- */
