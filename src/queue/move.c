@@ -584,6 +584,59 @@ move_pair_id(const struct move_in *mi, uint64_t src)
 	return p != NULL ? p->id : 0;
 }
 
+int
+move_table_from(const struct queue *q, const char *tube, size_t len,
+    const char *source, size_t source_len, const struct move_in **mi)
+{
+	*mi = in_find(q, tube, len, NULL);
+	if (*mi != NULL &&
+	    ((*mi)->source_len != source_len ||
+	        memcmp((*mi)->source, source, source_len) != 0))
+		return SLUICE_ESTATE;
+	return 0;
+}
+
+void
+move_rec_key(struct qrec *out, int type, uint64_t src_id, const char *source,
+    size_t source_len, const char *tube, size_t tube_len, const char *key,
+    size_t key_len)
+{
+	out->type = type;
+	out->u.move.src_id = src_id;
+	out->u.move.source = source;
+	out->u.move.source_len = source_len;
+	out->u.move.tube = tube;
+	out->u.move.tube_len = tube_len;
+	out->u.move.key = key;
+	out->u.move.key_len = key_len;
+}
+
+size_t
+move_lowest(void *out, size_t size, size_t *kept, size_t max, uint64_t id)
+{
+	char *o = out;
+	uint64_t v;
+	size_t at;
+
+	if (max == 0)
+		return max;
+	if (*kept == max) {
+		memcpy(&v, o + (max - 1) * size, sizeof(v));
+		if (id > v)
+			return max;
+	}
+	/* the list is roughly in id order: most land at the end or past it */
+	for (at = *kept; at > 0; at--) {
+		memcpy(&v, o + (at - 1) * size, sizeof(v));
+		if (v <= id)
+			break;
+	}
+	if (*kept < max)
+		(*kept)++;
+	memmove(o + (at + 1) * size, o + at * size, (*kept - 1 - at) * size);
+	return at;
+}
+
 /* ---- Snapshot, check, dump -------------------------------------------- */
 
 int

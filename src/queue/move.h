@@ -121,6 +121,21 @@ int move_pair_add_key(struct move_in *mi, uint64_t src, uint64_t id,
     const char *key, size_t key_len);
 /* The pair of `src` in the table, or NULL. */
 struct move_pair *move_pair_find(const struct move_in *mi, uint64_t src);
+/* The table of `tube` in *mi (NULL: none yet) for a step of its move in
+ * from `source`: SLUICE_ESTATE when it moves in from another source. */
+int move_table_from(const struct queue *q, const char *tube, size_t len,
+    const char *source, size_t source_len, const struct move_in **mi);
+/* `out` made a record of `type` (MOVE_PLACE, MOVE_KEY) for source task
+ * `src_id` of `tube` and its key; the rest is the caller's. */
+void move_rec_key(struct qrec *out, int type, uint64_t src_id,
+    const char *source, size_t source_len, const char *tube, size_t tube_len,
+    const char *key, size_t key_len);
+/* The `max` lowest ids seen, kept sorted in out[0..*kept) (elements of
+ * `size` bytes, each opening with its uint64_t id), for queue_move_keys
+ * and queue_move_live: the index `id` goes at, room made there (the
+ * highest dropped when full), or `max` when it is not among them. */
+size_t move_lowest(
+    void *out, size_t size, size_t *kept, size_t max, uint64_t id);
 
 /* move_place.c: apply of MOVE_PEND, MOVE_PLACE, MOVE_KEEP; the key
  * entry of placeholder `p` of `mi` (NULL: none, damaged); a placeholder

@@ -39,9 +39,7 @@ queue_move_keys(const struct queue *q, const char *tube, size_t len,
 
 	if (len == 0)
 		return 0;
-	/* the `max` lowest ids above `after`, kept sorted in out[0..kept):
-	 * each goes in at its place (the list is roughly in id order, so
-	 * most land at the end or are past it) */
+	/* the `max` lowest ids above `after`, kept sorted in out[0..kept) */
 	for (const struct keyent *ke = q->dedup_head; ke; ke = ke->next) {
 		size_t at;
 
@@ -49,13 +47,9 @@ queue_move_keys(const struct queue *q, const char *tube, size_t len,
 		    !of_tube(ke, tube, len))
 			continue;
 		n++;
-		if (max == 0 || (kept == max && ke->id > out[kept - 1].id))
+		at = move_lowest(out, sizeof(*out), &kept, max, ke->id);
+		if (at == max)
 			continue;
-		for (at = kept; at > 0 && out[at - 1].id > ke->id; at--)
-			;
-		if (kept < max)
-			kept++;
-		memmove(&out[at + 1], &out[at], (kept - 1 - at) * sizeof(*out));
 		out[at].id = ke->id;
 		out[at].key = ke->key;
 		out[at].key_len = ke->len;
@@ -86,11 +80,9 @@ queue_decide_move_key(struct queue *q, int64_t now, const char *source,
 	memset(out, 0, sizeof(*out));
 	out->type = QREC_NONE;
 	*id = 0;
-	mi = move_table_find(q, tube, tube_len);
-	if (mi != NULL &&
-	    (mi->source_len != source_len ||
-	        memcmp(mi->source, source, source_len) != 0))
-		return SLUICE_ESTATE;
+	if ((rc = move_table_from(
+	         q, tube, tube_len, source, source_len, &mi)) != 0)
+		return rc;
 	p = mi != NULL ? move_pair_find(mi, k->id) : NULL;
 	if (p != NULL && (p->key_len == 0 || k->expires <= q->clock)) {
 		*id = p->id; /* copied before; or its placeholder stays, and
@@ -99,14 +91,8 @@ queue_decide_move_key(struct queue *q, int64_t now, const char *source,
 	}
 	if (k->expires <= q->clock)
 		return 0; /* over: nothing to carry */
-	out->type = QREC_MOVE_KEY;
-	out->u.move.src_id = k->id;
-	out->u.move.source = source;
-	out->u.move.source_len = source_len;
-	out->u.move.tube = tube;
-	out->u.move.tube_len = tube_len;
-	out->u.move.key = k->key;
-	out->u.move.key_len = k->key_len;
+	move_rec_key(out, QREC_MOVE_KEY, k->id, source, source_len, tube,
+	    tube_len, k->key, k->key_len);
 	out->u.move.expires = k->expires;
 	out->u.move.version = k->version;
 	ke = qs_key_for_put(q, tube, tube_len, k->key, k->key_len);

@@ -195,13 +195,9 @@ queue_move_live(const struct queue *q, const char *tube, size_t len,
 		    !name_is(keyent_tube(ke), ke->tube_len, tube, len))
 			continue;
 		n++;
-		if (max == 0 || (kept == max && t->id > out[kept - 1].id))
+		at = move_lowest(out, sizeof(*out), &kept, max, t->id);
+		if (at == max)
 			continue;
-		for (at = kept; at > 0 && out[at - 1].id > t->id; at--)
-			;
-		if (kept < max)
-			kept++;
-		memmove(&out[at + 1], &out[at], (kept - 1 - at) * sizeof(*out));
 		out[at].id = t->id;
 		out[at].key = ke->key;
 		out[at].key_len = ke->len;
@@ -229,20 +225,13 @@ queue_decide_move_place(struct queue *q, int64_t now, const char *source,
 		return SLUICE_ETUBE;
 	memset(out, 0, sizeof(*out));
 	out->type = QREC_NONE;
-	mi = move_table_find(q, tube, tube_len);
-	if (mi != NULL &&
-	    !name_is(mi->source, mi->source_len, source, source_len))
-		return SLUICE_ESTATE;
+	if ((rc = move_table_from(
+	         q, tube, tube_len, source, source_len, &mi)) != 0)
+		return rc;
 	if (mi != NULL && (*id = move_pair_id(mi, src_id)) != 0)
 		return 0;
-	out->type = QREC_MOVE_PLACE;
-	out->u.move.src_id = src_id;
-	out->u.move.source = source;
-	out->u.move.source_len = source_len;
-	out->u.move.tube = tube;
-	out->u.move.tube_len = tube_len;
-	out->u.move.key = key;
-	out->u.move.key_len = key_len;
+	move_rec_key(out, QREC_MOVE_PLACE, src_id, source, source_len, tube,
+	    tube_len, key, key_len);
 	ke = qs_key_for_put(q, tube, tube_len, key, key_len);
 	if (ke != NULL && (ke->task != NULL || ke->expires > q->clock)) {
 		/* the key names a task or a reservation here already */
