@@ -470,6 +470,21 @@ report(struct mover *m)
 		m->o->report(m->o->report_arg, m->p);
 }
 
+/* The key window at the target: MSG_MOVE_IN_PEND, it refuses keyed puts
+ * of `tube` from `src`; MSG_MOVE_IN_READY, it takes them again. */
+static int
+window_mark(struct mover *m, const char *src, const char *dst, const char *tube,
+    uint8_t kind)
+{
+	struct msg_req q = { .op = MSG_OP_MOVE_IN };
+	struct msg_rep rep;
+
+	q.move.kind = kind;
+	q.move.tube = msg_cstr(tube);
+	q.move.source = msg_cstr(src);
+	return call(m, dst, &q, &rep, NULL);
+}
+
 /* The key window opens for `tube` from `src`: the source keeps its drain
  * for the mover (`keep`), the target refuses keyed puts (`pend`); both
  * idempotent. */
@@ -485,36 +500,21 @@ window_open(struct mover *m, const char *src, const char *dst, const char *tube,
 	q.move.tube = msg_cstr(tube);
 	if (keep && (rc = call(m, src, &q, &rep, NULL)) != 0)
 		return rc;
-	if (!pend)
-		return 0;
-	memset(&q, 0, sizeof(q));
-	q.op = MSG_OP_MOVE_IN;
-	q.move.kind = MSG_MOVE_IN_PEND;
-	q.move.tube = msg_cstr(tube);
-	q.move.source = msg_cstr(src);
-	return call(m, dst, &q, &rep, NULL);
+	return pend ? window_mark(m, src, dst, tube, MSG_MOVE_IN_PEND) : 0;
 }
 
-/* ... and closes: the target takes keyed puts of `tube` again. */
+/* A list of `tube` at `src`, a page at a time by id, made at `dst`: the
+ * keys of its live tasks (any state but done) held as placeholders
+ * (MOVE_LIVE; sent again, a page answers the ids given before), or the
+ * reservations of its keys (MOVE_KEYS: keys of tasks completed there,
+ * within their dedup window) made until the same time (sent again, a
+ * page makes nothing twice: the target's table of source ids). `count`:
+ * the pass whose reservations the progress counts (the last). */
 static int
-window_close(
-    struct mover *m, const char *src, const char *dst, const char *tube)
+copy_pages(struct mover *m, const char *src, const char *dst, const char *tube,
+    uint8_t kind, bool count)
 {
-	struct msg_req q = { .op = MSG_OP_MOVE_IN };
-	struct msg_rep rep;
-
-	q.move.kind = MSG_MOVE_IN_READY;
-	q.move.tube = msg_cstr(tube);
-	q.move.source = msg_cstr(src);
-	return call(m, dst, &q, &rep, NULL);
-}
-
-/* The keys of `tube`'s live tasks at `src` (any state but done), held at
- * `dst` as placeholders, a page at a time by id. Sent again, a page
- * answers the ids given before. */
-static int
-copy_live(struct mover *m, const char *src, const char *dst, const char *tube)
-{
+	bool keys = kind == MSG_MOVE_KEYS;
 	uint64_t after = 0;
 
 	for (;;) {
@@ -524,12 +524,12 @@ copy_live(struct mover *m, const char *src, const char *dst, const char *tube)
 		uint32_t n;
 		int rc;
 
-		q.move.kind = MSG_MOVE_LIVE;
+		q.move.kind = kind;
 		q.move.tube = msg_cstr(tube);
 		q.move.max = m->batch;
 		q.move.after = after;
 		if ((rc = call(m, src, &q, &rep, NULL)) != 0)
-			return rc;
+			return keys && rc == SLUICE_ENOTFOUND ? 0 : rc;
 		if ((n = rep.move.ntasks) == 0)
 			return 0;
 		if ((tasks = calloc(n, sizeof(*tasks))) == NULL)
@@ -544,7 +544,7 @@ copy_live(struct mover *m, const char *src, const char *dst, const char *tube)
 		}
 		memset(&q, 0, sizeof(q));
 		q.op = MSG_OP_MOVE_IN;
-		q.move.kind = MSG_MOVE_IN_PLACE;
+		q.move.kind = keys ? 0 : MSG_MOVE_IN_PLACE;
 		q.move.tube = msg_cstr(tube);
 		q.move.source = msg_cstr(src);
 		q.move.n = n;
@@ -555,79 +555,22 @@ copy_live(struct mover *m, const char *src, const char *dst, const char *tube)
 
 			if (!msg_next_move_res(&rep2.move.it, &res)) {
 				rc = SLUICE_EPROTO;
-			} else if (res.status != 0) {
-				router_errmsg(m->r,
-				    "cluster %s refused to hold the key of "
-				    "task "
-				    "%" PRIu64
-				    " of tube '%s' from %s: %s (keyed "
-				    "puts there wait; run the move again once "
-				    "the cause is fixed)",
-				    dst, tasks[i].id, tube, src,
-				    sluice_strerror(res.status));
-				rc = (int)res.status;
-			}
-		}
-		free(tasks);
-		if (rc != 0)
-			return rc;
-	}
-}
-
-/* The reservations of `tube`'s keys at `src` (keys of tasks completed
- * there, within their dedup window), made at `dst` until the same time,
- * a page at a time by the id of their task. Sent again, a page makes
- * nothing twice (the target's table of source ids). `count`: the pass
- * whose reservations the progress counts (the last). */
-static int
-copy_keys(struct mover *m, const char *src, const char *dst, const char *tube,
-    bool count)
-{
-	uint64_t after = 0;
-	int rc = 0;
-
-	for (;;) {
-		struct msg_req q = { .op = MSG_OP_MOVE_OUT };
-		struct msg_task *tasks;
-		struct msg_rep rep, rep2;
-		uint32_t n;
-
-		q.move.kind = MSG_MOVE_KEYS;
-		q.move.tube = msg_cstr(tube);
-		q.move.max = m->batch;
-		q.move.after = after;
-		if ((rc = call(m, src, &q, &rep, NULL)) != 0)
-			return rc == SLUICE_ENOTFOUND ? 0 : rc;
-		if ((n = rep.move.ntasks) == 0)
-			return 0;
-		if ((tasks = calloc(n, sizeof(*tasks))) == NULL)
-			return SLUICE_ENOMEM;
-		for (uint32_t i = 0; i < n; i++) {
-			if (!msg_next_task(&rep.move.tasks_it, &tasks[i])) {
-				free(tasks);
-				return SLUICE_EPROTO;
-			}
-			if (tasks[i].id > after)
-				after = tasks[i].id;
-		}
-		memset(&q, 0, sizeof(q));
-		q.op = MSG_OP_MOVE_IN;
-		q.move.tube = msg_cstr(tube);
-		q.move.source = msg_cstr(src);
-		q.move.n = n;
-		q.move.tasks = tasks;
-		rc = call(m, dst, &q, &rep2, NULL);
-		for (uint32_t i = 0; rc == 0 && i < rep2.move.n; i++) {
-			struct msg_move_res res;
-
-			if (!msg_next_move_res(&rep2.move.it, &res)) {
-				rc = SLUICE_EPROTO;
-			} else if (res.status != 0) {
+			} else if (res.status != 0 && keys) {
 				router_errmsg(m->r,
 				    "cluster %s refused the reservation of a "
 				    "key of tube '%s' from %s: %s (run the "
 				    "move again once the cause is fixed)",
 				    dst, tube, src,
+				    sluice_strerror(res.status));
+				rc = (int)res.status;
+			} else if (res.status != 0) {
+				router_errmsg(m->r,
+				    "cluster %s refused to hold the key of "
+				    "task %" PRIu64
+				    " of tube '%s' from %s: %s (keyed "
+				    "puts there wait; run the move again once "
+				    "the cause is fixed)",
+				    dst, tasks[i].id, tube, src,
 				    sluice_strerror(res.status));
 				rc = (int)res.status;
 			} else if (res.id != 0 && count) {
@@ -753,9 +696,9 @@ move_one(struct mover *m, const char *src, const char *dst, const char *tube)
 	int rc;
 
 	if ((rc = copy_settings(m, src, dst, tube)) == 0 &&
-	    (rc = copy_keys(m, src, dst, tube, false)) == 0 &&
+	    (rc = copy_pages(m, src, dst, tube, MSG_MOVE_KEYS, false)) == 0 &&
 	    (rc = drain(m, src, dst, tube)) == 0 &&
-	    (rc = copy_keys(m, src, dst, tube, true)) == 0)
+	    (rc = copy_pages(m, src, dst, tube, MSG_MOVE_KEYS, true)) == 0)
 		rc = end_one(m, src, tube); /* the source's mark goes */
 	return rc;
 }
@@ -777,17 +720,17 @@ move_from(struct mover *m, const char *src, const char *dst, const char *tube)
 	report(m);
 	if ((rc = known(m, src, m->p->revision)) != 0 ||
 	    (rc = tubes_of(m, src, tube, &more, &nmore)) != 0 ||
-	    (rc = copy_live(m, src, dst, tube)) != 0)
+	    (rc = copy_pages(m, src, dst, tube, MSG_MOVE_LIVE, false)) != 0)
 		goto out;
 	for (size_t i = 0; i < nmore && rc == 0; i++)
-		rc = copy_live(m, src, dst, more[i]);
+		rc = copy_pages(m, src, dst, more[i], MSG_MOVE_LIVE, false);
 	if (rc != 0)
 		goto out;
 	m->p->stage = SLUICE_MOVE_KEYS_HELD;
 	report(m);
 	m->p->stage = 0;
-	if ((rc = window_close(m, src, dst, tube)) != 0 ||
-	    (rc = copy_keys(m, src, dst, tube, false)) != 0)
+	if ((rc = window_mark(m, src, dst, tube, MSG_MOVE_IN_READY)) != 0 ||
+	    (rc = copy_pages(m, src, dst, tube, MSG_MOVE_KEYS, false)) != 0)
 		goto out;
 	/* the tube itself last: its move_end at src lifts the keep mark */
 	for (size_t i = 0; i < nmore && rc == 0; i++)
