@@ -170,18 +170,13 @@ class MoveOperations:
         completed there, within their dedup window) of tasks whose ids
         are above after, lowest first, up to max (1-1000): Tasks in state
         done, run_at the reservation's end. Nothing changes."""
-        return self._do(Request("move_out", 0, bytes([_KEYS]) + str16(tube)
-                                + struct.pack("<IQ", max, after), _held,
-                                safe=True))
+        return self._move_page(_KEYS, tube, max, after)
 
     def move_keys_in(self, tube, source, reservations):
         """Makes the reservations move_keys gave at a target, each until
         the same time: per one (status, id): 0 and the id it carries (0:
         it had expired), or the code that refused it."""
-        res = list(reservations)
-        body = (str16(tube) + str16(source) + struct.pack("<I", len(res))
-                + b"".join(_reservation(t) for t in res))
-        return self._do(Request("move_in", 0, body, _copies, safe=True))
+        return self._move_in(0, tube, source, reservations, _reservation)
 
     def move_keep(self, tube):
         """Marks a source keep for tube: its drain of the tube ends only
@@ -194,33 +189,25 @@ class MoveOperations:
         buried, taken, waiting) of ids above after, lowest first, up to
         max (1-1000): Tasks with their id, tube, key and state now, no
         payload; none: no more. Nothing changes."""
-        return self._do(Request("move_out", 0, bytes([_LIVE]) + str16(tube)
-                                + struct.pack("<IQ", max, after), _held,
-                                safe=True))
+        return self._move_page(_LIVE, tube, max, after)
 
     def move_place(self, tube, source, tasks):
         """Holds the keys of tasks (as move_live gave them) at a target as
         placeholders, each under the id its copy will get (a put of the
         key answers it): per one (status, id). Sent again, the same
         ids."""
-        tasks = list(tasks)
-        body = (str16(tube) + str16(source) + struct.pack("<I", len(tasks))
-                + b"".join(_plain(t) for t in tasks))
-        return self._do(Request("move_in", _PLACE, body, _copies,
-                                safe=True))
+        return self._move_in(_PLACE, tube, source, tasks, _plain)
 
     def move_pend(self, tube, source):
         """A target refuses keyed puts of tube (and of the tubes under
         it) with MovingIn until move_ready for that source. 1: marked
         now, 0: it was."""
-        body = str16(tube) + str16(source) + struct.pack("<I", 0)
-        return self._do(Request("move_in", _PEND, body, _count, safe=True))
+        return self._move_in(_PEND, tube, source, (), None, _count)
 
     def move_ready(self, tube, source):
         """The keys of tube from source are held at a target: keyed puts
         are taken again. 1: the mark went now, 0: there was none."""
-        body = str16(tube) + str16(source) + struct.pack("<I", 0)
-        return self._do(Request("move_in", _READY, body, _count, safe=True))
+        return self._move_in(_READY, tube, source, (), None, _count)
 
     def move_drop(self, tube, pairs):
         """Drops the held tasks of pairs [(id, lease)]: how many went."""
@@ -233,16 +220,24 @@ class MoveOperations:
     def move_in(self, tube, source, tasks):
         """Copies tasks (as a hold gave them) into a target: per task
         (status, id): 0 and its copy's id, or the code that refused it."""
-        tasks = list(tasks)
-        body = (str16(tube) + str16(source) + struct.pack("<I", len(tasks))
-                + b"".join(_plain(t) for t in tasks))
-        return self._do(Request("move_in", 0, body, _copies, safe=True))
+        return self._move_in(0, tube, source, tasks, _plain)
 
     def move_end(self, tube):
         """The move of tube is over here: a target forgets its source ids
         (their count), a source lifts its mark."""
         return self._do(Request("move_end", 0, str16(tube), _count,
                                 safe=True))
+
+    def _move_page(self, kind, tube, max, after):
+        return self._do(Request("move_out", 0, bytes([kind]) + str16(tube)
+                                + struct.pack("<IQ", max, after), _held,
+                                safe=True))
+
+    def _move_in(self, flags, tube, source, items, enc, parse=_copies):
+        items = list(items)
+        body = (str16(tube) + str16(source) + struct.pack("<I", len(items))
+                + b"".join(enc(t) for t in items))
+        return self._do(Request("move_in", flags, body, parse, safe=True))
 
     def _move_limits(self, tube):
         return self._do(Request("tube_show", 0x01, str16(tube), _limits,
@@ -461,52 +456,39 @@ class Mover:
         for src in sources:
             self.window_open(src, target, tube, False, True)
 
-    def copy_live(self, src, dst, tube):
-        """The keys of tube's live tasks at src held at dst as
-        placeholders, a page at a time by id; sent again, a page answers
-        the ids given before."""
+    def copy_pages(self, src, dst, tube, keys, count=False):
+        """A list of tube at src, a page at a time by id, made at dst: the
+        keys of its live tasks held as placeholders (keys false; sent
+        again, a page answers the ids given before), or the reservations
+        of its keys (keys of tasks completed there, within their dedup
+        window) made until the same time (keys true; sent again, a page
+        makes nothing twice). count: the pass whose reservations the
+        progress counts (the last)."""
         after = 0
         while True:
             try:
-                page = self.call(src, lambda c: c.move_live(
-                    tube, self.batch, after))
+                page = self.call(src, lambda c: (
+                    c.move_keys if keys else c.move_live)(
+                        tube, self.batch, after))
             except E.NotFound:
                 return
             if not page:
                 return
             after = max(after, max(t.id for t in page))
-            res = self.call(dst, lambda c: c.move_place(tube, src, page))
-            for t, (status, _) in zip(page, res):
+            res = self.call(dst, lambda c: (
+                c.move_keys_in if keys else c.move_place)(tube, src, page))
+            for t, (status, tid) in zip(page, res):
+                if status and keys:
+                    raise E.error_for(status, (
+                        "cluster %s refused the reservation of a key of "
+                        "tube '%s' from %s (run the move again once the "
+                        "cause is fixed)") % (dst, tube, src))
                 if status:
                     raise E.error_for(status, (
                         "cluster %s refused to hold the key of task %d of "
                         "tube '%s' from %s (keyed puts there wait; run the "
                         "move again once the cause is fixed)")
                         % (dst, t.id, tube, src))
-
-    def copy_keys(self, src, dst, tube, count):
-        """The reservations of tube's keys at src (keys of tasks completed
-        there, within their dedup window) made at dst until the same
-        time, a page at a time by the id of their task; sent again, a
-        page makes nothing twice. count: the pass the progress counts
-        (the last)."""
-        after = 0
-        while True:
-            try:
-                page = self.call(src, lambda c: c.move_keys(
-                    tube, self.batch, after))
-            except E.NotFound:
-                return
-            if not page:
-                return
-            after = max(after, max(t.id for t in page))
-            res = self.call(dst, lambda c: c.move_keys_in(tube, src, page))
-            for status, tid in res:
-                if status:
-                    raise E.error_for(status, (
-                        "cluster %s refused the reservation of a key of "
-                        "tube '%s' from %s (run the move again once the "
-                        "cause is fixed)") % (dst, tube, src))
                 if tid and count:
                     self.p.keys += 1
 
@@ -582,9 +564,9 @@ class Mover:
         after, for the keys of the tasks acked there meanwhile), its
         tasks, then the source's mark goes."""
         self.copy_settings(src, dst, t)
-        self.copy_keys(src, dst, t, False)
+        self.copy_pages(src, dst, t, True)
         self.drain(src, dst, t)
-        self.copy_keys(src, dst, t, True)
+        self.copy_pages(src, dst, t, True, True)
         self.call(src, lambda c: c.move_end(t))
 
     def move_from(self, src, dst, tube):
@@ -598,12 +580,12 @@ class Mover:
         self.known(src, self.p.revision)
         more = self.tubes_of(src, tube)
         for t in [tube] + more:
-            self.copy_live(src, dst, t)
+            self.copy_pages(src, dst, t, False)
         self.p.stage = MOVE_KEYS_HELD
         self.report()
         self.p.stage = 0
         self.call(dst, lambda c: c.move_ready(tube, src))
-        self.copy_keys(src, dst, tube, False)
+        self.copy_pages(src, dst, tube, True)
         # the tube itself last: its move_end at src lifts the keep mark
         for t in more + [tube]:
             self.move_one(src, dst, t)
