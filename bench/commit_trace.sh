@@ -17,22 +17,13 @@ set -euo pipefail
 
 SECS=2
 KEEP=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--secs) SECS=$2; shift ;;
-	--keep) KEEP=$2; shift ;;
-	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*) echo "commit_trace.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. "$(dirname "$0")/trace.sh"
+trace_args "$0" secs=SECS keep=KEEP -- "$@"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-TMP=$(mktemp -d "${BENCH_TMPDIR:-$BUILD}/commit-trace.XXXXXX")
-PID=""
-trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+trace_tmp commit-trace
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$BUILD/bin/sluiced" --data "$TMP/data" --listen "tcp://127.0.0.1:$port" \
 	--wal-commit uring >"$TMP/server.log" 2>&1 &
 PID=$!

@@ -24,29 +24,15 @@ set -euo pipefail
 SECS=1
 ROUNDS=1
 OLD=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--secs) SECS=$2; shift ;;
-	--rounds) ROUNDS=$2; shift ;;
-	--old) OLD=$2; shift ;;
-	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*) echo "put_trace.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. "$(dirname "$0")/trace.sh"
+trace_args "$0" secs=SECS rounds=ROUNDS old=OLD -- "$@"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BEANSTALKD=$(command -v beanstalkd) || {
 	echo "put_trace.sh: beanstalkd not found" >&2
 	exit 1
 }
-TMP=$(mktemp -d "${BENCH_TMPDIR:-$BUILD}/put-trace.XXXXXX")
-PID=""
-trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+trace_tmp put-trace
 
 # one KIND (new, old, beanstalkd): a fresh server, the trace, the steps
 one() {
