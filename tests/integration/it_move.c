@@ -1,5 +1,6 @@
 /* it_move - what the tests of a tube's move share (it_move.h). */
 #include <inttypes.h>
+#include <pthread.h>
 
 #include "it_etcd.h"
 #include "it_move.h"
@@ -80,4 +81,75 @@ it_move_live_in(struct sluice_client *c, const char *tube)
 	struct it_counts k = it_counts(c, tube);
 
 	return k.ready + k.delayed + k.taken + k.buried;
+}
+
+void
+it_move_pair_init(void **state, struct it_node *a, struct it_node *b,
+    const char *ca, const char *cb)
+{
+	it_move_node_init(state, a, ca, ca, false);
+	it_move_node_init(state, b, cb, cb, false);
+}
+
+struct sluice_router *
+it_move_pair_start(
+    struct it_node *a, struct it_node *b, const char *ca, const char *tube)
+{
+	struct sluice_router *r;
+	uint64_t rev;
+
+	it_node_start(a);
+	it_node_start(b);
+	it_move_wait_writes(a);
+	it_move_wait_writes(b);
+	r = it_move_router();
+	assert_int_equal(sluice_router_map_set(r, tube, ca, NULL, 0, &rev), 0);
+	return r;
+}
+
+struct killed {
+	const char *tube, *to;
+	int stage;
+	int rc;
+	bool stopped;
+	struct sluice_router *r; /* closed by the test, once it is dead */
+};
+
+static void
+killed_stop(void *arg, const struct sluice_move_progress *p)
+{
+	struct killed *k = arg;
+
+	if (p->stage == k->stage) {
+		k->stopped = true;
+		pthread_exit(NULL); /* as a kill -9: the mover keeps nothing */
+	}
+}
+
+static void *
+killed_run(void *arg)
+{
+	struct killed *k = arg;
+	struct sluice_move_opts o = { 0 };
+
+	o.timeout_ms = it_move_scaled(60000);
+	o.report = killed_stop;
+	o.report_arg = k;
+	k->rc = sluice_router_move(k->r, k->tube, k->to, &o, NULL);
+	return NULL;
+}
+
+void
+it_move_killed_at(const char *tube, const char *to, int stage)
+{
+	struct killed k = { tube, to, stage, 0, false, NULL };
+	pthread_t th;
+
+	k.r = it_move_router();
+	assert_int_equal(pthread_create(&th, NULL, killed_run, &k), 0);
+	pthread_join(th, NULL);
+	if (!k.stopped)
+		fail_msg("the mover did not reach stage %d: %s: %s", stage,
+		    sluice_strerror(k.rc), sluice_router_errmsg(k.r));
+	sluice_router_close(k.r);
 }

@@ -230,15 +230,8 @@ test_move_carries_keys_groups_workflows(void **state)
 
 	memset(&cm, 0, sizeof(cm));
 	atomic_store(&carry_waits, 0);
-	it_move_node_init(state, &a, "ca4", "c4a", false);
-	it_move_node_init(state, &b, "cb4", "c4b", false);
-	it_node_start(&a);
-	it_node_start(&b);
-	it_move_wait_writes(&a);
-	it_move_wait_writes(&b);
-	r = it_move_router();
-	assert_int_equal(
-	    sluice_router_map_set(r, "ck", "c4a", NULL, 0, &rev), 0);
+	it_move_pair_init(state, &a, &b, "c4a", "c4b");
+	r = it_move_pair_start(&a, &b, "c4a", "ck");
 	assert_int_equal(
 	    sluice_router_map_set(r, "wq", "c4a", NULL, 0, &rev), 0);
 	for (int i = 0; i < CARRY_PLAIN; i++) {
@@ -332,57 +325,6 @@ test_move_carries_keys_groups_workflows(void **state)
 
 /* ---- The key window --------------------------------------------------- */
 
-struct win_kill {
-	const char *tube, *to;
-	int stage;
-	int rc;
-	struct sluice_router *r; /* closed by the test, once it is dead */
-	bool stopped;
-};
-
-static void
-win_stop(void *arg, const struct sluice_move_progress *p)
-{
-	struct win_kill *k = arg;
-
-	if (p->stage == k->stage) {
-		k->stopped = true;
-		pthread_exit(NULL); /* as a kill -9: the mover keeps nothing */
-	}
-}
-
-static void *
-win_kill_run(void *arg)
-{
-	struct win_kill *k = arg;
-	struct sluice_move_opts o = { 0 };
-
-	o.timeout_ms = it_move_scaled(60000);
-	o.report = win_stop;
-	o.report_arg = k;
-	k->rc = sluice_router_move(k->r, k->tube, k->to, &o, NULL);
-	return NULL;
-}
-
-/* A mover of `tube` to `to` that dies at `stage` (SLUICE_MOVE_KEYS_PENDING:
- * right after the map change; SLUICE_MOVE_KEYS_HELD: once the keys are
- * placeholders at the target, before it takes keyed puts): its thread
- * ends there, in the middle of the move, as a process killed would. */
-static void
-win_killed_mover(const char *tube, const char *to, int stage)
-{
-	struct win_kill k = { tube, to, stage, 0, NULL, false };
-	pthread_t th;
-
-	k.r = it_move_router();
-	assert_int_equal(pthread_create(&th, NULL, win_kill_run, &k), 0);
-	pthread_join(th, NULL);
-	if (!k.stopped)
-		fail_msg("the mover did not reach stage %d: %s: %s", stage,
-		    sluice_strerror(k.rc), sluice_router_errmsg(k.r));
-	sluice_router_close(k.r);
-}
-
 /* A client of `n` alone whose calls give up after 400 ms: a keyed put of
  * `tube` while its keys are pending there is refused, named, alone or in
  * a batch (whose unkeyed item goes in, once). */
@@ -435,22 +377,6 @@ win_key_id(struct sluice_client *c, const char *tube, const char *key)
 	id = t->id;
 	sluice_task_free(t);
 	return id;
-}
-
-static void
-win_start(struct it_node *a, struct it_node *b, const char *ca, const char *cb,
-    void **state, const char *tube, struct sluice_router **r)
-{
-	uint64_t rev;
-
-	it_move_node_init(state, a, ca, ca, false);
-	it_move_node_init(state, b, cb, cb, false);
-	it_node_start(a);
-	it_node_start(b);
-	it_move_wait_writes(a);
-	it_move_wait_writes(b);
-	*r = it_move_router();
-	assert_int_equal(sluice_router_map_set(*r, tube, ca, NULL, 0, &rev), 0);
 }
 
 /* Takes the task of `key` in `tube` at `c` (the only ready one). */
@@ -510,7 +436,8 @@ test_key_of_a_taken_task_stays_one(void **state)
 	uint64_t id1, id2, id;
 	pthread_t th;
 
-	win_start(&a, &b, "k6a", "k6b", state, "kt", &r);
+	it_move_pair_init(state, &a, &b, "k6a", "k6b");
+	r = it_move_pair_start(&a, &b, "k6a", "kt");
 	carry_put(a.c, "kt", "one", "job1", 10, NULL);
 	carry_put(a.c, "kt", "two", "job2", 10, NULL);
 	t1 = win_take(a.c, "kt", "job1");
@@ -592,9 +519,10 @@ test_keyed_put_waits_for_the_keys(void **state)
 	struct win_put w = { .key = "w1" }, wb = { .key = NULL };
 	pthread_t th, pt, pb;
 
-	win_start(&a, &b, "k7a", "k7b", state, "kw", &r);
+	it_move_pair_init(state, &a, &b, "k7a", "k7b");
+	r = it_move_pair_start(&a, &b, "k7a", "kw");
 	carry_put(a.c, "kw", "w", "w1", 10, NULL);
-	win_killed_mover("kw", "k7b", SLUICE_MOVE_KEYS_PENDING);
+	it_move_killed_at("kw", "k7b", SLUICE_MOVE_KEYS_PENDING);
 	win_refused(&b, "kw");
 	r2 = it_move_router();
 	w.r = r2;
@@ -644,10 +572,11 @@ test_mover_killed_before_the_keys(void **state)
 	pthread_t th;
 	size_t draining = 0;
 
-	win_start(&a, &b, "k8a", "k8b", state, "kd", &r);
+	it_move_pair_init(state, &a, &b, "k8a", "k8b");
+	r = it_move_pair_start(&a, &b, "k8a", "kd");
 	carry_put(a.c, "kd", "d", "d1", 10, NULL);
 	t = win_take(a.c, "kd", "d1");
-	win_killed_mover("kd", "k8b", SLUICE_MOVE_KEYS_PENDING);
+	it_move_killed_at("kd", "k8b", SLUICE_MOVE_KEYS_PENDING);
 	it_rc(a.c, sluice_ack(a.c, t->id, t->lease, NULL, NULL), 0);
 	it_sleep_ms(3000); /* three looks of the source at its drains */
 	assert_int_equal(sluice_router_map(r, &m), 0);
@@ -699,10 +628,11 @@ test_window_over_a_target_restart(void **state)
 	uint64_t ph, id, lsn;
 	pthread_t th;
 
-	win_start(&a, &b, "k9a", "k9b", state, "kr", &r);
+	it_move_pair_init(state, &a, &b, "k9a", "k9b");
+	r = it_move_pair_start(&a, &b, "k9a", "kr");
 	carry_put(a.c, "kr", "r", "r1", 10, NULL);
 	t = win_take(a.c, "kr", "r1");
-	win_killed_mover("kr", "k9b", SLUICE_MOVE_KEYS_HELD);
+	it_move_killed_at("kr", "k9b", SLUICE_MOVE_KEYS_HELD);
 	it_node_kill(&b);
 	ph = win_logged_placeholder(&b, "r1");
 	it_node_start(&b);
@@ -737,7 +667,8 @@ test_move_through_a_node_map(void **state)
 	struct sluice_task *t;
 	uint64_t id;
 
-	win_start(&a, &b, "k10a", "k10b", state, "kn", &r);
+	it_move_pair_init(state, &a, &b, "k10a", "k10b");
+	r = it_move_pair_start(&a, &b, "k10a", "kn");
 	carry_put(a.c, "kn", "n", "n1", 10, NULL);
 	carry_put(a.c, "kn", "m", "n2", 10, NULL);
 	t = win_take(a.c, "kn", "n1");

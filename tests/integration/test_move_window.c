@@ -27,54 +27,6 @@
 
 enum { WB_ITEMS = 3 }; /* a keyed item, an unkeyed one, a keyed one */
 
-struct wb_kill {
-	const char *tube, *to;
-	struct sluice_router *r;
-	int rc;
-	bool stopped;
-};
-
-static void
-wb_stop(void *arg, const struct sluice_move_progress *p)
-{
-	struct wb_kill *k = arg;
-
-	if (p->stage == SLUICE_MOVE_KEYS_PENDING) {
-		k->stopped = true;
-		pthread_exit(NULL); /* as a kill -9: the mover keeps nothing */
-	}
-}
-
-static void *
-wb_kill_run(void *arg)
-{
-	struct wb_kill *k = arg;
-	struct sluice_move_opts o = { 0 };
-
-	o.timeout_ms = it_move_scaled(60000);
-	o.report = wb_stop;
-	o.report_arg = k;
-	k->rc = sluice_router_move(k->r, k->tube, k->to, &o, NULL);
-	return NULL;
-}
-
-/* A mover of `tube` to `to` that dies right after the map change: the
- * target owns the tube and its keys stay pending there. */
-static void
-wb_window_open(const char *tube, const char *to)
-{
-	struct wb_kill k = { tube, to, NULL, 0, false };
-	pthread_t th;
-
-	k.r = it_move_router();
-	assert_int_equal(pthread_create(&th, NULL, wb_kill_run, &k), 0);
-	pthread_join(th, NULL);
-	if (!k.stopped)
-		fail_msg("the mover did not reach the key window: %s: %s",
-		    sluice_strerror(k.rc), sluice_router_errmsg(k.r));
-	sluice_router_close(k.r);
-}
-
 struct wb_put {
 	struct sluice_router *r;
 	int rc;
@@ -118,24 +70,18 @@ test_batch_sent_again_fails_alone(void **state)
 	struct sluice_task *t = NULL;
 	struct sluice_put_opts o;
 	pthread_t th;
-	uint64_t rev;
 	int64_t end;
 
-	it_move_node_init(state, &a, "wb1a", "wb1a", false);
-	it_move_node_init(state, &b, "wb1b", "wb1b", false);
+	it_move_pair_init(state, &a, &b, "wb1a", "wb1b");
 	it_node_arg(&b, "--leader-ttl", it_sanitized() ? "12s" : "6s");
-	it_node_start(&a);
-	it_node_start(&b);
-	it_move_wait_writes(&a);
-	it_move_wait_writes(&b);
-	r = it_move_router();
-	assert_int_equal(
-	    sluice_router_map_set(r, "bw", "wb1a", NULL, 0, &rev), 0);
+	r = it_move_pair_start(&a, &b, "wb1a", "bw");
 	sluice_put_opts_init(&o);
 	o.tube = "bw";
 	o.key = "b0"; /* a key at the source, to be brought over */
 	it_rc(a.c, sluice_put(a.c, &o, "w", 1, NULL, NULL), 0);
-	wb_window_open("bw", "wb1b");
+	/* a mover dies right after the map change: the target owns the tube
+	 * and its keys stay pending there */
+	it_move_killed_at("bw", "wb1b", SLUICE_MOVE_KEYS_PENDING);
 
 	w.r = it_move_router();
 	sluice_router_set_timeout(w.r, (int)it_move_scaled(15000));
