@@ -16,414 +16,325 @@
 /* Room for the samples (samples() checks that they fit). */
 #define NSAMPLES 80
 
-/* One sample of every type and outcome. */
+/* parents 3, 9, then 1: u64 little-endian */
+static const uint8_t after[24] = { 3, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0,
+	0, 1 };
+static const char err[] = "connection refused";
+
+/* Fields of the move records: tube "mail" in from cluster "c1", a key. */
+#define FROM_C1 .source = "c1", .source_len = 2
+#define MAIL    .tube = "mail", .tube_len = 4
+#define KEY(k)  .key = (k), .key_len = sizeof(k) - 1
+
+/* One sample of every type and outcome, in an order the tests below
+ * name some of by index. */
+static const struct qrec sample_tab[] = {
+	{ .type = QREC_PUT,
+	    .u.put = { 7, "emails", 6, "hello", 5, "k-1", 3, 1024, 60000, 5, T0,
+	        0 } },
+	/* no key, recurring, empty payload */
+	{ .type = QREC_PUT,
+	    .u.put = { 8, "a:b/c.d-e_f", 11, "", 0, NULL, 0, 0, 1, 0, T0 + 5,
+	        3600000 } },
+	{ .type = QREC_TAKE, .u.take = { 7, 42, true, 0 } },
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_DELETED, 0, 0, 600000, NULL, 0 } },
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_WAIT, 0, T0 + 1000, 0, NULL, 0 } },
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_MOVED, 0, 0, 0, "next", 4 } },
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_REPLACED, 0, 0, 0, NULL, 0 } },
+	{ .type = QREC_RELEASE,
+	    .u.end = { 7, 9, QREC_BY_TTR, QREC_WAIT, 3, T0 + 7, 0, NULL, 0 } },
+	{ .type = QREC_RELEASE,
+	    .u.end = { 7, 9, QREC_BY_SESSION, QREC_REPLACED, 0, 0, 0, NULL,
+	        0 } },
+	{ .type = QREC_FAIL,
+	    .u.end = { 7, 9, 0, QREC_WAIT, 0, T0 + 2000, 0, err,
+	        sizeof(err) - 1 } },
+	{ .type = QREC_FAIL,
+	    .u.end = { 7, 9, 0, QREC_BURIED, 0, 0, 0, err, 4 } },
+	{ .type = QREC_BURY,
+	    .u.end = { 7, 9, QREC_BY_RESTART, QREC_BURIED, 0, 0, 0, NULL, 0 } },
+	/* an operator buries a waiting task */
+	{ .type = QREC_BURY,
+	    .u.end = { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0, 0, 0, NULL, 0 } },
+	{ .type = QREC_TOUCH, .u.touch = { 7, 9 } },
+	{ .type = QREC_KICK, .u.kick = { 7 } },
+	{ .type = QREC_DELETE, .u.del = { 7, 600000 } },
+	{ .type = QREC_FLUSH, .u.flush = { "emails", 6, 0 } },
+	{ .type = QREC_REPLACE,
+	    .u.replace = { 7, "v2", 2, 1, 500, 3, T0 + 9, 0, true } },
+	{ .type = QREC_PAUSE, .u.pause = { "emails", 6, T0 + 60000 } },
+	{ .type = QREC_TAKE_LEASE,
+	    .u.take = { 7, 42, false, (3ull << 32) + 9 } },
+	/* 20 */
+	{ .type = QREC_UNTAKE,
+	    .u.end = { 7, 9, QREC_BY_CLIENT, QREC_WAIT, 0, 0, 0, NULL, 0 } },
+	{ .type = QREC_UNTAKE,
+	    .u.end = { 7, 9, QREC_BY_CLIENT, QREC_REPLACED, 0, 0, 0, NULL,
+	        0 } },
+	/* 22: a lost lease, backed off */
+	{ .type = QREC_SETBACK,
+	    .u.end = { 7, 9, QREC_BY_TTR, QREC_WAIT, 3, T0 + 1000, 0,
+	        "ttr expired after 60s", 21 } },
+	/* an operator buries with a text */
+	{ .type = QREC_SETBACK,
+	    .u.end = { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0, 0, 0, err,
+	        sizeof(err) - 1 } },
+	/* a disconnect at max_attempts */
+	{ .type = QREC_SETBACK,
+	    .u.end = { 7, 9, QREC_BY_SESSION, QREC_BURIED, 0, 0, 0,
+	        "worker disconnected (127.0.0.1:5432)", 36 } },
+	{ .type = QREC_UPDATE,
+	    .u.update = { 7, 5, 30000, 2, T0 + 50, false, NULL, 0 } },
+	{ .type = QREC_UPDATE, .u.update = { 7, 0, 1, 0, T0, true, "new", 3 } },
+	/* kept as done, with a result */
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_DONE, 0, 0, 600000, "sent", 4, 86400000,
+	        1000000 } },
+	/* done, no key, no result, no limit */
+	{ .type = QREC_ACK,
+	    .u.end = { 7, 9, 0, QREC_DONE, 0, 0, 0, NULL, 0, 1, 0 } },
+	{ .type = QREC_DELETE_WHERE, .u.where = { "emails", 6, 5, T0 } },
+	/* taken and buried, by updated_at */
+	{ .type = QREC_DELETE_AGED,
+	    .u.where = { "emails", 6, 0, T0,
+	        QREC_STATE_BIT(3) | QREC_STATE_BIT(4), QREC_BY_UPDATED } },
+	{ .type = QREC_PUT_V,
+	    .u.put = { 9, "rows", 4, "r", 1, "row-7", 5, 1024, 60000, 0, T0, 0,
+	        1700000000123ull } },
+	{ .type = QREC_REPLACE_V,
+	    .u.replace = { 9, "r2", 2, 1024, 60000, 0, T0 + 1, 0, true,
+	        UINT64_MAX } },
+	/* to the dead letter tube */
+	{ .type = QREC_FAIL,
+	    .u.end = { 7, 9, 0, QREC_MOVED, 0, 0, 0, err, 4, 0, 0, "dead",
+	        4 } },
+	/* a lost lease, to the dead letter tube */
+	{ .type = QREC_BURY,
+	    .u.end = { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0, 0, NULL, 0, 0, 0,
+	        "dead", 4 } },
+	{ .type = QREC_TUBE_SET,
+	    .u.tube_set = { "emails", 6,
+	        { QREC_TS_ALL, 30000, 5, 100, 60000, 86400000, true, "dead",
+	            4 } } },
+	/* back to every default */
+	{ .type = QREC_TUBE_SET, .u.tube_set = { "emails", 6, { 0 } } },
+	{ .type = QREC_TUBE_DELETE, .u.tube_delete = { "emails", 6, true } },
+	/* a lost lease at max_attempts, to the dead letter tube */
+	{ .type = QREC_SETBACK,
+	    .u.end = { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0, 0,
+	        "ttr expired after 60s", 21, 0, 0, "dead", 4 } },
+	/* a worker's bury with a text, moved */
+	{ .type = QREC_SETBACK,
+	    .u.end = { 7, 9, QREC_BY_CLIENT, QREC_MOVED, 0, 0, 0, err, 4, 0, 0,
+	        "dead", 4 } },
+	/* 100/m, burst 5, 3 at once */
+	{ .type = QREC_TUBE_LIMIT,
+	    .u.tube_limit = { "api", 3, { QREC_LIM_ALL, 100, 60000, 5, 3 } } },
+	/* no limit any more */
+	{ .type = QREC_TUBE_LIMIT, .u.tube_limit = { "api", 3, { 0 } } },
+	/* every group: 10/s, burst 2, 2 */
+	{ .type = QREC_GROUP_SET,
+	    .u.group_set = { "api", 3, "", 0, { QREC_LIM_ALL, 10, 1000, 2, 2 },
+	        false } },
+	/* one group paused, its own cap */
+	{ .type = QREC_GROUP_SET,
+	    .u.group_set = { "api", 3, "tenant-7", 8,
+	        { QREC_LIM_CONCURRENCY, 0, 0, 0, 5 }, true } },
+	/* a waiting task, gone at once */
+	{ .type = QREC_CANCEL, .u.cancel = { 7, 0 } },
+	/* a taken one, marked */
+	{ .type = QREC_CANCEL, .u.cancel = { 7, 9 } },
+	/* opens its key's throttle window */
+	{ .type = QREC_PUT_T,
+	    .u.put = { 10, "hooks", 5, "h", 1, "acct-3", 6, 1024, 60000, 0, T0,
+	        0, 0, T0 + 60000, NULL, 0 } },
+	/* a throttled put into a group */
+	{ .type = QREC_PUT_T,
+	    .u.put = { 12, "hooks", 5, "h", 1, "acct-4", 6, 1024, 60000, 0, T0,
+	        0, 0, T0 + 60000, "tenant-7", 8 } },
+	/* into a group, no version */
+	{ .type = QREC_PUT_G,
+	    .u.put = { 10, "mail", 4, "m", 1, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+	        0, "tenant-42", 9 } },
+	/* into a group, with a key's version */
+	{ .type = QREC_PUT_G,
+	    .u.put = { 11, "rows", 4, "r", 1, "row-8", 5, 1024, 60000, 0, T0, 0,
+	        5, 0, "eu/acme", 7 } },
+	/* 02:30 in Paris, catch-up one */
+	{ .type = QREC_SCHED_SET,
+	    .u.sched = { .name = "nightly",
+	        .name_len = 7,
+	        .tube = "reports",
+	        .tube_len = 7,
+	        .cron = "30 2 * * mon-fri",
+	        .cron_len = 16,
+	        .tz = "Europe/Paris",
+	        .tz_len = 12,
+	        .catch_up = QREC_CATCH_ONE,
+	        .pri = 5,
+	        .ttr = 60000,
+	        .max_attempts = 3,
+	        .from = T0,
+	        .payload = "{}",
+	        .payload_len = 2 } },
+	{ .type = QREC_SCHED_DELETE,
+	    .u.sched = { .name = "nightly", .name_len = 7 } },
+	{ .type = QREC_SCHED_PAUSE,
+	    .u.sched = { .name = "nightly",
+	        .name_len = 7,
+	        .paused = true,
+	        .from = T0 } },
+	/* skipped slots */
+	{ .type = QREC_SCHED_FIRE,
+	    .u.sched = { .name = "nightly",
+	        .name_len = 7,
+	        .slot = T0 + 60000 } },
+	/* a slot's task */
+	{ .type = QREC_SCHED_FIRE,
+	    .u.sched = { .name = "nightly",
+	        .name_len = 7,
+	        .slot = T0 + 120000,
+	        .has_put = true,
+	        .put = { 13, "reports", 7, "{}", 2, "nightly@2026-01-01T02:30Z",
+	            24, 5, 60000, 3, T0, 0, 0, 0, NULL, 0 } } },
+	/* after tasks 3 and 9, cancel */
+	{ .type = QREC_PUT_X,
+	    .u.put = { 13, "mail", 4, "m", 1, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+	        0, NULL, 0, after, 2, 2 } },
+	/* keyed, in a group, after task 1 */
+	{ .type = QREC_PUT_X,
+	    .u.put = { 14, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0, 0,
+	        0, "g", 1, after + 8, 1, 0 } },
+	/* in batch "b1", after task 3 */
+	{ .type = QREC_PUT_X,
+	    .u.put = { 15, "mail", 4, "m", 1, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+	        0, NULL, 0, after, 1, 1, "b1", 2 } },
+	/* in batch "b1", no parents */
+	{ .type = QREC_PUT_X,
+	    .u.put = { 16, "mail", 4, "m", 1, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+	        0, NULL, 0, NULL, 0, 0, "b1", 2 } },
+	{ .type = QREC_BATCH_SET,
+	    .u.batch = { .name = "b1",
+	        .name_len = 2,
+	        .success_tube = "ok",
+	        .success_tube_len = 2,
+	        .success_payload = "hi",
+	        .success_payload_len = 2 } },
+	{ .type = QREC_BATCH_CLOSE,
+	    .u.batch = { .name = "b1", .name_len = 2 } },
+	{ .type = QREC_BATCH_FIRE,
+	    .u.batch = { .name = "b1",
+	        .name_len = 2,
+	        .which = 3,
+	        .puts = { { 17, "ok", 2, "{}", 2, NULL, 0, 1024, 60000, 0, T0,
+	                      0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0 },
+	            { 18, "done", 4, "{}", 2, NULL, 0, 1024, 60000, 0, T0, 0, 0,
+	                0, NULL, 0, NULL, 0, 0, NULL, 0 } } } },
+	/* deleted, its result kept */
+	{ .type = QREC_ACK_R,
+	    .u.end = { .id = 3,
+	        .lease = 9,
+	        .outcome = QREC_DELETED,
+	        .dedup_ms = 600000,
+	        .result = "ok",
+	        .result_len = 2 } },
+	/* moved on, its result kept */
+	{ .type = QREC_ACK_R,
+	    .u.end = { .id = 3,
+	        .lease = 9,
+	        .outcome = QREC_MOVED,
+	        .text = "next",
+	        .text_len = 4,
+	        .result = "{}",
+	        .result_len = 2 } },
+	{ .type = QREC_MOVE_HOLD, .u.move = { .id = 3, .lease = 77 } },
+	{ .type = QREC_MOVE_DROP, .u.move = { .id = 3, .lease = 77 } },
+	/* buried, with its error and group */
+	{ .type = QREC_MOVE_IN,
+	    .u.move = { .src_id = 41,
+	        FROM_C1,
+	        .state = 4,
+	        .attempts = 3,
+	        .created_at = T0 - 9,
+	        .error = "e",
+	        .error_len = 1,
+	        .put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
+	            0, 0, "g", 1 } } },
+	/* folded into task 2 */
+	{ .type = QREC_MOVE_IN,
+	    .u.move = { .src_id = 42, FROM_C1, .fold = 1, .id = 2, MAIL } },
+	{ .type = QREC_MOVE_MARK, .u.move = { MAIL } },
+	{ .type = QREC_MOVE_END, .u.move = { MAIL } },
+	/* a new reservation, with a version */
+	{ .type = QREC_MOVE_KEY,
+	    .u.move = { .src_id = 43,
+	        FROM_C1,
+	        MAIL,
+	        KEY("k9"),
+	        .id = 30,
+	        .expires = T0 + 600000,
+	        .version = 5 } },
+	/* folded into task 2 */
+	{ .type = QREC_MOVE_KEY,
+	    .u.move = { .src_id = 44,
+	        FROM_C1,
+	        MAIL,
+	        KEY("k"),
+	        .fold = 1,
+	        .id = 2,
+	        .expires = T0 + 600000 } },
+	/* its placeholder 31 becomes it */
+	{ .type = QREC_MOVE_KEY,
+	    .u.move = { .src_id = 45,
+	        FROM_C1,
+	        MAIL,
+	        KEY("k8"),
+	        .fold = 2,
+	        .id = 31,
+	        .expires = T0 + 600000 } },
+	/* the copy takes placeholder 19's id */
+	{ .type = QREC_MOVE_IN,
+	    .u.move = { .src_id = 46,
+	        FROM_C1,
+	        .fold = 2,
+	        .state = 1,
+	        .created_at = T0 - 9,
+	        .put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
+	            0, 0, NULL, 0 } } },
+	/* a live key held under 32 */
+	{ .type = QREC_MOVE_PLACE,
+	    .u.move = { .src_id = 47, FROM_C1, MAIL, KEY("k7"), .id = 32 } },
+	/* the key is live here: task 2 */
+	{ .type = QREC_MOVE_PLACE,
+	    .u.move = { .src_id = 48,
+	        FROM_C1,
+	        MAIL,
+	        KEY("k"),
+	        .fold = 1,
+	        .id = 2 } },
+	/* keys pending */
+	{ .type = QREC_MOVE_PEND, .u.move = { MAIL, FROM_C1, .state = 1 } },
+	/* keys here */
+	{ .type = QREC_MOVE_PEND, .u.move = { MAIL, FROM_C1 } },
+	{ .type = QREC_MOVE_KEEP, .u.move = { MAIL } },
+};
+#undef FROM_C1
+#undef MAIL
+#undef KEY
+
+/* The samples into out[0..NSAMPLES), the rest zero: how many. */
 static size_t
 samples(struct qrec *out)
 {
-	static const char err[] = "connection refused";
-	/* parents 3, 9, then 1: u64 little-endian */
-	static const uint8_t after[24] = { 3, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0,
-		0, 0, 0, 0, 1 };
-	size_t n = 0;
+	size_t n = sizeof(sample_tab) / sizeof(sample_tab[0]);
 
-	memset(out, 0, NSAMPLES * sizeof(*out));
-	out[n].type = QREC_PUT;
-	out[n].u.put = (struct qrec_put) { 7, "emails", 6, "hello", 5, "k-1", 3,
-		1024, 60000, 5, T0, 0 };
-	n++;
-	out[n].type = QREC_PUT; /* no key, recurring, empty payload */
-	out[n].u.put = (struct qrec_put) { 8, "a:b/c.d-e_f", 11, "", 0, NULL, 0,
-		0, 1, 0, T0 + 5, 3600000 };
-	n++;
-	out[n].type = QREC_TAKE;
-	out[n].u.take = (struct qrec_take) { 7, 42, true, 0 };
-	n++;
-	out[n].type = QREC_ACK;
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_DELETED, 0, 0, 600000, NULL, 0 };
-	n++;
-	out[n].type = QREC_ACK;
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_WAIT, 0, T0 + 1000, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_ACK;
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_MOVED, 0, 0, 0, "next", 4 };
-	n++;
-	out[n].type = QREC_ACK;
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_REPLACED, 0, 0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_RELEASE;
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_WAIT, 3,
-		T0 + 7, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_RELEASE;
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_SESSION, QREC_REPLACED,
-		0, 0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_FAIL;
-	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_WAIT, 0, T0 + 2000, 0,
-		err, sizeof(err) - 1 };
-	n++;
-	out[n].type = QREC_FAIL;
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_BURIED, 0, 0, 0, err, 4 };
-	n++;
-	out[n].type = QREC_BURY;
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_RESTART, QREC_BURIED,
-		0, 0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_BURY; /* an operator buries a waiting task */
-	out[n].u.end = (struct qrec_end) { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0,
-		0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_TOUCH;
-	out[n].u.touch = (struct qrec_touch) { 7, 9 };
-	n++;
-	out[n].type = QREC_KICK;
-	out[n].u.kick = (struct qrec_kick) { 7 };
-	n++;
-	out[n].type = QREC_DELETE;
-	out[n].u.del = (struct qrec_delete) { 7, 600000 };
-	n++;
-	out[n].type = QREC_FLUSH;
-	out[n].u.flush = (struct qrec_flush) { "emails", 6, 0 };
-	n++;
-	out[n].type = QREC_REPLACE;
-	out[n].u.replace =
-	    (struct qrec_replace) { 7, "v2", 2, 1, 500, 3, T0 + 9, 0, true };
-	n++;
-	out[n].type = QREC_PAUSE;
-	out[n].u.pause = (struct qrec_pause) { "emails", 6, T0 + 60000 };
-	n++;
-	out[n].type = QREC_TAKE_LEASE;
-	out[n].u.take = (struct qrec_take) { 7, 42, false, (3ull << 32) + 9 };
-	n++;
-	out[n].type = QREC_UNTAKE; /* 20 */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_WAIT, 0,
-		0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_UNTAKE;
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_REPLACED,
-		0, 0, 0, NULL, 0 };
-	n++;
-	out[n].type = QREC_SETBACK; /* 22: a lost lease, backed off */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_WAIT, 3,
-		T0 + 1000, 0, "ttr expired after 60s", 21 };
-	n++;
-	out[n].type = QREC_SETBACK; /* an operator buries with a text */
-	out[n].u.end = (struct qrec_end) { 7, 0, QREC_BY_CLIENT, QREC_BURIED, 0,
-		0, 0, err, sizeof(err) - 1 };
-	n++;
-	out[n].type = QREC_SETBACK; /* a disconnect at max_attempts */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_SESSION, QREC_BURIED,
-		0, 0, 0, "worker disconnected (127.0.0.1:5432)", 36 };
-	n++;
-	out[n].type = QREC_UPDATE;
-	out[n].u.update =
-	    (struct qrec_update) { 7, 5, 30000, 2, T0 + 50, false, NULL, 0 };
-	n++;
-	out[n].type = QREC_UPDATE;
-	out[n].u.update =
-	    (struct qrec_update) { 7, 0, 1, 0, T0, true, "new", 3 };
-	n++;
-	out[n].type = QREC_ACK; /* kept as done, with a result */
-	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_DONE, 0, 0, 600000,
-		"sent", 4, 86400000, 1000000 };
-	n++;
-	out[n].type = QREC_ACK; /* done, no key, no result, no limit */
-	out[n].u.end =
-	    (struct qrec_end) { 7, 9, 0, QREC_DONE, 0, 0, 0, NULL, 0, 1, 0 };
-	n++;
-	out[n].type = QREC_DELETE_WHERE;
-	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 5, T0 };
-	n++;
-	out[n].type = QREC_DELETE_AGED; /* taken and buried, by updated_at */
-	out[n].u.where = (struct qrec_delete_where) { "emails", 6, 0, T0,
-		QREC_STATE_BIT(3) | QREC_STATE_BIT(4), QREC_BY_UPDATED };
-	n++;
-	out[n].type = QREC_PUT_V;
-	out[n].u.put = (struct qrec_put) { 9, "rows", 4, "r", 1, "row-7", 5,
-		1024, 60000, 0, T0, 0, 1700000000123ull };
-	n++;
-	out[n].type = QREC_REPLACE_V;
-	out[n].u.replace = (struct qrec_replace) { 9, "r2", 2, 1024, 60000, 0,
-		T0 + 1, 0, true, UINT64_MAX };
-	n++;
-	out[n].type = QREC_FAIL; /* to the dead letter tube */
-	out[n].u.end = (struct qrec_end) { 7, 9, 0, QREC_MOVED, 0, 0, 0, err, 4,
-		0, 0, "dead", 4 };
-	n++;
-	out[n].type = QREC_BURY; /* a lost lease, to the dead letter tube */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0,
-		0, NULL, 0, 0, 0, "dead", 4 };
-	n++;
-	out[n].type = QREC_TUBE_SET;
-	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6,
-		{ QREC_TS_ALL, 30000, 5, 100, 60000, 86400000, true, "dead",
-		    4 } };
-	n++;
-	out[n].type = QREC_TUBE_SET; /* back to every default */
-	out[n].u.tube_set = (struct qrec_tube_set) { "emails", 6, { 0 } };
-	n++;
-	out[n].type = QREC_TUBE_DELETE;
-	out[n].u.tube_delete = (struct qrec_tube_delete) { "emails", 6, true };
-	n++;
-	out[n].type = QREC_SETBACK; /* a lost lease at max_attempts, to
-	                             * the dead letter tube */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_TTR, QREC_MOVED, 0, 0,
-		0, "ttr expired after 60s", 21, 0, 0, "dead", 4 };
-	n++;
-	out[n].type = QREC_SETBACK; /* a worker's bury with a text, moved */
-	out[n].u.end = (struct qrec_end) { 7, 9, QREC_BY_CLIENT, QREC_MOVED, 0,
-		0, 0, err, 4, 0, 0, "dead", 4 };
-	n++;
-	out[n].type = QREC_TUBE_LIMIT; /* 100/m, burst 5, 3 at once */
-	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3,
-		{ QREC_LIM_ALL, 100, 60000, 5, 3 } };
-	n++;
-	out[n].type = QREC_TUBE_LIMIT; /* no limit any more */
-	out[n].u.tube_limit = (struct qrec_tube_limit) { "api", 3, { 0 } };
-	n++;
-	out[n].type = QREC_GROUP_SET; /* every group: 10/s, burst 2, 2 */
-	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "", 0,
-		{ QREC_LIM_ALL, 10, 1000, 2, 2 }, false };
-	n++;
-	out[n].type = QREC_GROUP_SET; /* one group paused, its own cap */
-	out[n].u.group_set = (struct qrec_group_set) { "api", 3, "tenant-7", 8,
-		{ QREC_LIM_CONCURRENCY, 0, 0, 0, 5 }, true };
-	n++;
-	out[n].type = QREC_CANCEL; /* a waiting task, gone at once */
-	out[n].u.cancel = (struct qrec_cancel) { 7, 0 };
-	n++;
-	out[n].type = QREC_CANCEL; /* a taken one, marked */
-	out[n].u.cancel = (struct qrec_cancel) { 7, 9 };
-	n++;
-	out[n].type = QREC_PUT_T; /* opens its key's throttle window */
-	out[n].u.put = (struct qrec_put) { 10, "hooks", 5, "h", 1, "acct-3", 6,
-		1024, 60000, 0, T0, 0, 0, T0 + 60000, NULL, 0 };
-	n++;
-	out[n].type = QREC_PUT_T; /* a throttled put into a group */
-	out[n].u.put = (struct qrec_put) { 12, "hooks", 5, "h", 1, "acct-4", 6,
-		1024, 60000, 0, T0, 0, 0, T0 + 60000, "tenant-7", 8 };
-	n++;
-	out[n].type = QREC_PUT_G; /* into a group, no version */
-	out[n].u.put = (struct qrec_put) { 10, "mail", 4, "m", 1, NULL, 0, 1024,
-		60000, 0, T0, 0, 0, 0, "tenant-42", 9 };
-	n++;
-	out[n].type = QREC_PUT_G; /* into a group, with a key's version */
-	out[n].u.put = (struct qrec_put) { 11, "rows", 4, "r", 1, "row-8", 5,
-		1024, 60000, 0, T0, 0, 5, 0, "eu/acme", 7 };
-	n++;
-	out[n].type = QREC_SCHED_SET; /* 02:30 in Paris, catch-up one */
-	out[n].u.sched = (struct qrec_sched) { .name = "nightly",
-		.name_len = 7,
-		.tube = "reports",
-		.tube_len = 7,
-		.cron = "30 2 * * mon-fri",
-		.cron_len = 16,
-		.tz = "Europe/Paris",
-		.tz_len = 12,
-		.catch_up = QREC_CATCH_ONE,
-		.pri = 5,
-		.ttr = 60000,
-		.max_attempts = 3,
-		.from = T0,
-		.payload = "{}",
-		.payload_len = 2 };
-	n++;
-	out[n].type = QREC_SCHED_DELETE;
-	out[n].u.sched =
-	    (struct qrec_sched) { .name = "nightly", .name_len = 7 };
-	n++;
-	out[n].type = QREC_SCHED_PAUSE;
-	out[n].u.sched = (struct qrec_sched) {
-		.name = "nightly", .name_len = 7, .paused = true, .from = T0
-	};
-	n++;
-	out[n].type = QREC_SCHED_FIRE; /* skipped slots */
-	out[n].u.sched = (struct qrec_sched) {
-		.name = "nightly", .name_len = 7, .slot = T0 + 60000
-	};
-	n++;
-	out[n].type = QREC_SCHED_FIRE; /* a slot's task */
-	out[n].u.sched = (struct qrec_sched) { .name = "nightly",
-		.name_len = 7,
-		.slot = T0 + 120000,
-		.has_put = true,
-		.put = { 13, "reports", 7, "{}", 2, "nightly@2026-01-01T02:30Z",
-		    24, 5, 60000, 3, T0, 0, 0, 0, NULL, 0 } };
-	n++;
-	out[n].type = QREC_PUT_X; /* after tasks 3 and 9, cancel */
-	out[n].u.put = (struct qrec_put) { 13, "mail", 4, "m", 1, NULL, 0, 1024,
-		60000, 0, T0, 0, 0, 0, NULL, 0, after, 2, 2 };
-	n++;
-	out[n].type = QREC_PUT_X; /* keyed, in a group, after task 1 */
-	out[n].u.put = (struct qrec_put) { 14, "mail", 4, "m", 1, "k", 1, 1024,
-		60000, 0, T0, 0, 0, 0, "g", 1, after + 8, 1, 0 };
-	n++;
-	out[n].type = QREC_PUT_X; /* in batch "b1", after task 3 */
-	out[n].u.put = (struct qrec_put) { 15, "mail", 4, "m", 1, NULL, 0, 1024,
-		60000, 0, T0, 0, 0, 0, NULL, 0, after, 1, 1, "b1", 2 };
-	n++;
-	out[n].type = QREC_PUT_X; /* in batch "b1", no parents */
-	out[n].u.put = (struct qrec_put) { 16, "mail", 4, "m", 1, NULL, 0, 1024,
-		60000, 0, T0, 0, 0, 0, NULL, 0, NULL, 0, 0, "b1", 2 };
-	n++;
-	out[n].type = QREC_BATCH_SET;
-	out[n].u.batch = (struct qrec_batch) { .name = "b1",
-		.name_len = 2,
-		.success_tube = "ok",
-		.success_tube_len = 2,
-		.success_payload = "hi",
-		.success_payload_len = 2 };
-	n++;
-	out[n].type = QREC_BATCH_CLOSE;
-	out[n].u.batch = (struct qrec_batch) { .name = "b1", .name_len = 2 };
-	n++;
-	out[n].type = QREC_BATCH_FIRE;
-	out[n].u.batch = (struct qrec_batch) { .name = "b1",
-		.name_len = 2,
-		.which = 3,
-		.puts = { { 17, "ok", 2, "{}", 2, NULL, 0, 1024, 60000, 0, T0,
-		              0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0 },
-		    { 18, "done", 4, "{}", 2, NULL, 0, 1024, 60000, 0, T0, 0, 0,
-		        0, NULL, 0, NULL, 0, 0, NULL, 0 } } };
-	n++;
-	out[n].type = QREC_ACK_R; /* deleted, its result kept */
-	out[n].u.end = (struct qrec_end) { .id = 3,
-		.lease = 9,
-		.outcome = QREC_DELETED,
-		.dedup_ms = 600000,
-		.result = "ok",
-		.result_len = 2 };
-	n++;
-	out[n].type = QREC_ACK_R; /* moved on, its result kept */
-	out[n].u.end = (struct qrec_end) { .id = 3,
-		.lease = 9,
-		.outcome = QREC_MOVED,
-		.text = "next",
-		.text_len = 4,
-		.result = "{}",
-		.result_len = 2 };
-	n++;
-	out[n].type = QREC_MOVE_HOLD;
-	out[n].u.move = (struct qrec_move) { .id = 3, .lease = 77 };
-	n++;
-	out[n].type = QREC_MOVE_DROP;
-	out[n].u.move = (struct qrec_move) { .id = 3, .lease = 77 };
-	n++;
-	out[n].type = QREC_MOVE_IN; /* buried, with its error and group */
-	out[n].u.move = (struct qrec_move) { .src_id = 41,
-		.source = "c1",
-		.source_len = 2,
-		.state = 4,
-		.attempts = 3,
-		.created_at = T0 - 9,
-		.error = "e",
-		.error_len = 1,
-		.put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
-		    0, 0, "g", 1 } };
-	n++;
-	out[n].type = QREC_MOVE_IN; /* folded into task 2 */
-	out[n].u.move = (struct qrec_move) { .src_id = 42,
-		.source = "c1",
-		.source_len = 2,
-		.fold = 1,
-		.id = 2,
-		.tube = "mail",
-		.tube_len = 4 };
-	n++;
-	out[n].type = QREC_MOVE_MARK;
-	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
-	n++;
-	out[n].type = QREC_MOVE_END;
-	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
-	n++;
-	out[n].type = QREC_MOVE_KEY; /* a new reservation, with a version */
-	out[n].u.move = (struct qrec_move) { .src_id = 43,
-		.source = "c1",
-		.source_len = 2,
-		.tube = "mail",
-		.tube_len = 4,
-		.key = "k9",
-		.key_len = 2,
-		.id = 30,
-		.expires = T0 + 600000,
-		.version = 5 };
-	n++;
-	out[n].type = QREC_MOVE_KEY; /* folded into task 2 */
-	out[n].u.move = (struct qrec_move) { .src_id = 44,
-		.source = "c1",
-		.source_len = 2,
-		.tube = "mail",
-		.tube_len = 4,
-		.key = "k",
-		.key_len = 1,
-		.fold = 1,
-		.id = 2,
-		.expires = T0 + 600000 };
-	n++;
-	out[n].type = QREC_MOVE_KEY; /* its placeholder 31 becomes it */
-	out[n].u.move = (struct qrec_move) { .src_id = 45,
-		.source = "c1",
-		.source_len = 2,
-		.tube = "mail",
-		.tube_len = 4,
-		.key = "k8",
-		.key_len = 2,
-		.fold = 2,
-		.id = 31,
-		.expires = T0 + 600000 };
-	n++;
-	out[n].type = QREC_MOVE_IN; /* the copy takes placeholder 19's id */
-	out[n].u.move = (struct qrec_move) { .src_id = 46,
-		.source = "c1",
-		.source_len = 2,
-		.fold = 2,
-		.state = 1,
-		.created_at = T0 - 9,
-		.put = { 19, "mail", 4, "m", 1, "k", 1, 1024, 60000, 0, T0, 0,
-		    0, 0, NULL, 0 } };
-	n++;
-	out[n].type = QREC_MOVE_PLACE; /* a live key held under 32 */
-	out[n].u.move = (struct qrec_move) { .src_id = 47,
-		.source = "c1",
-		.source_len = 2,
-		.tube = "mail",
-		.tube_len = 4,
-		.key = "k7",
-		.key_len = 2,
-		.id = 32 };
-	n++;
-	out[n].type = QREC_MOVE_PLACE; /* the key is live here: task 2 */
-	out[n].u.move = (struct qrec_move) { .src_id = 48,
-		.source = "c1",
-		.source_len = 2,
-		.tube = "mail",
-		.tube_len = 4,
-		.key = "k",
-		.key_len = 1,
-		.fold = 1,
-		.id = 2 };
-	n++;
-	out[n].type = QREC_MOVE_PEND; /* keys pending */
-	out[n].u.move = (struct qrec_move) { .tube = "mail",
-		.tube_len = 4,
-		.source = "c1",
-		.source_len = 2,
-		.state = 1 };
-	n++;
-	out[n].type = QREC_MOVE_PEND; /* keys here */
-	out[n].u.move = (struct qrec_move) {
-		.tube = "mail", .tube_len = 4, .source = "c1", .source_len = 2
-	};
-	n++;
-	out[n].type = QREC_MOVE_KEEP;
-	out[n].u.move = (struct qrec_move) { .tube = "mail", .tube_len = 4 };
-	n++;
 	assert_true(n <= NSAMPLES);
+	memset(out, 0, NSAMPLES * sizeof(*out));
+	memcpy(out, sample_tab, sizeof(sample_tab));
 	return n;
 }
 
