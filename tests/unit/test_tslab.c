@@ -64,6 +64,41 @@ intact(const struct obj *o)
 	return true;
 }
 
+/* o[from..to) made objects of `size` bytes from `p`, each filled with
+ * the byte of its index (i & 0xff). */
+static void
+alloc_marked(
+    struct tslab_pool *p, void **o, size_t from, size_t to, size_t size)
+{
+	for (size_t i = from; i < to; i++) {
+		o[i] = tslab_alloc(p, size);
+		assert_non_null(o[i]);
+		memset(o[i], (int)(i & 0xff), size);
+	}
+}
+
+/* Each of o[0..n) (alloc_marked's) still holds its byte at both ends;
+ * then freed. */
+static void
+free_marked(struct tslab_pool *p, void **o, size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
+		assert_int_equal(
+		    ((uint8_t *)o[i])[size - 1], (uint8_t)(i & 0xff));
+		tslab_free(p, o[i], size);
+	}
+}
+
+/* Settled, the pool keeps at most one spare a class. */
+static void
+settle_to_one_spare(struct tslab_pool *p)
+{
+	tslab_settle(p);
+	for (int i = 0; i < TSLAB_CLASSES; i++)
+		assert_true(p->nspare[i] <= 1);
+}
+
 /* 200,000 random allocations and frees of sizes in every class (and a
  * few over TSLAB_MAX), each object filled with its own byte and checked
  * whole when it is freed and at the end. */
@@ -145,11 +180,7 @@ test_a_large_pool_gives_its_memory_back(void **state)
 	(void)state;
 	assert_non_null(o);
 	tslab_init(&p);
-	for (size_t i = 0; i < n; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, 0, n, SIZE);
 	full = tslab_bytes() - before;
 	fprintf(stderr,
 	    "%zu objects of %d bytes: %zu bytes of slabs (%.2f a byte)\n", n,
@@ -164,11 +195,7 @@ test_a_large_pool_gives_its_memory_back(void **state)
 		assert_true(full >= n * SIZE);
 		assert_true(full <= n * SIZE + (n * SIZE) / 100 + (4u << 20));
 	}
-	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(
-		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
-		tslab_free(&p, o[i], SIZE);
-	}
+	free_marked(&p, o, n, SIZE);
 	if (!sanitized())
 		assert_true(tslab_bytes() - before <= (16u << 10));
 	tslab_fini(&p);
@@ -221,11 +248,7 @@ test_a_load_keeps_spares_ahead_faulted_in_by_the_worker(void **state)
 	memset(o, 0, (n + extra) * sizeof(*o));
 	tslab_init(&p);
 	tslab_expect(&p, TSLAB_EXPECT_MANY);
-	for (size_t i = 0; i < n; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, 0, n, SIZE);
 	if (!sanitized()) {
 		struct timespec t0, t;
 		int left;
@@ -251,26 +274,16 @@ test_a_load_keeps_spares_ahead_faulted_in_by_the_worker(void **state)
 			assert_true(resident(p.spare[CLS][i]));
 	}
 	f0 = thread_faults();
-	for (size_t i = n; i < n + extra; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, n, n + extra, SIZE);
 	if (!sanitized()) {
 		assert_int_equal(thread_faults() - f0, 0);
 		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
 	}
-	tslab_settle(&p);
-	for (int i = 0; i < TSLAB_CLASSES; i++)
-		assert_true(p.nspare[i] <= 1);
+	settle_to_one_spare(&p);
 	if (!sanitized())
 		assert_true(tslab_bytes() - before <=
 		    (n + extra) * SIZE + (n + extra) * SIZE / 100 + (6u << 20));
-	for (size_t i = 0; i < n + extra; i++) {
-		assert_int_equal(
-		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
-		tslab_free(&p, o[i], SIZE);
-	}
+	free_marked(&p, o, n + extra, SIZE);
 	tslab_fini(&p);
 	assert_int_equal(tslab_bytes(), before);
 	free(o);
@@ -301,11 +314,7 @@ test_a_load_does_not_wait_for_a_worker_behind(void **state)
 	tslab_init(&p);
 	tslab_expect(&p, TSLAB_EXPECT_MANY);
 	f0 = thread_faults();
-	for (size_t i = 0; i < n; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, 0, n, SIZE);
 	if (!sanitized()) {
 		/* Asked for, never made: the caller faulted its own. */
 		assert_int_equal(p.nspare[CLS], TSLAB_AHEAD_LOAD);
@@ -313,15 +322,8 @@ test_a_load_does_not_wait_for_a_worker_behind(void **state)
 			assert_null(p.spare[CLS][i]);
 		assert_true(thread_faults() - f0 >= 12);
 	}
-	tslab_settle(&p);
-	for (int i = 0; i < TSLAB_CLASSES; i++)
-		assert_true(p.nspare[i] <= 1);
-	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
-		assert_int_equal(
-		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
-		tslab_free(&p, o[i], SIZE);
-	}
+	settle_to_one_spare(&p);
+	free_marked(&p, o, n, SIZE);
 	tslab_fini(&p);
 	assert_int_equal(tslab_bytes(), before);
 	tslab_fill_hold(false);
@@ -385,11 +387,7 @@ test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
 	assert_non_null(o);
 	tslab_init(&p);
 	tslab_expect(&p, TSLAB_EXPECT_MANY);
-	for (size_t i = 0; i < n; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, 0, n, SIZE);
 	/* The second slab on would have been huge outside a load. Under
 	 * the sanitizers the pool is malloc: no slab to look at. */
 	for (size_t i = per + 1; i < n && !sanitized(); i += per)
@@ -397,19 +395,10 @@ test_a_load_maps_small_pages_and_marks_them_huge_once_settled(void **state)
 	tslab_settle(&p);
 	for (size_t i = per + 1; i < n && !sanitized(); i += per)
 		assert_true(vma_has(o[i], "hg"));
-	for (size_t i = n; i < n + more; i++) {
-		o[i] = tslab_alloc(&p, SIZE);
-		assert_non_null(o[i]);
-		memset(o[i], (int)(i & 0xff), SIZE);
-	}
+	alloc_marked(&p, o, n, n + more, SIZE);
 	for (size_t i = n; i < n + more && !sanitized(); i += per / 2)
 		assert_true(vma_has(o[i], "hg"));
-	for (size_t i = 0; i < n + more; i++) {
-		assert_int_equal(((uint8_t *)o[i])[0], (uint8_t)(i & 0xff));
-		assert_int_equal(
-		    ((uint8_t *)o[i])[SIZE - 1], (uint8_t)(i & 0xff));
-		tslab_free(&p, o[i], SIZE);
-	}
+	free_marked(&p, o, n + more, SIZE);
 	tslab_fini(&p);
 	assert_int_equal(tslab_bytes(), before);
 	free(o);
