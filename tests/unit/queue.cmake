@@ -1,10 +1,17 @@
 # The in-memory queue: transitions and errors, the record codec, and a
 # random model test with replay checks.
+# test_queue is split by subject, each part its own test (t_queue_ops.h
+# has the requests they share): put, take and leases; fails, keys,
+# replace, delete, flush, pause; the queries, apply's checks and the
+# hourly statistics; snapshots.
 sluice_test(queue LIBS sluice_queue TIMEOUT 120)
-# test_queue counts allocations (a snapshot write must make none), and
-# fails each in turn: task slabs (mmap) and sanitized tasks
+sluice_test(queue_ends LIBS sluice_queue TIMEOUT 120)
+sluice_test(queue_query LIBS sluice_queue TIMEOUT 120)
+sluice_test(queue_snap LIBS sluice_queue TIMEOUT 120)
+# test_queue_snap counts allocations (a snapshot write must make none),
+# and fails each in turn: task slabs (mmap) and sanitized tasks
 # (aligned_alloc) too.
-target_link_options(test_queue PRIVATE
+target_link_options(test_queue_snap PRIVATE
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=mmap)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
