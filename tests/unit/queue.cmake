@@ -23,6 +23,13 @@ sluice_test(model_flow LIBS sluice_queue TIMEOUT 300)
 foreach(t model model_flow)
 	target_sources(test_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model.c)
 endforeach()
+# test_model's model, its requests and its comparisons, by subject
+# (t_model_queue.h).
+target_sources(test_model PRIVATE
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_ops.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_tube.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_cmp.c)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 # The task slabs: objects keep their bytes, are reused, and a large pool
 # (with a spare faulted in ahead) gives its memory back.
