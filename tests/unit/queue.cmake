@@ -30,6 +30,12 @@ target_sources(test_model PRIVATE
 	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_ops.c
 	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_tube.c
 	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_queue_cmp.c)
+# test_model_flow's likewise (t_model_flow.h).
+target_sources(test_model_flow PRIVATE
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_flow.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_flow_ops.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_flow_sched.c
+	${CMAKE_CURRENT_SOURCE_DIR}/unit/t_model_flow_cmp.c)
 sluice_test(queue_mem LIBS sluice_queue TIMEOUT 120)
 # The task slabs: objects keep their bytes, are reused, and a large pool
 # (with a spare faulted in ahead) gives its memory back.
