@@ -15,15 +15,31 @@
 #include "server/ops/ops_int.h"
 #include "sluice.h"
 
+void *
+ops_move_room(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m, size_t size, struct msg_task **t)
+{
+	void *k = calloc(m->max, size);
+
+	*t = calloc(m->max, sizeof(**t));
+	if (k == NULL || *t == NULL) {
+		free(k);
+		free(*t);
+		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, SLUICE_ENOMEM, NULL);
+		return NULL;
+	}
+	return k;
+}
+
 void
-ops_move_page(
-    struct core *c, struct face_ctx *ctx, struct msg_task *t, size_t n)
+ops_move_page(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m, struct msg_task *t, size_t n, void *k)
 {
 	struct msg_rep rep = { .op = MSG_OP_MOVE_OUT };
 	size_t bytes = OPS_REPLY_HEAD_MAX;
 	uint32_t fit = 0;
 
-	for (; fit < n; fit++) {
+	for (; fit < n && fit < m->max; fit++) {
 		/* a task record's fixed and done fields, generously */
 		size_t need = 256 + t[fit].tube.len + t[fit].key.len;
 
@@ -34,26 +50,22 @@ ops_move_page(
 	rep.move.ntasks = fit;
 	rep.move.tasks = t;
 	ops_reply(c, ctx, &rep);
+	free(k);
+	free(t);
 }
 
 void
 ops_move_keys(
     struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 {
-	struct queue_move_key *k = calloc(m->max, sizeof(*k));
-	struct msg_task *t = calloc(m->max, sizeof(*t));
+	struct msg_task *t;
+	struct queue_move_key *k = ops_move_room(c, ctx, m, sizeof(*k), &t);
 	size_t n;
 
-	if (k == NULL || t == NULL) {
-		free(k);
-		free(t);
-		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, SLUICE_ENOMEM, NULL);
+	if (k == NULL)
 		return;
-	}
 	n = queue_move_keys(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
-	if (n > m->max)
-		n = m->max;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < m->max; i++) {
 		struct msg_task *x = &t[i];
 
 		x->id = k[i].id;
@@ -64,9 +76,7 @@ ops_move_keys(
 		x->done.kept_until = (uint64_t)k[i].expires;
 		x->version = k[i].version;
 	}
-	ops_move_page(c, ctx, t, n);
-	free(k);
-	free(t);
+	ops_move_page(c, ctx, m, t, n, k);
 }
 
 int

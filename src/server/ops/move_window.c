@@ -20,20 +20,14 @@ void
 ops_move_live(
     struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 {
-	struct queue_move_live *k = calloc(m->max, sizeof(*k));
-	struct msg_task *t = calloc(m->max, sizeof(*t));
+	struct msg_task *t;
+	struct queue_move_live *k = ops_move_room(c, ctx, m, sizeof(*k), &t);
 	size_t n;
 
-	if (k == NULL || t == NULL) {
-		free(k);
-		free(t);
-		core_reply_err(c, ctx, MSG_OP_MOVE_OUT, SLUICE_ENOMEM, NULL);
+	if (k == NULL)
 		return;
-	}
 	n = queue_move_live(c->q, m->tube.p, m->tube.len, m->after, k, m->max);
-	if (n > m->max)
-		n = m->max;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < m->max; i++) {
 		struct msg_task *x = &t[i];
 
 		x->id = k[i].id;
@@ -42,9 +36,7 @@ ops_move_live(
 		x->key = (struct msg_str) { k[i].key, k[i].key_len };
 		x->payload = (struct msg_str) { "", 0 };
 	}
-	ops_move_page(c, ctx, t, n);
-	free(k);
-	free(t);
+	ops_move_page(c, ctx, m, t, n, k);
 }
 
 /* Commits `r` unless it is QREC_NONE; answers the count (1: changed

@@ -77,10 +77,16 @@ void ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
 /* move_keys.c: move_out's keys (the source's key reservations of the
  * tube, answered as tasks), and move_in of one of them at the target (0
  * and *id, or a SLUICE_E* code). */
-/* Answers move_out with the tasks t[0..n) that one reply holds; the
- * mover asks for the rest by the last id (move_keys.c). */
-void ops_move_page(
-    struct core *c, struct face_ctx *ctx, struct msg_task *t, size_t n);
+/* A page of move_out's keys or live (move_keys.c): room for m->max
+ * tasks in *t and as many of the queue's entries of `size` bytes,
+ * returned; NULL, answered SLUICE_ENOMEM, when there is no memory. Then
+ * ops_move_page answers with the tasks t[0..n) (at most m->max) that one
+ * reply holds (the mover asks for the rest by the last id), and frees t
+ * and the entries `k`. */
+void *ops_move_room(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m, size_t size, struct msg_task **t);
+void ops_move_page(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m, struct msg_task *t, size_t n, void *k);
 void ops_move_keys(
     struct core *c, struct face_ctx *ctx, const struct msg_move_req *m);
 int ops_move_key_in(struct core *c, const struct msg_move_req *m,
