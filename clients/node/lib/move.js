@@ -380,34 +380,6 @@ class Mover {
     }
   }
 
-  // The reservations of tube's keys at src (keys of tasks completed
-  // there, within their dedup window) made at dst until the same time, a
-  // page at a time by the id of their task; sent again, a page makes
-  // nothing twice. count: the pass the progress counts (the last).
-  async copyKeys(src, dst, tube, count) {
-    let after = 0n;
-    for (;;) {
-      let page;
-      try {
-        page = await this.call(src, encode.moveKeys(tube, this.batch, after));
-      } catch (e) {
-        if (e instanceof E.NotFound) return;
-        throw e;
-      }
-      if (!page.length) return;
-      for (const t of page) if (BigInt(t.id) > after) after = BigInt(t.id);
-      const res = await this.call(dst, encode.moveKeysIn(tube, src, page));
-      for (const x of res) {
-        if (x.status) {
-          throw E.errorFor(x.status, `cluster ${dst} refused the ` +
-            `reservation of a key of tube '${tube}' from ${src} (run the ` +
-            'move again once the cause is fixed)');
-        }
-        if (x.id && count) this.p.keys++;
-      }
-    }
-  }
-
   // One round of tube from src: 1 when tasks were copied, 0 when the
   // source holds none of the tube (taken ones too), 2 when only taken
   // ones are left.
@@ -527,27 +499,39 @@ class Mover {
     }
   }
 
-  // The keys of tube's live tasks at src held at dst as placeholders, a
-  // page at a time by id; sent again, a page answers the ids given before.
-  async copyLive(src, dst, tube) {
+  // A list of tube at src, a page at a time by id, made at dst: the keys
+  // of its live tasks held as placeholders (keys false; sent again, a
+  // page answers the ids given before), or the reservations of its keys
+  // (keys of tasks completed there, within their dedup window) made until
+  // the same time (keys true; sent again, a page makes nothing twice).
+  // count: the pass whose reservations the progress counts (the last).
+  async copyPages(src, dst, tube, keys, count = false) {
+    const list = keys ? encode.moveKeys : encode.moveLive;
+    const make = keys ? encode.moveKeysIn : encode.movePlace;
     let after = 0n;
     for (;;) {
       let page;
       try {
-        page = await this.call(src, encode.moveLive(tube, this.batch, after));
+        page = await this.call(src, list(tube, this.batch, after));
       } catch (e) {
         if (e instanceof E.NotFound) return;
         throw e;
       }
       if (!page.length) return;
       for (const t of page) if (BigInt(t.id) > after) after = BigInt(t.id);
-      const res = await this.call(dst, encode.movePlace(tube, src, page));
+      const res = await this.call(dst, make(tube, src, page));
       res.forEach((x, i) => {
+        if (x.status && keys) {
+          throw E.errorFor(x.status, `cluster ${dst} refused the ` +
+            `reservation of a key of tube '${tube}' from ${src} (run the ` +
+            'move again once the cause is fixed)');
+        }
         if (x.status) {
           throw E.errorFor(x.status, `cluster ${dst} refused to hold the ` +
             `key of task ${page[i].id} of tube '${tube}' from ${src} (keyed ` +
             'puts there wait; run the move again once the cause is fixed)');
         }
+        if (x.id && count) this.p.keys++;
       });
     }
   }
@@ -558,9 +542,9 @@ class Mover {
   async moveOne(src, dst, t) {
     await this.copySettings(src, dst, t);
     await this.copyGroups(src, dst, t);
-    await this.copyKeys(src, dst, t, false);
+    await this.copyPages(src, dst, t, true);
     await this.drain(src, dst, t);
-    await this.copyKeys(src, dst, t, true);
+    await this.copyPages(src, dst, t, true, true);
     await this.call(src, encode.moveEnd(t));
   }
 
@@ -575,12 +559,12 @@ class Mover {
     await this.report();
     await this.known(src, this.p.revision);
     const more = await this.tubesOf(src, tube);
-    for (const t of [tube, ...more]) await this.copyLive(src, dst, t);
+    for (const t of [tube, ...more]) await this.copyPages(src, dst, t, false);
     this.p.stage = KEYS_HELD;
     await this.report();
     this.p.stage = 0;
     await this.call(dst, encode.moveReady(tube, src));
-    await this.copyKeys(src, dst, tube, false);
+    await this.copyPages(src, dst, tube, true);
     // the tube itself last: its move_end at src lifts the keep mark
     for (const t of [...more, tube]) await this.moveOne(src, dst, t);
     // the tables (and placeholders left) of the tubes under it at dst go
