@@ -185,37 +185,25 @@ item_from_task(const struct msg_task *t, struct queue_move_item *it)
 	it->group_len = t->group.len;
 }
 
-static void
-copy_in(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+void
+ops_move_each(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m,
+    int (*one)(struct core *c, const struct msg_move_req *m,
+        const struct msg_task *t, uint64_t *id))
 {
 	struct msg_rep rep = { .op = MSG_OP_MOVE_IN };
 	struct msg_move_res *res = calloc(m->n > 0 ? m->n : 1, sizeof(*res));
 	struct msg_iter it = m->tasks_it;
-	struct queue_move_item item;
 	struct msg_task t;
 	uint32_t n = 0;
-	uint64_t lsn;
-	struct qrec r;
 
 	if (res == NULL) {
 		core_reply_err(c, ctx, MSG_OP_MOVE_IN, SLUICE_ENOMEM, NULL);
 		return;
 	}
 	while (n < m->n && msg_next_task(&it, &t)) {
-		int rc;
+		int rc = one(c, m, &t, &res[n].id);
 
-		item_from_task(&t, &item);
-		if (t.tube.len != m->tube.len ||
-		    memcmp(t.tube.p, m->tube.p, m->tube.len) != 0 ||
-		    t.payload.len != t.size)
-			rc = SLUICE_EINVAL; /* another tube's, or no payload */
-		else if (t.state == MSG_ST_DONE) /* a key's reservation */
-			rc = ops_move_key_in(c, m, &t, &res[n].id);
-		else
-			rc = queue_decide_move_in(c->q, c->now, m->source.p,
-			    m->source.len, &item, &r, &res[n].id);
-		if (rc == 0 && t.state != MSG_ST_DONE && r.type != QREC_NONE)
-			rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
 		if (rc != 0) {
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
 			res[n].id = 0;
@@ -226,6 +214,30 @@ copy_in(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
 	rep.move.res = res;
 	ops_reply(c, ctx, &rep);
 	free(res);
+}
+
+/* move_in of one task: its copy, or a key's reservation (move_keys.c). */
+static int
+copy_one(struct core *c, const struct msg_move_req *m, const struct msg_task *t,
+    uint64_t *id)
+{
+	struct queue_move_item item;
+	uint64_t lsn;
+	struct qrec r;
+	int rc;
+
+	item_from_task(t, &item);
+	if (t->tube.len != m->tube.len ||
+	    memcmp(t->tube.p, m->tube.p, m->tube.len) != 0 ||
+	    t->payload.len != t->size)
+		return SLUICE_EINVAL; /* another tube's, or no payload */
+	if (t->state == MSG_ST_DONE)  /* a key's reservation */
+		return ops_move_key_in(c, m, t, id);
+	rc = queue_decide_move_in(
+	    c->q, c->now, m->source.p, m->source.len, &item, &r, id);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+	return rc;
 }
 
 static void
@@ -276,7 +288,7 @@ ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 		if (m->kind != 0)
 			ops_move_window_in(c, ctx, m); /* move_window.c */
 		else
-			copy_in(c, ctx, m);
+			ops_move_each(c, ctx, m, copy_one);
 		break;
 	default:
 		end(c, ctx, m);

@@ -70,44 +70,23 @@ ops_move_keep(
 	commit_count(c, ctx, MSG_OP_MOVE_OUT, rc, &r, m);
 }
 
-/* move_in's placeholders: a result per key (its id here, or why not). */
-static void
-place(struct core *c, struct face_ctx *ctx, const struct msg_move_req *m)
+/* move_in's placeholder of one key: its id here, or why not. */
+static int
+place_one(struct core *c, const struct msg_move_req *m,
+    const struct msg_task *t, uint64_t *id)
 {
-	struct msg_rep rep = { .op = MSG_OP_MOVE_IN };
-	struct msg_move_res *res = calloc(m->n > 0 ? m->n : 1, sizeof(*res));
-	struct msg_iter it = m->tasks_it;
-	struct msg_task t;
-	uint32_t n = 0;
 	uint64_t lsn;
 	struct qrec r;
+	int rc;
 
-	if (res == NULL) {
-		core_reply_err(c, ctx, MSG_OP_MOVE_IN, SLUICE_ENOMEM, NULL);
-		return;
-	}
-	while (n < m->n && msg_next_task(&it, &t)) {
-		int rc;
-
-		if (t.tube.len < m->tube.len ||
-		    memcmp(t.tube.p, m->tube.p, m->tube.len) != 0)
-			rc = SLUICE_EINVAL; /* not a tube of this move */
-		else
-			rc = queue_decide_move_place(c->q, c->now, m->source.p,
-			    m->source.len, t.tube.p, t.tube.len, t.id, t.key.p,
-			    t.key.len, &r, &res[n].id);
-		if (rc == 0 && r.type != QREC_NONE)
-			rc = core_commit(c, &r, 0, &lsn);
-		if (rc != 0) {
-			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
-			res[n].id = 0;
-		}
-		n++;
-	}
-	rep.move.n = n;
-	rep.move.res = res;
-	ops_reply(c, ctx, &rep);
-	free(res);
+	if (t->tube.len < m->tube.len ||
+	    memcmp(t->tube.p, m->tube.p, m->tube.len) != 0)
+		return SLUICE_EINVAL; /* not a tube of this move */
+	rc = queue_decide_move_place(c->q, c->now, m->source.p, m->source.len,
+	    t->tube.p, t->tube.len, t->id, t->key.p, t->key.len, &r, id);
+	if (rc == 0 && r.type != QREC_NONE)
+		rc = core_commit(c, &r, 0, &lsn);
+	return rc;
 }
 
 void
@@ -118,7 +97,7 @@ ops_move_window_in(
 	int rc;
 
 	if (m->kind == MSG_MOVE_IN_PLACE) {
-		place(c, ctx, m);
+		ops_move_each(c, ctx, m, place_one);
 		return;
 	}
 	rc = queue_decide_move_pend(c->q, m->tube.p, m->tube.len, m->source.p,

@@ -73,6 +73,13 @@ bool ops_req_forced(const struct msg_req *r);
 /* ---- move.c: move_out, move_in, move_end (the admin's) ------------------ */
 
 void ops_move(struct core *c, struct face_ctx *ctx, const struct msg_req *req);
+/* move_in's tasks, each through `one` (0 and *id, or a SLUICE_E* code),
+ * answered with a result apiece (move.c: copies and reservations;
+ * move_window.c: placeholders). */
+void ops_move_each(struct core *c, struct face_ctx *ctx,
+    const struct msg_move_req *m,
+    int (*one)(struct core *c, const struct msg_move_req *m,
+        const struct msg_task *t, uint64_t *id));
 
 /* move_keys.c: move_out's keys (the source's key reservations of the
  * tube, answered as tasks), and move_in of one of them at the target (0
