@@ -225,6 +225,24 @@ queue_limits_broken(const struct qrec_limits *l)
 	return NULL;
 }
 
+void
+queue_limits_change(struct qrec_limits *l, const struct qrec_limits *lim,
+    uint8_t set, uint8_t unset)
+{
+	if (set & QREC_LIM_RATE) {
+		l->rate = lim->rate;
+		l->per_ms = lim->per_ms;
+		l->burst = lim->burst;
+	}
+	if (unset & QREC_LIM_RATE)
+		l->rate = l->per_ms = l->burst = 0;
+	if (set & QREC_LIM_CONCURRENCY)
+		l->concurrency = lim->concurrency;
+	if (unset & QREC_LIM_CONCURRENCY)
+		l->concurrency = 0;
+	l->set = (uint8_t)((l->set | set) & ~unset);
+}
+
 uint32_t
 queue_limits_default_burst(uint32_t rate, uint32_t per_ms)
 {
@@ -253,18 +271,7 @@ limit_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		return SLUICE_ENOTFOUND;
 	if (tb->flow != NULL)
 		l = tb->flow->lim;
-	if (req->set & QREC_LIM_RATE) {
-		l.rate = req->lim.rate;
-		l.per_ms = req->lim.per_ms;
-		l.burst = req->lim.burst;
-	}
-	if (req->unset & QREC_LIM_RATE)
-		l.rate = l.per_ms = l.burst = 0;
-	if (req->set & QREC_LIM_CONCURRENCY)
-		l.concurrency = req->lim.concurrency;
-	if (req->unset & QREC_LIM_CONCURRENCY)
-		l.concurrency = 0;
-	l.set = (uint8_t)((l.set | req->set) & ~req->unset);
+	queue_limits_change(&l, &req->lim, req->set, req->unset);
 	if (!qrec_limits_valid(&l))
 		return SLUICE_EINVAL;
 	if (tb->flow != NULL ? qrec_limits_equal(&l, &tb->flow->lim)

@@ -42,18 +42,7 @@ group_set_rec(struct queue *q, int64_t now, const void *arg, struct qrec *out)
 		l = o->lim;
 		paused = o->paused;
 	}
-	if (req->set & QREC_LIM_RATE) {
-		l.rate = req->lim.rate;
-		l.per_ms = req->lim.per_ms;
-		l.burst = req->lim.burst;
-	}
-	if (req->unset & QREC_LIM_RATE)
-		l.rate = l.per_ms = l.burst = 0;
-	if (req->set & QREC_LIM_CONCURRENCY)
-		l.concurrency = req->lim.concurrency;
-	if (req->unset & QREC_LIM_CONCURRENCY)
-		l.concurrency = 0;
-	l.set = (uint8_t)((l.set | req->set) & ~req->unset);
+	queue_limits_change(&l, &req->lim, req->set, req->unset);
 	if (req->pause == QUEUE_GROUP_PAUSE)
 		paused = true;
 	else if (req->pause == QUEUE_GROUP_RESUME)

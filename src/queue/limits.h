@@ -34,6 +34,11 @@ int queue_decide_tube_limit(struct queue *q, int64_t now,
  * they are. */
 const char *queue_limits_broken(const struct qrec_limits *l);
 
+/* `l` as a change leaves it: the limits named in `set` take their values
+ * from `lim`, those in `unset` go (0), the rest stay. */
+void queue_limits_change(struct qrec_limits *l, const struct qrec_limits *lim,
+    uint8_t set, uint8_t unset);
+
 /* The burst a rate gets when none is given: the tokens of 100 ms, at
  * least 1. A smaller bucket spreads tasks more evenly but loses the
  * tokens that come while the server is late by more than a token's

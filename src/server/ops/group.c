@@ -114,18 +114,7 @@ check(struct core *c, struct face_ctx *ctx, const struct msg_group_req *m,
 	}
 	/* the limits the name would have */
 	l = m->group.len == 0 ? v.def : v.own;
-	if (out->set & QREC_LIM_RATE) {
-		l.rate = out->lim.rate;
-		l.per_ms = out->lim.per_ms;
-		l.burst = out->lim.burst;
-	}
-	if (out->set & QREC_LIM_CONCURRENCY)
-		l.concurrency = out->lim.concurrency;
-	if (out->unset & QREC_LIM_RATE)
-		l.rate = l.per_ms = l.burst = 0;
-	if (out->unset & QREC_LIM_CONCURRENCY)
-		l.concurrency = 0;
-	l.set = (uint8_t)((l.set | out->set) & ~out->unset);
+	queue_limits_change(&l, &out->lim, out->set, out->unset);
 	if ((why = queue_limits_broken(&l)) != NULL) {
 		/* a limit of 0 on a group: the group is what to pause */
 		const char *tube_pause =

@@ -56,18 +56,7 @@ ops_limit_check(struct core *c, struct face_ctx *ctx,
 	}
 	/* the limits it would leave */
 	l = v.lim;
-	if (out->set & QREC_LIM_RATE) {
-		l.rate = out->lim.rate;
-		l.per_ms = out->lim.per_ms;
-		l.burst = out->lim.burst;
-	}
-	if (out->set & QREC_LIM_CONCURRENCY)
-		l.concurrency = out->lim.concurrency;
-	if (out->unset & QREC_LIM_RATE)
-		l.rate = l.per_ms = l.burst = 0;
-	if (out->unset & QREC_LIM_CONCURRENCY)
-		l.concurrency = 0;
-	l.set = (uint8_t)((l.set | out->set) & ~out->unset);
+	queue_limits_change(&l, &out->lim, out->set, out->unset);
 	if ((why = queue_limits_broken(&l)) != NULL) {
 		core_reply_err(c, ctx, MSG_OP_TUBE_SET, SLUICE_EINVAL,
 		    "tube set '%.*s': %s; nothing was changed",
