@@ -87,12 +87,7 @@ check(struct core *c, struct face_ctx *ctx, const struct msg_group_req *m,
 	out->group_len = m->group.len;
 	out->set = f->set;
 	out->unset = m->lunset;
-	out->lim.rate = f->rate;
-	out->lim.per_ms = f->per_ms;
-	out->lim.burst = f->burst;
-	out->lim.concurrency = f->concurrency;
-	if ((f->set & MSG_LIM_RATE) && f->burst == 0)
-		out->lim.burst = queue_limits_default_burst(f->rate, f->per_ms);
+	ops_limits_asked(f, &out->lim);
 	out->pause = m->verb == MSG_GROUP_PAUSE ? QUEUE_GROUP_PAUSE
 	    : m->verb == MSG_GROUP_RESUME       ? QUEUE_GROUP_RESUME
 	                                        : QUEUE_GROUP_KEEP;

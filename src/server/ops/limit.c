@@ -18,6 +18,17 @@
 #include "server/ops/ops_int.h"
 #include "sluice.h"
 
+void
+ops_limits_asked(const struct msg_flow *f, struct qrec_limits *lim)
+{
+	lim->rate = f->rate;
+	lim->per_ms = f->per_ms;
+	lim->burst = f->burst;
+	lim->concurrency = f->concurrency;
+	if ((f->set & MSG_LIM_RATE) && f->burst == 0)
+		lim->burst = queue_limits_default_burst(f->rate, f->per_ms);
+}
+
 int
 ops_limit_check(struct core *c, struct face_ctx *ctx,
     const struct msg_tube_set *m, struct queue_tube_limit_req *out)
@@ -33,12 +44,7 @@ ops_limit_check(struct core *c, struct face_ctx *ctx,
 	out->tube_len = m->tube.len;
 	out->set = f->set;
 	out->unset = m->lunset;
-	out->lim.rate = f->rate;
-	out->lim.per_ms = f->per_ms;
-	out->lim.burst = f->burst;
-	out->lim.concurrency = f->concurrency;
-	if ((f->set & MSG_LIM_RATE) && f->burst == 0)
-		out->lim.burst = queue_limits_default_burst(f->rate, f->per_ms);
+	ops_limits_asked(f, &out->lim);
 	rc = queue_tube_flow(c->q, m->tube.p, m->tube.len, c->now, &v);
 	if (rc == SLUICE_ENOTFOUND) {
 		core_reply_err(c, ctx, MSG_OP_TUBE_SET, rc,

@@ -226,6 +226,9 @@ struct queue_tube_limit_req;
 
 enum { OPS_LIMIT_KVS = 11 }; /* key/values ops_limit_kvs adds, at most */
 
+/* The limits `f` asks for, into *lim: a rate without a burst gets the
+ * default one (queue_limits_default_burst); a group's or a tube's. */
+void ops_limits_asked(const struct msg_flow *f, struct qrec_limits *lim);
 /* Checks the limits part of tube_set `m` (flag 0x01) whole: the tube
  * exists and the limits it would leave are valid. Returns 0 with `*out`
  * the queue's request, or the error it answered (nothing changed). */
