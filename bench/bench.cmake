@@ -31,9 +31,11 @@ target_link_libraries(fsync_probe PRIVATE sluice_benchlib sluice_util PkgConfig:
 # limits-bench: a tube's flow limits against a running sluiced (rate
 # exactness, a concurrency cap, the take path with and without limits);
 # bench/limits.sh runs it and writes docs/benchmarks.md.
-add_executable(limits-bench ${CMAKE_CURRENT_LIST_DIR}/limits_bench.c)
+add_executable(limits-bench ${CMAKE_CURRENT_LIST_DIR}/limits_bench.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_client.c)
 target_link_libraries(limits-bench PRIVATE sluice_static sluice_util
 	Threads::Threads)
+target_include_directories(limits-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 
 # take-path-bench: the queue's own cost of a take and an ack (no server),
 # with and without limits; limits.sh builds it against an older tree too.
@@ -42,12 +44,16 @@ target_compile_definitions(take-path-bench PRIVATE TAKE_PATH_LIMITS)
 target_link_libraries(take-path-bench PRIVATE sluice_queue)
 # groups-bench: a drain with fair groups against one without, against a
 # running sluiced; bench/groups.sh runs it and writes docs/benchmarks.md.
-add_executable(groups-bench ${CMAKE_CURRENT_LIST_DIR}/groups_bench.c)
+add_executable(groups-bench ${CMAKE_CURRENT_LIST_DIR}/groups_bench.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_client.c)
 target_link_libraries(groups-bench PRIVATE sluice_static sluice_util
 	Threads::Threads)
+target_include_directories(groups-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 # flow-bench: graphs of dependencies (1 parent -> 100 children -> 1 join)
 # drained against a plain tube of as many tasks, against a running sluiced;
 # bench/flow.sh runs it and writes docs/benchmarks.md.
-add_executable(flow-bench ${CMAKE_CURRENT_LIST_DIR}/flow_bench.c)
+add_executable(flow-bench ${CMAKE_CURRENT_LIST_DIR}/flow_bench.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_client.c)
 target_link_libraries(flow-bench PRIVATE sluice_static sluice_util
 	Threads::Threads)
+target_include_directories(flow-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})

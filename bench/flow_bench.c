@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_client.h"
 #include "sluice.h"
 #include "util/clock.h"
 
@@ -62,26 +63,6 @@ struct run {
 	atomic_int errors; /* failed calls */
 	atomic_int early;  /* tasks taken with a parent not acked */
 };
-
-static double
-mono_s(void)
-{
-	return (double)clock_mono_ns() / 1e9;
-}
-
-static struct sluice_client *
-connect_url(const char *url)
-{
-	struct sluice_client *c = NULL;
-	int rc = sluice_open(url, &c);
-
-	if (rc != 0) {
-		fprintf(stderr, "flow-bench: connect %s: %s\n", url,
-		    sluice_strerror(rc));
-		exit(1);
-	}
-	return c;
-}
 
 /* The payloads: 100 bytes, the first saying what the task is, so that a
  * take can check its parents: none for a plain task or a parent, one for
@@ -191,7 +172,7 @@ static void *
 worker(void *arg)
 {
 	struct run *r = arg;
-	struct sluice_client *c = connect_url(r->url);
+	struct sluice_client *c = bench_connect("flow-bench", r->url);
 	const char *tubes[] = { r->tube };
 	struct sluice_take_opts o = { tubes, 1, 1000, 1, 0, 0, 0 };
 
@@ -377,14 +358,14 @@ static struct times
 run_one(const char *url, const char *tube, enum kind kind, uint64_t want,
     uint32_t graphs, uint32_t fanout, int workers, int *errors)
 {
-	struct sluice_client *c = connect_url(url);
+	struct sluice_client *c = bench_connect("flow-bench", url);
 	struct run r = { .url = url,
 		.tube = tube,
 		.want = want,
 		.fanout = kind == K_FLOW ? fanout : 0 };
 	pthread_t *th = calloc((size_t)workers, sizeof(*th));
 	struct times tm;
-	double t0 = mono_s(), cpu0 = cpu_of(server_pid);
+	double t0 = bench_mono_s(), cpu0 = cpu_of(server_pid);
 
 	if (kind == K_FLOW) {
 		put_flow(c, tube, graphs, fanout);
@@ -397,8 +378,8 @@ run_one(const char *url, const char *tube, enum kind kind, uint64_t want,
 		put_tasks(
 		    c, tube, NULL, (size_t)want, R_PLAIN, NULL, NULL, 0, NULL);
 	}
-	tm.put_s = mono_s() - t0;
-	t0 = mono_s();
+	tm.put_s = bench_mono_s() - t0;
+	t0 = bench_mono_s();
 	r.end = clock_mono_ms() + 600000;
 	for (int i = 0; i < workers; i++)
 		pthread_create(&th[i], NULL, worker, &r);
@@ -406,7 +387,7 @@ run_one(const char *url, const char *tube, enum kind kind, uint64_t want,
 		pthread_join(th[i], NULL);
 	if (kind == K_BATCH)
 		*errors += batch_wait_fired(c, tube, want);
-	tm.drain_s = mono_s() - t0;
+	tm.drain_s = bench_mono_s() - t0;
 	tm.cpu_s = cpu_of(server_pid) - cpu0;
 	if (kind == K_BATCH) {
 		char ok[64], done[64];

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_client.h"
 #include "sluice.h"
 #include "util/clock.h"
 
@@ -41,66 +42,11 @@ struct run {
 	atomic_int errors;
 };
 
-/* Seconds on the monotonic clock, for rates. */
-static double
-mono_s(void)
-{
-	return (double)clock_mono_ns() / 1e9;
-}
-
-static struct sluice_client *
-connect_url(const char *url)
-{
-	struct sluice_client *c = NULL;
-	int rc = sluice_open(url, &c);
-
-	if (rc != 0) {
-		fprintf(stderr, "groups-bench: connect %s: %s\n", url,
-		    sluice_strerror(rc));
-		exit(1);
-	}
-	return c;
-}
-
-/* n tasks of 100 bytes into `tube`; with groups > 0, task i in group
- * "g<i mod groups>". */
-static void
-put_n(struct sluice_client *c, const char *tube, uint64_t n, uint32_t groups)
-{
-	static struct sluice_batch_item items[BATCH];
-	static char names[BATCH][16];
-	static const char payload[100];
-
-	for (uint64_t done = 0; done < n;) {
-		size_t k = n - done < BATCH ? (size_t)(n - done) : BATCH;
-		int rc;
-
-		memset(items, 0, sizeof(items));
-		for (size_t i = 0; i < k; i++) {
-			sluice_put_opts_init(&items[i].opts);
-			items[i].opts.tube = tube;
-			if (groups > 0) {
-				snprintf(names[i], sizeof(names[i]),
-				    "g%" PRIu64, (done + i) % groups);
-				items[i].opts.group = names[i];
-			}
-			items[i].payload = payload;
-			items[i].len = sizeof(payload);
-		}
-		if ((rc = sluice_put_batch(c, items, k)) != 0) {
-			fprintf(stderr, "groups-bench: put: %s\n",
-			    sluice_strerror(rc));
-			exit(1);
-		}
-		done += k;
-	}
-}
-
 static void *
 worker(void *arg)
 {
 	struct run *r = arg;
-	struct sluice_client *c = connect_url(r->url);
+	struct sluice_client *c = bench_connect("groups-bench", r->url);
 	const char *tubes[] = { r->tube };
 	struct sluice_take_opts o = { tubes, 1, 100, 1, 0, 0, 0 };
 
@@ -132,14 +78,14 @@ drain(
 {
 	struct run r = { .url = url, .tube = tube, .want = want };
 	pthread_t *th = calloc((size_t)workers, sizeof(*th));
-	double t0 = mono_s(), s;
+	double t0 = bench_mono_s(), s;
 
 	r.end = clock_mono_ms() + 600000;
 	for (int i = 0; i < workers; i++)
 		pthread_create(&th[i], NULL, worker, &r);
 	for (int i = 0; i < workers; i++)
 		pthread_join(th[i], NULL);
-	s = mono_s() - t0;
+	s = bench_mono_s() - t0;
 	free(th);
 	*errors += r.errors;
 	if (r.n != want)
@@ -188,7 +134,7 @@ static void *
 fair_worker(void *arg)
 {
 	struct fair *f = arg;
-	struct sluice_client *c = connect_url(f->url);
+	struct sluice_client *c = bench_connect("groups-bench", f->url);
 	const char *tubes[] = { f->tube };
 	struct sluice_take_opts o = { tubes, 1, 100, 1, 0, 0, 0 };
 
@@ -227,7 +173,7 @@ static void *
 fair_producer(void *arg)
 {
 	struct fair *f = arg;
-	struct sluice_client *c = connect_url(f->url);
+	struct sluice_client *c = bench_connect("groups-bench", f->url);
 	struct sluice_put_opts o;
 	struct timespec next;
 	int64_t end = clock_mono_ms() + FAIR_MAX_S * 1000;
@@ -300,9 +246,10 @@ fair_run(struct sluice_client *c, const char *url, const char *tube,
 	f.cap = FAIR_MAX_S * 1000 / FAIR_EVERY_MS + 16;
 	f.srv_ms = calloc(f.cap, sizeof(*f.srv_ms));
 	f.e2e_us = calloc(f.cap, sizeof(*f.e2e_us));
-	put_n(c, tube, big, grouped ? 1 : 0); /* big: group g0 */
+	bench_put_n(
+	    "groups-bench", c, tube, big, grouped ? 1 : 0); /* big: group g0 */
 	atomic_store(&f.big_left, (long)big);
-	t0 = mono_s();
+	t0 = bench_mono_s();
 	for (int i = 0; i < workers; i++)
 		pthread_create(&th[i], NULL, fair_worker, &f);
 	pthread_create(&prod, NULL, fair_producer, &f);
@@ -319,7 +266,7 @@ fair_run(struct sluice_client *c, const char *url, const char *tube,
 	pthread_join(prod, NULL);
 	for (int i = 0; i < workers; i++)
 		pthread_join(th[i], NULL);
-	r.secs = mono_s() - t0;
+	r.secs = bench_mono_s() - t0;
 	qsort(f.srv_ms, f.n, sizeof(*f.srv_ms), by_i64);
 	qsort(f.e2e_us, f.n, sizeof(*f.e2e_us), by_i64);
 	r.samples = f.n;
@@ -357,7 +304,7 @@ fair_print(
 static int
 fairness(const char *url, uint64_t big, int workers, bool json)
 {
-	struct sluice_client *c = connect_url(url);
+	struct sluice_client *c = bench_connect("groups-bench", url);
 	struct fair_res g, p;
 	int errors = 0;
 
@@ -453,7 +400,7 @@ main(int argc, char **argv)
 	}
 	if (fair)
 		return fairness(url, tasks, workers, json);
-	c = connect_url(url);
+	c = bench_connect("groups-bench", url);
 	for (int i = 0; i < rounds; i++) {
 		char tp[32], tg[32];
 
@@ -461,14 +408,14 @@ main(int argc, char **argv)
 		snprintf(tg, sizeof(tg), "bench.groups.%d", i);
 		/* alternate which goes first */
 		if (i % 2 == 0) {
-			put_n(c, tp, tasks, 0);
+			bench_put_n("groups-bench", c, tp, tasks, 0);
 			plain[i] = drain(url, tp, tasks, workers, &errors);
-			put_n(c, tg, tasks, groups);
+			bench_put_n("groups-bench", c, tg, tasks, groups);
 			grouped[i] = drain(url, tg, tasks, workers, &errors);
 		} else {
-			put_n(c, tg, tasks, groups);
+			bench_put_n("groups-bench", c, tg, tasks, groups);
 			grouped[i] = drain(url, tg, tasks, workers, &errors);
-			put_n(c, tp, tasks, 0);
+			bench_put_n("groups-bench", c, tp, tasks, 0);
 			plain[i] = drain(url, tp, tasks, workers, &errors);
 		}
 		printf("round %d: drain of %" PRIu64 " tasks, %d workers: "

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_client.h"
 #include "sluice.h"
 #include "util/clock.h"
 
@@ -45,53 +46,6 @@ struct run {
 	int64_t *stamps; /* monotonic ms of each take, the first STAMPS_MAX */
 	uint64_t want;   /* drain: stop after this many tasks */
 };
-
-/* Seconds on the monotonic clock, for rates. */
-static double
-mono_s(void)
-{
-	return (double)clock_mono_ns() / 1e9;
-}
-
-static struct sluice_client *
-connect_url(const char *url)
-{
-	struct sluice_client *c = NULL;
-	int rc = sluice_open(url, &c);
-
-	if (rc != 0) {
-		fprintf(stderr, "limits-bench: connect %s: %s\n", url,
-		    sluice_strerror(rc));
-		exit(1);
-	}
-	return c;
-}
-
-static void
-put_n(struct sluice_client *c, const char *tube, uint64_t n)
-{
-	static struct sluice_batch_item items[BATCH];
-	static const char payload[100];
-
-	for (uint64_t done = 0; done < n;) {
-		size_t k = n - done < BATCH ? (size_t)(n - done) : BATCH;
-		int rc;
-
-		memset(items, 0, sizeof(items));
-		for (size_t i = 0; i < k; i++) {
-			sluice_put_opts_init(&items[i].opts);
-			items[i].opts.tube = tube;
-			items[i].payload = payload;
-			items[i].len = sizeof(payload);
-		}
-		if ((rc = sluice_put_batch(c, items, k)) != 0) {
-			fprintf(stderr, "limits-bench: put: %s\n",
-			    sluice_strerror(rc));
-			exit(1);
-		}
-		done += k;
-	}
-}
 
 static uint32_t burst; /* --burst; 0: the server's default */
 
@@ -113,7 +67,7 @@ static void *
 worker(void *arg)
 {
 	struct run *r = arg;
-	struct sluice_client *c = connect_url(r->url);
+	struct sluice_client *c = bench_connect("limits-bench", r->url);
 	const char *tubes[] = { r->tube };
 	struct sluice_take_opts o = { tubes, 1, 100, 1, 0, 0, 0 };
 
@@ -229,7 +183,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	c = connect_url(url);
+	c = bench_connect("limits-bench", url);
 	char js[2048] = "";
 	size_t jl = 0;
 
@@ -240,7 +194,8 @@ main(int argc, char **argv)
 		double worst = 0;
 
 		r.stamps = calloc(STAMPS_MAX, sizeof(*r.stamps));
-		put_n(c, r.tube, (uint64_t)rate * (uint64_t)(secs + 2) + 1000);
+		bench_put_n("limits-bench", c, r.tube,
+		    (uint64_t)rate * (uint64_t)(secs + 2) + 1000, 0);
 		limit(c, r.tube, SLUICE_LIM_RATE, rate, 0);
 		t0 = clock_mono_ms();
 		r.end = t0 + 1000 + (int64_t)secs * 1000 + 100;
@@ -283,18 +238,18 @@ main(int argc, char **argv)
 		};
 		double t0;
 
-		put_n(c, r.tube, 200000);
+		bench_put_n("limits-bench", c, r.tube, 200000, 0);
 		limit(c, r.tube, SLUICE_LIM_CONCURRENCY, 0, (uint32_t)cap);
-		t0 = mono_s();
+		t0 = bench_mono_s();
 		r.end = clock_mono_ms() + (int64_t)secs * 1000;
 		run_workers(&r, workers);
 		printf("cap %d, %d workers holding 1 ms, %d s: most held at "
 		       "once %d, %.0f tasks/s, errors %d\n",
-		    cap, workers, secs, r.most, (double)r.n / (mono_s() - t0),
-		    r.errors);
+		    cap, workers, secs, r.most,
+		    (double)r.n / (bench_mono_s() - t0), r.errors);
 		jl += (size_t)snprintf(js + jl, sizeof(js) - jl,
 		    "\"cap\":%d,\"cap_most\":%d,\"cap_tasks_s\":%.0f,", cap,
-		    r.most, (double)r.n / (mono_s() - t0));
+		    r.most, (double)r.n / (bench_mono_s() - t0));
 	}
 	if (strcmp(mode, "drain") == 0 || strcmp(mode, "free") == 0 ||
 	    strcmp(mode, "open") == 0 || strcmp(mode, "all") == 0) {
@@ -307,15 +262,15 @@ main(int argc, char **argv)
 			struct run r = { .url = url, .tube = tubes[k] };
 			double t0;
 
-			put_n(c, r.tube, drain);
+			bench_put_n("limits-bench", c, r.tube, drain, 0);
 			if (k == 1)
 				limit(c, r.tube, SLUICE_LIM_CONCURRENCY, 0,
 				    1000000);
 			r.want = drain;
 			r.end = clock_mono_ms() + 120000;
-			t0 = mono_s();
+			t0 = bench_mono_s();
 			run_workers(&r, workers);
-			tps[k] = (double)r.n / (mono_s() - t0);
+			tps[k] = (double)r.n / (bench_mono_s() - t0);
 			printf("drain of %" PRIu64 " tasks, %d workers, %s: "
 			       "%.0f tasks/s, errors %d\n",
 			    drain, workers,
