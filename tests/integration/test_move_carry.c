@@ -335,15 +335,21 @@ win_refused(struct it_node *n, const char *tube)
 	struct sluice_put_opts o;
 	struct sluice_batch_item it[2];
 	uint64_t id;
-	int created;
+	int64_t end = it_mono_ms() + it_move_scaled(5000);
+	int created, rc;
 
 	assert_int_equal(sluice_open(n->s->url, &c), 0);
 	sluice_set_timeout(c, 400);
 	sluice_put_opts_init(&o);
 	o.tube = tube;
 	o.key = "while-pending";
-	assert_int_equal(
-	    sluice_put(c, &o, "x", 1, &id, &created), SLUICE_EMOVING);
+	/* the mover stopped right after the map change, which the node
+	 * may not have read yet: until it does, the tube is not its own */
+	while (
+	    (rc = sluice_put(c, &o, "x", 1, &id, &created)) == SLUICE_EMOVED &&
+	    it_mono_ms() < end)
+		it_sleep_ms(20);
+	it_rc(c, rc, SLUICE_EMOVING);
 	if (strstr(sluice_errmsg(c), "moving in") == NULL)
 		fail_msg("the refusal does not say why: %s", sluice_errmsg(c));
 	o.key = NULL; /* an unkeyed put goes in */
