@@ -15,7 +15,8 @@
  * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_DIRECT or
  * WAL_COMMIT_RING (inline, wal_submit returns with the batch durable):
  *
- *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
+ *	poll(wal_fd(w),           -> wal_reap(w)   completions; durable LSN
+ *	  wal_wake_fd(w)) readable
  *	                                          moves; reply to clients up
  *	                                          to wal_durable_lsn(w)
  *	requests                  -> wal_append()  copies the record into the
@@ -174,9 +175,14 @@ bool wal_space_short(const struct wal *w);
  * returns, and wal_fd says nothing of it. Returns 0, SLUICE_ELOG. */
 int wal_submit(struct wal *w);
 
-/* Readable when wal_reap has something to do (an eventfd: completions
- * and the preallocator signal it). Owned by the writer. */
+/* Readable when wal_reap has completions to take: the ring's own
+ * descriptor. Owned by the writer. An event loop polls it and
+ * wal_wake_fd. */
 int wal_fd(const struct wal *w);
+
+/* Readable when the preallocator has a spare ready or finished a removal
+ * (wal_reap clears it). Owned by the writer. */
+int wal_wake_fd(const struct wal *w);
 
 /* Processes every completion waiting, without blocking: moves the durable
  * LSN and submits a batch that a rotation sealed. The filling batch waits

@@ -235,10 +235,13 @@ t_wal_append(struct wal *w)
 static inline int
 t_wal_turn(struct wal *w, int ms)
 {
-	struct pollfd p = { .fd = wal_fd(w), .events = POLLIN };
+	struct pollfd p[2] = {
+		{ .fd = wal_fd(w), .events = POLLIN },
+		{ .fd = wal_wake_fd(w), .events = POLLIN },
+	};
 	int rc;
 
-	poll(&p, 1, ms);
+	poll(p, 2, ms);
 	rc = wal_reap(w);
 	if (rc == 0)
 		rc = wal_submit(w);
