@@ -299,6 +299,51 @@ test_wal_fsync_always_syncs_before_durable(void **state)
 	assert_int_equal(wal_close(w), 0);
 }
 
+/* --wal-commit uring-auto: a batch of at most WAL_ADAPT_SMALL records is
+ * made durable by the fdatasync op, a larger one by RWF_DSYNC, and every
+ * record reported durable either way is in the log. Runs in the direct
+ * round only (the others commit another way). */
+static void
+test_wal_adapt_small_batches_take_the_op(void **state)
+{
+	struct wal_stats st;
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t lsn = 0, ops;
+	int rc;
+
+	if (t_wal_commit != WAL_COMMIT_DIRECT || t_wal_fsync_op)
+		skip();
+	t_wal_adapt = true;
+	rc = t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w);
+	t_wal_adapt = false;
+	assert_int_equal(rc, 0);
+	if (wal_commit_mode(w) != WAL_COMMIT_DIRECT) {
+		assert_int_equal(wal_close(w), 0); /* no O_DIRECT here */
+		skip();
+	}
+	for (int round = 0; round < 10; round++) { /* one client */
+		lsn = t_wal_append(w);
+		t_wal_wait_durable(w, lsn);
+	}
+	wal_stats(w, &st);
+	assert_true(st.fsync_op_commits == st.batches);
+	assert_true(st.batches >= 10);
+	ops = st.fsync_op_commits;
+	for (int round = 0; round < 10; round++) { /* many */
+		for (int i = 0; i < WAL_ADAPT_SMALL + 3; i++)
+			lsn = t_wal_append(w);
+		t_wal_wait_durable(w, lsn);
+	}
+	wal_stats(w, &st);
+	assert_true(st.fsync_op_commits == ops);
+	assert_true(st.batches >= 20);
+	assert_true(st.fsyncs >= 20);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == lsn);
+}
+
 /* Bad arguments are refused and consume no LSN. */
 static void
 test_wal_refuses_bad_appends(void **state)
@@ -638,6 +683,7 @@ main(void)
 		T(test_wal_fsync_never_reports_written_records),
 		T(test_wal_fsync_interval_syncs_soon_after),
 		T(test_wal_fsync_always_syncs_before_durable),
+		T(test_wal_adapt_small_batches_take_the_op),
 		T(test_wal_refuses_bad_appends),
 		T(test_wal_refuses_bad_config),
 		T(test_wal_new_epoch_is_recorded),
