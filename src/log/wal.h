@@ -94,12 +94,12 @@ struct wal_config {
 	 * CPU that took the interrupt (docs/benchmarks.md: which is faster
 	 * depends on the machine's load). */
 	bool direct_fsync_op;
-	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS: a batch of at most
-	 * WAL_ADAPT_SMALL records (one client waiting, or two) is made
-	 * durable by the linked fdatasync op, a larger one by RWF_DSYNC:
-	 * on a busy machine whose disk lacks FUA the op halved the median
-	 * commit of one client, and at 32 clients it only cost CPU
-	 * (docs/benchmarks.md). direct_fsync_op is ignored. */
+	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS: while batches hold
+	 * WAL_ADAPT_SMALL records or fewer on average (one client waiting,
+	 * or two), each is made durable by the linked fdatasync op, else by
+	 * RWF_DSYNC: on a busy machine whose disk lacks FUA the op halved
+	 * the median commit of one client, and under many clients it cost
+	 * CPU and puts (docs/benchmarks.md). direct_fsync_op is ignored. */
 	bool direct_adapt;
 };
 
@@ -113,8 +113,9 @@ enum {
 	WAL_RETRY = 1 << 1,    /* churn (a retake, a touch, a kick): refused
 	                        * unless the floor stays available */
 	WAL_HIST_BUCKETS = 16, /* commit latency histogram */
-	WAL_ADAPT_SMALL = 2,   /* direct_adapt: the largest batch (records)
-	                        * made durable by the fdatasync op */
+	WAL_ADAPT_SMALL = 2,   /* direct_adapt: the records per batch, on
+	                        * average, up to which batches are made
+	                        * durable by the fdatasync op */
 };
 
 struct wal;
@@ -295,8 +296,8 @@ struct wal_stats {
 	uint64_t batch_records;    /* records in submitted batches */
 	uint64_t fsync_op_commits; /* batches made durable by an fdatasync
 	                            * op (WAL_COMMIT_DIRECT): all of them
-	                            * with direct_fsync_op, the small ones
-	                            * with direct_adapt */
+	                            * with direct_fsync_op, those while
+	                            * batches were small with direct_adapt */
 };
 
 void wal_stats(const struct wal *w, struct wal_stats *out);

@@ -232,15 +232,24 @@ stage(struct wal *w, struct wal_batch *b, uint64_t *start, size_t *len)
 /* WAL_COMMIT_DIRECT under `always`: whether batch b is made durable by
  * a linked fdatasync op (io_uring's worker thread runs it) rather than
  * RWF_DSYNC (on a disk without FUA, a kernel worker bound to the CPU of
- * the interrupt finishes it). direct_adapt: the op for small batches
- * only, where the latency of one commit is all a client waits for and
- * the CPU the worker's hand-off costs is idle anyway. */
+ * the interrupt finishes it). direct_adapt: the op while batches have
+ * been small lately (a moving average of their records, weight 1/8, in
+ * sixteenths), where the latency of one commit is all a client waits for
+ * and the CPU the worker's hand-off costs is idle anyway. Not by b's own
+ * size: under many clients the first batch after a commit is often
+ * small (the first replies' clients are back), and the op's longer way
+ * (the loop woken for the write, the worker for the flush) held up the
+ * whole cohort behind it (0.65x the puts at 32 clients). */
 static bool
-sync_op(const struct wal *w, const struct wal_batch *b)
+sync_op(struct wal *w, const struct wal_batch *b)
 {
-	if (w->cfg.direct_adapt)
-		return b->nrec <= WAL_ADAPT_SMALL;
-	return w->cfg.direct_fsync_op;
+	uint32_t *avg = &w->adapt_avg;
+	uint64_t n = b->nrec < 1u << 20 ? b->nrec : 1u << 20;
+
+	if (!w->cfg.direct_adapt)
+		return w->cfg.direct_fsync_op;
+	*avg = *avg - *avg / 8 + (uint32_t)(n * 16 / 8);
+	return *avg <= WAL_ADAPT_SMALL * 16;
 }
 
 static int

@@ -188,9 +188,9 @@ flags_wal_commit(const char *s, struct config *cfg)
 	return flags_error("--wal-commit takes uring (O_DIRECT writes "
 	                   "through io_uring, RWF_DSYNC), uring-fsync (the "
 	                   "same writes, each followed by an fdatasync "
-	                   "through io_uring), uring-auto (the fdatasync for "
-	                   "batches of one or two records, RWF_DSYNC for "
-	                   "larger ones) or "
+	                   "through io_uring), uring-auto (the fdatasync while "
+	                   "commits hold one or two records on average, "
+	                   "RWF_DSYNC otherwise) or "
 	                   "inline (pwrite + fdatasync on the loop's thread); "
 	                   "not '%s'",
 	    s);
