@@ -55,7 +55,9 @@
 #   --no-docs      print the table, leave docs/ alone
 #   --keep         keep the temporary directory (server logs, raw results)
 # Environment: BUILD (default build), BENCH_TMPDIR (where the servers' data
-# goes; default BUILD; must be a real disk, not tmpfs, or fsync is free).
+# goes; default BUILD; must be a real disk, not tmpfs, or fsync is free),
+# SLUICED_ARGS (more arguments for every sluiced, e.g. "--wal-commit
+# uring-auto" to measure another commit; use --no-docs with it).
 # Build first: `make build` (or `make bench`, which installs beanstalkd,
 # redis-server and gnuplot, builds and runs this script).
 set -euo pipefail
@@ -66,6 +68,7 @@ BUILD=${BUILD:-build}
 BENCH=$BUILD/bin/sluice-bench
 PROBE=$BUILD/bin/fsync_probe
 SLUICED=$BUILD/bin/sluiced
+SLUICED_ARGS=${SLUICED_ARGS:-}
 DOC=docs/benchmarks.md
 PNG=docs/benchmarks-clients.png
 BEGIN_MARK='<!-- client-workloads:begin -->'
@@ -237,19 +240,22 @@ start_server() {
 	SERVER_LOG=$dir.log
 	case $kind in
 	libsluice)
+		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$port" \
-			--fsync always >"$SERVER_LOG" 2>&1 &
+			--fsync always $SLUICED_ARGS >"$SERVER_LOG" 2>&1 &
 		;;
 	http)
 		# clients use the HTTP port; the nng one is not used
+		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
-			--http "127.0.0.1:$port" --fsync always \
+			--http "127.0.0.1:$port" --fsync always $SLUICED_ARGS \
 			>"$SERVER_LOG" 2>&1 &
 		;;
 	sluice-bs)
 		# clients use the beanstalk port; the nng one is not used
+		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
-			--beanstalk "127.0.0.1:$port" --fsync always \
+			--beanstalk "127.0.0.1:$port" --fsync always $SLUICED_ARGS \
 			>"$SERVER_LOG" 2>&1 &
 		;;
 	bs-f0)

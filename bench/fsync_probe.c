@@ -19,6 +19,18 @@
  *                IORING_OP_FSYNC with IORING_FSYNC_DATASYNC
  *   uring-buffered  io_uring write (page cache) linked to the fsync: the
  *                log's old ring commit
+ *   pwritev2-dsync  pwritev2 of that block with RWF_DSYNC on an O_DIRECT
+ *                descriptor: the write a thread of the server's own
+ *                would make synchronously
+ * --wait chooses how a uring mode waits for its completions:
+ *   enter        io_uring_submit_and_wait (the default)
+ *   eventfd      submit, poll(2) an eventfd registered with the ring, read
+ *                it, then reap: the server's loop
+ *   ringfd       submit, poll(2) the ring's own descriptor, then reap: the
+ *                loop without the eventfd
+ * --thread hands every write to a thread of the probe's own, which runs
+ * it (any mode) and signals an eventfd the main thread polls and reads:
+ * the hand-off a commit thread adds, on top of the mode's own cost.
  * After the writes it counts the process's threads named iou-wrk-*: an
  * io_uring request the kernel could not complete inline was handed to such
  * a worker (a hand-off and two wake-ups per commit).
@@ -29,9 +41,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bench_hist.h"
@@ -54,10 +70,14 @@ enum probe_mode {
 	MODE_URING_DSYNC,
 	MODE_URING_FSYNC,
 	MODE_URING_BUFFERED,
+	MODE_PWRITEV2_DSYNC,
 };
 
+enum probe_wait { WAIT_ENTER, WAIT_EVENTFD, WAIT_RINGFD };
+
 static const char *const mode_names[] = { "sync", "odirect", "uring-dsync",
-	"uring-fsync", "uring-buffered" };
+	"uring-fsync", "uring-buffered", "pwritev2-dsync" };
+static const char *const wait_names[] = { "enter", "eventfd", "ringfd" };
 
 struct probe_opts {
 	const char *dir;
@@ -65,6 +85,8 @@ struct probe_opts {
 	uint64_t bytes;
 	uint64_t max_ms;
 	enum probe_mode mode;
+	enum probe_wait wait;
+	bool thread;
 	bool json;
 };
 
@@ -73,7 +95,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: fsync_probe --dir DIR [--count N] [--bytes B] "
-	    "[--max-time DUR] [--mode M] [--json]\n"
+	    "[--max-time DUR] [--mode M] [--wait W] [--thread] [--json]\n"
 	    "  pwrite of B bytes (default %d) + fdatasync, N times (default "
 	    "%d),\n"
 	    "  at increasing offsets of a preallocated, zero-filled file in "
@@ -81,9 +103,12 @@ usage(FILE *f)
 	    "  stops early after DUR (default 30s). Prints p50, p99 and the "
 	    "mean.\n"
 	    "  --mode sync (default) | odirect | uring-dsync | uring-fsync | "
-	    "uring-buffered:\n"
-	    "  how each write is made durable (see the top of "
-	    "bench/fsync_probe.c).\n",
+	    "uring-buffered | pwritev2-dsync:\n"
+	    "  how each write is made durable; --wait enter (default) | "
+	    "eventfd | ringfd:\n"
+	    "  how a uring mode waits; --thread: each write made by a thread "
+	    "of its own\n"
+	    "  (see the top of bench/fsync_probe.c).\n",
 	    PROBE_BYTES, PROBE_COUNT);
 }
 
@@ -96,6 +121,8 @@ parse(int argc, char **argv, struct probe_opts *o)
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "max-time", required_argument, NULL, 't' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "thread", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -136,6 +163,20 @@ parse(int argc, char **argv, struct probe_opts *o)
 			o->mode = (enum probe_mode)i;
 			break;
 		}
+		case 'w': {
+			size_t i = 0;
+
+			while (i < sizeof(wait_names) / sizeof(wait_names[0]) &&
+			    strcmp(optarg, wait_names[i]) != 0)
+				i++;
+			if (i == sizeof(wait_names) / sizeof(wait_names[0]))
+				return -1;
+			o->wait = (enum probe_wait)i;
+			break;
+		}
+		case 'T':
+			o->thread = true;
+			break;
 		case 'j':
 			o->json = true;
 			break;
@@ -223,13 +264,57 @@ struct probe {
 	uint8_t *image; /* aligned copy of the file's written part */
 	struct io_uring ring;
 	bool ring_open;
+	int efd; /* --wait eventfd: registered with the ring */
+	/* --thread: the hand-off */
+	pthread_t thr;
+	int go_fd, done_fd;
+	uint64_t next_i;
+	const char *next_buf;
+	int next_rc;
 };
+
+/* --wait eventfd and ringfd: poll(2) the descriptor, as an event loop
+ * would, then take every completion there is. */
+static int
+uring_poll(struct probe *p, unsigned n)
+{
+	unsigned got = 0;
+	int err = 0;
+
+	while (got < n) {
+		struct io_uring_cqe *cqe;
+		struct pollfd pfd = {
+			.fd = p->o->wait == WAIT_EVENTFD ? p->efd
+			                                 : p->ring.ring_fd,
+			.events = POLLIN,
+		};
+		uint64_t ev;
+
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+		if (p->o->wait == WAIT_EVENTFD &&
+		    read(p->efd, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
+			return -errno;
+		while (io_uring_peek_cqe(&p->ring, &cqe) == 0) {
+			if (cqe->res < 0 && err == 0)
+				err = cqe->res;
+			io_uring_cqe_seen(&p->ring, cqe);
+			got++;
+		}
+	}
+	return err;
+}
 
 static int
 uring_wait(struct probe *p, unsigned n)
 {
-	int rc = io_uring_submit_and_wait(&p->ring, n), err = 0;
+	int rc, err = 0;
 
+	if (p->o->wait != WAIT_ENTER) {
+		rc = io_uring_submit(&p->ring);
+		return rc < 0 ? rc : uring_poll(p, n);
+	}
+	rc = io_uring_submit_and_wait(&p->ring, n);
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
@@ -253,10 +338,15 @@ one(struct probe *p, uint64_t i, const char *buf)
 	uint64_t b0 = off / PROBE_BLOCK * PROBE_BLOCK;
 	uint64_t b1 = (end + PROBE_BLOCK - 1) / PROBE_BLOCK * PROBE_BLOCK;
 	struct io_uring_sqe *sqe;
+	struct iovec v;
 	ssize_t n;
 
 	memcpy(p->image + off, buf, p->o->bytes);
 	switch (p->o->mode) {
+	case MODE_PWRITEV2_DSYNC:
+		v = (struct iovec) { p->image + b0, b1 - b0 };
+		n = pwritev2(p->dfd, &v, 1, (off_t)b0, RWF_DSYNC);
+		return n < 0 ? -errno : n != (ssize_t)(b1 - b0) ? -EIO : 0;
 	case MODE_SYNC:
 		if (fs_pwrite_all(p->fd, buf, p->o->bytes, (int64_t)off) != 0)
 			return -errno;
@@ -289,11 +379,63 @@ one(struct probe *p, uint64_t i, const char *buf)
 	return -EINVAL;
 }
 
+/* --thread: the writer thread, one write per wake-up of go_fd; stops at
+ * UINT64_MAX. */
+static void *
+writer(void *arg)
+{
+	struct probe *p = arg;
+	uint64_t ev;
+
+	for (;;) {
+		if (read(p->go_fd, &ev, sizeof(ev)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p->next_i == UINT64_MAX)
+			break;
+		p->next_rc = one(p, p->next_i, p->next_buf);
+		ev = 1;
+		if (write(p->done_fd, &ev, sizeof(ev)) < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* --thread: hands write i to the writer, polls and reads its answer, as
+ * an event loop would. (The eventfds order the fields: a write to one
+ * and the read that sees it are a release and an acquire.) */
+static int
+handoff(struct probe *p, uint64_t i, const char *buf)
+{
+	struct pollfd pfd = { .fd = p->done_fd, .events = POLLIN };
+	uint64_t ev = 1;
+
+	p->next_i = i;
+	p->next_buf = buf;
+	if (write(p->go_fd, &ev, sizeof(ev)) < 0)
+		return -errno;
+	for (;;) {
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+		if (read(p->done_fd, &ev, sizeof(ev)) == sizeof(ev))
+			return p->next_rc;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	struct probe_opts o = { 0 };
-	struct probe p = { .o = &o, .fd = -1, .dfd = -1 };
+	struct probe p = { .o = &o,
+		.fd = -1,
+		.dfd = -1,
+		.efd = -1,
+		.go_fd = -1,
+		.done_fd = -1 };
 	struct bench_hist *h;
 	char path[4096], *buf;
 	int64_t start, end;
@@ -323,16 +465,33 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (o.mode == MODE_ODIRECT || o.mode == MODE_URING_DSYNC ||
-	    o.mode == MODE_URING_FSYNC) {
+	    o.mode == MODE_URING_FSYNC || o.mode == MODE_PWRITEV2_DSYNC) {
 		p.dfd = open(path,
 		    O_RDWR | O_DIRECT | O_CLOEXEC |
 		        (o.mode == MODE_ODIRECT ? O_DSYNC : 0));
 		if (p.dfd < 0)
 			rc = -errno;
 	}
-	if (rc == 0 && o.mode >= MODE_URING_DSYNC) {
+	if (rc == 0 && o.mode >= MODE_URING_DSYNC &&
+	    o.mode <= MODE_URING_BUFFERED) {
 		rc = io_uring_queue_init(8, &p.ring, 0);
 		p.ring_open = rc == 0;
+		if (rc == 0 && o.wait == WAIT_EVENTFD) {
+			p.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+			rc = p.efd < 0
+			    ? -errno
+			    : io_uring_register_eventfd(&p.ring, p.efd);
+		}
+	}
+	if (rc == 0 && o.thread) {
+		p.go_fd = eventfd(0, EFD_CLOEXEC);
+		p.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (p.go_fd < 0 || p.done_fd < 0)
+			rc = -errno;
+		else
+			rc = -pthread_create(&p.thr, NULL, writer, &p);
+		if (rc != 0)
+			o.thread = false;
 	}
 	if (rc != 0) {
 		fprintf(stderr, "fsync_probe: %s (mode %s): %s\n", path,
@@ -347,7 +506,7 @@ main(int argc, char **argv)
 
 		if (t0 >= end)
 			break;
-		rc = one(&p, i, buf);
+		rc = o.thread ? handoff(&p, i, buf) : one(&p, i, buf);
 		if (rc != 0) {
 			fprintf(stderr, "fsync_probe: %s: %s\n", path,
 			    strerror(-rc));
@@ -361,27 +520,44 @@ main(int argc, char **argv)
 				workers = k;
 		}
 	}
+	if (o.thread) {
+		uint64_t ev = 1;
+
+		p.next_i = UINT64_MAX;
+		if (write(p.go_fd, &ev, sizeof(ev)) < 0)
+			pthread_cancel(p.thr);
+		pthread_join(p.thr, NULL);
+	}
+	if (p.go_fd >= 0)
+		close(p.go_fd);
+	if (p.done_fd >= 0)
+		close(p.done_fd);
 	if (p.ring_open)
 		io_uring_queue_exit(&p.ring);
+	if (p.efd >= 0)
+		close(p.efd);
 	if (p.dfd >= 0)
 		close(p.dfd);
 	close(p.fd);
 	unlink(path);
 	if (rc != 0)
 		return 1;
-	printf("%s: write %llu B, durable, %llu times in %.2f s: p50 %.0f "
-	       "us, p99 %.0f us, mean %.0f us; iou-wrk threads seen: %d\n",
-	    mode_names[o.mode], (unsigned long long)o.bytes,
-	    (unsigned long long)h->count,
+	printf("%s%s%s%s: write %llu B, durable, %llu times in %.2f s: p50 "
+	       "%.0f us, p99 %.0f us, mean %.0f us; iou-wrk threads seen: %d\n",
+	    mode_names[o.mode], p.ring_open ? " wait " : "",
+	    p.ring_open ? wait_names[o.wait] : "", o.thread ? " thread" : "",
+	    (unsigned long long)o.bytes, (unsigned long long)h->count,
 	    (double)(clock_mono_ns() - start) / 1e9,
 	    (double)bench_hist_percentile(h, 50) / 1000.0,
 	    (double)bench_hist_percentile(h, 99) / 1000.0,
 	    bench_hist_mean(h) / 1000.0, workers);
 	if (o.json)
-		printf("{\"mode\":\"%s\",\"bytes\":%llu,\"count\":%llu,"
+		printf("{\"mode\":\"%s\",\"wait\":\"%s\",\"thread\":%s,"
+		       "\"bytes\":%llu,\"count\":%llu,"
 		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"mean_us\":%.1f,"
 		       "\"iou_wrk\":%d}\n",
-		    mode_names[o.mode], (unsigned long long)o.bytes,
+		    mode_names[o.mode], wait_names[o.wait],
+		    o.thread ? "true" : "false", (unsigned long long)o.bytes,
 		    (unsigned long long)h->count,
 		    (double)bench_hist_percentile(h, 50) / 1000.0,
 		    (double)bench_hist_percentile(h, 99) / 1000.0,

@@ -195,13 +195,16 @@ writer_slice(struct writer *wr, double secs, bool measure)
 	}
 	wal_submit(w);
 	while (head != tail) {
-		struct pollfd pfd = { .fd = wal_fd(w), .events = POLLIN };
+		struct pollfd pfd[2] = {
+			{ .fd = wal_fd(w), .events = POLLIN },
+			{ .fd = wal_wake_fd(w), .events = POLLIN },
+		};
 		int64_t now;
 		uint64_t d;
 
 		/* an inline commit made them durable in wal_submit */
 		if (wal_durable_lsn(w) < wr->fifo[head].lsn)
-			poll(&pfd, 1, 1000);
+			poll(pfd, 2, 1000);
 		rc = wal_reap(w);
 		if (rc != 0)
 			die("wal_reap", rc);

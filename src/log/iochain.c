@@ -56,14 +56,10 @@ iochain_ring_open(struct iochain_ring *r, unsigned entries)
 	rc = io_uring_queue_init(entries, &r->uring, 0);
 	if (rc < 0)
 		goto fail_init;
-	rc = io_uring_register_eventfd(&r->uring, r->efd);
-	if (rc < 0)
-		goto fail_register;
+	atomic_init(&r->woken, false);
 	r->open = true;
 	return 0;
 
-fail_register:
-	io_uring_queue_exit(&r->uring);
 fail_init:
 	close(r->efd);
 	r->efd = -1;
@@ -84,7 +80,29 @@ iochain_ring_close(struct iochain_ring *r)
 int
 iochain_ring_fd(const struct iochain_ring *r)
 {
+	return r->uring.ring_fd;
+}
+
+int
+iochain_wake_fd(const struct iochain_ring *r)
+{
 	return r->efd;
+}
+
+void
+iochain_wake(struct iochain_ring *r)
+{
+	uint64_t one = 1;
+
+	/* The write before the flag: a reap that sees the flag then
+	 * reads what was written. (The other order could let a reap take
+	 * the flag, read nothing, and leave the eventfd readable with no
+	 * flag: a loop polling it would spin.) */
+	if (write(r->efd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow in practice; a failed
+		 * wake-up only delays what it was for. */
+	}
+	atomic_store(&r->woken, true);
 }
 
 void
@@ -332,7 +350,10 @@ iochain_reap(struct iochain_ring *r, iochain_done_fn *done, void *arg)
 	uint64_t ev;
 	int finished = 0;
 
-	if (read(r->efd, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
+	/* Only after iochain_wake: a completion does not touch the
+	 * eventfd (the loop polls the ring's own descriptor). */
+	if (atomic_exchange(&r->woken, false) &&
+	    read(r->efd, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
 		return -errno;
 	while (io_uring_peek_cqe(&r->uring, &cqe) == 0) {
 		struct iochain_op *op = io_uring_cqe_get_data(cqe);

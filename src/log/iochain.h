@@ -22,12 +22,16 @@
  * handing it to a worker thread (docs/benchmarks.md).
  *
  * The chain's memory is the caller's (the WAL embeds one in each batch);
- * it must stay put until the callback. Completions signal an eventfd
- * (iochain_ring_fd) that an event loop can poll. */
+ * it must stay put until the callback. An event loop polls the ring's own
+ * descriptor (iochain_ring_fd: readable while completions wait), so that
+ * a completion costs it no read of an eventfd; other threads wake it
+ * through a second descriptor (iochain_wake, iochain_wake_fd), which is
+ * read only after they wrote it. */
 #ifndef SLUICE_LOG_IOCHAIN_H
 #define SLUICE_LOG_IOCHAIN_H
 
 #include <liburing.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,12 +92,13 @@ struct iochain {
 
 struct iochain_ring {
 	struct io_uring uring;
-	int efd;
-	unsigned pending; /* completions not reaped yet, all chains */
+	int efd;           /* iochain_wake's eventfd */
+	atomic_bool woken; /* efd written and not read yet */
+	unsigned pending;  /* completions not reaped yet, all chains */
 	bool open;
 };
 
-/* Sets up a ring of `entries` SQEs and an eventfd registered with it.
+/* Sets up a ring of `entries` SQEs and the eventfd of iochain_wake.
  * Returns 0 or -errno (-ENOSYS, -EPERM where io_uring is unavailable). */
 int iochain_ring_open(struct iochain_ring *r, unsigned entries);
 
@@ -101,8 +106,16 @@ int iochain_ring_open(struct iochain_ring *r, unsigned entries);
  * never called back). Accepts a zeroed or closed ring. */
 void iochain_ring_close(struct iochain_ring *r);
 
-/* The eventfd, readable when completions wait. */
+/* The ring's descriptor, readable while completions wait (until
+ * iochain_reap took them). */
 int iochain_ring_fd(const struct iochain_ring *r);
+
+/* An eventfd, readable after iochain_wake until iochain_reap. */
+int iochain_wake_fd(const struct iochain_ring *r);
+
+/* Makes iochain_wake_fd readable: another thread's wake-up of the loop
+ * (the preallocator's). Any thread. */
+void iochain_wake(struct iochain_ring *r);
 
 /* Empties a chain. */
 void iochain_init(struct iochain *c);
@@ -127,11 +140,11 @@ int iochain_run(struct iochain *c);
 
 typedef void iochain_done_fn(struct iochain *c, void *arg);
 
-/* Drains the eventfd, then handles every completion waiting, without
- * blocking; calls `done` for each chain that finished (c->err says
- * whether it failed; a resubmission that could not be made finishes its
- * chain with that error). Returns the number of chains finished, or
- * -errno when the eventfd cannot be read. */
+/* Reads the wake-up eventfd when iochain_wake wrote it, then handles
+ * every completion waiting, without blocking; calls `done` for each
+ * chain that finished (c->err says whether it failed; a resubmission that
+ * could not be made finishes its chain with that error). Returns the
+ * number of chains finished, or -errno when the eventfd cannot be read. */
 int iochain_reap(struct iochain_ring *r, iochain_done_fn *done, void *arg);
 
 /* Blocks until a completion waits or `timeout_ns` passed. Returns 0,

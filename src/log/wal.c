@@ -642,6 +642,12 @@ wal_fd(const struct wal *w)
 }
 
 int
+wal_wake_fd(const struct wal *w)
+{
+	return iochain_wake_fd(&w->ring);
+}
+
+int
 wal_reap(struct wal *w)
 {
 	int rc = iochain_reap(&w->ring, wal_on_done, w);

@@ -15,7 +15,8 @@
  * wal_submit. The cycle of an event-loop turn with WAL_COMMIT_DIRECT or
  * WAL_COMMIT_RING (inline, wal_submit returns with the batch durable):
  *
- *	poll(wal_fd(w)) readable  -> wal_reap(w)   completions; durable LSN
+ *	poll(wal_fd(w),           -> wal_reap(w)   completions; durable LSN
+ *	  wal_wake_fd(w)) readable
  *	                                          moves; reply to clients up
  *	                                          to wal_durable_lsn(w)
  *	requests                  -> wal_append()  copies the record into the
@@ -93,6 +94,13 @@ struct wal_config {
 	 * CPU that took the interrupt (docs/benchmarks.md: which is faster
 	 * depends on the machine's load). */
 	bool direct_fsync_op;
+	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS: while batches hold
+	 * WAL_ADAPT_SMALL records or fewer on average (one client waiting,
+	 * or two), each is made durable by the linked fdatasync op, else by
+	 * RWF_DSYNC: on a busy machine whose disk lacks FUA the op halved
+	 * the median commit of one client, and under many clients it cost
+	 * CPU and puts (docs/benchmarks.md). direct_fsync_op is ignored. */
+	bool direct_adapt;
 };
 
 /* wal_append's flags: how much of the reserved space a record may use
@@ -105,6 +113,9 @@ enum {
 	WAL_RETRY = 1 << 1,    /* churn (a retake, a touch, a kick): refused
 	                        * unless the floor stays available */
 	WAL_HIST_BUCKETS = 16, /* commit latency histogram */
+	WAL_ADAPT_SMALL = 2,   /* direct_adapt: the records per batch, on
+	                        * average, up to which batches are made
+	                        * durable by the fdatasync op */
 };
 
 struct wal;
@@ -174,9 +185,14 @@ bool wal_space_short(const struct wal *w);
  * returns, and wal_fd says nothing of it. Returns 0, SLUICE_ELOG. */
 int wal_submit(struct wal *w);
 
-/* Readable when wal_reap has something to do (an eventfd: completions
- * and the preallocator signal it). Owned by the writer. */
+/* Readable when wal_reap has completions to take: the ring's own
+ * descriptor. Owned by the writer. An event loop polls it and
+ * wal_wake_fd. */
 int wal_fd(const struct wal *w);
+
+/* Readable when the preallocator has a spare ready or finished a removal
+ * (wal_reap clears it). Owned by the writer. */
+int wal_wake_fd(const struct wal *w);
 
 /* Processes every completion waiting, without blocking: moves the durable
  * LSN and submits a batch that a rotation sealed. The filling batch waits
@@ -277,7 +293,11 @@ struct wal_stats {
 	/* Records per submitted batch: bucket i counts batches of at most
 	 * 2^i records; the last bucket counts all larger ones. */
 	uint64_t batch_hist[WAL_HIST_BUCKETS];
-	uint64_t batch_records; /* records in submitted batches */
+	uint64_t batch_records;    /* records in submitted batches */
+	uint64_t fsync_op_commits; /* batches made durable by an fdatasync
+	                            * op (WAL_COMMIT_DIRECT): all of them
+	                            * with direct_fsync_op, those while
+	                            * batches were small with direct_adapt */
 };
 
 void wal_stats(const struct wal *w, struct wal_stats *out);

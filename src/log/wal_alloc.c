@@ -42,17 +42,6 @@
  * Preallocator thread
  * ------------------------------------------------------------------- */
 
-static void
-signal_efd(int efd)
-{
-	uint64_t one = 1;
-
-	if (write(efd, &one, sizeof(one)) < 0) {
-		/* The counter cannot overflow in practice; a failed
-		 * wake-up only delays taking the spare up. */
-	}
-}
-
 /* Counts `size` more bytes of files in the directory, or refuses them
  * (-ENOSPC) when cfg.max_bytes would be passed. Called without the lock. */
 static int
@@ -141,7 +130,7 @@ wal_alloc_main(void *arg)
 		 * promised before the stop. */
 		if (a->rm.pending) {
 			wal_remove_run(w);
-			signal_efd(iochain_ring_fd(&w->ring));
+			iochain_wake(&w->ring);
 			continue;
 		}
 		if (a->stop)
@@ -197,7 +186,7 @@ wal_alloc_main(void *arg)
 			a->retry_at = clock_now_ms() + ALLOC_RETRY_MS;
 		}
 		pthread_cond_broadcast(&a->done);
-		signal_efd(iochain_ring_fd(&w->ring));
+		iochain_wake(&w->ring);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;

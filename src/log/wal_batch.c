@@ -5,7 +5,8 @@
  *
  * A batch is submitted to io_uring as one O_DIRECT write of whole blocks
  * with RWF_DSYNC (WAL_COMMIT_DIRECT, the server's default: stage() lays
- * it out; or the same write linked to an fdatasync, direct_fsync_op), or as a
+ * it out; or the same write linked to an fdatasync: direct_fsync_op, and
+ * direct_adapt for small batches, sync_op), or as a
  * page-cache write and an fdatasync (WAL_COMMIT_RING), and finished by
  * wal_on_done when wal_reap reaps it; or committed inline (WAL_COMMIT_INLINE:
  * the chain runs here with plain system calls, iochain_run). At most one batch
@@ -228,6 +229,29 @@ stage(struct wal *w, struct wal_batch *b, uint64_t *start, size_t *len)
 	return 0;
 }
 
+/* WAL_COMMIT_DIRECT under `always`: whether batch b is made durable by
+ * a linked fdatasync op (io_uring's worker thread runs it) rather than
+ * RWF_DSYNC (on a disk without FUA, a kernel worker bound to the CPU of
+ * the interrupt finishes it). direct_adapt: the op while batches have
+ * been small lately (a moving average of their records, weight 1/8, in
+ * sixteenths), where the latency of one commit is all a client waits for
+ * and the CPU the worker's hand-off costs is idle anyway. Not by b's own
+ * size: under many clients the first batch after a commit is often
+ * small (the first replies' clients are back), and the op's longer way
+ * (the loop woken for the write, the worker for the flush) held up the
+ * whole cohort behind it (0.65x the puts at 32 clients). */
+static bool
+sync_op(struct wal *w, const struct wal_batch *b)
+{
+	uint32_t *avg = &w->adapt_avg;
+	uint64_t n = b->nrec < 1u << 20 ? b->nrec : 1u << 20;
+
+	if (!w->cfg.direct_adapt)
+		return w->cfg.direct_fsync_op;
+	*avg = *avg - *avg / 8 + (uint32_t)(n * 16 / 8);
+	return *avg <= WAL_ADAPT_SMALL * 16;
+}
+
 static int
 submit_batch(struct wal *w, struct wal_batch *b)
 {
@@ -253,6 +277,7 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		 * fdatasync op, which io_uring would hand to a worker. */
 		uint64_t start;
 		size_t len;
+		bool fsync_op;
 
 		rc = b->seg->dfd < 0 ? -EBADF : stage(w, b, &start, &len);
 		if (rc != 0) {
@@ -266,13 +291,13 @@ submit_batch(struct wal *w, struct wal_batch *b)
 		op->len = len;
 		op->off = start;
 		op->align = w->dio_align;
-		op->dsync =
-		    w->cfg.fsync == WAL_FSYNC_ALWAYS && !w->cfg.direct_fsync_op;
+		fsync_op = w->cfg.fsync == WAL_FSYNC_ALWAYS && sync_op(w, b);
+		op->dsync = w->cfg.fsync == WAL_FSYNC_ALWAYS && !fsync_op;
 		op->fault = FAULT_WAL_WRITE;
-		if (w->cfg.fsync == WAL_FSYNC_ALWAYS &&
-		    w->cfg.direct_fsync_op) {
+		if (fsync_op) {
 			op = iochain_add(c, IOCHAIN_FDATASYNC, b->seg->fd);
 			op->fault = FAULT_WAL_FSYNC;
+			w->st.fsync_op_commits++;
 		}
 	} else {
 		op = iochain_add(c, IOCHAIN_WRITE, b->seg->fd);

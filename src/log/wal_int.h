@@ -152,6 +152,8 @@ struct wal {
 	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
 	bool direct;        /* WAL_COMMIT_DIRECT runs (not refused) */
+	uint32_t adapt_avg; /* cfg.direct_adapt: records per batch lately,
+	                     * in sixteenths (wal_batch.c's sync_op) */
 	uint32_t dio_align; /* O_DIRECT's alignment on this file system */
 	/* WAL_COMMIT_DIRECT: the last block written, as far as records
 	 * fill it (tail_len bytes at tail_off of tail_seg): the next batch

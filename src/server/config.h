@@ -22,8 +22,10 @@ struct config {
 	const char *listen;         /* --listen: the client URL */
 	enum wal_fsync fsync;       /* --fsync always|MS|never */
 	uint32_t fsync_ms;          /* --fsync MS */
-	enum wal_commit wal_commit; /* --wal-commit uring|uring-fsync|inline */
+	enum wal_commit wal_commit; /* --wal-commit uring|uring-fsync|
+	                             * uring-auto|inline */
 	bool wal_fsync_op;          /* --wal-commit uring-fsync */
+	bool wal_adapt;             /* --wal-commit uring-auto */
 	const char *repl_listen;    /* --repl-listen */
 	const char *follow;         /* --follow */
 	unsigned sync_replicas;     /* --sync-replicas */

@@ -37,7 +37,7 @@ static const char usage[] =
     "                         DUR: fdatasync every DUR (1ms to 1h), up to\n"
     "                         DUR of acknowledged writes at risk;\n"
     "                         never: leave it to the OS\n"
-    "  --wal-commit uring|uring-fsync|inline\n"
+    "  --wal-commit uring|uring-fsync|uring-auto|inline\n"
     "                         uring: each batch is one O_DIRECT write made\n"
     "                         durable by the disk (RWF_DSYNC) through\n"
     "                         io_uring, and the server goes on serving\n"
@@ -48,6 +48,10 @@ static const char usage[] =
     "                         runs on its worker thread (faster than\n"
     "                         uring on some loaded machines whose disk\n"
     "                         lacks FUA: docs/benchmarks.md);\n"
+    "                         uring-auto: the same O_DIRECT writes, made\n"
+    "                         durable by the fdatasync while commits hold\n"
+    "                         one or two records on average (one or two\n"
+    "                         clients), by RWF_DSYNC otherwise;\n"
     "                         inline: pwrite + fdatasync on the server's\n"
     "                         thread, which waits for the disk\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
@@ -389,6 +393,7 @@ flags_defaults(struct config *cfg)
 	cfg->fsync = WAL_FSYNC_ALWAYS;
 	cfg->wal_commit = WAL_COMMIT_DIRECT;
 	cfg->wal_fsync_op = false;
+	cfg->wal_adapt = false;
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;

@@ -174,9 +174,11 @@ flags_fsync(const char *s, struct config *cfg)
 int
 flags_wal_commit(const char *s, struct config *cfg)
 {
-	if (strcmp(s, "uring") == 0 || strcmp(s, "uring-fsync") == 0) {
+	if (strcmp(s, "uring") == 0 || strcmp(s, "uring-fsync") == 0 ||
+	    strcmp(s, "uring-auto") == 0) {
 		cfg->wal_commit = WAL_COMMIT_DIRECT;
 		cfg->wal_fsync_op = strcmp(s, "uring-fsync") == 0;
+		cfg->wal_adapt = strcmp(s, "uring-auto") == 0;
 		return 0;
 	}
 	if (strcmp(s, "inline") == 0) {
@@ -186,8 +188,11 @@ flags_wal_commit(const char *s, struct config *cfg)
 	return flags_error("--wal-commit takes uring (O_DIRECT writes "
 	                   "through io_uring, RWF_DSYNC), uring-fsync (the "
 	                   "same writes, each followed by an fdatasync "
-	                   "through io_uring) or inline (pwrite + fdatasync "
-	                   "on the loop's thread); not '%s'",
+	                   "through io_uring), uring-auto (the fdatasync while "
+	                   "commits hold one or two records on average, "
+	                   "RWF_DSYNC otherwise) or "
+	                   "inline (pwrite + fdatasync on the loop's thread); "
+	                   "not '%s'",
 	    s);
 }
 

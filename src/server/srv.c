@@ -385,7 +385,7 @@ loop(struct core *c)
 	bool failed_logged = false;
 
 	while (!c->stopping) {
-		struct pollfd pfd[10] = {
+		struct pollfd pfd[11] = {
 			{ .fd = events_fd(c->events), .events = POLLIN },
 			{ .fd = wal_fd(c->wal), .events = POLLIN },
 			{ .fd = c->sigfd, .events = POLLIN },
@@ -396,10 +396,11 @@ loop(struct core *c)
 			{ .fd = conns_fd(c->conns), .events = POLLIN },
 			{ .fd = cluster_fd(c), .events = POLLIN },
 			{ .fd = cmap_node_fd(c), .events = POLLIN },
+			{ .fd = wal_wake_fd(c->wal), .events = POLLIN },
 		};
 		int wait_ms = events_has_local(c->events) ? 0 : poll_timeout(c);
 
-		if (poll(pfd, 10, wait_ms) < 0 && errno != EINTR) {
+		if (poll(pfd, 11, wait_ms) < 0 && errno != EINTR) {
 			log_err(
 			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
@@ -408,10 +409,11 @@ loop(struct core *c)
 		c->applied = false;
 		if (pfd[2].revents)
 			handle_signal(c);
-		/* every completion signals the ring's eventfd: no read of it
-		 * when the poll saw nothing (nor of the faces' below) */
+		/* no read of the faces' eventfd when the poll saw nothing;
+		 * the log's completions are seen on the ring's own
+		 * descriptor, which needs no read at all */
 		events_polled(c->events, pfd[0].revents != 0);
-		if (pfd[1].revents)
+		if (pfd[1].revents || pfd[10].revents)
 			wal_reap(c->wal);
 		publish_health(c); /* before the replies that tell of it */
 		lead_handle(c);

@@ -182,6 +182,9 @@ static enum wal_commit t_wal_commit_default __attribute__((unused)) =
 /* With WAL_COMMIT_DIRECT: durable by a linked fdatasync op rather than
  * RWF_DSYNC (wal_config.direct_fsync_op). */
 static bool t_wal_fsync_op __attribute__((unused));
+/* With WAL_COMMIT_DIRECT: each batch durable the way faster lately
+ * (wal_config.direct_adapt). */
+static bool t_wal_adapt __attribute__((unused));
 
 /* Scans `dir` (cutting a torn tail) and opens a writer after its end. */
 static inline int
@@ -194,7 +197,8 @@ t_wal_open(const char *dir, enum wal_fsync fsync, uint64_t seg_size,
 		.seg_size = seg_size,
 		.prealloc = prealloc,
 		.commit = t_wal_commit,
-		.direct_fsync_op = t_wal_fsync_op };
+		.direct_fsync_op = t_wal_fsync_op,
+		.direct_adapt = t_wal_adapt };
 	struct logdir_end end;
 	int rc;
 
@@ -235,10 +239,13 @@ t_wal_append(struct wal *w)
 static inline int
 t_wal_turn(struct wal *w, int ms)
 {
-	struct pollfd p = { .fd = wal_fd(w), .events = POLLIN };
+	struct pollfd p[2] = {
+		{ .fd = wal_fd(w), .events = POLLIN },
+		{ .fd = wal_wake_fd(w), .events = POLLIN },
+	};
 	int rc;
 
-	poll(&p, 1, ms);
+	poll(p, 2, ms);
 	rc = wal_reap(w);
 	if (rc == 0)
 		rc = wal_submit(w);

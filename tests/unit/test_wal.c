@@ -299,6 +299,70 @@ test_wal_fsync_always_syncs_before_durable(void **state)
 	assert_int_equal(wal_close(w), 0);
 }
 
+/* Appends `n` records, as one batch, and waits until they are durable;
+ * returns the last one's LSN. */
+static uint64_t
+append_batch(struct wal *w, int n)
+{
+	uint64_t lsn = 0;
+
+	for (int i = 0; i < n; i++)
+		lsn = t_wal_append(w);
+	t_wal_wait_durable(w, lsn);
+	return lsn;
+}
+
+/* --wal-commit uring-auto: while batches hold WAL_ADAPT_SMALL records or
+ * fewer lately, each is made durable by the fdatasync op; once they are
+ * larger, by RWF_DSYNC, the small ones among them too; back to the op
+ * when they are small again. Every record reported durable either way is
+ * in the log. Runs in the direct round only (the others commit another
+ * way). */
+static void
+test_wal_adapt_small_batches_take_the_op(void **state)
+{
+	struct wal_stats st;
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t lsn = 0, ops;
+	int rc;
+
+	if (t_wal_commit != WAL_COMMIT_DIRECT || t_wal_fsync_op)
+		skip();
+	t_wal_adapt = true;
+	rc = t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 1, &w);
+	t_wal_adapt = false;
+	assert_int_equal(rc, 0);
+	if (wal_commit_mode(w) != WAL_COMMIT_DIRECT) {
+		assert_int_equal(wal_close(w), 0); /* no O_DIRECT here */
+		skip();
+	}
+	for (int round = 0; round < 10; round++) /* one client */
+		append_batch(w, 1);
+	wal_stats(w, &st);
+	assert_true(st.batches >= 10);
+	assert_true(st.fsync_op_commits == st.batches);
+	for (int round = 0; round < 10; round++)      /* many: the average */
+		append_batch(w, WAL_ADAPT_SMALL + 3); /* rises */
+	wal_stats(w, &st);
+	ops = st.fsync_op_commits;
+	for (int round = 0; round < 10; round++) {    /* many, and a small */
+		append_batch(w, WAL_ADAPT_SMALL + 3); /* batch among them */
+		if (round == 5)
+			append_batch(w, 1);
+	}
+	wal_stats(w, &st);
+	assert_true(st.fsync_op_commits == ops);
+	for (int round = 0; round < 30; round++) /* one client again */
+		lsn = append_batch(w, 1);
+	wal_stats(w, &st);
+	assert_true(st.fsync_op_commits >= ops + 10);
+	assert_true(st.fsyncs >= 60);
+	assert_int_equal(wal_close(w), 0);
+	end = t_scan_all(dir_of(state), 1);
+	assert_true(end.last_lsn == lsn);
+}
+
 /* Bad arguments are refused and consume no LSN. */
 static void
 test_wal_refuses_bad_appends(void **state)
@@ -638,6 +702,7 @@ main(void)
 		T(test_wal_fsync_never_reports_written_records),
 		T(test_wal_fsync_interval_syncs_soon_after),
 		T(test_wal_fsync_always_syncs_before_durable),
+		T(test_wal_adapt_small_batches_take_the_op),
 		T(test_wal_refuses_bad_appends),
 		T(test_wal_refuses_bad_config),
 		T(test_wal_new_epoch_is_recorded),

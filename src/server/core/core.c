@@ -775,6 +775,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.interval_ms = cfg->fsync_ms;
 	wc.commit = cfg->wal_commit;
 	wc.direct_fsync_op = cfg->wal_fsync_op;
+	wc.direct_adapt = cfg->wal_adapt;
 	wc.seg_size = cfg->seg_size;
 	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);

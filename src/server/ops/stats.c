@@ -38,7 +38,7 @@ enum {
 	/* work and wait: a cumulative pair per total bucket, and the sum */
 	DURATION_KVS = 2 * (QUEUE_TOTAL_BUCKETS + 1),
 	DURATION_TUBES_MAX = 100, /* tubes whose histograms a stats carries */
-	NODE_KVS = 74 + 2 * WAL_HIST_BUCKETS,
+	NODE_KVS = 75 + 2 * WAL_HIST_BUCKETS,
 	/* Tubes a stats of every tube lists without a page or top asked
 	 * (old clients): every tube of a node that has no more in use; a
 	 * larger node is read a page at a time. About 3 ms of the core. */
@@ -591,6 +591,7 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_bytes", ws.bytes);
 	kv(node, &nn, "log_fsyncs", ws.fsyncs);
 	kv(node, &nn, "log_batches", ws.batches);
+	kv(node, &nn, "log_fsync_op_commits", ws.fsync_op_commits);
 	kv(node, &nn, "log_failed", ws.poisoned);
 	kv(node, &nn, "log_reserved", ws.reserved);
 	kv(node, &nn, "log_available", ws.avail);

@@ -677,6 +677,11 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    node_kv(s, "log_bytes"));
 	counter(f, "sluice_log_fsyncs_total",
 	    "fdatasyncs of the log since start.", node_kv(s, "log_fsyncs"));
+	counter(f, "sluice_log_fsync_op_commits_total",
+	    "Group commits made durable by an fdatasync after the write "
+	    "(--wal-commit uring-fsync; uring-auto's under few clients) "
+	    "rather than by the write itself.",
+	    node_kv(s, "log_fsync_op_commits"));
 	gauge(f, "sluice_log_available_bytes",
 	    "Log space left in the current and preallocated segments.",
 	    node_kv(s, "log_available"));
