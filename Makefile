@@ -14,7 +14,7 @@
 #               three programs (share/man/man1) under PREFIX
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
-PKGS       := cmake make gcc pkg-config liburing-dev libxxhash-dev \
+PKGS       := cmake make gcc ccache pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3 \
               tzdata # the time zones of schedules (util/tz.c)
 # python3-redis and npm's ioredis (bench/clients) are the Redis clients the
@@ -82,11 +82,18 @@ test-deps: deps
 	@[ -d tests/openapi/node_modules ] || \
 		npm install --prefix tests/openapi --no-audit --no-fund
 
+# ccache (PKGS) compiles each source once for as long as it does not
+# change, whichever of the two build directories, a fresh clone or make
+# clean asks for it again; looked for when the recipe runs, after deps.
+CCACHE     := $$(command -v ccache >/dev/null && \
+              echo -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
 $(BUILD)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CCACHE)
 
 $(ASAN)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON \
+		$(CCACHE)
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
