@@ -201,7 +201,8 @@ test_killed_workers_task_is_ready_at_once(void **state)
 }
 
 /* A detached lease survives its worker: the task stays taken until its
- * ttr, and the lease can still ack it (or expires at the ttr). */
+ * ttr, and the lease can still ack it (or expires at the ttr). The two
+ * workers, one for each, are killed together. */
 static void
 test_detached_lease_survives_the_worker(void **state)
 {
@@ -210,49 +211,49 @@ test_detached_lease_survives_the_worker(void **state)
 	struct sluice_after after;
 	struct sluice_client *c;
 	struct sluice_task *t;
-	struct worker w;
+	struct worker w, w2;
 	int64_t t_kill, took;
-	uint64_t id;
+	uint64_t id, id2;
 
 	it_start(s);
 	c = it_client(s);
-
-	/* ttr 60 s: still taken after the kill, acked with its lease */
 	sluice_put_opts_init(&o);
+	/* ttr 60 s: still taken after the kill, acked with its lease */
 	o.tube = "det";
 	o.ttr_ms = 60000;
 	id = it_put_o(c, &o, "long");
+	/* ttr 1.5 s: taken until the ttr, then ready with attempts kept */
+	o.tube = "det2";
+	o.ttr_ms = 1500;
+	id2 = it_put_o(c, &o, "short");
 	worker_spawn(s, "det", 1, 1, 1, &w);
 	assert_int_equal(w.id[0], id);
+	worker_spawn(s, "det2", 1, 1, 1, &w2);
+	assert_int_equal(w2.id[0], id2);
 	worker_kill(&w);
+	worker_kill(&w2);
+	t_kill = it_mono_ms();
 	it_sleep_ms(500);
 	t = it_peek(c, id);
 	assert_int_equal(t->state, SLUICE_TAKEN);
 	assert_int_equal(t->detached, 1);
 	assert_int_equal(t->lease, w.lease[0]);
 	sluice_task_free(t);
+	assert_int_equal(it_state(c, id2), SLUICE_TAKEN);
 	it_rc(c, sluice_ack(c, id, w.lease[0], NULL, &after), 0);
 	assert_int_equal(after.state, 0);
 	assert_null(it_peek(c, id));
 
-	/* ttr 1.5 s: taken until the ttr, then ready with attempts kept */
-	o.ttr_ms = 1500;
-	id = it_put_o(c, &o, "short");
-	worker_spawn(s, "det", 1, 1, 1, &w);
-	worker_kill(&w);
-	t_kill = it_mono_ms();
-	it_sleep_ms(500);
-	assert_int_equal(it_state(c, id), SLUICE_TAKEN);
-	took = it_wait_state(c, id, SLUICE_READY, 3000);
+	took = it_wait_state(c, id2, SLUICE_READY, 3000);
 	assert_true(took >= 0);
 	took = it_mono_ms() - t_kill;
 	print_message(
 	    "detached lease ended %lld ms after the kill\n", (long long)took);
 	assert_true(took >= 900); /* the lease began before the kill */
-	t = it_peek(c, id);
+	t = it_peek(c, id2);
 	assert_int_equal(t->attempts, 1);
 	sluice_task_free(t);
-	it_rc(c, sluice_ack(c, id, w.lease[0], NULL, NULL), SLUICE_ESTATE);
+	it_rc(c, sluice_ack(c, id2, w2.lease[0], NULL, NULL), SLUICE_ESTATE);
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 	it_verify_startable(s->data);

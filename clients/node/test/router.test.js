@@ -796,7 +796,9 @@ test('a put, a batch and a take through a node behind the map for ' +
 }, async () => {
   // p3, a cluster of its own, holds each map it polls BEHIND_PAUSE_MS
   // before it serves by it (a loaded machine, a slow etcd): right after
-  // "v." moves to it, it refuses the tube again and again
+  // "v1.", "v2." or "v3." moves to it, it refuses the tube again and
+  // again. The three are given to p1 together first, so that one wait
+  // for p3 to read that serves the three changes.
   const url = `tcp://127.0.0.1:${await freePort()}`;
   start('p3', [FAULT, '--data', path.join(dir, 'p3'), '--listen', url,
     '--repl-listen', `tcp://127.0.0.1:${await freePort()}`, '--etcd',
@@ -806,6 +808,8 @@ test('a put, a batch and a take through a node behind the map for ' +
   try {
     assert.ok(await waitFor(async () => (await p3.stats().catch(() => ({})))
       .role === 'leader', 30000 * SCALE, 50), 'p3 does not lead');
+    // the task the take gets, put while no map names v3.
+    await p3.put('v3.x', 't');
     const r = router(urls.p1, { timeoutMs: 20000 * SCALE });
     const behind = [];
     const again = r.again.bind(r);
@@ -814,35 +818,36 @@ test('a put, a batch and a take through a node behind the map for ' +
       return again(e, st);
     };
     await r.mapSet('u.', 'p1'); // p1 made it: p1 knows it
-    const flip = async () => { // v. at p1 until p3 refuses it, then at p3
-      await r.mapSet('v.', 'p1');
-      assert.ok(await waitFor(async () => {
-        try {
-          await p3.put('v.probe', 'x');
-          return false;
-        } catch (e) {
-          return e instanceof sluice.Moved;
-        }
-      }, 30000 * SCALE, 50), 'p3 never refuses v.');
-      await r.mapSet('v.', 'p3');
+    for (const prefix of ['v1.', 'v2.', 'v3.']) await r.mapSet(prefix, 'p1');
+    assert.ok(await waitFor(async () => { // p3 read the last (and so all)
+      try {
+        await p3.put('v3.probe', 'x');
+        return false;
+      } catch (e) {
+        return e instanceof sluice.Moved;
+      }
+    }, 30000 * SCALE, 50), 'p3 never refuses v3.');
+    const give = async (prefix) => { // prefix at p3, the Router knowing it
+      await r.mapSet(prefix, 'p3');
       behind.length = 0;
     };
-    await flip();
-    assert.strictEqual((await r.put('v.x', 'p')).cluster, 'p3');
+    await give('v1.');
+    assert.strictEqual((await r.put('v1.x', 'p')).cluster, 'p3');
     assert.ok(behind.length > 1, `refused ${behind.length} times`);
-    await flip();
-    const res = await r.putBatch([{ tube: 'v.x', payload: 'b' },
+    await give('v2.');
+    const res = await r.putBatch([{ tube: 'v2.x', payload: 'b' },
       { tube: 'u.x', payload: 'b' }]);
     assert.deepStrictEqual(res.map((x) => [x.cluster, x.error]),
       [['p3', null], ['p1', null]]);
     assert.ok(behind.length > 1, `refused ${behind.length} times`);
-    await flip(); // v.x's cluster asked first: its refusals come first
-    const got = await r.take(['v.x', 'u.x'], { waitMs: 0 });
+    await give('v3.'); // v3.x's cluster asked first: its refusals come first
+    const got = await r.take(['v3.x', 'u.x'], { waitMs: 0 });
     assert.deepStrictEqual(got.map((t) => [t.cluster, t.tube]),
-      [['p3', 'v.x']]);
+      [['p3', 'v3.x']]);
     assert.ok(behind.length > 1, `refused ${behind.length} times`);
     await r.ack(got[0]);
-    assert.strictEqual((await p3.stats('v.x')).tubes['v.x'].ready, 1);
+    assert.strictEqual((await p3.stats('v1.x')).tubes['v1.x'].ready, 1);
+    assert.strictEqual((await p3.stats('v2.x')).tubes['v2.x'].ready, 1);
   } finally {
     p3.close();
   }

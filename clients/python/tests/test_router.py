@@ -818,16 +818,23 @@ class Router(unittest.TestCase):
         (p2 as sluiced-fault, its map thread holding each map it polls
         BEHIND_PAUSE_MS before it serves by it: a loaded machine, a slow
         etcd): a put, a batch put with a part for each cluster and a take
-        over tubes of both, each right after "v." moved to p2, are
-        refused Moved by p2 again and again and sent again with a
-        backoff until p2 has caught up; none raises. A wait of 2 s at
-        most, as before, was not enough."""
+        over tubes of both, each right after its tube ("v1.", "v2.",
+        "v3.") moved to p2, are refused Moved by p2 again and again and
+        sent again with a backoff until p2 has caught up; none raises. A
+        wait of 2 s at most, as before, was not enough. The three tubes
+        are given to p1 before p2 starts, which reads that map as it
+        starts."""
         fault = os.environ.get("SLUICED_FAULT") or os.path.join(
             os.path.dirname(harness.SLUICED), "sluiced-fault")
         if not os.access(fault, os.X_OK):
             self.skipTest("no sluiced-fault next to sluiced (the fault "
                           "build): SLUICED_FAULT names it")
+        # the task the take gets, put while no map names v3.
+        self.c["p2"].put("v3.x", b"t")
         self.stop_node(self.procs["p2"])
+        # the map p2 reads as it starts (its first read is not held)
+        for prefix in ("u.", "v1.", "v2.", "v3."):
+            self.c["p1"].map_set(prefix, "p1")
         self.argv["p2"][0] = fault
         self.start("p2", dict(os.environ, SLUICE_FAULT_PAUSE="mapwatch:%d"
                               % BEHIND_PAUSE_MS))
@@ -843,39 +850,37 @@ class Router(unittest.TestCase):
                 behind.append(e)
             return again(e, st)
         r._again = counted
-        r.map_set("u.", "p1")  # p1 made it: p1 knows it
 
-        def flip():
-            """v. at p1 until p2 refuses it, then at p2."""
-            r.map_set("v.", "p1")
+        def refused():
+            """p2 read the last of them (and so the others)."""
+            try:
+                self.c["p2"].put("v3.probe", b"x")
+            except sluice.Moved:
+                return True
+            return False
+        self.assertTrue(wait_for(refused, 30 * SCALE, 0.05))
 
-            def refused():
-                try:
-                    self.c["p2"].put("v.probe", b"x")
-                except sluice.Moved:
-                    return True
-                return False
-            self.assertTrue(wait_for(refused, 30 * SCALE, 0.05))
-            r.map_set("v.", "p2")
+        def give(prefix):
+            """prefix at p2, the Router knowing it at once."""
+            r.map_set(prefix, "p2")
             del behind[:]
 
-        flip()
-        self.assertEqual(r.put("v.x", b"p").cluster, "p2")
+        give("v1.")
+        self.assertEqual(r.put("v1.x", b"p").cluster, "p2")
         self.assertGreater(len(behind), 1)
-        flip()
-        res = r.put_batch([dict(tube="v.x", payload=b"b"),
+        give("v2.")
+        res = r.put_batch([dict(tube="v2.x", payload=b"b"),
                            dict(tube="u.x", payload=b"b")])
         self.assertEqual([(x.cluster, x.error) for x in res],
                          [("p2", None), ("p1", None)])
         self.assertGreater(len(behind), 1)
-        self.assertEqual((self.ready("p2", "v.x"), self.ready("p1", "u.x")),
-                         (2, 1))
-        flip()  # v.x's cluster asked first: its refusals come first
-        [t] = r.take(["v.x", "u.x"])
-        self.assertEqual((t.cluster, t.tube), ("p2", "v.x"))
+        self.assertEqual((self.ready("p2", "v1.x"), self.ready("p2", "v2.x"),
+                          self.ready("p1", "u.x")), (1, 1, 1))
+        give("v3.")  # v3.x's cluster asked first: its refusals come first
+        [t] = r.take(["v3.x", "u.x"])
+        self.assertEqual((t.cluster, t.tube, t.payload), ("p2", "v3.x", b"t"))
         self.assertGreater(len(behind), 1)
         r.ack(t)
-
 
 if __name__ == "__main__":
     if shutil.which("etcd") is None:
