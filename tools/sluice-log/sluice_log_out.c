@@ -282,6 +282,8 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_PUT_T:
 	case QREC_PUT_X:
 		return r->u.put.id;
+	case QREC_PUTS: /* its first; the others follow it */
+		return r->u.puts.first_id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		return r->u.take.id;
