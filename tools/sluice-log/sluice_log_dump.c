@@ -653,8 +653,11 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
 			    "base64\":"
 			    "\"",
-			    queue ? "body does not decode"
-			          : "not a record type sluice knows",
+			    lt_type_unknown(v->hdr.type)
+			        ? "a record type this sluice-log does not "
+			          "know (a newer sluiced's)"
+			        : queue ? "body does not decode"
+			                : "not a record type sluice knows",
 			    v->body_len);
 			lt_base64(b, v->body, v->body_len);
 			buf_printf(b, "\"");
@@ -681,8 +684,11 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tp = (const char *)dm->line.data;
 		} else {
 			buf_printf(&dm->line, "%zu-byte body %s%c", v->body_len,
-			    queue ? "that does not decode"
-			          : "of a type sluice does not know",
+			    lt_type_unknown(v->hdr.type)
+			        ? "of a type this sluice-log does not know (a "
+			          "newer sluiced's)"
+			        : queue ? "that does not decode"
+			                : "of a type sluice does not know",
 			    0);
 			tp = (const char *)dm->line.data;
 		}

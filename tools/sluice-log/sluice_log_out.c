@@ -234,6 +234,13 @@ lt_type_name(uint16_t type)
 	return NULL;
 }
 
+bool
+lt_type_unknown(uint16_t type)
+{
+	return type >= QREC_PUT && type <= QREC_TYPE_MAX &&
+	    lt_type_name(type) == NULL;
+}
+
 uint16_t
 lt_type_parse(const char *s)
 {
