@@ -12,9 +12,9 @@ struct qrec;
  * record at `lsn`: the first with lsn past the queue's (as queue_apply
  * would), each later one with the same lsn, which queue_apply refuses.
  * The state is then that of the PUTS of those items applied at `lsn`.
- * `rec` is decide's, not checked again: the core checks the whole PUTS
- * when it encodes it. Returns what queue_apply would; SLUICE_EINVAL for a
- * record that is no such PUT or an lsn that is neither. */
+ * `rec` is decide's, not checked again (the core checks what the PUTS
+ * needs of it, core_puts.c). Returns what queue_apply would; SLUICE_EINVAL for
+ * a record that is no such PUT or an lsn that is neither. */
 int queue_apply_puts_item(
     struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec);
 
