@@ -572,6 +572,35 @@ wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
 }
 
 int
+wal_prepare(struct wal *w, size_t len, uint64_t keep)
+{
+	size_t size = rec_size(len);
+
+	if (w->poisoned)
+		return SLUICE_ELOG;
+	if (len > REC_MAX_BODY || size > w->cfg.seg_size - SEG_HDR_SIZE)
+		return SLUICE_ETOOBIG;
+	if (w->refusing || !wal_room_for(w, size, keep))
+		return SLUICE_ENOSPC;
+	if (w->fill_off + size > w->cur->size) {
+		int rc = rotate(w);
+
+		if (rc != 0)
+			return rc;
+	}
+	if (w->fill == NULL) {
+		w->fill = wal_batch_new(w, w->cur, w->fill_off);
+		if (w->fill == NULL)
+			return -ENOMEM;
+	}
+	if (!buf_reserve(&w->fill->data, size)) {
+		w->fill->data.oom = false;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
 wal_append_rec(
     struct wal *w, const struct rec_hdr *hdr, const void *body, unsigned flags)
 {

@@ -147,6 +147,17 @@ int wal_close(struct wal *w);
 int wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
     size_t len, unsigned flags, uint64_t *lsn);
 
+/* Makes the next wal_append of at most `len` body bytes, with flags 0,
+ * certain to succeed while nothing else is appended first: the space
+ * available takes it and leaves `keep` (what new work must leave: the
+ * floor it will have, plus the margin), the current segment has room for
+ * it (else the next begins now), the batch's buffer too. For a record
+ * written after what it holds was applied (a batch put's PUTS record).
+ * Returns 0; SLUICE_ENOSPC when refusing new work or short of room (the
+ * caller appends as usual instead, which refuses or allocates as it
+ * must); SLUICE_ETOOBIG; SLUICE_ELOG; -ENOMEM. */
+int wal_prepare(struct wal *w, size_t len, uint64_t keep);
+
 /* A follower's append: the record exactly as the leader wrote it. hdr->lsn
  * must be the next LSN and hdr->epoch >= the current epoch (which becomes
  * hdr->epoch). Returns as wal_append, or SLUICE_EINVAL for a wrong lsn,

@@ -924,6 +924,9 @@ qs_apply(struct queue *q, uint64_t lsn, int64_t time, const struct qrec *rec,
 	case QREC_PUT_X:
 		rc = batch_apply_put(q, time, &rec->u.put); /* and deps' */
 		break;
+	case QREC_PUTS:
+		rc = qs_apply_puts(q, time, &rec->u.puts); /* apply_puts.c */
+		break;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		rc = apply_take(q, lsn, time, &rec->u.take);

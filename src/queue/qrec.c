@@ -52,6 +52,7 @@ static const char *const type_names[QREC_TYPE_END_] = {
 	[QREC_BATCH_SET] = "BATCH_SET",
 	[QREC_BATCH_CLOSE] = "BATCH_CLOSE",
 	[QREC_BATCH_FIRE] = "BATCH_FIRE",
+	[QREC_PUTS] = "PUTS",
 	[QREC_MOVE_HOLD] = "MOVE_HOLD",
 	[QREC_MOVE_DROP] = "MOVE_DROP",
 	[QREC_MOVE_IN] = "MOVE_IN",
@@ -431,6 +432,8 @@ qrec_valid(const struct qrec *rec)
 		return qrec_batch_valid(&rec->u.batch, rec->type);
 	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		return qrec_move_valid(&rec->u.move, rec->type);
+	case QREC_PUTS: /* qrec_puts.c */
+		return qrec_puts_valid(&rec->u.puts);
 	default:
 		return false;
 	}
@@ -711,6 +714,9 @@ qrec_encode(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		qrec_move_encode(&rec->u.move, rec->type, out);
 		break;
+	case QREC_PUTS:
+		qrec_puts_encode(&rec->u.puts, out);
+		break;
 	}
 	if (buf_failed(out)) {
 		out->len = start < out->len ? start : out->len;
@@ -968,6 +974,9 @@ qrec_decode(uint16_t type, const void *body, size_t len, struct qrec *out)
 		break;
 	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP: /* qrec_move.c */
 		qrec_move_decode(&r, type, &rec.u.move);
+		break;
+	case QREC_PUTS:
+		qrec_puts_decode(&r, &rec.u.puts);
 		break;
 	default:
 		return SLUICE_ECORRUPT;

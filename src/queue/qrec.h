@@ -110,6 +110,16 @@
  *            on_complete), then a PUT's body for each bit set, in that
  *            order: an ended batch's callbacks are put, once
  *
+ *   PUTS     str16 tube, u64 first_id, i64 run_at, u32 n (2..
+ *            QREC_PUTS_MAX), then n items, each of varints (LEB128,
+ *            shortest form): gap (the first 0, then >= 1: its id is the
+ *            previous one's + gap), pri, zigzag(run_at - the record's
+ *            run_at; the first 0), ttr, max_attempts, period, key length
+ *            then the key, payload length then the payload; nothing after
+ *            the n-th: the plain PUTs (no version, group, window, parent
+ *            or batch) of one tube a batch put made, in order, applied as
+ *            that many PUT records at this record's LSN (qrec_puts.c)
+ *
  *   ACK_R    an ACK's body with outcome DELETED or MOVED, then str16
  *            result (1..QREC_RESULT_MAX bytes): the ack of a task that
  *            goes, with a result its outcome keeps (outcome.h: an ack
@@ -214,6 +224,7 @@ enum qrec_type {
 	                           go on: its keys are pending, or here */
 	QREC_MOVE_PLACE = 67,   /* a live key of the source is held here */
 	QREC_MOVE_KEEP = 68,    /* a source's drain waits for its mover */
+	QREC_PUTS = 69,         /* a batch put's plain PUTs in one record */
 	QREC_TYPE_END_,         /* one past the last queue type */
 	QREC_TYPE_MAX = 99      /* types above belong to the log layer */
 };
@@ -645,6 +656,54 @@ void qrec_move_decode(struct rd *r, uint16_t type, struct qrec_move *m);
 void qrec_move_format(
     const struct qrec_move *m, uint16_t type, struct buf *out);
 
+/* PUTS: n plain PUTs into one tube (layout above); items holds their
+ * bytes, read one by one with qrec_puts_next. */
+struct qrec_puts {
+	const char *tube;
+	size_t tube_len;
+	uint64_t first_id;
+	int64_t run_at; /* the first item's, which the others' are told from */
+	uint32_t n;
+	const uint8_t *items;
+	size_t items_len;
+};
+
+enum { QREC_PUTS_MAX = 65536 };
+
+/* Reading a PUTS's items: begin, then next until it returns false (the
+ * end, or a bad item: `bad`). Each put is whole: the record's tube, its
+ * id, its fields; version, group, window and parents 0. */
+struct qrec_puts_it {
+	struct rd r;
+	const struct qrec_puts *p;
+	uint64_t id;
+	uint32_t i;
+	bool bad;
+};
+
+void qrec_puts_begin(const struct qrec_puts *p, struct qrec_puts_it *it);
+bool qrec_puts_next(struct qrec_puts_it *it, struct qrec_put *out);
+
+/* Writing one: qrec_puts_add appends an item to `items`, the first with
+ * prev_id 0 (it is the record's first_id and run_at), each later with the
+ * previous item's id and the record's run_at; false when the buffer could
+ * not grow (nothing added). An item takes at most QREC_PUTS_ITEM_HEAD
+ * bytes beside its key and payload. */
+enum { QREC_PUTS_ITEM_HEAD = 65 };
+bool qrec_puts_add(struct buf *items, const struct qrec_put *p,
+    uint64_t prev_id, int64_t run_at);
+
+struct qrec;
+
+/* Whether a PUT record could be an item of a PUTS: its type and fields. */
+bool qrec_puts_fits(const struct qrec *rec);
+
+/* The PUTS part of qrec_valid, encode, decode and format (qrec_puts.c). */
+bool qrec_puts_valid(const struct qrec_puts *p);
+void qrec_puts_encode(const struct qrec_puts *p, struct buf *out);
+void qrec_puts_decode(struct rd *r, struct qrec_puts *p);
+void qrec_puts_format(const struct qrec_puts *p, struct buf *out);
+
 /* A decoded record. Its pointers borrow: from the body it was decoded
  * from, or, when decide made it, from the request. */
 struct qrec {
@@ -670,6 +729,7 @@ struct qrec {
 		struct qrec_sched sched; /* SCHED_* */
 		struct qrec_batch batch; /* BATCH_* */
 		struct qrec_move move;   /* MOVE_* */
+		struct qrec_puts puts;   /* PUTS */
 	} u;
 };
 

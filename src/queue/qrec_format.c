@@ -314,6 +314,9 @@ qrec_format(const struct qrec *rec, struct buf *out)
 	case QREC_MOVE_HOLD ... QREC_MOVE_KEEP:
 		qrec_move_format(&rec->u.move, rec->type, out);
 		break;
+	case QREC_PUTS:
+		qrec_puts_format(&rec->u.puts, out);
+		break;
 	default:
 		break;
 	}

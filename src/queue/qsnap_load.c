@@ -80,8 +80,11 @@ load_meta(struct queue *q, struct rd *r)
 		return SLUICE_ECORRUPT; /* not a fresh queue */
 	/* Room in the index's directory for all of them (tidx.h): they
 	 * come mostly in the order of their ids, each next to the one
-	 * before. A state at LSN n holds at most n tasks. */
-	if (ntasks > lsn || ntasks > UINT32_MAX / 2)
+	 * before. A state at LSN n holds at most n records' tasks: one a
+	 * record, QREC_PUTS_MAX a PUTS. */
+	if ((lsn <= UINT64_MAX / QREC_PUTS_MAX &&
+	        ntasks > lsn * QREC_PUTS_MAX) ||
+	    ntasks > UINT32_MAX / 2)
 		return SLUICE_ECORRUPT;
 	tidx_expect(&q->ids, ntasks);
 	if ((rc = idx_reserve(&q->keys, reserve_count(nkeys))) != 0 ||

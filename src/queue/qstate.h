@@ -391,6 +391,9 @@ int qs_apply_tube_set(struct queue *q, const struct qrec_tube_set *r);
 /* Applies a put (apply.c); a PUT_X's task waits (deps_apply_put). */
 int qs_apply_put(struct queue *q, int64_t time, const struct qrec_put *p);
 
+/* Applies a PUTS: its items as PUTs (apply_puts.c). */
+int qs_apply_puts(struct queue *q, int64_t time, const struct qrec_puts *p);
+
 /* Fills a view of a task. */
 void qs_view(
     const struct queue *q, const struct task *t, struct queue_task_view *out);

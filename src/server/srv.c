@@ -748,6 +748,7 @@ srv_run(const struct config *cfg)
 	reserve_sizes_init(&c.rsv);
 	c.rsv_pool = reserve_pool(cfg->max_log_bytes);
 	buf_init(&c.body);
+	buf_init(&c.puts);
 	buf_init(&c.out);
 	bgsnap_init(&c.snap);
 	sess_tab_init(&c.sess);
@@ -843,6 +844,7 @@ out:
 	ops_auth_close(&c);
 	sess_tab_fini(&c.sess);
 	buf_fini(&c.body);
+	buf_fini(&c.puts);
 	buf_fini(&c.out);
 	if (c.sigfd >= 0)
 		close(c.sigfd);

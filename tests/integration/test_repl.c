@@ -3,7 +3,8 @@
  * redirected to the leader, a follower stopped and resumed, a follower
  * restarted, a leader killed under load with --sync-replicas 1 and every
  * acknowledged put found on the promoted follower, the old leader coming
- * back with a divergent tail, and a stream from a lower epoch refused.
+ * back with a divergent tail, a stream from a lower epoch refused, and a
+ * batch put's PUTS record on a follower and across a kill.
  * The leader's stats name each follower by its address.
  * Nodes are promoted and re-pointed by hand here; test_failover.c lets
  * etcd elect them. "Same state" is compared over the wire (it_node.h). */
@@ -480,6 +481,101 @@ test_leases_across_a_promotion(void **state)
 	sluice_task_free(ses);
 }
 
+/* ---- a batch put's record ------------------------------------------------ */
+
+/* Counts the lines of `sluice-log dump DATA --type TYPE`. */
+static int
+dump_count(const char *data, const char *type)
+{
+	static char out[1 << 20];
+	int n = 0;
+
+	assert_int_equal(
+	    it_log_tool(out, sizeof(out), "dump", data, "--type", type, NULL),
+	    0);
+	for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* A batch put's plain puts of a tube in a row are one PUTS record; a
+ * follower applies it into the leader's state, and after kill -9 (from
+ * a snapshot that holds more tasks than LSNs) every acknowledged item is
+ * there under its id, its key still deduplicating.
+ * Between the runs: an item of another tube (a run of one: a PUT), a
+ * key already put in the batch (nothing new), one with a group (its own
+ * PUT_G). */
+static void
+test_batch_put_record_on_a_follower_and_after_a_kill(void **state)
+{
+	enum { N = 300 };
+	static struct sluice_batch_item items[N];
+	static char payloads[N][32], keys[N][16];
+	struct it_node l, f;
+	struct sluice_put_opts o;
+	uint64_t id, lsn = 0;
+	int created;
+
+	it_node_init(state, &l, "leader");
+	it_node_init(state, &f, "follower");
+	it_node_start(&l);
+	it_node_follows(&f, &l);
+	it_node_start(&f);
+	for (int i = 0; i < N; i++) {
+		struct sluice_put_opts *io = &items[i].opts;
+
+		sluice_put_opts_init(io);
+		io->tube = i == 150 ? "beta" : "alpha";
+		io->priority = (uint32_t)(i % 5);
+		if (i % 7 == 0)
+			io->delay_ms = 3600000;
+		if (i % 10 == 3) {
+			snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+			io->key = keys[i];
+		}
+		if (i == 200)
+			io->key = keys[13];
+		if (i == 250)
+			io->group = "g1";
+		snprintf(payloads[i], sizeof(payloads[i]), "batch item %d", i);
+		items[i].payload = payloads[i];
+		items[i].len = strlen(payloads[i]);
+	}
+	it_rc(l.c, sluice_put_batch(l.c, items, N), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(items[i].rc, 0);
+		assert_int_equal(items[i].created, i != 200);
+	}
+	assert_true(items[200].id == items[13].id);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
+	/* the restart loads a snapshot of 299 tasks at LSN 6 */
+	it_rc(l.c, sluice_snapshot(l.c, &lsn), 0);
+	assert_true(lsn < N);
+
+	it_node_kill(&l);
+	it_verify_startable(l.s->data);
+	assert_int_equal(dump_count(l.s->data, "PUTS"), 3);
+	assert_int_equal(dump_count(l.s->data, "PUT"), 1);
+	it_node_start(&l);
+	for (int i = 0; i < N; i++) {
+		struct sluice_task *t = it_peek(l.c, items[i].id);
+
+		assert_non_null(t);
+		if (i != 200)
+			assert_memory_equal(
+			    t->payload, payloads[i], strlen(payloads[i]));
+		sluice_task_free(t);
+	}
+	sluice_put_opts_init(&o);
+	o.tube = "alpha";
+	o.key = keys[23];
+	it_rc(l.c, sluice_put(l.c, &o, "again", 5, &id, &created), 0);
+	assert_true(id == items[23].id && !created);
+	it_node_caught_up(&l, &f);
+	it_node_same_state(&l, &f);
+}
+
 int
 main(void)
 {
@@ -500,6 +596,9 @@ main(void)
 		    test_leases_across_a_promotion, it_setup, it_node_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_lower_epoch_is_refused, it_setup, it_node_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_batch_put_record_on_a_follower_and_after_a_kill,
+		    it_setup, it_node_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@ sluice_test(queue_snap LIBS sluice_queue TIMEOUT 120)
 target_link_options(test_queue_snap PRIVATE
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=mmap)
 sluice_test(qrec LIBS sluice_queue TIMEOUT 60)
+sluice_test(qputs LIBS sluice_queue TIMEOUT 60)
 sluice_test(model LIBS sluice_queue TIMEOUT 300)
 # The same for workflows: dependencies, results, cancelling, batches,
 # schedules, restarts from the log and from a snapshot.

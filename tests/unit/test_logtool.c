@@ -424,6 +424,42 @@ test_a_missing_segment_is_named(void **state)
 	free(r);
 }
 
+/* A queue record of a type this sluice-log does not know (a newer
+ * sluiced's) is named as such: verify says so, dump shows its type, and
+ * repair refuses rather than drop it; the log is left as it was. A PUTS
+ * (69) is known: dump names it. */
+static void
+test_a_record_type_from_a_newer_sluiced_is_named(void **state)
+{
+	struct t_dir *d = *state;
+	struct tl_run *r = malloc(sizeof(*r));
+	static const uint8_t body[10] = { 1, 2, 3 };
+	char data[600];
+	struct tl_log l;
+	uint64_t lsn = 0;
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	tl_open(&l, data);
+	tl_put(&l, "mail", "before");
+	assert_int_equal(
+	    wal_append(l.w, QREC_TYPE_END_, l.now, body, sizeof(body), 0, &lsn),
+	    0);
+	assert_int_equal(t_wal_turn(l.w, 0), 0);
+	tl_close(&l);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
+	tl_has(r->out,
+	    "which this sluice-log does not know: a newer sluiced "
+	    "wrote this log");
+	tl_has(r->out, "repair cannot fix it");
+	assert_int_equal(tl_tool(r, "repair", data, NULL), 1);
+	tl_has(r->err, "cannot repair");
+	assert_int_equal(tl_tool(r, "dump", data, NULL), 0);
+	tl_has(r->out, "of a type");
+	assert_true(tl_nsegs(data) == 1);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
+	free(r);
+}
+
 /* A segment of an older epoch after a newer one. */
 static void
 test_a_segment_from_an_older_epoch_is_damage(void **state)
@@ -1223,6 +1259,9 @@ main(int argc, char **argv)
 		    test_a_flipped_byte_in_a_snapshot_is_damage, t_tmpdir_setup,
 		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_a_missing_segment_is_named,
+		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_record_type_from_a_newer_sluiced_is_named,
 		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_segment_from_an_older_epoch_is_damage,

@@ -326,16 +326,68 @@ static const struct qrec sample_tab[] = {
 #undef MAIL
 #undef KEY
 
-/* The samples into out[0..NSAMPLES), the rest zero: how many. */
+/* A PUTS of three items: keyed, then a gap of 1 and a run_at before the
+ * first's, then a gap of 9 with every field at its largest but the
+ * payload's. Its items live in a static buffer. */
+static struct qrec_puts
+puts_sample(void)
+{
+	static struct buf items;
+	const struct qrec_put p[3] = {
+		{ .id = 20,
+		    .tube = "emails",
+		    .tube_len = 6,
+		    .payload = "one",
+		    .payload_len = 3,
+		    .key = "k-a",
+		    .key_len = 3,
+		    .pri = 5,
+		    .ttr = 60000,
+		    .max_attempts = 3,
+		    .run_at = T0 },
+		{ .id = 21,
+		    .tube = "emails",
+		    .tube_len = 6,
+		    .ttr = 1,
+		    .run_at = T0 - 5 },
+		{ .id = 30,
+		    .tube = "emails",
+		    .tube_len = 6,
+		    .payload = "three",
+		    .payload_len = 5,
+		    .pri = UINT32_MAX,
+		    .ttr = UINT32_MAX,
+		    .max_attempts = UINT32_MAX,
+		    .run_at = QREC_TIME_MAX,
+		    .period = QREC_TIME_MAX },
+	};
+
+	if (items.len == 0)
+		for (int i = 0; i < 3; i++)
+			assert_true(qrec_puts_add(
+			    &items, &p[i], i ? p[i - 1].id : 0, T0));
+	return (struct qrec_puts) { .tube = "emails",
+		.tube_len = 6,
+		.first_id = 20,
+		.run_at = T0,
+		.n = 3,
+		.items = items.data,
+		.items_len = items.len };
+}
+
+/* The samples into out[0..NSAMPLES), the rest zero: how many. The table's,
+ * then a PUTS, whose items are built at run time. */
 static size_t
 samples(struct qrec *out)
 {
 	size_t n = sizeof(sample_tab) / sizeof(sample_tab[0]);
 
-	assert_true(n <= NSAMPLES);
+	assert_true(n + 1 <= NSAMPLES);
 	memset(out, 0, NSAMPLES * sizeof(*out));
 	memcpy(out, sample_tab, sizeof(sample_tab));
-	return n;
+	out[n].type = QREC_PUTS;
+	out[n].u.puts = puts_sample();
+	return n + 1;
 }
 
 static void
@@ -571,6 +623,15 @@ assert_same_rec(const struct qrec *a, const struct qrec *b)
 		    x->put.key, x->put.key_len, y->put.key, y->put.key_len);
 		same_bytes(x->put.payload, x->put.payload_len, y->put.payload,
 		    y->put.payload_len);
+		break;
+	}
+	case QREC_PUTS: {
+		const struct qrec_puts *x = &a->u.puts, *y = &b->u.puts;
+
+		same_bytes(x->tube, x->tube_len, y->tube, y->tube_len);
+		assert_true(x->first_id == y->first_id &&
+		    x->run_at == y->run_at && x->n == y->n);
+		same_bytes(x->items, x->items_len, y->items, y->items_len);
 		break;
 	}
 	default:

@@ -1,7 +1,8 @@
 /* Tests of src/log/wal.c: the group-commit writer. Appends become durable
  * under each fsync policy, LSNs continue across batches, rotations and
  * reopenings, epochs start, old segments go, and a log limited to
- * max_bytes refuses new work, then retries, never what finishes work.
+ * max_bytes refuses new work, then retries, never what finishes work;
+ * wal_prepare makes the append after it certain.
  * Faults and a disk that cannot preallocate are in test_fault.c (they
  * need the fault-injection build). */
 #include <errno.h>
@@ -657,6 +658,64 @@ test_wal_max_bytes_refuses_new_work_then_retries_only(void **state)
 	assert_int_equal(wal_close(w), 0);
 }
 
+/* wal_prepare makes the append after it certain: a record of up to the
+ * length prepared, appended with flags 0, goes in at the next LSN, a
+ * segment begun ahead when it would not fit in the current one; it is
+ * refused (SLUICE_ENOSPC, nothing changed) once the room would not leave
+ * `keep`, as new work is, and too big a record is SLUICE_ETOOBIG. The
+ * records read back whole and in order. */
+static void
+test_wal_prepare_makes_the_next_append_certain(void **state)
+{
+	static uint8_t body[3000];
+	const uint64_t keep = 50000, max = 4 * SMALL;
+	struct logdir_end end;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0, rotations = 0;
+	int n = 0, rc = 0;
+
+	assert_int_equal(open_capped(dir_of(state), max, &w), 0);
+	assert_int_equal(wal_prepare(w, SMALL, 0), SLUICE_ETOOBIG);
+	while (n < 1000) {
+		size_t len = 1000 + (size_t)(n % 3) * 1000;
+		uint64_t want = wal_last_lsn(w) + 1;
+
+		wal_stats(w, &st);
+		rotations = st.rotations;
+		rc = wal_prepare(w, len, keep);
+		if (rc == SLUICE_ENOSPC) {
+			/* a spare still being made is not room yet; at the
+			 * cap the preallocator stops */
+			int wrc = wal_prealloc_wait(w, 10000);
+
+			assert_true(wrc == 0 || wrc == -ENOSPC);
+			rc = wal_prepare(w, len, keep);
+		}
+		if (rc != 0)
+			break;
+		assert_int_equal(wal_append(w, 7, 0, body, len, 0, &lsn), 0);
+		assert_true(lsn == want);
+		wal_stats(w, &st);
+		assert_true(st.rotations - rotations <= 1);
+		n++;
+	}
+	assert_int_equal(rc, SLUICE_ENOSPC);
+	assert_true(n > 50 && st.rotations >= 2);
+	assert_true(st.files_bytes <= max);
+	/* refused while new work with that reservation would be */
+	wal_set_reserved(w, keep, 0);
+	assert_int_equal(
+	    wal_append(w, 7, 0, body, 3000, WAL_NEW_WORK, &lsn), SLUICE_ENOSPC);
+	assert_int_equal(wal_prepare(w, 10, keep), SLUICE_ENOSPC);
+	assert_true(wal_last_lsn(w) == (uint64_t)n);
+	t_wal_wait_durable(w, wal_last_lsn(w));
+	assert_int_equal(wal_close(w), 0);
+	assert_int_equal(
+	    logdir_scan(dir_of(state), 0, LOGDIR_CUT, NULL, NULL, &end), 0);
+	assert_true(end.last_lsn == (uint64_t)n);
+}
+
 /* A replication cursor follows the live log up to the durable LSN, across
  * rotations, while the writer appends. */
 static void
@@ -711,6 +770,7 @@ main(void)
 		T(test_wal_spares_are_made_and_stale_ones_removed),
 		T(test_wal_cursor_follows_live_log),
 		T(test_wal_max_bytes_refuses_new_work_then_retries_only),
+		T(test_wal_prepare_makes_the_next_append_certain),
 	};
 #undef T
 	log_set_level(LOG_WARN);

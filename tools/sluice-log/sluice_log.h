@@ -390,6 +390,11 @@ const char *lt_type_name(uint16_t type);
 /* The type named `s` (any case), or 0. */
 uint16_t lt_type_parse(const char *s);
 
+/* Whether `type` is a queue record type (1..99) this sluice-log does not
+ * know: a newer sluiced wrote it (a PUTS, 69, is known). Such a record is
+ * not damage, and repair must not drop it. */
+bool lt_type_unknown(uint16_t type);
+
 /* The task a queue record concerns; 0 for FLUSH and PAUSE. */
 uint64_t lt_qrec_id(const struct qrec *r);
 

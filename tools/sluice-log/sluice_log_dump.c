@@ -299,6 +299,31 @@ json_fields(struct buf *b, const struct rec_view *v, const struct qrec *r)
 		lt_json_bytes(b, "payload", p->payload, p->payload_len);
 		break;
 	}
+	case QREC_PUTS: {
+		struct qrec_puts_it it;
+		struct qrec_put p;
+
+		buf_printf(b, ",\"n\":%" PRIu32 ",\"items\":[", r->u.puts.n);
+		qrec_puts_begin(&r->u.puts, &it);
+		while (qrec_puts_next(&it, &p)) {
+			buf_printf(b,
+			    "%s{\"id\":%" PRIu64 ",\"pri\":%" PRIu32
+			    ",\"run_at\":%" PRId64 ",\"ttr\":%" PRIu32
+			    ",\"max_attempts\":%" PRIu32 ",\"period\":%" PRId64
+			    ",",
+			    it.i > 1 ? "," : "", p.id, p.pri, p.run_at, p.ttr,
+			    p.max_attempts, p.period);
+			if (p.key_len > 0)
+				lt_json_bytes(b, "key", p.key, p.key_len);
+			else
+				buf_printf(b, "\"key\":null");
+			buf_printf(b, ",\"payload_len\":%zu,", p.payload_len);
+			lt_json_bytes(b, "payload", p.payload, p.payload_len);
+			buf_printf(b, "}");
+		}
+		buf_printf(b, "]");
+		break;
+	}
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		buf_printf(b,
@@ -488,6 +513,10 @@ own_tube(const struct qrec *r, const char **p, size_t *n)
 		*p = r->u.put.tube;
 		*n = r->u.put.tube_len;
 		return true;
+	case QREC_PUTS:
+		*p = r->u.puts.tube;
+		*n = r->u.puts.tube_len;
+		return true;
 	case QREC_FLUSH:
 		*p = r->u.flush.tube;
 		*n = r->u.flush.tube_len;
@@ -562,6 +591,14 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 		    r.type == QREC_PUT_G || r.type == QREC_PUT_T ||
 		    r.type == QREC_PUT_X || (id != 0 && tube != 0))
 			idmap_set(&dm->ids, id, tube);
+		if (r.type == QREC_PUTS) { /* every item's id */
+			struct qrec_puts_it it;
+			struct qrec_put p;
+
+			qrec_puts_begin(&r.u.puts, &it);
+			while (qrec_puts_next(&it, &p))
+				idmap_set(&dm->ids, p.id, tube);
+		}
 		if ((r.type == QREC_ACK || r.type == QREC_ACK_R) &&
 		    r.u.end.outcome == QREC_MOVED) {
 			to = names_get(
@@ -616,8 +653,11 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
 			    "base64\":"
 			    "\"",
-			    queue ? "body does not decode"
-			          : "not a record type sluice knows",
+			    lt_type_unknown(v->hdr.type)
+			        ? "a record type this sluice-log does not "
+			          "know (a newer sluiced's)"
+			        : queue ? "body does not decode"
+			                : "not a record type sluice knows",
 			    v->body_len);
 			lt_base64(b, v->body, v->body_len);
 			buf_printf(b, "\"");
@@ -644,8 +684,11 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tp = (const char *)dm->line.data;
 		} else {
 			buf_printf(&dm->line, "%zu-byte body %s%c", v->body_len,
-			    queue ? "that does not decode"
-			          : "of a type sluice does not know",
+			    lt_type_unknown(v->hdr.type)
+			        ? "of a type this sluice-log does not know (a "
+			          "newer sluiced's)"
+			        : queue ? "that does not decode"
+			                : "of a type sluice does not know",
 			    0);
 			tp = (const char *)dm->line.data;
 		}

@@ -234,6 +234,13 @@ lt_type_name(uint16_t type)
 	return NULL;
 }
 
+bool
+lt_type_unknown(uint16_t type)
+{
+	return type >= QREC_PUT && type <= QREC_TYPE_MAX &&
+	    lt_type_name(type) == NULL;
+}
+
 uint16_t
 lt_type_parse(const char *s)
 {
@@ -282,6 +289,8 @@ lt_qrec_id(const struct qrec *r)
 	case QREC_PUT_T:
 	case QREC_PUT_X:
 		return r->u.put.id;
+	case QREC_PUTS: /* its first; the others follow it */
+		return r->u.puts.first_id;
 	case QREC_TAKE:
 	case QREC_TAKE_LEASE:
 		return r->u.take.id;

@@ -347,6 +347,14 @@ lt_repair_plan(const struct lt_dir *d, struct lt_plan *p)
 		keep = p->keep_last;
 	}
 	rc = lt_replay_run(d, 0, &rp);
+	if (rc == 0 && rp.failed && lt_type_unknown(rp.fail_type)) {
+		snprintf(why, sizeof(why),
+		    "record LSN %" PRIu64 " is of type %u, which this "
+		    "sluice-log does not know (a newer sluiced wrote it): "
+		    "repair this log with that sluiced's sluice-log",
+		    rp.fail_lsn, (unsigned)rp.fail_type);
+		lt_plan_impossible(p, why);
+	}
 	if (rc == 0 && rp.failed &&
 	    (!cut ||
 	        pos_cmp((struct pos) { rp.fail_seg, rp.fail_off, false },

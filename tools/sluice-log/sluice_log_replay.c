@@ -140,13 +140,22 @@ lt_dir_check_replay(struct lt_dir *d, struct lt_replay *r)
 
 	if (rc != 0 || !r->failed)
 		return rc;
-	p = lt_dir_problem(d, LT_DAMAGE, d->segs[r->fail_seg].name,
-	    (int)r->fail_seg,
-	    "record LSN %" PRIu64 " (%s) is whole but does not apply to the "
-	    "queue rebuilt before it (%s): sluiced stops at it",
-	    r->fail_lsn,
-	    lt_type_name(r->fail_type) ? lt_type_name(r->fail_type) : "?",
-	    sluice_strerror(r->fail_rc));
+	if (lt_type_unknown(r->fail_type))
+		p = lt_dir_problem(d, LT_DAMAGE, d->segs[r->fail_seg].name,
+		    (int)r->fail_seg,
+		    "record LSN %" PRIu64 " is of type %u, which this "
+		    "sluice-log does not know: a newer sluiced wrote this log; "
+		    "read and repair it with that sluiced's sluice-log",
+		    r->fail_lsn, (unsigned)r->fail_type);
+	else
+		p = lt_dir_problem(d, LT_DAMAGE, d->segs[r->fail_seg].name,
+		    (int)r->fail_seg,
+		    "record LSN %" PRIu64 " (%s) is whole but does not apply "
+		    "to the queue rebuilt before it (%s): sluiced stops at it",
+		    r->fail_lsn,
+		    lt_type_name(r->fail_type) ? lt_type_name(r->fail_type)
+		                               : "?",
+		    sluice_strerror(r->fail_rc));
 	p->has_off = true;
 	p->off = r->fail_off;
 	p->lsn_before = r->fail_lsn - 1;

@@ -187,10 +187,14 @@ salv_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			tube_of(sv, id, tube, sizeof(tube));
 			if ((q.type == QREC_PUT || q.type == QREC_PUT_V ||
 			        q.type == QREC_PUT_G || q.type == QREC_PUT_T ||
-			        q.type == QREC_PUT_X) &&
+			        q.type == QREC_PUT_X || q.type == QREC_PUTS) &&
 			    c->gap_next != 0) {
-				if (q.u.put.id > c->gap_next)
-					lost_ids(sv, c, q.u.put.id);
+				uint64_t first = q.type == QREC_PUTS
+				    ? q.u.puts.first_id
+				    : q.u.put.id;
+
+				if (first > c->gap_next)
+					lost_ids(sv, c, first);
 				c->gap_next = 0;
 			}
 			rc = queue_apply(sv->q, v->hdr.lsn, v->hdr.time, &q);

@@ -165,7 +165,7 @@ bgsnap_due(const struct core *c)
 	wal_stats(c->wal, &ws);
 	return snapdue(&(struct snapdue_cfg) { c->cfg->snap_records,
 	                   c->cfg->snap_bytes, c->cfg->snap_growth },
-	    &c->snap.base, ws.records - c->snap.records_at_last,
+	    &c->snap.base, ws.records + c->puts_extra - c->snap.records_at_last,
 	    ws.bytes - c->snap.bytes_at_last);
 }
 
@@ -201,7 +201,8 @@ bgsnap_recovered(struct core *c, const struct recover_result *res)
 	    stat(path, &st) == 0)
 		s->base.bytes = (uint64_t)st.st_size;
 	/* The log's counters start at zero: the records replayed are
-	 * counted before them (unsigned, so since - (0 - n) = since + n). */
+	 * counted before them (unsigned, so since - (0 - n) = since + n);
+	 * their PUTS items beyond one are in c->puts_extra already. */
 	s->records_at_last = 0 - res->records;
 	s->bytes_at_last = 0;
 }
@@ -679,7 +680,7 @@ bgsnap_start(struct core *c)
 	if (s->fd < 0 && (s->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		return -errno;
 	wal_stats(c->wal, &ws);
-	s->records_at_last = ws.records;
+	s->records_at_last = ws.records + c->puts_extra;
 	s->bytes_at_last = ws.bytes;
 	if (queue_stats(c->q, c->now, &st) == 0)
 		c->full.done_mark = tasks_done(&st);

@@ -691,6 +691,8 @@ recover_record(const struct rec_hdr *h, const void *body, void *arg)
 	rc = qrec_decode(h->type, body, h->len - REC_HDR_SIZE, &r);
 	if (rc == 0)
 		rc = queue_apply_decoded(q, h->lsn, h->time, &r);
+	if (rc == 0 && r.type == QREC_PUTS)
+		c->puts_extra += r.u.puts.n - 1;
 	if (rc != 0)
 		log_err("recover",
 		    "a record does not apply lsn=%" PRIu64 " type=%s "

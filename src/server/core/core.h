@@ -128,6 +128,7 @@ struct core {
 	int64_t takes_since; /* monotonic ms the log's commit has waited
 	                      * for, holding takes only; 0: it does not */
 	struct buf body;     /* a record body being encoded */
+	struct buf puts;     /* a batch put's PUTS record (core_puts.h) */
 	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
 	uint32_t pend_loose;    /* of them, takes' and reads' (loose) */
@@ -158,6 +159,10 @@ struct core {
 	char leader_url[MSG_URL_MAX + 1]; /* its client URL, as it says; "" */
 	/* counters since start, for stats */
 	uint64_t ops[MSG_OP_END_];
+	/* records' tasks beyond one a record (a PUTS's n - 1), applied since
+	 * start, replay included: the snapshot cadence counts records as the
+	 * PUTs they stand for (bgsnap_due) */
+	uint64_t puts_extra;
 	struct http *http; /* --http; NULL without */
 	/* automatic failover (failover/cluster.c writes these): its state
 	 * (--etcd; NULL without); until when (monotonic ms) a leader may

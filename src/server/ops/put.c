@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/core_puts.h"
 #include "queue/batch.h"
 #include "server/core/quota.h"
 #include "server/ops/ops_int.h"
@@ -113,10 +114,12 @@ put_after_from_msg(const struct msg_put *m, uint64_t *ids,
 	r->batch_len = m->batch.len;
 }
 
-/* One put: decide and commit. Returns 0 or an error code. */
+/* One put: decide and commit; an item of a batch put (`run` not NULL)
+ * goes into the run's PUTS record when it can (core_puts.h). Returns 0 or
+ * an error code. */
 static int
 put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
-    struct msg_put_res *res)
+    struct msg_put_res *res, struct core_puts *run)
 {
 	uint64_t after[MSG_AFTER_MAX];
 	struct queue_str keys[MSG_AFTER_MAX];
@@ -138,9 +141,13 @@ put_one(struct core *c, const struct tokens_entry *tok, const struct msg_put *m,
 	if (r.type != QREC_NONE) {
 		if ((rc = quota_admit(c, tok, &r)) != 0)
 			return rc;
-		rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
-		if (rc != 0)
-			return rc;
+		if (run == NULL || core_puts_add(c, run, &r) != 0) {
+			if (run != NULL)
+				core_puts_flush(c, run);
+			rc = core_commit(c, &r, WAL_NEW_WORK, &lsn);
+			if (rc != 0)
+				return rc;
+		}
 	}
 	res->status = 0;
 	res->created = qres.created;
@@ -296,7 +303,7 @@ ops_put(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
     const struct msg_req *req)
 {
 	struct msg_rep rep = { .op = MSG_OP_PUT };
-	int rc = put_one(c, tok, &req->put, &rep.put);
+	int rc = put_one(c, tok, &req->put, &rep.put, NULL);
 	char text[MSG_TEXT_MAX / 2], name[80];
 
 	if (rc != 0) {
@@ -312,8 +319,10 @@ ops_put(struct core *c, struct face_ctx *ctx, const struct tokens_entry *tok,
 	ops_reply(c, ctx, &rep);
 }
 
-/* Each item on its own (put.c's opening says how). The texts of refused
- * items are made only when one is: most batches have none. */
+/* Each item on its own (put.c's opening says how), the plain puts of a
+ * tube in a row logged as one record (core_puts.h) when there are two or
+ * more. The texts of refused items are made only when one is: most
+ * batches have none. */
 void
 ops_put_batch(struct core *c, struct face_ctx *ctx,
     const struct tokens_entry *tok, const struct msg_req *req)
@@ -323,16 +332,20 @@ ops_put_batch(struct core *c, struct face_ctx *ctx,
 	struct msg_iter it = b->it;
 	struct msg_put_res *res;
 	char(*texts)[OPS_ITEM_TEXT] = NULL;
+	struct core_puts run;
 	struct msg_put m;
 	uint32_t n = 0;
 
+	memset(&run, 0, sizeof(run));
 	res = calloc(b->n, sizeof(*res));
 	if (res == NULL) {
 		core_reply_err(c, ctx, MSG_OP_PUT_BATCH, SLUICE_ENOMEM, NULL);
 		return;
 	}
 	while (n < b->n && msg_next_put(&it, &m)) {
-		int rc = m.error != 0 ? m.error : put_one(c, tok, &m, &res[n]);
+		int rc = m.error != 0
+		    ? m.error
+		    : put_one(c, tok, &m, &res[n], b->n >= 2 ? &run : NULL);
 
 		if (rc != 0) {
 			res[n].status = (uint16_t)(rc > 0 ? rc : SLUICE_ENOMEM);
@@ -348,6 +361,7 @@ ops_put_batch(struct core *c, struct face_ctx *ctx,
 		}
 		n++;
 	}
+	core_puts_fini(c, &run);
 	rep.put_batch.n = n;
 	rep.put_batch.messages = b->messages;
 	rep.put_batch.items = res;

@@ -87,6 +87,8 @@ apply_one(struct core *c, const struct rec_view *v)
 	rc = qrec_decode(v->hdr.type, v->body, v->body_len, &r);
 	if (rc == 0)
 		rc = queue_apply(c->q, v->hdr.lsn, v->hdr.time, &r);
+	if (rc == 0 && r.type == QREC_PUTS)
+		c->puts_extra += r.u.puts.n - 1; /* core.h */
 	if (rc != 0) {
 		log_err("follow",
 		    "a record from the leader does not apply here; this "
