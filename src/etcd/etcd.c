@@ -166,7 +166,8 @@ etcd_delete(struct etcd *e)
 	if (e == NULL)
 		return;
 	for (int i = 0; i < e->n; i++) {
-		nng_http_client_free(e->ep[i].client);
+		if (e->ep[i].client != NULL)
+			nng_http_client_free(e->ep[i].client);
 		nng_url_free(e->ep[i].nurl);
 		free(e->ep[i].url);
 	}
@@ -307,13 +308,24 @@ done:
 	return rc;
 }
 
-/* Connects to `ep` within what is left until `deadline`. */
+/* Connects to `ep` within what is left until `deadline`.
+ *
+ * A connect that gives up (its timeout) leaves the client's own dial
+ * aborted, its ending still to come on one of nng's threads; a connect
+ * through the same client before that ending takes it for its own
+ * ending with no connection, and nng 1.5's HTTP client stops the process
+ * on its assertion ("stream != NULL"). So a client whose connect gave up
+ * is replaced: freeing it waits for that ending. A client that could
+ * not be made again (out of memory) is made at the next call. */
 static int
-connect_ep(const struct endpoint *ep, int64_t deadline, nng_http_conn **conn)
+connect_ep(struct endpoint *ep, int64_t deadline, nng_http_conn **conn)
 {
 	nng_aio *aio;
 	int rv;
 
+	if (ep->client == NULL &&
+	    (rv = nng_http_client_alloc(&ep->client, ep->nurl)) != 0)
+		return rv;
 	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0)
 		return rv;
 	nng_aio_set_timeout(aio, left_ms(deadline));
@@ -321,6 +333,11 @@ connect_ep(const struct endpoint *ep, int64_t deadline, nng_http_conn **conn)
 	if ((rv = wait_aio(aio)) == 0)
 		*conn = nng_aio_get_output(aio, 0);
 	nng_aio_free(aio);
+	if (rv == NNG_ETIMEDOUT || rv == NNG_ECANCELED) {
+		nng_http_client_free(ep->client);
+		ep->client = NULL;
+		(void)nng_http_client_alloc(&ep->client, ep->nurl);
+	}
 	return rv;
 }
 

@@ -1,12 +1,16 @@
 /* Tests of src/etcd/etcd: the client of etcd's JSON gateway, against
  * a real etcd started by the test (exits 77 when `etcd` is not installed; make
  * test installs it), and against a fake that answers badly. */
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "etcd/etcd.h"
 #include "t_etcd.h"
@@ -17,6 +21,9 @@
 enum {
 	TIMEOUT_MS = 5000, /* for a real etcd, on a loaded machine */
 	RACE_ROUNDS = 20,
+	HELD_MAX = 16,     /* connections filling a listener's queue */
+	DIAL_ROUNDS = 500, /* calls whose connection times out */
+	DIAL_SECS = 2,     /* and at most this long */
 };
 
 /* The etcd most tests share; each test uses keys of its own. */
@@ -414,6 +421,76 @@ test_etcd_frozen_then_killed(void **state)
 	t_etcd_signal(&own, SIGTERM);
 }
 
+/* A listener on 127.0.0.1 that never accepts, its queue filled by
+ * connections held in `held`: the kernel drops a new connection's SYN,
+ * so a dial to its port gets no answer until it gives up. Returns the
+ * listener's descriptor and its port in *port. */
+static int
+silent_listener(int *port, int held[HELD_MAX], int *nheld)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 0), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	for (*nheld = 0; *nheld < HELD_MAX; (*nheld)++) {
+		int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		struct pollfd p = { .fd = c, .events = POLLOUT };
+
+		assert_true(c >= 0);
+		held[*nheld] = c;
+		if (connect(c, (struct sockaddr *)&a, sizeof(a)) != 0 &&
+		    poll(&p, 1, 200) == 0) {
+			(*nheld)++;
+			return fd; /* this one hangs: the queue is full */
+		}
+	}
+	fail_msg("the listener's queue took %d connections", HELD_MAX);
+	return -1;
+}
+
+/* Calls whose connection times out, one right after another: each
+ * gives up its own dial, and the next dials afresh. nng's HTTP client
+ * aborts the dial of a call that gave up and finishes it later on a
+ * thread of its own; a call that dialled again through the same client
+ * before that came had the old ending taken for its own and the node
+ * died of nng's assertion (seen in make chaos: a leader's keepalive
+ * that found no connection within its 666 ms, then the next call). */
+static void
+test_calls_timing_out_on_connect_one_after_another(void **state)
+{
+	int held[HELD_MAX], nheld, port,
+	    fd = silent_listener(&port, held, &nheld);
+	int64_t end = clock_mono_ms() + DIAL_SECS * 1000;
+	char url[64];
+	struct etcd *e;
+	int rounds = 0;
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	e = client_of(url, 1);
+	for (; rounds < DIAL_ROUNDS && clock_mono_ms() < end; rounds++) {
+		struct etcd_kv kv;
+		bool found;
+		int rc = etcd_get(e, "/t/silent", &found, &kv);
+
+		if (rc != ETCD_ETIMEDOUT)
+			fail_msg("round %d: %s: %s", rounds, etcd_strerror(rc),
+			    etcd_errmsg(e));
+	}
+	assert_true(rounds > 0);
+	assert_non_null(strstr(etcd_errmsg(e), "no connection within 1 ms"));
+	etcd_delete(e);
+	for (int i = 0; i < nheld; i++)
+		close(held[i]);
+	close(fd);
+}
+
 /* ---- Against the fake --------------------------------------------------- */
 
 struct bad {
@@ -591,6 +668,8 @@ main(void)
 		cmocka_unit_test(test_a_dead_endpoint_is_skipped),
 		cmocka_unit_test_setup_teardown(test_etcd_frozen_then_killed,
 		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test(
+		    test_calls_timing_out_on_connect_one_after_another),
 		cmocka_unit_test(test_bad_answers_are_clear_errors),
 		cmocka_unit_test(test_answers_missing_fields),
 		cmocka_unit_test(test_bad_endpoints_are_refused),
