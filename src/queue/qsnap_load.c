@@ -788,8 +788,9 @@ in_order(const struct qsnap_load *l, uint16_t type)
 	case QSNAP_MOVEPEND:
 	case QSNAP_MOVEPLACE:
 	case QSNAP_MOVEKEEP:
-		return l->phase != 0 && l->phase != QSNAP_META &&
-		    l->hours_left == 0 && l->dep_left == 0;
+		/* right after META too: a queue without a tube may hold
+		 * these (END checks that no tube or task was left out) */
+		return l->phase != 0 && l->hours_left == 0 && l->dep_left == 0;
 	default:
 		return false;
 	}

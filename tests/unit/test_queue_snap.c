@@ -849,6 +849,26 @@ test_tube_delete_removes_the_tube(void **state)
 	assert_int_equal(queue_check(h->q, NULL), 0);
 }
 
+/* A queue without a tube can still hold what lives beside the tubes: the
+ * key window of a move into a cluster that has none of its tubes yet, a
+ * finished task's outcome kept after its tube was deleted. Its snapshot
+ * is META, those entries, END: it loads (the loader took them only after
+ * a TUBE, so such a node could not load its own snapshot). */
+static void
+test_snapshot_without_tubes_loads(void **state)
+{
+	struct tq *h = tq_of(state), r;
+	struct qrec rec;
+
+	assert_int_equal(
+	    queue_decide_move_pend(h->q, "mail", 4, "c1", 2, true, &rec), 0);
+	assert_int_equal(rec.type, QREC_MOVE_PEND);
+	assert_int_equal(tq_commit(h, &rec), 0);
+	assert_int_equal(queue_tube_count(h->q), 0);
+	tq_loaded(h, &r);
+	tq_fini(&r);
+}
+
 /* The counts that META and TUBE give ahead of the tasks (they size the
  * index and heaps) must be the counts the tasks make; a var written in
  * more bytes than it needs is refused. */
@@ -933,6 +953,7 @@ main(void)
 		T(test_snapshot_version_3_keeps_its_keys),
 		T(test_snapshot_holds_tube_settings),
 		T(test_tube_delete_removes_the_tube),
+		T(test_snapshot_without_tubes_loads),
 		T(test_snapshot_write_allocates_nothing),
 		T(test_snapshot_of_version_2_loads_and_3_keeps_the_last_take),
 		T(test_apply_out_of_memory_changes_nothing),
