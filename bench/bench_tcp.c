@@ -75,6 +75,9 @@ struct bench_tdrv {
 static void tdrv_fail(struct bench_tdrv *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+static void tdrv_vfail(struct bench_tdrv *d, const char *prefix,
+    const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
 static void
 tdrv_vfail(
     struct bench_tdrv *d, const char *prefix, const char *fmt, va_list ap)

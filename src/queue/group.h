@@ -94,12 +94,13 @@ struct groups {
 	uint32_t n;           /* named groups */
 	uint32_t turn;        /* the last turn given (renumbered before it
 	                         wraps: group.c) */
-	struct group none;    /* the "" group: its heap is tb->ready */
 	struct glive **lv;    /* group limits by slot (glimit.h); NULL:
 	                         the tube has no group settings */
 	uint32_t lv_cap;      /* slots in lv */
 	uint32_t *nlive;      /* the queue's count of glives */
 	struct heap *due;     /* the queue's gdue heap */
+	struct group none;    /* the "" group: its heap is tb->ready; last,
+	                         since a group ends in its name */
 };
 
 /* Is this a valid group name (1..GROUP_NAME_MAX bytes of

@@ -13,7 +13,8 @@
  * none) of `ops` (the sorted history), and the reason. */
 void hist_violation_v(struct hist_report *r, const struct hist_op *ops,
     enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
-    const struct hist_op *b, const char *fmt, va_list ap);
+    const struct hist_op *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 8, 0)));
 void hist_violation(struct hist_report *r, const struct hist_op *ops,
     enum hist_rule rule, uint64_t id, uint64_t key, const struct hist_op *a,
     const struct hist_op *b, const char *fmt, ...)

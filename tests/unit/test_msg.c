@@ -286,72 +286,62 @@ static const struct msg_req reqs[] = {
 	    .group = { .tube = S("api"), .verb = MSG_GROUP_SHOW } },
 };
 
-static const struct msg_task tasks[] = {
-	{ .id = 1,
-	    .lease = 100,
-	    .state = MSG_ST_TAKEN,
-	    .priority = 1024,
-	    .attempts = 1,
-	    .ttr = 60000,
-	    .run_at = 1700000000000ULL,
-	    .created_at = 1699999999000ULL,
-	    .updated_at = 1700000000001ULL,
-	    .taken_at = 1700000000001ULL,
-	    .deadline = 1700000060001ULL,
-	    .size = 5,
-	    .tube = S("emails"),
-	    .payload = S("hello") },
-	{ .id = 2,
-	    .lease = 101,
-	    .state = MSG_ST_TAKEN,
-	    .detached = true,
-	    .priority = 0,
-	    .attempts = 3,
-	    .max_attempts = 5,
-	    .ttr = 1000,
-	    .period = 86400000,
-	    .size = 4,
-	    .tube = S("x"),
-	    .key = S("nightly"),
-	    .last_error = S("exit 1: disk full"),
-	    .payload = S("\xff\xfe\x00\x01") },
-};
+/* The sample tasks are macros too, for the replies' table, which a
+ * compiler other than gcc cannot initialize from another object. */
+#define TASK_TAKEN                                                             \
+	{                                                                      \
+		.id = 1, .lease = 100, .state = MSG_ST_TAKEN,                  \
+		.priority = 1024, .attempts = 1, .ttr = 60000,                 \
+		.run_at = 1700000000000ULL, .created_at = 1699999999000ULL,    \
+		.updated_at = 1700000000001ULL, .taken_at = 1700000000001ULL,  \
+		.deadline = 1700000060001ULL, .size = 5, .tube = S("emails"),  \
+		.payload = S("hello")                                          \
+	}
+#define TASK_DETACHED                                                          \
+	{                                                                      \
+		.id = 2, .lease = 101, .state = MSG_ST_TAKEN,                  \
+		.detached = true, .priority = 0, .attempts = 3,                \
+		.max_attempts = 5, .ttr = 1000, .period = 86400000, .size = 4, \
+		.tube = S("x"), .key = S("nightly"),                           \
+		.last_error = S("exit 1: disk full"),                          \
+		.payload = S("\xff\xfe\x00\x01")                               \
+	}
+static const struct msg_task tasks[] = { TASK_TAKEN, TASK_DETACHED };
 /* taken under a session lease, with a replacement waiting for its lease
  * to end */
-static const struct msg_task pending_task = { .id = 3,
-	.lease = 102,
-	.state = MSG_ST_TAKEN,
-	.priority = 1024,
-	.attempts = 1,
-	.ttr = 60000,
-	.size = 3,
-	.tube = S("t"),
-	.key = S("k"),
-	.payload = S("old"),
-	.replace_pending = true,
-	.pending = { .priority = 9,
-	    .max_attempts = 2,
-	    .ttr = 30000,
-	    .run_at = 1700000000000ULL,
-	    .period = 0,
-	    .size = 4,
-	    .payload = S("new!"),
-	    .version = 8 },
-	.version = 7,
-	.holder = { 17, S("127.0.0.1:40312") } };
+#define TASK_PENDING                                                           \
+	{                                                                      \
+		.id = 3, .lease = 102, .state = MSG_ST_TAKEN,                  \
+		.priority = 1024, .attempts = 1, .ttr = 60000, .size = 3,      \
+		.tube = S("t"), .key = S("k"), .payload = S("old"),            \
+		.replace_pending = true,                                       \
+		.pending = { .priority = 9,                                    \
+			.max_attempts = 2,                                     \
+			.ttr = 30000,                                          \
+			.run_at = 1700000000000ULL,                            \
+			.period = 0,                                           \
+			.size = 4,                                             \
+			.payload = S("new!"),                                  \
+			.version = 8 },                                        \
+		.version = 7, .holder = {                                      \
+			17,                                                    \
+			S("127.0.0.1:40312")                                   \
+		}                                                              \
+	}
 /* a version without a pending replacement */
-static const struct msg_task versioned_task = { .id = 4,
-	.state = MSG_ST_READY,
-	.priority = 1,
-	.ttr = 1000,
-	.size = 1,
-	.tube = S("rows"),
-	.key = S("row-7"),
-	.payload = S("v"),
-	.version = 1700000000123ULL };
+#define TASK_VERSIONED                                                         \
+	{                                                                      \
+		.id = 4, .state = MSG_ST_READY, .priority = 1, .ttr = 1000,    \
+		.size = 1, .tube = S("rows"), .key = S("row-7"),               \
+		.payload = S("v"), .version = 1700000000123ULL                 \
+	}
 /* list without payloads: size says how big they are */
+#define TASK_LISTED                                                            \
+	{                                                                      \
+		.id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t")   \
+	}
 static const struct msg_task listed[] = {
-	{ .id = 9, .state = MSG_ST_BURIED, .size = 300, .tube = S("t") },
+	TASK_LISTED,
 	{ .id = 10,
 	    .state = MSG_ST_DELAYED,
 	    .run_at = 5,
@@ -491,9 +481,9 @@ static const struct msg_rep reps[] = {
 	{ .op = MSG_OP_PROMOTE, .epoch = 2 },
 	{ .op = MSG_OP_DELETE },
 	{ .op = MSG_OP_FOLLOW },
-	{ .op = MSG_OP_PEEK, .task = tasks[0] },
-	{ .op = MSG_OP_PEEK_KEY, .task = tasks[1] },
-	{ .op = MSG_OP_PEEK_NEXT, .task = listed[0] },
+	{ .op = MSG_OP_PEEK, .task = TASK_TAKEN },
+	{ .op = MSG_OP_PEEK_KEY, .task = TASK_DETACHED },
+	{ .op = MSG_OP_PEEK_NEXT, .task = TASK_LISTED },
 	{ .op = MSG_OP_STATS,
 	    .stats = { .role = MSG_ROLE_LEADER,
 	        .epoch = 1,
@@ -530,8 +520,8 @@ static const struct msg_rep reps[] = {
 	    .put_batch = { .n = N(batch_res_texts),
 	        .messages = true,
 	        .items = batch_res_texts } },
-	{ .op = MSG_OP_PEEK_KEY, .task = pending_task },
-	{ .op = MSG_OP_PEEK, .task = versioned_task },
+	{ .op = MSG_OP_PEEK_KEY, .task = TASK_PENDING },
+	{ .op = MSG_OP_PEEK, .task = TASK_VERSIONED },
 	{ .op = MSG_OP_ACK,
 	    .after = { .id = 3, .state = MSG_ST_READY, .replaced = true } },
 	{ .op = MSG_OP_BURY,
