@@ -470,9 +470,11 @@ msg_stats_put_rep(struct buf *b, const struct msg_rep *m)
 		buf_put_u32(b, m->history.step);
 		buf_put_u8(b, m->history.kinds);
 		buf_put_u32(b, m->history.n);
-		for (size_t i = 0; i < (size_t)m->history.kinds * m->history.n;
-		     i++)
-			buf_put_u32(b, m->history.values[i]);
+		/* values, or the raw counts of a decoded reply sent on */
+		for (unsigned k = 0; k < m->history.kinds; k++)
+			for (uint32_t i = 0; i < m->history.n; i++)
+				buf_put_u32(
+				    b, msg_history_at(&m->history, k, i));
 		return 0;
 	}
 	return SLUICE_EUNKNOWNOP;
