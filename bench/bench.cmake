@@ -57,3 +57,12 @@ add_executable(flow-bench ${CMAKE_CURRENT_LIST_DIR}/flow_bench.c
 target_link_libraries(flow-bench PRIVATE sluice_static sluice_util
 	Threads::Threads)
 target_include_directories(flow-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+
+# read-probe: the latency of takes, peeks, stats and GET /metrics against
+# a running sluiced under load; bench/slowdisk.sh runs it beside a mixed
+# load on a server whose every flush is late.
+add_executable(read-probe ${CMAKE_CURRENT_LIST_DIR}/read_probe.c
+	${CMAKE_CURRENT_LIST_DIR}/bench_client.c)
+target_link_libraries(read-probe PRIVATE sluice_benchlib sluice_static
+	sluice_util Threads::Threads)
+target_include_directories(read-probe PRIVATE ${CMAKE_CURRENT_LIST_DIR})
