@@ -457,7 +457,7 @@ bench_libsluice_run(const struct bench_opts *o, struct bench_result *r)
 	struct sluice_client *ctl = NULL;
 	pthread_condattr_t ca;
 	pthread_attr_t ta;
-	int64_t t0, cpu0, limit;
+	int64_t t0, cpu0, limit, self0;
 	long long before;
 	bool join = true;
 	char err[512];
@@ -541,6 +541,7 @@ bench_libsluice_run(const struct bench_opts *o, struct bench_result *r)
 
 	/* The run. */
 	cpu0 = bench_server_cpu_ns(o);
+	self0 = bench_self_cpu_ns();
 	t0 = clock_mono_ns();
 	pthread_mutex_lock(&d.mu);
 	if (o->duration_ms)
@@ -557,7 +558,7 @@ bench_libsluice_run(const struct bench_opts *o, struct bench_result *r)
 		join = false;
 		goto out;
 	}
-	bench_result_cpu(r, o, cpu0);
+	bench_result_cpu(r, o, cpu0, self0);
 	if (d.failed) {
 		bench_error("%s", d.err);
 		goto out;

@@ -114,11 +114,23 @@ bench_server_cpu_ns(const struct bench_opts *o)
 	return proc_stat_cpu_ns(o->server_pid);
 }
 
-void
-bench_result_cpu(
-    struct bench_result *r, const struct bench_opts *o, int64_t before)
+int64_t
+bench_self_cpu_ns(void)
 {
-	int64_t after = bench_server_cpu_ns(o);
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+bench_result_cpu(struct bench_result *r, const struct bench_opts *o,
+    int64_t before, int64_t self_before)
+{
+	int64_t after = bench_server_cpu_ns(o), self = bench_self_cpu_ns();
 
 	r->server_cpu_ns = before >= 0 && after >= before ? after - before : -1;
+	r->client_cpu_ns =
+	    self_before >= 0 && self >= self_before ? self - self_before : -1;
 }

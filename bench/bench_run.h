@@ -23,6 +23,7 @@ struct bench_result {
 	double seconds; /* from the first request to the last reply */
 	long long left; /* drain: tasks left in the tube after; -1 unknown */
 	int64_t server_cpu_ns; /* --server-pid's CPU time over the run; -1 */
+	int64_t client_cpu_ns; /* this process's (every thread's) over it */
 	struct bench_hist lat_put;  /* ns per put request (or batch) */
 	struct bench_hist lat_take; /* ns per take + ack pair */
 };
@@ -60,10 +61,15 @@ int bench_check_start(
  * there is no --server-pid or neither can be read. */
 int64_t bench_server_cpu_ns(const struct bench_opts *o);
 
+/* The CPU time, user + system, of this process: every thread's. */
+int64_t bench_self_cpu_ns(void);
+
 /* Sets r->server_cpu_ns to the server's CPU time since `before` (a value
- * of bench_server_cpu_ns), or -1 when either end is unknown. */
-void bench_result_cpu(
-    struct bench_result *r, const struct bench_opts *o, int64_t before);
+ * of bench_server_cpu_ns), or -1 when either end is unknown, and
+ * r->client_cpu_ns to this process's since `self_before` (a value of
+ * bench_self_cpu_ns). */
+void bench_result_cpu(struct bench_result *r, const struct bench_opts *o,
+    int64_t before, int64_t self_before);
 
 /* Run the workload `o` names. Return 0, or -1 after printing why on stderr
  * (the server refused, did not answer, or broke the protocol; a count did

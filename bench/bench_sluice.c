@@ -615,7 +615,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 {
 	struct sdrv d = { .o = o };
 	pthread_condattr_t ca;
-	int64_t t0, t1, limit, cpu0;
+	int64_t t0, t1, limit, cpu0, self0;
 	long long before;
 	unsigned left;
 	int rc = -1;
@@ -665,6 +665,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 	atomic_store(&d.remaining, o->tasks);
 	d.active = d.n;
 	cpu0 = bench_server_cpu_ns(o);
+	self0 = bench_self_cpu_ns();
 	t0 = clock_mono_ns();
 	d.t_last = t0;
 	if (o->duration_ms)
@@ -678,7 +679,7 @@ bench_sluice_run(const struct bench_opts *o, struct bench_result *r)
 		/* Callbacks may still be running: leave the memory to exit. */
 		return -1;
 	}
-	bench_result_cpu(r, o, cpu0);
+	bench_result_cpu(r, o, cpu0, self0);
 	t1 = d.t_last;
 	if (d.failed) {
 		bench_error("%s", d.err);

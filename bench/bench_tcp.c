@@ -647,7 +647,7 @@ bench_tcp_run(const struct bench_dialect *dl, const struct bench_opts *o,
     struct bench_result *r)
 {
 	struct bench_tdrv d = { .dl = dl, .o = o, .ep = -1 };
-	int64_t t0, t_end, limit, cpu0;
+	int64_t t0, t_end, limit, cpu0, self0;
 	long long before;
 	int rc = -1;
 
@@ -703,13 +703,14 @@ bench_tcp_run(const struct bench_dialect *dl, const struct bench_opts *o,
 	d.remaining = o->tasks;
 	d.active = d.n;
 	cpu0 = bench_server_cpu_ns(o);
+	self0 = bench_self_cpu_ns();
 	t0 = clock_mono_ns();
 	t_end = t0;
 	if (o->duration_ms)
 		d.deadline = t0 + (int64_t)o->duration_ms * 1000000;
 	if (tdrv_loop(&d, t0, limit, &t_end) != 0)
 		goto fail_said;
-	bench_result_cpu(r, o, cpu0);
+	bench_result_cpu(r, o, cpu0, self0);
 
 	r->seconds = (double)(t_end - t0) / 1e9;
 	for (unsigned i = 0; i < d.n; i++)

@@ -21,9 +21,11 @@
 # and runs build/bin/sluice-bench on it: put, drain and mixed, at C = 1 and
 # C = 32 connections, 100-byte payloads, plus put at C = 32 with libsluice's
 # batch put of 100 tasks and a drain at C = 32 that takes up to 100 tasks
-# and acks them with one batch ack. Each run also reports the server process's CPU
-# time (user + system) per op. build/bin/fsync_probe measures one raw
-# 100-byte pwrite + fdatasync (p50 of 2000) before and after everything.
+# and acks them with one batch ack. Each run also reports the server
+# process's CPU time (user + system) per op, and the load generator's own
+# (every thread of it: for libsluice, the client library's work).
+# build/bin/fsync_probe measures one raw 100-byte pwrite + fdatasync (p50
+# of 2000) before and after everything.
 #
 # With --repeat R the whole set runs R times in interleaved rounds (round
 # 1 of every cell, then round 2, ...), each run on a fresh server, and each
@@ -292,8 +294,8 @@ json_field() {
 RESULTS=$TMP/results.jsonl
 : >"$RESULTS"
 # VALS[figure/cell]: the values of every round, space-separated; a cell is
-# kind/workload/C. Figures: ops (ops/s), cpu (server CPU us per op), p50
-# and p99 (us).
+# kind/workload/C. Figures: ops (ops/s), cpu (server CPU us per op), ccpu
+# (the load generator's own CPU us per op), p50 and p99 (us).
 declare -A VALS
 # Sizes fixed in round 1 and kept for the others, so that every round
 # runs the same workload.
@@ -332,7 +334,8 @@ run() {
 	esac
 	echo "{\"server\":\"$kind\",\"round\":$round,${line#\{}" >>"$RESULTS"
 	cell=$kind/$label/$c
-	for f in ops:ops_per_sec cpu:server_cpu_us_per_op p50:p50_us p99:p99_us; do
+	for f in ops:ops_per_sec cpu:server_cpu_us_per_op \
+		ccpu:client_cpu_us_per_op p50:p50_us p99:p99_us; do
 		v=$(json_field "$line" "${f#*:}")
 		case $v in
 		'' | -*) continue ;; # unknown (the CPU time could not be read)
@@ -509,6 +512,7 @@ TABLE=$TMP/table.md
 		for c in "${CONNS[@]}"; do
 			row "$w" "$c" ops "ops/s"
 			row "$w" "$c" cpu "server CPU µs/op"
+			row "$w" "$c" ccpu "client CPU µs/op"
 			lat_row "$w" "$c"
 		done
 	done

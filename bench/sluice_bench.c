@@ -82,6 +82,9 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	double cpu_us = r->server_cpu_ns >= 0 && r->ops > 0
 	    ? (double)r->server_cpu_ns / 1000.0 / (double)r->ops
 	    : -1.0;
+	double ccpu_us = r->client_cpu_ns >= 0 && r->ops > 0
+	    ? (double)r->client_cpu_ns / 1000.0 / (double)r->ops
+	    : -1.0;
 	struct bench_hist all;
 
 	bench_hist_init(&all);
@@ -139,6 +142,9 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	if (r->server_cpu_ns >= 0)
 		printf("  server (pid %d) CPU: %.3f s, %.1f us per op\n",
 		    o->server_pid, (double)r->server_cpu_ns / 1e9, cpu_us);
+	if (r->client_cpu_ns >= 0)
+		printf("  client (this process) CPU: %.3f s, %.1f us per op\n",
+		    (double)r->client_cpu_ns / 1e9, ccpu_us);
 	if (!o->json)
 		return;
 
@@ -152,7 +158,8 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	       "\"put_p99_us\":%.1f,\"take_ack_p99_us\":%.1f,"
 	       "\"empty_takes\":%llu,\"preloaded\":%llu,\"preload_sec\":%.3f,"
 	       "\"left\":%lld,\"server_cpu_sec\":%.4f,"
-	       "\"server_cpu_us_per_op\":%.2f,\"tube\":\"%s\"}\n",
+	       "\"server_cpu_us_per_op\":%.2f,"
+	       "\"client_cpu_us_per_op\":%.2f,\"tube\":\"%s\"}\n",
 	    bench_target_name(o->target), bench_workload_name(o->workload),
 	    o->conns,
 	    (unsigned long long)(o->workload == BENCH_MIXED ? r->preloaded
@@ -173,7 +180,7 @@ report(const struct bench_opts *o, const struct bench_result *r)
 	    (unsigned long long)r->empty_takes,
 	    (unsigned long long)r->preloaded, r->preload_s, r->left,
 	    r->server_cpu_ns >= 0 ? (double)r->server_cpu_ns / 1e9 : -1.0,
-	    cpu_us, o->tube);
+	    cpu_us, ccpu_us, o->tube);
 }
 
 int
@@ -203,6 +210,7 @@ main(int argc, char **argv)
 	bench_hist_init(&r->lat_take);
 	r->left = -1;
 	r->server_cpu_ns = -1;
+	r->client_cpu_ns = -1;
 	if (o.server_pid > 0 && bench_server_cpu_ns(&o) < 0) {
 		bench_error("--server-pid %d: cannot read its CPU time (no "
 		            "such process?)",
