@@ -29,6 +29,10 @@ enum {
 	                         * nodes that start the same epoch number
 	                         * still differ) */
 	REC_EPOCH_BODY = 24,
+	REC_PAD = 101, /* nothing: zeros that end a batch on a block
+	                * boundary, so that the next batch's write shares
+	                * no block with it and may be in flight beside it
+	                * (wal.h, cfg.inflight); every reader skips it */
 };
 
 /* The decoded header. `len` counts header + body, not the padding. */

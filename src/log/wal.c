@@ -287,6 +287,10 @@ check_config(struct wal_config *c, const struct logdir_end *end)
 		c->interval_ms = 1;
 	if (c->prealloc == 0)
 		c->prealloc = 1;
+	if (c->inflight == 0)
+		c->inflight = 1;
+	if (c->inflight > WAL_INFLIGHT_MAX)
+		return SLUICE_EINVAL;
 	if (end != NULL && end->seg_first_lsn != 0 &&
 	    (end->offset < SEG_HDR_SIZE || end->offset % REC_ALIGN != 0 ||
 	        end->offset > end->seg_size ||
@@ -571,6 +575,38 @@ wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
 	return append(w, type, time, w->epoch, body, len, flags, lsn);
 }
 
+/* Ends the filling batch on a block boundary with a REC_PAD record, when
+ * its successor should be free to go in flight beside it (wal.h,
+ * cfg.inflight): batches have held two records or more lately, or one is
+ * in flight now. Not on a follower, whose LSNs are its leader's; not
+ * when the pad would not fit in the segment, or would eat into the
+ * reserved space (the successor then waits, as with one in flight). */
+void
+wal_pad_fill(struct wal *w)
+{
+	static const uint8_t zeros[WAL_BLOCK];
+	uint64_t rem = (WAL_BLOCK - w->fill_off % WAL_BLOCK) % WAL_BLOCK, lsn;
+
+	if (w->follower || wal_fly_max(w) < 2 || w->fill == NULL ||
+	    w->fill->seg != w->cur || rem == 0 ||
+	    (w->nfly == 0 && w->recs_avg < 2 * 16))
+		return;
+	if (rem < REC_HDR_SIZE)
+		rem += WAL_BLOCK;
+	if (w->fill_off + rem > w->cur->size ||
+	    !wal_room_for(w, rem, w->floor + w->margin))
+		return;
+	if (append(w, REC_PAD, clock_now_ms(), w->epoch, zeros,
+	        rem - REC_HDR_SIZE, 0, &lsn) == 0)
+		w->st.pads++;
+}
+
+void
+wal_set_follower(struct wal *w, bool follower)
+{
+	w->follower = follower;
+}
+
 int
 wal_prepare(struct wal *w, size_t len, uint64_t keep)
 {
@@ -738,7 +774,7 @@ wal_sync(struct wal *w, int64_t timeout_ms)
 	while (rc == 0) {
 		if (w->poisoned)
 			return SLUICE_ELOG;
-		if (w->inflight == NULL && w->q == NULL &&
+		if (w->nfly == 0 && w->q == NULL &&
 		    (w->fill == NULL || w->fill->nrec == 0)) {
 			if (w->synced_lsn >= w->next_lsn - 1) {
 				if (w->mark_due)
@@ -857,8 +893,12 @@ wal_close(struct wal *w)
 		w->q = b->next;
 		wal_batch_free(w, b);
 	}
-	if (w->inflight != NULL)
-		wal_batch_free(w, w->inflight);
+	while (w->fly != NULL) {
+		struct wal_batch *b = w->fly;
+
+		w->fly = b->next;
+		wal_batch_free(w, b);
+	}
 	while (w->idle != NULL) {
 		struct wal_batch *b = w->idle;
 

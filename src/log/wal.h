@@ -101,6 +101,16 @@ struct wal_config {
 	 * the median commit of one client, and under many clients it cost
 	 * CPU and puts (docs/benchmarks.md). direct_fsync_op is ignored. */
 	bool direct_adapt;
+	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS, without the fdatasync
+	 * op: up to this many batches in flight at once (0 or 1: one). A
+	 * batch goes beside those in flight only when it starts on a block
+	 * boundary of the same segment: while batches hold two records or
+	 * more on average, or one is in flight as it is sealed, the writer
+	 * ends each with a REC_PAD record up to the next block (never on a
+	 * follower: wal_set_follower). The durable LSN moves over the
+	 * batches in the order they were written, whatever order the disk
+	 * completes them in. */
+	unsigned inflight;
 };
 
 /* wal_append's flags: how much of the reserved space a record may use
@@ -190,7 +200,8 @@ bool wal_refusing(struct wal *w);
  * attempt failed: the disk, or max_bytes, is full). */
 bool wal_space_short(const struct wal *w);
 
-/* Starts the write of the batch being filled when no batch is in flight.
+/* Starts the write of the batch being filled when no batch is in flight
+ * (or when cfg.inflight allows one more beside them).
  * Call at the end of every event-loop turn. With WAL_COMMIT_INLINE the
  * write (and fdatasync) happen here: wal_durable_lsn has moved when it
  * returns, and wal_fd says nothing of it. Returns 0, SLUICE_ELOG. */
@@ -231,6 +242,10 @@ void wal_mark(struct wal *w);
  * under WAL_FSYNC_ALWAYS, written otherwise. Never moves after a failure.
  */
 uint64_t wal_durable_lsn(const struct wal *w);
+
+/* A follower's log holds its leader's records, LSN for LSN: while
+ * `follower`, the writer adds no REC_PAD record of its own. */
+void wal_set_follower(struct wal *w, bool follower);
 
 /* The LSN of the last record appended (0 when none). */
 uint64_t wal_last_lsn(const struct wal *w);
@@ -309,6 +324,10 @@ struct wal_stats {
 	                            * op (WAL_COMMIT_DIRECT): all of them
 	                            * with direct_fsync_op, those while
 	                            * batches were small with direct_adapt */
+	uint64_t pads;             /* REC_PAD records written (cfg.inflight) */
+	uint64_t fly_beside;       /* batches submitted while another was in
+	                            * flight (cfg.inflight) */
+	uint64_t fly_max_seen;     /* the most in flight at once */
 };
 
 void wal_stats(const struct wal *w, struct wal_stats *out);

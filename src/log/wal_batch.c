@@ -9,8 +9,13 @@
  * direct_adapt for small batches, sync_op), or as a
  * page-cache write and an fdatasync (WAL_COMMIT_RING), and finished by
  * wal_on_done when wal_reap reaps it; or committed inline (WAL_COMMIT_INLINE:
- * the chain runs here with plain system calls, iochain_run). At most one batch
- * is in flight; wal_pump submits the oldest sealed one when none is. */
+ * the chain runs here with plain system calls, iochain_run). One batch is
+ * in flight, or up to cfg.inflight of them (wal.h) when each starts on a
+ * block boundary of the segment of those in flight: wal_pump submits the
+ * oldest sealed one when it may go, and the completions retire the
+ * batches in the order they were written, whatever order the disk
+ * finishes them in: the durable LSN is the last record of the longest
+ * run of written batches from the oldest. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -177,7 +182,20 @@ static void batch_done(struct wal *w, struct wal_batch *b);
 static void
 batch_started(struct wal *w, struct wal_batch *b)
 {
-	w->inflight = b;
+	uint64_t n = b->nrec < 1u << 20 ? b->nrec : 1u << 20;
+
+	b->done = false;
+	b->next = NULL;
+	if (w->fly_tail != NULL)
+		w->fly_tail->next = b;
+	else
+		w->fly = b;
+	w->fly_tail = b;
+	if (++w->nfly > 1)
+		w->st.fly_beside++;
+	if (w->nfly > w->st.fly_max_seen)
+		w->st.fly_max_seen = w->nfly;
+	w->recs_avg = w->recs_avg - w->recs_avg / 8 + (uint32_t)(n * 16 / 8);
 	w->st.batches++;
 	if (b->nrec > w->st.batch_max)
 		w->st.batch_max = b->nrec;
@@ -328,9 +346,36 @@ submit_batch(struct wal *w, struct wal_batch *b)
 	return 0;
 }
 
-/* When nothing is in flight, submits the oldest sealed batch, or else
- * (with `take_fill`) seals and submits the filling one. While a batch is
- * in flight the filling batch keeps growing: that is the group commit.
+/* How many batches may be in flight at once: cfg.inflight for the direct
+ * commit under `always` with RWF_DSYNC, one otherwise. */
+unsigned
+wal_fly_max(const struct wal *w)
+{
+	if (!w->direct || w->cfg.commit != WAL_COMMIT_DIRECT ||
+	    w->cfg.fsync != WAL_FSYNC_ALWAYS || w->cfg.direct_fsync_op ||
+	    w->cfg.direct_adapt)
+		return 1;
+	return w->cfg.inflight;
+}
+
+/* Whether batch b may be submitted now: nothing is in flight; or fewer
+ * than wal_fly_max, and b shares no block with them (it starts on a block
+ * boundary of their segment, and opens no segment: a new segment's
+ * rename follows the old one's last write). */
+static bool
+may_fly(const struct wal *w, const struct wal_batch *b)
+{
+	if (w->nfly == 0)
+		return true;
+	return w->nfly < wal_fly_max(w) && !b->opens &&
+	    b->seg == w->fly_tail->seg && b->off % WAL_BLOCK == 0;
+}
+
+/* Submits the oldest sealed batches while they may go (may_fly), and then
+ * (with `take_fill`) seals and submits the filling one, ended first by a
+ * REC_PAD where its successor should be free to go beside it
+ * (wal_pad_fill). While the batches in flight are as many as may be, the
+ * filling batch keeps growing: that is the group commit.
  *
  * A completion submits only sealed batches, never the filling one: the
  * clients whose records just became durable send their next requests in
@@ -341,23 +386,29 @@ submit_batch(struct wal *w, struct wal_batch *b)
 int
 wal_pump(struct wal *w, bool take_fill)
 {
-	struct wal_batch *b;
+	for (;;) {
+		struct wal_batch *b;
+		int rc;
 
-	if (w->poisoned)
-		return SLUICE_ELOG;
-	if (w->inflight != NULL)
-		return 0;
-	if (take_fill && w->q == NULL && w->fill != NULL &&
-	    (w->fill->nrec > 0 || w->fill->opens))
-		wal_seal_fill(w);
-	if (w->q == NULL)
-		return 0;
-	b = w->q;
-	w->q = b->next;
-	if (w->q == NULL)
-		w->q_tail = NULL;
-	b->next = NULL;
-	return submit_batch(w, b);
+		if (w->poisoned)
+			return SLUICE_ELOG;
+		if (take_fill && w->q == NULL && w->fill != NULL &&
+		    (w->fill->nrec > 0 || w->fill->opens) &&
+		    may_fly(w, w->fill)) {
+			wal_pad_fill(w);
+			wal_seal_fill(w);
+		}
+		if (w->q == NULL || !may_fly(w, w->q))
+			return 0;
+		b = w->q;
+		w->q = b->next;
+		if (w->q == NULL)
+			w->q_tail = NULL;
+		b->next = NULL;
+		rc = submit_batch(w, b);
+		if (rc != 0)
+			return rc;
+	}
 }
 
 void
@@ -449,12 +500,31 @@ wal_mark_late(struct wal *w, bool late)
 		wal_mark(w);
 }
 
+/* A batch written: the durable LSN moves over it once every batch
+ * written before it is too. */
+static void
+retire(struct wal *w, struct wal_batch *b)
+{
+	if (b->opens && w->synced_lsn < b->first_lsn - 1)
+		w->synced_lsn = b->first_lsn - 1; /* the old one was synced */
+	if (b->nrec > 0)
+		w->written_lsn = b->last_lsn;
+	if (w->cfg.fsync == WAL_FSYNC_ALWAYS)
+		w->synced_lsn = w->written_lsn;
+	w->durable_lsn = w->written_lsn;
+	if (w->wseg != b->seg) {
+		wal_seg_unref(w->wseg);
+		w->wseg = wal_seg_ref(b->seg);
+	}
+}
+
 static void
 batch_done(struct wal *w, struct wal_batch *b)
 {
 	struct iochain *c = &b->req.chain;
+	bool moved = false;
 
-	w->inflight = NULL;
+	b->done = true;
 	if (c->err != 0) {
 		const struct iochain_op *op = &c->op[c->err_op];
 
@@ -465,31 +535,33 @@ batch_done(struct wal *w, struct wal_batch *b)
 		        : b->seg->path,
 		    op->kind == IOCHAIN_WRITE ? op->off + op->done : b->off,
 		    b->first_lsn, b->last_lsn, c->err);
-		wal_batch_free(w, b);
+	} else if (!w->poisoned) {
+		hist_add(w, clock_mono_ns() - c->start_ns);
+		w->st.bytes += b->data.len;
+		for (unsigned i = 0; i < c->nop; i++)
+			if (c->op[i].kind == IOCHAIN_FDATASYNC ||
+			    c->op[i].dsync)
+				w->st.fsyncs++;
+	}
+	/* In the order written: a batch the disk finished first waits for
+	 * those before it. After a failure nothing moves again. */
+	while (w->fly != NULL && w->fly->done) {
+		struct wal_batch *d = w->fly;
+
+		w->fly = d->next;
+		if (w->fly == NULL)
+			w->fly_tail = NULL;
+		w->nfly--;
+		if (!w->poisoned) {
+			retire(w, d);
+			moved = true;
+		}
+		wal_batch_free(w, d);
+	}
+	if (w->poisoned)
 		return;
-	}
-	if (w->poisoned) {
-		wal_batch_free(w, b);
-		return;
-	}
-	hist_add(w, clock_mono_ns() - c->start_ns);
-	w->st.bytes += b->data.len;
-	for (unsigned i = 0; i < c->nop; i++)
-		if (c->op[i].kind == IOCHAIN_FDATASYNC || c->op[i].dsync)
-			w->st.fsyncs++;
-	if (b->opens && w->synced_lsn < b->first_lsn - 1)
-		w->synced_lsn = b->first_lsn - 1; /* the old one was synced */
-	if (b->nrec > 0)
-		w->written_lsn = b->last_lsn;
-	if (w->cfg.fsync == WAL_FSYNC_ALWAYS)
-		w->synced_lsn = w->written_lsn;
-	w->durable_lsn = w->written_lsn;
-	mark_synced(w);
-	if (w->wseg != b->seg) {
-		wal_seg_unref(w->wseg);
-		w->wseg = wal_seg_ref(b->seg);
-	}
-	wal_batch_free(w, b);
+	if (moved)
+		mark_synced(w);
 	if (w->cfg.fsync == WAL_FSYNC_INTERVAL)
 		arm_timer(w);
 	wal_pump(w, false);

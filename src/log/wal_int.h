@@ -30,6 +30,7 @@ enum {
 	BATCH_BUF_KEEP = 4 << 20, /* larger buffers are freed when idle */
 	WAL_BLOCK = 4096, /* WAL_COMMIT_DIRECT: the unit written (a multiple
 	                   * of the device's logical block size) */
+	WAL_INFLIGHT_MAX = 16, /* cfg.inflight's largest */
 };
 
 /* ---------------------------------------------------------------------
@@ -71,6 +72,7 @@ struct wal_batch {
 	uint64_t last_lsn;    /* of its last record */
 	uint64_t nrec;
 	bool opens; /* starts with the segment header */
+	bool done;  /* in flight: its write completed (or failed) */
 	/* WAL_COMMIT_DIRECT: what is written, aligned: the bytes of the
 	 * block where `off` falls that are already on disk, then data, then
 	 * zeros to the end of the last block (wal_batch.c). */
@@ -166,7 +168,11 @@ struct wal {
 	struct wal_batch *fill; /* the batch being filled, or NULL */
 	struct wal_batch *q;    /* sealed, oldest first */
 	struct wal_batch *q_tail;
-	struct wal_batch *inflight;
+	struct wal_batch *fly; /* in flight, in the order written */
+	struct wal_batch *fly_tail;
+	unsigned nfly;
+	uint32_t recs_avg;      /* records per batch lately, in sixteenths */
+	bool follower;          /* wal_set_follower: no REC_PAD of its own */
 	struct wal_batch *idle; /* recycled */
 	unsigned nidle;
 
@@ -189,6 +195,7 @@ struct wal {
 
 /* ---- wal.c */
 
+void wal_pad_fill(struct wal *w);
 void wal_seg_unref(struct wal_seg *s);
 struct wal_seg *wal_seg_ref(struct wal_seg *s);
 int wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path);
@@ -217,6 +224,7 @@ void wal_submit_sync(struct wal *w);
 int wal_pump(struct wal *w, bool take_fill);
 void wal_batch_free(struct wal *w, struct wal_batch *b);
 void wal_seal_fill(struct wal *w);
+unsigned wal_fly_max(const struct wal *w);
 void wal_on_done(struct iochain *c, void *arg);
 
 /* ---- wal_remove.c: removing needless segments, on the preallocator */

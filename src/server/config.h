@@ -26,6 +26,7 @@ struct config {
 	                             * uring-auto|inline */
 	bool wal_fsync_op;          /* --wal-commit uring-fsync */
 	bool wal_adapt;             /* --wal-commit uring-auto */
+	unsigned wal_inflight;      /* --wal-inflight */
 	const char *repl_listen;    /* --repl-listen */
 	const char *follow;         /* --follow */
 	unsigned sync_replicas;     /* --sync-replicas */

@@ -54,6 +54,11 @@ static const char usage[] =
     "                         clients), by RWF_DSYNC otherwise;\n"
     "                         inline: pwrite + fdatasync on the server's\n"
     "                         thread, which waits for the disk\n"
+    "  --wal-inflight N       uring: up to N batches written at once (1 to\n"
+    "                         16, default 1): a batch then ends on a 4 KiB\n"
+    "                         block with a pad record while commits are\n"
+    "                         busy, so that the next one may go at once\n"
+    "                         (docs/log-format.md)\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000),\n"
     "                         at least (--snapshot-growth)\n"
@@ -258,6 +263,7 @@ enum {
 	OPT_LISTEN,
 	OPT_FSYNC,
 	OPT_WAL_COMMIT,
+	OPT_WAL_INFLIGHT,
 	OPT_REPL_LISTEN,
 	OPT_FOLLOW,
 	OPT_SYNC_REPLICAS,
@@ -321,6 +327,7 @@ static const struct option options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
 	{ "wal-commit", required_argument, NULL, OPT_WAL_COMMIT },
+	{ "wal-inflight", required_argument, NULL, OPT_WAL_INFLIGHT },
 	{ "repl-listen", required_argument, NULL, OPT_REPL_LISTEN },
 	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
@@ -394,6 +401,7 @@ flags_defaults(struct config *cfg)
 	cfg->wal_commit = WAL_COMMIT_DIRECT;
 	cfg->wal_fsync_op = false;
 	cfg->wal_adapt = false;
+	cfg->wal_inflight = 1;
 	cfg->max_payload = QUEUE_DEFAULT_MAX_PAYLOAD;
 	cfg->snap_records = 1000000;
 	cfg->snap_bytes = 256u << 20;
@@ -500,6 +508,11 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_WAL_COMMIT:
 			rc = flags_wal_commit(optarg, cfg);
+			break;
+		case OPT_WAL_INFLIGHT:
+			if ((rc = flags_u64(
+			         "--wal-inflight", optarg, 1, 16, &v)) == 0)
+				cfg->wal_inflight = (unsigned)v;
 			break;
 		case OPT_REPL_LISTEN:
 			cfg->repl_listen = optarg;

@@ -593,7 +593,7 @@ start(struct core *c, const struct config *cfg)
 	if (cfg->etcd != NULL) {
 		/* The election decides: until then a follower of nobody,
 		 * taking no writes (cluster.c) */
-		c->follower = true;
+		core_set_follower(c, true);
 	} else if (cfg->follow != NULL) {
 		rc = follow_start(c, cfg->follow);
 		if (rc != 0) {

@@ -5,6 +5,7 @@ sluice_test(logdir LIBS sluice_log TIMEOUT 30)
 sluice_test(epochs LIBS sluice_log TIMEOUT 30)
 sluice_test(durable LIBS sluice_log TIMEOUT 30)
 sluice_test(wal LIBS sluice_log TIMEOUT 60)
+sluice_test(wal_inflight LIBS sluice_log TIMEOUT 60)
 sluice_test(torn LIBS sluice_log TIMEOUT 120)
 sluice_test(fault LIBS sluice_log_fault TIMEOUT 120)
 

@@ -778,6 +778,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	wc.commit = cfg->wal_commit;
 	wc.direct_fsync_op = cfg->wal_fsync_op;
 	wc.direct_adapt = cfg->wal_adapt;
+	wc.inflight = cfg->wal_inflight;
 	wc.seg_size = cfg->seg_size;
 	wc.max_bytes = cfg->max_log_bytes;
 	rc = wal_open(&wc, &res->end, &c->wal);
@@ -788,6 +789,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	}
 	/* the loop writes the durable mark after its replies (srv.c) */
 	wal_mark_late(c->wal, true);
+	wal_set_follower(c->wal, c->follower);
 	bgsnap_recovered(c, res);
 	c->recovery_ms = res->elapsed_ms;
 	return 0;
@@ -825,6 +827,14 @@ random_nonce(void)
 	if (getrandom(&n, sizeof(n), 0) != sizeof(n))
 		n = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
 	return n;
+}
+
+void
+core_set_follower(struct core *c, bool follower)
+{
+	c->follower = follower;
+	if (c->wal != NULL)
+		wal_set_follower(c->wal, follower);
 }
 
 int

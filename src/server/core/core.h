@@ -198,6 +198,11 @@ struct core {
 int core_commit(
     struct core *c, const struct qrec *rec, unsigned flags, uint64_t *lsn);
 
+/* The node's role: a follower (of a leader, or of nobody until an
+ * election decides) or not. A follower's log takes its leader's records
+ * LSN for LSN and adds none of its own (wal_set_follower). */
+void core_set_follower(struct core *c, bool follower);
+
 /* Starts a new epoch (a leader's start, a promotion): a random nonce, the
  * epoch history, then the REC_EPOCH record. Returns as wal_set_epoch. */
 int core_new_epoch(struct core *c, uint64_t epoch);

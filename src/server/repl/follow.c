@@ -52,7 +52,7 @@ follow_start(struct core *c, const char *url)
 		return rc;
 	}
 	c->fol = f;
-	c->follower = true;
+	core_set_follower(c, true);
 	f->started = clock_mono_ms();
 	f->warn_at = f->started + LOST_MS;
 	log_info("follow", "following the leader leader=%s", url);
@@ -212,7 +212,7 @@ follow_lead(struct core *c, uint64_t min_epoch, uint64_t *epoch)
 	if (e < min_epoch)
 		e = min_epoch;
 	follow_stop(c);
-	c->follower = false;
+	core_set_follower(c, false);
 	c->fenced = false;
 	c->fenced_by = 0;
 	rc = core_new_epoch(c, e);
@@ -275,7 +275,7 @@ follow_switch(struct core *c, const char *url)
 	}
 	follow_stop(c);
 	rc = follow_start(c, url);
-	c->follower = true;
+	core_set_follower(c, true);
 	if (rc == 0) {
 		c->fenced = false;
 		c->fenced_by = 0;

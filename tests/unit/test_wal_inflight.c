@@ -1,0 +1,267 @@
+/* Tests of the writer with several batches in flight (wal_config.inflight,
+ * O_DIRECT through io_uring under `always`): batches go beside each other
+ * only where they share no block, ended by REC_PAD records that every
+ * reader skips; the durable LSN moves in the order the batches were
+ * written and never past one still in flight; a follower's writer adds no
+ * record of its own; a log so written reopens, continues and reads back
+ * whole. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log/logdir.h"
+#include "log/seg.h"
+#include "log/wal.h"
+#include "sluice.h"
+#include "t_lib.h"
+#include "t_log.h"
+#include "util/log.h"
+
+enum {
+	SMALL = 128 << 10,
+	BLOCK = 4096,
+	ROUNDS = 300,
+};
+
+static const char *
+dir_of(void **state)
+{
+	return ((struct t_dir *)*state)->path;
+}
+
+/* What a scan of the log found. */
+struct seen {
+	uint64_t want;     /* the next LSN expected */
+	uint64_t records;  /* other than pads */
+	uint64_t pads;     /* REC_PAD records, each of zeros */
+	uint64_t last_pad; /* LSN of the last one */
+};
+
+/* Every record in LSN order; the t_body of its LSN, or a pad of zeros. A
+ * record's file offset is not given to a visitor: a pad's length is what
+ * ends its batch on a block, checked by the scan of offsets below. */
+static int
+visit(const struct rec_hdr *h, const void *body, void *arg)
+{
+	struct seen *s = arg;
+	size_t len = h->len - REC_HDR_SIZE;
+
+	assert_true(h->lsn == s->want);
+	s->want++;
+	if (h->type == REC_PAD) {
+		static const uint8_t zeros[BLOCK];
+
+		assert_true(len < BLOCK && memcmp(body, zeros, len) == 0);
+		s->pads++;
+		s->last_pad = h->lsn;
+		return 0;
+	}
+	assert_true(t_body_ok(h->lsn, body, len));
+	s->records++;
+	return 0;
+}
+
+/* Walks segment file `path` record by record from its header: each
+ * record that follows a pad starts on a block boundary. Returns how many
+ * did. */
+static uint64_t
+pads_end_on_blocks(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t hdr[REC_HDR_SIZE];
+	uint64_t off = 64, n = 0;
+	bool after_pad = false;
+
+	assert_non_null(f);
+	for (;;) {
+		uint32_t len;
+		uint16_t type;
+
+		if (fseek(f, (long)off, SEEK_SET) != 0 ||
+		    fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr))
+			break;
+		memcpy(&len, hdr, 4);
+		memcpy(&type, hdr + 4, 2);
+		if (len == 0)
+			break;
+		if (after_pad) {
+			assert_true(off % BLOCK == 0);
+			n++;
+		}
+		after_pad = type == REC_PAD;
+		off += (len + REC_ALIGN - 1) / REC_ALIGN * REC_ALIGN;
+	}
+	fclose(f);
+	return n;
+}
+
+static struct seen
+scan(const char *dir)
+{
+	struct seen s = { .want = 1 };
+	struct logdir_end end;
+
+	assert_int_equal(logdir_scan(dir, 0, 0, visit, &s, &end), 0);
+	assert_true(s.want == end.last_lsn + 1);
+	assert_false(end.torn);
+	return s;
+}
+
+/* A writer of `inflight` batches at once, on O_DIRECT through io_uring. */
+static struct wal *
+open_writer(void **state, unsigned inflight)
+{
+	struct wal_config cfg = { .dir = dir_of(state),
+		.fsync = WAL_FSYNC_ALWAYS,
+		.seg_size = SMALL,
+		.prealloc = 1,
+		.commit = WAL_COMMIT_DIRECT,
+		.inflight = inflight };
+	struct logdir_end end;
+	struct wal *w;
+
+	assert_int_equal(
+	    logdir_scan(dir_of(state), 0, LOGDIR_CUT, NULL, NULL, &end), 0);
+	assert_int_equal(wal_open(&cfg, &end, &w), 0);
+	assert_int_equal(wal_commit_mode(w), WAL_COMMIT_DIRECT);
+	return w;
+}
+
+/* Many turns of a few records each, each submitted at once whatever is in
+ * flight: batches go beside others, behind pads; the durable LSN only
+ * grows and never passes what was appended; everything is durable in the
+ * end and reads back in order, pads included, each batch after a pad on a
+ * block boundary. */
+static void
+test_batches_go_beside_others(void **state)
+{
+	struct wal_stats st;
+	struct wal *w = open_writer(state, 4);
+	uint64_t lsn = 0, durable = 0, appended = 0;
+
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < 1 + round % 5; i++) {
+			lsn = t_wal_append(w);
+			appended++;
+		}
+		assert_int_equal(wal_submit(w), 0);
+		assert_int_equal(
+		    round % 3 == 2 ? t_wal_turn(w, 5) : wal_reap(w), 0);
+		assert_true(wal_durable_lsn(w) >= durable);
+		durable = wal_durable_lsn(w);
+		assert_true(durable <= wal_last_lsn(w));
+	}
+	/* the last batch may end with a pad when it is submitted: the last
+	 * LSN is known once everything is */
+	assert_int_equal(wal_sync(w, 10000), 0);
+	lsn = wal_last_lsn(w);
+	wal_stats(w, &st);
+	print_message("%" PRIu64 " batches, %" PRIu64 " beside others "
+	              "(at most %" PRIu64 " in flight), %" PRIu64 " pads\n",
+	    st.batches, st.fly_beside, st.fly_max_seen, st.pads);
+	assert_true(st.fly_beside > 0 && st.fly_max_seen >= 2);
+	assert_true(st.fly_max_seen <= 4);
+	assert_true(st.pads > 0);
+	assert_true(st.durable_lsn == lsn && st.synced_lsn == lsn);
+	assert_int_equal(wal_close(w), 0);
+
+	struct seen s = scan(dir_of(state));
+	char path[512];
+
+	assert_true(s.records == appended);
+	assert_true(s.pads == st.pads);
+	assert_int_equal(seg_path(path, sizeof(path), dir_of(state), 1), 0);
+	assert_true(pads_end_on_blocks(path) > 0);
+}
+
+/* One record a batch, each waited for: no pads (one client's commits stay
+ * as small as the records), and never two in flight. */
+static void
+test_one_client_writes_no_pads(void **state)
+{
+	struct wal_stats st;
+	struct wal *w = open_writer(state, 4);
+
+	for (int i = 0; i < 50; i++)
+		t_wal_wait_durable(w, t_wal_append(w));
+	wal_stats(w, &st);
+	assert_true(st.pads == 0 && st.fly_beside == 0);
+	assert_int_equal(wal_close(w), 0);
+	assert_true(scan(dir_of(state)).records == 50);
+}
+
+/* A follower's writer takes its leader's LSNs: it adds no pad, however
+ * busy, and the records it copies keep their numbers. */
+static void
+test_follower_adds_no_pads(void **state)
+{
+	struct rec_hdr h = { .type = 3, .epoch = 2, .time = 99 };
+	struct wal_stats st;
+	struct wal *w = open_writer(state, 4);
+	uint8_t body[64];
+	uint64_t lsn = 0;
+
+	wal_set_follower(w, true);
+	for (int round = 0; round < 100; round++) {
+		for (int i = 0; i < 6; i++) {
+			h.lsn = ++lsn;
+			h.len = (uint32_t)(REC_HDR_SIZE + t_body(lsn, body));
+			assert_int_equal(wal_append_rec(w, &h, body, 0), 0);
+		}
+		assert_int_equal(wal_submit(w), 0);
+		assert_int_equal(wal_reap(w), 0);
+	}
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.pads == 0);
+	assert_true(wal_last_lsn(w) == lsn);
+	assert_int_equal(wal_close(w), 0);
+	assert_true(scan(dir_of(state)).records == lsn);
+}
+
+/* Closed with batches in flight, reopened (with one in flight, then with
+ * four), continued: the log reads back whole each time, across rotations
+ * of its small segments. */
+static void
+test_reopen_continues_after_pads(void **state)
+{
+	uint64_t appended = 0, rotations = 0;
+	struct seen s;
+
+	for (int run = 0; run < 3; run++) {
+		struct wal *w = open_writer(state, run == 1 ? 1 : 4);
+		struct wal_stats st;
+
+		for (int round = 0; round < 200; round++) {
+			for (int i = 0; i < 3 + round % 4; i++) {
+				t_wal_append(w);
+				appended++;
+			}
+			assert_int_equal(wal_submit(w), 0);
+			assert_int_equal(
+			    round % 3 == 2 ? t_wal_turn(w, 5) : wal_reap(w), 0);
+		}
+		wal_stats(w, &st);
+		rotations += st.rotations;
+		assert_int_equal(wal_close(w), 0);
+		s = scan(dir_of(state));
+		assert_true(s.records == appended);
+	}
+	assert_true(rotations >= 1);
+}
+
+int
+main(void)
+{
+#define T(fn)                                                                  \
+	cmocka_unit_test_setup_teardown(fn, t_tmpdir_setup, t_tmpdir_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_batches_go_beside_others),
+		T(test_one_client_writes_no_pads),
+		T(test_follower_adds_no_pads),
+		T(test_reopen_continues_after_pads),
+	};
+#undef T
+	log_set_level(LOG_WARN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
