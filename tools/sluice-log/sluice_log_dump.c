@@ -648,6 +648,8 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			    ",\"nonce\":%" PRIu64,
 			    le_load_u64(v->body), le_load_u64(v->body + 8),
 			    le_load_u64(v->body + 16));
+		} else if (v->hdr.type == REC_PAD) {
+			buf_printf(b, ",\"pad_bytes\":%zu", v->body_len);
 		} else {
 			buf_printf(b,
 			    ",\"error\":\"%s\",\"body_len\":%zu,\"body_"
@@ -681,6 +683,11 @@ dump_rec(void *arg, const struct lt_dir *d, size_t seg, uint64_t off,
 			    " nonce=%016" PRIx64 "%c",
 			    le_load_u64(v->body), le_load_u64(v->body + 8),
 			    le_load_u64(v->body + 16), 0);
+			tp = (const char *)dm->line.data;
+		} else if (v->hdr.type == REC_PAD) {
+			buf_printf(&dm->line,
+			    "%zu bytes of zeros: the batch ends on a block%c",
+			    v->body_len, 0);
 			tp = (const char *)dm->line.data;
 		} else {
 			buf_printf(&dm->line, "%zu-byte body %s%c", v->body_len,

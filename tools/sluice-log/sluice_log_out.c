@@ -231,6 +231,8 @@ lt_type_name(uint16_t type)
 		return qrec_type_name(type);
 	if (type == REC_EPOCH)
 		return "EPOCH";
+	if (type == REC_PAD)
+		return "PAD";
 	return NULL;
 }
 
@@ -250,6 +252,8 @@ lt_type_parse(const char *s)
 			return t;
 	if (strcasecmp(s, "EPOCH") == 0)
 		return REC_EPOCH;
+	if (strcasecmp(s, "PAD") == 0)
+		return REC_PAD;
 	return 0;
 }
 

@@ -592,6 +592,8 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_fsyncs", ws.fsyncs);
 	kv(node, &nn, "log_batches", ws.batches);
 	kv(node, &nn, "log_fsync_op_commits", ws.fsync_op_commits);
+	kv(node, &nn, "log_batches_beside", ws.fly_beside);
+	kv(node, &nn, "log_pads", ws.pads);
 	kv(node, &nn, "log_failed", ws.poisoned);
 	kv(node, &nn, "log_reserved", ws.reserved);
 	kv(node, &nn, "log_available", ws.avail);

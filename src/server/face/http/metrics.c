@@ -682,6 +682,14 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "(--wal-commit uring-fsync; uring-auto's under few clients) "
 	    "rather than by the write itself.",
 	    node_kv(s, "log_fsync_op_commits"));
+	counter(f, "sluice_log_batches_beside_total",
+	    "Group commits written while another was in flight "
+	    "(--wal-inflight).",
+	    node_kv(s, "log_batches_beside"));
+	counter(f, "sluice_log_pads_total",
+	    "Pad records that ended a group commit on a block, so that the "
+	    "next could be written beside it (--wal-inflight).",
+	    node_kv(s, "log_pads"));
 	gauge(f, "sluice_log_available_bytes",
 	    "Log space left in the current and preallocated segments.",
 	    node_kv(s, "log_available"));
