@@ -577,10 +577,12 @@ wal_append(struct wal *w, uint16_t type, int64_t time, const void *body,
 
 /* Ends the filling batch on a block boundary with a REC_PAD record, when
  * its successor should be free to go in flight beside it (wal.h,
- * cfg.inflight): batches have held two records or more lately, or one is
- * in flight now. Not on a follower, whose LSNs are its leader's; not
- * when the pad would not fit in the segment, or would eat into the
- * reserved space (the successor then waits, as with one in flight). */
+ * cfg.inflight): commits are contended, a batch being in flight now, or
+ * records having waited behind one since the last batch was sealed. One
+ * client's commits, each done before its next request, carry none. Not on a
+ * follower, whose LSNs are its leader's; not when the pad would not fit in the
+ * segment, or would eat into the reserved space (the successor then waits, as
+ * with one in flight). */
 void
 wal_pad_fill(struct wal *w)
 {
@@ -588,8 +590,7 @@ wal_pad_fill(struct wal *w)
 	uint64_t rem = (WAL_BLOCK - w->fill_off % WAL_BLOCK) % WAL_BLOCK, lsn;
 
 	if (w->follower || wal_fly_max(w) < 2 || w->fill == NULL ||
-	    w->fill->seg != w->cur || rem == 0 ||
-	    (w->nfly == 0 && w->recs_avg < 2 * 16))
+	    w->fill->seg != w->cur || rem == 0 || (w->nfly == 0 && !w->waited))
 		return;
 	if (rem < REC_HDR_SIZE)
 		rem += WAL_BLOCK;

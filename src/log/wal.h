@@ -104,12 +104,12 @@ struct wal_config {
 	/* WAL_COMMIT_DIRECT under WAL_FSYNC_ALWAYS, without the fdatasync
 	 * op: up to this many batches in flight at once (0 or 1: one). A
 	 * batch goes beside those in flight only when it starts on a block
-	 * boundary of the same segment: while batches hold two records or
-	 * more on average, or one is in flight as it is sealed, the writer
-	 * ends each with a REC_PAD record up to the next block (never on a
-	 * follower: wal_set_follower). The durable LSN moves over the
-	 * batches in the order they were written, whatever order the disk
-	 * completes them in. */
+	 * boundary of the same segment: while commits are contended (one
+	 * in flight as a batch is sealed, or records waited behind one
+	 * since the last), the writer ends each batch with a REC_PAD record
+	 * up to the next block (never on a follower: wal_set_follower). The
+	 * durable LSN moves over the batches in the order they were written,
+	 * whatever order the disk completes them in. */
 	unsigned inflight;
 };
 

@@ -182,8 +182,6 @@ static void batch_done(struct wal *w, struct wal_batch *b);
 static void
 batch_started(struct wal *w, struct wal_batch *b)
 {
-	uint64_t n = b->nrec < 1u << 20 ? b->nrec : 1u << 20;
-
 	b->done = false;
 	b->next = NULL;
 	if (w->fly_tail != NULL)
@@ -195,7 +193,6 @@ batch_started(struct wal *w, struct wal_batch *b)
 		w->st.fly_beside++;
 	if (w->nfly > w->st.fly_max_seen)
 		w->st.fly_max_seen = w->nfly;
-	w->recs_avg = w->recs_avg - w->recs_avg / 8 + (uint32_t)(n * 16 / 8);
 	w->st.batches++;
 	if (b->nrec > w->st.batch_max)
 		w->st.batch_max = b->nrec;
@@ -393,10 +390,14 @@ wal_pump(struct wal *w, bool take_fill)
 		if (w->poisoned)
 			return SLUICE_ELOG;
 		if (take_fill && w->q == NULL && w->fill != NULL &&
-		    (w->fill->nrec > 0 || w->fill->opens) &&
-		    may_fly(w, w->fill)) {
+		    (w->fill->nrec > 0 || w->fill->opens)) {
+			if (!may_fly(w, w->fill)) {
+				w->waited = true;
+				return 0;
+			}
 			wal_pad_fill(w);
 			wal_seal_fill(w);
+			w->waited = false;
 		}
 		if (w->q == NULL || !may_fly(w, w->q))
 			return 0;

@@ -171,8 +171,9 @@ struct wal {
 	struct wal_batch *fly; /* in flight, in the order written */
 	struct wal_batch *fly_tail;
 	unsigned nfly;
-	uint32_t recs_avg;      /* records per batch lately, in sixteenths */
-	bool follower;          /* wal_set_follower: no REC_PAD of its own */
+	bool waited;   /* since the last seal, records waited behind the
+	                * batches in flight (wal_pad_fill) */
+	bool follower; /* wal_set_follower: no REC_PAD of its own */
 	struct wal_batch *idle; /* recycled */
 	unsigned nidle;
 

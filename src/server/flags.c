@@ -57,7 +57,7 @@ static const char usage[] =
     "  --wal-inflight N       uring: up to N batches written at once (1 to\n"
     "                         16, default 1): a batch then ends on a 4 KiB\n"
     "                         block with a pad record while commits are\n"
-    "                         busy, so that the next one may go at once\n"
+    "                         contended, so that the next may go at once\n"
     "                         (docs/log-format.md)\n"
     "  --segment-size BYTES   log segment size (default 67108864)\n"
     "  --snapshot-records N   snapshot after N records (default 1000000),\n"

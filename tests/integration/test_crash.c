@@ -25,6 +25,11 @@
  * or replaced), or a later one, and that version's payload; each task of
  * "upd" has the priority last answered, or a higher one.
  *
+ * Every other life of the server writes up to three batches at once
+ * (--wal-inflight 3, batches ended by pads): a kill then lands with
+ * several writes in flight, and the next start reads a log written both
+ * ways.
+ *
  * Small snapshot thresholds make the server snapshot during the load, so
  * kills also land during snapshots; a separate test kills the server
  * while a large snapshot is being written and restarts it at once. */
@@ -544,7 +549,7 @@ static void
 test_crash_under_load(void **state)
 {
 	static const char *const args[] = { "--snapshot-records", "3000",
-		"--keep-done", "1h", NULL };
+		"--keep-done", "1h", "--wal-inflight", "1", NULL };
 	struct t_srv *s = it_srv(*state, "node");
 	struct client_th th[THREADS];
 	uint64_t ttr = TTR_BASE;
@@ -608,6 +613,7 @@ test_crash_under_load(void **state)
 		assert_true(puts > 0);
 		/* What the kill left: verify agrees with the start below. */
 		it_verify_startable(s->data);
+		s->args[5] = round % 2 == 0 ? "3" : "1"; /* --wal-inflight */
 		it_start(s);
 		ttr = check_restart(
 		    s, th[SETTER].ttr, &v, &ack_ok, &result_ok, &seed);
