@@ -102,6 +102,8 @@ struct chaos {
 	atomic_bool stop; /* the clients end */
 	int64_t end_ms;   /* it_mono_ms() when the load ends */
 	struct chaos_figures fig;
+	atomic_uint starts; /* node starts: every other one writes three
+	                     * batches at once (--wal-inflight 3) */
 	pthread_mutex_t mu;
 	char err[512];          /* the first harness failure, "" when none */
 	int64_t clock_shift_ms; /* the nodes' wall clock minus ours */

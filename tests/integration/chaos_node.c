@@ -206,6 +206,10 @@ node_start(struct chaos *c, struct chaos_node *n)
 	a[k++] = "1048576";
 	a[k++] = "--snapshot-records";
 	a[k++] = "5000";
+	/* a log written both ways, pads and all, read and streamed by
+	 * every role: which way a start goes follows the seed */
+	a[k++] = "--wal-inflight";
+	a[k++] = ((c->seed + atomic_fetch_add(&c->starts, 1)) & 1) ? "3" : "1";
 	if (c->moves)
 		k = chaos_move_args(c, n, k);
 	else if (n->follow[0] != '\0') {
