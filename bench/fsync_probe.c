@@ -28,6 +28,11 @@
  *                it, then reap: the server's loop
  *   ringfd       submit, poll(2) the ring's own descriptor, then reap: the
  *                loop without the eventfd
+ * --depth D (uring-dsync only) keeps D writes in flight at once, each a
+ * whole 4 KiB block of its own (as sluiced --wal-inflight writes batches
+ * ended on a block), a new one submitted as each completes: the disk's
+ * durable writes a second at that depth, and each write's latency from
+ * its submission to its completion.
  * --thread hands every write to a thread of the probe's own, which runs
  * it (any mode) and signals an eventfd the main thread polls and reads:
  * the hand-off a commit thread adds, on top of the mode's own cost.
@@ -62,6 +67,7 @@ enum {
 	PROBE_COUNT_MAX = 1000000,
 	PROBE_ZERO_CHUNK = 1 << 20,
 	PROBE_BLOCK = 4096,
+	PROBE_DEPTH_MAX = 16,
 };
 
 enum probe_mode {
@@ -88,6 +94,7 @@ struct probe_opts {
 	enum probe_wait wait;
 	bool thread;
 	bool json;
+	unsigned depth; /* --depth: writes in flight (uring-dsync) */
 };
 
 static void
@@ -95,7 +102,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: fsync_probe --dir DIR [--count N] [--bytes B] "
-	    "[--max-time DUR] [--mode M] [--wait W] [--thread] [--json]\n"
+	    "[--max-time DUR] [--mode M] [--wait W] [--thread] [--depth D] "
+	    "[--json]\n"
 	    "  pwrite of B bytes (default %d) + fdatasync, N times (default "
 	    "%d),\n"
 	    "  at increasing offsets of a preallocated, zero-filled file in "
@@ -107,7 +115,9 @@ usage(FILE *f)
 	    "  how each write is made durable; --wait enter (default) | "
 	    "eventfd | ringfd:\n"
 	    "  how a uring mode waits; --thread: each write made by a thread "
-	    "of its own\n"
+	    "of its own;\n"
+	    "  --depth D (uring-dsync): D whole-block writes in flight at "
+	    "once (1..16)\n"
 	    "  (see the top of bench/fsync_probe.c).\n",
 	    PROBE_BYTES, PROBE_COUNT);
 }
@@ -123,6 +133,7 @@ parse(int argc, char **argv, struct probe_opts *o)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "thread", no_argument, NULL, 'T' },
+		{ "depth", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -132,6 +143,7 @@ parse(int argc, char **argv, struct probe_opts *o)
 	o->count = PROBE_COUNT;
 	o->bytes = PROBE_BYTES;
 	o->max_ms = 30000;
+	o->depth = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -177,6 +189,15 @@ parse(int argc, char **argv, struct probe_opts *o)
 		case 'T':
 			o->thread = true;
 			break;
+		case 'D': {
+			uint64_t d;
+
+			if (bench_parse_count(optarg, &d) != 0 || d == 0 ||
+			    d > PROBE_DEPTH_MAX)
+				return -1;
+			o->depth = (unsigned)d;
+			break;
+		}
 		case 'j':
 			o->json = true;
 			break;
@@ -187,6 +208,8 @@ parse(int argc, char **argv, struct probe_opts *o)
 			return -1;
 		}
 	}
+	if (o->depth > 1 && (o->mode != MODE_URING_DSYNC || o->thread))
+		return -1;
 	return optind == argc && o->dir != NULL ? 0 : -1;
 }
 
@@ -379,6 +402,50 @@ one(struct probe *p, uint64_t i, const char *buf)
 	return -EINVAL;
 }
 
+/* --depth: o.count whole-block writes, p->o->depth of them in flight,
+ * each timed from its submission to its completion into `h`. */
+static int
+deep(struct probe *p, struct bench_hist *h, int64_t end)
+{
+	int64_t at[PROBE_DEPTH_MAX];
+	uint64_t next = 0, done = 0;
+	unsigned busy = 0;
+
+	while (done < next || (next < p->o->count && clock_mono_ns() < end)) {
+		struct io_uring_cqe *cqe;
+		int rc;
+
+		while (busy < p->o->depth && next < p->o->count &&
+		    clock_mono_ns() < end) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
+			unsigned slot = (unsigned)(next % p->o->depth);
+
+			memset(p->image + next * PROBE_BLOCK, 'x', PROBE_BLOCK);
+			io_uring_prep_write(sqe, p->dfd,
+			    p->image + next * PROBE_BLOCK, PROBE_BLOCK,
+			    next * PROBE_BLOCK);
+			sqe->rw_flags = RWF_DSYNC;
+			sqe->user_data = slot;
+			at[slot] = clock_mono_ns();
+			next++;
+			busy++;
+		}
+		rc = io_uring_submit_and_wait(&p->ring, 1);
+		if (rc < 0)
+			return rc;
+		while (io_uring_peek_cqe(&p->ring, &cqe) == 0) {
+			if (cqe->res < 0)
+				return cqe->res;
+			bench_hist_record(h,
+			    (uint64_t)(clock_mono_ns() - at[cqe->user_data]));
+			io_uring_cqe_seen(&p->ring, cqe);
+			busy--;
+			done++;
+		}
+	}
+	return 0;
+}
+
 /* --thread: the writer thread, one write per wake-up of go_fd; stops at
  * UINT64_MAX. */
 static void *
@@ -439,6 +506,7 @@ main(int argc, char **argv)
 	struct bench_hist *h;
 	char path[4096], *buf;
 	int64_t start, end;
+	double secs;
 	uint64_t size;
 	int rc = 0, workers = 0;
 
@@ -448,6 +516,8 @@ main(int argc, char **argv)
 	}
 	size =
 	    (o.count * o.bytes + PROBE_BLOCK - 1) / PROBE_BLOCK * PROBE_BLOCK;
+	if (o.depth > 1)
+		size = o.count * PROBE_BLOCK; /* a block a write */
 	h = malloc(sizeof(*h));
 	buf = malloc(o.bytes);
 	if (h == NULL || buf == NULL ||
@@ -474,7 +544,7 @@ main(int argc, char **argv)
 	}
 	if (rc == 0 && o.mode >= MODE_URING_DSYNC &&
 	    o.mode <= MODE_URING_BUFFERED) {
-		rc = io_uring_queue_init(8, &p.ring, 0);
+		rc = io_uring_queue_init(2 * PROBE_DEPTH_MAX, &p.ring, 0);
 		p.ring_open = rc == 0;
 		if (rc == 0 && o.wait == WAIT_EVENTFD) {
 			p.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -501,7 +571,13 @@ main(int argc, char **argv)
 	}
 	start = clock_mono_ns();
 	end = start + (int64_t)o.max_ms * 1000000;
-	for (uint64_t i = 0; i < o.count; i++) {
+	if (o.depth > 1) {
+		rc = deep(&p, h, end);
+		if (rc != 0)
+			fprintf(stderr, "fsync_probe: %s: %s\n", path,
+			    strerror(-rc));
+	}
+	for (uint64_t i = 0; i < o.count && o.depth == 1; i++) {
 		int64_t t0 = clock_mono_ns();
 
 		if (t0 >= end)
@@ -542,23 +618,29 @@ main(int argc, char **argv)
 	unlink(path);
 	if (rc != 0)
 		return 1;
-	printf("%s%s%s%s: write %llu B, durable, %llu times in %.2f s: p50 "
-	       "%.0f us, p99 %.0f us, mean %.0f us; iou-wrk threads seen: %d\n",
+	secs = (double)(clock_mono_ns() - start) / 1e9;
+	if (o.depth > 1)
+		o.bytes = PROBE_BLOCK;
+	printf("%s%s%s%s: write %llu B, durable, %llu times in %.2f s (%.0f "
+	       "a second, %u at once): p50 %.0f us, p99 %.0f us, mean %.0f "
+	       "us; iou-wrk threads seen: %d\n",
 	    mode_names[o.mode], p.ring_open ? " wait " : "",
 	    p.ring_open ? wait_names[o.wait] : "", o.thread ? " thread" : "",
-	    (unsigned long long)o.bytes, (unsigned long long)h->count,
-	    (double)(clock_mono_ns() - start) / 1e9,
+	    (unsigned long long)o.bytes, (unsigned long long)h->count, secs,
+	    (double)h->count / secs, o.depth,
 	    (double)bench_hist_percentile(h, 50) / 1000.0,
 	    (double)bench_hist_percentile(h, 99) / 1000.0,
 	    bench_hist_mean(h) / 1000.0, workers);
 	if (o.json)
 		printf("{\"mode\":\"%s\",\"wait\":\"%s\",\"thread\":%s,"
-		       "\"bytes\":%llu,\"count\":%llu,"
+		       "\"depth\":%u,\"bytes\":%llu,\"count\":%llu,"
+		       "\"per_sec\":%.1f,"
 		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"mean_us\":%.1f,"
 		       "\"iou_wrk\":%d}\n",
 		    mode_names[o.mode], wait_names[o.wait],
-		    o.thread ? "true" : "false", (unsigned long long)o.bytes,
-		    (unsigned long long)h->count,
+		    o.thread ? "true" : "false", o.depth,
+		    (unsigned long long)o.bytes, (unsigned long long)h->count,
+		    (double)h->count / secs,
 		    (double)bench_hist_percentile(h, 50) / 1000.0,
 		    (double)bench_hist_percentile(h, 99) / 1000.0,
 		    bench_hist_mean(h) / 1000.0, workers);
