@@ -11,6 +11,12 @@
 # records per commit. build/bin/fsync_probe gives the raw disk before and
 # after.
 #
+# --modes chooses the commits (default "uring uring-fsync inline"); an
+# entry uring:N is uring with up to N batches in flight at once
+# (--wal-inflight N). --face drives the server through its beanstalk face
+# with the beanstalkd load generator (one epoll loop) instead of
+# libsluice's thread per connection.
+#
 # With --perf, put at C = 32 also runs `perf stat` on the server and
 # gives what each commit and each record cost it, counts that hold on a
 # busy machine where throughput does not: system calls, context switches
@@ -18,7 +24,7 @@
 # system calls, switches and CPU time of the server (every thread).
 #
 # Usage: bench/commit.sh [--secs N] [--rounds R] [--old PATH-TO-SLUICED]
-#                        [--perf]
+#                        [--modes "M ..."] [--face] [--perf]
 # Environment: BUILD (default build), BENCH_TMPDIR (default BUILD; a real
 # disk, not tmpfs).
 set -euo pipefail
@@ -27,8 +33,12 @@ SECS=3
 ROUNDS=2
 OLD=""
 PERF=0
+MODES="uring uring-fsync inline"
+FACE=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--modes) MODES=$2; shift ;;
+	--face) FACE=1 ;;
 	--secs) SECS=$2; shift ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--old) OLD=$2; shift ;;
@@ -50,9 +60,16 @@ free_port() {
 
 one() { # label sluiced extra-args workload conns
 	local label=$1 bin=$2 extra=$3 wl=$4 c=$5 port hport pre="" out m
-	local perfpid="" p="" nr="0 0"
+	local perfpid="" p="" nr="0 0" bport target=libsluice url
 	port=$(free_port)
 	hport=$(free_port)
+	bport=$(free_port)
+	url="tcp://127.0.0.1:$port"
+	if [ "$FACE" = 1 ]; then
+		extra="$extra --beanstalk 127.0.0.1:$bport"
+		target=beanstalkd
+		url="tcp://127.0.0.1:$bport"
+	fi
 	rm -rf "$TMP/data"
 	# shellcheck disable=SC2086
 	"$bin" --data "$TMP/data" --listen "tcp://127.0.0.1:$port" \
@@ -66,8 +83,8 @@ one() { # label sluiced extra-args workload conns
 		perfpid=$!
 	fi
 	# shellcheck disable=SC2086
-	out=$("$BUILD/bin/sluice-bench" --target libsluice \
-		--url "tcp://127.0.0.1:$port" --workload "$wl" -c "$c" \
+	out=$("$BUILD/bin/sluice-bench" --target "$target" \
+		--url "$url" --workload "$wl" -c "$c" \
 		-n 1000000 -s 100 --duration "${SECS}s" $pre \
 		--server-pid "$PID" 2>&1 | grep -E 'ops/s|CPU' | tr -s ' \n' ' ')
 	m=""
@@ -101,10 +118,15 @@ for _ in $(seq "$ROUNDS"); do
 		# shellcheck disable=SC2086
 		set -- $w
 		[ -n "$OLD" ] && one old "$OLD" "" "$1" "$2"
-		one uring "$BUILD/bin/sluiced" "--wal-commit uring" "$1" "$2"
-		one uring-fsync "$BUILD/bin/sluiced" \
-			"--wal-commit uring-fsync" "$1" "$2"
-		one inline "$BUILD/bin/sluiced" "--wal-commit inline" "$1" "$2"
+		for m in $MODES; do
+			case $m in
+			uring:*) one "uring-x${m#uring:}" "$BUILD/bin/sluiced" \
+				"--wal-commit uring --wal-inflight ${m#uring:}" \
+				"$1" "$2" ;;
+			*) one "$m" "$BUILD/bin/sluiced" "--wal-commit $m" \
+				"$1" "$2" ;;
+			esac
+		done
 	done
 done
 "$BUILD/bin/fsync_probe" --dir "$TMP" --count 2000
