@@ -460,6 +460,39 @@ test_a_record_type_from_a_newer_sluiced_is_named(void **state)
 	free(r);
 }
 
+/* The pads a writer of several batches at once adds (REC_PAD, sluiced
+ * --wal-inflight) are part of a sound log: verify says so, dump names
+ * them with their size, and the queue they sit in reads the same. */
+static void
+test_pad_records_are_named_and_sound(void **state)
+{
+	struct t_dir *d = *state;
+	struct tl_run *r = malloc(sizeof(*r));
+	static const uint8_t zeros[600];
+	char data[600];
+	struct tl_log l;
+	uint64_t lsn = 0;
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	tl_open(&l, data);
+	tl_put(&l, "mail", "before");
+	assert_int_equal(
+	    wal_append(l.w, REC_PAD, l.now, zeros, sizeof(zeros), 0, &lsn), 0);
+	tl_put(&l, "mail", "after");
+	assert_int_equal(t_wal_turn(l.w, 0), 0);
+	tl_close(&l);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 0);
+	tl_has(r->out, "verdict: sound");
+	assert_int_equal(tl_tool(r, "dump", data, NULL), 0);
+	tl_has(r->out, "PAD");
+	tl_has(r->out, "600 bytes of zeros");
+	tl_has(r->out, "id=2 tube=mail");
+	assert_int_equal(tl_tool(r, "dump", "--json", data, NULL), 0);
+	tl_has(r->out, "\"type\":\"PAD\"");
+	tl_has(r->out, "\"pad_bytes\":600");
+	free(r);
+}
+
 /* A segment of an older epoch after a newer one. */
 static void
 test_a_segment_from_an_older_epoch_is_damage(void **state)
@@ -1263,6 +1296,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(
 		    test_a_record_type_from_a_newer_sluiced_is_named,
 		    t_tmpdir_setup, t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_pad_records_are_named_and_sound, t_tmpdir_setup,
+		    t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_segment_from_an_older_epoch_is_damage,
 		    t_tmpdir_setup, t_tmpdir_teardown),
