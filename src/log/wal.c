@@ -588,6 +588,7 @@ wal_pad_fill(struct wal *w)
 {
 	static const uint8_t zeros[WAL_BLOCK];
 	uint64_t rem = (WAL_BLOCK - w->fill_off % WAL_BLOCK) % WAL_BLOCK, lsn;
+	int64_t now;
 
 	if (w->follower || wal_fly_max(w) < 2 || w->fill == NULL ||
 	    w->fill->seg != w->cur || rem == 0 || (w->nfly == 0 && !w->waited))
@@ -597,15 +598,34 @@ wal_pad_fill(struct wal *w)
 	if (w->fill_off + rem > w->cur->size ||
 	    !wal_room_for(w, rem, w->floor + w->margin))
 		return;
-	if (append(w, REC_PAD, clock_now_ms(), w->epoch, zeros,
-	        rem - REC_HDR_SIZE, 0, &lsn) == 0)
-		w->st.pads++;
+	now = clock_now_ms();
+	if (append(w, REC_PAD, now, w->epoch, zeros, rem - REC_HDR_SIZE, 0,
+	        &lsn) != 0)
+		return;
+	w->st.pads++;
+	if (w->own != NULL) {
+		struct rec_hdr h = { .len = (uint32_t)rem,
+			.type = REC_PAD,
+			.version = REC_VERSION,
+			.lsn = lsn,
+			.epoch = w->epoch,
+			.time = now };
+
+		w->own(w->own_arg, &h, zeros, rem - REC_HDR_SIZE);
+	}
 }
 
 void
 wal_set_follower(struct wal *w, bool follower)
 {
 	w->follower = follower;
+}
+
+void
+wal_set_own(struct wal *w, wal_own_fn *fn, void *arg)
+{
+	w->own = fn;
+	w->own_arg = arg;
 }
 
 int

@@ -247,6 +247,12 @@ uint64_t wal_durable_lsn(const struct wal *w);
  * `follower`, the writer adds no REC_PAD record of its own. */
 void wal_set_follower(struct wal *w, bool follower);
 
+/* Called with each record the writer appends by itself (a REC_PAD), as
+ * it is appended, so that a leader streams it with the others. */
+typedef void wal_own_fn(
+    void *arg, const struct rec_hdr *h, const void *body, size_t len);
+void wal_set_own(struct wal *w, wal_own_fn *fn, void *arg);
+
 /* The LSN of the last record appended (0 when none). */
 uint64_t wal_last_lsn(const struct wal *w);
 

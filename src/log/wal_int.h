@@ -171,9 +171,11 @@ struct wal {
 	struct wal_batch *fly; /* in flight, in the order written */
 	struct wal_batch *fly_tail;
 	unsigned nfly;
-	bool waited;   /* since the last seal, records waited behind the
-	                * batches in flight (wal_pad_fill) */
-	bool follower; /* wal_set_follower: no REC_PAD of its own */
+	bool waited;     /* since the last seal, records waited behind the
+	                  * batches in flight (wal_pad_fill) */
+	bool follower;   /* wal_set_follower: no REC_PAD of its own */
+	wal_own_fn *own; /* wal_set_own */
+	void *own_arg;
 	struct wal_batch *idle; /* recycled */
 	unsigned nidle;
 

@@ -283,6 +283,8 @@ test_failover_loses_no_acknowledged_put(void **state)
 		snprintf(name, sizeof(name), "node%d", i);
 		it_node_init(state, &n[i], name);
 		it_node_arg(&n[i], "--sync-replicas", "1");
+		/* a leader's pads reach its followers with its records */
+		it_node_arg(&n[i], "--wal-inflight", "3");
 	}
 	it_node_start(&n[0]);
 	it_node_follows(&n[1], &n[0]);

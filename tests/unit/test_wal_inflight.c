@@ -95,6 +95,24 @@ pads_end_on_blocks(const char *path)
 	return n;
 }
 
+/* wal_set_own: the pads the writer appends, as it appends them. */
+struct own {
+	uint64_t n, last;
+	bool in_order;
+};
+
+static void
+own_note(void *arg, const struct rec_hdr *h, const void *body, size_t len)
+{
+	struct own *o = arg;
+	static const uint8_t zeros[BLOCK];
+
+	o->in_order = o->in_order && h->lsn > o->last && h->type == REC_PAD &&
+	    h->len == REC_HDR_SIZE + len && memcmp(body, zeros, len) == 0;
+	o->last = h->lsn;
+	o->n++;
+}
+
 static struct seen
 scan(const char *dir)
 {
@@ -131,14 +149,18 @@ open_writer(void **state, unsigned inflight)
  * flight: batches go beside others, behind pads; the durable LSN only
  * grows and never passes what was appended; everything is durable in the
  * end and reads back in order, pads included, each batch after a pad on a
- * block boundary. */
+ * block boundary. Every pad is handed to wal_set_own's function as it is
+ * appended (a leader streams it with the records around it): with the
+ * test's own records, every LSN is accounted for. */
 static void
 test_batches_go_beside_others(void **state)
 {
 	struct wal_stats st;
 	struct wal *w = open_writer(state, 4);
 	uint64_t lsn = 0, durable = 0, appended = 0;
+	struct own own = { .in_order = true };
 
+	wal_set_own(w, own_note, &own);
 	for (int round = 0; round < ROUNDS; round++) {
 		for (int i = 0; i < 1 + round % 5; i++) {
 			lsn = t_wal_append(w);
@@ -162,6 +184,8 @@ test_batches_go_beside_others(void **state)
 	assert_true(st.fly_beside > 0 && st.fly_max_seen >= 2);
 	assert_true(st.fly_max_seen <= 4);
 	assert_true(st.pads > 0);
+	assert_true(own.in_order && own.n == st.pads);
+	assert_true(appended + own.n == lsn);
 	assert_true(st.durable_lsn == lsn && st.synced_lsn == lsn);
 	assert_int_equal(wal_close(w), 0);
 

@@ -722,6 +722,17 @@ core_release_sessions(struct core *c, const char *why)
 
 /* Rebuilds the queue from the data directory (newest snapshot, then the
  * log) and opens the writer where the log ends. */
+/* wal_set_own: a pad the log added goes to the followers with the
+ * records around it. */
+static void
+note_own(void *arg, const struct rec_hdr *h, const void *body, size_t len)
+{
+	struct core *c = arg;
+
+	if (c->repl_hook != NULL)
+		c->repl_hook->note(c, h, body, len);
+}
+
 int
 core_open_log(struct core *c, struct recover_result *res)
 {
@@ -790,6 +801,7 @@ core_open_log(struct core *c, struct recover_result *res)
 	/* the loop writes the durable mark after its replies (srv.c) */
 	wal_mark_late(c->wal, true);
 	wal_set_follower(c->wal, c->follower);
+	wal_set_own(c->wal, note_own, c);
 	bgsnap_recovered(c, res);
 	c->recovery_ms = res->elapsed_ms;
 	return 0;
