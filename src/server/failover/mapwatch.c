@@ -46,6 +46,7 @@ struct mapwatch {
 	/* the thread's */
 	struct cmap cur;
 	bool have;
+	int64_t full_ms; /* --map-reread */
 	int64_t next_full, next_members;
 	size_t bad; /* entries left out at the last full read */
 	char logged[MAPWATCH_TEXT_MAX]; /* the last error logged */
@@ -141,7 +142,7 @@ refresh(struct mapwatch *w, bool force)
 			note(w, rc, "map read");
 			return;
 		}
-		w->next_full = now + MAPWATCH_FULL_MS;
+		w->next_full = now + w->full_ms;
 		if (bad > 0 && bad != w->bad) /* said once, not each read */
 			log_warn("map",
 			    "entries left out of the map n=%zu first=\"%s\"",
@@ -292,7 +293,7 @@ run(void *arg)
 
 int
 mapwatch_start(struct mapwatch **out, const char *endpoints, int timeout_ms,
-    char *err, size_t errlen)
+    int full_ms, char *err, size_t errlen)
 {
 	struct mapwatch *w = calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -305,6 +306,7 @@ mapwatch_start(struct mapwatch **out, const char *endpoints, int timeout_ms,
 		free(w);
 		return -1;
 	}
+	w->full_ms = full_ms;
 	cmap_init(&w->pub);
 	cmap_init(&w->cur);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
