@@ -916,7 +916,20 @@ test_a_client_that_never_reads_is_closed(void **state)
 	    (unsigned long long)id);
 	for (int i = 0; i < REQS; i++)
 		assert_true(raw_sends(fd, req));
-	it_sleep_ms(it_scale(4000, 1, 4000)); /* reading nothing */
+	/* reading nothing until the server closed it: the face's
+	 * connections down to the one that asks (bounded) */
+	end = it_mono_ms() + it_scale(20000, 1, 20000);
+	for (;;) {
+		char *text = it_http_get(h.hport, "/metrics", 200);
+		double open = it_metric(text, "sluice_http_connections");
+
+		free(text);
+		if (open <= 1 || it_mono_ms() > end)
+			break;
+		it_sleep_ms(100);
+	}
+	fprintf(stderr, "a client that never read: closed %s\n",
+	    it_mono_ms() > end ? "not yet" : "by the server");
 	end = it_mono_ms() + 20000;
 	for (;;) { /* then all it sent, up to its close */
 		struct timeval tv = { 1, 0 };
