@@ -894,6 +894,9 @@ class Router(unittest.TestCase):
             th.start()
         for th in ths:
             th.join(30 * SCALE)
+        for k in calls:  # each returned (none raised)
+            self.assertFalse(isinstance(out.get(k, k), (str, Exception)),
+                             "%s: %s" % (k, out.get(k, "did not return")))
         self.assertEqual(out["put"].cluster, "p2")
         self.assertEqual([(x.cluster, x.error) for x in out["batch"]],
                          [("p2", None), ("p1", None)])
