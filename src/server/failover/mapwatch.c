@@ -174,8 +174,14 @@ refresh(struct mapwatch *w, bool force)
 		struct cmap with;
 
 		if (cmap_copy(&with, &w->cur) == 0) {
-			for (size_t i = 0; i < with.nclusters; i++)
+			/* the entries alone: the members are read anew (their
+			 * HTTP URLs too, which a copy holds since
+			 * --advertise-http came: left here, they leaked at
+			 * every read) */
+			for (size_t i = 0; i < with.nclusters; i++) {
 				free(with.c[i].urls);
+				free(with.c[i].http);
+			}
 			free(with.c);
 			with.c = NULL;
 			with.nclusters = 0;
