@@ -18,13 +18,16 @@
  *   - with --auth, changing the map is the admin's, reading it any
  *     role's.
  *
- * Every test clears the map first (one etcd serves the run). Exits 77
- * when `etcd` is not installed. */
+ * Every test clears the map first (one etcd serves the run) and stops
+ * its nodes with SIGTERM at its end (two_stop). Exits 77 when `etcd` is
+ * not installed. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bsc.h"
 #include "etcd/etcd.h"
@@ -105,6 +108,20 @@ static void
 two_start(void **state, struct two *t)
 {
 	two_start_reread(state, t, NULL);
+}
+
+/* Stops both nodes with SIGTERM, as an operator would: each gives up its
+ * lease and leader key in etcd and exits 0. The next test's nodes of
+ * "ca" and "cb" then lead at once; after a kill -9 (the teardown's) they
+ * waited for the old leases to run out, seconds per test. */
+static void
+two_stop(struct two *t)
+{
+	int st = it_node_stop(&t->a, SIGTERM);
+
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	st = it_node_stop(&t->b, SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* Deletes every entry of the map, through etcd. */
@@ -355,6 +372,7 @@ test_routes_by_tube(void **state)
 	}
 	sluice_router_close(re);
 	sluice_router_close(rn);
+	two_stop(&t);
 }
 
 static void settles(struct sluice_client *c, const char *tube, uint64_t ready);
@@ -448,6 +466,7 @@ test_stale_map_corrected(void **state)
 	}
 	sluice_router_close(other);
 	sluice_router_close(stale);
+	two_stop(&t);
 }
 
 /* ---- a take over both clusters ------------------------------------------- */
@@ -675,6 +694,7 @@ test_take_across_clusters(void **state)
 		sluice_router_close(l.r);
 	}
 	sluice_router_close(r);
+	two_stop(&t);
 }
 
 /* The tube's take counter on `c`. */
@@ -769,6 +789,7 @@ test_cancelled_wait_untakes(void **state)
 	    loser_took);
 	/* else this test tells nothing: the race it needs never happened */
 	assert_true(loser_took > 0);
+	two_stop(&t);
 }
 
 /* ---- bad input ----------------------------------------------------------- */
@@ -896,6 +917,7 @@ test_map_bad_input(void **state)
 	rc = sluice_map_set(pc, "", "ca", NULL, 0, NULL);
 	it_rc(pc, rc, SLUICE_ESTATE);
 	sluice_close(pc);
+	two_stop(&t);
 }
 
 /* With --auth, changing the map is the admin's; reading it, any role's,
