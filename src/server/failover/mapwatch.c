@@ -114,12 +114,14 @@ publish(struct mapwatch *w)
 }
 
 /* Reads the map when its revision moved (or a full read is due), and
- * the members when due; publishes what changed. A poll's change waits
- * FAULT_PAUSE_MAPWATCH first (fault builds: a node behind the map). */
+ * the members when due; publishes what changed. A poll's change of the
+ * entries of a map the node had waits FAULT_PAUSE_MAPWATCH first (fault
+ * builds: a node behind the map; not its first read, nor members alone,
+ * nor a change it made itself). */
 static void
 refresh(struct mapwatch *w, bool force)
 {
-	bool polled = !force;
+	bool polled = !force, had = w->have, behind = false;
 	int64_t now = clock_mono_ms(), rev = 0;
 	struct cmap next;
 	bool changed = false;
@@ -154,6 +156,7 @@ refresh(struct mapwatch *w, bool force)
 		        memcmp(next.e, w->cur.e, next.n * sizeof(*next.e)) !=
 		            0)) {
 			changed = true;
+			behind = polled && had;
 			log_info("map",
 			    "map read revision=%" PRIu64 " entries=%zu",
 			    next.revision, next.n);
@@ -198,7 +201,7 @@ refresh(struct mapwatch *w, bool force)
 		}
 	}
 	note(w, 0, "");
-	if (changed && polled)
+	if (behind)
 		FAULT_PAUSE(FAULT_PAUSE_MAPWATCH);
 	if (changed)
 		publish(w);
