@@ -78,6 +78,7 @@ struct config {
 	const char *advertise_http; /* --advertise-http, else from --http;
 	                               NULL: none published */
 	uint32_t leader_ttl_ms;     /* --leader-ttl */
+	uint32_t map_reread_ms;     /* --map-reread: the map's full reads */
 	/* TLS (docs/security.md) */
 	const char *tls_cert;      /* --tls-cert */
 	const char *tls_key;       /* --tls-key */

@@ -145,6 +145,10 @@ static const char usage[] =
     "                         cannot renew it stops taking writes before\n"
     "                         it ends, and a follower takes over after it\n"
     "                         (1s to 5m, whole seconds; default 3s)\n"
+    "  --map-reread DUR       with --etcd, how often the node reads the\n"
+    "                         whole cluster map even when its revision did\n"
+    "                         not move, for an entry edited in etcd by hand\n"
+    "                         (1s to 1h; default 5s)\n"
     "\n"
     "Security:\n"
     "  --auth FILE            clients must send a token of FILE first;\n"
@@ -275,6 +279,7 @@ enum {
 	OPT_ADVERTISE_REPL,
 	OPT_ADVERTISE_HTTP,
 	OPT_LEADER_TTL,
+	OPT_MAP_REREAD,
 	OPT_HTTP,
 	OPT_HTTP_ADMIN,
 	OPT_HTTP_HOST,
@@ -339,6 +344,7 @@ static const struct option options[] = {
 	{ "advertise-repl", required_argument, NULL, OPT_ADVERTISE_REPL },
 	{ "advertise-http", required_argument, NULL, OPT_ADVERTISE_HTTP },
 	{ "leader-ttl", required_argument, NULL, OPT_LEADER_TTL },
+	{ "map-reread", required_argument, NULL, OPT_MAP_REREAD },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-admin", no_argument, NULL, OPT_HTTP_ADMIN },
 	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
@@ -415,6 +421,7 @@ flags_defaults(struct config *cfg)
 	cfg->sync_timeout_ms = 5000;
 	cfg->cluster = "sluice";
 	cfg->leader_ttl_ms = 3000;
+	cfg->map_reread_ms = 5000;
 	cfg->max_waits = CONFIG_DEFAULT_MAX_WAITS;
 	cfg->max_waits_conn = CONFIG_DEFAULT_MAX_WAITS_CONN;
 	cfg->metrics_tubes = CONFIG_DEFAULT_METRICS_TUBES;
@@ -565,6 +572,11 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			         &v)) == 0)
 				cfg->leader_ttl_ms =
 				    (uint32_t)((v + 999) / 1000 * 1000);
+			break;
+		case OPT_MAP_REREAD:
+			if ((rc = flags_ms("--map-reread", optarg, 1000,
+			         3600000, &v)) == 0)
+				cfg->map_reread_ms = (uint32_t)v;
 			break;
 		case OPT_HTTP:
 			cfg->http = optarg;

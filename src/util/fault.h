@@ -41,9 +41,11 @@ enum fault_pause {
 	                         * this long after its end (read with
 	                         * FAULT_PAUSE_MS; nothing sleeps), so that
 	                         * a test kills it between the two */
-	FAULT_PAUSE_MAPWATCH,   /* a node's map thread holds a map its poll
-	                         * read this long before it publishes it: a
-	                         * node behind the map (failover/mapwatch.c) */
+	FAULT_PAUSE_MAPWATCH,   /* a node's map thread holds a change of the
+	                         * map's entries its poll read this long
+	                         * before it publishes it (not its first read
+	                         * at start): a node behind the map
+	                         * (failover/mapwatch.c) */
 	FAULT_PAUSE_COUNT
 };
 

@@ -19,6 +19,11 @@ it_move_node_init(void **state, struct it_node *n, const char *name,
 	it_node_arg(n, "--etcd", it_etcd.url);
 	it_node_arg(n, "--cluster", cluster);
 	it_node_arg(n, "--node", name);
+	/* in plain builds a lease shorter than the default 3 s, as
+	 * test_failover.c's nodes have: a node killed and started again
+	 * leads (or a follower takes over) once its lease ends */
+	if (!it_sanitized())
+		it_node_arg(n, "--leader-ttl", "2s");
 	if (sync)
 		it_node_arg(n, "--sync-replicas", "1");
 }

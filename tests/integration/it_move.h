@@ -26,7 +26,8 @@ enum {
 int64_t it_move_scaled(int64_t ms);
 
 /* A node `name` of cluster `cluster` on it_etcd (--etcd, --cluster,
- * --node), with --sync-replicas 1 when `sync`; not started. */
+ * --node), with --sync-replicas 1 when `sync` and, in plain builds,
+ * --leader-ttl 2s (a later --leader-ttl overrides it); not started. */
 void it_move_node_init(void **state, struct it_node *n, const char *name,
     const char *cluster, bool sync);
 

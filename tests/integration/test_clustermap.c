@@ -18,13 +18,16 @@
  *   - with --auth, changing the map is the admin's, reading it any
  *     role's.
  *
- * Every test clears the map first (one etcd serves the run). Exits 77
- * when `etcd` is not installed. */
+ * Every test clears the map first (one etcd serves the run) and stops
+ * its nodes with SIGTERM at its end (two_stop). Exits 77 when `etcd` is
+ * not installed. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bsc.h"
 #include "etcd/etcd.h"
@@ -46,7 +49,8 @@ scaled(int64_t ms)
 	return ms * (it_sanitized() ? 2 : 1);
 }
 
-/* Two clusters of one node: A in cluster "ca", B in "cb". */
+/* Two clusters of one node: A in cluster "ca", B in "cb"; A reads the
+ * whole map every `reread` (--map-reread) when not NULL. */
 struct two {
 	struct it_node a, b;
 	int http_a, http_b;
@@ -72,13 +76,15 @@ wait_leads(struct it_node *n)
 }
 
 static void
-two_start(void **state, struct two *t)
+two_start_reread(void **state, struct two *t, const char *reread)
 {
 	memset(t, 0, sizeof(*t));
 	it_node_init(state, &t->a, "a");
 	it_node_arg(&t->a, "--etcd", it_etcd.url);
 	it_node_arg(&t->a, "--cluster", "ca");
 	it_node_arg(&t->a, "--node", "a");
+	if (reread != NULL)
+		it_node_arg(&t->a, "--map-reread", reread);
 	t->http_a = it_free_port();
 	snprintf(t->http, sizeof(t->http), "127.0.0.1:%d", t->http_a);
 	it_node_arg(&t->a, "--http", t->http);
@@ -96,6 +102,26 @@ two_start(void **state, struct two *t)
 	it_node_start(&t->b);
 	wait_leads(&t->a);
 	wait_leads(&t->b);
+}
+
+static void
+two_start(void **state, struct two *t)
+{
+	two_start_reread(state, t, NULL);
+}
+
+/* Stops both nodes with SIGTERM, as an operator would: each gives up its
+ * lease and leader key in etcd and exits 0. The next test's nodes of
+ * "ca" and "cb" then lead at once; after a kill -9 (the teardown's) they
+ * waited for the old leases to run out, seconds per test. */
+static void
+two_stop(struct two *t)
+{
+	int st = it_node_stop(&t->a, SIGTERM);
+
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	st = it_node_stop(&t->b, SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* Deletes every entry of the map, through etcd. */
@@ -346,6 +372,7 @@ test_routes_by_tube(void **state)
 	}
 	sluice_router_close(re);
 	sluice_router_close(rn);
+	two_stop(&t);
 }
 
 static void settles(struct sluice_client *c, const char *tube, uint64_t ready);
@@ -439,6 +466,7 @@ test_stale_map_corrected(void **state)
 	}
 	sluice_router_close(other);
 	sluice_router_close(stale);
+	two_stop(&t);
 }
 
 /* ---- a take over both clusters ------------------------------------------- */
@@ -666,6 +694,7 @@ test_take_across_clusters(void **state)
 		sluice_router_close(l.r);
 	}
 	sluice_router_close(r);
+	two_stop(&t);
 }
 
 /* The tube's take counter on `c`. */
@@ -760,6 +789,7 @@ test_cancelled_wait_untakes(void **state)
 	    loser_took);
 	/* else this test tells nothing: the race it needs never happened */
 	assert_true(loser_took > 0);
+	two_stop(&t);
 }
 
 /* ---- bad input ----------------------------------------------------------- */
@@ -779,7 +809,7 @@ test_map_bad_input(void **state)
 	int rc;
 
 	map_clear();
-	two_start(state, &t);
+	two_start_reread(state, &t, "1s"); /* the edit by hand, below */
 	rc = sluice_map_set(t.a.c, "bad tube", "c2", NULL, 0, NULL);
 	it_rc(t.a.c, rc, SLUICE_ETUBE);
 	rc = sluice_map_set(t.a.c, "ok", "bad name", NULL, 0, NULL);
@@ -840,7 +870,8 @@ test_map_bad_input(void **state)
 	    ":[]}"));
 
 	/* an edit by hand, without the marker, is read within a full read
-	 * (5 s); a value that is not an entry is left out, and logged */
+	 * (--map-reread: 5 s by default, 1 s here); a value that is not an
+	 * entry is left out, and logged once, not at each full read */
 	{
 		static const char good[] = "{\"cluster\":\"cb\"}";
 		char err[256];
@@ -886,6 +917,7 @@ test_map_bad_input(void **state)
 	rc = sluice_map_set(pc, "", "ca", NULL, 0, NULL);
 	it_rc(pc, rc, SLUICE_ESTATE);
 	sluice_close(pc);
+	two_stop(&t);
 }
 
 /* With --auth, changing the map is the admin's; reading it, any role's,

@@ -225,6 +225,10 @@ test_failover_flags_are_checked(void **state)
 	    sluiced("--data", data, "--leader-ttl", "500ms", NULL), 2);
 	assert_non_null(strstr(err, "--leader-ttl"));
 	assert_non_null(strstr(err, "1s"));
+	assert_int_equal(
+	    sluiced("--data", data, "--map-reread", "500ms", NULL), 2);
+	assert_non_null(strstr(err, "--map-reread"));
+	assert_non_null(strstr(err, "1s"));
 
 	assert_int_equal(sluiced("--data", data, "--etcd", etcd, "--listen",
 	                     "tcp://0.0.0.0:7711", "--repl-listen",

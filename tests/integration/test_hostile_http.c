@@ -782,77 +782,121 @@ test_slow_body_is_cut(void **state)
 	close(fd);
 }
 
+/* One of the slow connections of the test below, on a thread of its
+ * own so that the four wait side by side: what it sent and when the
+ * server closed it. The thread only records (cmocka asserts on the
+ * test's own thread). */
+enum { SLOW_SILENT, SLOW_LORIS, SLOW_BLANKS, SLOW_IDLE, SLOW_CONNS };
+
+struct slow_conn {
+	pthread_t th;
+	int kind, fd;
+	size_t sent; /* bytes of the head (SLOW_LORIS), lines (BLANKS) */
+	int status;  /* SLOW_IDLE: its request's */
+	bool closed; /* by the server, within RAW_MS */
+	int64_t t0;  /* when its connect returned */
+	int64_t ms;  /* from t0 (SLOW_IDLE: its answer) to then */
+};
+
+static const char slow_head[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                "aaaaaaaaaa\r\n\r\n";
+
+static void *
+slow_run(void *arg)
+{
+	struct slow_conn *sc = arg;
+	char resp[2048];
+	int64_t t0 = sc->t0;
+	size_t i = 0;
+
+	switch (sc->kind) {
+	case SLOW_LORIS:
+		/* a byte every 100 ms: each in time for any per-read
+		 * timeout, the head never */
+		for (i = 0; i < sizeof(slow_head) - 1; i++) {
+			struct pollfd pfd = { sc->fd, POLLIN, 0 };
+
+			if (!raw_send(sc->fd, slow_head + i, 1) ||
+			    poll(&pfd, 1, 100) == 1)
+				break;
+		}
+		break;
+	case SLOW_BLANKS:
+		/* blank lines now and then (allowed before a request
+		 * line) */
+		for (i = 0; i < 50; i++) {
+			struct pollfd pfd = { sc->fd, POLLIN, 0 };
+
+			if (!raw_sends(sc->fd, "\r\n") ||
+			    poll(&pfd, 1, 300) == 1)
+				break;
+		}
+		break;
+	case SLOW_IDLE:
+		/* served, then idle on keep-alive */
+		if (raw_sends(sc->fd,
+		        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+			sc->status =
+			    raw_response(sc->fd, resp, sizeof(resp), NULL);
+		t0 = it_mono_ms();
+		break;
+	default: /* silent */
+		break;
+	}
+	sc->sent = i;
+	if (sc->kind == SLOW_LORIS || sc->kind == SLOW_BLANKS)
+		sc->ms = it_mono_ms() - t0; /* cut while it sent */
+	sc->closed = raw_closed(sc->fd);
+	if (sc->kind == SLOW_SILENT || sc->kind == SLOW_IDLE)
+		sc->ms = it_mono_ms() - t0;
+	return NULL;
+}
+
 /* A connection that sends nothing, one that sends its head a byte at a
- * time (slowloris), and a keep-alive one left idle: each is closed at
- * its deadline (they stayed open for ever). */
+ * time (slowloris), one that sends blank lines, and a keep-alive one
+ * left idle: each is closed at its deadline (they stayed open for
+ * ever). The four at once, each timed on its own. */
 static void
 test_slow_and_idle_connections_are_closed(void **state)
 {
 	static const char *const extra[] = { "--http-header-timeout", "1s",
 		"--http-idle-timeout", "1500ms", NULL };
-	static const char head[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	                           "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	                           "aaaaaaaaaa\r\n\r\n";
+	struct slow_conn sc[SLOW_CONNS];
 	struct hsrv h;
 	char resp[2048], *text;
-	int64_t t0, ms;
-	int fd;
-	size_t i;
 
 	start(state, &h, extra);
+	memset(sc, 0, sizeof(sc));
+	for (int k = 0; k < SLOW_CONNS; k++) {
+		sc[k].kind = k;
+		sc[k].fd = raw_connect(h.hport);
+		sc[k].t0 = it_mono_ms();
+		assert_int_equal(
+		    pthread_create(&sc[k].th, NULL, slow_run, &sc[k]), 0);
+	}
+	for (int k = 0; k < SLOW_CONNS; k++) {
+		pthread_join(sc[k].th, NULL);
+		close(sc[k].fd);
+	}
 	/* silent */
-	fd = raw_connect(h.hport);
-	t0 = it_mono_ms();
-	assert_true(raw_closed(fd));
-	ms = it_mono_ms() - t0;
-	close(fd);
-	fprintf(
-	    stderr, "silent connection closed after %lld ms\n", (long long)ms);
-	assert_true(ms >= 1000 && ms < 5000);
-
-	/* a byte every 100 ms: each in time for any per-read timeout, the
-	 * head never */
-	fd = raw_connect(h.hport);
-	t0 = it_mono_ms();
-	for (i = 0; i < sizeof(head) - 1; i++) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-
-		if (!raw_send(fd, head + i, 1) || poll(&pfd, 1, 100) == 1)
-			break;
-	}
-	ms = it_mono_ms() - t0;
-	assert_true(i < sizeof(head) - 1); /* cut before its end */
-	assert_true(raw_closed(fd));
-	close(fd);
+	fprintf(stderr, "silent connection closed after %lld ms\n",
+	    (long long)sc[SLOW_SILENT].ms);
+	assert_true(sc[SLOW_SILENT].closed);
+	assert_true(sc[SLOW_SILENT].ms >= 1000 && sc[SLOW_SILENT].ms < 5000);
+	/* slowloris: cut before its end */
 	fprintf(stderr, "slowloris closed after %lld ms, %zu bytes\n",
-	    (long long)ms, i);
-	assert_true(ms < 5000);
-
-	/* blank lines now and then (allowed before a request line) */
-	fd = raw_connect(h.hport);
-	t0 = it_mono_ms();
-	for (i = 0; i < 50; i++) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-
-		if (!raw_sends(fd, "\r\n") || poll(&pfd, 1, 300) == 1)
-			break;
-	}
-	ms = it_mono_ms() - t0;
-	assert_true(raw_closed(fd));
-	close(fd);
-	assert_true(ms < 5000);
-
+	    (long long)sc[SLOW_LORIS].ms, sc[SLOW_LORIS].sent);
+	assert_true(sc[SLOW_LORIS].sent < sizeof(slow_head) - 1);
+	assert_true(sc[SLOW_LORIS].closed);
+	assert_true(sc[SLOW_LORIS].ms < 5000);
+	/* blank lines */
+	assert_true(sc[SLOW_BLANKS].closed);
+	assert_true(sc[SLOW_BLANKS].ms < 5000);
 	/* served, then idle on keep-alive: closed after the idle timeout */
-	fd = raw_connect(h.hport);
-	assert_true(raw_sends(fd,
-	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1"
-	    "\r\n\r\n"));
-	assert_int_equal(raw_response(fd, resp, sizeof(resp), NULL), 200);
-	t0 = it_mono_ms();
-	assert_true(raw_closed(fd));
-	ms = it_mono_ms() - t0;
-	close(fd);
-	assert_true(ms >= 1000 && ms < 6000);
+	assert_int_equal(sc[SLOW_IDLE].status, 200);
+	assert_true(sc[SLOW_IDLE].closed);
+	assert_true(sc[SLOW_IDLE].ms >= 1000 && sc[SLOW_IDLE].ms < 6000);
 	text = it_http_get(h.hport, "/metrics", 200);
 	assert_true(it_metric(text,
 	                "sluice_http_connections_closed_total{"
@@ -916,7 +960,20 @@ test_a_client_that_never_reads_is_closed(void **state)
 	    (unsigned long long)id);
 	for (int i = 0; i < REQS; i++)
 		assert_true(raw_sends(fd, req));
-	it_sleep_ms(it_scale(4000, 1, 4000)); /* reading nothing */
+	/* reading nothing until the server closed it: the face's
+	 * connections down to the one that asks (bounded) */
+	end = it_mono_ms() + it_scale(20000, 1, 20000);
+	for (;;) {
+		char *text = it_http_get(h.hport, "/metrics", 200);
+		double open = it_metric(text, "sluice_http_connections");
+
+		free(text);
+		if (open <= 1 || it_mono_ms() > end)
+			break;
+		it_sleep_ms(100);
+	}
+	fprintf(stderr, "a client that never read: closed %s\n",
+	    it_mono_ms() > end ? "not yet" : "by the server");
 	end = it_mono_ms() + 20000;
 	for (;;) { /* then all it sent, up to its close */
 		struct timeval tv = { 1, 0 };

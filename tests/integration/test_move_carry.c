@@ -584,7 +584,9 @@ test_mover_killed_before_the_keys(void **state)
 	t = win_take(a.c, "kd", "d1");
 	it_move_killed_at("kd", "k8b", SLUICE_MOVE_KEYS_PENDING);
 	it_rc(a.c, sluice_ack(a.c, t->id, t->lease, NULL, NULL), 0);
-	it_sleep_ms(3000); /* three looks of the source at its drains */
+	/* two looks of the source at its drains (one a second): the old
+	 * code ended the drain at the first */
+	it_sleep_ms(2000);
 	assert_int_equal(sluice_router_map(r, &m), 0);
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->entries[i].prefix, "kd") == 0)
@@ -697,27 +699,23 @@ test_move_through_a_node_map(void **state)
 	sluice_router_close(r);
 }
 
-/* Node `b` behind the map: tubes "v1.", "v2." and "v3." set to cluster
- * `from` until `b` refuses a put of the last (it read that map, and so
- * the two before), then each in turn to `b`'s own cluster and read by
- * `r` at once, while `b` (sluiced-fault, FAULT_PAUSE_MAPWATCH) holds each
- * map it polls for BEHIND_PAUSE_MS before it serves by it: `b` refuses
- * the tube for well over a second after each change. One wait for `b`
- * to read `from` serves the three changes. */
+/* Node `b` behind the map: prefix "v" (tubes "v1.x", "v2.x", "v3.x")
+ * set to cluster `from` through `b` itself, which knows it at once and
+ * refuses a put of "v3.probe", then to `b`'s own cluster in one change
+ * through etcd, while `b` (sluiced-fault, FAULT_PAUSE_MAPWATCH) holds
+ * each change its poll reads for BEHIND_PAUSE_MS before it serves by it:
+ * `b` refuses the three tubes for well over a second after the change.
+ * One wait for it to catch up serves the three calls, sent at once
+ * (behind_call). */
 enum { BEHIND_PAUSE_MS = 1500 };
 
 static void
-behind_prepare(struct sluice_router *r, struct it_node *b, const char *from)
+behind_prepare(struct it_node *b, const char *from)
 {
 	int64_t end = it_mono_ms() + it_move_scaled(IT_MOVE_ELECT_MS);
 	uint64_t rev;
 
-	assert_int_equal(
-	    sluice_router_map_set(r, "v1.", from, NULL, 0, &rev), 0);
-	assert_int_equal(
-	    sluice_router_map_set(r, "v2.", from, NULL, 0, &rev), 0);
-	assert_int_equal(
-	    sluice_router_map_set(r, "v3.", from, NULL, 0, &rev), 0);
+	it_rc(b->c, sluice_map_set(b->c, "v", from, NULL, 0, &rev), 0);
 	for (;;) {
 		struct sluice_put_opts o;
 		uint64_t id;
@@ -729,21 +727,64 @@ behind_prepare(struct sluice_router *r, struct it_node *b, const char *from)
 		    SLUICE_EMOVED)
 			break;
 		if (it_mono_ms() >= end)
-			fail_msg("%s never refuses v3.: its map stays old",
+			fail_msg("%s never refuses v3.probe: its map stays old",
 			    b->s->url);
 		it_sleep_ms(50);
 	}
 }
 
-/* `prefix` to cluster `to`, read by `r` at once. */
-static void
-behind_give(struct sluice_router *r, const char *prefix, const char *to)
-{
-	uint64_t rev;
+/* One of the calls sent at once to the node behind the map, through a
+ * routing handle of its own that read the changed map: a put into
+ * "v1.x", a batch put into "v2.x" and "u.x", or a take over "v3.x" and
+ * "u.x". Its thread only records what came back (cmocka asserts on the
+ * test's own thread). */
+enum { BEHIND_PUT, BEHIND_BATCH, BEHIND_TAKE, BEHIND_CALLS };
 
-	assert_int_equal(
-	    sluice_router_map_set(r, prefix, to, NULL, 0, &rev), 0);
-	assert_int_equal(sluice_router_map(r, NULL), 0);
+struct behind_call {
+	pthread_t th;
+	int kind;
+	struct sluice_router *r;
+	struct sluice_batch_item items[2];
+	struct sluice_task *ts;
+	size_t n;
+	int rc;
+	char err[256];
+};
+
+static void *
+behind_run(void *arg)
+{
+	static const char *tubes[] = { "v3.x", "u.x" };
+	struct behind_call *bc = arg;
+	struct sluice_put_opts po;
+	struct sluice_put_result res;
+	struct sluice_take_opts o = { tubes, 2, 0, 1, 0, 0, 0 };
+
+	switch (bc->kind) {
+	case BEHIND_PUT:
+		sluice_put_opts_init(&po);
+		po.tube = "v1.x";
+		bc->rc = sluice_router_put(bc->r, &po, "p", 1, &res);
+		break;
+	case BEHIND_BATCH:
+		for (int i = 0; i < 2; i++) {
+			memset(&bc->items[i], 0, sizeof(bc->items[i]));
+			sluice_put_opts_init(&bc->items[i].opts);
+			bc->items[i].opts.tube = i == 0 ? "v2.x" : "u.x";
+			bc->items[i].payload = "b";
+			bc->items[i].len = 1;
+		}
+		bc->rc = sluice_router_put_batch(bc->r, bc->items, 2);
+		break;
+	default:
+		/* v3.x's cluster first: its refusals come before u.x's task */
+		bc->rc = sluice_router_take(bc->r, &o, &bc->ts, &bc->n);
+		break;
+	}
+	if (bc->rc != 0)
+		snprintf(bc->err, sizeof(bc->err), "%s (%s)",
+		    sluice_strerror(bc->rc), sluice_router_errmsg(bc->r));
+	return NULL;
 }
 
 /* A node behind the handle's map for longer than one of its polls (a
@@ -755,18 +796,13 @@ behind_give(struct sluice_router *r, const char *prefix, const char *to)
 static void
 test_routed_while_a_node_is_behind(void **state)
 {
+	static const char *const names[] = { "put", "batch put", "take" };
 	struct it_node a, b;
 	struct sluice_router *r;
-	struct sluice_put_opts po;
-	struct sluice_put_result res;
-	struct sluice_batch_item items[2];
-	const char *tubes[] = { "v3.x", "u.x" };
-	struct sluice_take_opts o = { tubes, 2, 0, 1, 0, 0, 0 };
-	struct sluice_task *ts = NULL;
+	struct behind_call calls[BEHIND_CALLS];
+	struct behind_call *bt = &calls[BEHIND_TAKE];
 	char pause[32];
-	size_t n = 0;
 	uint64_t rev;
-	int rc;
 
 	it_move_node_init(state, &a, "va", "c11a", false);
 	it_move_node_init(state, &b, "vb", "c11b", false);
@@ -778,47 +814,43 @@ test_routed_while_a_node_is_behind(void **state)
 	unsetenv("SLUICE_FAULT_PAUSE");
 	it_move_wait_writes(&a);
 	it_move_wait_writes(&b);
-	/* the task the take gets, put while no map names v3. */
+	/* the task the take gets, put while no entry of the map covers it */
 	it_put(b.c, "v3.x", "t");
 	r = it_move_router();
+	it_rc(b.c, sluice_map_set(b.c, "u.", "c11a", NULL, 0, &rev), 0);
+	behind_prepare(&b, "c11a");
+
+	/* the three at b's cluster in one change, each call's handle
+	 * reading that map */
 	assert_int_equal(
-	    sluice_router_map_set(r, "u.", "c11a", NULL, 0, &rev), 0);
-	behind_prepare(r, &b, "c11a");
-
-	behind_give(r, "v1.", "c11b");
-	sluice_put_opts_init(&po);
-	po.tube = "v1.x";
-	if ((rc = sluice_router_put(r, &po, "p", 1, &res)) != 0)
-		fail_msg("put: %s (%s)", sluice_strerror(rc),
-		    sluice_router_errmsg(r));
-	assert_int_equal(it_move_live_in(b.c, "v1.x"), 1);
-
-	behind_give(r, "v2.", "c11b");
-	for (int i = 0; i < 2; i++) {
-		memset(&items[i], 0, sizeof(items[i]));
-		sluice_put_opts_init(&items[i].opts);
-		items[i].opts.tube = i == 0 ? "v2.x" : "u.x";
-		items[i].payload = "b";
-		items[i].len = 1;
+	    sluice_router_map_set(r, "v", "c11b", NULL, 0, &rev), 0);
+	memset(calls, 0, sizeof(calls));
+	for (int k = 0; k < BEHIND_CALLS; k++) {
+		calls[k].kind = k;
+		calls[k].r = it_move_router();
+		assert_int_equal(sluice_router_map(calls[k].r, NULL), 0);
 	}
-	if ((rc = sluice_router_put_batch(r, items, 2)) != 0)
-		fail_msg("batch put: %s (%s)", sluice_strerror(rc),
-		    sluice_router_errmsg(r));
-	assert_int_equal(items[0].rc, 0);
-	assert_int_equal(items[1].rc, 0);
+	for (int k = 0; k < BEHIND_CALLS; k++)
+		assert_int_equal(
+		    pthread_create(&calls[k].th, NULL, behind_run, &calls[k]),
+		    0);
+	for (int k = 0; k < BEHIND_CALLS; k++)
+		pthread_join(calls[k].th, NULL);
+	for (int k = 0; k < BEHIND_CALLS; k++)
+		if (calls[k].rc != 0)
+			fail_msg("%s: %s", names[k], calls[k].err);
+	assert_int_equal(calls[BEHIND_BATCH].items[0].rc, 0);
+	assert_int_equal(calls[BEHIND_BATCH].items[1].rc, 0);
+	assert_int_equal(it_move_live_in(b.c, "v1.x"), 1);
 	assert_int_equal(it_move_live_in(b.c, "v2.x"), 1);
 	assert_int_equal(it_move_live_in(a.c, "u.x"), 1);
-
-	/* v3.x's cluster first: its refusals come before u.x's task */
-	behind_give(r, "v3.", "c11b");
-	if ((rc = sluice_router_take(r, &o, &ts, &n)) != 0)
-		fail_msg("take: %s (%s)", sluice_strerror(rc),
-		    sluice_router_errmsg(r));
-	assert_int_equal(n, 1);
-	assert_string_equal(ts[0].tube, "v3.x");
-	assert_string_equal(ts[0].cluster, "c11b");
-	assert_int_equal(sluice_router_ack(r, &ts[0], NULL, NULL), 0);
-	sluice_task_free(ts);
+	assert_int_equal(bt->n, 1);
+	assert_string_equal(bt->ts[0].tube, "v3.x");
+	assert_string_equal(bt->ts[0].cluster, "c11b");
+	assert_int_equal(sluice_router_ack(bt->r, &bt->ts[0], NULL, NULL), 0);
+	sluice_task_free(bt->ts);
+	for (int k = 0; k < BEHIND_CALLS; k++)
+		sluice_router_close(calls[k].r);
 	sluice_router_close(r);
 }
 

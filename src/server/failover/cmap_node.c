@@ -68,8 +68,8 @@ cmap_node_open(struct core *c)
 		return -1;
 	}
 	cmap_init(&n->map);
-	if (mapwatch_start(
-	        &n->w, c->cfg->etcd, ETCD_CALL_MS, err, sizeof(err)) != 0) {
+	if (mapwatch_start(&n->w, c->cfg->etcd, ETCD_CALL_MS,
+	        (int)c->cfg->map_reread_ms, err, sizeof(err)) != 0) {
 		log_err("map", "cannot start the map thread: %s", err);
 		free(n);
 		return -1;

@@ -46,6 +46,7 @@ struct mapwatch {
 	/* the thread's */
 	struct cmap cur;
 	bool have;
+	int64_t full_ms; /* --map-reread */
 	int64_t next_full, next_members;
 	size_t bad; /* entries left out at the last full read */
 	char logged[MAPWATCH_TEXT_MAX]; /* the last error logged */
@@ -113,12 +114,14 @@ publish(struct mapwatch *w)
 }
 
 /* Reads the map when its revision moved (or a full read is due), and
- * the members when due; publishes what changed. A poll's change waits
- * FAULT_PAUSE_MAPWATCH first (fault builds: a node behind the map). */
+ * the members when due; publishes what changed. A poll's change of the
+ * entries of a map the node had waits FAULT_PAUSE_MAPWATCH first (fault
+ * builds: a node behind the map; not its first read, nor members alone,
+ * nor a change it made itself). */
 static void
 refresh(struct mapwatch *w, bool force)
 {
-	bool polled = !force;
+	bool polled = !force, had = w->have, behind = false;
 	int64_t now = clock_mono_ms(), rev = 0;
 	struct cmap next;
 	bool changed = false;
@@ -141,7 +144,7 @@ refresh(struct mapwatch *w, bool force)
 			note(w, rc, "map read");
 			return;
 		}
-		w->next_full = now + MAPWATCH_FULL_MS;
+		w->next_full = now + w->full_ms;
 		if (bad > 0 && bad != w->bad) /* said once, not each read */
 			log_warn("map",
 			    "entries left out of the map n=%zu first=\"%s\"",
@@ -153,6 +156,7 @@ refresh(struct mapwatch *w, bool force)
 		        memcmp(next.e, w->cur.e, next.n * sizeof(*next.e)) !=
 		            0)) {
 			changed = true;
+			behind = polled && had;
 			log_info("map",
 			    "map read revision=%" PRIu64 " entries=%zu",
 			    next.revision, next.n);
@@ -173,8 +177,14 @@ refresh(struct mapwatch *w, bool force)
 		struct cmap with;
 
 		if (cmap_copy(&with, &w->cur) == 0) {
-			for (size_t i = 0; i < with.nclusters; i++)
+			/* the entries alone: the members are read anew (their
+			 * HTTP URLs too, which a copy holds since
+			 * --advertise-http came: left here, they leaked at
+			 * every read) */
+			for (size_t i = 0; i < with.nclusters; i++) {
 				free(with.c[i].urls);
+				free(with.c[i].http);
+			}
 			free(with.c);
 			with.c = NULL;
 			with.nclusters = 0;
@@ -191,7 +201,7 @@ refresh(struct mapwatch *w, bool force)
 		}
 	}
 	note(w, 0, "");
-	if (changed && polled)
+	if (behind)
 		FAULT_PAUSE(FAULT_PAUSE_MAPWATCH);
 	if (changed)
 		publish(w);
@@ -292,7 +302,7 @@ run(void *arg)
 
 int
 mapwatch_start(struct mapwatch **out, const char *endpoints, int timeout_ms,
-    char *err, size_t errlen)
+    int full_ms, char *err, size_t errlen)
 {
 	struct mapwatch *w = calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -305,6 +315,7 @@ mapwatch_start(struct mapwatch **out, const char *endpoints, int timeout_ms,
 		free(w);
 		return -1;
 	}
+	w->full_ms = full_ms;
 	cmap_init(&w->pub);
 	cmap_init(&w->cur);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -4,8 +4,8 @@
  * How a node learns a change: a bounded poll, not etcd's watch. The
  * thread reads the map's marker key every MAPWATCH_POLL_MS (one small
  * range request) and the whole map when its revision moved, and every
- * MAPWATCH_FULL_MS anyway (an edit by hand that left the marker alone
- * is found then). etcd's v3 watch over the JSON gateway is one HTTP
+ * `full_ms` anyway (--map-reread: an edit by hand that left the marker
+ * alone is found then). etcd's v3 watch over the JSON gateway is one HTTP
  * answer that never ends, streamed in chunks, while the etcd client
  * (etcd.c) reads an answer whole through nng's HTTP client: a watch would
  * need an HTTP reader of its own, for a map that changes when an
@@ -30,7 +30,6 @@
 
 enum {
 	MAPWATCH_POLL_MS = 200,
-	MAPWATCH_FULL_MS = 5000,
 	MAPWATCH_MEMBERS_MS = 1000,
 	MAPWATCH_ASKS_MAX = 16, /* changes waiting for etcd */
 	MAPWATCH_TEXT_MAX = 256,
@@ -47,9 +46,10 @@ struct mapwatch_answer {
 };
 
 /* Starts the thread for etcd `endpoints`, each call bounded by
- * `timeout_ms`. Returns 0, or -1 with a message in `err`. */
+ * `timeout_ms`, the whole map read at least every `full_ms`. Returns 0,
+ * or -1 with a message in `err`. */
 int mapwatch_start(struct mapwatch **out, const char *endpoints, int timeout_ms,
-    char *err, size_t errlen);
+    int full_ms, char *err, size_t errlen);
 void mapwatch_stop(struct mapwatch *w);
 
 /* Readable when a new map or an answer waits. */
