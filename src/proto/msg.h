@@ -186,7 +186,9 @@ struct msg_str {
 
 #include "proto/msg_deps.h"
 
-/* Walks a decoded list; see msg_next_*(). Opaque to callers. */
+/* Walks a decoded list; see msg_next_*(). Opaque to callers. An encoder
+ * takes a list from its array, or, when that is NULL (a decoded message
+ * sent on), from its iterator. */
 struct msg_iter {
 	struct rd r;
 	uint32_t left;

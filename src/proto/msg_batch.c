@@ -188,6 +188,9 @@ static int
 msg_batch_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	const struct msg_batch_rep *s = &m->batch_info;
+	struct msg_iter it = s->it;
+	const struct msg_batch *e;
+	struct msg_batch one;
 
 	if (!s->list)
 		return put_one(b, &s->one);
@@ -195,8 +198,11 @@ msg_batch_put_rep(struct buf *b, const struct msg_rep *m)
 		return SLUICE_EINVAL;
 	buf_put_u64(b, s->total);
 	buf_put_u32(b, s->n);
-	for (uint32_t i = 0; i < s->n; i++)
-		TRY(put_one(b, &s->v[i]));
+	for (uint32_t i = 0; i < s->n; i++) {
+		if ((e = LIST_AT(s->v, i, it, msg_next_batch, one)) == NULL)
+			return SLUICE_EINVAL;
+		TRY(put_one(b, e));
+	}
 	return 0;
 }
 

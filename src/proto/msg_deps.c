@@ -149,7 +149,12 @@ msg_get_put_ext(struct rd *r, uint8_t flags, struct msg_put *p)
 int
 msg_put_put_ext(struct buf *b, const struct msg_put *p)
 {
+	const struct msg_str *key;
+	const uint64_t *id;
+	struct msg_iter it;
+	struct msg_str k;
 	size_t at;
+	uint64_t v;
 
 	if (!p->ext)
 		return 0;
@@ -167,10 +172,12 @@ msg_put_put_ext(struct buf *b, const struct msg_put *p)
 		buf_put_u32(b, 1 + 8 * p->nafter);
 		buf_put_u8(b, p->on_parent_failure);
 	}
+	it = p->after_it;
 	for (uint32_t i = 0; i < p->nafter; i++) {
-		if (p->after[i] == 0)
+		id = LIST_AT(p->after, i, it, msg_next_id, v);
+		if (id == NULL || *id == 0)
 			return SLUICE_EINVAL;
-		buf_put_u64(b, p->after[i]);
+		buf_put_u64(b, *id);
 	}
 	if (p->nafter_keys > 0) {
 		size_t kat;
@@ -179,8 +186,13 @@ msg_put_put_ext(struct buf *b, const struct msg_put *p)
 		kat = b->len;
 		buf_put_u32(b, 0);
 		buf_put_u16(b, (uint16_t)p->nafter_keys);
-		for (uint32_t i = 0; i < p->nafter_keys; i++)
-			TRY(msg_put_key(b, p->after_keys[i], true));
+		it = p->after_keys_it;
+		for (uint32_t i = 0; i < p->nafter_keys; i++) {
+			key = LIST_AT(p->after_keys, i, it, msg_next_key, k);
+			if (key == NULL)
+				return SLUICE_EINVAL;
+			TRY(msg_put_key(b, *key, true));
+		}
 		if (!buf_failed(b))
 			le_store_u32(
 			    b->data + kat, (uint32_t)(b->len - kat - 4));
@@ -229,6 +241,7 @@ msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t)
 	if (!(flags & TASK_F_DEPS))
 		return 0;
 	t->has_deps = true;
+	t->deps.results = true; /* the results sent, if any, are sent on */
 	t->deps.on_parent_failure = rd_u8(r);
 	t->deps.pending = rd_u32(r);
 	t->deps.nparents = rd_u16(r);
@@ -253,7 +266,10 @@ msg_get_task_deps(struct rd *r, uint8_t flags, struct msg_task *t)
 int
 msg_put_task_deps(struct buf *b, const struct msg_task *t)
 {
+	struct msg_iter it = t->deps.parents_it;
+	const uint64_t *id;
 	uint8_t *w;
+	uint64_t v;
 
 	if (!t->has_deps)
 		return 0;
@@ -274,6 +290,10 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 
 		if (t->deps.parents != NULL) {
 			p = t->deps.parents[i];
+		} else if (t->deps.parent_ids == NULL) {
+			/* a decoded task sent on */
+			if (!msg_next_parent(&it, &p))
+				return SLUICE_EINVAL;
 		} else {
 			memset(&p, 0, sizeof(p));
 			t->deps.parent_get(
@@ -300,8 +320,13 @@ msg_put_task_deps(struct buf *b, const struct msg_task *t)
 	w = b->data + b->len;
 	store32(w, t->deps.nchildren);
 	le_store_u16(w + 4, (uint16_t)t->deps.nshown);
-	for (uint32_t i = 0; i < t->deps.nshown; i++)
-		store64(w + 6 + 8 * (size_t)i, t->deps.children[i]);
+	it = t->deps.children_it;
+	for (uint32_t i = 0; i < t->deps.nshown; i++) {
+		if ((id = LIST_AT(t->deps.children, i, it, msg_next_id, v)) ==
+		    NULL)
+			return SLUICE_EINVAL;
+		store64(w + 6 + 8 * (size_t)i, *id);
+	}
 	b->len += 6 + 8 * (size_t)t->deps.nshown;
 	return 0;
 }

@@ -64,13 +64,20 @@ refused(struct msg_str s, bool empty_ok, struct msg_str *out)
 bool
 msg_req_bad_tube(const struct msg_req *q, struct msg_str *out)
 {
+	const struct msg_str *tube;
+	struct msg_iter it;
+	struct msg_str s;
+
 	switch (q->op) {
 	case MSG_OP_PUT:
 		return refused(q->put.tube, false, out);
 	case MSG_OP_TAKE:
-		for (uint32_t i = 0; i < q->take.ntubes; i++)
-			if (refused(q->take.tubes[i], false, out))
+		it = q->take.it;
+		for (uint32_t i = 0; i < q->take.ntubes; i++) {
+			tube = LIST_AT(q->take.tubes, i, it, msg_next_str, s);
+			if (tube != NULL && refused(*tube, false, out))
 				return true;
+		}
 		return false;
 	case MSG_OP_ACK:
 		return refused(q->ack.to, true, out);

@@ -75,6 +75,9 @@ get_rep(struct rd *r, uint8_t op, uint8_t flags, size_t pmax, struct msg_rep *m)
 static int
 put_rep(struct buf *b, const struct msg_rep *m)
 {
+	struct msg_iter it = m->groups.it;
+	struct msg_group_row one;
+
 	if (m->groups.n > MSG_GROUPS_MAX)
 		return SLUICE_ELIMIT;
 	if (m->groups.total < m->groups.n)
@@ -82,7 +85,11 @@ put_rep(struct buf *b, const struct msg_rep *m)
 	buf_put_u64(b, m->groups.total);
 	buf_put_u32(b, m->groups.n);
 	for (uint32_t i = 0; i < m->groups.n; i++) {
-		const struct msg_group_row *g = &m->groups.rows[i];
+		const struct msg_group_row *g =
+		    LIST_AT(m->groups.rows, i, it, msg_next_group_row, one);
+
+		if (g == NULL)
+			return SLUICE_EINVAL;
 
 		TRY(msg_put_tube(b, g->tube, false));
 		TRY(check_group(g->group));

@@ -215,20 +215,37 @@ msg_lease_req_flags(const struct msg_req *q)
 static int
 msg_lease_put_req(struct buf *b, const struct msg_req *q)
 {
+	const struct msg_ack_item *item;
+	struct msg_ack_item one;
+	const uint64_t *id;
+	struct msg_iter it;
+	uint64_t v;
+
 	switch (q->op) {
 	case MSG_OP_ACK_BATCH:
 		TRY(msg_check_count(q->ack_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->ack_batch.n);
-		for (uint32_t i = 0; i < q->ack_batch.n; i++)
-			put_lease(b, q->ack_batch.items[i].id,
-			    q->ack_batch.items[i].lease);
+		it = q->ack_batch.it;
+		for (uint32_t i = 0; i < q->ack_batch.n; i++) {
+			item = LIST_AT(
+			    q->ack_batch.items, i, it, msg_next_ack_item, one);
+			if (item == NULL)
+				return SLUICE_EINVAL;
+			put_lease(b, item->id, item->lease);
+		}
 		return 0;
 	case MSG_OP_DELETE_BATCH:
 	case MSG_OP_CANCEL:
 		TRY(msg_check_count(q->delete_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->delete_batch.n);
-		for (uint32_t i = 0; i < q->delete_batch.n; i++)
-			buf_put_u64(b, q->delete_batch.ids[i]);
+		it = q->delete_batch.it;
+		for (uint32_t i = 0; i < q->delete_batch.n; i++) {
+			id =
+			    LIST_AT(q->delete_batch.ids, i, it, msg_next_id, v);
+			if (id == NULL)
+				return SLUICE_EINVAL;
+			buf_put_u64(b, *id);
+		}
 		return 0;
 	case MSG_OP_ACK:
 		put_lease(b, q->ack.id, q->ack.lease);
@@ -312,6 +329,10 @@ msg_lease_rep_flags(const struct msg_rep *m)
 static int
 msg_lease_put_rep(struct buf *b, const struct msg_rep *m)
 {
+	const struct msg_item_res *e;
+	struct msg_item_res one;
+	struct msg_iter it;
+
 	switch (m->op) {
 	case MSG_OP_ACK_BATCH:
 	case MSG_OP_DELETE_BATCH:
@@ -319,11 +340,15 @@ msg_lease_put_rep(struct buf *b, const struct msg_rep *m)
 		if (m->batch.n > MSG_BATCH_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->batch.n);
+		it = m->batch.it;
 		for (uint32_t i = 0; i < m->batch.n; i++) {
-			buf_put_u16(b, m->batch.items[i].status);
+			e = LIST_AT(
+			    m->batch.items, i, it, msg_next_item_res, one);
+			if (e == NULL)
+				return SLUICE_EINVAL;
+			buf_put_u16(b, e->status);
 			if (m->batch.messages)
-				TRY(msg_put_text(b, m->batch.items[i].message,
-				    MSG_TEXT_MAX));
+				TRY(msg_put_text(b, e->message, MSG_TEXT_MAX));
 		}
 		return 0;
 	case MSG_OP_ACK:

@@ -99,13 +99,21 @@ get_map_cluster(struct rd *r, struct msg_map_cluster *c)
 static int
 put_map_cluster(struct buf *b, const struct msg_map_cluster *c)
 {
+	struct msg_iter it = c->it;
+	const struct msg_str *url;
+	struct msg_str one;
+
 	TRY(put_cluster_name(b, c->name));
 	TRY(msg_put_text(b, c->leader, MSG_URL_MAX));
 	if (c->n > MSG_CLUSTER_MEMBERS_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u32(b, c->n);
-	for (uint32_t i = 0; i < c->n; i++)
-		TRY(msg_put_text(b, c->members[i], MSG_URL_MAX));
+	for (uint32_t i = 0; i < c->n; i++) {
+		if ((url = LIST_AT(c->members, i, it, msg_next_url, one)) ==
+		    NULL)
+			return SLUICE_EINVAL;
+		TRY(msg_put_text(b, *url, MSG_URL_MAX));
+	}
 	return 0;
 }
 
@@ -134,16 +142,30 @@ get_map(struct rd *r, struct msg_map *m)
 static int
 put_map(struct buf *b, const struct msg_map *m)
 {
+	struct msg_iter it = m->it, cit = m->cit;
+	const struct msg_map_cluster *c;
+	const struct msg_map_entry *e;
+	struct msg_map_cluster cone;
+	struct msg_map_entry one;
+
 	buf_put_u64(b, m->revision);
 	TRY(msg_put_node(b, m->cluster, true));
 	if (m->n > MSG_MAP_ENTRIES_MAX || m->nclusters > MSG_MAP_CLUSTERS_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u32(b, m->n);
-	for (uint32_t i = 0; i < m->n; i++)
-		TRY(put_entry(b, &m->entries[i]));
+	for (uint32_t i = 0; i < m->n; i++) {
+		e = LIST_AT(m->entries, i, it, msg_next_map_entry, one);
+		if (e == NULL)
+			return SLUICE_EINVAL;
+		TRY(put_entry(b, e));
+	}
 	buf_put_u32(b, m->nclusters);
-	for (uint32_t i = 0; i < m->nclusters; i++)
-		TRY(put_map_cluster(b, &m->clusters[i]));
+	for (uint32_t i = 0; i < m->nclusters; i++) {
+		c = LIST_AT(m->clusters, i, cit, msg_next_map_cluster, cone);
+		if (c == NULL)
+			return SLUICE_EINVAL;
+		TRY(put_map_cluster(b, c));
+	}
 	return 0;
 }
 

@@ -118,6 +118,8 @@ static int
 msg_move_put_req(struct buf *b, const struct msg_req *q)
 {
 	const struct msg_move_req *m = &q->move;
+	struct msg_iter it = m->it;
+	uint64_t id, lease;
 
 	if (q->op == MSG_OP_MOVE_OUT) {
 		if (m->kind < MSG_MOVE_HOLD || m->kind > MSG_MOVE_KEEP)
@@ -139,15 +141,23 @@ msg_move_put_req(struct buf *b, const struct msg_req *q)
 		TRY(msg_check_count(m->n, MSG_MOVE_MAX));
 		buf_put_u32(b, m->n);
 		for (uint32_t i = 0; i < m->n; i++) {
-			buf_put_u64(b, m->ids[i]);
-			buf_put_u64(b, m->leases[i]);
+			/* the pairs, or a decoded request's sent on */
+			if (m->ids != NULL && m->leases != NULL) {
+				id = m->ids[i];
+				lease = m->leases[i];
+			} else if (!msg_next_move_drop(&it, &id, &lease)) {
+				return SLUICE_EINVAL;
+			}
+			buf_put_u64(b, id);
+			buf_put_u64(b, lease);
 		}
 		return 0;
 	case MSG_OP_MOVE_IN:
 		TRY(msg_put_node(b, m->source, false));
 		TRY(in_count(m->kind, m->n));
-		return msg_put_tasks(
-		    b, &(struct msg_tasks) { .n = m->n, .tasks = m->tasks });
+		return msg_put_tasks(b,
+		    &(struct msg_tasks) {
+		        .n = m->n, .tasks = m->tasks, .it = m->tasks_it });
 	default:
 		return 0;
 	}
@@ -174,6 +184,7 @@ msg_move_get_rep(
 
 	(void)op;
 	memset(s, 0, sizeof(*s));
+	s->shape = flags & (MOVE_F_TASKS | MOVE_F_RES);
 	if (flags & MOVE_F_TASKS) {
 		TRY(msg_get_tasks(r, pmax, &ts));
 		s->ntasks = ts.n;
@@ -195,23 +206,32 @@ msg_move_rep_flags(const struct msg_rep *m)
 {
 	return m->move.res != NULL ? MOVE_F_RES
 	    : m->move.ntasks > 0   ? MOVE_F_TASKS
-	                           : 0;
+	                           : m->move.shape;
 }
 
 static int
 msg_move_put_rep(struct buf *b, const struct msg_rep *m)
 {
 	const struct msg_move_rep *s = &m->move;
+	uint8_t flags = msg_move_rep_flags(m);
+	struct msg_iter it = s->it;
+	const struct msg_move_res *e;
+	struct msg_move_res one;
 
-	if (msg_move_rep_flags(m) & MOVE_F_TASKS)
+	if (flags & MOVE_F_TASKS)
 		return msg_put_tasks(b,
-		    &(struct msg_tasks) { .n = s->ntasks, .tasks = s->tasks });
+		    &(struct msg_tasks) {
+		        .n = s->ntasks, .tasks = s->tasks, .it = s->tasks_it });
 	buf_put_u32(b, s->n);
-	if (s->res != NULL)
-		for (uint32_t i = 0; i < s->n; i++) {
-			buf_put_u16(b, s->res[i].status);
-			buf_put_u64(b, s->res[i].id);
-		}
+	if (!(flags & MOVE_F_RES))
+		return 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if ((e = LIST_AT(s->res, i, it, msg_next_move_res, one)) ==
+		    NULL)
+			return SLUICE_EINVAL;
+		buf_put_u16(b, e->status);
+		buf_put_u64(b, e->id);
+	}
 	return 0;
 }
 

@@ -70,6 +70,8 @@ struct msg_move_rep {
 	uint32_t n;
 	const struct msg_move_res *res; /* move_in, encode */
 	struct msg_iter it; /* move_in, decode: msg_next_move_res() */
+	uint8_t shape;      /* decode: MSG_MOVE_REP_TASKS or _RES as sent
+	                       (lists of none say so only here) */
 };
 
 bool msg_next_move_res(struct msg_iter *it, struct msg_move_res *out);

@@ -70,6 +70,10 @@ get_cluster(struct rd *r, struct msg_cluster *c)
 static int
 enc_cluster(struct buf *b, const struct msg_cluster *c)
 {
+	struct msg_iter it = c->it;
+	const struct msg_member *e;
+	struct msg_member one;
+
 	TRY(msg_put_node(b, c->cluster, false));
 	TRY(msg_put_node(b, c->node, false));
 	TRY(msg_put_node(b, c->leader, true));
@@ -78,8 +82,12 @@ enc_cluster(struct buf *b, const struct msg_cluster *c)
 	if (c->n > MSG_CLUSTER_MEMBERS_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u32(b, c->n);
-	for (uint32_t i = 0; i < c->n; i++)
-		TRY(enc_member(b, &c->members[i]));
+	for (uint32_t i = 0; i < c->n; i++) {
+		if ((e = LIST_AT(c->members, i, it, msg_next_member, one)) ==
+		    NULL)
+			return SLUICE_EINVAL;
+		TRY(enc_member(b, e));
+	}
 	return 0;
 }
 

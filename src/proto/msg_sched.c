@@ -209,11 +209,19 @@ msg_sched_rep_flags(const struct msg_rep *m)
 static int
 msg_sched_put_rep(struct buf *b, const struct msg_rep *m)
 {
+	struct msg_iter it = m->scheds.it;
+	const struct msg_sched *e;
+	struct msg_sched one;
+
 	if (m->scheds.n > MSG_SCHEDS_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u32(b, m->scheds.n);
-	for (uint32_t i = 0; i < m->scheds.n; i++)
-		TRY(put_sched(b, &m->scheds.v[i]));
+	for (uint32_t i = 0; i < m->scheds.n; i++) {
+		if ((e = LIST_AT(m->scheds.v, i, it, msg_next_sched, one)) ==
+		    NULL)
+			return SLUICE_EINVAL;
+		TRY(put_sched(b, e));
+	}
 	return 0;
 }
 

@@ -86,12 +86,19 @@ get_kvs(struct rd *r, struct msg_kvs *out)
 static int
 enc_kvs(struct buf *b, const struct msg_kvs *k)
 {
+	struct msg_iter it;
+	struct msg_kv one;
+
 	if (k->n > UINT16_MAX)
 		return SLUICE_ELIMIT;
 	buf_put_u16(b, (uint16_t)k->n);
+	it = k->it;
 	for (uint32_t i = 0; i < k->n; i++) {
-		const struct msg_kv *kv = &k->kvs[i];
+		const struct msg_kv *kv =
+		    LIST_AT(k->kvs, i, it, msg_next_kv, one);
 
+		if (kv == NULL)
+			return SLUICE_EINVAL;
 		if (kv->name.len == 0 || kv->name.len > MSG_NAME_MAX)
 			return SLUICE_ELIMIT;
 		if (!msg_name_valid(kv->name))
@@ -225,6 +232,10 @@ get_stats(struct rd *r, bool settings, struct msg_stats *s)
 static int
 enc_stats(struct buf *b, const struct msg_stats *s)
 {
+	const struct msg_tube_stats *e;
+	struct msg_tube_stats one;
+	struct msg_iter it;
+
 	if (s->role != MSG_ROLE_LEADER && s->role != MSG_ROLE_FOLLOWER)
 		return SLUICE_EINVAL;
 	buf_put_u8(b, s->role);
@@ -236,11 +247,15 @@ enc_stats(struct buf *b, const struct msg_stats *s)
 	TRY(enc_counts(b, &s->totals));
 	TRY(enc_kvs(b, &s->more));
 	buf_put_u32(b, s->ntubes);
+	it = s->it;
 	for (uint32_t i = 0; i < s->ntubes; i++) {
-		TRY(msg_put_tube(b, s->tubes[i].name, false));
-		TRY(enc_counts(b, &s->tubes[i]));
+		e = LIST_AT(s->tubes, i, it, msg_next_tube_stats, one);
+		if (e == NULL)
+			return SLUICE_EINVAL;
+		TRY(msg_put_tube(b, e->name, false));
+		TRY(enc_counts(b, e));
 		if (s->settings)
-			TRY(msg_put_tube_conf(b, &s->tubes[i].conf));
+			TRY(msg_put_tube_conf(b, &e->conf));
 	}
 	return 0;
 }
@@ -438,14 +453,23 @@ msg_stats_rep_flags(const struct msg_rep *m)
 static int
 msg_stats_put_rep(struct buf *b, const struct msg_rep *m)
 {
+	const struct msg_hour *h;
+	struct msg_error_count ec;
+	struct msg_hour hr;
+	struct msg_iter it;
+
 	switch (m->op) {
 	case MSG_OP_STATS:
 		return enc_stats(b, &m->stats);
 	case MSG_OP_ERRORS:
 		buf_put_u32(b, m->errors.n);
+		it = m->errors.it;
 		for (uint32_t i = 0; i < m->errors.n; i++) {
-			const struct msg_error_count *e = &m->errors.errors[i];
+			const struct msg_error_count *e = LIST_AT(
+			    m->errors.errors, i, it, msg_next_error_count, ec);
 
+			if (e == NULL)
+				return SLUICE_EINVAL;
 			TRY(msg_put_text(b, e->text, MSG_TEXT_MAX));
 			buf_put_u64(b, e->count);
 			if (!m->errors.ids)
@@ -461,8 +485,13 @@ msg_stats_put_rep(struct buf *b, const struct msg_rep *m)
 		if (m->hours.n > MSG_HOURS_MAX)
 			return SLUICE_ELIMIT;
 		buf_put_u32(b, m->hours.n);
-		for (uint32_t i = 0; i < m->hours.n; i++)
-			enc_hour(b, &m->hours.hours[i]);
+		it = m->hours.it;
+		for (uint32_t i = 0; i < m->hours.n; i++) {
+			h = LIST_AT(m->hours.hours, i, it, msg_next_hour, hr);
+			if (h == NULL)
+				return SLUICE_EINVAL;
+			enc_hour(b, h);
+		}
 		return 0;
 	case MSG_OP_HISTORY:
 		TRY(history_shape(&m->history));

@@ -548,9 +548,16 @@ msg_put_tasks(struct buf *b, const struct msg_tasks *t)
 {
 	if (t->n > MSG_TAKE_MAX)
 		return SLUICE_ELIMIT;
+	struct msg_iter it = t->it;
+	const struct msg_task *e;
+	struct msg_task one;
+
 	buf_put_u32(b, t->n);
-	for (uint32_t i = 0; i < t->n; i++)
-		TRY(enc_task(b, &t->tasks[i]));
+	for (uint32_t i = 0; i < t->n; i++) {
+		if ((e = LIST_AT(t->tasks, i, it, msg_next_task, one)) == NULL)
+			return SLUICE_EINVAL;
+		TRY(enc_task(b, e));
+	}
 	return 0;
 }
 
@@ -722,14 +729,25 @@ msg_task_req_flags(const struct msg_req *q)
 static int
 msg_task_put_req(struct buf *b, const struct msg_req *q)
 {
+	const struct msg_str *tube;
+	const struct msg_put *e;
+	struct msg_iter it;
+	struct msg_str s;
+	struct msg_put p;
+
 	switch (q->op) {
 	case MSG_OP_PUT:
 		return enc_put(b, &q->put);
 	case MSG_OP_PUT_BATCH:
 		TRY(msg_check_count(q->put_batch.n, MSG_BATCH_MAX));
 		buf_put_u32(b, q->put_batch.n);
-		for (uint32_t i = 0; i < q->put_batch.n; i++)
-			TRY(enc_put_item(b, &q->put_batch.items[i]));
+		it = q->put_batch.it;
+		for (uint32_t i = 0; i < q->put_batch.n; i++) {
+			e = LIST_AT(q->put_batch.items, i, it, msg_next_put, p);
+			if (e == NULL)
+				return SLUICE_EINVAL;
+			TRY(enc_put_item(b, e));
+		}
 		return 0;
 	case MSG_OP_UPDATE: {
 		const struct msg_update *u = &q->update;
@@ -750,8 +768,13 @@ msg_task_put_req(struct buf *b, const struct msg_req *q)
 		buf_put_u64(b, q->take.wait);
 		buf_put_u32(b, q->take.max);
 		buf_put_u16(b, (uint16_t)q->take.ntubes);
-		for (uint32_t i = 0; i < q->take.ntubes; i++)
-			TRY(msg_put_tube(b, q->take.tubes[i], false));
+		it = q->take.it;
+		for (uint32_t i = 0; i < q->take.ntubes; i++) {
+			tube = LIST_AT(q->take.tubes, i, it, msg_next_str, s);
+			if (tube == NULL)
+				return SLUICE_EINVAL;
+			TRY(msg_put_tube(b, *tube, false));
+		}
 		return 0;
 	case MSG_OP_KICK_ID:
 	case MSG_OP_DELETE:
@@ -860,6 +883,10 @@ msg_task_rep_flags(const struct msg_rep *m)
 static int
 msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 {
+	const struct msg_put_res *e;
+	struct msg_iter it;
+	struct msg_put_res one;
+
 	switch (m->op) {
 	case MSG_OP_PUT:
 		if (m->put.status != 0)
@@ -871,9 +898,14 @@ msg_task_put_rep(struct buf *b, const struct msg_rep *m)
 		/* room for every item put (enc_put_res's fast way) */
 		(void)buf_reserve(b, 4 + 13 * (size_t)m->put_batch.n);
 		buf_put_u32(b, m->put_batch.n);
-		for (uint32_t i = 0; i < m->put_batch.n; i++)
-			TRY(enc_put_res(
-			    b, &m->put_batch.items[i], m->put_batch.messages));
+		it = m->put_batch.it;
+		for (uint32_t i = 0; i < m->put_batch.n; i++) {
+			e = LIST_AT(
+			    m->put_batch.items, i, it, msg_next_put_res, one);
+			if (e == NULL)
+				return SLUICE_EINVAL;
+			TRY(enc_put_res(b, e, m->put_batch.messages));
+		}
 		return 0;
 	case MSG_OP_TAKE:
 	case MSG_OP_LIST:

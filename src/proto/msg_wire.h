@@ -132,6 +132,14 @@ int msg_put_task_deps(struct buf *b, const struct msg_task *t);
 		return true;                                                   \
 	} while (0)
 
+/* Element `i` of a list an encoder writes. A message the server built
+ * holds the list as an array (`arr`); one decoded from the wire and sent
+ * on holds none, only its iterator: a copy of it, `it`, walked in step
+ * with `i` by `next` into `tmp`. NULL when neither has element `i` (a
+ * built message whose array is missing): the encoder refuses it. */
+#define LIST_AT(arr, i, it, next, tmp)                                         \
+	((arr) != NULL ? &(arr)[i] : (next)(&(it), &(tmp)) ? &(tmp) : NULL)
+
 /* A family of messages: its ops' bodies, both ways. The head (magic,
  * version, op, flags, status) is msg.c's; a family sees only known ops
  * of its own, with flags msg.c has checked against its tables. A NULL

@@ -314,10 +314,16 @@ replmsg_encode_snap_rep(struct buf *b, const struct replmsg_snap_rep *m)
 	buf_put_u64(b, m->offset);
 	buf_put_blob(b, m->data, m->len);
 	buf_put_u32(b, m->nhist);
+	/* the history, or a decoded reply's sent on */
+	if (m->nhist > 0 && m->hist == NULL && m->hist_raw == NULL)
+		return SLUICE_EINVAL;
 	for (uint32_t i = 0; i < m->nhist; i++) {
-		buf_put_u64(b, m->hist[i].epoch);
-		buf_put_u64(b, m->hist[i].nonce);
-		buf_put_u64(b, m->hist[i].start);
+		struct replmsg_epoch e =
+		    m->hist != NULL ? m->hist[i] : replmsg_hist_at(m, i);
+
+		buf_put_u64(b, e.epoch);
+		buf_put_u64(b, e.nonce);
+		buf_put_u64(b, e.start);
 	}
 	return finish(b);
 }

@@ -299,6 +299,7 @@ test_cron_new_york_both_changes(void **state)
 static void
 test_tz_offsets_and_rules(void **state)
 {
+	struct cron c;
 	struct tz *z;
 
 	(void)state;
@@ -330,6 +331,23 @@ test_tz_offsets_and_rules(void **state)
 	assert_int_equal(
 	    tz_offset(z, utc(2026, 10, 25, 1, 0) / 1000 - 1), 7200);
 	tz_free(z);
+	/* A day and more from UTC, as POSIX's hours (0-24) allow: the
+	 * offset is the rule's, and 02:30 there is 02:30 UTC a day off. */
+	assert_int_equal(tz_from_rule("UTC24", 5, &z), 0);
+	assert_int_equal(tz_offset(z, 0), -86400);
+	assert_int_equal(cron_parse("30 2 * * *", 10, &c, NULL, 0), 0);
+	assert_int_equal(
+	    cron_next(&c, z, utc(2026, 1, 1, 0, 0)), utc(2026, 1, 1, 2, 30));
+	tz_free(z);
+	assert_int_equal(tz_from_rule("<+24>-24", 8, &z), 0);
+	assert_int_equal(tz_offset(z, 0), 86400);
+	assert_int_equal(
+	    cron_next(&c, z, utc(2026, 1, 1, 0, 0)), utc(2026, 1, 1, 2, 30));
+	tz_free(z);
+	assert_int_equal(tz_from_rule("AAA-24:59:59BBB", 15, &z), 0);
+	assert_int_equal(tz_offset(z, utc(2026, 7, 1, 0, 0) / 1000), 93599);
+	tz_free(z);
+	assert_int_equal(tz_from_rule("UTC25", 5, &z), SLUICE_EINVAL);
 	assert_int_equal(tz_from_rule("X1", 2, &z), SLUICE_EINVAL);
 	assert_int_equal(
 	    tz_from_rule("CET-1CEST,M13.5.0,M10.5.0", 25, &z), SLUICE_EINVAL);
