@@ -101,12 +101,19 @@ queue_push(struct wal *w, struct wal_batch *b)
 	w->q_tail = b;
 }
 
+/* Seals the filling batch. One that holds nothing (wal_prepare made it
+ * for a record that then went to the next segment) is dropped: there is
+ * nothing to write, and at a block boundary its write would be of no
+ * bytes, which fails. */
 void
 wal_seal_fill(struct wal *w)
 {
 	if (w->fill == NULL)
 		return;
-	queue_push(w, w->fill);
+	if (w->fill->nrec == 0 && !w->fill->opens)
+		wal_batch_free(w, w->fill);
+	else
+		queue_push(w, w->fill);
 	w->fill = NULL;
 }
 

@@ -484,6 +484,38 @@ test_wal_append_rec_copies_leader_records(void **state)
 	assert_true(end.last_lsn == 5 && end.epoch == 4);
 }
 
+/* A batch that holds nothing (wal_prepare made it, and the record it was
+ * for went to the next segment) is not written when a rotation seals it,
+ * even where it would start on a block boundary: a write of no bytes
+ * fails (no progress), and the writer was poisoned by it. */
+static void
+test_wal_empty_batch_at_a_block_boundary_is_not_written(void **state)
+{
+	static uint8_t body[62 << 10];
+	struct logdir_end end;
+	struct wal *w;
+	uint64_t lsn;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_ALWAYS, SMALL, 2, &w), 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	/* the segment's header is 64 bytes: one record of 4,032 bytes
+	 * ends the first block */
+	assert_int_equal(
+	    wal_append(w, 7, 1000, body, 4096 - 64 - REC_HDR_SIZE, 0, &lsn), 0);
+	t_wal_wait_durable(w, lsn);
+	/* an empty batch at offset 4096, then a record too big for the
+	 * rest of the segment */
+	assert_int_equal(wal_prepare(w, 100, 0), 0);
+	assert_int_equal(
+	    wal_append(w, 7, 1001, body, SMALL - 4096, 0, &lsn), 0);
+	t_wal_wait_durable(w, lsn);
+	assert_false(wal_poisoned(w));
+	assert_int_equal(wal_close(w), 0);
+	assert_int_equal(logdir_scan(dir_of(state), 0, 0, NULL, NULL, &end), 0);
+	assert_true(end.last_lsn == lsn && !end.torn);
+}
+
 /* remove_before deletes segments wholly below the LSN, oldest first,
  * keeping the newest `keep` of them and never the current one. */
 static void
@@ -771,6 +803,7 @@ main(void)
 		T(test_wal_cursor_follows_live_log),
 		T(test_wal_max_bytes_refuses_new_work_then_retries_only),
 		T(test_wal_prepare_makes_the_next_append_certain),
+		T(test_wal_empty_batch_at_a_block_boundary_is_not_written),
 	};
 #undef T
 	log_set_level(LOG_WARN);
