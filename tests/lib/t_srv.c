@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,14 +49,56 @@ t_bin(const char *name)
 	return path;
 }
 
+/* Whether `port` is now this process's for as long as it lives: its
+ * file in T_PORT_DIR, locked (flock) and left open, names this process.
+ * Another test process holds the lock of the ports it was given, even
+ * while their servers restart and nothing listens on them; a Node.js
+ * test, which cannot lock, leaves its pid in the file, and a live pid
+ * other than ours keeps the port too. Where the directory cannot be
+ * used, the bind check alone decides. */
+static bool
+port_reserve(int port)
+{
+	char path[64], pid[24] = { 0 };
+	pid_t owner;
+	ssize_t w;
+	int fd;
+
+	if (mkdir(T_PORT_DIR, 0777) != 0 && errno != EEXIST)
+		return true;
+	snprintf(path, sizeof(path), "%s/%d", T_PORT_DIR, port);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return true;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return false;
+	}
+	if (pread(fd, pid, sizeof(pid) - 1, 0) < 0)
+		pid[0] = '\0';
+	owner = (pid_t)atoi(pid);
+	if (owner > 0 && owner != getpid() &&
+	    (kill(owner, 0) == 0 || errno == EPERM)) {
+		close(fd);
+		return false;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	/* the pid is for the Node.js harness: the lock alone keeps the
+	 * port from the C and Python tests */
+	w = ftruncate(fd, 0) == 0 ? pwrite(fd, pid, strlen(pid), 0) : -1;
+	(void)w;
+	return true; /* fd stays open: the lock lasts as long as we do */
+}
+
 /* A port below the kernel's ephemeral range (32768 up, on Linux), found
  * free by binding it: an outgoing connection never takes such a port as
  * its own, so a client that dials it before the server listens is
  * refused, never connected to itself (a TCP "simultaneous open" with its
  * own port, which would answer it with its own bytes). Each test process
- * walks a block of its own (by pid), from a random start, so that tests
- * running side by side do not hand out the same port between a check
- * and a server's bind. */
+ * walks a block of its own (by pid), from a random start, and reserves
+ * each port it hands out (port_reserve), so that tests running side by
+ * side never hand out the same port, between a check and a server's bind
+ * or while a server restarts. */
 int
 t_free_port(void)
 {
@@ -84,7 +128,7 @@ t_free_port(void)
 			return -1;
 		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 		close(fd);
-		if (ok)
+		if (ok && port_reserve(port))
 			return port;
 	}
 	return -1;

@@ -26,6 +26,9 @@ const char *t_bin(const char *name);
 
 /* A port on 127.0.0.1 that was free a moment ago. */
 int t_free_port(void);
+/* Where test processes reserve the ports they hand out (t_free_port;
+ * the Python and Node.js clients' test harnesses do the same). */
+#define T_PORT_DIR "/tmp/sluice-test-ports"
 
 /* Fills `s` for a server with its data in `dir`/`name` on a fresh port.
  * Extra arguments may be added to s->args before t_srv_start. */

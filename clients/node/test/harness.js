@@ -16,8 +16,9 @@ const SLUICE_CLI = process.env.SLUICE_CLI;
 // A port below the kernel's ephemeral range (32768 up), found free by
 // binding it, as the C tests' t_free_port: an outgoing connection of a test
 // running beside this one never takes such a port, and each process walks
-// a block of its own (by pid) from a random start, so two tests do not
-// hand out the same port between the check and a server's bind.
+// a block of its own (by pid) from a random start and reserves each port
+// it hands out (reservePort), so two tests do not hand out the same port
+// between the check and a server's bind, or while a server restarts.
 const PORT_BASE = 20000;
 const PORT_BLOCKS = 120;
 const PORT_BLOCK = 100;
@@ -31,11 +32,44 @@ function bindable(port) {
   });
 }
 
+// The C and Python tests reserve each port they hand out with a locked
+// file in PORT_DIR holding their pid (tests/lib/t_srv.c); Node.js cannot
+// lock, so a port is reserved here by its file naming a live process:
+// ours, written when the file is free or names a process that is gone.
+const PORT_DIR = '/tmp/sluice-test-ports';
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+function reservePort(port) {
+  const file = path.join(PORT_DIR, String(port));
+  try {
+    fs.mkdirSync(PORT_DIR, { recursive: true });
+    let owner = 0;
+    try {
+      owner = parseInt(fs.readFileSync(file, 'utf8'), 10) || 0;
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e;
+    }
+    if (owner > 0 && owner !== process.pid && pidAlive(owner)) return false;
+    fs.writeFileSync(file, `${process.pid}\n`);
+  } catch (e) {
+    // no directory to reserve in: the bind check alone decides
+  }
+  return true;
+}
+
 async function freePort() {
   for (let i = 0; i < PORT_BLOCK; i++) {
     const port = PORT_BASE + (process.pid % PORT_BLOCKS) * PORT_BLOCK +
       (nextPort++ % PORT_BLOCK);
-    if (await bindable(port)) return port;
+    if (await bindable(port) && reservePort(port)) return port;
   }
   throw new Error('no free port in this process\'s block');
 }

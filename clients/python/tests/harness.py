@@ -7,6 +7,7 @@ The tests are run by ctest (tests/CMakeLists.txt) as
 (skipped).
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -33,15 +34,58 @@ SLUICE_CLI = os.environ.get("SLUICE_CLI")
 
 
 _next_port = None
+# The ports this process reserved (see _reserve): open, locked files.
+_reserved = []
+PORT_DIR = "/tmp/sluice-test-ports"
+
+
+def _reserve(port):
+    """Whether `port` is now this process's for as long as it lives, as
+    the C tests' t_free_port reserves it: its file in PORT_DIR, locked and
+    left open, names this process; another test's lock, or a live pid of
+    a Node.js test (which cannot lock) in the file, keeps it from us."""
+    try:
+        os.makedirs(PORT_DIR, exist_ok=True)
+        f = open(os.path.join(PORT_DIR, str(port)), "a+")
+    except OSError:
+        return True  # no directory to reserve in: the bind check decides
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    f.seek(0)
+    try:
+        owner = int(f.read().strip() or 0)
+    except ValueError:
+        owner = 0
+    if owner > 0 and owner != os.getpid():
+        try:
+            os.kill(owner, 0)
+            alive = True
+        except PermissionError:
+            alive = True
+        except OSError:
+            alive = False
+        if alive:
+            f.close()
+            return False
+    f.seek(0)
+    f.truncate()
+    f.write("%d\n" % os.getpid())
+    f.flush()
+    _reserved.append(f)
+    return True
 
 
 def free_port():
     """A port below the kernel's ephemeral range (32768 up), found free
     by binding it, as the C tests' t_free_port: an outgoing connection of
     a test running beside this one never takes such a port, and each
-    process walks a block of its own (by pid) from a random start, so two
-    tests do not hand out the same port between the check and a server's
-    bind."""
+    process walks a block of its own (by pid) from a random start and
+    reserves each port it hands out (_reserve), so two tests do not hand
+    out the same port between the check and a server's bind, or while a
+    server restarts."""
     global _next_port
     base, blocks, block = 20000, 120, 100
     if _next_port is None:
@@ -54,6 +98,7 @@ def free_port():
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        if _reserve(port):
             return port
     raise RuntimeError("no free port in this process's block")
 
