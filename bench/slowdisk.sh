@@ -43,18 +43,8 @@ for p in sluiced-fault sluice-bench read-probe; do
 		exit 1
 	}
 done
-TMP=$(mktemp -d "${BENCH_TMPDIR:-$BUILD}/slowdisk.XXXXXX")
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+. bench/trace.sh # free_port, and TMP removed with the server in PID
+trace_tmp slowdisk
 
 # one NAME PAUSE COMMIT: a fresh server, the load and the probe beside it
 one() {

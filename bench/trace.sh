@@ -1,6 +1,7 @@
 # trace.sh - what the perf traces of bench/ share (put_trace.sh,
 # commit_trace.sh; sourced, not run): their options, a free port, and a
-# scratch directory removed on exit with the server left running killed.
+# scratch directory removed on exit with the server left running killed
+# (slowdisk.sh uses the last two).
 #
 # Design. A script names its options and the variables they set
 # (trace_args), and keeps the pid of the server it starts in PID, which
