@@ -215,6 +215,14 @@ void
 it_hostile_probe_tls_ok(struct it_probe *p, const char *what, const char *url,
     const char *tok, const char *ca)
 {
+	it_hostile_probe_tls_ok_beside(p, what, url, tok, ca, NULL);
+}
+
+void
+it_hostile_probe_tls_ok_beside(struct it_probe *p, const char *what,
+    const char *url, const char *tok, const char *ca,
+    const struct it_hostile_beside *b)
+{
 	struct it_probe_result r = it_probe_stop(p, what), calm;
 	double bound = it_hostile_p99_bound();
 	struct it_probe q;
@@ -226,11 +234,15 @@ it_hostile_probe_tls_ok(struct it_probe *p, const char *what, const char *url,
 		return;
 	/* the probe's own tube: the one its token is allowed */
 	it_probe_start_tls(&q, url, p->tube, tok, ca);
+	if (b != NULL)
+		b->start(b->arg);
 	it_sleep_ms(1000);
-	calm = it_probe_stop(&q, "calm");
+	calm = it_probe_stop(&q, b != NULL ? "calm beside" : "calm");
+	if (b != NULL)
+		b->stop(b->arg);
 	free(q.us);
 	it_hostile_calm_ok(&calm);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
-	    r.p99_ms, bound, calm.p99_ms);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm%s %.2f ms\n",
+	    what, r.p99_ms, bound, b != NULL ? " beside" : "", calm.p99_ms);
 	assert_true(r.p99_ms < 3 * calm.p99_ms);
 }

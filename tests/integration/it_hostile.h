@@ -71,4 +71,20 @@ void it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
 void it_hostile_probe_tls_ok(struct it_probe *p, const char *what,
     const char *url, const char *tok, const char *ca);
 
+/* Work beside a calm look, as the attack had it, so that the look is a
+ * baseline for what the attack itself cost: an attack mounted by client
+ * processes (openssl s_client: each start and handshake is tens of ms
+ * of CPU on two shared cores) is compared with the same processes doing
+ * no harm. `start` runs as the calm look begins, `stop` when it ends. */
+struct it_hostile_beside {
+	void (*start)(void *arg);
+	void (*stop)(void *arg);
+	void *arg;
+};
+
+/* it_hostile_probe_tls_ok, its calm look run beside `b`. */
+void it_hostile_probe_tls_ok_beside(struct it_probe *p, const char *what,
+    const char *url, const char *tok, const char *ca,
+    const struct it_hostile_beside *b);
+
 #endif
