@@ -96,7 +96,7 @@ one() { # label sluiced extra-args workload conns
 			/^sluice_log_pads_total/ {p=$2}
 			/^sluice_log_batches_beside_total/ {b=$2}
 			/^sluice_log_written_bytes_total/ {w=$2}
-			END { if (n > 0) printf "| commits %d, mean %.2f ms, %.1f records each, %d beside others, %d pads, %.0f log bytes a record", n, s / n * 1000, r / n, b, p, r > 0 ? w / r : 0 }')
+			END { if (n > 0) printf "| commits %d, mean %.2f ms, %.1f records each, %d beside others, %d pads, %.0f log bytes a record", n, s / n * 1000, r / n, b, p, (r > 0 ? w / r : 0) }')
 		nr=$(curl -s "127.0.0.1:$hport/metrics" | awk '
 			/^sluice_log_commit_seconds_count/ {n=$2}
 			/^sluice_log_batch_records_sum/ {r=$2}
