@@ -46,7 +46,7 @@
 #          rate (500..10,000).
 #
 # Usage: bench/compare.sh [--skip-sluice] [--secs N] [--repeat R] [--no-docs]
-#                         [--keep] [http]
+#                         [--keep] [--fsync never|DUR] [http]
 #   http           only the HTTP target: libsluice's and HTTP's put at
 #                  C = 32, side by side, and their ratio (docs/ untouched)
 #   --skip-sluice  measure only beanstalkd and Redis (sluice's columns show
@@ -56,6 +56,11 @@
 #                  (default 1)
 #   --no-docs      print the table, leave docs/ alone
 #   --keep         keep the temporary directory (server logs, raw results)
+#   --fsync P      every server with a policy that waits for no disk: never
+#                  (sluiced --fsync never, beanstalkd -F, Redis appendfsync
+#                  no) or a duration (sluiced --fsync DUR, beanstalkd -f MS,
+#                  Redis appendfsync everysec, its only interval); the
+#                  columns keep their names; implies --no-docs
 # Environment: BUILD (default build), BENCH_TMPDIR (where the servers' data
 # goes; default BUILD; must be a real disk, not tmpfs, or fsync is free),
 # SLUICED_ARGS (more arguments for every sluiced, e.g. "--wal-commit
@@ -83,6 +88,7 @@ repeat=1
 write_docs=1
 keep=0
 only_http=0
+policy=always
 while [ $# -gt 0 ]; do
 	case $1 in
 	--skip-sluice) skip_sluice=1 ;;
@@ -97,6 +103,12 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--no-docs) write_docs=0 ;;
+	--fsync)
+		[ $# -ge 2 ] || { echo "compare.sh: --fsync needs a value" >&2; exit 2; }
+		policy=$2
+		write_docs=0
+		shift
+		;;
 	--keep) keep=1 ;;
 	http) only_http=1 ;;
 	-h | --help)
@@ -118,6 +130,19 @@ for v in "$secs" "$repeat"; do
 		;;
 	esac
 done
+# What each server is given for the policy.
+if [ "$policy" = always ]; then
+	bs_sync=(-f 0) redis_sync=always
+elif [ "$policy" = never ]; then
+	bs_sync=(-F) redis_sync=no
+elif [[ $policy =~ ^([1-9][0-9]{0,5})(ms|s)$ ]]; then
+	ms=${BASH_REMATCH[1]}
+	[ "${BASH_REMATCH[2]}" = ms ] || ms=$((ms * 1000))
+	bs_sync=(-f "$ms") redis_sync=everysec
+else
+	echo "compare.sh: --fsync takes never or a duration (10ms, 1s), not '$policy'" >&2
+	exit 2
+fi
 [ "$secs" -le 600 ] && [ "$repeat" -le 99 ] || {
 	echo "compare.sh: --secs at most 600, --repeat at most 99" >&2
 	exit 2
@@ -244,29 +269,29 @@ start_server() {
 	libsluice)
 		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$port" \
-			--fsync always $SLUICED_ARGS >"$SERVER_LOG" 2>&1 &
+			--fsync "$policy" $SLUICED_ARGS >"$SERVER_LOG" 2>&1 &
 		;;
 	http)
 		# clients use the HTTP port; the nng one is not used
 		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
-			--http "127.0.0.1:$port" --fsync always $SLUICED_ARGS \
+			--http "127.0.0.1:$port" --fsync "$policy" $SLUICED_ARGS \
 			>"$SERVER_LOG" 2>&1 &
 		;;
 	sluice-bs)
 		# clients use the beanstalk port; the nng one is not used
 		# shellcheck disable=SC2086
 		"$SLUICED" --data "$dir" --listen "tcp://127.0.0.1:$(free_port)" \
-			--beanstalk "127.0.0.1:$port" --fsync always $SLUICED_ARGS \
+			--beanstalk "127.0.0.1:$port" --fsync "$policy" $SLUICED_ARGS \
 			>"$SERVER_LOG" 2>&1 &
 		;;
 	bs-f0)
-		"$BEANSTALKD" -l 127.0.0.1 -p "$port" -b "$dir" -f 0 \
+		"$BEANSTALKD" -l 127.0.0.1 -p "$port" -b "$dir" "${bs_sync[@]}" \
 			>"$SERVER_LOG" 2>&1 &
 		;;
 	redis)
 		"$REDIS" --port "$port" --bind 127.0.0.1 --dir "$dir" \
-			--appendonly yes --appendfsync always --save '' \
+			--appendonly yes --appendfsync "$redis_sync" --save '' \
 			--daemonize no >"$SERVER_LOG" 2>&1 &
 		;;
 	esac
@@ -385,6 +410,7 @@ fsync_p50() {
 
 [ $only_http = 0 ] || echo "compare.sh: http: put at C = 32 through libsluice and through the HTTP task API; 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
 [ $only_http = 1 ] || echo "compare.sh: ${KINDS[*]}; put, drain, mixed at C = ${CONNS[*]}$([ $skip_sluice = 1 ] || echo ", put --batch 100 and drain --batch 100 at C = 32 (libsluice)"); 100-byte payloads; $repeat interleaved round(s); data in $TMP" >&2
+[ "$policy" = always ] || echo "compare.sh: every server without a sync before its replies: sluiced --fsync $policy, beanstalkd ${bs_sync[*]}, Redis appendfsync $redis_sync" >&2
 FSYNC_BEFORE=$(fsync_p50)
 echo "compare.sh: raw 100-byte pwrite + fdatasync, p50 $FSYNC_BEFORE us" >&2
 

@@ -39,7 +39,10 @@
  * leaves (docs/log-format.md). io_uring completes such a write without a
  * worker thread, where an fdatasync op always goes to one
  * (docs/benchmarks.md, fsync_probe --mode). Where the file system refuses
- * O_DIRECT, wal_open falls back to inline and logs it. Inline
+ * O_DIRECT, wal_open falls back to inline and logs it. Under `interval`
+ * and `never` nothing waits for the disk: no O_DIRECT, a batch is written
+ * into the page cache on the caller's thread, and only a chain that opens
+ * a segment and the periodic fdatasync go through the ring. Inline
  * (WAL_COMMIT_INLINE): the chain runs on the caller's thread with plain
  * system calls (iochain_run), so wal_submit returns with the batch
  * durable (wal_fd is not signalled: the caller looks at wal_durable_lsn);
@@ -153,7 +156,9 @@ wal_seg_open_direct(struct wal *w, struct wal_seg *s, const char *path)
 /* WAL_COMMIT_DIRECT, once the segment to write is open: its O_DIRECT
  * descriptor, and the alignment the file system asks of it (a read of
  * 512 bytes, else of a block, must pass). Where O_DIRECT is refused, the
- * writer commits inline and says so. Returns 0 or -errno. */
+ * writer commits inline and says so. Under `never` and `interval` no
+ * O_DIRECT: the batches go to the page cache (wal_int.h, cached).
+ * Returns 0 or -errno. */
 static int
 direct_start(struct wal *w)
 {
@@ -161,6 +166,10 @@ direct_start(struct wal *w)
 
 	if (w->cfg.commit != WAL_COMMIT_DIRECT)
 		return 0;
+	if (w->cfg.fsync != WAL_FSYNC_ALWAYS) {
+		w->cached = true; /* nothing waits for the disk */
+		return 0;
+	}
 	if (posix_memalign((void **)&w->tail, WAL_BLOCK, WAL_BLOCK) != 0)
 		return -ENOMEM;
 	w->direct = true;

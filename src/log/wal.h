@@ -71,7 +71,10 @@ enum wal_commit {
 	                    * the loop goes on while the disk works. Where
 	                    * the file system refuses O_DIRECT, wal_open
 	                    * falls back to WAL_COMMIT_INLINE, with a log
-	                    * line (wal_commit_mode says which runs) */
+	                    * line (wal_commit_mode says which runs). Under
+	                    * `interval` and `never`, no O_DIRECT: a batch
+	                    * is a write into the page cache on the caller's
+	                    * thread, the flushes go through the ring */
 };
 
 struct wal_config {

@@ -332,9 +332,10 @@ submit_batch(struct wal *w, struct wal_batch *b)
 			op->fault = FAULT_WAL_FSYNC;
 		}
 	}
-	if (w->cfg.commit == WAL_COMMIT_INLINE) {
+	if (w->cfg.commit == WAL_COMMIT_INLINE || (w->cached && !b->opens)) {
 		/* On this thread: the disk's own latency, no hand-off to
-		 * the kernel's io workers and back (see wal.h). */
+		 * the kernel's io workers and back (see wal.h); cached, a
+		 * copy into the page cache (wal_int.h). */
 		iochain_run(c);
 		batch_started(w, b);
 		batch_done(w, b);

@@ -154,6 +154,15 @@ struct wal {
 	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
 	bool direct;        /* WAL_COMMIT_DIRECT runs (not refused) */
+	/* WAL_COMMIT_DIRECT under `never` and `interval`: a batch is a
+	 * plain write into the page cache on the caller's thread (a copy:
+	 * no reply waits for the disk under these policies, and an
+	 * O_DIRECT write would put a trip to the device on each), and only
+	 * the chain that opens a segment (the old one's fdatasync, the
+	 * rename, the directory's fsync, the first write) and the periodic
+	 * fdatasync go through the ring, so the loop never waits for a
+	 * flush. */
+	bool cached;
 	uint32_t adapt_avg; /* cfg.direct_adapt: records per batch lately,
 	                     * in sixteenths (wal_batch.c's sync_op) */
 	uint32_t dio_align; /* O_DIRECT's alignment on this file system */

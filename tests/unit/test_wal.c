@@ -249,6 +249,49 @@ test_wal_fsync_never_reports_written_records(void **state)
 	t_scan_all(dir_of(state), 1);
 }
 
+/* `never` and `interval` under the direct commit: a batch is a plain
+ * write into the page cache on the caller's thread, done when wal_submit
+ * returns; only a batch that opens a segment goes through the ring (the
+ * old segment's fdatasync, the rename and the directory's fsync before
+ * its write). Every record reads back. */
+static void
+test_wal_cached_policies_write_on_the_callers_thread(void **state)
+{
+	static const enum wal_fsync policy[] = { WAL_FSYNC_NEVER,
+		WAL_FSYNC_INTERVAL };
+
+	for (size_t p = 0; p < sizeof(policy) / sizeof(policy[0]); p++) {
+		struct wal_stats st;
+		struct wal *w;
+		uint64_t lsn = 0, at_once = 0, later = 0;
+
+		t_wal_commit = WAL_COMMIT_DIRECT;
+		assert_int_equal(
+		    t_wal_open(dir_of(state), policy[p], SMALL, 1, &w), 0);
+		t_wal_commit = t_wal_commit_default;
+		for (int b = 1; b <= 600; b++) {
+			for (int i = 0; i < b % 7 + 1; i++)
+				lsn = t_wal_append(w);
+			assert_int_equal(wal_submit(w), 0);
+			if (wal_durable_lsn(w) == lsn) {
+				at_once++;
+				continue;
+			}
+			later++;
+			t_wal_wait_durable(w, lsn);
+		}
+		wal_stats(w, &st);
+		assert_true(st.rotations >= 2);
+		assert_true(later >= 1 && later <= st.rotations);
+		assert_true(at_once + later == 600);
+		assert_int_equal(wal_sync(w, 10000), 0);
+		wal_stats(w, &st);
+		assert_true(st.synced_lsn == lsn);
+		assert_int_equal(wal_close(w), 0);
+		assert_true(t_scan_all(dir_of(state), 1).last_lsn == lsn);
+	}
+}
+
 /* `interval`: written is durable at once; an fdatasync follows within
  * about the interval (5 ms here), without being asked. */
 static void
@@ -791,6 +834,7 @@ main(void)
 		T(test_wal_reopen_continues_at_next_lsn),
 		T(test_wal_rotates_across_segments),
 		T(test_wal_fsync_never_reports_written_records),
+		T(test_wal_cached_policies_write_on_the_callers_thread),
 		T(test_wal_fsync_interval_syncs_soon_after),
 		T(test_wal_fsync_always_syncs_before_durable),
 		T(test_wal_adapt_small_batches_take_the_op),
