@@ -112,6 +112,12 @@ one() { # label sluiced extra-args workload conns
 			$3 == "io_uring:io_uring_queue_async_work" {aw=$1}
 			END { if (n > 0 && r > 0) printf "| per commit: %.1f syscalls, %.1f switches, %.2f io-wq hand-offs; per record: %.2f syscalls, %.2f switches, %.1f us server CPU", sc / n, cs / n, aw / n, sc / r, cs / r, tc * 1000 / r }' "$TMP/perf")
 	fi
+	# each run's server is stopped before the next starts on the same
+	# directory: left running, its preallocator went on making spares
+	# in the next one's
+	kill -TERM "$PID" 2>/dev/null || true
+	wait "$PID" 2>/dev/null || true
+	PID=""
 	echo "$label $wl C=$c: $out $m $p"
 }
 
