@@ -146,7 +146,8 @@ open_writer(void **state, unsigned inflight)
 }
 
 /* Many turns of a few records each, each submitted at once whatever is in
- * flight: batches go beside others, behind pads; the durable LSN only
+ * flight, completions reaped every third: batches go beside others,
+ * behind pads; the durable LSN only
  * grows and never passes what was appended; everything is durable in the
  * end and reads back in order, pads included, each batch after a pad on a
  * block boundary. Every pad is handed to wal_set_own's function as it is
@@ -167,8 +168,12 @@ test_batches_go_beside_others(void **state)
 			appended++;
 		}
 		assert_int_equal(wal_submit(w), 0);
-		assert_int_equal(
-		    round % 3 == 2 ? t_wal_turn(w, 5) : wal_reap(w), 0);
+		/* completions are seen every third round only: between, a
+		 * batch in flight stays so for the writer, however fast the
+		 * disk (a reap each round found it done under a loaded
+		 * machine, and nothing went beside) */
+		if (round % 3 == 2)
+			assert_int_equal(t_wal_turn(w, 5), 0);
 		assert_true(wal_durable_lsn(w) >= durable);
 		durable = wal_durable_lsn(w);
 		assert_true(durable <= wal_last_lsn(w));
