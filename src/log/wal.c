@@ -766,6 +766,18 @@ wal_last_lsn(const struct wal *w)
 }
 
 bool
+wal_busy(const struct wal *w)
+{
+	return w->nfly > 0 || w->q != NULL;
+}
+
+int64_t
+wal_commit_ns(const struct wal *w)
+{
+	return w->commit_ns;
+}
+
+bool
 wal_poisoned(const struct wal *w)
 {
 	return w->poisoned;

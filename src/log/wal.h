@@ -261,6 +261,13 @@ uint64_t wal_last_lsn(const struct wal *w);
 
 bool wal_poisoned(const struct wal *w);
 
+/* True while a batch is in flight or sealed and waiting to go. */
+bool wal_busy(const struct wal *w);
+
+/* How long the last batch that completed took, from its submission to
+ * its completion seen by wal_reap (ns); 0 before the first. */
+int64_t wal_commit_ns(const struct wal *w);
+
 /* How batches are committed: the configured way, or WAL_COMMIT_INLINE
  * where WAL_COMMIT_DIRECT was refused by the file system. */
 enum wal_commit wal_commit_mode(const struct wal *w);

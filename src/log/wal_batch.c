@@ -545,7 +545,8 @@ batch_done(struct wal *w, struct wal_batch *b)
 		    op->kind == IOCHAIN_WRITE ? op->off + op->done : b->off,
 		    b->first_lsn, b->last_lsn, c->err);
 	} else if (!w->poisoned) {
-		hist_add(w, clock_mono_ns() - c->start_ns);
+		w->commit_ns = clock_mono_ns() - c->start_ns;
+		hist_add(w, w->commit_ns);
 		w->st.bytes += b->data.len;
 		for (unsigned i = 0; i < c->nop; i++)
 			if (c->op[i].kind == IOCHAIN_FDATASYNC ||

@@ -180,6 +180,7 @@ struct wal {
 	struct wal_batch *fly; /* in flight, in the order written */
 	struct wal_batch *fly_tail;
 	unsigned nfly;
+	int64_t commit_ns; /* how long the last batch took, submit to done */
 	bool waited;     /* since the last seal, records waited behind the
 	                  * batches in flight (wal_pad_fill) */
 	bool follower;   /* wal_set_follower: no REC_PAD of its own */

@@ -33,7 +33,9 @@
  *   7. the writer commits the batch this turn filled, on this thread:
  *      one write and one fdatasync for every request of the turn (group
  *      commit); the replies it covers are queued on their connections,
- *      and conns_flush writes each connection's with one send.
+ *      and conns_flush writes each connection's with one send. Under
+ *      `always`, with nothing in flight, the commit may wait a few turns
+ *      for the writers the last one answered (core/cohort.h).
  *
  * Shutdown (SIGTERM, SIGINT): stop reading requests, answer waiting takes
  * with nothing, end the session leases as a disconnect would ("server
@@ -379,6 +381,35 @@ check_pipes(struct core *c, int64_t now)
 	free(u.v);
 }
 
+/* Whether the log's commit waits this turn for the writers the last one
+ * answered (core/cohort.h): only a leader's, under `always`, while
+ * nothing is in flight. */
+static bool
+commit_holds(struct core *c)
+{
+	if (c->follower || c->cfg->fsync != WAL_FSYNC_ALWAYS ||
+	    wal_busy(c->wal))
+		return false;
+	return cohort_hold(&c->cohort, c->pend_n - c->pend_loose,
+	    clock_mono_ns(), wal_commit_ns(c->wal));
+}
+
+/* poll's timeout as ppoll's: `ms`, or less while a commit is held for
+ * its cohort. */
+static struct timespec
+wait_for(struct core *c, int ms)
+{
+	int64_t ns = (int64_t)ms * 1000000, now = clock_mono_ns();
+	int64_t until = cohort_deadline_ns(&c->cohort, wal_commit_ns(c->wal));
+
+	/* one reading of the clock: a second one could pass `until` and
+	 * make the time negative, which ppoll refuses (EINVAL) */
+	if (until != 0 && until - now < ns)
+		ns = until > now ? until - now : 0;
+	return (struct timespec) { .tv_sec = ns / 1000000000,
+		.tv_nsec = ns % 1000000000 };
+}
+
 static int
 loop(struct core *c)
 {
@@ -398,9 +429,13 @@ loop(struct core *c)
 			{ .fd = cmap_node_fd(c), .events = POLLIN },
 			{ .fd = wal_wake_fd(c->wal), .events = POLLIN },
 		};
-		int wait_ms = events_has_local(c->events) ? 0 : poll_timeout(c);
+		struct timespec wait = wait_for(
+		    c, events_has_local(c->events) ? 0 : poll_timeout(c));
+		uint64_t durable = wal_durable_lsn(c->wal);
+		uint32_t writes = c->pend_n - c->pend_loose;
+		bool held;
 
-		if (poll(pfd, 11, wait_ms) < 0 && errno != EINTR) {
+		if (ppoll(pfd, 11, &wait, NULL) < 0 && errno != EINTR) {
 			log_err(
 			    "srv", "poll failed error=\"%s\"", strerror(errno));
 			return 1;
@@ -418,6 +453,11 @@ loop(struct core *c)
 		publish_health(c); /* before the replies that tell of it */
 		lead_handle(c);
 		core_flush_replies(c);
+		if (wal_durable_lsn(c->wal) != durable)
+			cohort_answered(&c->cohort,
+			    writes > c->pend_n - c->pend_loose
+			        ? writes - (c->pend_n - c->pend_loose)
+			        : 0);
 		/* what the commit answered leaves before anything else of
 		 * the turn; the durable mark is written after it (wal_mark) */
 		conns_flush(c->conns);
@@ -442,8 +482,14 @@ loop(struct core *c)
 		 * which blocks this thread for an fdatasync (inline commit):
 		 * a reserve that needs nothing of it is not held back */
 		conns_flush(c->conns);
-		if (!commit_may_wait(c)) {
+		held = !commit_may_wait(c) && commit_holds(c);
+		if (!held)
+			cohort_cancel(&c->cohort); /* no hold left to time */
+		if (!commit_may_wait(c) && !held) {
 			c->takes_since = 0;
+			if (!wal_busy(c->wal) &&
+			    wal_last_lsn(c->wal) > wal_durable_lsn(c->wal))
+				cohort_submitted(&c->cohort);
 			wal_submit(c->wal);
 			core_flush_replies(c); /* durable already, inline */
 			follow_turn(c, clock_mono_ms()); /* a follower acks

@@ -157,6 +157,7 @@ pending_push(struct core *c, struct face_ctx *ctx, nng_msg *msg, uint64_t lsn,
 	p->undone = false;
 	p->loose = how->take || how->read;
 	c->pend_loose += p->loose;
+	c->pend_n++;
 	p->session = how->session;
 	p->lease_id = how->lease_id;
 	p->lease = how->lease;
@@ -372,6 +373,7 @@ flush_loose(struct core *c, uint64_t durable, uint64_t commit)
 		if (c->pend_tail == p)
 			c->pend_tail = prev;
 		c->pend_loose--;
+		c->pend_n--;
 		if (p->undone || (p->ntakes > 0 && !face_ctx_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
 			nng_msg_free(p->msg);
@@ -410,6 +412,7 @@ core_flush_replies(struct core *c)
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
 		c->pend_loose -= p->loose;
+		c->pend_n--;
 		if (p->undone ||
 		    (p->ntakes > 0 && !failed && !face_ctx_alive(p->ctx))) {
 			undo_takes(c, p->takes, p->ntakes);
@@ -479,6 +482,7 @@ core_fail_pending(struct core *c)
 		free(p);
 	}
 	c->pend_loose = 0;
+	c->pend_n = 0;
 }
 
 void

@@ -16,6 +16,7 @@
 #include "queue/queue.h"
 #include "server/config.h"
 #include "server/core/bgsnap.h"
+#include "server/core/cohort.h"
 #include "server/core/quota.h"
 #include "server/core/reserve.h"
 #include "server/core/rwaits.h"
@@ -131,7 +132,9 @@ struct core {
 	struct buf puts;     /* a batch put's PUTS record (core_puts.h) */
 	struct buf out;      /* a reply being encoded */
 	struct pending *pend_head, *pend_tail;
+	uint32_t pend_n;        /* replies in that list */
 	uint32_t pend_loose;    /* of them, takes' and reads' (loose) */
+	struct cohort cohort;   /* the commit's hold for its clients */
 	struct waiters waits;   /* the takes waiting (ops/wait.c) */
 	bool waits_check;       /* a face saw a waiting take's client
 	                         * leave: drop it this turn */

@@ -594,6 +594,9 @@ ops_stats(struct core *c, struct face_ctx *ctx, const struct msg_req *req)
 	kv(node, &nn, "log_fsync_op_commits", ws.fsync_op_commits);
 	kv(node, &nn, "log_batches_beside", ws.fly_beside);
 	kv(node, &nn, "log_pads", ws.pads);
+	kv(node, &nn, "commit_holds", c->cohort.holds);
+	kv(node, &nn, "commit_holds_filled", c->cohort.filled);
+	kv(node, &nn, "commit_holds_ran_out", c->cohort.ran_out);
 	kv(node, &nn, "log_failed", ws.poisoned);
 	kv(node, &nn, "log_reserved", ws.reserved);
 	kv(node, &nn, "log_available", ws.avail);

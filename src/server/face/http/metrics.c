@@ -690,6 +690,18 @@ node_write(FILE *f, const struct sluice_stats *s)
 	    "Pad records that ended a group commit on a block, so that the "
 	    "next could be written beside it (--wal-inflight).",
 	    node_kv(s, "log_pads"));
+	counter(f, "sluice_commit_holds_total",
+	    "Group commits held back, nothing in flight, for the writers the "
+	    "last one answered to come back.",
+	    node_kv(s, "commit_holds"));
+	counter(f, "sluice_commit_holds_filled_total",
+	    "Holds that ended with as many writes waiting as the last commit "
+	    "answered.",
+	    node_kv(s, "commit_holds_filled"));
+	counter(f, "sluice_commit_holds_ran_out_total",
+	    "Holds that ended at their limit: as long as the last commit took, "
+	    "at most 1 ms.",
+	    node_kv(s, "commit_holds_ran_out"));
 	gauge(f, "sluice_log_available_bytes",
 	    "Log space left in the current and preallocated segments.",
 	    node_kv(s, "log_available"));
