@@ -83,10 +83,17 @@ one() { # label sluiced extra-args workload conns
 		perfpid=$!
 	fi
 	# shellcheck disable=SC2086
-	out=$("$BUILD/bin/sluice-bench" --target "$target" \
+	if ! out=$("$BUILD/bin/sluice-bench" --target "$target" \
 		--url "$url" --workload "$wl" -c "$c" \
 		-n 1000000 -s 100 --duration "${SECS}s" $pre \
-		--server-pid "$PID" 2>&1 | grep -E 'ops/s|CPU' | tr -s ' \n' ' ')
+		--server-pid "$PID" 2>&1); then
+		# said, not a silent stop of the whole script (set -e)
+		echo "commit.sh: $label $wl C=$c: sluice-bench failed: $out" >&2
+		echo "commit.sh: the server's log ends:" >&2
+		tail -n 5 "$TMP/server.log" >&2
+		exit 1
+	fi
+	out=$(grep -E 'ops/s|CPU' <<<"$out" | tr -s ' \n' ' ')
 	m=""
 	if [ "$wl" = put ] && [ "$c" -gt 1 ]; then
 		m=$(curl -s "127.0.0.1:$hport/metrics" | awk '
