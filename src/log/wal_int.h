@@ -153,7 +153,7 @@ struct wal {
 	unsigned want;         /* the spares last asked of the preallocator */
 	int64_t inline_failed_ms; /* mono ms of the last failed alloc_inline */
 
-	bool direct;        /* WAL_COMMIT_DIRECT runs (not refused) */
+	bool direct; /* WAL_COMMIT_DIRECT runs (not refused) */
 	/* WAL_COMMIT_DIRECT under `never` and `interval`: a batch is a
 	 * plain write into the page cache on the caller's thread (a copy:
 	 * no reply waits for the disk under these policies, and an
@@ -181,10 +181,10 @@ struct wal {
 	struct wal_batch *fly_tail;
 	unsigned nfly;
 	int64_t commit_ns; /* how long the last batch took, submit to done */
-	bool waited;     /* since the last seal, records waited behind the
-	                  * batches in flight (wal_pad_fill) */
-	bool follower;   /* wal_set_follower: no REC_PAD of its own */
-	wal_own_fn *own; /* wal_set_own */
+	bool waited;       /* since the last seal, records waited behind the
+	                    * batches in flight (wal_pad_fill) */
+	bool follower;     /* wal_set_follower: no REC_PAD of its own */
+	wal_own_fn *own;   /* wal_set_own */
 	void *own_arg;
 	struct wal_batch *idle; /* recycled */
 	unsigned nidle;

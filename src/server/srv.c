@@ -381,6 +381,14 @@ check_pipes(struct core *c, int64_t now)
 	free(u.v);
 }
 
+/* The replies of writes that wait for the log (takes' and reads' left
+ * out: they leave before their own records are durable). */
+static uint32_t
+waiting_writes(const struct core *c)
+{
+	return c->pend_n - c->pend_loose;
+}
+
 /* Whether the log's commit waits this turn for the writers the last one
  * answered (core/cohort.h): only a leader's, under `always`, while
  * nothing is in flight. */
@@ -390,8 +398,8 @@ commit_holds(struct core *c)
 	if (c->follower || c->cfg->fsync != WAL_FSYNC_ALWAYS ||
 	    wal_busy(c->wal))
 		return false;
-	return cohort_hold(&c->cohort, c->pend_n - c->pend_loose,
-	    clock_mono_ns(), wal_commit_ns(c->wal));
+	return cohort_hold(&c->cohort, waiting_writes(c), clock_mono_ns(),
+	    wal_commit_ns(c->wal));
 }
 
 /* poll's timeout as ppoll's: `ms`, or less while a commit is held for
@@ -432,8 +440,8 @@ loop(struct core *c)
 		struct timespec wait = wait_for(
 		    c, events_has_local(c->events) ? 0 : poll_timeout(c));
 		uint64_t durable = wal_durable_lsn(c->wal);
-		uint32_t writes = c->pend_n - c->pend_loose;
-		bool held;
+		uint32_t writes = waiting_writes(c);
+		bool may_wait, held;
 
 		if (ppoll(pfd, 11, &wait, NULL) < 0 && errno != EINTR) {
 			log_err(
@@ -455,8 +463,8 @@ loop(struct core *c)
 		core_flush_replies(c);
 		if (wal_durable_lsn(c->wal) != durable)
 			cohort_answered(&c->cohort,
-			    writes > c->pend_n - c->pend_loose
-			        ? writes - (c->pend_n - c->pend_loose)
+			    writes > waiting_writes(c)
+			        ? writes - waiting_writes(c)
 			        : 0);
 		/* what the commit answered leaves before anything else of
 		 * the turn; the durable mark is written after it (wal_mark) */
@@ -482,10 +490,11 @@ loop(struct core *c)
 		 * which blocks this thread for an fdatasync (inline commit):
 		 * a reserve that needs nothing of it is not held back */
 		conns_flush(c->conns);
-		held = !commit_may_wait(c) && commit_holds(c);
+		may_wait = commit_may_wait(c);
+		held = !may_wait && commit_holds(c);
 		if (!held)
 			cohort_cancel(&c->cohort); /* no hold left to time */
-		if (!commit_may_wait(c) && !held) {
+		if (!may_wait && !held) {
 			c->takes_since = 0;
 			if (!wal_busy(c->wal) &&
 			    wal_last_lsn(c->wal) > wal_durable_lsn(c->wal))

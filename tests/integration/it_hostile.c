@@ -242,7 +242,7 @@ it_hostile_probe_tls_ok_beside(struct it_probe *p, const char *what,
 		b->stop(b->arg);
 	free(q.us);
 	it_hostile_calm_ok(&calm);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm%s %.2f ms\n",
-	    what, r.p99_ms, bound, b != NULL ? " beside" : "", calm.p99_ms);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm%s %.2f ms\n", what,
+	    r.p99_ms, bound, b != NULL ? " beside" : "", calm.p99_ms);
 	assert_true(r.p99_ms < 3 * calm.p99_ms);
 }

@@ -48,8 +48,8 @@ cohort_hold(
 		return false;
 	}
 	h->skip = h->backoff > 0 ? h->backoff : 1;
-	h->backoff = h->skip * 2 < COHORT_SKIP_MAX ? h->skip * 2
-	                                           : COHORT_SKIP_MAX;
+	h->backoff =
+	    h->skip * 2 < COHORT_SKIP_MAX ? h->skip * 2 : COHORT_SKIP_MAX;
 	return false;
 }
 
