@@ -350,12 +350,27 @@ logdir_scan_known(const char *dir, uint64_t from_lsn, unsigned flags,
 			e.torn_off = s.end;
 			e.torn_bytes = s.torn_bytes;
 			e.cut = s.cut;
-			log_warn("log",
-			    "torn tail %s segment=%s offset=%" PRIu64
-			    " bytes=%" PRIu64 " after_lsn=%" PRIu64
-			    " why=\"%s\"",
-			    s.cut ? "cut" : "found", path, s.end, s.torn_bytes,
-			    s.last_lsn, rec_why_str(s.why));
+			e.gap = s.gap;
+			e.gap_last = s.gap_last;
+			if (s.gap)
+				log_warn("log",
+				    "torn tail %s segment=%s offset=%" PRIu64
+				    " bytes=%" PRIu64 " after_lsn=%" PRIu64
+				    " cut_lsns=%" PRIu64 "..%" PRIu64
+				    " why=\"batches written beside one that "
+				    "never reached the disk; none was "
+				    "acknowledged\"",
+				    s.cut ? "cut" : "found", path, s.end,
+				    s.torn_bytes, s.last_lsn, s.last_lsn + 1,
+				    s.gap_last);
+			else
+				log_warn("log",
+				    "torn tail %s segment=%s offset=%" PRIu64
+				    " bytes=%" PRIu64 " after_lsn=%" PRIu64
+				    " why=\"%s\"",
+				    s.cut ? "cut" : "found", path, s.end,
+				    s.torn_bytes, s.last_lsn,
+				    rec_why_str(s.why));
 		}
 		prev_last = s.last_lsn;
 		prev_epoch = s.last_epoch;

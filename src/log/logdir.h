@@ -53,6 +53,9 @@ struct logdir_end {
 	bool cut;            /* zeroed and synced (LOGDIR_CUT) */
 	bool dropped;        /* the last segment's header was torn (its
 	                      * creation was cut short) and it was removed */
+	bool gap;            /* the torn bytes are batches that landed after
+	                      * one that did not (seg.h) */
+	uint64_t gap_last;   /* gap: the highest LSN cut */
 
 	/* On SLUICE_ECORRUPT (and -ENOENT): where, and what. */
 	char bad_path[LOGDIR_PATH_MAX];

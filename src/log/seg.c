@@ -28,13 +28,34 @@
  * whole, checksummed record with the wrong number.
  *
  *	- nothing but zeros after X: the clean end of the data;
- *	- such a record at Y > X: corruption at X (SLUICE_ECORRUPT);
+ *	- such a record at Y > X: corruption at X (SLUICE_ECORRUPT), unless
+ *	  it is the gap below;
  *	- non-zero bytes but no such record: a torn tail only when they are
  *	  what an interrupted write leaves (seg_tail_rule: a prefix of the
  *	  next record, its header that of the record expected, zeros past
  *	  its length), else corruption. A torn tail is cut by zeroing
  *	  X .. the last non-zero byte, then fdatasync (the space stays
  *	  allocated and the file keeps its size).
+ *
+ * The gap. A writer with several batches in flight at once (wal.h,
+ * cfg.inflight) starts a batch beside others only on a block boundary,
+ * and ends a batch sealed while another flies with a REC_PAD up to the
+ * next block. A crash (a power cut, a write that failed) can leave a
+ * later batch on disk without an earlier one; none of their records was
+ * acknowledged, as the durable LSN moves over batches in the order they
+ * were written. That is what lies after X when all of these hold, and
+ * the scan reports it as a torn tail (`gap`), cut from X to its last
+ * non-zero byte:
+ *	- nothing but zeros from X to Y (the lost batch never wrote its
+ *	  blocks: the one it shared kept its zeros past X);
+ *	- Y is on a block boundary, and so is the start of every later run
+ *	  of records (a run: records in sequence), each preceded by zeros;
+ *	- every run but the last ends with a REC_PAD on a block boundary;
+ *	- at most SEG_GAP_RUNS_MAX runs, each starting above the LSNs
+ *	  before it (scan_tail's rule);
+ *	- after the last run, zeros or what a torn write leaves.
+ * A batch torn across its own blocks (some landed, an earlier one not)
+ * breaks these and stays corruption, for sluice-log to salvage.
  *
  * Segments are preallocated: a file shorter than the size its header
  * gives was cut by something other than the writer, which is damage
@@ -593,7 +614,11 @@ seg_tail_rule(const uint8_t *at, size_t avail, uint64_t nz, uint64_t expect_lsn,
 /* What lies after a bad record at `start`. */
 struct tail {
 	uint64_t valid_off; /* a record that could follow; 0 if none */
-	uint64_t nz_end;    /* past the last non-zero byte; `start` if none */
+	uint64_t nz_end;    /* past the last non-zero byte (before valid_off
+	                     * when there is one); `start` if none */
+	uint64_t nz_first;  /* the first 8-byte word not zero (valid_off
+	                     * itself when only zeros come before it); 0 if
+	                     * none */
 };
 
 /* True when the 8 bytes at `p` could start a record: checked before the
@@ -645,6 +670,7 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 
 	t->valid_off = 0;
 	t->nz_end = start;
+	t->nz_first = 0;
 	while (off < r->size) {
 		const uint8_t *p;
 		size_t got, i;
@@ -655,7 +681,7 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 			return rc;
 		for (i = 0; i + 8 <= got; i += 8) {
 			struct rec_view v;
-			uint64_t at, most;
+			uint64_t at, most, nz;
 			uint64_t w;
 
 			i = skip_zeros(p, i, got);
@@ -665,11 +691,14 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 			w = le_load_u64(p + i);
 			if (w == 0)
 				continue;
+			if (t->nz_first == 0)
+				t->nz_first = at;
 			/* Past the highest non-zero byte of the word. */
-			t->nz_end =
-			    at + (uint64_t)(63 - __builtin_clzll(w)) / 8 + 1;
-			if (!plausible_start(p + i))
+			nz = at + (uint64_t)(63 - __builtin_clzll(w)) / 8 + 1;
+			if (!plausible_start(p + i)) {
+				t->nz_end = nz;
 				continue;
+			}
 			rc = decode_at(r, at, &v);
 			if (rc < 0)
 				return rc;
@@ -679,14 +708,14 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 				return rc;
 			off = at;
 			i = 0;
-			if (v.why != REC_WHY_NONE || v.hdr.epoch < epoch)
-				continue;
 			most = last_lsn + 1 + (at - start) / REC_HDR_SIZE;
-			if (any_lsn ||
-			    (v.hdr.lsn > last_lsn && v.hdr.lsn <= most)) {
+			if (v.why == REC_WHY_NONE && v.hdr.epoch >= epoch &&
+			    (any_lsn ||
+			        (v.hdr.lsn > last_lsn && v.hdr.lsn <= most))) {
 				t->valid_off = at;
 				return 0;
 			}
+			t->nz_end = nz;
 		}
 		if (i < got) {
 			/* Fewer than 8 bytes left at the very end. */
@@ -700,6 +729,64 @@ scan_tail(struct seg_reader *r, uint64_t start, uint64_t last_lsn,
 	if (t->nz_end > r->size)
 		t->nz_end = r->size;
 	return 0;
+}
+
+/* What lies after the records read (they end at `start`) when scan_tail
+ * found one that could follow them (`first`): the gap a crash leaves
+ * among batches in flight at once (the rules at the top), or damage.
+ * Returns 1 for the gap, with *end past its last non-zero byte and *last
+ * the highest LSN in it; 0 for damage; -errno. */
+static int
+scan_gap(struct seg_reader *r, uint64_t start, const struct tail *first,
+    uint64_t *end, uint64_t *last)
+{
+	struct tail t = *first;
+	uint64_t prev = start, lsn = r->next_lsn - 1, epoch = r->epoch;
+	bool padded = true; /* the batch before the first run was lost */
+	unsigned runs = 0;
+	const uint8_t *p;
+	size_t got;
+	int rc;
+
+	while (t.valid_off != 0) {
+		uint64_t off = t.valid_off;
+		struct rec_view v;
+
+		if (t.nz_first != off || off % SEG_BLOCK != 0 || !padded ||
+		    ++runs > SEG_GAP_RUNS_MAX)
+			return 0;
+		/* scan_tail checked the run's first record; the rest follow
+		 * it in sequence. */
+		rc = decode_at(r, off, &v);
+		while (rc == REC_VALID &&
+		    (off == t.valid_off ||
+		        (v.hdr.lsn == lsn + 1 && v.hdr.epoch >= epoch))) {
+			padded = v.hdr.type == REC_PAD;
+			lsn = v.hdr.lsn;
+			epoch = v.hdr.epoch;
+			off += v.size;
+			rc = decode_at(r, off, &v);
+		}
+		if (rc < 0)
+			return rc;
+		padded = padded && off % SEG_BLOCK == 0;
+		prev = off;
+		rc = scan_tail(r, off, lsn, epoch, false, &t);
+		if (rc != 0)
+			return rc;
+	}
+	if (t.nz_end > prev) {
+		rc = peek(r, prev, REC_HDR_SIZE, &p, &got);
+		if (rc != 0)
+			return rc;
+		if (seg_tail_rule(p, got, t.nz_end - prev, lsn + 1, epoch) !=
+		    SEG_BAD_NONE)
+			return 0;
+		prev = t.nz_end;
+	}
+	*end = prev;
+	*last = lsn;
+	return 1;
 }
 
 static int
@@ -763,13 +850,21 @@ scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
 	if (rc != 0)
 		return rc;
 	if (t.valid_off != 0) {
-		s.bad_off = r->off;
-		s.good_off = t.valid_off;
-		s.bad = SEG_BAD_FOLLOWED;
-		*out = s;
-		return SLUICE_ECORRUPT;
-	}
-	if (t.nz_end > s.end) {
+		uint64_t end = 0;
+
+		rc = scan_gap(r, s.end, &t, &end, &s.gap_last);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			s.bad_off = r->off;
+			s.good_off = t.valid_off;
+			s.bad = SEG_BAD_FOLLOWED;
+			*out = s;
+			return SLUICE_ECORRUPT;
+		}
+		s.torn = s.gap = true;
+		s.torn_bytes = end - s.end;
+	} else if (t.nz_end > s.end) {
 		const uint8_t *p;
 		size_t got;
 
@@ -786,7 +881,7 @@ scan(struct seg_reader *r, uint64_t name_lsn, uint64_t from_lsn, unsigned flags,
 	if (s.bad == SEG_BAD_NONE && r->size < r->hdr.size)
 		s.bad = SEG_BAD_SHORT;
 	if (s.bad != SEG_BAD_NONE) {
-		s.torn = false;
+		s.torn = s.gap = false;
 		s.bad_off = s.good_off = s.end;
 		*out = s;
 		return SLUICE_ECORRUPT;
@@ -818,6 +913,26 @@ seg_scan(const char *path, uint64_t from_lsn, unsigned flags,
 	rc = scan(&r, name_lsn, from_lsn, flags, visit, arg, out);
 	seg_reader_close(&r);
 	return rc;
+}
+
+int
+seg_gap_mem(const void *data, size_t len, uint64_t start, uint64_t last_lsn,
+    uint64_t epoch, uint64_t *end, uint64_t *last)
+{
+	struct seg_reader r;
+	struct tail t;
+	int rc;
+
+	if (start >= len)
+		return 0;
+	seg_reader_init_mem(&r, data, len);
+	r.next_lsn = last_lsn + 1;
+	r.epoch = epoch;
+	rc = scan_tail(&r, start, last_lsn, epoch, false, &t);
+	if (rc == 0 && t.valid_off != 0)
+		rc = scan_gap(&r, start, &t, end, last);
+	seg_reader_close(&r);
+	return rc == 1 ? 1 : 0;
 }
 
 int

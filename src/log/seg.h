@@ -125,6 +125,11 @@ void seg_reader_close(struct seg_reader *r);
 
 enum {
 	SEG_SCAN_CUT = 1 << 0, /* zero a torn tail and fdatasync */
+	SEG_BLOCK = 4096,      /* the block an O_DIRECT writer writes whole
+	                        * (WAL_BLOCK) */
+	SEG_GAP_RUNS_MAX = 15, /* batches that may have landed after one
+	                        * that did not: one less than the most a
+	                        * writer has in flight (WAL_INFLIGHT_MAX) */
 };
 
 /* Why the bytes at a bad record are damage rather than a torn write. */
@@ -165,8 +170,13 @@ struct seg_scan {
 	uint64_t nrec;       /* valid records (visited or not) */
 	uint64_t end;        /* offset after the last valid record */
 	uint64_t size;       /* bytes in the file */
-	bool torn;           /* non-zero bytes after `end`, none valid */
+	bool torn;           /* non-zero bytes after `end`, none valid;
+	                      * or a gap (below) */
 	uint64_t torn_bytes; /* from `end` to past the last non-zero byte */
+	bool gap;            /* torn: zeros at `end`, then the records of
+	                      * batches that were in flight beside the one
+	                      * that never reached the disk (seg.c) */
+	uint64_t gap_last;   /* gap: the highest LSN after it */
 	enum rec_why why;    /* why the record at `end` failed, or NONE */
 	bool cut;            /* the torn bytes were zeroed and synced */
 	uint64_t bad_off;    /* SLUICE_ECORRUPT: the first bad record */
@@ -178,13 +188,23 @@ struct seg_scan {
 /* Visits, in order, every record of `path` whose lsn >= `from_lsn`, and
  * checks all of them. Returns 0; a non-zero value returned by `visit`;
  * -errno on I/O failure; SLUICE_ECORRUPT when a bad record (or a bad
- * header) is followed by a valid record, or its bytes are not what a torn
+ * header) is followed by a valid record, unless what lies between and
+ * after is the gap a crash leaves among batches in flight at once (seg.c;
+ * reported as a torn tail with `gap`), or its bytes are not what a torn
  * write leaves (seg_tail_rule), or the file is shorter than its size. `*out` is
  * written on success and on SLUICE_ECORRUPT (it then says where: bad_off,
  * good_off, last_lsn). With SEG_SCAN_CUT a torn tail is zeroed (seg_cut). Does
  * not log. */
 int seg_scan(const char *path, uint64_t from_lsn, unsigned flags,
     rec_visit_fn *visit, void *arg, struct seg_scan *out);
+
+/* The gap rule of seg.c over a segment held in memory, for a reader that
+ * walks on past damage (sluice-log): whether the bytes from `start`, after
+ * records that end with `last_lsn` of epoch `epoch`, are the gap a crash
+ * leaves among batches in flight at once. Returns 1 with *end past its
+ * last non-zero byte and *last the highest LSN in it, else 0. Pure. */
+int seg_gap_mem(const void *data, size_t len, uint64_t start, uint64_t last_lsn,
+    uint64_t epoch, uint64_t *end, uint64_t *last);
 
 /* seg_scan() over a segment held in memory (never cuts). */
 int seg_scan_mem(const void *data, size_t len, uint64_t from_lsn,

@@ -2,7 +2,8 @@
  * (tools/sluice-log/sluice_log_walk.c), which goes on past damage, against the
  * segment reader over the same arbitrary bytes: seg_scan_mem() must return 0 or
  * SLUICE_ECORRUPT, and the walk must agree with it on the first problem (where
- * it is, and whether it is a torn tail or corruption). Every record and bad
+ * it is, and whether it is a torn tail, the gap batches in flight leave, or
+ * corruption). Every record and bad
  * stretch the walk reports lies inside the input, in order. */
 #include <assert.h>
 #include <stdint.h>
@@ -89,6 +90,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(seen.have_first && walk_bad_is_torn(&seen.first));
 		assert(seen.first.off == s.end);
 		assert(seen.first.end - seen.first.off == s.torn_bytes);
+		assert(seen.first.gap == s.gap);
+		assert(!s.gap || seen.first.gap_last == s.gap_last);
 		assert(w.nbad == 1 && w.nrec == s.nrec);
 	} else {
 		assert(!seen.have_first && w.nbad == 0);

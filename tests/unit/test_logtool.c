@@ -493,6 +493,86 @@ test_pad_records_are_named_and_sound(void **state)
 	free(r);
 }
 
+/* A batch lost while the batches written beside it landed (sluiced
+ * --wal-inflight, then a power cut): zeros where it should be, then their
+ * records from a block boundary. verify calls it a torn tail and names the
+ * LSNs it holds; sluiced cuts it, says so, starts, and the log is sound;
+ * with a DURABLE mark above it, it is damage. */
+static void
+test_a_gap_of_batches_in_flight_is_a_torn_tail(void **state)
+{
+	struct t_dir *d = *state;
+	struct tl_run *r = malloc(sizeof(*r));
+	struct tl_recs *recs = malloc(sizeof(*recs));
+	static const uint8_t zeros[2 * 4096];
+	char data[600], seg[600], want[1024];
+	uint64_t rem, pad, x, last;
+	struct tl_log l;
+	struct t_srv s;
+	uint8_t *log;
+	size_t len, k = 0;
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	tl_open(&l, data);
+	tl_put(&l, "mail", "kept");
+	tl_put(&l, "mail", "lost");
+	tl_close(&l);
+	snprintf(seg, sizeof(seg), "%s", tl_seg_at(data, 0));
+	tl_recs(seg, recs);
+	rem = (4096 - recs->end % 4096) % 4096;
+	if (rem < REC_HDR_SIZE)
+		rem += 4096;
+	/* the lost batch ends with a pad; two batches follow, on blocks
+	 * (the writer's queue starts again: the records are cut anyway) */
+	tl_open(&l, data);
+	assert_int_equal(
+	    wal_append(l.w, REC_PAD, l.now, zeros, rem - REC_HDR_SIZE, 0, &pad),
+	    0);
+	tl_put(&l, "mail", "beside");
+	tl_put(&l, "mail", "beside too");
+	tl_close(&l);
+	tl_recs(seg, recs);
+	for (size_t i = 1; i < recs->n; i++)
+		if (recs->lsn[i] == pad)
+			k = i;
+	assert_true(k > 0 && k + 2 == recs->n - 1);
+	assert_true(recs->off[k + 1] % 4096 == 0);
+	x = recs->off[k - 1];
+	last = recs->lsn[recs->n - 1];
+	t_zero(seg, x, (size_t)(recs->off[k] + recs->size[k] - x));
+
+	tl_crashed(data, recs->lsn[k - 1]); /* the mark says it was synced */
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 1);
+	tl_has(r->out, "look like a torn write, but the log had synced");
+	tl_crashed(data, recs->lsn[k - 1] - 1);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), LT_EXIT_TORN);
+	snprintf(want, sizeof(want),
+	    "after LSN %llu are zeros where a batch should be, then batches "
+	    "written beside it up to LSN %llu: a torn tail",
+	    (unsigned long long)(recs->lsn[k - 1] - 1),
+	    (unsigned long long)last);
+	tl_has(r->out, want);
+
+	t_srv_init(&s, d->path, "data");
+	assert_int_equal(t_srv_start(&s), 0);
+	assert_true(WIFEXITED(t_srv_stop(&s, SIGTERM)));
+	assert_int_equal(fs_read_all(s.log, &log, &len), 0);
+	log = realloc(log, len + 1);
+	log[len] = 0;
+	snprintf(want, sizeof(want),
+	    "torn tail cut segment=%s offset=%llu bytes=", seg,
+	    (unsigned long long)x);
+	tl_has((char *)log, want);
+	snprintf(want, sizeof(want), " cut_lsns=%llu..%llu ",
+	    (unsigned long long)recs->lsn[k - 1], (unsigned long long)last);
+	tl_has((char *)log, want);
+	free(log);
+	assert_int_equal(tl_tool(r, "verify", data, NULL), 0);
+	tl_has(r->out, "verdict: sound");
+	free(recs);
+	free(r);
+}
+
 /* A segment of an older epoch after a newer one. */
 static void
 test_a_segment_from_an_older_epoch_is_damage(void **state)
@@ -1150,40 +1230,70 @@ test_sluiced_refuses_damage_and_starts_after_repair(void **state)
  * the first problem of the bytes, and the walk stays inside them. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A real segment, damaged at random in every way a disk or a crash can:
- * flipped bits, zeroed runs, a record copied over another (an LSN out of
- * sequence), the file cut short, garbage after the end. */
+/* A segment of 12 KiB as a writer of batches in flight at once leaves it
+ * after a crash: records, a pad up to the block, records, a pad, records;
+ * the first batch's last record and its pad never reached the disk
+ * (zeros). Its record count goes to *n. */
 static void
-test_the_walk_agrees_with_the_segment_reader(void **state)
+gap_image(struct buf *b, unsigned *n)
 {
-	struct t_dir *d = *state;
-	uint64_t seed = t_seed(7);
-	char data[600];
-	uint8_t *img, *buf;
-	size_t len, end;
-	struct tl_log l;
+	static const uint8_t zeros[4096];
+	struct seg_hdr h = { .version = SEG_VERSION,
+		.hdr_size = SEG_HDR_SIZE,
+		.first_lsn = 1,
+		.epoch = 1,
+		.created = 1700000000000,
+		.size = 3 * 4096 };
+	uint64_t lsn = 1;
+	size_t lost = 0;
 
-	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
-	tl_open(&l, data);
-	tl_history(&l, 40);
-	tl_close(&l);
-	assert_int_equal(fs_read_all(tl_seg_at(data, 0), &img, &len), 0);
-	for (end = len; end > SEG_HDR_SIZE && img[end - 1] == 0; end--)
-		;
-	len = end + 512 < len ? end + 512 : len; /* enough of the zeros */
-	buf = malloc(len);
+	buf_init(b);
+	seg_hdr_encode(buf_extend(b, SEG_HDR_SIZE), &h);
+	for (size_t blk = 1; blk <= 3; blk++) {
+		for (int i = 0; i < 3; i++) {
+			if (blk == 1 && i == 2)
+				lost = b->len;
+			t_put_rec(b, lsn++, 1);
+		}
+		if (blk < 3) {
+			struct rec_hdr ph = { .type = REC_PAD,
+				.lsn = lsn++,
+				.epoch = 1,
+				.time = 1700000000000 };
+
+			assert_int_equal(
+			    rec_encode(b, &ph, zeros,
+			        blk * 4096 - b->len - REC_HDR_SIZE),
+			    0);
+		}
+	}
+	*n = (unsigned)lsn - 1;
+	assert_non_null(buf_extend(b, 3 * 4096 - b->len));
+	memset(b->data + lost, 0, 4096 - lost);
+}
+
+/* `img` (`len` bytes, its data up to `end`) damaged at random `rounds`
+ * times in every way a disk or a crash can: flipped bits, zeroed runs, a
+ * record copied over another (an LSN out of sequence), the file cut
+ * short, garbage after the end; the walk and the reader agree on each. */
+static void
+damage_and_compare(
+    const uint8_t *img, size_t len, size_t end, uint64_t *seed, int rounds)
+{
+	uint8_t *buf = malloc(len);
+
 	assert_non_null(buf);
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < rounds; i++) {
 		size_t n = len;
 
 		memcpy(buf, img, len);
-		for (int k = 0; k < 1 + (int)t_below(&seed, 3); k++) {
-			size_t at = (size_t)t_below(&seed, end);
-			size_t run = 1 + (size_t)t_below(&seed, 64);
+		for (int k = 0; k < 1 + (int)t_below(seed, 3); k++) {
+			size_t at = (size_t)t_below(seed, end);
+			size_t run = 1 + (size_t)t_below(seed, 64);
 
-			switch (t_below(&seed, 5)) {
+			switch (t_below(seed, 5)) {
 			case 0:
-				buf[at] ^= (uint8_t)(1u << t_below(&seed, 8));
+				buf[at] ^= (uint8_t)(1u << t_below(seed, 8));
 				break;
 			case 1:
 				if (at + run > len)
@@ -1194,13 +1304,13 @@ test_the_walk_agrees_with_the_segment_reader(void **state)
 				/* A record's first 8-aligned bytes copied to
 				 * another aligned place. */
 				size_t from = SEG_HDR_SIZE +
-				    (size_t)t_below(&seed, end - SEG_HDR_SIZE);
+				    (size_t)t_below(seed, end - SEG_HDR_SIZE);
 				size_t to = SEG_HDR_SIZE +
-				    (size_t)t_below(&seed, end - SEG_HDR_SIZE);
+				    (size_t)t_below(seed, end - SEG_HDR_SIZE);
 
 				from &= ~(size_t)7;
 				to &= ~(size_t)7;
-				run = 8 * (1 + (size_t)t_below(&seed, 24));
+				run = 8 * (1 + (size_t)t_below(seed, 24));
 				if (from + run > len || to + run > len)
 					break;
 				memmove(buf + to, img + from, run);
@@ -1213,14 +1323,49 @@ test_the_walk_agrees_with_the_segment_reader(void **state)
 				if (end + run <= len)
 					for (size_t j = 0; j < run; j++)
 						buf[end + j] =
-						    (uint8_t)t_rand(&seed);
+						    (uint8_t)t_rand(seed);
 				break;
 			}
 		}
 		LLVMFuzzerTestOneInput(buf, n);
 	}
 	free(buf);
+}
+
+/* A real segment, and one with the gap batches in flight leave after a
+ * crash (a torn tail as it is), each damaged at random. */
+static void
+test_the_walk_agrees_with_the_segment_reader(void **state)
+{
+	struct t_dir *d = *state;
+	uint64_t seed = t_seed(7);
+	struct seg_scan sc;
+	char data[600];
+	uint8_t *img;
+	size_t len, end;
+	struct tl_log l;
+	struct buf b;
+	unsigned n;
+
+	snprintf(data, sizeof(data), "%s", t_path(d, "data"));
+	tl_open(&l, data);
+	tl_history(&l, 40);
+	tl_close(&l);
+	assert_int_equal(fs_read_all(tl_seg_at(data, 0), &img, &len), 0);
+	for (end = len; end > SEG_HDR_SIZE && img[end - 1] == 0; end--)
+		;
+	len = end + 512 < len ? end + 512 : len; /* enough of the zeros */
+	damage_and_compare(img, len, end, &seed, 3000);
 	free(img);
+
+	gap_image(&b, &n);
+	assert_int_equal(seg_scan_mem(b.data, b.len, 0, NULL, NULL, &sc), 0);
+	assert_true(sc.torn && sc.gap && sc.last_lsn == 2 && sc.gap_last == n);
+	LLVMFuzzerTestOneInput(b.data, b.len);
+	for (end = b.len; end > SEG_HDR_SIZE && b.data[end - 1] == 0; end--)
+		;
+	damage_and_compare(b.data, b.len, end, &seed, 3000);
+	buf_fini(&b);
 }
 
 /* ---- the seed corpus of fuzz_segwalk ------------------------------- */
@@ -1236,7 +1381,7 @@ write_corpus(const char *dir)
 	if (fs_mkdir_p(dir) != 0)
 		return 1;
 	/* A clean segment, one torn, one damaged in the middle, one with a
-	 * torn header, one out of sequence: 4 KiB each. */
+	 * torn header, one out of sequence: 4 KiB each; then one with a gap. */
 	for (int kind = 0; kind < 5; kind++) {
 		t_seg_image(&b, 1, 1, 4096, 8, offs);
 		switch (kind) {
@@ -1256,6 +1401,16 @@ write_corpus(const char *dir)
 			break;
 		}
 		snprintf(path, sizeof(path), "%s/seg-%d", dir, kind);
+		t_write_file(path, b.data, b.len);
+		buf_fini(&b);
+		n++;
+	}
+	/* The gap batches in flight leave (12 KiB). */
+	{
+		unsigned recs;
+
+		gap_image(&b, &recs);
+		snprintf(path, sizeof(path), "%s/seg-gap", dir);
 		t_write_file(path, b.data, b.len);
 		buf_fini(&b);
 		n++;
@@ -1299,6 +1454,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(
 		    test_pad_records_are_named_and_sound, t_tmpdir_setup,
 		    t_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_gap_of_batches_in_flight_is_a_torn_tail,
+		    t_tmpdir_setup, t_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_a_segment_from_an_older_epoch_is_damage,
 		    t_tmpdir_setup, t_tmpdir_teardown),

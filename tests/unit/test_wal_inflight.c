@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log/durable.h"
 #include "log/logdir.h"
 #include "log/seg.h"
 #include "log/wal.h"
 #include "sluice.h"
 #include "t_lib.h"
 #include "t_log.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 
 enum {
@@ -279,6 +281,154 @@ test_reopen_continues_after_pads(void **state)
 	assert_true(rotations >= 1);
 }
 
+/* The records of a segment file, in file order. */
+struct layout {
+	size_t n;
+	uint64_t off[4096], size[4096], lsn[4096];
+	uint16_t type[4096];
+};
+
+static void
+layout_of(const char *path, struct layout *l)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t hdr[REC_HDR_SIZE];
+	uint64_t off = 64;
+
+	assert_non_null(f);
+	l->n = 0;
+	while (l->n < 4096 && fseek(f, (long)off, SEEK_SET) == 0 &&
+	    fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr)) {
+		uint32_t len;
+
+		memcpy(&len, hdr, 4);
+		if (len == 0)
+			break;
+		l->off[l->n] = off;
+		l->size[l->n] = (len + REC_ALIGN - 1) / REC_ALIGN * REC_ALIGN;
+		memcpy(&l->type[l->n], hdr + 4, 2);
+		memcpy(&l->lsn[l->n], hdr + 8, 8);
+		off += l->size[l->n];
+		l->n++;
+	}
+	fclose(f);
+}
+
+/* The path of the last segment of `dir`. */
+static void
+last_seg(const char *dir, char *path, size_t n)
+{
+	struct logdir ld;
+
+	assert_int_equal(logdir_list(dir, &ld), 0);
+	assert_true(ld.n > 0);
+	assert_int_equal(seg_path(path, n, dir, ld.first[ld.n - 1]), 0);
+	logdir_fini(&ld);
+}
+
+static int
+scan_rc(
+    const char *dir, const struct durable_mark *known, struct logdir_end *end)
+{
+	return logdir_scan_known(dir, 0, 0, known, NULL, NULL, end);
+}
+
+/* A batch lost while those written beside it landed (a power cut, or a
+ * write that failed: zeros where it should be, then their records on
+ * block boundaries, each batch ended by a pad) is a torn tail: the scan
+ * reports it with what it cuts, a start cuts it, and the writer
+ * continues right after the records before it. None of the cut records
+ * could have been acknowledged. The same bytes are damage when the
+ * DURABLE mark says the lost batch was synced, and any other damage near
+ * them (a flipped byte where the batch was, a run after the zeros that
+ * does not start on a block, a flipped byte among the batches after) is
+ * still damage, never cut. */
+static void
+test_a_lost_batch_is_cut_with_those_beside_it(void **state)
+{
+	struct layout *l = malloc(sizeof(*l));
+	struct wal *w = open_writer(state, 4);
+	struct durable_mark mark = { 0 };
+	struct logdir_end end;
+	uint8_t *orig;
+	size_t len, k = 0;
+	uint64_t x, gap_end, after;
+	char path[512];
+	struct seen s;
+
+	assert_non_null(l);
+	/* Batches until the last segment holds the lost batch wanted: the
+	 * record before a pad that ends on a block (the pad itself not on
+	 * one), a record that is not a pad, and three records after. */
+	for (int round = 0; round < 1200 && k == 0; round++) {
+		for (int i = 0; i < 1 + round % 5; i++)
+			t_wal_append(w);
+		assert_int_equal(wal_submit(w), 0);
+		if (round % 3 == 2)
+			assert_int_equal(t_wal_turn(w, 5), 0);
+		if (round % 40 != 39)
+			continue;
+		assert_int_equal(wal_sync(w, 10000), 0);
+		last_seg(dir_of(state), path, sizeof(path));
+		layout_of(path, l);
+		for (size_t i = 2; i + 3 < l->n; i++)
+			if (l->type[i] == REC_PAD &&
+			    l->type[i - 1] != REC_PAD &&
+			    (l->off[i] + l->size[i]) % BLOCK == 0 &&
+			    l->off[i] % BLOCK != 0)
+				k = i;
+	}
+	assert_true(k > 0);
+	assert_int_equal(wal_sync(w, 10000), 0);
+	assert_int_equal(wal_close(w), 0);
+	assert_int_equal(scan_rc(dir_of(state), NULL, &end), 0);
+	last_seg(dir_of(state), path, sizeof(path));
+	layout_of(path, l);
+	x = l->off[k - 1];
+	gap_end = l->off[k] + l->size[k];
+	assert_int_equal(fs_read_all(path, &orig, &len), 0);
+
+	/* a flipped byte where the batch was: damage */
+	t_flip(path, x + REC_HDR_SIZE + 1, 0x40);
+	assert_int_equal(scan_rc(dir_of(state), NULL, &end), SLUICE_ECORRUPT);
+	t_poke(path, 0, orig, len);
+	/* zeros, then a record that is not on a block: damage */
+	t_zero(path, x, (size_t)(l->off[k] - x));
+	assert_int_equal(scan_rc(dir_of(state), NULL, &end), SLUICE_ECORRUPT);
+	t_poke(path, 0, orig, len);
+	/* the gap, and a flipped byte in a record after it: damage */
+	t_zero(path, x, (size_t)(gap_end - x));
+	t_flip(path, l->off[k + 2] + REC_HDR_SIZE + 1, 0x40);
+	assert_int_equal(scan_rc(dir_of(state), NULL, &end), SLUICE_ECORRUPT);
+	t_poke(path, 0, orig, len);
+
+	/* the gap alone: a torn tail, unless the mark says it was synced */
+	t_zero(path, x, (size_t)(gap_end - x));
+	mark.lsn = l->lsn[k - 1];
+	assert_int_equal(scan_rc(dir_of(state), &mark, &end), SLUICE_ECORRUPT);
+	mark.lsn = l->lsn[k - 1] - 1;
+	assert_int_equal(scan_rc(dir_of(state), &mark, &end), 0);
+	assert_true(end.torn && end.gap && !end.cut);
+	assert_true(end.last_lsn == l->lsn[k - 1] - 1);
+	assert_true(end.torn_off == x && end.gap_last == l->lsn[l->n - 1]);
+	assert_true(end.torn_off + end.torn_bytes > l->off[l->n - 1] &&
+	    end.torn_off + end.torn_bytes <=
+	        l->off[l->n - 1] + l->size[l->n - 1]);
+
+	/* a start cuts it and continues after the records before it */
+	after = l->lsn[k - 1] - 1;
+	w = open_writer(state, 4);
+	assert_true(wal_last_lsn(w) == after);
+	for (int i = 0; i < 20; i++)
+		t_wal_append(w);
+	assert_int_equal(wal_sync(w, 10000), 0);
+	assert_int_equal(wal_close(w), 0);
+	s = scan(dir_of(state));
+	assert_true(s.want == after + 21);
+	free(orig);
+	free(l);
+}
+
 int
 main(void)
 {
@@ -289,6 +439,7 @@ main(void)
 		T(test_one_client_writes_no_pads),
 		T(test_follower_adds_no_pads),
 		T(test_reopen_continues_after_pads),
+		T(test_a_lost_batch_is_cut_with_those_beside_it),
 	};
 #undef T
 	log_set_level(LOG_WARN);

@@ -236,6 +236,16 @@ bad_problem(struct lt_dir *d, size_t i, const struct walk_bad *b)
 		    "leaves: %s",
 		    b->end - b->off, b->lsn_before, why_text(b),
 		    seg_bad_str(b->damage));
+	} else if (b->gap) {
+		p = lt_dir_problem(d, last ? LT_TORN : LT_DAMAGE, s->name,
+		    (int)i,
+		    "%" PRIu64 " bytes after LSN %" PRIu64
+		    " are zeros where a batch should be, then batches written "
+		    "beside it up to LSN %" PRIu64 ": %s",
+		    b->end - b->off, b->lsn_before, b->gap_last,
+		    last ? "a torn tail (writes in flight at once that the "
+		           "stop cut short; none was acknowledged)"
+		         : "a torn record in a segment that is not the last");
 	} else if (walk_bad_is_torn(b)) {
 		p = lt_dir_problem(d, last ? LT_TORN : LT_DAMAGE, s->name,
 		    (int)i,

@@ -181,6 +181,14 @@ walk_seg(const uint8_t *p, size_t size, uint64_t name_lsn,
 			continue;
 		}
 		tail_search(p, size, off, last, epoch, false, &t);
+		if (t.found && !b.whole &&
+		    seg_gap_mem(p, size, off, last, epoch, &t.nz_end,
+		        &b.gap_last) == 1) {
+			/* Batches that landed beside a lost one: torn,
+			 * whatever valid records they hold. */
+			b.gap = true;
+			t.found = false;
+		}
 		if (t.found) {
 			b.end = t.valid_off;
 			b.lsn_after = t.v.hdr.lsn;
@@ -194,7 +202,7 @@ walk_seg(const uint8_t *p, size_t size, uint64_t name_lsn,
 		if (t.nz_end > off) {
 			b.tail = true;
 			b.end = t.nz_end;
-			if (!b.whole)
+			if (!b.whole && !b.gap)
 				b.damage = seg_tail_rule(p + off, size - off,
 				    t.nz_end - off, expect, epoch);
 		}

@@ -41,6 +41,10 @@ struct walk_bad {
 	uint64_t lsn_before; /* the last valid LSN before it (first - 1 when
 	                      * none) */
 	uint64_t lsn_after;  /* the LSN of the record at `end`; 0 for a tail */
+	bool gap;            /* a tail that holds the records of batches
+	                      * written beside one that never reached the
+	                      * disk (seg.h): torn, and they go with it */
+	uint64_t gap_last;   /* gap: the highest LSN in it */
 };
 
 /* True when `b` is a torn write: a tail that is not a whole record. What
