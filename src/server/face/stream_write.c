@@ -99,7 +99,7 @@ fs_reply(struct face_ctx *ctx, nng_msg *msg)
 	struct fs_req *r = req_of(ctx);
 	struct fs_conn *c = r->c;
 	struct face_stream *fs = c->fs;
-	struct fs_out *o;
+	struct fs_out *o = NULL;
 
 	pthread_mutex_lock(&fs->lock);
 	fs_authed_now(c);
