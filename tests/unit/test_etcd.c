@@ -469,7 +469,7 @@ test_calls_timing_out_on_connect_one_after_another(void **state)
 	int64_t end = clock_mono_ms() + DIAL_SECS * 1000;
 	char url[64];
 	struct etcd *e;
-	int rounds = 0;
+	int rounds = 0, dials = 0;
 
 	(void)state;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -482,9 +482,15 @@ test_calls_timing_out_on_connect_one_after_another(void **state)
 		if (rc != ETCD_ETIMEDOUT)
 			fail_msg("round %d: %s: %s", rounds, etcd_strerror(rc),
 			    etcd_errmsg(e));
+		/* a dial that gave up; or, when the clock's millisecond
+		 * turned before the dial began (a loaded machine), none */
+		if (strstr(etcd_errmsg(e), "no connection within 1 ms") != NULL)
+			dials++;
+		else if (strstr(etcd_errmsg(e),
+		             "no endpoint connected within 1 ms") == NULL)
+			fail_msg("round %d: %s", rounds, etcd_errmsg(e));
 	}
-	assert_true(rounds > 0);
-	assert_non_null(strstr(etcd_errmsg(e), "no connection within 1 ms"));
+	assert_true(rounds > 0 && dials > 0);
 	etcd_delete(e);
 	for (int i = 0; i < nheld; i++)
 		close(held[i]);
