@@ -11,13 +11,13 @@
  * fails the test, with the operations that broke the rule and the task's whole
  * history.
  *
- * In make test: 40 s of load and 3 faults (a failover and two of kill,
+ * In make test: 24 s of load and 3 faults (a failover and two of kill,
  * SIGSTOP and full disk), seed 0xc4a05 unless SLUICE_TEST_SEED says
  * otherwise, one cluster and no moves (two clusters and etcd take a core
  * for the whole run, and make test runs it beside the other tests). make
  * chaos runs it for 10 minutes with moves and a fault after every 0.3-1.3
  * s of calm, a quarter of them moves:
- *   SLUICE_CHAOS_SECS     seconds of load (default 40)
+ *   SLUICE_CHAOS_SECS     seconds of load (default 24)
  *   SLUICE_CHAOS_FAULTS   faults, evenly spread; 0: one after every
  *                         0.3-1.3 s of calm
  *   SLUICE_CHAOS_KINDS    fault names to cycle through (kill,
@@ -47,7 +47,7 @@
 #include "chaos.h"
 
 enum {
-	SHORT_SECS = 40,
+	SHORT_SECS = 24,
 	SHORT_FAULTS = 3,
 	FINAL_CALL_MS = 10000,
 	LIST_MAX = SLUICE_LIST_MAX,
