@@ -115,8 +115,8 @@ test-plain: build test-deps
 	cd $(BUILD) && $(CTEST)
 
 test-asan: build-asan test-deps
-	cd $(ASAN) && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	cd $(ASAN) && \
+		ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:handle_sigill=1 \
 		SLUICE_SANITIZED=1 $(CTEST)
 
 test: test-plain test-asan

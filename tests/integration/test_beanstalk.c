@@ -290,7 +290,7 @@ test_stats_and_tube_names_for_beanstalk_clients(void **state)
 	yaml_value(got, "sluice-version", v, sizeof(v));
 	assert_true(v[0] == '"' && strchr(v + 1, '.') != NULL);
 	yaml_value(got, "binlog-max-size", v, sizeof(v));
-	assert_string_equal(v, "67108864");
+	assert_string_equal(v, T_SRV_SEGMENT); /* the servers' --segment-size */
 	free(got);
 
 	/* tubes made through nng: one beanstalk can name, one it cannot */

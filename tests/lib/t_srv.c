@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +228,30 @@ t_srv_print_log(const struct t_srv *s)
 	close(fd);
 }
 
+/* Starts argv with the descriptors in `fds` as its standard input,
+ * output and error (-1: inherited); `path`: looked up in $PATH. The
+ * child shares the caller's memory until its exec (posix_spawn), which
+ * a fork does not: a fork copies the page tables of a sanitized test's
+ * shadow memory, tens of ms each on a VM. The pid, or -1. */
+static pid_t
+spawn(char *const argv[], const int fds[3], bool path)
+{
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int rc;
+
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			(void)posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+	rc = path ? posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ)
+	          : posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc == 0 ? pid : -1;
+}
+
 pid_t
 t_spawn_logged(char *const argv[], const char *log)
 {
@@ -234,15 +260,9 @@ t_spawn_logged(char *const argv[], const char *log)
 
 	if (fd < 0)
 		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, STDERR_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	pid = spawn(argv, (const int[3]) { -1, fd, fd }, true);
 	close(fd);
-	return pid < 0 ? -1 : pid;
+	return pid;
 }
 
 int
@@ -250,6 +270,7 @@ t_srv_start(struct t_srv *s)
 {
 	const char *argv[T_SRV_MAX_ARGS + 8];
 	int argc = 0;
+	bool seg_named = false;
 	pid_t pid;
 
 	argv[argc++] = t_bin(s->prog != NULL ? s->prog : "sluiced");
@@ -257,8 +278,15 @@ t_srv_start(struct t_srv *s)
 	argv[argc++] = s->data;
 	argv[argc++] = "--listen";
 	argv[argc++] = s->url;
-	for (int i = 0; i < T_SRV_MAX_ARGS && s->args[i] != NULL; i++)
+	for (int i = 0; i < T_SRV_MAX_ARGS && s->args[i] != NULL; i++) {
 		argv[argc++] = s->args[i];
+		seg_named =
+		    seg_named || strcmp(s->args[i], "--segment-size") == 0;
+	}
+	if (!seg_named) {
+		argv[argc++] = "--segment-size";
+		argv[argc++] = T_SRV_SEGMENT;
+	}
 	argv[argc] = NULL;
 
 	if ((pid = t_spawn_logged((char *const *)argv, s->log)) < 0)
@@ -358,15 +386,14 @@ t_run(char *const argv[], const char *in, char *out, size_t outcap, char *err,
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) ||
 	    pipe2(perr, O_CLOEXEC))
 		return -1;
-	pid = fork();
-	if (pid < 0)
+	pid = spawn(argv, (const int[3]) { pin[0], pout[1], perr[1] }, false);
+	if (pid < 0) {
+		for (int i = 0; i < 2; i++) {
+			close(pin[i]);
+			close(pout[i]);
+			close(perr[i]);
+		}
 		return -1;
-	if (pid == 0) {
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		dup2(perr[1], 2);
-		execv(argv[0], argv);
-		_exit(127);
 	}
 	close(pin[0]);
 	close(pout[1]);
@@ -402,10 +429,11 @@ t_run(char *const argv[], const char *in, char *out, size_t outcap, char *err,
 		close(pin[1]);
 	close(pout[0]);
 	close(perr[0]);
+	/* its output closed: it has exited, or is about to */
 	for (int i = 0; i < 3000; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		sleep_ms(10);
+		sleep_ms(i < 100 ? 1 : 10);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);

@@ -34,6 +34,13 @@ int t_free_port(void);
  * Extra arguments may be added to s->args before t_srv_start. */
 void t_srv_init(struct t_srv *s, const char *dir, const char *name);
 
+/* The --segment-size of a server whose s->args name none: sluiced's
+ * default of 64 MiB writes and syncs 128 MiB of zeros at every start
+ * (the first segment and its spare), hundreds of starts a run, all
+ * beside other tests' fsyncs; 4 MiB writes 8. A test about the default
+ * size names it. */
+#define T_SRV_SEGMENT "4194304"
+
 /* Starts sluiced and waits (up to 10 s) until it accepts connections.
  * Returns 0, or -1 (its log is printed to stderr). */
 int t_srv_start(struct t_srv *s);

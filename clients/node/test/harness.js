@@ -12,6 +12,10 @@ const path = require('path');
 
 const SLUICED = process.env.SLUICED;
 const SLUICE_CLI = process.env.SLUICE_CLI;
+// The servers' --segment-size unless a test names one (as the C tests'
+// T_SRV_SEGMENT): sluiced's default of 64 MiB writes and syncs 128 MiB of
+// zeros at every start.
+const SEGMENT = '4194304';
 
 // A port below the kernel's ephemeral range (32768 up), found free by
 // binding it, as the C tests' t_free_port: an outgoing connection of a test
@@ -94,6 +98,7 @@ async function startServer(opts = {}) {
   const url = `${opts.tls ? 'tls+tcp' : 'tcp'}://127.0.0.1:${port}`;
   const args = ['--data', path.join(dir, 'data'), '--listen', url,
     ...(opts.args || [])];
+  if (!args.includes('--segment-size')) args.push('--segment-size', SEGMENT);
   if (opts.tokens) {
     const file = path.join(dir, 'tokens');
     fs.writeFileSync(file, Object.entries(opts.tokens).map(([n, [r, t, k]]) =>

@@ -31,6 +31,10 @@ SLUICED = os.environ.get("SLUICED")
 # sets SLUICE_SANITIZED), as the C tests' are.
 SCALE = 2 if os.environ.get("SLUICE_SANITIZED") else 1
 SLUICE_CLI = os.environ.get("SLUICE_CLI")
+# The servers' --segment-size unless a test names one (as the C tests'
+# T_SRV_SEGMENT): sluiced's default of 64 MiB writes and syncs 128 MiB of
+# zeros at every start.
+SEGMENT = "4194304"
 
 
 _next_port = None
@@ -139,6 +143,8 @@ class Server:
         self.url = "%s://127.0.0.1:%d" % (scheme, self.port)
         cmd = [SLUICED, "--data", os.path.join(self.dir, "data"),
                "--listen", self.url] + list(args)
+        if "--segment-size" not in cmd:
+            cmd += ["--segment-size", SEGMENT]
         if tokens:
             path = os.path.join(self.dir, "tokens")
             with open(path, "w") as f:
