@@ -79,8 +79,13 @@ cluster_start(void **state, struct cluster *cl, const char *name)
 		it_node_arg(n, "--leader-ttl", ttl_arg());
 		it_node_arg(n, "--http", cl->http[i]);
 	}
-	for (int i = 0; i < NODES; i++)
-		it_node_start(&cl->n[i]);
+	{
+		struct it_node *ns[NODES];
+
+		for (int i = 0; i < NODES; i++)
+			ns[i] = &cl->n[i];
+		it_node_start_all(ns, NODES); /* at once */
+	}
 }
 
 /* Whether `cv` contradicts itself: a leader named in the header whose row
