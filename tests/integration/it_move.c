@@ -100,11 +100,11 @@ struct sluice_router *
 it_move_pair_start(
     struct it_node *a, struct it_node *b, const char *ca, const char *tube)
 {
+	struct it_node *const ab[] = { a, b };
 	struct sluice_router *r;
 	uint64_t rev;
 
-	it_node_start(a);
-	it_node_start(b);
+	it_node_start_all(ab, 2);
 	it_move_wait_writes(a);
 	it_move_wait_writes(b);
 	r = it_move_router();

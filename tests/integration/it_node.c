@@ -72,6 +72,17 @@ it_node_start(struct it_node *n)
 	n->c = clients[n->slot] = it_client(n->s);
 }
 
+void
+it_node_start_all(struct it_node *const *ns, int count)
+{
+	for (int i = 0; i < count; i++)
+		assert_int_equal(t_srv_spawn(ns[i]->s), 0);
+	for (int i = 0; i < count; i++) {
+		assert_int_equal(t_srv_wait(ns[i]->s), 0);
+		ns[i]->c = clients[ns[i]->slot] = it_client(ns[i]->s);
+	}
+}
+
 int
 it_node_stop(struct it_node *n, int sig)
 {

@@ -43,6 +43,10 @@ void it_node_follows(struct it_node *n, const struct it_node *leader);
 /* Starts it (asserted) and opens its client. */
 void it_node_start(struct it_node *n);
 
+/* it_node_start of `count` nodes at once: each process started, then
+ * each waited for. */
+void it_node_start_all(struct it_node *const *ns, int count);
+
 /* Closes its client and kills it with SIGKILL. */
 void it_node_kill(struct it_node *n);
 

@@ -165,8 +165,11 @@ find_leader(struct cluster *cl, int skip)
 static int
 cluster_start(struct cluster *cl)
 {
+	struct it_node *ns[NODES];
+
 	for (int i = 0; i < NODES; i++)
-		it_node_start(&cl->n[i]);
+		ns[i] = &cl->n[i];
+	it_node_start_all(ns, NODES); /* at once */
 	return find_leader(cl, -1);
 }
 
@@ -253,6 +256,7 @@ struct loader {
 	const char *urls;
 	char tube[32];
 	atomic_bool *stop;
+	atomic_size_t *done; /* the load's acknowledged puts and acks */
 	int idx;
 	struct it_errs *errs;
 	uint64_t *puts; /* ids; the payload is named by the index */
@@ -280,9 +284,10 @@ load_ack(struct loader *ld, struct sluice_client *c)
 	if (sluice_take(c, &o, &t, &n) != 0 || n != 1)
 		return;
 	rc = sluice_ack(c, t->id, t->lease, NULL, NULL);
-	if (rc == 0)
+	if (rc == 0) {
 		ld->acks[ld->nacks++] = t->id;
-	else if (rc == SLUICE_ENOTLEADER || rc == SLUICE_ESTALE ||
+		atomic_fetch_add(ld->done, 1);
+	} else if (rc == SLUICE_ENOTLEADER || rc == SLUICE_ESTALE ||
 	    rc == SLUICE_ESTATE || rc == SLUICE_ENOTFOUND)
 		ld->ack_fails++; /* not done */
 	else /* lost on the way, or a leader that stopped leading before
@@ -312,9 +317,10 @@ load_main(void *arg)
 		o.tube = ld->tube;
 		payload_of(ld, ld->nputs, payload, sizeof(payload));
 		if (sluice_put(
-		        c, &o, payload, strlen(payload), &id, &created) == 0)
+		        c, &o, payload, strlen(payload), &id, &created) == 0) {
 			ld->puts[ld->nputs++] = id;
-		else
+			atomic_fetch_add(ld->done, 1);
+		} else
 			ld->put_fails++;
 		load_ack(ld, c);
 	}
@@ -325,6 +331,7 @@ load_main(void *arg)
 struct load {
 	struct loader ld[LOADERS];
 	atomic_bool stop;
+	atomic_size_t done;
 	struct it_errs errs;
 	char tube[32];
 };
@@ -341,6 +348,7 @@ load_start(struct load *l, const struct cluster *cl, const char *tube)
 		ld->urls = cl->urls;
 		snprintf(ld->tube, sizeof(ld->tube), "%s", tube);
 		ld->stop = &l->stop;
+		ld->done = &l->done;
 		ld->idx = i;
 		ld->errs = &l->errs;
 		ld->puts = calloc(OPS_MAX, sizeof(uint64_t));
@@ -350,6 +358,24 @@ load_start(struct load *l, const struct cluster *cl, const char *tube)
 		    ld->puts != NULL && ld->acks != NULL && ld->maybe != NULL);
 		assert_int_equal(
 		    pthread_create(&ld->th, NULL, load_main, ld), 0);
+	}
+}
+
+/* Waits until the load has had `n` more puts and acks acknowledged from
+ * now: it goes on (under whichever leader there is then). */
+static void
+load_goes_on(struct load *l, size_t n)
+{
+	size_t want = atomic_load(&l->done) + n;
+	int64_t end = it_mono_ms() + scaled(ELECT_MS);
+
+	while (atomic_load(&l->done) < want) {
+		if (it_mono_ms() > end)
+			fail_msg("the load of %s made %zu of %zu operations in "
+			         "%" PRId64 " ms",
+			    l->tube, atomic_load(&l->done) + n - want, n,
+			    scaled(ELECT_MS));
+		it_sleep_ms(10);
 	}
 }
 
@@ -546,11 +572,12 @@ test_leader_killed_under_load(void **state)
 		assert_non_null(load);
 		snprintf(tube, sizeof(tube), "killed-%d", r);
 		load_start(load, &cl, tube);
-		it_sleep_ms(300 + (int64_t)t_below(&seed, 700));
+		/* the kill at a point of the load the seed picks */
+		load_goes_on(load, 5 + (size_t)t_below(&seed, 30));
 		t0 = it_mono_ms();
 		it_node_kill(&cl.n[old]);
 		took[r] = first_write(&cl, t0, &probe);
-		it_sleep_ms(300); /* the load goes on under the new leader */
+		load_goes_on(load, 10); /* under the new leader */
 		load_stop(load);
 		l = find_leader(&cl, old);
 		printf("round %d: %s killed, %s leads; the first write "
@@ -632,7 +659,7 @@ test_leader_frozen_past_its_lease(void **state)
 	old = cluster_start(&cl);
 	fd = it_sp_open(cl.n[old].s->port);
 	load_start(load, &cl, "frozen");
-	it_sleep_ms(500);
+	load_goes_on(load, 20);
 	t0 = it_mono_ms();
 	kill(cl.n[old].s->pid, SIGSTOP);
 	assert_int_equal(t_wait_stopped(cl.n[old].s->pid), 0);
@@ -709,12 +736,12 @@ test_switchover_under_load(void **state)
 	    sluice_switchover(c, cl.node[l], 0, NULL), SLUICE_ESTATE);
 
 	load_start(load, &cl, "switch");
-	it_sleep_ms(500);
+	load_goes_on(load, 20);
 	if (sluice_switchover(c, cl.node[t], 0, &res) != 0)
 		fail_msg("switchover: %s", sluice_errmsg(c));
 	assert_string_equal(res.leader, cl.n[t].s->url);
 	assert_true(res.epoch > 0);
-	it_sleep_ms(300); /* the load goes on under the new leader */
+	load_goes_on(load, 10); /* under the new leader */
 	load_stop(load);
 	assert_int_equal(find_leader(&cl, l), t);
 	load_check(load, &cl.n[t], "a switchover");
@@ -743,11 +770,14 @@ test_follower_killed_and_restarted(void **state)
 	l = cluster_start(&cl);
 	f = (l + 1) % NODES;
 	load_start(load, &cl, "follower");
-	it_sleep_ms(500);
+	load_goes_on(load, 20);
 	it_node_kill(&cl.n[f]);
-	it_sleep_ms(1000);
+	/* the leader writes without it (the other follower confirms) */
+	load_goes_on(load, 30);
 	it_node_start(&cl.n[f]);
-	it_sleep_ms(1000);
+	/* it catches up under the load, which goes on */
+	it_node_caught_up(&cl.n[l], &cl.n[f]);
+	load_goes_on(load, 20);
 	load_stop(load);
 	l = find_leader(&cl, -1);
 	load_check(load, &cl.n[l], "a follower killed");
@@ -774,12 +804,19 @@ test_etcd_killed_and_restarted(void **state)
 	cluster_init(state, &cl, "etcd-down");
 	old = cluster_start(&cl);
 	load_start(load, &cl, "etcd-down");
-	it_sleep_ms(500);
+	load_goes_on(load, 20);
 	assert_int_equal(t_etcd_signal(&etcd, SIGKILL), 0);
 	t0 = it_mono_ms();
 	/* Its last renewal came before etcd died: a TTL later the lease may
-	 * be gone in etcd, so the leader must take no write by then. */
-	it_sleep_ms(ttl_ms() + 1000);
+	 * be gone in etcd, so the leader must take no write by then. It
+	 * says so on /health once it stops taking writes (within a second
+	 * more, for the renewals' timeouts); the write goes then, at the
+	 * TTL at the earliest. */
+	while (it_mono_ms() < t0 + ttl_ms() + 1000 &&
+	    health(&cl, old, NULL, 0) != 503)
+		it_sleep_ms(20);
+	if (it_mono_ms() < t0 + ttl_ms())
+		it_sleep_ms(t0 + ttl_ms() - it_mono_ms());
 	alone = it_client_url(cl.n[old].s->url);
 	assert_non_null(alone);
 	sluice_set_timeout(alone, 3000);
@@ -796,7 +833,7 @@ test_etcd_killed_and_restarted(void **state)
 	printf("the first write succeeded %" PRId64 " ms after etcd "
 	       "restarted\n",
 	    first_write(&cl, t0, &probe));
-	it_sleep_ms(500);
+	load_goes_on(load, 10);
 	load_stop(load);
 	l = find_leader(&cl, -1);
 	printf("%s led, %s leads\n", cl.node[old], cl.node[l]);

@@ -3,7 +3,7 @@
  * leader and a follower (--etcd, --sync-replicas 1) and a target cluster
  * of one node.
  *
- *   - a tube of 50,000 tasks (10,000 sanitized), a thousand of them
+ *   - a tube of 20,000 tasks (10,000 sanitized), a thousand of them
  *     delayed and all keyed, moved while three clients put, take and ack
  *     through the map (sluice_open_map on etcd); the mover (the real
  *     `sluice tube move`) is killed with kill -9 in the middle and run
@@ -467,7 +467,7 @@ test_move_under_load_and_kills(void **state)
 	struct sluice_cluster_map *m;
 	struct sluice_tube_conf conf;
 	pthread_t th[LOADERS];
-	size_t ninit = (size_t)it_scale(50000, 5, 10000);
+	size_t ninit = (size_t)it_scale(20000, 2, 10000);
 	uint64_t rev = 0, lost = 0, missing = 0, unsure = 0, reput_new = 0;
 	int64_t t0, t_move;
 	pid_t pid;
@@ -707,8 +707,7 @@ test_move_refusals(void **state)
 
 	it_move_node_init(state, &a, "a", "src2", false);
 	it_move_node_init(state, &b, "b", "dst2", false);
-	it_node_start(&a);
-	it_node_start(&b);
+	it_node_start_all((struct it_node *const[]) { &a, &b }, 2);
 	it_move_wait_writes(&a);
 	it_move_wait_writes(&b);
 	r = it_move_router();
@@ -814,8 +813,7 @@ test_move_carries(void **state)
 
 	it_move_node_init(state, &a, "ca3", "c3a", false);
 	it_move_node_init(state, &b, "cb3", "c3b", false);
-	it_node_start(&a);
-	it_node_start(&b);
+	it_node_start_all((struct it_node *const[]) { &a, &b }, 2);
 	it_move_wait_writes(&a);
 	it_move_wait_writes(&b);
 	r = it_move_router();
@@ -908,8 +906,7 @@ test_routed_right_after_a_map_change(void **state)
 
 	it_move_node_init(state, &a, "wa", "c5a", false);
 	it_move_node_init(state, &b, "wb", "c5b", false);
-	it_node_start(&a);
-	it_node_start(&b);
+	it_node_start_all((struct it_node *const[]) { &a, &b }, 2);
 	it_move_wait_writes(&a);
 	it_move_wait_writes(&b);
 	r = it_move_router();

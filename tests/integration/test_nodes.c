@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "it_http.h"
+#include "etcd/etcd.h"
 #include "it_node.h"
 #include "t_etcd.h"
 #include "wd.h"
@@ -59,12 +60,6 @@ ttl_arg(void)
 	return it_sanitized() ? "3s" : "2s";
 }
 
-static int64_t
-ttl_ms(void)
-{
-	return it_sanitized() ? 3000 : 2000;
-}
-
 static void
 cluster_start(void **state, struct cluster *cl, const char *name)
 {
@@ -84,8 +79,13 @@ cluster_start(void **state, struct cluster *cl, const char *name)
 		it_node_arg(n, "--leader-ttl", ttl_arg());
 		it_node_arg(n, "--http", cl->http[i]);
 	}
-	for (int i = 0; i < NODES; i++)
-		it_node_start(&cl->n[i]);
+	{
+		struct it_node *ns[NODES];
+
+		for (int i = 0; i < NODES; i++)
+			ns[i] = &cl->n[i];
+		it_node_start_all(ns, NODES); /* at once */
+	}
 }
 
 /* Whether `cv` contradicts itself: a leader named in the header whose row
@@ -109,20 +109,28 @@ contradicts(const struct sluice_cluster *cv, char *why, size_t cap)
 	return false;
 }
 
-/* Reads the cluster from every node for `ms`, asserting it never
- * contradicts itself; returns the index of the leader the last reads
- * agreed on (-1: none yet). */
+/* Reads the cluster from every node, over and over, asserting it never
+ * contradicts itself: for at most `ms`, and no longer than until every
+ * node has named the same leader (`want`, unless -1) in every pass for
+ * AGREED_MS (scaled): the change is over then, and the reads after it
+ * would all read the same settled view. Returns the index of the leader
+ * the last reads agreed on (-1: none yet). */
+enum { AGREED_MS = 1000 };
+
 static int
-consistent_for(struct cluster *cl, int64_t ms, int *reads)
+consistent_for(struct cluster *cl, int64_t ms, int want, int *reads)
 {
-	int64_t end = it_mono_ms() + ms;
+	int64_t end = it_mono_ms() + ms, agreed = 0;
 	int leader = -1;
 	char why[256];
 
 	while (it_mono_ms() < end) {
+		int named[NODES], same = 0;
+
 		for (int i = 0; i < NODES; i++) {
 			struct sluice_cluster *cv = NULL;
 
+			named[i] = -1;
 			if (cl->n[i].c == NULL ||
 			    sluice_cluster(cl->n[i].c, &cv) != 0)
 				continue;
@@ -131,9 +139,18 @@ consistent_for(struct cluster *cl, int64_t ms, int *reads)
 				fail_msg("node %s: %s", cl->node[i], why);
 			for (int k = 0; k < NODES; k++)
 				if (strcmp(cv->leader, cl->node[k]) == 0)
-					leader = k;
+					leader = named[i] = k;
 			sluice_cluster_free(cv);
 		}
+		for (int i = 0; i < NODES; i++)
+			same += named[i] >= 0 && named[i] == named[0] &&
+			    (want < 0 || named[i] == want);
+		if (same < NODES)
+			agreed = 0;
+		else if (agreed == 0)
+			agreed = it_mono_ms();
+		else if (it_mono_ms() - agreed >= scaled(AGREED_MS))
+			break;
 		it_sleep_ms(5);
 	}
 	return leader;
@@ -157,6 +174,59 @@ static bool
 down(const struct sluice_member *m)
 {
 	return m->client_url[0] == '\0' || m->age_ms > SLUICE_MEMBER_DOWN_MS;
+}
+
+/* Waits until node `name`'s member key of cluster "ops" is gone from
+ * etcd (a TTL after its last renewal), then until the leader `l` has
+ * read the keys since: its own row is settled at each of its reads
+ * (every TICK_MS, 100 ms), so its age says when its view was made. A
+ * view made after the key went may come of a read made before; the
+ * next view after that one comes of a read made after. */
+static void
+key_gone_and_read(struct cluster *cl, int l, const char *name)
+{
+	int64_t end = it_mono_ms() + scaled(ELECT_MS), after;
+	char key[128], err[256];
+	struct etcd *e = etcd_new(etcd.url, 2000, err, sizeof(err));
+	int views = 0;
+
+	assert_non_null(e);
+	snprintf(key, sizeof(key), "/sluice/ops/members/%s", name);
+	for (;;) {
+		struct etcd_kv kv;
+		bool found = true;
+		int rc = etcd_get(e, key, &found, &kv);
+
+		if (rc == 0 && !found)
+			break;
+		if (rc == 0)
+			etcd_kv_free(&kv);
+		if (it_mono_ms() > end)
+			fail_msg("the key %s is still in etcd", key);
+		it_sleep_ms(50);
+	}
+	etcd_delete(e);
+	after = it_wall_ms();
+	while (views < 2) {
+		const struct sluice_member *m;
+		struct sluice_cluster *cv;
+		int64_t t0 = it_wall_ms(), t1;
+
+		m = member(cl, l, cl->node[l], &cv);
+		t1 = it_wall_ms();
+		/* the view was made at (reply's now) - age: after t0 - age,
+		 * before t1 - age */
+		if (m != NULL && t0 - (int64_t)m->age_ms > after) {
+			views++;
+			after = t1 - (int64_t)m->age_ms;
+		}
+		sluice_cluster_free(cv);
+		if (views < 2 && it_mono_ms() > end)
+			fail_msg("%s made no view since %s's key went",
+			    cl->node[l], name);
+		if (views < 2)
+			it_sleep_ms(20);
+	}
 }
 
 /* The leader: the node every read names, waited for. */
@@ -226,6 +296,19 @@ cluster_row(
 		    name, what, line, out);
 }
 
+/* The browser of page_nodes, asked for at the test's start: it starts
+ * (seconds) while the cluster is made, read and a node killed. */
+static struct wd_pending browser;
+
+static void
+browser_begin(void **state)
+{
+	if (!wd_found())
+		return;
+	wd_start(((struct t_dir *)*state)->path);
+	wd_session_begin(&browser);
+}
+
 /* The dashboard's nodes view on node `l`: every member, with `gone` as
  * down; a screenshot. */
 static void
@@ -233,10 +316,9 @@ page_nodes(void **state, struct cluster *cl, int l, int gone)
 {
 	char sid[128], url[256], js[2048];
 
-	if (!wd_found())
+	if (!browser.started)
 		return;
-	wd_start(((struct t_dir *)*state)->path);
-	wd_session(sid, sizeof(sid));
+	wd_session_wait(&browser, sid, sizeof(sid));
 	snprintf(url, sizeof(url), "http://%s/", cl->http[l]);
 	wd_go(sid, url);
 	snprintf(js, sizeof(js),
@@ -274,9 +356,10 @@ test_the_cluster_as_an_operator_reads_it(void **state)
 	int l, to, gone, reads = 0;
 	int64_t t0, end;
 
+	browser_begin(state);
 	/* Right after the start, and until every node names the leader. */
 	cluster_start(state, &cl, "ops");
-	l = consistent_for(&cl, scaled(3000), &reads);
+	l = consistent_for(&cl, scaled(3000), -1, &reads);
 	if (l < 0)
 		l = leader_of(&cl);
 	assert_int_equal(l, leader_of(&cl));
@@ -300,7 +383,7 @@ test_the_cluster_as_an_operator_reads_it(void **state)
 	    sluice_switchover(
 	        cl.n[l].c, cl.node[to], (uint32_t)scaled(ELECT_MS), &res),
 	    0);
-	assert_int_equal(consistent_for(&cl, scaled(2000), &reads), to);
+	assert_int_equal(consistent_for(&cl, scaled(2000), to, &reads), to);
 	l = leader_of(&cl);
 	assert_int_equal(l, to);
 	printf("%d reads of the cluster, none contradicting itself\n", reads);
@@ -323,7 +406,10 @@ test_the_cluster_as_an_operator_reads_it(void **state)
 	sluice_cluster_free(cv);
 	printf("%s killed: down after %" PRId64 " ms\n", cl.node[gone],
 	    it_mono_ms() - t0);
-	it_sleep_ms(ttl_ms() + 1500);
+	key_gone_and_read(&cl, l, cl.node[gone]);
+	printf("%s's key gone from etcd and read %" PRId64 " ms after its "
+	       "kill\n",
+	    cl.node[gone], it_mono_ms() - t0);
 	m = member(&cl, l, cl.node[gone], &cv);
 	assert_non_null(m);
 	assert_true(down(m));
@@ -374,6 +460,16 @@ nodes_setup(void **state)
 	return it_setup(state);
 }
 
+/* A test that failed between browser_begin and page_nodes leaves the
+ * browser to stop here. */
+static int
+nodes_teardown(void **state)
+{
+	wd_stop();
+	wd_session_join(&browser);
+	return it_node_teardown(state);
+}
+
 static int
 group_setup(void **state)
 {
@@ -398,7 +494,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		    test_the_cluster_as_an_operator_reads_it, nodes_setup,
-		    it_node_teardown),
+		    nodes_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_no_cluster_without_etcd, it_setup, it_node_teardown),
 	};

@@ -117,30 +117,84 @@ wd(const char *method, const char *path, const char *json, char **out)
 	return it_http(driver_port, method, path, NULL, json, out);
 }
 
-/* A new browser session (1200 x 900); its id into sid. */
-void
-wd_session(char *sid, size_t cap)
+static void
+session_caps(char *caps, size_t cap)
 {
-	char caps[2048], path[256], *body = NULL;
 	size_t n;
-	int st;
 
-	n = (size_t)snprintf(caps, sizeof(caps),
+	n = (size_t)snprintf(caps, cap,
 	    "{\"capabilities\":{\"alwaysMatch\":{\"goog:chromeOptions\":{"
 	    "\"binary\":\"%s\",\"args\":[",
 	    wd_chromium);
 	for (size_t i = 0; i < wd_nbrowser_args; i++)
-		n += (size_t)snprintf(caps + n, sizeof(caps) - n, "%s\"%s\"",
+		n += (size_t)snprintf(caps + n, cap - n, "%s\"%s\"",
 		    i ? "," : "", wd_browser_args[i]);
-	snprintf(
-	    caps + n, sizeof(caps) - n, ",\"--window-size=1200,900\"]}}}}");
-	st = wd("POST", "/session", caps, &body);
+	snprintf(caps + n, cap - n, ",\"--window-size=1200,900\"]}}}}");
+}
+
+/* The new session's answer: its id into sid, the window sized. */
+static void
+session_answered(int st, char *body, char *sid, size_t cap)
+{
+	char path[256];
+
 	if (st != 200 || !it_json_str(body, "sessionId", sid, cap))
 		fail_msg("new session: %d %s", st, body ? body : "");
 	free(body);
+	body = NULL;
 	snprintf(path, sizeof(path), "/session/%s/window/rect", sid);
 	wd("POST", path, "{\"width\":1200,\"height\":900}", &body);
 	free(body);
+}
+
+/* A new browser session (1200 x 900); its id into sid. */
+void
+wd_session(char *sid, size_t cap)
+{
+	char caps[2048], *body = NULL;
+	int st;
+
+	session_caps(caps, sizeof(caps));
+	st = wd("POST", "/session", caps, &body);
+	session_answered(st, body, sid, cap);
+}
+
+static void *
+session_run(void *arg)
+{
+	struct wd_pending *p = arg;
+
+	p->status = wd("POST", "/session", p->caps, &p->body);
+	return NULL;
+}
+
+void
+wd_session_begin(struct wd_pending *p)
+{
+	memset(p, 0, sizeof(*p));
+	session_caps(p->caps, sizeof(p->caps));
+	assert_int_equal(pthread_create(&p->th, NULL, session_run, p), 0);
+	p->started = true;
+}
+
+void
+wd_session_join(struct wd_pending *p)
+{
+	if (!p->started)
+		return;
+	pthread_join(p->th, NULL);
+	p->started = false;
+}
+
+void
+wd_session_wait(struct wd_pending *p, char *sid, size_t cap)
+{
+	char *body;
+
+	wd_session_join(p);
+	body = p->body;
+	p->body = NULL;
+	session_answered(p->status, body, sid, cap);
 }
 
 void

@@ -8,6 +8,7 @@
 #ifndef SLUICE_IT_WD_H
 #define SLUICE_IT_WD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,6 +33,23 @@ int wd(const char *method, const char *path, const char *json, char **out);
 
 /* A new browser session (1200 x 900); its id into sid. wd_end closes it. */
 void wd_session(char *sid, size_t cap);
+
+/* The same in two steps, for a test with other things to do while the
+ * browser starts (seconds, on a busy machine): wd_session_begin asks
+ * for it on a thread of its own (after wd_start), wd_session_wait
+ * waits for the answer and puts the id into sid, as wd_session does.
+ * wd_session_join only waits for the thread (a test's teardown, after
+ * wd_stop, for a test that failed in between). */
+struct wd_pending {
+	pthread_t th;
+	bool started;
+	char caps[2048];
+	int status;
+	char *body;
+};
+void wd_session_begin(struct wd_pending *p);
+void wd_session_wait(struct wd_pending *p, char *sid, size_t cap);
+void wd_session_join(struct wd_pending *p);
 void wd_end(const char *sid);
 
 void wd_go(const char *sid, const char *url);

@@ -266,7 +266,7 @@ t_spawn_logged(char *const argv[], const char *log)
 }
 
 int
-t_srv_start(struct t_srv *s)
+t_srv_spawn(struct t_srv *s)
 {
 	const char *argv[T_SRV_MAX_ARGS + 8];
 	int argc = 0;
@@ -292,6 +292,12 @@ t_srv_start(struct t_srv *s)
 	if ((pid = t_spawn_logged((char *const *)argv, s->log)) < 0)
 		return -1;
 	s->pid = pid;
+	return 0;
+}
+
+int
+t_srv_wait(struct t_srv *s)
+{
 	for (int i = 0; i < 1000; i++) {
 		if (logged_url(s) ? logged_serving(s) : listening(s))
 			return 0;
@@ -303,6 +309,12 @@ t_srv_start(struct t_srv *s)
 	t_srv_print_log(s);
 	t_srv_stop(s, SIGKILL);
 	return -1;
+}
+
+int
+t_srv_start(struct t_srv *s)
+{
+	return t_srv_spawn(s) != 0 ? -1 : t_srv_wait(s);
 }
 
 bool

@@ -45,6 +45,12 @@ void t_srv_init(struct t_srv *s, const char *dir, const char *name);
  * Returns 0, or -1 (its log is printed to stderr). */
 int t_srv_start(struct t_srv *s);
 
+/* t_srv_start in two steps, so that several servers start at once:
+ * t_srv_spawn starts the process (0, or -1), t_srv_wait waits until it
+ * accepts connections, as t_srv_start does. */
+int t_srv_spawn(struct t_srv *s);
+int t_srv_wait(struct t_srv *s);
+
 /* Sends `sig` and waits up to 10 s for the process to end. Returns its
  * wait status, or -1 if it did not end (it is then SIGKILLed). */
 int t_srv_stop(struct t_srv *s, int sig);
