@@ -31,6 +31,8 @@ installed.
 Run by ctest (python_router): test_router.py SLUICED SLUICE_CLI.
 """
 
+import base64
+import json
 import os
 import shutil
 import signal
@@ -39,6 +41,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import harness
 from harness import SCALE, free_port, main, sluice, wait_for
@@ -47,12 +50,52 @@ from test_failover import Etcd
 BEHIND_PAUSE_MS = 3000  # over the 2 s a Router waited for such a node
 
 
+def etcd_empty(etcd):
+    """Deletes every key of etcd (the leaders, members and map of the
+    case before, whose nodes are stopped): as a fresh etcd to the next
+    case's nodes."""
+    everything = base64.b64encode(b"\0").decode()
+    req = urllib.request.Request(
+        etcd.client + "/v3/kv/deleterange",
+        data=json.dumps(dict(key=everything,
+                             range_end=everything)).encode(),
+        headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        r.read()
+    with urllib.request.urlopen(
+            urllib.request.Request(
+                etcd.client + "/v3/kv/range",
+                data=json.dumps(dict(key=everything, range_end=everything,
+                                     count_only=True)).encode(),
+                headers={"Content-Type": "application/json"}),
+            timeout=10) as r:
+        left = int(json.loads(r.read()).get("count", 0))
+    if left:
+        raise RuntimeError("etcd kept %d keys" % left)
+
+
 class Router(unittest.TestCase):
+    # One etcd for every case (its start costs a second or two), emptied
+    # before each: each case's nodes are its own and start on an etcd
+    # that holds nothing, as a fresh one would.
+    @classmethod
+    def setUpClass(cls):
+        cls.etcd_dir = tempfile.mkdtemp(prefix="sluice-py-router-etcd-")
+        try:
+            cls.etcd = Etcd(cls.etcd_dir)
+        except BaseException:
+            shutil.rmtree(cls.etcd_dir, True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.etcd.stop()
+        shutil.rmtree(cls.etcd_dir, True)
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="sluice-py-router-")
         self.addCleanup(shutil.rmtree, self.dir, True)
-        self.etcd = Etcd(self.dir)
-        self.addCleanup(self.etcd.stop)
+        etcd_empty(self.etcd)
         self.urls, self.argv, self.logs, self.procs = {}, {}, {}, {}
         for name in ("p1", "p2"):
             url = "tcp://127.0.0.1:%d" % free_port()

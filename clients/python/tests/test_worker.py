@@ -18,7 +18,8 @@ import sys
 import threading
 import time
 
-from harness import PACKAGE, SCALE, ServerTest, main, sluice, wait_for
+from harness import (PACKAGE, SCALE, Server, ServerTest, main, sluice,
+                     wait_for)
 
 # The worker module the processes run: each handler start and end is a
 # line of OUT, written with O_APPEND (whole lines, whatever the threads).
@@ -191,7 +192,21 @@ class WorkerProcesses(ServerTest):
 
 
 class WorkerInProcess(ServerTest):
+    """Workers run in this process, stopped at the end of each case: one
+    server for every case (a start and a stop each spared), each case
+    with tubes of its own."""
     ARGS = ("--keep-done", "1h")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(cls.ARGS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
+
+    def setUp(self):
+        self.c = self.client()
 
     def run_worker(self, worker, until, seconds=20):
         """Runs the worker in a thread until until() holds."""
@@ -292,16 +307,16 @@ class WorkerInProcess(ServerTest):
         w = sluice.Worker(self.srv.url, concurrency=2, wait_ms=100)
         started = []
 
-        @w.task("aio")
+        @w.task("aiostop")
         async def handle(task):
             started.append(task.id)
             await asyncio.sleep(0.5)
-            if task.id == 2:
+            if task.id == ids[1]:
                 raise sluice.Fatal("second")
 
-        ids = [self.c.put("aio", "p%d" % i).id for i in range(3)]
+        ids = [self.c.put("aiostop", "p%d" % i).id for i in range(3)]
         self.run_worker(w, lambda: len(started) == 2)
-        self.assertEqual(sorted(started), [1, 2])
+        self.assertEqual(sorted(started), ids[:2])
         t = [self.c.peek(i) for i in ids]
         self.assertEqual([(x.state, x.attempts) for x in t], [
             (sluice.State.DONE, 1), (sluice.State.BURIED, 1),
@@ -316,7 +331,7 @@ class WorkerInProcess(ServerTest):
         w = sluice.Worker(self.srv.url, concurrency=1, wait_ms=100)
         seen = []
 
-        @w.task("long")
+        @w.task("cancel")
         def long(task):
             deadline = time.monotonic() + 30
             while not task.cancelled and time.monotonic() < deadline:
@@ -324,8 +339,8 @@ class WorkerInProcess(ServerTest):
             seen.append(("thread", task.cancelled))
             return "should not be the result"
 
-        tid = self.c.put("long", "x", ttr_ms=600).id
-        wait_for(lambda: self.c.peek(tid).state == sluice.State.TAKEN, 1, 0)
+        tid = self.c.put("cancel", "x", ttr_ms=600).id
+        self.assertEqual(self.c.peek(tid).state, sluice.State.READY)
         th = threading.Thread(target=w.run, kwargs={"signals": False})
         th.start()
         try:
