@@ -312,6 +312,27 @@ test_descriptor_exhaustion_pauses_accept(void **state)
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
 }
 
+/* Samples the server's RSS every 100 ms into *peak while the stalled
+ * connection is held, until the stall timeout closes it (stats'
+ * conns_closed_stalled reaches 1; at most 10 s): the peak while it
+ * held its replies, whenever the timeout came. */
+static void
+sample_until_stalled(struct t_srv *s, struct sluice_client *c, long *peak)
+{
+	int64_t end = it_mono_ms() + 10000;
+	bool closed = false;
+
+	while (!closed && it_mono_ms() < end) {
+		long rss;
+
+		it_sleep_ms(100);
+		closed = it_node_kv(c, "conns_closed_stalled") >= 1;
+		rss = it_rss_kb(s->pid);
+		if (rss > *peak)
+			*peak = rss;
+	}
+}
+
 /* ---- unread replies ----------------------------------------------------- */
 
 /* 300 pipelined peeks of a 1 MiB task, never read: the server holds at
@@ -330,8 +351,8 @@ test_unread_replies_are_bounded(void **state)
 	int fd, small = 16384;
 	uint64_t id;
 
-	s->args[0] = "--stall-timeout"; /* over while RSS is sampled */
-	s->args[1] = "2s";
+	s->args[0] = "--stall-timeout"; /* RSS is sampled until it closes */
+	s->args[1] = "1s";
 	it_start(s);
 	c = it_client(s);
 	assert_non_null(payload);
@@ -357,12 +378,7 @@ test_unread_replies_are_bounded(void **state)
 		it_sp_frame(&out, &bt, 1, req.data, req.len);
 	}
 	it_sp_send_all(fd, out.data, out.len);
-	for (int i = 0; i < 20; i++) {
-		it_sleep_ms(100);
-		rss = it_rss_kb(s->pid);
-		if (rss > peak)
-			peak = rss;
-	}
+	sample_until_stalled(s, c, &peak);
 	fprintf(stderr, "unread replies: RSS %ld KiB before, %ld at most\n",
 	    rss0, peak);
 	/* the mark (4 MiB) and 4 large replies in progress, each copied
@@ -397,14 +413,14 @@ test_beanstalk_unread_replies_are_bounded(void **state)
 	struct bsc b, lazy;
 	struct buf cmds;
 	char *payload = malloc(PAYLOAD + 64), line[64], *r;
-	long rss0, rss, peak = 0;
+	long rss0, peak = 0;
 	int bport, small = 16384, n;
 	unsigned long long id;
 
 	s->args[0] = "--beanstalk";
 	s->args[1] = beanstalk_arg(&bport);
-	s->args[2] = "--stall-timeout"; /* over while RSS is sampled */
-	s->args[3] = "2s";
+	s->args[2] = "--stall-timeout"; /* RSS is sampled until it closes */
+	s->args[3] = "1s";
 	it_start(s);
 	c = it_client(s);
 	assert_non_null(payload);
@@ -427,12 +443,7 @@ test_beanstalk_unread_replies_are_bounded(void **state)
 	for (int i = 0; i < PEEKS; i++)
 		buf_put(&cmds, line, strlen(line));
 	assert_int_equal(bsc_send(&lazy, cmds.data, cmds.len), 0);
-	for (int i = 0; i < 20; i++) {
-		it_sleep_ms(100);
-		rss = it_rss_kb(s->pid);
-		if (rss > peak)
-			peak = rss;
-	}
+	sample_until_stalled(s, c, &peak);
 	fprintf(stderr,
 	    "beanstalk unread replies: RSS %ld KiB before, %ld at most\n", rss0,
 	    peak);
@@ -719,7 +730,7 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	s->args[0] = "--beanstalk";
 	s->args[1] = beanstalk_arg(&bport);
 	s->args[2] = "--idle-timeout";
-	s->args[3] = "1s";
+	s->args[3] = "500ms";
 	it_start(s);
 	c = it_client(s);
 	it_put(c, "held", "a task");
@@ -729,7 +740,7 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 
 	bare = it_sp_open(s->port);
 	parked = it_sp_open(s->port);
-	q.take.wait = 2000; /* two idle timeouts */
+	q.take.wait = 1000; /* two idle timeouts */
 	q.take.max = 1;
 	q.take.ntubes = 1;
 	q.take.tubes = &tube;
@@ -741,14 +752,17 @@ test_idle_timeout_spares_waiting_and_holding(void **state)
 	it_sp_send_all(parked, out.data, out.len);
 
 	assert_int_equal(bsc_open(&idle, bport), 0);
-	assert_int_equal(bsc_open(&waiting, bport), 0);
 	assert_int_equal(bsc_open(&holding, bport), 0);
 	r = bsc_cmd(&holding, "put 0 0 60 1\r\nj\r\n");
 	free(r);
 	r = bsc_cmd(&holding, "reserve-with-timeout 0\r\n");
 	assert_true(strncmp(r, "RESERVED", 8) == 0);
 	free(r);
-	assert_int_equal(bsc_sends(&waiting, "reserve-with-timeout 2\r\n"), 0);
+	/* two idle timeouts (the command takes whole seconds), sent as
+	 * soon as it connects (the put above syncs the log: on a loaded
+	 * machine that may take longer than an idle timeout) */
+	assert_int_equal(bsc_open(&waiting, bport), 0);
+	assert_int_equal(bsc_sends(&waiting, "reserve-with-timeout 1\r\n"), 0);
 
 	/* the idle ones go; the others stay */
 	assert_true(it_hostile_closed_within(bare, 6000));
