@@ -745,6 +745,10 @@ test_restart_while_a_snapshot_was_being_written(void **state)
 		sluice_set_timeout(c, IT_CALL_MS * (it_sanitized() ? 3 : 1));
 		assert_int_equal(it_counts(c, NULL).ready, tasks);
 	}
+	/* A whole snapshot of it, written and synced: on a disk that other
+	 * tests keep busy that took over 10 s (IT_CALL_MS). The wait only
+	 * bounds a hang; nothing here is timed. */
+	sluice_set_timeout(c, 60000);
 	it_rc(c, sluice_snapshot(c, &lsn), 0);
 	assert_true(lsn > 0);
 	sluice_close(c);
