@@ -7,7 +7,9 @@
  * reservation with a disk that cannot preallocate, and a failing cut. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -564,6 +566,9 @@ main(void)
 			return 1;
 		}
 		if (pids[i] == 0) {
+			/* not left running when the test is killed (ctest's
+			 * timeout) */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			t_wal_commit = ways[i].commit;
 			t_wal_fsync_op = ways[i].fsync_op;
 			failed = cmocka_run_group_tests_name(
