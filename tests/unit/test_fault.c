@@ -7,7 +7,10 @@
  * reservation with a disk that cannot preallocate, and a failing cut. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log/logdir.h"
@@ -198,8 +201,8 @@ test_fault_write_fails_beside_others(void **state)
 		assert_int_equal(rc, 0);
 		assert_true(end.last_lsn >= run.durable);
 		assert_true(want - 1 >= run.durable);
-		assert_true(!end.gap || (end.torn && end.cut &&
-		                            end.gap_last > end.last_lsn + 1));
+		assert_true(!end.gap ||
+		    (end.torn && end.cut && end.gap_last > end.last_lsn + 1));
 		gaps += end.gap;
 	}
 	print_message("%d of 6 failed runs left a gap before batches written "
@@ -529,27 +532,62 @@ main(void)
 		T(test_fault_write_fails_beside_others),
 	};
 #undef T
-	int failed;
-
-	log_set_level(LOG_ERR);
 	/* Every fault, committed on the loop's thread, through io_uring,
 	 * with O_DIRECT writes through io_uring, and with those writes made
 	 * durable by an fdatasync op. */
-	t_wal_commit = WAL_COMMIT_INLINE;
-	failed =
-	    cmocka_run_group_tests_name("fault, inline", tests, NULL, NULL);
-	t_wal_commit = WAL_COMMIT_RING;
-	failed += cmocka_run_group_tests_name("fault, ring", tests, NULL, NULL);
-	/* O_DIRECT: whole blocks, a short write in whole sectors, the
-	 * write's flush as the fsync point. */
-	t_wal_commit = WAL_COMMIT_DIRECT;
-	failed +=
-	    cmocka_run_group_tests_name("fault, direct", tests, NULL, NULL);
-	/* The same writes made durable by a linked fdatasync op
-	 * (--wal-commit uring-fsync): its own fsync point. */
-	t_wal_fsync_op = true;
-	failed += cmocka_run_group_tests_name(
-	    "fault, direct with an fdatasync op", tests, NULL, NULL);
-	t_wal_fsync_op = false;
+	static const struct way {
+		const char *name;
+		enum wal_commit commit;
+		bool fsync_op;
+	} ways[] = {
+		{ "fault, inline", WAL_COMMIT_INLINE, false },
+		{ "fault, ring", WAL_COMMIT_RING, false },
+		/* O_DIRECT: whole blocks, a short write in whole sectors,
+		 * the write's flush as the fsync point. */
+		{ "fault, direct", WAL_COMMIT_DIRECT, false },
+		/* The same writes made durable by a linked fdatasync op
+		 * (--wal-commit uring-fsync): its own fsync point. */
+		{ "fault, direct with an fdatasync op", WAL_COMMIT_DIRECT,
+		    true },
+	};
+	enum { WAYS = sizeof(ways) / sizeof(ways[0]) };
+	pid_t pids[WAYS];
+	int failed = 0;
+
+	log_set_level(LOG_ERR);
+	/* Each way in a process of its own, all at once: the faults armed
+	 * (util/fault) are the process's, and a run mostly waits for its
+	 * writer's I/O and threads, so the four overlap. */
+	fflush(NULL);
+	for (int i = 0; i < WAYS; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pids[i] == 0) {
+			/* not left running when the test is killed (ctest's
+			 * timeout) */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			t_wal_commit = ways[i].commit;
+			t_wal_fsync_op = ways[i].fsync_op;
+			failed = cmocka_run_group_tests_name(
+			    ways[i].name, tests, NULL, NULL);
+			fflush(NULL);
+			_exit(failed > 100 ? 100 : failed);
+		}
+	}
+	for (int i = 0; i < WAYS; i++) {
+		int status;
+
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status)) {
+			fprintf(stderr, "%s: its process did not exit\n",
+			    ways[i].name);
+			failed++;
+		} else {
+			failed += WEXITSTATUS(status);
+		}
+	}
 	return failed;
 }
