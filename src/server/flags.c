@@ -212,7 +212,8 @@ static const char usage[] =
     "                         protocol has no way to authenticate)\n"
     "\n"
     "Limits:\n"
-    "  --max-payload BYTES    largest task payload (default 1048576)\n"
+    "  --max-payload BYTES    largest task payload (default 1048576, or\n"
+    "                         what a smaller --segment-size holds)\n"
     "  --max-conns N          open connections per face (tcp://, beanstalk,\n"
     "                         tls+tcp://, ipc://); more are closed at accept\n"
     "                         (default 10000; 0: no limit)\n"
@@ -261,6 +262,11 @@ static const char usage[] =
     "listened on.\n";
 
 static const char hint[] = "Try 'sluiced --help'.\n";
+
+/* What a put's record may hold besides its payload, header included:
+ * tube, key and group names (200 bytes each), up to 1,000 tasks it
+ * waits for, its numbers; a bound, not an exact sum. */
+enum { PUT_FIELDS_ROOM = 64 << 10 };
 
 enum {
 	OPT_DATA = 256,
@@ -491,9 +497,40 @@ option_name(int val)
 	return "?";
 }
 
+/* A put's record holds its payload, its fields (tube, key, group, the
+ * tasks it waits for...) and a header, in one segment: a --max-payload
+ * whose record cannot fit would refuse its largest puts for the log's
+ * sake, under the payload limit's name. So a limit given is refused,
+ * and the default lowered to what a small segment holds. */
+static int
+check_payload_fits(struct config *cfg, bool given)
+{
+	uint64_t seg = cfg->seg_size ? cfg->seg_size : SEG_SIZE_DEFAULT;
+	uint64_t room = seg - SEG_HDR_SIZE - PUT_FIELDS_ROOM;
+
+	if (cfg->max_payload <= room)
+		return 0;
+	if (!given) {
+		cfg->max_payload = (size_t)room;
+		return 0;
+	}
+	return flags_error("--max-payload %zu does not fit in a log segment "
+	                   "of %" PRIu64 " bytes (--segment-size): a task's "
+	                   "record holds its payload and up to %u bytes of "
+	                   "header and fields, in one segment; a "
+	                   "--segment-size of at least %" PRIu64
+	                   " or a --max-payload of at most %" PRIu64,
+	    cfg->max_payload, seg, (unsigned)PUT_FIELDS_ROOM,
+	    (cfg->max_payload + (uint64_t)PUT_FIELDS_ROOM + SEG_HDR_SIZE +
+	        4095) &
+	        ~UINT64_C(4095),
+	    room);
+}
+
 int
 flags_parse(int argc, char **argv, struct config *cfg)
 {
+	bool payload_given = false;
 	enum log_level level;
 	uint64_t v;
 	int c, rc = 0;
@@ -643,6 +680,7 @@ flags_parse(int argc, char **argv, struct config *cfg)
 			if ((rc = flags_u64("--max-payload", optarg, 1,
 			         64 << 20, &v)) == 0)
 				cfg->max_payload = (size_t)v;
+			payload_given = true;
 			break;
 		case OPT_MAX_CONNS:
 			if ((rc = flags_u64(
@@ -814,6 +852,8 @@ flags_parse(int argc, char **argv, struct config *cfg)
 		return flags_error("--http-admin needs --http");
 	if (cfg->http_nhosts > 0 && cfg->http == NULL)
 		return flags_error("--http-host needs --http");
+	if ((rc = check_payload_fits(cfg, payload_given)) != 0)
+		return rc;
 	if ((rc = flags_check_beanstalk(cfg)) != 0)
 		return rc;
 	if (cfg->sync_replicas > 0 && cfg->repl_listen == NULL)

@@ -165,6 +165,22 @@ test_a_bad_value_is_one_clear_line(void **state)
 	                     "tcp://", NULL),
 	    2);
 	assert_int_equal(lines(err), 1);
+
+	/* a payload limit whose record a segment cannot hold: the largest
+	 * puts would be refused under that limit's name */
+	assert_int_equal(sluiced("--data", t_path(d, "data"), "--max-payload",
+	                     "67108864", NULL),
+	    2);
+	assert_int_equal(lines(err), 1);
+	assert_non_null(strstr(err,
+	    "--max-payload 67108864 does not fit in "
+	    "a log segment of 67108864 bytes"));
+	assert_non_null(strstr(err, "--segment-size of at least 67178496"));
+	assert_non_null(strstr(err, "--max-payload of at most 67043264"));
+	assert_int_equal(sluiced("--data", t_path(d, "data"), "--max-payload",
+	                     "1048576", "--segment-size", "1048576", NULL),
+	    2);
+	assert_non_null(strstr(err, "--max-payload 1048576 does not fit"));
 	assert_false(exists(t_path(d, "data")));
 }
 

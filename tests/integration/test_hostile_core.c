@@ -417,6 +417,8 @@ test_a_peek_over_the_reply_limit_says_so(void **state)
 	memset(p, 'y', HUGE);
 	s->args[0] = "--max-payload";
 	s->args[1] = "41943040";
+	s->args[2] = "--segment-size"; /* the default, which holds it */
+	s->args[3] = "67108864";
 	it_start(s);
 	c = it_client(s);
 	sluice_put_opts_init(&o);
