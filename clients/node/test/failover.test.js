@@ -14,13 +14,16 @@ const os = require('os');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 const sluice = require('..');
-const { freePort, waitFor, SLUICED } = require('./harness');
+const { freePort, waitFor, SLUICED, SEGMENT } = require('./harness');
 
 const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
 
 function start(t, dir, name, argv) {
   const log = fs.openSync(path.join(dir, `${name}.log`), 'w');
-  const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log] });
+  // a sluiced's segments as the harness's (not etcd's flags)
+  const args = argv[0] === SLUICED
+    ? [...argv.slice(1), '--segment-size', SEGMENT] : argv.slice(1);
+  const p = spawn(argv[0], args, { stdio: ['ignore', log, log] });
   t.after(() => { if (p.exitCode === null) p.kill('SIGKILL'); });
   return p;
 }

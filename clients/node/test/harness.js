@@ -149,4 +149,4 @@ function cli(url, ...args) {
 }
 
 module.exports = { startServer, cli, freePort, waitFor, sleep, SLUICED,
-  SLUICE_CLI, execFileSync };
+  SLUICE_CLI, SEGMENT, execFileSync };

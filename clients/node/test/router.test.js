@@ -33,7 +33,8 @@ const os = require('os');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 const sluice = require('..');
-const { freePort, waitFor, sleep, cli, SLUICED } = require('./harness');
+const { freePort, waitFor, sleep, cli, SLUICED, SEGMENT } =
+  require('./harness');
 
 const SCALE = process.env.SLUICE_SANITIZED ? 2 : 1;
 const procs = [];
@@ -46,8 +47,11 @@ let dir;
 
 function start(name, argv, env = process.env) {
   const log = fs.openSync(path.join(dir, `${name}.log`), 'a');
-  const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', log, log],
-    env });
+  const args = argv.slice(1);
+  // a sluiced's segments as the harness's (not etcd's flags)
+  if (args.includes('--data') && !args.includes('--segment-size'))
+    args.push('--segment-size', SEGMENT);
+  const p = spawn(argv[0], args, { stdio: ['ignore', log, log], env });
   procs.push(p);
   return p;
 }

@@ -75,7 +75,8 @@ class Failover(unittest.TestCase):
                  "--listen", url, "--repl-listen",
                  "tcp://127.0.0.1:%d" % free_port(), "--etcd",
                  self.etcd.client, "--cluster", "py", "--node", "node%d" % i,
-                 "--sync-replicas", "1"], stdout=log,
+                 "--sync-replicas", "1", "--segment-size",
+                 harness.SEGMENT], stdout=log,
                 stderr=subprocess.STDOUT)
             self.nodes.append(p)
             self.urls.append(url)

@@ -110,7 +110,8 @@ class Router(unittest.TestCase):
                 "--listen", url, "--repl-listen",
                 "tcp://127.0.0.1:%d" % free_port(), "--etcd",
                 self.etcd.client, "--cluster", name, "--node", name,
-                "--leader-ttl", "2s" if SCALE == 1 else "3s"]
+                "--leader-ttl", "2s" if SCALE == 1 else "3s",
+                "--segment-size", harness.SEGMENT]
             self.start(name)
             self.urls[name] = url
         self.c = {n: sluice.Client(u, timeout=10) for n, u in
