@@ -141,8 +141,9 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	r = it_probe_stop(&probe, "beside parked takes");
 	assert_int_equal(r.errors, 0);
 	assert_true(r.calls > 100);
-	/* a turn used to walk every parked take: p50 18-32 ms */
-	assert_true(r.p50_ms < 5.0);
+	/* a turn used to walk every parked take: p50 18-32 ms (judged at
+	 * the end when over 5 ms: the probe's puts and acks wait for the
+	 * disk, which other work can slow) */
 	it_hostile_p99_ok(&r, "beside parked takes", s->url, "healthy", NULL);
 
 	/* A task put to their tube goes to the take that waited longest:
@@ -166,6 +167,25 @@ test_parked_takes_cost_a_healthy_client_nothing(void **state)
 	assert_int_equal(wait_kv(c, "waiting_takes", 0, 30000), 0);
 	free(fds);
 	sluice_close(c);
+
+	/* The p50 beside them: under 5 ms, or on a disk slowed by other
+	 * work, under twice the p50 of the same client with no take parked
+	 * (measured now, for a second): a turn that walked them would cost
+	 * every call alike, parked or not. */
+	if (r.p50_ms >= 5.0) {
+		struct it_probe_result calm;
+
+		it_probe_start(&probe, s->url, "healthy");
+		it_sleep_ms(1000);
+		calm = it_probe_stop(&probe, "with none parked");
+		assert_int_equal(calm.errors, 0);
+		assert_true(calm.calls > 20);
+		fprintf(stderr,
+		    "beside parked takes: p50 %.2f ms over 5 ms; with none "
+		    "parked %.2f ms\n",
+		    r.p50_ms, calm.p50_ms);
+		assert_true(r.p50_ms < 2 * calm.p50_ms);
+	}
 }
 
 /* Reads the reply of request `id` on fd: its status and message. */
