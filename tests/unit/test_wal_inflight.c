@@ -285,8 +285,21 @@ test_reopen_continues_after_pads(void **state)
 struct layout {
 	size_t n;
 	uint64_t off[4096], size[4096], lsn[4096];
+	uint32_t len[4096];
 	uint16_t type[4096];
 };
+
+/* The offset of a byte record `i` of `l` checksums: the middle of its
+ * body, or its LSN when it has none. Never REC_HDR_SIZE + 1 blindly: a
+ * body of one byte is followed by padding up to REC_ALIGN that no
+ * checksum covers, and a byte flipped there is no damage. */
+static uint64_t
+checked_byte(const struct layout *l, size_t i)
+{
+	uint32_t body = l->len[i] - REC_HDR_SIZE;
+
+	return l->off[i] + (body > 0 ? REC_HDR_SIZE + body / 2 : 8);
+}
 
 static void
 layout_of(const char *path, struct layout *l)
@@ -305,6 +318,7 @@ layout_of(const char *path, struct layout *l)
 		if (len == 0)
 			break;
 		l->off[l->n] = off;
+		l->len[l->n] = len;
 		l->size[l->n] = (len + REC_ALIGN - 1) / REC_ALIGN * REC_ALIGN;
 		memcpy(&l->type[l->n], hdr + 4, 2);
 		memcpy(&l->lsn[l->n], hdr + 8, 8);
@@ -389,7 +403,7 @@ test_a_lost_batch_is_cut_with_those_beside_it(void **state)
 	assert_int_equal(fs_read_all(path, &orig, &len), 0);
 
 	/* a flipped byte where the batch was: damage */
-	t_flip(path, x + REC_HDR_SIZE + 1, 0x40);
+	t_flip(path, checked_byte(l, k - 1), 0x40);
 	assert_int_equal(scan_rc(dir_of(state), NULL, &end), SLUICE_ECORRUPT);
 	t_poke(path, 0, orig, len);
 	/* zeros, then a record that is not on a block: damage */
@@ -398,7 +412,7 @@ test_a_lost_batch_is_cut_with_those_beside_it(void **state)
 	t_poke(path, 0, orig, len);
 	/* the gap, and a flipped byte in a record after it: damage */
 	t_zero(path, x, (size_t)(gap_end - x));
-	t_flip(path, l->off[k + 2] + REC_HDR_SIZE + 1, 0x40);
+	t_flip(path, checked_byte(l, k + 2), 0x40);
 	assert_int_equal(scan_rc(dir_of(state), NULL, &end), SLUICE_ECORRUPT);
 	t_poke(path, 0, orig, len);
 
