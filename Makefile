@@ -14,7 +14,7 @@
 #               three programs (share/man/man1) under PREFIX
 # Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
 
-PKGS       := cmake make gcc ccache pkg-config liburing-dev libxxhash-dev \
+PKGS       := cmake ninja-build make gcc ccache pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3 \
               tzdata # the time zones of schedules (util/tz.c)
 # python3-redis and npm's ioredis (bench/clients) are the Redis clients the
@@ -91,22 +91,32 @@ test-deps: deps
 CCACHE     := $$(command -v ccache >/dev/null && \
               echo -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-$(BUILD)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CCACHE)
+# Ninja builds the trees: on two cores a cold build of everything takes
+# 100 s where make's recursion over CMake's Makefiles took 148-177 s. A
+# tree configured for another generator is configured again (its objects
+# come back from ccache).
+define configure
+	@if [ -f $(1)/CMakeCache.txt ] && \
+	    ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' $(1)/CMakeCache.txt; \
+	then rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; fi
+	cmake -G Ninja -S . -B $(1) $(2) $(CCACHE)
+endef
 
-$(ASAN)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON \
-		$(CCACHE)
+$(BUILD)/build.ninja: CMakeLists.txt | deps
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=Release)
 
-build: deps $(BUILD)/Makefile
+$(ASAN)/build.ninja: CMakeLists.txt | deps
+	$(call configure,$(ASAN),-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON)
+
+build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps $(ASAN)/Makefile
+build-asan: deps $(ASAN)/build.ninja
 	cmake --build $(ASAN) -j $(JOBS)
 
 # Only what runs is built (a cold build of everything, tests included,
 # takes minutes): the server, and the tools the README uses next.
-run: deps $(BUILD)/Makefile
+run: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target sluiced sluice_cmd sluice-log
 	mkdir -p $(DATA)
 	exec $(BUILD)/bin/sluiced --data $(DATA) --listen $(LISTEN)

@@ -10,6 +10,12 @@
 #ifndef SLUICE_UTIL_FAULT_H
 #define SLUICE_UTIL_FAULT_H
 
+/* The server's files compiled once for sluiced and sluiced-fault have no
+ * fault point: one that needs a point goes to SERVER_FAULT_SOURCES. */
+#ifdef SLUICE_NO_FAULT_POINTS
+#error "a file with fault points: list it in SERVER_FAULT_SOURCES (src/server/CMakeLists.txt)"
+#endif
+
 #include <stdbool.h>
 
 enum fault_point {

@@ -90,10 +90,12 @@ test_make_run_builds_only_what_runs(void **state)
 	assert_int_equal(
 	    t_run(argv, NULL, out, sizeof(out), err, sizeof(err)), 0);
 	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
-		char name[64];
+		char name[64], ninja[64];
 
+		/* make's help lists "... NAME", ninja's "NAME: phony" */
 		snprintf(name, sizeof(name), "... %s\n", targets[i]);
-		if (strstr(out, name) == NULL)
+		snprintf(ninja, sizeof(ninja), "\n%s: phony\n", targets[i]);
+		if (strstr(out, name) == NULL && strstr(out, ninja) == NULL)
 			fail_msg("the build has no target %s", targets[i]);
 	}
 }
