@@ -270,14 +270,11 @@ snap_writer_abort(struct snap_writer *w)
 		w->err = -ECANCELED;
 }
 
-int
-snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
-    struct snap_info *info, uint64_t *bad_off)
+/* The file header at p (SNAP_HDR_SIZE bytes) of a snapshot of `size`
+ * bytes: 0 and *info filled, or SLUICE_ECORRUPT. */
+static int
+hdr_check(const uint8_t *p, uint64_t size, struct snap_info *info)
 {
-	size_t off = SNAP_HDR_SIZE;
-	uint64_t entries = 0;
-
-	*bad_off = 0;
 	if (size < SNAP_HDR_SIZE || memcmp(p, snap_magic, 8) != 0 ||
 	    le_load_u32(p + 8) != SNAP_VERSION ||
 	    le_load_u32(p + 12) != SNAP_HDR_SIZE ||
@@ -287,43 +284,191 @@ snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
 	info->epoch = le_load_u64(p + 24);
 	info->time = (int64_t)le_load_u64(p + 32);
 	info->bytes = size;
+	return 0;
+}
 
+/* The length an entry's header at e claims for its data, or -1 when no
+ * entry that long fits in the `left` bytes from e to the end of the file
+ * (e holds SNAP_ENTRY_HDR_SIZE bytes when left does). */
+static int64_t
+entry_len(const uint8_t *e, uint64_t left)
+{
+	uint32_t len;
+
+	if (left < SNAP_ENTRY_HDR_SIZE)
+		return -1;
+	len = le_load_u32(e + 8);
+	if (len > SNAP_ENTRY_MAX || left - SNAP_ENTRY_HDR_SIZE < pad8(len))
+		return -1;
+	return len;
+}
+
+/* The whole entry at e, of data length len (entry_len), `left` bytes
+ * before the end of the file, after `entries` others: its checksum, its
+ * padding, and for the end entry the count and the file's end. Returns 1
+ * for the end, 0 for any other sound entry, SLUICE_ECORRUPT. */
+static int
+entry_check(const uint8_t *e, uint32_t len, uint64_t left, uint64_t entries)
+{
+	if (le_load_u16(e + 14) != 0 ||
+	    le_load_u64(e) != XXH3_64bits(e + 8, 8 + (size_t)len))
+		return SLUICE_ECORRUPT;
+	if (le_load_u16(e + 12) == SNAP_ENTRY_END)
+		return len == 8 &&
+		        le_load_u64(e + SNAP_ENTRY_HDR_SIZE) == entries &&
+		        left == SNAP_ENTRY_HDR_SIZE + 8
+		    ? 1
+		    : SLUICE_ECORRUPT;
+	for (size_t i = len; i < pad8(len); i++) {
+		if (e[SNAP_ENTRY_HDR_SIZE + i] != 0)
+			return SLUICE_ECORRUPT;
+	}
+	return 0;
+}
+
+int
+snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
+    struct snap_info *info, uint64_t *bad_off)
+{
+	size_t off = SNAP_HDR_SIZE;
+	uint64_t entries = 0;
+
+	*bad_off = 0;
+	if (size < SNAP_HDR_SIZE || hdr_check(p, size, info) != 0)
+		return SLUICE_ECORRUPT;
 	for (;;) {
-		uint32_t len;
-		uint16_t type;
+		int64_t len;
 		int rc;
 
 		*bad_off = off;
-		if (size - off < SNAP_ENTRY_HDR_SIZE)
+		if ((len = entry_len(p + off, size - off)) < 0)
 			return SLUICE_ECORRUPT;
-		len = le_load_u32(p + off + 8);
-		type = le_load_u16(p + off + 12);
-		if (len > SNAP_ENTRY_MAX ||
-		    size - off - SNAP_ENTRY_HDR_SIZE < pad8(len) ||
-		    le_load_u16(p + off + 14) != 0 ||
-		    le_load_u64(p + off) !=
-		        XXH3_64bits(p + off + 8, 8 + (size_t)len))
-			return SLUICE_ECORRUPT;
-		if (type == SNAP_ENTRY_END) {
-			if (len != 8 ||
-			    le_load_u64(p + off + SNAP_ENTRY_HDR_SIZE) !=
-			        entries ||
-			    off + SNAP_ENTRY_HDR_SIZE + 8 != size)
-				return SLUICE_ECORRUPT;
+		rc = entry_check(p + off, (uint32_t)len, size - off, entries);
+		if (rc == 1) {
 			info->entries = entries;
 			return 0;
 		}
-		for (size_t i = len; i < pad8(len); i++) {
-			if (p[off + SNAP_ENTRY_HDR_SIZE + i] != 0)
-				return SLUICE_ECORRUPT;
-		}
-		if (fn != NULL) {
-			rc = fn(arg, type, p + off + SNAP_ENTRY_HDR_SIZE, len);
-			if (rc != 0)
-				return rc;
-		}
+		if (rc != 0)
+			return rc;
+		if (fn != NULL &&
+		    (rc = fn(arg, le_load_u16(p + off + 12),
+		         p + off + SNAP_ENTRY_HDR_SIZE, (size_t)len)) != 0)
+			return rc;
 		entries++;
-		off += SNAP_ENTRY_HDR_SIZE + pad8(len);
+		off += SNAP_ENTRY_HDR_SIZE + pad8((size_t)len);
+	}
+}
+
+/* A snapshot file read front to back through one buffer, used again and
+ * again: [base, base + have) of the file is in b. */
+struct snap_rd {
+	int fd;
+	uint64_t size;
+	uint8_t *b;
+	size_t cap;
+	uint64_t base;
+	size_t have;
+};
+
+enum { SNAP_RD_CHUNK = 4u << 20 };
+
+/* Makes [off, off + n) of the file, which lies within it and starts at
+ * or after base, readable at snap_rd_at(r, off). Returns 0 or -errno; a
+ * file that ends early (shortened since its size was read) is
+ * SLUICE_ECORRUPT. */
+static int
+snap_rd_want(struct snap_rd *r, uint64_t off, size_t n)
+{
+	size_t keep;
+
+	if (off + n <= r->base + r->have)
+		return 0;
+	keep = off < r->base + r->have ? (size_t)(r->base + r->have - off) : 0;
+	memmove(r->b, r->b + (r->have - keep), keep);
+	r->base = off;
+	r->have = keep;
+	if (n > r->cap) {
+		uint8_t *nb = realloc(r->b, n);
+
+		if (nb == NULL)
+			return -ENOMEM;
+		r->b = nb;
+		r->cap = n;
+	}
+	while (r->have < n) {
+		uint64_t at = r->base + r->have;
+		size_t room = r->cap - r->have;
+		ssize_t got;
+
+		if (room > r->size - at)
+			room = (size_t)(r->size - at);
+		got = pread(r->fd, r->b + r->have, room, (off_t)at);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return SLUICE_ECORRUPT;
+		r->have += (size_t)got;
+	}
+	return 0;
+}
+
+static const uint8_t *
+snap_rd_at(const struct snap_rd *r, uint64_t off)
+{
+	return r->b + (off - r->base);
+}
+
+/* snap_parse over the file, read through the buffer: the same checks in
+ * the same order, the same offsets of damage. Read rather than mapped:
+ * on a VM that backs a process's page at its first access from user mode
+ * (docs/benchmarks.md, "A page's first touch from user mode"), each page
+ * of a mapping costs that once, a 10 M-task snapshot about half a second
+ * more than reading it through 4 MiB used again. */
+static int
+snap_read(struct snap_rd *r, snap_visit_fn *fn, void *arg,
+    struct snap_info *info, uint64_t *bad_off)
+{
+	uint64_t off = SNAP_HDR_SIZE, entries = 0;
+	int rc;
+
+	*bad_off = 0;
+	if (r->size < SNAP_HDR_SIZE)
+		return SLUICE_ECORRUPT;
+	if ((rc = snap_rd_want(r, 0, SNAP_HDR_SIZE)) != 0)
+		return rc;
+	if (hdr_check(snap_rd_at(r, 0), r->size, info) != 0)
+		return SLUICE_ECORRUPT;
+	for (;;) {
+		size_t head = r->size - off < SNAP_ENTRY_HDR_SIZE
+		    ? (size_t)(r->size - off)
+		    : SNAP_ENTRY_HDR_SIZE;
+		int64_t len;
+
+		*bad_off = off;
+		if ((rc = snap_rd_want(r, off, head)) != 0)
+			return rc;
+		if ((len = entry_len(snap_rd_at(r, off), r->size - off)) < 0)
+			return SLUICE_ECORRUPT;
+		if ((rc = snap_rd_want(
+		         r, off, SNAP_ENTRY_HDR_SIZE + pad8((size_t)len))) != 0)
+			return rc;
+		rc = entry_check(
+		    snap_rd_at(r, off), (uint32_t)len, r->size - off, entries);
+		if (rc == 1) {
+			info->entries = entries;
+			return 0;
+		}
+		if (rc != 0)
+			return rc;
+		if (fn != NULL &&
+		    (rc = fn(arg, le_load_u16(snap_rd_at(r, off) + 12),
+		         snap_rd_at(r, off) + SNAP_ENTRY_HDR_SIZE,
+		         (size_t)len)) != 0)
+			return rc;
+		entries++;
+		off += SNAP_ENTRY_HDR_SIZE + pad8((size_t)len);
 	}
 }
 
@@ -332,37 +477,30 @@ snap_load(const char *path, snap_visit_fn *fn, void *arg,
     struct snap_info *info, uint64_t *bad_off)
 {
 	struct snap_info si = { 0 };
+	struct snap_rd r = { .fd = -1 };
 	uint64_t where = 0;
 	struct stat st;
-	void *map;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(r.fd, &st) < 0) {
 		rc = -errno;
-		close(fd);
+		close(r.fd);
 		return rc;
 	}
-	if (st.st_size < SNAP_HDR_SIZE) {
-		close(fd);
-		if (bad_off != NULL)
-			*bad_off = 0;
-		return SLUICE_ECORRUPT;
+	r.size = (uint64_t)st.st_size;
+	r.cap = r.size < SNAP_RD_CHUNK ? (size_t)r.size : SNAP_RD_CHUNK;
+	r.b = malloc(r.cap > 0 ? r.cap : 1);
+	if (r.b == NULL) {
+		close(r.fd);
+		return -ENOMEM;
 	}
-	/* populated at once: the parse reads every byte, and a fault per
-	 * page cost a 10 M-task restart 1.1 s of its 5.8 on a VM whose page
-	 * faults exit to the host (docs/benchmarks.md) */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-	    MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	rc = map == MAP_FAILED ? -errno : 0;
-	close(fd);
-	if (rc != 0)
-		return rc;
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	rc = snap_parse(map, (size_t)st.st_size, fn, arg, &si, &where);
-	munmap(map, (size_t)st.st_size);
+	(void)posix_fadvise(r.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rc = snap_read(&r, fn, arg, &si, &where);
+	free(r.b);
+	close(r.fd);
 	if (rc == SLUICE_ECORRUPT && bad_off != NULL)
 		*bad_off = where;
 	if (rc == 0 && info != NULL)
