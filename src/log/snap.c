@@ -326,44 +326,13 @@ entry_check(const uint8_t *e, uint32_t len, uint64_t left, uint64_t entries)
 	return 0;
 }
 
-int
-snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
-    struct snap_info *info, uint64_t *bad_off)
-{
-	size_t off = SNAP_HDR_SIZE;
-	uint64_t entries = 0;
-
-	*bad_off = 0;
-	if (size < SNAP_HDR_SIZE || hdr_check(p, size, info) != 0)
-		return SLUICE_ECORRUPT;
-	for (;;) {
-		int64_t len;
-		int rc;
-
-		*bad_off = off;
-		if ((len = entry_len(p + off, size - off)) < 0)
-			return SLUICE_ECORRUPT;
-		rc = entry_check(p + off, (uint32_t)len, size - off, entries);
-		if (rc == 1) {
-			info->entries = entries;
-			return 0;
-		}
-		if (rc != 0)
-			return rc;
-		if (fn != NULL &&
-		    (rc = fn(arg, le_load_u16(p + off + 12),
-		         p + off + SNAP_ENTRY_HDR_SIZE, (size_t)len)) != 0)
-			return rc;
-		entries++;
-		off += SNAP_ENTRY_HDR_SIZE + pad8((size_t)len);
-	}
-}
-
-/* A snapshot file read front to back through one buffer, used again and
- * again: [base, base + have) of the file is in b. */
+/* A snapshot read front to back: [base, base + have) of it is at view.
+ * A file (fd >= 0) is read through one buffer b, used again and again;
+ * bytes in memory (fd < 0) are all in view from the start. */
 struct snap_rd {
 	int fd;
 	uint64_t size;
+	const uint8_t *view;
 	uint8_t *b;
 	size_t cap;
 	uint64_t base;
@@ -372,10 +341,10 @@ struct snap_rd {
 
 enum { SNAP_RD_CHUNK = 4u << 20 };
 
-/* Makes [off, off + n) of the file, which lies within it and starts at
- * or after base, readable at snap_rd_at(r, off). Returns 0 or -errno; a
- * file that ends early (shortened since its size was read) is
- * SLUICE_ECORRUPT. */
+/* Makes [off, off + n) of the snapshot, which lies within it and starts
+ * at or after base, readable at snap_rd_at(r, off): already so in memory,
+ * read into the buffer for a file. Returns 0 or -errno; a file that ends
+ * early (shortened since its size was read) is SLUICE_ECORRUPT. */
 static int
 snap_rd_want(struct snap_rd *r, uint64_t off, size_t n)
 {
@@ -411,17 +380,18 @@ snap_rd_want(struct snap_rd *r, uint64_t off, size_t n)
 			return SLUICE_ECORRUPT;
 		r->have += (size_t)got;
 	}
+	r->view = r->b;
 	return 0;
 }
 
 static const uint8_t *
 snap_rd_at(const struct snap_rd *r, uint64_t off)
 {
-	return r->b + (off - r->base);
+	return r->view + (off - r->base);
 }
 
-/* snap_parse over the file, read through the buffer: the same checks in
- * the same order, the same offsets of damage. Read rather than mapped:
+/* Checks a whole snapshot and visits its entries (snap_load, snap_parse).
+ * A file is read rather than mapped:
  * on a VM that backs a process's page at its first access from user mode
  * (docs/benchmarks.md, "A page's first touch from user mode"), each page
  * of a mapping costs that once, a 10 M-task snapshot about half a second
@@ -470,6 +440,15 @@ snap_read(struct snap_rd *r, snap_visit_fn *fn, void *arg,
 		entries++;
 		off += SNAP_ENTRY_HDR_SIZE + pad8((size_t)len);
 	}
+}
+
+int
+snap_parse(const uint8_t *p, size_t size, snap_visit_fn *fn, void *arg,
+    struct snap_info *info, uint64_t *bad_off)
+{
+	struct snap_rd r = { .fd = -1, .size = size, .view = p, .have = size };
+
+	return snap_read(&r, fn, arg, info, bad_off);
 }
 
 int
