@@ -84,6 +84,12 @@ enum {
 	HDR_SUMMED = 56,
 };
 
+/* What new segments and cut tails are written from. Zero as all static
+ * storage is, so it costs no allocation and no memset: a preallocator
+ * that allocated and cleared a chunk for each segment spent more on that
+ * than on the writes where segments are small. Nothing writes to it. */
+static uint8_t zero_chunk[ZERO_CHUNK] __attribute__((aligned(ZERO_ALIGN)));
+
 /* ---------------------------------------------------------------------
  * Header and names
  * ------------------------------------------------------------------- */
@@ -171,16 +177,12 @@ seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn)
 static int
 write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 {
-	uint8_t *zeros;
 	int rc = 0;
 
-	zeros = calloc(1, len < ZERO_CHUNK ? (size_t)len + 1 : ZERO_CHUNK);
-	if (zeros == NULL)
-		return -ENOMEM;
 	while (len > 0 && rc == 0) {
 		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
 
-		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
+		rc = fs_pwrite_all(fd, zero_chunk, n, (int64_t)off);
 		if (rc == 0 && paced &&
 		    sync_file_range(fd, (off64_t)off, (off64_t)n,
 		        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
@@ -189,7 +191,6 @@ write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 		off += n;
 		len -= n;
 	}
-	free(zeros);
 	return rc;
 }
 
@@ -203,7 +204,6 @@ write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
 static int
 write_zeros_direct(const char *path, uint64_t size)
 {
-	void *zeros = NULL;
 	uint64_t off = 0;
 	int fd, rc = 0;
 
@@ -212,19 +212,13 @@ write_zeros_direct(const char *path, uint64_t size)
 	fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EINVAL ? -EINVAL : -errno;
-	if (posix_memalign(&zeros, ZERO_ALIGN, ZERO_CHUNK) != 0) {
-		close(fd);
-		return -ENOMEM;
-	}
-	memset(zeros, 0, ZERO_CHUNK);
 	while (off < size && rc == 0) {
 		size_t n =
 		    size - off < ZERO_CHUNK ? (size_t)(size - off) : ZERO_CHUNK;
 
-		rc = fs_pwrite_all(fd, zeros, n, (int64_t)off);
+		rc = fs_pwrite_all(fd, zero_chunk, n, (int64_t)off);
 		off += n;
 	}
-	free(zeros);
 	close(fd);
 	return rc;
 }
