@@ -5,14 +5,16 @@
 #               $(DATA) (./data): make run LISTEN=tcp://127.0.0.1:7800
 #               DATA=/srv/q; the sluice tool then needs SLUICE_URL (or -s)
 #   make test   install what is missing, build, run every test plainly and
-#               under AddressSanitizer + UndefinedBehaviorSanitizer
+#               under AddressSanitizer + UndefinedBehaviorSanitizer (make
+#               test-plain and make test-asan run one of the two)
 #   make chaos  ten minutes of faults on a replicated cluster under load,
 #               every client's history checked (tests/integration/test_chaos.c)
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #               build, then install sluiced, sluice, sluice-log, sluice.h,
 #               libsluice (.so and .a), sluice.pc and the man pages of the
 #               three programs (share/man/man1) under PREFIX
-# Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers).
+# Everything else is CMake's: build/ (plain) and build-asan/ (sanitizers);
+# make test runs the tests of both from build-both/.
 
 PKGS       := cmake ninja-build make gcc ccache pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3 \
@@ -47,11 +49,15 @@ PREFIX     ?= /usr/local
 # tests mostly wait (for servers, timers, fsyncs: half a core each on
 # average), so one more runs than there are cores; those that need the
 # machine to themselves are RUN_SERIAL (tests/integration/CMakeLists.txt).
-# Twice as many as cores was tried: under the sanitizers, tests that pick
-# a free port met each other's servers and the worker drains ran out of
-# time.
 TEST_JOBS  := $(shell echo $$(( $(JOBS) + 1 )))
 CTEST      := ctest --output-on-failure -j $(TEST_JOBS)
+# make test runs the two trees' tests in one ctest over $(BOTH), a
+# directory that lists both (the sanitized tree's are named san.*). Run
+# one tree after the other, each left a third of the cores idle while its
+# last tests waited; run together, twice as many as cores keep them busy
+# (one ctest, so the RUN_SERIAL tests still run alone).
+BOTH       := build-both
+BOTH_JOBS  := $(shell echo $$(( $(JOBS) * 2 )))
 
 .PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
         chaos install bench bench-clients fuzz format format-check clean
@@ -124,12 +130,16 @@ run: deps $(BUILD)/build.ninja
 test-plain: build test-deps
 	cd $(BUILD) && $(CTEST)
 
+# The sanitized tree's tests carry their ASAN_OPTIONS and
+# SLUICE_SANITIZED=1 (tests/CMakeLists.txt).
 test-asan: build-asan test-deps
-	cd $(ASAN) && \
-		ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:handle_sigill=1 \
-		SLUICE_SANITIZED=1 $(CTEST)
+	cd $(ASAN) && $(CTEST)
 
-test: test-plain test-asan
+test: build build-asan test-deps
+	@mkdir -p $(BOTH)
+	@printf 'subdirs("%s" "%s")\n' $(abspath $(BUILD)) $(abspath $(ASAN)) \
+		> $(BOTH)/CTestTestfile.cmake
+	cd $(BOTH) && ctest --output-on-failure -j $(BOTH_JOBS)
 
 # The chaos test's long run: CHAOS_SECS of load with a fault after every
 # second or so of calm (kill -9, SIGSTOP, a full disk, failover, and a
@@ -173,4 +183,4 @@ format-check:
 	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN) build-fuzz
+	rm -rf $(BUILD) $(ASAN) $(BOTH) build-fuzz

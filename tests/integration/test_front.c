@@ -69,8 +69,12 @@ test_release_front_keeps_the_place(void **state)
 	b = put_pri(c, "b", 10);
 	d = put_pri(c, "d", 10);
 
-	/* the old way: behind the tasks already due */
+	/* the old way: behind the tasks already due. The ready order is
+	 * priority, run_at (in milliseconds), id: a release in the same
+	 * millisecond as d's put would tie with it, and a's smaller id
+	 * would put it first again, so the clock moves on first. */
 	lease = take_is(c, a);
+	it_sleep_ms(2);
 	it_rc(c, sluice_release(c, a, lease, 0, -1, NULL), 0);
 	lease = take_is(c, b);
 	/* front: before d and a, where it was */

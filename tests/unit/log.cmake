@@ -14,5 +14,6 @@ sluice_test(fault LIBS sluice_log_fault TIMEOUT 120)
 # cost tens of seconds on a busy disk. They run in memory (tmpfs) where
 # the machine has one; rec..wal run on the disk of TMPDIR.
 if(IS_DIRECTORY /dev/shm)
-	set_tests_properties(torn fault PROPERTIES ENVIRONMENT TMPDIR=/dev/shm)
+	set_tests_properties(${TEST_PREFIX}torn ${TEST_PREFIX}fault PROPERTIES
+		ENVIRONMENT TMPDIR=/dev/shm)
 endif()
