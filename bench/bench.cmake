@@ -1,16 +1,7 @@
 # sluice-bench: closed-loop client workloads against sluiced, beanstalkd
 # or Redis (bench/compare.sh runs them all and writes docs/benchmarks.md).
-# The pure parts (histogram, options, beanstalkd and Redis reply parsers)
-# form a library the unit tests link too. libsluice is linked into the
-# benchmark only, as a program using it would.
-add_library(sluice_benchlib STATIC
-	${CMAKE_CURRENT_LIST_DIR}/bench_hist.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_opts.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_bsreply.c
-	${CMAKE_CURRENT_LIST_DIR}/bench_resp.c)
-target_include_directories(sluice_benchlib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(sluice_benchlib PUBLIC m sluice_util)
-
+# Its pure parts are sluice_benchlib (CMakeLists.txt). libsluice is linked
+# into the benchmark only, as a program using it would.
 add_executable(sluice-bench
 	${CMAKE_CURRENT_LIST_DIR}/sluice_bench.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_result.c
