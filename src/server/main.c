@@ -23,14 +23,23 @@
  * rebuild. glibc's malloc.hugetlb tunable backs the heap with transparent
  * huge pages, 512 times fewer faults (docs/benchmarks.md). Tunables are
  * read only at start, so the server re-executes itself once with it set
- * (SLUICE_NO_HUGEPAGES=1 keeps the heap as it is). */
+ * (SLUICE_NO_HUGEPAGES=1 keeps the heap as it is). Built with
+ * AddressSanitizer, whose allocator stands in for glibc's, the tunable
+ * would change nothing, and a second start would cost the sanitizer's
+ * set-up twice. */
+#ifdef __SANITIZE_ADDRESS__
+enum { SANITIZED = 1 };
+#else
+enum { SANITIZED = 0 };
+#endif
+
 static void
 reexec_with_hugepages(char **argv)
 {
 	const char *cur = getenv("GLIBC_TUNABLES");
 	char buf[1024];
 
-	if (getenv("SLUICE_NO_HUGEPAGES") != NULL ||
+	if (SANITIZED || getenv("SLUICE_NO_HUGEPAGES") != NULL ||
 	    (cur != NULL && strstr(cur, "glibc.malloc.hugetlb") != NULL))
 		return;
 	snprintf(buf, sizeof(buf), "%s%sglibc.malloc.hugetlb=1", cur ? cur : "",
