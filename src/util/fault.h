@@ -11,9 +11,10 @@
 #define SLUICE_UTIL_FAULT_H
 
 /* The server's files compiled once for sluiced and sluiced-fault have no
- * fault point: one that needs a point goes to SERVER_FAULT_SOURCES. */
+ * fault point: one that needs a point goes to SERVER_FAULT_SOURCES
+ * (src/server/CMakeLists.txt). */
 #ifdef SLUICE_NO_FAULT_POINTS
-#error "a file with fault points: list it in SERVER_FAULT_SOURCES (src/server/CMakeLists.txt)"
+#error "a file with fault points: list it in SERVER_FAULT_SOURCES"
 #endif
 
 #include <stdbool.h>

@@ -61,9 +61,9 @@ enum {
 	CHAOS_GCAP = 2,   /* each group's cap (the rule cap too) */
 	CHAOS_SCHEDS = 4, /* schedules chaos-s1.. firing every minute into
 	                     tube "sched" (the history's rule slot) */
-	CHAOS_SLOT_LEAD_MS = 8000,  /* the nodes' clock reads a minute this
-	                               long after chaos_init */
-	CHAOS_MV_MAX = 8,           /* client threads of tube "mv" */
+	CHAOS_SLOT_LEAD_MS = 8000, /* the nodes' clock reads a minute this
+	                              long after chaos_init */
+	CHAOS_MV_MAX = 8,          /* client threads of tube "mv" */
 	CHAOS_B_NODE = 3, /* cluster "cb"'s node, in the history's faults */
 };
 
