@@ -21,8 +21,9 @@
  * and its face's, nothing more.
  *
  * Freed connections' small blocks stay in the heap; after many are gone
- * malloc_trim hands the free pages back (conns_tick, at most every
- * TRIM_EVERY_MS).
+ * malloc_trim hands the free pages back (conns_tick): once a wave of
+ * closes has ended (a tick freed none), at most every TRIM_QUIET_MS, or
+ * every TRIM_EVERY_MS under closes that never pause.
  *
  * Timeouts are checked by a scan of every connection once per TICK_MS
  * (conns_tick): their resolution is that tick, and a scan of thousands
@@ -62,7 +63,8 @@ enum {
 	ACCEPT_BATCH = 64,      /* accepted per listener per turn */
 	FRAME_PROGRESS = 16384, /* bytes of a unit that restart its timeout */
 	TRIM_AFTER = 256,       /* connections freed before a malloc_trim */
-	TRIM_EVERY_MS = 10000,  /* and at most this often */
+	TRIM_QUIET_MS = 1000,   /* at most this often after a wave of closes */
+	TRIM_EVERY_MS = 10000,  /* and this often while they go on */
 	NOTE_EVERY_MS = 10000,  /* a refusal's log line, at most this often */
 };
 
@@ -815,12 +817,18 @@ conns_tick(struct conns *cs, int64_t now)
 	cs->next_tick = now + TICK_MS;
 	/* Many connections gone: their small blocks, freed, sit in the
 	 * heap's middle where free() cannot return them; hand the pages
-	 * back (at most once per TRIM_EVERY_MS). */
-	if (cs->freed >= TRIM_AFTER && now - cs->trimmed_ms >= TRIM_EVERY_MS) {
+	 * back. Not in the middle of a wave of closes, whose rest would then
+	 * keep its memory until the next trim is due: once a tick has freed
+	 * none, or after TRIM_EVERY_MS of closes that never pause. */
+	if (cs->freed >= TRIM_AFTER &&
+	    ((cs->freed == cs->freed_tick &&
+	         now - cs->trimmed_ms >= TRIM_QUIET_MS) ||
+	        now - cs->trimmed_ms >= TRIM_EVERY_MS)) {
 		malloc_trim(0);
 		cs->freed = 0;
 		cs->trimmed_ms = now;
 	}
+	cs->freed_tick = cs->freed;
 	for (struct conn *c = cs->all; c != NULL; c = c->next) {
 		const char *why = NULL;
 		uint64_t *ctr;

@@ -47,8 +47,9 @@ struct conns {
 	struct conns_stats st;
 	int64_t next_tick;
 	bool any_paused;
-	uint64_t freed;     /* connections freed since the last trim */
-	int64_t trimmed_ms; /* the last malloc_trim */
+	uint64_t freed;      /* connections freed since the last trim */
+	uint64_t freed_tick; /* of those, freed before the last tick */
+	int64_t trimmed_ms;  /* the last malloc_trim */
 	struct conn_note note_fds, note_full, note_unready, note_timeout;
 };
 
