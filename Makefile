@@ -18,7 +18,7 @@
 
 PKGS       := cmake ninja-build make gcc pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3 \
-              tzdata # the time zones of schedules (util/tz.c)
+              tzdata mold # the time zones of schedules (util/tz.c); a linker
 # python3-redis and npm's ioredis (bench/clients) are the Redis clients the
 # language clients are compared with (make bench-clients).
 BENCH_PKGS := gnuplot-nox redis-server python3-redis \
