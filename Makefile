@@ -47,15 +47,15 @@ DATA       ?= ./data
 PREFIX     ?= /usr/local
 # Every test runs once: a test that needs a second try is a defect. The
 # tests mostly wait (for servers, timers, fsyncs: half a core each on
-# average), so one more runs than there are cores; those that need the
-# machine to themselves are RUN_SERIAL (tests/integration/CMakeLists.txt).
+# average), so one more runs than there are cores; those that measure time
+# run first, beside each other only (SLUICE_CALM_TESTS, tests/CMakeLists.txt).
 TEST_JOBS  := $(shell echo $$(( $(JOBS) + 1 )))
 CTEST      := ctest --output-on-failure -j $(TEST_JOBS)
 # make test runs the two trees' tests in one ctest over $(BOTH), a
 # directory that lists both (the sanitized tree's are named san.*). Run
 # one tree after the other, each left a third of the cores idle while its
 # last tests waited; run together, twice as many as cores keep them busy
-# (one ctest, so the RUN_SERIAL tests still run alone).
+# (one ctest, so the tests that measure time still run first, calm).
 BOTH       := build-both
 BOTH_JOBS  := $(shell echo $$(( $(JOBS) * 2 )))
 
