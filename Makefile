@@ -18,7 +18,7 @@
 
 PKGS       := cmake ninja-build make gcc pkg-config liburing-dev libxxhash-dev \
               libnng-dev libcmocka-dev libjansson-dev libmbedtls-dev beanstalkd python3 \
-              tzdata mold # the time zones of schedules (util/tz.c); a linker
+              tzdata mold # schedules' time zones (util/tz.c); the linker (CMakeLists.txt)
 # python3-redis and npm's ioredis (bench/clients) are the Redis clients the
 # language clients are compared with (make bench-clients).
 BENCH_PKGS := gnuplot-nox redis-server python3-redis \
