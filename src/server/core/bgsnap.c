@@ -229,12 +229,17 @@ bgsnap_due_for_room(struct core *c, bool start)
 	if (wal_last_lsn(c->wal) == c->snap.last_lsn ||
 	    queue_stats(c->q, c->now, &st) != 0)
 		return false;
-	done = tasks_done(&st) - c->full.done_mark;
-	if (done == 0 || done < st.tasks)
-		return false; /* a snapshot would hold most of the log */
 	wal_stats(c->wal, &ws);
 	if (ws.segments < 2)
 		return false; /* only the segment being written: no room */
+	done = tasks_done(&st) - c->full.done_mark;
+	if (done == 0 || done < st.tasks)
+		/* a snapshot would hold most of the log: not yet. Without
+		 * `start`, tasks finishing since the last one are a drain
+		 * under way, whose end will be due: still watched, even
+		 * once the refusal ended (a drain's first acks, a spare
+		 * made) */
+		return !start && done > 0;
 	if (!start)
 		return true;
 	if (now < c->full.next_ms)

@@ -80,7 +80,8 @@ bool bgsnap_due(const struct core *c);
 
 /* Whether a snapshot would give a full log (c->full) room back: as many
  * tasks finished since the last snapshot as are live, and segments other
- * than the current one; without `start`, also while one is under way.
+ * than the current one; without `start`, also while one is under way or
+ * while fewer have finished (a drain under way: srv.c keeps watching).
  * With `start`, logs and rate-limits the start. */
 bool bgsnap_due_for_room(struct core *c, bool start);
 
