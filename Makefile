@@ -54,10 +54,12 @@ CTEST      := ctest --output-on-failure -j $(TEST_JOBS)
 # make test runs the two trees' tests in one ctest over $(BOTH), a
 # directory that lists both (the sanitized tree's are named san.*). Run
 # one tree after the other, each left a third of the cores idle while its
-# last tests waited; run together, twice as many as cores keep them busy
-# (one ctest, so the tests that measure time still run first, calm).
+# last tests waited; run together, three times as many as cores keep them
+# busy: most tests spend more of their time waiting for a server, a timer
+# or a peer than running (one ctest, so the tests that measure time still
+# run first, calm).
 BOTH       := build-both
-BOTH_JOBS  := $(shell echo $$(( $(JOBS) * 2 )))
+BOTH_JOBS  := $(shell echo $$(( $(JOBS) * 3 )))
 
 .PHONY: all deps bench-deps test-deps build build-asan run test test-plain test-asan \
         chaos install bench bench-clients fuzz format format-check clean
