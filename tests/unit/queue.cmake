@@ -74,4 +74,4 @@ sluice_test(qbatch LIBS sluice_queue TIMEOUT 120)
 sluice_test(qmove LIBS sluice_queue TIMEOUT 60)
 # A snapshot's tasks back in their heaps: a loaded queue takes, wakes,
 # expires and kicks in the order of the queue it was written from.
-sluice_test(qload LIBS sluice_queue TIMEOUT 60)
+sluice_test(qload LIBS sluice_queue TIMEOUT 120)

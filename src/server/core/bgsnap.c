@@ -87,8 +87,13 @@ enum {
 	SNAP_BUF_SIZE = 1 << 20,
 	REPL_RETAIN_SEGMENTS = 16,
 	ROOM_SNAP_MS = 1000, /* between two snapshots for room, at least */
-	CANCEL_EVERY = 4096, /* records or tasks between two looks at cancel */
-	THREAD_NICE = 10,    /* the thread's priority below the loop's */
+	/* Between two looks at the cancel flag: records, entries or bytes,
+	 * whichever comes first. A stop waits for the worker to see it, and
+	 * the worker runs below the loop's priority: on a busy machine a
+	 * few MiB can take it seconds. */
+	CANCEL_EVERY = 4096,
+	CANCEL_BYTES = 1 << 20,
+	THREAD_NICE = 10, /* the thread's priority below the loop's */
 };
 
 /* How a job ended. */
@@ -290,14 +295,27 @@ answer_waiters(struct core *c, int rc, const char *why, bool local)
 struct build {
 	struct queue *q;
 	struct bgsnap_job *job;
-	uint32_t n;
+	uint32_t n;     /* records or entries since the last look */
+	uint64_t bytes; /* their bytes */
 };
 
+/* Whether the job is cancelled, looked at once CANCEL_EVERY items or
+ * CANCEL_BYTES bytes went by since the last look. */
 static bool
-cancelled(struct build *b)
+cancelled(struct build *b, size_t bytes)
 {
-	return (++b->n % CANCEL_EVERY) == 0 &&
-	    atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
+	b->bytes += bytes;
+	if (++b->n < CANCEL_EVERY && b->bytes < CANCEL_BYTES)
+		return false;
+	b->n = 0;
+	b->bytes = 0;
+	return atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
+}
+
+static bool
+cancelled_now(const struct build *b)
+{
+	return atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
 }
 
 static int
@@ -305,6 +323,8 @@ build_entry(void *arg, uint16_t type, const void *data, size_t len)
 {
 	struct build *b = arg;
 
+	if (cancelled(b, len))
+		return SLUICE_ESHUTDOWN;
 	return queue_recover_ops.snap_entry(b->q, type, data, len);
 }
 
@@ -321,7 +341,7 @@ build_apply(const struct rec_hdr *h, const void *body, void *arg)
 {
 	struct build *b = arg;
 
-	if (cancelled(b))
+	if (cancelled(b, h->len))
 		return SLUICE_ESHUTDOWN;
 	return queue_recover_ops.apply(h, body, b->q);
 }
@@ -348,9 +368,18 @@ emit(void *arg, uint16_t type, const void *a, size_t alen, const void *b,
 {
 	struct emit_ctx *e = arg;
 
-	if (cancelled(e->b))
+	if (cancelled(e->b, alen + blen))
 		return SLUICE_ESHUTDOWN;
 	return snap_writer_add(e->w, type, a, alen, b, blen);
+}
+
+/* snap_load's visit of the read-back: only a look at the cancel flag. */
+static int
+reread(void *arg, uint16_t type, const void *data, size_t len)
+{
+	(void)type;
+	(void)data;
+	return cancelled(arg, len) ? SLUICE_ESHUTDOWN : 0;
 }
 
 /* The LSN of the oldest snapshot to keep: the newest `keep` of them stay,
@@ -386,6 +415,8 @@ write_snapshot(struct bgsnap_job *j, struct build *b)
 	if (rc != 0)
 		goto fail;
 	rc = queue_snapshot_write(b->q, emit, &e);
+	if (rc == 0 && cancelled_now(b))
+		rc = SLUICE_ESHUTDOWN; /* its sync would only delay the stop */
 	if (rc == 0) {
 		j->entries = w.entries;
 		rc = snap_writer_finish(&w);
@@ -396,9 +427,12 @@ write_snapshot(struct bgsnap_job *j, struct build *b)
 		goto fail;
 	if (stat(w.tmp, &st) == 0)
 		j->bytes = (uint64_t)st.st_size;
-	/* Read back whole before the older ones may go. */
-	if (snap_load(w.tmp, NULL, NULL, NULL, NULL) != 0) {
+	/* Read back whole before the older ones may go (a stop ends the
+	 * read, and the file goes with it). */
+	if ((rc = snap_load(w.tmp, reread, b, NULL, NULL)) != 0) {
 		unlink(w.tmp);
+		if (rc == SLUICE_ESHUTDOWN)
+			goto fail;
 		j->end = JOB_UNREADABLE;
 		return;
 	}
@@ -472,7 +506,7 @@ keep(struct bgsnap_worker *wk, struct bgsnap_job *j, struct queue *q)
 static void
 run(struct bgsnap_worker *wk, struct bgsnap_job *j)
 {
-	struct build b = { NULL, j, 0 };
+	struct build b = { NULL, j, 0, 0 };
 	struct recover_result res;
 	uint64_t from = wk->kept_lsn;
 	int rc;
