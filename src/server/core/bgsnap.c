@@ -299,8 +299,14 @@ struct build {
 	uint64_t bytes; /* their bytes */
 };
 
-/* Whether the job is cancelled, looked at once CANCEL_EVERY items or
- * CANCEL_BYTES bytes went by since the last look. */
+static bool
+cancelled_now(const struct build *b)
+{
+	return atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
+}
+
+/* cancelled_now, looked at once CANCEL_EVERY items or CANCEL_BYTES
+ * bytes went by since the last look. */
 static bool
 cancelled(struct build *b, size_t bytes)
 {
@@ -309,13 +315,7 @@ cancelled(struct build *b, size_t bytes)
 		return false;
 	b->n = 0;
 	b->bytes = 0;
-	return atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
-}
-
-static bool
-cancelled_now(const struct build *b)
-{
-	return atomic_load_explicit(&b->job->cancel, memory_order_relaxed);
+	return cancelled_now(b);
 }
 
 static int
