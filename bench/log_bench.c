@@ -266,7 +266,7 @@ raw_file(const char *dir, const char *name, int how, uint64_t size, char *path,
 			die("open", -errno);
 		return fd;
 	}
-	rc = seg_prealloc(path, size, how == 2, &fd);
+	rc = seg_prealloc(path, size, how == 2, &fd, NULL);
 	if (rc != 0)
 		die("preallocating", rc);
 	return fd;

@@ -64,6 +64,7 @@
  * directory's business (logdir.c, durable.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,13 +174,17 @@ seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn)
 /* Writes zeros over [off, off + len). With `paced`, each chunk is
  * written back before the next is dirtied (sync_file_range), so a
  * segment's worth of zeros never queues in front of the writer's
- * fdatasyncs as one 64 MiB burst. */
+ * fdatasyncs as one 64 MiB burst. Gives up with -ECANCELED between two
+ * chunks once `*stop` (when not NULL) is set. */
 static int
-write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
+write_zeros(
+    int fd, uint64_t off, uint64_t len, bool paced, const atomic_bool *stop)
 {
 	int rc = 0;
 
 	while (len > 0 && rc == 0) {
+		if (stop != NULL && atomic_load(stop))
+			return -ECANCELED;
 		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
 
 		rc = fs_pwrite_all(fd, zero_chunk, n, (int64_t)off);
@@ -199,10 +204,10 @@ write_zeros(int fd, uint64_t off, uint64_t len, bool paced)
  * there for the writer's own O_DIRECT writes to invalidate; each write
  * waits for the device, so they are paced by themselves. Returns 0,
  * -EINVAL when the file system refuses O_DIRECT or the size is not whole
- * blocks (the caller writes them through the page cache then), or
- * -errno. */
+ * blocks (the caller writes them through the page cache then),
+ * -ECANCELED when `*stop` was set, or -errno. */
 static int
-write_zeros_direct(const char *path, uint64_t size)
+write_zeros_direct(const char *path, uint64_t size, const atomic_bool *stop)
 {
 	uint64_t off = 0;
 	int fd, rc = 0;
@@ -216,6 +221,10 @@ write_zeros_direct(const char *path, uint64_t size)
 		size_t n =
 		    size - off < ZERO_CHUNK ? (size_t)(size - off) : ZERO_CHUNK;
 
+		if (stop != NULL && atomic_load(stop)) {
+			rc = -ECANCELED;
+			break;
+		}
 		rc = fs_pwrite_all(fd, zero_chunk, n, (int64_t)off);
 		off += n;
 	}
@@ -230,7 +239,20 @@ fault_rc(int effect)
 }
 
 int
-seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd_out)
+seg_zero_fill(const char *path, int fd, uint64_t size, const atomic_bool *stop)
+{
+	int rc = write_zeros_direct(path, size, stop);
+
+	if (rc == -EINVAL)
+		rc = write_zeros(fd, 0, size, true, stop);
+	if (rc == 0 && fdatasync(fd) < 0)
+		rc = -errno;
+	return rc;
+}
+
+int
+seg_prealloc(
+    const char *path, uint64_t size, bool zero_fill, int *fd_out, bool *zeroed)
 {
 	int fd, rc, f;
 
@@ -250,18 +272,14 @@ seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd_out)
 		 * written below allocate the space just as well. */
 		zero_fill = true;
 	}
-	if (zero_fill) {
-		rc = write_zeros_direct(path, size);
-		if (rc == -EINVAL)
-			rc = write_zeros(fd, 0, size, true);
-		if (rc != 0)
-			goto fail_alloc;
-	}
-	if (fdatasync(fd) < 0) {
+	rc = zero_fill ? seg_zero_fill(path, fd, size, NULL) : 0;
+	if (rc == 0 && !zero_fill && fdatasync(fd) < 0)
 		rc = -errno;
+	if (rc != 0)
 		goto fail_alloc;
-	}
 	*fd_out = fd;
+	if (zeroed != NULL)
+		*zeroed = zero_fill;
 	return 0;
 
 fail_alloc:
@@ -283,7 +301,7 @@ seg_cut(const char *path, uint64_t off, uint64_t len)
 		rc = fault_rc(f);
 		goto out;
 	}
-	rc = write_zeros(fd, off, len, false);
+	rc = write_zeros(fd, off, len, false, NULL);
 	if (rc == 0 && fdatasync(fd) < 0)
 		rc = -errno;
 out:

@@ -14,6 +14,7 @@
 #ifndef SLUICE_LOG_SEG_H
 #define SLUICE_LOG_SEG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,12 +62,24 @@ int seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn);
 
 /* Creates `path` (which must not exist), allocates `size` bytes and, with
  * `zero_fill`, writes zeros over them, then fdatasyncs it (the directory
- * is the caller's to sync). Writing the zeros once here turns the extents
- * into written ones, so later fdatasyncs need not update metadata
- * (docs/benchmarks.md). On success *fd is open read-write; on failure the
- * file is removed. Returns 0 or -errno (-ENOSPC when the disk is full).
- * Fault point FAULT_SEG_ALLOC. */
-int seg_prealloc(const char *path, uint64_t size, bool zero_fill, int *fd);
+ * is the caller's to sync). Writing the zeros once turns the extents into
+ * written ones, so later fdatasyncs need not update metadata
+ * (docs/benchmarks.md). Where the file system cannot allocate without
+ * writing (no fallocate), the zeros are written whatever `zero_fill`
+ * says. On success *fd is open read-write and *zeroed (when not NULL)
+ * tells whether the zeros were written; on failure the file is removed.
+ * Returns 0 or -errno (-ENOSPC when the disk is full). Fault point
+ * FAULT_SEG_ALLOC. */
+int seg_prealloc(
+    const char *path, uint64_t size, bool zero_fill, int *fd, bool *zeroed);
+
+/* Writes zeros over [0, size) of the allocated file `path`, open as `fd`,
+ * and fdatasyncs it: seg_prealloc's zero fill, for a file allocated
+ * without it. Gives up between two MiB of zeros once `*stop` (when not
+ * NULL) is set: -ECANCELED, the file as good as before but for some of
+ * its zeros. Returns 0 or -errno. */
+int seg_zero_fill(
+    const char *path, int fd, uint64_t size, const atomic_bool *stop);
 
 /* Zeroes `len` bytes at `off` and fdatasyncs: how a torn tail is cut
  * while the preallocated space stays. Returns 0 or -errno. Fault point

@@ -879,6 +879,7 @@ wal_stats(const struct wal *w, struct wal_stats *out)
 	    w->cur->size - w->fill_off + out->spares * wal_alloc_spare_cap(w);
 	pthread_mutex_lock(&a->mu);
 	out->alloc_failures = a->failures;
+	out->zeroed_late = a->zeroed_late;
 	out->files_bytes = a->bytes;
 	out->space_short = a->err != 0;
 	out->removed = a->rm.total;

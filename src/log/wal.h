@@ -315,6 +315,8 @@ struct wal_stats {
 	uint64_t spares;         /* preallocated segments ready */
 	uint64_t alloc_failures; /* preallocations that failed */
 	uint64_t inline_allocs;  /* spares made by the writer itself */
+	uint64_t zeroed_late;    /* spares made without their zeros that
+	                          * got them at the front of the line */
 	uint64_t enospc;         /* appends refused with SLUICE_ENOSPC */
 	uint64_t last_lsn;
 	uint64_t durable_lsn;

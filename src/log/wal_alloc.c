@@ -2,14 +2,26 @@
  * thread that makes them.
  *
  * A spare is a file "NNNNNN.spare" in the log directory, allocated to a
- * segment's size, zero-filled (unless cfg.no_zero_fill) and synced, so
- * that rotation (wal.c) only renames it and never waits for the disk.
- * The preallocator is the one thread of the writer besides the caller's:
- * it keeps `alloc.want` spares ready, and shares with the writer only the
- * ready list and the removals handed to it (wal_remove.c, done before
- * the next spare), under `alloc.mu`, and the eventfd it signals when a
- * spare is ready or a removal done. When it falls behind, an append makes a
- * spare itself (wal_alloc_inline: a short stall rather than a refused record).
+ * segment's size and synced, so that rotation (wal.c) only renames it and
+ * never waits for the disk. The preallocator is the one thread of the
+ * writer besides the caller's: it keeps `alloc.want` spares ready, and
+ * shares with the writer only the ready list and the removals handed to
+ * it (wal_remove.c, done before anything else), under `alloc.mu`, and the
+ * eventfd it signals when a spare is ready or a removal done. When it
+ * falls behind, an append makes a spare itself (wal_alloc_inline: a short
+ * stall rather than a refused record).
+ *
+ * Zeros. The spares next in line (the first lead() of the list) are
+ * zero-filled (unless cfg.no_zero_fill), so that the writer's fdatasyncs
+ * flush data only (seg.h). The others are there for the reservation
+ * (wal_alloc_update_want): space that live tasks may need to finish, a
+ * spare per 64 MiB of it, 1.3 GiB at 3 M ready tasks. They are only
+ * allocated, and get their zeros when they move up to the front of the
+ * line: zeros written for all of them as they were made came to 580
+ * bytes a task put, five times the task's own record, and took the disk
+ * from the log in a batch put (docs/benchmarks.md). While its zeros are
+ * written a spare is marked `zeroing`, and the writer takes the next one
+ * instead (wal_alloc_take).
  * The bytes of segment and spare files are counted here against cfg.max_bytes.
  * Spares an earlier run left are removed at open: they may hold the data of a
  * rename that never reached the disk. */
@@ -71,7 +83,56 @@ wal_alloc_files_sub(struct wal *w, uint64_t size)
 	pthread_mutex_unlock(&a->mu);
 }
 
-/* Makes one spare. Called without the lock. */
+/* The spares next in line, the ones that get their zeros. */
+static unsigned
+lead(const struct wal *w)
+{
+	return w->cfg.no_zero_fill ? 0 : w->cfg.prealloc;
+}
+
+/* The first spare of the lead still without its zeros, or NULL. Under the
+ * lock. */
+static struct wal_seg *
+lead_unzeroed(struct wal *w)
+{
+	struct wal_seg *s = w->alloc.ready;
+
+	for (unsigned i = 0; s != NULL && i < lead(w); i++, s = s->next)
+		if (!s->zeroed && !s->zeroing)
+			return s;
+	return NULL;
+}
+
+/* Writes the zeros of spare `s`, which stays in the list meanwhile,
+ * marked so that the writer does not take it unless it has no other
+ * (then it stops the zeros, wal_alloc_take). Called with the lock, which
+ * it drops while the zeros are written. A failure leaves the spare as it
+ * was, to be used without its zeros (as wal_alloc_inline's are): it
+ * still has its space. */
+static void
+zero_spare(struct wal *w, struct wal_seg *s)
+{
+	struct wal_alloc *a = &w->alloc;
+	int rc;
+
+	s->zeroing = true;
+	pthread_mutex_unlock(&a->mu);
+	rc = seg_zero_fill(s->spare_path, s->fd, s->size, &a->zero_stop);
+	if (rc != 0 && rc != -ECANCELED)
+		log_warn("wal",
+		    "cannot write the zeros of a spare segment; it will be "
+		    "used without them path=%s error=\"%s\"",
+		    s->spare_path, sluice_strerror(rc));
+	pthread_mutex_lock(&a->mu);
+	s->zeroing = false;
+	s->zeroed = true; /* done, or not to be tried again */
+	if (rc == 0)
+		a->zeroed_late++;
+	pthread_cond_broadcast(&a->done);
+}
+
+/* Makes one spare, with its zeros when `zero_fill`. Called without the
+ * lock. */
 int
 wal_alloc_make_spare(
     struct wal *w, unsigned seq, bool zero_fill, struct wal_seg **out)
@@ -95,7 +156,8 @@ wal_alloc_make_spare(
 		free(s);
 		return rc;
 	}
-	rc = seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd);
+	rc =
+	    seg_prealloc(s->spare_path, s->size, zero_fill, &s->fd, &s->zeroed);
 	if (rc != 0) {
 		wal_alloc_files_sub(w, s->size);
 		free(s);
@@ -124,6 +186,7 @@ wal_alloc_main(void *arg)
 		int64_t now = clock_now_ms();
 		struct wal_seg *s = NULL;
 		unsigned seq;
+		bool zero;
 		int rc;
 
 		/* A removal first (wal_remove.c), even when stopping: it was
@@ -135,6 +198,10 @@ wal_alloc_main(void *arg)
 		}
 		if (a->stop)
 			break;
+		if ((s = lead_unzeroed(w)) != NULL) {
+			zero_spare(w, s);
+			continue;
+		}
 		if (atomic_load(&a->nready) >= a->want) {
 			a->err = 0; /* it has what it wants: not short */
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -151,8 +218,9 @@ wal_alloc_main(void *arg)
 		}
 		a->busy = true;
 		seq = a->seq++;
+		zero = atomic_load(&a->nready) < lead(w);
 		pthread_mutex_unlock(&a->mu);
-		rc = wal_alloc_make_spare(w, seq, !w->cfg.no_zero_fill, &s);
+		rc = wal_alloc_make_spare(w, seq, zero, &s);
 		pthread_mutex_lock(&a->mu);
 		a->busy = false;
 		if (rc == 0) {
@@ -227,18 +295,33 @@ wal_alloc_update_want(struct wal *w)
 	pthread_mutex_unlock(&w->alloc.mu);
 }
 
+/* The first spare of the list not getting its zeros, or the one that is
+ * when it is the only spare: its zeros stop (within a MiB, a few ms on
+ * the writer's thread, only when the log is down to its last spare). */
 struct wal_seg *
 wal_alloc_take(struct wal *w)
 {
 	struct wal_alloc *a = &w->alloc;
-	struct wal_seg *s;
+	struct wal_seg **at, *s, *prev = NULL;
 
 	pthread_mutex_lock(&a->mu);
-	s = a->ready;
+	for (at = &a->ready; *at != NULL && (*at)->zeroing; at = &(*at)->next)
+		prev = *at;
+	if (*at == NULL && a->ready != NULL) {
+		/* The one spare there is gets its zeros now: they stop
+		 * within a MiB, and the spare is used as it is. */
+		atomic_store(&a->zero_stop, true);
+		while (a->ready->zeroing)
+			pthread_cond_wait(&a->done, &a->mu);
+		atomic_store(&a->zero_stop, a->stop);
+		prev = NULL;
+		at = &a->ready;
+	}
+	s = *at;
 	if (s != NULL) {
-		a->ready = s->next;
-		if (a->ready == NULL)
-			a->ready_tail = NULL;
+		*at = s->next;
+		if (a->ready_tail == s)
+			a->ready_tail = prev;
 		s->next = NULL;
 		atomic_fetch_sub(&a->nready, 1);
 		pthread_cond_signal(&a->cv);
@@ -290,6 +373,7 @@ wal_alloc_stop(struct wal *w)
 		return;
 	pthread_mutex_lock(&a->mu);
 	a->stop = true;
+	atomic_store(&a->zero_stop, true); /* spares' zeros: not waited for */
 	pthread_cond_signal(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thr, NULL);

@@ -49,6 +49,9 @@ struct wal_seg {
 	char path[LOGDIR_PATH_MAX];       /* its name in the log */
 	char spare_path[LOGDIR_PATH_MAX]; /* its name while a spare */
 	struct wal_seg *next;             /* spare list */
+	/* A spare's, under alloc.mu: */
+	bool zeroed;  /* its zeros are written (or need not be) */
+	bool zeroing; /* the preallocator writes them now: not to be taken */
 };
 
 /* ---------------------------------------------------------------------
@@ -129,9 +132,12 @@ struct wal_alloc {
 	int64_t retry_at;
 	unsigned seq;
 	uint64_t failures;
-	uint64_t bytes;     /* segment and spare files in the directory */
-	bool capped;        /* the last failure was cfg.max_bytes's */
-	atomic_uint nready; /* read without the lock by the writer */
+	uint64_t zeroed_late;  /* spares whose zeros came after them */
+	uint64_t bytes;        /* segment and spare files in the directory */
+	bool capped;           /* the last failure was cfg.max_bytes's */
+	atomic_uint nready;    /* read without the lock by the writer */
+	atomic_bool zero_stop; /* a spare's zeros are to stop: the writer
+	                        * wants it, or the thread is stopping */
 	struct wal_rm rm;
 };
 

@@ -1,10 +1,14 @@
 /* t_lib - see t_lib.h. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +95,31 @@ t_file_size(const char *path)
 	struct stat st;
 
 	return stat(path, &st) < 0 ? -1 : (long)st.st_size;
+}
+
+int
+t_has_unwritten(const char *path)
+{
+	struct {
+		struct fiemap map;
+		struct fiemap_extent ext[64];
+	} q;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.map.fm_length = FIEMAP_MAX_OFFSET;
+	q.map.fm_flags = FIEMAP_FLAG_SYNC;
+	q.map.fm_extent_count = 64;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.map) == 0) {
+		rc = 0;
+		for (unsigned i = 0; i < q.map.fm_mapped_extents; i++)
+			if (q.ext[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN)
+				rc = 1;
+	}
+	close(fd);
+	return rc;
 }
 
 uint64_t

@@ -36,6 +36,11 @@ void t_truncate_by(const char *path, long n);
 /* Size of a file, or -1. */
 long t_file_size(const char *path);
 
+/* Whether any extent of the file `path` is allocated but not written
+ * (fallocated, reading as zeros): 1 or 0, or -1 where the file system
+ * cannot tell (no FIEMAP). */
+int t_has_unwritten(const char *path);
+
 /* Seeds from $SLUICE_TEST_SEED when set, else returns `dflt`; prints it so
  * a failure can be replayed. */
 uint64_t t_seed(uint64_t dflt);

@@ -1,6 +1,8 @@
 /* Tests of src/log/seg.c: the segment header, names, preallocation, and
  * the scan that tells a torn tail from corruption. */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -62,23 +64,44 @@ test_seg_names_parse_only_exact_form(void **state)
 }
 
 /* A preallocated segment has its full size, reads as zeros, and refuses
- * to replace an existing file. */
+ * to replace an existing file; with the zero fill (then, or later by
+ * seg_zero_fill) no extent of it is left unwritten. */
 static void
 test_seg_prealloc_makes_zeroed_file_of_full_size(void **state)
 {
 	const char *path = t_path(*state, "spare");
 	uint8_t chunk[4096], zeros[4096] = { 0 };
+	bool zeroed;
 	int fd;
 
 	for (int zero_fill = 0; zero_fill < 2; zero_fill++) {
-		assert_int_equal(seg_prealloc(path, SIZE, zero_fill, &fd), 0);
+		assert_int_equal(
+		    seg_prealloc(path, SIZE, zero_fill, &fd, &zeroed), 0);
+		if (zero_fill)
+			assert_true(zeroed);
+		/* without it, zeros are written only where nothing else
+		 * allocates the space */
+		if (!zeroed) {
+			atomic_bool stop = true;
+
+			assert_int_not_equal(t_has_unwritten(path), 0);
+			/* asked to stop, it writes nothing */
+			assert_int_equal(
+			    seg_zero_fill(path, fd, SIZE, &stop), -ECANCELED);
+			assert_int_not_equal(t_has_unwritten(path), 0);
+			atomic_store(&stop, false);
+			assert_int_equal(
+			    seg_zero_fill(path, fd, SIZE, &stop), 0);
+		}
+		assert_int_not_equal(t_has_unwritten(path), 1);
 		close(fd);
 		assert_int_equal(t_file_size(path), SIZE);
 		for (uint64_t off = 0; off < SIZE; off += sizeof(chunk)) {
 			t_peek(path, off, chunk, sizeof(chunk));
 			assert_memory_equal(chunk, zeros, sizeof(chunk));
 		}
-		assert_int_equal(seg_prealloc(path, SIZE, true, &fd), -EEXIST);
+		assert_int_equal(
+		    seg_prealloc(path, SIZE, true, &fd, NULL), -EEXIST);
 		assert_int_equal(unlink(path), 0);
 	}
 }

@@ -5,7 +5,11 @@
  * wal_prepare makes the append after it certain.
  * Faults and a disk that cannot preallocate are in test_fault.c (they
  * need the fault-injection build). */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -631,6 +635,79 @@ test_wal_spares_are_made_and_stale_ones_removed(void **state)
 	}
 }
 
+/* Counts the spare files of `dir` with extents left unwritten (no zeros
+ * yet) and without; false where the file system cannot tell. */
+static bool
+count_spares(const char *dir, int *unwritten, int *zeroed)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	bool told = true;
+
+	assert_non_null(d);
+	*unwritten = *zeroed = 0;
+	while ((e = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		int u;
+
+		if (strstr(e->d_name, ".spare") == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		u = t_has_unwritten(path);
+		told = told && u >= 0;
+		*(u == 1 ? unwritten : zeroed) += 1;
+	}
+	closedir(d);
+	return told;
+}
+
+/* The spares made for the reservation are only allocated: the one next in
+ * line has its zeros, and the next gets them when the writer moves into
+ * that one. */
+static void
+test_wal_reserve_spares_get_their_zeros_at_the_front(void **state)
+{
+	const char *dir = dir_of(state);
+	int64_t deadline = clock_mono_ns() + 10 * 1000000000LL;
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0;
+	int unwritten, zeroed;
+
+	assert_int_equal(t_wal_open(dir, WAL_FSYNC_ALWAYS, SMALL, 1, &w), 0);
+	wal_set_reserved(w, 4 * SMALL, 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	wal_stats(w, &st);
+	assert_true(st.spares >= 5);
+	assert_true(st.zeroed_late == 0);
+	if (count_spares(dir, &unwritten, &zeroed)) {
+		assert_int_equal(zeroed, 1);
+		assert_int_equal(unwritten, (int)st.spares - 1);
+	}
+
+	/* Into the zeroed spare: the next one in line gets its zeros. */
+	for (int i = 0; i < 5000 && st.rotations == 0; i++) {
+		lsn = t_wal_append(w);
+		if (i % 64 == 63)
+			t_wal_wait_durable(w, lsn);
+		wal_stats(w, &st);
+	}
+	assert_true(st.rotations == 1);
+	t_wal_wait_durable(w, lsn);
+	while (wal_prealloc_wait(w, 10000) == 0 &&
+	    (wal_stats(w, &st), st.zeroed_late == 0)) {
+		assert_true(clock_mono_ns() < deadline);
+		usleep(10000);
+	}
+	assert_true(st.zeroed_late == 1);
+	if (count_spares(dir, &unwritten, &zeroed)) {
+		assert_int_equal(zeroed, 1);
+		assert_int_equal(unwritten, (int)st.spares - 1);
+	}
+	assert_int_equal(wal_close(w), 0);
+	t_scan_all(dir, 1);
+}
+
 /* A writer whose files may take at most `max_bytes`. */
 static int
 open_capped(const char *dir, uint64_t max_bytes, struct wal **out)
@@ -844,6 +921,7 @@ main(void)
 		T(test_wal_append_rec_copies_leader_records),
 		T(test_wal_remove_before_keeps_what_is_asked),
 		T(test_wal_spares_are_made_and_stale_ones_removed),
+		T(test_wal_reserve_spares_get_their_zeros_at_the_front),
 		T(test_wal_cursor_follows_live_log),
 		T(test_wal_max_bytes_refuses_new_work_then_retries_only),
 		T(test_wal_prepare_makes_the_next_append_certain),

@@ -90,7 +90,7 @@ write_split(const char *src, const struct lt_seg *old, const struct lt_act *a,
 	if (size < SEG_SIZE_MIN)
 		size = SEG_SIZE_MIN;
 	unlink(dst); /* a leftover of an interrupted repair */
-	rc = seg_prealloc(dst, size, true, &fd);
+	rc = seg_prealloc(dst, size, true, &fd, NULL);
 	if (rc != 0)
 		return rc;
 	h.version = SEG_VERSION;

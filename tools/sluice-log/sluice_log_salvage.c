@@ -421,7 +421,7 @@ new_segment(const char *dir, uint64_t first, uint64_t epoch, uint64_t size)
 	rc = seg_path(path, sizeof(path), dir, first);
 	if (rc != 0)
 		return rc;
-	rc = seg_prealloc(path, size, true, &fd);
+	rc = seg_prealloc(path, size, true, &fd, NULL);
 	if (rc != 0)
 		return rc;
 	h.version = SEG_VERSION;
